@@ -1,0 +1,199 @@
+# d9prof - one non-recursive GNU Makefile. `make V=1` prints commands.
+#
+#   make            build the shim, the CLI and the examples into build/
+#   make demo       install missing packages, build, record the demo runtime
+#   make check      unit tests, sanitizer tests of the shim, end-to-end tests
+#   make bench      benchmarks (not part of check)
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+LIBDIR	?= $(PREFIX)/lib
+INCDIR	?= $(PREFIX)/include
+MANDIR	?= $(PREFIX)/share/man
+PCDIR	?= $(LIBDIR)/pkgconfig
+
+B	:= build
+CC	?= cc
+SANCC	?= clang
+VERSION	:= 0.1.0
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+OPT	?= -O2
+CFLAGS	?= $(OPT) -g
+BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
+	-Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE \
+	-I. -Iinclude -MMD -MP
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
+CORE_LIBS := -lpfm -ldw -lelf -lzstd -liberty -lpthread
+CRITERION_LIBS := -lcriterion
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.PHONY: all demo check check-unit check-sanitize check-e2e bench install \
+	uninstall clean deps format
+
+# ---- sources -------------------------------------------------------------
+SHIM_SRCS := $(wildcard libprof/*.c)
+CORE_SRCS := $(wildcard kallsyms/*.c trace/*.c symbol/*.c record/*.c analysis/*.c)
+CLI_SRCS  := $(wildcard cli/*.c)
+EX_SRCS   := $(wildcard examples/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+SAN_SRCS  := $(wildcard tests/sanitize/*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
+
+SHIM_PIC  := $(SHIM_SRCS:%.c=$(B)/pic/%.o)
+CORE_OBJS := $(CORE_SRCS:%.c=$(B)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)
+EX_BINS   := $(EX_SRCS:examples/%.c=$(B)/examples/%)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+SAN_BINS  := $(foreach s,asan tsan,$(SAN_SRCS:tests/sanitize/%.c=$(B)/$(s)/%))
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
+
+SHIM_SO   := $(B)/libd9prof.so.0
+SHIM_A    := $(B)/libd9prof.a
+CORE_A    := $(B)/libd9core.a
+CLI       := $(B)/d9prof
+
+all: $(B)/.deps-ok $(CLI) $(SHIM_SO) $(B)/libd9prof.so $(SHIM_A) $(EX_BINS) \
+	$(B)/d9prof.pc
+
+# ---- dependencies (Debian packages) --------------------------------------
+$(B)/.deps-ok: scripts/install-deps.sh
+	$(Q)mkdir -p $(B)
+	$(Q)scripts/install-deps.sh --check >/dev/null 2>&1 || scripts/install-deps.sh
+	$(Q)touch $@
+deps:
+	scripts/install-deps.sh
+
+# ---- a CFLAGS change rebuilds everything ---------------------------------
+FLAGS_NOW := $(CC) $(ALL_CFLAGS)
+$(B)/.flags: FORCE
+	$(Q)mkdir -p $(B)
+	$(Q)echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+FORCE:
+
+# ---- compile -------------------------------------------------------------
+$(B)/pic/%.o: %.c $(B)/.flags | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC [pic] $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(B)/%.o: %.c $(B)/.flags | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# ---- the shim: shared (explicit export list) and static ------------------
+$(SHIM_SO): $(SHIM_PIC) libprof/libd9prof.map
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libd9prof.so.0 \
+		-Wl,--version-script=libprof/libd9prof.map -o $@ $(SHIM_PIC) -lpthread
+$(B)/libd9prof.so: $(SHIM_SO)
+	$(Q)ln -sf libd9prof.so.0 $@
+$(SHIM_A): $(SHIM_PIC)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- core libraries and the CLI ------------------------------------------
+$(CORE_A): $(CORE_OBJS)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(CLI): $(CLI_OBJS) $(CORE_A)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(CORE_A) $(CORE_LIBS)
+
+# ---- examples: frame pointers, shim linked statically --------------------
+$(B)/examples/%: $(B)/examples/%.o $(SHIM_A)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) -o $@ $< $(SHIM_A) -lpthread -lm
+$(B)/examples/%.o: examples/%.c $(B)/.flags | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -O1 -fno-inline-functions-called-once -c $< -o $@
+
+# ---- pkg-config ----------------------------------------------------------
+$(B)/d9prof.pc: libprof/d9prof.pc.in Makefile
+	@mkdir -p $(B)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---- tests ---------------------------------------------------------------
+$(B)/tests/%: $(B)/tests/%.o $(CORE_A) $(SHIM_A)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) -o $@ $< $(CORE_A) $(SHIM_A) $(CORE_LIBS) $(CRITERION_LIBS)
+$(B)/tests/%.o: tests/unit/%.c $(B)/.flags | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The shim under sanitizers: tests/sanitize/*.c built with the shim sources
+# by clang, once with ASan+UBSan, once with TSan.
+SAN_FLAGS_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_FLAGS_tsan := -fsanitize=thread
+$(B)/asan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC [asan] $@")
+	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_asan) \
+		-o $@ $< $(SHIM_SRCS) -lpthread
+$(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC [tsan] $@")
+	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \
+		-o $@ $< $(SHIM_SRCS) -lpthread
+
+check: check-unit check-sanitize check-e2e
+	@echo "make check: all passed"
+
+check-unit: $(UNIT_BINS)
+	$(Q)for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs=1 || exit 1; done
+
+check-sanitize: $(SAN_BINS)
+	$(Q)for t in $(SAN_BINS); do echo "== $$t"; \
+		TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 $$t || exit 1; done
+
+check-e2e: all
+	$(Q)B=$(B) tests/e2e/run.sh
+
+# ---- demo and benchmarks -------------------------------------------------
+demo: all
+	$(Q)B=$(B) scripts/demo.sh
+
+$(B)/bench/%: bench/%.c $(SHIM_A) $(CORE_A) $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(SHIM_A) $(CORE_A) $(CORE_LIBS) -lm
+bench: all $(BENCH_BINS)
+	$(Q)B=$(B) scripts/bench.sh
+
+# ---- install -------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/d9prof
+	install -m 755 $(SHIM_SO) $(DESTDIR)$(LIBDIR)/libd9prof.so.0
+	ln -sf libd9prof.so.0 $(DESTDIR)$(LIBDIR)/libd9prof.so
+	install -m 644 $(SHIM_A) $(DESTDIR)$(LIBDIR)/libd9prof.a
+	install -m 644 include/d9prof.h $(DESTDIR)$(INCDIR)/d9prof.h
+	install -m 644 $(B)/d9prof.pc $(DESTDIR)$(PCDIR)/d9prof.pc
+	install -m 644 man/d9prof.1 $(DESTDIR)$(MANDIR)/man1/d9prof.1
+	install -m 644 man/d9prof.3 $(DESTDIR)$(MANDIR)/man3/d9prof.3
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/d9prof $(DESTDIR)$(LIBDIR)/libd9prof.so* \
+		$(DESTDIR)$(LIBDIR)/libd9prof.a $(DESTDIR)$(INCDIR)/d9prof.h \
+		$(DESTDIR)$(PCDIR)/d9prof.pc $(DESTDIR)$(MANDIR)/man1/d9prof.1 \
+		$(DESTDIR)$(MANDIR)/man3/d9prof.3
+
+format:
+	clang-format -i $(SHIM_SRCS) $(CORE_SRCS) $(CLI_SRCS) $(EX_SRCS) \
+		$(wildcard include/*.h */*.h)
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

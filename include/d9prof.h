@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * d9prof.h - the d9prof runtime shim.
+ *
+ * An async runtime calls these at task and poll boundaries. While no
+ * recorder is attached each call costs a load and a branch. While
+ * `d9prof record -p PID` is attached, each call appends one fixed-size
+ * record (CLOCK_MONOTONIC nanoseconds, task id, event type) to a lock-free
+ * ring owned by the calling thread, in a shared-memory segment the recorder
+ * maps.
+ *
+ * Contracts, for every function below:
+ *   - safe to call from any thread, including threads that never called
+ *     d9_thread_start();
+ *   - never blocks, never takes a lock and never allocates on the poll path
+ *     (d9_poll_begin/end, d9_task_wake, d9_park/unpark); a full ring drops
+ *     the record and counts the drop, it never waits;
+ *   - never fails visibly: whatever the recorder does (attaches, detaches,
+ *     dies), the host process runs on; a shim that cannot set itself up
+ *     turns every call into a no-op;
+ *   - depends on libc only.
+ * The markers are not async-signal-safe: do not call them from a signal
+ * handler.
+ */
+#ifndef D9PROF_H
+#define D9PROF_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define D9PROF_VERSION_MAJOR 0
+#define D9PROF_VERSION_MINOR 1
+
+/*
+ * Set up the shim: create the shared segment the recorder looks for.
+ * Idempotent and thread-safe; every other call initialises lazily, so
+ * calling it is optional (do it early to make the process discoverable
+ * before its first task runs). Returns 0, or -errno when the segment could
+ * not be created (the shim then stays a no-op).
+ */
+int d9_init(void);
+
+/* A runtime worker thread starts; @name (may be NULL) is copied. */
+void d9_thread_start(const char *name);
+/* The calling thread stops running tasks; frees its ring slot. */
+void d9_thread_stop(void);
+
+/* Task @task is created; @name (a label or spawn location) is copied and
+ * may be NULL. Task ids are chosen by the runtime and must be non-zero. */
+void d9_task_spawn(uint64_t task, const char *name);
+/* Task @task was woken (made runnable). */
+void d9_task_wake(uint64_t task);
+/* The runtime starts polling @task on this thread. */
+void d9_poll_begin(uint64_t task);
+/* The poll of @task on this thread returned. */
+void d9_poll_end(uint64_t task);
+/* Task @task completed or was dropped. */
+void d9_task_end(uint64_t task);
+/* The calling worker goes idle / resumes. */
+void d9_park(void);
+void d9_unpark(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* D9PROF_H */

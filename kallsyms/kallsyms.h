@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kallsyms.h - a snapshot of the kernel symbol table (/proc/kallsyms).
+ *
+ * Depends on libc only (no other part of d9prof). The snapshot is sorted by
+ * address; lookups are binary searches and allocate nothing.
+ */
+#ifndef D9_KALLSYMS_H
+#define D9_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kallsyms;
+
+/* Parse kallsyms text ("ffffffff81000000 T _stext [module]" lines). Only
+ * text symbols (t/T/w/W) are kept. Returns 0 and a snapshot in *@out, or
+ * -ENOMEM, -EINVAL (no line parses). A table whose addresses are all zero
+ * (kptr_restrict) parses to an empty snapshot and returns -EPERM. */
+int kallsyms__parse(const char *text, size_t len, struct kallsyms **out);
+
+/* Read and parse @path (NULL means /proc/kallsyms). 0 or -errno as above. */
+int kallsyms__load(const char *path, struct kallsyms **out);
+
+/* The symbol containing @addr: its name, and addr - symbol start in
+ * *@offset, the module ("[kernel]" for the core kernel, else the module
+ * name in brackets, e.g. "[ext4]") in *@module if non-NULL. NULL when @addr
+ * is below the first symbol or past the end of the kernel text. The strings
+ * live as long as the snapshot. */
+const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr,
+			     uint64_t *offset, const char **module);
+
+size_t kallsyms__count(const struct kallsyms *k);
+void kallsyms__free(struct kallsyms *k);
+
+#endif /* D9_KALLSYMS_H */

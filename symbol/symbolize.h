@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize.h - turn instruction addresses of a process into names.
+ *
+ * User addresses are resolved with libdwfl (ELF symbol tables, .debug
+ * files found by build-id) against the process's mappings, read from
+ * /proc/PID/maps and completed by PERF_RECORD_MMAP2-style additions; ELF
+ * files are opened through /proc/PID/root so that a target in another
+ * mount namespace (a container) resolves too. Kernel addresses go through
+ * a kallsyms snapshot. C++ and Rust names come out demangled.
+ *
+ * Resolution works after the target has exited as long as its files are
+ * still on disk (the mappings are kept in the symbolizer).
+ * Not thread-safe: one symbolizer per thread.
+ */
+#ifndef D9_SYMBOLIZE_H
+#define D9_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/trace.h"
+
+struct symbolizer;
+
+/* A symbolizer for @pid: reads /proc/@pid/maps and /proc/kallsyms now.
+ * Returns 0, or -errno (-ESRCH: no such process). A kallsyms that cannot
+ * be read is not an error: kernel frames then stay unresolved. */
+int symbolizer__new(pid_t pid, struct symbolizer **out);
+
+/* Re-read /proc/PID/maps, adding mappings that appeared (dlopen). Old ones
+ * are kept. 0 or -errno (-ESRCH once the process is gone). */
+int symbolizer__refresh(struct symbolizer *s);
+
+/* Add one executable mapping [start, end) of @path at file offset @pgoff. */
+int symbolizer__add_mapping(struct symbolizer *s, uint64_t start,
+			    uint64_t end, uint64_t pgoff, const char *path);
+
+/* Resolve @addr into @out (strings owned by the symbolizer, valid until
+ * symbolizer__free). Has the signature of trace_resolve_fn with the
+ * symbolizer as ctx. Returns 0, or -ENOENT when nothing is known (out->
+ * addr and out->kernel are still set). */
+int symbolizer__resolve(void *s, uint64_t addr, struct trace_frame *out);
+
+/* Modules seen so far: path and build-id as lowercase hex ("" if none).
+ * Returns the count; *@path and *@build_id of entry @i. */
+size_t symbolizer__nmodules(const struct symbolizer *s);
+int symbolizer__module(const struct symbolizer *s, size_t i,
+		       const char **path, const char **build_id);
+
+void symbolizer__free(struct symbolizer *s);
+
+/* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol into a malloc'd
+ * string, or NULL if @sym is not mangled. Rust legacy hashes (::h0123...)
+ * are dropped. */
+char *symbol_demangle(const char *sym);
+
+/* 1 if @addr is a kernel address on this architecture. */
+int symbol_is_kernel(uint64_t addr);
+
+#endif /* D9_SYMBOLIZE_H */

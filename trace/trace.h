@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.h - the d9prof trace file: writer and reader.
+ *
+ * File layout:
+ *   file header: 8-byte magic "D9PROF\0\n", u32 format version, u32 flags
+ *   chunks, each: struct trace_chunk_hdr + a zstd frame of raw_size bytes
+ *
+ * Every chunk is self-contained (its own zstd frame, its own checksum), so a
+ * file cut anywhere reads up to its last whole chunk. Chunks refer to ids
+ * defined in earlier chunks only (a STACKS chunk comes before the SAMPLES
+ * chunks that use its ids; FRAMES may come last: until they are read,
+ * frames are bare addresses). An END chunk closes a complete trace.
+ *
+ * Ids: frames are numbered 0.. in order of first appearance (one frame per
+ * unique instruction address); stacks likewise. A stack lists frame ids
+ * leaf first.
+ *
+ * All times are CLOCK_MONOTONIC nanoseconds of the recording machine.
+ */
+#ifndef D9_TRACE_H
+#define D9_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TRACE_MAGIC	"D9PROF\0\n"
+#define TRACE_VERSION	1
+
+enum trace_chunk_type {
+	TRACE_CHUNK_META = 1,	 /* key=value strings */
+	TRACE_CHUNK_THREADS = 2, /* tid, name */
+	TRACE_CHUNK_TASKS = 3,	 /* task id, name */
+	TRACE_CHUNK_STACKS = 4,	 /* new stacks: frame ids (new frames: addrs) */
+	TRACE_CHUNK_SAMPLES = 5,
+	TRACE_CHUNK_EVENTS = 6,	 /* shim events */
+	TRACE_CHUNK_FRAMES = 7,	 /* symbols for frames */
+	TRACE_CHUNK_END = 8,	 /* counters; marks a complete trace */
+};
+
+/* where a sample came from (struct trace_sample.sampler) */
+enum trace_sampler {
+	TRACE_SAMPLER_PERF = 1,	  /* perf_event, kernel-unwound callchain */
+	TRACE_SAMPLER_CTIMER = 2, /* in-process CPU timer (reserved) */
+};
+
+struct trace_sample {
+	uint64_t time;
+	uint32_t tid;
+	uint32_t stack;		/* stack id */
+	uint32_t weight;	/* number of sampling periods it stands for */
+	uint16_t sampler;	/* enum trace_sampler */
+	uint16_t flags;		/* reserved, 0 */
+};
+
+/* A shim event as recorded: type is enum d9_event_type (libprof/d9_segment.h);
+ * TEXT continuations are folded into task/thread names, never stored. */
+struct trace_event {
+	uint64_t time;
+	uint64_t task;
+	uint32_t tid;
+	uint32_t type;
+};
+
+struct trace_frame {
+	uint64_t addr;		/* instruction address in the target */
+	const char *sym;	/* demangled symbol, NULL if unresolved */
+	const char *module;	/* file name of the object ("[kernel]" for
+				 * kernel frames), NULL if unknown */
+	uint64_t offset;	/* addr - symbol start (sym != NULL) or
+				 * addr - module load bias (sym == NULL) */
+	uint8_t kernel;		/* 1 for a kernel address */
+};
+
+struct trace_task {
+	uint64_t id;
+	const char *name;	/* NULL if never named */
+};
+
+struct trace_thread {
+	uint32_t tid;
+	const char *name;	/* NULL if unknown */
+};
+
+struct trace_meta {
+	const char *key;
+	const char *value;
+};
+
+/* Counters carried in the END chunk (absent, all zero, for a truncated
+ * trace). */
+struct trace_counters {
+	uint64_t samples;	/* samples written */
+	uint64_t events;	/* shim events written */
+	uint64_t lost_samples;	/* perf ring overflows (PERF_RECORD_LOST) */
+	uint64_t shim_drops;	/* records the shim dropped (rings full) */
+	uint64_t start_time;	/* recording start, ns */
+	uint64_t end_time;	/* recording end, ns */
+};
+
+/* ---- writer -------------------------------------------------------- */
+
+struct trace_writer;
+
+/* Start a trace on @fd (which the writer does not close): writes the file
+ * header. Returns NULL with errno set on failure. */
+struct trace_writer *trace_writer__new(int fd);
+
+/* Queue a meta key/value (strings copied); flushed with the next chunk. */
+int trace_writer__meta(struct trace_writer *w, const char *key,
+		       const char *value);
+int trace_writer__thread(struct trace_writer *w, uint32_t tid,
+			 const char *name);
+int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name);
+
+/* Intern a callchain of @n addresses (leaf first) and return its stack id
+ * in *@stack. Identical callchains get the same id. New stacks and frames
+ * are written before any sample chunk that follows. */
+int trace_writer__stack(struct trace_writer *w, const uint64_t *ips,
+			unsigned int n, uint32_t *stack);
+int trace_writer__sample(struct trace_writer *w,
+			 const struct trace_sample *s);
+int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
+
+/* Write everything queued as chunks (called periodically by the recorder
+ * so that a killed recorder leaves a readable file). 0 or -errno. */
+int trace_writer__flush(struct trace_writer *w);
+
+/* Callback that symbolizes one address: fills sym/module/offset (strings
+ * are copied by the writer; may be left NULL). Returns 0, or -errno to
+ * leave the frame unresolved. */
+typedef int (*trace_resolve_fn)(void *ctx, uint64_t addr,
+				struct trace_frame *out);
+
+/* Number of unique frames interned so far, and frame @i's address. */
+size_t trace_writer__nframes(const struct trace_writer *w);
+uint64_t trace_writer__frame_addr(const struct trace_writer *w, size_t i);
+
+/* Symbolize every interned frame through @resolve (once per unique
+ * address), write the FRAMES chunk, then the END chunk with @c, and flush.
+ * After this only trace_writer__free() may be called. */
+int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve,
+			 void *ctx, const struct trace_counters *c);
+void trace_writer__free(struct trace_writer *w);
+
+/* ---- reader -------------------------------------------------------- */
+
+/* A whole trace in memory. Arrays are owned by the trace. */
+struct trace {
+	struct trace_meta *meta;
+	size_t nmeta;
+	struct trace_thread *threads;	/* last name per tid wins */
+	size_t nthreads;
+	struct trace_task *tasks;	/* last name per id wins */
+	size_t ntasks;
+	struct trace_frame *frames;	/* index = frame id */
+	size_t nframes;
+	uint32_t *stack_off;		/* stack i = stack_frames[stack_off[i] ..
+					 * stack_off[i+1]) */
+	uint32_t *stack_frames;
+	size_t nstacks;
+	struct trace_sample *samples;	/* in file order */
+	size_t nsamples;
+	struct trace_event *events;	/* in file order */
+	size_t nevents;
+	struct trace_counters counters;
+	int complete;			/* 1 if the END chunk was read */
+	size_t chunks;			/* whole chunks read */
+};
+
+/* Read the trace at @path. Returns 0 and a trace in *@out, or -errno:
+ *   -ENOENT/-EACCES/...  the file cannot be opened
+ *   -EBADMSG             not a d9prof trace, or a corrupt chunk (bad
+ *                        checksum, undecodable frame, bad ids)
+ *   -EPROTONOSUPPORT     a format version this build does not read
+ * A file cut short is not an error: *@out holds every whole chunk and
+ * complete == 0. On error *@errmsg (if non-NULL) points to a static string
+ * saying what is wrong. */
+int trace__read(const char *path, struct trace **out, const char **errmsg);
+void trace__free(struct trace *t);
+
+/* Helpers on a read trace. */
+const char *trace__meta(const struct trace *t, const char *key);
+const char *trace__task_name(const struct trace *t, uint64_t task);
+const char *trace__thread_name(const struct trace *t, uint32_t tid);
+
+#endif /* D9_TRACE_H */
