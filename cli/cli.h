@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - what the subcommands share: messages, exit codes, option parsing.
+ *
+ * Messages follow one shape: "d9prof: <what failed>: <why>", lowercase, no
+ * full stop, with what to do when there is something to do. Primary output
+ * goes to stdout; messages to stderr.
+ */
+#ifndef D9_CLI_H
+#define D9_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/trace.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,
+	EXIT_USAGE = 2,
+};
+
+#define DEFAULT_TRACE "d9prof.data"
+
+void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: the message, then "try 'd9prof CMD --help'"; returns
+ * EXIT_USAGE for `return usage_error(...)`. */
+int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Strict number parsing: the whole string must be the number. 0 or -EINVAL. */
+int parse_u64(const char *s, uint64_t *out);
+int parse_seconds(const char *s, double *out);
+
+/* Read the trace at @path for analysis, saying what is wrong on failure
+ * (and warning when it was cut short). NULL on failure. */
+struct trace *open_trace(const char *path);
+
+/* Open @path for writing ("-" or NULL = stdout). NULL after an error. */
+FILE *open_output(const char *path);
+/* Close an output from open_output, reporting write errors. 0 or -1. */
+int close_output(FILE *f, const char *path);
+
+int cmd_record(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
+
+#endif /* D9_CLI_H */

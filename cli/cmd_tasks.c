@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/* d9prof tasks: the task table of a trace. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof tasks [-i FILE]\n\n"
+		"List the tasks of a trace: id, name, polls, CPU samples taken inside\n"
+		"their polls, and total and longest poll time.\n\n"
+		"options:\n"
+		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		"  -h, --help            this help\n\n"
+		"example:\n"
+		"  d9prof tasks -i api.d9 | head\n");
+}
+
+int cmd_tasks(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *in = DEFAULT_TRACE;
+	struct join *j = NULL;
+	struct trace *t;
+	int c, err, ret = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			in = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("tasks ", "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("tasks ", "unexpected argument '%s'", argv[optind]);
+	t = open_trace(in);
+	if (!t)
+		return EXIT_FAIL;
+	err = join__new(t, &j);
+	if (!err)
+		err = analysis__tasks(j, stdout);
+	if (err) {
+		error("cannot analyse '%s': %s", in, strerror(-err));
+		ret = EXIT_FAIL;
+	}
+	if (close_output(stdout, NULL))
+		ret = EXIT_FAIL;
+	join__free(j);
+	trace__free(t);
+	return ret;
+}

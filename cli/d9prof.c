@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/* d9prof: the command dispatch. Each subcommand lives in cli/cmd_*.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "record", cmd_record, "record a process: CPU samples + runtime events" },
+	{ "flame", cmd_flame, "CPU flamegraph, per task or split by task" },
+	{ "tasks", cmd_tasks, "table of tasks: polls, samples, poll times" },
+};
+
+static void help(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: d9prof <command> [options]\n\n"
+		   "A profiler for asynchronous runtimes: joins every CPU sample to the\n"
+		   "task that was being polled on that thread at that instant.\n\n"
+		   "commands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\n'd9prof <command> --help' for its options; 'man d9prof' for all.\n\n"
+		   "examples:\n"
+		   "  d9prof record -p 4242 -d 10        # 10 s of pid 4242 into d9prof.data\n"
+		   "  d9prof tasks                       # which tasks burned the CPU\n"
+		   "  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2)
+		return usage_error(NULL, "missing command");
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		help(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("d9prof 0.1.0\n");
+		return EXIT_OK;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	return usage_error(NULL, "unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "d9prof: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "try 'd9prof %s--help'\n", cmd ? cmd : "");
+	return EXIT_USAGE;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+	double v;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || (*end && strcmp(end, "s")) || !isfinite(v) || v <= 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+struct trace *open_trace(const char *path)
+{
+	const char *why = NULL;
+	struct trace *t = NULL;
+	int err = trace__read(path, &t, &why);
+
+	if (err) {
+		if (err == -ENOENT)
+			error("cannot read '%s': no such file (record one with "
+			      "'d9prof record -p PID -o %s')", path, path);
+		else if (err == -EBADMSG)
+			error("cannot read '%s': corrupt or not a d9prof trace (%s)", path,
+			      why ? why : "bad data");
+		else if (err == -EPROTONOSUPPORT)
+			error("cannot read '%s': %s; use a matching d9prof", path,
+			      why ? why : "unsupported trace version");
+		else
+			error("cannot read '%s': %s", path, strerror(-err));
+		return NULL;
+	}
+	if (!t->complete)
+		warning("'%s' is truncated (the recorder did not finish): using its "
+			"%zu whole chunks, %zu samples", path, t->chunks, t->nsamples);
+	return t;
+}
+
+FILE *open_output(const char *path)
+{
+	FILE *f;
+
+	if (!path || !strcmp(path, "-"))
+		return stdout;
+	f = fopen(path, "we");
+	if (!f)
+		error("cannot write '%s': %s", path, strerror(errno));
+	return f;
+}
+
+int close_output(FILE *f, const char *path)
+{
+	int bad = ferror(f);
+
+	if (f == stdout) {
+		bad |= fflush(f) != 0;
+	} else {
+		bad |= fclose(f) != 0;
+	}
+	if (bad) {
+		error("cannot write '%s': %s", path && strcmp(path, "-") ? path : "stdout",
+		      strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}

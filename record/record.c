@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recording loop: perf samples and shim events in, trace chunks out.
+ *
+ * Every TICK_NS the loop drains all perf rings and all shim rings, renews
+ * the shim's lease and flushes the trace writer about once a second (so a
+ * recorder killed mid-way leaves a readable file). Symbols are resolved
+ * once per unique address at the end, while the target's files are still
+ * known from its mappings.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "libprof/d9_segment.h"
+#include "record/perf.h"
+#include "record/pfm_event.h"
+#include "record/record.h"
+#include "symbol/symbolize.h"
+#include "trace/trace.h"
+
+#define TICK_MS		20
+#define FLUSH_NS	1000000000ULL
+#define SHIM_LOOK_NS	200000000ULL	/* how often to look for a late shim */
+#define MAPS_NS		1000000000ULL	/* how often to re-read maps */
+#define MAX_CHAIN	512
+
+struct ring_seen {
+	uint64_t gen;
+	uint64_t drops;
+};
+
+struct rec {
+	const struct record_opts *o;
+	struct record_stats *st;
+	struct trace_writer *w;
+	struct perf_set *ps;
+	struct symbolizer *sym;
+	struct shim_seg *seg;
+	struct ring_seen *rings;	/* per shim ring slot */
+	struct d9_event *evbuf;
+	size_t evbuf_len;
+	uint64_t start_ns;
+	int err;			/* first write error */
+};
+
+static void logf_(struct rec *r, enum record_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void logf_(struct rec *r, enum record_log_level lvl, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!r->o->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->o->log(r->o->ctx, lvl, msg);
+}
+
+static void note_err(struct rec *r, int err)
+{
+	if (err && !r->err)
+		r->err = err;
+}
+
+/* ---- perf records ---------------------------------------------------- */
+
+static void on_sample(void *ctx, const struct perf_sample *s)
+{
+	struct rec *r = ctx;
+	uint64_t ips[MAX_CHAIN];
+	struct trace_sample ts;
+	unsigned int n = 0;
+	uint64_t i;
+
+	/* Drop the context markers (PERF_CONTEXT_KERNEL/USER...), keep
+	 * addresses, leaf first as the kernel gives them. */
+	for (i = 0; i < s->nr && n < MAX_CHAIN; i++) {
+		if (s->ips[i] >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;
+		ips[n++] = s->ips[i];
+	}
+	memset(&ts, 0, sizeof(ts));
+	ts.time = s->time;
+	ts.tid = s->tid;
+	ts.weight = 1;
+	ts.sampler = TRACE_SAMPLER_PERF;
+	note_err(r, trace_writer__stack(r->w, ips, n, &ts.stack));
+	note_err(r, trace_writer__sample(r->w, &ts));
+	r->st->samples++;
+}
+
+static void on_comm(void *ctx, uint32_t tid, const char *comm)
+{
+	struct rec *r = ctx;
+
+	note_err(r, trace_writer__thread(r->w, tid, comm));
+}
+
+static void on_fork(void *ctx, uint32_t tid)
+{
+	struct rec *r = ctx;
+
+	r->st->threads++;
+}
+
+static void on_mmap(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,
+		    uint32_t prot, const char *path)
+{
+	struct rec *r = ctx;
+
+	if ((prot & 4 /* PROT_EXEC */) && path[0] == '/')
+		symbolizer__add_mapping(r->sym, start, start + len, pgoff, path);
+}
+
+static void on_lost(void *ctx, uint64_t lost)
+{
+	struct rec *r = ctx;
+
+	r->st->lost_samples += lost;
+}
+
+static const struct perf_callbacks perf_cb = {
+	.sample = on_sample,
+	.comm = on_comm,
+	.fork = on_fork,
+	.mmap = on_mmap,
+	.lost = on_lost,
+};
+
+/* ---- threads ----------------------------------------------------------- */
+
+static void thread_name(struct rec *r, pid_t tid)
+{
+	char path[64], comm[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)r->o->pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, sizeof(comm), f)) {
+		comm[strcspn(comm, "\n")] = '\0';
+		note_err(r, trace_writer__thread(r->w, (uint32_t)tid, comm));
+	}
+	fclose(f);
+}
+
+/* Open an event on every thread of the target; loop until a scan finds no
+ * thread without one, so that threads created mid-scan are caught (by the
+ * scan or by inheritance from a thread that already had its event).
+ * Returns the number of threads, or -errno of the first failure. */
+static int attach_threads(struct rec *r)
+{
+	char path[64];
+	int added, total = 0, rounds = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)r->o->pid);
+	do {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return total ? total : -ESRCH;
+		added = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			int err;
+
+			if (tid <= 0)
+				continue;
+			err = perf_set__add_thread(r->ps, tid);
+			if (err == -EEXIST || err == -ESRCH)
+				continue;	/* known, or exited meanwhile */
+			if (err) {
+				closedir(d);
+				return err;
+			}
+			thread_name(r, tid);
+			added++;
+		}
+		closedir(d);
+		total += added;
+	} while (added && ++rounds < 50);
+	return total;
+}
+
+/* ---- the shim ---------------------------------------------------------- */
+
+static void shim_names(struct rec *r)
+{
+	void *base = shim_seg__base(r->seg);
+	struct d9_seg_hdr *h = base;
+	struct d9_name_slot *slots = d9_seg_names(base);
+	uint32_t i;
+
+	for (i = 0; i < h->names_count; i++) {
+		char name[sizeof(slots[i].name) + 1];
+		uint64_t task;
+
+		if (d9_name_slot_read(&slots[i], &task, name, sizeof(name)))
+			continue;
+		note_err(r, trace_writer__task(r->w, task, name));
+	}
+}
+
+static void shim_try_attach(struct rec *r, int warn)
+{
+	char why[160];
+	struct d9_seg_hdr *h;
+	int err;
+
+	err = shim_seg__open(r->o->pid, &r->seg, why, sizeof(why));
+	if (err) {
+		if (err == -EPERM || (err != -ENOENT && err != -ESRCH))
+			logf_(r, RECORD_WARN, "refusing the d9prof segment of pid %d: %s",
+			      (int)r->o->pid, why);
+		else if (warn)
+			logf_(r, RECORD_WARN,
+			      "pid %d has no d9prof shim: samples will carry no task ids "
+			      "(link libd9prof and call d9_init() in the target)",
+			      (int)r->o->pid);
+		return;
+	}
+	h = shim_seg__base(r->seg);
+	r->rings = calloc(h->nrings, sizeof(*r->rings));
+	r->evbuf_len = h->ring_events;
+	r->evbuf = malloc(r->evbuf_len * sizeof(*r->evbuf));
+	if (!r->rings || !r->evbuf) {
+		note_err(r, -ENOMEM);
+		shim_seg__close(r->seg);
+		r->seg = NULL;
+		return;
+	}
+	shim_seg__attach(r->seg);
+	shim_names(r);
+	r->st->shim = 1;
+	logf_(r, RECORD_INFO, "attached to the d9prof shim of pid %d (%u thread slots)",
+	      (int)r->o->pid, h->nrings);
+}
+
+static void text_of(const struct d9_event *ev, uint32_t k, char *buf, size_t len)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < k && n + 1 < len; i++) {
+		const char *t = (const char *)&ev[i];
+		size_t j;
+
+		for (j = 0; j < sizeof(*ev) && t[j] && n + 1 < len; j++)
+			buf[n++] = t[j];
+		if (j < sizeof(*ev))
+			break;
+	}
+	buf[n] = '\0';
+}
+
+static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
+		       uint32_t ring_events)
+{
+	struct ring_seen *seen = &r->rings[idx];
+	uint64_t gen = __atomic_load_n(&ring->gen, __ATOMIC_ACQUIRE);
+	uint32_t tid = __atomic_load_n(&ring->tid, __ATOMIC_RELAXED);
+	uint64_t drops;
+	size_t n, i;
+
+	if (gen != seen->gen) {
+		seen->gen = gen;
+		seen->drops = 0;
+		if (ring->name[0]) {
+			char name[sizeof(ring->name) + 1];
+
+			memcpy(name, ring->name, sizeof(ring->name));
+			name[sizeof(ring->name)] = '\0';
+			note_err(r, trace_writer__thread(r->w, tid, name));
+		}
+	}
+	n = d9_ring_consume(ring, ring_events, r->evbuf, r->evbuf_len);
+	for (i = 0; i < n; i++) {
+		const struct d9_event *ev = &r->evbuf[i];
+		struct trace_event te;
+		uint32_t k = 0;
+
+		if (ev->type == D9_EV_TEXT)
+			continue;	/* stray continuation: its head was cut */
+		if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START) {
+			char name[D9_NAME_MAX + 1];
+
+			k = ev->arg;
+			if (k > n - i - 1)
+				k = (uint32_t)(n - i - 1);
+			text_of(ev + 1, k, name, sizeof(name));
+			if (ev->type == D9_EV_SPAWN && name[0])
+				note_err(r, trace_writer__task(r->w, ev->task, name));
+			else if (ev->type == D9_EV_THREAD_START && name[0])
+				note_err(r, trace_writer__thread(r->w, tid, name));
+		}
+		te.time = ev->time;
+		te.task = ev->task;
+		te.tid = tid;
+		te.type = ev->type;
+		note_err(r, trace_writer__event(r->w, &te));
+		r->st->events++;
+		i += k;
+	}
+	drops = __atomic_load_n(&ring->drops, __ATOMIC_RELAXED);
+	if (drops > seen->drops) {
+		r->st->shim_drops += drops - seen->drops;
+		seen->drops = drops;
+	}
+}
+
+static void drain_shim(struct rec *r)
+{
+	void *base;
+	struct d9_seg_hdr *h;
+	uint32_t i;
+
+	if (!r->seg)
+		return;
+	base = shim_seg__base(r->seg);
+	h = base;
+	for (i = 0; i < h->nrings; i++) {
+		struct d9_ring_hdr *ring = d9_seg_ring(base, i);
+		uint32_t state = __atomic_load_n(&ring->state, __ATOMIC_ACQUIRE);
+
+		if (state == D9_RING_FREE)
+			continue;
+		drain_ring(r, i, ring, h->ring_events);
+		if (state == D9_RING_DEAD)
+			d9_ring_reap(ring);
+	}
+}
+
+/* ---- meta -------------------------------------------------------------- */
+
+static void read_small(const char *path, char *buf, size_t len, int nul_to_space)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = 0, i;
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (i = 0; nul_to_space && i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void write_meta(struct rec *r)
+{
+	struct utsname u;
+	char path[64], buf[1024];
+
+	snprintf(buf, sizeof(buf), "%d", (int)r->o->pid);
+	note_err(r, trace_writer__meta(r->w, "pid", buf));
+	if (r->o->cmdline) {
+		note_err(r, trace_writer__meta(r->w, "cmdline", r->o->cmdline));
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)r->o->pid);
+		read_small(path, buf, sizeof(buf), 1);
+		note_err(r, trace_writer__meta(r->w, "cmdline", buf));
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->o->pid);
+	read_small(path, buf, sizeof(buf), 0);
+	note_err(r, trace_writer__meta(r->w, "comm", buf));
+	if (uname(&u) == 0) {
+		note_err(r, trace_writer__meta(r->w, "hostname", u.nodename));
+		snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
+		note_err(r, trace_writer__meta(r->w, "kernel", buf));
+	}
+	note_err(r, trace_writer__meta(r->w, "event", r->st->event_name));
+	note_err(r, trace_writer__meta(r->w, "sampler", "perf"));
+	snprintf(buf, sizeof(buf), "%u", r->o->freq);
+	note_err(r, trace_writer__meta(r->w, "frequency", buf));
+	note_err(r, trace_writer__meta(r->w, "clock", "CLOCK_MONOTONIC"));
+	note_err(r, trace_writer__meta(r->w, "recorder", "d9prof " "0.1.0"));
+}
+
+static void write_build_ids(struct rec *r)
+{
+	size_t i, n = symbolizer__nmodules(r->sym);
+
+	for (i = 0; i < n; i++) {
+		const char *path, *id;
+		char key[512];
+
+		if (symbolizer__module(r->sym, i, &path, &id) || !id[0])
+			continue;
+		snprintf(key, sizeof(key), "buildid %s", path);
+		note_err(r, trace_writer__meta(r->w, key, id));
+	}
+}
+
+/* ---- opening the sampler ----------------------------------------------- */
+
+static int is_no_pmu(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV ||
+	       err == -EINVAL;
+}
+
+static int paranoid_level(void)
+{
+	char buf[16];
+
+	read_small("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf), 0);
+	return buf[0] ? atoi(buf) : -1;
+}
+
+/* Open the sampling events on every thread: the requested event, or
+ * "cycles" falling back to "cpu-clock" without a PMU; kernel callchains
+ * unless refused. */
+static int open_sampler(struct rec *r)
+{
+	const char *name = r->o->event ? r->o->event : "cycles";
+	struct event_spec ev;
+	int err, exclude_kernel = 0;
+
+	err = event_encode(name, &ev);
+	if (err) {
+		snprintf(r->st->why, sizeof(r->st->why),
+			 "unknown event '%s' (see 'perf list' for names)", name);
+		return err;
+	}
+	for (;;) {
+		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel);
+		if (!r->ps)
+			return -ENOMEM;
+		err = attach_threads(r);
+		if (err > 0)
+			break;
+		perf_set__free(r->ps);
+		r->ps = NULL;
+		if (err == 0)
+			err = -ESRCH;
+		if (!r->o->event && is_no_pmu(err) && strcmp(name, "cpu-clock")) {
+			logf_(r, RECORD_INFO,
+			      "no hardware PMU here ('%s': %s): sampling cpu-clock", name,
+			      strerror(-err));
+			name = "cpu-clock";
+			if (event_encode(name, &ev))
+				return -ENOENT;
+			continue;
+		}
+		if ((err == -EACCES || err == -EPERM) && !exclude_kernel) {
+			exclude_kernel = 1;
+			continue;
+		}
+		break;
+	}
+	if (err < 0) {
+		if (err == -EACCES || err == -EPERM)
+			snprintf(r->st->why, sizeof(r->st->why),
+				 "perf_event_open refused (%s; kernel.perf_event_paranoid=%d): "
+				 "run as root or the target's owner with "
+				 "'sysctl kernel.perf_event_paranoid=1'",
+				 strerror(-err), paranoid_level());
+		else if (err == -ESRCH)
+			snprintf(r->st->why, sizeof(r->st->why), "no such process");
+		else
+			snprintf(r->st->why, sizeof(r->st->why),
+				 "cannot sample '%s': %s", name, strerror(-err));
+		return err;
+	}
+	if (exclude_kernel)
+		logf_(r, RECORD_WARN,
+		      "kernel stacks unavailable (kernel.perf_event_paranoid=%d): "
+		      "user stacks only; set it to 1 or run as root for kernel frames",
+		      paranoid_level());
+	snprintf(r->st->event_name, sizeof(r->st->event_name), "%s", name);
+	r->st->threads = (uint64_t)err;
+	return 0;
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static int pidfd_of(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int record__run(const struct record_opts *o, struct record_stats *st)
+{
+	struct rec r = { .o = o, .st = st };
+	struct trace_counters c;
+	uint64_t now, end_ns = 0, last_flush, last_look, last_maps;
+	int pidfd = -1, err;
+
+	memset(st, 0, sizeof(*st));
+	if (kill(o->pid, 0) && errno == ESRCH) {
+		snprintf(st->why, sizeof(st->why), "no such process");
+		return -ESRCH;
+	}
+	err = symbolizer__new(o->pid, &r.sym);
+	if (err) {
+		snprintf(st->why, sizeof(st->why), "cannot read its mappings: %s",
+			 err == -ESRCH ? "no such process" : strerror(-err));
+		return err;
+	}
+	r.w = trace_writer__new(o->out_fd);
+	if (!r.w) {
+		err = -errno;
+		snprintf(st->why, sizeof(st->why), "cannot start the trace: %s",
+			 strerror(errno));
+		goto out;
+	}
+	pidfd = pidfd_of(o->pid);
+	err = open_sampler(&r);
+	if (err)
+		goto out;
+	r.start_ns = record_now_ns();
+	logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u threads of pid %d",
+	      st->event_name, o->freq, perf_set__nthreads(r.ps), (int)o->pid);
+	shim_try_attach(&r, !o->on_attached);
+	if (o->on_attached)
+		o->on_attached(o->ctx);
+	write_meta(&r);
+	if (o->duration > 0)
+		end_ns = r.start_ns + (uint64_t)(o->duration * 1e9);
+	last_flush = last_look = last_maps = r.start_ns;
+
+	while (!*o->stop) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		int exited = 0;
+
+		if (poll(&pfd, pidfd >= 0 ? 1 : 0, TICK_MS) > 0)
+			exited = 1;
+		else if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
+			exited = 1;
+		perf_set__drain(r.ps, &perf_cb);
+		drain_shim(&r);
+		now = record_now_ns();
+		if (r.seg)
+			shim_seg__renew(r.seg);
+		else if (!exited && now - last_look >= SHIM_LOOK_NS) {
+			last_look = now;
+			shim_try_attach(&r, 0);
+		}
+		if (!exited && now - last_maps >= MAPS_NS) {
+			last_maps = now;
+			symbolizer__refresh(r.sym);
+		}
+		if (now - last_flush >= FLUSH_NS) {
+			last_flush = now;
+			note_err(&r, trace_writer__flush(r.w));
+		}
+		if (r.err)
+			break;
+		if (exited) {
+			st->target_exited = 1;
+			break;
+		}
+		if (end_ns && now >= end_ns)
+			break;
+	}
+	/* Last words: what is still in the rings belongs in the trace. */
+	perf_set__drain(r.ps, &perf_cb);
+	drain_shim(&r);
+	if (r.seg)
+		shim_seg__detach(r.seg);
+	drain_shim(&r);
+	now = record_now_ns();
+	st->seconds = (double)(now - r.start_ns) / 1e9;
+	if (!st->shim)
+		logf_(&r, RECORD_WARN, "no d9prof shim found in pid %d: no task ids in "
+		      "this trace", (int)o->pid);
+	write_build_ids(&r);
+	memset(&c, 0, sizeof(c));
+	c.samples = st->samples;
+	c.events = st->events;
+	c.lost_samples = st->lost_samples;
+	c.shim_drops = st->shim_drops;
+	c.start_time = r.start_ns;
+	c.end_time = now;
+	if (!r.err)
+		r.err = trace_writer__finish(r.w, symbolizer__resolve, r.sym, &c);
+	st->frames = trace_writer__nframes(r.w);
+	err = r.err;
+	if (err)
+		snprintf(st->why, sizeof(st->why), "cannot write the trace: %s",
+			 strerror(-err));
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	shim_seg__close(r.seg);
+	free(r.rings);
+	free(r.evbuf);
+	perf_set__free(r.ps);
+	trace_writer__free(r.w);
+	symbolizer__free(r.sym);
+	return err;
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Finding, trusting and mapping the d9prof shim segment of another process.
+ *
+ * The shim's segment is a memfd; /proc/PID/maps shows it as
+ * "/memfd:d9prof-seg (deleted)" with its inode. We open it through
+ * /proc/PID/map_files (needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else
+ * through the shim's open fd in /proc/PID/fd (needs ptrace-read access, the
+ * same access perf_event_open needs), and check that what we opened is that
+ * inode. Both paths work across PID and mount namespaces.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libprof/d9_segment.h"
+#include "record/record.h"
+
+struct shim_seg {
+	void *base;
+	size_t size;
+	pid_t pid;
+};
+
+uint64_t record_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct seg_map {
+	char range[64];
+	unsigned long inode;
+};
+
+/* The segment mappings listed in /proc/PID/maps (at most @max). */
+static int find_maps(pid_t pid, struct seg_map *maps, int max)
+{
+	char path[64], line[512];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		char range[64], perms[8], dev[16];
+		unsigned long long off;
+		unsigned long inode;
+		int pos = 0;
+
+		if (!strstr(line, "/memfd:" D9_SEG_NAME))
+			continue;
+		if (sscanf(line, "%63s %7s %llx %15s %lu %n", range, perms, &off,
+			   dev, &inode, &pos) < 5)
+			continue;
+		snprintf(maps[n].range, sizeof(maps[n].range), "%s", range);
+		maps[n].inode = inode;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Open the memfd with inode @inode of @pid, by map_files then by fd. */
+static int open_seg(pid_t pid, const struct seg_map *m)
+{
+	char path[128], link[256];
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", (int)pid, m->range);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	fd = -ENOENT;
+	while ((de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strncmp(link, "/memfd:" D9_SEG_NAME, 7 + strlen(D9_SEG_NAME)))
+			continue;
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			fd = -errno;
+			continue;
+		}
+		if (fstat(fd, &st) == 0 && st.st_ino == m->inode)
+			break;
+		close(fd);
+		fd = -ENOENT;
+	}
+	closedir(d);
+	return fd;
+}
+
+/* The innermost PID of @pid (NSpid's last field): what getpid() returned
+ * inside the target's own PID namespace. */
+static long inner_pid(pid_t pid)
+{
+	char path[64], line[256];
+	long inner = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (p = line + 6;; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			inner = v;
+		}
+		break;
+	}
+	fclose(f);
+	return inner;
+}
+
+static int verify(pid_t pid, int fd, void **basep, size_t *sizep, char *why,
+		  size_t len)
+{
+	struct d9_seg_hdr *h;
+	struct stat st, pst;
+	char ppath[64];
+	void *base;
+	uint64_t need;
+
+	if (fstat(fd, &st))
+		return -errno;
+	snprintf(ppath, sizeof(ppath), "/proc/%d", (int)pid);
+	if (stat(ppath, &pst))
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, len, "not a regular file");
+		return -EPERM;
+	}
+	if ((st.st_mode & 07777) != 0600) {
+		snprintf(why, len, "mode %04o, want 0600", st.st_mode & 07777);
+		return -EPERM;
+	}
+	if (st.st_uid != pst.st_uid) {
+		snprintf(why, len, "owned by uid %u, the process runs as uid %u",
+			 st.st_uid, pst.st_uid);
+		return -EPERM;
+	}
+	if ((uint64_t)st.st_size < D9_SEG_HDR_SIZE) {
+		snprintf(why, len, "%lld bytes, too small", (long long)st.st_size);
+		return -EPERM;
+	}
+	base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	h = base;
+	if (h->magic != D9_SEG_MAGIC || h->hdr_size != D9_SEG_HDR_SIZE) {
+		snprintf(why, len, "bad magic");
+		goto bad;
+	}
+	if (h->version != D9_SEG_VERSION) {
+		snprintf(why, len, "segment version %u, this d9prof reads %u",
+			 h->version, D9_SEG_VERSION);
+		goto bad;
+	}
+	need = h->ring_offset + (uint64_t)h->nrings * h->ring_stride;
+	if (h->seg_size != (uint64_t)st.st_size || need > h->seg_size ||
+	    h->ring_offset < D9_SEG_HDR_SIZE || h->nrings == 0 ||
+	    h->ring_events == 0 || (h->ring_events & (h->ring_events - 1)) ||
+	    h->ring_stride < sizeof(struct d9_ring_hdr) +
+				     (uint64_t)h->ring_events * sizeof(struct d9_event) ||
+	    h->names_offset + (uint64_t)h->names_count * sizeof(struct d9_name_slot) >
+		    h->seg_size ||
+	    (h->names_count & (h->names_count - 1))) {
+		snprintf(why, len, "inconsistent sizes");
+		goto bad;
+	}
+	if (h->pid != (uint32_t)inner_pid(pid)) {
+		snprintf(why, len, "made by pid %u, not this process", h->pid);
+		goto bad;
+	}
+	*basep = base;
+	*sizep = st.st_size;
+	return 0;
+bad:
+	munmap(base, st.st_size);
+	return -EPERM;
+}
+
+int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
+{
+	struct seg_map maps[8];
+	int n, i, err = -ENOENT;
+
+	*out = NULL;
+	why[0] = '\0';
+	n = find_maps(pid, maps, 8);
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : n;
+	for (i = 0; i < n; i++) {
+		struct shim_seg *s;
+		void *base;
+		size_t size;
+		int fd = open_seg(pid, &maps[i]);
+
+		if (fd < 0) {
+			err = fd;
+			snprintf(why, len, "cannot open it: %s", strerror(-fd));
+			continue;
+		}
+		err = verify(pid, fd, &base, &size, why, len);
+		close(fd);
+		if (err)
+			continue;
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			munmap(base, size);
+			return -ENOMEM;
+		}
+		s->base = base;
+		s->size = size;
+		s->pid = pid;
+		*out = s;
+		return 0;
+	}
+	return err;
+}
+
+void shim_seg__attach(struct shim_seg *s)
+{
+	d9_seg_attach(s->base, (uint32_t)getpid(), record_now_ns());
+}
+
+void shim_seg__renew(struct shim_seg *s)
+{
+	d9_seg_renew(s->base, record_now_ns());
+}
+
+void shim_seg__detach(struct shim_seg *s)
+{
+	d9_seg_detach(s->base);
+}
+
+void *shim_seg__base(struct shim_seg *s)
+{
+	return s->base;
+}
+
+void shim_seg__close(struct shim_seg *s)
+{
+	if (!s)
+		return;
+	munmap(s->base, s->size);
+	free(s);
+}

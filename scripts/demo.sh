@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make demo: start the bundled demo runtime, record it with
+# `d9prof record -p`, and write the task table and per-task flamegraphs.
+set -eu
+B=${B:-build}
+OUT=${OUT:-$B/demo}
+SECS=${SECS:-5}
+D9=$B/d9prof
+mkdir -p "$OUT"
+
+"$B/examples/demo" -w 2 >"$OUT/demo.out" 2>"$OUT/demo.err" &
+DPID=$!
+trap 'kill $DPID 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+	grep -q '^ready' "$OUT/demo.out" && break
+	sleep 0.05
+done
+echo "demo runtime running as pid $DPID:"
+grep '^task' "$OUT/demo.out" | sed 's/^/  /'
+echo
+echo "\$ d9prof record -p $DPID -d $SECS -o $OUT/d9prof.data"
+"$D9" record -p "$DPID" -d "$SECS" -o "$OUT/d9prof.data"
+kill "$DPID" 2>/dev/null || true
+wait "$DPID" 2>/dev/null || true
+trap - EXIT
+echo
+echo "\$ d9prof tasks -i $OUT/d9prof.data"
+"$D9" tasks -i "$OUT/d9prof.data" | head -15
+"$D9" flame -i "$OUT/d9prof.data" -o "$OUT/all-tasks.svg"
+for t in 1 2 3 4; do
+	"$D9" flame -i "$OUT/d9prof.data" --task $t -o "$OUT/task-$t.svg"
+	"$D9" flame -i "$OUT/d9prof.data" --task $t --format folded >"$OUT/task-$t.folded"
+done
+echo
+echo "task 1 (cpu_hog), hottest stacks:"
+sort -t' ' -k2 -n -r "$OUT/task-1.folded" | head -3 | awk '{ n = split($1, f, ";");
+	printf "  %6d  %s\n", $NF, f[n] }'
+echo
+echo "flamegraphs (open in a browser):"
+echo "  $OUT/all-tasks.svg      every sample, one root frame per task"
+for t in 1 2 3 4; do
+	echo "  $OUT/task-$t.svg         task $t only ($(grep "^task $t " "$OUT/demo.out" | cut -d' ' -f3))"
+done
+echo "folded stacks: $OUT/task-N.folded; the trace: $OUT/d9prof.data"
