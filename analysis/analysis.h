@@ -18,10 +18,19 @@
 /* ---- the join ------------------------------------------------------- */
 
 /* One poll: the interval between D9_EV_POLL_BEGIN and D9_EV_POLL_END of
- * the same task on the same thread. A poll whose begin happened before the
- * recording started (its end is the first event of that thread) starts at
- * the recording start; one still running at the end ends at the recording
- * end (or the thread's last event) and has open_end set. */
+ * the same task on the same thread, events taken per thread in time order
+ * (file order for equal times).
+ *  - An END that is the thread's first poll event began before the
+ *    recording: the poll starts at the recording start (counters.start_time,
+ *    else the earliest time in the trace), or at the thread's THREAD_START
+ *    if one came first, and has open_start set.
+ *  - A BEGIN while a poll is open, THREAD_STOP, or THREAD_START (tid reuse)
+ *    ends the open poll there, with open_end set (its END was lost).
+ *  - A poll still open at the end ends at counters.end_time (else the last
+ *    time in the trace), with open_end set.
+ *  - Any other END (nothing open, or another task's) is counted in
+ *    join.unmatched_ends and ignored.
+ * Polls of one thread never overlap. */
 struct poll {
 	uint64_t start;
 	uint64_t end;
@@ -53,8 +62,12 @@ struct join {
 };
 
 /* Build polls from the trace's events and assign every sample to the poll
- * whose [start, end] on the sample's thread contains the sample time.
- * Returns 0 or -ENOMEM. */
+ * whose [start, end] on the sample's thread contains the sample time (both
+ * ends inclusive; where a poll ends at the very ns the next one starts, the
+ * later poll wins). A sample weight of 0 counts as 1. j->tasks lists every
+ * task the trace names or any event mentions, polled or not; names point
+ * into @t, which must outlive the join. O((S + E) log P).
+ * Returns 0, -ENOMEM, or -EOVERFLOW (more than 2^31 polls). */
 int join__new(const struct trace *t, struct join **out);
 /* The poll running on @tid at @time, or NULL. */
 const struct poll *join__poll_at(const struct join *j, uint32_t tid,
@@ -64,10 +77,12 @@ void join__free(struct join *j);
 
 /* ---- frame labels --------------------------------------------------- */
 
-/* Render frame @id of @t into @buf: the symbol, else "module+0xoff", else
- * "0xaddr"; kernel frames end in "_[k]" (the flamegraph.pl convention).
- * Characters ';' and newline are replaced so that folded output stays
- * parseable. Returns @buf. */
+/* Render frame @id of @t into @buf: the symbol, else "module+0xoff" (the
+ * module's base name), else "0xaddr"; kernel frames end in "_[k]" (the
+ * flamegraph.pl convention). ';' becomes ':' and control characters '?'
+ * so that folded output stays parseable; a label cut to fit @len keeps its
+ * "_[k]" and whole UTF-8 characters. A bad id gives "[bad frame ID]".
+ * Returns @buf. */
 char *frame_label(const struct trace *t, uint32_t id, char *buf, size_t len);
 
 /* ---- flamegraphs ---------------------------------------------------- */
@@ -77,16 +92,20 @@ char *frame_label(const struct trace *t, uint32_t id, char *buf, size_t len);
 struct flame;
 
 struct flame *flame__new(void);
-/* Add @weight to the path @frames[0] (root) .. @frames[n-1] (leaf). */
+/* Add @weight to the path @frames[0] (root) .. @frames[n-1] (leaf); n == 0
+ * counts in the total only. Labels are copied. 0, -EINVAL or -ENOMEM. */
 int flame__add(struct flame *f, const char *const *frames, size_t n,
 	       uint64_t weight);
 uint64_t flame__total(const struct flame *f);
-/* "root;...;leaf weight\n" lines, sorted, as flamegraph.pl/inferno/
- * speedscope read them. */
+/* "root;...;leaf weight\n" lines, one per distinct path with weight
+ * ending there, in byte order (as `LC_ALL=C sort`), as flamegraph.pl/
+ * inferno/speedscope read them. 0, -ENOMEM or -EIO. */
 int flame__write_folded(const struct flame *f, FILE *out);
 /* A self-contained interactive SVG (hover details, click to zoom, search,
  * reset) with @title and @subtitle (may be NULL); @unit names the weight
- * ("samples", "us"). */
+ * ("samples", "us"; NULL = "samples"). Frames narrower than 0.1 px are
+ * left out, so the size is bounded whatever the number of stacks. All
+ * text is XML-escaped (invalid UTF-8 becomes '?'). 0, -ENOMEM or -EIO. */
 int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		     const char *subtitle, const char *unit);
 void flame__free(struct flame *f);
@@ -98,23 +117,37 @@ enum flame_format {
 	FLAME_FOLDED = 1,
 };
 
+/* What analysis__flame() drew, for the CLI to report. */
+struct flame_result {
+	uint64_t samples;	/* samples kept */
+	uint64_t weight;	/* their weight (the graph's total) */
+	uint64_t stacks;	/* distinct (root, stack) pairs */
+};
+
 struct flame_opts {
 	int have_task;		/* keep only samples inside polls of task */
 	uint64_t task;
 	enum flame_format format;
 	const char *title;	/* NULL: a default naming the trace */
+	struct flame_result *result;	/* out, filled if non-NULL */
 };
 
-/* CPU flamegraph of @j's trace. Without have_task, every sample is kept
- * under a root frame "task ID name" or "[no poll]"; with it, only samples
- * inside polls of that task, rooted at its first frame. Returns 0,
- * -ENOENT if have_task names a task the trace does not know, -ENODATA if
- * nothing matched (an empty graph is still written). */
+/* CPU flamegraph of @j's trace, stacks root to leaf under a first frame
+ * "task ID name" ("task ID" if unnamed) for samples inside a poll, or
+ * "[no poll]". With have_task, only samples inside polls of that task
+ * (the graph keeps its "task ID name" root, so it says what it shows).
+ * Weight = sample weight. Returns 0, -ENOENT if have_task names a task
+ * neither named in the trace nor mentioned by any event (nothing is
+ * written), -ENODATA if nothing matched (a valid empty graph is still
+ * written), -ENOMEM, or -EIO if writing failed. */
 int analysis__flame(const struct join *j, const struct flame_opts *o,
 		    FILE *out);
 
-/* The task table: id, name, polls, samples, total and longest poll time,
- * sorted by samples then total time, descending. */
+/* The task table: id, name, polls, samples, share of all samples, total,
+ * mean and longest poll time, sorted by samples then total time,
+ * descending (then id); a footer line starting "#" gives samples inside
+ * and outside polls, and unmatched poll ends / lost samples when there
+ * are any. 0, -ENOMEM or -EIO. */
 int analysis__tasks(const struct join *j, FILE *out);
 
 #endif /* D9_ANALYSIS_H */

@@ -202,6 +202,7 @@ int cmd_record(int argc, char **argv)
 		error("cannot write '%s': %s", out, strerror(errno));
 		return EXIT_FAIL;
 	}
+	o.out_fd = fd;
 	if (!o.pid) {
 		size_t n = 0;
 		int i;

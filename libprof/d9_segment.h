@@ -30,12 +30,32 @@
  * attached = 1, and renews the lease at least every D9_LEASE_NS / 4 while it
  * drains. A marker that finds now > lease_deadline clears attached itself,
  * so a recorder that dies (SIGKILL) leaves the target at the detached cost
- * within one lease.
+ * within one lease. d9_seg_attach() first discards whatever the rings still
+ * hold from earlier sessions, so a recorder sees only records written while
+ * it is attached. One recorder at a time: the consumer side is not safe
+ * against a second consumer.
+ *
+ * Ring ownership: a thread claims a slot by CAS on state, FREE -> LIVE (or
+ * DEAD -> LIVE while no recorder is attached), then writes tid, name and
+ * drops = 0, then bumps gen with a release store. A reader that loads gen
+ * with acquire and sees a new value also sees the new owner's tid and name.
+ * head and tail are never reset: tail belongs to the consumer. A thread that
+ * claims a slot while a recorder is attached first writes a THREAD_START
+ * record (arg 0 when it has no name), so the owner is also in the stream.
+ * On release the owner sets FREE if no recorder is attached or the ring is
+ * empty, else DEAD; the recorder drains a DEAD ring and frees it with
+ * d9_ring_reap().
+ *
+ * The static inline functions at the end of this file are the consumer
+ * (recorder) side of these protocols; the shim implements the producer side.
  */
 #ifndef D9_SEGMENT_H
 #define D9_SEGMENT_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define D9_SEG_NAME	"d9prof-seg"
 #define D9_SEG_MAGIC	0x3167657339643964ULL	/* "d9d9seg1" little-endian */
@@ -56,8 +76,8 @@ enum d9_ring_state {
 
 /* event types (struct d9_event.type) */
 enum d9_event_type {
-	D9_EV_THREAD_START = 1,	/* arg = number of D9_EV_TEXT records after */
-	D9_EV_THREAD_STOP = 2,
+	D9_EV_THREAD_START = 1,	/* task = tid; arg = number of D9_EV_TEXT after */
+	D9_EV_THREAD_STOP = 2,	/* task = tid */
 	D9_EV_SPAWN = 3,	/* task; arg = number of D9_EV_TEXT records after */
 	D9_EV_WAKE = 4,		/* task */
 	D9_EV_POLL_BEGIN = 5,	/* task */
@@ -69,7 +89,12 @@ enum d9_event_type {
 };
 
 /* One ring record, 24 bytes. A D9_EV_TEXT continuation reuses all 24 bytes
- * as NUL-padded text; a name spans at most D9_TEXT_RECORDS of them. */
+ * as NUL-padded text, type field included: continuations are known only by
+ * the arg of the record before them, never by their type. A name spans at
+ * most D9_TEXT_RECORDS of them and is
+ * always NUL-terminated inside them (so at most D9_NAME_MAX characters). A
+ * record and its continuations are published together (one head store) or
+ * dropped together. */
 struct d9_event {
 	uint64_t time;		/* CLOCK_MONOTONIC ns */
 	uint64_t task;
@@ -85,7 +110,11 @@ struct d9_event {
  * task 0 = empty, D9_NAME_TOMB = deleted. The writer sets task, then the
  * name, then seq = (seq | 1) + 1 (even, non-zero = complete); a reader
  * accepts a slot whose seq is even and non-zero, same before and after
- * copying. */
+ * copying. Before a slot's name changes (update, or removal: seq odd, then
+ * task = D9_NAME_TOMB) the writer makes seq odd, so a freed or reused slot
+ * never shows an old name under a new task. The name is NUL-terminated
+ * (longer names are truncated). Slot index: d9_name_hash(task) % names_count,
+ * then the next D9_NAME_PROBE - 1 slots, wrapping. */
 #define D9_NAME_PROBE	16
 #define D9_NAME_TOMB	UINT64_MAX
 struct d9_name_slot {
@@ -142,6 +171,21 @@ struct d9_seg_hdr {
 _Static_assert(sizeof(struct d9_event) == 24, "d9_event is 24 bytes");
 _Static_assert(sizeof(struct d9_name_slot) == 64, "name slot is 64 bytes");
 _Static_assert(sizeof(struct d9_seg_hdr) <= D9_SEG_HDR_SIZE, "header fits");
+_Static_assert(sizeof(struct d9_ring_hdr) % 64 == 0, "ring header is whole lines");
+
+/* The layout the shim creates, from the constants above. */
+#define D9_SEG_ALIGN64(x)   (((x) + 63ULL) & ~63ULL)
+#define D9_SEG_NAMES_OFFSET ((uint64_t)D9_SEG_HDR_SIZE)
+#define D9_SEG_RING_OFFSET                                                               \
+	D9_SEG_ALIGN64(D9_SEG_NAMES_OFFSET +                                             \
+		       (uint64_t)D9_SEG_NAMES * sizeof(struct d9_name_slot))
+#define D9_SEG_RING_STRIDE                                                               \
+	D9_SEG_ALIGN64(sizeof(struct d9_ring_hdr) +                                      \
+		       (uint64_t)D9_SEG_RING_EVENTS * sizeof(struct d9_event))
+/* total size, rounded up to whole 4 KiB pages */
+#define D9_SEG_SIZE                                                                      \
+	((D9_SEG_RING_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_RING_STRIDE + 4095) &     \
+	 ~4095ULL)
 
 static inline struct d9_ring_hdr *d9_seg_ring(void *seg, uint32_t i)
 {
@@ -161,6 +205,286 @@ static inline struct d9_name_slot *d9_seg_names(void *seg)
 	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
 
 	return (struct d9_name_slot *)((char *)seg + h->names_offset);
+}
+
+/*
+ * ---- consumer side --------------------------------------------------------
+ *
+ * Used by the recorder (and the shim's tests) on a mapped segment. All
+ * shared words are accessed with __atomic builtins; the record contents are
+ * ordered by the head (acquire) / tail (release) pair. Ring indices are
+ * masked and counts clamped, so nonsense in a ring cannot push a reader out
+ * of bounds; the geometry (nrings, offsets, sizes) is taken from the header,
+ * so use these only on a segment d9_seg_check() accepted (a hostile target
+ * could still rewrite its header later: a careful reader checks a private
+ * copy of the header and passes its own @ring_events).
+ */
+
+/* 64-bit mix (murmur3 finaliser): task ids are often pointers or counters. */
+static inline uint64_t d9_name_hash(uint64_t task)
+{
+	task ^= task >> 33;
+	task *= 0xff51afd7ed558ccdULL;
+	task ^= task >> 33;
+	task *= 0xc4ceb3fe1a85ec53ULL;
+	task ^= task >> 33;
+	return task;
+}
+
+/*
+ * Check that the header at @seg describes a segment of this version whose
+ * parts fit in @map_size bytes. Returns 0, -EPROTO (magic or version) or
+ * -EINVAL (sizes).
+ */
+static inline int d9_seg_check(const void *seg, uint64_t map_size)
+{
+	const struct d9_seg_hdr *h = (const struct d9_seg_hdr *)seg;
+
+	if (map_size < D9_SEG_HDR_SIZE)
+		return -EINVAL;
+	if (h->magic != D9_SEG_MAGIC || h->version != D9_SEG_VERSION ||
+	    h->hdr_size != D9_SEG_HDR_SIZE)
+		return -EPROTO;
+	if (h->seg_size != map_size || h->nrings == 0 || h->nrings > 65536 ||
+	    h->ring_events == 0 || (h->ring_events & (h->ring_events - 1)) ||
+	    h->names_count & (h->names_count - 1) || h->names_count > (1U << 24) ||
+	    h->ring_offset % 64 || h->ring_stride % 64 || h->names_offset % 64 ||
+	    h->ring_offset < D9_SEG_HDR_SIZE || h->names_offset < D9_SEG_HDR_SIZE ||
+	    h->ring_stride < sizeof(struct d9_ring_hdr) +
+				 (uint64_t)h->ring_events * sizeof(struct d9_event) ||
+	    h->ring_stride > (1ULL << 32) || h->ring_offset > map_size ||
+	    (uint64_t)h->nrings * h->ring_stride > map_size - h->ring_offset ||
+	    h->names_offset > map_size ||
+	    (uint64_t)h->names_count * sizeof(struct d9_name_slot) >
+		map_size - h->names_offset)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Attach a recorder: discard what the rings hold from earlier sessions
+ * (tail = head), free drained DEAD rings, arm the lease until
+ * @now_ns + D9_LEASE_NS, then publish attached = 1. Markers start writing
+ * once they see attached.
+ */
+static inline void d9_seg_attach(void *seg, uint32_t recorder_pid, uint64_t now_ns)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+	uint32_t i;
+
+	for (i = 0; i < h->nrings; i++) {
+		struct d9_ring_hdr *r = d9_seg_ring(seg, i);
+		uint32_t dead = D9_RING_DEAD;
+
+		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+		__atomic_compare_exchange_n(&r->state, &dead, D9_RING_FREE, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&h->recorder_pid, recorder_pid, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lease_deadline, now_ns + D9_LEASE_NS, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->attach_count, 1, __ATOMIC_RELAXED);
+	/* release: a marker that sees attached also sees the lease */
+	__atomic_store_n(&h->attached, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Extend the lease to @now_ns + D9_LEASE_NS. Call at least every
+ * D9_LEASE_NS / 4. Returns 0, or -ETIMEDOUT when a marker found the lease
+ * expired and detached the shim (the recorder was too slow): records were
+ * lost; call d9_seg_attach() again to resume.
+ */
+static inline int d9_seg_renew(void *seg, uint64_t now_ns)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+
+	__atomic_store_n(&h->lease_deadline, now_ns + D9_LEASE_NS, __ATOMIC_RELEASE);
+	return __atomic_load_n(&h->attached, __ATOMIC_ACQUIRE) ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * Detach: markers go back to the detached cost. Records already in the rings
+ * stay there for a final d9_ring_consume(); a marker that read attached just
+ * before may still add a record or two.
+ */
+static inline void d9_seg_detach(void *seg)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+
+	__atomic_store_n(&h->attached, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->lease_deadline, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->recorder_pid, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Move up to @max records from ring @r (@ring_events records, a power of
+ * two) to @out, oldest first, and free their space. A record group (a
+ * THREAD_START or SPAWN and its text) is never split when @max is at least
+ * D9_TEXT_RECORDS + 1, so fewer than @max records does not mean the ring
+ * is empty (with @max >= @ring_events it does). Returns the number of
+ * records copied, 0 once the ring is empty. A ring whose
+ * indices make no sense (more than @ring_events records pending) is reset
+ * to empty.
+ */
+static inline size_t d9_ring_consume(struct d9_ring_hdr *r, uint32_t ring_events,
+				     struct d9_event *out, size_t max)
+{
+	const struct d9_event *ev = d9_ring_events(r);
+	uint64_t mask = (uint64_t)ring_events - 1;
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	size_t n, i;
+
+	if (head - tail > ring_events) {
+		__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+		return 0;
+	}
+	n = head - tail < max ? (size_t)(head - tail) : max;
+	for (i = 0; i < n; i++)
+		out[i] = ev[(tail + i) & mask];
+	if (n < head - tail && max > D9_TEXT_RECORDS) {
+		/* @max cut the batch: walk it group by group (tail is always at
+		 * a group start) and leave a cut group for next time */
+		for (i = 0; i < n; i++) {
+			uint32_t t = out[i].type, k = out[i].arg;
+
+			if ((t != D9_EV_SPAWN && t != D9_EV_THREAD_START) ||
+			    k > D9_TEXT_RECORDS)
+				continue;
+			if (i + 1 + k > n) {
+				n = i;
+				break;
+			}
+			i += k;
+		}
+	}
+	__atomic_store_n(&r->tail, tail + n, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* Records dropped by the current owner of @r because the ring was full. */
+static inline uint64_t d9_ring_drops(struct d9_ring_hdr *r)
+{
+	return __atomic_load_n(&r->drops, __ATOMIC_RELAXED);
+}
+
+/*
+ * Owner of @r: its tid, gen and name (NUL-terminated in @buf of @len bytes,
+ * @buf may be NULL). Returns the ring state. A name being changed by
+ * d9_thread_start() may read torn; the THREAD_START record carries it too.
+ */
+static inline uint32_t d9_ring_owner(struct d9_ring_hdr *r, uint32_t *tid, uint64_t *gen,
+				     char *buf, size_t len)
+{
+	uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+	size_t i;
+
+	*gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
+	*tid = __atomic_load_n(&r->tid, __ATOMIC_RELAXED);
+	for (i = 0; buf && len && i < len - 1 && i < sizeof(r->name); i++) {
+		buf[i] = __atomic_load_n(&r->name[i], __ATOMIC_RELAXED);
+		if (!buf[i])
+			break;
+	}
+	if (buf && len)
+		buf[i < len ? i : len - 1] = '\0';
+	return state;
+}
+
+/*
+ * Free ring @r if its owner is gone (DEAD) and it is drained. Returns 1 if
+ * it freed the ring, else 0.
+ */
+static inline int d9_ring_reap(struct d9_ring_hdr *r)
+{
+	uint32_t dead = D9_RING_DEAD;
+
+	if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != D9_RING_DEAD ||
+	    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) !=
+		__atomic_load_n(&r->tail, __ATOMIC_RELAXED))
+		return 0;
+	return __atomic_compare_exchange_n(&r->state, &dead, D9_RING_FREE, 0,
+					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/*
+ * Read name-table slot @s: on success store its task in @task and its name,
+ * NUL-terminated, in @buf (@len bytes, at least 1) and return 0. Returns
+ * -ENOENT for an empty or deleted slot, -EAGAIN for one being written.
+ */
+static inline int d9_name_slot_read(struct d9_name_slot *s, uint64_t *task, char *buf,
+				    size_t len)
+{
+	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	uint64_t t = __atomic_load_n(&s->task, __ATOMIC_ACQUIRE);
+	size_t i, n = len - 1 < sizeof(s->name) ? len - 1 : sizeof(s->name);
+
+	if (!t || t == D9_NAME_TOMB)
+		return -ENOENT;
+	if (!seq || (seq & 1))
+		return -EAGAIN;
+	for (i = 0; i < n; i++)
+		buf[i] = __atomic_load_n(&s->name[i], __ATOMIC_RELAXED);
+	buf[n] = '\0';
+	/* seqlock read side: the copy is good if nothing moved meanwhile */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->task, __ATOMIC_RELAXED) != t ||
+	    __atomic_load_n(&s->seq, __ATOMIC_RELAXED) != seq)
+		return -EAGAIN;
+	*task = t;
+	return 0;
+}
+
+/*
+ * Look up the name of @task in the name table of @seg. Returns 0 with the
+ * name in @buf, -ENOENT if absent, -EAGAIN if being written (retry).
+ */
+static inline int d9_name_table_get(void *seg, uint64_t task, char *buf, size_t len)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+	struct d9_name_slot *slots = d9_seg_names(seg);
+	uint32_t mask = h->names_count - 1, i;
+	uint64_t at = d9_name_hash(task);
+	int err = -ENOENT;
+
+	if (!h->names_count || !task || task == D9_NAME_TOMB)
+		return -ENOENT;
+	for (i = 0; i < D9_NAME_PROBE && i < h->names_count; i++) {
+		struct d9_name_slot *s = &slots[(at + i) & mask];
+		uint64_t t = __atomic_load_n(&s->task, __ATOMIC_ACQUIRE), got;
+
+		if (!t)
+			break;
+		if (t != task)
+			continue;
+		err = d9_name_slot_read(s, &got, buf, len);
+		if (!err && got != task)
+			err = -EAGAIN;
+		if (!err)
+			return 0;
+	}
+	return err;
+}
+
+/*
+ * Text of the @k D9_EV_TEXT records at @ev into @buf (@len bytes, at least
+ * 1), NUL-terminated.
+ */
+static inline void d9_event_text(const struct d9_event *ev, uint32_t k, char *buf,
+				 size_t len)
+{
+	size_t n = 0, j;
+	uint32_t i;
+
+	for (i = 0; i < k && i < D9_TEXT_RECORDS; i++) {
+		const char *t = (const char *)&ev[i];
+
+		for (j = 0; j < sizeof(*ev) && t[j] && n + 1 < len; j++)
+			buf[n++] = t[j];
+		if (j < sizeof(*ev))
+			break;
+	}
+	buf[n] = '\0';
 }
 
 #endif /* D9_SEGMENT_H */

@@ -5,28 +5,39 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "record/perf.h"
 
-/* Data pages per thread's ring: 128 KiB holds ~0.5 s of deep callchains at
- * 999 Hz, far more than one drain tick. Halved on EPERM/ENOMEM, which is
- * what an unprivileged user over perf_event_mlock_kb gets. */
-#define RING_PAGES	32
+/* Data pages per CPU ring: 256 KiB holds ~0.5 s of deep callchains of a
+ * busy CPU at 999 Hz, far more than one drain tick. Halved on EPERM/ENOMEM,
+ * which is what an unprivileged user over perf_event_mlock_kb gets. */
+#define RING_PAGES	64
 #define MAX_EVENT_SIZE	65536
 
-struct thread_ev {
-	pid_t tid;
-	int fd;
+/*
+ * The kernel refuses to mmap an inherited per-task event on "any CPU"
+ * (cpu == -1), so, as perf does, each thread gets one event per CPU, and
+ * all events of one CPU write into that CPU's ring (PERF_EVENT_IOC_SET_OUTPUT
+ * to the first). Inherited events of threads created later write into their
+ * parent's ring.
+ */
+struct cpu_ring {
+	int fd;			/* the event that owns the mapping, -1 if none */
 	void *base;
 	size_t data_size;	/* bytes of the data area (power of two) */
 };
 
 struct perf_set {
 	struct perf_event_attr attr;
-	struct thread_ev *ev;
-	unsigned int nev, cap;
+	int *fds;		/* every event opened */
+	unsigned int nfds, capfds;
+	pid_t *tids;		/* threads with events of their own */
+	unsigned int ntids, captids;
+	struct cpu_ring *rings;	/* per CPU */
+	unsigned int ncpus;
 	size_t page;
 	unsigned int pages;
 	unsigned char *scratch;	/* records that wrap around the ring end */
@@ -36,14 +47,22 @@ struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 			       int exclude_kernel)
 {
 	struct perf_set *ps = calloc(1, sizeof(*ps));
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int i;
 
 	if (!ps)
 		return NULL;
+	if (ncpus < 1)
+		ncpus = 1;
+	ps->ncpus = (unsigned int)ncpus;
 	ps->scratch = malloc(MAX_EVENT_SIZE);
-	if (!ps->scratch) {
-		free(ps);
+	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
+	if (!ps->scratch || !ps->rings) {
+		perf_set__free(ps);
 		return NULL;
 	}
+	for (i = 0; i < ps->ncpus; i++)
+		ps->rings[i].fd = -1;
 	ps->page = (size_t)sysconf(_SC_PAGESIZE);
 	ps->pages = RING_PAGES;
 	ps->attr.size = sizeof(ps->attr);
@@ -69,53 +88,106 @@ struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 	return ps;
 }
 
-int perf_set__add_thread(struct perf_set *ps, pid_t tid)
+static int push_fd(struct perf_set *ps, int fd)
 {
-	struct thread_ev *t;
-	unsigned int i, pages;
-	void *base = MAP_FAILED;
-	int fd;
-
-	for (i = 0; i < ps->nev; i++)
-		if (ps->ev[i].tid == tid)
-			return -EEXIST;
-	if (ps->nev == ps->cap) {
-		unsigned int cap = ps->cap ? ps->cap * 2 : 16;
-		struct thread_ev *n = realloc(ps->ev, cap * sizeof(*n));
+	if (ps->nfds == ps->capfds) {
+		unsigned int cap = ps->capfds ? ps->capfds * 2 : 64;
+		int *n = realloc(ps->fds, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		ps->ev = n;
-		ps->cap = cap;
+		ps->fds = n;
+		ps->capfds = cap;
 	}
-	fd = (int)syscall(SYS_perf_event_open, &ps->attr, tid, -1, -1,
-			  PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	ps->fds[ps->nfds++] = fd;
+	return 0;
+}
+
+static int map_ring(struct perf_set *ps, struct cpu_ring *r, int fd)
+{
+	unsigned int pages;
+	void *base = MAP_FAILED;
+
 	for (pages = ps->pages; pages >= 1; pages /= 2) {
 		base = mmap(NULL, (pages + 1) * ps->page, PROT_READ | PROT_WRITE,
 			    MAP_SHARED, fd, 0);
 		if (base != MAP_FAILED || (errno != EPERM && errno != ENOMEM))
 			break;
 	}
-	if (base == MAP_FAILED) {
-		int err = -errno;
+	if (base == MAP_FAILED)
+		return -errno;
+	ps->pages = pages;	/* later rings need not retry larger sizes */
+	r->fd = fd;
+	r->base = base;
+	r->data_size = pages * ps->page;
+	return 0;
+}
 
-		close(fd);
+int perf_set__add_thread(struct perf_set *ps, pid_t tid)
+{
+	unsigned int i, cpu, first = ps->nfds, opened = 0;
+	int err = 0;
+
+	for (i = 0; i < ps->ntids; i++)
+		if (ps->tids[i] == tid)
+			return -EEXIST;
+	if (ps->ntids == ps->captids) {
+		unsigned int cap = ps->captids ? ps->captids * 2 : 16;
+		pid_t *n = realloc(ps->tids, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ps->tids = n;
+		ps->captids = cap;
+	}
+	for (cpu = 0; cpu < ps->ncpus; cpu++) {
+		struct cpu_ring *r = &ps->rings[cpu];
+		int fd = (int)syscall(SYS_perf_event_open, &ps->attr, tid, (int)cpu, -1,
+				      PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;	/* offline CPU: nothing to sample */
+			err = -errno;
+			break;
+		}
+		err = push_fd(ps, fd);
+		if (err) {
+			close(fd);
+			break;
+		}
+		opened++;
+		if (r->fd < 0)
+			err = map_ring(ps, r, fd);
+		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
+			err = -errno;
+		if (err)
+			break;
+	}
+	if (!err && !opened)
+		err = -ENODEV;
+	if (err) {
+		/* undo this thread's events; a ring mapped on one of them is
+		 * dropped with it (only possible for the very first thread) */
+		for (i = first; i < ps->nfds; i++) {
+			for (cpu = 0; cpu < ps->ncpus; cpu++)
+				if (ps->rings[cpu].fd == ps->fds[i]) {
+					munmap(ps->rings[cpu].base,
+					       ps->page + ps->rings[cpu].data_size);
+					ps->rings[cpu].fd = -1;
+				}
+			close(ps->fds[i]);
+		}
+		ps->nfds = first;
 		return err;
 	}
-	ps->pages = pages;	/* later threads need not retry larger sizes */
-	t = &ps->ev[ps->nev++];
-	t->tid = tid;
-	t->fd = fd;
-	t->base = base;
-	t->data_size = pages * ps->page;
+	ps->tids[ps->ntids++] = tid;
 	return 0;
 }
 
 unsigned int perf_set__nthreads(const struct perf_set *ps)
 {
-	return ps->nev;
+	return ps->ntids;
 }
 
 static void parse_sample(const struct perf_set *ps, const unsigned char *p,
@@ -191,7 +263,7 @@ static void parse_record(const struct perf_set *ps, const struct perf_event_head
 	}
 }
 
-static uint64_t drain_one(struct perf_set *ps, struct thread_ev *t,
+static uint64_t drain_one(struct perf_set *ps, struct cpu_ring *t,
 			  const struct perf_callbacks *cb)
 {
 	struct perf_event_mmap_page *pc = t->base;
@@ -239,8 +311,9 @@ uint64_t perf_set__drain(struct perf_set *ps, const struct perf_callbacks *cb)
 	uint64_t n = 0;
 	unsigned int i;
 
-	for (i = 0; i < ps->nev; i++)
-		n += drain_one(ps, &ps->ev[i], cb);
+	for (i = 0; i < ps->ncpus; i++)
+		if (ps->rings[i].fd >= 0)
+			n += drain_one(ps, &ps->rings[i], cb);
 	return n;
 }
 
@@ -250,11 +323,14 @@ void perf_set__free(struct perf_set *ps)
 
 	if (!ps)
 		return;
-	for (i = 0; i < ps->nev; i++) {
-		munmap(ps->ev[i].base, ps->page + ps->ev[i].data_size);
-		close(ps->ev[i].fd);
-	}
-	free(ps->ev);
+	for (i = 0; ps->rings && i < ps->ncpus; i++)
+		if (ps->rings[i].fd >= 0)
+			munmap(ps->rings[i].base, ps->page + ps->rings[i].data_size);
+	for (i = 0; i < ps->nfds; i++)
+		close(ps->fds[i]);
+	free(ps->fds);
+	free(ps->tids);
+	free(ps->rings);
 	free(ps->scratch);
 	free(ps);
 }

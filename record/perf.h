@@ -3,7 +3,8 @@
  * perf.h - per-thread sampling perf_events of one process (internal to
  * record/).
  *
- * One event per thread that exists at attach time, opened with inherit so
+ * Events on every thread that exists at attach time (one per CPU, sharing a
+ * ring per CPU), opened with inherit so
  * that threads they create later are sampled too (an inherited event writes
  * into its parent's ring buffer). Samples carry IP, TID, TIME
  * (CLOCK_MONOTONIC through use_clockid), PERIOD and the kernel-unwound

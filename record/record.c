@@ -44,6 +44,7 @@ struct rec {
 	struct record_stats *st;
 	struct trace_writer *w;
 	struct perf_set *ps;
+	struct perf_callbacks cb;	/* perf_cb_tmpl with ctx = this */
 	struct symbolizer *sym;
 	struct shim_seg *seg;
 	struct ring_seen *rings;	/* per shim ring slot */
@@ -131,7 +132,7 @@ static void on_lost(void *ctx, uint64_t lost)
 	r->st->lost_samples += lost;
 }
 
-static const struct perf_callbacks perf_cb = {
+static const struct perf_callbacks perf_cb_tmpl = {
 	.sample = on_sample,
 	.comm = on_comm,
 	.fork = on_fork,
@@ -250,42 +251,21 @@ static void shim_try_attach(struct rec *r, int warn)
 	      (int)r->o->pid, h->nrings);
 }
 
-static void text_of(const struct d9_event *ev, uint32_t k, char *buf, size_t len)
-{
-	size_t n = 0;
-	uint32_t i;
-
-	for (i = 0; i < k && n + 1 < len; i++) {
-		const char *t = (const char *)&ev[i];
-		size_t j;
-
-		for (j = 0; j < sizeof(*ev) && t[j] && n + 1 < len; j++)
-			buf[n++] = t[j];
-		if (j < sizeof(*ev))
-			break;
-	}
-	buf[n] = '\0';
-}
-
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
 	struct ring_seen *seen = &r->rings[idx];
-	uint64_t gen = __atomic_load_n(&ring->gen, __ATOMIC_ACQUIRE);
-	uint32_t tid = __atomic_load_n(&ring->tid, __ATOMIC_RELAXED);
-	uint64_t drops;
+	char name[sizeof(ring->name) + 1];
+	uint64_t gen, drops;
+	uint32_t tid;
 	size_t n, i;
 
+	d9_ring_owner(ring, &tid, &gen, name, sizeof(name));
 	if (gen != seen->gen) {
 		seen->gen = gen;
 		seen->drops = 0;
-		if (ring->name[0]) {
-			char name[sizeof(ring->name) + 1];
-
-			memcpy(name, ring->name, sizeof(ring->name));
-			name[sizeof(ring->name)] = '\0';
+		if (name[0])
 			note_err(r, trace_writer__thread(r->w, tid, name));
-		}
 	}
 	n = d9_ring_consume(ring, ring_events, r->evbuf, r->evbuf_len);
 	for (i = 0; i < n; i++) {
@@ -296,16 +276,16 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		if (ev->type == D9_EV_TEXT)
 			continue;	/* stray continuation: its head was cut */
 		if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START) {
-			char name[D9_NAME_MAX + 1];
+			char text[D9_NAME_MAX + 1];
 
 			k = ev->arg;
 			if (k > n - i - 1)
 				k = (uint32_t)(n - i - 1);
-			text_of(ev + 1, k, name, sizeof(name));
-			if (ev->type == D9_EV_SPAWN && name[0])
-				note_err(r, trace_writer__task(r->w, ev->task, name));
-			else if (ev->type == D9_EV_THREAD_START && name[0])
-				note_err(r, trace_writer__thread(r->w, tid, name));
+			d9_event_text(ev + 1, k, text, sizeof(text));
+			if (ev->type == D9_EV_SPAWN && text[0])
+				note_err(r, trace_writer__task(r->w, ev->task, text));
+			else if (ev->type == D9_EV_THREAD_START && text[0])
+				note_err(r, trace_writer__thread(r->w, tid, text));
 		}
 		te.time = ev->time;
 		te.task = ev->task;
@@ -315,7 +295,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		r->st->events++;
 		i += k;
 	}
-	drops = __atomic_load_n(&ring->drops, __ATOMIC_RELAXED);
+	drops = d9_ring_drops(ring);
 	if (drops > seen->drops) {
 		r->st->shim_drops += drops - seen->drops;
 		seen->drops = drops;
@@ -504,6 +484,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	int pidfd = -1, err;
 
 	memset(st, 0, sizeof(*st));
+	r.cb = perf_cb_tmpl;
+	r.cb.ctx = &r;
 	if (kill(o->pid, 0) && errno == ESRCH) {
 		snprintf(st->why, sizeof(st->why), "no such process");
 		return -ESRCH;
@@ -544,7 +526,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			exited = 1;
 		else if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
-		perf_set__drain(r.ps, &perf_cb);
+		perf_set__drain(r.ps, &r.cb);
 		drain_shim(&r);
 		now = record_now_ns();
 		if (r.seg)
@@ -571,7 +553,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			break;
 	}
 	/* Last words: what is still in the rings belongs in the trace. */
-	perf_set__drain(r.ps, &perf_cb);
+	perf_set__drain(r.ps, &r.cb);
 	drain_shim(&r);
 	if (r.seg)
 		shim_seg__detach(r.seg);

@@ -77,7 +77,7 @@ static int find_maps(pid_t pid, struct seg_map *maps, int max)
 /* Open the memfd with inode @inode of @pid, by map_files then by fd. */
 static int open_seg(pid_t pid, const struct seg_map *m)
 {
-	char path[128], link[256];
+	char path[320], link[256];
 	struct stat st;
 	struct dirent *de;
 	DIR *d;
@@ -156,7 +156,6 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep, char *why,
 	struct stat st, pst;
 	char ppath[64];
 	void *base;
-	uint64_t need;
 
 	if (fstat(fd, &st))
 		return -errno;
@@ -184,24 +183,17 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep, char *why,
 	if (base == MAP_FAILED)
 		return -errno;
 	h = base;
-	if (h->magic != D9_SEG_MAGIC || h->hdr_size != D9_SEG_HDR_SIZE) {
-		snprintf(why, len, "bad magic");
+	switch (d9_seg_check(base, (uint64_t)st.st_size)) {
+	case 0:
+		break;
+	case -EPROTO:
+		if (h->magic == D9_SEG_MAGIC)
+			snprintf(why, len, "segment version %u, this d9prof reads %u",
+				 h->version, D9_SEG_VERSION);
+		else
+			snprintf(why, len, "bad magic");
 		goto bad;
-	}
-	if (h->version != D9_SEG_VERSION) {
-		snprintf(why, len, "segment version %u, this d9prof reads %u",
-			 h->version, D9_SEG_VERSION);
-		goto bad;
-	}
-	need = h->ring_offset + (uint64_t)h->nrings * h->ring_stride;
-	if (h->seg_size != (uint64_t)st.st_size || need > h->seg_size ||
-	    h->ring_offset < D9_SEG_HDR_SIZE || h->nrings == 0 ||
-	    h->ring_events == 0 || (h->ring_events & (h->ring_events - 1)) ||
-	    h->ring_stride < sizeof(struct d9_ring_hdr) +
-				     (uint64_t)h->ring_events * sizeof(struct d9_event) ||
-	    h->names_offset + (uint64_t)h->names_count * sizeof(struct d9_name_slot) >
-		    h->seg_size ||
-	    (h->names_count & (h->names_count - 1))) {
+	default:
 		snprintf(why, len, "inconsistent sizes");
 		goto bad;
 	}

@@ -33,8 +33,9 @@ for t in 1 2 3 4; do
 done
 echo
 echo "task 1 (cpu_hog), hottest stacks:"
-sort -t' ' -k2 -n -r "$OUT/task-1.folded" | head -3 | awk '{ n = split($1, f, ";");
-	printf "  %6d  %s\n", $NF, f[n] }'
+awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
+	printf "%d\t%s <- %s\n", n, f[k], f[k - 1] }' "$OUT/task-1.folded" |
+	sort -n -r | head -3 | awk -F'\t' '{ printf "  %6d  %s\n", $1, $2 }'
 echo
 echo "flamegraphs (open in a browser):"
 echo "  $OUT/all-tasks.svg      every sample, one root frame per task"

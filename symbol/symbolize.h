@@ -24,30 +24,41 @@
 
 struct symbolizer;
 
-/* A symbolizer for @pid: reads /proc/@pid/maps and /proc/kallsyms now.
- * Returns 0, or -errno (-ESRCH: no such process). A kallsyms that cannot
- * be read is not an error: kernel frames then stay unresolved. */
+/* A symbolizer for @pid: reads /proc/@pid/maps and /proc/kallsyms now, and
+ * opens every executable file mapped (so later resolution does not depend
+ * on the target or its files staying around). Returns 0, or -errno with
+ * *@out = NULL (-ESRCH: no such process, -EACCES: maps not readable). A
+ * kallsyms that cannot be read is not an error: kernel frames then stay
+ * unresolved. Holds one file descriptor per mapped file until freed. */
 int symbolizer__new(pid_t pid, struct symbolizer **out);
 
 /* Re-read /proc/PID/maps, adding mappings that appeared (dlopen). Old ones
  * are kept. 0 or -errno (-ESRCH once the process is gone). */
 int symbolizer__refresh(struct symbolizer *s);
 
-/* Add one executable mapping [start, end) of @path at file offset @pgoff. */
-int symbolizer__add_mapping(struct symbolizer *s, uint64_t start,
-			    uint64_t end, uint64_t pgoff, const char *path);
+/* Add one executable mapping [start, end) of @path at file offset @pgoff
+ * (a PERF_RECORD_MMAP2), opening @path if new. A mapping over older ones
+ * replaces them. "[vdso]" is understood. 0 or -errno (-EINVAL, -ENOMEM);
+ * a file that cannot be opened is not an error (see symbolizer__resolve). */
+int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
+			    uint64_t pgoff, const char *path);
 
 /* Resolve @addr into @out (strings owned by the symbolizer, valid until
  * symbolizer__free). Has the signature of trace_resolve_fn with the
  * symbolizer as ctx. Returns 0, or -ENOENT when nothing is known (out->
- * addr and out->kernel are still set). */
+ * addr and out->kernel are still set, sym and module NULL).
+ * In a known module without a symbol for @addr, returns 0 with sym NULL and
+ * offset = the link-time address (addr - load bias), or the file offset if
+ * the file could not be opened. */
 int symbolizer__resolve(void *s, uint64_t addr, struct trace_frame *out);
 
-/* Modules seen so far: path and build-id as lowercase hex ("" if none).
- * Returns the count; *@path and *@build_id of entry @i. */
+/* Modules (files) seen so far, in order of appearance: path as in
+ * /proc/PID/maps and build-id as lowercase hex ("" if none or unreadable).
+ * symbolizer__nmodules returns the count; symbolizer__module sets *@path
+ * and *@build_id (either may be NULL) of entry @i: 0, or -EINVAL. */
 size_t symbolizer__nmodules(const struct symbolizer *s);
-int symbolizer__module(const struct symbolizer *s, size_t i,
-		       const char **path, const char **build_id);
+int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
+		       const char **build_id);
 
 void symbolizer__free(struct symbolizer *s);
 

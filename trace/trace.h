@@ -17,6 +17,10 @@
  * leaf first.
  *
  * All times are CLOCK_MONOTONIC nanoseconds of the recording machine.
+ *
+ * The byte-level layout and the encoding of each chunk (column-wise varints,
+ * delta-coded times, per-chunk string tables) are described in
+ * trace/trace_format.h, private to trace/.
  */
 #ifndef D9_TRACE_H
 #define D9_TRACE_H
@@ -89,7 +93,9 @@ struct trace_meta {
 };
 
 /* Counters carried in the END chunk (absent, all zero, for a truncated
- * trace). */
+ * trace). The writer fills samples and events itself (what it wrote), and
+ * start_time/end_time when the caller leaves them 0 (the earliest and latest
+ * record time written). */
 struct trace_counters {
 	uint64_t samples;	/* samples written */
 	uint64_t events;	/* shim events written */
@@ -101,6 +107,15 @@ struct trace_counters {
 
 /* ---- writer -------------------------------------------------------- */
 
+/*
+ * A writer is single-threaded: one thread at a time may call it. All calls
+ * return 0 or -errno: -EINVAL for a bad argument or after finish, -ENOMEM,
+ * -E2BIG for a string over 16 MiB or a callchain over 1M addresses, or the
+ * error of a failed write(2) (-ENOSPC, -EIO, ...). A write error is sticky:
+ * every later call returns it (the file then reads as cut short).
+ * Records are buffered and written in chunks of up to 64k records, so a
+ * call that fills a buffer may write.
+ */
 struct trace_writer;
 
 /* Start a trace on @fd (which the writer does not close): writes the file
@@ -110,15 +125,19 @@ struct trace_writer *trace_writer__new(int fd);
 /* Queue a meta key/value (strings copied); flushed with the next chunk. */
 int trace_writer__meta(struct trace_writer *w, const char *key,
 		       const char *value);
+/* Name a thread or a task (@name copied; NULL registers the id without
+ * forgetting an earlier name). Readers keep the last name per id. */
 int trace_writer__thread(struct trace_writer *w, uint32_t tid,
 			 const char *name);
 int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name);
 
 /* Intern a callchain of @n addresses (leaf first) and return its stack id
  * in *@stack. Identical callchains get the same id. New stacks and frames
- * are written before any sample chunk that follows. */
+ * are written before any sample chunk that follows. @n may be 0. */
 int trace_writer__stack(struct trace_writer *w, const uint64_t *ips,
 			unsigned int n, uint32_t *stack);
+/* Queue a sample; s->stack must be an id returned by trace_writer__stack
+ * (else -EINVAL). */
 int trace_writer__sample(struct trace_writer *w,
 			 const struct trace_sample *s);
 int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
@@ -138,26 +157,38 @@ size_t trace_writer__nframes(const struct trace_writer *w);
 uint64_t trace_writer__frame_addr(const struct trace_writer *w, size_t i);
 
 /* Symbolize every interned frame through @resolve (once per unique
- * address), write the FRAMES chunk, then the END chunk with @c, and flush.
+ * address, in frame id order), write the FRAMES chunk(s), then the END
+ * chunk with @c, and flush. The callback gets @out with addr set, kernel
+ * preset from the address (it may change it) and the rest zero. A NULL
+ * @resolve writes no FRAMES chunk; a NULL @c means all-zero counters (see
+ * struct trace_counters for what the writer fills in itself).
  * After this only trace_writer__free() may be called. */
 int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve,
 			 void *ctx, const struct trace_counters *c);
+/* Free the writer (NULL is a no-op). Does not write: call flush or finish
+ * first, or what is still queued is lost. */
 void trace_writer__free(struct trace_writer *w);
 
 /* ---- reader -------------------------------------------------------- */
 
-/* A whole trace in memory. Arrays are owned by the trace. */
+struct trace_arena;
+
+/* A whole trace in memory. Arrays and strings are owned by the trace. */
 struct trace {
 	struct trace_meta *meta;
 	size_t nmeta;
-	struct trace_thread *threads;	/* last name per tid wins */
+	struct trace_thread *threads;	/* last name per tid wins; sorted by
+					 * tid */
 	size_t nthreads;
-	struct trace_task *tasks;	/* last name per id wins */
+	struct trace_task *tasks;	/* last name per id wins; sorted by
+					 * id */
 	size_t ntasks;
-	struct trace_frame *frames;	/* index = frame id */
+	struct trace_frame *frames;	/* index = frame id; sym/module NULL
+					 * without a FRAMES chunk */
 	size_t nframes;
 	uint32_t *stack_off;		/* stack i = stack_frames[stack_off[i] ..
-					 * stack_off[i+1]) */
+					 * stack_off[i+1]); nstacks + 1
+					 * entries, never NULL */
 	uint32_t *stack_frames;
 	size_t nstacks;
 	struct trace_sample *samples;	/* in file order */
@@ -167,6 +198,8 @@ struct trace {
 	struct trace_counters counters;
 	int complete;			/* 1 if the END chunk was read */
 	size_t chunks;			/* whole chunks read */
+	struct trace_arena *arena;	/* private: the strings; NULL in a
+					 * trace built by hand */
 };
 
 /* Read the trace at @path. Returns 0 and a trace in *@out, or -errno:
@@ -176,11 +209,15 @@ struct trace {
  *   -EPROTONOSUPPORT     a format version this build does not read
  * A file cut short is not an error: *@out holds every whole chunk and
  * complete == 0. On error *@errmsg (if non-NULL) points to a static string
- * saying what is wrong. */
+ * saying what is wrong, e.g. "chunk 12 at offset 40960: checksum mismatch"
+ * (a per-thread buffer, valid until this thread's next trace__read()).
+ * Memory is bounded by the file's size (each chunk's raw size <= 1 GiB). */
 int trace__read(const char *path, struct trace **out, const char **errmsg);
+/* Free a trace from trace__read() (NULL is a no-op). */
 void trace__free(struct trace *t);
 
-/* Helpers on a read trace. */
+/* Helpers on a read trace: the last value of meta @key, a task's or a
+ * thread's name; NULL if absent. Also work on a trace built by hand. */
 const char *trace__meta(const struct trace *t, const char *key);
 const char *trace__task_name(const struct trace *t, uint64_t task);
 const char *trace__thread_name(const struct trace *t, uint32_t tid);

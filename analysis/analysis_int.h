@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analysis_int.h - private to analysis/: a u64 hash map, the flame tree's
+ * layout, and small helpers shared by join.c, flame.c, flame_svg.c and
+ * report.c. Nothing outside analysis/ may include it.
+ */
+#ifndef D9_ANALYSIS_INT_H
+#define D9_ANALYSIS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+
+/* ---- u64 -> u64 open-addressing map (linear probing, load <= 1/2) ---- */
+
+#define AMAP_EMPTY UINT64_MAX
+
+struct amap {
+	uint64_t *keys; /* AMAP_EMPTY marks a free slot */
+	uint64_t *vals;
+	size_t cap; /* power of two */
+	size_t n;
+	/* AMAP_EMPTY itself is a legal key (a task id read from a corrupt
+	 * file); it lives here instead of in the table */
+	int has_empty_key;
+	uint64_t empty_val;
+};
+
+int amap_init(struct amap *m, size_t hint);
+/* The value slot of @key, inserted as 0 if absent (*@created = 1 then;
+ * @created may be NULL). NULL on -ENOMEM. Valid until the next insert. */
+uint64_t *amap_get(struct amap *m, uint64_t key, int *created);
+/* The value slot of @key, or NULL if absent. */
+uint64_t *amap_find(const struct amap *m, uint64_t key);
+void amap_release(struct amap *m);
+
+static inline uint64_t amap_mix(uint64_t x)
+{
+	/* murmur3 finalizer: ids and (root, stack) pairs are dense small
+	 * integers, which would cluster badly under linear probing */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- the flame tree (flame.c), walked by flame_svg.c ---------------- */
+
+#define FNODE_NONE UINT32_MAX
+
+struct fnode {
+	uint32_t label;	 /* interned label id */
+	uint32_t parent; /* FNODE_NONE for the root */
+	uint32_t child;	 /* first child, FNODE_NONE if a leaf */
+	uint32_t next;	 /* next sibling, unordered */
+	uint64_t total;	 /* weight of this frame and everything above */
+	uint64_t self;	 /* weight of paths that end here */
+};
+
+struct flame {
+	struct fnode *nodes; /* nodes[0] is the root ("all") */
+	size_t nnodes, nodes_cap;
+
+	/* interned labels: NUL-terminated strings packed in text */
+	char *text;
+	size_t text_len, text_cap;
+	size_t *lab_off;
+	uint32_t *lab_len;
+	uint32_t *lab_hash; /* full hash per label, for rehashing */
+	size_t nlabels, labels_cap;
+	uint32_t *lab_tab; /* open addressing: label id + 1, 0 = free */
+	size_t lab_tab_cap;
+
+	struct amap edges; /* (parent << 32 | label) -> child node */
+
+	/* depth-1 frames are task roots ("task N name", "[no poll]"): the
+	 * SVG gives them their own palette */
+	int task_roots;
+	/* nodes were added by flame_run_add(), which skips the edge map:
+	 * rebuild it before the next flame_add_ids() */
+	int edges_stale;
+};
+
+/* Bulk loading without hashing: the previous path and its nodes. */
+struct flame_run {
+	uint32_t *ids;
+	uint32_t *nodes;
+	size_t n, cap;
+};
+
+static inline const char *flame_label_str(const struct flame *f, uint32_t id)
+{
+	return f->text + f->lab_off[id];
+}
+
+/* Intern @s (of @len bytes): its label id in *@id. 0 or -ENOMEM. */
+int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id);
+/* flame__add() with interned label ids; the path's last node in *@leaf
+ * (0 = the root, for n == 0) if @leaf is non-NULL. */
+int flame_add_ids(struct flame *f, const uint32_t *ids, size_t n, uint64_t weight,
+		  uint32_t *leaf);
+/* Add a path to a flame that @r has filled alone so far, paths coming so
+ * that those with a common prefix are contiguous (any trie pre-order):
+ * then a path shares nodes only with the previous one, and everything
+ * below the point where they part is new, so no lookups are needed. */
+int flame_run_add(struct flame *f, struct flame_run *r, const uint32_t *ids, size_t n,
+		  uint64_t weight);
+void flame_run_release(struct flame_run *r);
+
+/* ---- small helpers -------------------------------------------------- */
+
+/* Sample weight: 0 (a writer that did not fill it in) counts as 1. */
+static inline uint64_t sample_weight(const struct trace_sample *s)
+{
+	return s->weight ? s->weight : 1;
+}
+
+/* Human-readable duration with three significant digits: "850ns",
+ * "12.3ms", "2.50s". Returns @buf. */
+char *fmt_duration(uint64_t ns, char *buf, size_t len);
+
+/* Last value of meta @key, or NULL (trace.c's lookup, without depending on
+ * it: analysis links against the struct only). */
+const char *analysis_meta(const struct trace *t, const char *key);
+
+#endif /* D9_ANALYSIS_INT_H */

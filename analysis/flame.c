@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flame.c - the flamegraph tree and its folded output.
+ *
+ * Labels are interned once; a node is found by the (parent, label) edge in
+ * one hash map, so adding a path costs one probe per frame and memory grows
+ * with distinct paths only.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+static uint32_t str_hash(const char *s, size_t len)
+{
+	/* FNV-1a: labels are short and this runs once per distinct label
+	 * in analysis__flame, once per frame in flame__add */
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int node_new(struct flame *f, uint32_t parent, uint32_t label, uint32_t *id)
+{
+	struct fnode *n;
+
+	if (f->nnodes >= FNODE_NONE)
+		return -EOVERFLOW;
+	if (f->nnodes == f->nodes_cap) {
+		size_t cap = f->nodes_cap ? f->nodes_cap * 2 : 256;
+
+		n = realloc(f->nodes, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		f->nodes = n;
+		f->nodes_cap = cap;
+	}
+	*id = f->nnodes;
+	n = &f->nodes[f->nnodes++];
+	n->label = label;
+	n->parent = parent;
+	n->child = FNODE_NONE;
+	n->next = FNODE_NONE;
+	n->total = 0;
+	n->self = 0;
+	if (parent != FNODE_NONE) {
+		n->next = f->nodes[parent].child;
+		f->nodes[parent].child = *id;
+	}
+	return 0;
+}
+
+struct flame *flame__new(void)
+{
+	struct flame *f = calloc(1, sizeof(*f));
+	uint32_t root, all;
+
+	if (!f)
+		return NULL;
+	f->lab_tab_cap = 256;
+	f->lab_tab = calloc(f->lab_tab_cap, sizeof(*f->lab_tab));
+	if (!f->lab_tab || amap_init(&f->edges, 256) || flame_intern(f, "all", 3, &all) ||
+	    node_new(f, FNODE_NONE, all, &root)) {
+		flame__free(f);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return f;
+}
+
+static int lab_tab_grow(struct flame *f)
+{
+	size_t cap = f->lab_tab_cap * 2, mask = cap - 1;
+	uint32_t *tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (size_t id = 0; id < f->nlabels; id++) {
+		size_t i = f->lab_hash[id] & mask;
+
+		while (tab[i])
+			i = (i + 1) & mask;
+		tab[i] = id + 1;
+	}
+	free(f->lab_tab);
+	f->lab_tab = tab;
+	f->lab_tab_cap = cap;
+	return 0;
+}
+
+int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id)
+{
+	uint32_t h = str_hash(s, len);
+	size_t mask = f->lab_tab_cap - 1, i = h & mask;
+
+	while (f->lab_tab[i]) {
+		uint32_t c = f->lab_tab[i] - 1;
+
+		if (f->lab_hash[c] == h && f->lab_len[c] == len &&
+		    !memcmp(f->text + f->lab_off[c], s, len)) {
+			*id = c;
+			return 0;
+		}
+		i = (i + 1) & mask;
+	}
+	if (len > UINT32_MAX || f->nlabels >= UINT32_MAX - 1)
+		return -EOVERFLOW;
+	if (f->nlabels == f->labels_cap) {
+		size_t cap = f->labels_cap ? f->labels_cap * 2 : 256;
+		size_t *off = realloc(f->lab_off, cap * sizeof(*off));
+		uint32_t *ln, *hs;
+
+		if (!off)
+			return -ENOMEM;
+		f->lab_off = off;
+		ln = realloc(f->lab_len, cap * sizeof(*ln));
+		if (!ln)
+			return -ENOMEM;
+		f->lab_len = ln;
+		hs = realloc(f->lab_hash, cap * sizeof(*hs));
+		if (!hs)
+			return -ENOMEM;
+		f->lab_hash = hs;
+		f->labels_cap = cap;
+	}
+	if (f->text_len + len + 1 > f->text_cap) {
+		size_t cap = f->text_cap ? f->text_cap : 4096;
+		char *text;
+
+		while (cap < f->text_len + len + 1)
+			cap *= 2;
+		text = realloc(f->text, cap);
+		if (!text)
+			return -ENOMEM;
+		f->text = text;
+		f->text_cap = cap;
+	}
+	memcpy(f->text + f->text_len, s, len);
+	f->text[f->text_len + len] = '\0';
+	*id = f->nlabels;
+	f->lab_off[*id] = f->text_len;
+	f->lab_len[*id] = len;
+	f->lab_hash[*id] = h;
+	f->text_len += len + 1;
+	f->nlabels++;
+	f->lab_tab[i] = *id + 1;
+	if (f->nlabels * 2 > f->lab_tab_cap)
+		return lab_tab_grow(f);
+	return 0;
+}
+
+static int reindex(struct flame *f)
+{
+	for (size_t i = 1; i < f->nnodes; i++) {
+		uint64_t *v = amap_get(
+		    &f->edges, (uint64_t)f->nodes[i].parent << 32 | f->nodes[i].label,
+		    NULL);
+
+		if (!v)
+			return -ENOMEM;
+		*v = i;
+	}
+	f->edges_stale = 0;
+	return 0;
+}
+
+int flame_add_ids(struct flame *f, const uint32_t *ids, size_t n, uint64_t weight,
+		  uint32_t *leaf)
+{
+	uint32_t cur = 0;
+	size_t i;
+	int err;
+
+	if (leaf)
+		*leaf = 0;
+	if (!weight)
+		return 0;
+	if (f->edges_stale) {
+		err = reindex(f);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t key = (uint64_t)cur << 32 | ids[i];
+		int created;
+		uint64_t *v = amap_get(&f->edges, key, &created);
+
+		if (!v)
+			return -ENOMEM;
+		if (created) {
+			uint32_t id;
+
+			err = node_new(f, cur, ids[i], &id);
+			if (err)
+				return err;
+			/* node_new does not touch the map: v is valid */
+			*v = id;
+		}
+		f->nodes[cur].total += weight;
+		cur = *v;
+	}
+	f->nodes[cur].total += weight;
+	f->nodes[cur].self += weight;
+	if (leaf)
+		*leaf = cur;
+	return 0;
+}
+
+int flame_run_add(struct flame *f, struct flame_run *r, const uint32_t *ids, size_t n,
+		  uint64_t weight)
+{
+	uint32_t parent = 0;
+	size_t k = 0, i;
+	int err;
+
+	if (!weight)
+		return 0;
+	if (n > r->cap) {
+		size_t cap = n + 64;
+		uint32_t *a = realloc(r->ids, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		r->ids = a;
+		a = realloc(r->nodes, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		r->nodes = a;
+		r->cap = cap;
+	}
+	while (k < n && k < r->n && r->ids[k] == ids[k])
+		k++;
+	if (k)
+		parent = r->nodes[k - 1];
+	for (i = k; i < n; i++) {
+		err = node_new(f, parent, ids[i], &parent);
+		if (err)
+			return err;
+		r->ids[i] = ids[i];
+		r->nodes[i] = parent;
+	}
+	r->n = n;
+	f->edges_stale = 1;
+	f->nodes[0].total += weight;
+	for (i = 0; i < n; i++)
+		f->nodes[r->nodes[i]].total += weight;
+	f->nodes[n ? r->nodes[n - 1] : 0].self += weight;
+	return 0;
+}
+
+void flame_run_release(struct flame_run *r)
+{
+	free(r->ids);
+	free(r->nodes);
+	memset(r, 0, sizeof(*r));
+}
+
+int flame__add(struct flame *f, const char *const *frames, size_t n, uint64_t weight)
+{
+	uint32_t buf[128], *ids = buf;
+	size_t i;
+	int err = 0;
+
+	if (!f || (n && !frames))
+		return -EINVAL;
+	if (n > sizeof(buf) / sizeof(buf[0])) {
+		ids = malloc(n * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+	}
+	for (i = 0; i < n && !err; i++)
+		err = flame_intern(f, frames[i] ? frames[i] : "",
+				   frames[i] ? strlen(frames[i]) : 0, &ids[i]);
+	if (!err)
+		err = flame_add_ids(f, ids, n, weight, NULL);
+	if (ids != buf)
+		free(ids);
+	return err;
+}
+
+uint64_t flame__total(const struct flame *f)
+{
+	return f && f->nnodes ? f->nodes[0].total : 0;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int flame__write_folded(const struct flame *f, FILE *out)
+{
+	char *arena = NULL, **lines = NULL;
+	size_t nlines = 0, bytes = 0, i, at = 0;
+	uint32_t *path = NULL;
+	size_t depth_max = 0;
+	int err = 0;
+
+	if (!f || !out)
+		return -EINVAL;
+	/* one pass to size everything: a line is its path, ';'s, a space,
+	 * up to 20 digits and the NUL */
+	for (i = 1; i < f->nnodes; i++) {
+		size_t d = 0, len = 0;
+		uint32_t n;
+
+		if (!f->nodes[i].self)
+			continue;
+		for (n = i; n != 0; n = f->nodes[n].parent) {
+			len += f->lab_len[f->nodes[n].label] + 1;
+			d++;
+		}
+		if (d > depth_max)
+			depth_max = d;
+		bytes += len + 22;
+		nlines++;
+	}
+	arena = malloc(bytes + 1);
+	lines = malloc((nlines + 1) * sizeof(*lines));
+	path = malloc((depth_max + 1) * sizeof(*path));
+	if (!arena || !lines || !path) {
+		err = -ENOMEM;
+		goto out;
+	}
+	nlines = 0;
+	for (i = 1; i < f->nnodes; i++) {
+		size_t d = 0;
+		uint32_t n;
+		char *p = arena + at;
+
+		if (!f->nodes[i].self)
+			continue;
+		for (n = i; n != 0; n = f->nodes[n].parent)
+			path[d++] = n;
+		while (d--) {
+			uint32_t l = f->nodes[path[d]].label;
+
+			memcpy(p, flame_label_str(f, l), f->lab_len[l]);
+			p += f->lab_len[l];
+			*p++ = d ? ';' : ' ';
+		}
+		p += sprintf(p, "%" PRIu64, f->nodes[i].self);
+		*p++ = '\0';
+		lines[nlines++] = arena + at;
+		at = p - arena;
+	}
+	/* byte order, as `LC_ALL=C sort` would give: diffable and stable */
+	qsort(lines, nlines, sizeof(*lines), line_cmp);
+	for (i = 0; i < nlines; i++) {
+		fputs(lines[i], out);
+		putc('\n', out);
+	}
+	if (ferror(out))
+		err = -EIO;
+out:
+	free(arena);
+	free(lines);
+	free(path);
+	return err;
+}
+
+void flame__free(struct flame *f)
+{
+	if (!f)
+		return;
+	free(f->nodes);
+	free(f->text);
+	free(f->lab_off);
+	free(f->lab_len);
+	free(f->lab_hash);
+	free(f->lab_tab);
+	amap_release(&f->edges);
+	free(f);
+}

@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c - the work behind `d9prof flame` and `d9prof tasks`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+char *fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const char *const unit[] = {"ns", "us", "ms", "s"};
+	double v;
+	int u = 1;
+
+	if (ns < 1000) {
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+		return buf;
+	}
+	/* choose the unit after rounding, so 999.7us prints as 1.00ms */
+	v = ns / 1000.0;
+	while (u < 3 && v >= 999.5) {
+		v /= 1000;
+		u++;
+	}
+	if (v < 9.995)
+		snprintf(buf, len, "%.2f%s", v, unit[u]);
+	else if (v < 99.95)
+		snprintf(buf, len, "%.1f%s", v, unit[u]);
+	else
+		snprintf(buf, len, "%.0f%s", v, unit[u]);
+	return buf;
+}
+
+const char *analysis_meta(const struct trace *t, const char *key)
+{
+	const char *v = NULL;
+
+	for (size_t i = 0; i < t->nmeta; i++)
+		if (t->meta[i].key && !strcmp(t->meta[i].key, key))
+			v = t->meta[i].value;
+	return v;
+}
+
+/* Copy @s into @buf as a single-line, ';'-free name (task names come from
+ * the target program and are printed and folded). */
+static void clean_name(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		buf[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c;
+	}
+	/* do not leave half a UTF-8 character behind */
+	if (s[i])
+		while (i > 0 && ((unsigned char)buf[i - 1] & 0xc0) == 0x80)
+			i--;
+	if (s[i] && i > 0 && ((unsigned char)buf[i - 1] & 0xc0) == 0xc0)
+		i--;
+	buf[i] = '\0';
+}
+
+static int task_root_label(struct flame *f, const struct task_stat *ts, uint32_t *id)
+{
+	char name[256], buf[300];
+	int n;
+
+	if (ts->name && *ts->name) {
+		clean_name(ts->name, name, sizeof(name));
+		n = snprintf(buf, sizeof(buf), "task %" PRIu64 " %s", ts->task, name);
+	} else {
+		n = snprintf(buf, sizeof(buf), "task %" PRIu64, ts->task);
+	}
+	return flame_intern(f, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
+			    id);
+}
+
+static const char *trace_command(const struct trace *t)
+{
+	static const char *const keys[] = {"cmdline", "command", "comm", "exe"};
+	const char *v;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		v = analysis_meta(t, keys[i]);
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
+static int write_svg(const struct join *j, const struct flame_opts *o,
+		     const struct flame *f, const struct flame_result *res, FILE *out)
+{
+	const struct trace *t = j->trace;
+	char title[512], sub[512], dur[32];
+	const char *cmd = trace_command(t);
+	uint64_t all = 0, inpoll = 0;
+	size_t i;
+	int n;
+
+	for (i = 0; i < t->nsamples; i++) {
+		uint64_t w = sample_weight(&t->samples[i]);
+
+		all += w;
+		if (j->sample_poll[i] >= 0)
+			inpoll += w;
+	}
+	if (o->title)
+		snprintf(title, sizeof(title), "%s", o->title);
+	else if (cmd)
+		snprintf(title, sizeof(title), "CPU flame graph: %s", cmd);
+	else
+		snprintf(title, sizeof(title), "CPU flame graph");
+
+	if (o->have_task) {
+		const struct task_stat *ts = join__task(j, o->task);
+		char name[256] = "";
+
+		if (ts->name)
+			clean_name(ts->name, name, sizeof(name));
+		n = snprintf(sub, sizeof(sub),
+			     "task %" PRIu64 "%s%s: %" PRIu64 " samples in %" PRIu64
+			     " polls (%.1f%% of all samples), longest poll %s",
+			     ts->task, *name ? " " : "", name, res->weight, ts->polls,
+			     all ? 100.0 * res->weight / all : 0.0,
+			     fmt_duration(ts->longest_ns, dur, sizeof(dur)));
+	} else {
+		n = snprintf(sub, sizeof(sub),
+			     "%" PRIu64 " samples, %.1f%% inside polls of %zu tasks", all,
+			     all ? 100.0 * inpoll / all : 0.0, j->ntasks);
+	}
+	if (n >= 0 && (size_t)n < sizeof(sub) && t->counters.lost_samples)
+		snprintf(sub + n, sizeof(sub) - n, "; %" PRIu64 " samples lost",
+			 t->counters.lost_samples);
+	return flame__write_svg(f, out, title, sub, "samples");
+}
+
+/* Label ids of a stack's frames, cached per frame id: a frame is rendered
+ * and interned once however many stacks and samples use it. */
+static int frame_ids(struct flame *f, const struct trace *t, uint32_t *cache,
+		     uint32_t fid, uint32_t *id)
+{
+	char buf[4096];
+	int err;
+
+	if (fid < t->nframes && cache[fid] != UINT32_MAX) {
+		*id = cache[fid];
+		return 0;
+	}
+	frame_label(t, fid, buf, sizeof(buf));
+	err = flame_intern(f, buf, strlen(buf), id);
+	if (!err && fid < t->nframes)
+		cache[fid] = *id;
+	return err;
+}
+
+/* Frames of stack @s (leaf first in the trace), or 0 frames if the id or
+ * its bounds are bad. */
+static size_t stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr)
+{
+	uint32_t a, b;
+
+	if (s >= t->nstacks || !t->stack_off)
+		return 0;
+	a = t->stack_off[s];
+	b = t->stack_off[s + 1];
+	if (b < a || b > t->stack_off[t->nstacks])
+		return 0;
+	*fr = t->stack_frames + a;
+	return b - a;
+}
+
+/* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids; the
+ * number of frames in *@n. */
+static int stack_path(struct flame *f, const struct trace *t, uint32_t *flab, uint32_t s,
+		      uint32_t **ids, size_t *cap, size_t at, size_t *n)
+{
+	const uint32_t *fr = NULL;
+	size_t k, m = stack_frames(t, s, &fr);
+	int err;
+
+	if (at + m > *cap) {
+		uint32_t *tmp = realloc(*ids, (at + m + 64) * sizeof(**ids));
+
+		if (!tmp)
+			return -ENOMEM;
+		*ids = tmp;
+		*cap = at + m + 64;
+	}
+	for (k = 0; k < m; k++) {
+		err = frame_ids(f, t, flab, fr[m - 1 - k], &(*ids)[at + k]);
+		if (err)
+			return err;
+	}
+	*n = m;
+	return 0;
+}
+
+struct fentry {
+	uint32_t root; /* task index + 1, 0 = no poll */
+	uint32_t rank; /* pre-order rank of the stack's path */
+	uint32_t stack;
+	uint64_t weight;
+};
+
+static int fentry_cmp(const void *a, const void *b)
+{
+	const struct fentry *x = a, *y = b;
+
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Pre-order rank of every node of @trie. */
+static uint32_t *preorder(const struct flame *trie)
+{
+	uint32_t *rank = malloc(trie->nnodes * sizeof(*rank));
+	uint32_t *stack = malloc(trie->nnodes * sizeof(*stack));
+	size_t top = 0, r = 0;
+
+	if (!rank || !stack) {
+		free(rank);
+		free(stack);
+		return NULL;
+	}
+	stack[top++] = 0;
+	while (top) {
+		uint32_t n = stack[--top];
+
+		rank[n] = r++;
+		for (uint32_t c = trie->nodes[n].child; c != FNODE_NONE;
+		     c = trie->nodes[c].next)
+			stack[top++] = c;
+	}
+	free(stack);
+	return rank;
+}
+
+/* Fill @f from the (root, stack) -> weight pairs of @agg.
+ *
+ * Adding each pair's path through the edge map costs a hash probe per
+ * frame, and with many tasks times many stacks that is millions of random
+ * probes. Instead: put the distinct stacks in a small trie (one probe per
+ * frame per distinct stack), sort the pairs by (root, pre-order rank of
+ * the stack in that trie) so that paths sharing a prefix are adjacent, and
+ * bulk-load @f with flame_run_add(), which compares with the previous path
+ * only. */
+static int build_tree(const struct join *j, struct flame *f, const struct amap *agg,
+		      const uint32_t *poll_root, uint32_t *flab)
+{
+	const struct trace *t = j->trace;
+	struct flame *trie = flame__new();
+	struct flame_run run = {0};
+	struct fentry *ent = malloc((agg->n + 1) * sizeof(*ent));
+	uint32_t *leaf = malloc((t->nstacks + 1) * sizeof(*leaf));
+	uint32_t *rootlab = malloc((j->ntasks + 1) * sizeof(*rootlab));
+	uint32_t *rank = NULL, *ids = NULL;
+	size_t cap = 0, m = 0, i, n;
+	int err = -ENOMEM;
+
+	if (!trie || !ent || !leaf || !rootlab)
+		goto out;
+	memset(leaf, 0xff, (t->nstacks + 1) * sizeof(*leaf));
+	memset(rootlab, 0xff, (j->ntasks + 1) * sizeof(*rootlab));
+	for (i = 0; i < agg->cap; i++) {
+		uint64_t key = agg->keys[i];
+		uint32_t s = (uint32_t)key, node = 0;
+
+		if (key == AMAP_EMPTY)
+			continue;
+		if (s < t->nstacks && leaf[s] != UINT32_MAX) {
+			node = leaf[s];
+		} else if (s < t->nstacks) {
+			err = stack_path(f, t, flab, s, &ids, &cap, 0, &n);
+			if (!err)
+				err = flame_add_ids(trie, ids, n, 1, &node);
+			if (err)
+				goto out;
+			leaf[s] = node;
+		}
+		ent[m].root = key >> 32;
+		ent[m].rank = node; /* the rank once it is known */
+		ent[m].stack = s;
+		ent[m].weight = agg->vals[i];
+		m++;
+	}
+	err = -ENOMEM;
+	rank = preorder(trie);
+	if (!rank)
+		goto out;
+	for (i = 0; i < m; i++)
+		ent[i].rank = rank[ent[i].rank];
+	qsort(ent, m, sizeof(*ent), fentry_cmp);
+
+	for (i = 0; i < m; i++) {
+		uint32_t r = ent[i].root;
+
+		if (rootlab[r] == UINT32_MAX) {
+			err = r ? task_root_label(f, &j->tasks[r - 1], &rootlab[r])
+				: flame_intern(f, "[no poll]", 9, &rootlab[r]);
+			if (err)
+				goto out;
+		}
+		err = stack_path(f, t, flab, ent[i].stack, &ids, &cap, 1, &n);
+		if (err)
+			goto out;
+		ids[0] = rootlab[r];
+		err = flame_run_add(f, &run, ids, n + 1, ent[i].weight);
+		if (err)
+			goto out;
+	}
+	err = 0;
+out:
+	flame__free(trie);
+	flame_run_release(&run);
+	free(ent);
+	free(leaf);
+	free(rootlab);
+	free(rank);
+	free(ids);
+	return err;
+}
+
+int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
+{
+	const struct trace *t;
+	struct flame *f = NULL;
+	struct amap agg = {0};
+	struct flame_result res = {0};
+	uint32_t *poll_root = NULL, *flab = NULL;
+	size_t i;
+	uint64_t want = 0;
+	int err = -ENOMEM;
+
+	if (!j || !o || !out)
+		return -EINVAL;
+	t = j->trace;
+	if (o->have_task) {
+		const struct task_stat *ts = join__task(j, o->task);
+
+		if (!ts)
+			return -ENOENT;
+		want = (uint64_t)(ts - j->tasks) + 1;
+	}
+	/* root keys (task index + 1, 0 = no poll) share a u64 key with the
+	 * stack id */
+	if (j->ntasks >= UINT32_MAX - 1)
+		return -EOVERFLOW;
+
+	f = flame__new();
+	poll_root = malloc((j->npolls + 1) * sizeof(*poll_root));
+	flab = malloc((t->nframes + 1) * sizeof(*flab));
+	if (!f || !poll_root || !flab || amap_init(&agg, 4096))
+		goto out;
+	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
+	f->task_roots = 1;
+	for (i = 0; i < j->npolls; i++) {
+		const struct task_stat *ts = join__task(j, j->polls[i].task);
+
+		poll_root[i] = ts ? (uint32_t)(ts - j->tasks) + 1 : 0;
+	}
+
+	/* 1M samples collapse to a few thousand (root, stack) pairs: count
+	 * those, then walk the tree once per pair instead of per sample */
+	for (i = 0; i < t->nsamples; i++) {
+		const struct trace_sample *s = &t->samples[i];
+		int32_t p = j->sample_poll[i];
+		uint64_t root = p < 0 ? 0 : poll_root[p], *v;
+		uint64_t w = sample_weight(s);
+
+		if (o->have_task && root != want)
+			continue;
+		v = amap_get(&agg, root << 32 | s->stack, NULL);
+		if (!v)
+			goto out;
+		*v += w;
+		res.samples++;
+		res.weight += w;
+	}
+	res.stacks = agg.n;
+
+	err = build_tree(j, f, &agg, poll_root, flab);
+	if (err)
+		goto out;
+
+	if (o->format == FLAME_FOLDED)
+		err = flame__write_folded(f, out);
+	else
+		err = write_svg(j, o, f, &res, out);
+	if (!err && !res.weight)
+		err = -ENODATA;
+out:
+	if (o->result)
+		*o->result = res;
+	amap_release(&agg);
+	flame__free(f);
+	free(poll_root);
+	free(flab);
+	return err;
+}
+
+/* ---- the task table ------------------------------------------------- */
+
+static int task_order(const void *a, const void *b)
+{
+	const struct task_stat *x = *(const struct task_stat *const *)a;
+	const struct task_stat *y = *(const struct task_stat *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+/* Characters (not bytes) of a UTF-8 string, for column padding. */
+static size_t u8_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* @name cut to @w characters ("..": it was longer). */
+static void fit_name(const char *name, size_t w, char *buf, size_t len)
+{
+	size_t i, chars = 0;
+
+	clean_name(name ? name : "-", buf, len);
+	if (u8_width(buf) <= w)
+		return;
+	for (i = 0; buf[i]; i++) {
+		if (((unsigned char)buf[i] & 0xc0) != 0x80 && chars++ == w - 2)
+			break;
+	}
+	memcpy(buf + i, "..", 3);
+}
+
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+#define NAME_MAX_W 32
+
+int analysis__tasks(const struct join *j, FILE *out)
+{
+	const struct trace *t;
+	const struct task_stat **order;
+	uint64_t all = 0, inpoll = 0, max_id = 0, max_polls = 0, max_samples = 0;
+	int idw, pw, sw;
+	size_t namew = 4, i;
+	char name[NAME_MAX_W * 4 + 8];
+
+	if (!j || !out)
+		return -EINVAL;
+	t = j->trace;
+	order = malloc((j->ntasks + 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < t->nsamples; i++) {
+		uint64_t w = sample_weight(&t->samples[i]);
+
+		all += w;
+		if (j->sample_poll[i] >= 0)
+			inpoll += w;
+	}
+	for (i = 0; i < j->ntasks; i++) {
+		const struct task_stat *ts = &j->tasks[i];
+
+		order[i] = ts;
+		if (ts->task > max_id)
+			max_id = ts->task;
+		if (ts->polls > max_polls)
+			max_polls = ts->polls;
+		if (ts->samples > max_samples)
+			max_samples = ts->samples;
+		if (ts->name) {
+			clean_name(ts->name, name, sizeof(name));
+			if (u8_width(name) > namew)
+				namew = u8_width(name);
+		}
+	}
+	if (namew > NAME_MAX_W)
+		namew = NAME_MAX_W;
+	qsort(order, j->ntasks, sizeof(*order), task_order);
+	idw = digits(max_id) > 4 ? digits(max_id) : 4;
+	pw = digits(max_polls) > 5 ? digits(max_polls) : 5;
+	sw = digits(max_samples) > 7 ? digits(max_samples) : 7;
+
+	fprintf(out, "%-*s  %-*s  %*s  %*s  %6s  %10s  %9s  %12s\n", idw, "TASK",
+		(int)namew, "NAME", pw, "POLLS", sw, "SAMPLES", "CPU%", "TOTAL-POLL",
+		"MEAN-POLL", "LONGEST-POLL");
+	for (i = 0; i < j->ntasks; i++) {
+		const struct task_stat *ts = order[i];
+		char tot[32] = "-", mean[32] = "-", longest[32] = "-";
+
+		if (ts->polls) {
+			fmt_duration(ts->total_ns, tot, sizeof(tot));
+			fmt_duration(ts->total_ns / ts->polls, mean, sizeof(mean));
+			fmt_duration(ts->longest_ns, longest, sizeof(longest));
+		}
+		fit_name(ts->name, namew, name, sizeof(name));
+		fprintf(out,
+			"%-*" PRIu64 "  %s%*s  %*" PRIu64 "  %*" PRIu64
+			"  %5.1f%%  %10s  %9s  %12s\n",
+			idw, ts->task, name, (int)(namew - u8_width(name)), "", pw,
+			ts->polls, sw, ts->samples, all ? 100.0 * ts->samples / all : 0.0,
+			tot, mean, longest);
+	}
+	fprintf(out,
+		"# %zu tasks, %zu polls; %" PRIu64 " samples: %" PRIu64
+		" in polls (%.1f%%), %" PRIu64 " outside polls (%.1f%%)\n",
+		j->ntasks, j->npolls, all, inpoll, all ? 100.0 * inpoll / all : 0.0,
+		all - inpoll, all ? 100.0 * (all - inpoll) / all : 0.0);
+	if (j->unmatched_ends || t->counters.lost_samples || t->counters.shim_drops)
+		fprintf(out,
+			"# incomplete: %" PRIu64 " poll ends without a begin, %" PRIu64
+			" samples lost, %" PRIu64 " shim records dropped\n",
+			j->unmatched_ends, t->counters.lost_samples,
+			t->counters.shim_drops);
+	free(order);
+	return ferror(out) ? -EIO : 0;
+}

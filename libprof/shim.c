@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The runtime shim: the producer side of the segment protocols described in
+ * d9_segment.h.
+ *
+ * Cost model. Every marker loads `seg` and `seg->attached` and returns while
+ * no recorder is attached; `seg` points at a static dummy header whose
+ * attached word is always 0 when the segment could not be made, so failure
+ * costs no more than success and is never retried. Everything past that
+ * branch (clock, lease check, ring slot, append) is out of line.
+ *
+ * Trust. The recorder can write anything into the shared segment. The shim
+ * therefore computes every address from its own compile-time layout, never
+ * from header fields, masks every ring index, and seals the memfd against
+ * shrinking so no access can fault. A recorder that stops renewing its lease
+ * is detached by the next marker that notices.
+ *
+ * Threads. Each thread appends only to the ring slot it owns (single
+ * producer); its slot pointer lives in a thread-local. Slots are claimed
+ * with a CAS on the slot state and given back by d9_thread_stop() or, for
+ * threads that just exit, by a pthread key destructor.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "d9prof.h"
+#include "libprof/d9_segment.h"
+#include "libprof/shim.h"
+
+#define API	    __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* an exhausted thread looks for a free slot again after this many records */
+#define RETRY_EVERY 4096
+
+enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
+
+/* NULL until the first call; then the segment, or &dummy if it failed */
+static struct d9_seg_hdr *seg;
+static struct d9_seg_hdr dummy;
+static int init_state;
+static int init_err;
+/* what a fork child must unmap and close (set before seg is published) */
+static void *seg_map;
+static int seg_fd = -1;
+static dev_t seg_dev;
+static ino_t seg_ino;
+
+/* process-wide setup, once per process image (fork children inherit it) */
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static int setup_err;
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+
+enum { T_NONE, T_OWNER, T_EXHAUSTED, T_GONE };
+
+struct thread_slot {
+	struct d9_ring_hdr *ring; /* valid in T_OWNER */
+	uint32_t tid;
+	uint16_t retry; /* records until an exhausted thread retries */
+	uint8_t mode;
+	bool key_set; /* exit_key holds a value for this thread */
+	bool counted; /* counted in rings_exhausted */
+};
+static __thread struct thread_slot self;
+
+static void atfork_child(void);
+static void thread_exit(void *arg);
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline struct d9_ring_hdr *ring_at(struct d9_seg_hdr *h, uint32_t i)
+{
+	return (struct d9_ring_hdr *)((char *)h + D9_SEG_RING_OFFSET +
+				      (uint64_t)i * D9_SEG_RING_STRIDE);
+}
+
+static inline struct d9_name_slot *names_at(struct d9_seg_hdr *h)
+{
+	return (struct d9_name_slot *)((char *)h + D9_SEG_NAMES_OFFSET);
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static void setup(void)
+{
+	/* Without the child handler a fork child would write into its parent's
+	 * rings: no segment at all is better. */
+	setup_err = -pthread_atfork(NULL, NULL, atfork_child);
+	/* Without the key, threads that exit without d9_thread_stop() keep
+	 * their slot; that costs slots, not correctness. */
+	exit_key_ok = !pthread_key_create(&exit_key, thread_exit);
+}
+
+static int create_segment(struct d9_seg_hdr **out)
+{
+	struct d9_seg_hdr *h;
+	struct stat st;
+	void *p;
+	int fd, err;
+
+	fd = memfd_create(D9_SEG_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	/* Sparse: ftruncate allocates nothing, pages fill in as rings are
+	 * used. The seals stop anyone holding the fd (the recorder) from
+	 * shrinking the file under our mapping, which would SIGBUS us. */
+	if (fchmod(fd, 0600) || ftruncate(fd, D9_SEG_SIZE) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
+	    fstat(fd, &st))
+		goto fail;
+	p = mmap(NULL, D9_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	seg_dev = st.st_dev;
+	seg_ino = st.st_ino;
+	__atomic_store_n(&seg_fd, fd, __ATOMIC_RELAXED);
+	__atomic_store_n(&seg_map, p, __ATOMIC_RELAXED);
+
+	h = p;
+	h->magic = D9_SEG_MAGIC;
+	h->version = D9_SEG_VERSION;
+	h->hdr_size = D9_SEG_HDR_SIZE;
+	h->seg_size = D9_SEG_SIZE;
+	h->pid = (uint32_t)getpid();
+	h->clock = CLOCK_MONOTONIC;
+	h->create_time = now_ns();
+	h->nrings = D9_SEG_RINGS;
+	h->ring_events = D9_SEG_RING_EVENTS;
+	h->ring_offset = D9_SEG_RING_OFFSET;
+	h->ring_stride = D9_SEG_RING_STRIDE;
+	h->names_count = D9_SEG_NAMES;
+	h->names_offset = D9_SEG_NAMES_OFFSET;
+	*out = h;
+	return 0;
+fail:
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+/* One thread wins the right to initialise; the others carry on detached
+ * meanwhile (markers) or wait for it (d9_init). */
+static void try_init(void)
+{
+	struct d9_seg_hdr *h = &dummy;
+	int none = INIT_NONE, err;
+
+	if (!__atomic_compare_exchange_n(&init_state, &none, INIT_RUNNING, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	pthread_once(&setup_once, setup);
+	err = setup_err;
+	if (!err)
+		err = create_segment(&h);
+	if (err)
+		h = &dummy;
+	__atomic_store_n(&init_err, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&seg, h, __ATOMIC_RELEASE);
+	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
+}
+
+static __attribute__((cold, noinline)) struct d9_seg_hdr *lazy_init(void)
+{
+	struct d9_seg_hdr *h;
+
+	try_init();
+	h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+	return h ? h : &dummy; /* another thread is still at it */
+}
+
+/* The segment, for the markers: never waits. */
+static inline struct d9_seg_hdr *segment(void)
+{
+	struct d9_seg_hdr *h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!h))
+		h = lazy_init();
+	return h;
+}
+
+/* The segment, for calls off the poll path that must not lose a name to an
+ * initialisation running in another thread. */
+static struct d9_seg_hdr *segment_ready(void)
+{
+	struct d9_seg_hdr *h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!h)) {
+		d9_init();
+		h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+	}
+	return h ? h : &dummy;
+}
+
+API int d9_init(void)
+{
+	if (!__atomic_load_n(&seg, __ATOMIC_ACQUIRE)) {
+		try_init();
+		/* not the poll path: wait out an initialisation elsewhere */
+		while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != INIT_DONE)
+			sched_yield();
+	}
+	return __atomic_load_n(&init_err, __ATOMIC_RELAXED);
+}
+
+/*
+ * The child has one thread and a copy of the parent's mapping: writing to it
+ * would corrupt the parent's rings. Drop it; the child makes its own segment
+ * on first use. An initialisation that was running in another parent thread
+ * at fork time may leak one fd or mapping in the child; nothing worse.
+ */
+static void atfork_child(void)
+{
+	void *map = __atomic_load_n(&seg_map, __ATOMIC_RELAXED);
+	int fd = __atomic_load_n(&seg_fd, __ATOMIC_RELAXED);
+	struct stat st;
+
+	if (map)
+		munmap(map, D9_SEG_SIZE);
+	/* the host may have closed our fd and reused the number */
+	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == seg_dev && st.st_ino == seg_ino)
+		close(fd);
+	__atomic_store_n(&seg_map, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&seg_fd, -1, __ATOMIC_RELAXED);
+	__atomic_store_n(&init_err, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&seg, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&init_state, INIT_NONE, __ATOMIC_RELEASE);
+	self = (struct thread_slot){.key_set = self.key_set};
+}
+
+/* ---- rings ---------------------------------------------------------------- */
+
+/* Attached with a live lease? Clears attached if the lease ran out: the
+ * recorder died or stalled, and we must not keep paying for it. */
+static bool lease_ok(struct d9_seg_hdr *h, uint64_t now)
+{
+	uint32_t one = 1;
+
+	if (likely(now <= __atomic_load_n(&h->lease_deadline, __ATOMIC_RELAXED)))
+		return true;
+	__atomic_compare_exchange_n(&h->attached, &one, 0, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	return false;
+}
+
+static inline bool attached(struct d9_seg_hdr *h)
+{
+	return __atomic_load_n(&h->attached, __ATOMIC_ACQUIRE);
+}
+
+/* Append @k records as one group, or drop them all and count them. The
+ * unsigned difference also reads a tail beyond head (a confused recorder)
+ * as "full". */
+static void append(struct d9_ring_hdr *r, const struct d9_event *ev, uint32_t k)
+{
+	struct d9_event *slots = d9_ring_events(r);
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint32_t i;
+
+	if (unlikely(head - tail > D9_SEG_RING_EVENTS - k)) {
+		/* single writer: no read-modify-write needed */
+		__atomic_store_n(&r->drops,
+				 __atomic_load_n(&r->drops, __ATOMIC_RELAXED) + k,
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	for (i = 0; i < k; i++)
+		slots[(head + i) & (D9_SEG_RING_EVENTS - 1)] = ev[i];
+	__atomic_store_n(&r->head, head + k, __ATOMIC_RELEASE);
+}
+
+static void set_ring_name(struct d9_ring_hdr *r, const char *name)
+{
+	size_t i, n = name ? strnlen(name, sizeof(r->name) - 1) : 0;
+
+	for (i = 0; i < sizeof(r->name); i++)
+		__atomic_store_n(&r->name[i], i < n ? name[i] : '\0', __ATOMIC_RELAXED);
+}
+
+/* Make ring @r, just claimed, ours. gen goes last (release): a reader that
+ * sees the new gen sees the new owner's fields. */
+static void take(struct d9_ring_hdr *r)
+{
+	if (!self.tid)
+		self.tid = (uint32_t)gettid();
+	__atomic_store_n(&r->tid, self.tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->drops, 0, __ATOMIC_RELAXED);
+	set_ring_name(r, NULL);
+	__atomic_store_n(&r->gen, __atomic_load_n(&r->gen, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
+	self.ring = r;
+	self.mode = T_OWNER;
+	/* Arms the exit destructor. glibc allocates nothing here for the first
+	 * 32 keys of a process, and this runs once per thread. */
+	if (exit_key_ok && !self.key_set) {
+		pthread_setspecific(exit_key, &self);
+		self.key_set = true;
+	}
+}
+
+static struct d9_ring_hdr *claim(struct d9_seg_hdr *h)
+{
+	uint32_t i;
+
+	for (i = 0; i < D9_SEG_RINGS; i++) {
+		struct d9_ring_hdr *r = ring_at(h, i);
+		uint32_t st = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+
+		/* a DEAD ring still holds records for an attached recorder */
+		if (st != D9_RING_FREE && (st != D9_RING_DEAD || attached(h)))
+			continue;
+		if (__atomic_compare_exchange_n(&r->state, &st, D9_RING_LIVE, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			take(r);
+			return r;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The calling thread's ring, claiming one if it has none. @announce: write
+ * THREAD_START so an attached recorder learns the new owner in-stream.
+ * After a claim *now is read again: the previous owner's last record may be
+ * later than the time our caller took before the claim, and times in a
+ * ring must not go backwards.
+ */
+static __attribute__((noinline)) struct d9_ring_hdr *
+claim_slow(struct d9_seg_hdr *h, uint64_t *now, bool announce)
+{
+	struct d9_ring_hdr *r;
+
+	if (self.mode == T_GONE || h == &dummy)
+		return NULL;
+	if (self.mode == T_EXHAUSTED && --self.retry)
+		return NULL;
+	r = claim(h);
+	if (!r) {
+		if (!self.counted)
+			__atomic_fetch_add(&h->rings_exhausted, 1, __ATOMIC_RELAXED);
+		self.counted = true;
+		self.mode = T_EXHAUSTED;
+		self.retry = RETRY_EVERY;
+		return NULL;
+	}
+	*now = now_ns();
+	if (announce) {
+		struct d9_event ev = {
+		    .time = *now, .task = self.tid, .type = D9_EV_THREAD_START};
+
+		append(r, &ev, 1);
+	}
+	return r;
+}
+
+static inline struct d9_ring_hdr *own_ring(struct d9_seg_hdr *h, uint64_t *now,
+					   bool announce)
+{
+	if (likely(self.mode == T_OWNER))
+		return self.ring;
+	return claim_slow(h, now, announce);
+}
+
+/* The attached path of the markers. */
+static __attribute__((cold, noinline)) void record(struct d9_seg_hdr *h, uint32_t type,
+						   uint64_t task)
+{
+	uint64_t now = now_ns();
+	struct d9_ring_hdr *r;
+	struct d9_event ev;
+
+	if (!lease_ok(h, now))
+		return;
+	r = own_ring(h, &now, true);
+	if (!r)
+		return;
+	ev.time = now;
+	ev.task = task;
+	ev.type = type;
+	ev.arg = 0;
+	append(r, &ev, 1);
+}
+
+/* Text records for @name (NULL or "" for none) at @ev; returns how many. The
+ * text is NUL-terminated inside them. */
+static uint32_t fill_text(struct d9_event *ev, const char *name)
+{
+	size_t n;
+	uint32_t k;
+
+	if (!name || !name[0])
+		return 0;
+	n = strnlen(name, D9_NAME_MAX);
+	k = (uint32_t)(n / sizeof(*ev) + 1);
+	memset(ev, 0, k * sizeof(*ev));
+	memcpy(ev, name, n);
+	return k;
+}
+
+/* A record followed by the text of @name, all or nothing. */
+static __attribute__((cold, noinline)) void
+record_named(struct d9_seg_hdr *h, uint32_t type, uint64_t task, const char *name)
+{
+	struct d9_event ev[1 + D9_TEXT_RECORDS];
+	uint64_t now = now_ns();
+	struct d9_ring_hdr *r;
+
+	if (!lease_ok(h, now))
+		return;
+	r = own_ring(h, &now, type != D9_EV_THREAD_START);
+	if (!r)
+		return;
+	if (type == D9_EV_THREAD_START || type == D9_EV_THREAD_STOP)
+		task = self.tid;
+	ev[0].time = now;
+	ev[0].task = task;
+	ev[0].type = type;
+	ev[0].arg = fill_text(&ev[1], name);
+	append(r, ev, 1 + ev[0].arg);
+}
+
+/* Give the calling thread's ring back. */
+static void release(struct d9_seg_hdr *h)
+{
+	struct d9_ring_hdr *r = self.ring;
+	uint32_t state = D9_RING_FREE;
+
+	if (self.mode != T_OWNER) {
+		if (self.mode == T_EXHAUSTED)
+			self.mode = T_NONE;
+		return;
+	}
+	if (attached(h)) {
+		record_named(h, D9_EV_THREAD_STOP, 0, NULL);
+		/* records left for the recorder: it frees the ring once drained */
+		if (attached(h) && __atomic_load_n(&r->head, __ATOMIC_RELAXED) !=
+				       __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE))
+			state = D9_RING_DEAD;
+	}
+	/* Detached, leftover records are stale: the next d9_seg_attach()
+	 * discards them, so the ring can go straight back to FREE. */
+	__atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+	self.ring = NULL;
+	self.mode = T_NONE;
+}
+
+/* Key destructor: the thread exits without d9_thread_stop(). Markers called
+ * from later destructors of the same thread stay no-ops (T_GONE) so the
+ * slot cannot be claimed again and leaked. */
+static void thread_exit(void *arg)
+{
+	struct d9_seg_hdr *h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+
+	if (h && self.mode == T_OWNER)
+		release(h);
+	self.mode = T_GONE;
+}
+
+/* ---- task names ----------------------------------------------------------- */
+
+/* Seqlock write of a slot's name: seq odd, name, seq even (see d9_segment.h). */
+static void slot_set_name(struct d9_name_slot *s, const char *name)
+{
+	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED) | 1;
+	size_t i, n = strnlen(name, sizeof(s->name) - 1);
+
+	__atomic_store_n(&s->seq, seq, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* seq odd before any name byte */
+	for (i = 0; i < sizeof(s->name); i++)
+		__atomic_store_n(&s->name[i], i < n ? name[i] : '\0', __ATOMIC_RELAXED);
+	seq++;
+	__atomic_store_n(&s->seq, seq ? seq : 2, __ATOMIC_RELEASE);
+}
+
+static inline struct d9_name_slot *probe(struct d9_seg_hdr *h, uint64_t at, uint32_t i)
+{
+	return &names_at(h)[(at + i) & (D9_SEG_NAMES - 1)];
+}
+
+static void name_put(struct d9_seg_hdr *h, uint64_t task, const char *name)
+{
+	uint64_t at = d9_name_hash(task);
+	uint32_t i;
+
+	/* a task id spawned again keeps its slot */
+	for (i = 0; i < D9_NAME_PROBE; i++) {
+		struct d9_name_slot *s = probe(h, at, i);
+		uint64_t t = __atomic_load_n(&s->task, __ATOMIC_ACQUIRE);
+
+		if (t == task) {
+			slot_set_name(s, name);
+			return;
+		}
+		if (!t)
+			break;
+	}
+	for (i = 0; i < D9_NAME_PROBE; i++) {
+		struct d9_name_slot *s = probe(h, at, i);
+		uint64_t t = __atomic_load_n(&s->task, __ATOMIC_RELAXED);
+
+		/* a free slot's seq is 0 or odd, so it shows no name until
+		 * slot_set_name() completes */
+		while (!t || t == D9_NAME_TOMB) {
+			if (__atomic_compare_exchange_n(&s->task, &t, task, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED)) {
+				slot_set_name(s, name);
+				return;
+			}
+		}
+	}
+	__atomic_fetch_add(&h->names_dropped, 1, __ATOMIC_RELAXED);
+}
+
+static void name_del(struct d9_seg_hdr *h, uint64_t task)
+{
+	uint64_t at = d9_name_hash(task);
+	uint32_t i;
+
+	for (i = 0; i < D9_NAME_PROBE; i++) {
+		struct d9_name_slot *s = probe(h, at, i);
+		uint64_t t = __atomic_load_n(&s->task, __ATOMIC_ACQUIRE);
+
+		if (!t)
+			return;
+		if (t != task)
+			continue;
+		/* seq odd first, released by the CAS: whoever reuses the slot
+		 * finds it marked incomplete */
+		__atomic_store_n(&s->seq, __atomic_load_n(&s->seq, __ATOMIC_RELAXED) | 1,
+				 __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&s->task, &t, D9_NAME_TOMB, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		return;
+	}
+}
+
+/* ---- the API -------------------------------------------------------------- */
+
+/* The detached fast path: a load, a load, a branch. */
+#define MARK(type, task)                                                                 \
+	do {                                                                             \
+		struct d9_seg_hdr *h_ = segment();                                       \
+		if (likely(!__atomic_load_n(&h_->attached, __ATOMIC_ACQUIRE)))           \
+			return;                                                          \
+		record(h_, (type), (task));                                              \
+	} while (0)
+
+API void d9_poll_begin(uint64_t task)
+{
+	MARK(D9_EV_POLL_BEGIN, task);
+}
+
+API void d9_poll_end(uint64_t task)
+{
+	MARK(D9_EV_POLL_END, task);
+}
+
+API void d9_task_wake(uint64_t task)
+{
+	MARK(D9_EV_WAKE, task);
+}
+
+API void d9_park(void)
+{
+	MARK(D9_EV_PARK, 0);
+}
+
+API void d9_unpark(void)
+{
+	MARK(D9_EV_UNPARK, 0);
+}
+
+API void d9_task_spawn(uint64_t task, const char *name)
+{
+	struct d9_seg_hdr *h = segment_ready();
+
+	if (h == &dummy)
+		return;
+	/* always, so a recorder that attaches later can name the task */
+	if (name && task && task != D9_NAME_TOMB)
+		name_put(h, task, name);
+	if (attached(h))
+		record_named(h, D9_EV_SPAWN, task, name);
+}
+
+API void d9_task_end(uint64_t task)
+{
+	struct d9_seg_hdr *h = segment();
+
+	if (h == &dummy)
+		return;
+	if (task && task != D9_NAME_TOMB)
+		name_del(h, task);
+	if (attached(h))
+		record(h, D9_EV_TASK_END, task);
+}
+
+API void d9_thread_start(const char *name)
+{
+	struct d9_seg_hdr *h = segment_ready();
+	struct d9_ring_hdr *r;
+	uint64_t now = 0;
+
+	if (h == &dummy)
+		return;
+	if (self.mode == T_EXHAUSTED)
+		self.mode = T_NONE; /* an explicit start may retry at once */
+	r = own_ring(h, &now, false);
+	if (!r)
+		return;
+	/* even detached: a recorder attaching later reads it from the ring */
+	set_ring_name(r, name);
+	if (attached(h))
+		record_named(h, D9_EV_THREAD_START, 0, name);
+}
+
+API void d9_thread_stop(void)
+{
+	struct d9_seg_hdr *h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+
+	if (h)
+		release(h);
+}
+
+/* ---- for tests ------------------------------------------------------------ */
+
+void *d9__segment(void)
+{
+	struct d9_seg_hdr *h = segment_ready();
+
+	return h == &dummy ? NULL : h;
+}
+
+size_t d9__segment_size(void)
+{
+	return d9__segment() ? D9_SEG_SIZE : 0;
+}
+
+int d9__segment_fd(void)
+{
+	return d9__segment() ? __atomic_load_n(&seg_fd, __ATOMIC_RELAXED) : -1;
+}

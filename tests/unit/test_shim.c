@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The runtime shim, with each test acting as the recorder in-process through
+ * the consumer functions of d9_segment.h. Criterion runs every test in its
+ * own process, so each starts with a fresh shim.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "d9prof.h"
+#include "libprof/d9_segment.h"
+#include "libprof/shim.h"
+
+TestSuite(shim);
+TestSuite(ring);
+TestSuite(names);
+TestSuite(thread);
+TestSuite(fork);
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static struct d9_seg_hdr *seg(void)
+{
+	struct d9_seg_hdr *h;
+
+	cr_assert_eq(d9_init(), 0);
+	h = d9__segment();
+	cr_assert_not_null(h);
+	return h;
+}
+
+static void attach(struct d9_seg_hdr *h)
+{
+	d9_seg_attach(h, (uint32_t)getpid(), now_ns());
+}
+
+/* The ring owned by thread @tid, or NULL. */
+static struct d9_ring_hdr *ring_of(struct d9_seg_hdr *h, pid_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < h->nrings; i++) {
+		struct d9_ring_hdr *r = d9_seg_ring(h, i);
+
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != D9_RING_FREE &&
+		    __atomic_load_n(&r->tid, __ATOMIC_RELAXED) == (uint32_t)tid)
+			return r;
+	}
+	return NULL;
+}
+
+static struct d9_ring_hdr *my_ring(struct d9_seg_hdr *h)
+{
+	struct d9_ring_hdr *r = ring_of(h, gettid());
+
+	cr_assert_not_null(r, "the calling thread owns no ring");
+	return r;
+}
+
+static size_t drain(struct d9_seg_hdr *h, struct d9_ring_hdr *r, struct d9_event *out,
+		    size_t max)
+{
+	return d9_ring_consume(r, h->ring_events, out, max);
+}
+
+static uint64_t pending_everywhere(struct d9_seg_hdr *h)
+{
+	uint64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < h->nrings; i++) {
+		struct d9_ring_hdr *r = d9_seg_ring(h, i);
+
+		n += __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) -
+		     __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+static void set_lease(struct d9_seg_hdr *h, uint64_t deadline)
+{
+	__atomic_store_n(&h->lease_deadline, deadline, __ATOMIC_RELEASE);
+}
+
+static struct d9_event *events(size_t n)
+{
+	struct d9_event *ev = calloc(n, sizeof(*ev));
+
+	cr_assert_not_null(ev);
+	return ev;
+}
+
+/* ---- shim ---------------------------------------------------------------- */
+
+Test(shim, detached_markers_write_nothing)
+{
+	struct d9_seg_hdr *h = seg();
+	uint32_t i;
+
+	d9_thread_start("worker");
+	d9_task_spawn(1, "task");
+	d9_task_wake(1);
+	d9_poll_begin(1);
+	d9_poll_end(1);
+	d9_park();
+	d9_unpark();
+	d9_task_end(1);
+	d9_thread_stop();
+	d9_poll_begin(2); /* a thread that never called d9_thread_start */
+
+	cr_expect_eq(h->attached, 0);
+	for (i = 0; i < h->nrings; i++) {
+		struct d9_ring_hdr *r = d9_seg_ring(h, i);
+
+		cr_expect_eq(r->head, 0, "ring %u has records", i);
+		cr_expect_eq(r->drops, 0);
+	}
+}
+
+static void *init_thread(void *arg)
+{
+	*(int *)arg = d9_init();
+	return d9__segment();
+}
+
+Test(shim, init_is_idempotent_and_thread_safe)
+{
+	pthread_t th[8];
+	int err[8], i;
+	void *first = NULL;
+
+	for (i = 0; i < 8; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, init_thread, &err[i]), 0);
+	for (i = 0; i < 8; i++) {
+		void *got;
+
+		pthread_join(th[i], &got);
+		cr_expect_eq(err[i], 0);
+		cr_expect_not_null(got);
+		if (!first)
+			first = got;
+		cr_expect_eq(got, first, "two segments");
+	}
+	cr_expect_eq(d9_init(), 0);
+	cr_expect_eq(d9__segment(), first);
+}
+
+Test(shim, segment_is_memfd_0600)
+{
+	struct d9_seg_hdr *h = seg();
+	int fd = d9__segment_fd(), seals, n = 0;
+	char line[512];
+	struct stat st;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "/memfd:" D9_SEG_NAME) != NULL;
+	fclose(f);
+	cr_expect_eq(n, 1, "%d segment mappings", n);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_expect(S_ISREG(st.st_mode));
+	cr_expect_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
+	cr_expect_eq(st.st_uid, getuid());
+	cr_expect_eq((uint64_t)st.st_size, h->seg_size);
+	cr_expect_eq((size_t)st.st_size, d9__segment_size());
+	cr_expect(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+
+	/* nobody holding the fd can shrink it under the shim's mapping */
+	seals = fcntl(fd, F_GET_SEALS);
+	cr_expect((seals & (F_SEAL_SHRINK | F_SEAL_GROW)) ==
+		  (F_SEAL_SHRINK | F_SEAL_GROW));
+	cr_expect_neq(ftruncate(fd, 4096), 0);
+}
+
+Test(shim, header_describes_its_layout)
+{
+	struct d9_seg_hdr *h = seg();
+
+	cr_expect_eq(h->magic, D9_SEG_MAGIC);
+	cr_expect_eq(h->version, D9_SEG_VERSION);
+	cr_expect_eq(h->pid, (uint32_t)getpid());
+	cr_expect_eq(h->clock, CLOCK_MONOTONIC);
+	cr_expect_leq(h->create_time, now_ns());
+	cr_expect_eq(h->nrings, D9_SEG_RINGS);
+	cr_expect_eq(h->ring_events, D9_SEG_RING_EVENTS);
+	cr_expect_eq(h->names_count, D9_SEG_NAMES);
+	cr_expect_eq(h->ring_offset % 64, 0);
+	cr_expect_eq(h->ring_stride % 64, 0);
+	cr_expect_eq(h->names_offset % 64, 0);
+	cr_expect_eq(d9_seg_check(h, d9__segment_size()), 0);
+	cr_expect_eq(d9_seg_check(h, d9__segment_size() - 4096), -EINVAL);
+}
+
+Test(shim, attached_markers_record_in_order)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[16];
+	uint64_t t0, t1;
+	size_t n, i;
+	static const struct {
+		uint32_t type;
+		uint64_t task;
+	} want[] = {
+	    {D9_EV_THREAD_START, 0}, /* implicit claim; task = tid */
+	    {D9_EV_WAKE, 7},	     {D9_EV_POLL_BEGIN, 7}, {D9_EV_POLL_END, 7},
+	    {D9_EV_PARK, 0},	     {D9_EV_UNPARK, 0},	    {D9_EV_TASK_END, 7},
+	};
+
+	attach(h);
+	t0 = now_ns();
+	d9_task_wake(7);
+	d9_poll_begin(7);
+	d9_poll_end(7);
+	d9_park();
+	d9_unpark();
+	d9_task_end(7);
+	t1 = now_ns();
+
+	n = drain(h, my_ring(h), ev, 16);
+	cr_assert_eq(n, sizeof(want) / sizeof(want[0]), "%zu records", n);
+	for (i = 0; i < n; i++) {
+		cr_expect_eq(ev[i].type, want[i].type, "record %zu", i);
+		cr_expect_eq(ev[i].task, i ? want[i].task : (uint64_t)gettid());
+		cr_expect_eq(ev[i].arg, 0);
+		cr_expect(ev[i].time >= t0 && ev[i].time <= t1);
+		if (i)
+			cr_expect_geq(ev[i].time, ev[i - 1].time);
+	}
+	cr_expect_eq(drain(h, my_ring(h), ev, 16), 0);
+}
+
+Test(shim, lease_expiry_detaches)
+{
+	struct d9_seg_hdr *h = seg();
+
+	attach(h);
+	cr_assert_eq(h->attached, 1);
+	set_lease(h, 1); /* the recorder stopped renewing long ago */
+	d9_poll_begin(1);
+	cr_expect_eq(__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE), 0);
+	d9_poll_end(1);
+	cr_expect_eq(pending_everywhere(h), 0);
+}
+
+Test(shim, renew_reports_a_lapsed_lease)
+{
+	struct d9_seg_hdr *h = seg();
+
+	attach(h);
+	cr_expect_eq(d9_seg_renew(h, now_ns()), 0);
+	cr_expect_gt(h->lease_deadline, now_ns());
+	set_lease(h, 1);
+	d9_park();
+	cr_expect_eq(d9_seg_renew(h, now_ns()), -ETIMEDOUT);
+	attach(h);
+	d9_park();
+	cr_expect_eq(pending_everywhere(h), 2); /* THREAD_START, PARK */
+}
+
+Test(shim, detach_stops_records)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+
+	d9_thread_start(NULL);
+	attach(h);
+	cr_expect_eq(h->attach_count, 1);
+	cr_expect_eq(h->recorder_pid, (uint32_t)getpid());
+	d9_poll_begin(3);
+	d9_seg_detach(h);
+	d9_poll_end(3);
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 1);
+	cr_expect_eq(ev[0].type, D9_EV_POLL_BEGIN);
+}
+
+Test(shim, attach_discards_stale_records)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+
+	attach(h);
+	d9_poll_begin(3);
+	d9_poll_end(3);
+	d9_seg_detach(h); /* without draining */
+	attach(h);
+	cr_expect_eq(drain(h, my_ring(h), ev, 8), 0);
+	d9_park();
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 1);
+	cr_expect_eq(ev[0].type, D9_EV_PARK);
+}
+
+/* ---- ring ---------------------------------------------------------------- */
+
+Test(ring, drops_and_counts_when_full)
+{
+	struct d9_seg_hdr *h = seg();
+	uint32_t cap = h->ring_events, i;
+	struct d9_event *ev = events(cap + 8);
+	struct d9_ring_hdr *r;
+	size_t n;
+
+	d9_thread_start(NULL); /* claim detached: no THREAD_START record */
+	attach(h);
+	for (i = 0; i < cap + 100; i++)
+		d9_poll_begin(i + 1);
+	r = my_ring(h);
+	cr_expect_eq(d9_ring_drops(r), 100);
+	n = drain(h, r, ev, cap + 8);
+	cr_assert_eq(n, cap);
+	for (i = 0; i < cap; i++)
+		cr_assert_eq(ev[i].task, i + 1, "record %u", i);
+	/* room again */
+	d9_poll_end(1);
+	cr_expect_eq(drain(h, r, ev, 8), 1);
+	cr_expect_eq(d9_ring_drops(r), 100);
+	free(ev);
+}
+
+Test(ring, text_group_is_all_or_nothing)
+{
+	struct d9_seg_hdr *h = seg();
+	uint32_t cap = h->ring_events, i;
+	struct d9_event *ev = events(cap);
+	char name[D9_NAME_MAX + 1];
+	struct d9_ring_hdr *r;
+	size_t n;
+
+	d9_thread_start(NULL);
+	attach(h);
+	for (i = 0; i < cap - 2; i++)
+		d9_poll_begin(1);
+	/* 50 characters: SPAWN + 3 TEXT = 4 records, only 2 free */
+	d9_task_spawn(9, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN");
+	r = my_ring(h);
+	cr_expect_eq(d9_ring_drops(r), 4);
+	d9_poll_end(1);
+	d9_poll_end(1);
+	d9_poll_end(1); /* full */
+	cr_expect_eq(d9_ring_drops(r), 5);
+	n = drain(h, r, ev, cap);
+	cr_assert_eq(n, cap);
+	for (i = 0; i < n; i++)
+		cr_assert(ev[i].type == D9_EV_POLL_BEGIN || ev[i].type == D9_EV_POLL_END);
+
+	d9_task_spawn(9, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN");
+	n = drain(h, r, ev, cap);
+	cr_assert_eq(n, 4);
+	cr_expect_eq(ev[0].type, D9_EV_SPAWN);
+	cr_expect_eq(ev[0].task, 9);
+	cr_expect_eq(ev[0].arg, 3);
+	d9_event_text(&ev[1], 3, name, sizeof(name));
+	cr_expect_str_eq(name, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN");
+	free(ev);
+}
+
+Test(ring, names_are_nul_terminated_and_truncated)
+{
+	struct d9_seg_hdr *h = seg();
+	char name[128], got[128];
+	struct d9_event ev[16];
+	static const struct {
+		size_t len;
+		uint32_t k;
+	} cases[] = {{1, 1}, {23, 1}, {24, 2}, {47, 2}, {48, 3}, {71, 3}, {100, 3}};
+	size_t c;
+
+	attach(h);
+	d9_poll_begin(1); /* claim */
+	drain(h, my_ring(h), ev, 16);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		memset(name, 'a' + (int)c, cases[c].len);
+		name[cases[c].len] = '\0';
+		d9_task_spawn(100 + c, name);
+		cr_assert_eq(drain(h, my_ring(h), ev, 16), 1 + cases[c].k, "len %zu",
+			     cases[c].len);
+		cr_expect_eq(ev[0].arg, cases[c].k, "len %zu", cases[c].len);
+		/* the last text record always holds the terminating NUL */
+		cr_expect_eq(((char *)&ev[cases[c].k])[23], '\0');
+		d9_event_text(&ev[1], ev[0].arg, got, sizeof(got));
+		name[cases[c].len < D9_NAME_MAX ? cases[c].len : D9_NAME_MAX] = '\0';
+		cr_expect_str_eq(got, name);
+	}
+	d9_task_spawn(200, NULL);
+	d9_task_spawn(201, "");
+	cr_assert_eq(drain(h, my_ring(h), ev, 16), 2);
+	cr_expect_eq(ev[0].arg, 0);
+	cr_expect_eq(ev[1].arg, 0);
+}
+
+Test(ring, consume_never_splits_a_group)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+
+	d9_thread_start(NULL);
+	attach(h);
+	d9_poll_begin(1);
+	d9_poll_end(1);
+	d9_task_spawn(2, "thirty characters long, really");
+	cr_expect_eq(drain(h, my_ring(h), ev, 4), 2);
+	cr_assert_eq(drain(h, my_ring(h), ev, 4), 3);
+	cr_expect_eq(ev[0].type, D9_EV_SPAWN);
+	cr_expect_eq(ev[0].arg, 2);
+}
+
+Test(ring, nonsense_indices_do_not_hurt_the_producer)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+	struct d9_ring_hdr *r;
+
+	d9_thread_start(NULL);
+	attach(h);
+	r = my_ring(h);
+	/* a confused recorder: tail beyond head */
+	__atomic_store_n(&r->tail, 1000, __ATOMIC_RELEASE);
+	d9_poll_begin(1);
+	cr_expect_eq(d9_ring_drops(r), 1);
+	cr_expect_eq(r->head, 0);
+	/* the consumer resynchronises */
+	cr_expect_eq(drain(h, r, ev, 8), 0);
+	cr_expect_eq(r->tail, r->head);
+	/* a head far from tail: writes stay inside the ring */
+	__atomic_store_n(&r->head, 0x7fffffffffffULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->tail, 0x7fffffffffffULL, __ATOMIC_RELEASE);
+	d9_poll_end(1);
+	cr_assert_eq(drain(h, r, ev, 8), 1);
+	cr_expect_eq(ev[0].type, D9_EV_POLL_END);
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+Test(names, spawn_before_attach_is_visible_in_table)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_name_slot *slots = d9_seg_names(h);
+	char buf[64];
+	uint64_t task;
+	uint32_t i, found = 0;
+
+	d9_task_spawn(42, "conn-handler");
+	d9_task_spawn(43, NULL);
+	cr_assert_eq(d9_name_table_get(h, 42, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, "conn-handler");
+	cr_expect_eq(d9_name_table_get(h, 43, buf, sizeof(buf)), -ENOENT);
+	cr_expect_eq(d9_name_table_get(h, 44, buf, sizeof(buf)), -ENOENT);
+
+	/* what a recorder does at attach: walk every slot */
+	for (i = 0; i < h->names_count; i++) {
+		if (d9_name_slot_read(&slots[i], &task, buf, sizeof(buf)))
+			continue;
+		cr_expect_eq(task, 42);
+		cr_expect_str_eq(buf, "conn-handler");
+		found++;
+	}
+	cr_expect_eq(found, 1);
+	cr_expect_eq(pending_everywhere(h), 0);
+}
+
+Test(names, task_end_removes_the_name)
+{
+	struct d9_seg_hdr *h = seg();
+	char buf[64];
+
+	d9_task_spawn(42, "short-lived");
+	d9_task_end(42);
+	cr_expect_eq(d9_name_table_get(h, 42, buf, sizeof(buf)), -ENOENT);
+	d9_task_spawn(42, "again");
+	cr_assert_eq(d9_name_table_get(h, 42, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, "again");
+}
+
+Test(names, respawned_task_keeps_one_slot)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_name_slot *slots = d9_seg_names(h);
+	char buf[64];
+	uint64_t task;
+	uint32_t i, n = 0;
+
+	d9_task_spawn(7, "first");
+	d9_task_spawn(7, "second");
+	for (i = 0; i < h->names_count; i++)
+		n += !d9_name_slot_read(&slots[i], &task, buf, sizeof(buf));
+	cr_expect_eq(n, 1);
+	cr_assert_eq(d9_name_table_get(h, 7, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, "second");
+}
+
+Test(names, long_names_are_truncated)
+{
+	struct d9_seg_hdr *h = seg();
+	char name[200], buf[200];
+
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	d9_task_spawn(5, name);
+	cr_assert_eq(d9_name_table_get(h, 5, buf, sizeof(buf)), 0);
+	cr_expect_eq(strlen(buf), sizeof(((struct d9_name_slot *)0)->name) - 1);
+	/* a small buffer gets a terminated prefix */
+	cr_assert_eq(d9_name_table_get(h, 5, buf, 4), 0);
+	cr_expect_str_eq(buf, "xxx");
+}
+
+Test(names, full_table_counts_drops)
+{
+	struct d9_seg_hdr *h = seg();
+	uint64_t n = h->names_count + 500, task, found = 0;
+	char buf[64];
+
+	for (task = 1; task <= n; task++)
+		d9_task_spawn(task, "t");
+	for (task = 1; task <= n; task++)
+		found += !d9_name_table_get(h, task, buf, sizeof(buf));
+	cr_expect_leq(found, h->names_count);
+	cr_expect_geq(h->names_dropped, 500);
+	cr_expect_eq(h->names_dropped, n - found);
+	/* ending tasks makes room */
+	for (task = 1; task <= n; task++)
+		d9_task_end(task);
+	d9_task_spawn(n + 1, "late");
+	cr_expect_eq(d9_name_table_get(h, n + 1, buf, sizeof(buf)), 0);
+}
+
+Test(names, spawn_while_attached_records_the_name_too)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+	char buf[64];
+
+	d9_thread_start(NULL);
+	attach(h);
+	d9_task_spawn(11, "acceptor");
+	d9_task_end(11);
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 3);
+	cr_expect_eq(ev[0].type, D9_EV_SPAWN);
+	cr_expect_eq(ev[0].arg, 1);
+	d9_event_text(&ev[1], 1, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "acceptor");
+	cr_expect_eq(ev[2].type, D9_EV_TASK_END);
+	cr_expect_eq(ev[2].task, 11);
+}
+
+/* ---- thread -------------------------------------------------------------- */
+
+Test(thread, thread_start_names_the_ring_even_detached)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_ring_hdr *r;
+	char name[64];
+	uint64_t gen;
+	uint32_t tid;
+
+	d9_thread_start("worker-1");
+	r = my_ring(h);
+	cr_expect_eq(d9_ring_owner(r, &tid, &gen, name, sizeof(name)), D9_RING_LIVE);
+	cr_expect_eq(tid, (uint32_t)gettid());
+	cr_expect_geq(gen, 1);
+	cr_expect_str_eq(name, "worker-1");
+	cr_expect_eq(r->head, 0);
+}
+
+Test(thread, thread_start_while_attached_records_the_name)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+	char buf[64];
+
+	attach(h);
+	d9_thread_start("io-0");
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 2);
+	cr_expect_eq(ev[0].type, D9_EV_THREAD_START);
+	cr_expect_eq(ev[0].task, (uint64_t)gettid());
+	cr_expect_eq(ev[0].arg, 1);
+	d9_event_text(&ev[1], 1, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "io-0");
+	d9_thread_stop();
+	/* THREAD_STOP left a record: DEAD until drained and reaped */
+	cr_assert_eq(drain(h, ring_of(h, gettid()), ev, 8), 1);
+	cr_expect_eq(ev[0].type, D9_EV_THREAD_STOP);
+	cr_expect_eq(ev[0].task, (uint64_t)gettid());
+}
+
+struct worker {
+	const char *name;
+	int stop;    /* call d9_thread_stop before exiting */
+	int markers; /* call markers */
+	pid_t tid;
+};
+
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+
+	w->tid = gettid();
+	if (w->name)
+		d9_thread_start(w->name);
+	if (w->markers) {
+		d9_poll_begin(1);
+		d9_poll_end(1);
+	}
+	if (w->stop)
+		d9_thread_stop();
+	return NULL;
+}
+
+static void run_worker(struct worker *w)
+{
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, worker, w), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+}
+
+Test(thread, thread_stop_frees_the_slot_for_reuse)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_ring_hdr *r0 = d9_seg_ring(h, 0);
+	struct worker a = {.name = "a", .stop = 1}, b = {.name = "b", .stop = 0};
+	uint64_t gen;
+	uint32_t tid;
+	char name[64];
+
+	run_worker(&a);
+	cr_expect_eq(r0->state, D9_RING_FREE);
+	cr_expect_eq(r0->tid, (uint32_t)a.tid);
+	gen = r0->gen;
+	/* b exits without d9_thread_stop: the key destructor frees it */
+	run_worker(&b);
+	cr_expect_eq(d9_ring_owner(r0, &tid, &gen, name, sizeof(name)), D9_RING_FREE);
+	cr_expect_eq(tid, (uint32_t)b.tid, "the slot was not reused");
+	cr_expect_str_eq(name, "b");
+	cr_expect_eq(gen, 2);
+}
+
+Test(thread, exiting_thread_leaves_records_for_the_recorder)
+{
+	struct d9_seg_hdr *h = seg();
+	struct worker w = {.name = NULL, .markers = 1};
+	struct d9_event ev[8];
+	struct d9_ring_hdr *r;
+
+	attach(h);
+	run_worker(&w); /* no d9_thread_start, no d9_thread_stop */
+	r = ring_of(h, w.tid);
+	cr_assert_not_null(r);
+	cr_expect_eq(r->state, D9_RING_DEAD);
+	cr_expect_eq(d9_ring_reap(r), 0, "reaped before drained");
+	cr_assert_eq(drain(h, r, ev, 8), 4);
+	cr_expect_eq(ev[0].type, D9_EV_THREAD_START);
+	cr_expect_eq(ev[0].task, (uint64_t)w.tid);
+	cr_expect_eq(ev[1].type, D9_EV_POLL_BEGIN);
+	cr_expect_eq(ev[2].type, D9_EV_POLL_END);
+	cr_expect_eq(ev[3].type, D9_EV_THREAD_STOP);
+	cr_expect_eq(d9_ring_reap(r), 1);
+	cr_expect_eq(r->state, D9_RING_FREE);
+}
+
+Test(thread, dead_rings_are_reused_only_while_detached)
+{
+	struct d9_seg_hdr *h = seg();
+	struct worker a = {.markers = 1}, b = {.markers = 1};
+	struct d9_ring_hdr *r0 = d9_seg_ring(h, 0);
+
+	attach(h);
+	run_worker(&a);
+	cr_assert_eq(r0->state, D9_RING_DEAD);
+	run_worker(&b); /* attached: must not take the undrained ring */
+	cr_expect_eq(r0->tid, (uint32_t)a.tid);
+	d9_seg_detach(h);
+	d9_thread_start("c");
+	cr_expect_eq(my_ring(h), r0);
+}
+
+struct crowd {
+	pthread_barrier_t claimed, done;
+};
+
+static void *crowd_member(void *arg)
+{
+	struct crowd *c = arg;
+
+	d9_thread_start("crowd");
+	pthread_barrier_wait(&c->claimed);
+	pthread_barrier_wait(&c->done);
+	d9_thread_stop();
+	return NULL;
+}
+
+Test(thread, exhausted_slots_are_counted_and_markers_become_noops)
+{
+	struct d9_seg_hdr *h = seg();
+	uint32_t n = h->nrings, i;
+	pthread_t *th = calloc(n, sizeof(*th));
+	pthread_attr_t attr;
+	struct crowd c;
+	uint64_t before;
+
+	cr_assert_not_null(th);
+	pthread_barrier_init(&c.claimed, NULL, n + 1);
+	pthread_barrier_init(&c.done, NULL, n + 1);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&th[i], &attr, crowd_member, &c), 0);
+	pthread_barrier_wait(&c.claimed);
+
+	attach(h);
+	before = pending_everywhere(h);
+	d9_thread_start("one too many");
+	cr_expect_eq(h->rings_exhausted, 1);
+	for (i = 0; i < 100; i++)
+		d9_poll_begin(1);
+	cr_expect_eq(pending_everywhere(h), before);
+	cr_expect_eq(h->rings_exhausted, 1, "counted once per thread");
+	cr_expect_null(ring_of(h, gettid()));
+
+	d9_seg_detach(h);
+	pthread_barrier_wait(&c.done);
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	/* slots are back: an explicit start retries at once */
+	d9_thread_start("late");
+	cr_expect_not_null(ring_of(h, gettid()));
+	free(th);
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+static int child_checks(struct d9_seg_hdr *parent, ino_t parent_ino)
+{
+	struct d9_seg_hdr *h;
+	char line[512];
+	struct stat st;
+	int n = 0;
+	FILE *f;
+
+	d9_poll_begin(5); /* first call: creates the child's own segment */
+	d9_thread_start("child");
+	if (d9_init())
+		return 1;
+	h = d9__segment();
+	if (!h || h->pid != (uint32_t)getpid() || h->attached)
+		return 2;
+	if (fstat(d9__segment_fd(), &st) || st.st_ino == parent_ino)
+		return 3;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return 4;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "/memfd:" D9_SEG_NAME) != NULL;
+	fclose(f);
+	if (n != 1)
+		return 5;
+	/* the parent's fd is closed */
+	if (parent != h && fcntl(d9__segment_fd(), F_GETFD) < 0)
+		return 6;
+	return 0;
+}
+
+Test(fork, child_gets_its_own_segment)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_ring_hdr *r;
+	struct stat st;
+	uint64_t head;
+	int status;
+	pid_t pid;
+
+	cr_assert_eq(fstat(d9__segment_fd(), &st), 0);
+	d9_thread_start("parent");
+	attach(h);
+	d9_poll_begin(1);
+	r = my_ring(h);
+	head = r->head;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid)
+		_exit(child_checks(h, st.st_ino));
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status));
+	cr_expect_eq(WEXITSTATUS(status), 0, "child check %d failed",
+		     WEXITSTATUS(status));
+	/* the child never wrote into the parent's ring */
+	cr_expect_eq(r->head, head);
+	cr_expect_eq(h->attached, 1);
+	d9_poll_end(1);
+	cr_expect_eq(r->head, head + 1);
+}

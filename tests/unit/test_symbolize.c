@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: MIT
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <link.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mount.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "symbol/symbolize.h"
+
+TestSuite(symbolize);
+
+/* A function of the test binary itself, big enough to point inside. */
+static volatile int sink;
+static __attribute__((noinline)) int target_fn(int x)
+{
+	int i;
+
+	for (i = 0; i < x; i++)
+		sink += i * x;
+	return sink;
+}
+
+/* In .data, whose PT_LOAD has p_offset != p_vaddr (unlike text). */
+static int data_var[16] = {1, 2, 3};
+
+static uint64_t addr_of(void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+static struct symbolizer *self_symbolizer(void)
+{
+	struct symbolizer *s = NULL;
+	int err = symbolizer__new(getpid(), &s);
+
+	cr_assert_eq(err, 0, "symbolizer__new: %s", strerror(-err));
+	cr_assert_not_null(s);
+	return s;
+}
+
+static const char *self_exe(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	cr_assert_gt(n, 0);
+	path[n] = '\0';
+	return path;
+}
+
+/* The executable mapping of /proc/self/maps that contains @addr. */
+static void find_mapping(uint64_t addr, uint64_t *start, uint64_t *end, uint64_t *pgoff,
+			 char *path, size_t pathsz)
+{
+	char line[PATH_MAX + 128];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int found = 0;
+
+	cr_assert_not_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b, off;
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %*u %n", &a, &b, &off, &n) <
+			3 ||
+		    addr < a || addr >= b)
+			continue;
+		*start = a;
+		*end = b;
+		*pgoff = off;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(path, pathsz, "%s", line + n);
+		found = 1;
+	}
+	fclose(f);
+	cr_assert(found, "no mapping for 0x%" PRIx64, addr);
+}
+
+Test(symbolize, resolves_static_function_of_the_executable)
+{
+	struct symbolizer *s = self_symbolizer();
+	struct trace_frame f;
+
+	cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn), &f), 0);
+	cr_expect_eq(f.addr, addr_of(target_fn));
+	cr_expect_eq(f.kernel, 0);
+	cr_assert_not_null(f.sym);
+	cr_expect_str_eq(f.sym, "target_fn");
+	cr_expect_eq(f.offset, 0);
+	cr_assert_not_null(f.module);
+	cr_expect_str_eq(f.module, self_exe());
+	symbolizer__free(s);
+}
+
+Test(symbolize, address_inside_a_function_gives_the_offset)
+{
+	struct symbolizer *s = self_symbolizer();
+	struct trace_frame f;
+
+	cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn) + 5, &f), 0);
+	cr_assert_not_null(f.sym);
+	cr_expect_str_eq(f.sym, "target_fn");
+	cr_expect_eq(f.offset, 5);
+	symbolizer__free(s);
+}
+
+static int is_libc_path(const char *m)
+{
+	return m && strstr(m, "/libc.so");
+}
+
+Test(symbolize, resolves_shared_library_function)
+{
+	struct symbolizer *s = self_symbolizer();
+	/* through a pointer so that a PIE build takes libc's address from the
+	 * GOT rather than a PLT stub in the executable */
+	pid_t (*volatile fn)(void) = getpid;
+	struct trace_frame f;
+
+	cr_assert_eq(symbolizer__resolve(s, addr_of(fn), &f), 0);
+	cr_assert_not_null(f.sym);
+	/* glibc's getpid is a weak alias of __getpid */
+	cr_expect(!strcmp(f.sym, "getpid") || !strcmp(f.sym, "__getpid"), "got %s",
+		  f.sym);
+	cr_expect_eq(f.offset, 0);
+	cr_expect(is_libc_path(f.module), "module %s", f.module);
+	symbolizer__free(s);
+}
+
+/* The same file mapped at another address, with the real mapping's file
+ * offset: the symbolizer must derive the bias from pgoff and the program
+ * headers alone. */
+static void check_bias_at_fake_address(struct symbolizer *s, uint64_t addr, uint64_t fake,
+				       const char *name)
+{
+	uint64_t start, end, pgoff;
+	char path[PATH_MAX];
+	struct trace_frame f;
+
+	find_mapping(addr, &start, &end, &pgoff, path, sizeof(path));
+	cr_assert_eq(symbolizer__add_mapping(s, fake, fake + (end - start), pgoff, path),
+		     0);
+	cr_assert_eq(symbolizer__resolve(s, fake + (addr - start) + 2, &f), 0);
+	cr_assert_not_null(f.sym, "nothing at fake address for %s", name);
+	cr_expect_str_eq(f.sym, name);
+	cr_expect_eq(f.offset, 2);
+	cr_expect_str_eq(f.module, path);
+}
+
+Test(symbolize, computes_load_bias_from_file_offset)
+{
+	struct symbolizer *s = self_symbolizer();
+	pid_t (*volatile fn)(void) = getpid;
+	struct trace_frame f;
+
+	check_bias_at_fake_address(s, addr_of(target_fn), 0x100000000000ull, "target_fn");
+	cr_assert_eq(symbolizer__resolve(s, addr_of(fn), &f), 0);
+	check_bias_at_fake_address(s, addr_of(fn), 0x200000000000ull, f.sym);
+	/* a segment whose file offset and link-time address differ */
+	check_bias_at_fake_address(s, addr_of(data_var), 0x400000000000ull, "data_var");
+	/* the real mappings still resolve */
+	cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn), &f), 0);
+	cr_expect_str_eq(f.sym, "target_fn");
+	symbolizer__free(s);
+}
+
+Test(symbolize, unknown_user_address_is_enoent)
+{
+	struct symbolizer *s = self_symbolizer();
+	struct trace_frame f;
+
+	cr_expect_eq(symbolizer__resolve(s, 0x1000, &f), -ENOENT);
+	cr_expect_eq(f.addr, 0x1000);
+	cr_expect_eq(f.kernel, 0);
+	cr_expect_null(f.sym);
+	cr_expect_null(f.module);
+	symbolizer__free(s);
+}
+
+Test(symbolize, address_without_symbol_keeps_module_and_file_address)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t start, end, pgoff;
+	char path[PATH_MAX];
+	struct trace_frame f;
+
+	/* a mapping of the executable over a range of its file the symbol
+	 * table does not cover: past the end of the code */
+	find_mapping(addr_of(target_fn), &start, &end, &pgoff, path, sizeof(path));
+	cr_assert_eq(symbolizer__add_mapping(s, 0x300000000000ull,
+					     0x300000000000ull + 0x100000,
+					     pgoff + 0x10000000, path),
+		     0);
+	cr_assert_eq(symbolizer__resolve(s, 0x300000000010ull, &f), 0);
+	cr_expect_null(f.sym);
+	cr_expect_str_eq(f.module, path);
+	/* no PT_LOAD holds that offset: file offset == link-time address */
+	cr_expect_eq(f.offset, pgoff + 0x10000000 + 0x10);
+	symbolizer__free(s);
+}
+
+static uint64_t scan_kallsyms(const char *name)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    !strchr(line, '[') && (type == 'T' || type == 't') &&
+		    !strcmp(sym, name)) {
+			found = addr;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+Test(symbolize, kernel_address_resolves_through_kallsyms)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t addr = scan_kallsyms("schedule");
+	struct trace_frame f;
+
+	if (!addr) {
+		symbolizer__free(s);
+		cr_skip_test("no address for schedule in /proc/kallsyms: need "
+			     "root or kernel.kptr_restrict=0");
+	}
+	cr_assert(symbol_is_kernel(addr));
+	cr_assert_eq(symbolizer__resolve(s, addr + 4, &f), 0);
+	cr_expect_eq(f.kernel, 1);
+	cr_expect_str_eq(f.sym, "schedule");
+	cr_expect_eq(f.offset, 4);
+	cr_expect_str_eq(f.module, "[kernel]");
+	symbolizer__free(s);
+}
+
+Test(symbolize, unknown_kernel_address_is_enoent)
+{
+	struct symbolizer *s = self_symbolizer();
+	struct trace_frame f;
+
+	cr_expect_eq(symbolizer__resolve(s, 0xffffffffffffff00ull, &f), -ENOENT);
+	cr_expect_eq(f.kernel, 1);
+	cr_expect_eq(f.addr, 0xffffffffffffff00ull);
+	cr_expect_null(f.sym);
+	symbolizer__free(s);
+}
+
+Test(symbolize, kernel_address_test)
+{
+	cr_expect(symbol_is_kernel(0xffffffff81000000ull));
+	cr_expect(!symbol_is_kernel(0x7fffffffe000ull));
+	cr_expect(!symbol_is_kernel(0));
+}
+
+Test(symbolize, nonexistent_pid_is_esrch)
+{
+	struct symbolizer *s = (void *)1;
+
+	/* above any pid_max (at most 2^22) */
+	cr_expect_eq(symbolizer__new(0x7ffffff0, &s), -ESRCH);
+	cr_expect_null(s);
+}
+
+Test(symbolize, resolves_after_the_target_exited)
+{
+	struct symbolizer *s = NULL;
+	struct trace_frame f;
+	pid_t child = fork();
+	int status, err;
+
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	err = symbolizer__new(child, &s);
+	kill(child, SIGKILL);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert_eq(err, 0, "symbolizer__new: %s", strerror(-err));
+
+	/* the child is a fork: same binary at the same addresses */
+	cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn) + 1, &f), 0);
+	cr_assert_not_null(f.sym);
+	cr_expect_str_eq(f.sym, "target_fn");
+	cr_expect_eq(f.offset, 1);
+	cr_expect_eq(symbolizer__refresh(s), -ESRCH);
+	symbolizer__free(s);
+}
+
+Test(symbolize, refresh_adds_dlopened_libraries)
+{
+	static const char lib[] = "libBrokenLocale.so.1";
+	struct symbolizer *s = self_symbolizer();
+	struct trace_frame f;
+	void *h, *fn;
+
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		symbolizer__free(s);
+		cr_skip_test("cannot dlopen %s", lib);
+	}
+	fn = dlsym(h, "__ctype_get_mb_cur_max");
+	cr_assert_not_null(fn);
+	cr_expect_eq(symbolizer__resolve(s, addr_of(fn), &f), -ENOENT);
+	cr_assert_eq(symbolizer__refresh(s), 0);
+	cr_assert_eq(symbolizer__resolve(s, addr_of(fn), &f), 0);
+	cr_assert_not_null(f.sym);
+	cr_expect_str_eq(f.sym, "__ctype_get_mb_cur_max");
+	cr_expect(strstr(f.module, lib), "module %s", f.module);
+	symbolizer__free(s);
+	dlclose(h);
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, ok = 0;
+	struct stat st;
+
+	if (in < 0)
+		return 0;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out >= 0 && fstat(in, &st) == 0)
+		ok = sendfile(out, in, NULL, (size_t)st.st_size) == st.st_size;
+	if (out >= 0)
+		close(out);
+	close(in);
+	return ok;
+}
+
+/* The child of a container: in its own mount namespace, @dir holds a tmpfs
+ * with a library that does not exist on the host at that path. Reports the
+ * address of a function of that library on @fd (0 on failure). */
+static void __attribute__((noreturn)) container_child(const char *dir, int fd)
+{
+	char lib[PATH_MAX];
+	struct link_map *lm = NULL;
+	uint64_t addr = 0;
+	void *h;
+
+	h = dlopen("libBrokenLocale.so.1", RTLD_NOW);
+	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+		goto out;
+	snprintf(lib, sizeof(lib), "%s/libd9test.so", dir);
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", dir, "tmpfs", 0, NULL) != 0 || !copy_file(lm->l_name, lib))
+		goto out;
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		addr = (uint64_t)(uintptr_t)dlsym(h, "__ctype_get_mb_cur_max");
+out:
+	if (write(fd, &addr, sizeof(addr)) != sizeof(addr))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+Test(symbolize, opens_files_inside_the_target_mount_namespace_after_exit)
+{
+	char dir[] = "/tmp/d9prof-test-XXXXXX", lib[PATH_MAX];
+	struct symbolizer *s = NULL;
+	struct trace_frame f;
+	uint64_t addr = 0;
+	int pfd[2], status, err;
+	pid_t child;
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(pipe(pfd), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		container_child(dir, pfd[1]);
+	close(pfd[1]);
+	cr_assert_eq(read(pfd[0], &addr, sizeof(addr)), sizeof(addr));
+	close(pfd[0]);
+	err = addr ? symbolizer__new(child, &s) : 0;
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	rmdir(dir);
+	if (!addr)
+		cr_skip_test("cannot create a mount namespace (needs root)");
+	cr_assert_eq(err, 0, "symbolizer__new: %s", strerror(-err));
+
+	/* the host has no such file: only /proc/PID/root could open it */
+	snprintf(lib, sizeof(lib), "%s/libd9test.so", dir);
+	cr_assert_neq(access(lib, F_OK), 0);
+	cr_assert_eq(symbolizer__resolve(s, addr, &f), 0);
+	cr_expect_str_eq(f.module, lib);
+	cr_assert_not_null(f.sym);
+	cr_expect_str_eq(f.sym, "__ctype_get_mb_cur_max");
+	cr_expect_eq(f.offset, 0);
+	symbolizer__free(s);
+}
+
+static int is_hex_build_id(const char *b)
+{
+	size_t n = strlen(b);
+
+	return n >= 16 && n % 2 == 0 && strspn(b, "0123456789abcdef") == n;
+}
+
+Test(symbolize, lists_modules_with_build_ids)
+{
+	struct symbolizer *s = self_symbolizer();
+	const char *path, *bid;
+	int exe = 0, libc = 0;
+	size_t i, n = symbolizer__nmodules(s);
+
+	cr_assert_gt(n, 1);
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(symbolizer__module(s, i, &path, &bid), 0);
+		cr_assert_not_null(path);
+		cr_assert_not_null(bid);
+		if (!strcmp(path, self_exe())) {
+			exe = 1;
+			cr_expect(is_hex_build_id(bid), "exe build-id '%s'", bid);
+		}
+		if (is_libc_path(path)) {
+			libc = 1;
+			cr_expect(is_hex_build_id(bid), "libc build-id '%s'", bid);
+		}
+	}
+	cr_expect(exe && libc);
+	cr_expect_eq(symbolizer__module(s, n, &path, &bid), -EINVAL);
+	symbolizer__free(s);
+}
+
+/* The address of @name in our own vDSO image, found with libelf. */
+static uint64_t vdso_symbol(const char *name)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR), found = 0, min_vaddr = UINT64_MAX;
+	Elf_Scn *scn = NULL;
+	size_t i, phnum;
+	Elf *e;
+
+	if (!base)
+		return 0;
+	elf_version(EV_CURRENT);
+	/* the image is smaller than this; libelf only reads what the
+	 * headers point to */
+	e = elf_memory((char *)(uintptr_t)base, 1 << 16);
+	if (!e)
+		return 0;
+	if (elf_getphdrnum(e, &phnum) == 0) {
+		for (i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_vaddr < min_vaddr)
+				min_vaddr = ph.p_vaddr;
+		}
+	}
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			n = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name) && sym.st_value) {
+				found = base + sym.st_value - min_vaddr;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	return found;
+}
+
+Test(symbolize, resolves_vdso_functions)
+{
+	uint64_t addr = vdso_symbol("__vdso_clock_gettime");
+	struct symbolizer *s;
+	struct trace_frame f;
+
+	if (!addr)
+		cr_skip_test("no vDSO with __vdso_clock_gettime");
+	s = self_symbolizer();
+	cr_assert_eq(symbolizer__resolve(s, addr, &f), 0);
+	cr_expect_str_eq(f.module, "[vdso]");
+	cr_assert_not_null(f.sym);
+	cr_expect(strstr(f.sym, "clock_gettime"), "got %s", f.sym);
+	cr_expect_eq(f.offset, 0);
+	symbolizer__free(s);
+}
+
+Test(symbolize, many_addresses_resolve)
+{
+	struct symbolizer *s = self_symbolizer();
+	struct trace_frame f;
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn) + (i % 8), &f), 0);
+		cr_assert_str_eq(f.sym, "target_fn");
+	}
+	symbolizer__free(s);
+}
+
+/* ---- demangling ----------------------------------------------------- */
+
+static void expect_demangled(const char *in, const char *want)
+{
+	char *out = symbol_demangle(in);
+
+	if (!want) {
+		cr_expect_null(out, "%s demangled to %s", in, out);
+	} else {
+		cr_assert_not_null(out, "%s not demangled", in);
+		cr_expect_str_eq(out, want);
+	}
+	free(out);
+}
+
+Test(symbolize, demangles_cxx)
+{
+	expect_demangled("_ZN3foo3barEv", "foo::bar()");
+	expect_demangled(
+	    "_ZNK3foo3Bar3bazERKSt6vectorIiSaIiEE",
+	    "foo::Bar::baz(std::vector<int, std::allocator<int> > const&) const");
+}
+
+Test(symbolize, demangles_rust_legacy_without_hash)
+{
+	expect_demangled("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write");
+	expect_demangled(
+	    "_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$"
+	    "$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0123456789abcdefE",
+	    "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>");
+}
+
+Test(symbolize, demangles_rust_v0)
+{
+	expect_demangled("_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar");
+}
+
+Test(symbolize, plain_names_are_not_demangled)
+{
+	expect_demangled("main", NULL);
+	expect_demangled("__libc_start_main", NULL);
+	expect_demangled("_Z", NULL);
+	expect_demangled("", NULL);
+	cr_expect_null(symbol_demangle(NULL));
+}

@@ -1,0 +1,795 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_trace.c - the trace writer and reader: round trips, interning, cut
+ * files, corruption, write errors, and a large trace's size and speed.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libprof/d9_segment.h"
+#include "trace/trace.h"
+
+#define KADDR 0xffffffff81000000ULL
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *tmp_path(void)
+{
+	char *p = strdup("/tmp/d9trace-test-XXXXXX");
+	int fd;
+
+	cr_assert_not_null(p);
+	fd = mkstemp(p);
+	cr_assert(fd >= 0, "mkstemp: %s", strerror(errno));
+	close(fd);
+	return p;
+}
+
+static void put_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+static uint8_t *get_file(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	cr_assert_not_null(buf);
+	cr_assert_eq(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* File offsets where each chunk ends (chunk headers: 28 bytes, the
+ * compressed size at offset 8). Returns the number of chunks. */
+#define CHUNK_HDR 28
+static size_t chunk_ends(const uint8_t *buf, size_t len, size_t *ends, uint32_t *types,
+			 size_t max)
+{
+	size_t pos = 16, n = 0;
+
+	while (pos + CHUNK_HDR <= len && n < max) {
+		if (types)
+			types[n] = le32(buf + pos + 4);
+		pos += CHUNK_HDR + le32(buf + pos + 8);
+		cr_assert_leq(pos, len);
+		ends[n++] = pos;
+	}
+	return n;
+}
+
+/* Symbolizer for tests: kernel addresses are "[kernel]" symbols, addresses
+ * ending in 0xf are unresolvable, everything else is fn_<hex> in "demo". */
+static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
+{
+	static char sym[64];
+	unsigned int *calls = ctx;
+
+	if (calls)
+		(*calls)++;
+	if ((addr & 0xf) == 0xf)
+		return -ENOENT;
+	/* several addresses per function: the string table dedupes them */
+	snprintf(sym, sizeof(sym), "fn_%" PRIx64, addr & ~(uint64_t)0xff);
+	out->sym = sym;
+	out->module = out->kernel ? "[kernel]" : "demo";
+	out->offset = addr & 0xff;
+	return 0;
+}
+
+static const char *frame_sym(const struct trace *t, uint32_t stack, unsigned i)
+{
+	return t->frames[t->stack_frames[t->stack_off[stack] + i]].sym;
+}
+
+static uint64_t frame_addr(const struct trace *t, uint32_t stack, unsigned i)
+{
+	return t->frames[t->stack_frames[t->stack_off[stack] + i]].addr;
+}
+
+static unsigned stack_depth(const struct trace *t, uint32_t stack)
+{
+	return t->stack_off[stack + 1] - t->stack_off[stack];
+}
+
+/*
+ * A small trace in several chunks: each flush ends a batch. Returns the
+ * number of samples; fills @stacks with the ids of its three stacks.
+ */
+static const uint64_t cs_a[] = {0x401010, 0x401120, 0x401230};
+static const uint64_t cs_b[] = {KADDR + 0x10, 0x401010, 0x401230};
+static const uint64_t cs_c[] = {0x40200f, 0x401230};
+
+static size_t write_small(int fd, int finish, uint32_t *stacks)
+{
+	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_counters c = {.lost_samples = 3, .shim_drops = 5};
+	size_t nsamples = 0;
+	int i;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__meta(w, "cmd", "demo --fast"), 0);
+	cr_assert_eq(trace_writer__meta(w, "hz", "997"), 0);
+	cr_assert_eq(trace_writer__flush(w), 0);
+
+	cr_assert_eq(trace_writer__thread(w, 100, "main"), 0);
+	cr_assert_eq(trace_writer__thread(w, 101, "worker-1"), 0);
+	cr_assert_eq(trace_writer__task(w, 7, "accept"), 0);
+	cr_assert_eq(trace_writer__stack(w, cs_a, 3, &stacks[0]), 0);
+	cr_assert_eq(trace_writer__stack(w, cs_b, 3, &stacks[1]), 0);
+	for (i = 0; i < 10; i++) {
+		struct trace_sample s = {.time = 1000 + i * 10,
+					 .tid = 100 + i % 2,
+					 .stack = stacks[i % 2],
+					 .weight = 1,
+					 .sampler = TRACE_SAMPLER_PERF};
+
+		cr_assert_eq(trace_writer__sample(w, &s), 0);
+		nsamples++;
+	}
+	cr_assert_eq(trace_writer__flush(w), 0);
+
+	for (i = 0; i < 6; i++) {
+		struct trace_event e = {.time = 1005 + i * 10,
+					.task = 7,
+					.tid = 101,
+					.type = D9_EV_POLL_BEGIN + i % 2};
+
+		cr_assert_eq(trace_writer__event(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer__flush(w), 0);
+
+	cr_assert_eq(trace_writer__thread(w, 100, "main-renamed"), 0);
+	cr_assert_eq(trace_writer__stack(w, cs_c, 2, &stacks[2]), 0);
+	for (i = 0; i < 5; i++) {
+		struct trace_sample s = {.time = 2000 + i,
+					 .tid = 100,
+					 .stack = stacks[2],
+					 .weight = 2,
+					 .sampler = TRACE_SAMPLER_PERF};
+
+		cr_assert_eq(trace_writer__sample(w, &s), 0);
+		nsamples++;
+	}
+	if (finish)
+		cr_assert_eq(trace_writer__finish(w, resolve, NULL, &c), 0);
+	else
+		cr_assert_eq(trace_writer__flush(w), 0);
+	trace_writer__free(w);
+	return nsamples;
+}
+
+static char *small_trace_file(int finish, size_t *nsamples)
+{
+	char *path = tmp_path();
+	uint32_t stacks[3];
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	cr_assert(fd >= 0);
+	*nsamples = write_small(fd, finish, stacks);
+	close(fd);
+	return path;
+}
+
+/* ---- round trips -------------------------------------------------------- */
+
+TestSuite(trace);
+
+Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
+{
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_counters c = {.lost_samples = 3, .shim_drops = 5, .end_time = 99999};
+	static const uint64_t ips[3][4] = {
+	    {0x401010, 0x401120, 0x401230, 0x7f0000001000},
+	    {KADDR + 0x10, KADDR + 0x2000, 0x401010, 0x401230},
+	    {0x40200f},
+	};
+	static const unsigned depth[3] = {4, 4, 1};
+	uint32_t st[4];
+	struct trace *t;
+	const char *msg;
+	unsigned int calls = 0;
+	size_t i, j;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__meta(w, "cmd", "demo"), 0);
+	cr_assert_eq(trace_writer__meta(w, "pid", "42"), 0);
+	cr_assert_eq(trace_writer__meta(w, "cmd", "demo2"), 0);
+	cr_assert_eq(trace_writer__thread(w, 100, "main"), 0);
+	cr_assert_eq(trace_writer__thread(w, 101, "worker-1"), 0);
+	cr_assert_eq(trace_writer__thread(w, 100, "main2"), 0);
+	cr_assert_eq(trace_writer__thread(w, 102, NULL), 0);
+	cr_assert_eq(trace_writer__thread(w, 101, NULL), 0);
+	cr_assert_eq(trace_writer__task(w, 7, "accept"), 0);
+	cr_assert_eq(trace_writer__task(w, UINT64_MAX, "big id"), 0);
+	cr_assert_eq(trace_writer__task(w, 7, "accept2"), 0);
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(trace_writer__stack(w, ips[i], depth[i], &st[i]), 0);
+	cr_assert_eq(trace_writer__stack(w, NULL, 0, &st[3]), 0);
+	cr_assert_eq(trace_writer__nframes(w), 7);
+	cr_assert_eq(trace_writer__frame_addr(w, 4), KADDR + 0x10);
+
+	for (i = 0; i < 100; i++) {
+		struct trace_sample s = {
+		    /* times go backwards now and then: deltas are signed */
+		    .time = 5000 + i * 37 - (i % 7 == 3 ? 100 : 0),
+		    .tid = (uint32_t)(100 + i % 3),
+		    .stack = st[i % 4],
+		    .weight = (uint32_t)(i == 50 ? UINT32_MAX : 1),
+		    .sampler =
+			(uint16_t)(i % 2 ? TRACE_SAMPLER_PERF : TRACE_SAMPLER_CTIMER),
+		};
+		struct trace_event e = {
+		    .time = 5000 + i * 11,
+		    .task = i % 5 == 0 ? UINT64_MAX : 7 + i % 3,
+		    .tid = (uint32_t)(100 + i % 3),
+		    .type = (uint32_t)(1 + i % 9),
+		};
+
+		cr_assert_eq(trace_writer__sample(w, &s), 0);
+		cr_assert_eq(trace_writer__event(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer__finish(w, resolve, &calls, &c), 0);
+	cr_assert_eq(calls, 7, "resolver called once per unique address");
+	trace_writer__free(w);
+	close(fd);
+
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->complete, 1);
+
+	cr_assert_eq(t->nmeta, 3);
+	cr_assert_str_eq(trace__meta(t, "cmd"), "demo2");
+	cr_assert_str_eq(trace__meta(t, "pid"), "42");
+	cr_assert_null(trace__meta(t, "nope"));
+	cr_assert_str_eq(t->meta[0].value, "demo");
+
+	cr_assert_eq(t->nthreads, 3);
+	cr_assert_str_eq(trace__thread_name(t, 100), "main2");
+	cr_assert_str_eq(trace__thread_name(t, 101), "worker-1");
+	cr_assert_null(trace__thread_name(t, 102));
+	cr_assert_null(trace__thread_name(t, 103));
+	cr_assert_eq(t->ntasks, 2);
+	cr_assert_str_eq(trace__task_name(t, 7), "accept2");
+	cr_assert_str_eq(trace__task_name(t, UINT64_MAX), "big id");
+
+	cr_assert_eq(t->nstacks, 4);
+	cr_assert_eq(t->nframes, 7);
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(stack_depth(t, st[i]), depth[i]);
+		for (j = 0; j < depth[i]; j++)
+			cr_assert_eq(frame_addr(t, st[i], j), ips[i][j]);
+	}
+	cr_assert_eq(stack_depth(t, st[3]), 0);
+	cr_assert_str_eq(frame_sym(t, st[0], 0), "fn_401000");
+	cr_assert_str_eq(frame_sym(t, st[0], 1), "fn_401100");
+	cr_assert_null(frame_sym(t, st[2], 0), "unresolvable stays NULL");
+	for (i = 0; i < t->nframes; i++) {
+		const struct trace_frame *f = &t->frames[i];
+
+		cr_assert_eq(f->kernel, f->addr >= KADDR);
+		if ((f->addr & 0xf) == 0xf) {
+			cr_assert_null(f->module);
+			continue;
+		}
+		cr_assert_str_eq(f->module, f->kernel ? "[kernel]" : "demo");
+		cr_assert_eq(f->offset, f->addr & 0xff);
+	}
+
+	cr_assert_eq(t->nsamples, 100);
+	cr_assert_eq(t->nevents, 100);
+	for (i = 0; i < 100; i++) {
+		const struct trace_sample *s = &t->samples[i];
+		const struct trace_event *e = &t->events[i];
+
+		cr_assert_eq(s->time, 5000 + i * 37 - (i % 7 == 3 ? 100 : 0));
+		cr_assert_eq(s->tid, 100 + i % 3);
+		cr_assert_eq(s->stack, st[i % 4]);
+		cr_assert_eq(s->weight, i == 50 ? UINT32_MAX : 1);
+		cr_assert_eq(s->sampler,
+			     i % 2 ? TRACE_SAMPLER_PERF : TRACE_SAMPLER_CTIMER);
+		cr_assert_eq(s->flags, 0);
+		cr_assert_eq(e->time, 5000 + i * 11);
+		cr_assert_eq(e->task, i % 5 == 0 ? UINT64_MAX : 7 + i % 3);
+		cr_assert_eq(e->tid, 100 + i % 3);
+		cr_assert_eq(e->type, 1 + i % 9);
+	}
+
+	cr_assert_eq(t->counters.samples, 100);
+	cr_assert_eq(t->counters.events, 100);
+	cr_assert_eq(t->counters.lost_samples, 3);
+	cr_assert_eq(t->counters.shim_drops, 5);
+	cr_assert_eq(t->counters.start_time, 5000,
+		     "start defaults to the earliest record");
+	cr_assert_eq(t->counters.end_time, 99999);
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, identical_callchains_share_a_stack_id)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	struct trace_writer *w = trace_writer__new(fd);
+	uint64_t a[] = {1, 2, 3}, b[] = {1, 2, 3}, pre[] = {1, 2};
+	uint64_t sup[] = {1, 2, 3, 4}, rev[] = {3, 2, 1};
+	uint32_t ia, ib, ip, is, ir, ie, ie2;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, a, 3, &ia), 0);
+	cr_assert_eq(trace_writer__stack(w, b, 3, &ib), 0);
+	cr_assert_eq(trace_writer__stack(w, pre, 2, &ip), 0);
+	cr_assert_eq(trace_writer__stack(w, sup, 4, &is), 0);
+	cr_assert_eq(trace_writer__stack(w, rev, 3, &ir), 0);
+	cr_assert_eq(trace_writer__stack(w, NULL, 0, &ie), 0);
+	cr_assert_eq(trace_writer__stack(w, a, 0, &ie2), 0);
+	cr_assert_eq(ia, ib);
+	cr_assert_eq(ie, ie2);
+	cr_assert_neq(ia, ip);
+	cr_assert_neq(ia, is);
+	cr_assert_neq(ia, ir);
+	cr_assert_neq(ip, is);
+	cr_assert_eq(trace_writer__nframes(w), 4, "one frame per address");
+	trace_writer__free(w);
+	close(fd);
+}
+
+Test(trace, many_stacks_keep_their_ids_across_table_growth)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	struct trace_writer *w = trace_writer__new(fd);
+	uint64_t ips[3];
+	uint32_t id, i;
+
+	cr_assert_not_null(w);
+	for (i = 0; i < 20000; i++) {
+		ips[0] = 0x400000 + i;
+		ips[1] = 0x500000 + i % 17;
+		ips[2] = 0x600000;
+		cr_assert_eq(trace_writer__stack(w, ips, 3, &id), 0);
+		cr_assert_eq(id, i);
+	}
+	for (i = 0; i < 20000; i += 7) {
+		ips[0] = 0x400000 + i;
+		ips[1] = 0x500000 + i % 17;
+		ips[2] = 0x600000;
+		cr_assert_eq(trace_writer__stack(w, ips, 3, &id), 0);
+		cr_assert_eq(id, i);
+	}
+	trace_writer__free(w);
+	close(fd);
+}
+
+Test(trace, without_frames_chunk_frames_are_bare_addresses)
+{
+	size_t n;
+	char *path = small_trace_file(0, &n);
+	struct trace *t;
+	const char *msg;
+	size_t i;
+
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->complete, 0);
+	cr_assert_eq(t->nsamples, n);
+	cr_assert_eq(t->counters.samples, 0, "no END: counters stay zero");
+	cr_assert_eq(t->nframes, 5);
+	for (i = 0; i < t->nframes; i++) {
+		cr_assert_null(t->frames[i].sym);
+		cr_assert_null(t->frames[i].module);
+		cr_assert_eq(t->frames[i].kernel, t->frames[i].addr >= KADDR);
+	}
+	cr_assert_str_eq(trace__thread_name(t, 100), "main-renamed");
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+/* ---- cut and corrupt files ---------------------------------------------- */
+
+Test(trace, cut_at_any_byte_reads_a_prefix_of_whole_chunks)
+{
+	size_t n, len, nch, cut, i;
+	char *path = small_trace_file(1, &n);
+	char *cutp = tmp_path();
+	uint8_t *buf = get_file(path, &len);
+	size_t ends[64];
+	struct trace *full, *t;
+	const char *msg;
+	int rc;
+
+	nch = chunk_ends(buf, len, ends, NULL, 64);
+	cr_assert_geq(nch, 8, "the test wants a multi-chunk trace");
+	cr_assert_eq(ends[nch - 1], len);
+	cr_assert_eq(trace__read(path, &full, &msg), 0, "%s", msg);
+	cr_assert_eq(full->chunks, nch);
+	cr_assert_eq(full->complete, 1);
+
+	for (cut = 0; cut <= len; cut++) {
+		size_t whole = 0;
+
+		while (whole < nch && ends[whole] <= cut)
+			whole++;
+		put_file(cutp, buf, cut);
+		msg = NULL;
+		rc = trace__read(cutp, &t, &msg);
+		if (cut < 16) {
+			cr_assert_eq(rc, -EBADMSG, "cut %zu in the file header", cut);
+			cr_assert_not_null(msg);
+			cr_assert_null(t);
+			continue;
+		}
+		cr_assert_eq(rc, 0, "cut at %zu: %s", cut, msg);
+		cr_assert_eq(t->chunks, whole, "cut at %zu", cut);
+		cr_assert_eq(t->complete, cut == len);
+		cr_assert_leq(t->nsamples, full->nsamples);
+		for (i = 0; i < t->nsamples; i++)
+			cr_assert_eq(t->samples[i].time, full->samples[i].time);
+		for (i = 0; i < t->nframes; i++)
+			cr_assert_eq(t->frames[i].addr, full->frames[i].addr);
+		trace__free(t);
+	}
+	trace__free(full);
+	free(buf);
+	unlink(path);
+	unlink(cutp);
+	free(path);
+	free(cutp);
+}
+
+Test(trace, any_flipped_byte_after_the_file_header_is_corruption)
+{
+	size_t n, len, off;
+	char *path = small_trace_file(1, &n);
+	char *bad = tmp_path();
+	uint8_t *buf = get_file(path, &len);
+	struct trace *t;
+	const char *msg;
+	int rc;
+
+	for (off = 16; off < len; off++) {
+		buf[off] ^= 0x20;
+		put_file(bad, buf, len);
+		buf[off] ^= 0x20;
+		msg = NULL;
+		rc = trace__read(bad, &t, &msg);
+		cr_assert_eq(rc, -EBADMSG, "flip at %zu: %d", off, rc);
+		cr_assert_not_null(msg);
+		cr_assert_null(t);
+	}
+	free(buf);
+	unlink(path);
+	unlink(bad);
+	free(path);
+	free(bad);
+}
+
+Test(trace, flipped_payload_byte_says_checksum_mismatch)
+{
+	size_t n, len;
+	char *path = small_trace_file(1, &n);
+	uint8_t *buf = get_file(path, &len);
+	struct trace *t;
+	const char *msg;
+
+	/* the first chunk's payload starts after file and chunk headers */
+	buf[16 + CHUNK_HDR + 2] ^= 1;
+	put_file(path, buf, len);
+	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert_str_eq(msg, "chunk 0 at offset 16: checksum mismatch");
+	free(buf);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, undefined_stack_ids_are_corruption)
+{
+	size_t n, len, nch, i, from = 0;
+	char *path = small_trace_file(1, &n);
+	uint8_t *buf = get_file(path, &len);
+	size_t ends[64];
+	struct trace *t;
+	const char *msg;
+
+	/* cut the first STACKS chunk out: the SAMPLES after it name stacks
+	 * the reader never saw */
+	nch = chunk_ends(buf, len, ends, NULL, 64);
+	for (i = 0; i < nch; i++) {
+		from = i ? ends[i - 1] : 16;
+		if (le32(buf + from + 4) == TRACE_CHUNK_STACKS)
+			break;
+	}
+	cr_assert_lt(i, nch);
+	cr_assert_eq(le32(buf + ends[i] + 4), TRACE_CHUNK_SAMPLES);
+	memmove(buf + from, buf + ends[i], len - ends[i]);
+	put_file(path, buf, len - (ends[i] - from));
+	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert(strstr(msg, "undefined stack"), "%s", msg);
+	free(buf);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, not_a_trace_is_rejected_with_a_message)
+{
+	static const char text[] = "#!/bin/sh\necho this is not a trace\n";
+	char *path = tmp_path();
+	struct trace *t = (struct trace *)1;
+	const char *msg = NULL;
+
+	put_file(path, text, sizeof(text) - 1);
+	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert_null(t);
+	cr_assert_str_eq(msg, "bad file magic");
+
+	put_file(path, "", 0);
+	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert_not_null(msg);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, newer_format_version_is_not_supported)
+{
+	size_t n, len;
+	char *path = small_trace_file(1, &n);
+	uint8_t *buf = get_file(path, &len);
+	struct trace *t;
+	const char *msg;
+
+	buf[8] = TRACE_VERSION + 1;
+	put_file(path, buf, len);
+	cr_assert_eq(trace__read(path, &t, &msg), -EPROTONOSUPPORT);
+	cr_assert(strstr(msg, "version 2"), "%s", msg);
+	free(buf);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, missing_file_is_enoent_and_directory_eisdir)
+{
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_eq(trace__read("/nonexistent/d9prof.data", &t, &msg), -ENOENT);
+	cr_assert_null(t);
+	cr_assert_not_null(msg);
+	cr_assert_eq(trace__read("/tmp", &t, NULL), -EISDIR);
+}
+
+/* ---- writer errors ------------------------------------------------------ */
+
+Test(trace, writer_reports_write_errors_and_keeps_them)
+{
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	int full = open("/dev/full", O_WRONLY);
+	struct trace_sample s = {.time = 1, .tid = 1, .weight = 1};
+	uint64_t ip = 0x401000;
+	struct trace_writer *w;
+
+	errno = 0;
+	cr_assert_null(trace_writer__new(-1));
+	cr_assert_eq(errno, EBADF);
+	cr_assert(full >= 0);
+	cr_assert_null(trace_writer__new(full));
+	cr_assert_eq(errno, ENOSPC);
+
+	w = trace_writer__new(fd);
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, &ip, 1, &s.stack), 0);
+	cr_assert_eq(trace_writer__sample(w, &s), 0);
+	/* the disk fills up under the writer */
+	cr_assert_eq(dup2(full, fd), fd);
+	cr_assert_eq(trace_writer__flush(w), -ENOSPC);
+	cr_assert_eq(trace_writer__sample(w, &s), -ENOSPC);
+	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), -ENOSPC);
+	trace_writer__free(w);
+	close(fd);
+	close(full);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, writer_rejects_unknown_stacks_and_calls_after_finish)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_sample s = {.stack = 0};
+	uint32_t id;
+
+	cr_assert_eq(trace_writer__sample(w, &s), -EINVAL);
+	cr_assert_eq(trace_writer__stack(w, NULL, 0, &id), 0);
+	cr_assert_eq(trace_writer__sample(w, &s), 0);
+	cr_assert_eq(trace_writer__meta(w, NULL, "x"), -EINVAL);
+	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
+	cr_assert_eq(trace_writer__sample(w, &s), -EINVAL);
+	cr_assert_eq(trace_writer__flush(w), -EINVAL);
+	trace_writer__free(w);
+	close(fd);
+}
+
+Test(trace, free_of_null_is_a_noop)
+{
+	trace__free(NULL);
+	trace_writer__free(NULL);
+}
+
+/* ---- a large trace ------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: deterministic, fast */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+#define BIG_SAMPLES 1000000
+#define BIG_EVENTS  1000000
+#define BIG_STACKS  5000
+#define BIG_THREADS 8
+
+/* Callchain @i of the synthetic workload: 8..40 frames, leaves spread over
+ * 20k addresses, shared roots like a real runtime (start_thread, the
+ * scheduler loop, the poll function), some kernel frames on top. */
+static unsigned big_stack(unsigned i, uint64_t *ips)
+{
+	uint64_t save = rng_state;
+	unsigned n, j;
+
+	rng_state = 0x9e3779b97f4a7c15ULL * (i + 1);
+	n = 8 + (unsigned)(rnd() % 33);
+	for (j = 0; j < n; j++) {
+		if (j < 3 && i % 4 == 0)
+			ips[j] = KADDR + (rnd() % 4096) * 16;
+		else if (j + 4 >= n)
+			ips[j] = 0x401000 + (n - j) * 0x40; /* roots */
+		else
+			ips[j] = 0x500000 + (rnd() % 20000) * 24;
+	}
+	rng_state = save;
+	return n;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+Test(trace, large_trace_round_trips_compactly_and_fast)
+{
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	static uint32_t ids[BIG_STACKS];
+	static uint64_t ips[64];
+	uint64_t ttime[BIG_THREADS] = {0}, etime = 0, depth_sum = 0;
+	size_t bytes_by_type[16] = {0}, len, pos, i;
+	struct trace *t;
+	const char *msg;
+	double t0, t1, t2;
+	uint8_t *buf;
+
+	cr_assert_not_null(w);
+	t0 = now();
+	for (i = 0; i < BIG_STACKS; i++) {
+		unsigned n = big_stack((unsigned)i, ips);
+
+		cr_assert_eq(trace_writer__stack(w, ips, n, &ids[i]), 0);
+		cr_assert_eq(ids[i], i);
+	}
+	rng_state = 42;
+	for (i = 0; i < BIG_SAMPLES; i++) {
+		/* threads sample at ~1 kHz each, ready in roughly time order;
+		 * stacks skewed: a few hot ones, a long tail */
+		unsigned th = (unsigned)(rnd() % BIG_THREADS);
+		uint64_t r = rnd();
+		unsigned si =
+		    (unsigned)((r % BIG_STACKS) * (r % BIG_STACKS) / BIG_STACKS);
+		unsigned n = big_stack(si, ips);
+		struct trace_sample s = {
+		    .tid = 5000 + th, .weight = 1, .sampler = TRACE_SAMPLER_PERF};
+		uint32_t id;
+
+		ttime[th] += 1000000 + rnd() % 2000;
+		s.time = 1000000000000ULL + ttime[th];
+		/* the recorder interns every sample's callchain */
+		cr_assert_eq(trace_writer__stack(w, ips, n, &id), 0);
+		cr_assert_eq(id, si);
+		s.stack = id;
+		depth_sum += n;
+		cr_assert_eq(trace_writer__sample(w, &s), 0);
+	}
+	for (i = 0; i < BIG_EVENTS; i++) {
+		/* poll begin/end pairs, ~2.5 us apart, tasks 1..10000 */
+		struct trace_event e = {.tid = 5000 + (uint32_t)(i / 2 % BIG_THREADS)};
+
+		etime += 1000 + rnd() % 3000;
+		e.time = 1000000000000ULL + etime;
+		e.task = 0x7f3a00000000ULL + (i / 2 * 7919 % 10000) * 256;
+		e.type = i % 2 ? D9_EV_POLL_END : D9_EV_POLL_BEGIN;
+		cr_assert_eq(trace_writer__event(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+	t1 = now();
+
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t2 = now();
+	cr_assert_eq(t->complete, 1);
+	cr_assert_eq(t->nsamples, BIG_SAMPLES);
+	cr_assert_eq(t->nevents, BIG_EVENTS);
+	cr_assert_eq(t->nstacks, BIG_STACKS);
+	cr_assert_eq(t->counters.samples, BIG_SAMPLES);
+	for (i = 0; i < BIG_STACKS; i += 97) {
+		unsigned n = big_stack((unsigned)i, ips), j;
+
+		cr_assert_eq(stack_depth(t, (uint32_t)i), n);
+		for (j = 0; j < n; j++)
+			cr_assert_eq(frame_addr(t, (uint32_t)i, j), ips[j]);
+	}
+
+	buf = get_file(path, &len);
+	for (pos = 16; pos + CHUNK_HDR <= len;) {
+		uint32_t type = le32(buf + pos + 4), csize = le32(buf + pos + 8);
+
+		bytes_by_type[type & 15] += CHUNK_HDR + csize;
+		pos += CHUNK_HDR + csize;
+	}
+	/* perf.data: a PERF_RECORD_SAMPLE with IP|TID|TIME|PERIOD|CALLCHAIN
+	 * is 8 header + 8 ip + 8 pid/tid + 8 time + 8 period + 8 nr + 8 per
+	 * frame (+ context markers) */
+	{
+		double perf = 48.0 + 8.0 * ((double)depth_sum / BIG_SAMPLES + 1);
+		double bps = (double)(bytes_by_type[TRACE_CHUNK_SAMPLES] +
+				      bytes_by_type[TRACE_CHUNK_STACKS]) /
+			     BIG_SAMPLES;
+
+		fprintf(stderr,
+			"trace: %zu bytes total; samples %.2f B/sample (%.2f incl. "
+			"stacks; perf.data ~%.0f B/sample); events %.2f B/event; "
+			"frames %zu B for %zu frames\n"
+			"trace: write %.0f ms (2M records + 1M interned callchains), "
+			"read %.0f ms\n",
+			len, (double)bytes_by_type[TRACE_CHUNK_SAMPLES] / BIG_SAMPLES,
+			bps, perf, (double)bytes_by_type[TRACE_CHUNK_EVENTS] / BIG_EVENTS,
+			bytes_by_type[TRACE_CHUNK_FRAMES], t->nframes, (t1 - t0) * 1e3,
+			(t2 - t1) * 1e3);
+		cr_assert_lt(bps, perf / 4, "at most 1/4 of perf.data");
+	}
+	free(buf);
+	trace__free(t);
+	unlink(path);
+	free(path);
+}

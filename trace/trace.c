@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace.c - pieces of the trace format shared by the writer
+ * (trace_writer.c) and the reader (trace_reader.c): the checksum, the varint
+ * decoder's slow path, the id map and array growth.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "trace/trace_format.h"
+
+/* ---- XXH32 -------------------------------------------------------------
+ * xxHash's 32-bit variant (Yann Collet, BSD-2), written out here because
+ * libzstd does not export it. It is fast (several GB/s) and catches any
+ * byte flip with probability 1 - 2^-32, which is all a chunk check needs.
+ */
+#define P1 0x9E3779B1u
+#define P2 0x85EBCA77u
+#define P3 0xC2B2AE3Du
+#define P4 0x27D4EB2Fu
+#define P5 0x165667B1u
+
+static inline uint32_t rotl32(uint32_t x, int r)
+{
+	return (x << r) | (x >> (32 - r));
+}
+
+static inline uint32_t xxh_round(uint32_t acc, uint32_t lane)
+{
+	acc += lane * P2;
+	acc = rotl32(acc, 13);
+	return acc * P1;
+}
+
+uint32_t trace_xxh32(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *p = buf;
+	const uint8_t *end = p + len;
+	uint32_t h;
+
+	if (len >= 16) {
+		const uint8_t *limit = end - 16;
+		uint32_t v1 = seed + P1 + P2;
+		uint32_t v2 = seed + P2;
+		uint32_t v3 = seed;
+		uint32_t v4 = seed - P1;
+
+		do {
+			v1 = xxh_round(v1, get_le32(p));
+			v2 = xxh_round(v2, get_le32(p + 4));
+			v3 = xxh_round(v3, get_le32(p + 8));
+			v4 = xxh_round(v4, get_le32(p + 12));
+			p += 16;
+		} while (p <= limit);
+		h = rotl32(v1, 1) + rotl32(v2, 7) + rotl32(v3, 12) + rotl32(v4, 18);
+	} else {
+		h = seed + P5;
+	}
+	h += (uint32_t)len;
+	while ((size_t)(end - p) >= 4) {
+		h += get_le32(p) * P3;
+		h = rotl32(h, 17) * P4;
+		p += 4;
+	}
+	while (p < end) {
+		h += *p++ * P5;
+		h = rotl32(h, 11) * P1;
+	}
+	h ^= h >> 15;
+	h *= P2;
+	h ^= h >> 13;
+	h *= P3;
+	h ^= h >> 16;
+	return h;
+}
+
+/* ---- varints ------------------------------------------------------------ */
+
+uint64_t cursor_varint_slow(struct cursor *c)
+{
+	uint64_t v = 0;
+	int shift;
+
+	for (shift = 0; shift < 64 && c->p < c->end; shift += 7) {
+		uint8_t b = *c->p++;
+
+		/* the 10th byte may only carry bit 63 */
+		if (shift == 63 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80)
+			return v;
+	}
+	c->err = 1;
+	c->p = c->end;
+	return 0;
+}
+
+/* ---- growth ------------------------------------------------------------- */
+
+int trace_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *np;
+
+	/* always leave an allocation behind, so that callers may index and
+	 * offset the array even when it is empty */
+	if (!need)
+		need = 1;
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / size)
+		return -ENOMEM;
+	np = realloc(*p, ncap * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- id map ------------------------------------------------------------- */
+
+static size_t idmap_slot(const struct idmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	size_t i = (size_t)hash_u64(key) & mask;
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+int idmap_find(const struct idmap *m, uint64_t key, uint32_t *val)
+{
+	size_t i;
+
+	if (!m->cap)
+		return 0;
+	i = idmap_slot(m, key);
+	if (!m->vals[i])
+		return 0;
+	*val = m->vals[i] - 1;
+	return 1;
+}
+
+static int idmap_rehash(struct idmap *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 64;
+	struct idmap nm = {.cap = ncap, .n = m->n};
+	size_t i;
+
+	if (ncap > SIZE_MAX / sizeof(uint64_t))
+		return -ENOMEM;
+	nm.keys = malloc(ncap * sizeof(*nm.keys));
+	nm.vals = calloc(ncap, sizeof(*nm.vals));
+	if (!nm.keys || !nm.vals) {
+		free(nm.keys);
+		free(nm.vals);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->vals[i])
+			continue;
+		j = idmap_slot(&nm, m->keys[i]);
+		nm.keys[j] = m->keys[i];
+		nm.vals[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	*m = nm;
+	return 0;
+}
+
+int idmap_get_or_add(struct idmap *m, uint64_t key, uint32_t *val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		int err = idmap_rehash(m);
+
+		if (err)
+			return err;
+	}
+	i = idmap_slot(m, key);
+	if (m->vals[i]) {
+		*val = m->vals[i] - 1;
+		return 1;
+	}
+	m->keys[i] = key;
+	m->vals[i] = *val + 1;
+	m->n++;
+	return 0;
+}
+
+int idmap_set(struct idmap *m, uint64_t key, uint32_t val)
+{
+	uint32_t v = val;
+	int ret = idmap_get_or_add(m, key, &v);
+
+	if (ret == 1)
+		m->vals[idmap_slot(m, key)] = val + 1;
+	return ret < 0 ? ret : 0;
+}
+
+void idmap_release(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	m->keys = NULL;
+	m->vals = NULL;
+	m->cap = m->n = 0;
+}

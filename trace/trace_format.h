@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_format.h - byte-level layout of a d9prof trace and the encoding
+ * helpers shared by the writer and the reader. Private to trace/.
+ *
+ * All integers little-endian. "v" = unsigned LEB128 varint (at most 10
+ * bytes), "z" = zigzag varint of a signed 64-bit difference (computed with
+ * unsigned wrap-around, so any two u64 values have a delta).
+ *
+ * File header, 16 bytes:
+ *   u8[8] TRACE_MAGIC, u32 version (TRACE_VERSION), u32 flags (0)
+ *
+ * Chunk header, TRACE_CHUNK_HDR_SIZE = 28 bytes, then csize bytes holding
+ * exactly one zstd frame that decompresses to rsize bytes:
+ *   0  u32 magic    TRACE_CHUNK_MAGIC
+ *   4  u32 type     enum trace_chunk_type
+ *   8  u32 csize    compressed payload bytes
+ *   12 u32 rsize    raw (decompressed) bytes, <= TRACE_MAX_RAW
+ *   16 u32 count    records in the chunk (see below)
+ *   20 u32 pcheck   XXH32(payload, seed 0)
+ *   24 u32 hcheck   XXH32(header bytes 0..23, seed 0)
+ * The header has its own checksum so that a reader can tell a file cut
+ * inside a payload (header intact, payload short: stop, not an error) from
+ * a corrupt size field (error), instead of silently dropping the rest of
+ * the file when a bit flips in csize.
+ *
+ * Raw payloads. Columns: all values of one field, then the next field;
+ * this groups similar bytes, which zstd compresses far better than rows.
+ * Delta bases start at 0 in every chunk so each chunk decodes alone.
+ *
+ *   META     count = n     n x (v klen, key, v vlen, value)
+ *   THREADS  count = n     n x (v tid, v namelen + 1 (0: no name), name)
+ *   TASKS    count = n     n x (v id,  v namelen + 1 (0: no name), name)
+ *   STACKS   count = ns    v first_frame, v nf, v first_stack,
+ *                          nf x z addr (delta to the previous address),
+ *                          ns x v depth,
+ *                          sum(depth) x z frame id (delta to previous id)
+ *            first_frame/first_stack must equal the number of frames and
+ *            stacks defined so far (chunks are strictly in sequence).
+ *   SAMPLES  count = n     n x z time (delta), n x v tid, n x v stack,
+ *                          n x v weight, n x v sampler, n x v flags
+ *   EVENTS   count = n     n x z time (delta), n x z task (delta),
+ *                          n x v tid, n x v type
+ *   FRAMES   count = n     v first_frame, v nstr, nstr x (v len, bytes),
+ *                          n x v sym (0: none, else string index + 1),
+ *                          n x v module (same), n x v offset, n x v kernel
+ *            (a string table per chunk: module names and symbols of
+ *            several addresses in one function are stored once)
+ *   END      count = 1     v samples, v events, v lost_samples,
+ *                          v shim_drops, v start_time, v end_time
+ *                          (readers ignore further bytes: later versions
+ *                          may append counters)
+ * Readers skip chunks of a type they do not know (after checking them).
+ * Strings are not NUL-terminated in the file.
+ */
+#ifndef D9_TRACE_FORMAT_H
+#define D9_TRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TRACE_FILE_HDR_SIZE  16
+#define TRACE_CHUNK_HDR_SIZE 28
+#define TRACE_CHUNK_MAGIC    0x4b433944u /* "D9CK" little-endian */
+#define TRACE_MAX_RAW	     (1u << 30)	 /* reader's limit on rsize */
+#define TRACE_VARINT_MAX     10
+
+/* x86_64: the kernel half of the address space. */
+#define TRACE_KERNEL_START 0xffff800000000000ULL
+
+static inline int trace_addr_is_kernel(uint64_t addr)
+{
+	return addr >= TRACE_KERNEL_START;
+}
+
+uint32_t trace_xxh32(const void *buf, size_t len, uint32_t seed);
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t zigzag(uint64_t delta)
+{
+	return (delta << 1) ^ (0 - (delta >> 63));
+}
+
+static inline uint64_t unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* Encode @v at @p (room for TRACE_VARINT_MAX bytes); returns the end. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/*
+ * A bounds-checked read cursor over a raw payload. Errors are sticky: a
+ * read past the end or an overlong varint sets err and returns 0, so a
+ * decoder checks err once after a column instead of after every value.
+ */
+struct cursor {
+	const uint8_t *p;
+	const uint8_t *end;
+	int err;
+};
+
+uint64_t cursor_varint_slow(struct cursor *c);
+
+static inline uint64_t cursor_varint(struct cursor *c)
+{
+	const uint8_t *p = c->p;
+	uint64_t v = 0;
+	int shift;
+
+	/* fast path, away from the end of the payload: no bounds checks;
+	 * values of 9+ bytes (>= 2^63) are rare and take the slow path */
+	if (c->end - p >= TRACE_VARINT_MAX) {
+		for (shift = 0; shift < 63; shift += 7) {
+			uint8_t b = *p++;
+
+			v |= (uint64_t)(b & 0x7f) << shift;
+			if (b < 0x80) {
+				c->p = p;
+				return v;
+			}
+		}
+	}
+	return cursor_varint_slow(c);
+}
+
+static inline size_t cursor_left(const struct cursor *c)
+{
+	return (size_t)(c->end - c->p);
+}
+
+/* A pointer to the next @len bytes, or NULL (and err) if there are fewer. */
+static inline const uint8_t *cursor_bytes(struct cursor *c, size_t len)
+{
+	const uint8_t *p = c->p;
+
+	if (len > cursor_left(c)) {
+		c->err = 1;
+		c->p = c->end;
+		return NULL;
+	}
+	c->p += len;
+	return p;
+}
+
+/* Open-addressing map u64 -> u32 (linear probing, load <= 1/2). */
+struct idmap {
+	uint64_t *keys;
+	uint32_t *vals; /* value + 1; 0 marks an empty slot */
+	size_t cap;	/* power of two, or 0 */
+	size_t n;
+};
+
+/* 1 and *@val if @key is present, else 0. */
+int idmap_find(const struct idmap *m, uint64_t key, uint32_t *val);
+/* Look @key up; if absent insert it with @val. Returns 1 (found, *@val
+ * updated to the stored value), 0 (inserted) or -ENOMEM. */
+int idmap_get_or_add(struct idmap *m, uint64_t key, uint32_t *val);
+/* Set @key to @val, inserting or replacing. 0 or -ENOMEM. */
+int idmap_set(struct idmap *m, uint64_t key, uint32_t val);
+void idmap_release(struct idmap *m);
+
+static inline uint64_t hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Grow *@p (elements of @size) so that it holds at least @need; doubles to
+ * amortize. 0 or -ENOMEM (also on size overflow). */
+int trace_grow(void **p, size_t *cap, size_t need, size_t size);
+
+#endif /* D9_TRACE_FORMAT_H */

@@ -1,0 +1,820 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_reader.c - read a d9prof trace into memory (layout: trace_format.h).
+ *
+ * The input is untrusted (traces get copied around, cut short, fuzzed).
+ * Every chunk is checked (header checksum, payload checksum, one zstd frame
+ * of the declared size) before it is decoded, every count is checked
+ * against the bytes that could hold it before anything is allocated for
+ * it, and every id must refer to something already defined. A file cut
+ * short is not corrupt: decoding stops at the last whole chunk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "trace/trace.h"
+#include "trace/trace_format.h"
+
+/* ---- string arena: every string of a trace, freed at once ------------- */
+
+#define ARENA_BLOCK (64u << 10)
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, size;
+	char data[];
+};
+
+struct trace_arena {
+	struct arena_block *head;
+};
+
+static char *arena_strdup(struct trace_arena *a, const uint8_t *s, size_t len)
+{
+	struct arena_block *b = a->head;
+	char *p;
+
+	if (!b || b->size - b->used < len + 1) {
+		size_t size = len + 1 > ARENA_BLOCK ? len + 1 : ARENA_BLOCK;
+
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->size = size;
+		/* a big string gets its own block behind the current one so
+		 * the current block's free space is not lost */
+		if (size > ARENA_BLOCK && a->head) {
+			b->next = a->head->next;
+			a->head->next = b;
+		} else {
+			b->next = a->head;
+			a->head = b;
+		}
+	}
+	p = b->data + b->used;
+	memcpy(p, s, len);
+	p[len] = '\0';
+	b->used += len + 1;
+	return p;
+}
+
+static void arena_free(struct trace_arena *a)
+{
+	struct arena_block *b, *next;
+
+	if (!a)
+		return;
+	for (b = a->head; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(a);
+}
+
+/* ---- reader state ------------------------------------------------------- */
+
+struct reader {
+	struct trace *t;
+	struct idmap thread_ix; /* tid -> index in t->threads */
+	struct idmap task_ix;	/* task id -> index in t->tasks */
+	size_t meta_cap, threads_cap, tasks_cap, frames_cap;
+	size_t off_cap, sf_cap, samples_cap, events_cap;
+	size_t nstack_frames; /* used entries of t->stack_frames */
+	uint8_t *raw;	      /* decompressed payload */
+	size_t raw_cap;
+	ZSTD_DCtx *dctx;
+	size_t chunk; /* index of the chunk being read */
+	size_t pos;   /* its file offset */
+	int seen_end;
+	const char *msg;
+};
+
+/* The message buffer is per thread so that concurrent readers do not
+ * overwrite each other's errors; *errmsg stays valid until the thread's
+ * next trace__read(). */
+static __thread char errbuf[192];
+
+static int fail(struct reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	r->msg = errbuf;
+	return err;
+}
+
+/* A corrupt chunk: the message names the chunk and where it starts. */
+static int bad(struct reader *r, const char *what)
+{
+	return fail(r, -EBADMSG, "chunk %zu at offset %zu: %s", r->chunk, r->pos, what);
+}
+
+static int nomem(struct reader *r)
+{
+	r->msg = "out of memory";
+	return -ENOMEM;
+}
+
+#define GROW(r, arr, cap, need)                                                          \
+	trace_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* ---- chunk decoders ----------------------------------------------------- */
+
+/* A length-prefixed string (@opt: 0 means none, else length + 1) copied
+ * into the arena; *@s = NULL for none. 0 or -errno. */
+static int get_string(struct reader *r, struct cursor *c, int opt, char **s)
+{
+	uint64_t len = cursor_varint(c);
+	const uint8_t *p;
+
+	*s = NULL;
+	if (c->err)
+		return bad(r, "truncated string");
+	if (opt) {
+		if (!len)
+			return 0;
+		len--;
+	}
+	p = cursor_bytes(c, len);
+	if (!p)
+		return bad(r, "string runs past the end of the chunk");
+	*s = arena_strdup(r->t->arena, p, len);
+	return *s ? 0 : nomem(r);
+}
+
+static int decode_meta(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	size_t i;
+	int err;
+
+	if (count > cursor_left(c) / 2)
+		return bad(r, "record count exceeds chunk size");
+	if (GROW(r, t->meta, r->meta_cap, t->nmeta + count))
+		return nomem(r);
+	for (i = 0; i < count; i++) {
+		struct trace_meta *m = &t->meta[t->nmeta];
+
+		if ((err = get_string(r, c, 0, (char **)&m->key)) ||
+		    (err = get_string(r, c, 0, (char **)&m->value)))
+			return err;
+		t->nmeta++;
+	}
+	return 0;
+}
+
+static int decode_threads(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	size_t i;
+	int err;
+
+	if (count > cursor_left(c) / 2)
+		return bad(r, "record count exceeds chunk size");
+	for (i = 0; i < count; i++) {
+		uint64_t tid = cursor_varint(c);
+		uint32_t ix = (uint32_t)t->nthreads;
+		char *name;
+		int found;
+
+		if (c->err || tid > UINT32_MAX)
+			return bad(r, "bad thread id");
+		if ((err = get_string(r, c, 1, &name)))
+			return err;
+		found = idmap_get_or_add(&r->thread_ix, tid, &ix);
+		if (found < 0 || GROW(r, t->threads, r->threads_cap, t->nthreads + 1))
+			return nomem(r);
+		if (!found) {
+			t->threads[ix].tid = (uint32_t)tid;
+			t->threads[ix].name = NULL;
+			t->nthreads++;
+		}
+		/* the last name wins; a later "no name" forgets nothing */
+		if (name)
+			t->threads[ix].name = name;
+	}
+	return 0;
+}
+
+static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	size_t i;
+	int err;
+
+	if (count > cursor_left(c) / 2)
+		return bad(r, "record count exceeds chunk size");
+	for (i = 0; i < count; i++) {
+		uint64_t id = cursor_varint(c);
+		uint32_t ix = (uint32_t)t->ntasks;
+		char *name;
+		int found;
+
+		if (c->err)
+			return bad(r, "bad task id");
+		if ((err = get_string(r, c, 1, &name)))
+			return err;
+		found = idmap_get_or_add(&r->task_ix, id, &ix);
+		if (found < 0 || GROW(r, t->tasks, r->tasks_cap, t->ntasks + 1))
+			return nomem(r);
+		if (!found) {
+			t->tasks[ix].id = id;
+			t->tasks[ix].name = NULL;
+			t->ntasks++;
+		}
+		if (name)
+			t->tasks[ix].name = name;
+	}
+	return 0;
+}
+
+static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	uint64_t first_frame, nf, first_stack, prev, total = 0;
+	const uint8_t *depths;
+	size_t i, j, k;
+
+	first_frame = cursor_varint(c);
+	nf = cursor_varint(c);
+	first_stack = cursor_varint(c);
+	if (c->err)
+		return bad(r, "truncated STACKS header");
+	if (first_frame != t->nframes || first_stack != t->nstacks)
+		return bad(r, "STACKS chunk out of sequence");
+	/* every frame and stack takes at least one byte */
+	if (nf > cursor_left(c) || count > cursor_left(c) - nf)
+		return bad(r, "record count exceeds chunk size");
+	if (t->nframes + nf >= UINT32_MAX || t->nstacks + count >= UINT32_MAX)
+		return bad(r, "too many frames or stacks");
+
+	if (GROW(r, t->frames, r->frames_cap, t->nframes + nf))
+		return nomem(r);
+	prev = 0;
+	for (i = 0; i < nf; i++) {
+		struct trace_frame *f = &t->frames[t->nframes + i];
+
+		prev += unzigzag(cursor_varint(c));
+		f->addr = prev;
+		f->sym = NULL;
+		f->module = NULL;
+		f->offset = 0;
+		f->kernel = trace_addr_is_kernel(prev);
+	}
+	if (c->err)
+		return bad(r, "truncated frame addresses");
+	t->nframes += nf;
+
+	/* sum the depths first, so that the frame ids can be bounded by the
+	 * bytes left before allocating room for them */
+	depths = c->p;
+	for (i = 0; i < count; i++) {
+		uint64_t d = cursor_varint(c);
+
+		if (d > cursor_left(c) || total + d > cursor_left(c)) {
+			c->err = 1;
+			break;
+		}
+		total += d;
+	}
+	if (c->err)
+		return bad(r, "stack depths exceed chunk size");
+	if (r->nstack_frames + total >= UINT32_MAX)
+		return bad(r, "too many stack frames");
+	if (GROW(r, t->stack_off, r->off_cap, t->nstacks + count + 1) ||
+	    GROW(r, t->stack_frames, r->sf_cap, r->nstack_frames + total))
+		return nomem(r);
+
+	{
+		struct cursor dc = {.p = depths, .end = c->p};
+
+		k = r->nstack_frames;
+		prev = 0;
+		t->stack_off[t->nstacks] = (uint32_t)k;
+		for (i = 0; i < count; i++) {
+			uint64_t d = cursor_varint(&dc);
+
+			for (j = 0; j < d; j++) {
+				prev += unzigzag(cursor_varint(c));
+				if (prev >= t->nframes)
+					return c->err ? bad(r, "truncated stack")
+						      : bad(r, "stack refers to an "
+							       "undefined frame");
+				t->stack_frames[k++] = (uint32_t)prev;
+			}
+			t->stack_off[t->nstacks + i + 1] = (uint32_t)k;
+		}
+	}
+	if (c->err)
+		return bad(r, "truncated stack");
+	r->nstack_frames = k;
+	t->nstacks += count;
+	return 0;
+}
+
+static int decode_samples(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	struct trace_sample *s;
+	uint64_t v, prev = 0;
+	size_t i;
+
+	if (count > cursor_left(c) / 6)
+		return bad(r, "record count exceeds chunk size");
+	if (GROW(r, t->samples, r->samples_cap, t->nsamples + count))
+		return nomem(r);
+	s = t->samples + t->nsamples;
+	for (i = 0; i < count; i++) {
+		prev += unzigzag(cursor_varint(c));
+		s[i].time = prev;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > UINT32_MAX)
+			return bad(r, "bad sample thread id");
+		s[i].tid = (uint32_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v >= t->nstacks)
+			return c->err ? bad(r, "truncated samples")
+				      : bad(r, "sample refers to an undefined stack");
+		s[i].stack = (uint32_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > UINT32_MAX)
+			return bad(r, "bad sample weight");
+		s[i].weight = (uint32_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > UINT16_MAX)
+			return bad(r, "bad sampler");
+		s[i].sampler = (uint16_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > UINT16_MAX)
+			return bad(r, "bad sample flags");
+		s[i].flags = (uint16_t)v;
+	}
+	if (c->err)
+		return bad(r, "truncated samples");
+	t->nsamples += count;
+	return 0;
+}
+
+static int decode_events(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	struct trace_event *e;
+	uint64_t v, prev = 0;
+	size_t i;
+
+	if (count > cursor_left(c) / 4)
+		return bad(r, "record count exceeds chunk size");
+	if (GROW(r, t->events, r->events_cap, t->nevents + count))
+		return nomem(r);
+	e = t->events + t->nevents;
+	for (i = 0; i < count; i++) {
+		prev += unzigzag(cursor_varint(c));
+		e[i].time = prev;
+	}
+	prev = 0;
+	for (i = 0; i < count; i++) {
+		prev += unzigzag(cursor_varint(c));
+		e[i].task = prev;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > UINT32_MAX)
+			return bad(r, "bad event thread id");
+		e[i].tid = (uint32_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > UINT32_MAX)
+			return bad(r, "bad event type");
+		e[i].type = (uint32_t)v;
+	}
+	if (c->err)
+		return bad(r, "truncated events");
+	t->nevents += count;
+	return 0;
+}
+
+static int decode_frames(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	uint64_t first, nstr, v;
+	const char *what = NULL;
+	char **strs;
+	size_t i;
+	int err = 0;
+
+	first = cursor_varint(c);
+	nstr = cursor_varint(c);
+	if (c->err)
+		return bad(r, "truncated FRAMES header");
+	if (first > t->nframes || count > t->nframes - first)
+		return bad(r, "FRAMES chunk names undefined frames");
+	if (nstr > cursor_left(c) || count > cursor_left(c) / 4)
+		return bad(r, "record count exceeds chunk size");
+	strs = calloc(nstr ? nstr : 1, sizeof(*strs));
+	if (!strs)
+		return nomem(r);
+	for (i = 0; i < nstr && !err; i++)
+		err = get_string(r, c, 0, &strs[i]);
+	if (err)
+		goto out;
+	/* (no pointer arithmetic on frames: it is NULL in a trace without
+	 * stacks, where only an empty FRAMES chunk can get here) */
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (v > nstr)
+			what = "bad frame symbol";
+		else
+			t->frames[first + i].sym = v ? strs[v - 1] : NULL;
+	}
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (v > nstr)
+			what = "bad frame module";
+		else
+			t->frames[first + i].module = v ? strs[v - 1] : NULL;
+	}
+	for (i = 0; i < count && !what; i++)
+		t->frames[first + i].offset = cursor_varint(c);
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (v > 1)
+			what = "bad frame kernel flag";
+		else
+			t->frames[first + i].kernel = (uint8_t)v;
+	}
+	if (!what && c->err)
+		what = "truncated frames";
+	if (what)
+		err = bad(r, what);
+out:
+	free(strs);
+	return err;
+}
+
+static int decode_end(struct reader *r, struct cursor *c)
+{
+	struct trace_counters *k = &r->t->counters;
+
+	k->samples = cursor_varint(c);
+	k->events = cursor_varint(c);
+	k->lost_samples = cursor_varint(c);
+	k->shim_drops = cursor_varint(c);
+	k->start_time = cursor_varint(c);
+	k->end_time = cursor_varint(c);
+	if (c->err)
+		return bad(r, "truncated END chunk");
+	/* later versions may append counters */
+	c->p = c->end;
+	r->seen_end = 1;
+	return 0;
+}
+
+/* Check, decompress and decode the chunk at @h, whose header and payload are
+ * known to be in the buffer. */
+static int read_chunk(struct reader *r, const uint8_t *h)
+{
+	uint32_t type = get_le32(h + 4);
+	uint32_t csize = get_le32(h + 8);
+	uint32_t rsize = get_le32(h + 12);
+	uint32_t count = get_le32(h + 16);
+	const uint8_t *payload = h + TRACE_CHUNK_HDR_SIZE;
+	struct cursor c;
+	size_t n;
+	int err;
+
+	if (trace_xxh32(payload, csize, 0) != get_le32(h + 20))
+		return bad(r, "checksum mismatch");
+	if (r->seen_end)
+		return bad(r, "data after the END chunk");
+	if (ZSTD_findFrameCompressedSize(payload, csize) != csize ||
+	    ZSTD_getFrameContentSize(payload, csize) != rsize)
+		return bad(r, "payload is not one zstd frame of the declared size");
+	if (GROW(r, r->raw, r->raw_cap, rsize ? rsize : 1))
+		return nomem(r);
+	n = ZSTD_decompressDCtx(r->dctx, r->raw, rsize, payload, csize);
+	if (ZSTD_isError(n) || n != rsize)
+		return bad(r, "undecodable zstd frame");
+
+	c.p = r->raw;
+	c.end = r->raw + rsize;
+	c.err = 0;
+	switch (type) {
+	case TRACE_CHUNK_META:
+		err = decode_meta(r, &c, count);
+		break;
+	case TRACE_CHUNK_THREADS:
+		err = decode_threads(r, &c, count);
+		break;
+	case TRACE_CHUNK_TASKS:
+		err = decode_tasks(r, &c, count);
+		break;
+	case TRACE_CHUNK_STACKS:
+		err = decode_stacks(r, &c, count);
+		break;
+	case TRACE_CHUNK_SAMPLES:
+		err = decode_samples(r, &c, count);
+		break;
+	case TRACE_CHUNK_EVENTS:
+		err = decode_events(r, &c, count);
+		break;
+	case TRACE_CHUNK_FRAMES:
+		err = decode_frames(r, &c, count);
+		break;
+	case TRACE_CHUNK_END:
+		err = decode_end(r, &c);
+		break;
+	default:
+		/* a newer writer's chunk type, checked and skipped */
+		return 0;
+	}
+	if (err)
+		return err;
+	if (c.p != c.end)
+		return bad(r, "trailing bytes in chunk");
+	return 0;
+}
+
+/* ---- whole file --------------------------------------------------------- */
+
+/* Read all of @path into *@buf. Reading (rather than mmap) bounds the memory
+ * by the file and cannot SIGBUS if the file shrinks under us. */
+static int slurp(struct reader *r, const char *path, uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	uint8_t *p = NULL;
+	size_t cap = 0, n = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r->msg = "cannot open the trace file";
+		return -errno;
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		r->msg = "cannot stat the trace file";
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		r->msg = "the trace path is a directory";
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < SIZE_MAX - 1)
+		cap = (size_t)st.st_size + 1; /* + 1: EOF without a regrow */
+	for (;;) {
+		ssize_t got;
+
+		if (n == cap && trace_grow((void **)&p, &cap, n + 65536, 1)) {
+			err = nomem(r);
+			goto out;
+		}
+		if (!p && !(p = malloc(cap))) {
+			err = nomem(r);
+			goto out;
+		}
+		got = read(fd, p + n, cap - n);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			r->msg = "cannot read the trace file";
+			goto out;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+	}
+out:
+	close(fd);
+	if (err) {
+		free(p);
+		return err;
+	}
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+static int parse(struct reader *r, const uint8_t *buf, size_t len)
+{
+	struct trace *t = r->t;
+	uint32_t version;
+	size_t pos;
+	int err;
+
+	if (memcmp(buf, TRACE_MAGIC, len < 8 ? len : 8))
+		return fail(r, -EBADMSG, "bad file magic");
+	if (len < TRACE_FILE_HDR_SIZE)
+		return fail(r, -EBADMSG, "file shorter than the trace header");
+	version = get_le32(buf + 8);
+	if (version != TRACE_VERSION)
+		return fail(r, -EPROTONOSUPPORT,
+			    "trace format version %u not supported (this build reads %u)",
+			    version, TRACE_VERSION);
+
+	for (pos = TRACE_FILE_HDR_SIZE; len - pos >= TRACE_CHUNK_HDR_SIZE;) {
+		const uint8_t *h = buf + pos;
+		uint32_t csize, rsize;
+
+		r->pos = pos;
+		if (get_le32(h) != TRACE_CHUNK_MAGIC)
+			return bad(r, "bad chunk magic");
+		if (trace_xxh32(h, 24, 0) != get_le32(h + 24))
+			return bad(r, "header checksum mismatch");
+		csize = get_le32(h + 8);
+		rsize = get_le32(h + 12);
+		if (rsize > TRACE_MAX_RAW)
+			return bad(r, "raw size over 1 GiB");
+		if (!csize || csize > ZSTD_compressBound(rsize))
+			return bad(r, "compressed size does not fit the raw size");
+		/* an intact header whose payload is cut: the file ends here */
+		if (csize > len - pos - TRACE_CHUNK_HDR_SIZE)
+			break;
+		err = read_chunk(r, h);
+		if (err)
+			return err;
+		pos += TRACE_CHUNK_HDR_SIZE + csize;
+		r->chunk++;
+		t->chunks++;
+	}
+	t->complete = r->seen_end;
+	if (!t->complete)
+		memset(&t->counters, 0, sizeof(t->counters));
+	return 0;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	uint32_t x = ((const struct trace_thread *)a)->tid;
+	uint32_t y = ((const struct trace_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+	uint64_t x = ((const struct trace_task *)a)->id;
+	uint64_t y = ((const struct trace_task *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+int trace__read(const char *path, struct trace **out, const char **errmsg)
+{
+	struct reader r = {0};
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (errmsg)
+		*errmsg = NULL;
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	r.t = calloc(1, sizeof(*r.t));
+	if (r.t)
+		r.t->arena = calloc(1, sizeof(*r.t->arena));
+	r.dctx = ZSTD_createDCtx();
+	if (!r.t || !r.t->arena || !r.dctx) {
+		err = nomem(&r);
+		goto out;
+	}
+	err = slurp(&r, path, &buf, &len);
+	if (err)
+		goto out;
+	err = parse(&r, buf, len);
+	if (err)
+		goto out;
+
+	/* stack i spans stack_off[i] .. stack_off[i + 1], also for i = 0 of
+	 * an empty trace: keep one offset */
+	if (!r.t->stack_off && GROW(&r, r.t->stack_off, r.off_cap, 1)) {
+		err = nomem(&r);
+		goto out;
+	}
+	if (r.t->nstacks == 0)
+		r.t->stack_off[0] = 0;
+	if (r.t->nthreads > 1)
+		qsort(r.t->threads, r.t->nthreads, sizeof(*r.t->threads), cmp_thread);
+	if (r.t->ntasks > 1)
+		qsort(r.t->tasks, r.t->ntasks, sizeof(*r.t->tasks), cmp_task);
+out:
+	free(buf);
+	free(r.raw);
+	ZSTD_freeDCtx(r.dctx);
+	idmap_release(&r.thread_ix);
+	idmap_release(&r.task_ix);
+	if (err) {
+		trace__free(r.t);
+		if (errmsg)
+			*errmsg = r.msg;
+		return err;
+	}
+	*out = r.t;
+	return 0;
+}
+
+void trace__free(struct trace *t)
+{
+	if (!t)
+		return;
+	free(t->meta);
+	free(t->threads);
+	free(t->tasks);
+	free(t->frames);
+	free(t->stack_off);
+	free(t->stack_frames);
+	free(t->samples);
+	free(t->events);
+	arena_free(t->arena);
+	free(t);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+const char *trace__meta(const struct trace *t, const char *key)
+{
+	size_t i;
+
+	if (!t || !key)
+		return NULL;
+	for (i = t->nmeta; i-- > 0;)
+		if (!strcmp(t->meta[i].key, key))
+			return t->meta[i].value;
+	return NULL;
+}
+
+/*
+ * trace__read() sorts threads and tasks by id, so the lookups bisect; a trace
+ * built by hand (arena == NULL, e.g. in a test) may be in any order and is
+ * scanned.
+ */
+const char *trace__task_name(const struct trace *t, uint64_t task)
+{
+	size_t lo = 0, hi, i;
+
+	if (!t)
+		return NULL;
+	if (!t->arena) {
+		for (i = 0; i < t->ntasks; i++)
+			if (t->tasks[i].id == task)
+				return t->tasks[i].name;
+		return NULL;
+	}
+	for (hi = t->ntasks; lo < hi;) {
+		i = lo + (hi - lo) / 2;
+		if (t->tasks[i].id == task)
+			return t->tasks[i].name;
+		if (t->tasks[i].id < task)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	return NULL;
+}
+
+const char *trace__thread_name(const struct trace *t, uint32_t tid)
+{
+	size_t lo = 0, hi, i;
+
+	if (!t)
+		return NULL;
+	if (!t->arena) {
+		for (i = 0; i < t->nthreads; i++)
+			if (t->threads[i].tid == tid)
+				return t->threads[i].name;
+		return NULL;
+	}
+	for (hi = t->nthreads; lo < hi;) {
+		i = lo + (hi - lo) / 2;
+		if (t->threads[i].tid == tid)
+			return t->threads[i].name;
+		if (t->threads[i].tid < tid)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	return NULL;
+}

@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_writer.c - write a d9prof trace (layout: trace_format.h).
+ *
+ * The writer interns addresses into frame ids and callchains into stack ids,
+ * buffers records per chunk type and turns a buffer into a chunk when it
+ * holds CHUNK_RECORDS records (or on flush). Interning is on the recorder's
+ * per-sample path: a known callchain costs one hash over its addresses and
+ * one memcmp; only a new one touches the frame map.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "trace/trace.h"
+#include "trace/trace_format.h"
+
+#define CHUNK_RECORDS	 65536		  /* samples/events/stacks/frames per chunk */
+#define CHUNK_BYTES	 (1u << 20)	  /* meta/threads/tasks/stack ids per chunk */
+#define FRAMES_STR_BYTES (64u << 20)	  /* string table of one FRAMES chunk */
+#define MAX_STRING	 (16u << 20)	  /* one meta value, name or symbol */
+#define MAX_DEPTH	 (1u << 20)	  /* addresses in one callchain */
+#define MAX_IDS		 (UINT32_MAX - 1) /* ids are u32; idmap stores id + 1 */
+#define ZSTD_LEVEL	 3
+
+struct bytes {
+	uint8_t *p;
+	size_t len;
+	size_t cap;
+};
+
+struct stack_slot {
+	uint32_t hash; /* low bits of the callchain hash */
+	uint32_t id1;  /* stack id + 1; 0 = empty */
+};
+
+struct trace_writer {
+	int fd;
+	int err; /* sticky write error: the file is unusable */
+	int finished;
+	ZSTD_CCtx *cctx;
+
+	/* frames: id -> address, address -> id */
+	uint64_t *frame_addr;
+	size_t nframes, frame_cap;
+	struct idmap frame_ids;
+	size_t frames_written; /* frames below this are in a STACKS chunk */
+
+	/* stacks: every interned callchain as addresses (for lookup), and
+	 * the frame ids of those not yet written */
+	uint64_t *stack_ips;
+	size_t nips, ips_cap;
+	size_t *stack_off; /* nstacks + 1 offsets into stack_ips */
+	size_t nstacks, off_cap;
+	struct stack_slot *stack_tab;
+	size_t stack_tab_cap; /* power of two */
+	size_t stacks_written;
+	uint32_t *pend_ids;
+	size_t npend_ids, pend_cap;
+
+	struct trace_sample *samples;
+	size_t nsamples, samples_cap;
+	struct trace_event *events;
+	size_t nevents, events_cap;
+	struct bytes meta, threads, tasks;
+	size_t nmeta, nthreads, ntasks;
+
+	struct bytes raw; /* payload being encoded */
+	struct bytes out; /* chunk header + compressed payload */
+
+	uint64_t total_samples, total_events;
+	uint64_t min_time, max_time;
+};
+
+/* ---- byte buffers ------------------------------------------------------- */
+
+/* Room for @n more bytes at b->p + b->len, or NULL. */
+static uint8_t *reserve(struct bytes *b, size_t n)
+{
+	if (n > SIZE_MAX - b->len)
+		return NULL;
+	if (trace_grow((void **)&b->p, &b->cap, b->len + n, 1))
+		return NULL;
+	return b->p + b->len;
+}
+
+/* A string as its length + @bias, then its bytes. */
+static int put_string_biased(struct bytes *b, const char *s, size_t len, uint64_t bias)
+{
+	uint8_t *p = reserve(b, TRACE_VARINT_MAX + len);
+
+	if (!p)
+		return -ENOMEM;
+	p = put_varint(p, len + bias);
+	memcpy(p, s, len);
+	b->len = (size_t)(p - b->p) + len;
+	return 0;
+}
+
+static int put_string(struct bytes *b, const char *s, size_t len)
+{
+	return put_string_biased(b, s, len, 0);
+}
+
+/* An optional string: 0 for "no name", else length + 1 and the bytes. */
+static int put_opt_string(struct bytes *b, const char *s)
+{
+	uint8_t *p;
+
+	if (s)
+		return put_string_biased(b, s, strlen(s), 1);
+	p = reserve(b, 1);
+	if (!p)
+		return -ENOMEM;
+	*p = 0;
+	b->len++;
+	return 0;
+}
+
+static void bytes_release(struct bytes *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+/* ---- chunk output ------------------------------------------------------- */
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, p, n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Compress w->raw into one chunk of @type and write it. A failed write
+ * leaves a partial chunk, which readers take for a cut file; the error is
+ * sticky because later chunks could not be read past it anyway. */
+static int write_chunk(struct trace_writer *w, uint32_t type, size_t count)
+{
+	size_t bound = ZSTD_compressBound(w->raw.len);
+	size_t csize;
+	uint8_t *h;
+	int err;
+
+	if (w->raw.len > TRACE_MAX_RAW || count > UINT32_MAX)
+		return -E2BIG; /* the limits above keep us far below */
+	w->out.len = 0;
+	h = reserve(&w->out, TRACE_CHUNK_HDR_SIZE + bound);
+	if (!h)
+		return -ENOMEM;
+	csize = ZSTD_compressCCtx(w->cctx, h + TRACE_CHUNK_HDR_SIZE, bound,
+				  w->raw.p ? w->raw.p : (const uint8_t *)"", w->raw.len,
+				  ZSTD_LEVEL);
+	if (ZSTD_isError(csize))
+		return -ENOMEM; /* only allocation can fail with this bound */
+	put_le32(h, TRACE_CHUNK_MAGIC);
+	put_le32(h + 4, type);
+	put_le32(h + 8, (uint32_t)csize);
+	put_le32(h + 12, (uint32_t)w->raw.len);
+	put_le32(h + 16, (uint32_t)count);
+	put_le32(h + 20, trace_xxh32(h + TRACE_CHUNK_HDR_SIZE, csize, 0));
+	put_le32(h + 24, trace_xxh32(h, 24, 0));
+	err = write_all(w->fd, h, TRACE_CHUNK_HDR_SIZE + csize);
+	if (err)
+		w->err = err;
+	return err;
+}
+
+/* Write a pre-encoded buffer (meta, threads, tasks) as a chunk. */
+static int write_bytes_chunk(struct trace_writer *w, uint32_t type, struct bytes *b,
+			     size_t *count)
+{
+	struct bytes tmp;
+	int err;
+
+	if (!*count)
+		return 0;
+	/* swap instead of copying: the buffer is the payload */
+	tmp = w->raw;
+	w->raw = *b;
+	*b = tmp;
+	err = write_chunk(w, type, *count);
+	tmp = w->raw;
+	w->raw = *b;
+	*b = tmp;
+	if (!err) {
+		b->len = 0;
+		*count = 0;
+	}
+	return err;
+}
+
+static int write_stacks(struct trace_writer *w)
+{
+	size_t nf = w->nframes - w->frames_written;
+	size_t ns = w->nstacks - w->stacks_written;
+	uint64_t prev = 0;
+	uint8_t *p;
+	size_t i;
+	int err;
+
+	if (!nf && !ns)
+		return 0;
+	w->raw.len = 0;
+	p = reserve(&w->raw, TRACE_VARINT_MAX * (3 + nf + ns + w->npend_ids));
+	if (!p)
+		return -ENOMEM;
+	p = put_varint(p, w->frames_written);
+	p = put_varint(p, nf);
+	p = put_varint(p, w->stacks_written);
+	for (i = w->frames_written; i < w->nframes; i++) {
+		p = put_varint(p, zigzag(w->frame_addr[i] - prev));
+		prev = w->frame_addr[i];
+	}
+	for (i = w->stacks_written; i < w->nstacks; i++)
+		p = put_varint(p, w->stack_off[i + 1] - w->stack_off[i]);
+	prev = 0;
+	for (i = 0; i < w->npend_ids; i++) {
+		p = put_varint(p, zigzag((uint64_t)w->pend_ids[i] - prev));
+		prev = w->pend_ids[i];
+	}
+	w->raw.len = (size_t)(p - w->raw.p);
+	err = write_chunk(w, TRACE_CHUNK_STACKS, ns);
+	if (err)
+		return err;
+	w->frames_written = w->nframes;
+	w->stacks_written = w->nstacks;
+	w->npend_ids = 0;
+	return 0;
+}
+
+static int write_samples(struct trace_writer *w)
+{
+	const struct trace_sample *s = w->samples;
+	size_t i, n = w->nsamples;
+	uint64_t prev = 0;
+	uint8_t *p;
+	int err;
+
+	if (!n)
+		return 0;
+	/* samples may only name stacks that readers already know */
+	err = write_stacks(w);
+	if (err)
+		return err;
+	w->raw.len = 0;
+	p = reserve(&w->raw, TRACE_VARINT_MAX * 6 * n);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		p = put_varint(p, zigzag(s[i].time - prev));
+		prev = s[i].time;
+	}
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].tid);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].stack);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].weight);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].sampler);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].flags);
+	w->raw.len = (size_t)(p - w->raw.p);
+	err = write_chunk(w, TRACE_CHUNK_SAMPLES, n);
+	if (!err)
+		w->nsamples = 0;
+	return err;
+}
+
+static int write_events(struct trace_writer *w)
+{
+	const struct trace_event *e = w->events;
+	size_t i, n = w->nevents;
+	uint64_t prev = 0;
+	uint8_t *p;
+	int err;
+
+	if (!n)
+		return 0;
+	w->raw.len = 0;
+	p = reserve(&w->raw, TRACE_VARINT_MAX * 4 * n);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		p = put_varint(p, zigzag(e[i].time - prev));
+		prev = e[i].time;
+	}
+	/* consecutive events mostly concern the same or a nearby task */
+	prev = 0;
+	for (i = 0; i < n; i++) {
+		p = put_varint(p, zigzag(e[i].task - prev));
+		prev = e[i].task;
+	}
+	for (i = 0; i < n; i++)
+		p = put_varint(p, e[i].tid);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, e[i].type);
+	w->raw.len = (size_t)(p - w->raw.p);
+	err = write_chunk(w, TRACE_CHUNK_EVENTS, n);
+	if (!err)
+		w->nevents = 0;
+	return err;
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+struct trace_writer *trace_writer__new(int fd)
+{
+	struct trace_writer *w;
+	uint8_t hdr[TRACE_FILE_HDR_SIZE];
+	int err;
+
+	if (fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = fd;
+	w->min_time = UINT64_MAX;
+	w->cctx = ZSTD_createCCtx();
+	w->stack_off = malloc(16 * sizeof(*w->stack_off));
+	if (!w->cctx || !w->stack_off) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	w->off_cap = 16;
+	w->stack_off[0] = 0;
+
+	memcpy(hdr, TRACE_MAGIC, 8);
+	put_le32(hdr + 8, TRACE_VERSION);
+	put_le32(hdr + 12, 0);
+	err = write_all(fd, hdr, sizeof(hdr));
+	if (err)
+		goto fail;
+	return w;
+fail:
+	trace_writer__free(w);
+	errno = -err;
+	return NULL;
+}
+
+static int check_writable(const struct trace_writer *w)
+{
+	if (!w || w->finished)
+		return -EINVAL;
+	return w->err;
+}
+
+int trace_writer__meta(struct trace_writer *w, const char *key, const char *value)
+{
+	size_t klen, vlen, len0 = 0;
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (!key || !value)
+		return -EINVAL;
+	klen = strlen(key);
+	vlen = strlen(value);
+	if (klen > MAX_STRING || vlen > MAX_STRING)
+		return -E2BIG;
+	len0 = w->meta.len;
+	if (put_string(&w->meta, key, klen) || put_string(&w->meta, value, vlen)) {
+		w->meta.len = len0;
+		return -ENOMEM;
+	}
+	if (++w->nmeta >= CHUNK_RECORDS || w->meta.len >= CHUNK_BYTES)
+		return write_bytes_chunk(w, TRACE_CHUNK_META, &w->meta, &w->nmeta);
+	return 0;
+}
+
+static int queue_name(struct trace_writer *w, uint32_t type, struct bytes *b,
+		      size_t *count, uint64_t id, const char *name)
+{
+	size_t len0 = b->len;
+	uint8_t *p;
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (name && strlen(name) > MAX_STRING)
+		return -E2BIG;
+	p = reserve(b, TRACE_VARINT_MAX);
+	if (!p)
+		return -ENOMEM;
+	b->len = (size_t)(put_varint(p, id) - b->p);
+	if (put_opt_string(b, name)) {
+		b->len = len0;
+		return -ENOMEM;
+	}
+	if (++*count >= CHUNK_RECORDS || b->len >= CHUNK_BYTES)
+		return write_bytes_chunk(w, type, b, count);
+	return 0;
+}
+
+int trace_writer__thread(struct trace_writer *w, uint32_t tid, const char *name)
+{
+	if (!w)
+		return -EINVAL;
+	return queue_name(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads, tid, name);
+}
+
+int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name)
+{
+	if (!w)
+		return -EINVAL;
+	return queue_name(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks, id, name);
+}
+
+static uint64_t hash_callchain(const uint64_t *ips, unsigned int n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+static int stack_tab_grow(struct trace_writer *w)
+{
+	size_t ncap = w->stack_tab_cap ? w->stack_tab_cap * 2 : 1024;
+	size_t mask = ncap - 1;
+	struct stack_slot *nt;
+	size_t i;
+
+	nt = calloc(ncap, sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	for (i = 0; i < w->stack_tab_cap; i++) {
+		struct stack_slot s = w->stack_tab[i];
+		size_t j;
+
+		if (!s.id1)
+			continue;
+		/* rehash from the stored addresses: the slot keeps only 32
+		 * bits of the hash, not enough to place it in a bigger table
+		 * consistently with lookups */
+		j = (size_t)hash_callchain(
+			w->stack_ips + w->stack_off[s.id1 - 1],
+			(unsigned int)(w->stack_off[s.id1] - w->stack_off[s.id1 - 1])) &
+		    mask;
+		while (nt[j].id1)
+			j = (j + 1) & mask;
+		nt[j] = s;
+	}
+	free(w->stack_tab);
+	w->stack_tab = nt;
+	w->stack_tab_cap = ncap;
+	return 0;
+}
+
+int trace_writer__stack(struct trace_writer *w, const uint64_t *ips, unsigned int n,
+			uint32_t *stack)
+{
+	size_t mask, i, slot, id, first;
+	uint64_t h;
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (!stack || (n && !ips))
+		return -EINVAL;
+	if (n > MAX_DEPTH)
+		return -E2BIG;
+	if ((w->nstacks + 1) * 2 > w->stack_tab_cap) {
+		err = stack_tab_grow(w);
+		if (err)
+			return err;
+	}
+
+	h = hash_callchain(ips, n);
+	mask = w->stack_tab_cap - 1;
+	for (slot = (size_t)h & mask; w->stack_tab[slot].id1; slot = (slot + 1) & mask) {
+		struct stack_slot s = w->stack_tab[slot];
+		size_t off = w->stack_off[s.id1 - 1];
+
+		if (s.hash == (uint32_t)h && w->stack_off[s.id1] - off == n &&
+		    (!n || !memcmp(w->stack_ips + off, ips, n * sizeof(*ips)))) {
+			*stack = s.id1 - 1;
+			return 0;
+		}
+	}
+
+	/* new stack: reserve everything first so a failure changes nothing
+	 * but possibly interns a few frames no stack uses (harmless) */
+	if (w->nstacks >= MAX_IDS || w->nframes + n > MAX_IDS)
+		return -E2BIG;
+	if (trace_grow((void **)&w->stack_ips, &w->ips_cap, w->nips + n,
+		       sizeof(*w->stack_ips)) ||
+	    trace_grow((void **)&w->stack_off, &w->off_cap, w->nstacks + 2,
+		       sizeof(*w->stack_off)) ||
+	    trace_grow((void **)&w->pend_ids, &w->pend_cap, w->npend_ids + n,
+		       sizeof(*w->pend_ids)) ||
+	    trace_grow((void **)&w->frame_addr, &w->frame_cap, w->nframes + n,
+		       sizeof(*w->frame_addr)))
+		return -ENOMEM;
+	first = w->npend_ids;
+	for (i = 0; i < n; i++) {
+		uint32_t fid = (uint32_t)w->nframes;
+		int r = idmap_get_or_add(&w->frame_ids, ips[i], &fid);
+
+		if (r < 0)
+			return r;
+		if (r == 0)
+			w->frame_addr[w->nframes++] = ips[i];
+		w->pend_ids[first + i] = fid;
+	}
+	w->npend_ids += n;
+	if (n)
+		memcpy(w->stack_ips + w->nips, ips, n * sizeof(*ips));
+	w->nips += n;
+	id = w->nstacks++;
+	w->stack_off[w->nstacks] = w->nips;
+	/* the lookup stopped at the empty slot where this stack goes */
+	w->stack_tab[slot].hash = (uint32_t)h;
+	w->stack_tab[slot].id1 = (uint32_t)id + 1;
+	*stack = (uint32_t)id;
+
+	if (w->nstacks - w->stacks_written >= CHUNK_RECORDS ||
+	    w->npend_ids >= CHUNK_BYTES)
+		return write_stacks(w);
+	return 0;
+}
+
+static void note_time(struct trace_writer *w, uint64_t t)
+{
+	if (t < w->min_time)
+		w->min_time = t;
+	if (t > w->max_time)
+		w->max_time = t;
+}
+
+int trace_writer__sample(struct trace_writer *w, const struct trace_sample *s)
+{
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (!s || s->stack >= w->nstacks)
+		return -EINVAL;
+	if (trace_grow((void **)&w->samples, &w->samples_cap, w->nsamples + 1,
+		       sizeof(*w->samples)))
+		return -ENOMEM;
+	w->samples[w->nsamples++] = *s;
+	w->total_samples++;
+	note_time(w, s->time);
+	if (w->nsamples >= CHUNK_RECORDS)
+		return write_samples(w);
+	return 0;
+}
+
+int trace_writer__event(struct trace_writer *w, const struct trace_event *e)
+{
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (!e)
+		return -EINVAL;
+	if (trace_grow((void **)&w->events, &w->events_cap, w->nevents + 1,
+		       sizeof(*w->events)))
+		return -ENOMEM;
+	w->events[w->nevents++] = *e;
+	w->total_events++;
+	note_time(w, e->time);
+	if (w->nevents >= CHUNK_RECORDS)
+		return write_events(w);
+	return 0;
+}
+
+int trace_writer__flush(struct trace_writer *w)
+{
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	/* names first: a reader of a cut file then knows the threads and
+	 * tasks of the samples and events it has */
+	if ((err = write_bytes_chunk(w, TRACE_CHUNK_META, &w->meta, &w->nmeta)) ||
+	    (err =
+		 write_bytes_chunk(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads)) ||
+	    (err = write_bytes_chunk(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks)) ||
+	    (err = write_stacks(w)) || (err = write_samples(w)) ||
+	    (err = write_events(w)))
+		return err;
+	return 0;
+}
+
+size_t trace_writer__nframes(const struct trace_writer *w)
+{
+	return w ? w->nframes : 0;
+}
+
+uint64_t trace_writer__frame_addr(const struct trace_writer *w, size_t i)
+{
+	return w && i < w->nframes ? w->frame_addr[i] : 0;
+}
+
+/* ---- FRAMES ------------------------------------------------------------- */
+
+/* The string table of one FRAMES chunk, deduplicating by content. */
+struct strtab {
+	struct bytes enc; /* v len, bytes; as in the chunk */
+	struct strref {
+		size_t off; /* the bytes at enc.p + off */
+		size_t len;
+	} * refs;
+	size_t n, cap;
+	struct stack_slot *tab; /* hash, index + 1 */
+	size_t tab_cap;
+};
+
+static void strtab_reset(struct strtab *st)
+{
+	st->enc.len = 0;
+	st->n = 0;
+	if (st->tab)
+		memset(st->tab, 0, st->tab_cap * sizeof(*st->tab));
+}
+
+static void strtab_release(struct strtab *st)
+{
+	bytes_release(&st->enc);
+	free(st->refs);
+	free(st->tab);
+}
+
+static int strtab_rehash(struct strtab *st)
+{
+	size_t ncap = st->tab_cap ? st->tab_cap * 2 : 1024;
+	struct stack_slot *nt = calloc(ncap, sizeof(*nt));
+	size_t i;
+
+	if (!nt)
+		return -ENOMEM;
+	for (i = 0; i < st->tab_cap; i++) {
+		size_t j = st->tab[i].hash & (ncap - 1);
+
+		if (!st->tab[i].id1)
+			continue;
+		while (nt[j].id1)
+			j = (j + 1) & (ncap - 1);
+		nt[j] = st->tab[i];
+	}
+	free(st->tab);
+	st->tab = nt;
+	st->tab_cap = ncap;
+	return 0;
+}
+
+/* The table index + 1 of @s (added if new), 0 for NULL, or -ENOMEM. */
+static int64_t strtab_add(struct strtab *st, const char *s)
+{
+	size_t len, mask, i;
+	uint32_t h;
+
+	if (!s)
+		return 0;
+	len = strlen(s);
+	if (len > MAX_STRING)
+		return 0; /* absurd symbol: store the frame unnamed */
+	if ((st->n + 1) * 2 > st->tab_cap && strtab_rehash(st))
+		return -ENOMEM;
+	h = trace_xxh32(s, len, 0);
+	mask = st->tab_cap - 1;
+	for (i = h & mask; st->tab[i].id1; i = (i + 1) & mask) {
+		size_t k = st->tab[i].id1 - 1;
+
+		if (st->tab[i].hash == h && st->refs[k].len == len &&
+		    !memcmp(st->enc.p + st->refs[k].off, s, len))
+			return (int64_t)k + 1;
+	}
+	if (trace_grow((void **)&st->refs, &st->cap, st->n + 1, sizeof(*st->refs)) ||
+	    put_string(&st->enc, s, len))
+		return -ENOMEM;
+	st->refs[st->n].off = st->enc.len - len;
+	st->refs[st->n].len = len;
+	st->tab[i].hash = h;
+	st->tab[i].id1 = (uint32_t)++st->n;
+	return (int64_t)st->n;
+}
+
+struct frame_cols {
+	uint32_t *sym, *mod;
+	uint64_t *off;
+	uint8_t *kernel;
+};
+
+static int write_frames_chunk(struct trace_writer *w, size_t first, size_t n,
+			      struct strtab *st, const struct frame_cols *c)
+{
+	uint8_t *p;
+	size_t i;
+
+	w->raw.len = 0;
+	p = reserve(&w->raw, TRACE_VARINT_MAX * (2 + 4 * n) + st->enc.len);
+	if (!p)
+		return -ENOMEM;
+	p = put_varint(p, first);
+	p = put_varint(p, st->n);
+	if (st->enc.len)
+		memcpy(p, st->enc.p, st->enc.len);
+	p += st->enc.len;
+	for (i = 0; i < n; i++)
+		p = put_varint(p, c->sym[i]);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, c->mod[i]);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, c->off[i]);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, c->kernel[i]);
+	w->raw.len = (size_t)(p - w->raw.p);
+	return write_chunk(w, TRACE_CHUNK_FRAMES, n);
+}
+
+static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *ctx)
+{
+	struct strtab st = {0};
+	struct frame_cols c;
+	size_t first = 0, n = 0, i;
+	int err = 0;
+
+	if (!resolve || !w->nframes)
+		return 0;
+	c.sym = malloc(CHUNK_RECORDS * sizeof(*c.sym));
+	c.mod = malloc(CHUNK_RECORDS * sizeof(*c.mod));
+	c.off = malloc(CHUNK_RECORDS * sizeof(*c.off));
+	c.kernel = malloc(CHUNK_RECORDS);
+	if (!c.sym || !c.mod || !c.off || !c.kernel) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < w->nframes; i++) {
+		struct trace_frame f = {
+		    .addr = w->frame_addr[i],
+		    .kernel = trace_addr_is_kernel(w->frame_addr[i]),
+		};
+		int64_t sym, mod;
+
+		if (resolve(ctx, f.addr, &f) < 0) {
+			f.sym = f.module = NULL;
+			f.offset = 0;
+		}
+		sym = strtab_add(&st, f.sym);
+		mod = strtab_add(&st, f.module);
+		if (sym < 0 || mod < 0) {
+			err = -ENOMEM;
+			goto out;
+		}
+		c.sym[n] = (uint32_t)sym;
+		c.mod[n] = (uint32_t)mod;
+		c.off[n] = f.offset;
+		c.kernel[n] = f.kernel != 0;
+		if (++n == CHUNK_RECORDS || st.enc.len >= FRAMES_STR_BYTES) {
+			err = write_frames_chunk(w, first, n, &st, &c);
+			if (err)
+				goto out;
+			first += n;
+			n = 0;
+			strtab_reset(&st);
+		}
+	}
+	if (n)
+		err = write_frames_chunk(w, first, n, &st, &c);
+out:
+	strtab_release(&st);
+	free(c.sym);
+	free(c.mod);
+	free(c.off);
+	free(c.kernel);
+	return err;
+}
+
+int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve, void *ctx,
+			 const struct trace_counters *c)
+{
+	struct trace_counters end = {0};
+	uint8_t *p;
+	int err;
+
+	err = trace_writer__flush(w);
+	if (err)
+		return err;
+	err = write_frames(w, resolve, ctx);
+	if (err)
+		return err;
+
+	if (c)
+		end = *c;
+	/* the writer's own counts are exact; times default to the span of
+	 * the records written */
+	end.samples = w->total_samples;
+	end.events = w->total_events;
+	if (!end.start_time && w->min_time != UINT64_MAX)
+		end.start_time = w->min_time;
+	if (!end.end_time)
+		end.end_time = w->max_time;
+	w->raw.len = 0;
+	p = reserve(&w->raw, TRACE_VARINT_MAX * 6);
+	if (!p)
+		return -ENOMEM;
+	p = put_varint(p, end.samples);
+	p = put_varint(p, end.events);
+	p = put_varint(p, end.lost_samples);
+	p = put_varint(p, end.shim_drops);
+	p = put_varint(p, end.start_time);
+	p = put_varint(p, end.end_time);
+	w->raw.len = (size_t)(p - w->raw.p);
+	err = write_chunk(w, TRACE_CHUNK_END, 1);
+	if (err)
+		return err;
+	w->finished = 1;
+	return 0;
+}
+
+void trace_writer__free(struct trace_writer *w)
+{
+	if (!w)
+		return;
+	ZSTD_freeCCtx(w->cctx);
+	free(w->frame_addr);
+	idmap_release(&w->frame_ids);
+	free(w->stack_ips);
+	free(w->stack_off);
+	free(w->stack_tab);
+	free(w->pend_ids);
+	free(w->samples);
+	free(w->events);
+	bytes_release(&w->meta);
+	bytes_release(&w->threads);
+	bytes_release(&w->tasks);
+	bytes_release(&w->raw);
+	bytes_release(&w->out);
+	free(w);
+}
