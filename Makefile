@@ -34,6 +34,7 @@ CORE_LIBS := -lpfm -ldw -lelf -lzstd -liberty -lpthread
 CRITERION_LIBS := -lcriterion
 
 .DELETE_ON_ERROR:
+.SECONDARY:
 .SUFFIXES:
 .PHONY: all demo check check-unit check-sanitize check-e2e bench install \
 	uninstall clean deps format
@@ -117,11 +118,12 @@ $(B)/examples/%.o: examples/%.c $(B)/.flags | $(B)/.deps-ok
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -O1 -fno-inline-functions-called-once -c $< -o $@
 
-# ---- pkg-config ----------------------------------------------------------
+# ---- pkg-config: generated for the PREFIX at hand (install regenerates) ---
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|'
 $(B)/d9prof.pc: libprof/d9prof.pc.in Makefile
 	@mkdir -p $(B)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(Q)$(PC_SED) $< > $@
 
 # ---- tests ---------------------------------------------------------------
 $(B)/tests/%: $(B)/tests/%.o $(CORE_A) $(SHIM_A)
@@ -179,7 +181,8 @@ install: all
 	ln -sf libd9prof.so.0 $(DESTDIR)$(LIBDIR)/libd9prof.so
 	install -m 644 $(SHIM_A) $(DESTDIR)$(LIBDIR)/libd9prof.a
 	install -m 644 include/d9prof.h $(DESTDIR)$(INCDIR)/d9prof.h
-	install -m 644 $(B)/d9prof.pc $(DESTDIR)$(PCDIR)/d9prof.pc
+	$(PC_SED) libprof/d9prof.pc.in > $(DESTDIR)$(PCDIR)/d9prof.pc
+	chmod 644 $(DESTDIR)$(PCDIR)/d9prof.pc
 	install -m 644 man/d9prof.1 $(DESTDIR)$(MANDIR)/man1/d9prof.1
 	install -m 644 man/d9prof.3 $(DESTDIR)$(MANDIR)/man3/d9prof.3
 

@@ -191,6 +191,8 @@ static int decode_threads(struct reader *r, struct cursor *c, size_t count)
 			return bad(r, "bad thread id");
 		if ((err = get_string(r, c, 1, &name)))
 			return err;
+		if (t->nthreads >= UINT32_MAX - 1) /* ids in the map are u32 */
+			return bad(r, "too many threads");
 		found = idmap_get_or_add(&r->thread_ix, tid, &ix);
 		if (found < 0 || GROW(r, t->threads, r->threads_cap, t->nthreads + 1))
 			return nomem(r);
@@ -224,6 +226,8 @@ static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
 			return bad(r, "bad task id");
 		if ((err = get_string(r, c, 1, &name)))
 			return err;
+		if (t->ntasks >= UINT32_MAX - 1) /* ids in the map are u32 */
+			return bad(r, "too many tasks");
 		found = idmap_get_or_add(&r->task_ix, id, &ix);
 		if (found < 0 || GROW(r, t->tasks, r->tasks_cap, t->ntasks + 1))
 			return nomem(r);

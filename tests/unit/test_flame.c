@@ -244,7 +244,7 @@ Test(flame, svg_is_wellformed_and_escapes_labels)
 	if (have_xmllint())
 		cr_assert_eq(xmllint(svg), 0, "xmllint rejected the SVG");
 	else
-		cr_log_warn(
+		cr_log_info(
 		    "xmllint not installed: well-formedness checked by hand only");
 }
 
@@ -417,7 +417,7 @@ static void scale(int mixed)
 	fflush(out);
 	t3 = now_s();
 	cr_assert_eq(r.samples, 1000000);
-	cr_log_warn("%s: 1M samples, %" PRIu64 " distinct (task, stack): join %.3f s, "
+	cr_log_info("%s: 1M samples, %" PRIu64 " distinct (task, stack): join %.3f s, "
 		    "folded %.3f s (%zu bytes), svg %.3f s (%zu bytes)",
 		    mixed ? "worst case" : "typical", r.stacks, t1 - t0, t2 - t1,
 		    folded_len, t3 - t2, buflen);

@@ -304,7 +304,7 @@ Test(join, scale_1m_samples_200k_polls, .timeout = 60)
 	t1 = now_s();
 	for (size_t i = 0; i < T.nsamples; i++)
 		matched += J->sample_poll[i] >= 0;
-	cr_log_warn("join: %zu samples, %zu polls, %zu tasks: %.3f s (%" PRIu64
+	cr_log_info("join: %zu samples, %zu polls, %zu tasks: %.3f s (%" PRIu64
 		    " samples in polls)",
 		    T.nsamples, J->npolls, J->ntasks, t1 - t0, matched);
 	cr_assert_eq(J->npolls, 200000);
