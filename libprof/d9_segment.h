@@ -187,25 +187,11 @@ _Static_assert(sizeof(struct d9_ring_hdr) % 64 == 0, "ring header is whole lines
 	((D9_SEG_RING_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_RING_STRIDE + 4095) &     \
 	 ~4095ULL)
 
-static inline struct d9_ring_hdr *d9_seg_ring(void *seg, uint32_t i)
-{
-	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
-
-	return (struct d9_ring_hdr *)((char *)seg + h->ring_offset +
-				      (uint64_t)i * h->ring_stride);
-}
-
 static inline struct d9_event *d9_ring_events(struct d9_ring_hdr *r)
 {
 	return (struct d9_event *)(r + 1);
 }
 
-static inline struct d9_name_slot *d9_seg_names(void *seg)
-{
-	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
-
-	return (struct d9_name_slot *)((char *)seg + h->names_offset);
-}
 
 /*
  * ---- consumer side --------------------------------------------------------
@@ -232,48 +218,92 @@ static inline uint64_t d9_name_hash(uint64_t task)
 }
 
 /*
- * Check that the header at @seg describes a segment of this version whose
- * parts fit in @map_size bytes. Returns 0, -EPROTO (magic or version) or
- * -EINVAL (sizes).
+ * The layout of a segment as a reader verified it. The recorder keeps this
+ * private copy and never reads sizes or offsets from the shared header
+ * again, so a target that rewrites its header later cannot steer the
+ * recorder's reads outside the mapping.
  */
-static inline int d9_seg_check(const void *seg, uint64_t map_size)
+struct d9_seg_layout {
+	uint32_t nrings;
+	uint32_t ring_events;
+	uint32_t names_count;
+	uint64_t ring_offset;
+	uint64_t ring_stride;
+	uint64_t names_offset;
+};
+
+/*
+ * Check that the header at @seg describes a segment of this version whose
+ * parts fit in @map_size bytes, reading each header field once, and store
+ * the verified layout in *@out (may be NULL). Returns 0, -EPROTO (magic or
+ * version) or -EINVAL (sizes).
+ */
+static inline int d9_seg_check(const void *seg, uint64_t map_size,
+			       struct d9_seg_layout *out)
 {
 	const struct d9_seg_hdr *h = (const struct d9_seg_hdr *)seg;
+	struct d9_seg_layout l;
+	uint64_t seg_size;
 
 	if (map_size < D9_SEG_HDR_SIZE)
 		return -EINVAL;
-	if (h->magic != D9_SEG_MAGIC || h->version != D9_SEG_VERSION ||
-	    h->hdr_size != D9_SEG_HDR_SIZE)
+	if (__atomic_load_n(&h->magic, __ATOMIC_RELAXED) != D9_SEG_MAGIC ||
+	    __atomic_load_n(&h->version, __ATOMIC_RELAXED) != D9_SEG_VERSION ||
+	    __atomic_load_n(&h->hdr_size, __ATOMIC_RELAXED) != D9_SEG_HDR_SIZE)
 		return -EPROTO;
-	if (h->seg_size != map_size || h->nrings == 0 || h->nrings > 65536 ||
-	    h->ring_events == 0 || (h->ring_events & (h->ring_events - 1)) ||
-	    h->names_count & (h->names_count - 1) || h->names_count > (1U << 24) ||
-	    h->ring_offset % 64 || h->ring_stride % 64 || h->names_offset % 64 ||
-	    h->ring_offset < D9_SEG_HDR_SIZE || h->names_offset < D9_SEG_HDR_SIZE ||
-	    h->ring_stride < sizeof(struct d9_ring_hdr) +
-				 (uint64_t)h->ring_events * sizeof(struct d9_event) ||
-	    h->ring_stride > (1ULL << 32) || h->ring_offset > map_size ||
-	    (uint64_t)h->nrings * h->ring_stride > map_size - h->ring_offset ||
-	    h->names_offset > map_size ||
-	    (uint64_t)h->names_count * sizeof(struct d9_name_slot) >
-		map_size - h->names_offset)
+	seg_size = __atomic_load_n(&h->seg_size, __ATOMIC_RELAXED);
+	l.nrings = __atomic_load_n(&h->nrings, __ATOMIC_RELAXED);
+	l.ring_events = __atomic_load_n(&h->ring_events, __ATOMIC_RELAXED);
+	l.names_count = __atomic_load_n(&h->names_count, __ATOMIC_RELAXED);
+	l.ring_offset = __atomic_load_n(&h->ring_offset, __ATOMIC_RELAXED);
+	l.ring_stride = __atomic_load_n(&h->ring_stride, __ATOMIC_RELAXED);
+	l.names_offset = __atomic_load_n(&h->names_offset, __ATOMIC_RELAXED);
+	if (seg_size != map_size || l.nrings == 0 || l.nrings > 65536 ||
+	    l.ring_events == 0 || (l.ring_events & (l.ring_events - 1)) ||
+	    l.names_count & (l.names_count - 1) || l.names_count > (1U << 24) ||
+	    l.ring_offset % 64 || l.ring_stride % 64 || l.names_offset % 64 ||
+	    l.ring_offset < D9_SEG_HDR_SIZE || l.names_offset < D9_SEG_HDR_SIZE ||
+	    l.ring_stride < sizeof(struct d9_ring_hdr) +
+				    (uint64_t)l.ring_events * sizeof(struct d9_event) ||
+	    l.ring_stride > (1ULL << 32) || l.ring_offset > map_size ||
+	    (uint64_t)l.nrings * l.ring_stride > map_size - l.ring_offset ||
+	    l.names_offset > map_size ||
+	    (uint64_t)l.names_count * sizeof(struct d9_name_slot) >
+		    map_size - l.names_offset)
 		return -EINVAL;
+	if (out)
+		*out = l;
 	return 0;
+}
+
+/* Ring @i (< l->nrings) and the name table of @seg, by a verified layout. */
+static inline struct d9_ring_hdr *d9_layout_ring(void *seg, const struct d9_seg_layout *l,
+						 uint32_t i)
+{
+	return (struct d9_ring_hdr *)((char *)seg + l->ring_offset +
+				      (uint64_t)i * l->ring_stride);
+}
+
+static inline struct d9_name_slot *d9_layout_names(void *seg,
+						   const struct d9_seg_layout *l)
+{
+	return (struct d9_name_slot *)((char *)seg + l->names_offset);
 }
 
 /*
  * Attach a recorder: discard what the rings hold from earlier sessions
  * (tail = head), free drained DEAD rings, arm the lease until
  * @now_ns + D9_LEASE_NS, then publish attached = 1. Markers start writing
- * once they see attached.
+ * once they see attached. @l is the layout d9_seg_check() verified.
  */
-static inline void d9_seg_attach(void *seg, uint32_t recorder_pid, uint64_t now_ns)
+static inline void d9_seg_attach(void *seg, const struct d9_seg_layout *l,
+				 uint32_t recorder_pid, uint64_t now_ns)
 {
 	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
 	uint32_t i;
 
-	for (i = 0; i < h->nrings; i++) {
-		struct d9_ring_hdr *r = d9_seg_ring(seg, i);
+	for (i = 0; i < l->nrings; i++) {
+		struct d9_ring_hdr *r = d9_layout_ring(seg, l, i);
 		uint32_t dead = D9_RING_DEAD;
 
 		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
@@ -439,17 +469,17 @@ static inline int d9_name_slot_read(struct d9_name_slot *s, uint64_t *task, char
  * Look up the name of @task in the name table of @seg. Returns 0 with the
  * name in @buf, -ENOENT if absent, -EAGAIN if being written (retry).
  */
-static inline int d9_name_table_get(void *seg, uint64_t task, char *buf, size_t len)
+static inline int d9_name_table_get(void *seg, const struct d9_seg_layout *l,
+				    uint64_t task, char *buf, size_t len)
 {
-	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
-	struct d9_name_slot *slots = d9_seg_names(seg);
-	uint32_t mask = h->names_count - 1, i;
+	struct d9_name_slot *slots = d9_layout_names(seg, l);
+	uint32_t mask = l->names_count - 1, i;
 	uint64_t at = d9_name_hash(task);
 	int err = -ENOENT;
 
-	if (!h->names_count || !task || task == D9_NAME_TOMB)
+	if (!l->names_count || !task || task == D9_NAME_TOMB)
 		return -ENOENT;
-	for (i = 0; i < D9_NAME_PROBE && i < h->names_count; i++) {
+	for (i = 0; i < D9_NAME_PROBE && i < l->names_count; i++) {
 		struct d9_name_slot *s = &slots[(at + i) & mask];
 		uint64_t t = __atomic_load_n(&s->task, __ATOMIC_ACQUIRE), got;
 

@@ -201,12 +201,11 @@ static int attach_threads(struct rec *r)
 
 static void shim_names(struct rec *r)
 {
-	void *base = shim_seg__base(r->seg);
-	struct d9_seg_hdr *h = base;
-	struct d9_name_slot *slots = d9_seg_names(base);
+	const struct d9_seg_layout *l = shim_seg__layout(r->seg);
+	struct d9_name_slot *slots = d9_layout_names(shim_seg__base(r->seg), l);
 	uint32_t i;
 
-	for (i = 0; i < h->names_count; i++) {
+	for (i = 0; i < l->names_count; i++) {
 		char name[sizeof(slots[i].name) + 1];
 		uint64_t task;
 
@@ -218,8 +217,8 @@ static void shim_names(struct rec *r)
 
 static void shim_try_attach(struct rec *r, int warn)
 {
+	const struct d9_seg_layout *l;
 	char why[160];
-	struct d9_seg_hdr *h;
 	int err;
 
 	err = shim_seg__open(r->o->pid, &r->seg, why, sizeof(why));
@@ -234,9 +233,9 @@ static void shim_try_attach(struct rec *r, int warn)
 			      (int)r->o->pid);
 		return;
 	}
-	h = shim_seg__base(r->seg);
-	r->rings = calloc(h->nrings, sizeof(*r->rings));
-	r->evbuf_len = h->ring_events;
+	l = shim_seg__layout(r->seg);
+	r->rings = calloc(l->nrings, sizeof(*r->rings));
+	r->evbuf_len = l->ring_events;
 	r->evbuf = malloc(r->evbuf_len * sizeof(*r->evbuf));
 	if (!r->rings || !r->evbuf) {
 		note_err(r, -ENOMEM);
@@ -248,7 +247,7 @@ static void shim_try_attach(struct rec *r, int warn)
 	shim_names(r);
 	r->st->shim = 1;
 	logf_(r, RECORD_INFO, "attached to the d9prof shim of pid %d (%u thread slots)",
-	      (int)r->o->pid, h->nrings);
+	      (int)r->o->pid, l->nrings);
 }
 
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
@@ -273,8 +272,6 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		struct trace_event te;
 		uint32_t k = 0;
 
-		if (ev->type == D9_EV_TEXT)
-			continue;	/* stray continuation: its head was cut */
 		if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START) {
 			char text[D9_NAME_MAX + 1];
 
@@ -304,21 +301,21 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 
 static void drain_shim(struct rec *r)
 {
+	const struct d9_seg_layout *l;
 	void *base;
-	struct d9_seg_hdr *h;
 	uint32_t i;
 
 	if (!r->seg)
 		return;
 	base = shim_seg__base(r->seg);
-	h = base;
-	for (i = 0; i < h->nrings; i++) {
-		struct d9_ring_hdr *ring = d9_seg_ring(base, i);
+	l = shim_seg__layout(r->seg);
+	for (i = 0; i < l->nrings; i++) {
+		struct d9_ring_hdr *ring = d9_layout_ring(base, l, i);
 		uint32_t state = __atomic_load_n(&ring->state, __ATOMIC_ACQUIRE);
 
 		if (state == D9_RING_FREE)
 			continue;
-		drain_ring(r, i, ring, h->ring_events);
+		drain_ring(r, i, ring, l->ring_events);
 		if (state == D9_RING_DEAD)
 			d9_ring_reap(ring);
 	}

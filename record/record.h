@@ -77,6 +77,9 @@ void shim_seg__attach(struct shim_seg *s);
 void shim_seg__renew(struct shim_seg *s);
 void shim_seg__detach(struct shim_seg *s);
 void *shim_seg__base(struct shim_seg *s);
+/* The layout verified at open: address rings and names only through it. */
+struct d9_seg_layout;
+const struct d9_seg_layout *shim_seg__layout(const struct shim_seg *s);
 void shim_seg__close(struct shim_seg *s);
 
 /* ---- helpers ---------------------------------------------------------- */

@@ -29,6 +29,7 @@ struct shim_seg {
 	void *base;
 	size_t size;
 	pid_t pid;
+	struct d9_seg_layout layout;	/* verified once, never re-read */
 };
 
 uint64_t record_now_ns(void)
@@ -77,7 +78,7 @@ static int find_maps(pid_t pid, struct seg_map *maps, int max)
 /* Open the memfd with inode @inode of @pid, by map_files then by fd. */
 static int open_seg(pid_t pid, const struct seg_map *m)
 {
-	char path[320], link[256];
+	char path[PATH_MAX], link[256];
 	struct stat st;
 	struct dirent *de;
 	DIR *d;
@@ -149,8 +150,8 @@ static long inner_pid(pid_t pid)
 	return inner;
 }
 
-static int verify(pid_t pid, int fd, void **basep, size_t *sizep, char *why,
-		  size_t len)
+static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
+		  struct d9_seg_layout *layout, char *why, size_t len)
 {
 	struct d9_seg_hdr *h;
 	struct stat st, pst;
@@ -183,7 +184,7 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep, char *why,
 	if (base == MAP_FAILED)
 		return -errno;
 	h = base;
-	switch (d9_seg_check(base, (uint64_t)st.st_size)) {
+	switch (d9_seg_check(base, (uint64_t)st.st_size, layout)) {
 	case 0:
 		break;
 	case -EPROTO:
@@ -220,9 +221,10 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : n;
 	for (i = 0; i < n; i++) {
+		struct d9_seg_layout layout;
 		struct shim_seg *s;
-		void *base;
-		size_t size;
+		void *base = NULL;
+		size_t size = 0;
 		int fd = open_seg(pid, &maps[i]);
 
 		if (fd < 0) {
@@ -230,7 +232,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 			snprintf(why, len, "cannot open it: %s", strerror(-fd));
 			continue;
 		}
-		err = verify(pid, fd, &base, &size, why, len);
+		err = verify(pid, fd, &base, &size, &layout, why, len);
 		close(fd);
 		if (err)
 			continue;
@@ -242,6 +244,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 		s->base = base;
 		s->size = size;
 		s->pid = pid;
+		s->layout = layout;
 		*out = s;
 		return 0;
 	}
@@ -250,7 +253,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 
 void shim_seg__attach(struct shim_seg *s)
 {
-	d9_seg_attach(s->base, (uint32_t)getpid(), record_now_ns());
+	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), record_now_ns());
 }
 
 void shim_seg__renew(struct shim_seg *s)
@@ -266,6 +269,11 @@ void shim_seg__detach(struct shim_seg *s)
 void *shim_seg__base(struct shim_seg *s)
 {
 	return s->base;
+}
+
+const struct d9_seg_layout *shim_seg__layout(const struct shim_seg *s)
+{
+	return &s->layout;
 }
 
 void shim_seg__close(struct shim_seg *s)

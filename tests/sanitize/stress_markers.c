@@ -29,6 +29,16 @@
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
 
+/* The verified layout of segment @seg (the test's own). */
+static const struct d9_seg_layout *lay(void *seg)
+{
+	static struct d9_seg_layout l;
+
+	if (d9_seg_check(seg, d9__segment_size(), &l))
+		abort();
+	return &l;
+}
+
 #define NPROD	 3
 #define RUN_NS	 1500000000ULL
 #define ID_SHIFT 40 /* task = (id << ID_SHIFT) | seq */
@@ -283,7 +293,7 @@ static void drain(struct consumer *c)
 	uint32_t i;
 
 	for (i = 0; i < h->nrings; i++) {
-		struct d9_ring_hdr *r = d9_seg_ring(h, i);
+		struct d9_ring_hdr *r = d9_layout_ring(h, lay(h), i);
 		struct ring_seen *s = &c->seen[i];
 		uint32_t state, tid;
 		uint64_t gen, drops;
@@ -312,7 +322,7 @@ static void drain(struct consumer *c)
 
 static void check_names(struct consumer *c)
 {
-	struct d9_name_slot *slots = d9_seg_names(c->h);
+	struct d9_name_slot *slots = d9_layout_names(c->h, lay(c->h));
 	char got[sizeof(slots[0].name) + 1], want[128];
 	uint32_t i;
 
@@ -336,7 +346,7 @@ static uint64_t all_drops(struct d9_seg_hdr *h)
 	uint32_t i;
 
 	for (i = 0; i < h->nrings; i++)
-		n += d9_ring_drops(d9_seg_ring(h, i));
+		n += d9_ring_drops(d9_layout_ring(h, lay(h), i));
 	return n;
 }
 
@@ -361,13 +371,13 @@ static void *consumer(void *arg)
 		uint64_t until = now_ns() + 40000000;
 		int round = 0;
 
-		d9_seg_attach(h, (uint32_t)getpid(), now_ns());
+		d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
 		c->sessions++;
 		while (now_ns() < until && !stopping()) {
 			drain(c);
 			if (d9_seg_renew(h, now_ns())) {
 				/* we let it lapse below, or were slow */
-				d9_seg_attach(h, (uint32_t)getpid(), now_ns());
+				d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
 				c->sessions++;
 			}
 			if (++round % 4 == 1)
@@ -419,7 +429,7 @@ int main(void)
 		return 1;
 	}
 	c.h = d9__segment();
-	if (!c.h || d9_seg_check(c.h, d9__segment_size())) {
+	if (!c.h || d9_seg_check(c.h, d9__segment_size(), NULL)) {
 		fprintf(stderr, "stress_markers: no usable segment\n");
 		return 1;
 	}
@@ -445,7 +455,7 @@ int main(void)
 	d9_seg_detach(c.h);
 	drain(&c);
 	for (i = 0; i < c.h->nrings; i++) {
-		struct d9_ring_hdr *r = d9_seg_ring(c.h, i);
+		struct d9_ring_hdr *r = d9_layout_ring(c.h, lay(c.h), i);
 
 		pending += __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) -
 			   __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);

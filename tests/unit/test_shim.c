@@ -1,3 +1,4 @@
+#include <stdlib.h>
 // SPDX-License-Identifier: MIT
 /*
  * The runtime shim, with each test acting as the recorder in-process through
@@ -18,6 +19,16 @@
 #include "d9prof.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
+
+/* The verified layout of segment @seg (the test's own). */
+static const struct d9_seg_layout *lay(void *seg)
+{
+	static struct d9_seg_layout l;
+
+	if (d9_seg_check(seg, d9__segment_size(), &l))
+		abort();
+	return &l;
+}
 
 TestSuite(shim);
 TestSuite(ring);
@@ -45,7 +56,7 @@ static struct d9_seg_hdr *seg(void)
 
 static void attach(struct d9_seg_hdr *h)
 {
-	d9_seg_attach(h, (uint32_t)getpid(), now_ns());
+	d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
 }
 
 /* The ring owned by thread @tid, or NULL. */
@@ -54,7 +65,7 @@ static struct d9_ring_hdr *ring_of(struct d9_seg_hdr *h, pid_t tid)
 	uint32_t i;
 
 	for (i = 0; i < h->nrings; i++) {
-		struct d9_ring_hdr *r = d9_seg_ring(h, i);
+		struct d9_ring_hdr *r = d9_layout_ring(h, lay(h), i);
 
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != D9_RING_FREE &&
 		    __atomic_load_n(&r->tid, __ATOMIC_RELAXED) == (uint32_t)tid)
@@ -83,7 +94,7 @@ static uint64_t pending_everywhere(struct d9_seg_hdr *h)
 	uint32_t i;
 
 	for (i = 0; i < h->nrings; i++) {
-		struct d9_ring_hdr *r = d9_seg_ring(h, i);
+		struct d9_ring_hdr *r = d9_layout_ring(h, lay(h), i);
 
 		n += __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) -
 		     __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
@@ -124,7 +135,7 @@ Test(shim, detached_markers_write_nothing)
 
 	cr_expect_eq(h->attached, 0);
 	for (i = 0; i < h->nrings; i++) {
-		struct d9_ring_hdr *r = d9_seg_ring(h, i);
+		struct d9_ring_hdr *r = d9_layout_ring(h, lay(h), i);
 
 		cr_expect_eq(r->head, 0, "ring %u has records", i);
 		cr_expect_eq(r->drops, 0);
@@ -205,8 +216,8 @@ Test(shim, header_describes_its_layout)
 	cr_expect_eq(h->ring_offset % 64, 0);
 	cr_expect_eq(h->ring_stride % 64, 0);
 	cr_expect_eq(h->names_offset % 64, 0);
-	cr_expect_eq(d9_seg_check(h, d9__segment_size()), 0);
-	cr_expect_eq(d9_seg_check(h, d9__segment_size() - 4096), -EINVAL);
+	cr_expect_eq(d9_seg_check(h, d9__segment_size(), NULL), 0);
+	cr_expect_eq(d9_seg_check(h, d9__segment_size() - 4096, NULL), -EINVAL);
 }
 
 Test(shim, attached_markers_record_in_order)
@@ -451,17 +462,17 @@ Test(ring, nonsense_indices_do_not_hurt_the_producer)
 Test(names, spawn_before_attach_is_visible_in_table)
 {
 	struct d9_seg_hdr *h = seg();
-	struct d9_name_slot *slots = d9_seg_names(h);
+	struct d9_name_slot *slots = d9_layout_names(h, lay(h));
 	char buf[64];
 	uint64_t task;
 	uint32_t i, found = 0;
 
 	d9_task_spawn(42, "conn-handler");
 	d9_task_spawn(43, NULL);
-	cr_assert_eq(d9_name_table_get(h, 42, buf, sizeof(buf)), 0);
+	cr_assert_eq(d9_name_table_get(h, lay(h), 42, buf, sizeof(buf)), 0);
 	cr_expect_str_eq(buf, "conn-handler");
-	cr_expect_eq(d9_name_table_get(h, 43, buf, sizeof(buf)), -ENOENT);
-	cr_expect_eq(d9_name_table_get(h, 44, buf, sizeof(buf)), -ENOENT);
+	cr_expect_eq(d9_name_table_get(h, lay(h), 43, buf, sizeof(buf)), -ENOENT);
+	cr_expect_eq(d9_name_table_get(h, lay(h), 44, buf, sizeof(buf)), -ENOENT);
 
 	/* what a recorder does at attach: walk every slot */
 	for (i = 0; i < h->names_count; i++) {
@@ -482,16 +493,16 @@ Test(names, task_end_removes_the_name)
 
 	d9_task_spawn(42, "short-lived");
 	d9_task_end(42);
-	cr_expect_eq(d9_name_table_get(h, 42, buf, sizeof(buf)), -ENOENT);
+	cr_expect_eq(d9_name_table_get(h, lay(h), 42, buf, sizeof(buf)), -ENOENT);
 	d9_task_spawn(42, "again");
-	cr_assert_eq(d9_name_table_get(h, 42, buf, sizeof(buf)), 0);
+	cr_assert_eq(d9_name_table_get(h, lay(h), 42, buf, sizeof(buf)), 0);
 	cr_expect_str_eq(buf, "again");
 }
 
 Test(names, respawned_task_keeps_one_slot)
 {
 	struct d9_seg_hdr *h = seg();
-	struct d9_name_slot *slots = d9_seg_names(h);
+	struct d9_name_slot *slots = d9_layout_names(h, lay(h));
 	char buf[64];
 	uint64_t task;
 	uint32_t i, n = 0;
@@ -501,7 +512,7 @@ Test(names, respawned_task_keeps_one_slot)
 	for (i = 0; i < h->names_count; i++)
 		n += !d9_name_slot_read(&slots[i], &task, buf, sizeof(buf));
 	cr_expect_eq(n, 1);
-	cr_assert_eq(d9_name_table_get(h, 7, buf, sizeof(buf)), 0);
+	cr_assert_eq(d9_name_table_get(h, lay(h), 7, buf, sizeof(buf)), 0);
 	cr_expect_str_eq(buf, "second");
 }
 
@@ -513,10 +524,10 @@ Test(names, long_names_are_truncated)
 	memset(name, 'x', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
 	d9_task_spawn(5, name);
-	cr_assert_eq(d9_name_table_get(h, 5, buf, sizeof(buf)), 0);
+	cr_assert_eq(d9_name_table_get(h, lay(h), 5, buf, sizeof(buf)), 0);
 	cr_expect_eq(strlen(buf), sizeof(((struct d9_name_slot *)0)->name) - 1);
 	/* a small buffer gets a terminated prefix */
-	cr_assert_eq(d9_name_table_get(h, 5, buf, 4), 0);
+	cr_assert_eq(d9_name_table_get(h, lay(h), 5, buf, 4), 0);
 	cr_expect_str_eq(buf, "xxx");
 }
 
@@ -529,7 +540,7 @@ Test(names, full_table_counts_drops)
 	for (task = 1; task <= n; task++)
 		d9_task_spawn(task, "t");
 	for (task = 1; task <= n; task++)
-		found += !d9_name_table_get(h, task, buf, sizeof(buf));
+		found += !d9_name_table_get(h, lay(h), task, buf, sizeof(buf));
 	cr_expect_leq(found, h->names_count);
 	cr_expect_geq(h->names_dropped, 500);
 	cr_expect_eq(h->names_dropped, n - found);
@@ -537,7 +548,7 @@ Test(names, full_table_counts_drops)
 	for (task = 1; task <= n; task++)
 		d9_task_end(task);
 	d9_task_spawn(n + 1, "late");
-	cr_expect_eq(d9_name_table_get(h, n + 1, buf, sizeof(buf)), 0);
+	cr_expect_eq(d9_name_table_get(h, lay(h), n + 1, buf, sizeof(buf)), 0);
 }
 
 Test(names, spawn_while_attached_records_the_name_too)
@@ -633,7 +644,7 @@ static void run_worker(struct worker *w)
 Test(thread, thread_stop_frees_the_slot_for_reuse)
 {
 	struct d9_seg_hdr *h = seg();
-	struct d9_ring_hdr *r0 = d9_seg_ring(h, 0);
+	struct d9_ring_hdr *r0 = d9_layout_ring(h, lay(h), 0);
 	struct worker a = {.name = "a", .stop = 1}, b = {.name = "b", .stop = 0};
 	uint64_t gen;
 	uint32_t tid;
@@ -678,7 +689,7 @@ Test(thread, dead_rings_are_reused_only_while_detached)
 {
 	struct d9_seg_hdr *h = seg();
 	struct worker a = {.markers = 1}, b = {.markers = 1};
-	struct d9_ring_hdr *r0 = d9_seg_ring(h, 0);
+	struct d9_ring_hdr *r0 = d9_layout_ring(h, lay(h), 0);
 
 	attach(h);
 	run_worker(&a);
