@@ -89,6 +89,12 @@ int cmd_flame(int argc, char **argv)
 		trace__free(t);
 		return EXIT_FAIL;
 	}
+	if (fo.have_task && !t->nevents && !t->ntasks) {
+		error("'%s' has no task ids: the target had no d9prof shim (link "
+		      "libd9prof; see d9prof(3))", in);
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	if (fo.have_task && !join__task(j, fo.task)) {
 		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
 		      (unsigned long long)fo.task, in, in);

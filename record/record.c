@@ -31,6 +31,9 @@
 #define TICK_MS		20
 #define FLUSH_NS	1000000000ULL
 #define SHIM_LOOK_NS	200000000ULL	/* how often to look for a late shim */
+#define SHIM_EAGER_NS	2000000000ULL	/* ...except every tick at first: a
+					 * command started by us creates its
+					 * segment soon after exec */
 #define MAPS_NS		1000000000ULL	/* how often to re-read maps */
 #define MAX_CHAIN	512
 
@@ -528,7 +531,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		now = record_now_ns();
 		if (r.seg)
 			shim_seg__renew(r.seg);
-		else if (!exited && now - last_look >= SHIM_LOOK_NS) {
+		else if (!exited && (now - r.start_ns < SHIM_EAGER_NS ||
+				     now - last_look >= SHIM_LOOK_NS)) {
 			last_look = now;
 			shim_try_attach(&r, 0);
 		}
