@@ -41,6 +41,7 @@ enum trace_chunk_type {
 	TRACE_CHUNK_EVENTS = 6,	 /* shim events */
 	TRACE_CHUNK_FRAMES = 7,	 /* symbols for frames */
 	TRACE_CHUNK_END = 8,	 /* counters; marks a complete trace */
+	TRACE_CHUNK_SWITCHES = 9, /* off-CPU intervals (sched switches) */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -65,6 +66,18 @@ struct trace_event {
 	uint64_t task;
 	uint32_t tid;
 	uint32_t type;
+};
+
+/* One off-CPU interval of a thread of the target: it was switched out at
+ * @time with callchain @stack (taken at switch-out: the kernel path into
+ * schedule() and the user path that made the blocking call) and ran again
+ * at @time_in. */
+struct trace_switch {
+	uint64_t time;		/* switch-out, ns */
+	uint64_t time_in;	/* switch-in, ns; 0 if still off-CPU at the end */
+	uint32_t tid;
+	uint32_t stack;		/* stack id (trace_writer__stack) */
+	uint8_t preempted;	/* 1: preempted while runnable; 0: blocked */
 };
 
 struct trace_frame {
@@ -141,6 +154,8 @@ int trace_writer__stack(struct trace_writer *w, const uint64_t *ips,
 int trace_writer__sample(struct trace_writer *w,
 			 const struct trace_sample *s);
 int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
+/* An off-CPU interval; its stack must come from trace_writer__stack(). */
+int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s);
 
 /* Write everything queued as chunks (called periodically by the recorder
  * so that a killed recorder leaves a readable file). 0 or -errno. */
@@ -195,6 +210,8 @@ struct trace {
 	size_t nsamples;
 	struct trace_event *events;	/* in file order */
 	size_t nevents;
+	struct trace_switch *switches;	/* in file order */
+	size_t nswitches;
 	struct trace_counters counters;
 	int complete;			/* 1 if the END chunk was read */
 	size_t chunks;			/* whole chunks read */
