@@ -127,6 +127,8 @@ struct flame_result {
 struct flame_opts {
 	int have_task;		/* keep only samples inside polls of task */
 	uint64_t task;
+	uint64_t min_poll_ns;	/* > 0: keep only samples inside polls that
+				 * lasted at least this long */
 	enum flame_format format;
 	const char *title;	/* NULL: a default naming the trace */
 	struct flame_result *result;	/* out, filled if non-NULL */
@@ -149,5 +151,184 @@ int analysis__flame(const struct join *j, const struct flame_opts *o,
  * and outside polls, and unmatched poll ends / lost samples when there
  * are any. 0, -ENOMEM or -EIO. */
 int analysis__tasks(const struct join *j, FILE *out);
+
+/* ---- durations ------------------------------------------------------ */
+
+/* Parse a duration as users type it: a decimal number and a unit, "ns",
+ * "us" (or "µs"), "ms" or "s": "100ns", "500us", "1ms", "2.5s". No sign,
+ * no exponent, no spaces; a bare number is rejected (the unit is not
+ * guessed). Fractions round to the nearest ns. 0 and *@ns, or -EINVAL
+ * (malformed) or -ERANGE (over 2^64 ns). Defined in duration.c. */
+int duration_parse(const char *s, uint64_t *ns);
+
+/* ---- off-CPU intervals joined to polls (offcpu_join.c) -------------- */
+
+/*
+ * Every off-CPU interval (struct trace_switch) is put in one of three
+ * places by where its thread was at switch-out:
+ *  - in a poll: the poll on the same tid whose [start, end] contains the
+ *    switch-out time (join__poll_at). The task blocked, or was preempted,
+ *    inside that poll. Its weight is the time off-CPU inside the poll:
+ *    min(switch-in, poll end) - switch-out. A thread cannot end a poll
+ *    while off-CPU, so the clip only bites where the poll's end was lost
+ *    (open_end) or the recording stopped first.
+ *  - idle: not in a poll, and the worker was parked (between D9_EV_PARK
+ *    and D9_EV_UNPARK on that tid; an UNPARK with no PARK before it on
+ *    that thread was parked since the recording or thread start; a park
+ *    still open at the end lasts to the recording end). A parked worker
+ *    waits for work: that is not blocking. A poll wins over a park: a
+ *    worker that parks inside a poll blocks its task.
+ *  - no poll: neither. Weight: the whole interval.
+ * A switch-in time of 0 (still off-CPU at the end) means the recording
+ * end. The recording span is counters.start_time/end_time, else the
+ * earliest and latest time of any event, sample or switch.
+ */
+enum offcpu_where {
+	OFFCPU_IN_POLL = 0,
+	OFFCPU_NO_POLL = 1,
+	OFFCPU_IDLE = 2,
+};
+
+/* One trace switch as joined. */
+struct offcpu_switch {
+	uint64_t len;		/* switch-out to switch-in (or recording
+				 * end), ns: what --min-block compares */
+	uint64_t ns;		/* weight, ns: len clipped to the poll */
+	int32_t poll;		/* index in join.polls, -1 if none */
+	uint8_t where;		/* enum offcpu_where */
+};
+
+/* Off-CPU time of one poll. */
+struct poll_offcpu {
+	uint64_t ns;		/* off-CPU ns inside the poll (weights) */
+	uint64_t preempted_ns;	/* the part preempted, not blocked */
+	uint32_t switches;	/* intervals that began inside it */
+};
+
+struct offcpu {
+	const struct join *join;
+	const struct trace *trace;
+	struct offcpu_switch *sw;	/* per trace switch, in file order */
+	struct poll_offcpu *polls;	/* per join poll (join.npolls) */
+	uint64_t start_time;		/* the recording span used */
+	uint64_t end_time;
+	uint64_t parks;			/* parked intervals found */
+	uint64_t ns[3];			/* total weight per enum offcpu_where */
+};
+
+/* Join @j's trace's switches to @j's polls and parked intervals. Works on
+ * a trace without switches too (all zero). @j and its trace must outlive
+ * the result. O((W + E) log) for W switches, E events. 0 or -ENOMEM. */
+int offcpu__new(const struct join *j, struct offcpu **out);
+void offcpu__free(struct offcpu *oc);
+
+/* NULL if @t has off-CPU intervals, else why not, from meta "offcpu" (as
+ * the recorder sets it: "on", "off" for --no-offcpu, "refused..." when
+ * the kernel said no), e.g. "it was recorded with --no-offcpu". A static
+ * string. */
+const char *offcpu_missing(const struct trace *t);
+
+enum poll_top {
+	POLL_TOP_NONE = 0,	/* no samples, no off-CPU stacks */
+	POLL_TOP_CPU = 1,	/* the hottest leaf of its CPU samples */
+	POLL_TOP_OFFCPU = 2,	/* where it blocked longest */
+	POLL_TOP_PREEMPTED = 3,	/* POLL_TOP_OFFCPU, but most of that frame's
+				 * off-CPU time was preempted, not blocked */
+};
+
+/* The frame that says most about poll @poll, in *@frame (a frame id):
+ * if the poll was mostly blocked (blocked, i.e. not preempted, off-CPU ns
+ * over half its duration), or
+ * has off-CPU time and no samples, the blocking frame that accounts for
+ * most of its off-CPU ns, a stack's blocking frame being its leaf-most
+ * user frame (the call into the kernel, e.g. clock_nanosleep; the leaf
+ * if the stack is all kernel); else the leaf frame with the most sample
+ * weight. Ties go to the lower frame id. Returns enum poll_top (with
+ * POLL_TOP_NONE, *@frame is untouched), or -EINVAL for a bad poll. */
+int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame);
+
+/* ---- the off-CPU commands' work (offcpu_flame.c, poll_table.c) ------ */
+
+struct offcpu_result {
+	uint64_t intervals;	/* intervals kept */
+	uint64_t ns;		/* their weight, ns */
+	uint64_t preempted_ns;	/* of which preempted */
+	uint64_t weight;	/* the graph's total, us */
+	uint64_t stacks;	/* distinct (root, stack, preempted) */
+};
+
+struct offcpu_opts {
+	int have_task;		/* only intervals inside polls of task */
+	uint64_t task;
+	uint64_t min_poll_ns;	/* > 0: only intervals inside polls that
+				 * lasted at least this long */
+	uint64_t min_block_ns;	/* only intervals at least this long (len) */
+	int idle;		/* also parked time, under "[idle]" */
+	enum flame_format format;
+	const char *title;	/* NULL: a default naming the trace */
+	struct offcpu_result *result;	/* out, filled if non-NULL */
+};
+
+/* Off-CPU flamegraph: switch-out stacks root to leaf, weighted by
+ * microseconds off-CPU (each distinct path's ns rounded to the nearest
+ * us; paths under 0.5 us are left out of the picture but counted in the
+ * result). Root frame "task ID name" for intervals in polls, "[no poll]"
+ * outside (left out with have_task or min_poll_ns), "[idle]" for parked
+ * time (only with idle, and never with have_task or min_poll_ns).
+ * Preempted intervals end in a pseudo frame "[preempted]" above their
+ * leaf: `grep -v '\[preempted\] '` on folded output keeps blocking only.
+ * Returns 0, -ENOENT for a have_task that names no task (nothing
+ * written), -ENODATA if nothing matched (a valid empty graph is still
+ * written), -ENOMEM or -EIO. */
+int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE *out);
+
+struct poll_flame_result {
+	uint64_t samples;	/* sample weight inside the poll */
+	uint64_t cpu_us;	/* samples as us (weight of "[cpu]") */
+	uint64_t offcpu_us;	/* weight of "[off-cpu]" */
+	double period_us;	/* one sample's worth, us */
+	int period_guessed;	/* 1: no usable meta "frequency", 999 Hz */
+};
+
+struct poll_flame_opts {
+	uint32_t poll;		/* poll id (index in join.polls) */
+	enum flame_format format;
+	const char *title;	/* NULL: a default naming the poll */
+	struct poll_flame_result *result;	/* out, filled if non-NULL */
+};
+
+/* One poll's picture: its CPU samples under a root "[cpu]" and its
+ * off-CPU intervals under "[off-cpu]" (preempted ones ending in
+ * "[preempted]"), both in microseconds: a sample stands for 1e6 / F us,
+ * F the meta "frequency" (samples per CPU-second; 999 if absent, said in
+ * the subtitle), times its weight. Returns 0, -ENOENT for a poll id not
+ * in the join (nothing written), -ENODATA if the poll has neither
+ * samples nor off-CPU time (an empty graph is written), -ENOMEM, -EIO. */
+int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *o,
+			 FILE *out);
+
+enum polls_sort {
+	POLLS_BY_DURATION = 0,	/* longest first, then start */
+	POLLS_BY_START = 1,	/* earliest first */
+};
+
+struct polls_opts {
+	uint64_t min_ns;	/* only polls at least this long */
+	int have_task;		/* only polls of task */
+	uint64_t task;
+	enum polls_sort sort;
+	size_t limit;		/* at most this many rows; 0 = all */
+	size_t *shown;		/* out: rows printed, if non-NULL */
+};
+
+/* The poll table: POLL (id), TASK (id name), THREAD (tid name), START
+ * (seconds since the recording start), DURATION (ending in "+" when it is
+ * a lower bound: the poll began before the recording or its end was
+ * lost), SAMPLES (CPU sample weight), OFF-CPU ("-" if the trace has no
+ * off-CPU data), TOP-FRAME (offcpu__poll_top; " (off-CPU)" appended for
+ * an off-CPU one, " (preempted)" for a preempted one). A footer line starting "#" says how many polls
+ * matched. 0, -ENOENT (have_task names no task; nothing written),
+ * -ENOMEM or -EIO. */
+int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *out);
 
 #endif /* D9_ANALYSIS_H */

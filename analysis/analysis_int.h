@@ -126,4 +126,24 @@ char *fmt_duration(uint64_t ns, char *buf, size_t len);
  * it: analysis links against the struct only). */
 const char *analysis_meta(const struct trace *t, const char *key);
 
+/* ---- shared by the renderers (report.c) ----------------------------- */
+
+/* Copy @s into @buf as a single-line, ';'-free name (whole UTF-8 chars). */
+void analysis_clean_name(const char *s, char *buf, size_t len);
+/* Characters (not bytes) of a UTF-8 string, for column padding. */
+size_t analysis_u8_width(const char *s);
+/* @name (NULL: "-") cleaned and cut to @w characters ("..": it was
+ * longer). */
+void analysis_fit_name(const char *name, size_t w, char *buf, size_t len);
+/* Intern the root label "task ID name" ("task ID" if unnamed). */
+int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id);
+/* Frames of stack @s, leaf first, in *@fr; 0 if the id or its bounds are
+ * bad. */
+size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr);
+/* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids (*cap
+ * entries); the number of frames in *@n. @flab caches a label id per frame
+ * id (t->nframes entries, UINT32_MAX = not yet). 0 or -ENOMEM. */
+int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
+			uint32_t s, uint32_t **ids, size_t *cap, size_t at, size_t *n);
+
 #endif /* D9_ANALYSIS_INT_H */

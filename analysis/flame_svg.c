@@ -140,7 +140,7 @@ static int ends_with(const char *s, const char *suffix)
 
 /* A colour from the name, so a function keeps its colour across graphs:
  * warm for user code, aqua for the kernel, lavender for task roots, grey
- * for samples outside polls. */
+ * for samples outside polls and parked time, pink for "[preempted]". */
 static void frame_colour(const char *label, int depth, int task_roots, int rgb[3])
 {
 	uint32_t h = 2166136261u;
@@ -159,8 +159,12 @@ static void frame_colour(const char *label, int depth, int task_roots, int rgb[3
 
 	if (depth == 0) {
 		rgb[0] = 225, rgb[1] = 205, rgb[2] = 160;
-	} else if (task_roots && depth == 1 && !strcmp(label, "[no poll]")) {
+	} else if (task_roots && depth == 1 &&
+		   (!strcmp(label, "[no poll]") || !strcmp(label, "[idle]"))) {
 		rgb[0] = rgb[1] = rgb[2] = 185 + (int)(20 * v1);
+	} else if (!strcmp(label, "[preempted]")) {
+		/* off-CPU graphs: runnable, not blocked */
+		rgb[0] = 235, rgb[1] = 150, rgb[2] = 150;
 	} else if (task_roots && depth == 1) {
 		rgb[0] = 160 + (int)(40 * v1);
 		rgb[1] = 135 + (int)(40 * v1);

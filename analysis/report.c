@@ -47,7 +47,7 @@ const char *analysis_meta(const struct trace *t, const char *key)
 
 /* Copy @s into @buf as a single-line, ';'-free name (task names come from
  * the target program and are printed and folded). */
-static void clean_name(const char *s, char *buf, size_t len)
+void analysis_clean_name(const char *s, char *buf, size_t len)
 {
 	size_t i;
 
@@ -65,13 +65,13 @@ static void clean_name(const char *s, char *buf, size_t len)
 	buf[i] = '\0';
 }
 
-static int task_root_label(struct flame *f, const struct task_stat *ts, uint32_t *id)
+int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id)
 {
 	char name[256], buf[300];
 	int n;
 
 	if (ts->name && *ts->name) {
-		clean_name(ts->name, name, sizeof(name));
+		analysis_clean_name(ts->name, name, sizeof(name));
 		n = snprintf(buf, sizeof(buf), "task %" PRIu64 " %s", ts->task, name);
 	} else {
 		n = snprintf(buf, sizeof(buf), "task %" PRIu64, ts->task);
@@ -122,7 +122,7 @@ static int write_svg(const struct join *j, const struct flame_opts *o,
 		char name[256] = "";
 
 		if (ts->name)
-			clean_name(ts->name, name, sizeof(name));
+			analysis_clean_name(ts->name, name, sizeof(name));
 		n = snprintf(sub, sizeof(sub),
 			     "task %" PRIu64 "%s%s: %" PRIu64 " samples in %" PRIu64
 			     " polls (%.1f%% of all samples), longest poll %s",
@@ -134,6 +134,10 @@ static int write_svg(const struct join *j, const struct flame_opts *o,
 			     "%" PRIu64 " samples, %.1f%% inside polls of %zu tasks", all,
 			     all ? 100.0 * inpoll / all : 0.0, j->ntasks);
 	}
+	if (n >= 0 && (size_t)n < sizeof(sub) && o->min_poll_ns)
+		n += snprintf(
+		    sub + n, sizeof(sub) - n, "; only polls >= %s: %" PRIu64 " samples",
+		    fmt_duration(o->min_poll_ns, dur, sizeof(dur)), res->weight);
 	if (n >= 0 && (size_t)n < sizeof(sub) && t->counters.lost_samples)
 		snprintf(sub + n, sizeof(sub) - n, "; %" PRIu64 " samples lost",
 			 t->counters.lost_samples);
@@ -161,7 +165,7 @@ static int frame_ids(struct flame *f, const struct trace *t, uint32_t *cache,
 
 /* Frames of stack @s (leaf first in the trace), or 0 frames if the id or
  * its bounds are bad. */
-static size_t stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr)
+size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr)
 {
 	uint32_t a, b;
 
@@ -177,11 +181,11 @@ static size_t stack_frames(const struct trace *t, uint32_t s, const uint32_t **f
 
 /* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids; the
  * number of frames in *@n. */
-static int stack_path(struct flame *f, const struct trace *t, uint32_t *flab, uint32_t s,
-		      uint32_t **ids, size_t *cap, size_t at, size_t *n)
+int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
+			uint32_t s, uint32_t **ids, size_t *cap, size_t at, size_t *n)
 {
 	const uint32_t *fr = NULL;
-	size_t k, m = stack_frames(t, s, &fr);
+	size_t k, m = analysis_stack_frames(t, s, &fr);
 	int err;
 
 	if (at + m > *cap) {
@@ -279,7 +283,7 @@ static int build_tree(const struct join *j, struct flame *f, const struct amap *
 		if (s < t->nstacks && leaf[s] != UINT32_MAX) {
 			node = leaf[s];
 		} else if (s < t->nstacks) {
-			err = stack_path(f, t, flab, s, &ids, &cap, 0, &n);
+			err = analysis_stack_path(f, t, flab, s, &ids, &cap, 0, &n);
 			if (!err)
 				err = flame_add_ids(trie, ids, n, 1, &node);
 			if (err)
@@ -304,12 +308,12 @@ static int build_tree(const struct join *j, struct flame *f, const struct amap *
 		uint32_t r = ent[i].root;
 
 		if (rootlab[r] == UINT32_MAX) {
-			err = r ? task_root_label(f, &j->tasks[r - 1], &rootlab[r])
+			err = r ? analysis_task_root(f, &j->tasks[r - 1], &rootlab[r])
 				: flame_intern(f, "[no poll]", 9, &rootlab[r]);
 			if (err)
 				goto out;
 		}
-		err = stack_path(f, t, flab, ent[i].stack, &ids, &cap, 1, &n);
+		err = analysis_stack_path(f, t, flab, ent[i].stack, &ids, &cap, 1, &n);
 		if (err)
 			goto out;
 		ids[0] = rootlab[r];
@@ -378,6 +382,9 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 
 		if (o->have_task && root != want)
 			continue;
+		if (o->min_poll_ns &&
+		    (p < 0 || j->polls[p].end - j->polls[p].start < o->min_poll_ns))
+			continue;
 		v = amap_get(&agg, root << 32 | s->stack, NULL);
 		if (!v)
 			goto out;
@@ -422,7 +429,7 @@ static int task_order(const void *a, const void *b)
 }
 
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
-static size_t u8_width(const char *s)
+size_t analysis_u8_width(const char *s)
 {
 	size_t n = 0;
 
@@ -432,12 +439,12 @@ static size_t u8_width(const char *s)
 }
 
 /* @name cut to @w characters ("..": it was longer). */
-static void fit_name(const char *name, size_t w, char *buf, size_t len)
+void analysis_fit_name(const char *name, size_t w, char *buf, size_t len)
 {
 	size_t i, chars = 0;
 
-	clean_name(name ? name : "-", buf, len);
-	if (u8_width(buf) <= w)
+	analysis_clean_name(name ? name : "-", buf, len);
+	if (analysis_u8_width(buf) <= w)
 		return;
 	for (i = 0; buf[i]; i++) {
 		if (((unsigned char)buf[i] & 0xc0) != 0x80 && chars++ == w - 2)
@@ -492,9 +499,9 @@ int analysis__tasks(const struct join *j, FILE *out)
 		if (ts->samples > max_samples)
 			max_samples = ts->samples;
 		if (ts->name) {
-			clean_name(ts->name, name, sizeof(name));
-			if (u8_width(name) > namew)
-				namew = u8_width(name);
+			analysis_clean_name(ts->name, name, sizeof(name));
+			if (analysis_u8_width(name) > namew)
+				namew = analysis_u8_width(name);
 		}
 	}
 	if (namew > NAME_MAX_W)
@@ -516,13 +523,13 @@ int analysis__tasks(const struct join *j, FILE *out)
 			fmt_duration(ts->total_ns / ts->polls, mean, sizeof(mean));
 			fmt_duration(ts->longest_ns, longest, sizeof(longest));
 		}
-		fit_name(ts->name, namew, name, sizeof(name));
+		analysis_fit_name(ts->name, namew, name, sizeof(name));
 		fprintf(out,
 			"%-*" PRIu64 "  %s%*s  %*" PRIu64 "  %*" PRIu64
 			"  %5.1f%%  %10s  %9s  %12s\n",
-			idw, ts->task, name, (int)(namew - u8_width(name)), "", pw,
-			ts->polls, sw, ts->samples, all ? 100.0 * ts->samples / all : 0.0,
-			tot, mean, longest);
+			idw, ts->task, name, (int)(namew - analysis_u8_width(name)), "",
+			pw, ts->polls, sw, ts->samples,
+			all ? 100.0 * ts->samples / all : 0.0, tot, mean, longest);
 	}
 	fprintf(out,
 		"# %zu tasks, %zu polls; %" PRIu64 " samples: %" PRIu64

@@ -33,6 +33,9 @@ int usage_error(const char *cmd, const char *fmt, ...)
 /* Strict number parsing: the whole string must be the number. 0 or -EINVAL. */
 int parse_u64(const char *s, uint64_t *out);
 int parse_seconds(const char *s, double *out);
+/* What a duration option wants, for usage errors (the parser is
+ * duration_parse() in analysis/). */
+#define DURATION_WANT "want a number and a unit: ns, us, ms or s (e.g. 500us, 1ms, 2.5s)"
 
 /* Read the trace at @path for analysis, saying what is wrong on failure
  * (and warning when it was cut short). NULL on failure. */
@@ -46,5 +49,7 @@ int close_output(FILE *f, const char *path);
 int cmd_record(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_offcpu(int argc, char **argv);
+int cmd_polls(int argc, char **argv);
 
 #endif /* D9_CLI_H */

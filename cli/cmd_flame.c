@@ -8,17 +8,29 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
+enum { OPT_MIN_POLL = 256, OPT_POLL };
+
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof flame [-i FILE] [--task ID] [--format svg|folded] [-o OUT]\n\n"
+		"usage: d9prof flame [-i FILE] [--task ID] [--min-poll DUR] [--format svg|folded]\n"
+		"                    [-o OUT]\n"
+		"       d9prof flame [-i FILE] --poll ID [--format svg|folded] [-o OUT]\n\n"
 		"Join every CPU sample to the poll running on its thread at that instant\n"
 		"and draw the result. Without --task, each sample sits under a root frame\n"
 		"naming its task (\"[no poll]\" outside any poll), so one picture shows the\n"
 		"split between tasks.\n\n"
+		"With --poll, draw one poll (ids from 'd9prof polls'): its CPU samples\n"
+		"under \"[cpu]\" and, if the trace has off-CPU data, the stacks it left the\n"
+		"CPU with under \"[off-cpu]\" (\"[preempted]\" on top where it was\n"
+		"preempted, not blocked). Both are in MICROSECONDS: a sample counts\n"
+		"1e6 / F us, F the sampling frequency recorded in the trace (-F).\n\n"
 		"options:\n"
 		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
 		"  -t, --task ID         only samples taken while task ID was polled\n"
+		"      --min-poll DUR    only samples inside polls that lasted at least\n"
+		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no poll]\n"
+		"      --poll ID         one poll's CPU and off-CPU time, in us\n"
 		"  -f, --format FMT      svg (default: interactive, self-contained) or\n"
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
@@ -26,7 +38,69 @@ static void help(FILE *f)
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof flame -o all.svg\n"
-		"  d9prof flame --task 42 --format folded | sort -k2 -n | tail\n");
+		"  d9prof flame --task 42 --format folded | sort -k2 -n | tail\n"
+		"  d9prof flame --min-poll 1ms -o slow-polls.svg\n"
+		"  d9prof flame --poll 1234 -o poll1234.svg\n");
+}
+
+/* flame --poll: one poll's CPU and off-CPU time together. */
+static int poll_flame(const char *in, uint64_t id, enum flame_format format,
+		      const char *outp)
+{
+	struct poll_flame_opts po = { .format = format };
+	struct poll_flame_result res = { 0 };
+	struct join *j = NULL;
+	struct offcpu *oc = NULL;
+	struct trace *t;
+	const char *why;
+	FILE *out;
+	int err, ret = EXIT_OK;
+
+	t = open_trace(in);
+	if (!t)
+		return EXIT_FAIL;
+	err = join__new(t, &j);
+	if (!err)
+		err = offcpu__new(j, &oc);
+	if (err) {
+		error("cannot analyse '%s': %s", in, strerror(-err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (id >= j->npolls) {
+		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls -i %s')",
+		      (unsigned long long)id, in, j->npolls, in);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	why = offcpu_missing(t);
+	if (why)
+		warning("CPU samples only: '%s' has no off-CPU data: %s", in, why);
+	po.poll = (uint32_t)id;
+	po.result = &res;
+	out = open_output(outp);
+	if (!out) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	err = analysis__poll_flame(oc, &po, out);
+	if (close_output(out, outp))
+		ret = EXIT_FAIL;
+	if (err == -ENODATA) {
+		warning("poll %llu has neither CPU samples nor off-CPU time",
+			(unsigned long long)id);
+	} else if (err) {
+		error("cannot draw the flamegraph: %s", strerror(-err));
+		ret = EXIT_FAIL;
+	}
+	if (!err && res.period_guessed)
+		warning("'%s' does not say its sampling frequency: a sample counts as "
+			"%.0f us (999 Hz)", in, res.period_us);
+out:
+	offcpu__free(oc);
+	join__free(j);
+	trace__free(t);
+	return ret;
 }
 
 int cmd_flame(int argc, char **argv)
@@ -34,6 +108,8 @@ int cmd_flame(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "task", required_argument, NULL, 't' },
+		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
+		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -44,7 +120,8 @@ int cmd_flame(int argc, char **argv)
 	struct trace *t;
 	struct join *j = NULL;
 	FILE *out;
-	int c, err, ret = EXIT_OK;
+	uint64_t poll = 0;
+	int c, err, ret = EXIT_OK, have_poll = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
@@ -57,6 +134,17 @@ int cmd_flame(int argc, char **argv)
 				return usage_error("flame ", "bad task id '%s': want a number > 0",
 						   optarg);
 			fo.have_task = 1;
+			break;
+		case OPT_MIN_POLL:
+			if (duration_parse(optarg, &fo.min_poll_ns))
+				return usage_error("flame ", "bad --min-poll '%s': " DURATION_WANT,
+						   optarg);
+			break;
+		case OPT_POLL:
+			if (parse_u64(optarg, &poll) || poll > UINT32_MAX)
+				return usage_error("flame ", "bad poll id '%s': want a number",
+						   optarg);
+			have_poll = 1;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "svg"))
@@ -79,6 +167,11 @@ int cmd_flame(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("flame ", "unexpected argument '%s'", argv[optind]);
+	if (have_poll && (fo.have_task || fo.min_poll_ns))
+		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
+				   "--min-poll");
+	if (have_poll)
+		return poll_flame(in, poll, fo.format, outp);
 
 	t = open_trace(in);
 	if (!t)
@@ -111,8 +204,11 @@ int cmd_flame(int argc, char **argv)
 		ret = EXIT_FAIL;
 	if (err == -ENODATA) {
 		if (fo.have_task)
-			warning("no CPU samples inside polls of task %llu",
+			warning("no CPU samples inside %spolls of task %llu",
+				fo.min_poll_ns ? "the --min-poll " : "",
 				(unsigned long long)fo.task);
+		else if (fo.min_poll_ns)
+			warning("no CPU samples inside polls that long in '%s'", in);
 		else
 			warning("no CPU samples in '%s'", in);
 	} else if (err == -ENOENT) {

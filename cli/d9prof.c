@@ -13,6 +13,8 @@ static const struct cmd {
 	{ "record", cmd_record, "record a process: CPU samples + runtime events" },
 	{ "flame", cmd_flame, "CPU flamegraph, per task or split by task" },
 	{ "tasks", cmd_tasks, "table of tasks: polls, samples, poll times" },
+	{ "polls", cmd_polls, "slow polls: duration, CPU samples, off-CPU time" },
+	{ "offcpu", cmd_offcpu, "off-CPU flamegraph: what polls blocked on" },
 };
 
 static void help(FILE *f)
@@ -29,7 +31,9 @@ static void help(FILE *f)
 		   "examples:\n"
 		   "  d9prof record -p 4242 -d 10        # 10 s of pid 4242 into d9prof.data\n"
 		   "  d9prof tasks                       # which tasks burned the CPU\n"
-		   "  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n");
+		   "  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n"
+		   "  d9prof polls --min 1ms             # the slow polls\n"
+		   "  d9prof offcpu --min-poll 1ms -o off.svg  # what they blocked on\n");
 }
 
 int main(int argc, char **argv)

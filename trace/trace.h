@@ -116,6 +116,8 @@ struct trace_counters {
 	uint64_t shim_drops;	/* records the shim dropped (rings full) */
 	uint64_t start_time;	/* recording start, ns */
 	uint64_t end_time;	/* recording end, ns */
+	uint64_t switches;	/* off-CPU intervals written (filled by the
+				 * writer, like samples) */
 };
 
 /* ---- writer -------------------------------------------------------- */
@@ -154,7 +156,9 @@ int trace_writer__stack(struct trace_writer *w, const uint64_t *ips,
 int trace_writer__sample(struct trace_writer *w,
 			 const struct trace_sample *s);
 int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
-/* An off-CPU interval; its stack must come from trace_writer__stack(). */
+/* An off-CPU interval; its stack must come from trace_writer__stack() and
+ * its time_in must be 0 or at least its time (else -EINVAL). Switch chunks
+ * follow the STACKS chunk that defines their stacks, as samples do. */
 int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s);
 
 /* Write everything queued as chunks (called periodically by the recorder

@@ -46,8 +46,14 @@
  *                          n x v module (same), n x v offset, n x v kernel
  *            (a string table per chunk: module names and symbols of
  *            several addresses in one function are stored once)
+ *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
+ *                          n x v stack, n x v preempted (0 or 1)
+ *            dur = 0 for time_in = 0 (still off-CPU at the end), else
+ *            time_in - time + 1 (writers reject time_in < time; a dur
+ *            that wraps time_in past 2^64 is corrupt)
  *   END      count = 1     v samples, v events, v lost_samples,
- *                          v shim_drops, v start_time, v end_time
+ *                          v shim_drops, v start_time, v end_time,
+ *                          v switches (absent in older files: 0)
  *                          (readers ignore further bytes: later versions
  *                          may append counters)
  * Readers skip chunks of a type they do not know (after checking them).

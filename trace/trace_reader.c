@@ -86,7 +86,7 @@ struct reader {
 	struct idmap thread_ix; /* tid -> index in t->threads */
 	struct idmap task_ix;	/* task id -> index in t->tasks */
 	size_t meta_cap, threads_cap, tasks_cap, frames_cap;
-	size_t off_cap, sf_cap, samples_cap, events_cap;
+	size_t off_cap, sf_cap, samples_cap, events_cap, switches_cap;
 	size_t nstack_frames; /* used entries of t->stack_frames */
 	uint8_t *raw;	      /* decompressed payload */
 	size_t raw_cap;
@@ -418,6 +418,53 @@ static int decode_events(struct reader *r, struct cursor *c, size_t count)
 	return 0;
 }
 
+static int decode_switches(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	struct trace_switch *s;
+	uint64_t v, prev = 0;
+	size_t i;
+
+	if (count > cursor_left(c) / 5)
+		return bad(r, "record count exceeds chunk size");
+	if (GROW(r, t->switches, r->switches_cap, t->nswitches + count))
+		return nomem(r);
+	s = t->switches + t->nswitches;
+	for (i = 0; i < count; i++) {
+		prev += unzigzag(cursor_varint(c));
+		s[i].time = prev;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v && s[i].time + (v - 1) < s[i].time)
+			return bad(r, "switch-in time past 2^64");
+		s[i].time_in = v ? s[i].time + (v - 1) : 0;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > UINT32_MAX)
+			return bad(r, "bad switch thread id");
+		s[i].tid = (uint32_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v >= t->nstacks)
+			return c->err ? bad(r, "truncated switches")
+				      : bad(r, "switch refers to an undefined stack");
+		s[i].stack = (uint32_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		v = cursor_varint(c);
+		if (v > 1)
+			return bad(r, "bad switch preempted flag");
+		s[i].preempted = (uint8_t)v;
+	}
+	if (c->err)
+		return bad(r, "truncated switches");
+	t->nswitches += count;
+	return 0;
+}
+
 static int decode_frames(struct reader *r, struct cursor *c, size_t count)
 {
 	struct trace *t = r->t;
@@ -488,6 +535,10 @@ static int decode_end(struct reader *r, struct cursor *c)
 	k->end_time = cursor_varint(c);
 	if (c->err)
 		return bad(r, "truncated END chunk");
+	/* appended after the first version: absent in older files */
+	k->switches = cursor_left(c) ? cursor_varint(c) : 0;
+	if (c->err)
+		return bad(r, "truncated END chunk");
 	/* later versions may append counters */
 	c->p = c->end;
 	r->seen_end = 1;
@@ -544,6 +595,9 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 		break;
 	case TRACE_CHUNK_FRAMES:
 		err = decode_frames(r, &c, count);
+		break;
+	case TRACE_CHUNK_SWITCHES:
+		err = decode_switches(r, &c, count);
 		break;
 	case TRACE_CHUNK_END:
 		err = decode_end(r, &c);
@@ -752,6 +806,7 @@ void trace__free(struct trace *t)
 	free(t->stack_frames);
 	free(t->samples);
 	free(t->events);
+	free(t->switches);
 	arena_free(t->arena);
 	free(t);
 }

@@ -64,13 +64,15 @@ struct trace_writer {
 	size_t nsamples, samples_cap;
 	struct trace_event *events;
 	size_t nevents, events_cap;
+	struct trace_switch *switches;
+	size_t nswitches, switches_cap;
 	struct bytes meta, threads, tasks;
 	size_t nmeta, nthreads, ntasks;
 
 	struct bytes raw; /* payload being encoded */
 	struct bytes out; /* chunk header + compressed payload */
 
-	uint64_t total_samples, total_events;
+	uint64_t total_samples, total_events, total_switches;
 	uint64_t min_time, max_time;
 };
 
@@ -314,6 +316,45 @@ static int write_events(struct trace_writer *w)
 	err = write_chunk(w, TRACE_CHUNK_EVENTS, n);
 	if (!err)
 		w->nevents = 0;
+	return err;
+}
+
+static int write_switches(struct trace_writer *w)
+{
+	const struct trace_switch *s = w->switches;
+	size_t i, n = w->nswitches;
+	uint64_t prev = 0;
+	uint8_t *p;
+	int err;
+
+	if (!n)
+		return 0;
+	/* like samples, switches may only name stacks readers know */
+	err = write_stacks(w);
+	if (err)
+		return err;
+	w->raw.len = 0;
+	p = reserve(&w->raw, TRACE_VARINT_MAX * 5 * n);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		p = put_varint(p, zigzag(s[i].time - prev));
+		prev = s[i].time;
+	}
+	/* the interval's length (+ 1; 0: still off-CPU), not a second
+	 * absolute time: small, and blocked intervals repeat lengths */
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].time_in ? s[i].time_in - s[i].time + 1 : 0);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].tid);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].stack);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].preempted != 0);
+	w->raw.len = (size_t)(p - w->raw.p);
+	err = write_chunk(w, TRACE_CHUNK_SWITCHES, n);
+	if (!err)
+		w->nswitches = 0;
 	return err;
 }
 
@@ -589,6 +630,29 @@ int trace_writer__event(struct trace_writer *w, const struct trace_event *e)
 	return 0;
 }
 
+int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s)
+{
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	/* time_in - time + 1 must not wrap to 0 ("still off-CPU") */
+	if (!s || s->stack >= w->nstacks ||
+	    (s->time_in && (s->time_in < s->time || s->time_in - s->time == UINT64_MAX)))
+		return -EINVAL;
+	if (trace_grow((void **)&w->switches, &w->switches_cap, w->nswitches + 1,
+		       sizeof(*w->switches)))
+		return -ENOMEM;
+	w->switches[w->nswitches++] = *s;
+	w->total_switches++;
+	note_time(w, s->time);
+	if (s->time_in)
+		note_time(w, s->time_in);
+	if (w->nswitches >= CHUNK_RECORDS)
+		return write_switches(w);
+	return 0;
+}
+
 int trace_writer__flush(struct trace_writer *w)
 {
 	int err = check_writable(w);
@@ -602,7 +666,7 @@ int trace_writer__flush(struct trace_writer *w)
 		 write_bytes_chunk(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads)) ||
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks)) ||
 	    (err = write_stacks(w)) || (err = write_samples(w)) ||
-	    (err = write_events(w)))
+	    (err = write_events(w)) || (err = write_switches(w)))
 		return err;
 	return 0;
 }
@@ -812,12 +876,13 @@ int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve, void 
 	 * the records written */
 	end.samples = w->total_samples;
 	end.events = w->total_events;
+	end.switches = w->total_switches;
 	if (!end.start_time && w->min_time != UINT64_MAX)
 		end.start_time = w->min_time;
 	if (!end.end_time)
 		end.end_time = w->max_time;
 	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * 6);
+	p = reserve(&w->raw, TRACE_VARINT_MAX * 7);
 	if (!p)
 		return -ENOMEM;
 	p = put_varint(p, end.samples);
@@ -826,6 +891,7 @@ int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve, void 
 	p = put_varint(p, end.shim_drops);
 	p = put_varint(p, end.start_time);
 	p = put_varint(p, end.end_time);
+	p = put_varint(p, end.switches);
 	w->raw.len = (size_t)(p - w->raw.p);
 	err = write_chunk(w, TRACE_CHUNK_END, 1);
 	if (err)
@@ -847,6 +913,7 @@ void trace_writer__free(struct trace_writer *w)
 	free(w->pend_ids);
 	free(w->samples);
 	free(w->events);
+	free(w->switches);
 	bytes_release(&w->meta);
 	bytes_release(&w->threads);
 	bytes_release(&w->tasks);

@@ -61,6 +61,29 @@ static inline void sy_sample(struct trace *t, uint64_t time, uint32_t tid, uint3
 	s->sampler = TRACE_SAMPLER_PERF;
 }
 
+/* An off-CPU interval (time_in 0: still off-CPU at the end). */
+static inline void sy_switch(struct trace *t, uint64_t time, uint64_t time_in,
+			     uint32_t tid, uint32_t stack, int preempted)
+{
+	struct trace_switch *s;
+
+	t->switches = sy_grow(t->switches, t->nswitches, sizeof(*s));
+	s = &t->switches[t->nswitches++];
+	memset(s, 0, sizeof(*s));
+	s->time = time;
+	s->time_in = time_in;
+	s->tid = tid;
+	s->stack = stack;
+	s->preempted = (uint8_t)preempted;
+}
+
+static inline void sy_thread(struct trace *t, uint32_t tid, const char *name)
+{
+	t->threads = sy_grow(t->threads, t->nthreads, sizeof(*t->threads));
+	t->threads[t->nthreads].tid = tid;
+	t->threads[t->nthreads++].name = name;
+}
+
 /* Strings are not copied: pass literals. */
 static inline void sy_task(struct trace *t, uint64_t id, const char *name)
 {
@@ -134,6 +157,8 @@ static inline void sy_free(struct trace *t)
 {
 	free(t->events);
 	free(t->samples);
+	free(t->switches);
+	free(t->threads);
 	free(t->tasks);
 	free(t->meta);
 	free(t->frames);

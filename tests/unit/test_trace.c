@@ -160,6 +160,15 @@ static size_t write_small(int fd, int finish, uint32_t *stacks)
 
 		cr_assert_eq(trace_writer__event(w, &e), 0);
 	}
+	for (i = 0; i < 4; i++) {
+		struct trace_switch sw = {.time = 1007 + i * 20,
+					  .time_in = i == 3 ? 0 : 1015 + i * 20,
+					  .tid = 101,
+					  .stack = stacks[i % 2],
+					  .preempted = i == 1};
+
+		cr_assert_eq(trace_writer__switch(w, &sw), 0);
+	}
 	cr_assert_eq(trace_writer__flush(w), 0);
 
 	cr_assert_eq(trace_writer__thread(w, 100, "main-renamed"), 0);
@@ -578,6 +587,270 @@ Test(trace, missing_file_is_enoent_and_directory_eisdir)
 	cr_assert_null(t);
 	cr_assert_not_null(msg);
 	cr_assert_eq(trace__read("/tmp", &t, NULL), -EISDIR);
+}
+
+/* ---- off-CPU intervals ------------------------------------------------- */
+
+Test(trace, switches_round_trip_with_open_and_preempted_intervals)
+{
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	static const uint64_t blk[] = {KADDR + 0x100, KADDR + 0x200, 0x7f0000001234,
+				       0x401230};
+	static const uint64_t pre[] = {KADDR + 0x300, 0x401010};
+	uint32_t sb, sp;
+	struct trace *t;
+	const char *msg;
+	size_t i, n = 70000; /* more than one chunk's worth */
+	uint64_t last_in = 0;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, blk, 4, &sb), 0);
+	cr_assert_eq(trace_writer__stack(w, pre, 2, &sp), 0);
+	for (i = 0; i < n; i++) {
+		struct trace_switch sw = {
+		    /* out of order now and then: deltas are signed */
+		    .time = 1000000 + i * 100 - (i % 11 == 5 ? 300 : 0),
+		    .time_in = i % 1000 == 999 ? 0 : 1000000 + i * 100 + 50 + i % 7,
+		    .tid = (uint32_t)(200 + i % 4),
+		    .stack = i % 3 ? sb : sp,
+		    .preempted = i % 3 == 0,
+		};
+
+		if (sw.time_in && sw.time_in < sw.time)
+			sw.time_in = sw.time;
+		cr_assert_eq(trace_writer__switch(w, &sw), 0);
+	}
+	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->complete, 1);
+	cr_assert_eq(t->nswitches, n);
+	cr_assert_eq(t->counters.switches, n);
+	cr_assert_eq(t->counters.samples, 0);
+	for (i = 0; i < n; i++) {
+		const struct trace_switch *sw = &t->switches[i];
+		uint64_t time = 1000000 + i * 100 - (i % 11 == 5 ? 300 : 0);
+		uint64_t in = i % 1000 == 999 ? 0 : 1000000 + i * 100 + 50 + i % 7;
+
+		if (in && in < time)
+			in = time;
+		cr_assert_eq(sw->time, time, "switch %zu", i);
+		cr_assert_eq(sw->time_in, in, "switch %zu", i);
+		cr_assert_eq(sw->tid, 200 + i % 4);
+		cr_assert_eq(sw->stack, i % 3 ? sb : sp);
+		cr_assert_eq(sw->preempted, i % 3 == 0);
+		if (in > last_in)
+			last_in = in;
+		if (time > last_in)
+			last_in = time;
+	}
+	cr_assert_eq(stack_depth(t, sb), 4);
+	cr_assert_eq(frame_addr(t, sb, 2), 0x7f0000001234);
+	cr_assert(t->frames[t->stack_frames[t->stack_off[sb]]].kernel);
+	cr_assert_eq(t->counters.start_time, 1000000, "start spans switch times");
+	cr_assert_eq(t->counters.end_time, last_in, "end spans switch times");
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, small_trace_keeps_its_switches_whole_or_not_at_all_when_cut)
+{
+	size_t n, len, nch, cut;
+	char *path = small_trace_file(1, &n);
+	char *cutp = tmp_path();
+	uint8_t *buf = get_file(path, &len);
+	size_t ends[64];
+	uint32_t types[64];
+	struct trace *full, *t;
+	const char *msg;
+
+	cr_assert_eq(trace__read(path, &full, &msg), 0, "%s", msg);
+	cr_assert_eq(full->nswitches, 4);
+	cr_assert_eq(full->switches[3].time_in, 0, "still off-CPU at the end");
+	cr_assert_eq(full->switches[1].preempted, 1);
+	cr_assert_eq(full->switches[2].time_in, 1055);
+	nch = chunk_ends(buf, len, ends, types, 64);
+	for (cut = 0; cut < nch && types[cut] != TRACE_CHUNK_SWITCHES; cut++)
+		;
+	cr_assert_lt(cut, nch, "a SWITCHES chunk");
+	/* one byte short of the SWITCHES chunk: none of it; whole: all */
+	put_file(cutp, buf, ends[cut] - 1);
+	cr_assert_eq(trace__read(cutp, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->nswitches, 0);
+	trace__free(t);
+	put_file(cutp, buf, ends[cut]);
+	cr_assert_eq(trace__read(cutp, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->nswitches, 4);
+	cr_assert_eq(t->counters.switches, 0, "no END: counters stay zero");
+	trace__free(t);
+	trace__free(full);
+	free(buf);
+	unlink(path);
+	unlink(cutp);
+	free(path);
+	free(cutp);
+}
+
+Test(trace, switch_naming_a_stack_never_defined_is_corruption)
+{
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_switch sw = {.time = 10, .time_in = 20, .tid = 1};
+	uint64_t ip = 0x401000;
+	size_t len, ends[16], nch;
+	uint32_t types[16];
+	uint8_t *buf;
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, &ip, 1, &sw.stack), 0);
+	cr_assert_eq(trace_writer__switch(w, &sw), 0);
+	cr_assert_eq(trace_writer__flush(w), 0);
+	trace_writer__free(w);
+	close(fd);
+
+	/* STACKS then SWITCHES: drop the STACKS chunk */
+	buf = get_file(path, &len);
+	nch = chunk_ends(buf, len, ends, types, 16);
+	cr_assert_eq(nch, 2);
+	cr_assert_eq(types[0], TRACE_CHUNK_STACKS);
+	cr_assert_eq(types[1], TRACE_CHUNK_SWITCHES);
+	memmove(buf + 16, buf + ends[0], len - ends[0]);
+	put_file(path, buf, len - (ends[0] - 16));
+	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert(strstr(msg, "switch refers to an undefined stack"), "%s", msg);
+	free(buf);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, writer_rejects_switches_with_unknown_stacks_or_switch_in_before_out)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_switch sw = {.time = 100, .time_in = 200};
+	uint32_t id;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__switch(w, &sw), -EINVAL, "no stack 0 yet");
+	cr_assert_eq(trace_writer__stack(w, NULL, 0, &id), 0);
+	cr_assert_eq(trace_writer__switch(w, &sw), 0);
+	cr_assert_eq(trace_writer__switch(w, NULL), -EINVAL);
+	sw.time_in = 99;
+	cr_assert_eq(trace_writer__switch(w, &sw), -EINVAL);
+	sw.time_in = 0;
+	cr_assert_eq(trace_writer__switch(w, &sw), 0, "0: still off-CPU");
+	sw.time = 0;
+	sw.time_in = UINT64_MAX;
+	cr_assert_eq(trace_writer__switch(w, &sw), -EINVAL, "length would wrap");
+	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
+	cr_assert_eq(trace_writer__switch(w, &sw), -EINVAL, "after finish");
+	trace_writer__free(w);
+	close(fd);
+}
+
+/*
+ * Hand-made chunks, for payloads the writer never produces. @raw is the
+ * uncompressed payload; the chunk is appended to @f.
+ */
+#include <zstd.h>
+uint32_t trace_xxh32(const void *buf, size_t len, uint32_t seed);
+
+static void put_chunk(FILE *f, uint32_t type, uint32_t count, const uint8_t *raw,
+		      size_t rlen)
+{
+	uint8_t out[4096], h[CHUNK_HDR];
+	size_t c =
+	    ZSTD_compress(out, sizeof(out), rlen ? raw : (const uint8_t *)"", rlen, 3);
+	uint32_t v[5] = {0x4b433944u, type, (uint32_t)c, (uint32_t)rlen, count};
+
+	cr_assert(!ZSTD_isError(c));
+	for (int i = 0; i < 5; i++)
+		for (int k = 0; k < 4; k++)
+			h[i * 4 + k] = (uint8_t)(v[i] >> (8 * k));
+	v[0] = trace_xxh32(out, c, 0);
+	for (int k = 0; k < 4; k++)
+		h[20 + k] = (uint8_t)(v[0] >> (8 * k));
+	v[0] = trace_xxh32(h, 24, 0);
+	for (int k = 0; k < 4; k++)
+		h[24 + k] = (uint8_t)(v[0] >> (8 * k));
+	cr_assert_eq(fwrite(h, 1, CHUNK_HDR, f), CHUNK_HDR);
+	cr_assert_eq(fwrite(out, 1, c, f), c);
+}
+
+/* A trace with one empty stack and the SWITCHES payload @sw, then an END
+ * chunk of @nend varints (all 1). Returns trace__read()'s result. */
+static int read_crafted(const uint8_t *sw, size_t swlen, size_t nend, struct trace **t,
+			const char **msg)
+{
+	static const uint8_t stacks[] = {0, 0, 0, 0}; /* no frames, one stack of 0 */
+	uint8_t end[16];
+	char *path = tmp_path();
+	FILE *f = fopen(path, "w");
+	uint8_t hdr[16] = "D9PROF\0\n";
+	int rc;
+
+	cr_assert_not_null(f);
+	hdr[8] = TRACE_VERSION;
+	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
+	put_chunk(f, TRACE_CHUNK_STACKS, 1, stacks, sizeof(stacks));
+	if (sw)
+		put_chunk(f, TRACE_CHUNK_SWITCHES, 1, sw, swlen);
+	memset(end, 1, nend);
+	put_chunk(f, TRACE_CHUNK_END, 1, end, nend);
+	fclose(f);
+	rc = trace__read(path, t, msg);
+	unlink(path);
+	free(path);
+	return rc;
+}
+
+Test(trace, crafted_switch_payloads_are_checked)
+{
+	/* time 5, dur, tid 1, stack 0, preempted */
+	static const uint8_t good[] = {10, 4, 1, 0, 1};
+	static const uint8_t bad_flag[] = {10, 4, 1, 0, 2};
+	static const uint8_t bad_stack[] = {10, 4, 1, 1, 0};
+	static const uint8_t short_cols[] = {10, 4, 1, 0};
+	/* time 2^64 - 1 (zigzag of -1 is 1), dur 3: switch-in past 2^64 */
+	static const uint8_t wraps[] = {1, 3, 1, 0, 0};
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_eq(read_crafted(good, sizeof(good), 7, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->nswitches, 1);
+	cr_assert_eq(t->switches[0].time, 5);
+	cr_assert_eq(t->switches[0].time_in, 8);
+	cr_assert_eq(t->switches[0].preempted, 1);
+	cr_assert_eq(t->counters.switches, 1);
+	trace__free(t);
+	cr_assert_eq(read_crafted(bad_flag, sizeof(bad_flag), 7, &t, &msg), -EBADMSG);
+	cr_assert(strstr(msg, "preempted"), "%s", msg);
+	cr_assert_eq(read_crafted(bad_stack, sizeof(bad_stack), 7, &t, &msg), -EBADMSG);
+	cr_assert(strstr(msg, "undefined stack"), "%s", msg);
+	cr_assert_eq(read_crafted(short_cols, sizeof(short_cols), 7, &t, &msg), -EBADMSG);
+	cr_assert_eq(read_crafted(wraps, sizeof(wraps), 7, &t, &msg), -EBADMSG);
+	cr_assert(strstr(msg, "2^64"), "%s", msg);
+}
+
+Test(trace, end_chunk_of_the_first_version_reads_zero_switches)
+{
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_eq(read_crafted(NULL, 0, 6, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->complete, 1);
+	cr_assert_eq(t->counters.end_time, 1);
+	cr_assert_eq(t->counters.switches, 0);
+	cr_assert_eq(t->nswitches, 0);
+	trace__free(t);
 }
 
 /* ---- writer errors ------------------------------------------------------ */

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * offcpu_join.c - off-CPU intervals to polls and parked time, and each
+ * poll's top frame. The rules are in analysis.h (struct offcpu).
+ *
+ * Polls come from the join (one binary search per switch). Parked time is
+ * replayed here from PARK/UNPARK events per thread into intervals sorted
+ * by (tid, start), which never overlap on one thread, so "parked at t" is
+ * one binary search too. Samples and switches are also indexed per poll
+ * (counting sort) so that a poll's top frame looks at its own records only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+#include "libprof/d9_segment.h"
+
+struct park {
+	uint32_t tid;
+	uint64_t start, end;
+};
+
+struct offcpu_priv {
+	struct offcpu pub;
+	struct park *parks;
+	size_t nparks;
+	/* records grouped by poll: poll p's are ix[off[p] .. off[p + 1]) */
+	uint32_t *sample_ix;
+	size_t *sample_off;
+	uint32_t *switch_ix;
+	size_t *switch_off;
+};
+
+#define OFFCPU_PRIV(oc) ((struct offcpu_priv *)(oc))
+
+/* ---- parked intervals --------------------------------------------------- */
+
+struct pev {
+	uint64_t time;
+	uint32_t tid;
+	uint32_t type;
+	size_t idx; /* file order: the tie-break */
+};
+
+static int pev_cmp(const void *a, const void *b)
+{
+	const struct pev *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int add_park(struct offcpu_priv *op, size_t *cap, uint32_t tid, uint64_t start,
+		    uint64_t end)
+{
+	if (op->nparks == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct park *p = realloc(op->parks, ncap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		op->parks = p;
+		*cap = ncap;
+	}
+	op->parks[op->nparks].tid = tid;
+	op->parks[op->nparks].start = start;
+	op->parks[op->nparks].end = end < start ? start : end;
+	op->nparks++;
+	return 0;
+}
+
+static int build_parks(struct offcpu_priv *op)
+{
+	const struct trace *t = op->pub.trace;
+	struct pev *ev;
+	size_t i, n = 0, cap = 0;
+	uint64_t floor = 0, pstart = 0;
+	uint32_t tid = 0;
+	int parked = 0, seen = 0, err = 0;
+
+	for (i = 0; i < t->nevents; i++) {
+		uint32_t ty = t->events[i].type;
+
+		n += ty == D9_EV_PARK || ty == D9_EV_UNPARK || ty == D9_EV_THREAD_START ||
+		     ty == D9_EV_THREAD_STOP;
+	}
+	if (!n)
+		return 0;
+	ev = malloc(n * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < t->nevents; i++) {
+		const struct trace_event *e = &t->events[i];
+
+		if (e->type != D9_EV_PARK && e->type != D9_EV_UNPARK &&
+		    e->type != D9_EV_THREAD_START && e->type != D9_EV_THREAD_STOP)
+			continue;
+		ev[n].time = e->time;
+		ev[n].tid = e->tid;
+		ev[n].type = e->type;
+		ev[n].idx = i;
+		n++;
+	}
+	qsort(ev, n, sizeof(*ev), pev_cmp);
+	for (i = 0; i < n && !err; i++) {
+		const struct pev *e = &ev[i];
+
+		if (i == 0 || e->tid != tid) {
+			if (i && parked)
+				err = add_park(op, &cap, tid, pstart, op->pub.end_time);
+			tid = e->tid;
+			parked = seen = 0;
+			floor = op->pub.start_time;
+		}
+		if (err)
+			break;
+		switch (e->type) {
+		case D9_EV_PARK:
+			if (!parked) {
+				parked = 1;
+				pstart = e->time;
+			}
+			seen = 1;
+			break;
+		case D9_EV_UNPARK:
+			if (parked)
+				err = add_park(op, &cap, tid, pstart, e->time);
+			else if (!seen) /* parked before we were there */
+				err =
+				    add_park(op, &cap, tid,
+					     floor < e->time ? floor : e->time, e->time);
+			parked = 0;
+			seen = 1;
+			break;
+		case D9_EV_THREAD_START:
+		case D9_EV_THREAD_STOP:
+			if (parked)
+				err = add_park(op, &cap, tid, pstart, e->time);
+			parked = 0;
+			/* after a (re)start, an UNPARK first is a park we
+			 * did not see begin, but not before the start */
+			seen = e->type == D9_EV_THREAD_STOP;
+			floor = e->time;
+			break;
+		}
+	}
+	if (!err && parked)
+		err = add_park(op, &cap, tid, pstart, op->pub.end_time);
+	free(ev);
+	/* the replay went tid by tid in time order: sorted by (tid, start) */
+	op->pub.parks = op->nparks;
+	return err;
+}
+
+static int parked_at(const struct offcpu_priv *op, uint32_t tid, uint64_t time)
+{
+	size_t lo = 0, hi = op->nparks;
+
+	/* the last park with (tid, start) <= (tid, time) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct park *p = &op->parks[mid];
+
+		if (p->tid < tid || (p->tid == tid && p->start <= time))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	lo--;
+	return op->parks[lo].tid == tid && op->parks[lo].end >= time;
+}
+
+/* ---- the join ----------------------------------------------------------- */
+
+static void span(struct offcpu *oc)
+{
+	const struct trace *t = oc->trace;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i;
+
+#define SEE(x)                                                                           \
+	do {                                                                             \
+		if ((x) < lo)                                                            \
+			lo = (x);                                                        \
+		if ((x) > hi)                                                            \
+			hi = (x);                                                        \
+	} while (0)
+	for (i = 0; i < t->nevents; i++)
+		SEE(t->events[i].time);
+	for (i = 0; i < t->nsamples; i++)
+		SEE(t->samples[i].time);
+	for (i = 0; i < t->nswitches; i++) {
+		SEE(t->switches[i].time);
+		if (t->switches[i].time_in)
+			SEE(t->switches[i].time_in);
+	}
+#undef SEE
+	/* a cut trace has no END chunk, hence no counters */
+	oc->start_time =
+	    t->counters.start_time ? t->counters.start_time : (lo == UINT64_MAX ? 0 : lo);
+	oc->end_time = t->counters.end_time ? t->counters.end_time : hi;
+}
+
+/* Group @n records by poll (@poll_of(i) = poll index or -1) into *@ix and
+ * *@off (npolls + 1 entries). */
+static int group_by_poll(size_t npolls, size_t n, const int32_t *poll_of, size_t stride,
+			 uint32_t **ix, size_t **off)
+{
+	size_t i, p;
+
+	*off = calloc(npolls + 2, sizeof(**off));
+	*ix = malloc((n ? n : 1) * sizeof(**ix));
+	if (!*off || !*ix)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		int32_t v = *(const int32_t *)((const char *)poll_of + i * stride);
+
+		if (v >= 0)
+			(*off)[v + 2]++;
+	}
+	for (p = 0; p < npolls; p++)
+		(*off)[p + 2] += (*off)[p + 1];
+	/* off[p + 1] is now where poll p's records go; filling moves it to
+	 * the start of poll p + 1, i.e. off[p] ends up poll p's start */
+	for (i = 0; i < n; i++) {
+		int32_t v = *(const int32_t *)((const char *)poll_of + i * stride);
+
+		if (v >= 0)
+			(*ix)[(*off)[v + 1]++] = (uint32_t)i;
+	}
+	return 0;
+}
+
+int offcpu__new(const struct join *j, struct offcpu **out)
+{
+	struct offcpu_priv *op;
+	struct offcpu *oc;
+	const struct trace *t;
+	size_t i;
+	int err = -ENOMEM;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!j)
+		return -EINVAL;
+	t = j->trace;
+	if (t->nswitches > INT32_MAX || t->nsamples > UINT32_MAX)
+		return -EOVERFLOW;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -ENOMEM;
+	oc = &op->pub;
+	oc->join = j;
+	oc->trace = t;
+	span(oc);
+	oc->sw = calloc(t->nswitches ? t->nswitches : 1, sizeof(*oc->sw));
+	oc->polls = calloc(j->npolls ? j->npolls : 1, sizeof(*oc->polls));
+	if (!oc->sw || !oc->polls)
+		goto fail;
+	err = build_parks(op);
+	if (err)
+		goto fail;
+
+	for (i = 0; i < t->nswitches; i++) {
+		const struct trace_switch *s = &t->switches[i];
+		struct offcpu_switch *o = &oc->sw[i];
+		uint64_t in = s->time_in ? s->time_in : oc->end_time;
+		const struct poll *p = join__poll_at(j, s->tid, s->time);
+
+		o->len = in > s->time ? in - s->time : 0;
+		o->ns = o->len;
+		o->poll = -1;
+		if (p) {
+			struct poll_offcpu *po = &oc->polls[p->id];
+
+			o->where = OFFCPU_IN_POLL;
+			o->poll = (int32_t)p->id;
+			if (in > p->end)
+				o->ns = p->end > s->time ? p->end - s->time : 0;
+			po->ns += o->ns;
+			if (s->preempted)
+				po->preempted_ns += o->ns;
+			po->switches++;
+		} else if (parked_at(op, s->tid, s->time)) {
+			o->where = OFFCPU_IDLE;
+		} else {
+			o->where = OFFCPU_NO_POLL;
+		}
+		oc->ns[o->where] += o->ns;
+	}
+
+	err = group_by_poll(j->npolls, t->nsamples, j->sample_poll, sizeof(int32_t),
+			    &op->sample_ix, &op->sample_off);
+	if (!err)
+		err = group_by_poll(j->npolls, t->nswitches, &oc->sw[0].poll,
+				    sizeof(struct offcpu_switch), &op->switch_ix,
+				    &op->switch_off);
+	if (err)
+		goto fail;
+	*out = oc;
+	return 0;
+fail:
+	offcpu__free(oc);
+	return err;
+}
+
+void offcpu__free(struct offcpu *oc)
+{
+	struct offcpu_priv *op = OFFCPU_PRIV(oc);
+
+	if (!oc)
+		return;
+	free(oc->sw);
+	free(oc->polls);
+	free(op->parks);
+	free(op->sample_ix);
+	free(op->sample_off);
+	free(op->switch_ix);
+	free(op->switch_off);
+	free(op);
+}
+
+const char *offcpu_missing(const struct trace *t)
+{
+	const char *v;
+
+	if (t->nswitches)
+		return NULL;
+	v = analysis_meta(t, "offcpu");
+	if (!v)
+		return "it was recorded without off-CPU collection";
+	if (!strncmp(v, "off", 3))
+		return "it was recorded with --no-offcpu";
+	if (!strncmp(v, "refused", 7))
+		return "the kernel refused off-CPU collection when it was recorded "
+		       "(record as root, or lower kernel.perf_event_paranoid)";
+	return "no thread of the target left the CPU while it was recorded";
+}
+
+/* ---- a poll's top frame ------------------------------------------------- */
+
+struct fw {
+	uint32_t frame;
+	uint64_t w;
+};
+
+static int fw_cmp(const void *a, const void *b)
+{
+	const struct fw *x = a, *y = b;
+
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/* The frame with the most weight among @n (frame, weight) pairs (sorted
+ * here); ties to the lower frame id. 0 if n == 0. */
+static int heaviest(struct fw *v, size_t n, uint32_t *frame)
+{
+	uint64_t best = 0, run = 0;
+	size_t i;
+	int found = 0;
+
+	qsort(v, n, sizeof(*v), fw_cmp);
+	for (i = 0; i < n; i++) {
+		run = (i && v[i].frame == v[i - 1].frame) ? run + v[i].w : v[i].w;
+		if (i + 1 < n && v[i + 1].frame == v[i].frame)
+			continue;
+		if (!found || run > best) {
+			best = run;
+			*frame = v[i].frame;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+/* The leaf-most user frame of stack @s (the call into the kernel), else
+ * its leaf; 0 if the stack is empty. */
+static int blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame)
+{
+	const uint32_t *fr = NULL;
+	size_t k, m = analysis_stack_frames(t, s, &fr);
+
+	if (!m)
+		return 0;
+	for (k = 0; k < m; k++) {
+		if (fr[k] < t->nframes && !t->frames[fr[k]].kernel) {
+			*frame = fr[k];
+			return 1;
+		}
+	}
+	*frame = fr[0];
+	return 1;
+}
+
+static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame)
+{
+	const struct trace *t = op->pub.trace;
+	size_t a = op->switch_off[poll], b = op->switch_off[poll + 1], i, n = 0;
+	struct fw *v = malloc((b - a + 1) * sizeof(*v));
+	uint64_t all = 0, pre = 0;
+	int found;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = a; i < b; i++) {
+		uint32_t k = op->switch_ix[i];
+
+		if (blocking_frame(t, t->switches[k].stack, &v[n].frame)) {
+			v[n].w = op->pub.sw[k].ns;
+			n++;
+		}
+	}
+	found = heaviest(v, n, frame);
+	free(v);
+	if (!found)
+		return POLL_TOP_NONE;
+	/* was the time at that frame mostly waiting for a CPU? */
+	for (i = a; i < b; i++) {
+		uint32_t k = op->switch_ix[i], f;
+
+		if (!blocking_frame(t, t->switches[k].stack, &f) || f != *frame)
+			continue;
+		all += op->pub.sw[k].ns;
+		if (t->switches[k].preempted)
+			pre += op->pub.sw[k].ns;
+	}
+	return pre > all / 2 ? POLL_TOP_PREEMPTED : POLL_TOP_OFFCPU;
+}
+
+static int top_cpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame)
+{
+	const struct trace *t = op->pub.trace;
+	size_t a = op->sample_off[poll], b = op->sample_off[poll + 1], i, n = 0;
+	struct fw *v = malloc((b - a + 1) * sizeof(*v));
+	int found;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = a; i < b; i++) {
+		const struct trace_sample *s = &t->samples[op->sample_ix[i]];
+		const uint32_t *fr = NULL;
+
+		if (!analysis_stack_frames(t, s->stack, &fr))
+			continue;
+		v[n].frame = fr[0];
+		v[n].w = sample_weight(s);
+		n++;
+	}
+	found = heaviest(v, n, frame);
+	free(v);
+	return found ? POLL_TOP_CPU : POLL_TOP_NONE;
+}
+
+int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame)
+{
+	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
+	const struct poll *p;
+	uint64_t blocked;
+	int r;
+
+	if (!oc || !frame || poll >= oc->join->npolls)
+		return -EINVAL;
+	p = &oc->join->polls[poll];
+	/* mostly blocked: what it waited on says more than what it ran.
+	 * Preempted time does not count: the poll was runnable, its code is
+	 * what its samples show, and the kernel's choice is not its doing. */
+	blocked = oc->polls[poll].ns - oc->polls[poll].preempted_ns;
+	if (blocked && blocked > (p->end - p->start) / 2) {
+		r = top_offcpu(op, poll, frame);
+		if (r)
+			return r;
+	}
+	r = top_cpu(op, poll, frame);
+	if (r)
+		return r;
+	return oc->polls[poll].ns || oc->polls[poll].switches
+		   ? top_offcpu(op, poll, frame)
+		   : POLL_TOP_NONE;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * poll_table.c - the work behind `d9prof polls`: slow polls, one a line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define NAME_W	  24 /* widest task or thread name column */
+#define LABEL_LEN 512
+
+static int by_duration(const void *a, const void *b)
+{
+	const struct poll *x = *(const struct poll *const *)a;
+	const struct poll *y = *(const struct poll *const *)b;
+	uint64_t dx = x->end - x->start, dy = y->end - y->start;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id; /* ids are in start order */
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct poll *x = *(const struct poll *const *)a;
+	const struct poll *y = *(const struct poll *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* A thread's name: threads are sorted by tid in a read trace, in any
+ * order in one built by hand. */
+static const char *thread_name(const struct trace *t, uint32_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return t->threads[i].name;
+	return NULL;
+}
+
+static int width_u64(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* "ID name" cut to fit: the id whole, the name as much as fits. */
+static void id_name(uint64_t id, const char *name, char *buf, size_t len)
+{
+	char nm[NAME_W * 4 + 8];
+	int n = snprintf(buf, len, "%" PRIu64, id);
+
+	if (!name || !*name || n < 0 || (size_t)n + 2 >= len)
+		return;
+	analysis_fit_name(name, NAME_W, nm, sizeof(nm));
+	snprintf(buf + n, len - (size_t)n, " %s", nm);
+}
+
+struct row {
+	const struct poll *p;
+	char task[NAME_W * 4 + 32];
+	char thread[NAME_W * 4 + 32];
+	char top[LABEL_LEN + 16];
+};
+
+int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *out)
+{
+	const struct join *j;
+	const struct trace *t;
+	const struct poll **sel = NULL;
+	struct row *rows = NULL;
+	size_t i, n = 0, shown, taskw = 4, thrw = 6;
+	int idw = 4, sw = 7, have_off, err = -ENOMEM;
+	char a[32], b[32], c[32];
+
+	if (!oc || !o || !out)
+		return -EINVAL;
+	j = oc->join;
+	t = oc->trace;
+	if (o->have_task && !join__task(j, o->task))
+		return -ENOENT;
+	have_off = t->nswitches > 0;
+	sel = malloc((j->npolls + 1) * sizeof(*sel));
+	if (!sel)
+		goto out;
+	for (i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+
+		if (p->end - p->start < o->min_ns || (o->have_task && p->task != o->task))
+			continue;
+		sel[n++] = p;
+	}
+	qsort(sel, n, sizeof(*sel), o->sort == POLLS_BY_START ? by_start : by_duration);
+	shown = o->limit && o->limit < n ? o->limit : n;
+
+	rows = calloc(shown + 1, sizeof(*rows));
+	if (!rows)
+		goto out;
+	for (i = 0; i < shown; i++) {
+		struct row *r = &rows[i];
+		const struct poll *p = sel[i];
+		const struct task_stat *ts = join__task(j, p->task);
+		uint32_t fr;
+		int top;
+
+		r->p = p;
+		id_name(p->task, ts ? ts->name : NULL, r->task, sizeof(r->task));
+		id_name(p->tid, thread_name(t, p->tid), r->thread, sizeof(r->thread));
+		top = offcpu__poll_top(oc, p->id, &fr);
+		if (top < 0) {
+			err = top;
+			goto out;
+		}
+		if (top == POLL_TOP_NONE) {
+			strcpy(r->top, "-");
+		} else {
+			frame_label(t, fr, r->top, LABEL_LEN);
+			if (top == POLL_TOP_OFFCPU)
+				strcat(r->top, " (off-CPU)");
+			else if (top == POLL_TOP_PREEMPTED)
+				strcat(r->top, " (preempted)");
+		}
+		if (analysis_u8_width(r->task) > taskw)
+			taskw = analysis_u8_width(r->task);
+		if (analysis_u8_width(r->thread) > thrw)
+			thrw = analysis_u8_width(r->thread);
+		if (width_u64(p->id) > idw)
+			idw = width_u64(p->id);
+		if (width_u64(p->samples) > sw)
+			sw = width_u64(p->samples);
+	}
+
+	fprintf(out, "%-*s  %-*s  %-*s  %12s  %9s  %*s  %8s  %s\n", idw, "POLL",
+		(int)taskw, "TASK", (int)thrw, "THREAD", "START(s)", "DURATION", sw,
+		"SAMPLES", "OFF-CPU", "TOP-FRAME");
+	for (i = 0; i < shown; i++) {
+		const struct row *r = &rows[i];
+		const struct poll *p = r->p;
+		uint64_t since =
+		    p->start > oc->start_time ? p->start - oc->start_time : 0;
+
+		fmt_duration(p->end - p->start, a, sizeof(a));
+		if (p->open_start || p->open_end)
+			strcat(a, "+");
+		if (have_off)
+			fmt_duration(oc->polls[p->id].ns, b, sizeof(b));
+		else
+			strcpy(b, "-");
+		snprintf(c, sizeof(c), "%" PRIu64 ".%06" PRIu64, since / 1000000000,
+			 since % 1000000000 / 1000);
+		fprintf(out,
+			"%-*" PRIu32 "  %s%*s  %s%*s  %12s  %9s  %*" PRIu32 "  %8s  %s\n",
+			idw, p->id, r->task, (int)(taskw - analysis_u8_width(r->task)),
+			"", r->thread, (int)(thrw - analysis_u8_width(r->thread)), "", c,
+			a, sw, p->samples, b, r->top);
+	}
+	fprintf(out, "# %zu of %zu polls", shown, n);
+	if (n != j->npolls)
+		fprintf(out, " (%zu in the trace)", j->npolls);
+	fprintf(out, ", %s", o->sort == POLLS_BY_START ? "by start" : "longest first");
+	if (o->min_ns)
+		fprintf(out, ", at least %s", fmt_duration(o->min_ns, a, sizeof(a)));
+	if (o->have_task)
+		fprintf(out, ", task %" PRIu64, o->task);
+	fputc('\n', out);
+	if (!have_off)
+		fprintf(out, "# OFF-CPU: none, %s\n", offcpu_missing(t));
+	err = ferror(out) ? -EIO : 0;
+	if (o->shown)
+		*o->shown = shown;
+out:
+	free(sel);
+	free(rows);
+	return err;
+}

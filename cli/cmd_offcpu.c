@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/* d9prof offcpu: off-CPU flamegraph, weighted by microseconds blocked. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+
+enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE };
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof offcpu [-i FILE] [--task ID] [--min-poll DUR] [--min-block DUR]\n"
+		"                     [--idle] [--format svg|folded] [-o OUT]\n\n"
+		"Where did the polls wait? Every time a thread of the target left the CPU,\n"
+		"the recorder kept its stack at switch-out and when it ran again. Each\n"
+		"such interval goes to the poll running on that thread when it switched\n"
+		"out and is drawn under that poll's task (\"task ID name\"), weighted by\n"
+		"the MICROSECONDS it spent off-CPU inside the poll. Time off-CPU outside\n"
+		"any poll is under \"[no poll]\"; a parked worker (waiting for work) is\n"
+		"idle, not blocked, and left out unless --idle puts it under \"[idle]\".\n"
+		"An interval that was preempted (runnable, not blocked) ends in a frame\n"
+		"\"[preempted]\" above its leaf; kernel frames end in \"_[k]\".\n\n"
+		"options:\n"
+		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		"  -t, --task ID         only time off-CPU inside polls of task ID\n"
+		"      --min-poll DUR    only time off-CPU inside polls that lasted at\n"
+		"                        least DUR (leaves out [no poll] and [idle])\n"
+		"      --min-block DUR   only intervals off-CPU for at least DUR\n"
+		"      --idle            also the time parked workers waited, as [idle]\n"
+		"  -f, --format FMT      svg (default) or folded (\"root;...;leaf us\")\n"
+		"  -o, --output OUT      write there instead of stdout\n"
+		"  -h, --help            this help\n\n"
+		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
+		"examples:\n"
+		"  d9prof offcpu --min-poll 1ms -o slow-polls-offcpu.svg\n"
+		"  d9prof offcpu --task 42 --format folded | sort -k2 -n | tail\n"
+		"  d9prof offcpu -f folded | grep -v '\\[preempted\\] '   # blocking only\n");
+}
+
+int cmd_offcpu(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "task", required_argument, NULL, 't' },
+		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
+		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct offcpu_opts oo = { .format = FLAME_SVG };
+	const char *in = DEFAULT_TRACE, *outp = NULL, *why;
+	struct trace *t;
+	struct join *j = NULL;
+	struct offcpu *oc = NULL;
+	FILE *out;
+	int c, err, ret = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			in = optarg;
+			break;
+		case 't':
+			if (parse_u64(optarg, &oo.task) || oo.task == 0)
+				return usage_error("offcpu ", "bad task id '%s': want a number > 0",
+						   optarg);
+			oo.have_task = 1;
+			break;
+		case OPT_MIN_POLL:
+			if (duration_parse(optarg, &oo.min_poll_ns))
+				return usage_error("offcpu ", "bad --min-poll '%s': " DURATION_WANT,
+						   optarg);
+			break;
+		case OPT_MIN_BLOCK:
+			if (duration_parse(optarg, &oo.min_block_ns))
+				return usage_error("offcpu ", "bad --min-block '%s': " DURATION_WANT,
+						   optarg);
+			break;
+		case OPT_IDLE:
+			oo.idle = 1;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "svg"))
+				oo.format = FLAME_SVG;
+			else if (!strcmp(optarg, "folded"))
+				oo.format = FLAME_FOLDED;
+			else
+				return usage_error("offcpu ", "bad format '%s': want svg or folded",
+						   optarg);
+			break;
+		case 'o':
+			outp = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("offcpu ", "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("offcpu ", "unexpected argument '%s'", argv[optind]);
+
+	t = open_trace(in);
+	if (!t)
+		return EXIT_FAIL;
+	why = offcpu_missing(t);
+	if (why) {
+		error("'%s' has no off-CPU data: %s", in, why);
+		trace__free(t);
+		return EXIT_FAIL;
+	}
+	err = join__new(t, &j);
+	if (!err)
+		err = offcpu__new(j, &oc);
+	if (err) {
+		error("cannot analyse '%s': %s", in, strerror(-err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (oo.have_task && !join__task(j, oo.task)) {
+		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
+		      (unsigned long long)oo.task, in, in);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	out = open_output(outp);
+	if (!out) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	err = analysis__offcpu(oc, &oo, out);
+	if (close_output(out, outp))
+		ret = EXIT_FAIL;
+	if (err == -ENODATA) {
+		if (oo.have_task)
+			warning("task %llu spent no time off-CPU inside its polls%s",
+				(unsigned long long)oo.task,
+				oo.min_poll_ns || oo.min_block_ns ? " (with these filters)" : "");
+		else
+			warning("no off-CPU time in '%s' matched%s", in,
+				oo.idle ? "" : " (parked time needs --idle)");
+	} else if (err) {
+		error("cannot draw the off-CPU flamegraph: %s", strerror(-err));
+		ret = EXIT_FAIL;
+	}
+out:
+	offcpu__free(oc);
+	join__free(j);
+	trace__free(t);
+	return ret;
+}

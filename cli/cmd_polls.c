@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/* d9prof polls: the slow polls of a trace, one a line. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+
+#define DEFAULT_LIMIT 30
+
+enum { OPT_MIN = 256, OPT_SORT };
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof polls [-i FILE] [--min DUR] [--task ID] [--sort duration|start]\n"
+		"                    [--limit N]\n\n"
+		"List polls, longest first: POLL (its id, for 'd9prof flame --poll'), TASK,\n"
+		"THREAD, START (seconds since the recording started), DURATION (\"+\": at\n"
+		"least that long, its begin or end was not recorded), SAMPLES (CPU samples\n"
+		"inside it), OFF-CPU (time off-CPU inside it; \"-\" without off-CPU data)\n"
+		"and TOP-FRAME: where it blocked longest, marked \"(off-CPU)\", if it spent\n"
+		"over half its time off-CPU (\"(preempted)\" if it was mostly waiting for a\n"
+		"CPU there, not blocked); else the leaf of most of its CPU samples.\n\n"
+		"options:\n"
+		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		"      --min DUR         only polls that lasted at least DUR\n"
+		"  -t, --task ID         only polls of task ID\n"
+		"      --sort KEY        duration (default: longest first) or start\n"
+		"  -n, --limit N         at most N polls (default %d; 0: all)\n"
+		"  -h, --help            this help\n\n"
+		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
+		"examples:\n"
+		"  d9prof polls --min 1ms\n"
+		"  d9prof polls --task 42 --sort start --limit 0 > task42-polls.txt\n"
+		"  d9prof flame --poll 1234 -o poll1234.svg   # one of them, CPU + off-CPU\n",
+		DEFAULT_LIMIT);
+}
+
+int cmd_polls(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "min", required_argument, NULL, OPT_MIN },
+		{ "task", required_argument, NULL, 't' },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct polls_opts po = { .sort = POLLS_BY_DURATION, .limit = DEFAULT_LIMIT };
+	const char *in = DEFAULT_TRACE;
+	struct join *j = NULL;
+	struct offcpu *oc = NULL;
+	struct trace *t;
+	uint64_t v;
+	int c, err, ret = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:t:n:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			in = optarg;
+			break;
+		case OPT_MIN:
+			if (duration_parse(optarg, &po.min_ns))
+				return usage_error("polls ", "bad --min '%s': " DURATION_WANT,
+						   optarg);
+			break;
+		case 't':
+			if (parse_u64(optarg, &po.task) || po.task == 0)
+				return usage_error("polls ", "bad task id '%s': want a number > 0",
+						   optarg);
+			po.have_task = 1;
+			break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "duration"))
+				po.sort = POLLS_BY_DURATION;
+			else if (!strcmp(optarg, "start"))
+				po.sort = POLLS_BY_START;
+			else
+				return usage_error("polls ",
+						   "bad sort key '%s': want duration or start",
+						   optarg);
+			break;
+		case 'n':
+			if (parse_u64(optarg, &v) || v > SIZE_MAX)
+				return usage_error("polls ",
+						   "bad limit '%s': want a number (0: all)", optarg);
+			po.limit = (size_t)v;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("polls ", "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("polls ", "unexpected argument '%s'", argv[optind]);
+
+	t = open_trace(in);
+	if (!t)
+		return EXIT_FAIL;
+	err = join__new(t, &j);
+	if (!err)
+		err = offcpu__new(j, &oc);
+	if (err) {
+		error("cannot analyse '%s': %s", in, strerror(-err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (po.have_task && !join__task(j, po.task)) {
+		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
+		      (unsigned long long)po.task, in, in);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	err = analysis__polls(oc, &po, stdout);
+	if (err) {
+		error("cannot list the polls of '%s': %s", in, strerror(-err));
+		ret = EXIT_FAIL;
+	}
+	if (close_output(stdout, NULL))
+		ret = EXIT_FAIL;
+out:
+	offcpu__free(oc);
+	join__free(j);
+	trace__free(t);
+	return ret;
+}

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_offcpu.c - off-CPU intervals joined to polls and parked time, the
+ * off-CPU flamegraph, one poll's flamegraph, the poll table, and the CPU
+ * flamegraph's --min-poll filter.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+
+#include "analysis/analysis.h"
+#include "tests/unit/synth_trace.h"
+
+static struct trace T;
+static struct join *J;
+static struct offcpu *OC;
+static char *buf;
+static size_t buflen;
+static FILE *out;
+
+static void setup(void)
+{
+	memset(&T, 0, sizeof(T));
+	J = NULL;
+	OC = NULL;
+	buf = NULL;
+	out = open_memstream(&buf, &buflen);
+	cr_assert(out);
+}
+
+static void teardown(void)
+{
+	if (out)
+		fclose(out);
+	free(buf);
+	offcpu__free(OC);
+	join__free(J);
+	sy_free(&T);
+}
+
+TestSuite(offcpu, .init = setup, .fini = teardown);
+
+static const char *output(void)
+{
+	fflush(out);
+	return buf ? buf : "";
+}
+
+static void do_join(void)
+{
+	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(offcpu__new(J, &OC), 0);
+}
+
+/* Weight of the folded line for @path ("root;...;leaf"), -1 if absent. */
+static long long folded(const char *path)
+{
+	const char *o = output(), *p = o;
+	size_t n = strlen(path);
+
+	while ((p = strstr(p, path))) {
+		if ((p == o || p[-1] == '\n') && p[n] == ' ')
+			return strtoll(p + n + 1, NULL, 10);
+		p += n;
+	}
+	return -1;
+}
+
+#define MS 1000000ULL
+#define US 1000ULL
+
+/* Stacks of the scenario, leaf first as the trace stores them. */
+static uint32_t S_BLOCK, S_PREEMPT, S_CPU, S_PARK, S_NOPOLL;
+
+/* main -> run -> demo_blocking_read -> clock_nanosleep -> kernel; etc. */
+static void frames(void)
+{
+	uint32_t sched = sy_frame(&T, 0xffffffff81000100, "schedule", "[kernel]", 0, 1);
+	uint32_t dns = sy_frame(&T, 0xffffffff81000200, "do_nanosleep", "[kernel]", 0, 1);
+	uint32_t futex = sy_frame(&T, 0xffffffff81000300, "futex_wait", "[kernel]", 0, 1);
+	uint32_t cns = sy_frame(&T, 0x7f0000001000, "clock_nanosleep", "libc.so.6", 0, 0);
+	uint32_t cw =
+	    sy_frame(&T, 0x7f0000002000, "pthread_cond_wait", "libc.so.6", 0, 0);
+	uint32_t rd = sy_frame(&T, 0x401000, "demo_blocking_read", "demo", 0, 0);
+	uint32_t work = sy_frame(&T, 0x402000, "work", "demo", 0, 0);
+	uint32_t park = sy_frame(&T, 0x403000, "park_worker", "demo", 0, 0);
+	uint32_t run = sy_frame(&T, 0x404000, "run", "demo", 0, 0);
+	uint32_t mn = sy_frame(&T, 0x405000, "main", "demo", 0, 0);
+	uint32_t rdv = sy_frame(&T, 0x406000, "read_config", "demo", 0, 0);
+
+	S_BLOCK = sy_stack(&T, 6, sched, dns, cns, rd, run, mn);
+	S_PREEMPT = sy_stack(&T, 4, sched, work, run, mn);
+	S_CPU = sy_stack(&T, 3, work, run, mn);
+	S_PARK = sy_stack(&T, 5, sched, futex, cw, park, mn);
+	S_NOPOLL = sy_stack(&T, 4, sched, futex, rdv, mn);
+}
+
+#define P_BLOCK                                                                          \
+	"task 1 blocker;main;run;demo_blocking_read;clock_nanosleep;"                    \
+	"do_nanosleep_[k];schedule_[k]"
+
+/*
+ * Thread 10 over 10 ms:
+ *   1-5 ms    task 1 "blocker" polls; blocks 1.5-4.5 ms in nanosleep;
+ *             one CPU sample
+ *   6-6.5 ms  task 2 "cruncher" polls; 3 CPU samples; preempted 50 us
+ *   7-9.1 ms  parked; off-CPU 7.1-9 ms in the condvar
+ *   9.5 ms    off-CPU 100 us outside any poll, not parked
+ */
+static void scenario(void)
+{
+	frames();
+	sy_task(&T, 1, "blocker");
+	sy_task(&T, 2, "cruncher");
+	sy_meta(&T, "frequency", "1000");
+	sy_poll(&T, 10, 1, 1 * MS, 5 * MS);
+	sy_poll(&T, 10, 2, 6 * MS, 6 * MS + 500 * US);
+	sy_event(&T, 7 * MS, 10, D9_EV_PARK, 0);
+	sy_event(&T, 9 * MS + 100 * US, 10, D9_EV_UNPARK, 0);
+	sy_sample(&T, 1 * MS + 100 * US, 10, S_CPU, 1);
+	sy_sample(&T, 6 * MS + 100 * US, 10, S_CPU, 1);
+	sy_sample(&T, 6 * MS + 200 * US, 10, S_CPU, 2);
+	sy_switch(&T, 1 * MS + 500 * US, 4 * MS + 500 * US, 10, S_BLOCK, 0);
+	sy_switch(&T, 6 * MS + 100 * US, 6 * MS + 150 * US, 10, S_PREEMPT, 1);
+	sy_switch(&T, 7 * MS + 100 * US, 9 * MS, 10, S_PARK, 0);
+	sy_switch(&T, 9 * MS + 500 * US, 9 * MS + 600 * US, 10, S_NOPOLL, 0);
+	T.counters.end_time = 10 * MS;
+	do_join();
+}
+
+static void offcpu_folded(struct offcpu_opts o, struct offcpu_result *res, int want)
+{
+	o.format = FLAME_FOLDED;
+	o.result = res;
+	cr_assert_eq(analysis__offcpu(OC, &o, out), want);
+}
+
+/* ---- the join ----------------------------------------------------------- */
+
+Test(offcpu, intervals_go_to_their_poll_to_parked_time_or_to_no_poll)
+{
+	scenario();
+	cr_assert_eq(OC->sw[0].where, OFFCPU_IN_POLL);
+	cr_assert_eq(J->polls[OC->sw[0].poll].task, 1);
+	cr_assert_eq(OC->sw[0].ns, 3 * MS);
+	cr_assert_eq(OC->sw[1].where, OFFCPU_IN_POLL);
+	cr_assert_eq(J->polls[OC->sw[1].poll].task, 2);
+	cr_assert_eq(OC->sw[2].where, OFFCPU_IDLE);
+	cr_assert_eq(OC->sw[2].poll, -1);
+	cr_assert_eq(OC->sw[3].where, OFFCPU_NO_POLL);
+	cr_assert_eq(OC->polls[0].ns, 3 * MS);
+	cr_assert_eq(OC->polls[0].switches, 1);
+	cr_assert_eq(OC->polls[1].ns, 50 * US);
+	cr_assert_eq(OC->polls[1].preempted_ns, 50 * US);
+	cr_assert_eq(OC->ns[OFFCPU_IDLE], 1900 * US);
+	cr_assert_eq(OC->ns[OFFCPU_NO_POLL], 100 * US);
+	cr_assert_eq(OC->parks, 1);
+}
+
+Test(offcpu, time_off_cpu_is_clipped_to_a_poll_whose_end_was_lost)
+{
+	frames();
+	/* task 1's END was lost: task 2's BEGIN at 3 ms ends it there */
+	sy_event(&T, 1 * MS, 10, D9_EV_POLL_BEGIN, 1);
+	sy_poll(&T, 10, 2, 3 * MS, 4 * MS);
+	sy_switch(&T, 2 * MS, 3 * MS + 400 * US, 10, S_BLOCK, 0);
+	do_join();
+	cr_assert(J->polls[0].open_end);
+	cr_assert_eq(OC->sw[0].len, 1400 * US, "--min-block sees the whole interval");
+	cr_assert_eq(OC->sw[0].ns, 1 * MS, "the weight stops at the poll's end");
+	cr_assert_eq(OC->polls[0].ns, 1 * MS);
+	cr_assert_eq(OC->polls[1].ns, 0, "nothing spills into the next poll");
+}
+
+Test(offcpu, still_off_cpu_at_the_end_counts_to_the_recording_end)
+{
+	frames();
+	sy_event(&T, 1 * MS, 10, D9_EV_POLL_BEGIN, 1); /* open at the end */
+	sy_switch(&T, 2 * MS, 0, 10, S_BLOCK, 0);
+	sy_switch(&T, 2 * MS, 0, 11, S_NOPOLL, 0);
+	T.counters.end_time = 7 * MS;
+	do_join();
+	cr_assert_eq(OC->end_time, 7 * MS);
+	cr_assert_eq(OC->sw[0].ns, 5 * MS);
+	cr_assert_eq(OC->sw[1].where, OFFCPU_NO_POLL);
+	cr_assert_eq(OC->sw[1].ns, 5 * MS);
+}
+
+Test(offcpu, unpark_first_on_a_thread_means_parked_since_the_start)
+{
+	frames();
+	sy_sample(&T, 0, 10, S_CPU, 1); /* the recording starts at 0 */
+	sy_switch(&T, 1 * MS, 2 * MS, 10, S_PARK, 0);
+	sy_event(&T, 3 * MS, 10, D9_EV_UNPARK, 0);
+	sy_switch(&T, 4 * MS, 5 * MS, 10, S_NOPOLL, 0);
+	/* parked at the end: lasts to the recording end */
+	sy_event(&T, 6 * MS, 10, D9_EV_PARK, 0);
+	sy_switch(&T, 7 * MS, 0, 10, S_PARK, 0);
+	sy_event(&T, 8 * MS, 11, D9_EV_PARK, 0);
+	T.counters.end_time = 9 * MS;
+	do_join();
+	cr_assert_eq(OC->sw[0].where, OFFCPU_IDLE);
+	cr_assert_eq(OC->sw[1].where, OFFCPU_NO_POLL);
+	cr_assert_eq(OC->sw[2].where, OFFCPU_IDLE);
+	cr_assert_eq(OC->sw[2].ns, 2 * MS);
+	cr_assert_eq(OC->parks, 3);
+}
+
+Test(offcpu, a_poll_wins_over_a_park_inside_it)
+{
+	frames();
+	sy_poll(&T, 10, 1, 1 * MS, 5 * MS);
+	sy_event(&T, 2 * MS, 10, D9_EV_PARK, 0);
+	sy_switch(&T, 2 * MS + 1, 3 * MS, 10, S_PARK, 0);
+	sy_event(&T, 3 * MS + 1, 10, D9_EV_UNPARK, 0);
+	do_join();
+	cr_assert_eq(OC->sw[0].where, OFFCPU_IN_POLL);
+}
+
+Test(offcpu, trace_without_switches_joins_to_nothing_and_says_why)
+{
+	sy_poll(&T, 10, 1, 1 * MS, 5 * MS);
+	do_join();
+	cr_assert_eq(OC->ns[0] + OC->ns[1] + OC->ns[2], 0);
+	cr_assert(strstr(offcpu_missing(&T), "without off-CPU"));
+	sy_meta(&T, "offcpu", "off");
+	cr_assert(strstr(offcpu_missing(&T), "--no-offcpu"));
+	sy_meta(&T, "offcpu", "refused: perf_event_paranoid 2");
+	cr_assert(strstr(offcpu_missing(&T), "refused"));
+}
+
+/* ---- the off-CPU flamegraph -------------------------------------------- */
+
+Test(offcpu, flame_weighs_microseconds_blocked_under_task_roots)
+{
+	struct offcpu_result res;
+
+	scenario();
+	offcpu_folded((struct offcpu_opts){0}, &res, 0);
+	cr_assert_eq(folded(P_BLOCK), 3000, "%s", output());
+	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted]"), 50,
+		     "%s", output());
+	cr_assert_eq(folded("[no poll];main;read_config;futex_wait_[k];schedule_[k]"),
+		     100, "%s", output());
+	cr_assert_eq(res.intervals, 3);
+	cr_assert_eq(res.ns, 3150 * US);
+	cr_assert_eq(res.preempted_ns, 50 * US);
+	cr_assert_eq(res.weight, 3150);
+}
+
+Test(offcpu, parked_time_is_left_out_unless_asked_for)
+{
+	scenario();
+	offcpu_folded((struct offcpu_opts){0}, NULL, 0);
+	cr_assert_null(strstr(output(), "[idle]"));
+	cr_assert_null(strstr(output(), "park_worker"));
+	offcpu_folded((struct offcpu_opts){.idle = 1}, NULL, 0);
+	cr_assert_eq(folded("[idle];main;park_worker;pthread_cond_wait;futex_wait_[k];"
+			    "schedule_[k]"),
+		     1900, "%s", output());
+}
+
+Test(offcpu, min_poll_keeps_only_time_inside_polls_that_long)
+{
+	struct offcpu_result res;
+
+	scenario();
+	offcpu_folded((struct offcpu_opts){.min_poll_ns = 1 * MS, .idle = 1}, &res, 0);
+	cr_assert_eq(folded(P_BLOCK), 3000);
+	cr_assert_null(strstr(output(), "cruncher"), "a 500 us poll");
+	cr_assert_null(strstr(output(), "[no poll]"));
+	cr_assert_null(strstr(output(), "[idle]"), "min-poll asks for polls only");
+	cr_assert_eq(res.intervals, 1);
+	fclose(out);
+	free(buf);
+	buf = NULL;
+	out = open_memstream(&buf, &buflen);
+	offcpu_folded((struct offcpu_opts){.min_poll_ns = 4 * MS + 1}, &res, -ENODATA);
+	cr_assert_eq(res.intervals, 0);
+}
+
+Test(offcpu, min_block_keeps_only_intervals_that_long)
+{
+	struct offcpu_result res;
+
+	scenario();
+	offcpu_folded((struct offcpu_opts){.min_block_ns = 100 * US}, &res, 0);
+	cr_assert_eq(folded(P_BLOCK), 3000);
+	cr_assert_null(strstr(output(), "[preempted]"), "50 us is shorter");
+	cr_assert_eq(folded("[no poll];main;read_config;futex_wait_[k];schedule_[k]"),
+		     100, "exactly 100 us is kept");
+	cr_assert_eq(res.intervals, 2);
+}
+
+Test(offcpu, task_keeps_one_tasks_time_and_an_unknown_task_is_enoent)
+{
+	scenario();
+	offcpu_folded((struct offcpu_opts){.have_task = 1, .task = 2}, NULL, 0);
+	cr_assert_null(strstr(output(), "blocker"));
+	cr_assert_null(strstr(output(), "[no poll]"));
+	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted]"),
+		     50);
+	offcpu_folded((struct offcpu_opts){.have_task = 1, .task = 99}, NULL, -ENOENT);
+}
+
+Test(offcpu, microseconds_are_rounded_per_stack_not_per_interval)
+{
+	struct offcpu_result res;
+
+	frames();
+	sy_task(&T, 1, "t");
+	sy_poll(&T, 10, 1, 0, 1 * MS);
+	/* three 1.4 us waits: 4.2 us, not 3 x 1 us */
+	for (int i = 0; i < 3; i++)
+		sy_switch(&T, 100 * US + i * 10 * US, 100 * US + i * 10 * US + 1400, 10,
+			  S_BLOCK, 0);
+	do_join();
+	offcpu_folded((struct offcpu_opts){0}, &res, 0);
+	cr_assert_eq(folded("task 1 t;main;run;demo_blocking_read;clock_nanosleep;"
+			    "do_nanosleep_[k];schedule_[k]"),
+		     4, "%s", output());
+	cr_assert_eq(res.ns, 4200);
+}
+
+Test(offcpu, svg_says_its_unit_and_what_was_left_out)
+{
+	scenario();
+	cr_assert_eq(
+	    analysis__offcpu(OC, &(struct offcpu_opts){.min_block_ns = 10 * US}, out), 0);
+	cr_assert(strstr(output(), "<svg"));
+	cr_assert(strstr(output(), "microseconds off-CPU"));
+	cr_assert(strstr(output(), "parked left out"));
+	cr_assert(strstr(output(), "intervals &gt;= 10.0us") ||
+		  strstr(output(), "intervals >= 10.0us"));
+}
+
+/* ---- one poll ----------------------------------------------------------- */
+
+Test(offcpu, poll_flame_puts_cpu_and_off_cpu_side_by_side_in_microseconds)
+{
+	struct poll_flame_result res;
+	struct poll_flame_opts o = {.poll = 1, .format = FLAME_FOLDED, .result = &res};
+
+	scenario();
+	/* poll 1 is task 2: 3 samples at 1000 Hz = 3000 us, 50 us preempted */
+	cr_assert_eq(analysis__poll_flame(OC, &o, out), 0);
+	cr_assert_eq(folded("[cpu];main;run;work"), 3000, "%s", output());
+	cr_assert_eq(folded("[off-cpu];main;run;work;schedule_[k];[preempted]"), 50, "%s",
+		     output());
+	cr_assert_eq(res.samples, 3);
+	cr_assert_eq(res.cpu_us, 3000);
+	cr_assert_eq(res.offcpu_us, 50);
+	cr_assert_eq(res.period_guessed, 0);
+	cr_assert_null(strstr(output(), "blocker"), "only this poll");
+}
+
+Test(offcpu, poll_flame_of_an_unknown_poll_is_enoent_and_writes_nothing)
+{
+	struct poll_flame_opts o = {.poll = 2, .format = FLAME_FOLDED};
+
+	scenario();
+	cr_assert_eq(analysis__poll_flame(OC, &o, out), -ENOENT);
+	cr_assert_str_eq(output(), "");
+}
+
+Test(offcpu, poll_flame_without_a_frequency_assumes_999_hz_and_says_so)
+{
+	struct poll_flame_result res;
+	struct poll_flame_opts o = {.poll = 0, .result = &res};
+
+	frames();
+	sy_poll(&T, 10, 1, 0, 1 * MS);
+	sy_sample(&T, 10, 10, S_CPU, 1);
+	do_join();
+	cr_assert_eq(analysis__poll_flame(OC, &o, out), 0);
+	cr_assert_eq(res.period_guessed, 1);
+	cr_assert_eq(res.cpu_us, 1001);
+	cr_assert(strstr(output(), "assumed"));
+}
+
+/* ---- the poll table ---------------------------------------------------- */
+
+/* The data lines of the table (header and "#" lines skipped), each cut at
+ * its first two columns: "POLL TASK-ID". */
+static int rows(char ids[][16], int max)
+{
+	const char *p = output();
+	int n = 0;
+
+	while (*p && n < max) {
+		const char *e = strchr(p, '\n');
+		unsigned poll;
+		unsigned long long task;
+
+		if (sscanf(p, "%u %llu", &poll, &task) == 2)
+			snprintf(ids[n++], 16, "%u/%llu", poll, task);
+		p = e ? e + 1 : p + strlen(p);
+	}
+	return n;
+}
+
+Test(offcpu, polls_table_lists_longest_first_with_off_cpu_time_and_top_frame)
+{
+	char ids[8][16];
+	size_t shown;
+
+	scenario();
+	sy_thread(&T, 10, "worker-0");
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){.shown = &shown}, out), 0);
+	cr_assert_eq(rows(ids, 8), 2, "%s", output());
+	cr_assert_str_eq(ids[0], "0/1");
+	cr_assert_str_eq(ids[1], "1/2");
+	cr_assert_eq(shown, 2);
+	cr_assert(strstr(output(), "POLL"), "a header");
+	cr_assert(strstr(output(), "10 worker-0"), "%s", output());
+	cr_assert(strstr(output(), "3.00ms"), "blocker's off-CPU time: %s", output());
+	cr_assert(strstr(output(), "clock_nanosleep (off-CPU)"),
+		  "mostly blocked: where it blocked, the call into the kernel: %s",
+		  output());
+	cr_assert(strstr(output(), "50.0us  work\n"), "mostly on CPU: its hot leaf: %s",
+		  output());
+	/* no counters.start_time: the recording starts at the first record */
+	cr_assert(strstr(output(), " 0.005000 "), "start in seconds: %s", output());
+}
+
+Test(offcpu, polls_table_filters_by_duration_and_task_and_sorts_by_start)
+{
+	char ids[8][16];
+
+	scenario();
+	sy_poll(&T, 11, 2, 500 * US, 3 * MS); /* task 2, 2.5 ms, starts first */
+	join__free(J);
+	offcpu__free(OC);
+	do_join();
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){.min_ns = 1 * MS}, out), 0);
+	cr_assert_eq(rows(ids, 8), 2, "%s", output());
+	cr_assert_str_eq(ids[0], "1/1", "4 ms");
+	cr_assert_str_eq(ids[1], "0/2", "2.5 ms");
+	cr_assert(strstr(output(), "# 2 of 2 polls (3 in the trace)"), "%s", output());
+	fclose(out);
+	free(buf);
+	buf = NULL;
+	out = open_memstream(&buf, &buflen);
+	cr_assert_eq(
+	    analysis__polls(
+		OC,
+		&(struct polls_opts){.have_task = 1, .task = 2, .sort = POLLS_BY_START},
+		out),
+	    0);
+	cr_assert_eq(rows(ids, 8), 2, "%s", output());
+	cr_assert_str_eq(ids[0], "0/2");
+	cr_assert_str_eq(ids[1], "2/2");
+	cr_assert_eq(
+	    analysis__polls(OC, &(struct polls_opts){.have_task = 1, .task = 7}, out),
+	    -ENOENT);
+}
+
+Test(offcpu, polls_table_limit_keeps_the_first_rows)
+{
+	char ids[8][16];
+	size_t shown;
+
+	scenario();
+	cr_assert_eq(
+	    analysis__polls(OC, &(struct polls_opts){.limit = 1, .shown = &shown}, out),
+	    0);
+	cr_assert_eq(rows(ids, 8), 1);
+	cr_assert_str_eq(ids[0], "0/1");
+	cr_assert_eq(shown, 1);
+	cr_assert(strstr(output(), "# 1 of 2 polls"), "%s", output());
+}
+
+Test(offcpu, polls_table_without_off_cpu_data_shows_dashes_and_says_why)
+{
+	frames();
+	sy_meta(&T, "offcpu", "off");
+	sy_poll(&T, 10, 1, 1 * MS, 5 * MS);
+	sy_sample(&T, 2 * MS, 10, S_CPU, 1);
+	do_join();
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
+	cr_assert(strstr(output(), "      -  work\n"), "%s", output());
+	cr_assert(strstr(output(), "# OFF-CPU: none, it was recorded with --no-offcpu"),
+		  "%s", output());
+}
+
+Test(offcpu, open_polls_show_their_duration_as_a_lower_bound)
+{
+	frames();
+	sy_event(&T, 1 * MS, 10, D9_EV_POLL_BEGIN, 1);
+	T.counters.end_time = 3 * MS;
+	do_join();
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
+	cr_assert(strstr(output(), "2.00ms+"), "%s", output());
+}
+
+Test(offcpu, top_frame_is_none_without_samples_or_off_cpu_time)
+{
+	uint32_t fr = 77;
+
+	frames();
+	sy_poll(&T, 10, 1, 1 * MS, 5 * MS);
+	do_join();
+	cr_assert_eq(offcpu__poll_top(OC, 0, &fr), POLL_TOP_NONE);
+	cr_assert_eq(fr, 77);
+	cr_assert_eq(offcpu__poll_top(OC, 1, &fr), -EINVAL);
+}
+
+Test(offcpu, top_frame_of_a_mostly_preempted_poll_is_its_cpu_leaf)
+{
+	uint32_t fr;
+	char lab[64];
+
+	/* preempted for 800 of its 1000 us: the kernel's doing, not the
+	 * poll's; what it ran is what its samples show */
+	frames();
+	sy_poll(&T, 10, 1, 1 * MS, 2 * MS);
+	sy_sample(&T, 1 * MS + 10 * US, 10, S_CPU, 5);
+	sy_switch(&T, 1 * MS + 100 * US, 1 * MS + 900 * US, 10, S_PREEMPT, 1);
+	sy_switch(&T, 1 * MS + 950 * US, 1 * MS + 960 * US, 10, S_BLOCK, 0);
+	do_join();
+	cr_assert_eq(offcpu__poll_top(OC, 0, &fr), POLL_TOP_CPU);
+	cr_assert_str_eq(frame_label(&T, fr, lab, sizeof(lab)), "work");
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
+	cr_assert(strstr(output(), "  work\n"), "%s", output());
+}
+
+Test(offcpu, top_frame_of_a_preempted_poll_without_samples_says_preempted)
+{
+	uint32_t fr;
+	char lab[64];
+
+	frames();
+	sy_poll(&T, 10, 1, 1 * MS, 2 * MS);
+	sy_switch(&T, 1 * MS + 100 * US, 1 * MS + 900 * US, 10, S_PREEMPT, 1);
+	sy_switch(&T, 1 * MS + 950 * US, 1 * MS + 960 * US, 10, S_BLOCK, 0);
+	do_join();
+	cr_assert_eq(offcpu__poll_top(OC, 0, &fr), POLL_TOP_PREEMPTED);
+	cr_assert_str_eq(frame_label(&T, fr, lab, sizeof(lab)), "work");
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
+	cr_assert(strstr(output(), "  work (preempted)\n"), "%s", output());
+}
+
+/* ---- flame --min-poll ---------------------------------------------------- */
+
+Test(offcpu, cpu_flame_min_poll_keeps_samples_of_long_polls_only)
+{
+	struct flame_result res;
+
+	scenario();
+	sy_sample(&T, 9 * MS + 900 * US, 10, S_CPU, 1); /* outside polls */
+	join__free(J);
+	offcpu__free(OC);
+	do_join();
+	cr_assert_eq(analysis__flame(J,
+				     &(struct flame_opts){.min_poll_ns = 1 * MS,
+							  .format = FLAME_FOLDED,
+							  .result = &res},
+				     out),
+		     0);
+	cr_assert_eq(folded("task 1 blocker;main;run;work"), 1, "%s", output());
+	cr_assert_null(strstr(output(), "cruncher"));
+	cr_assert_null(strstr(output(), "[no poll]"));
+	cr_assert_eq(res.weight, 1);
+}
