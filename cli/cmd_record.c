@@ -16,6 +16,9 @@
 
 static volatile sig_atomic_t stop;
 
+enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK };
+enum { OPT_SAMPLER = 300 };
+
 static void on_signal(int sig)
 {
 	stop = 1;
@@ -27,7 +30,8 @@ static void help(FILE *f)
 		"usage: d9prof record -p PID [options]\n"
 		"       d9prof record [options] -- CMD [ARGS...]\n\n"
 		"Sample every thread of a process (threads started later too) with\n"
-		"perf_event and frame-pointer callchains, drain the d9prof shim's task\n"
+		"perf_event and frame-pointer callchains, record each context switch\n"
+		"with its stack and the time off-CPU, drain the d9prof shim's task\n"
 		"and poll events, and write one self-contained trace.\n\n"
 		"options:\n"
 		"  -p, --pid PID         record the running process PID\n"
@@ -39,6 +43,18 @@ static void help(FILE *f)
 		"  -F, --freq HZ         samples per second per thread (default 999)\n"
 		"  -e, --event EVENT     sampling event, a libpfm4/perf name (default\n"
 		"                        cycles, or cpu-clock without a hardware PMU)\n"
+		"      --sampler S       auto (default): perf_event, falling back to\n"
+		"                        ctimer when perf_event_open is refused or\n"
+		"                        delivers nothing; perf; ctimer: the shim's\n"
+		"                        per-thread CPU timers inside the target (needs\n"
+		"                        libd9prof in it; user stacks only)\n"
+		"      --no-offcpu       do not record context switches (off-CPU time)\n"
+		"      --offcpu-source SRC  auto (default): the sched_switch tracepoint,\n"
+		"                        else the context-switch event; tracepoint or\n"
+		"                        switch: that one only\n"
+		"      --offcpu-stack BYTES  user stack copied per switch to unwind\n"
+		"                        through code without frame pointers (default\n"
+		"                        8192, at most 32768; 0: frame pointers only)\n"
 		"  -h, --help            this help\n\n"
 		"Stops on SIGINT/SIGTERM, at -d, or when the target exits, and writes\n"
 		"what it has. A summary goes to stderr.\n\n"
@@ -125,6 +141,10 @@ int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "sampler", required_argument, NULL, OPT_SAMPLER },
+		{ "no-offcpu", no_argument, NULL, OPT_NO_OFFCPU },
+		{ "offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE },
+		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -166,6 +186,38 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'e':
 			o.event = optarg;
+			break;
+		case OPT_SAMPLER:
+			if (!strcmp(optarg, "auto"))
+				o.sampler = RECORD_SAMPLER_AUTO;
+			else if (!strcmp(optarg, "perf"))
+				o.sampler = RECORD_SAMPLER_PERF;
+			else if (!strcmp(optarg, "ctimer"))
+				o.sampler = RECORD_SAMPLER_CTIMER;
+			else
+				return usage_error("record ", "bad sampler '%s': want auto, perf "
+						   "or ctimer", optarg);
+			break;
+		case OPT_NO_OFFCPU:
+			o.offcpu = RECORD_OFFCPU_OFF;
+			break;
+		case OPT_OFFCPU_SOURCE:
+			if (!strcmp(optarg, "auto"))
+				o.offcpu = RECORD_OFFCPU_AUTO;
+			else if (!strcmp(optarg, "tracepoint"))
+				o.offcpu = RECORD_OFFCPU_TRACEPOINT;
+			else if (!strcmp(optarg, "switch"))
+				o.offcpu = RECORD_OFFCPU_SWITCH;
+			else
+				return usage_error("record ", "bad off-CPU source '%s': want "
+						   "auto, tracepoint or switch", optarg);
+			break;
+		case OPT_OFFCPU_STACK:
+			if (parse_u64(optarg, &v) || v % 8 || v > 32768)
+				return usage_error("record ", "bad stack size '%s': want bytes, "
+						   "a multiple of 8 up to 32768", optarg);
+			o.offcpu_stack = (unsigned int)v;
+			o.offcpu_fp_only = v == 0;
 			break;
 		case 'h':
 			help(stdout);
@@ -263,6 +315,28 @@ int cmd_record(int argc, char **argv)
 		st.seconds, (int)o.pid, st.target_exited ? " (it exited)" : "",
 		(unsigned long long)st.samples, st.event_name,
 		(unsigned long long)st.events, (unsigned int)st.frames);
+	if (st.switches || !strcmp(st.offcpu, "tracepoint") ||
+	    !strcmp(st.offcpu, "context-switch"))
+		fprintf(stderr,
+			"d9prof: off-CPU (%s): %llu switches (%llu blocked, %llu preempted)\n",
+			st.offcpu, (unsigned long long)st.switches,
+			(unsigned long long)st.switches_blocked,
+			(unsigned long long)(st.switches - st.switches_blocked));
+	if (st.offcpu_stacks)
+		fprintf(stderr,
+			"d9prof: off-CPU stacks: %.1f%% of %llu unwound past libc with CFI "
+			"(%.0f ms; at most %llu bytes of stack read)\n",
+			100.0 * (double)st.offcpu_unwound / (double)st.offcpu_stacks,
+			(unsigned long long)st.offcpu_stacks, st.offcpu_unwind_s * 1e3,
+			(unsigned long long)st.offcpu_stack_used);
+	else if (st.switches)
+		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
+	if (st.offcpu_lost)
+		fprintf(stderr, "d9prof: lost %llu context-switch records (ring full)\n",
+			(unsigned long long)st.offcpu_lost);
+	if (st.ctimer_drops)
+		fprintf(stderr, "d9prof: the shim dropped %llu ctimer samples (sample area "
+			"full)\n", (unsigned long long)st.ctimer_drops);
 	if (st.lost_samples || st.shim_drops)
 		fprintf(stderr, "d9prof: lost %llu samples (perf ring full), dropped %llu "
 			"shim events (shim ring full)\n",

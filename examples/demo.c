@@ -708,11 +708,18 @@ static DEMO_FRAME enum poll_result cpu_hog_poll(struct worker *w, struct task *t
 	return POLL_PENDING;
 }
 
+static _Atomic uint64_t blocked_ns;
+
 static DEMO_FRAME enum poll_result blocker_poll(struct worker *w, struct task *t)
 {
 	if (is_stopping(w))
 		return POLL_READY;
+	uint64_t t0 = now_ns();
+
 	demo_blocking_read();
+	/* wall time in the blocking call, wake-up latency included: what the
+	 * task really lost, for checking off-CPU totals against */
+	atomic_fetch_add(&blocked_ns, now_ns() - t0);
 	task_sleep_until(t, now_ns() + BLOCKER_SLEEP_NS);
 	return POLL_PENDING;
 }
@@ -968,6 +975,7 @@ static void summary(struct runtime *rt, double elapsed)
 			" polls %10" PRIu64 "\n",
 			kind_name[k], spawned, ended[k], polls[k]);
 	}
+	fprintf(stderr, "demo: blocked_us %" PRIu64 "\n", atomic_load(&blocked_ns) / 1000);
 	for (unsigned i = 0; i < rt->nr_workers; i++) {
 		uint64_t n = 0;
 

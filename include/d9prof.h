@@ -21,6 +21,11 @@
  *   - depends on libc only.
  * The markers are not async-signal-safe: do not call them from a signal
  * handler.
+ * When a recorder samples with `--sampler ctimer`, the shim installs a
+ * handler for one real-time signal the application leaves at SIG_DFL
+ * (SIGRTMAX-2 down to SIGRTMAX-9; D9PROF_SIGNAL=N picks N and chains to the
+ * application's handler) and gives each marker-running thread a CPU-time
+ * timer for as long as the recorder is attached; see d9prof(3).
  */
 #ifndef D9PROF_H
 #define D9PROF_H

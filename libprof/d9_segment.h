@@ -18,6 +18,8 @@
  *   struct d9_name_slot[names_count]       at names_offset
  *   nrings x { struct d9_ring_hdr; struct d9_event[ring_events] }
  *                                          at ring_offset, ring_stride apart
+ *   nrings x uint64_t[sample_words]        at sample_offset, sample_stride
+ *                                          apart: ctimer sample areas
  *
  * Rings are single-producer (the owning thread) single-consumer (the
  * recorder). The producer writes records at index head % ring_events, then
@@ -46,6 +48,28 @@
  * empty, else DEAD; the recorder drains a DEAD ring and frees it with
  * d9_ring_reap().
  *
+ * ctimer sampling (the fallback when perf_event is refused): the recorder
+ * asks with d9_seg_request(D9_REQ_CTIMER, Hz), which bumps request_gen.
+ * Each thread that owns a ring compares its last seen request_gen with the
+ * header's on the attached path of its markers, and on a change arms (or
+ * disarms) a timer on its own CPU-time clock that signals that thread. The
+ * handler writes samples into the sample area of the thread's ring slot:
+ * same index as the ring, separate memory, so a signal that interrupts a
+ * marker's append cannot corrupt it. A sample area is an SPSC ring of u64
+ * words (sample_head/sample_tail in the ring header, free-running word
+ * indices, masked by sample_words - 1); a sample is D9_SAMPLE_HDR_WORDS words
+ * then nframes return addresses (leaf first: the interrupted IP, then the
+ * return address of each frame), published by one release store of
+ * sample_head, or dropped whole and counted in sample_drops. The handler
+ * stops its own timer when it finds the shim detached, the lease run out, or
+ * request_gen changed; d9_seg_attach() and d9_seg_detach() bump request_gen
+ * and clear the request, so a recorder that dies leaves no timer running once
+ * each thread has used at most one more interval of CPU time past the lease.
+ * The shim reports what it did in ctimer_status (enum d9_ctimer_status),
+ * ctimer_signal and ctimer_threads. A ring whose sample area is not empty is
+ * released as DEAD while attached, like one with records, and
+ * d9_ring_reap() frees it only once both are drained.
+ *
  * The static inline functions at the end of this file are the consumer
  * (recorder) side of these protocols; the shim implements the producer side.
  */
@@ -59,12 +83,13 @@
 
 #define D9_SEG_NAME	"d9prof-seg"
 #define D9_SEG_MAGIC	0x3167657339643964ULL	/* "d9d9seg1" little-endian */
-#define D9_SEG_VERSION	1
+#define D9_SEG_VERSION	2
 #define D9_SEG_HDR_SIZE	4096
 
 #define D9_SEG_RINGS		256	/* thread slots */
 #define D9_SEG_RING_EVENTS	16384	/* records per ring, power of two */
 #define D9_SEG_NAMES		4096	/* task-name table slots, power of two */
+#define D9_SEG_SAMPLE_WORDS	16384	/* u64 words per sample area, power of two */
 #define D9_LEASE_NS		2000000000ULL
 
 /* ring slot states */
@@ -73,6 +98,29 @@ enum d9_ring_state {
 	D9_RING_LIVE = 1,	/* owned by a live thread */
 	D9_RING_DEAD = 2,	/* owner gone; recorder frees it once drained */
 };
+
+/* requests (struct d9_seg_hdr.request, a bit mask) */
+enum d9_request {
+	D9_REQ_NONE = 0,
+	D9_REQ_CTIMER = 1,	/* arm per-thread CPU timers; request_arg = Hz */
+};
+
+/* what the shim made of a ctimer request (struct d9_seg_hdr.ctimer_status) */
+enum d9_ctimer_status {
+	D9_CTIMER_OFF = 0,	/* never asked (or no thread has run a marker since) */
+	D9_CTIMER_ON = 1,	/* handler installed on ctimer_signal, threads arm */
+	D9_CTIMER_NOSIG = 2,	/* the application handles every signal the shim
+				 * may use (set D9PROF_SIGNAL to share one) */
+	D9_CTIMER_FAILED = 3,	/* sigaction or timer_create failed: ctimer_errno */
+};
+
+/* A ctimer sample in a sample area: D9_SAMPLE_HDR_WORDS words, then nframes
+ * addresses. word 0: nframes (low 32 bits) | weight << 32 (1 + timer
+ * overruns); word 1: time (ns, the clock of the header); word 2: the task
+ * the thread was polling (0 = none); word 3: tid (low 32) | flags << 32. */
+#define D9_SAMPLE_HDR_WORDS	4
+#define D9_SAMPLE_MAX_FRAMES	127
+#define D9_SAMPLE_TRUNCATED	1U	/* flags: the walk hit the depth limit */
 
 /* event types (struct d9_event.type) */
 enum d9_event_type {
@@ -135,6 +183,13 @@ struct d9_ring_hdr {
 	/* consumer cache line */
 	uint64_t tail __attribute__((aligned(64)));
 	uint64_t pad_[7];
+	/* the slot's ctimer sample area: producer (signal handler) line */
+	uint64_t sample_head __attribute__((aligned(64)));
+	uint64_t sample_drops;	/* samples dropped because the area was full */
+	uint64_t samples;	/* samples written by the current owner */
+	/* consumer line */
+	uint64_t sample_tail __attribute__((aligned(64)));
+	uint64_t pad2_[7];
 };
 
 struct d9_seg_hdr {
@@ -151,8 +206,10 @@ struct d9_seg_hdr {
 	uint64_t ring_offset;
 	uint64_t ring_stride;	/* bytes between ring headers */
 	uint32_t names_count;
-	uint32_t pad0_;
+	uint32_t sample_words;	/* u64 words per sample area, power of two */
 	uint64_t names_offset;
+	uint64_t sample_offset;
+	uint64_t sample_stride;	/* bytes between sample areas */
 
 	/* control, written by the recorder (and cleared by markers on lease
 	 * expiry); on its own cache line */
@@ -160,12 +217,17 @@ struct d9_seg_hdr {
 	uint32_t recorder_pid;
 	uint64_t lease_deadline;	/* ns, CLOCK_MONOTONIC */
 	uint64_t attach_count;		/* bumped by each recorder that attaches */
-	uint32_t request;		/* reserved: requests to the shim (ctimer) */
-	uint32_t request_arg;
+	uint32_t request;		/* enum d9_request bits */
+	uint32_t request_arg;		/* D9_REQ_CTIMER: samples per CPU second */
+	uint32_t request_gen;		/* bumped after each change of request */
 
 	/* shim-written counters, on their own cache line */
 	uint64_t names_dropped __attribute__((aligned(64)));
 	uint64_t rings_exhausted;	/* threads that found no free slot */
+	uint32_t ctimer_status;		/* enum d9_ctimer_status */
+	uint32_t ctimer_signal;		/* signal number the ctimer handler uses */
+	int32_t ctimer_errno;		/* D9_CTIMER_FAILED: the errno */
+	uint32_t ctimer_threads;	/* threads with an armed timer now */
 };
 
 _Static_assert(sizeof(struct d9_event) == 24, "d9_event is 24 bytes");
@@ -182,9 +244,12 @@ _Static_assert(sizeof(struct d9_ring_hdr) % 64 == 0, "ring header is whole lines
 #define D9_SEG_RING_STRIDE                                                               \
 	D9_SEG_ALIGN64(sizeof(struct d9_ring_hdr) +                                      \
 		       (uint64_t)D9_SEG_RING_EVENTS * sizeof(struct d9_event))
+#define D9_SEG_SAMPLE_OFFSET                                                             \
+	D9_SEG_ALIGN64(D9_SEG_RING_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_RING_STRIDE)
+#define D9_SEG_SAMPLE_STRIDE ((uint64_t)D9_SEG_SAMPLE_WORDS * sizeof(uint64_t))
 /* total size, rounded up to whole 4 KiB pages */
 #define D9_SEG_SIZE                                                                      \
-	((D9_SEG_RING_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_RING_STRIDE + 4095) &     \
+	((D9_SEG_SAMPLE_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_SAMPLE_STRIDE + 4095) & \
 	 ~4095ULL)
 
 static inline struct d9_event *d9_ring_events(struct d9_ring_hdr *r)
@@ -230,6 +295,9 @@ struct d9_seg_layout {
 	uint64_t ring_offset;
 	uint64_t ring_stride;
 	uint64_t names_offset;
+	uint32_t sample_words;
+	uint64_t sample_offset;
+	uint64_t sample_stride;
 };
 
 /*
@@ -258,6 +326,9 @@ static inline int d9_seg_check(const void *seg, uint64_t map_size,
 	l.ring_offset = __atomic_load_n(&h->ring_offset, __ATOMIC_RELAXED);
 	l.ring_stride = __atomic_load_n(&h->ring_stride, __ATOMIC_RELAXED);
 	l.names_offset = __atomic_load_n(&h->names_offset, __ATOMIC_RELAXED);
+	l.sample_words = __atomic_load_n(&h->sample_words, __ATOMIC_RELAXED);
+	l.sample_offset = __atomic_load_n(&h->sample_offset, __ATOMIC_RELAXED);
+	l.sample_stride = __atomic_load_n(&h->sample_stride, __ATOMIC_RELAXED);
 	if (seg_size != map_size || l.nrings == 0 || l.nrings > 65536 ||
 	    l.ring_events == 0 || (l.ring_events & (l.ring_events - 1)) ||
 	    l.names_count & (l.names_count - 1) || l.names_count > (1U << 24) ||
@@ -270,6 +341,14 @@ static inline int d9_seg_check(const void *seg, uint64_t map_size,
 	    l.names_offset > map_size ||
 	    (uint64_t)l.names_count * sizeof(struct d9_name_slot) >
 		    map_size - l.names_offset)
+		return -EINVAL;
+	if ((l.sample_words & (l.sample_words - 1)) ||
+	    l.sample_words < D9_SAMPLE_HDR_WORDS + D9_SAMPLE_MAX_FRAMES ||
+	    l.sample_words > (1U << 24) || l.sample_offset % 64 || l.sample_stride % 64 ||
+	    l.sample_offset < D9_SEG_HDR_SIZE ||
+	    l.sample_stride < (uint64_t)l.sample_words * sizeof(uint64_t) ||
+	    l.sample_stride > (1ULL << 32) || l.sample_offset > map_size ||
+	    (uint64_t)l.nrings * l.sample_stride > map_size - l.sample_offset)
 		return -EINVAL;
 	if (out)
 		*out = l;
@@ -290,6 +369,13 @@ static inline struct d9_name_slot *d9_layout_names(void *seg,
 	return (struct d9_name_slot *)((char *)seg + l->names_offset);
 }
 
+/* The sample area of slot @i (< l->nrings): l->sample_words u64 words. */
+static inline uint64_t *d9_layout_samples(void *seg, const struct d9_seg_layout *l,
+					  uint32_t i)
+{
+	return (uint64_t *)((char *)seg + l->sample_offset + (uint64_t)i * l->sample_stride);
+}
+
 /*
  * Attach a recorder: discard what the rings hold from earlier sessions
  * (tail = head), free drained DEAD rings, arm the lease until
@@ -308,14 +394,35 @@ static inline void d9_seg_attach(void *seg, const struct d9_seg_layout *l,
 
 		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
+		__atomic_store_n(&r->sample_tail,
+				 __atomic_load_n(&r->sample_head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
 		__atomic_compare_exchange_n(&r->state, &dead, D9_RING_FREE, 0,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&h->recorder_pid, recorder_pid, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->lease_deadline, now_ns + D9_LEASE_NS, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&h->attach_count, 1, __ATOMIC_RELAXED);
+	/* an earlier session's request ends here: threads re-read it */
+	__atomic_store_n(&h->request, D9_REQ_NONE, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->request_gen, 1, __ATOMIC_RELEASE);
 	/* release: a marker that sees attached also sees the lease */
 	__atomic_store_n(&h->attached, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Ask the shim for @req (enum d9_request bits) with @arg, e.g.
+ * D9_REQ_CTIMER with the rate in Hz (1..100000). Each thread that owns a ring
+ * applies it at its next attached marker; see ctimer_status for the outcome.
+ */
+static inline void d9_seg_request(void *seg, uint32_t req, uint32_t arg)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+
+	__atomic_store_n(&h->request_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->request, req, __ATOMIC_RELAXED);
+	/* release: a thread that sees the new gen sees the request */
+	__atomic_fetch_add(&h->request_gen, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -344,6 +451,9 @@ static inline void d9_seg_detach(void *seg)
 	__atomic_store_n(&h->attached, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->lease_deadline, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->recorder_pid, 0, __ATOMIC_RELAXED);
+	/* timers stop: their handlers and the next markers see the change */
+	__atomic_store_n(&h->request, D9_REQ_NONE, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->request_gen, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -422,8 +532,8 @@ static inline uint32_t d9_ring_owner(struct d9_ring_hdr *r, uint32_t *tid, uint6
 }
 
 /*
- * Free ring @r if its owner is gone (DEAD) and it is drained. Returns 1 if
- * it freed the ring, else 0.
+ * Free ring @r if its owner is gone (DEAD) and it is drained, its sample
+ * area too. Returns 1 if it freed the ring, else 0.
  */
 static inline int d9_ring_reap(struct d9_ring_hdr *r)
 {
@@ -431,10 +541,66 @@ static inline int d9_ring_reap(struct d9_ring_hdr *r)
 
 	if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != D9_RING_DEAD ||
 	    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) !=
-		__atomic_load_n(&r->tail, __ATOMIC_RELAXED))
+		__atomic_load_n(&r->tail, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&r->sample_head, __ATOMIC_ACQUIRE) !=
+		__atomic_load_n(&r->sample_tail, __ATOMIC_RELAXED))
 		return 0;
 	return __atomic_compare_exchange_n(&r->state, &dead, D9_RING_FREE, 0,
 					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/* A ctimer sample as d9_sample_take() returns it. */
+struct d9_sample {
+	uint64_t time;
+	uint64_t task;		/* the task being polled, 0 = none */
+	uint32_t tid;
+	uint32_t weight;	/* timer periods it stands for (1 + overruns) */
+	uint32_t flags;		/* D9_SAMPLE_TRUNCATED */
+	uint32_t nframes;
+	uint64_t ips[D9_SAMPLE_MAX_FRAMES];	/* leaf first */
+};
+
+/*
+ * Take the oldest sample from the sample area @words (@nwords u64 words, a
+ * power of two, from d9_layout_samples) of ring @r into @out and free its
+ * space. Returns 1, or 0 once the area is empty. An area whose indices or
+ * sample sizes make no sense is reset to empty (returns 0).
+ */
+static inline int d9_sample_take(struct d9_ring_hdr *r, const uint64_t *words,
+				 uint32_t nwords, struct d9_sample *out)
+{
+	uint64_t mask = (uint64_t)nwords - 1;
+	uint64_t tail = __atomic_load_n(&r->sample_tail, __ATOMIC_RELAXED);
+	uint64_t head = __atomic_load_n(&r->sample_head, __ATOMIC_ACQUIRE);
+	uint64_t w0, w3;
+	uint32_t i, n;
+
+	if (head == tail)
+		return 0;
+	w0 = words[tail & mask];
+	n = (uint32_t)w0;
+	if (head - tail > nwords || head - tail < D9_SAMPLE_HDR_WORDS ||
+	    n > D9_SAMPLE_MAX_FRAMES || head - tail < D9_SAMPLE_HDR_WORDS + (uint64_t)n) {
+		__atomic_store_n(&r->sample_tail, head, __ATOMIC_RELEASE);
+		return 0;
+	}
+	out->nframes = n;
+	out->weight = (uint32_t)(w0 >> 32);
+	out->time = words[(tail + 1) & mask];
+	out->task = words[(tail + 2) & mask];
+	w3 = words[(tail + 3) & mask];
+	out->tid = (uint32_t)w3;
+	out->flags = (uint32_t)(w3 >> 32);
+	for (i = 0; i < n; i++)
+		out->ips[i] = words[(tail + D9_SAMPLE_HDR_WORDS + i) & mask];
+	__atomic_store_n(&r->sample_tail, tail + D9_SAMPLE_HDR_WORDS + n, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Samples dropped / written by the current owner of @r. */
+static inline uint64_t d9_sample_drops(struct d9_ring_hdr *r)
+{
+	return __atomic_load_n(&r->sample_drops, __ATOMIC_RELAXED);
 }
 
 /*

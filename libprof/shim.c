@@ -32,8 +32,10 @@
 #include <unistd.h>
 
 #include "d9prof.h"
+#include "libprof/ctimer.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
+#include "libprof/shim_clock.h"
 
 #define API	    __attribute__((visibility("default")))
 #define likely(x)   __builtin_expect(!!(x), 1)
@@ -76,12 +78,10 @@ static __thread struct thread_slot self;
 static void atfork_child(void);
 static void thread_exit(void *arg);
 
+/* the shim's one clock, shared with the ctimer handler */
 static inline uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return d9__clock_ns();
 }
 
 static inline struct d9_ring_hdr *ring_at(struct d9_seg_hdr *h, uint32_t i)
@@ -138,7 +138,7 @@ static int create_segment(struct d9_seg_hdr **out)
 	h->hdr_size = D9_SEG_HDR_SIZE;
 	h->seg_size = D9_SEG_SIZE;
 	h->pid = (uint32_t)getpid();
-	h->clock = CLOCK_MONOTONIC;
+	h->clock = D9_SHIM_CLOCK;
 	h->create_time = now_ns();
 	h->nrings = D9_SEG_RINGS;
 	h->ring_events = D9_SEG_RING_EVENTS;
@@ -146,6 +146,9 @@ static int create_segment(struct d9_seg_hdr **out)
 	h->ring_stride = D9_SEG_RING_STRIDE;
 	h->names_count = D9_SEG_NAMES;
 	h->names_offset = D9_SEG_NAMES_OFFSET;
+	h->sample_words = D9_SEG_SAMPLE_WORDS;
+	h->sample_offset = D9_SEG_SAMPLE_OFFSET;
+	h->sample_stride = D9_SEG_SAMPLE_STRIDE;
 	*out = h;
 	return 0;
 fail:
@@ -241,6 +244,7 @@ static void atfork_child(void)
 	__atomic_store_n(&seg, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&init_state, INIT_NONE, __ATOMIC_RELEASE);
 	self = (struct thread_slot){.key_set = self.key_set};
+	d9__ctimer_atfork_child();
 }
 
 /* ---- rings ---------------------------------------------------------------- */
@@ -301,6 +305,8 @@ static void take(struct d9_ring_hdr *r)
 		self.tid = (uint32_t)gettid();
 	__atomic_store_n(&r->tid, self.tid, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->drops, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->sample_drops, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->samples, 0, __ATOMIC_RELAXED);
 	set_ring_name(r, NULL);
 	__atomic_store_n(&r->gen, __atomic_load_n(&r->gen, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELEASE);
@@ -390,6 +396,8 @@ static __attribute__((cold, noinline)) void record(struct d9_seg_hdr *h, uint32_
 	r = own_ring(h, &now, true);
 	if (!r)
 		return;
+	d9__ctimer_check(h, r);
+	d9__ctimer_mark(type, task);
 	ev.time = now;
 	ev.task = task;
 	ev.type = type;
@@ -426,6 +434,7 @@ record_named(struct d9_seg_hdr *h, uint32_t type, uint64_t task, const char *nam
 	r = own_ring(h, &now, type != D9_EV_THREAD_START);
 	if (!r)
 		return;
+	d9__ctimer_check(h, r);
 	if (type == D9_EV_THREAD_START || type == D9_EV_THREAD_STOP)
 		task = self.tid;
 	ev[0].time = now;
@@ -446,13 +455,17 @@ static void release(struct d9_seg_hdr *h)
 			self.mode = T_NONE;
 		return;
 	}
-	if (attached(h)) {
+	if (attached(h))
 		record_named(h, D9_EV_THREAD_STOP, 0, NULL);
-		/* records left for the recorder: it frees the ring once drained */
-		if (attached(h) && __atomic_load_n(&r->head, __ATOMIC_RELAXED) !=
-				       __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE))
-			state = D9_RING_DEAD;
-	}
+	/* no sample may land in the slot once it is given back */
+	d9__ctimer_thread_stop(h);
+	/* records or samples left for the recorder: it frees the ring once
+	 * drained */
+	if (attached(h) && (__atomic_load_n(&r->head, __ATOMIC_RELAXED) !=
+				__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) ||
+			    __atomic_load_n(&r->sample_head, __ATOMIC_RELAXED) !=
+				__atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE)))
+		state = D9_RING_DEAD;
 	/* Detached, leftover records are stale: the next d9_seg_attach()
 	 * discards them, so the ring can go straight back to FREE. */
 	__atomic_store_n(&r->state, state, __ATOMIC_RELEASE);

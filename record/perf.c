@@ -43,8 +43,13 @@ struct perf_set {
 	unsigned char *scratch;	/* records that wrap around the ring end */
 };
 
-struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
-			       int exclude_kernel)
+/* sample_type bits parse_sample() understands */
+#define SAMPLE_KNOWN                                                              \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |  \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |           \
+	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+static struct perf_set *set_alloc(unsigned int ring_pages)
 {
 	struct perf_set *ps = calloc(1, sizeof(*ps));
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -64,7 +69,35 @@ struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 	for (i = 0; i < ps->ncpus; i++)
 		ps->rings[i].fd = -1;
 	ps->page = (size_t)sysconf(_SC_PAGESIZE);
-	ps->pages = RING_PAGES;
+	ps->pages = ring_pages ? ring_pages : RING_PAGES;
+	return ps;
+}
+
+struct perf_set *perf_set__new_attr(const struct perf_event_attr *attr,
+				    unsigned int ring_pages)
+{
+	struct perf_set *ps;
+
+	if ((attr->sample_type & ~(uint64_t)SAMPLE_KNOWN) ||
+	    (ring_pages & (ring_pages - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ps = set_alloc(ring_pages);
+	if (!ps)
+		return NULL;
+	ps->attr = *attr;
+	ps->attr.size = sizeof(ps->attr);
+	return ps;
+}
+
+struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
+			       int exclude_kernel)
+{
+	struct perf_set *ps = set_alloc(0);
+
+	if (!ps)
+		return NULL;
 	ps->attr.size = sizeof(ps->attr);
 	ps->attr.type = ev->type;
 	ps->attr.config = ev->config;
@@ -190,25 +223,117 @@ unsigned int perf_set__nthreads(const struct perf_set *ps)
 	return ps->ntids;
 }
 
+/* The fields of a PERF_RECORD_SAMPLE in the order the ABI fixes, for the
+ * bits of SAMPLE_KNOWN. Records that do not fit are skipped. */
 static void parse_sample(const struct perf_set *ps, const unsigned char *p,
 			 const unsigned char *end, const struct perf_callbacks *cb)
 {
-	struct perf_sample s;
+	uint64_t st = ps->attr.sample_type;
 	const uint64_t *u = (const uint64_t *)p;
+	const uint64_t *e = (const uint64_t *)end;
+	struct perf_sample s;
 
-	/* IP, PID/TID, TIME, PERIOD, CALLCHAIN: the order the ABI fixes */
-	if ((const unsigned char *)(u + 5) > end)
-		return;
-	s.pid = (uint32_t)u[1];
-	s.tid = (uint32_t)(u[1] >> 32);
-	s.time = u[2];
-	s.period = u[3];
-	s.nr = u[4];
-	s.ips = u + 5;
-	if (s.nr > (uint64_t)(end - (const unsigned char *)s.ips) / 8)
-		return;
+	memset(&s, 0, sizeof(s));
+#define NEED(n)                                                                   \
+	do {                                                                      \
+		if ((uint64_t)(e - u) < (uint64_t)(n))                             \
+			return;                                                   \
+	} while (0)
+	if (st & PERF_SAMPLE_IP) {
+		NEED(1);
+		u++;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		NEED(1);
+		s.pid = (uint32_t)u[0];
+		s.tid = (uint32_t)(u[0] >> 32);
+		u++;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		NEED(1);
+		s.time = *u++;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		NEED(1);
+		u++;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		NEED(1);
+		s.period = *u++;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		NEED(1);
+		s.nr = *u++;
+		NEED(s.nr);
+		s.ips = u;
+		u += s.nr;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		/* u32 size, then the data; padded to 8 bytes in all */
+		uint32_t size;
+
+		NEED(1);
+		memcpy(&size, u, sizeof(size));
+		if ((uint64_t)(end - (const unsigned char *)u) < 4 + (uint64_t)size)
+			return;
+		s.raw = (const unsigned char *)u + 4;
+		s.raw_size = size;
+		u = (const uint64_t *)((const unsigned char *)u + ((4 + size + 7) & ~7u));
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		NEED(1);
+		s.regs_abi = *u++;
+		if (s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			s.nregs = (unsigned int)__builtin_popcountll(
+			    ps->attr.sample_regs_user);
+			NEED(s.nregs);
+			s.regs = u;
+			u += s.nregs;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		/* u64 size, size bytes, then u64 dyn_size if size != 0 */
+		uint64_t size;
+
+		NEED(1);
+		size = *u++;
+		if (size) {
+			NEED(size / 8 + 1);
+			s.stack = u;
+			s.stack_size = u[size / 8];
+			if (s.stack_size > size)
+				s.stack_size = size;
+			u += size / 8 + 1;
+		}
+	}
+#undef NEED
 	if (cb->sample)
 		cb->sample(cb->ctx, &s);
+}
+
+/* The sample_id_all trailer of a non-sample record: TID and TIME come
+ * first when present, and the trailer is the record's last bytes. */
+static void sample_id(const struct perf_set *ps, const unsigned char *p,
+		      const unsigned char *end, uint32_t *tid, uint64_t *time)
+{
+	uint64_t st = ps->attr.sample_type;
+	size_t n = 0;
+	const uint64_t *u;
+
+	*tid = 0;
+	*time = 0;
+	if (!ps->attr.sample_id_all)
+		return;
+	n += !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+	     !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+	     !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER);
+	if ((size_t)(end - p) < n * 8)
+		return;
+	u = (const uint64_t *)(end - n * 8);
+	if (st & PERF_SAMPLE_TID)
+		*tid = (uint32_t)(*u++ >> 32);
+	if (st & PERF_SAMPLE_TIME)
+		*time = *u;
 }
 
 static void parse_record(const struct perf_set *ps, const struct perf_event_header *h,
@@ -256,6 +381,17 @@ static void parse_record(const struct perf_set *ps, const struct perf_event_head
 
 		if (p + 16 <= end && cb->lost)
 			cb->lost(cb->ctx, u[1]);
+		break;
+	}
+	case PERF_RECORD_SWITCH: {
+		uint64_t time;
+		uint32_t tid;
+
+		if (!cb->ctxsw)
+			break;
+		sample_id(ps, p, end, &tid, &time);
+		cb->ctxsw(cb->ctx, tid, time, !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT),
+			  !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT));
 		break;
 	}
 	default:

@@ -9,12 +9,17 @@
  * into its parent's ring buffer). Samples carry IP, TID, TIME
  * (CLOCK_MONOTONIC through use_clockid), PERIOD and the kernel-unwound
  * callchain; COMM, FORK/EXIT and MMAP2 records come along.
+ *
+ * perf_set__new_attr() takes a caller-built attr instead (the off-CPU
+ * collector: a tracepoint or the context-switch event, with raw data, user
+ * registers and a user stack copy, and PERF_RECORD_SWITCH records).
  */
 #ifndef D9_PERF_H
 #define D9_PERF_H
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/perf_event.h>
 
 #include "record/pfm_event.h"
 
@@ -26,6 +31,18 @@ struct perf_sample {
 	uint64_t period;
 	uint64_t nr;		/* callchain length, context markers included */
 	const uint64_t *ips;
+	/* Only with the matching bit in the attr's sample_type, else 0/NULL;
+	 * pointers into the ring, valid during the callback. */
+	const void *raw;	/* PERF_SAMPLE_RAW: the tracepoint record */
+	uint32_t raw_size;
+	uint64_t regs_abi;	/* PERF_SAMPLE_REGS_USER: PERF_SAMPLE_REGS_ABI_*
+				 * (NONE: no user context, e.g. a kthread) */
+	const uint64_t *regs;	/* one per bit of sample_regs_user, in bit
+				 * order */
+	unsigned int nregs;
+	const void *stack;	/* PERF_SAMPLE_STACK_USER: copy of the user
+				 * stack from the SP in @regs up */
+	uint64_t stack_size;	/* valid bytes of @stack */
 };
 
 struct perf_callbacks {
@@ -36,12 +53,24 @@ struct perf_callbacks {
 	void (*mmap)(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,
 		     uint32_t prot, const char *path);
 	void (*lost)(void *ctx, uint64_t lost);
+	/* PERF_RECORD_SWITCH (attr.context_switch): @tid switched in or
+	 * @out; @preempted (kernel >= 4.17) if switched out while runnable.
+	 * @time needs sample_id_all with PERF_SAMPLE_TIME (else 0). */
+	void (*ctxsw)(void *ctx, uint32_t tid, uint64_t time, int out,
+		      int preempted);
 };
 
 /* A set sampling @ev at @freq Hz with kernel callchains unless
  * @exclude_kernel. */
 struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 			       int exclude_kernel);
+/* A set opening @attr (copied) on every thread added, with per-CPU rings of
+ * @ring_pages data pages (a power of two; 0 = the default, halved when
+ * mlock limits refuse). sample_type may hold IP, TID, TIME, CPU, PERIOD,
+ * CALLCHAIN, RAW, REGS_USER and STACK_USER; NULL with errno EINVAL for
+ * other bits. */
+struct perf_set *perf_set__new_attr(const struct perf_event_attr *attr,
+				    unsigned int ring_pages);
 /* Open the event on thread @tid. 0 or -errno from perf_event_open/mmap;
  * -EEXIST if @tid already has one. */
 int perf_set__add_thread(struct perf_set *ps, pid_t tid);

@@ -22,6 +22,8 @@
 #include <linux/perf_event.h>
 
 #include "libprof/d9_segment.h"
+#include "record/ctimer_rec.h"
+#include "record/offcpu.h"
 #include "record/perf.h"
 #include "record/pfm_event.h"
 #include "record/record.h"
@@ -49,13 +51,22 @@ struct rec {
 	struct perf_set *ps;
 	struct perf_callbacks cb;	/* perf_cb_tmpl with ctx = this */
 	struct symbolizer *sym;
+	struct offcpu_rec *oc;		/* off-CPU collector, NULL if off */
+	struct offcpu_rec_stats ocst;
 	struct shim_seg *seg;
 	struct ring_seen *rings;	/* per shim ring slot */
 	struct d9_event *evbuf;
 	size_t evbuf_len;
 	uint64_t start_ns;
 	int err;			/* first write error */
+	int ctimer;			/* sampling with the shim's timers */
+	struct ctimer_rec *ct;		/* ...once its segment is attached */
+	int ct_said, perf_checked;
+	int sampler_err;		/* the sampler failed: stop, why in st */
+	uint64_t cpu0;			/* target's CPU time at start, ns */
 };
+
+static void ctimer_begin(struct rec *r);
 
 static void logf_(struct rec *r, enum record_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -251,6 +262,8 @@ static void shim_try_attach(struct rec *r, int warn)
 	r->st->shim = 1;
 	logf_(r, RECORD_INFO, "attached to the d9prof shim of pid %d (%u thread slots)",
 	      (int)r->o->pid, l->nrings);
+	if (r->ctimer)
+		ctimer_begin(r);
 }
 
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
@@ -310,6 +323,10 @@ static void drain_shim(struct rec *r)
 
 	if (!r->seg)
 		return;
+	/* samples first: a ring is reaped only once its samples are out too */
+	if (r->ct)
+		note_err(r, ctimer_rec__drain(r->ct, r->w, &r->st->samples,
+					      &r->st->ctimer_drops));
 	base = shim_seg__base(r->seg);
 	l = shim_seg__layout(r->seg);
 	for (i = 0; i < l->nrings; i++) {
@@ -366,10 +383,11 @@ static void write_meta(struct rec *r)
 		note_err(r, trace_writer__meta(r->w, "kernel", buf));
 	}
 	note_err(r, trace_writer__meta(r->w, "event", r->st->event_name));
-	note_err(r, trace_writer__meta(r->w, "sampler", "perf"));
+	note_err(r, trace_writer__meta(r->w, "sampler", r->st->sampler));
 	snprintf(buf, sizeof(buf), "%u", r->o->freq);
 	note_err(r, trace_writer__meta(r->w, "frequency", buf));
 	note_err(r, trace_writer__meta(r->w, "clock", "CLOCK_MONOTONIC"));
+	note_err(r, trace_writer__meta(r->w, "offcpu", r->st->offcpu));
 	note_err(r, trace_writer__meta(r->w, "recorder", "d9prof " "0.1.0"));
 }
 
@@ -469,6 +487,190 @@ static int open_sampler(struct rec *r)
 	return 0;
 }
 
+/* ---- the sampler: perf_event, or the shim's ctimer (record/ctimer_rec.c) -- */
+
+static void ctimer_begin(struct rec *r)
+{
+	if (!r->ct)
+		note_err(r, ctimer_rec__new(r->seg, r->o->pid, r->o->freq, &r->ct));
+}
+
+static void use_ctimer(struct rec *r, const char *why)
+{
+	r->ctimer = 1;
+	snprintf(r->st->sampler, sizeof(r->st->sampler), "ctimer");
+	snprintf(r->st->event_name, sizeof(r->st->event_name), "thread-cpu-clock");
+	logf_(r, RECORD_INFO, "sampler: ctimer, the shim's per-thread CPU timers (%s)", why);
+	logf_(r, RECORD_INFO, "ctimer samples user stacks only: no kernel frames");
+	if (r->seg)
+		ctimer_begin(r);
+}
+
+/* --sampler: perf, ctimer, or perf falling back to ctimer (auto) */
+static int choose_sampler(struct rec *r)
+{
+	char why[320];
+	int err;
+
+	if (r->o->sampler == RECORD_SAMPLER_CTIMER) {
+		use_ctimer(r, "--sampler ctimer");
+		return 0;
+	}
+	err = open_sampler(r);
+	if (!err) {
+		snprintf(r->st->sampler, sizeof(r->st->sampler), "perf");
+		logf_(r, RECORD_INFO, "sampler: perf_event%s",
+		      r->o->sampler == RECORD_SAMPLER_AUTO ? " (available)" : "");
+		return 0;
+	}
+	if (r->o->sampler == RECORD_SAMPLER_PERF ||
+	    (err != -EACCES && err != -EPERM && err != -ENOSYS && err != -EOPNOTSUPP &&
+	     err != -ENOENT))
+		return err;
+	snprintf(why, sizeof(why),
+		 "perf_event_open failed: %s; kernel.perf_event_paranoid=%d, "
+		 "'sysctl kernel.perf_event_paranoid=1' lets the target's owner use perf, "
+		 "unless a seccomp filter (e.g. a container's) refuses it",
+		 strerror(-err), paranoid_level());
+	r->st->why[0] = '\0';
+	use_ctimer(r, why);
+	return 0;
+}
+
+/* Every tick: the shim's answer to the ctimer request; a shim that never
+ * shows up; in auto mode, perf_event that opened but delivers nothing. */
+static int sampler_tick(struct rec *r, uint64_t now)
+{
+	char why[320];
+	unsigned int threads;
+	uint64_t cpu;
+	int err;
+
+	if (r->ct) {
+		err = ctimer_rec__status(r->ct, &threads, why, sizeof(why));
+		if (err) {
+			snprintf(r->st->why, sizeof(r->st->why), "ctimer sampler: %.200s", why);
+			return err;
+		}
+		if (threads && !r->ct_said) {
+			r->ct_said = 1;
+			logf_(r, RECORD_INFO, "ctimer: the shim samples on signal %d",
+			      ctimer_rec__signal(r->ct));
+		}
+		return 0;
+	}
+	if (r->ctimer) {
+		if (now - r->start_ns < SHIM_EAGER_NS)
+			return 0;
+		snprintf(r->st->why, sizeof(r->st->why),
+			 "pid %d has no d9prof shim: the ctimer sampler samples from inside "
+			 "the target; link libd9prof into it, or use perf_event",
+			 (int)r->o->pid);
+		return -ENOENT;
+	}
+	if (r->o->sampler != RECORD_SAMPLER_AUTO || r->perf_checked ||
+	    now - r->start_ns < 1000000000ULL)
+		return 0;
+	r->perf_checked = 1;
+	cpu = proc_cpu_ns(r->o->pid) - r->cpu0;
+	if (r->st->samples || cpu < 50000000ULL)
+		return 0;
+	snprintf(why, sizeof(why),
+		 "perf_event delivered no sample in 1 s while pid %d used %.0f ms of CPU",
+		 (int)r->o->pid, (double)cpu / 1e6);
+	if (!r->seg) {
+		logf_(r, RECORD_WARN, "%s, and it has no d9prof shim for the ctimer sampler",
+		      why);
+		return 0;
+	}
+	perf_set__free(r->ps);
+	r->ps = NULL;
+	use_ctimer(r, why);
+	note_err(r, trace_writer__meta(r->w, "sampler", r->st->sampler));
+	note_err(r, trace_writer__meta(r->w, "event", r->st->event_name));
+	return 0;
+}
+
+/* ---- off-CPU ------------------------------------------------------------ */
+
+/* Open the off-CPU collector unless it is off. Refused is a warning (CPU
+ * samples go on); so is a tracepoint failure in auto mode (the software
+ * event takes over). Only a forced source that cannot work is an error. */
+static int open_offcpu(struct rec *r)
+{
+	struct offcpu_rec_opts oo = {
+	    .source = r->o->offcpu == RECORD_OFFCPU_TRACEPOINT ? OFFCPU_REC_TRACEPOINT
+		      : r->o->offcpu == RECORD_OFFCPU_SWITCH   ? OFFCPU_REC_SWITCH
+							       : OFFCPU_REC_AUTO,
+	    .stack_bytes = r->o->offcpu_fp_only ? 0
+			   : r->o->offcpu_stack ? r->o->offcpu_stack
+						: OFFCPU_STACK_DEFAULT,
+	    .may_mount = 1,
+	};
+	char why[256];
+	int err;
+
+	if (r->o->offcpu == RECORD_OFFCPU_OFF) {
+		snprintf(r->st->offcpu, sizeof(r->st->offcpu), "off");
+		return 0;
+	}
+	err = offcpu_rec__open(r->o->pid, &oo, r->sym, r->w, &r->ocst, &r->oc, why,
+			   sizeof(why));
+	if (r->ocst.mounted_tracefs)
+		logf_(r, RECORD_INFO, "mounted tracefs at %s for sched:sched_switch",
+		      r->ocst.tracefs);
+	if (err == -EACCES || err == -EPERM) {
+		snprintf(r->st->offcpu, sizeof(r->st->offcpu), "refused");
+		logf_(r, RECORD_WARN,
+		      "off-CPU collection refused (kernel.perf_event_paranoid=%d): "
+		      "recording CPU samples only; set it to -1 (sched_switch "
+		      "tracepoint) or 1 (context-switch event), or run as root",
+		      paranoid_level());
+		return 0;
+	}
+	if (err == -ESRCH) {
+		snprintf(r->st->why, sizeof(r->st->why), "no such process");
+		return err;
+	}
+	if (err) {
+		snprintf(r->st->why, sizeof(r->st->why), "off-CPU: %.200s", why);
+		return err;
+	}
+	snprintf(r->st->offcpu, sizeof(r->st->offcpu), "%s", r->ocst.source);
+	if (r->ocst.fallback_why[0])
+		logf_(r, RECORD_INFO, "off-CPU from the context-switch event: %s",
+		      r->ocst.fallback_why);
+	else if (r->ocst.tracefs[0])
+		logf_(r, RECORD_INFO, "off-CPU from sched:sched_switch (tracefs at %s)",
+		      r->ocst.tracefs);
+	else
+		logf_(r, RECORD_INFO, "off-CPU from the context-switch event");
+	return 0;
+}
+
+static void offcpu_summary(struct rec *r)
+{
+	const struct offcpu_rec_stats *c = &r->ocst;
+	char buf[64];
+
+	r->st->switches = c->switches;
+	r->st->switches_blocked = c->blocked;
+	r->st->offcpu_lost = c->lost;
+	r->st->offcpu_stacks = c->user_stacks;
+	r->st->offcpu_unwound = c->unwound;
+	r->st->offcpu_stack_used = c->stack_used_max;
+	r->st->offcpu_unwind_s = (double)c->unwind_ns / 1e9;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->switches);
+	note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
+	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->unwound,
+		 (unsigned long long)c->user_stacks);
+	note_err(r, trace_writer__meta(r->w, "offcpu unwound past leaf library", buf));
+	if (c->lost) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->lost);
+		note_err(r, trace_writer__meta(r->w, "offcpu lost", buf));
+	}
+}
+
 /* ---- the loop ------------------------------------------------------------ */
 
 static int pidfd_of(pid_t pid)
@@ -504,13 +706,25 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		goto out;
 	}
 	pidfd = pidfd_of(o->pid);
-	err = open_sampler(&r);
+	err = choose_sampler(&r);
 	if (err)
 		goto out;
 	r.start_ns = record_now_ns();
-	logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u threads of pid %d",
-	      st->event_name, o->freq, perf_set__nthreads(r.ps), (int)o->pid);
-	shim_try_attach(&r, !o->on_attached);
+	r.cpu0 = proc_cpu_ns(o->pid);
+	if (r.ps)
+		logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u threads of pid %d",
+		      st->event_name, o->freq, perf_set__nthreads(r.ps), (int)o->pid);
+	else
+		logf_(&r, RECORD_INFO, "sampling thread CPU time at %u Hz per thread of pid %d",
+		      o->freq, (int)o->pid);
+	err = open_offcpu(&r);
+	if (err)
+		goto out;
+	shim_try_attach(&r, !o->on_attached && !r.ctimer);
+	if (r.ctimer && !r.seg && !o->on_attached) {
+		err = sampler_tick(&r, r.start_ns + SHIM_EAGER_NS);
+		goto out;
+	}
 	if (o->on_attached)
 		o->on_attached(o->ctx);
 	write_meta(&r);
@@ -526,9 +740,14 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			exited = 1;
 		else if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
-		perf_set__drain(r.ps, &r.cb);
+		if (r.ps)
+			perf_set__drain(r.ps, &r.cb);
+		if (r.oc)
+			note_err(&r, offcpu_rec__drain(r.oc));
 		drain_shim(&r);
 		now = record_now_ns();
+		if (!exited && (r.sampler_err = sampler_tick(&r, now)))
+			break;
 		if (r.seg)
 			shim_seg__renew(r.seg);
 		else if (!exited && (now - r.start_ns < SHIM_EAGER_NS ||
@@ -554,7 +773,12 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			break;
 	}
 	/* Last words: what is still in the rings belongs in the trace. */
-	perf_set__drain(r.ps, &r.cb);
+	if (r.ps)
+		perf_set__drain(r.ps, &r.cb);
+	if (r.oc) {
+		note_err(&r, offcpu_rec__finish(r.oc));
+		offcpu_summary(&r);
+	}
 	drain_shim(&r);
 	if (r.seg)
 		shim_seg__detach(r.seg);
@@ -579,12 +803,16 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	if (err)
 		snprintf(st->why, sizeof(st->why), "cannot write the trace: %s",
 			 strerror(-err));
+	else
+		err = r.sampler_err;
 out:
 	if (pidfd >= 0)
 		close(pidfd);
+	ctimer_rec__free(r.ct);
 	shim_seg__close(r.seg);
 	free(r.rings);
 	free(r.evbuf);
+	offcpu_rec__free(r.oc);
 	perf_set__free(r.ps);
 	trace_writer__free(r.w);
 	symbolizer__free(r.sym);

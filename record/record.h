@@ -22,8 +22,20 @@ enum record_log_level {
 	RECORD_WARN = 1,	/* degraded but going on */
 };
 
+/* Who takes the CPU samples (record_opts.sampler). */
+enum record_sampler {
+	RECORD_SAMPLER_AUTO = 0,	/* perf_event; ctimer if perf_event_open
+					 * fails (EACCES, EPERM, ENOSYS,
+					 * EOPNOTSUPP, ENOENT) or delivers no
+					 * sample while the target uses CPU */
+	RECORD_SAMPLER_PERF = 1,
+	RECORD_SAMPLER_CTIMER = 2,	/* the shim's per-thread CPU timers;
+					 * needs the shim in the target */
+};
+
 struct record_opts {
 	pid_t pid;			/* target process */
+	enum record_sampler sampler;
 	double duration;		/* seconds, 0 = until stopped */
 	unsigned int freq;		/* samples per second per thread */
 	const char *event;		/* libpfm4 event name; NULL = default
@@ -38,6 +50,21 @@ struct record_opts {
 	void (*log)(void *ctx, enum record_log_level lvl, const char *msg);
 	const char *cmdline;		/* recorded in the trace meta; NULL =
 					 * read /proc/PID/cmdline */
+	/* Off-CPU collection (sched switches with stacks, record/offcpu.h):
+	 * on by default, from the sched_switch tracepoint where tracefs is
+	 * (mounted if missing and we are root), else the context-switch
+	 * software event. Refused (perf_event_paranoid) is a warning. */
+	enum record_offcpu {
+		RECORD_OFFCPU_AUTO = 0,
+		RECORD_OFFCPU_TRACEPOINT,	/* only the tracepoint: fail
+						 * without tracefs */
+		RECORD_OFFCPU_SWITCH,		/* only the software event */
+		RECORD_OFFCPU_OFF,
+	} offcpu;
+	unsigned int offcpu_stack;	/* bytes of user stack copied per
+					 * switch for CFI unwinding (multiple
+					 * of 8, <= 32768); 0 = 8192 */
+	int offcpu_fp_only;		/* no stack copy: frame pointers only */
 };
 
 struct record_stats {
@@ -50,15 +77,29 @@ struct record_stats {
 	uint64_t frames;		/* unique addresses symbolized */
 	int shim;			/* 1 if the shim segment was attached */
 	int target_exited;
+	uint64_t ctimer_drops;		/* ctimer samples the shim dropped */
 	char event_name[64];		/* the event actually used */
+	char sampler[16];		/* "perf" or "ctimer" */
 	char why[256];			/* reason, on error */
+	/* off-CPU */
+	char offcpu[16];		/* trace meta "offcpu": "tracepoint",
+					 * "context-switch", "off", "refused" */
+	uint64_t switches;		/* off-CPU intervals written */
+	uint64_t switches_blocked;	/* ... blocked (the rest preempted) */
+	uint64_t offcpu_lost;		/* switch records lost (ring full) */
+	uint64_t offcpu_stacks;		/* switch-outs with a user stack */
+	uint64_t offcpu_unwound;	/* ... CFI-unwound out of the leaf's
+					 * library (past libc) */
+	uint64_t offcpu_stack_used;	/* most stack copy bytes an unwind read */
+	double offcpu_unwind_s;		/* recorder CPU spent unwinding */
 };
 
 /* Record opts->pid until *opts->stop, opts->duration, or the target's exit.
  * Returns 0 (a complete trace was written) or -errno:
  *   -ESRCH   no such process
  *   -EPERM/-EACCES  perf_event_open refused (stats->why says what to change)
- *   -ENOENT  the event does not exist on this machine
+ *   -ENOENT  the event does not exist on this machine, or the ctimer
+ *            sampler was asked of a target without the shim
  *   -EIO     writing the trace failed
  */
 int record__run(const struct record_opts *opts, struct record_stats *stats);

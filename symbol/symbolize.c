@@ -33,6 +33,7 @@
 
 #include "kallsyms/kallsyms.h"
 #include "symbol/symbolize.h"
+#include "symbol/symbolize_int.h"
 
 struct load {		 /* one PT_LOAD of an object */
 	uint64_t offset; /* p_offset */
@@ -586,7 +587,7 @@ static uint8_t sym_pref(const GElf_Sym *sym, const char *name)
 		p |= 1u << 7;
 	if (!sym->st_size)
 		p |= 1u << 6;
-	while (name[us] == '_' && us < 7)
+	while (us < 7 && name[us] == '_')
 		us++;
 	p |= us << 2;
 	if (bind == STB_WEAK)
@@ -830,4 +831,33 @@ int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
 	if (build_id)
 		*build_id = s->objs[i].build_id;
 	return 0;
+}
+
+/* ---- for the unwinder ------------------------------------------------- */
+
+int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *out)
+{
+	const struct mapping *m;
+	struct object *o;
+	Dwarf_Addr b;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->obj = UINT32_MAX;
+	i = map_search(s, addr);
+	if (i == s->nmaps || s->maps[i].start > addr)
+		return -ENOENT;
+	m = &s->maps[i];
+	o = &s->objs[m->obj];
+	out->obj = m->obj;
+	if (!o->mod)
+		return -ENOENT;
+	/* both are cached by libdwfl after the first call */
+	out->eh = dwfl_module_eh_cfi(o->mod, &b);
+	out->eh_bias = m->bias + b;
+	if (!out->eh) {
+		out->debug = dwfl_module_dwarf_cfi(o->mod, &b);
+		out->debug_bias = m->bias + b;
+	}
+	return out->eh || out->debug ? 0 : -ENOENT;
 }

@@ -62,6 +62,47 @@ int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
 
 void symbolizer__free(struct symbolizer *s);
 
+/* ---- unwinding a user stack copy (symbol/unwind.c) ------------------ */
+
+/* Registers of the innermost frame, by DWARF register number of the
+ * target's architecture (x86-64: 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi,
+ * 6 rbp, 7 rsp, 8-15 r8-r15). */
+#define UNWIND_NREGS 32
+struct unwind_regs {
+	uint64_t pc;
+	uint64_t reg[UNWIND_NREGS];
+	uint32_t valid;			/* bit i: reg[i] is known */
+};
+
+enum unwind_end {
+	UNWIND_END_OUTERMOST,	/* CFI says there is no caller (thread start) */
+	UNWIND_END_MEMORY,	/* needed a word outside the stack copy */
+	UNWIND_END_NO_CFI,	/* a pc in no known module, or without CFI */
+	UNWIND_END_BAD,		/* a rule it cannot evaluate, a register it
+				 * does not know, or a stack going backwards */
+	UNWIND_END_MAX,		/* @max frames written */
+};
+
+struct unwind_result {
+	unsigned int n;			/* frames written */
+	enum unwind_end end;
+	unsigned int past_leaf_module;	/* index of the first frame in another
+					 * module than frame 0, 0 if none */
+	uint64_t stack_used;		/* bytes of the copy read, from the SP */
+};
+
+/* Unwind with the modules' CFI (.eh_frame, else .debug_frame) from @regs
+ * over @stack, a copy of the target's stack memory starting at the SP
+ * (@regs->reg[SP]) and @stack_len bytes long: writes @regs->pc then the
+ * return address of each caller into @pcs (at most @max), using the files
+ * the symbolizer already holds. Only the copy is read, never the target.
+ * Returns 0 with *@res filled in (res->n >= 1), -EINVAL (no pc or SP),
+ * -ENOTSUP on an architecture it does not know. Cost: one binary search
+ * and one CFI lookup per frame (CIEs/FDEs cached by libdw). */
+int symbolizer__unwind(struct symbolizer *s, const struct unwind_regs *regs,
+		       const void *stack, size_t stack_len, uint64_t *pcs,
+		       unsigned int max, struct unwind_result *res);
+
 /* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol into a malloc'd
  * string, or NULL if @sym is not mangled. Rust legacy hashes (::h0123...)
  * are dropped. */

@@ -211,12 +211,17 @@ t_bad_input_is_one_clear_line() {
 	expect 2 "bad frequency '0'" "$D9" record -p 1 -F 0 || r=1
 	expect 2 "bad format 'png'" "$D9" flame --format png || r=1
 	expect 2 "bad task id 'x'" "$D9" flame --task x || r=1
+	expect 2 "bad --min-poll '5': want a number and a unit" "$D9" offcpu --min-poll 5 || r=1
+	expect 2 "bad --min '1x'" "$D9" polls --min 1x || r=1
+	expect 2 "bad sort key 'size'" "$D9" polls --sort size || r=1
 	expect 2 "unknown command 'frob'" "$D9" frob || r=1
 	expect 1 "no such file" "$D9" tasks -i "$TMP/missing.data" || r=1
 	head -c 4096 /dev/urandom >"$TMP/garbage.data"
 	expect 1 "corrupt or not a d9prof trace" "$D9" flame -i "$TMP/garbage.data" || r=1
 	if [ -s "$TMP/demo.data" ]; then
 		expect 1 "no task 987654" "$D9" flame -i "$TMP/demo.data" --task 987654 || r=1
+		expect 1 "no poll 987654321" "$D9" flame -i "$TMP/demo.data" --poll 987654321 ||
+			r=1
 		local sz; sz=$(stat -c %s "$TMP/demo.data")
 		head -c $((sz * 2 / 3)) "$TMP/demo.data" >"$TMP/cut.data"
 		expect 0 "truncated" "$D9" tasks -i "$TMP/cut.data" || r=1
@@ -237,7 +242,7 @@ t_bad_input_is_one_clear_line() {
 t_help_and_man() {
 	local c r=0
 	"$D9" --help | grep -q "^usage: d9prof" || { fail "d9prof --help"; r=1; }
-	for c in record flame tasks; do
+	for c in record flame tasks polls offcpu; do
 		"$D9" $c --help | grep -q "^usage: d9prof $c" || { fail "$c --help"; r=1; }
 		grep -q "^\.B.*$c\|$c" man/d9prof.1 || { fail "man page lacks $c"; r=1; }
 	done
@@ -249,12 +254,305 @@ t_help_and_man() {
 	return $r
 }
 
+# ---- off-CPU --------------------------------------------------------------
+
+# offcpu_of FILE TASK OUT: the task's off-CPU folded stacks inside polls of
+# at least 1 ms, in microseconds blocked
+offcpu_of() {
+	"$D9" offcpu -i "$1" --task "$2" --min-poll 1ms --format folded >"$3" 2>"$3.err" ||
+		fail "offcpu --task $2 failed: $(cat "$3.err")"
+}
+# within A B PCT: A is within PCT% of B
+within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d;
+	exit !(b > 0 && d <= b * p / 100) }'; }
+# blocked_weight FOLDED: weight of the stacks not marked [preempted]
+blocked_weight() { awk '!/\[preempted\] [0-9]+$/ { s += $NF } END { print s + 0 }' "$1"; }
+
+# offcpu_demo SRC LABEL: the demo recorded from start to exit with off-CPU
+# source SRC; its blocker (task 2) blocks ~3 ms per poll in
+# demo_blocking_read's nanosleep, its hog (task 1) never blocks
+offcpu_demo() {
+	local src=$1 label=$2 d="$TMP/oc-$1"
+	"$D9" record --offcpu-source "$src" -o "$d.data" -- "$DEMO" -d 4 >/dev/null \
+		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
+	grep -q "off-CPU ($label): [1-9][0-9]* switches" "$d.err" ||
+		fail "no off-CPU summary from $label: $(grep -i off-cpu "$d.err")" || return 1
+	local polls expect_us
+	polls=$(awk '$1 == "demo:" && $2 == "blocker" { print $NF }' "$d.err")
+	[ -n "$polls" ] && [ "$polls" -gt 100 ] || fail "demo blocker polls: '$polls'" || return 1
+	# what the blocker really lost in its blocking call, as the demo timed it
+	expect_us=$(awk '$1 == "demo:" && $2 == "blocked_us" { print $3 }' "$d.err")
+	[ -n "$expect_us" ] || fail "the demo did not report blocked_us" || return 1
+	offcpu_of "$d.data" 2 "$d.t2" || return 1
+	offcpu_of "$d.data" 1 "$d.t1" || return 1
+	local w2 wcall wsys b1
+	w2=$(weight "$d.t2")
+	wcall=$(weight_of "$d.t2" demo_blocking_read)
+	wsys=$(awk '/demo_blocking_read;.*nanosleep[^;]*_\[k\]/ { s += $NF } END { print s + 0 }' \
+		"$d.t2")
+	b1=$(blocked_weight "$d.t1")
+	say "    $label: blocker off-CPU ${w2} us for $polls polls (${expect_us} us in the blocking call)," \
+		"$((100 * wsys / (w2 > 0 ? w2 : 1)))% under demo_blocking_read -> nanosleep;" \
+		"hog blocked ${b1} us, preempted $(($(weight "$d.t1") - b1)) us"
+	within "$w2" "$expect_us" 15 || fail "blocker off-CPU $w2 us, want $expect_us +-15%" ||
+		return 1
+	[ "$wsys" -gt $((w2 * 9 / 10)) ] ||
+		fail "only $wsys of $w2 us under demo_blocking_read -> nanosleep" || return 1
+	[ "$wcall" -ge "$wsys" ] || return 1
+	[ "$b1" -le $((w2 / 20)) ] || fail "the hog blocked $b1 us: more than noise" || return 1
+}
+
+t_offcpu_demo_tracepoint() {
+	need_perf || return
+	offcpu_demo tracepoint tracepoint
+}
+
+t_offcpu_demo_context_switch_fallback() {
+	need_perf || return
+	offcpu_demo switch context-switch
+}
+
+# offcpu_sleeper SRC: a process of our own whose task sleeps ~3 ms per poll
+# in libc's nanosleep()/usleep() called from sleeper_wait_for_io(), a
+# frame-pointer walk from inside libc skips that function
+offcpu_sleeper() {
+	local src=$1 d="$TMP/sl-$1"
+	[ -x "$TMP/sleeper" ] ||
+		cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleeper.c -o "$TMP/sleeper" \
+			"$B/libd9prof.a" -lpthread || fail "cannot build the sleeper" || return 1
+	"$D9" record --offcpu-source "$src" -o "$d.data" -- "$TMP/sleeper" 5 >"$d.out" \
+		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
+	local slept w wcall
+	slept=$(awk '$1 == "slept_us" { print $2 }' "$d.out")
+	[ -n "$slept" ] && [ "$slept" -gt 1000000 ] || fail "sleeper slept '$slept' us" || return 1
+	offcpu_of "$d.data" 1 "$d.f" || return 1
+	w=$(weight "$d.f")
+	# a user-side (libc) nanosleep frame below the calling function
+	wcall=$(awk '{ n = split($0, f, ";"); seen = 0; hit = 0
+		for (i = 1; i <= n; i++) {
+			if (f[i] == "sleeper_wait_for_io") seen = 1
+			else if (seen && f[i] ~ /nanosleep/ && f[i] !~ /_\[k\]/) hit = 1
+		}
+		if (hit) s += $NF } END { print s + 0 }' "$d.f")
+	say "    $src: off-CPU ${w} us, slept ${slept} us; $((100 * wcall / (w > 0 ? w : 1)))%" \
+		"under sleeper_wait_for_io -> libc nanosleep; $(grep -h 'off-CPU stacks' "$d.err" |
+		sed 's/^d9prof: //')"
+	within "$w" "$slept" 15 || fail "off-CPU $w us, slept $slept us" || return 1
+	[ "$wcall" -gt $((w * 9 / 10)) ] ||
+		fail "only $wcall of $w us under sleeper_wait_for_io -> nanosleep" || return 1
+}
+
+t_offcpu_own_sleeper_tracepoint() {
+	need_perf || return
+	offcpu_sleeper tracepoint
+}
+
+t_offcpu_own_sleeper_context_switch() {
+	need_perf || return
+	offcpu_sleeper switch
+}
+
+t_offcpu_mounts_tracefs_when_missing() {
+	need_perf || return
+	if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+		say "    skip: needs root and unshare(1) for a private mount namespace"
+		return 2
+	fi
+	# in a mount namespace of its own, so the machine's mounts stay as
+	# they are
+	unshare --mount --propagation private sh -c '
+		for m in $(awk "\$3 == \"tracefs\" { print \$2 }" /proc/mounts | sort -r); do
+			umount "$m" || exit 3
+		done
+		! grep -q " tracefs " /proc/mounts || exit 3
+		"$1" record -o "$2" -- sleep 0.5' sh "$D9" "$TMP/mnt.data" >/dev/null \
+		2>"$TMP/mnt.err" || fail "record failed: $(cat "$TMP/mnt.err")" || return 1
+	grep -q "mounted tracefs at /sys/kernel/tracing" "$TMP/mnt.err" ||
+		fail "no word about mounting tracefs: $(cat "$TMP/mnt.err")" || return 1
+	grep -q "off-CPU (tracepoint)" "$TMP/mnt.err" ||
+		fail "not the tracepoint after mounting" || return 1
+}
+
+t_offcpu_options_and_refusal() {
+	need_perf || return
+	local r=0
+	expect 2 "bad off-CPU source 'frob'" "$D9" record -p 1 --offcpu-source frob || r=1
+	expect 2 "bad stack size '100'" "$D9" record -p 1 --offcpu-stack 100 || r=1
+	"$D9" record --no-offcpu -o "$TMP/nooc.data" -- sleep 0.3 >/dev/null 2>"$TMP/nooc.err" ||
+		{ fail "record --no-offcpu failed: $(cat "$TMP/nooc.err")"; r=1; }
+	! grep -q "off-CPU (" "$TMP/nooc.err" || { fail "--no-offcpu still records switches"; r=1; }
+	"$D9" record --offcpu-stack 0 -o "$TMP/fp.data" -- sleep 0.3 >/dev/null 2>"$TMP/fp.err" ||
+		{ fail "record --offcpu-stack 0 failed"; r=1; }
+	grep -q "frame pointers only" "$TMP/fp.err" || { fail "no 'frame pointers only'"; r=1; }
+	local par; par=$(cat /proc/sys/kernel/perf_event_paranoid)
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -ge 1 ]; then
+		# unprivileged, the switch events are refused: CPU samples go on
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$D9" record \
+			-o /tmp/d9-nobody-oc-$$.data -- sleep 0.5 >/dev/null 2>"$TMP/nobody.err" ||
+			{ fail "unprivileged record failed: $(cat "$TMP/nobody.err")"; r=1; }
+		rm -f /tmp/d9-nobody-oc-$$.data
+		grep -q "off-CPU collection refused.*perf_event_paranoid" "$TMP/nobody.err" ||
+			{ fail "no refusal warning: $(cat "$TMP/nobody.err")"; r=1; }
+	fi
+	return $r
+}
+
+# polls and flame --poll on the demo trace t_offcpu_demo_tracepoint made:
+# the blocker's slow polls show their off-CPU time and where they blocked,
+# and one of them drawn alone has both its CPU and its off-CPU stacks
+t_offcpu_polls_and_poll_flame_on_the_demo() {
+	need_perf || return
+	local d="$TMP/oc-tracepoint.data" rows id off
+	[ -s "$d" ] || { say "    skip: no off-CPU demo trace (offcpu_demo_tracepoint failed)"; return 2; }
+	"$D9" polls -i "$d" --min 1ms --task 2 --limit 5 >"$TMP/pl.txt" 2>"$TMP/pl.err" ||
+		fail "polls failed: $(cat "$TMP/pl.err")" || return 1
+	sed -n '1,3p' "$TMP/pl.txt" | sed 's/^/    /'
+	rows=$(grep -c '^[0-9]' "$TMP/pl.txt")
+	[ "$rows" = 5 ] || fail "want 5 slow polls of task 2, got $rows" || return 1
+	! grep '^[0-9]' "$TMP/pl.txt" | grep -qv ' 2 blocker .*ms .*(off-CPU)$' ||
+		fail "a blocker poll without off-CPU time or off-CPU top frame" || return 1
+	id=$(awk '/^[0-9]/ { print $1; exit }' "$TMP/pl.txt")
+	"$D9" flame -i "$d" --poll "$id" --format folded >"$TMP/pf.f" 2>"$TMP/pf.err" ||
+		fail "flame --poll $id failed: $(cat "$TMP/pf.err")" || return 1
+	off=$(awk '/^\[off-cpu\];.*demo_blocking_read/ { s += $NF } END { print s + 0 }' "$TMP/pf.f")
+	say "    poll $id: $(awk '/^\[cpu\]/ { s += $NF } END { print s + 0 }' "$TMP/pf.f") us on" \
+		"CPU, $off us off-CPU under demo_blocking_read"
+	[ "$off" -ge 2000 ] || fail "poll $id: only $off us off-CPU under demo_blocking_read" ||
+		return 1
+	"$D9" polls -i "$d" --task 1 --limit 3 >"$TMP/pl1.txt" || return 1
+	! grep '^[0-9]' "$TMP/pl1.txt" | grep -q '(off-CPU)$' ||
+		fail "the CPU hog's polls have an off-CPU top frame" || return 1
+}
+
+# ---- the ctimer sampler ----------------------------------------------------
+
+# leaf_shares FOLDED: "function percent" per deepest user-space frame (kernel
+# frames, "_[k]", skipped: ctimer has none), by weight, largest first
+leaf_shares() {
+	awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";")
+		while (k > 1 && f[k] ~ /_\[k\]$/) k--
+		s[f[k]] += n; t += n }
+		END { for (x in s) printf "%s %.1f\n", x, 100 * s[x] / t }' "$1" | sort -k2 -nr
+}
+
+t_ctimer_and_perf_agree_on_the_demo() {
+	start_demo "$TMP/ct.out" -w 2 || return 1
+	"$D9" record --sampler ctimer -p "$DPID" -d 4 -o "$TMP/ct.data" 2>"$TMP/ct.err" ||
+		fail "record --sampler ctimer failed: $(cat "$TMP/ct.err")" || return 1
+	grep -q "sampler: ctimer" "$TMP/ct.err" || fail "does not say it uses ctimer" || return 1
+	grep -q "no kernel frames" "$TMP/ct.err" || fail "does not say: no kernel frames" ||
+		return 1
+	"$D9" flame -i "$TMP/ct.data" --task 1 --format folded >"$TMP/ct1.f" || return 1
+	local s w; s=$(share "$TMP/ct1.f" demo_hot_spin); w=$(weight "$TMP/ct1.f")
+	say "    ctimer: task 1 weight $w, demo_hot_spin holds $s%"
+	[ "$w" -ge 500 ] || fail "too little ctimer weight for task 1: $w" || return 1
+	[ "$s" -gt 90 ] || fail "demo_hot_spin holds only $s% of task 1 with ctimer" || return 1
+	! grep -q '_\[k\]' "$TMP/ct1.f" || fail "kernel frames in ctimer stacks" || return 1
+	"$D9" tasks -i "$TMP/ct.data" >"$TMP/ct.tasks" || return 1
+	grep -q cpu_hog "$TMP/ct.tasks" || fail "tasks table lacks cpu_hog" || return 1
+	need_perf || { kill "$DPID"; wait "$DPID" 2>/dev/null; return 2; }
+	"$D9" record --sampler perf -p "$DPID" -d 4 -o "$TMP/pf.data" 2>"$TMP/pf.err" ||
+		fail "record --sampler perf failed: $(cat "$TMP/pf.err")" || return 1
+	kill "$DPID"; wait "$DPID" 2>/dev/null
+	"$D9" flame -i "$TMP/pf.data" --task 1 --format folded >"$TMP/pf1.f" || return 1
+	s=$(share "$TMP/pf1.f" demo_hot_spin)
+	[ "$s" -gt 90 ] || fail "demo_hot_spin holds only $s% of task 1 with perf" || return 1
+	leaf_shares "$TMP/pf1.f" >"$TMP/pf1.shares"
+	leaf_shares "$TMP/ct1.f" >"$TMP/ct1.shares"
+	say "    task 1 leaf shares, perf | ctimer:"
+	awk 'NR == FNR { c[$1] = $2; next } { p[$1] = $2 }
+		END { for (x in p) if (p[x] >= 0.5 || c[x] >= 0.5) printf "      %-24s %5.1f%% | %5.1f%%\n", x, p[x], c[x]
+		      for (x in c) if (!(x in p) && c[x] >= 0.5) printf "      %-24s %5.1f%% | %5.1f%%\n", x, 0, c[x] }' \
+		"$TMP/ct1.shares" "$TMP/pf1.shares"
+	# every function holding 2% or more with either sampler agrees within 5 points
+	awk 'NR == FNR { c[$1] = $2; next } { p[$1] = $2 }
+		END { for (x in p) if (p[x] >= 2 || c[x] >= 2) { d = p[x] - c[x]; if (d < 0) d = -d
+			if (d > 5) { printf "%s: perf %.1f%%, ctimer %.1f%%\n", x, p[x], c[x]; bad = 1 } }
+		      for (x in c) if (!(x in p) && c[x] > 5) { printf "%s: perf 0%%, ctimer %.1f%%\n", x, c[x]; bad = 1 }
+		      exit bad }' "$TMP/ct1.shares" "$TMP/pf1.shares" >"$TMP/shares.diff" ||
+		fail "shares differ by more than 5 points: $(cat "$TMP/shares.diff")" || return 1
+}
+
+t_ctimer_fallback_under_seccomp() {
+	cc -O1 tests/e2e/noperf.c -o "$TMP/noperf" || fail "cannot build noperf" || return 1
+	start_demo "$TMP/np.out" -w 2 || return 1
+	"$TMP/noperf" "$D9" record -p "$DPID" -d 3 -o "$TMP/np.data" 2>"$TMP/np.err" ||
+		fail "record under seccomp failed: $(cat "$TMP/np.err")" || return 1
+	kill "$DPID"; wait "$DPID" 2>/dev/null
+	say "    $(grep -m1 'sampler:' "$TMP/np.err" | cut -c1-150)..."
+	grep -q "sampler: ctimer.*perf_event_open failed: Operation not permitted" "$TMP/np.err" ||
+		fail "no fallback to ctimer with the reason: $(cat "$TMP/np.err")" || return 1
+	grep -q "kernel.perf_event_paranoid" "$TMP/np.err" ||
+		fail "does not name the sysctl" || return 1
+	"$D9" flame -i "$TMP/np.data" --task 1 --format folded >"$TMP/np1.f" || return 1
+	local s; s=$(share "$TMP/np1.f" demo_hot_spin)
+	[ "$s" -gt 90 ] || fail "demo_hot_spin holds only $s% of task 1 under seccomp" || return 1
+	# --sampler perf does not fall back
+	"$TMP/noperf" "$D9" record --sampler perf -d 0.5 -o "$TMP/np2.data" -- sleep 1 \
+		2>"$TMP/np2.err" && fail "--sampler perf recorded without perf_event" && return 1
+	grep -q "perf_event_open refused" "$TMP/np2.err" ||
+		fail "--sampler perf said: $(cat "$TMP/np2.err")" || return 1
+}
+
+t_ctimer_needs_the_shim() {
+	local r=0
+	sleep 30 & local spid=$!; PIDS+=("$spid")
+	expect 1 "pid $spid has no d9prof shim.*link libd9prof" \
+		"$D9" record --sampler ctimer -p "$spid" -d 1 -o "$TMP/ns.data" || r=1
+	expect 1 "has no d9prof shim.*link libd9prof" \
+		"$D9" record --sampler ctimer -d 3 -o "$TMP/ns.data" -- sleep 5 || r=1
+	expect 2 "bad sampler 'x'" "$D9" record --sampler x -p 1 || r=1
+	kill "$spid" 2>/dev/null
+	return $r
+}
+
+t_killed_ctimer_recorder_leaves_target_as_before() {
+	cc -O1 -g -fno-omit-frame-pointer -I. -Iinclude tests/e2e/marker_probe.c \
+		-o "$TMP/probe" "$B/libd9prof.a" -lpthread || fail "cannot build probe" || return 1
+	"$TMP/probe" >"$TMP/probe.out" &
+	local ppid=$!; PIDS+=("$ppid")
+	sleep 2
+	"$D9" record --sampler ctimer -F 4999 -p "$ppid" -o "$TMP/pk.data" 2>"$TMP/pk.err" &
+	local rpid=$!
+	sleep 2.5
+	grep -q "attached 1 timers [1-9]" "$TMP/probe.out" ||
+		fail "timers never armed: $(tail -3 "$TMP/probe.out")" || return 1
+	kill -KILL "$rpid"; wait "$rpid" 2>/dev/null
+	sleep 3.5	# the lease (2 s), then a tick of each thread's timer
+	# lines printed from now on were measured after the lease ran out
+	local seen; seen=$(wc -l <"$TMP/probe.out")
+	sleep 2
+	kill -0 "$ppid" || fail "target died with the recorder" || return 1
+	kill "$ppid"; wait "$ppid" 2>/dev/null
+	local before after
+	before=$(awk '$1 == "t" && $2 < 2 && $4 == 0 { print $8 }' "$TMP/probe.out" |
+		sort -n | head -1)
+	after=$(awk -v n="$seen" 'NR > n && $1 == "t"' "$TMP/probe.out")
+	say "    never attached: $before ns per marker pair; after the SIGKILL:" \
+		"$(awk '{ printf "%s ", $8 }' <<<"$after")ns"
+	[ -n "$after" ] || fail "no measurement after the kill" || return 1
+	! awk '$4 != 0 || $6 != 0' <<<"$after" | grep -q . ||
+		fail "still attached or timers left: $after" || return 1
+	# detached cost again (attached, a pair costs hundreds of ns): the best
+	# later run within 3x + 10 ns of never-attached, leaving room for the
+	# noise of three busy threads on two cores
+	awk -v b="$before" '{ if (min == "" || $8 < min) min = $8 }
+		END { exit !(min <= 3 * b + 10) }' <<<"$after" ||
+		fail "markers cost more than before: $before vs $after" || return 1
+}
+
 # ---- runner ---------------------------------------------------------------
 tests=$(declare -F | awk '{print $3}' | grep '^t_')
 order="t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized
 	t_record_command_mode t_target_exit_leaves_complete_trace t_installed_shim_own_process
 	t_target_without_shim_warns t_killed_recorder_leaves_readable_trace_and_live_target
-	t_bad_input_is_one_clear_line t_help_and_man"
+	t_ctimer_and_perf_agree_on_the_demo t_ctimer_fallback_under_seccomp
+	t_ctimer_needs_the_shim t_killed_ctimer_recorder_leaves_target_as_before
+	t_bad_input_is_one_clear_line t_help_and_man
+	t_offcpu_demo_tracepoint t_offcpu_demo_context_switch_fallback
+	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_context_switch
+	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal
+	t_offcpu_polls_and_poll_flame_on_the_demo"
 for t in $order; do
 	grep -qx "$t" <<<"$tests" || { say "missing test $t"; exit 1; }
 done

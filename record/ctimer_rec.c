@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder side of the ctimer sampler: request, drain, status.
+ *
+ * The segment may be rewritten by the target at any time, so every sample
+ * area is addressed through the layout verified at open and every sample is
+ * checked by d9_sample_take() (sizes clamped, nonsense reset).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libprof/d9_segment.h"
+#include "record/ctimer_rec.h"
+#include "record/record.h"
+#include "trace/trace.h"
+
+struct slot_seen {
+	uint64_t gen;
+	uint64_t drops;
+};
+
+struct ctimer_rec {
+	struct shim_seg *seg;
+	pid_t pid;
+	struct slot_seen *seen;		/* per ring slot */
+	uint32_t *tids;			/* threads named so far, sorted */
+	size_t ntids, tids_cap;
+	struct d9_sample sample;	/* scratch: 1 KiB, not on the stack */
+};
+
+int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
+		    struct ctimer_rec **out)
+{
+	const struct d9_seg_layout *l = shim_seg__layout(seg);
+	struct ctimer_rec *c = calloc(1, sizeof(*c));
+
+	if (!c || !(c->seen = calloc(l->nrings, sizeof(*c->seen)))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->seg = seg;
+	c->pid = pid;
+	d9_seg_request(shim_seg__base(seg), D9_REQ_CTIMER, hz);
+	*out = c;
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Name a thread the first time one of its samples shows up: perf's COMM
+ * records are not there to do it. */
+static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t tid)
+{
+	char path[64], comm[64] = "";
+	FILE *f;
+
+	if (c->ntids && bsearch(&tid, c->tids, c->ntids, sizeof(tid), cmp_u32))
+		return 0;
+	if (c->ntids == c->tids_cap) {
+		size_t cap = c->tids_cap ? c->tids_cap * 2 : 64;
+		uint32_t *t = realloc(c->tids, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		c->tids = t;
+		c->tids_cap = cap;
+	}
+	c->tids[c->ntids++] = tid;
+	qsort(c->tids, c->ntids, sizeof(*c->tids), cmp_u32);
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)c->pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return trace_writer__thread(w, tid, NULL);
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return trace_writer__thread(w, tid, comm[0] ? comm : NULL);
+}
+
+int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *samples,
+		      uint64_t *drops)
+{
+	const struct d9_seg_layout *l = shim_seg__layout(c->seg);
+	void *base = shim_seg__base(c->seg);
+	struct d9_sample *s = &c->sample;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < l->nrings && !err; i++) {
+		struct d9_ring_hdr *r = d9_layout_ring(base, l, i);
+		uint64_t *words = d9_layout_samples(base, l, i);
+		uint64_t gen, d;
+
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == D9_RING_FREE)
+			continue;
+		while (!err && d9_sample_take(r, words, l->sample_words, s)) {
+			struct trace_sample ts = {
+				.time = s->time,
+				.tid = s->tid,
+				.weight = s->weight ? s->weight : 1,
+				.sampler = TRACE_SAMPLER_CTIMER,
+			};
+
+			err = name_thread(c, w, s->tid);
+			if (!err)
+				err = trace_writer__stack(w, s->ips, s->nframes, &ts.stack);
+			if (!err)
+				err = trace_writer__sample(w, &ts);
+			if (!err)
+				(*samples)++;
+		}
+		gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
+		d = d9_sample_drops(r);
+		if (gen != c->seen[i].gen) {
+			c->seen[i].gen = gen;
+			c->seen[i].drops = 0;
+		}
+		if (d > c->seen[i].drops) {
+			*drops += d - c->seen[i].drops;
+			c->seen[i].drops = d;
+		}
+	}
+	return err;
+}
+
+int ctimer_rec__signal(const struct ctimer_rec *c)
+{
+	struct d9_seg_hdr *h = shim_seg__base(c->seg);
+
+	return (int)__atomic_load_n(&h->ctimer_signal, __ATOMIC_RELAXED);
+}
+
+int ctimer_rec__status(struct ctimer_rec *c, unsigned int *threads, char *why, size_t len)
+{
+	struct d9_seg_hdr *h = shim_seg__base(c->seg);
+	uint32_t st = __atomic_load_n(&h->ctimer_status, __ATOMIC_ACQUIRE);
+	int sig = (int)__atomic_load_n(&h->ctimer_signal, __ATOMIC_RELAXED);
+	int err = __atomic_load_n(&h->ctimer_errno, __ATOMIC_RELAXED);
+
+	*threads = __atomic_load_n(&h->ctimer_threads, __ATOMIC_RELAXED);
+	switch (st) {
+	case D9_CTIMER_NOSIG:
+		if (sig)
+			snprintf(why, len,
+				 "the application replaced the shim's handler of signal %d; "
+				 "leave it alone or set D9PROF_SIGNAL to another signal in "
+				 "its environment", sig);
+		else
+			snprintf(why, len,
+				 "the application handles every signal the shim may use "
+				 "(SIGRTMAX-2..SIGRTMAX-9); set D9PROF_SIGNAL=N in its "
+				 "environment to share signal N");
+		return -EBUSY;
+	case D9_CTIMER_FAILED:
+		if (!sig)
+			snprintf(why, len, "bad D9PROF_SIGNAL in the target's environment");
+		else
+			snprintf(why, len, "the shim cannot arm its timers (signal %d): %s",
+				 sig, strerror(err > 0 ? err : EINVAL));
+		return err > 0 ? -err : -EINVAL;
+	default:
+		why[0] = '\0';
+		return 0;
+	}
+}
+
+void ctimer_rec__free(struct ctimer_rec *c)
+{
+	if (!c)
+		return;
+	free(c->seen);
+	free(c->tids);
+	free(c);
+}
+
+uint64_t proc_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* comm may hold spaces and parens: fields restart after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || hz <= 0 ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		   &st) != 2)
+		return 0;
+	return (ut + st) * (1000000000ULL / (unsigned long long)hz);
+}

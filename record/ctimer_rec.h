@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctimer_rec.h - the recorder side of the ctimer sampler (internal to
+ * record/): asks the target's shim for per-thread CPU-time sampling
+ * through the segment, and moves the shim's samples into the trace.
+ *
+ * Without perf_event there are no MMAP2 or COMM records: symbolization
+ * relies on the recorder's periodic re-read of /proc/PID/maps, and thread
+ * names on the shim's rings and /proc/PID/task/TID/comm.
+ */
+#ifndef D9_CTIMER_REC_H
+#define D9_CTIMER_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ctimer_rec;
+struct shim_seg;
+struct trace_writer;
+
+/* Ask the shim of @seg (attached) for @hz samples per CPU second per
+ * thread. 0 or -ENOMEM. */
+int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
+		    struct ctimer_rec **out);
+/* Move every pending sample into @w. Adds to *@samples the samples written
+ * and to *@drops the samples the shim dropped (area full). 0 or the
+ * writer's -errno. */
+int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *samples,
+		      uint64_t *drops);
+/* What the shim made of the request: 0 while fine (or not answered yet),
+ * -EBUSY (no free signal), or the shim's -errno; a reason in @why. Sets
+ * *@threads to the threads sampling now. */
+int ctimer_rec__status(struct ctimer_rec *c, unsigned int *threads, char *why,
+		       size_t len);
+/* The signal the shim samples with, 0 if none yet. */
+int ctimer_rec__signal(const struct ctimer_rec *c);
+void ctimer_rec__free(struct ctimer_rec *c);
+
+/* CPU time (user + system) @pid has used, in ns, from /proc/PID/stat;
+ * 0 if unknown. */
+uint64_t proc_cpu_ns(pid_t pid);
+
+#endif /* D9_CTIMER_REC_H */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * offcpu.h - the off-CPU collector of `d9prof record` (internal to
+ * record/).
+ *
+ * One event per (thread, CPU) of the target, inherited by threads created
+ * later, sharing a ring per CPU (record/perf.h), on CLOCK_MONOTONIC:
+ *
+ *   tracepoint      sched:sched_switch, PERF_SAMPLE_RAW for prev_state
+ *                   (field found in the tracepoint's format file);
+ *   context-switch  the PERF_COUNT_SW_CONTEXT_SWITCHES software event,
+ *                   for machines without tracefs.
+ *
+ * Either fires in the task's context as it switches out, with the kernel
+ * callchain, the user registers and a copy of the top of the user stack;
+ * attr.context_switch adds PERF_RECORD_SWITCH records, which give the
+ * switch-in time (and, for the software event, preempted vs blocked). The
+ * user part of the stack is unwound with CFI over the copy
+ * (symbolizer__unwind) and joined to the kernel's frame-pointer chain, so
+ * that the application frame that called into libc survives.
+ *
+ * Each completed interval becomes one struct trace_switch. Records of one
+ * thread can sit in different CPU rings (out on one CPU, in on another), so
+ * events are kept per thread in time order and paired only once every ring
+ * has been read past them.
+ */
+#ifndef D9_OFFCPU_H
+#define D9_OFFCPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+struct trace_writer;
+struct offcpu_rec;
+
+enum offcpu_rec_source {
+	OFFCPU_REC_AUTO, /* the tracepoint, else the software event */
+	OFFCPU_REC_TRACEPOINT,
+	OFFCPU_REC_SWITCH,
+};
+
+/* Default bytes of user stack copied per switch: the distance from the SP
+ * at a syscall to the first frame-pointer frame is a few hundred bytes in
+ * glibc's blocking calls; the rest is headroom for deeper library code. */
+#define OFFCPU_STACK_DEFAULT 8192
+#define OFFCPU_STACK_MAX     32768
+
+struct offcpu_rec_opts {
+	enum offcpu_rec_source source;
+	unsigned int stack_bytes; /* user stack copy per switch, a multiple
+				   * of 8 up to OFFCPU_STACK_MAX; 0: no
+				   * copy, frame pointers only */
+	int exclude_kernel;	  /* no kernel callchains */
+	int may_mount;		  /* mount tracefs if it is not mounted */
+};
+
+struct offcpu_rec_stats {
+	uint64_t switches;	 /* intervals written */
+	uint64_t blocked;	 /* ... of which the thread had blocked */
+	uint64_t preempted;	 /* ... was preempted while runnable */
+	uint64_t open_at_end;	 /* ... still off-CPU at the end (time_in 0) */
+	uint64_t unpaired;	 /* switch-outs whose switch-in was lost */
+	uint64_t lost;		 /* records lost to full rings */
+	uint64_t user_stacks;	 /* switch-outs with user registers */
+	uint64_t unwound;	 /* ... CFI-unwound out of the leaf's module */
+	uint64_t complete;	 /* ... CFI reached the frame-pointer chain or
+				  * the outermost frame */
+	uint64_t stack_used_max; /* most bytes of a stack copy read */
+	uint64_t unwind_ns;	 /* time spent unwinding */
+	const char *source;	 /* "tracepoint" or "context-switch" */
+	char tracefs[128];	 /* tracefs used, "" for the software event */
+	int mounted_tracefs;	 /* 1 if this collector mounted it */
+	char fallback_why[256];	 /* why auto fell back to the software event */
+};
+
+/* Open the collector on every thread of @pid (threads created later are
+ * inherited). Samples are written through @w; user stacks unwound with
+ * @sym's files. Returns 0, or -errno with a one-line reason in @why:
+ *   -EACCES/-EPERM  perf_event_open refused (perf_event_paranoid)
+ *   -ENOENT         the forced tracepoint is unavailable (no tracefs)
+ *   -ESRCH          no such process
+ * @st is filled in as recording goes (and must outlive the collector). */
+int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symbolizer *sym,
+		     struct trace_writer *w, struct offcpu_rec_stats *st,
+		     struct offcpu_rec **out, char *why, size_t whylen);
+/* Read every ring and write the intervals that are complete. Returns the
+ * first trace write error (-errno) or 0. */
+int offcpu_rec__drain(struct offcpu_rec *oc);
+/* Read the rings a last time and write everything, intervals still open
+ * with time_in = 0. 0 or -errno. */
+int offcpu_rec__finish(struct offcpu_rec *oc);
+void offcpu_rec__free(struct offcpu_rec *oc);
+
+/* ---- tracefs (exposed for tests) -------------------------------------- */
+
+/* Where tracefs is mounted, from /proc/mounts-format text @mounts: a tracefs
+ * mount, or "tracing" under a debugfs mount. 0, or -ENOENT. */
+int tracefs_find_in(const char *mounts, char *path, size_t len);
+/* The offset, size and signedness of @field in the tracepoint format file
+ * text @format ("\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;").
+ * 0, -ENOENT (no such field) or -EINVAL (malformed). */
+int tracepoint_field(const char *format, const char *field, unsigned int *offset,
+		     unsigned int *size, int *is_signed);
+/* 1 if sched_switch's prev_state @state means "still runnable" (preempted
+ * or yielded): no sleep state bit set, whatever the preempt marker bit. */
+int offcpu_state_is_preempted(uint64_t state);
+
+#endif /* D9_OFFCPU_H */

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/*
+ * noperf CMD [ARGS...] - run CMD under a seccomp filter that makes
+ * perf_event_open(2) fail with EPERM, as Docker's default profile does.
+ * Everything else is allowed. For the end-to-end test of the recorder's
+ * fallback to the ctimer sampler.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+int main(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: noperf CMD [ARGS...]\n");
+		return 2;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+		fprintf(stderr, "noperf: cannot install the seccomp filter: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	execvp(argv[1], argv + 1);
+	fprintf(stderr, "noperf: cannot run '%s': %s\n", argv[1], strerror(errno));
+	return 127;
+}
