@@ -48,6 +48,11 @@ extern __thread struct d9_ct_thread d9__ct D9_HIDDEN;
 extern int d9__ct_signo D9_HIDDEN;
 extern struct sigaction d9__ct_prev D9_HIDDEN;
 
+/* Learn the calling thread's stack bounds for the handler's walk. It
+ * allocates and locks (pthread_getattr_np): call it from d9_thread_start(),
+ * never from the poll path. */
+void d9__ctimer_thread_start(void) D9_HIDDEN;
+
 /* ---- signal context (ctimer.c) ---- */
 
 void d9__ctimer_handler(int sig, siginfo_t *si, void *uc) D9_HIDDEN;

@@ -8,8 +8,10 @@
  * thread gives its ring back. Never in the handler. The per-thread timer is
  * a POSIX timer on the thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID)
  * that signals that thread (SIGEV_THREAD_ID), made with raw syscalls so no
- * libc allocates for it. The one allocation is pthread_getattr_np() for
- * the stack bounds, once per thread, the first time it arms.
+ * libc allocates for it. The stack bounds come from pthread_getattr_np(),
+ * which allocates and locks: it runs in d9_thread_start(), never on the
+ * poll path; a thread that never called d9_thread_start() is walked with
+ * process_vm_readv() reads only (slower, equally safe).
  *
  * Signal. By default the highest real-time signal from SIGRTMAX-2 down to
  * SIGRTMAX-9 whose disposition is still SIG_DFL: one the application has
@@ -142,12 +144,15 @@ static int handler_in_place(void)
 	       cur.sa_sigaction == d9__ctimer_handler;
 }
 
-static void stack_bounds(struct d9_ct_thread *t)
+void d9__ctimer_thread_start(void)
 {
+	struct d9_ct_thread *t = &d9__ct;
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
 
+	if (t->bounds_done)
+		return;
 	t->bounds_done = 1;
 	if (pthread_getattr_np(pthread_self(), &attr))
 		return;
@@ -176,8 +181,6 @@ static int arm(struct d9_seg_hdr *h, struct d9_ct_thread *t, struct d9_ring_hdr 
 	struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
 				 {period / 1000000000L, period % 1000000000L}};
 
-	if (!t->bounds_done)
-		stack_bounds(t);
 	if (!t->tid)
 		t->tid = (uint32_t)syscall(SYS_gettid);
 	/* bind first: a signal of the new timer finds everything in place */

@@ -640,6 +640,7 @@ API void d9_thread_start(const char *name)
 		return;
 	/* even detached: a recorder attaching later reads it from the ring */
 	set_ring_name(r, name);
+	d9__ctimer_thread_start();
 	if (attached(h))
 		record_named(h, D9_EV_THREAD_START, 0, name);
 }
