@@ -1,0 +1,535 @@
+#!/usr/bin/env bash
+# make bench: measure d9prof against its targets and its peers, print one
+# table, and write it to $B/bench/results.txt.
+#
+#   1. shim markers      bench_shim, detached and with `d9prof record -p`
+#   2. recording cost    demo --bench-polls and bench_spin (~200k polls/s),
+#                        interleaved runs without a recorder, with d9prof
+#                        record and with perf record -g (the peer);
+#                        recorder CPU and RSS; a 60 s run for RSS flatness
+#   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
+#                        once; `d9prof flame --format folded` vs `perf script`
+#   4. trace size        bytes per sample and per shim event
+#
+# Peers' figures are their published constants unless measured here (perf).
+# A MISSED target is a result, not a failure; the script exits non-zero only
+# when a step cannot run. Runs in 3 to 5 minutes on 2 cores.
+#
+# Environment (defaults in brackets): B [build], PAIRS [3] rounds of three
+# interleaved runs (none, d9prof, perf) of PAIR_SECS [5] seconds, RSS_SECS [60], BIG_SAMPLES [1000000],
+# SAMPLE_HZ [25000], KEEP=1 keeps the traces in $B/bench/run.
+set -u
+
+B=${B:-build}
+PAIRS=${PAIRS:-3}
+PAIR_SECS=${PAIR_SECS:-5}
+RSS_SECS=${RSS_SECS:-60}
+BIG_SAMPLES=${BIG_SAMPLES:-1000000}
+SAMPLE_HZ=${SAMPLE_HZ:-25000}
+SPIN_US=${SPIN_US:-8}		# bench_spin poll size for ~200k polls/s on 2 threads
+KEEP=${KEEP:-0}
+
+D9=$B/d9prof
+DEMO=$B/examples/demo
+SHIM=$B/bench/bench_shim
+SPIN=$B/bench/bench_spin
+RUN=$B/bench/run
+RESULTS=$B/bench/results.txt
+TIME=/usr/bin/time
+
+# ---- plumbing --------------------------------------------------------------
+
+PIDS=""
+cleanup() {
+	local p
+	for p in $PIDS; do
+		# our /usr/bin/time wrappers first pass nothing on: their children
+		pkill -TERM -P "$p" 2>/dev/null
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in $PIDS; do
+		wait "$p" 2>/dev/null
+	done
+	PIDS=""
+	if [ "$KEEP" != 1 ]; then
+		rm -f "$RUN"/*.d9 "$RUN"/*.d9.old "$RUN"/perf.data "$RUN"/perf.data.old \
+			"$RUN"/*.folded 2>/dev/null
+	fi
+}
+trap cleanup EXIT
+trap 'echo "bench: interrupted" >&2; exit 130' INT TERM
+trap 'exit 1' USR1
+
+# die MESSAGE: stop the whole script, also from inside $(...)
+die() {
+	echo "bench: $*" >&2
+	[ "$BASH_SUBSHELL" -gt 0 ] && kill -USR1 $$
+	exit 1
+}
+say() {
+	echo "bench: $*" >&2
+}
+
+# Start "$@" in the background with stdout/stderr to $1.out/$1.err; the pid
+# goes to $BG and to the cleanup list.
+bg() {
+	local name=$1
+	shift
+	"$@" >"$RUN/$name.out" 2>"$RUN/$name.err" &
+	BG=$!
+	PIDS="$PIDS $BG"
+}
+# Forget a pid we have waited for.
+reaped() {
+	PIDS=$(echo " $PIDS " | sed "s/ $1 / /")
+}
+# run CMD...: like running CMD in the foreground, but an INT or TERM sent
+# to this script interrupts the wait at once (bash defers traps while a
+# foreground child runs) and the cleanup stops CMD.
+run() {
+	"$@" &
+	local p=$! rc
+	PIDS="$PIDS $p"
+	wait "$p"
+	rc=$?
+	reaped "$p"
+	return $rc
+}
+# wait_bg PID WHAT: wait, die if it failed.
+wait_bg() {
+	wait "$1"
+	local rc=$?
+	reaped "$1"
+	[ $rc = 0 ] || die "$2 failed (exit $rc); see $RUN/"
+}
+# wait_line FILE REGEX SECONDS
+wait_line() {
+	local i
+	for i in $(seq $(($3 * 20))); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	die "no '$2' in $1 after $3 s"
+}
+# key VALUE from "key value" lines
+kv() {
+	awk -v k="$2" '$1 == k { v = $2 } END { if (v == "") exit 1; print v }' "$1" ||
+		die "no '$2' in $1"
+}
+# calc EXPR: an integer as such, anything else with 3 decimals
+calc() {
+	awk "BEGIN { v = ($*); if (v == int(v)) printf \"%.0f\", v; else printf \"%.3f\", v }" </dev/null
+}
+fsize() {
+	stat -c %s "$1" || die "no file $1"
+}
+loadavg() {
+	cut -d' ' -f1-3 /proc/loadavg
+}
+# recorder summary fields from its stderr
+rec_samples() {
+	sed -n 's/.*: \([0-9]*\) samples (.*/\1/p' "$1" | tail -1
+}
+rec_events() {
+	sed -n 's/.*samples ([^)]*), \([0-9]*\) shim events.*/\1/p' "$1" | tail -1
+}
+rec_drops() {
+	local d
+	d=$(sed -n 's/.*dropped \([0-9]*\) shim events.*/\1/p' "$1" | tail -1)
+	echo "${d:-0}"
+}
+rec_lost() {
+	local d
+	d=$(sed -n 's/.*lost \([0-9]*\) samples.*/\1/p' "$1" | tail -1)
+	echo "${d:-0}"
+}
+
+# ---- the table ---------------------------------------------------------------
+
+ROWS=()
+# row ID MEASURE D9PROF PEER RATIO TARGET RESULT
+row() {
+	ROWS+=("$(printf '%-4s|%-44s|%-16s|%-22s|%-9s|%-22s|%s' "$@")")
+}
+verdict() {	# verdict AWK-CONDITION -> MET / MISSED
+	if awk "BEGIN { exit !($1) }" </dev/null; then echo MET; else echo MISSED; fi
+}
+print_table() {
+	{
+		echo "d9prof benchmarks ($(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
+			"$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))"
+		echo "load average: at start $LOAD0; at end $(loadavg);" \
+			"clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+		echo
+		printf '%-4s|%-44s|%-16s|%-22s|%-9s|%-22s|%s\n' \
+			"row" "measure" "d9prof" "peer" "ratio" "target" "result"
+		printf '%s\n' "----+--------------------------------------------+----------------+----------------------+---------+----------------------+-------"
+		printf '%s\n' "${ROWS[@]}"
+		echo
+		echo "peers: dial9 ~50 ns/event and <1% overhead, Go execution tracer ~1%:"
+		echo "published constants, not measured here. perf: measured in this run."
+		printf '%s\n' "${NOTES[@]}"
+	} | tee "$RESULTS"
+}
+NOTES=()
+FAILED=0
+note() {
+	NOTES+=("note: $*")
+}
+
+# ---- prerequisites -------------------------------------------------------------
+
+for t in perf hyperfine awk; do
+	command -v $t >/dev/null || die "'$t' not found: run scripts/install-deps.sh"
+done
+[ -x $TIME ] || die "$TIME not found: run scripts/install-deps.sh (package 'time')"
+for f in "$D9" "$DEMO" "$SHIM" "$SPIN"; do
+	[ -x "$f" ] || die "'$f' is not built: run 'make bench'"
+done
+perf stat -e cpu-clock -x, true >/dev/null 2>&1 ||
+	die "perf cannot count cpu-clock here (kernel.perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
+MAX_RATE=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 100000)
+mkdir -p "$RUN" || die "cannot create $RUN"
+rm -f "$RUN"/*
+LOAD0=$(loadavg)
+T_START=$(date +%s)
+say "load average $LOAD0 (other work on this machine makes the figures noisy)"
+
+# ---- 1. shim markers -----------------------------------------------------------
+
+say "1/4 shim markers (bench_shim, ~10 s)"
+bg shim "$SHIM" --attach
+SPID=$BG
+wait_line "$RUN/shim.out" '^pid' 60
+# the recorder stops when bench_shim exits
+run $TIME -f '%e %U %S %M' -o "$RUN/shim.time" \
+	"$D9" record -p "$SPID" -o "$RUN/shim.d9" 2>"$RUN/shim-rec.err" ||
+	die "d9prof record -p bench_shim failed: $(tail -1 "$RUN/shim-rec.err")"
+wait_bg "$SPID" "bench_shim --attach"
+
+CG=$(kv "$RUN/shim.out" clock_gettime_ns)
+DET=$(calc "int($(kv "$RUN/shim.out" detached_pair_ns) * 50 + 0.5) / 100")
+A1=$(calc "int($(kv "$RUN/shim.out" attached_pair_ns_1t) * 50 + 0.5) / 100")
+A2=$(calc "int($(kv "$RUN/shim.out" attached_pair_ns_2t) * 50 + 0.5) / 100")
+SDROPS=$(kv "$RUN/shim.out" attached_drops)
+row 1a "clock_gettime(CLOCK_MONOTONIC), ns" "$CG" "-" "-" "reference" "-"
+row 1b "marker detached, ns/call (pair $(kv "$RUN/shim.out" detached_pair_ns))" \
+	"$DET" "dial9 50 (published)" "$(calc "$DET / 50")" "< 2 ns/call" "$(verdict "$DET < 2")"
+row 1c "marker attached 1 thread, ns/call" "$A1" "dial9 50 (published)" \
+	"$(calc "$A1 / 50")" "<= clock_gettime $CG" "$(verdict "$A1 <= $CG")"
+row 1d "marker attached 2 threads, ns/call" "$A2" "dial9 50 (published)" \
+	"$(calc "$A2 / 50")" "<= clock_gettime $CG" "$(verdict "$A2 <= $CG")"
+row 1e "drops while drained (400k rec/s/thread)" "$SDROPS" "-" "-" "0" "$(verdict "$SDROPS == 0")"
+
+# ---- 2. recording overhead -------------------------------------------------------
+
+# Every arm runs the workload under /usr/bin/time (its CPU time: "CPU per
+# poll" does not depend on how much of the machine others leave us).
+# sampled_run NAME KIND CMD...: CMD with a recorder attached from its first
+# line ("pid N") until it exits; KIND d9 is `d9prof record -p` at its
+# defaults, KIND perf is the peer, `perf record -g` at the same 999 Hz.
+sampled_run() {
+	local name=$1 kind=$2 wpid pid
+	shift 2
+	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
+	wpid=$BG
+	wait_line "$RUN/$name.out" '^pid' 30
+	pid=$(kv "$RUN/$name.out" pid)
+	if [ "$kind" = d9 ]; then
+		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
+			"$D9" record -p "$pid" -o "$RUN/$name.d9" 2>"$RUN/$name-rec.err" ||
+			die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+	else
+		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
+			perf record -N -q -e cpu-clock -F 999 -g -p "$pid" \
+			-o "$RUN/$name.data" 2>"$RUN/$name-rec.err" ||
+			die "perf record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+	fi
+	wait_bg "$wpid" "$name"
+}
+detached_run() {
+	local name=$1
+	shift
+	run $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@" >"$RUN/$name.out" \
+		2>"$RUN/$name.err" || die "$name failed"
+}
+# cpu_s FILE: user + system seconds from a /usr/bin/time line
+cpu_s() {
+	tail -1 "$1" | awk '{ print $2 + $3 }'
+}
+# polls NAME: total polls (bench_spin says; the demo gives a rate over -d)
+polls() {
+	if grep -q '^polls ' "$RUN/$1.out"; then
+		kv "$RUN/$1.out" polls
+	else
+		calc "$(kv "$RUN/$1.out" polls_per_sec) * $PAIR_SECS"
+	fi
+}
+median() {
+	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g |
+		awk '{ v[NR] = $1 } END { printf "%.15g", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+maxof() {
+	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | tail -1
+}
+minof() {
+	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | head -1
+}
+
+# overhead ID LABEL CMD...: PAIRS rounds of three interleaved runs, the
+# order rotating: no recorder (det), d9prof (att), perf (the peer). Rows:
+# throughput ratio (median over rounds), CPU per poll with the recorder's
+# own CPU included, the recorder's CPU and peak RSS, shim drops.
+overhead() {
+	local id=$1 label=$2 i k arm det="" att="" per="" ratios="" pratios="" costs=""
+	local pcosts="" cpu="" rss="" drops=0 ev=0 d a p e u s m cd ca cp
+	local cda="" caa="" wcosts="" pwcosts=""
+	shift 2
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1 2; do
+			arm=$(echo det att perf | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
+			case $arm in
+			det) detached_run "$id-det-$i" "$@" ;;
+			att) sampled_run "$id-att-$i" d9 "$@" ;;
+			perf) sampled_run "$id-perf-$i" perf "$@" ;;
+			esac
+		done
+		d=$(kv "$RUN/$id-det-$i.out" polls_per_sec)
+		a=$(kv "$RUN/$id-att-$i.out" polls_per_sec)
+		p=$(kv "$RUN/$id-perf-$i.out" polls_per_sec)
+		det="$det $d"
+		att="$att $a"
+		per="$per $p"
+		ratios="$ratios $(calc "$a / $d")"
+		pratios="$pratios $(calc "$p / $d")"
+		read -r e u s m <<<"$(tail -1 "$RUN/$id-att-$i.time")"
+		cpu="$cpu $(calc "($u + $s) / $e * 100")"
+		rss="$rss $m"
+		# ns of CPU per poll: workload, plus the recorder's own
+		cd=$(calc "$(cpu_s "$RUN/$id-det-$i.wtime") * 1e9 / $(polls "$id-det-$i")")
+		ca=$(calc "($(cpu_s "$RUN/$id-att-$i.wtime") + $u + $s) * 1e9 / $(polls "$id-att-$i")")
+		cp=$(calc "($(cpu_s "$RUN/$id-perf-$i.wtime") + $(cpu_s "$RUN/$id-perf-$i.time")) * 1e9 / $(polls "$id-perf-$i")")
+		costs="$costs $(calc "$ca / $cd")"
+		# the workload's own CPU per poll: markers and sampling interrupts
+		wcosts="$wcosts $(calc "$(cpu_s "$RUN/$id-att-$i.wtime") * 1e9 / $(polls "$id-att-$i") / $cd")"
+		pwcosts="$pwcosts $(calc "$(cpu_s "$RUN/$id-perf-$i.wtime") * 1e9 / $(polls "$id-perf-$i") / $cd")"
+		pcosts="$pcosts $(calc "$cp / $cd")"
+		cda="$cda $cd"
+		caa="$caa $ca"
+		drops=$((drops + $(rec_drops "$RUN/$id-att-$i-rec.err")))
+		ev=$((ev + $(rec_events "$RUN/$id-att-$i-rec.err")))
+		rm -f "$RUN/$id-perf-$i.data"
+	done
+	local ratio pratio cost pcost
+	ratio=$(median $ratios)
+	pratio=$(median $pratios)
+	cost=$(median $costs)
+	pcost=$(median $pcosts)
+	row "$id" "$label" "" "" "" "" ""
+	row "" "  polls/s with d9prof / without (medians)" \
+		"$(median $att)/$(median $det)" "perf -g 999 Hz $pratio" "$ratio" \
+		"loss < 1% (>= 0.990)" \
+		"$(verdict "$ratio >= 0.99") ($(minof $ratios)..$(maxof $ratios))"
+	row "" "  throughput loss, %" "$(calc "(1 - $ratio) * 100")" \
+		"perf $(calc "(1 - $pratio) * 100"); Go ~1" "$(calc "(1 - $ratio) / 0.01")" \
+		"< 1%" "$(verdict "$ratio >= 0.99")"
+	row "" "  CPU ns/poll incl. recorder, with / without" \
+		"$(median $caa)/$(median $cda)" "perf -g 999 Hz $pcost" "$cost" \
+		"< 1.010" "$(verdict "$cost < 1.01") ($(minof $costs)..$(maxof $costs))"
+	row "" "  workload-only CPU/poll ratio (markers+irq)" "$(median $wcosts)" \
+		"perf -g 999 Hz $(median $pwcosts)" "-" "-" "-"
+	row "" "  recorder CPU, % of one core (max of runs)" "$(maxof $cpu)" "-" "-" "< 5%" \
+		"$(verdict "$(maxof $cpu) < 5")"
+	row "" "  recorder peak RSS, KiB (max of runs)" "$(maxof $rss)" "-" "-" "-" "-"
+	row "" "  shim records dropped / recorded" "$drops/$ev" "-" \
+		"$(calc "$drops / ($drops + $ev + 0.000001)")" "0 dropped" "$(verdict "$drops == 0")"
+	LAST_ATT_TRACE=$RUN/$id-att-$PAIRS.d9
+	LAST_ATT_EVENTS=$(rec_events "$RUN/$id-att-$PAIRS-rec.err")
+	LAST_ATT_SAMPLES=$(rec_samples "$RUN/$id-att-$PAIRS-rec.err")
+}
+
+say "2/4 recording overhead: demo --bench-polls, $PAIRS x 3 runs of $PAIR_SECS s"
+overhead 2a "demo --bench-polls -w 2 (~1.2M polls/s)" "$DEMO" --bench-polls -w 2 -q -d "$PAIR_SECS"
+DEMO_TRACE=$LAST_ATT_TRACE
+DEMO_EVENTS=$LAST_ATT_EVENTS
+DEMO_SAMPLES=$LAST_ATT_SAMPLES
+DEMO_TRACE_SIZE=$(fsize "$DEMO_TRACE")
+say "2/4 recording overhead: bench_spin -u $SPIN_US (~200k polls/s), $PAIRS x 3 runs"
+overhead 2b "bench_spin -t 2 -u $SPIN_US (~200k polls/s)" "$SPIN" -t 2 -u "$SPIN_US" -d "$PAIR_SECS"
+
+say "2/4 recorder RSS over a $RSS_SECS s run of demo --bench-polls"
+bg rss-demo "$DEMO" --bench-polls -w 2 -q -d $((RSS_SECS + 3))
+RPID=$BG
+wait_line "$RUN/rss-demo.out" '^pid' 30
+bg rss-rec "$D9" record -p "$RPID" -d "$RSS_SECS" -o "$RUN/rss.d9"
+DPID=$BG
+T0=$(date +%s.%N)
+: >"$RUN/rss.samples"
+while kill -0 "$DPID" 2>/dev/null; do
+	# seconds VmRSS(KiB) utime+stime(ticks)
+	r=$(awk '/^VmRSS/ { print $2 }' "/proc/$DPID/status" 2>/dev/null)
+	c=$(sed 's/.*) //' "/proc/$DPID/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+	[ -n "$r" ] && [ -n "$c" ] &&
+		echo "$(calc "$(date +%s.%N) - $T0") $r $c" >>"$RUN/rss.samples"
+	sleep 2
+done
+wait_bg "$DPID" "d9prof record -p demo ($RSS_SECS s)"
+wait_bg "$RPID" "demo ($RSS_SECS s)"
+TICK=$(getconf CLK_TCK)
+read -r RSS_FIRST RSS_LAST RSS_MAX RSS_CPU _ <<EOF
+$(awk -v tick="$TICK" '$1 <= 10 && $2 > first { first = $2 }
+	{ last = $2; if ($2 > max) max = $2; t = $1; c = $3; n++ }
+	END { printf "%d %d %d %.1f %d", first, last, max, c / tick / t * 100, n }' "$RUN/rss.samples")
+EOF
+RSS_SERIES=$(awk '{ printf "%s%d", (NR > 1 ? " " : ""), $2 / 1024 }' "$RUN/rss.samples")
+row 2c "recorder VmRSS, KiB: max first 10 s -> end" "$RSS_FIRST -> $RSS_LAST" "-" \
+	"$(calc "$RSS_LAST / $RSS_FIRST")" "flat (end <= 1.10x)" \
+	"$(verdict "$RSS_LAST <= 1.10 * $RSS_FIRST")"
+row "" "  recorder CPU over the $RSS_SECS s run, % core" "$RSS_CPU" "-" "-" "< 5%" \
+	"$(verdict "$RSS_CPU < 5")"
+row "" "  shim records dropped / recorded ($RSS_SECS s)" \
+	"$(rec_drops "$RUN/rss-rec.err")/$(rec_events "$RUN/rss-rec.err")" "-" "-" "0 dropped" \
+	"$(verdict "$(rec_drops "$RUN/rss-rec.err") == 0")"
+note "2c VmRSS every 2 s, MiB: $RSS_SERIES (peak $RSS_MAX KiB)"
+rm -f "$RUN/rss.d9"
+
+# ---- 3. analysis speed -------------------------------------------------------------
+
+HZ=$SAMPLE_HZ
+[ "$HZ" -le "$MAX_RATE" ] || HZ=$MAX_RATE
+TICK=$(getconf CLK_TCK)
+proc_cpu() {	# CPU seconds of pid $1 so far
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk -v t="$TICK" '{ printf "%.3f", ($12 + $13) / t }'
+}
+# sample_run NAME SAMPLES PERF(0/1): record a 2-thread bench_spin at $HZ with
+# d9prof (and perf record -g at once when PERF=1) until the workload has used
+# SAMPLES / HZ CPU-seconds (+10%), then stop both with SIGINT at the same
+# moment: under other load the count comes out right anyway.
+sample_run() {
+	local name=$1 n=$2 withperf=$3 wpid target d9rec perfrec="" c0 c need t0 rc
+	bg "spin-$name" "$SPIN" -t 2 -u 100 -d 600
+	wpid=$BG
+	wait_line "$RUN/spin-$name.out" '^ready' 30
+	target=$(kv "$RUN/spin-$name.out" pid)
+	bg "$name-rec" "$D9" record -p "$target" -F "$HZ" -o "$RUN/$name.d9"
+	d9rec=$BG
+	if [ "$withperf" = 1 ]; then
+		bg perf-rec perf record -N -q -e cpu-clock -F "$HZ" -g -p "$target" \
+			-o "$RUN/perf.data"
+		perfrec=$BG
+	fi
+	c0=$(proc_cpu "$target")
+	need=$(calc "$n * 1.10 / $HZ")
+	t0=$(date +%s)
+	while :; do
+		sleep 0.25
+		c=$(proc_cpu "$target")
+		[ -n "$c" ] || die "bench_spin exited early"
+		awk "BEGIN { exit !($c - $c0 >= $need) }" && break
+		if [ $(($(date +%s) - t0)) -ge 240 ]; then
+			say "only $(calc "$c - $c0") CPU-s of $need in 240 s; stopping there"
+			break
+		fi
+	done
+	kill -INT "$d9rec" $perfrec 2>/dev/null
+	wait_bg "$d9rec" "d9prof record -F $HZ ($name)"
+	if [ -n "$perfrec" ]; then
+		wait "$perfrec"
+		rc=$?
+		reaped "$perfrec"
+		[ $rc = 0 ] || [ $rc = 130 ] ||
+			die "perf record -F $HZ -g failed (exit $rc): $(tail -2 "$RUN/perf-rec.err")"
+	fi
+	kill -TERM "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	reaped "$wpid"
+	SECS=$(($(date +%s) - t0))
+}
+
+say "3/4 analysis: d9prof record and perf record -g at $HZ Hz on one workload at once"
+sample_run big "$BIG_SAMPLES" 1
+BIG_SECS=$SECS
+D9_N=$(rec_samples "$RUN/big-rec.err")
+[ -n "$D9_N" ] || die "no sample count from d9prof record: $(tail -1 "$RUN/big-rec.err")"
+PERF_N=$(perf report -i "$RUN/perf.data" --stats 2>/dev/null |
+	awk '/^ *SAMPLE events:/ { print $3; exit }')
+[ -n "$PERF_N" ] || die "cannot count the samples in perf.data"
+PERF_THROTTLE=$(perf report -i "$RUN/perf.data" --stats 2>/dev/null |
+	awk '/^ *THROTTLE events:/ { print $3; exit }')
+MAX_RATE_AFTER=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo "?")
+note "3 ~$BIG_SECS s at $HZ Hz: d9prof $D9_N samples (lost $(rec_lost "$RUN/big-rec.err")," \
+	"$(rec_events "$RUN/big-rec.err") shim events), perf $PERF_N samples" \
+	"(throttle events ${PERF_THROTTLE:-0}); perf_event_max_sample_rate $MAX_RATE -> $MAX_RATE_AFTER"
+
+say "3/4 analysis: a ~10x smaller trace of the same workload"
+sample_run small $((BIG_SAMPLES / 10)) 0
+SMALL_N=$(rec_samples "$RUN/small-rec.err")
+[ -n "$SMALL_N" ] || die "no sample count from d9prof record (small)"
+
+say "3/4 analysis: timing flame, tasks and perf script"
+# one run of perf script (slow), with its peak RSS
+run $TIME -f '%e %M' -o "$RUN/perf-script.time" perf script -i "$RUN/perf.data" \
+	>/dev/null 2>"$RUN/perf-script.err" || die "perf script failed"
+read -r PS_SECS PS_RSS <<<"$(tail -1 "$RUN/perf-script.time")"
+hf() {	# hf NAME CMD: mean seconds over hyperfine runs
+	hyperfine -N -w 1 -m 5 --export-csv "$RUN/$1.csv" "$2" >/dev/null 2>"$RUN/$1.err" ||
+		die "hyperfine '$2' failed: $(tail -2 "$RUN/$1.err")"
+	awk -F, 'NR == 2 { printf "%.3f", $2 }' "$RUN/$1.csv"
+}
+FL_SECS=$(hf flame "$D9 flame -i $RUN/big.d9 --format folded -o /dev/null")
+TK_SECS=$(hf tasks "$D9 tasks -i $RUN/big.d9")
+$TIME -f '%M' -o "$RUN/flame-big.rss" "$D9" flame -i "$RUN/big.d9" --format folded \
+	-o "$RUN/big.folded" 2>/dev/null || die "d9prof flame (1M) failed"
+$TIME -f '%M' -o "$RUN/flame-small.rss" "$D9" flame -i "$RUN/small.d9" --format folded \
+	-o "$RUN/small.folded" 2>/dev/null || die "d9prof flame (small) failed"
+FL_RSS=$(tail -1 "$RUN/flame-big.rss")
+FS_RSS=$(tail -1 "$RUN/flame-small.rss")
+ST_BIG=$(wc -l <"$RUN/big.folded")
+ST_SMALL=$(wc -l <"$RUN/small.folded")
+PER_SAMPLE=$(calc "($FL_RSS - $FS_RSS) * 1024 / ($D9_N - $SMALL_N)")
+
+row 3a "trace for analysis: samples (>= $BIG_SAMPLES)" "$D9_N" "perf $PERF_N" \
+	"$(calc "$D9_N / $PERF_N")" ">= $BIG_SAMPLES" "$(verdict "$D9_N >= $BIG_SAMPLES")"
+row 3b "flame --format folded, s (vs perf script)" "$FL_SECS" "perf script $PS_SECS" \
+	"$(calc "$PS_SECS / $FL_SECS")x" ">= 20x faster" \
+	"$(verdict "$PS_SECS / $FL_SECS >= 20")"
+row 3c "  per sample, ns" "$(calc "$FL_SECS * 1e9 / $D9_N")" \
+	"$(calc "$PS_SECS * 1e9 / $PERF_N")" "-" "-" "-"
+row 3d "flame max RSS, KiB: ${SMALL_N} -> ${D9_N} samples" "$FS_RSS -> $FL_RSS" \
+	"perf script $PS_RSS" "$(calc "$FL_RSS / $FS_RSS")" "grows w/ stacks" \
+	"$(verdict "$PER_SAMPLE < 8") ($PER_SAMPLE B/sample)"
+row "" "  distinct folded stacks" "$ST_SMALL -> $ST_BIG" "-" \
+	"$(calc "$ST_BIG / $ST_SMALL")" "-" "-"
+row 3e "tasks, s" "$TK_SECS" "-" "-" "-" "-"
+if "$D9" polls --help >/dev/null 2>&1; then
+	# newer than this script: a failure is reported, the table still printed
+	if "$D9" polls -i "$RUN/big.d9" >/dev/null 2>"$RUN/polls.err"; then
+		PL_SECS=$(hf polls "$D9 polls -i $RUN/big.d9")
+		row 3f "polls, s" "$PL_SECS" "-" "-" "-" "-"
+	else
+		row 3f "polls, s" "FAILED" "-" "-" "-" "$(tail -1 "$RUN/polls.err" | cut -c1-40)"
+		FAILED=1
+	fi
+else
+	row 3f "polls, s" "n/a" "-" "-" "-" "(no 'polls' command)"
+fi
+note "3d MET when flame's RSS grows < 8 B per added sample (a design that keeps every"
+note "   sample in memory pays >= 24 B); perf script's RSS is for the 1M trace"
+
+# ---- 4. trace size -------------------------------------------------------------------
+
+D9_BYTES=$(fsize "$RUN/big.d9")
+PERF_BYTES=$(fsize "$RUN/perf.data")
+D9_BPS=$(calc "$D9_BYTES / $D9_N")
+PERF_BPS=$(calc "$PERF_BYTES / $PERF_N")
+row 4a "trace bytes per sample (row 3 trace)" "$D9_BPS" "perf.data $PERF_BPS" \
+	"$(calc "$D9_BPS / $PERF_BPS")" "<= 0.25 of perf.data" \
+	"$(verdict "$D9_BPS <= 0.25 * $PERF_BPS")"
+row 4b "trace bytes per shim event (row 2a trace)" \
+	"$(calc "$DEMO_TRACE_SIZE / $DEMO_EVENTS")" "-" "-" "-" "-"
+note "4a sizes: d9prof $D9_BYTES B (all of it, shim events included), perf.data $PERF_BYTES B"
+note "4b $DEMO_TRACE_SIZE B for $DEMO_EVENTS shim events and $DEMO_SAMPLES samples"
+note "total bench time $(($(date +%s) - T_START)) s"
+
+print_table
+[ "$FAILED" = 0 ] || die "a step failed (see the table)"
