@@ -2,9 +2,13 @@
 /*
  * analysis.h - join samples to polls, and render flamegraphs and tables.
  *
- * Works on a struct trace held in memory (trace/trace.h); no option
- * parsing, no exit(): every function returns 0 or -errno and writes only
- * to the FILE it is given.
+ * Works on a struct trace (trace/trace.h) read whole or, to keep memory
+ * independent of the recording's length, with TRACE_READ_NO_SAMPLES |
+ * TRACE_READ_NO_EVENTS: events and samples are then walked from the file
+ * (trace__for_each_event/_sample), never held. No option parsing, no
+ * exit(): every function returns 0 or -errno and writes only to the FILE
+ * it is given. A walk that finds a corrupt chunk returns -EBADMSG, and
+ * trace__error() says what is wrong.
  */
 #ifndef D9_ANALYSIS_H
 #define D9_ANALYSIS_H
@@ -53,23 +57,43 @@ struct task_stat {
 
 struct join {
 	const struct trace *trace;
-	struct poll *polls;		/* sorted by (start, tid) */
-	size_t npolls;
-	int32_t *sample_poll;		/* per trace sample: poll index or -1 */
+	struct poll *polls;		/* with JOIN_POLL_LIST: sorted by
+					 * (start, tid); else NULL */
+	size_t npolls;			/* polls, listed or not */
 	struct task_stat *tasks;	/* sorted by task id */
 	size_t ntasks;
 	uint64_t unmatched_ends;	/* POLL_END with no matching begin */
+	uint64_t samples;		/* sample weight of the whole trace */
+	uint64_t samples_in_polls;	/* of which inside a poll */
+	uint64_t start_time;		/* the recording span used: counters, */
+	uint64_t end_time;		/* else the times seen */
 };
 
-/* Build polls from the trace's events and assign every sample to the poll
- * whose [start, end] on the sample's thread contains the sample time (both
- * ends inclusive; where a poll ends at the very ns the next one starts, the
- * later poll wins). A sample weight of 0 counts as 1. j->tasks lists every
- * task the trace names or any event mentions, polled or not; names point
- * into @t, which must outlive the join. O((S + E) log P).
- * Returns 0, -ENOMEM, or -EOVERFLOW (more than 2^31 polls). */
-int join__new(const struct trace *t, struct join **out);
-/* The poll running on @tid at @time, or NULL. */
+/* join__new() flags */
+#define JOIN_POLL_LIST	0x1u	/* fill join.polls (with per-poll samples)
+				 * and number the polls: what offcpu__new()
+				 * needs; 44 more bytes per poll. Implies
+				 * JOIN_KEEP_POLLS. */
+#define JOIN_KEEP_POLLS	0x2u	/* keep the polls' lookup after join__new():
+				 * analysis__flame() with min_poll_ns walks
+				 * the samples again and needs it. Without,
+				 * the join's memory is its tasks and sample
+				 * counts only once join__new() returns. */
+
+/* Build polls from the trace's events (one walk) and assign every sample
+ * (one walk) to the poll whose [start, end] on the sample's thread contains
+ * the sample time (both ends inclusive; where a poll ends at the very ns
+ * the next one starts, the later poll wins), counting per task, per poll
+ * and per (task, stack). A sample weight of 0 counts as 1. j->tasks lists
+ * every task the trace names or any event mentions, polled or not; names
+ * point into @t, which must outlive the join. Memory: polls (12 bytes
+ * each, freed on return without JOIN_KEEP_POLLS), tasks, distinct (task,
+ * stack) pairs; nothing per sample or event.
+ * O((S + E) log P). Returns 0, -ENOMEM, -EOVERFLOW (more than 2^31 polls
+ * or 2^30 tasks), or a walk's error (-EBADMSG: see trace__error()). */
+int join__new(const struct trace *t, unsigned int flags, struct join **out);
+/* The poll running on @tid at @time, or NULL (always NULL without
+ * JOIN_POLL_LIST). */
 const struct poll *join__poll_at(const struct join *j, uint32_t tid,
 				 uint64_t time);
 const struct task_stat *join__task(const struct join *j, uint64_t task);
@@ -134,7 +158,8 @@ struct flame_opts {
 	struct flame_result *result;	/* out, filled if non-NULL */
 };
 
-/* CPU flamegraph of @j's trace, stacks root to leaf under a first frame
+/* CPU flamegraph of @j's trace (min_poll_ns needs a join made with
+ * JOIN_KEEP_POLLS, else -EINVAL), stacks root to leaf under a first frame
  * "task ID name" ("task ID" if unnamed) for samples inside a poll, or
  * "[no poll]". With have_task, only samples inside polls of that task
  * (the graph keeps its "task ID name" root, so it says what it shows).

@@ -47,6 +47,38 @@ static inline uint64_t amap_mix(uint64_t x)
 	return x;
 }
 
+/* ---- the join's sample walk (join.c) -------------------------------- */
+
+/* The poll a sample fell in. */
+struct join_hit {
+	uint64_t start, end;
+	uint32_t task;	/* index in join.tasks */
+	int32_t id;	/* poll id (JOIN_POLL_LIST), else -1 */
+};
+
+/* Called per sample, with its poll or NULL; nonzero stops the walk. */
+typedef int (*join_sample_fn)(void *ctx, const struct trace_sample *s,
+			      const struct join_hit *p);
+
+/* Walk @j's trace's samples in file order (decoding them from the file if
+ * they were not loaded), each with its poll. 0, @fn's nonzero return, or
+ * trace__for_each_sample()'s error. */
+int join_for_each_sample(const struct join *j, join_sample_fn fn, void *ctx);
+
+/* Samples per (root, stack), as join__new() counted them: root = task
+ * index + 1 for samples inside a poll, 0 outside. */
+struct join_agg {
+	struct amap map;	/* root << 32 | stack -> index below */
+	uint64_t *weight;	/* sample weight */
+	uint64_t *count;	/* samples */
+	size_t n, cap;
+};
+
+const struct join_agg *join_agg(const struct join *j);
+/* Earliest and latest event or sample time (UINT64_MAX, 0 if none); only
+ * looked for when the trace lacks counters.start_time or end_time. */
+void join_seen(const struct join *j, uint64_t *lo, uint64_t *hi);
+
 /* ---- the flame tree (flame.c), walked by flame_svg.c ---------------- */
 
 #define FNODE_NONE UINT32_MAX

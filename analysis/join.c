@@ -3,11 +3,16 @@
  * join.c - polls from the shim's events, and CPU samples to polls.
  *
  * Both sides carry CLOCK_MONOTONIC ns and a tid, so the join is an interval
- * lookup per thread: events are grouped per thread (counting sort, which
- * keeps file order), replayed through a small state machine into polls, and
- * every sample binary-searches its thread's polls. Polls on one thread never
- * overlap (a BEGIN closes the poll still open), so "the last poll starting
- * at or before t" is the only candidate. O((S + E) log P).
+ * lookup per thread. Events are walked once, chunk by chunk, each fed to its
+ * thread's state machine, which emits that thread's polls in time order;
+ * a thread whose events come out of time order (a file merged oddly) is
+ * replayed again from its own events, sorted. Samples are then walked once,
+ * chunk by chunk: each binary-searches its thread's polls (they never
+ * overlap, so "the last poll starting at or before t" is the only
+ * candidate) and is counted per poll, per task and per (task, stack).
+ * Neither events nor samples are kept: memory grows with polls (12 bytes
+ * each, 56 with JOIN_POLL_LIST), tasks and distinct (task, stack) pairs.
+ * O((S + E) log P).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,32 +22,78 @@
 #include "analysis/analysis_int.h"
 #include "libprof/d9_segment.h"
 
-/* Polls of one thread, in time order, at [off, off + n) of the by-thread
- * arrays. */
-struct jthread {
-	uint32_t tid;
-	size_t off, n;
+/* A poll as the lookup keeps it: 12 bytes. */
+struct jpoll {
+	uint32_t off;		/* start - its block's base */
+	uint32_t dur;		/* end - start; DUR_LONG: see join_priv.long_end */
+	uint32_t task : 30;	/* task slot while building, then index in
+				 * join.tasks */
+	uint32_t open_start : 1;
+	uint32_t open_end : 1;
 };
 
-/* struct join as handed out, plus the per-thread index for lookups. */
-struct join_priv {
-	struct join pub;
-	struct amap tidmap; /* tid -> index in threads */
-	struct jthread *threads;
-	size_t nthreads;
-	uint64_t *starts; /* poll starts, grouped by thread */
-	uint32_t *ids;	  /* same order: poll id */
+/* A thread's polls come in blocks, never moved once written (no realloc
+ * copies, no slack beyond the last block): up to BLOCK_MAX polls whose
+ * starts lie within 2^32 ns of the first's. */
+struct jblock {
+	uint64_t base;	/* start of its first poll */
+	size_t first;	/* index of its first poll in the thread */
+	uint32_t n, cap;
+	struct jpoll p[];
 };
 
-#define JOIN_PRIV(j) ((struct join_priv *)(j))
+#define BLOCK_MIN  16
+#define BLOCK_MAX  4096
+#define DUR_LONG   UINT32_MAX
+#define TASKS_MAX  (1u << 30)
 
 /* An event of interest, copied so that sorting needs no context. */
 struct evref {
 	uint64_t time;
 	uint64_t task;
-	uint32_t idx; /* file order, the stable tie-break */
+	uint64_t idx; /* file order, the stable tie-break */
 	uint32_t type;
 };
+
+/* One thread: its replay state and its polls in time order. */
+struct jthread {
+	uint32_t tid;
+	/* replay */
+	int open, seen_poll;
+	uint32_t open_task; /* slot */
+	uint64_t open_start;
+	uint64_t floor; /* earliest a poll whose BEGIN we never saw began */
+	uint64_t last;	/* time of the last event fed */
+	uint64_t unmatched;
+	int unordered; /* an event went back in time: replay sorted */
+	struct evref *ev; /* its events, while replaying it sorted */
+	size_t nev, ev_cap;
+	/* polls */
+	struct jblock **b;
+	size_t nb, b_cap;
+	size_t n;      /* polls in all blocks */
+	uint32_t *ids; /* JOIN_POLL_LIST: poll id of each, by index */
+};
+
+/* struct join as handed out, plus what the lookups and the renderers use. */
+struct join_priv {
+	struct join pub;
+	unsigned int flags;
+	struct amap tidmap; /* tid -> index in threads */
+	struct jthread *threads;
+	size_t nthreads, threads_cap;
+	struct amap long_end; /* thread << 32 | poll index -> end, for
+			       * polls of DUR_LONG or more */
+	struct amap taskslot; /* task id -> slot while building */
+	uint64_t rec_start, rec_end;
+	uint64_t lo, hi;   /* earliest and latest event or sample time */
+	uint64_t nevents;  /* events fed so far (file order) */
+	int dropped;	   /* polls freed after the join (no JOIN_KEEP_POLLS) */
+	/* samples per (root, stack), root = task index + 1 or 0 */
+	struct join_agg agg;
+};
+
+#define JOIN_PRIV(j) ((struct join_priv *)(j))
 
 static int evref_cmp(const void *a, const void *b)
 {
@@ -65,118 +116,390 @@ static int carries_task(uint32_t type)
 	       type == D9_EV_POLL_END || type == D9_EV_TASK_END;
 }
 
-/* Growable array of polls as the state machine emits them. */
-struct pollvec {
-	struct poll *v;
-	size_t n, cap;
-};
+/* Poll @i of block @b of thread @th: its end. */
+static uint64_t poll_end(const struct join_priv *jp, size_t th, const struct jblock *b,
+			 size_t i)
+{
+	const struct jpoll *p = &b->p[i];
+	const uint64_t *v;
 
-static int emit(struct pollvec *pv, uint64_t task, uint32_t tid, uint64_t start,
+	if (p->dur != DUR_LONG)
+		return b->base + p->off + p->dur;
+	v = amap_find(&jp->long_end, (uint64_t)th << 32 | (b->first + i));
+	return v ? *v : b->base + p->off + p->dur;
+}
+
+static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t start,
 		uint64_t end, int open_start, int open_end)
 {
-	struct poll *p;
+	struct jthread *th = &jp->threads[th_ix];
+	struct jblock *b = th->nb ? th->b[th->nb - 1] : NULL;
+	struct jpoll *p;
 
-	if (pv->n == pv->cap) {
-		size_t cap = pv->cap ? pv->cap * 2 : 1024;
+	if (end < start)
+		end = start;
+	if (th->n >= UINT32_MAX)
+		return -EOVERFLOW;
+	/* starts never go back on a thread: a block only fills up or runs
+	 * out of offset range */
+	if (!b || b->n == b->cap || start - b->base > UINT32_MAX) {
+		uint32_t cap = b ? (b->cap < BLOCK_MAX ? b->cap * 2 : BLOCK_MAX) : BLOCK_MIN;
 
-		p = realloc(pv->v, cap * sizeof(*p));
-		if (!p)
+		if (th->nb == th->b_cap) {
+			size_t n = th->b_cap ? th->b_cap * 2 : 4;
+			struct jblock **v = realloc(th->b, n * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			th->b = v;
+			th->b_cap = n;
+		}
+		b = malloc(sizeof(*b) + cap * sizeof(b->p[0]));
+		if (!b)
 			return -ENOMEM;
-		pv->v = p;
-		pv->cap = cap;
+		b->base = start;
+		b->first = th->n;
+		b->n = 0;
+		b->cap = cap;
+		th->b[th->nb++] = b;
 	}
-	p = &pv->v[pv->n++];
-	memset(p, 0, sizeof(*p));
+	p = &b->p[b->n++];
+	p->off = (uint32_t)(start - b->base);
 	p->task = task;
-	p->tid = tid;
-	p->start = start;
-	p->end = end < start ? start : end;
 	p->open_start = open_start;
 	p->open_end = open_end;
+	if (end - start >= DUR_LONG) {
+		uint64_t *v = amap_get(&jp->long_end, (uint64_t)th_ix << 32 | th->n, NULL);
+
+		if (!v)
+			return -ENOMEM;
+		*v = end;
+		p->dur = DUR_LONG;
+	} else {
+		p->dur = (uint32_t)(end - start);
+	}
+	th->n++;
 	return 0;
 }
 
-/* Replay one thread's events (time order) into polls. */
-static int replay_thread(const struct evref *ev, size_t n, uint32_t tid,
-			 uint64_t rec_start, uint64_t rec_end, struct pollvec *pv,
-			 uint64_t *unmatched)
+/* Feed one event (time order on its thread) to its thread's state machine. */
+static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t time,
+		  uint32_t task)
 {
-	uint64_t open_task = 0, open_start = 0;
-	/* earliest a poll whose BEGIN we never saw can have started: the
-	 * recording start, or this thread's start if we saw it */
-	uint64_t floor = rec_start;
-	int open = 0, seen_poll = 0, err;
+	struct jthread *th = &jp->threads[th_ix];
+	int err = 0;
+
+	switch (type) {
+	case D9_EV_THREAD_START:
+		/* a new thread on this tid: whatever the old one left open
+		 * ended by now */
+		if (th->open)
+			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 1);
+		th->open = 0;
+		th->floor = time;
+		th->seen_poll = 0;
+		break;
+	case D9_EV_THREAD_STOP:
+		if (th->open)
+			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 1);
+		th->open = 0;
+		th->seen_poll = 1;
+		break;
+	case D9_EV_POLL_BEGIN:
+		/* nested or missing END (dropped record): the poll that was
+		 * open cannot run past this point */
+		if (th->open)
+			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 1);
+		th->open = 1;
+		th->open_task = task;
+		th->open_start = time;
+		th->seen_poll = 1;
+		break;
+	case D9_EV_POLL_END:
+		if (th->open && th->open_task == task) {
+			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 0);
+			th->open = 0;
+		} else if (!th->open && !th->seen_poll) {
+			/* began before we were there */
+			err = emit(jp, th_ix, task, th->floor < time ? th->floor : time,
+				   time, 1, 0);
+		} else {
+			th->unmatched++;
+		}
+		th->seen_poll = 1;
+		break;
+	}
+	return err;
+}
+
+static void thread_reset(struct join_priv *jp, struct jthread *th)
+{
+	th->open = th->seen_poll = 0;
+	th->floor = jp->rec_start;
+	th->last = 0;
+	th->unmatched = 0;
+	while (th->nb)
+		free(th->b[--th->nb]);
+	th->n = 0;
+}
+
+/* The thread of @tid, created if new; its index in *@ix. */
+static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
+{
+	int created;
+	uint64_t *v = amap_get(&jp->tidmap, tid, &created);
+	struct jthread *th;
+
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		if (jp->nthreads == jp->threads_cap) {
+			size_t cap = jp->threads_cap ? jp->threads_cap * 2 : 16;
+
+			th = realloc(jp->threads, cap * sizeof(*th));
+			if (!th)
+				return -ENOMEM;
+			jp->threads = th;
+			jp->threads_cap = cap;
+		}
+		*v = jp->nthreads;
+		th = &jp->threads[jp->nthreads++];
+		memset(th, 0, sizeof(*th));
+		th->tid = tid;
+		thread_reset(jp, th);
+	}
+	*ix = *v;
+	return 0;
+}
+
+static int task_slot(struct join_priv *jp, uint64_t task, uint32_t *slot)
+{
+	int created;
+	uint64_t *v = amap_get(&jp->taskslot, task, &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		size_t n = jp->taskslot.n + (jp->taskslot.has_empty_key ? 1 : 0) - 1;
+
+		if (n >= TASKS_MAX)
+			return -EOVERFLOW;
+		*v = n;
+	}
+	*slot = (uint32_t)*v;
+	return 0;
+}
+
+/* First walk of the events: tasks, and polls of the threads whose events
+ * come in time order. */
+static int on_events(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct join_priv *jp = ctx;
+	size_t i, th_ix;
+	uint32_t slot = 0;
+	int err;
+
+	for (i = 0; i < n; i++, jp->nevents++) {
+		struct jthread *th;
+
+		if (carries_task(e[i].type) && (err = task_slot(jp, e[i].task, &slot)))
+			return err;
+		if (!joins_thread_state(e[i].type))
+			continue;
+		err = thread_get(jp, e[i].tid, &th_ix);
+		if (err)
+			return err;
+		th = &jp->threads[th_ix];
+		if (th->unordered)
+			continue;
+		if (e[i].time < th->last) {
+			th->unordered = 1;
+			continue;
+		}
+		th->last = e[i].time;
+		err = replay(jp, th_ix, e[i].type, e[i].time, slot);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Second walk, only if some thread's events went back in time: collect
+ * those threads' events to replay them sorted. */
+static int on_events_sort(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct join_priv *jp = ctx;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		const struct evref *e = &ev[i];
+	for (i = 0; i < n; i++, jp->nevents++) {
+		const uint64_t *v;
+		struct jthread *th;
+		struct evref *r;
 
-		switch (e->type) {
-		case D9_EV_THREAD_START:
-			/* a new thread on this tid: whatever the old one
-			 * left open ended by now */
-			if (open) {
-				err = emit(pv, open_task, tid, open_start, e->time, 0, 1);
-				if (err)
-					return err;
-				open = 0;
-			}
-			floor = e->time;
-			seen_poll = 0;
-			break;
-		case D9_EV_THREAD_STOP:
-			if (open) {
-				err = emit(pv, open_task, tid, open_start, e->time, 0, 1);
-				if (err)
-					return err;
-				open = 0;
-			}
-			seen_poll = 1;
-			break;
-		case D9_EV_POLL_BEGIN:
-			/* nested or missing END (dropped record): the poll
-			 * that was open cannot run past this point */
-			if (open) {
-				err = emit(pv, open_task, tid, open_start, e->time, 0, 1);
-				if (err)
-					return err;
-			}
-			open = 1;
-			open_task = e->task;
-			open_start = e->time;
-			seen_poll = 1;
-			break;
-		case D9_EV_POLL_END:
-			if (open && open_task == e->task) {
-				err = emit(pv, open_task, tid, open_start, e->time, 0, 0);
-				if (err)
-					return err;
-				open = 0;
-			} else if (!open && !seen_poll) {
-				/* began before we were there */
-				err = emit(pv, e->task, tid,
-					   floor < e->time ? floor : e->time, e->time, 1,
-					   0);
-				if (err)
-					return err;
-			} else {
-				(*unmatched)++;
-			}
-			seen_poll = 1;
-			break;
+		if (!joins_thread_state(e[i].type))
+			continue;
+		v = amap_find(&jp->tidmap, e[i].tid);
+		th = &jp->threads[*v];
+		if (!th->unordered)
+			continue;
+		if (th->nev == th->ev_cap) {
+			size_t cap = th->ev_cap ? th->ev_cap * 2 : 256;
+
+			r = realloc(th->ev, cap * sizeof(*r));
+			if (!r)
+				return -ENOMEM;
+			th->ev = r;
+			th->ev_cap = cap;
 		}
+		r = &th->ev[th->nev++];
+		r->time = e[i].time;
+		r->task = e[i].task;
+		r->idx = jp->nevents;
+		r->type = e[i].type;
 	}
-	if (open)
-		return emit(pv, open_task, tid, open_start, rec_end, 0, 1);
 	return 0;
 }
 
-/* k-way merge of the threads' (already start-ordered) polls into global
- * (start, tid) order: O(P log T) where a sort would be O(P log P). */
+static int replay_unordered(struct join_priv *jp)
+{
+	size_t i, k;
+	int any = 0, err;
+
+	for (i = 0; i < jp->nthreads; i++)
+		if (jp->threads[i].unordered) {
+			thread_reset(jp, &jp->threads[i]);
+			any = 1;
+		}
+	if (!any)
+		return 0;
+	/* long_end keys of those threads are overwritten as they re-emit */
+	jp->nevents = 0;
+	err = trace__for_each_event(jp->pub.trace, on_events_sort, jp);
+	if (err)
+		return err;
+	for (i = 0; i < jp->nthreads; i++) {
+		struct jthread *th = &jp->threads[i];
+
+		if (!th->unordered)
+			continue;
+		qsort(th->ev, th->nev, sizeof(*th->ev), evref_cmp);
+		for (k = 0; k < th->nev; k++) {
+			uint32_t slot = 0;
+
+			if (carries_task(th->ev[k].type) &&
+			    (err = task_slot(jp, th->ev[k].task, &slot)))
+				return err;
+			err = replay(jp, i, th->ev[k].type, th->ev[k].time, slot);
+			if (err)
+				return err;
+		}
+		free(th->ev);
+		th->ev = NULL;
+		th->nev = th->ev_cap = 0;
+	}
+	return 0;
+}
+
+/* Polls still open at the end, and the totals. */
+static int finish_threads(struct join_priv *jp)
+{
+	size_t i, n = 0;
+	int err;
+
+	for (i = 0; i < jp->nthreads; i++) {
+		struct jthread *th = &jp->threads[i];
+
+		if (th->open) {
+			err = emit(jp, i, th->open_task, th->open_start, jp->rec_end, 0, 1);
+			if (err)
+				return err;
+			th->open = 0;
+		}
+		jp->pub.unmatched_ends += th->unmatched;
+		n += th->n;
+	}
+	if (n > INT32_MAX)
+		return -EOVERFLOW;
+	jp->pub.npolls = n;
+	return 0;
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+	const struct task_stat *x = a, *y = b;
+
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+/* Every task the trace knows (named, seen in any event, polled), sorted,
+ * with its poll statistics; polls get their task's index. */
+static int build_tasks(struct join_priv *jp)
+{
+	struct join *j = &jp->pub;
+	const struct trace *t = j->trace;
+	struct amap *m = &jp->taskslot;
+	uint32_t *ix = NULL, slot;
+	size_t i, k;
+	int err;
+
+	for (i = 0; i < t->ntasks; i++)
+		if ((err = task_slot(jp, t->tasks[i].id, &slot)))
+			return err;
+	j->ntasks = m->n + (m->has_empty_key ? 1 : 0);
+	j->tasks = calloc(j->ntasks ? j->ntasks : 1, sizeof(*j->tasks));
+	ix = malloc((j->ntasks ? j->ntasks : 1) * sizeof(*ix));
+	if (!j->tasks || !ix) {
+		free(ix);
+		return -ENOMEM;
+	}
+	for (i = 0, k = 0; i < m->cap; i++)
+		if (m->keys[i] != AMAP_EMPTY)
+			j->tasks[k++].task = m->keys[i];
+	if (m->has_empty_key)
+		j->tasks[k++].task = AMAP_EMPTY;
+	qsort(j->tasks, j->ntasks, sizeof(*j->tasks), task_cmp);
+	for (i = 0; i < j->ntasks; i++)
+		ix[*amap_find(m, j->tasks[i].task)] = (uint32_t)i;
+
+	/* the last name given to a task wins (a task may be renamed) */
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].name)
+			j->tasks[ix[*amap_find(m, t->tasks[i].id)]].name = t->tasks[i].name;
+
+	for (i = 0; i < jp->nthreads; i++) {
+		struct jthread *th = &jp->threads[i];
+
+		for (size_t bi = 0; bi < th->nb; bi++) {
+			struct jblock *b = th->b[bi];
+
+			for (k = 0; k < b->n; k++) {
+				struct jpoll *p = &b->p[k];
+				struct task_stat *ts;
+				uint64_t d;
+
+				p->task = ix[p->task];
+				ts = &j->tasks[p->task];
+				d = poll_end(jp, i, b, k) - (b->base + p->off);
+				ts->polls++;
+				ts->total_ns += d;
+				if (d > ts->longest_ns)
+					ts->longest_ns = d;
+			}
+		}
+	}
+	free(ix);
+	amap_release(m);
+	return 0;
+}
+
+/* JOIN_POLL_LIST: every poll as a struct poll, numbered in (start, tid)
+ * order by a k-way merge of the threads' (start-ordered) polls:
+ * O(P log T) where a sort would be O(P log P). */
 struct mhead {
 	uint64_t start;
 	uint32_t tid;
 	uint32_t th; /* thread index */
+	size_t b, i; /* its next poll: block, index in it */
 };
 
 static int mh_less(const struct mhead *a, const struct mhead *b)
@@ -205,99 +528,168 @@ static void mh_down(struct mhead *h, size_t n, size_t i)
 	}
 }
 
-static int order_polls(struct join_priv *jp, struct pollvec *pv)
+static int list_polls(struct join_priv *jp)
 {
 	struct join *j = &jp->pub;
 	struct mhead *heap;
-	size_t *cur, nh = 0, i, rank = 0;
+	size_t nh = 0, i, rank = 0;
 
-	j->polls = malloc((pv->n ? pv->n : 1) * sizeof(*j->polls));
-	jp->starts = malloc((pv->n ? pv->n : 1) * sizeof(*jp->starts));
-	jp->ids = malloc((pv->n ? pv->n : 1) * sizeof(*jp->ids));
+	j->polls = malloc((j->npolls ? j->npolls : 1) * sizeof(*j->polls));
 	heap = malloc((jp->nthreads + 1) * sizeof(*heap));
-	cur = malloc((jp->nthreads + 1) * sizeof(*cur));
-	if (!j->polls || !jp->starts || !jp->ids || !heap || !cur) {
-		free(heap);
-		free(cur);
-		return -ENOMEM;
-	}
+	if (!j->polls || !heap)
+		goto nomem;
 	for (i = 0; i < jp->nthreads; i++) {
-		const struct jthread *th = &jp->threads[i];
+		struct jthread *th = &jp->threads[i];
 
-		cur[i] = th->off;
+		th->ids = malloc((th->n ? th->n : 1) * sizeof(*th->ids));
+		if (!th->ids)
+			goto nomem;
 		if (!th->n)
 			continue;
-		heap[nh].start = pv->v[th->off].start;
+		heap[nh].start = th->b[0]->base + th->b[0]->p[0].off;
 		heap[nh].tid = th->tid;
 		heap[nh].th = i;
+		heap[nh].b = heap[nh].i = 0;
 		nh++;
 	}
 	for (i = nh; i-- > 0;)
 		mh_down(heap, nh, i);
 	while (nh) {
-		const struct jthread *th = &jp->threads[heap[0].th];
-		size_t g = cur[heap[0].th]++;
+		size_t ti = heap[0].th;
+		struct jthread *th = &jp->threads[ti];
+		const struct jblock *b = th->b[heap[0].b];
+		const struct jpoll *q = &b->p[heap[0].i];
+		size_t g = b->first + heap[0].i;
+		struct poll *p = &j->polls[rank];
 
-		j->polls[rank] = pv->v[g];
-		j->polls[rank].id = rank;
-		jp->starts[g] = pv->v[g].start;
-		jp->ids[g] = rank;
+		memset(p, 0, sizeof(*p));
+		p->start = b->base + q->off;
+		p->end = poll_end(jp, ti, b, heap[0].i);
+		p->task = j->tasks[q->task].task;
+		p->tid = th->tid;
+		p->id = rank;
+		p->open_start = q->open_start;
+		p->open_end = q->open_end;
+		th->ids[g] = rank;
 		rank++;
-		if (cur[heap[0].th] < th->off + th->n)
-			heap[0].start = pv->v[cur[heap[0].th]].start;
+		if (++heap[0].i == b->n) {
+			heap[0].i = 0;
+			heap[0].b++;
+		}
+		if (heap[0].b < th->nb)
+			heap[0].start = th->b[heap[0].b]->base + th->b[heap[0].b]->p[heap[0].i].off;
 		else
 			heap[0] = heap[--nh];
 		mh_down(heap, nh, 0);
 	}
-	j->npolls = rank;
 	free(heap);
-	free(cur);
 	return 0;
+nomem:
+	free(heap);
+	return -ENOMEM;
 }
 
-/* Index in jp->ids of the poll containing @time on thread @th, or -1. */
-static int64_t lookup(const struct join_priv *jp, const struct jthread *th, uint64_t time)
+/* A place in a thread's polls: block, index in it. */
+struct jpos {
+	size_t b, i;
+};
+
+static uint64_t start_at(const struct jthread *th, size_t b, size_t i)
 {
-	size_t lo = th->off, hi = th->off + th->n;
+	return th->b[b]->base + th->b[b]->p[i].off;
+}
+
+/* The poll of thread @th_ix containing @time: its block in *@bp and its
+ * index there; -1 if none. @hint (may be NULL) is where the last lookup on
+ * this thread ended: samples come in time order, so the answer is usually
+ * there or a few polls on, found without a search. */
+static int64_t lookup(const struct join_priv *jp, size_t th_ix, uint64_t time,
+		      const struct jblock **bp, struct jpos *hint)
+{
+	const struct jthread *th = &jp->threads[th_ix];
+	const struct jblock *b;
+	size_t lo = 0, hi = th->nb, bi;
+	uint64_t off;
+
+	if (hint && hint->b < th->nb && hint->i < th->b[hint->b]->n &&
+	    start_at(th, hint->b, hint->i) <= time) {
+		struct jpos at = *hint;
+
+		for (int step = 0; step < 8; step++) {
+			struct jpos nx = {at.b, at.i + 1};
+
+			if (nx.i == th->b[nx.b]->n) {
+				nx.b++;
+				nx.i = 0;
+			}
+			if (nx.b == th->nb || start_at(th, nx.b, nx.i) > time) {
+				*hint = at;
+				b = th->b[at.b];
+				off = time - b->base;
+				lo = at.i;
+				goto found;
+			}
+			at = nx;
+		}
+	}
 
 	/* last start <= time; ties go to the later poll (the one a BEGIN at
-	 * this very ns opened) */
+	 * this very ns opened): first the block, then in it */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (jp->starts[mid] <= time)
+		if (th->b[mid]->base <= time)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == th->off)
+	if (lo == 0)
 		return -1;
-	lo--;
-	if (jp->pub.polls[jp->ids[lo]].end < time)
+	bi = lo - 1;
+	b = th->b[bi];
+	off = time - b->base;
+	lo = 0;
+	hi = b->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->p[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	lo--; /* the block's first poll starts at its base <= time */
+	if (hint) {
+		hint->b = bi;
+		hint->i = lo;
+	}
+found:
+	if (b->p[lo].dur != DUR_LONG ? off - b->p[lo].off > b->p[lo].dur
+				      : poll_end(jp, th_ix, b, lo) < time)
 		return -1;
-	return lo;
+	*bp = b;
+	return (int64_t)lo;
 }
 
-static const struct jthread *thread_of(const struct join_priv *jp, uint32_t tid)
+static const uint64_t *thread_of(const struct join_priv *jp, uint32_t tid)
 {
-	const uint64_t *v = amap_find(&jp->tidmap, tid);
-
-	return v ? &jp->threads[*v] : NULL;
+	return amap_find(&jp->tidmap, tid);
 }
 
 const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t time)
 {
 	const struct join_priv *jp = JOIN_PRIV(j);
-	const struct jthread *th;
+	const struct jblock *b = NULL;
+	const uint64_t *th;
 	int64_t g;
 
-	if (!j)
+	if (!j || !j->polls)
 		return NULL;
 	th = thread_of(jp, tid);
 	if (!th)
 		return NULL;
-	g = lookup(jp, th, time);
-	return g < 0 ? NULL : &j->polls[jp->ids[g]];
+	g = lookup(jp, *th, time, &b, NULL);
+	return g < 0 ? NULL : &j->polls[jp->threads[*th].ids[b->first + g]];
 }
 
 const struct task_stat *join__task(const struct join *j, uint64_t task)
@@ -316,257 +708,218 @@ const struct task_stat *join__task(const struct join *j, uint64_t task)
 								     : NULL;
 }
 
-/* Group the events that matter per thread, in time order (stable). */
-static int build_polls(struct join_priv *jp, const struct trace *t, uint64_t rec_start,
-		       uint64_t rec_end)
+/* ---- walking the samples ------------------------------------------------ */
+
+struct sample_walk {
+	const struct join_priv *jp;
+	join_sample_fn fn;
+	void *ctx;
+	struct jpos *hint; /* per thread */
+	size_t th; /* thread of the last tid */
+	uint32_t last_tid;
+	int have_last, have_th;
+};
+
+static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 {
-	struct join *j = &jp->pub;
-	struct pollvec pv = {0};
-	struct evref *ev = NULL;
-	uint32_t *slot = NULL;
-	size_t *pos = NULL, i, nev = 0;
-	int err = -ENOMEM;
-
-	if (t->nevents > UINT32_MAX)
-		return -EOVERFLOW;
-	slot = malloc((t->nevents + 1) * sizeof(*slot));
-	if (!slot)
-		goto out;
-	for (i = 0; i < t->nevents; i++) {
-		const struct trace_event *e = &t->events[i];
-		uint64_t *v;
-		int created;
-
-		slot[i] = UINT32_MAX;
-		if (!joins_thread_state(e->type))
-			continue;
-		v = amap_get(&jp->tidmap, e->tid, &created);
-		if (!v)
-			goto out;
-		if (created) {
-			struct jthread *th;
-
-			if (!(jp->nthreads & (jp->nthreads - 1))) {
-				size_t cap = jp->nthreads ? jp->nthreads * 2 : 16;
-
-				th = realloc(jp->threads, cap * sizeof(*th));
-				if (!th)
-					goto out;
-				jp->threads = th;
-			}
-			*v = jp->nthreads;
-			th = &jp->threads[jp->nthreads++];
-			th->tid = e->tid;
-			th->off = th->n = 0; /* n counts events for now */
-		}
-		slot[i] = *v;
-		jp->threads[*v].n++;
-		nev++;
-	}
-
-	/* counting sort by thread keeps file order within a thread */
-	ev = malloc((nev + 1) * sizeof(*ev));
-	pos = malloc((jp->nthreads + 1) * sizeof(*pos));
-	if (!ev || !pos)
-		goto out;
-	for (i = 0, nev = 0; i < jp->nthreads; i++) {
-		pos[i] = nev;
-		nev += jp->threads[i].n;
-	}
-	for (i = 0; i < t->nevents; i++) {
-		const struct trace_event *e = &t->events[i];
-		struct evref *r;
-
-		if (slot[i] == UINT32_MAX)
-			continue;
-		r = &ev[pos[slot[i]]++];
-		r->time = e->time;
-		r->task = e->task;
-		r->idx = i;
-		r->type = e->type;
-	}
-
-	for (i = 0, nev = 0; i < jp->nthreads; i++) {
-		struct jthread *th = &jp->threads[i];
-		struct evref *e = ev + nev;
-		size_t k, n = th->n;
-
-		nev += n;
-		/* each thread's ring is drained in order, so this is sorted
-		 * already unless the file was merged oddly: check first */
-		for (k = 1; k < n; k++)
-			if (e[k].time < e[k - 1].time)
-				break;
-		if (k < n)
-			qsort(e, n, sizeof(*e), evref_cmp);
-		th->off = pv.n;
-		err = replay_thread(e, n, th->tid, rec_start, rec_end, &pv,
-				    &j->unmatched_ends);
-		if (err)
-			goto out;
-		th->n = pv.n - th->off;
-	}
-	if (pv.n > INT32_MAX) {
-		err = -EOVERFLOW;
-		goto out;
-	}
-	err = order_polls(jp, &pv);
-out:
-	free(pv.v);
-	free(ev);
-	free(pos);
-	free(slot);
-	return err;
-}
-
-static int task_cmp(const void *a, const void *b)
-{
-	const struct task_stat *x = a, *y = b;
-
-	return x->task < y->task ? -1 : x->task > y->task;
-}
-
-/* Every task the trace knows (named, seen in any event, polled), with its
- * poll statistics. */
-static int build_tasks(struct join *j, const struct trace *t)
-{
-	struct amap m;
-	size_t i, k;
-	uint64_t *v;
-	int err = -ENOMEM;
-
-	if (amap_init(&m, t->ntasks + 64))
-		return -ENOMEM;
-	for (i = 0; i < t->ntasks; i++)
-		if (!amap_get(&m, t->tasks[i].id, NULL))
-			goto out;
-	for (i = 0; i < t->nevents; i++)
-		if (carries_task(t->events[i].type) &&
-		    !amap_get(&m, t->events[i].task, NULL))
-			goto out;
-
-	j->ntasks = m.n + (m.has_empty_key ? 1 : 0);
-	j->tasks = calloc(j->ntasks ? j->ntasks : 1, sizeof(*j->tasks));
-	if (!j->tasks)
-		goto out;
-	for (i = 0, k = 0; i < m.cap; i++)
-		if (m.keys[i] != AMAP_EMPTY)
-			j->tasks[k++].task = m.keys[i];
-	if (m.has_empty_key)
-		j->tasks[k++].task = AMAP_EMPTY;
-	qsort(j->tasks, j->ntasks, sizeof(*j->tasks), task_cmp);
-	for (i = 0; i < j->ntasks; i++)
-		*amap_find(&m, j->tasks[i].task) = i;
-
-	/* the last name given to a task wins (a task may be renamed) */
-	for (i = 0; i < t->ntasks; i++)
-		if (t->tasks[i].name)
-			j->tasks[*amap_find(&m, t->tasks[i].id)].name = t->tasks[i].name;
-
-	for (i = 0; i < j->npolls; i++) {
-		const struct poll *p = &j->polls[i];
-		struct task_stat *ts = &j->tasks[*amap_find(&m, p->task)];
-		uint64_t d = p->end - p->start;
-
-		ts->polls++;
-		ts->total_ns += d;
-		if (d > ts->longest_ns)
-			ts->longest_ns = d;
-	}
-	for (i = 0; i < t->nsamples; i++) {
-		int32_t p = j->sample_poll[i];
-
-		if (p >= 0) {
-			v = amap_find(&m, j->polls[p].task);
-			j->tasks[*v].samples += sample_weight(&t->samples[i]);
-		}
-	}
-	err = 0;
-out:
-	amap_release(&m);
-	return err;
-}
-
-static int assign_samples(struct join_priv *jp, const struct trace *t)
-{
-	struct join *j = &jp->pub;
-	const struct jthread *th = NULL;
-	uint32_t last_tid = 0;
-	int have_last = 0;
+	struct sample_walk *w = ctx;
+	const struct join_priv *jp = w->jp;
 	size_t i;
+	int err;
 
-	j->sample_poll =
-	    malloc((t->nsamples ? t->nsamples : 1) * sizeof(*j->sample_poll));
-	if (!j->sample_poll)
-		return -ENOMEM;
-	for (i = 0; i < t->nsamples; i++) {
-		const struct trace_sample *s = &t->samples[i];
-		struct poll *p;
-		uint64_t n;
-		int64_t g;
+	for (i = 0; i < n; i++) {
+		const struct jblock *b = NULL;
+		struct join_hit hit;
+		int64_t g = -1;
 
 		/* samples come in per-thread runs: skip the hash lookup */
-		if (!have_last || s->tid != last_tid) {
-			th = thread_of(jp, s->tid);
-			last_tid = s->tid;
-			have_last = 1;
+		if (!w->have_last || s[i].tid != w->last_tid) {
+			const uint64_t *v = thread_of(jp, s[i].tid);
+
+			w->have_th = v != NULL;
+			w->th = v ? *v : 0;
+			w->last_tid = s[i].tid;
+			w->have_last = 1;
 		}
-		g = th ? lookup(jp, th, s->time) : -1;
+		if (w->have_th)
+			g = lookup(jp, w->th, s[i].time, &b, &w->hint[w->th]);
 		if (g < 0) {
-			j->sample_poll[i] = -1;
-			continue;
+			err = w->fn(w->ctx, &s[i], NULL);
+		} else {
+			const struct jthread *th = &jp->threads[w->th];
+			const struct jpoll *p = &b->p[g];
+
+			hit.start = b->base + p->off;
+			hit.end = poll_end(jp, w->th, b, (size_t)g);
+			hit.task = p->task;
+			hit.id = th->ids ? (int32_t)th->ids[b->first + g] : -1;
+			err = w->fn(w->ctx, &s[i], &hit);
 		}
-		j->sample_poll[i] = jp->ids[g];
-		p = &j->polls[jp->ids[g]];
-		n = (uint64_t)p->samples + sample_weight(s);
-		p->samples = n > UINT32_MAX ? UINT32_MAX : n;
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
-int join__new(const struct trace *t, struct join **out)
+int join_for_each_sample(const struct join *j, join_sample_fn fn, void *ctx)
 {
-	struct join_priv *jp;
-	uint64_t lo = UINT64_MAX, hi = 0, rec_start, rec_end;
-	size_t i;
+	struct sample_walk w = {.jp = JOIN_PRIV(j), .fn = fn, .ctx = ctx};
 	int err;
 
+	if (JOIN_PRIV(j)->dropped)
+		return -EINVAL;
+	w.hint = calloc(JOIN_PRIV(j)->nthreads + 1, sizeof(*w.hint));
+	if (!w.hint)
+		return -ENOMEM;
+	err = trace__for_each_sample(j->trace, on_samples, &w);
+	free(w.hint);
+	return err;
+}
+
+static void drop_polls(struct join_priv *jp)
+{
+	for (size_t i = 0; i < jp->nthreads; i++) {
+		thread_reset(jp, &jp->threads[i]);
+		free(jp->threads[i].b);
+		jp->threads[i].b = NULL;
+		jp->threads[i].b_cap = 0;
+	}
+	amap_release(&jp->long_end);
+	jp->dropped = 1;
+}
+
+/* The join's own walk: counts per poll, task and (root, stack). */
+static int count_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct join_priv *jp = ctx;
+	struct join_agg *a = &jp->agg;
+	uint64_t w = sample_weight(s), root = 0, *v;
+	int created;
+
+	jp->pub.samples += w;
+	if (p) {
+		root = (uint64_t)p->task + 1;
+		jp->pub.samples_in_polls += w;
+		jp->pub.tasks[p->task].samples += w;
+		if (p->id >= 0) {
+			struct poll *q = &jp->pub.polls[p->id];
+			uint64_t n = (uint64_t)q->samples + w;
+
+			q->samples = n > UINT32_MAX ? UINT32_MAX : n;
+		}
+	}
+	v = amap_get(&a->map, root << 32 | s->stack, &created);
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		if (a->n == a->cap) {
+			size_t cap = a->cap ? a->cap * 2 : 1024;
+			uint64_t *wt = realloc(a->weight, cap * sizeof(*wt)), *ct;
+
+			if (!wt)
+				return -ENOMEM;
+			a->weight = wt;
+			ct = realloc(a->count, cap * sizeof(*ct));
+			if (!ct)
+				return -ENOMEM;
+			a->count = ct;
+			a->cap = cap;
+		}
+		*v = a->n;
+		a->weight[a->n] = 0;
+		a->count[a->n] = 0;
+		a->n++;
+	}
+	a->weight[*v] += w;
+	a->count[*v]++;
+	return 0;
+}
+
+static int see_events(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct join_priv *jp = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].time < jp->lo)
+			jp->lo = e[i].time;
+		if (e[i].time > jp->hi)
+			jp->hi = e[i].time;
+	}
+	return 0;
+}
+
+static int see_samples(void *ctx, const struct trace_sample *s, size_t n)
+{
+	struct join_priv *jp = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].time < jp->lo)
+			jp->lo = s[i].time;
+		if (s[i].time > jp->hi)
+			jp->hi = s[i].time;
+	}
+	return 0;
+}
+
+int join__new(const struct trace *t, unsigned int flags, struct join **out)
+{
+	struct join_priv *jp;
+	const struct trace_counters *c;
+	int err;
+
+	if (!out)
+		return -EINVAL;
 	*out = NULL;
+	if (!t)
+		return -EINVAL;
 	jp = calloc(1, sizeof(*jp));
 	if (!jp)
 		return -ENOMEM;
 	jp->pub.trace = t;
+	jp->flags = flags;
+	jp->lo = UINT64_MAX;
 	err = amap_init(&jp->tidmap, 64);
+	if (!err)
+		err = amap_init(&jp->long_end, 16);
+	if (!err)
+		err = amap_init(&jp->taskslot, t->ntasks + 64);
+	if (!err)
+		err = amap_init(&jp->agg.map, 4096);
 	if (err)
 		goto fail;
 
-	for (i = 0; i < t->nevents; i++) {
-		if (t->events[i].time < lo)
-			lo = t->events[i].time;
-		if (t->events[i].time > hi)
-			hi = t->events[i].time;
+	/* a cut trace has no END chunk, hence no counters: fall back to the
+	 * times actually seen, which takes a walk of its own */
+	c = &t->counters;
+	if (!c->start_time || !c->end_time) {
+		err = trace__for_each_event(t, see_events, jp);
+		if (!err)
+			err = trace__for_each_sample(t, see_samples, jp);
+		if (err)
+			goto fail;
 	}
-	for (i = 0; i < t->nsamples; i++) {
-		if (t->samples[i].time < lo)
-			lo = t->samples[i].time;
-		if (t->samples[i].time > hi)
-			hi = t->samples[i].time;
-	}
-	/* a cut trace has no END chunk, hence no counters: fall back to
-	 * the times actually seen */
-	rec_start =
-	    t->counters.start_time ? t->counters.start_time : (lo == UINT64_MAX ? 0 : lo);
-	rec_end = t->counters.end_time ? t->counters.end_time : hi;
+	jp->rec_start = c->start_time ? c->start_time : (jp->lo == UINT64_MAX ? 0 : jp->lo);
+	jp->rec_end = c->end_time ? c->end_time : jp->hi;
+	jp->pub.start_time = jp->rec_start;
+	jp->pub.end_time = jp->rec_end;
 
-	err = build_polls(jp, t, rec_start, rec_end);
+	err = trace__for_each_event(t, on_events, jp);
+	if (!err)
+		err = replay_unordered(jp);
+	if (!err)
+		err = finish_threads(jp);
+	if (!err)
+		err = build_tasks(jp);
+	if (!err && (flags & JOIN_POLL_LIST))
+		err = list_polls(jp);
+	if (!err)
+		err = join_for_each_sample(&jp->pub, count_sample, jp);
 	if (err)
 		goto fail;
-	err = assign_samples(jp, t);
-	if (err)
-		goto fail;
-	err = build_tasks(&jp->pub, t);
-	if (err)
-		goto fail;
+	/* nothing will look a poll up again: its memory need not stay for
+	 * what the caller builds next */
+	if (!(flags & (JOIN_POLL_LIST | JOIN_KEEP_POLLS)))
+		drop_polls(jp);
 	*out = &jp->pub;
 	return 0;
 fail:
@@ -574,18 +927,38 @@ fail:
 	return err;
 }
 
+const struct join_agg *join_agg(const struct join *j)
+{
+	return &JOIN_PRIV(j)->agg;
+}
+
+void join_seen(const struct join *j, uint64_t *lo, uint64_t *hi)
+{
+	*lo = JOIN_PRIV(j)->lo;
+	*hi = JOIN_PRIV(j)->hi;
+}
+
 void join__free(struct join *j)
 {
 	struct join_priv *jp = JOIN_PRIV(j);
+	size_t i;
 
 	if (!j)
 		return;
 	free(j->polls);
-	free(j->sample_poll);
 	free(j->tasks);
-	amap_release(&jp->tidmap);
+	for (i = 0; i < jp->nthreads; i++) {
+		thread_reset(jp, &jp->threads[i]);
+		free(jp->threads[i].b);
+		free(jp->threads[i].ids);
+		free(jp->threads[i].ev);
+	}
 	free(jp->threads);
-	free(jp->starts);
-	free(jp->ids);
+	amap_release(&jp->tidmap);
+	amap_release(&jp->long_end);
+	amap_release(&jp->taskslot);
+	amap_release(&jp->agg.map);
+	free(jp->agg.weight);
+	free(jp->agg.count);
 	free(jp);
 }

@@ -302,6 +302,28 @@ static double sample_period_ns(const struct trace *t)
 	return 1e9 / hz;
 }
 
+/* The samples of one poll, per stack. */
+struct poll_walk {
+	struct amap *agg;
+	uint32_t poll;
+	struct poll_flame_result *res;
+};
+
+static int poll_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct poll_walk *pw = ctx;
+	uint64_t *v;
+
+	if (!p || p->id != (int32_t)pw->poll)
+		return 0;
+	v = amap_get(pw->agg, agg_key(ROOT_CPU, 0, s->stack), NULL);
+	if (!v)
+		return -ENOMEM;
+	*v += sample_weight(s);
+	pw->res->samples += sample_weight(s);
+	return 0;
+}
+
 int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *o,
 			 FILE *out)
 {
@@ -335,16 +357,13 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	f->task_roots = 1;
 	/* CPU: sample weight per stack, then us; off-CPU: ns per (stack,
 	 * preempted), then us; fill() then adds the values as they are */
-	for (i = 0; i < t->nsamples; i++) {
-		uint64_t *v;
+	{
+		struct poll_walk pw = {.agg = &agg, .poll = o->poll, .res = &res};
 
-		if (j->sample_poll[i] != (int32_t)o->poll)
-			continue;
-		v = amap_get(&agg, agg_key(ROOT_CPU, 0, t->samples[i].stack), NULL);
-		if (!v)
+		err = join_for_each_sample(j, poll_sample, &pw);
+		if (err)
 			goto out;
-		*v += sample_weight(&t->samples[i]);
-		res.samples += sample_weight(&t->samples[i]);
+		err = -ENOMEM;
 	}
 	for (i = 0; i < agg.cap; i++)
 		if (agg.keys[i] != AMAP_EMPTY)

@@ -6,8 +6,9 @@
  * Polls come from the join (one binary search per switch). Parked time is
  * replayed here from PARK/UNPARK events per thread into intervals sorted
  * by (tid, start), which never overlap on one thread, so "parked at t" is
- * one binary search too. Samples and switches are also indexed per poll
- * (counting sort) so that a poll's top frame looks at its own records only.
+ * one binary search too. Switches are also indexed per poll (counting
+ * sort) so that a poll's top frame looks at its own records only; of the
+ * samples, one walk keeps each poll's heaviest leaf frame.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,9 +27,9 @@ struct offcpu_priv {
 	struct offcpu pub;
 	struct park *parks;
 	size_t nparks;
-	/* records grouped by poll: poll p's are ix[off[p] .. off[p + 1]) */
-	uint32_t *sample_ix;
-	size_t *sample_off;
+	uint32_t *top_leaf; /* per poll: leaf frame with the most sample
+			     * weight, UINT32_MAX if none */
+	/* switches grouped by poll: poll p's are ix[off[p] .. off[p + 1]) */
 	uint32_t *switch_ix;
 	size_t *switch_off;
 };
@@ -74,38 +75,54 @@ static int add_park(struct offcpu_priv *op, size_t *cap, uint32_t tid, uint64_t 
 	return 0;
 }
 
+/* The events that parks are made of, collected in one walk. */
+struct pev_vec {
+	struct pev *v;
+	size_t n, cap, seen;
+};
+
+static int collect_pev(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct pev_vec *pv = ctx;
+
+	for (size_t i = 0; i < n; i++, pv->seen++) {
+		if (e[i].type != D9_EV_PARK && e[i].type != D9_EV_UNPARK &&
+		    e[i].type != D9_EV_THREAD_START && e[i].type != D9_EV_THREAD_STOP)
+			continue;
+		if (pv->n == pv->cap) {
+			size_t cap = pv->cap ? pv->cap * 2 : 256;
+			struct pev *v = realloc(pv->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			pv->v = v;
+			pv->cap = cap;
+		}
+		pv->v[pv->n].time = e[i].time;
+		pv->v[pv->n].tid = e[i].tid;
+		pv->v[pv->n].type = e[i].type;
+		pv->v[pv->n].idx = pv->seen;
+		pv->n++;
+	}
+	return 0;
+}
+
 static int build_parks(struct offcpu_priv *op)
 {
-	const struct trace *t = op->pub.trace;
+	struct pev_vec pv = {0};
 	struct pev *ev;
-	size_t i, n = 0, cap = 0;
+	size_t i, n, cap = 0;
 	uint64_t floor = 0, pstart = 0;
 	uint32_t tid = 0;
 	int parked = 0, seen = 0, err = 0;
 
-	for (i = 0; i < t->nevents; i++) {
-		uint32_t ty = t->events[i].type;
-
-		n += ty == D9_EV_PARK || ty == D9_EV_UNPARK || ty == D9_EV_THREAD_START ||
-		     ty == D9_EV_THREAD_STOP;
+	err = trace__for_each_event(op->pub.trace, collect_pev, &pv);
+	if (err || !pv.n) {
+		free(pv.v);
+		return err;
 	}
-	if (!n)
-		return 0;
-	ev = malloc(n * sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
-	for (i = 0, n = 0; i < t->nevents; i++) {
-		const struct trace_event *e = &t->events[i];
-
-		if (e->type != D9_EV_PARK && e->type != D9_EV_UNPARK &&
-		    e->type != D9_EV_THREAD_START && e->type != D9_EV_THREAD_STOP)
-			continue;
-		ev[n].time = e->time;
-		ev[n].tid = e->tid;
-		ev[n].type = e->type;
-		ev[n].idx = i;
-		n++;
-	}
+	ev = pv.v;
+	n = pv.n;
 	qsort(ev, n, sizeof(*ev), pev_cmp);
 	for (i = 0; i < n && !err; i++) {
 		const struct pev *e = &ev[i];
@@ -182,7 +199,7 @@ static int parked_at(const struct offcpu_priv *op, uint32_t tid, uint64_t time)
 static void span(struct offcpu *oc)
 {
 	const struct trace *t = oc->trace;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo, hi;
 	size_t i;
 
 #define SEE(x)                                                                           \
@@ -192,10 +209,8 @@ static void span(struct offcpu *oc)
 		if ((x) > hi)                                                            \
 			hi = (x);                                                        \
 	} while (0)
-	for (i = 0; i < t->nevents; i++)
-		SEE(t->events[i].time);
-	for (i = 0; i < t->nsamples; i++)
-		SEE(t->samples[i].time);
+	/* events and samples: the join looked, when counters are missing */
+	join_seen(oc->join, &lo, &hi);
 	for (i = 0; i < t->nswitches; i++) {
 		SEE(t->switches[i].time);
 		if (t->switches[i].time_in)
@@ -206,6 +221,135 @@ static void span(struct offcpu *oc)
 	oc->start_time =
 	    t->counters.start_time ? t->counters.start_time : (lo == UINT64_MAX ? 0 : lo);
 	oc->end_time = t->counters.end_time ? t->counters.end_time : hi;
+}
+
+/*
+ * Each poll's heaviest leaf frame (ties to the lower frame id). A poll's
+ * samples come in one run almost always (samples are in per-thread runs,
+ * in time order), so a run's leaves are summed in a small array and the
+ * poll settled when the run ends. A poll met in a second run (or with too
+ * many leaves for the array) is marked, and only the marked ones are summed
+ * again exactly, per (poll, leaf) in a map, by a second walk.
+ */
+#define RUN_LEAVES 32
+
+struct leaf_walk {
+	const struct trace *t;
+	struct offcpu_priv *op;
+	uint64_t *best;	    /* per poll: the top leaf's weight */
+	uint8_t *state;	    /* per poll: LEAF_* */
+	int exact;	    /* second walk: marked polls into @w */
+	struct amap w;	    /* poll << 32 | frame -> weight */
+	int32_t run_poll;   /* the run's poll, -1 if none */
+	size_t nrun;
+	uint32_t run_frame[RUN_LEAVES];
+	uint64_t run_w[RUN_LEAVES];
+};
+
+enum { LEAF_NONE = 0, LEAF_DONE = 1, LEAF_AGAIN = 2 };
+
+static void settle(struct leaf_walk *lw, uint32_t p, uint32_t f, uint64_t w)
+{
+	if (w > lw->best[p] || (w == lw->best[p] && f < lw->op->top_leaf[p])) {
+		lw->best[p] = w;
+		lw->op->top_leaf[p] = f;
+	}
+}
+
+static void end_run(struct leaf_walk *lw)
+{
+	uint32_t p = (uint32_t)lw->run_poll;
+
+	if (lw->run_poll < 0)
+		return;
+	if (lw->state[p] == LEAF_NONE) {
+		for (size_t i = 0; i < lw->nrun; i++)
+			settle(lw, p, lw->run_frame[i], lw->run_w[i]);
+		lw->state[p] = LEAF_DONE;
+	} else {
+		lw->state[p] = LEAF_AGAIN;
+	}
+	lw->run_poll = -1;
+	lw->nrun = 0;
+}
+
+static int leaf_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct leaf_walk *lw = ctx;
+	const uint32_t *fr = NULL;
+	uint64_t *v;
+	size_t i;
+
+	if (!p || p->id < 0 || !analysis_stack_frames(lw->t, s->stack, &fr))
+		return 0;
+	if (lw->exact) {
+		if (lw->state[p->id] != LEAF_AGAIN)
+			return 0;
+		v = amap_get(&lw->w, (uint64_t)p->id << 32 | fr[0], NULL);
+		if (!v)
+			return -ENOMEM;
+		*v += sample_weight(s);
+		return 0;
+	}
+	if (p->id != lw->run_poll) {
+		end_run(lw);
+		lw->run_poll = p->id;
+	}
+	for (i = 0; i < lw->nrun && lw->run_frame[i] != fr[0]; i++)
+		;
+	if (i == lw->nrun) {
+		if (i == RUN_LEAVES) { /* too varied for the run: exactly */
+			lw->state[p->id] = LEAF_AGAIN;
+			lw->run_poll = -1;
+			lw->nrun = 0;
+			return 0;
+		}
+		lw->run_frame[i] = fr[0];
+		lw->run_w[i] = 0;
+		lw->nrun++;
+	}
+	lw->run_w[i] += sample_weight(s);
+	return 0;
+}
+
+static int top_leaves(struct offcpu_priv *op)
+{
+	const struct join *j = op->pub.join;
+	struct leaf_walk lw = {.t = op->pub.trace, .op = op, .run_poll = -1};
+	size_t i, again = 0;
+	int err = -ENOMEM;
+
+	lw.best = calloc(j->npolls + 1, sizeof(*lw.best));
+	lw.state = calloc(j->npolls + 1, 1);
+	op->top_leaf = malloc((j->npolls + 1) * sizeof(*op->top_leaf));
+	if (!lw.best || !lw.state || !op->top_leaf || amap_init(&lw.w, 64))
+		goto out;
+	memset(op->top_leaf, 0xff, (j->npolls + 1) * sizeof(*op->top_leaf));
+	err = join_for_each_sample(j, leaf_sample, &lw);
+	if (err)
+		goto out;
+	end_run(&lw);
+	for (i = 0; i < j->npolls; i++)
+		if (lw.state[i] == LEAF_AGAIN) {
+			lw.best[i] = 0;
+			op->top_leaf[i] = UINT32_MAX;
+			again++;
+		}
+	if (!again)
+		goto out;
+	lw.exact = 1;
+	err = join_for_each_sample(j, leaf_sample, &lw);
+	if (err)
+		goto out;
+	for (i = 0; i < lw.w.cap; i++)
+		if (lw.w.keys[i] != AMAP_EMPTY)
+			settle(&lw, (uint32_t)(lw.w.keys[i] >> 32), (uint32_t)lw.w.keys[i],
+			       lw.w.vals[i]);
+out:
+	amap_release(&lw.w);
+	free(lw.best);
+	free(lw.state);
+	return err;
 }
 
 /* Group @n records by poll (@poll_of(i) = poll index or -1) into *@ix and
@@ -252,7 +396,9 @@ int offcpu__new(const struct join *j, struct offcpu **out)
 	if (!j)
 		return -EINVAL;
 	t = j->trace;
-	if (t->nswitches > INT32_MAX || t->nsamples > UINT32_MAX)
+	if (j->npolls && !j->polls)
+		return -EINVAL; /* joined without JOIN_POLL_LIST */
+	if (t->nswitches > INT32_MAX)
 		return -EOVERFLOW;
 	op = calloc(1, sizeof(*op));
 	if (!op)
@@ -297,8 +443,7 @@ int offcpu__new(const struct join *j, struct offcpu **out)
 		oc->ns[o->where] += o->ns;
 	}
 
-	err = group_by_poll(j->npolls, t->nsamples, j->sample_poll, sizeof(int32_t),
-			    &op->sample_ix, &op->sample_off);
+	err = top_leaves(op);
 	if (!err)
 		err = group_by_poll(j->npolls, t->nswitches, &oc->sw[0].poll,
 				    sizeof(struct offcpu_switch), &op->switch_ix,
@@ -321,8 +466,7 @@ void offcpu__free(struct offcpu *oc)
 	free(oc->sw);
 	free(oc->polls);
 	free(op->parks);
-	free(op->sample_ix);
-	free(op->sample_off);
+	free(op->top_leaf);
 	free(op->switch_ix);
 	free(op->switch_off);
 	free(op);
@@ -437,26 +581,10 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 
 static int top_cpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame)
 {
-	const struct trace *t = op->pub.trace;
-	size_t a = op->sample_off[poll], b = op->sample_off[poll + 1], i, n = 0;
-	struct fw *v = malloc((b - a + 1) * sizeof(*v));
-	int found;
-
-	if (!v)
-		return -ENOMEM;
-	for (i = a; i < b; i++) {
-		const struct trace_sample *s = &t->samples[op->sample_ix[i]];
-		const uint32_t *fr = NULL;
-
-		if (!analysis_stack_frames(t, s->stack, &fr))
-			continue;
-		v[n].frame = fr[0];
-		v[n].w = sample_weight(s);
-		n++;
-	}
-	found = heaviest(v, n, frame);
-	free(v);
-	return found ? POLL_TOP_CPU : POLL_TOP_NONE;
+	if (op->top_leaf[poll] == UINT32_MAX)
+		return POLL_TOP_NONE;
+	*frame = op->top_leaf[poll];
+	return POLL_TOP_CPU;
 }
 
 int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame)

@@ -99,17 +99,9 @@ static int write_svg(const struct join *j, const struct flame_opts *o,
 	const struct trace *t = j->trace;
 	char title[512], sub[512], dur[32];
 	const char *cmd = trace_command(t);
-	uint64_t all = 0, inpoll = 0;
-	size_t i;
+	uint64_t all = j->samples, inpoll = j->samples_in_polls;
 	int n;
 
-	for (i = 0; i < t->nsamples; i++) {
-		uint64_t w = sample_weight(&t->samples[i]);
-
-		all += w;
-		if (j->sample_poll[i] >= 0)
-			inpoll += w;
-	}
 	if (o->title)
 		snprintf(title, sizeof(title), "%s", o->title);
 	else if (cmd)
@@ -258,7 +250,7 @@ static uint32_t *preorder(const struct flame *trie)
  * bulk-load @f with flame_run_add(), which compares with the previous path
  * only. */
 static int build_tree(const struct join *j, struct flame *f, const struct amap *agg,
-		      const uint32_t *poll_root, uint32_t *flab)
+		      uint32_t *flab)
 {
 	const struct trace *t = j->trace;
 	struct flame *trie = flame__new();
@@ -333,13 +325,41 @@ out:
 	return err;
 }
 
+/* flame --min-poll: the samples of long enough polls, per (root, stack). */
+struct min_poll_walk {
+	struct amap *agg;
+	struct flame_result *res;
+	const struct flame_opts *o;
+	uint64_t want;
+};
+
+static int min_poll_sample(void *ctx, const struct trace_sample *s,
+			   const struct join_hit *p)
+{
+	struct min_poll_walk *mw = ctx;
+	uint64_t root, w = sample_weight(s), *v;
+
+	if (!p || p->end - p->start < mw->o->min_poll_ns)
+		return 0;
+	root = (uint64_t)p->task + 1;
+	if (mw->o->have_task && root != mw->want)
+		return 0;
+	v = amap_get(mw->agg, root << 32 | s->stack, NULL);
+	if (!v)
+		return -ENOMEM;
+	*v += w;
+	mw->res->samples++;
+	mw->res->weight += w;
+	return 0;
+}
+
 int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 {
 	const struct trace *t;
 	struct flame *f = NULL;
 	struct amap agg = {0};
 	struct flame_result res = {0};
-	uint32_t *poll_root = NULL, *flab = NULL;
+	uint32_t *flab = NULL;
 	size_t i;
 	uint64_t want = 0;
 	int err = -ENOMEM;
@@ -360,41 +380,43 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 		return -EOVERFLOW;
 
 	f = flame__new();
-	poll_root = malloc((j->npolls + 1) * sizeof(*poll_root));
 	flab = malloc((t->nframes + 1) * sizeof(*flab));
-	if (!f || !poll_root || !flab || amap_init(&agg, 4096))
+	if (!f || !flab || amap_init(&agg, 4096))
 		goto out;
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
 	f->task_roots = 1;
-	for (i = 0; i < j->npolls; i++) {
-		const struct task_stat *ts = join__task(j, j->polls[i].task);
 
-		poll_root[i] = ts ? (uint32_t)(ts - j->tasks) + 1 : 0;
-	}
+	/* 1M samples collapse to a few thousand (root, stack) pairs, which
+	 * the join counted: pick those wanted, then walk the tree once per
+	 * pair instead of per sample. Only --min-poll needs the samples
+	 * again (the pairs do not say how long their polls were). */
+	if (o->min_poll_ns) {
+		struct min_poll_walk mw = {.agg = &agg, .res = &res, .o = o, .want = want};
 
-	/* 1M samples collapse to a few thousand (root, stack) pairs: count
-	 * those, then walk the tree once per pair instead of per sample */
-	for (i = 0; i < t->nsamples; i++) {
-		const struct trace_sample *s = &t->samples[i];
-		int32_t p = j->sample_poll[i];
-		uint64_t root = p < 0 ? 0 : poll_root[p], *v;
-		uint64_t w = sample_weight(s);
-
-		if (o->have_task && root != want)
-			continue;
-		if (o->min_poll_ns &&
-		    (p < 0 || j->polls[p].end - j->polls[p].start < o->min_poll_ns))
-			continue;
-		v = amap_get(&agg, root << 32 | s->stack, NULL);
-		if (!v)
+		err = join_for_each_sample(j, min_poll_sample, &mw);
+		if (err)
 			goto out;
-		*v += w;
-		res.samples++;
-		res.weight += w;
+		err = -ENOMEM;
+	} else {
+		const struct join_agg *ja = join_agg(j);
+
+		for (i = 0; i < ja->map.cap; i++) {
+			uint64_t key = ja->map.keys[i], *v;
+			size_t e = ja->map.vals[i];
+
+			if (key == AMAP_EMPTY || (o->have_task && key >> 32 != want))
+				continue;
+			v = amap_get(&agg, key, NULL);
+			if (!v)
+				goto out;
+			*v += ja->weight[e];
+			res.samples += ja->count[e];
+			res.weight += ja->weight[e];
+		}
 	}
 	res.stacks = agg.n;
 
-	err = build_tree(j, f, &agg, poll_root, flab);
+	err = build_tree(j, f, &agg, flab);
 	if (err)
 		goto out;
 
@@ -409,7 +431,6 @@ out:
 		*o->result = res;
 	amap_release(&agg);
 	flame__free(f);
-	free(poll_root);
 	free(flab);
 	return err;
 }
@@ -481,13 +502,8 @@ int analysis__tasks(const struct join *j, FILE *out)
 	order = malloc((j->ntasks + 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	for (i = 0; i < t->nsamples; i++) {
-		uint64_t w = sample_weight(&t->samples[i]);
-
-		all += w;
-		if (j->sample_poll[i] >= 0)
-			inpoll += w;
-	}
+	all = j->samples;
+	inpoll = j->samples_in_polls;
 	for (i = 0; i < j->ntasks; i++) {
 		const struct task_stat *ts = &j->tasks[i];
 

@@ -37,9 +37,13 @@ int parse_seconds(const char *s, double *out);
  * duration_parse() in analysis/). */
 #define DURATION_WANT "want a number and a unit: ns, us, ms or s (e.g. 500us, 1ms, 2.5s)"
 
-/* Read the trace at @path for analysis, saying what is wrong on failure
- * (and warning when it was cut short). NULL on failure. */
-struct trace *open_trace(const char *path);
+/* Read the trace at @path for analysis with trace__read_opts(@flags),
+ * saying what is wrong on failure (and warning when it was cut short).
+ * NULL on failure. */
+struct trace *open_trace(const char *path, unsigned int flags);
+/* Report a failed analysis of @t (read from @path): what trace__error()
+ * says if a walk of the file found it corrupt, else @err's text. */
+void analysis_failed(const char *path, const struct trace *t, int err);
 
 /* Open @path for writing ("-" or NULL = stdout). NULL after an error. */
 FILE *open_output(const char *path);

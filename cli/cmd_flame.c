@@ -56,14 +56,14 @@ static int poll_flame(const char *in, uint64_t id, enum flame_format format,
 	FILE *out;
 	int err, ret = EXIT_OK;
 
-	t = open_trace(in);
+	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
 	if (!t)
 		return EXIT_FAIL;
-	err = join__new(t, &j);
+	err = join__new(t, JOIN_POLL_LIST, &j);
 	if (!err)
 		err = offcpu__new(j, &oc);
 	if (err) {
-		error("cannot analyse '%s': %s", in, strerror(-err));
+		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -89,6 +89,9 @@ static int poll_flame(const char *in, uint64_t id, enum flame_format format,
 	if (err == -ENODATA) {
 		warning("poll %llu has neither CPU samples nor off-CPU time",
 			(unsigned long long)id);
+	} else if (err && trace__error(t)) {
+		analysis_failed(in, t, err);
+		ret = EXIT_FAIL;
 	} else if (err) {
 		error("cannot draw the flamegraph: %s", strerror(-err));
 		ret = EXIT_FAIL;
@@ -173,12 +176,13 @@ int cmd_flame(int argc, char **argv)
 	if (have_poll)
 		return poll_flame(in, poll, fo.format, outp);
 
-	t = open_trace(in);
+	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
 	if (!t)
 		return EXIT_FAIL;
-	err = join__new(t, &j);
+	/* --min-poll walks the samples again, looking their polls up */
+	err = join__new(t, fo.min_poll_ns ? JOIN_KEEP_POLLS : 0, &j);
 	if (err) {
-		error("cannot analyse '%s': %s", in, strerror(-err));
+		analysis_failed(in, t, err);
 		trace__free(t);
 		return EXIT_FAIL;
 	}
@@ -213,6 +217,9 @@ int cmd_flame(int argc, char **argv)
 			warning("no CPU samples in '%s'", in);
 	} else if (err == -ENOENT) {
 		error("no task %llu in '%s'", (unsigned long long)fo.task, in);
+		ret = EXIT_FAIL;
+	} else if (err && trace__error(t)) {
+		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;
 	} else if (err) {
 		error("cannot draw the flamegraph: %s", strerror(-err));

@@ -109,7 +109,7 @@ int cmd_offcpu(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("offcpu ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in);
+	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
 	if (!t)
 		return EXIT_FAIL;
 	why = offcpu_missing(t);
@@ -118,11 +118,11 @@ int cmd_offcpu(int argc, char **argv)
 		trace__free(t);
 		return EXIT_FAIL;
 	}
-	err = join__new(t, &j);
+	err = join__new(t, JOIN_POLL_LIST, &j);
 	if (!err)
 		err = offcpu__new(j, &oc);
 	if (err) {
-		error("cannot analyse '%s': %s", in, strerror(-err));
+		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;
 		goto out;
 	}

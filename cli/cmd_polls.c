@@ -101,14 +101,14 @@ int cmd_polls(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("polls ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in);
+	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
 	if (!t)
 		return EXIT_FAIL;
-	err = join__new(t, &j);
+	err = join__new(t, JOIN_POLL_LIST, &j);
 	if (!err)
 		err = offcpu__new(j, &oc);
 	if (err) {
-		error("cannot analyse '%s': %s", in, strerror(-err));
+		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;
 		goto out;
 	}

@@ -47,14 +47,14 @@ int cmd_tasks(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("tasks ", "unexpected argument '%s'", argv[optind]);
-	t = open_trace(in);
+	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
 	if (!t)
 		return EXIT_FAIL;
-	err = join__new(t, &j);
+	err = join__new(t, 0, &j);
 	if (!err)
 		err = analysis__tasks(j, stdout);
 	if (err) {
-		error("cannot analyse '%s': %s", in, strerror(-err));
+		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))

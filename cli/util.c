@@ -83,24 +83,39 @@ int parse_seconds(const char *s, double *out)
 	return 0;
 }
 
-struct trace *open_trace(const char *path)
+static void read_failed(const char *path, int err, const char *why)
+{
+	if (err == -ENOENT)
+		error("cannot read '%s': no such file (record one with "
+		      "'d9prof record -p PID -o %s')", path, path);
+	else if (err == -EBADMSG)
+		error("cannot read '%s': corrupt or not a d9prof trace (%s)", path,
+		      why ? why : "bad data");
+	else if (err == -EPROTONOSUPPORT)
+		error("cannot read '%s': %s; use a matching d9prof", path,
+		      why ? why : "unsupported trace version");
+	else
+		error("cannot read '%s': %s", path, strerror(-err));
+}
+
+void analysis_failed(const char *path, const struct trace *t, int err)
+{
+	const char *why = trace__error(t);
+
+	if (why)
+		read_failed(path, err, why);
+	else
+		error("cannot analyse '%s': %s", path, strerror(-err));
+}
+
+struct trace *open_trace(const char *path, unsigned int flags)
 {
 	const char *why = NULL;
 	struct trace *t = NULL;
-	int err = trace__read(path, &t, &why);
+	int err = trace__read_opts(path, flags, &t, &why);
 
 	if (err) {
-		if (err == -ENOENT)
-			error("cannot read '%s': no such file (record one with "
-			      "'d9prof record -p PID -o %s')", path, path);
-		else if (err == -EBADMSG)
-			error("cannot read '%s': corrupt or not a d9prof trace (%s)", path,
-			      why ? why : "bad data");
-		else if (err == -EPROTONOSUPPORT)
-			error("cannot read '%s': %s; use a matching d9prof", path,
-			      why ? why : "unsupported trace version");
-		else
-			error("cannot read '%s': %s", path, strerror(-err));
+		read_failed(path, err, why);
 		return NULL;
 	}
 	if (!t->complete)

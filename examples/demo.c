@@ -6,7 +6,7 @@
  * prints and which task does what are a contract:
  *
  *   demo [-w WORKERS] [-d SECONDS] [-q]
- *   demo --bench-polls [-w WORKERS] [-d SECONDS] [-q]
+ *   demo --bench-polls [--bench-work-ns NS] [-w WORKERS] [-d SECONDS] [-q]
  *
  * stdout (line-buffered, printed whether or not -q is given):
  *   pid <PID>                            after d9_init()
@@ -27,7 +27,8 @@
  *   4 spawner  each poll spawns SHORT_BATCH "short" tasks, then sleeps 2 ms
  *   5.. short  1-3 polls of 20-50 us in demo_short_work() each, then done
  * In --bench-polls mode tasks 1..N are "bench" tasks that yield after
- * ~1.5 us of work in demo_bench_work() per poll.
+ * ~1.5 us of work in demo_bench_work() per poll (--bench-work-ns NS: NS
+ * nanoseconds, e.g. 8000 for about 200k polls/s on 2 idle workers).
  *
  * Threads: workers "d9demo-worker-<K>", K from 0 (d9_thread_start() and
  * the thread name), and one "d9demo-timer" that runs no task. Markers:
@@ -198,8 +199,10 @@ static struct env {
 	double seconds; /* 0: until a signal */
 	bool quiet;
 	bool bench;
+	long bench_work_ns; /* -1: not given */
 } env = {
     .workers = 2,
+    .bench_work_ns = -1,
 };
 
 /* Hash-loop iterations per microsecond, and per poll, set at startup. */
@@ -350,7 +353,8 @@ static __attribute__((noinline)) void calibrate(void)
 	iters_per_us = (double)n * 1000.0 / (double)(best ? best : 1);
 	hog_iters = us_to_iters(HOG_POLL_US);
 	tick_iters = us_to_iters(TICK_WORK_US);
-	bench_iters = us_to_iters(BENCH_WORK_NS / 1000.0);
+	bench_iters = us_to_iters((env.bench_work_ns >= 0 ? env.bench_work_ns : BENCH_WORK_NS) /
+				  1000.0);
 }
 
 /* ---- run queues ------------------------------------------------------- */
@@ -988,7 +992,7 @@ static void summary(struct runtime *rt, double elapsed)
 static void usage(FILE *f)
 {
 	fputs("usage: demo [-w WORKERS] [-d SECONDS] [-q]\n"
-	      "       demo --bench-polls [-w WORKERS] [-d SECONDS] [-q]\n"
+	      "       demo --bench-polls [--bench-work-ns NS] [-w WORKERS] [-d SECONDS] [-q]\n"
 	      "\n"
 	      "A small async runtime instrumented with the d9prof shim.\n"
 	      "\n"
@@ -997,6 +1001,9 @@ static void usage(FILE *f)
 	      "                      SIGTERM; 5 with --bench-polls)\n"
 	      "  -q, --quiet         print only the protocol lines on stdout\n"
 	      "      --bench-polls   poll-heavy benchmark; prints polls_per_sec\n"
+	      "      --bench-work-ns NS\n"
+	      "                      work per benchmark poll, ns (default 1500:\n"
+	      "                      ~1M polls/s on 2 workers; 8000: ~200k)\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "stdout: 'pid PID', then 'task ID NAME FUNCTION' for tasks 1-4,\n"
@@ -1005,7 +1012,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "EXAMPLES\n"
 	      "  demo -d 10 &  d9prof record -p $! -- sleep 3\n"
-	      "  demo --bench-polls -w 2 -d 5\n",
+	      "  demo --bench-polls -w 2 -d 5\n"
+	      "  demo --bench-polls --bench-work-ns 8000 -w 2 -d 5\n",
 	      f);
 }
 
@@ -1016,6 +1024,7 @@ static void parse_args(int argc, char **argv)
 	    {"duration", required_argument, NULL, 'd'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"bench-polls", no_argument, NULL, 'B'},
+	    {"bench-work-ns", required_argument, NULL, 'W'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -1050,6 +1059,16 @@ static void parse_args(int argc, char **argv)
 		case 'B':
 			env.bench = true;
 			break;
+		case 'W':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || n < 0 || n > 1000000000L) {
+				fprintf(stderr, "demo: invalid work per poll '%s' (ns, 0 to 1e9)\n",
+					optarg);
+				exit(2);
+			}
+			env.bench_work_ns = n;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -1060,6 +1079,11 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind != argc) {
 		fprintf(stderr, "demo: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		exit(2);
+	}
+	if (env.bench_work_ns >= 0 && !env.bench) {
+		fprintf(stderr, "demo: --bench-work-ns needs --bench-polls\n");
 		usage(stderr);
 		exit(2);
 	}

@@ -11,10 +11,19 @@
 
 #include "record/perf.h"
 
-/* Data pages per CPU ring: 256 KiB holds ~0.5 s of deep callchains of a
- * busy CPU at 999 Hz, far more than one drain tick. Halved on EPERM/ENOMEM,
- * which is what an unprivileged user over perf_event_mlock_kb gets. */
+/* Data pages per CPU ring, sized by the sampling frequency (pages_for_freq()):
+ * 1/RING_SECS_INV s of samples of a busy CPU with callchains of about
+ * 40 frames (SAMPLE_BYTES each), a power of two from RING_PAGES (256 KiB:
+ * half a second at 999 Hz) to RING_PAGES_MAX (4 MiB: 250 ms at 25 kHz),
+ * and at most RING_BYTES_ALL over all CPUs. A ring covers many drain ticks,
+ * so a recorder delayed by a busy machine does not lose samples. Halved on
+ * EPERM/ENOMEM, which is what an unprivileged user over perf_event_mlock_kb
+ * gets. */
 #define RING_PAGES	64
+#define RING_PAGES_MAX	1024
+#define RING_BYTES_ALL	(64ULL << 20)
+#define RING_SECS_INV	4		/* 250 ms */
+#define SAMPLE_BYTES	384		/* header, ip, tid, time, period, 40 ips */
 #define MAX_EVENT_SIZE	65536
 
 /*
@@ -48,6 +57,19 @@ struct perf_set {
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |  \
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |           \
 	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/* Data pages per CPU ring for sampling at @freq Hz on @ncpus CPUs. */
+static unsigned int pages_for_freq(unsigned int freq, unsigned int ncpus, size_t page)
+{
+	uint64_t want = (uint64_t)freq * SAMPLE_BYTES / RING_SECS_INV;
+	unsigned int pages = RING_PAGES;
+
+	while (pages < RING_PAGES_MAX && (uint64_t)pages * page < want)
+		pages *= 2;
+	while (pages > RING_PAGES && (uint64_t)pages * page * ncpus > RING_BYTES_ALL)
+		pages /= 2;
+	return pages;
+}
 
 static struct perf_set *set_alloc(unsigned int ring_pages)
 {
@@ -98,6 +120,7 @@ struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 
 	if (!ps)
 		return NULL;
+	ps->pages = pages_for_freq(freq, ps->ncpus, ps->page);
 	ps->attr.size = sizeof(ps->attr);
 	ps->attr.type = ev->type;
 	ps->attr.config = ev->config;

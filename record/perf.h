@@ -61,7 +61,8 @@ struct perf_callbacks {
 };
 
 /* A set sampling @ev at @freq Hz with kernel callchains unless
- * @exclude_kernel. */
+ * @exclude_kernel, its per-CPU rings sized for about 250 ms of samples at
+ * @freq (256 KiB to 4 MiB). */
 struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 			       int exclude_kernel);
 /* A set opening @attr (copied) on every thread added, with per-CPU rings of

@@ -3,7 +3,8 @@
 # table, and write it to $B/bench/results.txt.
 #
 #   1. shim markers      bench_shim, detached and with `d9prof record -p`
-#   2. recording cost    demo --bench-polls and bench_spin (~200k polls/s),
+#   2. recording cost    demo --bench-polls (~1M and, with --bench-work-ns,
+#                        ~200k polls/s) and bench_spin (~200k polls/s),
 #                        interleaved runs without a recorder, with d9prof
 #                        record and with perf record -g (the peer);
 #                        recorder CPU and RSS; a 60 s run for RSS flatness
@@ -17,7 +18,7 @@
 #
 # Environment (defaults in brackets): B [build], PAIRS [3] rounds of three
 # interleaved runs (none, d9prof, perf) of PAIR_SECS [5] seconds, RSS_SECS [60], BIG_SAMPLES [1000000],
-# SAMPLE_HZ [25000], KEEP=1 keeps the traces in $B/bench/run.
+# SAMPLE_HZ [25000], DEMO_WORK_NS [8000], KEEP=1 keeps the traces in $B/bench/run.
 set -u
 
 B=${B:-build}
@@ -27,6 +28,7 @@ RSS_SECS=${RSS_SECS:-60}
 BIG_SAMPLES=${BIG_SAMPLES:-1000000}
 SAMPLE_HZ=${SAMPLE_HZ:-25000}
 SPIN_US=${SPIN_US:-8}		# bench_spin poll size for ~200k polls/s on 2 threads
+DEMO_WORK_NS=${DEMO_WORK_NS:-8000}	# demo --bench-work-ns for ~200k polls/s
 KEEP=${KEEP:-0}
 
 D9=$B/d9prof
@@ -392,6 +394,10 @@ row "" "  shim records dropped / recorded ($RSS_SECS s)" \
 	"$(verdict "$(rec_drops "$RUN/rss-rec.err") == 0")"
 note "2c VmRSS every 2 s, MiB: $RSS_SERIES (peak $RSS_MAX KiB)"
 rm -f "$RUN/rss.d9"
+
+say "2/4 recording overhead: demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s), $PAIRS x 3 runs"
+overhead 2d "demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s)" "$DEMO" --bench-polls \
+	--bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d "$PAIR_SECS"
 
 # ---- 3. analysis speed -------------------------------------------------------------
 

@@ -156,6 +156,11 @@ int trace_writer__stack(struct trace_writer *w, const uint64_t *ips,
 int trace_writer__sample(struct trace_writer *w,
 			 const struct trace_sample *s);
 int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
+/* Queue @n events at once (the recorder's path: no per-record call or
+ * growth; they are encoded on arrival). On an error some of them may have
+ * been queued. */
+int trace_writer__events(struct trace_writer *w, const struct trace_event *e,
+			 size_t n);
 /* An off-CPU interval; its stack must come from trace_writer__stack() and
  * its time_in must be 0 or at least its time (else -EINVAL). Switch chunks
  * follow the STACKS chunk that defines their stacks, as samples do. */
@@ -191,6 +196,7 @@ void trace_writer__free(struct trace_writer *w);
 /* ---- reader -------------------------------------------------------- */
 
 struct trace_arena;
+struct trace_src;
 
 /* A whole trace in memory. Arrays and strings are owned by the trace. */
 struct trace {
@@ -210,10 +216,12 @@ struct trace {
 					 * entries, never NULL */
 	uint32_t *stack_frames;
 	size_t nstacks;
-	struct trace_sample *samples;	/* in file order */
-	size_t nsamples;
-	struct trace_event *events;	/* in file order */
-	size_t nevents;
+	struct trace_sample *samples;	/* in file order; NULL if read with
+					 * TRACE_READ_NO_SAMPLES */
+	size_t nsamples;		/* samples in the trace, loaded or not */
+	struct trace_event *events;	/* in file order; NULL if read with
+					 * TRACE_READ_NO_EVENTS */
+	size_t nevents;			/* events in the trace, loaded or not */
 	struct trace_switch *switches;	/* in file order */
 	size_t nswitches;
 	struct trace_counters counters;
@@ -221,6 +229,9 @@ struct trace {
 	size_t chunks;			/* whole chunks read */
 	struct trace_arena *arena;	/* private: the strings; NULL in a
 					 * trace built by hand */
+	struct trace_src *src;		/* private: the file and where its
+					 * unloaded chunks are; NULL if all is
+					 * in memory */
 };
 
 /* Read the trace at @path. Returns 0 and a trace in *@out, or -errno:
@@ -234,6 +245,42 @@ struct trace {
  * (a per-thread buffer, valid until this thread's next trace__read()).
  * Memory is bounded by the file's size (each chunk's raw size <= 1 GiB). */
 int trace__read(const char *path, struct trace **out, const char **errmsg);
+
+/* What trace__read_opts() leaves on disk, to be walked in passes instead:
+ * memory then grows with distinct stacks, frames, threads and tasks (and
+ * switches), not with the recording's length. Ignored for a file that is
+ * not a regular file (a pipe cannot be read twice): all is loaded. */
+#define TRACE_READ_NO_SAMPLES	0x1u
+#define TRACE_READ_NO_EVENTS	0x2u
+
+/* trace__read() with @flags (TRACE_READ_*). The chunks left out are still
+ * checked (header and payload checksums, one zstd frame of the declared
+ * size); their records are decoded, and checked like trace__read() does,
+ * by each pass of trace__for_each_sample()/_event(). The trace keeps the
+ * file open until trace__free(). */
+int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
+		     const char **errmsg);
+
+/* Called with the records of one chunk at a time (@n >= 1), in file order;
+ * the array is valid during the call only. Return 0 to go on, anything
+ * else to stop the walk and have it returned. */
+typedef int (*trace_sample_fn)(void *ctx, const struct trace_sample *s, size_t n);
+typedef int (*trace_event_fn)(void *ctx, const struct trace_event *e, size_t n);
+
+/* Walk every sample (event) of @t in file order, from memory if loaded
+ * (also a trace built by hand), else by decoding its chunks from the file
+ * one at a time (memory: one chunk). Sample stack ids are checked against
+ * the stacks defined before their chunk, as trace__read() does. Returns 0,
+ * @fn's nonzero return, or -errno: -EBADMSG for a corrupt chunk (see
+ * trace__error()), -ENOMEM, -EIO or another read error. Not thread-safe
+ * on one trace (the walk reuses the trace's buffers). */
+int trace__for_each_sample(const struct trace *t, trace_sample_fn fn, void *ctx);
+int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx);
+/* Why the last walk of @t failed, like trace__read()'s *errmsg (e.g.
+ * "chunk 12 at offset 40960: sample refers to an undefined stack"); NULL
+ * if it did not fail. Valid until the next walk or trace__free(). */
+const char *trace__error(const struct trace *t);
+
 /* Free a trace from trace__read() (NULL is a no-op). */
 void trace__free(struct trace *t);
 

@@ -8,6 +8,12 @@
  * against the bytes that could hold it before anything is allocated for
  * it, and every id must refer to something already defined. A file cut
  * short is not corrupt: decoding stops at the last whole chunk.
+ *
+ * The file is read one chunk at a time, never whole. Samples and events,
+ * the records that grow with the recording's length, may be left on disk
+ * (TRACE_READ_NO_*): their chunks are checked and remembered by offset,
+ * and each trace__for_each_sample()/_event() decodes them again one at a
+ * time with the same decoders, so the checks are the same either way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,8 +87,35 @@ static void arena_free(struct trace_arena *a)
 
 /* ---- reader state ------------------------------------------------------- */
 
+/* A chunk left on disk: where it is and what it may refer to. */
+struct src_chunk {
+	uint64_t pos;	  /* file offset of its header */
+	size_t index;	  /* chunk number, for messages */
+	uint32_t csize;	  /* payload bytes */
+	uint32_t nstacks; /* stacks defined before it */
+};
+
+struct src_list {
+	struct src_chunk *v;
+	size_t n, cap;
+};
+
+struct trace_src {
+	int fd;
+	struct src_list samples, events;
+	/* a walk's buffers, kept between walks */
+	uint8_t *cbuf, *raw;
+	size_t cbuf_cap, raw_cap;
+	void *recs;
+	size_t recs_cap;
+	ZSTD_DCtx *dctx;
+	int failed;
+	char msg[192];
+};
+
 struct reader {
 	struct trace *t;
+	unsigned int flags;	/* TRACE_READ_* */
 	struct idmap thread_ix; /* tid -> index in t->threads */
 	struct idmap task_ix;	/* task id -> index in t->tasks */
 	size_t meta_cap, threads_cap, tasks_cap, frames_cap;
@@ -90,6 +123,8 @@ struct reader {
 	size_t nstack_frames; /* used entries of t->stack_frames */
 	uint8_t *raw;	      /* decompressed payload */
 	size_t raw_cap;
+	uint8_t *cbuf;	      /* the chunk as read: header and payload */
+	size_t cbuf_cap;
 	ZSTD_DCtx *dctx;
 	size_t chunk; /* index of the chunk being read */
 	size_t pos;   /* its file offset */
@@ -326,18 +361,20 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 	return 0;
 }
 
-static int decode_samples(struct reader *r, struct cursor *c, size_t count)
+/* Check @count against the chunk before anything is allocated for it. */
+static int check_samples(struct reader *r, struct cursor *c, size_t count)
 {
-	struct trace *t = r->t;
-	struct trace_sample *s;
+	return count > cursor_left(c) / 6 ? bad(r, "record count exceeds chunk size") : 0;
+}
+
+/* Decode @count samples into @s (room checked by check_samples()); stack
+ * ids must be below @nstacks. */
+static int decode_samples(struct reader *r, struct cursor *c, size_t count,
+			  struct trace_sample *s, size_t nstacks)
+{
 	uint64_t v, prev = 0;
 	size_t i;
 
-	if (count > cursor_left(c) / 6)
-		return bad(r, "record count exceeds chunk size");
-	if (GROW(r, t->samples, r->samples_cap, t->nsamples + count))
-		return nomem(r);
-	s = t->samples + t->nsamples;
 	for (i = 0; i < count; i++) {
 		prev += unzigzag(cursor_varint(c));
 		s[i].time = prev;
@@ -350,7 +387,7 @@ static int decode_samples(struct reader *r, struct cursor *c, size_t count)
 	}
 	for (i = 0; i < count; i++) {
 		v = cursor_varint(c);
-		if (v >= t->nstacks)
+		if (v >= nstacks)
 			return c->err ? bad(r, "truncated samples")
 				      : bad(r, "sample refers to an undefined stack");
 		s[i].stack = (uint32_t)v;
@@ -375,22 +412,20 @@ static int decode_samples(struct reader *r, struct cursor *c, size_t count)
 	}
 	if (c->err)
 		return bad(r, "truncated samples");
-	t->nsamples += count;
 	return 0;
 }
 
-static int decode_events(struct reader *r, struct cursor *c, size_t count)
+static int check_events(struct reader *r, struct cursor *c, size_t count)
 {
-	struct trace *t = r->t;
-	struct trace_event *e;
+	return count > cursor_left(c) / 4 ? bad(r, "record count exceeds chunk size") : 0;
+}
+
+static int decode_events(struct reader *r, struct cursor *c, size_t count,
+			 struct trace_event *e)
+{
 	uint64_t v, prev = 0;
 	size_t i;
 
-	if (count > cursor_left(c) / 4)
-		return bad(r, "record count exceeds chunk size");
-	if (GROW(r, t->events, r->events_cap, t->nevents + count))
-		return nomem(r);
-	e = t->events + t->nevents;
 	for (i = 0; i < count; i++) {
 		prev += unzigzag(cursor_varint(c));
 		e[i].time = prev;
@@ -414,8 +449,37 @@ static int decode_events(struct reader *r, struct cursor *c, size_t count)
 	}
 	if (c->err)
 		return bad(r, "truncated events");
-	t->nevents += count;
 	return 0;
+}
+
+static int load_samples(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	int err = check_samples(r, c, count);
+
+	if (err)
+		return err;
+	if (GROW(r, t->samples, r->samples_cap, t->nsamples + count))
+		return nomem(r);
+	err = decode_samples(r, c, count, t->samples + t->nsamples, t->nstacks);
+	if (!err)
+		t->nsamples += count;
+	return err;
+}
+
+static int load_events(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	int err = check_events(r, c, count);
+
+	if (err)
+		return err;
+	if (GROW(r, t->events, r->events_cap, t->nevents + count))
+		return nomem(r);
+	err = decode_events(r, c, count, t->events + t->nevents);
+	if (!err)
+		t->nevents += count;
+	return err;
 }
 
 static int decode_switches(struct reader *r, struct cursor *c, size_t count)
@@ -545,18 +609,13 @@ static int decode_end(struct reader *r, struct cursor *c)
 	return 0;
 }
 
-/* Check, decompress and decode the chunk at @h, whose header and payload are
- * known to be in the buffer. */
-static int read_chunk(struct reader *r, const uint8_t *h)
+/* Check the payload of the chunk at @h (checksum, one zstd frame of the
+ * declared size), without decompressing it. */
+static int check_chunk(struct reader *r, const uint8_t *h)
 {
-	uint32_t type = get_le32(h + 4);
 	uint32_t csize = get_le32(h + 8);
 	uint32_t rsize = get_le32(h + 12);
-	uint32_t count = get_le32(h + 16);
 	const uint8_t *payload = h + TRACE_CHUNK_HDR_SIZE;
-	struct cursor c;
-	size_t n;
-	int err;
 
 	if (trace_xxh32(payload, csize, 0) != get_le32(h + 20))
 		return bad(r, "checksum mismatch");
@@ -565,15 +624,66 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 	if (ZSTD_findFrameCompressedSize(payload, csize) != csize ||
 	    ZSTD_getFrameContentSize(payload, csize) != rsize)
 		return bad(r, "payload is not one zstd frame of the declared size");
+	return 0;
+}
+
+/* Decompress the checked chunk at @h into r->raw; a cursor over it. */
+static int inflate(struct reader *r, const uint8_t *h, struct cursor *c)
+{
+	uint32_t csize = get_le32(h + 8);
+	uint32_t rsize = get_le32(h + 12);
+	size_t n;
+
 	if (GROW(r, r->raw, r->raw_cap, rsize ? rsize : 1))
 		return nomem(r);
-	n = ZSTD_decompressDCtx(r->dctx, r->raw, rsize, payload, csize);
+	n = ZSTD_decompressDCtx(r->dctx, r->raw, rsize, h + TRACE_CHUNK_HDR_SIZE, csize);
 	if (ZSTD_isError(n) || n != rsize)
 		return bad(r, "undecodable zstd frame");
+	c->p = r->raw;
+	c->end = r->raw + rsize;
+	c->err = 0;
+	return 0;
+}
 
-	c.p = r->raw;
-	c.end = r->raw + rsize;
-	c.err = 0;
+/* Remember a chunk left on disk. */
+static int defer(struct reader *r, struct src_list *l, const uint8_t *h)
+{
+	struct src_chunk *k;
+
+	if (GROW(r, l->v, l->cap, l->n + 1))
+		return nomem(r);
+	k = &l->v[l->n++];
+	k->pos = r->pos;
+	k->index = r->chunk;
+	k->csize = get_le32(h + 8);
+	k->nstacks = (uint32_t)r->t->nstacks;
+	return 0;
+}
+
+/* Check, decompress and decode the chunk at @h, whose header and payload are
+ * known to be in the buffer; or check and remember it if it is left on
+ * disk. */
+static int read_chunk(struct reader *r, const uint8_t *h)
+{
+	uint32_t type = get_le32(h + 4);
+	uint32_t count = get_le32(h + 16);
+	struct cursor c;
+	int err;
+
+	err = check_chunk(r, h);
+	if (err)
+		return err;
+	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
+		r->t->nsamples += count;
+		return defer(r, &r->t->src->samples, h);
+	}
+	if (type == TRACE_CHUNK_EVENTS && (r->flags & TRACE_READ_NO_EVENTS)) {
+		r->t->nevents += count;
+		return defer(r, &r->t->src->events, h);
+	}
+	err = inflate(r, h, &c);
+	if (err)
+		return err;
 	switch (type) {
 	case TRACE_CHUNK_META:
 		err = decode_meta(r, &c, count);
@@ -588,10 +698,10 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 		err = decode_stacks(r, &c, count);
 		break;
 	case TRACE_CHUNK_SAMPLES:
-		err = decode_samples(r, &c, count);
+		err = load_samples(r, &c, count);
 		break;
 	case TRACE_CHUNK_EVENTS:
-		err = decode_events(r, &c, count);
+		err = load_events(r, &c, count);
 		break;
 	case TRACE_CHUNK_FRAMES:
 		err = decode_frames(r, &c, count);
@@ -615,105 +725,118 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 
 /* ---- whole file --------------------------------------------------------- */
 
-/* Read all of @path into *@buf. Reading (rather than mmap) bounds the memory
- * by the file and cannot SIGBUS if the file shrinks under us. */
-static int slurp(struct reader *r, const char *path, uint8_t **buf, size_t *len)
+/* Read up to @len bytes at the current offset; the bytes read (fewer only
+ * at the end of the file), or -errno. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t len)
 {
-	struct stat st;
-	uint8_t *p = NULL;
-	size_t cap = 0, n = 0;
-	int fd, err = 0;
+	size_t n = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r->msg = "cannot open the trace file";
-		return -errno;
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		r->msg = "cannot stat the trace file";
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err = -EISDIR;
-		r->msg = "the trace path is a directory";
-		goto out;
-	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < SIZE_MAX - 1)
-		cap = (size_t)st.st_size + 1; /* + 1: EOF without a regrow */
-	for (;;) {
-		ssize_t got;
+	while (n < len) {
+		ssize_t got = read(fd, buf + n, len - n);
 
-		if (n == cap && trace_grow((void **)&p, &cap, n + 65536, 1)) {
-			err = nomem(r);
-			goto out;
-		}
-		if (!p && !(p = malloc(cap))) {
-			err = nomem(r);
-			goto out;
-		}
-		got = read(fd, p + n, cap - n);
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
-			err = -errno;
-			r->msg = "cannot read the trace file";
-			goto out;
+			return -errno;
 		}
 		if (!got)
 			break;
 		n += (size_t)got;
 	}
-out:
-	close(fd);
-	if (err) {
-		free(p);
-		return err;
+	return (ssize_t)n;
+}
+
+/* The same at @off (a walk: the file is read again where a chunk was). */
+static ssize_t pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		ssize_t got = pread(fd, buf + n, len - n, (off_t)(off + n));
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
 	}
-	*buf = p;
-	*len = n;
+	return (ssize_t)n;
+}
+
+static int read_failed(struct reader *r, ssize_t got)
+{
+	r->msg = "cannot read the trace file";
+	return (int)got;
+}
+
+/* Check a chunk header (in r->cbuf); its payload size in *@csize. */
+static int check_header(struct reader *r, uint32_t *csize)
+{
+	const uint8_t *h = r->cbuf;
+	uint32_t rsize;
+
+	if (get_le32(h) != TRACE_CHUNK_MAGIC)
+		return bad(r, "bad chunk magic");
+	if (trace_xxh32(h, 24, 0) != get_le32(h + 24))
+		return bad(r, "header checksum mismatch");
+	*csize = get_le32(h + 8);
+	rsize = get_le32(h + 12);
+	if (rsize > TRACE_MAX_RAW)
+		return bad(r, "raw size over 1 GiB");
+	if (!*csize || *csize > ZSTD_compressBound(rsize))
+		return bad(r, "compressed size does not fit the raw size");
 	return 0;
 }
 
-static int parse(struct reader *r, const uint8_t *buf, size_t len)
+/* Read the chunks of @fd one at a time, up to the last whole one. */
+static int parse(struct reader *r, int fd)
 {
 	struct trace *t = r->t;
-	uint32_t version;
+	uint8_t fh[TRACE_FILE_HDR_SIZE];
+	uint32_t version, csize;
+	ssize_t got;
 	size_t pos;
 	int err;
 
-	if (memcmp(buf, TRACE_MAGIC, len < 8 ? len : 8))
+	got = read_full(fd, fh, sizeof(fh));
+	if (got < 0)
+		return read_failed(r, got);
+	if (memcmp(fh, TRACE_MAGIC, got < 8 ? (size_t)got : 8))
 		return fail(r, -EBADMSG, "bad file magic");
-	if (len < TRACE_FILE_HDR_SIZE)
+	if (got < TRACE_FILE_HDR_SIZE)
 		return fail(r, -EBADMSG, "file shorter than the trace header");
-	version = get_le32(buf + 8);
+	version = get_le32(fh + 8);
 	if (version != TRACE_VERSION)
 		return fail(r, -EPROTONOSUPPORT,
 			    "trace format version %u not supported (this build reads %u)",
 			    version, TRACE_VERSION);
 
-	for (pos = TRACE_FILE_HDR_SIZE; len - pos >= TRACE_CHUNK_HDR_SIZE;) {
-		const uint8_t *h = buf + pos;
-		uint32_t csize, rsize;
-
+	for (pos = TRACE_FILE_HDR_SIZE;; pos += TRACE_CHUNK_HDR_SIZE + csize) {
 		r->pos = pos;
-		if (get_le32(h) != TRACE_CHUNK_MAGIC)
-			return bad(r, "bad chunk magic");
-		if (trace_xxh32(h, 24, 0) != get_le32(h + 24))
-			return bad(r, "header checksum mismatch");
-		csize = get_le32(h + 8);
-		rsize = get_le32(h + 12);
-		if (rsize > TRACE_MAX_RAW)
-			return bad(r, "raw size over 1 GiB");
-		if (!csize || csize > ZSTD_compressBound(rsize))
-			return bad(r, "compressed size does not fit the raw size");
-		/* an intact header whose payload is cut: the file ends here */
-		if (csize > len - pos - TRACE_CHUNK_HDR_SIZE)
+		if (GROW(r, r->cbuf, r->cbuf_cap, TRACE_CHUNK_HDR_SIZE))
+			return nomem(r);
+		got = read_full(fd, r->cbuf, TRACE_CHUNK_HDR_SIZE);
+		if (got < 0)
+			return read_failed(r, got);
+		if (got < TRACE_CHUNK_HDR_SIZE)
 			break;
-		err = read_chunk(r, h);
+		err = check_header(r, &csize);
 		if (err)
 			return err;
-		pos += TRACE_CHUNK_HDR_SIZE + csize;
+		if (GROW(r, r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + csize))
+			return nomem(r);
+		got = read_full(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, csize);
+		if (got < 0)
+			return read_failed(r, got);
+		/* an intact header whose payload is cut: the file ends here */
+		if ((size_t)got < csize)
+			break;
+		err = read_chunk(r, r->cbuf);
+		if (err)
+			return err;
 		r->chunk++;
 		t->chunks++;
 	}
@@ -739,12 +862,52 @@ static int cmp_task(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int trace__read(const char *path, struct trace **out, const char **errmsg)
+static void src_free(struct trace_src *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->samples.v);
+	free(s->events.v);
+	free(s->cbuf);
+	free(s->raw);
+	free(s->recs);
+	ZSTD_freeDCtx(s->dctx);
+	free(s);
+}
+
+/* Open @path for reading, refusing a directory. The fd or -errno. */
+static int open_trace_file(struct reader *r, const char *path, int *regular)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r->msg = "cannot open the trace file";
+		return -errno;
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		r->msg = "cannot stat the trace file";
+		close(fd);
+		return err;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		r->msg = "the trace path is a directory";
+		close(fd);
+		return -EISDIR;
+	}
+	*regular = S_ISREG(st.st_mode);
+	return fd;
+}
+
+int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
+		     const char **errmsg)
 {
 	struct reader r = {0};
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int err;
+	int fd = -1, regular = 0, err;
 
 	if (errmsg)
 		*errmsg = NULL;
@@ -759,12 +922,28 @@ int trace__read(const char *path, struct trace **out, const char **errmsg)
 		err = nomem(&r);
 		goto out;
 	}
-	err = slurp(&r, path, &buf, &len);
+	fd = open_trace_file(&r, path, &regular);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	/* a pipe cannot be read again: load everything from it */
+	r.flags = regular ? flags & (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS) : 0;
+	if (r.flags) {
+		r.t->src = calloc(1, sizeof(*r.t->src));
+		if (!r.t->src) {
+			err = nomem(&r);
+			goto out;
+		}
+		r.t->src->fd = -1;
+	}
+	err = parse(&r, fd);
 	if (err)
 		goto out;
-	err = parse(&r, buf, len);
-	if (err)
-		goto out;
+	if (r.t->src && (r.t->src->samples.n || r.t->src->events.n)) {
+		r.t->src->fd = fd; /* the walks read it again */
+		fd = -1;
+	}
 
 	/* stack i spans stack_off[i] .. stack_off[i + 1], also for i = 0 of
 	 * an empty trace: keep one offset */
@@ -779,7 +958,9 @@ int trace__read(const char *path, struct trace **out, const char **errmsg)
 	if (r.t->ntasks > 1)
 		qsort(r.t->tasks, r.t->ntasks, sizeof(*r.t->tasks), cmp_task);
 out:
-	free(buf);
+	if (fd >= 0)
+		close(fd);
+	free(r.cbuf);
 	free(r.raw);
 	ZSTD_freeDCtx(r.dctx);
 	idmap_release(&r.thread_ix);
@@ -792,6 +973,11 @@ out:
 	}
 	*out = r.t;
 	return 0;
+}
+
+int trace__read(const char *path, struct trace **out, const char **errmsg)
+{
+	return trace__read_opts(path, 0, out, errmsg);
 }
 
 void trace__free(struct trace *t)
@@ -808,7 +994,143 @@ void trace__free(struct trace *t)
 	free(t->events);
 	free(t->switches);
 	arena_free(t->arena);
+	src_free(t->src);
 	free(t);
+}
+
+/* ---- walks -------------------------------------------------------------- */
+
+/* Read chunk @k of @s again, check it and decode its @rec_size-byte records
+ * (samples or events, by @type) into s->recs; their number in *@n. */
+static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_chunk *k,
+		      size_t rec_size, uint32_t type, size_t *n)
+{
+	size_t len = (size_t)TRACE_CHUNK_HDR_SIZE + k->csize;
+	uint32_t csize, count;
+	struct cursor c;
+	ssize_t got;
+	int err;
+
+	r->chunk = k->index;
+	r->pos = (size_t)k->pos;
+	if (GROW(r, s->cbuf, s->cbuf_cap, len))
+		return nomem(r);
+	r->cbuf = s->cbuf;
+	got = pread_full(s->fd, s->cbuf, len, k->pos);
+	if (got < 0)
+		return read_failed(r, got);
+	if ((size_t)got < len)
+		return fail(r, -EIO, "chunk %zu at offset %zu: the file was cut short "
+			    "since it was opened", r->chunk, r->pos);
+	err = check_header(r, &csize);
+	if (!err && (csize != k->csize || get_le32(s->cbuf + 4) != type))
+		err = fail(r, -EIO, "chunk %zu at offset %zu: the file changed since "
+			   "it was opened", r->chunk, r->pos);
+	if (!err)
+		err = check_chunk(r, s->cbuf);
+	if (!err)
+		err = inflate(r, s->cbuf, &c);
+	if (err)
+		return err;
+	count = get_le32(s->cbuf + 16);
+	err = type == TRACE_CHUNK_SAMPLES ? check_samples(r, &c, count)
+					  : check_events(r, &c, count);
+	if (err)
+		return err;
+	if (trace_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
+		return nomem(r);
+	err = type == TRACE_CHUNK_SAMPLES
+		  ? decode_samples(r, &c, count, s->recs, k->nstacks)
+		  : decode_events(r, &c, count, s->recs);
+	if (err)
+		return err;
+	if (c.p != c.end)
+		return bad(r, "trailing bytes in chunk");
+	*n = count;
+	return 0;
+}
+
+/* Walk the chunks of @l through @sfn (samples) or @efn (events). */
+static int walk(const struct trace *t, const struct src_list *l, trace_sample_fn sfn,
+		trace_event_fn efn, void *ctx)
+{
+	size_t rec_size = sfn ? sizeof(struct trace_sample) : sizeof(struct trace_event);
+	uint32_t type = sfn ? TRACE_CHUNK_SAMPLES : TRACE_CHUNK_EVENTS;
+	struct trace_src *s = t->src;
+	struct reader r = {0};
+	size_t i, n = 0;
+	int err = 0;
+
+	s->failed = 0;
+	if (!s->dctx && !(s->dctx = ZSTD_createDCtx()))
+		err = nomem(&r);
+	/* the reader borrows the walk's buffers */
+	r.t = (struct trace *)t;
+	r.dctx = s->dctx;
+	r.raw = s->raw;
+	r.raw_cap = s->raw_cap;
+	for (i = 0; i < l->n && !err; i++) {
+		err = walk_chunk(s, &r, &l->v[i], rec_size, type, &n);
+		s->raw = r.raw;
+		s->raw_cap = r.raw_cap;
+		if (!err && n)
+			err = sfn ? sfn(ctx, s->recs, n) : efn(ctx, s->recs, n);
+		else if (err && r.msg) {
+			s->failed = 1;
+			snprintf(s->msg, sizeof(s->msg), "%s", r.msg);
+		}
+	}
+	s->raw = r.raw;
+	s->raw_cap = r.raw_cap;
+	return err;
+}
+
+/* In-memory records go in batches too, so that callers see one shape. */
+#define MEM_BATCH 65536
+
+int trace__for_each_sample(const struct trace *t, trace_sample_fn fn, void *ctx)
+{
+	size_t i, n;
+	int err;
+
+	if (!t || !fn)
+		return -EINVAL;
+	if (t->src && t->src->samples.n)
+		return walk(t, &t->src->samples, fn, NULL, ctx);
+	if (t->src)
+		t->src->failed = 0;
+	for (i = 0; t->samples && i < t->nsamples; i += n) {
+		n = t->nsamples - i < MEM_BATCH ? t->nsamples - i : MEM_BATCH;
+		err = fn(ctx, t->samples + i, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx)
+{
+	size_t i, n;
+	int err;
+
+	if (!t || !fn)
+		return -EINVAL;
+	if (t->src && t->src->events.n)
+		return walk(t, &t->src->events, NULL, fn, ctx);
+	if (t->src)
+		t->src->failed = 0;
+	for (i = 0; t->events && i < t->nevents; i += n) {
+		n = t->nevents - i < MEM_BATCH ? t->nevents - i : MEM_BATCH;
+		err = fn(ctx, t->events + i, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+const char *trace__error(const struct trace *t)
+{
+	return t && t->src && t->src->failed ? t->src->msg : NULL;
 }
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -7,6 +7,14 @@
  * holds CHUNK_RECORDS records (or on flush). Interning is on the recorder's
  * per-sample path: a known callchain costs one hash over its addresses and
  * one memcmp; only a new one touches the frame map.
+ *
+ * Shim events are the volume (millions a second from a poll-heavy runtime),
+ * so they are encoded as they arrive, straight into one buffer per column
+ * of the EVENTS payload, a batch at a time; a chunk is the four columns
+ * concatenated. Records that come by the million are compressed at a fast
+ * zstd level (ZSTD_LEVEL_FAST: measured on the demo's events, level 1 is
+ * 2.7x faster than 3 for 10% more bytes; negative levels gain little more
+ * speed for 25-50% more bytes); the rest at ZSTD_LEVEL.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,7 +31,8 @@
 #define MAX_STRING	 (16u << 20)	  /* one meta value, name or symbol */
 #define MAX_DEPTH	 (1u << 20)	  /* addresses in one callchain */
 #define MAX_IDS		 (UINT32_MAX - 1) /* ids are u32; idmap stores id + 1 */
-#define ZSTD_LEVEL	 3
+#define ZSTD_LEVEL	 3		  /* meta, names, stacks, frames */
+#define ZSTD_LEVEL_FAST	 1		  /* samples, events, switches */
 
 struct bytes {
 	uint8_t *p;
@@ -62,8 +71,11 @@ struct trace_writer {
 
 	struct trace_sample *samples;
 	size_t nsamples, samples_cap;
-	struct trace_event *events;
-	size_t nevents, events_cap;
+	/* events, delta/varint-encoded on arrival, one buffer per column;
+	 * the delta bases restart at 0 in every chunk */
+	struct bytes ev_time, ev_task, ev_tid, ev_type;
+	uint64_t ev_prev_time, ev_prev_task;
+	size_t nevents;
 	struct trace_switch *switches;
 	size_t nswitches, switches_cap;
 	struct bytes meta, threads, tasks;
@@ -78,14 +90,21 @@ struct trace_writer {
 
 /* ---- byte buffers ------------------------------------------------------- */
 
-/* Room for @n more bytes at b->p + b->len, or NULL. */
-static uint8_t *reserve(struct bytes *b, size_t n)
+static __attribute__((noinline)) uint8_t *reserve_grow(struct bytes *b, size_t n)
 {
 	if (n > SIZE_MAX - b->len)
 		return NULL;
 	if (trace_grow((void **)&b->p, &b->cap, b->len + n, 1))
 		return NULL;
 	return b->p + b->len;
+}
+
+/* Room for @n more bytes at b->p + b->len, or NULL. */
+static inline uint8_t *reserve(struct bytes *b, size_t n)
+{
+	if (b->cap - b->len >= n)
+		return b->p + b->len;
+	return reserve_grow(b, n);
 }
 
 /* A string as its length + @bias, then its bytes. */
@@ -153,6 +172,10 @@ static int write_all(int fd, const uint8_t *p, size_t n)
  * sticky because later chunks could not be read past it anyway. */
 static int write_chunk(struct trace_writer *w, uint32_t type, size_t count)
 {
+	int level = type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_SAMPLES ||
+				    type == TRACE_CHUNK_SWITCHES
+			    ? ZSTD_LEVEL_FAST
+			    : ZSTD_LEVEL;
 	size_t bound = ZSTD_compressBound(w->raw.len);
 	size_t csize;
 	uint8_t *h;
@@ -166,7 +189,7 @@ static int write_chunk(struct trace_writer *w, uint32_t type, size_t count)
 		return -ENOMEM;
 	csize = ZSTD_compressCCtx(w->cctx, h + TRACE_CHUNK_HDR_SIZE, bound,
 				  w->raw.p ? w->raw.p : (const uint8_t *)"", w->raw.len,
-				  ZSTD_LEVEL);
+				  level);
 	if (ZSTD_isError(csize))
 		return -ENOMEM; /* only allocation can fail with this bound */
 	put_le32(h, TRACE_CHUNK_MAGIC);
@@ -284,38 +307,37 @@ static int write_samples(struct trace_writer *w)
 	return err;
 }
 
+static void events_reset(struct trace_writer *w)
+{
+	w->ev_time.len = w->ev_task.len = w->ev_tid.len = w->ev_type.len = 0;
+	w->ev_prev_time = w->ev_prev_task = 0;
+	w->nevents = 0;
+}
+
+/* The columns are the payload: concatenate them and write the chunk. */
 static int write_events(struct trace_writer *w)
 {
-	const struct trace_event *e = w->events;
-	size_t i, n = w->nevents;
-	uint64_t prev = 0;
+	const struct bytes *col[] = {&w->ev_time, &w->ev_task, &w->ev_tid, &w->ev_type};
+	size_t i, len = 0;
 	uint8_t *p;
 	int err;
 
-	if (!n)
+	if (!w->nevents)
 		return 0;
+	for (i = 0; i < 4; i++)
+		len += col[i]->len;
 	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * 4 * n);
+	p = reserve(&w->raw, len);
 	if (!p)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		p = put_varint(p, zigzag(e[i].time - prev));
-		prev = e[i].time;
+	for (i = 0; i < 4; i++) {
+		memcpy(p, col[i]->p, col[i]->len);
+		p += col[i]->len;
 	}
-	/* consecutive events mostly concern the same or a nearby task */
-	prev = 0;
-	for (i = 0; i < n; i++) {
-		p = put_varint(p, zigzag(e[i].task - prev));
-		prev = e[i].task;
-	}
-	for (i = 0; i < n; i++)
-		p = put_varint(p, e[i].tid);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, e[i].type);
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, TRACE_CHUNK_EVENTS, n);
+	w->raw.len = len;
+	err = write_chunk(w, TRACE_CHUNK_EVENTS, w->nevents);
 	if (!err)
-		w->nevents = 0;
+		events_reset(w);
 	return err;
 }
 
@@ -611,23 +633,115 @@ int trace_writer__sample(struct trace_writer *w, const struct trace_sample *s)
 	return 0;
 }
 
-int trace_writer__event(struct trace_writer *w, const struct trace_event *e)
+/* put_varint() with the common short cases unrolled: deltas of a busy
+ * thread's times take 1-3 bytes, of its tasks 1-2. */
+static inline uint8_t *put_varint_short(uint8_t *p, uint64_t v)
+{
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7);
+		return p + 2;
+	}
+	return put_varint(p, v);
+}
+
+/* Encode @n (<= CHUNK_RECORDS - w->nevents) events into the columns, which
+ * have room (8 bytes of slack in the tid column: a tid is stored as one
+ * 8-byte word). A column at a time over the batch: tight loops on locals
+ * (byte stores alias everything, so one loop over all fields would reload
+ * them after every store). Runs of one tid are the rule: a batch is a ring. */
+static void encode_events(struct trace_writer *w, const struct trace_event *e, size_t n)
+{
+	uint8_t *pt = w->ev_time.p + w->ev_time.len;
+	uint8_t *pk = w->ev_task.p + w->ev_task.len;
+	uint8_t *pd = w->ev_tid.p + w->ev_tid.len;
+	uint8_t *py = w->ev_type.p + w->ev_type.len;
+	uint64_t prev = w->ev_prev_time, lo = w->min_time, hi = w->max_time;
+	uint64_t code = 0;
+	uint32_t tid = 0;
+	size_t i, len = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t t = e[i].time;
+
+		pt = put_varint_short(pt, zigzag(t - prev));
+		prev = t;
+		lo = t < lo ? t : lo;
+		hi = t > hi ? t : hi;
+	}
+	w->ev_prev_time = prev;
+	w->min_time = lo;
+	w->max_time = hi;
+	prev = w->ev_prev_task;
+	for (i = 0; i < n; i++) {
+		pk = put_varint_short(pk, zigzag(e[i].task - prev));
+		prev = e[i].task;
+	}
+	w->ev_prev_task = prev;
+	for (i = 0; i < n; i++) {
+		if (!len || e[i].tid != tid) {
+			uint8_t b[8] = {0};
+
+			tid = e[i].tid;
+			len = (size_t)(put_varint(b, tid) - b);
+			memcpy(&code, b, sizeof(b));
+		}
+		memcpy(pd, &code, sizeof(code));
+		pd += len;
+	}
+	for (i = 0; i < n; i++) {
+		if (e[i].type < 0x80)
+			*py++ = (uint8_t)e[i].type;
+		else
+			py = put_varint(py, e[i].type);
+	}
+	w->ev_time.len = (size_t)(pt - w->ev_time.p);
+	w->ev_task.len = (size_t)(pk - w->ev_task.p);
+	w->ev_tid.len = (size_t)(pd - w->ev_tid.p);
+	w->ev_type.len = (size_t)(py - w->ev_type.p);
+	w->nevents += n;
+	w->total_events += n;
+}
+
+int trace_writer__events(struct trace_writer *w, const struct trace_event *e, size_t n)
 {
 	int err = check_writable(w);
 
 	if (err)
 		return err;
+	if (n && !e)
+		return -EINVAL;
+	while (n) {
+		size_t k = CHUNK_RECORDS - w->nevents;
+
+		if (k > n)
+			k = n;
+		/* worst case per record: two 10-byte varints, two 5-byte ones */
+		if (!reserve(&w->ev_time, k * TRACE_VARINT_MAX) ||
+		    !reserve(&w->ev_task, k * TRACE_VARINT_MAX) ||
+		    !reserve(&w->ev_tid, k * 5 + 8) || !reserve(&w->ev_type, k * 5))
+			return -ENOMEM;
+		encode_events(w, e, k);
+		if (w->nevents >= CHUNK_RECORDS) {
+			err = write_events(w);
+			if (err)
+				return err;
+		}
+		e += k;
+		n -= k;
+	}
+	return 0;
+}
+
+int trace_writer__event(struct trace_writer *w, const struct trace_event *e)
+{
 	if (!e)
 		return -EINVAL;
-	if (trace_grow((void **)&w->events, &w->events_cap, w->nevents + 1,
-		       sizeof(*w->events)))
-		return -ENOMEM;
-	w->events[w->nevents++] = *e;
-	w->total_events++;
-	note_time(w, e->time);
-	if (w->nevents >= CHUNK_RECORDS)
-		return write_events(w);
-	return 0;
+	return trace_writer__events(w, e, 1);
 }
 
 int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s)
@@ -912,7 +1026,10 @@ void trace_writer__free(struct trace_writer *w)
 	free(w->stack_tab);
 	free(w->pend_ids);
 	free(w->samples);
-	free(w->events);
+	bytes_release(&w->ev_time);
+	bytes_release(&w->ev_task);
+	bytes_release(&w->ev_tid);
+	bytes_release(&w->ev_type);
 	free(w->switches);
 	bytes_release(&w->meta);
 	bytes_release(&w->threads);

@@ -78,7 +78,7 @@ static void small_trace(void)
 	sy_sample(&T, 350, 1, s0, 1);
 	sy_sample(&T, 500, 1, s2, 1);
 	sy_sample(&T, 150, 2, s2, 4);
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 }
 
 Test(flame, frame_label_names_symbol_module_or_address)
@@ -177,7 +177,7 @@ Test(flame, known_task_without_samples_is_enodata)
 	sy_task(&T, 8, "quiet");
 	sy_poll(&T, 1, 8, 100, 200);
 	sy_sample(&T, 500, 1, 0, 1);
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(analysis__flame(J, &o, out), -ENODATA);
 	/* still a valid (empty) picture */
 	cr_assert(strstr(output(), "</svg>"));
@@ -220,7 +220,7 @@ Test(flame, svg_is_wellformed_and_escapes_labels)
 	sy_poll(&T, 1, 3, 0, 100);
 	sy_sample(&T, 50, 1, s, 1);
 	sy_sample(&T, 60, 1, s, 1);
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(analysis__flame(J, &o, out), 0);
 	svg = output();
 
@@ -293,7 +293,7 @@ Test(tasks, table_lists_polls_and_longest)
 	sy_sample(&T, 2000100, 1, 0, 2);
 	sy_sample(&T, 20000100, 2, 0, 1);
 	sy_sample(&T, 30000000, 2, 0, 1); /* outside */
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(analysis__tasks(J, out), 0);
 	o = output();
 	cr_log_info("\n%s", o);
@@ -338,7 +338,7 @@ Test(tasks, footer_reports_what_is_missing)
 	sy_event(&T, 10, 1, D9_EV_POLL_BEGIN, 1);
 	sy_event(&T, 20, 1, D9_EV_POLL_END, 1);
 	sy_event(&T, 30, 1, D9_EV_POLL_END, 1);
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(analysis__tasks(J, out), 0);
 	cr_assert(strstr(output(),
 			 "# incomplete: 1 poll ends without a begin, 12 samples lost"),
@@ -401,7 +401,7 @@ static void scale(int mixed)
 		sy_sample(&T, time, 100 + th, stack, 1);
 	}
 	t0 = now_s();
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	t1 = now_s();
 	cr_assert_eq(analysis__flame(J, &o, out), 0);
 	fflush(out);

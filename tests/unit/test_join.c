@@ -2,8 +2,11 @@
 /*
  * test_join.c - polls from shim events, samples to polls.
  */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -29,7 +32,15 @@ TestSuite(join, .init = setup, .fini = teardown);
 
 static void do_join(void)
 {
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
+}
+
+/* The poll sample @i fell in (join__poll_at() is the join's lookup). */
+static int32_t sample_poll(size_t i)
+{
+	const struct poll *p = join__poll_at(J, T.samples[i].tid, T.samples[i].time);
+
+	return p ? (int32_t)p->id : -1;
 }
 
 static uint64_t poll_task(int32_t p)
@@ -47,9 +58,9 @@ Test(join, sample_inside_poll_gets_its_task)
 	sy_sample(&T, 250, 10, 0, 1); /* between polls */
 	do_join();
 	cr_assert_eq(J->npolls, 2);
-	cr_assert_eq(poll_task(J->sample_poll[0]), 7);
-	cr_assert_eq(poll_task(J->sample_poll[1]), 8);
-	cr_assert_eq(J->sample_poll[2], -1);
+	cr_assert_eq(poll_task(sample_poll(0)), 7);
+	cr_assert_eq(poll_task(sample_poll(1)), 8);
+	cr_assert_eq(sample_poll(2), -1);
 	cr_assert_eq(J->polls[0].samples, 1);
 	cr_assert_eq(J->polls[1].samples, 3);
 	cr_assert_eq(join__task(J, 8)->samples, 3);
@@ -64,10 +75,10 @@ Test(join, boundary_samples_inclusive)
 	sy_sample(&T, 200, 1, 0, 1);
 	sy_sample(&T, 201, 1, 0, 1);
 	do_join();
-	cr_assert_eq(J->sample_poll[0], -1);
-	cr_assert_eq(J->sample_poll[1], 0);
-	cr_assert_eq(J->sample_poll[2], 0);
-	cr_assert_eq(J->sample_poll[3], -1);
+	cr_assert_eq(sample_poll(0), -1);
+	cr_assert_eq(sample_poll(1), 0);
+	cr_assert_eq(sample_poll(2), 0);
+	cr_assert_eq(sample_poll(3), -1);
 	cr_assert_eq(J->polls[0].samples, 2);
 }
 
@@ -77,7 +88,7 @@ Test(join, back_to_back_polls_give_the_shared_ns_to_the_later)
 	sy_poll(&T, 1, 6, 200, 300);
 	sy_sample(&T, 200, 1, 0, 1);
 	do_join();
-	cr_assert_eq(poll_task(J->sample_poll[0]), 6);
+	cr_assert_eq(poll_task(sample_poll(0)), 6);
 }
 
 Test(join, samples_on_other_threads_do_not_match)
@@ -88,9 +99,9 @@ Test(join, samples_on_other_threads_do_not_match)
 	sy_sample(&T, 150, 2, 0, 1);
 	sy_sample(&T, 150, 1, 0, 1);
 	do_join();
-	cr_assert_eq(J->sample_poll[0], -1);
-	cr_assert_eq(poll_task(J->sample_poll[1]), 6);
-	cr_assert_eq(poll_task(J->sample_poll[2]), 5);
+	cr_assert_eq(sample_poll(0), -1);
+	cr_assert_eq(poll_task(sample_poll(1)), 6);
+	cr_assert_eq(poll_task(sample_poll(2)), 5);
 	cr_assert_null(join__poll_at(J, 3, 150));
 	cr_assert_eq(join__poll_at(J, 2, 150)->task, 6);
 }
@@ -109,7 +120,7 @@ Test(join, poll_begun_before_recording_starts_at_record_start)
 	cr_assert_eq(J->polls[0].end, 120);
 	cr_assert_eq(J->polls[0].open_start, 1);
 	cr_assert_eq(J->polls[0].open_end, 0);
-	cr_assert_eq(poll_task(J->sample_poll[0]), 9);
+	cr_assert_eq(poll_task(sample_poll(0)), 9);
 	cr_assert_eq(J->unmatched_ends, 0);
 }
 
@@ -138,7 +149,7 @@ Test(join, poll_still_open_ends_at_record_end)
 	cr_assert_eq(J->polls[0].end, 5000);
 	cr_assert_eq(J->polls[0].open_end, 1);
 	cr_assert_eq(J->polls[0].open_start, 0);
-	cr_assert_eq(J->sample_poll[0], 0);
+	cr_assert_eq(sample_poll(0), 0);
 }
 
 Test(join, begin_while_open_closes_the_open_poll)
@@ -154,7 +165,7 @@ Test(join, begin_while_open_closes_the_open_poll)
 	cr_assert_eq(J->polls[0].open_end, 1);
 	cr_assert_eq(J->polls[1].task, 4);
 	cr_assert_eq(J->polls[1].open_end, 0);
-	cr_assert_eq(poll_task(J->sample_poll[0]), 4);
+	cr_assert_eq(poll_task(sample_poll(0)), 4);
 }
 
 Test(join, stray_ends_are_counted_and_ignored)
@@ -182,7 +193,7 @@ Test(join, thread_stop_closes_open_poll)
 	cr_assert_eq(J->npolls, 1);
 	cr_assert_eq(J->polls[0].end, 200);
 	cr_assert_eq(J->polls[0].open_end, 1);
-	cr_assert_eq(J->sample_poll[0], -1);
+	cr_assert_eq(sample_poll(0), -1);
 }
 
 Test(join, end_first_after_thread_start_starts_at_thread_start)
@@ -216,8 +227,8 @@ Test(join, events_are_taken_in_time_order_per_thread_stably)
 	cr_assert_eq(J->polls[1].end, 300);
 	cr_assert_eq(J->polls[2].start, 400);
 	cr_assert_eq(J->polls[2].end, 400);
-	cr_assert_eq(poll_task(J->sample_poll[0]), 6);
-	cr_assert_eq(poll_task(J->sample_poll[1]), 7);
+	cr_assert_eq(poll_task(sample_poll(0)), 6);
+	cr_assert_eq(poll_task(sample_poll(1)), 7);
 }
 
 Test(join, polls_sorted_by_start_then_tid)
@@ -302,8 +313,8 @@ Test(join, scale_1m_samples_200k_polls, .timeout = 60)
 	t0 = now_s();
 	do_join();
 	t1 = now_s();
-	for (size_t i = 0; i < T.nsamples; i++)
-		matched += J->sample_poll[i] >= 0;
+	matched = J->samples_in_polls;
+	cr_assert_eq(J->samples, T.nsamples);
 	cr_log_info("join: %zu samples, %zu polls, %zu tasks: %.3f s (%" PRIu64
 		    " samples in polls)",
 		    T.nsamples, J->npolls, J->ntasks, t1 - t0, matched);
@@ -311,4 +322,210 @@ Test(join, scale_1m_samples_200k_polls, .timeout = 60)
 	/* 6000 of every 10000 ns are inside a poll */
 	cr_assert_gt(matched, 500000);
 	cr_assert_lt(matched, 700000);
+}
+
+/* ---- a trace walked from its file gives what a loaded one gives --------- */
+
+static int name_frame(void *ctx, uint64_t addr, struct trace_frame *out)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "fn_%" PRIx64, addr);
+	out->sym = buf;
+	out->module = "/usr/bin/app";
+	return 0;
+}
+
+/* Every analysis output of @t, concatenated, with the return codes. */
+static char *all_outputs(const struct trace *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct join *j = NULL, *jl = NULL, *jk = NULL;
+	struct offcpu *oc = NULL;
+	struct flame_result r;
+
+	cr_assert_not_null(f);
+	cr_assert_eq(join__new(t, 0, &j), 0);
+	cr_assert_eq(join__new(t, JOIN_KEEP_POLLS, &jk), 0);
+	cr_assert_eq(join__new(t, JOIN_POLL_LIST, &jl), 0);
+	cr_assert_eq(offcpu__new(jl, &oc), 0);
+	{
+		struct flame_opts all = {.format = FLAME_FOLDED, .result = &r};
+		struct flame_opts svg = {.format = FLAME_SVG, .title = "x"};
+		struct flame_opts task = {.format = FLAME_FOLDED, .have_task = 1, .task = 3};
+		struct flame_opts minp = {.format = FLAME_FOLDED, .min_poll_ns = 5000};
+
+		fprintf(f, "rc %d\n", analysis__flame(j, &all, f));
+		fprintf(f, "r %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", r.samples, r.weight,
+			r.stacks);
+		fprintf(f, "rc %d\n", analysis__flame(j, &svg, f));
+		fprintf(f, "rc %d\n", analysis__flame(jl, &task, f));
+		fprintf(f, "rc %d\n", analysis__flame(jk, &minp, f));
+		cr_assert_eq(analysis__flame(j, &minp, f), -EINVAL,
+			     "min_poll_ns wants JOIN_KEEP_POLLS");
+	}
+	fprintf(f, "rc %d\n", analysis__tasks(j, f));
+	{
+		struct polls_opts po = {.sort = POLLS_BY_START};
+		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};
+		struct poll_flame_opts pf = {.format = FLAME_FOLDED, .poll = 7};
+
+		fprintf(f, "rc %d\n", analysis__polls(oc, &po, f));
+		fprintf(f, "rc %d\n", analysis__offcpu(oc, &oo, f));
+		fprintf(f, "rc %d\n", analysis__poll_flame(oc, &pf, f));
+	}
+	fprintf(f, "polls %zu tasks %zu unmatched %" PRIu64 " samples %" PRIu64 "/%" PRIu64
+		   " span %" PRIu64 "..%" PRIu64 "\n",
+		j->npolls, j->ntasks, j->unmatched_ends, j->samples_in_polls, j->samples,
+		j->start_time, j->end_time);
+	cr_assert_eq(j->npolls, jl->npolls);
+	cr_assert_eq(j->samples, jl->samples);
+	fclose(f);
+	offcpu__free(oc);
+	join__free(j);
+	join__free(jk);
+	join__free(jl);
+	return buf;
+}
+
+/* 3 threads; thread 12's events come out of time order (a second replay),
+ * thread 13 has a poll of 5 s (over 2^32 ns) and gaps of 6 s (new poll
+ * blocks), thread 11 has thousands of polls (many blocks); samples inside
+ * and outside polls, on a thread without events too; switches. @finish 0
+ * leaves the END chunk out (a cut trace: no counters). */
+static void write_synthetic(const char *path, int finish)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0600);
+	struct trace_writer *w;
+	uint64_t ips[4];
+	uint32_t st[16];
+	struct trace_counters c = {.start_time = 1000, .end_time = 40000000000ULL};
+
+	cr_assert(fd >= 0);
+	w = trace_writer__new(fd);
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__meta(w, "frequency", "1000"), 0);
+	cr_assert_eq(trace_writer__thread(w, 11, "w0"), 0);
+	for (uint64_t k = 1; k <= 9; k++)
+		cr_assert_eq(trace_writer__task(w, k, k % 2 ? "odd" : NULL), 0);
+	for (unsigned s = 0; s < 16; s++) {
+		for (unsigned d = 0; d < 4; d++)
+			ips[d] = 0x400000 + 0x10 * ((s + d * 3) % 7) + d;
+		cr_assert_eq(trace_writer__stack(w, ips, 1 + s % 4, &st[s]), 0);
+	}
+	/* thread 11: 3000 polls of 6 us every 10 us, tasks 1..9 */
+	for (uint64_t k = 0; k < 3000; k++) {
+		uint64_t t0 = 100000 + k * 10000;
+		struct trace_event b = {.time = t0, .task = 1 + k % 9, .tid = 11,
+					.type = D9_EV_POLL_BEGIN};
+		struct trace_event e = b;
+
+		e.time = t0 + 6000 + (k % 5) * 1000;
+		e.type = D9_EV_POLL_END;
+		if (k % 500 == 7)
+			e.task = 99; /* unmatched: the poll stays open */
+		cr_assert_eq(trace_writer__event(w, &b), 0);
+		cr_assert_eq(trace_writer__event(w, &e), 0);
+		if (k % 1000 == 999)
+			cr_assert_eq(trace_writer__flush(w), 0);
+	}
+	/* thread 12: out of order, with an END first */
+	{
+		static const struct { uint64_t t; uint32_t type; uint64_t task; } ev[] = {
+			{500000, D9_EV_POLL_END, 4},	{900000, D9_EV_POLL_BEGIN, 5},
+			{700000, D9_EV_POLL_BEGIN, 3},	{800000, D9_EV_POLL_END, 3},
+			{950000, D9_EV_POLL_END, 5},	{990000, D9_EV_THREAD_STOP, 0},
+			{1200000, D9_EV_THREAD_START, 0}, {1300000, D9_EV_POLL_BEGIN, 6},
+			{1300000, D9_EV_POLL_END, 6},	{1400000, D9_EV_PARK, 0},
+			{1500000, D9_EV_UNPARK, 0},
+		};
+		for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+			struct trace_event e = {.time = ev[i].t, .task = ev[i].task,
+						.tid = 12, .type = ev[i].type};
+
+			cr_assert_eq(trace_writer__event(w, &e), 0);
+		}
+	}
+	/* thread 13: long polls and long gaps */
+	for (uint64_t k = 0; k < 40; k++) {
+		uint64_t t0 = 2000000000ULL + k * 6000000000ULL / 7;
+		uint64_t len = k % 10 == 3 ? 5000000000ULL : 2000 + k;
+		struct trace_event b = {.time = t0, .task = 7, .tid = 13,
+					.type = D9_EV_POLL_BEGIN};
+		struct trace_event e = b;
+
+		if (k && k % 10 == 4)
+			continue; /* the long poll's successor: none */
+		e.time = t0 + len;
+		e.type = D9_EV_POLL_END;
+		cr_assert_eq(trace_writer__event(w, &b), 0);
+		cr_assert_eq(trace_writer__event(w, &e), 0);
+	}
+	/* samples: thread 11 every 3 us, 12 and 13 here and there, 14 has no
+	 * events */
+	for (uint64_t k = 0; k < 12000; k++) {
+		struct trace_sample s = {.time = 100000 + k * 2500, .tid = 11,
+					 .stack = st[k % 16], .weight = k % 7 == 0 ? 0 : 1 + k % 3,
+					 .sampler = TRACE_SAMPLER_PERF};
+
+		cr_assert_eq(trace_writer__sample(w, &s), 0);
+		if (k % 100 == 0) {
+			s.tid = 12 + k % 3;
+			s.time = 400000 + k * 100;
+			if (s.tid == 13)
+				s.time = 2000000000ULL + k * 2900000ULL;
+			cr_assert_eq(trace_writer__sample(w, &s), 0);
+		}
+		if (k % 3000 == 0)
+			cr_assert_eq(trace_writer__flush(w), 0);
+	}
+	for (uint64_t k = 0; k < 50; k++) {
+		struct trace_switch sw = {.time = 100000 + k * 60000 + 1000,
+					  .time_in = 100000 + k * 60000 + 3000, .tid = 11,
+					  .stack = st[k % 16], .preempted = k % 4 == 0};
+
+		cr_assert_eq(trace_writer__switch(w, &sw), 0);
+	}
+	if (finish)
+		cr_assert_eq(trace_writer__finish(w, name_frame, NULL, &c), 0);
+	else
+		cr_assert_eq(trace_writer__flush(w), 0);
+	trace_writer__free(w);
+	close(fd);
+}
+
+Test(join, a_trace_walked_from_its_file_analyses_like_a_loaded_one)
+{
+	char path[] = "/tmp/d9join-test-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	for (int finish = 1; finish >= 0; finish--) {
+		struct trace *full, *streamed;
+		const char *msg;
+		char *a, *b;
+
+		write_synthetic(path, finish);
+		cr_assert_eq(trace__read(path, &full, &msg), 0);
+		cr_assert_eq(trace__read_opts(path,
+					      TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+					      &streamed, &msg),
+			     0);
+		cr_assert_null(streamed->samples);
+		a = all_outputs(full);
+		b = all_outputs(streamed);
+		cr_assert_str_eq(a, b);
+		/* what it should be: spot checks against the loaded trace */
+		cr_assert(strstr(a, "task 3 odd;"), "%s", a);
+		cr_assert(strstr(a, "[no poll];"));
+		cr_assert(strstr(a, "unmatched 10 "), "%s", strstr(a, "polls "));
+		free(a);
+		free(b);
+		trace__free(full);
+		trace__free(streamed);
+	}
+	unlink(path);
 }

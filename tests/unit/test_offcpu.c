@@ -51,7 +51,7 @@ static const char *output(void)
 
 static void do_join(void)
 {
-	cr_assert_eq(join__new(&T, &J), 0);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(offcpu__new(J, &OC), 0);
 }
 

@@ -905,6 +905,77 @@ Test(trace, writer_rejects_unknown_stacks_and_calls_after_finish)
 	close(fd);
 }
 
+/* Batches, single events and flushes mixed, across chunk boundaries, with
+ * values that take every varint length: the reader sees them all, in order. */
+Test(trace, event_batches_round_trip_like_single_events_across_chunks)
+{
+	enum { N = 150000 };
+	static const size_t sizes[] = {1, 255, 256, 70000, 3, 0, 65536};
+	struct trace_event *ev = calloc(N, sizeof(*ev));
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	const char *msg = NULL;
+	struct trace *t;
+	size_t i, at = 0, k = 0, len, nchunks;
+	size_t ends[64];
+	uint32_t types[64];
+	uint64_t time = 1000000000ULL;
+	unsigned events_chunks = 0;
+	uint8_t *buf;
+
+	cr_assert_not_null(ev);
+	for (i = 0; i < N; i++) {
+		/* mostly small steps; now and then huge ones, backwards too */
+		time += i % 1000 == 7 ? (1ULL << 40) : i % 1000 == 9 ? -(1ULL << 41) : 1500;
+		ev[i].time = i == N / 2 ? UINT64_MAX : time;
+		ev[i].task = i % 5000 == 3 ? UINT64_MAX - i : 0x7f0000001000ULL + i % 37 * 64;
+		ev[i].tid = i % 300 < 200 ? 4242 : i % 300 < 290 ? 7 : UINT32_MAX - (uint32_t)i;
+		ev[i].type = i % 777 == 0 ? 300 : D9_EV_POLL_BEGIN + (uint32_t)(i % 3);
+	}
+	cr_assert_eq(trace_writer__events(w, NULL, 0), 0);
+	cr_assert_eq(trace_writer__events(w, NULL, 1), -EINVAL);
+	while (at < N) {
+		size_t n = sizes[k++ % (sizeof(sizes) / sizeof(*sizes))];
+
+		if (n > N - at)
+			n = N - at;
+		if (k % 3 == 0) {
+			for (i = 0; i < n; i++)
+				cr_assert_eq(trace_writer__event(w, &ev[at + i]), 0);
+		} else {
+			cr_assert_eq(trace_writer__events(w, &ev[at], n), 0);
+		}
+		if (k % 4 == 0)
+			cr_assert_eq(trace_writer__flush(w), 0);
+		at += n;
+	}
+	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->complete, 1);
+	cr_assert_eq(t->nevents, N);
+	cr_assert_eq(t->counters.events, N);
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(t->events[i].time, ev[i].time, "event %zu", i);
+		cr_assert_eq(t->events[i].task, ev[i].task, "event %zu", i);
+		cr_assert_eq(t->events[i].tid, ev[i].tid, "event %zu", i);
+		cr_assert_eq(t->events[i].type, ev[i].type, "event %zu", i);
+	}
+	buf = get_file(path, &len);
+	nchunks = chunk_ends(buf, len, ends, types, 64);
+	for (i = 0; i < nchunks; i++)
+		events_chunks += types[i] == TRACE_CHUNK_EVENTS;
+	cr_assert_geq(events_chunks, 3, "%u EVENTS chunks", events_chunks);
+	free(buf);
+	trace__free(t);
+	unlink(path);
+	free(path);
+	free(ev);
+}
+
 Test(trace, free_of_null_is_a_noop)
 {
 	trace__free(NULL);
@@ -1063,6 +1134,204 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 	}
 	free(buf);
 	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+/* ---- samples and events left on disk ------------------------------------ */
+
+#define NO_RECORDS (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS)
+
+struct collected {
+	struct trace_sample s[64];
+	struct trace_event e[64];
+	size_t ns, ne, calls;
+};
+
+static int collect_samples(void *ctx, const struct trace_sample *s, size_t n)
+{
+	struct collected *c = ctx;
+
+	for (size_t i = 0; i < n && c->ns < 64; i++)
+		c->s[c->ns++] = s[i];
+	c->calls++;
+	return 0;
+}
+
+static int collect_events(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct collected *c = ctx;
+
+	for (size_t i = 0; i < n && c->ne < 64; i++)
+		c->e[c->ne++] = e[i];
+	return 0;
+}
+
+static int stop_at_once(void *ctx, const struct trace_sample *s, size_t n)
+{
+	return 42;
+}
+
+/* Walk both; the first error, if any. */
+static int walk_all(const struct trace *t, struct collected *c)
+{
+	int rc = trace__for_each_sample(t, collect_samples, c);
+
+	return rc ? rc : trace__for_each_event(t, collect_events, c);
+}
+
+Test(trace, walks_from_the_file_see_what_trace_read_loads)
+{
+	size_t n;
+	char *path = small_trace_file(1, &n);
+	struct trace *full, *t;
+	struct collected cf = {0}, ct = {0};
+	const char *msg;
+
+	cr_assert_eq(trace__read(path, &full, &msg), 0);
+	cr_assert_eq(trace__read_opts(path, NO_RECORDS, &t, &msg), 0, "%s", msg);
+	cr_assert_null(t->samples);
+	cr_assert_null(t->events);
+	cr_assert_eq(t->nsamples, full->nsamples);
+	cr_assert_eq(t->nevents, full->nevents);
+	cr_assert_eq(t->nstacks, full->nstacks);
+	cr_assert_eq(t->nswitches, full->nswitches);
+	cr_assert_eq(t->complete, 1);
+	cr_assert_eq(t->chunks, full->chunks);
+	/* twice: a walk can be repeated */
+	for (int k = 0; k < 2; k++) {
+		memset(&ct, 0, sizeof(ct));
+		cr_assert_eq(walk_all(t, &ct), 0);
+		cr_assert_eq(ct.ns, n);
+		cr_assert_eq(ct.calls, 2, "one call per SAMPLES chunk");
+		cr_assert_arr_eq(ct.s, full->samples, n * sizeof(*ct.s));
+		cr_assert_eq(ct.ne, full->nevents);
+		cr_assert_arr_eq(ct.e, full->events, ct.ne * sizeof(*ct.e));
+		cr_assert_null(trace__error(t));
+	}
+	/* a loaded trace walks from memory, the same records */
+	cr_assert_eq(walk_all(full, &cf), 0);
+	cr_assert_eq(cf.ns, n);
+	cr_assert_arr_eq(cf.s, full->samples, n * sizeof(*cf.s));
+	cr_assert_eq(trace__for_each_sample(t, stop_at_once, NULL), 42);
+	trace__free(full);
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, walks_of_a_cut_file_stop_at_its_last_whole_chunk)
+{
+	size_t n, len, cut;
+	char *path = small_trace_file(1, &n);
+	char *cutp = tmp_path();
+	uint8_t *buf = get_file(path, &len);
+	struct trace *full, *t;
+	const char *msg;
+
+	cr_assert_eq(trace__read(path, &full, &msg), 0);
+	for (cut = 16; cut <= len; cut++) {
+		struct trace *ref;
+		struct collected c = {0};
+
+		put_file(cutp, buf, cut);
+		cr_assert_eq(trace__read(cutp, &ref, &msg), 0);
+		cr_assert_eq(trace__read_opts(cutp, NO_RECORDS, &t, &msg), 0, "cut %zu", cut);
+		cr_assert_eq(t->chunks, ref->chunks);
+		cr_assert_eq(t->complete, ref->complete);
+		cr_assert_eq(walk_all(t, &c), 0, "cut %zu", cut);
+		cr_assert_eq(c.ns, ref->nsamples);
+		cr_assert_eq(t->nsamples, ref->nsamples);
+		cr_assert_eq(c.ne, ref->nevents);
+		if (c.ns)
+			cr_assert_arr_eq(c.s, ref->samples, c.ns * sizeof(*c.s));
+		trace__free(t);
+		trace__free(ref);
+	}
+	trace__free(full);
+	free(buf);
+	unlink(path);
+	unlink(cutp);
+	free(path);
+	free(cutp);
+}
+
+Test(trace, corruption_of_a_chunk_left_on_disk_is_found_with_trace_read_message)
+{
+	size_t n, len, off;
+	char *path = small_trace_file(1, &n);
+	char *bad = tmp_path();
+	uint8_t *buf = get_file(path, &len);
+	struct trace *t;
+	const char *msg, *want;
+	char wantbuf[256];
+
+	for (off = 16; off < len; off++) {
+		struct collected c = {0};
+		int rc;
+
+		buf[off] ^= 0x20;
+		put_file(bad, buf, len);
+		buf[off] ^= 0x20;
+		cr_assert_eq(trace__read(bad, &t, &want), -EBADMSG);
+		snprintf(wantbuf, sizeof(wantbuf), "%s", want);
+		msg = NULL;
+		rc = trace__read_opts(bad, NO_RECORDS, &t, &msg);
+		if (rc) {
+			cr_assert_eq(rc, -EBADMSG);
+			cr_assert_str_eq(msg, wantbuf, "flip at %zu", off);
+			continue;
+		}
+		/* only what decoding finds is left for the walk */
+		cr_assert_eq(walk_all(t, &c), -EBADMSG, "flip at %zu", off);
+		cr_assert_str_eq(trace__error(t), wantbuf, "flip at %zu", off);
+		trace__free(t);
+	}
+	free(buf);
+	unlink(path);
+	unlink(bad);
+	free(path);
+	free(bad);
+}
+
+Test(trace, walked_samples_naming_undefined_stacks_are_corruption)
+{
+	size_t n, len, nch, i, from = 0;
+	char *path = small_trace_file(1, &n);
+	uint8_t *buf = get_file(path, &len);
+	size_t ends[64];
+	struct trace *t;
+	struct collected c = {0};
+	const char *msg;
+
+	nch = chunk_ends(buf, len, ends, NULL, 64);
+	for (i = 0; i < nch; i++) {
+		from = i ? ends[i - 1] : 16;
+		if (le32(buf + from + 4) == TRACE_CHUNK_STACKS)
+			break;
+	}
+	/* swap the first STACKS chunk and the SAMPLES chunk after it: those
+	 * samples name stacks not defined yet */
+	cr_assert_lt(i + 1, nch);
+	cr_assert_eq(le32(buf + ends[i] + 4), TRACE_CHUNK_SAMPLES);
+	{
+		size_t a = ends[i] - from, b = ends[i + 1] - ends[i];
+		uint8_t *tmp = malloc(a + b);
+
+		cr_assert_not_null(tmp);
+		memcpy(tmp, buf + ends[i], b);
+		memcpy(tmp + b, buf + from, a);
+		memcpy(buf + from, tmp, a + b);
+		free(tmp);
+	}
+	put_file(path, buf, len);
+	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert(strstr(msg, "undefined stack"), "%s", msg);
+	cr_assert_eq(trace__read_opts(path, NO_RECORDS, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(trace__for_each_sample(t, collect_samples, &c), -EBADMSG);
+	cr_assert(strstr(trace__error(t), "undefined stack"), "%s", trace__error(t));
+	trace__free(t);
+	free(buf);
 	unlink(path);
 	free(path);
 }
