@@ -68,6 +68,30 @@ void d9_task_end(uint64_t task);
 void d9_park(void);
 void d9_unpark(void);
 
+/*
+ * The detached fast path, inline: the poll-path markers are also
+ * function-like macros that read one word and call the function only while a
+ * recorder is attached (or before the shim has initialised, so that the
+ * first call sets it up). The functions above stay the ABI: taking their
+ * address, other languages' bindings, and code built with
+ * -DD9PROF_NO_INLINE call them directly, at the cost of a call.
+ * d9__gate is internal: never write it.
+ */
+extern const uint32_t *d9__gate;
+
+#ifndef D9PROF_NO_INLINE
+/* relaxed atomic loads: a plain mov on x86-64 and arm64, and no data race
+ * with the recorder's store */
+#define D9_GATE_OPEN_()                                                        \
+	__atomic_load_n(__atomic_load_n(&d9__gate, __ATOMIC_RELAXED), __ATOMIC_RELAXED)
+#define D9_GATED_(call) (__builtin_expect(D9_GATE_OPEN_() != 0, 0) ? (call) : (void)0)
+#define d9_task_wake(task)	D9_GATED_(d9_task_wake(task))
+#define d9_poll_begin(task)	D9_GATED_(d9_poll_begin(task))
+#define d9_poll_end(task)	D9_GATED_(d9_poll_end(task))
+#define d9_park()		D9_GATED_(d9_park())
+#define d9_unpark()		D9_GATED_(d9_unpark())
+#endif
+
 #ifdef __cplusplus
 }
 #endif

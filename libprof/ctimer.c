@@ -33,7 +33,7 @@
 
 #define NO_SAN __attribute__((no_sanitize("address", "thread", "undefined")))
 
-__thread struct d9_ct_thread d9__ct;
+__thread struct d9_ct_thread d9__ct __attribute__((tls_model("initial-exec")));
 int d9__ct_signo;
 struct sigaction d9__ct_prev;
 
@@ -208,7 +208,7 @@ void d9__ctimer_handler(int sig, siginfo_t *si, void *ucv)
 	/* a late signal of a timer this thread no longer has */
 	if (!t->has_timer || si->si_timerid != t->timer || !t->words || !uc)
 		goto out;
-	now = d9__clock_ns();
+	now = d9__clock_now();
 	if (!wanted(t->seg, t, now)) {
 		d9__ctimer_delete(t);
 		goto out;

@@ -41,7 +41,8 @@ struct d9_ct_thread {
 	uint8_t has_timer;
 	uint8_t bounds_done;
 };
-extern __thread struct d9_ct_thread d9__ct D9_HIDDEN;
+extern __thread struct d9_ct_thread d9__ct D9_HIDDEN
+	__attribute__((tls_model("initial-exec")));
 
 /* The signal and what was installed on it before us (for chaining). Set
  * before our handler is installed, never changed after. */

@@ -28,7 +28,8 @@
  * tail. A producer that finds no room drops the whole record group and
  * increments drops. Indices are free-running 64-bit counters.
  *
- * Attach protocol: the recorder sets lease_deadline to now + lease, then
+ * Attach protocol: the recorder sets lease_deadline to now + lease (in the
+ * segment's clock unit, see D9_CLOCK_TSC), then
  * attached = 1, and renews the lease at least every D9_LEASE_NS / 4 while it
  * drains. A marker that finds now > lease_deadline clears attached itself,
  * so a recorder that dies (SIGKILL) leaves the target at the detached cost
@@ -87,10 +88,23 @@
 #define D9_SEG_HDR_SIZE	4096
 
 #define D9_SEG_RINGS		256	/* thread slots */
-#define D9_SEG_RING_EVENTS	16384	/* records per ring, power of two */
+#define D9_SEG_RING_EVENTS	65536	/* records per ring, power of two: 1.5 MiB,
+					 * 36 ms of a worker writing 1.8M records/s
+					 * (resident once written; a recorder reads
+					 * ring_events from the header) */
 #define D9_SEG_NAMES		4096	/* task-name table slots, power of two */
 #define D9_SEG_SAMPLE_WORDS	16384	/* u64 words per sample area, power of two */
 #define D9_LEASE_NS		2000000000ULL
+
+/*
+ * Time unit of the segment (hdr->clock). Where the TSC is invariant and is
+ * the kernel's clocksource, the shim stamps records with raw rdtsc ticks
+ * (half the cost of clock_gettime in a VM) and the recorder converts them
+ * to CLOCK_MONOTONIC ns from (tsc, CLOCK_MONOTONIC) pairs it takes on every
+ * drain; elsewhere the shim stamps CLOCK_MONOTONIC ns itself. Every time in
+ * the segment, lease_deadline included, is in this unit.
+ */
+#define D9_CLOCK_TSC		0x74736300u	/* not a Linux clockid */
 
 /* ring slot states */
 enum d9_ring_state {
@@ -199,7 +213,8 @@ struct d9_seg_hdr {
 	uint32_t hdr_size;	/* D9_SEG_HDR_SIZE */
 	uint64_t seg_size;	/* total bytes */
 	uint32_t pid;		/* getpid() of the creator, in its namespace */
-	uint32_t clock;		/* clockid of all timestamps: CLOCK_MONOTONIC */
+	uint32_t clock;		/* unit of every time in the segment:
+				 * D9_CLOCK_TSC or CLOCK_MONOTONIC (ns) */
 	uint64_t create_time;	/* ns, same clock */
 	uint32_t nrings;
 	uint32_t ring_events;
@@ -215,7 +230,7 @@ struct d9_seg_hdr {
 	 * expiry); on its own cache line */
 	uint32_t attached __attribute__((aligned(64)));
 	uint32_t recorder_pid;
-	uint64_t lease_deadline;	/* ns, CLOCK_MONOTONIC */
+	uint64_t lease_deadline;	/* in the unit of clock */
 	uint64_t attach_count;		/* bumped by each recorder that attaches */
 	uint32_t request;		/* enum d9_request bits */
 	uint32_t request_arg;		/* D9_REQ_CTIMER: samples per CPU second */
@@ -378,12 +393,13 @@ static inline uint64_t *d9_layout_samples(void *seg, const struct d9_seg_layout 
 
 /*
  * Attach a recorder: discard what the rings hold from earlier sessions
- * (tail = head), free drained DEAD rings, arm the lease until
- * @now_ns + D9_LEASE_NS, then publish attached = 1. Markers start writing
- * once they see attached. @l is the layout d9_seg_check() verified.
+ * (tail = head), free drained DEAD rings, arm the lease until @deadline (in
+ * the segment's clock unit, hdr->clock: now + D9_LEASE_NS converted), then
+ * publish attached = 1. Markers start writing once they see attached. @l is
+ * the layout d9_seg_check() verified.
  */
 static inline void d9_seg_attach(void *seg, const struct d9_seg_layout *l,
-				 uint32_t recorder_pid, uint64_t now_ns)
+				 uint32_t recorder_pid, uint64_t deadline)
 {
 	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
 	uint32_t i;
@@ -401,7 +417,7 @@ static inline void d9_seg_attach(void *seg, const struct d9_seg_layout *l,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&h->recorder_pid, recorder_pid, __ATOMIC_RELAXED);
-	__atomic_store_n(&h->lease_deadline, now_ns + D9_LEASE_NS, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lease_deadline, deadline, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&h->attach_count, 1, __ATOMIC_RELAXED);
 	/* an earlier session's request ends here: threads re-read it */
 	__atomic_store_n(&h->request, D9_REQ_NONE, __ATOMIC_RELAXED);
@@ -426,16 +442,17 @@ static inline void d9_seg_request(void *seg, uint32_t req, uint32_t arg)
 }
 
 /*
- * Extend the lease to @now_ns + D9_LEASE_NS. Call at least every
- * D9_LEASE_NS / 4. Returns 0, or -ETIMEDOUT when a marker found the lease
+ * Extend the lease to @deadline (segment clock unit, as for
+ * d9_seg_attach()). Call at least every D9_LEASE_NS / 4 with now +
+ * D9_LEASE_NS. Returns 0, or -ETIMEDOUT when a marker found the lease
  * expired and detached the shim (the recorder was too slow): records were
  * lost; call d9_seg_attach() again to resume.
  */
-static inline int d9_seg_renew(void *seg, uint64_t now_ns)
+static inline int d9_seg_renew(void *seg, uint64_t deadline)
 {
 	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
 
-	__atomic_store_n(&h->lease_deadline, now_ns + D9_LEASE_NS, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->lease_deadline, deadline, __ATOMIC_RELEASE);
 	return __atomic_load_n(&h->attached, __ATOMIC_ACQUIRE) ? 0 : -ETIMEDOUT;
 }
 

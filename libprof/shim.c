@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+/* this file defines the functions the header's gate macros call */
+#define D9PROF_NO_INLINE
 #include "d9prof.h"
 #include "libprof/ctimer.h"
 #include "libprof/d9_segment.h"
@@ -45,6 +47,15 @@
 #define RETRY_EVERY 4096
 
 enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
+
+/*
+ * The inline gate of <d9prof.h>: the poll-path markers call in only while
+ * *d9__gate is non-zero. It points at `gate_open` (1: call in, to initialise
+ * lazily) until initialisation, then at the segment's attached word (the
+ * dummy's, always 0, if it failed). Set before seg is published.
+ */
+static const uint32_t gate_open = 1;
+API const uint32_t *d9__gate = &gate_open;
 
 /* NULL until the first call; then the segment, or &dummy if it failed */
 static struct d9_seg_hdr *seg;
@@ -73,15 +84,18 @@ struct thread_slot {
 	bool key_set; /* exit_key holds a value for this thread */
 	bool counted; /* counted in rings_exhausted */
 };
-static __thread struct thread_slot self;
+/* initial-exec: a plain %fs-relative access even in libd9prof.so, no
+ * __tls_get_addr() call on the poll path (the shim's TLS is small) */
+static __thread struct thread_slot self __attribute__((tls_model("initial-exec")));
 
 static void atfork_child(void);
 static void thread_exit(void *arg);
 
-/* the shim's one clock, shared with the ctimer handler */
-static inline uint64_t now_ns(void)
+/* the shim's one clock, shared with the ctimer handler: in the segment's
+ * unit (raw TSC ticks or CLOCK_MONOTONIC ns, see shim_clock.h) */
+static inline uint64_t stamp(void)
 {
-	return d9__clock_ns();
+	return d9__clock_now();
 }
 
 static inline struct d9_ring_hdr *ring_at(struct d9_seg_hdr *h, uint32_t i)
@@ -138,8 +152,8 @@ static int create_segment(struct d9_seg_hdr **out)
 	h->hdr_size = D9_SEG_HDR_SIZE;
 	h->seg_size = D9_SEG_SIZE;
 	h->pid = (uint32_t)getpid();
-	h->clock = D9_SHIM_CLOCK;
-	h->create_time = now_ns();
+	h->clock = d9__clock_setup();
+	h->create_time = stamp();
 	h->nrings = D9_SEG_RINGS;
 	h->ring_events = D9_SEG_RING_EVENTS;
 	h->ring_offset = D9_SEG_RING_OFFSET;
@@ -174,6 +188,7 @@ static void try_init(void)
 	if (err)
 		h = &dummy;
 	__atomic_store_n(&init_err, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&d9__gate, &h->attached, __ATOMIC_RELEASE);
 	__atomic_store_n(&seg, h, __ATOMIC_RELEASE);
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 }
@@ -241,6 +256,7 @@ static void atfork_child(void)
 	__atomic_store_n(&seg_map, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&seg_fd, -1, __ATOMIC_RELAXED);
 	__atomic_store_n(&init_err, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&d9__gate, &gate_open, __ATOMIC_RELEASE);
 	__atomic_store_n(&seg, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&init_state, INIT_NONE, __ATOMIC_RELEASE);
 	self = (struct thread_slot){.key_set = self.key_set};
@@ -365,7 +381,7 @@ claim_slow(struct d9_seg_hdr *h, uint64_t *now, bool announce)
 		self.retry = RETRY_EVERY;
 		return NULL;
 	}
-	*now = now_ns();
+	*now = stamp();
 	if (announce) {
 		struct d9_event ev = {
 		    .time = *now, .task = self.tid, .type = D9_EV_THREAD_START};
@@ -383,13 +399,36 @@ static inline struct d9_ring_hdr *own_ring(struct d9_seg_hdr *h, uint64_t *now,
 	return claim_slow(h, now, announce);
 }
 
-/* The attached path of the markers. */
-static __attribute__((cold, noinline)) void record(struct d9_seg_hdr *h, uint32_t type,
-						   uint64_t task)
+/* One record straight into the ring: the common case of append(), without
+ * the copy through a stack struct and the loop. */
+static inline void append1(struct d9_ring_hdr *r, uint64_t time, uint64_t task,
+			   uint32_t type)
 {
-	uint64_t now = now_ns();
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	struct d9_event *e;
+
+	if (unlikely(head - tail > D9_SEG_RING_EVENTS - 1)) {
+		__atomic_store_n(&r->drops, __atomic_load_n(&r->drops, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	e = &d9_ring_events(r)[head & (D9_SEG_RING_EVENTS - 1)];
+	e->time = time;
+	e->task = task;
+	e->type = type;
+	e->arg = 0;
+	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+}
+
+/* The attached path of the markers. Out of line, so that the detached path
+ * stays a load and a branch; not "cold", which would make gcc optimise it
+ * for size and call the clock and the ring write out of line. */
+static __attribute__((noinline)) void record(struct d9_seg_hdr *h, uint32_t type,
+					     uint64_t task)
+{
+	uint64_t now = stamp();
 	struct d9_ring_hdr *r;
-	struct d9_event ev;
 
 	if (!lease_ok(h, now))
 		return;
@@ -398,11 +437,7 @@ static __attribute__((cold, noinline)) void record(struct d9_seg_hdr *h, uint32_
 		return;
 	d9__ctimer_check(h, r);
 	d9__ctimer_mark(type, task);
-	ev.time = now;
-	ev.task = task;
-	ev.type = type;
-	ev.arg = 0;
-	append(r, &ev, 1);
+	append1(r, now, task, type);
 }
 
 /* Text records for @name (NULL or "" for none) at @ev; returns how many. The
@@ -426,7 +461,7 @@ static __attribute__((cold, noinline)) void
 record_named(struct d9_seg_hdr *h, uint32_t type, uint64_t task, const char *name)
 {
 	struct d9_event ev[1 + D9_TEXT_RECORDS];
-	uint64_t now = now_ns();
+	uint64_t now = stamp();
 	struct d9_ring_hdr *r;
 
 	if (!lease_ok(h, now))

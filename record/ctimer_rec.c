@@ -105,7 +105,7 @@ int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *sa
 			continue;
 		while (!err && d9_sample_take(r, words, l->sample_words, s)) {
 			struct trace_sample ts = {
-				.time = s->time,
+				.time = shim_seg__ns(c->seg, s->time),
 				.tid = s->tid,
 				.weight = s->weight ? s->weight : 1,
 				.sampler = TRACE_SAMPLER_CTIMER,

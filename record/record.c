@@ -2,7 +2,8 @@
 /*
  * The recording loop: perf samples and shim events in, trace chunks out.
  *
- * Every TICK_NS the loop drains all perf rings and all shim rings, renews
+ * Every tick (TICK_NS, shorter while a shim ring fills fast: next_tick())
+ * the loop drains all perf rings and all shim rings, renews
  * the shim's lease and flushes the trace writer about once a second (so a
  * recorder killed mid-way leaves a readable file). Symbols are resolved
  * once per unique address at the end, while the target's files are still
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -30,7 +32,12 @@
 #include "symbol/symbolize.h"
 #include "trace/trace.h"
 
-#define TICK_MS		20
+/* The drain period follows the shim's busiest ring (next_tick()): TICK_NS
+ * while every ring is nearly empty when drained, down to TICK_MIN_NS while
+ * one fills fast, e.g. a worker writing 2M records/s. */
+#define TICK_NS		20000000ULL
+#define TICK_MIN_NS	2000000ULL
+#define EV_BATCH	256		/* events per call into the writer */
 #define FLUSH_NS	1000000000ULL
 #define SHIM_LOOK_NS	200000000ULL	/* how often to look for a late shim */
 #define SHIM_EAGER_NS	2000000000ULL	/* ...except every tick at first: a
@@ -57,6 +64,8 @@ struct rec {
 	struct ring_seen *rings;	/* per shim ring slot */
 	struct d9_event *evbuf;
 	size_t evbuf_len;
+	size_t fill_max;		/* most records one ring held at a drain
+					 * since next_tick() last looked */
 	uint64_t start_ns;
 	int err;			/* first write error */
 	int ctimer;			/* sampling with the shim's timers */
@@ -271,9 +280,10 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 {
 	struct ring_seen *seen = &r->rings[idx];
 	char name[sizeof(ring->name) + 1];
+	struct trace_event batch[EV_BATCH];
 	uint64_t gen, drops;
 	uint32_t tid;
-	size_t n, i;
+	size_t n, i, nb = 0;
 
 	d9_ring_owner(ring, &tid, &gen, name, sizeof(name));
 	if (gen != seen->gen) {
@@ -283,9 +293,11 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			note_err(r, trace_writer__thread(r->w, tid, name));
 	}
 	n = d9_ring_consume(ring, ring_events, r->evbuf, r->evbuf_len);
+	if (n > r->fill_max)
+		r->fill_max = n;
 	for (i = 0; i < n; i++) {
 		const struct d9_event *ev = &r->evbuf[i];
-		struct trace_event te;
+		struct trace_event *te = &batch[nb];
 		uint32_t k = 0;
 
 		if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START) {
@@ -300,18 +312,24 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			else if (ev->type == D9_EV_THREAD_START && text[0])
 				note_err(r, trace_writer__thread(r->w, tid, text));
 		}
-		te.time = ev->time;
-		te.task = ev->task;
-		te.tid = tid;
-		te.type = ev->type;
-		note_err(r, trace_writer__event(r->w, &te));
-		r->st->events++;
+		te->time = shim_seg__ns(r->seg, ev->time);
+		te->task = ev->task;
+		te->tid = tid;
+		te->type = ev->type;
 		i += k;
+		if (++nb == EV_BATCH) {
+			note_err(r, trace_writer__events(r->w, batch, nb));
+			r->st->events += nb;
+			nb = 0;
+		}
 	}
+	note_err(r, trace_writer__events(r->w, batch, nb));
+	r->st->events += nb;
 	drops = d9_ring_drops(ring);
 	if (drops > seen->drops) {
 		r->st->shim_drops += drops - seen->drops;
 		seen->drops = drops;
+		r->fill_max = ring_events;	/* it overflowed: as full as can be */
 	}
 }
 
@@ -678,11 +696,40 @@ static int pidfd_of(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+/*
+ * The period until the next drain, given the last one (@tick) and the time
+ * the last drain covered (@elapsed). A ring found over 1/4 full (or one
+ * that overflowed) is drained sooner: at the rate it filled, about 1/8 full
+ * next time, which leaves room for 8 periods of scheduling delay. Once
+ * every ring is under 1/20, the period doubles back towards TICK_NS. In
+ * between it stays, so that a steady rate settles instead of flapping.
+ * Scanning the rings costs a few microseconds; a dropped record is lost.
+ */
+static uint64_t next_tick(struct rec *r, uint64_t tick, uint64_t elapsed)
+{
+	uint64_t cap = r->seg ? shim_seg__layout(r->seg)->ring_events : 0;
+	uint64_t fill = r->fill_max, t;
+
+	r->fill_max = 0;
+	if (!cap)
+		return TICK_NS;
+	if (fill * 4 > cap) {
+		t = elapsed / 8 * cap / fill;
+		if (t > tick)
+			t = tick;
+		return t > TICK_MIN_NS ? t : TICK_MIN_NS;
+	}
+	if (fill * 20 < cap)
+		return tick * 2 < TICK_NS ? tick * 2 : TICK_NS;
+	return tick;
+}
+
 int record__run(const struct record_opts *o, struct record_stats *st)
 {
 	struct rec r = { .o = o, .st = st };
 	struct trace_counters c;
-	uint64_t now, end_ns = 0, last_flush, last_look, last_maps;
+	uint64_t now, end_ns = 0, last_flush, last_look, last_maps, last_drain;
+	uint64_t tick = TICK_NS;
 	int pidfd = -1, err;
 
 	memset(st, 0, sizeof(*st));
@@ -730,13 +777,15 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	write_meta(&r);
 	if (o->duration > 0)
 		end_ns = r.start_ns + (uint64_t)(o->duration * 1e9);
-	last_flush = last_look = last_maps = r.start_ns;
+	last_flush = last_look = last_maps = last_drain = r.start_ns;
 
 	while (!*o->stop) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		struct timespec ts = { .tv_sec = (time_t)(tick / 1000000000ULL),
+				       .tv_nsec = (long)(tick % 1000000000ULL) };
 		int exited = 0;
 
-		if (poll(&pfd, pidfd >= 0 ? 1 : 0, TICK_MS) > 0)
+		if (ppoll(&pfd, pidfd >= 0 ? 1 : 0, &ts, NULL) > 0)
 			exited = 1;
 		else if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
@@ -744,13 +793,17 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			perf_set__drain(r.ps, &r.cb);
 		if (r.oc)
 			note_err(&r, offcpu_rec__drain(r.oc));
-		drain_shim(&r);
-		now = record_now_ns();
-		if (!exited && (r.sampler_err = sampler_tick(&r, now)))
-			break;
+		/* renew first: it also takes the clock pair that what is
+		 * drained next is converted against */
 		if (r.seg)
 			shim_seg__renew(r.seg);
-		else if (!exited && (now - r.start_ns < SHIM_EAGER_NS ||
+		drain_shim(&r);
+		now = record_now_ns();
+		tick = next_tick(&r, tick, now - last_drain);
+		last_drain = now;
+		if (!exited && (r.sampler_err = sampler_tick(&r, now)))
+			break;
+		if (!r.seg && !exited && (now - r.start_ns < SHIM_EAGER_NS ||
 				     now - last_look >= SHIM_LOOK_NS)) {
 			last_look = now;
 			shim_try_attach(&r, 0);
@@ -779,6 +832,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		note_err(&r, offcpu_rec__finish(r.oc));
 		offcpu_summary(&r);
 	}
+	if (r.seg)
+		shim_seg__renew(r.seg);	/* a last clock pair for the last drains */
 	drain_shim(&r);
 	if (r.seg)
 		shim_seg__detach(r.seg);

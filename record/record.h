@@ -116,6 +116,10 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len);
 void shim_seg__attach(struct shim_seg *s);
 /* Renew the lease (call at least every D9_LEASE_NS / 4). */
 void shim_seg__renew(struct shim_seg *s);
+/* A time read from the segment (records, samples: the shim's clock unit)
+ * as CLOCK_MONOTONIC ns. Renew before draining, so that what is drained
+ * lies between the last two calibration points. */
+uint64_t shim_seg__ns(const struct shim_seg *s, uint64_t t);
 void shim_seg__detach(struct shim_seg *s);
 void *shim_seg__base(struct shim_seg *s);
 /* The layout verified at open: address rings and names only through it. */

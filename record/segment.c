@@ -21,16 +21,95 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "libprof/d9_segment.h"
 #include "record/record.h"
+
+/*
+ * Segment times to CLOCK_MONOTONIC ns. With D9_CLOCK_TSC the shim stamps raw
+ * ticks; the kernel's CLOCK_MONOTONIC runs off the same TSC, so the map is
+ * linear up to NTP's slew (parts per million). Every renew (each drain tick)
+ * takes a (tsc, ns) pair; records drained after it were written between the
+ * previous pair and this one, and are interpolated on the line through the
+ * two: a 20 ms stretch, so slew costs nanoseconds, not microseconds.
+ */
+struct tsc_fit {
+	uint64_t tsc, ns;	/* the latest pair */
+	double ns_per_tick;	/* slope through the pair before it */
+};
 
 struct shim_seg {
 	void *base;
 	size_t size;
 	pid_t pid;
 	struct d9_seg_layout layout;	/* verified once, never re-read */
+	int tsc;			/* times are TSC ticks */
+	struct tsc_fit fit;
 };
+
+static uint64_t rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
+/* A (tsc, ns) pair: the ns read between two tsc reads, paired with their
+ * midpoint. */
+static void tsc_pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t a = rdtsc(), b;
+
+	*ns = record_now_ns();
+	b = rdtsc();
+	*tsc = a + (b - a) / 2;
+}
+
+static void fit_update(struct tsc_fit *f)
+{
+	uint64_t tsc, ns;
+
+	tsc_pair(&tsc, &ns);
+	/* a slope over less than 1 ms would carry the pairs' jitter */
+	if (tsc - f->tsc > 0 && ns - f->ns >= 1000000)
+		f->ns_per_tick = (double)(ns - f->ns) / (double)(tsc - f->tsc);
+	if (ns - f->ns >= 1000000 || !f->ns_per_tick) {
+		f->tsc = tsc;
+		f->ns = ns;
+	}
+}
+
+static void fit_init(struct tsc_fit *f)
+{
+	struct timespec d = { 0, 2000000 };
+
+	tsc_pair(&f->tsc, &f->ns);
+	f->ns_per_tick = 0;
+	nanosleep(&d, NULL);
+	fit_update(f);
+}
+
+uint64_t shim_seg__ns(const struct shim_seg *s, uint64_t t)
+{
+	const struct tsc_fit *f = &s->fit;
+
+	if (!s->tsc)
+		return t;
+	return f->ns + (uint64_t)(int64_t)((double)(int64_t)(t - f->tsc) * f->ns_per_tick);
+}
+
+/* now + D9_LEASE_NS in the segment's unit */
+static uint64_t lease_deadline(struct shim_seg *s)
+{
+	if (!s->tsc)
+		return record_now_ns() + D9_LEASE_NS;
+	return rdtsc() + (uint64_t)((double)D9_LEASE_NS / s->fit.ns_per_tick);
+}
 
 uint64_t record_now_ns(void)
 {
@@ -150,8 +229,17 @@ static long inner_pid(pid_t pid)
 	return inner;
 }
 
+static int defined_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return 1;
+#else
+	return 0;
+#endif
+}
+
 static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
-		  struct d9_seg_layout *layout, char *why, size_t len)
+		  struct d9_seg_layout *layout, uint32_t *clock, char *why, size_t len)
 {
 	struct d9_seg_hdr *h;
 	struct stat st, pst;
@@ -198,6 +286,12 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
 		snprintf(why, len, "inconsistent sizes");
 		goto bad;
 	}
+	*clock = __atomic_load_n(&h->clock, __ATOMIC_RELAXED);
+	if (*clock != CLOCK_MONOTONIC &&
+	    !(*clock == D9_CLOCK_TSC && (defined_tsc()))) {
+		snprintf(why, len, "unknown clock %#x", *clock);
+		goto bad;
+	}
 	if (h->pid != (uint32_t)inner_pid(pid)) {
 		snprintf(why, len, "made by pid %u, not this process", h->pid);
 		goto bad;
@@ -222,6 +316,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 		return n == -ENOENT ? -ESRCH : n;
 	for (i = 0; i < n; i++) {
 		struct d9_seg_layout layout;
+		uint32_t clock = CLOCK_MONOTONIC;
 		struct shim_seg *s;
 		void *base = NULL;
 		size_t size = 0;
@@ -232,7 +327,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 			snprintf(why, len, "cannot open it: %s", strerror(-fd));
 			continue;
 		}
-		err = verify(pid, fd, &base, &size, &layout, why, len);
+		err = verify(pid, fd, &base, &size, &layout, &clock, why, len);
 		close(fd);
 		if (err)
 			continue;
@@ -245,6 +340,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 		s->size = size;
 		s->pid = pid;
 		s->layout = layout;
+		s->tsc = clock == D9_CLOCK_TSC;
 		*out = s;
 		return 0;
 	}
@@ -253,12 +349,16 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 
 void shim_seg__attach(struct shim_seg *s)
 {
-	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), record_now_ns());
+	if (s->tsc)
+		fit_init(&s->fit);
+	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), lease_deadline(s));
 }
 
 void shim_seg__renew(struct shim_seg *s)
 {
-	d9_seg_renew(s->base, record_now_ns());
+	if (s->tsc)
+		fit_update(&s->fit);
+	d9_seg_renew(s->base, lease_deadline(s));
 }
 
 void shim_seg__detach(struct shim_seg *s)

@@ -28,6 +28,7 @@
 #include "d9prof.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
+#include "libprof/shim_clock.h"
 
 #define NPROD	 3
 #define RUN_NS	 1500000000ULL
@@ -51,6 +52,19 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Now in the segment's clock unit (the shim's clock: TSC ticks or
+ * CLOCK_MONOTONIC ns), what record times and the lease are compared with. */
+static uint64_t seg_now(void)
+{
+	return d9__clock_now();
+}
+
+/* A lease deadline well ahead, in the segment's unit. */
+static uint64_t lease(void)
+{
+	return seg_now() + 4 * D9_LEASE_NS;
 }
 
 static void sleep_us(long us)
@@ -126,7 +140,7 @@ static void check_sample(struct consumer *c, uint32_t slot, const struct d9_samp
 		FAIL("slot %u: %u frames, weight %u", slot, s->nframes, s->weight);
 	if (s->time < c->last_time[slot])
 		FAIL("slot %u: time went back", slot);
-	if (s->time > now_ns())
+	if (s->time > seg_now())
 		FAIL("slot %u: sample from the future", slot);
 	c->last_time[slot] = s->time;
 	c->samples++;
@@ -155,7 +169,7 @@ static void drain(struct consumer *c)
 
 static void attach(struct consumer *c)
 {
-	d9_seg_attach(c->h, lay(c->h), (uint32_t)getpid(), now_ns());
+	d9_seg_attach(c->h, lay(c->h), (uint32_t)getpid(), lease());
 	d9_seg_request(c->h, D9_REQ_CTIMER, HZ);
 	c->sessions++;
 }
@@ -170,7 +184,7 @@ static void *consumer(void *arg)
 	while (now_ns() < end && !failed) {
 		round++;
 		drain(c);
-		if (d9_seg_renew(c->h, now_ns())) {
+		if (d9_seg_renew(c->h, lease())) {
 			c->lapses++;
 			attach(c);
 		}
@@ -183,7 +197,7 @@ static void *consumer(void *arg)
 			attach(c);
 		} else if (round % 151 == 0) {
 			/* a lapsed lease: the shim detaches itself */
-			__atomic_store_n(&c->h->lease_deadline, now_ns() - 1,
+			__atomic_store_n(&c->h->lease_deadline, seg_now() - 1,
 					 __ATOMIC_RELEASE);
 			sleep_us(5000);
 		} else {

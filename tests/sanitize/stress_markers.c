@@ -28,6 +28,7 @@
 #include "d9prof.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
+#include "libprof/shim_clock.h"
 
 /* The verified layout of segment @seg (the test's own). */
 static const struct d9_seg_layout *lay(void *seg)
@@ -41,6 +42,9 @@ static const struct d9_seg_layout *lay(void *seg)
 
 #define NPROD	 3
 #define RUN_NS	 1500000000ULL
+
+/* set by the consumer once drops, a lapse, 3 sessions and names were seen */
+static int exercised;
 #define ID_SHIFT 40 /* task = (id << ID_SHIFT) | seq */
 /* ids: producers 1..NPROD, short-lived threads from CHURN_BASE up */
 #define CHURN_BASE (NPROD + 1)
@@ -65,6 +69,19 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Now in the segment's clock unit (the shim's clock: TSC ticks or
+ * CLOCK_MONOTONIC ns), what record times and the lease are compared with. */
+static uint64_t seg_now(void)
+{
+	return d9__clock_now();
+}
+
+/* A lease deadline well ahead, in the segment's unit. */
+static uint64_t lease(void)
+{
+	return seg_now() + 4 * D9_LEASE_NS;
 }
 
 static void sleep_us(long us)
@@ -124,7 +141,9 @@ static void *producer(void *arg)
 			d9_task_end(task_of(id, seq - LIVE_TASKS));
 			n++;
 		}
-		if (seq % 3000 == 0) {
+		/* a fresh ring now and then, but only after more records than
+		 * one ring holds (~6 per seq), so that stalls can overflow it */
+		if (seq % (D9_SEG_RING_EVENTS / 4) == 0) {
 			d9_thread_stop();
 			d9_thread_start(tname);
 			n += 2;
@@ -308,7 +327,7 @@ static void drain(struct consumer *c)
 		}
 		do {
 			n = d9_ring_consume(r, h->ring_events, c->buf, c->buflen);
-			check(c, i, c->buf, n, now_ns());
+			check(c, i, c->buf, n, seg_now());
 		} while (n); /* a short batch may only mean a group was left whole */
 		drops = d9_ring_drops(r);
 		if (drops > s->drops) {
@@ -350,15 +369,15 @@ static uint64_t all_drops(struct d9_seg_hdr *h)
 	return n;
 }
 
-/* Stop draining until some ring overflows (or 300 ms pass): the producers
+/* Stop draining until some ring overflows (or 1 s passes): the producers
  * must drop and count, not wait. The lease is still renewed. */
 static void stall(struct consumer *c)
 {
-	uint64_t before = all_drops(c->h), give_up = now_ns() + 300000000;
+	uint64_t before = all_drops(c->h), give_up = now_ns() + 1000000000;
 
 	while (all_drops(c->h) == before && now_ns() < give_up && !stopping()) {
 		sleep_us(1000);
-		d9_seg_renew(c->h, now_ns());
+		d9_seg_renew(c->h, lease());
 	}
 }
 
@@ -371,13 +390,13 @@ static void *consumer(void *arg)
 		uint64_t until = now_ns() + 40000000;
 		int round = 0;
 
-		d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
+		d9_seg_attach(h, lay(h), (uint32_t)getpid(), lease());
 		c->sessions++;
 		while (now_ns() < until && !stopping()) {
 			drain(c);
-			if (d9_seg_renew(h, now_ns())) {
+			if (d9_seg_renew(h, lease())) {
 				/* we let it lapse below, or were slow */
-				d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
+				d9_seg_attach(h, lay(h), (uint32_t)getpid(), lease());
 				c->sessions++;
 			}
 			if (++round % 4 == 1)
@@ -396,20 +415,23 @@ static void *consumer(void *arg)
 			/* die without detaching: the markers notice the lease */
 			uint64_t give_up = now_ns() + 500000000;
 
-			__atomic_store_n(&h->lease_deadline, now_ns() - 1,
+			__atomic_store_n(&h->lease_deadline, seg_now() - 1,
 					 __ATOMIC_RELEASE);
 			while (__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE) &&
 			       now_ns() < give_up)
 				sleep_us(100);
 			if (__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE))
 				FAIL("markers did not detach an expired lease");
-			if (d9_seg_renew(h, now_ns()) != -ETIMEDOUT)
+			if (d9_seg_renew(h, lease()) != -ETIMEDOUT)
 				FAIL("renew did not report the lapsed lease");
 			c->lapses++;
 		} else {
 			d9_seg_detach(h);
 		}
 		drain(c);
+		if (c->records && c->drops && c->lapses && c->sessions >= 3 &&
+		    c->names_checked)
+			__atomic_store_n(&exercised, 1, __ATOMIC_RELAXED);
 		sleep_us(2000);
 	}
 	return NULL;
@@ -443,7 +465,12 @@ int main(void)
 		pthread_create(&prod[i], NULL, producer, (void *)(uintptr_t)(i + 1));
 	pthread_create(&ch, NULL, churn, NULL);
 	pthread_create(&con, NULL, consumer, &c);
-	while (now_ns() - start < RUN_NS && !__atomic_load_n(&failed, __ATOMIC_RELAXED))
+	/* at least RUN_NS, and until every path was taken (sanitizers make the
+	 * producers slow), but never more than 8 * RUN_NS */
+	while (!__atomic_load_n(&failed, __ATOMIC_RELAXED) &&
+	       (now_ns() - start < RUN_NS ||
+		(!__atomic_load_n(&exercised, __ATOMIC_RELAXED) &&
+		 now_ns() - start < 8 * RUN_NS)))
 		sleep_us(10000);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < NPROD; i++)

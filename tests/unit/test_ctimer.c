@@ -21,6 +21,7 @@
 #include "libprof/ctimer.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
+#include "libprof/shim_clock.h"
 
 TestSuite(fpwalk);
 TestSuite(ctimer);
@@ -155,12 +156,17 @@ Test(fpwalk, off_the_known_stack_reads_cannot_fault)
 
 /* ---- timers and signals -------------------------------------------------- */
 
-static uint64_t now_ns(void)
+/* Now in the segment's clock unit (the shim's clock: TSC ticks or
+ * CLOCK_MONOTONIC ns), what record times and the lease are compared with. */
+static uint64_t seg_now(void)
 {
-	struct timespec ts;
+	return d9__clock_now();
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+/* A lease deadline well ahead, in the segment's unit. */
+static uint64_t lease(void)
+{
+	return seg_now() + 4 * D9_LEASE_NS;
 }
 
 static const struct d9_seg_layout *lay(void *seg)
@@ -180,7 +186,7 @@ static struct d9_seg_hdr *start(unsigned int hz)
 	h = d9__segment();
 	cr_assert_not_null(h);
 	d9_thread_start("ct-test");
-	d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
+	d9_seg_attach(h, lay(h), (uint32_t)getpid(), lease());
 	d9_seg_request(h, D9_REQ_CTIMER, hz);
 	return h;
 }
@@ -232,7 +238,7 @@ static uint64_t take_all(struct d9_seg_hdr *h, uint64_t task, uint64_t t0, uint6
 	while (d9_sample_take(r, words, lay(h)->sample_words, &s)) {
 		cr_assert_eq(s.tid, (uint32_t)gettid());
 		cr_assert_geq(s.time, t0);
-		cr_assert_leq(s.time, now_ns());
+		cr_assert_leq(s.time, seg_now());
 		cr_assert_geq(s.nframes, 2, "only %u frames", s.nframes);
 		if (task)
 			cr_assert_eq(s.task, task);
@@ -245,7 +251,7 @@ static uint64_t take_all(struct d9_seg_hdr *h, uint64_t task, uint64_t t0, uint6
 Test(ctimer, samples_carry_thread_time_task_and_weight)
 {
 	struct d9_seg_hdr *h = start(1000);
-	uint64_t t0 = now_ns(), n, w;
+	uint64_t t0 = seg_now(), n, w;
 
 	burn(42, 1); /* the first marker arms */
 	take_all(h, 0, t0, &n);
@@ -277,7 +283,7 @@ static int nr_timers(void)
 Test(ctimer, detach_and_lapsed_lease_stop_the_timer)
 {
 	struct d9_seg_hdr *h = start(1000);
-	uint64_t t0 = now_ns(), n;
+	uint64_t t0 = seg_now(), n;
 
 	burn(7, 50);
 	take_all(h, 0, t0, &n);
@@ -294,11 +300,11 @@ Test(ctimer, detach_and_lapsed_lease_stop_the_timer)
 	cr_assert_eq(nr_timers(), 0);
 
 	/* attach again: re-armed; then let the lease lapse */
-	d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
+	d9_seg_attach(h, lay(h), (uint32_t)getpid(), lease());
 	d9_seg_request(h, D9_REQ_CTIMER, 1000);
 	burn(7, 50);
 	cr_assert_eq(h->ctimer_threads, 1);
-	__atomic_store_n(&h->lease_deadline, now_ns() - 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->lease_deadline, seg_now() - 1, __ATOMIC_RELEASE);
 	burn(7, 50);
 	cr_assert_eq(h->attached, 0);
 	cr_assert_eq(h->ctimer_threads, 0);
@@ -375,7 +381,7 @@ Test(ctimer, chains_other_signals_to_the_application_handler)
 {
 	union sigval v = {.sival_int = 77};
 	struct d9_seg_hdr *h;
-	uint64_t n, t0 = now_ns();
+	uint64_t n, t0 = seg_now();
 
 	install_app_handler(SIGPROF);
 	setenv("D9PROF_SIGNAL", "SIGPROF", 1);

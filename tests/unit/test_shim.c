@@ -19,6 +19,7 @@
 #include "d9prof.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
+#include "libprof/shim_clock.h"
 
 /* The verified layout of segment @seg (the test's own). */
 static const struct d9_seg_layout *lay(void *seg)
@@ -36,12 +37,17 @@ TestSuite(names);
 TestSuite(thread);
 TestSuite(fork);
 
-static uint64_t now_ns(void)
+/* Now in the segment's clock unit (the shim's clock: TSC ticks or
+ * CLOCK_MONOTONIC ns), what record times and the lease are compared with. */
+static uint64_t seg_now(void)
 {
-	struct timespec ts;
+	return d9__clock_now();
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+/* A lease deadline well ahead, in the segment's unit. */
+static uint64_t lease(void)
+{
+	return seg_now() + 4 * D9_LEASE_NS;
 }
 
 static struct d9_seg_hdr *seg(void)
@@ -56,7 +62,7 @@ static struct d9_seg_hdr *seg(void)
 
 static void attach(struct d9_seg_hdr *h)
 {
-	d9_seg_attach(h, lay(h), (uint32_t)getpid(), now_ns());
+	d9_seg_attach(h, lay(h), (uint32_t)getpid(), lease());
 }
 
 /* The ring owned by thread @tid, or NULL. */
@@ -208,8 +214,8 @@ Test(shim, header_describes_its_layout)
 	cr_expect_eq(h->magic, D9_SEG_MAGIC);
 	cr_expect_eq(h->version, D9_SEG_VERSION);
 	cr_expect_eq(h->pid, (uint32_t)getpid());
-	cr_expect_eq(h->clock, CLOCK_MONOTONIC);
-	cr_expect_leq(h->create_time, now_ns());
+	cr_expect_eq(h->clock, d9__clock_tsc ? D9_CLOCK_TSC : CLOCK_MONOTONIC);
+	cr_expect_leq(h->create_time, seg_now());
 	cr_expect_eq(h->nrings, D9_SEG_RINGS);
 	cr_expect_eq(h->ring_events, D9_SEG_RING_EVENTS);
 	cr_expect_eq(h->names_count, D9_SEG_NAMES);
@@ -218,6 +224,40 @@ Test(shim, header_describes_its_layout)
 	cr_expect_eq(h->names_offset % 64, 0);
 	cr_expect_eq(d9_seg_check(h, d9__segment_size(), NULL), 0);
 	cr_expect_eq(d9_seg_check(h, d9__segment_size() - 4096, NULL), -EINVAL);
+}
+
+Test(shim, clock_is_the_tsc_where_the_kernel_trusts_it)
+{
+	struct d9_seg_hdr *h = seg();
+	char src[32] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			"r");
+	uint64_t t0, t1;
+
+	if (f) {
+		if (!fgets(src, sizeof(src), f))
+			src[0] = '\0';
+		fclose(f);
+	}
+	/* rdtsc only where CLOCK_MONOTONIC itself runs off the TSC */
+	if (h->clock == D9_CLOCK_TSC)
+		cr_expect_str_eq(src, "tsc\n");
+	else
+		cr_expect_eq(h->clock, CLOCK_MONOTONIC);
+	t0 = seg_now();
+	usleep(1000);
+	t1 = seg_now();
+	cr_expect_gt(t1, t0);
+}
+
+Test(shim, d9prof_clock_monotonic_forces_clock_gettime)
+{
+	struct d9_seg_hdr *h;
+
+	setenv("D9PROF_CLOCK", "monotonic", 1);
+	h = seg();
+	cr_expect_eq(h->clock, CLOCK_MONOTONIC);
+	cr_expect_eq(d9__clock_tsc, 0);
 }
 
 Test(shim, attached_markers_record_in_order)
@@ -236,14 +276,14 @@ Test(shim, attached_markers_record_in_order)
 	};
 
 	attach(h);
-	t0 = now_ns();
+	t0 = seg_now();
 	d9_task_wake(7);
 	d9_poll_begin(7);
 	d9_poll_end(7);
 	d9_park();
 	d9_unpark();
 	d9_task_end(7);
-	t1 = now_ns();
+	t1 = seg_now();
 
 	n = drain(h, my_ring(h), ev, 16);
 	cr_assert_eq(n, sizeof(want) / sizeof(want[0]), "%zu records", n);
@@ -276,11 +316,11 @@ Test(shim, renew_reports_a_lapsed_lease)
 	struct d9_seg_hdr *h = seg();
 
 	attach(h);
-	cr_expect_eq(d9_seg_renew(h, now_ns()), 0);
-	cr_expect_gt(h->lease_deadline, now_ns());
+	cr_expect_eq(d9_seg_renew(h, lease()), 0);
+	cr_expect_gt(h->lease_deadline, seg_now());
 	set_lease(h, 1);
 	d9_park();
-	cr_expect_eq(d9_seg_renew(h, now_ns()), -ETIMEDOUT);
+	cr_expect_eq(d9_seg_renew(h, lease()), -ETIMEDOUT);
 	attach(h);
 	d9_park();
 	cr_expect_eq(pending_everywhere(h), 2); /* THREAD_START, PARK */
