@@ -583,42 +583,6 @@ static void make_attr(const struct offcpu_rec *oc, const struct offcpu_rec_opts 
 	a->exclude_callchain_kernel = !!o->exclude_kernel;
 }
 
-/* Events on every thread of @pid, rescanning until no thread is new (see
- * attach_threads in record.c). Returns the thread count or -errno. */
-static int attach(struct offcpu_rec *oc)
-{
-	char path[64];
-	int added, total = 0, rounds = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)oc->pid);
-	do {
-		struct dirent *de;
-		DIR *d = opendir(path);
-
-		if (!d)
-			return total ? total : -ESRCH;
-		added = 0;
-		while ((de = readdir(d))) {
-			pid_t tid = atoi(de->d_name);
-			int err;
-
-			if (tid <= 0)
-				continue;
-			err = perf_set__add_thread(oc->ps, tid);
-			if (err == -EEXIST || err == -ESRCH)
-				continue;
-			if (err) {
-				closedir(d);
-				return err;
-			}
-			added++;
-		}
-		closedir(d);
-		total += added;
-	} while (added && ++rounds < 50);
-	return total ? total : -ESRCH;
-}
-
 static int open_source(struct offcpu_rec *oc, const struct offcpu_rec_opts *o)
 {
 	struct perf_event_attr a;
@@ -628,7 +592,7 @@ static int open_source(struct offcpu_rec *oc, const struct offcpu_rec_opts *o)
 	oc->ps = perf_set__new_attr(&a, RING_PAGES);
 	if (!oc->ps)
 		return -errno;
-	err = attach(oc);
+	err = perf_set__add_process(oc->ps, oc->pid, NULL, NULL);
 	if (err < 0) {
 		perf_set__free(oc->ps);
 		oc->ps = NULL;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -239,6 +241,43 @@ int perf_set__add_thread(struct perf_set *ps, pid_t tid)
 	}
 	ps->tids[ps->ntids++] = tid;
 	return 0;
+}
+
+int perf_set__add_process(struct perf_set *ps, pid_t pid,
+			  void (*added)(void *ctx, pid_t tid), void *ctx)
+{
+	char path[64];
+	int n, total = 0, rounds = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	do {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return total ? total : -ESRCH;
+		n = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			int err;
+
+			if (tid <= 0)
+				continue;
+			err = perf_set__add_thread(ps, tid);
+			if (err == -EEXIST || err == -ESRCH)
+				continue;	/* known, or exited meanwhile */
+			if (err) {
+				closedir(d);
+				return err;
+			}
+			if (added)
+				added(ctx, tid);
+			n++;
+		}
+		closedir(d);
+		total += n;
+	} while (n && ++rounds < 50);
+	return total ? total : -ESRCH;
 }
 
 unsigned int perf_set__nthreads(const struct perf_set *ps)

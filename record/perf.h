@@ -75,6 +75,13 @@ struct perf_set *perf_set__new_attr(const struct perf_event_attr *attr,
 /* Open the event on thread @tid. 0 or -errno from perf_event_open/mmap;
  * -EEXIST if @tid already has one. */
 int perf_set__add_thread(struct perf_set *ps, pid_t tid);
+/* Open events on every thread of process @pid, rescanning /proc/PID/task
+ * until a scan finds no thread without one: threads created mid-scan are
+ * caught by the scan or inherit from a thread that had its event already.
+ * @added (may be NULL) is told of each new thread. Returns the number of
+ * threads, or -errno of the first failure (-ESRCH: no thread at all). */
+int perf_set__add_process(struct perf_set *ps, pid_t pid,
+			  void (*added)(void *ctx, pid_t tid), void *ctx);
 /* Threads with an event of their own. */
 unsigned int perf_set__nthreads(const struct perf_set *ps);
 /* Read every ring, calling @cb per record. Returns records read. */

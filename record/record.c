@@ -181,43 +181,9 @@ static void thread_name(struct rec *r, pid_t tid)
 	fclose(f);
 }
 
-/* Open an event on every thread of the target; loop until a scan finds no
- * thread without one, so that threads created mid-scan are caught (by the
- * scan or by inheritance from a thread that already had its event).
- * Returns the number of threads, or -errno of the first failure. */
-static int attach_threads(struct rec *r)
+static void thread_added(void *ctx, pid_t tid)
 {
-	char path[64];
-	int added, total = 0, rounds = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)r->o->pid);
-	do {
-		struct dirent *de;
-		DIR *d = opendir(path);
-
-		if (!d)
-			return total ? total : -ESRCH;
-		added = 0;
-		while ((de = readdir(d))) {
-			pid_t tid = atoi(de->d_name);
-			int err;
-
-			if (tid <= 0)
-				continue;
-			err = perf_set__add_thread(r->ps, tid);
-			if (err == -EEXIST || err == -ESRCH)
-				continue;	/* known, or exited meanwhile */
-			if (err) {
-				closedir(d);
-				return err;
-			}
-			thread_name(r, tid);
-			added++;
-		}
-		closedir(d);
-		total += added;
-	} while (added && ++rounds < 50);
-	return total;
+	thread_name(ctx, tid);
 }
 
 /* ---- the shim ---------------------------------------------------------- */
@@ -459,7 +425,7 @@ static int open_sampler(struct rec *r)
 		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel);
 		if (!r->ps)
 			return -ENOMEM;
-		err = attach_threads(r);
+		err = perf_set__add_process(r->ps, r->o->pid, thread_added, r);
 		if (err > 0)
 			break;
 		perf_set__free(r->ps);
