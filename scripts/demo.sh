@@ -37,9 +37,14 @@ awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
 	printf "%d\t%s <- %s\n", n, f[k], f[k - 1] }' "$OUT/task-1.folded" |
 	sort -n -r | head -3 | awk -F'\t' '{ printf "  %6d  %s\n", $1, $2 }'
 echo
+echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
+"$D9" polls -i "$OUT/d9prof.data" --min 1ms --limit 5
+"$D9" offcpu -i "$OUT/d9prof.data" --task 2 --min-poll 1ms -o "$OUT/offcpu-task-2.svg"
+echo
 echo "flamegraphs (open in a browser):"
 echo "  $OUT/all-tasks.svg      every sample, one root frame per task"
 for t in 1 2 3 4; do
 	echo "  $OUT/task-$t.svg         task $t only ($(grep "^task $t " "$OUT/demo.out" | cut -d' ' -f3))"
 done
+echo "  $OUT/offcpu-task-2.svg  what task 2's slow polls blocked on (us off-CPU)"
 echo "folded stacks: $OUT/task-N.folded; the trace: $OUT/d9prof.data"
