@@ -60,14 +60,27 @@ static uint64_t rdtsc(void)
 }
 
 /* A (tsc, ns) pair: the ns read between two tsc reads, paired with their
- * midpoint. */
+ * midpoint. A recorder preempted between the reads would pair them
+ * milliseconds apart and shift every record converted against the pair
+ * (samples at poll boundaries then cross into the next poll), so take the
+ * tightest of several tries. */
 static void tsc_pair(uint64_t *tsc, uint64_t *ns)
 {
-	uint64_t a = rdtsc(), b;
+	uint64_t best = UINT64_MAX;
+	int i;
 
-	*ns = record_now_ns();
-	b = rdtsc();
-	*tsc = a + (b - a) / 2;
+	for (i = 0; i < 8; i++) {
+		uint64_t a = rdtsc(), n = record_now_ns(), b = rdtsc();
+
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = n;
+		}
+		/* a clean read: a vDSO call's worth of ticks */
+		if (best < 4000 && i >= 2)
+			break;
+	}
 }
 
 static void fit_update(struct tsc_fit *f)
