@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/analysis.h"
 #include "trace/trace.h"
 
 enum {
@@ -36,6 +37,13 @@ int parse_seconds(const char *s, double *out);
 /* What a duration option wants, for usage errors (the parser is
  * duration_parse() in analysis/). */
 #define DURATION_WANT "want a number and a unit: ns, us, ms or s (e.g. 500us, 1ms, 2.5s)"
+
+/* "svg" or "folded" into *@out. 0 or -EINVAL. */
+int parse_flame_format(const char *s, enum flame_format *out);
+
+/* 0 if @task is in the trace @j joined; else say why on stderr (a trace of a
+ * target without the shim has no task ids at all) and return -1. */
+int check_task(const struct join *j, uint64_t task, const char *in);
 
 /* Read the trace at @path for analysis with trace__read_opts(@flags),
  * saying what is wrong on failure (and warning when it was cut short).

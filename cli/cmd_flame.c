@@ -150,11 +150,7 @@ int cmd_flame(int argc, char **argv)
 			have_poll = 1;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "svg"))
-				fo.format = FLAME_SVG;
-			else if (!strcmp(optarg, "folded"))
-				fo.format = FLAME_FOLDED;
-			else
+			if (parse_flame_format(optarg, &fo.format))
 				return usage_error("flame ", "bad format '%s': want svg or folded",
 						   optarg);
 			break;
@@ -186,15 +182,7 @@ int cmd_flame(int argc, char **argv)
 		trace__free(t);
 		return EXIT_FAIL;
 	}
-	if (fo.have_task && !t->nevents && !t->ntasks) {
-		error("'%s' has no task ids: the target had no d9prof shim (link "
-		      "libd9prof; see d9prof(3))", in);
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (fo.have_task && !join__task(j, fo.task)) {
-		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
-		      (unsigned long long)fo.task, in, in);
+	if (fo.have_task && check_task(j, fo.task, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

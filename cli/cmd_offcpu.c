@@ -88,11 +88,7 @@ int cmd_offcpu(int argc, char **argv)
 			oo.idle = 1;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "svg"))
-				oo.format = FLAME_SVG;
-			else if (!strcmp(optarg, "folded"))
-				oo.format = FLAME_FOLDED;
-			else
+			if (parse_flame_format(optarg, &oo.format))
 				return usage_error("offcpu ", "bad format '%s': want svg or folded",
 						   optarg);
 			break;
@@ -126,9 +122,7 @@ int cmd_offcpu(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (oo.have_task && !join__task(j, oo.task)) {
-		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
-		      (unsigned long long)oo.task, in, in);
+	if (oo.have_task && check_task(j, oo.task, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

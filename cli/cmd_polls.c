@@ -112,9 +112,7 @@ int cmd_polls(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (po.have_task && !join__task(j, po.task)) {
-		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
-		      (unsigned long long)po.task, in, in);
+	if (po.have_task && check_task(j, po.task, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

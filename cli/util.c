@@ -108,6 +108,30 @@ void analysis_failed(const char *path, const struct trace *t, int err)
 		error("cannot analyse '%s': %s", path, strerror(-err));
 }
 
+int parse_flame_format(const char *s, enum flame_format *out)
+{
+	if (!strcmp(s, "svg"))
+		*out = FLAME_SVG;
+	else if (!strcmp(s, "folded"))
+		*out = FLAME_FOLDED;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int check_task(const struct join *j, uint64_t task, const char *in)
+{
+	if (join__task(j, task))
+		return 0;
+	if (!j->trace->nevents && !j->trace->ntasks)
+		error("'%s' has no task ids: the target had no d9prof shim (link "
+		      "libd9prof; see d9prof(3))", in);
+	else
+		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
+		      (unsigned long long)task, in, in);
+	return -1;
+}
+
 struct trace *open_trace(const char *path, unsigned int flags)
 {
 	const char *why = NULL;
