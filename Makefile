@@ -138,12 +138,14 @@ $(B)/tests/%.o: tests/unit/%.c $(B)/.flags | $(B)/.deps-ok
 # by clang, once with ASan+UBSan, once with TSan.
 SAN_FLAGS_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_FLAGS_tsan := -fsanitize=thread
-$(B)/asan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h
+$(B)/asan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h \
+		tests/shim_recorder.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC [asan] $@")
 	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_asan) \
 		-o $@ $< $(SHIM_SRCS) -lpthread
-$(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h
+$(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h \
+		tests/shim_recorder.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC [tsan] $@")
 	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \

@@ -28,28 +28,11 @@
 #include "d9prof.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
-
-/* The verified layout of segment @seg (the test's own). */
-static const struct d9_seg_layout *lay(void *seg)
-{
-	static struct d9_seg_layout l;
-
-	if (d9_seg_check(seg, d9__segment_size(), &l))
-		abort();
-	return &l;
-}
+#include "tests/shim_recorder.h"
 
 #define BURST	2048
 #define GAP_US	10000
 #define BURSTS	150
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static double clock_cost(void)
 {

@@ -24,6 +24,7 @@
 #include <linux/perf_event.h>
 
 #include "record/offcpu.h"
+#include "record/record.h"
 #include "record/perf.h"
 #include "symbol/symbolize.h"
 #include "trace/trace.h"
@@ -420,14 +421,6 @@ join:
 	return n;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The user part of @s's stack into @out: CFI over the stack copy joined to
  * the frame-pointer chain @fp, or @fp alone. */
 static unsigned int user_stack(struct offcpu_rec *oc, const struct perf_sample *s,
@@ -467,15 +460,15 @@ static unsigned int user_stack(struct offcpu_rec *oc, const struct perf_sample *
 #endif
 		i++;
 	}
-	t0 = mono_ns();
+	t0 = record_now_ns();
 	if (symbolizer__unwind(oc->sym, &ur, s->stack, s->stack ? s->stack_size : 0, cfi,
 			       MAX_CHAIN, &res) ||
 	    res.n < 2) {
-		oc->st->unwind_ns += mono_ns() - t0;
+		oc->st->unwind_ns += record_now_ns() - t0;
 		memcpy(out, fp, (nfp < max ? nfp : max) * sizeof(*out));
 		return nfp < max ? nfp : max;
 	}
-	oc->st->unwind_ns += mono_ns() - t0;
+	oc->st->unwind_ns += record_now_ns() - t0;
 	if (res.stack_used > oc->st->stack_used_max)
 		oc->st->stack_used_max = res.stack_used;
 	if (res.past_leaf_module)
@@ -665,7 +658,7 @@ fail:
 
 int offcpu_rec__drain(struct offcpu_rec *oc)
 {
-	uint64_t start = mono_ns();
+	uint64_t start = record_now_ns();
 
 	perf_set__drain(oc->ps, &oc->cb);
 	/* everything stamped before the previous drain began (less a margin

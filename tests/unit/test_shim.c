@@ -19,36 +19,13 @@
 #include "d9prof.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
-#include "libprof/shim_clock.h"
-
-/* The verified layout of segment @seg (the test's own). */
-static const struct d9_seg_layout *lay(void *seg)
-{
-	static struct d9_seg_layout l;
-
-	if (d9_seg_check(seg, d9__segment_size(), &l))
-		abort();
-	return &l;
-}
+#include "tests/shim_recorder.h"
 
 TestSuite(shim);
 TestSuite(ring);
 TestSuite(names);
 TestSuite(thread);
 TestSuite(fork);
-
-/* Now in the segment's clock unit (the shim's clock: TSC ticks or
- * CLOCK_MONOTONIC ns), what record times and the lease are compared with. */
-static uint64_t seg_now(void)
-{
-	return d9__clock_now();
-}
-
-/* A lease deadline well ahead, in the segment's unit. */
-static uint64_t lease(void)
-{
-	return seg_now() + 4 * D9_LEASE_NS;
-}
 
 static struct d9_seg_hdr *seg(void)
 {
