@@ -86,6 +86,7 @@ struct join_priv {
 			       * polls of DUR_LONG or more */
 	struct amap taskslot; /* task id -> slot while building */
 	uint64_t rec_start, rec_end;
+	uint64_t events_from;	/* shim records exist from here on */
 	uint64_t lo, hi;   /* earliest and latest event or sample time */
 	uint64_t nevents;  /* events fed so far (file order) */
 	int dropped;	   /* polls freed after the join (no JOIN_KEEP_POLLS) */
@@ -235,7 +236,7 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 static void thread_reset(struct join_priv *jp, struct jthread *th)
 {
 	th->open = th->seen_poll = 0;
-	th->floor = jp->rec_start;
+	th->floor = jp->events_from;
 	th->last = 0;
 	th->unmatched = 0;
 	while (th->nb)
@@ -865,6 +866,7 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 {
 	struct join_priv *jp;
 	const struct trace_counters *c;
+	const char *attached;
 	int err;
 
 	if (!out)
@@ -900,6 +902,18 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	}
 	jp->rec_start = c->start_time ? c->start_time : (jp->lo == UINT64_MAX ? 0 : jp->lo);
 	jp->rec_end = c->end_time ? c->end_time : jp->hi;
+	/* Shim records exist only from the shim's attach on (meta
+	 * "shim_attached", later than the recording start when the recorder
+	 * started the command): a poll seen ending first began before that,
+	 * not before the recording. */
+	jp->events_from = jp->rec_start;
+	attached = trace__meta(t, "shim_attached");
+	if (attached) {
+		unsigned long long v = strtoull(attached, NULL, 10);
+
+		if (v > jp->events_from)
+			jp->events_from = v;
+	}
 	jp->pub.start_time = jp->rec_start;
 	jp->pub.end_time = jp->rec_end;
 

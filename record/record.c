@@ -207,7 +207,7 @@ static void shim_names(struct rec *r)
 static void shim_try_attach(struct rec *r, int warn)
 {
 	const struct d9_seg_layout *l;
-	char why[160];
+	char why[160], when[24];
 	int err;
 
 	err = shim_seg__open(r->o->pid, &r->seg, why, sizeof(why));
@@ -232,6 +232,12 @@ static void shim_try_attach(struct rec *r, int warn)
 		r->seg = NULL;
 		return;
 	}
+	/* Markers record from here on: a poll whose end comes first on a
+	 * thread began before this instant, and the analysis must not stretch
+	 * it back over what the thread ran before (command mode attaches the
+	 * shim some 100 ms after sampling starts). */
+	snprintf(when, sizeof(when), "%llu", (unsigned long long)record_now_ns());
+	note_err(r, trace_writer__meta(r->w, "shim_attached", when));
 	shim_seg__attach(r->seg);
 	shim_names(r);
 	r->st->shim = 1;

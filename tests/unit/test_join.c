@@ -124,6 +124,25 @@ Test(join, poll_begun_before_recording_starts_at_record_start)
 	cr_assert_eq(J->unmatched_ends, 0);
 }
 
+Test(join, poll_begun_before_the_shim_attached_starts_at_the_attach)
+{
+	/* command mode: sampling from 50, shim records only from 100 on; what
+	 * the thread ran at 60 was not that poll, as far as anyone knows */
+	T.counters.start_time = 50;
+	T.counters.end_time = 1000;
+	sy_meta(&T, "shim_attached", "100");
+	sy_event(&T, 120, 1, D9_EV_POLL_END, 9);
+	sy_sample(&T, 60, 1, 0, 1);
+	sy_sample(&T, 110, 1, 0, 1);
+	do_join();
+	cr_assert_eq(J->npolls, 1);
+	cr_assert_eq(J->polls[0].start, 100);
+	cr_assert_eq(J->polls[0].end, 120);
+	cr_assert_eq(J->polls[0].open_start, 1);
+	cr_assert_eq(sample_poll(0), -1);
+	cr_assert_eq(poll_task(sample_poll(1)), 9);
+}
+
 Test(join, cut_trace_uses_earliest_and_latest_times)
 {
 	/* no END chunk: counters are zero */
