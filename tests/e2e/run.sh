@@ -513,8 +513,18 @@ t_killed_ctimer_recorder_leaves_target_as_before() {
 	local ppid=$!; PIDS+=("$ppid")
 	sleep 2
 	"$D9" record --sampler ctimer -F 4999 -p "$ppid" -o "$TMP/pk.data" 2>"$TMP/pk.err" &
-	local rpid=$!
-	sleep 2.5
+	local rpid=$! i
+	# the recorder attaches after its off-CPU setup, whose tracepoint
+	# opens can take the kernel seconds under load: wait for its word,
+	# then for the probe to report armed timers
+	for i in $(seq 150); do
+		grep -q "the shim samples on signal" "$TMP/pk.err" && break
+		sleep 0.1
+	done
+	for i in $(seq 30); do
+		grep -q "attached 1 timers [1-9]" "$TMP/probe.out" && break
+		sleep 0.1
+	done
 	grep -q "attached 1 timers [1-9]" "$TMP/probe.out" ||
 		fail "timers never armed: $(tail -3 "$TMP/probe.out")" || return 1
 	kill -KILL "$rpid"; wait "$rpid" 2>/dev/null
