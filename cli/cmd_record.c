@@ -315,6 +315,12 @@ int cmd_record(int argc, char **argv)
 		st.seconds, (int)o.pid, st.target_exited ? " (it exited)" : "",
 		(unsigned long long)st.samples, st.event_name,
 		(unsigned long long)st.events, (unsigned int)st.frames);
+	if (st.cpu_stacks)
+		fprintf(stderr,
+			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
+			"recovered with CFI (%.0f ms)\n",
+			100.0 * (double)st.cpu_recovered / (double)st.cpu_stacks,
+			st.cpu_unwind_s * 1e3);
 	if (st.switches || !strcmp(st.offcpu, "tracepoint") ||
 	    !strcmp(st.offcpu, "context-switch"))
 		fprintf(stderr,

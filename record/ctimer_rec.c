@@ -15,6 +15,7 @@
 
 #include "libprof/d9_segment.h"
 #include "record/ctimer_rec.h"
+#include "record/ustack.h"
 #include "record/record.h"
 #include "trace/trace.h"
 
@@ -112,6 +113,8 @@ int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *sa
 			};
 
 			err = name_thread(c, w, s->tid);
+			/* a frame-pointer walk: the pc, then return addresses */
+			ustack_mark_returns(s->ips, s->nframes);
 			if (!err)
 				err = trace_writer__stack(w, s->ips, s->nframes, &ts.stack);
 			if (!err)

@@ -26,6 +26,7 @@
 #include "record/offcpu.h"
 #include "record/record.h"
 #include "record/perf.h"
+#include "record/ustack.h"
 #include "symbol/symbolize.h"
 #include "trace/trace.h"
 
@@ -40,26 +41,6 @@
 #define TASK_STATE_BITS                                                                  \
 	0xffu /* prev_state sleep bits (S D T t X Z P I);                                \
 	       * above them the "preempted" marker */
-
-/* ---- user registers: perf's numbering -> DWARF's --------------------- */
-
-#if defined(__x86_64__)
-/* perf_regs.h (x86): AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS
- * R8..R15; DS..GS are refused on x86-64. */
-#define PERF_REG_IP 8
-#define REGS_MASK   (0x1ffull | (0xffull << 16))
-static const int perf_to_dwarf[24] = {
-    [0] = 0,  [1] = 3,	[2] = 2,   [3] = 1,   [4] = 4,	 [5] = 5,   [6] = 6,   [7] = 7,
-    [8] = -1, [9] = -1, [10] = -1, [11] = -1, [12] = -1, [13] = -1, [14] = -1, [15] = -1,
-    [16] = 8, [17] = 9, [18] = 10, [19] = 11, [20] = 12, [21] = 13, [22] = 14, [23] = 15,
-};
-#elif defined(__aarch64__)
-/* X0..X30, SP (31), PC (32); DWARF numbers X0..X30 and SP the same */
-#define PERF_REG_IP 32
-#define REGS_MASK   ((1ull << 33) - 1)
-#else
-#define REGS_MASK 0
-#endif
 
 /* ---- tracefs ------------------------------------------------------------ */
 
@@ -385,107 +366,11 @@ static void settle_all(struct offcpu_rec *oc, uint64_t until)
 			settle(oc, &oc->ts[i], until);
 }
 
-/* ---- the stack of a switch-out ------------------------------------------ */
-
-/*
- * @cfi (from the CFI unwinder, cfi[0] = the user pc) and @fp (the kernel's
- * frame-pointer walk, fp[0] = the same pc) describe one stack. CFI is right
- * as far as it got; the frame-pointer chain is right from the first frame
- * with a frame pointer on. Join them at the first return address of the
- * CFI chain that also appears in the frame-pointer chain; without one, the
- * CFI frames then the frame-pointer ones after the pc (the CFI unwinder
- * stopped before reaching frame-pointer code: the stack copy ended).
- * Returns the frames written to @out; *@joined tells whether a join point
- * was found.
- */
-static unsigned int join_user(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
-			      const uint64_t *fp, unsigned int nfp, uint64_t *out,
-			      unsigned int max, int *joined)
-{
-	unsigned int i, k, n = 0;
-
-	*joined = 0;
-	for (i = 1; i < ncfi; i++)
-		for (k = 1; k < nfp; k++)
-			if (cfi[i] == fp[k]) {
-				*joined = 1;
-				goto join;
-			}
-	i = ncfi;
-	k = cfi_done ? nfp : (nfp ? 1 : 0);
-join:
-	for (unsigned int j = 0; j < i && n < max; j++)
-		out[n++] = cfi[j];
-	for (; k < nfp && n < max; k++)
-		out[n++] = fp[k];
-	return n;
-}
-
-/* The user part of @s's stack into @out: CFI over the stack copy joined to
- * the frame-pointer chain @fp, or @fp alone. */
-static unsigned int user_stack(struct offcpu_rec *oc, const struct perf_sample *s,
-			       const uint64_t *fp, unsigned int nfp, uint64_t *out,
-			       unsigned int max)
-{
-	uint64_t cfi[MAX_CHAIN];
-	struct unwind_regs ur;
-	struct unwind_result res;
-	uint64_t t0;
-	unsigned int i, bit, n;
-	int joined;
-
-	if (!s->regs || s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE || !REGS_MASK) {
-		memcpy(out, fp, (nfp < max ? nfp : max) * sizeof(*out));
-		return nfp < max ? nfp : max;
-	}
-	oc->st->user_stacks++;
-	memset(&ur, 0, sizeof(ur));
-	for (i = 0, bit = 0; bit < 64 && i < s->nregs; bit++) {
-		if (!(REGS_MASK & (1ull << bit)))
-			continue;
-#if defined(__x86_64__)
-		if (bit == PERF_REG_IP)
-			ur.pc = s->regs[i];
-		else if (bit < 24 && perf_to_dwarf[bit] >= 0) {
-			ur.reg[perf_to_dwarf[bit]] = s->regs[i];
-			ur.valid |= 1u << perf_to_dwarf[bit];
-		}
-#elif defined(__aarch64__)
-		if (bit == PERF_REG_IP)
-			ur.pc = s->regs[i];
-		else {
-			ur.reg[bit] = s->regs[i];
-			ur.valid |= 1u << bit;
-		}
-#endif
-		i++;
-	}
-	t0 = record_now_ns();
-	if (symbolizer__unwind(oc->sym, &ur, s->stack, s->stack ? s->stack_size : 0, cfi,
-			       MAX_CHAIN, &res) ||
-	    res.n < 2) {
-		oc->st->unwind_ns += record_now_ns() - t0;
-		memcpy(out, fp, (nfp < max ? nfp : max) * sizeof(*out));
-		return nfp < max ? nfp : max;
-	}
-	oc->st->unwind_ns += record_now_ns() - t0;
-	if (res.stack_used > oc->st->stack_used_max)
-		oc->st->stack_used_max = res.stack_used;
-	if (res.past_leaf_module)
-		oc->st->unwound++;
-	n = join_user(cfi, res.n, res.end == UNWIND_END_OUTERMOST, fp, nfp, out, max,
-		      &joined);
-	if (joined || res.end == UNWIND_END_OUTERMOST)
-		oc->st->complete++;
-	return n;
-}
-
 static void on_sample(void *ctx, const struct perf_sample *s)
 {
 	struct offcpu_rec *oc = ctx;
-	uint64_t ips[MAX_CHAIN], fp[MAX_CHAIN];
-	unsigned int n = 0, nfp = 0;
-	uint64_t i, ctxmark = 0;
+	uint64_t ips[MAX_CHAIN];
+	unsigned int n;
 	struct ev e = {.time = s->time, .kind = EV_OUT};
 	int err;
 
@@ -501,22 +386,7 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 		e.preempted = (uint8_t)offcpu_state_is_preempted(state);
 		e.known = 1;
 	}
-	/* kernel frames as they are; user frames collected apart */
-	for (i = 0; i < s->nr; i++) {
-		uint64_t ip = s->ips[i];
-
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-			ctxmark = ip;
-			continue;
-		}
-		if (ctxmark == (uint64_t)PERF_CONTEXT_USER) {
-			if (nfp < MAX_CHAIN)
-				fp[nfp++] = ip;
-		} else if (n < MAX_CHAIN) {
-			ips[n++] = ip;
-		}
-	}
-	n += user_stack(oc, s, fp, nfp, ips + n, MAX_CHAIN - n);
+	n = ustack_chain(oc->sym, s, ips, MAX_CHAIN, &oc->st->ustack);
 	err = trace_writer__stack(oc->w, ips, n, &e.stack);
 	if (err) {
 		if (!oc->err)
@@ -562,11 +432,7 @@ static void make_attr(const struct offcpu_rec *oc, const struct offcpu_rec_opts 
 	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
 	if (oc->tracepoint)
 		a->sample_type |= PERF_SAMPLE_RAW;
-	if (REGS_MASK && o->stack_bytes) {
-		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->sample_regs_user = REGS_MASK;
-		a->sample_stack_user = o->stack_bytes;
-	}
+	ustack_attr(a, o->stack_bytes);
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->inherit = 1;

@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/ustack.h"
+
 struct symbolizer;
 struct trace_writer;
 struct offcpu_rec;
@@ -63,12 +65,7 @@ struct offcpu_rec_stats {
 	uint64_t open_at_end;	 /* ... still off-CPU at the end (time_in 0) */
 	uint64_t unpaired;	 /* switch-outs whose switch-in was lost */
 	uint64_t lost;		 /* records lost to full rings */
-	uint64_t user_stacks;	 /* switch-outs with user registers */
-	uint64_t unwound;	 /* ... CFI-unwound out of the leaf's module */
-	uint64_t complete;	 /* ... CFI reached the frame-pointer chain or
-				  * the outermost frame */
-	uint64_t stack_used_max; /* most bytes of a stack copy read */
-	uint64_t unwind_ns;	 /* time spent unwinding */
+	struct ustack_stats ustack; /* the user stacks of switch-outs */
 	const char *source;	 /* "tracepoint" or "context-switch" */
 	char tracefs[128];	 /* tracefs used, "" for the software event */
 	int mounted_tracefs;	 /* 1 if this collector mounted it */

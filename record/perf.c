@@ -9,9 +9,11 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 
 #include "record/perf.h"
+#include "record/ustack.h"
 
 /* Data pages per CPU ring, sized by the sampling frequency (pages_for_freq()):
  * 1/RING_SECS_INV s of samples of a busy CPU with callchains of about
@@ -25,7 +27,9 @@
 #define RING_PAGES_MAX	1024
 #define RING_BYTES_ALL	(64ULL << 20)
 #define RING_SECS_INV	4		/* 250 ms */
-#define SAMPLE_BYTES	384		/* header, ip, tid, time, period, 40 ips */
+#define SAMPLE_BYTES	384		/* header, ip, tid, time, period, 40 ips;
+					 * plus the user stack copy and 20
+					 * registers when asked for */
 #define MAX_EVENT_SIZE	65536
 
 /*
@@ -61,9 +65,10 @@ struct perf_set {
 	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /* Data pages per CPU ring for sampling at @freq Hz on @ncpus CPUs. */
-static unsigned int pages_for_freq(unsigned int freq, unsigned int ncpus, size_t page)
+static unsigned int pages_for_freq(unsigned int freq, unsigned int sample_bytes,
+				   unsigned int ncpus, size_t page)
 {
-	uint64_t want = (uint64_t)freq * SAMPLE_BYTES / RING_SECS_INV;
+	uint64_t want = (uint64_t)freq * sample_bytes / RING_SECS_INV;
 	unsigned int pages = RING_PAGES;
 
 	while (pages < RING_PAGES_MAX && (uint64_t)pages * page < want)
@@ -116,13 +121,14 @@ struct perf_set *perf_set__new_attr(const struct perf_event_attr *attr,
 }
 
 struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
-			       int exclude_kernel)
+			       int exclude_kernel, unsigned int stack_bytes)
 {
 	struct perf_set *ps = set_alloc(0);
 
 	if (!ps)
 		return NULL;
-	ps->pages = pages_for_freq(freq, ps->ncpus, ps->page);
+	ps->pages = pages_for_freq(freq, SAMPLE_BYTES + (stack_bytes ? stack_bytes + 176 : 0),
+				   ps->ncpus, ps->page);
 	ps->attr.size = sizeof(ps->attr);
 	ps->attr.type = ev->type;
 	ps->attr.config = ev->config;
@@ -143,6 +149,7 @@ struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 	ps->attr.exclude_kernel = !!exclude_kernel;
 	ps->attr.exclude_hv = 1;
 	ps->attr.exclude_callchain_kernel = !!exclude_kernel;
+	ustack_attr(&ps->attr, stack_bytes);
 	return ps;
 }
 
@@ -433,8 +440,12 @@ static void parse_record(const struct perf_set *ps, const struct perf_event_head
 		if ((const unsigned char *)name < end &&
 		    memchr(name, '\0', end - (const unsigned char *)name) && cb->mmap) {
 			uint32_t prot = *(const uint32_t *)(p + 56);
+			uint32_t maj = *(const uint32_t *)(p + 32);
+			uint32_t min = *(const uint32_t *)(p + 36);
+			uint64_t ino = *(const uint64_t *)(p + 40);
 
-			cb->mmap(cb->ctx, q[0], q[1], q[2], prot, name);
+			cb->mmap(cb->ctx, q[0], q[1], q[2], makedev(maj, min), ino, prot,
+				 name);
 		}
 		break;
 	}

@@ -50,8 +50,10 @@ struct perf_callbacks {
 	void (*sample)(void *ctx, const struct perf_sample *s);
 	void (*comm)(void *ctx, uint32_t tid, const char *comm);
 	void (*fork)(void *ctx, uint32_t tid);
+	/* PERF_RECORD_MMAP2: @dev is makedev(maj, min) of the file, @ino its
+	 * inode (identify the file mapped even if its path changed) */
 	void (*mmap)(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,
-		     uint32_t prot, const char *path);
+		     uint64_t dev, uint64_t ino, uint32_t prot, const char *path);
 	void (*lost)(void *ctx, uint64_t lost);
 	/* PERF_RECORD_SWITCH (attr.context_switch): @tid switched in or
 	 * @out; @preempted (kernel >= 4.17) if switched out while runnable.
@@ -61,10 +63,11 @@ struct perf_callbacks {
 };
 
 /* A set sampling @ev at @freq Hz with kernel callchains unless
- * @exclude_kernel, its per-CPU rings sized for about 250 ms of samples at
- * @freq (256 KiB to 4 MiB). */
+ * @exclude_kernel, and with @stack_bytes of user stack and the user
+ * registers per sample (0: none; see ustack.h), its per-CPU rings sized
+ * for about 250 ms of samples at @freq (256 KiB to 4 MiB). */
 struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
-			       int exclude_kernel);
+			       int exclude_kernel, unsigned int stack_bytes);
 /* A set opening @attr (copied) on every thread added, with per-CPU rings of
  * @ring_pages data pages (a power of two; 0 = the default, halved when
  * mlock limits refuse). sample_type may hold IP, TID, TIME, CPU, PERIOD,

@@ -27,6 +27,7 @@
 #include "record/ctimer_rec.h"
 #include "record/offcpu.h"
 #include "record/perf.h"
+#include "record/ustack.h"
 #include "record/pfm_event.h"
 #include "record/record.h"
 #include "symbol/symbolize.h"
@@ -45,6 +46,11 @@
 					 * segment soon after exec */
 #define MAPS_NS		1000000000ULL	/* how often to re-read maps */
 #define MAX_CHAIN	512
+/* Bytes of user stack copied with each CPU sample, for the CFI step that
+ * finds the caller of a function without its frame set up (a frameless
+ * leaf, libc's memcpy, a prologue): its return address sits within its
+ * own small frame, just above the SP (ustack.h). */
+#define RECORD_LEAF_STACK 512
 
 struct ring_seen {
 	uint64_t gen;
@@ -60,6 +66,7 @@ struct rec {
 	struct symbolizer *sym;
 	struct offcpu_rec *oc;		/* off-CPU collector, NULL if off */
 	struct offcpu_rec_stats ocst;
+	struct ustack_stats leaf;	/* the CPU samples' user stacks */
 	struct shim_seg *seg;
 	struct ring_seen *rings;	/* per shim ring slot */
 	struct d9_event *evbuf;
@@ -105,16 +112,9 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 	struct rec *r = ctx;
 	uint64_t ips[MAX_CHAIN];
 	struct trace_sample ts;
-	unsigned int n = 0;
-	uint64_t i;
+	unsigned int n;
 
-	/* Drop the context markers (PERF_CONTEXT_KERNEL/USER...), keep
-	 * addresses, leaf first as the kernel gives them. */
-	for (i = 0; i < s->nr && n < MAX_CHAIN; i++) {
-		if (s->ips[i] >= (uint64_t)PERF_CONTEXT_MAX)
-			continue;
-		ips[n++] = s->ips[i];
-	}
+	n = ustack_chain(r->sym, s, ips, MAX_CHAIN, &r->leaf);
 	memset(&ts, 0, sizeof(ts));
 	ts.time = s->time;
 	ts.tid = s->tid;
@@ -140,12 +140,12 @@ static void on_fork(void *ctx, uint32_t tid)
 }
 
 static void on_mmap(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,
-		    uint32_t prot, const char *path)
+		    uint64_t dev, uint64_t ino, uint32_t prot, const char *path)
 {
 	struct rec *r = ctx;
 
 	if ((prot & 4 /* PROT_EXEC */) && path[0] == '/')
-		symbolizer__add_mapping(r->sym, start, start + len, pgoff, path);
+		symbolizer__add_mapping(r->sym, start, start + len, pgoff, dev, ino, path);
 }
 
 static void on_lost(void *ctx, uint64_t lost)
@@ -428,7 +428,7 @@ static int open_sampler(struct rec *r)
 		return err;
 	}
 	for (;;) {
-		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel);
+		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel, RECORD_LEAF_STACK);
 		if (!r->ps)
 			return -ENOMEM;
 		err = perf_set__add_process(r->ps, r->o->pid, thread_added, r);
@@ -646,18 +646,49 @@ static void offcpu_summary(struct rec *r)
 	r->st->switches = c->switches;
 	r->st->switches_blocked = c->blocked;
 	r->st->offcpu_lost = c->lost;
-	r->st->offcpu_stacks = c->user_stacks;
-	r->st->offcpu_unwound = c->unwound;
-	r->st->offcpu_stack_used = c->stack_used_max;
-	r->st->offcpu_unwind_s = (double)c->unwind_ns / 1e9;
+	r->st->offcpu_stacks = c->ustack.stacks;
+	r->st->offcpu_unwound = c->ustack.unwound;
+	r->st->offcpu_stack_used = c->ustack.stack_used_max;
+	r->st->offcpu_unwind_s = (double)c->ustack.unwind_ns / 1e9;
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->switches);
 	note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
-	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->unwound,
-		 (unsigned long long)c->user_stacks);
+	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->ustack.unwound,
+		 (unsigned long long)c->ustack.stacks);
 	note_err(r, trace_writer__meta(r->w, "offcpu unwound past leaf library", buf));
 	if (c->lost) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->lost);
 		note_err(r, trace_writer__meta(r->w, "offcpu lost", buf));
+	}
+}
+
+/* How the CPU samples' user stacks were put together (ustack.h). */
+static void leaf_summary(struct rec *r)
+{
+	const struct ustack_stats *u = &r->leaf;
+	char buf[64];
+
+	r->st->cpu_stacks = u->stacks;
+	r->st->cpu_recovered = u->recovered;
+	r->st->cpu_unwind_s = (double)u->unwind_ns / 1e9;
+	if (!u->stacks)
+		return;
+	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)u->recovered,
+		 (unsigned long long)u->stacks);
+	note_err(r, trace_writer__meta(r->w, "cpu callers recovered by CFI", buf));
+}
+
+/* Modules whose files could not be read name their frames by file offset:
+ * say why, once each (a binary replaced or deleted under the target). */
+static void unreadable_modules(struct rec *r)
+{
+	size_t i, n = symbolizer__nmodules(r->sym);
+
+	for (i = 0; i < n; i++) {
+		const char *why = symbolizer__module_unreadable(r->sym, i), *path;
+
+		if (!why || symbolizer__module(r->sym, i, &path, NULL))
+			continue;
+		logf_(r, RECORD_WARN, "%s: %s; its frames are named by file offset", path, why);
 	}
 }
 
@@ -823,9 +854,11 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	c.shim_drops = st->shim_drops;
 	c.start_time = r.start_ns;
 	c.end_time = now;
+	leaf_summary(&r);
 	if (!r.err)
 		r.err = trace_writer__finish(r.w, symbolizer__resolve, r.sym, &c);
 	st->frames = trace_writer__nframes(r.w);
+	unreadable_modules(&r);
 	err = r.err;
 	if (err)
 		snprintf(st->why, sizeof(st->why), "cannot write the trace: %s",

@@ -92,6 +92,11 @@ struct record_stats {
 					 * library (past libc) */
 	uint64_t offcpu_stack_used;	/* most stack copy bytes an unwind read */
 	double offcpu_unwind_s;		/* recorder CPU spent unwinding */
+	/* CPU samples' user stacks (CFI step over a stack copy, ustack.h) */
+	uint64_t cpu_stacks;		/* samples with user registers */
+	uint64_t cpu_recovered;		/* ... with a caller the frame-pointer
+					 * walk had skipped */
+	double cpu_unwind_s;		/* recorder CPU spent on them */
 };
 
 /* Record opts->pid until *opts->stop, opts->duration, or the target's exit.

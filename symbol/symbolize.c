@@ -28,19 +28,13 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
 #include "symbol/symbolize.h"
 #include "symbol/symbolize_int.h"
-
-struct load {		 /* one PT_LOAD of an object */
-	uint64_t offset; /* p_offset */
-	uint64_t vaddr;	 /* p_vaddr */
-	uint64_t filesz; /* p_filesz */
-	uint64_t memsz;	 /* p_memsz */
-};
 
 struct sym {		  /* one symbol of an object's index */
 	uint64_t addr;	  /* link-time address */
@@ -52,11 +46,13 @@ struct sym {		  /* one symbol of an object's index */
 
 struct object {
 	char *path;		   /* as in /proc/PID/maps ("[vdso]" for the vdso) */
+	uint64_t dev, ino;	   /* of the mapped file, 0 if unknown */
 	char build_id[2 * 64 + 1]; /* lowercase hex, "" if none */
 	Dwfl *dwfl;		   /* NULL if the file could not be opened */
 	Dwfl_Module *mod;
-	struct load *loads;
+	struct symbol_load *loads;
 	size_t nloads;
+	const char *unreadable; /* why the file is not used, NULL if it is */
 	struct sym *syms; /* sorted by addr, best alias first */
 	size_t nsyms;
 	int indexed; /* syms built (possibly empty) */
@@ -64,13 +60,18 @@ struct object {
 
 struct mapping {
 	uint64_t start, end, pgoff;
-	uint64_t bias; /* runtime address - link-time address */
-	uint32_t obj;  /* index into objects */
+	uint32_t obj; /* index into objects */
 };
 
 struct name_ent {	 /* raw ELF name -> demangled name */
 	const char *raw; /* NULL: empty slot */
 	const char *out; /* raw itself, or an owned demangled copy */
+};
+
+struct jit_sym {		  /* one line of /tmp/perf-PID.map */
+	uint64_t start, size;
+	const char *name; /* inside jit_text */
+	uint32_t line;	  /* later lines win over earlier overlapping ones */
 };
 
 struct symbolizer {
@@ -86,7 +87,18 @@ struct symbolizer {
 
 	struct name_ent *names; /* open addressing, power-of-2 size */
 	size_t nnames, capnames;
+
+	/* JIT code named by the perf map convention, read on the first
+	 * address no file mapping holds (and again after a refresh) */
+	int jit_state;	     /* 0 unread, 1 read (possibly empty) */
+	char jit_path[64];   /* "/tmp/perf-NSPID.map", as the target sees it */
+	char *jit_text;
+	struct jit_sym *jit; /* sorted by start, then line */
+	size_t njit;
 };
+
+static void jit_free(struct symbolizer *s);
+static pid_t ns_pid(pid_t pid);
 
 static const Dwfl_Callbacks dwfl_callbacks = {
     /* never called: every module is reported with an open file */
@@ -242,11 +254,12 @@ static int report_object(struct object *o, int fd, const char *file_name)
 
 		if (!ph || ph->p_type != PT_LOAD)
 			continue;
-		o->loads[o->nloads++] = (struct load){
+		o->loads[o->nloads++] = (struct symbol_load){
 		    .offset = ph->p_offset,
 		    .vaddr = ph->p_vaddr,
 		    .filesz = ph->p_filesz,
 		    .memsz = ph->p_memsz,
+		    .flags = ph->p_flags,
 		};
 	}
 	set_build_id(o);
@@ -258,18 +271,50 @@ fail:
 	return -ENOEXEC;
 }
 
-/* The object for @path, opened now if new. Returns its index or -errno. */
-static long get_object(struct symbolizer *s, const char *path, uint64_t start,
-		       uint64_t end)
+/* 1 if @fd is the file with device @dev and inode @ino (as /proc/PID/maps
+ * and PERF_RECORD_MMAP2 give them; 0 = unknown matches anything). Only the
+ * inode decides: overlayfs shows another device in maps than stat does. */
+static int same_file(int fd, uint64_t dev, uint64_t ino)
+{
+	struct stat st;
+
+	(void)dev;
+	if (!ino)
+		return 1;
+	return fstat(fd, &st) == 0 && (uint64_t)st.st_ino == ino;
+}
+
+/* The file behind mapping [@start, @end) of the target, whatever happened
+ * to its path since: /proc/PID/map_files/ opens the very file mapped (also
+ * one deleted or replaced on disk). Needs CAP_SYS_ADMIN and a live target;
+ * -1 otherwise. */
+static int open_map_file(struct symbolizer *s, uint64_t start, uint64_t end)
+{
+	char p[96];
+
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)s->pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	return open(p, O_RDONLY | O_CLOEXEC);
+}
+
+/* The object for the file @path (@dev, @ino: 0 if unknown), opened now if
+ * new: by its path if that still names the mapped file, else through
+ * map_files (@deleted: the path is known to be gone). Returns its index or
+ * -errno. */
+static long get_object(struct symbolizer *s, const char *path, uint64_t dev,
+		       uint64_t ino, int deleted, uint64_t start, uint64_t end)
 {
 	struct object *o;
 	char used[PATH_MAX + 32];
 	size_t i;
-	int fd;
+	int fd = -1, replaced = 0;
 
-	for (i = s->nobjs; i-- > 0;)
-		if (!strcmp(s->objs[i].path, path))
+	for (i = s->nobjs; i-- > 0;) {
+		o = &s->objs[i];
+		if (!strcmp(o->path, path) &&
+		    (!ino || !o->ino || (o->ino == ino && o->dev == dev)))
 			return (long)i;
+	}
 	if (s->nobjs == s->capobjs) {
 		size_t ncap = s->capobjs ? 2 * s->capobjs : 16;
 		struct object *no = realloc(s->objs, ncap * sizeof(*no));
@@ -284,51 +329,68 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t start,
 	o->path = strdup(path);
 	if (!o->path)
 		return -ENOMEM;
+	o->dev = dev;
+	o->ino = ino;
 	s->nobjs++;
 
 	if (!strcmp(path, "[vdso]")) {
 		fd = open_vdso(s, start, end - start);
 		snprintf(used, sizeof(used), "[vdso]");
 	} else {
-		fd = open_in_root(s, path, used, sizeof(used));
+		if (!deleted) {
+			fd = open_in_root(s, path, used, sizeof(used));
+			if (fd >= 0 && !same_file(fd, dev, ino)) {
+				close(fd);
+				fd = -1;
+				replaced = 1;
+			}
+		}
+		/* the name libdwfl sees is the path: debuglinks are
+		 * looked up next to it */
+		if (fd < 0 && (deleted || replaced)) {
+			fd = open_map_file(s, start, end);
+			snprintf(used, sizeof(used), "%s", path);
+		}
 	}
-	/* an object whose file cannot be read (deleted, JIT memfd, no
-	 * permission) still names its frames by module */
-	if (fd >= 0)
-		report_object(o, fd, used);
+	/* an object whose file cannot be read (deleted or replaced without
+	 * map_files access, JIT memfd, no permission) still names its
+	 * frames by module and file offset, never by another file's symbols */
+	if (fd < 0)
+		o->unreadable = deleted ? "deleted, and /proc/PID/map_files is not readable"
+			: replaced ? "replaced on disk, and /proc/PID/map_files is not readable"
+				   : "cannot be opened";
+	else if (report_object(o, fd, used))
+		o->unreadable = "not an ELF file libdw reads";
 	return (long)(s->nobjs - 1);
 }
 
-/* The load bias of a mapping of @o: runtime address - link-time address.
- *
- * The mapping puts file offset pgoff at address start, so file offset x is
- * at start + (x - pgoff). The PT_LOAD containing pgoff puts file offset x at
- * link-time address p_vaddr + (x - p_offset). The difference is the same for
- * every x of the segment:
- *
- *	bias = start - pgoff + p_offset - p_vaddr
- *
- * For ET_EXEC this is 0; for PIE executables and shared libraries it is the
- * base the loader chose. Today's linkers map text by a segment of its own
- * at a nonzero file offset (r--p at 0, r-xp at 0x1000...), which is why the
- * segment must be matched by pgoff instead of taking the first PT_LOAD. The
- * ELF spec guarantees p_offset == p_vaddr modulo the page size, so the
- * result is page-aligned whatever rounding the loader did. Unsigned
- * wrap-around is intended (prelinked libraries moved down). */
-static uint64_t mapping_bias(const struct object *o, uint64_t start, uint64_t pgoff)
+int symbol_load_vaddr(const struct symbol_load *loads, size_t n, uint64_t off,
+		      uint64_t *vaddr)
 {
-	const uint64_t page = 4096;
+	const struct symbol_load *best = NULL;
 	size_t i;
 
-	for (i = 0; i < o->nloads; i++) {
-		const struct load *l = &o->loads[i];
-		uint64_t lo = l->offset & ~(page - 1);
+	for (i = 0; i < n; i++) {
+		const struct symbol_load *l = &loads[i];
 
-		if (pgoff >= lo && pgoff < l->offset + (l->filesz ? l->filesz : 1))
-			return start - pgoff + l->offset - l->vaddr;
+		/* unsigned: an @off below p_offset wraps past filesz */
+		if (off - l->offset >= l->filesz)
+			continue;
+		if (!best || ((l->flags & PF_X) && !(best->flags & PF_X)))
+			best = l;
 	}
-	/* unknown layout: assume link-time address == file offset */
-	return start - pgoff;
+	if (!best)
+		return -ENOENT;
+	*vaddr = off - best->offset + best->vaddr;
+	return 0;
+}
+
+/* The link-time address of runtime address @addr of mapping @m (of object
+ * @o): its file offset, through the object's program headers. */
+static int map_vaddr(const struct object *o, const struct mapping *m, uint64_t addr,
+		     uint64_t *vaddr)
+{
+	return symbol_load_vaddr(o->loads, o->nloads, addr - m->start + m->pgoff, vaddr);
 }
 
 /* ---- mappings ------------------------------------------------------- */
@@ -350,28 +412,41 @@ static size_t map_search(const struct symbolizer *s, uint64_t addr)
 }
 
 int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
-			    uint64_t pgoff, const char *path)
+			    uint64_t pgoff, uint64_t dev, uint64_t ino, const char *path)
 {
+	static const char deleted_sfx[] = " (deleted)";
+	const size_t sfx = sizeof(deleted_sfx) - 1;
+	char name[PATH_MAX];
 	struct mapping m;
-	size_t i, j;
+	size_t i, j, len;
+	int deleted = 0;
 	long obj;
 
 	if (!s || !path || !*path || end <= start)
 		return -EINVAL;
+	len = strlen(path);
+	if (len >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, path, len + 1);
+	if (len > sfx && !strcmp(name + len - sfx, deleted_sfx)) {
+		name[len - sfx] = '\0';
+		deleted = 1;
+	}
+	path = name;
 	i = map_search(s, start);
 	/* already known (refresh sees the same mappings again) */
 	if (i < s->nmaps && s->maps[i].start == start && s->maps[i].end == end &&
-	    s->maps[i].pgoff == pgoff && !strcmp(s->objs[s->maps[i].obj].path, path))
+	    s->maps[i].pgoff == pgoff && !strcmp(s->objs[s->maps[i].obj].path, path) &&
+	    (!ino || s->objs[s->maps[i].obj].ino == ino))
 		return 0;
 
-	obj = get_object(s, path, start, end);
+	obj = get_object(s, path, dev, ino, deleted, start, end);
 	if (obj < 0)
 		return (int)obj;
 	m = (struct mapping){
 	    .start = start,
 	    .end = end,
 	    .pgoff = pgoff,
-	    .bias = mapping_bias(&s->objs[obj], start, pgoff),
 	    .obj = (uint32_t)obj,
 	};
 
@@ -455,6 +530,7 @@ int symbolizer__refresh(struct symbolizer *s)
 	size_t len = 0;
 	int err;
 
+	jit_free(s); /* the JIT may have written more: read again on need */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
 	err = read_file(path, &buf, &len);
 	if (err == -ENOENT)
@@ -463,31 +539,29 @@ int symbolizer__refresh(struct symbolizer *s)
 		return err;
 	/* "start-end perms offset dev inode   path" */
 	for (line = buf; line < buf + len; line = next) {
-		unsigned long long start, end, pgoff;
+		unsigned long long start, end, pgoff, ino;
+		unsigned int major, minor;
 		char perms[8], *name;
 		int n = 0;
-		size_t nlen;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		else
 			next = buf + len;
-		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u %n", &start, &end, perms,
-			   &pgoff, &n) < 4 ||
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
+			   &pgoff, &major, &minor, &ino, &n) < 7 ||
 		    !n)
 			continue;
 		if (strlen(perms) < 3 || perms[2] != 'x')
 			continue;
 		name = line + n;
-		nlen = strlen(name);
-		if (nlen > 10 && !strcmp(name + nlen - 10, " (deleted)"))
-			name[nlen -= 10] = '\0';
 		/* files, and the vDSO; not [vsyscall] (a fixed legacy page)
 		 * nor anonymous JIT code */
 		if (name[0] != '/' && strcmp(name, "[vdso]"))
 			continue;
-		err = symbolizer__add_mapping(s, start, end, pgoff, name);
+		err = symbolizer__add_mapping(s, start, end, pgoff, makedev(major, minor),
+					      ino, name);
 		if (err == -ENOMEM)
 			break;
 		err = 0;
@@ -512,6 +586,7 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
+	snprintf(s->jit_path, sizeof(s->jit_path), "/tmp/perf-%d.map", (int)ns_pid(pid));
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	s->rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd < 0 && errno == ENOENT) {
@@ -558,6 +633,7 @@ void symbolizer__free(struct symbolizer *s)
 			free((char *)s->names[i].out);
 	free(s->names);
 	free(s->objs);
+	jit_free(s);
 	free(s->maps);
 	kallsyms__free(s->ksyms);
 	if (s->rootfd >= 0)
@@ -664,7 +740,7 @@ static int same_segment(const struct object *o, uint64_t a, uint64_t b)
 	size_t i;
 
 	for (i = 0; i < o->nloads; i++) {
-		const struct load *l = &o->loads[i];
+		const struct symbol_load *l = &o->loads[i];
 
 		if (a - l->vaddr < l->memsz)
 			return b - l->vaddr < l->memsz;
@@ -712,7 +788,7 @@ static const struct sym *find_sym(const struct object *o, uint64_t a)
 	return NULL;
 }
 
-/* ---- resolving ------------------------------------------------------ */
+/* ---- names ---------------------------------------------------------- */
 
 static size_t hash_ptr(const void *p)
 {
@@ -778,6 +854,167 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct trace_fram
 	return 0;
 }
 
+/* ---- JIT code: the perf map convention --------------------------------- */
+
+/*
+ * A JIT (V8, JVM agents, LuaJIT, ...) that wants its code named writes
+ * /tmp/perf-PID.map, one line per code region: "START SIZE name", START
+ * and SIZE in hex (with or without 0x), PID as the process sees itself
+ * (its pid in its own namespace: the last NSpid). Regions may be reused:
+ * a later line wins over an earlier one it overlaps.
+ */
+
+static int cmp_jit(const void *pa, const void *pb)
+{
+	const struct jit_sym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* The target's pid in its own pid namespace (for the map's name). */
+static pid_t ns_pid(pid_t pid)
+{
+	char path[64], line[256];
+	long v, last = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *e;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;; p = e) {
+			v = strtol(p, &e, 10);
+			if (e == p)
+				break;
+			last = v;
+		}
+		break;
+	}
+	fclose(f);
+	return (pid_t)last;
+}
+
+static void jit_free(struct symbolizer *s)
+{
+	free(s->jit_text);
+	free(s->jit);
+	s->jit_text = NULL;
+	s->jit = NULL;
+	s->njit = 0;
+	s->jit_state = 0;
+}
+
+static void jit_load(struct symbolizer *s)
+{
+	char used[PATH_MAX + 32], *text = NULL, *line, *next;
+	size_t len = 0, cap = 0;
+	uint32_t lineno = 0;
+	int fd;
+
+	s->jit_state = 1;
+	fd = open_in_root(s, s->jit_path, used, sizeof(used));
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nt;
+
+			if (cap >= (256u << 20)) /* a runaway map: keep what fits */
+				break;
+			nt = realloc(text, cap ? 2 * cap : 65536);
+			if (!nt)
+				break;
+			text = nt;
+			cap = cap ? 2 * cap : 65536;
+		}
+		n = read(fd, text + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!text)
+		return;
+	text[len] = '\0';
+	s->jit_text = text;
+	for (line = text; line < text + len; line = next) {
+		unsigned long long start, size;
+		char *e, *name;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = text + len;
+		lineno++;
+		start = strtoull(line, &e, 16);
+		if (e == line || *e != ' ')
+			continue;
+		size = strtoull(e, &name, 16);
+		if (name == e || *name != ' ' || !size || start + size < start)
+			continue;
+		while (*name == ' ')
+			name++;
+		if (!*name)
+			continue;
+		if (!(s->njit & (s->njit + 1)) || !s->jit) {
+			struct jit_sym *nj =
+			    realloc(s->jit, (2 * s->njit + 2) * sizeof(*nj));
+
+			if (!nj)
+				break;
+			s->jit = nj;
+		}
+		s->jit[s->njit++] =
+		    (struct jit_sym){.start = start, .size = size, .name = name, .line = lineno};
+	}
+	if (s->njit)
+		qsort(s->jit, s->njit, sizeof(*s->jit), cmp_jit);
+}
+
+/* How many regions before the last one starting at or below an address are
+ * checked for one that covers it (overlaps are rare: reused code). */
+#define JIT_LOOKBACK 64
+
+static const struct jit_sym *jit_find(struct symbolizer *s, uint64_t addr)
+{
+	const struct jit_sym *best = NULL;
+	size_t lo = 0, hi, k, stop;
+
+	if (!s->jit_state)
+		jit_load(s);
+	hi = s->njit;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->jit[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	stop = lo > JIT_LOOKBACK ? lo - JIT_LOOKBACK : 0;
+	for (k = lo; k-- > stop;) {
+		const struct jit_sym *j = &s->jit[k];
+
+		if (addr - j->start < j->size && (!best || j->line > best->line))
+			best = j;
+	}
+	return best;
+}
+
+/* ---- resolving ------------------------------------------------------ */
+
 int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 {
 	struct symbolizer *s = ctx;
@@ -793,19 +1030,24 @@ int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 		return resolve_kernel(s, addr, out);
 	}
 	i = map_search(s, addr);
-	if (i == s->nmaps || s->maps[i].start > addr)
-		return -ENOENT;
+	if (i == s->nmaps || s->maps[i].start > addr) {
+		const struct jit_sym *j = jit_find(s, addr);
+
+		if (!j)
+			return -ENOENT;
+		out->sym = j->name;
+		out->module = s->jit_path;
+		out->offset = addr - j->start;
+		return 0;
+	}
 	m = &s->maps[i];
 	o = &s->objs[m->obj];
 	out->module = o->path;
-	if (!o->mod) {
-		/* no ELF to learn the link-time address from: the file
-		 * offset is the best stable coordinate */
-		out->offset = addr - m->start + m->pgoff;
+	/* without a symbol, the file offset: the coordinate that holds
+	 * whatever the layout, and what objdump -F and readelf show */
+	out->offset = addr - m->start + m->pgoff;
+	if (!o->mod || map_vaddr(o, m, addr, &vaddr))
 		return 0;
-	}
-	vaddr = addr - m->bias;
-	out->offset = vaddr;
 	if (!o->indexed)
 		index_object(o);
 	sym = find_sym(o, vaddr);
@@ -833,6 +1075,11 @@ int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
 	return 0;
 }
 
+const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i)
+{
+	return s && i < s->nobjs ? s->objs[i].unreadable : NULL;
+}
+
 /* ---- for the unwinder ------------------------------------------------- */
 
 int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *out)
@@ -840,6 +1087,7 @@ int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *o
 	const struct mapping *m;
 	struct object *o;
 	Dwarf_Addr b;
+	uint64_t vaddr;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
@@ -850,14 +1098,15 @@ int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *o
 	m = &s->maps[i];
 	o = &s->objs[m->obj];
 	out->obj = m->obj;
-	if (!o->mod)
+	if (!o->mod || map_vaddr(o, m, addr, &vaddr))
 		return -ENOENT;
-	/* both are cached by libdwfl after the first call */
+	/* both are cached by libdwfl after the first call; the bias holds
+	 * for the segment of @addr, which is all the caller looks up */
 	out->eh = dwfl_module_eh_cfi(o->mod, &b);
-	out->eh_bias = m->bias + b;
+	out->eh_bias = addr - vaddr + b;
 	if (!out->eh) {
 		out->debug = dwfl_module_dwarf_cfi(o->mod, &b);
-		out->debug_bias = m->bias + b;
+		out->debug_bias = addr - vaddr + b;
 	}
 	return out->eh || out->debug ? 0 : -ENOENT;
 }

@@ -3,11 +3,19 @@
  * symbolize.h - turn instruction addresses of a process into names.
  *
  * User addresses are resolved with libdwfl (ELF symbol tables, .debug
- * files found by build-id) against the process's mappings, read from
- * /proc/PID/maps and completed by PERF_RECORD_MMAP2-style additions; ELF
- * files are opened through /proc/PID/root so that a target in another
- * mount namespace (a container) resolves too. Kernel addresses go through
- * a kallsyms snapshot. C++ and Rust names come out demangled.
+ * files found by build-id under /usr/lib/debug/.build-id, by
+ * .gnu_debuglink next to the file, in .debug/ or under /usr/lib/debug,
+ * and MiniDebugInfo in .gnu_debugdata) against the process's mappings,
+ * read from /proc/PID/maps and completed by PERF_RECORD_MMAP2-style
+ * additions. An address becomes a file offset through its mapping, then a
+ * link-time address through the file's program headers (any layout:
+ * symbol_load_vaddr in symbolize_int.h). ELF files are opened through
+ * /proc/PID/root so that a target in another mount namespace (a container)
+ * resolves too; a file deleted or replaced on disk since it was mapped
+ * (checked by inode) is read through /proc/PID/map_files/. Anonymous JIT
+ * code is named from /tmp/perf-PID.map (perf's convention). Kernel
+ * addresses go through a kallsyms snapshot. C++ and Rust names come out
+ * demangled.
  *
  * Resolution works after the target has exited as long as its files are
  * still on disk (the mappings are kept in the symbolizer).
@@ -37,19 +45,27 @@ int symbolizer__new(pid_t pid, struct symbolizer **out);
 int symbolizer__refresh(struct symbolizer *s);
 
 /* Add one executable mapping [start, end) of @path at file offset @pgoff
- * (a PERF_RECORD_MMAP2), opening @path if new. A mapping over older ones
- * replaces them. "[vdso]" is understood. 0 or -errno (-EINVAL, -ENOMEM);
- * a file that cannot be opened is not an error (see symbolizer__resolve). */
+ * (a PERF_RECORD_MMAP2), opening @path if new. @dev (makedev(major,
+ * minor)) and @ino identify the file mapped (0, 0: unknown): a path whose
+ * file has another inode now, or a path ending in " (deleted)", is opened
+ * through /proc/PID/map_files/ instead, while the target lives. A mapping
+ * over older ones replaces them. "[vdso]" is understood. 0 or -errno
+ * (-EINVAL, -ENOMEM); a file that cannot be opened is not an error (see
+ * symbolizer__resolve and symbolizer__module_unreadable). */
 int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
-			    uint64_t pgoff, const char *path);
+			    uint64_t pgoff, uint64_t dev, uint64_t ino, const char *path);
 
 /* Resolve @addr into @out (strings owned by the symbolizer, valid until
  * symbolizer__free). Has the signature of trace_resolve_fn with the
  * symbolizer as ctx. Returns 0, or -ENOENT when nothing is known (out->
  * addr and out->kernel are still set, sym and module NULL).
- * In a known module without a symbol for @addr, returns 0 with sym NULL and
- * offset = the link-time address (addr - load bias), or the file offset if
- * the file could not be opened. */
+ * In a known module without a symbol for @addr (stripped, or a file that
+ * could not be read), returns 0 with sym NULL and offset = the file offset
+ * of @addr in the module, never a neighbouring symbol. An address in no
+ * file mapping but in a region of /tmp/perf-PID.map gets that name, module
+ * "/tmp/perf-PID.map" and the offset into the region. Callers pass return
+ * addresses minus one (inside the call), so that a call that ends its
+ * function names that function. */
 int symbolizer__resolve(void *s, uint64_t addr, struct trace_frame *out);
 
 /* Modules (files) seen so far, in order of appearance: path as in
@@ -59,6 +75,10 @@ int symbolizer__resolve(void *s, uint64_t addr, struct trace_frame *out);
 size_t symbolizer__nmodules(const struct symbolizer *s);
 int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
 		       const char **build_id);
+
+/* Why module @i's file is not used for names (e.g. "replaced on disk, and
+ * /proc/PID/map_files is not readable"), or NULL if it is read. */
+const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i);
 
 void symbolizer__free(struct symbolizer *s);
 

@@ -22,6 +22,32 @@ struct symbol_cfi {
 	uint64_t debug_bias;
 };
 
+/* One PT_LOAD of an object, as the program header has it. */
+struct symbol_load {
+	uint64_t offset; /* p_offset */
+	uint64_t vaddr;	 /* p_vaddr */
+	uint64_t filesz; /* p_filesz */
+	uint64_t memsz;	 /* p_memsz */
+	uint32_t flags;	 /* p_flags (PF_X, PF_W, PF_R) */
+};
+
+/*
+ * The link-time address of file offset @off through the segments @loads
+ * (@n of them, in any order): the segment whose file bytes [p_offset,
+ * p_offset + p_filesz) hold @off maps it to p_vaddr + (@off - p_offset).
+ * A runtime address turns into a file offset through its mapping (start,
+ * pgoff from /proc/PID/maps: off = addr - start + pgoff), so this is the
+ * whole address translation, whatever the layout: ET_EXEC, PIE, shared
+ * objects, prelinked, static-pie, and lld's packing where the read-only
+ * and executable segments share a file page (p_vaddr != p_offset, and the
+ * executable mapping's pgoff lies inside the read-only segment). Where two
+ * segments claim @off (malformed overlaps), the executable one wins.
+ * Returns 0 with *@vaddr set, or -ENOENT if no segment holds @off (padding
+ * between segments, or a mapping the file's headers do not describe).
+ */
+int symbol_load_vaddr(const struct symbol_load *loads, size_t n, uint64_t off,
+		      uint64_t *vaddr);
+
 /* The CFI of the object mapped at runtime address @addr (owned by the
  * symbolizer). 0, or -ENOENT when no mapping, file or CFI covers it. */
 int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *out);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "symbol/symbolize.h"
+#include "symbol/symbolize_int.h"
 
 TestSuite(symbolize);
 
@@ -152,7 +153,7 @@ static void check_bias_at_fake_address(struct symbolizer *s, uint64_t addr, uint
 	struct trace_frame f;
 
 	find_mapping(addr, &start, &end, &pgoff, path, sizeof(path));
-	cr_assert_eq(symbolizer__add_mapping(s, fake, fake + (end - start), pgoff, path),
+	cr_assert_eq(symbolizer__add_mapping(s, fake, fake + (end - start), pgoff, 0, 0, path),
 		     0);
 	cr_assert_eq(symbolizer__resolve(s, fake + (addr - start) + 2, &f), 0);
 	cr_assert_not_null(f.sym, "nothing at fake address for %s", name);
@@ -203,12 +204,12 @@ Test(symbolize, address_without_symbol_keeps_module_and_file_address)
 	find_mapping(addr_of(target_fn), &start, &end, &pgoff, path, sizeof(path));
 	cr_assert_eq(symbolizer__add_mapping(s, 0x300000000000ull,
 					     0x300000000000ull + 0x100000,
-					     pgoff + 0x10000000, path),
+					     pgoff + 0x10000000, 0, 0, path),
 		     0);
 	cr_assert_eq(symbolizer__resolve(s, 0x300000000010ull, &f), 0);
 	cr_expect_null(f.sym);
 	cr_expect_str_eq(f.module, path);
-	/* no PT_LOAD holds that offset: file offset == link-time address */
+	/* no PT_LOAD holds that offset: the file offset, no name */
 	cr_expect_eq(f.offset, pgoff + 0x10000000 + 0x10);
 	symbolizer__free(s);
 }
@@ -569,4 +570,102 @@ Test(symbolize, plain_names_are_not_demangled)
 	expect_demangled("_Z", NULL);
 	expect_demangled("", NULL);
 	cr_expect_null(symbol_demangle(NULL));
+}
+
+/* ---- address translation through program headers ------------------------ */
+
+/* lld's default x86-64 layout: the read-only segment ends inside the page
+ * where the executable one begins, so p_vaddr != p_offset from there on. */
+static const struct symbol_load lld_loads[] = {
+    {.offset = 0, .vaddr = 0, .filesz = 0x2fdb0, .memsz = 0x2fdb0, .flags = PF_R},
+    {.offset = 0x2fdb0, .vaddr = 0x30db0, .filesz = 0x5000, .memsz = 0x5000,
+     .flags = PF_R | PF_X},
+    {.offset = 0x34db0, .vaddr = 0x36db0, .filesz = 0x200, .memsz = 0x1000,
+     .flags = PF_R | PF_W},
+};
+
+Test(symbolize, lld_layout_translates_by_the_segment_holding_the_offset)
+{
+	uint64_t v;
+
+	/* the r-xp mapping starts at pgoff 0x2f000, inside the read-only
+	 * segment's file range: code past 0x2fdb0 is the executable one's */
+	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x2fdb0, &v), 0);
+	cr_expect_eq(v, 0x30db0);
+	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x30895, &v), 0);
+	cr_expect_eq(v, 0x31895);
+	/* the tail of the read-only data in that shared page */
+	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x2f100, &v), 0);
+	cr_expect_eq(v, 0x2f100);
+	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x34db8, &v), 0);
+	cr_expect_eq(v, 0x36db8);
+	/* past the file bytes of every segment */
+	cr_expect_eq(symbol_load_vaddr(lld_loads, 3, 0x35000, &v), -ENOENT);
+	cr_expect_eq(symbol_load_vaddr(lld_loads, 0, 0x10, &v), -ENOENT);
+}
+
+Test(symbolize, several_executable_segments_and_et_exec)
+{
+	/* a non-PIE executable at 0x400000 with two executable segments
+	 * (e.g. .init/.text split by a linker script) in any order */
+	static const struct symbol_load exec_loads[] = {
+	    {.offset = 0x3000, .vaddr = 0x603000, .filesz = 0x800, .memsz = 0x800,
+	     .flags = PF_R | PF_X},
+	    {.offset = 0, .vaddr = 0x400000, .filesz = 0x1000, .memsz = 0x1000, .flags = PF_R},
+	    {.offset = 0x1000, .vaddr = 0x401000, .filesz = 0x1800, .memsz = 0x1800,
+	     .flags = PF_R | PF_X},
+	};
+	/* overlapping claims: the executable segment wins */
+	static const struct symbol_load overlap[] = {
+	    {.offset = 0, .vaddr = 0x10000, .filesz = 0x2000, .memsz = 0x2000, .flags = PF_R},
+	    {.offset = 0x1000, .vaddr = 0x21000, .filesz = 0x1000, .memsz = 0x1000,
+	     .flags = PF_R | PF_X},
+	};
+	uint64_t v;
+
+	cr_assert_eq(symbol_load_vaddr(exec_loads, 3, 0x1234, &v), 0);
+	cr_expect_eq(v, 0x401234);
+	cr_assert_eq(symbol_load_vaddr(exec_loads, 3, 0x3010, &v), 0);
+	cr_expect_eq(v, 0x603010);
+	cr_assert_eq(symbol_load_vaddr(exec_loads, 3, 0x10, &v), 0);
+	cr_expect_eq(v, 0x400010);
+	cr_expect_eq(symbol_load_vaddr(exec_loads, 3, 0x2900, &v), -ENOENT);
+	cr_assert_eq(symbol_load_vaddr(overlap, 2, 0x1800, &v), 0);
+	cr_expect_eq(v, 0x21800);
+}
+
+/* ---- JIT code named by /tmp/perf-PID.map ----------------------------------- */
+
+Test(symbolize, perf_map_names_anonymous_code)
+{
+	char path[64];
+	struct symbolizer *s;
+	struct trace_frame f;
+	FILE *m;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	m = fopen(path, "w");
+	cr_assert_not_null(m);
+	fprintf(m, "7e0000001000 100 jit_old\n"
+		   "0x7e0000002000 0x40 LazyCompile:*hot_loop app.js:12\n"
+		   "garbage line\n"
+		   "7e0000001080 20 jit_new\n");
+	fclose(m);
+	s = self_symbolizer();
+	cr_assert_eq(symbolizer__resolve(s, 0x7e0000002010ull, &f), 0);
+	cr_expect_str_eq(f.sym, "LazyCompile:*hot_loop app.js:12");
+	cr_expect_str_eq(f.module, path);
+	cr_expect_eq(f.offset, 0x10);
+	cr_assert_eq(symbolizer__resolve(s, 0x7e0000001010ull, &f), 0);
+	cr_expect_str_eq(f.sym, "jit_old");
+	/* a later line over an earlier region wins */
+	cr_assert_eq(symbolizer__resolve(s, 0x7e0000001090ull, &f), 0);
+	cr_expect_str_eq(f.sym, "jit_new");
+	cr_expect_eq(f.offset, 0x10);
+	cr_expect_eq(symbolizer__resolve(s, 0x7e0000002040ull, &f), -ENOENT);
+	/* file mappings still win over the map */
+	cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn), &f), 0);
+	cr_expect_str_eq(f.sym, "target_fn");
+	symbolizer__free(s);
+	unlink(path);
 }

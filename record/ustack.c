@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ustack.c - kernel frames + CFI-unwound user frames joined to the
+ * kernel's frame-pointer chain (see ustack.h).
+ */
+#include <string.h>
+#include <linux/perf_event.h>
+
+#include "record/perf.h"
+#include "record/record.h"
+#include "record/ustack.h"
+#include "symbol/symbolize.h"
+
+#define MAX_CHAIN 512
+
+/* ---- user registers: perf's numbering -> DWARF's --------------------- */
+
+#if defined(__x86_64__)
+/* perf_regs.h (x86): AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS
+ * R8..R15; DS..GS are refused on x86-64. */
+#define PERF_REG_IP 8
+#define REGS_MASK   (0x1ffull | (0xffull << 16))
+static const int perf_to_dwarf[24] = {
+    [0] = 0,  [1] = 3,	[2] = 2,   [3] = 1,   [4] = 4,	 [5] = 5,   [6] = 6,   [7] = 7,
+    [8] = -1, [9] = -1, [10] = -1, [11] = -1, [12] = -1, [13] = -1, [14] = -1, [15] = -1,
+    [16] = 8, [17] = 9, [18] = 10, [19] = 11, [20] = 12, [21] = 13, [22] = 14, [23] = 15,
+};
+#elif defined(__aarch64__)
+/* X0..X30, SP (31), PC (32); DWARF numbers X0..X30 and SP the same */
+#define PERF_REG_IP 32
+#define REGS_MASK   ((1ull << 33) - 1)
+#else
+#define REGS_MASK 0
+#endif
+
+void ustack_attr(struct perf_event_attr *a, unsigned int stack_bytes)
+{
+	if (!REGS_MASK || !stack_bytes)
+		return;
+	a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = REGS_MASK;
+	a->sample_stack_user = stack_bytes;
+}
+
+/* @s's user registers as the unwinder wants them; 0, or -1 if it has none. */
+static int user_regs(const struct perf_sample *s, struct unwind_regs *ur)
+{
+	unsigned int i, bit;
+
+	if (!s->regs || s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE || !REGS_MASK)
+		return -1;
+	memset(ur, 0, sizeof(*ur));
+	for (i = 0, bit = 0; bit < 64 && i < s->nregs; bit++) {
+		if (!(REGS_MASK & (1ull << bit)))
+			continue;
+#if defined(__x86_64__)
+		if (bit == PERF_REG_IP)
+			ur->pc = s->regs[i];
+		else if (bit < 24 && perf_to_dwarf[bit] >= 0) {
+			ur->reg[perf_to_dwarf[bit]] = s->regs[i];
+			ur->valid |= 1u << perf_to_dwarf[bit];
+		}
+#elif defined(__aarch64__)
+		if (bit == PERF_REG_IP)
+			ur->pc = s->regs[i];
+		else {
+			ur->reg[bit] = s->regs[i];
+			ur->valid |= 1u << bit;
+		}
+#endif
+		i++;
+	}
+	return 0;
+}
+
+/*
+ * @cfi (from the CFI unwinder, cfi[0] = the user pc) and @fp (the kernel's
+ * frame-pointer walk, fp[0] = the same pc) describe one stack. CFI is right
+ * as far as it got; the frame-pointer chain is right from the first frame
+ * with a frame pointer on. Join them at the first return address of the
+ * CFI chain that also appears in the frame-pointer chain; without one, the
+ * CFI frames then the frame-pointer ones after the pc (the CFI unwinder
+ * stopped before reaching frame-pointer code: the stack copy ended).
+ * Returns the frames written to @out; *@joined tells whether a join point
+ * was found, *@recovered whether CFI put a frame before it that the
+ * frame-pointer chain lacks.
+ */
+static unsigned int join_user(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
+			      const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			      unsigned int max, int *joined, int *recovered)
+{
+	unsigned int i, k, n = 0;
+
+	*joined = 0;
+	for (i = 1; i < ncfi; i++)
+		for (k = 1; k < nfp; k++)
+			if (cfi[i] == fp[k]) {
+				*joined = 1;
+				goto join;
+			}
+	i = ncfi;
+	k = cfi_done ? nfp : (nfp ? 1 : 0);
+join:
+	*recovered = i > k;
+	for (unsigned int j = 0; j < i && n < max; j++)
+		out[n++] = cfi[j];
+	for (; k < nfp && n < max; k++)
+		out[n++] = fp[k];
+	return n;
+}
+
+/* The user part of @s's stack into @out: CFI over the stack copy joined to
+ * the frame-pointer chain @fp, or @fp alone. */
+static unsigned int user_stack(struct symbolizer *sym, const struct perf_sample *s,
+			       const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			       unsigned int max, struct ustack_stats *st)
+{
+	uint64_t cfi[MAX_CHAIN];
+	struct unwind_regs ur;
+	struct unwind_result res;
+	uint64_t t0;
+	int joined, recovered, err;
+	unsigned int n;
+
+	if (!sym || user_regs(s, &ur)) {
+		n = nfp < max ? nfp : max;
+		memcpy(out, fp, n * sizeof(*out));
+		return n;
+	}
+	st->stacks++;
+	t0 = record_now_ns();
+	err = symbolizer__unwind(sym, &ur, s->stack, s->stack ? s->stack_size : 0, cfi,
+				 MAX_CHAIN, &res);
+	st->unwind_ns += record_now_ns() - t0;
+	if (err || res.n < 2) {
+		n = nfp < max ? nfp : max;
+		memcpy(out, fp, n * sizeof(*out));
+		return n;
+	}
+	if (res.stack_used > st->stack_used_max)
+		st->stack_used_max = res.stack_used;
+	if (res.past_leaf_module)
+		st->unwound++;
+	n = join_user(cfi, res.n, res.end == UNWIND_END_OUTERMOST, fp, nfp, out, max,
+		      &joined, &recovered);
+	if (joined || res.end == UNWIND_END_OUTERMOST)
+		st->complete++;
+	if (recovered)
+		st->recovered++;
+	return n;
+}
+
+void ustack_mark_returns(uint64_t *ips, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 1; i < n; i++)
+		if (ips[i])
+			ips[i]--;
+}
+
+unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
+			  uint64_t *out, unsigned int max, struct ustack_stats *st)
+{
+	uint64_t fp[MAX_CHAIN];
+	unsigned int n = 0, nfp = 0, nu;
+	uint64_t i, ctxmark = 0;
+
+	/* kernel frames as they are; user frames collected apart */
+	for (i = 0; i < s->nr; i++) {
+		uint64_t ip = s->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctxmark = ip;
+			continue;
+		}
+		if (ctxmark == (uint64_t)PERF_CONTEXT_USER) {
+			if (nfp < MAX_CHAIN)
+				fp[nfp++] = ip;
+		} else if (n < max) {
+			out[n++] = ip;
+		}
+	}
+	ustack_mark_returns(out, n);
+	nu = user_stack(sym, s, fp, nfp, out + n, max - n, st);
+	ustack_mark_returns(out + n, nu);
+	return n + nu;
+}

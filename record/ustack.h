@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ustack.h - one callchain out of a perf sample (internal to record/): the
+ * kernel's frames, then the user frames, for the CPU sampler and the
+ * off-CPU collector alike.
+ *
+ * The kernel walks user frame pointers. That walk is wrong in two places
+ * that CFI (.eh_frame) gets right: a function that has not set up its frame
+ * (a leaf gcc compiled without frame setup even with
+ * -fno-omit-frame-pointer, or any function in its prologue or epilogue),
+ * whose caller the walk skips, and code built without frame pointers
+ * (Debian's glibc), which the walk cannot cross. With the user registers
+ * and a copy of the top of the user stack in the sample, the user part is
+ * unwound with CFI as far as the copy reaches and joined to the kernel's
+ * frame-pointer chain at the first return address both agree on.
+ *
+ * Return addresses are stored minus one (inside the call instruction), so
+ * that a frame whose call is the last instruction of its function (a
+ * noreturn call) is named after that function, not the next one; the first
+ * frame of the kernel part and of the user part is the interrupted pc,
+ * stored as it is.
+ */
+#ifndef D9_USTACK_H
+#define D9_USTACK_H
+
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct perf_sample;
+struct symbolizer;
+
+struct ustack_stats {
+	uint64_t stacks;	 /* samples with user registers */
+	uint64_t unwound;	 /* ... CFI-unwound out of the leaf's module */
+	uint64_t complete;	 /* ... CFI reached the frame-pointer chain or
+				  * the outermost frame */
+	uint64_t recovered;	 /* ... where CFI found a caller the
+				  * frame-pointer chain had skipped */
+	uint64_t stack_used_max; /* most bytes of a stack copy read */
+	uint64_t unwind_ns;	 /* time spent unwinding */
+};
+
+/* Ask @a for the user registers and @stack_bytes (a multiple of 8) of user
+ * stack with each sample. No-op on an architecture the unwinder does not
+ * know, or with @stack_bytes 0 (frame pointers only). */
+void ustack_attr(struct perf_event_attr *a, unsigned int stack_bytes);
+
+/* The callchain of @s into @out (at most @max addresses, leaf first):
+ * kernel frames, then user frames (CFI joined to frame pointers where @s
+ * has registers and a stack copy, else frame pointers alone), context
+ * markers dropped and return addresses minus one. Returns the number
+ * written. */
+unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
+			  uint64_t *out, unsigned int max, struct ustack_stats *st);
+
+/* Mark the return addresses of @ips (a frame-pointer walk: ips[0] the pc,
+ * the rest return addresses) by subtracting one from ips[1..n). */
+void ustack_mark_returns(uint64_t *ips, unsigned int n);
+
+#endif /* D9_USTACK_H */
