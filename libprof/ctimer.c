@@ -159,15 +159,51 @@ static int wanted(struct d9_seg_hdr *h, const struct d9_ct_thread *t, uint64_t n
 	       (__atomic_load_n(&h->request, __ATOMIC_RELAXED) & D9_REQ_CTIMER);
 }
 
+/* Copy up to D9_SAMPLE_MAX_STACK words of stack from @sp into @out (for
+ * the recorder's CFI step): directly inside the known stack, else through
+ * process_vm_readv, which fails instead of faulting. Returns the words
+ * copied, 0 if none could be. */
+static NO_SAN unsigned int copy_stack(uintptr_t sp, uintptr_t lo, uintptr_t hi,
+				      uint64_t *out)
+{
+	unsigned int i, n = D9_SAMPLE_MAX_STACK;
+
+	if (sp & 7)
+		return 0;
+	if (lo < hi && sp >= lo && sp < hi) {
+		const volatile uint64_t *p = (const volatile uint64_t *)sp;
+
+		if ((hi - sp) / 8 < n)
+			n = (unsigned int)((hi - sp) / 8);
+		for (i = 0; i < n; i++)
+			out[i] = p[i];
+		return n;
+	}
+	{
+		struct iovec local = {.iov_base = out, .iov_len = n * 8};
+		struct iovec remote = {.iov_base = (void *)sp, .iov_len = n * 8};
+		long got = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote,
+				   1UL, 0UL);
+
+		return got > 0 ? (unsigned int)(got / 8) : 0;
+	}
+}
+
 static void put_sample(struct d9_ct_thread *t, uint64_t now, uint32_t weight,
-		       const uint64_t *ips, unsigned int n, uint32_t flags)
+		       const uint64_t *ips, unsigned int n, uint32_t flags,
+		       const struct d9_fp_regs *regs, const uint64_t *stack,
+		       unsigned int nstack)
 {
 	struct d9_ring_hdr *r = t->ring;
 	const uint64_t mask = D9_SEG_SAMPLE_WORDS - 1;
 	uint64_t head = __atomic_load_n(&r->sample_head, __ATOMIC_RELAXED);
 	uint64_t tail = __atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE);
-	uint64_t need = D9_SAMPLE_HDR_WORDS + n, *w = t->words;
+	uint64_t need, *w = t->words, at;
 	unsigned int i;
+
+	if (stack)
+		flags |= D9_SAMPLE_STACK | (uint32_t)nstack << 16;
+	need = D9_SAMPLE_HDR_WORDS + n + D9_SAMPLE_EXTRA(flags);
 
 	/* the unsigned difference reads a tail beyond head as full, too */
 	if (head - tail > D9_SEG_SAMPLE_WORDS - need) {
@@ -183,9 +219,15 @@ static void put_sample(struct d9_ct_thread *t, uint64_t now, uint32_t weight,
 			 __atomic_load_n(&t->task, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	__atomic_store_n(&w[(head + 3) & mask], (uint64_t)t->tid | (uint64_t)flags << 32,
 			 __ATOMIC_RELAXED);
+	at = head + D9_SAMPLE_HDR_WORDS;
 	for (i = 0; i < n; i++)
-		__atomic_store_n(&w[(head + D9_SAMPLE_HDR_WORDS + i) & mask], ips[i],
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&w[(at++) & mask], ips[i], __ATOMIC_RELAXED);
+	if (stack) {
+		__atomic_store_n(&w[(at++) & mask], regs->sp, __ATOMIC_RELAXED);
+		__atomic_store_n(&w[(at++) & mask], regs->fp, __ATOMIC_RELAXED);
+		for (i = 0; i < nstack; i++)
+			__atomic_store_n(&w[(at++) & mask], stack[i], __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&r->sample_head, head + need, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->samples, __atomic_load_n(&r->samples, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
@@ -195,11 +237,12 @@ void d9__ctimer_handler(int sig, siginfo_t *si, void *ucv)
 {
 	struct d9_ct_thread *t = &d9__ct;
 	int saved_errno = errno;
-	uint64_t ips[D9_SAMPLE_MAX_FRAMES], now;
+	uint64_t ips[D9_SAMPLE_MAX_FRAMES], stack[D9_SAMPLE_MAX_STACK], now;
 	const ucontext_t *uc = ucv;
 	struct d9_fp_regs regs;
 	uint32_t flags = 0, weight;
-	unsigned int n;
+	unsigned int n, nstack = 0;
+	int with_stack;
 
 	if (!si || si->si_code != SI_TIMER || si->si_value.sival_int != D9_CT_COOKIE) {
 		chain(sig, si, ucv);
@@ -229,7 +272,10 @@ void d9__ctimer_handler(int sig, siginfo_t *si, void *ucv)
 	weight = si->si_overrun >= 0 && si->si_overrun < INT32_MAX
 		     ? 1U + (uint32_t)si->si_overrun
 		     : 1U;
-	put_sample(t, now, weight, ips, n, flags);
+	with_stack = __atomic_load_n(&t->seg->request, __ATOMIC_RELAXED) & D9_REQ_STACK;
+	if (with_stack)
+		nstack = copy_stack((uintptr_t)regs.sp, t->stack_lo, t->stack_hi, stack);
+	put_sample(t, now, weight, ips, n, flags, &regs, nstack ? stack : NULL, nstack);
 out:
 	errno = saved_errno;
 }

@@ -117,6 +117,9 @@ enum d9_ring_state {
 enum d9_request {
 	D9_REQ_NONE = 0,
 	D9_REQ_CTIMER = 1,	/* arm per-thread CPU timers; request_arg = Hz */
+	D9_REQ_STACK = 2,	/* with D9_REQ_CTIMER: samples carry the SP, the
+				 * FP and the top of the stack (D9_SAMPLE_STACK);
+				 * a shim that predates it ignores the bit */
 };
 
 /* what the shim made of a ctimer request (struct d9_seg_hdr.ctimer_status) */
@@ -131,10 +134,21 @@ enum d9_ctimer_status {
 /* A ctimer sample in a sample area: D9_SAMPLE_HDR_WORDS words, then nframes
  * addresses. word 0: nframes (low 32 bits) | weight << 32 (1 + timer
  * overruns); word 1: time (ns, the clock of the header); word 2: the task
- * the thread was polling (0 = none); word 3: tid (low 32) | flags << 32. */
+ * the thread was polling (0 = none); word 3: tid (low 32) | flags << 32.
+ * With D9_SAMPLE_STACK in flags, the frames are followed by the interrupted
+ * SP, the interrupted FP and D9_SAMPLE_NSTACK(flags) words of stack from
+ * the SP up: enough for the recorder to find with CFI the caller of a
+ * function that had not set up its frame, which the frame-pointer walk
+ * skips. */
 #define D9_SAMPLE_HDR_WORDS	4
 #define D9_SAMPLE_MAX_FRAMES	127
+#define D9_SAMPLE_MAX_STACK	32	/* stack words a sample may carry */
 #define D9_SAMPLE_TRUNCATED	1U	/* flags: the walk hit the depth limit */
+#define D9_SAMPLE_STACK		2U	/* flags: SP, FP and stack words follow */
+#define D9_SAMPLE_NSTACK(flags)	(((flags) >> 16) & 0xffU)
+/* words after the frames */
+#define D9_SAMPLE_EXTRA(flags)                                                           \
+	((flags) & D9_SAMPLE_STACK ? 2U + D9_SAMPLE_NSTACK(flags) : 0U)
 
 /* event types (struct d9_event.type) */
 enum d9_event_type {
@@ -358,7 +372,7 @@ static inline int d9_seg_check(const void *seg, uint64_t map_size,
 		    map_size - l.names_offset)
 		return -EINVAL;
 	if ((l.sample_words & (l.sample_words - 1)) ||
-	    l.sample_words < D9_SAMPLE_HDR_WORDS + D9_SAMPLE_MAX_FRAMES ||
+	    l.sample_words < D9_SAMPLE_HDR_WORDS + D9_SAMPLE_MAX_FRAMES + 2 + D9_SAMPLE_MAX_STACK ||
 	    l.sample_words > (1U << 24) || l.sample_offset % 64 || l.sample_stride % 64 ||
 	    l.sample_offset < D9_SEG_HDR_SIZE ||
 	    l.sample_stride < (uint64_t)l.sample_words * sizeof(uint64_t) ||
@@ -572,9 +586,12 @@ struct d9_sample {
 	uint64_t task;		/* the task being polled, 0 = none */
 	uint32_t tid;
 	uint32_t weight;	/* timer periods it stands for (1 + overruns) */
-	uint32_t flags;		/* D9_SAMPLE_TRUNCATED */
+	uint32_t flags;		/* D9_SAMPLE_TRUNCATED, D9_SAMPLE_STACK */
 	uint32_t nframes;
 	uint64_t ips[D9_SAMPLE_MAX_FRAMES];	/* leaf first */
+	uint64_t sp, fp;	/* with D9_SAMPLE_STACK */
+	uint32_t nstack;	/* words in @stack, from @sp up */
+	uint64_t stack[D9_SAMPLE_MAX_STACK];
 };
 
 /*
@@ -589,15 +606,19 @@ static inline int d9_sample_take(struct d9_ring_hdr *r, const uint64_t *words,
 	uint64_t mask = (uint64_t)nwords - 1;
 	uint64_t tail = __atomic_load_n(&r->sample_tail, __ATOMIC_RELAXED);
 	uint64_t head = __atomic_load_n(&r->sample_head, __ATOMIC_ACQUIRE);
-	uint64_t w0, w3;
-	uint32_t i, n;
+	uint64_t w0, w3, at;
+	uint32_t i, n, flags, extra;
 
 	if (head == tail)
 		return 0;
 	w0 = words[tail & mask];
 	n = (uint32_t)w0;
+	w3 = words[(tail + 3) & mask];
+	flags = (uint32_t)(w3 >> 32);
+	extra = D9_SAMPLE_EXTRA(flags);
 	if (head - tail > nwords || head - tail < D9_SAMPLE_HDR_WORDS ||
-	    n > D9_SAMPLE_MAX_FRAMES || head - tail < D9_SAMPLE_HDR_WORDS + (uint64_t)n) {
+	    n > D9_SAMPLE_MAX_FRAMES || D9_SAMPLE_NSTACK(flags) > D9_SAMPLE_MAX_STACK ||
+	    head - tail < D9_SAMPLE_HDR_WORDS + (uint64_t)n + extra) {
 		__atomic_store_n(&r->sample_tail, head, __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -605,12 +626,20 @@ static inline int d9_sample_take(struct d9_ring_hdr *r, const uint64_t *words,
 	out->weight = (uint32_t)(w0 >> 32);
 	out->time = words[(tail + 1) & mask];
 	out->task = words[(tail + 2) & mask];
-	w3 = words[(tail + 3) & mask];
 	out->tid = (uint32_t)w3;
-	out->flags = (uint32_t)(w3 >> 32);
+	out->flags = flags;
+	at = tail + D9_SAMPLE_HDR_WORDS;
 	for (i = 0; i < n; i++)
-		out->ips[i] = words[(tail + D9_SAMPLE_HDR_WORDS + i) & mask];
-	__atomic_store_n(&r->sample_tail, tail + D9_SAMPLE_HDR_WORDS + n, __ATOMIC_RELEASE);
+		out->ips[i] = words[(at++) & mask];
+	out->nstack = 0;
+	if (flags & D9_SAMPLE_STACK) {
+		out->sp = words[(at++) & mask];
+		out->fp = words[(at++) & mask];
+		out->nstack = D9_SAMPLE_NSTACK(flags);
+		for (i = 0; i < out->nstack; i++)
+			out->stack[i] = words[(at++) & mask];
+	}
+	__atomic_store_n(&r->sample_tail, at, __ATOMIC_RELEASE);
 	return 1;
 }
 

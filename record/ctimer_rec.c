@@ -19,6 +19,8 @@
 #include "record/record.h"
 #include "trace/trace.h"
 
+#define CTIMER_MAX_CHAIN (D9_SAMPLE_MAX_FRAMES + 64)
+
 struct slot_seen {
 	uint64_t gen;
 	uint64_t drops;
@@ -27,14 +29,17 @@ struct slot_seen {
 struct ctimer_rec {
 	struct shim_seg *seg;
 	pid_t pid;
+	struct symbolizer *sym;		/* for the CFI step, NULL: none */
+	struct ustack_stats *st;
 	struct slot_seen *seen;		/* per ring slot */
 	uint32_t *tids;			/* threads named so far, sorted */
 	size_t ntids, tids_cap;
 	struct d9_sample sample;	/* scratch: 1 KiB, not on the stack */
+	uint64_t ips[CTIMER_MAX_CHAIN];	/* scratch: the joined stack */
 };
 
 int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
-		    struct ctimer_rec **out)
+		    struct symbolizer *sym, struct ustack_stats *st, struct ctimer_rec **out)
 {
 	const struct d9_seg_layout *l = shim_seg__layout(seg);
 	struct ctimer_rec *c = calloc(1, sizeof(*c));
@@ -45,7 +50,9 @@ int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
 	}
 	c->seg = seg;
 	c->pid = pid;
-	d9_seg_request(shim_seg__base(seg), D9_REQ_CTIMER, hz);
+	c->sym = sym;
+	c->st = st;
+	d9_seg_request(shim_seg__base(seg), D9_REQ_CTIMER | (sym ? D9_REQ_STACK : 0), hz);
 	*out = c;
 	return 0;
 }
@@ -88,6 +95,21 @@ static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t ti
 	return trace_writer__thread(w, tid, comm[0] ? comm : NULL);
 }
 
+/* The stack of @s into c->ips: its frame-pointer walk, joined to a CFI
+ * step over the stack words it carries; return addresses minus one. */
+static unsigned int sample_stack(struct ctimer_rec *c, const struct d9_sample *s)
+{
+	if (!s->nframes)
+		return 0;
+	if (!(s->flags & D9_SAMPLE_STACK) || !c->sym) {
+		memcpy(c->ips, s->ips, s->nframes * sizeof(*c->ips));
+		ustack_mark_returns(c->ips, s->nframes);
+		return s->nframes;
+	}
+	return ustack_fp_regs(c->sym, s->sp, s->fp, s->stack, s->nstack, s->ips, s->nframes,
+			      c->ips, CTIMER_MAX_CHAIN, c->st);
+}
+
 int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *samples,
 		      uint64_t *drops)
 {
@@ -113,10 +135,9 @@ int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *sa
 			};
 
 			err = name_thread(c, w, s->tid);
-			/* a frame-pointer walk: the pc, then return addresses */
-			ustack_mark_returns(s->ips, s->nframes);
 			if (!err)
-				err = trace_writer__stack(w, s->ips, s->nframes, &ts.stack);
+				err = trace_writer__stack(w, c->ips, sample_stack(c, s),
+							  &ts.stack);
 			if (!err)
 				err = trace_writer__sample(w, &ts);
 			if (!err)

@@ -17,11 +17,16 @@
 
 struct ctimer_rec;
 struct shim_seg;
+struct symbolizer;
+struct ustack_stats;
 struct trace_writer;
 
 /* Ask the shim of @seg (attached) for @hz samples per CPU second per
- * thread. 0 or -ENOMEM. */
+ * thread; with @sym, also for the top of the stack with each sample, which
+ * the drain unwinds one step with CFI through @sym (the caller of a
+ * function without its frame set up), counting in @st. 0 or -ENOMEM. */
 int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
+		    struct symbolizer *sym, struct ustack_stats *st,
 		    struct ctimer_rec **out);
 /* Move every pending sample into @w. Adds to *@samples the samples written
  * and to *@drops the samples the shim dropped (area full). 0 or the

@@ -482,7 +482,7 @@ static int open_sampler(struct rec *r)
 static void ctimer_begin(struct rec *r)
 {
 	if (!r->ct)
-		note_err(r, ctimer_rec__new(r->seg, r->o->pid, r->o->freq, &r->ct));
+		note_err(r, ctimer_rec__new(r->seg, r->o->pid, r->o->freq, r->sym, &r->leaf, &r->ct));
 }
 
 static void use_ctimer(struct rec *r, const char *why)

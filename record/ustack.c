@@ -109,28 +109,22 @@ join:
 	return n;
 }
 
-/* The user part of @s's stack into @out: CFI over the stack copy joined to
- * the frame-pointer chain @fp, or @fp alone. */
-static unsigned int user_stack(struct symbolizer *sym, const struct perf_sample *s,
-			       const uint64_t *fp, unsigned int nfp, uint64_t *out,
-			       unsigned int max, struct ustack_stats *st)
+/* CFI from @ur over @stack (@len bytes from the SP) joined to the
+ * frame-pointer chain @fp, or @fp alone if CFI gets nowhere. */
+static unsigned int join_regs(struct symbolizer *sym, const struct unwind_regs *ur,
+			      const void *stack, size_t len, const uint64_t *fp,
+			      unsigned int nfp, uint64_t *out, unsigned int max,
+			      struct ustack_stats *st)
 {
 	uint64_t cfi[MAX_CHAIN];
-	struct unwind_regs ur;
 	struct unwind_result res;
 	uint64_t t0;
 	int joined, recovered, err;
 	unsigned int n;
 
-	if (!sym || user_regs(s, &ur)) {
-		n = nfp < max ? nfp : max;
-		memcpy(out, fp, n * sizeof(*out));
-		return n;
-	}
 	st->stacks++;
 	t0 = record_now_ns();
-	err = symbolizer__unwind(sym, &ur, s->stack, s->stack ? s->stack_size : 0, cfi,
-				 MAX_CHAIN, &res);
+	err = symbolizer__unwind(sym, ur, stack, len, cfi, MAX_CHAIN, &res);
 	st->unwind_ns += record_now_ns() - t0;
 	if (err || res.n < 2) {
 		n = nfp < max ? nfp : max;
@@ -147,6 +141,54 @@ static unsigned int user_stack(struct symbolizer *sym, const struct perf_sample 
 		st->complete++;
 	if (recovered)
 		st->recovered++;
+	return n;
+}
+
+/* The user part of @s's stack into @out: CFI over the stack copy joined to
+ * the frame-pointer chain @fp, or @fp alone. */
+static unsigned int user_stack(struct symbolizer *sym, const struct perf_sample *s,
+			       const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			       unsigned int max, struct ustack_stats *st)
+{
+	struct unwind_regs ur;
+	unsigned int n;
+
+	if (!sym || user_regs(s, &ur)) {
+		n = nfp < max ? nfp : max;
+		memcpy(out, fp, n * sizeof(*out));
+		return n;
+	}
+	return join_regs(sym, &ur, s->stack, s->stack ? s->stack_size : 0, fp, nfp, out,
+			 max, st);
+}
+
+unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
+			    const uint64_t *stack, unsigned int nstack, const uint64_t *fp,
+			    unsigned int nfp, uint64_t *out, unsigned int max,
+			    struct ustack_stats *st)
+{
+	struct unwind_regs ur;
+	unsigned int n;
+
+	if (!sym || !nfp || !REGS_MASK) {
+		n = nfp < max ? nfp : max;
+		memcpy(out, fp, n * sizeof(*out));
+		ustack_mark_returns(out, n);
+		return n;
+	}
+	memset(&ur, 0, sizeof(ur));
+	ur.pc = fp[0];
+#if defined(__x86_64__)
+	ur.reg[7] = sp;
+	ur.reg[6] = fpreg;
+	ur.valid = 1u << 7 | 1u << 6;
+#elif defined(__aarch64__)
+	ur.reg[31] = sp;
+	ur.reg[29] = fpreg;
+	ur.valid = 1u << 31 | 1u << 29;
+#endif
+	n = join_regs(sym, &ur, stack, (size_t)nstack * 8, fp, nfp, out, max, st);
+	ustack_mark_returns(out, n);
 	return n;
 }
 

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
@@ -87,6 +88,9 @@ struct symbolizer {
 
 	struct name_ent *names; /* open addressing, power-of-2 size */
 	size_t nnames, capnames;
+
+	uint64_t miss_refresh_ns; /* when a miss last re-read the maps */
+	int gone;		  /* the maps can no longer be read */
 
 	/* JIT code named by the perf map convention, read on the first
 	 * address no file mapping holds (and again after a refresh) */
@@ -409,6 +413,38 @@ static size_t map_search(const struct symbolizer *s, uint64_t addr)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* How often an address in no known mapping may re-read the maps. */
+#define MISS_REFRESH_NS 50000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The mapping holding user address @addr, or NULL. A miss re-reads the
+ * maps (at most every MISS_REFRESH_NS, while the target lives): a process
+ * that has just exec'd under `record -- CMD`, or a library it loaded since,
+ * is found while its samples are being unwound, not only at the next
+ * periodic refresh. */
+static const struct mapping *find_map(struct symbolizer *s, uint64_t addr)
+{
+	size_t i = map_search(s, addr);
+	uint64_t now;
+
+	if (i < s->nmaps && s->maps[i].start <= addr)
+		return &s->maps[i];
+	if (s->gone || (now = now_ns()) - s->miss_refresh_ns < MISS_REFRESH_NS)
+		return NULL;
+	s->miss_refresh_ns = now;
+	if (symbolizer__refresh(s) == -ESRCH)
+		s->gone = 1;
+	i = map_search(s, addr);
+	return i < s->nmaps && s->maps[i].start <= addr ? &s->maps[i] : NULL;
 }
 
 int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
@@ -1022,15 +1058,14 @@ int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	const struct sym *sym;
 	struct object *o;
 	uint64_t vaddr;
-	size_t i;
 
 	*out = (struct trace_frame){.addr = addr};
 	if (symbol_is_kernel(addr)) {
 		out->kernel = 1;
 		return resolve_kernel(s, addr, out);
 	}
-	i = map_search(s, addr);
-	if (i == s->nmaps || s->maps[i].start > addr) {
+	m = find_map(s, addr);
+	if (!m) {
 		const struct jit_sym *j = jit_find(s, addr);
 
 		if (!j)
@@ -1040,7 +1075,6 @@ int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 		out->offset = addr - j->start;
 		return 0;
 	}
-	m = &s->maps[i];
 	o = &s->objs[m->obj];
 	out->module = o->path;
 	/* without a symbol, the file offset: the coordinate that holds
@@ -1088,14 +1122,12 @@ int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *o
 	struct object *o;
 	Dwarf_Addr b;
 	uint64_t vaddr;
-	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	out->obj = UINT32_MAX;
-	i = map_search(s, addr);
-	if (i == s->nmaps || s->maps[i].start > addr)
+	m = find_map(s, addr);
+	if (!m)
 		return -ENOENT;
-	m = &s->maps[i];
 	o = &s->objs[m->obj];
 	out->obj = m->obj;
 	if (!o->mod || map_vaddr(o, m, addr, &vaddr))

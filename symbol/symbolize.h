@@ -41,7 +41,9 @@ struct symbolizer;
 int symbolizer__new(pid_t pid, struct symbolizer **out);
 
 /* Re-read /proc/PID/maps, adding mappings that appeared (dlopen). Old ones
- * are kept. 0 or -errno (-ESRCH once the process is gone). */
+ * are kept. 0 or -errno (-ESRCH once the process is gone). Resolving or
+ * unwinding an address that no known mapping holds does this by itself, at
+ * most every 50 ms while the process lives. */
 int symbolizer__refresh(struct symbolizer *s);
 
 /* Add one executable mapping [start, end) of @path at file offset @pgoff

@@ -309,7 +309,7 @@ Test(symbolize, resolves_after_the_target_exited)
 	symbolizer__free(s);
 }
 
-Test(symbolize, refresh_adds_dlopened_libraries)
+Test(symbolize, dlopened_libraries_are_found_on_a_miss)
 {
 	static const char lib[] = "libBrokenLocale.so.1";
 	struct symbolizer *s = self_symbolizer();
@@ -323,8 +323,7 @@ Test(symbolize, refresh_adds_dlopened_libraries)
 	}
 	fn = dlsym(h, "__ctype_get_mb_cur_max");
 	cr_assert_not_null(fn);
-	cr_expect_eq(symbolizer__resolve(s, addr_of(fn), &f), -ENOENT);
-	cr_assert_eq(symbolizer__refresh(s), 0);
+	/* not in the maps read at symbolizer__new: the miss re-reads them */
 	cr_assert_eq(symbolizer__resolve(s, addr_of(fn), &f), 0);
 	cr_assert_not_null(f.sym);
 	cr_expect_str_eq(f.sym, "__ctype_get_mb_cur_max");
