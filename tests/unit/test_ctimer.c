@@ -244,6 +244,47 @@ Test(ctimer, samples_carry_thread_time_task_and_weight)
 	cr_assert_gt(n, 10);
 }
 
+Test(ctimer, stack_request_adds_sp_fp_and_the_top_of_the_stack)
+{
+	struct d9_seg_hdr *h = start(1000);
+	uint64_t t0 = seg_now(), n;
+	uint32_t idx, with = 0, i;
+	volatile int here = 0;
+	struct d9_ring_hdr *r;
+	uint64_t *words;
+	static struct d9_sample s;
+
+	burn(5, 1);
+	take_all(h, 0, t0, &n);
+	/* without D9_REQ_STACK: the old format, no stack words */
+	burn(5, 50);
+	r = my_ring(h, &idx);
+	words = d9_layout_samples(h, lay(h), idx);
+	while (d9_sample_take(r, words, lay(h)->sample_words, &s))
+		cr_assert_eq(s.flags & D9_SAMPLE_STACK, 0);
+	d9_seg_request(h, D9_REQ_CTIMER | D9_REQ_STACK, 1000);
+	burn(5, 100);
+	while (d9_sample_take(r, words, lay(h)->sample_words, &s)) {
+		if (!(s.flags & D9_SAMPLE_STACK))
+			continue;
+		with++;
+		cr_assert_eq(s.nstack, D9_SAMPLE_MAX_STACK);
+		/* the copy is of this thread's stack, from the interrupted SP
+		 * (which lies below this frame, inside burn()) */
+		cr_assert_lt(s.sp, (uint64_t)(uintptr_t)&here);
+		cr_assert_gt(s.sp, (uint64_t)(uintptr_t)&here - (1u << 20));
+		cr_assert_leq(s.sp, s.fp, "sp %llx fp %llx", (unsigned long long)s.sp,
+			      (unsigned long long)s.fp);
+		/* burn() has its frame: the walk's first return address is
+		 * stored at fp + 8, inside the copy when fp is near sp */
+		if (s.fp - s.sp + 16 <= 8u * D9_SAMPLE_MAX_STACK) {
+			i = (uint32_t)((s.fp - s.sp) / 8);
+			cr_assert_eq(s.stack[i + 1], s.ips[1]);
+		}
+	}
+	cr_assert_gt(with, 10, "%u samples with a stack", with);
+}
+
 /* POSIX timers of this process, from /proc/self/timers */
 static int nr_timers(void)
 {
