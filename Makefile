@@ -163,6 +163,7 @@ check-sanitize: $(SAN_BINS)
 
 check-e2e: all
 	$(Q)B=$(B) tests/e2e/run.sh
+	$(Q)B=$(B) tests/e2e/layouts.sh
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: all
