@@ -842,6 +842,7 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 {
 	struct name_ent *e;
 	size_t mask, i;
+	const char *at;
 	char *dem;
 
 	if (2 * (s->nnames + 1) > s->capnames) {
@@ -869,7 +870,20 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 		if (s->names[i].raw == raw)
 			return s->names[i].out;
 	e = &s->names[i];
-	dem = symbol_demangle(raw);
+	/* a symbol version ("clock_gettime@@GLIBC_2.17") is not part of the
+	 * function's name */
+	at = raw[0] != '@' ? strchr(raw, '@') : NULL;
+	if (at) {
+		char *base = strndup(raw, (size_t)(at - raw));
+
+		dem = base ? symbol_demangle(base) : NULL;
+		if (dem)
+			free(base);
+		else
+			dem = base;
+	} else {
+		dem = symbol_demangle(raw);
+	}
 	e->raw = raw;
 	e->out = dem ? dem : raw;
 	s->nnames++;

@@ -17,6 +17,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbol/symbolize.h"
@@ -555,6 +556,19 @@ Test(symbolize, demangles_rust_legacy_without_hash)
 	    "_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$"
 	    "$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0123456789abcdefE",
 	    "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>");
+}
+
+Test(symbolize, symbol_versions_are_not_part_of_names)
+{
+	struct symbolizer *s = self_symbolizer();
+	int (*volatile fn)(clockid_t, struct timespec *) = clock_gettime;
+	struct trace_frame f;
+
+	cr_assert_eq(symbolizer__resolve(s, addr_of(fn), &f), 0);
+	cr_assert_not_null(f.sym);
+	cr_expect(!strchr(f.sym, '@'), "got %s", f.sym);
+	cr_expect(strstr(f.sym, "clock_gettime"), "got %s", f.sym);
+	symbolizer__free(s);
 }
 
 Test(symbolize, demangles_rust_v0)
