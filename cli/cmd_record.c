@@ -16,7 +16,7 @@
 
 static volatile sig_atomic_t stop;
 
-enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK };
+enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK };
 enum { OPT_SAMPLER = 300 };
 
 static void on_signal(int sig)
@@ -55,6 +55,9 @@ static void help(FILE *f)
 		"      --offcpu-stack BYTES  user stack copied per switch to unwind\n"
 		"                        through code without frame pointers (default\n"
 		"                        8192, at most 32768; 0: frame pointers only)\n"
+		"      --cpu-stack BYTES  user stack copied per CPU sample to find the\n"
+		"                        caller of a function without a frame (default\n"
+		"                        512, at most 32768; 0: frame pointers only)\n"
 		"  -h, --help            this help\n\n"
 		"Stops on SIGINT/SIGTERM, at -d, or when the target exits, and writes\n"
 		"what it has. A summary goes to stderr.\n\n"
@@ -145,6 +148,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-offcpu", no_argument, NULL, OPT_NO_OFFCPU },
 		{ "offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE },
 		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
+		{ "cpu-stack", required_argument, NULL, OPT_CPU_STACK },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -218,6 +222,13 @@ int cmd_record(int argc, char **argv)
 						   "a multiple of 8 up to 32768", optarg);
 			o.offcpu_stack = (unsigned int)v;
 			o.offcpu_fp_only = v == 0;
+			break;
+		case OPT_CPU_STACK:
+			if (parse_u64(optarg, &v) || v % 8 || v > 32768)
+				return usage_error("record ", "bad stack size '%s': want bytes, "
+						   "a multiple of 8 up to 32768", optarg);
+			o.cpu_stack = (unsigned int)v;
+			o.cpu_fp_only = v == 0;
 			break;
 		case 'h':
 			help(stdout);

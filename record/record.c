@@ -428,7 +428,10 @@ static int open_sampler(struct rec *r)
 		return err;
 	}
 	for (;;) {
-		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel, RECORD_LEAF_STACK);
+		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel,
+				      r->o->cpu_fp_only ? 0
+				      : r->o->cpu_stack ? r->o->cpu_stack
+							: RECORD_LEAF_STACK);
 		if (!r->ps)
 			return -ENOMEM;
 		err = perf_set__add_process(r->ps, r->o->pid, thread_added, r);
@@ -482,7 +485,8 @@ static int open_sampler(struct rec *r)
 static void ctimer_begin(struct rec *r)
 {
 	if (!r->ct)
-		note_err(r, ctimer_rec__new(r->seg, r->o->pid, r->o->freq, r->sym, &r->leaf, &r->ct));
+		note_err(r, ctimer_rec__new(r->seg, r->o->pid, r->o->freq,
+					    r->o->cpu_fp_only ? NULL : r->sym, &r->leaf, &r->ct));
 }
 
 static void use_ctimer(struct rec *r, const char *why)

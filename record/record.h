@@ -65,6 +65,11 @@ struct record_opts {
 					 * switch for CFI unwinding (multiple
 					 * of 8, <= 32768); 0 = 8192 */
 	int offcpu_fp_only;		/* no stack copy: frame pointers only */
+	unsigned int cpu_stack;		/* bytes of user stack copied per CPU
+					 * sample for the CFI step that finds
+					 * a frameless function's caller
+					 * (ustack.h); 0 = 512 */
+	int cpu_fp_only;		/* no copy: frame pointers only */
 };
 
 struct record_stats {
