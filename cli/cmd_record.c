@@ -341,9 +341,9 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)(st.switches - st.switches_blocked));
 	if (st.offcpu_stacks)
 		fprintf(stderr,
-			"d9prof: off-CPU stacks: %.1f%% of %llu unwound past libc with CFI "
+			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "
 			"(%.0f ms; at most %llu bytes of stack read)\n",
-			100.0 * (double)st.offcpu_unwound / (double)st.offcpu_stacks,
+			100.0 * (double)st.offcpu_complete / (double)st.offcpu_stacks,
 			(unsigned long long)st.offcpu_stacks, st.offcpu_unwind_s * 1e3,
 			(unsigned long long)st.offcpu_stack_used);
 	else if (st.switches)

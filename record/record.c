@@ -651,14 +651,14 @@ static void offcpu_summary(struct rec *r)
 	r->st->switches_blocked = c->blocked;
 	r->st->offcpu_lost = c->lost;
 	r->st->offcpu_stacks = c->ustack.stacks;
-	r->st->offcpu_unwound = c->ustack.unwound;
+	r->st->offcpu_complete = c->ustack.complete;
 	r->st->offcpu_stack_used = c->ustack.stack_used_max;
 	r->st->offcpu_unwind_s = (double)c->ustack.unwind_ns / 1e9;
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->switches);
 	note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
-	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->ustack.unwound,
+	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->ustack.complete,
 		 (unsigned long long)c->ustack.stacks);
-	note_err(r, trace_writer__meta(r->w, "offcpu unwound past leaf library", buf));
+	note_err(r, trace_writer__meta(r->w, "offcpu stacks complete", buf));
 	if (c->lost) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->lost);
 		note_err(r, trace_writer__meta(r->w, "offcpu lost", buf));

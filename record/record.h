@@ -93,8 +93,9 @@ struct record_stats {
 	uint64_t switches_blocked;	/* ... blocked (the rest preempted) */
 	uint64_t offcpu_lost;		/* switch records lost (ring full) */
 	uint64_t offcpu_stacks;		/* switch-outs with a user stack */
-	uint64_t offcpu_unwound;	/* ... CFI-unwound out of the leaf's
-					 * library (past libc) */
+	uint64_t offcpu_complete;	/* ... whole: CFI reached the frame-
+					 * pointer chain or the thread's first
+					 * frame */
 	uint64_t offcpu_stack_used;	/* most stack copy bytes an unwind read */
 	double offcpu_unwind_s;		/* recorder CPU spent unwinding */
 	/* CPU samples' user stacks (CFI step over a stack copy, ustack.h) */

@@ -124,7 +124,7 @@ static unsigned int join_regs(struct symbolizer *sym, const struct unwind_regs *
 
 	st->stacks++;
 	t0 = record_now_ns();
-	err = symbolizer__unwind(sym, ur, stack, len, cfi, MAX_CHAIN, &res);
+	err = symbolizer__unwind_until(sym, ur, stack, len, cfi, MAX_CHAIN, fp, nfp, &res);
 	st->unwind_ns += record_now_ns() - t0;
 	if (err || res.n < 2) {
 		n = nfp < max ? nfp : max;
@@ -133,8 +133,6 @@ static unsigned int join_regs(struct symbolizer *sym, const struct unwind_regs *
 	}
 	if (res.stack_used > st->stack_used_max)
 		st->stack_used_max = res.stack_used;
-	if (res.past_leaf_module)
-		st->unwound++;
 	n = join_user(cfi, res.n, res.end == UNWIND_END_OUTERMOST, fp, nfp, out, max,
 		      &joined, &recovered);
 	if (joined || res.end == UNWIND_END_OUTERMOST)

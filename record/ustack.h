@@ -31,7 +31,6 @@ struct symbolizer;
 
 struct ustack_stats {
 	uint64_t stacks;	 /* samples with user registers */
-	uint64_t unwound;	 /* ... CFI-unwound out of the leaf's module */
 	uint64_t complete;	 /* ... CFI reached the frame-pointer chain or
 				  * the outermost frame */
 	uint64_t recovered;	 /* ... where CFI found a caller the

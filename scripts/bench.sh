@@ -229,17 +229,20 @@ row 1e "drops while drained (400k rec/s/thread)" "$SDROPS" "-" "-" "0" "$(verdic
 # poll" does not depend on how much of the machine others leave us).
 # sampled_run NAME KIND CMD...: CMD with a recorder attached from its first
 # line ("pid N") until it exits; KIND d9 is `d9prof record -p` at its
-# defaults, KIND perf is the peer, `perf record -g` at the same 999 Hz.
+# defaults, d9fp the same with --cpu-stack 0 (frame pointers only), KIND
+# perf is the peer, `perf record -g` at the same 999 Hz.
 sampled_run() {
-	local name=$1 kind=$2 wpid pid
+	local name=$1 kind=$2 wpid pid extra=()
 	shift 2
+	[ "$kind" = d9fp ] && extra=(--cpu-stack 0) && kind=d9
 	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
 	wpid=$BG
 	wait_line "$RUN/$name.out" '^pid' 30
 	pid=$(kv "$RUN/$name.out" pid)
 	if [ "$kind" = d9 ]; then
 		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
-			"$D9" record -p "$pid" -o "$RUN/$name.d9" 2>"$RUN/$name-rec.err" ||
+			"$D9" record -p "$pid" "${extra[@]}" -o "$RUN/$name.d9" \
+			2>"$RUN/$name-rec.err" ||
 			die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
 	else
 		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
@@ -361,6 +364,44 @@ DEMO_SAMPLES=$LAST_ATT_SAMPLES
 DEMO_TRACE_SIZE=$(fsize "$DEMO_TRACE")
 say "2/4 recording overhead: bench_spin -u $SPIN_US (~200k polls/s), $PAIRS x 3 runs"
 overhead 2b "bench_spin -t 2 -u $SPIN_US (~200k polls/s)" "$SPIN" -t 2 -u "$SPIN_US" -d "$PAIR_SECS"
+
+# The leaf-caller step (ustack.h): each CPU sample carries 512 bytes of
+# stack and the recorder takes a CFI step. Interleaved runs of bench_spin
+# with it (default) and without (--cpu-stack 0): the recorder's CPU per
+# sample, the workload's CPU per poll, trace bytes per sample.
+leafstep() {
+	local i k arm rns="" fns="" wr="" sz="" fsz="" e u s m n cw cf
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1; do
+			arm=$(echo d9 d9fp | cut -d' ' -f$(((i - 1 + k) % 2 + 1)))
+			sampled_run "2d-$arm-$i" "$arm" "$SPIN" -t 2 -u "$SPIN_US" -d "$PAIR_SECS"
+			read -r e u s m <<<"$(tail -1 "$RUN/2d-$arm-$i.time")"
+			n=$(rec_samples "$RUN/2d-$arm-$i-rec.err")
+			if [ "$arm" = d9 ]; then
+				rns="$rns $(calc "($u + $s) * 1e9 / $n")"
+				sz="$sz $(calc "$(fsize "$RUN/2d-$arm-$i.d9") / $n")"
+			else
+				fns="$fns $(calc "($u + $s) * 1e9 / $n")"
+				fsz="$fsz $(calc "$(fsize "$RUN/2d-$arm-$i.d9") / $n")"
+			fi
+		done
+		cw=$(calc "$(cpu_s "$RUN/2d-d9-$i.wtime") * 1e9 / $(polls "2d-d9-$i")")
+		cf=$(calc "$(cpu_s "$RUN/2d-d9fp-$i.wtime") * 1e9 / $(polls "2d-d9fp-$i")")
+		wr="$wr $(calc "$cw / $cf")"
+	done
+	row 2e "leaf-caller step (bench_spin; vs --cpu-stack 0)" "" "" "" "" ""
+	row "" "  recorder CPU per sample, us (with / without)" \
+		"$(calc "$(median $rns) / 1000")/$(calc "$(median $fns) / 1000")" "-" \
+		"$(calc "($(median $rns) - $(median $fns)) / 1000")" "cost stated" \
+		"+us/sample ($(calc "$(minof $rns) / 1000")..$(calc "$(maxof $rns) / 1000"))"
+	row "" "  workload CPU/poll with / without the copy" "$(median $wr)" "-" "-" \
+		"< 1.010" "$(verdict "$(median $wr) < 1.01") ($(minof $wr)..$(maxof $wr))"
+	row "" "  trace bytes per sample (with / without)" \
+		"$(median $sz)/$(median $fsz)" "-" "$(calc "$(median $sz) / $(median $fsz)")" \
+		"-" "-"
+}
+say "2/4 leaf-caller step: bench_spin with and without --cpu-stack 0, $PAIRS x 2 runs"
+leafstep
 
 say "2/4 recorder RSS over a $RSS_SECS s run of demo --bench-polls"
 bg rss-demo "$DEMO" --bench-polls -w 2 -q -d $((RSS_SECS + 3))

@@ -440,6 +440,26 @@ int symbolizer__unwind(struct symbolizer *s, const struct unwind_regs *regs,
 		       const void *stack, size_t stack_len, uint64_t *pcs,
 		       unsigned int max, struct unwind_result *res)
 {
+	return symbolizer__unwind_until(s, regs, stack, stack_len, pcs, max, NULL, 0, res);
+}
+
+/* 1 if @pc is one of @stop[1..@nstop) (stop[0] is the pc where both
+ * chains start). */
+static int in_stop(const uint64_t *stop, unsigned int nstop, uint64_t pc)
+{
+	unsigned int i;
+
+	for (i = 1; i < nstop; i++)
+		if (stop[i] == pc)
+			return 1;
+	return 0;
+}
+
+int symbolizer__unwind_until(struct symbolizer *s, const struct unwind_regs *regs,
+			     const void *stack, size_t stack_len, uint64_t *pcs,
+			     unsigned int max, const uint64_t *stop, unsigned int nstop,
+			     struct unwind_result *res)
+{
 	struct frame_state f;
 	struct mem m;
 	uint64_t pc = regs->pc;
@@ -483,6 +503,10 @@ int symbolizer__unwind(struct symbolizer *s, const struct unwind_regs *regs,
 		}
 		pcs[res->n++] = pc;
 		exact = sig; /* a signal frame's "return address" is exact */
+		if (stop && in_stop(stop, nstop, pc)) {
+			res->end = UNWIND_END_JOINED;
+			break;
+		}
 	}
 	res->stack_used = m.hi;
 	return 0;

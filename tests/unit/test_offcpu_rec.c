@@ -256,6 +256,47 @@ Test(offcpu_rec, a_short_stack_copy_stops_the_unwind_cleanly)
 	symbolizer__free(s);
 }
 
+Test(offcpu_rec, unwinding_stops_where_it_joins_the_frame_pointer_chain)
+{
+	struct symbolizer *s = NULL;
+	struct unwind_result res;
+	uint64_t pcs[64], part[64], stop[3];
+	unsigned int j, k;
+
+	offcpu_test_calls_libc();
+	cr_assert_eq(symbolizer__new(getpid(), &s), 0);
+	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, pcs, 64, &res),
+		     0);
+	cr_assert_geq(res.n, 5);
+	/* a chain that starts at the pc and holds a later return address
+	 * (the first one from the 4th on that does not repeat an earlier
+	 * one: qsort recurses) */
+	for (j = 4; j < res.n; j++) {
+		for (k = 1; k < j && pcs[k] != pcs[j]; k++)
+			;
+		if (k == j)
+			break;
+	}
+	cr_assert_lt(j, res.n);
+	stop[0] = pcs[0];
+	stop[1] = 0x1234;
+	stop[2] = pcs[j];
+	cr_assert_eq(symbolizer__unwind_until(s, &cap.regs, cap.stack, cap.len, part, 64,
+					      stop, 3, &res),
+		     0);
+	cr_expect_eq(res.n, j + 1);
+	cr_expect_eq(res.end, UNWIND_END_JOINED);
+	for (k = 0; k <= j; k++)
+		cr_expect_eq(part[k], pcs[k], "frame %u: %llx, want %llx", k,
+			     (unsigned long long)part[k], (unsigned long long)pcs[k]);
+	/* the shared pc alone does not stop it */
+	cr_assert_eq(symbolizer__unwind_until(s, &cap.regs, cap.stack, cap.len, part, 64,
+					      stop, 1, &res),
+		     0);
+	cr_expect_neq(res.end, UNWIND_END_JOINED);
+	symbolizer__free(s);
+}
+
 Test(offcpu_rec, unwinding_needs_a_pc_and_an_sp)
 {
 	struct symbolizer *s = NULL;
