@@ -62,6 +62,11 @@ mkdir -p "$L/full" "$L/debuglink" "$L/buildid" "$L/nodebug"
 build_id() { printf 'd9prof-layouts-%s' "$1" | sha1sum | cut -c1-40; }
 
 b_gcc_pie() { gcc "${CF[@]}" -fPIE -pie "${C_SRCS[@]}" -o "$L/gcc_pie"; }
+# the shim linked in, for the ctimer sampler
+b_ctimer() {
+	gcc "${CF[@]}" -DLAYOUT_SHIM -I"$ROOT/include" "${C_SRCS[@]}" "$ROOT/$B/libd9prof.a" \
+		-lpthread -o "$L/ctimer"
+}
 b_gcc_nopie() { gcc "${CF[@]}" -fno-PIE -no-pie "${C_SRCS[@]}" -o "$L/gcc_nopie"; }
 b_clang_lld_pie() {
 	clang "${CF[@]}" -fPIE -pie -fuse-ld=lld "${C_SRCS[@]}" -o "$L/clang_lld_pie"
@@ -134,6 +139,7 @@ cargo --version >/dev/null 2>&1 || HAVE_CARGO=0
 t0=$(date +%s.%N)
 bg gcc_pie b_gcc_pie
 bg gcc_nopie b_gcc_nopie
+bg ctimer b_ctimer
 [ "$HAVE_CLANG$HAVE_LLD" = 11 ] && bg clang_lld_pie b_clang_lld_pie &&
 	bg clang_lld_nopie b_clang_lld_nopie
 bg gcc_static b_gcc_static
@@ -185,13 +191,16 @@ start() {
 }
 stop() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
-# record NAME: record $PID for $SECS s into $TMP/NAME.data, stop it, fold
+# record NAME [ARGS]: record $PID (with ARGS) for $SECS s into
+# $TMP/NAME.data, stop it, fold
 # the trace into $TMP/NAME.folded
 record() {
-	"$D9" record -p "$PID" -d "$SECS" -o "$TMP/$1.data" 2>"$TMP/$1.rec" ||
-		fail "record failed: $(tail -3 "$TMP/$1.rec")" || { stop "$PID"; return 1; }
+	local n=$1
+	shift
+	"$D9" record -p "$PID" "$@" -d "$SECS" -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
+		fail "record failed: $(tail -3 "$TMP/$n.rec")" || { stop "$PID"; return 1; }
 	stop "$PID"
-	fold "$1"
+	fold "$n"
 }
 fold() {
 	"$D9" flame -i "$TMP/$1.data" --format folded >"$TMP/$1.folded" 2>"$TMP/$1.flame" ||
@@ -321,6 +330,16 @@ l_gcc_static_pie() {
 		return 2
 	}
 	plain gcc_static_pie "$L/gcc_static_pie"
+}
+# the in-process sampler (where perf_event is refused): the signal handler
+# copies the top of the stack for the recorder's CFI step
+l_ctimer_sampler() {
+	local n=ctimer cl
+	built ctimer || return 1
+	cl=$(names "$L/ctimer" '^layout_caller$' '^layout_leaf$') || return 1
+	start ctimer_sampler "$L/ctimer" || return 1
+	record ctimer_sampler --sampler ctimer || return 1
+	score ctimer_sampler "${cl%%|*}" "${cl#*|}"
 }
 l_gxx_templates() {
 	local n=gxx_templates cl
@@ -495,7 +514,7 @@ leaf_is_frameless() {
 }
 
 # ---- runner -------------------------------------------------------------------
-order="gcc_pie gcc_nopie clang_lld_pie clang_lld_nopie gcc_static gcc_static_pie
+order="gcc_pie gcc_nopie ctimer_sampler clang_lld_pie clang_lld_nopie gcc_static gcc_static_pie
 	gxx_templates so_bfd so_lld dlopen_during_recording stripped_debuglink
 	stripped_build_id_dir stripped_no_debug stripped_no_debug_lld deleted_binary
 	replaced_binary perf_map_jit
