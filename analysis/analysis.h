@@ -103,9 +103,9 @@ void join__free(struct join *j);
 
 /* Render frame @id of @t into @buf: the symbol, else "module+0xoff" (the
  * module's base name), else "0xaddr"; kernel frames end in "_[k]" (the
- * flamegraph.pl convention). ';' becomes ':' and control characters '?'
- * so that folded output stays parseable; a label cut to fit @len keeps its
- * "_[k]" and whole UTF-8 characters. A bad id gives "[bad frame ID]".
+ * flamegraph.pl convention), inlined ones in " [inlined]". ';' becomes ':'
+ * and control characters '?' so that folded output stays parseable; a
+ * label cut to fit @len keeps its suffix and whole UTF-8 characters. A bad id gives "[bad frame ID]".
  * Returns @buf. */
 char *frame_label(const struct trace *t, uint32_t id, char *buf, size_t len);
 

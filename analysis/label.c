@@ -45,9 +45,11 @@ char *frame_label(const struct trace *t, uint32_t id, char *buf, size_t len)
 		return buf;
 	}
 	f = &t->frames[id];
-	suffix = f->kernel ? "_[k]" : "";
+	/* "_[k]" tells kernel apart, " [inlined]" code inlined into the frame
+	 * below (perf --inline and dial9 mark them alike) */
+	suffix = f->inlined ? " [inlined]" : f->kernel ? "_[k]" : "";
 	slen = strlen(suffix);
-	/* keep room for the suffix: "_[k]" is what tells kernel apart */
+	/* keep room for the suffix */
 	room = len > slen + 1 ? len - slen : len;
 
 	if (f->sym && *f->sym) {

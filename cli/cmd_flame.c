@@ -8,7 +8,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_POLL };
+enum { OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE };
 
 static void help(FILE *f)
 {
@@ -35,6 +35,9 @@ static void help(FILE *f)
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
 		"  -o, --output OUT      write there instead of stdout\n"
+		"      --no-inline       no frames for inlined functions (by default\n"
+		"                        code inlined into a function shows as\n"
+		"                        \"name [inlined]\" frames above it)\n"
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof flame -o all.svg\n"
@@ -44,8 +47,8 @@ static void help(FILE *f)
 }
 
 /* flame --poll: one poll's CPU and off-CPU time together. */
-static int poll_flame(const char *in, uint64_t id, enum flame_format format,
-		      const char *outp)
+static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
+		      enum flame_format format, const char *outp)
 {
 	struct poll_flame_opts po = { .format = format };
 	struct poll_flame_result res = { 0 };
@@ -56,7 +59,7 @@ static int poll_flame(const char *in, uint64_t id, enum flame_format format,
 	FILE *out;
 	int err, ret = EXIT_OK;
 
-	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	t = open_trace(in, rflags);
 	if (!t)
 		return EXIT_FAIL;
 	err = join__new(t, JOIN_POLL_LIST, &j);
@@ -115,6 +118,7 @@ int cmd_flame(int argc, char **argv)
 		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -124,6 +128,7 @@ int cmd_flame(int argc, char **argv)
 	struct join *j = NULL;
 	FILE *out;
 	uint64_t poll = 0;
+	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int c, err, ret = EXIT_OK, have_poll = 0;
 
 	optind = 1;
@@ -157,6 +162,9 @@ int cmd_flame(int argc, char **argv)
 		case 'o':
 			outp = optarg;
 			break;
+		case OPT_NO_INLINE:
+			rflags |= TRACE_READ_NO_INLINE;
+			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
@@ -170,9 +178,9 @@ int cmd_flame(int argc, char **argv)
 		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
 				   "--min-poll");
 	if (have_poll)
-		return poll_flame(in, poll, fo.format, outp);
+		return poll_flame(in, rflags, poll, fo.format, outp);
 
-	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	t = open_trace(in, rflags);
 	if (!t)
 		return EXIT_FAIL;
 	/* --min-poll walks the samples again, looking their polls up */

@@ -8,7 +8,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE };
+enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE, OPT_NO_INLINE };
 
 static void help(FILE *f)
 {
@@ -33,6 +33,9 @@ static void help(FILE *f)
 		"      --idle            also the time parked workers waited, as [idle]\n"
 		"  -f, --format FMT      svg (default) or folded (\"root;...;leaf us\")\n"
 		"  -o, --output OUT      write there instead of stdout\n"
+		"      --no-inline       no frames for inlined functions (by default\n"
+		"                        code inlined into a function shows as\n"
+		"                        \"name [inlined]\" frames above it)\n"
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
@@ -51,6 +54,7 @@ int cmd_offcpu(int argc, char **argv)
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -60,6 +64,7 @@ int cmd_offcpu(int argc, char **argv)
 	struct join *j = NULL;
 	struct offcpu *oc = NULL;
 	FILE *out;
+	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int c, err, ret = EXIT_OK;
 
 	optind = 1;
@@ -95,6 +100,9 @@ int cmd_offcpu(int argc, char **argv)
 		case 'o':
 			outp = optarg;
 			break;
+		case OPT_NO_INLINE:
+			rflags |= TRACE_READ_NO_INLINE;
+			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
@@ -105,7 +113,7 @@ int cmd_offcpu(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("offcpu ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	t = open_trace(in, rflags);
 	if (!t)
 		return EXIT_FAIL;
 	why = offcpu_missing(t);

@@ -10,7 +10,7 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_MIN = 256, OPT_SORT };
+enum { OPT_MIN = 256, OPT_SORT, OPT_NO_INLINE };
 
 static void help(FILE *f)
 {
@@ -30,6 +30,9 @@ static void help(FILE *f)
 		"  -t, --task ID         only polls of task ID\n"
 		"      --sort KEY        duration (default: longest first) or start\n"
 		"  -n, --limit N         at most N polls (default %d; 0: all)\n"
+		"      --no-inline       no frames for inlined functions (by default\n"
+		"                        code inlined into a function shows as\n"
+		"                        \"name [inlined]\" frames above it)\n"
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
@@ -47,6 +50,7 @@ int cmd_polls(int argc, char **argv)
 		{ "task", required_argument, NULL, 't' },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "limit", required_argument, NULL, 'n' },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -56,6 +60,7 @@ int cmd_polls(int argc, char **argv)
 	struct offcpu *oc = NULL;
 	struct trace *t;
 	uint64_t v;
+	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int c, err, ret = EXIT_OK;
 
 	optind = 1;
@@ -91,6 +96,9 @@ int cmd_polls(int argc, char **argv)
 						   "bad limit '%s': want a number (0: all)", optarg);
 			po.limit = (size_t)v;
 			break;
+		case OPT_NO_INLINE:
+			rflags |= TRACE_READ_NO_INLINE;
+			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
@@ -101,7 +109,7 @@ int cmd_polls(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("polls ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	t = open_trace(in, rflags);
 	if (!t)
 		return EXIT_FAIL;
 	err = join__new(t, JOIN_POLL_LIST, &j);

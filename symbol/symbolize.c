@@ -16,6 +16,7 @@
  * be mapped twice (dlclose + dlopen at another address), and lets stale
  * mappings stay around without ever overlapping in a shared Dwfl.
  */
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,10 @@ struct name_ent {	 /* raw ELF name -> demangled name */
 	const char *out; /* raw itself, or an owned demangled copy */
 };
 
+/* Inlined functions named at one address, at most (deeper chains keep
+ * their innermost). */
+#define SYMBOL_MAX_INLINE 32
+
 struct jit_sym {		  /* one line of /tmp/perf-PID.map */
 	uint64_t start, size;
 	const char *name; /* inside jit_text */
@@ -91,6 +96,9 @@ struct symbolizer {
 
 	uint64_t miss_refresh_ns; /* when a miss last re-read the maps */
 	int gone;		  /* the maps can no longer be read */
+
+	/* the inline chain of the last resolve (trace_frame.inl) */
+	const char *inl[SYMBOL_MAX_INLINE];
 
 	/* JIT code named by the perf map convention, read on the first
 	 * address no file mapping holds (and again after a refresh) */
@@ -1063,6 +1071,69 @@ static const struct jit_sym *jit_find(struct symbolizer *s, uint64_t addr)
 	return best;
 }
 
+/* ---- inline frames ---------------------------------------------------- */
+
+/* The name of an inlined subroutine's DIE: its linkage name (mangled, so
+ * that it demangles like the symbol table's names), else its name, both
+ * through DW_AT_abstract_origin. NULL if it has none. */
+static const char *inline_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return n ? n : dwarf_diename(die);
+}
+
+/* The functions inlined at link-time address @vaddr of @o, innermost first,
+ * into s->inl; returns how many (0 without DWARF, or outside any inlined
+ * code). The names are libdw's (stable for the Dwfl's life), demangled
+ * once each. */
+static uint32_t inline_chain(struct symbolizer *s, struct object *o, uint64_t vaddr)
+{
+	Dwarf_Die *cu, *scopes = NULL, *chain = NULL;
+	Dwarf_Addr bias;
+	uint32_t n = 0;
+	int i, ns, nc;
+
+	cu = dwfl_module_addrdie(o->mod, vaddr, &bias);
+	if (!cu)
+		return 0;
+	/* the innermost scope holding the pc; past an inlined subroutine
+	 * dwarf_getscopes goes on in its abstract definition, so the chain
+	 * of concrete scopes is taken from that DIE instead */
+	ns = dwarf_getscopes(cu, vaddr - bias, &scopes);
+	for (i = 0; i < ns; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram)
+			break; /* not inside inlined code */
+		if (tag == DW_TAG_inlined_subroutine)
+			break;
+	}
+	if (i == ns || dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) {
+		free(scopes);
+		return 0;
+	}
+	nc = dwarf_getscopes_die(&scopes[i], &chain);
+	for (i = 0; i < nc && n < SYMBOL_MAX_INLINE; i++) {
+		int tag = dwarf_tag(&chain[i]);
+		const char *name;
+
+		if (tag == DW_TAG_subprogram)
+			break; /* the out-of-line function: the symbol names it */
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		name = inline_name(&chain[i]);
+		s->inl[n++] = name ? display_name(s, name) : "[unnamed inline]";
+	}
+	free(chain);
+	free(scopes);
+	return n;
+}
+
 /* ---- resolving ------------------------------------------------------ */
 
 int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
@@ -1102,6 +1173,8 @@ int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	if (sym) {
 		out->sym = display_name(s, sym->name);
 		out->offset = vaddr - sym->addr;
+		out->ninl = inline_chain(s, o, vaddr);
+		out->inl = out->ninl ? s->inl : NULL;
 	}
 	return 0;
 }

@@ -42,6 +42,7 @@ enum trace_chunk_type {
 	TRACE_CHUNK_FRAMES = 7,	 /* symbols for frames */
 	TRACE_CHUNK_END = 8,	 /* counters; marks a complete trace */
 	TRACE_CHUNK_SWITCHES = 9, /* off-CPU intervals (sched switches) */
+	TRACE_CHUNK_INLINES = 10, /* functions inlined at frames' addresses */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -80,14 +81,27 @@ struct trace_switch {
 	uint8_t preempted;	/* 1: preempted while runnable; 0: blocked */
 };
 
+/* A frame: one unique address of the stacks. The first address of a
+ * stack's kernel part and of its user part is the interrupted pc; the
+ * others are return addresses minus one (inside the call instruction), so
+ * that a call that ends its function names that function. */
 struct trace_frame {
 	uint64_t addr;		/* instruction address in the target */
 	const char *sym;	/* demangled symbol, NULL if unresolved */
 	const char *module;	/* file name of the object ("[kernel]" for
 				 * kernel frames), NULL if unknown */
-	uint64_t offset;	/* addr - symbol start (sym != NULL) or
-				 * addr - module load bias (sym == NULL) */
+	uint64_t offset;	/* addr - symbol start (sym != NULL), else
+				 * the file offset of addr in module */
 	uint8_t kernel;		/* 1 for a kernel address */
+	uint8_t inlined;	/* 1: a function inlined at addr into the
+				 * frame that follows it in its stacks (the
+				 * reader makes these; sym is its name) */
+	/* What a resolve callback may add: the functions inlined at addr,
+	 * innermost first, up to (not including) sym, the function the code
+	 * is in; @inl owned by the callback, valid until it is next called.
+	 * The reader leaves them NULL/0 and turns them into frames. */
+	const char *const *inl;
+	uint32_t ninl;
 };
 
 struct trace_task {
@@ -252,6 +266,12 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
  * not a regular file (a pipe cannot be read twice): all is loaded. */
 #define TRACE_READ_NO_SAMPLES	0x1u
 #define TRACE_READ_NO_EVENTS	0x2u
+/* Inline frames: by default each frame with functions inlined at its
+ * address becomes, in every stack, those functions as frames of their own
+ * (innermost first, trace_frame.inlined = 1, appended to frames[] after
+ * the recorded ones) followed by the frame itself; stack ids and the ids
+ * of recorded frames do not change. This flag leaves stacks as recorded. */
+#define TRACE_READ_NO_INLINE	0x4u
 
 /* trace__read() with @flags (TRACE_READ_*). The chunks left out are still
  * checked (header and payload checksums, one zstd frame of the declared

@@ -46,6 +46,13 @@
  *                          n x v module (same), n x v offset, n x v kernel
  *            (a string table per chunk: module names and symbols of
  *            several addresses in one function are stored once)
+ *   INLINES  count = n     v nstr, nstr x (v len, bytes),
+ *                          n x v frame id (delta to the previous id, the
+ *                          first to 0; strictly increasing), n x v ninl
+ *                          (>= 1), sum(ninl) x v name (string index)
+ *            the functions inlined at a frame's address, innermost first;
+ *            ids must be defined by an earlier STACKS chunk. Written after
+ *            the FRAMES chunk of the same frames.
  *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
  *                          n x v stack, n x v preempted (0 or 1)
  *            dur = 0 for time_in = 0 (still off-CPU at the end), else

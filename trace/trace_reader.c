@@ -130,6 +130,11 @@ struct reader {
 	size_t pos;   /* its file offset */
 	int seen_end;
 	const char *msg;
+	/* INLINES, turned into frames once the whole file is read */
+	uint32_t *inl_frame, *inl_first, *inl_count; /* per chain */
+	size_t ninl, inl_cap, inl_cap2, inl_cap3;
+	char **inl_names;			      /* all chains' names */
+	size_t ninl_names, inl_names_cap;
 };
 
 /* The message buffer is per thread so that concurrent readers do not
@@ -304,11 +309,7 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 		struct trace_frame *f = &t->frames[t->nframes + i];
 
 		prev += unzigzag(cursor_varint(c));
-		f->addr = prev;
-		f->sym = NULL;
-		f->module = NULL;
-		f->offset = 0;
-		f->kernel = trace_addr_is_kernel(prev);
+		*f = (struct trace_frame){.addr = prev, .kernel = trace_addr_is_kernel(prev)};
 	}
 	if (c->err)
 		return bad(r, "truncated frame addresses");
@@ -587,6 +588,144 @@ out:
 	return err;
 }
 
+static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	uint64_t nstr, v, id = 0, total = 0;
+	const char *what = NULL;
+	size_t i, base = r->ninl;
+	char **strs;
+	int err = 0;
+
+	nstr = cursor_varint(c);
+	if (c->err)
+		return bad(r, "truncated INLINES header");
+	if (nstr > cursor_left(c) || count > cursor_left(c) / 2)
+		return bad(r, "record count exceeds chunk size");
+	strs = calloc(nstr ? nstr : 1, sizeof(*strs));
+	if (!strs)
+		return nomem(r);
+	for (i = 0; i < nstr && !err; i++)
+		err = get_string(r, c, 0, &strs[i]);
+	if (err)
+		goto out;
+	if (GROW(r, r->inl_frame, r->inl_cap, base + count) ||
+	    GROW(r, r->inl_first, r->inl_cap2, base + count) ||
+	    GROW(r, r->inl_count, r->inl_cap3, base + count)) {
+		err = nomem(r);
+		goto out;
+	}
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if ((i && !v) || v >= t->nframes || id + v >= t->nframes)
+			what = "INLINES chunk names undefined frames";
+		id += v;
+		r->inl_frame[base + i] = (uint32_t)id;
+	}
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (!v || v > cursor_left(c))
+			what = "bad inline count";
+		r->inl_first[base + i] = (uint32_t)(r->ninl_names + total);
+		r->inl_count[base + i] = (uint32_t)v;
+		total += v;
+	}
+	if (!what && (c->err || total > cursor_left(c)))
+		what = "truncated inlines";
+	if (!what && GROW(r, r->inl_names, r->inl_names_cap, r->ninl_names + total)) {
+		err = nomem(r);
+		goto out;
+	}
+	for (i = 0; i < total && !what; i++) {
+		v = cursor_varint(c);
+		if (v >= nstr)
+			what = "bad inline name";
+		else
+			r->inl_names[r->ninl_names + i] = strs[v];
+	}
+	if (!what && c->err)
+		what = "truncated inlines";
+	if (what) {
+		err = bad(r, what);
+		goto out;
+	}
+	r->ninl += count;
+	r->ninl_names += total;
+out:
+	free(strs);
+	return err;
+}
+
+/* Every frame with an inline chain becomes, in every stack, the chain's
+ * functions as frames of their own, then itself (see TRACE_READ_NO_INLINE). */
+static int expand_inlines(struct reader *r)
+{
+	struct trace *t = r->t;
+	uint32_t *first = NULL, *cnt = NULL, *off = NULL, *sf = NULL;
+	size_t i, j, k, nf0 = t->nframes, add = 0, total = 0;
+
+	if (!r->ninl)
+		return 0;
+	first = calloc(nf0, sizeof(*first));
+	cnt = calloc(nf0, sizeof(*cnt));
+	if (!first || !cnt)
+		goto nomem;
+	for (i = 0; i < r->ninl; i++)
+		add += r->inl_count[i];
+	if (nf0 + add >= UINT32_MAX || GROW(r, t->frames, r->frames_cap, nf0 + add))
+		goto nomem;
+	/* the synthetic frames, after the recorded ones */
+	for (i = 0; i < r->ninl; i++) {
+		uint32_t f = r->inl_frame[i];
+
+		first[f] = (uint32_t)t->nframes;
+		cnt[f] = r->inl_count[i];
+		for (k = 0; k < r->inl_count[i]; k++) {
+			struct trace_frame *x = &t->frames[t->nframes++];
+
+			*x = t->frames[f];
+			x->sym = r->inl_names[r->inl_first[i] + k];
+			x->offset = 0;
+			x->inlined = 1;
+		}
+	}
+	for (i = 0; i < r->nstack_frames; i++)
+		total += 1 + cnt[t->stack_frames[i]];
+	if (total >= UINT32_MAX)
+		goto nomem;
+	off = malloc((t->nstacks + 1) * sizeof(*off));
+	sf = malloc((total ? total : 1) * sizeof(*sf));
+	if (!off || !sf)
+		goto nomem;
+	for (i = 0, k = 0; i < t->nstacks; i++) {
+		off[i] = (uint32_t)k;
+		for (j = t->stack_off[i]; j < t->stack_off[i + 1]; j++) {
+			uint32_t f = t->stack_frames[j], m;
+
+			for (m = 0; m < cnt[f]; m++)
+				sf[k++] = first[f] + m;
+			sf[k++] = f;
+		}
+	}
+	off[t->nstacks] = (uint32_t)k;
+	free(t->stack_off);
+	free(t->stack_frames);
+	t->stack_off = off;
+	t->stack_frames = sf;
+	r->off_cap = t->nstacks + 1;
+	r->sf_cap = total ? total : 1;
+	r->nstack_frames = k;
+	free(first);
+	free(cnt);
+	return 0;
+nomem:
+	free(first);
+	free(cnt);
+	free(off);
+	free(sf);
+	return nomem(r);
+}
+
 static int decode_end(struct reader *r, struct cursor *c)
 {
 	struct trace_counters *k = &r->t->counters;
@@ -708,6 +847,9 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 		break;
 	case TRACE_CHUNK_SWITCHES:
 		err = decode_switches(r, &c, count);
+		break;
+	case TRACE_CHUNK_INLINES:
+		err = decode_inlines(r, &c, count);
 		break;
 	case TRACE_CHUNK_END:
 		err = decode_end(r, &c);
@@ -953,6 +1095,11 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
 	}
 	if (r.t->nstacks == 0)
 		r.t->stack_off[0] = 0;
+	if (!(flags & TRACE_READ_NO_INLINE)) {
+		err = expand_inlines(&r);
+		if (err)
+			goto out;
+	}
 	if (r.t->nthreads > 1)
 		qsort(r.t->threads, r.t->nthreads, sizeof(*r.t->threads), cmp_thread);
 	if (r.t->ntasks > 1)
@@ -965,6 +1112,10 @@ out:
 	ZSTD_freeDCtx(r.dctx);
 	idmap_release(&r.thread_ix);
 	idmap_release(&r.task_ix);
+	free(r.inl_frame);
+	free(r.inl_first);
+	free(r.inl_count);
+	free(r.inl_names);
 	if (err) {
 		trace__free(r.t);
 		if (errmsg)

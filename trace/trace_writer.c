@@ -885,6 +885,78 @@ struct frame_cols {
 	uint8_t *kernel;
 };
 
+/* The inline chains of the frames of one FRAMES chunk, for the INLINES
+ * chunk that follows it. */
+struct inl_cols {
+	struct strtab st;
+	uint32_t *frame, *count; /* per frame with a chain */
+	size_t n, cap;
+	uint32_t *names;	 /* string indexes + 1, all chains */
+	size_t nnames, names_cap;
+};
+
+static int inl_add(struct inl_cols *ic, uint32_t frame, const char *const *names,
+		   uint32_t n)
+{
+	size_t cap = ic->cap;
+	uint32_t i, k;
+
+	if (!n)
+		return 0;
+	if (trace_grow((void **)&ic->frame, &cap, ic->n + 1, sizeof(*ic->frame)) ||
+	    trace_grow((void **)&ic->count, &ic->cap, ic->n + 1, sizeof(*ic->count)) ||
+	    trace_grow((void **)&ic->names, &ic->names_cap, ic->nnames + n,
+		       sizeof(*ic->names)))
+		return -ENOMEM;
+	for (i = k = 0; i < n; i++) {
+		int64_t s = strtab_add(&ic->st, names[i]);
+
+		if (s < 0)
+			return -ENOMEM;
+		if (s) /* an absurd or NULL name is left out */
+			ic->names[ic->nnames + k++] = (uint32_t)s;
+	}
+	if (!k)
+		return 0;
+	ic->frame[ic->n] = frame;
+	ic->count[ic->n++] = k;
+	ic->nnames += k;
+	return 0;
+}
+
+static int write_inlines_chunk(struct trace_writer *w, struct inl_cols *ic)
+{
+	uint32_t prev = 0;
+	uint8_t *p;
+	size_t i;
+	int err;
+
+	if (!ic->n)
+		return 0;
+	w->raw.len = 0;
+	p = reserve(&w->raw,
+		    TRACE_VARINT_MAX * (1 + 2 * ic->n + ic->nnames) + ic->st.enc.len);
+	if (!p)
+		return -ENOMEM;
+	p = put_varint(p, ic->st.n);
+	if (ic->st.enc.len)
+		memcpy(p, ic->st.enc.p, ic->st.enc.len);
+	p += ic->st.enc.len;
+	for (i = 0; i < ic->n; i++) {
+		p = put_varint(p, ic->frame[i] - prev);
+		prev = ic->frame[i];
+	}
+	for (i = 0; i < ic->n; i++)
+		p = put_varint(p, ic->count[i]);
+	for (i = 0; i < ic->nnames; i++)
+		p = put_varint(p, ic->names[i] - 1);
+	w->raw.len = (size_t)(p - w->raw.p);
+	err = write_chunk(w, TRACE_CHUNK_INLINES, ic->n);
+	strtab_reset(&ic->st);
+	ic->n = ic->nnames = 0;
+	return err;
+}
+
 static int write_frames_chunk(struct trace_writer *w, size_t first, size_t n,
 			      struct strtab *st, const struct frame_cols *c)
 {
@@ -915,6 +987,7 @@ static int write_frames_chunk(struct trace_writer *w, size_t first, size_t n,
 static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *ctx)
 {
 	struct strtab st = {0};
+	struct inl_cols ic = {0};
 	struct frame_cols c;
 	size_t first = 0, n = 0, i;
 	int err = 0;
@@ -939,6 +1012,11 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 		if (resolve(ctx, f.addr, &f) < 0) {
 			f.sym = f.module = NULL;
 			f.offset = 0;
+			f.ninl = 0;
+		}
+		if (f.ninl && f.inl && inl_add(&ic, (uint32_t)i, f.inl, f.ninl)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		sym = strtab_add(&st, f.sym);
 		mod = strtab_add(&st, f.module);
@@ -950,8 +1028,11 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 		c.mod[n] = (uint32_t)mod;
 		c.off[n] = f.offset;
 		c.kernel[n] = f.kernel != 0;
-		if (++n == CHUNK_RECORDS || st.enc.len >= FRAMES_STR_BYTES) {
+		if (++n == CHUNK_RECORDS || st.enc.len >= FRAMES_STR_BYTES ||
+		    ic.st.enc.len >= FRAMES_STR_BYTES) {
 			err = write_frames_chunk(w, first, n, &st, &c);
+			if (!err)
+				err = write_inlines_chunk(w, &ic);
 			if (err)
 				goto out;
 			first += n;
@@ -961,8 +1042,14 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 	}
 	if (n)
 		err = write_frames_chunk(w, first, n, &st, &c);
+	if (!err)
+		err = write_inlines_chunk(w, &ic);
 out:
 	strtab_release(&st);
+	strtab_release(&ic.st);
+	free(ic.frame);
+	free(ic.count);
+	free(ic.names);
 	free(c.sym);
 	free(c.mod);
 	free(c.off);

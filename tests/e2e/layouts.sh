@@ -62,6 +62,10 @@ mkdir -p "$L/full" "$L/debuglink" "$L/buildid" "$L/nodebug"
 build_id() { printf 'd9prof-layouts-%s' "$1" | sha1sum | cut -c1-40; }
 
 b_gcc_pie() { gcc "${CF[@]}" -fPIE -pie "${C_SRCS[@]}" -o "$L/gcc_pie"; }
+# a function inlined into the leaf
+b_inline() {
+	gcc "${CF[@]}" -DLAYOUT_INLINE "${C_SRCS[@]}" -o "$L/inline"
+}
 # the shim linked in, for the ctimer sampler
 b_ctimer() {
 	gcc "${CF[@]}" -DLAYOUT_SHIM -I"$ROOT/include" "${C_SRCS[@]}" "$ROOT/$B/libd9prof.a" \
@@ -140,6 +144,7 @@ t0=$(date +%s.%N)
 bg gcc_pie b_gcc_pie
 bg gcc_nopie b_gcc_nopie
 bg ctimer b_ctimer
+bg inline b_inline
 [ "$HAVE_CLANG$HAVE_LLD" = 11 ] && bg clang_lld_pie b_clang_lld_pie &&
 	bg clang_lld_nopie b_clang_lld_nopie
 bg gcc_static b_gcc_static
@@ -331,6 +336,25 @@ l_gcc_static_pie() {
 	}
 	plain gcc_static_pie "$L/gcc_static_pie"
 }
+# DWARF inline scopes: the leaf's samples end in "layout_round [inlined]"
+# above the leaf (most of them: not the leaf's own loop control), and
+# with --no-inline the stacks are caller;leaf as everywhere else
+l_inline_frames() {
+	local n=inline_frames cl
+	built inline || return 1
+	cl=$(names "$L/inline" '^layout_caller$' '^layout_leaf$') || return 1
+	objdump -d --disassemble=layout_round "$L/inline" | grep -q '>:$' &&
+		{ fail "layout_round was not inlined"; return 1; }
+	start $n "$L/inline" || return 1
+	record $n || return 1
+	MIN_PCT=60 score $n "${cl#*|}" "layout_round [inlined]" || return 1
+	"$D9" flame -i "$TMP/$n.data" --format folded --no-inline >"$TMP/$n.folded" ||
+		fail "flame --no-inline failed" || return 1
+	! grep -q '\[inlined\]' "$TMP/$n.folded" || fail "--no-inline shows inlined frames" ||
+		return 1
+	score $n "${cl%%|*}" "${cl#*|}"
+}
+
 # the in-process sampler (where perf_event is refused): the signal handler
 # copies the top of the stack for the recorder's CFI step
 l_ctimer_sampler() {
@@ -514,7 +538,7 @@ leaf_is_frameless() {
 }
 
 # ---- runner -------------------------------------------------------------------
-order="gcc_pie gcc_nopie ctimer_sampler clang_lld_pie clang_lld_nopie gcc_static gcc_static_pie
+order="gcc_pie gcc_nopie ctimer_sampler inline_frames clang_lld_pie clang_lld_nopie gcc_static gcc_static_pie
 	gxx_templates so_bfd so_lld dlopen_during_recording stripped_debuglink
 	stripped_build_id_dir stripped_no_debug stripped_no_debug_lld deleted_binary
 	replaced_binary perf_map_jit

@@ -98,6 +98,10 @@ Test(flame, frame_label_names_symbol_module_or_address)
 	cr_assert_str_eq(frame_label(&T, ku, b, sizeof(b)), "[kernel]+0x1000_[k]");
 	/* cut to fit, the kernel suffix survives */
 	cr_assert_str_eq(frame_label(&T, k, b, 10), "do_sy_[k]");
+	/* an inlined function is marked, also when cut */
+	T.frames[a].inlined = 1;
+	cr_assert_str_eq(frame_label(&T, a, b, sizeof(b)), "ns::f:g?h [inlined]");
+	cr_assert_str_eq(frame_label(&T, a, b, 14), "ns: [inlined]");
 	cr_assert_str_eq(frame_label(&T, 99, b, sizeof(b)), "[bad frame 99]");
 }
 

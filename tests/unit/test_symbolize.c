@@ -36,6 +36,23 @@ static __attribute__((noinline)) int target_fn(int x)
 	return sink;
 }
 
+/* Code inlined twice deep into an out-of-line function. */
+static volatile uint64_t inl_sink;
+static inline __attribute__((always_inline)) void inl_inner(int i)
+{
+	inl_sink = inl_sink * 31 + (uint64_t)i;
+}
+static inline __attribute__((always_inline)) void inl_outer(int n)
+{
+	for (int i = 0; i < n; i++)
+		inl_inner(i);
+}
+static __attribute__((noinline)) void inl_host(int n)
+{
+	inl_outer(n);
+	inl_sink ^= 1;
+}
+
 /* In .data, whose PT_LOAD has p_offset != p_vaddr (unlike text). */
 static int data_var[16] = {1, 2, 3};
 
@@ -681,4 +698,32 @@ Test(symbolize, perf_map_names_anonymous_code)
 	cr_expect_str_eq(f.sym, "target_fn");
 	symbolizer__free(s);
 	unlink(path);
+}
+
+/* ---- inline frames ----------------------------------------------------------- */
+
+Test(symbolize, inlined_code_names_its_chain_innermost_first)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t a = addr_of(inl_host), i;
+	struct trace_frame f;
+	int both = 0, outer_only = 0;
+
+	inl_host(3);
+	/* some instruction of inl_host lies inside inl_inner inside inl_outer
+	 * (DWARF's inline scopes); none names inl_host itself in the chain */
+	for (i = 0; i < 256; i++) {
+		cr_assert_eq(symbolizer__resolve(s, a + i, &f), 0);
+		if (!f.sym || strcmp(f.sym, "inl_host"))
+			break;
+		cr_assert_leq(f.ninl, 2);
+		if (f.ninl == 2 && !strcmp(f.inl[0], "inl_inner") &&
+		    !strcmp(f.inl[1], "inl_outer"))
+			both = 1;
+		if (f.ninl == 1 && !strcmp(f.inl[0], "inl_outer"))
+			outer_only = 1;
+	}
+	cr_expect(both, "no address of inl_host reads inl_inner <- inl_outer");
+	cr_expect(outer_only, "no address of inl_host reads inl_outer alone");
+	symbolizer__free(s);
 }

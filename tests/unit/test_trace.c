@@ -1335,3 +1335,118 @@ Test(trace, walked_samples_naming_undefined_stacks_are_corruption)
 	unlink(path);
 	free(path);
 }
+
+/* ---- inline frames ------------------------------------------------------- */
+
+/* Frames 0x1000 and 0x2000 have code inlined at them; the rest not. */
+static int resolve_inl(void *ctx, uint64_t addr, struct trace_frame *out)
+{
+	static const char *const a[] = {"inner_a", "outer_a"}, *const b[] = {"only_b"};
+
+	resolve(ctx, addr, out);
+	if (addr == 0x1000) {
+		out->inl = a;
+		out->ninl = 2;
+	} else if (addr == 0x2000) {
+		out->inl = b;
+		out->ninl = 1;
+	}
+	return 0;
+}
+
+/* Stacks [0x1000 0x2000 0x3000] and [0x2000 0x4000], one sample each;
+ * @with_samples 0 leaves samples out. */
+static char *inline_trace(int with_samples)
+{
+	static const uint64_t s0[] = {0x1000, 0x2000, 0x3000}, s1[] = {0x2000, 0x4000};
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_sample smp = {.time = 1, .tid = 1, .weight = 1, .sampler = 1};
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, s0, 3, &smp.stack), 0);
+	if (with_samples)
+		cr_assert_eq(trace_writer__sample(w, &smp), 0);
+	cr_assert_eq(trace_writer__stack(w, s1, 2, &smp.stack), 0);
+	if (with_samples)
+		cr_assert_eq(trace_writer__sample(w, &smp), 0);
+	cr_assert_eq(trace_writer__finish(w, resolve_inl, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+	return path;
+}
+
+Test(trace, inline_chains_become_frames_of_their_own)
+{
+	static const char *const want0[] = {"inner_a", "outer_a", "fn_1000", "only_b",
+					     "fn_2000", "fn_3000"};
+	char *path = inline_trace(1);
+	struct trace *t;
+	unsigned int i;
+
+	cr_assert_eq(trace__read(path, &t, NULL), 0);
+	cr_assert_eq(t->nstacks, 2);
+	cr_assert_eq(t->nframes, 4 + 3);
+	/* the recorded frames keep their ids */
+	cr_expect_eq(t->frames[0].addr, 0x1000);
+	cr_expect_eq(t->frames[3].addr, 0x4000);
+	cr_assert_eq(t->stack_off[1] - t->stack_off[0], 6);
+	for (i = 0; i < 6; i++)
+		cr_expect_str_eq(frame_sym(t, 0, i), want0[i]);
+	cr_expect_eq(t->frames[t->stack_frames[t->stack_off[0]]].inlined, 1);
+	cr_expect_eq(t->frames[t->stack_frames[t->stack_off[0] + 2]].inlined, 0);
+	/* an inlined frame sits at the address of the frame it is inlined in */
+	cr_expect_eq(frame_addr(t, 0, 1), 0x1000);
+	cr_expect_str_eq(t->frames[t->stack_frames[t->stack_off[0] + 1]].module, "demo");
+	cr_assert_eq(t->stack_off[2] - t->stack_off[1], 3);
+	cr_expect_str_eq(frame_sym(t, 1, 0), "only_b");
+	cr_expect_str_eq(frame_sym(t, 1, 2), "fn_4000");
+	cr_expect_eq(t->nsamples, 2);
+	trace__free(t);
+
+	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_INLINE, &t, NULL), 0);
+	cr_assert_eq(t->nframes, 4);
+	cr_assert_eq(t->stack_off[1] - t->stack_off[0], 3);
+	cr_expect_str_eq(frame_sym(t, 0, 0), "fn_1000");
+	cr_expect_eq(t->frames[0].inlined, 0);
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, inlines_naming_undefined_frames_are_corruption)
+{
+	char *path = inline_trace(0);
+	size_t len, nch, i, cut = 0, out = 0;
+	uint8_t *buf = get_file(path, &len), *nb = malloc(len);
+	size_t ends[64];
+	uint32_t types[64];
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_not_null(nb);
+	nch = chunk_ends(buf, len, ends, types, 64);
+	memcpy(nb, buf, 16);
+	out = 16;
+	/* drop the STACKS and FRAMES chunks: the INLINES chunk is left
+	 * naming frames no chunk defined */
+	for (i = 0; i < nch; i++) {
+		size_t from = i ? ends[i - 1] : 16;
+
+		if (types[i] == TRACE_CHUNK_STACKS || types[i] == TRACE_CHUNK_FRAMES) {
+			cut++;
+			continue;
+		}
+		memcpy(nb + out, buf + from, ends[i] - from);
+		out += ends[i] - from;
+	}
+	cr_assert_eq(cut, 2);
+	put_file(path, nb, out);
+	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert(strstr(msg, "INLINES chunk names undefined frames"), "%s", msg);
+	free(buf);
+	free(nb);
+	unlink(path);
+	free(path);
+}
