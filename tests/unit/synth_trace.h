@@ -106,11 +106,8 @@ static inline uint32_t sy_frame(struct trace *t, uint64_t addr, const char *sym,
 
 	t->frames = sy_grow(t->frames, t->nframes, sizeof(*f));
 	f = &t->frames[t->nframes];
-	f->addr = addr;
-	f->sym = sym;
-	f->module = module;
-	f->offset = offset;
-	f->kernel = kernel;
+	*f = (struct trace_frame){
+	    .addr = addr, .sym = sym, .module = module, .offset = offset, .kernel = kernel};
 	return t->nframes++;
 }
 
