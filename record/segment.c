@@ -27,6 +27,7 @@
 
 #include "libprof/d9_segment.h"
 #include "record/record.h"
+#include "symbol/symbolize.h"
 
 /*
  * Segment times to CLOCK_MONOTONIC ns. With D9_CLOCK_TSC the shim stamps raw
@@ -212,36 +213,6 @@ static int open_seg(pid_t pid, const struct seg_map *m)
 	return fd;
 }
 
-/* The innermost PID of @pid (NSpid's last field): what getpid() returned
- * inside the target's own PID namespace. */
-static long inner_pid(pid_t pid)
-{
-	char path[64], line[256];
-	long inner = pid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (p = line + 6;; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			inner = v;
-		}
-		break;
-	}
-	fclose(f);
-	return inner;
-}
-
 static int defined_tsc(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -305,7 +276,7 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
 		snprintf(why, len, "unknown clock %#x", *clock);
 		goto bad;
 	}
-	if (h->pid != (uint32_t)inner_pid(pid)) {
+	if (h->pid != (uint32_t)symbol_inner_pid(pid)) {
 		snprintf(why, len, "made by pid %u, not this process", h->pid);
 		goto bad;
 	}

@@ -110,7 +110,6 @@ struct symbolizer {
 };
 
 static void jit_free(struct symbolizer *s);
-static pid_t ns_pid(pid_t pid);
 
 static const Dwfl_Callbacks dwfl_callbacks = {
     /* never called: every module is reported with an open file */
@@ -630,7 +629,7 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
-	snprintf(s->jit_path, sizeof(s->jit_path), "/tmp/perf-%d.map", (int)ns_pid(pid));
+	snprintf(s->jit_path, sizeof(s->jit_path), "/tmp/perf-%d.map", (int)symbol_inner_pid(pid));
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	s->rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd < 0 && errno == ENOENT) {
@@ -931,8 +930,7 @@ static int cmp_jit(const void *pa, const void *pb)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* The target's pid in its own pid namespace (for the map's name). */
-static pid_t ns_pid(pid_t pid)
+pid_t symbol_inner_pid(pid_t pid)
 {
 	char path[64], line[256];
 	long v, last = pid;

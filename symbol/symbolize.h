@@ -140,6 +140,11 @@ int symbolizer__unwind_until(struct symbolizer *s, const struct unwind_regs *reg
  * are dropped. */
 char *symbol_demangle(const char *sym);
 
+/* The innermost pid of @pid (the last NSpid field of /proc/PID/status):
+ * what getpid() returns inside the target's own pid namespace, and so the
+ * PID in its /tmp/perf-PID.map. @pid itself if unknown. */
+pid_t symbol_inner_pid(pid_t pid);
+
 /* 1 if @addr is a kernel address on this architecture. */
 int symbol_is_kernel(uint64_t addr);
 

@@ -530,6 +530,21 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 	return 0;
 }
 
+/* A chunk's string table of @nstr strings into a new array *@strs (the
+ * strings in the arena). 0 or -errno; the caller frees *@strs either way. */
+static int get_strtab(struct reader *r, struct cursor *c, uint64_t nstr, char ***strs)
+{
+	size_t i;
+	int err = 0;
+
+	*strs = calloc(nstr ? nstr : 1, sizeof(**strs));
+	if (!*strs)
+		return nomem(r);
+	for (i = 0; i < nstr && !err; i++)
+		err = get_string(r, c, 0, &(*strs)[i]);
+	return err;
+}
+
 static int decode_frames(struct reader *r, struct cursor *c, size_t count)
 {
 	struct trace *t = r->t;
@@ -547,11 +562,7 @@ static int decode_frames(struct reader *r, struct cursor *c, size_t count)
 		return bad(r, "FRAMES chunk names undefined frames");
 	if (nstr > cursor_left(c) || count > cursor_left(c) / 4)
 		return bad(r, "record count exceeds chunk size");
-	strs = calloc(nstr ? nstr : 1, sizeof(*strs));
-	if (!strs)
-		return nomem(r);
-	for (i = 0; i < nstr && !err; i++)
-		err = get_string(r, c, 0, &strs[i]);
+	err = get_strtab(r, c, nstr, &strs);
 	if (err)
 		goto out;
 	/* (no pointer arithmetic on frames: it is NULL in a trace without
@@ -602,11 +613,7 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 		return bad(r, "truncated INLINES header");
 	if (nstr > cursor_left(c) || count > cursor_left(c) / 2)
 		return bad(r, "record count exceeds chunk size");
-	strs = calloc(nstr ? nstr : 1, sizeof(*strs));
-	if (!strs)
-		return nomem(r);
-	for (i = 0; i < nstr && !err; i++)
-		err = get_string(r, c, 0, &strs[i]);
+	err = get_strtab(r, c, nstr, &strs);
 	if (err)
 		goto out;
 	if (GROW(r, r->inl_frame, r->inl_cap, base + count) ||
