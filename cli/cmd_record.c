@@ -217,18 +217,17 @@ int cmd_record(int argc, char **argv)
 						   "auto, tracepoint or switch", optarg);
 			break;
 		case OPT_OFFCPU_STACK:
-			if (parse_u64(optarg, &v) || v % 8 || v > 32768)
-				return usage_error("record ", "bad stack size '%s': want bytes, "
-						   "a multiple of 8 up to 32768", optarg);
-			o.offcpu_stack = (unsigned int)v;
-			o.offcpu_fp_only = v == 0;
-			break;
 		case OPT_CPU_STACK:
 			if (parse_u64(optarg, &v) || v % 8 || v > 32768)
 				return usage_error("record ", "bad stack size '%s': want bytes, "
 						   "a multiple of 8 up to 32768", optarg);
-			o.cpu_stack = (unsigned int)v;
-			o.cpu_fp_only = v == 0;
+			if (c == OPT_CPU_STACK) {
+				o.cpu_stack = (unsigned int)v;
+				o.cpu_fp_only = v == 0;
+			} else {
+				o.offcpu_stack = (unsigned int)v;
+				o.offcpu_fp_only = v == 0;
+			}
 			break;
 		case 'h':
 			help(stdout);
