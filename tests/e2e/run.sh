@@ -432,13 +432,15 @@ t_offcpu_polls_and_poll_flame_on_the_demo() {
 
 # ---- the ctimer sampler ----------------------------------------------------
 
-# leaf_shares FOLDED: "function percent" per deepest user-space frame (kernel
-# frames, "_[k]", skipped: ctimer has none), by weight, largest first
+# leaf_shares FOLDED: "function<TAB>percent" per deepest user-space frame
+# (kernel frames, "_[k]", skipped: ctimer has none), by weight, largest
+# first; names may hold spaces ("hash_loop [inlined]")
 leaf_shares() {
 	awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";")
 		while (k > 1 && f[k] ~ /_\[k\]$/) k--
 		s[f[k]] += n; t += n }
-		END { for (x in s) printf "%s %.1f\n", x, 100 * s[x] / t }' "$1" | sort -k2 -nr
+		END { for (x in s) printf "%s\t%.1f\n", x, 100 * s[x] / t }' "$1" |
+		sort -t"$(printf '\t')" -k2 -nr
 }
 
 t_ctimer_and_perf_agree_on_the_demo() {
@@ -466,12 +468,12 @@ t_ctimer_and_perf_agree_on_the_demo() {
 	leaf_shares "$TMP/pf1.f" >"$TMP/pf1.shares"
 	leaf_shares "$TMP/ct1.f" >"$TMP/ct1.shares"
 	say "    task 1 leaf shares, perf | ctimer:"
-	awk 'NR == FNR { c[$1] = $2; next } { p[$1] = $2 }
+	awk -F'\t' 'NR == FNR { c[$1] = $2; next } { p[$1] = $2 }
 		END { for (x in p) if (p[x] >= 0.5 || c[x] >= 0.5) printf "      %-24s %5.1f%% | %5.1f%%\n", x, p[x], c[x]
 		      for (x in c) if (!(x in p) && c[x] >= 0.5) printf "      %-24s %5.1f%% | %5.1f%%\n", x, 0, c[x] }' \
 		"$TMP/ct1.shares" "$TMP/pf1.shares"
 	# every function holding 2% or more with either sampler agrees within 5 points
-	awk 'NR == FNR { c[$1] = $2; next } { p[$1] = $2 }
+	awk -F'\t' 'NR == FNR { c[$1] = $2; next } { p[$1] = $2 }
 		END { for (x in p) if (p[x] >= 2 || c[x] >= 2) { d = p[x] - c[x]; if (d < 0) d = -d
 			if (d > 5) { printf "%s: perf %.1f%%, ctimer %.1f%%\n", x, p[x], c[x]; bad = 1 } }
 		      for (x in c) if (!(x in p) && c[x] > 5) { printf "%s: perf 0%%, ctimer %.1f%%\n", x, c[x]; bad = 1 }
