@@ -36,7 +36,7 @@ CRITERION_LIBS := -lcriterion
 .DELETE_ON_ERROR:
 .SECONDARY:
 .SUFFIXES:
-.PHONY: all demo check check-unit check-sanitize check-e2e bench install \
+.PHONY: all demo check check-unit check-sanitize check-rust check-e2e bench install \
 	uninstall clean deps format
 
 # ---- sources -------------------------------------------------------------
@@ -151,7 +151,7 @@ $(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9p
 	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \
 		-o $@ $< $(SHIM_SRCS) -lpthread
 
-check: check-unit check-sanitize check-e2e
+check: check-unit check-sanitize check-rust check-e2e
 	@echo "make check: all passed"
 
 check-unit: $(UNIT_BINS)
@@ -160,6 +160,16 @@ check-unit: $(UNIT_BINS)
 check-sanitize: $(SAN_BINS)
 	$(Q)for t in $(SAN_BINS); do echo "== $$t"; \
 		TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 $$t || exit 1; done
+
+# The Rust binding (bindings/rust) against the shim just built, offline
+# (Debian's crates, .cargo/config.toml); skipped where cargo is missing.
+CARGO ?= cargo
+check-rust: $(SHIM_A) $(SHIM_SO)
+	$(Q)if ! $(CARGO) --version >/dev/null 2>&1; then \
+		echo "check-rust: skip: no cargo on PATH"; \
+	else cd bindings/rust && CARGO_TARGET_DIR=$(abspath $(B))/cargo \
+		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1 \
+		$(CARGO) test --offline --features tokio; fi
 
 check-e2e: all
 	$(Q)B=$(B) tests/e2e/run.sh
