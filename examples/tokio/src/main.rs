@@ -1,0 +1,123 @@
+//! d9demo-tokio: a Tokio service whose tasks behave in known ways, for
+//! `make demo-tokio` and the e2e tests.
+//!
+//!   d9demo-tokio [-d SECS] [-w WORKERS]
+//!
+//! Prints "ready PID" once serving, then runs SECS seconds (default 30):
+//! - "cpu_handler": requests that burn ~2 ms of CPU each in `burn_cpu`;
+//! - "blocking_handler": requests that mistakenly block the worker in a
+//!   synchronous sleep (`blocking_read`) for 3 ms inside the poll;
+//! - "echo_server" / "echo_client": a TCP echo pair on loopback;
+//! - 50 timer tasks spawned without a name: d9prof names them by spawn
+//!   location (main.rs:LINE).
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The CPU-heavy request's work: a hash loop for about `us` microseconds.
+#[inline(never)]
+fn burn_cpu(us: u64) -> u64 {
+    let end = Instant::now() + Duration::from_micros(us);
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    while Instant::now() < end {
+        for i in 0..256u64 {
+            h = (h ^ i).wrapping_mul(0x1_0000_0001_b3);
+        }
+    }
+    black_box(h)
+}
+
+/// The mistake: a synchronous wait inside a poll, as a blocking file or
+/// socket read would be.
+#[inline(never)]
+fn blocking_read(ms: u64) -> u64 {
+    std::thread::sleep(Duration::from_millis(ms));
+    black_box(ms) // work after the call: no tail call hides this frame
+}
+
+async fn cpu_handler() {
+    loop {
+        burn_cpu(2000);
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn blocking_handler() {
+    loop {
+        blocking_read(3);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+async fn echo_server(listener: TcpListener) {
+    loop {
+        let Ok((mut s, _)) = listener.accept().await else { return };
+        d9prof::tokio::spawn_named("echo_conn", async move {
+            let mut buf = [0u8; 4096];
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if s.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+async fn echo_client(addr: std::net::SocketAddr) {
+    let Ok(mut s) = TcpStream::connect(addr).await else { return };
+    let msg = [7u8; 512];
+    let mut back = [0u8; 512];
+    loop {
+        if s.write_all(&msg).await.is_err() || s.read_exact(&mut back).await.is_err() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+}
+
+fn main() {
+    let mut secs = 30.0f64;
+    let mut workers = 2usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let v = args.next();
+        match (a.as_str(), v) {
+            ("-d", Some(v)) => secs = v.parse().expect("-d SECS"),
+            ("-w", Some(v)) => workers = v.parse().expect("-w WORKERS"),
+            _ => {
+                eprintln!("usage: d9demo-tokio [-d SECS] [-w WORKERS]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let _ = d9prof::init();
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    b.worker_threads(workers).thread_name("d9tokio-worker").enable_all();
+    d9prof::tokio::instrument(&mut b);
+    let rt = b.build().expect("runtime");
+    rt.block_on(async move {
+        d9prof::tokio::spawn_named("cpu_handler", cpu_handler());
+        d9prof::tokio::spawn_named("blocking_handler", blocking_handler());
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        d9prof::tokio::spawn_named("echo_server", echo_server(listener));
+        d9prof::tokio::spawn_named("echo_client", echo_client(addr));
+        for i in 0..50u64 {
+            d9prof::tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(5 + i % 7)).await;
+                }
+            });
+        }
+        println!("ready {}", std::process::id());
+        tokio::time::sleep(Duration::from_secs_f64(secs)).await;
+    });
+    rt.shutdown_timeout(Duration::from_millis(100));
+}
