@@ -2,6 +2,7 @@
 #
 #   make            build the shim, the CLI and the examples into build/
 #   make demo       install missing packages, build, record the demo runtime
+#   make demo-tokio the same for the Tokio demo service (examples/tokio)
 #   make check      unit tests, sanitizer tests of the shim, end-to-end tests
 #   make bench      benchmarks (not part of check)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -36,7 +37,8 @@ CRITERION_LIBS := -lcriterion
 .DELETE_ON_ERROR:
 .SECONDARY:
 .SUFFIXES:
-.PHONY: all demo check check-unit check-sanitize check-rust check-e2e bench install \
+.PHONY: all demo demo-tokio tokio-demo-bin check check-unit check-sanitize check-rust \
+	check-e2e bench install \
 	uninstall clean deps format
 
 # ---- sources -------------------------------------------------------------
@@ -171,13 +173,26 @@ check-rust: $(SHIM_A) $(SHIM_SO)
 		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1 \
 		$(CARGO) test --offline --features tokio; fi
 
-check-e2e: all
+check-e2e: all tokio-demo-bin
 	$(Q)B=$(B) tests/e2e/run.sh
 	$(Q)B=$(B) tests/e2e/layouts.sh
+	$(Q)B=$(B) tests/e2e/tokio.sh
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: all
 	$(Q)B=$(B) scripts/demo.sh
+
+# The Tokio demo (examples/tokio), built by cargo offline against the shim
+# just built, with frame pointers (.cargo/config.toml).
+TOKIO_DEMO := $(B)/cargo/release/d9demo-tokio
+tokio-demo-bin: $(SHIM_A)
+	$(Q)if ! $(CARGO) --version >/dev/null 2>&1; then \
+		echo "tokio demo: skip: no cargo on PATH"; \
+	else cd examples/tokio && CARGO_TARGET_DIR=$(abspath $(B))/cargo \
+		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1 \
+		$(CARGO) build --release --offline $(if $(Q),--quiet); fi
+demo-tokio: all tokio-demo-bin
+	$(Q)B=$(B) scripts/demo-tokio.sh
 
 $(B)/bench/%: bench/%.c $(SHIM_A) $(CORE_A) $(B)/.flags
 	@mkdir -p $(dir $@)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# make demo-tokio: build and start the Tokio demo service
+# (examples/tokio), record it with `d9prof record -p`, and show the same
+# views as make demo: task table, hottest stacks, slowest polls, what the
+# blocking handler waited on, flamegraphs.
+set -eu
+B=${B:-build}
+OUT=${OUT:-$B/demo-tokio}
+SECS=${SECS:-5}
+D9=$B/d9prof
+BIN=$B/cargo/release/d9demo-tokio
+mkdir -p "$OUT"
+
+"$BIN" -w 2 >"$OUT/demo.out" 2>"$OUT/demo.err" &
+DPID=$!
+trap 'kill $DPID 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+	grep -q '^ready' "$OUT/demo.out" && break
+	sleep 0.05
+done
+echo "Tokio demo service running as pid $DPID (examples/tokio/src/main.rs)"
+echo
+echo "\$ d9prof record -p $DPID -d $SECS -o $OUT/d9prof.data"
+"$D9" record -p "$DPID" -d "$SECS" -o "$OUT/d9prof.data"
+kill "$DPID" 2>/dev/null || true
+wait "$DPID" 2>/dev/null || true
+trap - EXIT
+echo
+echo "\$ d9prof tasks -i $OUT/d9prof.data   (unnamed tasks: their spawn location)"
+"$D9" tasks -i "$OUT/d9prof.data" | head -10
+# task ids by name, from the table
+tid() { "$D9" tasks -i "$OUT/d9prof.data" | awk -v n="$1" '$2 == n { print $1; exit }'; }
+CPU=$(tid cpu_handler)
+BLK=$(tid blocking_handler)
+"$D9" flame -i "$OUT/d9prof.data" -o "$OUT/all-tasks.svg"
+"$D9" flame -i "$OUT/d9prof.data" --task "$CPU" -o "$OUT/cpu_handler.svg"
+"$D9" flame -i "$OUT/d9prof.data" --task "$CPU" --format folded >"$OUT/cpu_handler.folded"
+echo
+echo "task $CPU (cpu_handler), hottest stacks:"
+awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
+	printf "%d\t%s <- %s <- %s\n", n, f[k], f[k - 1], f[k - 2] }' "$OUT/cpu_handler.folded" |
+	sort -n -r | head -3 | awk -F'\t' '{ printf "  %6d  %s\n", $1, $2 }'
+echo
+echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
+"$D9" polls -i "$OUT/d9prof.data" --min 1ms --limit 5
+"$D9" offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms -o "$OUT/blocking_handler-offcpu.svg"
+"$D9" offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms --format folded \
+	>"$OUT/blocking_handler-offcpu.folded"
+echo
+echo "task $BLK (blocking_handler) blocked its worker in (us off-CPU, slow polls):"
+awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
+	for (i = k; i > 1 && f[i] !~ /^d9demo_tokio::/; i--) ;
+	printf "%d\t%s -> %s\n", n, f[i], f[i + 1] }' "$OUT/blocking_handler-offcpu.folded" |
+	sort -n -r | head -2 | awk -F'\t' '{ printf "  %9d  %s\n", $1, $2 }'
+echo
+echo "flamegraphs (open in a browser):"
+echo "  $OUT/all-tasks.svg                  every sample, one root frame per task"
+echo "  $OUT/cpu_handler.svg                task $CPU only"
+echo "  $OUT/blocking_handler-offcpu.svg    what task $BLK's slow polls blocked on"
+echo "the trace: $OUT/d9prof.data"

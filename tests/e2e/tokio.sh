@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Tokio as a target: the Tokio demo service (examples/tokio, built by
+# `make tokio-demo-bin` with the d9prof crate) recorded through real
+# perf_events and through the ctimer sampler. Task ids are looked up by
+# name in `d9prof tasks`; names of functions come from the program's
+# source (examples/tokio/src/main.rs), demangled, without ::h<hash>.
+set -u
+B=${B:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+D9="$ROOT/$B/d9prof"
+BIN="$ROOT/$B/cargo/release/d9demo-tokio"
+TMP=$(mktemp -d /tmp/d9tokio.XXXXXX)
+PIDS=()
+pass=0 fail=0 skip=0
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+say() { printf '%s\n' "$*"; }
+fail() { say "    $*"; return 1; }
+
+# pct FOLDED ERE: percent (integer) of the weight whose line matches ERE
+pct() {
+	awk -v re="$2" '{ n = $NF; t += n; if ($0 ~ re) h += n }
+		END { if (!t) print 0; else printf "%d\n", 100 * h / t }' "$1"
+}
+
+# record_demo NAME [ARGS]: start the service, record it 4 s with ARGS
+record_demo() {
+	local n=$1 pid
+	shift
+	"$BIN" -d 30 >"$TMP/$n.out" 2>"$TMP/$n.err" &
+	pid=$!
+	PIDS+=("$pid")
+	for _ in $(seq 100); do
+		grep -q '^ready' "$TMP/$n.out" && break
+		sleep 0.05
+	done
+	grep -q '^ready' "$TMP/$n.out" || fail "the service did not start: $(cat "$TMP/$n.err")" ||
+		return 1
+	"$D9" record -p "$pid" "$@" -d 4 -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
+		fail "record failed: $(tail -3 "$TMP/$n.rec")" || return 1
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	"$D9" tasks -i "$TMP/$n.data" >"$TMP/$n.tasks" || fail "tasks failed" || return 1
+}
+tid() { awk -v n="$2" '$2 == n { print $1; exit }' "$TMP/$1.tasks"; }
+
+# cpu_handler: >= 90% of its CPU under burn_cpu, called from the async
+# fn's body (inlined into the poll wrapper), no other task in burn_cpu
+check_cpu_task() {
+	local n=$1 id s c other
+	id=$(tid "$n" cpu_handler)
+	[ -n "$id" ] || fail "no cpu_handler task: $(head -5 "$TMP/$n.tasks")" || return 1
+	"$D9" flame -i "$TMP/$n.data" --task "$id" --format folded >"$TMP/$n.cpu" || return 1
+	s=$(pct "$TMP/$n.cpu" ';d9demo_tokio::burn_cpu(;| )')
+	c=$(pct "$TMP/$n.cpu" \
+		';d9demo_tokio::cpu_handler::\{\{closure\}\} \[inlined\];d9demo_tokio::burn_cpu(;| )')
+	say "    $n: cpu_handler (task $id): $s% under burn_cpu, $c% with its caller chain"
+	[ "$s" -ge 90 ] || fail "burn_cpu holds only $s% of cpu_handler" || return 1
+	[ "$c" -ge 90 ] || fail "burn_cpu's caller chain in only $c%:" \
+		"$(sort -t' ' -k2 -n "$TMP/$n.cpu" | tail -1 | cut -c1-300)" || return 1
+	! grep -Eq '::h[0-9a-f]{16}(;| )' "$TMP/$n.cpu" || fail "a Rust hash in names" || return 1
+	"$D9" flame -i "$TMP/$n.data" --format folded >"$TMP/$n.all" || return 1
+	other=$(grep -v "^task $id cpu_handler;" "$TMP/$n.all" | grep -c 'd9demo_tokio::burn_cpu')
+	[ "$other" = 0 ] || fail "$other stacks of other tasks hold burn_cpu" || return 1
+}
+
+t_perf_sampler() {
+	local n=perf id s
+	record_demo $n || return 1
+	check_cpu_task $n || return 1
+	# the handler that blocks its worker: its own frame above libc's sleep
+	id=$(tid $n blocking_handler)
+	"$D9" offcpu -i "$TMP/$n.data" --task "$id" --min-poll 1ms --format folded \
+		>"$TMP/$n.off" || fail "offcpu failed" || return 1
+	s=$(pct "$TMP/$n.off" ';d9demo_tokio::blocking_read;std::thread::functions::sleep;')
+	say "    blocking_handler (task $id): $s% of its off-CPU time under blocking_read -> sleep"
+	[ "$s" -ge 90 ] || fail "only $s%: $(sort -t' ' -k2 -n "$TMP/$n.off" | tail -1 |
+		cut -c1-300)" || return 1
+	# unnamed tasks carry their spawn location
+	s=$(grep -Ec '^[0-9]+ +src/main\.rs:[0-9]+ ' "$TMP/$n.tasks")
+	say "    $s tasks named by spawn location (src/main.rs:LINE)"
+	[ "$s" -ge 40 ] || fail "want the 50 timer tasks by spawn location, got $s" || return 1
+}
+
+t_ctimer_sampler() {
+	record_demo ctimer --sampler ctimer || return 1
+	grep -q "sampler: ctimer" "$TMP/ctimer.rec" || fail "did not use ctimer" || return 1
+	check_cpu_task ctimer
+}
+
+if [ ! -x "$BIN" ]; then
+	say "tokio: skip: no $BIN (make tokio-demo-bin; needs cargo)"
+	say "tokio: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+for t in t_perf_sampler t_ctimer_sampler; do
+	say "== tokio: ${t#t_}"
+	$t; rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); say "ok - ${t#t_}" ;;
+	2) skip=$((skip + 1)); say "skip - ${t#t_}" ;;
+	*) fail=$((fail + 1)); say "not ok - ${t#t_}" ;;
+	esac
+done
+say "tokio: $pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
