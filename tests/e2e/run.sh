@@ -409,14 +409,16 @@ t_offcpu_polls_and_poll_flame_on_the_demo() {
 	sed -n '1,3p' "$TMP/pl.txt" | sed 's/^/    /'
 	rows=$(grep -c '^[0-9]' "$TMP/pl.txt")
 	[ "$rows" = 5 ] || fail "want 5 slow polls of task 2, got $rows" || return 1
-	# every slow blocker poll blocked in it; its top frame is off-CPU
-	# unless the thread really ran longer than it slept in that poll (a
-	# kernel path with interrupts off, seen under load: at most one row)
+	# every slow blocker poll blocked in it. Its top frame is off-CPU,
+	# or a kernel frame of its sleep: on a shared VM a vCPU stolen by the
+	# host while the thread is on its way into nanosleep shows as CPU
+	# samples in do_nanosleep (seen in CI: 14 ms of them in a 27 ms poll).
+	# Never a user frame of another task (demo_hot_spin).
 	! grep '^[0-9]' "$TMP/pl.txt" | grep -v ' 2 blocker .*ms  *[0-9]*  *[0-9.]*ms  ' ||
 		fail "a blocker poll without off-CPU time (above)" || return 1
-	[ "$(grep '^[0-9]' "$TMP/pl.txt" | grep -vc '(off-CPU)$')" -le 1 ] ||
-		fail "blocker polls whose top frame is not off-CPU:" \
-			"$(grep '^[0-9]' "$TMP/pl.txt" | grep -v '(off-CPU)$')" || return 1
+	! grep '^[0-9]' "$TMP/pl.txt" | grep -v '(off-CPU)$' | grep -v '_\[k\]$' ||
+		fail "blocker polls whose top frame is neither off-CPU nor kernel (above)" ||
+		return 1
 	id=$(awk '/^[0-9]/ { print $1; exit }' "$TMP/pl.txt")
 	"$D9" flame -i "$d" --poll "$id" --format folded >"$TMP/pf.f" 2>"$TMP/pf.err" ||
 		fail "flame --poll $id failed: $(cat "$TMP/pf.err")" || return 1
