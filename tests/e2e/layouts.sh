@@ -247,12 +247,14 @@ function is(fr, m,   p, o) {
 }
 # user(LINE): the user frames of a folded line into u[1..m], returns m;
 # the root frame ([no poll] or the task) and kernel frames left out
+# (and inline frames, "NAME [inlined]", unless keep_inl is set: the
+# out-of-line functions are what each layout is about)
 function user(line,   f, k, i, m) {
 	sub(/ [0-9]+$/, "", line)
 	k = split(line, f, ";")
 	m = 0
 	for (i = 2; i <= k; i++)
-		if (f[i] !~ /_\[k\]$/) u[++m] = f[i]
+		if (f[i] !~ /_\[k\]$/ && (keep_inl || f[i] !~ / \[inlined\]$/)) u[++m] = f[i]
 	return m
 }'
 
@@ -266,10 +268,12 @@ shown() {
 
 # score NAME CALLER LEAF: the layout line; 0 when >= MIN_PCT% of at least
 # MIN_SAMPLES samples end their user frames in CALLER;LEAF (names or
-# "@MODULE@LO@HI" matchers, see is())
+# "@MODULE@LO@HI" matchers, see is()); inline frames count only when LEAF
+# is one
 score() {
-	local f=$TMP/$1.folded tot hit pct
-	read -r tot hit < <(awk -v c="$2" -v l="$3" "$AWK_LIB"'
+	local f=$TMP/$1.folded tot hit pct keep=0
+	[[ $3 == *" [inlined]" ]] && keep=1
+	read -r tot hit < <(awk -v c="$2" -v l="$3" -v keep_inl=$keep "$AWK_LIB"'
 		{ n = $NF; tot += n; m = user($0)
 		  if (m >= 2 && is(u[m - 1], c) && is(u[m], l)) hit += n }
 		END { print tot + 0, hit + 0 }' "$f")
@@ -281,7 +285,7 @@ score() {
 		{ fail "want >= $MIN_PCT% ending in $(shown "$2");$(shown "$3")"; r=1; }
 	if [ "$r" != 0 ]; then
 		# what they end in instead: the last three user frames, heaviest first
-		awk "$AWK_LIB"'{ n = $NF; m = user($0); s = ""
+		awk -v keep_inl=1 "$AWK_LIB"'{ n = $NF; m = user($0); s = ""
 			for (i = (m > 3 ? m - 2 : 1); i <= m; i++) s = s (s == "" ? "" : ";") u[i]
 			w[s] += n; tot += n }
 			END { for (s in w) printf "%d %.1f%% ...;%s\n", w[s], 100 * w[s] / tot, s }' "$f" |
