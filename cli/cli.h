@@ -38,6 +38,13 @@ int parse_seconds(const char *s, double *out);
  * duration_parse() in analysis/). */
 #define DURATION_WANT "want a number and a unit: ns, us, ms or s (e.g. 500us, 1ms, 2.5s)"
 
+/* --help line of --no-inline (TRACE_READ_NO_INLINE), for every command
+ * that prints stacks. */
+#define NO_INLINE_HELP                                                                   \
+	"      --no-inline       no frames for inlined functions (by default\n"          \
+	"                        code inlined into a function shows as\n"                \
+	"                        \"name [inlined]\" frames above it)\n"
+
 /* "svg" or "folded" into *@out. 0 or -EINVAL. */
 int parse_flame_format(const char *s, enum flame_format *out);
 

@@ -35,9 +35,7 @@ static void help(FILE *f)
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
 		"  -o, --output OUT      write there instead of stdout\n"
-		"      --no-inline       no frames for inlined functions (by default\n"
-		"                        code inlined into a function shows as\n"
-		"                        \"name [inlined]\" frames above it)\n"
+		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof flame -o all.svg\n"

@@ -33,9 +33,7 @@ static void help(FILE *f)
 		"      --idle            also the time parked workers waited, as [idle]\n"
 		"  -f, --format FMT      svg (default) or folded (\"root;...;leaf us\")\n"
 		"  -o, --output OUT      write there instead of stdout\n"
-		"      --no-inline       no frames for inlined functions (by default\n"
-		"                        code inlined into a function shows as\n"
-		"                        \"name [inlined]\" frames above it)\n"
+		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"

@@ -30,9 +30,7 @@ static void help(FILE *f)
 		"  -t, --task ID         only polls of task ID\n"
 		"      --sort KEY        duration (default: longest first) or start\n"
 		"  -n, --limit N         at most N polls (default %d; 0: all)\n"
-		"      --no-inline       no frames for inlined functions (by default\n"
-		"                        code inlined into a function shows as\n"
-		"                        \"name [inlined]\" frames above it)\n"
+		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"

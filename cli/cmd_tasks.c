@@ -47,7 +47,9 @@ int cmd_tasks(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("tasks ", "unexpected argument '%s'", argv[optind]);
-	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	/* no stacks printed: inline frames would be work for nothing */
+	t = open_trace(in,
+		       TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_INLINE);
 	if (!t)
 		return EXIT_FAIL;
 	err = join__new(t, 0, &j);

@@ -16,7 +16,6 @@
  * be mapped twice (dlclose + dlopen at another address), and lets stale
  * mappings stay around without ever overlapping in a shared Dwfl.
  */
-#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +35,7 @@
 
 #include "kallsyms/kallsyms.h"
 #include "symbol/symbolize.h"
+#include "symbol/inline.h"
 #include "symbol/symbolize_int.h"
 
 struct sym {		  /* one symbol of an object's index */
@@ -58,14 +58,8 @@ struct object {
 	struct sym *syms; /* sorted by addr, best alias first */
 	size_t nsyms;
 	int indexed; /* syms built (possibly empty) */
-	struct fn_range *fns; /* concrete DWARF functions, sorted by lo */
-	size_t nfns;
-	int fns_state;	      /* 0 not built, 1 built (possibly empty) */
-};
-
-struct fn_range {	   /* a code range of a concrete DW_TAG_subprogram */
-	uint64_t lo, hi;   /* DWARF addresses (link-time, minus the bias) */
-	Dwarf_Off die;	   /* its DIE, for dwarf_offdie */
+	struct inline_index *inl_index; /* its DWARF functions, built on the
+					 * first inline lookup (inline.h) */
 };
 
 struct mapping {
@@ -674,10 +668,10 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->nobjs; i++) {
+		inline_index__free(s->objs[i].inl_index);
 		dwfl_end(s->objs[i].dwfl);
 		free(s->objs[i].loads);
 		free(s->objs[i].syms);
-		free(s->objs[i].fns);
 		free(s->objs[i].path);
 	}
 	for (i = 0; i < s->capnames; i++)
@@ -1080,157 +1074,17 @@ static const struct jit_sym *jit_find(struct symbolizer *s, uint64_t addr)
 
 /* ---- inline frames ---------------------------------------------------- */
 
-/* The name of an inlined subroutine's DIE: its linkage name (mangled, so
- * that it demangles like the symbol table's names), else its name, both
- * through DW_AT_abstract_origin. NULL if it has none. */
-static const char *inline_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	const char *n;
-
-	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-	return n ? n : dwarf_diename(die);
-}
-
-static int cmp_fn(const void *pa, const void *pb)
-{
-	const struct fn_range *a = pa, *b = pb;
-
-	return a->lo < b->lo ? -1 : a->lo > b->lo;
-}
-
-/* Add the code ranges of every concrete subprogram under @die (namespaces,
- * types and modules are descended; a function's own children are left to
- * the lookup). 0 or -ENOMEM. */
-static int index_fns_under(struct object *o, Dwarf_Die *die, size_t *cap)
-{
-	Dwarf_Die child;
-
-	if (dwarf_child(die, &child) != 0)
-		return 0;
-	do {
-		int tag = dwarf_tag(&child);
-
-		if (tag == DW_TAG_subprogram) {
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t off = 0;
-
-			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-				if (hi <= lo)
-					continue;
-				if (o->nfns == *cap) {
-					size_t ncap = *cap ? 2 * *cap : 1024;
-					struct fn_range *n = realloc(o->fns, ncap * sizeof(*n));
-
-					if (!n)
-						return -ENOMEM;
-					o->fns = n;
-					*cap = ncap;
-				}
-				o->fns[o->nfns++] =
-				    (struct fn_range){.lo = lo, .hi = hi, .die = dwarf_dieoffset(&child)};
-			}
-		} else if (dwarf_haschildren(&child) > 0 && tag != DW_TAG_lexical_block &&
-			   tag != DW_TAG_inlined_subroutine) {
-			if (index_fns_under(o, &child, cap))
-				return -ENOMEM;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return 0;
-}
-
-/*
- * The concrete functions of @o's DWARF, by address, built on the first
- * inline lookup: one pass over every CU's DIEs. (dwarf_getscopes would
- * walk a CU per address, and gives up on a whole CU at the first DIE whose
- * address it cannot read, which rustc's output has.)
- */
-static void index_fns(struct object *o, Dwarf **dw)
-{
-	Dwarf_Addr bias;
-	Dwarf_Off off = 0, next;
-	size_t hsize, cap = 0;
-
-	o->fns_state = 1;
-	*dw = dwfl_module_getdwarf(o->mod, &bias);
-	if (!*dw)
-		return;
-	while (dwarf_nextcu(*dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-
-		if (dwarf_offdie(*dw, off + hsize, &cu) && index_fns_under(o, &cu, &cap))
-			break; /* out of memory: what was indexed still serves */
-		off = next;
-	}
-	if (o->nfns)
-		qsort(o->fns, o->nfns, sizeof(*o->fns), cmp_fn);
-}
-
 /* The functions inlined at link-time address @vaddr of @o, innermost first,
- * into s->inl; returns how many (0 without DWARF, or outside any inlined
- * code). The names are libdw's (stable for the Dwfl's life), demangled
- * once each. */
+ * demangled, into s->inl; returns how many (0 without DWARF, or outside
+ * any inlined code). */
 static uint32_t inline_chain(struct symbolizer *s, struct object *o, uint64_t vaddr)
 {
-	Dwarf_Die path[SYMBOL_MAX_INLINE], die, child;
-	Dwarf_Addr bias = 0;
-	Dwarf *dw = NULL;
-	size_t lo = 0, hi;
-	uint32_t n = 0, depth = 0;
-	uint64_t pc;
+	const char *raw[SYMBOL_MAX_INLINE];
+	int i, n = symbol__inline_chain(o->mod, &o->inl_index, vaddr, raw, SYMBOL_MAX_INLINE);
 
-	if (!o->fns_state)
-		index_fns(o, &dw);
-	if (!o->nfns)
-		return 0;
-	dw = dwfl_module_getdwarf(o->mod, &bias);
-	if (!dw)
-		return 0;
-	pc = vaddr - bias;
-	/* the last function starting at or below pc that holds it (ranges
-	 * of different functions do not overlap) */
-	hi = o->nfns;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->fns[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || pc >= o->fns[lo - 1].hi || !dwarf_offdie(dw, o->fns[lo - 1].die, &die))
-		return 0;
-	/* down through the scopes holding pc: inlined subroutines, and the
-	 * lexical blocks they sit in */
-	for (;;) {
-		int found = 0;
-
-		if (dwarf_child(&die, &child) != 0)
-			break;
-		do {
-			int tag = dwarf_tag(&child);
-
-			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
-			    dwarf_haspc(&child, pc) == 1) {
-				found = 1;
-				break;
-			}
-		} while (dwarf_siblingof(&child, &child) == 0);
-		if (!found)
-			break;
-		die = child;
-		if (dwarf_tag(&die) == DW_TAG_inlined_subroutine && depth < SYMBOL_MAX_INLINE)
-			path[depth++] = die;
-	}
-	/* innermost first */
-	while (depth > 0) {
-		const char *name = inline_name(&path[--depth]);
-
-		s->inl[n++] = name ? display_name(s, name) : "[unnamed inline]";
-	}
-	return n;
+	for (i = 0; i < n; i++)
+		s->inl[i] = display_name(s, raw[i]); /* demangled once per name */
+	return n > 0 ? (uint32_t)n : 0;
 }
 
 /* ---- resolving ------------------------------------------------------ */

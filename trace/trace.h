@@ -98,11 +98,16 @@ struct trace_frame {
 				 * reader makes these; sym is its name) */
 	/* What a resolve callback may add: the functions inlined at addr,
 	 * innermost first, up to (not including) sym, the function the code
-	 * is in; @inl owned by the callback, valid until it is next called.
-	 * The reader leaves them NULL/0 and turns them into frames. */
+	 * is in, display-ready (demangled); @inl and its strings owned by the
+	 * callback, valid until it is next called (the writer copies them).
+	 * At most TRACE_MAX_INLINE are kept (the innermost). The reader
+	 * leaves them NULL/0 and turns them into frames. */
 	const char *const *inl;
 	uint32_t ninl;
 };
+
+/* Functions in one frame's inline chain, at most (a format limit). */
+#define TRACE_MAX_INLINE 256
 
 struct trace_task {
 	uint64_t id;
@@ -184,9 +189,9 @@ int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s);
  * so that a killed recorder leaves a readable file). 0 or -errno. */
 int trace_writer__flush(struct trace_writer *w);
 
-/* Callback that symbolizes one address: fills sym/module/offset (strings
- * are copied by the writer; may be left NULL). Returns 0, or -errno to
- * leave the frame unresolved. */
+/* Callback that symbolizes one address: fills sym/module/offset and, if
+ * code is inlined there, inl/ninl (strings are copied by the writer; may
+ * be left NULL). Returns 0, or -errno to leave the frame unresolved. */
 typedef int (*trace_resolve_fn)(void *ctx, uint64_t addr,
 				struct trace_frame *out);
 
@@ -195,7 +200,8 @@ size_t trace_writer__nframes(const struct trace_writer *w);
 uint64_t trace_writer__frame_addr(const struct trace_writer *w, size_t i);
 
 /* Symbolize every interned frame through @resolve (once per unique
- * address, in frame id order), write the FRAMES chunk(s), then the END
+ * address, in frame id order), write the FRAMES chunk(s), each followed by
+ * an INLINES chunk if any of its frames has an inline chain, then the END
  * chunk with @c, and flush. The callback gets @out with addr set, kernel
  * preset from the address (it may change it) and the rest zero. A NULL
  * @resolve writes no FRAMES chunk; a NULL @c means all-zero counters (see
@@ -257,7 +263,8 @@ struct trace {
  * complete == 0. On error *@errmsg (if non-NULL) points to a static string
  * saying what is wrong, e.g. "chunk 12 at offset 40960: checksum mismatch"
  * (a per-thread buffer, valid until this thread's next trace__read()).
- * Memory is bounded by the file's size (each chunk's raw size <= 1 GiB). */
+ * Memory is bounded by the file's size (each chunk's raw size <= 1 GiB;
+ * inline frames make a stack at most 257 times as long). */
 int trace__read(const char *path, struct trace **out, const char **errmsg);
 
 /* What trace__read_opts() leaves on disk, to be walked in passes instead:
@@ -268,9 +275,12 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
 #define TRACE_READ_NO_EVENTS	0x2u
 /* Inline frames: by default each frame with functions inlined at its
  * address becomes, in every stack, those functions as frames of their own
- * (innermost first, trace_frame.inlined = 1, appended to frames[] after
- * the recorded ones) followed by the frame itself; stack ids and the ids
- * of recorded frames do not change. This flag leaves stacks as recorded. */
+ * (innermost first; appended to frames[] after the recorded ones, with the
+ * frame's addr, module and kernel, sym the inlined function's name, offset
+ * 0 and inlined = 1) followed by the frame itself; stack ids and the ids
+ * of recorded frames do not change. This flag leaves stacks as recorded
+ * (the INLINES chunks are still checked). Readers older than INLINES
+ * chunks skip them and read the file as with this flag. */
 #define TRACE_READ_NO_INLINE	0x4u
 
 /* trace__read() with @flags (TRACE_READ_*). The chunks left out are still

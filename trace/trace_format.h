@@ -48,11 +48,14 @@
  *            several addresses in one function are stored once)
  *   INLINES  count = n     v nstr, nstr x (v len, bytes),
  *                          n x v frame id (delta to the previous id, the
- *                          first to 0; strictly increasing), n x v ninl
- *                          (>= 1), sum(ninl) x v name (string index)
+ *                          first to 0), n x v ninl (1 to TRACE_MAX_INLINE
+ *                          of trace.h), sum(ninl) x v name (string index)
  *            the functions inlined at a frame's address, innermost first;
- *            ids must be defined by an earlier STACKS chunk. Written after
- *            the FRAMES chunk of the same frames.
+ *            ids must be defined by an earlier STACKS chunk and strictly
+ *            increase, within a chunk and across INLINES chunks (a frame
+ *            has one chain at most). Written after the FRAMES chunk of the
+ *            same frames. The bound on ninl bounds what the reader makes
+ *            of a chain: every stack entry of a frame becomes ninl + 1.
  *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
  *                          n x v stack, n x v preempted (0 or 1)
  *            dur = 0 for time_in = 0 (still off-CPU at the end), else

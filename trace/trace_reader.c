@@ -624,14 +624,18 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 	}
 	for (i = 0; i < count && !what; i++) {
 		v = cursor_varint(c);
-		if ((i && !v) || v >= t->nframes || id + v >= t->nframes)
+		if (c->err)
+			what = "truncated inlines";
+		else if (v >= t->nframes || id + v >= t->nframes)
 			what = "INLINES chunk names undefined frames";
+		else if ((i || base) && id + v <= (i ? id : r->inl_frame[base - 1]))
+			what = "INLINES chunk names a frame twice or out of order";
 		id += v;
 		r->inl_frame[base + i] = (uint32_t)id;
 	}
 	for (i = 0; i < count && !what; i++) {
 		v = cursor_varint(c);
-		if (!v || v > cursor_left(c))
+		if (!v || v > TRACE_MAX_INLINE || v > cursor_left(c))
 			what = "bad inline count";
 		r->inl_first[base + i] = (uint32_t)(r->ninl_names + total);
 		r->inl_count[base + i] = (uint32_t)v;

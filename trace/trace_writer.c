@@ -903,6 +903,8 @@ static int inl_add(struct inl_cols *ic, uint32_t frame, const char *const *names
 
 	if (!n)
 		return 0;
+	if (n > TRACE_MAX_INLINE)
+		n = TRACE_MAX_INLINE; /* the innermost, the most specific */
 	if (trace_grow((void **)&ic->frame, &cap, ic->n + 1, sizeof(*ic->frame)) ||
 	    trace_grow((void **)&ic->count, &ic->cap, ic->n + 1, sizeof(*ic->count)) ||
 	    trace_grow((void **)&ic->names, &ic->names_cap, ic->nnames + n,

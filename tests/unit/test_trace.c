@@ -110,6 +110,11 @@ static uint64_t frame_addr(const struct trace *t, uint32_t stack, unsigned i)
 	return t->frames[t->stack_frames[t->stack_off[stack] + i]].addr;
 }
 
+static uint32_t frame_id(const struct trace *t, uint32_t stack, unsigned i)
+{
+	return t->stack_frames[t->stack_off[stack] + i];
+}
+
 static unsigned stack_depth(const struct trace *t, uint32_t stack)
 {
 	return t->stack_off[stack + 1] - t->stack_off[stack];
@@ -1449,4 +1454,223 @@ Test(trace, inlines_naming_undefined_frames_are_corruption)
 	free(nb);
 	unlink(path);
 	free(path);
+}
+
+/* 0x1000 has a chain of 300 functions, deep_0 the innermost. */
+static int resolve_deep(void *ctx, uint64_t addr, struct trace_frame *out)
+{
+	static char names[300][16];
+	static const char *chain[300];
+
+	resolve(ctx, addr, out);
+	if (addr != 0x1000)
+		return 0;
+	for (int i = 0; i < 300; i++) {
+		snprintf(names[i], sizeof(names[i]), "deep_%d", i);
+		chain[i] = names[i];
+	}
+	out->inl = chain;
+	out->ninl = 300;
+	return 0;
+}
+
+Test(trace, inline_chains_over_the_limit_keep_their_innermost)
+{
+	static const uint64_t ips[] = {0x1000, 0x2000};
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	struct trace *t;
+	uint32_t id;
+	char want[16];
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, ips, 2, &id), 0);
+	cr_assert_eq(trace_writer__finish(w, resolve_deep, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+	cr_assert_eq(trace__read(path, &t, NULL), 0);
+	/* the innermost inlined frames, then the frame, then 0x2000 */
+	cr_assert_eq(stack_depth(t, 0), TRACE_MAX_INLINE + 2);
+	cr_expect_str_eq(frame_sym(t, 0, 0), "deep_0");
+	snprintf(want, sizeof(want), "deep_%d", TRACE_MAX_INLINE - 1);
+	cr_expect_str_eq(frame_sym(t, 0, TRACE_MAX_INLINE - 1), want);
+	cr_expect_str_eq(frame_sym(t, 0, TRACE_MAX_INLINE), "fn_1000");
+	cr_expect_eq(t->frames[frame_id(t, 0, TRACE_MAX_INLINE)].inlined, 0);
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+/* inline_trace()'s file with its INLINES chunk dropped (@retype 0) or
+ * turned into a chunk type this reader does not know (a later format's,
+ * as an older reader sees INLINES). */
+static char *inline_trace_without_inlines(uint32_t retype)
+{
+	char *path = inline_trace(1);
+	size_t len, nch, i, out = 16, seen = 0;
+	uint8_t *buf = get_file(path, &len), *nb = malloc(len);
+	size_t ends[64];
+	uint32_t types[64];
+
+	cr_assert_not_null(nb);
+	nch = chunk_ends(buf, len, ends, types, 64);
+	memcpy(nb, buf, 16);
+	for (i = 0; i < nch; i++) {
+		size_t from = i ? ends[i - 1] : 16;
+
+		if (types[i] == TRACE_CHUNK_INLINES) {
+			seen++;
+			if (!retype)
+				continue;
+		}
+		memcpy(nb + out, buf + from, ends[i] - from);
+		if (types[i] == TRACE_CHUNK_INLINES) {
+			uint8_t *h = nb + out;
+			uint32_t check;
+
+			for (int k = 0; k < 4; k++)
+				h[4 + k] = (uint8_t)(retype >> (8 * k));
+			check = trace_xxh32(h, 24, 0);
+			for (int k = 0; k < 4; k++)
+				h[24 + k] = (uint8_t)(check >> (8 * k));
+		}
+		out += ends[i] - from;
+	}
+	cr_assert_eq(seen, 1);
+	put_file(path, nb, out);
+	free(buf);
+	free(nb);
+	return path;
+}
+
+Test(trace, trace_without_inlines_or_unknown_to_the_reader_reads_as_recorded)
+{
+	uint32_t retype[] = {0, 99};
+
+	for (unsigned int k = 0; k < 2; k++) {
+		char *path = inline_trace_without_inlines(retype[k]);
+		struct trace *t;
+		const char *msg;
+
+		cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+		cr_expect_eq(t->complete, 1);
+		cr_expect_eq(t->nframes, 4);
+		cr_assert_eq(stack_depth(t, 0), 3);
+		cr_expect_str_eq(frame_sym(t, 0, 0), "fn_1000");
+		cr_expect_str_eq(frame_sym(t, 0, 1), "fn_2000");
+		cr_expect_eq(t->nsamples, 2);
+		for (size_t i = 0; i < t->nframes; i++)
+			cr_expect_eq(t->frames[i].inlined, 0);
+		trace__free(t);
+		unlink(path);
+		free(path);
+	}
+}
+
+/* A hand-made chunk payload of @count records. */
+struct raw {
+	const uint8_t *p;
+	size_t len;
+	uint32_t count;
+};
+
+#define RAW(a, cnt) ((struct raw){a, sizeof(a), cnt})
+
+/* A trace with three frames (0x10, 0x20, 0x30) in one stack [0 1 2], the
+ * INLINES chunks @inl (@n of them), then END. Returns trace__read()'s
+ * result. */
+static int read_crafted_inlines(const struct raw *inl, int n, struct trace **t,
+				const char **msg)
+{
+	/* first frame 0, 3 frames, first stack 0, addr deltas 0x10 (zigzag
+	 * 0x20), depth 3, id deltas 0 +1 +1 */
+	static const uint8_t stacks[] = {0, 3, 0, 0x20, 0x20, 0x20, 3, 0, 2, 2};
+	static const uint8_t end[7] = {0};
+	char *path = tmp_path();
+	FILE *f = fopen(path, "w");
+	uint8_t hdr[16] = "D9PROF\0\n";
+	int rc, i;
+
+	cr_assert_not_null(f);
+	hdr[8] = TRACE_VERSION;
+	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
+	put_chunk(f, TRACE_CHUNK_STACKS, 1, stacks, sizeof(stacks));
+	for (i = 0; i < n; i++)
+		put_chunk(f, TRACE_CHUNK_INLINES, inl[i].count, inl[i].p, inl[i].len);
+	put_chunk(f, TRACE_CHUNK_END, 1, end, sizeof(end));
+	fclose(f);
+	rc = trace__read(path, t, msg);
+	unlink(path);
+	free(path);
+	return rc;
+}
+
+Test(trace, crafted_inline_payloads_are_checked)
+{
+	/* strings "a" "b"; frames 0 and 2; counts 2 and 1; names a b, b */
+	static const uint8_t good[] = {2, 1, 'a', 1, 'b', 0, 2, 2, 1, 0, 1, 1};
+	static const uint8_t first[] = {2, 1, 'a', 1, 'b', 0, 2, 0, 1};
+	static const uint8_t last[] = {1, 1, 'c', 2, 1, 0};
+	static const uint8_t again[] = {1, 1, 'c', 0, 1, 0};
+	static const uint8_t zero_count[] = {2, 1, 'a', 1, 'b', 0, 0};
+	static const uint8_t bad_name[] = {2, 1, 'a', 1, 'b', 0, 1, 2};
+	static const uint8_t undefined[] = {2, 1, 'a', 1, 'b', 3, 1, 0};
+	static const uint8_t twice[] = {2, 1, 'a', 1, 'b', 1, 0, 1, 1, 0, 0};
+	static const uint8_t short_names[] = {2, 1, 'a', 1, 'b', 0, 2, 0};
+	uint8_t deep[16 + 2 * (TRACE_MAX_INLINE + 1)], *p = deep;
+	static const char *const want[] = {"a", "b", "fn", "fn", "b", "fn"};
+	struct raw two[] = {RAW(first, 1), RAW(last, 1)}, deep_raw;
+	struct raw dup[] = {RAW(first, 1), RAW(again, 1)};
+	struct trace *t;
+	const char *msg;
+	int i;
+
+	cr_assert_eq(read_crafted_inlines(&RAW(good, 2), 1, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->nframes, 3 + 3);
+	cr_assert_eq(stack_depth(t, 0), 6);
+	for (i = 0; i < 6; i++) {
+		const struct trace_frame *fr = &t->frames[t->stack_frames[i]];
+
+		cr_expect_eq(fr->inlined, strcmp(want[i], "fn") != 0, "frame %d", i);
+		if (fr->inlined)
+			cr_expect_str_eq(fr->sym, want[i]);
+	}
+	cr_expect_eq(frame_addr(t, 0, 1), 0x10);
+	cr_expect_eq(frame_addr(t, 0, 4), 0x30);
+	trace__free(t);
+
+	/* chains of one frame each in two chunks, in frame order */
+	cr_assert_eq(read_crafted_inlines(two, 2, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(stack_depth(t, 0), 6);
+	cr_expect_str_eq(frame_sym(t, 0, 0), "a");
+	cr_expect_str_eq(frame_sym(t, 0, 1), "b");
+	cr_expect_str_eq(frame_sym(t, 0, 4), "c");
+	trace__free(t);
+
+	cr_assert_eq(read_crafted_inlines(dup, 2, &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "a frame twice"), "%s", msg);
+	cr_assert_eq(read_crafted_inlines(&RAW(twice, 2), 1, &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "a frame twice"), "%s", msg);
+	cr_assert_eq(read_crafted_inlines(&RAW(zero_count, 1), 1, &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "bad inline count"), "%s", msg);
+	cr_assert_eq(read_crafted_inlines(&RAW(bad_name, 1), 1, &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "bad inline name"), "%s", msg);
+	cr_assert_eq(read_crafted_inlines(&RAW(undefined, 1), 1, &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "undefined frames"), "%s", msg);
+	/* (a count the bytes left cannot hold is already a bad count) */
+	cr_assert_eq(read_crafted_inlines(&RAW(short_names, 1), 1, &t, &msg), -EBADMSG);
+
+	/* one function more than a chain may hold */
+	*p++ = 1;
+	*p++ = 1;
+	*p++ = 'a';
+	*p++ = 0;
+	*p++ = ((TRACE_MAX_INLINE + 1) & 0x7f) | 0x80;
+	*p++ = (TRACE_MAX_INLINE + 1) >> 7;
+	for (i = 0; i <= TRACE_MAX_INLINE; i++)
+		*p++ = 0;
+	deep_raw = (struct raw){deep, (size_t)(p - deep), 1};
+	cr_assert_eq(read_crafted_inlines(&deep_raw, 1, &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "bad inline count"), "%s", msg);
 }
