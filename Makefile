@@ -197,7 +197,7 @@ demo-tokio: all tokio-demo-bin
 $(B)/bench/%: bench/%.c $(SHIM_A) $(CORE_A) $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(SHIM_A) $(CORE_A) $(CORE_LIBS) -lm
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) tokio-demo-bin
 	$(Q)B=$(B) scripts/bench.sh
 
 # ---- install -------------------------------------------------------------

@@ -35,6 +35,7 @@ D9=$B/d9prof
 DEMO=$B/examples/demo
 SHIM=$B/bench/bench_shim
 SPIN=$B/bench/bench_spin
+TOKIO=$B/cargo/release/d9demo-tokio
 RUN=$B/bench/run
 RESULTS=$B/bench/results.txt
 TIME=/usr/bin/time
@@ -402,6 +403,65 @@ leafstep() {
 }
 say "2/4 leaf-caller step: bench_spin with and without --cpu-stack 0, $PAIRS x 2 runs"
 leafstep
+
+# The Rust binding on Tokio: one task that only yields, spawned plain
+# (tokio::spawn) or marked (d9prof::tokio::spawn), detached and with
+# `d9prof record -p` attached; PAIRS interleaved rounds. A marked poll
+# writes three records (wake, poll begin, poll end): the target for the
+# attached cost is twice what three C markers cost (row 1c).
+tokio_row() {
+	local i k arm dd="" da="" pid
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1 2; do
+			arm=$(echo plain marked att | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
+			case $arm in
+			plain | marked)
+				run "$TOKIO" --bench "$arm" -d "$PAIR_SECS" >"$RUN/tk-$arm-$i.out" ||
+					die "d9demo-tokio --bench $arm failed" ;;
+			att)
+				bg "tk-att-$i" "$TOKIO" --bench marked -d "$PAIR_SECS"
+				pid=$BG
+				wait_line "$RUN/tk-att-$i.out" '^ready' 30
+				run "$D9" record -p "$(kv "$RUN/tk-att-$i.out" ready)" \
+					-o "$RUN/tk-att-$i.d9" 2>"$RUN/tk-att-$i-rec.err" ||
+					die "d9prof record -p (tokio bench) failed"
+				wait_bg "$pid" "d9demo-tokio --bench marked" ;;
+			esac
+		done
+		dd="$dd $(calc "$(kv "$RUN/tk-marked-$i.out" ns_per_poll) - $(kv "$RUN/tk-plain-$i.out" ns_per_poll)")"
+		da="$da $(calc "$(kv "$RUN/tk-att-$i.out" ns_per_poll) - $(kv "$RUN/tk-plain-$i.out" ns_per_poll)")"
+	done
+	local md ma lim
+	md=$(median $dd)
+	ma=$(median $da)
+	lim=$(calc "2 * 3 * $A1") # A1: ns per attached C marker call
+	row 5 "Tokio: ns added per poll (d9prof::tokio::spawn)" "" "" "" "" ""
+	row "" "  detached, vs tokio::spawn" "$md ($(minof $dd)..$(maxof $dd))" \
+		"plain $(median $(for i in $(seq "$PAIRS"); do kv "$RUN/tk-plain-$i.out" ns_per_poll; done)) ns/poll" \
+		"-" "<= 5 ns" "$(spread_verdict "$dd" 5)"
+	row "" "  recorder attached, vs tokio::spawn" "$ma ($(minof $da)..$(maxof $da))" \
+		"3 C markers $(calc "3 * $A1") ns" "-" "<= $lim ns" "$(spread_verdict "$da" "$lim")"
+}
+# spread_verdict "VALUES" LIMIT: MET if all rounds are <= LIMIT, MISSED if
+# all are above, else "within noise" (the rounds straddle it)
+spread_verdict() {
+	local lo hi
+	lo=$(minof $1)
+	hi=$(maxof $1)
+	if awk -v h="$hi" -v l="$2" 'BEGIN { exit !(h <= l) }'; then
+		echo MET
+	elif awk -v x="$lo" -v l="$2" 'BEGIN { exit !(x > l) }'; then
+		echo MISSED
+	else
+		echo "undecided within noise (median $(median $1))"
+	fi
+}
+if [ -x "$TOKIO" ]; then
+	say "2/4 Tokio binding: $PAIRS x 3 runs of $PAIR_SECS s"
+	tokio_row
+else
+	row 5 "Tokio: ns added per poll" "-" "-" "-" "-" "skipped: no $TOKIO (needs cargo)"
+fi
 
 say "2/4 recorder RSS over a $RSS_SECS s run of demo --bench-polls"
 bg rss-demo "$DEMO" --bench-polls -w 2 -q -d $((RSS_SECS + 3))

@@ -2,6 +2,12 @@
 //! `make demo-tokio` and the e2e tests.
 //!
 //!   d9demo-tokio [-d SECS] [-w WORKERS]
+//!   d9demo-tokio --bench plain|marked [-d SECS]
+//!
+//! --bench: one task that only yields, on a current-thread runtime,
+//! spawned with tokio::spawn (plain) or d9prof::tokio::spawn (marked);
+//! prints "ready PID", then after SECS "polls N" and "ns_per_poll X" (what
+//! make bench compares, detached and with a recorder attached).
 //!
 //! Prints "ready PID" once serving, then runs SECS seconds (default 30):
 //! - "cpu_handler": requests that burn ~2 ms of CPU each in `burn_cpu`;
@@ -82,20 +88,59 @@ async fn echo_client(addr: std::net::SocketAddr) {
     }
 }
 
+/// --bench: polls of a task that only yields, for `secs` seconds.
+fn bench(marked: bool, secs: f64) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("rt");
+    println!("ready {}", std::process::id());
+    let (polls, ns) = rt.block_on(async move {
+        let body = async move {
+            let start = Instant::now();
+            let end = start + Duration::from_secs_f64(secs);
+            let mut n = 0u64;
+            loop {
+                for _ in 0..1024 {
+                    tokio::task::yield_now().await;
+                }
+                n += 1024;
+                if Instant::now() >= end {
+                    return (n, start.elapsed().as_nanos() as f64);
+                }
+            }
+        };
+        if marked {
+            d9prof::tokio::spawn_named("bench", body).await.unwrap()
+        } else {
+            tokio::spawn(body).await.unwrap()
+        }
+    });
+    println!("polls {polls}");
+    println!("ns_per_poll {:.2}", ns / polls as f64);
+}
+
 fn main() {
     let mut secs = 30.0f64;
     let mut workers = 2usize;
+    let mut bench_mode: Option<bool> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next();
         match (a.as_str(), v) {
             ("-d", Some(v)) => secs = v.parse().expect("-d SECS"),
             ("-w", Some(v)) => workers = v.parse().expect("-w WORKERS"),
+            ("--bench", Some(v)) if v == "plain" || v == "marked" => {
+                bench_mode = Some(v == "marked")
+            }
             _ => {
-                eprintln!("usage: d9demo-tokio [-d SECS] [-w WORKERS]");
+                eprintln!("usage: d9demo-tokio [-d SECS] [-w WORKERS] [--bench plain|marked]");
                 std::process::exit(2);
             }
         }
+    }
+    if let Some(marked) = bench_mode {
+        let _ = d9prof::init();
+        d9prof::thread_start("bench");
+        bench(marked, secs);
+        return;
     }
     let _ = d9prof::init();
     let mut b = tokio::runtime::Builder::new_multi_thread();

@@ -62,7 +62,7 @@ pub fn next_task_id() -> TaskId {
 /// 1 while a recorder is attached (or before the shim has set itself up, so
 /// that the first call does): the inline fast path of the C header.
 #[inline(always)]
-fn gate_open() -> bool {
+pub(crate) fn gate_open() -> bool {
     // SAFETY: d9__gate always points to a live u32 (the segment's
     // `attached` word, or a static one); both loads are relaxed atomics,
     // as the C macros do.

@@ -6,7 +6,8 @@
 //!   return Tokio's `JoinHandle` for a future (or closure) wrapped so that
 //!   every poll is marked, every wake is `task_wake`, and completion or
 //!   cancellation (the task dropped, e.g. `JoinHandle::abort`) is
-//!   `task_end`. An unnamed task is named by its spawn location
+//!   `task_end`. While no recorder is attached a poll adds one load and a
+//!   branch: the future sees the runtime's own waker. An unnamed task is named by its spawn location
 //!   (`file.rs:line`), so `d9prof tasks` shows poll time per spawn site.
 //!
 //! Only tasks spawned through these wrappers carry task ids: Tokio 1.24 has
@@ -107,10 +108,17 @@ impl<F: Future> Future for Marked<F> {
         // SAFETY: `fut` is never moved out of a pinned Marked (structural
         // pinning); the other fields are not pinned.
         let Marked { id, fut, waker } = unsafe { self.get_unchecked_mut() };
+        // SAFETY: see above.
+        let fut = unsafe { Pin::new_unchecked(fut) };
+        if !crate::gate_open() {
+            // nobody records: the runtime's own waker, nothing added (a
+            // waker handed out now marks no wake if it fires after a
+            // recorder attached; the next poll hands out a marking one)
+            return fut.poll(cx);
+        }
         let _poll = crate::poll(*id);
         let mut cx = Context::from_waker(waker_for(waker, *id, cx.waker()));
-        // SAFETY: see above.
-        unsafe { Pin::new_unchecked(fut) }.poll(&mut cx)
+        fut.poll(&mut cx)
     }
 }
 
