@@ -2,12 +2,14 @@
 //! `make demo-tokio` and the e2e tests.
 //!
 //!   d9demo-tokio [-d SECS] [-w WORKERS]
-//!   d9demo-tokio --bench plain|marked [-d SECS]
+//!   d9demo-tokio [-d SECS] --bench
 //!
-//! --bench: one task that only yields, on a current-thread runtime,
-//! spawned with tokio::spawn (plain) or d9prof::tokio::spawn (marked);
-//! prints "ready PID", then after SECS "polls N" and "ns_per_poll X" (what
-//! make bench compares, detached and with a recorder attached).
+//! --bench: on a current-thread runtime, batches of 20k polls of a task
+//! that only yields, spawned with tokio::spawn (plain) and with
+//! d9prof::tokio::spawn (marked), interleaved for SECS; prints "ready PID",
+//! then the medians: ns per poll plain and marked, and the ns a marked
+//! poll adds (per pair of batches, with its quartiles): what make bench
+//! reports, detached and with a recorder attached.
 //!
 //! Prints "ready PID" once serving, then runs SECS seconds (default 30):
 //! - "cpu_handler": requests that burn ~2 ms of CPU each in `burn_cpu`;
@@ -88,58 +90,87 @@ async fn echo_client(addr: std::net::SocketAddr) {
     }
 }
 
-/// --bench: polls of a task that only yields, for `secs` seconds.
-fn bench(marked: bool, secs: f64) {
+/// One task that only yields `n` times, spawned plain or marked: ns per
+/// poll.
+async fn yields(marked: bool, n: u32) -> f64 {
+    let body = async move {
+        let start = Instant::now();
+        for _ in 0..n {
+            tokio::task::yield_now().await;
+        }
+        start.elapsed().as_nanos() as f64 / n as f64
+    };
+    if marked {
+        d9prof::tokio::spawn_named("bench", body).await.unwrap()
+    } else {
+        tokio::spawn(body).await.unwrap()
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+/// --bench: batches of plain and marked polls interleaved in one process
+/// (so that drift of the machine hits both alike) for `secs` seconds.
+fn bench(secs: f64) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("rt");
     println!("ready {}", std::process::id());
-    let (polls, ns) = rt.block_on(async move {
-        let body = async move {
-            let start = Instant::now();
-            let end = start + Duration::from_secs_f64(secs);
-            let mut n = 0u64;
-            loop {
-                for _ in 0..1024 {
-                    tokio::task::yield_now().await;
-                }
-                n += 1024;
-                if Instant::now() >= end {
-                    return (n, start.elapsed().as_nanos() as f64);
-                }
-            }
-        };
-        if marked {
-            d9prof::tokio::spawn_named("bench", body).await.unwrap()
-        } else {
-            tokio::spawn(body).await.unwrap()
+    let (mut p, mut m, mut d) = rt.block_on(async move {
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        let (mut p, mut m, mut d) = (Vec::new(), Vec::new(), Vec::new());
+        let mut round = 0u32;
+        while Instant::now() < end {
+            // the order alternates: neither mode always runs first
+            let (a, b) = if round % 2 == 0 {
+                let a = yields(false, 20_000).await;
+                (a, yields(true, 20_000).await)
+            } else {
+                let b = yields(true, 20_000).await;
+                (yields(false, 20_000).await, b)
+            };
+            p.push(a);
+            m.push(b);
+            d.push(b - a);
+            round += 1;
         }
+        (p, m, d)
     });
-    println!("polls {polls}");
-    println!("ns_per_poll {:.2}", ns / polls as f64);
+    println!("rounds {}", d.len());
+    println!("plain_ns_per_poll {:.2}", median(&mut p));
+    println!("marked_ns_per_poll {:.2}", median(&mut m));
+    println!("added_ns_per_poll {:.2}", median(&mut d));
+    let q = |v: &Vec<f64>, f: f64| v[((v.len() - 1) as f64 * f) as usize];
+    println!("added_ns_p25 {:.2}", q(&d, 0.25));
+    println!("added_ns_p75 {:.2}", q(&d, 0.75));
 }
 
 fn main() {
     let mut secs = 30.0f64;
     let mut workers = 2usize;
-    let mut bench_mode: Option<bool> = None;
+    let mut bench_mode = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
+        if a == "--bench" {
+            bench_mode = true;
+            continue;
+        }
         let v = args.next();
         match (a.as_str(), v) {
             ("-d", Some(v)) => secs = v.parse().expect("-d SECS"),
             ("-w", Some(v)) => workers = v.parse().expect("-w WORKERS"),
-            ("--bench", Some(v)) if v == "plain" || v == "marked" => {
-                bench_mode = Some(v == "marked")
-            }
             _ => {
-                eprintln!("usage: d9demo-tokio [-d SECS] [-w WORKERS] [--bench plain|marked]");
+                eprintln!("usage: d9demo-tokio [-d SECS] [-w WORKERS] [--bench]");
                 std::process::exit(2);
             }
         }
     }
-    if let Some(marked) = bench_mode {
+    if bench_mode {
         let _ = d9prof::init();
         d9prof::thread_start("bench");
-        bench(marked, secs);
+        bench(secs);
         return;
     }
     let _ = d9prof::init();
