@@ -108,7 +108,7 @@ struct symbolizer {
 	char jit_path[64];   /* "/tmp/perf-NSPID.map", as the target sees it */
 	char *jit_text;
 	struct jit_sym *jit; /* sorted by start, then line */
-	size_t njit;
+	size_t njit, jit_cap;
 };
 
 static void jit_free(struct symbolizer *s);
@@ -520,21 +520,19 @@ int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-static int read_file(const char *path, char **out, size_t *outlen)
+/* Read all of @fd (consumed: closed), at most @max bytes (the rest is
+ * left unread), into a malloc'd NUL-terminated buffer. 0 or -errno. */
+static int read_fd(int fd, size_t max, char **out, size_t *outlen)
 {
 	size_t len = 0, cap = 16384;
 	char *buf = malloc(cap);
-	int fd, err = 0;
+	int err = 0;
 
-	if (!buf)
+	if (!buf) {
+		close(fd);
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		free(buf);
-		return err;
 	}
-	for (;;) {
+	while (len < max) {
 		ssize_t n;
 
 		if (cap - len < 4096) {
@@ -547,7 +545,7 @@ static int read_file(const char *path, char **out, size_t *outlen)
 			buf = nb;
 			cap *= 2;
 		}
-		n = read(fd, buf + len, cap - len - 1);
+		n = read(fd, buf + len, cap - len - 1 < max - len ? cap - len - 1 : max - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -567,6 +565,13 @@ static int read_file(const char *path, char **out, size_t *outlen)
 	*out = buf;
 	*outlen = len;
 	return 0;
+}
+
+static int read_file(const char *path, char **out, size_t *outlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : read_fd(fd, SIZE_MAX, out, outlen);
 }
 
 int symbolizer__refresh(struct symbolizer *s)
@@ -960,52 +965,31 @@ pid_t symbol_inner_pid(pid_t pid)
 	return (pid_t)last;
 }
 
+/* Bytes of /tmp/perf-PID.map read at most. */
+#define JIT_MAP_MAX (256u << 20)
+
 static void jit_free(struct symbolizer *s)
 {
 	free(s->jit_text);
 	free(s->jit);
 	s->jit_text = NULL;
 	s->jit = NULL;
-	s->njit = 0;
+	s->njit = s->jit_cap = 0;
 	s->jit_state = 0;
 }
 
 static void jit_load(struct symbolizer *s)
 {
-	char used[PATH_MAX + 32], *text = NULL, *line, *next;
-	size_t len = 0, cap = 0;
+	char used[PATH_MAX + 32], *text, *line, *next;
+	size_t len;
 	uint32_t lineno = 0;
 	int fd;
 
 	s->jit_state = 1;
 	fd = open_in_root(s, s->jit_path, used, sizeof(used));
-	if (fd < 0)
+	/* a runaway map: the regions of its first JIT_MAP_MAX bytes */
+	if (fd < 0 || read_fd(fd, JIT_MAP_MAX, &text, &len))
 		return;
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nt;
-
-			if (cap >= (256u << 20)) /* a runaway map: keep what fits */
-				break;
-			nt = realloc(text, cap ? 2 * cap : 65536);
-			if (!nt)
-				break;
-			text = nt;
-			cap = cap ? 2 * cap : 65536;
-		}
-		n = read(fd, text + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (!text)
-		return;
-	text[len] = '\0';
 	s->jit_text = text;
 	for (line = text; line < text + len; line = next) {
 		unsigned long long start, size;
@@ -1027,13 +1011,14 @@ static void jit_load(struct symbolizer *s)
 			name++;
 		if (!*name)
 			continue;
-		if (!(s->njit & (s->njit + 1)) || !s->jit) {
-			struct jit_sym *nj =
-			    realloc(s->jit, (2 * s->njit + 2) * sizeof(*nj));
+		if (s->njit == s->jit_cap) {
+			size_t ncap = s->jit_cap ? 2 * s->jit_cap : 256;
+			struct jit_sym *nj = realloc(s->jit, ncap * sizeof(*nj));
 
 			if (!nj)
 				break;
 			s->jit = nj;
+			s->jit_cap = ncap;
 		}
 		s->jit[s->njit++] =
 		    (struct jit_sym){.start = start, .size = size, .name = name, .line = lineno};
