@@ -131,8 +131,11 @@ struct reader {
 	int seen_end;
 	const char *msg;
 	/* INLINES, turned into frames once the whole file is read */
-	uint32_t *inl_frame, *inl_first, *inl_count; /* per chain */
-	size_t ninl, inl_cap, inl_cap2, inl_cap3;
+	struct inl_chain {	/* per chain */
+		uint32_t frame;	/* the frame it is inlined at */
+		uint32_t first, count; /* its names in inl_names */
+	} *inl;
+	size_t ninl, inl_cap;
 	char **inl_names;			      /* all chains' names */
 	size_t ninl_names, inl_names_cap;
 };
@@ -616,9 +619,7 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 	err = get_strtab(r, c, nstr, &strs);
 	if (err)
 		goto out;
-	if (GROW(r, r->inl_frame, r->inl_cap, base + count) ||
-	    GROW(r, r->inl_first, r->inl_cap2, base + count) ||
-	    GROW(r, r->inl_count, r->inl_cap3, base + count)) {
+	if (GROW(r, r->inl, r->inl_cap, base + count)) {
 		err = nomem(r);
 		goto out;
 	}
@@ -628,17 +629,17 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 			what = "truncated inlines";
 		else if (v >= t->nframes || id + v >= t->nframes)
 			what = "INLINES chunk names undefined frames";
-		else if ((i || base) && id + v <= (i ? id : r->inl_frame[base - 1]))
+		else if ((i || base) && id + v <= (i ? id : r->inl[base - 1].frame))
 			what = "INLINES chunk names a frame twice or out of order";
 		id += v;
-		r->inl_frame[base + i] = (uint32_t)id;
+		r->inl[base + i].frame = (uint32_t)id;
 	}
 	for (i = 0; i < count && !what; i++) {
 		v = cursor_varint(c);
 		if (!v || v > TRACE_MAX_INLINE || v > cursor_left(c))
 			what = "bad inline count";
-		r->inl_first[base + i] = (uint32_t)(r->ninl_names + total);
-		r->inl_count[base + i] = (uint32_t)v;
+		r->inl[base + i].first = (uint32_t)(r->ninl_names + total);
+		r->inl[base + i].count = (uint32_t)v;
 		total += v;
 	}
 	if (!what && (c->err || total > cursor_left(c)))
@@ -682,20 +683,20 @@ static int expand_inlines(struct reader *r)
 	if (!first || !cnt)
 		goto nomem;
 	for (i = 0; i < r->ninl; i++)
-		add += r->inl_count[i];
+		add += r->inl[i].count;
 	if (nf0 + add >= UINT32_MAX || GROW(r, t->frames, r->frames_cap, nf0 + add))
 		goto nomem;
 	/* the synthetic frames, after the recorded ones */
 	for (i = 0; i < r->ninl; i++) {
-		uint32_t f = r->inl_frame[i];
+		uint32_t f = r->inl[i].frame;
 
 		first[f] = (uint32_t)t->nframes;
-		cnt[f] = r->inl_count[i];
-		for (k = 0; k < r->inl_count[i]; k++) {
+		cnt[f] = r->inl[i].count;
+		for (k = 0; k < r->inl[i].count; k++) {
 			struct trace_frame *x = &t->frames[t->nframes++];
 
 			*x = t->frames[f];
-			x->sym = r->inl_names[r->inl_first[i] + k];
+			x->sym = r->inl_names[r->inl[i].first + k];
 			x->offset = 0;
 			x->inlined = 1;
 		}
@@ -1123,9 +1124,7 @@ out:
 	ZSTD_freeDCtx(r.dctx);
 	idmap_release(&r.thread_ix);
 	idmap_release(&r.task_ix);
-	free(r.inl_frame);
-	free(r.inl_first);
-	free(r.inl_count);
+	free(r.inl);
 	free(r.inl_names);
 	if (err) {
 		trace__free(r.t);

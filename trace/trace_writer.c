@@ -889,7 +889,9 @@ struct frame_cols {
  * chunk that follows it. */
 struct inl_cols {
 	struct strtab st;
-	uint32_t *frame, *count; /* per frame with a chain */
+	struct inl_chain {	 /* per frame with a chain */
+		uint32_t frame, count;
+	} *chain;
 	size_t n, cap;
 	uint32_t *names;	 /* string indexes + 1, all chains */
 	size_t nnames, names_cap;
@@ -898,15 +900,13 @@ struct inl_cols {
 static int inl_add(struct inl_cols *ic, uint32_t frame, const char *const *names,
 		   uint32_t n)
 {
-	size_t cap = ic->cap;
 	uint32_t i, k;
 
 	if (!n)
 		return 0;
 	if (n > TRACE_MAX_INLINE)
 		n = TRACE_MAX_INLINE; /* the innermost, the most specific */
-	if (trace_grow((void **)&ic->frame, &cap, ic->n + 1, sizeof(*ic->frame)) ||
-	    trace_grow((void **)&ic->count, &ic->cap, ic->n + 1, sizeof(*ic->count)) ||
+	if (trace_grow((void **)&ic->chain, &ic->cap, ic->n + 1, sizeof(*ic->chain)) ||
 	    trace_grow((void **)&ic->names, &ic->names_cap, ic->nnames + n,
 		       sizeof(*ic->names)))
 		return -ENOMEM;
@@ -920,8 +920,7 @@ static int inl_add(struct inl_cols *ic, uint32_t frame, const char *const *names
 	}
 	if (!k)
 		return 0;
-	ic->frame[ic->n] = frame;
-	ic->count[ic->n++] = k;
+	ic->chain[ic->n++] = (struct inl_chain){.frame = frame, .count = k};
 	ic->nnames += k;
 	return 0;
 }
@@ -945,11 +944,11 @@ static int write_inlines_chunk(struct trace_writer *w, struct inl_cols *ic)
 		memcpy(p, ic->st.enc.p, ic->st.enc.len);
 	p += ic->st.enc.len;
 	for (i = 0; i < ic->n; i++) {
-		p = put_varint(p, ic->frame[i] - prev);
-		prev = ic->frame[i];
+		p = put_varint(p, ic->chain[i].frame - prev);
+		prev = ic->chain[i].frame;
 	}
 	for (i = 0; i < ic->n; i++)
-		p = put_varint(p, ic->count[i]);
+		p = put_varint(p, ic->chain[i].count);
 	for (i = 0; i < ic->nnames; i++)
 		p = put_varint(p, ic->names[i] - 1);
 	w->raw.len = (size_t)(p - w->raw.p);
@@ -1049,8 +1048,7 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 out:
 	strtab_release(&st);
 	strtab_release(&ic.st);
-	free(ic.frame);
-	free(ic.count);
+	free(ic.chain);
 	free(ic.names);
 	free(c.sym);
 	free(c.mod);
