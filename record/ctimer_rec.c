@@ -99,15 +99,9 @@ static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t ti
  * step over the stack words it carries; return addresses minus one. */
 static unsigned int sample_stack(struct ctimer_rec *c, const struct d9_sample *s)
 {
-	if (!s->nframes)
-		return 0;
-	if (!(s->flags & D9_SAMPLE_STACK) || !c->sym) {
-		memcpy(c->ips, s->ips, s->nframes * sizeof(*c->ips));
-		ustack_mark_returns(c->ips, s->nframes);
-		return s->nframes;
-	}
-	return ustack_fp_regs(c->sym, s->sp, s->fp, s->stack, s->nstack, s->ips, s->nframes,
-			      c->ips, CTIMER_MAX_CHAIN, c->st);
+	return ustack_fp_regs(s->flags & D9_SAMPLE_STACK ? c->sym : NULL, s->sp, s->fp,
+			      s->stack, s->nstack, s->ips, s->nframes, c->ips, CTIMER_MAX_CHAIN,
+			      c->st);
 }
 
 int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *samples,

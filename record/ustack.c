@@ -109,6 +109,27 @@ join:
 	return n;
 }
 
+/* Mark the return addresses of @ips (ips[0] the pc, the rest return
+ * addresses) by subtracting one from ips[1..n). */
+static void mark_returns(uint64_t *ips, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 1; i < n; i++)
+		if (ips[i])
+			ips[i]--;
+}
+
+/* The frame-pointer chain alone: @fp into @out, at most @max. */
+static unsigned int copy_fp(const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			    unsigned int max)
+{
+	unsigned int n = nfp < max ? nfp : max;
+
+	memcpy(out, fp, n * sizeof(*out));
+	return n;
+}
+
 /* CFI from @ur over @stack (@len bytes from the SP) joined to the
  * frame-pointer chain @fp, or @fp alone if CFI gets nowhere. */
 static unsigned int join_regs(struct symbolizer *sym, const struct unwind_regs *ur,
@@ -127,9 +148,7 @@ static unsigned int join_regs(struct symbolizer *sym, const struct unwind_regs *
 	err = symbolizer__unwind_until(sym, ur, stack, len, cfi, MAX_CHAIN, fp, nfp, &res);
 	st->unwind_ns += record_now_ns() - t0;
 	if (err || res.n < 2) {
-		n = nfp < max ? nfp : max;
-		memcpy(out, fp, n * sizeof(*out));
-		return n;
+		return copy_fp(fp, nfp, out, max);
 	}
 	if (res.stack_used > st->stack_used_max)
 		st->stack_used_max = res.stack_used;
@@ -149,13 +168,9 @@ static unsigned int user_stack(struct symbolizer *sym, const struct perf_sample 
 			       unsigned int max, struct ustack_stats *st)
 {
 	struct unwind_regs ur;
-	unsigned int n;
 
-	if (!sym || user_regs(s, &ur)) {
-		n = nfp < max ? nfp : max;
-		memcpy(out, fp, n * sizeof(*out));
-		return n;
-	}
+	if (!sym || user_regs(s, &ur))
+		return copy_fp(fp, nfp, out, max);
 	return join_regs(sym, &ur, s->stack, s->stack ? s->stack_size : 0, fp, nfp, out,
 			 max, st);
 }
@@ -169,9 +184,8 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
 	unsigned int n;
 
 	if (!sym || !nfp || !REGS_MASK) {
-		n = nfp < max ? nfp : max;
-		memcpy(out, fp, n * sizeof(*out));
-		ustack_mark_returns(out, n);
+		n = copy_fp(fp, nfp, out, max);
+		mark_returns(out, n);
 		return n;
 	}
 	memset(&ur, 0, sizeof(ur));
@@ -186,18 +200,10 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
 	ur.valid = 1u << 31 | 1u << 29;
 #endif
 	n = join_regs(sym, &ur, stack, (size_t)nstack * 8, fp, nfp, out, max, st);
-	ustack_mark_returns(out, n);
+	mark_returns(out, n);
 	return n;
 }
 
-void ustack_mark_returns(uint64_t *ips, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 1; i < n; i++)
-		if (ips[i])
-			ips[i]--;
-}
 
 unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
 			  uint64_t *out, unsigned int max, struct ustack_stats *st)
@@ -221,8 +227,8 @@ unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
 			out[n++] = ip;
 		}
 	}
-	ustack_mark_returns(out, n);
+	mark_returns(out, n);
 	nu = user_stack(sym, s, fp, nfp, out + n, max - n, st);
-	ustack_mark_returns(out + n, nu);
+	mark_returns(out + n, nu);
 	return n + nu;
 }

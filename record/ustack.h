@@ -52,17 +52,14 @@ void ustack_attr(struct perf_event_attr *a, unsigned int stack_bytes);
 unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
 			  uint64_t *out, unsigned int max, struct ustack_stats *st);
 
-/* The same for a frame-pointer walk @fp (@nfp >= 1 entries, fp[0] the pc)
+/* The same for a frame-pointer walk @fp (@nfp entries, fp[0] the pc)
  * taken in the target itself (the ctimer handler) with the interrupted SP
  * @sp and frame pointer @fpreg and @nstack words of stack from @sp: CFI
- * joined to @fp into @out, return addresses minus one. */
+ * joined to @fp into @out, return addresses minus one. A NULL @sym (no
+ * stack words to unwind over) gives @fp alone. */
 unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
 			    const uint64_t *stack, unsigned int nstack, const uint64_t *fp,
 			    unsigned int nfp, uint64_t *out, unsigned int max,
 			    struct ustack_stats *st);
-
-/* Mark the return addresses of @ips (a frame-pointer walk: ips[0] the pc,
- * the rest return addresses) by subtracting one from ips[1..n). */
-void ustack_mark_returns(uint64_t *ips, unsigned int n);
 
 #endif /* D9_USTACK_H */
