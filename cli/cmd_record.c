@@ -16,7 +16,8 @@
 
 static volatile sig_atomic_t stop;
 
-enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK };
+enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK,
+       OPT_NO_WAKEUPS };
 enum { OPT_SAMPLER = 300 };
 
 static void on_signal(int sig)
@@ -52,6 +53,9 @@ static void help(FILE *f)
 		"      --offcpu-source SRC  auto (default): the sched_switch tracepoint,\n"
 		"                        else the context-switch event; tracepoint or\n"
 		"                        switch: that one only\n"
+		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
+		"                        the target's threads): off-CPU time is then\n"
+		"                        not split into blocked and run-queue time\n"
 		"      --offcpu-stack BYTES  user stack copied per switch to unwind\n"
 		"                        through code without frame pointers (default\n"
 		"                        8192, at most 32768; 0: frame pointers only)\n"
@@ -147,6 +151,7 @@ int cmd_record(int argc, char **argv)
 		{ "sampler", required_argument, NULL, OPT_SAMPLER },
 		{ "no-offcpu", no_argument, NULL, OPT_NO_OFFCPU },
 		{ "offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE },
+		{ "no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS },
 		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
 		{ "cpu-stack", required_argument, NULL, OPT_CPU_STACK },
 		{ "help", no_argument, NULL, 'h' },
@@ -204,6 +209,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_NO_OFFCPU:
 			o.offcpu = RECORD_OFFCPU_OFF;
+			break;
+		case OPT_NO_WAKEUPS:
+			o.no_wakeups = 1;
 			break;
 		case OPT_OFFCPU_SOURCE:
 			if (!strcmp(optarg, "auto"))
@@ -338,6 +346,20 @@ int cmd_record(int argc, char **argv)
 			st.offcpu, (unsigned long long)st.switches,
 			(unsigned long long)st.switches_blocked,
 			(unsigned long long)(st.switches - st.switches_blocked));
+	if (st.switches && st.wakeups[0] && strncmp(st.wakeups, "off", 3) &&
+	    strncmp(st.wakeups, "refused", 7))
+		fprintf(stderr,
+			"d9prof: run queue (%s): %llu intervals, %.1f ms runnable waiting "
+			"for a CPU\n",
+			st.wakeups, (unsigned long long)st.runnable, (double)st.runq_ns / 1e6);
+	else if (st.switches)
+		fprintf(stderr,
+			"d9prof: run queue: wakeups not recorded (%s): blocked and run-queue "
+			"time cannot be split, only preempted time is run-queue time\n",
+			st.wakeups[0] ? st.wakeups : "off");
+	if (st.wake_lost)
+		fprintf(stderr, "d9prof: lost %llu wakeup records (ring full)\n",
+			(unsigned long long)st.wake_lost);
 	if (st.offcpu_stacks)
 		fprintf(stderr,
 			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "

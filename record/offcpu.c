@@ -38,6 +38,9 @@
 #define SETTLE_NS                                                                        \
 	2000000ULL /* a record stamped this long before a                                \
 		    * drain began is in its ring by then */
+#define EARLY_WAKE_NS                                                                    \
+	100000ULL /* a wakeup this close before a switch-out came                     \
+		   * while the thread was on its way to sleep */
 #define TASK_STATE_BITS                                                                  \
 	0xffu /* prev_state sleep bits (S D T t X Z P I);                                \
 	       * above them the "preempted" marker */
@@ -136,32 +139,63 @@ static int read_text(const char *path, char *buf, size_t len)
 struct tp_info {
 	uint64_t id;
 	unsigned int state_off, state_size;
+	unsigned int next_pid_off, next_comm_off; /* 0: not found */
+	unsigned int prev_pid_off, prev_comm_off;
 };
 
-/* The sched_switch tracepoint under tracefs @dir. */
-static int tp_info_read(const char *dir, struct tp_info *tp, char *why, size_t whylen)
+/* The id and format file of tracepoint @name ("sched/sched_switch") under
+ * tracefs @dir. */
+static int tp_read(const char *dir, const char *name, uint64_t *id, char *fmt, size_t len,
+		   char *why, size_t whylen)
 {
-	char path[192], buf[8192];
-	unsigned long long id;
+	char path[192];
+	unsigned long long v;
 	int err;
 
-	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", dir);
-	err = read_text(path, buf, sizeof(buf));
-	if (err || sscanf(buf, "%llu", &id) != 1) {
+	snprintf(path, sizeof(path), "%s/events/%s/id", dir, name);
+	err = read_text(path, fmt, len);
+	if (err || sscanf(fmt, "%llu", &v) != 1) {
 		snprintf(why, whylen, "cannot read '%s': %s", path,
 			 strerror(err ? -err : EINVAL));
 		return err ? err : -EINVAL;
 	}
-	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/format", dir);
-	err = read_text(path, buf, sizeof(buf));
-	if (!err)
-		err = tracepoint_field(buf, "prev_state", &tp->state_off, &tp->state_size,
-				       NULL);
+	*id = v;
+	snprintf(path, sizeof(path), "%s/events/%s/format", dir, name);
+	err = read_text(path, fmt, len);
+	if (err)
+		snprintf(why, whylen, "cannot read '%s': %s", path, strerror(-err));
+	return err;
+}
+
+/* Offset of field @name of @size bytes in format @fmt, 0 if absent (no
+ * field of interest sits at offset 0: the common header is there). */
+static unsigned int tp_off(const char *fmt, const char *name, unsigned int size)
+{
+	unsigned int off, sz;
+
+	if (tracepoint_field(fmt, name, &off, &sz, NULL) || sz != size)
+		return 0;
+	return off;
+}
+
+/* The sched_switch tracepoint under tracefs @dir. */
+static int tp_info_read(const char *dir, struct tp_info *tp, char *why, size_t whylen)
+{
+	char buf[8192];
+	int err;
+
+	err = tp_read(dir, "sched/sched_switch", &tp->id, buf, sizeof(buf), why, whylen);
+	if (err)
+		return err;
+	err = tracepoint_field(buf, "prev_state", &tp->state_off, &tp->state_size, NULL);
 	if (err || (tp->state_size != 4 && tp->state_size != 8)) {
-		snprintf(why, whylen, "no usable prev_state field in '%s'", path);
+		snprintf(why, whylen, "no usable prev_state field in sched_switch's format");
 		return -ENOENT;
 	}
-	tp->id = id;
+	tp->next_pid_off = tp_off(buf, "next_pid", 4);
+	tp->next_comm_off = tp_off(buf, "next_comm", 16);
+	tp->prev_pid_off = tp_off(buf, "prev_pid", 4);
+	tp->prev_comm_off = tp_off(buf, "prev_comm", 16);
 	return 0;
 }
 
@@ -202,11 +236,17 @@ static int find_tracepoint(const struct offcpu_rec_opts *o, struct offcpu_rec_st
 
 /* ---- per-thread pairing ------------------------------------------------- */
 
-enum ev_kind { EV_OUT, EV_OUT_REC, EV_IN };
+/* A thread's records, in time order: switched out (EV_OUT, with its
+ * stack, and EV_OUT_REC, the PERF_RECORD_SWITCH), woken (EV_WAKE, from the
+ * system-wide wakeup event), chosen to run after @holder (EV_PREV, from
+ * the system-wide switch event), switched in (EV_IN). */
+enum ev_kind { EV_OUT, EV_OUT_REC, EV_WAKE, EV_PREV, EV_IN };
 
 struct ev {
 	uint64_t time;
 	uint32_t stack;
+	uint32_t holder; /* EV_OUT: the thread that took the CPU; EV_PREV:
+			  * the one that ran before; 0 unknown or idle */
 	uint8_t kind;
 	uint8_t preempted;
 	uint8_t known; /* EV_OUT: preempted is known (tracepoint) */
@@ -216,9 +256,24 @@ struct tstate {
 	uint32_t tid;  /* 0: empty slot */
 	struct ev *ev; /* unprocessed, time order */
 	uint32_t n, cap;
-	/* the switch-out waiting for its switch-in */
+	/* the switch-out waiting for its switch-in, its wakeup and the
+	 * thread that ran before it */
 	int open;
 	struct ev out;
+	uint64_t wake;
+	uint64_t early_wake; /* a wakeup while on-CPU: it was going to sleep */
+	uint32_t prev;
+};
+
+/* The system-wide part: when target threads become runnable, and who ran
+ * before them, from tracepoints filtered in the kernel on their tids. */
+struct wake_rec {
+	struct perf_set *wake_ps, *in_ps;
+	struct perf_callbacks wake_cb, in_cb;
+	unsigned int pid_off;	 /* sched_waking's pid */
+	size_t filter_nts;	 /* threads known when the filter was set */
+	uint32_t *named;	 /* holders whose name is written: a set */
+	size_t nnamed, capnamed;
 };
 
 struct offcpu_rec {
@@ -233,6 +288,7 @@ struct offcpu_rec {
 	struct tstate *ts; /* open addressing by tid */
 	size_t nts, capts;
 	uint64_t watermark; /* records before it are all read */
+	struct wake_rec wk;
 	int err;
 };
 
@@ -272,6 +328,19 @@ static struct tstate *tstate_get(struct offcpu_rec *oc, uint32_t tid)
 	return &oc->ts[i];
 }
 
+static struct tstate *tstate_find(struct offcpu_rec *oc, uint32_t tid)
+{
+	size_t i, mask;
+
+	if (!oc->capts || !tid)
+		return NULL;
+	mask = oc->capts - 1;
+	for (i = tid_hash(tid, mask); oc->ts[i].tid; i = (i + 1) & mask)
+		if (oc->ts[i].tid == tid)
+			return &oc->ts[i];
+	return NULL;
+}
+
 /* Insert in time order; equal times keep arrival order (same ring). */
 static void push_ev(struct offcpu_rec *oc, uint32_t tid, const struct ev *e)
 {
@@ -300,17 +369,33 @@ static void push_ev(struct offcpu_rec *oc, uint32_t tid, const struct ev *e)
 	t->n++;
 }
 
-static void write_interval(struct offcpu_rec *oc, uint32_t tid, const struct ev *out,
-			   uint64_t time_in)
+static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t time_in)
 {
+	const struct ev *out = &t->out;
 	struct trace_switch s = {
 	    .time = out->time,
 	    .time_in = time_in,
-	    .tid = tid,
+	    .tid = t->tid,
 	    .stack = out->stack,
 	    .preempted = out->preempted,
 	};
-	int err = trace_writer__switch(oc->w, &s);
+	int err;
+
+	/* runnable from the preemption, or from the wakeup when one came
+	 * between out and in; who had the CPU meanwhile: the thread that
+	 * took it, else the one that ran last before this one */
+	if (out->preempted && out->known) {
+		s.runnable = out->time;
+		s.holder = out->holder ? out->holder : t->prev;
+	} else if (t->wake >= out->time && (!time_in || t->wake <= time_in)) {
+		s.runnable = t->wake;
+		s.holder = t->prev;
+	}
+	if (s.runnable && time_in) {
+		oc->st->runnable++;
+		oc->st->runq_ns += time_in - s.runnable;
+	}
+	err = trace_writer__switch(oc->w, &s);
 
 	if (err && !oc->err)
 		oc->err = err;
@@ -337,6 +422,25 @@ static void settle(struct offcpu_rec *oc, struct tstate *t, uint64_t until)
 				oc->st->unpaired++; /* its switch-in was lost */
 			t->out = *e;
 			t->open = 1;
+			t->prev = 0;
+			/* woken between setting its sleep state and switching
+			 * out (the wakeup is traced before the switch): it
+			 * was runnable all along */
+			t->wake = t->early_wake && e->time - t->early_wake <= EARLY_WAKE_NS
+				      ? e->time
+				      : 0;
+			t->early_wake = 0;
+			break;
+		case EV_WAKE:
+			/* the first wakeup counts: it made the thread runnable */
+			if (t->open && !t->wake)
+				t->wake = e->time;
+			else if (!t->open)
+				t->early_wake = e->time;
+			break;
+		case EV_PREV:
+			if (t->open)
+				t->prev = e->holder;
 			break;
 		case EV_OUT_REC:
 			if (t->open && !t->out.known) {
@@ -348,8 +452,9 @@ static void settle(struct offcpu_rec *oc, struct tstate *t, uint64_t until)
 			/* a switch-in without a switch-out: the first one of a
 			 * thread that was off-CPU at attach time */
 			if (t->open)
-				write_interval(oc, t->tid, &t->out, e->time);
+				write_interval(oc, t, e->time);
 			t->open = 0;
+			t->early_wake = 0;
 			break;
 		}
 	}
@@ -364,6 +469,281 @@ static void settle_all(struct offcpu_rec *oc, uint64_t until)
 	for (i = 0; i < oc->capts; i++)
 		if (oc->ts[i].tid && oc->ts[i].n)
 			settle(oc, &oc->ts[i], until);
+}
+
+/* ---- who had the CPU: thread names and the system-wide events ---------- */
+
+static void on_wake_lost(void *ctx, uint64_t lost)
+{
+	struct offcpu_rec *oc = ctx;
+
+	oc->st->wake_lost += lost;
+}
+
+/* Write @tid's name (@comm, 16 bytes, maybe unterminated) once. */
+static void name_holder(struct offcpu_rec *oc, uint32_t tid, const char *comm)
+{
+	struct wake_rec *wk = &oc->wk;
+	char name[17];
+	size_t i, mask;
+	int err;
+
+	if (2 * (wk->nnamed + 1) > wk->capnamed) {
+		size_t ncap = wk->capnamed ? 2 * wk->capnamed : 64, j;
+		uint32_t *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return; /* a name less, not an error */
+		for (j = 0; j < wk->capnamed; j++) {
+			if (!wk->named[j])
+				continue;
+			for (i = tid_hash(wk->named[j], ncap - 1); n[i]; i = (i + 1) & (ncap - 1))
+				;
+			n[i] = wk->named[j];
+		}
+		free(wk->named);
+		wk->named = n;
+		wk->capnamed = ncap;
+	}
+	mask = wk->capnamed - 1;
+	for (i = tid_hash(tid, mask); wk->named[i]; i = (i + 1) & mask)
+		if (wk->named[i] == tid)
+			return;
+	wk->named[i] = tid;
+	wk->nnamed++;
+	memcpy(name, comm, 16);
+	name[16] = '\0';
+	err = trace_writer__comm(oc->w, tid, name);
+	if (err && !oc->err)
+		oc->err = err;
+}
+
+/* The tid at @pid_off of a tracepoint record, its name at @comm_off
+ * written once; 0 if absent or the idle task. */
+static uint32_t raw_tid(struct offcpu_rec *oc, const struct perf_sample *s,
+			unsigned int pid_off, unsigned int comm_off)
+{
+	int32_t pid;
+
+	if (!pid_off || !s->raw || s->raw_size < pid_off + 4)
+		return 0;
+	memcpy(&pid, (const unsigned char *)s->raw + pid_off, 4);
+	if (pid <= 0)
+		return 0;
+	if (comm_off && s->raw_size >= comm_off + 16)
+		name_holder(oc, (uint32_t)pid, (const char *)s->raw + comm_off);
+	return (uint32_t)pid;
+}
+
+/* sched_waking of a thread that is off-CPU: it is runnable from now. */
+static void on_wake(void *ctx, const struct perf_sample *s)
+{
+	struct offcpu_rec *oc = ctx;
+	struct ev e = {.time = s->time, .kind = EV_WAKE};
+	int32_t pid;
+
+	if (!s->raw || s->raw_size < oc->wk.pid_off + 4)
+		return;
+	memcpy(&pid, (const unsigned char *)s->raw + oc->wk.pid_off, 4);
+	/* the kernel filter is by tid ranges: others can pass it */
+	if (pid > 0 && tstate_find(oc, (uint32_t)pid))
+		push_ev(oc, (uint32_t)pid, &e);
+}
+
+/* sched_switch to a target thread: who ran on that CPU before it. */
+static void on_switch_in(void *ctx, const struct perf_sample *s)
+{
+	struct offcpu_rec *oc = ctx;
+	struct ev e = {.time = s->time, .kind = EV_PREV};
+	uint32_t next = raw_tid(oc, s, oc->tp.next_pid_off, 0);
+
+	if (!next || !tstate_find(oc, next))
+		return;
+	e.holder = raw_tid(oc, s, oc->tp.prev_pid_off, oc->tp.prev_comm_off);
+	push_ev(oc, next, &e);
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int offcpu_tid_filter(const char *field, uint32_t *tids, size_t n, char *buf, size_t len)
+{
+	size_t i, k, nr = 0;
+	uint32_t (*r)[2];
+	int need;
+
+	if (!n || len < 2)
+		return -EINVAL;
+	qsort(tids, n, sizeof(*tids), u32_cmp);
+	r = malloc(n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (nr && tids[i] <= r[nr - 1][1] + 1) {
+			if (tids[i] > r[nr - 1][1])
+				r[nr - 1][1] = tids[i];
+			continue;
+		}
+		r[nr][0] = r[nr][1] = tids[i];
+		nr++;
+	}
+	/* threads created later get higher tids: the last range stays open.
+	 * Too long for the kernel: merge the ranges closest together (the
+	 * tids let in between are dropped by the caller) */
+	for (;;) {
+		size_t at = 0, best = 0;
+
+		for (k = 0; k < nr; k++) {
+			need = k + 1 == nr ? snprintf(buf + at, len - at, "%s%s>=%u",
+						      k ? "||" : "", field, r[k][0])
+			       : r[k][0] == r[k][1]
+				   ? snprintf(buf + at, len - at, "%s%s==%u", k ? "||" : "",
+					      field, r[k][0])
+				   : snprintf(buf + at, len - at, "%s(%s>=%u&&%s<=%u)",
+					      k ? "||" : "", field, r[k][0], field, r[k][1]);
+			if (need < 0 || (size_t)need >= len - at)
+				break;
+			at += (size_t)need;
+		}
+		if (k == nr)
+			break;
+		if (nr == 1) {
+			free(r);
+			return -E2BIG;
+		}
+		for (k = 1; k + 1 < nr; k++)
+			if (r[k + 1][0] - r[k][1] < r[best + 1][0] - r[best][1])
+				best = k;
+		r[best][1] = r[best + 1][1];
+		memmove(&r[best + 1], &r[best + 2], (nr - best - 2) * sizeof(*r));
+		nr--;
+	}
+	free(r);
+	return 0;
+}
+
+/* (Re)set both filters to the threads known now. */
+static int wake_filter(struct offcpu_rec *oc)
+{
+	char buf[4000]; /* the kernel takes up to a page */
+	uint32_t *tids;
+	size_t i, n = 0;
+	int err;
+
+	tids = malloc((oc->nts ? oc->nts : 1) * sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	for (i = 0; i < oc->capts; i++)
+		if (oc->ts[i].tid)
+			tids[n++] = oc->ts[i].tid;
+	err = n ? offcpu_tid_filter("pid", tids, n, buf, sizeof(buf)) : -EINVAL;
+	if (!err)
+		err = perf_set__set_filter(oc->wk.wake_ps, buf);
+	if (!err && oc->wk.in_ps) {
+		err = offcpu_tid_filter("next_pid", tids, n, buf, sizeof(buf));
+		if (!err)
+			err = perf_set__set_filter(oc->wk.in_ps, buf);
+	}
+	free(tids);
+	oc->wk.filter_nts = oc->nts;
+	return err;
+}
+
+static struct perf_set *wake_set(uint64_t id)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = id;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	return perf_set__new_attr(&a, 64);
+}
+
+/* The wakeup tracepoint on every CPU, filtered to the target's threads,
+ * and the switch tracepoint for the thread that ran before each of them
+ * (its absence only costs the holder of woken threads). 0, or -errno and
+ * why in st->wake_why. */
+static int wake_open(struct offcpu_rec *oc)
+{
+	struct offcpu_rec_stats *st = oc->st;
+	static const char *const names[] = {"sched/sched_waking", "sched/sched_wakeup"};
+	char fmt[8192], why[256] = "";
+	uint64_t id = 0;
+	int err = -ENOENT;
+	size_t i;
+
+	if (!oc->tracepoint) {
+		snprintf(st->wake_why, sizeof(st->wake_why),
+			 "needs tracefs (off-CPU fell back to the context-switch event)");
+		return -ENOENT;
+	}
+	for (i = 0; i < 2 && err; i++) {
+		err = tp_read(st->tracefs, names[i], &id, fmt, sizeof(fmt), why, sizeof(why));
+		if (!err && !(oc->wk.pid_off = tp_off(fmt, "pid", 4)))
+			err = -ENOENT;
+	}
+	if (err) {
+		snprintf(st->wake_why, sizeof(st->wake_why), "no wakeup tracepoint: %s", why);
+		return err;
+	}
+	snprintf(st->wake_source, sizeof(st->wake_source), "sched:%s", names[i - 1] + 6);
+	oc->wk.wake_ps = wake_set(id);
+	if (!oc->wk.wake_ps)
+		err = -errno;
+	else
+		err = perf_set__add_cpus(oc->wk.wake_ps);
+	if (err) {
+		snprintf(st->wake_why, sizeof(st->wake_why),
+			 "cannot open %s on every CPU: %s%s", st->wake_source, strerror(-err),
+			 err == -EACCES || err == -EPERM
+			     ? " (system-wide tracepoints need root or CAP_PERFMON)"
+			     : "");
+		return err;
+	}
+	oc->wk.wake_cb = (struct perf_callbacks){.ctx = oc, .sample = on_wake, .lost = on_wake_lost};
+	if (oc->tp.next_pid_off && oc->tp.prev_pid_off) {
+		oc->wk.in_ps = wake_set(oc->tp.id);
+		if (!oc->wk.in_ps || perf_set__add_cpus(oc->wk.in_ps)) {
+			perf_set__free(oc->wk.in_ps);
+			oc->wk.in_ps = NULL;
+		}
+		oc->wk.in_cb =
+		    (struct perf_callbacks){.ctx = oc, .sample = on_switch_in, .lost = on_wake_lost};
+	}
+	err = wake_filter(oc);
+	if (err) {
+		snprintf(st->wake_why, sizeof(st->wake_why), "cannot filter %s: %s",
+			 st->wake_source, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static void wake_close(struct offcpu_rec *oc)
+{
+	perf_set__free(oc->wk.wake_ps);
+	perf_set__free(oc->wk.in_ps);
+	oc->wk.wake_ps = oc->wk.in_ps = NULL;
+}
+
+static void wake_drain(struct offcpu_rec *oc)
+{
+	if (!oc->wk.wake_ps)
+		return;
+	if (oc->nts != oc->wk.filter_nts)
+		wake_filter(oc); /* new threads: a failure keeps the old one */
+	perf_set__drain(oc->wk.wake_ps, &oc->wk.wake_cb);
+	if (oc->wk.in_ps)
+		perf_set__drain(oc->wk.in_ps, &oc->wk.in_cb);
 }
 
 static void on_sample(void *ctx, const struct perf_sample *s)
@@ -385,6 +765,7 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 			state = (uint32_t)state;
 		e.preempted = (uint8_t)offcpu_state_is_preempted(state);
 		e.known = 1;
+		e.holder = raw_tid(oc, s, oc->tp.next_pid_off, oc->tp.next_comm_off);
 	}
 	n = ustack_chain(oc->sym, s, ips, MAX_CHAIN, &oc->st->ustack);
 	err = trace_writer__stack(oc->w, ips, n, &e.stack);
@@ -442,6 +823,15 @@ static void make_attr(const struct offcpu_rec *oc, const struct offcpu_rec_opts 
 	a->exclude_callchain_kernel = !!o->exclude_kernel;
 }
 
+/* Threads the events were opened on: the wakeup filter's first tids. */
+static void known_thread(void *ctx, pid_t tid)
+{
+	struct offcpu_rec *oc = ctx;
+
+	if (tid > 0 && !tstate_get(oc, (uint32_t)tid) && !oc->err)
+		oc->err = -ENOMEM;
+}
+
 static int open_source(struct offcpu_rec *oc, const struct offcpu_rec_opts *o)
 {
 	struct perf_event_attr a;
@@ -451,7 +841,7 @@ static int open_source(struct offcpu_rec *oc, const struct offcpu_rec_opts *o)
 	oc->ps = perf_set__new_attr(&a, RING_PAGES);
 	if (!oc->ps)
 		return -errno;
-	err = perf_set__add_process(oc->ps, oc->pid, NULL, NULL);
+	err = perf_set__add_process(oc->ps, oc->pid, known_thread, oc);
 	if (err < 0) {
 		perf_set__free(oc->ps);
 		oc->ps = NULL;
@@ -514,6 +904,11 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 		}
 	}
 	st->source = oc->tracepoint ? "tracepoint" : "context-switch";
+	if (o->wakeups && wake_open(oc))
+		wake_close(oc); /* said in st->wake_why: blocked and run-queue
+				 * time cannot be split */
+	else if (!o->wakeups)
+		snprintf(st->wake_why, sizeof(st->wake_why), "off (--no-wakeups)");
 	oc->watermark = 0;
 	*out = oc;
 	return 0;
@@ -527,6 +922,7 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 	uint64_t start = record_now_ns();
 
 	perf_set__drain(oc->ps, &oc->cb);
+	wake_drain(oc);
 	/* everything stamped before the previous drain began (less a margin
 	 * for records being written as it read) has been read by now */
 	if (oc->watermark)
@@ -540,10 +936,11 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 	size_t i;
 
 	perf_set__drain(oc->ps, &oc->cb);
+	wake_drain(oc);
 	settle_all(oc, UINT64_MAX);
 	for (i = 0; i < oc->capts; i++)
 		if (oc->ts[i].tid && oc->ts[i].open) {
-			write_interval(oc, oc->ts[i].tid, &oc->ts[i].out, 0);
+			write_interval(oc, &oc->ts[i], 0);
 			oc->ts[i].open = 0;
 		}
 	return oc->err;
@@ -556,6 +953,8 @@ void offcpu_rec__free(struct offcpu_rec *oc)
 	if (!oc)
 		return;
 	perf_set__free(oc->ps);
+	wake_close(oc);
+	free(oc->wk.named);
 	for (i = 0; i < oc->capts; i++)
 		free(oc->ts[i].ev);
 	free(oc->ts);

@@ -19,6 +19,18 @@
  * (symbolizer__unwind) and joined to the kernel's frame-pointer chain, so
  * that the application frame that called into libc survives.
  *
+ * When each thread became runnable again comes from the sched_waking
+ * tracepoint (sched_wakeup on kernels without it) on every CPU: a wakeup
+ * fires in the waker's context, which the target's per-thread events do
+ * not see (this kernel does not hand it to the woken thread's events).
+ * Who had the CPU while a thread waited for one: for a preemption, the
+ * thread that took it (sched_switch's next_pid); after a wakeup, the
+ * thread that ran before it on that CPU, from sched_switch on every CPU.
+ * Both system-wide events are filtered in the kernel to ranges of the
+ * target's tids (the last range open, for threads created later), and
+ * need root or CAP_PERFMON: without them off-CPU time is recorded whole,
+ * blocked and run-queue time not split (st->wake_why says why).
+ *
  * Each completed interval becomes one struct trace_switch. Records of one
  * thread can sit in different CPU rings (out on one CPU, in on another), so
  * events are kept per thread in time order and paired only once every ring
@@ -56,6 +68,7 @@ struct offcpu_rec_opts {
 				   * copy, frame pointers only */
 	int exclude_kernel;	  /* no kernel callchains */
 	int may_mount;		  /* mount tracefs if it is not mounted */
+	int wakeups;		  /* also record wakeups (run-queue time) */
 };
 
 struct offcpu_rec_stats {
@@ -65,6 +78,11 @@ struct offcpu_rec_stats {
 	uint64_t open_at_end;	 /* ... still off-CPU at the end (time_in 0) */
 	uint64_t unpaired;	 /* switch-outs whose switch-in was lost */
 	uint64_t lost;		 /* records lost to full rings */
+	uint64_t runnable;	 /* intervals with a known run-queue part */
+	uint64_t runq_ns;	 /* ... its total */
+	uint64_t wake_lost;	 /* wakeup/switch-in records lost */
+	char wake_source[32];	 /* "sched:sched_waking", "" if not recorded */
+	char wake_why[256];	 /* why wakeups are not recorded */
 	struct ustack_stats ustack; /* the user stacks of switch-outs */
 	const char *source;	 /* "tracepoint" or "context-switch" */
 	char tracefs[128];	 /* tracefs used, "" for the software event */
@@ -100,6 +118,11 @@ int tracefs_find_in(const char *mounts, char *path, size_t len);
  * 0, -ENOENT (no such field) or -EINVAL (malformed). */
 int tracepoint_field(const char *format, const char *field, unsigned int *offset,
 		     unsigned int *size, int *is_signed);
+/* A tracepoint filter letting through tids @tids (@n > 0, sorted here) of
+ * field @field: "(f>=a&&f<=b)||f==c||f>=d", at most @len bytes with the
+ * NUL, ranges merged until it fits (the last one open-ended). 0, -E2BIG
+ * or -ENOMEM. */
+int offcpu_tid_filter(const char *field, uint32_t *tids, size_t n, char *buf, size_t len);
 /* 1 if sched_switch's prev_state @state means "still runnable" (preempted
  * or yielded): no sleep state bit set, whatever the preempt marker bit. */
 int offcpu_state_is_preempted(uint64_t state);

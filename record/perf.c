@@ -250,6 +250,45 @@ int perf_set__add_thread(struct perf_set *ps, pid_t tid)
 	return 0;
 }
 
+int perf_set__add_cpus(struct perf_set *ps)
+{
+	unsigned int cpu, opened = 0;
+	int err;
+
+	for (cpu = 0; cpu < ps->ncpus; cpu++) {
+		struct cpu_ring *r = &ps->rings[cpu];
+		int fd = (int)syscall(SYS_perf_event_open, &ps->attr, -1, (int)cpu, -1,
+				      PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			return -errno;
+		}
+		err = push_fd(ps, fd);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		opened++;
+		if (r->fd < 0)
+			err = map_ring(ps, r, fd);
+		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
+			err = -errno;
+		if (err)
+			return err;
+	}
+	return opened ? 0 : -ENODEV;
+}
+
+int perf_set__set_filter(struct perf_set *ps, const char *filter)
+{
+	for (unsigned int i = 0; i < ps->nfds; i++)
+		if (ioctl(ps->fds[i], PERF_EVENT_IOC_SET_FILTER, filter))
+			return -errno;
+	return 0;
+}
+
 int perf_set__add_process(struct perf_set *ps, pid_t pid,
 			  void (*added)(void *ctx, pid_t tid), void *ctx)
 {

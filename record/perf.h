@@ -78,6 +78,13 @@ struct perf_set *perf_set__new_attr(const struct perf_event_attr *attr,
 /* Open the event on thread @tid. 0 or -errno from perf_event_open/mmap;
  * -EEXIST if @tid already has one. */
 int perf_set__add_thread(struct perf_set *ps, pid_t tid);
+/* Open the event on every CPU for every task (pid -1: system-wide, which
+ * needs CAP_PERFMON or kernel.perf_event_paranoid <= 0; an attr without
+ * inherit). 0 or -errno of the first failure (offline CPUs skipped). */
+int perf_set__add_cpus(struct perf_set *ps);
+/* Set the tracepoint filter @filter (ftrace syntax) on every event of the
+ * set. 0 or -errno of the first refusal. */
+int perf_set__set_filter(struct perf_set *ps, const char *filter);
 /* Open events on every thread of process @pid, rescanning /proc/PID/task
  * until a scan finds no thread without one: threads created mid-scan are
  * caught by the scan or inherit from a thread that had its event already.

@@ -378,6 +378,8 @@ static void write_meta(struct rec *r)
 	note_err(r, trace_writer__meta(r->w, "frequency", buf));
 	note_err(r, trace_writer__meta(r->w, "clock", "CLOCK_MONOTONIC"));
 	note_err(r, trace_writer__meta(r->w, "offcpu", r->st->offcpu));
+	if (r->st->wakeups[0])
+		note_err(r, trace_writer__meta(r->w, "wakeups", r->st->wakeups));
 	note_err(r, trace_writer__meta(r->w, "recorder", "d9prof " "0.1.0"));
 }
 
@@ -600,6 +602,7 @@ static int open_offcpu(struct rec *r)
 			   : r->o->offcpu_stack ? r->o->offcpu_stack
 						: OFFCPU_STACK_DEFAULT,
 	    .may_mount = 1,
+	    .wakeups = !r->o->no_wakeups,
 	};
 	char why[256];
 	int err;
@@ -631,6 +634,18 @@ static int open_offcpu(struct rec *r)
 		return err;
 	}
 	snprintf(r->st->offcpu, sizeof(r->st->offcpu), "%s", r->ocst.source);
+	if (r->ocst.wake_why[0] && r->o->no_wakeups) {
+		snprintf(r->st->wakeups, sizeof(r->st->wakeups), "off: --no-wakeups");
+	} else if (r->ocst.wake_why[0]) {
+		snprintf(r->st->wakeups, sizeof(r->st->wakeups), "refused: %s",
+			 r->ocst.wake_why);
+		logf_(r, RECORD_WARN,
+		      "wakeups not recorded, so off-CPU time cannot be split into "
+		      "blocked and run-queue time: %s",
+		      r->ocst.wake_why);
+	} else {
+		snprintf(r->st->wakeups, sizeof(r->st->wakeups), "%s", r->ocst.wake_source);
+	}
 	if (r->ocst.fallback_why[0])
 		logf_(r, RECORD_INFO, "off-CPU from the context-switch event: %s",
 		      r->ocst.fallback_why);
@@ -654,6 +669,13 @@ static void offcpu_summary(struct rec *r)
 	r->st->offcpu_complete = c->ustack.complete;
 	r->st->offcpu_stack_used = c->ustack.stack_used_max;
 	r->st->offcpu_unwind_s = (double)c->ustack.unwind_ns / 1e9;
+	r->st->runnable = c->runnable;
+	r->st->runq_ns = c->runq_ns;
+	r->st->wake_lost = c->wake_lost;
+	if (c->wake_lost) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->wake_lost);
+		note_err(r, trace_writer__meta(r->w, "wakeups lost", buf));
+	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->switches);
 	note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
 	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->ustack.complete,

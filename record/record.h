@@ -65,6 +65,9 @@ struct record_opts {
 					 * switch for CFI unwinding (multiple
 					 * of 8, <= 32768); 0 = 8192 */
 	int offcpu_fp_only;		/* no stack copy: frame pointers only */
+	int no_wakeups;			/* do not record wakeups: off-CPU time
+					 * not split into blocked and
+					 * run-queue time */
 	unsigned int cpu_stack;		/* bytes of user stack copied per CPU
 					 * sample for the CFI step that finds
 					 * a frameless function's caller
@@ -98,6 +101,13 @@ struct record_stats {
 					 * frame */
 	uint64_t offcpu_stack_used;	/* most stack copy bytes an unwind read */
 	double offcpu_unwind_s;		/* recorder CPU spent unwinding */
+	/* wakeups: blocked vs run-queue time (record/offcpu.h) */
+	char wakeups[288];		/* trace meta "wakeups": the source
+					 * ("sched:sched_waking"), or "off: "
+					 * / "refused: " and why */
+	uint64_t runnable;		/* intervals with a run-queue part */
+	uint64_t runq_ns;		/* ... its total */
+	uint64_t wake_lost;		/* wakeup records lost (ring full) */
 	/* CPU samples' user stacks (CFI step over a stack copy, ustack.h) */
 	uint64_t cpu_stacks;		/* samples with user registers */
 	uint64_t cpu_recovered;		/* ... with a caller the frame-pointer

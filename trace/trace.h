@@ -43,6 +43,7 @@ enum trace_chunk_type {
 	TRACE_CHUNK_END = 8,	 /* counters; marks a complete trace */
 	TRACE_CHUNK_SWITCHES = 9, /* off-CPU intervals (sched switches) */
 	TRACE_CHUNK_INLINES = 10, /* functions inlined at frames' addresses */
+	TRACE_CHUNK_COMMS = 11,	 /* tid, name of threads outside the target */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -72,12 +73,22 @@ struct trace_event {
 /* One off-CPU interval of a thread of the target: it was switched out at
  * @time with callchain @stack (taken at switch-out: the kernel path into
  * schedule() and the user path that made the blocking call) and ran again
- * at @time_in. */
+ * at @time_in. From @runnable to @time_in it was on a run queue, waiting
+ * for a CPU (all of it for a preempted interval); before @runnable it was
+ * blocked. */
 struct trace_switch {
 	uint64_t time;		/* switch-out, ns */
 	uint64_t time_in;	/* switch-in, ns; 0 if still off-CPU at the end */
+	uint64_t runnable;	/* when it became runnable again: @time if
+				 * preempted, its wakeup if blocked; 0 if not
+				 * known (wakeups not recorded, or lost) */
 	uint32_t tid;
 	uint32_t stack;		/* stack id (trace_writer__stack) */
+	uint32_t holder;	/* tid of the thread that had the CPU while it
+				 * was runnable (the one that took it at a
+				 * preemption, else the one that ran last
+				 * before it); 0 if not known. Its name:
+				 * trace__comm() */
 	uint8_t preempted;	/* 1: preempted while runnable; 0: blocked */
 };
 
@@ -163,6 +174,8 @@ int trace_writer__meta(struct trace_writer *w, const char *key,
  * forgetting an earlier name). Readers keep the last name per id. */
 int trace_writer__thread(struct trace_writer *w, uint32_t tid,
 			 const char *name);
+/* Name a thread outside the target (a switch's holder), the same way. */
+int trace_writer__comm(struct trace_writer *w, uint32_t tid, const char *name);
 int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name);
 
 /* Intern a callchain of @n addresses (leaf first) and return its stack id
@@ -180,8 +193,9 @@ int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
  * been queued. */
 int trace_writer__events(struct trace_writer *w, const struct trace_event *e,
 			 size_t n);
-/* An off-CPU interval; its stack must come from trace_writer__stack() and
- * its time_in must be 0 or at least its time (else -EINVAL). Switch chunks
+/* An off-CPU interval; its stack must come from trace_writer__stack(), its
+ * time_in must be 0 or at least its time, and its runnable 0 or between
+ * the two (else -EINVAL). Switch chunks
  * follow the STACKS chunk that defines their stacks, as samples do. */
 int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s);
 
@@ -244,6 +258,9 @@ struct trace {
 	size_t nevents;			/* events in the trace, loaded or not */
 	struct trace_switch *switches;	/* in file order */
 	size_t nswitches;
+	struct trace_thread *comms;	/* threads outside the target named by
+					 * switches; sorted by tid */
+	size_t ncomms;
 	struct trace_counters counters;
 	int complete;			/* 1 if the END chunk was read */
 	size_t chunks;			/* whole chunks read */
@@ -319,5 +336,8 @@ void trace__free(struct trace *t);
 const char *trace__meta(const struct trace *t, const char *key);
 const char *trace__task_name(const struct trace *t, uint64_t task);
 const char *trace__thread_name(const struct trace *t, uint32_t tid);
+/* The name of @tid among the threads outside the target, else among the
+ * target's; NULL if neither names it. */
+const char *trace__comm(const struct trace *t, uint32_t tid);
 
 #endif /* D9_TRACE_H */

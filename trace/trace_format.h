@@ -57,10 +57,16 @@
  *            same frames. The bound on ninl bounds what the reader makes
  *            of a chain: every stack entry of a frame becomes ninl + 1.
  *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
- *                          n x v stack, n x v preempted (0 or 1)
+ *                          n x v stack, n x v preempted (0 or 1),
+ *                          n x v blocked, n x v holder
  *            dur = 0 for time_in = 0 (still off-CPU at the end), else
  *            time_in - time + 1 (writers reject time_in < time; a dur
- *            that wraps time_in past 2^64 is corrupt)
+ *            that wraps time_in past 2^64 is corrupt); blocked = 0 for
+ *            runnable = 0 (not known), else runnable - time + 1, and
+ *            runnable must not pass time_in when that is known. The
+ *            last two columns are absent in files from before them
+ *            (read as 0); readers from before them reject the chunk.
+ *   COMMS    count = n     as THREADS: threads outside the target
  *   END      count = 1     v samples, v events, v lost_samples,
  *                          v shim_drops, v start_time, v end_time,
  *                          v switches (absent in older files: 0)

@@ -117,8 +117,9 @@ struct reader {
 	struct trace *t;
 	unsigned int flags;	/* TRACE_READ_* */
 	struct idmap thread_ix; /* tid -> index in t->threads */
+	struct idmap comm_ix;	/* tid -> index in t->comms */
 	struct idmap task_ix;	/* task id -> index in t->tasks */
-	size_t meta_cap, threads_cap, tasks_cap, frames_cap;
+	size_t meta_cap, threads_cap, comms_cap, tasks_cap, frames_cap;
 	size_t off_cap, sf_cap, samples_cap, events_cap, switches_cap;
 	size_t nstack_frames; /* used entries of t->stack_frames */
 	uint8_t *raw;	      /* decompressed payload */
@@ -216,9 +217,10 @@ static int decode_meta(struct reader *r, struct cursor *c, size_t count)
 	return 0;
 }
 
-static int decode_threads(struct reader *r, struct cursor *c, size_t count)
+/* THREADS and COMMS: (tid, name) into *@v (@n, @cap), indexed by @ix. */
+static int decode_threads(struct reader *r, struct cursor *c, size_t count,
+			  struct trace_thread **v, size_t *n, size_t *cap, struct idmap *ix_of)
 {
-	struct trace *t = r->t;
 	size_t i;
 	int err;
 
@@ -226,7 +228,7 @@ static int decode_threads(struct reader *r, struct cursor *c, size_t count)
 		return bad(r, "record count exceeds chunk size");
 	for (i = 0; i < count; i++) {
 		uint64_t tid = cursor_varint(c);
-		uint32_t ix = (uint32_t)t->nthreads;
+		uint32_t ix = (uint32_t)*n;
 		char *name;
 		int found;
 
@@ -234,19 +236,19 @@ static int decode_threads(struct reader *r, struct cursor *c, size_t count)
 			return bad(r, "bad thread id");
 		if ((err = get_string(r, c, 1, &name)))
 			return err;
-		if (t->nthreads >= UINT32_MAX - 1) /* ids in the map are u32 */
+		if (*n >= UINT32_MAX - 1) /* ids in the map are u32 */
 			return bad(r, "too many threads");
-		found = idmap_get_or_add(&r->thread_ix, tid, &ix);
-		if (found < 0 || GROW(r, t->threads, r->threads_cap, t->nthreads + 1))
+		found = idmap_get_or_add(ix_of, tid, &ix);
+		if (found < 0 || GROW(r, *v, *cap, *n + 1))
 			return nomem(r);
 		if (!found) {
-			t->threads[ix].tid = (uint32_t)tid;
-			t->threads[ix].name = NULL;
-			t->nthreads++;
+			(*v)[ix].tid = (uint32_t)tid;
+			(*v)[ix].name = NULL;
+			(*n)++;
 		}
 		/* the last name wins; a later "no name" forgets nothing */
 		if (name)
-			t->threads[ix].name = name;
+			(*v)[ix].name = name;
 	}
 	return 0;
 }
@@ -526,6 +528,20 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 		if (v > 1)
 			return bad(r, "bad switch preempted flag");
 		s[i].preempted = (uint8_t)v;
+	}
+	/* files from before the run-queue columns end here */
+	for (i = 0; i < count && cursor_left(c); i++) {
+		v = cursor_varint(c);
+		if (v && (s[i].time + (v - 1) < s[i].time ||
+			  (s[i].time_in && s[i].time + (v - 1) > s[i].time_in)))
+			return bad(r, "bad switch runnable time");
+		s[i].runnable = v ? s[i].time + (v - 1) : 0;
+	}
+	for (i = 0; i < count && cursor_left(c); i++) {
+		v = cursor_varint(c);
+		if (v > UINT32_MAX)
+			return bad(r, "bad switch holder thread id");
+		s[i].holder = (uint32_t)v;
 	}
 	if (c->err)
 		return bad(r, "truncated switches");
@@ -840,7 +856,12 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 		err = decode_meta(r, &c, count);
 		break;
 	case TRACE_CHUNK_THREADS:
-		err = decode_threads(r, &c, count);
+		err = decode_threads(r, &c, count, &r->t->threads, &r->t->nthreads,
+				     &r->threads_cap, &r->thread_ix);
+		break;
+	case TRACE_CHUNK_COMMS:
+		err = decode_threads(r, &c, count, &r->t->comms, &r->t->ncomms,
+				     &r->comms_cap, &r->comm_ix);
 		break;
 	case TRACE_CHUNK_TASKS:
 		err = decode_tasks(r, &c, count);
@@ -1114,6 +1135,8 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
 	}
 	if (r.t->nthreads > 1)
 		qsort(r.t->threads, r.t->nthreads, sizeof(*r.t->threads), cmp_thread);
+	if (r.t->ncomms > 1)
+		qsort(r.t->comms, r.t->ncomms, sizeof(*r.t->comms), cmp_thread);
 	if (r.t->ntasks > 1)
 		qsort(r.t->tasks, r.t->ntasks, sizeof(*r.t->tasks), cmp_task);
 out:
@@ -1123,6 +1146,7 @@ out:
 	free(r.raw);
 	ZSTD_freeDCtx(r.dctx);
 	idmap_release(&r.thread_ix);
+	idmap_release(&r.comm_ix);
 	idmap_release(&r.task_ix);
 	free(r.inl);
 	free(r.inl_names);
@@ -1147,6 +1171,7 @@ void trace__free(struct trace *t)
 		return;
 	free(t->meta);
 	free(t->threads);
+	free(t->comms);
 	free(t->tasks);
 	free(t->frames);
 	free(t->stack_off);
@@ -1337,26 +1362,40 @@ const char *trace__task_name(const struct trace *t, uint64_t task)
 	return NULL;
 }
 
-const char *trace__thread_name(const struct trace *t, uint32_t tid)
+static const char *thread_in(const struct trace *t, const struct trace_thread *v, size_t n,
+			     uint32_t tid)
 {
 	size_t lo = 0, hi, i;
 
-	if (!t)
-		return NULL;
 	if (!t->arena) {
-		for (i = 0; i < t->nthreads; i++)
-			if (t->threads[i].tid == tid)
-				return t->threads[i].name;
+		for (i = 0; i < n; i++)
+			if (v[i].tid == tid)
+				return v[i].name;
 		return NULL;
 	}
-	for (hi = t->nthreads; lo < hi;) {
+	for (hi = n; lo < hi;) {
 		i = lo + (hi - lo) / 2;
-		if (t->threads[i].tid == tid)
-			return t->threads[i].name;
-		if (t->threads[i].tid < tid)
+		if (v[i].tid == tid)
+			return v[i].name;
+		if (v[i].tid < tid)
 			lo = i + 1;
 		else
 			hi = i;
 	}
 	return NULL;
+}
+
+const char *trace__thread_name(const struct trace *t, uint32_t tid)
+{
+	return t ? thread_in(t, t->threads, t->nthreads, tid) : NULL;
+}
+
+const char *trace__comm(const struct trace *t, uint32_t tid)
+{
+	const char *n;
+
+	if (!t)
+		return NULL;
+	n = thread_in(t, t->comms, t->ncomms, tid);
+	return n ? n : thread_in(t, t->threads, t->nthreads, tid);
 }

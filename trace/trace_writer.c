@@ -78,8 +78,8 @@ struct trace_writer {
 	size_t nevents;
 	struct trace_switch *switches;
 	size_t nswitches, switches_cap;
-	struct bytes meta, threads, tasks;
-	size_t nmeta, nthreads, ntasks;
+	struct bytes meta, threads, tasks, comms;
+	size_t nmeta, nthreads, ntasks, ncomms;
 
 	struct bytes raw; /* payload being encoded */
 	struct bytes out; /* chunk header + compressed payload */
@@ -356,7 +356,7 @@ static int write_switches(struct trace_writer *w)
 	if (err)
 		return err;
 	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * 5 * n);
+	p = reserve(&w->raw, TRACE_VARINT_MAX * 7 * n);
 	if (!p)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -373,6 +373,11 @@ static int write_switches(struct trace_writer *w)
 		p = put_varint(p, s[i].stack);
 	for (i = 0; i < n; i++)
 		p = put_varint(p, s[i].preempted != 0);
+	/* the blocked part (+ 1; 0: not known), like dur */
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].runnable ? s[i].runnable - s[i].time + 1 : 0);
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].holder);
 	w->raw.len = (size_t)(p - w->raw.p);
 	err = write_chunk(w, TRACE_CHUNK_SWITCHES, n);
 	if (!err)
@@ -478,6 +483,13 @@ int trace_writer__thread(struct trace_writer *w, uint32_t tid, const char *name)
 	if (!w)
 		return -EINVAL;
 	return queue_name(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads, tid, name);
+}
+
+int trace_writer__comm(struct trace_writer *w, uint32_t tid, const char *name)
+{
+	if (!w)
+		return -EINVAL;
+	return queue_name(w, TRACE_CHUNK_COMMS, &w->comms, &w->ncomms, tid, name);
 }
 
 int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name)
@@ -752,7 +764,9 @@ int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s)
 		return err;
 	/* time_in - time + 1 must not wrap to 0 ("still off-CPU") */
 	if (!s || s->stack >= w->nstacks ||
-	    (s->time_in && (s->time_in < s->time || s->time_in - s->time == UINT64_MAX)))
+	    (s->time_in && (s->time_in < s->time || s->time_in - s->time == UINT64_MAX)) ||
+	    (s->runnable && (s->runnable < s->time || s->runnable - s->time == UINT64_MAX ||
+			     (s->time_in && s->runnable > s->time_in))))
 		return -EINVAL;
 	if (trace_grow((void **)&w->switches, &w->switches_cap, w->nswitches + 1,
 		       sizeof(*w->switches)))
@@ -779,6 +793,7 @@ int trace_writer__flush(struct trace_writer *w)
 	    (err =
 		 write_bytes_chunk(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads)) ||
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks)) ||
+	    (err = write_bytes_chunk(w, TRACE_CHUNK_COMMS, &w->comms, &w->ncomms)) ||
 	    (err = write_stacks(w)) || (err = write_samples(w)) ||
 	    (err = write_events(w)) || (err = write_switches(w)))
 		return err;
@@ -1120,6 +1135,7 @@ void trace_writer__free(struct trace_writer *w)
 	free(w->switches);
 	bytes_release(&w->meta);
 	bytes_release(&w->threads);
+	bytes_release(&w->comms);
 	bytes_release(&w->tasks);
 	bytes_release(&w->raw);
 	bytes_release(&w->out);

@@ -110,6 +110,49 @@ Test(offcpu_rec, prev_state_tells_blocked_from_preempted)
 	cr_expect(!offcpu_state_is_preempted(0x101));
 }
 
+Test(offcpu_rec, tid_filter_is_ranges_with_an_open_end)
+{
+	uint32_t tids[] = {105, 100, 101, 102, 200, 300, 301};
+	char buf[4096];
+
+	cr_assert_eq(offcpu_tid_filter("pid", tids, 7, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, "(pid>=100&&pid<=102)||pid==105||pid==200||pid>=300");
+	cr_assert_eq(offcpu_tid_filter("next_pid", tids, 1, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, "next_pid>=100");
+}
+
+Test(offcpu_rec, tid_filter_merges_the_closest_ranges_until_it_fits)
+{
+	uint32_t tids[400];
+	char buf[256];
+
+	/* 400 scattered tids cannot be listed in 256 bytes */
+	for (int i = 0; i < 400; i++)
+		tids[i] = 1000 + 10 * (uint32_t)i + (i % 7 == 0 ? 3000 : 0);
+	cr_assert_eq(offcpu_tid_filter("pid", tids, 400, buf, sizeof(buf)), 0);
+	cr_expect_lt(strlen(buf), sizeof(buf));
+	/* every tid still passes: check by evaluating the ranges */
+	for (int i = 0; i < 400; i++) {
+		const char *p = buf;
+		int ok = 0;
+
+		while (*p && !ok) {
+			unsigned a, b;
+
+			if (sscanf(p, "(pid>=%u&&pid<=%u)", &a, &b) == 2)
+				ok = tids[i] >= a && tids[i] <= b;
+			else if (sscanf(p, "pid==%u", &a) == 1)
+				ok = tids[i] == a;
+			else if (sscanf(p, "pid>=%u", &a) == 1)
+				ok = tids[i] >= a;
+			p = strstr(p, "||");
+			p = p ? p + 2 : "";
+		}
+		cr_expect(ok, "tid %u left out by %s", tids[i], buf);
+	}
+	cr_expect_eq(offcpu_tid_filter("pid", tids, 400, buf, 8), -E2BIG);
+}
+
 /* ---- unwinding our own stack -------------------------------------------- */
 
 #if defined(__x86_64__)

@@ -663,6 +663,60 @@ Test(trace, switches_round_trip_with_open_and_preempted_intervals)
 	free(path);
 }
 
+Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
+{
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	static const uint64_t ips[] = {0x401230};
+	struct trace_switch bad = {.time = 100, .time_in = 200, .runnable = 201};
+	uint32_t st;
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, ips, 1, &st), 0);
+	/* runnable before the switch-out, or after the switch-in: refused */
+	cr_expect_eq(trace_writer__switch(w, &bad), -EINVAL);
+	bad.runnable = 99;
+	cr_expect_eq(trace_writer__switch(w, &bad), -EINVAL);
+	struct trace_switch sw[] = {
+	    /* blocked 30, then 70 on the run queue behind tid 4567 */
+	    {.time = 1000, .time_in = 1100, .runnable = 1030, .tid = 7, .holder = 4567},
+	    /* preempted: all run queue */
+	    {.time = 2000, .time_in = 2040, .runnable = 2000, .tid = 7, .holder = 8,
+	     .preempted = 1},
+	    /* wakeup not known */
+	    {.time = 3000, .time_in = 3500, .tid = 8},
+	    /* woken, still waiting at the end */
+	    {.time = 4000, .runnable = 4200, .tid = 8},
+	};
+	for (size_t i = 0; i < 4; i++) {
+		sw[i].stack = st;
+		cr_assert_eq(trace_writer__switch(w, &sw[i]), 0);
+	}
+	cr_assert_eq(trace_writer__thread(w, 8, "worker-1"), 0);
+	cr_assert_eq(trace_writer__comm(w, 4567, "stress-ng"), 0);
+	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->nswitches, 4);
+	for (size_t i = 0; i < 4; i++) {
+		cr_expect_eq(t->switches[i].runnable, sw[i].runnable, "switch %zu", i);
+		cr_expect_eq(t->switches[i].holder, sw[i].holder, "switch %zu", i);
+		cr_expect_eq(t->switches[i].time_in, sw[i].time_in, "switch %zu", i);
+	}
+	cr_expect_str_eq(trace__comm(t, 4567), "stress-ng");
+	cr_expect_str_eq(trace__comm(t, 8), "worker-1", "target threads too");
+	cr_expect_null(trace__comm(t, 9));
+	cr_expect_null(trace__thread_name(t, 4567), "not a thread of the target");
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
 Test(trace, small_trace_keeps_its_switches_whole_or_not_at_all_when_cut)
 {
 	size_t n, len, nch, cut;
