@@ -219,6 +219,10 @@ struct offcpu_switch {
 	uint64_t len;		/* switch-out to switch-in (or recording
 				 * end), ns: what --min-block compares */
 	uint64_t ns;		/* weight, ns: len clipped to the poll */
+	uint64_t runq;		/* of ns, the part runnable, waiting for a
+				 * CPU: from the preemption or the wakeup
+				 * (trace_switch.runnable) to the end of ns;
+				 * 0 where the wakeup is not known */
 	int32_t poll;		/* index in join.polls, -1 if none */
 	uint8_t where;		/* enum offcpu_where */
 };
@@ -226,7 +230,8 @@ struct offcpu_switch {
 /* Off-CPU time of one poll. */
 struct poll_offcpu {
 	uint64_t ns;		/* off-CPU ns inside the poll (weights) */
-	uint64_t preempted_ns;	/* the part preempted, not blocked */
+	uint64_t runq_ns;	/* the part waiting for a CPU (run queue) */
+	uint64_t preempted_ns;	/* the part preempted (all run queue) */
 	uint32_t switches;	/* intervals that began inside it */
 };
 
@@ -239,6 +244,11 @@ struct offcpu {
 	uint64_t end_time;
 	uint64_t parks;			/* parked intervals found */
 	uint64_t ns[3];			/* total weight per enum offcpu_where */
+	uint64_t runq_ns[3];		/* ... of which waiting for a CPU */
+	int runq_split;			/* 1: wakeups were recorded, blocked and
+					 * run-queue time are split; 0: only
+					 * preempted time is known to be
+					 * run-queue time (runq_missing()) */
 };
 
 /* Join @j's trace's switches to @j's polls and parked intervals. Works on
@@ -253,16 +263,28 @@ void offcpu__free(struct offcpu *oc);
  * string. */
 const char *offcpu_missing(const struct trace *t);
 
+/* NULL if @t's off-CPU time splits into blocked and run-queue time (its
+ * wakeups were recorded), else why not, from meta "wakeups" (a static
+ * string, or the meta value itself). */
+const char *runq_missing(const struct trace *t);
+
+/* Who had the CPU while a thread waited for one: "comm[tid]" (the name
+ * from trace__comm(), cleaned; "?[tid]" if unnamed), or "unknown" for
+ * @holder 0. Returns @buf. */
+char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len);
+
 enum poll_top {
 	POLL_TOP_NONE = 0,	/* no samples, no off-CPU stacks */
 	POLL_TOP_CPU = 1,	/* the hottest leaf of its CPU samples */
 	POLL_TOP_OFFCPU = 2,	/* where it blocked longest */
 	POLL_TOP_PREEMPTED = 3,	/* POLL_TOP_OFFCPU, but most of that frame's
-				 * off-CPU time was preempted, not blocked */
+				 * off-CPU time was on the run queue
+				 * (preempted, or woken and waiting for a
+				 * CPU), not blocked */
 };
 
 /* The frame that says most about poll @poll, in *@frame (a frame id):
- * if the poll was mostly blocked (blocked, i.e. not preempted, off-CPU ns
+ * if the poll was mostly blocked (blocked, i.e. not run-queue, off-CPU ns
  * over half its duration), or
  * has off-CPU time and no samples, the blocking frame that accounts for
  * most of its off-CPU ns, a stack's blocking frame being its leaf-most
@@ -278,8 +300,10 @@ struct offcpu_result {
 	uint64_t intervals;	/* intervals kept */
 	uint64_t ns;		/* their weight, ns */
 	uint64_t preempted_ns;	/* of which preempted */
+	uint64_t runq_ns;	/* of which on the run queue (preempted,
+				 * or woken and waiting for a CPU) */
 	uint64_t weight;	/* the graph's total, us */
-	uint64_t stacks;	/* distinct (root, stack, preempted) */
+	uint64_t stacks;	/* distinct (root, part) pairs */
 };
 
 struct offcpu_opts {
@@ -300,8 +324,10 @@ struct offcpu_opts {
  * result). Root frame "task ID name" for intervals in polls, "[no poll]"
  * outside (left out with have_task or min_poll_ns), "[idle]" for parked
  * time (only with idle, and never with have_task or min_poll_ns).
- * Preempted intervals end in a pseudo frame "[preempted]" above their
- * leaf: `grep -v '\[preempted\] '` on folded output keeps blocking only.
+ * The run-queue part of an interval (struct offcpu_switch.runq) ends in a
+ * pseudo frame "[runqueue: comm[tid]]" above its leaf, naming the holder
+ * ("[runqueue]" if not known), preceded by "[preempted]" for a preempted
+ * one: `grep -v '\[runqueue'` on folded output keeps blocked time only.
  * Returns 0, -ENOENT for a have_task that names no task (nothing
  * written), -ENODATA if nothing matched (a valid empty graph is still
  * written), -ENOMEM or -EIO. */
@@ -323,8 +349,8 @@ struct poll_flame_opts {
 };
 
 /* One poll's picture: its CPU samples under a root "[cpu]" and its
- * off-CPU intervals under "[off-cpu]" (preempted ones ending in
- * "[preempted]"), both in microseconds: a sample stands for 1e6 / F us,
+ * off-CPU intervals under "[off-cpu]" (run-queue parts ending in
+ * "[runqueue: comm[tid]]" as in analysis__offcpu()), both in microseconds: a sample stands for 1e6 / F us,
  * F the meta "frequency" (samples per CPU-second; 999 if absent, said in
  * the subtitle), times its weight. Returns 0, -ENOENT for a poll id not
  * in the join (nothing written), -ENODATA if the poll has neither
@@ -349,10 +375,13 @@ struct polls_opts {
 /* The poll table: POLL (id), TASK (id name), THREAD (tid name), START
  * (seconds since the recording start), DURATION (ending in "+" when it is
  * a lower bound: the poll began before the recording or its end was
- * lost), SAMPLES (CPU sample weight), OFF-CPU ("-" if the trace has no
- * off-CPU data), TOP-FRAME (offcpu__poll_top; " (off-CPU)" appended for
- * an off-CPU one, " (preempted)" for a preempted one). A footer line starting "#" says how many polls
- * matched. 0, -ENOENT (have_task names no task; nothing written),
+ * lost), SAMPLES (CPU sample weight), OFF-CPU (blocked time inside it),
+ * RUNQ (run-queue time inside it: runnable, waiting for a CPU; both "-"
+ * if the trace has no off-CPU data), TOP-FRAME (offcpu__poll_top;
+ * " (off-CPU)" appended for an off-CPU one, " (run queue)" for one mostly
+ * waiting for a CPU). Footer lines starting "#" say how many polls
+ * matched, and when blocked and run-queue time could not be split (RUNQ
+ * then holds preempted time only). 0, -ENOENT (have_task names no task; nothing written),
  * -ENOMEM or -EIO. */
 int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *out);
 

@@ -4,9 +4,10 @@
  * --poll`: off-CPU flamegraphs in microseconds, and one poll's CPU and
  * off-CPU time in one picture.
  *
- * Intervals collapse to (root, stack, preempted) -> ns first; ns become us
- * per distinct path, so a million 3 us waits do not each lose their
- * rounding.
+ * Intervals collapse to (root, part) -> ns first, a part being a stack
+ * blocked, or a stack waiting on the run queue behind a holder (after a
+ * wakeup, or preempted); ns become us per distinct path, so a million 3 us
+ * waits do not each lose their rounding.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,16 +20,100 @@
 #define PREEMPTED_LABEL "[preempted]"
 #define DEFAULT_HZ	999 /* the recorder's default -F */
 
-/* Aggregation keys: root << 33 | preempted << 32 | stack. Roots: */
+/* Aggregation keys: root << 34 | kind << 32 | x, x a stack id (PART_STACK)
+ * or a run-queue part id (struct parts). Roots: */
 #define ROOT_NO_POLL 0
 #define ROOT_IDLE    1
 #define ROOT_TASK0   2 /* task index + ROOT_TASK0 */
 #define ROOT_CPU     0 /* flame --poll: "[cpu]" */
 #define ROOT_OFFCPU  1 /* flame --poll: "[off-cpu]" */
 
-static uint64_t agg_key(uint64_t root, int preempted, uint32_t stack)
+enum part_kind {
+	PART_STACK = 0,	    /* CPU samples, or blocked */
+	PART_WOKEN = 1,	    /* on the run queue after a wakeup */
+	PART_PREEMPTED = 2, /* on the run queue after a preemption */
+};
+
+/* Weights per (root, part), and the run-queue parts: (stack, holder). */
+struct parts {
+	struct amap agg;
+	struct amap ids; /* holder << 32 | stack -> part id */
+	uint32_t *stack, *holder;
+	size_t n, cap;
+};
+
+static uint64_t agg_key(uint64_t root, enum part_kind kind, uint32_t x)
 {
-	return root << 33 | (uint64_t)(preempted != 0) << 32 | stack;
+	return root << 34 | (uint64_t)kind << 32 | x;
+}
+
+static int parts_init(struct parts *ps, size_t hint)
+{
+	memset(ps, 0, sizeof(*ps));
+	return amap_init(&ps->agg, hint) || amap_init(&ps->ids, 64) ? -ENOMEM : 0;
+}
+
+static void parts_release(struct parts *ps)
+{
+	amap_release(&ps->agg);
+	amap_release(&ps->ids);
+	free(ps->stack);
+	free(ps->holder);
+}
+
+static int parts_add(struct parts *ps, uint64_t root, enum part_kind kind, uint32_t stack,
+		     uint32_t holder, uint64_t w)
+{
+	uint32_t x = stack;
+	uint64_t *v;
+	int created;
+
+	if (!w)
+		return 0;
+	if (kind != PART_STACK) {
+		v = amap_get(&ps->ids, (uint64_t)holder << 32 | stack, &created);
+		if (!v)
+			return -ENOMEM;
+		if (created) {
+			if (ps->n == ps->cap) {
+				size_t cap = ps->cap ? 2 * ps->cap : 64;
+				uint32_t *a = realloc(ps->stack, cap * sizeof(*a));
+				uint32_t *b = a ? realloc(ps->holder, cap * sizeof(*b)) : NULL;
+
+				if (a)
+					ps->stack = a;
+				if (!b)
+					return -ENOMEM;
+				ps->holder = b;
+				ps->cap = cap;
+			}
+			ps->stack[ps->n] = stack;
+			ps->holder[ps->n] = holder;
+			*v = ps->n++;
+		}
+		x = (uint32_t)*v;
+	}
+	v = amap_get(&ps->agg, agg_key(root, kind, x), NULL);
+	if (!v)
+		return -ENOMEM;
+	*v += w;
+	return 0;
+}
+
+/* Switch @i's weight: its blocked part under its stack, its run-queue
+ * part under its stack and "[runqueue: holder]". */
+static int parts_add_switch(struct parts *ps, const struct offcpu *oc, size_t i,
+			    uint64_t root)
+{
+	const struct trace_switch *s = &oc->trace->switches[i];
+	const struct offcpu_switch *w = &oc->sw[i];
+	int err;
+
+	err = parts_add(ps, root, PART_STACK, s->stack, 0, w->ns - w->runq);
+	if (!err)
+		err = parts_add(ps, root, s->preempted ? PART_PREEMPTED : PART_WOKEN, s->stack,
+				s->holder, w->runq);
+	return err;
 }
 
 static uint64_t ns_to_us(uint64_t ns)
@@ -82,15 +167,16 @@ static int poll_root(struct flame *f, const struct join *j, uint64_t root, uint3
 }
 
 /*
- * Fill @f from @agg, (root, preempted, stack) -> weight, converting each
- * weight with @conv (NULL: as is). Entries go in key order, so the picture
- * does not depend on hash order.
+ * Fill @f from @ps, (root, part) -> weight, converting each weight with
+ * @conv (NULL: as is). Entries go in key order, so the picture does not
+ * depend on hash order.
  */
-static int fill(struct flame *f, const struct join *j, const struct amap *agg,
+static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 		root_label_fn root_label, uint64_t (*conv)(uint64_t, const void *),
 		const void *ctx, uint64_t *total)
 {
 	const struct trace *t = j->trace;
+	const struct amap *agg = &ps->agg;
 	struct agg_ent *ent = malloc((agg->n + 1) * sizeof(*ent));
 	uint32_t *flab = malloc((t->nframes + 1) * sizeof(*flab));
 	uint32_t *ids = NULL, pre, rootlab = 0;
@@ -111,8 +197,9 @@ static int fill(struct flame *f, const struct join *j, const struct amap *agg,
 	}
 	qsort(ent, m, sizeof(*ent), agg_ent_cmp);
 	for (i = 0; i < m; i++) {
-		uint64_t root = ent[i].key >> 33, w;
-		int preempted = (ent[i].key >> 32) & 1;
+		uint64_t root = ent[i].key >> 34, w;
+		enum part_kind kind = (enum part_kind)((ent[i].key >> 32) & 3);
+		uint32_t x = (uint32_t)ent[i].key, stack = x, rq = 0;
 
 		w = conv ? conv(ent[i].val, ctx) : ent[i].val;
 		if (!w)
@@ -123,22 +210,38 @@ static int fill(struct flame *f, const struct join *j, const struct amap *agg,
 				goto out;
 			last_root = root;
 		}
-		err = analysis_stack_path(f, t, flab, (uint32_t)ent[i].key, &ids, &cap, 1,
-					  &n);
+		if (kind != PART_STACK) {
+			char h[96], lab[128];
+			int k;
+
+			stack = ps->stack[x];
+			k = snprintf(lab, sizeof(lab), "[runqueue: %s]",
+				     holder_label(t, ps->holder[x], h, sizeof(h)));
+			if (ps->holder[x] == 0)
+				k = snprintf(lab, sizeof(lab), "[runqueue]");
+			err = flame_intern(f, lab, (size_t)k < sizeof(lab) ? (size_t)k
+									 : sizeof(lab) - 1,
+					   &rq);
+			if (err)
+				goto out;
+		}
+		err = analysis_stack_path(f, t, flab, stack, &ids, &cap, 1, &n);
 		if (err)
 			goto out;
 		ids[0] = rootlab;
-		if (preempted) {
-			if (n + 2 > cap) {
-				uint32_t *tmp = realloc(ids, (n + 2) * sizeof(*ids));
+		if (kind != PART_STACK) {
+			if (n + 3 > cap) {
+				uint32_t *tmp = realloc(ids, (n + 3) * sizeof(*ids));
 
 				err = -ENOMEM;
 				if (!tmp)
 					goto out;
 				ids = tmp;
-				cap = n + 2;
+				cap = n + 3;
 			}
-			ids[++n] = pre;
+			if (kind == PART_PREEMPTED)
+				ids[++n] = pre;
+			ids[++n] = rq;
 		}
 		err = flame_add_ids(f, ids, n + 1, w, NULL);
 		if (err)
@@ -177,9 +280,10 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		snprintf(title, sizeof(title), "Off-CPU flame graph");
 	n = snprintf(sub, sizeof(sub),
 		     "microseconds off-CPU, stacks at switch-out: %s in %" PRIu64
-		     " intervals (%s preempted, marked [preempted])",
+		     " intervals (%s waiting for a CPU, marked [runqueue: holder]%s)",
 		     fmt_duration(res->ns, a, sizeof(a)), res->intervals,
-		     fmt_duration(res->preempted_ns, b, sizeof(b)));
+		     fmt_duration(res->runq_ns, b, sizeof(b)),
+		     oc->runq_split ? "" : ": preempted only, wakeups not recorded");
 	if (o->have_task && n > 0 && (size_t)n < sizeof(sub)) {
 		const struct task_stat *ts = join__task(oc->join, o->task);
 		char name[256] = "";
@@ -207,7 +311,7 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 	const struct join *j;
 	const struct trace *t;
 	struct flame *f = NULL;
-	struct amap agg = {0};
+	struct parts ps;
 	struct offcpu_result res = {0};
 	uint64_t want = 0, total = 0;
 	size_t i;
@@ -227,14 +331,14 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 	if (j->ntasks >= (1u << 30))
 		return -EOVERFLOW;
 	f = flame__new();
-	if (!f || amap_init(&agg, 1024))
+	if (parts_init(&ps, 1024) || !f)
 		goto out;
 	f->task_roots = 1;
 
 	for (i = 0; i < t->nswitches; i++) {
 		const struct trace_switch *s = &t->switches[i];
 		const struct offcpu_switch *w = &oc->sw[i];
-		uint64_t root, *v;
+		uint64_t root;
 
 		if (w->len < o->min_block_ns)
 			continue;
@@ -256,17 +360,17 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 		} else {
 			root = ROOT_NO_POLL;
 		}
-		v = amap_get(&agg, agg_key(root, s->preempted, s->stack), NULL);
-		if (!v)
+		err = parts_add_switch(&ps, oc, i, root);
+		if (err)
 			goto out;
-		*v += w->ns;
 		res.intervals++;
 		res.ns += w->ns;
+		res.runq_ns += w->runq;
 		if (s->preempted)
 			res.preempted_ns += w->ns;
 	}
-	res.stacks = agg.n;
-	err = fill(f, j, &agg, offcpu_root, conv_us, NULL, &total);
+	res.stacks = ps.agg.n;
+	err = fill(f, j, &ps, offcpu_root, conv_us, NULL, &total);
 	if (err)
 		goto out;
 	res.weight = total;
@@ -279,7 +383,7 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 out:
 	if (o->result)
 		*o->result = res;
-	amap_release(&agg);
+	parts_release(&ps);
 	flame__free(f);
 	return err;
 }
@@ -304,7 +408,7 @@ static double sample_period_ns(const struct trace *t)
 
 /* The samples of one poll, per stack. */
 struct poll_walk {
-	struct amap *agg;
+	struct parts *ps;
 	uint32_t poll;
 	struct poll_flame_result *res;
 };
@@ -312,16 +416,11 @@ struct poll_walk {
 static int poll_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
 {
 	struct poll_walk *pw = ctx;
-	uint64_t *v;
 
 	if (!p || p->id != (int32_t)pw->poll)
 		return 0;
-	v = amap_get(pw->agg, agg_key(ROOT_CPU, 0, s->stack), NULL);
-	if (!v)
-		return -ENOMEM;
-	*v += sample_weight(s);
 	pw->res->samples += sample_weight(s);
-	return 0;
+	return parts_add(pw->ps, ROOT_CPU, PART_STACK, s->stack, 0, sample_weight(s));
 }
 
 int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *o,
@@ -331,7 +430,8 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	const struct trace *t;
 	const struct poll *p;
 	struct flame *f = NULL;
-	struct amap agg = {0};
+	struct parts ps;
+	struct amap *agg = &ps.agg;
 	struct poll_flame_result res = {0};
 	uint64_t total = 0;
 	double period;
@@ -352,43 +452,40 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	res.period_us = period / 1000;
 
 	f = flame__new();
-	if (!f || amap_init(&agg, 256))
+	if (parts_init(&ps, 256) || !f)
 		goto out;
 	f->task_roots = 1;
-	/* CPU: sample weight per stack, then us; off-CPU: ns per (stack,
-	 * preempted), then us; fill() then adds the values as they are */
+	/* CPU: sample weight per stack, then us; off-CPU: ns per part, then
+	 * us; fill() then adds the values as they are */
 	{
-		struct poll_walk pw = {.agg = &agg, .poll = o->poll, .res = &res};
+		struct poll_walk pw = {.ps = &ps, .poll = o->poll, .res = &res};
 
 		err = join_for_each_sample(j, poll_sample, &pw);
 		if (err)
 			goto out;
 		err = -ENOMEM;
 	}
-	for (i = 0; i < agg.cap; i++)
-		if (agg.keys[i] != AMAP_EMPTY)
-			agg.vals[i] = (uint64_t)(agg.vals[i] * period / 1000 + 0.5);
+	for (i = 0; i < agg->cap; i++)
+		if (agg->keys[i] != AMAP_EMPTY)
+			agg->vals[i] = (uint64_t)(agg->vals[i] * period / 1000 + 0.5);
 	for (i = 0; i < t->nswitches; i++) {
-		const struct trace_switch *s = &t->switches[i];
-		uint64_t *v;
-
 		if (oc->sw[i].poll != (int32_t)o->poll)
 			continue;
-		v = amap_get(&agg, agg_key(ROOT_OFFCPU, s->preempted, s->stack), NULL);
-		if (!v)
-			goto out;
 		/* ns for now: the conversion below needs the sums */
-		*v += oc->sw[i].ns;
+		err = parts_add_switch(&ps, oc, i, ROOT_OFFCPU);
+		if (err)
+			goto out;
 	}
-	for (i = 0; i < agg.cap; i++)
-		if (agg.keys[i] != AMAP_EMPTY && agg.keys[i] >> 33 == ROOT_OFFCPU)
-			agg.vals[i] = ns_to_us(agg.vals[i]);
-	err = fill(f, j, &agg, poll_root, NULL, NULL, &total);
+	err = -ENOMEM;
+	for (i = 0; i < agg->cap; i++)
+		if (agg->keys[i] != AMAP_EMPTY && agg->keys[i] >> 34 == ROOT_OFFCPU)
+			agg->vals[i] = ns_to_us(agg->vals[i]);
+	err = fill(f, j, &ps, poll_root, NULL, NULL, &total);
 	if (err)
 		goto out;
-	for (i = 0; i < agg.cap; i++)
-		if (agg.keys[i] != AMAP_EMPTY && agg.keys[i] >> 33 == ROOT_CPU)
-			res.cpu_us += agg.vals[i];
+	for (i = 0; i < agg->cap; i++)
+		if (agg->keys[i] != AMAP_EMPTY && agg->keys[i] >> 34 == ROOT_CPU)
+			res.cpu_us += agg->vals[i];
 	res.offcpu_us = total - res.cpu_us;
 
 	if (o->format == FLAME_FOLDED) {
@@ -422,7 +519,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 out:
 	if (o->result)
 		*o->result = res;
-	amap_release(&agg);
+	parts_release(&ps);
 	flame__free(f);
 	return err;
 }

@@ -11,6 +11,8 @@
  * samples, one walk keeps each poll's heaviest leaf frame.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -406,6 +408,7 @@ int offcpu__new(const struct join *j, struct offcpu **out)
 	oc = &op->pub;
 	oc->join = j;
 	oc->trace = t;
+	oc->runq_split = !runq_missing(t);
 	span(oc);
 	oc->sw = calloc(t->nswitches ? t->nswitches : 1, sizeof(*oc->sw));
 	oc->polls = calloc(j->npolls ? j->npolls : 1, sizeof(*oc->polls));
@@ -421,17 +424,26 @@ int offcpu__new(const struct join *j, struct offcpu **out)
 		uint64_t in = s->time_in ? s->time_in : oc->end_time;
 		const struct poll *p = join__poll_at(j, s->tid, s->time);
 
+		uint64_t end = in, runnable = s->preempted ? s->time : s->runnable;
+
 		o->len = in > s->time ? in - s->time : 0;
 		o->ns = o->len;
 		o->poll = -1;
+		if (p && in > p->end) {
+			o->ns = p->end > s->time ? p->end - s->time : 0;
+			end = s->time + o->ns;
+		}
+		/* runnable from the preemption or the wakeup to the end */
+		o->runq = runnable && end > runnable ? end - runnable : 0;
+		if (o->runq > o->ns)
+			o->runq = o->ns;
 		if (p) {
 			struct poll_offcpu *po = &oc->polls[p->id];
 
 			o->where = OFFCPU_IN_POLL;
 			o->poll = (int32_t)p->id;
-			if (in > p->end)
-				o->ns = p->end > s->time ? p->end - s->time : 0;
 			po->ns += o->ns;
+			po->runq_ns += o->runq;
 			if (s->preempted)
 				po->preempted_ns += o->ns;
 			po->switches++;
@@ -441,6 +453,7 @@ int offcpu__new(const struct join *j, struct offcpu **out)
 			o->where = OFFCPU_NO_POLL;
 		}
 		oc->ns[o->where] += o->ns;
+		oc->runq_ns[o->where] += o->runq;
 	}
 
 	err = top_leaves(op);
@@ -487,6 +500,34 @@ const char *offcpu_missing(const struct trace *t)
 		return "the kernel refused off-CPU collection when it was recorded "
 		       "(record as root, or lower kernel.perf_event_paranoid)";
 	return "no thread of the target left the CPU while it was recorded";
+}
+
+const char *runq_missing(const struct trace *t)
+{
+	const char *v = analysis_meta(t, "wakeups");
+
+	if (!v)
+		return "it was recorded without wakeups (by a d9prof before them, or "
+		       "without off-CPU collection)";
+	if (!strncmp(v, "sched:", 6))
+		return NULL;
+	if (!strncmp(v, "off", 3))
+		return "it was recorded with --no-wakeups";
+	return v; /* "refused: why" */
+}
+
+char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len)
+{
+	const char *n = holder ? trace__comm(t, holder) : NULL;
+	char name[64];
+
+	if (!holder) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
+	snprintf(buf, len, "%s[%" PRIu32 "]", name, holder);
+	return buf;
 }
 
 /* ---- a poll's top frame ------------------------------------------------- */
@@ -573,8 +614,7 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 		if (!blocking_frame(t, t->switches[k].stack, &f) || f != *frame)
 			continue;
 		all += op->pub.sw[k].ns;
-		if (t->switches[k].preempted)
-			pre += op->pub.sw[k].ns;
+		pre += op->pub.sw[k].runq;
 	}
 	return pre > all / 2 ? POLL_TOP_PREEMPTED : POLL_TOP_OFFCPU;
 }
@@ -600,7 +640,7 @@ int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame)
 	/* mostly blocked: what it waited on says more than what it ran.
 	 * Preempted time does not count: the poll was runnable, its code is
 	 * what its samples show, and the kernel's choice is not its doing. */
-	blocked = oc->polls[poll].ns - oc->polls[poll].preempted_ns;
+	blocked = oc->polls[poll].ns - oc->polls[poll].runq_ns;
 	if (blocked && blocked > (p->end - p->start) / 2) {
 		r = top_offcpu(op, poll, frame);
 		if (r)

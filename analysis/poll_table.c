@@ -80,7 +80,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	struct row *rows = NULL;
 	size_t i, n = 0, shown, taskw = 4, thrw = 6;
 	int idw = 4, sw = 7, have_off, err = -ENOMEM;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[32];
 
 	if (!oc || !o || !out)
 		return -EINVAL;
@@ -127,7 +127,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 			if (top == POLL_TOP_OFFCPU)
 				strcat(r->top, " (off-CPU)");
 			else if (top == POLL_TOP_PREEMPTED)
-				strcat(r->top, " (preempted)");
+				strcat(r->top, " (run queue)");
 		}
 		if (analysis_u8_width(r->task) > taskw)
 			taskw = analysis_u8_width(r->task);
@@ -139,9 +139,9 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 			sw = width_u64(p->samples);
 	}
 
-	fprintf(out, "%-*s  %-*s  %-*s  %12s  %9s  %*s  %8s  %s\n", idw, "POLL",
+	fprintf(out, "%-*s  %-*s  %-*s  %12s  %9s  %*s  %8s  %8s  %s\n", idw, "POLL",
 		(int)taskw, "TASK", (int)thrw, "THREAD", "START(s)", "DURATION", sw,
-		"SAMPLES", "OFF-CPU", "TOP-FRAME");
+		"SAMPLES", "OFF-CPU", "RUNQ", "TOP-FRAME");
 	for (i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		const struct poll *p = r->p;
@@ -151,17 +151,22 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fmt_duration(p->end - p->start, a, sizeof(a));
 		if (p->open_start || p->open_end)
 			strcat(a, "+");
-		if (have_off)
-			fmt_duration(oc->polls[p->id].ns, b, sizeof(b));
-		else
+		/* OFF-CPU is blocked time; RUNQ runnable, waiting for a CPU */
+		if (have_off) {
+			fmt_duration(oc->polls[p->id].ns - oc->polls[p->id].runq_ns, b,
+				     sizeof(b));
+			fmt_duration(oc->polls[p->id].runq_ns, d, sizeof(d));
+		} else {
 			strcpy(b, "-");
+			strcpy(d, "-");
+		}
 		snprintf(c, sizeof(c), "%" PRIu64 ".%06" PRIu64, since / 1000000000,
 			 since % 1000000000 / 1000);
 		fprintf(out,
-			"%-*" PRIu32 "  %s%*s  %s%*s  %12s  %9s  %*" PRIu32 "  %8s  %s\n",
+			"%-*" PRIu32 "  %s%*s  %s%*s  %12s  %9s  %*" PRIu32 "  %8s  %8s  %s\n",
 			idw, p->id, r->task, (int)(taskw - analysis_u8_width(r->task)),
 			"", r->thread, (int)(thrw - analysis_u8_width(r->thread)), "", c,
-			a, sw, p->samples, b, r->top);
+			a, sw, p->samples, b, d, r->top);
 	}
 	fprintf(out, "# %zu of %zu polls", shown, n);
 	if (n != j->npolls)
@@ -173,7 +178,12 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out, ", task %" PRIu64, o->task);
 	fputc('\n', out);
 	if (!have_off)
-		fprintf(out, "# OFF-CPU: none, %s\n", offcpu_missing(t));
+		fprintf(out, "# OFF-CPU, RUNQ: none, %s\n", offcpu_missing(t));
+	else if (!oc->runq_split)
+		fprintf(out,
+			"# RUNQ is preempted time only and OFF-CPU holds the rest: blocked and "
+			"run-queue time cannot be split, %s\n",
+			runq_missing(t));
 	err = ferror(out) ? -EIO : 0;
 	if (o->shown)
 		*o->shown = shown;

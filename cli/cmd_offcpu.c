@@ -22,8 +22,11 @@ static void help(FILE *f)
 		"the MICROSECONDS it spent off-CPU inside the poll. Time off-CPU outside\n"
 		"any poll is under \"[no poll]\"; a parked worker (waiting for work) is\n"
 		"idle, not blocked, and left out unless --idle puts it under \"[idle]\".\n"
-		"An interval that was preempted (runnable, not blocked) ends in a frame\n"
-		"\"[preempted]\" above its leaf; kernel frames end in \"_[k]\".\n\n"
+		"Time a thread was runnable but waiting for a CPU (preempted, or woken\n"
+		"and not yet running) ends in a frame \"[runqueue: comm[tid]]\" above\n"
+		"its leaf, naming the thread that had the CPU (after \"[preempted]\" for\n"
+		"a preemption); kernel frames end in \"_[k]\". Without recorded wakeups\n"
+		"only preempted time is run-queue time.\n\n"
 		"options:\n"
 		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
 		"  -t, --task ID         only time off-CPU inside polls of task ID\n"
@@ -39,7 +42,7 @@ static void help(FILE *f)
 		"examples:\n"
 		"  d9prof offcpu --min-poll 1ms -o slow-polls-offcpu.svg\n"
 		"  d9prof offcpu --task 42 --format folded | sort -k2 -n | tail\n"
-		"  d9prof offcpu -f folded | grep -v '\\[preempted\\] '   # blocking only\n");
+		"  d9prof offcpu -f folded | grep -v '\\[runqueue'   # blocked time only\n");
 }
 
 int cmd_offcpu(int argc, char **argv)

@@ -241,7 +241,7 @@ Test(offcpu, flame_weighs_microseconds_blocked_under_task_roots)
 	scenario();
 	offcpu_folded((struct offcpu_opts){0}, &res, 0);
 	cr_assert_eq(folded(P_BLOCK), 3000, "%s", output());
-	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted]"), 50,
+	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"), 50,
 		     "%s", output());
 	cr_assert_eq(folded("[no poll];main;read_config;futex_wait_[k];schedule_[k]"),
 		     100, "%s", output());
@@ -301,7 +301,7 @@ Test(offcpu, task_keeps_one_tasks_time_and_an_unknown_task_is_enoent)
 	offcpu_folded((struct offcpu_opts){.have_task = 1, .task = 2}, NULL, 0);
 	cr_assert_null(strstr(output(), "blocker"));
 	cr_assert_null(strstr(output(), "[no poll]"));
-	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted]"),
+	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
 		     50);
 	offcpu_folded((struct offcpu_opts){.have_task = 1, .task = 99}, NULL, -ENOENT);
 }
@@ -348,7 +348,7 @@ Test(offcpu, poll_flame_puts_cpu_and_off_cpu_side_by_side_in_microseconds)
 	/* poll 1 is task 2: 3 samples at 1000 Hz = 3000 us, 50 us preempted */
 	cr_assert_eq(analysis__poll_flame(OC, &o, out), 0);
 	cr_assert_eq(folded("[cpu];main;run;work"), 3000, "%s", output());
-	cr_assert_eq(folded("[off-cpu];main;run;work;schedule_[k];[preempted]"), 50, "%s",
+	cr_assert_eq(folded("[off-cpu];main;run;work;schedule_[k];[preempted];[runqueue]"), 50, "%s",
 		     output());
 	cr_assert_eq(res.samples, 3);
 	cr_assert_eq(res.cpu_us, 3000);
@@ -482,7 +482,7 @@ Test(offcpu, polls_table_without_off_cpu_data_shows_dashes_and_says_why)
 	do_join();
 	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
 	cr_assert(strstr(output(), "      -  work\n"), "%s", output());
-	cr_assert(strstr(output(), "# OFF-CPU: none, it was recorded with --no-offcpu"),
+	cr_assert(strstr(output(), "# OFF-CPU, RUNQ: none, it was recorded with --no-offcpu"),
 		  "%s", output());
 }
 
@@ -540,7 +540,7 @@ Test(offcpu, top_frame_of_a_preempted_poll_without_samples_says_preempted)
 	cr_assert_eq(offcpu__poll_top(OC, 0, &fr), POLL_TOP_PREEMPTED);
 	cr_assert_str_eq(frame_label(&T, fr, lab, sizeof(lab)), "work");
 	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
-	cr_assert(strstr(output(), "  work (preempted)\n"), "%s", output());
+	cr_assert(strstr(output(), "  work (run queue)\n"), "%s", output());
 }
 
 /* ---- flame --min-poll ---------------------------------------------------- */
