@@ -96,6 +96,9 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out);
  * JOIN_POLL_LIST). */
 const struct poll *join__poll_at(const struct join *j, uint32_t tid,
 				 uint64_t time);
+/* The polls of thread @tid in start order: their ids in *@ids, their
+ * number returned (0 without JOIN_POLL_LIST). */
+size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);
 const struct task_stat *join__task(const struct join *j, uint64_t task);
 void join__free(struct join *j);
 
@@ -171,11 +174,14 @@ int analysis__flame(const struct join *j, const struct flame_opts *o,
 		    FILE *out);
 
 /* The task table: id, name, polls, samples, share of all samples, total,
- * mean and longest poll time, sorted by samples then total time,
- * descending (then id); a footer line starting "#" gives samples inside
- * and outside polls, and unmatched poll ends / lost samples when there
- * are any. 0, -ENOMEM or -EIO. */
-int analysis__tasks(const struct join *j, FILE *out);
+ * mean and longest poll time, and with @d (may be NULL: "-") the
+ * wake-to-poll columns WAKES (delays measured), DELAY-P50, DELAY-P99 and
+ * DELAY-MAX; sorted by samples then total time, descending (then id); a
+ * footer line starting "#" gives samples inside and outside polls, and
+ * unmatched poll ends / lost samples when there are any. 0, -ENOMEM or
+ * -EIO. */
+struct delays;
+int analysis__tasks(const struct join *j, const struct delays *d, FILE *out);
 
 /* ---- durations ------------------------------------------------------ */
 
@@ -256,6 +262,12 @@ struct offcpu {
  * the result. O((W + E) log) for W switches, E events. 0 or -ENOMEM. */
 int offcpu__new(const struct join *j, struct offcpu **out);
 void offcpu__free(struct offcpu *oc);
+
+/* The off-CPU intervals of thread @tid in time order: their indices in
+ * trace.switches (and offcpu.sw) in *@ix, their number returned. */
+size_t offcpu__thread_switches(const struct offcpu *oc, uint32_t tid, const uint32_t **ix);
+/* Time thread @tid was parked within [@from, @to], ns. */
+uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to);
 
 /* NULL if @t has off-CPU intervals, else why not, from meta "offcpu" (as
  * the recorder sets it: "on", "off" for --no-offcpu, "refused..." when
@@ -384,5 +396,104 @@ struct polls_opts {
  * then holds preempted time only). 0, -ENOENT (have_task names no task; nothing written),
  * -ENOMEM or -EIO. */
 int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *out);
+
+
+/* ---- wake-to-poll delays (delays.c) --------------------------------- */
+
+/*
+ * A task is made ready by D9_EV_WAKE (or by D9_EV_SPAWN, for its first
+ * poll) and waits until the D9_EV_POLL_BEGIN of it that follows, on any
+ * thread, in time order. Wakes while it is ready, including wakes during
+ * its own poll, merge into the first, as a runtime merges them: the
+ * delay runs from the first pending wake. D9_EV_TASK_END forgets a
+ * pending wake (the task was cancelled). A wake still pending at the end
+ * of the recording is a task woken and never polled again.
+ */
+struct delay {
+	uint64_t task;
+	uint64_t wake;		/* the first pending wake (or spawn), ns */
+	uint64_t begin;		/* the poll that ended the wait began */
+	uint32_t waker;		/* tid that woke (spawned) it */
+	uint32_t poller;	/* tid that polled it */
+	int32_t waker_poll;	/* poll running on the waker then, -1: none
+				 * (always -1 without JOIN_POLL_LIST) */
+	int32_t poll;		/* the poll that ended it, -1 if unknown */
+	uint32_t merged;	/* further wakes merged into it */
+	uint8_t spawn;		/* 1: made ready by its spawn */
+};
+
+struct delays {
+	const struct join *join;
+	struct delay *v;	/* longest first, then by wake time */
+	size_t n;
+	struct delay *lost;	/* woken, never polled again, not ended: begin
+				 * = 0, poll = -1; by wake time */
+	size_t nlost;
+	uint64_t end_time;	/* the recording end: how long lost ones
+				 * waited at least */
+};
+
+/* All delays of @j's trace (one walk of the events; memory 16 bytes per
+ * wake, spawn, poll begin and task end while sorting). @j needs
+ * JOIN_POLL_LIST for poll ids. 0, -ENOMEM or a walk's error. */
+int delays__new(const struct join *j, struct delays **out);
+void delays__free(struct delays *d);
+
+/* Delay statistics of one task (all tasks: NULL @task). */
+struct delay_stats {
+	uint64_t n;		/* delays */
+	uint64_t p50, p99, max; /* ns (nearest rank) */
+};
+void delays__stats(const struct delays *d, const uint64_t *task, struct delay_stats *st);
+/* The same for every task of the join at once: @st[i] for join.tasks[i]
+ * (ntasks entries). 0 or -ENOMEM. */
+int delays__task_stats(const struct delays *d, struct delay_stats *st);
+
+/* What a thread did during a delay, one kind of time per entry. */
+enum cause_kind {
+	CAUSE_POLL = 0,	    /* on-CPU polling task @task */
+	CAUSE_BLOCKED = 1,  /* off-CPU blocked in @frame (inside @task's poll
+			     * if @in_poll) */
+	CAUSE_RUNQ = 2,	    /* runnable, waiting for a CPU @holder had */
+	CAUSE_PARKED = 3,   /* parked: waiting for work */
+	CAUSE_RUNNING = 4,  /* on-CPU outside polls, not parked */
+};
+
+struct delay_cause {
+	uint8_t kind;	   /* enum cause_kind */
+	uint8_t in_poll;   /* BLOCKED/RUNQ: inside a poll of @task */
+	uint64_t ns;
+	uint64_t task;	   /* POLL; BLOCKED/RUNQ with in_poll */
+	int32_t poll;	   /* POLL: its poll with the most time in the delay */
+	uint32_t frame;	   /* BLOCKED: the blocking frame, UINT32_MAX none */
+	uint32_t holder;   /* RUNQ: the thread that had the CPU, 0 unknown */
+};
+
+/* What thread @tid did from @from to @to, largest first, in @out (at
+ * most @max; the number found returned, which may be more). Needs an
+ * offcpu join (CAUSE_BLOCKED/RUNQ and parked time come from it). */
+size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to,
+		      struct delay_cause *out, size_t max);
+
+struct delays_opts {
+	int have_task;
+	uint64_t task;
+	uint64_t min_ns;	/* only delays at least this long */
+	size_t limit;		/* rows; 0 = all */
+	int json;		/* JSON (schema in d9prof(1)) instead of text */
+	size_t *shown;		/* out: rows printed */
+};
+
+/* The delay table, worst first: DELAY, TASK, WOKEN (seconds since the
+ * start), BY (the task polled on the waking thread, else that thread),
+ * POLLED-ON (thread and poll id), CAUSE (delays__causes() on the polling
+ * thread over the delay, largest first, a poll's with the three innermost
+ * distinct frames of its hottest stack; when the polling thread was
+ * mostly parked or idle and the waker is another thread that polls, that
+ * thread's causes too: the task waited in its queue). Footers "#" say how
+ * many, and list tasks woken and never polled again. 0, -ENOENT (task not
+ * in the trace), -ENOMEM, -EIO. */
+int analysis__delays(const struct offcpu *oc, const struct delays *d,
+		     const struct delays_opts *o, FILE *out);
 
 #endif /* D9_ANALYSIS_H */

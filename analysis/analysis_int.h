@@ -142,7 +142,23 @@ int flame_run_add(struct flame *f, struct flame_run *r, const uint32_t *ids, siz
 		  uint64_t weight);
 void flame_run_release(struct flame_run *r);
 
+/* ---- off-CPU (offcpu_join.c) ---------------------------------------- */
+
+/* The leaf-most user frame of stack @s (the call into the kernel), else
+ * its leaf, in *@frame; 0 if the stack is empty. */
+int offcpu_blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame);
+
+/* ---- JSON (report.c) ------------------------------------------------- */
+
+/* @s as a JSON string, quoted and escaped (NULL: null; invalid UTF-8
+ * bytes become U+FFFD). */
+void json_str(FILE *out, const char *s);
+
 /* ---- small helpers -------------------------------------------------- */
+
+/* Grow *@p (elements of @size) to hold at least @need, doubling. 0 or
+ * -ENOMEM (also on overflow). */
+int analysis_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* Sample weight: 0 (a writer that did not fill it in) counts as 1. */
 static inline uint64_t sample_weight(const struct trace_sample *s)

@@ -693,6 +693,17 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t ti
 	return g < 0 ? NULL : &j->polls[jp->threads[*th].ids[b->first + g]];
 }
 
+size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids)
+{
+	const struct join_priv *jp = JOIN_PRIV(j);
+	const uint64_t *th;
+
+	if (!j || !j->polls || !(th = thread_of(jp, tid)) || !jp->threads[*th].ids)
+		return 0;
+	*ids = jp->threads[*th].ids;
+	return jp->threads[*th].n;
+}
+
 const struct task_stat *join__task(const struct join *j, uint64_t task)
 {
 	size_t lo = 0, hi = j ? j->ntasks : 0;

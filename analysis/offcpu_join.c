@@ -34,6 +34,8 @@ struct offcpu_priv {
 	/* switches grouped by poll: poll p's are ix[off[p] .. off[p + 1]) */
 	uint32_t *switch_ix;
 	size_t *switch_off;
+	/* switches by (tid, time): a thread's are by_tid[tid_off[k] ..] */
+	uint32_t *by_tid;
 };
 
 #define OFFCPU_PRIV(oc) ((struct offcpu_priv *)(oc))
@@ -194,6 +196,33 @@ static int parked_at(const struct offcpu_priv *op, uint32_t tid, uint64_t time)
 		return 0;
 	lo--;
 	return op->parks[lo].tid == tid && op->parks[lo].end >= time;
+}
+
+uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to)
+{
+	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
+	size_t lo = 0, hi = op->nparks;
+	uint64_t ns = 0;
+
+	/* the first park of @tid that may end at or after @from: parks of
+	 * one thread do not overlap, so their ends are in start order too */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct park *p = &op->parks[mid];
+
+		if (p->tid < tid || (p->tid == tid && p->end < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < op->nparks && op->parks[lo].tid == tid && op->parks[lo].start <= to; lo++) {
+		uint64_t a = op->parks[lo].start > from ? op->parks[lo].start : from;
+		uint64_t b = op->parks[lo].end < to ? op->parks[lo].end : to;
+
+		if (b > a)
+			ns += b - a;
+	}
+	return ns;
 }
 
 /* ---- the join ----------------------------------------------------------- */
@@ -384,6 +413,72 @@ static int group_by_poll(size_t npolls, size_t n, const int32_t *poll_of, size_t
 	return 0;
 }
 
+struct tid_key {
+	uint32_t tid, ix;
+	uint64_t time;
+};
+
+static int tid_key_cmp(const void *a, const void *b)
+{
+	const struct tid_key *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+static int index_by_tid(struct offcpu_priv *op)
+{
+	const struct trace *t = op->pub.trace;
+	struct tid_key *k = malloc((t->nswitches + 1) * sizeof(*k));
+	size_t i;
+
+	op->by_tid = malloc((t->nswitches + 1) * sizeof(*op->by_tid));
+	if (!op->by_tid || !k) {
+		free(k);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nswitches; i++) {
+		k[i].tid = t->switches[i].tid;
+		k[i].ix = (uint32_t)i;
+		k[i].time = t->switches[i].time;
+	}
+	qsort(k, t->nswitches, sizeof(*k), tid_key_cmp);
+	for (i = 0; i < t->nswitches; i++)
+		op->by_tid[i] = k[i].ix;
+	free(k);
+	return 0;
+}
+
+size_t offcpu__thread_switches(const struct offcpu *oc, uint32_t tid, const uint32_t **ix)
+{
+	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
+	const struct trace_switch *sw = oc->trace->switches;
+	size_t lo = 0, hi = oc->trace->nswitches, a;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sw[op->by_tid[mid]].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	a = lo;
+	for (hi = oc->trace->nswitches; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sw[op->by_tid[mid]].tid <= tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ix = op->by_tid + a;
+	return lo - a;
+}
+
 int offcpu__new(const struct join *j, struct offcpu **out)
 {
 	struct offcpu_priv *op;
@@ -458,6 +553,8 @@ int offcpu__new(const struct join *j, struct offcpu **out)
 
 	err = top_leaves(op);
 	if (!err)
+		err = index_by_tid(op);
+	if (!err)
 		err = group_by_poll(j->npolls, t->nswitches, &oc->sw[0].poll,
 				    sizeof(struct offcpu_switch), &op->switch_ix,
 				    &op->switch_off);
@@ -482,6 +579,7 @@ void offcpu__free(struct offcpu *oc)
 	free(op->top_leaf);
 	free(op->switch_ix);
 	free(op->switch_off);
+	free(op->by_tid);
 	free(op);
 }
 
@@ -566,9 +664,7 @@ static int heaviest(struct fw *v, size_t n, uint32_t *frame)
 	return found;
 }
 
-/* The leaf-most user frame of stack @s (the call into the kernel), else
- * its leaf; 0 if the stack is empty. */
-static int blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame)
+int offcpu_blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame)
 {
 	const uint32_t *fr = NULL;
 	size_t k, m = analysis_stack_frames(t, s, &fr);
@@ -598,7 +694,7 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 	for (i = a; i < b; i++) {
 		uint32_t k = op->switch_ix[i];
 
-		if (blocking_frame(t, t->switches[k].stack, &v[n].frame)) {
+		if (offcpu_blocking_frame(t, t->switches[k].stack, &v[n].frame)) {
 			v[n].w = op->pub.sw[k].ns;
 			n++;
 		}
@@ -611,7 +707,7 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 	for (i = a; i < b; i++) {
 		uint32_t k = op->switch_ix[i], f;
 
-		if (!blocking_frame(t, t->switches[k].stack, &f) || f != *frame)
+		if (!offcpu_blocking_frame(t, t->switches[k].stack, &f) || f != *frame)
 			continue;
 		all += op->pub.sw[k].ns;
 		pre += op->pub.sw[k].runq;

@@ -35,6 +35,62 @@ char *fmt_duration(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+int analysis_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM;
+		n *= 2;
+	}
+	if (n > SIZE_MAX / size)
+		return -ENOMEM;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+void json_str(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else if (*p < 0x80)
+			fputc(*p, out);
+		else {
+			/* copy a whole, valid UTF-8 sequence, else U+FFFD */
+			int k = *p >= 0xf0 && *p < 0xf5 ? 3 : *p >= 0xe0 ? 2 : *p >= 0xc2 ? 1 : -1;
+			int ok = k > 0 && *p < 0xf5;
+
+			for (int i = 1; ok && i <= k; i++)
+				ok = (p[i] & 0xc0) == 0x80;
+			if (ok) {
+				fwrite(p, 1, (size_t)k + 1, out);
+				p += k;
+			} else {
+				fputs("\\ufffd", out);
+			}
+		}
+	}
+	fputc('"', out);
+}
+
 const char *analysis_meta(const struct trace *t, const char *key)
 {
 	const char *v = NULL;
@@ -487,10 +543,11 @@ static int digits(uint64_t v)
 
 #define NAME_MAX_W 32
 
-int analysis__tasks(const struct join *j, FILE *out)
+int analysis__tasks(const struct join *j, const struct delays *d, FILE *out)
 {
 	const struct trace *t;
 	const struct task_stat **order;
+	struct delay_stats *ds = NULL;
 	uint64_t all = 0, inpoll = 0, max_id = 0, max_polls = 0, max_samples = 0;
 	int idw, pw, sw;
 	size_t namew = 4, i;
@@ -500,8 +557,13 @@ int analysis__tasks(const struct join *j, FILE *out)
 		return -EINVAL;
 	t = j->trace;
 	order = malloc((j->ntasks + 1) * sizeof(*order));
-	if (!order)
+	if (d)
+		ds = malloc((j->ntasks + 1) * sizeof(*ds));
+	if (!order || (d && (!ds || delays__task_stats(d, ds)))) {
+		free(order);
+		free(ds);
 		return -ENOMEM;
+	}
 	all = j->samples;
 	inpoll = j->samples_in_polls;
 	for (i = 0; i < j->ntasks; i++) {
@@ -527,25 +589,36 @@ int analysis__tasks(const struct join *j, FILE *out)
 	pw = digits(max_polls) > 5 ? digits(max_polls) : 5;
 	sw = digits(max_samples) > 7 ? digits(max_samples) : 7;
 
-	fprintf(out, "%-*s  %-*s  %*s  %*s  %6s  %10s  %9s  %12s\n", idw, "TASK",
-		(int)namew, "NAME", pw, "POLLS", sw, "SAMPLES", "CPU%", "TOTAL-POLL",
-		"MEAN-POLL", "LONGEST-POLL");
+	fprintf(out, "%-*s  %-*s  %*s  %*s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", idw,
+		"TASK", (int)namew, "NAME", pw, "POLLS", sw, "SAMPLES", "CPU%", "TOTAL-POLL",
+		"MEAN-POLL", "LONGEST-POLL", pw, "WAKES", "DELAY-P50", "DELAY-P99", "DELAY-MAX");
 	for (i = 0; i < j->ntasks; i++) {
 		const struct task_stat *ts = order[i];
+		const struct delay_stats *st = ds ? &ds[ts - j->tasks] : NULL;
 		char tot[32] = "-", mean[32] = "-", longest[32] = "-";
+		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
 
 		if (ts->polls) {
 			fmt_duration(ts->total_ns, tot, sizeof(tot));
 			fmt_duration(ts->total_ns / ts->polls, mean, sizeof(mean));
 			fmt_duration(ts->longest_ns, longest, sizeof(longest));
 		}
+		if (st) {
+			snprintf(wakes, sizeof(wakes), "%" PRIu64, st->n);
+			if (st->n) {
+				fmt_duration(st->p50, p50, sizeof(p50));
+				fmt_duration(st->p99, p99, sizeof(p99));
+				fmt_duration(st->max, max, sizeof(max));
+			}
+		}
 		analysis_fit_name(ts->name, namew, name, sizeof(name));
 		fprintf(out,
 			"%-*" PRIu64 "  %s%*s  %*" PRIu64 "  %*" PRIu64
-			"  %5.1f%%  %10s  %9s  %12s\n",
+			"  %5.1f%%  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n",
 			idw, ts->task, name, (int)(namew - analysis_u8_width(name)), "",
 			pw, ts->polls, sw, ts->samples,
-			all ? 100.0 * ts->samples / all : 0.0, tot, mean, longest);
+			all ? 100.0 * ts->samples / all : 0.0, tot, mean, longest, pw, wakes,
+			p50, p99, max);
 	}
 	fprintf(out,
 		"# %zu tasks, %zu polls; %" PRIu64 " samples: %" PRIu64
@@ -559,5 +632,6 @@ int analysis__tasks(const struct join *j, FILE *out)
 			j->unmatched_ends, t->counters.lost_samples,
 			t->counters.shim_drops);
 	free(order);
+	free(ds);
 	return ferror(out) ? -EIO : 0;
 }

@@ -12,7 +12,11 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: d9prof tasks [-i FILE]\n\n"
 		"List the tasks of a trace: id, name, polls, CPU samples taken inside\n"
-		"their polls, and total and longest poll time.\n\n"
+		"their polls, total, mean and longest poll time, and how long they\n"
+		"waited to be polled once woken: WAKES (times made ready, by a wake or\n"
+		"their spawn, and then polled; wakes before the poll merge into the\n"
+		"first) and the DELAY-P50, -P99 and -MAX of those waits (see 'd9prof\n"
+		"delays' for the worst ones and their causes).\n\n"
 		"options:\n"
 		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
 		"  -h, --help            this help\n\n"
@@ -29,6 +33,7 @@ int cmd_tasks(int argc, char **argv)
 	};
 	const char *in = DEFAULT_TRACE;
 	struct join *j = NULL;
+	struct delays *d = NULL;
 	struct trace *t;
 	int c, err, ret = EXIT_OK;
 
@@ -54,13 +59,16 @@ int cmd_tasks(int argc, char **argv)
 		return EXIT_FAIL;
 	err = join__new(t, 0, &j);
 	if (!err)
-		err = analysis__tasks(j, stdout);
+		err = delays__new(j, &d);
+	if (!err)
+		err = analysis__tasks(j, d, stdout);
 	if (err) {
 		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))
 		ret = EXIT_FAIL;
+	delays__free(d);
 	join__free(j);
 	trace__free(t);
 	return ret;

@@ -15,6 +15,7 @@ static const struct cmd {
 	{ "tasks", cmd_tasks, "table of tasks: polls, samples, poll times" },
 	{ "polls", cmd_polls, "slow polls: duration, CPU samples, off-CPU time" },
 	{ "offcpu", cmd_offcpu, "off-CPU flamegraph: what polls blocked on" },
+	{ "delays", cmd_delays, "wake-to-poll delays, worst first, and their causes" },
 };
 
 static void help(FILE *f)
@@ -33,7 +34,8 @@ static void help(FILE *f)
 		   "  d9prof tasks                       # which tasks burned the CPU\n"
 		   "  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n"
 		   "  d9prof polls --min 1ms             # the slow polls\n"
-		   "  d9prof offcpu --min-poll 1ms -o off.svg  # what they blocked on\n");
+		   "  d9prof offcpu --min-poll 1ms -o off.svg  # what they blocked on\n"
+		   "  d9prof delays --min 5ms                 # woken tasks that waited\n");
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,7 @@
 
 static struct trace T;
 static struct join *J;
+static struct delays *D;
 static char *buf;
 static size_t buflen;
 static FILE *out;
@@ -34,6 +35,8 @@ static void teardown(void)
 	if (out)
 		fclose(out);
 	free(buf);
+	delays__free(D);
+	D = NULL;
 	join__free(J);
 	sy_free(&T);
 }
@@ -297,8 +300,17 @@ Test(tasks, table_lists_polls_and_longest)
 	sy_sample(&T, 2000100, 1, 0, 2);
 	sy_sample(&T, 20000100, 2, 0, 1);
 	sy_sample(&T, 30000000, 2, 0, 1); /* outside */
+	/* task 7: spawned as its first poll begins (0ns), woken inside its
+	 * first poll and polled again 750us after (merged into one wait);
+	 * task 8: woken as its poll begins; task 9: woken, never polled */
+	sy_event(&T, 0, 3, D9_EV_SPAWN, 7);
+	sy_event(&T, 1250000, 3, D9_EV_WAKE, 7);
+	sy_event(&T, 1400000, 3, D9_EV_WAKE, 7);
+	sy_event(&T, 20000000, 3, D9_EV_WAKE, 8);
+	sy_event(&T, 25000000, 3, D9_EV_WAKE, 9);
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
-	cr_assert_eq(analysis__tasks(J, out), 0);
+	cr_assert_eq(delays__new(J, &D), 0);
+	cr_assert_eq(analysis__tasks(J, D, out), 0);
 	o = output();
 	cr_log_info("\n%s", o);
 
@@ -308,27 +320,28 @@ Test(tasks, table_lists_polls_and_longest)
 	l3 = strchr(l2, '\n') + 1;
 	cr_assert(!strncmp(o,
 			   "TASK  NAME  POLLS  SAMPLES    CPU%  TOTAL-POLL  MEAN-POLL  "
-			   "LONGEST-POLL\n",
+			   "LONGEST-POLL  WAKES  DELAY-P50  DELAY-P99  DELAY-MAX\n",
 			   strlen("TASK  NAME  POLLS  SAMPLES    CPU%  TOTAL-POLL  "
-				  "MEAN-POLL  LONGEST-POLL\n")),
+				  "MEAN-POLL  LONGEST-POLL  WAKES  DELAY-P50  DELAY-P99  "
+				  "DELAY-MAX\n")),
 		  "%s", o);
 	cr_assert(!strncmp(l1,
 			   "7     net       2        3   60.0%      13.8ms     6.90ms    "
-			   "    12.3ms\n",
+			   "    12.3ms      2        0ns      750us      750us\n",
 			   strlen("7     net       2        3   60.0%      13.8ms     "
-				  "6.90ms        12.3ms\n")),
+				  "6.90ms        12.3ms      2        0ns      750us      750us\n")),
 		  "%s", o);
 	cr_assert(!strncmp(l2,
 			   "8     -         1        1   20.0%       850us      850us    "
-			   "     850us\n",
+			   "     850us      1        0ns        0ns        0ns\n",
 			   strlen("8     -         1        1   20.0%       850us      "
-				  "850us         850us\n")),
+				  "850us         850us      1        0ns        0ns        0ns\n")),
 		  "%s", o);
 	cr_assert(!strncmp(l3,
 			   "9     idle      0        0    0.0%           -          -    "
-			   "         -\n",
+			   "         -      0          -          -          -\n",
 			   strlen("9     idle      0        0    0.0%           -        "
-				  "  -             -\n")),
+				  "  -             -      0          -          -          -\n")),
 		  "%s", o);
 	cr_assert(strstr(o, "# 3 tasks, 3 polls; 5 samples: 4 in polls (80.0%), 1 "
 			    "outside polls (20.0%)\n"),
@@ -343,7 +356,7 @@ Test(tasks, footer_reports_what_is_missing)
 	sy_event(&T, 20, 1, D9_EV_POLL_END, 1);
 	sy_event(&T, 30, 1, D9_EV_POLL_END, 1);
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
-	cr_assert_eq(analysis__tasks(J, out), 0);
+	cr_assert_eq(analysis__tasks(J, NULL, out), 0);
 	cr_assert(strstr(output(),
 			 "# incomplete: 1 poll ends without a begin, 12 samples lost"),
 		  "%s", output());

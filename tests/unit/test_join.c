@@ -385,7 +385,7 @@ static char *all_outputs(const struct trace *t)
 		cr_assert_eq(analysis__flame(j, &minp, f), -EINVAL,
 			     "min_poll_ns wants JOIN_KEEP_POLLS");
 	}
-	fprintf(f, "rc %d\n", analysis__tasks(j, f));
+	fprintf(f, "rc %d\n", analysis__tasks(j, NULL, f));
 	{
 		struct polls_opts po = {.sort = POLLS_BY_START};
 		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};

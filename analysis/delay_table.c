@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * delay_table.c - the work behind `d9prof delays`: the worst wake-to-poll
+ * delays with their causes, as text or JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define MAX_CAUSES 8	  /* per thread and delay */
+#define TEXT_CAUSES 4	  /* shown in a text row */
+#define HOT_FRAMES 3	  /* innermost distinct frames of a hot stack */
+#define BUSY_SHARE 50	  /* % of a delay the poller must be parked or idle
+			   * for the waking thread to be looked at too */
+
+/* The hottest stack of each poll of interest (one walk of the samples). */
+struct hot {
+	struct amap want;  /* poll id -> 1 + index in best */
+	struct amap w;	   /* poll << 32 | stack -> weight */
+	uint32_t *best;	   /* per wanted poll: stack id, UINT32_MAX none */
+	uint64_t *best_w;
+	size_t n, cap;
+};
+
+static int hot_want(struct hot *h, int32_t poll)
+{
+	int created;
+	uint64_t *v;
+
+	if (poll < 0)
+		return 0;
+	v = amap_get(&h->want, (uint64_t)poll, &created);
+	if (!v)
+		return -ENOMEM;
+	if (!created)
+		return 0;
+	if (analysis_grow((void **)&h->best, &h->cap, h->n + 1, sizeof(*h->best)))
+		return -ENOMEM;
+	h->n++;
+	*v = h->n;
+	return 0;
+}
+
+static int hot_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct hot *h = ctx;
+	uint64_t *v;
+
+	if (!p || p->id < 0 || !amap_find(&h->want, (uint64_t)p->id))
+		return 0;
+	v = amap_get(&h->w, (uint64_t)p->id << 32 | s->stack, NULL);
+	if (!v)
+		return -ENOMEM;
+	*v += sample_weight(s);
+	return 0;
+}
+
+static int hot_walk(struct hot *h, const struct join *j)
+{
+	size_t i;
+	int err;
+
+	h->best_w = calloc(h->n + 1, sizeof(*h->best_w));
+	if (!h->best_w)
+		return -ENOMEM;
+	memset(h->best, 0xff, h->n * sizeof(*h->best));
+	if (!h->n)
+		return 0;
+	err = join_for_each_sample(j, hot_sample, h);
+	if (err)
+		return err;
+	for (i = 0; i < h->w.cap; i++) {
+		uint64_t k = h->w.keys[i], *ix;
+		uint32_t stack = (uint32_t)k;
+
+		if (k == AMAP_EMPTY || !(ix = amap_find(&h->want, k >> 32)))
+			continue;
+		if (h->w.vals[i] > h->best_w[*ix - 1] ||
+		    (h->w.vals[i] == h->best_w[*ix - 1] && stack < h->best[*ix - 1])) {
+			h->best_w[*ix - 1] = h->w.vals[i];
+			h->best[*ix - 1] = stack;
+		}
+	}
+	return 0;
+}
+
+static void hot_release(struct hot *h)
+{
+	amap_release(&h->want);
+	amap_release(&h->w);
+	free(h->best);
+	free(h->best_w);
+}
+
+/* Up to HOT_FRAMES innermost distinct frame labels of poll @poll's hottest
+ * stack in @lab; their number. */
+static size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
+			 char lab[HOT_FRAMES][256])
+{
+	const uint64_t *ix = poll >= 0 ? amap_find(&h->want, (uint64_t)poll) : NULL;
+	const uint32_t *fr = NULL;
+	size_t m, k, n = 0;
+
+	if (!ix || h->best[*ix - 1] == UINT32_MAX)
+		return 0;
+	m = analysis_stack_frames(t, h->best[*ix - 1], &fr);
+	for (k = 0; k < m && n < HOT_FRAMES; k++) {
+		frame_label(t, fr[k], lab[n], sizeof(lab[n]));
+		if (!n || strcmp(lab[n], lab[n - 1]))
+			n++;
+	}
+	return n;
+}
+
+/* ---- one delay ---------------------------------------------------------- */
+
+struct row {
+	const struct delay *d;
+	struct delay_cause c[MAX_CAUSES];
+	size_t nc;
+	/* the waking thread, when the poller was mostly parked or idle */
+	struct delay_cause wc[MAX_CAUSES];
+	size_t nwc;
+};
+
+static int busy_elsewhere(const struct offcpu *oc, const struct row *r)
+{
+	const uint32_t *ids;
+	uint64_t idle = 0, all = r->d->begin - r->d->wake;
+
+	if (r->d->waker == r->d->poller || !join__thread_polls(oc->join, r->d->waker, &ids))
+		return 0;
+	for (size_t i = 0; i < r->nc; i++)
+		if (r->c[i].kind == CAUSE_PARKED || r->c[i].kind == CAUSE_RUNNING)
+			idle += r->c[i].ns;
+	return all && idle * 100 >= all * BUSY_SHARE;
+}
+
+static void thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len)
+{
+	const char *n = trace__thread_name(t, tid);
+	char name[96];
+
+	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
+	snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
+}
+
+static void task_label(const struct join *j, uint64_t task, char *buf, size_t len)
+{
+	const struct task_stat *ts = join__task(j, task);
+	char name[128] = "";
+
+	if (ts && ts->name)
+		analysis_clean_name(ts->name, name, sizeof(name));
+	snprintf(buf, len, "task %" PRIu64 "%s%s", task, *name ? " " : "", name);
+}
+
+/* The text of causes @c, @n of them, of a delay of @all ns. */
+static void causes_text(const struct offcpu *oc, const struct hot *h,
+			const struct delay_cause *c, size_t n, uint64_t all, FILE *out)
+{
+	const struct trace *t = oc->trace;
+	char d[32], a[256], b[128], lab[HOT_FRAMES][256];
+
+	for (size_t i = 0; i < n && i < TEXT_CAUSES; i++) {
+		const struct delay_cause *x = &c[i];
+		int pct = all ? (int)(100.0 * (double)x->ns / (double)all + 0.5) : 0;
+
+		fmt_duration(x->ns, d, sizeof(d));
+		if (i)
+			fputs("; ", out);
+		switch (x->kind) {
+		case CAUSE_POLL: {
+			size_t k, m = hot_frames(h, t, x->poll, lab);
+
+			task_label(oc->join, x->task, a, sizeof(a));
+			fprintf(out, "polling %s %s (%d%%)", a, d, pct);
+			for (k = 0; k < m; k++)
+				fprintf(out, "%s%s", k ? " <- " : " in ", lab[k]);
+			break;
+		}
+		case CAUSE_BLOCKED:
+			if (x->frame != UINT32_MAX)
+				frame_label(t, x->frame, a, sizeof(a));
+			else
+				strcpy(a, "?");
+			fprintf(out, "blocked %s (%d%%) in %s", d, pct, a);
+			break;
+		case CAUSE_RUNQ:
+			fprintf(out, "runqueue %s (%d%%) behind %s", d, pct,
+				x->holder ? holder_label(t, x->holder, b, sizeof(b))
+					  : "an unknown thread");
+			break;
+		case CAUSE_PARKED:
+			fprintf(out, "parked %s (%d%%)", d, pct);
+			break;
+		case CAUSE_RUNNING:
+			fprintf(out, "running outside polls %s (%d%%)", d, pct);
+			break;
+		}
+		if ((x->kind == CAUSE_BLOCKED || x->kind == CAUSE_RUNQ) && x->in_poll) {
+			task_label(oc->join, x->task, a, sizeof(a));
+			fprintf(out, " inside %s's poll", a);
+		}
+	}
+}
+
+static void causes_json(const struct offcpu *oc, const struct hot *h,
+			const struct delay_cause *c, size_t n, FILE *out)
+{
+	static const char *const kind[] = {"poll", "blocked", "runqueue", "parked",
+					   "running"};
+	const struct trace *t = oc->trace;
+	char a[256], lab[HOT_FRAMES][256];
+
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		const struct delay_cause *x = &c[i];
+
+		fprintf(out, "%s{\"what\":\"%s\",\"ns\":%" PRIu64, i ? "," : "", kind[x->kind],
+			x->ns);
+		if (x->kind == CAUSE_POLL || x->in_poll) {
+			const struct task_stat *ts = join__task(oc->join, x->task);
+
+			fprintf(out, ",\"task\":%" PRIu64 ",\"task_name\":", x->task);
+			json_str(out, ts ? ts->name : NULL);
+		}
+		if (x->kind == CAUSE_POLL) {
+			size_t m = hot_frames(h, t, x->poll, lab);
+
+			fprintf(out, ",\"poll\":%" PRId32 ",\"stack\":[", x->poll);
+			for (size_t k = 0; k < m; k++) {
+				if (k)
+					fputc(',', out);
+				json_str(out, lab[k]);
+			}
+			fputc(']', out);
+		} else if (x->kind == CAUSE_BLOCKED) {
+			fputs(",\"function\":", out);
+			if (x->frame != UINT32_MAX) {
+				frame_label(t, x->frame, a, sizeof(a));
+				json_str(out, a);
+			} else {
+				fputs("null", out);
+			}
+		} else if (x->kind == CAUSE_RUNQ) {
+			fputs(",\"holder\":", out);
+			if (x->holder) {
+				const char *cn = trace__comm(t, x->holder);
+
+				fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", x->holder);
+				json_str(out, cn);
+				fputc('}', out);
+			} else {
+				fputs("null", out);
+			}
+		}
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void thread_json(const struct trace *t, uint32_t tid, FILE *out)
+{
+	fprintf(out, "{\"tid\":%" PRIu32 ",\"thread\":", tid);
+	json_str(out, trace__thread_name(t, tid));
+	fputc('}', out);
+}
+
+static double secs(const struct offcpu *oc, uint64_t ns)
+{
+	return ns > oc->start_time ? (double)(ns - oc->start_time) / 1e9 : 0.0;
+}
+
+static void row_text(const struct offcpu *oc, const struct hot *h, const struct row *r,
+		     FILE *out)
+{
+	const struct delay *d = r->d;
+	const struct join *j = oc->join;
+	char dur[32], task[160], by[200], on[128];
+
+	fmt_duration(d->begin - d->wake, dur, sizeof(dur));
+	task_label(j, d->task, task, sizeof(task));
+	if (d->waker_poll >= 0)
+		task_label(j, j->polls[d->waker_poll].task, by, sizeof(by));
+	else
+		thread_label(oc->trace, d->waker, by, sizeof(by));
+	if (d->spawn)
+		memmove(by + 6, by, strlen(by) + 1), memcpy(by, "spawn ", 6);
+	thread_label(oc->trace, d->poller, on, sizeof(on));
+	fprintf(out, "%-8s  %-20s  %10.6f  %-24s  %-20s  %-7" PRId32 "  ", dur,
+		task + 5 /* the id and name; the header says TASK */, secs(oc, d->wake), by,
+		on, d->poll);
+	causes_text(oc, h, r->c, r->nc, d->begin - d->wake, out);
+	if (r->nwc) {
+		thread_label(oc->trace, d->waker, on, sizeof(on));
+		fprintf(out, "; meanwhile on %s, which woke it: ", on);
+		causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, out);
+	}
+	fputc('\n', out);
+}
+
+static void row_json(const struct offcpu *oc, const struct hot *h, const struct row *r,
+		     FILE *out)
+{
+	const struct delay *d = r->d;
+	const struct join *j = oc->join;
+	const struct task_stat *ts = join__task(j, d->task);
+
+	fprintf(out, "{\"task\":%" PRIu64 ",\"task_name\":", d->task);
+	json_str(out, ts ? ts->name : NULL);
+	fprintf(out,
+		",\"delay_ns\":%" PRIu64 ",\"woken_ns\":%" PRIu64 ",\"spawn\":%s,\"merged\":%" PRIu32
+		",\"woken_by\":{\"tid\":%" PRIu32 ",\"thread\":",
+		d->begin - d->wake, d->wake > oc->start_time ? d->wake - oc->start_time : 0,
+		d->spawn ? "true" : "false", d->merged, d->waker);
+	json_str(out, trace__thread_name(oc->trace, d->waker));
+	if (d->waker_poll >= 0) {
+		const struct poll *p = &j->polls[d->waker_poll];
+		const struct task_stat *wt = join__task(j, p->task);
+
+		fprintf(out, ",\"task\":%" PRIu64 ",\"task_name\":", p->task);
+		json_str(out, wt ? wt->name : NULL);
+	} else {
+		fputs(",\"task\":null", out);
+	}
+	fputs("},\"polled_on\":", out);
+	thread_json(oc->trace, d->poller, out);
+	fprintf(out, ",\"poll\":%" PRId32 ",\"causes\":", d->poll);
+	causes_json(oc, h, r->c, r->nc, out);
+	if (r->nwc) {
+		fputs(",\"waker_causes\":", out);
+		causes_json(oc, h, r->wc, r->nwc, out);
+	}
+	fputc('}', out);
+}
+
+static void lost_text(const struct offcpu *oc, const struct delays *dl, const struct delay *d,
+		      FILE *out)
+{
+	char task[160], by[160], dur[32];
+
+	task_label(oc->join, d->task, task, sizeof(task));
+	thread_label(oc->trace, d->waker, by, sizeof(by));
+	fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur, sizeof(dur));
+	fprintf(out, "#   %s, woken at %.6f s by %s, waited %s+ to the end\n", task,
+		secs(oc, d->wake), by, dur);
+}
+
+int analysis__delays(const struct offcpu *oc, const struct delays *dl,
+		     const struct delays_opts *o, FILE *out)
+{
+	const struct join *j;
+	struct row *rows = NULL;
+	struct hot h = {0};
+	size_t i, n = 0, shown, cap = 0;
+	int err = -ENOMEM;
+
+	if (!oc || !dl || !o || !out)
+		return -EINVAL;
+	j = oc->join;
+	if (o->have_task && !join__task(j, o->task))
+		return -ENOENT;
+	if (amap_init(&h.want, 64) || amap_init(&h.w, 256))
+		goto out;
+	for (i = 0; i < dl->n; i++) {
+		const struct delay *d = &dl->v[i];
+		struct row *r;
+
+		if ((o->have_task && d->task != o->task) || d->begin - d->wake < o->min_ns)
+			continue;
+		if (o->limit && n >= o->limit) {
+			n++;
+			continue;
+		}
+		if (analysis_grow((void **)&rows, &cap, n + 1, sizeof(*rows)))
+			goto out;
+		r = &rows[n++];
+		memset(r, 0, sizeof(*r));
+		r->d = d;
+		r->nc = delays__causes(oc, d->poller, d->wake, d->begin, r->c, MAX_CAUSES);
+		if (r->nc > MAX_CAUSES)
+			r->nc = MAX_CAUSES;
+		if (busy_elsewhere(oc, r)) {
+			r->nwc = delays__causes(oc, d->waker, d->wake, d->begin, r->wc,
+						MAX_CAUSES);
+			if (r->nwc > MAX_CAUSES)
+				r->nwc = MAX_CAUSES;
+		}
+		for (size_t k = 0; k < r->nc; k++)
+			if (r->c[k].kind == CAUSE_POLL && hot_want(&h, r->c[k].poll))
+				goto out;
+		for (size_t k = 0; k < r->nwc; k++)
+			if (r->wc[k].kind == CAUSE_POLL && hot_want(&h, r->wc[k].poll))
+				goto out;
+	}
+	shown = o->limit && o->limit < n ? o->limit : n;
+	err = hot_walk(&h, j);
+	if (err)
+		goto out;
+
+	if (o->json) {
+		fputs("{\"delays\":[", out);
+		for (i = 0; i < shown; i++) {
+			if (i)
+				fputc(',', out);
+			row_json(oc, &h, &rows[i], out);
+		}
+		fprintf(out, "],\"matched\":%zu,\"never_polled\":[", n);
+		for (i = 0, n = 0; i < dl->nlost; i++) {
+			const struct delay *d = &dl->lost[i];
+			const struct task_stat *ts = join__task(j, d->task);
+
+			if (o->have_task && d->task != o->task)
+				continue;
+			fprintf(out, "%s{\"task\":%" PRIu64 ",\"task_name\":", n++ ? "," : "",
+				d->task);
+			json_str(out, ts ? ts->name : NULL);
+			fprintf(out, ",\"woken_ns\":%" PRIu64 ",\"waited_ns\":%" PRIu64
+				",\"woken_by\":",
+				d->wake > oc->start_time ? d->wake - oc->start_time : 0,
+				dl->end_time > d->wake ? dl->end_time - d->wake : 0);
+			thread_json(oc->trace, d->waker, out);
+			fputc('}', out);
+		}
+		fputs("],\"runq_split\":", out);
+		fputs(oc->runq_split ? "true" : "false", out);
+		fputs(",\"runq_missing\":", out);
+		json_str(out, oc->runq_split ? NULL : runq_missing(oc->trace));
+		fputs("}\n", out);
+	} else {
+		fprintf(out, "%-8s  %-20s  %10s  %-24s  %-20s  %-7s  %s\n", "DELAY", "TASK",
+			"WOKEN(s)", "BY", "POLLED-ON", "POLL", "CAUSE");
+		for (i = 0; i < shown; i++)
+			row_text(oc, &h, &rows[i], out);
+		fprintf(out, "# %zu of %zu delays, longest first", shown, n);
+		if (o->min_ns) {
+			char d[32];
+
+			fprintf(out, ", at least %s", fmt_duration(o->min_ns, d, sizeof(d)));
+		}
+		if (o->have_task)
+			fprintf(out, ", task %" PRIu64, o->task);
+		fputc('\n', out);
+		if (!oc->trace->nswitches)
+			fprintf(out, "# causes without off-CPU time: %s\n",
+				offcpu_missing(oc->trace));
+		else if (!oc->runq_split)
+			fprintf(out, "# blocked and run-queue time cannot be split: %s\n",
+				runq_missing(oc->trace));
+		for (i = 0, n = 0; i < dl->nlost; i++) {
+			if (o->have_task && dl->lost[i].task != o->task)
+				continue;
+			if (!n++)
+				fprintf(out, "# woken and never polled again:\n");
+			if (n <= 20)
+				lost_text(oc, dl, &dl->lost[i], out);
+		}
+		if (n > 20)
+			fprintf(out, "#   ... and %zu more\n", n - 20);
+	}
+	err = ferror(out) ? -EIO : 0;
+	if (o->shown)
+		*o->shown = shown;
+out:
+	free(rows);
+	hot_release(&h);
+	return err;
+}

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * delays.c - wake-to-poll delays and what kept the poller busy meanwhile.
+ *
+ * The delays (rules in analysis.h): the events that make and end a wait
+ * (spawn, wake, poll begin, task end) are collected, 16 bytes each, sorted
+ * by (task, time) and replayed per task. What a thread did in an interval
+ * is read off its polls (join), its off-CPU intervals, split into blocked
+ * and run-queue parts, and its parked time (offcpu join); the rest is time
+ * on-CPU outside polls.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+#include "libprof/d9_segment.h"
+
+/* ---- the delays --------------------------------------------------------- */
+
+/* Sort order of events at one time: ready before begin, end last. */
+enum { DV_SPAWN = 0, DV_WAKE = 1, DV_BEGIN = 2, DV_END = 3 };
+
+struct dev {
+	uint64_t time;
+	uint32_t task;	  /* index in join.tasks */
+	uint32_t tid_ord; /* tid << 2 | DV_* */
+};
+
+struct dev_vec {
+	const struct join *j;
+	struct dev *v;
+	size_t n, cap;
+};
+
+static int dev_cmp(const void *a, const void *b)
+{
+	const struct dev *x = a, *y = b;
+
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->tid_ord & 3) < (y->tid_ord & 3) ? -1 : (x->tid_ord & 3) > (y->tid_ord & 3);
+}
+
+static int collect(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct dev_vec *dv = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct task_stat *ts;
+		uint32_t ord;
+
+		switch (e[i].type) {
+		case D9_EV_SPAWN:
+			ord = DV_SPAWN;
+			break;
+		case D9_EV_WAKE:
+			ord = DV_WAKE;
+			break;
+		case D9_EV_POLL_BEGIN:
+			ord = DV_BEGIN;
+			break;
+		case D9_EV_TASK_END:
+			ord = DV_END;
+			break;
+		default:
+			continue;
+		}
+		ts = join__task(dv->j, e[i].task);
+		if (!ts || e[i].tid > UINT32_MAX >> 2)
+			continue;
+		if (analysis_grow((void **)&dv->v, &dv->cap, dv->n + 1, sizeof(*dv->v)))
+			return -ENOMEM;
+		dv->v[dv->n].time = e[i].time;
+		dv->v[dv->n].task = (uint32_t)(ts - dv->j->tasks);
+		dv->v[dv->n].tid_ord = e[i].tid << 2 | ord;
+		dv->n++;
+	}
+	return 0;
+}
+
+static int delay_cmp(const void *a, const void *b)
+{
+	const struct delay *x = a, *y = b;
+	uint64_t dx = x->begin - x->wake, dy = y->begin - y->wake;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	if (x->wake != y->wake)
+		return x->wake < y->wake ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+static int lost_cmp(const void *a, const void *b)
+{
+	const struct delay *x = a, *y = b;
+
+	if (x->wake != y->wake)
+		return x->wake < y->wake ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+static int push(struct delay **v, size_t *n, size_t *cap, const struct delay *d)
+{
+	if (analysis_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = *d;
+	return 0;
+}
+
+static int32_t poll_id(const struct join *j, uint32_t tid, uint64_t time)
+{
+	const struct poll *p = join__poll_at(j, tid, time);
+
+	return p ? (int32_t)p->id : -1;
+}
+
+int delays__new(const struct join *j, struct delays **out)
+{
+	struct dev_vec dv = {.j = j};
+	struct delays *d;
+	struct delay cur = {0};
+	size_t i, cap = 0, lcap = 0;
+	uint64_t lo, hi;
+	int pending = 0, err;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->join = j;
+	join_seen(j, &lo, &hi);
+	d->end_time = j->trace->counters.end_time ? j->trace->counters.end_time : hi;
+	err = trace__for_each_event(j->trace, collect, &dv);
+	if (err)
+		goto out;
+	qsort(dv.v, dv.n, sizeof(*dv.v), dev_cmp);
+	for (i = 0; i <= dv.n && !err; i++) {
+		const struct dev *e = i < dv.n ? &dv.v[i] : NULL;
+		uint32_t tid, ord;
+
+		if (pending && (!e || e->task != dv.v[i - 1].task)) {
+			/* the last task's wake outlived the recording */
+			err = push(&d->lost, &d->nlost, &lcap, &cur);
+			pending = 0;
+		}
+		if (!e || err)
+			break;
+		tid = e->tid_ord >> 2;
+		ord = e->tid_ord & 3;
+		switch (ord) {
+		case DV_SPAWN:
+		case DV_WAKE:
+			if (pending) {
+				cur.merged++;
+				break;
+			}
+			memset(&cur, 0, sizeof(cur));
+			cur.task = j->tasks[e->task].task;
+			cur.wake = e->time;
+			cur.waker = tid;
+			cur.waker_poll = poll_id(j, tid, e->time);
+			cur.poll = -1;
+			cur.spawn = ord == DV_SPAWN;
+			pending = 1;
+			break;
+		case DV_BEGIN:
+			if (!pending)
+				break;
+			cur.begin = e->time;
+			cur.poller = tid;
+			cur.poll = poll_id(j, tid, e->time);
+			err = push(&d->v, &d->n, &cap, &cur);
+			pending = 0;
+			break;
+		case DV_END:
+			pending = 0; /* cancelled while ready */
+			break;
+		}
+	}
+	if (err)
+		goto out;
+	qsort(d->v, d->n, sizeof(*d->v), delay_cmp);
+	qsort(d->lost, d->nlost, sizeof(*d->lost), lost_cmp);
+out:
+	free(dv.v);
+	if (err) {
+		delays__free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+void delays__free(struct delays *d)
+{
+	if (!d)
+		return;
+	free(d->v);
+	free(d->lost);
+	free(d);
+}
+
+void delays__stats(const struct delays *d, const uint64_t *task, struct delay_stats *st)
+{
+	uint64_t n = 0, k = 0, r50, r99;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < d->n; i++)
+		n += !task || d->v[i].task == *task;
+	if (!n)
+		return;
+	st->n = n;
+	/* nearest rank, counted from the longest (d->v is longest first) */
+	r50 = n - (n * 50 + 99) / 100;
+	r99 = n - (n * 99 + 99) / 100;
+	for (i = 0; i < d->n; i++) {
+		uint64_t ns = d->v[i].begin - d->v[i].wake;
+
+		if (task && d->v[i].task != *task)
+			continue;
+		if (k == 0)
+			st->max = ns;
+		if (k == r99)
+			st->p99 = ns;
+		if (k == r50)
+			st->p50 = ns;
+		k++;
+	}
+}
+
+struct tdelay {
+	uint32_t task; /* index in join.tasks */
+	uint64_t ns;
+};
+
+static int tdelay_cmp(const void *a, const void *b)
+{
+	const struct tdelay *x = a, *y = b;
+
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	return x->ns > y->ns ? -1 : x->ns < y->ns;
+}
+
+int delays__task_stats(const struct delays *d, struct delay_stats *st)
+{
+	const struct join *j = d->join;
+	struct tdelay *v = malloc((d->n + 1) * sizeof(*v));
+	size_t i, a, b;
+
+	if (!v)
+		return -ENOMEM;
+	memset(st, 0, j->ntasks * sizeof(*st));
+	for (i = 0; i < d->n; i++) {
+		v[i].task = (uint32_t)(join__task(j, d->v[i].task) - j->tasks);
+		v[i].ns = d->v[i].begin - d->v[i].wake;
+	}
+	qsort(v, d->n, sizeof(*v), tdelay_cmp);
+	for (a = 0; a < d->n; a = b) {
+		struct delay_stats *s = &st[v[a].task];
+		uint64_t n;
+
+		for (b = a; b < d->n && v[b].task == v[a].task; b++)
+			;
+		n = b - a;
+		/* nearest rank, counted from the longest */
+		s->n = n;
+		s->max = v[a].ns;
+		s->p99 = v[a + n - (n * 99 + 99) / 100].ns;
+		s->p50 = v[a + n - (n * 50 + 99) / 100].ns;
+	}
+	free(v);
+	return 0;
+}
+
+/* ---- what a thread did -------------------------------------------------- */
+
+static void add_cause(struct delay_cause *v, size_t *n, size_t max, size_t *found,
+		      const struct delay_cause *c)
+{
+	size_t i;
+
+	if (!c->ns)
+		return;
+	for (i = 0; i < *n; i++) {
+		struct delay_cause *x = &v[i];
+
+		if (x->kind == c->kind && x->in_poll == c->in_poll && x->task == c->task &&
+		    x->frame == c->frame && x->holder == c->holder) {
+			x->ns += c->ns;
+			return;
+		}
+	}
+	(*found)++;
+	if (*n < max)
+		v[(*n)++] = *c;
+}
+
+static int cause_cmp(const void *a, const void *b)
+{
+	const struct delay_cause *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->kind - y->kind;
+}
+
+static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
+{
+	if (a < from)
+		a = from;
+	if (b > to)
+		b = to;
+	return b > a ? b - a : 0;
+}
+
+#define MAX_TRACKED 64 /* polls and causes looked at per interval */
+
+size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to,
+		      struct delay_cause *out, size_t max)
+{
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	struct delay_cause v[MAX_TRACKED], c;
+	int32_t pid[MAX_TRACKED];
+	uint64_t poff[MAX_TRACKED], pover[MAX_TRACKED], idle_runq = 0, used = 0, parked;
+	const uint32_t *ids = NULL, *sw = NULL;
+	size_t n = 0, found = 0, np = 0, i, k, lo, hi, m;
+
+	if (to <= from)
+		return 0;
+	/* polls of the thread in [from, to]; ends are in start order too */
+	m = join__thread_polls(j, tid, &ids);
+	for (lo = 0, hi = m; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->polls[ids[mid]].end < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k < m && j->polls[ids[k]].start <= to && np < MAX_TRACKED; k++) {
+		const struct poll *p = &j->polls[ids[k]];
+
+		pid[np] = (int32_t)p->id;
+		pover[np] = clip(p->start, p->end, from, to);
+		poff[np] = 0;
+		np++;
+	}
+	/* off-CPU intervals of the thread: blocked and run-queue parts */
+	m = offcpu__thread_switches(oc, tid, &sw);
+	for (lo = 0, hi = m; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct trace_switch *s = &t->switches[sw[mid]];
+		uint64_t in = s->time_in ? s->time_in : oc->end_time;
+
+		if (in < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k < m && t->switches[sw[k]].time <= to; k++) {
+		const struct trace_switch *s = &t->switches[sw[k]];
+		const struct offcpu_switch *o = &oc->sw[sw[k]];
+		uint64_t in = s->time_in ? s->time_in : oc->end_time;
+		uint64_t r = s->preempted ? s->time : s->runnable;
+		uint64_t blocked, runq;
+
+		if (!r || r > in)
+			r = in;
+		blocked = clip(s->time, r, from, to);
+		runq = clip(r, in, from, to);
+		memset(&c, 0, sizeof(c));
+		c.poll = -1;
+		c.frame = UINT32_MAX;
+		if (o->where == OFFCPU_IN_POLL) {
+			c.in_poll = 1;
+			c.task = j->polls[o->poll].task;
+			for (i = 0; i < np; i++)
+				if (pid[i] == o->poll)
+					poff[i] += blocked + runq;
+		}
+		if (o->where != OFFCPU_IDLE) {
+			/* parked blocking is waiting for work: in parked */
+			c.kind = CAUSE_BLOCKED;
+			c.ns = blocked;
+			offcpu_blocking_frame(t, s->stack, &c.frame);
+			add_cause(v, &n, MAX_TRACKED, &found, &c);
+			if (o->where == OFFCPU_NO_POLL)
+				used += blocked;
+		} else {
+			idle_runq += runq;
+		}
+		c.kind = CAUSE_RUNQ;
+		c.frame = UINT32_MAX;
+		c.ns = runq;
+		c.holder = s->holder;
+		add_cause(v, &n, MAX_TRACKED, &found, &c);
+		if (o->where != OFFCPU_IN_POLL)
+			used += runq;
+	}
+	/* on-CPU in polls: each poll's time less its off-CPU time */
+	for (i = 0; i < np; i++) {
+		const struct poll *p = &j->polls[pid[i]];
+		size_t at;
+
+		memset(&c, 0, sizeof(c));
+		c.kind = CAUSE_POLL;
+		c.task = p->task;
+		c.poll = pid[i];
+		c.frame = UINT32_MAX;
+		c.ns = pover[i] > poff[i] ? pover[i] - poff[i] : 0;
+		used += pover[i];
+		/* the poll with the most time stands for the task */
+		for (at = 0; at < n; at++)
+			if (v[at].kind == CAUSE_POLL && v[at].task == p->task)
+				break;
+		if (at < n && c.ns > 0) {
+			v[at].ns += c.ns;
+			if (pover[i] > 0 && (v[at].poll < 0 || c.ns > v[at].ns - c.ns))
+				v[at].poll = pid[i];
+		} else {
+			add_cause(v, &n, MAX_TRACKED, &found, &c);
+		}
+	}
+	parked = offcpu__parked_ns(oc, tid, from, to);
+	parked = parked > idle_runq ? parked - idle_runq : 0;
+	memset(&c, 0, sizeof(c));
+	c.frame = UINT32_MAX;
+	c.poll = -1;
+	c.kind = CAUSE_PARKED;
+	c.ns = parked;
+	add_cause(v, &n, MAX_TRACKED, &found, &c);
+	used += parked;
+	c.kind = CAUSE_RUNNING;
+	c.ns = to - from > used ? to - from - used : 0;
+	add_cause(v, &n, MAX_TRACKED, &found, &c);
+	qsort(v, n, sizeof(*v), cause_cmp);
+	memcpy(out, v, (n < max ? n : max) * sizeof(*v));
+	return found;
+}
