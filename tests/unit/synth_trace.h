@@ -84,6 +84,14 @@ static inline void sy_thread(struct trace *t, uint32_t tid, const char *name)
 	t->threads[t->nthreads++].name = name;
 }
 
+/* A thread outside the target (a switch's holder). */
+static inline void sy_comm(struct trace *t, uint32_t tid, const char *name)
+{
+	t->comms = sy_grow(t->comms, t->ncomms, sizeof(*t->comms));
+	t->comms[t->ncomms].tid = tid;
+	t->comms[t->ncomms++].name = name;
+}
+
 /* Strings are not copied: pass literals. */
 static inline void sy_task(struct trace *t, uint64_t id, const char *name)
 {
@@ -156,6 +164,7 @@ static inline void sy_free(struct trace *t)
 	free(t->samples);
 	free(t->switches);
 	free(t->threads);
+	free(t->comms);
 	free(t->tasks);
 	free(t->meta);
 	free(t->frames);

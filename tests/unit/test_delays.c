@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_delays.c - wake-to-poll delays and run-queue accounting on
+ * synthetic traces.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+
+#include "analysis/analysis.h"
+#include "tests/unit/synth_trace.h"
+
+#define MS 1000000ULL
+#define US 1000ULL
+
+static struct trace T;
+static struct join *J;
+static struct offcpu *OC;
+static struct delays *D;
+static char *buf;
+static size_t buflen;
+static FILE *out;
+
+static void setup(void)
+{
+	memset(&T, 0, sizeof(T));
+	J = NULL;
+	OC = NULL;
+	D = NULL;
+	buf = NULL;
+	out = open_memstream(&buf, &buflen);
+	cr_assert(out);
+}
+
+static void teardown(void)
+{
+	if (out)
+		fclose(out);
+	free(buf);
+	delays__free(D);
+	offcpu__free(OC);
+	join__free(J);
+	sy_free(&T);
+}
+
+TestSuite(delays, .init = setup, .fini = teardown);
+
+static const char *output(void)
+{
+	fflush(out);
+	return buf ? buf : "";
+}
+
+static void do_join(void)
+{
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
+	cr_assert_eq(offcpu__new(J, &OC), 0);
+	cr_assert_eq(delays__new(J, &D), 0);
+}
+
+static uint64_t delay_ns(size_t i)
+{
+	return D->v[i].begin - D->v[i].wake;
+}
+
+static void run_switch(uint64_t time, uint64_t in, uint32_t tid, uint32_t stack,
+		       int preempted, uint64_t runnable, uint32_t holder)
+{
+	sy_switch(&T, time, in, tid, stack, preempted);
+	T.switches[T.nswitches - 1].runnable = runnable;
+	T.switches[T.nswitches - 1].holder = holder;
+}
+
+/* ---- the delays ---------------------------------------------------------- */
+
+Test(delays, wakes_before_the_poll_merge_into_the_first)
+{
+	sy_task(&T, 1, "t");
+	sy_event(&T, 1 * MS, 10, D9_EV_WAKE, 1);
+	sy_event(&T, 2 * MS, 11, D9_EV_WAKE, 1);
+	sy_event(&T, 3 * MS, 10, D9_EV_WAKE, 1);
+	sy_poll(&T, 20, 1, 5 * MS, 6 * MS);
+	T.counters.end_time = 10 * MS;
+	do_join();
+	cr_assert_eq(D->n, 1);
+	cr_expect_eq(D->v[0].wake, 1 * MS, "the first pending wake counts");
+	cr_expect_eq(delay_ns(0), 4 * MS);
+	cr_expect_eq(D->v[0].merged, 2);
+	cr_expect_eq(D->v[0].waker, 10);
+	cr_expect_eq(D->v[0].poller, 20);
+	cr_expect_eq(D->v[0].poll, 0);
+	cr_expect_eq(D->nlost, 0);
+}
+
+Test(delays, a_wake_during_its_own_poll_waits_for_the_next_poll)
+{
+	sy_task(&T, 1, "t");
+	sy_poll(&T, 20, 1, 1 * MS, 4 * MS);
+	/* woken (by itself, say) inside its poll: ready again from then */
+	sy_event(&T, 3 * MS, 20, D9_EV_WAKE, 1);
+	sy_poll(&T, 21, 1, 7 * MS, 8 * MS);
+	T.counters.end_time = 10 * MS;
+	do_join();
+	cr_assert_eq(D->n, 1);
+	cr_expect_eq(delay_ns(0), 4 * MS);
+	cr_expect_eq(D->v[0].waker_poll, 0, "the waker was polling task 1 itself");
+	cr_expect_eq(D->v[0].poller, 21);
+}
+
+Test(delays, spawn_readies_the_first_poll_and_an_end_forgets_a_wake)
+{
+	sy_task(&T, 1, "first");
+	sy_task(&T, 2, "cancelled");
+	sy_task(&T, 3, "forgotten");
+	sy_event(&T, 1 * MS, 10, D9_EV_SPAWN, 1);
+	sy_poll(&T, 20, 1, 2 * MS, 3 * MS);
+	sy_event(&T, 1 * MS, 10, D9_EV_WAKE, 2);
+	sy_event(&T, 2 * MS, 10, D9_EV_TASK_END, 2);
+	sy_event(&T, 4 * MS, 10, D9_EV_WAKE, 3);
+	T.counters.end_time = 10 * MS;
+	do_join();
+	cr_assert_eq(D->n, 1);
+	cr_expect_eq(D->v[0].task, 1);
+	cr_expect(D->v[0].spawn);
+	cr_expect_eq(delay_ns(0), 1 * MS);
+	cr_assert_eq(D->nlost, 1, "task 2 ended: cancelled, not lost");
+	cr_expect_eq(D->lost[0].task, 3);
+	cr_expect_eq(D->lost[0].wake, 4 * MS);
+}
+
+Test(delays, events_out_of_file_order_are_replayed_in_time_order)
+{
+	sy_task(&T, 1, "t");
+	/* the poller's ring was drained before the waker's */
+	sy_poll(&T, 20, 1, 5 * MS, 6 * MS);
+	sy_event(&T, 2 * MS, 10, D9_EV_WAKE, 1);
+	T.counters.end_time = 10 * MS;
+	do_join();
+	cr_assert_eq(D->n, 1);
+	cr_expect_eq(delay_ns(0), 3 * MS);
+}
+
+Test(delays, stats_are_nearest_rank_per_task)
+{
+	struct delay_stats st;
+	uint64_t one = 1;
+
+	sy_task(&T, 1, "t");
+	for (int i = 0; i < 100; i++) {
+		uint64_t w = (uint64_t)i * 10 * MS;
+
+		sy_event(&T, w, 10, D9_EV_WAKE, 1);
+		/* delays 1..100 us */
+		sy_poll(&T, 20, 1, w + (uint64_t)(i + 1) * US, w + 5 * MS);
+	}
+	do_join();
+	delays__stats(D, &one, &st);
+	cr_expect_eq(st.n, 100);
+	cr_expect_eq(st.max, 100 * US);
+	cr_expect_eq(st.p99, 99 * US);
+	cr_expect_eq(st.p50, 50 * US);
+	cr_expect_eq(delay_ns(0), 100 * US, "longest first");
+}
+
+/* ---- the causes ---------------------------------------------------------- */
+
+static uint32_t S_SPIN, S_SLEEP;
+
+static void frames(void)
+{
+	uint32_t sched = sy_frame(&T, 0xffffffff81000100, "schedule", "[kernel]", 0, 1);
+	uint32_t cns = sy_frame(&T, 0x7f0000001000, "clock_nanosleep", "libc.so.6", 0, 0);
+	uint32_t spin = sy_frame(&T, 0x401000, "hog_spin", "rt", 0, 0);
+	uint32_t inner = sy_frame(&T, 0x402000, "hog_inner", "rt", 0, 0);
+	uint32_t poll = sy_frame(&T, 0x403000, "hog_poll", "rt", 0, 0);
+	uint32_t run = sy_frame(&T, 0x404000, "run", "rt", 0, 0);
+
+	S_SPIN = sy_stack(&T, 4, spin, inner, poll, run);
+	S_SLEEP = sy_stack(&T, 3, sched, cns, run);
+}
+
+/*
+ * Worker 20: task 1 "hog" polls 0-20 ms; inside it, preempted 12-15 ms by
+ * tid 4567 ("stress"), and blocked in clock_nanosleep 16-17 ms then
+ * waiting for a CPU until 18 ms behind tid 4567. Task 2 "victim" is woken
+ * at 2 ms by the timer thread 30 and polled at 20 ms.
+ */
+static void starve(void)
+{
+	frames();
+	sy_task(&T, 1, "hog");
+	sy_task(&T, 2, "victim");
+	sy_thread(&T, 20, "worker-0");
+	sy_thread(&T, 30, "timer");
+	sy_comm(&T, 4567, "stress");
+	sy_meta(&T, "wakeups", "sched:sched_waking");
+	sy_meta(&T, "frequency", "1000");
+	sy_poll(&T, 20, 1, 0, 20 * MS);
+	sy_event(&T, 2 * MS, 30, D9_EV_WAKE, 2);
+	sy_poll(&T, 20, 2, 20 * MS, 20 * MS + 10 * US);
+	for (int i = 0; i < 18; i++)
+		sy_sample(&T, (uint64_t)i * MS + 500 * US, 20, S_SPIN, 1);
+	run_switch(12 * MS, 15 * MS, 20, S_SPIN, 1, 12 * MS, 4567);
+	run_switch(16 * MS, 18 * MS, 20, S_SLEEP, 0, 17 * MS, 4567);
+	T.counters.end_time = 30 * MS;
+	do_join();
+}
+
+Test(delays, a_poll_spanning_a_preemption_and_a_wakeup_splits_blocked_and_runq)
+{
+	starve();
+	cr_expect_eq(OC->polls[0].ns, 5 * MS);
+	cr_expect_eq(OC->polls[0].runq_ns, 4 * MS, "3 ms preempted + 1 ms after the wakeup");
+	cr_expect_eq(OC->polls[0].preempted_ns, 3 * MS);
+	cr_expect_eq(OC->sw[1].runq, 1 * MS);
+	cr_expect(OC->runq_split);
+}
+
+Test(delays, the_victim_waited_behind_the_hogs_poll)
+{
+	struct delay_cause c[8];
+	size_t n;
+
+	starve();
+	cr_assert_eq(D->n, 1);
+	cr_expect_eq(delay_ns(0), 18 * MS);
+	n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
+	cr_assert_eq(n, 3, "poll, run queue, blocked");
+	cr_expect_eq(c[0].kind, CAUSE_POLL);
+	cr_expect_eq(c[0].task, 1);
+	cr_expect_eq(c[0].ns, 13 * MS, "18 ms less 5 off-CPU");
+	cr_expect_eq(c[0].poll, 0);
+	cr_expect_eq(c[1].kind, CAUSE_RUNQ);
+	cr_expect_eq(c[1].holder, 4567);
+	cr_expect_eq(c[1].ns, 4 * MS);
+	cr_expect(c[1].in_poll);
+	cr_expect_eq(c[2].kind, CAUSE_BLOCKED);
+	cr_expect_eq(c[2].ns, 1 * MS);
+	cr_expect_eq(T.frames[c[2].frame].addr, 0x7f0000001000, "clock_nanosleep");
+}
+
+Test(delays, the_table_names_task_stack_and_thief)
+{
+	struct delays_opts o = {.limit = 10};
+
+	starve();
+	cr_assert_eq(analysis__delays(OC, D, &o, out), 0);
+	cr_log_info("\n%s", output());
+	cr_expect(strstr(output(), "2 victim"), "%s", output());
+	cr_expect(strstr(output(), "timer[30]"), "%s", output());
+	cr_expect(strstr(output(), "worker-0[20]"), "%s", output());
+	cr_expect(strstr(output(), "polling task 1 hog 13.0ms (72%) in hog_spin <- hog_inner "
+				   "<- hog_poll"),
+		  "%s", output());
+	cr_expect(strstr(output(), "runqueue 4.00ms (22%) behind stress[4567] inside task 1 "
+				   "hog's poll"),
+		  "%s", output());
+	cr_expect(strstr(output(), "blocked 1.00ms (6%) in clock_nanosleep"), "%s", output());
+}
+
+Test(delays, json_carries_the_same_causes)
+{
+	struct delays_opts o = {.limit = 10, .json = 1};
+
+	starve();
+	cr_assert_eq(analysis__delays(OC, D, &o, out), 0);
+	cr_expect(strstr(output(), "\"delays\":[{\"task\":2,\"task_name\":\"victim\","
+				   "\"delay_ns\":18000000,\"woken_ns\":2000000"),
+		  "%s", output());
+	cr_expect(strstr(output(), "{\"what\":\"poll\",\"ns\":13000000,\"task\":1,\"task_name\":"
+				   "\"hog\",\"poll\":0,\"stack\":[\"hog_spin\",\"hog_inner\","
+				   "\"hog_poll\"]}"),
+		  "%s", output());
+	cr_expect(strstr(output(), "\"holder\":{\"pid\":4567,\"comm\":\"stress\"}"), "%s",
+		  output());
+	cr_expect(strstr(output(), "\"runq_split\":true"), "%s", output());
+}
+
+Test(delays, a_parked_poller_points_at_the_busy_waker)
+{
+	struct delays_opts o = {.limit = 10};
+
+	frames();
+	sy_task(&T, 1, "hog");
+	sy_task(&T, 2, "victim");
+	sy_thread(&T, 20, "worker-0");
+	sy_thread(&T, 21, "worker-1");
+	/* worker-0 polls the hog 0-10 ms and wakes the victim into its own
+	 * queue at 1 ms; worker-1 is parked 0-9 ms, then steals it at 9.5 */
+	sy_poll(&T, 20, 1, 0, 10 * MS);
+	sy_event(&T, 1 * MS, 20, D9_EV_WAKE, 2);
+	sy_event(&T, 0, 21, D9_EV_PARK, 0);
+	sy_event(&T, 9 * MS, 21, D9_EV_UNPARK, 0);
+	sy_poll(&T, 21, 2, 9500 * US, 9600 * US);
+	T.counters.end_time = 20 * MS;
+	do_join();
+	cr_assert_eq(analysis__delays(OC, D, &o, out), 0);
+	cr_log_info("\n%s", output());
+	cr_expect(strstr(output(), "  task 1 hog  "), "woken by the task polled on worker-0: %s",
+		  output());
+	cr_expect(strstr(output(), "parked 8.00ms (94%)"), "%s", output());
+	cr_expect(strstr(output(), "meanwhile on worker-0[20], which woke it: polling task 1 "
+				   "hog 8.50ms (100%)"),
+		  "%s", output());
+}
+
+Test(delays, a_wakeup_with_no_switch_in_before_the_end_counts_to_the_end)
+{
+	frames();
+	sy_task(&T, 1, "t");
+	sy_meta(&T, "wakeups", "sched:sched_waking");
+	sy_poll(&T, 20, 1, 0, 10 * MS);
+	/* blocked at 8 ms, woken at 9 ms, still waiting for a CPU when the
+	 * recording ended at 10 ms */
+	run_switch(8 * MS, 0, 20, S_SLEEP, 0, 9 * MS, 0);
+	T.counters.end_time = 10 * MS;
+	do_join();
+	cr_expect_eq(OC->sw[0].ns, 2 * MS);
+	cr_expect_eq(OC->sw[0].runq, 1 * MS);
+	cr_expect_eq(OC->polls[0].runq_ns, 1 * MS);
+}
+
+Test(delays, without_wakeups_only_preemption_is_run_queue_and_the_table_says_so)
+{
+	struct polls_opts po = {0};
+
+	frames();
+	sy_task(&T, 1, "t");
+	sy_meta(&T, "wakeups", "refused: cannot open sched:sched_waking on every CPU");
+	sy_poll(&T, 20, 1, 0, 10 * MS);
+	run_switch(1 * MS, 2 * MS, 20, S_SLEEP, 0, 0, 0);
+	run_switch(3 * MS, 4 * MS, 20, S_SPIN, 1, 3 * MS, 4567);
+	T.counters.end_time = 10 * MS;
+	do_join();
+	cr_expect(!OC->runq_split);
+	cr_expect_eq(OC->polls[0].runq_ns, 1 * MS);
+	cr_assert_eq(analysis__polls(OC, &po, out), 0);
+	cr_expect(strstr(output(), "blocked and run-queue time cannot be split, refused: "
+				   "cannot open sched:sched_waking"),
+		  "%s", output());
+}
