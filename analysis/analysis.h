@@ -429,6 +429,10 @@ struct delays {
 	struct delay *lost;	/* woken, never polled again, not ended: begin
 				 * = 0, poll = -1; by wake time */
 	size_t nlost;
+	struct delay *unended;	/* spawned while recorded, never ended (wake
+				 * = spawn time, waker = spawning thread);
+				 * by spawn time */
+	size_t nunended;
 	uint64_t end_time;	/* the recording end: how long lost ones
 				 * waited at least */
 };
@@ -481,6 +485,7 @@ struct delays_opts {
 	uint64_t min_ns;	/* only delays at least this long */
 	size_t limit;		/* rows; 0 = all */
 	int json;		/* JSON (schema in d9prof(1)) instead of text */
+	int no_lost;		/* text: leave out the never-polled footer */
 	size_t *shown;		/* out: rows printed */
 };
 
@@ -495,5 +500,16 @@ struct delays_opts {
  * in the trace), -ENOMEM, -EIO. */
 int analysis__delays(const struct offcpu *oc, const struct delays *d,
 		     const struct delays_opts *o, FILE *out);
+
+/* ---- the one-page report (report_page.c) ----------------------------- */
+
+/* `d9prof report`: what was recorded and lost; per worker, time in polls
+ * (CPU, blocked, run queue), outside polls and parked; the longest polls
+ * and what filled them; the worst delays (analysis__delays()); run-queue
+ * time per worker and who had the CPU; each busy task's hottest stack;
+ * tasks woken and never polled again, and spawned and never ended; red
+ * flags with their thresholds and the next command to run. @json: the
+ * same as one JSON object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
+int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out);
 
 #endif /* D9_ANALYSIS_H */

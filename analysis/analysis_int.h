@@ -148,6 +148,28 @@ void flame_run_release(struct flame_run *r);
  * its leaf, in *@frame; 0 if the stack is empty. */
 int offcpu_blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame);
 
+/* ---- the hottest stack of chosen polls (delay_table.c) --------------- */
+
+#define HOT_FRAMES 3 /* innermost distinct frames shown of a hot stack */
+
+struct hot {
+	struct amap want; /* poll id -> 1 + index in best */
+	struct amap w;	  /* poll << 32 | stack -> weight */
+	uint32_t *best;	  /* per wanted poll: stack id, UINT32_MAX none */
+	uint64_t *best_w;
+	size_t n, cap;
+};
+
+/* Start, want poll @poll (< 0: ignored) looked at, walk the samples once,
+ * then read a poll's HOT_FRAMES innermost distinct frame labels of its
+ * hottest stack into @lab (their number; 0 if none). 0 or -errno. */
+int hot_init(struct hot *h);
+int hot_want(struct hot *h, int32_t poll);
+int hot_walk(struct hot *h, const struct join *j);
+size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
+		  char lab[HOT_FRAMES][256]);
+void hot_release(struct hot *h);
+
 /* ---- JSON (report.c) ------------------------------------------------- */
 
 /* @s as a JSON string, quoted and escaped (NULL: null; invalid UTF-8

@@ -13,20 +13,18 @@
 
 #define MAX_CAUSES 8	  /* per thread and delay */
 #define TEXT_CAUSES 4	  /* shown in a text row */
-#define HOT_FRAMES 3	  /* innermost distinct frames of a hot stack */
 #define BUSY_SHARE 50	  /* % of a delay the poller must be parked or idle
 			   * for the waking thread to be looked at too */
 
-/* The hottest stack of each poll of interest (one walk of the samples). */
-struct hot {
-	struct amap want;  /* poll id -> 1 + index in best */
-	struct amap w;	   /* poll << 32 | stack -> weight */
-	uint32_t *best;	   /* per wanted poll: stack id, UINT32_MAX none */
-	uint64_t *best_w;
-	size_t n, cap;
-};
+/* ---- hot stacks of polls (struct hot in analysis_int.h) ---------------- */
 
-static int hot_want(struct hot *h, int32_t poll)
+int hot_init(struct hot *h)
+{
+	memset(h, 0, sizeof(*h));
+	return amap_init(&h->want, 64) || amap_init(&h->w, 256) ? -ENOMEM : 0;
+}
+
+int hot_want(struct hot *h, int32_t poll)
 {
 	int created;
 	uint64_t *v;
@@ -59,7 +57,7 @@ static int hot_sample(void *ctx, const struct trace_sample *s, const struct join
 	return 0;
 }
 
-static int hot_walk(struct hot *h, const struct join *j)
+int hot_walk(struct hot *h, const struct join *j)
 {
 	size_t i;
 	int err;
@@ -88,7 +86,7 @@ static int hot_walk(struct hot *h, const struct join *j)
 	return 0;
 }
 
-static void hot_release(struct hot *h)
+void hot_release(struct hot *h)
 {
 	amap_release(&h->want);
 	amap_release(&h->w);
@@ -96,9 +94,7 @@ static void hot_release(struct hot *h)
 	free(h->best_w);
 }
 
-/* Up to HOT_FRAMES innermost distinct frame labels of poll @poll's hottest
- * stack in @lab; their number. */
-static size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
+size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
 			 char lab[HOT_FRAMES][256])
 {
 	const uint64_t *ix = poll >= 0 ? amap_find(&h->want, (uint64_t)poll) : NULL;
@@ -356,7 +352,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 {
 	const struct join *j;
 	struct row *rows = NULL;
-	struct hot h = {0};
+	struct hot h;
 	size_t i, n = 0, shown, cap = 0;
 	int err = -ENOMEM;
 
@@ -365,8 +361,10 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 	j = oc->join;
 	if (o->have_task && !join__task(j, o->task))
 		return -ENOENT;
-	if (amap_init(&h.want, 64) || amap_init(&h.w, 256))
-		goto out;
+	if (hot_init(&h)) {
+		hot_release(&h);
+		return -ENOMEM;
+	}
 	for (i = 0; i < dl->n; i++) {
 		const struct delay *d = &dl->v[i];
 		struct row *r;
@@ -452,7 +450,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		else if (!oc->runq_split)
 			fprintf(out, "# blocked and run-queue time cannot be split: %s\n",
 				runq_missing(oc->trace));
-		for (i = 0, n = 0; i < dl->nlost; i++) {
+		for (i = 0, n = 0; i < dl->nlost && !o->no_lost; i++) {
 			if (o->have_task && dl->lost[i].task != o->task)
 				continue;
 			if (!n++)

@@ -123,10 +123,10 @@ int delays__new(const struct join *j, struct delays **out)
 {
 	struct dev_vec dv = {.j = j};
 	struct delays *d;
-	struct delay cur = {0};
-	size_t i, cap = 0, lcap = 0;
+	struct delay cur = {0}, life = {0};
+	size_t i, cap = 0, lcap = 0, ucap = 0;
 	uint64_t lo, hi;
-	int pending = 0, err;
+	int pending = 0, spawned = 0, err;
 
 	*out = NULL;
 	d = calloc(1, sizeof(*d));
@@ -143,10 +143,13 @@ int delays__new(const struct join *j, struct delays **out)
 		const struct dev *e = i < dv.n ? &dv.v[i] : NULL;
 		uint32_t tid, ord;
 
-		if (pending && (!e || e->task != dv.v[i - 1].task)) {
+		if (i && (!e || e->task != dv.v[i - 1].task)) {
 			/* the last task's wake outlived the recording */
-			err = push(&d->lost, &d->nlost, &lcap, &cur);
-			pending = 0;
+			if (pending)
+				err = push(&d->lost, &d->nlost, &lcap, &cur);
+			if (spawned && !err)
+				err = push(&d->unended, &d->nunended, &ucap, &life);
+			pending = spawned = 0;
 		}
 		if (!e || err)
 			break;
@@ -155,6 +158,15 @@ int delays__new(const struct join *j, struct delays **out)
 		switch (ord) {
 		case DV_SPAWN:
 		case DV_WAKE:
+			if (ord == DV_SPAWN && !spawned) {
+				memset(&life, 0, sizeof(life));
+				life.task = j->tasks[e->task].task;
+				life.wake = e->time;
+				life.waker = tid;
+				life.poll = life.waker_poll = -1;
+				life.spawn = 1;
+				spawned = 1;
+			}
 			if (pending) {
 				cur.merged++;
 				break;
@@ -179,6 +191,7 @@ int delays__new(const struct join *j, struct delays **out)
 			break;
 		case DV_END:
 			pending = 0; /* cancelled while ready */
+			spawned = 0;
 			break;
 		}
 	}
@@ -186,6 +199,7 @@ int delays__new(const struct join *j, struct delays **out)
 		goto out;
 	qsort(d->v, d->n, sizeof(*d->v), delay_cmp);
 	qsort(d->lost, d->nlost, sizeof(*d->lost), lost_cmp);
+	qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
 out:
 	free(dv.v);
 	if (err) {
@@ -202,6 +216,7 @@ void delays__free(struct delays *d)
 		return;
 	free(d->v);
 	free(d->lost);
+	free(d->unended);
 	free(d);
 }
 

@@ -71,5 +71,6 @@ int cmd_tasks(int argc, char **argv);
 int cmd_offcpu(int argc, char **argv);
 int cmd_polls(int argc, char **argv);
 int cmd_delays(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif /* D9_CLI_H */

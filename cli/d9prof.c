@@ -11,6 +11,7 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{ "record", cmd_record, "record a process: CPU samples + runtime events" },
+	{ "report", cmd_report, "one page to read first: workers, slow polls, delays, red flags" },
 	{ "flame", cmd_flame, "CPU flamegraph, per task or split by task" },
 	{ "tasks", cmd_tasks, "table of tasks: polls, samples, poll times" },
 	{ "polls", cmd_polls, "slow polls: duration, CPU samples, off-CPU time" },
@@ -31,6 +32,7 @@ static void help(FILE *f)
 	fprintf(f, "\n'd9prof <command> --help' for its options; 'man d9prof' for all.\n\n"
 		   "examples:\n"
 		   "  d9prof record -p 4242 -d 10        # 10 s of pid 4242 into d9prof.data\n"
+		   "  d9prof report                      # read this first\n"
 		   "  d9prof tasks                       # which tasks burned the CPU\n"
 		   "  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n"
 		   "  d9prof polls --min 1ms             # the slow polls\n"

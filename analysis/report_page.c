@@ -1,0 +1,989 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report_page.c - the work behind `d9prof report`: one page, in the order
+ * a diagnosis goes, as text or JSON. Everything is computed first into
+ * struct page, then rendered, so both forms say the same.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define TOP 5		   /* rows per section */
+#define MAX_HOLDERS 3	   /* thieves named per worker */
+#define MAX_FLAGS 16
+
+/* Red-flag thresholds (documented in d9prof(1)). */
+#define FLAG_LONG_POLL_NS  (10 * 1000000ULL)
+#define FLAG_DELAY_NS	   (5 * 1000000ULL)
+#define FLAG_RUNQ_NS	   (1 * 1000000ULL)
+#define FLAG_BLOCKED_NS	   (1 * 1000000ULL)
+#define FLAG_IMBALANCE	   3.0
+
+struct holder_ns {
+	uint32_t tid;
+	uint64_t ns;
+};
+
+/* One runtime thread: one with polls or parked time. */
+struct worker {
+	uint32_t tid;
+	uint64_t polls;
+	uint64_t poll_cpu, poll_blocked, poll_runq;
+	uint64_t out_cpu, out_blocked, out_runq;
+	uint64_t parked;
+	uint64_t runq;			/* all its run-queue time */
+	struct holder_ns holders[MAX_HOLDERS]; /* largest first */
+};
+
+struct flag {
+	const char *what;	/* "long poll", ... */
+	char threshold[32];
+	uint64_t count;
+	uint64_t task;		/* 0: none */
+	char function[256];	/* "" none */
+	char detail[256];
+	char next[128];		/* the command to run next */
+};
+
+struct page {
+	const struct offcpu *oc;
+	const struct delays *d;
+	struct worker *w;
+	size_t nw;
+	uint64_t span;
+	struct holder_ns thieves[TOP];	/* over all threads */
+	size_t nthieves;
+	const struct poll *longest[TOP];
+	size_t nlongest;
+	struct delay_cause lc[TOP][6];	/* the longest polls' causes */
+	size_t nlc[TOP];
+	const struct task_stat *hot[TOP];
+	uint32_t hot_stack[TOP];	/* UINT32_MAX: none */
+	uint64_t hot_w[TOP];
+	size_t nhot;
+	struct flag flags[MAX_FLAGS];
+	size_t nflags;
+	struct hot h;
+};
+
+/* ---- computing ---------------------------------------------------------- */
+
+static int tid_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void add_holder(struct holder_ns *v, size_t max, uint32_t tid, uint64_t ns,
+		       size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n && v[i].tid != tid; i++)
+		;
+	if (i == *n) {
+		if (*n < max)
+			(*n)++;
+		else if (ns <= v[max - 1].ns)
+			return;
+		i = *n - 1;
+		v[i].tid = tid;
+		v[i].ns = ns;
+	} else {
+		v[i].ns = ns;
+	}
+	/* keep largest first */
+	while (i > 0 && v[i].ns > v[i - 1].ns) {
+		struct holder_ns x = v[i];
+
+		v[i] = v[i - 1];
+		v[--i] = x;
+	}
+}
+
+/* Per (tid, holder) run-queue ns, then each worker's largest holders and
+ * the largest over all threads of the target. */
+static int holders(struct page *pg, const uint32_t *tids)
+{
+	const struct trace *t = pg->oc->trace;
+	struct amap m, all;
+	size_t i, nt = 0;
+
+	if (amap_init(&m, 64) || amap_init(&all, 64)) {
+		amap_release(&m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nswitches; i++) {
+		uint64_t *v, *a;
+
+		if (!pg->oc->sw[i].runq || !t->switches[i].holder)
+			continue;
+		v = amap_get(&m, (uint64_t)t->switches[i].tid << 32 | t->switches[i].holder,
+			     NULL);
+		a = amap_get(&all, t->switches[i].holder, NULL);
+		if (!v || !a) {
+			amap_release(&m);
+			amap_release(&all);
+			return -ENOMEM;
+		}
+		*v += pg->oc->sw[i].runq;
+		*a += pg->oc->sw[i].runq;
+	}
+	for (i = 0; i < m.cap; i++) {
+		uint32_t tid = (uint32_t)(m.keys[i] >> 32);
+		const uint32_t *at;
+		struct worker *w;
+		size_t n = 0;
+
+		if (m.keys[i] == AMAP_EMPTY)
+			continue;
+		at = bsearch(&tid, tids, pg->nw, sizeof(*tids), tid_cmp);
+		if (!at)
+			continue;
+		w = &pg->w[at - tids];
+		while (n < MAX_HOLDERS && w->holders[n].ns)
+			n++;
+		add_holder(w->holders, MAX_HOLDERS, (uint32_t)m.keys[i], m.vals[i], &n);
+	}
+	for (i = 0; i < all.cap; i++)
+		if (all.keys[i] != AMAP_EMPTY)
+			add_holder(pg->thieves, TOP, (uint32_t)all.keys[i], all.vals[i], &nt);
+	pg->nthieves = nt;
+	amap_release(&m);
+	amap_release(&all);
+	return 0;
+}
+
+static int workers(struct page *pg)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	uint32_t *tids;
+	size_t i, n = 0, k;
+	int err;
+
+	tids = malloc((j->npolls + t->nthreads + 1) * sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	for (i = 0; i < j->npolls; i++)
+		tids[n++] = j->polls[i].tid;
+	for (i = 0; i < t->nthreads; i++)
+		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time, oc->end_time))
+			tids[n++] = t->threads[i].tid;
+	qsort(tids, n, sizeof(*tids), tid_cmp);
+	for (i = k = 0; i < n; i++)
+		if (!k || tids[k - 1] != tids[i])
+			tids[k++] = tids[i];
+	pg->nw = k;
+	pg->w = calloc(k + 1, sizeof(*pg->w));
+	if (!pg->w) {
+		free(tids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < k; i++) {
+		struct worker *w = &pg->w[i];
+		const uint32_t *ids, *sw;
+		size_t m = join__thread_polls(j, tids[i], &ids), q;
+		uint64_t in_polls = 0, used;
+
+		w->tid = tids[i];
+		w->polls = m;
+		for (q = 0; q < m; q++)
+			in_polls += j->polls[ids[q]].end - j->polls[ids[q]].start;
+		m = offcpu__thread_switches(oc, tids[i], &sw);
+		for (q = 0; q < m; q++) {
+			const struct offcpu_switch *o = &oc->sw[sw[q]];
+
+			w->runq += o->runq;
+			if (o->where == OFFCPU_IN_POLL) {
+				w->poll_blocked += o->ns - o->runq;
+				w->poll_runq += o->runq;
+			} else if (o->where == OFFCPU_NO_POLL) {
+				w->out_blocked += o->ns - o->runq;
+				w->out_runq += o->runq;
+			}
+		}
+		w->parked = offcpu__parked_ns(oc, tids[i], oc->start_time, oc->end_time);
+		w->poll_cpu = in_polls - w->poll_blocked - w->poll_runq;
+		used = in_polls + w->out_blocked + w->out_runq + w->parked;
+		w->out_cpu = pg->span > used ? pg->span - used : 0;
+	}
+	err = holders(pg, tids);
+	free(tids);
+	return err;
+}
+
+static int poll_dur_cmp(const void *a, const void *b)
+{
+	const struct poll *x = *(const struct poll *const *)a;
+	const struct poll *y = *(const struct poll *const *)b;
+	uint64_t dx = x->end - x->start, dy = y->end - y->start;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int longest_polls(struct page *pg)
+{
+	const struct join *j = pg->oc->join;
+	const struct poll *top[TOP];
+	size_t i, n = 0;
+
+	/* a running top five: polls can be millions */
+	for (i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+		size_t k;
+
+		if (n == TOP && poll_dur_cmp(&p, &top[TOP - 1]) >= 0)
+			continue;
+		if (n < TOP)
+			n++;
+		for (k = n - 1; k > 0 && poll_dur_cmp(&p, &top[k - 1]) < 0; k--)
+			top[k] = top[k - 1];
+		top[k] = p;
+	}
+	pg->nlongest = n;
+	for (i = 0; i < n; i++) {
+		pg->longest[i] = top[i];
+		pg->nlc[i] = delays__causes(pg->oc, top[i]->tid, top[i]->start, top[i]->end,
+					   pg->lc[i], 6);
+		if (pg->nlc[i] > 6)
+			pg->nlc[i] = 6;
+		if (hot_want(&pg->h, (int32_t)top[i]->id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int task_samples_cmp(const void *a, const void *b)
+{
+	const struct task_stat *x = *(const struct task_stat *const *)a;
+	const struct task_stat *y = *(const struct task_stat *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+static int hot_tasks(struct page *pg)
+{
+	const struct join *j = pg->oc->join;
+	const struct join_agg *agg = join_agg(j);
+	const struct task_stat **v = malloc((j->ntasks + 1) * sizeof(*v));
+	size_t i, n;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < j->ntasks; i++)
+		v[i] = &j->tasks[i];
+	qsort(v, j->ntasks, sizeof(*v), task_samples_cmp);
+	for (n = 0; n < TOP && n < j->ntasks && v[n]->samples; n++) {
+		pg->hot[n] = v[n];
+		pg->hot_stack[n] = UINT32_MAX;
+		pg->hot_w[n] = 0;
+	}
+	pg->nhot = n;
+	for (i = 0; agg && i < agg->map.cap; i++) {
+		uint64_t k = agg->map.keys[i], root, w;
+		uint32_t stack;
+
+		if (k == AMAP_EMPTY || !(root = k >> 32))
+			continue;
+		stack = (uint32_t)k;
+		w = agg->weight[agg->map.vals[i]];
+		for (size_t q = 0; q < n; q++)
+			if (root - 1 == (uint64_t)(pg->hot[q] - j->tasks) &&
+			    (w > pg->hot_w[q] || (w == pg->hot_w[q] && stack < pg->hot_stack[q]))) {
+				pg->hot_w[q] = w;
+				pg->hot_stack[q] = stack;
+			}
+	}
+	free(v);
+	return 0;
+}
+
+static struct flag *flag_new(struct page *pg, const char *what, const char *threshold)
+{
+	struct flag *f;
+
+	if (pg->nflags == MAX_FLAGS)
+		return NULL;
+	f = &pg->flags[pg->nflags++];
+	memset(f, 0, sizeof(*f));
+	f->what = what;
+	snprintf(f->threshold, sizeof(f->threshold), "%s", threshold);
+	return f;
+}
+
+static void flags(struct page *pg)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	const struct poll *lp = NULL, *rq = NULL, *bl = NULL;
+	uint64_t nlong = 0, nrq = 0, nbl = 0, ndel = 0;
+	struct flag *f;
+	char a[32], b[32];
+	size_t i;
+
+	for (i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+		const struct poll_offcpu *po = &oc->polls[i];
+
+		if (p->end - p->start >= FLAG_LONG_POLL_NS) {
+			nlong++;
+			if (!lp || p->end - p->start > lp->end - lp->start)
+				lp = p;
+		}
+		if (po->runq_ns >= FLAG_RUNQ_NS) {
+			nrq++;
+			if (!rq || po->runq_ns > oc->polls[rq->id].runq_ns)
+				rq = p;
+		}
+		if (po->ns - po->runq_ns >= FLAG_BLOCKED_NS) {
+			nbl++;
+			if (!bl || po->ns - po->runq_ns >
+				       oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns)
+				bl = p;
+		}
+	}
+	if (lp && (f = flag_new(pg, "long poll", "10ms"))) {
+		uint32_t fr;
+
+		f->count = nlong;
+		f->task = lp->task;
+		if (offcpu__poll_top(oc, lp->id, &fr) > 0)
+			frame_label(t, fr, f->function, sizeof(f->function));
+		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
+			 nlong, fmt_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
+		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, lp->id);
+	}
+	for (i = 0; i < pg->d->n && pg->d->v[i].begin - pg->d->v[i].wake >= FLAG_DELAY_NS; i++)
+		ndel++;
+	if (ndel && (f = flag_new(pg, "wake-to-poll delay", "5ms"))) {
+		const struct delay *d = &pg->d->v[0];
+		struct delay_cause c[1];
+
+		f->count = ndel;
+		f->task = d->task;
+		if (delays__causes(oc, d->poller, d->wake, d->begin, c, 1) &&
+		    c[0].kind == CAUSE_POLL) {
+			char lab[HOT_FRAMES][256];
+
+			if (hot_frames(&pg->h, t, c[0].poll, lab))
+				snprintf(f->function, sizeof(f->function), "%s", lab[0]);
+		}
+		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " delays >= 5ms, worst %s",
+			 ndel, fmt_duration(d->begin - d->wake, a, sizeof(a)));
+		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64, d->task);
+	}
+	if (rq && (f = flag_new(pg, "run-queue wait in polls", "1ms"))) {
+		char h[96] = "unknown";
+		uint64_t best = 0;
+		const uint32_t *sw;
+		size_t m = offcpu__thread_switches(oc, rq->tid, &sw);
+
+		for (size_t q = 0; q < m; q++)
+			if (oc->sw[sw[q]].poll == (int32_t)rq->id && oc->sw[sw[q]].runq > best) {
+				best = oc->sw[sw[q]].runq;
+				holder_label(t, t->switches[sw[q]].holder, h, sizeof(h));
+			}
+		f->count = nrq;
+		f->task = rq->task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
+			 ", behind %s",
+			 nrq, fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)), rq->id, h);
+		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
+	}
+	if (bl && (f = flag_new(pg, "blocking call in polls", "1ms"))) {
+		uint32_t fr;
+
+		f->count = nbl;
+		f->task = bl->task;
+		if (offcpu__poll_top(oc, bl->id, &fr) > 0)
+			frame_label(t, fr, f->function, sizeof(f->function));
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")", nbl,
+			 fmt_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns, a,
+				      sizeof(a)),
+			 bl->id);
+		snprintf(f->next, sizeof(f->next), "d9prof offcpu --task %" PRIu64 " -o off.svg",
+			 bl->task);
+	}
+	{
+		const struct worker *hi = NULL, *lo = NULL;
+
+		for (i = 0; i < pg->nw; i++) {
+			const struct worker *w = &pg->w[i];
+			uint64_t busy = w->poll_cpu + w->poll_blocked + w->poll_runq;
+
+			if (!w->polls)
+				continue;
+			if (!hi || busy > hi->poll_cpu + hi->poll_blocked + hi->poll_runq)
+				hi = w;
+			if (!lo || busy < lo->poll_cpu + lo->poll_blocked + lo->poll_runq)
+				lo = w;
+		}
+		if (hi && lo && hi != lo) {
+			uint64_t bh = hi->poll_cpu + hi->poll_blocked + hi->poll_runq;
+			uint64_t bo = lo->poll_cpu + lo->poll_blocked + lo->poll_runq;
+
+			if ((double)bh >= FLAG_IMBALANCE * (double)bo &&
+			    (f = flag_new(pg, "worker imbalance", "3x"))) {
+				char x[96], y[96];
+
+				snprintf(x, sizeof(x), "%s", trace__thread_name(t, hi->tid) ?: "?");
+				snprintf(y, sizeof(y), "%s", trace__thread_name(t, lo->tid) ?: "?");
+				f->count = 1;
+				snprintf(f->detail, sizeof(f->detail),
+					 "%s[%" PRIu32 "] in polls %s, %s[%" PRIu32 "] %s (%.1fx)", x,
+					 hi->tid, fmt_duration(bh, a, sizeof(a)), y, lo->tid,
+					 fmt_duration(bo, b, sizeof(b)),
+					 bo ? (double)bh / (double)bo : 0.0);
+				snprintf(f->next, sizeof(f->next), "d9prof polls --sort start");
+			}
+		}
+	}
+	if (pg->d->nlost && (f = flag_new(pg, "woken, never polled", "any"))) {
+		f->count = pg->d->nlost;
+		f->task = pg->d->lost[0].task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%zu tasks woken and not polled again by the end (lost wake-ups?)",
+			 pg->d->nlost);
+		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
+			 pg->d->lost[0].task);
+	}
+	if ((t->counters.lost_samples || t->counters.shim_drops || j->unmatched_ends ||
+	     analysis_meta(t, "offcpu lost") || analysis_meta(t, "wakeups lost")) &&
+	    (f = flag_new(pg, "data lost", "any"))) {
+		const char *ol = analysis_meta(t, "offcpu lost"), *wl = analysis_meta(t, "wakeups lost");
+
+		f->count = t->counters.lost_samples + t->counters.shim_drops;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64 " samples lost, %" PRIu64 " shim records dropped, %s switch "
+			 "records lost, %s wakeups lost, %" PRIu64 " poll ends unmatched",
+			 t->counters.lost_samples, t->counters.shim_drops, ol ? ol : "0",
+			 wl ? wl : "0", j->unmatched_ends);
+		snprintf(f->next, sizeof(f->next), "d9prof record -F 499 (fewer samples) or a shorter -d");
+	}
+}
+
+/* ---- rendering ---------------------------------------------------------- */
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static void thread_name(const struct trace *t, uint32_t tid, char *buf, size_t len)
+{
+	const char *n = trace__thread_name(t, tid);
+	char c[96];
+
+	analysis_clean_name(n && *n ? n : "?", c, sizeof(c));
+	snprintf(buf, len, "%s[%" PRIu32 "]", c, tid);
+}
+
+static void task_name(const struct join *j, uint64_t task, char *buf, size_t len)
+{
+	const struct task_stat *ts = join__task(j, task);
+	char c[128] = "";
+
+	if (ts && ts->name)
+		analysis_clean_name(ts->name, c, sizeof(c));
+	snprintf(buf, len, "task %" PRIu64 "%s%s", task, *c ? " " : "", c);
+}
+
+static void text_recorded(const struct page *pg, FILE *out)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	const char *v;
+	char a[32];
+
+	fprintf(out, "== What was recorded\n");
+	v = analysis_meta(t, "cmdline");
+	fprintf(out, "  target: %s (pid %s), %s recorded%s\n", v ? v : "?",
+		analysis_meta(t, "pid") ?: "?", fmt_duration(pg->span, a, sizeof(a)),
+		t->complete ? "" : ", trace cut short");
+	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
+		analysis_meta(t, "event") ?: "?", analysis_meta(t, "sampler") ?: "?",
+		analysis_meta(t, "frequency") ?: "?");
+	fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks, j->npolls,
+		pg->nw, j->ntasks ? "" : " (no shim: no task attribution)");
+	if (t->nswitches)
+		fprintf(out, "  off-CPU: %zu intervals (%s)\n", t->nswitches,
+			analysis_meta(t, "offcpu") ?: "?");
+	else
+		fprintf(out, "  off-CPU: none, %s\n", offcpu_missing(t));
+	if (oc->runq_split)
+		fprintf(out, "  run queue: wakeups recorded (%s)\n", analysis_meta(t, "wakeups"));
+	else
+		fprintf(out, "  run queue: blocked and run-queue time not split, %s\n",
+			runq_missing(t));
+	fprintf(out, "  lost: %" PRIu64 " samples, %" PRIu64 " shim records, %s switch records, "
+		     "%s wakeups\n",
+		t->counters.lost_samples, t->counters.shim_drops,
+		analysis_meta(t, "offcpu lost") ?: "0", analysis_meta(t, "wakeups lost") ?: "0");
+}
+
+static void text_workers(const struct page *pg, FILE *out)
+{
+	const struct trace *t = pg->oc->trace;
+	char a[32], n[128];
+
+	fprintf(out, "\n== Workers: where their time went (%% of %s)\n",
+		fmt_duration(pg->span, a, sizeof(a)));
+	if (!pg->nw) {
+		fprintf(out, "  no thread polled or parked\n");
+		return;
+	}
+	fprintf(out, "  %-26s %7s  %-23s  %-23s  %6s\n", "", "", "in polls", "outside polls",
+		"");
+	fprintf(out, "  %-26s %7s  %6s %8s %6s  %6s %8s %6s  %6s\n", "THREAD", "POLLS", "CPU",
+		"BLOCKED", "RUNQ", "CPU", "BLOCKED", "RUNQ", "PARKED");
+	for (size_t i = 0; i < pg->nw; i++) {
+		const struct worker *w = &pg->w[i];
+
+		thread_name(t, w->tid, n, sizeof(n));
+		fprintf(out,
+			"  %-26s %7" PRIu64 "  %5.1f%% %7.1f%% %5.1f%%  %5.1f%% %7.1f%% %5.1f%%  "
+			"%5.1f%%\n",
+			n, w->polls, pct(w->poll_cpu, pg->span), pct(w->poll_blocked, pg->span),
+			pct(w->poll_runq, pg->span), pct(w->out_cpu, pg->span),
+			pct(w->out_blocked, pg->span), pct(w->out_runq, pg->span),
+			pct(w->parked, pg->span));
+	}
+}
+
+static void text_causes(const struct page *pg, const struct delay_cause *c, size_t n,
+			uint64_t all, FILE *out)
+{
+	const struct trace *t = pg->oc->trace;
+	char d[32], a[256], h[96], lab[HOT_FRAMES][256];
+
+	for (size_t i = 0; i < n && i < 4; i++) {
+		fmt_duration(c[i].ns, d, sizeof(d));
+		if (i)
+			fputs("; ", out);
+		switch (c[i].kind) {
+		case CAUSE_POLL: {
+			size_t m = hot_frames(&pg->h, t, c[i].poll, lab);
+
+			fprintf(out, "CPU %s (%.0f%%)", d, pct(c[i].ns, all));
+			for (size_t k = 0; k < m; k++)
+				fprintf(out, "%s%s", k ? " <- " : " in ", lab[k]);
+			break;
+		}
+		case CAUSE_BLOCKED:
+			if (c[i].frame != UINT32_MAX)
+				frame_label(t, c[i].frame, a, sizeof(a));
+			else
+				strcpy(a, "?");
+			fprintf(out, "blocked %s (%.0f%%) in %s", d, pct(c[i].ns, all), a);
+			break;
+		case CAUSE_RUNQ:
+			fprintf(out, "runqueue %s (%.0f%%) behind %s", d, pct(c[i].ns, all),
+				c[i].holder ? holder_label(t, c[i].holder, h, sizeof(h))
+					    : "an unknown thread");
+			break;
+		default:
+			fprintf(out, "other %s (%.0f%%)", d, pct(c[i].ns, all));
+			break;
+		}
+	}
+}
+
+static void text_longest(const struct page *pg, FILE *out)
+{
+	const struct join *j = pg->oc->join;
+	const struct trace *t = pg->oc->trace;
+	char a[32], task[160], th[128];
+
+	fprintf(out, "\n== Longest polls and what filled them\n");
+	if (!pg->nlongest)
+		fprintf(out, "  no polls\n");
+	for (size_t i = 0; i < pg->nlongest; i++) {
+		const struct poll *p = pg->longest[i];
+
+		task_name(j, p->task, task, sizeof(task));
+		thread_name(t, p->tid, th, sizeof(th));
+		fprintf(out, "  %s%s  poll %" PRIu32 "  %s on %s: ",
+			fmt_duration(p->end - p->start, a, sizeof(a)),
+			p->open_start || p->open_end ? "+" : "", p->id, task, th);
+		text_causes(pg, pg->lc[i], pg->nlc[i], p->end - p->start, out);
+		fputc('\n', out);
+	}
+}
+
+static void text_runq(const struct page *pg, FILE *out)
+{
+	const struct trace *t = pg->oc->trace;
+	char a[32], b[32], n[128], h[96];
+	int any = 0;
+
+	fprintf(out, "\n== Kernel run queue: time runnable, waiting for a CPU\n");
+	if (!pg->oc->runq_split)
+		fprintf(out, "  (preempted time only: %s)\n", runq_missing(t));
+	for (size_t i = 0; i < pg->nw; i++) {
+		const struct worker *w = &pg->w[i];
+
+		if (!w->runq)
+			continue;
+		any = 1;
+		thread_name(t, w->tid, n, sizeof(n));
+		fprintf(out, "  %s waited %s for a CPU", n, fmt_duration(w->runq, a, sizeof(a)));
+		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++)
+			fprintf(out, "%s%s of it behind %s", k ? ", " : ", ",
+				fmt_duration(w->holders[k].ns, b, sizeof(b)),
+				holder_label(t, w->holders[k].tid, h, sizeof(h)));
+		fputc('\n', out);
+	}
+	if (!any)
+		fprintf(out, "  none\n");
+	if (pg->nthieves) {
+		fprintf(out, "  top CPU holders:");
+		for (size_t k = 0; k < pg->nthieves; k++)
+			fprintf(out, "%s %s %s", k ? "," : "",
+				holder_label(t, pg->thieves[k].tid, h, sizeof(h)),
+				fmt_duration(pg->thieves[k].ns, a, sizeof(a)));
+		fputc('\n', out);
+	}
+}
+
+static void text_hot(const struct page *pg, FILE *out)
+{
+	const struct trace *t = pg->oc->trace;
+	const struct join *j = pg->oc->join;
+	char task[160], lab[256];
+
+	fprintf(out, "\n== CPU hot spots per task\n");
+	if (!pg->nhot)
+		fprintf(out, "  no CPU samples inside polls\n");
+	for (size_t i = 0; i < pg->nhot; i++) {
+		const uint32_t *fr = NULL;
+		size_t m = pg->hot_stack[i] == UINT32_MAX
+			       ? 0
+			       : analysis_stack_frames(t, pg->hot_stack[i], &fr);
+		char prev[256] = "";
+		int shown = 0;
+
+		task_name(j, pg->hot[i]->task, task, sizeof(task));
+		fprintf(out, "  %s: %" PRIu64 " samples (%.1f%%), hottest stack %.0f%% of them:",
+			task, pg->hot[i]->samples, pct(pg->hot[i]->samples, j->samples),
+			pct(pg->hot_w[i], pg->hot[i]->samples));
+		for (size_t k = 0; k < m && shown < HOT_FRAMES; k++) {
+			frame_label(t, fr[k], lab, sizeof(lab));
+			if (!strcmp(lab, prev))
+				continue;
+			fprintf(out, "%s%s", shown ? " <- " : " ", lab);
+			snprintf(prev, sizeof(prev), "%s", lab);
+			shown++;
+		}
+		fputc('\n', out);
+	}
+}
+
+static void text_lost(const struct page *pg, FILE *out)
+{
+	const struct join *j = pg->oc->join;
+	char task[160], a[32];
+	size_t i;
+
+	fprintf(out, "\n== Tasks woken and never polled again (lost wake-ups?)\n");
+	if (!pg->d->nlost)
+		fprintf(out, "  none\n");
+	for (i = 0; i < pg->d->nlost && i < 10; i++) {
+		const struct delay *d = &pg->d->lost[i];
+
+		task_name(j, d->task, task, sizeof(task));
+		fprintf(out, "  %s: woken at %.3fs, waited %s+ to the end\n", task,
+			d->wake > pg->oc->start_time ? (double)(d->wake - pg->oc->start_time) / 1e9
+						     : 0.0,
+			fmt_duration(pg->d->end_time - d->wake, a, sizeof(a)));
+	}
+	if (i < pg->d->nlost)
+		fprintf(out, "  ... and %zu more\n", pg->d->nlost - i);
+	fprintf(out, "\n== Tasks spawned while recorded and never ended\n");
+	if (!pg->d->nunended)
+		fprintf(out, "  none\n");
+	for (i = 0; i < pg->d->nunended && i < 10; i++) {
+		const struct delay *d = &pg->d->unended[i];
+
+		task_name(j, d->task, task, sizeof(task));
+		fprintf(out, "  %s: spawned at %.3fs, alive %s+ at the end\n", task,
+			d->wake > pg->oc->start_time ? (double)(d->wake - pg->oc->start_time) / 1e9
+						     : 0.0,
+			fmt_duration(pg->d->end_time - d->wake, a, sizeof(a)));
+	}
+	if (i < pg->d->nunended)
+		fprintf(out, "  ... and %zu more\n", pg->d->nunended - i);
+}
+
+static void text_flags(const struct page *pg, FILE *out)
+{
+	char task[160];
+
+	fprintf(out, "\n== Red flags\n");
+	if (!pg->nflags)
+		fprintf(out, "  none (long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait "
+			     ">= 1ms in a poll, blocking >= 1ms in a poll, worker imbalance >= 3x, "
+			     "lost wake-ups, lost data)\n");
+	for (size_t i = 0; i < pg->nflags; i++) {
+		const struct flag *f = &pg->flags[i];
+
+		fprintf(out, "  ! %s (>= %s): %s", f->what, f->threshold, f->detail);
+		if (f->task) {
+			task_name(pg->oc->join, f->task, task, sizeof(task));
+			fprintf(out, "; %s", task);
+		}
+		if (f->function[0])
+			fprintf(out, " in %s", f->function);
+		fprintf(out, "\n      next: %s\n", f->next);
+	}
+}
+
+static void json_causes(const struct page *pg, const struct delay_cause *c, size_t n,
+			FILE *out)
+{
+	static const char *const kind[] = {"cpu", "blocked", "runqueue", "parked",
+					   "running"};
+	const struct trace *t = pg->oc->trace;
+	char a[256], lab[HOT_FRAMES][256];
+
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "%s{\"what\":\"%s\",\"ns\":%" PRIu64, i ? "," : "", kind[c[i].kind],
+			c[i].ns);
+		if (c[i].kind == CAUSE_POLL) {
+			size_t m = hot_frames(&pg->h, t, c[i].poll, lab);
+
+			fputs(",\"stack\":[", out);
+			for (size_t k = 0; k < m; k++) {
+				if (k)
+					fputc(',', out);
+				json_str(out, lab[k]);
+			}
+			fputc(']', out);
+		} else if (c[i].kind == CAUSE_BLOCKED) {
+			fputs(",\"function\":", out);
+			if (c[i].frame != UINT32_MAX) {
+				frame_label(t, c[i].frame, a, sizeof(a));
+				json_str(out, a);
+			} else {
+				fputs("null", out);
+			}
+		} else if (c[i].kind == CAUSE_RUNQ) {
+			fprintf(out, ",\"holder\":{\"pid\":%" PRIu32 ",\"comm\":", c[i].holder);
+			json_str(out, c[i].holder ? trace__comm(t, c[i].holder) : NULL);
+			fputc('}', out);
+		}
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void json_holder(const struct trace *t, const struct holder_ns *h, FILE *out)
+{
+	fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", h->tid);
+	json_str(out, trace__comm(t, h->tid));
+	fprintf(out, ",\"ns\":%" PRIu64 "}", h->ns);
+}
+
+static void json_task(const struct join *j, uint64_t task, FILE *out)
+{
+	const struct task_stat *ts = join__task(j, task);
+
+	fprintf(out, "\"task\":%" PRIu64 ",\"task_name\":", task);
+	json_str(out, ts ? ts->name : NULL);
+}
+
+static int json_page(const struct page *pg, FILE *out)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	struct delays_opts dopts = {.limit = TOP, .json = 1};
+	size_t i;
+	int err;
+
+	fputs("{\"recorded\":{\"cmdline\":", out);
+	json_str(out, analysis_meta(t, "cmdline"));
+	fputs(",\"pid\":", out);
+	json_str(out, analysis_meta(t, "pid"));
+	fprintf(out,
+		",\"span_ns\":%" PRIu64 ",\"complete\":%s,\"samples\":%" PRIu64
+		",\"tasks\":%zu,\"polls\":%zu,\"switches\":%zu,\"event\":",
+		pg->span, t->complete ? "true" : "false", j->samples, j->ntasks, j->npolls,
+		t->nswitches);
+	json_str(out, analysis_meta(t, "event"));
+	fputs(",\"sampler\":", out);
+	json_str(out, analysis_meta(t, "sampler"));
+	fputs(",\"offcpu\":", out);
+	json_str(out, analysis_meta(t, "offcpu"));
+	fputs(",\"wakeups\":", out);
+	json_str(out, analysis_meta(t, "wakeups"));
+	fprintf(out, ",\"runq_split\":%s", oc->runq_split ? "true" : "false");
+	fprintf(out,
+		",\"lost\":{\"samples\":%" PRIu64 ",\"shim_records\":%" PRIu64
+		",\"switch_records\":%s,\"wakeups\":%s,\"unmatched_poll_ends\":%" PRIu64 "}}",
+		t->counters.lost_samples, t->counters.shim_drops,
+		analysis_meta(t, "offcpu lost") ?: "0", analysis_meta(t, "wakeups lost") ?: "0",
+		j->unmatched_ends);
+	fputs(",\"workers\":[", out);
+	for (i = 0; i < pg->nw; i++) {
+		const struct worker *w = &pg->w[i];
+
+		fprintf(out, "%s{\"tid\":%" PRIu32 ",\"thread\":", i ? "," : "", w->tid);
+		json_str(out, trace__thread_name(t, w->tid));
+		fprintf(out,
+			",\"polls\":%" PRIu64 ",\"poll_cpu_ns\":%" PRIu64
+			",\"poll_blocked_ns\":%" PRIu64 ",\"poll_runq_ns\":%" PRIu64
+			",\"outside_cpu_ns\":%" PRIu64 ",\"outside_blocked_ns\":%" PRIu64
+			",\"outside_runq_ns\":%" PRIu64 ",\"parked_ns\":%" PRIu64
+			",\"runq_ns\":%" PRIu64 ",\"holders\":[",
+			w->polls, w->poll_cpu, w->poll_blocked, w->poll_runq, w->out_cpu,
+			w->out_blocked, w->out_runq, w->parked, w->runq);
+		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++) {
+			if (k)
+				fputc(',', out);
+			json_holder(t, &w->holders[k], out);
+		}
+		fputs("]}", out);
+	}
+	fputs("],\"thieves\":[", out);
+	for (i = 0; i < pg->nthieves; i++) {
+		if (i)
+			fputc(',', out);
+		json_holder(t, &pg->thieves[i], out);
+	}
+	fputs("],\"longest_polls\":[", out);
+	for (i = 0; i < pg->nlongest; i++) {
+		const struct poll *p = pg->longest[i];
+
+		fprintf(out, "%s{\"poll\":%" PRIu32 ",", i ? "," : "", p->id);
+		json_task(j, p->task, out);
+		fprintf(out, ",\"tid\":%" PRIu32 ",\"duration_ns\":%" PRIu64
+			",\"lower_bound\":%s,\"causes\":",
+			p->tid, p->end - p->start, p->open_start || p->open_end ? "true" : "false");
+		json_causes(pg, pg->lc[i], pg->nlc[i], out);
+		fputc('}', out);
+	}
+	fputs("],\"delays\":", out);
+	err = analysis__delays(oc, pg->d, &dopts, out);
+	if (err)
+		return err;
+	fputs(",\"hot\":[", out);
+	for (i = 0; i < pg->nhot; i++) {
+		const uint32_t *fr = NULL;
+		size_t m = pg->hot_stack[i] == UINT32_MAX
+			       ? 0
+			       : analysis_stack_frames(t, pg->hot_stack[i], &fr);
+		char lab[256];
+
+		fprintf(out, "%s{", i ? "," : "");
+		json_task(j, pg->hot[i]->task, out);
+		fprintf(out, ",\"samples\":%" PRIu64 ",\"stack_samples\":%" PRIu64 ",\"stack\":[",
+			pg->hot[i]->samples, pg->hot_w[i]);
+		for (size_t k = 0; k < m && k < 8; k++) {
+			if (k)
+				fputc(',', out);
+			frame_label(t, fr[k], lab, sizeof(lab));
+			json_str(out, lab);
+		}
+		fputs("]}", out);
+	}
+	fputs("],\"never_ended\":[", out);
+	for (i = 0; i < pg->d->nunended; i++) {
+		fprintf(out, "%s{", i ? "," : "");
+		json_task(j, pg->d->unended[i].task, out);
+		fprintf(out, ",\"spawned_ns\":%" PRIu64 "}",
+			pg->d->unended[i].wake > oc->start_time
+			    ? pg->d->unended[i].wake - oc->start_time
+			    : 0);
+	}
+	fputs("],\"flags\":[", out);
+	for (i = 0; i < pg->nflags; i++) {
+		const struct flag *f = &pg->flags[i];
+
+		fprintf(out, "%s{\"flag\":", i ? "," : "");
+		json_str(out, f->what);
+		fputs(",\"threshold\":", out);
+		json_str(out, f->threshold);
+		fprintf(out, ",\"count\":%" PRIu64 ",\"task\":", f->count);
+		if (f->task)
+			fprintf(out, "%" PRIu64, f->task);
+		else
+			fputs("null", out);
+		fputs(",\"function\":", out);
+		json_str(out, f->function[0] ? f->function : NULL);
+		fputs(",\"detail\":", out);
+		json_str(out, f->detail);
+		fputs(",\"next\":", out);
+		json_str(out, f->next);
+		fputc('}', out);
+	}
+	fputs("]}\n", out);
+	return 0;
+}
+
+int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out)
+{
+	struct page pg = {.oc = oc, .d = d};
+	struct delays_opts dopts = {.limit = TOP, .no_lost = 1};
+	int err;
+
+	if (!oc || !d || !out)
+		return -EINVAL;
+	pg.span = oc->end_time > oc->start_time ? oc->end_time - oc->start_time : 0;
+	err = hot_init(&pg.h);
+	if (!err)
+		err = workers(&pg);
+	if (!err)
+		err = longest_polls(&pg);
+	if (!err)
+		err = hot_tasks(&pg);
+	for (size_t i = 0; !err && i < d->n && i < 1; i++) {
+		/* the worst delay's flag names the hottest frame behind it */
+		struct delay_cause c[1];
+
+		if (delays__causes(oc, d->v[i].poller, d->v[i].wake, d->v[i].begin, c, 1) &&
+		    c[0].kind == CAUSE_POLL)
+			err = hot_want(&pg.h, c[0].poll);
+	}
+	if (!err)
+		err = hot_walk(&pg.h, oc->join);
+	if (err)
+		goto out;
+	flags(&pg);
+	if (json) {
+		err = json_page(&pg, out);
+	} else {
+		text_recorded(&pg, out);
+		text_workers(&pg, out);
+		text_longest(&pg, out);
+		fprintf(out, "\n== Worst wake-to-poll delays\n");
+		err = analysis__delays(oc, d, &dopts, out);
+		if (!err) {
+			text_runq(&pg, out);
+			text_hot(&pg, out);
+			text_lost(&pg, out);
+			text_flags(&pg, out);
+		}
+	}
+	if (!err && ferror(out))
+		err = -EIO;
+out:
+	hot_release(&pg.h);
+	free(pg.w);
+	return err;
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/* d9prof report: one page to read first after a recording. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof report [-i FILE] [--format text|json]\n\n"
+		"One page, in the order a diagnosis goes: what was recorded and what was\n"
+		"refused or lost; per worker thread, the share of the recording spent in\n"
+		"polls (on-CPU, blocked, on the run queue), outside polls and parked;\n"
+		"the longest polls and what filled them; the worst wake-to-poll delays\n"
+		"and their causes; run-queue time per worker and the threads that had\n"
+		"the CPU meanwhile; each busy task's hottest stack; tasks woken and never\n"
+		"polled again, and spawned and never ended. It ends with red flags, each\n"
+		"with its threshold, the task and function, and the command to run next:\n"
+		"long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait >= 1ms in a\n"
+		"poll, blocking >= 1ms in a poll, worker imbalance >= 3x, lost wake-ups,\n"
+		"lost data.\n\n"
+		"options:\n"
+		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n"
+		"  -h, --help            this help\n\n"
+		"examples:\n"
+		"  d9prof record -p 4242 -d 10 && d9prof report\n"
+		"  d9prof report --format json | jq '.flags'\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *in = DEFAULT_TRACE;
+	struct join *j = NULL;
+	struct offcpu *oc = NULL;
+	struct delays *d = NULL;
+	struct trace *t;
+	int c, err, json = 0, ret = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:f:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			in = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				json = 0;
+			else if (!strcmp(optarg, "json"))
+				json = 1;
+			else
+				return usage_error("report ",
+						   "bad format '%s': want text or json", optarg);
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("report ", "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("report ", "unexpected argument '%s'", argv[optind]);
+
+	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	if (!t)
+		return EXIT_FAIL;
+	err = join__new(t, JOIN_POLL_LIST, &j);
+	if (!err)
+		err = offcpu__new(j, &oc);
+	if (!err)
+		err = delays__new(j, &d);
+	if (!err)
+		err = analysis__report(oc, d, json, stdout);
+	if (err) {
+		analysis_failed(in, t, err);
+		ret = EXIT_FAIL;
+	}
+	if (close_output(stdout, NULL))
+		ret = EXIT_FAIL;
+	delays__free(d);
+	offcpu__free(oc);
+	join__free(j);
+	trace__free(t);
+	return ret;
+}
