@@ -173,10 +173,18 @@ check-rust: $(SHIM_A) $(SHIM_SO)
 		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1 \
 		$(CARGO) test --offline --features tokio; fi
 
-check-e2e: all tokio-demo-bin
+# runtimes of our own for the latency scenarios (tests/e2e/latency.sh)
+LAT_SRCS := $(wildcard tests/e2e/latency/*.c)
+LAT_BINS := $(LAT_SRCS:tests/e2e/latency/%.c=$(B)/e2e/latency/%)
+$(B)/e2e/latency/%: tests/e2e/latency/%.c $(SHIM_A) include/d9prof.h
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< $(SHIM_A) -lpthread
+
+check-e2e: all tokio-demo-bin $(LAT_BINS)
 	$(Q)B=$(B) tests/e2e/run.sh
 	$(Q)B=$(B) tests/e2e/layouts.sh
 	$(Q)B=$(B) tests/e2e/tokio.sh
+	$(Q)B=$(B) tests/e2e/latency.sh
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: all

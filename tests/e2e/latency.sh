@@ -1,0 +1,719 @@
+#!/usr/bin/env bash
+# End-to-end tests of wake-to-poll delays and kernel run-queue time (issue
+# 10): the real d9prof against the scenario programs in tests/e2e/latency/.
+#   starve  task "victim" waits ~15-20 ms after each wake behind the 20 ms
+#           polls of task "hog" on the one worker
+#   pinned  the worker of task "busy", pinned to CPU 0, shares it with
+#           thief (comm "cputhief"): its polls wait on the run queue
+#   lost    task "forgotten" is woken once and never polled again
+# Each scenario is recorded once per run (`d9prof record -p PID -d 3`); its
+# tests read that trace. *_scenario tests check the programs with the
+# commands d9prof has had all along (tasks, polls, flame, offcpu).
+#
+#   B=build        build directory (d9prof, libd9prof.a; prebuilt scenario
+#                  programs in $B/e2e/latency/ are used when up to date,
+#                  else they are built into the temporary directory)
+#   ONLY=REGEX     only the tests whose names match
+#   RUNS=N         every test N times, each run on fresh recordings
+#   LOAD=1         each test with 2 `yes >/dev/null` burning CPU beside it
+#   KEEP=1         keep the temporary directory (traces, outputs)
+#   JSON_TOOL=jq   check JSON with jq (or grep) even where python3 is
+set -u
+B=${B:-build}
+RUNS=${RUNS:-1}
+LOAD=${LOAD:-0}
+KEEP=${KEEP:-0}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+D9="$ROOT/$B/d9prof"
+SRC="$ROOT/tests/e2e/latency"
+TMP=$(mktemp -d /tmp/d9lat.XXXXXX)
+PIDS=()
+LOADPIDS=()
+pass=0 fail=0 skip=0
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}" "${LOADPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ "$KEEP" = 1 ]; then
+		printf 'kept %s\n' "$TMP"
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { printf '%s\n' "$*"; }
+fail() { say "    $*"; return 1; }
+
+case $RUNS in '' | *[!0-9]* | 0) say "latency.sh: bad RUNS '$RUNS'"; exit 2 ;; esac
+[ -x "$D9" ] || { say "latency.sh: no $D9 (make first)"; exit 1; }
+
+# JSON checks: python3, else jq, else grep (JSON_TOOL=jq|grep forces one)
+if [ -n "${JSON_TOOL:-}" ]; then JSON=$JSON_TOOL
+elif command -v python3 >/dev/null; then JSON=python3
+elif command -v jq >/dev/null; then JSON=jq
+else JSON="grep"; fi
+
+# ---- the scenario programs ------------------------------------------------
+
+BIN="$TMP/bin"
+mkdir -p "$BIN"
+# build NAME: $B/e2e/latency/NAME if newer than its source and the shim,
+# else compiled here, with frame pointers, against the static shim
+build() {
+	local n=$1 pre="$ROOT/$B/e2e/latency/$1"
+	if [ -x "$pre" ] && [ "$pre" -nt "$SRC/$n.c" ] && [ "$pre" -nt "$ROOT/$B/libd9prof.a" ]; then
+		ln -sf "$pre" "$BIN/$n"
+		return 0
+	fi
+	# thief has no shim: nothing in it refers to the archive
+	cc -O2 -g -fno-omit-frame-pointer -Wall -Wextra -I"$ROOT/include" "$SRC/$n.c" \
+		-o "$BIN/$n" "$ROOT/$B/libd9prof.a" -lpthread
+}
+for n in starve pinned thief lost; do
+	build $n || { say "latency.sh: cannot build tests/e2e/latency/$n.c"; exit 1; }
+done
+
+# perf_event usable? (as root it is, whatever perf_event_paranoid says)
+PERF_OK=1
+PERF_WHY=""
+if ! perf_out=$("$D9" record -d 0.3 -o "$TMP/probe.data" -- sleep 1 2>&1); then
+	if grep -q "perf_event_open refused" <<<"$perf_out"; then
+		PERF_OK=0
+		PERF_WHY=$(grep -m1 refused <<<"$perf_out")
+	fi
+fi
+need_perf() {
+	if [ "$PERF_OK" = 0 ]; then
+		say "    skip: $PERF_WHY"
+		return 2
+	fi
+}
+
+# start NAME OUT ARGS...: start a scenario program, wait for its "ready"
+# line, set SPID
+start() {
+	local n=$1 out=$2; shift 2
+	"$BIN/$n" "$@" >"$out" 2>"$out.err" &
+	SPID=$!
+	PIDS+=("$SPID")
+	for _ in $(seq 100); do
+		grep -q '^ready' "$out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "$n did not get ready: $(cat "$out.err")"
+}
+stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# task_id OUT NAME: the id a program printed as "task NAME ID"
+task_id() { awk -v n="$2" '$1 == "task" && $2 == n { print $3; exit }' "$1"; }
+
+# the new commands: a clear word when they are missing
+need_cmd() {
+	local out
+	out=$("$D9" "$1" --help 2>&1) && return 0
+	if grep -q "unknown command" <<<"$out"; then
+		fail "d9prof has no '$1' command yet"
+	else
+		fail "'d9prof $1 --help' failed: $out"
+	fi
+}
+
+# AWK_NS: ns(D) turns a duration as the tables print it ("18.2ms", "412us",
+# "5.90ms+", "0ns", "1.5s") into nanoseconds; -1 for "-" or anything else
+AWK_NS='function ns(d,   v, u) {
+	sub(/\+$/, "", d); sub(/^\+/, "", d)
+	if (d !~ /^[0-9]+(\.[0-9]+)?(ns|us|µs|ms|s)$/) return -1
+	v = d + 0; u = d; sub(/^[0-9.]+/, "", u)
+	if (u == "ns") return v
+	if (u == "us" || u == "µs") return v * 1e3
+	if (u == "ms") return v * 1e6
+	return v * 1e9
+}'
+
+# col_of FILE NAME: 1-based column of NAME in the table's header line (the
+# first line holding NAME as a word)
+col_of() {
+	awk -v n="$2" '{ for (i = 1; i <= NF; i++) if ($i == n) { print i; exit } }' "$1"
+}
+
+# weight_of FOLDED FIXED-STRING: weight of the folded lines containing it
+weight_of() { awk -v pat="$2" 'index($0, pat) { s += $NF } END { print s + 0 }' "$1"; }
+weight() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+
+# ---- background load ------------------------------------------------------
+
+load_start() {
+	[ "$LOAD" = 1 ] || return 0
+	for _ in 1 2; do
+		yes >/dev/null &
+		LOADPIDS+=("$!")
+	done
+}
+load_stop() {
+	local p
+	for p in "${LOADPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	LOADPIDS=()
+}
+
+# ---- recordings, one per scenario and run ---------------------------------
+
+# RD: this run's directory (set by the runner)
+RD=""
+
+# record PID NAME: `d9prof record -p PID -d 3 -o $RD/NAME.data`
+record() {
+	"$D9" record -p "$1" -d 3 -o "$RD/$2.data" 2>"$RD/$2.rec" ||
+		fail "record failed: $(cat "$RD/$2.rec")"
+}
+
+# offcpu_ok NAME: skip (2) when the recording has no off-CPU data
+offcpu_ok() {
+	if grep -q "off-CPU collection refused" "$RD/$1.rec"; then
+		say "    skip: $(grep -m1 'off-CPU collection refused' "$RD/$1.rec")"
+		return 2
+	fi
+}
+
+# starve_trace: $RD/starve.data; sets HID VID
+starve_trace() {
+	if [ ! -s "$RD/starve.data" ]; then
+		[ -e "$RD/starve.failed" ] && fail "the starve recording failed before" && return 1
+		touch "$RD/starve.failed"
+		start starve "$RD/starve.out" 12 || return 1
+		local p=$SPID
+		record "$p" starve || { stop "$p"; return 1; }
+		stop "$p"
+		rm -f "$RD/starve.failed"
+	fi
+	HID=$(task_id "$RD/starve.out" hog)
+	VID=$(task_id "$RD/starve.out" victim)
+	[ -n "$HID" ] && [ -n "$VID" ] || fail "starve printed no task ids" || return 1
+}
+
+# pinned_trace: $RD/pinned.data, thief on CPU 0 beside it; sets BID TPID
+pinned_trace() {
+	if [ ! -s "$RD/pinned.data" ]; then
+		[ -e "$RD/pinned.failed" ] && fail "the pinned recording failed before" && return 1
+		touch "$RD/pinned.failed"
+		taskset -c 0 "$BIN/thief" 15 >"$RD/thief.out" 2>&1 &
+		local t=$!
+		PIDS+=("$t")
+		for _ in $(seq 100); do
+			grep -q '^ready' "$RD/thief.out" && break
+			sleep 0.05
+		done
+		[ "$(cat "/proc/$t/comm" 2>/dev/null)" = cputhief ] ||
+			{ stop "$t"; fail "thief's comm is not cputhief"; return 1; }
+		echo "$t" >"$RD/thief.pid"
+		start pinned "$RD/pinned.out" 12 || { stop "$t"; return 1; }
+		local p=$SPID
+		# the worker is pinned to CPU 0
+		local w allowed=""
+		for _ in $(seq 20); do
+			for w in /proc/"$p"/task/*; do
+				[ "$(cat "$w/comm" 2>/dev/null)" = worker-0 ] &&
+					allowed=$(awk '/^Cpus_allowed_list/ { print $2 }' "$w/status")
+			done
+			[ -n "$allowed" ] && break
+			sleep 0.05
+		done
+		[ "${allowed:-}" = 0 ] || { stop "$p"; stop "$t"; fail "worker-0 runs on CPUs '${allowed:-?}', not 0"; return 1; }
+		record "$p" pinned || { stop "$p"; stop "$t"; return 1; }
+		stop "$p"
+		stop "$t"
+		rm -f "$RD/pinned.failed"
+	fi
+	BID=$(task_id "$RD/pinned.out" busy)
+	TPID=$(cat "$RD/thief.pid")
+	[ -n "$BID" ] && [ -n "$TPID" ] || fail "no task id or thief pid" || return 1
+}
+
+# lost_trace: $RD/lost.data; sets KID (the ticker) FID (the forgotten task)
+lost_trace() {
+	if [ ! -s "$RD/lost.data" ]; then
+		[ -e "$RD/lost.failed" ] && fail "the lost recording failed before" && return 1
+		touch "$RD/lost.failed"
+		start lost "$RD/lost.out" 12 || return 1
+		local p=$SPID
+		record "$p" lost || { stop "$p"; return 1; }
+		# the wake happened while the recorder was attached
+		grep -q '^forgotten woken' "$RD/lost.out" ||
+			{ stop "$p"; fail "lost never woke the forgotten task while recorded"; return 1; }
+		stop "$p"
+		rm -f "$RD/lost.failed"
+	fi
+	KID=$(task_id "$RD/lost.out" ticker)
+	FID=$(task_id "$RD/lost.out" forgotten)
+	[ -n "$KID" ] && [ -n "$FID" ] || fail "lost printed no task ids" || return 1
+}
+
+# ---- starve ---------------------------------------------------------------
+
+# the program itself, with the commands d9prof has had all along
+t_starve_scenario() {
+	need_perf || return
+	starve_trace || return 1
+	local f="$RD/starve" c
+	"$D9" tasks -i "$f.data" >"$f.tasks0" 2>"$f.err" ||
+		fail "tasks failed: $(cat "$f.err")" || return 1
+	# TASK NAME POLLS SAMPLES CPU% TOTAL-POLL MEAN-POLL LONGEST-POLL
+	c=$(col_of "$f.tasks0" MEAN-POLL)
+	awk -v h="$HID" -v v="$VID" -v c="$c" "$AWK_NS"'
+		$1 == h && $2 == "hog" { hog = 1; hm = ns($c) }
+		$1 == v && $2 == "victim" { vic = 1; vp = $3 }
+		END { printf "    hog mean poll %.1fms, victim %d polls\n", hm / 1e6, vp
+		      exit !(hog && vic && hm >= 15e6 && vp > 50) }' "$f.tasks0" ||
+		fail "want hog polls of ~20ms and > 50 victim polls: $(cat "$f.tasks0")" || return 1
+	"$D9" polls -i "$f.data" --task "$HID" --limit 5 >"$f.polls0" || return 1
+	grep -q ' worker-0 ' "$f.polls0" || fail "polls show no thread worker-0" || return 1
+	"$D9" flame -i "$f.data" --task "$HID" --format folded >"$f.hog.folded" || return 1
+	local w s
+	w=$(weight "$f.hog.folded")
+	s=$(weight_of "$f.hog.folded" "starve_hog_poll;starve_hog_inner;starve_hog_spin")
+	say "    hog: $s of $w samples under starve_hog_poll;starve_hog_inner;starve_hog_spin"
+	[ "$w" -ge 500 ] && [ $((100 * s)) -ge $((90 * w)) ] ||
+		fail "the hog's stacks are not starve_hog_poll -> starve_hog_inner -> starve_hog_spin" ||
+		return 1
+	"$D9" flame -i "$f.data" --format folded >"$f.all.folded" || return 1
+	grep -q "^task $HID hog;" "$f.all.folded" || fail "no 'task $HID hog' root" || return 1
+	[ "$(weight_of "$f.all.folded" starve_hog_spin)" -le $((s + s / 10 + 10)) ] ||
+		fail "starve_hog_spin outside the hog's polls" || return 1
+}
+
+t_starve_delays_text() {
+	need_perf || return
+	starve_trace || return 1
+	need_cmd delays || return 1
+	local f="$RD/starve"
+	"$D9" delays -i "$f.data" --task "$VID" --limit 5 >"$f.delays" 2>"$f.err" ||
+		fail "delays --task $VID failed: $(cat "$f.err")" || return 1
+	sed -n '1,3p' "$f.delays" | cut -c1-200 | sed 's/^/    /'
+	local hdr
+	hdr=$(grep -m1 '^DELAY' "$f.delays") || fail "no header starting with DELAY" || return 1
+	for c in TASK WOKEN POLLED-ON CAUSE; do
+		grep -qw -- "$c" <<<"$hdr" || fail "header lacks $c: $hdr" || return 1
+	done
+	local rows
+	rows=$(grep -c '^[0-9]' "$f.delays")
+	[ "$rows" = 5 ] || fail "want 5 delays of the victim, got $rows" || return 1
+	# every one >= 5ms, worst first, behind the hog in its hot function
+	awk -v h="$HID" "$AWK_NS"'/^[0-9]/ {
+		d = ns($1)
+		if (d < 5e6) { print "under 5ms: " $0; bad = 1 }
+		if (n++ && d > prev) { print "not worst first: " $0; bad = 1 }
+		prev = d
+		if (index($0, "polling task " h " hog") == 0) { print "not behind task " h " hog: " $0; bad = 1 }
+		if (!index($0, "starve_hog_spin") || !index($0, "starve_hog_inner")) {
+			print "no starve_hog_spin <- starve_hog_inner: " $0; bad = 1 }
+	} END { exit bad }' "$f.delays" >"$f.bad" || fail "$(cut -c1-300 "$f.bad")" || return 1
+	# the cause names the victim's task, thread names are shown
+	grep '^[0-9]' "$f.delays" | grep -v "victim" | grep -q . &&
+		fail "a row without the task name victim" && return 1
+	grep '^[0-9]' "$f.delays" | grep -q "worker-0" || fail "no worker-0 in the rows" || return 1
+	grep '^[0-9]' "$f.delays" | grep -q "timer" || fail "no waker thread timer in the rows" ||
+		return 1
+	# --min keeps only delays at least that long
+	"$D9" delays -i "$f.data" --task "$VID" --min 5ms --limit 20 >"$f.delays.min" ||
+		fail "delays --min 5ms failed" || return 1
+	[ "$(grep -c '^[0-9]' "$f.delays.min")" -ge 5 ] ||
+		fail "fewer than 5 victim delays >= 5ms" || return 1
+	"$D9" delays -i "$f.data" --task "$VID" --min 1s >"$f.delays.1s" ||
+		fail "delays --min 1s failed" || return 1
+	! grep -q '^[0-9]' "$f.delays.1s" || fail "delays of 1s or more listed" || return 1
+}
+
+py_starve_delays='
+import json, sys
+f, hid, vid, what = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+try:
+    d = json.load(open(f))
+except ValueError as e:
+    print("%s is not JSON: %s" % (f, e)); sys.exit(1)
+ds = d["delays"]
+bad = []
+if len(ds) != 5:
+    bad.append("want 5 delays, got %d" % len(ds))
+prev = None
+for x in ds:
+    tag = "delay of %s ns (poll %s)" % (x.get("delay_ns"), x.get("poll"))
+    if x["task"] != vid or x.get("task_name") != "victim":
+        bad.append("%s: task %s %s, not %d victim" % (tag, x["task"], x.get("task_name"), vid))
+    if x["delay_ns"] < 5000000:
+        bad.append("%s: under 5ms" % tag)
+    if prev is not None and x["delay_ns"] > prev:
+        bad.append("%s: not worst first" % tag)
+    prev = x["delay_ns"]
+    if what == "all":
+        continue
+    if not isinstance(x.get("woken_ns"), int) or not isinstance(x.get("poll"), int):
+        bad.append("%s: woken_ns or poll missing" % tag)
+    wb, po = x.get("woken_by") or {}, x.get("polled_on") or {}
+    if wb.get("thread") != "timer" or wb.get("task") is not None or not wb.get("tid"):
+        bad.append("%s: woken_by %s, want the thread timer, no task" % (tag, wb))
+    if po.get("thread") != "worker-0" or not po.get("tid"):
+        bad.append("%s: polled_on %s, want worker-0" % (tag, po))
+    cs = x.get("causes") or []
+    if not cs:
+        bad.append("%s: no causes" % tag); continue
+    c = cs[0]
+    st = c.get("stack") or []
+    if c.get("what") != "poll" or c.get("task") != hid or c.get("task_name") != "hog":
+        bad.append("%s: first cause %s, want the poll of task %d hog" % (tag, c, hid))
+    elif "starve_hog_spin" not in st or "starve_hog_inner" not in st:
+        bad.append("%s: hog stack %s lacks starve_hog_spin/starve_hog_inner" % (tag, st))
+    tot = sum(o.get("ns", 0) for o in cs)
+    if tot > x["delay_ns"] * 1.05 + 100000:
+        bad.append("%s: causes add up to %d ns, more than the delay" % (tag, tot))
+for b in bad:
+    print(b)
+if not bad and what != "all":
+    c = ds[0]["causes"][0]
+    print("worst %.1fms: hog poll %.1fms in %s" % (ds[0]["delay_ns"] / 1e6, c["ns"] / 1e6,
+          " <- ".join(c["stack"][:3])))
+sys.exit(1 if bad else 0)
+'
+
+t_starve_delays_json() {
+	need_perf || return
+	starve_trace || return 1
+	need_cmd delays || return 1
+	local f="$RD/starve"
+	"$D9" delays -i "$f.data" --task "$VID" --limit 5 --format json >"$f.delays.json" \
+		2>"$f.err" || fail "delays --format json failed: $(cat "$f.err")" || return 1
+	# and the 5 worst delays of all tasks are the victim's
+	"$D9" delays -i "$f.data" --limit 5 --format json >"$f.delays.all.json" 2>"$f.err" ||
+		fail "delays --limit 5 --format json failed: $(cat "$f.err")" || return 1
+	case $JSON in
+	python3)
+		python3 -c "$py_starve_delays" "$f.delays.json" "$HID" "$VID" victim >"$f.chk" 2>&1 ||
+			fail "$(head -c 1500 "$f.chk")" || return 1
+		say "    $(cat "$f.chk")"
+		python3 -c "$py_starve_delays" "$f.delays.all.json" "$HID" "$VID" all >"$f.chk" 2>&1 ||
+			fail "worst delays of all tasks: $(head -c 1500 "$f.chk")" || return 1
+		;;
+	jq)
+		jq -e --argjson h "$HID" --argjson v "$VID" '(.delays | length) == 5 and
+			all(.delays[]; .task == $v and .delay_ns >= 5000000 and
+				.woken_by.thread == "timer" and .polled_on.thread == "worker-0" and
+				.causes[0].what == "poll" and .causes[0].task == $h and
+				(.causes[0].stack | index("starve_hog_spin") != null) and
+				(.causes[0].stack | index("starve_hog_inner") != null))' \
+			"$f.delays.json" >/dev/null || fail "JSON delays do not match (jq)" || return 1
+		jq -e --argjson v "$VID" 'all(.delays[]; .task == $v)' "$f.delays.all.json" \
+			>/dev/null || fail "the worst delays are not all the victim's (jq)" || return 1
+		;;
+	*)
+		grep -q '"delays"' "$f.delays.json" && grep -q '"task_name": *"hog"' "$f.delays.json" &&
+			grep -q 'starve_hog_spin' "$f.delays.json" &&
+			grep -q '"thread": *"timer"' "$f.delays.json" ||
+			fail "JSON lacks delays/hog/starve_hog_spin/timer (grep)" || return 1
+		;;
+	esac
+}
+
+t_starve_tasks_delay_columns() {
+	need_perf || return
+	starve_trace || return 1
+	local f="$RD/starve" c cw c50 c99 cmax
+	"$D9" tasks -i "$f.data" >"$f.tasks" 2>"$f.err" ||
+		fail "tasks failed: $(cat "$f.err")" || return 1
+	sed -n '1p' "$f.tasks" | sed 's/^/    /'
+	grep -E "^${VID}[[:space:]]" "$f.tasks" | sed 's/^/    /'
+	for c in WAKES DELAY-P50 DELAY-P99 DELAY-MAX; do
+		[ -n "$(col_of "$f.tasks" "$c")" ] || fail "tasks has no column $c" || return 1
+	done
+	cw=$(col_of "$f.tasks" WAKES); c50=$(col_of "$f.tasks" DELAY-P50)
+	c99=$(col_of "$f.tasks" DELAY-P99); cmax=$(col_of "$f.tasks" DELAY-MAX)
+	awk -v v="$VID" -v cw="$cw" -v c50="$c50" -v c99="$c99" -v cm="$cmax" "$AWK_NS"'
+		$1 == v && $2 == "victim" { seen = 1
+			if (!($cw > 50)) { print "WAKES " $cw ", want > 50"; bad = 1 }
+			if (ns($cm) < 5e6) { print "DELAY-MAX " $cm ", want >= 5ms"; bad = 1 }
+			if (ns($c50) < 5e6) { print "DELAY-P50 " $c50 ", want >= 5ms"; bad = 1 }
+			if (ns($c50) > ns($c99) || ns($c99) > ns($cm)) {
+				print "P50 " $c50 " > P99 " $c99 " or P99 > MAX " $cm; bad = 1 }
+		} END { if (!seen) { print "no row for task " v " victim"; bad = 1 }; exit bad }' \
+		"$f.tasks" >"$f.bad" || fail "victim row: $(cat "$f.bad")" || return 1
+}
+
+t_starve_report_red_flag() {
+	need_perf || return
+	starve_trace || return 1
+	need_cmd report || return 1
+	local f="$RD/starve"
+	"$D9" report -i "$f.data" >"$f.report" 2>"$f.err" ||
+		fail "report failed: $(cat "$f.err")" || return 1
+	local line
+	line=$(grep -i 'wake-to-poll' "$f.report" | grep -E "task $VID\b|\b$VID victim\b" | head -1)
+	[ -n "$line" ] ||
+		fail "no wake-to-poll red flag naming task $VID: $(grep -i 'wake-to-poll' "$f.report")" ||
+		return 1
+	say "    $line"
+	grep -qE "d9prof delays .*--task $VID\b" "$f.report" ||
+		fail "report does not point at 'd9prof delays --task $VID'" || return 1
+}
+
+# ---- pinned + cputhief -----------------------------------------------------
+
+t_pinned_scenario() {
+	need_perf || return
+	pinned_trace || return 1
+	local f="$RD/pinned" w s
+	offcpu_ok pinned || return
+	"$D9" tasks -i "$f.data" >"$f.tasks0" || return 1
+	grep -qE "^${BID}[[:space:]]+busy\b" "$f.tasks0" || fail "no task $BID busy" || return 1
+	"$D9" flame -i "$f.data" --task "$BID" --format folded >"$f.busy.folded" || return 1
+	w=$(weight "$f.busy.folded"); s=$(weight_of "$f.busy.folded" "pinned_work")
+	[ "$w" -ge 500 ] && [ $((100 * s)) -ge $((90 * w)) ] ||
+		fail "pinned_work holds $s of $w samples of task busy" || return 1
+	# polls that waited: milliseconds on the run queue (RUNQ), not blocked
+	# (OFF-CPU is blocked time only)
+	"$D9" polls -i "$f.data" --task "$BID" --limit 50 >"$f.polls0" || return 1
+	local co cr
+	co=$(col_of "$f.polls0" OFF-CPU); cr=$(col_of "$f.polls0" RUNQ)
+	# POLL TASK(2) THREAD(2) ...: data fields after THREAD are 2 further on
+	awk -v c=$((co + 2)) -v r=$((cr + 2)) "$AWK_NS"'/^[0-9]/ { n++
+			if (ns($r) >= 1e6) k++; if (ns($c) >= 1e6) b++ }
+		END { printf "    %d of the %d longest busy polls waited >= 1ms for a CPU, %d blocked >= 1ms\n", k, n, b
+		      exit !(n >= 20 && k * 2 >= n && b * 10 <= n) }' "$f.polls0" ||
+		fail "the longest polls did not wait for a CPU: $(head -5 "$f.polls0")" || return 1
+	"$D9" offcpu -i "$f.data" --task "$BID" --format folded -o - >"$f.off0" || return 1
+	w=$(weight "$f.off0")
+	s=$(awk 'index($0, "[runqueue") { s += $NF } END { print s + 0 }' "$f.off0")
+	say "    busy off-CPU in polls: ${w}us, ${s}us of it on the run queue"
+	[ "$s" -ge 100000 ] && [ $((100 * s)) -ge $((80 * w)) ] ||
+		fail "busy's off-CPU time is not mostly run-queue time" || return 1
+}
+
+t_pinned_polls_runq_column() {
+	need_perf || return
+	pinned_trace || return 1
+	offcpu_ok pinned || return
+	local f="$RD/pinned" co cr cd
+	"$D9" polls -i "$f.data" --task "$BID" --limit 50 >"$f.polls" 2>"$f.err" ||
+		fail "polls failed: $(cat "$f.err")" || return 1
+	sed -n '1,3p' "$f.polls" | sed 's/^/    /'
+	co=$(col_of "$f.polls" OFF-CPU); cr=$(col_of "$f.polls" RUNQ)
+	cd=$(col_of "$f.polls" DURATION)
+	[ -n "$cr" ] || fail "polls has no RUNQ column" || return 1
+	[ -n "$co" ] && { [ "$cr" = $((co + 1)) ] || [ "$cr" = $((co - 1)) ]; } ||
+		fail "RUNQ is not next to OFF-CPU" || return 1
+	# POLL TASK(2) THREAD(2) ...: data fields after THREAD are 2 further on
+	awk -v r=$((cr + 2)) -v d=$((cd + 2)) "$AWK_NS"'/^[0-9]/ { n++
+		q = ns($r); if (q > 0) { k++; s += q }
+		if (q > ns($d) + 1000) { print "RUNQ above DURATION: " $0; bad = 1 } }
+		END { printf "    %d of %d polls waited on the run queue, %.1fms in all\n", k, n, s / 1e6
+		      if (n < 20 || k * 2 < n || s <= 0) bad = 1; exit bad }' "$f.polls" >"$f.chk" ||
+		fail "$(cat "$f.chk")" || return 1
+	cat "$f.chk"
+}
+
+t_pinned_offcpu_runqueue_frame() {
+	need_perf || return
+	pinned_trace || return 1
+	offcpu_ok pinned || return
+	local f="$RD/pinned" w wb
+	"$D9" offcpu -i "$f.data" --format folded -o - >"$f.off" 2>"$f.err" ||
+		fail "offcpu failed: $(cat "$f.err")" || return 1
+	w=$(weight_of "$f.off" "[runqueue: cputhief[$TPID]]")
+	wb=$(grep "^task $BID busy;" "$f.off" | awk -v pat="[runqueue: cputhief[$TPID]]" \
+		'index($0, pat) { s += $NF } END { print s + 0 }')
+	say "    [runqueue: cputhief[$TPID]]: ${w}us, ${wb}us of it in polls of task $BID busy"
+	[ "$w" -gt 0 ] || fail "no frame [runqueue: cputhief[$TPID]]: $(grep -o '\[runqueue:[^]]*\]*' "$f.off" | sort | uniq -c | head)" ||
+		return 1
+	[ "$wb" -ge 100000 ] || fail "under 100 ms of it in the busy task's polls" || return 1
+}
+
+py_pinned_report='
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError as e:
+    print("%s is not JSON: %s" % (sys.argv[1], e)); sys.exit(1)
+pid = int(sys.argv[2])
+hits = []
+def walk(o, path):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            walk(v, path + "." + str(k))
+        if o.get("pid") == pid:
+            hits.append((path, o))
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            walk(v, path + "[%d]" % i)
+    elif isinstance(o, str) and ("cputhief[%d]" % pid) in o:
+        hits.append((path, o))
+walk(d, "")
+if not hits:
+    print("no pid %d (nor cputhief[%d]) in the JSON report" % (pid, pid)); sys.exit(1)
+p, o = hits[0]
+if isinstance(o, dict) and "comm" in o and o["comm"] != "cputhief":
+    print("%s: pid %d has comm %s" % (p, pid, o["comm"])); sys.exit(1)
+print("%s: %s" % (p, json.dumps(o)[:200]))
+'
+
+t_pinned_report_runqueue() {
+	need_perf || return
+	pinned_trace || return 1
+	offcpu_ok pinned || return
+	need_cmd report || return 1
+	local f="$RD/pinned" line
+	"$D9" report -i "$f.data" >"$f.report" 2>"$f.err" ||
+		fail "report failed: $(cat "$f.err")" || return 1
+	line=$(grep -F "cputhief[$TPID]" "$f.report" | grep -F worker-0 | head -1)
+	[ -n "$line" ] ||
+		fail "no line naming worker-0 and cputhief[$TPID]: $(grep -i 'cputhief\|run.queue' "$f.report" | head -5)" ||
+		return 1
+	say "    $line"
+	"$D9" report -i "$f.data" --format json >"$f.report.json" 2>"$f.err" ||
+		fail "report --format json failed: $(cat "$f.err")" || return 1
+	case $JSON in
+	python3)
+		python3 -c "$py_pinned_report" "$f.report.json" "$TPID" >"$f.chk" 2>&1 ||
+			fail "$(cat "$f.chk")" || return 1
+		say "    json $(cat "$f.chk")"
+		;;
+	jq)
+		jq -e --argjson p "$TPID" '[.. | objects | select(.pid == $p)] | length > 0' \
+			"$f.report.json" >/dev/null || fail "no pid $TPID in the JSON report" || return 1
+		;;
+	*)
+		grep -qE "\"pid\": *$TPID\b|cputhief\[$TPID\]" "$f.report.json" ||
+			fail "no pid $TPID in the JSON report" || return 1
+		;;
+	esac
+}
+
+# ---- lost wakeup ----------------------------------------------------------
+
+t_lost_scenario() {
+	need_perf || return
+	lost_trace || return 1
+	local f="$RD/lost"
+	"$D9" tasks -i "$f.data" >"$f.tasks0" || return 1
+	# TASK NAME POLLS ...
+	awk -v k="$KID" -v g="$FID" '$1 == k && $2 == "ticker" && $3 > 100 { a = 1 }
+		$1 == g && $2 == "forgotten" && $3 == 1 { b = 1 } END { exit !(a && b) }' \
+		"$f.tasks0" ||
+		fail "want the ticker polled often and forgotten once: $(cat "$f.tasks0")" || return 1
+	"$D9" polls -i "$f.data" --task "$FID" >"$f.polls0" || return 1
+	[ "$(grep -c '^[0-9]' "$f.polls0")" = 1 ] || fail "forgotten has not 1 poll" || return 1
+}
+
+t_lost_report_never_polled() {
+	need_perf || return
+	lost_trace || return 1
+	need_cmd report || return 1
+	local f="$RD/lost"
+	"$D9" report -i "$f.data" >"$f.report" 2>"$f.err" ||
+		fail "report failed: $(cat "$f.err")" || return 1
+	# a "never polled" line, and on it or within 10 lines after it, the task
+	# by id and name
+	awk -v g="$FID" 'tolower($0) ~ /never[ -]polled/ { at = NR }
+		at && NR - at <= 10 && index($0, "forgotten") &&
+		($0 ~ ("task " g "([^0-9]|$)") || $0 ~ ("(^|[^0-9])" g " forgotten")) { print; hit = 1; exit }
+		END { exit !hit }' "$f.report" >"$f.chk" ||
+		fail "report does not list task $FID forgotten as woken but never polled: $(grep -i -A3 'never' "$f.report" | head -8)" ||
+		return 1
+	say "    $(cat "$f.chk")"
+	# the ticker is polled after every wake
+	! awk -v k="$KID" 'tolower($0) ~ /never[ -]polled/ { at = NR }
+		at && NR - at <= 10 && index($0, "ticker") && $0 ~ ("(task )?" k " ticker") { f = 1 }
+		END { exit !f }' "$f.report" || fail "the ticker is listed as never polled" || return 1
+}
+
+py_lost_delays='
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError as e:
+    print("%s is not JSON: %s" % (sys.argv[1], e)); sys.exit(1)
+fid, kid = int(sys.argv[2]), int(sys.argv[3])
+np = d.get("never_polled")
+if not isinstance(np, list):
+    print("no never_polled list"); sys.exit(1)
+me = [x for x in np if x.get("task") == fid]
+if not me:
+    print("task %d is not under never_polled: %s" % (fid, json.dumps(np)[:300])); sys.exit(1)
+x = me[0]
+bad = []
+if x.get("task_name") != "forgotten":
+    bad.append("task_name %s" % x.get("task_name"))
+if not isinstance(x.get("woken_ns"), int) or x["woken_ns"] <= 0:
+    bad.append("woken_ns %s" % x.get("woken_ns"))
+if not isinstance(x.get("waited_ns"), int) or x["waited_ns"] < 1000000000:
+    bad.append("waited_ns %s, want >= 1s (woken ~0.3s into a 3s recording)" % x.get("waited_ns"))
+for y in np:
+    if y.get("task") == kid and y.get("waited_ns", 0) > 100000000:
+        bad.append("the ticker is under never_polled, waited %s ns" % y.get("waited_ns"))
+for b in bad:
+    print(b)
+if not bad:
+    print("never_polled: task %d forgotten, waited %.2fs" % (fid, x["waited_ns"] / 1e9))
+sys.exit(1 if bad else 0)
+'
+
+t_lost_delays_json_never_polled() {
+	need_perf || return
+	lost_trace || return 1
+	need_cmd delays || return 1
+	local f="$RD/lost"
+	"$D9" delays -i "$f.data" --format json >"$f.delays.json" 2>"$f.err" ||
+		fail "delays --format json failed: $(cat "$f.err")" || return 1
+	case $JSON in
+	python3)
+		python3 -c "$py_lost_delays" "$f.delays.json" "$FID" "$KID" >"$f.chk" 2>&1 ||
+			fail "$(cat "$f.chk")" || return 1
+		say "    $(cat "$f.chk")"
+		;;
+	jq)
+		jq -e --argjson g "$FID" '[.never_polled[] | select(.task == $g and
+			.task_name == "forgotten" and .waited_ns >= 1000000000)] | length == 1' \
+			"$f.delays.json" >/dev/null ||
+			fail "task $FID forgotten not under never_polled (jq)" || return 1
+		;;
+	*)
+		grep -q '"never_polled"' "$f.delays.json" &&
+			tr -d '\n' <"$f.delays.json" | grep -q '"never_polled".*"forgotten"' ||
+			fail "forgotten not under never_polled (grep)" || return 1
+		;;
+	esac
+}
+
+# ---- runner ---------------------------------------------------------------
+tests=$(declare -F | awk '{print $3}' | grep '^t_')
+order="t_starve_scenario t_starve_delays_text t_starve_delays_json
+	t_starve_tasks_delay_columns t_starve_report_red_flag
+	t_pinned_scenario t_pinned_polls_runq_column t_pinned_offcpu_runqueue_frame
+	t_pinned_report_runqueue
+	t_lost_scenario t_lost_report_never_polled t_lost_delays_json_never_polled"
+for t in $order; do
+	grep -qx "$t" <<<"$tests" || { say "missing test $t"; exit 1; }
+done
+[ -n "${ONLY:-}" ] && order=$(tr ' \t' '\n\n' <<<"$order" | grep -E -- "$ONLY")
+say "latency e2e: $RUNS run(s), $([ "$LOAD" = 1 ] && echo "loaded: 2 x yes" || echo idle)," \
+	"JSON checks by $JSON; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for run in $(seq "$RUNS"); do
+	RD="$TMP/run$run"
+	mkdir -p "$RD"
+	for t in $order; do
+		name=${t#t_}
+		[ "$RUNS" -gt 1 ] && name="$name #$run"
+		say "== latency: $name"
+		load_start
+		t0=$(date +%s.%N)
+		$t; rc=$?
+		load_stop
+		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+		case $rc in
+		0) pass=$((pass + 1)); say "ok - $name (${secs}s)" ;;
+		2) skip=$((skip + 1)); say "skip - $name" ;;
+		*) fail=$((fail + 1)); say "not ok - $name (${secs}s)" ;;
+		esac
+	done
+done
+say "latency e2e: $pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
