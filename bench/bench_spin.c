@@ -14,6 +14,10 @@
  * core each, e.g. -t 2 -u 10 for ~200k polls/s (the issue's floor), -u 100
  * for a sampling workload with few shim records.
  *
+ * -w: threads pair up (0 with 1, 2 with 3, ...) and pass a token through
+ * pipes after every poll, waking the partner's next task (d9_task_wake):
+ * every poll then blocks and is woken, for the cost of recording wakeups.
+ *
  * stdout (line-buffered): "pid N" after d9_init, "ready" once the threads
  * run, and at exit "polls N" and "polls_per_sec N".
  */
@@ -135,6 +139,20 @@ FRAME void spin_poll(uint64_t task)
 	d9_poll_end(task);
 }
 
+static bool pingpong;
+static int pipes[MAX_THREADS][2];
+
+/* -w: hand the token to the partner (waking its next task), wait for ours */
+static void pass_token(const struct spinner *s, uint64_t partner_task)
+{
+	char b = 1;
+
+	d9_task_wake(partner_task);
+	if (write(pipes[s->index ^ 1][1], &b, 1) != 1 ||
+	    read(pipes[s->index][0], &b, 1) != 1)
+		atomic_store(&stopping, true);
+}
+
 static void *spinner_main(void *arg)
 {
 	struct spinner *s = arg;
@@ -149,10 +167,19 @@ static void *spinner_main(void *arg)
 		snprintf(name, sizeof(name), "spin-task-%u-%u", s->index, i);
 		d9_task_spawn(base + i, name);
 	}
+	if (pingpong && s->index % 2) {
+		char b;
+
+		if (read(pipes[s->index][0], &b, 1) != 1)
+			atomic_store(&stopping, true);
+	}
 	for (i = 0; !atomic_load_explicit(&stopping, memory_order_relaxed);
 	     i = i + 1 == s->ntasks ? 0 : i + 1) {
 		spin_poll(base + i);
 		polls++;
+		if (pingpong)
+			pass_token(s, ((uint64_t)((s->index ^ 1) + 1) << 20) +
+					      (i + 1 == s->ntasks ? 0 : i + 1));
 	}
 	for (i = 0; i < s->ntasks; i++)
 		d9_task_end(base + i);
@@ -181,7 +208,8 @@ static void calibrate(double us)
 
 static void usage(FILE *f)
 {
-	fputs("usage: bench_spin [-t THREADS] [-d SECONDS] [-u US_PER_POLL] [-n TASKS]\n", f);
+	fputs("usage: bench_spin [-t THREADS] [-d SECONDS] [-u US_PER_POLL] [-n TASKS] [-w]\n",
+	      f);
 }
 
 int main(int argc, char **argv)
@@ -193,8 +221,11 @@ int main(int argc, char **argv)
 	struct timespec ts;
 	int c;
 
-	while ((c = getopt(argc, argv, "t:d:u:n:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:d:u:n:wh")) != -1) {
 		switch (c) {
+		case 'w':
+			pingpong = true;
+			break;
 		case 't':
 			nthreads = (unsigned)atoi(optarg);
 			break;
@@ -216,7 +247,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || !nthreads || nthreads > MAX_THREADS || !(seconds > 0) ||
-	    !(us > 0) || !ntasks || ntasks > 65536) {
+	    !(us > 0) || !ntasks || ntasks > 65536 || (pingpong && nthreads % 2)) {
 		usage(stderr);
 		return 2;
 	}
@@ -227,6 +258,11 @@ int main(int argc, char **argv)
 	calibrate(us);
 
 	memset(sp, 0, sizeof(sp));
+	for (i = 0; pingpong && i < nthreads; i++)
+		if (pipe(pipes[i])) {
+			fprintf(stderr, "bench_spin: pipe: %s\n", strerror(errno));
+			return 1;
+		}
 	t0 = now_ns();
 	for (i = 0; i < nthreads; i++) {
 		sp[i].index = i;
@@ -243,6 +279,9 @@ int main(int argc, char **argv)
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	atomic_store(&stopping, true);
+	for (i = 0; pingpong && i < nthreads; i++) /* unblock the readers */
+		if (write(pipes[i][1], "x", 1) != 1)
+			break;
 	for (i = 0; i < nthreads; i++) {
 		pthread_join(sp[i].th, NULL);
 		total += sp[i].polls;

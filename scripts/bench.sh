@@ -230,12 +230,14 @@ row 1e "drops while drained (400k rec/s/thread)" "$SDROPS" "-" "-" "0" "$(verdic
 # poll" does not depend on how much of the machine others leave us).
 # sampled_run NAME KIND CMD...: CMD with a recorder attached from its first
 # line ("pid N") until it exits; KIND d9 is `d9prof record -p` at its
-# defaults, d9fp the same with --cpu-stack 0 (frame pointers only), KIND
-# perf is the peer, `perf record -g` at the same 999 Hz.
+# defaults, d9fp the same with --cpu-stack 0 (frame pointers only), d9nw
+# with --no-wakeups, KIND perf is the peer, `perf record -g` at the same
+# 999 Hz.
 sampled_run() {
 	local name=$1 kind=$2 wpid pid extra=()
 	shift 2
 	[ "$kind" = d9fp ] && extra=(--cpu-stack 0) && kind=d9
+	[ "$kind" = d9nw ] && extra=(--no-wakeups) && kind=d9
 	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
 	wpid=$BG
 	wait_line "$RUN/$name.out" '^pid' 30
@@ -404,6 +406,45 @@ leafstep() {
 say "2/4 leaf-caller step: bench_spin with and without --cpu-stack 0, $PAIRS x 2 runs"
 leafstep
 
+# Wakeups (run-queue time): sched_waking and the switch into each thread,
+# system-wide and filtered to the target's tids. Interleaved runs of
+# bench_spin -w (two threads passing a token through pipes: every poll
+# blocks and is woken) recorded at the defaults and with --no-wakeups:
+# the run-queue records per second, the recorder's CPU, the workload's
+# CPU per poll.
+wakecost() {
+	local i k arm rate="" rw="" rn="" wr="" e u s m n cw cn secs
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1; do
+			arm=$(echo d9 d9nw | cut -d' ' -f$(((i - 1 + k) % 2 + 1)))
+			sampled_run "2f-$arm-$i" "$arm" "$SPIN" -t 2 -u 5 -w -d "$PAIR_SECS"
+			read -r e u s m <<<"$(tail -1 "$RUN/2f-$arm-$i.time")"
+			if [ "$arm" = d9 ]; then
+				n=$(sed -n 's/.*run queue ([^)]*): \([0-9]*\) intervals.*/\1/p' \
+					"$RUN/2f-$arm-$i-rec.err" | tail -1)
+				secs=$(sed -n 's/.*recorded \([0-9.]*\) s of.*/\1/p' \
+					"$RUN/2f-$arm-$i-rec.err" | tail -1)
+				rate="$rate $(calc "${n:-0} / ${secs:-1}")"
+				rw="$rw $(calc "($u + $s) / ${secs:-1} * 100")"
+			else
+				secs=$(sed -n 's/.*recorded \([0-9.]*\) s of.*/\1/p' \
+					"$RUN/2f-$arm-$i-rec.err" | tail -1)
+				rn="$rn $(calc "($u + $s) / ${secs:-1} * 100")"
+			fi
+		done
+		cw=$(calc "$(cpu_s "$RUN/2f-d9-$i.wtime") * 1e9 / $(polls "2f-d9-$i")")
+		cn=$(calc "$(cpu_s "$RUN/2f-d9nw-$i.wtime") * 1e9 / $(polls "2f-d9nw-$i")")
+		wr="$wr $(calc "$cw / $cn")"
+	done
+	row 2f "wakeups (bench_spin -w, pipe ping-pong; vs --no-wakeups)" "" "" "" "" ""
+	row "" "  run-queue intervals recorded per s" "$(median $rate)" "-" "-" "stated" \
+		"($(minof $rate)..$(maxof $rate))"
+	row "" "  recorder CPU, % core (with / without)" \
+		"$(median $rw)/$(median $rn)" "-" "$(calc "$(median $rw) - $(median $rn)")" \
+		"cost stated" "($(minof $rw)..$(maxof $rw) / $(minof $rn)..$(maxof $rn))"
+	row "" "  workload CPU/poll with / without wakeups" "$(median $wr)" "-" "-" \
+		"< 1.010" "$(spread_verdict "$wr" 1.01)"
+}
 # The Rust binding on Tokio: d9demo-tokio --bench interleaves, in one
 # process, batches of polls of a task that only yields, spawned by
 # tokio::spawn and by d9prof::tokio::spawn, and prints the median ns a
@@ -451,6 +492,9 @@ spread_verdict() {
 		echo "undecided within noise (median $(median $1))"
 	fi
 }
+say "2/4 wakeups: bench_spin -w with and without --no-wakeups, $PAIRS x 2 runs"
+wakecost
+
 if [ -x "$TOKIO" ]; then
 	say "2/4 Tokio binding: $PAIRS x 2 runs of $PAIR_SECS s"
 	tokio_row
