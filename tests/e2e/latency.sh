@@ -458,6 +458,39 @@ t_starve_report_red_flag() {
 
 # ---- pinned + cputhief -----------------------------------------------------
 
+# Wakeups refused (no CAP_PERFMON: system-wide events fail): the recording
+# goes on, and every view says blocked and run-queue time cannot be split.
+t_wakeups_refused_is_said() {
+	need_perf || return
+	local f="$RD/nowake" p
+	cc -O1 tests/e2e/noperf.c -o "$TMP/noperf" || fail "cannot build noperf" || return 1
+	start starve "$RD/nowake.out" 6 || return 1
+	p=$SPID
+	"$TMP/noperf" --system-wide "$D9" record -p "$p" -d 1.5 -o "$f.data" 2>"$f.rec" ||
+		{ stop "$p"; fail "record failed: $(cat "$f.rec")"; return 1; }
+	stop "$p"
+	offcpu_ok nowake || return
+	grep -q "wakeups not recorded, so off-CPU time cannot be split" "$f.rec" ||
+		fail "no warning: $(cat "$f.rec")" || return 1
+	grep -q "run queue: wakeups not recorded (refused: cannot open sched:sched_waking" \
+		"$f.rec" || fail "summary does not say it: $(cat "$f.rec")" || return 1
+	grep -m1 "run queue" "$f.rec" | sed 's/^/    /'
+	"$D9" polls -i "$f.data" >"$f.polls" || return 1
+	grep -q "^# RUNQ is preempted time only" "$f.polls" ||
+		fail "polls does not say it: $(tail -2 "$f.polls")" || return 1
+	"$D9" report -i "$f.data" >"$f.report" || return 1
+	grep -q "run queue: blocked and run-queue time not split, refused" "$f.report" ||
+		fail "report does not say it" || return 1
+	"$D9" delays -i "$f.data" >"$f.delays" || return 1
+	grep -q "^# blocked and run-queue time cannot be split: refused" "$f.delays" ||
+		fail "delays does not say it: $(tail -3 "$f.delays")" || return 1
+	"$D9" delays -i "$f.data" --format json | grep -q '"runq_split":false' ||
+		fail "delays json does not say it" || return 1
+	"$D9" offcpu -i "$f.data" -o "$f.svg" || return 1
+	grep -q "preempted only, wakeups not recorded" "$f.svg" ||
+		fail "the off-CPU graph does not say it" || return 1
+}
+
 t_pinned_scenario() {
 	need_perf || return
 	pinned_trace || return 1
@@ -689,7 +722,8 @@ order="t_starve_scenario t_starve_delays_text t_starve_delays_json
 	t_starve_tasks_delay_columns t_starve_report_red_flag
 	t_pinned_scenario t_pinned_polls_runq_column t_pinned_offcpu_runqueue_frame
 	t_pinned_report_runqueue
-	t_lost_scenario t_lost_report_never_polled t_lost_delays_json_never_polled"
+	t_lost_scenario t_lost_report_never_polled t_lost_delays_json_never_polled
+	t_wakeups_refused_is_said"
 for t in $order; do
 	grep -qx "$t" <<<"$tests" || { say "missing test $t"; exit 1; }
 done

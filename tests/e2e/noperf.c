@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * noperf CMD [ARGS...] - run CMD under a seccomp filter that makes
- * perf_event_open(2) fail with EPERM, as Docker's default profile does.
- * Everything else is allowed. For the end-to-end test of the recorder's
- * fallback to the ctimer sampler.
+ * noperf [--system-wide] CMD [ARGS...] - run CMD under a seccomp filter
+ * that makes perf_event_open(2) fail with EPERM, as Docker's default
+ * profile does; with --system-wide only events on every task of a CPU
+ * (pid -1) fail, with EACCES, as for a user without CAP_PERFMON.
+ * Everything else is allowed. For the end-to-end tests of the recorder's
+ * fallbacks: the ctimer sampler, and off-CPU time without wakeups.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -18,7 +20,7 @@
 
 int main(int argc, char **argv)
 {
-	struct sock_filter f[] = {
+	struct sock_filter all[] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -27,10 +29,28 @@ int main(int argc, char **argv)
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+	/* pid (args[1], an int: its low 32 bits) == -1 */
+	struct sock_filter cpuwide[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 3),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(all) / sizeof(all[0]), .filter = all};
 
+	if (argc > 1 && !strcmp(argv[1], "--system-wide")) {
+		prog.len = sizeof(cpuwide) / sizeof(cpuwide[0]);
+		prog.filter = cpuwide;
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: noperf CMD [ARGS...]\n");
+		fprintf(stderr, "usage: noperf [--system-wide] CMD [ARGS...]\n");
 		return 2;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
