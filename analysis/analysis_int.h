@@ -170,6 +170,18 @@ size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
 		  char lab[HOT_FRAMES][256]);
 void hot_release(struct hot *h);
 
+/* ---- causes as text and JSON (delay_table.c) ------------------------- */
+
+/* Causes @c (@n of them; the text shows the first 4) of an interval of
+ * @all ns, as "polling task N name 1.2ms (40%) in a <- b <- c; blocked
+ * ..." (delays) or, with @own set, as the causes of a poll of task @own:
+ * its own CPU time "CPU 1.2ms (40%) in ...", and no "inside task N's
+ * poll". The JSON form is an array of objects (schema in d9prof(1)). */
+void causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+		 size_t n, uint64_t all, const uint64_t *own, FILE *out);
+void causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+		 size_t n, FILE *out);
+
 /* ---- JSON (report.c) ------------------------------------------------- */
 
 /* @s as a JSON string, quoted and escaped (NULL: null; invalid UTF-8
@@ -205,6 +217,10 @@ size_t analysis_u8_width(const char *s);
 /* @name (NULL: "-") cleaned and cut to @w characters ("..": it was
  * longer). */
 void analysis_fit_name(const char *name, size_t w, char *buf, size_t len);
+/* "name[tid]" of a thread of the target ("?[tid]" if unnamed), and "task
+ * ID name" ("task ID" if unnamed); names cleaned. Return @buf. */
+char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len);
+char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t len);
 /* Intern the root label "task ID name" ("task ID" if unnamed). */
 int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id);
 /* Frames of stack @s, leaf first, in *@fr; 0 if the id or its bounds are

@@ -136,28 +136,8 @@ static int busy_elsewhere(const struct offcpu *oc, const struct row *r)
 	return all && idle * 100 >= all * BUSY_SHARE;
 }
 
-static void thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len)
-{
-	const char *n = trace__thread_name(t, tid);
-	char name[96];
-
-	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
-	snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
-}
-
-static void task_label(const struct join *j, uint64_t task, char *buf, size_t len)
-{
-	const struct task_stat *ts = join__task(j, task);
-	char name[128] = "";
-
-	if (ts && ts->name)
-		analysis_clean_name(ts->name, name, sizeof(name));
-	snprintf(buf, len, "task %" PRIu64 "%s%s", task, *name ? " " : "", name);
-}
-
-/* The text of causes @c, @n of them, of a delay of @all ns. */
-static void causes_text(const struct offcpu *oc, const struct hot *h,
-			const struct delay_cause *c, size_t n, uint64_t all, FILE *out)
+void causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+		 size_t n, uint64_t all, const uint64_t *own, FILE *out)
 {
 	const struct trace *t = oc->trace;
 	char d[32], a[256], b[128], lab[HOT_FRAMES][256];
@@ -165,6 +145,7 @@ static void causes_text(const struct offcpu *oc, const struct hot *h,
 	for (size_t i = 0; i < n && i < TEXT_CAUSES; i++) {
 		const struct delay_cause *x = &c[i];
 		int pct = all ? (int)(100.0 * (double)x->ns / (double)all + 0.5) : 0;
+		int mine = own && x->task == *own;
 
 		fmt_duration(x->ns, d, sizeof(d));
 		if (i)
@@ -173,8 +154,11 @@ static void causes_text(const struct offcpu *oc, const struct hot *h,
 		case CAUSE_POLL: {
 			size_t k, m = hot_frames(h, t, x->poll, lab);
 
-			task_label(oc->join, x->task, a, sizeof(a));
-			fprintf(out, "polling %s %s (%d%%)", a, d, pct);
+			if (mine)
+				fprintf(out, "CPU %s (%d%%)", d, pct);
+			else
+				fprintf(out, "polling %s %s (%d%%)",
+					analysis_task_label(oc->join, x->task, a, sizeof(a)), d, pct);
 			for (k = 0; k < m; k++)
 				fprintf(out, "%s%s", k ? " <- " : " in ", lab[k]);
 			break;
@@ -198,15 +182,14 @@ static void causes_text(const struct offcpu *oc, const struct hot *h,
 			fprintf(out, "running outside polls %s (%d%%)", d, pct);
 			break;
 		}
-		if ((x->kind == CAUSE_BLOCKED || x->kind == CAUSE_RUNQ) && x->in_poll) {
-			task_label(oc->join, x->task, a, sizeof(a));
-			fprintf(out, " inside %s's poll", a);
-		}
+		if ((x->kind == CAUSE_BLOCKED || x->kind == CAUSE_RUNQ) && x->in_poll && !mine)
+			fprintf(out, " inside %s's poll",
+				analysis_task_label(oc->join, x->task, a, sizeof(a)));
 	}
 }
 
-static void causes_json(const struct offcpu *oc, const struct hot *h,
-			const struct delay_cause *c, size_t n, FILE *out)
+void causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+		 size_t n, FILE *out)
 {
 	static const char *const kind[] = {"poll", "blocked", "runqueue", "parked",
 					   "running"};
@@ -272,30 +255,50 @@ static double secs(const struct offcpu *oc, uint64_t ns)
 	return ns > oc->start_time ? (double)(ns - oc->start_time) / 1e9 : 0.0;
 }
 
+/* The TASK, BY and POLLED-ON cells of a row. */
+struct cells {
+	char task[160], by[200], on[128];
+};
+
+static void row_cells(const struct offcpu *oc, const struct delay *d, struct cells *c)
+{
+	const struct join *j = oc->join;
+	const struct task_stat *ts = join__task(j, d->task);
+	char name[128] = "", who[160];
+
+	if (ts && ts->name)
+		analysis_clean_name(ts->name, name, sizeof(name));
+	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", d->task, *name ? " " : "", name);
+	if (d->waker_poll >= 0)
+		analysis_task_label(j, j->polls[d->waker_poll].task, who, sizeof(who));
+	else
+		analysis_thread_label(oc->trace, d->waker, who, sizeof(who));
+	snprintf(c->by, sizeof(c->by), "%s%s", d->spawn ? "spawn " : "", who);
+	analysis_thread_label(oc->trace, d->poller, c->on, sizeof(c->on));
+}
+
+static int pad(const char *s, int w)
+{
+	return w - (int)analysis_u8_width(s);
+}
+
 static void row_text(const struct offcpu *oc, const struct hot *h, const struct row *r,
-		     FILE *out)
+		     const int w[3], FILE *out)
 {
 	const struct delay *d = r->d;
-	const struct join *j = oc->join;
-	char dur[32], task[160], by[200], on[128];
+	struct cells c;
+	char dur[32], on[128];
 
+	row_cells(oc, d, &c);
 	fmt_duration(d->begin - d->wake, dur, sizeof(dur));
-	task_label(j, d->task, task, sizeof(task));
-	if (d->waker_poll >= 0)
-		task_label(j, j->polls[d->waker_poll].task, by, sizeof(by));
-	else
-		thread_label(oc->trace, d->waker, by, sizeof(by));
-	if (d->spawn)
-		memmove(by + 6, by, strlen(by) + 1), memcpy(by, "spawn ", 6);
-	thread_label(oc->trace, d->poller, on, sizeof(on));
-	fprintf(out, "%-8s  %-20s  %10.6f  %-24s  %-20s  %-7" PRId32 "  ", dur,
-		task + 5 /* the id and name; the header says TASK */, secs(oc, d->wake), by,
-		on, d->poll);
-	causes_text(oc, h, r->c, r->nc, d->begin - d->wake, out);
+	fprintf(out, "%-8s  %s%*s  %10.6f  %s%*s  %s%*s  %-7" PRId32 "  ", dur, c.task,
+		pad(c.task, w[0]), "", secs(oc, d->wake), c.by, pad(c.by, w[1]), "", c.on,
+		pad(c.on, w[2]), "", d->poll);
+	causes_text(oc, h, r->c, r->nc, d->begin - d->wake, NULL, out);
 	if (r->nwc) {
-		thread_label(oc->trace, d->waker, on, sizeof(on));
+		analysis_thread_label(oc->trace, d->waker, on, sizeof(on));
 		fprintf(out, "; meanwhile on %s, which woke it: ", on);
-		causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, out);
+		causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, NULL, out);
 	}
 	fputc('\n', out);
 }
@@ -340,8 +343,8 @@ static void lost_text(const struct offcpu *oc, const struct delays *dl, const st
 {
 	char task[160], by[160], dur[32];
 
-	task_label(oc->join, d->task, task, sizeof(task));
-	thread_label(oc->trace, d->waker, by, sizeof(by));
+	analysis_task_label(oc->join, d->task, task, sizeof(task));
+	analysis_thread_label(oc->trace, d->waker, by, sizeof(by));
 	fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur, sizeof(dur));
 	fprintf(out, "#   %s, woken at %.6f s by %s, waited %s+ to the end\n", task,
 		secs(oc, d->wake), by, dur);
@@ -431,10 +434,23 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		json_str(out, oc->runq_split ? NULL : runq_missing(oc->trace));
 		fputs("}\n", out);
 	} else {
-		fprintf(out, "%-8s  %-20s  %10s  %-24s  %-20s  %-7s  %s\n", "DELAY", "TASK",
-			"WOKEN(s)", "BY", "POLLED-ON", "POLL", "CAUSE");
+		int w[3] = {4, 2, 9}; /* TASK, BY, POLLED-ON */
+
+		for (i = 0; i < shown; i++) {
+			struct cells c;
+
+			row_cells(oc, rows[i].d, &c);
+			if (pad(c.task, w[0]) < 0)
+				w[0] = (int)analysis_u8_width(c.task);
+			if (pad(c.by, w[1]) < 0)
+				w[1] = (int)analysis_u8_width(c.by);
+			if (pad(c.on, w[2]) < 0)
+				w[2] = (int)analysis_u8_width(c.on);
+		}
+		fprintf(out, "%-8s  %-*s  %10s  %-*s  %-*s  %-7s  %s\n", "DELAY", w[0], "TASK",
+			"WOKEN(s)", w[1], "BY", w[2], "POLLED-ON", "POLL", "CAUSE");
 		for (i = 0; i < shown; i++)
-			row_text(oc, &h, &rows[i], out);
+			row_text(oc, &h, &rows[i], w, out);
 		fprintf(out, "# %zu of %zu delays, longest first", shown, n);
 		if (o->min_ns) {
 			char d[32];

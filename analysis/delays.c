@@ -344,7 +344,8 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 	const struct trace *t = oc->trace;
 	struct delay_cause v[MAX_TRACKED], c;
 	int32_t pid[MAX_TRACKED];
-	uint64_t poff[MAX_TRACKED], pover[MAX_TRACKED], idle_runq = 0, used = 0, parked;
+	uint64_t poff[MAX_TRACKED], pover[MAX_TRACKED], best[MAX_TRACKED] = {0};
+	uint64_t idle_runq = 0, used = 0, parked;
 	const uint32_t *ids = NULL, *sw = NULL;
 	size_t n = 0, found = 0, np = 0, i, k, lo, hi, m;
 
@@ -420,28 +421,33 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		if (o->where != OFFCPU_IN_POLL)
 			used += runq;
 	}
-	/* on-CPU in polls: each poll's time less its off-CPU time */
+	/* on-CPU in polls: each poll's time less its off-CPU time; a task's
+	 * entry keeps the poll with the most of it (for its hot stack) */
 	for (i = 0; i < np; i++) {
 		const struct poll *p = &j->polls[pid[i]];
+		uint64_t ns = pover[i] > poff[i] ? pover[i] - poff[i] : 0;
 		size_t at;
 
-		memset(&c, 0, sizeof(c));
-		c.kind = CAUSE_POLL;
-		c.task = p->task;
-		c.poll = pid[i];
-		c.frame = UINT32_MAX;
-		c.ns = pover[i] > poff[i] ? pover[i] - poff[i] : 0;
 		used += pover[i];
-		/* the poll with the most time stands for the task */
 		for (at = 0; at < n; at++)
 			if (v[at].kind == CAUSE_POLL && v[at].task == p->task)
 				break;
-		if (at < n && c.ns > 0) {
-			v[at].ns += c.ns;
-			if (pover[i] > 0 && (v[at].poll < 0 || c.ns > v[at].ns - c.ns))
-				v[at].poll = pid[i];
-		} else {
+		if (at == n) {
+			memset(&c, 0, sizeof(c));
+			c.kind = CAUSE_POLL;
+			c.task = p->task;
+			c.poll = pid[i];
+			c.frame = UINT32_MAX;
+			c.ns = ns;
+			if (n < MAX_TRACKED)
+				best[n] = ns;
 			add_cause(v, &n, MAX_TRACKED, &found, &c);
+			continue;
+		}
+		v[at].ns += ns;
+		if (ns > best[at]) {
+			best[at] = ns;
+			v[at].poll = pid[i];
 		}
 	}
 	parked = offcpu__parked_ns(oc, tid, from, to);

@@ -121,6 +121,27 @@ void analysis_clean_name(const char *s, char *buf, size_t len)
 	buf[i] = '\0';
 }
 
+char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len)
+{
+	const char *n = trace__thread_name(t, tid);
+	char name[96];
+
+	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
+	snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
+	return buf;
+}
+
+char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t len)
+{
+	const struct task_stat *ts = join__task(j, task);
+	char name[128] = "";
+
+	if (ts && ts->name)
+		analysis_clean_name(ts->name, name, sizeof(name));
+	snprintf(buf, len, "task %" PRIu64 "%s%s", task, *name ? " " : "", name);
+	return buf;
+}
+
 int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id)
 {
 	char name[256], buf[300];

@@ -483,25 +483,6 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
-static void thread_name(const struct trace *t, uint32_t tid, char *buf, size_t len)
-{
-	const char *n = trace__thread_name(t, tid);
-	char c[96];
-
-	analysis_clean_name(n && *n ? n : "?", c, sizeof(c));
-	snprintf(buf, len, "%s[%" PRIu32 "]", c, tid);
-}
-
-static void task_name(const struct join *j, uint64_t task, char *buf, size_t len)
-{
-	const struct task_stat *ts = join__task(j, task);
-	char c[128] = "";
-
-	if (ts && ts->name)
-		analysis_clean_name(ts->name, c, sizeof(c));
-	snprintf(buf, len, "task %" PRIu64 "%s%s", task, *c ? " " : "", c);
-}
-
 static void text_recorded(const struct page *pg, FILE *out)
 {
 	const struct offcpu *oc = pg->oc;
@@ -554,7 +535,7 @@ static void text_workers(const struct page *pg, FILE *out)
 	for (size_t i = 0; i < pg->nw; i++) {
 		const struct worker *w = &pg->w[i];
 
-		thread_name(t, w->tid, n, sizeof(n));
+		analysis_thread_label(t, w->tid, n, sizeof(n));
 		fprintf(out,
 			"  %-26s %7" PRIu64 "  %5.1f%% %7.1f%% %5.1f%%  %5.1f%% %7.1f%% %5.1f%%  "
 			"%5.1f%%\n",
@@ -562,44 +543,6 @@ static void text_workers(const struct page *pg, FILE *out)
 			pct(w->poll_runq, pg->span), pct(w->out_cpu, pg->span),
 			pct(w->out_blocked, pg->span), pct(w->out_runq, pg->span),
 			pct(w->parked, pg->span));
-	}
-}
-
-static void text_causes(const struct page *pg, const struct delay_cause *c, size_t n,
-			uint64_t all, FILE *out)
-{
-	const struct trace *t = pg->oc->trace;
-	char d[32], a[256], h[96], lab[HOT_FRAMES][256];
-
-	for (size_t i = 0; i < n && i < 4; i++) {
-		fmt_duration(c[i].ns, d, sizeof(d));
-		if (i)
-			fputs("; ", out);
-		switch (c[i].kind) {
-		case CAUSE_POLL: {
-			size_t m = hot_frames(&pg->h, t, c[i].poll, lab);
-
-			fprintf(out, "CPU %s (%.0f%%)", d, pct(c[i].ns, all));
-			for (size_t k = 0; k < m; k++)
-				fprintf(out, "%s%s", k ? " <- " : " in ", lab[k]);
-			break;
-		}
-		case CAUSE_BLOCKED:
-			if (c[i].frame != UINT32_MAX)
-				frame_label(t, c[i].frame, a, sizeof(a));
-			else
-				strcpy(a, "?");
-			fprintf(out, "blocked %s (%.0f%%) in %s", d, pct(c[i].ns, all), a);
-			break;
-		case CAUSE_RUNQ:
-			fprintf(out, "runqueue %s (%.0f%%) behind %s", d, pct(c[i].ns, all),
-				c[i].holder ? holder_label(t, c[i].holder, h, sizeof(h))
-					    : "an unknown thread");
-			break;
-		default:
-			fprintf(out, "other %s (%.0f%%)", d, pct(c[i].ns, all));
-			break;
-		}
 	}
 }
 
@@ -615,12 +558,13 @@ static void text_longest(const struct page *pg, FILE *out)
 	for (size_t i = 0; i < pg->nlongest; i++) {
 		const struct poll *p = pg->longest[i];
 
-		task_name(j, p->task, task, sizeof(task));
-		thread_name(t, p->tid, th, sizeof(th));
+		analysis_task_label(j, p->task, task, sizeof(task));
+		analysis_thread_label(t, p->tid, th, sizeof(th));
 		fprintf(out, "  %s%s  poll %" PRIu32 "  %s on %s: ",
 			fmt_duration(p->end - p->start, a, sizeof(a)),
 			p->open_start || p->open_end ? "+" : "", p->id, task, th);
-		text_causes(pg, pg->lc[i], pg->nlc[i], p->end - p->start, out);
+		causes_text(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], p->end - p->start, &p->task,
+			    out);
 		fputc('\n', out);
 	}
 }
@@ -640,7 +584,7 @@ static void text_runq(const struct page *pg, FILE *out)
 		if (!w->runq)
 			continue;
 		any = 1;
-		thread_name(t, w->tid, n, sizeof(n));
+		analysis_thread_label(t, w->tid, n, sizeof(n));
 		fprintf(out, "  %s waited %s for a CPU", n, fmt_duration(w->runq, a, sizeof(a)));
 		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++)
 			fprintf(out, "%s%s of it behind %s", k ? ", " : ", ",
@@ -677,7 +621,7 @@ static void text_hot(const struct page *pg, FILE *out)
 		char prev[256] = "";
 		int shown = 0;
 
-		task_name(j, pg->hot[i]->task, task, sizeof(task));
+		analysis_task_label(j, pg->hot[i]->task, task, sizeof(task));
 		fprintf(out, "  %s: %" PRIu64 " samples (%.1f%%), hottest stack %.0f%% of them:",
 			task, pg->hot[i]->samples, pct(pg->hot[i]->samples, j->samples),
 			pct(pg->hot_w[i], pg->hot[i]->samples));
@@ -705,7 +649,7 @@ static void text_lost(const struct page *pg, FILE *out)
 	for (i = 0; i < pg->d->nlost && i < 10; i++) {
 		const struct delay *d = &pg->d->lost[i];
 
-		task_name(j, d->task, task, sizeof(task));
+		analysis_task_label(j, d->task, task, sizeof(task));
 		fprintf(out, "  %s: woken at %.3fs, waited %s+ to the end\n", task,
 			d->wake > pg->oc->start_time ? (double)(d->wake - pg->oc->start_time) / 1e9
 						     : 0.0,
@@ -719,7 +663,7 @@ static void text_lost(const struct page *pg, FILE *out)
 	for (i = 0; i < pg->d->nunended && i < 10; i++) {
 		const struct delay *d = &pg->d->unended[i];
 
-		task_name(j, d->task, task, sizeof(task));
+		analysis_task_label(j, d->task, task, sizeof(task));
 		fprintf(out, "  %s: spawned at %.3fs, alive %s+ at the end\n", task,
 			d->wake > pg->oc->start_time ? (double)(d->wake - pg->oc->start_time) / 1e9
 						     : 0.0,
@@ -743,53 +687,13 @@ static void text_flags(const struct page *pg, FILE *out)
 
 		fprintf(out, "  ! %s (>= %s): %s", f->what, f->threshold, f->detail);
 		if (f->task) {
-			task_name(pg->oc->join, f->task, task, sizeof(task));
+			analysis_task_label(pg->oc->join, f->task, task, sizeof(task));
 			fprintf(out, "; %s", task);
 		}
 		if (f->function[0])
 			fprintf(out, " in %s", f->function);
 		fprintf(out, "\n      next: %s\n", f->next);
 	}
-}
-
-static void json_causes(const struct page *pg, const struct delay_cause *c, size_t n,
-			FILE *out)
-{
-	static const char *const kind[] = {"cpu", "blocked", "runqueue", "parked",
-					   "running"};
-	const struct trace *t = pg->oc->trace;
-	char a[256], lab[HOT_FRAMES][256];
-
-	fputc('[', out);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s{\"what\":\"%s\",\"ns\":%" PRIu64, i ? "," : "", kind[c[i].kind],
-			c[i].ns);
-		if (c[i].kind == CAUSE_POLL) {
-			size_t m = hot_frames(&pg->h, t, c[i].poll, lab);
-
-			fputs(",\"stack\":[", out);
-			for (size_t k = 0; k < m; k++) {
-				if (k)
-					fputc(',', out);
-				json_str(out, lab[k]);
-			}
-			fputc(']', out);
-		} else if (c[i].kind == CAUSE_BLOCKED) {
-			fputs(",\"function\":", out);
-			if (c[i].frame != UINT32_MAX) {
-				frame_label(t, c[i].frame, a, sizeof(a));
-				json_str(out, a);
-			} else {
-				fputs("null", out);
-			}
-		} else if (c[i].kind == CAUSE_RUNQ) {
-			fprintf(out, ",\"holder\":{\"pid\":%" PRIu32 ",\"comm\":", c[i].holder);
-			json_str(out, c[i].holder ? trace__comm(t, c[i].holder) : NULL);
-			fputc('}', out);
-		}
-		fputc('}', out);
-	}
-	fputc(']', out);
 }
 
 static void json_holder(const struct trace *t, const struct holder_ns *h, FILE *out)
@@ -818,8 +722,16 @@ static int json_page(const struct page *pg, FILE *out)
 
 	fputs("{\"recorded\":{\"cmdline\":", out);
 	json_str(out, analysis_meta(t, "cmdline"));
-	fputs(",\"pid\":", out);
-	json_str(out, analysis_meta(t, "pid"));
+	{
+		const char *pid = analysis_meta(t, "pid");
+		char *end = NULL;
+		unsigned long v = pid ? strtoul(pid, &end, 10) : 0;
+
+		if (pid && *pid && end && !*end)
+			fprintf(out, ",\"pid\":%lu", v);
+		else
+			fputs(",\"pid\":null", out);
+	}
 	fprintf(out,
 		",\"span_ns\":%" PRIu64 ",\"complete\":%s,\"samples\":%" PRIu64
 		",\"tasks\":%zu,\"polls\":%zu,\"switches\":%zu,\"event\":",
@@ -875,7 +787,7 @@ static int json_page(const struct page *pg, FILE *out)
 		fprintf(out, ",\"tid\":%" PRIu32 ",\"duration_ns\":%" PRIu64
 			",\"lower_bound\":%s,\"causes\":",
 			p->tid, p->end - p->start, p->open_start || p->open_end ? "true" : "false");
-		json_causes(pg, pg->lc[i], pg->nlc[i], out);
+		causes_json(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], out);
 		fputc('}', out);
 	}
 	fputs("],\"delays\":", out);

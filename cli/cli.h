@@ -56,6 +56,21 @@ int check_task(const struct join *j, uint64_t task, const char *in);
  * saying what is wrong on failure (and warning when it was cut short).
  * NULL on failure. */
 struct trace *open_trace(const char *path, unsigned int flags);
+/* A trace read for analysis and what the commands build on it. */
+struct session {
+	struct trace *t;
+	struct join *j;
+	struct offcpu *oc;	/* with SESSION_OFFCPU */
+	struct delays *d;	/* with SESSION_DELAYS */
+};
+#define SESSION_OFFCPU 0x1u	/* the off-CPU join (implies JOIN_POLL_LIST) */
+#define SESSION_DELAYS 0x2u	/* the wake-to-poll delays */
+/* Read @path with trace__read_opts(@rflags) (open_trace()), join it with
+ * @jflags and build what @want asks. 0, or -1 after saying what failed
+ * (everything freed). */
+int session_open(struct session *s, const char *path, unsigned int rflags,
+		 unsigned int jflags, unsigned int want);
+void session_close(struct session *s);
 /* Report a failed analysis of @t (read from @path): what trace__error()
  * says if a walk of the file found it corrupt, else @err's text. */
 void analysis_failed(const char *path, const struct trace *t, int err);

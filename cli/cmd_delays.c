@@ -61,10 +61,7 @@ int cmd_delays(int argc, char **argv)
 	};
 	struct delays_opts o = { .limit = DEFAULT_LIMIT };
 	const char *in = DEFAULT_TRACE;
-	struct join *j = NULL;
-	struct offcpu *oc = NULL;
-	struct delays *d = NULL;
-	struct trace *t;
+	struct session se;
 	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int c, err, ret = EXIT_OK;
@@ -114,40 +111,26 @@ int cmd_delays(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("delays ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in, rflags);
-	if (!t)
+	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;
-	err = join__new(t, JOIN_POLL_LIST, &j);
-	if (!err)
-		err = offcpu__new(j, &oc);
-	if (!err)
-		err = delays__new(j, &d);
-	if (err) {
-		analysis_failed(in, t, err);
+	if (o.have_task && check_task(se.j, o.task, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (o.have_task && check_task(j, o.task, in)) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (!j->ntasks) {
+	if (!se.j->ntasks) {
 		error("'%s' has no tasks: the target did not run the d9prof shim while it "
 		      "was recorded, so there are no wakes to measure", in);
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	err = analysis__delays(oc, d, &o, stdout);
+	err = analysis__delays(se.oc, se.d, &o, stdout);
 	if (err) {
-		analysis_failed(in, t, err);
+		analysis_failed(in, se.t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))
 		ret = EXIT_FAIL;
 out:
-	delays__free(d);
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
+	session_close(&se);
 	return ret;
 }

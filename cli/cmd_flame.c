@@ -51,31 +51,20 @@ static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
 {
 	struct poll_flame_opts po = { .format = format };
 	struct poll_flame_result res = { 0 };
-	struct join *j = NULL;
-	struct offcpu *oc = NULL;
-	struct trace *t;
+	struct session se;
 	const char *why;
 	FILE *out;
 	int err, ret = EXIT_OK;
 
-	t = open_trace(in, rflags);
-	if (!t)
+	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
-	err = join__new(t, JOIN_POLL_LIST, &j);
-	if (!err)
-		err = offcpu__new(j, &oc);
-	if (err) {
-		analysis_failed(in, t, err);
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (id >= j->npolls) {
+	if (id >= se.j->npolls) {
 		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls -i %s')",
-		      (unsigned long long)id, in, j->npolls, in);
+		      (unsigned long long)id, in, se.j->npolls, in);
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	why = offcpu_missing(t);
+	why = offcpu_missing(se.t);
 	if (why)
 		warning("CPU samples only: '%s' has no off-CPU data: %s", in, why);
 	po.poll = (uint32_t)id;
@@ -85,14 +74,14 @@ static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	err = analysis__poll_flame(oc, &po, out);
+	err = analysis__poll_flame(se.oc, &po, out);
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
 	if (err == -ENODATA) {
 		warning("poll %llu has neither CPU samples nor off-CPU time",
 			(unsigned long long)id);
-	} else if (err && trace__error(t)) {
-		analysis_failed(in, t, err);
+	} else if (err && trace__error(se.t)) {
+		analysis_failed(in, se.t, err);
 		ret = EXIT_FAIL;
 	} else if (err) {
 		error("cannot draw the flamegraph: %s", strerror(-err));
@@ -102,9 +91,7 @@ static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
 		warning("'%s' does not say its sampling frequency: a sample counts as "
 			"%.0f us (999 Hz)", in, res.period_us);
 out:
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
+	session_close(&se);
 	return ret;
 }
 

@@ -61,9 +61,7 @@ int cmd_offcpu(int argc, char **argv)
 	};
 	struct offcpu_opts oo = { .format = FLAME_SVG };
 	const char *in = DEFAULT_TRACE, *outp = NULL, *why;
-	struct trace *t;
-	struct join *j = NULL;
-	struct offcpu *oc = NULL;
+	struct session se;
 	FILE *out;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int c, err, ret = EXIT_OK;
@@ -114,24 +112,15 @@ int cmd_offcpu(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("offcpu ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in, rflags);
-	if (!t)
+	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
-	why = offcpu_missing(t);
+	why = offcpu_missing(se.t);
 	if (why) {
 		error("'%s' has no off-CPU data: %s", in, why);
-		trace__free(t);
-		return EXIT_FAIL;
-	}
-	err = join__new(t, JOIN_POLL_LIST, &j);
-	if (!err)
-		err = offcpu__new(j, &oc);
-	if (err) {
-		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (oo.have_task && check_task(j, oo.task, in)) {
+	if (oo.have_task && check_task(se.j, oo.task, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -140,7 +129,7 @@ int cmd_offcpu(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	err = analysis__offcpu(oc, &oo, out);
+	err = analysis__offcpu(se.oc, &oo, out);
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
 	if (err == -ENODATA) {
@@ -156,8 +145,6 @@ int cmd_offcpu(int argc, char **argv)
 		ret = EXIT_FAIL;
 	}
 out:
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
+	session_close(&se);
 	return ret;
 }

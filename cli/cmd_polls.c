@@ -55,9 +55,7 @@ int cmd_polls(int argc, char **argv)
 	};
 	struct polls_opts po = { .sort = POLLS_BY_DURATION, .limit = DEFAULT_LIMIT };
 	const char *in = DEFAULT_TRACE;
-	struct join *j = NULL;
-	struct offcpu *oc = NULL;
-	struct trace *t;
+	struct session se;
 	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int c, err, ret = EXIT_OK;
@@ -108,22 +106,13 @@ int cmd_polls(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("polls ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in, rflags);
-	if (!t)
+	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
-	err = join__new(t, JOIN_POLL_LIST, &j);
-	if (!err)
-		err = offcpu__new(j, &oc);
-	if (err) {
-		analysis_failed(in, t, err);
+	if (po.have_task && check_task(se.j, po.task, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (po.have_task && check_task(j, po.task, in)) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	err = analysis__polls(oc, &po, stdout);
+	err = analysis__polls(se.oc, &po, stdout);
 	if (err) {
 		error("cannot list the polls of '%s': %s", in, strerror(-err));
 		ret = EXIT_FAIL;
@@ -131,8 +120,6 @@ int cmd_polls(int argc, char **argv)
 	if (close_output(stdout, NULL))
 		ret = EXIT_FAIL;
 out:
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
+	session_close(&se);
 	return ret;
 }

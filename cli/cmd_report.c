@@ -40,10 +40,7 @@ int cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	const char *in = DEFAULT_TRACE;
-	struct join *j = NULL;
-	struct offcpu *oc = NULL;
-	struct delays *d = NULL;
-	struct trace *t;
+	struct session se;
 	int c, err, json = 0, ret = EXIT_OK;
 
 	optind = 1;
@@ -71,25 +68,16 @@ int cmd_report(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("report ", "unexpected argument '%s'", argv[optind]);
 
-	t = open_trace(in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
-	if (!t)
+	if (session_open(&se, in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
+			 SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;
-	err = join__new(t, JOIN_POLL_LIST, &j);
-	if (!err)
-		err = offcpu__new(j, &oc);
-	if (!err)
-		err = delays__new(j, &d);
-	if (!err)
-		err = analysis__report(oc, d, json, stdout);
+	err = analysis__report(se.oc, se.d, json, stdout);
 	if (err) {
-		analysis_failed(in, t, err);
+		analysis_failed(in, se.t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))
 		ret = EXIT_FAIL;
-	delays__free(d);
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
+	session_close(&se);
 	return ret;
 }

@@ -32,9 +32,7 @@ int cmd_tasks(int argc, char **argv)
 		{ 0 },
 	};
 	const char *in = DEFAULT_TRACE;
-	struct join *j = NULL;
-	struct delays *d = NULL;
-	struct trace *t;
+	struct session se;
 	int c, err, ret = EXIT_OK;
 
 	optind = 1;
@@ -53,23 +51,17 @@ int cmd_tasks(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("tasks ", "unexpected argument '%s'", argv[optind]);
 	/* no stacks printed: inline frames would be work for nothing */
-	t = open_trace(in,
-		       TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_INLINE);
-	if (!t)
+	if (session_open(&se, in,
+			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_INLINE, 0,
+			 SESSION_DELAYS))
 		return EXIT_FAIL;
-	err = join__new(t, 0, &j);
-	if (!err)
-		err = delays__new(j, &d);
-	if (!err)
-		err = analysis__tasks(j, d, stdout);
+	err = analysis__tasks(se.j, se.d, stdout);
 	if (err) {
-		analysis_failed(in, t, err);
+		analysis_failed(in, se.t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))
 		ret = EXIT_FAIL;
-	delays__free(d);
-	join__free(j);
-	trace__free(t);
+	session_close(&se);
 	return ret;
 }

@@ -148,6 +148,39 @@ struct trace *open_trace(const char *path, unsigned int flags)
 	return t;
 }
 
+int session_open(struct session *s, const char *path, unsigned int rflags,
+		 unsigned int jflags, unsigned int want)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->t = open_trace(path, rflags);
+	if (!s->t)
+		return -1;
+	if (want & SESSION_OFFCPU)
+		jflags |= JOIN_POLL_LIST;
+	err = join__new(s->t, jflags, &s->j);
+	if (!err && (want & SESSION_OFFCPU))
+		err = offcpu__new(s->j, &s->oc);
+	if (!err && (want & SESSION_DELAYS))
+		err = delays__new(s->j, &s->d);
+	if (err) {
+		analysis_failed(path, s->t, err);
+		session_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+void session_close(struct session *s)
+{
+	delays__free(s->d);
+	offcpu__free(s->oc);
+	join__free(s->j);
+	trace__free(s->t);
+	memset(s, 0, sizeof(*s));
+}
+
 FILE *open_output(const char *path)
 {
 	FILE *f;
