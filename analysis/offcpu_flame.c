@@ -491,7 +491,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	if (o->format == FLAME_FOLDED) {
 		err = flame__write_folded(f, out);
 	} else {
-		char title[512], sub[640], a[32], b[32];
+		char title[512], sub[640], a[32], b[32], c[32];
 		const struct task_stat *ts = join__task(j, p->task);
 		char name[256] = "";
 
@@ -506,12 +506,14 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 		snprintf(sub, sizeof(sub),
 			 "microseconds: [cpu] %" PRIu64 " samples x %.0f us (%s%s), "
 			 "[off-cpu] time off-CPU at switch-out stacks; poll lasted %s, "
-			 "%s off-CPU, on thread %" PRIu32,
+			 "%s off-CPU (%s on the run queue%s), on thread %" PRIu32,
 			 res.samples, res.period_us,
 			 res.period_guessed ? "frequency unknown: assumed " : "1e6 / ",
-			 res.period_guessed ? "999 Hz" : "meta frequency",
+			 res.period_guessed ? "999 Hz" : "sampling frequency",
 			 fmt_duration(p->end - p->start, a, sizeof(a)),
-			 fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)), p->tid);
+			 fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)),
+			 fmt_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
+			 oc->runq_split ? "" : ": preempted only, wakeups not recorded", p->tid);
 		err = flame__write_svg(f, out, title, sub, "us");
 	}
 	if (!err && !res.samples && !oc->polls[o->poll].switches)

@@ -380,7 +380,7 @@ int cmd_record(int argc, char **argv)
 			"shim events (shim ring full)\n",
 			(unsigned long long)st.lost_samples,
 			(unsigned long long)st.shim_drops);
-	else
+	else if (!st.offcpu_lost && !st.wake_lost && !st.ctimer_drops)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
 		human_size((double)sb.st_size, sz, sizeof(sz)));

@@ -359,12 +359,12 @@ for x in ds:
     cs = x.get("causes") or []
     if not cs:
         bad.append("%s: no causes" % tag); continue
-    # the worker was inside the hog's poll the whole wait: on-CPU in it,
+    # the worker was inside the poll of the hog the whole wait: on-CPU in it,
     # or (on a loaded machine) runnable inside it behind another process
     inhog = sum(o.get("ns", 0) for o in cs if o.get("task") == hid)
     polls = [o for o in cs if o.get("what") == "poll" and o.get("task") == hid]
     if cs[0].get("task") != hid or inhog < 0.8 * x["delay_ns"]:
-        bad.append("%s: causes %s, want the time inside task %d hog's poll first and >= 80%%"
+        bad.append("%s: causes %s, want the time inside the poll of task %d hog first, >= 80%%"
                    % (tag, cs, hid))
     elif not polls or polls[0].get("task_name") != "hog":
         bad.append("%s: no poll cause of task %d hog in %s" % (tag, hid, cs))
