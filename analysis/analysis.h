@@ -407,7 +407,10 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
  * its own poll, merge into the first, as a runtime merges them: the
  * delay runs from the first pending wake. D9_EV_TASK_END forgets a
  * pending wake (the task was cancelled). A wake still pending at the end
- * of the recording is a task woken and never polled again.
+ * of the recording that had waited at least 100 ms, and ten times the
+ * task's longest delay, is a task woken and never polled again (a lost
+ * wake-up); a shorter one is only counted (waiting_at_end): the recording
+ * ended first.
  */
 struct delay {
 	uint64_t task;
@@ -429,6 +432,7 @@ struct delays {
 	struct delay *lost;	/* woken, never polled again, not ended: begin
 				 * = 0, poll = -1; by wake time */
 	size_t nlost;
+	uint64_t waiting_at_end; /* pending wakes too recent to call lost */
 	struct delay *unended;	/* spawned while recorded, never ended (wake
 				 * = spawn time, waker = spawning thread);
 				 * by spawn time */

@@ -20,6 +20,12 @@
 
 /* ---- the delays --------------------------------------------------------- */
 
+/* A wake still pending at the end is a lost wake-up if it waited this
+ * long, and this many times the task's longest delay; else the recording
+ * just ended first. */
+#define LOST_MIN_NS 100000000ULL
+#define LOST_FACTOR 10
+
 /* Sort order of events at one time: ready before begin, end last. */
 enum { DV_SPAWN = 0, DV_WAKE = 1, DV_BEGIN = 2, DV_END = 3 };
 
@@ -125,7 +131,7 @@ int delays__new(const struct join *j, struct delays **out)
 	struct delays *d;
 	struct delay cur = {0}, life = {0};
 	size_t i, cap = 0, lcap = 0, ucap = 0;
-	uint64_t lo, hi;
+	uint64_t lo, hi, tmax = 0;
 	int pending = 0, spawned = 0, err;
 
 	*out = NULL;
@@ -144,9 +150,15 @@ int delays__new(const struct join *j, struct delays **out)
 		uint32_t tid, ord;
 
 		if (i && (!e || e->task != dv.v[i - 1].task)) {
-			/* the last task's wake outlived the recording */
-			if (pending)
+			/* the last task's wake outlived the recording: lost,
+			 * unless the end came too soon to say */
+			uint64_t waited = d->end_time > cur.wake ? d->end_time - cur.wake : 0;
+
+			if (pending && waited >= LOST_MIN_NS && waited >= LOST_FACTOR * tmax)
 				err = push(&d->lost, &d->nlost, &lcap, &cur);
+			else if (pending)
+				d->waiting_at_end++;
+			tmax = 0;
 			if (spawned && !err)
 				err = push(&d->unended, &d->nunended, &ucap, &life);
 			pending = spawned = 0;
@@ -184,6 +196,8 @@ int delays__new(const struct join *j, struct delays **out)
 			if (!pending)
 				break;
 			cur.begin = e->time;
+			if (cur.begin - cur.wake > tmax)
+				tmax = cur.begin - cur.wake;
 			cur.poller = tid;
 			cur.poll = poll_id(j, tid, e->time);
 			err = push(&d->v, &d->n, &cap, &cur);

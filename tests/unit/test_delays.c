@@ -120,7 +120,10 @@ Test(delays, spawn_readies_the_first_poll_and_an_end_forgets_a_wake)
 	sy_event(&T, 1 * MS, 10, D9_EV_WAKE, 2);
 	sy_event(&T, 2 * MS, 10, D9_EV_TASK_END, 2);
 	sy_event(&T, 4 * MS, 10, D9_EV_WAKE, 3);
-	T.counters.end_time = 10 * MS;
+	/* woken 50 ms before the end: the recording ended first */
+	sy_task(&T, 4, "recent");
+	sy_event(&T, 450 * MS, 10, D9_EV_WAKE, 4);
+	T.counters.end_time = 500 * MS;
 	do_join();
 	cr_assert_eq(D->n, 1);
 	cr_expect_eq(D->v[0].task, 1);
@@ -129,6 +132,7 @@ Test(delays, spawn_readies_the_first_poll_and_an_end_forgets_a_wake)
 	cr_assert_eq(D->nlost, 1, "task 2 ended: cancelled, not lost");
 	cr_expect_eq(D->lost[0].task, 3);
 	cr_expect_eq(D->lost[0].wake, 4 * MS);
+	cr_expect_eq(D->waiting_at_end, 1, "task 4");
 }
 
 Test(delays, events_out_of_file_order_are_replayed_in_time_order)
