@@ -657,6 +657,10 @@ static void text_lost(const struct page *pg, FILE *out)
 	}
 	if (i < pg->d->nlost)
 		fprintf(out, "  ... and %zu more\n", pg->d->nlost - i);
+	if (pg->d->waiting_at_end)
+		fprintf(out, "  (%" PRIu64 " more woken shortly before the end, still waiting: "
+			     "too soon to say)\n",
+			pg->d->waiting_at_end);
 	fprintf(out, "\n== Tasks spawned while recorded and never ended\n");
 	if (!pg->d->nunended)
 		fprintf(out, "  none\n");
