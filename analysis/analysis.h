@@ -55,6 +55,24 @@ struct task_stat {
 	uint64_t longest_ns;
 };
 
+/* Which tasks a view keeps: all, or --task ID, or --task NAME (every task
+ * of that name). */
+struct task_sel {
+	int on;			/* 0: all tasks */
+	uint64_t id;		/* the task, when name is NULL */
+	const char *name;	/* every task named so */
+};
+
+/* How a split view roots its frames (--by). */
+enum group_by {
+	GROUP_AUTO = 0,		/* by task, by name past GROUP_AUTO_TASKS tasks */
+	GROUP_TASK = 1,		/* "task ID name" */
+	GROUP_NAME = 2,		/* the task's name: all tasks of one name
+				 * together (unnamed ones: "[unnamed tasks]") */
+	GROUP_THREAD = 3,	/* "name[tid]" of the thread */
+};
+#define GROUP_AUTO_TASKS 100
+
 struct join {
 	const struct trace *trace;
 	struct poll *polls;		/* with JOIN_POLL_LIST: sorted by
@@ -100,6 +118,14 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid,
  * number returned (0 without JOIN_POLL_LIST). */
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);
 const struct task_stat *join__task(const struct join *j, uint64_t task);
+/* 1 if @s keeps task @ts (always with !s->on). */
+int task_sel_has(const struct task_sel *s, const struct task_stat *ts);
+/* 1 if @s keeps any task of @j. */
+int task_sel_any(const struct join *j, const struct task_sel *s);
+/* "task 42", "tasks named short" or "all tasks" into @buf. */
+char *task_sel_text(const struct task_sel *s, char *buf, size_t len);
+/* @by with GROUP_AUTO decided for @j. */
+enum group_by groups_resolve(const struct join *j, enum group_by by);
 void join__free(struct join *j);
 
 /* ---- frame labels --------------------------------------------------- */
@@ -152,8 +178,9 @@ struct flame_result {
 };
 
 struct flame_opts {
-	int have_task;		/* keep only samples inside polls of task */
-	uint64_t task;
+	struct task_sel sel;	/* keep only samples inside polls of these */
+	enum group_by by;	/* root frames (GROUP_THREAD: samples outside
+				 * polls too, under their thread) */
 	uint64_t min_poll_ns;	/* > 0: keep only samples inside polls that
 				 * lasted at least this long */
 	enum flame_format format;
@@ -163,25 +190,44 @@ struct flame_opts {
 
 /* CPU flamegraph of @j's trace (min_poll_ns needs a join made with
  * JOIN_KEEP_POLLS, else -EINVAL), stacks root to leaf under a first frame
- * "task ID name" ("task ID" if unnamed) for samples inside a poll, or
- * "[no poll]". With have_task, only samples inside polls of that task
- * (the graph keeps its "task ID name" root, so it says what it shows).
- * Weight = sample weight. Returns 0, -ENOENT if have_task names a task
- * neither named in the trace nor mentioned by any event (nothing is
+ * naming the group (enum group_by) for samples inside a poll, or "[no
+ * poll]". With sel.on, only samples inside polls of those tasks (the
+ * graph keeps its roots, so it says what it shows). Weight = sample
+ * weight. Returns 0, -ENOENT if sel keeps no task of the trace (nothing is
  * written), -ENODATA if nothing matched (a valid empty graph is still
  * written), -ENOMEM, or -EIO if writing failed. */
 int analysis__flame(const struct join *j, const struct flame_opts *o,
 		    FILE *out);
 
-/* The task table: id, name, polls, samples, share of all samples, total,
- * mean and longest poll time, and with @d (may be NULL: "-") the
- * wake-to-poll columns WAKES (delays measured), DELAY-P50, DELAY-P99 and
- * DELAY-MAX; sorted by samples then total time, descending (then id); a
- * footer line starting "#" gives samples inside and outside polls, and
- * unmatched poll ends / lost samples when there are any. 0, -ENOMEM or
- * -EIO. */
+/* The task table (@o NULL: per task, by CPU, all rows): TASK (or NAME and
+ * TASKS by name), POLLS, CPU (sampled CPU time in its polls: sample
+ * weight x 1/frequency), CPU% (that time as a share of one CPU over the
+ * recording), total, mean and longest poll time, and with @d (may be NULL:
+ * "-") the wake-to-poll columns WAKES (delays measured), DELAY-P50,
+ * DELAY-P99 and DELAY-MAX; sorted by @o->sort, descending, ties in id
+ * (name) order. Footer lines starting "#": rows shown of how many, what
+ * CPU and CPU% mean, samples inside and outside polls, and unmatched poll
+ * ends / lost samples when there are any. 0, -ENOMEM or -EIO. */
+enum tasks_sort {
+	TASKS_BY_CPU = 0,	/* sample weight, then total poll time */
+	TASKS_BY_POLLS = 1,
+	TASKS_BY_LONGEST = 2,	/* longest poll */
+	TASKS_BY_DELAY = 3,	/* longest wake-to-poll delay */
+	TASKS_BY_NAME = 4,	/* id order (by name: name order) */
+};
+
+struct tasks_opts {
+	enum group_by by;	/* GROUP_NAME: one row per task name (AUTO and
+				 * THREAD: per task) */
+	enum tasks_sort sort;
+	size_t limit;		/* rows; 0 = all */
+};
+
 struct delays;
-int analysis__tasks(const struct join *j, const struct delays *d, FILE *out);
+int analysis__tasks(const struct join *j, const struct delays *d, const struct tasks_opts *o,
+		    FILE *out);
+/* One sample's worth of CPU, ns: 1e9 / meta "frequency"; 0 if unknown. */
+double analysis_period_ns(const struct trace *t);
 
 /* ---- durations ------------------------------------------------------ */
 
@@ -319,8 +365,8 @@ struct offcpu_result {
 };
 
 struct offcpu_opts {
-	int have_task;		/* only intervals inside polls of task */
-	uint64_t task;
+	struct task_sel sel;	/* only intervals inside polls of these */
+	enum group_by by;	/* root frames, as for analysis__flame() */
 	uint64_t min_poll_ns;	/* > 0: only intervals inside polls that
 				 * lasted at least this long */
 	uint64_t min_block_ns;	/* only intervals at least this long (len) */
@@ -333,15 +379,17 @@ struct offcpu_opts {
 /* Off-CPU flamegraph: switch-out stacks root to leaf, weighted by
  * microseconds off-CPU (each distinct path's ns rounded to the nearest
  * us; paths under 0.5 us are left out of the picture but counted in the
- * result). Root frame "task ID name" for intervals in polls, "[no poll]"
- * outside (left out with have_task or min_poll_ns), "[idle]" for parked
- * time (only with idle, and never with have_task or min_poll_ns).
+ * result). Root frame naming the group (enum group_by; "task ID name" by
+ * default) for intervals in polls, "[no poll]" outside (left out with
+ * sel.on or min_poll_ns), "[idle]" for parked time (only with idle, and
+ * never with sel.on or min_poll_ns); by thread, every interval under its
+ * thread.
  * The run-queue part of an interval (struct offcpu_switch.runq) ends in a
  * pseudo frame "[runqueue: comm[tid]]" above its leaf, naming the holder
  * ("[runqueue]" if not known), preceded by "[preempted]" for a preempted
  * one: `grep -v '\[runqueue'` on folded output keeps blocked time only.
- * Returns 0, -ENOENT for a have_task that names no task (nothing
- * written), -ENODATA if nothing matched (a valid empty graph is still
+ * Returns 0, -ENOENT for a sel that keeps no task (nothing written),
+ * -ENODATA if nothing matched (a valid empty graph is still
  * written), -ENOMEM or -EIO. */
 int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE *out);
 
@@ -377,8 +425,10 @@ enum polls_sort {
 
 struct polls_opts {
 	uint64_t min_ns;	/* only polls at least this long */
-	int have_task;		/* only polls of task */
-	uint64_t task;
+	struct task_sel sel;	/* only polls of these tasks */
+	enum group_by by;	/* GROUP_AUTO: one poll a row; else one row
+				 * per task, name or thread: polls, total,
+				 * p50, p99 and longest duration */
 	enum polls_sort sort;
 	size_t limit;		/* at most this many rows; 0 = all */
 	size_t *shown;		/* out: rows printed, if non-NULL */
@@ -453,9 +503,11 @@ struct delay_stats {
 	uint64_t p50, p99, max; /* ns (nearest rank) */
 };
 void delays__stats(const struct delays *d, const uint64_t *task, struct delay_stats *st);
-/* The same for every task of the join at once: @st[i] for join.tasks[i]
- * (ntasks entries). 0 or -ENOMEM. */
-int delays__task_stats(const struct delays *d, struct delay_stats *st);
+/* The same for every group of tasks at once: @st[k] (@ngroups entries)
+ * for the tasks i with @group_of[i] == k (join.tasks order; entries of
+ * UINT32_MAX are left out; NULL: each task its own group). 0 or -ENOMEM. */
+int delays__task_stats(const struct delays *d, const uint32_t *group_of, size_t ngroups,
+		       struct delay_stats *st);
 
 /* What a thread did during a delay, one kind of time per entry. */
 enum cause_kind {
@@ -484,8 +536,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		      struct delay_cause *out, size_t max);
 
 struct delays_opts {
-	int have_task;
-	uint64_t task;
+	struct task_sel sel;
 	uint64_t min_ns;	/* only delays at least this long */
 	size_t limit;		/* rows; 0 = all */
 	int json;		/* JSON (schema in d9prof(1)) instead of text */

@@ -142,6 +142,32 @@ int flame_run_add(struct flame *f, struct flame_run *r, const uint32_t *ids, siz
 		  uint64_t weight);
 void flame_run_release(struct flame_run *r);
 
+/* ---- groups (group.c) ------------------------------------------------ */
+
+#define GROUP_NONE (UINT32_MAX - 2) /* outside polls: "[no poll]" */
+
+/* The groups of a split view, resolved for one join. */
+struct groups {
+	const struct join *j;
+	enum group_by by;	/* never GROUP_AUTO */
+	struct task_sel sel;
+	uint32_t *of_task;	/* group of each task index, UINT32_MAX if the
+				 * task is not selected */
+	const char **names;	/* GROUP_NAME: each group's name (NULL:
+				 * unnamed) */
+	uint32_t *tids;		/* GROUP_THREAD: sorted tids, one a group */
+	size_t ntids, ngroups;
+};
+
+int groups__new(const struct join *j, enum group_by by, const struct task_sel *sel,
+		struct groups **out);
+/* The group of something inside a poll of task index @task_ix (-1: in
+ * no poll) on thread @tid: UINT32_MAX if not kept, GROUP_NONE for "[no
+ * poll]". */
+uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid);
+char *groups__label(const struct groups *g, uint32_t grp, char *buf, size_t len);
+void groups__free(struct groups *g);
+
 /* ---- off-CPU (offcpu_join.c) ---------------------------------------- */
 
 /* The leaf-most user frame of stack @s (the call into the kernel), else

@@ -362,7 +362,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 	if (!oc || !dl || !o || !out)
 		return -EINVAL;
 	j = oc->join;
-	if (o->have_task && !join__task(j, o->task))
+	if (o->sel.on && !task_sel_any(j, &o->sel))
 		return -ENOENT;
 	if (hot_init(&h)) {
 		hot_release(&h);
@@ -372,7 +372,8 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		const struct delay *d = &dl->v[i];
 		struct row *r;
 
-		if ((o->have_task && d->task != o->task) || d->begin - d->wake < o->min_ns)
+		if ((o->sel.on && !task_sel_has(&o->sel, join__task(j, d->task))) ||
+		    d->begin - d->wake < o->min_ns)
 			continue;
 		if (o->limit && n >= o->limit) {
 			n++;
@@ -416,7 +417,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 			const struct delay *d = &dl->lost[i];
 			const struct task_stat *ts = join__task(j, d->task);
 
-			if (o->have_task && d->task != o->task)
+			if (o->sel.on && !task_sel_has(&o->sel, join__task(j, d->task)))
 				continue;
 			fprintf(out, "%s{\"task\":%" PRIu64 ",\"task_name\":", n++ ? "," : "",
 				d->task);
@@ -457,8 +458,11 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 
 			fprintf(out, ", at least %s", fmt_duration(o->min_ns, d, sizeof(d)));
 		}
-		if (o->have_task)
-			fprintf(out, ", task %" PRIu64, o->task);
+		if (o->sel.on) {
+			char what[160];
+
+			fprintf(out, ", %s", task_sel_text(&o->sel, what, sizeof(what)));
+		}
 		fputc('\n', out);
 		if (!oc->trace->nswitches)
 			fprintf(out, "# causes without off-CPU time: %s\n",
@@ -467,7 +471,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 			fprintf(out, "# blocked and run-queue time cannot be split: %s\n",
 				runq_missing(oc->trace));
 		for (i = 0, n = 0; i < dl->nlost && !o->no_lost; i++) {
-			if (o->have_task && dl->lost[i].task != o->task)
+			if (o->sel.on && !task_sel_has(&o->sel, join__task(j, dl->lost[i].task)))
 				continue;
 			if (!n++)
 				fprintf(out, "# woken and never polled again:\n");

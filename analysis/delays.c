@@ -277,32 +277,39 @@ static int tdelay_cmp(const void *a, const void *b)
 	return x->ns > y->ns ? -1 : x->ns < y->ns;
 }
 
-int delays__task_stats(const struct delays *d, struct delay_stats *st)
+int delays__task_stats(const struct delays *d, const uint32_t *group_of, size_t ngroups,
+		       struct delay_stats *st)
 {
 	const struct join *j = d->join;
 	struct tdelay *v = malloc((d->n + 1) * sizeof(*v));
-	size_t i, a, b;
+	size_t i, a, b, n = 0;
 
 	if (!v)
 		return -ENOMEM;
-	memset(st, 0, j->ntasks * sizeof(*st));
+	memset(st, 0, ngroups * sizeof(*st));
 	for (i = 0; i < d->n; i++) {
-		v[i].task = (uint32_t)(join__task(j, d->v[i].task) - j->tasks);
-		v[i].ns = d->v[i].begin - d->v[i].wake;
-	}
-	qsort(v, d->n, sizeof(*v), tdelay_cmp);
-	for (a = 0; a < d->n; a = b) {
-		struct delay_stats *s = &st[v[a].task];
-		uint64_t n;
+		uint32_t ti = (uint32_t)(join__task(j, d->v[i].task) - j->tasks);
+		uint32_t grp = group_of ? group_of[ti] : ti;
 
-		for (b = a; b < d->n && v[b].task == v[a].task; b++)
+		if (grp >= ngroups)
+			continue;
+		v[n].task = grp;
+		v[n].ns = d->v[i].begin - d->v[i].wake;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), tdelay_cmp);
+	for (a = 0; a < n; a = b) {
+		struct delay_stats *s = &st[v[a].task];
+		uint64_t m;
+
+		for (b = a; b < n && v[b].task == v[a].task; b++)
 			;
-		n = b - a;
+		m = b - a;
 		/* nearest rank, counted from the longest */
-		s->n = n;
+		s->n = m;
 		s->max = v[a].ns;
-		s->p99 = v[a + n - (n * 99 + 99) / 100].ns;
-		s->p50 = v[a + n - (n * 50 + 99) / 100].ns;
+		s->p99 = v[a + m - (m * 99 + 99) / 100].ns;
+		s->p50 = v[a + m - (m * 50 + 99) / 100].ns;
 	}
 	free(v);
 	return 0;

@@ -24,7 +24,7 @@
  * or a run-queue part id (struct parts). Roots: */
 #define ROOT_NO_POLL 0
 #define ROOT_IDLE    1
-#define ROOT_TASK0   2 /* task index + ROOT_TASK0 */
+#define ROOT_GROUP0  2 /* group + ROOT_GROUP0 (struct groups) */
 #define ROOT_CPU     0 /* flame --poll: "[cpu]" */
 #define ROOT_OFFCPU  1 /* flame --poll: "[off-cpu]" */
 
@@ -147,19 +147,21 @@ static int agg_ent_cmp(const void *a, const void *b)
 }
 
 /* Label id of root @root: the task roots, or the fixed ones in @fixed. */
-typedef int (*root_label_fn)(struct flame *f, const struct join *j, uint64_t root,
-			     uint32_t *id);
+typedef int (*root_label_fn)(struct flame *f, const void *ctx, uint64_t root, uint32_t *id);
 
-static int offcpu_root(struct flame *f, const struct join *j, uint64_t root, uint32_t *id)
+static int offcpu_root(struct flame *f, const void *ctx, uint64_t root, uint32_t *id)
 {
+	char lab[300];
+
 	if (root == ROOT_NO_POLL)
 		return flame_intern(f, "[no poll]", 9, id);
 	if (root == ROOT_IDLE)
 		return flame_intern(f, "[idle]", 6, id);
-	return analysis_task_root(f, &j->tasks[root - ROOT_TASK0], id);
+	groups__label(ctx, (uint32_t)(root - ROOT_GROUP0), lab, sizeof(lab));
+	return flame_intern(f, lab, strlen(lab), id);
 }
 
-static int poll_root(struct flame *f, const struct join *j, uint64_t root, uint32_t *id)
+static int poll_root(struct flame *f, const void *ctx, uint64_t root, uint32_t *id)
 {
 	if (root == ROOT_CPU)
 		return flame_intern(f, "[cpu]", 5, id);
@@ -172,7 +174,8 @@ static int poll_root(struct flame *f, const struct join *j, uint64_t root, uint3
  * depend on hash order.
  */
 static int fill(struct flame *f, const struct join *j, const struct parts *ps,
-		root_label_fn root_label, uint64_t (*conv)(uint64_t, const void *),
+		root_label_fn root_label, const void *label_ctx,
+		uint64_t (*conv)(uint64_t, const void *),
 		const void *ctx, uint64_t *total)
 {
 	const struct trace *t = j->trace;
@@ -205,7 +208,7 @@ static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 		if (!w)
 			continue;
 		if (root != last_root) {
-			err = root_label(f, j, root, &rootlab);
+			err = root_label(f, label_ctx, root, &rootlab);
 			if (err)
 				goto out;
 			last_root = root;
@@ -284,14 +287,15 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		     fmt_duration(res->ns, a, sizeof(a)), res->intervals,
 		     fmt_duration(res->runq_ns, b, sizeof(b)),
 		     oc->runq_split ? "" : ": preempted only, wakeups not recorded");
-	if (o->have_task && n > 0 && (size_t)n < sizeof(sub)) {
-		const struct task_stat *ts = join__task(oc->join, o->task);
-		char name[256] = "";
+	if (o->sel.on && n > 0 && (size_t)n < sizeof(sub)) {
+		char what[160], lab[300];
 
-		if (ts && ts->name)
-			analysis_clean_name(ts->name, name, sizeof(name));
-		n += snprintf(sub + n, sizeof(sub) - n, "; task %" PRIu64 "%s%s", o->task,
-			      *name ? " " : "", name);
+		if (o->sel.name)
+			task_sel_text(&o->sel, what, sizeof(what));
+		else
+			snprintf(what, sizeof(what), "%s",
+				 analysis_task_label(oc->join, o->sel.id, lab, sizeof(lab)));
+		n += snprintf(sub + n, sizeof(sub) - n, "; %s", what);
 	}
 	if (o->min_poll_ns && n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; polls >= %s",
@@ -299,7 +303,7 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 	if (o->min_block_ns && n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; intervals >= %s",
 			      fmt_duration(o->min_block_ns, c, sizeof(c)));
-	if (!o->idle && !o->have_task && !o->min_poll_ns && oc->ns[OFFCPU_IDLE] &&
+	if (!o->idle && !o->sel.on && !o->min_poll_ns && oc->ns[OFFCPU_IDLE] &&
 	    n > 0 && (size_t)n < sizeof(sub))
 		snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
 			 fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
@@ -313,23 +317,23 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 	struct flame *f = NULL;
 	struct parts ps;
 	struct offcpu_result res = {0};
-	uint64_t want = 0, total = 0;
+	struct groups *g = NULL;
+	uint64_t total = 0;
 	size_t i;
-	int err = -ENOMEM;
+	int err;
 
 	if (!oc || !o || !out)
 		return -EINVAL;
 	j = oc->join;
 	t = oc->trace;
-	if (o->have_task) {
-		const struct task_stat *ts = join__task(j, o->task);
-
-		if (!ts)
-			return -ENOENT;
-		want = (uint64_t)(ts - j->tasks) + ROOT_TASK0;
-	}
-	if (j->ntasks >= (1u << 30))
+	if (o->sel.on && !task_sel_any(j, &o->sel))
+		return -ENOENT;
+	if (j->ntasks >= (1u << 29))
 		return -EOVERFLOW;
+	err = groups__new(j, o->by, &o->sel, &g);
+	if (err)
+		return err;
+	err = -ENOMEM;
 	f = flame__new();
 	if (parts_init(&ps, 1024) || !f)
 		goto out;
@@ -339,6 +343,8 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 		const struct trace_switch *s = &t->switches[i];
 		const struct offcpu_switch *w = &oc->sw[i];
 		uint64_t root;
+		int32_t ti = -1;
+		uint32_t grp;
 
 		if (w->len < o->min_block_ns)
 			continue;
@@ -348,18 +354,21 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 
 			if (!ts || p->end - p->start < o->min_poll_ns)
 				continue;
-			root = (uint64_t)(ts - j->tasks) + ROOT_TASK0;
-			if (o->have_task && root != want)
-				continue;
-		} else if (o->have_task || o->min_poll_ns) {
+			ti = (int32_t)(ts - j->tasks);
+		} else if (o->sel.on || o->min_poll_ns) {
 			continue; /* asked for polls: this was in none */
-		} else if (w->where == OFFCPU_IDLE) {
-			if (!o->idle)
-				continue;
-			root = ROOT_IDLE;
-		} else {
-			root = ROOT_NO_POLL;
+		} else if (w->where == OFFCPU_IDLE && !o->idle) {
+			continue;
 		}
+		grp = groups__of(g, ti, s->tid);
+		if (grp == UINT32_MAX)
+			continue;
+		if (grp != GROUP_NONE)
+			root = (uint64_t)grp + ROOT_GROUP0;
+		else if (w->where == OFFCPU_IDLE)
+			root = ROOT_IDLE;
+		else
+			root = ROOT_NO_POLL;
 		err = parts_add_switch(&ps, oc, i, root);
 		if (err)
 			goto out;
@@ -370,7 +379,7 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 			res.preempted_ns += w->ns;
 	}
 	res.stacks = ps.agg.n;
-	err = fill(f, j, &ps, offcpu_root, conv_us, NULL, &total);
+	err = fill(f, j, &ps, offcpu_root, g, conv_us, NULL, &total);
 	if (err)
 		goto out;
 	res.weight = total;
@@ -385,26 +394,11 @@ out:
 		*o->result = res;
 	parts_release(&ps);
 	flame__free(f);
+	groups__free(g);
 	return err;
 }
 
 /* ---- d9prof flame --poll ------------------------------------------------ */
-
-/* One sample's worth in ns: 1e9 / meta "frequency"; 0 if absent or bad. */
-static double sample_period_ns(const struct trace *t)
-{
-	const char *v = analysis_meta(t, "frequency");
-	char *end;
-	double hz;
-
-	if (!v || !*v)
-		return 0;
-	hz = strtod(v, &end);
-	if (end == v || (*end && strcmp(end, "Hz") && strcmp(end, " Hz")) || !(hz > 0) ||
-	    hz > 1e9)
-		return 0;
-	return 1e9 / hz;
-}
 
 /* The samples of one poll, per stack. */
 struct poll_walk {
@@ -445,7 +439,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	if (o->poll >= j->npolls)
 		return -ENOENT;
 	p = &j->polls[o->poll];
-	period = sample_period_ns(t);
+	period = analysis_period_ns(t);
 	res.period_guessed = period == 0;
 	if (!period)
 		period = 1e9 / DEFAULT_HZ;
@@ -480,7 +474,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	for (i = 0; i < agg->cap; i++)
 		if (agg->keys[i] != AMAP_EMPTY && agg->keys[i] >> 34 == ROOT_OFFCPU)
 			agg->vals[i] = ns_to_us(agg->vals[i]);
-	err = fill(f, j, &ps, poll_root, NULL, NULL, &total);
+	err = fill(f, j, &ps, poll_root, NULL, NULL, NULL, &total);
 	if (err)
 		goto out;
 	for (i = 0; i < agg->cap; i++)

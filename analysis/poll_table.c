@@ -72,6 +72,132 @@ struct row {
 	char top[LABEL_LEN + 16];
 };
 
+/* ---- one row per task, name or thread ------------------------------------ */
+
+struct gpoll {
+	uint32_t grp;
+	uint32_t id;
+	uint64_t dur;
+};
+
+static int gpoll_cmp(const void *a, const void *b)
+{
+	const struct gpoll *x = a, *y = b;
+
+	if (x->grp != y->grp)
+		return x->grp < y->grp ? -1 : 1;
+	return x->dur < y->dur ? -1 : x->dur > y->dur;
+}
+
+struct grow_ {
+	uint32_t grp;
+	uint64_t n, total, p50, p99, max, off, runq;
+};
+
+static int grow_cmp(const void *a, const void *b)
+{
+	const struct grow_ *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return x->grp < y->grp ? -1 : x->grp > y->grp;
+}
+
+/* polls --by: poll durations per group (dial9's "poll duration by spawn
+ * location", with task names for spawn sites). */
+static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, FILE *out)
+{
+	const struct join *j = oc->join;
+	struct groups *g = NULL;
+	struct gpoll *v = NULL;
+	struct grow_ *rows = NULL;
+	size_t i, n = 0, nr = 0, shown, w = 5;
+	char a[32], b[32], c[32], d[32], e[32], f[32], lab[300];
+	int err = groups__new(j, o->by, &o->sel, &g);
+
+	if (err)
+		return err;
+	err = -ENOMEM;
+	v = malloc((j->npolls + 1) * sizeof(*v));
+	rows = malloc((j->npolls + 1) * sizeof(*rows));
+	if (!v || !rows)
+		goto out;
+	for (i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+		const struct task_stat *ts = join__task(j, p->task);
+		uint32_t grp;
+
+		if (!ts || p->end - p->start < o->min_ns)
+			continue;
+		grp = groups__of(g, (int32_t)(ts - j->tasks), p->tid);
+		if (grp == UINT32_MAX)
+			continue;
+		v[n].grp = grp;
+		v[n].id = p->id;
+		v[n].dur = p->end - p->start;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), gpoll_cmp);
+	for (i = 0; i < n;) {
+		size_t k = i, m;
+		struct grow_ *r = &rows[nr++];
+
+		memset(r, 0, sizeof(*r));
+		r->grp = v[i].grp;
+		for (; k < n && v[k].grp == v[i].grp; k++) {
+			r->total += v[k].dur;
+			r->off += oc->polls[v[k].id].ns - oc->polls[v[k].id].runq_ns;
+			r->runq += oc->polls[v[k].id].runq_ns;
+		}
+		m = k - i;
+		r->n = m;
+		r->max = v[k - 1].dur;
+		r->p50 = v[i + (m * 50 + 99) / 100 - 1].dur;
+		r->p99 = v[i + (m * 99 + 99) / 100 - 1].dur;
+		i = k;
+	}
+	qsort(rows, nr, sizeof(*rows), grow_cmp);
+	shown = o->limit && o->limit < nr ? o->limit : nr;
+	for (i = 0; i < shown; i++) {
+		size_t lw = analysis_u8_width(groups__label(g, rows[i].grp, lab, sizeof(lab)));
+
+		if (lw > w)
+			w = lw;
+	}
+	fprintf(out, "%-*s  %8s  %10s  %9s  %9s  %9s  %9s  %9s\n", (int)w,
+		g->by == GROUP_THREAD ? "THREAD" : g->by == GROUP_NAME ? "NAME" : "TASK", "POLLS",
+		"TOTAL", "P50", "P99", "LONGEST", "OFF-CPU", "RUNQ");
+	for (i = 0; i < shown; i++) {
+		const struct grow_ *r = &rows[i];
+
+		groups__label(g, r->grp, lab, sizeof(lab));
+		fprintf(out, "%s%*s  %8" PRIu64 "  %10s  %9s  %9s  %9s  %9s  %9s\n", lab,
+			(int)(w - analysis_u8_width(lab)), "", r->n,
+			fmt_duration(r->total, a, sizeof(a)), fmt_duration(r->p50, b, sizeof(b)),
+			fmt_duration(r->p99, c, sizeof(c)), fmt_duration(r->max, d, sizeof(d)),
+			oc->trace->nswitches ? fmt_duration(r->off, e, sizeof(e)) : "-",
+			oc->trace->nswitches ? fmt_duration(r->runq, f, sizeof(f)) : "-");
+	}
+	fprintf(out, "# %zu of %zu %s, most poll time first; %zu polls", shown, nr,
+		g->by == GROUP_THREAD ? "threads" : g->by == GROUP_NAME ? "task names" : "tasks",
+		n);
+	if (o->min_ns)
+		fprintf(out, " of at least %s", fmt_duration(o->min_ns, a, sizeof(a)));
+	if (o->sel.on)
+		fprintf(out, ", %s", task_sel_text(&o->sel, lab, sizeof(lab)));
+	if (shown < nr)
+		fprintf(out, "; --limit 0 for all");
+	fputc('\n', out);
+	err = ferror(out) ? -EIO : 0;
+	if (o->shown)
+		*o->shown = shown;
+out:
+	free(v);
+	free(rows);
+	groups__free(g);
+	return err;
+}
+
 int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *out)
 {
 	const struct join *j;
@@ -86,8 +212,10 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		return -EINVAL;
 	j = oc->join;
 	t = oc->trace;
-	if (o->have_task && !join__task(j, o->task))
+	if (o->sel.on && !task_sel_any(j, &o->sel))
 		return -ENOENT;
+	if (o->by != GROUP_AUTO)
+		return polls_by_group(oc, o, out);
 	have_off = t->nswitches > 0;
 	sel = malloc((j->npolls + 1) * sizeof(*sel));
 	if (!sel)
@@ -95,7 +223,8 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	for (i = 0; i < j->npolls; i++) {
 		const struct poll *p = &j->polls[i];
 
-		if (p->end - p->start < o->min_ns || (o->have_task && p->task != o->task))
+		if (p->end - p->start < o->min_ns ||
+		    (o->sel.on && !task_sel_has(&o->sel, join__task(j, p->task))))
 			continue;
 		sel[n++] = p;
 	}
@@ -174,8 +303,11 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	fprintf(out, ", %s", o->sort == POLLS_BY_START ? "by start" : "longest first");
 	if (o->min_ns)
 		fprintf(out, ", at least %s", fmt_duration(o->min_ns, a, sizeof(a)));
-	if (o->have_task)
-		fprintf(out, ", task %" PRIu64, o->task);
+	if (o->sel.on) {
+		char what[160];
+
+		fprintf(out, ", %s", task_sel_text(&o->sel, what, sizeof(what)));
+	}
 	fputc('\n', out);
 	if (!have_off)
 		fprintf(out, "# OFF-CPU, RUNQ: none, %s\n", offcpu_missing(t));

@@ -170,11 +170,11 @@ static const char *trace_command(const struct trace *t)
 	return NULL;
 }
 
-static int write_svg(const struct join *j, const struct flame_opts *o,
+static int write_svg(const struct join *j, const struct groups *g, const struct flame_opts *o,
 		     const struct flame *f, const struct flame_result *res, FILE *out)
 {
 	const struct trace *t = j->trace;
-	char title[512], sub[512], dur[32];
+	char title[512], sub[640], dur[32], what[160];
 	const char *cmd = trace_command(t);
 	uint64_t all = j->samples, inpoll = j->samples_in_polls;
 	int n;
@@ -186,8 +186,8 @@ static int write_svg(const struct join *j, const struct flame_opts *o,
 	else
 		snprintf(title, sizeof(title), "CPU flame graph");
 
-	if (o->have_task) {
-		const struct task_stat *ts = join__task(j, o->task);
+	if (o->sel.on && !o->sel.name) {
+		const struct task_stat *ts = join__task(j, o->sel.id);
 		char name[256] = "";
 
 		if (ts->name)
@@ -198,11 +198,23 @@ static int write_svg(const struct join *j, const struct flame_opts *o,
 			     ts->task, *name ? " " : "", name, res->weight, ts->polls,
 			     all ? 100.0 * res->weight / all : 0.0,
 			     fmt_duration(ts->longest_ns, dur, sizeof(dur)));
+	} else if (o->sel.on) {
+		n = snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples (%.1f%% of all samples)",
+			     task_sel_text(&o->sel, what, sizeof(what)), res->weight,
+			     all ? 100.0 * res->weight / all : 0.0);
 	} else {
 		n = snprintf(sub, sizeof(sub),
 			     "%" PRIu64 " samples, %.1f%% inside polls of %zu tasks", all,
 			     all ? 100.0 * inpoll / all : 0.0, j->ntasks);
 	}
+	if (n >= 0 && (size_t)n < sizeof(sub))
+		n += snprintf(sub + n, sizeof(sub) - n, "; %s",
+			      g->by == GROUP_NAME
+				  ? (o->by == GROUP_AUTO ? "tasks grouped by name (many tasks; "
+							   "--by task for one root each)"
+							 : "tasks grouped by name")
+			      : g->by == GROUP_THREAD ? "one root per thread"
+						      : "one root per task");
 	if (n >= 0 && (size_t)n < sizeof(sub) && o->min_poll_ns)
 		n += snprintf(
 		    sub + n, sizeof(sub) - n, "; only polls >= %s: %" PRIu64 " samples",
@@ -275,7 +287,7 @@ int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 }
 
 struct fentry {
-	uint32_t root; /* task index + 1, 0 = no poll */
+	uint32_t root; /* group + 1, 0 = no poll */
 	uint32_t rank; /* pre-order rank of the stack's path */
 	uint32_t stack;
 	uint64_t weight;
@@ -326,15 +338,15 @@ static uint32_t *preorder(const struct flame *trie)
  * the stack in that trie) so that paths sharing a prefix are adjacent, and
  * bulk-load @f with flame_run_add(), which compares with the previous path
  * only. */
-static int build_tree(const struct join *j, struct flame *f, const struct amap *agg,
-		      uint32_t *flab)
+static int build_tree(const struct join *j, const struct groups *g, struct flame *f,
+		      const struct amap *agg, uint32_t *flab)
 {
 	const struct trace *t = j->trace;
 	struct flame *trie = flame__new();
 	struct flame_run run = {0};
 	struct fentry *ent = malloc((agg->n + 1) * sizeof(*ent));
 	uint32_t *leaf = malloc((t->nstacks + 1) * sizeof(*leaf));
-	uint32_t *rootlab = malloc((j->ntasks + 1) * sizeof(*rootlab));
+	uint32_t *rootlab = malloc((g->ngroups + 2) * sizeof(*rootlab));
 	uint32_t *rank = NULL, *ids = NULL;
 	size_t cap = 0, m = 0, i, n;
 	int err = -ENOMEM;
@@ -342,7 +354,7 @@ static int build_tree(const struct join *j, struct flame *f, const struct amap *
 	if (!trie || !ent || !leaf || !rootlab)
 		goto out;
 	memset(leaf, 0xff, (t->nstacks + 1) * sizeof(*leaf));
-	memset(rootlab, 0xff, (j->ntasks + 1) * sizeof(*rootlab));
+	memset(rootlab, 0xff, (g->ngroups + 2) * sizeof(*rootlab));
 	for (i = 0; i < agg->cap; i++) {
 		uint64_t key = agg->keys[i];
 		uint32_t s = (uint32_t)key, node = 0;
@@ -377,8 +389,10 @@ static int build_tree(const struct join *j, struct flame *f, const struct amap *
 		uint32_t r = ent[i].root;
 
 		if (rootlab[r] == UINT32_MAX) {
-			err = r ? analysis_task_root(f, &j->tasks[r - 1], &rootlab[r])
-				: flame_intern(f, "[no poll]", 9, &rootlab[r]);
+			char lab[300];
+
+			groups__label(g, r ? r - 1 : GROUP_NONE, lab, sizeof(lab));
+			err = flame_intern(f, lab, strlen(lab), &rootlab[r]);
 			if (err)
 				goto out;
 		}
@@ -402,31 +416,37 @@ out:
 	return err;
 }
 
-/* flame --min-poll: the samples of long enough polls, per (root, stack). */
-struct min_poll_walk {
+/* The samples again (--min-poll, --by thread), per (root, stack). */
+struct flame_walk {
 	struct amap *agg;
 	struct flame_result *res;
 	const struct flame_opts *o;
-	uint64_t want;
+	const struct groups *g;
 };
 
-static int min_poll_sample(void *ctx, const struct trace_sample *s,
-			   const struct join_hit *p)
+/* Aggregation key root of group @grp: group + 1, 0 for "[no poll]". */
+static uint64_t group_root(uint32_t grp)
 {
-	struct min_poll_walk *mw = ctx;
-	uint64_t root, w = sample_weight(s), *v;
+	return grp == GROUP_NONE ? 0 : (uint64_t)grp + 1;
+}
 
-	if (!p || p->end - p->start < mw->o->min_poll_ns)
+static int flame_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct flame_walk *fw = ctx;
+	uint64_t w = sample_weight(s), *v;
+	uint32_t grp;
+
+	if (fw->o->min_poll_ns && (!p || p->end - p->start < fw->o->min_poll_ns))
 		return 0;
-	root = (uint64_t)p->task + 1;
-	if (mw->o->have_task && root != mw->want)
+	grp = groups__of(fw->g, p ? (int32_t)p->task : -1, s->tid);
+	if (grp == UINT32_MAX)
 		return 0;
-	v = amap_get(mw->agg, root << 32 | s->stack, NULL);
+	v = amap_get(fw->agg, group_root(grp) << 32 | s->stack, NULL);
 	if (!v)
 		return -ENOMEM;
 	*v += w;
-	mw->res->samples++;
-	mw->res->weight += w;
+	fw->res->samples++;
+	fw->res->weight += w;
 	return 0;
 }
 
@@ -434,28 +454,26 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 {
 	const struct trace *t;
 	struct flame *f = NULL;
+	struct groups *g = NULL;
 	struct amap agg = {0};
 	struct flame_result res = {0};
 	uint32_t *flab = NULL;
 	size_t i;
-	uint64_t want = 0;
-	int err = -ENOMEM;
+	int err;
 
 	if (!j || !o || !out)
 		return -EINVAL;
 	t = j->trace;
-	if (o->have_task) {
-		const struct task_stat *ts = join__task(j, o->task);
-
-		if (!ts)
-			return -ENOENT;
-		want = (uint64_t)(ts - j->tasks) + 1;
-	}
-	/* root keys (task index + 1, 0 = no poll) share a u64 key with the
-	 * stack id */
-	if (j->ntasks >= UINT32_MAX - 1)
+	if (o->sel.on && !task_sel_any(j, &o->sel))
+		return -ENOENT;
+	/* root keys (group + 1, 0 = no poll) share a u64 key with the stack
+	 * id */
+	if (j->ntasks >= UINT32_MAX - 3)
 		return -EOVERFLOW;
-
+	err = groups__new(j, o->by, &o->sel, &g);
+	if (err)
+		return err;
+	err = -ENOMEM;
 	f = flame__new();
 	flab = malloc((t->nframes + 1) * sizeof(*flab));
 	if (!f || !flab || amap_init(&agg, 4096))
@@ -463,14 +481,15 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
 	f->task_roots = 1;
 
-	/* 1M samples collapse to a few thousand (root, stack) pairs, which
+	/* 1M samples collapse to a few thousand (task, stack) pairs, which
 	 * the join counted: pick those wanted, then walk the tree once per
-	 * pair instead of per sample. Only --min-poll needs the samples
-	 * again (the pairs do not say how long their polls were). */
-	if (o->min_poll_ns) {
-		struct min_poll_walk mw = {.agg = &agg, .res = &res, .o = o, .want = want};
+	 * pair instead of per sample. --min-poll and --by thread need the
+	 * samples again (the pairs say neither how long their polls were
+	 * nor on which thread). */
+	if (o->min_poll_ns || g->by == GROUP_THREAD) {
+		struct flame_walk fw = {.agg = &agg, .res = &res, .o = o, .g = g};
 
-		err = join_for_each_sample(j, min_poll_sample, &mw);
+		err = join_for_each_sample(j, flame_sample, &fw);
 		if (err)
 			goto out;
 		err = -ENOMEM;
@@ -480,10 +499,14 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 		for (i = 0; i < ja->map.cap; i++) {
 			uint64_t key = ja->map.keys[i], *v;
 			size_t e = ja->map.vals[i];
+			uint32_t grp;
 
-			if (key == AMAP_EMPTY || (o->have_task && key >> 32 != want))
+			if (key == AMAP_EMPTY)
 				continue;
-			v = amap_get(&agg, key, NULL);
+			grp = groups__of(g, (int32_t)(key >> 32) - 1, 0);
+			if (grp == UINT32_MAX)
+				continue;
+			v = amap_get(&agg, group_root(grp) << 32 | (uint32_t)key, NULL);
 			if (!v)
 				goto out;
 			*v += ja->weight[e];
@@ -493,14 +516,14 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 	}
 	res.stacks = agg.n;
 
-	err = build_tree(j, f, &agg, flab);
+	err = build_tree(j, g, f, &agg, flab);
 	if (err)
 		goto out;
 
 	if (o->format == FLAME_FOLDED)
 		err = flame__write_folded(f, out);
 	else
-		err = write_svg(j, o, f, &res, out);
+		err = write_svg(j, g, o, f, &res, out);
 	if (!err && !res.weight)
 		err = -ENODATA;
 out:
@@ -508,23 +531,12 @@ out:
 		*o->result = res;
 	amap_release(&agg);
 	flame__free(f);
+	groups__free(g);
 	free(flab);
 	return err;
 }
 
 /* ---- the task table ------------------------------------------------- */
-
-static int task_order(const void *a, const void *b)
-{
-	const struct task_stat *x = *(const struct task_stat *const *)a;
-	const struct task_stat *y = *(const struct task_stat *const *)b;
-
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	if (x->total_ns != y->total_ns)
-		return x->total_ns > y->total_ns ? -1 : 1;
-	return x->task < y->task ? -1 : x->task > y->task;
-}
 
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
 size_t analysis_u8_width(const char *s)
@@ -564,95 +576,203 @@ static int digits(uint64_t v)
 
 #define NAME_MAX_W 32
 
-int analysis__tasks(const struct join *j, const struct delays *d, FILE *out)
+/* One row of the task table: a task, or all tasks of one name. */
+struct trow {
+	uint32_t grp;
+	uint64_t task;		/* GROUP_TASK: the task id */
+	uint64_t ntasks, polls, weight, total_ns, longest_ns;
+	struct delay_stats ds;
+};
+
+static int trow_cmp(const void *a, const void *b, void *key)
 {
+	const struct trow *x = a, *y = b;
+	uint64_t kx, ky;
+
+	switch (*(const enum tasks_sort *)key) {
+	case TASKS_BY_POLLS:
+		kx = x->polls, ky = y->polls;
+		break;
+	case TASKS_BY_LONGEST:
+		kx = x->longest_ns, ky = y->longest_ns;
+		break;
+	case TASKS_BY_DELAY:
+		kx = x->ds.max, ky = y->ds.max;
+		break;
+	case TASKS_BY_NAME:
+		kx = ky = 0;
+		break;
+	default:
+		kx = x->weight, ky = y->weight;
+		if (kx == ky)
+			kx = x->total_ns, ky = y->total_ns;
+		break;
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->grp != y->grp) /* groups are in id or name order */
+		return x->grp < y->grp ? -1 : 1;
+	return 0;
+}
+
+double analysis_period_ns(const struct trace *t)
+{
+	const char *v = analysis_meta(t, "frequency");
+	char *end;
+	double hz;
+
+	if (!v || !*v)
+		return 0;
+	hz = strtod(v, &end);
+	if (end == v || (*end && strcmp(end, "Hz") && strcmp(end, " Hz")) || !(hz > 0) ||
+	    hz > 1e9)
+		return 0;
+	return 1e9 / hz;
+}
+
+int analysis__tasks(const struct join *j, const struct delays *d, const struct tasks_opts *o,
+		    FILE *out)
+{
+	static const struct tasks_opts dflt = {0};
 	const struct trace *t;
-	const struct task_stat **order;
+	struct groups *g = NULL;
+	struct trow *rows = NULL;
 	struct delay_stats *ds = NULL;
-	uint64_t all = 0, inpoll = 0, max_id = 0, max_polls = 0, max_samples = 0;
-	int idw, pw, sw;
-	size_t namew = 4, i;
-	char name[NAME_MAX_W * 4 + 8];
+	uint64_t span, lo, hi;
+	double period;
+	size_t i, nr, shown, namew = 4;
+	int err, pw = 5;
+	char name[NAME_MAX_W * 4 + 8], lab[300];
 
 	if (!j || !out)
 		return -EINVAL;
+	if (!o)
+		o = &dflt;
 	t = j->trace;
-	order = malloc((j->ntasks + 1) * sizeof(*order));
+	err = groups__new(j, o->by == GROUP_THREAD ? GROUP_TASK : o->by, NULL, &g);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	nr = g->ngroups;
+	rows = calloc(nr + 1, sizeof(*rows));
 	if (d)
-		ds = malloc((j->ntasks + 1) * sizeof(*ds));
-	if (!order || (d && (!ds || delays__task_stats(d, ds)))) {
-		free(order);
-		free(ds);
-		return -ENOMEM;
+		ds = malloc((nr + 1) * sizeof(*ds));
+	if (!rows || (d && (!ds || delays__task_stats(d, g->of_task, nr, ds))))
+		goto out;
+	for (i = 0; i < nr; i++) {
+		rows[i].grp = (uint32_t)i;
+		if (ds)
+			rows[i].ds = ds[i];
 	}
-	all = j->samples;
-	inpoll = j->samples_in_polls;
 	for (i = 0; i < j->ntasks; i++) {
 		const struct task_stat *ts = &j->tasks[i];
+		struct trow *r = &rows[g->of_task[i]];
 
-		order[i] = ts;
-		if (ts->task > max_id)
-			max_id = ts->task;
-		if (ts->polls > max_polls)
-			max_polls = ts->polls;
-		if (ts->samples > max_samples)
-			max_samples = ts->samples;
-		if (ts->name) {
-			analysis_clean_name(ts->name, name, sizeof(name));
-			if (analysis_u8_width(name) > namew)
-				namew = analysis_u8_width(name);
-		}
+		r->task = ts->task;
+		r->ntasks++;
+		r->polls += ts->polls;
+		r->weight += ts->samples;
+		r->total_ns += ts->total_ns;
+		if (ts->longest_ns > r->longest_ns)
+			r->longest_ns = ts->longest_ns;
+	}
+	qsort_r(rows, nr, sizeof(*rows), trow_cmp, (void *)&o->sort);
+	shown = o->limit && o->limit < nr ? o->limit : nr;
+	period = analysis_period_ns(t);
+	join_seen(j, &lo, &hi);
+	span = t->counters.end_time > t->counters.start_time
+		   ? t->counters.end_time - t->counters.start_time
+		   : (hi > lo ? hi - lo : 0);
+	for (i = 0; i < shown; i++) {
+		if (g->by == GROUP_NAME)
+			groups__label(g, rows[i].grp, lab, sizeof(lab));
+		else
+			snprintf(lab, sizeof(lab), "%s", j->tasks[rows[i].grp].name ?: "-");
+		analysis_clean_name(lab, name, sizeof(name));
+		if (analysis_u8_width(name) > namew)
+			namew = analysis_u8_width(name);
+		if (digits(rows[i].polls) > pw)
+			pw = digits(rows[i].polls);
 	}
 	if (namew > NAME_MAX_W)
 		namew = NAME_MAX_W;
-	qsort(order, j->ntasks, sizeof(*order), task_order);
-	idw = digits(max_id) > 4 ? digits(max_id) : 4;
-	pw = digits(max_polls) > 5 ? digits(max_polls) : 5;
-	sw = digits(max_samples) > 7 ? digits(max_samples) : 7;
 
-	fprintf(out, "%-*s  %-*s  %*s  %*s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", idw,
-		"TASK", (int)namew, "NAME", pw, "POLLS", sw, "SAMPLES", "CPU%", "TOTAL-POLL",
-		"MEAN-POLL", "LONGEST-POLL", pw, "WAKES", "DELAY-P50", "DELAY-P99", "DELAY-MAX");
-	for (i = 0; i < j->ntasks; i++) {
-		const struct task_stat *ts = order[i];
-		const struct delay_stats *st = ds ? &ds[ts - j->tasks] : NULL;
-		char tot[32] = "-", mean[32] = "-", longest[32] = "-";
+	if (g->by == GROUP_NAME)
+		fprintf(out, "%-*s  %6s", (int)namew, "NAME", "TASKS");
+	else
+		fprintf(out, "%-8s  %-*s", "TASK", (int)namew, "NAME");
+	fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw, "POLLS", "CPU",
+		"CPU%", "TOTAL-POLL", "MEAN-POLL", "LONGEST-POLL", pw, "WAKES", "DELAY-P50",
+		"DELAY-P99", "DELAY-MAX");
+	for (i = 0; i < shown; i++) {
+		const struct trow *r = &rows[i];
+		double cpu = period ? (double)r->weight * period : 0;
+		char cpus[32] = "-", pct[16] = "-", tot[32] = "-", mean[32] = "-", longest[32] = "-";
 		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
 
-		if (ts->polls) {
-			fmt_duration(ts->total_ns, tot, sizeof(tot));
-			fmt_duration(ts->total_ns / ts->polls, mean, sizeof(mean));
-			fmt_duration(ts->longest_ns, longest, sizeof(longest));
+		if (period) {
+			fmt_duration((uint64_t)cpu, cpus, sizeof(cpus));
+			if (span)
+				snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * cpu / (double)span);
 		}
-		if (st) {
-			snprintf(wakes, sizeof(wakes), "%" PRIu64, st->n);
-			if (st->n) {
-				fmt_duration(st->p50, p50, sizeof(p50));
-				fmt_duration(st->p99, p99, sizeof(p99));
-				fmt_duration(st->max, max, sizeof(max));
+		if (r->polls) {
+			fmt_duration(r->total_ns, tot, sizeof(tot));
+			fmt_duration(r->total_ns / r->polls, mean, sizeof(mean));
+			fmt_duration(r->longest_ns, longest, sizeof(longest));
+		}
+		if (ds) {
+			snprintf(wakes, sizeof(wakes), "%" PRIu64, r->ds.n);
+			if (r->ds.n) {
+				fmt_duration(r->ds.p50, p50, sizeof(p50));
+				fmt_duration(r->ds.p99, p99, sizeof(p99));
+				fmt_duration(r->ds.max, max, sizeof(max));
 			}
 		}
-		analysis_fit_name(ts->name, namew, name, sizeof(name));
-		fprintf(out,
-			"%-*" PRIu64 "  %s%*s  %*" PRIu64 "  %*" PRIu64
-			"  %5.1f%%  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n",
-			idw, ts->task, name, (int)(namew - analysis_u8_width(name)), "",
-			pw, ts->polls, sw, ts->samples,
-			all ? 100.0 * ts->samples / all : 0.0, tot, mean, longest, pw, wakes,
-			p50, p99, max);
+		if (g->by == GROUP_NAME) {
+			groups__label(g, r->grp, lab, sizeof(lab));
+			analysis_fit_name(lab, namew, name, sizeof(name));
+			fprintf(out, "%s%*s  %6" PRIu64, name,
+				(int)(namew - analysis_u8_width(name)), "", r->ntasks);
+		} else {
+			analysis_fit_name(j->tasks[r->grp].name, namew, name, sizeof(name));
+			fprintf(out, "%-8" PRIu64 "  %s%*s", r->task, name,
+				(int)(namew - analysis_u8_width(name)), "");
+		}
+		fprintf(out, "  %*" PRIu64 "  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
+			r->polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);
 	}
+	fprintf(out, "# %zu of %zu %s", shown, nr, g->by == GROUP_NAME ? "task names" : "tasks");
+	if (g->by == GROUP_NAME)
+		fprintf(out, " (%zu tasks)", j->ntasks);
+	fprintf(out, ", by %s", o->sort == TASKS_BY_POLLS	  ? "polls"
+				: o->sort == TASKS_BY_LONGEST ? "longest poll"
+				: o->sort == TASKS_BY_DELAY   ? "longest delay"
+				: o->sort == TASKS_BY_NAME    ? "name"
+							      : "CPU");
+	if (shown < nr)
+		fprintf(out, "; --limit 0 for all");
+	fputc('\n', out);
 	fprintf(out,
-		"# %zu tasks, %zu polls; %" PRIu64 " samples: %" PRIu64
-		" in polls (%.1f%%), %" PRIu64 " outside polls (%.1f%%)\n",
-		j->ntasks, j->npolls, all, inpoll, all ? 100.0 * inpoll / all : 0.0,
-		all - inpoll, all ? 100.0 * (all - inpoll) / all : 0.0);
+		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
+		"%s recorded\n",
+		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
+		fmt_duration(span, lab, sizeof(lab)));
+	fprintf(out,
+		"# %" PRIu64 " samples: %" PRIu64 " in polls (%.1f%%), %" PRIu64
+		" outside polls (%.1f%%)\n",
+		j->samples, j->samples_in_polls,
+		j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
+		j->samples - j->samples_in_polls,
+		j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
 	if (j->unmatched_ends || t->counters.lost_samples || t->counters.shim_drops)
 		fprintf(out,
 			"# incomplete: %" PRIu64 " poll ends without a begin, %" PRIu64
 			" samples lost, %" PRIu64 " shim records dropped\n",
-			j->unmatched_ends, t->counters.lost_samples,
-			t->counters.shim_drops);
-	free(order);
+			j->unmatched_ends, t->counters.lost_samples, t->counters.shim_drops);
+	err = ferror(out) ? -EIO : 0;
+out:
+	free(rows);
 	free(ds);
-	return ferror(out) ? -EIO : 0;
+	groups__free(g);
+	return err;
 }

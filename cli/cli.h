@@ -48,9 +48,23 @@ int parse_seconds(const char *s, double *out);
 /* "svg" or "folded" into *@out. 0 or -EINVAL. */
 int parse_flame_format(const char *s, enum flame_format *out);
 
-/* 0 if @task is in the trace @j joined; else say why on stderr (a trace of a
- * target without the shim has no task ids at all) and return -1. */
-int check_task(const struct join *j, uint64_t task, const char *in);
+/* 0 if @sel keeps a task of the trace @j joined; else say why on stderr (a
+ * trace of a target without the shim has no task ids at all) and return
+ * -1. */
+int check_task(const struct join *j, const struct task_sel *sel, const char *in);
+/* 0 if the trace has tasks; else say that the target had no shim, -1. */
+int check_shim(const struct join *j, const char *in);
+/* --task ID or NAME: a number > 0 is an id, anything else a name. 0 or
+ * -EINVAL (empty, or 0). */
+int parse_task_sel(const char *s, struct task_sel *sel);
+#define TASK_WANT "want a task id > 0 or a task name"
+/* --by task|name|thread. 0 or -EINVAL. */
+int parse_group_by(const char *s, enum group_by *by);
+#define TASK_HELP                                                                        \
+	"  -t, --task ID|NAME    only task ID, or every task named NAME\n"
+#define BY_HELP                                                                          \
+	"      --by KEY          task, name (all tasks of one name together) or\n"         \
+	"                        thread\n"
 
 /* Read the trace at @path for analysis with trace__read_opts(@flags),
  * saying what is wrong on failure (and warning when it was cut short).
@@ -75,6 +89,9 @@ void session_close(struct session *s);
  * says if a walk of the file found it corrupt, else @err's text. */
 void analysis_failed(const char *path, const struct trace *t, int err);
 
+/* With no -o and stdout a terminal, an SVG goes to the file @file
+ * instead, and says so: *@outp = @file. */
+void terminal_svg(const char **outp, const char *file);
 /* Open @path for writing ("-" or NULL = stdout). NULL after an error. */
 FILE *open_output(const char *path);
 /* Close an output from open_output, reporting write errors. 0 or -1. */

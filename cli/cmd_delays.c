@@ -15,7 +15,7 @@ enum { OPT_MIN = 256, OPT_FORMAT, OPT_NO_INLINE };
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof delays [-i FILE] [--task ID] [--min DUR] [--limit N]\n"
+		"usage: d9prof delays [-i FILE] [--task ID|NAME] [--min DUR] [--limit N]\n"
 		"                     [--format text|json]\n\n"
 		"How long did woken tasks wait for their poll, and behind what? A task is\n"
 		"ready from its wake (d9_task_wake, or its spawn for its first poll; more\n"
@@ -34,7 +34,7 @@ static void help(FILE *f)
 		"and never polled again are listed at the end.\n\n"
 		"options:\n"
 		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
-		"  -t, --task ID         only delays of task ID\n"
+		TASK_HELP
 		"      --min DUR         only delays at least DUR long\n"
 		"  -n, --limit N         at most N rows (default %d; 0: all)\n"
 		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n"
@@ -73,10 +73,8 @@ int cmd_delays(int argc, char **argv)
 			in = optarg;
 			break;
 		case 't':
-			if (parse_u64(optarg, &o.task) || o.task == 0)
-				return usage_error("delays ",
-						   "bad task id '%s': want a number > 0", optarg);
-			o.have_task = 1;
+			if (parse_task_sel(optarg, &o.sel))
+				return usage_error("delays ", "bad task '%s': " TASK_WANT, optarg);
 			break;
 		case OPT_MIN:
 			if (duration_parse(optarg, &o.min_ns))
@@ -113,13 +111,7 @@ int cmd_delays(int argc, char **argv)
 
 	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;
-	if (o.have_task && check_task(se.j, o.task, in)) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (!se.j->ntasks) {
-		error("'%s' has no tasks: the target did not run the d9prof shim while it "
-		      "was recorded, so there are no wakes to measure", in);
+	if (check_shim(se.j, in) || check_task(se.j, &o.sel, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

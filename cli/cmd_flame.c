@@ -8,18 +8,19 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE };
+enum { OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE, OPT_BY };
 
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof flame [-i FILE] [--task ID] [--min-poll DUR] [--format svg|folded]\n"
-		"                    [-o OUT]\n"
+		"usage: d9prof flame [-i FILE] [--task ID|NAME] [--by task|name|thread]\n"
+		"                    [--min-poll DUR] [--format svg|folded] [-o OUT]\n"
 		"       d9prof flame [-i FILE] --poll ID [--format svg|folded] [-o OUT]\n\n"
 		"Join every CPU sample to the poll running on its thread at that instant\n"
 		"and draw the result. Without --task, each sample sits under a root frame\n"
 		"naming its task (\"[no poll]\" outside any poll), so one picture shows the\n"
-		"split between tasks.\n\n"
+		"split between tasks; past %d tasks the roots are task names (all tasks\n"
+		"of one name together; --by task for one root per task).\n\n"
 		"With --poll, draw one poll (ids from 'd9prof polls'): its CPU samples\n"
 		"under \"[cpu]\" and, if the trace has off-CPU data, the stacks it left the\n"
 		"CPU with under \"[off-cpu]\" (\"[runqueue: comm[tid]]\" on top where it\n"
@@ -28,21 +29,26 @@ static void help(FILE *f)
 		"recorded in the trace (-F).\n\n"
 		"options:\n"
 		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
-		"  -t, --task ID         only samples taken while task ID was polled\n"
+		"  -t, --task ID|NAME    only samples taken while task ID (or any task\n"
+		"                        named NAME) was polled\n"
+		BY_HELP
 		"      --min-poll DUR    only samples inside polls that lasted at least\n"
 		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no poll]\n"
 		"      --poll ID         one poll's CPU and off-CPU time, in us\n"
 		"  -f, --format FMT      svg (default: interactive, self-contained) or\n"
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
-		"  -o, --output OUT      write there instead of stdout\n"
+		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
+		"                        terminal, which goes to d9prof-flame.svg)\n"
 		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof flame -o all.svg\n"
-		"  d9prof flame --task 42 --format folded | sort -k2 -n | tail\n"
+		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
+		"  d9prof flame --task short -o short-tasks.svg\n"
 		"  d9prof flame --min-poll 1ms -o slow-polls.svg\n"
-		"  d9prof flame --poll 1234 -o poll1234.svg\n");
+		"  d9prof flame --poll 1234 -o poll1234.svg\n",
+		GROUP_AUTO_TASKS);
 }
 
 /* flame --poll: one poll's CPU and off-CPU time together. */
@@ -100,6 +106,7 @@ int cmd_flame(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "task", required_argument, NULL, 't' },
+		{ "by", required_argument, NULL, OPT_BY },
 		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
 		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "format", required_argument, NULL, 'f' },
@@ -124,10 +131,13 @@ int cmd_flame(int argc, char **argv)
 			in = optarg;
 			break;
 		case 't':
-			if (parse_u64(optarg, &fo.task) || fo.task == 0)
-				return usage_error("flame ", "bad task id '%s': want a number > 0",
+			if (parse_task_sel(optarg, &fo.sel))
+				return usage_error("flame ", "bad task '%s': " TASK_WANT, optarg);
+			break;
+		case OPT_BY:
+			if (parse_group_by(optarg, &fo.by))
+				return usage_error("flame ", "bad --by '%s': want task, name or thread",
 						   optarg);
-			fo.have_task = 1;
 			break;
 		case OPT_MIN_POLL:
 			if (duration_parse(optarg, &fo.min_poll_ns))
@@ -160,23 +170,30 @@ int cmd_flame(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("flame ", "unexpected argument '%s'", argv[optind]);
-	if (have_poll && (fo.have_task || fo.min_poll_ns))
+	if (have_poll && (fo.sel.on || fo.min_poll_ns))
 		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
 				   "--min-poll");
+	if (fo.format == FLAME_SVG)
+		terminal_svg(&outp, have_poll ? "d9prof-poll.svg" : "d9prof-flame.svg");
 	if (have_poll)
 		return poll_flame(in, rflags, poll, fo.format, outp);
 
 	t = open_trace(in, rflags);
 	if (!t)
 		return EXIT_FAIL;
-	/* --min-poll walks the samples again, looking their polls up */
-	err = join__new(t, fo.min_poll_ns ? JOIN_KEEP_POLLS : 0, &j);
+	/* --min-poll walks the samples again, looking their polls up; --by
+	 * thread needs the threads that polled */
+	err = join__new(t,
+			fo.min_poll_ns ? JOIN_KEEP_POLLS
+			: fo.by == GROUP_THREAD ? JOIN_POLL_LIST
+						: 0,
+			&j);
 	if (err) {
 		analysis_failed(in, t, err);
 		trace__free(t);
 		return EXIT_FAIL;
 	}
-	if (fo.have_task && check_task(j, fo.task, in)) {
+	if (check_task(j, &fo.sel, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -189,17 +206,16 @@ int cmd_flame(int argc, char **argv)
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
 	if (err == -ENODATA) {
-		if (fo.have_task)
-			warning("no CPU samples inside %spolls of task %llu",
+		char what[160];
+
+		if (fo.sel.on)
+			warning("no CPU samples inside %spolls of %s",
 				fo.min_poll_ns ? "the --min-poll " : "",
-				(unsigned long long)fo.task);
+				task_sel_text(&fo.sel, what, sizeof(what)));
 		else if (fo.min_poll_ns)
 			warning("no CPU samples inside polls that long in '%s'", in);
 		else
 			warning("no CPU samples in '%s'", in);
-	} else if (err == -ENOENT) {
-		error("no task %llu in '%s'", (unsigned long long)fo.task, in);
-		ret = EXIT_FAIL;
 	} else if (err && trace__error(t)) {
 		analysis_failed(in, t, err);
 		ret = EXIT_FAIL;

@@ -8,13 +8,14 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE, OPT_NO_INLINE };
+enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE, OPT_NO_INLINE, OPT_BY };
 
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof offcpu [-i FILE] [--task ID] [--min-poll DUR] [--min-block DUR]\n"
-		"                     [--idle] [--format svg|folded] [-o OUT]\n\n"
+		"usage: d9prof offcpu [-i FILE] [--task ID|NAME] [--by task|name|thread]\n"
+		"                     [--min-poll DUR] [--min-block DUR] [--idle]\n"
+		"                     [--format svg|folded] [-o OUT]\n\n"
 		"Where did the polls wait? Every time a thread of the target left the CPU,\n"
 		"the recorder kept its stack at switch-out and when it ran again. Each\n"
 		"such interval goes to the poll running on that thread when it switched\n"
@@ -29,13 +30,16 @@ static void help(FILE *f)
 		"only preempted time is run-queue time.\n\n"
 		"options:\n"
 		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
-		"  -t, --task ID         only time off-CPU inside polls of task ID\n"
+		"  -t, --task ID|NAME    only time off-CPU inside polls of task ID (or of\n"
+		"                        every task named NAME)\n"
+		BY_HELP
 		"      --min-poll DUR    only time off-CPU inside polls that lasted at\n"
 		"                        least DUR (leaves out [no poll] and [idle])\n"
 		"      --min-block DUR   only intervals off-CPU for at least DUR\n"
 		"      --idle            also the time parked workers waited, as [idle]\n"
 		"  -f, --format FMT      svg (default) or folded (\"root;...;leaf us\")\n"
-		"  -o, --output OUT      write there instead of stdout\n"
+		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
+		"                        terminal, which goes to d9prof-offcpu.svg)\n"
 		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
@@ -50,6 +54,7 @@ int cmd_offcpu(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "task", required_argument, NULL, 't' },
+		{ "by", required_argument, NULL, OPT_BY },
 		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "idle", no_argument, NULL, OPT_IDLE },
@@ -73,10 +78,13 @@ int cmd_offcpu(int argc, char **argv)
 			in = optarg;
 			break;
 		case 't':
-			if (parse_u64(optarg, &oo.task) || oo.task == 0)
-				return usage_error("offcpu ", "bad task id '%s': want a number > 0",
+			if (parse_task_sel(optarg, &oo.sel))
+				return usage_error("offcpu ", "bad task '%s': " TASK_WANT, optarg);
+			break;
+		case OPT_BY:
+			if (parse_group_by(optarg, &oo.by))
+				return usage_error("offcpu ", "bad --by '%s': want task, name or thread",
 						   optarg);
-			oo.have_task = 1;
 			break;
 		case OPT_MIN_POLL:
 			if (duration_parse(optarg, &oo.min_poll_ns))
@@ -112,6 +120,8 @@ int cmd_offcpu(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("offcpu ", "unexpected argument '%s'", argv[optind]);
 
+	if (oo.format == FLAME_SVG)
+		terminal_svg(&outp, "d9prof-offcpu.svg");
 	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
 	why = offcpu_missing(se.t);
@@ -120,7 +130,7 @@ int cmd_offcpu(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (oo.have_task && check_task(se.j, oo.task, in)) {
+	if (check_task(se.j, &oo.sel, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -133,9 +143,11 @@ int cmd_offcpu(int argc, char **argv)
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
 	if (err == -ENODATA) {
-		if (oo.have_task)
-			warning("task %llu spent no time off-CPU inside its polls%s",
-				(unsigned long long)oo.task,
+		char what[160];
+
+		if (oo.sel.on)
+			warning("%s spent no time off-CPU inside polls%s",
+				task_sel_text(&oo.sel, what, sizeof(what)),
 				oo.min_poll_ns || oo.min_block_ns ? " (with these filters)" : "");
 		else
 			warning("no off-CPU time in '%s' matched%s", in,

@@ -10,13 +10,13 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_MIN = 256, OPT_SORT, OPT_NO_INLINE };
+enum { OPT_MIN = 256, OPT_SORT, OPT_NO_INLINE, OPT_BY };
 
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof polls [-i FILE] [--min DUR] [--task ID] [--sort duration|start]\n"
-		"                    [--limit N]\n\n"
+		"usage: d9prof polls [-i FILE] [--min DUR] [--task ID|NAME] [--sort duration|start]\n"
+		"                    [--limit N] [--by task|name|thread]\n\n"
 		"List polls, longest first: POLL (its id, for 'd9prof flame --poll'), TASK,\n"
 		"THREAD, START (seconds since the recording started), DURATION (\"+\": at\n"
 		"least that long, its begin or end was not recorded), SAMPLES (CPU samples\n"
@@ -25,10 +25,14 @@ static void help(FILE *f)
 		"and TOP-FRAME: where it blocked longest, marked \"(off-CPU)\", if it spent\n"
 		"over half its time off-CPU (\"(run queue)\" if it was mostly waiting for a\n"
 		"CPU there, not blocked); else the leaf of most of its CPU samples.\n\n"
+		"With --by, one line per task, task name or thread instead: POLLS, TOTAL,\n"
+		"P50, P99 and LONGEST poll duration, OFF-CPU and RUNQ, most poll time\n"
+		"first: poll duration by spawn site, when tasks are named after it.\n\n"
 		"options:\n"
 		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
 		"      --min DUR         only polls that lasted at least DUR\n"
-		"  -t, --task ID         only polls of task ID\n"
+		TASK_HELP
+		BY_HELP
 		"      --sort KEY        duration (default: longest first) or start\n"
 		"  -n, --limit N         at most N polls (default %d; 0: all)\n"
 		NO_INLINE_HELP
@@ -37,6 +41,7 @@ static void help(FILE *f)
 		"examples:\n"
 		"  d9prof polls --min 1ms\n"
 		"  d9prof polls --task 42 --sort start --limit 0 > task42-polls.txt\n"
+		"  d9prof polls --by name               # poll durations per task name\n"
 		"  d9prof flame --poll 1234 -o poll1234.svg   # one of them, CPU + off-CPU\n",
 		DEFAULT_LIMIT);
 }
@@ -47,6 +52,7 @@ int cmd_polls(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "min", required_argument, NULL, OPT_MIN },
 		{ "task", required_argument, NULL, 't' },
+		{ "by", required_argument, NULL, OPT_BY },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
@@ -72,10 +78,13 @@ int cmd_polls(int argc, char **argv)
 						   optarg);
 			break;
 		case 't':
-			if (parse_u64(optarg, &po.task) || po.task == 0)
-				return usage_error("polls ", "bad task id '%s': want a number > 0",
+			if (parse_task_sel(optarg, &po.sel))
+				return usage_error("polls ", "bad task '%s': " TASK_WANT, optarg);
+			break;
+		case OPT_BY:
+			if (parse_group_by(optarg, &po.by))
+				return usage_error("polls ", "bad --by '%s': want task, name or thread",
 						   optarg);
-			po.have_task = 1;
 			break;
 		case OPT_SORT:
 			if (!strcmp(optarg, "duration"))
@@ -108,7 +117,7 @@ int cmd_polls(int argc, char **argv)
 
 	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
-	if (po.have_task && check_task(se.j, po.task, in)) {
+	if (check_shim(se.j, in) || check_task(se.j, &po.sel, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

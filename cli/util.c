@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -119,17 +120,60 @@ int parse_flame_format(const char *s, enum flame_format *out)
 	return 0;
 }
 
-int check_task(const struct join *j, uint64_t task, const char *in)
+int check_task(const struct join *j, const struct task_sel *sel, const char *in)
 {
-	if (join__task(j, task))
+	char what[160];
+
+	if (!sel->on || task_sel_any(j, sel))
 		return 0;
 	if (!j->trace->nevents && !j->trace->ntasks)
 		error("'%s' has no task ids: the target had no d9prof shim (link "
 		      "libd9prof; see d9prof(3))", in);
 	else
-		error("no task %llu in '%s' (list them with 'd9prof tasks -i %s')",
-		      (unsigned long long)task, in, in);
+		error("no %s in '%s' (list them with 'd9prof tasks -i %s --limit 0')",
+		      task_sel_text(sel, what, sizeof(what)), in, in);
 	return -1;
+}
+
+int check_shim(const struct join *j, const char *in)
+{
+	if (j->ntasks)
+		return 0;
+	error("'%s' has no tasks: the target did not run the d9prof shim while it was "
+	      "recorded (link libd9prof, see d9prof(3)); 'd9prof flame' still shows its "
+	      "CPU samples", in);
+	return -1;
+}
+
+int parse_task_sel(const char *s, struct task_sel *sel)
+{
+	uint64_t id;
+
+	memset(sel, 0, sizeof(*sel));
+	if (!*s)
+		return -EINVAL;
+	sel->on = 1;
+	if (!parse_u64(s, &id)) {
+		if (!id)
+			return -EINVAL;
+		sel->id = id;
+	} else {
+		sel->name = s;
+	}
+	return 0;
+}
+
+int parse_group_by(const char *s, enum group_by *by)
+{
+	if (!strcmp(s, "task"))
+		*by = GROUP_TASK;
+	else if (!strcmp(s, "name"))
+		*by = GROUP_NAME;
+	else if (!strcmp(s, "thread"))
+		*by = GROUP_THREAD;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 struct trace *open_trace(const char *path, unsigned int flags)
@@ -179,6 +223,14 @@ void session_close(struct session *s)
 	join__free(s->j);
 	trace__free(s->t);
 	memset(s, 0, sizeof(*s));
+}
+
+void terminal_svg(const char **outp, const char *file)
+{
+	if (*outp || !isatty(STDOUT_FILENO))
+		return;
+	*outp = file;
+	info("writing the SVG to %s (not to a terminal; -o - forces stdout)", file);
 }
 
 FILE *open_output(const char *path)

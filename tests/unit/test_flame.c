@@ -158,7 +158,7 @@ Test(flame, task_filter_keeps_only_that_task)
 {
 	struct flame_result r;
 	struct flame_opts o = {
-	    .format = FLAME_FOLDED, .have_task = 1, .task = 7, .result = &r};
+	    .format = FLAME_FOLDED, .sel = {.on = 1, .id = 7}, .result = &r};
 
 	small_trace();
 	cr_assert_eq(analysis__flame(J, &o, out), 0);
@@ -170,7 +170,7 @@ Test(flame, task_filter_keeps_only_that_task)
 
 Test(flame, unknown_task_is_enoent)
 {
-	struct flame_opts o = {.format = FLAME_FOLDED, .have_task = 1, .task = 999};
+	struct flame_opts o = {.format = FLAME_FOLDED, .sel = {.on = 1, .id = 999}};
 
 	small_trace();
 	cr_assert_eq(analysis__flame(J, &o, out), -ENOENT);
@@ -179,7 +179,7 @@ Test(flame, unknown_task_is_enoent)
 
 Test(flame, known_task_without_samples_is_enodata)
 {
-	struct flame_opts o = {.format = FLAME_SVG, .have_task = 1, .task = 8};
+	struct flame_opts o = {.format = FLAME_SVG, .sel = {.on = 1, .id = 8}};
 
 	sy_task(&T, 8, "quiet");
 	sy_poll(&T, 1, 8, 100, 200);
@@ -308,45 +308,48 @@ Test(tasks, table_lists_polls_and_longest)
 	sy_event(&T, 1400000, 3, D9_EV_WAKE, 7);
 	sy_event(&T, 20000000, 3, D9_EV_WAKE, 8);
 	sy_event(&T, 25000000, 3, D9_EV_WAKE, 9);
+	sy_meta(&T, "frequency", "1000");
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(delays__new(J, &D), 0);
-	cr_assert_eq(analysis__tasks(J, D, out), 0);
+	cr_assert_eq(analysis__tasks(J, D, NULL, out), 0);
 	o = output();
 	cr_log_info("\n%s", o);
+	/* 3 samples at 1000 Hz are 3ms of CPU, 10% of one CPU over 30ms */
+	cr_assert_str_eq(
+	    o,
+	    "TASK      NAME  POLLS        CPU    CPU%  TOTAL-POLL  MEAN-POLL  LONGEST-POLL  "
+	    "WAKES  DELAY-P50  DELAY-P99  DELAY-MAX\n"
+	    "7         net       2     3.00ms   10.0%      13.8ms     6.90ms        12.3ms      "
+	    "2        0ns      750us      750us\n"
+	    "8         -         1     1.00ms    3.3%       850us      850us         850us      "
+	    "1        0ns        0ns        0ns\n"
+	    "9         idle      0        0ns    0.0%           -          -             -      "
+	    "0          -          -          -\n"
+	    "# 3 of 3 tasks, by CPU\n"
+	    "# CPU: sampled CPU time inside the polls (sampling periods x 1/frequency); CPU%: "
+	    "of one CPU over the 30.0ms recorded\n"
+	    "# 5 samples: 4 in polls (80.0%), 1 outside polls (20.0%)\n");
+}
 
-	cr_assert(count(o, "\n") >= 4, "%s", o);
-	l1 = strchr(o, '\n') + 1;
-	l2 = strchr(l1, '\n') + 1;
-	l3 = strchr(l2, '\n') + 1;
-	cr_assert(!strncmp(o,
-			   "TASK  NAME  POLLS  SAMPLES    CPU%  TOTAL-POLL  MEAN-POLL  "
-			   "LONGEST-POLL  WAKES  DELAY-P50  DELAY-P99  DELAY-MAX\n",
-			   strlen("TASK  NAME  POLLS  SAMPLES    CPU%  TOTAL-POLL  "
-				  "MEAN-POLL  LONGEST-POLL  WAKES  DELAY-P50  DELAY-P99  "
-				  "DELAY-MAX\n")),
-		  "%s", o);
-	cr_assert(!strncmp(l1,
-			   "7     net       2        3   60.0%      13.8ms     6.90ms    "
-			   "    12.3ms      2        0ns      750us      750us\n",
-			   strlen("7     net       2        3   60.0%      13.8ms     "
-				  "6.90ms        12.3ms      2        0ns      750us      750us\n")),
-		  "%s", o);
-	cr_assert(!strncmp(l2,
-			   "8     -         1        1   20.0%       850us      850us    "
-			   "     850us      1        0ns        0ns        0ns\n",
-			   strlen("8     -         1        1   20.0%       850us      "
-				  "850us         850us      1        0ns        0ns        0ns\n")),
-		  "%s", o);
-	cr_assert(!strncmp(l3,
-			   "9     idle      0        0    0.0%           -          -    "
-			   "         -      0          -          -          -\n",
-			   strlen("9     idle      0        0    0.0%           -        "
-				  "  -             -      0          -          -          -\n")),
-		  "%s", o);
-	cr_assert(strstr(o, "# 3 tasks, 3 polls; 5 samples: 4 in polls (80.0%), 1 "
-			    "outside polls (20.0%)\n"),
-		  "%s", o);
-	cr_assert(!strstr(o, "incomplete"));
+Test(tasks, grouped_by_name_sorted_and_limited)
+{
+	struct tasks_opts o = {.by = GROUP_NAME, .sort = TASKS_BY_POLLS, .limit = 1};
+
+	sy_task(&T, 1, "short");
+	sy_task(&T, 2, "short");
+	sy_task(&T, 3, "long");
+	sy_poll(&T, 1, 1, 0, 1000000);
+	sy_poll(&T, 1, 2, 1000000, 2000000);
+	sy_poll(&T, 2, 3, 0, 10000000);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
+	cr_assert_eq(analysis__tasks(J, NULL, &o, out), 0);
+	cr_log_info("\n%s", output());
+	cr_assert(!strncmp(output(), "NAME    TASKS  POLLS        CPU", 31), "%s", output());
+	cr_assert(strstr(output(), "\nshort       2      2          -       -      2.00ms"),
+		  "%s", output());
+	cr_assert(!strstr(output(), "\nlong"), "limited to one row: %s", output());
+	cr_assert(strstr(output(), "# 1 of 2 task names (3 tasks), by polls; --limit 0 for all\n"),
+		  "%s", output());
 }
 
 Test(tasks, footer_reports_what_is_missing)
@@ -356,7 +359,7 @@ Test(tasks, footer_reports_what_is_missing)
 	sy_event(&T, 20, 1, D9_EV_POLL_END, 1);
 	sy_event(&T, 30, 1, D9_EV_POLL_END, 1);
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
-	cr_assert_eq(analysis__tasks(J, NULL, out), 0);
+	cr_assert_eq(analysis__tasks(J, NULL, NULL, out), 0);
 	cr_assert(strstr(output(),
 			 "# incomplete: 1 poll ends without a begin, 12 samples lost"),
 		  "%s", output());

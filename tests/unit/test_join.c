@@ -373,7 +373,7 @@ static char *all_outputs(const struct trace *t)
 	{
 		struct flame_opts all = {.format = FLAME_FOLDED, .result = &r};
 		struct flame_opts svg = {.format = FLAME_SVG, .title = "x"};
-		struct flame_opts task = {.format = FLAME_FOLDED, .have_task = 1, .task = 3};
+		struct flame_opts task = {.format = FLAME_FOLDED, .sel = {.on = 1, .id = 3}};
 		struct flame_opts minp = {.format = FLAME_FOLDED, .min_poll_ns = 5000};
 
 		fprintf(f, "rc %d\n", analysis__flame(j, &all, f));
@@ -385,7 +385,7 @@ static char *all_outputs(const struct trace *t)
 		cr_assert_eq(analysis__flame(j, &minp, f), -EINVAL,
 			     "min_poll_ns wants JOIN_KEEP_POLLS");
 	}
-	fprintf(f, "rc %d\n", analysis__tasks(j, NULL, f));
+	fprintf(f, "rc %d\n", analysis__tasks(j, NULL, NULL, f));
 	{
 		struct polls_opts po = {.sort = POLLS_BY_START};
 		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};

@@ -298,12 +298,12 @@ Test(offcpu, min_block_keeps_only_intervals_that_long)
 Test(offcpu, task_keeps_one_tasks_time_and_an_unknown_task_is_enoent)
 {
 	scenario();
-	offcpu_folded((struct offcpu_opts){.have_task = 1, .task = 2}, NULL, 0);
+	offcpu_folded((struct offcpu_opts){.sel = {.on = 1, .id = 2}}, NULL, 0);
 	cr_assert_null(strstr(output(), "blocker"));
 	cr_assert_null(strstr(output(), "[no poll]"));
 	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
 		     50);
-	offcpu_folded((struct offcpu_opts){.have_task = 1, .task = 99}, NULL, -ENOENT);
+	offcpu_folded((struct offcpu_opts){.sel = {.on = 1, .id = 99}}, NULL, -ENOENT);
 }
 
 Test(offcpu, microseconds_are_rounded_per_stack_not_per_interval)
@@ -447,14 +447,14 @@ Test(offcpu, polls_table_filters_by_duration_and_task_and_sorts_by_start)
 	cr_assert_eq(
 	    analysis__polls(
 		OC,
-		&(struct polls_opts){.have_task = 1, .task = 2, .sort = POLLS_BY_START},
+		&(struct polls_opts){.sel = {.on = 1, .id = 2}, .sort = POLLS_BY_START},
 		out),
 	    0);
 	cr_assert_eq(rows(ids, 8), 2, "%s", output());
 	cr_assert_str_eq(ids[0], "0/2");
 	cr_assert_str_eq(ids[1], "2/2");
 	cr_assert_eq(
-	    analysis__polls(OC, &(struct polls_opts){.have_task = 1, .task = 7}, out),
+	    analysis__polls(OC, &(struct polls_opts){.sel = {.on = 1, .id = 7}}, out),
 	    -ENOENT);
 }
 

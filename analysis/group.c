@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group.c - which tasks a view keeps (--task ID or NAME) and the root
+ * frames of a split view (--by task, name or thread).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
+{
+	if (!s || !s->on)
+		return 1;
+	if (!ts)
+		return 0;
+	if (s->name)
+		return ts->name && !strcmp(ts->name, s->name);
+	return ts->task == s->id;
+}
+
+int task_sel_any(const struct join *j, const struct task_sel *s)
+{
+	for (size_t i = 0; i < j->ntasks; i++)
+		if (task_sel_has(s, &j->tasks[i]))
+			return 1;
+	return 0;
+}
+
+char *task_sel_text(const struct task_sel *s, char *buf, size_t len)
+{
+	char name[128];
+
+	if (!s || !s->on) {
+		snprintf(buf, len, "all tasks");
+	} else if (s->name) {
+		analysis_clean_name(s->name, name, sizeof(name));
+		snprintf(buf, len, "tasks named %s", name);
+	} else {
+		snprintf(buf, len, "task %" PRIu64, s->id);
+	}
+	return buf;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct task_stat *x = *(const struct task_stat *const *)a;
+	const struct task_stat *y = *(const struct task_stat *const *)b;
+
+	if (!x->name != !y->name)
+		return x->name ? -1 : 1;
+	return x->name ? strcmp(x->name, y->name) : 0;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+enum group_by groups_resolve(const struct join *j, enum group_by by)
+{
+	if (by != GROUP_AUTO)
+		return by;
+	return j->ntasks > GROUP_AUTO_TASKS ? GROUP_NAME : GROUP_TASK;
+}
+
+int groups__new(const struct join *j, enum group_by by, const struct task_sel *sel,
+		struct groups **out)
+{
+	struct groups *g = calloc(1, sizeof(*g));
+	const struct task_stat **v = NULL;
+	size_t i, n;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!g)
+		return -ENOMEM;
+	g->j = j;
+	g->by = groups_resolve(j, by);
+	g->sel = sel ? *sel : (struct task_sel){0};
+	g->of_task = malloc((j->ntasks + 1) * sizeof(*g->of_task));
+	if (!g->of_task)
+		goto fail;
+	for (i = 0; i < j->ntasks; i++)
+		g->of_task[i] = task_sel_has(&g->sel, &j->tasks[i]) ? (uint32_t)i : UINT32_MAX;
+	g->ngroups = j->ntasks;
+	if (g->by == GROUP_NAME) {
+		/* one group per distinct name; unnamed tasks share one */
+		v = malloc((j->ntasks + 1) * sizeof(*v));
+		g->names = malloc((j->ntasks + 1) * sizeof(*g->names));
+		if (!v || !g->names)
+			goto fail;
+		for (i = 0; i < j->ntasks; i++)
+			v[i] = &j->tasks[i];
+		qsort(v, j->ntasks, sizeof(*v), name_cmp);
+		for (i = n = 0; i < j->ntasks; i++) {
+			if (!i || name_cmp(&v[i], &v[i - 1]))
+				g->names[n++] = v[i]->name;
+			if (g->of_task[v[i] - j->tasks] != UINT32_MAX)
+				g->of_task[v[i] - j->tasks] = (uint32_t)(n - 1);
+		}
+		g->ngroups = n;
+	} else if (g->by == GROUP_THREAD) {
+		/* the threads that ran polls, plus any seen by a caller later */
+		g->tids = malloc((j->npolls + j->trace->nthreads + 1) * sizeof(*g->tids));
+		if (!g->tids)
+			goto fail;
+		for (i = 0; i < j->trace->nthreads; i++)
+			g->tids[g->ntids++] = j->trace->threads[i].tid;
+		for (i = 0; j->polls && i < j->npolls; i++)
+			g->tids[g->ntids++] = j->polls[i].tid;
+		qsort(g->tids, g->ntids, sizeof(*g->tids), u32_cmp);
+		for (i = n = 0; i < g->ntids; i++)
+			if (!n || g->tids[n - 1] != g->tids[i])
+				g->tids[n++] = g->tids[i];
+		g->ntids = g->ngroups = n;
+	}
+	free(v);
+	*out = g;
+	return 0;
+fail:
+	free(v);
+	groups__free(g);
+	return err;
+}
+
+uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid)
+{
+	const uint32_t *at;
+
+	if (task_ix >= 0 && g->of_task[task_ix] == UINT32_MAX)
+		return UINT32_MAX; /* a task not selected */
+	if (task_ix < 0 && g->sel.on)
+		return UINT32_MAX; /* outside polls, but polls were asked for */
+	if (g->by == GROUP_THREAD) {
+		at = bsearch(&tid, g->tids, g->ntids, sizeof(*g->tids), u32_cmp);
+		return at ? (uint32_t)(at - g->tids) : UINT32_MAX - 1;
+	}
+	return task_ix < 0 ? GROUP_NONE : g->of_task[task_ix];
+}
+
+char *groups__label(const struct groups *g, uint32_t grp, char *buf, size_t len)
+{
+	char name[256];
+
+	if (grp == GROUP_NONE) {
+		snprintf(buf, len, "[no poll]");
+	} else if (g->by == GROUP_THREAD) {
+		if (grp >= g->ntids)
+			snprintf(buf, len, "[other threads]");
+		else
+			analysis_thread_label(g->j->trace, g->tids[grp], buf, len);
+	} else if (g->by == GROUP_NAME) {
+		if (grp < g->ngroups && g->names[grp]) {
+			analysis_clean_name(g->names[grp], name, sizeof(name));
+			snprintf(buf, len, "%s", name);
+		} else {
+			snprintf(buf, len, "[unnamed tasks]");
+		}
+	} else {
+		analysis_task_label(g->j, g->j->tasks[grp].task, buf, len);
+	}
+	return buf;
+}
+
+void groups__free(struct groups *g)
+{
+	if (!g)
+		return;
+	free(g->of_task);
+	free(g->names);
+	free(g->tids);
+	free(g);
+}
