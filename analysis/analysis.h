@@ -221,6 +221,7 @@ struct tasks_opts {
 				 * THREAD: per task) */
 	enum tasks_sort sort;
 	size_t limit;		/* rows; 0 = all */
+	int wide;		/* never cut names (else to 32 characters) */
 };
 
 struct delays;
@@ -431,6 +432,9 @@ struct polls_opts {
 				 * p50, p99 and longest duration */
 	enum polls_sort sort;
 	size_t limit;		/* at most this many rows; 0 = all */
+	int wide;		/* never cut names (else TASK and THREAD
+				 * names to 24 characters, TOP-FRAME to 64,
+				 * keeping a function's own name) */
 	size_t *shown;		/* out: rows printed, if non-NULL */
 };
 

@@ -240,8 +240,10 @@ const char *analysis_meta(const struct trace *t, const char *key);
 void analysis_clean_name(const char *s, char *buf, size_t len);
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
 size_t analysis_u8_width(const char *s);
-/* @name (NULL: "-") cleaned and cut to @w characters ("..": it was
- * longer). */
+/* @name (NULL: "-") cleaned and cut to @w characters (0: never) with an
+ * ellipsis: in the middle for a qualified name, so that its own name
+ * stays ("ns::Type<...>::method(int)" -> "ns::Ty…::method(int)"), else at
+ * the end. */
 void analysis_fit_name(const char *name, size_t w, char *buf, size_t len);
 /* "name[tid]" of a thread of the target ("?[tid]" if unnamed), and "task
  * ID name" ("task ID" if unnamed); names cleaned. Return @buf. */

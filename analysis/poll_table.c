@@ -12,6 +12,7 @@
 
 #define NAME_W	  24 /* widest task or thread name column */
 #define LABEL_LEN 512
+#define TOP_W	  64 /* TOP-FRAME characters, unless wide */
 
 static int by_duration(const void *a, const void *b)
 {
@@ -54,21 +55,21 @@ static int width_u64(uint64_t v)
 }
 
 /* "ID name" cut to fit: the id whole, the name as much as fits. */
-static void id_name(uint64_t id, const char *name, char *buf, size_t len)
+static void id_name(uint64_t id, const char *name, int wide, char *buf, size_t len)
 {
-	char nm[NAME_W * 4 + 8];
+	char nm[LABEL_LEN - 32];
 	int n = snprintf(buf, len, "%" PRIu64, id);
 
 	if (!name || !*name || n < 0 || (size_t)n + 2 >= len)
 		return;
-	analysis_fit_name(name, NAME_W, nm, sizeof(nm));
+	analysis_fit_name(name, wide ? 0 : NAME_W, nm, sizeof(nm));
 	snprintf(buf + n, len - (size_t)n, " %s", nm);
 }
 
 struct row {
 	const struct poll *p;
-	char task[NAME_W * 4 + 32];
-	char thread[NAME_W * 4 + 32];
+	char task[LABEL_LEN];
+	char thread[LABEL_LEN];
 	char top[LABEL_LEN + 16];
 };
 
@@ -242,8 +243,8 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		int top;
 
 		r->p = p;
-		id_name(p->task, ts ? ts->name : NULL, r->task, sizeof(r->task));
-		id_name(p->tid, thread_name(t, p->tid), r->thread, sizeof(r->thread));
+		id_name(p->task, ts ? ts->name : NULL, o->wide, r->task, sizeof(r->task));
+		id_name(p->tid, thread_name(t, p->tid), o->wide, r->thread, sizeof(r->thread));
 		top = offcpu__poll_top(oc, p->id, &fr);
 		if (top < 0) {
 			err = top;
@@ -252,7 +253,10 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		if (top == POLL_TOP_NONE) {
 			strcpy(r->top, "-");
 		} else {
-			frame_label(t, fr, r->top, LABEL_LEN);
+			char lab[LABEL_LEN];
+
+			frame_label(t, fr, lab, sizeof(lab));
+			analysis_fit_name(lab, o->wide ? 0 : TOP_W, r->top, LABEL_LEN);
 			if (top == POLL_TOP_OFFCPU)
 				strcat(r->top, " (off-CPU)");
 			else if (top == POLL_TOP_PREEMPTED)

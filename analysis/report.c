@@ -548,19 +548,62 @@ size_t analysis_u8_width(const char *s)
 	return n;
 }
 
-/* @name cut to @w characters ("..": it was longer). */
+/* Byte offset of the start of @s's @n-th character (or of its end). */
+static size_t u8_offset(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && n-- == 0)
+			break;
+	return i;
+}
+
+/* Where a qualified name's own part starts: after the last "::" (or '.')
+ * outside <...>, (...) and [...] that comes before its argument list, so
+ * "ns::Type<a::b>::method(c::d)" gives "method(c::d)". */
+static size_t own_name(const char *s)
+{
+	size_t i, own = 0;
+	int depth = 0;
+
+	for (i = 0; s[i]; i++) {
+		char c = s[i];
+
+		if (c == '<' || c == '(' || c == '[') {
+			if (c == '(' && !depth && i)
+				break; /* the argument list: the name is before it */
+			depth++;
+		} else if ((c == '>' || c == ')' || c == ']') && depth) {
+			depth--;
+		} else if (!depth && c == ':' && s[i + 1] == ':') {
+			own = i + 2;
+			i++;
+		}
+	}
+	return own;
+}
+
 void analysis_fit_name(const char *name, size_t w, char *buf, size_t len)
 {
-	size_t i, chars = 0;
+	char tmp[4096];
+	size_t own, tw, keep;
 
 	analysis_clean_name(name ? name : "-", buf, len);
-	if (analysis_u8_width(buf) <= w)
+	if (!w || analysis_u8_width(buf) <= w)
 		return;
-	for (i = 0; buf[i]; i++) {
-		if (((unsigned char)buf[i] & 0xc0) != 0x80 && chars++ == w - 2)
-			break;
+	/* keep the end from the function's own name, cut the middle: for C
+	 * names and names whose own part is too long, cut the end */
+	snprintf(tmp, sizeof(tmp), "%s", buf);
+	own = own_name(tmp);
+	tw = analysis_u8_width(tmp + own);
+	if (own && tw + 2 <= w) {
+		keep = u8_offset(tmp, w - tw - 1);
+		snprintf(buf, len, "%.*s\u2026%s", (int)keep, tmp, tmp + own);
+		return;
 	}
-	memcpy(buf + i, "..", 3);
+	keep = u8_offset(tmp, w - 1);
+	snprintf(buf, len, "%.*s\u2026", (int)keep, tmp);
 }
 
 static int digits(uint64_t v)
@@ -694,7 +737,7 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 		if (digits(rows[i].polls) > pw)
 			pw = digits(rows[i].polls);
 	}
-	if (namew > NAME_MAX_W)
+	if (namew > NAME_MAX_W && !o->wide)
 		namew = NAME_MAX_W;
 
 	if (g->by == GROUP_NAME)

@@ -10,7 +10,7 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_MIN = 256, OPT_SORT, OPT_NO_INLINE, OPT_BY };
+enum { OPT_MIN = 256, OPT_SORT, OPT_NO_INLINE, OPT_BY, OPT_WIDE };
 
 static void help(FILE *f)
 {
@@ -35,6 +35,8 @@ static void help(FILE *f)
 		BY_HELP
 		"      --sort KEY        duration (default: longest first) or start\n"
 		"  -n, --limit N         at most N polls (default %d; 0: all)\n"
+		"      --wide            never cut names (by default long ones lose\n"
+		"                        their middle, keeping the function's name)\n"
 		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
@@ -53,6 +55,7 @@ int cmd_polls(int argc, char **argv)
 		{ "min", required_argument, NULL, OPT_MIN },
 		{ "task", required_argument, NULL, 't' },
 		{ "by", required_argument, NULL, OPT_BY },
+		{ "wide", no_argument, NULL, OPT_WIDE },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
@@ -80,6 +83,9 @@ int cmd_polls(int argc, char **argv)
 		case 't':
 			if (parse_task_sel(optarg, &po.sel))
 				return usage_error("polls ", "bad task '%s': " TASK_WANT, optarg);
+			break;
+		case OPT_WIDE:
+			po.wide = 1;
 			break;
 		case OPT_BY:
 			if (parse_group_by(optarg, &po.by))

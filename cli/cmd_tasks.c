@@ -9,7 +9,7 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_SORT = 256, OPT_BY };
+enum { OPT_SORT = 256, OPT_BY, OPT_WIDE };
 
 static void help(FILE *f)
 {
@@ -29,6 +29,7 @@ static void help(FILE *f)
 		"  -s, --sort KEY        cpu (default), polls, longest (poll), delay\n"
 		"                        (longest) or name\n"
 		"  -n, --limit N         at most N rows (default %d; 0: all)\n"
+		"      --wide            never cut names\n"
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof tasks --by name\n"
@@ -43,6 +44,7 @@ int cmd_tasks(int argc, char **argv)
 		{ "by", required_argument, NULL, OPT_BY },
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
+		{ "wide", no_argument, NULL, OPT_WIDE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -59,6 +61,9 @@ int cmd_tasks(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			in = optarg;
+			break;
+		case OPT_WIDE:
+			o.wide = 1;
 			break;
 		case OPT_BY:
 			if (parse_group_by(optarg, &o.by) || o.by == GROUP_THREAD)

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
 #include "tests/unit/synth_trace.h"
 
 static struct trace T;
@@ -451,4 +452,20 @@ Test(flame, scale_1m_samples_fold_and_svg, .timeout = 120)
 Test(flame, scale_1m_samples_all_distinct_stacks, .timeout = 120)
 {
 	scale(1);
+}
+
+Test(tasks, long_names_keep_their_own_name)
+{
+	char b[256];
+
+	analysis_fit_name("ns::detail::Type<std::vector<int, std::allocator<int> >, A>::"
+			  "method(int, char const*)",
+			  40, b, sizeof(b));
+	cr_expect_str_eq(b, "ns::detail::Typ\u2026method(int, char const*)");
+	analysis_fit_name("a_very_long_c_function_name_that_goes_on_and_on", 20, b, sizeof(b));
+	cr_expect_str_eq(b, "a_very_long_c_funct\u2026");
+	analysis_fit_name("fits", 20, b, sizeof(b));
+	cr_expect_str_eq(b, "fits");
+	analysis_fit_name("ns::f(long long long long long args)", 0, b, sizeof(b));
+	cr_expect_str_eq(b, "ns::f(long long long long long args)", "0: never cut");
 }
