@@ -24,8 +24,12 @@ kill "$DPID" 2>/dev/null || true
 wait "$DPID" 2>/dev/null || true
 trap - EXIT
 echo
-echo "\$ d9prof tasks -i $OUT/d9prof.data"
-"$D9" tasks -i "$OUT/d9prof.data" | head -15
+echo "\$ d9prof report -i $OUT/d9prof.data   # (abridged: the workers and the red flags)"
+"$D9" report -i "$OUT/d9prof.data" >"$OUT/report.txt"
+sed -n '/^== Workers/,/^$/p; /^== Red flags/,$p' "$OUT/report.txt"
+echo
+echo "\$ d9prof tasks -i $OUT/d9prof.data --by name"
+"$D9" tasks -i "$OUT/d9prof.data" --by name
 "$D9" flame -i "$OUT/d9prof.data" -o "$OUT/all-tasks.svg"
 for t in 1 2 3 4; do
 	"$D9" flame -i "$OUT/d9prof.data" --task $t -o "$OUT/task-$t.svg"
@@ -42,9 +46,14 @@ echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
 "$D9" offcpu -i "$OUT/d9prof.data" --task 2 --min-poll 1ms -o "$OUT/offcpu-task-2.svg"
 echo
 echo "flamegraphs (open in a browser):"
-echo "  $OUT/all-tasks.svg      every sample, one root frame per task"
+echo "  $OUT/all-tasks.svg      every sample, one root frame per task name"
 for t in 1 2 3 4; do
 	echo "  $OUT/task-$t.svg         task $t only ($(grep "^task $t " "$OUT/demo.out" | cut -d' ' -f3))"
 done
 echo "  $OUT/offcpu-task-2.svg  what task 2's slow polls blocked on (us off-CPU)"
-echo "folded stacks: $OUT/task-N.folded; the trace: $OUT/d9prof.data"
+echo "folded stacks: $OUT/task-N.folded; the trace: $OUT/d9prof.data;"
+echo "the whole report: $OUT/report.txt"
+echo
+echo "d9prof itself is $D9: run it from here, e.g."
+echo "  $D9 delays -i $OUT/d9prof.data --min 1ms"
+echo "or put it on PATH with 'sudo make install' (PREFIX=/usr/local; man d9prof then works too)."
