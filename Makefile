@@ -38,7 +38,7 @@ CRITERION_LIBS := -lcriterion
 .SECONDARY:
 .SUFFIXES:
 .PHONY: all demo demo-tokio tokio-demo-bin check check-unit check-sanitize check-rust \
-	check-e2e bench install \
+	check-e2e check-golden bench install \
 	uninstall clean deps format
 
 # ---- sources -------------------------------------------------------------
@@ -153,7 +153,7 @@ $(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9p
 	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \
 		-o $@ $< $(SHIM_SRCS) -lpthread
 
-check: check-unit check-sanitize check-rust check-e2e
+check: check-unit check-golden check-sanitize check-rust check-e2e
 	@echo "make check: all passed"
 
 check-unit: $(UNIT_BINS)
@@ -179,6 +179,14 @@ LAT_BINS := $(LAT_SRCS:tests/e2e/latency/%.c=$(B)/e2e/latency/%)
 $(B)/e2e/latency/%: tests/e2e/latency/%.c $(SHIM_A) include/d9prof.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< $(SHIM_A) -lpthread
+
+# the fixed synthetic trace of the golden tests (tests/golden/run.sh)
+$(B)/tests/golden/mktrace: tests/golden/mktrace.c $(CORE_A) $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I. -o $@ $< $(CORE_A) $(CORE_LIBS)
+
+check-golden: all $(B)/tests/golden/mktrace
+	$(Q)B=$(B) tests/golden/run.sh
 
 check-e2e: all tokio-demo-bin $(LAT_BINS)
 	$(Q)B=$(B) tests/e2e/run.sh

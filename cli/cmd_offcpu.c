@@ -45,7 +45,7 @@ static void help(FILE *f)
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
 		"  d9prof offcpu --min-poll 1ms -o slow-polls-offcpu.svg\n"
-		"  d9prof offcpu --task 42 --format folded | sort -k2 -n | tail\n"
+		"  d9prof offcpu --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
 		"  d9prof offcpu -f folded | grep -v '\\[runqueue'   # blocked time only\n");
 }
 
