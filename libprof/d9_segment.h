@@ -83,6 +83,9 @@
 #include <string.h>
 
 #define D9_SEG_NAME	"d9prof-seg"
+/* Set by `d9prof record -- CMD` for CMD: "PID:MS", the started process
+ * waits up to MS ms at initialisation for the recorder (shim.c). */
+#define D9_ATTACH_WAIT_ENV "D9PROF_ATTACH_WAIT"
 #define D9_SEG_MAGIC	0x3167657339643964ULL	/* "d9d9seg1" little-endian */
 #define D9_SEG_VERSION	2
 #define D9_SEG_HDR_SIZE	4096

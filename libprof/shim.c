@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -171,6 +172,33 @@ fail:
 	return err;
 }
 
+/*
+ * Command mode: `d9prof record -- CMD` puts D9_ATTACH_WAIT_ENV=PID:MS in the
+ * environment of the process it starts. That process (PID: not its
+ * children, which inherit the variable) waits, once, for at most MS
+ * milliseconds after making its segment until a recorder attaches, so
+ * that its first markers are recorded. Only the initialising thread
+ * waits, with nanosleep: no locks; other threads' markers go on detached.
+ */
+static void wait_for_recorder(struct d9_seg_hdr *h)
+{
+	const char *v = getenv(D9_ATTACH_WAIT_ENV);
+	struct timespec ts = {0, 200000};
+	long pid = 0, ms = 0;
+	char *end;
+
+	if (!v)
+		return;
+	pid = strtol(v, &end, 10);
+	if (*end != ':' || pid != (long)getpid())
+		return;
+	ms = strtol(end + 1, &end, 10);
+	if (*end || ms <= 0 || ms > 10000)
+		return;
+	for (long i = 0; i < ms * 5 && !__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ts, NULL);
+}
+
 /* One thread wins the right to initialise; the others carry on detached
  * meanwhile (markers) or wait for it (d9_init). */
 static void try_init(void)
@@ -188,6 +216,8 @@ static void try_init(void)
 	if (err)
 		h = &dummy;
 	__atomic_store_n(&init_err, err, __ATOMIC_RELAXED);
+	if (!err)
+		wait_for_recorder(h);
 	__atomic_store_n(&d9__gate, &h->attached, __ATOMIC_RELEASE);
 	__atomic_store_n(&seg, h, __ATOMIC_RELEASE);
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
