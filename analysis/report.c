@@ -800,13 +800,25 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 		"%s recorded\n",
 		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
 		fmt_duration(span, lab, sizeof(lab)));
-	fprintf(out,
-		"# %" PRIu64 " samples: %" PRIu64 " in polls (%.1f%%), %" PRIu64
-		" outside polls (%.1f%%)\n",
-		j->samples, j->samples_in_polls,
-		j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-		j->samples - j->samples_in_polls,
-		j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	/* weights, not samples: a ctimer sample may stand for several periods */
+	if (period) {
+		char a[32], b[32];
+
+		fprintf(out, "# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
+			fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
+			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
+			fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
+				     b, sizeof(b)),
+			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	} else {
+		fprintf(out,
+			"# %" PRIu64 " sampling periods: %" PRIu64 " in polls (%.1f%%), %" PRIu64
+			" outside polls (%.1f%%)\n",
+			j->samples, j->samples_in_polls,
+			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
+			j->samples - j->samples_in_polls,
+			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	}
 	if (j->unmatched_ends || t->counters.lost_samples || t->counters.shim_drops)
 		fprintf(out,
 			"# incomplete: %" PRIu64 " poll ends without a begin, %" PRIu64

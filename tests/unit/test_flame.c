@@ -329,7 +329,7 @@ Test(tasks, table_lists_polls_and_longest)
 	    "# 3 of 3 tasks, by CPU\n"
 	    "# CPU: sampled CPU time inside the polls (sampling periods x 1/frequency); CPU%: "
 	    "of one CPU over the 30.0ms recorded\n"
-	    "# 5 samples: 4 in polls (80.0%), 1 outside polls (20.0%)\n");
+	    "# sampled CPU: 4.00ms in polls (80.0%), 1.00ms outside polls (20.0%)\n");
 }
 
 Test(tasks, grouped_by_name_sorted_and_limited)
