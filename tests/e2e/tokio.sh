@@ -48,7 +48,7 @@ record_demo() {
 		fail "record failed: $(tail -3 "$TMP/$n.rec")" || return 1
 	kill "$pid"
 	wait "$pid" 2>/dev/null
-	"$D9" tasks -i "$TMP/$n.data" >"$TMP/$n.tasks" || fail "tasks failed" || return 1
+	"$D9" tasks -i "$TMP/$n.data" --limit 0 >"$TMP/$n.tasks" || fail "tasks failed" || return 1
 }
 tid() { awk -v n="$2" '$2 == n { print $1; exit }' "$TMP/$1.tasks"; }
 
