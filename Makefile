@@ -188,11 +188,18 @@ $(B)/tests/golden/mktrace: tests/golden/mktrace.c $(CORE_A) $(B)/.flags
 check-golden: all $(B)/tests/golden/mktrace
 	$(Q)B=$(B) tests/golden/run.sh
 
-check-e2e: all tokio-demo-bin $(LAT_BINS)
+# the SVG flamegraph in headless Chromium (tests/e2e/svg.sh)
+SVG_GEN := $(B)/e2e/svg/gen
+$(SVG_GEN): tests/e2e/svg/gen.c $(CORE_A) $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_A) $(CORE_LIBS)
+
+check-e2e: all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
 	$(Q)B=$(B) tests/e2e/run.sh
 	$(Q)B=$(B) tests/e2e/layouts.sh
 	$(Q)B=$(B) tests/e2e/tokio.sh
 	$(Q)B=$(B) tests/e2e/latency.sh
+	$(Q)B=$(B) tests/e2e/svg.sh
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: all

@@ -154,13 +154,24 @@ uint64_t flame__total(const struct flame *f);
  * ending there, in byte order (as `LC_ALL=C sort`), as flamegraph.pl/
  * inferno/speedscope read them. 0, -ENOMEM or -EIO. */
 int flame__write_folded(const struct flame *f, FILE *out);
-/* A self-contained interactive SVG (hover details, click to zoom, search,
- * reset) with @title and @subtitle (may be NULL); @unit names the weight
- * ("samples", "us"; NULL = "samples"). Frames narrower than 0.1 px are
- * left out, so the size is bounded whatever the number of stacks. All
- * text is XML-escaped (invalid UTF-8 becomes '?'). 0, -ENOMEM or -EIO. */
+/* A self-contained interactive SVG (hover details, click to zoom, search
+ * with a case toggle, reset) as wide as the window, with @title and
+ * @subtitle (may be NULL); @unit names the weight ("samples", "us"; NULL =
+ * "samples"). Long names lose their middle, keeping the function's own
+ * name. A parent's children narrower than a pixel are drawn as one frame,
+ * "N small frames"; merged frames narrower than 0.1 px are left out, so
+ * the size is bounded whatever the number of stacks. All text is
+ * XML-escaped (invalid UTF-8 becomes '?'). 0, -ENOMEM or -EIO. */
 int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		     const char *subtitle, const char *unit);
+/* How flame__write_svg() draws @f. All zero, as flame__new() leaves it:
+ * a flame graph (root at the bottom) in the warm CPU palette. */
+struct flame_style {
+	int offcpu;	/* blue palette, the off-CPU convention */
+	int reverse;	/* icicle: root at the top, callees below */
+};
+/* Copy @s into @f (NULL: back to the default). Only the SVG reads it. */
+void flame__set_style(struct flame *f, const struct flame_style *s);
 void flame__free(struct flame *f);
 
 /* ---- the commands' work --------------------------------------------- */
@@ -185,6 +196,7 @@ struct flame_opts {
 				 * lasted at least this long */
 	enum flame_format format;
 	const char *title;	/* NULL: a default naming the trace */
+	int reverse;		/* SVG: icicle, root on top */
 	struct flame_result *result;	/* out, filled if non-NULL */
 };
 
@@ -374,6 +386,7 @@ struct offcpu_opts {
 	int idle;		/* also parked time, under "[idle]" */
 	enum flame_format format;
 	const char *title;	/* NULL: a default naming the trace */
+	int reverse;		/* SVG: icicle, root on top */
 	struct offcpu_result *result;	/* out, filled if non-NULL */
 };
 

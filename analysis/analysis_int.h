@@ -114,6 +114,8 @@ struct flame {
 	/* nodes were added by flame_run_add(), which skips the edge map:
 	 * rebuild it before the next flame_add_ids() */
 	int edges_stale;
+	/* palette and orientation of the SVG (flame__set_style()) */
+	struct flame_style style;
 };
 
 /* Bulk loading without hashing: the previous path and its nodes. */

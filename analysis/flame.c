@@ -366,6 +366,16 @@ out:
 	return err;
 }
 
+void flame__set_style(struct flame *f, const struct flame_style *s)
+{
+	if (!f)
+		return;
+	if (s)
+		f->style = *s;
+	else
+		memset(&f->style, 0, sizeof(f->style));
+}
+
 void flame__free(struct flame *f)
 {
 	if (!f)

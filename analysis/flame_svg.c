@@ -2,15 +2,25 @@
 /*
  * flame_svg.c - a self-contained interactive flamegraph SVG.
  *
- * In the spirit of flamegraph.pl and inferno: frames bottom-up, siblings in
- * alphabetical order, hover details, click to zoom, regex search with the
- * matched share, all in inline CSS and script so the file can be mailed or
- * attached to a ticket and opened anywhere.
+ * In the spirit of flamegraph.pl and inferno: frames bottom-up (or top-down,
+ * an icicle), siblings in alphabetical order, hover details, click to zoom,
+ * regex search with the matched share, all in inline CSS and script so the
+ * file can be mailed or attached to a ticket and opened anywhere.
  *
- * Each frame is <g class="f" data-s data-n data-d> holding <title>, <rect>
- * and <text>, with its start and width in weight units and its depth; the
- * script lays frames out again from those when zooming.
+ * The picture is as wide as the window: frames are placed in % of the
+ * width, so only their text depends on it, and the script fits the text
+ * again on load and whenever the window is resized. The text written here
+ * fits a 1200 px picture, for viewers without script.
+ *
+ * Each frame is <g class="f" data-s data-n data-d> holding <title> (the
+ * full name), <rect> and, if there is room for 3 characters, <text>, with
+ * its start and width in weight units and its depth; the script lays
+ * frames out again from those when zooming. A parent's children narrower
+ * than a pixel (at 1200 px), if more than one, are one frame, <g class="f
+ * m">, "N small frames": the size of the file is bounded by its pixels,
+ * not by the number of stacks.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -19,13 +29,16 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
-#define IMG_W	    1200
+#define IMG_W	    1200 /* the width text is fitted to when written */
 #define XPAD	    10
 #define FRAME_W	    (IMG_W - 2 * XPAD)
+#define XPAD_PCT    (100.0 * XPAD / IMG_W) /* the margins, in % */
+#define FRAME_PCT   (100.0 * FRAME_W / IMG_W)
 #define FRAME_H	    16
 #define FONT	    12
 #define CHAR_W	    (FONT * 0.59) /* average Verdana advance */
-#define MIN_PX	    0.1		  /* narrower frames are left out */
+#define ONE_PX	    1.0		  /* narrower siblings are merged */
+#define MIN_PX	    0.1		  /* narrower merged frames are left out */
 #define YPAD_TOP    40
 #define YPAD_SUB    20
 #define YPAD_BOTTOM 34
@@ -112,23 +125,234 @@ static void xml_put(FILE *out, const char *s, size_t max)
 	}
 }
 
+/* ---- cutting names to fit ------------------------------------------- */
+
+/* A C++ or Rust name is read as tokens: "::" scopes, brackets (<...>
+ * templates, (...) parameters), and text; "operator<<", "operator()" and
+ * "->" are text, not brackets. shorten() here and in the script must
+ * agree: they cut the same way. */
+enum { TK_END, TK_TEXT, TK_OPEN, TK_CLOSE, TK_SEP };
+
+static int is_ident(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The token at @s[i], its length in *@len. */
+static int name_token(const char *s, size_t i, size_t *len)
+{
+	static const char ops[] = "<>=!+-*/%^&|~,[]";
+	size_t j;
+
+	if (!s[i])
+		return TK_END;
+	if (!strncmp(s + i, "operator", 8) && (i == 0 || !is_ident(s[i - 1]))) {
+		j = i + 8;
+		if (s[j] == '(' && s[j + 1] == ')')
+			j += 2;
+		else
+			while (s[j] && strchr(ops, s[j]))
+				j++;
+		*len = j - i;
+		return TK_TEXT;
+	}
+	*len = 2;
+	if (s[i] == '-' && s[i + 1] == '>')
+		return TK_TEXT;
+	if (s[i] == ':' && s[i + 1] == ':')
+		return TK_SEP;
+	*len = 1;
+	if (strchr("<([{", s[i]))
+		return TK_OPEN;
+	if (strchr(">)]}", s[i]))
+		return TK_CLOSE;
+	return TK_TEXT;
+}
+
+/* Offsets of the top-level "::" of @s into @sep (room for strlen(s) / 2
+ * + 1); their number. */
+static size_t scope_seps(const char *s, size_t *sep)
+{
+	size_t i = 0, n = 0, len;
+	int kind, depth = 0;
+
+	while ((kind = name_token(s, i, &len)) != TK_END) {
+		if (kind == TK_OPEN)
+			depth++;
+		else if (kind == TK_CLOSE && depth)
+			depth--;
+		else if (kind == TK_SEP && !depth)
+			sep[n++] = i;
+		i += len;
+	}
+	return n;
+}
+
+/* @s into @out with what is inside each top-level <...>, and each
+ * top-level (...) at offset @par_from or later (SIZE_MAX: none), replaced
+ * by "..". @out needs room for strlen(s) * 3 / 2 + 3. */
+static void collapse(const char *s, size_t par_from, char *out)
+{
+	size_t i = 0, len;
+	int kind, depth = 0, cut = 0, skipped = 0;
+
+	while ((kind = name_token(s, i, &len)) != TK_END) {
+		if (kind == TK_OPEN) {
+			if (!depth && (s[i] == '<' || (s[i] == '(' && i >= par_from))) {
+				*out++ = s[i];
+				cut = 1;
+				skipped = 0;
+				depth++;
+				i += len;
+				continue;
+			}
+			depth++;
+		} else if (kind == TK_CLOSE) {
+			if (depth)
+				depth--;
+			if (!depth && cut) {
+				if (skipped)
+					out = stpcpy(out, "..");
+				*out++ = s[i];
+				cut = 0;
+				i += len;
+				continue;
+			}
+		}
+		if (cut) {
+			skipped = 1;
+		} else {
+			memcpy(out, s + i, len);
+			out += len;
+		}
+		i += len;
+	}
+	if (cut && skipped)
+		out = stpcpy(out, "..");
+	*out = '\0';
+}
+
+/* The first @n - 2 characters of @s and "..", into @out. */
+static void cut_right(const char *s, size_t n, char *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p && n > 2; n--) {
+		size_t l = xml_char(p);
+
+		l = l ? l : 1;
+		memcpy(out, p, l);
+		out += l;
+		p += l;
+	}
+	strcpy(out, "..");
+}
+
+/* Cut @s before its parameters: "method(..) const" is "method". */
+static void drop_params(char *s)
+{
+	size_t i = 0, len;
+	int kind, depth = 0;
+
+	while ((kind = name_token(s, i, &len)) != TK_END) {
+		if (kind == TK_OPEN && !depth && i && s[i] == '(') {
+			s[i] = '\0';
+			return;
+		}
+		if (kind == TK_OPEN)
+			depth++;
+		else if (kind == TK_CLOSE && depth)
+			depth--;
+		i += len;
+	}
+}
+
+/* @s as shown in at most @n characters (as xml_nchars() counts), into
+ * @out (room for strlen(s) * 3 / 2 + 16). Names with a scope ("::") are
+ * cut in the middle, to keep the function's own name: first what is
+ * inside templates becomes "..", then its parameters, then the scopes
+ * between the first and the last: "ns::detail::Type<..>::method(int)",
+ * "ns::detail::Type<..>::method(..)", "ns::..::method(..)", then the own
+ * name alone, "method(..)", without its parameters, "method", and cut on
+ * the right, "met..". Other names are cut on the right: "a_very_lo..".
+ * Under 3 characters, nothing. 0 or -ENOMEM. */
+static int shorten(const char *s, size_t n, char *out)
+{
+	size_t len = strlen(s), *sep, k, j;
+	char *b = NULL, *own;
+
+	*out = '\0';
+	if (n < 3)
+		return 0;
+	if (xml_nchars(s) <= n) {
+		strcpy(out, s);
+		return 0;
+	}
+	sep = malloc((len / 2 + 1) * sizeof(*sep));
+	b = malloc(len * 3 / 2 + 3);
+	if (!sep || !b) {
+		free(sep);
+		free(b);
+		return -ENOMEM;
+	}
+	k = scope_seps(s, sep);
+	if (!k) {
+		cut_right(s, n, out);
+		goto out;
+	}
+	collapse(s, SIZE_MAX, out);
+	if (xml_nchars(out) <= n)
+		goto out;
+	collapse(s, sep[k - 1] + 2, b);
+	if (xml_nchars(b) <= n) {
+		strcpy(out, b);
+		goto out;
+	}
+	k = scope_seps(b, sep);
+	own = k ? b + sep[k - 1] + 2 : b;
+	for (j = k; j-- > 1;) {
+		memcpy(out, b, sep[j - 1]);
+		strcpy(stpcpy(out + sep[j - 1], "::..::"), own);
+		if (xml_nchars(out) <= n)
+			goto out;
+	}
+	if (xml_nchars(own) <= n) {
+		strcpy(out, own);
+		goto out;
+	}
+	drop_params(own);
+	if (xml_nchars(own) <= n)
+		strcpy(out, own);
+	else
+		cut_right(own, n, out);
+out:
+	free(sep);
+	free(b);
+	return 0;
+}
+
 /* The label cut to what fits in @w px, the same rule as fit() in the
- * script: nothing under 3 characters, else cut with "..". */
-static void put_fitted(FILE *out, const char *s, double w)
+ * script. */
+static int put_fitted(FILE *out, const char *s, double w)
 {
 	double fit = (w - 6) / CHAR_W;
-	size_t max, n;
+	char *buf;
+	int err;
 
 	if (fit < 3)
-		return;
-	max = (size_t)fit;
-	n = xml_nchars(s);
-	if (n <= max) {
-		xml_put(out, s, n);
-	} else {
-		xml_put(out, s, max - 2);
-		fputs("..", out);
+		return 0;
+	if ((size_t)fit >= xml_nchars(s)) {
+		xml_put(out, s, SIZE_MAX);
+		return 0;
 	}
+	buf = malloc(strlen(s) * 3 / 2 + 16);
+	if (!buf)
+		return -ENOMEM;
+	err = shorten(s, (size_t)fit, buf);
+	if (!err)
+		xml_put(out, buf, SIZE_MAX);
+	free(buf);
+	return err;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -139,9 +363,11 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* A colour from the name, so a function keeps its colour across graphs:
- * warm for user code, aqua for the kernel, lavender for task roots, grey
- * for samples outside polls and parked time, pink for "[preempted]". */
-static void frame_colour(const char *label, int depth, int task_roots, int rgb[3])
+ * warm for user code, aqua for the kernel (CPU graphs), or blues for both
+ * (@offcpu, the off-CPU convention); lavender for task roots, grey for
+ * samples outside polls and parked time, pink for "[preempted]". */
+static void frame_colour(const char *label, int depth, int task_roots, int offcpu,
+			 int rgb[3])
 {
 	uint32_t h = 2166136261u;
 	double v1, v2, v3;
@@ -169,6 +395,14 @@ static void frame_colour(const char *label, int depth, int task_roots, int rgb[3
 		rgb[0] = 160 + (int)(40 * v1);
 		rgb[1] = 135 + (int)(40 * v1);
 		rgb[2] = 215 + (int)(40 * v2);
+	} else if (offcpu && ends_with(label, "_[k]")) {
+		rgb[0] = 40 + (int)(40 * v1);
+		rgb[1] = 150 + (int)(45 * v2);
+		rgb[2] = 205 + (int)(50 * v2);
+	} else if (offcpu) {
+		rgb[0] = 70 + (int)(60 * v1);
+		rgb[1] = 100 + (int)(70 * v2);
+		rgb[2] = 200 + (int)(55 * v3);
 	} else if (ends_with(label, "_[k]")) {
 		rgb[0] = 50 + (int)(60 * v1);
 		rgb[1] = 165 + (int)(55 * v2);
@@ -204,9 +438,9 @@ static const char svg_style[] =
     "text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
     "#title { text-anchor: middle; font-size: 17px; }\n"
     "#subtitle { text-anchor: middle; fill: rgb(110,110,110); }\n"
-    "#search, #unzoom { cursor: pointer; }\n"
-    "#search { opacity: 0.3; }\n"
-    "#search:hover, #search.show { opacity: 1; }\n"
+    "#search, #icase, #unzoom { cursor: pointer; }\n"
+    "#search, #icase { opacity: 0.3; text-anchor: end; }\n"
+    "#search:hover, #search.show, #icase:hover, #icase.show { opacity: 1; }\n"
     "#matched { text-anchor: end; }\n"
     ".f text { pointer-events: none; }\n"
     ".f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n"
@@ -215,31 +449,39 @@ static const char svg_style[] =
     ".parent { opacity: 0.5; }\n"
     "</style>\n";
 
-/* Only numbers are spliced into the script: labels live in the titles. */
+/* Only numbers are spliced into the script (svg_script_head): labels live
+ * in the titles. */
+static const char svg_script_head[] = "<script type=\"text/ecmascript\"><![CDATA[\n"
+				      "\"use strict\";\n"
+				      "var XP = %.4f, FR = %.4f, CW = %.2f, TY = %d;\n";
+
 static const char svg_script[] =
-    "<script type=\"text/ecmascript\"><![CDATA[\n"
-    "\"use strict\";\n"
-    "var FW = %d, XPAD = %d, CW = %.2f;\n"
-    "var frames, details, matched, searchbtn, unzoombtn, total, searching = false;\n"
+    "var svg, frames, details, matched, searchbtn, casebtn, unzoombtn, total;\n"
+    "var zs = 0, zn = 0, term = null, icase = false, queued = false, TK = 0;\n"
     "function init(evt) {\n"
+    "\tsvg = document.documentElement;\n"
     "\tframes = document.getElementById(\"frames\");\n"
     "\tdetails = document.getElementById(\"details\").firstChild;\n"
     "\tmatched = document.getElementById(\"matched\").firstChild;\n"
     "\tsearchbtn = document.getElementById(\"search\");\n"
+    "\tcasebtn = document.getElementById(\"icase\");\n"
     "\tunzoombtn = document.getElementById(\"unzoom\");\n"
     "\ttotal = +frames.getAttribute(\"data-total\");\n"
+    "\tzn = total;\n"
     "\tframes.addEventListener(\"click\", function (e) {\n"
     "\t\tvar g = frame_of(e.target);\n"
     "\t\tif (g) zoom(g);\n"
     "\t});\n"
     "\tframes.addEventListener(\"mouseover\", function (e) {\n"
     "\t\tvar g = frame_of(e.target);\n"
-    "\t\tif (g) details.nodeValue = \"Function: \" + "
-    "g.querySelector(\"title\").textContent;\n"
+    "\t\tif (g) details.nodeValue = (g.classList.contains(\"m\") ? \"\" : \"Function: "
+    "\") +\n"
+    "\t\t\tg.querySelector(\"title\").textContent;\n"
     "\t});\n"
     "\tframes.addEventListener(\"mouseout\", function () { details.nodeValue = \" \"; "
     "});\n"
     "\tsearchbtn.addEventListener(\"click\", search_prompt);\n"
+    "\tcasebtn.addEventListener(\"click\", toggle_case);\n"
     "\tunzoombtn.addEventListener(\"click\", unzoom);\n"
     "\twindow.addEventListener(\"keydown\", function (e) {\n"
     "\t\tif (e.keyCode === 114 || ((e.ctrlKey || e.metaKey) && e.keyCode === 70)) {\n"
@@ -249,6 +491,30 @@ static const char svg_script[] =
     "\t\t\treset_search();\n"
     "\t\t}\n"
     "\t});\n"
+    "\t/* the frames are laid out in % of the window: only text needs\n"
+    "\t * refitting when it changes */\n"
+    "\twindow.addEventListener(\"resize\", function () {\n"
+    "\t\tif (queued) return;\n"
+    "\t\tqueued = true;\n"
+    "\t\twindow.requestAnimationFrame(function () { queued = false; refit(); });\n"
+    "\t});\n"
+    "\tmeasure();\n"
+    "\trefit();\n"
+    "}\n"
+    "/* the average advance of the font the browser really uses: of names in\n"
+    " * lower case, and of C++ ones, whichever is wider */\n"
+    "function measure() {\n"
+    "\tvar t = details.parentNode, w = 0, i, a;\n"
+    "\tvar s = [\"std::vector<int>::push_back(Task&)\", "
+    "\"abcdefghijklmnopqrstuvwxyz_\"];\n"
+    "\tif (!t.getComputedTextLength) return;\n"
+    "\tfor (i = 0; i < s.length; i++) {\n"
+    "\t\tdetails.nodeValue = s[i];\n"
+    "\t\ta = t.getComputedTextLength() / s[i].length;\n"
+    "\t\tif (a > w) w = a;\n"
+    "\t}\n"
+    "\tdetails.nodeValue = \" \";\n"
+    "\tif (w > 0) CW = w;\n"
     "}\n"
     "function frame_of(n) {\n"
     "\tfor (; n && n !== frames; n = n.parentNode)\n"
@@ -260,59 +526,194 @@ static const char svg_script[] =
     "\tvar t = g.querySelector(\"title\").textContent, i = t.lastIndexOf(\" (\");\n"
     "\treturn i < 0 ? t : t.substring(0, i);\n"
     "}\n"
-    "function fit(g, w) {\n"
-    "\tvar s = label_of(g), n = Math.floor((w - 6) / CW);\n"
-    "\tg.querySelector(\"text\").textContent =\n"
-    "\t\tn < 3 ? \"\" : s.length <= n ? s : s.substring(0, n - 2) + \"..\";\n"
+    "/* px per % of the window's width */\n"
+    "function px_per_pct() { return svg.getBoundingClientRect().width / 100; }\n"
+    "function refit() {\n"
+    "\tvar gs = frames.children, px = px_per_pct(), i;\n"
+    "\tif (!px) return;\n"
+    "\tsvg.setAttribute(\"data-width\", Math.round(px * 100));\n"
+    "\tfor (i = 0; i < gs.length; i++)\n"
+    "\t\tif (!gs[i].classList.contains(\"hide\"))\n"
+    "\t\t\tfit(gs[i], parseFloat(gs[i].querySelector(\"rect\").getAttribute(\"width\")) "
+    "* px);\n"
     "}\n"
-    "function place(g, x, w) {\n"
-    "\tvar r = g.querySelector(\"rect\");\n"
-    "\tr.setAttribute(\"x\", x.toFixed(2));\n"
-    "\tr.setAttribute(\"width\", w.toFixed(2));\n"
-    "\tg.querySelector(\"text\").setAttribute(\"x\", (x + 3).toFixed(2));\n"
-    "\tfit(g, w);\n"
+    "/* C++ and Rust names: \"::\" scopes, <...> templates, (...) parameters;\n"
+    " * operator names (\"operator()\") and \"->\" are text. TK: 0 text, 1 open,\n"
+    " * 2 close, 3 a \"::\"; returns the token's length. */\n"
+    "function tok(s, i) {\n"
+    "\tvar j, c = s.charAt(i);\n"
+    "\tTK = 0;\n"
+    "\tif (s.startsWith(\"operator\", i) && (i === 0 || !/\\w/.test(s.charAt(i - 1)))) "
+    "{\n"
+    "\t\tj = i + 8;\n"
+    "\t\tif (s.startsWith(\"()\", j)) j += 2;\n"
+    "\t\telse while (j < s.length && \"<>=!+-*/%^&|~,[]\".indexOf(s.charAt(j)) >= 0) "
+    "j++;\n"
+    "\t\treturn j - i;\n"
+    "\t}\n"
+    "\tif (s.startsWith(\"->\", i)) return 2;\n"
+    "\tif (s.startsWith(\"::\", i)) { TK = 3; return 2; }\n"
+    "\tif (\"<([{\".indexOf(c) >= 0) TK = 1;\n"
+    "\telse if (\">)]}\".indexOf(c) >= 0) TK = 2;\n"
+    "\treturn 1;\n"
+    "}\n"
+    "/* offsets of the top-level \"::\" */\n"
+    "function seps(s) {\n"
+    "\tvar r = [], d = 0, i = 0, l;\n"
+    "\twhile (i < s.length) {\n"
+    "\t\tl = tok(s, i);\n"
+    "\t\tif (TK === 1) d++;\n"
+    "\t\telse if (TK === 2) { if (d) d--; }\n"
+    "\t\telse if (TK === 3 && !d) r.push(i);\n"
+    "\t\ti += l;\n"
+    "\t}\n"
+    "\treturn r;\n"
+    "}\n"
+    "/* s with what is inside each top-level <...>, and each top-level (...)\n"
+    " * from offset pf on (pf < 0: none), replaced by \"..\" */\n"
+    "function collapse(s, pf) {\n"
+    "\tvar r = \"\", d = 0, i = 0, l, c, cut = false, skipped = false;\n"
+    "\twhile (i < s.length) {\n"
+    "\t\tl = tok(s, i);\n"
+    "\t\tc = s.charAt(i);\n"
+    "\t\tif (TK === 1) {\n"
+    "\t\t\tif (!d && (c === \"<\" || (c === \"(\" && pf >= 0 && i >= pf))) {\n"
+    "\t\t\t\tr += c;\n"
+    "\t\t\t\tcut = true;\n"
+    "\t\t\t\tskipped = false;\n"
+    "\t\t\t\td++;\n"
+    "\t\t\t\ti += l;\n"
+    "\t\t\t\tcontinue;\n"
+    "\t\t\t}\n"
+    "\t\t\td++;\n"
+    "\t\t} else if (TK === 2) {\n"
+    "\t\t\tif (d) d--;\n"
+    "\t\t\tif (!d && cut) {\n"
+    "\t\t\t\tr += (skipped ? \"..\" : \"\") + c;\n"
+    "\t\t\t\tcut = false;\n"
+    "\t\t\t\ti += l;\n"
+    "\t\t\t\tcontinue;\n"
+    "\t\t\t}\n"
+    "\t\t}\n"
+    "\t\tif (cut) skipped = true;\n"
+    "\t\telse r += s.substr(i, l);\n"
+    "\t\ti += l;\n"
+    "\t}\n"
+    "\tif (cut && skipped) r += \"..\";\n"
+    "\treturn r;\n"
+    "}\n"
+    "/* s in at most n characters. A scoped name is cut in the middle, keeping\n"
+    " * its own name: templates, then parameters, then middle scopes become\n"
+    " * \"..\": \"ns::detail::Type<..>::method(int)\", \"ns::..::method(..)\", then\n"
+    " * \"method(..)\", \"method\", \"met..\". Others are cut on the right. The same\n"
+    " * rule as shorten() in flame_svg.c. */\n"
+    "function shorten(s, n) {\n"
+    "\tvar sp, a, b, own, j, c;\n"
+    "\tif (n < 3) return \"\";\n"
+    "\tif (s.length <= n) return s;\n"
+    "\tsp = seps(s);\n"
+    "\tif (!sp.length) return s.substring(0, n - 2) + \"..\";\n"
+    "\ta = collapse(s, -1);\n"
+    "\tif (a.length <= n) return a;\n"
+    "\tb = collapse(s, sp[sp.length - 1] + 2);\n"
+    "\tif (b.length <= n) return b;\n"
+    "\tsp = seps(b);\n"
+    "\town = b.substring(sp[sp.length - 1] + 2);\n"
+    "\tfor (j = sp.length - 1; j >= 1; j--) {\n"
+    "\t\tc = b.substring(0, sp[j - 1]) + \"::..::\" + own;\n"
+    "\t\tif (c.length <= n) return c;\n"
+    "\t}\n"
+    "\tif (own.length <= n) return own;\n"
+    "\town = bare(own);\n"
+    "\treturn own.length <= n ? own : own.substring(0, n - 2) + \"..\";\n"
+    "}\n"
+    "/* s up to its parameters: \"method(..) const\" is \"method\" */\n"
+    "function bare(s) {\n"
+    "\tvar d = 0, i = 0, l;\n"
+    "\twhile (i < s.length) {\n"
+    "\t\tl = tok(s, i);\n"
+    "\t\tif (TK === 1 && !d && i && s.charAt(i) === \"(\") return s.substring(0, i);\n"
+    "\t\tif (TK === 1) d++;\n"
+    "\t\telse if (TK === 2 && d) d--;\n"
+    "\t\ti += l;\n"
+    "\t}\n"
+    "\treturn s;\n"
+    "}\n"
+    "/* frames too narrow for text were written without a <text> */\n"
+    "function fit(g, w) {\n"
+    "\tvar s = shorten(label_of(g), Math.floor((w - 6) / CW)), t = "
+    "g.querySelector(\"text\"), r;\n"
+    "\tif (!t) {\n"
+    "\t\tif (!s) return;\n"
+    "\t\tr = g.querySelector(\"rect\");\n"
+    "\t\tt = document.createElementNS(svg.namespaceURI, \"text\");\n"
+    "\t\tt.setAttribute(\"x\", r.getAttribute(\"x\"));\n"
+    "\t\tt.setAttribute(\"dx\", \"3\");\n"
+    "\t\tt.setAttribute(\"y\", +r.getAttribute(\"y\") + TY);\n"
+    "\t\tg.appendChild(t);\n"
+    "\t}\n"
+    "\tt.textContent = s;\n"
+    "}\n"
+    "/* x and w in % of the window */\n"
+    "function place(g, x, w, px) {\n"
+    "\tvar r = g.querySelector(\"rect\"), t = g.querySelector(\"text\");\n"
+    "\tr.setAttribute(\"x\", x.toFixed(4) + \"%\");\n"
+    "\tr.setAttribute(\"width\", w.toFixed(4) + \"%\");\n"
+    "\tif (t) t.setAttribute(\"x\", x.toFixed(4) + \"%\");\n"
+    "\tfit(g, w * px);\n"
     "}\n"
     "function zoom(z) {\n"
-    "\tvar zs = num(z, \"data-s\"), zn = num(z, \"data-n\"), zd = num(z, \"data-d\");\n"
-    "\tvar gs = frames.children, scale = zn ? FW / zn : 0, i;\n"
+    "\tvar d0 = num(z, \"data-d\"), gs = frames.children, px = px_per_pct(), scale, i;\n"
+    "\tzs = num(z, \"data-s\");\n"
+    "\tzn = num(z, \"data-n\");\n"
+    "\tscale = zn ? FR / zn : 0;\n"
     "\tunzoombtn.classList.remove(\"hide\");\n"
     "\tfor (i = 0; i < gs.length; i++) {\n"
     "\t\tvar g = gs[i], s = num(g, \"data-s\"), n = num(g, \"data-n\"), d = num(g, "
     "\"data-d\");\n"
     "\t\tg.classList.remove(\"parent\");\n"
     "\t\tg.classList.remove(\"hide\");\n"
-    "\t\tif (d < zd && s <= zs && s + n >= zs + zn) {\n"
+    "\t\tif (d < d0 && s <= zs && s + n >= zs + zn) {\n"
     "\t\t\tg.classList.add(\"parent\");\n"
-    "\t\t\tplace(g, XPAD, FW);\n"
-    "\t\t} else if ((d > zd || g === z) && s >= zs && s + n <= zs + zn) {\n"
-    "\t\t\tplace(g, XPAD + (s - zs) * scale, n * scale);\n"
+    "\t\t\tplace(g, XP, FR, px);\n"
+    "\t\t} else if ((d > d0 || g === z) && s >= zs && s + n <= zs + zn) {\n"
+    "\t\t\tplace(g, XP + (s - zs) * scale, n * scale, px);\n"
     "\t\t} else {\n"
     "\t\t\tg.classList.add(\"hide\");\n"
     "\t\t}\n"
     "\t}\n"
     "}\n"
     "function unzoom() {\n"
-    "\tvar gs = frames.children, scale = total ? FW / total : 0, i;\n"
+    "\tvar gs = frames.children, px = px_per_pct(), scale = total ? FR / total : 0, i;\n"
+    "\tzs = 0;\n"
+    "\tzn = total;\n"
     "\tunzoombtn.classList.add(\"hide\");\n"
     "\tfor (i = 0; i < gs.length; i++) {\n"
     "\t\tgs[i].classList.remove(\"parent\");\n"
     "\t\tgs[i].classList.remove(\"hide\");\n"
-    "\t\tplace(gs[i], XPAD + num(gs[i], \"data-s\") * scale, num(gs[i], \"data-n\") * "
-    "scale);\n"
+    "\t\tplace(gs[i], XP + num(gs[i], \"data-s\") * scale, num(gs[i], \"data-n\") * "
+    "scale, px);\n"
     "\t}\n"
     "}\n"
     "function search_prompt() {\n"
-    "\tif (searching) {\n"
+    "\tif (term !== null) {\n"
     "\t\treset_search();\n"
     "\t\treturn;\n"
     "\t}\n"
-    "\tvar term = prompt(\"Enter a search term (regexp allowed, eg: ^ext4_)\", \"\");\n"
-    "\tif (term) search(term);\n"
+    "\tvar t = prompt(\"Enter a search term (regexp allowed, eg: ^ext4_)\" +\n"
+    "\t\t(icase ? \", ignoring case\" : \"\"), \"\");\n"
+    "\tif (t) search(t);\n"
     "}\n"
-    "function search(term) {\n"
+    "function toggle_case() {\n"
+    "\ticase = !icase;\n"
+    "\tcasebtn.firstChild.nodeValue = (icase ? \"[x]\" : \"[ ]\") + \" ignore case\";\n"
+    "\tcasebtn.classList.toggle(\"show\", icase);\n"
+    "\tif (term !== null) search(term);\n"
+    "}\n"
+    "function search(t) {\n"
     "\tvar re, gs = frames.children, iv = [], i, sum = 0, end = -1;\n"
     "\ttry {\n"
-    "\t\tre = new RegExp(term);\n"
+    "\t\tre = new RegExp(t, icase ? \"i\" : \"\");\n"
     "\t} catch (e) {\n"
     "\t\talert(\"bad regexp: \" + e.message);\n"
     "\t\treturn;\n"
@@ -320,7 +721,8 @@ static const char svg_script[] =
     "\treset_search();\n"
     "\tfor (i = 0; i < gs.length; i++) {\n"
     "\t\tvar g = gs[i], r = g.querySelector(\"rect\"), s = num(g, \"data-s\");\n"
-    "\t\tif (!re.test(label_of(g))) continue;\n"
+    "\t\t/* merged small frames have no one name */\n"
+    "\t\tif (g.classList.contains(\"m\") || !re.test(label_of(g))) continue;\n"
     "\t\tr.setAttribute(\"data-fill\", r.getAttribute(\"fill\"));\n"
     "\t\tr.setAttribute(\"fill\", \"rgb(230,0,230)\");\n"
     "\t\tiv.push([s, s + num(g, \"data-n\")]);\n"
@@ -332,11 +734,11 @@ static const char svg_script[] =
     "\t\tsum += iv[i][1] - Math.max(iv[i][0], end);\n"
     "\t\tend = iv[i][1];\n"
     "\t}\n"
-    "\tsearching = true;\n"
+    "\tterm = t;\n"
     "\tsearchbtn.classList.add(\"show\");\n"
     "\tsearchbtn.firstChild.nodeValue = \"Reset Search\";\n"
     "\tmatched.nodeValue = \"Matched: \" + (total ? (100 * sum / total).toFixed(1) : "
-    "\"0.0\") + \"%%\";\n"
+    "\"0.0\") + \"%\";\n"
     "}\n"
     "function reset_search() {\n"
     "\tvar gs = frames.children, i;\n"
@@ -346,54 +748,74 @@ static const char svg_script[] =
     "\t\tr.setAttribute(\"fill\", r.getAttribute(\"data-fill\"));\n"
     "\t\tr.removeAttribute(\"data-fill\");\n"
     "\t}\n"
-    "\tsearching = false;\n"
+    "\tterm = null;\n"
     "\tsearchbtn.classList.remove(\"show\");\n"
     "\tsearchbtn.firstChild.nodeValue = \"Search\";\n"
     "\tmatched.nodeValue = \" \";\n"
     "}\n"
     "]]></script>\n";
 
-/* Frame layout: start (weight units) and depth of every drawn node, in
- * pre-order. */
+/* One frame to draw: a node, or the children of node narrower than a
+ * pixel, merged (nmerged > 1). */
+struct entry {
+	uint64_t start; /* weight units from the left */
+	uint64_t total;
+	uint32_t node;
+	uint32_t depth;
+	uint32_t nmerged; /* 0: the node itself */
+};
+
+/* The frames to draw, in pre-order. */
 struct layout {
-	uint64_t *start;
-	uint32_t *depth;
-	uint32_t *order;
-	size_t n;
+	struct entry *e;
+	size_t n, cap;
 	uint32_t max_depth;
 };
+
+static int push(struct entry **v, size_t *n, size_t *cap, const struct entry *e)
+{
+	if (*n == *cap && analysis_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = *e;
+	return 0;
+}
 
 static int lay_out(const struct flame *f, struct layout *L)
 {
 	struct kid *kids = NULL;
-	size_t kids_cap = 0, nk, i, top = 0;
-	uint32_t *stack = NULL;
-	double scale;
+	struct entry *stack = NULL, e = {.total = f->nodes[0].total};
+	size_t kids_cap = 0, nk, i, top = 0, stack_cap = 0;
+	double scale = (double)FRAME_W / f->nodes[0].total;
 	int err = -ENOMEM;
 
+	/* Only drawn frames are expanded, and only the children of each
+	 * that are a pixel wide are sorted: a graph of millions of nodes
+	 * has only thousands that wide. The rest of a parent's children are
+	 * one frame after them. Iterative, as a path may be as deep as its
+	 * caller made it. */
 	memset(L, 0, sizeof(*L));
-	L->start = calloc(f->nnodes, sizeof(*L->start));
-	L->depth = calloc(f->nnodes, sizeof(*L->depth));
-	L->order = malloc(f->nnodes * sizeof(*L->order));
-	stack = malloc(f->nnodes * sizeof(*stack));
-	if (!L->start || !L->depth || !L->order || !stack)
+	if (push(&stack, &top, &stack_cap, &e))
 		goto out;
-
-	/* Only drawn frames are expanded, and the children of each are put
-	 * in alphabetical order then: a graph of millions of nodes has only
-	 * thousands wider than MIN_PX. Iterative, as a path may be as deep
-	 * as its caller made it. */
-	scale = (double)FRAME_W / f->nodes[0].total;
-	stack[top++] = 0;
 	while (top) {
-		uint32_t n = stack[--top], c;
-		uint64_t x = L->start[n];
+		struct entry cur = stack[--top];
+		uint64_t x = cur.start, small = 0;
+		uint32_t nsmall = 0, one = FNODE_NONE, c;
 
-		L->order[L->n++] = n;
-		if (L->depth[n] > L->max_depth)
-			L->max_depth = L->depth[n];
+		if (push(&L->e, &L->n, &L->cap, &cur))
+			goto out;
+		if (cur.depth > L->max_depth)
+			L->max_depth = cur.depth;
+		if (cur.nmerged)
+			continue;
 		nk = 0;
-		for (c = f->nodes[n].child; c != FNODE_NONE; c = f->nodes[c].next) {
+		for (c = f->nodes[cur.node].child; c != FNODE_NONE;
+		     c = f->nodes[c].next) {
+			if (f->nodes[c].total * scale < ONE_PX) {
+				small += f->nodes[c].total;
+				nsmall++;
+				one = c;
+				continue;
+			}
 			if (nk == kids_cap) {
 				size_t cap = kids_cap ? kids_cap * 2 : 64;
 				struct kid *k = realloc(kids, cap * sizeof(*k));
@@ -404,30 +826,39 @@ static int lay_out(const struct flame *f, struct layout *L)
 				kids_cap = cap;
 			}
 			kids[nk].label = flame_label_str(f, f->nodes[c].label);
-			kids[nk].parent = n;
+			kids[nk].parent = cur.node;
 			kids[nk].node = c;
 			nk++;
 		}
 		qsort(kids, nk, sizeof(*kids), kid_cmp);
-		for (i = 0; i < nk; i++) {
-			c = kids[i].node;
-			L->start[c] = x;
-			x += f->nodes[c].total;
-			if (f->nodes[c].total * scale < MIN_PX)
-				continue;
-			L->depth[c] = L->depth[n] + 1;
-			stack[top++] = c;
+		for (i = 0; i < nk; i++)
+			x += f->nodes[kids[i].node].total;
+		/* pushed right to left, so that they come out left to right */
+		if (nsmall && small * scale >= MIN_PX) {
+			e = (struct entry){.start = x,
+					   .total = small,
+					   .node = nsmall == 1 ? one : cur.node,
+					   .depth = cur.depth + 1,
+					   .nmerged = nsmall == 1 ? 0 : nsmall};
+			if (push(&stack, &top, &stack_cap, &e))
+				goto out;
+		}
+		for (i = nk; i--;) {
+			x -= f->nodes[kids[i].node].total;
+			e = (struct entry){.start = x,
+					   .total = f->nodes[kids[i].node].total,
+					   .node = kids[i].node,
+					   .depth = cur.depth + 1};
+			if (push(&stack, &top, &stack_cap, &e))
+				goto out;
 		}
 	}
 	err = 0;
 out:
 	free(stack);
 	free(kids);
-	if (err) {
-		free(L->start);
-		free(L->depth);
-		free(L->order);
-	}
+	if (err)
+		free(L->e);
 	return err;
 }
 
@@ -437,8 +868,8 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 	struct layout L = {0};
 	uint64_t total;
 	long height, ytop;
-	int err;
-	double scale;
+	int err = 0, reverse;
+	double scale, pct;
 	size_t i;
 
 	if (!f || !out)
@@ -447,6 +878,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		title = "Flame Graph";
 	if (!unit)
 		unit = "samples";
+	reverse = f->style.reverse;
 	total = flame__total(f);
 	if (total) {
 		err = lay_out(f, &L);
@@ -456,11 +888,13 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 	ytop = YPAD_TOP + (subtitle ? YPAD_SUB : 0);
 	height = ytop + ((long)L.max_depth + 1) * FRAME_H + YPAD_BOTTOM;
 
+	/* no viewBox: the width is the window's, and x is in % of it, while
+	 * text keeps its size */
 	fprintf(out,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		"<svg version=\"1.1\" width=\"%d\" height=\"%ld\" viewBox=\"0 0 %d %ld\" "
+		"<svg version=\"1.1\" width=\"100%%\" height=\"%ld\" "
 		"onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-		IMG_W, height, IMG_W, height);
+		height);
 	fputs("<!-- d9prof flamegraph: click a frame to zoom, Ctrl-F to search -->\n",
 	      out);
 	fputs(
@@ -470,66 +904,98 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 	    "</linearGradient></defs>\n",
 	    out);
 	fputs(svg_style, out);
-	fprintf(out, svg_script, FRAME_W, XPAD, CHAR_W);
+	fprintf(out, svg_script_head, XPAD_PCT, FRAME_PCT, CHAR_W, FRAME_H - 5);
+	fputs(svg_script, out);
 	fprintf(out,
-		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%ld\" "
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"%ld\" "
 		"fill=\"url(#background)\"/>\n",
-		IMG_W, height);
-	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", IMG_W / 2);
+		height);
+	fputs("<text id=\"title\" x=\"50%\" y=\"24\">", out);
 	xml_put(out, title, SIZE_MAX);
 	fputs("</text>\n", out);
 	if (subtitle) {
-		fprintf(out, "<text id=\"subtitle\" x=\"%d\" y=\"44\">", IMG_W / 2);
+		fputs("<text id=\"subtitle\" x=\"50%\" y=\"44\">", out);
 		xml_put(out, subtitle, SIZE_MAX);
 		fputs("</text>\n", out);
 	}
-	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%ld\"> </text>\n", XPAD,
+	fprintf(out, "<text id=\"details\" x=\"%.4f%%\" y=\"%ld\"> </text>\n", XPAD_PCT,
 		height - 12);
-	fprintf(
-	    out,
-	    "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
-	    XPAD);
-	fprintf(out, "<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n",
-		IMG_W - XPAD - 100);
-	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%ld\"> </text>\n", IMG_W - XPAD,
-		height - 12);
+	fprintf(out,
+		"<text id=\"unzoom\" class=\"hide\" x=\"%.4f%%\" y=\"24\">Reset "
+		"Zoom</text>\n",
+		XPAD_PCT);
+	fprintf(out, "<text id=\"search\" x=\"%.4f%%\" y=\"24\">Search</text>\n",
+		XPAD_PCT + FRAME_PCT);
+	fprintf(out,
+		"<text id=\"icase\" x=\"%.4f%%\" dx=\"-110\" y=\"24\">[ ] ignore "
+		"case</text>\n",
+		XPAD_PCT + FRAME_PCT);
+	fprintf(out, "<text id=\"matched\" x=\"%.4f%%\" y=\"%ld\"> </text>\n",
+		XPAD_PCT + FRAME_PCT, height - 12);
 	if (!total)
-		fprintf(
-		    out,
-		    "<text x=\"%d\" y=\"%ld\" text-anchor=\"middle\">no samples</text>\n",
-		    IMG_W / 2, ytop + FRAME_H - 4);
+		fprintf(out,
+			"<text x=\"50%%\" y=\"%ld\" text-anchor=\"middle\">no "
+			"samples</text>\n",
+			ytop + FRAME_H - 4);
 
-	fprintf(out, "<g id=\"frames\" data-total=\"%" PRIu64 "\">\n", total);
+	fprintf(out, "<g id=\"frames\" data-total=\"%" PRIu64 "\" data-layout=\"%s\">\n",
+		total, reverse ? "icicle" : "flame");
 	scale = total ? (double)FRAME_W / total : 0;
-	for (i = 0; i < L.n; i++) {
-		uint32_t n = L.order[i];
-		const struct fnode *nd = &f->nodes[n];
-		const char *label = flame_label_str(f, nd->label);
-		double x = XPAD + L.start[n] * scale, w = nd->total * scale;
-		long y = height - YPAD_BOTTOM - ((long)L.depth[n] + 1) * FRAME_H;
+	pct = total ? FRAME_PCT / total : 0;
+	for (i = 0; i < L.n && !err; i++) {
+		const struct entry *e = &L.e[i];
+		const char *label = flame_label_str(f, f->nodes[e->node].label);
+		long y = reverse ? ytop + (long)e->depth * FRAME_H
+				 : height - YPAD_BOTTOM - ((long)e->depth + 1) * FRAME_H;
+		char merged[160];
 		int rgb[3];
 
-		frame_colour(label, L.depth[n], f->task_roots, rgb);
 		fprintf(out,
-			"<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
+			"<g class=\"%s\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
 			"\" data-d=\"%" PRIu32 "\"><title>",
-			L.start[n], nd->total, L.depth[n]);
-		xml_put(out, label, SIZE_MAX);
-		fprintf(out, " (%" PRIu64 " ", nd->total);
-		xml_put(out, unit, SIZE_MAX);
-		fprintf(out, ", %.2f%%)</title>", 100.0 * nd->total / total);
+			e->nmerged ? "f m" : "f", e->start, e->total, e->depth);
+		if (e->nmerged) {
+			/* what label_of() in the script reads back */
+			snprintf(merged, sizeof(merged),
+				 "%" PRIu32 " small frames, %" PRIu64 " %s", e->nmerged,
+				 e->total, unit);
+			label = merged;
+			rgb[0] = rgb[1] = rgb[2] = 220;
+			fprintf(out, "%" PRIu32 " small frames, %" PRIu64 " ", e->nmerged,
+				e->total);
+			xml_put(out, unit, SIZE_MAX);
+			fprintf(out, " (%.2f%%)</title>", 100.0 * e->total / total);
+		} else {
+			frame_colour(label, e->depth, f->task_roots, f->style.offcpu,
+				     rgb);
+			xml_put(out, label, SIZE_MAX);
+			if (!strcmp(unit, "us")) { /* a time: say it as one */
+				char d[32];
+
+				fprintf(out, " (%s", fmt_duration(e->total * 1000, d, sizeof(d)));
+			} else {
+				fprintf(out, " (%" PRIu64 " ", e->total);
+				xml_put(out, unit, SIZE_MAX);
+			}
+			fprintf(out, ", %.2f%%)</title>", 100.0 * e->total / total);
+		}
 		fprintf(out,
-			"<rect x=\"%.2f\" y=\"%ld\" width=\"%.2f\" height=\"%d\" "
-			"fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>"
-			"<text x=\"%.2f\" y=\"%ld\">",
-			x, y, w, FRAME_H - 1, rgb[0], rgb[1], rgb[2], x + 3,
-			y + FRAME_H - 5);
-		put_fitted(out, label, w);
-		fputs("</text></g>\n", out);
+			"<rect x=\"%.4f%%\" y=\"%ld\" width=\"%.4f%%\" height=\"%d\" "
+			"fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
+			XPAD_PCT + e->start * pct, y, e->total * pct, FRAME_H - 1, rgb[0],
+			rgb[1], rgb[2]);
+		/* too narrow for 3 characters: no <text>, fit() adds one */
+		if ((e->total * scale - 6) / CHAR_W >= 3) {
+			fprintf(out, "<text x=\"%.4f%%\" dx=\"3\" y=\"%ld\">",
+				XPAD_PCT + e->start * pct, y + FRAME_H - 5);
+			err = put_fitted(out, label, e->total * scale);
+			fputs("</text>", out);
+		}
+		fputs("</g>\n", out);
 	}
 	fputs("</g>\n</svg>\n", out);
-	free(L.start);
-	free(L.depth);
-	free(L.order);
+	free(L.e);
+	if (err)
+		return err;
 	return ferror(out) ? -EIO : 0;
 }

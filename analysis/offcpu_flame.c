@@ -338,6 +338,8 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 	if (parts_init(&ps, 1024) || !f)
 		goto out;
 	f->task_roots = 1;
+	/* blue: the off-CPU convention */
+	flame__set_style(f, &(struct flame_style){.offcpu = 1, .reverse = o->reverse});
 
 	for (i = 0; i < t->nswitches; i++) {
 		const struct trace_switch *s = &t->switches[i];

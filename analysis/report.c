@@ -480,6 +480,7 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 		goto out;
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
 	f->task_roots = 1;
+	flame__set_style(f, &(struct flame_style){.reverse = o->reverse});
 
 	/* 1M samples collapse to a few thousand (task, stack) pairs, which
 	 * the join counted: pick those wanted, then walk the tree once per

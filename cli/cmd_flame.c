@@ -8,7 +8,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE, OPT_BY };
+enum { OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE, OPT_BY, OPT_REVERSE, OPT_TITLE };
 
 static void help(FILE *f)
 {
@@ -38,6 +38,8 @@ static void help(FILE *f)
 		"  -f, --format FMT      svg (default: interactive, self-contained) or\n"
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
+		"      --title TEXT      the SVG's title (default: the command recorded)\n"
+		"      --reverse         icicle: the root on top\n"
 		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
 		"                        terminal, which goes to d9prof-flame.svg)\n"
 		NO_INLINE_HELP
@@ -107,6 +109,8 @@ int cmd_flame(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "task", required_argument, NULL, 't' },
 		{ "by", required_argument, NULL, OPT_BY },
+		{ "reverse", no_argument, NULL, OPT_REVERSE },
+		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
 		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "format", required_argument, NULL, 'f' },
@@ -133,6 +137,12 @@ int cmd_flame(int argc, char **argv)
 		case 't':
 			if (parse_task_sel(optarg, &fo.sel))
 				return usage_error("flame ", "bad task '%s': " TASK_WANT, optarg);
+			break;
+		case OPT_REVERSE:
+			fo.reverse = 1;
+			break;
+		case OPT_TITLE:
+			fo.title = optarg;
 			break;
 		case OPT_BY:
 			if (parse_group_by(optarg, &fo.by))

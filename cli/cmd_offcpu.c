@@ -8,7 +8,8 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE, OPT_NO_INLINE, OPT_BY };
+enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE, OPT_NO_INLINE, OPT_BY, OPT_REVERSE,
+       OPT_TITLE };
 
 static void help(FILE *f)
 {
@@ -38,6 +39,8 @@ static void help(FILE *f)
 		"      --min-block DUR   only intervals off-CPU for at least DUR\n"
 		"      --idle            also the time parked workers waited, as [idle]\n"
 		"  -f, --format FMT      svg (default) or folded (\"root;...;leaf us\")\n"
+		"      --title TEXT      the SVG's title (default: the command recorded)\n"
+		"      --reverse         icicle: the root on top\n"
 		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
 		"                        terminal, which goes to d9prof-offcpu.svg)\n"
 		NO_INLINE_HELP
@@ -55,6 +58,8 @@ int cmd_offcpu(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "task", required_argument, NULL, 't' },
 		{ "by", required_argument, NULL, OPT_BY },
+		{ "reverse", no_argument, NULL, OPT_REVERSE },
+		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "idle", no_argument, NULL, OPT_IDLE },
@@ -80,6 +85,12 @@ int cmd_offcpu(int argc, char **argv)
 		case 't':
 			if (parse_task_sel(optarg, &oo.sel))
 				return usage_error("offcpu ", "bad task '%s': " TASK_WANT, optarg);
+			break;
+		case OPT_REVERSE:
+			oo.reverse = 1;
+			break;
+		case OPT_TITLE:
+			oo.title = optarg;
 			break;
 		case OPT_BY:
 			if (parse_group_by(optarg, &oo.by))
