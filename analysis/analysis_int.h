@@ -216,6 +216,13 @@ void causes_json(const struct offcpu *oc, const struct hot *h, const struct dela
  * bytes become U+FFFD). */
 void json_str(FILE *out, const char *s);
 
+/* @s shown in at most @n characters into @out (room for strlen(s) * 3 / 2
+ * + 16): templates, then parameters, then middle scopes become "..", so a
+ * qualified name keeps its own name; others are cut on the right. Under 3
+ * characters, nothing. 0 or -ENOMEM. (flame_svg.c, where the SVG's script
+ * mirrors it.) */
+int analysis_shorten(const char *s, size_t n, char *out);
+
 /* ---- small helpers -------------------------------------------------- */
 
 /* Grow *@p (elements of @size) to hold at least @need, doubling. 0 or
@@ -242,10 +249,10 @@ const char *analysis_meta(const struct trace *t, const char *key);
 void analysis_clean_name(const char *s, char *buf, size_t len);
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
 size_t analysis_u8_width(const char *s);
-/* @name (NULL: "-") cleaned and cut to @w characters (0: never) with an
- * ellipsis: in the middle for a qualified name, so that its own name
- * stays ("ns::Type<...>::method(int)" -> "ns::Ty…::method(int)"), else at
- * the end. */
+/* @name (NULL: "-") cleaned and cut to @w characters (0: never) the way
+ * the flamegraph cuts its labels (analysis_shorten()): a qualified name
+ * keeps its own name ("ns::Type<..>::method(..)"), others lose their end
+ * ("a_very_lo.."). */
 void analysis_fit_name(const char *name, size_t w, char *buf, size_t len);
 /* "name[tid]" of a thread of the target ("?[tid]" if unnamed), and "task
  * ID name" ("task ID" if unnamed); names cleaned. Return @buf. */

@@ -129,7 +129,7 @@ static void xml_put(FILE *out, const char *s, size_t max)
 
 /* A C++ or Rust name is read as tokens: "::" scopes, brackets (<...>
  * templates, (...) parameters), and text; "operator<<", "operator()" and
- * "->" are text, not brackets. shorten() here and in the script must
+ * "->" are text, not brackets. analysis_shorten() here and in the script must
  * agree: they cut the same way. */
 enum { TK_END, TK_TEXT, TK_OPEN, TK_CLOSE, TK_SEP };
 
@@ -275,8 +275,9 @@ static void drop_params(char *s)
  * "ns::detail::Type<..>::method(..)", "ns::..::method(..)", then the own
  * name alone, "method(..)", without its parameters, "method", and cut on
  * the right, "met..". Other names are cut on the right: "a_very_lo..".
- * Under 3 characters, nothing. 0 or -ENOMEM. */
-static int shorten(const char *s, size_t n, char *out)
+ * Under 3 characters, nothing. 0 or -ENOMEM. Also the tables' rule
+ * (analysis_fit_name()). */
+int analysis_shorten(const char *s, size_t n, char *out)
 {
 	size_t len = strlen(s), *sep, k, j;
 	char *b = NULL, *own;
@@ -348,7 +349,7 @@ static int put_fitted(FILE *out, const char *s, double w)
 	buf = malloc(strlen(s) * 3 / 2 + 16);
 	if (!buf)
 		return -ENOMEM;
-	err = shorten(s, (size_t)fit, buf);
+	err = analysis_shorten(s, (size_t)fit, buf);
 	if (!err)
 		xml_put(out, buf, SIZE_MAX);
 	free(buf);
@@ -606,7 +607,7 @@ static const char svg_script[] =
     " * its own name: templates, then parameters, then middle scopes become\n"
     " * \"..\": \"ns::detail::Type<..>::method(int)\", \"ns::..::method(..)\", then\n"
     " * \"method(..)\", \"method\", \"met..\". Others are cut on the right. The same\n"
-    " * rule as shorten() in flame_svg.c. */\n"
+    " * rule as analysis_shorten() in flame_svg.c. */\n"
     "function shorten(s, n) {\n"
     "\tvar sp, a, b, own, j, c;\n"
     "\tif (n < 3) return \"\";\n"

@@ -549,62 +549,18 @@ size_t analysis_u8_width(const char *s)
 	return n;
 }
 
-/* Byte offset of the start of @s's @n-th character (or of its end). */
-static size_t u8_offset(const char *s, size_t n)
-{
-	size_t i = 0;
-
-	for (; s[i]; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && n-- == 0)
-			break;
-	return i;
-}
-
-/* Where a qualified name's own part starts: after the last "::" (or '.')
- * outside <...>, (...) and [...] that comes before its argument list, so
- * "ns::Type<a::b>::method(c::d)" gives "method(c::d)". */
-static size_t own_name(const char *s)
-{
-	size_t i, own = 0;
-	int depth = 0;
-
-	for (i = 0; s[i]; i++) {
-		char c = s[i];
-
-		if (c == '<' || c == '(' || c == '[') {
-			if (c == '(' && !depth && i)
-				break; /* the argument list: the name is before it */
-			depth++;
-		} else if ((c == '>' || c == ')' || c == ']') && depth) {
-			depth--;
-		} else if (!depth && c == ':' && s[i + 1] == ':') {
-			own = i + 2;
-			i++;
-		}
-	}
-	return own;
-}
-
 void analysis_fit_name(const char *name, size_t w, char *buf, size_t len)
 {
-	char tmp[4096];
-	size_t own, tw, keep;
+	char tmp[4096], cut[4096 * 3 / 2 + 16];
 
 	analysis_clean_name(name ? name : "-", buf, len);
 	if (!w || analysis_u8_width(buf) <= w)
 		return;
-	/* keep the end from the function's own name, cut the middle: for C
-	 * names and names whose own part is too long, cut the end */
+	/* the flamegraph's rule: a qualified name keeps its own name */
 	snprintf(tmp, sizeof(tmp), "%s", buf);
-	own = own_name(tmp);
-	tw = analysis_u8_width(tmp + own);
-	if (own && tw + 2 <= w) {
-		keep = u8_offset(tmp, w - tw - 1);
-		snprintf(buf, len, "%.*s\u2026%s", (int)keep, tmp, tmp + own);
+	if (analysis_shorten(tmp, w < 3 ? 3 : w, cut) || !*cut)
 		return;
-	}
-	keep = u8_offset(tmp, w - 1);
-	snprintf(buf, len, "%.*s\u2026", (int)keep, tmp);
+	snprintf(buf, len, "%s", cut);
 }
 
 static int digits(uint64_t v)
