@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "libprof/d9_segment.h"
 #include "record/record.h"
 
 static volatile sig_atomic_t stop;
@@ -28,19 +31,21 @@ static void on_signal(int sig)
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof record -p PID [options]\n"
+		"usage: d9prof record -p PID [options] [-- CMD [ARGS...]]\n"
 		"       d9prof record [options] -- CMD [ARGS...]\n\n"
 		"Sample every thread of a process (threads started later too) with\n"
 		"perf_event and frame-pointer callchains, record each context switch\n"
 		"with its stack and the time off-CPU, drain the d9prof shim's task\n"
 		"and poll events, and write one self-contained trace.\n\n"
 		"options:\n"
-		"  -p, --pid PID         record the running process PID\n"
+		"  -p, --pid PID         record the running process PID; with -- CMD,\n"
+		"                        while CMD runs (CMD only times the recording)\n"
 		"  -o, --output FILE     trace file (default ./" DEFAULT_TRACE
 		"; an existing one\n"
 		"                        is kept as FILE.old)\n"
-		"  -d, --duration SECS   stop after SECS seconds (default: until ^C or\n"
-		"                        the target exits)\n"
+		"  -d, --duration DUR    stop after DUR: seconds (10, 2.5) or a number\n"
+		"                        and a unit (500ms, 2s; ns, us, ms, s); default:\n"
+		"                        until ^C, the target exits or CMD ends\n"
 		"  -F, --freq HZ         samples per second per thread (default 999)\n"
 		"  -e, --event EVENT     sampling event, a libpfm4/perf name (default\n"
 		"                        cycles, or cpu-clock without a hardware PMU)\n"
@@ -63,49 +68,164 @@ static void help(FILE *f)
 		"                        caller of a function without a frame (default\n"
 		"                        512, at most 32768; 0: frame pointers only)\n"
 		"  -h, --help            this help\n\n"
-		"Stops on SIGINT/SIGTERM, at -d, or when the target exits, and writes\n"
-		"what it has. A summary goes to stderr.\n\n"
+		"Stops on SIGINT/SIGTERM, at -d, when the target exits or when CMD\n"
+		"ends, and writes what it has. A summary goes to stderr, and on a\n"
+		"terminal a status line while recording. With a command, its exit\n"
+		"status is record's (128 + N when a signal N killed it); nothing is\n"
+		"written when it cannot be run.\n\n"
 		"examples:\n"
 		"  d9prof record -p 4242 -d 10\n"
+		"  d9prof record -p 4242 -- sleep 5\n"
 		"  d9prof record -F 499 -o api.d9 -- ./my-server --port 8080\n");
+}
+
+/* What a recording with a command needs between the option parsing and
+ * the summary: the command, the output until it is opened, the status
+ * line. */
+struct rec_ctx {
+	/* the command: the target, or with -p only the timer */
+	pid_t pid;		/* -1: none */
+	const char *cmd;	/* its argv[0] */
+	int go_fd;		/* write end: closing it lets the child exec */
+	int err_fd;		/* read end: execvp's errno, or EOF on exec */
+	int released, exec_failed;
+	char *held;		/* messages held until it runs (nothing but
+				 * "cannot run" is said if it cannot) */
+	size_t nheld;
+	/* the output */
+	const char *out;
+	int fd;			/* the trace's: a memfd until out is opened */
+	int opened;		/* fd is out */
+	int rotated;		/* the previous out is now out.old */
+	int said;		/* on_attached said what failed */
+	/* the status line on a terminal */
+	pid_t target;
+	double duration;
+	int forever;		/* no -d and no command: say how to stop */
+	int line;		/* a status line is showing */
+};
+
+/* -d: seconds as before (parse_seconds(): 10, 2.5, 2s) or a number and
+ * a unit (duration_parse(): 500ms). 0 or -EINVAL. */
+static int parse_duration(const char *s, double *out)
+{
+	uint64_t ns;
+
+	if (!parse_seconds(s, out))
+		return 0;
+	if (duration_parse(s, &ns) || !ns)
+		return -EINVAL;
+	*out = (double)ns / 1e9;
+	return 0;
+}
+
+static void erase_line(struct rec_ctx *x)
+{
+	if (x->line) {
+		fputs("\r\033[K", stderr);
+		x->line = 0;
+	}
+}
+
+/* Say the held messages, or forget them (@say = 0). */
+static void flush_held(struct rec_ctx *x, int say)
+{
+	if (x->held && say)
+		fwrite(x->held, 1, x->nheld, stderr);
+	free(x->held);
+	x->held = NULL;
+	x->nheld = 0;
 }
 
 static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
 {
+	struct rec_ctx *x = ctx;
+	const char *pfx = lvl == RECORD_WARN ? "d9prof: warning: " : "d9prof: ";
+	size_t n = strlen(pfx) + strlen(msg) + 1;
+	char *p;
+
+	if (x->pid > 0 && !x->released) {
+		p = realloc(x->held, x->nheld + n + 1);
+		if (p) {
+			x->held = p;
+			snprintf(p + x->nheld, n + 1, "%s%s\n", pfx, msg);
+			x->nheld += n;
+			return;
+		}
+	}
+	erase_line(x);
 	if (lvl == RECORD_WARN)
 		warning("%s", msg);
 	else
 		info("%s", msg);
 }
 
-struct child {
-	pid_t pid;
-	int go_fd;	/* write end: closing it lets the child exec */
-};
-
-static void release_child(void *ctx)
+static const char *plural(uint64_t n)
 {
-	struct child *c = ctx;
-
-	if (c->go_fd >= 0) {
-		close(c->go_fd);
-		c->go_fd = -1;
-	}
+	return n == 1 ? "" : "s";
 }
 
+/* The status line: one write, at most as wide as the terminal. */
+static void progress(void *ctx, const struct record_stats *st, double seconds)
+{
+	struct rec_ctx *x = ctx;
+	uint64_t drops = st->lost_samples + st->shim_drops + st->offcpu_lost + st->wake_lost +
+			 st->ctimer_drops;
+	char line[320], of[32] = "";
+	struct winsize ws;
+	int n;
+
+	if (x->duration > 0)
+		snprintf(of, sizeof(of), " of %g s", x->duration);
+	n = snprintf(line, sizeof(line),
+		     "\r\033[Kd9prof: recording pid %d: %.1f s%s, %llu sample%s, %llu shim "
+		     "event%s, %llu drop%s%s",
+		     (int)x->target, seconds, of, (unsigned long long)st->samples,
+		     plural(st->samples), (unsigned long long)st->events, plural(st->events),
+		     (unsigned long long)drops, plural(drops),
+		     x->forever ? " - Ctrl-C to stop" : "");
+	/* a line wider than the terminal wraps, and \r then erases only its
+	 * last part: cut it (4 bytes of \r\033[K take no column) */
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 &&
+	    n > 4 + ws.ws_col - 1 && (size_t)(4 + ws.ws_col - 1) < sizeof(line))
+		line[4 + ws.ws_col - 1] = '\0';
+	fputs(line, stderr);
+	x->line = 1;
+}
+
+/* How long a started target's shim waits at its initialisation for the
+ * recorder to attach (D9_ATTACH_WAIT_ENV): the recorder looks for it on
+ * every tick of its first SHIM_EAGER_NS. */
+#define ATTACH_WAIT_MS 1000
+
 /* Fork CMD stopped at a pipe read, so that sampling is armed before it
- * runs its first instruction. */
-static int start_child(char **argv, struct child *c)
+ * runs its first instruction; it writes execvp's errno to a close-on-exec
+ * pipe when it cannot run. With @recorded (CMD is the target, not a
+ * timer), its shim is asked to wait for the recorder at init, so that its
+ * first polls are recorded. 0 or -errno. */
+static int start_child(char **argv, int recorded, struct rec_ctx *x)
 {
 	int go[2], err_pipe[2];
 	char ebuf[4];
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
+	if (pipe2(go, O_CLOEXEC))
 		return -errno;
-	c->pid = fork();
-	if (c->pid < 0)
+	if (pipe2(err_pipe, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
 		return -errno;
-	if (c->pid == 0) {
+	}
+	x->pid = fork();
+	if (x->pid < 0) {
+		int e = errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(err_pipe[0]);
+		close(err_pipe[1]);
+		return -e;
+	}
+	if (x->pid == 0) {
 		int e;
 
 		close(go[1]);
@@ -114,6 +234,13 @@ static int start_child(char **argv, struct child *c)
 			;
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (recorded) {
+			char v[32];
+
+			/* single-threaded: setenv is safe after fork */
+			snprintf(v, sizeof(v), "%d:%d", (int)getpid(), ATTACH_WAIT_MS);
+			setenv(D9_ATTACH_WAIT_ENV, v, 1);
+		}
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(err_pipe[1], &e, sizeof(e)) < 0)
@@ -122,9 +249,217 @@ static int start_child(char **argv, struct child *c)
 	}
 	close(go[0]);
 	close(err_pipe[1]);
-	c->go_fd = go[1];
-	/* The child writes errno here if exec fails; read after release. */
-	return err_pipe[0];
+	x->go_fd = go[1];
+	x->err_fd = err_pipe[0];
+	x->cmd = argv[0];
+	return 0;
+}
+
+/* Let the child exec. 0 once it did, else execvp's errno. */
+static int release_child(struct rec_ctx *x)
+{
+	ssize_t n;
+	int e = 0;
+
+	close(x->go_fd);
+	x->go_fd = -1;
+	x->released = 1;
+	do
+		n = read(x->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(x->err_fd);
+	x->err_fd = -1;
+	if (n == (ssize_t)sizeof(e) && e) {
+		x->exec_failed = 1;
+		return e;
+	}
+	return 0;
+}
+
+/* Can @out be written (and an existing one kept as .old)? Checked before
+ * anything starts, so that a command is not run for nothing. */
+static int check_output(const char *out)
+{
+	char dir[4096], *slash;
+	struct stat sb;
+
+	if (!stat(out, &sb)) {
+		if (S_ISDIR(sb.st_mode))
+			return -EISDIR;
+		return access(out, W_OK) ? -errno : 0;
+	}
+	if (errno != ENOENT)
+		return -errno;
+	snprintf(dir, sizeof(dir), "%s", out);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	return access(dir, W_OK | X_OK) ? -errno : 0;
+}
+
+/* Open the output, keeping a previous trace as FILE.old as perf does.
+ * -errno after saying what failed. */
+static int open_out(struct rec_ctx *x)
+{
+	struct stat sb;
+	int fd;
+
+	if (strcmp(x->out, "-") && stat(x->out, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		char old[4096];
+
+		snprintf(old, sizeof(old), "%s.old", x->out);
+		if (rename(x->out, old))
+			warning("cannot keep the previous '%s' as '%s': %s", x->out, old,
+				strerror(errno));
+		else
+			x->rotated = 1;
+	}
+	fd = open(x->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+
+		error("cannot write '%s': %s", x->out, strerror(e));
+		return -e;
+	}
+	return fd;
+}
+
+/* The trace so far (its header) went to a memfd: move it to the output
+ * and put the output under the writer's fd. */
+static int move_to_out(struct rec_ctx *x)
+{
+	char buf[65536];
+	ssize_t n = 0;
+	int fd, e = 0;
+
+	fd = open_out(x);
+	if (fd < 0)
+		return fd;
+	x->opened = 1;
+	if (lseek(x->fd, 0, SEEK_SET) < 0)
+		e = errno;
+	while (!e && (n = read(x->fd, buf, sizeof(buf))) != 0) {
+		ssize_t w, off = 0;
+
+		if (n < 0) {
+			if (errno != EINTR)
+				e = errno;
+			continue;
+		}
+		while (!e && off < n) {
+			w = write(fd, buf + off, (size_t)(n - off));
+			if (w < 0 && errno != EINTR)
+				e = errno;
+			else if (w > 0)
+				off += w;
+		}
+	}
+	if (!e && dup3(fd, x->fd, O_CLOEXEC) < 0)
+		e = errno;
+	close(fd);
+	if (e) {
+		error("cannot write '%s': %s", x->out, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* Everything is attached: let the command run if there is one, and open
+ * the output only once it did. */
+static int on_attached(void *ctx)
+{
+	struct rec_ctx *x = ctx;
+	int e;
+
+	if (x->pid > 0 && (e = release_child(x))) {
+		flush_held(x, 0);
+		error("cannot run '%s': %s", x->cmd, strerror(e));
+		x->said = 1;
+		return -e;
+	}
+	flush_held(x, 1);
+	if (!x->opened && (e = move_to_out(x))) {
+		x->said = 1;
+		return e;
+	}
+	return 0;
+}
+
+/* Reap the command. Its wait status if it ended by itself, -1 if we
+ * ended it or it never ran. */
+static int reap_child(struct rec_ctx *x)
+{
+	int status, ours = 0;
+	pid_t r;
+
+	if (x->pid <= 0)
+		return -1;
+	if (!x->released) {
+		/* never let go: it must not run now */
+		kill(x->pid, SIGKILL);
+		close(x->go_fd);
+		close(x->err_fd);
+		ours = 1;
+	}
+	r = waitpid(x->pid, &status, WNOHANG);
+	if (r == 0) {
+		kill(x->pid, SIGTERM);
+		ours = 1;
+		/* a second ^C while it takes its time ends it */
+		while ((r = waitpid(x->pid, &status, 0)) < 0 && errno == EINTR)
+			kill(x->pid, SIGKILL);
+	}
+	if (r != x->pid || ours || x->exec_failed)
+		return -1;
+	return status;
+}
+
+/* perf's convention: record's exit status is the command's. Say how it
+ * ended unless that was success. */
+static int child_exit(const struct rec_ctx *x, int status)
+{
+	if (status < 0)
+		return EXIT_OK;
+	if (WIFEXITED(status)) {
+		if (WEXITSTATUS(status))
+			error("%s exited with status %d", x->cmd, WEXITSTATUS(status));
+		return WEXITSTATUS(status);
+	}
+	if (WIFSIGNALED(status)) {
+		error("%s was killed by signal %d (%s)", x->cmd, WTERMSIG(status),
+		      strsignal(WTERMSIG(status)));
+		return 128 + WTERMSIG(status);
+	}
+	return EXIT_OK;
+}
+
+/* A bad option: which one, in one line (getopt is silent). */
+static int bad_option(int c, char **argv, const struct option *lopts)
+{
+	const char *arg = argv[optind - 1];
+	int len = (int)strcspn(arg, "=");
+	int lng = !strncmp(arg, "--", 2), n = 0;
+
+	for (; lng && lopts->name; lopts++)
+		n += !strncmp(lopts->name, arg + 2, (size_t)len - 2);
+	if (n > 1)
+		return usage_error("record ", "ambiguous option '%.*s'", len, arg);
+
+	if (c == ':' && lng)
+		return usage_error("record ", "option '%.*s' needs a value", len, arg);
+	if (c == ':')
+		return usage_error("record ", "option '-%c' needs a value", optopt);
+	if (lng && optopt)
+		return usage_error("record ", "option '%.*s' takes no value", len, arg);
+	if (lng)
+		return usage_error("record ", "unknown option '%.*s'", len, arg);
+	if (optopt > ' ' && optopt < 127)
+		return usage_error("record ", "unknown option '-%c'", optopt);
+	return usage_error("record ", "bad option '%s'", arg);
 }
 
 static const char *human_size(double b, char *buf, size_t len)
@@ -138,6 +473,74 @@ static const char *human_size(double b, char *buf, size_t len)
 	}
 	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", b, u[i]);
 	return buf;
+}
+
+static void summary(const struct record_stats *st, pid_t pid, const char *out)
+{
+	char sz[32];
+	struct stat sb;
+
+	if (stat(out, &sb))
+		sb.st_size = 0;
+	fprintf(stderr,
+		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim event%s, "
+		"%u unique frame%s\n",
+		st->seconds, (int)pid, st->target_exited ? " (it exited)" : "",
+		(unsigned long long)st->samples, plural(st->samples), st->event_name,
+		(unsigned long long)st->events, plural(st->events), (unsigned int)st->frames,
+		plural(st->frames));
+	if (st->cpu_stacks)
+		fprintf(stderr,
+			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
+			"recovered with CFI (%.0f ms)\n",
+			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
+			st->cpu_unwind_s * 1e3);
+	if (st->switches || !strcmp(st->offcpu, "tracepoint") ||
+	    !strcmp(st->offcpu, "context-switch"))
+		fprintf(stderr,
+			"d9prof: off-CPU (%s): %llu switch%s (%llu blocked, %llu preempted)\n",
+			st->offcpu, (unsigned long long)st->switches,
+			st->switches == 1 ? "" : "es", (unsigned long long)st->switches_blocked,
+			(unsigned long long)(st->switches - st->switches_blocked));
+	if (st->switches && st->wakeups[0] && strncmp(st->wakeups, "off", 3) &&
+	    strncmp(st->wakeups, "refused", 7))
+		fprintf(stderr,
+			"d9prof: run queue (%s): %llu interval%s, %.1f ms runnable waiting "
+			"for a CPU\n",
+			st->wakeups, (unsigned long long)st->runnable, plural(st->runnable),
+			(double)st->runq_ns / 1e6);
+	else if (st->switches)
+		fprintf(stderr,
+			"d9prof: run queue: wakeups not recorded (%s): blocked and run-queue "
+			"time cannot be split, only preempted time is run-queue time\n",
+			st->wakeups[0] ? st->wakeups : "off");
+	if (st->wake_lost)
+		fprintf(stderr, "d9prof: lost %llu wakeup record%s (ring full)\n",
+			(unsigned long long)st->wake_lost, plural(st->wake_lost));
+	if (st->offcpu_stacks)
+		fprintf(stderr,
+			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "
+			"(%.0f ms; at most %llu byte%s of stack read)\n",
+			100.0 * (double)st->offcpu_complete / (double)st->offcpu_stacks,
+			(unsigned long long)st->offcpu_stacks, st->offcpu_unwind_s * 1e3,
+			(unsigned long long)st->offcpu_stack_used, plural(st->offcpu_stack_used));
+	else if (st->switches)
+		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
+	if (st->offcpu_lost)
+		fprintf(stderr, "d9prof: lost %llu context-switch record%s (ring full)\n",
+			(unsigned long long)st->offcpu_lost, plural(st->offcpu_lost));
+	if (st->ctimer_drops)
+		fprintf(stderr, "d9prof: the shim dropped %llu ctimer sample%s (sample area "
+			"full)\n", (unsigned long long)st->ctimer_drops, plural(st->ctimer_drops));
+	if (st->lost_samples || st->shim_drops)
+		fprintf(stderr, "d9prof: lost %llu sample%s (perf ring full), dropped %llu "
+			"shim event%s (shim ring full)\n",
+			(unsigned long long)st->lost_samples, plural(st->lost_samples),
+			(unsigned long long)st->shim_drops, plural(st->shim_drops));
+	else if (!st->offcpu_lost && !st->wake_lost && !st->ctimer_drops)
+		fprintf(stderr, "d9prof: nothing lost or dropped\n");
+	fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
+		human_size((double)sb.st_size, sz, sizeof(sz)));
 }
 
 int cmd_record(int argc, char **argv)
@@ -157,18 +560,19 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg };
-	struct child child = { .pid = -1, .go_fd = -1 };
-	const char *out = DEFAULT_TRACE;
+	struct rec_ctx x = { .pid = -1, .go_fd = -1, .err_fd = -1, .fd = -1 };
+	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg, .ctx = &x,
+				 .on_attached = on_attached };
 	struct record_stats st;
 	struct sigaction sa;
-	char cmdline[1024] = "", sz[32];
-	struct stat sb;
+	char cmdline[1024] = "";
 	uint64_t v;
-	int c, fd, err, exec_err_fd = -1, ret = EXIT_OK;
+	int c, err, status;
 
+	x.out = DEFAULT_TRACE;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:o:d:F:e:h", lopts, NULL)) != -1) {
+	/* '+': stop at CMD; ':': getopt says nothing, bad_option() does */
+	while ((c = getopt_long(argc, argv, "+:p:o:d:F:e:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_u64(optarg, &v) || v == 0 || v > 4194304)
@@ -179,13 +583,13 @@ int cmd_record(int argc, char **argv)
 		case 'o':
 			if (!*optarg)
 				return usage_error("record ", "empty output file name");
-			out = optarg;
+			x.out = optarg;
 			break;
 		case 'd':
-			if (parse_seconds(optarg, &o.duration))
+			if (parse_duration(optarg, &o.duration))
 				return usage_error("record ",
-						   "bad duration '%s': want seconds > 0, e.g. 10 or 2.5",
-						   optarg);
+						   "bad duration '%s': want seconds > 0 or a number "
+						   "and a unit, e.g. 10, 2.5, 500ms or 2s", optarg);
 			break;
 		case 'F':
 			if (parse_u64(optarg, &v) || v == 0 || v > 100000)
@@ -241,11 +645,9 @@ int cmd_record(int argc, char **argv)
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("record ", "bad option");
+			return bad_option(c, argv, lopts);
 		}
 	}
-	if (o.pid && optind < argc)
-		return usage_error("record ", "give -p PID or a command, not both");
 	if (!o.pid && optind >= argc)
 		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
 
@@ -258,131 +660,81 @@ int cmd_record(int argc, char **argv)
 		error("cannot attach to pid %d: no such process", (int)o.pid);
 		return EXIT_FAIL;
 	}
-	/* Keep the previous trace, as perf does: nothing lost. */
-	if (strcmp(out, "-") && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		char old[4096];
-
-		snprintf(old, sizeof(old), "%s.old", out);
-		if (rename(out, old))
-			warning("cannot keep the previous '%s' as '%s': %s", out, old,
-				strerror(errno));
-	}
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		error("cannot write '%s': %s", out, strerror(errno));
+	if ((err = check_output(x.out))) {
+		error("cannot write '%s': %s", x.out, strerror(-err));
 		return EXIT_FAIL;
 	}
-	o.out_fd = fd;
-	if (!o.pid) {
-		size_t n = 0;
-		int i;
-
-		for (i = optind; i < argc && n + 2 < sizeof(cmdline); i++)
-			n += (size_t)snprintf(cmdline + n, sizeof(cmdline) - n, "%s%s",
-					      i > optind ? " " : "", argv[i]);
-		exec_err_fd = start_child(argv + optind, &child);
-		if (exec_err_fd < 0) {
-			error("cannot start '%s': %s", argv[optind], strerror(-exec_err_fd));
-			close(fd);
+	/* The trace starts in memory: the output is opened (and a previous
+	 * one renamed) only once the recording is sure to happen. */
+	x.fd = memfd_create("d9prof-trace", MFD_CLOEXEC);
+	if (x.fd < 0) {
+		x.fd = open_out(&x);
+		if (x.fd < 0)
+			return EXIT_FAIL;
+		x.opened = 1;
+	}
+	o.out_fd = x.fd;
+	if (optind < argc) {
+		err = start_child(argv + optind, !o.pid, &x);
+		if (err) {
+			error("cannot start '%s': %s", argv[optind], strerror(-err));
+			close(x.fd);
 			return EXIT_FAIL;
 		}
-		o.pid = child.pid;
-		o.on_attached = release_child;
-		o.ctx = &child;
-		o.cmdline = cmdline;
+		if (o.pid) {
+			o.until_pid = x.pid;
+		} else {
+			size_t n = 0;
+			int i;
+
+			for (i = optind; i < argc && n + 2 < sizeof(cmdline); i++)
+				n += (size_t)snprintf(cmdline + n, sizeof(cmdline) - n, "%s%s",
+						      i > optind ? " " : "", argv[i]);
+			o.pid = x.pid;
+			o.fresh_target = 1;
+			o.cmdline = cmdline;
+		}
+	}
+	x.target = o.pid;
+	x.duration = o.duration;
+	x.forever = o.duration <= 0 && x.pid < 0;
+	if (isatty(STDERR_FILENO)) {
+		const char *term = getenv("TERM");
+
+		if (!term || strcmp(term, "dumb"))
+			o.progress = progress;
 	}
 
 	err = record__run(&o, &st);
-	release_child(&child);
-	if (exec_err_fd >= 0) {
-		int e;
-
-		if (read(exec_err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
-			error("cannot run '%s': %s", argv[optind], strerror(e));
-			ret = EXIT_FAIL;
-		}
-		close(exec_err_fd);
-	}
-	if (child.pid > 0) {
-		int status;
-
-		if (waitpid(child.pid, &status, WNOHANG) == 0) {
-			kill(child.pid, SIGTERM);
-			waitpid(child.pid, &status, 0);
-		}
-	}
-	if (fsync(fd) && errno != EINVAL && !err)
+	erase_line(&x);
+	flush_held(&x, !x.exec_failed);
+	status = reap_child(&x);
+	if (x.opened && fsync(x.fd) && errno != EINVAL && errno != EROFS && !err)
 		err = -errno;
-	if (close(fd) && !err)
+	if (close(x.fd) && x.opened && !err)
 		err = -errno;
 	if (err) {
-		if (err == -ESRCH)
+		/* (when on_attached failed, it said why) */
+		if (!x.said && err == -ESRCH)
 			error("cannot attach to pid %d: no such process", (int)o.pid);
-		else
+		else if (!x.said)
 			error("cannot record pid %d: %s", (int)o.pid,
 			      st.why[0] ? st.why : strerror(-err));
-		if (!st.samples && !st.events)
-			unlink(out);
+		if (x.opened && !st.samples && !st.events) {
+			/* nothing worth a file: leave things as they were */
+			unlink(x.out);
+			if (x.rotated) {
+				char old[4096];
+
+				snprintf(old, sizeof(old), "%s.old", x.out);
+				if (rename(old, x.out))
+					warning("cannot put '%s' back as '%s': %s", old, x.out,
+						strerror(errno));
+			}
+		}
+		child_exit(&x, status);
 		return EXIT_FAIL;
 	}
-	if (stat(out, &sb))
-		sb.st_size = 0;
-	fprintf(stderr,
-		"d9prof: recorded %.2f s of pid %d%s: %llu samples (%s), %llu shim events, "
-		"%u unique frames\n",
-		st.seconds, (int)o.pid, st.target_exited ? " (it exited)" : "",
-		(unsigned long long)st.samples, st.event_name,
-		(unsigned long long)st.events, (unsigned int)st.frames);
-	if (st.cpu_stacks)
-		fprintf(stderr,
-			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
-			"recovered with CFI (%.0f ms)\n",
-			100.0 * (double)st.cpu_recovered / (double)st.cpu_stacks,
-			st.cpu_unwind_s * 1e3);
-	if (st.switches || !strcmp(st.offcpu, "tracepoint") ||
-	    !strcmp(st.offcpu, "context-switch"))
-		fprintf(stderr,
-			"d9prof: off-CPU (%s): %llu switches (%llu blocked, %llu preempted)\n",
-			st.offcpu, (unsigned long long)st.switches,
-			(unsigned long long)st.switches_blocked,
-			(unsigned long long)(st.switches - st.switches_blocked));
-	if (st.switches && st.wakeups[0] && strncmp(st.wakeups, "off", 3) &&
-	    strncmp(st.wakeups, "refused", 7))
-		fprintf(stderr,
-			"d9prof: run queue (%s): %llu intervals, %.1f ms runnable waiting "
-			"for a CPU\n",
-			st.wakeups, (unsigned long long)st.runnable, (double)st.runq_ns / 1e6);
-	else if (st.switches)
-		fprintf(stderr,
-			"d9prof: run queue: wakeups not recorded (%s): blocked and run-queue "
-			"time cannot be split, only preempted time is run-queue time\n",
-			st.wakeups[0] ? st.wakeups : "off");
-	if (st.wake_lost)
-		fprintf(stderr, "d9prof: lost %llu wakeup records (ring full)\n",
-			(unsigned long long)st.wake_lost);
-	if (st.offcpu_stacks)
-		fprintf(stderr,
-			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "
-			"(%.0f ms; at most %llu bytes of stack read)\n",
-			100.0 * (double)st.offcpu_complete / (double)st.offcpu_stacks,
-			(unsigned long long)st.offcpu_stacks, st.offcpu_unwind_s * 1e3,
-			(unsigned long long)st.offcpu_stack_used);
-	else if (st.switches)
-		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
-	if (st.offcpu_lost)
-		fprintf(stderr, "d9prof: lost %llu context-switch records (ring full)\n",
-			(unsigned long long)st.offcpu_lost);
-	if (st.ctimer_drops)
-		fprintf(stderr, "d9prof: the shim dropped %llu ctimer samples (sample area "
-			"full)\n", (unsigned long long)st.ctimer_drops);
-	if (st.lost_samples || st.shim_drops)
-		fprintf(stderr, "d9prof: lost %llu samples (perf ring full), dropped %llu "
-			"shim events (shim ring full)\n",
-			(unsigned long long)st.lost_samples,
-			(unsigned long long)st.shim_drops);
-	else if (!st.offcpu_lost && !st.wake_lost && !st.ctimer_drops)
-		fprintf(stderr, "d9prof: nothing lost or dropped\n");
-	fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
-		human_size((double)sb.st_size, sz, sizeof(sz)));
-	return ret;
+	summary(&st, o.pid, x.out);
+	return child_exit(&x, status);
 }

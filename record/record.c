@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -78,6 +79,7 @@ struct rec {
 	int ctimer;			/* sampling with the shim's timers */
 	struct ctimer_rec *ct;		/* ...once its segment is attached */
 	int ct_said, perf_checked;
+	int shim_warned;		/* "no shim" said once already */
 	int sampler_err;		/* the sampler failed: stop, why in st */
 	uint64_t cpu0;			/* target's CPU time at start, ns */
 };
@@ -215,11 +217,13 @@ static void shim_try_attach(struct rec *r, int warn)
 		if (err == -EPERM || (err != -ENOENT && err != -ESRCH))
 			logf_(r, RECORD_WARN, "refusing the d9prof segment of pid %d: %s",
 			      (int)r->o->pid, why);
-		else if (warn)
+		else if (warn && !r->shim_warned) {
+			r->shim_warned = 1;
 			logf_(r, RECORD_WARN,
 			      "pid %d has no d9prof shim: samples will carry no task ids "
 			      "(link libd9prof and call d9_init() in the target)",
 			      (int)r->o->pid);
+		}
 		return;
 	}
 	l = shim_seg__layout(r->seg);
@@ -725,6 +729,31 @@ static int pidfd_of(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* Refused (@err) a process of another user: say so and what to do, in
+ * @why; 1 if that was it. */
+static int not_ours(pid_t pid, int err, char *why, size_t len)
+{
+	char path[32];
+	struct stat sb;
+
+	if (err != -EACCES && err != -EPERM)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &sb) || sb.st_uid == geteuid())
+		return 0;
+	snprintf(why, len, "it belongs to another user (uid %u); run d9prof as root or as "
+		 "its owner", (unsigned int)sb.st_uid);
+	return 1;
+}
+
+/* The counts so far, for opts->progress. */
+static void progress(struct rec *r, uint64_t now)
+{
+	r->st->offcpu_lost = r->ocst.lost;
+	r->st->wake_lost = r->ocst.wake_lost;
+	r->o->progress(r->o->ctx, r->st, (double)(now - r->start_ns) / 1e9);
+}
+
 /*
  * The period until the next drain, given the last one (@tick) and the time
  * the last drain covered (@elapsed). A ring found over 1/4 full (or one
@@ -758,8 +787,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	struct rec r = { .o = o, .st = st };
 	struct trace_counters c;
 	uint64_t now, end_ns = 0, last_flush, last_look, last_maps, last_drain;
-	uint64_t tick = TICK_NS;
-	int pidfd = -1, err;
+	uint64_t last_progress, tick = TICK_NS;
+	int pidfd = -1, until_fd = -1, err;
 
 	memset(st, 0, sizeof(*st));
 	r.cb = perf_cb_tmpl;
@@ -770,8 +799,9 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	}
 	err = symbolizer__new(o->pid, &r.sym);
 	if (err) {
-		snprintf(st->why, sizeof(st->why), "cannot read its mappings: %s",
-			 err == -ESRCH ? "no such process" : strerror(-err));
+		if (!not_ours(o->pid, err, st->why, sizeof(st->why)))
+			snprintf(st->why, sizeof(st->why), "cannot read its mappings: %s",
+				 err == -ESRCH ? "no such process" : strerror(-err));
 		return err;
 	}
 	r.w = trace_writer__new(o->out_fd);
@@ -782,41 +812,56 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		goto out;
 	}
 	pidfd = pidfd_of(o->pid);
+	if (o->until_pid > 0) {
+		until_fd = pidfd_of(o->until_pid);
+		if (until_fd < 0) {
+			err = -errno;
+			snprintf(st->why, sizeof(st->why), "cannot watch pid %d: %s",
+				 (int)o->until_pid, strerror(errno));
+			goto out;
+		}
+	}
 	err = choose_sampler(&r);
 	if (err)
 		goto out;
 	r.start_ns = record_now_ns();
 	r.cpu0 = proc_cpu_ns(o->pid);
 	if (r.ps)
-		logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u threads of pid %d",
-		      st->event_name, o->freq, perf_set__nthreads(r.ps), (int)o->pid);
+		logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
+		      st->event_name, o->freq, perf_set__nthreads(r.ps),
+		      perf_set__nthreads(r.ps) == 1 ? "" : "s", (int)o->pid);
 	else
 		logf_(&r, RECORD_INFO, "sampling thread CPU time at %u Hz per thread of pid %d",
 		      o->freq, (int)o->pid);
 	err = open_offcpu(&r);
 	if (err)
 		goto out;
-	shim_try_attach(&r, !o->on_attached && !r.ctimer);
-	if (r.ctimer && !r.seg && !o->on_attached) {
+	shim_try_attach(&r, !o->fresh_target && !r.ctimer);
+	if (r.ctimer && !r.seg && !o->fresh_target) {
 		err = sampler_tick(&r, r.start_ns + SHIM_EAGER_NS);
 		goto out;
 	}
-	if (o->on_attached)
-		o->on_attached(o->ctx);
+	if (o->on_attached && (err = o->on_attached(o->ctx)))
+		goto out;
 	write_meta(&r);
 	if (o->duration > 0)
 		end_ns = r.start_ns + (uint64_t)(o->duration * 1e9);
-	last_flush = last_look = last_maps = last_drain = r.start_ns;
+	last_flush = last_look = last_maps = last_drain = last_progress = r.start_ns;
 
 	while (!*o->stop) {
-		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		/* the target's pidfd (or none: kill(0) below), then until's */
+		struct pollfd pfd[2] = { { .fd = pidfd, .events = POLLIN },
+					 { .fd = until_fd, .events = POLLIN } };
 		struct timespec ts = { .tv_sec = (time_t)(tick / 1000000000ULL),
 				       .tv_nsec = (long)(tick % 1000000000ULL) };
-		int exited = 0;
+		int exited = 0, until = 0;
 
-		if (ppoll(&pfd, pidfd >= 0 ? 1 : 0, &ts, NULL) > 0)
-			exited = 1;
-		else if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
+		if (ppoll(pidfd >= 0 ? pfd : pfd + 1,
+			  (pidfd >= 0 ? 1 : 0) + (until_fd >= 0 ? 1 : 0), &ts, NULL) > 0) {
+			exited = pidfd >= 0 && pfd[0].revents;
+			until = until_fd >= 0 && pfd[1].revents;
+		}
+		if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
 		if (r.ps)
 			perf_set__drain(r.ps, &r.cb);
@@ -845,13 +890,17 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			last_flush = now;
 			note_err(&r, trace_writer__flush(r.w));
 		}
+		if (o->progress && now - last_progress >= RECORD_PROGRESS_NS) {
+			last_progress = now;
+			progress(&r, now);
+		}
 		if (r.err)
 			break;
 		if (exited) {
 			st->target_exited = 1;
 			break;
 		}
-		if (end_ns && now >= end_ns)
+		if (until || (end_ns && now >= end_ns))
 			break;
 	}
 	/* Last words: what is still in the rings belongs in the trace. */
@@ -869,9 +918,10 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	drain_shim(&r);
 	now = record_now_ns();
 	st->seconds = (double)(now - r.start_ns) / 1e9;
-	if (!st->shim)
+	if (!st->shim && !r.shim_warned)
 		logf_(&r, RECORD_WARN, "no d9prof shim found in pid %d: no task ids in "
-		      "this trace", (int)o->pid);
+		      "this trace (link libd9prof and call d9_init() in the target)",
+		      (int)o->pid);
 	write_build_ids(&r);
 	memset(&c, 0, sizeof(c));
 	c.samples = st->samples;
@@ -894,6 +944,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 out:
 	if (pidfd >= 0)
 		close(pidfd);
+	if (until_fd >= 0)
+		close(until_fd);
 	ctimer_rec__free(r.ct);
 	shim_seg__close(r.seg);
 	free(r.rings);

@@ -33,6 +33,10 @@ enum record_sampler {
 					 * needs the shim in the target */
 };
 
+#define RECORD_PROGRESS_NS 250000000ULL	/* record_opts.progress period */
+
+struct record_stats;
+
 struct record_opts {
 	pid_t pid;			/* target process */
 	enum record_sampler sampler;
@@ -43,11 +47,32 @@ struct record_opts {
 					 * "cpu-clock" without a PMU) */
 	int out_fd;			/* trace output, not closed */
 	volatile sig_atomic_t *stop;	/* set non-zero to stop recording */
-	/* Called once all perf events are open (e.g. to let a forked child
-	 * exec). May be NULL. */
-	void (*on_attached)(void *ctx);
+	int fresh_target;		/* pid is a command forked for this
+					 * recording that execs only once
+					 * on_attached lets it: its shim can
+					 * only appear later, so no early
+					 * "no shim" verdict */
+	pid_t until_pid;		/* non-zero: also stop when this
+					 * process exits (perf's `-p PID --
+					 * CMD`: CMD only times the
+					 * recording). Not reaped. */
+	/* Called once all perf events are open, before the recording loop:
+	 * e.g. to let a forked child exec and learn whether it could, then
+	 * open the real output and move what out_fd holds so far (the
+	 * trace's header and what the writer flushed) there, under the same
+	 * fd number (dup3). Non-zero (-errno) ends record__run() at once
+	 * with that value and an empty stats->why: the callback says what
+	 * failed. May be NULL. */
+	int (*on_attached)(void *ctx);
 	void *ctx;
 	void (*log)(void *ctx, enum record_log_level lvl, const char *msg);
+	/* Called from the recording loop every RECORD_PROGRESS_NS or so
+	 * with the counts so far (samples, events, threads and every loss:
+	 * lost_samples, shim_drops, offcpu_lost, wake_lost, ctimer_drops)
+	 * and the seconds recorded, e.g. for a status line on a terminal.
+	 * It runs between two drains: it must be quick (no blocking I/O).
+	 * Messages through log may come between two calls. May be NULL. */
+	void (*progress)(void *ctx, const struct record_stats *st, double seconds);
 	const char *cmdline;		/* recorded in the trace meta; NULL =
 					 * read /proc/PID/cmdline */
 	/* Off-CPU collection (sched switches with stacks, record/offcpu.h):
@@ -115,13 +140,17 @@ struct record_stats {
 	double cpu_unwind_s;		/* recorder CPU spent on them */
 };
 
-/* Record opts->pid until *opts->stop, opts->duration, or the target's exit.
+/* Record opts->pid until *opts->stop, opts->duration, the target's exit or
+ * opts->until_pid's.
  * Returns 0 (a complete trace was written) or -errno:
  *   -ESRCH   no such process
- *   -EPERM/-EACCES  perf_event_open refused (stats->why says what to change)
+ *   -EPERM/-EACCES  perf_event_open refused (stats->why says what to
+ *            change), or the process is not ours to read (stats->why names
+ *            its owner when that is another user)
  *   -ENOENT  the event does not exist on this machine, or the ctimer
  *            sampler was asked of a target without the shim
  *   -EIO     writing the trace failed
+ *   or what opts->on_attached returned (stats->why empty)
  */
 int record__run(const struct record_opts *opts, struct record_stats *stats);
 

@@ -87,16 +87,28 @@ t_record_demo_pid_task_flamegraphs() {
 	done
 	grep -q "demo_blocking_read\|demo_short_work\|demo_tick_work" "$TMP"/t[234].folded ||
 		fail "other tasks show none of their own functions" || return 1
-	# the whole picture: one root per task
+	# the whole picture: thousands of short tasks, so one root per task
+	# name by default; --by task for one per task
 	"$D9" flame -i "$TMP/demo.data" --format folded >"$TMP/all.folded" || return 1
-	grep -q '^task 1 cpu_hog;' "$TMP/all.folded" || fail "no 'task 1 cpu_hog' root" || return 1
+	grep -q '^cpu_hog;' "$TMP/all.folded" && grep -q '^short;' "$TMP/all.folded" ||
+		fail "no 'cpu_hog' and 'short' name roots" || return 1
+	! grep -q '^task [0-9]' "$TMP/all.folded" || fail "task roots past 100 tasks" || return 1
+	"$D9" flame -i "$TMP/demo.data" --by task --format folded >"$TMP/bytask.folded" ||
+		return 1
+	grep -q '^task 1 cpu_hog;' "$TMP/bytask.folded" ||
+		fail "no 'task 1 cpu_hog' root with --by task" || return 1
+	# --task NAME: every short task, under its name
+	"$D9" flame -i "$TMP/demo.data" --task short --format folded >"$TMP/short.folded" ||
+		return 1
+	[ -s "$TMP/short.folded" ] && ! grep -vq '^short;' "$TMP/short.folded" ||
+		fail "--task short kept other tasks" || return 1
 	# SVG by default, self-contained
 	"$D9" flame -i "$TMP/demo.data" --task 1 -o "$TMP/t1.svg" || return 1
 	grep -q '<svg' "$TMP/t1.svg" && grep -q 'demo_hot_spin' "$TMP/t1.svg" ||
 		fail "svg lacks the hot function" || return 1
 	! grep -q 'http[s]*://[^"]*\.js' "$TMP/t1.svg" || fail "svg loads external script" || return 1
 	# tasks table
-	"$D9" tasks -i "$TMP/demo.data" >"$TMP/tasks.txt" || return 1
+	"$D9" tasks -i "$TMP/demo.data" --limit 0 >"$TMP/tasks.txt" || return 1
 	grep -q 'cpu_hog' "$TMP/tasks.txt" && grep -q 'blocker' "$TMP/tasks.txt" ||
 		fail "tasks table lacks cpu_hog/blocker: $(head -5 "$TMP/tasks.txt")" || return 1
 	kill "$DPID"; wait "$DPID" 2>/dev/null
@@ -192,6 +204,157 @@ t_killed_recorder_leaves_readable_trace_and_live_target() {
 	return 0
 }
 
+# ---- record's perf conventions ---------------------------------------------
+
+# recorded_ms ERRFILE: the time the summary says was recorded, in ms
+recorded_ms() {
+	awk '/^d9prof: recorded / { printf "%d\n", $3 * 1000 }' "$1"
+}
+
+t_record_pid_while_command_runs() {
+	need_perf || return
+	start_demo "$TMP/pc.out" -w 2 || return 1
+	"$D9" record -p "$DPID" -o "$TMP/pc.data" -- sleep 1 2>"$TMP/pc.err" ||
+		fail "record -p PID -- sleep 1 failed: $(cat "$TMP/pc.err")" || return 1
+	kill -0 "$DPID" || fail "the target died" || return 1
+	kill "$DPID"; wait "$DPID" 2>/dev/null
+	local ms; ms=$(recorded_ms "$TMP/pc.err")
+	say "    $(grep '^d9prof: recorded' "$TMP/pc.err" | cut -c1-110)"
+	[ -n "$ms" ] && [ "$ms" -ge 900 ] && [ "$ms" -le 1600 ] ||
+		fail "recorded '$ms' ms while sleep 1 ran" || return 1
+	grep -q "recorded .* of pid $DPID:" "$TMP/pc.err" ||
+		fail "did not record the demo (pid $DPID)" || return 1
+	"$D9" tasks -i "$TMP/pc.data" >"$TMP/pc.tasks" 2>&1 || return 1
+	grep -q cpu_hog "$TMP/pc.tasks" || fail "no cpu_hog in the trace" || return 1
+}
+
+t_record_duration_units() {
+	need_perf || return
+	local r=0 ms
+	"$D9" record -d 500ms -o "$TMP/du.data" -- sleep 5 2>"$TMP/du.err" ||
+		fail "record -d 500ms failed (exit $?): $(cat "$TMP/du.err")" || return 1
+	ms=$(recorded_ms "$TMP/du.err")
+	say "    -d 500ms: recorded $ms ms"
+	[ -n "$ms" ] && [ "$ms" -ge 450 ] && [ "$ms" -le 900 ] ||
+		{ fail "recorded '$ms' ms for -d 500ms"; r=1; }
+	# the recorder ended sleep: not the command's failure
+	! grep -q "killed by signal\|exited with" "$TMP/du.err" ||
+		{ fail "reports the command it ended: $(grep -m1 'signal\|exited' "$TMP/du.err")"; r=1; }
+	"$D9" record -d 0.3 -o "$TMP/du2.data" -- sleep 5 2>"$TMP/du2.err" ||
+		{ fail "record -d 0.3 failed"; r=1; }
+	ms=$(recorded_ms "$TMP/du2.err")
+	[ -n "$ms" ] && [ "$ms" -ge 250 ] && [ "$ms" -le 700 ] ||
+		{ fail "recorded '$ms' ms for -d 0.3"; r=1; }
+	expect 2 "bad duration '5x'" "$D9" record -p 1 -d 5x || r=1
+	expect 2 "bad duration '0ms'" "$D9" record -p 1 -d 0ms || r=1
+	return $r
+}
+
+t_record_command_exit_status() {
+	need_perf || return
+	local r=0 rc
+	"$D9" record -o "$TMP/ex.data" -- sh -c 'exit 3' 2>"$TMP/ex.err"; rc=$?
+	[ "$rc" = 3 ] || { fail "record -- sh -c 'exit 3' exited $rc, want 3"; r=1; }
+	grep -q "^d9prof: sh exited with status 3$" "$TMP/ex.err" ||
+		{ fail "does not say 'sh exited with status 3': $(cat "$TMP/ex.err")"; r=1; }
+	grep -q "^d9prof: wrote " "$TMP/ex.err" || { fail "no trace written"; r=1; }
+	"$D9" record -o "$TMP/ex.data" -- sh -c 'kill -9 $$' 2>"$TMP/ex9.err"; rc=$?
+	[ "$rc" = 137 ] || { fail "a command killed by SIGKILL: exit $rc, want 137"; r=1; }
+	grep -q "^d9prof: sh was killed by signal 9" "$TMP/ex9.err" ||
+		{ fail "does not say 'killed by signal 9': $(tail -1 "$TMP/ex9.err")"; r=1; }
+	"$D9" record -o "$TMP/ex.data" -- true 2>"$TMP/ex0.err"; rc=$?
+	[ "$rc" = 0 ] || { fail "record -- true exited $rc"; r=1; }
+	! grep -q "exited with\|killed by" "$TMP/ex0.err" || { fail "reports a success"; r=1; }
+	return $r
+}
+
+t_record_unrunnable_command_touches_nothing() {
+	local rc out
+	printf 'keep me\n' >"$TMP/nx.data"
+	rm -f "$TMP/nx.data.old"
+	out=$("$D9" record -o "$TMP/nx.data" -- /nonexistent/cmd 2>&1 >/dev/null); rc=$?
+	say "    $out"
+	[ "$rc" = 1 ] || fail "exited $rc, want 1" || return 1
+	[ "$(wc -l <<<"$out")" = 1 ] || fail "more than one line: $out" || return 1
+	grep -q "^d9prof: cannot run '/nonexistent/cmd': No such file or directory$" <<<"$out" ||
+		fail "not the line wanted: $out" || return 1
+	[ "$(cat "$TMP/nx.data")" = "keep me" ] || fail "the output was overwritten" || return 1
+	[ ! -e "$TMP/nx.data.old" ] || fail "the output was renamed to .old" || return 1
+	# not executable (not even root may run a file without an x bit)
+	printf '#!/bin/sh\n' >"$TMP/noexec.sh"; chmod 644 "$TMP/noexec.sh"
+	out=$("$D9" record -o "$TMP/nx.data" -- "$TMP/noexec.sh" 2>&1 >/dev/null); rc=$?
+	[ "$rc" = 1 ] && [ "$out" = "d9prof: cannot run '$TMP/noexec.sh': Permission denied" ] ||
+		fail "non-executable: exit $rc, $out" || return 1
+	[ "$(cat "$TMP/nx.data")" = "keep me" ] || fail "the output was overwritten" || return 1
+	# an output that cannot be written is said before anything runs
+	out=$("$D9" record -o "$TMP/nodir/x.data" -- touch "$TMP/ran" 2>&1); rc=$?
+	[ "$rc" = 1 ] && grep -q "cannot write '$TMP/nodir/x.data'" <<<"$out" ||
+		fail "unwritable output: exit $rc, $out" || return 1
+	[ ! -e "$TMP/ran" ] || fail "the command ran although the output cannot be written" ||
+		return 1
+}
+
+t_record_progress_line_on_a_terminal() {
+	need_perf || return
+	command -v script >/dev/null || { say "    skip: no script(1) (bsdutils)"; return 2; }
+	local esc; esc=$(printf '\r\033\\[K')
+	# no -d and no command: it says how to stop; the target's exit ends it
+	sleep 1.2 & local spid=$!; PIDS+=("$spid")
+	script -qfc "'$D9' record -p $spid -o '$TMP/tty.data'" /dev/null >"$TMP/tty.out" 2>&1 ||
+		fail "record under script failed: $(cat -v "$TMP/tty.out")" || return 1
+	say "    $(tr '\r' '\n' <"$TMP/tty.out" | grep -a -m1 'recording pid' | cat -v)"
+	grep -aq "${esc}d9prof: recording pid $spid: [0-9.]* s, [0-9]* samples\?, [0-9]* shim events\?, [0-9]* drops\? - Ctrl-C to stop" \
+		"$TMP/tty.out" || fail "no status line: $(cat -v "$TMP/tty.out")" || return 1
+	grep -aq "${esc}d9prof: recorded " "$TMP/tty.out" ||
+		fail "the status line is not erased before the summary" || return 1
+	# with -d: no Ctrl-C hint; with stderr a file: no status line at all
+	script -qfc "'$D9' record -d 0.6 -o '$TMP/tty.data' -- sleep 5" /dev/null \
+		>"$TMP/tty2.out" 2>&1 || fail "record -d under script failed" || return 1
+	grep -aq "recording pid .* of 0.6 s" "$TMP/tty2.out" ||
+		fail "no status line with -d: $(cat -v "$TMP/tty2.out")" || return 1
+	! grep -aq "Ctrl-C" "$TMP/tty2.out" || fail "Ctrl-C hint with -d" || return 1
+	"$D9" record -d 0.6 -o "$TMP/tty.data" -- sleep 5 2>"$TMP/notty.err" || return 1
+	! grep -aq "$(printf '\033')\|recording pid" "$TMP/notty.err" ||
+		fail "status line written to a file: $(cat -v "$TMP/notty.err")" || return 1
+}
+
+t_record_messages() {
+	need_perf || return
+	local r=0 out n
+	"$D9" record -o "$TMP/msg.data" -- sleep 0.3 2>"$TMP/msg.err" || return 1
+	grep -q "sampling .* 1 thread of pid" "$TMP/msg.err" ||
+		{ fail "no '1 thread': $(grep sampling "$TMP/msg.err")"; r=1; }
+	! grep -q "\b1 threads\|\b1 samples\|\b1 switches\|\b1 intervals" "$TMP/msg.err" ||
+		{ fail "a plural for 1: $(grep '\b1 [a-z]*s\b' "$TMP/msg.err")"; r=1; }
+	# the no-shim warning, once
+	sleep 5 & local spid=$!; PIDS+=("$spid")
+	"$D9" record -p "$spid" -d 0.3 -o "$TMP/msg2.data" 2>"$TMP/msg2.err" || r=1
+	kill "$spid" 2>/dev/null
+	n=$(grep -c "no d9prof shim" "$TMP/msg2.err")
+	[ "$n" = 1 ] || { fail "the no-shim warning $n times"; r=1; }
+	# a bad option: our line naming it, then where to look; not getopt's
+	out=$("$D9" record -x -p 1 2>&1)
+	[ "$out" = "d9prof: unknown option '-x'
+try 'd9prof record --help'" ] || { fail "bad option said: $out"; r=1; }
+	expect 2 "option '--pid' needs a value" "$D9" record --pid || r=1
+	expect 2 "unknown option '--frob'" "$D9" record --frob || r=1
+	[ "$("$D9" record --frob 2>&1 | wc -l)" = 2 ] ||
+		{ fail "'record --frob' says more than 2 lines"; r=1; }
+	# another user's process: what is wrong and what to do, one line
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+		sleep 5 & spid=$!; PIDS+=("$spid")
+		out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$D9" record -p "$spid" \
+			-d 0.5 -o /tmp/d9-nobody-$$.data 2>&1); n=$?
+		kill "$spid" 2>/dev/null
+		rm -f /tmp/d9-nobody-$$.data
+		say "    $out"
+		[ "$n" = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] &&
+			grep -q "cannot record pid $spid: it belongs to another user (uid 0); run d9prof as root or as its owner" <<<"$out" ||
+			{ fail "another user's process: exit $n, $out"; r=1; }
+	fi
+	return $r
+}
+
 # expect CODE PATTERN CMD...: exit code and a one-line message on stderr
 expect() {
 	local code=$1 pat=$2; shift 2
@@ -210,7 +373,8 @@ t_bad_input_is_one_clear_line() {
 	expect 2 "bad duration '-3'" "$D9" record -p 1 -d -3 || r=1
 	expect 2 "bad frequency '0'" "$D9" record -p 1 -F 0 || r=1
 	expect 2 "bad format 'png'" "$D9" flame --format png || r=1
-	expect 2 "bad task id 'x'" "$D9" flame --task x || r=1
+	expect 2 "bad task '0'" "$D9" flame --task 0 || r=1
+	expect 2 "bad --by 'color'" "$D9" polls --by color || r=1
 	expect 2 "bad --min-poll '5': want a number and a unit" "$D9" offcpu --min-poll 5 || r=1
 	expect 2 "bad --min '1x'" "$D9" polls --min 1x || r=1
 	expect 2 "bad sort key 'size'" "$D9" polls --sort size || r=1
@@ -566,7 +730,10 @@ t_killed_ctimer_recorder_leaves_target_as_before() {
 # ---- runner ---------------------------------------------------------------
 tests=$(declare -F | awk '{print $3}' | grep '^t_')
 order="t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized
-	t_record_command_mode t_target_exit_leaves_complete_trace t_installed_shim_own_process
+	t_record_command_mode t_record_pid_while_command_runs t_record_duration_units
+	t_record_command_exit_status t_record_unrunnable_command_touches_nothing
+	t_record_progress_line_on_a_terminal t_record_messages
+	t_target_exit_leaves_complete_trace t_installed_shim_own_process
 	t_target_without_shim_warns t_killed_recorder_leaves_readable_trace_and_live_target
 	t_ctimer_and_perf_agree_on_the_demo t_ctimer_fallback_under_seccomp
 	t_ctimer_needs_the_shim t_killed_ctimer_recorder_leaves_target_as_before
