@@ -133,6 +133,20 @@ t_record_command_mode() {
 	"$D9" flame -i "$TMP/cmd.data" --task 1 --format folded >"$TMP/cmd.folded" || return 1
 	local s; s=$(share "$TMP/cmd.folded" demo_hot_spin)
 	[ "$s" -gt 90 ] || fail "demo_hot_spin holds $s% of task 1 in command mode" || return 1
+	# from the first marker: the demo's first polls, cpu_hog's (task 1) and
+	# the spawner's (task 4, which spawns task 5 on), are in the trace,
+	# none of them cut at its start
+	"$D9" polls -i "$TMP/cmd.data" --sort start --limit 4 >"$TMP/cmd.polls" || return 1
+	sed -n 2p "$TMP/cmd.polls" | sed 's/^/    first poll: /'
+	awk 'NR > 1 && /^[0-9]/ { n++; t[$2] = 1; if (index($0, "+ ")) bad = 1 }
+		END { exit !(n == 4 && t[1] && t[4] && !bad) }' "$TMP/cmd.polls" ||
+		fail "the first polls are not the demo's first tasks': $(cat "$TMP/cmd.polls")" ||
+		return 1
+	# thousands of tasks: the all-tasks SVG stays small
+	"$D9" flame -i "$TMP/cmd.data" -o "$TMP/cmd.svg" || return 1
+	s=$(stat -c %s "$TMP/cmd.svg")
+	say "    all-tasks SVG: $s bytes, $(grep -c '^short;' <("$D9" flame -i "$TMP/cmd.data" --format folded)) short stacks"
+	[ "$s" -lt 300000 ] || fail "the all-tasks SVG is $s bytes" || return 1
 }
 
 t_target_exit_leaves_complete_trace() {
