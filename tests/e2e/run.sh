@@ -142,6 +142,11 @@ t_record_command_mode() {
 		END { exit !(n == 4 && t[1] && t[4] && !bad) }' "$TMP/cmd.polls" ||
 		fail "the first polls are not the demo's first tasks': $(cat "$TMP/cmd.polls")" ||
 		return 1
+	# and the first task the spawner made (task 5: without the wait for
+	# the attach, the first short task recorded was the 20th or so)
+	s=$("$D9" polls -i "$TMP/cmd.data" --task short --sort start --limit 1 |
+		awk 'NR == 2 { print $2 }')
+	[ "$s" = 5 ] || fail "the first short task recorded is task $s, not 5" || return 1
 	# thousands of tasks: the all-tasks SVG stays small
 	"$D9" flame -i "$TMP/cmd.data" -o "$TMP/cmd.svg" || return 1
 	s=$(stat -c %s "$TMP/cmd.svg")
