@@ -84,11 +84,7 @@ static void help(FILE *f)
  * line. */
 struct rec_ctx {
 	/* the command: the target, or with -p only the timer */
-	pid_t pid;		/* -1: none */
-	const char *cmd;	/* its argv[0] */
-	int go_fd;		/* write end: closing it lets the child exec */
-	int err_fd;		/* read end: execvp's errno, or EOF on exec */
-	int released, exec_failed;
+	struct record_cmd cmd;
 	char *held;		/* messages held until it runs (nothing but
 				 * "cannot run" is said if it cannot) */
 	size_t nheld;
@@ -144,7 +140,7 @@ static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
 	size_t n = strlen(pfx) + strlen(msg) + 1;
 	char *p;
 
-	if (x->pid > 0 && !x->released) {
+	if (x->cmd.pid > 0 && !x->cmd.released) {
 		p = realloc(x->held, x->nheld + n + 1);
 		if (p) {
 			x->held = p;
@@ -193,138 +189,18 @@ static void progress(void *ctx, const struct record_stats *st, double seconds)
 	x->line = 1;
 }
 
-/* How long a started target's shim waits at its initialisation for the
- * recorder to attach (D9_ATTACH_WAIT_ENV): the recorder looks for it on
- * every tick of its first SHIM_EAGER_NS. */
-#define ATTACH_WAIT_MS 1000
-
-/* Fork CMD stopped at a pipe read, so that sampling is armed before it
- * runs its first instruction; it writes execvp's errno to a close-on-exec
- * pipe when it cannot run. With @recorded (CMD is the target, not a
- * timer), its shim is asked to wait for the recorder at init, so that its
- * first polls are recorded. 0 or -errno. */
-static int start_child(char **argv, int recorded, struct rec_ctx *x)
-{
-	int go[2], err_pipe[2];
-	char ebuf[4];
-
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	if (pipe2(err_pipe, O_CLOEXEC)) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	x->pid = fork();
-	if (x->pid < 0) {
-		int e = errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(err_pipe[0]);
-		close(err_pipe[1]);
-		return -e;
-	}
-	if (x->pid == 0) {
-		int e;
-
-		close(go[1]);
-		close(err_pipe[0]);
-		while (read(go[0], ebuf, 1) < 0 && errno == EINTR)
-			;
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (recorded) {
-			char v[32];
-
-			/* single-threaded: setenv is safe after fork */
-			snprintf(v, sizeof(v), "%d:%d", (int)getpid(), ATTACH_WAIT_MS);
-			setenv(D9_ATTACH_WAIT_ENV, v, 1);
-		}
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(err_pipe[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err_pipe[1]);
-	x->go_fd = go[1];
-	x->err_fd = err_pipe[0];
-	x->cmd = argv[0];
-	return 0;
-}
-
-/* Let the child exec. 0 once it did, else execvp's errno. */
-static int release_child(struct rec_ctx *x)
-{
-	ssize_t n;
-	int e = 0;
-
-	close(x->go_fd);
-	x->go_fd = -1;
-	x->released = 1;
-	do
-		n = read(x->err_fd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(x->err_fd);
-	x->err_fd = -1;
-	if (n == (ssize_t)sizeof(e) && e) {
-		x->exec_failed = 1;
-		return e;
-	}
-	return 0;
-}
-
-/* Can @out be written (and an existing one kept as .old)? Checked before
- * anything starts, so that a command is not run for nothing. */
-static int check_output(const char *out)
-{
-	char dir[4096], *slash;
-	struct stat sb;
-
-	if (!stat(out, &sb)) {
-		if (S_ISDIR(sb.st_mode))
-			return -EISDIR;
-		return access(out, W_OK) ? -errno : 0;
-	}
-	if (errno != ENOENT)
-		return -errno;
-	snprintf(dir, sizeof(dir), "%s", out);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	return access(dir, W_OK | X_OK) ? -errno : 0;
-}
-
 /* Open the output, keeping a previous trace as FILE.old as perf does.
  * -errno after saying what failed. */
 static int open_out(struct rec_ctx *x)
 {
-	struct stat sb;
-	int fd;
+	int fd = record_output__open(x->out, &x->rotated);
 
-	if (strcmp(x->out, "-") && stat(x->out, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		char old[4096];
-
-		snprintf(old, sizeof(old), "%s.old", x->out);
-		if (rename(x->out, old))
-			warning("cannot keep the previous '%s' as '%s': %s", x->out, old,
-				strerror(errno));
-		else
-			x->rotated = 1;
+	if (fd == -EEXIST) {
+		warning("cannot keep the previous '%s' as '%s.old': it stays", x->out, x->out);
+		fd = record_output__open(x->out, NULL);
 	}
-	fd = open(x->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int e = errno;
-
-		error("cannot write '%s': %s", x->out, strerror(e));
-		return -e;
-	}
+	if (fd < 0)
+		error("cannot write '%s': %s", x->out, strerror(-fd));
 	return fd;
 }
 
@@ -332,40 +208,16 @@ static int open_out(struct rec_ctx *x)
  * and put the output under the writer's fd. */
 static int move_to_out(struct rec_ctx *x)
 {
-	char buf[65536];
-	ssize_t n = 0;
-	int fd, e = 0;
+	int fd = open_out(x), e;
 
-	fd = open_out(x);
 	if (fd < 0)
 		return fd;
 	x->opened = 1;
-	if (lseek(x->fd, 0, SEEK_SET) < 0)
-		e = errno;
-	while (!e && (n = read(x->fd, buf, sizeof(buf))) != 0) {
-		ssize_t w, off = 0;
-
-		if (n < 0) {
-			if (errno != EINTR)
-				e = errno;
-			continue;
-		}
-		while (!e && off < n) {
-			w = write(fd, buf + off, (size_t)(n - off));
-			if (w < 0 && errno != EINTR)
-				e = errno;
-			else if (w > 0)
-				off += w;
-		}
-	}
-	if (!e && dup3(fd, x->fd, O_CLOEXEC) < 0)
-		e = errno;
+	e = record_output__move(x->fd, fd);
 	close(fd);
-	if (e) {
-		error("cannot write '%s': %s", x->out, strerror(e));
-		return -e;
-	}
-	return 0;
+	if (e)
+		error("cannot write '%s': %s", x->out, strerror(-e));
+	return e;
 }
 
 /* Everything is attached: let the command run if there is one, and open
@@ -375,9 +227,9 @@ static int on_attached(void *ctx)
 	struct rec_ctx *x = ctx;
 	int e;
 
-	if (x->pid > 0 && (e = release_child(x))) {
+	if (x->cmd.pid > 0 && (e = -record_cmd__release(&x->cmd))) {
 		flush_held(x, 0);
-		error("cannot run '%s': %s", x->cmd, strerror(e));
+		error("cannot run '%s': %s", x->cmd.name, strerror(e));
 		x->said = 1;
 		return -e;
 	}
@@ -389,35 +241,6 @@ static int on_attached(void *ctx)
 	return 0;
 }
 
-/* Reap the command. Its wait status if it ended by itself, -1 if we
- * ended it or it never ran. */
-static int reap_child(struct rec_ctx *x)
-{
-	int status, ours = 0;
-	pid_t r;
-
-	if (x->pid <= 0)
-		return -1;
-	if (!x->released) {
-		/* never let go: it must not run now */
-		kill(x->pid, SIGKILL);
-		close(x->go_fd);
-		close(x->err_fd);
-		ours = 1;
-	}
-	r = waitpid(x->pid, &status, WNOHANG);
-	if (r == 0) {
-		kill(x->pid, SIGTERM);
-		ours = 1;
-		/* a second ^C while it takes its time ends it */
-		while ((r = waitpid(x->pid, &status, 0)) < 0 && errno == EINTR)
-			kill(x->pid, SIGKILL);
-	}
-	if (r != x->pid || ours || x->exec_failed)
-		return -1;
-	return status;
-}
-
 /* perf's convention: record's exit status is the command's. Say how it
  * ended unless that was success. */
 static int child_exit(const struct rec_ctx *x, int status)
@@ -426,11 +249,11 @@ static int child_exit(const struct rec_ctx *x, int status)
 		return EXIT_OK;
 	if (WIFEXITED(status)) {
 		if (WEXITSTATUS(status))
-			error("%s exited with status %d", x->cmd, WEXITSTATUS(status));
+			error("%s exited with status %d", x->cmd.name, WEXITSTATUS(status));
 		return WEXITSTATUS(status);
 	}
 	if (WIFSIGNALED(status)) {
-		error("%s was killed by signal %d (%s)", x->cmd, WTERMSIG(status),
+		error("%s was killed by signal %d (%s)", x->cmd.name, WTERMSIG(status),
 		      strsignal(WTERMSIG(status)));
 		return 128 + WTERMSIG(status);
 	}
@@ -560,7 +383,7 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct rec_ctx x = { .pid = -1, .go_fd = -1, .err_fd = -1, .fd = -1 };
+	struct rec_ctx x = { .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 }, .fd = -1 };
 	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg, .ctx = &x,
 				 .on_attached = on_attached };
 	struct record_stats st;
@@ -660,7 +483,7 @@ int cmd_record(int argc, char **argv)
 		error("cannot attach to pid %d: no such process", (int)o.pid);
 		return EXIT_FAIL;
 	}
-	if ((err = check_output(x.out))) {
+	if ((err = record_output__check(x.out))) {
 		error("cannot write '%s': %s", x.out, strerror(-err));
 		return EXIT_FAIL;
 	}
@@ -675,14 +498,14 @@ int cmd_record(int argc, char **argv)
 	}
 	o.out_fd = x.fd;
 	if (optind < argc) {
-		err = start_child(argv + optind, !o.pid, &x);
+		err = record_cmd__start(&x.cmd, argv + optind, !o.pid);
 		if (err) {
 			error("cannot start '%s': %s", argv[optind], strerror(-err));
 			close(x.fd);
 			return EXIT_FAIL;
 		}
 		if (o.pid) {
-			o.until_pid = x.pid;
+			o.until_pid = x.cmd.pid;
 		} else {
 			size_t n = 0;
 			int i;
@@ -690,14 +513,14 @@ int cmd_record(int argc, char **argv)
 			for (i = optind; i < argc && n + 2 < sizeof(cmdline); i++)
 				n += (size_t)snprintf(cmdline + n, sizeof(cmdline) - n, "%s%s",
 						      i > optind ? " " : "", argv[i]);
-			o.pid = x.pid;
+			o.pid = x.cmd.pid;
 			o.fresh_target = 1;
 			o.cmdline = cmdline;
 		}
 	}
 	x.target = o.pid;
 	x.duration = o.duration;
-	x.forever = o.duration <= 0 && x.pid < 0;
+	x.forever = o.duration <= 0 && x.cmd.pid < 0;
 	if (isatty(STDERR_FILENO)) {
 		const char *term = getenv("TERM");
 
@@ -707,8 +530,8 @@ int cmd_record(int argc, char **argv)
 
 	err = record__run(&o, &st);
 	erase_line(&x);
-	flush_held(&x, !x.exec_failed);
-	status = reap_child(&x);
+	flush_held(&x, !x.cmd.exec_failed);
+	status = record_cmd__reap(&x.cmd);
 	if (x.opened && fsync(x.fd) && errno != EINVAL && errno != EROFS && !err)
 		err = -errno;
 	if (close(x.fd) && x.opened && !err)

@@ -177,6 +177,42 @@ struct d9_seg_layout;
 const struct d9_seg_layout *shim_seg__layout(const struct shim_seg *s);
 void shim_seg__close(struct shim_seg *s);
 
+/* ---- record -- CMD: the command and the output (record/command.c) ---- */
+
+/* How long a started target's shim waits at its initialisation for the
+ * recorder (D9_ATTACH_WAIT_ENV), ms. */
+#define RECORD_ATTACH_WAIT_MS 1000
+
+/* A command started stopped before its exec. */
+struct record_cmd {
+	pid_t pid;		/* -1: none */
+	const char *name;	/* its argv[0] */
+	int go_fd;		/* write end: closing it lets the child exec */
+	int err_fd;		/* read end: execvp's errno, or EOF on exec */
+	int released, exec_failed;
+};
+
+/* Fork @argv stopped at a pipe read; with @wait_attach (it is the target)
+ * its shim waits up to RECORD_ATTACH_WAIT_MS at init for the recorder, so
+ * that its first polls are recorded. 0 or -errno (fork, pipe). */
+int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach);
+/* Let it exec: 0 once it did, else -errno of execvp. */
+int record_cmd__release(struct record_cmd *c);
+/* Reap it (killed first if never released, asked to stop with SIGTERM if
+ * still running): its wait status if it ended by itself, else -1. */
+int record_cmd__reap(struct record_cmd *c);
+
+/* Could @out be written (an existing file, or a new one in a writable
+ * directory)? 0 or -errno (-EISDIR). */
+int record_output__check(const char *out);
+/* Open @out for writing, first renaming a previous regular file to
+ * OUT.old when @rotated is non-NULL (*@rotated = 1 then). The fd, or
+ * -errno; -EEXIST if the rename failed (nothing opened). */
+int record_output__open(const char *out, int *rotated);
+/* Copy all of @from (from its start) to @to, then make @from refer to
+ * @to's file (dup3): the writer goes on writing into it. 0 or -errno. */
+int record_output__move(int from, int to);
+
 /* ---- helpers ---------------------------------------------------------- */
 
 /* CLOCK_MONOTONIC now, in ns. */
