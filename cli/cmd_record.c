@@ -360,8 +360,12 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 			"shim event%s (shim ring full)\n",
 			(unsigned long long)st->lost_samples, plural(st->lost_samples),
 			(unsigned long long)st->shim_drops, plural(st->shim_drops));
-	else if (!st->offcpu_lost && !st->wake_lost && !st->ctimer_drops)
+	else if (!st->offcpu_lost && !st->wake_lost && !st->ctimer_drops && !st->shim_garbage)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
+	if (st->shim_garbage)
+		fprintf(stderr, "d9prof: dropped %llu records or counters of the shim segment "
+			"that could not be real (the target wrote over it)\n",
+			(unsigned long long)st->shim_garbage);
 	fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
 		human_size((double)sb.st_size, sz, sizeof(sz)));
 }

@@ -90,6 +90,10 @@
 #define D9_SEG_VERSION	2
 #define D9_SEG_HDR_SIZE	4096
 
+/* What a recorder accepts at most (d9_seg_check()): the target chooses
+ * the sizes, and the recorder's buffers follow them. */
+#define D9_RING_EVENTS_MAX	(1U << 20)
+#define D9_SEG_MAP_MAX		(1ULL << 30)
 #define D9_SEG_RINGS		256	/* thread slots */
 #define D9_SEG_RING_EVENTS	65536	/* records per ring, power of two: 1.5 MiB,
 					 * 36 ms of a worker writing 1.8M records/s
@@ -363,6 +367,7 @@ static inline int d9_seg_check(const void *seg, uint64_t map_size,
 	l.sample_stride = __atomic_load_n(&h->sample_stride, __ATOMIC_RELAXED);
 	if (seg_size != map_size || l.nrings == 0 || l.nrings > 65536 ||
 	    l.ring_events == 0 || (l.ring_events & (l.ring_events - 1)) ||
+	    l.ring_events > D9_RING_EVENTS_MAX || map_size > D9_SEG_MAP_MAX ||
 	    l.names_count & (l.names_count - 1) || l.names_count > (1U << 24) ||
 	    l.ring_offset % 64 || l.ring_stride % 64 || l.names_offset % 64 ||
 	    l.ring_offset < D9_SEG_HDR_SIZE || l.names_offset < D9_SEG_HDR_SIZE ||

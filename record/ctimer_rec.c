@@ -57,12 +57,8 @@ int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
 	return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
+/* Threads named at most: their tids come from the target. */
+#define CTIMER_MAX_TIDS 65536
 
 /* Name a thread the first time one of its samples shows up: perf's COMM
  * records are not there to do it. */
@@ -71,8 +67,22 @@ static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t ti
 	char path[64], comm[64] = "";
 	FILE *f;
 
-	if (c->ntids && bsearch(&tid, c->tids, c->ntids, sizeof(tid), cmp_u32))
-		return 0;
+	size_t lo = 0, hi = c->ntids;
+
+	/* sorted insert: tids come from the target, one qsort per new tid
+	 * was quadratic under a flood of them */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->tids[mid] == tid)
+			return 0;
+		if (c->tids[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (c->ntids >= CTIMER_MAX_TIDS)
+		return 0; /* named enough: the rest stay unnamed */
 	if (c->ntids == c->tids_cap) {
 		size_t cap = c->tids_cap ? c->tids_cap * 2 : 64;
 		uint32_t *t = realloc(c->tids, cap * sizeof(*t));
@@ -82,8 +92,9 @@ static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t ti
 		c->tids = t;
 		c->tids_cap = cap;
 	}
-	c->tids[c->ntids++] = tid;
-	qsort(c->tids, c->ntids, sizeof(*c->tids), cmp_u32);
+	memmove(&c->tids[lo + 1], &c->tids[lo], (c->ntids - lo) * sizeof(*c->tids));
+	c->tids[lo] = tid;
+	c->ntids++;
 	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)c->pid, tid);
 	f = fopen(path, "re");
 	if (!f)
@@ -117,10 +128,13 @@ int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *sa
 		struct d9_ring_hdr *r = d9_layout_ring(base, l, i);
 		uint64_t *words = d9_layout_samples(base, l, i);
 		uint64_t gen, d;
+		/* at most one area's worth per drain: a target writing as fast
+		 * as we read must not hold the recorder here */
+		uint32_t budget = l->sample_words / D9_SAMPLE_HDR_WORDS;
 
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == D9_RING_FREE)
 			continue;
-		while (!err && d9_sample_take(r, words, l->sample_words, s)) {
+		while (!err && budget-- && d9_sample_take(r, words, l->sample_words, s)) {
 			struct trace_sample ts = {
 				.time = shim_seg__ns(c->seg, s->time),
 				.tid = s->tid,

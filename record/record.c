@@ -80,6 +80,7 @@ struct rec {
 	struct ctimer_rec *ct;		/* ...once its segment is attached */
 	int ct_said, perf_checked;
 	int shim_warned;		/* "no shim" said once already */
+	char refused_why[160];		/* the last refusal said, not said again */
 	int sampler_err;		/* the sampler failed: stop, why in st */
 	uint64_t cpu0;			/* target's CPU time at start, ns */
 };
@@ -214,9 +215,12 @@ static void shim_try_attach(struct rec *r, int warn)
 
 	err = shim_seg__open(r->o->pid, &r->seg, why, sizeof(why));
 	if (err) {
-		if (err == -EPERM || (err != -ENOENT && err != -ESRCH))
+		if ((err == -EPERM || (err != -ENOENT && err != -ESRCH)) &&
+		    strcmp(why, r->refused_why)) {
+			snprintf(r->refused_why, sizeof(r->refused_why), "%s", why);
 			logf_(r, RECORD_WARN, "refusing the d9prof segment of pid %d: %s",
 			      (int)r->o->pid, why);
+		}
 		else if (warn && !r->shim_warned) {
 			r->shim_warned = 1;
 			logf_(r, RECORD_WARN,
@@ -251,6 +255,10 @@ static void shim_try_attach(struct rec *r, int warn)
 		ctimer_begin(r);
 }
 
+/* More drops than this between two drains cannot be real (a ring of
+ * D9_SEG_RING_EVENTS drained every tick): the counter was scribbled. */
+#define DROPS_MAX (1ULL << 32)
+
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
@@ -276,6 +284,12 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		struct trace_event *te = &batch[nb];
 		uint32_t k = 0;
 
+		/* the target wrote this: a record that cannot be one is
+		 * dropped and counted, never written */
+		if (ev->type < D9_EV_THREAD_START || ev->type > D9_EV_UNPARK) {
+			r->st->shim_garbage++;
+			continue;
+		}
 		if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START) {
 			char text[D9_NAME_MAX + 1];
 
@@ -302,7 +316,12 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 	note_err(r, trace_writer__events(r->w, batch, nb));
 	r->st->events += nb;
 	drops = d9_ring_drops(ring);
-	if (drops > seen->drops) {
+	if (drops > seen->drops && drops - seen->drops > DROPS_MAX) {
+		/* no ring drops billions between two drains: a scribbled
+		 * counter, not drops */
+		r->st->shim_garbage++;
+		seen->drops = drops;
+	} else if (drops > seen->drops) {
 		r->st->shim_drops += drops - seen->drops;
 		seen->drops = drops;
 		r->fill_max = ring_events;	/* it overflowed: as full as can be */
@@ -923,6 +942,12 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		      "this trace (link libd9prof and call d9_init() in the target)",
 		      (int)o->pid);
 	write_build_ids(&r);
+	if (st->shim_garbage) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->shim_garbage);
+		note_err(&r, trace_writer__meta(r.w, "shim garbage", buf));
+	}
 	memset(&c, 0, sizeof(c));
 	c.samples = st->samples;
 	c.events = st->events;

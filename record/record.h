@@ -106,6 +106,9 @@ struct record_stats {
 	uint64_t lost_samples;		/* perf ring overflows */
 	uint64_t events;		/* shim events */
 	uint64_t shim_drops;		/* records the shim dropped */
+	uint64_t shim_garbage;		/* records or ring counters from the
+					 * target that could not be real:
+					 * dropped, not written */
 	uint64_t threads;		/* threads seen */
 	uint64_t frames;		/* unique addresses symbolized */
 	int shim;			/* 1 if the shim segment was attached */

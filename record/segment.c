@@ -154,11 +154,17 @@ static int find_maps(pid_t pid, struct seg_map *maps, int max)
 		unsigned long long off;
 		unsigned long inode;
 		int pos = 0;
+		size_t l;
 
-		if (!strstr(line, "/memfd:" D9_SEG_NAME))
-			continue;
 		if (sscanf(line, "%63s %7s %llx %15s %lu %n", range, perms, &off,
-			   dev, &inode, &pos) < 5)
+			   dev, &inode, &pos) < 5 || !pos)
+			continue;
+		/* the whole path, exactly: a file named ".../memfd:d9prof-seg"
+		 * is not the shim's memfd */
+		l = strcspn(line + pos, "\n");
+		line[pos + l] = '\0';
+		if (strcmp(line + pos, "/memfd:" D9_SEG_NAME " (deleted)") &&
+		    strcmp(line + pos, "/memfd:" D9_SEG_NAME))
 			continue;
 		snprintf(maps[n].range, sizeof(maps[n].range), "%s", range);
 		maps[n].inode = inode;
@@ -229,6 +235,7 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
 	struct stat st, pst;
 	char ppath[64];
 	void *base;
+	int seals;
 
 	if (fstat(fd, &st))
 		return -errno;
@@ -248,8 +255,17 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
 			 st.st_uid, pst.st_uid);
 		return -EPERM;
 	}
-	if ((uint64_t)st.st_size < D9_SEG_HDR_SIZE) {
-		snprintf(why, len, "%lld bytes, too small", (long long)st.st_size);
+	if ((uint64_t)st.st_size < D9_SEG_HDR_SIZE || (uint64_t)st.st_size > D9_SEG_MAP_MAX) {
+		snprintf(why, len, "%lld bytes, not a d9prof segment's size",
+			 (long long)st.st_size);
+		return -EPERM;
+	}
+	/* the target must not be able to shrink it under our mapping (a
+	 * SIGBUS in the recorder): the shim seals its memfd; a file that
+	 * cannot be sealed is not a memfd at all */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+		snprintf(why, len, "%s", seals < 0 ? "not a memfd" : "not sealed against shrinking");
 		return -EPERM;
 	}
 	base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
