@@ -38,7 +38,7 @@ CRITERION_LIBS := -lcriterion
 .SECONDARY:
 .SUFFIXES:
 .PHONY: all demo demo-tokio tokio-demo-bin check check-unit check-sanitize check-rust \
-	check-e2e check-golden bench install \
+	check-e2e check-golden check-hostile bench install \
 	uninstall clean deps format
 
 # ---- sources -------------------------------------------------------------
@@ -109,7 +109,7 @@ $(CORE_A): $(CORE_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(CLI): $(CLI_OBJS) $(CORE_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(CORE_A) $(CORE_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(CORE_A) $(CORE_LIBS)
 
 # ---- examples: frame pointers, shim linked statically --------------------
 $(B)/examples/%: $(B)/examples/%.o $(SHIM_A)
@@ -153,7 +153,7 @@ $(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9p
 	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \
 		-o $@ $< $(SHIM_SRCS) -lpthread
 
-check: check-unit check-golden check-sanitize check-rust check-e2e
+check: check-unit check-golden check-sanitize check-rust check-e2e check-hostile
 	@echo "make check: all passed"
 
 check-unit: $(UNIT_BINS)
@@ -193,6 +193,14 @@ SVG_GEN := $(B)/e2e/svg/gen
 $(SVG_GEN): tests/e2e/svg/gen.c $(CORE_A) $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_A) $(CORE_LIBS)
+
+# the recorder, built with ASan and UBSan, against a hostile target
+SAN_B := $(B)-asan
+check-hostile: all
+	$(Q)$(MAKE) --no-print-directory B=$(SAN_B) \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+		LDFLAGS="-fsanitize=address,undefined" $(SAN_B)/d9prof
+	$(Q)B=$(B) D9=$(abspath $(SAN_B))/d9prof tests/e2e/hostile.sh
 
 check-e2e: all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
 	$(Q)B=$(B) tests/e2e/run.sh

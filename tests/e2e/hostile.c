@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hostile MODE SECONDS - a target that attacks the recorder, for
+ * tests/e2e/hostile.sh. Prints "pid N" and "ready", then:
+ *   scribble  runs markers; once a recorder attached, writes 0xff over
+ *             every ring header and the records of its own segment, again
+ *             and again
+ *   fakefile  no shim: maps a regular file named ".../memfd:d9prof-seg"
+ *             holding a copy of a real segment header, and truncates it
+ *             while a recorder may have it mapped
+ *   unsealed  no shim: maps an unsealed memfd named "d9prof-seg" holding
+ *             a copy of a real segment header, and shrinks it
+ *   flood     runs markers and floods the ctimer sample areas with
+ *             plausible samples of thousands of made-up threads
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <d9prof.h>
+
+#include "libprof/d9_segment.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Our own segment's mapping, from /proc/self/maps. */
+static void *own_segment(size_t *len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	void *at = NULL;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+
+		if (strstr(line, "/memfd:" D9_SEG_NAME) && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+			at = (void *)a;
+			*len = b - a;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return at;
+}
+
+static void markers(int rounds)
+{
+	for (int i = 0; i < rounds; i++) {
+		d9_poll_begin(1);
+		d9_poll_end(1);
+	}
+}
+
+/* A file or memfd holding a copy of a real segment's first bytes, mapped
+ * as a target would map its segment. */
+static void fake(int fd, double secs)
+{
+	struct d9_seg_hdr h;
+	void *p;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = D9_SEG_MAGIC;
+	h.version = D9_SEG_VERSION;
+	h.hdr_size = D9_SEG_HDR_SIZE;
+	h.seg_size = D9_SEG_SIZE;
+	h.pid = (uint32_t)getpid();
+	if (fchmod(fd, 0600) || ftruncate(fd, D9_SEG_SIZE) ||
+	    pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		exit(1);
+	p = mmap(NULL, D9_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		exit(1);
+	printf("ready\n");
+	usleep(500000);
+	/* whoever mapped it now reads past its end */
+	if (ftruncate(fd, 4096))
+		exit(1);
+	usleep((useconds_t)(secs * 1e6));
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "scribble";
+	double secs = argc > 2 ? atof(argv[2]) : 3, t0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("pid %d\n", (int)getpid());
+	if (!strcmp(mode, "fakefile")) {
+		char dir[] = "/tmp/d9hostile.XXXXXX", path[64];
+		int fd;
+
+		if (!mkdtemp(dir))
+			return 1;
+		snprintf(path, sizeof(path), "%s/memfd:%s", dir, D9_SEG_NAME);
+		fd = open(path, O_RDWR | O_CREAT, 0600);
+		if (fd < 0)
+			return 1;
+		fake(fd, secs);
+		unlink(path);
+		rmdir(dir);
+		return 0;
+	}
+	if (!strcmp(mode, "unsealed")) {
+		int fd = memfd_create(D9_SEG_NAME, MFD_CLOEXEC);
+
+		if (fd < 0)
+			return 1;
+		fake(fd, secs);
+		return 0;
+	}
+	d9_init();
+	d9_thread_start("hostile");
+	d9_task_spawn(1, "victim-of-the-scribble");
+	printf("ready\n");
+	t0 = now();
+	while (now() - t0 < secs) {
+		size_t len = 0;
+		uint8_t *seg = own_segment(&len);
+		struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+
+		/* the flood is of samples, not of markers */
+		markers(strcmp(mode, "flood") ? 1000 : 10);
+		if (!strcmp(mode, "flood"))
+			usleep(200);
+		if (!seg || !__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE))
+			continue;
+		if (!strcmp(mode, "scribble")) {
+			/* rings and records, not the header the shim needs */
+			uint64_t off = h->ring_offset, stride = h->ring_stride;
+
+			for (uint32_t r = 0; r < 4 && off + (r + 1) * stride <= len; r++)
+				memset(seg + off + r * stride + 64, 0xff, 4096);
+		} else if (!strcmp(mode, "flood")) {
+			uint64_t *w = (uint64_t *)(seg + h->sample_offset);
+			struct d9_ring_hdr *r = (struct d9_ring_hdr *)(seg + h->ring_offset);
+			uint64_t words = h->sample_words, head;
+
+			/* well-formed samples of ever new tids, as fast as the
+			 * recorder takes them: a flow it could follow forever */
+			uint64_t tail = __atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE);
+			uint64_t k, n;
+
+			head = __atomic_load_n(&r->sample_head, __ATOMIC_RELAXED);
+			n = (words - (head - tail)) / D9_SAMPLE_HDR_WORDS;
+			for (k = 0; k < n; k++) {
+				uint64_t at = head + k * D9_SAMPLE_HDR_WORDS;
+
+				w[at & (words - 1)] = (uint64_t)1 << 32;
+				w[(at + 1) & (words - 1)] = k;
+				w[(at + 2) & (words - 1)] = 1;
+				w[(at + 3) & (words - 1)] = 100000 + (head / 4 + k) % 1000003;
+			}
+			__atomic_store_n(&r->sample_head, head + n * D9_SAMPLE_HDR_WORDS,
+					 __ATOMIC_RELEASE);
+		}
+	}
+	return 0;
+}

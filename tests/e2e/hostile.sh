@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# A hostile target against the recorder (tests/e2e/hostile.c): it
+# scribbles over its segment while recorded, masquerades a regular file or
+# an unsealed memfd as its segment and shrinks it, floods its ctimer sample
+# areas. The recorder must survive (no SIGBUS, no hang), drop and count
+# what cannot be real, and write a readable trace. D9=path picks the
+# recorder (make check-hostile runs it on an ASan/UBSan build).
+set -u
+B=${B:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+D9=${D9:-$ROOT/$B/d9prof}
+TMP=$(mktemp -d /tmp/d9hostile.XXXXXX)
+PIDS=()
+pass=0 fail=0 skip=0
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+say() { printf '%s\n' "$*"; }
+fail() { say "    $*"; return 1; }
+
+cc -O1 -g -fno-omit-frame-pointer -I"$ROOT" -I"$ROOT/include" tests/e2e/hostile.c \
+	-o "$TMP/hostile" "$ROOT/$B/libd9prof.a" -lpthread || { say "cannot build hostile"; exit 1; }
+if ! "$D9" record -d 0.2 -o "$TMP/probe.data" -- sleep 0.5 >/dev/null 2>&1; then
+	say "skip: perf_event refused here"
+	exit 0
+fi
+
+# start MODE SECS: the hostile target, HPID once it said ready
+start() {
+	"$TMP/hostile" "$1" "$2" >"$TMP/$1.out" 2>&1 &
+	HPID=$!
+	PIDS+=("$HPID")
+	for _ in $(seq 100); do
+		grep -q '^ready' "$TMP/$1.out" && return 0
+		sleep 0.05
+	done
+	fail "hostile $1 did not get ready: $(cat "$TMP/$1.out")"
+}
+
+# rec MODE ARGS...: record the target for 1.5 s, within 20 s of wall time;
+# the recorder must exit by itself with 0
+rec() {
+	local m=$1 rc
+	shift
+	timeout 20 "$D9" record -p "$HPID" -d 1.5 -o "$TMP/$m.data" "$@" 2>"$TMP/$m.err"
+	rc=$?
+	[ "$rc" = 124 ] && { fail "the recorder hung (killed after 20 s)"; return 1; }
+	[ "$rc" -lt 128 ] || fail "the recorder died of signal $((rc - 128)): $(tail -3 "$TMP/$m.err")" ||
+		return 1
+	[ "$rc" = 0 ] || fail "record failed ($rc): $(tail -3 "$TMP/$m.err")" || return 1
+	grep -qi "AddressSanitizer\|runtime error" "$TMP/$m.err" &&
+		fail "sanitizer report: $(grep -m3 -i 'sanitizer\|runtime error' "$TMP/$m.err")" && return 1
+	"$D9" polls -i "$TMP/$m.data" --limit 1 >/dev/null 2>"$TMP/$m.read" ||
+		grep -q "no tasks" "$TMP/$m.read" ||
+		fail "the trace does not read: $(cat "$TMP/$m.read")" || return 1
+}
+
+t_scribbled_rings_are_dropped_and_counted() {
+	start scribble 4 || return 1
+	rec scribble || return 1
+	grep "dropped\|lost" "$TMP/scribble.err" | sed 's/^/    /'
+	! grep -q "1844674407" "$TMP/scribble.err" || fail "garbage counted as drops" || return 1
+}
+
+t_a_regular_file_is_no_segment() {
+	start fakefile 4 || return 1
+	rec fakefile || return 1
+	grep -q "no d9prof shim" "$TMP/fakefile.err" ||
+		fail "not treated as a target without the shim: $(cat "$TMP/fakefile.err")" || return 1
+}
+
+t_an_unsealed_segment_is_refused_once() {
+	start unsealed 4 || return 1
+	rec unsealed || return 1
+	local n
+	n=$(grep -c "refusing the d9prof segment.*not sealed against shrinking" "$TMP/unsealed.err")
+	say "    $(grep -m1 refusing "$TMP/unsealed.err")"
+	[ "$n" = 1 ] || fail "said $n times, want once" || return 1
+}
+
+t_a_ctimer_flood_does_not_hold_the_recorder() {
+	start flood 4 || return 1
+	local t0=$SECONDS
+	rec flood --sampler ctimer || return 1
+	say "    recorded in $((SECONDS - t0)) s: $(grep -m1 'recorded' "$TMP/flood.err")"
+	[ $((SECONDS - t0)) -le 8 ] || fail "took $((SECONDS - t0)) s for -d 1.5" || return 1
+}
+
+for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
+	[ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$t" && continue
+	say "== hostile: ${t#t_}"
+	$t; rc=$?
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	PIDS=()
+	case $rc in
+	0) pass=$((pass + 1)); say "ok - ${t#t_}" ;;
+	2) skip=$((skip + 1)) ;;
+	*) fail=$((fail + 1)); say "not ok - ${t#t_}" ;;
+	esac
+done
+say "hostile: $pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
