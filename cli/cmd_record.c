@@ -20,7 +20,7 @@
 static volatile sig_atomic_t stop;
 
 enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK,
-       OPT_NO_WAKEUPS };
+       OPT_NO_WAKEUPS, OPT_CHILDREN };
 enum { OPT_SAMPLER = 300 };
 
 static void on_signal(int sig)
@@ -58,6 +58,9 @@ static void help(FILE *f)
 		"      --offcpu-source SRC  auto (default): the sched_switch tracepoint,\n"
 		"                        else the context-switch event; tracepoint or\n"
 		"                        switch: that one only\n"
+		"      --children        also the samples of processes the target forks\n"
+		"                        (inherited events follow them; left out and\n"
+		"                        counted by default)\n"
 		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
@@ -360,7 +363,16 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 			"shim event%s (shim ring full)\n",
 			(unsigned long long)st->lost_samples, plural(st->lost_samples),
 			(unsigned long long)st->shim_drops, plural(st->shim_drops));
-	else if (!st->offcpu_lost && !st->wake_lost && !st->ctimer_drops && !st->shim_garbage)
+	if (st->child_samples)
+		fprintf(stderr, "d9prof: left out %llu sample%s of forked children (--children "
+			"keeps them)\n",
+			(unsigned long long)st->child_samples, plural(st->child_samples));
+	if (st->reattaches)
+		fprintf(stderr, "d9prof: the recorder stalled past the shim's lease %llu time%s and "
+			"attached again: runtime events of those gaps are lost\n",
+			(unsigned long long)st->reattaches, plural(st->reattaches));
+	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
+	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	if (st->shim_garbage)
 		fprintf(stderr, "d9prof: dropped %llu records or counters of the shim segment "
@@ -382,6 +394,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-offcpu", no_argument, NULL, OPT_NO_OFFCPU },
 		{ "offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE },
 		{ "no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
 		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
 		{ "cpu-stack", required_argument, NULL, OPT_CPU_STACK },
 		{ "help", no_argument, NULL, 'h' },
@@ -441,6 +454,9 @@ int cmd_record(int argc, char **argv)
 		case OPT_NO_OFFCPU:
 			o.offcpu = RECORD_OFFCPU_OFF;
 			break;
+		case OPT_CHILDREN:
+			o.children = 1;
+			break;
 		case OPT_NO_WAKEUPS:
 			o.no_wakeups = 1;
 			break;
@@ -488,7 +504,14 @@ int cmd_record(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if ((err = record_output__check(x.out))) {
-		error("cannot write '%s': %s", x.out, strerror(-err));
+		if (err == -ELOOP)
+			error("cannot write '%s': it is a symbolic link, which d9prof does not "
+			      "follow (give the path it points to)", x.out);
+		else if (err == -EEXIST)
+			error("'%s' exists and is not a d9prof trace: remove it or choose "
+			      "another -o", x.out);
+		else
+			error("cannot write '%s': %s", x.out, strerror(-err));
 		return EXIT_FAIL;
 	}
 	/* The trace starts in memory: the output is opened (and a previous

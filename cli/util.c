@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -180,7 +181,21 @@ struct trace *open_trace(const char *path, unsigned int flags)
 {
 	const char *why = NULL;
 	struct trace *t = NULL;
-	int err = trace__read_opts(path, flags, &t, &why);
+	struct stat sb;
+	int err;
+
+	/* a FIFO or a device would block or be read once: refuse it */
+	if (!stat(path, &sb) && !S_ISREG(sb.st_mode)) {
+		error("cannot read '%s': not a regular file (d9prof reads trace files "
+		      "that 'd9prof record' wrote)", path);
+		return NULL;
+	}
+	if (!stat(path, &sb) && !sb.st_size) {
+		error("cannot read '%s': the file is empty (its recorder stopped before "
+		      "writing anything)", path);
+		return NULL;
+	}
+	err = trace__read_opts(path, flags, &t, &why);
 
 	if (err) {
 		read_failed(path, err, why);

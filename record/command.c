@@ -18,6 +18,7 @@
 
 #include "libprof/d9_segment.h"
 #include "record/record.h"
+#include "trace/trace.h"
 
 int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach)
 {
@@ -120,13 +121,31 @@ int record_cmd__reap(struct record_cmd *c)
 
 int record_output__check(const char *out)
 {
-	char dir[4096], *slash;
+	char dir[4096], *slash, magic[8];
 	struct stat sb;
+	int fd;
+	ssize_t n;
 
-	if (!stat(out, &sb)) {
+	if (!lstat(out, &sb)) {
+		if (S_ISLNK(sb.st_mode))
+			return -ELOOP; /* root following a user's link: never */
 		if (S_ISDIR(sb.st_mode))
 			return -EISDIR;
-		return access(out, W_OK) ? -errno : 0;
+		if (!S_ISREG(sb.st_mode))
+			return -EEXIST;
+		if (access(out, W_OK))
+			return -errno;
+		if (!sb.st_size)
+			return 0;
+		/* only a trace is kept as .old and replaced */
+		fd = open(out, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			return -errno;
+		n = read(fd, magic, sizeof(magic));
+		close(fd);
+		return n == (ssize_t)sizeof(magic) && !memcmp(magic, TRACE_MAGIC, sizeof(magic))
+			   ? 0
+			   : -EEXIST;
 	}
 	if (errno != ENOENT)
 		return -errno;
@@ -154,7 +173,11 @@ int record_output__open(const char *out, int *rotated)
 			return -EEXIST;
 		*rotated = 1;
 	}
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* never through a symbolic link, never over a file someone put
+	 * there since the check */
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW |
+			       (rotated && *rotated ? O_EXCL : 0),
+		  0644);
 	return fd < 0 ? -errno : fd;
 }
 

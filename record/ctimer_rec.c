@@ -31,6 +31,7 @@ struct ctimer_rec {
 	pid_t pid;
 	struct symbolizer *sym;		/* for the CFI step, NULL: none */
 	struct ustack_stats *st;
+	unsigned int hz;
 	struct slot_seen *seen;		/* per ring slot */
 	uint32_t *tids;			/* threads named so far, sorted */
 	size_t ntids, tids_cap;
@@ -52,9 +53,16 @@ int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
 	c->pid = pid;
 	c->sym = sym;
 	c->st = st;
-	d9_seg_request(shim_seg__base(seg), D9_REQ_CTIMER | (sym ? D9_REQ_STACK : 0), hz);
+	c->hz = hz;
+	ctimer_rec__request(c);
 	*out = c;
 	return 0;
+}
+
+void ctimer_rec__request(struct ctimer_rec *c)
+{
+	d9_seg_request(shim_seg__base(c->seg), D9_REQ_CTIMER | (c->sym ? D9_REQ_STACK : 0),
+		       c->hz);
 }
 
 /* Threads named at most: their tids come from the target. */

@@ -31,6 +31,8 @@ int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
 /* Move every pending sample into @w. Adds to *@samples the samples written
  * and to *@drops the samples the shim dropped (area full). 0 or the
  * writer's -errno. */
+/* Ask the shim for the timers again (an attach clears the request). */
+void ctimer_rec__request(struct ctimer_rec *c);
 int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t *samples,
 		      uint64_t *drops);
 /* What the shim made of the request: 0 while fine (or not answered yet),

@@ -283,6 +283,7 @@ struct offcpu_rec {
 	struct trace_writer *w;
 	struct offcpu_rec_stats *st;
 	pid_t pid;
+	int children;	/* keep forked children's switches */
 	int tracepoint;
 	struct tp_info tp;
 	struct tstate *ts; /* open addressing by tid */
@@ -754,6 +755,9 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 	struct ev e = {.time = s->time, .kind = EV_OUT};
 	int err;
 
+	/* inherited events follow forked children: not the target's */
+	if (s->pid && s->pid != (uint32_t)oc->pid && !oc->children)
+		return;
 	if (oc->tracepoint) {
 		uint64_t state = 0;
 
@@ -867,6 +871,7 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 	if (!oc)
 		return -ENOMEM;
 	oc->pid = pid;
+	oc->children = o->children;
 	oc->sym = sym;
 	oc->w = w;
 	oc->st = st;

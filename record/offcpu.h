@@ -69,6 +69,7 @@ struct offcpu_rec_opts {
 	int exclude_kernel;	  /* no kernel callchains */
 	int may_mount;		  /* mount tracefs if it is not mounted */
 	int wakeups;		  /* also record wakeups (run-queue time) */
+	int children;		  /* also forked children's switches */
 };
 
 struct offcpu_rec_stats {

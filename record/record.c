@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -117,6 +118,12 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 	struct trace_sample ts;
 	unsigned int n;
 
+	/* inherited events follow forked children too: their samples are
+	 * not the target's */
+	if (s->pid && s->pid != (uint32_t)r->o->pid && !r->o->children) {
+		r->st->child_samples++;
+		return;
+	}
 	n = ustack_chain(r->sym, s, ips, MAX_CHAIN, &r->leaf);
 	memset(&ts, 0, sizeof(ts));
 	ts.time = s->time;
@@ -626,6 +633,7 @@ static int open_offcpu(struct rec *r)
 						: OFFCPU_STACK_DEFAULT,
 	    .may_mount = 1,
 	    .wakeups = !r->o->no_wakeups,
+	    .children = r->o->children,
 	};
 	char why[256];
 	int err;
@@ -801,6 +809,19 @@ static uint64_t next_tick(struct rec *r, uint64_t tick, uint64_t elapsed)
 	return tick;
 }
 
+/* One event per (thread, CPU) and kind: 300 threads on 2 CPUs with
+ * off-CPU and wakeups take over 1,200 fds. Take what the hard limit
+ * allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int record__run(const struct record_opts *o, struct record_stats *st)
 {
 	struct rec r = { .o = o, .st = st };
@@ -812,6 +833,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	memset(st, 0, sizeof(*st));
 	r.cb = perf_cb_tmpl;
 	r.cb.ctx = &r;
+	raise_fd_limit();
 	if (kill(o->pid, 0) && errno == ESRCH) {
 		snprintf(st->why, sizeof(st->why), "no such process");
 		return -ESRCH;
@@ -873,7 +895,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 					 { .fd = until_fd, .events = POLLIN } };
 		struct timespec ts = { .tv_sec = (time_t)(tick / 1000000000ULL),
 				       .tv_nsec = (long)(tick % 1000000000ULL) };
-		int exited = 0, until = 0;
+		int exited = 0, until = 0, lapsed;
 
 		if (ppoll(pidfd >= 0 ? pfd : pfd + 1,
 			  (pidfd >= 0 ? 1 : 0) + (until_fd >= 0 ? 1 : 0), &ts, NULL) > 0) {
@@ -888,9 +910,24 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			note_err(&r, offcpu_rec__drain(r.oc));
 		/* renew first: it also takes the clock pair that what is
 		 * drained next is converted against */
-		if (r.seg)
-			shim_seg__renew(r.seg);
+		lapsed = r.seg && shim_seg__renew(r.seg) == -ETIMEDOUT;
 		drain_shim(&r);
+		if (lapsed) {
+			/* the recorder stalled past the lease and the shim let
+			 * go: what the rings held is drained, attach again */
+			char when[24];
+
+			r.st->reattaches++;
+			shim_seg__attach(r.seg);
+			if (r.ct)
+				ctimer_rec__request(r.ct);
+			snprintf(when, sizeof(when), "%llu", (unsigned long long)record_now_ns());
+			note_err(&r, trace_writer__meta(r.w, "shim_reattached", when));
+			logf_(&r, RECORD_WARN,
+			      "the recorder stalled past its %d ms lease and the shim let go: "
+			      "attached again; runtime events of the gap are lost",
+			      (int)(D9_LEASE_NS / 1000000));
+		}
 		now = record_now_ns();
 		tick = next_tick(&r, tick, now - last_drain);
 		last_drain = now;

@@ -90,6 +90,8 @@ struct record_opts {
 					 * switch for CFI unwinding (multiple
 					 * of 8, <= 32768); 0 = 8192 */
 	int offcpu_fp_only;		/* no stack copy: frame pointers only */
+	int children;			/* keep the samples of forked children
+					 * (inherited events follow them) */
 	int no_wakeups;			/* do not record wakeups: off-CPU time
 					 * not split into blocked and
 					 * run-queue time */
@@ -106,6 +108,9 @@ struct record_stats {
 	uint64_t lost_samples;		/* perf ring overflows */
 	uint64_t events;		/* shim events */
 	uint64_t shim_drops;		/* records the shim dropped */
+	uint64_t reattaches;		/* the lease ran out: attached again */
+	uint64_t child_samples;		/* samples of forked children, left
+					 * out */
 	uint64_t shim_garbage;		/* records or ring counters from the
 					 * target that could not be real:
 					 * dropped, not written */
@@ -167,8 +172,10 @@ struct shim_seg;
 int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len);
 /* Attach: arm the lease and set attached. */
 void shim_seg__attach(struct shim_seg *s);
-/* Renew the lease (call at least every D9_LEASE_NS / 4). */
-void shim_seg__renew(struct shim_seg *s);
+/* Renew the lease (call at least every D9_LEASE_NS / 4). 0, or
+ * -ETIMEDOUT if the shim found the lease run out and detached (the
+ * recorder stalled): attach again, after draining what the rings hold. */
+int shim_seg__renew(struct shim_seg *s);
 /* A time read from the segment (records, samples: the shim's clock unit)
  * as CLOCK_MONOTONIC ns. Renew before draining, so that what is drained
  * lies between the last two calibration points. */
@@ -205,8 +212,10 @@ int record_cmd__release(struct record_cmd *c);
  * still running): its wait status if it ended by itself, else -1. */
 int record_cmd__reap(struct record_cmd *c);
 
-/* Could @out be written (an existing file, or a new one in a writable
- * directory)? 0 or -errno (-EISDIR). */
+/* Could @out be written: a new file in a writable directory, an empty
+ * one, or a d9prof trace (kept as .old)? 0 or -errno: -ELOOP for a
+ * symbolic link (never followed), -EISDIR, -EEXIST for anything else
+ * (not clobbered). */
 int record_output__check(const char *out);
 /* Open @out for writing, first renaming a previous regular file to
  * OUT.old when @rotated is non-NULL (*@rotated = 1 then). The fd, or

@@ -354,11 +354,11 @@ void shim_seg__attach(struct shim_seg *s)
 	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), lease_deadline(s));
 }
 
-void shim_seg__renew(struct shim_seg *s)
+int shim_seg__renew(struct shim_seg *s)
 {
 	if (s->tsc)
 		fit_update(&s->fit);
-	d9_seg_renew(s->base, lease_deadline(s));
+	return d9_seg_renew(s->base, lease_deadline(s));
 }
 
 void shim_seg__detach(struct shim_seg *s)

@@ -3,7 +3,10 @@
 # scribbles over its segment while recorded, masquerades a regular file or
 # an unsealed memfd as its segment and shrinks it, floods its ctimer sample
 # areas. The recorder must survive (no SIGBUS, no hang), drop and count
-# what cannot be real, and write a readable trace. D9=path picks the
+# what cannot be real, and write a readable trace. And the recorder is
+# resilient: it attaches again after a stall past the lease, leaves forked
+# children's samples out, never writes through a link or over a file that
+# is not a trace, and refuses a FIFO as input. D9=path picks the
 # recorder (make check-hostile runs it on an ASan/UBSan build).
 set -u
 B=${B:-build}
@@ -89,6 +92,54 @@ t_a_ctimer_flood_does_not_hold_the_recorder() {
 	rec flood --sampler ctimer || return 1
 	say "    recorded in $((SECONDS - t0)) s: $(grep -m1 'recorded' "$TMP/flood.err")"
 	[ $((SECONDS - t0)) -le 8 ] || fail "took $((SECONDS - t0)) s for -d 1.5" || return 1
+}
+
+# ---- one recorder, resilient ---------------------------------------------
+
+t_a_stalled_recorder_attaches_again() {
+	"$ROOT/$B/examples/demo" -d 9 -q >"$TMP/demo.out" 2>&1 &
+	HPID=$!
+	PIDS+=("$HPID")
+	sleep 0.5
+	"$D9" record -p "$HPID" -d 5 -o "$TMP/stall.data" 2>"$TMP/stall.err" &
+	local rp=$!
+	sleep 1
+	kill -STOP "$rp"; sleep 3; kill -CONT "$rp"
+	wait "$rp" || fail "record failed: $(tail -3 "$TMP/stall.err")" || return 1
+	grep -m1 "attached again" "$TMP/stall.err" | sed 's/^/    /'
+	grep -q "stalled past its .* lease" "$TMP/stall.err" || fail "no word of the stall" || return 1
+	# polls were recorded after the stall (the last second)
+	"$D9" polls -i "$TMP/stall.data" --sort start --limit 0 >"$TMP/stall.polls" || return 1
+	awk '/^[0-9]/ && $6 + 0 >= 4.2 { n++ } END { exit !(n > 100) }' "$TMP/stall.polls" ||
+		fail "no polls after the re-attach" || return 1
+}
+
+t_forked_children_are_not_the_target() {
+	sh -c 'while :; do timeout 0.2 yes >/dev/null; done' &
+	HPID=$!
+	PIDS+=("$HPID")
+	sleep 0.3
+	rec forkers || return 1
+	grep -m1 "forked children" "$TMP/forkers.err" | sed 's/^/    /'
+	grep -q "left out [0-9]* samples* of forked children" "$TMP/forkers.err" ||
+		fail "children's samples not left out: $(cat "$TMP/forkers.err")" || return 1
+	pkill -P "$HPID" 2>/dev/null
+}
+
+t_output_never_follows_a_link_nor_clobbers() {
+	echo "precious" >"$TMP/precious.txt"
+	ln -s "$TMP/precious.txt" "$TMP/link.data"
+	"$D9" record -o "$TMP/link.data" -- sleep 0.3 2>"$TMP/link.err" && fail "recorded through a link"
+	grep -q "symbolic link" "$TMP/link.err" || fail "no word of the link: $(cat "$TMP/link.err")" ||
+		return 1
+	"$D9" record -o "$TMP/precious.txt" -- sleep 0.3 2>"$TMP/clob.err" && fail "clobbered a file"
+	grep -q "not a d9prof trace" "$TMP/clob.err" || fail "$(cat "$TMP/clob.err")" || return 1
+	[ "$(cat "$TMP/precious.txt")" = precious ] && [ ! -e "$TMP/precious.txt.old" ] ||
+		fail "the file was touched" || return 1
+	mkfifo "$TMP/fifo"
+	timeout 5 "$D9" tasks -i "$TMP/fifo" 2>"$TMP/fifo.err"
+	[ $? = 1 ] && grep -q "not a regular file" "$TMP/fifo.err" ||
+		fail "a FIFO input: $(cat "$TMP/fifo.err")" || return 1
 }
 
 for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
