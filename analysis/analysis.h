@@ -30,8 +30,10 @@
  *    if one came first, and has open_start set.
  *  - A BEGIN while a poll is open, THREAD_STOP, or THREAD_START (tid reuse)
  *    ends the open poll there, with open_end set (its END was lost).
- *  - A poll still open at the end ends at counters.end_time (else the last
- *    time in the trace), with open_end set.
+ *  - A poll still open at the end ends at counters.end_time, with
+ *    open_end set; in a trace cut short (no END chunk, or no end time) at
+ *    the last event or sample of its own thread, never stretched to the
+ *    last time of another thread.
  *  - Any other END (nothing open, or another task's) is counted in
  *    join.unmatched_ends and ignored.
  * Polls of one thread never overlap. */

@@ -88,6 +88,10 @@ struct join_priv {
 	uint64_t rec_start, rec_end;
 	uint64_t events_from;	/* shim records exist from here on */
 	uint64_t lo, hi;   /* earliest and latest event or sample time */
+	/* a cut trace: each thread's last event or sample time, where its
+	 * open poll ends (the recording end is not known) */
+	struct amap last_of;
+	int cut;
 	uint64_t nevents;  /* events fed so far (file order) */
 	int dropped;	   /* polls freed after the join (no JOIN_KEEP_POLLS) */
 	/* samples per (root, stack), root = task index + 1 or 0 */
@@ -411,7 +415,13 @@ static int finish_threads(struct join_priv *jp)
 		struct jthread *th = &jp->threads[i];
 
 		if (th->open) {
-			err = emit(jp, i, th->open_task, th->open_start, jp->rec_end, 0, 1);
+			/* open at the end: until the recording end, or in a cut
+			 * trace (whose end is not known) until the thread's last
+			 * record, never stretched to another thread's */
+			const uint64_t *last = jp->cut ? amap_find(&jp->last_of, th->tid) : NULL;
+			uint64_t end = last ? *last : jp->rec_end;
+
+			err = emit(jp, i, th->open_task, th->open_start, end, 0, 1);
 			if (err)
 				return err;
 			th->open = 0;
@@ -847,30 +857,40 @@ static int count_sample(void *ctx, const struct trace_sample *s, const struct jo
 	return 0;
 }
 
+static int see_time(struct join_priv *jp, uint32_t tid, uint64_t time)
+{
+	uint64_t *v;
+
+	if (time < jp->lo)
+		jp->lo = time;
+	if (time > jp->hi)
+		jp->hi = time;
+	if (!jp->cut)
+		return 0;
+	v = amap_get(&jp->last_of, tid, NULL);
+	if (!v)
+		return -ENOMEM;
+	if (time > *v)
+		*v = time;
+	return 0;
+}
+
 static int see_events(void *ctx, const struct trace_event *e, size_t n)
 {
-	struct join_priv *jp = ctx;
+	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (e[i].time < jp->lo)
-			jp->lo = e[i].time;
-		if (e[i].time > jp->hi)
-			jp->hi = e[i].time;
-	}
-	return 0;
+	for (size_t i = 0; i < n && !err; i++)
+		err = see_time(ctx, e[i].tid, e[i].time);
+	return err;
 }
 
 static int see_samples(void *ctx, const struct trace_sample *s, size_t n)
 {
-	struct join_priv *jp = ctx;
+	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (s[i].time < jp->lo)
-			jp->lo = s[i].time;
-		if (s[i].time > jp->hi)
-			jp->hi = s[i].time;
-	}
-	return 0;
+	for (size_t i = 0; i < n && !err; i++)
+		err = see_time(ctx, s[i].tid, s[i].time);
+	return err;
 }
 
 int join__new(const struct trace *t, unsigned int flags, struct join **out)
@@ -904,6 +924,9 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	/* a cut trace has no END chunk, hence no counters: fall back to the
 	 * times actually seen, which takes a walk of its own */
 	c = &t->counters;
+	jp->cut = !t->complete || !c->end_time;
+	if (jp->cut && (err = amap_init(&jp->last_of, 64)))
+		goto fail;
 	if (!c->start_time || !c->end_time) {
 		err = trace__for_each_event(t, see_events, jp);
 		if (!err)
@@ -981,6 +1004,7 @@ void join__free(struct join *j)
 	free(jp->threads);
 	amap_release(&jp->tidmap);
 	amap_release(&jp->long_end);
+	amap_release(&jp->last_of);
 	amap_release(&jp->taskslot);
 	amap_release(&jp->agg.map);
 	free(jp->agg.weight);

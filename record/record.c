@@ -457,7 +457,9 @@ static int open_sampler(struct rec *r)
 	if (err) {
 		snprintf(r->st->why, sizeof(r->st->why),
 			 "unknown event '%s' (see 'perf list' for names)", name);
-		return err;
+		/* a name the user typed wrong is an error, never a reason to
+		 * fall back to another sampler */
+		return r->o->event ? -EINVAL : err;
 	}
 	for (;;) {
 		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel,

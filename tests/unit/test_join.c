@@ -153,7 +153,9 @@ Test(join, cut_trace_uses_earliest_and_latest_times)
 	do_join();
 	cr_assert_eq(J->npolls, 2);
 	cr_assert_eq(J->polls[0].start, 30);
-	cr_assert_eq(J->polls[1].end, 900);
+	/* open at the cut: until thread 1's own last record, not thread 2's
+	 * sample at 900 */
+	cr_assert_eq(J->polls[1].end, 200);
 	cr_assert_eq(J->polls[1].open_end, 1);
 }
 
@@ -547,4 +549,33 @@ Test(join, a_trace_walked_from_its_file_analyses_like_a_loaded_one)
 		trace__free(streamed);
 	}
 	unlink(path);
+}
+
+Test(join, a_poll_open_where_a_trace_was_cut_ends_at_its_threads_last_record)
+{
+	struct trace t;
+	struct join *j = NULL;
+
+	memset(&t, 0, sizeof(t));
+	/* no END chunk: cut. Thread 1's poll is open; its last record is a
+	 * sample at 5 ms. Thread 2 goes on to 1 s. */
+	sy_event(&t, 1000000, 1, D9_EV_POLL_BEGIN, 7);
+	sy_sample(&t, 5000000, 1, 0, 1);
+	sy_event(&t, 2000000, 2, D9_EV_POLL_BEGIN, 8);
+	sy_event(&t, 1000000000, 2, D9_EV_POLL_END, 8);
+	cr_assert_eq(join__new(&t, JOIN_POLL_LIST, &j), 0);
+	cr_assert_eq(j->npolls, 2);
+	for (size_t i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+
+		if (p->tid == 1) {
+			cr_expect_eq(p->end, 5000000, "not stretched to thread 2's 1 s");
+			cr_expect(p->open_end);
+		} else {
+			cr_expect_eq(p->end, 1000000000);
+			cr_expect(!p->open_end);
+		}
+	}
+	join__free(j);
+	sy_free(&t);
 }
