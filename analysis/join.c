@@ -924,7 +924,7 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	/* a cut trace has no END chunk, hence no counters: fall back to the
 	 * times actually seen, which takes a walk of its own */
 	c = &t->counters;
-	jp->cut = !t->complete || !c->end_time;
+	jp->cut = !c->end_time; /* no END chunk: cut short */
 	if (jp->cut && (err = amap_init(&jp->last_of, 64)))
 		goto fail;
 	if (!c->start_time || !c->end_time) {
