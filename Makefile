@@ -38,7 +38,7 @@ CRITERION_LIBS := -lcriterion
 .SECONDARY:
 .SUFFIXES:
 .PHONY: all demo demo-tokio tokio-demo-bin check check-unit check-sanitize check-rust \
-	check-e2e check-golden check-hostile bench install \
+	check-e2e check-golden check-hostile check-fuzz fuzz bench install \
 	uninstall clean deps format
 
 # ---- sources -------------------------------------------------------------
@@ -153,7 +153,7 @@ $(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9p
 	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \
 		-o $@ $< $(SHIM_SRCS) -lpthread
 
-check: check-unit check-golden check-sanitize check-rust check-e2e check-hostile
+check: check-unit check-golden check-sanitize check-rust check-e2e check-hostile check-fuzz
 	@echo "make check: all passed"
 
 check-unit: $(UNIT_BINS)
@@ -201,6 +201,29 @@ check-hostile: all
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" $(SAN_B)/d9prof
 	$(Q)B=$(B) D9=$(abspath $(SAN_B))/d9prof tests/e2e/hostile.sh
+
+# ---- fuzzing: libFuzzer targets, with clang, ASan and UBSan -----------
+FUZZ_B := $(B)-fuzz
+FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined
+FUZZ_BINS := $(addprefix $(FUZZ_B)/fuzz_,trace kallsyms maps segment) $(FUZZ_B)/mkseed
+FUZZ_SECS ?= 60
+
+$(FUZZ_B)/libd9core.a: $(CORE_SRCS) $(wildcard */*.h)
+	$(Q)$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang CFLAGS="$(FUZZ_CFLAGS)" \
+		$(FUZZ_B)/libd9core.a
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_B)/libd9core.a
+	$(Q)clang -std=gnu11 $(FUZZ_CFLAGS) -fsanitize=fuzzer -I. -o $@ $< \
+		$(FUZZ_B)/libd9core.a $(CORE_LIBS)
+$(FUZZ_B)/mkseed: tests/fuzz/mkseed.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -I. -o $@ $<
+
+# make fuzz FUZZ_SECS=600: a long run; check-fuzz: 15 s per target
+fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
+	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=$(FUZZ_SECS) tests/fuzz/run.sh
+check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
+	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=15 tests/fuzz/run.sh
 
 check-e2e: all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
 	$(Q)B=$(B) tests/e2e/run.sh

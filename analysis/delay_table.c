@@ -65,9 +65,9 @@ int hot_walk(struct hot *h, const struct join *j)
 	h->best_w = calloc(h->n + 1, sizeof(*h->best_w));
 	if (!h->best_w)
 		return -ENOMEM;
-	memset(h->best, 0xff, h->n * sizeof(*h->best));
 	if (!h->n)
 		return 0;
+	memset(h->best, 0xff, h->n * sizeof(*h->best));
 	err = join_for_each_sample(j, hot_sample, h);
 	if (err)
 		return err;

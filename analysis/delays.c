@@ -144,7 +144,8 @@ int delays__new(const struct join *j, struct delays **out)
 	err = trace__for_each_event(j->trace, collect, &dv);
 	if (err)
 		goto out;
-	qsort(dv.v, dv.n, sizeof(*dv.v), dev_cmp);
+	if (dv.n)
+		qsort(dv.v, dv.n, sizeof(*dv.v), dev_cmp);
 	for (i = 0; i <= dv.n && !err; i++) {
 		const struct dev *e = i < dv.n ? &dv.v[i] : NULL;
 		uint32_t tid, ord;
@@ -211,9 +212,13 @@ int delays__new(const struct join *j, struct delays **out)
 	}
 	if (err)
 		goto out;
-	qsort(d->v, d->n, sizeof(*d->v), delay_cmp);
-	qsort(d->lost, d->nlost, sizeof(*d->lost), lost_cmp);
-	qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
+	/* (qsort wants an array even of none) */
+	if (d->n)
+		qsort(d->v, d->n, sizeof(*d->v), delay_cmp);
+	if (d->nlost)
+		qsort(d->lost, d->nlost, sizeof(*d->lost), lost_cmp);
+	if (d->nunended)
+		qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
 out:
 	free(dv.v);
 	if (err) {

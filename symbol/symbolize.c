@@ -576,7 +576,7 @@ static int read_file(const char *path, char **out, size_t *outlen)
 
 int symbolizer__refresh(struct symbolizer *s)
 {
-	char path[64], *buf = NULL, *line, *next;
+	char path[64], *buf = NULL;
 	size_t len = 0;
 	int err;
 
@@ -587,6 +587,16 @@ int symbolizer__refresh(struct symbolizer *s)
 		return -ESRCH;
 	if (err)
 		return err;
+	err = symbolizer_parse_maps(s, buf, len);
+	free(buf);
+	return err;
+}
+
+int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len)
+{
+	char *line, *next;
+	int err = 0;
+
 	/* "start-end perms offset dev inode   path" */
 	for (line = buf; line < buf + len; line = next) {
 		unsigned long long start, end, pgoff, ino;
@@ -616,7 +626,6 @@ int symbolizer__refresh(struct symbolizer *s)
 			break;
 		err = 0;
 	}
-	free(buf);
 	return err;
 }
 

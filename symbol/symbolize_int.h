@@ -52,4 +52,10 @@ int symbol_load_vaddr(const struct symbol_load *loads, size_t n, uint64_t off,
  * symbolizer). 0, or -ENOENT when no mapping, file or CFI covers it. */
 int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *out);
 
+/* The mappings of /proc/PID/maps text @buf (@len bytes, modified: lines
+ * are cut in place) into @s: executable files and the vDSO. 0 or
+ * -ENOMEM. (symbolize.c; a fuzz target drives it.) */
+struct symbolizer;
+int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len);
+
 #endif /* D9_SYMBOLIZE_INT_H */

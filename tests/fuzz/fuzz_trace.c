@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: the trace reader and every analysis over what it
+ * accepts (tasks, polls, delays, report, flame and offcpu folded).
+ * The first byte picks the read flags; the rest is the file.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "trace/trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const unsigned int flags[] = {0, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+					     TRACE_READ_NO_INLINE, TRACE_READ_NO_SAMPLES};
+	struct trace *t = NULL;
+	struct join *j = NULL;
+	struct offcpu *oc = NULL;
+	struct delays *d = NULL;
+	const char *msg;
+	char path[64];
+	FILE *out;
+	int fd;
+
+	if (!size)
+		return 0;
+	fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	out = fopen("/dev/null", "w");
+	if (out && !trace__read_opts(path, flags[data[0] % 4], &t, &msg) &&
+	    !join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, &oc) && !delays__new(j, &d)) {
+		struct flame_opts fo = {.format = FLAME_FOLDED};
+		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};
+		struct polls_opts po = {.limit = 20};
+		struct delays_opts dop = {.limit = 5};
+		struct tasks_opts to = {.by = GROUP_NAME};
+
+		analysis__tasks(j, d, NULL, out);
+		analysis__tasks(j, d, &to, out);
+		analysis__polls(oc, &po, out);
+		po.by = GROUP_THREAD;
+		analysis__polls(oc, &po, out);
+		analysis__delays(oc, d, &dop, out);
+		analysis__report(oc, d, data[0] & 4, out);
+		analysis__flame(j, &fo, out);
+		fo.by = GROUP_THREAD;
+		analysis__flame(j, &fo, out);
+		analysis__offcpu(oc, &oo, out);
+		if (j->npolls) {
+			struct poll_flame_opts pf = {.poll = 0, .format = FLAME_SVG};
+
+			analysis__poll_flame(oc, &pf, out);
+		}
+	}
+	delays__free(d);
+	offcpu__free(oc);
+	join__free(j);
+	trace__free(t);
+	if (out)
+		fclose(out);
+	close(fd);
+	return 0;
+}
