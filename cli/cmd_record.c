@@ -367,12 +367,16 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 		fprintf(stderr, "d9prof: left out %llu sample%s of forked children (--children "
 			"keeps them)\n",
 			(unsigned long long)st->child_samples, plural(st->child_samples));
+	if (st->no_ring_threads)
+		fprintf(stderr, "d9prof: %llu thread%s of the target found no free ring slot in the "
+			"shim: their runtime events are lost\n",
+			(unsigned long long)st->no_ring_threads, plural(st->no_ring_threads));
 	if (st->reattaches)
 		fprintf(stderr, "d9prof: the recorder stalled past the shim's lease %llu time%s and "
 			"attached again: runtime events of those gaps are lost\n",
 			(unsigned long long)st->reattaches, plural(st->reattaches));
 	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
-	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches)
+	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->no_ring_threads)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	if (st->shim_garbage)
 		fprintf(stderr, "d9prof: dropped %llu records or counters of the shim segment "

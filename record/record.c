@@ -82,6 +82,7 @@ struct rec {
 	int ct_said, perf_checked;
 	int shim_warned;		/* "no shim" said once already */
 	char refused_why[160];		/* the last refusal said, not said again */
+	uint64_t rings_exhausted0;	/* the shim's count at the attach */
 	int sampler_err;		/* the sampler failed: stop, why in st */
 	uint64_t cpu0;			/* target's CPU time at start, ns */
 };
@@ -238,6 +239,8 @@ static void shim_try_attach(struct rec *r, int warn)
 		return;
 	}
 	l = shim_seg__layout(r->seg);
+	r->rings_exhausted0 = __atomic_load_n(
+	    &((struct d9_seg_hdr *)shim_seg__base(r->seg))->rings_exhausted, __ATOMIC_RELAXED);
 	r->rings = calloc(l->nrings, sizeof(*r->rings));
 	r->evbuf_len = l->ring_events;
 	r->evbuf = malloc(r->evbuf_len * sizeof(*r->evbuf));
@@ -971,8 +974,21 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	if (r.seg)
 		shim_seg__renew(r.seg);	/* a last clock pair for the last drains */
 	drain_shim(&r);
-	if (r.seg)
+	if (r.seg) {
+		struct d9_seg_hdr *h = shim_seg__base(r.seg);
+		uint64_t x = __atomic_load_n(&h->rings_exhausted, __ATOMIC_RELAXED);
+
+		/* threads that found no ring slot: their events never came
+		 * (the target writes this counter: a silly value is not one) */
+		if (x > r.rings_exhausted0 && x - r.rings_exhausted0 < (1ULL << 32)) {
+			char buf[32];
+
+			st->no_ring_threads = x - r.rings_exhausted0;
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->no_ring_threads);
+			note_err(&r, trace_writer__meta(r.w, "threads without a ring", buf));
+		}
 		shim_seg__detach(r.seg);
+	}
 	drain_shim(&r);
 	now = record_now_ns();
 	st->seconds = (double)(now - r.start_ns) / 1e9;
