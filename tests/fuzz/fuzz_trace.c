@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: the trace reader and every analysis over what it
  * accepts (tasks, polls, delays, report, flame and offcpu folded).
- * The first byte picks the read flags; the rest is the file.
+ * The first byte picks the read flags (and JSON for the report); the rest
+ * is the file: seeds are a flags byte and a trace.
  */
 #define _GNU_SOURCE
 #include <stdint.h>

@@ -17,7 +17,10 @@ for t in trace kallsyms maps segment; do
 	mkdir -p "$TMP/$t"
 	cp tests/fuzz/corpus/$t/* "$TMP/$t/" 2>/dev/null
 done
-"$B/tests/golden/mktrace" "$TMP/trace/golden" || exit 1
+# (the trace target's first byte picks the read flags)
+"$B/tests/golden/mktrace" "$TMP/golden.data" || exit 1
+{ printf '\000'; cat "$TMP/golden.data"; } >"$TMP/trace/golden"
+{ printf '\001'; cat "$TMP/golden.data"; } >"$TMP/trace/golden-lazy"
 "$FUZZ_B/mkseed" "$TMP/segment" || exit 1
 
 for t in trace kallsyms maps segment; do
