@@ -83,6 +83,7 @@ struct rec {
 	int shim_warned;		/* "no shim" said once already */
 	char refused_why[160];		/* the last refusal said, not said again */
 	uint64_t rings_exhausted0;	/* the shim's count at the attach */
+	int busy;			/* another recorder holds the shim */
 	int sampler_err;		/* the sampler failed: stop, why in st */
 	uint64_t cpu0;			/* target's CPU time at start, ns */
 };
@@ -237,6 +238,27 @@ static void shim_try_attach(struct rec *r, int warn)
 			      (int)r->o->pid);
 		}
 		return;
+	}
+	{
+		/* one recorder at a time: a second one would split the events
+		 * and its detach would cut the first one off */
+		struct d9_seg_hdr *h = shim_seg__base(r->seg);
+		uint32_t other = __atomic_load_n(&h->recorder_pid, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE) && other &&
+		    other != (uint32_t)getpid() && !kill((pid_t)other, 0)) {
+			/* said once; looked at again later: it may leave */
+			if (!r->busy)
+				logf_(r, RECORD_WARN,
+				      "another recorder (pid %u) is attached to the d9prof shim "
+				      "of pid %d: no task ids until it leaves",
+				      other, (int)r->o->pid);
+			r->shim_warned = 1;
+			r->busy = 1;
+			shim_seg__close(r->seg);
+			r->seg = NULL;
+			return;
+		}
 	}
 	l = shim_seg__layout(r->seg);
 	r->rings_exhausted0 = __atomic_load_n(

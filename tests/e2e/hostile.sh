@@ -142,6 +142,27 @@ t_output_never_follows_a_link_nor_clobbers() {
 		fail "a FIFO input: $(cat "$TMP/fifo.err")" || return 1
 }
 
+t_a_second_recorder_leaves_the_first_alone() {
+	"$ROOT/$B/examples/demo" -d 6 -q >"$TMP/two.out" 2>&1 &
+	HPID=$!
+	PIDS+=("$HPID")
+	sleep 0.3
+	"$D9" record -p "$HPID" -d 3 -o "$TMP/first.data" 2>"$TMP/first.err" &
+	local fp=$! n
+	sleep 0.7
+	"$D9" record -p "$HPID" -d 1 -o "$TMP/second.data" 2>"$TMP/second.err" ||
+		fail "the second recorder failed: $(cat "$TMP/second.err")" || return 1
+	wait "$fp" || fail "the first recorder failed: $(cat "$TMP/first.err")" || return 1
+	grep -m1 "another recorder" "$TMP/second.err" | sed 's/^/    /'
+	grep -q "another recorder (pid $fp) is attached" "$TMP/second.err" ||
+		fail "the second one did not say why it has no task ids" || return 1
+	# the first one kept its events to the end (polls in its last second)
+	"$D9" polls -i "$TMP/first.data" --sort start --limit 0 >"$TMP/first.polls" || return 1
+	n=$(awk '/^[0-9]/ && $6 + 0 >= 2 { n++ } END { print n + 0 }' "$TMP/first.polls")
+	[ "$n" -gt 100 ] || fail "the first recorder lost its events: $n polls after 2 s" ||
+		return 1
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
 	[ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$t" && continue
 	say "== hostile: ${t#t_}"
