@@ -462,7 +462,9 @@ static void flags(struct page *pg)
 			 pg->d->lost[0].task);
 	}
 	if ((t->counters.lost_samples || t->counters.shim_drops || j->unmatched_ends ||
-	     analysis_meta(t, "offcpu lost") || analysis_meta(t, "wakeups lost")) &&
+	     analysis_meta(t, "offcpu lost") || analysis_meta(t, "wakeups lost") ||
+	     analysis_meta(t, "threads without a ring") || analysis_meta(t, "shim_reattached") ||
+	     analysis_meta(t, "shim garbage")) &&
 	    (f = flag_new(pg, "data lost", "any"))) {
 		const char *ol = analysis_meta(t, "offcpu lost"), *wl = analysis_meta(t, "wakeups lost");
 
@@ -515,6 +517,17 @@ static void text_recorded(const struct page *pg, FILE *out)
 		     "%s wakeups\n",
 		t->counters.lost_samples, t->counters.shim_drops,
 		analysis_meta(t, "offcpu lost") ?: "0", analysis_meta(t, "wakeups lost") ?: "0");
+	if (analysis_meta(t, "threads without a ring"))
+		fprintf(out, "  lost: the runtime events of %s threads that found no ring slot in "
+			     "the shim\n",
+			analysis_meta(t, "threads without a ring"));
+	if (analysis_meta(t, "shim_reattached"))
+		fprintf(out, "  lost: runtime events while the recorder stalled past the shim's "
+			     "lease (it attached again)\n");
+	if (analysis_meta(t, "shim garbage"))
+		fprintf(out, "  dropped: %s records or counters the target wrote over its "
+			     "segment\n",
+			analysis_meta(t, "shim garbage"));
 }
 
 static void text_workers(const struct page *pg, FILE *out)
@@ -751,10 +764,13 @@ static int json_page(const struct page *pg, FILE *out)
 	fprintf(out, ",\"runq_split\":%s", oc->runq_split ? "true" : "false");
 	fprintf(out,
 		",\"lost\":{\"samples\":%" PRIu64 ",\"shim_records\":%" PRIu64
-		",\"switch_records\":%s,\"wakeups\":%s,\"unmatched_poll_ends\":%" PRIu64 "}}",
+		",\"switch_records\":%s,\"wakeups\":%s,\"unmatched_poll_ends\":%" PRIu64
+		",\"threads_without_ring\":%s,\"reattached\":%s,\"shim_garbage\":%s}}",
 		t->counters.lost_samples, t->counters.shim_drops,
 		analysis_meta(t, "offcpu lost") ?: "0", analysis_meta(t, "wakeups lost") ?: "0",
-		j->unmatched_ends);
+		j->unmatched_ends, analysis_meta(t, "threads without a ring") ?: "0",
+		analysis_meta(t, "shim_reattached") ? "true" : "false",
+		analysis_meta(t, "shim garbage") ?: "0");
 	fputs(",\"workers\":[", out);
 	for (i = 0; i < pg->nw; i++) {
 		const struct worker *w = &pg->w[i];
