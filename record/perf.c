@@ -188,6 +188,31 @@ static int map_ring(struct perf_set *ps, struct cpu_ring *r, int fd)
 	return 0;
 }
 
+/* The set's event for @pid (-1: every task) on @cpu, writing into that
+ * CPU's ring (mapped on the first event, else redirected to it). 1 if
+ * opened, 0 for an offline CPU (nothing to sample), or -errno; the fd is
+ * in ps->fds as soon as it exists, for the caller to undo. */
+static int open_on_cpu(struct perf_set *ps, pid_t pid, unsigned int cpu)
+{
+	struct cpu_ring *r = &ps->rings[cpu];
+	int fd = (int)syscall(SYS_perf_event_open, &ps->attr, pid, (int)cpu, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	int err;
+
+	if (fd < 0)
+		return errno == ENODEV ? 0 : -errno;
+	err = push_fd(ps, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (r->fd < 0)
+		err = map_ring(ps, r, fd);
+	else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
+		err = -errno;
+	return err ? err : 1;
+}
+
 int perf_set__add_thread(struct perf_set *ps, pid_t tid)
 {
 	unsigned int i, cpu, first = ps->nfds, opened = 0;
@@ -206,28 +231,11 @@ int perf_set__add_thread(struct perf_set *ps, pid_t tid)
 		ps->captids = cap;
 	}
 	for (cpu = 0; cpu < ps->ncpus; cpu++) {
-		struct cpu_ring *r = &ps->rings[cpu];
-		int fd = (int)syscall(SYS_perf_event_open, &ps->attr, tid, (int)cpu, -1,
-				      PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno == ENODEV)
-				continue;	/* offline CPU: nothing to sample */
-			err = -errno;
+		err = open_on_cpu(ps, tid, cpu);
+		if (err < 0)
 			break;
-		}
-		err = push_fd(ps, fd);
-		if (err) {
-			close(fd);
-			break;
-		}
-		opened++;
-		if (r->fd < 0)
-			err = map_ring(ps, r, fd);
-		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
-			err = -errno;
-		if (err)
-			break;
+		opened += (unsigned int)err;
+		err = 0;
 	}
 	if (!err && !opened)
 		err = -ENODEV;
@@ -256,27 +264,10 @@ int perf_set__add_cpus(struct perf_set *ps)
 	int err;
 
 	for (cpu = 0; cpu < ps->ncpus; cpu++) {
-		struct cpu_ring *r = &ps->rings[cpu];
-		int fd = (int)syscall(SYS_perf_event_open, &ps->attr, -1, (int)cpu, -1,
-				      PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno == ENODEV)
-				continue;
-			return -errno;
-		}
-		err = push_fd(ps, fd);
-		if (err) {
-			close(fd);
+		err = open_on_cpu(ps, -1, cpu);
+		if (err < 0)
 			return err;
-		}
-		opened++;
-		if (r->fd < 0)
-			err = map_ring(ps, r, fd);
-		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
-			err = -errno;
-		if (err)
-			return err;
+		opened += (unsigned int)err;
 	}
 	return opened ? 0 : -ENODEV;
 }
