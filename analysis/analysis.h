@@ -516,13 +516,12 @@ struct delays {
 int delays__new(const struct join *j, struct delays **out);
 void delays__free(struct delays *d);
 
-/* Delay statistics of one task (all tasks: NULL @task). */
+/* Delay statistics of a task, or of a group of tasks. */
 struct delay_stats {
 	uint64_t n;		/* delays */
 	uint64_t p50, p99, max; /* ns (nearest rank) */
 };
-void delays__stats(const struct delays *d, const uint64_t *task, struct delay_stats *st);
-/* The same for every group of tasks at once: @st[k] (@ngroups entries)
+/* The statistics of every group of tasks at once: @st[k] (@ngroups entries)
  * for the tasks i with @group_of[i] == k (join.tasks order; entries of
  * UINT32_MAX are left out; NULL: each task its own group). 0 or -ENOMEM. */
 int delays__task_stats(const struct delays *d, const uint32_t *group_of, size_t ngroups,

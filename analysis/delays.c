@@ -239,35 +239,6 @@ void delays__free(struct delays *d)
 	free(d);
 }
 
-void delays__stats(const struct delays *d, const uint64_t *task, struct delay_stats *st)
-{
-	uint64_t n = 0, k = 0, r50, r99;
-	size_t i;
-
-	memset(st, 0, sizeof(*st));
-	for (i = 0; i < d->n; i++)
-		n += !task || d->v[i].task == *task;
-	if (!n)
-		return;
-	st->n = n;
-	/* nearest rank, counted from the longest (d->v is longest first) */
-	r50 = n - (n * 50 + 99) / 100;
-	r99 = n - (n * 99 + 99) / 100;
-	for (i = 0; i < d->n; i++) {
-		uint64_t ns = d->v[i].begin - d->v[i].wake;
-
-		if (task && d->v[i].task != *task)
-			continue;
-		if (k == 0)
-			st->max = ns;
-		if (k == r99)
-			st->p99 = ns;
-		if (k == r50)
-			st->p50 = ns;
-		k++;
-	}
-}
-
 struct tdelay {
 	uint32_t task; /* index in join.tasks */
 	uint64_t ns;
