@@ -250,11 +250,6 @@ static void thread_json(const struct trace *t, uint32_t tid, FILE *out)
 	fputc('}', out);
 }
 
-static double secs(const struct offcpu *oc, uint64_t ns)
-{
-	return ns > oc->start_time ? (double)(ns - oc->start_time) / 1e9 : 0.0;
-}
-
 /* The TASK, BY and POLLED-ON cells of a row. */
 struct cells {
 	char task[160], by[200], on[128];
@@ -292,7 +287,7 @@ static void row_text(const struct offcpu *oc, const struct hot *h, const struct 
 	row_cells(oc, d, &c);
 	fmt_duration(d->begin - d->wake, dur, sizeof(dur));
 	fprintf(out, "%-8s  %s%*s  %10.6f  %s%*s  %s%*s  %-7" PRId32 "  ", dur, c.task,
-		pad(c.task, w[0]), "", secs(oc, d->wake), c.by, pad(c.by, w[1]), "", c.on,
+		pad(c.task, w[0]), "", (double)since_start(oc, d->wake) / 1e9, c.by, pad(c.by, w[1]), "", c.on,
 		pad(c.on, w[2]), "", d->poll);
 	causes_text(oc, h, r->c, r->nc, d->begin - d->wake, NULL, out);
 	if (r->nwc) {
@@ -315,7 +310,7 @@ static void row_json(const struct offcpu *oc, const struct hot *h, const struct 
 	fprintf(out,
 		",\"delay_ns\":%" PRIu64 ",\"woken_ns\":%" PRIu64 ",\"spawn\":%s,\"merged\":%" PRIu32
 		",\"woken_by\":{\"tid\":%" PRIu32 ",\"thread\":",
-		d->begin - d->wake, d->wake > oc->start_time ? d->wake - oc->start_time : 0,
+		d->begin - d->wake, since_start(oc, d->wake),
 		d->spawn ? "true" : "false", d->merged, d->waker);
 	json_str(out, trace__thread_name(oc->trace, d->waker));
 	if (d->waker_poll >= 0) {
@@ -347,7 +342,7 @@ static void lost_text(const struct offcpu *oc, const struct delays *dl, const st
 	analysis_thread_label(oc->trace, d->waker, by, sizeof(by));
 	fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur, sizeof(dur));
 	fprintf(out, "#   %s, woken at %.6f s by %s, waited %s+ to the end\n", task,
-		secs(oc, d->wake), by, dur);
+		(double)since_start(oc, d->wake) / 1e9, by, dur);
 }
 
 int analysis__delays(const struct offcpu *oc, const struct delays *dl,
@@ -424,7 +419,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 			json_str(out, ts ? ts->name : NULL);
 			fprintf(out, ",\"woken_ns\":%" PRIu64 ",\"waited_ns\":%" PRIu64
 				",\"woken_by\":",
-				d->wake > oc->start_time ? d->wake - oc->start_time : 0,
+				since_start(oc, d->wake),
 				dl->end_time > d->wake ? dl->end_time - d->wake : 0);
 			thread_json(oc->trace, d->waker, out);
 			fputc('}', out);

@@ -278,8 +278,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	for (i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		const struct poll *p = r->p;
-		uint64_t since =
-		    p->start > oc->start_time ? p->start - oc->start_time : 0;
+		uint64_t since = since_start(oc, p->start);
 
 		fmt_duration(p->end - p->start, a, sizeof(a));
 		if (p->open_start || p->open_end)

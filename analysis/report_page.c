@@ -650,44 +650,37 @@ static void text_hot(const struct page *pg, FILE *out)
 	}
 }
 
-static void text_lost(const struct page *pg, FILE *out)
+/* The first ten of @n tasks as "task N name: VERB at Xs, STATE Y+ TAIL",
+ * Y the time from then to the end, and how many more. */
+static void text_task_list(const struct page *pg, const struct delay *v, size_t n,
+			   const char *verb, const char *state, const char *tail, FILE *out)
 {
-	const struct join *j = pg->oc->join;
 	char task[160], a[32];
 	size_t i;
 
-	fprintf(out, "\n== Tasks woken and never polled again (lost wake-ups?)\n");
-	if (!pg->d->nlost)
+	if (!n)
 		fprintf(out, "  none\n");
-	for (i = 0; i < pg->d->nlost && i < 10; i++) {
-		const struct delay *d = &pg->d->lost[i];
-
-		analysis_task_label(j, d->task, task, sizeof(task));
-		fprintf(out, "  %s: woken at %.3fs, waited %s+ to the end\n", task,
-			d->wake > pg->oc->start_time ? (double)(d->wake - pg->oc->start_time) / 1e9
-						     : 0.0,
-			fmt_duration(pg->d->end_time - d->wake, a, sizeof(a)));
+	for (i = 0; i < n && i < 10; i++) {
+		analysis_task_label(pg->oc->join, v[i].task, task, sizeof(task));
+		fprintf(out, "  %s: %s at %.3fs, %s %s+ %s\n", task, verb,
+			(double)since_start(pg->oc, v[i].wake) / 1e9, state,
+			fmt_duration(pg->d->end_time - v[i].wake, a, sizeof(a)), tail);
 	}
-	if (i < pg->d->nlost)
-		fprintf(out, "  ... and %zu more\n", pg->d->nlost - i);
+	if (i < n)
+		fprintf(out, "  ... and %zu more\n", n - i);
+}
+
+static void text_lost(const struct page *pg, FILE *out)
+{
+	fprintf(out, "\n== Tasks woken and never polled again (lost wake-ups?)\n");
+	text_task_list(pg, pg->d->lost, pg->d->nlost, "woken", "waited", "to the end", out);
 	if (pg->d->waiting_at_end)
 		fprintf(out, "  (%" PRIu64 " more woken shortly before the end, still waiting: "
 			     "too soon to say)\n",
 			pg->d->waiting_at_end);
 	fprintf(out, "\n== Tasks spawned while recorded and never ended\n");
-	if (!pg->d->nunended)
-		fprintf(out, "  none\n");
-	for (i = 0; i < pg->d->nunended && i < 10; i++) {
-		const struct delay *d = &pg->d->unended[i];
-
-		analysis_task_label(j, d->task, task, sizeof(task));
-		fprintf(out, "  %s: spawned at %.3fs, alive %s+ at the end\n", task,
-			d->wake > pg->oc->start_time ? (double)(d->wake - pg->oc->start_time) / 1e9
-						     : 0.0,
-			fmt_duration(pg->d->end_time - d->wake, a, sizeof(a)));
-	}
-	if (i < pg->d->nunended)
-		fprintf(out, "  ... and %zu more\n", pg->d->nunended - i);
+	text_task_list(pg, pg->d->unended, pg->d->nunended, "spawned", "alive", "at the end",
+		       out);
 }
 
 static void text_flags(const struct page *pg, FILE *out)
@@ -839,9 +832,7 @@ static int json_page(const struct page *pg, FILE *out)
 		fprintf(out, "%s{", i ? "," : "");
 		json_task(j, pg->d->unended[i].task, out);
 		fprintf(out, ",\"spawned_ns\":%" PRIu64 "}",
-			pg->d->unended[i].wake > oc->start_time
-			    ? pg->d->unended[i].wake - oc->start_time
-			    : 0);
+			since_start(oc, pg->d->unended[i].wake));
 	}
 	fputs("],\"flags\":[", out);
 	for (i = 0; i < pg->nflags; i++) {
