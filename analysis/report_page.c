@@ -65,6 +65,8 @@ struct page {
 	uint32_t hot_stack[TOP];	/* UINT32_MAX: none */
 	uint64_t hot_w[TOP];
 	size_t nhot;
+	int32_t worst_poll;	/* the poll that held up the worst delay most
+				 * (its first cause, if a poll), -1 none */
 	struct flag flags[MAX_FLAGS];
 	size_t nflags;
 	struct hot h;
@@ -369,17 +371,12 @@ static void flags(struct page *pg)
 		ndel++;
 	if (ndel && (f = flag_new(pg, "wake-to-poll delay", "5ms"))) {
 		const struct delay *d = &pg->d->v[0];
-		struct delay_cause c[1];
+		char lab[HOT_FRAMES][256];
 
 		f->count = ndel;
 		f->task = d->task;
-		if (delays__causes(oc, d->poller, d->wake, d->begin, c, 1) &&
-		    c[0].kind == CAUSE_POLL) {
-			char lab[HOT_FRAMES][256];
-
-			if (hot_frames(&pg->h, t, c[0].poll, lab))
-				snprintf(f->function, sizeof(f->function), "%s", lab[0]);
-		}
+		if (hot_frames(&pg->h, t, pg->worst_poll, lab))
+			snprintf(f->function, sizeof(f->function), "%s", lab[0]);
 		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " delays >= 5ms, worst %s",
 			 ndel, fmt_duration(d->begin - d->wake, a, sizeof(a)));
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64, d->task);
@@ -875,13 +872,15 @@ int analysis__report(const struct offcpu *oc, const struct delays *d, int json, 
 		err = longest_polls(&pg);
 	if (!err)
 		err = hot_tasks(&pg);
-	for (size_t i = 0; !err && i < d->n && i < 1; i++) {
-		/* the worst delay's flag names the hottest frame behind it */
+	/* the worst delay's flag names the hottest frame behind it */
+	pg.worst_poll = -1;
+	if (!err && d->n) {
 		struct delay_cause c[1];
 
-		if (delays__causes(oc, d->v[i].poller, d->v[i].wake, d->v[i].begin, c, 1) &&
+		if (delays__causes(oc, d->v[0].poller, d->v[0].wake, d->v[0].begin, c, 1) &&
 		    c[0].kind == CAUSE_POLL)
-			err = hot_want(&pg.h, c[0].poll);
+			pg.worst_poll = c[0].poll;
+		err = hot_want(&pg.h, pg.worst_poll);
 	}
 	if (!err)
 		err = hot_walk(&pg.h, oc->join);
