@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -304,6 +305,7 @@ static const char *human_size(double b, char *buf, size_t len)
 static void summary(const struct record_stats *st, pid_t pid, const char *out)
 {
 	char sz[32];
+	struct rusage ru;
 	struct stat sb;
 
 	if (stat(out, &sb))
@@ -382,6 +384,15 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 		fprintf(stderr, "d9prof: dropped %llu records or counters of the shim segment "
 			"that could not be real (the target wrote over it)\n",
 			(unsigned long long)st->shim_garbage);
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+
+		fprintf(stderr, "d9prof: the recorder used %.2f s of CPU (%.1f%% of a core) and "
+			"%s of memory at most\n", cpu,
+			st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
+			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)));
+	}
 	fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
 		human_size((double)sb.st_size, sz, sizeof(sz)));
 }
@@ -413,6 +424,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t v;
 	int c, err, status;
 
+	record_boost();
 	x.out = DEFAULT_TRACE;
 	optind = 1;
 	/* '+': stop at CMD; ':': getopt says nothing, bad_option() does */
@@ -563,8 +575,6 @@ int cmd_record(int argc, char **argv)
 	erase_line(&x);
 	flush_held(&x, !x.cmd.exec_failed);
 	status = record_cmd__reap(&x.cmd);
-	if (x.opened && fsync(x.fd) && errno != EINVAL && errno != EROFS && !err)
-		err = -errno;
 	if (close(x.fd) && x.opened && !err)
 		err = -errno;
 	if (err) {

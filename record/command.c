@@ -58,6 +58,7 @@ int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach)
 			snprintf(v, sizeof(v), "%d:%d", (int)getpid(), RECORD_ATTACH_WAIT_MS);
 			setenv(D9_ATTACH_WAIT_ENV, v, 1);
 		}
+		record_unboost();	/* the command runs as it would alone */
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(err_pipe[1], &e, sizeof(e)) < 0)

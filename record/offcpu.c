@@ -31,10 +31,15 @@
 #include "trace/trace.h"
 
 #define MAX_CHAIN 512
-#define RING_PAGES                                                                       \
-	256 /* 1 MiB per CPU: ~100 switches with 8 KiB                                   \
-	     * stack copies, several ticks of a busy                                     \
-	     * target */
+/* Data pages per CPU ring: 16 MiB with stack copies (2,000 switches with
+ * 8 KiB each: 40 ms of a CPU switching 50,000 times a second, the most
+ * two cores managed here under 400 threads), 2 MiB without, at most
+ * RING_BYTES_ALL over all CPUs; halved where mlock limits refuse. The
+ * recorder is woken at a quarter full (perf_set__pollfds). */
+#define RING_PAGES_STACK 4096
+#define RING_PAGES_FP	 512
+#define RING_PAGES_WAKE	 512
+#define RING_BYTES_ALL	 (256ULL << 20)
 #define SETTLE_NS                                                                        \
 	2000000ULL /* a record stamped this long before a                                \
 		    * drain began is in its ring by then */
@@ -666,7 +671,8 @@ static struct perf_set *wake_set(uint64_t id)
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	return perf_set__new_attr(&a, 64);
+	/* 2 MiB per CPU: 80 bytes a record, 100 ms of 250,000 a second */
+	return perf_set__new_attr(&a, RING_PAGES_WAKE);
 }
 
 /* The wakeup tracepoint on every CPU, filtered to the target's threads,
@@ -841,8 +847,13 @@ static int open_source(struct offcpu_rec *oc, const struct offcpu_rec_opts *o)
 	struct perf_event_attr a;
 	int err;
 
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
+	unsigned int pages = o->stack_bytes ? RING_PAGES_STACK : RING_PAGES_FP;
+
+	while (pages > 64 && (uint64_t)pages * (uint64_t)page * (uint64_t)ncpus > RING_BYTES_ALL)
+		pages /= 2;
 	make_attr(oc, o, &a);
-	oc->ps = perf_set__new_attr(&a, RING_PAGES);
+	oc->ps = perf_set__new_attr(&a, pages);
 	if (!oc->ps)
 		return -errno;
 	err = perf_set__add_process(oc->ps, oc->pid, known_thread, oc);
@@ -934,6 +945,36 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 		settle_all(oc, oc->watermark);
 	oc->watermark = start > SETTLE_NS ? start - SETTLE_NS : 1;
 	return oc->err;
+}
+
+unsigned int offcpu_rec__pollfds(const struct offcpu_rec *oc, struct pollfd *pfd,
+				 unsigned int max)
+{
+	unsigned int n;
+
+	if (!oc)
+		return 0;
+	n = perf_set__pollfds(oc->ps, pfd, max);
+	n += perf_set__pollfds(oc->wk.wake_ps, pfd + n, max - n);
+	return n + perf_set__pollfds(oc->wk.in_ps, pfd + n, max - n);
+}
+
+void offcpu_rec__enable(struct offcpu_rec *oc)
+{
+	if (!oc)
+		return;
+	perf_set__enable(oc->ps);
+	perf_set__enable(oc->wk.wake_ps);
+	perf_set__enable(oc->wk.in_ps);
+}
+
+void offcpu_rec__disable(struct offcpu_rec *oc)
+{
+	if (!oc)
+		return;
+	perf_set__disable(oc->ps);
+	perf_set__disable(oc->wk.wake_ps);
+	perf_set__disable(oc->wk.in_ps);
 }
 
 int offcpu_rec__finish(struct offcpu_rec *oc)

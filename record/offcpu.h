@@ -39,6 +39,7 @@
 #ifndef D9_OFFCPU_H
 #define D9_OFFCPU_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -104,6 +105,14 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 /* Read every ring and write the intervals that are complete. Returns the
  * first trace write error (-errno) or 0. */
 int offcpu_rec__drain(struct offcpu_rec *oc);
+/* The rings' fds to poll for POLLIN (perf_set__pollfds), at most @max;
+ * 0 for NULL. */
+unsigned int offcpu_rec__pollfds(const struct offcpu_rec *oc, struct pollfd *pfd,
+				 unsigned int max);
+/* Start every event (they are opened disabled), and stop them (before the
+ * last drain). NULL: no-op. */
+void offcpu_rec__enable(struct offcpu_rec *oc);
+void offcpu_rec__disable(struct offcpu_rec *oc);
 /* Read the rings a last time and write everything, intervals still open
  * with time_in = 0. 0 or -errno. */
 int offcpu_rec__finish(struct offcpu_rec *oc);

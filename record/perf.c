@@ -7,7 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -55,6 +58,7 @@ struct perf_set {
 	unsigned int ncpus;
 	size_t page;
 	unsigned int pages;
+	int enabled;		/* perf_set__enable() was called */
 	unsigned char *scratch;	/* records that wrap around the ring end */
 };
 
@@ -195,9 +199,17 @@ static int map_ring(struct perf_set *ps, struct cpu_ring *r, int fd)
 static int open_on_cpu(struct perf_set *ps, pid_t pid, unsigned int cpu)
 {
 	struct cpu_ring *r = &ps->rings[cpu];
-	int fd = (int)syscall(SYS_perf_event_open, &ps->attr, pid, (int)cpu, -1,
-			      PERF_FLAG_FD_CLOEXEC);
-	int err;
+	int fd, err;
+
+	/* the ring's owner wakes a poller once a quarter of it is written
+	 * (perf_set__pollfds) */
+	ps->attr.watermark = 1;
+	ps->attr.wakeup_watermark = (uint32_t)(ps->pages * ps->page / 4);
+	/* nothing fires before the recorder drains: opening hundreds of
+	 * threads' events takes longer than a ring lasts */
+	ps->attr.disabled = !ps->enabled;
+	fd = (int)syscall(SYS_perf_event_open, &ps->attr, pid, (int)cpu, -1,
+			  PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0)
 		return errno == ENODEV ? 0 : -errno;
@@ -554,6 +566,76 @@ uint64_t perf_set__drain(struct perf_set *ps, const struct perf_callbacks *cb)
 		if (ps->rings[i].fd >= 0)
 			n += drain_one(ps, &ps->rings[i], cb);
 	return n;
+}
+
+unsigned int perf_set__pollfds(const struct perf_set *ps, struct pollfd *pfd,
+			       unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; ps && i < ps->ncpus && n < max; i++)
+		if (ps->rings[i].fd >= 0)
+			pfd[n++] = (struct pollfd){.fd = ps->rings[i].fd, .events = POLLIN};
+	return n;
+}
+
+void perf_set__enable(struct perf_set *ps)
+{
+	if (!ps)
+		return;
+	ps->enabled = 1;
+	for (unsigned int i = 0; i < ps->nfds; i++)
+		ioctl(ps->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+}
+
+void perf_set__disable(struct perf_set *ps)
+{
+	for (unsigned int i = 0; ps && i < ps->nfds; i++)
+		ioctl(ps->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int perf_close_later(void)
+{
+	int go[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char c;
+
+		/* a grandchild, reparented to init once this child exits:
+		 * nobody has to reap it. Out of the terminal's process group,
+		 * so that ^C there does not reach it. */
+		setsid();
+		if (fork())
+			_exit(0);
+		close(go[1]);
+		/* until the recorder closed its copies: the last close of an
+		 * event is the slow one, and it must be ours */
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		/* A file's last close is finished when the closing call
+		 * returns to user space, the last one first: close stdin,
+		 * stdout and stderr on their own, or whoever reads our output
+		 * waits for the events' grace periods too. */
+		for (int fd = 0; fd < 3; fd++)
+			close(fd);
+		syscall(SYS_close_range, 3U, ~0U, 0U);
+		_exit(0);
+	}
+	close(go[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return go[1];
 }
 
 void perf_set__free(struct perf_set *ps)

@@ -17,6 +17,7 @@
 #ifndef D9_PERF_H
 #define D9_PERF_H
 
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
@@ -96,6 +97,32 @@ int perf_set__add_process(struct perf_set *ps, pid_t pid,
 unsigned int perf_set__nthreads(const struct perf_set *ps);
 /* Read every ring, calling @cb per record. Returns records read. */
 uint64_t perf_set__drain(struct perf_set *ps, const struct perf_callbacks *cb);
+/* The fd of each CPU's ring, for poll(POLLIN): it wakes once a quarter of
+ * the ring is written (attr.watermark). Returns how many were put in
+ * @pfd (at most @max; none for a NULL set). */
+unsigned int perf_set__pollfds(const struct perf_set *ps, struct pollfd *pfd,
+			       unsigned int max);
+/* Events are opened disabled, so that none fires before the recorder is
+ * ready to drain; this starts every event of the set (and its inherited
+ * copies), and those opened later start enabled. NULL is a no-op. */
+void perf_set__enable(struct perf_set *ps);
+/* Stop every event of the set (and its inherited copies) from firing: what
+ * the rings hold can still be drained. NULL is a no-op. */
+void perf_set__disable(struct perf_set *ps);
 void perf_set__free(struct perf_set *ps);
+
+/*
+ * Closing the last event on a tracepoint waits for RCU grace periods
+ * (tracepoint_synchronize_unregister()). On a machine saturated by the
+ * target's threads the grace-period kthreads starve: one such close took
+ * 1 to 5 s here under 400 busy threads. perf_close_later() forks a process
+ * (reparented to init, its own session) that shares every fd open now; it
+ * waits until the returned fd is closed, then closes them all, waiting out
+ * the grace periods in the background. So: disable the events
+ * (perf_set__disable), call this, close your own copies (fast: not the
+ * last ones), then close the returned fd. Returns that fd, or -errno (then
+ * close synchronously).
+ */
+int perf_close_later(void);
 
 #endif /* D9_PERF_H */

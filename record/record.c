@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +47,8 @@
 #define SHIM_EAGER_NS	2000000000ULL	/* ...except every tick at first: a
 					 * command started by us creates its
 					 * segment soon after exec */
+#define RECORD_NICE	(-20)		/* the recorder's priority, where it may */
+#define SLOW_OPEN_NS	500000000ULL	/* opening events took long: say why */
 #define MAPS_NS		1000000000ULL	/* how often to re-read maps */
 #define MAX_CHAIN	512
 /* Bytes of user stack copied with each CPU sample, for the CFI step that
@@ -849,13 +852,69 @@ static void raise_fd_limit(void)
 	}
 }
 
+static int nice_before = INT_MIN;	/* record_boost() changed it from this */
+
+void record_boost(void)
+{
+	int n;
+
+	errno = 0;
+	n = getpriority(PRIO_PROCESS, 0);
+	if (!errno && n > RECORD_NICE && !setpriority(PRIO_PROCESS, 0, RECORD_NICE))
+		nice_before = n;
+}
+
+void record_unboost(void)
+{
+	if (nice_before != INT_MIN)
+		setpriority(PRIO_PROCESS, 0, nice_before);
+	nice_before = INT_MIN;
+}
+
+/* One event per (thread, CPU) and kind, plus the system-wide ones: say
+ * before opening anything when the fd limit cannot hold them. 0 or
+ * -EMFILE with why in st. */
+static int fd_budget(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	uint64_t threads = 0, per = 0, need;
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	struct rlimit rl;
+	struct dirent *de;
+	char path[64];
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
+	d = opendir(path);
+	if (!d || getrlimit(RLIMIT_NOFILE, &rl))
+		return d ? closedir(d), 0 : 0;
+	while ((de = readdir(d)))
+		threads += de->d_name[0] != '.';
+	closedir(d);
+	per += o->sampler != RECORD_SAMPLER_CTIMER;
+	per += o->offcpu != RECORD_OFFCPU_OFF;
+	need = threads * per * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64;
+	if (rl.rlim_cur == RLIM_INFINITY || need <= rl.rlim_cur)
+		return 0;
+	snprintf(r->st->why, sizeof(r->st->why),
+		 "pid %d has %llu threads: %llu x %ld CPUs x %llu events needs about %llu open "
+		 "files, over the limit of %llu (hard limit %llu); raise it (ulimit -n as "
+		 "root) or record less (--no-offcpu)",
+		 (int)o->pid, (unsigned long long)threads, (unsigned long long)threads, ncpus,
+		 (unsigned long long)per, (unsigned long long)need,
+		 (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+	return -EMFILE;
+}
+
 int record__run(const struct record_opts *o, struct record_stats *st)
 {
 	struct rec r = { .o = o, .st = st };
 	struct trace_counters c;
 	uint64_t now, end_ns = 0, last_flush, last_look, last_maps, last_drain;
-	uint64_t last_progress, tick = TICK_NS;
-	int pidfd = -1, until_fd = -1, err;
+	uint64_t last_progress, tick = TICK_NS, t0;
+	int pidfd = -1, until_fd = -1, close_go = -1, err;
+	unsigned int maxpfd = 2 + 4 * (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
+	struct pollfd *pfd;
 
 	memset(st, 0, sizeof(*st));
 	r.cb = perf_cb_tmpl;
@@ -865,12 +924,20 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		snprintf(st->why, sizeof(st->why), "no such process");
 		return -ESRCH;
 	}
+	err = fd_budget(&r);
+	if (err)
+		return err;
 	err = symbolizer__new(o->pid, &r.sym);
 	if (err) {
 		if (!not_ours(o->pid, err, st->why, sizeof(st->why)))
 			snprintf(st->why, sizeof(st->why), "cannot read its mappings: %s",
 				 err == -ESRCH ? "no such process" : strerror(-err));
 		return err;
+	}
+	pfd = calloc(maxpfd, sizeof(*pfd));
+	if (!pfd) {
+		symbolizer__free(r.sym);
+		return -ENOMEM;
 	}
 	r.w = trace_writer__new(o->out_fd);
 	if (!r.w) {
@@ -889,6 +956,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			goto out;
 		}
 	}
+	t0 = record_now_ns();
 	err = choose_sampler(&r);
 	if (err)
 		goto out;
@@ -909,25 +977,42 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		err = sampler_tick(&r, r.start_ns + SHIM_EAGER_NS);
 		goto out;
 	}
+	/* every event was opened disabled: start them together, now that
+	 * the loop is about to drain them */
+	perf_set__enable(r.ps);
+	offcpu_rec__enable(r.oc);
+	now = record_now_ns();
+	if ((r.ps || r.oc) && now - t0 > SLOW_OPEN_NS)
+		logf_(&r, RECORD_INFO,
+		      "opening the events took %.1f s: the kernel waits for RCU grace periods "
+		      "at the first per-thread event and the first of a tracepoint, slow "
+		      "while the target keeps every CPU busy", (double)(now - t0) / 1e9);
 	if (o->on_attached && (err = o->on_attached(o->ctx)))
 		goto out;
 	write_meta(&r);
+	/* -d counts from here: every event is open and enabled (opening
+	 * them can take seconds on a busy machine) */
 	if (o->duration > 0)
-		end_ns = r.start_ns + (uint64_t)(o->duration * 1e9);
+		end_ns = record_now_ns() + (uint64_t)(o->duration * 1e9);
 	last_flush = last_look = last_maps = last_drain = last_progress = r.start_ns;
 
 	while (!*o->stop) {
-		/* the target's pidfd (or none: kill(0) below), then until's */
-		struct pollfd pfd[2] = { { .fd = pidfd, .events = POLLIN },
-					 { .fd = until_fd, .events = POLLIN } };
+		/* the target's pidfd (or none: kill(0) below), until's, and
+		 * the perf rings, which wake us once a quarter full */
 		struct timespec ts = { .tv_sec = (time_t)(tick / 1000000000ULL),
 				       .tv_nsec = (long)(tick % 1000000000ULL) };
 		int exited = 0, until = 0, lapsed;
+		unsigned int npfd = 0;
 
-		if (ppoll(pidfd >= 0 ? pfd : pfd + 1,
-			  (pidfd >= 0 ? 1 : 0) + (until_fd >= 0 ? 1 : 0), &ts, NULL) > 0) {
+		if (pidfd >= 0)
+			pfd[npfd++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		if (until_fd >= 0)
+			pfd[npfd++] = (struct pollfd){.fd = until_fd, .events = POLLIN};
+		npfd += perf_set__pollfds(r.ps, pfd + npfd, maxpfd - npfd);
+		npfd += offcpu_rec__pollfds(r.oc, pfd + npfd, maxpfd - npfd);
+		if (ppoll(pfd, npfd, &ts, NULL) > 0) {
 			exited = pidfd >= 0 && pfd[0].revents;
-			until = until_fd >= 0 && pfd[1].revents;
+			until = until_fd >= 0 && pfd[pidfd >= 0].revents;
 		}
 		if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
@@ -986,7 +1071,11 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		if (until || (end_ns && now >= end_ns))
 			break;
 	}
-	/* Last words: what is still in the rings belongs in the trace. */
+	/* Last words: what is still in the rings belongs in the trace; the
+	 * events stop first, and are closed in the background
+	 * (perf_close_later) */
+	perf_set__disable(r.ps);
+	offcpu_rec__disable(r.oc);
 	if (r.ps)
 		perf_set__drain(r.ps, &r.cb);
 	if (r.oc) {
@@ -1018,6 +1107,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		logf_(&r, RECORD_WARN, "no d9prof shim found in pid %d: no task ids in "
 		      "this trace (link libd9prof and call d9_init() in the target)",
 		      (int)o->pid);
+	if (r.ps || r.oc)
+		close_go = perf_close_later();
 	write_build_ids(&r);
 	if (st->shim_garbage) {
 		char buf[32];
@@ -1054,6 +1145,9 @@ out:
 	free(r.evbuf);
 	offcpu_rec__free(r.oc);
 	perf_set__free(r.ps);
+	if (close_go >= 0)
+		close(close_go);	/* our copies are closed: go */
+	free(pfd);
 	trace_writer__free(r.w);
 	symbolizer__free(r.sym);
 	return err;
