@@ -450,8 +450,9 @@ offcpu_of() {
 # within A B PCT: A is within PCT% of B
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d;
 	exit !(b > 0 && d <= b * p / 100) }'; }
-# blocked_weight FOLDED: weight of the stacks not marked [preempted]
-blocked_weight() { awk '!/\[preempted\] [0-9]+$/ { s += $NF } END { print s + 0 }' "$1"; }
+# blocked_weight FOLDED: weight of the stacks not marked [preempted] (a
+# preemption may be followed by its [runqueue: holder] frame)
+blocked_weight() { awk '!/\[preempted\]/ { s += $NF } END { print s + 0 }' "$1"; }
 
 # offcpu_demo SRC LABEL: the demo recorded from start to exit with off-CPU
 # source SRC; its blocker (task 2) blocks ~3 ms per poll in
