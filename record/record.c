@@ -275,13 +275,16 @@ static void shim_try_attach(struct rec *r, int warn)
 		r->seg = NULL;
 		return;
 	}
-	/* Markers record from here on: a poll whose end comes first on a
-	 * thread began before this instant, and the analysis must not stretch
-	 * it back over what the thread ran before (command mode attaches the
-	 * shim some 100 ms after sampling starts). */
+	shim_seg__attach(r->seg);
+	/* Markers record from the attach's store of attached on: one that
+	 * loaded 0 ran before it, so a poll whose end comes first on a thread
+	 * began before this instant, taken after the store, and was running
+	 * from here to its end. The analysis starts such a poll here, never
+	 * earlier over what the thread ran before (command mode attaches the
+	 * shim some 100 ms after sampling starts; the attach itself takes a
+	 * few ms to calibrate the TSC before its store). */
 	snprintf(when, sizeof(when), "%llu", (unsigned long long)record_now_ns());
 	note_err(r, trace_writer__meta(r->w, "shim_attached", when));
-	shim_seg__attach(r->seg);
 	shim_names(r);
 	r->st->shim = 1;
 	logf_(r, RECORD_INFO, "attached to the d9prof shim of pid %d (%u thread slots)",

@@ -143,6 +143,29 @@ Test(join, poll_begun_before_the_shim_attached_starts_at_the_attach)
 	cr_assert_eq(poll_task(sample_poll(1)), 9);
 }
 
+Test(join, records_between_the_attach_and_its_time_stand_as_recorded)
+{
+	/* "shim_attached" is read after the attach's store: markers may have
+	 * recorded a little before it. A BEGIN there opens its poll as usual;
+	 * an END first there began before the store: known running only at
+	 * its end, never from the attach time after it. */
+	T.counters.start_time = 50;
+	T.counters.end_time = 1000;
+	sy_meta(&T, "shim_attached", "100");
+	sy_poll(&T, 1, 5, 95, 98);
+	sy_event(&T, 97, 2, D9_EV_POLL_END, 6);
+	do_join();
+	cr_assert_eq(J->npolls, 2);
+	cr_assert_eq(J->polls[0].tid, 1);
+	cr_assert_eq(J->polls[0].start, 95);
+	cr_assert_eq(J->polls[0].end, 98);
+	cr_assert_eq(J->polls[0].open_start, 0);
+	cr_assert_eq(J->polls[1].tid, 2);
+	cr_assert_eq(J->polls[1].start, 97);
+	cr_assert_eq(J->polls[1].end, 97);
+	cr_assert_eq(J->polls[1].open_start, 1);
+}
+
 Test(join, cut_trace_uses_earliest_and_latest_times)
 {
 	/* no END chunk: counters are zero */
