@@ -30,10 +30,11 @@
  *    if one came first, and has open_start set.
  *  - A BEGIN while a poll is open, THREAD_STOP, or THREAD_START (tid reuse)
  *    ends the open poll there, with open_end set (its END was lost).
- *  - A poll still open at the end ends at counters.end_time, with
- *    open_end set; in a trace cut short (no END chunk, or no end time) at
- *    the last event or sample of its own thread, never stretched to the
- *    last time of another thread.
+ *  - A poll still open at the end, complete trace or cut, ends at the
+ *    last record of its own thread (event, CPU sample, switch-out or
+ *    switch-in), with open_end set: never stretched to the recording end
+ *    or another thread's last time, which a thread (or a target) that
+ *    exited would not have reached.
  *  - Any other END (nothing open, or another task's) is counted in
  *    join.unmatched_ends and ignored.
  * Polls of one thread never overlap. */

@@ -10,9 +10,12 @@
  * chunk by chunk: each binary-searches its thread's polls (they never
  * overlap, so "the last poll starting at or before t" is the only
  * candidate) and is counted per poll, per task and per (task, stack).
- * Neither events nor samples are kept: memory grows with polls (12 bytes
- * each, 56 with JOIN_POLL_LIST), tasks and distinct (task, stack) pairs.
- * O((S + E) log P).
+ * A poll still open at the end is emitted up to the recording end, and cut
+ * back to its thread's last record once the samples were walked too: no
+ * sample of that thread lies past it, so none was counted in the part
+ * cut off. Neither events nor samples are kept: memory grows with polls
+ * (12 bytes each, 56 with JOIN_POLL_LIST), threads, tasks and distinct
+ * (task, stack) pairs. O((S + E) log P + W), W switches.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -64,6 +67,8 @@ struct jthread {
 	uint64_t open_start;
 	uint64_t floor; /* earliest a poll whose BEGIN we never saw began */
 	uint64_t last;	/* time of the last event fed */
+	uint64_t last_rec; /* its latest event, sample or switch time */
+	int open_at_end; /* its last poll: ends at last_rec once known */
 	uint64_t unmatched;
 	int unordered; /* an event went back in time: replay sorted */
 	struct evref *ev; /* its events, while replaying it sorted */
@@ -88,12 +93,10 @@ struct join_priv {
 	uint64_t rec_start, rec_end;
 	uint64_t events_from;	/* shim records exist from here on */
 	uint64_t lo, hi;   /* earliest and latest event or sample time */
-	/* a cut trace: each thread's last event or sample time, where its
-	 * open poll ends (the recording end is not known) */
-	struct amap last_of;
-	int cut;
 	uint64_t nevents;  /* events fed so far (file order) */
 	int dropped;	   /* polls freed after the join (no JOIN_KEEP_POLLS) */
+	struct jthread *sample_th; /* thread of the last sample counted */
+	uint32_t sample_tid;
 	/* samples per (root, stack), root = task index + 1 or 0 */
 	struct join_agg agg;
 };
@@ -309,13 +312,13 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 
 		if (carries_task(e[i].type) && (err = task_slot(jp, e[i].task, &slot)))
 			return err;
-		if (!joins_thread_state(e[i].type))
-			continue;
 		err = thread_get(jp, e[i].tid, &th_ix);
 		if (err)
 			return err;
 		th = &jp->threads[th_ix];
-		if (th->unordered)
+		if (e[i].time > th->last_rec)
+			th->last_rec = e[i].time;
+		if (!joins_thread_state(e[i].type) || th->unordered)
 			continue;
 		if (e[i].time < th->last) {
 			th->unordered = 1;
@@ -415,16 +418,15 @@ static int finish_threads(struct join_priv *jp)
 		struct jthread *th = &jp->threads[i];
 
 		if (th->open) {
-			/* open at the end: until the recording end, or in a cut
-			 * trace (whose end is not known) until the thread's last
-			 * record, never stretched to another thread's */
-			const uint64_t *last = jp->cut ? amap_find(&jp->last_of, th->tid) : NULL;
-			uint64_t end = last ? *last : jp->rec_end;
-
-			err = emit(jp, i, th->open_task, th->open_start, end, 0, 1);
+			/* open at the end: to the recording end for now, to
+			 * the thread's last record once its samples were seen
+			 * (end_open_polls) */
+			err = emit(jp, i, th->open_task, th->open_start, jp->rec_end, 0,
+				   1);
 			if (err)
 				return err;
 			th->open = 0;
+			th->open_at_end = 1;
 		}
 		jp->pub.unmatched_ends += th->unmatched;
 		n += th->n;
@@ -480,17 +482,30 @@ static int build_tasks(struct join_priv *jp)
 	for (i = 0; i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];
 
+		for (size_t bi = 0; bi < th->nb; bi++)
+			for (k = 0; k < th->b[bi]->n; k++)
+				th->b[bi]->p[k].task = ix[th->b[bi]->p[k].task];
+	}
+	free(ix);
+	amap_release(m);
+	return 0;
+}
+
+/* Each task's polls, their total and longest duration, from the polls as
+ * they finally end. */
+static void task_stats(struct join_priv *jp)
+{
+	for (size_t i = 0; i < jp->nthreads; i++) {
+		struct jthread *th = &jp->threads[i];
+
 		for (size_t bi = 0; bi < th->nb; bi++) {
 			struct jblock *b = th->b[bi];
 
-			for (k = 0; k < b->n; k++) {
-				struct jpoll *p = &b->p[k];
-				struct task_stat *ts;
-				uint64_t d;
+			for (size_t k = 0; k < b->n; k++) {
+				const struct jpoll *p = &b->p[k];
+				struct task_stat *ts = &jp->pub.tasks[p->task];
+				uint64_t d = poll_end(jp, i, b, k) - (b->base + p->off);
 
-				p->task = ix[p->task];
-				ts = &j->tasks[p->task];
-				d = poll_end(jp, i, b, k) - (b->base + p->off);
 				ts->polls++;
 				ts->total_ns += d;
 				if (d > ts->longest_ns)
@@ -498,9 +513,6 @@ static int build_tasks(struct join_priv *jp)
 			}
 		}
 	}
-	free(ix);
-	amap_release(m);
-	return 0;
 }
 
 /* JOIN_POLL_LIST: every poll as a struct poll, numbered in (start, tid)
@@ -818,6 +830,15 @@ static int count_sample(void *ctx, const struct trace_sample *s, const struct jo
 	uint64_t w = sample_weight(s), root = 0, *v;
 	int created;
 
+	/* samples come in per-thread runs: one lookup per run */
+	if (!jp->sample_th || s->tid != jp->sample_tid) {
+		const uint64_t *th = thread_of(jp, s->tid);
+
+		jp->sample_th = th ? &jp->threads[*th] : NULL;
+		jp->sample_tid = s->tid;
+	}
+	if (jp->sample_th && s->time > jp->sample_th->last_rec)
+		jp->sample_th->last_rec = s->time;
 	jp->pub.samples += w;
 	if (p) {
 		root = (uint64_t)p->task + 1;
@@ -857,40 +878,72 @@ static int count_sample(void *ctx, const struct trace_sample *s, const struct jo
 	return 0;
 }
 
-static int see_time(struct join_priv *jp, uint32_t tid, uint64_t time)
+/* A poll open at the end ends at its thread's last record, not later: for
+ * all anyone knows the thread (or the whole target) was gone after it, and
+ * the recording end is another thread's or the recorder's time. It stays
+ * open_end: at least that long. */
+static void end_open_polls(struct join_priv *jp)
 {
-	uint64_t *v;
+	const struct trace *t = jp->pub.trace;
+	size_t i, any = 0;
 
+	for (i = 0; i < jp->nthreads; i++)
+		any += jp->threads[i].open_at_end;
+	/* events and samples were seen; switches are in memory */
+	for (i = 0; any && i < t->nswitches; i++) {
+		const struct trace_switch *sw = &t->switches[i];
+		const uint64_t *v = thread_of(jp, sw->tid);
+		struct jthread *th = v ? &jp->threads[*v] : NULL;
+
+		if (th && sw->time > th->last_rec)
+			th->last_rec = sw->time;
+		if (th && sw->time_in > th->last_rec)
+			th->last_rec = sw->time_in;
+	}
+	for (i = 0; any && i < jp->nthreads; i++) {
+		struct jthread *th = &jp->threads[i];
+		struct jblock *b;
+		struct jpoll *p;
+		uint64_t start, end, *v;
+
+		if (!th->open_at_end)
+			continue;
+		th->open_at_end = 0;
+		b = th->b[th->nb - 1];
+		p = &b->p[b->n - 1];
+		start = b->base + p->off;
+		end = th->last_rec > start ? th->last_rec : start;
+		if (end >= poll_end(jp, i, b, b->n - 1))
+			continue;
+		if (end - start < DUR_LONG)
+			p->dur = (uint32_t)(end - start);
+		else if ((v = amap_find(&jp->long_end, (uint64_t)i << 32 | (th->n - 1))))
+			*v = end; /* still long, as it was */
+		if (th->ids)
+			jp->pub.polls[th->ids[th->n - 1]].end = end;
+	}
+}
+
+static void see_time(struct join_priv *jp, uint64_t time)
+{
 	if (time < jp->lo)
 		jp->lo = time;
 	if (time > jp->hi)
 		jp->hi = time;
-	if (!jp->cut)
-		return 0;
-	v = amap_get(&jp->last_of, tid, NULL);
-	if (!v)
-		return -ENOMEM;
-	if (time > *v)
-		*v = time;
-	return 0;
 }
 
 static int see_events(void *ctx, const struct trace_event *e, size_t n)
 {
-	int err = 0;
-
-	for (size_t i = 0; i < n && !err; i++)
-		err = see_time(ctx, e[i].tid, e[i].time);
-	return err;
+	for (size_t i = 0; i < n; i++)
+		see_time(ctx, e[i].time);
+	return 0;
 }
 
 static int see_samples(void *ctx, const struct trace_sample *s, size_t n)
 {
-	int err = 0;
-
-	for (size_t i = 0; i < n && !err; i++)
-		err = see_time(ctx, s[i].tid, s[i].time);
-	return err;
+	for (size_t i = 0; i < n; i++)
+		see_time(ctx, s[i].time);
+	return 0;
 }
 
 int join__new(const struct trace *t, unsigned int flags, struct join **out)
@@ -924,9 +977,6 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	/* a cut trace has no END chunk, hence no counters: fall back to the
 	 * times actually seen, which takes a walk of its own */
 	c = &t->counters;
-	jp->cut = !c->end_time; /* no END chunk: cut short */
-	if (jp->cut && (err = amap_init(&jp->last_of, 64)))
-		goto fail;
 	if (!c->start_time || !c->end_time) {
 		err = trace__for_each_event(t, see_events, jp);
 		if (!err)
@@ -964,6 +1014,8 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 		err = join_for_each_sample(&jp->pub, count_sample, jp);
 	if (err)
 		goto fail;
+	end_open_polls(jp);
+	task_stats(jp);
 	/* nothing will look a poll up again: its memory need not stay for
 	 * what the caller builds next */
 	if (!(flags & (JOIN_POLL_LIST | JOIN_KEEP_POLLS)))
@@ -1004,7 +1056,6 @@ void join__free(struct join *j)
 	free(jp->threads);
 	amap_release(&jp->tidmap);
 	amap_release(&jp->long_end);
-	amap_release(&jp->last_of);
 	amap_release(&jp->taskslot);
 	amap_release(&jp->agg.map);
 	free(jp->agg.weight);

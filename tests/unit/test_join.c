@@ -182,18 +182,64 @@ Test(join, cut_trace_uses_earliest_and_latest_times)
 	cr_assert_eq(J->polls[1].open_end, 1);
 }
 
-Test(join, poll_still_open_ends_at_record_end)
+Test(join, a_poll_open_at_the_end_of_a_complete_trace_ends_at_its_threads_last_record)
 {
+	/* the recording ran to 5000 (thread 2's sample), thread 1's last
+	 * record is a sample at 4000: its open poll is not stretched past it,
+	 * its task's totals neither */
 	T.counters.start_time = 1;
 	T.counters.end_time = 5000;
 	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
-	sy_sample(&T, 4999, 1, 0, 1);
+	sy_sample(&T, 4000, 1, 0, 1);
+	sy_sample(&T, 4999, 2, 0, 1);
 	do_join();
 	cr_assert_eq(J->npolls, 1);
-	cr_assert_eq(J->polls[0].end, 5000);
+	cr_assert_eq(J->polls[0].end, 4000);
 	cr_assert_eq(J->polls[0].open_end, 1);
 	cr_assert_eq(J->polls[0].open_start, 0);
+	cr_assert_eq(J->polls[0].samples, 1);
 	cr_assert_eq(sample_poll(0), 0);
+	cr_assert_eq(join__task(J, 3)->total_ns, 3900);
+	cr_assert_eq(join__task(J, 3)->longest_ns, 3900);
+}
+
+Test(join, a_threads_last_record_may_be_an_event_or_a_switch)
+{
+	/* thread 1: a WAKE after its BEGIN; thread 2: switched out at 3000,
+	 * in again at 3500; thread 3: switched out at 2000 for good (time_in
+	 * 0 says nothing of when it stopped: the switch-out is its last) */
+	T.counters.start_time = 1;
+	T.counters.end_time = 9000;
+	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
+	sy_event(&T, 700, 1, D9_EV_WAKE, 4);
+	sy_event(&T, 100, 2, D9_EV_POLL_BEGIN, 4);
+	sy_switch(&T, 3000, 3500, 2, 0, 0);
+	sy_event(&T, 100, 3, D9_EV_POLL_BEGIN, 5);
+	sy_switch(&T, 2000, 0, 3, 0, 0);
+	do_join();
+	cr_assert_eq(J->npolls, 3);
+	for (size_t i = 0; i < J->npolls; i++) {
+		static const uint64_t want[] = {0, 700, 3500, 2000};
+
+		cr_expect_eq(J->polls[i].end, want[J->polls[i].tid], "tid %" PRIu32 ": %" PRIu64,
+			     J->polls[i].tid, J->polls[i].end);
+		cr_expect(J->polls[i].open_end);
+	}
+}
+
+Test(join, a_poll_open_at_the_end_and_longer_than_4s_is_cut_back_too)
+{
+	/* over 2^32 ns either way: the long-end entry moves */
+	T.counters.start_time = 1;
+	T.counters.end_time = 20000000000ULL;
+	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
+	sy_sample(&T, 9000000000ULL, 1, 0, 1);
+	do_join();
+	cr_assert_eq(J->npolls, 1);
+	cr_assert_eq(J->polls[0].end, 9000000000ULL);
+	cr_assert_eq(join__poll_at(J, 1, 9000000000ULL), &J->polls[0]);
+	cr_assert_null(join__poll_at(J, 1, 9000000001ULL));
+	cr_assert_eq(join__task(J, 3)->longest_ns, 9000000000ULL - 100);
 }
 
 Test(join, begin_while_open_closes_the_open_poll)
