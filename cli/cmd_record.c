@@ -375,8 +375,9 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 			(unsigned long long)st->no_ring_threads, plural(st->no_ring_threads));
 	if (st->reattaches)
 		fprintf(stderr, "d9prof: the recorder stalled past the shim's lease %llu time%s and "
-			"attached again: runtime events of those gaps are lost\n",
-			(unsigned long long)st->reattaches, plural(st->reattaches));
+			"attached again: runtime events of those gaps (%.3f s) are lost\n",
+			(unsigned long long)st->reattaches, plural(st->reattaches),
+			(double)st->gap_ns / 1e9);
 	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
 	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->no_ring_threads)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");

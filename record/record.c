@@ -293,6 +293,36 @@ static void shim_try_attach(struct rec *r, int warn)
 		ctimer_begin(r);
 }
 
+/* The recorder stalled past the lease and the shim let go: what the rings
+ * held is drained, attach again. The shim recorded nothing from the lapsed
+ * deadline to the new attach's store: meta "shim_gap" = "FROM-TO" (ns, one
+ * per gap; TO read after the store, as for "shim_attached"), where the
+ * analysis ends the polls open at FROM and starts afresh at TO.
+ * "shim_reattached" = TO stays for readers that know only that. */
+static void shim_reattach(struct rec *r)
+{
+	uint64_t from = shim_seg__lapsed_ns(r->seg), to;
+	char buf[48];
+
+	shim_seg__attach(r->seg);
+	to = record_now_ns();
+	if (from > to)
+		from = to;
+	r->st->reattaches++;
+	r->st->gap_ns += to - from;
+	if (r->ct)
+		ctimer_rec__request(r->ct);
+	snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
+		 (unsigned long long)to);
+	note_err(r, trace_writer__meta(r->w, "shim_gap", buf));
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)to);
+	note_err(r, trace_writer__meta(r->w, "shim_reattached", buf));
+	logf_(r, RECORD_WARN,
+	      "the recorder stalled past its %d ms lease and the shim let go: attached "
+	      "again; runtime events of the %.3f s gap are lost",
+	      (int)(D9_LEASE_NS / 1000000), (double)(to - from) / 1e9);
+}
+
 /* More drops than this between two drains cannot be real (a ring of
  * D9_SEG_RING_EVENTS drained every tick): the counter was scribbled. */
 #define DROPS_MAX (1ULL << 32)
@@ -1027,22 +1057,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		 * drained next is converted against */
 		lapsed = r.seg && shim_seg__renew(r.seg) == -ETIMEDOUT;
 		drain_shim(&r);
-		if (lapsed) {
-			/* the recorder stalled past the lease and the shim let
-			 * go: what the rings held is drained, attach again */
-			char when[24];
-
-			r.st->reattaches++;
-			shim_seg__attach(r.seg);
-			if (r.ct)
-				ctimer_rec__request(r.ct);
-			snprintf(when, sizeof(when), "%llu", (unsigned long long)record_now_ns());
-			note_err(&r, trace_writer__meta(r.w, "shim_reattached", when));
-			logf_(&r, RECORD_WARN,
-			      "the recorder stalled past its %d ms lease and the shim let go: "
-			      "attached again; runtime events of the gap are lost",
-			      (int)(D9_LEASE_NS / 1000000));
-		}
+		if (lapsed)
+			shim_reattach(&r);
 		now = record_now_ns();
 		tick = next_tick(&r, tick, now - last_drain);
 		last_drain = now;

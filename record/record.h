@@ -109,6 +109,8 @@ struct record_stats {
 	uint64_t events;		/* shim events */
 	uint64_t shim_drops;		/* records the shim dropped */
 	uint64_t reattaches;		/* the lease ran out: attached again */
+	uint64_t gap_ns;		/* the time the shim recorded nothing,
+					 * from each lapse to its reattach */
 	uint64_t no_ring_threads;	/* threads that found no free ring slot
 					 * in the shim: their events are lost */
 	uint64_t child_samples;		/* samples of forked children, left
@@ -178,6 +180,11 @@ void shim_seg__attach(struct shim_seg *s);
  * -ETIMEDOUT if the shim found the lease run out and detached (the
  * recorder stalled): attach again, after draining what the rings hold. */
 int shim_seg__renew(struct shim_seg *s);
+/* After shim_seg__renew() returned -ETIMEDOUT: when the lease it found run
+ * out ended, CLOCK_MONOTONIC ns. Markers compare their time with that
+ * deadline and stop recording past it, so the shim recorded nothing from
+ * then until the next attach. */
+uint64_t shim_seg__lapsed_ns(const struct shim_seg *s);
 /* A time read from the segment (records, samples: the shim's clock unit)
  * as CLOCK_MONOTONIC ns. Renew before draining, so that what is drained
  * lies between the last two calibration points. */

@@ -49,6 +49,8 @@ struct shim_seg {
 	struct d9_seg_layout layout;	/* verified once, never re-read */
 	int tsc;			/* times are TSC ticks */
 	struct tsc_fit fit;
+	uint64_t armed;			/* the lease deadline we wrote last */
+	uint64_t lapsed_ns;		/* the one a renew found run out, ns */
 };
 
 static uint64_t rdtsc(void)
@@ -351,14 +353,29 @@ void shim_seg__attach(struct shim_seg *s)
 {
 	if (s->tsc)
 		fit_init(&s->fit);
-	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), lease_deadline(s));
+	s->armed = lease_deadline(s);
+	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), s->armed);
 }
 
 int shim_seg__renew(struct shim_seg *s)
 {
+	uint64_t was = s->armed;
+	int err;
+
 	if (s->tsc)
 		fit_update(&s->fit);
-	return d9_seg_renew(s->base, lease_deadline(s));
+	s->armed = lease_deadline(s);
+	err = d9_seg_renew(s->base, s->armed);
+	/* our own copy of the deadline: the segment's is the target's to
+	 * write over; converted on the line the records are */
+	if (err)
+		s->lapsed_ns = shim_seg__ns(s, was);
+	return err;
+}
+
+uint64_t shim_seg__lapsed_ns(const struct shim_seg *s)
+{
+	return s->lapsed_ns;
 }
 
 void shim_seg__detach(struct shim_seg *s)
