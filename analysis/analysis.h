@@ -25,11 +25,18 @@
  * the same task on the same thread, events taken per thread in time order
  * (file order for equal times).
  *  - An END that is the thread's first poll event began before the
- *    recording: the poll starts at the recording start (counters.start_time,
+ *    recording: the poll starts where the shim's records start (meta
+ *    "shim_attached", read after the attach, else counters.start_time,
  *    else the earliest time in the trace), or at the thread's THREAD_START
- *    if one came first, and has open_start set.
+ *    if one came first, and has open_start set; at its END if that came
+ *    earlier still.
  *  - A BEGIN while a poll is open, THREAD_STOP, or THREAD_START (tid reuse)
  *    ends the open poll there, with open_end set (its END was lost).
+ *  - A gap (struct join_gap: the shim recorded nothing) acts on every
+ *    thread: a poll open at its start ends there, with open_end set; an
+ *    END that is the thread's first poll event after it starts at the
+ *    gap's end, with open_start set. Nothing in a gap is in a poll but
+ *    one whose BEGIN was recorded in it.
  *  - A poll still open at the end, complete trace or cut, ends at the
  *    last record of its own thread (event, CPU sample, switch-out or
  *    switch-in), with open_end set: never stretched to the recording end
@@ -47,6 +54,14 @@ struct poll {
 	uint32_t samples;	/* CPU samples (weight) that fell inside */
 	uint8_t open_start;
 	uint8_t open_end;
+};
+
+/* A stretch of time the shim recorded nothing: its recorder stalled past
+ * the lease and the markers stopped at the lease's deadline, until the
+ * recorder attached again (meta "shim_gap" = "START-END", one per gap). */
+struct join_gap {
+	uint64_t start;		/* the lease's deadline */
+	uint64_t end;		/* the attach again */
 };
 
 struct task_stat {
@@ -88,6 +103,10 @@ struct join {
 	uint64_t samples_in_polls;	/* of which inside a poll */
 	uint64_t start_time;		/* the recording span used: counters, */
 	uint64_t end_time;		/* else the times seen */
+	uint64_t events_from;		/* the shim's records start here */
+	struct join_gap *gaps;		/* sorted, disjoint; NULL if none */
+	size_t ngaps;
+	uint64_t gap_ns;		/* their total: runtime events lost */
 };
 
 /* join__new() flags */
@@ -121,6 +140,10 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid,
  * number returned (0 without JOIN_POLL_LIST). */
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);
 const struct task_stat *join__task(const struct join *j, uint64_t task);
+/* The first gap of @j that starts at or after @time, or NULL: what a
+ * thread or a task did between @time and a later time t is known only if
+ * there is none, or it starts at or after t. */
+const struct join_gap *join__gap_from(const struct join *j, uint64_t time);
 /* 1 if @s keeps task @ts (always with !s->on). */
 int task_sel_has(const struct task_sel *s, const struct task_stat *ts);
 /* 1 if @s keeps any task of @j. */

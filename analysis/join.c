@@ -17,6 +17,7 @@
  * (12 bytes each, 56 with JOIN_POLL_LIST), threads, tasks and distinct
  * (task, stack) pairs. O((S + E) log P + W), W switches.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ struct jthread {
 	uint32_t open_task; /* slot */
 	uint64_t open_start;
 	uint64_t floor; /* earliest a poll whose BEGIN we never saw began */
+	size_t gap;	/* the next gap not yet crossed */
 	uint64_t last;	/* time of the last event fed */
 	uint64_t last_rec; /* its latest event, sample or switch time */
 	int open_at_end; /* its last poll: ends at last_rec once known */
@@ -91,7 +93,6 @@ struct join_priv {
 			       * polls of DUR_LONG or more */
 	struct amap taskslot; /* task id -> slot while building */
 	uint64_t rec_start, rec_end;
-	uint64_t events_from;	/* shim records exist from here on */
 	uint64_t lo, hi;   /* earliest and latest event or sample time */
 	uint64_t nevents;  /* events fed so far (file order) */
 	int dropped;	   /* polls freed after the join (no JOIN_KEEP_POLLS) */
@@ -190,13 +191,45 @@ static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t star
 	return 0;
 }
 
+/* The gaps before @time that thread @th_ix has not crossed yet: the shim
+ * recorded nothing in them. A poll open at the first one's start ends
+ * there; after the last one the thread starts afresh from its end, as
+ * after a THREAD_START. */
+static int cross_gaps(struct join_priv *jp, size_t th_ix, uint64_t time)
+{
+	struct jthread *th = &jp->threads[th_ix];
+	const struct join_gap *g = jp->pub.gaps;
+	size_t lo = th->gap, hi = jp->pub.ngaps;
+	int err = 0;
+
+	if (lo == hi || g[lo].start >= time)
+		return 0;
+	if (th->open)
+		err = emit(jp, th_ix, th->open_task, th->open_start, g[lo].start, 0, 1);
+	th->open = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g[mid].start < time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	th->gap = lo;
+	th->floor = g[lo - 1].end;
+	th->seen_poll = 0;
+	return err;
+}
+
 /* Feed one event (time order on its thread) to its thread's state machine. */
 static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t time,
 		  uint32_t task)
 {
 	struct jthread *th = &jp->threads[th_ix];
-	int err = 0;
+	int err = cross_gaps(jp, th_ix, time);
 
+	if (err)
+		return err;
 	switch (type) {
 	case D9_EV_THREAD_START:
 		/* a new thread on this tid: whatever the old one left open
@@ -243,7 +276,8 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 static void thread_reset(struct join_priv *jp, struct jthread *th)
 {
 	th->open = th->seen_poll = 0;
-	th->floor = jp->events_from;
+	th->floor = jp->pub.events_from;
+	th->gap = 0;
 	th->last = 0;
 	th->unmatched = 0;
 	while (th->nb)
@@ -418,11 +452,16 @@ static int finish_threads(struct join_priv *jp)
 		struct jthread *th = &jp->threads[i];
 
 		if (th->open) {
-			/* open at the end: to the recording end for now, to
-			 * the thread's last record once its samples were seen
+			/* open at the end: to the next gap or the recording
+			 * end for now, to the thread's last record if that
+			 * comes first once its samples were seen
 			 * (end_open_polls) */
-			err = emit(jp, i, th->open_task, th->open_start, jp->rec_end, 0,
-				   1);
+			const struct join_gap *g = th->gap < jp->pub.ngaps
+							   ? &jp->pub.gaps[th->gap]
+							   : NULL;
+			uint64_t end = g && g->start < jp->rec_end ? g->start : jp->rec_end;
+
+			err = emit(jp, i, th->open_task, th->open_start, end, 0, 1);
 			if (err)
 				return err;
 			th->open = 0;
@@ -946,6 +985,74 @@ static int see_samples(void *ctx, const struct trace_sample *s, size_t n)
 	return 0;
 }
 
+static int gap_cmp(const void *a, const void *b)
+{
+	const struct join_gap *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* The shim's gaps: meta "shim_gap" = "START-END", sorted, merged where they
+ * overlap (a malformed one is left out), and their total. */
+static int read_gaps(struct join_priv *jp)
+{
+	const struct trace *t = jp->pub.trace;
+	struct join *j = &jp->pub;
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nmeta; i++)
+		n += !strcmp(t->meta[i].key, "shim_gap");
+	if (!n)
+		return 0;
+	j->gaps = malloc(n * sizeof(*j->gaps));
+	if (!j->gaps)
+		return -ENOMEM;
+	for (i = 0; i < t->nmeta; i++) {
+		const char *v = t->meta[i].value;
+		struct join_gap g;
+		char *end;
+
+		if (strcmp(t->meta[i].key, "shim_gap") || !isdigit((unsigned char)*v))
+			continue;
+		g.start = strtoull(v, &end, 10);
+		if (*end != '-' || !isdigit((unsigned char)end[1]))
+			continue;
+		g.end = strtoull(end + 1, &end, 10);
+		if (!*end && g.start <= g.end)
+			j->gaps[j->ngaps++] = g;
+	}
+	qsort(j->gaps, j->ngaps, sizeof(*j->gaps), gap_cmp);
+	for (i = 0, n = 0; i < j->ngaps; i++) {
+		if (n && j->gaps[i].start <= j->gaps[n - 1].end) {
+			if (j->gaps[i].end > j->gaps[n - 1].end)
+				j->gaps[n - 1].end = j->gaps[i].end;
+			continue;
+		}
+		j->gaps[n++] = j->gaps[i];
+	}
+	j->ngaps = n;
+	for (i = 0; i < n; i++)
+		j->gap_ns += j->gaps[i].end - j->gaps[i].start;
+	return 0;
+}
+
+const struct join_gap *join__gap_from(const struct join *j, uint64_t time)
+{
+	size_t lo = 0, hi = j->ngaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->gaps[mid].start < time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < j->ngaps ? &j->gaps[lo] : NULL;
+}
+
 int join__new(const struct trace *t, unsigned int flags, struct join **out)
 {
 	struct join_priv *jp;
@@ -990,18 +1097,20 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	 * "shim_attached", later than the recording start when the recorder
 	 * started the command): a poll seen ending first began before that,
 	 * not before the recording. */
-	jp->events_from = jp->rec_start;
+	jp->pub.events_from = jp->rec_start;
 	attached = trace__meta(t, "shim_attached");
 	if (attached) {
 		unsigned long long v = strtoull(attached, NULL, 10);
 
-		if (v > jp->events_from)
-			jp->events_from = v;
+		if (v > jp->pub.events_from)
+			jp->pub.events_from = v;
 	}
 	jp->pub.start_time = jp->rec_start;
 	jp->pub.end_time = jp->rec_end;
 
-	err = trace__for_each_event(t, on_events, jp);
+	err = read_gaps(jp);
+	if (!err)
+		err = trace__for_each_event(t, on_events, jp);
 	if (!err)
 		err = replay_unordered(jp);
 	if (!err)
@@ -1047,6 +1156,7 @@ void join__free(struct join *j)
 		return;
 	free(j->polls);
 	free(j->tasks);
+	free(j->gaps);
 	for (i = 0; i < jp->nthreads; i++) {
 		thread_reset(jp, &jp->threads[i]);
 		free(jp->threads[i].b);

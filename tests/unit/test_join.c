@@ -242,6 +242,101 @@ Test(join, a_poll_open_at_the_end_and_longer_than_4s_is_cut_back_too)
 	cr_assert_eq(join__task(J, 3)->longest_ns, 9000000000ULL - 100);
 }
 
+Test(join, a_gap_ends_the_polls_open_at_its_start_and_threads_start_afresh_after_it)
+{
+	/* the recorder stalled: the shim recorded nothing from 1000 to 4000 */
+	T.counters.start_time = 1;
+	T.counters.end_time = 10000;
+	sy_meta(&T, "shim_gap", "1000-4000");
+	/* thread 1: task 3's END was lost in the gap */
+	sy_event(&T, 500, 1, D9_EV_POLL_BEGIN, 3);
+	sy_poll(&T, 1, 4, 5000, 6000);
+	/* thread 2 (its events out of file order: the sorted replay): task
+	 * 6's BEGIN was lost in the gap, its END is the first after it */
+	sy_event(&T, 4500, 2, D9_EV_POLL_END, 6);
+	sy_poll(&T, 2, 5, 600, 800);
+	sy_sample(&T, 900, 1, 0, 1);
+	sy_sample(&T, 2000, 1, 0, 1);	/* in the gap */
+	sy_sample(&T, 3000, 2, 0, 1);	/* in the gap */
+	sy_sample(&T, 4200, 2, 0, 1);
+	do_join();
+	cr_assert_eq(J->ngaps, 1);
+	cr_assert_eq(J->gap_ns, 3000);
+	cr_assert_eq(J->npolls, 4);
+	cr_assert_eq(J->unmatched_ends, 0);
+	/* by start: task 3, task 5, task 6, task 4 */
+	cr_assert_eq(J->polls[0].task, 3);
+	cr_assert_eq(J->polls[0].end, 1000, "not stretched over the gap");
+	cr_assert(J->polls[0].open_end);
+	cr_assert_eq(J->polls[2].task, 6);
+	cr_assert_eq(J->polls[2].start, 4000, "from the gap's end");
+	cr_assert_eq(J->polls[2].end, 4500);
+	cr_assert(J->polls[2].open_start);
+	cr_assert_eq(J->polls[3].task, 4);
+	cr_assert(!J->polls[3].open_start && !J->polls[3].open_end);
+	cr_assert_eq(poll_task(sample_poll(0)), 3);
+	cr_assert_eq(sample_poll(1), -1);
+	cr_assert_eq(sample_poll(2), -1);
+	cr_assert_eq(poll_task(sample_poll(3)), 6);
+	cr_assert_eq(J->samples_in_polls, 2);
+}
+
+Test(join, a_poll_open_at_the_end_stops_at_a_gap_after_its_begin)
+{
+	/* thread 1 ran on after the gap (a sample at 9500), thread 2's last
+	 * record was before it: each poll ends at what comes first */
+	T.counters.start_time = 1;
+	T.counters.end_time = 10000;
+	sy_meta(&T, "shim_gap", "8000-9000");
+	sy_event(&T, 7000, 1, D9_EV_POLL_BEGIN, 3);
+	sy_sample(&T, 9500, 1, 0, 1);
+	sy_event(&T, 7000, 2, D9_EV_POLL_BEGIN, 4);
+	sy_sample(&T, 7500, 2, 0, 1);
+	do_join();
+	cr_assert_eq(J->npolls, 2);
+	for (size_t i = 0; i < J->npolls; i++) {
+		cr_expect_eq(J->polls[i].end, J->polls[i].tid == 1 ? 8000 : 7500);
+		cr_expect(J->polls[i].open_end);
+	}
+	cr_assert_eq(sample_poll(0), -1);
+}
+
+Test(join, after_several_gaps_a_first_end_starts_at_the_last_ones_end)
+{
+	T.counters.start_time = 1;
+	T.counters.end_time = 10000;
+	sy_meta(&T, "shim_gap", "1000-2000");
+	sy_meta(&T, "shim_gap", "3000-4000");
+	sy_event(&T, 500, 1, D9_EV_POLL_BEGIN, 3);
+	sy_event(&T, 4500, 1, D9_EV_POLL_END, 5);
+	do_join();
+	cr_assert_eq(J->npolls, 2);
+	cr_assert_eq(J->polls[0].end, 1000);
+	cr_assert_eq(J->polls[1].start, 4000);
+	cr_assert_eq(J->unmatched_ends, 0);
+}
+
+Test(join, gaps_are_read_sorted_and_merged_and_malformed_ones_left_out)
+{
+	static const char *bad[] = {"x-1", "7000-", "9-3", "3000-3500junk", "-5-6", "", "5"};
+
+	sy_meta(&T, "shim_gap", "5000-6000");
+	sy_meta(&T, "shim_gap", "1000-2000");
+	sy_meta(&T, "shim_gap", "1500-2500");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		sy_meta(&T, "shim_gap", bad[i]);
+	do_join();
+	cr_assert_eq(J->ngaps, 2);
+	cr_assert_eq(J->gaps[0].start, 1000);
+	cr_assert_eq(J->gaps[0].end, 2500);
+	cr_assert_eq(J->gaps[1].start, 5000);
+	cr_assert_eq(J->gap_ns, 2500);
+	cr_assert_eq(join__gap_from(J, 0), &J->gaps[0]);
+	cr_assert_eq(join__gap_from(J, 1000), &J->gaps[0]);
+	cr_assert_eq(join__gap_from(J, 1001), &J->gaps[1]);
+	cr_assert_null(join__gap_from(J, 5001));
+}
+
 Test(join, begin_while_open_closes_the_open_poll)
 {
 	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
