@@ -290,8 +290,10 @@ int duration_parse(const char *s, uint64_t *ns);
  *    (open_end) or the recording stopped first.
  *  - idle: not in a poll, and the worker was parked (between D9_EV_PARK
  *    and D9_EV_UNPARK on that tid; an UNPARK with no PARK before it on
- *    that thread was parked since the recording or thread start; a park
- *    still open at the end lasts to the recording end). A parked worker
+ *    that thread was parked since the shim's records start
+ *    (join.events_from), the thread start or the end of a gap; a park
+ *    still open at the end lasts to the recording end, one open at a
+ *    gap's start ends there). A parked worker
  *    waits for work: that is not blocking. A poll wins over a park: a
  *    worker that parks inside a poll blocks its task.
  *  - no poll: neither. Weight: the whole interval.

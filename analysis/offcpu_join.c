@@ -111,11 +111,23 @@ static int collect_pev(void *ctx, const struct trace_event *e, size_t n)
 	return 0;
 }
 
+/* Where a park still open after the events of its thread ends: at the gap
+ * @gi if there is one (the shim recorded nothing from there on), else at
+ * the recording end. */
+static uint64_t park_end(const struct offcpu_priv *op, size_t gi)
+{
+	const struct join *j = op->pub.join;
+
+	return gi < j->ngaps && j->gaps[gi].start < op->pub.end_time ? j->gaps[gi].start
+								     : op->pub.end_time;
+}
+
 static int build_parks(struct offcpu_priv *op)
 {
+	const struct join *j = op->pub.join;
 	struct pev_vec pv = {0};
 	struct pev *ev;
-	size_t i, n, cap = 0;
+	size_t i, n, cap = 0, gi = 0;
 	uint64_t floor = 0, pstart = 0;
 	uint32_t tid = 0;
 	int parked = 0, seen = 0, err = 0;
@@ -130,13 +142,28 @@ static int build_parks(struct offcpu_priv *op)
 	qsort(ev, n, sizeof(*ev), pev_cmp);
 	for (i = 0; i < n && !err; i++) {
 		const struct pev *e = &ev[i];
+		const struct join_gap *g;
+		size_t k;
 
 		if (i == 0 || e->tid != tid) {
 			if (i && parked)
-				err = add_park(op, &cap, tid, pstart, op->pub.end_time);
+				err = add_park(op, &cap, tid, pstart, park_end(op, gi));
 			tid = e->tid;
 			parked = seen = 0;
-			floor = op->pub.start_time;
+			floor = j->events_from;
+			gi = 0;
+		}
+		/* gaps since the thread's last event (the gaps before this one
+		 * are [0, k)): a park open at the first ends there; after the
+		 * last the thread starts afresh, as after a thread start */
+		g = join__gap_from(j, e->time);
+		k = g ? (size_t)(g - j->gaps) : j->ngaps;
+		if (k > gi && !err) {
+			if (parked)
+				err = add_park(op, &cap, tid, pstart, j->gaps[gi].start);
+			parked = seen = 0;
+			floor = j->gaps[k - 1].end;
+			gi = k;
 		}
 		if (err)
 			break;
@@ -171,7 +198,7 @@ static int build_parks(struct offcpu_priv *op)
 		}
 	}
 	if (!err && parked)
-		err = add_park(op, &cap, tid, pstart, op->pub.end_time);
+		err = add_park(op, &cap, tid, pstart, park_end(op, gi));
 	free(ev);
 	/* the replay went tid by tid in time order: sorted by (tid, start) */
 	op->pub.parks = op->nparks;

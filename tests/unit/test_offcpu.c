@@ -213,6 +213,57 @@ Test(offcpu, unpark_first_on_a_thread_means_parked_since_the_start)
 	cr_assert_eq(OC->parks, 3);
 }
 
+Test(offcpu, parks_are_known_from_the_shims_attach_and_not_across_a_gap)
+{
+	frames();
+	T.counters.start_time = 1;
+	T.counters.end_time = 10 * MS;
+	/* command mode: the shim attached at 2 ms; the recorder stalled and
+	 * the shim recorded nothing from 5 to 7 ms */
+	sy_meta(&T, "shim_attached", "2000000");
+	sy_meta(&T, "shim_gap", "5000000-7000000");
+	/* thread 10: an UNPARK first (parked since the attach, not since 0);
+	 * parked at 4 ms, its UNPARK lost in the gap, the next one at 8 ms */
+	sy_switch(&T, 1 * MS, 1 * MS + 500 * US, 10, S_PARK, 0);
+	sy_switch(&T, 2 * MS + 500 * US, 2 * MS + 600 * US, 10, S_PARK, 0);
+	sy_event(&T, 3 * MS, 10, D9_EV_UNPARK, 0);
+	sy_event(&T, 4 * MS, 10, D9_EV_PARK, 0);
+	sy_switch(&T, 6 * MS, 6 * MS + 100 * US, 10, S_PARK, 0);
+	sy_switch(&T, 7 * MS + 500 * US, 7 * MS + 600 * US, 10, S_PARK, 0);
+	sy_event(&T, 8 * MS, 10, D9_EV_UNPARK, 0);
+	/* thread 11: parked at 4.5 ms, no event after the gap */
+	sy_event(&T, 4 * MS + 500 * US, 11, D9_EV_PARK, 0);
+	sy_switch(&T, 6 * MS, 6 * MS + 100 * US, 11, S_PARK, 0);
+	do_join();
+	cr_assert_eq(OC->parks, 4);
+	cr_assert_eq(OC->sw[0].where, OFFCPU_NO_POLL, "before the attach");
+	cr_assert_eq(OC->sw[1].where, OFFCPU_IDLE);
+	cr_assert_eq(OC->sw[2].where, OFFCPU_NO_POLL, "in the gap");
+	cr_assert_eq(OC->sw[3].where, OFFCPU_IDLE, "from the gap's end");
+	cr_assert_eq(OC->sw[4].where, OFFCPU_NO_POLL, "in the gap, never unparked");
+	cr_assert_eq(offcpu__parked_ns(OC, 10, 0, 10 * MS), 3 * MS);
+	cr_assert_eq(offcpu__parked_ns(OC, 11, 0, 10 * MS), 500 * US);
+}
+
+Test(offcpu, off_cpu_time_in_a_poll_stops_where_a_gap_began)
+{
+	frames();
+	T.counters.start_time = 1;
+	T.counters.end_time = 10 * MS;
+	sy_meta(&T, "shim_gap", "5000000-7000000");
+	/* blocked at 4 ms in task 1's poll, back at 8 ms: which poll it was
+	 * in after 5 ms is not known (its END may be in the gap) */
+	sy_event(&T, 3 * MS, 10, D9_EV_POLL_BEGIN, 1);
+	sy_switch(&T, 4 * MS, 8 * MS, 10, S_BLOCK, 0);
+	sy_event(&T, 9 * MS, 10, D9_EV_POLL_END, 2);
+	do_join();
+	cr_assert_eq(OC->sw[0].where, OFFCPU_IN_POLL);
+	cr_assert_eq(OC->sw[0].len, 4 * MS);
+	cr_assert_eq(OC->sw[0].ns, 1 * MS);
+	cr_assert_eq(OC->ns[OFFCPU_NO_POLL], 0);
+	cr_assert_eq(J->polls[1].start, 7 * MS, "task 2 from the gap's end");
+}
+
 Test(offcpu, a_poll_wins_over_a_park_inside_it)
 {
 	frames();
