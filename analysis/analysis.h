@@ -505,7 +505,9 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
  * of the recording that had waited at least 100 ms, and ten times the
  * task's longest delay, is a task woken and never polled again (a lost
  * wake-up); a shorter one is only counted (waiting_at_end): the recording
- * ended first.
+ * ended first. A gap (struct join_gap) forgets a wake pending before it,
+ * and a task with no event after a gap is not said to be unended: its poll
+ * or its end may have been in the gap.
  */
 struct delay {
 	uint64_t task;

@@ -118,6 +118,14 @@ static int push(struct delay **v, size_t *n, size_t *cap, const struct delay *d)
 	return 0;
 }
 
+/* Did the shim stop recording in [@a, @b) (a gap starts there)? */
+static int gap_between(const struct join *j, uint64_t a, uint64_t b)
+{
+	const struct join_gap *g = join__gap_from(j, a);
+
+	return g && g->start < b;
+}
+
 static int32_t poll_id(const struct join *j, uint32_t tid, uint64_t time)
 {
 	const struct poll *p = join__poll_at(j, tid, time);
@@ -148,9 +156,20 @@ int delays__new(const struct join *j, struct delays **out)
 		qsort(dv.v, dv.n, sizeof(*dv.v), dev_cmp);
 	for (i = 0; i <= dv.n && !err; i++) {
 		const struct dev *e = i < dv.n ? &dv.v[i] : NULL;
+		const struct dev *prev = i ? &dv.v[i - 1] : NULL;
+		int same = prev && e && e->task == prev->task;
 		uint32_t tid, ord;
 
-		if (i && (!e || e->task != dv.v[i - 1].task)) {
+		/* the shim recorded nothing for a while after the task's last
+		 * event: whether a pending wake was polled in that gap is not
+		 * known, nor, after its last event, whether it ended there. No
+		 * delay, lost wake or unended task is made of that. */
+		if (prev && (pending || spawned) &&
+		    gap_between(j, prev->time, same ? e->time : d->end_time)) {
+			pending = 0;
+			spawned = spawned && same;
+		}
+		if (prev && !same) {
 			/* the last task's wake outlived the recording: lost,
 			 * unless the end came too soon to say */
 			uint64_t waited = d->end_time > cur.wake ? d->end_time - cur.wake : 0;

@@ -135,6 +135,52 @@ Test(delays, spawn_readies_the_first_poll_and_an_end_forgets_a_wake)
 	cr_expect_eq(D->waiting_at_end, 1, "task 4");
 }
 
+Test(delays, no_delay_and_no_lost_or_unended_task_spans_a_gap)
+{
+	/* the shim recorded nothing from 5 to 7 ms */
+	sy_meta(&T, "shim_gap", "5000000-7000000");
+	sy_task(&T, 1, "across");
+	sy_task(&T, 2, "before");
+	sy_task(&T, 3, "spawned before");
+	sy_task(&T, 4, "spawned after");
+	sy_task(&T, 5, "woken again");
+	sy_task(&T, 6, "alive after");
+	/* task 1: woken before the gap, a poll after it (an earlier one, or
+	 * its end, may be in the gap) */
+	sy_event(&T, 4 * MS, 10, D9_EV_WAKE, 1);
+	sy_poll(&T, 20, 1, 8 * MS, 8 * MS + 100 * US);
+	/* task 2: all before the gap */
+	sy_event(&T, 1 * MS, 10, D9_EV_WAKE, 2);
+	sy_poll(&T, 20, 2, 2 * MS, 3 * MS);
+	/* task 3: spawned before the gap, nothing after: not lost, not
+	 * known unended; task 4: the same after it */
+	sy_event(&T, 3 * MS, 10, D9_EV_SPAWN, 3);
+	sy_event(&T, 8 * MS, 10, D9_EV_SPAWN, 4);
+	/* task 5: the wake before the gap is forgotten, not merged */
+	sy_event(&T, 4 * MS, 10, D9_EV_WAKE, 5);
+	sy_event(&T, 7 * MS + 500 * US, 10, D9_EV_WAKE, 5);
+	sy_poll(&T, 20, 5, 9 * MS, 9 * MS + 100 * US);
+	/* task 6: spawned before the gap, polled after it: did not end in
+	 * it, and never did */
+	sy_event(&T, 3 * MS, 10, D9_EV_SPAWN, 6);
+	sy_poll(&T, 20, 6, 9 * MS + 200 * US, 9 * MS + 300 * US);
+	T.counters.end_time = 500 * MS;
+	do_join();
+	cr_assert_eq(D->n, 2);
+	for (size_t i = 0; i < D->n; i++) {
+		cr_expect_neq(D->v[i].task, 1);
+		if (D->v[i].task == 5) {
+			cr_expect_eq(D->v[i].wake, 7 * MS + 500 * US);
+			cr_expect_eq(D->v[i].merged, 0);
+		}
+	}
+	cr_assert_eq(D->nlost, 1);
+	cr_expect_eq(D->lost[0].task, 4);
+	cr_assert_eq(D->nunended, 2);
+	cr_expect_eq(D->unended[0].task, 6);
+	cr_expect_eq(D->unended[1].task, 4);
+}
+
 Test(delays, events_out_of_file_order_are_replayed_in_time_order)
 {
 	sy_task(&T, 1, "t");
