@@ -464,13 +464,17 @@ static void flags(struct page *pg)
 	     analysis_meta(t, "shim garbage")) &&
 	    (f = flag_new(pg, "data lost", "any"))) {
 		const char *ol = analysis_meta(t, "offcpu lost"), *wl = analysis_meta(t, "wakeups lost");
+		char gap[80] = "";
 
+		if (j->ngaps)
+			snprintf(gap, sizeof(gap), ", %s without runtime events",
+				 fmt_duration(j->gap_ns, a, sizeof(a)));
 		f->count = t->counters.lost_samples + t->counters.shim_drops;
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64 " samples lost, %" PRIu64 " shim records dropped, %s switch "
-			 "records lost, %s wakeups lost, %" PRIu64 " poll ends unmatched",
+			 "records lost, %s wakeups lost, %" PRIu64 " poll ends unmatched%s",
 			 t->counters.lost_samples, t->counters.shim_drops, ol ? ol : "0",
-			 wl ? wl : "0", j->unmatched_ends);
+			 wl ? wl : "0", j->unmatched_ends, gap);
 		snprintf(f->next, sizeof(f->next), "d9prof record -F 499 (fewer samples) or a shorter -d");
 	}
 }
@@ -518,7 +522,11 @@ static void text_recorded(const struct page *pg, FILE *out)
 		fprintf(out, "  lost: the runtime events of %s threads that found no ring slot in "
 			     "the shim\n",
 			analysis_meta(t, "threads without a ring"));
-	if (analysis_meta(t, "shim_reattached"))
+	if (j->ngaps)
+		fprintf(out, "  lost: %s of runtime events in %zu gap%s, the recorder stalled "
+			     "past the shim's lease (it attached again)\n",
+			fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps, j->ngaps == 1 ? "" : "s");
+	else if (analysis_meta(t, "shim_reattached"))
 		fprintf(out, "  lost: runtime events while the recorder stalled past the shim's "
 			     "lease (it attached again)\n");
 	if (analysis_meta(t, "shim garbage"))
@@ -755,11 +763,12 @@ static int json_page(const struct page *pg, FILE *out)
 	fprintf(out,
 		",\"lost\":{\"samples\":%" PRIu64 ",\"shim_records\":%" PRIu64
 		",\"switch_records\":%s,\"wakeups\":%s,\"unmatched_poll_ends\":%" PRIu64
-		",\"threads_without_ring\":%s,\"reattached\":%s,\"shim_garbage\":%s}}",
+		",\"threads_without_ring\":%s,\"reattached\":%s,\"shim_gap_ns\":%" PRIu64
+		",\"shim_garbage\":%s}}",
 		t->counters.lost_samples, t->counters.shim_drops,
 		analysis_meta(t, "offcpu lost") ?: "0", analysis_meta(t, "wakeups lost") ?: "0",
 		j->unmatched_ends, analysis_meta(t, "threads without a ring") ?: "0",
-		analysis_meta(t, "shim_reattached") ? "true" : "false",
+		analysis_meta(t, "shim_reattached") ? "true" : "false", j->gap_ns,
 		analysis_meta(t, "shim garbage") ?: "0");
 	fputs(",\"workers\":[", out);
 	for (i = 0; i < pg->nw; i++) {

@@ -392,3 +392,26 @@ Test(delays, without_wakeups_only_preemption_is_run_queue_and_the_table_says_so)
 				   "cannot open sched:sched_waking"),
 		  "%s", output());
 }
+
+/* ---- the report --------------------------------------------------------- */
+
+Test(delays, the_report_states_the_runtime_time_lost_in_gaps)
+{
+	sy_meta(&T, "shim_gap", "5000000-7000000");
+	sy_meta(&T, "shim_gap", "8000000-8500000");
+	sy_meta(&T, "shim_reattached", "8500000");
+	sy_task(&T, 1, "t");
+	sy_poll(&T, 20, 1, 1 * MS, 2 * MS);
+	T.counters.start_time = 1;
+	T.counters.end_time = 10 * MS;
+	do_join();
+	cr_assert_eq(analysis__report(OC, D, 0, out), 0);
+	cr_assert(strstr(output(), "lost: 2.50ms of runtime events in 2 gaps"), "%s",
+		  output());
+	cr_assert(strstr(output(), ", 2.50ms without runtime events"), "%s", output());
+	fflush(out);
+	rewind(out);
+	cr_assert_eq(analysis__report(OC, D, 1, out), 0);
+	cr_assert(strstr(output(), "\"reattached\":true,\"shim_gap_ns\":2500000,"), "%s",
+		  output());
+}
