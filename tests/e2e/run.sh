@@ -623,6 +623,94 @@ t_offcpu_polls_and_poll_flame_on_the_demo() {
 		fail "the CPU hog's polls have an off-CPU top frame" || return 1
 }
 
+# ---- where a recording starts ----------------------------------------------
+
+# dur_ns DURATION: a DURATION of the polls table ("3.05ms+", "812us") in ns
+dur_ns() {
+	awk -v d="$1" 'BEGIN { sub(/\+$/, "", d); n = d + 0; u = d; sub(/^[0-9.]+/, "", u)
+		m = u == "ns" ? 1 : u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : -1
+		printf "%.0f\n", m < 0 ? -1 : n * m }'
+}
+
+# One worker alternates task A (3 ms in nanosleep) and task B (~2 ms on the
+# CPU) from before the recorder attaches; five recordings of 1 s, so that
+# attaches land in polls of both. The program logs the shim's attached
+# word around each marker (tests/e2e/sleep_spin.c). In each trace the
+# thread's first poll is the first whose END the shim recorded: it is
+# marked + exactly when its BEGIN ran before the attach, and is then never
+# longer than it truly was (a floor taken before the attach's store drew
+# it from before its BEGIN); no poll of B shows nanosleep, on the CPU or
+# off it, while A's do.
+t_attach_lands_mid_poll() {
+	need_perf || return
+	cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleep_spin.c -o "$TMP/sleep_spin" \
+		"$B/libd9prof.a" -lpthread || fail "cannot build sleep_spin" || return 1
+	"$TMP/sleep_spin" >"$TMP/ss.out" &
+	local spid=$! k i
+	PIDS+=("$spid")
+	for i in $(seq 100); do
+		grep -q '^ready' "$TMP/ss.out" && break
+		sleep 0.05
+	done
+	for k in 1 2 3 4 5; do
+		"$D9" record -p "$spid" -d 1 -o "$TMP/ss$k.data" 2>"$TMP/ss$k.err" ||
+			fail "record $k failed: $(cat "$TMP/ss$k.err")" || return 1
+	done
+	kill -TERM "$spid"
+	wait "$spid" || fail "sleep_spin failed" || return 1
+	# per recording (a run of polls that saw the shim attached), the
+	# first poll whose END surely recorded: "K TASK PLUS TRUE_NS", PLUS 1
+	# if its BEGIN surely did not record, 0 if it surely did; "K ?" where
+	# a marker raced the attach
+	awk '$1 != "poll" { next }
+		{ on = $5 + $6 + $7 + $8 > 0 }
+		on && !was { k++; done = 0 }
+		{ was = on }
+		!on || done { next }
+		$8 && !$7 { print k, "?"; done = 1; next }
+		!$7 { next }
+		{ done = 1
+		  if (!$5 && $6) print k, "?"
+		  else printf "%d %s %d %.0f\n", k, $2 == 1 ? "A" : "B", $6 ? 0 : 1, $4 - $3 }' \
+		"$TMP/ss.out" >"$TMP/ss.want"
+	[ "$(wc -l <"$TMP/ss.want")" = 5 ] ||
+		fail "want 5 attached runs in the program's log, got: $(cat "$TMP/ss.want")" ||
+		return 1
+	local r=0 conclusive=0 k2 task plus true row got shown offa=0
+	while read -r k2 task plus true; do
+		row=$("$D9" polls -i "$TMP/ss$k2.data" --sort start --limit 1 | awk 'NR == 2')
+		say "    attach $k2: first poll: $(awk '{ print $3, $7 }' <<<"$row");" \
+			"program: ${task}${plus:+ plus=$plus true=$((true / 1000))us}"
+		[ "$task" = "?" ] && continue
+		conclusive=$((conclusive + 1))
+		got=$(awk '{ print $3 }' <<<"$row")
+		[ "$got" = "$task" ] || { fail "attach $k2: first poll of task $got, want $task"; r=1; }
+		shown=$(awk '{ print $7 }' <<<"$row")
+		case $shown in *+) got=1 ;; *) got=0 ;; esac
+		[ "$got" = "$plus" ] ||
+			{ fail "attach $k2: first poll '$shown', its BEGIN recorded: $((1 - plus))"; r=1; }
+		shown=$(dur_ns "$shown")
+		[ "$shown" -le $((true + 50000)) ] ||
+			{ fail "attach $k2: first poll lasted $shown ns, truly $true ns"; r=1; }
+	done <"$TMP/ss.want"
+	[ "$conclusive" -ge 3 ] ||
+		{ fail "only $conclusive of 5 attaches could be checked (markers raced them)"; r=1; }
+	for k in 1 2 3 4 5; do
+		# (B may have no off-CPU time at all: a warning, not an error)
+		"$D9" offcpu -i "$TMP/ss$k.data" --task B --format folded >"$TMP/ssB$k.off" \
+			2>/dev/null &&
+			"$D9" flame -i "$TMP/ss$k.data" --task B --format folded >"$TMP/ssB$k.cpu" &&
+			"$D9" offcpu -i "$TMP/ss$k.data" --task A --format folded >"$TMP/ssA$k.off" ||
+			{ fail "offcpu or flame failed on attach $k"; r=1; continue; }
+		! grep -i nanosleep "$TMP/ssB$k.off" "$TMP/ssB$k.cpu" | head -3 | sed 's/^/    /' |
+			grep . || { fail "attach $k: task B shows nanosleep (above)"; r=1; }
+		offa=$((offa + $(weight_of "$TMP/ssA$k.off" nanosleep)))
+	done
+	say "    task A: ${offa} us off-CPU under nanosleep in 5 traces"
+	[ "$offa" -gt 0 ] || { fail "task A shows no nanosleep off-CPU: the check sees nothing"; r=1; }
+	return $r
+}
+
 # ---- the ctimer sampler ----------------------------------------------------
 
 # leaf_shares FOLDED: "function<TAB>percent" per deepest user-space frame
@@ -766,7 +854,7 @@ order="t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized
 	t_offcpu_demo_tracepoint t_offcpu_demo_context_switch_fallback
 	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_context_switch
 	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal
-	t_offcpu_polls_and_poll_flame_on_the_demo"
+	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll"
 for t in $order; do
 	grep -qx "$t" <<<"$tests" || { say "missing test $t"; exit 1; }
 done
