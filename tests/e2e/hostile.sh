@@ -112,6 +112,28 @@ t_a_stalled_recorder_attaches_again() {
 	"$D9" polls -i "$TMP/stall.data" --sort start --limit 0 >"$TMP/stall.polls" || return 1
 	awk '/^[0-9]/ && $6 + 0 >= 4.2 { n++ } END { exit !(n > 100) }' "$TMP/stall.polls" ||
 		fail "no polls after the re-attach" || return 1
+	# the gap, from the lapsed lease to the attach again: said, with its
+	# length, by record and report
+	local gap
+	gap=$(sed -n 's/.*runtime events of the \([0-9.]*\) s gap are lost.*/\1/p' \
+		"$TMP/stall.err" | head -1)
+	[ -n "$gap" ] && awk -v g="$gap" 'BEGIN { exit !(g >= 0.2) }' ||
+		fail "no gap of at least 0.2 s said: '$gap'" || return 1
+	"$D9" report -i "$TMP/stall.data" >"$TMP/stall.report" || return 1
+	grep -m1 "of runtime events in" "$TMP/stall.report" | sed 's/^/    /'
+	grep -q "lost: .* of runtime events in 1 gap," "$TMP/stall.report" ||
+		fail "the report does not state the gap" || return 1
+	# no poll spans the gap: a poll open when the shim let go ends there,
+	# not at its worker's next BEGIN after the attach again (the demo's
+	# polls take milliseconds), and the hog's polls, which only spin,
+	# hold none of the blocker's sleeps from the gap
+	! awk -v g="$gap" '/^[0-9]/ { d = $7; sub(/\+$/, "", d); n = d + 0; u = d
+			sub(/^[0-9.]+/, "", u)
+			s = n * (u == "s" ? 1 : u == "ms" ? 1e-3 : u == "us" ? 1e-6 : 1e-9)
+			if (s >= g) print }' "$TMP/stall.polls" | head -3 | sed 's/^/    /' | grep . ||
+		fail "polls as long as the $gap s gap (above)" || return 1
+	"$D9" offcpu -i "$TMP/stall.data" --task 1 --format folded >"$TMP/stall.hog" || return 1
+	! grep -qi nanosleep "$TMP/stall.hog" || fail "the hog's polls hold nanosleep" || return 1
 }
 
 t_forked_children_are_not_the_target() {
