@@ -613,4 +613,45 @@ int analysis__delays(const struct offcpu *oc, const struct delays *d,
  * same as one JSON object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
 int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out);
 
+/* ---- what was lost (losses.c) --------------------------------------- */
+
+/* The data a loss leaves short; a view passes the ones it shows. */
+enum loss_data {
+	LOSS_CPU = 1 << 0,	/* CPU samples */
+	LOSS_OFFCPU = 1 << 1,	/* switches: off-CPU intervals */
+	LOSS_POLLS = 1 << 2,	/* shim events: polls, tasks, wakes, spawns */
+	LOSS_WAKEUPS = 1 << 3,	/* kernel wakeups: blocked vs run-queue time */
+	LOSS_ALL = 0xf,
+};
+
+#define LOSS_KINDS 11		/* kinds of loss a trace can record */
+#define LOSS_TEXT_MAX 640	/* room for analysis_losses_text() */
+
+struct loss {
+	const char *key;	/* JSON key: "samples", "switch_records", ... */
+	const char *what;	/* text after the count: "samples (perf ring
+				 * full)" (static) */
+	uint64_t count;		/* > 0 */
+	unsigned int affects;	/* enum loss_data bits */
+};
+
+/* The losses recorded in @t that leave short any of the data in @affects
+ * (enum loss_data bits), in a fixed order, into @out (room for LOSS_KINDS
+ * entries): perf ring overflows (PERF_RECORD_LOST), ctimer samples the
+ * shim dropped, forked children's samples left out, switch records lost,
+ * switch-outs whose switch-in was lost, off-CPU stacks whose unwind
+ * stopped short, wakeups lost, shim records dropped, threads without a
+ * shim ring, lease lapses, and shim records dropped as garbage. Returns
+ * how many (0: nothing lost). */
+size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss *out);
+/* The same as one line, "lost: 3 samples (perf ring full), 1 ...", in
+ * @buf (cut to @len); "" when nothing was lost. Returns @buf. */
+char *analysis_losses_text(const struct trace *t, unsigned int affects, char *buf, size_t len);
+/* "# lost: ...\n" on @out, nothing when nothing was lost. 0 or -EIO. */
+int analysis_losses_footer(const struct trace *t, unsigned int affects, FILE *out);
+/* ,"losses":{"samples":3,...} (keys of struct loss) on @out, to follow a
+ * member of an open JSON object; nothing when nothing was lost. 0 or
+ * -EIO. */
+int analysis_losses_json(const struct trace *t, unsigned int affects, FILE *out);
+
 #endif /* D9_ANALYSIS_H */

@@ -45,7 +45,7 @@ struct flag {
 	uint64_t count;
 	uint64_t task;		/* 0: none */
 	char function[256];	/* "" none */
-	char detail[256];
+	char detail[LOSS_TEXT_MAX + 64];
 	char next[128];		/* the command to run next */
 };
 
@@ -331,9 +331,10 @@ static void flags(struct page *pg)
 	const struct trace *t = oc->trace;
 	const struct poll *lp = NULL, *rq = NULL, *bl = NULL;
 	uint64_t nlong = 0, nrq = 0, nbl = 0, ndel = 0;
+	struct loss l[LOSS_KINDS];
 	struct flag *f;
 	char a[32], b[32];
-	size_t i;
+	size_t i, nl;
 
 	for (i = 0; i < j->npolls; i++) {
 		const struct poll *p = &j->polls[i];
@@ -458,23 +459,18 @@ static void flags(struct page *pg)
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
 			 pg->d->lost[0].task);
 	}
-	if ((t->counters.lost_samples || t->counters.shim_drops || j->unmatched_ends ||
-	     analysis_meta(t, "offcpu lost") || analysis_meta(t, "wakeups lost") ||
-	     analysis_meta(t, "threads without a ring") || analysis_meta(t, "shim_reattached") ||
-	     analysis_meta(t, "shim garbage")) &&
-	    (f = flag_new(pg, "data lost", "any"))) {
-		const char *ol = analysis_meta(t, "offcpu lost"), *wl = analysis_meta(t, "wakeups lost");
-		char gap[80] = "";
+	nl = analysis_losses(t, LOSS_ALL, l);
+	if ((nl || j->unmatched_ends) && (f = flag_new(pg, "data lost", "any"))) {
+		char what[LOSS_TEXT_MAX], gap[80] = "";
 
+		for (i = 0; i < nl; i++)
+			f->count += l[i].count;
+		analysis_losses_text(t, LOSS_ALL, what, sizeof(what));
 		if (j->ngaps)
 			snprintf(gap, sizeof(gap), ", %s without runtime events",
 				 fmt_duration(j->gap_ns, a, sizeof(a)));
-		f->count = t->counters.lost_samples + t->counters.shim_drops;
-		snprintf(f->detail, sizeof(f->detail),
-			 "%" PRIu64 " samples lost, %" PRIu64 " shim records dropped, %s switch "
-			 "records lost, %s wakeups lost, %" PRIu64 " poll ends unmatched%s",
-			 t->counters.lost_samples, t->counters.shim_drops, ol ? ol : "0",
-			 wl ? wl : "0", j->unmatched_ends, gap);
+		snprintf(f->detail, sizeof(f->detail), "%s%s%" PRIu64 " poll ends unmatched%s",
+			 what, *what ? ", " : "", j->unmatched_ends, gap);
 		snprintf(f->next, sizeof(f->next), "d9prof record -F 499 (fewer samples) or a shorter -d");
 	}
 }
@@ -491,8 +487,10 @@ static void text_recorded(const struct page *pg, FILE *out)
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
+	struct loss l[LOSS_KINDS];
 	const char *v;
 	char a[32];
+	size_t nl;
 
 	fprintf(out, "== What was recorded\n");
 	v = analysis_meta(t, "cmdline");
@@ -514,25 +512,15 @@ static void text_recorded(const struct page *pg, FILE *out)
 	else
 		fprintf(out, "  run queue: blocked and run-queue time not split, %s\n",
 			runq_missing(t));
-	fprintf(out, "  lost: %" PRIu64 " samples, %" PRIu64 " shim records, %s switch records, "
-		     "%s wakeups\n",
-		t->counters.lost_samples, t->counters.shim_drops,
-		analysis_meta(t, "offcpu lost") ?: "0", analysis_meta(t, "wakeups lost") ?: "0");
-	if (analysis_meta(t, "threads without a ring"))
-		fprintf(out, "  lost: the runtime events of %s threads that found no ring slot in "
-			     "the shim\n",
-			analysis_meta(t, "threads without a ring"));
+	nl = analysis_losses(t, LOSS_ALL, l);
+	if (!nl)
+		fprintf(out, "  lost: nothing\n");
+	for (size_t i = 0; i < nl; i++)
+		fprintf(out, "  lost: %" PRIu64 " %s\n", l[i].count, l[i].what);
 	if (j->ngaps)
 		fprintf(out, "  lost: %s of runtime events in %zu gap%s, the recorder stalled "
 			     "past the shim's lease (it attached again)\n",
 			fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps, j->ngaps == 1 ? "" : "s");
-	else if (analysis_meta(t, "shim_reattached"))
-		fprintf(out, "  lost: runtime events while the recorder stalled past the shim's "
-			     "lease (it attached again)\n");
-	if (analysis_meta(t, "shim garbage"))
-		fprintf(out, "  dropped: %s records or counters the target wrote over its "
-			     "segment\n",
-			analysis_meta(t, "shim garbage"));
 }
 
 static void text_workers(const struct page *pg, FILE *out)
@@ -760,16 +748,10 @@ static int json_page(const struct page *pg, FILE *out)
 	fputs(",\"wakeups\":", out);
 	json_str(out, analysis_meta(t, "wakeups"));
 	fprintf(out, ",\"runq_split\":%s", oc->runq_split ? "true" : "false");
-	fprintf(out,
-		",\"lost\":{\"samples\":%" PRIu64 ",\"shim_records\":%" PRIu64
-		",\"switch_records\":%s,\"wakeups\":%s,\"unmatched_poll_ends\":%" PRIu64
-		",\"threads_without_ring\":%s,\"reattached\":%s,\"shim_gap_ns\":%" PRIu64
-		",\"shim_garbage\":%s}}",
-		t->counters.lost_samples, t->counters.shim_drops,
-		analysis_meta(t, "offcpu lost") ?: "0", analysis_meta(t, "wakeups lost") ?: "0",
-		j->unmatched_ends, analysis_meta(t, "threads without a ring") ?: "0",
-		analysis_meta(t, "shim_reattached") ? "true" : "false", j->gap_ns,
-		analysis_meta(t, "shim garbage") ?: "0");
+	fprintf(out, ",\"unmatched_poll_ends\":%" PRIu64 ",\"shim_gap_ns\":%" PRIu64,
+		j->unmatched_ends, j->gap_ns);
+	analysis_losses_json(t, LOSS_ALL, out);
+	fputc('}', out);
 	fputs(",\"workers\":[", out);
 	for (i = 0; i < pg->nw; i++) {
 		const struct worker *w = &pg->w[i];
