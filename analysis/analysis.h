@@ -587,6 +587,9 @@ struct delays_opts {
 	size_t limit;		/* rows; 0 = all */
 	int json;		/* JSON (schema in d9prof(1)) instead of text */
 	int no_lost;		/* text: leave out the never-polled footer */
+	int no_losses;		/* leave out what was lost (the "# lost:"
+				 * footer, JSON "losses"): the report says
+				 * it once */
 	size_t *shown;		/* out: rows printed */
 };
 

@@ -249,6 +249,10 @@ char *fmt_duration(uint64_t ns, char *buf, size_t len);
  * it: analysis links against the struct only). */
 const char *analysis_meta(const struct trace *t, const char *key);
 
+/* Append "; lost: ..." (analysis_losses_text()) to a flamegraph's
+ * subtitle at @buf; nothing when nothing was lost. */
+void losses_note(const struct trace *t, unsigned int affects, char *buf, size_t len);
+
 /* ---- shared by the renderers (report.c) ----------------------------- */
 
 /* Copy @s into @buf as a single-line, ';'-free name (whole UTF-8 chars). */

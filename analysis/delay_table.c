@@ -428,6 +428,8 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		fputs(oc->runq_split ? "true" : "false", out);
 		fputs(",\"runq_missing\":", out);
 		json_str(out, oc->runq_split ? NULL : runq_missing(oc->trace));
+		if (!o->no_losses)
+			analysis_losses_json(oc->trace, LOSS_ALL, out);
 		fputs("}\n", out);
 	} else {
 		int w[3] = {4, 2, 9}; /* TASK, BY, POLLED-ON */
@@ -475,6 +477,8 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		}
 		if (n > 20)
 			fprintf(out, "#   ... and %zu more\n", n - 20);
+		if (!o->no_losses)
+			analysis_losses_footer(oc->trace, LOSS_ALL, out);
 	}
 	err = ferror(out) ? -EIO : 0;
 	if (o->shown)

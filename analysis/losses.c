@@ -138,6 +138,14 @@ char *analysis_losses_text(const struct trace *t, unsigned int affects, char *bu
 	return buf;
 }
 
+void losses_note(const struct trace *t, unsigned int affects, char *buf, size_t len)
+{
+	char what[LOSS_TEXT_MAX];
+
+	if (*analysis_losses_text(t, affects, what, sizeof(what)))
+		snprintf(buf, len, "; %s", what);
+}
+
 int analysis_losses_footer(const struct trace *t, unsigned int affects, FILE *out)
 {
 	char buf[LOSS_TEXT_MAX];

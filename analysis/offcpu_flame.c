@@ -305,8 +305,10 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 			      fmt_duration(o->min_block_ns, c, sizeof(c)));
 	if (!o->idle && !o->sel.on && !o->min_poll_ns && oc->ns[OFFCPU_IDLE] &&
 	    n > 0 && (size_t)n < sizeof(sub))
-		snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
-			 fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
+		n += snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
+			      fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
+	if (n > 0 && (size_t)n < sizeof(sub))
+		losses_note(t, LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS, sub + n, sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "us");
 }
 
@@ -490,6 +492,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 		char title[512], sub[640], a[32], b[32], c[32];
 		const struct task_stat *ts = join__task(j, p->task);
 		char name[256] = "";
+		int n;
 
 		if (ts && ts->name)
 			analysis_clean_name(ts->name, name, sizeof(name));
@@ -499,7 +502,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			snprintf(title, sizeof(title),
 				 "Poll %" PRIu32 ": task %" PRIu64 "%s%s", o->poll,
 				 p->task, *name ? " " : "", name);
-		snprintf(sub, sizeof(sub),
+		n = snprintf(sub, sizeof(sub),
 			 "microseconds: [cpu] %" PRIu64 " samples x %.0f us (%s%s), "
 			 "[off-cpu] time off-CPU at switch-out stacks; poll lasted %s, "
 			 "%s off-CPU (%s on the run queue%s), on thread %" PRIu32,
@@ -510,6 +513,8 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			 fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)),
 			 fmt_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
 			 oc->runq_split ? "" : ": preempted only, wakeups not recorded", p->tid);
+		if (n > 0 && (size_t)n < sizeof(sub))
+			losses_note(oc->trace, LOSS_ALL, sub + n, sizeof(sub) - n);
 		err = flame__write_svg(f, out, title, sub, "us");
 	}
 	if (!err && !res.samples && !oc->polls[o->poll].switches)

@@ -189,7 +189,7 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 	if (shown < nr)
 		fprintf(out, "; --limit 0 for all");
 	fputc('\n', out);
-	err = ferror(out) ? -EIO : 0;
+	err = analysis_losses_footer(oc->trace, LOSS_ALL, out);
 	if (o->shown)
 		*o->shown = shown;
 out:
@@ -319,7 +319,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 			"# RUNQ is preempted time only and OFF-CPU holds the rest: blocked and "
 			"run-queue time cannot be split, %s\n",
 			runq_missing(t));
-	err = ferror(out) ? -EIO : 0;
+	err = analysis_losses_footer(t, LOSS_ALL, out);
 	if (o->shown)
 		*o->shown = shown;
 out:

@@ -219,9 +219,8 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 		n += snprintf(
 		    sub + n, sizeof(sub) - n, "; only polls >= %s: %" PRIu64 " samples",
 		    fmt_duration(o->min_poll_ns, dur, sizeof(dur)), res->weight);
-	if (n >= 0 && (size_t)n < sizeof(sub) && t->counters.lost_samples)
-		snprintf(sub + n, sizeof(sub) - n, "; %" PRIu64 " samples lost",
-			 t->counters.lost_samples);
+	if (n >= 0 && (size_t)n < sizeof(sub))
+		losses_note(t, LOSS_CPU | LOSS_POLLS, sub + n, sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "samples");
 }
 
@@ -776,12 +775,10 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 			j->samples - j->samples_in_polls,
 			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
 	}
-	if (j->unmatched_ends || t->counters.lost_samples || t->counters.shim_drops)
-		fprintf(out,
-			"# incomplete: %" PRIu64 " poll ends without a begin, %" PRIu64
-			" samples lost, %" PRIu64 " shim records dropped\n",
-			j->unmatched_ends, t->counters.lost_samples, t->counters.shim_drops);
-	err = ferror(out) ? -EIO : 0;
+	if (j->unmatched_ends)
+		fprintf(out, "# incomplete: %" PRIu64 " poll ends without a begin\n",
+			j->unmatched_ends);
+	err = analysis_losses_footer(t, LOSS_CPU | LOSS_POLLS, out);
 out:
 	free(rows);
 	free(ds);

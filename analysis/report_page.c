@@ -719,7 +719,7 @@ static int json_page(const struct page *pg, FILE *out)
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
-	struct delays_opts dopts = {.limit = TOP, .json = 1};
+	struct delays_opts dopts = {.limit = TOP, .json = 1, .no_losses = 1};
 	size_t i;
 	int err;
 
@@ -850,7 +850,7 @@ static int json_page(const struct page *pg, FILE *out)
 int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out)
 {
 	struct page pg = {.oc = oc, .d = d};
-	struct delays_opts dopts = {.limit = TOP, .no_lost = 1};
+	struct delays_opts dopts = {.limit = TOP, .no_lost = 1, .no_losses = 1};
 	int err;
 
 	if (!oc || !d || !out)

@@ -54,6 +54,10 @@ int parse_flame_format(const char *s, enum flame_format *out);
 int check_task(const struct join *j, const struct task_sel *sel, const char *in);
 /* 0 if the trace has tasks; else say that the target had no shim, -1. */
 int check_shim(const struct join *j, const char *in);
+/* Folded output stays pure: "d9prof: lost: ..." on stderr for what
+ * @format = FLAME_FOLDED leaves out of the data in @affects (enum
+ * loss_data); the SVG says it in its subtitle. */
+void folded_losses(const struct trace *t, enum flame_format format, unsigned int affects);
 /* --task ID or NAME: a number > 0 is an id, anything else a name. 0 or
  * -EINVAL (empty, or 0). */
 int parse_task_sel(const char *s, struct task_sel *sel);

@@ -85,6 +85,7 @@ static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
 	err = analysis__poll_flame(se.oc, &po, out);
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
+	folded_losses(se.t, format, LOSS_ALL);
 	if (err == -ENODATA) {
 		warning("poll %llu has neither CPU samples nor off-CPU time",
 			(unsigned long long)id);
@@ -215,6 +216,7 @@ int cmd_flame(int argc, char **argv)
 	err = analysis__flame(j, &fo, out);
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
+	folded_losses(t, fo.format, LOSS_CPU | LOSS_POLLS);
 	if (err == -ENODATA) {
 		char what[160];
 

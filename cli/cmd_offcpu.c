@@ -153,6 +153,7 @@ int cmd_offcpu(int argc, char **argv)
 	err = analysis__offcpu(se.oc, &oo, out);
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
+	folded_losses(se.t, oo.format, LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS);
 	if (err == -ENODATA) {
 		char what[160];
 

@@ -146,6 +146,14 @@ int check_shim(const struct join *j, const char *in)
 	return -1;
 }
 
+void folded_losses(const struct trace *t, enum flame_format format, unsigned int affects)
+{
+	char buf[LOSS_TEXT_MAX];
+
+	if (format == FLAME_FOLDED && *analysis_losses_text(t, affects, buf, sizeof(buf)))
+		info("%s", buf);
+}
+
 int parse_task_sel(const char *s, struct task_sel *sel)
 {
 	uint64_t id;
