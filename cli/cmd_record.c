@@ -357,6 +357,10 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 	if (st->offcpu_lost)
 		fprintf(stderr, "d9prof: lost %llu context-switch record%s (ring full)\n",
 			(unsigned long long)st->offcpu_lost, plural(st->offcpu_lost));
+	if (st->offcpu_unpaired)
+		fprintf(stderr, "d9prof: %llu switch-out%s without a switch-in (lost): off-CPU "
+			"interval%s left out\n", (unsigned long long)st->offcpu_unpaired,
+			plural(st->offcpu_unpaired), plural(st->offcpu_unpaired));
 	if (st->ctimer_drops)
 		fprintf(stderr, "d9prof: the shim dropped %llu ctimer sample%s (sample area "
 			"full)\n", (unsigned long long)st->ctimer_drops, plural(st->ctimer_drops));
@@ -379,7 +383,8 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 			(unsigned long long)st->reattaches, plural(st->reattaches),
 			(double)st->gap_ns / 1e9);
 	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
-	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->no_ring_threads)
+	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->no_ring_threads &&
+	    !st->offcpu_unpaired)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	if (st->shim_garbage)
 		fprintf(stderr, "d9prof: dropped %llu records or counters of the shim segment "

@@ -751,6 +751,18 @@ static int open_offcpu(struct rec *r)
 	return 0;
 }
 
+/* A loss or exclusion counted in the trace (analysis/losses.c reads it);
+ * no key when there was none. */
+static void meta_count(struct rec *r, const char *key, uint64_t n)
+{
+	char buf[32];
+
+	if (!n)
+		return;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n);
+	note_err(r, trace_writer__meta(r->w, key, buf));
+}
+
 static void offcpu_summary(struct rec *r)
 {
 	const struct offcpu_rec_stats *c = &r->ocst;
@@ -759,6 +771,7 @@ static void offcpu_summary(struct rec *r)
 	r->st->switches = c->switches;
 	r->st->switches_blocked = c->blocked;
 	r->st->offcpu_lost = c->lost;
+	r->st->offcpu_unpaired = c->unpaired;
 	r->st->offcpu_stacks = c->ustack.stacks;
 	r->st->offcpu_complete = c->ustack.complete;
 	r->st->offcpu_stack_used = c->ustack.stack_used_max;
@@ -766,19 +779,14 @@ static void offcpu_summary(struct rec *r)
 	r->st->runnable = c->runnable;
 	r->st->runq_ns = c->runq_ns;
 	r->st->wake_lost = c->wake_lost;
-	if (c->wake_lost) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->wake_lost);
-		note_err(r, trace_writer__meta(r->w, "wakeups lost", buf));
-	}
+	meta_count(r, "wakeups lost", c->wake_lost);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->switches);
 	note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
 	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->ustack.complete,
 		 (unsigned long long)c->ustack.stacks);
 	note_err(r, trace_writer__meta(r->w, "offcpu stacks complete", buf));
-	if (c->lost) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->lost);
-		note_err(r, trace_writer__meta(r->w, "offcpu lost", buf));
-	}
+	meta_count(r, "offcpu lost", c->lost);
+	meta_count(r, "offcpu unpaired", c->unpaired);
 }
 
 /* How the CPU samples' user stacks were put together (ustack.h). */
@@ -1111,11 +1119,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		/* threads that found no ring slot: their events never came
 		 * (the target writes this counter: a silly value is not one) */
 		if (x > r.rings_exhausted0 && x - r.rings_exhausted0 < (1ULL << 32)) {
-			char buf[32];
-
 			st->no_ring_threads = x - r.rings_exhausted0;
-			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->no_ring_threads);
-			note_err(&r, trace_writer__meta(r.w, "threads without a ring", buf));
+			meta_count(&r, "threads without a ring", st->no_ring_threads);
 		}
 		shim_seg__detach(r.seg);
 	}
@@ -1129,12 +1134,9 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	if (r.ps || r.oc)
 		close_go = perf_close_later();
 	write_build_ids(&r);
-	if (st->shim_garbage) {
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->shim_garbage);
-		note_err(&r, trace_writer__meta(r.w, "shim garbage", buf));
-	}
+	meta_count(&r, "shim garbage", st->shim_garbage);
+	meta_count(&r, "child samples left out", st->child_samples);
+	meta_count(&r, "ctimer samples dropped", st->ctimer_drops);
 	memset(&c, 0, sizeof(c));
 	c.samples = st->samples;
 	c.events = st->events;

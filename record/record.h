@@ -132,6 +132,8 @@ struct record_stats {
 	uint64_t switches;		/* off-CPU intervals written */
 	uint64_t switches_blocked;	/* ... blocked (the rest preempted) */
 	uint64_t offcpu_lost;		/* switch records lost (ring full) */
+	uint64_t offcpu_unpaired;	/* switch-outs whose switch-in was lost:
+					 * their interval is not written */
 	uint64_t offcpu_stacks;		/* switch-outs with a user stack */
 	uint64_t offcpu_complete;	/* ... whole: CFI reached the frame-
 					 * pointer chain or the thread's first
