@@ -361,8 +361,8 @@ Test(tasks, footer_reports_what_is_missing)
 	sy_event(&T, 30, 1, D9_EV_POLL_END, 1);
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(analysis__tasks(J, NULL, NULL, out), 0);
-	cr_assert(strstr(output(),
-			 "# incomplete: 1 poll ends without a begin, 12 samples lost"),
+	cr_assert(strstr(output(), "# incomplete: 1 poll ends without a begin\n"
+				   "# lost: 12 samples (perf ring full)\n"),
 		  "%s", output());
 }
 
