@@ -88,17 +88,19 @@ int main(int argc, char **argv)
 	struct trace_writer *w;
 	uint32_t st_short, st_net, st_disk, st_block, st_idle;
 	uint64_t t[2] = {T0, T0};
+	const char *path = argv[argc - 1];
+	int losses = argc == 3 && !strcmp(argv[1], "--losses");
 	char name[32];
 	int fd, i;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: mktrace FILE\n");
+	if (argc != 2 && !losses) {
+		fprintf(stderr, "usage: mktrace [--losses] FILE\n");
 		return 2;
 	}
-	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	w = fd < 0 ? NULL : trace_writer__new(fd);
 	if (!w) {
-		perror(argv[1]);
+		perror(path);
 		return 1;
 	}
 	trace_writer__meta(w, "pid", "4242");
@@ -108,6 +110,19 @@ int main(int argc, char **argv)
 	trace_writer__meta(w, "frequency", "1000");
 	trace_writer__meta(w, "offcpu", "tracepoint");
 	trace_writer__meta(w, "wakeups", "sched:sched_waking");
+	if (losses) { /* one of each kind, counts told apart */
+		c.lost_samples = 3;
+		c.shim_drops = 9;
+		trace_writer__meta(w, "ctimer samples dropped", "4");
+		trace_writer__meta(w, "child samples left out", "5");
+		trace_writer__meta(w, "offcpu lost", "6");
+		trace_writer__meta(w, "offcpu unpaired", "7");
+		trace_writer__meta(w, "offcpu stacks complete", "50/52");
+		trace_writer__meta(w, "wakeups lost", "8");
+		trace_writer__meta(w, "threads without a ring", "10");
+		trace_writer__meta(w, "shim_reattached", "1500000000");
+		trace_writer__meta(w, "shim garbage", "11");
+	}
 	trace_writer__thread(w, 100, "worker-0");
 	trace_writer__thread(w, 101, "worker-1");
 	trace_writer__thread(w, 102, "timer");
@@ -167,7 +182,7 @@ int main(int argc, char **argv)
 	ev(w, T0 + 100 * MS, 102, D9_EV_SPAWN, 61);
 	ev(w, T0 + 200 * MS, 102, D9_EV_WAKE, 61);
 	if (trace_writer__finish(w, resolve, NULL, &c)) {
-		fprintf(stderr, "mktrace: cannot write %s\n", argv[1]);
+		fprintf(stderr, "mktrace: cannot write %s\n", path);
 		return 1;
 	}
 	trace_writer__free(w);

@@ -15,6 +15,7 @@ pass=0 fail=0 skip=0
 export PATH="$ROOT/$B:$PATH" LC_ALL=C
 
 "$ROOT/$B/tests/golden/mktrace" "$TMP/d9prof.data" || { echo "mktrace failed"; exit 1; }
+"$ROOT/$B/tests/golden/mktrace" --losses "$TMP/lossy.data" || { echo "mktrace failed"; exit 1; }
 
 # check NAME CMD: run CMD in $TMP, compare with $EXP/NAME.out
 check() {
