@@ -83,10 +83,11 @@ struct jit_sym {		  /* one line of /tmp/perf-PID.map */
 };
 
 struct symbolizer {
-	pid_t pid;
-	int rootfd;		/* /proc/PID/root as O_PATH, -1 if unusable */
-	int same_root;		/* the target sees our "/" */
-	struct kallsyms *ksyms; /* NULL if /proc/kallsyms is unusable */
+	pid_t pid;		      /* 0: of no process (symbolizer__new_offline) */
+	int rootfd;		      /* /proc/PID/root as O_PATH, -1 if unusable */
+	int same_root;		      /* the target sees our "/" */
+	const struct kallsyms *ksyms; /* NULL if /proc/kallsyms is unusable */
+	struct kallsyms *own_ksyms;   /* ksyms when loaded here, else NULL */
 
 	struct mapping *maps; /* sorted by start, no overlaps */
 	size_t nmaps, capmaps;
@@ -346,7 +347,9 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t dev,
 	o->ino = ino;
 	s->nobjs++;
 
-	if (!strcmp(path, "[vdso]")) {
+	if (!s->pid) {
+		/* of no process: no file is opened */
+	} else if (!strcmp(path, "[vdso]")) {
 		fd = open_vdso(s, start, end - start);
 		snprintf(used, sizeof(used), "[vdso]");
 	} else {
@@ -368,7 +371,9 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t dev,
 	/* an object whose file cannot be read (deleted or replaced without
 	 * map_files access, JIT memfd, no permission) still names its
 	 * frames by module and file offset, never by another file's symbols */
-	if (fd < 0)
+	if (!s->pid)
+		o->unreadable = "not opened (a symbolizer of no process)";
+	else if (fd < 0)
 		o->unreadable = deleted ? "deleted, and /proc/PID/map_files is not readable"
 			: replaced ? "replaced on disk, and /proc/PID/map_files is not readable"
 				   : "cannot be opened";
@@ -580,6 +585,8 @@ int symbolizer__refresh(struct symbolizer *s)
 	size_t len = 0;
 	int err;
 
+	if (!s->pid)
+		return -ESRCH;
 	jit_free(s); /* the JIT may have written more: read again on need */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
 	err = read_file(path, &buf, &len);
@@ -592,36 +599,52 @@ int symbolizer__refresh(struct symbolizer *s)
 	return err;
 }
 
+int symbol_maps_line(const char *line, struct symbol_maps_line *out)
+{
+	unsigned long long start, end, pgoff, ino;
+	unsigned int major, minor;
+	char perms[8];
+	int n = 0;
+
+	/* "start-end perms offset dev inode   path" */
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+		   &major, &minor, &ino, &n) < 7 ||
+	    !n)
+		return -EINVAL;
+	*out = (struct symbol_maps_line){
+	    .start = start,
+	    .end = end,
+	    .pgoff = pgoff,
+	    .dev = makedev(major, minor),
+	    .ino = ino,
+	    .path = line + n,
+	};
+	if (strlen(perms) < 3 || perms[2] != 'x')
+		return -ENOENT;
+	/* files, and the vDSO; not [vsyscall] (a fixed legacy page) nor
+	 * anonymous JIT code */
+	if (out->path[0] != '/' && strcmp(out->path, "[vdso]"))
+		return -ENOENT;
+	return 0;
+}
+
 int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len)
 {
 	char *line, *next;
 	int err = 0;
 
-	/* "start-end perms offset dev inode   path" */
 	for (line = buf; line < buf + len; line = next) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned int major, minor;
-		char perms[8], *name;
-		int n = 0;
+		struct symbol_maps_line m;
 
-		next = strchr(line, '\n');
+		next = memchr(line, '\n', (size_t)(buf + len - line));
 		if (next)
 			*next++ = '\0';
 		else
 			next = buf + len;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
-			   &pgoff, &major, &minor, &ino, &n) < 7 ||
-		    !n)
+		if (symbol_maps_line(line, &m))
 			continue;
-		if (strlen(perms) < 3 || perms[2] != 'x')
-			continue;
-		name = line + n;
-		/* files, and the vDSO; not [vsyscall] (a fixed legacy page)
-		 * nor anonymous JIT code */
-		if (name[0] != '/' && strcmp(name, "[vdso]"))
-			continue;
-		err = symbolizer__add_mapping(s, start, end, pgoff, makedev(major, minor),
-					      ino, name);
+		err = symbolizer__add_mapping(s, m.start, m.end, m.pgoff, m.dev, m.ino,
+					      m.path);
 		if (err == -ENOMEM)
 			break;
 		err = 0;
@@ -666,13 +689,29 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (err)
 		goto err;
 	/* kernel frames stay unresolved without it */
-	if (kallsyms__load(NULL, &s->ksyms) != 0)
-		s->ksyms = NULL;
+	if (kallsyms__load(NULL, &s->own_ksyms) != 0)
+		s->own_ksyms = NULL;
+	s->ksyms = s->own_ksyms;
 	*out = s;
 	return 0;
 err:
 	symbolizer__free(s);
 	return err;
+}
+
+int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **out)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->rootfd = -1;
+	s->gone = 1;	  /* no maps to read again on a miss */
+	s->jit_state = 1; /* nor a perf map */
+	s->ksyms = ksyms;
+	*out = s;
+	return 0;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -695,7 +734,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->objs);
 	jit_free(s);
 	free(s->maps);
-	kallsyms__free(s->ksyms);
+	kallsyms__free(s->own_ksyms);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
 	free(s);

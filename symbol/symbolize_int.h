@@ -52,10 +52,41 @@ int symbol_load_vaddr(const struct symbol_load *loads, size_t n, uint64_t off,
  * symbolizer). 0, or -ENOENT when no mapping, file or CFI covers it. */
 int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *out);
 
-/* The mappings of /proc/PID/maps text @buf (@len bytes, modified: lines
- * are cut in place) into @s: executable files and the vDSO. 0 or
- * -ENOMEM. (symbolize.c; a fuzz target drives it.) */
+/* ---- maps text, and a symbolizer of no process (tests, fuzzing) ------ */
+
+/* One line of /proc/PID/maps: "start-end perms offset major:minor inode
+ * path" (addresses, offset and device in hex). */
+struct symbol_maps_line {
+	uint64_t start, end, pgoff;
+	uint64_t dev; /* makedev(major, minor) */
+	uint64_t ino;
+	const char *path; /* inside the line: the rest of it, "" if none */
+};
+
+/* Parse @line (NUL-terminated, without its '\n') into *@out. Returns 0
+ * for a mapping the symbolizer keeps (executable, and of a file or the
+ * vDSO), -ENOENT for one it skips (*@out is set: not executable,
+ * anonymous, [vsyscall], ...), -EINVAL for a line that does not parse
+ * (*@out untouched). Reads nothing but @line. */
+int symbol_maps_line(const char *line, struct symbol_maps_line *out);
+
+/* The mappings of /proc/PID/maps text @buf into @s: each line that
+ * symbol_maps_line() keeps, through symbolizer__add_mapping() (one that
+ * refuses it, e.g. a path of PATH_MAX bytes or more, is skipped). @buf is
+ * @len bytes followed by a NUL, and is modified: lines are cut in place.
+ * 0 or -ENOMEM (the mappings before the failure are kept). */
 struct symbolizer;
 int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len);
+
+/* A symbolizer of no process, to be given mappings by
+ * symbolizer_parse_maps() or symbolizer__add_mapping(): it reads nothing
+ * at creation, opens no file (every module is unreadable, "not opened":
+ * a user address resolves to its module and file offset, never a name,
+ * and unwinding finds no CFI), never re-reads maps nor a perf map
+ * (symbolizer__refresh returns -ESRCH) and costs one allocation. Kernel
+ * addresses go through @ksyms, borrowed: it must outlive the symbolizer
+ * (NULL: they stay unresolved). 0, or -ENOMEM with *@out = NULL. */
+struct kallsyms;
+int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **out);
 
 #endif /* D9_SYMBOLIZE_INT_H */

@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -725,5 +726,110 @@ Test(symbolize, inlined_code_names_its_chain_innermost_first)
 	}
 	cr_expect(both, "no address of inl_host reads inl_inner <- inl_outer");
 	cr_expect(outer_only, "no address of inl_host reads inl_outer alone");
+	symbolizer__free(s);
+}
+
+/* ---- maps text, and a symbolizer of no process ------------------------ */
+
+Test(symbolize, maps_line_keeps_executable_files_and_the_vdso)
+{
+	struct symbol_maps_line l;
+	char line[] = "7fb8fedff000-7fb8fef55000 r-xp 00026000 fe:01 332835"
+		      "                     /usr/lib/x86_64-linux-gnu/libc.so.6";
+
+	cr_assert_eq(symbol_maps_line(line, &l), 0);
+	cr_expect_eq(l.start, 0x7fb8fedff000ull);
+	cr_expect_eq(l.end, 0x7fb8fef55000ull);
+	cr_expect_eq(l.pgoff, 0x26000);
+	cr_expect_eq(l.dev, makedev(0xfe, 1));
+	cr_expect_eq(l.ino, 332835);
+	cr_expect_str_eq(l.path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	cr_expect_eq(symbol_maps_line("7ffd1000-7ffd3000 r-xp 00000000 00:00 0  [vdso]", &l), 0);
+	cr_expect_str_eq(l.path, "[vdso]");
+	/* a file name with spaces and a deleted file keep the whole rest */
+	cr_expect_eq(symbol_maps_line("1000-2000 r-xp 0 08:01 7 /tmp/a b (deleted)", &l), 0);
+	cr_expect_str_eq(l.path, "/tmp/a b (deleted)");
+
+	cr_expect_eq(symbol_maps_line("1000-2000 r--p 0 08:01 7 /usr/bin/cat", &l), -ENOENT);
+	cr_expect_eq(symbol_maps_line("1000-2000 rwxp 0 00:00 0 ", &l), -ENOENT);
+	cr_expect_str_eq(l.path, "");
+	cr_expect_eq(symbol_maps_line("ffffffffff600000-ffffffffff601000 --xp 00000000 "
+				      "00:00 0  [vsyscall]",
+				      &l),
+		     -ENOENT);
+	cr_expect_eq(symbol_maps_line("", &l), -EINVAL);
+	cr_expect_eq(symbol_maps_line("1000-2000 r-xp 0 08:01", &l), -EINVAL);
+	cr_expect_eq(symbol_maps_line("garbage", &l), -EINVAL);
+}
+
+Test(symbolize, offline_symbolizer_agrees_with_the_real_one_on_modules_and_offsets)
+{
+	struct symbolizer *real = self_symbolizer(), *off = NULL;
+	uint64_t addrs[] = {addr_of(target_fn), addr_of(getpid), addr_of(data_var)};
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *f = fopen("/proc/self/maps", "re");
+	FILE *m = open_memstream(&text, &len);
+	char buf[4096];
+	size_t n;
+
+	cr_assert(f && m);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, m);
+	fclose(f);
+	fclose(m);
+	cr_assert_eq(symbolizer__new_offline(NULL, &off), 0);
+	cr_assert_eq(symbolizer_parse_maps(off, text, len), 0);
+	cr_expect_eq(symbolizer__nmodules(off), symbolizer__nmodules(real));
+	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		struct trace_frame fr, fo;
+
+		if (symbolizer__resolve(real, addrs[i], &fr))
+			continue; /* data: not in an executable mapping */
+		cr_assert_eq(symbolizer__resolve(off, addrs[i], &fo), 0);
+		cr_expect_null(fo.sym, "an offline symbolizer opens no file");
+		cr_expect_str_eq(fo.module, fr.module);
+		cr_expect_not_null(symbolizer__module_unreadable(off, 0));
+	}
+	/* no process: nothing to re-read, no perf map, no kernel symbols */
+	cr_expect_eq(symbolizer__refresh(off), -ESRCH);
+	{
+		struct trace_frame fo;
+
+		cr_expect_eq(symbolizer__resolve(off, 0x1000, &fo), -ENOENT);
+		cr_expect_eq(symbolizer__resolve(off, 0xffffffff81000000ull, &fo), -ENOENT);
+		cr_expect_eq(fo.kernel, 1);
+	}
+	symbolizer__free(off);
+	symbolizer__free(real);
+	free(text);
+}
+
+Test(symbolize, a_mapping_replaces_the_ones_it_overlaps)
+{
+	struct symbolizer *s = NULL;
+	struct trace_frame f;
+	char text[] = "1000-3000 r-xp 00000000 08:01 11 /a\n"
+		      "3000-5000 r-xp 00002000 08:01 11 /a\n"
+		      "5000-6000 r-xp 00000000 08:01 12 /b\n"
+		      /* over the end of the first and the start of the second */
+		      "2000-4000 r-xp 00010000 08:01 13 /c (deleted)\n"
+		      "4800-4900 r--p 00000000 08:01 14 /d\n"
+		      "no newline at the end: ignored";
+
+	cr_assert_eq(symbolizer__new_offline(NULL, &s), 0);
+	cr_assert_eq(symbolizer_parse_maps(s, text, strlen(text)), 0);
+	cr_expect_eq(symbolizer__nmodules(s), 3);
+	/* both mappings /c overlaps are gone, whole */
+	cr_expect_eq(symbolizer__resolve(s, 0x1000, &f), -ENOENT);
+	cr_expect_eq(symbolizer__resolve(s, 0x4800, &f), -ENOENT);
+	cr_assert_eq(symbolizer__resolve(s, 0x2010, &f), 0);
+	cr_expect_str_eq(f.module, "/c");
+	cr_expect_eq(f.offset, 0x10010);
+	cr_expect_null(f.sym);
+	cr_assert_eq(symbolizer__resolve(s, 0x5fff, &f), 0);
+	cr_expect_str_eq(f.module, "/b");
+	cr_expect_eq(f.offset, 0xfff);
+	cr_expect_eq(symbolizer__resolve(s, 0x6000, &f), -ENOENT);
 	symbolizer__free(s);
 }
