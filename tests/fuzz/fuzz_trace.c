@@ -4,15 +4,43 @@
  * accepts (tasks, polls, delays, report, flame and offcpu folded).
  * The first byte picks the read flags (and JSON for the report); the rest
  * is the file: seeds are a flags byte and a trace.
+ *
+ * What does not depend on the input is made once: the memfd the file is
+ * written to (the reader opens it by path, as a file on disk), and the
+ * stream the analyses print to, which discards without a system call.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "trace/trace.h"
+
+static ssize_t discard(void *cookie, const char *buf, size_t n)
+{
+	(void)cookie;
+	(void)buf;
+	return (ssize_t)n;
+}
+
+static int fd = -1;
+static char path[64];
+static FILE *out;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+	out = fopencookie(NULL, "w", (cookie_io_functions_t){.write = discard});
+	if (fd < 0 || !out)
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,21 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct offcpu *oc = NULL;
 	struct delays *d = NULL;
 	const char *msg;
-	char path[64];
-	FILE *out;
-	int fd;
 
-	if (!size)
+	/* the file is the input, whatever the last one left */
+	if (!size || ftruncate(fd, 0) ||
+	    pwrite(fd, data + 1, size - 1, 0) != (ssize_t)(size - 1))
 		return 0;
-	fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
-	if (fd < 0 || write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	out = fopen("/dev/null", "w");
-	if (out && !trace__read_opts(path, flags[data[0] % 4], &t, &msg) &&
+	if (!trace__read_opts(path, flags[data[0] % 4], &t, &msg) &&
 	    !join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, &oc) && !delays__new(j, &d)) {
 		struct flame_opts fo = {.format = FLAME_FOLDED};
 		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};
@@ -66,8 +85,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	offcpu__free(oc);
 	join__free(j);
 	trace__free(t);
-	if (out)
-		fclose(out);
-	close(fd);
+	clearerr(out);
 	return 0;
 }
