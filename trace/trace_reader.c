@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -794,6 +795,29 @@ static int check_chunk(struct reader *r, const uint8_t *h)
 	return 0;
 }
 
+/* A zstd decompression context costs a ~100 KiB allocation and two CPUID
+ * instructions (zstd probes for BMI2 at each creation; in a VM each traps
+ * to the hypervisor), more than reading a small trace: one is kept for
+ * the process between reads and walks, whatever thread made it. */
+static _Atomic(ZSTD_DCtx *) spare_dctx;
+
+static ZSTD_DCtx *dctx_get(void)
+{
+	ZSTD_DCtx *d = atomic_exchange(&spare_dctx, NULL);
+
+	return d ? d : ZSTD_createDCtx();
+}
+
+static void dctx_put(ZSTD_DCtx *d)
+{
+	ZSTD_DCtx *none = NULL;
+
+	/* (ZSTD_decompressDCtx starts each frame afresh: nothing carries
+	 * over from the last user) */
+	if (d && !atomic_compare_exchange_strong(&spare_dctx, &none, d))
+		ZSTD_freeDCtx(d);
+}
+
 /* Decompress the checked chunk at @h into r->raw; a cursor over it. */
 static int inflate(struct reader *r, const uint8_t *h, struct cursor *c)
 {
@@ -1048,7 +1072,7 @@ static void src_free(struct trace_src *s)
 	free(s->cbuf);
 	free(s->raw);
 	free(s->recs);
-	ZSTD_freeDCtx(s->dctx);
+	dctx_put(s->dctx);
 	free(s);
 }
 
@@ -1092,7 +1116,7 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
 	r.t = calloc(1, sizeof(*r.t));
 	if (r.t)
 		r.t->arena = calloc(1, sizeof(*r.t->arena));
-	r.dctx = ZSTD_createDCtx();
+	r.dctx = dctx_get();
 	if (!r.t || !r.t->arena || !r.dctx) {
 		err = nomem(&r);
 		goto out;
@@ -1144,7 +1168,7 @@ out:
 		close(fd);
 	free(r.cbuf);
 	free(r.raw);
-	ZSTD_freeDCtx(r.dctx);
+	dctx_put(r.dctx);
 	idmap_release(&r.thread_ix);
 	idmap_release(&r.comm_ix);
 	idmap_release(&r.task_ix);
@@ -1248,7 +1272,7 @@ static int walk(const struct trace *t, const struct src_list *l, trace_sample_fn
 	int err = 0;
 
 	s->failed = 0;
-	if (!s->dctx && !(s->dctx = ZSTD_createDCtx()))
+	if (!s->dctx && !(s->dctx = dctx_get()))
 		err = nomem(&r);
 	/* the reader borrows the walk's buffers */
 	r.t = (struct trace *)t;
