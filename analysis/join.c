@@ -1077,7 +1077,7 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	if (!err)
 		err = amap_init(&jp->taskslot, t->ntasks + 64);
 	if (!err)
-		err = amap_init(&jp->agg.map, 4096);
+		err = amap_init(&jp->agg.map, 64);
 	if (err)
 		goto fail;
 

@@ -475,7 +475,7 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 	err = -ENOMEM;
 	f = flame__new();
 	flab = malloc((t->nframes + 1) * sizeof(*flab));
-	if (!f || !flab || amap_init(&agg, 4096))
+	if (!f || !flab || amap_init(&agg, join_agg(j)->map.n))
 		goto out;
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
 	f->task_roots = 1;
