@@ -293,34 +293,45 @@ static void shim_try_attach(struct rec *r, int warn)
 		ctimer_begin(r);
 }
 
-/* The recorder stalled past the lease and the shim let go: what the rings
- * held is drained, attach again. The shim recorded nothing from the lapsed
- * deadline to the new attach's store: meta "shim_gap" = "FROM-TO" (ns, one
- * per gap; TO read after the store, as for "shim_attached"), where the
- * analysis ends the polls open at FROM and starts afresh at TO.
- * "shim_reattached" = TO stays for readers that know only that. */
-static void shim_reattach(struct rec *r)
+/* The shim recorded nothing from the lapsed lease's deadline (the renew
+ * that returned -ETIMEDOUT) to @to: meta "shim_gap" = "FROM-TO" (ns, one
+ * per gap), where the analysis ends the polls open at FROM and starts
+ * afresh at TO. Returns its length. */
+static uint64_t shim_gap(struct rec *r, uint64_t to)
 {
-	uint64_t from = shim_seg__lapsed_ns(r->seg), to;
+	uint64_t from = shim_seg__lapsed_ns(r->seg);
 	char buf[48];
 
-	shim_seg__attach(r->seg);
-	to = record_now_ns();
 	if (from > to)
 		from = to;
-	r->st->reattaches++;
 	r->st->gap_ns += to - from;
-	if (r->ct)
-		ctimer_rec__request(r->ct);
 	snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
 		 (unsigned long long)to);
 	note_err(r, trace_writer__meta(r->w, "shim_gap", buf));
+	return to - from;
+}
+
+/* The recorder stalled past the lease and the shim let go: what the rings
+ * held is drained, attach again. The gap ends at a time read after the new
+ * attach's store, as "shim_attached" is; "shim_reattached" = that time
+ * stays for readers that know only that. */
+static void shim_reattach(struct rec *r)
+{
+	uint64_t to, gap;
+	char buf[24];
+
+	shim_seg__attach(r->seg);
+	to = record_now_ns();
+	gap = shim_gap(r, to);
+	r->st->reattaches++;
+	if (r->ct)
+		ctimer_rec__request(r->ct);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)to);
 	note_err(r, trace_writer__meta(r->w, "shim_reattached", buf));
 	logf_(r, RECORD_WARN,
 	      "the recorder stalled past its %d ms lease and the shim let go: attached "
 	      "again; runtime events of the %.3f s gap are lost",
-	      (int)(D9_LEASE_NS / 1000000), (double)(to - from) / 1e9);
+	      (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
 }
 
 /* More drops than this between two drains cannot be real (a ring of
@@ -1109,8 +1120,17 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		note_err(&r, offcpu_rec__finish(r.oc));
 		offcpu_summary(&r);
 	}
-	if (r.seg)
-		shim_seg__renew(r.seg);	/* a last clock pair for the last drains */
+	/* a last clock pair for the last drains; a lease that lapsed since the
+	 * loop's last renew (stalled then, -d ran out meanwhile) leaves a gap
+	 * to the end */
+	if (r.seg && shim_seg__renew(r.seg) == -ETIMEDOUT) {
+		uint64_t gap = shim_gap(&r, record_now_ns());
+
+		logf_(&r, RECORD_WARN,
+		      "the recorder stalled past its %d ms lease and the shim let go before "
+		      "the end: runtime events of its last %.3f s are lost",
+		      (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
+	}
 	drain_shim(&r);
 	if (r.seg) {
 		struct d9_seg_hdr *h = shim_seg__base(r.seg);

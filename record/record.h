@@ -110,7 +110,8 @@ struct record_stats {
 	uint64_t shim_drops;		/* records the shim dropped */
 	uint64_t reattaches;		/* the lease ran out: attached again */
 	uint64_t gap_ns;		/* the time the shim recorded nothing,
-					 * from each lapse to its reattach */
+					 * from each lapse to its reattach or
+					 * the end */
 	uint64_t no_ring_threads;	/* threads that found no free ring slot
 					 * in the shim: their events are lost */
 	uint64_t child_samples;		/* samples of forked children, left
