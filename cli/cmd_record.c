@@ -377,14 +377,14 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 		fprintf(stderr, "d9prof: %llu thread%s of the target found no free ring slot in the "
 			"shim: their runtime events are lost\n",
 			(unsigned long long)st->no_ring_threads, plural(st->no_ring_threads));
-	if (st->reattaches)
-		fprintf(stderr, "d9prof: the recorder stalled past the shim's lease %llu time%s and "
-			"attached again: runtime events of those gaps (%.3f s) are lost\n",
+	if (st->reattaches || st->gap_ns)
+		fprintf(stderr, "d9prof: the recorder stalled past the shim's lease (attached again "
+			"%llu time%s): runtime events of those gaps (%.3f s) are lost\n",
 			(unsigned long long)st->reattaches, plural(st->reattaches),
 			(double)st->gap_ns / 1e9);
 	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
-	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->no_ring_threads &&
-	    !st->offcpu_unpaired)
+	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->gap_ns &&
+	    !st->no_ring_threads && !st->offcpu_unpaired)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	if (st->shim_garbage)
 		fprintf(stderr, "d9prof: dropped %llu records or counters of the shim segment "
