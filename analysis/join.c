@@ -919,8 +919,9 @@ static int count_sample(void *ctx, const struct trace_sample *s, const struct jo
 
 /* A poll open at the end ends at its thread's last record, not later: for
  * all anyone knows the thread (or the whole target) was gone after it, and
- * the recording end is another thread's or the recorder's time. It stays
- * open_end: at least that long. */
+ * the recording end is another thread's or the recorder's time. A thread
+ * still switched out at the end of a complete trace was off-CPU until the
+ * end, its last record. It stays open_end: at least that long. */
 static void end_open_polls(struct join_priv *jp)
 {
 	const struct trace *t = jp->pub.trace;
@@ -938,6 +939,11 @@ static void end_open_polls(struct join_priv *jp)
 			th->last_rec = sw->time;
 		if (th && sw->time_in > th->last_rec)
 			th->last_rec = sw->time_in;
+		/* still off-CPU when a complete recording ended: switch-ins
+		 * are recorded to the end, so it was off-CPU until then (a
+		 * poll blocked at the end is the one worth seeing) */
+		if (th && !sw->time_in && t->counters.end_time && jp->rec_end > th->last_rec)
+			th->last_rec = jp->rec_end;
 	}
 	for (i = 0; any && i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];

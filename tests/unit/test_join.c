@@ -206,8 +206,9 @@ Test(join, a_poll_open_at_the_end_of_a_complete_trace_ends_at_its_threads_last_r
 Test(join, a_threads_last_record_may_be_an_event_or_a_switch)
 {
 	/* thread 1: a WAKE after its BEGIN; thread 2: switched out at 3000,
-	 * in again at 3500; thread 3: switched out at 2000 for good (time_in
-	 * 0 says nothing of when it stopped: the switch-out is its last) */
+	 * in again at 3500; thread 3: switched out at 2000 and still out when
+	 * the (complete) recording ended: switch-ins are recorded to the end,
+	 * so it was off-CPU, in its poll, until 9000 */
 	T.counters.start_time = 1;
 	T.counters.end_time = 9000;
 	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
@@ -219,12 +220,25 @@ Test(join, a_threads_last_record_may_be_an_event_or_a_switch)
 	do_join();
 	cr_assert_eq(J->npolls, 3);
 	for (size_t i = 0; i < J->npolls; i++) {
-		static const uint64_t want[] = {0, 700, 3500, 2000};
+		static const uint64_t want[] = {0, 700, 3500, 9000};
 
 		cr_expect_eq(J->polls[i].end, want[J->polls[i].tid], "tid %" PRIu32 ": %" PRIu64,
 			     J->polls[i].tid, J->polls[i].end);
 		cr_expect(J->polls[i].open_end);
 	}
+}
+
+Test(join, in_a_cut_trace_a_switch_out_for_good_is_its_threads_last_record)
+{
+	/* no END chunk: when the thread came back, or whether it did, is
+	 * not known */
+	sy_event(&T, 100, 3, D9_EV_POLL_BEGIN, 5);
+	sy_event(&T, 5000, 4, D9_EV_WAKE, 6);
+	sy_switch(&T, 2000, 0, 3, 0, 0);
+	do_join();
+	cr_assert_eq(J->npolls, 1);
+	cr_assert_eq(J->polls[0].end, 2000);
+	cr_assert(J->polls[0].open_end);
 }
 
 Test(join, a_poll_open_at_the_end_and_longer_than_4s_is_cut_back_too)
