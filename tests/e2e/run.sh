@@ -831,7 +831,7 @@ t_killed_ctimer_recorder_leaves_target_as_before() {
 		"$(awk '{ printf "%s ", $8 }' <<<"$after")ns"
 	[ -n "$after" ] || fail "no measurement after the kill" || return 1
 	! awk '$4 != 0 || $6 != 0' <<<"$after" | grep -q . ||
-		fail "still attached or timers left: $after" || return 1
+		fail "still attached or timers left: $after; the whole probe log: $(cat "$TMP/probe.out"); recorder: $(tail -5 "$TMP/pk.err")" || return 1
 	# detached cost again (attached, a pair costs hundreds of ns): the best
 	# later run within 3x + 10 ns of never-attached, leaving room for the
 	# noise of three busy threads on two cores
