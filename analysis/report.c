@@ -386,19 +386,22 @@ static int build_tree(const struct join *j, const struct groups *g, struct flame
 
 	for (i = 0; i < m; i++) {
 		uint32_t r = ent[i].root;
+		/* by thread, samples of threads the groups do not list are one
+		 * group past them ("[other threads]": groups__of) */
+		uint32_t ri = r <= g->ngroups ? r : g->ngroups + 1;
 
-		if (rootlab[r] == UINT32_MAX) {
+		if (rootlab[ri] == UINT32_MAX) {
 			char lab[300];
 
 			groups__label(g, r ? r - 1 : GROUP_NONE, lab, sizeof(lab));
-			err = flame_intern(f, lab, strlen(lab), &rootlab[r]);
+			err = flame_intern(f, lab, strlen(lab), &rootlab[ri]);
 			if (err)
 				goto out;
 		}
 		err = analysis_stack_path(f, t, flab, ent[i].stack, &ids, &cap, 1, &n);
 		if (err)
 			goto out;
-		ids[0] = rootlab[r];
+		ids[0] = rootlab[ri];
 		err = flame_run_add(f, &run, ids, n + 1, ent[i].weight);
 		if (err)
 			goto out;
