@@ -243,13 +243,20 @@ static void shim_try_attach(struct rec *r, int warn)
 		return;
 	}
 	{
-		/* one recorder at a time: a second one would split the events
-		 * and its detach would cut the first one off */
+		/* One recorder at a time: a second one would split the events
+		 * and its detach would cut the first one off. The segment is
+		 * claimed by a compare-and-swap of recorder_pid (0 or a dead
+		 * recorder's) to ours, so two recorders started in the same
+		 * instant cannot both attach; a live claimant, attached yet or
+		 * not, holds it. */
 		struct d9_seg_hdr *h = shim_seg__base(r->seg);
-		uint32_t other = __atomic_load_n(&h->recorder_pid, __ATOMIC_RELAXED);
+		uint32_t me = (uint32_t)getpid();
+		uint32_t other = __atomic_load_n(&h->recorder_pid, __ATOMIC_ACQUIRE);
 
-		if (__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE) && other &&
-		    other != (uint32_t)getpid() && !kill((pid_t)other, 0)) {
+		if (other != me &&
+		    ((other && !kill((pid_t)other, 0)) ||
+		     !__atomic_compare_exchange_n(&h->recorder_pid, &other, me, 0,
+						  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
 			/* said once; looked at again later: it may leave */
 			if (!r->busy)
 				logf_(r, RECORD_WARN,

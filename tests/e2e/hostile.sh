@@ -164,6 +164,30 @@ t_output_never_follows_a_link_nor_clobbers() {
 		fail "a FIFO input: $(cat "$TMP/fifo.err")" || return 1
 }
 
+t_two_recorders_started_together_attach_one() {
+	local i a b na
+	"$ROOT/$B/examples/demo" -d 20 -q >"$TMP/race.out" 2>&1 &
+	HPID=$!
+	PIDS+=("$HPID")
+	sleep 0.3
+	# five times, both started at once: one of them is turned away
+	for i in 1 2 3 4 5; do
+		"$D9" record -p "$HPID" -d 0.5 -o "$TMP/ra$i.data" 2>"$TMP/ra$i.err" &
+		a=$!
+		"$D9" record -p "$HPID" -d 0.5 -o "$TMP/rb$i.data" 2>"$TMP/rb$i.err" &
+		b=$!
+		wait "$a" && wait "$b" || fail "a recorder failed: $(cat "$TMP/ra$i.err" "$TMP/rb$i.err")" ||
+			return 1
+		# the other one is turned away (it may attach once the first
+		# left); neither turned away: both attached at once
+		na=$(grep -l "another recorder (pid [0-9]*) is attached" "$TMP/ra$i.err" \
+			"$TMP/rb$i.err" | wc -l)
+		[ "$na" = 1 ] || fail "round $i: $na recorders turned away: $(cat "$TMP/ra$i.err" \
+			"$TMP/rb$i.err")" || return 1
+	done
+	say "    5 rounds of two recorders at once: one turned away each time"
+}
+
 t_a_second_recorder_leaves_the_first_alone() {
 	"$ROOT/$B/examples/demo" -d 6 -q >"$TMP/two.out" 2>&1 &
 	HPID=$!
