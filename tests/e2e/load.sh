@@ -60,7 +60,7 @@ fi
 rec() {
 	# shellcheck disable=SC2016
 	$FIFO bash -c 's=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N)
-		echo "rc $rc wall $(echo "$e - $s" | bc)" >&2' _ \
+		echo "rc $rc wall $(awk -v s="$s" -v e="$e" "BEGIN { printf \"%.3f\", e - s }")" >&2' _ \
 		$OTHER "$D9" record -p "$LPID" -d 3 -o "$TMP/load.data" 2>"$TMP/load.$1.err"
 	grep -q "^rc 0 " "$TMP/load.$1.err" || fail "record failed: $(cat "$TMP/load.$1.err")" ||
 		return 1
