@@ -8,23 +8,9 @@
 # children's samples out, never writes through a link or over a file that
 # is not a trace, and refuses a FIFO as input. D9=path picks the
 # recorder (make check-hostile runs it on an ASan/UBSan build).
-set -u
-B=${B:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 1
-D9=${D9:-$ROOT/$B/d9prof}
-TMP=$(mktemp -d /tmp/d9hostile.XXXXXX)
-PIDS=()
-pass=0 fail=0 skip=0
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-say() { printf '%s\n' "$*"; }
-fail() { say "    $*"; return 1; }
+NAME=hostile
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 cc -O1 -g -fno-omit-frame-pointer -I"$ROOT" -I"$ROOT/include" tests/e2e/hostile.c \
 	-o "$TMP/hostile" "$ROOT/$B/libd9prof.a" -lpthread || { say "cannot build hostile"; exit 1; }
@@ -209,18 +195,4 @@ t_a_second_recorder_leaves_the_first_alone() {
 		return 1
 }
 
-for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
-	[ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$t" && continue
-	say "== hostile: ${t#t_}"
-	$t; rc=$?
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	PIDS=()
-	case $rc in
-	0) pass=$((pass + 1)); say "ok - ${t#t_}" ;;
-	2) skip=$((skip + 1)) ;;
-	*) fail=$((fail + 1)); say "not ok - ${t#t_}" ;;
-	esac
-done
-say "hostile: $pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+e2e_run_tests

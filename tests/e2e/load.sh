@@ -7,23 +7,9 @@
 # wait at the first per-thread event (an RCU grace period, which the
 # recorder reports: it is the kernel's, perf pays it too). With an fd limit
 # too small for 400 threads' events, it says so before recording.
-set -u
-B=${B:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 1
-D9=${D9:-$ROOT/$B/d9prof}
-TMP=$(mktemp -d /tmp/d9load.XXXXXX)
-PIDS=()
-pass=0 fail=0 skip=0
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-say() { printf '%s\n' "$*"; }
-fail() { say "    $*"; return 1; }
+NAME=load
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 cc -O1 -g -fno-omit-frame-pointer -I"$ROOT/include" tests/e2e/many_threads.c \
 	-o "$TMP/many_threads" "$ROOT/$B/libd9prof.a" -lpthread || { say "cannot build"; exit 1; }
@@ -112,18 +98,4 @@ t_too_few_fds_is_said_before_recording() {
 	[ ! -e "$TMP/fd.data" ] || fail "a trace file was left behind" || return 1
 }
 
-for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
-	[ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$t" && continue
-	say "== load: ${t#t_}"
-	$t; rc=$?
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	PIDS=()
-	case $rc in
-	0) pass=$((pass + 1)); say "ok - ${t#t_}" ;;
-	2) skip=$((skip + 1)) ;;
-	*) fail=$((fail + 1)); say "not ok - ${t#t_}" ;;
-	esac
-done
-say "load: $pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+e2e_run_tests
