@@ -627,7 +627,7 @@ enum loss_data {
 	LOSS_ALL = 0xf,
 };
 
-#define LOSS_KINDS 11		/* kinds of loss a trace can record */
+#define LOSS_KINDS 12		/* kinds of loss a trace can record */
 #define LOSS_TEXT_MAX 640	/* room for analysis_losses_text() */
 
 struct loss {
@@ -644,7 +644,8 @@ struct loss {
  * shim dropped, forked children's samples left out, switch records lost,
  * switch-outs whose switch-in was lost, off-CPU stacks whose unwind
  * stopped short, wakeups lost, shim records dropped, threads without a
- * shim ring, lease lapses, and shim records dropped as garbage. Returns
+ * shim ring, lease lapses, shim records dropped as garbage, and gaps
+ * between segments (trace.h). Values summed over segments. Returns
  * how many (0: nothing lost). */
 size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss *out);
 /* The same as one line, "lost: 3 samples (perf ring full), 1 ...", in

@@ -1000,7 +1000,13 @@ static int gap_cmp(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/* The shim's gaps: meta "shim_gap" = "START-END", sorted, merged where they
+static int is_gap_key(const char *k)
+{
+	return !strcmp(k, "shim_gap") || !strcmp(k, "segment_gap");
+}
+
+/* The gaps: the shim's (meta "shim_gap" = "START-END") and those between
+ * segments ("segment_gap", trace.h), sorted, merged where they
  * overlap (a malformed one is left out), and their total. */
 static int read_gaps(struct join_priv *jp)
 {
@@ -1009,7 +1015,7 @@ static int read_gaps(struct join_priv *jp)
 	size_t i, n = 0;
 
 	for (i = 0; i < t->nmeta; i++)
-		n += !strcmp(t->meta[i].key, "shim_gap");
+		n += is_gap_key(t->meta[i].key);
 	if (!n)
 		return 0;
 	j->gaps = malloc(n * sizeof(*j->gaps));
@@ -1020,7 +1026,7 @@ static int read_gaps(struct join_priv *jp)
 		struct join_gap g;
 		char *end;
 
-		if (strcmp(t->meta[i].key, "shim_gap") || !isdigit((unsigned char)*v))
+		if (!is_gap_key(t->meta[i].key) || !isdigit((unsigned char)*v))
 			continue;
 		g.start = strtoull(v, &end, 10);
 		if (*end != '-' || !isdigit((unsigned char)end[1]))

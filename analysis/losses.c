@@ -20,9 +20,10 @@
 enum loss_source {
 	SRC_LOST_SAMPLES,	/* counters.lost_samples */
 	SRC_SHIM_DROPS,		/* counters.shim_drops */
-	SRC_META,		/* the last value of the key, a number */
+	SRC_META,		/* the key's values (numbers), summed: one
+				 * per segment of a trace */
 	SRC_META_COUNT,		/* how many times the key is there */
-	SRC_META_UNDONE,	/* "done/all": all - done */
+	SRC_META_UNDONE,	/* "done/all": all - done, summed */
 };
 
 static const struct {
@@ -49,6 +50,8 @@ static const struct {
 	 "shim_reattached", LOSS_POLLS},
 	{"shim_garbage", "shim records that could not be real (dropped)", SRC_META,
 	 "shim garbage", LOSS_POLLS},
+	{"segment_gaps", "gaps between segments (nothing recorded)", SRC_META_COUNT,
+	 "segment_gap", LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
 };
 
 static uint64_t meta_u64(const char *v)
@@ -62,12 +65,14 @@ static uint64_t meta_u64(const char *v)
 	return end && !*end ? (uint64_t)n : 0;
 }
 
-static uint64_t meta_count(const struct trace *t, const char *key)
+/* The sum of @f over the values of @key (@f = NULL: count them). */
+static uint64_t meta_sum(const struct trace *t, const char *key, uint64_t (*f)(const char *))
 {
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < t->nmeta; i++)
-		n += t->meta[i].key && !strcmp(t->meta[i].key, key);
+		if (t->meta[i].key && !strcmp(t->meta[i].key, key))
+			n += f ? f(t->meta[i].value) : 1;
 	return n;
 }
 
@@ -103,13 +108,13 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 			c = t->counters.shim_drops;
 			break;
 		case SRC_META:
-			c = meta_u64(analysis_meta(t, kinds[i].meta));
+			c = meta_sum(t, kinds[i].meta, meta_u64);
 			break;
 		case SRC_META_COUNT:
-			c = meta_count(t, kinds[i].meta);
+			c = meta_sum(t, kinds[i].meta, NULL);
 			break;
 		case SRC_META_UNDONE:
-			c = meta_undone(analysis_meta(t, kinds[i].meta));
+			c = meta_sum(t, kinds[i].meta, meta_undone);
 			break;
 		}
 		if (!c)

@@ -7,7 +7,15 @@
  *   chunks, each: struct trace_chunk_hdr + a zstd frame of raw_size bytes
  *
  * Every chunk is self-contained (its own zstd frame, its own checksum), so a
- * file cut anywhere reads up to its last whole chunk. Chunks refer to ids
+ * file cut anywhere reads up to its last whole chunk.
+ *
+ * Segments: a file is one or more segments, each a file header and chunks
+ * up to its END chunk, readable alone (its own ids, names, symbols, and in
+ * a STATE chunk what was open at its start). A plain recording is one
+ * segment; a flight recorder's dump is several back to back, and so is
+ * `cat` of segment files. Meta "recording" (one id per recording),
+ * "segment" (0, 1, ... within it) and "segment_start" (ns) come in the
+ * segment's first chunk. Chunks refer to ids
  * defined in earlier chunks only (a STACKS chunk comes before the SAMPLES
  * chunks that use its ids; FRAMES may come last: until they are read,
  * frames are bare addresses). An END chunk closes a complete trace.
@@ -44,6 +52,10 @@ enum trace_chunk_type {
 	TRACE_CHUNK_SWITCHES = 9, /* off-CPU intervals (sched switches) */
 	TRACE_CHUNK_INLINES = 10, /* functions inlined at frames' addresses */
 	TRACE_CHUNK_COMMS = 11,	 /* tid, name of threads outside the target */
+	TRACE_CHUNK_STATE = 12,	 /* events as EVENTS: what was open at the
+				  * segment's start (the BEGIN of a poll in
+				  * progress, a park, a pending wake, a live
+				  * task's spawn), at their own earlier times */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -199,6 +211,12 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e,
  * follow the STACKS chunk that defines their stacks, as samples do. */
 int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s);
 
+/* Write @n events as STATE chunks now (after whatever is queued is
+ * flushed): what was open when this segment started, at their own times.
+ * Once, before the segment's first event; they count neither as events
+ * nor for the segment's start and end times. */
+int trace_writer__state(struct trace_writer *w, const struct trace_event *e, size_t n);
+
 /* Write everything queued as chunks (called periodically by the recorder
  * so that a killed recorder leaves a readable file). 0 or -errno. */
 int trace_writer__flush(struct trace_writer *w);
@@ -232,6 +250,23 @@ void trace_writer__free(struct trace_writer *w);
 struct trace_arena;
 struct trace_src;
 
+/* One segment as read (see the top of this file). */
+struct trace_segment {
+	const char *file;	/* the path it was read from */
+	uint64_t offset;	/* where in that file it starts */
+	const char *recording;	/* meta "recording"; NULL in files without */
+	uint64_t index;		/* meta "segment" (0 without) */
+	uint64_t start;		/* meta "segment_start", else its END's
+				 * start_time; 0 if neither */
+	uint64_t end;		/* its END's end_time; 0 if cut short */
+	int64_t wall_offset;	/* meta "clock_realtime": CLOCK_REALTIME -
+				 * CLOCK_MONOTONIC ns when it started; 0 if
+				 * absent */
+	int complete;		/* its END chunk was read */
+	int state_used;		/* its STATE chunk was applied: the segment
+				 * before it in its recording was not read */
+};
+
 /* A whole trace in memory. Arrays and strings are owned by the trace. */
 struct trace {
 	struct trace_meta *meta;
@@ -262,8 +297,21 @@ struct trace {
 					 * switches; sorted by tid */
 	size_t ncomms;
 	struct trace_counters counters;
-	int complete;			/* 1 if the END chunk was read */
+	int complete;			/* 1 if every segment's END chunk
+					 * was read */
 	size_t chunks;			/* whole chunks read */
+	/* Segments in time order, each read once: a copy of one already
+	 * read (same recording and index, e.g. in two overlapping dumps) is
+	 * skipped and counted in dup_segments. Time between two segments
+	 * that is in neither (a segment missing, or two recordings) is meta
+	 * "segment_gap" = "START-END" (ns), like "shim_gap" for analysis.
+	 * Counters are the sums over the segments (start_time the earliest,
+	 * end_time the latest). */
+	struct trace_segment *segments;
+	size_t nsegments;
+	size_t dup_segments;
+	uint64_t from, to;		/* the window read (see
+					 * trace__read_paths), 0 = none */
 	struct trace_arena *arena;	/* private: the strings; NULL in a
 					 * trace built by hand */
 	struct trace_src *src;		/* private: the file and where its
@@ -307,6 +355,29 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
  * file open until trace__free(). */
 int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
 		     const char **errmsg);
+
+/* Read several files, or directories (their *.d9 and *.data files), as
+ * one trace: every segment of every file in time order (by its start),
+ * copies skipped, gaps noted (struct trace). @o may be NULL. With
+ * @o->window, only records in [from, to] are kept (samples and events by
+ * time, off-CPU intervals by switch-out time; 0 = no bound), where the
+ * callback sets the bounds once the segments are known (their times and
+ * clock offsets, to turn a wall-clock time or one relative to the start
+ * into CLOCK_MONOTONIC); counters.start_time/end_time become the window's
+ * (so analysis starts a poll open at @from there, as after an attach).
+ * The callback returns 0 or -errno (the read fails with it, *@errmsg =
+ * its message from @o->why if set). Errors as trace__read_opts(), the
+ * message naming the file. */
+struct trace_read_opts {
+	unsigned int flags;	/* TRACE_READ_* */
+	int (*window)(void *ctx, const struct trace_segment *seg, size_t n,
+		      uint64_t *from, uint64_t *to);
+	void *ctx;
+	const char *why;	/* set by @window on error */
+};
+int trace__read_paths(const char *const *paths, size_t npaths,
+		      const struct trace_read_opts *o, struct trace **out,
+		      const char **errmsg);
 
 /* Called with the records of one chunk at a time (@n >= 1), in file order;
  * the array is valid during the call only. Return 0 to go on, anything

@@ -67,12 +67,16 @@
  *            last two columns are absent in files from before them
  *            (read as 0); readers from before them reject the chunk.
  *   COMMS    count = n     as THREADS: threads outside the target
+ *   STATE    count = n     as EVENTS: what was open at the segment's
+ *                          start (at most one, before its EVENTS)
  *   END      count = 1     v samples, v events, v lost_samples,
  *                          v shim_drops, v start_time, v end_time,
  *                          v switches (absent in older files: 0)
  *                          (readers ignore further bytes: later versions
  *                          may append counters)
  * Readers skip chunks of a type they do not know (after checking them).
+ * Segments: after an END chunk the file ends or another file header
+ * starts the next segment, whose ids (frames, stacks) start at 0 again.
  * Strings are not NUL-terminated in the file.
  */
 #ifndef D9_TRACE_FORMAT_H

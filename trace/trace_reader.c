@@ -15,6 +15,7 @@
  * and each trace__for_each_sample()/_event() decodes them again one at a
  * time with the same decoders, so the checks are the same either way.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -73,16 +74,22 @@ static char *arena_strdup(struct trace_arena *a, const uint8_t *s, size_t len)
 	return p;
 }
 
-static void arena_free(struct trace_arena *a)
+static void arena_free_blocks(struct trace_arena *a)
 {
 	struct arena_block *b, *next;
 
-	if (!a)
-		return;
 	for (b = a->head; b; b = next) {
 		next = b->next;
 		free(b);
 	}
+	a->head = NULL;
+}
+
+static void arena_free(struct trace_arena *a)
+{
+	if (!a)
+		return;
+	arena_free_blocks(a);
 	free(a);
 }
 
@@ -93,7 +100,10 @@ struct src_chunk {
 	uint64_t pos;	  /* file offset of its header */
 	size_t index;	  /* chunk number, for messages */
 	uint32_t csize;	  /* payload bytes */
-	uint32_t nstacks; /* stacks defined before it */
+	uint32_t nstacks; /* stacks its segment defined before it */
+	uint32_t type;	  /* its chunk type (EVENTS or STATE for events) */
+	uint32_t file;	  /* index in trace_src.fds */
+	uint32_t seg;	  /* index in trace_src.smap: its stack ids */
 };
 
 struct src_list {
@@ -102,7 +112,11 @@ struct src_list {
 };
 
 struct trace_src {
-	int fd;
+	int *fds;	  /* per file read, -1 once not needed */
+	size_t nfds;
+	char **names;	  /* their paths, for messages */
+	uint32_t **smap;  /* per segment: its stack ids -> the trace's */
+	size_t nsmap;
 	struct src_list samples, events;
 	/* a walk's buffers, kept between walks */
 	uint8_t *cbuf, *raw;
@@ -130,7 +144,27 @@ struct reader {
 	ZSTD_DCtx *dctx;
 	size_t chunk; /* index of the chunk being read */
 	size_t pos;   /* its file offset */
+	const char *file; /* its file's path, in messages when several */
 	int seen_end;
+	/* the segment being read: its frame and stack ids -> the trace's
+	 * (smap lives in smaps[seg], kept for the walks) */
+	uint32_t *fmap;
+	size_t nfmap, fmap_cap;
+	uint32_t nsmap;
+	size_t smap_cap;
+	uint32_t **smaps;
+	size_t nsmaps, smaps_cap;
+	uint32_t file_ix;
+	int use_state;		/* apply its STATE chunk */
+	int inl_any;		/* an INLINES chunk named a frame ... */
+	uint64_t inl_last;	/* ... and this was the last (segment id) */
+	struct trace_counters segc;	/* its END chunk */
+	size_t segs_cap;
+	/* within one recording a frame (address) and a stack are one id
+	 * across its segments */
+	struct idmap addr_ix;	/* address -> frame id */
+	struct idmap stack_ix;	/* hash of frame ids -> stack id */
+	uint64_t from, to;	/* the window kept (0 = unbounded) */
 	const char *msg;
 	/* INLINES, turned into frames once the whole file is read */
 	struct inl_chain {	/* per chain */
@@ -161,6 +195,9 @@ static int fail(struct reader *r, int err, const char *fmt, ...)
 /* A corrupt chunk: the message names the chunk and where it starts. */
 static int bad(struct reader *r, const char *what)
 {
+	if (r->file)
+		return fail(r, -EBADMSG, "%s: chunk %zu at offset %zu: %s", r->file, r->chunk,
+			    r->pos, what);
 	return fail(r, -EBADMSG, "chunk %zu at offset %zu: %s", r->chunk, r->pos, what);
 }
 
@@ -288,11 +325,58 @@ static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
 	return 0;
 }
 
+/* The segment's stack map (local id -> the trace's), room for @n. */
+static uint32_t *smap_room(struct reader *r, size_t n)
+{
+	uint32_t *m = r->smaps[r->nsmaps - 1];
+
+	if (trace_grow((void **)&m, &r->smap_cap, n ? n : 1, sizeof(*m)))
+		return NULL;
+	r->smaps[r->nsmaps - 1] = m;
+	return m;
+}
+
+static uint64_t hash_frames(const uint32_t *f, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+
+	for (size_t i = 0; i < n; i++)
+		h = hash_u64(h ^ f[i]) + i;
+	return h;
+}
+
+/* The stack just decoded at stack_frames[a .. b): an id of the trace for it,
+ * the one of an identical stack of the same recording if there is one. */
+static int intern_stack(struct reader *r, size_t a, size_t b, uint32_t *id)
+{
+	struct trace *t = r->t;
+	uint64_t h = hash_frames(t->stack_frames + a, b - a);
+	uint32_t old;
+
+	if (idmap_find(&r->stack_ix, h, &old)) {
+		uint32_t oa = t->stack_off[old], ob = t->stack_off[old + 1];
+
+		if (ob - oa == b - a &&
+		    !memcmp(t->stack_frames + oa, t->stack_frames + a, (b - a) * sizeof(uint32_t))) {
+			*id = old;
+			return 1;
+		}
+	}
+	*id = (uint32_t)t->nstacks;
+	t->stack_off[t->nstacks + 1] = (uint32_t)b;
+	t->nstacks++;
+	/* a colliding hash keeps the first stack: the second is not shared */
+	if (!idmap_find(&r->stack_ix, h, &old) && idmap_set(&r->stack_ix, h, *id))
+		return -ENOMEM;
+	return 0;
+}
+
 static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 {
 	struct trace *t = r->t;
 	uint64_t first_frame, nf, first_stack, prev, total = 0;
 	const uint8_t *depths;
+	uint32_t *smap;
 	size_t i, j, k;
 
 	first_frame = cursor_varint(c);
@@ -300,26 +384,35 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 	first_stack = cursor_varint(c);
 	if (c->err)
 		return bad(r, "truncated STACKS header");
-	if (first_frame != t->nframes || first_stack != t->nstacks)
+	if (first_frame != r->nfmap || first_stack != r->nsmap)
 		return bad(r, "STACKS chunk out of sequence");
 	/* every frame and stack takes at least one byte */
 	if (nf > cursor_left(c) || count > cursor_left(c) - nf)
 		return bad(r, "record count exceeds chunk size");
-	if (t->nframes + nf >= UINT32_MAX || t->nstacks + count >= UINT32_MAX)
+	if (t->nframes + nf >= UINT32_MAX || t->nstacks + count >= UINT32_MAX ||
+	    r->nfmap + nf >= UINT32_MAX || r->nsmap + count >= UINT32_MAX)
 		return bad(r, "too many frames or stacks");
 
-	if (GROW(r, t->frames, r->frames_cap, t->nframes + nf))
+	if (GROW(r, t->frames, r->frames_cap, t->nframes + nf) ||
+	    GROW(r, r->fmap, r->fmap_cap, r->nfmap + nf))
 		return nomem(r);
 	prev = 0;
 	for (i = 0; i < nf; i++) {
-		struct trace_frame *f = &t->frames[t->nframes + i];
+		uint32_t id = (uint32_t)t->nframes;
+		int found;
 
 		prev += unzigzag(cursor_varint(c));
-		*f = (struct trace_frame){.addr = prev, .kernel = trace_addr_is_kernel(prev)};
+		found = idmap_get_or_add(&r->addr_ix, prev, &id);
+		if (found < 0)
+			return nomem(r);
+		if (!found)
+			t->frames[t->nframes++] =
+				(struct trace_frame){.addr = prev, .kernel = trace_addr_is_kernel(prev)};
+		r->fmap[r->nfmap + i] = id;
 	}
 	if (c->err)
 		return bad(r, "truncated frame addresses");
-	t->nframes += nf;
+	r->nfmap += nf;
 
 	/* sum the depths first, so that the frame ids can be bounded by the
 	 * bytes left before allocating room for them */
@@ -338,7 +431,8 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 	if (r->nstack_frames + total >= UINT32_MAX)
 		return bad(r, "too many stack frames");
 	if (GROW(r, t->stack_off, r->off_cap, t->nstacks + count + 1) ||
-	    GROW(r, t->stack_frames, r->sf_cap, r->nstack_frames + total))
+	    GROW(r, t->stack_frames, r->sf_cap, r->nstack_frames + total) ||
+	    !(smap = smap_room(r, r->nsmap + count)))
 		return nomem(r);
 
 	{
@@ -349,23 +443,51 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 		t->stack_off[t->nstacks] = (uint32_t)k;
 		for (i = 0; i < count; i++) {
 			uint64_t d = cursor_varint(&dc);
+			size_t a = k;
+			int dup;
 
 			for (j = 0; j < d; j++) {
 				prev += unzigzag(cursor_varint(c));
-				if (prev >= t->nframes)
+				if (prev >= r->nfmap)
 					return c->err ? bad(r, "truncated stack")
 						      : bad(r, "stack refers to an "
 							       "undefined frame");
-				t->stack_frames[k++] = (uint32_t)prev;
+				t->stack_frames[k++] = r->fmap[prev];
 			}
-			t->stack_off[t->nstacks + i + 1] = (uint32_t)k;
+			dup = intern_stack(r, a, k, &smap[r->nsmap + i]);
+			if (dup < 0)
+				return nomem(r);
+			if (dup)
+				k = a;	/* the frames of the copy go */
+			t->stack_off[t->nstacks] = (uint32_t)k;
 		}
 	}
 	if (c->err)
 		return bad(r, "truncated stack");
 	r->nstack_frames = k;
-	t->nstacks += count;
+	r->nsmap += (uint32_t)count;
 	return 0;
+}
+
+/* Keep the @n records of @size bytes at @v (each starting with its u64
+ * time) that are in the window; how many. */
+static size_t in_window(const struct reader *r, void *v, size_t n, size_t size)
+{
+	uint8_t *p = v, *q = v;
+
+	if (!r->from && !r->to)
+		return n;
+	for (size_t i = 0; i < n; i++, p += size) {
+		uint64_t time;
+
+		memcpy(&time, p, sizeof(time));
+		if (time < r->from || (r->to && time > r->to))
+			continue;
+		if (q != p)
+			memmove(q, p, size);
+		q += size;
+	}
+	return (size_t)(q - (uint8_t *)v) / size;
 }
 
 /* Check @count against the chunk before anything is allocated for it. */
@@ -375,9 +497,9 @@ static int check_samples(struct reader *r, struct cursor *c, size_t count)
 }
 
 /* Decode @count samples into @s (room checked by check_samples()); stack
- * ids must be below @nstacks. */
+ * ids must be below @nstacks, and become @smap's. */
 static int decode_samples(struct reader *r, struct cursor *c, size_t count,
-			  struct trace_sample *s, size_t nstacks)
+			  struct trace_sample *s, size_t nstacks, const uint32_t *smap)
 {
 	uint64_t v, prev = 0;
 	size_t i;
@@ -397,7 +519,7 @@ static int decode_samples(struct reader *r, struct cursor *c, size_t count,
 		if (v >= nstacks)
 			return c->err ? bad(r, "truncated samples")
 				      : bad(r, "sample refers to an undefined stack");
-		s[i].stack = (uint32_t)v;
+		s[i].stack = smap[v];
 	}
 	for (i = 0; i < count; i++) {
 		v = cursor_varint(c);
@@ -468,9 +590,10 @@ static int load_samples(struct reader *r, struct cursor *c, size_t count)
 		return err;
 	if (GROW(r, t->samples, r->samples_cap, t->nsamples + count))
 		return nomem(r);
-	err = decode_samples(r, c, count, t->samples + t->nsamples, t->nstacks);
+	err = decode_samples(r, c, count, t->samples + t->nsamples, r->nsmap,
+			     r->smaps[r->nsmaps - 1]);
 	if (!err)
-		t->nsamples += count;
+		t->nsamples += in_window(r, t->samples + t->nsamples, count, sizeof(*t->samples));
 	return err;
 }
 
@@ -485,7 +608,7 @@ static int load_events(struct reader *r, struct cursor *c, size_t count)
 		return nomem(r);
 	err = decode_events(r, c, count, t->events + t->nevents);
 	if (!err)
-		t->nevents += count;
+		t->nevents += in_window(r, t->events + t->nevents, count, sizeof(*t->events));
 	return err;
 }
 
@@ -519,10 +642,10 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 	}
 	for (i = 0; i < count; i++) {
 		v = cursor_varint(c);
-		if (v >= t->nstacks)
+		if (v >= r->nsmap)
 			return c->err ? bad(r, "truncated switches")
 				      : bad(r, "switch refers to an undefined stack");
-		s[i].stack = (uint32_t)v;
+		s[i].stack = r->smaps[r->nsmaps - 1][v];
 	}
 	for (i = 0; i < count; i++) {
 		v = cursor_varint(c);
@@ -546,7 +669,7 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 	}
 	if (c->err)
 		return bad(r, "truncated switches");
-	t->nswitches += count;
+	t->nswitches += in_window(r, s, count, sizeof(*s));
 	return 0;
 }
 
@@ -578,7 +701,7 @@ static int decode_frames(struct reader *r, struct cursor *c, size_t count)
 	nstr = cursor_varint(c);
 	if (c->err)
 		return bad(r, "truncated FRAMES header");
-	if (first > t->nframes || count > t->nframes - first)
+	if (first > r->nfmap || count > r->nfmap - first)
 		return bad(r, "FRAMES chunk names undefined frames");
 	if (nstr > cursor_left(c) || count > cursor_left(c) / 4)
 		return bad(r, "record count exceeds chunk size");
@@ -592,23 +715,23 @@ static int decode_frames(struct reader *r, struct cursor *c, size_t count)
 		if (v > nstr)
 			what = "bad frame symbol";
 		else
-			t->frames[first + i].sym = v ? strs[v - 1] : NULL;
+			t->frames[r->fmap[first + i]].sym = v ? strs[v - 1] : NULL;
 	}
 	for (i = 0; i < count && !what; i++) {
 		v = cursor_varint(c);
 		if (v > nstr)
 			what = "bad frame module";
 		else
-			t->frames[first + i].module = v ? strs[v - 1] : NULL;
+			t->frames[r->fmap[first + i]].module = v ? strs[v - 1] : NULL;
 	}
 	for (i = 0; i < count && !what; i++)
-		t->frames[first + i].offset = cursor_varint(c);
+		t->frames[r->fmap[first + i]].offset = cursor_varint(c);
 	for (i = 0; i < count && !what; i++) {
 		v = cursor_varint(c);
 		if (v > 1)
 			what = "bad frame kernel flag";
 		else
-			t->frames[first + i].kernel = (uint8_t)v;
+			t->frames[r->fmap[first + i]].kernel = (uint8_t)v;
 	}
 	if (!what && c->err)
 		what = "truncated frames";
@@ -621,7 +744,6 @@ out:
 
 static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 {
-	struct trace *t = r->t;
 	uint64_t nstr, v, id = 0, total = 0;
 	const char *what = NULL;
 	size_t i, base = r->ninl;
@@ -644,12 +766,13 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 		v = cursor_varint(c);
 		if (c->err)
 			what = "truncated inlines";
-		else if (v >= t->nframes || id + v >= t->nframes)
+		else if (v >= r->nfmap || id + v >= r->nfmap)
 			what = "INLINES chunk names undefined frames";
-		else if ((i || base) && id + v <= (i ? id : r->inl[base - 1].frame))
+		else if ((i || r->inl_any) && id + v <= (i ? id : r->inl_last))
 			what = "INLINES chunk names a frame twice or out of order";
 		id += v;
-		r->inl[base + i].frame = (uint32_t)id;
+		if (!what)
+			r->inl[base + i].frame = r->fmap[id];
 	}
 	for (i = 0; i < count && !what; i++) {
 		v = cursor_varint(c);
@@ -680,6 +803,10 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 	}
 	r->ninl += count;
 	r->ninl_names += total;
+	if (count) {
+		r->inl_any = 1;
+		r->inl_last = id;
+	}
 out:
 	free(strs);
 	return err;
@@ -707,6 +834,8 @@ static int expand_inlines(struct reader *r)
 	for (i = 0; i < r->ninl; i++) {
 		uint32_t f = r->inl[i].frame;
 
+		if (cnt[f])
+			continue;	/* the same frame in a later segment */
 		first[f] = (uint32_t)t->nframes;
 		cnt[f] = r->inl[i].count;
 		for (k = 0; k < r->inl[i].count; k++) {
@@ -757,7 +886,7 @@ nomem:
 
 static int decode_end(struct reader *r, struct cursor *c)
 {
-	struct trace_counters *k = &r->t->counters;
+	struct trace_counters *k = &r->segc;
 
 	k->samples = cursor_varint(c);
 	k->events = cursor_varint(c);
@@ -847,7 +976,10 @@ static int defer(struct reader *r, struct src_list *l, const uint8_t *h)
 	k->pos = r->pos;
 	k->index = r->chunk;
 	k->csize = get_le32(h + 8);
-	k->nstacks = (uint32_t)r->t->nstacks;
+	k->nstacks = r->nsmap;
+	k->type = get_le32(h + 4);
+	k->file = r->file_ix;
+	k->seg = (uint32_t)(r->nsmaps - 1);
 	return 0;
 }
 
@@ -864,11 +996,16 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 	err = check_chunk(r, h);
 	if (err)
 		return err;
+	/* what was open at the segment's start: the segment before it, when
+	 * read, has the same events at their own place */
+	if (type == TRACE_CHUNK_STATE && !r->use_state)
+		return 0;
 	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
 		r->t->nsamples += count;
 		return defer(r, &r->t->src->samples, h);
 	}
-	if (type == TRACE_CHUNK_EVENTS && (r->flags & TRACE_READ_NO_EVENTS)) {
+	if ((type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_STATE) &&
+	    (r->flags & TRACE_READ_NO_EVENTS)) {
 		r->t->nevents += count;
 		return defer(r, &r->t->src->events, h);
 	}
@@ -897,6 +1034,7 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 		err = load_samples(r, &c, count);
 		break;
 	case TRACE_CHUNK_EVENTS:
+	case TRACE_CHUNK_STATE:
 		err = load_events(r, &c, count);
 		break;
 	case TRACE_CHUNK_FRAMES:
@@ -990,59 +1128,370 @@ static int check_header(struct reader *r, uint32_t *csize)
 	return 0;
 }
 
-/* Read the chunks of @fd one at a time, up to the last whole one. */
-static int parse(struct reader *r, int fd)
+/* A whole-file failure (no chunk to name): @what, after the file's path
+ * when several are read. */
+static int fail_file(struct reader *r, int err, const char *what)
 {
-	struct trace *t = r->t;
-	uint8_t fh[TRACE_FILE_HDR_SIZE];
-	uint32_t version, csize;
-	ssize_t got;
-	size_t pos;
-	int err;
+	if (r->file)
+		return fail(r, err, "%s: %s", r->file, what);
+	return fail(r, err, "%s", what);
+}
 
-	got = read_full(fd, fh, sizeof(fh));
-	if (got < 0)
-		return read_failed(r, got);
-	if (memcmp(fh, TRACE_MAGIC, got < 8 ? (size_t)got : 8))
-		return fail(r, -EBADMSG, "bad file magic");
-	if (got < TRACE_FILE_HDR_SIZE)
-		return fail(r, -EBADMSG, "file shorter than the trace header");
+static ssize_t get_bytes(int fd, uint8_t *buf, size_t len, uint64_t off, int seq)
+{
+	return seq ? read_full(fd, buf, len) : pread_full(fd, buf, len, off);
+}
+
+/* Check the file header of a segment at @pos (@got bytes of it in @fh): 0,
+ * 1 if the file ends there (cut inside a header after an END), or -errno. */
+static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got, uint64_t pos)
+{
+	uint32_t version;
+
+	if (memcmp(fh, TRACE_MAGIC, got < 8 ? (size_t)got : 8)) {
+		if (!pos)
+			return fail_file(r, -EBADMSG, "bad file magic");
+		r->pos = (size_t)pos;
+		return bad(r, "data after the END chunk");
+	}
+	if (got < TRACE_FILE_HDR_SIZE) {
+		if (pos)
+			return 1;
+		return fail_file(r, -EBADMSG, "file shorter than the trace header");
+	}
 	version = get_le32(fh + 8);
-	if (version != TRACE_VERSION)
+	if (version != TRACE_VERSION) {
+		if (r->file)
+			return fail(r, -EPROTONOSUPPORT,
+				    "%s: trace format version %u not supported (this build "
+				    "reads %u)", r->file, version, TRACE_VERSION);
 		return fail(r, -EPROTONOSUPPORT,
 			    "trace format version %u not supported (this build reads %u)",
 			    version, TRACE_VERSION);
+	}
+	return 0;
+}
 
-	for (pos = TRACE_FILE_HDR_SIZE;; pos += TRACE_CHUNK_HDR_SIZE + csize) {
-		r->pos = pos;
-		if (GROW(r, r->cbuf, r->cbuf_cap, TRACE_CHUNK_HDR_SIZE))
-			return nomem(r);
-		got = read_full(fd, r->cbuf, TRACE_CHUNK_HDR_SIZE);
-		if (got < 0)
-			return read_failed(r, got);
-		if (got < TRACE_CHUNK_HDR_SIZE)
-			break;
-		err = check_header(r, &csize);
-		if (err)
+/* Read the next chunk at @pos (or next in the stream, @seq) into r->cbuf,
+ * checking its header: 1 and its payload size in *@csize, 0 if the file
+ * ends before it is whole (cut short), or -errno. */
+static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t *csize)
+{
+	ssize_t got;
+	int err;
+
+	r->pos = (size_t)pos;
+	if (GROW(r, r->cbuf, r->cbuf_cap, TRACE_CHUNK_HDR_SIZE))
+		return nomem(r);
+	got = get_bytes(fd, r->cbuf, TRACE_CHUNK_HDR_SIZE, pos, seq);
+	if (got < 0)
+		return read_failed(r, got);
+	if (got < TRACE_CHUNK_HDR_SIZE)
+		return 0;
+	err = check_header(r, csize);
+	if (err)
+		return err;
+	if (GROW(r, r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + *csize))
+		return nomem(r);
+	got = get_bytes(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, *csize, pos + TRACE_CHUNK_HDR_SIZE,
+			seq);
+	if (got < 0)
+		return read_failed(r, got);
+	/* an intact header whose payload is cut: the file ends here */
+	return (size_t)got < *csize ? 0 : 1;
+}
+
+/* Read a segment's chunks from @pos (after its file header) up to its END,
+ * @end, or the last whole chunk. */
+static int parse_chunks(struct reader *r, int fd, uint64_t pos, uint64_t end, int seq)
+{
+	uint32_t csize;
+	int err;
+
+	while (pos < end) {
+		err = next_chunk(r, fd, pos, seq, &csize);
+		if (err <= 0)
 			return err;
-		if (GROW(r, r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + csize))
-			return nomem(r);
-		got = read_full(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, csize);
-		if (got < 0)
-			return read_failed(r, got);
-		/* an intact header whose payload is cut: the file ends here */
-		if ((size_t)got < csize)
-			break;
 		err = read_chunk(r, r->cbuf);
 		if (err)
 			return err;
 		r->chunk++;
-		t->chunks++;
+		r->t->chunks++;
+		pos += TRACE_CHUNK_HDR_SIZE + csize;
+		if (r->seen_end)
+			break;
 	}
-	t->complete = r->seen_end;
-	if (!t->complete)
-		memset(&t->counters, 0, sizeof(t->counters));
 	return 0;
+}
+
+/* A segment found by scan_file(): where it is, and what its first chunk
+ * and its END say. */
+struct seg_at {
+	uint32_t file;
+	uint64_t end;		/* past its last whole chunk */
+	size_t chunk;		/* index of its first chunk in the file */
+	struct trace_segment info;
+	int dup;		/* a copy of one read instead */
+};
+
+struct seg_list {
+	struct seg_at *v;
+	size_t n, cap;
+};
+
+/* What the segment's first META chunk (in r->cbuf) says about it. */
+static int seg_meta(struct reader *r, struct trace_segment *g)
+{
+	struct trace *real = r->t, scratch = {0};
+	struct trace_arena arena = {0};
+	size_t cap = r->meta_cap;
+	struct cursor c;
+	int err;
+
+	scratch.arena = &arena;
+	r->t = &scratch;
+	r->meta_cap = 0;
+	err = inflate(r, r->cbuf, &c);
+	if (!err)
+		err = decode_meta(r, &c, get_le32(r->cbuf + 16));
+	r->t = real;
+	r->meta_cap = cap;
+	for (size_t i = 0; !err && i < scratch.nmeta; i++) {
+		const char *k = scratch.meta[i].key, *v = scratch.meta[i].value;
+
+		if (!strcmp(k, "recording")) {
+			g->recording = arena_strdup(real->arena, (const uint8_t *)v, strlen(v));
+			if (!g->recording)
+				err = nomem(r);
+		} else if (!strcmp(k, "segment")) {
+			g->index = strtoull(v, NULL, 10);
+		} else if (!strcmp(k, "segment_start")) {
+			g->start = strtoull(v, NULL, 10);
+		} else if (!strcmp(k, "clock_realtime")) {
+			g->wall_offset = strtoll(v, NULL, 10);
+		}
+	}
+	free(scratch.meta);
+	arena_free_blocks(&arena);
+	return err;
+}
+
+/* Find the segments of the regular file @fd (@size bytes): one pass over
+ * the chunk headers, decoding only each segment's first META and its END. */
+static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size, struct seg_list *l)
+{
+	uint8_t fh[TRACE_FILE_HDR_SIZE];
+	uint64_t pos = 0;
+	int err;
+
+	r->chunk = 0;
+	for (;;) {
+		struct seg_at g = {.file = file, .chunk = r->chunk};
+		uint64_t p = pos + TRACE_FILE_HDR_SIZE;
+		uint32_t csize;
+		ssize_t got = pread_full(fd, fh, sizeof(fh), pos);
+
+		if (got < 0)
+			return read_failed(r, got);
+		if (!got && pos)
+			return 0;
+		err = check_file_header(r, fh, got, pos);
+		if (err)
+			return err < 0 ? err : 0;
+		g.info.file = r->file;
+		g.info.offset = pos;
+		memset(&r->segc, 0, sizeof(r->segc));
+		r->seen_end = 0;
+		while (p < size) {
+			uint32_t type;
+
+			err = next_chunk(r, fd, p, 0, &csize);
+			if (err < 0)
+				return err;
+			if (!err)
+				break;
+			type = get_le32(r->cbuf + 4);
+			err = check_chunk(r, r->cbuf);
+			if (!err && type == TRACE_CHUNK_META && p == pos + TRACE_FILE_HDR_SIZE)
+				err = seg_meta(r, &g.info);
+			if (!err && type == TRACE_CHUNK_END) {
+				struct cursor c;
+
+				err = inflate(r, r->cbuf, &c);
+				if (!err)
+					err = decode_end(r, &c);
+			}
+			if (err)
+				return err;
+			r->chunk++;
+			p += TRACE_CHUNK_HDR_SIZE + csize;
+			if (r->seen_end)
+				break;
+		}
+		g.end = p;
+		g.info.complete = r->seen_end;
+		if (!g.info.start)
+			g.info.start = r->segc.start_time;
+		g.info.end = r->seen_end ? r->segc.end_time : 0;
+		if (GROW(r, l->v, l->cap, l->n + 1))
+			return nomem(r);
+		l->v[l->n++] = g;
+		r->seen_end = 0;
+		/* what follows a segment cut short is not a segment */
+		if (!g.info.complete)
+			return 0;
+		pos = p;
+	}
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+	const struct seg_at *x = a, *y = b;
+
+	if (x->info.start != y->info.start)
+		return x->info.start < y->info.start ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->info.offset < y->info.offset ? -1 : x->info.offset > y->info.offset;
+}
+
+static int same_recording(const struct trace_segment *a, const struct trace_segment *b)
+{
+	return a && b && a->recording && b->recording && !strcmp(a->recording, b->recording);
+}
+
+/* Mark the copies: of two segments with one recording and index, keep the
+ * complete one, else the longer. */
+static void mark_dups(struct seg_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		for (size_t j = i + 1; j < l->n && !l->v[i].dup; j++) {
+			struct seg_at *x = &l->v[i], *y = &l->v[j];
+			int y_better;
+
+			if (y->dup || !same_recording(&x->info, &y->info) ||
+			    x->info.index != y->info.index)
+				continue;
+			y_better = y->info.complete != x->info.complete
+					   ? y->info.complete
+					   : y->end - y->info.offset > x->end - x->info.offset;
+			if (y_better)
+				x->dup = 1;
+			else
+				y->dup = 1;
+		}
+}
+
+static int add_meta(struct reader *r, const char *key, const char *value)
+{
+	struct trace *t = r->t;
+	char *k, *v;
+
+	if (GROW(r, t->meta, r->meta_cap, t->nmeta + 1))
+		return nomem(r);
+	k = arena_strdup(t->arena, (const uint8_t *)key, strlen(key));
+	v = arena_strdup(t->arena, (const uint8_t *)value, strlen(value));
+	if (!k || !v)
+		return nomem(r);
+	t->meta[t->nmeta++] = (struct trace_meta){.key = k, .value = v};
+	return 0;
+}
+
+/* Start reading segment @g, after @prev (the segment read before it, or
+ * NULL): its ids start afresh; within one recording frames and stacks are
+ * shared; its STATE applies unless @prev is the segment just before it. */
+static int seg_begin(struct reader *r, const struct trace_segment *g,
+		     const struct trace_segment *prev)
+{
+	struct trace *t = r->t;
+	struct trace_segment *s;
+
+	if (!same_recording(g, prev)) {
+		idmap_release(&r->addr_ix);
+		idmap_release(&r->stack_ix);
+	}
+	r->use_state = !(same_recording(g, prev) && prev->index + 1 == g->index);
+	if (prev && prev->end && g->start > prev->end && r->use_state) {
+		char v[48];
+		int err;
+
+		snprintf(v, sizeof(v), "%llu-%llu", (unsigned long long)prev->end,
+			 (unsigned long long)g->start);
+		err = add_meta(r, "segment_gap", v);
+		if (err)
+			return err;
+	}
+	r->nfmap = 0;
+	r->nsmap = 0;
+	r->smap_cap = 0;
+	r->inl_any = 0;
+	r->seen_end = 0;
+	memset(&r->segc, 0, sizeof(r->segc));
+	if (GROW(r, r->smaps, r->smaps_cap, r->nsmaps + 1) ||
+	    trace_grow((void **)&t->segments, &r->segs_cap, t->nsegments + 1, sizeof(*s)))
+		return nomem(r);
+	r->smaps[r->nsmaps++] = NULL;
+	s = &t->segments[t->nsegments++];
+	*s = *g;
+	s->state_used = r->use_state;
+	return 0;
+}
+
+static void seg_end(struct reader *r)
+{
+	struct trace *t = r->t;
+	struct trace_segment *s = &t->segments[t->nsegments - 1];
+	struct trace_counters *c = &t->counters, *k = &r->segc;
+
+	s->complete = r->seen_end;
+	if (!s->complete)
+		return;
+	s->end = k->end_time;
+	if (!s->start)
+		s->start = k->start_time;
+	c->samples += k->samples;
+	c->events += k->events;
+	c->lost_samples += k->lost_samples;
+	c->shim_drops += k->shim_drops;
+	c->switches += k->switches;
+	if (k->start_time && (!c->start_time || k->start_time < c->start_time))
+		c->start_time = k->start_time;
+	if (k->end_time > c->end_time)
+		c->end_time = k->end_time;
+}
+
+/* A pipe: segments in the order they come, no copies looked for. */
+static int parse_stream(struct reader *r, int fd)
+{
+	uint8_t fh[TRACE_FILE_HDR_SIZE];
+	uint64_t pos = 0;
+	int err;
+
+	for (;;) {
+		struct trace_segment g = {.file = r->file, .offset = pos};
+		ssize_t got = read_full(fd, fh, sizeof(fh));
+
+		if (got < 0)
+			return read_failed(r, got);
+		if (!got && pos)
+			return 0;
+		err = check_file_header(r, fh, got, pos);
+		if (err)
+			return err < 0 ? err : 0;
+		/* only the first applies its STATE: the rest follow it */
+		err = seg_begin(r, &g, NULL);
+		if (err)
+			return err;
+		r->use_state = r->t->nsegments == 1;
+		r->t->segments[r->t->nsegments - 1].state_used = r->use_state;
+		err = parse_chunks(r, fd, pos + TRACE_FILE_HDR_SIZE, UINT64_MAX, 1);
+		if (err)
+			return err;
+		seg_end(r);
+		if (!r->seen_end)
+			return 0;
+		pos = r->pos + TRACE_CHUNK_HDR_SIZE + get_le32(r->cbuf + 8);
+	}
 }
 
 static int cmp_thread(const void *a, const void *b)
@@ -1065,8 +1514,14 @@ static void src_free(struct trace_src *s)
 {
 	if (!s)
 		return;
-	if (s->fd >= 0)
-		close(s->fd);
+	for (size_t i = 0; i < s->nfds; i++)
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	free(s->fds);
+	free(s->names);
+	for (size_t i = 0; i < s->nsmap; i++)
+		free(s->smap[i]);
+	free(s->smap);
 	free(s->samples.v);
 	free(s->events.v);
 	free(s->cbuf);
@@ -1077,40 +1532,242 @@ static void src_free(struct trace_src *s)
 }
 
 /* Open @path for reading, refusing a directory. The fd or -errno. */
-static int open_trace_file(struct reader *r, const char *path, int *regular)
+static int open_trace_file(struct reader *r, const char *path, int *regular, uint64_t *size)
 {
 	struct stat st;
 	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		r->msg = "cannot open the trace file";
-		return -errno;
+		err = -errno;
+		fail_file(r, err, "cannot open the trace file");
+		return err;
 	}
 	if (fstat(fd, &st)) {
 		err = -errno;
-		r->msg = "cannot stat the trace file";
+		fail_file(r, err, "cannot stat the trace file");
 		close(fd);
 		return err;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		r->msg = "the trace path is a directory";
+		fail_file(r, -EISDIR, "the trace path is a directory");
 		close(fd);
 		return -EISDIR;
 	}
 	*regular = S_ISREG(st.st_mode);
+	*size = (uint64_t)st.st_size;
 	return fd;
 }
 
-int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
-		     const char **errmsg)
+/* ---- inputs ------------------------------------------------------------- */
+
+struct inputs {
+	char **v;	/* paths, in the arena */
+	size_t n, cap;
+};
+
+static int input_add(struct reader *r, struct inputs *in, const char *path)
+{
+	char *p = arena_strdup(r->t->arena, (const uint8_t *)path, strlen(path));
+
+	if (!p || GROW(r, in->v, in->cap, in->n + 1))
+		return nomem(r);
+	in->v[in->n++] = p;
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A trace file in a directory: *.d9 (segments) or *.data (recordings,
+ * dumps); not hidden (a segment being written is ".NAME.tmp"). */
+static int trace_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	return n[0] != '.' && ((len > 3 && !strcmp(n + len - 3, ".d9")) ||
+			       (len > 5 && !strcmp(n + len - 5, ".data")));
+}
+
+/* @path, or the trace files in it if it is a directory, sorted by name. */
+static int expand(struct reader *r, struct inputs *in, const char *path)
+{
+	struct stat st;
+	struct dirent *e;
+	size_t first = in->n;
+	DIR *d;
+	int err = 0;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return input_add(r, in, path);
+	d = opendir(path);
+	if (!d) {
+		err = -errno;
+		r->file = path;
+		fail_file(r, err, "cannot read the directory");
+		return err;
+	}
+	while (!err && (e = readdir(d))) {
+		char buf[4096];
+
+		if (!trace_name(e->d_name))
+			continue;
+		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", path, e->d_name) >= sizeof(buf))
+			continue;
+		if (stat(buf, &st) || !S_ISREG(st.st_mode))
+			continue;
+		err = input_add(r, in, buf);
+	}
+	closedir(d);
+	if (err)
+		return err;
+	if (in->n == first) {
+		r->file = path;
+		return fail_file(r, -ENOENT, "no trace files (*.d9, *.data) in the directory");
+	}
+	qsort(in->v + first, in->n - first, sizeof(*in->v), name_cmp);
+	return 0;
+}
+
+/* Read the inputs: scan every file for its segments, order them by time,
+ * then read each once. */
+static int read_inputs(struct reader *r, const struct inputs *in,
+		       const struct trace_read_opts *o, int multi)
+{
+	struct trace *t = r->t;
+	struct seg_list l = {0};
+	struct trace_segment *kept = NULL, *prev = NULL;
+	int *fds = calloc(in->n, sizeof(*fds));
+	uint64_t *sizes = calloc(in->n, sizeof(*sizes));
+	size_t i, nkept = 0, nf = 0;
+	int err = 0, regular = 1;
+
+	if (!fds || !sizes) {
+		err = nomem(r);
+		goto out;
+	}
+	for (i = 0; i < in->n; i++)
+		fds[i] = -1;
+	for (i = 0; i < in->n && !err; i++) {
+		int reg = 0;
+
+		r->file = multi ? in->v[i] : NULL;
+		fds[i] = open_trace_file(r, in->v[i], &reg, &sizes[i]);
+		if (fds[i] < 0) {
+			err = fds[i];
+			break;
+		}
+		nf++;
+		regular &= reg;
+	}
+	if (err)
+		goto out;
+	/* a pipe cannot be read twice: load everything from it, in order */
+	if (!regular) {
+		if (in->n > 1) {
+			err = fail(r, -EINVAL, "several inputs must all be regular files");
+			goto out;
+		}
+		r->flags = 0;
+		err = parse_stream(r, fds[0]);
+		goto out;
+	}
+	for (i = 0; i < in->n && !err; i++) {
+		r->file = multi ? in->v[i] : NULL;
+		err = scan_file(r, fds[i], (uint32_t)i, sizes[i], &l);
+	}
+	if (err)
+		goto out;
+	qsort(l.v, l.n, sizeof(*l.v), seg_cmp);
+	mark_dups(&l);
+	kept = calloc(l.n ? l.n : 1, sizeof(*kept));
+	if (!kept) {
+		err = nomem(r);
+		goto out;
+	}
+	for (i = 0; i < l.n; i++)
+		if (!l.v[i].dup)
+			kept[nkept++] = l.v[i].info;
+	t->dup_segments = l.n - nkept;
+	if (o && o->window) {
+		err = o->window(o->ctx, kept, nkept, &r->from, &r->to);
+		if (err) {
+			r->msg = o->why ? o->why : "bad time window";
+			goto out;
+		}
+		t->from = r->from;
+		t->to = r->to;
+	}
+	if (r->flags) {
+		t->src = calloc(1, sizeof(*t->src));
+		if (!t->src) {
+			err = nomem(r);
+			goto out;
+		}
+	}
+	for (i = 0; i < l.n && !err; i++) {
+		struct seg_at *g = &l.v[i];
+
+		if (g->dup)
+			continue;
+		/* wholly before the window: the next segment read brings
+		 * its own state */
+		if (r->from && g->info.end && g->info.end < r->from)
+			continue;
+		/* past it: the first such may still complete an interval
+		 * begun in it */
+		if (r->to && prev && prev->start > r->to)
+			break;
+		r->file = multi ? in->v[g->file] : NULL;
+		r->file_ix = g->file;
+		r->chunk = g->chunk;
+		err = seg_begin(r, &g->info, prev);
+		if (!err)
+			err = parse_chunks(r, fds[g->file], g->info.offset + TRACE_FILE_HDR_SIZE,
+					   g->end, 0);
+		if (!err) {
+			seg_end(r);
+			prev = &t->segments[t->nsegments - 1];
+		}
+	}
+out:
+	/* the walks read the files again: keep them (a cut file's segment
+	 * may be all there is) */
+	if (!err && t->src && (t->src->samples.n || t->src->events.n)) {
+		t->src->fds = fds;
+		t->src->nfds = in->n;
+		t->src->names = in->v ? calloc(in->n, sizeof(char *)) : NULL;
+		if (t->src->names)
+			for (i = 0; i < in->n; i++)
+				t->src->names[i] = multi ? in->v[i] : NULL;
+		fds = NULL;
+	}
+	for (i = 0; fds && i < in->n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	free(sizes);
+	free(l.v);
+	free(kept);
+	(void)nf;
+	return err;
+}
+
+int trace__read_paths(const char *const *paths, size_t npaths,
+		      const struct trace_read_opts *o, struct trace **out,
+		      const char **errmsg)
 {
 	struct reader r = {0};
-	int fd = -1, regular = 0, err;
+	struct inputs in = {0};
+	unsigned int flags = o ? o->flags : 0;
+	size_t i;
+	int err = 0, multi;
 
 	if (errmsg)
 		*errmsg = NULL;
-	if (!path || !out)
+	if (!paths || !npaths || !out)
 		return -EINVAL;
 	*out = NULL;
 	r.t = calloc(1, sizeof(*r.t));
@@ -1121,28 +1778,25 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
 		err = nomem(&r);
 		goto out;
 	}
-	fd = open_trace_file(&r, path, &regular);
-	if (fd < 0) {
-		err = fd;
-		goto out;
-	}
-	/* a pipe cannot be read again: load everything from it */
-	r.flags = regular ? flags & (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS) : 0;
-	if (r.flags) {
-		r.t->src = calloc(1, sizeof(*r.t->src));
-		if (!r.t->src) {
-			err = nomem(&r);
-			goto out;
-		}
-		r.t->src->fd = -1;
-	}
-	err = parse(&r, fd);
+	r.flags = flags & (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	for (i = 0; i < npaths && !err; i++)
+		err = expand(&r, &in, paths[i]);
 	if (err)
 		goto out;
-	if (r.t->src && (r.t->src->samples.n || r.t->src->events.n)) {
-		r.t->src->fd = fd; /* the walks read it again */
-		fd = -1;
-	}
+	multi = in.n > 1 || npaths > 1 || strcmp(in.v[0], paths[0]);
+	err = read_inputs(&r, &in, o, multi);
+	if (err)
+		goto out;
+	r.t->complete = r.t->nsegments > 0;
+	for (i = 0; i < r.t->nsegments; i++)
+		r.t->complete &= r.t->segments[i].complete;
+	/* a segment cut short: the times come from the records */
+	if (!r.t->complete)
+		r.t->counters.start_time = r.t->counters.end_time = 0;
+	if (r.from && r.t->counters.start_time && r.t->counters.start_time < r.from)
+		r.t->counters.start_time = r.from;
+	if (r.to && r.t->counters.end_time > r.to)
+		r.t->counters.end_time = r.to;
 
 	/* stack i spans stack_off[i] .. stack_off[i + 1], also for i = 0 of
 	 * an empty trace: keep one offset */
@@ -1164,16 +1818,26 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
 	if (r.t->ntasks > 1)
 		qsort(r.t->tasks, r.t->ntasks, sizeof(*r.t->tasks), cmp_task);
 out:
-	if (fd >= 0)
-		close(fd);
+	free(in.v);
 	free(r.cbuf);
 	free(r.raw);
+	free(r.fmap);
 	dctx_put(r.dctx);
 	idmap_release(&r.thread_ix);
 	idmap_release(&r.comm_ix);
 	idmap_release(&r.task_ix);
+	idmap_release(&r.addr_ix);
+	idmap_release(&r.stack_ix);
 	free(r.inl);
 	free(r.inl_names);
+	if (!err && r.t->src) {
+		r.t->src->smap = r.smaps;
+		r.t->src->nsmap = r.nsmaps;
+	} else {
+		for (i = 0; i < r.nsmaps; i++)
+			free(r.smaps[i]);
+		free(r.smaps);
+	}
 	if (err) {
 		trace__free(r.t);
 		if (errmsg)
@@ -1182,6 +1846,18 @@ out:
 	}
 	*out = r.t;
 	return 0;
+}
+
+int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
+		     const char **errmsg)
+{
+	struct trace_read_opts o = {.flags = flags};
+
+	if (errmsg)
+		*errmsg = NULL;
+	if (!path)
+		return -EINVAL;
+	return trace__read_paths(&path, 1, &o, out, errmsg);
 }
 
 int trace__read(const char *path, struct trace **out, const char **errmsg)
@@ -1203,6 +1879,7 @@ void trace__free(struct trace *t)
 	free(t->samples);
 	free(t->events);
 	free(t->switches);
+	free(t->segments);
 	arena_free(t->arena);
 	src_free(t->src);
 	free(t);
@@ -1223,17 +1900,18 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 
 	r->chunk = k->index;
 	r->pos = (size_t)k->pos;
+	r->file = s->names ? s->names[k->file] : NULL;
 	if (GROW(r, s->cbuf, s->cbuf_cap, len))
 		return nomem(r);
 	r->cbuf = s->cbuf;
-	got = pread_full(s->fd, s->cbuf, len, k->pos);
+	got = pread_full(s->fds[k->file], s->cbuf, len, k->pos);
 	if (got < 0)
 		return read_failed(r, got);
 	if ((size_t)got < len)
 		return fail(r, -EIO, "chunk %zu at offset %zu: the file was cut short "
 			    "since it was opened", r->chunk, r->pos);
 	err = check_header(r, &csize);
-	if (!err && (csize != k->csize || get_le32(s->cbuf + 4) != type))
+	if (!err && (csize != k->csize || get_le32(s->cbuf + 4) != k->type))
 		err = fail(r, -EIO, "chunk %zu at offset %zu: the file changed since "
 			   "it was opened", r->chunk, r->pos);
 	if (!err)
@@ -1250,13 +1928,13 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	if (trace_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
 		return nomem(r);
 	err = type == TRACE_CHUNK_SAMPLES
-		  ? decode_samples(r, &c, count, s->recs, k->nstacks)
+		  ? decode_samples(r, &c, count, s->recs, k->nstacks, s->smap[k->seg])
 		  : decode_events(r, &c, count, s->recs);
 	if (err)
 		return err;
 	if (c.p != c.end)
 		return bad(r, "trailing bytes in chunk");
-	*n = count;
+	*n = in_window(r, s->recs, count, rec_size);
 	return 0;
 }
 
@@ -1276,6 +1954,8 @@ static int walk(const struct trace *t, const struct src_list *l, trace_sample_fn
 		err = nomem(&r);
 	/* the reader borrows the walk's buffers */
 	r.t = (struct trace *)t;
+	r.from = t->from;
+	r.to = t->to;
 	r.dctx = s->dctx;
 	r.raw = s->raw;
 	r.raw_cap = s->raw_cap;

@@ -314,8 +314,9 @@ static void events_reset(struct trace_writer *w)
 	w->nevents = 0;
 }
 
-/* The columns are the payload: concatenate them and write the chunk. */
-static int write_events(struct trace_writer *w)
+/* The columns are the payload: concatenate them and write the chunk
+ * (EVENTS, or STATE). */
+static int write_events_as(struct trace_writer *w, uint32_t type)
 {
 	const struct bytes *col[] = {&w->ev_time, &w->ev_task, &w->ev_tid, &w->ev_type};
 	size_t i, len = 0;
@@ -335,10 +336,15 @@ static int write_events(struct trace_writer *w)
 		p += col[i]->len;
 	}
 	w->raw.len = len;
-	err = write_chunk(w, TRACE_CHUNK_EVENTS, w->nevents);
+	err = write_chunk(w, type, w->nevents);
 	if (!err)
 		events_reset(w);
 	return err;
+}
+
+static int write_events(struct trace_writer *w)
+{
+	return write_events_as(w, TRACE_CHUNK_EVENTS);
 }
 
 static int write_switches(struct trace_writer *w)
@@ -747,6 +753,37 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 		n -= k;
 	}
 	return 0;
+}
+
+int trace_writer__state(struct trace_writer *w, const struct trace_event *e, size_t n)
+{
+	uint64_t lo, hi;
+	int err = trace_writer__flush(w);
+
+	if (err)
+		return err;
+	if (n && !e)
+		return -EINVAL;
+	/* copies of what earlier segments recorded: neither counted as
+	 * events nor taken for the segment's times */
+	lo = w->min_time;
+	hi = w->max_time;
+	while (n && !err) {
+		size_t k = n < CHUNK_RECORDS ? n : CHUNK_RECORDS;
+
+		if (!reserve(&w->ev_time, k * TRACE_VARINT_MAX) ||
+		    !reserve(&w->ev_task, k * TRACE_VARINT_MAX) ||
+		    !reserve(&w->ev_tid, k * 5 + 8) || !reserve(&w->ev_type, k * 5))
+			return -ENOMEM;
+		encode_events(w, e, k);
+		w->total_events -= k;
+		err = write_events_as(w, TRACE_CHUNK_STATE);
+		e += k;
+		n -= k;
+	}
+	w->min_time = lo;
+	w->max_time = hi;
+	return err;
 }
 
 int trace_writer__event(struct trace_writer *w, const struct trace_event *e)
