@@ -34,6 +34,10 @@ int usage_error(const char *cmd, const char *fmt, ...)
 /* Strict number parsing: the whole string must be the number. 0 or -EINVAL. */
 int parse_u64(const char *s, uint64_t *out);
 int parse_seconds(const char *s, double *out);
+/* A size: bytes, or a number and K, M, G or T (powers of 1024; KiB, MB
+ * spelled so are the same). 0 or -EINVAL. */
+int parse_size(const char *s, uint64_t *out);
+#define SIZE_WANT "want bytes or a number and a unit, e.g. 500M or 2G"
 /* What a duration option wants, for usage errors (the parser is
  * duration_parse() in analysis/). */
 #define DURATION_WANT "want a number and a unit: ns, us, ms or s (e.g. 500us, 1ms, 2.5s)"

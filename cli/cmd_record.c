@@ -12,21 +12,26 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "libprof/d9_segment.h"
 #include "record/record.h"
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, dump_now;
 
 enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK,
        OPT_NO_WAKEUPS, OPT_CHILDREN };
-enum { OPT_SAMPLER = 300 };
+enum { OPT_SAMPLER = 300, OPT_FLIGHT, OPT_MAX_SIZE, OPT_TRIGGER, OPT_COOLDOWN, OPT_ROTATE,
+       OPT_MAX_TOTAL, OPT_KEY_PREFIX, OPT_ON_SEGMENT };
 
 static void on_signal(int sig)
 {
-	stop = 1;
+	if (sig == SIGUSR1)
+		dump_now = 1;
+	else
+		stop = 1;
 }
 
 static void help(FILE *f)
@@ -71,6 +76,28 @@ static void help(FILE *f)
 		"      --cpu-stack BYTES  user stack copied per CPU sample to find the\n"
 		"                        caller of a function without a frame (default\n"
 		"                        512, at most 32768; 0: frame pointers only)\n"
+		"\nflight recorder (always on, bounded):\n"
+		"      --flight[=WINDOW] record until stopped, keeping the last WINDOW\n"
+		"                        (default 30s) in memory; dump it as one trace\n"
+		"                        into the -o directory (default .) on SIGUSR1\n"
+		"                        ('d9prof dump PID'), on a --trigger, when the\n"
+		"                        target dies (with how) and when stopped\n"
+		"      --max-size SIZE   keep at most SIZE bytes (64M, 1G; default 64M)\n"
+		"      --trigger COND    dump when COND holds: poll>DUR (a poll longer),\n"
+		"                        delay>DUR (a woken task waiting longer for its\n"
+		"                        poll), runq>DUR (a thread waiting longer for a\n"
+		"                        CPU); half a window later, so the dump holds\n"
+		"                        before and after; may be given more than once\n"
+		"      --cooldown DUR    at most one trigger dump per DUR (default: the\n"
+		"                        window)\n"
+		"      --rotate PERIOD   instead: a self-contained segment file every\n"
+		"                        PERIOD into the -o directory, EPOCH-INDEX.d9\n"
+		"      --max-total SIZE  delete the oldest segment files beyond SIZE\n"
+		"      --key-prefix P    segment files under P/YYYY-MM-DD/HHMM/SERVICE/\n"
+		"                        HOST/BOOT/ (an object store's layout)\n"
+		"      --on-segment CMD  run CMD by /bin/sh on each sealed file, {} its\n"
+		"                        path (e.g. 'aws s3 cp {} s3://bucket/'); its\n"
+		"                        failures are counted, never fatal\n"
 		"  -h, --help            this help\n\n"
 		"Stops on SIGINT/SIGTERM, at -d, when the target exits or when CMD\n"
 		"ends, and writes what it has. A summary goes to stderr, and on a\n"
@@ -80,7 +107,10 @@ static void help(FILE *f)
 		"examples:\n"
 		"  d9prof record -p 4242 -d 10\n"
 		"  d9prof record -p 4242 -- sleep 5\n"
-		"  d9prof record -F 499 -o api.d9 -- ./my-server --port 8080\n");
+		"  d9prof record -F 499 -o api.d9 -- ./my-server --port 8080\n"
+		"  d9prof record -p 4242 --flight=30s --trigger 'poll>50ms' -o /var/tmp/d9\n"
+		"  d9prof record -p 4242 --rotate 60s --max-total 500M -o /var/tmp/d9 \\\n"
+		"      --on-segment 'aws s3 cp {} s3://traces/'\n");
 }
 
 /* What a recording with a command needs between the option parsing and
@@ -289,6 +319,34 @@ static int bad_option(int c, char **argv, const struct option *lopts)
 	return usage_error("record ", "bad option '%s'", arg);
 }
 
+/* --trigger poll>DUR | delay>DUR | runq>DUR. 0 or -EINVAL. */
+static int parse_trigger(const char *s, struct record_trigger *t)
+{
+	static const struct {
+		const char *name;
+		enum record_trigger_kind kind;
+	} kinds[] = {{"poll", RECORD_TRIGGER_POLL},
+		     {"delay", RECORD_TRIGGER_DELAY},
+		     {"runq", RECORD_TRIGGER_RUNQ}};
+	const char *gt = strchr(s, '>');
+
+	if (!gt)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if ((size_t)(gt - s) == strlen(kinds[i].name) &&
+		    !strncmp(s, kinds[i].name, (size_t)(gt - s))) {
+			t->kind = kinds[i].kind;
+			return duration_parse(gt + 1, &t->ns) || !t->ns ? -EINVAL : 0;
+		}
+	return -EINVAL;
+}
+
+/* A duration option in seconds: DUR (500ms, 30s) or bare seconds. */
+static int parse_dur_s(const char *s, double *out)
+{
+	return parse_duration(s, out) || *out <= 0 ? -EINVAL : 0;
+}
+
 static const char *human_size(double b, char *buf, size_t len)
 {
 	const char *u[] = { "B", "KiB", "MiB", "GiB" };
@@ -300,6 +358,31 @@ static const char *human_size(double b, char *buf, size_t len)
 	}
 	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", b, u[i]);
 	return buf;
+}
+
+/* One line per dump (flight): the file, the time it covers, why. */
+static void on_dump(void *ctx, const struct record_dump *d)
+{
+	struct rec_ctx *x = ctx;
+	struct timespec rt, mono;
+	char a[16], b[16], sz[32];
+	int64_t off;
+	time_t t;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	off = (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+	t = (time_t)(((int64_t)d->from + off) / 1000000000LL);
+	localtime_r(&t, &tm);
+	strftime(a, sizeof(a), "%H:%M:%S", &tm);
+	t = (time_t)(((int64_t)d->to + off) / 1000000000LL);
+	localtime_r(&t, &tm);
+	strftime(b, sizeof(b), "%H:%M:%S", &tm);
+	erase_line(x);
+	info("dump: %s (%.1f s, %s-%s, %u segment%s, %s): %s", d->path,
+	     (double)(d->to - d->from) / 1e9, a, b, d->segments, plural(d->segments),
+	     human_size((double)d->bytes, sz, sizeof(sz)), d->why);
 }
 
 static void summary(const struct record_stats *st, pid_t pid, const char *out)
@@ -399,8 +482,33 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 			st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
 			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)));
 	}
-	fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
-		human_size((double)sb.st_size, sz, sizeof(sz)));
+	if (st->exit_how[0])
+		fprintf(stderr, "d9prof: pid %d %s\n", (int)pid, st->exit_how);
+	if (out)
+		fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
+			human_size((double)sb.st_size, sz, sizeof(sz)));
+}
+
+/* The segmented modes' part of the summary. */
+static void summary_segments(const struct record_opts *o, const struct record_stats *st)
+{
+	char sz[32];
+
+	if (o->segments == RECORD_FLIGHT)
+		fprintf(stderr,
+			"d9prof: flight recorder: %llu segment%s, %llu dropped out of the %g s "
+			"window, %s held at most; %llu dump%s into %s%s\n",
+			(unsigned long long)st->segments, plural(st->segments),
+			(unsigned long long)st->segments_dropped, o->window,
+			human_size((double)st->held_max, sz, sizeof(sz)),
+			(unsigned long long)st->dumps, plural(st->dumps), o->dir,
+			st->dump_failures ? " (some failed, see above)" : "");
+	else
+		fprintf(stderr, "d9prof: rotated %llu segment file%s into %s, %llu deleted for "
+			"--max-total%s\n",
+			(unsigned long long)st->segments, plural(st->segments), o->dir,
+			(unsigned long long)st->segments_dropped,
+			st->hook_failures ? ", some --on-segment commands failed (see above)" : "");
 }
 
 int cmd_record(int argc, char **argv)
@@ -418,12 +526,22 @@ int cmd_record(int argc, char **argv)
 		{ "children", no_argument, NULL, OPT_CHILDREN },
 		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
 		{ "cpu-stack", required_argument, NULL, OPT_CPU_STACK },
+		{ "flight", optional_argument, NULL, OPT_FLIGHT },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "cooldown", required_argument, NULL, OPT_COOLDOWN },
+		{ "rotate", required_argument, NULL, OPT_ROTATE },
+		{ "max-total", required_argument, NULL, OPT_MAX_TOTAL },
+		{ "key-prefix", required_argument, NULL, OPT_KEY_PREFIX },
+		{ "on-segment", required_argument, NULL, OPT_ON_SEGMENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct rec_ctx x = { .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 }, .fd = -1 };
 	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg, .ctx = &x,
-				 .on_attached = on_attached };
+				 .on_attached = on_attached, .dump_now = &dump_now,
+				 .on_dump = on_dump, .max_size = 64ULL << 20 };
+	int out_given = 0;
 	struct record_stats st;
 	struct sigaction sa;
 	char cmdline[1024] = "";
@@ -446,6 +564,49 @@ int cmd_record(int argc, char **argv)
 			if (!*optarg)
 				return usage_error("record ", "empty output file name");
 			x.out = optarg;
+			out_given = 1;
+			break;
+		case OPT_FLIGHT:
+			o.segments = RECORD_FLIGHT;
+			o.window = 30;
+			if (optarg && parse_dur_s(optarg, &o.window))
+				return usage_error("record ", "bad --flight window '%s': want a "
+						   "duration, e.g. 30s or 2m", optarg);
+			break;
+		case OPT_ROTATE:
+			o.segments = RECORD_ROTATE;
+			if (parse_dur_s(optarg, &o.rotate) || o.rotate < 1)
+				return usage_error("record ", "bad --rotate period '%s': want a "
+						   "duration of at least 1s, e.g. 60s", optarg);
+			break;
+		case OPT_MAX_SIZE:
+		case OPT_MAX_TOTAL:
+			if (parse_size(optarg, &v) || !v)
+				return usage_error("record ", "bad size '%s': " SIZE_WANT, optarg);
+			*(c == OPT_MAX_SIZE ? &o.max_size : &o.max_total) = v;
+			break;
+		case OPT_TRIGGER:
+			if (o.ntriggers == RECORD_MAX_TRIGGERS)
+				return usage_error("record ", "at most %d --trigger",
+						   RECORD_MAX_TRIGGERS);
+			if (parse_trigger(optarg, &o.triggers[o.ntriggers]))
+				return usage_error("record ", "bad trigger '%s': want poll>DUR, "
+						   "delay>DUR or runq>DUR, e.g. 'poll>50ms'", optarg);
+			o.ntriggers++;
+			break;
+		case OPT_COOLDOWN:
+			if (parse_dur_s(optarg, &o.cooldown))
+				return usage_error("record ", "bad --cooldown '%s': " DURATION_WANT,
+						   optarg);
+			break;
+		case OPT_KEY_PREFIX:
+			if (!*optarg || strstr(optarg, ".."))
+				return usage_error("record ", "bad --key-prefix '%s': want a "
+						   "relative path without '..'", optarg);
+			o.key_prefix = optarg;
+			break;
+		case OPT_ON_SEGMENT:
+			o.on_segment = optarg;
 			break;
 		case 'd':
 			if (parse_duration(optarg, &o.duration))
@@ -515,17 +676,42 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!o.pid && optind >= argc)
 		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
+	if (o.segments == RECORD_FLIGHT && (o.rotate > 0 || o.max_total || o.key_prefix ||
+					    o.on_segment))
+		return usage_error("record ", "--flight keeps segments in memory: --rotate, "
+				   "--max-total, --key-prefix and --on-segment are for --rotate");
+	if (o.segments != RECORD_FLIGHT && (o.ntriggers || o.cooldown > 0))
+		return usage_error("record ", "--trigger and --cooldown need --flight");
+	if (o.segments == RECORD_ONE_TRACE && (o.max_total || o.key_prefix || o.on_segment))
+		return usage_error("record ", "--max-total, --key-prefix and --on-segment need "
+				   "--rotate");
+	if (o.segments != RECORD_ONE_TRACE) {
+		struct stat sb;
+
+		o.dir = out_given ? x.out : ".";
+		if (!stat(o.dir, &sb) && !S_ISDIR(sb.st_mode)) {
+			error("-o '%s' is not a directory: --%s writes its files into one", o.dir,
+			      o.segments == RECORD_FLIGHT ? "flight" : "rotate");
+			return EXIT_FAIL;
+		}
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: the loop's poll wakes */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a dump (flight), the next segment (rotate); else nothing: a stray
+	 * SIGUSR1 must not kill a recording */
+	sigaction(SIGUSR1, &sa, NULL);
 
 	if (o.pid && kill(o.pid, 0) && errno == ESRCH) {
 		error("cannot attach to pid %d: no such process", (int)o.pid);
 		return EXIT_FAIL;
 	}
-	if ((err = record_output__check(x.out))) {
+	if (o.segments != RECORD_ONE_TRACE) {
+		x.opened = 1; /* no one output: files in o.dir */
+		x.out = NULL;
+	} else if ((err = record_output__check(x.out))) {
 		if (err == -ELOOP)
 			error("cannot write '%s': it is a symbolic link, which d9prof does not "
 			      "follow (give the path it points to)", x.out);
@@ -538,8 +724,8 @@ int cmd_record(int argc, char **argv)
 	}
 	/* The trace starts in memory: the output is opened (and a previous
 	 * one renamed) only once the recording is sure to happen. */
-	x.fd = memfd_create("d9prof-trace", MFD_CLOEXEC);
-	if (x.fd < 0) {
+	x.fd = o.segments != RECORD_ONE_TRACE ? -1 : memfd_create("d9prof-trace", MFD_CLOEXEC);
+	if (x.fd < 0 && o.segments == RECORD_ONE_TRACE) {
 		x.fd = open_out(&x);
 		if (x.fd < 0)
 			return EXIT_FAIL;
@@ -581,7 +767,7 @@ int cmd_record(int argc, char **argv)
 	erase_line(&x);
 	flush_held(&x, !x.cmd.exec_failed);
 	status = record_cmd__reap(&x.cmd);
-	if (close(x.fd) && x.opened && !err)
+	if (x.fd >= 0 && close(x.fd) && x.opened && !err)
 		err = -errno;
 	if (err) {
 		/* (when on_attached failed, it said why) */
@@ -590,7 +776,7 @@ int cmd_record(int argc, char **argv)
 		else if (!x.said)
 			error("cannot record pid %d: %s", (int)o.pid,
 			      st.why[0] ? st.why : strerror(-err));
-		if (x.opened && !st.samples && !st.events) {
+		if (x.out && x.opened && !st.samples && !st.events) {
 			/* nothing worth a file: leave things as they were */
 			unlink(x.out);
 			if (x.rotated) {
@@ -606,5 +792,7 @@ int cmd_record(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	summary(&st, o.pid, x.out);
+	if (o.segments != RECORD_ONE_TRACE)
+		summary_segments(&o, &st);
 	return child_exit(&x, status);
 }

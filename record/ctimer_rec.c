@@ -114,6 +114,11 @@ static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t ti
 	return trace_writer__thread(w, tid, comm[0] ? comm : NULL);
 }
 
+void ctimer_rec__forget_names(struct ctimer_rec *c)
+{
+	c->ntids = 0;
+}
+
 /* The stack of @s into c->ips: its frame-pointer walk, joined to a CFI
  * step over the stack words it carries; return addresses minus one. */
 static unsigned int sample_stack(struct ctimer_rec *c, const struct d9_sample *s)

@@ -48,4 +48,7 @@ void ctimer_rec__free(struct ctimer_rec *c);
  * 0 if unknown. */
 uint64_t proc_cpu_ns(pid_t pid);
 
+/* Name threads again as their samples come (a new trace segment). */
+void ctimer_rec__forget_names(struct ctimer_rec *c);
+
 #endif /* D9_CTIMER_REC_H */

@@ -296,6 +296,11 @@ struct offcpu_rec {
 	uint64_t watermark; /* records before it are all read */
 	struct wake_rec wk;
 	int err;
+	uint64_t runq_limit;	/* a wait on a run queue longer is a hit */
+	struct {
+		uint32_t tid;
+		uint64_t time, ns;	/* time 0: none */
+	} hit;
 };
 
 static size_t tid_hash(uint32_t tid, size_t mask)
@@ -400,6 +405,11 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 	if (s.runnable && time_in) {
 		oc->st->runnable++;
 		oc->st->runq_ns += time_in - s.runnable;
+		if (oc->runq_limit && time_in - s.runnable > oc->runq_limit && !oc->hit.time) {
+			oc->hit.tid = t->tid;
+			oc->hit.time = time_in;
+			oc->hit.ns = time_in - s.runnable;
+		}
 	}
 	err = trace_writer__switch(oc->w, &s);
 
@@ -785,6 +795,56 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 		return;
 	}
 	push_ev(oc, s->tid, &e);
+}
+
+void offcpu_rec__set_runq_limit(struct offcpu_rec *oc, uint64_t ns)
+{
+	oc->runq_limit = ns;
+}
+
+int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time, uint64_t *ns)
+{
+	if (!oc->hit.time)
+		return 0;
+	*tid = oc->hit.tid;
+	*time = oc->hit.time;
+	*ns = oc->hit.ns;
+	oc->hit.time = 0;
+	return 1;
+}
+
+/* @id, a stack of @old, as a stack of @w. */
+static int restack(struct trace_writer *old, struct trace_writer *w, uint32_t *id)
+{
+	const uint64_t *ips;
+	unsigned int n = trace_writer__stack_ips(old, *id, &ips);
+
+	return trace_writer__stack(w, ips, n, id);
+}
+
+int offcpu_rec__set_writer(struct offcpu_rec *oc, struct trace_writer *w)
+{
+	struct trace_writer *old = oc->w;
+	int err = 0;
+
+	/* switch-outs not yet paired keep their stacks, in @w's ids */
+	for (size_t i = 0; i < oc->capts && !err; i++) {
+		struct tstate *t = &oc->ts[i];
+
+		if (!t->tid)
+			continue;
+		for (uint32_t k = 0; k < t->n && !err; k++)
+			if (t->ev[k].kind == EV_OUT)
+				err = restack(old, w, &t->ev[k].stack);
+		if (!err && t->open && t->out.kind == EV_OUT)
+			err = restack(old, w, &t->out.stack);
+	}
+	oc->w = w;
+	/* holders are named again in the new segment */
+	if (oc->wk.named)
+		memset(oc->wk.named, 0, oc->wk.capnamed * sizeof(*oc->wk.named));
+	oc->wk.nnamed = 0;
+	return err;
 }
 
 static void on_ctxsw(void *ctx, uint32_t tid, uint64_t time, int out, int preempted)

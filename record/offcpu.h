@@ -137,4 +137,14 @@ int offcpu_tid_filter(const char *field, uint32_t *tids, size_t n, char *buf, si
  * or yielded): no sleep state bit set, whatever the preempt marker bit. */
 int offcpu_state_is_preempted(uint64_t state);
 
+/* Write to @w from now on (a new trace segment): the switch-outs still
+ * waiting for their switch-in have their stacks interned in @w (the old
+ * writer must still be alive), and holders are named again. 0 or -errno. */
+int offcpu_rec__set_writer(struct offcpu_rec *oc, struct trace_writer *w);
+
+/* Note the first interval with a run-queue wait longer than @ns (0: none)
+ * since the last look: 1 and its thread, switch-in time and wait, else 0. */
+void offcpu_rec__set_runq_limit(struct offcpu_rec *oc, uint64_t ns);
+int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time, uint64_t *ns);
+
 #endif /* D9_OFFCPU_H */

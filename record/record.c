@@ -21,18 +21,23 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
 #include "libprof/d9_segment.h"
 #include "record/ctimer_rec.h"
+#include "record/flight.h"
+#include "record/livestate.h"
 #include "record/offcpu.h"
 #include "record/perf.h"
 #include "record/ustack.h"
 #include "record/pfm_event.h"
 #include "record/record.h"
+#include "record/symcache.h"
 #include "symbol/symbolize.h"
 #include "trace/trace.h"
 
@@ -62,6 +67,15 @@ struct ring_seen {
 	uint64_t drops;
 };
 
+/* The counts when the open segment began: each segment says its own part
+ * of every loss (readers sum them, analysis/losses.c). */
+struct seg_base {
+	uint64_t samples, events, lost_samples, shim_drops, shim_garbage;
+	uint64_t child_samples, ctimer_drops;
+	uint64_t oc_switches, oc_lost, oc_unpaired, oc_stacks, oc_complete, wake_lost;
+	uint64_t leaf_stacks, leaf_recovered;
+};
+
 struct rec {
 	const struct record_opts *o;
 	struct record_stats *st;
@@ -89,6 +103,17 @@ struct rec {
 	int busy;			/* another recorder holds the shim */
 	int sampler_err;		/* the sampler failed: stop, why in st */
 	uint64_t cpu0;			/* target's CPU time at start, ns */
+	/* segments (all modes write at least one) */
+	struct flight *fl;		/* NULL: one trace into out_fd */
+	struct livestate *ls;		/* what is open: each segment's STATE */
+	struct symcache *sc;		/* symbols once per recording */
+	struct seg_base base;
+	uint64_t seg_index, seg_start, seg_period, next_seal;
+	char recording[64];
+	/* flight triggers: a dump due at dump_at for dump_why */
+	uint64_t dump_at, cooldown_until;
+	char dump_why[256];
+	int state_warned;
 };
 
 static void ctimer_begin(struct rec *r);
@@ -345,6 +370,18 @@ static void shim_reattach(struct rec *r)
  * D9_SEG_RING_EVENTS drained every tick): the counter was scribbled. */
 #define DROPS_MAX (1ULL << 32)
 
+static void write_events(struct rec *r, const struct trace_event *e, size_t n)
+{
+	/* an open poll missed makes a later segment's STATE short of it */
+	if (r->ls && livestate__feed(r->ls, e, n) && !r->state_warned) {
+		r->state_warned = 1;
+		logf_(r, RECORD_WARN, "out of memory for the runtime's open polls and tasks: "
+		      "segments read alone may miss a poll in progress at their start");
+	}
+	note_err(r, trace_writer__events(r->w, e, n));
+	r->st->events += n;
+}
+
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
@@ -394,13 +431,11 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		te->type = ev->type;
 		i += k;
 		if (++nb == EV_BATCH) {
-			note_err(r, trace_writer__events(r->w, batch, nb));
-			r->st->events += nb;
+			write_events(r, batch, nb);
 			nb = 0;
 		}
 	}
-	note_err(r, trace_writer__events(r->w, batch, nb));
-	r->st->events += nb;
+	write_events(r, batch, nb);
 	drops = d9_ring_drops(ring);
 	if (drops > seen->drops && drops - seen->drops > DROPS_MAX) {
 		/* no ring drops billions between two drains: a scribbled
@@ -781,10 +816,11 @@ static void meta_count(struct rec *r, const char *key, uint64_t n)
 	note_err(r, trace_writer__meta(r->w, key, buf));
 }
 
-static void offcpu_summary(struct rec *r)
+/* The recording's totals of what the collectors counted. */
+static void totals(struct rec *r)
 {
 	const struct offcpu_rec_stats *c = &r->ocst;
-	char buf[64];
+	const struct ustack_stats *u = &r->leaf;
 
 	r->st->switches = c->switches;
 	r->st->switches_blocked = c->blocked;
@@ -797,30 +833,62 @@ static void offcpu_summary(struct rec *r)
 	r->st->runnable = c->runnable;
 	r->st->runq_ns = c->runq_ns;
 	r->st->wake_lost = c->wake_lost;
-	meta_count(r, "wakeups lost", c->wake_lost);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->switches);
-	note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
-	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)c->ustack.complete,
-		 (unsigned long long)c->ustack.stacks);
-	note_err(r, trace_writer__meta(r->w, "offcpu stacks complete", buf));
-	meta_count(r, "offcpu lost", c->lost);
-	meta_count(r, "offcpu unpaired", c->unpaired);
-}
-
-/* How the CPU samples' user stacks were put together (ustack.h). */
-static void leaf_summary(struct rec *r)
-{
-	const struct ustack_stats *u = &r->leaf;
-	char buf[64];
-
 	r->st->cpu_stacks = u->stacks;
 	r->st->cpu_recovered = u->recovered;
 	r->st->cpu_unwind_s = (double)u->unwind_ns / 1e9;
-	if (!u->stacks)
-		return;
-	snprintf(buf, sizeof(buf), "%llu/%llu", (unsigned long long)u->recovered,
-		 (unsigned long long)u->stacks);
-	note_err(r, trace_writer__meta(r->w, "cpu callers recovered by CFI", buf));
+}
+
+static void seg_snapshot(struct rec *r, struct seg_base *b)
+{
+	const struct record_stats *st = r->st;
+
+	*b = (struct seg_base){
+	    .samples = st->samples,
+	    .events = st->events,
+	    .lost_samples = st->lost_samples,
+	    .shim_drops = st->shim_drops,
+	    .shim_garbage = st->shim_garbage,
+	    .child_samples = st->child_samples,
+	    .ctimer_drops = st->ctimer_drops,
+	    .oc_switches = r->ocst.switches,
+	    .oc_lost = r->ocst.lost,
+	    .oc_unpaired = r->ocst.unpaired,
+	    .oc_stacks = r->ocst.ustack.stacks,
+	    .oc_complete = r->ocst.ustack.complete,
+	    .wake_lost = r->ocst.wake_lost,
+	    .leaf_stacks = r->leaf.stacks,
+	    .leaf_recovered = r->leaf.recovered,
+	};
+}
+
+/* The open segment's part of every count, as meta (one segment: all). */
+static void seal_meta(struct rec *r)
+{
+	struct seg_base now, *b = &r->base;
+	char buf[64];
+
+	seg_snapshot(r, &now);
+	meta_count(r, "shim garbage", now.shim_garbage - b->shim_garbage);
+	meta_count(r, "child samples left out", now.child_samples - b->child_samples);
+	meta_count(r, "ctimer samples dropped", now.ctimer_drops - b->ctimer_drops);
+	if (r->oc) {
+		meta_count(r, "wakeups lost", now.wake_lost - b->wake_lost);
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)(now.oc_switches - b->oc_switches));
+		note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
+		snprintf(buf, sizeof(buf), "%llu/%llu",
+			 (unsigned long long)(now.oc_complete - b->oc_complete),
+			 (unsigned long long)(now.oc_stacks - b->oc_stacks));
+		note_err(r, trace_writer__meta(r->w, "offcpu stacks complete", buf));
+		meta_count(r, "offcpu lost", now.oc_lost - b->oc_lost);
+		meta_count(r, "offcpu unpaired", now.oc_unpaired - b->oc_unpaired);
+	}
+	if (now.leaf_stacks > b->leaf_stacks) {
+		snprintf(buf, sizeof(buf), "%llu/%llu",
+			 (unsigned long long)(now.leaf_recovered - b->leaf_recovered),
+			 (unsigned long long)(now.leaf_stacks - b->leaf_stacks));
+		note_err(r, trace_writer__meta(r->w, "cpu callers recovered by CFI", buf));
+	}
 }
 
 /* Modules whose files could not be read name their frames by file offset:
@@ -835,6 +903,377 @@ static void unreadable_modules(struct rec *r)
 		if (!why || symbolizer__module(r->sym, i, &path, NULL))
 			continue;
 		logf_(r, RECORD_WARN, "%s: %s; its frames are named by file offset", path, why);
+	}
+}
+
+/* ---- the target's end ---------------------------------------------------- */
+
+/* How the target ended, into st->exit_how and the trace (meta target_exit,
+ * target_exit_time = when the recorder saw it gone, @seen). A child of ours
+ * (record -- CMD) tells waitid without being reaped; another process shows
+ * its status in /proc while a zombie, until its parent reaps it. */
+static void target_end(struct rec *r, uint64_t seen)
+{
+	char *how = r->st->exit_how, buf[32];
+	size_t len = sizeof(r->st->exit_how);
+	int code = -1, sig = 0, core = 0;
+
+	if (r->o->fresh_target) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		if (!waitid(P_PID, (id_t)r->o->pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid == r->o->pid) {
+			if (si.si_code == CLD_EXITED)
+				code = si.si_status;
+			else
+				sig = si.si_status, core = si.si_code == CLD_DUMPED;
+		}
+	}
+	if (code < 0 && !sig) {
+		char path[64], stat[1024], *p;
+		int field = 2;
+		long v = -1;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)r->o->pid);
+		read_small(path, stat, sizeof(stat), 0);
+		/* after "(comm)", which may hold spaces: exit_code is field 52 */
+		p = strrchr(stat, ')');
+		for (; p && *p && field < 52; p++)
+			if (*p == ' ')
+				field++;
+		if (p && field == 52)
+			v = strtol(p, NULL, 10);
+		if (v >= 0 && strstr(stat, ") Z")) {
+			if (WIFEXITED(v))
+				code = WEXITSTATUS(v);
+			else if (WIFSIGNALED(v))
+				sig = WTERMSIG(v), core = !!WCOREDUMP(v);
+		}
+	}
+	if (sig)
+		snprintf(how, len, "killed by signal %d (SIG%s%s)", sig, sigabbrev_np(sig) ?: "?",
+			 core ? ", core dumped" : "");
+	else if (code >= 0)
+		snprintf(how, len, "exited with status %d", code);
+	else
+		snprintf(how, len, "exited (status unknown: reaped by its parent first)");
+	note_err(r, trace_writer__meta(r->w, "target_exit", how));
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)seen);
+	note_err(r, trace_writer__meta(r->w, "target_exit_time", buf));
+}
+
+/* ---- segments ------------------------------------------------------------ */
+
+/* Every thread of the target by name, from /proc (a new segment names
+ * its own threads; perf's COMM records came in earlier ones). */
+static void name_threads(struct rec *r)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)r->o->pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			thread_name(r, (pid_t)atoi(e->d_name));
+	closedir(d);
+}
+
+/* The first chunk of a segment: which recording, which segment, from
+ * when (trace.h), and the clocks' offset for wall-clock times. */
+static void seg_head(struct rec *r, uint64_t now)
+{
+	struct timespec rt, mono;
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->seg_index);
+	note_err(r, trace_writer__meta(r->w, "recording", r->recording));
+	note_err(r, trace_writer__meta(r->w, "segment", buf));
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)now);
+	note_err(r, trace_writer__meta(r->w, "segment_start", buf));
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	snprintf(buf, sizeof(buf), "%lld",
+		 (long long)((rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec)));
+	note_err(r, trace_writer__meta(r->w, "clock_realtime", buf));
+	note_err(r, trace_writer__flush(r->w));
+	r->seg_start = now;
+	seg_snapshot(r, &r->base);
+}
+
+/* A writer for segment r->seg_index: into out_fd for one trace, else into
+ * what flight gives. */
+static int seg_writer(struct rec *r, uint64_t now, struct trace_writer **w)
+{
+	int fd = r->o->out_fd, err;
+
+	if (r->fl) {
+		err = flight__open(r->fl, r->seg_index, now, time(NULL), &fd);
+		if (err)
+			return err;
+	}
+	*w = trace_writer__new(fd);
+	return *w ? 0 : -errno;
+}
+
+static int seg_first(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	uint64_t now = record_now_ns();
+	unsigned char rnd[6] = {0};
+	int err;
+
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
+		memset(rnd, 0, sizeof(rnd));
+	snprintf(r->recording, sizeof(r->recording), "%02x%02x%02x%02x%02x%02x-%d-%llu", rnd[0],
+		 rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], (int)getpid(), (unsigned long long)now);
+	if (o->segments != RECORD_ONE_TRACE) {
+		char comm[64], path[64];
+		struct flight_opts fo = {
+		    .mode = o->segments == RECORD_FLIGHT ? FLIGHT_MEMORY : FLIGHT_ROTATE,
+		    .dir = o->dir,
+		    .pid = o->pid,
+		    .window_ns = (uint64_t)(o->window * 1e9),
+		    .max_bytes = o->max_size,
+		    .max_total = o->max_total,
+		    .key_prefix = o->key_prefix,
+		    .service = comm,
+		    .on_segment = o->on_segment,
+		};
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)o->pid);
+		read_small(path, comm, sizeof(comm), 0);
+		err = flight__new(&fo, &r->fl);
+		if (err) {
+			snprintf(r->st->why, sizeof(r->st->why), "cannot use '%s': %s", o->dir,
+				 strerror(-err));
+			return err;
+		}
+		if ((err = livestate__new(&r->ls)) ||
+		    (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
+			return err;
+		/* a flight window is kept in about five segments: a dump
+		 * holds between one window and a fifth more */
+		r->seg_period = o->segments == RECORD_FLIGHT ? (uint64_t)(o->window * 1e9 / 5)
+							     : (uint64_t)(o->rotate * 1e9);
+		if (r->seg_period < 100000000ULL)
+			r->seg_period = 100000000ULL;
+		r->next_seal = now + r->seg_period;
+	}
+	err = seg_writer(r, now, &r->w);
+	if (err) {
+		snprintf(r->st->why, sizeof(r->st->why), "cannot start the trace: %s",
+			 strerror(-err));
+		return err;
+	}
+	seg_head(r, now);
+	return 0;
+}
+
+/* Close the open segment at @now: its part of the counts, its symbols,
+ * its END; then keep it (flight) or seal its file (rotate). */
+static void seg_seal(struct rec *r, uint64_t now)
+{
+	struct trace_counters c;
+	struct seg_base b;
+	struct flight_sealed sealed;
+	int err;
+
+	seg_snapshot(r, &b);
+	seal_meta(r);
+	write_build_ids(r);
+	memset(&c, 0, sizeof(c));
+	c.samples = b.samples - r->base.samples;
+	c.events = b.events - r->base.events;
+	c.lost_samples = b.lost_samples - r->base.lost_samples;
+	c.shim_drops = b.shim_drops - r->base.shim_drops;
+	c.start_time = r->seg_start;
+	c.end_time = now;
+	if (!r->err)
+		r->err = trace_writer__finish(r->w, r->sc ? symcache__resolve : symbolizer__resolve,
+					      r->sc ? (void *)r->sc : (void *)r->sym, &c);
+	if (!r->sc)
+		r->st->frames = trace_writer__nframes(r->w);
+	r->st->segments++;
+	if (!r->fl || r->err)
+		return;
+	err = flight__seal(r->fl, now, &sealed);
+	if (err) {
+		logf_(r, RECORD_WARN, "segment %llu lost: %s", (unsigned long long)r->seg_index,
+		      strerror(-err));
+		return;
+	}
+	r->st->segments_dropped += sealed.dropped;
+	if (sealed.path[0])
+		logf_(r, RECORD_INFO, "segment %s (%.1f MiB)", sealed.path,
+		      (double)sealed.bytes / (1 << 20));
+}
+
+/* The next segment, from @now: its own head, names and what is open. */
+static void seg_next(struct rec *r, uint64_t now)
+{
+	struct trace_writer *old = r->w, *w;
+	const struct trace_event *open;
+	size_t n;
+	int err;
+
+	r->seg_index++;
+	err = seg_writer(r, now, &w);
+	if (err) {
+		note_err(r, err);
+		return;
+	}
+	r->w = w;
+	seg_head(r, now);
+	write_meta(r);
+	if (r->seg)
+		shim_names(r);
+	name_threads(r);
+	n = livestate__open(r->ls, &open);
+	note_err(r, trace_writer__state(r->w, open, n));
+	/* switch-outs waiting for their switch-in move over with their
+	 * stacks (the old writer still knows them) */
+	if (r->oc)
+		note_err(r, offcpu_rec__set_writer(r->oc, r->w));
+	if (r->ct)
+		ctimer_rec__forget_names(r->ct);
+	trace_writer__free(old);
+	r->next_seal = now + r->seg_period;
+}
+
+/* Seal the open segment and write the window ending @now (flight). */
+static void dump(struct rec *r, uint64_t now, const char *why, int last)
+{
+	struct flight_dump d;
+	int err;
+
+	note_err(r, trace_writer__meta(r->w, "dump_reason", why));
+	seg_seal(r, now);
+	if (!last)
+		seg_next(r, now);
+	if (r->err)
+		return;
+	err = flight__dump(r->fl, now, time(NULL), &d);
+	if (err) {
+		r->st->dump_failures++;
+		logf_(r, RECORD_WARN, "cannot write the dump (%s) to %s: %s", why, r->o->dir,
+		      strerror(-err));
+		return;
+	}
+	r->st->dumps++;
+	if (r->o->on_dump) {
+		struct record_dump rd = {.path = d.path, .from = d.from, .to = d.to,
+					 .segments = d.segments, .bytes = d.bytes, .why = why};
+
+		r->o->on_dump(r->o->ctx, &rd);
+	}
+}
+
+static const char *trigger_name(enum record_trigger_kind k)
+{
+	return k == RECORD_TRIGGER_POLL ? "poll" : k == RECORD_TRIGGER_DELAY ? "delay" : "runq";
+}
+
+/* The first trigger of @kind over @ns: schedule a dump half a window
+ * later, so that it holds as much before the event as after. */
+static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns, uint64_t at,
+		    const char *what)
+{
+	const struct record_opts *o = r->o;
+	uint64_t cool = (uint64_t)((o->cooldown > 0 ? o->cooldown : o->window) * 1e9);
+	unsigned int i;
+
+	for (i = 0; i < o->ntriggers; i++)
+		if (o->triggers[i].kind == kind && ns > o->triggers[i].ns)
+			break;
+	if (i == o->ntriggers || r->dump_at || at < r->cooldown_until)
+		return;
+	snprintf(r->dump_why, sizeof(r->dump_why), "trigger %s>%.3gms: %s %.1f ms at %.3f s",
+		 trigger_name(kind), (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
+		 (double)(at - r->start_ns) / 1e9);
+	r->dump_at = at + (uint64_t)(o->window * 1e9 / 2);
+	r->cooldown_until = at + cool;
+	logf_(r, RECORD_INFO, "%s: dumping in %.1f s", r->dump_why, o->window / 2);
+}
+
+static void check_triggers(struct rec *r)
+{
+	struct livestate_hit h;
+	uint32_t tid;
+	uint64_t at, ns;
+	char what[96];
+
+	if (!r->o->ntriggers)
+		return;
+	if (livestate__hit(r->ls, &h)) {
+		snprintf(what, sizeof(what), "task %llu %s on thread %u",
+			 (unsigned long long)h.task,
+			 h.kind == LIVESTATE_POLL ? "polled" : "waited for its poll", h.tid);
+		trigger(r, h.kind == LIVESTATE_POLL ? RECORD_TRIGGER_POLL : RECORD_TRIGGER_DELAY,
+			h.ns, h.time, what);
+	}
+	if (r->oc && offcpu_rec__runq_hit(r->oc, &tid, &at, &ns)) {
+		snprintf(what, sizeof(what), "thread %u waited for a CPU", tid);
+		trigger(r, RECORD_TRIGGER_RUNQ, ns, at, what);
+	}
+}
+
+/* Limits for the triggers, where they are seen. */
+static void arm_triggers(struct rec *r)
+{
+	uint64_t lim[4] = {0};
+
+	for (unsigned int i = 0; i < r->o->ntriggers; i++) {
+		const struct record_trigger *t = &r->o->triggers[i];
+
+		if (t->kind >= 1 && t->kind <= 3 && (!lim[t->kind] || t->ns < lim[t->kind]))
+			lim[t->kind] = t->ns;
+	}
+	if (r->ls)
+		livestate__set_limits(r->ls, lim[RECORD_TRIGGER_POLL], lim[RECORD_TRIGGER_DELAY]);
+	if (r->oc)
+		offcpu_rec__set_runq_limit(r->oc, lim[RECORD_TRIGGER_RUNQ]);
+}
+
+/* Every tick of a segmented recording: dumps asked for or due, seals due,
+ * commands ended. */
+static void segments_tick(struct rec *r, uint64_t now)
+{
+	const struct record_opts *o = r->o;
+	uint64_t held;
+	char why[160];
+	unsigned int failed;
+
+	if (!r->fl)
+		return;
+	check_triggers(r);
+	if (o->dump_now && *o->dump_now) {
+		*o->dump_now = 0;
+		if (o->segments == RECORD_FLIGHT) {
+			dump(r, now, "SIGUSR1", 0);
+		} else {
+			seg_seal(r, now);
+			seg_next(r, now);
+		}
+	} else if (r->dump_at && now >= r->dump_at) {
+		r->dump_at = 0;
+		dump(r, now, r->dump_why, 0);
+	} else if (now >= r->next_seal ||
+		   (o->max_size && (flight__bytes(r->fl, &held), held > o->max_size / 5))) {
+		seg_seal(r, now);
+		seg_next(r, now);
+	}
+	held = flight__bytes(r->fl, NULL);
+	if (held > r->st->held_max)
+		r->st->held_max = held;
+	failed = flight__reap(r->fl, why, sizeof(why));
+	if (failed) {
+		r->st->hook_failures += failed;
+		logf_(r, RECORD_WARN, "--on-segment: %s", why);
 	}
 }
 
@@ -968,10 +1407,9 @@ static int fd_budget(struct rec *r)
 int record__run(const struct record_opts *o, struct record_stats *st)
 {
 	struct rec r = { .o = o, .st = st };
-	struct trace_counters c;
 	uint64_t now, end_ns = 0, last_flush, last_look, last_maps, last_drain;
-	uint64_t last_progress, tick = TICK_NS, t0;
-	int pidfd = -1, until_fd = -1, close_go = -1, err;
+	uint64_t last_progress, tick = TICK_NS, t0, exit_ns = 0;
+	int pidfd = -1, until_fd = -1, close_go = -1, until_ended = 0, err;
 	unsigned int maxpfd = 2 + 4 * (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
 	struct pollfd *pfd;
 
@@ -998,13 +1436,9 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		symbolizer__free(r.sym);
 		return -ENOMEM;
 	}
-	r.w = trace_writer__new(o->out_fd);
-	if (!r.w) {
-		err = -errno;
-		snprintf(st->why, sizeof(st->why), "cannot start the trace: %s",
-			 strerror(errno));
+	err = seg_first(&r);
+	if (err)
 		goto out;
-	}
 	pidfd = pidfd_of(o->pid);
 	if (o->until_pid > 0) {
 		until_fd = pidfd_of(o->until_pid);
@@ -1019,7 +1453,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	err = choose_sampler(&r);
 	if (err)
 		goto out;
-	r.start_ns = record_now_ns();
+	r.start_ns = r.seg_start = record_now_ns();
 	r.cpu0 = proc_cpu_ns(o->pid);
 	if (r.ps)
 		logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
@@ -1031,6 +1465,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	err = open_offcpu(&r);
 	if (err)
 		goto out;
+	arm_triggers(&r);
 	shim_try_attach(&r, !o->fresh_target && !r.ctimer);
 	if (r.ctimer && !r.seg && !o->fresh_target) {
 		err = sampler_tick(&r, r.start_ns + SHIM_EAGER_NS);
@@ -1103,6 +1538,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			last_flush = now;
 			note_err(&r, trace_writer__flush(r.w));
 		}
+		if (!exited && !until)
+			segments_tick(&r, now);
 		if (o->progress && now - last_progress >= RECORD_PROGRESS_NS) {
 			last_progress = now;
 			progress(&r, now);
@@ -1111,10 +1548,13 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			break;
 		if (exited) {
 			st->target_exited = 1;
+			exit_ns = now;
 			break;
 		}
-		if (until || (end_ns && now >= end_ns))
+		if (until || (end_ns && now >= end_ns)) {
+			until_ended = until;
 			break;
+		}
 	}
 	/* Last words: what is still in the rings belongs in the trace; the
 	 * events stop first, and are closed in the background
@@ -1123,10 +1563,9 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	offcpu_rec__disable(r.oc);
 	if (r.ps)
 		perf_set__drain(r.ps, &r.cb);
-	if (r.oc) {
+	if (r.oc)
 		note_err(&r, offcpu_rec__finish(r.oc));
-		offcpu_summary(&r);
-	}
+	totals(&r);
 	/* a last clock pair for the last drains; a lease that lapsed since the
 	 * loop's last renew (stalled then, -d ran out meanwhile) leaves a gap
 	 * to the end */
@@ -1160,21 +1599,30 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		      (int)o->pid);
 	if (r.ps || r.oc)
 		close_go = perf_close_later();
-	write_build_ids(&r);
-	meta_count(&r, "shim garbage", st->shim_garbage);
-	meta_count(&r, "child samples left out", st->child_samples);
-	meta_count(&r, "ctimer samples dropped", st->ctimer_drops);
-	memset(&c, 0, sizeof(c));
-	c.samples = st->samples;
-	c.events = st->events;
-	c.lost_samples = st->lost_samples;
-	c.shim_drops = st->shim_drops;
-	c.start_time = r.start_ns;
-	c.end_time = now;
-	leaf_summary(&r);
-	if (!r.err)
-		r.err = trace_writer__finish(r.w, symbolizer__resolve, r.sym, &c);
-	st->frames = trace_writer__nframes(r.w);
+	if (st->target_exited)
+		target_end(&r, exit_ns);
+	if (o->segments == RECORD_FLIGHT) {
+		char why[160];
+
+		if (st->exit_how[0])
+			snprintf(why, sizeof(why), "target %s", st->exit_how);
+		else
+			snprintf(why, sizeof(why), "%s",
+				 st->target_exited ? "target exited" : *o->stop ? "recorder stopped"
+							   : until_ended ? "command ended"
+								   : "duration ended");
+		dump(&r, now, why, 1);
+	} else {
+		seg_seal(&r, now);
+	}
+	if (r.sc) {
+		uint64_t lookups;
+
+		symcache__stats(r.sc, &st->symbols_resolved, &lookups);
+		st->frames = st->symbols_resolved;
+	} else {
+		st->symbols_resolved = st->frames;
+	}
 	unreadable_modules(&r);
 	err = r.err;
 	if (err)
@@ -1197,6 +1645,9 @@ out:
 		close(close_go);	/* our copies are closed: go */
 	free(pfd);
 	trace_writer__free(r.w);
+	flight__free(r.fl);
+	livestate__free(r.ls);
+	symcache__free(r.sc);
 	symbolizer__free(r.sym);
 	return err;
 }

@@ -37,6 +37,37 @@ enum record_sampler {
 
 struct record_stats;
 
+/* A flight recorder's trigger (record_opts.triggers): dump when ... */
+enum record_trigger_kind {
+	RECORD_TRIGGER_POLL = 1,	/* a poll runs longer than ns */
+	RECORD_TRIGGER_DELAY = 2,	/* a woken task waits longer than ns for
+					 * its poll */
+	RECORD_TRIGGER_RUNQ = 3,	/* a thread waits longer than ns on a run
+					 * queue (needs wakeups recorded) */
+};
+struct record_trigger {
+	enum record_trigger_kind kind;
+	uint64_t ns;
+};
+#define RECORD_MAX_TRIGGERS 8
+
+/* A dump written (record_opts.on_dump): the file, the time it covers
+ * (CLOCK_MONOTONIC ns) and why. */
+struct record_dump {
+	const char *path;
+	uint64_t from, to;
+	unsigned int segments;
+	uint64_t bytes;
+	const char *why;
+};
+
+/* Segmented recording (record_opts.segments). */
+enum record_segments {
+	RECORD_ONE_TRACE = 0,	/* one segment into out_fd */
+	RECORD_FLIGHT = 1,	/* in memory, the last window; dumps into dir */
+	RECORD_ROTATE = 2,	/* a file per period into dir */
+};
+
 struct record_opts {
 	pid_t pid;			/* target process */
 	enum record_sampler sampler;
@@ -100,6 +131,26 @@ struct record_opts {
 					 * a frameless function's caller
 					 * (ustack.h); 0 = 512 */
 	int cpu_fp_only;		/* no copy: frame pointers only */
+	/* Segments (record/flight.h): out_fd is unused unless segments is
+	 * RECORD_ONE_TRACE. Either mode records until stopped, the target's
+	 * death or duration. */
+	enum record_segments segments;
+	const char *dir;		/* where dumps and segment files go */
+	double window;			/* flight: seconds kept (> 0) */
+	uint64_t max_size;		/* flight: bytes kept at most, 0 = none */
+	double rotate;			/* rotate: seconds per segment file */
+	uint64_t max_total;		/* rotate: bytes of files kept, 0 = all */
+	const char *key_prefix;		/* rotate: object-store layout */
+	const char *on_segment;		/* rotate: "CMD {}" per sealed file */
+	struct record_trigger triggers[RECORD_MAX_TRIGGERS];
+	unsigned int ntriggers;
+	double cooldown;		/* flight: seconds between two trigger
+					 * dumps; 0 = one window */
+	/* Set non-zero (e.g. by SIGUSR1) to dump now (flight), or seal the
+	 * segment now (rotate); the engine clears it. */
+	volatile sig_atomic_t *dump_now;
+	/* Each dump, as written (flight); may be NULL. */
+	void (*on_dump)(void *ctx, const struct record_dump *d);
 };
 
 struct record_stats {
@@ -153,6 +204,17 @@ struct record_stats {
 	uint64_t cpu_recovered;		/* ... with a caller the frame-pointer
 					 * walk had skipped */
 	double cpu_unwind_s;		/* recorder CPU spent on them */
+	/* segments */
+	uint64_t segments;		/* sealed */
+	uint64_t dumps;			/* dump files written */
+	uint64_t dump_failures;		/* dumps that could not be written */
+	uint64_t segments_dropped;	/* flight: out of the window; rotate:
+					 * files deleted for --max-total */
+	uint64_t hook_failures;		/* rotate: on-segment commands failed */
+	uint64_t symbols_resolved;	/* addresses symbolized (once each) */
+	uint64_t held_max;		/* flight: most bytes held in segments */
+	char exit_how[96];		/* the target's end, "exit 3", "signal
+					 * 9 (SIGKILL)"; "" if it did not end */
 };
 
 /* Record opts->pid until *opts->stop, opts->duration, the target's exit or

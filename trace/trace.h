@@ -195,6 +195,11 @@ int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name);
  * are written before any sample chunk that follows. @n may be 0. */
 int trace_writer__stack(struct trace_writer *w, const uint64_t *ips,
 			unsigned int n, uint32_t *stack);
+/* The callchain of stack id @stack (leaf first) in *@ips, valid until the
+ * writer's next call; its length (0 and NULL for an unknown id). To carry
+ * a stack over into the next segment's writer. */
+unsigned int trace_writer__stack_ips(const struct trace_writer *w, uint32_t stack,
+				    const uint64_t **ips);
 /* Queue a sample; s->stack must be an id returned by trace_writer__stack
  * (else -EINVAL). */
 int trace_writer__sample(struct trace_writer *w,

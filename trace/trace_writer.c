@@ -837,6 +837,16 @@ int trace_writer__flush(struct trace_writer *w)
 	return 0;
 }
 
+unsigned int trace_writer__stack_ips(const struct trace_writer *w, uint32_t stack,
+				    const uint64_t **ips)
+{
+	*ips = NULL;
+	if (!w || stack >= w->nstacks)
+		return 0;
+	*ips = w->stack_ips + w->stack_off[stack];
+	return (unsigned int)(w->stack_off[stack + 1] - w->stack_off[stack]);
+}
+
 size_t trace_writer__nframes(const struct trace_writer *w)
 {
 	return w ? w->nframes : 0;

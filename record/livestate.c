@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * livestate.c - the runtime's open polls, parks, pending wakes and unpolled
+ * spawns, kept from the drained events (livestate.h).
+ *
+ * Two open-addressing tables keyed by thread and by task, linear probing
+ * with backward-shift deletion (no tombstones: a table that sees millions
+ * of tasks come and go stays as small as what is open). One lookup per
+ * event on the drain path.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libprof/d9_segment.h"
+#include "record/livestate.h"
+
+#define LIVESTATE_MAX (1u << 22)	/* entries per table at most */
+
+struct slot {
+	uint64_t key;		/* 0: empty (tids and task ids are > 0) */
+	uint64_t a, b;		/* thread: poll begin, park time;
+				 * task: wake time, spawn time */
+	uint64_t task;		/* thread: the task in its poll */
+	uint32_t wtid, stid;	/* task: who woke it, who spawned it */
+};
+
+struct table {
+	struct slot *v;
+	size_t cap, n;		/* cap: power of two or 0 */
+};
+
+struct livestate {
+	struct table threads, tasks;
+	uint64_t poll_ns, delay_ns;
+	struct livestate_hit hit;
+	struct trace_event *out;
+	size_t out_cap;
+};
+
+static size_t slot_of(const struct table *t, uint64_t key)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 32) & (t->cap - 1);
+}
+
+static struct slot *find(struct table *t, uint64_t key)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = slot_of(t, key);; i = (i + 1) & (t->cap - 1)) {
+		if (t->v[i].key == key)
+			return &t->v[i];
+		if (!t->v[i].key)
+			return NULL;
+	}
+}
+
+static int grow(struct table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct slot *v = calloc(cap, sizeof(*v)), *old = t->v;
+	size_t oldcap = t->cap;
+
+	if (!v)
+		return -ENOMEM;
+	t->v = v;
+	t->cap = cap;
+	for (size_t i = 0; i < oldcap; i++) {
+		size_t j;
+
+		if (!old[i].key)
+			continue;
+		for (j = slot_of(t, old[i].key); v[j].key; j = (j + 1) & (cap - 1))
+			;
+		v[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The slot of @key, made empty but for its key if new; NULL on -ENOMEM. */
+static struct slot *get(struct table *t, uint64_t key)
+{
+	struct slot *s = find(t, key);
+	size_t i;
+
+	if (s)
+		return s;
+	/* a runtime that never ends its tasks and loses their wakes: stop
+	 * growing (their state is missed) rather than without bound */
+	if (t->n >= LIVESTATE_MAX)
+		return NULL;
+	if ((t->n + 1) * 2 > t->cap && grow(t))
+		return NULL;
+	for (i = slot_of(t, key); t->v[i].key; i = (i + 1) & (t->cap - 1))
+		;
+	t->v[i] = (struct slot){.key = key};
+	t->n++;
+	return &t->v[i];
+}
+
+/* Delete @s: the entries after it in its run move back to fill the hole. */
+static void del(struct table *t, struct slot *s)
+{
+	size_t mask = t->cap - 1, hole = (size_t)(s - t->v), i = hole;
+
+	for (;;) {
+		size_t want;
+
+		i = (i + 1) & mask;
+		if (!t->v[i].key)
+			break;
+		want = slot_of(t, t->v[i].key);
+		/* it may move back to the hole if its home is not in (hole, i] */
+		if ((i > hole && (want <= hole || want > i)) ||
+		    (i < hole && want <= hole && want > i)) {
+			t->v[hole] = t->v[i];
+			hole = i;
+		}
+	}
+	t->v[hole].key = 0;
+	t->n--;
+}
+
+/* An entry that holds nothing open goes. */
+static void tidy(struct table *t, struct slot *s)
+{
+	if (!s->a && !s->b)
+		del(t, s);
+}
+
+int livestate__new(struct livestate **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void livestate__free(struct livestate *ls)
+{
+	if (!ls)
+		return;
+	free(ls->threads.v);
+	free(ls->tasks.v);
+	free(ls->out);
+	free(ls);
+}
+
+void livestate__set_limits(struct livestate *ls, uint64_t poll_ns, uint64_t delay_ns)
+{
+	ls->poll_ns = poll_ns;
+	ls->delay_ns = delay_ns;
+}
+
+static void note_hit(struct livestate *ls, int kind, const struct trace_event *e, uint64_t ns)
+{
+	if (ls->hit.kind)
+		return; /* the first since the last look */
+	ls->hit = (struct livestate_hit){
+	    .kind = kind, .task = e->task, .tid = e->tid, .time = e->time, .ns = ns};
+}
+
+static int feed_one(struct livestate *ls, const struct trace_event *e)
+{
+	struct slot *s;
+
+	switch (e->type) {
+	case D9_EV_POLL_BEGIN:
+		if (!e->task || !e->tid)
+			return 0;
+		s = find(&ls->tasks, e->task);
+		if (s) {
+			if (ls->delay_ns && s->a && e->time > s->a && e->time - s->a > ls->delay_ns)
+				note_hit(ls, LIVESTATE_DELAY, e, e->time - s->a);
+			s->a = s->b = 0; /* polled: no pending wake, spawned long ago */
+			tidy(&ls->tasks, s);
+		}
+		s = get(&ls->threads, e->tid);
+		if (!s)
+			return -ENOMEM;
+		s->a = e->time;
+		s->task = e->task;
+		return 0;
+	case D9_EV_POLL_END:
+		s = find(&ls->threads, e->tid);
+		if (!s || !s->a)
+			return 0;
+		if (ls->poll_ns && e->time > s->a && e->time - s->a > ls->poll_ns)
+			note_hit(ls, LIVESTATE_POLL, e, e->time - s->a);
+		s->a = 0;
+		s->task = 0;
+		tidy(&ls->threads, s);
+		return 0;
+	case D9_EV_PARK:
+	case D9_EV_UNPARK:
+		if (!e->tid)
+			return 0;
+		s = e->type == D9_EV_PARK ? get(&ls->threads, e->tid) : find(&ls->threads, e->tid);
+		if (!s)
+			return e->type == D9_EV_PARK ? -ENOMEM : 0;
+		s->b = e->type == D9_EV_PARK ? e->time : 0;
+		tidy(&ls->threads, s);
+		return 0;
+	case D9_EV_THREAD_STOP:
+		s = find(&ls->threads, e->tid);
+		if (s)
+			del(&ls->threads, s);
+		return 0;
+	case D9_EV_WAKE:
+	case D9_EV_SPAWN:
+		if (!e->task)
+			return 0;
+		s = get(&ls->tasks, e->task);
+		if (!s)
+			return -ENOMEM;
+		if (e->type == D9_EV_WAKE) {
+			if (!s->a) { /* the first wake counts, as in delays */
+				s->a = e->time;
+				s->wtid = e->tid;
+			}
+		} else {
+			s->b = e->time;
+			s->stid = e->tid;
+		}
+		return 0;
+	case D9_EV_TASK_END:
+		s = find(&ls->tasks, e->task);
+		if (s)
+			del(&ls->tasks, s);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int livestate__feed(struct livestate *ls, const struct trace_event *e, size_t n)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int r = feed_one(ls, &e[i]);
+
+		if (r && !err)
+			err = r;
+	}
+	return err;
+}
+
+int livestate__hit(struct livestate *ls, struct livestate_hit *hit)
+{
+	if (!ls->hit.kind)
+		return 0;
+	*hit = ls->hit;
+	ls->hit.kind = 0;
+	return 1;
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct trace_event *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
+{
+	size_t n = 0, need = 2 * (ls->threads.n + ls->tasks.n);
+
+	*ev = NULL;
+	if (need > ls->out_cap) {
+		struct trace_event *v = realloc(ls->out, need * sizeof(*v));
+
+		if (!v)
+			return 0;
+		ls->out = v;
+		ls->out_cap = need;
+	}
+	for (size_t i = 0; i < ls->threads.cap; i++) {
+		const struct slot *s = &ls->threads.v[i];
+
+		if (!s->key)
+			continue;
+		if (s->a)
+			ls->out[n++] = (struct trace_event){.time = s->a, .task = s->task,
+							    .tid = (uint32_t)s->key,
+							    .type = D9_EV_POLL_BEGIN};
+		if (s->b)
+			ls->out[n++] = (struct trace_event){
+			    .time = s->b, .tid = (uint32_t)s->key, .type = D9_EV_PARK};
+	}
+	for (size_t i = 0; i < ls->tasks.cap; i++) {
+		const struct slot *s = &ls->tasks.v[i];
+
+		if (!s->key)
+			continue;
+		if (s->b)
+			ls->out[n++] = (struct trace_event){
+			    .time = s->b, .task = s->key, .tid = s->stid, .type = D9_EV_SPAWN};
+		if (s->a)
+			ls->out[n++] = (struct trace_event){
+			    .time = s->a, .task = s->key, .tid = s->wtid, .type = D9_EV_WAKE};
+	}
+	qsort(ls->out, n, sizeof(*ls->out), ev_cmp);
+	*ev = ls->out;
+	return n;
+}

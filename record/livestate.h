@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * livestate.h - what the runtime has open at any instant, from its events
+ * as they are drained (internal to record/).
+ *
+ * A trace segment must join exactly from its first record when read alone
+ * (trace.h: STATE chunk): the polls in progress at its start (their BEGIN),
+ * parked workers (their PARK), tasks woken and not yet polled (their WAKE)
+ * and tasks spawned and never polled (their SPAWN), each at its own time.
+ * This keeps exactly that, and nothing else: an entry lives while it has
+ * something open, so memory follows what is open now, never how long the
+ * recording ran or how many tasks and threads came and went.
+ *
+ * It also sees every poll's length and every wake-to-poll delay go by,
+ * which is where the flight recorder's triggers look (livestate_hit).
+ */
+#ifndef D9_LIVESTATE_H
+#define D9_LIVESTATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+struct livestate;
+
+/* The latest event over a threshold (livestate__set_limits). */
+struct livestate_hit {
+	int kind;		/* LIVESTATE_POLL or LIVESTATE_DELAY; 0: none */
+	uint64_t task;
+	uint32_t tid;		/* the thread that polled */
+	uint64_t time;		/* the poll's end (POLL), its begin (DELAY) */
+	uint64_t ns;		/* the poll's length, or the delay */
+};
+#define LIVESTATE_POLL	1
+#define LIVESTATE_DELAY	2
+
+int livestate__new(struct livestate **out);
+void livestate__free(struct livestate *ls);
+
+/* Report polls longer than @poll_ns and wake-to-poll delays longer than
+ * @delay_ns (0: never) through livestate__hit(). */
+void livestate__set_limits(struct livestate *ls, uint64_t poll_ns, uint64_t delay_ns);
+
+/* Take @n events (in time order per thread). 0 or -ENOMEM (then the state
+ * is incomplete: the next segment's STATE may miss an open poll). */
+int livestate__feed(struct livestate *ls, const struct trace_event *e, size_t n);
+
+/* The first event over a limit since the last call, into *@hit: 1, else 0. */
+int livestate__hit(struct livestate *ls, struct livestate_hit *hit);
+
+/* What is open now, as events in time order, in *@ev (owned by @ls, valid
+ * until the next call); their number. */
+size_t livestate__open(struct livestate *ls, const struct trace_event **ev);
+
+#endif /* D9_LIVESTATE_H */
