@@ -104,6 +104,11 @@ struct join {
 	uint64_t start_time;		/* the recording span used: counters, */
 	uint64_t end_time;		/* else the times seen */
 	uint64_t events_from;		/* the shim's records start here */
+	uint64_t origin;		/* times shown count from here; 0:
+					 * start_time. A caller that read a
+					 * window (trace.from) sets the start
+					 * of the whole trace, so that a time
+					 * reads the same with or without it */
 	struct join_gap *gaps;		/* sorted, disjoint; NULL if none */
 	size_t ngaps;
 	uint64_t gap_ns;		/* their total: runtime events lost */

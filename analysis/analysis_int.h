@@ -210,10 +210,12 @@ void causes_text(const struct offcpu *oc, const struct hot *h, const struct dela
 void causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
 		 size_t n, FILE *out);
 
-/* ns from the recording's start to @t (0 before it). */
+/* ns from the recording's start (join.origin) to @t (0 before it). */
 static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
 {
-	return t > oc->start_time ? t - oc->start_time : 0;
+	uint64_t o = oc->join->origin ? oc->join->origin : oc->start_time;
+
+	return t > o ? t - o : 0;
 }
 
 /* ---- JSON (report.c) ------------------------------------------------- */
