@@ -674,6 +674,31 @@ int analysis__delays(const struct offcpu *oc, const struct delays *d,
  * same as one JSON object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
 int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out);
 
+/* ---- what a trace holds (info.c) ------------------------------------- */
+
+struct info_opts {
+	int json;		/* one JSON object (schema in d9prof(1)) */
+	const char *input;	/* the file to name for segments the reader
+				 * did not name (one file read) */
+};
+
+/* `d9prof info`: target (pid, comm, cmdline), host and kernel, recorder,
+ * sampler, event and frequency, off-CPU and wakeup sources; the span
+ * covered (CLOCK_MONOTONIC and, with meta "clock_realtime", wall clock;
+ * for a trace cut short, up to its last record, which takes a walk of its
+ * samples and events); the segments (with more than one, or gaps, a list
+ * of each and of the gaps between them), copies skipped, those cut short;
+ * record and name counts; every loss (analysis_losses()); the dump's
+ * reasons (meta "dump_reason", each distinct one) and the target's end
+ * (meta "target_exit", "target_exit_time"). Every key is optional. Needs
+ * no join: read @t with TRACE_READ_NO_INLINE for the recorded frames.
+ * 0, -ENOMEM, -EIO, or a walk's error (-EBADMSG: trace__error()). */
+int analysis__info(const struct trace *t, const struct info_opts *o, FILE *out);
+/* "12 segments from 3 files, 1 copy skipped, 1 gap (2.00s not recorded)"
+ * into @buf when @t skipped copies of segments or has gaps between them;
+ * "" otherwise. Returns @buf. */
+char *analysis_segments_text(const struct trace *t, char *buf, size_t len);
+
 /* ---- what was lost (losses.c) --------------------------------------- */
 
 /* The data a loss leaves short; a view passes the ones it shows. */

@@ -247,6 +247,10 @@ static inline uint64_t sample_weight(const struct trace_sample *s)
  * "12.3ms", "2.50s". Returns @buf. */
 char *fmt_duration(uint64_t ns, char *buf, size_t len);
 
+/* A gap's meta value "START-END" (ns, START <= END) into @start, @end. 0,
+ * or -EINVAL when malformed. (join.c) */
+int meta_gap(const char *v, uint64_t *start, uint64_t *end);
+
 /* Last value of meta @key, or NULL (trace.c's lookup, without depending on
  * it: analysis links against the struct only). */
 const char *analysis_meta(const struct trace *t, const char *key);

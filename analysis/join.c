@@ -1000,6 +1000,19 @@ static int gap_cmp(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
+int meta_gap(const char *v, uint64_t *start, uint64_t *end)
+{
+	char *e;
+
+	if (!v || !isdigit((unsigned char)*v))
+		return -EINVAL;
+	*start = strtoull(v, &e, 10);
+	if (*e != '-' || !isdigit((unsigned char)e[1]))
+		return -EINVAL;
+	*end = strtoull(e + 1, &e, 10);
+	return !*e && *start <= *end ? 0 : -EINVAL;
+}
+
 static int is_gap_key(const char *k)
 {
 	return !strcmp(k, "shim_gap") || !strcmp(k, "segment_gap");
@@ -1022,17 +1035,9 @@ static int read_gaps(struct join_priv *jp)
 	if (!j->gaps)
 		return -ENOMEM;
 	for (i = 0; i < t->nmeta; i++) {
-		const char *v = t->meta[i].value;
 		struct join_gap g;
-		char *end;
 
-		if (!is_gap_key(t->meta[i].key) || !isdigit((unsigned char)*v))
-			continue;
-		g.start = strtoull(v, &end, 10);
-		if (*end != '-' || !isdigit((unsigned char)end[1]))
-			continue;
-		g.end = strtoull(end + 1, &end, 10);
-		if (!*end && g.start <= g.end)
+		if (is_gap_key(t->meta[i].key) && !meta_gap(t->meta[i].value, &g.start, &g.end))
 			j->gaps[j->ngaps++] = g;
 	}
 	qsort(j->gaps, j->ngaps, sizeof(*j->gaps), gap_cmp);

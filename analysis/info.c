@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * info.c - the work behind `d9prof info`: what a trace holds (target,
+ * host, recorder, sources, the time it covers, its segments, counts,
+ * losses, why it was dumped and how its target ended), computed first
+ * into struct info, then rendered as text or JSON, so both say the same.
+ * Nothing here joins: it reads what the reader and the meta keys say.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define NS 1000000000ULL
+#define MAX_REASONS 8
+
+struct gap {
+	uint64_t start, end;
+};
+
+struct info {
+	const struct trace *t;
+	const char *input;	/* the file of segments without one */
+	uint64_t start, end;	/* the span covered, CLOCK_MONOTONIC */
+	int wall;		/* a segment carries the wall clock */
+	int64_t wall_start, wall_end; /* CLOCK_REALTIME ns */
+	int64_t wall_last;	/* the last segment's wall_offset */
+	struct gap *gaps;	/* between segments, in time order */
+	size_t ngaps, gaps_cap;
+	uint64_t gap_ns;
+	size_t files, recordings, cut;
+	const char *reasons[MAX_REASONS]; /* distinct dump reasons */
+	size_t nreasons;
+	const char *exit;	/* meta target_exit */
+	uint64_t exit_time;	/* meta target_exit_time; 0 unknown */
+};
+
+/* ---- computing ---------------------------------------------------------- */
+
+/* Widen [lh[0], lh[1]] to @t. */
+static void see(uint64_t *lh, uint64_t t)
+{
+	if (t < lh[0])
+		lh[0] = t;
+	if (t > lh[1])
+		lh[1] = t;
+}
+
+static int see_samples(void *ctx, const struct trace_sample *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		see(ctx, s[i].time);
+	return 0;
+}
+
+static int see_events(void *ctx, const struct trace_event *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		see(ctx, e[i].time);
+	return 0;
+}
+
+/* The span: the segments' start and end, else (a trace cut short) its
+ * records' first and last times, which takes a walk. */
+static int span(struct info *in)
+{
+	const struct trace *t = in->t;
+	uint64_t lh[2] = {UINT64_MAX, 0};
+	int err;
+
+	in->start = t->counters.start_time;
+	in->end = t->counters.end_time;
+	for (size_t i = 0; i < t->nsegments; i++) {
+		const struct trace_segment *g = &t->segments[i];
+
+		if (g->start && (!in->start || g->start < in->start))
+			in->start = g->start;
+		if (g->end > in->end)
+			in->end = g->end;
+	}
+	if (t->complete && in->start)
+		return 0;
+	err = trace__for_each_sample(t, see_samples, lh);
+	if (!err)
+		err = trace__for_each_event(t, see_events, lh);
+	if (err)
+		return err;
+	for (size_t i = 0; i < t->nswitches; i++) {
+		see(lh, t->switches[i].time);
+		see(lh, t->switches[i].time_in ? t->switches[i].time_in : t->switches[i].time);
+	}
+	if (!in->start && lh[0] != UINT64_MAX)
+		in->start = lh[0];
+	if (lh[1] > in->end)
+		in->end = lh[1];
+	return 0;
+}
+
+static void wall(struct info *in)
+{
+	const struct trace *t = in->t;
+	int64_t first = 0, last = 0;
+
+	for (size_t i = 0; i < t->nsegments; i++)
+		if (t->segments[i].wall_offset) {
+			if (!in->wall)
+				first = t->segments[i].wall_offset;
+			last = t->segments[i].wall_offset;
+			in->wall = 1;
+		}
+	in->wall_start = (int64_t)in->start + first;
+	in->wall_end = (int64_t)in->end + last;
+	in->wall_last = last;
+}
+
+static int gap_cmp(const void *a, const void *b)
+{
+	const struct gap *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int gaps(struct info *in)
+{
+	const struct trace *t = in->t;
+
+	for (size_t i = 0; i < t->nmeta; i++) {
+		struct gap g;
+
+		if (strcmp(t->meta[i].key, "segment_gap") ||
+		    meta_gap(t->meta[i].value, &g.start, &g.end))
+			continue;
+		if (analysis_grow((void **)&in->gaps, &in->gaps_cap, in->ngaps + 1,
+				  sizeof(*in->gaps)))
+			return -ENOMEM;
+		in->gaps[in->ngaps++] = g;
+		in->gap_ns += g.end - g.start;
+	}
+	if (in->ngaps > 1)
+		qsort(in->gaps, in->ngaps, sizeof(*in->gaps), gap_cmp);
+	return 0;
+}
+
+static int same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Files, recordings and segments cut short, counted over the segments
+ * (in start order: a file or a recording seen before is seen again). */
+static void segments(struct info *in)
+{
+	const struct trace *t = in->t;
+
+	for (size_t i = 0; i < t->nsegments; i++) {
+		const struct trace_segment *g = &t->segments[i];
+		size_t k;
+
+		for (k = 0; k < i && !same(t->segments[k].file, g->file); k++)
+			;
+		in->files += k == i;
+		for (k = 0; k < i && !same(t->segments[k].recording, g->recording); k++)
+			;
+		in->recordings += k == i;
+		in->cut += !g->complete;
+	}
+}
+
+static void dump(struct info *in)
+{
+	const struct trace *t = in->t;
+	const char *v;
+
+	for (size_t i = 0; i < t->nmeta; i++) {
+		size_t k;
+
+		if (strcmp(t->meta[i].key, "dump_reason"))
+			continue;
+		for (k = 0; k < in->nreasons && strcmp(in->reasons[k], t->meta[i].value); k++)
+			;
+		if (k == in->nreasons && k < MAX_REASONS)
+			in->reasons[in->nreasons++] = t->meta[i].value;
+	}
+	in->exit = analysis_meta(t, "target_exit");
+	v = analysis_meta(t, "target_exit_time");
+	if (v)
+		in->exit_time = strtoull(v, NULL, 10);
+}
+
+/* ---- shared by both forms ----------------------------------------------- */
+
+/* A meta value that is a whole unsigned number, into *@v. 1 if it is. */
+static int meta_num(const struct trace *t, const char *key, uint64_t *v)
+{
+	const char *s = analysis_meta(t, key);
+	char *end = NULL;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	*v = strtoull(s, &end, 10);
+	return !*end;
+}
+
+/* CLOCK_REALTIME ns @wall as local "2026-11-20 23:59:59.800 UTC" (@iso:
+ * "2026-11-20T23:59:59.800+00:00"). */
+static char *fmt_wall(int64_t wall, int iso, char *buf, size_t len)
+{
+	time_t s = (time_t)(wall / (int64_t)NS);
+	char day[32], zone[16];
+	struct tm tm;
+	int ms = (int)(wall % (int64_t)NS / 1000000);
+
+	if (!localtime_r(&s, &tm) ||
+	    !strftime(day, sizeof(day), iso ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm) ||
+	    !strftime(zone, sizeof(zone), iso ? "%z" : "%Z", &tm)) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	if (iso && strlen(zone) == 5) /* +0100 -> +01:00 */
+		snprintf(buf, len, "%s.%03d%.3s:%s", day, ms, zone, zone + 3);
+	else
+		snprintf(buf, len, "%s.%03d%s%s", day, ms, iso ? "" : " ", zone);
+	return buf;
+}
+
+/* Seconds from the start, signed, 3 decimals. */
+static char *fmt_since(const struct info *in, uint64_t t, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.3f", ((double)t - (double)in->start) / 1e9);
+	return buf;
+}
+
+static const char *seg_file(const struct info *in, const struct trace_segment *g)
+{
+	return g->file ? g->file : in->input;
+}
+
+/* ---- text --------------------------------------------------------------- */
+
+/* @s with control characters as '?', or "unknown". */
+static void put(FILE *out, const char *s)
+{
+	if (!s || !*s) {
+		fputs("unknown", out);
+		return;
+	}
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
+/* The meta of the head, in the order shown: the text before each value. */
+static const struct {
+	const char *text, *key;
+} head_text[] = {
+	{"target:      ", "cmdline"}, {" (pid ", "pid"}, {", comm ", "comm"},
+	{")\nhost:        ", "hostname"}, {", kernel ", "kernel"},
+	{"\nrecorder:    ", "recorder"}, {"\nsampling:    ", "sampler"},
+	{" sampler, event ", "event"}, {", ", "frequency"},
+};
+
+static void text_head(const struct info *in, FILE *out)
+{
+	const struct trace *t = in->t;
+	const char *v;
+
+	for (size_t i = 0; i < sizeof(head_text) / sizeof(head_text[0]); i++) {
+		fputs(head_text[i].text, out);
+		put(out, analysis_meta(t, head_text[i].key));
+	}
+	fputs(" Hz\noff-CPU:     ", out);
+	v = offcpu_missing(t);
+	if (v && !t->nswitches && !analysis_meta(t, "offcpu"))
+		fprintf(out, "none: %s", v);
+	else
+		put(out, analysis_meta(t, "offcpu"));
+	fputs("\nwakeups:     ", out);
+	v = runq_missing(t);
+	if (v)
+		fprintf(out, "none: %s", v);
+	else
+		put(out, analysis_meta(t, "wakeups"));
+	fputc('\n', out);
+}
+
+static void text_span(const struct info *in, FILE *out)
+{
+	char a[64], b[64];
+
+	fprintf(out, "span:        %s%s, CLOCK_MONOTONIC %.9f to %.9f s%s\n",
+		in->end > in->start ? fmt_duration(in->end - in->start, a, sizeof(a)) : "0ns",
+		in->t->complete ? "" : " or more", (double)in->start / 1e9,
+		(double)in->end / 1e9, in->t->complete ? "" : " (its last record)");
+	if (in->wall)
+		fprintf(out, "wall clock:  %s to %s\n", fmt_wall(in->wall_start, 0, a, sizeof(a)),
+			fmt_wall(in->wall_end, 0, b, sizeof(b)));
+	else
+		fputs("wall clock:  unknown (recorded by an older d9prof)\n", out);
+}
+
+/* One line of the segment list. */
+static void text_seg(const struct info *in, const struct trace_segment *g, FILE *out)
+{
+	char id[64], a[32], b[32], c[32];
+
+	if (in->recordings > 1)
+		snprintf(id, sizeof(id), "%s:%" PRIu64, g->recording ? g->recording : "?",
+			 g->index);
+	else
+		snprintf(id, sizeof(id), "%" PRIu64, g->index);
+	fprintf(out, "  %-9s %9s %9s %8s  ", id, g->start ? fmt_since(in, g->start, a, sizeof(a)) : "-",
+		g->end ? fmt_since(in, g->end, b, sizeof(b)) : "-",
+		g->start && g->end > g->start ? fmt_duration(g->end - g->start, c, sizeof(c)) : "-");
+	put(out, seg_file(in, g));
+	if (g->offset)
+		fprintf(out, " @%" PRIu64, g->offset);
+	fputs(g->complete ? "\n" : " (cut short)\n", out);
+}
+
+static void text_segments(const struct info *in, FILE *out)
+{
+	const struct trace *t = in->t;
+	char a[32], b[32], c[32];
+	size_t i, k = 0;
+
+	fprintf(out, "segments:    %zu", t->nsegments);
+	if (in->recordings == 1 && t->segments[0].recording)
+		fprintf(out, " of recording %s", t->segments[0].recording);
+	else if (in->recordings > 1)
+		fprintf(out, " of %zu recordings", in->recordings);
+	if (in->files > 1)
+		fprintf(out, " in %zu files", in->files);
+	if (t->dup_segments)
+		fprintf(out, ", %zu cop%s skipped", t->dup_segments,
+			t->dup_segments == 1 ? "y" : "ies");
+	if (in->ngaps)
+		fprintf(out, ", %zu gap%s (%s not recorded)", in->ngaps, in->ngaps == 1 ? "" : "s",
+			fmt_duration(in->gap_ns, a, sizeof(a)));
+	if (in->cut && t->nsegments == 1)
+		fputs(", cut short", out);
+	else if (in->cut)
+		fprintf(out, ", %zu cut short", in->cut);
+	fputc('\n', out);
+	if (t->nsegments < 2 && !in->ngaps)
+		return;
+	fprintf(out, "  %-9s %9s %9s %8s  %s\n", "SEGMENT", "START", "END", "LENGTH", "FILE");
+	for (i = 0; i < t->nsegments; i++) {
+		for (; k < in->ngaps && in->gaps[k].start <= t->segments[i].start; k++)
+			fprintf(out, "  %-9s %9s %9s %8s  (not recorded)\n", "gap",
+				fmt_since(in, in->gaps[k].start, a, sizeof(a)),
+				fmt_since(in, in->gaps[k].end, b, sizeof(b)),
+				fmt_duration(in->gaps[k].end - in->gaps[k].start, c, sizeof(c)));
+		text_seg(in, &t->segments[i], out);
+	}
+}
+
+/* "1 frame" or "2 frames", then @sep. */
+static void count(FILE *out, size_t n, const char *what, const char *sep)
+{
+	fprintf(out, "%zu %s%s%s", n, what, n == 1 ? "" : "s", sep);
+}
+
+static void text_tail(const struct info *in, FILE *out)
+{
+	const struct trace *t = in->t;
+	struct loss l[LOSS_KINDS];
+	size_t nl = analysis_losses(t, LOSS_ALL, l);
+	char a[32], b[64];
+
+	fputs("records:     ", out);
+	count(out, t->nsamples, "sample", ", ");
+	count(out, t->nevents, "runtime event", ", ");
+	count(out, t->nswitches, "off-CPU interval", "\nnames:       ");
+	count(out, t->nthreads, "thread", ", ");
+	count(out, t->ntasks, "task", ", ");
+	count(out, t->ncomms, "other thread", ", ");
+	count(out, t->nframes, "frame", ", ");
+	count(out, t->nstacks, "stack", "\n");
+	if (!nl)
+		fputs("lost:        nothing\n", out);
+	for (size_t i = 0; i < nl; i++)
+		fprintf(out, "lost:        %" PRIu64 " %s\n", l[i].count, l[i].what);
+	for (size_t i = 0; i < in->nreasons; i++) {
+		fputs("dumped:      ", out);
+		put(out, in->reasons[i]);
+		fputc('\n', out);
+	}
+	if (in->exit || in->exit_time) {
+		fputs("target end:  ", out);
+		put(out, in->exit);
+		if (in->exit_time)
+			fprintf(out, " at %s s", fmt_since(in, in->exit_time, a, sizeof(a)));
+		if (in->exit_time && in->wall)
+			fprintf(out, " (%s)", fmt_wall((int64_t)in->exit_time + in->wall_last, 0,
+						       b, sizeof(b)));
+		fputc('\n', out);
+	}
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_key(FILE *out, const char *sep, const char *key, const char *v)
+{
+	fprintf(out, "%s\"%s\":", sep, key);
+	json_str(out, v);
+}
+
+static void json_num(FILE *out, const char *sep, const char *key, int have, uint64_t v)
+{
+	if (have)
+		fprintf(out, "%s\"%s\":%" PRIu64, sep, key, v);
+	else
+		fprintf(out, "%s\"%s\":null", sep, key);
+}
+
+static const char *tf(int v)
+{
+	return v ? "true" : "false";
+}
+
+/* The meta of the head, as JSON: what opens before each key (the meta's
+ * own), and whether its value is a number. */
+static const struct {
+	const char *sep, *key;
+	int num;
+} head_json[] = {
+	{"{\"target\":{", "pid", 1}, {",", "comm", 0}, {",", "cmdline", 0},
+	{"},\"host\":{", "hostname", 0}, {",", "kernel", 0}, {"},", "recorder", 0},
+	{",\"sampling\":{", "sampler", 0}, {",", "event", 0}, {",", "frequency", 1},
+	{"},", "offcpu", 0}, {",", "wakeups", 0},
+};
+
+static void json_head(const struct info *in, FILE *out)
+{
+	for (size_t i = 0; i < sizeof(head_json) / sizeof(head_json[0]); i++) {
+		uint64_t v = 0;
+		int have;
+
+		if (head_json[i].num) {
+			have = meta_num(in->t, head_json[i].key, &v);
+			json_num(out, head_json[i].sep, head_json[i].key, have, v);
+		} else
+			json_key(out, head_json[i].sep, head_json[i].key,
+				 analysis_meta(in->t, head_json[i].key));
+	}
+}
+
+static void json_span(const struct info *in, FILE *out)
+{
+	char a[64];
+
+	fprintf(out, ",\"span\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
+		     ",\"duration_ns\":%" PRIu64 ",\"complete\":%s",
+		in->start, in->end, in->end > in->start ? in->end - in->start : 0,
+		tf(in->t->complete));
+	json_key(out, ",", "start_wall", in->wall ? fmt_wall(in->wall_start, 1, a, sizeof(a)) : NULL);
+	json_key(out, ",", "end_wall", in->wall ? fmt_wall(in->wall_end, 1, a, sizeof(a)) : NULL);
+	if (in->wall)
+		fprintf(out, ",\"start_wall_ns\":%" PRId64 ",\"end_wall_ns\":%" PRId64 "}",
+			in->wall_start, in->wall_end);
+	else
+		fputs(",\"start_wall_ns\":null,\"end_wall_ns\":null}", out);
+}
+
+static void json_segments(const struct info *in, FILE *out)
+{
+	const struct trace *t = in->t;
+	size_t i;
+
+	fprintf(out, ",\"segments\":{\"count\":%zu,\"copies_skipped\":%zu,\"recordings\":%zu,"
+		     "\"files\":%zu,\"gap_ns\":%" PRIu64 ",\"list\":[",
+		t->nsegments, t->dup_segments, in->recordings, in->files, in->gap_ns);
+	for (i = 0; i < t->nsegments; i++) {
+		const struct trace_segment *g = &t->segments[i];
+
+		json_key(out, i ? ",{" : "{", "recording", g->recording);
+		fprintf(out, ",\"index\":%" PRIu64, g->index);
+		json_num(out, ",", "start_ns", g->start != 0, g->start);
+		json_num(out, ",", "end_ns", g->end != 0, g->end);
+		json_key(out, ",", "file", seg_file(in, g));
+		fprintf(out, ",\"offset\":%" PRIu64 ",\"complete\":%s,\"state_used\":%s}",
+			g->offset, tf(g->complete), tf(g->state_used));
+	}
+	fputs("],\"gaps\":[", out);
+	for (i = 0; i < in->ngaps; i++)
+		fprintf(out, "%s{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 "}", i ? "," : "",
+			in->gaps[i].start, in->gaps[i].end);
+	fputs("]}", out);
+}
+
+static void json_tail(const struct info *in, FILE *out)
+{
+	const struct trace *t = in->t;
+	struct loss l[LOSS_KINDS];
+	size_t i, nl = analysis_losses(t, LOSS_ALL, l);
+
+	fprintf(out, ",\"counts\":{\"samples\":%zu,\"events\":%zu,\"switches\":%zu,"
+		     "\"threads\":%zu,\"tasks\":%zu,\"comms\":%zu,\"frames\":%zu,"
+		     "\"stacks\":%zu,\"chunks\":%zu}",
+		t->nsamples, t->nevents, t->nswitches, t->nthreads, t->ntasks, t->ncomms,
+		t->nframes, t->nstacks, t->chunks);
+	fputs(",\"losses\":{", out);
+	for (i = 0; i < nl; i++)
+		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", l[i].key, l[i].count);
+	fputs("},\"dump_reasons\":[", out);
+	for (i = 0; i < in->nreasons; i++) {
+		if (i)
+			fputc(',', out);
+		json_str(out, in->reasons[i]);
+	}
+	json_key(out, "],", "target_exit", in->exit);
+	json_num(out, ",", "target_exit_ns", in->exit_time != 0, in->exit_time);
+	fputs("}\n", out);
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+int analysis__info(const struct trace *t, const struct info_opts *o, FILE *out)
+{
+	struct info in = {.t = t, .input = o ? o->input : NULL};
+	int err;
+
+	err = span(&in);
+	if (!err)
+		err = gaps(&in);
+	if (err)
+		goto out;
+	wall(&in);
+	segments(&in);
+	dump(&in);
+	if (o && o->json) {
+		json_head(&in, out);
+		json_span(&in, out);
+		json_segments(&in, out);
+		json_tail(&in, out);
+	} else {
+		text_head(&in, out);
+		text_span(&in, out);
+		text_segments(&in, out);
+		text_tail(&in, out);
+	}
+	err = ferror(out) ? -EIO : 0;
+out:
+	free(in.gaps);
+	return err;
+}
+
+char *analysis_segments_text(const struct trace *t, char *buf, size_t len)
+{
+	struct info in = {.t = t};
+	size_t at;
+	char a[32];
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (gaps(&in) || (!t->dup_segments && !in.ngaps))
+		goto out;
+	segments(&in);
+	at = (size_t)snprintf(buf, len, "%zu segment%s from %zu file%s", t->nsegments,
+			      t->nsegments == 1 ? "" : "s", in.files, in.files == 1 ? "" : "s");
+	if (t->dup_segments && at < len)
+		at += (size_t)snprintf(buf + at, len - at, ", %zu cop%s skipped", t->dup_segments,
+				       t->dup_segments == 1 ? "y" : "ies");
+	if (in.ngaps && at < len)
+		snprintf(buf + at, len - at, ", %zu gap%s (%s not recorded)", in.ngaps,
+			 in.ngaps == 1 ? "" : "s", fmt_duration(in.gap_ns, a, sizeof(a)));
+out:
+	free(in.gaps);
+	return buf;
+}
