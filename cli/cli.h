@@ -52,12 +52,13 @@ int parse_size(const char *s, uint64_t *out);
 /* "svg" or "folded" into *@out. 0 or -EINVAL. */
 int parse_flame_format(const char *s, enum flame_format *out);
 
+struct inputs;
 /* 0 if @sel keeps a task of the trace @j joined; else say why on stderr (a
  * trace of a target without the shim has no task ids at all) and return
  * -1. */
-int check_task(const struct join *j, const struct task_sel *sel, const char *in);
+int check_task(const struct join *j, const struct task_sel *sel, struct inputs *in);
 /* 0 if the trace has tasks; else say that the target had no shim, -1. */
-int check_shim(const struct join *j, const char *in);
+int check_shim(const struct join *j, struct inputs *in);
 /* Folded output stays pure: "d9prof: lost: ..." on stderr for what
  * @format = FLAME_FOLDED leaves out of the data in @affects (enum
  * loss_data); the SVG says it in its subtitle. */
@@ -74,10 +75,52 @@ int parse_group_by(const char *s, enum group_by *by);
 	"      --by KEY          task, name (all tasks of one name together) or\n"         \
 	"                        thread\n"
 
-/* Read the trace at @path for analysis with trace__read_opts(@flags),
- * saying what is wrong on failure (and warning when it was cut short).
- * NULL on failure. */
-struct trace *open_trace(const char *path, unsigned int flags);
+/* ---- what an analysis command reads: -i, --from, --to ---------------- */
+
+#define INPUTS_MAX 256	/* -i given more often is a usage error: give
+			 * their directory */
+enum { OPT_FROM = 0x400, OPT_TO };
+
+struct inputs {
+	const char *path[INPUTS_MAX];	/* -i, in order (files or
+					 * directories); none: DEFAULT_TRACE */
+	size_t n;
+	struct trace_window win;	/* --from/--to (analysis/window.c) */
+	int quiet;			/* the command lists the segments
+					 * itself: no note of gaps and copies */
+	char name[256];			/* inputs_name() */
+	char args[768];			/* inputs_args() */
+};
+
+/* The long options of inputs_option(), for a command's option table. */
+#define INPUT_OPTIONS                                                                    	{ "input", required_argument, NULL, 'i' },                                       	{ "from", required_argument, NULL, OPT_FROM },                                   	{ "to", required_argument, NULL, OPT_TO }
+/* Take option @c ('i', OPT_FROM or OPT_TO) with @arg for command @cmd
+ * ("tasks ", for usage_error()). 0, or EXIT_USAGE after saying why (a bad
+ * TIME, --from not before --to, -i more than INPUTS_MAX times). */
+int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg);
+/* The inputs for a message: "d9prof.data", "a.d9 and 2 more". */
+const char *inputs_name(struct inputs *in);
+/* The options that name them, to repeat in a suggested command:
+ * "-i a.d9 -i b.d9 --from 12". */
+const char *inputs_args(struct inputs *in);
+#define INPUT_USAGE "[-i FILE|DIR ...] [--from TIME] [--to TIME]"
+#define INPUT_FILE_HELP                                                                  \
+	"  -i, --input FILE|DIR  trace (default ./" DEFAULT_TRACE "); again for more\n"     \
+	"                        files, read as one; a directory: its *.d9 and\n"          \
+	"                        *.data files\n"
+#define INPUT_HELP                                                                       \
+	INPUT_FILE_HELP                                                                  \
+	"      --from TIME       only what was recorded from TIME on\n"                   \
+	"      --to TIME         ... and up to TIME; TIME is seconds from the start\n"    \
+	"                        (12.5, 500ms) or a time of day HH:MM:SS[.frac]\n"        \
+	"                        (local, on the day the recording started)\n"
+
+/* Read @in for analysis with trace__read_paths(@flags) and its window,
+ * saying what is wrong on failure (a missing, empty or special file, a
+ * window outside the trace), warning for each file cut short, and noting
+ * once copies skipped and gaps between segments (unless @in->quiet). NULL
+ * on failure. */
+struct trace *open_trace(struct inputs *in, unsigned int flags);
 /* A trace read for analysis and what the commands build on it. */
 struct session {
 	struct trace *t;
@@ -87,15 +130,15 @@ struct session {
 };
 #define SESSION_OFFCPU 0x1u	/* the off-CPU join (implies JOIN_POLL_LIST) */
 #define SESSION_DELAYS 0x2u	/* the wake-to-poll delays */
-/* Read @path with trace__read_opts(@rflags) (open_trace()), join it with
- * @jflags and build what @want asks. 0, or -1 after saying what failed
- * (everything freed). */
-int session_open(struct session *s, const char *path, unsigned int rflags,
+/* Read @in (open_trace()), join it with @jflags (times shown counting
+ * from the start of the whole trace when a window was read) and build
+ * what @want asks. 0, or -1 after saying what failed (everything freed). */
+int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		 unsigned int jflags, unsigned int want);
 void session_close(struct session *s);
-/* Report a failed analysis of @t (read from @path): what trace__error()
+/* Report a failed analysis of @t (read from @in): what trace__error()
  * says if a walk of the file found it corrupt, else @err's text. */
-void analysis_failed(const char *path, const struct trace *t, int err);
+void analysis_failed(struct inputs *in, const struct trace *t, int err);
 
 /* With no -o and stdout a terminal, an SVG goes to the file @file
  * instead, and says so: *@outp = @file. */

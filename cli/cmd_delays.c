@@ -15,7 +15,8 @@ enum { OPT_MIN = 256, OPT_FORMAT, OPT_NO_INLINE };
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof delays [-i FILE] [--task ID|NAME] [--min DUR] [--limit N]\n"
+		"usage: d9prof delays " INPUT_USAGE "\n"
+		"                     [--task ID|NAME] [--min DUR] [--limit N]\n"
 		"                     [--format text|json]\n\n"
 		"How long did woken tasks wait for their poll, and behind what? A task is\n"
 		"ready from its wake (d9_task_wake, or its spawn for its first poll; more\n"
@@ -33,7 +34,7 @@ static void help(FILE *f)
 		"follows (\"meanwhile on\"): the task waited in its queue. Tasks woken\n"
 		"and never polled again are listed at the end.\n\n"
 		"options:\n"
-		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		INPUT_HELP
 		TASK_HELP
 		"      --min DUR         only delays at least DUR long\n"
 		"  -n, --limit N         at most N rows (default %d; 0: all)\n"
@@ -50,7 +51,7 @@ static void help(FILE *f)
 int cmd_delays(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_OPTIONS,
 		{ "task", required_argument, NULL, 't' },
 		{ "min", required_argument, NULL, OPT_MIN },
 		{ "limit", required_argument, NULL, 'n' },
@@ -60,7 +61,7 @@ int cmd_delays(int argc, char **argv)
 		{ 0 },
 	};
 	struct delays_opts o = { .limit = DEFAULT_LIMIT };
-	const char *in = DEFAULT_TRACE;
+	struct inputs in = { .n = 0 };
 	struct session se;
 	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
@@ -70,7 +71,10 @@ int cmd_delays(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:t:n:f:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			in = optarg;
+		case OPT_FROM:
+		case OPT_TO:
+			if (inputs_option(&in, "delays ", c, optarg))
+				return EXIT_USAGE;
 			break;
 		case 't':
 			if (parse_task_sel(optarg, &o.sel))
@@ -109,15 +113,15 @@ int cmd_delays(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("delays ", "unexpected argument '%s'", argv[optind]);
 
-	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
+	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;
-	if (check_shim(se.j, in) || check_task(se.j, &o.sel, in)) {
+	if (check_shim(se.j, &in) || check_task(se.j, &o.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	err = analysis__delays(se.oc, se.d, &o, stdout);
 	if (err) {
-		analysis_failed(in, se.t, err);
+		analysis_failed(&in, se.t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))

@@ -13,9 +13,11 @@ enum { OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE, OPT_BY, OPT_REVERSE, OPT_TIT
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof flame [-i FILE] [--task ID|NAME] [--by task|name|thread]\n"
+		"usage: d9prof flame " INPUT_USAGE "\n"
+		"                    [--task ID|NAME] [--by task|name|thread]\n"
 		"                    [--min-poll DUR] [--format svg|folded] [-o OUT]\n"
-		"       d9prof flame [-i FILE] --poll ID [--format svg|folded] [-o OUT]\n\n"
+		"       d9prof flame " INPUT_USAGE "\n"
+		"                    --poll ID [--format svg|folded] [-o OUT]\n\n"
 		"Join every CPU sample to the poll running on its thread at that instant\n"
 		"and draw the result. Without --task, each sample sits under a root frame\n"
 		"naming its task (\"[no poll]\" outside any poll), so one picture shows the\n"
@@ -28,7 +30,7 @@ static void help(FILE *f)
 		"MICROSECONDS: a sample counts 1e6 / F us, F the sampling frequency\n"
 		"recorded in the trace (-F).\n\n"
 		"options:\n"
-		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		INPUT_HELP
 		"  -t, --task ID|NAME    only samples taken while task ID (or any task\n"
 		"                        named NAME) was polled\n"
 		BY_HELP
@@ -54,7 +56,7 @@ static void help(FILE *f)
 }
 
 /* flame --poll: one poll's CPU and off-CPU time together. */
-static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
+static int poll_flame(struct inputs *in, unsigned int rflags, uint64_t id,
 		      enum flame_format format, const char *outp)
 {
 	struct poll_flame_opts po = { .format = format };
@@ -67,14 +69,14 @@ static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
 	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
 	if (id >= se.j->npolls) {
-		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls -i %s')",
-		      (unsigned long long)id, in, se.j->npolls, in);
+		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls %s')",
+		      (unsigned long long)id, inputs_name(in), se.j->npolls, inputs_args(in));
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	why = offcpu_missing(se.t);
 	if (why)
-		warning("CPU samples only: '%s' has no off-CPU data: %s", in, why);
+		warning("CPU samples only: '%s' has no off-CPU data: %s", inputs_name(in), why);
 	po.poll = (uint32_t)id;
 	po.result = &res;
 	out = open_output(outp);
@@ -98,7 +100,7 @@ static int poll_flame(const char *in, unsigned int rflags, uint64_t id,
 	}
 	if (!err && res.period_guessed)
 		warning("'%s' does not say its sampling frequency: a sample counts as "
-			"%.0f us (999 Hz)", in, res.period_us);
+			"%.0f us (999 Hz)", inputs_name(in), res.period_us);
 out:
 	session_close(&se);
 	return ret;
@@ -107,7 +109,7 @@ out:
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_OPTIONS,
 		{ "task", required_argument, NULL, 't' },
 		{ "by", required_argument, NULL, OPT_BY },
 		{ "reverse", no_argument, NULL, OPT_REVERSE },
@@ -121,7 +123,8 @@ int cmd_flame(int argc, char **argv)
 		{ 0 },
 	};
 	struct flame_opts fo = { .format = FLAME_SVG };
-	const char *in = DEFAULT_TRACE, *outp = NULL;
+	struct inputs in = { .n = 0 };
+	const char *outp = NULL;
 	struct trace *t;
 	struct join *j = NULL;
 	FILE *out;
@@ -133,7 +136,10 @@ int cmd_flame(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			in = optarg;
+		case OPT_FROM:
+		case OPT_TO:
+			if (inputs_option(&in, "flame ", c, optarg))
+				return EXIT_USAGE;
 			break;
 		case 't':
 			if (parse_task_sel(optarg, &fo.sel))
@@ -187,9 +193,9 @@ int cmd_flame(int argc, char **argv)
 	if (fo.format == FLAME_SVG)
 		terminal_svg(&outp, have_poll ? "d9prof-poll.svg" : "d9prof-flame.svg");
 	if (have_poll)
-		return poll_flame(in, rflags, poll, fo.format, outp);
+		return poll_flame(&in, rflags, poll, fo.format, outp);
 
-	t = open_trace(in, rflags);
+	t = open_trace(&in, rflags);
 	if (!t)
 		return EXIT_FAIL;
 	/* --min-poll walks the samples again, looking their polls up; --by
@@ -200,11 +206,11 @@ int cmd_flame(int argc, char **argv)
 						: 0,
 			&j);
 	if (err) {
-		analysis_failed(in, t, err);
+		analysis_failed(&in, t, err);
 		trace__free(t);
 		return EXIT_FAIL;
 	}
-	if (check_task(j, &fo.sel, in)) {
+	if (check_task(j, &fo.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -225,11 +231,11 @@ int cmd_flame(int argc, char **argv)
 				fo.min_poll_ns ? "the --min-poll " : "",
 				task_sel_text(&fo.sel, what, sizeof(what)));
 		else if (fo.min_poll_ns)
-			warning("no CPU samples inside polls that long in '%s'", in);
+			warning("no CPU samples inside polls that long in '%s'", inputs_name(&in));
 		else
-			warning("no CPU samples in '%s'", in);
+			warning("no CPU samples in '%s'", inputs_name(&in));
 	} else if (err && trace__error(t)) {
-		analysis_failed(in, t, err);
+		analysis_failed(&in, t, err);
 		ret = EXIT_FAIL;
 	} else if (err) {
 		error("cannot draw the flamegraph: %s", strerror(-err));

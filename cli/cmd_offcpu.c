@@ -14,7 +14,8 @@ enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE, OPT_NO_INLINE, OPT_BY, OPT_R
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof offcpu [-i FILE] [--task ID|NAME] [--by task|name|thread]\n"
+		"usage: d9prof offcpu " INPUT_USAGE "\n"
+		"                     [--task ID|NAME] [--by task|name|thread]\n"
 		"                     [--min-poll DUR] [--min-block DUR] [--idle]\n"
 		"                     [--format svg|folded] [-o OUT]\n\n"
 		"Where did the polls wait? Every time a thread of the target left the CPU,\n"
@@ -30,7 +31,7 @@ static void help(FILE *f)
 		"a preemption); kernel frames end in \"_[k]\". Without recorded wakeups\n"
 		"only preempted time is run-queue time.\n\n"
 		"options:\n"
-		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		INPUT_HELP
 		"  -t, --task ID|NAME    only time off-CPU inside polls of task ID (or of\n"
 		"                        every task named NAME)\n"
 		BY_HELP
@@ -55,7 +56,7 @@ static void help(FILE *f)
 int cmd_offcpu(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_OPTIONS,
 		{ "task", required_argument, NULL, 't' },
 		{ "by", required_argument, NULL, OPT_BY },
 		{ "reverse", no_argument, NULL, OPT_REVERSE },
@@ -70,7 +71,8 @@ int cmd_offcpu(int argc, char **argv)
 		{ 0 },
 	};
 	struct offcpu_opts oo = { .format = FLAME_SVG };
-	const char *in = DEFAULT_TRACE, *outp = NULL, *why;
+	struct inputs in = { .n = 0 };
+	const char *outp = NULL, *why;
 	struct session se;
 	FILE *out;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
@@ -80,7 +82,10 @@ int cmd_offcpu(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			in = optarg;
+		case OPT_FROM:
+		case OPT_TO:
+			if (inputs_option(&in, "offcpu ", c, optarg))
+				return EXIT_USAGE;
 			break;
 		case 't':
 			if (parse_task_sel(optarg, &oo.sel))
@@ -133,15 +138,15 @@ int cmd_offcpu(int argc, char **argv)
 
 	if (oo.format == FLAME_SVG)
 		terminal_svg(&outp, "d9prof-offcpu.svg");
-	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
+	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
 	why = offcpu_missing(se.t);
 	if (why) {
-		error("'%s' has no off-CPU data: %s", in, why);
+		error("'%s' has no off-CPU data: %s", inputs_name(&in), why);
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (check_task(se.j, &oo.sel, in)) {
+	if (check_task(se.j, &oo.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -162,7 +167,7 @@ int cmd_offcpu(int argc, char **argv)
 				task_sel_text(&oo.sel, what, sizeof(what)),
 				oo.min_poll_ns || oo.min_block_ns ? " (with these filters)" : "");
 		else
-			warning("no off-CPU time in '%s' matched%s", in,
+			warning("no off-CPU time in '%s' matched%s", inputs_name(&in),
 				oo.idle ? "" : " (parked time needs --idle)");
 	} else if (err) {
 		error("cannot draw the off-CPU flamegraph: %s", strerror(-err));

@@ -15,7 +15,8 @@ enum { OPT_MIN = 256, OPT_SORT, OPT_NO_INLINE, OPT_BY, OPT_WIDE };
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof polls [-i FILE] [--min DUR] [--task ID|NAME] [--sort duration|start]\n"
+		"usage: d9prof polls " INPUT_USAGE "\n"
+		"                    [--min DUR] [--task ID|NAME] [--sort duration|start]\n"
 		"                    [--limit N] [--by task|name|thread]\n\n"
 		"List polls, longest first: POLL (its id, for 'd9prof flame --poll'), TASK,\n"
 		"THREAD, START (seconds since the recording started), DURATION (\"+\": at\n"
@@ -29,7 +30,7 @@ static void help(FILE *f)
 		"P50, P99 and LONGEST poll duration, OFF-CPU and RUNQ, most poll time\n"
 		"first: poll duration by spawn site, when tasks are named after it.\n\n"
 		"options:\n"
-		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		INPUT_HELP
 		"      --min DUR         only polls that lasted at least DUR\n"
 		TASK_HELP
 		BY_HELP
@@ -51,7 +52,7 @@ static void help(FILE *f)
 int cmd_polls(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_OPTIONS,
 		{ "min", required_argument, NULL, OPT_MIN },
 		{ "task", required_argument, NULL, 't' },
 		{ "by", required_argument, NULL, OPT_BY },
@@ -63,7 +64,7 @@ int cmd_polls(int argc, char **argv)
 		{ 0 },
 	};
 	struct polls_opts po = { .sort = POLLS_BY_DURATION, .limit = DEFAULT_LIMIT };
-	const char *in = DEFAULT_TRACE;
+	struct inputs in = { .n = 0 };
 	struct session se;
 	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
@@ -73,7 +74,10 @@ int cmd_polls(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:t:n:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			in = optarg;
+		case OPT_FROM:
+		case OPT_TO:
+			if (inputs_option(&in, "polls ", c, optarg))
+				return EXIT_USAGE;
 			break;
 		case OPT_MIN:
 			if (duration_parse(optarg, &po.min_ns))
@@ -121,15 +125,15 @@ int cmd_polls(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("polls ", "unexpected argument '%s'", argv[optind]);
 
-	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
+	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
-	if (check_shim(se.j, in) || check_task(se.j, &po.sel, in)) {
+	if (check_shim(se.j, &in) || check_task(se.j, &po.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	err = analysis__polls(se.oc, &po, stdout);
 	if (err) {
-		error("cannot list the polls of '%s': %s", in, strerror(-err));
+		error("cannot list the polls of '%s': %s", inputs_name(&in), strerror(-err));
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))

@@ -10,7 +10,8 @@
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof report [-i FILE] [--format text|json]\n\n"
+		"usage: d9prof report " INPUT_USAGE "\n"
+		"                     [--format text|json]\n\n"
 		"One page, in the order a diagnosis goes: what was recorded and what was\n"
 		"refused or lost; per worker thread, the share of the recording spent in\n"
 		"polls (on-CPU, blocked, on the run queue), outside polls and parked;\n"
@@ -23,7 +24,7 @@ static void help(FILE *f)
 		"poll, blocking >= 1ms in a poll, worker imbalance >= 3x, lost wake-ups,\n"
 		"lost data.\n\n"
 		"options:\n"
-		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		INPUT_HELP
 		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n"
 		"  -h, --help            this help\n\n"
 		"examples:\n"
@@ -34,12 +35,12 @@ static void help(FILE *f)
 int cmd_report(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_OPTIONS,
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *in = DEFAULT_TRACE;
+	struct inputs in = { .n = 0 };
 	struct session se;
 	int c, err, json = 0, ret = EXIT_OK;
 
@@ -47,7 +48,10 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:f:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			in = optarg;
+		case OPT_FROM:
+		case OPT_TO:
+			if (inputs_option(&in, "report ", c, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "text"))
@@ -68,12 +72,12 @@ int cmd_report(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("report ", "unexpected argument '%s'", argv[optind]);
 
-	if (session_open(&se, in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
+	if (session_open(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
 			 SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;
 	err = analysis__report(se.oc, se.d, json, stdout);
 	if (err) {
-		analysis_failed(in, se.t, err);
+		analysis_failed(&in, se.t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))

@@ -14,7 +14,8 @@ enum { OPT_SORT = 256, OPT_BY, OPT_WIDE };
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof tasks [-i FILE] [--by task|name] [--sort KEY] [--limit N]\n\n"
+		"usage: d9prof tasks " INPUT_USAGE "\n"
+		"                    [--by task|name] [--sort KEY] [--limit N]\n\n"
 		"List the tasks of a trace, most CPU first: TASK and NAME (or NAME and\n"
 		"TASKS with --by name: all tasks of one name in one row), POLLS, CPU (the\n"
 		"CPU time sampled inside their polls: samples x 1/frequency), CPU%% (that\n"
@@ -24,7 +25,7 @@ static void help(FILE *f)
 		"that poll merge into the first) and the DELAY-P50, -P99 and -MAX of those\n"
 		"waits (see 'd9prof delays' for the worst ones and their causes).\n\n"
 		"options:\n"
-		"  -i, --input FILE      trace (default ./" DEFAULT_TRACE ")\n"
+		INPUT_HELP
 		"      --by KEY          task (default) or name\n"
 		"  -s, --sort KEY        cpu (default), polls, longest (poll), delay\n"
 		"                        (longest) or name\n"
@@ -40,7 +41,7 @@ static void help(FILE *f)
 int cmd_tasks(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_OPTIONS,
 		{ "by", required_argument, NULL, OPT_BY },
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
@@ -50,7 +51,7 @@ int cmd_tasks(int argc, char **argv)
 	};
 	static const char *const keys[] = {"cpu", "polls", "longest", "delay", "name"};
 	struct tasks_opts o = { .by = GROUP_TASK, .limit = DEFAULT_LIMIT };
-	const char *in = DEFAULT_TRACE;
+	struct inputs in = { .n = 0 };
 	struct session se;
 	uint64_t v;
 	size_t k;
@@ -60,7 +61,10 @@ int cmd_tasks(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:s:n:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			in = optarg;
+		case OPT_FROM:
+		case OPT_TO:
+			if (inputs_option(&in, "tasks ", c, optarg))
+				return EXIT_USAGE;
 			break;
 		case OPT_WIDE:
 			o.wide = 1;
@@ -96,17 +100,17 @@ int cmd_tasks(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("tasks ", "unexpected argument '%s'", argv[optind]);
 	/* no stacks printed: inline frames would be work for nothing */
-	if (session_open(&se, in,
+	if (session_open(&se, &in,
 			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_INLINE, 0,
 			 SESSION_DELAYS))
 		return EXIT_FAIL;
-	if (check_shim(se.j, in)) {
+	if (check_shim(se.j, &in)) {
 		session_close(&se);
 		return EXIT_FAIL;
 	}
 	err = analysis__tasks(se.j, se.d, &o, stdout);
 	if (err) {
-		analysis_failed(in, se.t, err);
+		analysis_failed(&in, se.t, err);
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))

@@ -113,9 +113,19 @@ int parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+/* @why without a leading "@path: " (the reader names the file when it reads
+ * several, or a directory: the message already says which). */
+static const char *why_in(const char *path, const char *why)
+{
+	size_t n = strlen(path);
+
+	return why && !strncmp(why, path, n) && !strncmp(why + n, ": ", 2) ? why + n + 2 : why;
+}
+
 static void read_failed(const char *path, int err, const char *why)
 {
-	if (err == -ENOENT)
+	why = why_in(path, why);
+	if (err == -ENOENT && !why)
 		error("cannot read '%s': no such file (record one with "
 		      "'d9prof record -p PID -o %s')", path, path);
 	else if (err == -EBADMSG)
@@ -124,18 +134,22 @@ static void read_failed(const char *path, int err, const char *why)
 	else if (err == -EPROTONOSUPPORT)
 		error("cannot read '%s': %s; use a matching d9prof", path,
 		      why ? why : "unsupported trace version");
+	else if (why && err == -ENOENT)
+		error("cannot read '%s': %s", path, why);
+	else if (why)
+		error("cannot read '%s': %s: %s", path, why, strerror(-err));
 	else
 		error("cannot read '%s': %s", path, strerror(-err));
 }
 
-void analysis_failed(const char *path, const struct trace *t, int err)
+void analysis_failed(struct inputs *in, const struct trace *t, int err)
 {
 	const char *why = trace__error(t);
 
 	if (why)
-		read_failed(path, err, why);
+		read_failed(inputs_name(in), err, why);
 	else
-		error("cannot analyse '%s': %s", path, strerror(-err));
+		error("cannot analyse '%s': %s", inputs_name(in), strerror(-err));
 }
 
 int parse_flame_format(const char *s, enum flame_format *out)
@@ -149,7 +163,7 @@ int parse_flame_format(const char *s, enum flame_format *out)
 	return 0;
 }
 
-int check_task(const struct join *j, const struct task_sel *sel, const char *in)
+int check_task(const struct join *j, const struct task_sel *sel, struct inputs *in)
 {
 	char what[160];
 
@@ -157,20 +171,20 @@ int check_task(const struct join *j, const struct task_sel *sel, const char *in)
 		return 0;
 	if (!j->trace->nevents && !j->trace->ntasks)
 		error("'%s' has no task ids: the target had no d9prof shim (link "
-		      "libd9prof; see d9prof(3))", in);
+		      "libd9prof; see d9prof(3))", inputs_name(in));
 	else
-		error("no %s in '%s' (list them with 'd9prof tasks -i %s --limit 0')",
-		      task_sel_text(sel, what, sizeof(what)), in, in);
+		error("no %s in '%s' (list them with 'd9prof tasks %s --limit 0')",
+		      task_sel_text(sel, what, sizeof(what)), inputs_name(in), inputs_args(in));
 	return -1;
 }
 
-int check_shim(const struct join *j, const char *in)
+int check_shim(const struct join *j, struct inputs *in)
 {
 	if (j->ntasks)
 		return 0;
 	error("'%s' has no tasks: the target did not run the d9prof shim while it was "
 	      "recorded (link libd9prof, see d9prof(3)); 'd9prof flame' still shows its "
-	      "CPU samples", in);
+	      "CPU samples", inputs_name(in));
 	return -1;
 }
 
@@ -213,54 +227,164 @@ int parse_group_by(const char *s, enum group_by *by)
 	return 0;
 }
 
-struct trace *open_trace(const char *path, unsigned int flags)
-{
-	const char *why = NULL;
-	struct trace *t = NULL;
-	struct stat sb;
-	int err;
+/* ---- inputs --------------------------------------------------------------- */
 
+int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg)
+{
+	struct time_spec *ts = c == OPT_FROM ? &in->win.from : &in->win.to;
+
+	if (c == 'i') {
+		if (in->n == INPUTS_MAX)
+			return usage_error(cmd, "more than %d inputs: give their directory "
+					   "instead", INPUTS_MAX);
+		in->path[in->n++] = arg;
+		return 0;
+	}
+	if (time_spec_parse(arg, ts))
+		return usage_error(cmd, "bad %s '%s': want seconds from the start (12.5, "
+				   "500ms) or a time of day HH:MM:SS[.frac]",
+				   c == OPT_FROM ? "--from" : "--to", arg);
+	if (time_spec_cmp(&in->win.from, &in->win.to) >= 0) {
+		char a[32], b[32];
+
+		return usage_error(cmd, "--from %s is not before --to %s",
+				   time_spec_text(&in->win.from, a, sizeof(a)),
+				   time_spec_text(&in->win.to, b, sizeof(b)));
+	}
+	return 0;
+}
+
+const char *inputs_name(struct inputs *in)
+{
+	if (!in->n)
+		return DEFAULT_TRACE;
+	if (in->n == 1)
+		return in->path[0];
+	snprintf(in->name, sizeof(in->name), "%s and %zu more", in->path[0], in->n - 1);
+	return in->name;
+}
+
+const char *inputs_args(struct inputs *in)
+{
+	size_t at = 0, i;
+
+	in->args[0] = '\0';
+	for (i = 0; i < (in->n ? in->n : 1) && at < sizeof(in->args); i++)
+		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, "%s-i %s",
+				       i ? " " : "", in->n ? in->path[i] : DEFAULT_TRACE);
+	if (in->win.from.kind && at < sizeof(in->args))
+		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --from %s",
+				       in->win.from.text);
+	if (in->win.to.kind && at < sizeof(in->args))
+		snprintf(in->args + at, sizeof(in->args) - at, " --to %s", in->win.to.text);
+	return in->args;
+}
+
+/* 0 if @path can be read as a trace (a regular file with something in it,
+ * or a directory); else say why, -1. */
+static int check_input(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb)) {
+		read_failed(path, -errno, NULL);
+		return -1;
+	}
+	if (S_ISDIR(sb.st_mode))
+		return 0;
 	/* a FIFO or a device would block or be read once: refuse it */
-	if (!stat(path, &sb) && !S_ISREG(sb.st_mode)) {
+	if (!S_ISREG(sb.st_mode)) {
 		error("cannot read '%s': not a regular file (d9prof reads trace files "
 		      "that 'd9prof record' wrote)", path);
-		return NULL;
+		return -1;
 	}
-	if (!stat(path, &sb) && !sb.st_size) {
+	if (!sb.st_size) {
 		error("cannot read '%s': the file is empty (its recorder stopped before "
 		      "writing anything)", path);
-		return NULL;
+		return -1;
 	}
-	err = trace__read_opts(path, flags, &t, &why);
+	return 0;
+}
 
+/* A warning per file cut short: the recorder was killed, or is still
+ * writing it. */
+static void warn_cut(struct inputs *in, const struct trace *t)
+{
+	const char *last = NULL;
+
+	if (t->complete)
+		return;
+	for (size_t i = 0; i < t->nsegments; i++) {
+		const struct trace_segment *g = &t->segments[i];
+
+		if (g->complete)
+			continue;
+		if (!g->file) {	/* one file read: what it holds is the trace */
+			warning("'%s' is truncated (the recorder did not finish): using its "
+				"%zu whole chunks, %zu samples", inputs_name(in), t->chunks,
+				t->nsamples);
+			return;
+		}
+		if (last && !strcmp(last, g->file))
+			continue;
+		last = g->file;
+		warning("'%s' is truncated (the recorder did not finish): using its whole "
+			"chunks", g->file);
+	}
+}
+
+struct trace *open_trace(struct inputs *in, unsigned int flags)
+{
+	static const char *const dflt[] = { DEFAULT_TRACE };
+	struct trace_read_opts o = { .flags = flags };
+	const char *const *paths = in->n ? in->path : dflt;
+	size_t n = in->n ? in->n : 1, i;
+	const char *why = NULL;
+	struct trace *t = NULL;
+	char note[256];
+	int err;
+
+	for (i = 0; i < n; i++)
+		if (check_input(paths[i]))
+			return NULL;
+	if (in->win.from.kind || in->win.to.kind) {
+		o.window = trace_window_resolve;
+		o.ctx = &in->win;
+	}
+	err = trace__read_paths(paths, n, &o, &t, &why);
 	if (err) {
-		read_failed(path, err, why);
+		if (o.window && in->win.why[0])
+			error("%s", in->win.why);
+		else
+			read_failed(inputs_name(in), err, why);
 		return NULL;
 	}
-	if (!t->complete)
-		warning("'%s' is truncated (the recorder did not finish): using its "
-			"%zu whole chunks, %zu samples", path, t->chunks, t->nsamples);
+	warn_cut(in, t);
+	if (!in->quiet && *analysis_segments_text(t, note, sizeof(note)))
+		info("%s", note);
 	return t;
 }
 
-int session_open(struct session *s, const char *path, unsigned int rflags,
+int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		 unsigned int jflags, unsigned int want)
 {
 	int err;
 
 	memset(s, 0, sizeof(*s));
-	s->t = open_trace(path, rflags);
+	s->t = open_trace(in, rflags);
 	if (!s->t)
 		return -1;
 	if (want & SESSION_OFFCPU)
 		jflags |= JOIN_POLL_LIST;
 	err = join__new(s->t, jflags, &s->j);
+	if (!err)
+		s->j->origin = in->win.origin;
 	if (!err && (want & SESSION_OFFCPU))
 		err = offcpu__new(s->j, &s->oc);
 	if (!err && (want & SESSION_DELAYS))
 		err = delays__new(s->j, &s->d);
 	if (err) {
-		analysis_failed(path, s->t, err);
+		analysis_failed(in, s->t, err);
 		session_close(s);
 		return -1;
 	}
