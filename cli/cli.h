@@ -155,5 +155,6 @@ int cmd_offcpu(int argc, char **argv);
 int cmd_polls(int argc, char **argv);
 int cmd_delays(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 #endif /* D9_CLI_H */
