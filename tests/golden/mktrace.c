@@ -6,9 +6,19 @@
  * stacks, off-CPU intervals split into blocked and run-queue time behind
  * "stress", and wakes. Everything is a function of the loop counters: the
  * same bytes every run.
+ *
+ * mktrace --segments A-B [--cut] [--dump REASON] [--exit STATUS] FILE -
+ * the same records as recording "golden-rec" cut into segments at 0.2,
+ * 0.4 and 0.6 s (the fourth runs to 3 s), as a flight recorder keeps
+ * them; segments A to B of them back to back in FILE, each whole alone
+ * (its names, stacks, and in STATE what was open at its start) and with
+ * the wall clock (it starts at 2026-11-20 23:59:59.800 UTC, so it runs
+ * past midnight). --cut leaves the last one without its END, --dump and
+ * --exit give it the meta of a dump.
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,30 +63,76 @@ static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	return -1;
 }
 
-static uint32_t stack(struct trace_writer *w, unsigned n, const uint64_t *ips)
-{
-	uint32_t id = 0;
+/* The records, in the order the loop makes them. */
+static struct trace_event evs[8192];
+static struct trace_sample sams[4096];
+static struct trace_switch sws[128];
+static size_t nev, nsam, nsw;
 
-	trace_writer__stack(w, ips, n, &id);
-	return id;
+static void ev(uint64_t t, uint32_t tid, uint32_t type, uint64_t task)
+{
+	evs[nev++] = (struct trace_event){.time = t, .task = task, .tid = tid, .type = type};
 }
 
-static void ev(struct trace_writer *w, uint64_t t, uint32_t tid, uint32_t type, uint64_t task)
+static void sample(uint64_t t, uint32_t tid, uint32_t st)
 {
-	struct trace_event e = {.time = t, .task = task, .tid = tid, .type = type};
-
-	trace_writer__event(w, &e);
+	sams[nsam++] = (struct trace_sample){.time = t, .tid = tid, .stack = st, .weight = 1,
+					     .sampler = TRACE_SAMPLER_PERF};
 }
 
-static void sample(struct trace_writer *w, uint64_t t, uint32_t tid, uint32_t st)
-{
-	struct trace_sample s = {.time = t, .tid = tid, .stack = st, .weight = 1,
-				 .sampler = TRACE_SAMPLER_PERF};
+enum { ST_SHORT, ST_NET, ST_DISK, ST_BLOCK, ST_IDLE, NSTACKS };
 
-	trace_writer__sample(w, &s);
+/* The golden runtime's records; stacks by enum index. */
+static void make_records(void)
+{
+	uint64_t t[2] = {T0, T0};
+	int i;
+
+	/* 1,400 polls, alternating workers; every 10th is the net task, woken
+	 * by the timer 1 ms before; every 25th the disk task, which blocks in
+	 * read() for 2 ms and then waits 1 ms behind stress */
+	for (i = 0; i < 1400; i++) {
+		uint32_t tid = 100 + (uint32_t)(i % 2);
+		uint64_t *now = &t[i % 2], task, dur;
+		uint32_t st;
+
+		if (i % 25 == 0) {
+			task = 42, dur = 5 * MS, st = ST_DISK;
+		} else if (i % 10 == 0) {
+			task = 7, dur = 1500 * US, st = ST_NET;
+			ev(*now, 102, D9_EV_WAKE, 7);
+			*now += 1 * MS;
+		} else {
+			task = 1 + (uint64_t)(i % 60), dur = 300 * US, st = ST_SHORT;
+			if (task == 7 || task == 42 || task == 61)
+				task = 2;
+			ev(*now, tid, D9_EV_WAKE, task);
+			*now += 20 * US;
+		}
+		ev(*now, tid, D9_EV_POLL_BEGIN, task);
+		for (uint64_t k = 100 * US; k < dur; k += 1 * MS)
+			if (task != 42 || k < 1 * MS || k > 4 * MS)
+				sample(*now + k, tid, st);
+		if (task == 42)
+			sws[nsw++] = (struct trace_switch){.time = *now + 1 * MS,
+							   .time_in = *now + 4 * MS,
+							   .runnable = *now + 3 * MS, .tid = tid,
+							   .stack = ST_BLOCK, .holder = 999};
+		ev(*now + dur, tid, D9_EV_POLL_END, task);
+		*now += dur + 50 * US;
+		if (i % 100 == 99) { /* a park between bursts */
+			ev(*now, tid, D9_EV_PARK, 0);
+			sample(*now + 10 * US, tid, ST_IDLE);
+			ev(*now + 400 * US, tid, D9_EV_UNPARK, 0);
+			*now += 450 * US;
+		}
+	}
+	ev(T0 + 100 * MS, 102, D9_EV_SPAWN, 61);
+	ev(T0 + 200 * MS, 102, D9_EV_WAKE, 61);
 }
 
-int main(int argc, char **argv)
+/* Meta, names and stacks: what every segment carries; stack ids in @st. */
+static void head(struct trace_writer *w, int losses, uint32_t *st)
 {
 	static const uint64_t s_short[] = {0x409000, 0x404000, 0x403000, 0x402000};
 	static const uint64_t s_net[] = {0x40a000, 0x406000, 0x405000, 0x403000, 0x402000};
@@ -84,25 +140,12 @@ int main(int argc, char **argv)
 	static const uint64_t s_block[] = {KADDR + 0x100, KADDR + 0x200, 0x7f0000001000,
 					   0x408000, 0x407000, 0x403000, 0x402000};
 	static const uint64_t s_idle[] = {0x402000, 0x401000};
-	struct trace_counters c = {.start_time = T0, .end_time = T0 + 3000 * MS};
-	struct trace_writer *w;
-	uint32_t st_short, st_net, st_disk, st_block, st_idle;
-	uint64_t t[2] = {T0, T0};
-	const char *path = argv[argc - 1];
-	int losses = argc == 3 && !strcmp(argv[1], "--losses");
+	static const struct {
+		const uint64_t *ips;
+		unsigned n;
+	} stacks[NSTACKS] = {{s_short, 4}, {s_net, 5}, {s_disk, 4}, {s_block, 7}, {s_idle, 2}};
 	char name[32];
-	int fd, i;
 
-	if (argc != 2 && !losses) {
-		fprintf(stderr, "usage: mktrace [--losses] FILE\n");
-		return 2;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	w = fd < 0 ? NULL : trace_writer__new(fd);
-	if (!w) {
-		perror(path);
-		return 1;
-	}
 	trace_writer__meta(w, "pid", "4242");
 	trace_writer__meta(w, "cmdline", "golden-runtime --port 8080");
 	trace_writer__meta(w, "event", "cpu-clock");
@@ -111,8 +154,6 @@ int main(int argc, char **argv)
 	trace_writer__meta(w, "offcpu", "tracepoint");
 	trace_writer__meta(w, "wakeups", "sched:sched_waking");
 	if (losses) { /* one of each kind, counts told apart */
-		c.lost_samples = 3;
-		c.shim_drops = 9;
 		trace_writer__meta(w, "ctimer samples dropped", "4");
 		trace_writer__meta(w, "child samples left out", "5");
 		trace_writer__meta(w, "offcpu lost", "6");
@@ -127,65 +168,224 @@ int main(int argc, char **argv)
 	trace_writer__thread(w, 101, "worker-1");
 	trace_writer__thread(w, 102, "timer");
 	trace_writer__comm(w, 999, "stress");
-	for (i = 1; i <= 61; i++) {
+	for (int i = 1; i <= 61; i++) {
 		snprintf(name, sizeof(name), "%s",
 			 i == 7 ? "net" : i == 42 ? "disk" : i == 61 ? "forgotten" : "short");
 		trace_writer__task(w, (uint64_t)i, name);
 	}
-	st_short = stack(w, 4, s_short);
-	st_net = stack(w, 5, s_net);
-	st_disk = stack(w, 4, s_disk);
-	st_block = stack(w, 7, s_block);
-	st_idle = stack(w, 2, s_idle);
+	for (int i = 0; i < NSTACKS; i++)
+		trace_writer__stack(w, stacks[i].ips, stacks[i].n, &st[i]);
+}
 
-	/* 1,400 polls, alternating workers; every 10th is the net task, woken
-	 * by the timer 1 ms before; every 25th the disk task, which blocks in
-	 * read() for 2 ms and then waits 1 ms behind stress */
-	for (i = 0; i < 1400; i++) {
-		uint32_t tid = 100 + (uint32_t)(i % 2);
-		uint64_t *now = &t[i % 2], task, dur;
-		uint32_t st;
+/* The records from @from to before @to, in the order made. */
+static void body(struct trace_writer *w, const uint32_t *st, uint64_t from, uint64_t to)
+{
+	size_t i;
 
-		if (i % 25 == 0) {
-			task = 42, dur = 5 * MS, st = st_disk;
-		} else if (i % 10 == 0) {
-			task = 7, dur = 1500 * US, st = st_net;
-			ev(w, *now, 102, D9_EV_WAKE, 7);
-			*now += 1 * MS;
-		} else {
-			task = 1 + (uint64_t)(i % 60), dur = 300 * US, st = st_short;
-			if (task == 7 || task == 42 || task == 61)
-				task = 2;
-			ev(w, *now, tid, D9_EV_WAKE, task);
-			*now += 20 * US;
-		}
-		ev(w, *now, tid, D9_EV_POLL_BEGIN, task);
-		for (uint64_t k = 100 * US; k < dur; k += 1 * MS)
-			if (task != 42 || k < 1 * MS || k > 4 * MS)
-				sample(w, *now + k, tid, st);
-		if (task == 42) {
-			struct trace_switch sw = {.time = *now + 1 * MS, .time_in = *now + 4 * MS,
-						  .runnable = *now + 3 * MS, .tid = tid,
-						  .stack = st_block, .holder = 999};
+	for (i = 0; i < nev; i++)
+		if (evs[i].time >= from && evs[i].time < to)
+			trace_writer__event(w, &evs[i]);
+	for (i = 0; i < nsam; i++)
+		if (sams[i].time >= from && sams[i].time < to) {
+			struct trace_sample s = sams[i];
 
-			trace_writer__switch(w, &sw);
+			s.stack = st[s.stack];
+			trace_writer__sample(w, &s);
 		}
-		ev(w, *now + dur, tid, D9_EV_POLL_END, task);
-		*now += dur + 50 * US;
-		if (i % 100 == 99) { /* a park between bursts */
-			ev(w, *now, tid, D9_EV_PARK, 0);
-			sample(w, *now + 10 * US, tid, st_idle);
-			ev(w, *now + 400 * US, tid, D9_EV_UNPARK, 0);
-			*now += 450 * US;
+	for (i = 0; i < nsw; i++)
+		if (sws[i].time >= from && sws[i].time < to) {
+			struct trace_switch s = sws[i];
+
+			s.stack = st[s.stack];
+			trace_writer__switch(w, &s);
 		}
-	}
-	ev(w, T0 + 100 * MS, 102, D9_EV_SPAWN, 61);
-	ev(w, T0 + 200 * MS, 102, D9_EV_WAKE, 61);
-	if (trace_writer__finish(w, resolve, NULL, &c)) {
+}
+
+static int finish(struct trace_writer *w, int fd, const struct trace_counters *c,
+		  const char *path)
+{
+	if (trace_writer__finish(w, resolve, NULL, c)) {
 		fprintf(stderr, "mktrace: cannot write %s\n", path);
 		return 1;
 	}
 	trace_writer__free(w);
 	close(fd);
 	return 0;
+}
+
+/* ---- segments ------------------------------------------------------------ */
+
+#define NSEG 4
+static const uint64_t cuts[NSEG + 1] = {T0, T0 + 200 * MS, T0 + 400 * MS, T0 + 600 * MS,
+					T0 + 3000 * MS};
+/* CLOCK_REALTIME - CLOCK_MONOTONIC: T0 is 2026-11-20 23:59:59.800 UTC */
+#define WALL_OFFSET "1795219198800000000"
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct trace_event *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* What is open at @at, as a recorder's STATE: the BEGIN of a poll in
+ * progress and a park per worker, a wake not yet polled per task, a spawn
+ * of a task alive. */
+static void state(struct trace_writer *w, uint64_t at)
+{
+	struct trace_event open[3][2] = {{{0}}}, wake[62] = {{0}}, spawn[62] = {{0}}, v[200];
+	size_t i, n = 0;
+
+	for (i = 0; i < nev; i++) {
+		const struct trace_event *e = &evs[i];
+		size_t th = e->tid - 100;
+
+		if (e->time >= at)
+			continue;
+		switch (e->type) {
+		case D9_EV_POLL_BEGIN:
+			open[th][0] = *e;
+			wake[e->task].time = 0;
+			break;
+		case D9_EV_POLL_END:
+			open[th][0].time = 0;
+			break;
+		case D9_EV_PARK:
+			open[th][1] = *e;
+			break;
+		case D9_EV_UNPARK:
+			open[th][1].time = 0;
+			break;
+		case D9_EV_WAKE:
+			if (!wake[e->task].time)
+				wake[e->task] = *e;
+			break;
+		case D9_EV_SPAWN:
+			spawn[e->task] = *e;
+			break;
+		}
+	}
+	for (i = 0; i < 3; i++)
+		for (size_t k = 0; k < 2; k++)
+			if (open[i][k].time)
+				v[n++] = open[i][k];
+	for (i = 0; i < 62; i++) {
+		if (spawn[i].time)
+			v[n++] = spawn[i];
+		if (wake[i].time)
+			v[n++] = wake[i];
+	}
+	qsort(v, n, sizeof(v[0]), ev_cmp);
+	if (n)
+		trace_writer__state(w, v, n);
+}
+
+static int segments(const char *path, unsigned a, unsigned b, int cut, const char *reason,
+		    const char *exit_status)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || a > b || b >= NSEG) {
+		perror(path);
+		return 1;
+	}
+	/* the recorder's order: events in time order within a segment */
+	qsort(evs, nev, sizeof(evs[0]), ev_cmp);
+	for (unsigned k = a; k <= b; k++) {
+		struct trace_counters c = {.start_time = cuts[k], .end_time = cuts[k + 1]};
+		struct trace_writer *w = trace_writer__new(fd);
+		uint32_t st[NSTACKS];
+		char v[32];
+
+		if (!w) {
+			perror(path);
+			return 1;
+		}
+		trace_writer__meta(w, "recording", "golden-rec");
+		snprintf(v, sizeof(v), "%u", k);
+		trace_writer__meta(w, "segment", v);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)cuts[k]);
+		trace_writer__meta(w, "segment_start", v);
+		trace_writer__meta(w, "clock_realtime", WALL_OFFSET);
+		trace_writer__meta(w, "comm", "golden");
+		trace_writer__meta(w, "hostname", "golden-host");
+		trace_writer__meta(w, "kernel", "Linux 6.8.0-golden x86_64");
+		trace_writer__meta(w, "recorder", "d9prof 0.1.0");
+		head(w, 0, st);
+		state(w, cuts[k]);
+		body(w, st, cuts[k], cuts[k + 1]);
+		if (k == b && reason)
+			trace_writer__meta(w, "dump_reason", reason);
+		if (k == b && exit_status) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)(cuts[k + 1] - 10 * MS));
+			trace_writer__meta(w, "target_exit", exit_status);
+			trace_writer__meta(w, "target_exit_time", v);
+		}
+		if (k == b && cut) { /* the recorder was killed: no END */
+			trace_writer__flush(w);
+			trace_writer__free(w);
+			close(fd);
+			return 0;
+		}
+		if (k < b) {
+			if (trace_writer__finish(w, resolve, NULL, &c)) {
+				fprintf(stderr, "mktrace: cannot write %s\n", path);
+				return 1;
+			}
+			trace_writer__free(w);
+		} else {
+			return finish(w, fd, &c, path);
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct trace_counters c = {.start_time = T0, .end_time = T0 + 3000 * MS};
+	const char *path = argv[argc - 1], *reason = NULL, *exit_status = NULL;
+	struct trace_writer *w;
+	uint32_t st[NSTACKS];
+	unsigned a = 0, b = 0;
+	int losses = 0, seg = 0, cut = 0, fd, i;
+
+	for (i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "--losses"))
+			losses = 1;
+		else if (!strcmp(argv[i], "--segments") && i + 2 < argc &&
+			 sscanf(argv[++i], "%u-%u", &a, &b) == 2)
+			seg = 1;
+		else if (!strcmp(argv[i], "--cut"))
+			cut = 1;
+		else if (!strcmp(argv[i], "--dump") && i + 2 < argc)
+			reason = argv[++i];
+		else if (!strcmp(argv[i], "--exit") && i + 2 < argc)
+			exit_status = argv[++i];
+		else
+			break;
+	}
+	if (argc < 2 || i != argc - 1 || (seg && losses) || (!seg && (cut || reason || exit_status))) {
+		fprintf(stderr, "usage: mktrace [--losses] FILE\n"
+				"       mktrace --segments A-B [--cut] [--dump REASON] "
+				"[--exit STATUS] FILE\n");
+		return 2;
+	}
+	make_records();
+	if (seg)
+		return segments(path, a, b, cut, reason, exit_status);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	w = fd < 0 ? NULL : trace_writer__new(fd);
+	if (!w) {
+		perror(path);
+		return 1;
+	}
+	if (losses) {
+		c.lost_samples = 3;
+		c.shim_drops = 9;
+	}
+	head(w, losses, st);
+	body(w, st, 0, UINT64_MAX);
+	return finish(w, fd, &c, path);
 }
