@@ -12,10 +12,24 @@ EXP=tests/golden/expected
 TMP=$(mktemp -d /tmp/d9golden.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 pass=0 fail=0 skip=0
-export PATH="$ROOT/$B:$PATH" LC_ALL=C
+# wall-clock times (info, --from HH:MM:SS) are local: pin the zone
+export PATH="$ROOT/$B:$PATH" LC_ALL=C TZ=UTC
 
-"$ROOT/$B/tests/golden/mktrace" "$TMP/d9prof.data" || { echo "mktrace failed"; exit 1; }
-"$ROOT/$B/tests/golden/mktrace" --losses "$TMP/lossy.data" || { echo "mktrace failed"; exit 1; }
+mk() { "$ROOT/$B/tests/golden/mktrace" "$@" || { echo "mktrace $* failed"; exit 1; }; }
+mk "$TMP/d9prof.data"
+mk --losses "$TMP/lossy.data"
+# the same records as a flight recorder's segments (rotated files are
+# named {unix-epoch}-{index}.d9; dumps d9prof-PID-DATE-TIME.data):
+mk --segments 0-3 "$TMP/split.data"			# one file, back to back
+mkdir -p "$TMP/rot" "$TMP/gap" "$TMP/dumps" "$TMP/cutdir"
+for k in 0 1 2 3; do mk --segments $k-$k "$TMP/rot/1795219199-$k.d9"; done
+cp "$TMP"/rot/*-[023].d9 "$TMP/gap/"			# segment 1 missing
+mk --segments 0-2 --dump SIGUSR1 "$TMP/dumps/d9prof-4242-20261121-000000.data"
+mk --segments 1-3 --dump "target exited: exit 3" --exit "exit 3" \
+	"$TMP/dumps/d9prof-4242-20261121-000003.data"	# overlaps the first
+mk --segments 0-1 --cut "$TMP/cut.data"			# the recorder killed
+cp "$TMP/rot/1795219199-0.d9" "$TMP/cutdir/"
+mk --segments 1-1 --cut "$TMP/cutdir/1795219199-1.d9"
 
 # check NAME CMD: run CMD in $TMP, compare with $EXP/NAME.out
 check() {
@@ -36,7 +50,7 @@ check() {
 	fi
 }
 
-for c in "" record flame tasks polls offcpu delays report; do
+for c in "" record flame tasks polls offcpu delays report info; do
 	check "help${c:+-$c}" "d9prof ${c:+$c }--help"
 done
 while IFS='|' read -r name cmd; do
@@ -46,7 +60,7 @@ while IFS='|' read -r name cmd; do
 done <tests/golden/cases
 
 # the help examples, as pasted (record needs a process: left out)
-for c in flame tasks polls offcpu delays report; do
+for c in flame tasks polls offcpu delays report info; do
 	d9prof "$c" --help | sed -n '/^examples:/,$p' | sed -n 's/^  \(d9prof .*\)/\1/p' |
 		sed 's/ *# .*$//' >"$TMP/ex-$c"
 	while read -r ex; do
