@@ -155,6 +155,7 @@ int cmd_offcpu(int argc, char **argv);
 int cmd_polls(int argc, char **argv);
 int cmd_delays(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
 #endif /* D9_CLI_H */

@@ -18,6 +18,7 @@ static const struct cmd {
 	{ "offcpu", cmd_offcpu, "off-CPU flamegraph: what polls blocked on" },
 	{ "delays", cmd_delays, "wake-to-poll delays, worst first, and their causes" },
 	{ "info", cmd_info, "what a trace holds: target, time span, segments, losses" },
+	{ "dump", cmd_dump, "make a flight recorder write its window now" },
 };
 
 static void help(FILE *f)

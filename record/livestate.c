@@ -20,9 +20,11 @@
 struct slot {
 	uint64_t key;		/* 0: empty (tids and task ids are > 0) */
 	uint64_t a, b;		/* thread: poll begin, park time;
-				 * task: wake time, spawn time */
-	uint64_t task;		/* thread: the task in its poll */
+				 * task: wake time, spawn time (pending) */
+	uint64_t task;		/* thread: the task in its poll;
+				 * task: its last poll's begin or its end */
 	uint32_t wtid, stid;	/* task: who woke it, who spawned it */
+	uint32_t ended;		/* task: it ended (at @task) */
 };
 
 struct table {
@@ -124,7 +126,8 @@ static void del(struct table *t, struct slot *s)
 	t->n--;
 }
 
-/* An entry that holds nothing open goes. */
+/* A thread's entry that holds nothing open goes. (A task's stays a while
+ * after: livestate__purge().) */
 static void tidy(struct table *t, struct slot *s)
 {
 	if (!s->a && !s->b)
@@ -169,13 +172,19 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 	case D9_EV_POLL_BEGIN:
 		if (!e->task || !e->tid)
 			return 0;
-		s = find(&ls->tasks, e->task);
-		if (s) {
-			if (ls->delay_ns && s->a && e->time > s->a && e->time - s->a > ls->delay_ns)
-				note_hit(ls, LIVESTATE_DELAY, e, e->time - s->a);
-			s->a = s->b = 0; /* polled: no pending wake, spawned long ago */
-			tidy(&ls->tasks, s);
-		}
+		s = get(&ls->tasks, e->task);
+		if (!s)
+			return -ENOMEM;
+		if (s->ended)
+			return 0;
+		if (ls->delay_ns && s->a && e->time > s->a && e->time - s->a > ls->delay_ns)
+			note_hit(ls, LIVESTATE_DELAY, e, e->time - s->a);
+		/* polled: no wake pending from before, spawned long ago */
+		if (s->a <= e->time)
+			s->a = 0;
+		s->b = 0;
+		if (e->time > s->task)
+			s->task = e->time;
 		s = get(&ls->threads, e->tid);
 		if (!s)
 			return -ENOMEM;
@@ -209,11 +218,16 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 		return 0;
 	case D9_EV_WAKE:
 	case D9_EV_SPAWN:
+		/* Rings are drained one after another: a task's spawn or wake
+		 * (another thread's ring) can come after its poll or its end.
+		 * What came before its last poll or its end is not open. */
 		if (!e->task)
 			return 0;
 		s = get(&ls->tasks, e->task);
 		if (!s)
 			return -ENOMEM;
+		if (s->ended || e->time <= s->task)
+			return 0;
 		if (e->type == D9_EV_WAKE) {
 			if (!s->a) { /* the first wake counts, as in delays */
 				s->a = e->time;
@@ -225,9 +239,12 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 		}
 		return 0;
 	case D9_EV_TASK_END:
-		s = find(&ls->tasks, e->task);
-		if (s)
-			del(&ls->tasks, s);
+		if (!e->task)
+			return 0;
+		s = get(&ls->tasks, e->task);
+		if (!s)
+			return -ENOMEM;
+		*s = (struct slot){.key = e->task, .task = e->time, .ended = 1};
 		return 0;
 	default:
 		return 0;
@@ -254,6 +271,21 @@ int livestate__hit(struct livestate *ls, struct livestate_hit *hit)
 	*hit = ls->hit;
 	ls->hit.kind = 0;
 	return 1;
+}
+
+void livestate__purge(struct livestate *ls, uint64_t before)
+{
+	struct table *t = &ls->tasks;
+
+	for (size_t i = 0; i < t->cap;) {
+		struct slot *s = &t->v[i];
+
+		/* (a deletion moves a later entry here: look again) */
+		if (s->key && !s->a && !s->b && s->task < before)
+			del(t, s);
+		else
+			i++;
+	}
 }
 
 static int ev_cmp(const void *a, const void *b)
@@ -294,7 +326,7 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 	for (size_t i = 0; i < ls->tasks.cap; i++) {
 		const struct slot *s = &ls->tasks.v[i];
 
-		if (!s->key)
+		if (!s->key || s->ended)
 			continue;
 		if (s->b)
 			ls->out[n++] = (struct trace_event){

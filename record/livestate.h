@@ -7,9 +7,10 @@
  * (trace.h: STATE chunk): the polls in progress at its start (their BEGIN),
  * parked workers (their PARK), tasks woken and not yet polled (their WAKE)
  * and tasks spawned and never polled (their SPAWN), each at its own time.
- * This keeps exactly that, and nothing else: an entry lives while it has
- * something open, so memory follows what is open now, never how long the
- * recording ran or how many tasks and threads came and went.
+ * This keeps exactly that: an entry lives while it has something open, and
+ * a task's for a while after its last poll or end (livestate__purge()), so
+ * memory follows what is open and recent, never how long the recording
+ * ran or how many tasks and threads came and went.
  *
  * It also sees every poll's length and every wake-to-poll delay go by,
  * which is where the flight recorder's triggers look (livestate_hit).
@@ -45,6 +46,12 @@ void livestate__set_limits(struct livestate *ls, uint64_t poll_ns, uint64_t dela
 /* Take @n events (in time order per thread). 0 or -ENOMEM (then the state
  * is incomplete: the next segment's STATE may miss an open poll). */
 int livestate__feed(struct livestate *ls, const struct trace_event *e, size_t n);
+
+/* Forget tasks with nothing open whose last poll or end is before
+ * @before (ns). Until then a task's late spawn or wake (drained from
+ * another thread's ring after its poll or end) is known to be over; after,
+ * it costs nothing. Call it now and then, e.g. at each segment. */
+void livestate__purge(struct livestate *ls, uint64_t before);
 
 /* The first event over a limit since the last call, into *@hit: 1, else 0. */
 int livestate__hit(struct livestate *ls, struct livestate_hit *hit);

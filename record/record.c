@@ -1122,6 +1122,8 @@ static void seg_next(struct rec *r, uint64_t now)
 	int err;
 
 	r->seg_index++;
+	/* tasks quiet for a second: a late event of theirs is long drained */
+	livestate__purge(r->ls, now > 1000000000ULL ? now - 1000000000ULL : 0);
 	err = seg_writer(r, now, &w);
 	if (err) {
 		note_err(r, err);

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/* d9prof dump: ask a flight recorder for its window now (SIGUSR1). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "libprof/d9_segment.h"
+#include "record/record.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof dump PID\n\n"
+		"Ask the flight recorder PID ('d9prof record --flight') to write its\n"
+		"window now, as a trace in its -o directory (it says the file's name on\n"
+		"its stderr), and go on recording; a --rotate recorder seals its\n"
+		"segment file now. PID may also be the recorded process: its recorder\n"
+		"is found through its d9prof shim. The same as 'kill -USR1 PID'.\n\n"
+		"options:\n"
+		"  -h, --help            this help\n");
+}
+
+/* 1 if @pid runs `d9prof record` with --flight or --rotate. */
+static int is_segment_recorder(pid_t pid)
+{
+	char path[64], buf[4096];
+	int rec = 0, seg = 0;
+	size_t n, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (i = 0; i < n; i += strlen(buf + i) + 1) {
+		const char *a = buf + i;
+
+		rec |= !strcmp(a, "record");
+		seg |= !strncmp(a, "--flight", 8) || !strncmp(a, "--rotate", 8);
+	}
+	return strstr(buf, "d9prof") && rec && seg;
+}
+
+/* The recorder attached to the shim of @pid, or 0. */
+static pid_t recorder_of(pid_t pid)
+{
+	struct shim_seg *s;
+	char why[160];
+	pid_t r;
+
+	if (shim_seg__open(pid, &s, why, sizeof(why)))
+		return 0;
+	r = (pid_t)__atomic_load_n(&((struct d9_seg_hdr *)shim_seg__base(s))->recorder_pid,
+				   __ATOMIC_ACQUIRE);
+	shim_seg__close(s);
+	return r;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	pid_t pid, rec;
+	uint64_t v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		if (c == 'h') {
+			help(stdout);
+			return EXIT_OK;
+		}
+		return usage_error("dump ", "unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return usage_error("dump ", "want one PID: the flight recorder's");
+	if (parse_u64(argv[optind], &v) || !v || v > 4194304)
+		return usage_error("dump ", "bad pid '%s': want a process id", argv[optind]);
+	pid = (pid_t)v;
+	if (kill(pid, 0) && errno == ESRCH) {
+		error("cannot dump pid %d: no such process", (int)pid);
+		return EXIT_FAIL;
+	}
+	rec = is_segment_recorder(pid) ? pid : recorder_of(pid);
+	if (!rec || (rec != pid && !is_segment_recorder(rec))) {
+		error("pid %d is not a d9prof flight recorder%s (start one with 'd9prof record "
+		      "-p PID --flight')", (int)pid,
+		      rec ? ", and its recorder records no window" : ", nor recorded by one");
+		return EXIT_FAIL;
+	}
+	if (kill(rec, SIGUSR1)) {
+		error("cannot signal the recorder, pid %d: %s", (int)rec, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (rec != pid)
+		info("asked the flight recorder of pid %d (pid %d) for a dump", (int)pid, (int)rec);
+	else
+		info("asked the flight recorder pid %d for a dump", (int)rec);
+	return EXIT_OK;
+}

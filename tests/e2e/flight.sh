@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# The flight recorder and rotation (d9prof record --flight / --rotate) on
+# real targets and real perf_events:
+#   - a long --flight recording of the demo holds the recorder's RSS flat,
+#     and 'd9prof dump' gets a dump of the window ending at the signal;
+#   - --trigger 'poll>80ms' on a runtime with one 120 ms poll dumps a trace
+#     holding that poll with time before and after it;
+#   - kill -9 of the target: the recorder writes its last window, ending at
+#     the death, and says SIGKILL;
+#   - --rotate with a tiny --max-total never keeps more, and runs
+#     --on-segment once per sealed segment;
+#   - every segment of a dump read alone joins without a poll end it cannot
+#     place.
+#
+#   B=build    build directory
+#   LONG=120   seconds of the long flight recording (make bench runs 600)
+#   ONLY=REGEX run only the matching tests
+NAME=flight
+. "$(dirname "$0")/lib.sh"
+DEMO=$ROOT/$B/examples/demo
+SLOW=$ROOT/$B/e2e/latency/slowpoll
+LONG=${LONG:-120}
+
+now() { date +%s.%N; }
+
+# rss_kib PID
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+
+# wait_for FILE PATTERN SECONDS: until FILE has a line matching PATTERN
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# json FILE EXPR: a python expression over j, the info --json of FILE
+json() {
+	"$D9" info --json -i "$1" | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"
+}
+
+start_demo() {
+	"$DEMO" >/dev/null 2>&1 &
+	PIDS+=($!)
+	DEMO_PID=$!
+	sleep 0.3
+}
+
+# record ARGS...: a recorder in the background, its stderr in $TMP/rec.err
+record() {
+	"$D9" record "$@" 2>"$TMP/rec.err" &
+	PIDS+=($!)
+	REC=$!
+}
+
+t_long_flight_holds_rss_flat_and_dumps_the_window_at_the_signal() {
+	local out=$TMP/long rss0=0 rss max=0 i t sig end span f
+	mkdir -p "$out"
+	start_demo
+	record -p "$DEMO_PID" --flight=10s -o "$out"
+	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || {
+		cat "$TMP/rec.err"; fail "the recorder did not attach"; return; }
+	for ((i = 1; i <= LONG / 5; i++)); do
+		sleep 5
+		rss=$(rss_kib "$REC")
+		[ -n "$rss" ] || { cat "$TMP/rec.err"; fail "the recorder died"; return; }
+		# from 30 s on (a window and its segments filled) it stays
+		if ((i * 5 == 30)); then rss0=$rss; fi
+		if ((i * 5 > 30 && rss > max)); then max=$rss; fi
+	done
+	say "    recorder RSS: $rss0 KiB at 30 s, at most $max KiB up to $LONG s"
+	((max <= rss0 * 110 / 100 + 2048)) ||
+		{ fail "RSS grew from $rss0 KiB to $max KiB"; return; }
+	sig=$(now)
+	"$D9" dump "$REC" 2>>"$TMP/dump.err" || { cat "$TMP/dump.err"; fail "d9prof dump failed"; return; }
+	wait_for "$TMP/rec.err" 'dump: .*SIGUSR1' 10 ||
+		{ cat "$TMP/rec.err"; fail "no dump line"; return; }
+	f=$(ls "$out"/d9prof-"$DEMO_PID"-*.data | head -1)
+	[ -f "$f" ] || { fail "no dump file in $out"; return; }
+	span=$(json "$f" "j['span']['duration_ns']/1e9")
+	end=$(json "$f" "j['span']['end_wall_ns']/1e9")
+	say "    dump: $span s, ending $(awk -v a="$end" -v b="$sig" 'BEGIN{printf "%.3f", a-b}') s after the signal"
+	awk -v s="$span" 'BEGIN{exit !(s >= 10 && s <= 12.5)}' ||
+		{ fail "the dump covers $span s, not the 10 s window (and at most a fifth more)"; return; }
+	awk -v e="$end" -v s="$sig" 'BEGIN{d=e-s; exit !(d >= 0 && d <= 1)}' ||
+		{ fail "the dump ends at $end, not at the signal ($sig)"; return; }
+	[ "$(json "$f" "j['dump_reasons']")" = "['SIGUSR1']" ] ||
+		{ fail "dump reason: $(json "$f" "j['dump_reasons']")"; return; }
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed at the end"; return; }
+	grep -q 'flight recorder: .* 2 dumps' "$TMP/rec.err" ||
+		{ cat "$TMP/rec.err"; fail "no final dump on SIGINT"; return; }
+}
+
+t_trigger_dumps_the_slow_poll_with_time_before_and_after() {
+	local out=$TMP/trig f line dur start span
+	mkdir -p "$out"
+	"$SLOW" 14 3 120 >"$TMP/slow.out" &
+	PIDS+=($!)
+	wait_for "$TMP/slow.out" '^ready' 5 || { fail "slowpoll did not start"; return; }
+	record -p "$!" --flight=4s --trigger 'poll>80ms' -o "$out"
+	wait_for "$TMP/rec.err" 'dump: .*trigger poll>80ms' 15 ||
+		{ cat "$TMP/rec.err"; fail "no trigger dump"; return; }
+	f=$(ls "$out"/*.data | head -1)
+	line=$("$D9" polls -i "$f" --task slow)
+	say "$line" | sed 's/^/    /'
+	# POLL TASK(id name) THREAD(tid name) START DURATION ...
+	dur=$(awk '$2 == 2 && $3 == "slow" {print $7}' <<<"$line" | head -1)
+	start=$(awk '$2 == 2 && $3 == "slow" {print $6}' <<<"$line" | head -1)
+	span=$(json "$f" "j['span']['duration_ns']/1e9")
+	[ -n "$dur" ] || { fail "the dump has no poll of task 2 (slow)"; return; }
+	awk -v d="$dur" 'BEGIN{v=d+0; exit !(d ~ /ms$/ && v >= 115 && v <= 200)}' ||
+		{ fail "the slow poll lasted $dur, not ~120ms"; return; }
+	# a 4 s window, dumped 2 s after the poll: about 2 s on either side
+	awk -v s="$start" -v span="$span" 'BEGIN{exit !(s >= 1 && span - s >= 1)}' ||
+		{ fail "the poll at $start s of $span s: not enough before and after"; return; }
+	json "$f" "j['dump_reasons'][0]" | grep -q '^trigger poll>80ms: task 2' ||
+		{ fail "reason: $(json "$f" "j['dump_reasons']")"; return; }
+}
+
+t_kill_9_of_the_target_dumps_its_last_window() {
+	local out=$TMP/kill f died last start how
+	mkdir -p "$out"
+	start_demo
+	record -p "$DEMO_PID" --flight=5s -o "$out"
+	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { fail "no attach"; return; }
+	sleep 3
+	died=$(now)
+	kill -KILL "$DEMO_PID"
+	# the recorder ends by itself (the zombie stays until this shell
+	# reaps it: the recorder reads how it died)
+	for ((i = 0; i < 100; i++)); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$REC" 2>/dev/null && { fail "the recorder did not stop when the target died"; return; }
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	f=$(ls "$out"/*.data | head -1)
+	[ -f "$f" ] || { cat "$TMP/rec.err"; fail "no dump"; return; }
+	how=$(json "$f" "j['target_exit']")
+	say "    $how; $(json "$f" "j['dump_reasons']")"
+	grep -q 'SIGKILL' <<<"$how" || { fail "target_exit '$how' does not name SIGKILL"; return; }
+	# the last poll that began, against the kill
+	start=$(json "$f" "j['span']['start_wall_ns']/1e9")
+	last=$("$D9" polls -i "$f" --sort start --limit 0 | awk 'NR > 1 && $6 ~ /^[0-9.]+$/ {s = $6} END {print s}')
+	awk -v a="$start" -v l="$last" -v d="$died" 'BEGIN{x=d-(a+l); printf "    last poll began %.0f ms before the kill\n", x*1e3; exit !(x >= -0.05 && x <= 0.1)}' ||
+		fail "the last records are not within 100 ms of the death"
+}
+
+t_rotate_keeps_within_max_total_and_runs_on_segment_once_each() {
+	local out=$TMP/rot max=400000 total peak=0 n hooks i
+	mkdir -p "$out"
+	start_demo
+	record -p "$DEMO_PID" --rotate 1s --max-total "$max" -o "$out" \
+		--on-segment "echo {} >> $TMP/hooks.log"
+	for ((i = 0; i < 60; i++)); do
+		total=$(find "$out" -name '*.d9' -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print s + 0}')
+		((total > peak)) && peak=$total
+		sleep 0.1
+	done
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	total=$(find "$out" -name '*.d9' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+	((total > peak)) && peak=$total
+	n=$(sed -n 's/.*rotated \([0-9]*\) segment files.*/\1/p' "$TMP/rec.err")
+	sleep 0.5 # the last command, in the background
+	hooks=$(wc -l <"$TMP/hooks.log")
+	say "    $n segments, $hooks commands, at most $peak of $max bytes kept"
+	((peak <= max)) || { fail "kept $peak bytes, over --max-total $max"; return; }
+	((n >= 4 && hooks == n)) || { cat "$TMP/rec.err"; fail "$hooks commands for $n segments"; return; }
+	[ "$(sort -u "$TMP/hooks.log" | wc -l)" = "$n" ] || { fail "a segment's command ran twice"; return; }
+	"$D9" info -i "$out" >"$TMP/info.out" || { cat "$TMP/info.out"; fail "info -i DIR failed"; return; }
+	grep -q '^segments:' "$TMP/info.out" || { cat "$TMP/info.out"; fail "info shows no segments"; return; }
+}
+
+t_each_segment_of_a_dump_read_alone_places_every_poll_end() {
+	local out=$TMP/alone f k n off next
+	mkdir -p "$out"
+	start_demo
+	record -p "$DEMO_PID" --flight=2s -o "$out"
+	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { fail "no attach"; return; }
+	sleep 4
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	f=$(ls "$out"/*.data | head -1)
+	n=$(json "$f" "j['segments']['count']")
+	((n >= 4)) || { fail "$n segments in a 2 s window"; return; }
+	for ((k = 0; k < n; k++)); do
+		off=$(json "$f" "j['segments']['list'][$k]['offset']")
+		next=$(json "$f" "([s['offset'] for s in j['segments']['list']] + [$(stat -c %s "$f")])[$k + 1]")
+		tail -c +"$((off + 1))" "$f" | head -c "$((next - off))" >"$TMP/seg$k.d9"
+		"$D9" report --format json -i "$TMP/seg$k.d9" >"$TMP/seg$k.json" 2>"$TMP/seg$k.err" ||
+			{ cat "$TMP/seg$k.err"; fail "segment $k alone does not read"; return; }
+		python3 -c "import json,sys; j=json.load(open('$TMP/seg$k.json')); sys.exit(j['recorded']['unmatched_poll_ends'] != 0)" ||
+			{ fail "segment $k alone has poll ends it cannot place"; return; }
+	done
+	say "    $n segments, each alone: every poll end placed"
+}
+
+e2e_run_tests

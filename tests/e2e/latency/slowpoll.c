@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One slow poll among quick ones (tests/e2e/flight.sh: a flight recorder's
+ * trigger). One worker thread "worker-0":
+ *   task 1 "quick"  polled every 2 ms for about 50 us (slowpoll_quick())
+ *   task 2 "slow"   polled once, SLOW_AT seconds after a recorder attached,
+ *                   for SLOW_MS ms spinning in slowpoll_spin()
+ *
+ *   slowpoll SECONDS SLOW_AT SLOW_MS   prints "pid N" and "ready"; when the
+ *                   slow poll ends, "slow END_NS" (CLOCK_MONOTONIC); runs
+ *                   SECONDS, exits 0
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <d9prof.h>
+
+static volatile unsigned long sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void spin_until(uint64_t end)
+{
+	unsigned long x = sink + 1;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+__attribute__((noinline)) void slowpoll_quick(void)
+{
+	spin_until(now_ns() + 50000);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void slowpoll_spin(uint64_t ms)
+{
+	spin_until(now_ns() + ms * 1000000ULL);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int recorder_attached(void)
+{
+#ifdef D9_GATE_OPEN_
+	return D9_GATE_OPEN_() != 0;
+#else
+	return 1;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 10, slow_at = argc > 2 ? atof(argv[2]) : 3;
+	uint64_t slow_ms = argc > 3 ? strtoull(argv[3], NULL, 10) : 120;
+	uint64_t end, attached = 0, slow_time = 0;
+	int slow_done = 0;
+
+	d9_init();
+	d9_thread_start("worker-0");
+	d9_task_spawn(1, "quick");
+	printf("pid %d\nready\n", (int)getpid());
+	fflush(stdout);
+	end = now_ns() + (uint64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		if (!attached && recorder_attached()) {
+			attached = now_ns();
+			slow_time = attached + (uint64_t)(slow_at * 1e9);
+		}
+		d9_task_wake(1);
+		d9_poll_begin(1);
+		slowpoll_quick();
+		d9_poll_end(1);
+		if (attached && !slow_done && now_ns() >= slow_time) {
+			d9_task_spawn(2, "slow");
+			d9_task_wake(2);
+			d9_poll_begin(2);
+			slowpoll_spin(slow_ms);
+			d9_poll_end(2);
+			d9_task_end(2);
+			slow_done = 1;
+			printf("slow %llu\n", (unsigned long long)now_ns());
+			fflush(stdout);
+		}
+		d9_park();
+		usleep(2000);
+		d9_unpark();
+	}
+	d9_thread_stop();
+	return 0;
+}

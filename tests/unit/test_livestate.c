@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_livestate.c - what is open at a segment's start: polls in progress,
+ * parks, pending wakes and unpolled spawns; events drained out of order
+ * across threads; memory that follows what is open; the triggers' hits.
+ */
+#include <criterion/criterion.h>
+
+#include "libprof/d9_segment.h"
+#include "record/livestate.h"
+
+#define MS 1000000ULL
+
+static struct livestate *ls;
+
+static void setup(void)
+{
+	cr_assert_eq(livestate__new(&ls), 0);
+}
+
+static void teardown(void)
+{
+	livestate__free(ls);
+}
+
+static void ev(uint64_t ms, uint32_t type, uint64_t task, uint32_t tid)
+{
+	struct trace_event e = {.time = ms * MS, .task = task, .tid = tid, .type = type};
+
+	cr_assert_eq(livestate__feed(ls, &e, 1), 0);
+}
+
+TestSuite(livestate, .init = setup, .fini = teardown);
+
+Test(livestate, open_polls_parks_wakes_and_spawns_in_time_order)
+{
+	const struct trace_event *o;
+	size_t n;
+
+	ev(1, D9_EV_SPAWN, 10, 1);	/* polled later: not open */
+	ev(2, D9_EV_SPAWN, 11, 1);	/* never polled: open */
+	ev(3, D9_EV_WAKE, 10, 1);
+	ev(4, D9_EV_POLL_BEGIN, 10, 2);	/* in progress */
+	ev(5, D9_EV_PARK, 0, 3);
+	ev(6, D9_EV_PARK, 0, 4);
+	ev(7, D9_EV_UNPARK, 0, 4);
+	ev(8, D9_EV_WAKE, 12, 1);	/* pending */
+	ev(9, D9_EV_WAKE, 10, 1);	/* woken during its poll: pending too */
+	n = livestate__open(ls, &o);
+	cr_assert_eq(n, 5);
+	cr_assert_eq(o[0].type, D9_EV_SPAWN);
+	cr_assert_eq(o[0].task, 11);
+	cr_assert_eq(o[1].type, D9_EV_POLL_BEGIN);
+	cr_assert_eq(o[1].task, 10);
+	cr_assert_eq(o[1].tid, 2);
+	cr_assert_eq(o[1].time, 4 * MS);
+	cr_assert_eq(o[2].type, D9_EV_PARK);
+	cr_assert_eq(o[2].tid, 3);
+	cr_assert_eq(o[3].type, D9_EV_WAKE);
+	cr_assert_eq(o[3].task, 12);
+	cr_assert_eq(o[4].type, D9_EV_WAKE);
+	cr_assert_eq(o[4].task, 10);
+
+	ev(10, D9_EV_POLL_END, 10, 2);
+	ev(11, D9_EV_POLL_BEGIN, 10, 2);
+	ev(12, D9_EV_POLL_END, 10, 2);
+	ev(13, D9_EV_TASK_END, 10, 2);
+	n = livestate__open(ls, &o);
+	cr_assert_eq(n, 3, "spawn 11, park 3, wake 12");
+}
+
+Test(livestate, a_spawn_or_wake_drained_after_the_poll_or_end_is_not_open)
+{
+	const struct trace_event *o;
+
+	/* the worker's ring is drained before the spawner's */
+	ev(5, D9_EV_POLL_BEGIN, 20, 2);
+	ev(6, D9_EV_POLL_END, 20, 2);
+	ev(7, D9_EV_TASK_END, 20, 2);
+	ev(1, D9_EV_SPAWN, 20, 1);
+	ev(2, D9_EV_WAKE, 20, 1);
+	ev(3, D9_EV_POLL_BEGIN, 21, 2);
+	ev(4, D9_EV_POLL_END, 21, 2);
+	ev(2, D9_EV_SPAWN, 21, 1);
+	ev(3, D9_EV_WAKE, 21, 1);	/* the wake its poll at 3 ms took */
+	cr_assert_eq(livestate__open(ls, &o), 0);
+}
+
+Test(livestate, memory_follows_what_is_open_not_what_came_and_went)
+{
+	const struct trace_event *o;
+
+	for (uint64_t t = 1; t <= 200000; t++) {
+		ev(t, D9_EV_SPAWN, t, 1);
+		ev(t, D9_EV_POLL_BEGIN, t, 2);
+		ev(t, D9_EV_POLL_END, t, 2);
+		ev(t, D9_EV_TASK_END, t, 2);
+		if (t % 1000 == 0)
+			livestate__purge(ls, (t - 100) * MS);
+	}
+	ev(200001, D9_EV_SPAWN, 999999, 1);
+	livestate__purge(ls, 200001 * MS);
+	cr_assert_eq(livestate__open(ls, &o), 1);
+	cr_assert_eq(o[0].task, 999999);
+}
+
+Test(livestate, long_polls_and_delays_are_hits_once_each)
+{
+	struct livestate_hit h;
+
+	livestate__set_limits(ls, 50 * MS, 10 * MS);
+	ev(0, D9_EV_WAKE, 1, 9);
+	ev(5, D9_EV_POLL_BEGIN, 1, 2);	/* delay 5 ms: no */
+	ev(60, D9_EV_POLL_END, 1, 2);	/* 55 ms: a hit */
+	cr_assert_eq(livestate__hit(ls, &h), 1);
+	cr_assert_eq(h.kind, LIVESTATE_POLL);
+	cr_assert_eq(h.task, 1);
+	cr_assert_eq(h.ns, 55 * MS);
+	cr_assert_eq(h.time, 60 * MS);
+	cr_assert_eq(livestate__hit(ls, &h), 0);
+	ev(61, D9_EV_WAKE, 1, 9);
+	ev(80, D9_EV_POLL_BEGIN, 1, 2);	/* delay 19 ms */
+	cr_assert_eq(livestate__hit(ls, &h), 1);
+	cr_assert_eq(h.kind, LIVESTATE_DELAY);
+	cr_assert_eq(h.ns, 19 * MS);
+}
