@@ -231,6 +231,7 @@ check-e2e: all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
 	$(Q)B=$(B) tests/e2e/tokio.sh
 	$(Q)B=$(B) tests/e2e/latency.sh
 	$(Q)B=$(B) tests/e2e/load.sh
+	$(Q)B=$(B) tests/e2e/flight.sh
 	$(Q)B=$(B) tests/e2e/svg.sh
 
 # ---- demo and benchmarks -------------------------------------------------

@@ -11,6 +11,9 @@
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
 #   4. trace size        bytes per sample and per shim event
+#   2g. flight recorder  FLIGHT_SECS of --flight=30s at ~200k polls/s: RSS
+#                        flat, CPU against plain recordings of the same
+#                        load before and after
 #
 # Peers' figures are their published constants unless measured here (perf).
 # A MISSED target is a result, not a failure; the script exits non-zero only
@@ -25,6 +28,8 @@ B=${B:-build}
 PAIRS=${PAIRS:-3}
 PAIR_SECS=${PAIR_SECS:-5}
 RSS_SECS=${RSS_SECS:-60}
+FLIGHT_SECS=${FLIGHT_SECS:-600}	# the flight recorder's long run (2g)
+FLIGHT_CMP_SECS=${FLIGHT_CMP_SECS:-60}	# each plain recording it is compared with
 BIG_SAMPLES=${BIG_SAMPLES:-1000000}
 SAMPLE_HZ=${SAMPLE_HZ:-25000}
 SPIN_US=${SPIN_US:-8}		# bench_spin poll size for ~200k polls/s on 2 threads
@@ -537,6 +542,70 @@ row "" "  shim records dropped / recorded ($RSS_SECS s)" \
 	"$(verdict "$(rec_drops "$RUN/rss-rec.err") == 0")"
 note "2c VmRSS every 2 s, MiB: $RSS_SERIES (peak $RSS_MAX KiB)"
 rm -f "$RUN/rss.d9"
+
+# sample_rec NAME PID: VmRSS and CPU of PID every 5 s while it runs, as
+# "seconds rss_kib cpu_ticks" lines in $RUN/NAME.samples
+sample_rec() {
+	local t0 r c
+	t0=$(date +%s.%N)
+	: >"$RUN/$1.samples"
+	while kill -0 "$2" 2>/dev/null; do
+		r=$(awk '/^VmRSS/ { print $2 }' "/proc/$2/status" 2>/dev/null)
+		c=$(sed 's/.*) //' "/proc/$2/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+		[ -n "$r" ] && [ -n "$c" ] &&
+			echo "$(calc "$(date +%s.%N) - $t0") $r $c" >>"$RUN/$1.samples"
+		sleep 5
+	done
+}
+# cpu_pct NAME: the recorder's CPU over its samples, % of a core
+cpu_pct() {
+	awk -v tick="$(getconf CLK_TCK)" '{ t = $1; c = $3 } END { printf "%.1f", c / tick / t * 100 }' \
+		"$RUN/$1.samples"
+}
+
+# The flight recorder: a plain recording, FLIGHT_SECS of --flight=30s, a
+# plain recording again, of one demo at ~200k polls/s.
+flight_row() {
+	local wpid rpid p1 p2 fc r60 rend rmax series
+	bg fl-demo "$DEMO" --bench-polls --bench-work-ns "$DEMO_WORK_NS" -w 2 -q \
+		-d $((FLIGHT_SECS + 2 * FLIGHT_CMP_SECS + 30))
+	wpid=$BG
+	wait_line "$RUN/fl-demo.out" '^pid' 30
+	for arm in plain1 flight plain2; do
+		if [ "$arm" = flight ]; then
+			mkdir -p "$RUN/flight"
+			bg "fl-$arm" "$D9" record -p "$wpid" --flight=30s -d "$FLIGHT_SECS" \
+				-o "$RUN/flight"
+		else
+			bg "fl-$arm" "$D9" record -p "$wpid" -d "$FLIGHT_CMP_SECS" -o "$RUN/fl-$arm.d9"
+		fi
+		rpid=$BG
+		sample_rec "fl-$arm" "$rpid"
+		wait_bg "$rpid" "d9prof record ($arm)"
+		rm -f "$RUN/fl-$arm.d9"
+	done
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	reaped "$wpid"
+	p1=$(cpu_pct fl-plain1)
+	p2=$(cpu_pct fl-plain2)
+	fc=$(cpu_pct fl-flight)
+	read -r r60 rend rmax <<EOF2
+$(awk '$1 <= 60 { r60 = $2 } { last = $2; if ($2 > max) max = $2 } END { print r60 + 0, last + 0, max + 0 }' "$RUN/fl-flight.samples")
+EOF2
+	series=$(awk 'NR % 6 == 1 { printf "%s%d", (NR > 1 ? " " : ""), $2 / 1024 }' "$RUN/fl-flight.samples")
+	row 2g "flight recorder, demo ~200k polls/s, --flight=30s, $FLIGHT_SECS s" "" "" "" "" ""
+	row "" "  recorder CPU % core: flight / plain (before, after)" "$fc" "$p1, $p2" \
+		"$(calc "$fc / (($p1 + $p2) / 2)")" "<= plain" \
+		"$(verdict "$fc <= ($p1 + $p2) / 2")"
+	row "" "  recorder VmRSS, KiB: at 60 s -> end (max)" "$r60 -> $rend ($rmax)" "-" \
+		"$(calc "$rmax / $r60")" "flat (max <= 1.10x)" "$(verdict "$rmax <= 1.10 * $r60")"
+	note "2g VmRSS every 30 s, MiB: $series; $(grep 'flight recorder:' "$RUN/fl-flight.err" |
+		sed 's/^d9prof: //')"
+	rm -rf "$RUN/flight"
+}
+say "2/4 flight recorder: $FLIGHT_SECS s of --flight=30s between two ${FLIGHT_CMP_SECS} s plain recordings"
+flight_row
 
 say "2/4 recording overhead: demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s), $PAIRS x 3 runs"
 overhead 2d "demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s)" "$DEMO" --bench-polls \
