@@ -31,15 +31,9 @@ static int is_segment_recorder(pid_t pid)
 	char path[64], buf[4096];
 	int rec = 0, seg = 0;
 	size_t n, i;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	n = record_read_file(path, buf, sizeof(buf), 0);
 	for (i = 0; i < n; i += strlen(buf + i) + 1) {
 		const char *a = buf + i;
 

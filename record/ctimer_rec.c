@@ -228,26 +228,3 @@ void ctimer_rec__free(struct ctimer_rec *c)
 	free(c);
 }
 
-uint64_t proc_cpu_ns(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* comm may hold spaces and parens: fields restart after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p || hz <= 0 ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-		   &st) != 2)
-		return 0;
-	return (ut + st) * (1000000000ULL / (unsigned long long)hz);
-}

@@ -44,10 +44,6 @@ int ctimer_rec__status(struct ctimer_rec *c, unsigned int *threads, char *why,
 int ctimer_rec__signal(const struct ctimer_rec *c);
 void ctimer_rec__free(struct ctimer_rec *c);
 
-/* CPU time (user + system) @pid has used, in ns, from /proc/PID/stat;
- * 0 if unknown. */
-uint64_t proc_cpu_ns(pid_t pid);
-
 /* Name threads again as their samples come (a new trace segment). */
 void ctimer_rec__forget_names(struct ctimer_rec *c);
 

@@ -477,23 +477,6 @@ static void drain_shim(struct rec *r)
 
 /* ---- meta -------------------------------------------------------------- */
 
-static void read_small(const char *path, char *buf, size_t len, int nul_to_space)
-{
-	FILE *f = fopen(path, "re");
-	size_t n = 0, i;
-
-	buf[0] = '\0';
-	if (!f)
-		return;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	for (i = 0; nul_to_space && i + 1 < n; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
 static void write_meta(struct rec *r)
 {
 	struct utsname u;
@@ -505,11 +488,11 @@ static void write_meta(struct rec *r)
 		note_err(r, trace_writer__meta(r->w, "cmdline", r->o->cmdline));
 	} else {
 		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)r->o->pid);
-		read_small(path, buf, sizeof(buf), 1);
+		record_read_file(path, buf, sizeof(buf), 1);
 		note_err(r, trace_writer__meta(r->w, "cmdline", buf));
 	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->o->pid);
-	read_small(path, buf, sizeof(buf), 0);
+	record_read_file(path, buf, sizeof(buf), 0);
 	note_err(r, trace_writer__meta(r->w, "comm", buf));
 	if (uname(&u) == 0) {
 		note_err(r, trace_writer__meta(r->w, "hostname", u.nodename));
@@ -554,7 +537,7 @@ static int paranoid_level(void)
 {
 	char buf[16];
 
-	read_small("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf), 0);
+	record_read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf), 0);
 	return buf[0] ? atoi(buf) : -1;
 }
 
@@ -931,20 +914,11 @@ static void target_end(struct rec *r, uint64_t seen)
 		}
 	}
 	if (code < 0 && !sig) {
-		char path[64], stat[1024], *p;
-		int field = 2;
-		long v = -1;
+		long long v;
+		char state;
 
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)r->o->pid);
-		read_small(path, stat, sizeof(stat), 0);
-		/* after "(comm)", which may hold spaces: exit_code is field 52 */
-		p = strrchr(stat, ')');
-		for (; p && *p && field < 52; p++)
-			if (*p == ' ')
-				field++;
-		if (p && field == 52)
-			v = strtol(p, NULL, 10);
-		if (v >= 0 && strstr(stat, ") Z")) {
+		/* exit_code, field 52: a zombie's wait status */
+		if (!proc_stat(r->o->pid, &state, &v, 52, 1) && state == 'Z' && v >= 0) {
 			if (WIFEXITED(v))
 				code = WEXITSTATUS(v);
 			else if (WIFSIGNALED(v))
@@ -1046,7 +1020,7 @@ static int seg_first(struct rec *r)
 		};
 
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)o->pid);
-		read_small(path, comm, sizeof(comm), 0);
+		record_read_file(path, comm, sizeof(comm), 0);
 		err = flight__new(&fo, &r->fl);
 		if (err) {
 			snprintf(r->st->why, sizeof(r->st->why), "cannot use '%s': %s", o->dir,

@@ -312,6 +312,19 @@ int record_output__move(int from, int to);
 void record_boost(void);
 void record_unboost(void);
 
+/* ---- reading /proc (record/proc.c) ----------------------------------- */
+
+/* Up to @len - 1 bytes of the small file @path into @buf, NUL-terminated:
+ * with @nul_to_space its NULs (a cmdline's) become spaces; it ends at its
+ * first newline. The bytes read; 0 (and "") if it cannot be read. */
+size_t record_read_file(const char *path, char *buf, size_t len, int nul_to_space);
+/* Fields @first .. @first + @n - 1 (1-based, as in proc(5); from 4 on) of
+ * /proc/@pid/stat into @v, and its state letter (field 3) into *@state
+ * if non-NULL. 0 or -1. */
+int proc_stat(pid_t pid, char *state, long long *v, unsigned int first, unsigned int n);
+/* CPU time (user + system) @pid has used, in ns; 0 if unknown. */
+uint64_t proc_cpu_ns(pid_t pid);
+
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t record_now_ns(void);
 

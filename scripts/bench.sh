@@ -507,22 +507,33 @@ else
 	row 5 "Tokio: ns added per poll" "-" "-" "-" "-" "skipped: no $TOKIO (needs cargo)"
 fi
 
+# sample_rec NAME PID SECS: VmRSS and CPU of PID every SECS while it runs,
+# as "seconds rss_kib cpu_ticks" lines in $RUN/NAME.samples
+sample_rec() {
+	local t0 r c
+	t0=$(date +%s.%N)
+	: >"$RUN/$1.samples"
+	while kill -0 "$2" 2>/dev/null; do
+		r=$(awk '/^VmRSS/ { print $2 }' "/proc/$2/status" 2>/dev/null)
+		c=$(sed 's/.*) //' "/proc/$2/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+		[ -n "$r" ] && [ -n "$c" ] &&
+			echo "$(calc "$(date +%s.%N) - $t0") $r $c" >>"$RUN/$1.samples"
+		sleep "$3"
+	done
+}
+# cpu_pct NAME: the recorder's CPU over its samples, % of a core
+cpu_pct() {
+	awk -v tick="$(getconf CLK_TCK)" '{ t = $1; c = $3 } END { printf "%.1f", c / tick / t * 100 }' \
+		"$RUN/$1.samples"
+}
+
 say "2/4 recorder RSS over a $RSS_SECS s run of demo --bench-polls"
 bg rss-demo "$DEMO" --bench-polls -w 2 -q -d $((RSS_SECS + 3))
 RPID=$BG
 wait_line "$RUN/rss-demo.out" '^pid' 30
 bg rss-rec "$D9" record -p "$RPID" -d "$RSS_SECS" -o "$RUN/rss.d9"
 DPID=$BG
-T0=$(date +%s.%N)
-: >"$RUN/rss.samples"
-while kill -0 "$DPID" 2>/dev/null; do
-	# seconds VmRSS(KiB) utime+stime(ticks)
-	r=$(awk '/^VmRSS/ { print $2 }' "/proc/$DPID/status" 2>/dev/null)
-	c=$(sed 's/.*) //' "/proc/$DPID/stat" 2>/dev/null | awk '{ print $12 + $13 }')
-	[ -n "$r" ] && [ -n "$c" ] &&
-		echo "$(calc "$(date +%s.%N) - $T0") $r $c" >>"$RUN/rss.samples"
-	sleep 2
-done
+sample_rec rss "$DPID" 2
 wait_bg "$DPID" "d9prof record -p demo ($RSS_SECS s)"
 wait_bg "$RPID" "demo ($RSS_SECS s)"
 TICK=$(getconf CLK_TCK)
@@ -543,26 +554,6 @@ row "" "  shim records dropped / recorded ($RSS_SECS s)" \
 note "2c VmRSS every 2 s, MiB: $RSS_SERIES (peak $RSS_MAX KiB)"
 rm -f "$RUN/rss.d9"
 
-# sample_rec NAME PID: VmRSS and CPU of PID every 5 s while it runs, as
-# "seconds rss_kib cpu_ticks" lines in $RUN/NAME.samples
-sample_rec() {
-	local t0 r c
-	t0=$(date +%s.%N)
-	: >"$RUN/$1.samples"
-	while kill -0 "$2" 2>/dev/null; do
-		r=$(awk '/^VmRSS/ { print $2 }' "/proc/$2/status" 2>/dev/null)
-		c=$(sed 's/.*) //' "/proc/$2/stat" 2>/dev/null | awk '{ print $12 + $13 }')
-		[ -n "$r" ] && [ -n "$c" ] &&
-			echo "$(calc "$(date +%s.%N) - $t0") $r $c" >>"$RUN/$1.samples"
-		sleep 5
-	done
-}
-# cpu_pct NAME: the recorder's CPU over its samples, % of a core
-cpu_pct() {
-	awk -v tick="$(getconf CLK_TCK)" '{ t = $1; c = $3 } END { printf "%.1f", c / tick / t * 100 }' \
-		"$RUN/$1.samples"
-}
-
 # The flight recorder: a plain recording, FLIGHT_SECS of --flight=30s, a
 # plain recording again, of one demo at ~200k polls/s.
 flight_row() {
@@ -580,7 +571,7 @@ flight_row() {
 			bg "fl-$arm" "$D9" record -p "$wpid" -d "$FLIGHT_CMP_SECS" -o "$RUN/fl-$arm.d9"
 		fi
 		rpid=$BG
-		sample_rec "fl-$arm" "$rpid"
+		sample_rec "fl-$arm" "$rpid" 5
 		wait_bg "$rpid" "d9prof record ($arm)"
 		rm -f "$RUN/fl-$arm.d9"
 	done

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proc.c - small reads of /proc (record.h: "reading /proc").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/record.h"
+
+size_t record_read_file(const char *path, char *buf, size_t len, int nul_to_space)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = 0, i;
+
+	buf[0] = '\0';
+	if (!f)
+		return 0;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (i = 0; nul_to_space && i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[strcspn(buf, "\n")] = '\0';
+	return n;
+}
+
+int proc_stat(pid_t pid, char *state, long long *v, unsigned int first, unsigned int n)
+{
+	char path[64], buf[1024], *p;
+	unsigned int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!record_read_file(path, buf, sizeof(buf), 0))
+		return -1;
+	/* comm may hold spaces and parens: fields restart after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	p += 2;
+	if (state)
+		*state = *p;
+	for (; *p && field < first + n; field++) {
+		char *end;
+		long long x = strtoll(p, &end, 10);
+
+		if (field >= first)
+			v[field - first] = x;
+		p = strchr(p, ' ');
+		if (!p)
+			break;
+		p++;
+	}
+	return field == first + n ? 0 : -1;
+}
+
+uint64_t proc_cpu_ns(pid_t pid)
+{
+	long long t[2];
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || proc_stat(pid, NULL, t, 14, 2) || t[0] < 0 || t[1] < 0)
+		return 0;
+	return (uint64_t)(t[0] + t[1]) * (1000000000ULL / (uint64_t)hz);
+}
