@@ -569,9 +569,9 @@ int cmd_record(int argc, char **argv)
 		case OPT_FLIGHT:
 			o.segments = RECORD_FLIGHT;
 			o.window = 30;
-			if (optarg && parse_dur_s(optarg, &o.window))
+			if (optarg && (parse_dur_s(optarg, &o.window) || o.window < 1))
 				return usage_error("record ", "bad --flight window '%s': want a "
-						   "duration, e.g. 30s or 2m", optarg);
+						   "duration of at least 1s, e.g. 30s", optarg);
 			break;
 		case OPT_ROTATE:
 			o.segments = RECORD_ROTATE;

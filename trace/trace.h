@@ -371,7 +371,8 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
  * into CLOCK_MONOTONIC); counters.start_time/end_time become the window's
  * (so analysis starts a poll open at @from there, as after an attach).
  * The callback returns 0 or -errno (the read fails with it, *@errmsg =
- * its message from @o->why if set). Errors as trace__read_opts(), the
+ * its message from @o->why if set); it is not called when there is no
+ * segment. Errors as trace__read_opts(), the
  * message naming the file. */
 struct trace_read_opts {
 	unsigned int flags;	/* TRACE_READ_* */

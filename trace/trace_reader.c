@@ -112,9 +112,13 @@ struct src_list {
 };
 
 struct trace_src {
-	int *fds;	  /* per file read, -1 once not needed */
+	int *fds;	  /* per file read: open (one file), or -1: opened again
+			   * when a walk needs it, one at a time (a directory
+			   * may hold more files than a process may open) */
 	size_t nfds;
-	char **names;	  /* their paths, for messages */
+	char **names;	  /* their paths */
+	int multi;	  /* several: messages name the file */
+	int cur;	  /* the file opened again, -1 if none */
 	uint32_t **smap;  /* per segment: its stack ids -> the trace's */
 	size_t nsmap;
 	struct src_list samples, events;
@@ -1631,6 +1635,30 @@ static int expand(struct reader *r, struct inputs *in, const char *path)
 	return 0;
 }
 
+/* The fd of input @i: open already, or opened again (closing the one
+ * opened again before, *@cur). The fd, or -errno after saying why. */
+static int input_fd(struct reader *r, int *fds, char *const *names, uint32_t i, int *cur)
+{
+	int fd;
+
+	if (fds[i] >= 0)
+		return fds[i];
+	if (*cur >= 0) {
+		close(fds[*cur]);
+		fds[*cur] = -1;
+		*cur = -1;
+	}
+	fd = open(names[i], O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		r->file = names[i];
+		return fail_file(r, fd, "cannot open the trace file again");
+	}
+	fds[i] = fd;
+	*cur = (int)i;
+	return fd;
+}
+
 /* Read the inputs: scan every file for its segments, order them by time,
  * then read each once. */
 static int read_inputs(struct reader *r, const struct inputs *in,
@@ -1641,8 +1669,8 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	struct trace_segment *kept = NULL, *prev = NULL;
 	int *fds = calloc(in->n, sizeof(*fds));
 	uint64_t *sizes = calloc(in->n, sizeof(*sizes));
-	size_t i, nkept = 0, nf = 0;
-	int err = 0, regular = 1;
+	size_t i, nkept = 0;
+	int err = 0, regular = 1, cur = -1;
 
 	if (!fds || !sizes) {
 		err = nomem(r);
@@ -1650,33 +1678,33 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	}
 	for (i = 0; i < in->n; i++)
 		fds[i] = -1;
+	/* each file is scanned, and closed unless it is the only one */
 	for (i = 0; i < in->n && !err; i++) {
-		int reg = 0;
+		int reg = 0, fd;
 
 		r->file = multi ? in->v[i] : NULL;
-		fds[i] = open_trace_file(r, in->v[i], &reg, &sizes[i]);
-		if (fds[i] < 0) {
-			err = fds[i];
+		fd = open_trace_file(r, in->v[i], &reg, &sizes[i]);
+		if (fd < 0) {
+			err = fd;
 			break;
 		}
-		nf++;
 		regular &= reg;
-	}
-	if (err)
-		goto out;
-	/* a pipe cannot be read twice: load everything from it, in order */
-	if (!regular) {
-		if (in->n > 1) {
-			err = fail(r, -EINVAL, "several inputs must all be regular files");
+		/* a pipe cannot be read twice: load everything from it, in
+		 * order */
+		if (!reg && in->n == 1) {
+			r->flags = 0;
+			err = parse_stream(r, fd);
+			close(fd);
 			goto out;
 		}
-		r->flags = 0;
-		err = parse_stream(r, fds[0]);
-		goto out;
-	}
-	for (i = 0; i < in->n && !err; i++) {
-		r->file = multi ? in->v[i] : NULL;
-		err = scan_file(r, fds[i], (uint32_t)i, sizes[i], &l);
+		if (!reg)
+			err = fail(r, -EINVAL, "several inputs must all be regular files");
+		else
+			err = scan_file(r, fd, (uint32_t)i, sizes[i], &l);
+		if (in->n == 1)
+			fds[i] = fd;
+		else
+			close(fd);
 	}
 	if (err)
 		goto out;
@@ -1691,7 +1719,7 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 		if (!l.v[i].dup)
 			kept[nkept++] = l.v[i].info;
 	t->dup_segments = l.n - nkept;
-	if (o && o->window) {
+	if (o && o->window && nkept) {
 		err = o->window(o->ctx, kept, nkept, &r->from, &r->to);
 		if (err) {
 			r->msg = o->why ? o->why : "bad time window";
@@ -1724,9 +1752,13 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 		r->file_ix = g->file;
 		r->chunk = g->chunk;
 		err = seg_begin(r, &g->info, prev);
-		if (!err)
-			err = parse_chunks(r, fds[g->file], g->info.offset + TRACE_FILE_HDR_SIZE,
-					   g->end, 0);
+		if (!err) {
+			int fd = input_fd(r, fds, in->v, g->file, &cur);
+
+			err = fd < 0 ? fd
+				     : parse_chunks(r, fd, g->info.offset + TRACE_FILE_HDR_SIZE,
+						    g->end, 0);
+		}
 		if (!err) {
 			seg_end(r);
 			prev = &t->segments[t->nsegments - 1];
@@ -1735,13 +1767,16 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 out:
 	/* the walks read the files again: keep them (a cut file's segment
 	 * may be all there is) */
-	if (!err && t->src && (t->src->samples.n || t->src->events.n)) {
+	if (!err && t->src && (t->src->samples.n || t->src->events.n) &&
+	    !(t->src->names = calloc(in->n, sizeof(char *))))
+		err = nomem(r);
+	if (!err && t->src && t->src->names) {
+		/* (the paths are in the trace's arena) */
+		memcpy(t->src->names, in->v, in->n * sizeof(char *));
 		t->src->fds = fds;
 		t->src->nfds = in->n;
-		t->src->names = in->v ? calloc(in->n, sizeof(char *)) : NULL;
-		if (t->src->names)
-			for (i = 0; i < in->n; i++)
-				t->src->names[i] = multi ? in->v[i] : NULL;
+		t->src->multi = multi;
+		t->src->cur = cur;
 		fds = NULL;
 	}
 	for (i = 0; fds && i < in->n; i++)
@@ -1751,7 +1786,6 @@ out:
 	free(sizes);
 	free(l.v);
 	free(kept);
-	(void)nf;
 	return err;
 }
 
@@ -1896,15 +1930,18 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	uint32_t csize, count;
 	struct cursor c;
 	ssize_t got;
-	int err;
+	int fd, err;
 
 	r->chunk = k->index;
 	r->pos = (size_t)k->pos;
-	r->file = s->names ? s->names[k->file] : NULL;
+	r->file = s->multi ? s->names[k->file] : NULL;
 	if (GROW(r, s->cbuf, s->cbuf_cap, len))
 		return nomem(r);
 	r->cbuf = s->cbuf;
-	got = pread_full(s->fds[k->file], s->cbuf, len, k->pos);
+	fd = input_fd(r, s->fds, s->names, k->file, &s->cur);
+	if (fd < 0)
+		return fd;
+	got = pread_full(fd, s->cbuf, len, k->pos);
 	if (got < 0)
 		return read_failed(r, got);
 	if ((size_t)got < len)

@@ -42,6 +42,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+static int middle_third(void *ctx, const struct trace_segment *seg, size_t n, uint64_t *from,
+			uint64_t *to)
+{
+	uint64_t a = seg[0].start, b = seg[n - 1].end > a ? seg[n - 1].end : a + 3;
+
+	(void)ctx;
+	*from = a + (b - a) / 3;
+	*to = a + 2 * (b - a) / 3;
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned int flags[] = {0, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
@@ -56,7 +67,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size || ftruncate(fd, 0) ||
 	    pwrite(fd, data + 1, size - 1, 0) != (ssize_t)(size - 1))
 		return 0;
-	if (!trace__read_opts(path, flags[data[0] % 4], &t, &msg) &&
+	struct trace_read_opts ro = {.flags = flags[data[0] % 4]};
+	const char *paths[] = {path};
+
+	/* bit 3: the middle third of what the segments cover */
+	if (data[0] & 8)
+		ro.window = middle_third;
+	if (!trace__read_paths(paths, 1, &ro, &t, &msg) &&
 	    !join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, &oc) && !delays__new(j, &d)) {
 		struct flame_opts fo = {.format = FLAME_FOLDED};
 		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};
@@ -71,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		analysis__polls(oc, &po, out);
 		analysis__delays(oc, d, &dop, out);
 		analysis__report(oc, d, data[0] & 4, out);
+		analysis__info(t, &(struct info_opts){.json = data[0] & 4}, out);
 		analysis__flame(j, &fo, out);
 		fo.by = GROUP_THREAD;
 		analysis__flame(j, &fo, out);

@@ -21,6 +21,10 @@ done
 "$B/tests/golden/mktrace" "$TMP/golden.data" || exit 1
 { printf '\000'; cat "$TMP/golden.data"; } >"$TMP/trace/golden"
 { printf '\001'; cat "$TMP/golden.data"; } >"$TMP/trace/golden-lazy"
+# a flight recorder's dump: segments back to back, the last one cut
+"$B/tests/golden/mktrace" --segments 0-3 --cut --dump SIGUSR1 "$TMP/segs.data" || exit 1
+{ printf '\000'; cat "$TMP/segs.data"; } >"$TMP/trace/segments"
+{ printf '\003'; cat "$TMP/segs.data"; } >"$TMP/trace/segments-lazy"
 "$FUZZ_B/mkseed" "$TMP/segment" || exit 1
 
 for t in trace kallsyms maps segment; do

@@ -50,7 +50,7 @@ check() {
 	fi
 }
 
-for c in "" record flame tasks polls offcpu delays report info; do
+for c in "" record flame tasks polls offcpu delays report info dump; do
 	check "help${c:+-$c}" "d9prof ${c:+$c }--help"
 done
 while IFS='|' read -r name cmd; do
