@@ -3,8 +3,8 @@
  * offcpu.c - sched-switch collector: off-CPU intervals with complete stacks.
  *
  * See offcpu.h for what is collected. The parts:
- *   - finding tracefs and the sched_switch tracepoint's id and prev_state
- *     field (mounting tracefs when it is missing and we may);
+ *   - the sched_switch tracepoint's id and prev_state field (tracefs.c
+ *     finds, or mounts, tracefs);
  *   - the perf_event attr for either source, opened through record/perf.c;
  *   - the stack of a switch-out: kernel frames from the callchain, then the
  *     user frames unwound with CFI over the stack copy, continued by the
@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -26,6 +25,7 @@
 #include "record/offcpu.h"
 #include "record/record.h"
 #include "record/perf.h"
+#include "record/tracefs.h"
 #include "record/ustack.h"
 #include "symbol/symbolize.h"
 #include "trace/trace.h"
@@ -50,95 +50,9 @@
 	0xffu /* prev_state sleep bits (S D T t X Z P I);                                \
 	       * above them the "preempted" marker */
 
-/* ---- tracefs ------------------------------------------------------------ */
-
-int tracefs_find_in(const char *mounts, char *path, size_t len)
-{
-	const char *line = mounts;
-	char debugfs[256] = "";
-
-	while (line && *line) {
-		char dev[256], dir[256], type[64];
-		const char *nl = strchr(line, '\n');
-
-		if (sscanf(line, "%255s %255s %63s", dev, dir, type) == 3) {
-			if (!strcmp(type, "tracefs")) {
-				snprintf(path, len, "%s", dir);
-				return 0;
-			}
-			if (!strcmp(type, "debugfs") && !debugfs[0])
-				snprintf(debugfs, sizeof(debugfs), "%s", dir);
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	if (debugfs[0]) {
-		/* older kernels: tracefs shows up inside debugfs */
-		snprintf(path, len, "%s/tracing", debugfs);
-		return 0;
-	}
-	return -ENOENT;
-}
-
-int tracepoint_field(const char *format, const char *field, unsigned int *offset,
-		     unsigned int *size, int *is_signed)
-{
-	size_t flen = strlen(field);
-	const char *p = format;
-
-	/* "\tfield:<type> <name>[<n>];\toffset:<o>;\tsize:<s>;\tsigned:<0|1>;" */
-	while ((p = strstr(p, "field:"))) {
-		const char *semi = strchr(p, ';'), *name;
-		unsigned int o, s;
-		int sg = 0;
-
-		if (!semi)
-			return -EINVAL;
-		name = semi;
-		while (name > p && name[-1] != ' ' && name[-1] != '\t')
-			name--;
-		/* an array field is "name[16]" */
-		if ((size_t)(semi - name) >= flen && !strncmp(name, field, flen) &&
-		    (name[flen] == ';' || name[flen] == '[')) {
-			const char *q = strstr(semi, "offset:"),
-				   *r = strstr(semi, "size:");
-			const char *sgp = strstr(semi, "signed:");
-			const char *eol = strchr(semi, '\n');
-
-			if (!q || !r || (eol && (q > eol || r > eol)) ||
-			    sscanf(q, "offset:%u", &o) != 1 ||
-			    sscanf(r, "size:%u", &s) != 1)
-				return -EINVAL;
-			if (sgp && (!eol || sgp < eol))
-				sscanf(sgp, "signed:%d", &sg);
-			*offset = o;
-			*size = s;
-			if (is_signed)
-				*is_signed = sg;
-			return 0;
-		}
-		p = semi;
-	}
-	return -ENOENT;
-}
-
 int offcpu_state_is_preempted(uint64_t state)
 {
 	return !(state & TASK_STATE_BITS);
-}
-
-static int read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
-	return 0;
 }
 
 struct tp_info {
@@ -148,48 +62,13 @@ struct tp_info {
 	unsigned int prev_pid_off, prev_comm_off;
 };
 
-/* The id and format file of tracepoint @name ("sched/sched_switch") under
- * tracefs @dir. */
-static int tp_read(const char *dir, const char *name, uint64_t *id, char *fmt, size_t len,
-		   char *why, size_t whylen)
-{
-	char path[192];
-	unsigned long long v;
-	int err;
-
-	snprintf(path, sizeof(path), "%s/events/%s/id", dir, name);
-	err = read_text(path, fmt, len);
-	if (err || sscanf(fmt, "%llu", &v) != 1) {
-		snprintf(why, whylen, "cannot read '%s': %s", path,
-			 strerror(err ? -err : EINVAL));
-		return err ? err : -EINVAL;
-	}
-	*id = v;
-	snprintf(path, sizeof(path), "%s/events/%s/format", dir, name);
-	err = read_text(path, fmt, len);
-	if (err)
-		snprintf(why, whylen, "cannot read '%s': %s", path, strerror(-err));
-	return err;
-}
-
-/* Offset of field @name of @size bytes in format @fmt, 0 if absent (no
- * field of interest sits at offset 0: the common header is there). */
-static unsigned int tp_off(const char *fmt, const char *name, unsigned int size)
-{
-	unsigned int off, sz;
-
-	if (tracepoint_field(fmt, name, &off, &sz, NULL) || sz != size)
-		return 0;
-	return off;
-}
-
 /* The sched_switch tracepoint under tracefs @dir. */
 static int tp_info_read(const char *dir, struct tp_info *tp, char *why, size_t whylen)
 {
 	char buf[8192];
 	int err;
 
-	err = tp_read(dir, "sched/sched_switch", &tp->id, buf, sizeof(buf), why, whylen);
+	err = tracepoint_read(dir, "sched/sched_switch", &tp->id, buf, sizeof(buf), why, whylen);
 	if (err)
 		return err;
 	err = tracepoint_field(buf, "prev_state", &tp->state_off, &tp->state_size, NULL);
@@ -197,10 +76,10 @@ static int tp_info_read(const char *dir, struct tp_info *tp, char *why, size_t w
 		snprintf(why, whylen, "no usable prev_state field in sched_switch's format");
 		return -ENOENT;
 	}
-	tp->next_pid_off = tp_off(buf, "next_pid", 4);
-	tp->next_comm_off = tp_off(buf, "next_comm", 16);
-	tp->prev_pid_off = tp_off(buf, "prev_pid", 4);
-	tp->prev_comm_off = tp_off(buf, "prev_comm", 16);
+	tp->next_pid_off = tracepoint_offset(buf, "next_pid", 4);
+	tp->next_comm_off = tracepoint_offset(buf, "next_comm", 16);
+	tp->prev_pid_off = tracepoint_offset(buf, "prev_pid", 4);
+	tp->prev_comm_off = tracepoint_offset(buf, "prev_comm", 16);
 	return 0;
 }
 
@@ -208,35 +87,10 @@ static int tp_info_read(const char *dir, struct tp_info *tp, char *why, size_t w
 static int find_tracepoint(const struct offcpu_rec_opts *o, struct offcpu_rec_stats *st,
 			   struct tp_info *tp, char *why, size_t whylen)
 {
-	static const char mnt[] = "/sys/kernel/tracing";
-	char mounts[65536];
-	int err;
+	int err = tracefs_find(o->may_mount, st->tracefs, sizeof(st->tracefs),
+			       &st->mounted_tracefs, why, whylen);
 
-	err = read_text("/proc/mounts", mounts, sizeof(mounts));
-	if (!err)
-		err = tracefs_find_in(mounts, st->tracefs, sizeof(st->tracefs));
-	if (err == -ENOENT && o->may_mount && geteuid() == 0) {
-		if (mount("tracefs", mnt, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  NULL) == 0) {
-			snprintf(st->tracefs, sizeof(st->tracefs), "%s", mnt);
-			st->mounted_tracefs = 1;
-			err = 0;
-		} else {
-			err = -errno;
-			snprintf(why, whylen,
-				 "tracefs is not mounted and mounting it at %s "
-				 "failed: %s",
-				 mnt, strerror(errno));
-			return err;
-		}
-	}
-	if (err) {
-		snprintf(why, whylen,
-			 "tracefs is not mounted (mount -t tracefs "
-			 "nodev /sys/kernel/tracing as root)");
-		return -ENOENT;
-	}
-	return tp_info_read(st->tracefs, tp, why, whylen);
+	return err ? err : tp_info_read(st->tracefs, tp, why, whylen);
 }
 
 /* ---- per-thread pairing ------------------------------------------------- */
@@ -579,69 +433,6 @@ static void on_switch_in(void *ctx, const struct perf_sample *s)
 	push_ev(oc, next, &e);
 }
 
-static int u32_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-int offcpu_tid_filter(const char *field, uint32_t *tids, size_t n, char *buf, size_t len)
-{
-	size_t i, k, nr = 0;
-	uint32_t (*r)[2];
-	int need;
-
-	if (!n || len < 2)
-		return -EINVAL;
-	qsort(tids, n, sizeof(*tids), u32_cmp);
-	r = malloc(n * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		if (nr && tids[i] <= r[nr - 1][1] + 1) {
-			if (tids[i] > r[nr - 1][1])
-				r[nr - 1][1] = tids[i];
-			continue;
-		}
-		r[nr][0] = r[nr][1] = tids[i];
-		nr++;
-	}
-	/* threads created later get higher tids: the last range stays open.
-	 * Too long for the kernel: merge the ranges closest together (the
-	 * tids let in between are dropped by the caller) */
-	for (;;) {
-		size_t at = 0, best = 0;
-
-		for (k = 0; k < nr; k++) {
-			need = k + 1 == nr ? snprintf(buf + at, len - at, "%s%s>=%u",
-						      k ? "||" : "", field, r[k][0])
-			       : r[k][0] == r[k][1]
-				   ? snprintf(buf + at, len - at, "%s%s==%u", k ? "||" : "",
-					      field, r[k][0])
-				   : snprintf(buf + at, len - at, "%s(%s>=%u&&%s<=%u)",
-					      k ? "||" : "", field, r[k][0], field, r[k][1]);
-			if (need < 0 || (size_t)need >= len - at)
-				break;
-			at += (size_t)need;
-		}
-		if (k == nr)
-			break;
-		if (nr == 1) {
-			free(r);
-			return -E2BIG;
-		}
-		for (k = 1; k + 1 < nr; k++)
-			if (r[k + 1][0] - r[k][1] < r[best + 1][0] - r[best][1])
-				best = k;
-		r[best][1] = r[best + 1][1];
-		memmove(&r[best + 1], &r[best + 2], (nr - best - 2) * sizeof(*r));
-		nr--;
-	}
-	free(r);
-	return 0;
-}
-
 /* (Re)set both filters to the threads known now. */
 static int wake_filter(struct offcpu_rec *oc)
 {
@@ -656,11 +447,11 @@ static int wake_filter(struct offcpu_rec *oc)
 	for (i = 0; i < oc->capts; i++)
 		if (oc->ts[i].tid)
 			tids[n++] = oc->ts[i].tid;
-	err = n ? offcpu_tid_filter("pid", tids, n, buf, sizeof(buf)) : -EINVAL;
+	err = n ? tracepoint_tid_filter("pid", tids, n, buf, sizeof(buf)) : -EINVAL;
 	if (!err)
 		err = perf_set__set_filter(oc->wk.wake_ps, buf);
 	if (!err && oc->wk.in_ps) {
-		err = offcpu_tid_filter("next_pid", tids, n, buf, sizeof(buf));
+		err = tracepoint_tid_filter("next_pid", tids, n, buf, sizeof(buf));
 		if (!err)
 			err = perf_set__set_filter(oc->wk.in_ps, buf);
 	}
@@ -704,8 +495,8 @@ static int wake_open(struct offcpu_rec *oc)
 		return -ENOENT;
 	}
 	for (i = 0; i < 2 && err; i++) {
-		err = tp_read(st->tracefs, names[i], &id, fmt, sizeof(fmt), why, sizeof(why));
-		if (!err && !(oc->wk.pid_off = tp_off(fmt, "pid", 4)))
+		err = tracepoint_read(st->tracefs, names[i], &id, fmt, sizeof(fmt), why, sizeof(why));
+		if (!err && !(oc->wk.pid_off = tracepoint_offset(fmt, "pid", 4)))
 			err = -ENOENT;
 	}
 	if (err) {

@@ -118,21 +118,8 @@ void offcpu_rec__disable(struct offcpu_rec *oc);
 int offcpu_rec__finish(struct offcpu_rec *oc);
 void offcpu_rec__free(struct offcpu_rec *oc);
 
-/* ---- tracefs (exposed for tests) -------------------------------------- */
+/* ---- exposed for tests ----------------------------------------------- */
 
-/* Where tracefs is mounted, from /proc/mounts-format text @mounts: a tracefs
- * mount, or "tracing" under a debugfs mount. 0, or -ENOENT. */
-int tracefs_find_in(const char *mounts, char *path, size_t len);
-/* The offset, size and signedness of @field in the tracepoint format file
- * text @format ("\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;").
- * 0, -ENOENT (no such field) or -EINVAL (malformed). */
-int tracepoint_field(const char *format, const char *field, unsigned int *offset,
-		     unsigned int *size, int *is_signed);
-/* A tracepoint filter letting through tids @tids (@n > 0, sorted here) of
- * field @field: "(f>=a&&f<=b)||f==c||f>=d", at most @len bytes with the
- * NUL, ranges merged until it fits (the last one open-ended). 0, -E2BIG
- * or -ENOMEM. */
-int offcpu_tid_filter(const char *field, uint32_t *tids, size_t n, char *buf, size_t len);
 /* 1 if sched_switch's prev_state @state means "still runnable" (preempted
  * or yielded): no sleep state bit set, whatever the preempt marker bit. */
 int offcpu_state_is_preempted(uint64_t state);
