@@ -225,6 +225,23 @@ static int open_on_cpu(struct perf_set *ps, pid_t pid, unsigned int cpu)
 	return err ? err : 1;
 }
 
+/* Close the events from the @first-th on, and unmap a ring mapped on one of
+ * them. */
+static void close_from(struct perf_set *ps, unsigned int first)
+{
+	unsigned int i, cpu;
+
+	for (i = first; i < ps->nfds; i++) {
+		for (cpu = 0; cpu < ps->ncpus; cpu++)
+			if (ps->rings[cpu].fd == ps->fds[i]) {
+				munmap(ps->rings[cpu].base, ps->page + ps->rings[cpu].data_size);
+				ps->rings[cpu].fd = -1;
+			}
+		close(ps->fds[i]);
+	}
+	ps->nfds = first;
+}
+
 int perf_set__add_thread(struct perf_set *ps, pid_t tid)
 {
 	unsigned int i, cpu, first = ps->nfds, opened = 0;
@@ -252,18 +269,9 @@ int perf_set__add_thread(struct perf_set *ps, pid_t tid)
 	if (!err && !opened)
 		err = -ENODEV;
 	if (err) {
-		/* undo this thread's events; a ring mapped on one of them is
-		 * dropped with it (only possible for the very first thread) */
-		for (i = first; i < ps->nfds; i++) {
-			for (cpu = 0; cpu < ps->ncpus; cpu++)
-				if (ps->rings[cpu].fd == ps->fds[i]) {
-					munmap(ps->rings[cpu].base,
-					       ps->page + ps->rings[cpu].data_size);
-					ps->rings[cpu].fd = -1;
-				}
-			close(ps->fds[i]);
-		}
-		ps->nfds = first;
+		/* undo this thread's events (a ring can be mapped on one of
+		 * them only for the very first thread) */
+		close_from(ps, first);
 		return err;
 	}
 	ps->tids[ps->ntids++] = tid;
@@ -282,6 +290,28 @@ int perf_set__add_cpus(struct perf_set *ps)
 		opened += (unsigned int)err;
 	}
 	return opened ? 0 : -ENODEV;
+}
+
+int perf_set__add_cpus_config(struct perf_set *ps, uint64_t config, const char *filter)
+{
+	uint64_t own = ps->attr.config;
+	unsigned int i, cpu, first = ps->nfds, opened = 0;
+	int err = 0;
+
+	ps->attr.config = config;
+	for (cpu = 0; cpu < ps->ncpus && err >= 0; cpu++) {
+		err = open_on_cpu(ps, -1, cpu);
+		opened += err > 0;
+	}
+	ps->attr.config = own;
+	err = err < 0 ? err : opened ? 0 : -ENODEV;
+	/* opened disabled: nothing passes unfiltered */
+	for (i = first; !err && filter && i < ps->nfds; i++)
+		if (ioctl(ps->fds[i], PERF_EVENT_IOC_SET_FILTER, filter))
+			err = -errno;
+	if (err)
+		close_from(ps, first);
+	return err;
 }
 
 int perf_set__set_filter(struct perf_set *ps, const char *filter)

@@ -83,6 +83,12 @@ int perf_set__add_thread(struct perf_set *ps, pid_t tid);
  * needs CAP_PERFMON or kernel.perf_event_paranoid <= 0; an attr without
  * inherit). 0 or -errno of the first failure (offline CPUs skipped). */
 int perf_set__add_cpus(struct perf_set *ps);
+/* Open the set's attr with @config instead (another tracepoint's id) on
+ * every CPU for every task, into the same per-CPU rings, with its own
+ * tracepoint @filter (NULL: none). Its samples come through the same
+ * callbacks: a raw record starts with its tracepoint's id (common_type).
+ * 0, or -errno (nothing of it left open). */
+int perf_set__add_cpus_config(struct perf_set *ps, uint64_t config, const char *filter);
 /* Set the tracepoint filter @filter (ftrace syntax) on every event of the
  * set. 0 or -errno of the first refusal. */
 int perf_set__set_filter(struct perf_set *ps, const char *filter);
