@@ -30,6 +30,7 @@
 
 #include "libprof/d9_segment.h"
 #include "record/ctimer_rec.h"
+#include "record/exitwatch.h"
 #include "record/flight.h"
 #include "record/livestate.h"
 #include "record/offcpu.h"
@@ -107,6 +108,7 @@ struct rec {
 	struct flight *fl;		/* NULL: one trace into out_fd */
 	struct livestate *ls;		/* what is open: each segment's STATE */
 	struct symcache *sc;		/* symbols once per recording */
+	struct exitwatch *ew;		/* how the target ends (segmented) */
 	struct seg_base base;
 	uint64_t seg_index, seg_start, seg_period, next_seal;
 	char recording[64];
@@ -892,48 +894,41 @@ static void unreadable_modules(struct rec *r)
 /* ---- the target's end ---------------------------------------------------- */
 
 /* How the target ended, into st->exit_how and the trace (meta target_exit,
- * target_exit_time = when the recorder saw it gone, @seen). A child of ours
- * (record -- CMD) tells waitid without being reaped; another process shows
- * its status in /proc while a zombie, until its parent reaps it. */
+ * and target_exit_time: its death as the kernel traced it, else when the
+ * recorder saw it gone, @seen). A command of ours tells waitid without
+ * being reaped; else the exit watch (record/exitwatch.h) of the segmented
+ * modes answers. */
 static void target_end(struct rec *r, uint64_t seen)
 {
-	char *how = r->st->exit_how, buf[32];
+	char *how = r->st->exit_how, buf[64];
 	size_t len = sizeof(r->st->exit_how);
-	int code = -1, sig = 0, core = 0;
+	struct exitwatch_result res;
 
-	if (r->o->fresh_target) {
+	memset(&res, 0, sizeof(res));
+	if (r->ew && exitwatch__result(r->ew, &res))
+		res.how = EXITWATCH_UNKNOWN;
+	if (res.how == EXITWATCH_UNKNOWN && r->o->fresh_target) {
 		siginfo_t si;
 
 		memset(&si, 0, sizeof(si));
 		if (!waitid(P_PID, (id_t)r->o->pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
 		    si.si_pid == r->o->pid) {
-			if (si.si_code == CLD_EXITED)
-				code = si.si_status;
-			else
-				sig = si.si_status, core = si.si_code == CLD_DUMPED;
+			res.how = si.si_code == CLD_EXITED ? EXITWATCH_EXITED : EXITWATCH_SIGNALED;
+			res.status = si.si_status;
+			res.core = si.si_code == CLD_DUMPED;
 		}
 	}
-	if (code < 0 && !sig) {
-		long long v;
-		char state;
-
-		/* exit_code, field 52: a zombie's wait status */
-		if (!proc_stat(r->o->pid, &state, &v, 52, 1) && state == 'Z' && v >= 0) {
-			if (WIFEXITED(v))
-				code = WEXITSTATUS(v);
-			else if (WIFSIGNALED(v))
-				sig = WTERMSIG(v), core = !!WCOREDUMP(v);
-		}
-	}
-	if (sig)
-		snprintf(how, len, "killed by signal %d (SIG%s%s)", sig, sigabbrev_np(sig) ?: "?",
-			 core ? ", core dumped" : "");
-	else if (code >= 0)
-		snprintf(how, len, "exited with status %d", code);
+	if (res.how == EXITWATCH_EXITED)
+		snprintf(how, len, "exited with status %d", res.status);
+	else if (res.how == EXITWATCH_SIGNALED)
+		snprintf(how, len, "killed by %s", exitwatch_describe(&res, buf, sizeof(buf)));
+	else if (r->ew || r->o->fresh_target)
+		snprintf(how, len, "exited (how is not known: its parent reaped it first, "
+			 "and no tracepoint saw it)");
 	else
-		snprintf(how, len, "exited (status unknown: reaped by its parent first)");
+		return; /* not watched: say nothing */
 	note_err(r, trace_writer__meta(r->w, "target_exit", how));
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)seen);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(res.time ? res.time : seen));
 	note_err(r, trace_writer__meta(r->w, "target_exit_time", buf));
 }
 
@@ -1006,7 +1001,7 @@ static int seg_first(struct rec *r)
 	snprintf(r->recording, sizeof(r->recording), "%02x%02x%02x%02x%02x%02x-%d-%llu", rnd[0],
 		 rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], (int)getpid(), (unsigned long long)now);
 	if (o->segments != RECORD_ONE_TRACE) {
-		char comm[64], path[64];
+		char comm[64], path[64], why[256];
 		struct flight_opts fo = {
 		    .mode = o->segments == RECORD_FLIGHT ? FLIGHT_MEMORY : FLIGHT_ROTATE,
 		    .dir = o->dir,
@@ -1030,6 +1025,13 @@ static int seg_first(struct rec *r)
 		if ((err = livestate__new(&r->ls)) ||
 		    (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
 			return err;
+		/* a flight recorder's last dump says how its target ended */
+		err = exitwatch__open(o->pid, EXITWATCH_MAY_MOUNT, &r->ew, why, sizeof(why));
+		if (err)
+			return err;
+		if (!exitwatch__traced(r->ew))
+			logf_(r, RECORD_INFO, "how the target ends: from /proc and its pidfd "
+			      "only (%s)", why);
 		/* a flight window is kept in about five segments: a dump
 		 * holds between one window and a fifth more */
 		r->seg_period = o->segments == RECORD_FLIGHT ? (uint64_t)(o->window * 1e9 / 5)
@@ -1386,7 +1388,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	uint64_t now, end_ns = 0, last_flush, last_look, last_maps, last_drain;
 	uint64_t last_progress, tick = TICK_NS, t0, exit_ns = 0;
 	int pidfd = -1, until_fd = -1, close_go = -1, until_ended = 0, err;
-	unsigned int maxpfd = 2 + 4 * (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int maxpfd = 3 + 5 * (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
 	struct pollfd *pfd;
 
 	memset(st, 0, sizeof(*st));
@@ -1451,6 +1453,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	 * the loop is about to drain them */
 	perf_set__enable(r.ps);
 	offcpu_rec__enable(r.oc);
+	exitwatch__enable(r.ew);
 	now = record_now_ns();
 	if ((r.ps || r.oc) && now - t0 > SLOW_OPEN_NS)
 		logf_(&r, RECORD_INFO,
@@ -1480,6 +1483,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			pfd[npfd++] = (struct pollfd){.fd = until_fd, .events = POLLIN};
 		npfd += perf_set__pollfds(r.ps, pfd + npfd, maxpfd - npfd);
 		npfd += offcpu_rec__pollfds(r.oc, pfd + npfd, maxpfd - npfd);
+		npfd += exitwatch__pollfds(r.ew, pfd + npfd, maxpfd - npfd);
 		if (ppoll(pfd, npfd, &ts, NULL) > 0) {
 			exited = pidfd >= 0 && pfd[0].revents;
 			until = until_fd >= 0 && pfd[pidfd >= 0].revents;
@@ -1490,6 +1494,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			perf_set__drain(r.ps, &r.cb);
 		if (r.oc)
 			note_err(&r, offcpu_rec__drain(r.oc));
+		exitwatch__drain(r.ew);
 		/* renew first: it also takes the clock pair that what is
 		 * drained next is converted against */
 		lapsed = r.seg && shim_seg__renew(r.seg) == -ETIMEDOUT;
@@ -1573,7 +1578,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		logf_(&r, RECORD_WARN, "no d9prof shim found in pid %d: no task ids in "
 		      "this trace (link libd9prof and call d9_init() in the target)",
 		      (int)o->pid);
-	if (r.ps || r.oc)
+	if (r.ps || r.oc || r.ew)
 		close_go = perf_close_later();
 	if (st->target_exited)
 		target_end(&r, exit_ns);
@@ -1617,6 +1622,7 @@ out:
 	free(r.evbuf);
 	offcpu_rec__free(r.oc);
 	perf_set__free(r.ps);
+	exitwatch__free(r.ew);
 	if (close_go >= 0)
 		close(close_go);	/* our copies are closed: go */
 	free(pfd);
