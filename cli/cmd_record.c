@@ -385,7 +385,7 @@ static void on_dump(void *ctx, const struct record_dump *d)
 	     human_size((double)d->bytes, sz, sizeof(sz)), d->why);
 }
 
-static void summary(const struct record_stats *st, pid_t pid, const char *out)
+static void summary(const struct record_stats *st, pid_t pid, const char *out, int own_cmd)
 {
 	char sz[32];
 	struct rusage ru;
@@ -482,7 +482,8 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out)
 			st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
 			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)));
 	}
-	if (st->exit_how[0])
+	/* (a command's end is said by child_exit()) */
+	if (st->exit_how[0] && !own_cmd)
 		fprintf(stderr, "d9prof: pid %d %s\n", (int)pid, st->exit_how);
 	if (out)
 		fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
@@ -791,7 +792,7 @@ int cmd_record(int argc, char **argv)
 		child_exit(&x, status);
 		return EXIT_FAIL;
 	}
-	summary(&st, o.pid, x.out);
+	summary(&st, o.pid, x.out, o.fresh_target);
 	if (o.segments != RECORD_ONE_TRACE)
 		summary_segments(&o, &st);
 	return child_exit(&x, status);

@@ -294,13 +294,20 @@ static void run_hook(struct flight *f, struct kept *k)
 }
 
 /* Rotate mode: delete the oldest files while all of them pass max_total;
- * a file whose command still runs waits for it. */
+ * a file whose command still runs waits for it. Without max_total only
+ * the files whose command runs are remembered. */
 static uint64_t enforce_total(struct flight *f)
 {
 	uint64_t dropped = 0;
 
-	if (!f->o.max_total)
+	if (!f->o.max_total) {
+		for (size_t i = 0; i < f->n;)
+			if (f->v[i].hook)
+				i++;
+			else
+				drop(f, i, 0);
 		return 0;
+	}
 	for (size_t i = 0; i < f->n && f->bytes > f->o.max_total;) {
 		if (f->v[i].hook) {
 			i++;
@@ -434,12 +441,17 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
 	localtime_r(&wall, &tm);
 	/* unique: two dumps in one second get -2, -3, ... */
 	for (unsigned int u = 1;; u++) {
-		int n = snprintf(name, sizeof(name), "d9prof-%d-%04d%02d%02d-%02d%02d%02d%s%.0u.data",
-				 (int)f->o.pid, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-				 tm.tm_hour, tm.tm_min, tm.tm_sec, u > 1 ? "-" : "", u > 1 ? u : 0);
+		char nth[16] = "";
+		int n;
 
-		if (n < 0 || (size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir, name) >=
-				     sizeof(out->path))
+		if (u > 1)
+			snprintf(nth, sizeof(nth), "-%u", u);
+		n = snprintf(name, sizeof(name), "d9prof-%d-%04d%02d%02d-%02d%02d%02d%s.data",
+			     (int)f->o.pid, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			     tm.tm_min, tm.tm_sec, nth);
+		if (n < 0 || (size_t)n >= sizeof(name) ||
+		    (size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir, name) >=
+			    sizeof(out->path))
 			return -ENAMETOOLONG;
 		if (access(out->path, F_OK))
 			break;
@@ -508,7 +520,8 @@ unsigned int flight__reap(struct flight *f, char *why, size_t len)
 				 f->on_segment, WTERMSIG(status), k->path);
 	}
 	/* files kept for their command may go now */
-	enforce_total(f);
+	if (f->o.mode == FLIGHT_ROTATE)
+		enforce_total(f);
 	failed = f->failed;
 	f->failed = 0;
 	if (failed && why)

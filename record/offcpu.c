@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -602,6 +603,43 @@ int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time, u
 	*ns = oc->hit.ns;
 	oc->hit.time = 0;
 	return 1;
+}
+
+/* A thread that may still have a record to pair: alive, or with something
+ * waiting. */
+static int tstate_needed(const struct offcpu_rec *oc, const struct tstate *t)
+{
+	return t->n || t->open || !syscall(SYS_tgkill, oc->pid, t->tid, 0) || errno != ESRCH;
+}
+
+void offcpu_rec__prune(struct offcpu_rec *oc)
+{
+	struct tstate *nt;
+	size_t j, dead = 0;
+
+	for (j = 0; j < oc->capts; j++)
+		dead += oc->ts[j].tid && !tstate_needed(oc, &oc->ts[j]);
+	if (!dead || !(nt = calloc(oc->capts, sizeof(*nt))))
+		return;
+	/* the table again, with the threads needed */
+	oc->nts = 0;
+	for (j = 0; j < oc->capts; j++) {
+		struct tstate *t = &oc->ts[j];
+		size_t k;
+
+		if (!t->tid)
+			continue;
+		if (!tstate_needed(oc, t)) {
+			free(t->ev);
+			continue;
+		}
+		for (k = tid_hash(t->tid, oc->capts - 1); nt[k].tid; k = (k + 1) & (oc->capts - 1))
+			;
+		nt[k] = *t;
+		oc->nts++;
+	}
+	free(oc->ts);
+	oc->ts = nt;
 }
 
 /* @id, a stack of @old, as a stack of @w. */

@@ -134,4 +134,9 @@ int offcpu_rec__set_writer(struct offcpu_rec *oc, struct trace_writer *w);
 void offcpu_rec__set_runq_limit(struct offcpu_rec *oc, uint64_t ns);
 int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time, uint64_t *ns);
 
+/* Forget the threads that exited and have nothing left to pair: a
+ * recording that runs for days through thread churn keeps only the live
+ * ones (and the wakeup filter follows at the next drain). */
+void offcpu_rec__prune(struct offcpu_rec *oc);
+
 #endif /* D9_OFFCPU_H */

@@ -1115,8 +1115,10 @@ static void seg_next(struct rec *r, uint64_t now)
 	note_err(r, trace_writer__state(r->w, open, n));
 	/* switch-outs waiting for their switch-in move over with their
 	 * stacks (the old writer still knows them) */
-	if (r->oc)
+	if (r->oc) {
 		note_err(r, offcpu_rec__set_writer(r->oc, r->w));
+		offcpu_rec__prune(r->oc);
+	}
 	if (r->ct)
 		ctimer_rec__forget_names(r->ct);
 	trace_writer__free(old);

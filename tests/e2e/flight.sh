@@ -5,6 +5,7 @@
 #     and 'd9prof dump' gets a dump of the window ending at the signal;
 #   - --trigger 'poll>80ms' on a runtime with one 120 ms poll dumps a trace
 #     holding that poll with time before and after it;
+#   - --trigger 'delay>10ms' names the task that waited behind a hog;
 #   - kill -9 of the target: the recorder writes its last window, ending at
 #     the death, and says SIGKILL;
 #   - --rotate with a tiny --max-total never keeps more, and runs
@@ -118,6 +119,23 @@ t_trigger_dumps_the_slow_poll_with_time_before_and_after() {
 		{ fail "the poll at $start s of $span s: not enough before and after"; return; }
 	json "$f" "j['dump_reasons'][0]" | grep -q '^trigger poll>80ms: task 2' ||
 		{ fail "reason: $(json "$f" "j['dump_reasons']")"; return; }
+}
+
+t_delay_trigger_names_the_task_that_waited() {
+	local out=$TMP/delay f why
+	mkdir -p "$out"
+	"$ROOT/$B/e2e/latency/starve" 12 >"$TMP/starve.out" &
+	PIDS+=($!)
+	wait_for "$TMP/starve.out" '^ready' 5 || { fail "starve did not start"; return; }
+	record -p "$!" --flight=2s --trigger 'delay>10ms' -o "$out"
+	wait_for "$TMP/rec.err" 'dump: .*trigger delay>10ms' 15 ||
+		{ cat "$TMP/rec.err"; fail "no trigger dump"; return; }
+	f=$(ls "$out"/*.data | head -1)
+	why=$(json "$f" "j['dump_reasons'][0]")
+	say "    $why"
+	# the victim (task 2) waits behind the hog's 20 ms polls
+	grep -qE '^trigger delay>10ms: task 2 waited for its poll on thread [0-9]+ [12][0-9]\.[0-9] ms' <<<"$why" ||
+		fail "not the victim's wait"
 }
 
 t_kill_9_of_the_target_dumps_its_last_window() {
