@@ -391,7 +391,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 	struct rusage ru;
 	struct stat sb;
 
-	if (stat(out, &sb))
+	if (!out || stat(out, &sb))
 		sb.st_size = 0;
 	fprintf(stderr,
 		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim event%s, "

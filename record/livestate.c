@@ -30,6 +30,9 @@ struct slot {
 struct table {
 	struct slot *v;
 	size_t cap, n;		/* cap: power of two or 0 */
+	struct slot *last;	/* the slot found last (events come a ring,
+				 * one thread, at a time): NULL when the
+				 * table moves entries */
 };
 
 struct livestate {
@@ -47,16 +50,25 @@ static size_t slot_of(const struct table *t, uint64_t key)
 	return (size_t)(h >> 32) & (t->cap - 1);
 }
 
-static struct slot *find(struct table *t, uint64_t key)
+static struct slot *find_slow(struct table *t, uint64_t key)
 {
 	if (!t->cap)
 		return NULL;
 	for (size_t i = slot_of(t, key);; i = (i + 1) & (t->cap - 1)) {
 		if (t->v[i].key == key)
-			return &t->v[i];
+			return t->last = &t->v[i];
 		if (!t->v[i].key)
 			return NULL;
 	}
+}
+
+/* (the slot found last first: a ring's events come one thread's, and
+ * mostly one task's, at a time) */
+static inline struct slot *find(struct table *t, uint64_t key)
+{
+	if (t->last && t->last->key == key)
+		return t->last;
+	return find_slow(t, key);
 }
 
 static int grow(struct table *t)
@@ -69,6 +81,7 @@ static int grow(struct table *t)
 		return -ENOMEM;
 	t->v = v;
 	t->cap = cap;
+	t->last = NULL;
 	for (size_t i = 0; i < oldcap; i++) {
 		size_t j;
 
@@ -82,14 +95,12 @@ static int grow(struct table *t)
 	return 0;
 }
 
-/* The slot of @key, made empty but for its key if new; NULL on -ENOMEM. */
-static struct slot *get(struct table *t, uint64_t key)
+/* A new slot for @key, not in @t: empty but for its key; NULL on -ENOMEM
+ * (or past LIVESTATE_MAX). */
+static struct slot *add(struct table *t, uint64_t key)
 {
-	struct slot *s = find(t, key);
 	size_t i;
 
-	if (s)
-		return s;
 	/* a runtime that never ends its tasks and loses their wakes: stop
 	 * growing (their state is missed) rather than without bound */
 	if (t->n >= LIVESTATE_MAX)
@@ -100,7 +111,15 @@ static struct slot *get(struct table *t, uint64_t key)
 		;
 	t->v[i] = (struct slot){.key = key};
 	t->n++;
-	return &t->v[i];
+	return t->last = &t->v[i];
+}
+
+/* The slot of @key, added if new. */
+static inline struct slot *get(struct table *t, uint64_t key)
+{
+	struct slot *s = find(t, key);
+
+	return s ? s : add(t, key);
 }
 
 /* Delete @s: the entries after it in its run move back to fill the hole. */
@@ -108,6 +127,7 @@ static void del(struct table *t, struct slot *s)
 {
 	size_t mask = t->cap - 1, hole = (size_t)(s - t->v), i = hole;
 
+	t->last = NULL;
 	for (;;) {
 		size_t want;
 
@@ -124,14 +144,6 @@ static void del(struct table *t, struct slot *s)
 	}
 	t->v[hole].key = 0;
 	t->n--;
-}
-
-/* A thread's entry that holds nothing open goes. (A task's stays a while
- * after: livestate__purge().) */
-static void tidy(struct table *t, struct slot *s)
-{
-	if (!s->a && !s->b)
-		del(t, s);
 }
 
 int livestate__new(struct livestate **out)
@@ -199,7 +211,6 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 			note_hit(ls, LIVESTATE_POLL, e, e->time - s->a);
 		s->a = 0;
 		s->task = 0;
-		tidy(&ls->threads, s);
 		return 0;
 	case D9_EV_PARK:
 	case D9_EV_UNPARK:
@@ -209,7 +220,6 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 		if (!s)
 			return e->type == D9_EV_PARK ? -ENOMEM : 0;
 		s->b = e->type == D9_EV_PARK ? e->time : 0;
-		tidy(&ls->threads, s);
 		return 0;
 	case D9_EV_THREAD_STOP:
 		s = find(&ls->threads, e->tid);
@@ -273,19 +283,35 @@ int livestate__hit(struct livestate *ls, struct livestate_hit *hit)
 	return 1;
 }
 
-void livestate__purge(struct livestate *ls, uint64_t before)
+/* Delete the entries of @t with nothing open that @old says may go. */
+static void purge(struct table *t, int (*old)(const struct slot *, uint64_t), uint64_t before)
 {
-	struct table *t = &ls->tasks;
-
 	for (size_t i = 0; i < t->cap;) {
 		struct slot *s = &t->v[i];
 
 		/* (a deletion moves a later entry here: look again) */
-		if (s->key && !s->a && !s->b && s->task < before)
+		if (s->key && !s->a && !s->b && old(s, before))
 			del(t, s);
 		else
 			i++;
 	}
+}
+
+static int task_old(const struct slot *s, uint64_t before)
+{
+	return s->task < before;
+}
+
+static int thread_idle(const struct slot *s, uint64_t before)
+{
+	return 1;
+}
+
+void livestate__purge(struct livestate *ls, uint64_t before)
+{
+	purge(&ls->tasks, task_old, before);
+	/* threads between polls, not parked: their next poll adds them */
+	purge(&ls->threads, thread_idle, before);
 }
 
 static int ev_cmp(const void *a, const void *b)

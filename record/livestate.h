@@ -8,7 +8,7 @@
  * parked workers (their PARK), tasks woken and not yet polled (their WAKE)
  * and tasks spawned and never polled (their SPAWN), each at its own time.
  * This keeps exactly that: an entry lives while it has something open, and
- * a task's for a while after its last poll or end (livestate__purge()), so
+ * until the next livestate__purge() after (a task's for a second), so
  * memory follows what is open and recent, never how long the recording
  * ran or how many tasks and threads came and went.
  *
@@ -48,9 +48,11 @@ void livestate__set_limits(struct livestate *ls, uint64_t poll_ns, uint64_t dela
 int livestate__feed(struct livestate *ls, const struct trace_event *e, size_t n);
 
 /* Forget tasks with nothing open whose last poll or end is before
- * @before (ns). Until then a task's late spawn or wake (drained from
- * another thread's ring after its poll or end) is known to be over; after,
- * it costs nothing. Call it now and then, e.g. at each segment. */
+ * @before (ns), and threads with nothing open. Until then a task's late
+ * spawn or wake (drained from another thread's ring after its poll or
+ * end) is known to be over; after, it costs nothing. Call it now and then,
+ * e.g. at each segment: between two calls entries stay, so that a poll
+ * finds its thread and task where the last one left them. */
 void livestate__purge(struct livestate *ls, uint64_t before);
 
 /* The first event over a limit since the last call, into *@hit: 1, else 0. */
