@@ -5,7 +5,8 @@
 #     and 'd9prof dump' gets a dump of the window ending at the signal;
 #   - --trigger 'poll>80ms' on a runtime with one 120 ms poll dumps a trace
 #     holding that poll with time before and after it;
-#   - --trigger 'delay>10ms' names the task that waited behind a hog;
+#   - --trigger 'delay>10ms' names the task that waited behind a hog, and
+#     'runq>2ms' the thread that waited for the CPU a CPU hog had;
 #   - kill -9 of the target: the recorder writes its last window, ending at
 #     the death, and says SIGKILL;
 #   - --rotate with a tiny --max-total never keeps more, and runs
@@ -136,6 +137,30 @@ t_delay_trigger_names_the_task_that_waited() {
 	# the victim (task 2) waits behind the hog's 20 ms polls
 	grep -qE '^trigger delay>10ms: task 2 waited for its poll on thread [0-9]+ [12][0-9]\.[0-9] ms' <<<"$why" ||
 		fail "not the victim's wait"
+}
+
+t_runq_trigger_names_the_thread_that_waited_for_a_cpu() {
+	local out=$TMP/runq f why tid target
+	mkdir -p "$out"
+	taskset -c 0 "$ROOT/$B/e2e/latency/thief" 12 >"$TMP/thief.out" 2>&1 &
+	PIDS+=($!)
+	"$ROOT/$B/e2e/latency/pinned" 12 >"$TMP/pinned.out" &
+	PIDS+=($!)
+	target=$!
+	wait_for "$TMP/pinned.out" '^ready' 5 || { fail "pinned did not start"; return; }
+	record -p "$target" --flight=2s --trigger 'runq>2ms' -o "$out"
+	wait_for "$TMP/rec.err" 'dump: .*trigger runq>2ms' 15 || {
+		grep -q 'wakeups.*refused\|no wakeup' "$TMP/rec.err" &&
+			{ say "skip - wakeups are not recorded here: $(grep -m1 wakeup "$TMP/rec.err")"; return 2; }
+		cat "$TMP/rec.err"; fail "no trigger dump"; return; }
+	f=$(ls "$out"/*.data | head -1)
+	why=$(json "$f" "j['dump_reasons'][0]")
+	say "    $why"
+	# the pinned worker waits behind cputhief on CPU 0
+	grep -qE '^trigger runq>2ms: thread [0-9]+ waited for a CPU [0-9.]+ ms' <<<"$why" ||
+		{ fail "not a run-queue wait"; return; }
+	tid=$(sed -n 's/.*thread \([0-9]*\) waited.*/\1/p' <<<"$why")
+	[ -d "/proc/$target/task/$tid" ] || fail "thread $tid is not one of pinned's"
 }
 
 t_kill_9_of_the_target_dumps_its_last_window() {
