@@ -183,7 +183,9 @@ int flame__add(struct flame *f, const char *const *frames, size_t n,
 uint64_t flame__total(const struct flame *f);
 /* "root;...;leaf weight\n" lines, one per distinct path with weight
  * ending there, in byte order (as `LC_ALL=C sort`), as flamegraph.pl/
- * inferno/speedscope read them. 0, -ENOMEM or -EIO. */
+ * inferno/speedscope read them; a differential graph (analysis__flame_diff)
+ * has two, "root;...;leaf base new\n", for each path with weight in
+ * either. 0, -ENOMEM or -EIO. */
 int flame__write_folded(const struct flame *f, FILE *out);
 /* A self-contained interactive SVG (hover details, click to zoom, search
  * with a case toggle, reset) as wide as the window, with @title and
@@ -241,6 +243,61 @@ struct flame_opts {
  * written), -ENOMEM, or -EIO if writing failed. */
 int analysis__flame(const struct join *j, const struct flame_opts *o,
 		    FILE *out);
+
+/* ---- differential flamegraphs (flame_diff.c) ------------------------ */
+
+/* How the base profile's tasks were chosen for a --task of the new one. */
+enum task_match {
+	TASK_MATCH_SAME = 0,	/* the same selection: a task name, or an id
+				 * the base has, for a task of the same name */
+	TASK_MATCH_NAME = 1,	/* by the new task's name: the base has no
+				 * task of that id and name */
+};
+
+/* The base selection for @sel of @j in *@out: @sel itself if it is a name
+ * or @base has task @sel->id under the same name (or both unnamed);
+ * else every task of @base with that task's name. Returns enum
+ * task_match, or -ENOENT if @base has no such task (*@out is then what
+ * was looked for). */
+int task_sel_match(const struct join *j, const struct task_sel *sel,
+		   const struct join *base, struct task_sel *out);
+
+struct flame_diff_result {
+	struct flame_result cur;	/* the new profile's */
+	struct flame_result base;	/* the base profile's */
+	double scale;			/* base weights were multiplied by this:
+					 * new total / base total (0: empty
+					 * base) */
+	uint64_t vanished;		/* base weight (raw) in paths that have
+					 * no frame in the new profile */
+};
+
+struct flame_diff_opts {
+	struct flame_opts cur;		/* as for analysis__flame(), for the new
+					 * profile; GROUP_AUTO roots by task
+					 * name, so two recordings line up */
+	struct task_sel base_sel;	/* the base's tasks (task_sel_match) */
+	const char *cur_name;		/* the traces, for the SVG's subtitle */
+	const char *base_name;
+	struct flame_diff_result *result;	/* out, filled if non-NULL */
+};
+
+/* A differential CPU flamegraph, in the manner of difffolded.pl and
+ * flamegraph.pl: both profiles built as analysis__flame() builds one,
+ * then matched path for path by their labels. Folded: "stack base new"
+ * lines with the raw counts (difffolded.pl without -n). SVG: frame widths
+ * from @j (the new profile); the base's weights scaled to the new total
+ * (a longer recording is not growth), each frame coloured by its change
+ * (new - scaled base, of the frame and everything above it): red grew,
+ * blue shrank, white the same, saturation by the change over the largest
+ * change of any frame; its tooltip says the change in % and both counts.
+ * Paths only in the base have no width in the new profile: the subtitle
+ * says how much of the base they held. Returns 0, -ENOENT if a selection
+ * keeps no task of its trace (nothing written), -ENODATA if the new
+ * profile is empty (a valid graph is still written), -ENOMEM, -EIO, or a
+ * walk's error. */
+int analysis__flame_diff(const struct join *j, const struct join *base,
+			 const struct flame_diff_opts *o, FILE *out);
 
 /* The task table (@o NULL: per task, by CPU, all rows): TASK (or NAME and
  * TASKS by name), POLLS, CPU (sampled CPU time in its polls: sample

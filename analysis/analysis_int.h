@@ -116,6 +116,20 @@ struct flame {
 	int edges_stale;
 	/* palette and orientation of the SVG (flame__set_style()) */
 	struct flame_style style;
+	/* a differential graph: the base profile's weights per node
+	 * (flame_merge_base()), NULL otherwise; folded output then has two
+	 * counts a line */
+	struct fcount *base;
+	/* the SVG asks this for each frame's colour and the end of its
+	 * tooltip instead of the palette, if set (flame_diff.c) */
+	void (*paint)(const struct flame *f, uint32_t node, int rgb[3], char *tip,
+		      size_t len);
+	const void *paint_ctx;
+};
+
+struct fcount {
+	uint64_t total;	/* weight of this frame and everything above */
+	uint64_t self;	/* weight of paths that end here */
 };
 
 /* Bulk loading without hashing: the previous path and its nodes. */
@@ -143,6 +157,10 @@ int flame_add_ids(struct flame *f, const uint32_t *ids, size_t n, uint64_t weigh
 int flame_run_add(struct flame *f, struct flame_run *r, const uint32_t *ids, size_t n,
 		  uint64_t weight);
 void flame_run_release(struct flame_run *r);
+/* Give @f the weights of @base, frame for frame (a path matches by its
+ * labels), in f->base: paths only in @base get nodes of weight 0 in @f,
+ * which the SVG leaves out. 0, -ENOMEM or -EOVERFLOW. */
+int flame_merge_base(struct flame *f, const struct flame *base);
 
 /* ---- groups (group.c) ------------------------------------------------ */
 
@@ -169,6 +187,13 @@ int groups__new(const struct join *j, enum group_by by, const struct task_sel *s
 uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid);
 char *groups__label(const struct groups *g, uint32_t grp, char *buf, size_t len);
 void groups__free(struct groups *g);
+
+/* The tree analysis__flame() draws, built for @o (its format, title and
+ * result left aside): the groups in *@gp and the tree in *@fp, both the
+ * caller's to free; what it holds in *@rp (also on failure). 0, -ENOENT
+ * (@o->sel keeps no task), -ENOMEM or a walk's error. (report.c) */
+int analysis_flame_build(const struct join *j, const struct flame_opts *o,
+			 struct groups **gp, struct flame **fp, struct flame_result *rp);
 
 /* ---- off-CPU (offcpu_join.c) ---------------------------------------- */
 

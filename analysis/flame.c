@@ -171,10 +171,37 @@ static int reindex(struct flame *f)
 	return 0;
 }
 
+/* The child of @parent labelled @label in *@id, made (of weight 0) if
+ * there is none. */
+static int flame_child(struct flame *f, uint32_t parent, uint32_t label, uint32_t *id)
+{
+	uint64_t key = (uint64_t)parent << 32 | label;
+	int created, err;
+	uint64_t *v;
+
+	if (f->edges_stale) {
+		err = reindex(f);
+		if (err)
+			return err;
+	}
+	v = amap_get(&f->edges, key, &created);
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		err = node_new(f, parent, label, id);
+		if (err)
+			return err;
+		/* node_new does not touch the map: v is valid */
+		*v = *id;
+	}
+	*id = (uint32_t)*v;
+	return 0;
+}
+
 int flame_add_ids(struct flame *f, const uint32_t *ids, size_t n, uint64_t weight,
 		  uint32_t *leaf)
 {
-	uint32_t cur = 0;
+	uint32_t cur = 0, next;
 	size_t i;
 	int err;
 
@@ -182,35 +209,51 @@ int flame_add_ids(struct flame *f, const uint32_t *ids, size_t n, uint64_t weigh
 		*leaf = 0;
 	if (!weight)
 		return 0;
-	if (f->edges_stale) {
-		err = reindex(f);
+	for (i = 0; i < n; i++) {
+		err = flame_child(f, cur, ids[i], &next);
 		if (err)
 			return err;
-	}
-	for (i = 0; i < n; i++) {
-		uint64_t key = (uint64_t)cur << 32 | ids[i];
-		int created;
-		uint64_t *v = amap_get(&f->edges, key, &created);
-
-		if (!v)
-			return -ENOMEM;
-		if (created) {
-			uint32_t id;
-
-			err = node_new(f, cur, ids[i], &id);
-			if (err)
-				return err;
-			/* node_new does not touch the map: v is valid */
-			*v = id;
-		}
 		f->nodes[cur].total += weight;
-		cur = *v;
+		cur = next;
 	}
 	f->nodes[cur].total += weight;
 	f->nodes[cur].self += weight;
 	if (leaf)
 		*leaf = cur;
 	return 0;
+}
+
+int flame_merge_base(struct flame *f, const struct flame *b)
+{
+	uint32_t *map = malloc(b->nnodes * sizeof(*map));
+	struct fcount *base;
+	size_t i;
+	int err = 0;
+
+	if (!map)
+		return -ENOMEM;
+	/* a node is made after its parent: one pass in index order */
+	map[0] = 0;
+	for (i = 1; i < b->nnodes && !err; i++) {
+		uint32_t l = b->nodes[i].label, lab;
+
+		err = flame_intern(f, flame_label_str(b, l), b->lab_len[l], &lab);
+		if (!err)
+			err = flame_child(f, map[b->nodes[i].parent], lab, &map[i]);
+	}
+	base = err ? NULL : calloc(f->nnodes, sizeof(*base));
+	if (!err && !base)
+		err = -ENOMEM;
+	for (i = 0; i < b->nnodes && !err; i++) {
+		base[map[i]].total += b->nodes[i].total;
+		base[map[i]].self += b->nodes[i].self;
+	}
+	if (!err) {
+		free(f->base);
+		f->base = base;
+	}
+	free(map);
+	return err;
 }
 
 int flame_run_add(struct flame *f, struct flame_run *r, const uint32_t *ids, size_t n,
@@ -311,7 +354,7 @@ int flame__write_folded(const struct flame *f, FILE *out)
 		size_t d = 0, len = 0;
 		uint32_t n;
 
-		if (!f->nodes[i].self)
+		if (!f->nodes[i].self && !(f->base && f->base[i].self))
 			continue;
 		for (n = i; n != 0; n = f->nodes[n].parent) {
 			len += f->lab_len[f->nodes[n].label] + 1;
@@ -319,7 +362,7 @@ int flame__write_folded(const struct flame *f, FILE *out)
 		}
 		if (d > depth_max)
 			depth_max = d;
-		bytes += len + 22;
+		bytes += len + 22 + (f->base ? 21 : 0);
 		nlines++;
 	}
 	arena = malloc(bytes + 1);
@@ -335,7 +378,7 @@ int flame__write_folded(const struct flame *f, FILE *out)
 		uint32_t n;
 		char *p = arena + at;
 
-		if (!f->nodes[i].self)
+		if (!f->nodes[i].self && !(f->base && f->base[i].self))
 			continue;
 		for (n = i; n != 0; n = f->nodes[n].parent)
 			path[d++] = n;
@@ -346,6 +389,9 @@ int flame__write_folded(const struct flame *f, FILE *out)
 			p += f->lab_len[l];
 			*p++ = d ? ';' : ' ';
 		}
+		/* difffolded.pl's form: "stack base new" */
+		if (f->base)
+			p += sprintf(p, "%" PRIu64 " ", f->base[i].self);
 		p += sprintf(p, "%" PRIu64, f->nodes[i].self);
 		*p++ = '\0';
 		lines[nlines++] = arena + at;
@@ -381,6 +427,7 @@ void flame__free(struct flame *f)
 	if (!f)
 		return;
 	free(f->nodes);
+	free(f->base);
 	free(f->text);
 	free(f->lab_off);
 	free(f->lab_len);

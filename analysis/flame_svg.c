@@ -948,7 +948,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		const char *label = flame_label_str(f, f->nodes[e->node].label);
 		long y = reverse ? ytop + (long)e->depth * FRAME_H
 				 : height - YPAD_BOTTOM - ((long)e->depth + 1) * FRAME_H;
-		char merged[160];
+		char merged[160], tip[256];
 		int rgb[3];
 
 		fprintf(out,
@@ -967,8 +967,12 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 			xml_put(out, unit, SIZE_MAX);
 			fprintf(out, " (%.2f%%)</title>", 100.0 * e->total / total);
 		} else {
-			frame_colour(label, e->depth, f->task_roots, f->style.offcpu,
-				     rgb);
+			tip[0] = '\0';
+			if (f->paint)
+				f->paint(f, e->node, rgb, tip, sizeof(tip));
+			else
+				frame_colour(label, e->depth, f->task_roots,
+					     f->style.offcpu, rgb);
 			xml_put(out, label, SIZE_MAX);
 			if (!strcmp(unit, "us")) { /* a time: say it as one */
 				char d[32];
@@ -978,7 +982,12 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 				fprintf(out, " (%" PRIu64 " ", e->total);
 				xml_put(out, unit, SIZE_MAX);
 			}
-			fprintf(out, ", %.2f%%)</title>", 100.0 * e->total / total);
+			fprintf(out, ", %.2f%%", 100.0 * e->total / total);
+			if (*tip) {
+				fputs("; ", out);
+				xml_put(out, tip, SIZE_MAX);
+			}
+			fputs(")</title>", out);
 		}
 		fprintf(out,
 			"<rect x=\"%.4f%%\" y=\"%ld\" width=\"%.4f%%\" height=\"%d\" "

@@ -452,7 +452,8 @@ static int flame_sample(void *ctx, const struct trace_sample *s, const struct jo
 	return 0;
 }
 
-int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
+int analysis_flame_build(const struct join *j, const struct flame_opts *o,
+			 struct groups **gp, struct flame **fp, struct flame_result *rp)
 {
 	const struct trace *t;
 	struct flame *f = NULL;
@@ -463,8 +464,8 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 	size_t i;
 	int err;
 
-	if (!j || !o || !out)
-		return -EINVAL;
+	*gp = NULL;
+	*fp = NULL;
 	t = j->trace;
 	if (o->sel.on && !task_sel_any(j, &o->sel))
 		return -ENOENT;
@@ -518,24 +519,41 @@ int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
 		}
 	}
 	res.stacks = agg.n;
-
 	err = build_tree(j, g, f, &agg, flab);
-	if (err)
-		goto out;
+out:
+	*rp = res;
+	amap_release(&agg);
+	free(flab);
+	if (err) {
+		flame__free(f);
+		groups__free(g);
+		return err;
+	}
+	*fp = f;
+	*gp = g;
+	return 0;
+}
 
-	if (o->format == FLAME_FOLDED)
+int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
+{
+	struct flame *f = NULL;
+	struct groups *g = NULL;
+	struct flame_result res = {0};
+	int err;
+
+	if (!j || !o || !out)
+		return -EINVAL;
+	err = analysis_flame_build(j, o, &g, &f, &res);
+	if (!err && o->format == FLAME_FOLDED)
 		err = flame__write_folded(f, out);
-	else
+	else if (!err)
 		err = write_svg(j, g, o, f, &res, out);
 	if (!err && !res.weight)
 		err = -ENODATA;
-out:
 	if (o->result)
 		*o->result = res;
-	amap_release(&agg);
 	flame__free(f);
 	groups__free(g);
-	free(flab);
 	return err;
 }
 

@@ -67,6 +67,7 @@ void folded_losses(const struct trace *t, enum flame_format format, unsigned int
  * -EINVAL (empty, or 0). */
 int parse_task_sel(const char *s, struct task_sel *sel);
 #define TASK_WANT "want a task id > 0 or a task name"
+#define TIME_WANT "want seconds from the start (12.5, 500ms) or a time of day HH:MM:SS[.frac]"
 /* --by task|name|thread. 0 or -EINVAL. */
 int parse_group_by(const char *s, enum group_by *by);
 #define TASK_HELP                                                                        \

@@ -8,7 +8,10 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE, OPT_BY, OPT_REVERSE, OPT_TITLE };
+enum {
+	OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE, OPT_BY, OPT_REVERSE, OPT_TITLE,
+	OPT_DIFF, OPT_BASE_FROM, OPT_BASE_TO,
+};
 
 static void help(FILE *f)
 {
@@ -17,7 +20,10 @@ static void help(FILE *f)
 		"                    [--task ID|NAME] [--by task|name|thread]\n"
 		"                    [--min-poll DUR] [--format svg|folded] [-o OUT]\n"
 		"       d9prof flame " INPUT_USAGE "\n"
-		"                    --poll ID [--format svg|folded] [-o OUT]\n\n"
+		"                    --poll ID [--format svg|folded] [-o OUT]\n"
+		"       d9prof flame " INPUT_USAGE "\n"
+		"                    [--diff BASE] [--base-from TIME] [--base-to TIME]\n"
+		"                    [--task ID|NAME] [--format svg|folded] [-o OUT]\n\n"
 		"Join every CPU sample to the poll running on its thread at that instant\n"
 		"and draw the result. Without --task, each sample sits under a root frame\n"
 		"naming its task (\"[no poll]\" outside any poll), so one picture shows the\n"
@@ -29,6 +35,11 @@ static void help(FILE *f)
 		"was runnable, waiting for the CPU that thread had). Both are in\n"
 		"MICROSECONDS: a sample counts 1e6 / F us, F the sampling frequency\n"
 		"recorded in the trace (-F).\n\n"
+		"With --diff BASE (or --base-from/--base-to: two windows of one trace),\n"
+		"draw what changed: widths from the input, colour from each frame's\n"
+		"change against BASE scaled to the same total (red grew, blue shrank).\n"
+		"Roots are task names, which two recordings share. --format folded\n"
+		"writes difffolded.pl's \"stack base new\" lines, raw counts.\n\n"
 		"options:\n"
 		INPUT_HELP
 		"  -t, --task ID|NAME    only samples taken while task ID (or any task\n"
@@ -37,6 +48,10 @@ static void help(FILE *f)
 		"      --min-poll DUR    only samples inside polls that lasted at least\n"
 		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no poll]\n"
 		"      --poll ID         one poll's CPU and off-CPU time, in us\n"
+		"      --diff BASE       a differential flamegraph against the trace\n"
+		"                        BASE (a file or a directory)\n"
+		"      --base-from TIME  the base is the window from TIME on (of BASE, or\n"
+		"      --base-to TIME    of the input itself without --diff) up to TIME\n"
 		"  -f, --format FMT      svg (default: interactive, self-contained) or\n"
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
@@ -51,7 +66,9 @@ static void help(FILE *f)
 		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
 		"  d9prof flame --task short -o short-tasks.svg\n"
 		"  d9prof flame --min-poll 1ms -o slow-polls.svg\n"
-		"  d9prof flame --poll 1234 -o poll1234.svg\n",
+		"  d9prof flame --poll 1234 -o poll1234.svg\n"
+		"  d9prof flame -i slow.d9 --diff normal.d9 -o diff.svg\n"
+		"  d9prof flame --from 60 --to 70 --base-from 0 --base-to 10 -f folded\n",
 		GROUP_AUTO_TASKS);
 }
 
@@ -106,6 +123,92 @@ out:
 	return ret;
 }
 
+/* "FILE" or "FILE from A to B" for the subtitle. */
+static const char *side_name(struct inputs *in, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	if (!in->win.from.kind && !in->win.to.kind)
+		return inputs_name(in);
+	snprintf(buf, len, "%s from %s to %s", inputs_name(in),
+		 in->win.from.kind ? time_spec_text(&in->win.from, a, sizeof(a)) : "the start",
+		 in->win.to.kind ? time_spec_text(&in->win.to, b, sizeof(b)) : "the end");
+	return buf;
+}
+
+/* flame --diff: the input against a base. */
+static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflags,
+		      const struct flame_opts *fo, const char *outp)
+{
+	struct flame_diff_opts d = { .cur = *fo };
+	struct flame_diff_result res;
+	unsigned int jflags = fo->min_poll_ns ? JOIN_KEEP_POLLS
+			      : fo->by == GROUP_THREAD ? JOIN_POLL_LIST : 0;
+	struct trace *t = NULL, *bt = NULL;
+	struct join *j = NULL, *bj = NULL;
+	char what[160], bwhat[160], cn[512], bn[512];
+	int err, ret = EXIT_FAIL;
+	FILE *out;
+
+	t = open_trace(in, rflags);
+	if (!t)
+		goto out;
+	err = join__new(t, jflags, &j);
+	if (err) {
+		analysis_failed(in, t, err);
+		goto out;
+	}
+	bt = open_trace(base, rflags);
+	if (!bt)
+		goto out;
+	err = join__new(bt, jflags, &bj);
+	if (err) {
+		analysis_failed(base, bt, err);
+		goto out;
+	}
+	if (check_task(j, &fo->sel, in))
+		goto out;
+	err = task_sel_match(j, &fo->sel, bj, &d.base_sel);
+	task_sel_text(&fo->sel, what, sizeof(what));
+	task_sel_text(&d.base_sel, bwhat, sizeof(bwhat));
+	if (err < 0) {
+		error("no %s in the base '%s' (list them with 'd9prof tasks %s --limit 0')",
+		      bwhat, inputs_name(base), inputs_args(base));
+		goto out;
+	}
+	if (fo->sel.on && !fo->sel.name)
+		info("comparing %s with the base's %s (%s)", what, bwhat,
+		     err == TASK_MATCH_SAME ? "same id, same name"
+					    : "no task of that id and name there");
+	d.cur_name = side_name(in, cn, sizeof(cn));
+	d.base_name = side_name(base, bn, sizeof(bn));
+	d.result = &res;
+	out = open_output(outp);
+	if (!out)
+		goto out;
+	err = analysis__flame_diff(j, bj, &d, out);
+	ret = close_output(out, outp) ? EXIT_FAIL : EXIT_OK;
+	folded_losses(t, fo->format, LOSS_CPU | LOSS_POLLS);
+	if (err == -ENODATA) {
+		warning("no CPU samples in %s of '%s'", what, d.cur_name);
+	} else if (err && (trace__error(t) || trace__error(bt))) {
+		analysis_failed(trace__error(t) ? in : base, trace__error(t) ? t : bt, err);
+		ret = EXIT_FAIL;
+	} else if (err) {
+		error("cannot draw the flamegraph: %s", strerror(-err));
+		ret = EXIT_FAIL;
+	} else if (!res.base.weight) {
+		warning("no CPU samples in %s of the base '%s': every frame is new", bwhat,
+			d.base_name);
+	}
+out:
+	join__free(bj);
+	join__free(j);
+	trace__free(bt);
+	trace__free(t);
+	return ret;
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -116,6 +219,9 @@ int cmd_flame(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
 		{ "poll", required_argument, NULL, OPT_POLL },
+		{ "diff", required_argument, NULL, OPT_DIFF },
+		{ "base-from", required_argument, NULL, OPT_BASE_FROM },
+		{ "base-to", required_argument, NULL, OPT_BASE_TO },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
@@ -123,8 +229,8 @@ int cmd_flame(int argc, char **argv)
 		{ 0 },
 	};
 	struct flame_opts fo = { .format = FLAME_SVG };
-	struct inputs in = { .n = 0 };
-	const char *outp = NULL;
+	struct inputs in = { .n = 0 }, base = { .n = 0 };
+	const char *outp = NULL, *diff = NULL;
 	struct trace *t;
 	struct join *j = NULL;
 	FILE *out;
@@ -167,6 +273,17 @@ int cmd_flame(int argc, char **argv)
 						   optarg);
 			have_poll = 1;
 			break;
+		case OPT_DIFF:
+			diff = optarg;
+			break;
+		case OPT_BASE_FROM:
+		case OPT_BASE_TO:
+			if (time_spec_parse(optarg, c == OPT_BASE_FROM ? &base.win.from
+								   : &base.win.to))
+				return usage_error("flame ", "bad %s '%s': " TIME_WANT,
+						   c == OPT_BASE_FROM ? "--base-from"
+								      : "--base-to", optarg);
+			break;
 		case 'f':
 			if (parse_flame_format(optarg, &fo.format))
 				return usage_error("flame ", "bad format '%s': want svg or folded",
@@ -190,6 +307,25 @@ int cmd_flame(int argc, char **argv)
 	if (have_poll && (fo.sel.on || fo.min_poll_ns))
 		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
 				   "--min-poll");
+	if (diff || base.win.from.kind || base.win.to.kind) {
+		char a[32], b[32];
+
+		if (have_poll)
+			return usage_error("flame ", "--poll draws one poll: it takes no --diff");
+		if (time_spec_cmp(&base.win.from, &base.win.to) >= 0)
+			return usage_error("flame ", "--base-from %s is not before --base-to %s",
+					   time_spec_text(&base.win.from, a, sizeof(a)),
+					   time_spec_text(&base.win.to, b, sizeof(b)));
+		/* without --diff the base is another window of the input */
+		if (diff)
+			base.path[base.n++] = diff;
+		else
+			for (base.n = 0; base.n < in.n; base.n++)
+				base.path[base.n] = in.path[base.n];
+		if (fo.format == FLAME_SVG)
+			terminal_svg(&outp, "d9prof-diff.svg");
+		return diff_flame(&in, &base, rflags, &fo, outp);
+	}
 	if (fo.format == FLAME_SVG)
 		terminal_svg(&outp, have_poll ? "d9prof-poll.svg" : "d9prof-flame.svg");
 	if (have_poll)

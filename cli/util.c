@@ -241,8 +241,7 @@ int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg)
 		return 0;
 	}
 	if (time_spec_parse(arg, ts))
-		return usage_error(cmd, "bad %s '%s': want seconds from the start (12.5, "
-				   "500ms) or a time of day HH:MM:SS[.frac]",
+		return usage_error(cmd, "bad %s '%s': " TIME_WANT,
 				   c == OPT_FROM ? "--from" : "--to", arg);
 	if (time_spec_cmp(&in->win.from, &in->win.to) >= 0) {
 		char a[32], b[32];
