@@ -67,8 +67,8 @@ static void help(FILE *f)
 		"  d9prof flame --task short -o short-tasks.svg\n"
 		"  d9prof flame --min-poll 1ms -o slow-polls.svg\n"
 		"  d9prof flame --poll 1234 -o poll1234.svg\n"
-		"  d9prof flame -i slow.d9 --diff normal.d9 -o diff.svg\n"
-		"  d9prof flame --from 60 --to 70 --base-from 0 --base-to 10 -f folded\n",
+		"  d9prof flame --diff before.data -o diff.svg\n"
+		"  d9prof flame --from 2 --to 3 --base-from 0 --base-to 1 -f folded\n",
 		GROUP_AUTO_TASKS);
 }
 

@@ -18,6 +18,7 @@ export PATH="$ROOT/$B:$PATH" LC_ALL=C TZ=UTC
 mk() { "$ROOT/$B/tests/golden/mktrace" "$@" || { echo "mktrace $* failed"; exit 1; }; }
 mk "$TMP/d9prof.data"
 mk --losses "$TMP/lossy.data"
+mk "$TMP/before.data"					# the base of flame --diff's example
 # the same records as a flight recorder's segments (rotated files are
 # named {unix-epoch}-{index}.d9; dumps d9prof-PID-DATE-TIME.data):
 mk --segments 0-3 "$TMP/split.data"			# one file, back to back
