@@ -2,13 +2,16 @@
 /*
  * One slow poll among quick ones (tests/e2e/flight.sh: a flight recorder's
  * trigger). One worker thread "worker-0":
- *   task 1 "quick"  polled every 2 ms for about 50 us (slowpoll_quick())
+ *   task 1 "quick"  polled every 2 ms: QUICK_US (default 50) us in
+ *                   slowpoll_quick(), then STEADY_US (default 0) in
+ *                   slowpoll_steady() (tests/e2e/diff.sh: a known change)
  *   task 2 "slow"   polled once, SLOW_AT seconds after a recorder attached,
- *                   for SLOW_MS ms spinning in slowpoll_spin()
+ *                   for SLOW_MS ms spinning in slowpoll_spin() (never with
+ *                   SLOW_MS 0)
  *
- *   slowpoll SECONDS SLOW_AT SLOW_MS   prints "pid N" and "ready"; when the
- *                   slow poll ends, "slow END_NS" (CLOCK_MONOTONIC); runs
- *                   SECONDS, exits 0
+ *   slowpoll SECONDS SLOW_AT SLOW_MS [QUICK_US [STEADY_US]]   prints "pid
+ *                   N" and "ready"; when the slow poll ends, "slow END_NS"
+ *                   (CLOCK_MONOTONIC); runs SECONDS, exits 0
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -41,9 +44,15 @@ static void spin_until(uint64_t end)
 	sink = x;
 }
 
-__attribute__((noinline)) void slowpoll_quick(void)
+__attribute__((noinline)) void slowpoll_quick(uint64_t us)
 {
-	spin_until(now_ns() + 50000);
+	spin_until(now_ns() + us * 1000);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void slowpoll_steady(uint64_t us)
+{
+	spin_until(now_ns() + us * 1000);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -66,6 +75,8 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 10, slow_at = argc > 2 ? atof(argv[2]) : 3;
 	uint64_t slow_ms = argc > 3 ? strtoull(argv[3], NULL, 10) : 120;
+	uint64_t quick_us = argc > 4 ? strtoull(argv[4], NULL, 10) : 50;
+	uint64_t steady_us = argc > 5 ? strtoull(argv[5], NULL, 10) : 0;
 	uint64_t end, attached = 0, slow_time = 0;
 	int slow_done = 0;
 
@@ -82,9 +93,11 @@ int main(int argc, char **argv)
 		}
 		d9_task_wake(1);
 		d9_poll_begin(1);
-		slowpoll_quick();
+		slowpoll_quick(quick_us);
+		if (steady_us)
+			slowpoll_steady(steady_us);
 		d9_poll_end(1);
-		if (attached && !slow_done && now_ns() >= slow_time) {
+		if (slow_ms && attached && !slow_done && now_ns() >= slow_time) {
 			d9_task_spawn(2, "slow");
 			d9_task_wake(2);
 			d9_poll_begin(2);
