@@ -31,7 +31,7 @@ BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
 	-Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE \
 	-I. -Iinclude -MMD -MP
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
-CORE_LIBS := -lpfm -ldw -lelf -lzstd -liberty -lpthread -lm
+CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lpthread -lm
 CRITERION_LIBS := -lcriterion
 
 .DELETE_ON_ERROR:

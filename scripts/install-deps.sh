@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh           install what is missing (needs root)
 set -eu
 PKGS="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev \
-libiberty-dev libcriterion-dev pkg-config linux-perf man-db hyperfine time lld \
+zlib1g-dev libiberty-dev libcriterion-dev pkg-config linux-perf man-db hyperfine time lld \
 librust-tokio-dev chromium python3"
 
 missing=""
