@@ -798,4 +798,50 @@ int analysis_losses_footer(const struct trace *t, unsigned int affects, FILE *ou
  * -EIO. */
 int analysis_losses_json(const struct trace *t, unsigned int affects, FILE *out);
 
+/* ---- exports to other tools' formats (export_pprof.c) ---------------- */
+
+enum export_format {
+	EXPORT_PPROF = 1,	/* gzipped profile.proto (google/pprof) */
+};
+
+struct export_result {
+	uint64_t samples;	/* CPU samples kept */
+	uint64_t weight;	/* their weight */
+	uint64_t switches;	/* off-CPU intervals kept (offcpu) */
+	uint64_t pprof_samples;	/* distinct (stack, labels) written */
+	uint64_t locations, functions, mappings;
+	uint64_t bytes;		/* the profile before gzip */
+	int period_guessed;	/* no usable meta "frequency": 999 Hz */
+};
+
+struct export_opts {
+	enum export_format format;
+	struct task_sel sel;	/* only what fell inside polls of these */
+	int offcpu;		/* also off-CPU time (needs an offcpu join) */
+	struct export_result *result;	/* out, filled if non-NULL */
+};
+
+/* pprof: @j's CPU samples (and with @o->offcpu, @oc's off-CPU intervals
+ * in polls or in no poll; parked time is left out) as one gzipped
+ * profile.proto on @out. Sample types samples/count (sample weight),
+ * cpu/nanoseconds (weight x 1e9 / meta "frequency", 999 Hz if absent) and
+ * with offcpu off-cpu/nanoseconds (struct offcpu_switch.ns); period_type
+ * cpu/nanoseconds. Each pprof sample is one (stack, poll) or, outside
+ * polls, (stack, thread), values summed, labelled task_id (num; 0 outside
+ * polls), task_name ("[no poll]" outside polls, "" for an unnamed task),
+ * thread (its name), tid (num) and, inside a poll, poll (num: the poll id
+ * of `d9prof polls`). One Location per recorded frame address, the
+ * functions inlined there as its first Lines (innermost first); Functions
+ * named by their symbol (an unresolved frame as frame_label() names it),
+ * filename the module; one Mapping per module with its build id (meta
+ * "buildid PATH"), address range of its frames and, where a frame at its
+ * lowest address was left unresolved, its file offset. time_nanos from
+ * the first segment's clock_realtime, duration_nanos the span joined.
+ * @j needs JOIN_POLL_LIST. Returns 0, -EINVAL (bad arguments, or offcpu
+ * without @oc), -ENOENT if sel keeps no task (nothing written), -ENODATA
+ * if nothing matched (a valid empty profile is still written), -ENOMEM,
+ * -EIO, or a walk's error (-EBADMSG: trace__error()). */
+int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
+			   const struct export_opts *o, FILE *out);
+
 #endif /* D9_ANALYSIS_H */

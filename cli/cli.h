@@ -158,5 +158,6 @@ int cmd_delays(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* D9_CLI_H */

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export_pprof.c - `d9prof export --format pprof`: the joined samples as a
+ * gzipped profile.proto (github.com/google/pprof, proto/profile.proto).
+ *
+ * One walk of the samples through the join (join_for_each_sample(), as
+ * analysis__flame() walks them for --by thread) aggregates them per
+ * (label set, stack): a label set is a poll (which fixes its task and
+ * thread) or, outside polls, a thread. Off-CPU intervals come from the
+ * off-CPU join's placement (struct offcpu_switch). Locations, functions
+ * and mappings are made as the aggregated stacks first use them; every
+ * part of the profile goes into its own buffer (repeated fields of a
+ * message may come in any order), then the whole is gzipped.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+/* profile.proto field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+};
+
+#define NVAL 3 /* samples, cpu ns, off-cpu ns */
+
+/* Where a pprof sample's labels come from. */
+struct lset {
+	uint64_t task;	/* task id, 0 outside polls */
+	uint32_t tid;
+	int32_t poll;	/* -1 outside polls */
+};
+
+struct psample {
+	uint32_t set;	/* index in ex.sets */
+	uint32_t stack;
+	uint64_t v[NVAL]; /* samples (weight), weight then cpu ns, off-cpu ns */
+};
+
+struct mapping {
+	uint32_t file;	/* string index of the module */
+	uint64_t lo, hi; /* lowest and highest frame address */
+	uint64_t off;	/* file offset at lo, if the frame there said it */
+	int has_off, has_fn, has_inl;
+};
+
+struct ex {
+	const struct join *j;
+	const struct trace *t;
+	const struct export_opts *o;
+	struct export_result res;
+	struct flame *str;	/* the string table: index = label id + 1 */
+	struct amap set_of;	/* poll id, or 1 << 32 | tid -> set index */
+	struct lset *sets;
+	size_t nsets, sets_cap;
+	struct amap sample_of;	/* set << 32 | stack -> index in samples */
+	struct psample *samples;
+	size_t nsamples, samples_cap;
+	uint32_t *loc_of;	/* per frame id: location id, 0 = none yet */
+	uint64_t nlocs;
+	struct amap fn_of;	/* name << 32 | file -> function id */
+	struct amap map_of;	/* module string -> mapping index */
+	struct mapping *maps;
+	size_t nmaps, maps_cap;
+	struct pbuf locs, fns, tmp, tmp2;
+	int err;		/* a string not interned: -ENOMEM */
+};
+
+static uint32_t str(struct ex *x, const char *s)
+{
+	uint32_t id;
+
+	if (!s || !*s)
+		return 0;
+	/* a failure is kept and reported before anything is written */
+	if (flame_intern(x->str, s, strlen(s), &id)) {
+		x->err = -ENOMEM;
+		return 0;
+	}
+	return id + 1;
+}
+
+static int lset_index(struct ex *x, uint64_t key, const struct lset *l, uint32_t *ix)
+{
+	int created;
+	uint64_t *v = amap_get(&x->set_of, key, &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		if (analysis_grow((void **)&x->sets, &x->sets_cap, x->nsets + 1, sizeof(*x->sets)))
+			return -ENOMEM;
+		x->sets[x->nsets] = *l;
+		*v = x->nsets++;
+	}
+	*ix = (uint32_t)*v;
+	return 0;
+}
+
+static int add(struct ex *x, uint64_t set_key, const struct lset *l, uint32_t stack, int k,
+	       uint64_t v)
+{
+	uint32_t set;
+	int created, err = lset_index(x, set_key, l, &set);
+	uint64_t *p;
+
+	if (err)
+		return err;
+	p = amap_get(&x->sample_of, (uint64_t)set << 32 | stack, &created);
+	if (!p)
+		return -ENOMEM;
+	if (created) {
+		if (analysis_grow((void **)&x->samples, &x->samples_cap, x->nsamples + 1,
+				  sizeof(*x->samples)))
+			return -ENOMEM;
+		x->samples[x->nsamples] = (struct psample){.set = set, .stack = stack};
+		*p = x->nsamples++;
+	}
+	x->samples[*p].v[k] += v;
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct ex *x = ctx;
+	struct lset l = {.tid = s->tid, .poll = -1};
+	uint64_t w = sample_weight(s), key;
+	int err;
+
+	if (p && x->o->sel.on && !task_sel_has(&x->o->sel, &x->j->tasks[p->task]))
+		return 0;
+	if (!p && x->o->sel.on)
+		return 0;
+	if (p) {
+		l.task = x->j->tasks[p->task].task;
+		l.poll = p->id;
+		key = (uint32_t)p->id;
+	} else {
+		key = 1ull << 32 | s->tid;
+	}
+	err = add(x, key, &l, s->stack, 0, w);
+	if (err)
+		return err;
+	x->res.samples++;
+	x->res.weight += w;
+	return 0;
+}
+
+static int add_switches(struct ex *x, const struct offcpu *oc)
+{
+	const struct trace *t = x->t;
+
+	for (size_t i = 0; i < t->nswitches; i++) {
+		const struct offcpu_switch *sw = &oc->sw[i];
+		const struct trace_switch *ts = &t->switches[i];
+		struct lset l = {.tid = ts->tid, .poll = -1};
+		uint64_t key = 1ull << 32 | ts->tid;
+		int err;
+
+		if (sw->where == OFFCPU_IDLE || !sw->ns)
+			continue;
+		if (sw->poll >= 0) {
+			const struct poll *q = &x->j->polls[sw->poll];
+
+			if (x->o->sel.on && !task_sel_has(&x->o->sel, join__task(x->j, q->task)))
+				continue;
+			l.task = q->task;
+			l.poll = sw->poll;
+			key = (uint32_t)sw->poll;
+		} else if (x->o->sel.on) {
+			continue;
+		}
+		err = add(x, key, &l, ts->stack, 2, sw->ns);
+		if (err)
+			return err;
+		x->res.switches++;
+	}
+	return 0;
+}
+
+/* The name of frame @fid: its symbol, else as frame_label() names it
+ * (module+0xoffset, 0xaddr) without the kernel suffix: pprof keeps kernel
+ * frames apart by their addresses. */
+static const char *fn_name(const struct trace *t, uint32_t fid, char *buf, size_t len)
+{
+	const struct trace_frame *f = &t->frames[fid];
+	size_t n;
+
+	if (f->sym && *f->sym)
+		return f->sym;
+	frame_label(t, fid, buf, len);
+	n = strlen(buf);
+	if (f->kernel && n >= 4 && !strcmp(buf + n - 4, "_[k]"))
+		buf[n - 4] = '\0';
+	return buf;
+}
+
+static const char *module_of(const struct trace_frame *f)
+{
+	return f->module && *f->module ? f->module : f->kernel ? "[kernel]" : NULL;
+}
+
+static int function_id(struct ex *x, uint32_t fid, uint64_t *id)
+{
+	const struct trace_frame *f = &x->t->frames[fid];
+	char buf[4096];
+	uint32_t name = str(x, fn_name(x->t, fid, buf, sizeof(buf)));
+	uint32_t file = str(x, module_of(f));
+	int created;
+	uint64_t *v = amap_get(&x->fn_of, (uint64_t)name << 32 | file, &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		*v = ++x->res.functions;
+		pbuf_uint(&x->tmp2, FUNCTION_ID, *v);
+		pbuf_uint(&x->tmp2, FUNCTION_NAME, name);
+		pbuf_uint(&x->tmp2, FUNCTION_SYSTEM_NAME, name);
+		pbuf_uint(&x->tmp2, FUNCTION_FILENAME, file);
+		pbuf_msg(&x->fns, PROFILE_FUNCTION, &x->tmp2);
+	}
+	*id = *v;
+	return 0;
+}
+
+/* The mapping (1-based id, 0 = none) of frame @f, widened to hold it. */
+static int mapping_id(struct ex *x, const struct trace_frame *f, uint64_t *id)
+{
+	uint32_t file = str(x, module_of(f));
+	struct mapping *m;
+	int created;
+	uint64_t *v;
+
+	*id = 0;
+	if (!file)
+		return 0;
+	v = amap_get(&x->map_of, file, &created);
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		if (analysis_grow((void **)&x->maps, &x->maps_cap, x->nmaps + 1, sizeof(*x->maps)))
+			return -ENOMEM;
+		x->maps[x->nmaps] = (struct mapping){.file = file, .lo = f->addr, .hi = f->addr};
+		*v = x->nmaps++;
+	}
+	m = &x->maps[*v];
+	if (f->addr <= m->lo) {
+		m->lo = f->addr;
+		/* an unresolved frame's offset is the file offset of its address */
+		m->has_off = !f->sym && !f->kernel && f->module;
+		m->off = f->offset;
+	}
+	if (f->addr > m->hi)
+		m->hi = f->addr;
+	if (f->sym)
+		m->has_fn = 1;
+	*id = *v + 1;
+	return 0;
+}
+
+/* The location of the frames @fr[0..n) of a stack (leaf first) that end
+ * at the first recorded (not inlined) frame: one Location at its address,
+ * a Line per frame. */
+static int location_id(struct ex *x, const uint32_t *fr, size_t n, uint64_t *id)
+{
+	const struct trace *t = x->t;
+	uint32_t c = fr[n - 1];
+	uint64_t map, fn;
+	int err;
+
+	if (x->loc_of[c]) {
+		*id = x->loc_of[c];
+		return 0;
+	}
+	err = mapping_id(x, &t->frames[c], &map);
+	if (err)
+		return err;
+	x->loc_of[c] = (uint32_t)++x->nlocs;
+	pbuf_uint(&x->tmp, LOCATION_ID, x->nlocs);
+	pbuf_uint(&x->tmp, LOCATION_MAPPING_ID, map);
+	pbuf_uint(&x->tmp, LOCATION_ADDRESS, t->frames[c].addr);
+	for (size_t i = 0; i < n; i++) {
+		err = function_id(x, fr[i], &fn);
+		if (err)
+			return err;
+		pbuf_uint(&x->tmp2, LINE_FUNCTION_ID, fn);
+		/* a Line of one varint field; tmp2 is free again after */
+		pbuf_msg(&x->tmp, LOCATION_LINE, &x->tmp2);
+	}
+	if (n > 1 && map)
+		x->maps[map - 1].has_inl = 1;
+	pbuf_msg(&x->locs, PROFILE_LOCATION, &x->tmp);
+	*id = x->nlocs;
+	return 0;
+}
+
+static int stack_locations(struct ex *x, uint32_t s, uint64_t **ids, size_t *cap, size_t *n)
+{
+	const uint32_t *fr = NULL;
+	size_t m = analysis_stack_frames(x->t, s, &fr), i = 0, k;
+	int err;
+
+	*n = 0;
+	if (analysis_grow((void **)ids, cap, m + 1, sizeof(**ids)))
+		return -ENOMEM;
+	while (i < m) {
+		/* inlined frames come first, then the frame they are in */
+		for (k = i; k + 1 < m && x->t->frames[fr[k]].inlined; k++)
+			;
+		err = location_id(x, fr + i, k - i + 1, &(*ids)[(*n)++]);
+		if (err)
+			return err;
+		i = k + 1;
+	}
+	return 0;
+}
+
+static void label(struct ex *x, struct pbuf *s, const char *key, const char *sv, uint64_t num)
+{
+	pbuf_uint(&x->tmp2, LABEL_KEY, str(x, key));
+	if (sv)
+		pbuf_uint(&x->tmp2, LABEL_STR, str(x, sv));
+	else
+		pbuf_uint(&x->tmp2, LABEL_NUM, num);
+	pbuf_msg(s, SAMPLE_LABEL, &x->tmp2);
+}
+
+static void value_type(struct ex *x, struct pbuf *b, uint32_t field, const char *type,
+		       const char *unit)
+{
+	pbuf_uint(&x->tmp, VALUE_TYPE_TYPE, str(x, type));
+	pbuf_uint(&x->tmp, VALUE_TYPE_UNIT, str(x, unit));
+	pbuf_msg(b, field, &x->tmp);
+}
+
+static int64_t wall_offset(const struct trace *t)
+{
+	for (size_t i = 0; i < t->nsegments; i++)
+		if (t->segments[i].wall_offset)
+			return t->segments[i].wall_offset;
+	return 0;
+}
+
+static int write_profile(struct ex *x, double period, FILE *out)
+{
+	const struct trace *t = x->t;
+	struct pbuf p = {0}, samples = {0}, s = {0}, pk = {0};
+	uint64_t *locs = NULL, vals[NVAL];
+	size_t cap = 0, n, nval = x->o->offcpu ? 3 : 2;
+	uint64_t lo, hi;
+	int err = 0;
+
+
+	for (size_t i = 0; i < x->nsamples && !err; i++) {
+		const struct psample *ps = &x->samples[i];
+		const struct lset *l = &x->sets[ps->set];
+		const char *tn = l->poll >= 0 ? trace__task_name(t, l->task) : "[no poll]";
+		const char *th = trace__thread_name(t, l->tid);
+
+		err = stack_locations(x, ps->stack, &locs, &cap, &n);
+		if (err)
+			break;
+		vals[0] = ps->v[0];
+		vals[1] = (uint64_t)((double)ps->v[0] * period + 0.5);
+		vals[2] = ps->v[2];
+		pbuf_packed(&s, SAMPLE_LOCATION_ID, locs, n, &pk);
+		pbuf_packed(&s, SAMPLE_VALUE, vals, nval, &pk);
+		label(x, &s, "task_id", NULL, l->task);
+		label(x, &s, "task_name", tn && *tn ? tn : "[unnamed]", 0);
+		label(x, &s, "thread", th && *th ? th : "?", 0);
+		label(x, &s, "tid", NULL, l->tid);
+		if (l->poll >= 0)
+			label(x, &s, "poll", NULL, (uint64_t)l->poll);
+		pbuf_msg(&samples, PROFILE_SAMPLE, &s);
+	}
+	if (err)
+		goto out;
+
+	value_type(x, &p, PROFILE_SAMPLE_TYPE, "samples", "count");
+	value_type(x, &p, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	if (x->o->offcpu)
+		value_type(x, &p, PROFILE_SAMPLE_TYPE, "off-cpu", "nanoseconds");
+	pbuf_append(&p, &samples);
+	for (size_t i = 0; i < x->nmaps && !err; i++) {
+		const struct mapping *m = &x->maps[i];
+		char key[4200];
+
+		snprintf(key, sizeof(key), "buildid %s", flame_label_str(x->str, m->file - 1));
+		pbuf_uint(&x->tmp, MAPPING_ID, i + 1);
+		pbuf_uint(&x->tmp, MAPPING_MEMORY_START, m->lo);
+		pbuf_uint(&x->tmp, MAPPING_MEMORY_LIMIT, m->hi + 1);
+		if (m->has_off)
+			pbuf_uint(&x->tmp, MAPPING_FILE_OFFSET, m->off);
+		pbuf_uint(&x->tmp, MAPPING_FILENAME, m->file);
+		pbuf_uint(&x->tmp, MAPPING_BUILD_ID, str(x, trace__meta(t, key)));
+		pbuf_uint(&x->tmp, MAPPING_HAS_FUNCTIONS, m->has_fn);
+		pbuf_uint(&x->tmp, MAPPING_HAS_INLINE_FRAMES, m->has_inl);
+		pbuf_msg(&p, PROFILE_MAPPING, &x->tmp);
+	}
+	pbuf_append(&p, &x->locs);
+	pbuf_append(&p, &x->fns);
+	/* every string is interned by now: the table, "" first */
+	pbuf_bytes(&p, PROFILE_STRING_TABLE, "", 0);
+	for (size_t i = 0; i < x->str->nlabels; i++)
+		pbuf_bytes(&p, PROFILE_STRING_TABLE, flame_label_str(x->str, (uint32_t)i),
+			   x->str->lab_len[i]);
+	lo = x->j->start_time;
+	hi = x->j->end_time;
+	if (lo && wall_offset(t))
+		pbuf_uint(&p, PROFILE_TIME_NANOS, (uint64_t)((int64_t)lo + wall_offset(t)));
+	if (hi > lo)
+		pbuf_uint(&p, PROFILE_DURATION_NANOS, hi - lo);
+	value_type(x, &p, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	pbuf_uint(&p, PROFILE_PERIOD, (uint64_t)(period + 0.5));
+	pbuf_uint(&p, PROFILE_DEFAULT_SAMPLE_TYPE, str(x, "cpu"));
+	err = x->err ? x->err : pbuf_error(&p) ? pbuf_error(&p) : pbuf_error(&x->tmp);
+	if (!err)
+		err = pbuf_error(&x->tmp2);
+	if (err)
+		goto out;
+	x->res.pprof_samples = x->nsamples;
+	x->res.locations = x->nlocs;
+	x->res.mappings = x->nmaps;
+	x->res.bytes = p.len;
+	err = gzip_write(p.data, p.len, out);
+	if (!err && ferror(out))
+		err = -EIO;
+out:
+	free(locs);
+	pbuf_release(&p);
+	pbuf_release(&samples);
+	pbuf_release(&s);
+	pbuf_release(&pk);
+	return err;
+}
+
+int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
+			   const struct export_opts *o, FILE *out)
+{
+	struct ex x = {.j = j, .o = o};
+	double period;
+	int err;
+
+	if (!j || !o || !out || o->format != EXPORT_PPROF || (o->offcpu && !oc) ||
+	    (j->npolls && !j->polls))
+		return -EINVAL;
+	x.t = j->trace;
+	if (o->sel.on && !task_sel_any(j, &o->sel))
+		return -ENOENT;
+	period = analysis_period_ns(x.t);
+	if (!(period > 0)) {
+		period = 1e9 / 999;
+		x.res.period_guessed = 1;
+	}
+	err = -ENOMEM;
+	x.str = flame__new();
+	x.loc_of = calloc(x.t->nframes + 1, sizeof(*x.loc_of));
+	if (!x.str || !x.loc_of || amap_init(&x.set_of, 256) || amap_init(&x.sample_of, 1024) ||
+	    amap_init(&x.fn_of, 256) || amap_init(&x.map_of, 16))
+		goto out;
+	err = join_for_each_sample(j, on_sample, &x);
+	if (!err && o->offcpu)
+		err = add_switches(&x, oc);
+	if (!err)
+		err = write_profile(&x, period, out);
+	if (!err && !x.res.samples && !x.res.switches)
+		err = -ENODATA;
+out:
+	if (o->result)
+		*o->result = x.res;
+	flame__free(x.str);
+	free(x.loc_of);
+	free(x.sets);
+	free(x.samples);
+	free(x.maps);
+	amap_release(&x.set_of);
+	amap_release(&x.sample_of);
+	amap_release(&x.fn_of);
+	amap_release(&x.map_of);
+	pbuf_release(&x.locs);
+	pbuf_release(&x.fns);
+	pbuf_release(&x.tmp);
+	pbuf_release(&x.tmp2);
+	return err;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/* d9prof export: the joined trace in another tool's format. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+
+enum { OPT_OFFCPU = 256, OPT_NO_INLINE };
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof export " INPUT_USAGE "\n"
+		"                     --format pprof [-o OUT] [--task ID|NAME] [--offcpu]\n\n"
+		"Write the trace, every CPU sample joined to its poll, in a format other\n"
+		"tools read.\n\n"
+		"pprof: a gzipped profile.proto for 'go tool pprof', Pyroscope, Parca,\n"
+		"Grafana. Values samples/count and cpu/nanoseconds (a sample is 1e9/F ns,\n"
+		"F the sampling frequency recorded), with --offcpu off-cpu/nanoseconds.\n"
+		"Every sample is labelled task_id and task_name (0 and \"[no poll]\"\n"
+		"outside polls), thread and tid, and inside a poll, poll (its id in\n"
+		"'d9prof polls'): 'pprof -tagfocus task_id=42' shows one task.\n\n"
+		"options:\n"
+		INPUT_HELP
+		"  -f, --format FMT      pprof (required)\n"
+		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
+		"                        every task named NAME)\n"
+		"      --offcpu          also the off-CPU time in polls and outside them\n"
+		"                        (not parked time), from its switch-out stacks\n"
+		"  -o, --output OUT      write there (default: stdout, except for a\n"
+		"                        terminal, which gets d9prof.pb.gz)\n"
+		NO_INLINE_HELP
+		"  -h, --help            this help\n\n"
+		"examples:\n"
+		"  d9prof export --format pprof -o d9prof.pb.gz\n"
+		"  go tool pprof -http=: d9prof.pb.gz\n"
+		"  d9prof export --format pprof --offcpu --task 42 -o t42.pb.gz\n");
+}
+
+static int parse_format(const char *s, enum export_format *out)
+{
+	if (!strcmp(s, "pprof"))
+		*out = EXPORT_PPROF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Where a terminal's export goes, by format. */
+static const char *default_file(enum export_format fmt)
+{
+	switch (fmt) {
+	case EXPORT_PPROF:
+		return "d9prof.pb.gz";
+	}
+	return "d9prof.export";
+}
+
+static int run(const struct session *se, const struct export_opts *eo, FILE *out)
+{
+	switch (eo->format) {
+	case EXPORT_PPROF:
+		return analysis__export_pprof(se->j, se->oc, eo, out);
+	}
+	return -EINVAL;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		INPUT_OPTIONS,
+		{ "task", required_argument, NULL, 't' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct export_result res = { 0 };
+	struct export_opts eo = { .result = &res };
+	struct inputs in = { .n = 0 };
+	const char *outp = NULL;
+	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
+	struct session se;
+	FILE *out;
+	int c, err, ret = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+		case OPT_FROM:
+		case OPT_TO:
+			if (inputs_option(&in, "export ", c, optarg))
+				return EXIT_USAGE;
+			break;
+		case 't':
+			if (parse_task_sel(optarg, &eo.sel))
+				return usage_error("export ", "bad task '%s': " TASK_WANT, optarg);
+			break;
+		case 'f':
+			if (parse_format(optarg, &eo.format))
+				return usage_error("export ", "bad format '%s': want pprof", optarg);
+			break;
+		case 'o':
+			outp = optarg;
+			break;
+		case OPT_OFFCPU:
+			eo.offcpu = 1;
+			break;
+		case OPT_NO_INLINE:
+			rflags |= TRACE_READ_NO_INLINE;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("export ", "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("export ", "unexpected argument '%s'", argv[optind]);
+	if (!eo.format)
+		return usage_error("export ", "no --format: want pprof");
+	/* a binary format is not for a terminal */
+	terminal_svg(&outp, default_file(eo.format));
+
+	if (session_open(&se, &in, rflags, JOIN_POLL_LIST, eo.offcpu ? SESSION_OFFCPU : 0))
+		return EXIT_FAIL;
+	if (check_task(se.j, &eo.sel, &in)) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (eo.offcpu && offcpu_missing(se.t))
+		warning("CPU samples only: '%s' has no off-CPU data: %s", inputs_name(&in),
+			offcpu_missing(se.t));
+	out = open_output(outp);
+	if (!out) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	err = run(&se, &eo, out);
+	if (close_output(out, outp))
+		ret = EXIT_FAIL;
+	if (err == -ENODATA) {
+		char what[160];
+
+		warning("no CPU samples%s in %s", eo.offcpu ? " or off-CPU time" : "",
+			eo.sel.on ? task_sel_text(&eo.sel, what, sizeof(what)) : inputs_name(&in));
+	} else if (err && trace__error(se.t)) {
+		analysis_failed(&in, se.t, err);
+		ret = EXIT_FAIL;
+	} else if (err) {
+		error("cannot export: %s", strerror(-err));
+		ret = EXIT_FAIL;
+	}
+	if (!err && res.period_guessed)
+		warning("'%s' does not say its sampling frequency: a sample counts as "
+			"%.0f ns (999 Hz)", inputs_name(&in), 1e9 / 999);
+out:
+	session_close(&se);
+	return ret;
+}
