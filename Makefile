@@ -233,6 +233,7 @@ check-e2e: all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
 	$(Q)B=$(B) tests/e2e/load.sh
 	$(Q)B=$(B) tests/e2e/flight.sh
 	$(Q)B=$(B) tests/e2e/svg.sh
+	$(Q)B=$(B) tests/e2e/export.sh
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: all
