@@ -51,7 +51,7 @@ check() {
 	fi
 }
 
-for c in "" record flame tasks polls offcpu delays report info dump; do
+for c in "" record flame tasks polls offcpu delays report info dump export; do
 	check "help${c:+-$c}" "d9prof ${c:+$c }--help"
 done
 while IFS='|' read -r name cmd; do
@@ -61,7 +61,7 @@ while IFS='|' read -r name cmd; do
 done <tests/golden/cases
 
 # the help examples, as pasted (record needs a process: left out)
-for c in flame tasks polls offcpu delays report info; do
+for c in flame tasks polls offcpu delays report info export; do
 	d9prof "$c" --help | sed -n '/^examples:/,$p' | sed -n 's/^  \(d9prof .*\)/\1/p' |
 		sed 's/ *# .*$//' >"$TMP/ex-$c"
 	while read -r ex; do
