@@ -234,6 +234,7 @@ check-e2e: all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
 	$(Q)B=$(B) tests/e2e/flight.sh
 	$(Q)B=$(B) tests/e2e/svg.sh
 	$(Q)B=$(B) tests/e2e/export.sh
+	$(Q)B=$(B) tests/e2e/diff.sh
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: all
