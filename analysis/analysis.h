@@ -802,6 +802,7 @@ int analysis_losses_json(const struct trace *t, unsigned int affects, FILE *out)
 
 enum export_format {
 	EXPORT_PPROF = 1,	/* gzipped profile.proto (google/pprof) */
+	EXPORT_SPEEDSCOPE = 2,	/* speedscope's JSON file format */
 };
 
 struct export_result {
@@ -817,7 +818,9 @@ struct export_result {
 struct export_opts {
 	enum export_format format;
 	struct task_sel sel;	/* only what fell inside polls of these */
-	int offcpu;		/* also off-CPU time (needs an offcpu join) */
+	int offcpu;		/* also off-CPU time (needs an offcpu join;
+				 * pprof only) */
+	enum group_by by;	/* speedscope: a profile per group (0: by task) */
 	struct export_result *result;	/* out, filled if non-NULL */
 };
 
@@ -843,5 +846,20 @@ struct export_opts {
  * -EIO, or a walk's error (-EBADMSG: trace__error()). */
 int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
 			   const struct export_opts *o, FILE *out);
+
+/* speedscope (export_speedscope.c): @j's CPU samples as the tree
+ * analysis__flame() builds for @o->sel and @o->by (0: GROUP_TASK), in
+ * speedscope's file format: one "sampled" profile per root of that tree
+ * ("task ID name", "[no poll]", a thread's "name[tid]"...), busiest
+ * first; a sample per distinct stack, root first, as indices into
+ * shared.frames (one per frame label as frame_label() writes it, "file"
+ * its module); weights in nanoseconds (sample weight x 1e9 / frequency,
+ * 999 Hz if absent), endValue the profile's total. Time order within a
+ * profile is not kept. result: samples, weight, pprof_samples (speedscope
+ * samples written), functions (shared frames). 0, -EINVAL (bad arguments,
+ * offcpu), -ENOENT if sel keeps no task, -ENODATA if nothing matched (a
+ * valid file with no profiles is still written), -ENOMEM, -EIO, or a
+ * walk's error. */
+int analysis__export_speedscope(const struct join *j, const struct export_opts *o, FILE *out);
 
 #endif /* D9_ANALYSIS_H */

@@ -299,6 +299,9 @@ void analysis_fit_name(const char *name, size_t w, char *buf, size_t len);
  * ID name" ("task ID" if unnamed); names cleaned. Return @buf. */
 char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len);
 char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t len);
+/* The target's command line as the trace's meta says it (cmdline,
+ * command, comm or exe), or NULL. */
+const char *analysis_trace_command(const struct trace *t);
 /* Intern the root label "task ID name" ("task ID" if unnamed). */
 int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id);
 /* Frames of stack @s, leaf first, in *@fr; 0 if the id or its bounds are

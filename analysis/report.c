@@ -157,7 +157,7 @@ int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id
 			    id);
 }
 
-static const char *trace_command(const struct trace *t)
+const char *analysis_trace_command(const struct trace *t)
 {
 	static const char *const keys[] = {"cmdline", "command", "comm", "exe"};
 	const char *v;
@@ -175,7 +175,7 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 {
 	const struct trace *t = j->trace;
 	char title[512], sub[640], dur[32], what[160];
-	const char *cmd = trace_command(t);
+	const char *cmd = analysis_trace_command(t);
 	uint64_t all = j->samples, inpoll = j->samples_in_polls;
 	int n;
 

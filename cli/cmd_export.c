@@ -8,13 +8,15 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_OFFCPU = 256, OPT_NO_INLINE };
+enum { OPT_OFFCPU = 256, OPT_NO_INLINE, OPT_BY };
 
 static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: d9prof export " INPUT_USAGE "\n"
-		"                     --format pprof [-o OUT] [--task ID|NAME] [--offcpu]\n\n"
+		"                     --format pprof [-o OUT] [--task ID|NAME] [--offcpu]\n"
+		"       d9prof export " INPUT_USAGE "\n"
+		"                     --format speedscope [-o OUT] [--task ID|NAME] [--by KEY]\n\n"
 		"Write the trace, every CPU sample joined to its poll, in a format other\n"
 		"tools read.\n\n"
 		"pprof: a gzipped profile.proto for 'go tool pprof', Pyroscope, Parca,\n"
@@ -23,13 +25,21 @@ static void help(FILE *f)
 		"Every sample is labelled task_id and task_name (0 and \"[no poll]\"\n"
 		"outside polls), thread and tid, and inside a poll, poll (its id in\n"
 		"'d9prof polls'): 'pprof -tagfocus task_id=42' shows one task.\n\n"
+		"speedscope: speedscope's JSON for 'npx speedscope FILE' or\n"
+		"https://www.speedscope.app: one sampled profile per task (--by: per\n"
+		"task name or thread), busiest first, the stacks of 'd9prof flame'\n"
+		"in nanoseconds of CPU time. Stacks are summed: no time order.\n\n"
 		"options:\n"
 		INPUT_HELP
-		"  -f, --format FMT      pprof (required)\n"
+		"  -f, --format FMT      pprof or speedscope (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
 		"                        every task named NAME)\n"
 		"      --offcpu          also the off-CPU time in polls and outside them\n"
 		"                        (not parked time), from its switch-out stacks\n"
+		"                        (pprof only)\n"
+		"      --by KEY          speedscope: a profile per task (default), per\n"
+		"                        task name, or per thread (samples outside\n"
+		"                        polls too)\n"
 		"  -o, --output OUT      write there (default: stdout, except for a\n"
 		"                        terminal, which gets d9prof.pb.gz)\n"
 		NO_INLINE_HELP
@@ -37,13 +47,17 @@ static void help(FILE *f)
 		"examples:\n"
 		"  d9prof export --format pprof -o d9prof.pb.gz\n"
 		"  go tool pprof -http=: d9prof.pb.gz\n"
-		"  d9prof export --format pprof --offcpu --task 42 -o t42.pb.gz\n");
+		"  d9prof export --format pprof --offcpu --task 42 -o t42.pb.gz\n"
+		"  d9prof export --format speedscope -o d9prof.speedscope.json\n"
+		"  npx speedscope d9prof.speedscope.json\n");
 }
 
 static int parse_format(const char *s, enum export_format *out)
 {
 	if (!strcmp(s, "pprof"))
 		*out = EXPORT_PPROF;
+	else if (!strcmp(s, "speedscope"))
+		*out = EXPORT_SPEEDSCOPE;
 	else
 		return -EINVAL;
 	return 0;
@@ -55,6 +69,8 @@ static const char *default_file(enum export_format fmt)
 	switch (fmt) {
 	case EXPORT_PPROF:
 		return "d9prof.pb.gz";
+	case EXPORT_SPEEDSCOPE:
+		return "d9prof.speedscope.json";
 	}
 	return "d9prof.export";
 }
@@ -64,6 +80,8 @@ static int run(const struct session *se, const struct export_opts *eo, FILE *out
 	switch (eo->format) {
 	case EXPORT_PPROF:
 		return analysis__export_pprof(se->j, se->oc, eo, out);
+	case EXPORT_SPEEDSCOPE:
+		return analysis__export_speedscope(se->j, eo, out);
 	}
 	return -EINVAL;
 }
@@ -76,6 +94,7 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
+		{ "by", required_argument, NULL, OPT_BY },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -104,13 +123,19 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'f':
 			if (parse_format(optarg, &eo.format))
-				return usage_error("export ", "bad format '%s': want pprof", optarg);
+				return usage_error("export ", "bad format '%s': want pprof or speedscope",
+						   optarg);
 			break;
 		case 'o':
 			outp = optarg;
 			break;
 		case OPT_OFFCPU:
 			eo.offcpu = 1;
+			break;
+		case OPT_BY:
+			if (parse_group_by(optarg, &eo.by))
+				return usage_error("export ", "bad --by '%s': want task, name or thread",
+						   optarg);
 			break;
 		case OPT_NO_INLINE:
 			rflags |= TRACE_READ_NO_INLINE;
@@ -125,7 +150,11 @@ int cmd_export(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("export ", "unexpected argument '%s'", argv[optind]);
 	if (!eo.format)
-		return usage_error("export ", "no --format: want pprof");
+		return usage_error("export ", "no --format: want pprof or speedscope");
+	if (eo.offcpu && eo.format != EXPORT_PPROF)
+		return usage_error("export ", "--offcpu is for --format pprof only");
+	if (eo.by && eo.format != EXPORT_SPEEDSCOPE)
+		return usage_error("export ", "--by is for --format speedscope only");
 	/* a binary format is not for a terminal */
 	terminal_svg(&outp, default_file(eo.format));
 

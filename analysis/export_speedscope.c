@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export_speedscope.c - `d9prof export --format speedscope`: the CPU
+ * flamegraph as speedscope's JSON file format (www.speedscope.app/
+ * file-format-schema.json), one "sampled" profile per group.
+ *
+ * The tree is the one `d9prof flame` draws (analysis_flame_build(): the
+ * same walk of the samples through the join, the same groups), so the
+ * export and `flame --format folded` cannot disagree. Each depth-1 node
+ * of the tree (a task, a task name, a thread, "[no poll]") becomes a
+ * profile; each node below it with self weight becomes one sample, its
+ * path root first as indices into shared.frames (one per distinct frame
+ * label). Samples are aggregated per stack, so the profile's time order
+ * is not kept: speedscope's Left Heavy and Sandwich views show it all.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define EXPORTER "d9prof 0.1.0" /* the Makefile's VERSION */
+
+struct ss {
+	const struct join *j;
+	const struct flame *f;
+	double period;		/* ns a sample weight stands for */
+	uint32_t *top;		/* per node: its depth-1 ancestor, 0 for the root */
+	uint32_t *frame_of;	/* per label: index in shared.frames, UINT32_MAX */
+	uint32_t *frames;	/* shared.frames: their labels */
+	size_t nframes;
+	uint32_t *path;		/* scratch: one sample's nodes, leaf first */
+	size_t path_cap;
+};
+
+/* Depth-1 nodes, busiest first: speedscope opens the first profile. */
+static int root_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct flame *f = ctx;
+	uint64_t x = f->nodes[*(const uint32_t *)a].total, y = f->nodes[*(const uint32_t *)b].total;
+
+	return x < y ? 1 : x > y ? -1 : strcmp(flame_label_str(f, f->nodes[*(const uint32_t *)a].label),
+					       flame_label_str(f, f->nodes[*(const uint32_t *)b].label));
+}
+
+/* Write node @n's path below its profile's root as frame indices. */
+static int write_stack(struct ss *x, uint32_t n, FILE *out)
+{
+	const struct flame *f = x->f;
+	size_t d = 0;
+
+	for (; f->nodes[n].parent != 0; n = f->nodes[n].parent) {
+		if (analysis_grow((void **)&x->path, &x->path_cap, d + 1, sizeof(*x->path)))
+			return -ENOMEM;
+		x->path[d++] = n;
+	}
+	putc('[', out);
+	for (size_t k = d; k--;) {
+		uint32_t l = f->nodes[x->path[k]].label;
+
+		if (x->frame_of[l] == UINT32_MAX) {
+			x->frame_of[l] = (uint32_t)x->nframes;
+			x->frames[x->nframes++] = l;
+		}
+		fprintf(out, "%s%" PRIu32, k + 1 == d ? "" : ",", x->frame_of[l]);
+	}
+	putc(']', out);
+	return 0;
+}
+
+/* One sampled profile: the nodes @ns[0..n) under depth-1 node @r. */
+static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n, FILE *out,
+			 struct export_result *res)
+{
+	const struct flame *f = x->f;
+	size_t i;
+	int err;
+
+	fputs("{\"type\":\"sampled\",\"name\":", out);
+	json_str(out, flame_label_str(f, f->nodes[r].label));
+	fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%.0f,\"samples\":[",
+		(double)f->nodes[r].total * x->period);
+	for (i = 0; i < n; i++) {
+		if (i)
+			putc(',', out);
+		err = write_stack(x, ns[i], out);
+		if (err)
+			return err;
+	}
+	fputs("],\"weights\":[", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%.0f", i ? "," : "", (double)f->nodes[ns[i]].self * x->period);
+	fputs("]}", out);
+	res->pprof_samples += n;
+	return 0;
+}
+
+/* The module of one frame with label @l, for shared.frames' "file". */
+static const char **frame_files(const struct join *j, struct flame *f)
+{
+	const struct trace *t = j->trace;
+	const char **file;
+	char buf[4096];
+	size_t nlab = f->nlabels;
+	uint32_t id;
+
+	file = calloc(nlab + 1, sizeof(*file));
+	if (!file)
+		return NULL;
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		const struct trace_frame *fr = &t->frames[i];
+
+		if (!fr->module || !*fr->module)
+			continue;
+		frame_label(t, i, buf, sizeof(buf));
+		/* a label not in the tree gets a new id past nlab: ignored */
+		if (flame_intern(f, buf, strlen(buf), &id)) {
+			free(file);
+			return NULL;
+		}
+		if (id < nlab && !file[id])
+			file[id] = fr->module;
+	}
+	return file;
+}
+
+static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_result *res)
+{
+	const struct join *j = x->j;
+	size_t nn = f->nnodes, nroots = 0, i, *at = NULL;
+	uint32_t *roots = NULL, *order = NULL;
+	const char **file = NULL;
+	int err = -ENOMEM;
+
+	x->top = malloc((nn + 1) * sizeof(*x->top));
+	x->frame_of = malloc((f->nlabels + 1) * sizeof(*x->frame_of));
+	x->frames = malloc((f->nlabels + 1) * sizeof(*x->frames));
+	roots = malloc((nn + 1) * sizeof(*roots));
+	order = malloc((nn + 1) * sizeof(*order));
+	at = calloc(nn + 1, sizeof(*at));
+	if (!x->top || !x->frame_of || !x->frames || !roots || !order || !at)
+		goto out;
+	memset(x->frame_of, 0xff, (f->nlabels + 1) * sizeof(*x->frame_of));
+	/* a node comes after its parent: one pass finds every node's profile */
+	x->top[0] = 0;
+	for (i = 1; i < nn; i++) {
+		uint32_t p = f->nodes[i].parent;
+
+		x->top[i] = p == 0 ? (uint32_t)i : x->top[p];
+		if (p == 0)
+			roots[nroots++] = (uint32_t)i;
+	}
+	/* bucket the nodes with self weight by profile: at[r] counts, then
+	 * becomes each profile's start in order[] */
+	for (i = 1; i < nn; i++)
+		if (f->nodes[i].self && f->nodes[i].parent != 0)
+			at[x->top[i]]++;
+	for (size_t k = 0, sum = 0; k < nn; k++) {
+		size_t c = at[k];
+
+		at[k] = sum;
+		sum += c;
+	}
+	for (i = 1; i < nn; i++)
+		if (f->nodes[i].self && f->nodes[i].parent != 0)
+			order[at[x->top[i]]++] = (uint32_t)i;
+	qsort_r(roots, nroots, sizeof(*roots), root_cmp, f);
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+	      "\"exporter\":\"" EXPORTER "\",\"name\":", out);
+	json_str(out, analysis_trace_command(j->trace) ? analysis_trace_command(j->trace)
+							: "d9prof");
+	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	for (i = 0; i < nroots; i++) {
+		uint32_t r = roots[i];
+		/* at[r] is now the end of r's bucket; it started at at[r - 1]'s
+		 * end, i.e. at the previous node's */
+		size_t end = at[r], start = r > 1 ? at[r - 1] : 0;
+
+		if (i)
+			putc(',', out);
+		err = write_profile(x, r, order + start, end - start, out, res);
+		if (err)
+			goto out;
+	}
+	err = -ENOMEM;
+	/* flame_intern() may grow the labels: only after the profiles */
+	file = frame_files(j, f);
+	if (!file)
+		goto out;
+	fputs("],\"shared\":{\"frames\":[", out);
+	for (i = 0; i < x->nframes; i++) {
+		uint32_t l = x->frames[i];
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		json_str(out, flame_label_str(f, l));
+		if (file[l]) {
+			fputs(",\"file\":", out);
+			json_str(out, file[l]);
+		}
+		putc('}', out);
+	}
+	fputs("]}}\n", out);
+	res->functions = x->nframes;
+	err = ferror(out) ? -EIO : 0;
+out:
+	free(file);
+	free(roots);
+	free(order);
+	free(at);
+	return err;
+}
+
+int analysis__export_speedscope(const struct join *j, const struct export_opts *o, FILE *out)
+{
+	struct flame_opts fo = {.sel = o ? o->sel : (struct task_sel){0},
+				.by = o && o->by ? o->by : GROUP_TASK};
+	struct export_result res = {0};
+	struct flame_result fr = {0};
+	struct groups *g = NULL;
+	struct flame *f = NULL;
+	struct ss x = {.j = j};
+	int err;
+
+	if (!j || !o || !out || o->format != EXPORT_SPEEDSCOPE || o->offcpu)
+		return -EINVAL;
+	x.period = analysis_period_ns(j->trace);
+	if (!(x.period > 0)) {
+		x.period = 1e9 / 999;
+		res.period_guessed = 1;
+	}
+	err = analysis_flame_build(j, &fo, &g, &f, &fr);
+	if (err)
+		goto out;
+	x.f = f;
+	res.samples = fr.samples;
+	res.weight = fr.weight;
+	err = write_file(&x, f, out, &res);
+	if (!err && !res.samples)
+		err = -ENODATA;
+out:
+	if (o && o->result)
+		*o->result = res;
+	free(x.top);
+	free(x.frame_of);
+	free(x.frames);
+	free(x.path);
+	flame__free(f);
+	groups__free(g);
+	return err;
+}
