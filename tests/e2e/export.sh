@@ -5,8 +5,13 @@
 # stack's count match 'flame --by task --format folded' exactly (the
 # folded roots are the task_id/task_name labels), every sample carries
 # task_id, task_name, thread and tid, --task N keeps task N only, and
-# --offcpu adds the off-CPU values. Skips if node, npm or the package
-# cannot be had.
+# --offcpu adds the off-CPU values. The speedscope export validates
+# against the schema the speedscope package ships (with ajv), matches
+# folded stack for stack (--by task and --by thread), and loads in
+# speedscope itself, served from node_modules to headless Chromium: the
+# page names the busiest task and demo_hot_spin (Sandwich view, a DOM
+# table) and shows no error; screenshots stay in $B/e2e/export/out. Skips
+# if node, npm, the packages, Chromium or python3 cannot be had.
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
 NAME=export
@@ -19,10 +24,11 @@ TRACE=$TMP/demo.data
 need_decoder() {
 	command -v node >/dev/null && command -v npm >/dev/null ||
 		{ say "skip - no node or npm on this machine (apt-get install nodejs npm)"; return 2; }
-	[ -d "$NODE_DIR/node_modules/pprof-format" ] && return 0
+	[ -d "$NODE_DIR/node_modules/pprof-format" ] && [ -d "$NODE_DIR/node_modules/speedscope" ] &&
+		[ -d "$NODE_DIR/node_modules/ajv" ] && return 0
 	mkdir -p "$NODE_DIR" && cp tests/e2e/export/package.json "$NODE_DIR/" &&
 		(cd "$NODE_DIR" && npm install --no-audit --no-fund --loglevel=error >"$TMP/npm.log" 2>&1) ||
-		{ tail -3 "$TMP/npm.log"; say "skip - cannot install pprof-format from npm"; return 2; }
+		{ tail -3 "$TMP/npm.log"; say "skip - cannot install the test packages (pprof-format, speedscope, ajv) from npm"; return 2; }
 }
 
 # a 2 s recording of the demo in $TRACE, once
@@ -79,6 +85,84 @@ t_pprof_offcpu_adds_a_third_value() {
 	' "$TMP/o.pb.gz"
 }
 
+# speedscope BY: export --by BY and compare with folded --by BY
+speedscope() {
+	"$D9" export -i "$TRACE" --format speedscope --by "$1" -o "$TMP/s-$1.json" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export --format speedscope --by $1 failed"; return 1; }
+	"$D9" flame -i "$TRACE" --by "$1" --format folded >"$TMP/f-$1.txt" 2>/dev/null ||
+		{ fail "flame failed"; return 1; }
+	NODE_PATH=$NODE_DIR/node_modules node tests/e2e/export/speedscope.js "$TMP/s-$1.json" \
+		"$TMP/f-$1.txt" | sed 's/^/    /'
+	return "${PIPESTATUS[0]}"
+}
+
+t_speedscope_validates_and_matches_folded_by_task() {
+	need_decoder || return
+	record_demo || return
+	speedscope task
+}
+
+t_speedscope_validates_and_matches_folded_by_thread() {
+	need_decoder || return
+	record_demo || return
+	speedscope thread
+}
+
+t_speedscope_bad_requests_are_clear_errors() {
+	local rc
+	record_demo || return
+	"$D9" export -i "$TRACE" --format speedscope --offcpu -o "$TMP/x.json" 2>"$TMP/e.err"
+	rc=$?
+	[ "$rc" = 2 ] && grep -q -- '--offcpu is for --format pprof only' "$TMP/e.err" ||
+		{ cat "$TMP/e.err"; fail "--offcpu with speedscope: exit $rc"; return 1; }
+	"$D9" export -i "$TRACE" --format speedscope --task 999999999 -o "$TMP/x.json" 2>"$TMP/e.err"
+	rc=$?
+	[ "$rc" = 1 ] || { cat "$TMP/e.err"; fail "a task not in the trace: exit $rc"; return 1; }
+}
+
+# speedscope in headless Chromium: a load failure is an alert(), which
+# leaves the dumped DOM empty, so the checks below catch it too
+t_speedscope_loads_in_speedscope_in_chromium() {
+	local out=$ROOT/$B/e2e/export/out www=$TMP/www port url busiest c
+	need_decoder || return
+	command -v python3 >/dev/null || { say "skip - no python3 to serve speedscope"; return 0; }
+	for c in ${CHROMIUM:-} chromium chromium-browser google-chrome ""; do
+		command -v "$c" >/dev/null 2>&1 && break
+	done
+	[ -n "$c" ] || { say "skip - no chromium on PATH (apt-get install chromium)"; return 0; }
+	record_demo || return
+	rm -rf "$out" && mkdir -p "$out" "$www" || return
+	ln -s "$NODE_DIR/node_modules/speedscope/dist/release" "$www/speedscope"
+	"$D9" export -i "$TRACE" --format speedscope -o "$www/p.json" 2>/dev/null ||
+		{ fail "export failed"; return 1; }
+	cp "$www/p.json" "$out/"
+	python3 tests/e2e/export/serve.py "$www" "$TMP/port" &
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+	port=$(cat "$TMP/port" 2>/dev/null) || { fail "the http server did not start"; return 1; }
+	url="http://127.0.0.1:$port/speedscope/index.html#profileURL=http%3A%2F%2F127.0.0.1%3A$port%2Fp.json"
+	busiest=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).profiles[0].name)' "$www/p.json")
+	for v in sandwich left-heavy; do
+		timeout 60 "$c" --headless --no-sandbox --disable-gpu --disable-background-networking \
+			--no-first-run --disable-dev-shm-usage --user-data-dir="$TMP/chromium" \
+			--window-size=1400,900 --virtual-time-budget=10000 \
+			--screenshot="$out/speedscope-$v.png" "$url&view=$v" >/dev/null 2>>"$out/chromium.log"
+	done
+	timeout 60 "$c" --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--no-first-run --disable-dev-shm-usage --user-data-dir="$TMP/chromium" \
+		--window-size=1400,900 --virtual-time-budget=10000 \
+		--dump-dom "$url&view=sandwich" >"$out/sandwich.dom" 2>>"$out/chromium.log"
+	[ -s "$out/sandwich.dom" ] || { fail "speedscope rendered nothing (a load error alert?)"; return 1; }
+	grep -qi 'something went wrong\|unrecognized format' "$out/sandwich.dom" &&
+		{ fail "speedscope says it could not load the export"; return 1; }
+	grep -q "$busiest" "$out/sandwich.dom" ||
+		{ fail "speedscope does not show the busiest profile '$busiest'"; return 1; }
+	grep -q '>demo_hot_spin<' "$out/sandwich.dom" ||
+		{ fail "speedscope does not list demo_hot_spin"; return 1; }
+	[ -s "$out/speedscope-left-heavy.png" ] || { fail "no screenshot"; return 1; }
+	say "    speedscope shows '$busiest' and demo_hot_spin (screenshots in $out)"
+}
+
 t_pprof_size_and_time_against_the_trace() {
 	local s e
 	record_demo || return
@@ -86,6 +170,16 @@ t_pprof_size_and_time_against_the_trace() {
 	"$D9" export -i "$TRACE" --format pprof -o "$TMP/t.pb.gz" 2>/dev/null || { fail "export failed"; return 1; }
 	e=$(date +%s%N)
 	say "    trace $(stat -c %s "$TRACE") B, $("$D9" info -i "$TRACE" 2>/dev/null | grep -m1 -i 'samples' | xargs); pprof $(stat -c %s "$TMP/t.pb.gz") B in $(((e - s) / 1000000)) ms"
+}
+
+t_speedscope_size_and_time_against_the_trace() {
+	local s e
+	record_demo || return
+	s=$(date +%s%N)
+	"$D9" export -i "$TRACE" --format speedscope -o "$TMP/t.json" 2>/dev/null ||
+		{ fail "export failed"; return 1; }
+	e=$(date +%s%N)
+	say "    trace $(stat -c %s "$TRACE") B; speedscope $(stat -c %s "$TMP/t.json") B in $(((e - s) / 1000000)) ms"
 }
 
 e2e_run_tests
