@@ -41,7 +41,8 @@ static void help(FILE *f)
 		"                        task name, or per thread (samples outside\n"
 		"                        polls too)\n"
 		"  -o, --output OUT      write there (default: stdout, except for a\n"
-		"                        terminal, which gets d9prof.pb.gz)\n"
+		"                        terminal, which gets d9prof.pb.gz or\n"
+		"                        d9prof.speedscope.json)\n"
 		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"examples:\n"
