@@ -85,11 +85,12 @@ t_pprof_offcpu_adds_a_third_value() {
 	' "$TMP/o.pb.gz"
 }
 
-# speedscope BY: export --by BY and compare with folded --by BY
+# speedscope BY [ARGS...]: export --by BY ARGS and compare with folded
+# --by BY ARGS
 speedscope() {
-	"$D9" export -i "$TRACE" --format speedscope --by "$1" -o "$TMP/s-$1.json" 2>"$TMP/exp.err" ||
-		{ cat "$TMP/exp.err"; fail "export --format speedscope --by $1 failed"; return 1; }
-	"$D9" flame -i "$TRACE" --by "$1" --format folded >"$TMP/f-$1.txt" 2>/dev/null ||
+	"$D9" export -i "$TRACE" --format speedscope --by "$@" -o "$TMP/s-$1.json" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export --format speedscope --by $* failed"; return 1; }
+	"$D9" flame -i "$TRACE" --by "$@" --format folded >"$TMP/f-$1.txt" 2>/dev/null ||
 		{ fail "flame failed"; return 1; }
 	NODE_PATH=$NODE_DIR/node_modules node tests/e2e/export/speedscope.js "$TMP/s-$1.json" \
 		"$TMP/f-$1.txt" | sed 's/^/    /'
@@ -106,6 +107,18 @@ t_speedscope_validates_and_matches_folded_by_thread() {
 	need_decoder || return
 	record_demo || return
 	speedscope thread
+}
+
+t_speedscope_task_keeps_only_that_task() {
+	local task
+	need_decoder || return
+	record_demo || return
+	task=$("$D9" tasks -i "$TRACE" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1; exit}')
+	[ -n "$task" ] || { fail "no task in the demo's recording"; return 1; }
+	speedscope task --task "$task" || return
+	node -e 'const p = JSON.parse(require("fs").readFileSync(process.argv[1])).profiles;
+		process.exit(p.length === 1 && p[0].name.startsWith("task " + process.argv[2]) ? 0 : 1)' \
+		"$TMP/s-task.json" "$task" || { fail "--task $task: not one profile of that task"; return 1; }
 }
 
 t_speedscope_bad_requests_are_clear_errors() {
