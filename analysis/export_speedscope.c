@@ -26,12 +26,12 @@
 struct ss {
 	const struct join *j;
 	const struct flame *f;
-	double period;		/* ns a sample weight stands for */
-	uint32_t *top;		/* per node: its depth-1 ancestor, 0 for the root */
-	uint32_t *frame_of;	/* per label: index in shared.frames, UINT32_MAX */
-	uint32_t *frames;	/* shared.frames: their labels */
+	double period;	    /* ns a sample weight stands for */
+	uint32_t *top;	    /* per node: its depth-1 ancestor, 0 for the root */
+	uint32_t *frame_of; /* per label: index in shared.frames, UINT32_MAX */
+	uint32_t *frames;   /* shared.frames: their labels */
 	size_t nframes;
-	uint32_t *path;		/* scratch: one sample's nodes, leaf first */
+	uint32_t *path; /* scratch: one sample's nodes, leaf first */
 	size_t path_cap;
 };
 
@@ -39,10 +39,12 @@ struct ss {
 static int root_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct flame *f = ctx;
-	uint64_t x = f->nodes[*(const uint32_t *)a].total, y = f->nodes[*(const uint32_t *)b].total;
+	const struct fnode *x = &f->nodes[*(const uint32_t *)a],
+			   *y = &f->nodes[*(const uint32_t *)b];
 
-	return x < y ? 1 : x > y ? -1 : strcmp(flame_label_str(f, f->nodes[*(const uint32_t *)a].label),
-					       flame_label_str(f, f->nodes[*(const uint32_t *)b].label));
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(flame_label_str(f, x->label), flame_label_str(f, y->label));
 }
 
 /* Write node @n's path below its profile's root as frame indices. */
@@ -52,7 +54,8 @@ static int write_stack(struct ss *x, uint32_t n, FILE *out)
 	size_t d = 0;
 
 	for (; f->nodes[n].parent != 0; n = f->nodes[n].parent) {
-		if (analysis_grow((void **)&x->path, &x->path_cap, d + 1, sizeof(*x->path)))
+		if (analysis_grow((void **)&x->path, &x->path_cap, d + 1,
+				  sizeof(*x->path)))
 			return -ENOMEM;
 		x->path[d++] = n;
 	}
@@ -71,8 +74,8 @@ static int write_stack(struct ss *x, uint32_t n, FILE *out)
 }
 
 /* One sampled profile: the nodes @ns[0..n) under depth-1 node @r. */
-static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n, FILE *out,
-			 struct export_result *res)
+static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n,
+			 FILE *out, struct export_result *res)
 {
 	const struct flame *f = x->f;
 	size_t i;
@@ -80,8 +83,10 @@ static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n,
 
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_str(out, flame_label_str(f, f->nodes[r].label));
-	fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%.0f,\"samples\":[",
-		(double)f->nodes[r].total * x->period);
+	fprintf(
+	    out,
+	    ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%.0f,\"samples\":[",
+	    (double)f->nodes[r].total * x->period);
 	for (i = 0; i < n; i++) {
 		if (i)
 			putc(',', out);
@@ -91,7 +96,8 @@ static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n,
 	}
 	fputs("],\"weights\":[", out);
 	for (i = 0; i < n; i++)
-		fprintf(out, "%s%.0f", i ? "," : "", (double)f->nodes[ns[i]].self * x->period);
+		fprintf(out, "%s%.0f", i ? "," : "",
+			(double)f->nodes[ns[i]].self * x->period);
 	fputs("]}", out);
 	res->pprof_samples += n;
 	return 0;
@@ -169,9 +175,10 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 	qsort_r(roots, nroots, sizeof(*roots), root_cmp, f);
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-	      "\"exporter\":\"" EXPORTER "\",\"name\":", out);
+	      "\"exporter\":\"" EXPORTER "\",\"name\":",
+	      out);
 	json_str(out, analysis_trace_command(j->trace) ? analysis_trace_command(j->trace)
-							: "d9prof");
+						       : "d9prof");
 	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
 	for (i = 0; i < nroots; i++) {
 		uint32_t r = roots[i];
@@ -213,7 +220,8 @@ out:
 	return err;
 }
 
-int analysis__export_speedscope(const struct join *j, const struct export_opts *o, FILE *out)
+int analysis__export_speedscope(const struct join *j, const struct export_opts *o,
+				FILE *out)
 {
 	struct flame_opts fo = {.sel = o ? o->sel : (struct task_sel){0},
 				.by = o && o->by ? o->by : GROUP_TASK};
