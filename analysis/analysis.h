@@ -468,6 +468,14 @@ void offcpu__free(struct offcpu *oc);
 /* The off-CPU intervals of thread @tid in time order: their indices in
  * trace.switches (and offcpu.sw) in *@ix, their number returned. */
 size_t offcpu__thread_switches(const struct offcpu *oc, uint32_t tid, const uint32_t **ix);
+/* A parked interval (the rules above): [start, end] on @tid. */
+struct offcpu_park {
+	uint32_t tid;
+	uint64_t start, end;
+};
+/* Every parked interval, sorted by (tid, start), in *@parks (owned by
+ * @oc); their number returned. */
+size_t offcpu__parks(const struct offcpu *oc, const struct offcpu_park **parks);
 /* Time thread @tid was parked within [@from, @to], ns. */
 uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to);
 
@@ -803,6 +811,8 @@ int analysis_losses_json(const struct trace *t, unsigned int affects, FILE *out)
 enum export_format {
 	EXPORT_PPROF = 1,	/* gzipped profile.proto (google/pprof) */
 	EXPORT_SPEEDSCOPE = 2,	/* speedscope's JSON file format */
+	EXPORT_CHROME = 3,	/* Trace Event Format JSON (Perfetto UI,
+				 * chrome://tracing) */
 };
 
 struct export_result {
@@ -861,5 +871,27 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
  * valid file with no profiles is still written), -ENOMEM, -EIO, or a
  * walk's error. */
 int analysis__export_speedscope(const struct join *j, const struct export_opts *o, FILE *out);
+
+/* chrome (export_chrome.c): @oc's join as a timeline in the Trace Event
+ * Format's object form for Perfetto UI and chrome://tracing, streamed,
+ * times in us from the trace's start (join.origin): per thread of the
+ * target a thread_name ("M") event; per poll a complete ("X") slice
+ * "task ID name" (args poll, task, samples, offcpu_ns, runq_ns, top);
+ * per parked interval (offcpu__parks) a slice "parked"; per off-CPU
+ * interval a slice "off-CPU (blocked)" or "off-CPU (preempted)" lasting
+ * its weight (struct offcpu_switch.ns: clipped to its poll), args runq_ns
+ * (and holder), "sf" its stack; per CPU sample a thread-scoped instant
+ * "cpu sample" with "sf" (args weight when over 1); with @d, per delay
+ * ended by a poll a flow ("s" on the waker at the wake, "f" with bp "e"
+ * on the poller at the poll's begin, one id). Stacks are nodes of one
+ * top-level "stackFrames" dictionary (id -> name, parent), one node per
+ * distinct path from the root, shared by all events. @o->sel must be off
+ * (no task filter yet). result: samples (sample events), switches,
+ * pprof_samples (poll slices), functions (stack frame nodes). 0,
+ * -EINVAL, -ENODATA if the trace has no polls and no samples (a valid
+ * file is still written), -ENOMEM, -EIO, or a walk's error. */
+struct delays;
+int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
+			    const struct export_opts *o, FILE *out);
 
 #endif /* D9_ANALYSIS_H */

@@ -20,14 +20,9 @@
 #include "analysis/analysis_int.h"
 #include "libprof/d9_segment.h"
 
-struct park {
-	uint32_t tid;
-	uint64_t start, end;
-};
-
 struct offcpu_priv {
 	struct offcpu pub;
-	struct park *parks;
+	struct offcpu_park *parks;
 	size_t nparks;
 	uint32_t *top_leaf; /* per poll: leaf frame with the most sample
 			     * weight, UINT32_MAX if none */
@@ -65,7 +60,7 @@ static int add_park(struct offcpu_priv *op, size_t *cap, uint32_t tid, uint64_t 
 {
 	if (op->nparks == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
-		struct park *p = realloc(op->parks, ncap * sizeof(*p));
+		struct offcpu_park *p = realloc(op->parks, ncap * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
@@ -212,7 +207,7 @@ static int parked_at(const struct offcpu_priv *op, uint32_t tid, uint64_t time)
 	/* the last park with (tid, start) <= (tid, time) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct park *p = &op->parks[mid];
+		const struct offcpu_park *p = &op->parks[mid];
 
 		if (p->tid < tid || (p->tid == tid && p->start <= time))
 			lo = mid + 1;
@@ -225,6 +220,12 @@ static int parked_at(const struct offcpu_priv *op, uint32_t tid, uint64_t time)
 	return op->parks[lo].tid == tid && op->parks[lo].end >= time;
 }
 
+size_t offcpu__parks(const struct offcpu *oc, const struct offcpu_park **parks)
+{
+	*parks = OFFCPU_PRIV(oc)->parks;
+	return OFFCPU_PRIV(oc)->nparks;
+}
+
 uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to)
 {
 	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
@@ -235,7 +236,7 @@ uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from,
 	 * one thread do not overlap, so their ends are in start order too */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct park *p = &op->parks[mid];
+		const struct offcpu_park *p = &op->parks[mid];
 
 		if (p->tid < tid || (p->tid == tid && p->end < from))
 			lo = mid + 1;
