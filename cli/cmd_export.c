@@ -16,7 +16,9 @@ static void help(FILE *f)
 		"usage: d9prof export " INPUT_USAGE "\n"
 		"                     --format pprof [-o OUT] [--task ID|NAME] [--offcpu]\n"
 		"       d9prof export " INPUT_USAGE "\n"
-		"                     --format speedscope [-o OUT] [--task ID|NAME] [--by KEY]\n\n"
+		"                     --format speedscope [-o OUT] [--task ID|NAME] [--by KEY]\n"
+		"       d9prof export " INPUT_USAGE "\n"
+		"                     --format chrome [-o OUT]\n\n"
 		"Write the trace, every CPU sample joined to its poll, in a format other\n"
 		"tools read.\n\n"
 		"pprof: a gzipped profile.proto for 'go tool pprof', Pyroscope, Parca,\n"
@@ -29,11 +31,16 @@ static void help(FILE *f)
 		"https://www.speedscope.app: one sampled profile per task (--by: per\n"
 		"task name or thread), busiest first, the stacks of 'd9prof flame'\n"
 		"in nanoseconds of CPU time. Stacks are summed: no time order.\n\n"
+		"chrome: a timeline in the Trace Event Format (JSON) for\n"
+		"https://ui.perfetto.dev or chrome://tracing: a track per thread with\n"
+		"its polls (named by task), parks and off-CPU intervals as slices,\n"
+		"every CPU sample as an instant with its stack, and an arrow from\n"
+		"each wake to the poll it caused. Stacks are shared (stackFrames).\n\n"
 		"options:\n"
 		INPUT_HELP
-		"  -f, --format FMT      pprof or speedscope (required)\n"
+		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
-		"                        every task named NAME)\n"
+		"                        every task named NAME; not chrome)\n"
 		"      --offcpu          also the off-CPU time in polls and outside them\n"
 		"                        (not parked time), from its switch-out stacks\n"
 		"                        (pprof only)\n"
@@ -41,8 +48,8 @@ static void help(FILE *f)
 		"                        task name, or per thread (samples outside\n"
 		"                        polls too)\n"
 		"  -o, --output OUT      write there (default: stdout, except for a\n"
-		"                        terminal, which gets d9prof.pb.gz or\n"
-		"                        d9prof.speedscope.json)\n"
+		"                        terminal, which gets d9prof.pb.gz,\n"
+		"                        d9prof.speedscope.json or d9prof.trace.json)\n"
 		NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"examples:\n"
@@ -50,7 +57,8 @@ static void help(FILE *f)
 		"  go tool pprof -http=: d9prof.pb.gz\n"
 		"  d9prof export --format pprof --offcpu --task 42 -o t42.pb.gz\n"
 		"  d9prof export --format speedscope -o d9prof.speedscope.json\n"
-		"  npx speedscope d9prof.speedscope.json\n");
+		"  npx speedscope d9prof.speedscope.json\n"
+		"  d9prof export --format chrome -o d9prof.trace.json\n");
 }
 
 static int parse_format(const char *s, enum export_format *out)
@@ -59,6 +67,8 @@ static int parse_format(const char *s, enum export_format *out)
 		*out = EXPORT_PPROF;
 	else if (!strcmp(s, "speedscope"))
 		*out = EXPORT_SPEEDSCOPE;
+	else if (!strcmp(s, "chrome"))
+		*out = EXPORT_CHROME;
 	else
 		return -EINVAL;
 	return 0;
@@ -72,6 +82,8 @@ static const char *default_file(enum export_format fmt)
 		return "d9prof.pb.gz";
 	case EXPORT_SPEEDSCOPE:
 		return "d9prof.speedscope.json";
+	case EXPORT_CHROME:
+		return "d9prof.trace.json";
 	}
 	return "d9prof.export";
 }
@@ -83,6 +95,8 @@ static int run(const struct session *se, const struct export_opts *eo, FILE *out
 		return analysis__export_pprof(se->j, se->oc, eo, out);
 	case EXPORT_SPEEDSCOPE:
 		return analysis__export_speedscope(se->j, eo, out);
+	case EXPORT_CHROME:
+		return analysis__export_chrome(se->oc, se->d, eo, out);
 	}
 	return -EINVAL;
 }
@@ -124,7 +138,7 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'f':
 			if (parse_format(optarg, &eo.format))
-				return usage_error("export ", "bad format '%s': want pprof or speedscope",
+				return usage_error("export ", "bad format '%s': want pprof, speedscope or chrome",
 						   optarg);
 			break;
 		case 'o':
@@ -151,15 +165,19 @@ int cmd_export(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("export ", "unexpected argument '%s'", argv[optind]);
 	if (!eo.format)
-		return usage_error("export ", "no --format: want pprof or speedscope");
+		return usage_error("export ", "no --format: want pprof, speedscope or chrome");
 	if (eo.offcpu && eo.format != EXPORT_PPROF)
 		return usage_error("export ", "--offcpu is for --format pprof only");
 	if (eo.by && eo.format != EXPORT_SPEEDSCOPE)
 		return usage_error("export ", "--by is for --format speedscope only");
+	if (eo.sel.on && eo.format == EXPORT_CHROME)
+		return usage_error("export ", "--task is not for --format chrome (yet)");
 	/* a binary format is not for a terminal */
 	terminal_svg(&outp, default_file(eo.format));
 
-	if (session_open(&se, &in, rflags, JOIN_POLL_LIST, eo.offcpu ? SESSION_OFFCPU : 0))
+	if (session_open(&se, &in, rflags, JOIN_POLL_LIST, eo.offcpu ? SESSION_OFFCPU
+				  : eo.format == EXPORT_CHROME ? SESSION_OFFCPU | SESSION_DELAYS
+								: 0))
 		return EXIT_FAIL;
 	if (check_task(se.j, &eo.sel, &in)) {
 		ret = EXIT_FAIL;
