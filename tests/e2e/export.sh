@@ -11,7 +11,11 @@
 # speedscope itself, served from node_modules to headless Chromium: the
 # page names the busiest task and demo_hot_spin (Sandwich view, a DOM
 # table) and shows no error; screenshots stay in $B/e2e/export/out. Skips
-# if node, npm, the packages, Chromium or python3 cannot be had.
+# if node, npm, the packages, Chromium or python3 cannot be had. The chrome
+# (Trace Event Format) export is checked by check_chrome.py: valid JSON,
+# durations >= 0, polls in order and disjoint per thread, flows paired,
+# every sf a stackFrames id whose chain ends, sample events = info's
+# counts.samples, poll slices = polls --limit 0 (no viewer loads it yet).
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
 NAME=export
@@ -193,6 +197,44 @@ t_speedscope_size_and_time_against_the_trace() {
 		{ fail "export failed"; return 1; }
 	e=$(date +%s%N)
 	say "    trace $(stat -c %s "$TRACE") B; speedscope $(stat -c %s "$TMP/t.json") B in $(((e - s) / 1000000)) ms"
+}
+
+# chrome: structure (check_chrome.py) against the trace's own counts
+t_chrome_is_well_formed_and_counts_match() {
+	local samples polls
+	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 0; }
+	record_demo || return
+	"$D9" export -i "$TRACE" --format chrome -o "$TMP/c.json" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export --format chrome failed"; return 1; }
+	samples=$("$D9" info -i "$TRACE" --json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["samples"])')
+	polls=$("$D9" polls -i "$TRACE" --limit 0 2>/dev/null |
+		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
+	[ -n "$samples" ] && [ -n "$polls" ] || { fail "no sample or poll count from info/polls"; return 1; }
+	python3 tests/e2e/export/check_chrome.py "$TMP/c.json" "$samples" "$polls" | sed 's/^/    /'
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "chrome export is malformed"
+}
+
+t_chrome_bad_requests_are_clear_errors() {
+	local rc
+	record_demo || return
+	"$D9" export -i "$TRACE" --format chrome --task 1 -o "$TMP/c.json" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" = 2 ] && grep -q -- "--task is not for --format chrome" "$TMP/err" ||
+		{ cat "$TMP/err"; fail "--task with chrome: exit $rc, want 2 and a clear message"; }
+	"$D9" export -i "$TRACE" --format chrome --offcpu -o "$TMP/c.json" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" = 2 ] || { cat "$TMP/err"; fail "--offcpu with chrome: exit $rc, want 2"; }
+}
+
+t_chrome_size_and_time_against_the_trace() {
+	local s e
+	record_demo || return
+	s=$(date +%s%N)
+	"$D9" export -i "$TRACE" --format chrome -o "$TMP/c2.json" 2>/dev/null ||
+		{ fail "export failed"; return 1; }
+	e=$(date +%s%N)
+	say "    trace $(stat -c %s "$TRACE") B; chrome $(stat -c %s "$TMP/c2.json") B in $(((e - s) / 1000000)) ms"
 }
 
 e2e_run_tests

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Structural check of a `d9prof export --format chrome` file.
+
+usage: check_chrome.py TRACE.json SAMPLES POLLS
+
+Valid JSON in the Trace Event Format's object form; every X slice has
+dur >= 0; on each thread the poll slices are in time order and do not
+overlap; every flow start has its end (same id) and vice versa; every
+"sf" names a stackFrames id whose parent chain ends at a root (no
+dangling parent, no cycle); the sample events number SAMPLES and the
+poll slices POLLS. Prints one line per fact; exit 1 on the first
+failure class found (all are reported).
+"""
+import json
+import sys
+
+EPS = 0.0015  # us: times are written with ns precision, three decimals
+
+
+def main():
+    path, want_samples, want_polls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    with open(path) as f:
+        doc = json.load(f)
+    bad = []
+    ev = doc.get("traceEvents")
+    frames = doc.get("stackFrames")
+    if not isinstance(ev, list) or not isinstance(frames, dict):
+        print("not the object form: traceEvents list and stackFrames dict wanted")
+        return 1
+    if doc.get("displayTimeUnit") != "ns":
+        bad.append("displayTimeUnit is not ns")
+
+    # stack frames: every parent defined, every chain ends
+    for k, fr in frames.items():
+        if "name" not in fr:
+            bad.append(f"stack frame {k} has no name")
+    ended = {}
+
+    def chain_ends(k):
+        seen = []
+        while k is not None:
+            if k in ended:
+                break
+            if k not in frames or k in seen:
+                for s in seen:
+                    ended[s] = False
+                return False
+            seen.append(k)
+            p = frames[k].get("parent")
+            k = None if p is None else str(p)
+        ok = ended.get(k, True) if k is not None else True
+        for s in seen:
+            ended[s] = ok
+        return ok
+
+    polls = {}
+    samples = 0
+    flows = {}
+    nflows = 0
+    for e in ev:
+        ph = e.get("ph")
+        if "sf" in e and not chain_ends(str(e["sf"])):
+            bad.append(f"sf {e['sf']} is undefined or its parent chain does not end")
+        if ph == "X":
+            if not (e.get("dur", -1) >= 0):
+                bad.append(f"slice with dur < 0: {e}")
+            if e.get("cat") == "poll":
+                polls.setdefault(e["tid"], []).append((e["ts"], e["dur"], e["args"]["poll"]))
+        elif ph == "i" and e.get("cat") == "cpu":
+            samples += 1
+        elif ph in ("s", "f"):
+            key = (e.get("cat"), e.get("name"), e.get("id"))
+            d = flows.setdefault(key, [0, 0])
+            d[0 if ph == "s" else 1] += 1
+            if ph == "f" and e.get("bp") != "e":
+                bad.append(f"flow end without bp e: {e}")
+    for key, (s, f) in flows.items():
+        nflows += 1
+        if s != 1 or f != 1:
+            bad.append(f"flow {key}: {s} start(s), {f} end(s)")
+    npolls = 0
+    for tid, ps in polls.items():
+        npolls += len(ps)
+        for a, b in zip(ps, ps[1:]):
+            if b[0] < a[0]:
+                bad.append(f"thread {tid}: poll {b[2]} starts before poll {a[2]}")
+            elif b[0] < a[0] + a[1] - EPS:
+                bad.append(f"thread {tid}: poll {b[2]} overlaps poll {a[2]}")
+    if samples != want_samples:
+        bad.append(f"{samples} sample events, the trace has {want_samples} samples")
+    if npolls != want_polls:
+        bad.append(f"{npolls} poll slices, 'd9prof polls' lists {want_polls}")
+    print(f"{len(ev)} events: {npolls} polls on {len(polls)} threads, {samples} samples, "
+          f"{nflows} flows, {len(frames)} stack frames")
+    for b in bad[:20]:
+        print("BAD:", b)
+    if len(bad) > 20:
+        print(f"... and {len(bad) - 20} more")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
