@@ -40,10 +40,11 @@ struct ch {
 /* "ts":us from the origin, with ns kept (three decimals). */
 static void ts(struct ch *x, const char *key, uint64_t t)
 {
-	int64_t d = (int64_t)(t - x->origin);
+	/* before the origin (a sample ahead of counters.start_time): negative */
+	uint64_t d = t >= x->origin ? t - x->origin : x->origin - t;
 
-	fprintf(x->out, ",\"%s\":%" PRId64 ".%03" PRId64, key, d / 1000,
-		(d < 0 ? -d : d) % 1000);
+	fprintf(x->out, ",\"%s\":%s%" PRIu64 ".%03" PRIu64, key,
+		t >= x->origin ? "" : "-", d / 1000, d % 1000);
 }
 
 /* A duration in us. */

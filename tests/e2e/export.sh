@@ -14,8 +14,9 @@
 # if node, npm, the packages, Chromium or python3 cannot be had. The chrome
 # (Trace Event Format) export is checked by check_chrome.py: valid JSON,
 # durations >= 0, polls in order and disjoint per thread, flows paired,
-# every sf a stackFrames id whose chain ends, sample events = info's
-# counts.samples, poll slices = polls --limit 0 (no viewer loads it yet).
+# X slices nest per thread, every sf a stackFrames id whose chain ends,
+# sample events = info's counts.samples, poll slices = polls --limit 0
+# (no trace viewer loads it here: none can be had offline).
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
 NAME=export

@@ -7,7 +7,9 @@ Valid JSON in the Trace Event Format's object form; every X slice has
 dur >= 0; on each thread the poll slices are in time order and do not
 overlap; every flow start has its end (same id) and vice versa; every
 "sf" names a stackFrames id whose parent chain ends at a root (no
-dangling parent, no cycle); the sample events number SAMPLES and the
+dangling parent, no cycle); on each thread all X slices (polls, parks,
+off-CPU) nest, none crossing another's end, as Perfetto's slice tracks
+need; the sample events number SAMPLES and the
 poll slices POLLS. Prints one line per fact; exit 1 on the first
 failure class found (all are reported).
 """
@@ -54,16 +56,20 @@ def main():
         return ok
 
     polls = {}
+    slices = {}
     samples = 0
     flows = {}
     nflows = 0
+    badsf = set()
     for e in ev:
         ph = e.get("ph")
-        if "sf" in e and not chain_ends(str(e["sf"])):
+        if "sf" in e and str(e["sf"]) not in badsf and not chain_ends(str(e["sf"])):
+            badsf.add(str(e["sf"]))
             bad.append(f"sf {e['sf']} is undefined or its parent chain does not end")
         if ph == "X":
             if not (e.get("dur", -1) >= 0):
                 bad.append(f"slice with dur < 0: {e}")
+            slices.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"], e["name"]))
             if e.get("cat") == "poll":
                 polls.setdefault(e["tid"], []).append((e["ts"], e["dur"], e["args"]["poll"]))
         elif ph == "i" and e.get("cat") == "cpu":
@@ -86,6 +92,16 @@ def main():
                 bad.append(f"thread {tid}: poll {b[2]} starts before poll {a[2]}")
             elif b[0] < a[0] + a[1] - EPS:
                 bad.append(f"thread {tid}: poll {b[2]} overlaps poll {a[2]}")
+    for tid, v in slices.items():
+        v.sort(key=lambda x: (x[0], -x[1]))
+        open_ = []
+        for a, b, n in v:
+            while open_ and open_[-1][1] <= a + EPS:
+                open_.pop()
+            if open_ and b > open_[-1][1] + EPS:
+                bad.append(f"thread {tid}: {n} at {a} crosses the end of {open_[-1][2]} "
+                           f"at {open_[-1][0]}..{open_[-1][1]}")
+            open_.append((a, b, n))
     if samples != want_samples:
         bad.append(f"{samples} sample events, the trace has {want_samples} samples")
     if npolls != want_polls:
