@@ -73,8 +73,6 @@ void ctimer_rec__request(struct ctimer_rec *c)
 static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t tid)
 {
 	char path[64], comm[64] = "";
-	FILE *f;
-
 	size_t lo = 0, hi = c->ntids;
 
 	/* sorted insert: tids come from the target, one qsort per new tid
@@ -104,13 +102,7 @@ static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t ti
 	c->tids[lo] = tid;
 	c->ntids++;
 	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)c->pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return trace_writer__thread(w, tid, NULL);
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
+	record_read_file(path, comm, sizeof(comm), 0);
 	return trace_writer__thread(w, tid, comm[0] ? comm : NULL);
 }
 

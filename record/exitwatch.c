@@ -36,7 +36,6 @@
  * SIGKILL delivery (the last default-fatal signal sent to the target
  * before it, else SIGKILL).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,6 +52,7 @@
 
 #include "record/exitwatch.h"
 #include "record/perf.h"
+#include "record/record.h"
 #include "record/tracefs.h"
 
 /* Data pages per CPU, shared by every tracepoint: 16 KiB, about 130
@@ -199,20 +199,9 @@ static int tid_is_target(struct exitwatch *ew, uint32_t tid)
 	return 1;
 }
 
-static void tids_scan(struct exitwatch *ew)
+static void tid_found(void *ctx, pid_t tid)
 {
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)ew->pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (atoi(de->d_name) > 0)
-			tid_add(ew, (uint32_t)atoi(de->d_name));
-	closedir(d);
+	tid_add(ctx, (uint32_t)tid);
 }
 
 /* ---- records ------------------------------------------------------------- */
@@ -417,7 +406,7 @@ int exitwatch__open(pid_t pid, unsigned int flags, struct exitwatch **out, char 
 		memset(ew->tp, 0, sizeof(ew->tp));
 	}
 	/* after the events exist: a thread created since is seen by them */
-	tids_scan(ew);
+	proc_for_each_tid(ew->pid, tid_found, ew);
 	*out = ew;
 	return 0;
 }

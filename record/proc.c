@@ -2,6 +2,7 @@
 /*
  * proc.c - small reads of /proc (record.h: "reading /proc").
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,30 @@ int proc_stat(pid_t pid, char *state, long long *v, unsigned int first, unsigned
 		p++;
 	}
 	return field == first + n ? 0 : -1;
+}
+
+int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		n++;
+		if (fn)
+			fn(ctx, tid);
+	}
+	closedir(d);
+	return n;
 }
 
 uint64_t proc_cpu_ns(pid_t pid)

@@ -9,7 +9,6 @@
  * once per unique address at the end, while the target's files are still
  * known from its mappings.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -210,17 +209,10 @@ static const struct perf_callbacks perf_cb_tmpl = {
 static void thread_name(struct rec *r, pid_t tid)
 {
 	char path[64], comm[64];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)r->o->pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(comm, sizeof(comm), f)) {
-		comm[strcspn(comm, "\n")] = '\0';
+	if (record_read_file(path, comm, sizeof(comm), 0))
 		note_err(r, trace_writer__thread(r->w, (uint32_t)tid, comm));
-	}
-	fclose(f);
 }
 
 static void thread_added(void *ctx, pid_t tid)
@@ -938,18 +930,7 @@ static void target_end(struct rec *r, uint64_t seen)
  * its own threads; perf's COMM records came in earlier ones). */
 static void name_threads(struct rec *r)
 {
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)r->o->pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			thread_name(r, (pid_t)atoi(e->d_name));
-	closedir(d);
+	proc_for_each_tid(r->o->pid, thread_added, r);
 }
 
 /* The first chunk of a segment: which recording, which segment, from
@@ -1355,20 +1336,14 @@ void record_unboost(void)
 static int fd_budget(struct rec *r)
 {
 	const struct record_opts *o = r->o;
-	uint64_t threads = 0, per = 0, need;
+	uint64_t threads, per = 0, need;
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	struct rlimit rl;
-	struct dirent *de;
-	char path[64];
-	DIR *d;
+	int n = proc_for_each_tid(o->pid, NULL, NULL);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
-	d = opendir(path);
-	if (!d || getrlimit(RLIMIT_NOFILE, &rl))
-		return d ? closedir(d), 0 : 0;
-	while ((de = readdir(d)))
-		threads += de->d_name[0] != '.';
-	closedir(d);
+	if (n < 0 || getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	threads = (uint64_t)n;
 	per += o->sampler != RECORD_SAMPLER_CTIMER;
 	per += o->offcpu != RECORD_OFFCPU_OFF;
 	need = threads * per * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64;

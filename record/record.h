@@ -322,6 +322,9 @@ size_t record_read_file(const char *path, char *buf, size_t len, int nul_to_spac
  * /proc/@pid/stat into @v, and its state letter (field 3) into *@state
  * if non-NULL. 0 or -1. */
 int proc_stat(pid_t pid, char *state, long long *v, unsigned int first, unsigned int n);
+/* Call @fn (if non-NULL) for every thread of @pid listed in
+ * /proc/@pid/task now; how many, or -1 if it cannot be listed. */
+int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx);
 /* CPU time (user + system) @pid has used, in ns; 0 if unknown. */
 uint64_t proc_cpu_ns(pid_t pid);
 
