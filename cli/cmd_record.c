@@ -360,25 +360,26 @@ static const char *human_size(double b, char *buf, size_t len)
 	return buf;
 }
 
+/* The local time of day of CLOCK_MONOTONIC ns @mono, "HH:MM:SS". */
+static char *clock_hms(uint64_t mono, int64_t offset, char *buf, size_t len)
+{
+	time_t t = (time_t)(((int64_t)mono + offset) / 1000000000LL);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 /* One line per dump (flight): the file, the time it covers, why. */
 static void on_dump(void *ctx, const struct record_dump *d)
 {
 	struct rec_ctx *x = ctx;
-	struct timespec rt, mono;
+	int64_t off = record_realtime_offset_ns();
 	char a[16], b[16], sz[32];
-	int64_t off;
-	time_t t;
-	struct tm tm;
 
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	off = (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
-	t = (time_t)(((int64_t)d->from + off) / 1000000000LL);
-	localtime_r(&t, &tm);
-	strftime(a, sizeof(a), "%H:%M:%S", &tm);
-	t = (time_t)(((int64_t)d->to + off) / 1000000000LL);
-	localtime_r(&t, &tm);
-	strftime(b, sizeof(b), "%H:%M:%S", &tm);
+	clock_hms(d->from, off, a, sizeof(a));
+	clock_hms(d->to, off, b, sizeof(b));
 	erase_line(x);
 	info("dump: %s (%.1f s, %s-%s, %u segment%s, %s): %s", d->path,
 	     (double)(d->to - d->from) / 1e9, a, b, d->segments, plural(d->segments),

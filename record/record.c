@@ -937,7 +937,6 @@ static void name_threads(struct rec *r)
  * when (trace.h), and the clocks' offset for wall-clock times. */
 static void seg_head(struct rec *r, uint64_t now)
 {
-	struct timespec rt, mono;
 	char buf[48];
 
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->seg_index);
@@ -945,10 +944,7 @@ static void seg_head(struct rec *r, uint64_t now)
 	note_err(r, trace_writer__meta(r->w, "segment", buf));
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)now);
 	note_err(r, trace_writer__meta(r->w, "segment_start", buf));
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	snprintf(buf, sizeof(buf), "%lld",
-		 (long long)((rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec)));
+	snprintf(buf, sizeof(buf), "%lld", (long long)record_realtime_offset_ns());
 	note_err(r, trace_writer__meta(r->w, "clock_realtime", buf));
 	note_err(r, trace_writer__flush(r->w));
 	r->seg_start = now;
@@ -1106,6 +1102,13 @@ static void seg_next(struct rec *r, uint64_t now)
 	r->next_seal = now + r->seg_period;
 }
 
+/* Seal the open segment, and go on in the next one. */
+static void seg_roll(struct rec *r, uint64_t now)
+{
+	seg_seal(r, now);
+	seg_next(r, now);
+}
+
 /* Seal the open segment and write the window ending @now (flight). */
 static void dump(struct rec *r, uint64_t now, const char *why, int last)
 {
@@ -1113,9 +1116,10 @@ static void dump(struct rec *r, uint64_t now, const char *why, int last)
 	int err;
 
 	note_err(r, trace_writer__meta(r->w, "dump_reason", why));
-	seg_seal(r, now);
-	if (!last)
-		seg_next(r, now);
+	if (last)
+		seg_seal(r, now);
+	else
+		seg_roll(r, now);
 	if (r->err)
 		return;
 	err = flight__dump(r->fl, now, time(NULL), &d);
@@ -1205,32 +1209,29 @@ static void arm_triggers(struct rec *r)
 static void segments_tick(struct rec *r, uint64_t now)
 {
 	const struct record_opts *o = r->o;
-	uint64_t held;
+	uint64_t open, held;
 	char why[160];
 	unsigned int failed;
 
 	if (!r->fl)
 		return;
+	/* (the most held is just before a seal may drop segments) */
+	held = flight__bytes(r->fl, &open);
+	if (held > r->st->held_max)
+		r->st->held_max = held;
 	check_triggers(r);
 	if (o->dump_now && *o->dump_now) {
 		*o->dump_now = 0;
-		if (o->segments == RECORD_FLIGHT) {
+		if (o->segments == RECORD_FLIGHT)
 			dump(r, now, "SIGUSR1", 0);
-		} else {
-			seg_seal(r, now);
-			seg_next(r, now);
-		}
+		else
+			seg_roll(r, now);
 	} else if (r->dump_at && now >= r->dump_at) {
 		r->dump_at = 0;
 		dump(r, now, r->dump_why, 0);
-	} else if (now >= r->next_seal ||
-		   (o->max_size && (flight__bytes(r->fl, &held), held > o->max_size / 5))) {
-		seg_seal(r, now);
-		seg_next(r, now);
+	} else if (now >= r->next_seal || (o->max_size && open > o->max_size / 5)) {
+		seg_roll(r, now);
 	}
-	held = flight__bytes(r->fl, NULL);
-	if (held > r->st->held_max)
-		r->st->held_max = held;
 	failed = flight__reap(r->fl, why, sizeof(why));
 	if (failed) {
 		r->st->hook_failures += failed;

@@ -330,5 +330,8 @@ uint64_t proc_cpu_ns(pid_t pid);
 
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t record_now_ns(void);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns: a monotonic time plus this
+ * is its wall-clock time (trace meta "clock_realtime"). */
+int64_t record_realtime_offset_ns(void);
 
 #endif /* D9_RECORD_H */

@@ -135,6 +135,15 @@ uint64_t record_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+int64_t record_realtime_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+}
+
 struct seg_map {
 	char range[64];
 	unsigned long inode;
