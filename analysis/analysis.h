@@ -812,7 +812,7 @@ enum export_format {
 	EXPORT_PPROF = 1,	/* gzipped profile.proto (google/pprof) */
 	EXPORT_SPEEDSCOPE = 2,	/* speedscope's JSON file format */
 	EXPORT_CHROME = 3,	/* Trace Event Format JSON (Perfetto UI,
-				 * chrome://tracing) */
+				 * Chrome DevTools) */
 };
 
 struct export_result {
@@ -873,23 +873,28 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
 int analysis__export_speedscope(const struct join *j, const struct export_opts *o, FILE *out);
 
 /* chrome (export_chrome.c): @oc's join as a timeline in the Trace Event
- * Format's object form for Perfetto UI and chrome://tracing, streamed,
- * times in us from the trace's start (join.origin): per thread of the
- * target a thread_name ("M") event; per poll a complete ("X") slice
+ * Format's object form for Perfetto UI and Chrome DevTools, streamed
+ * (but for the samples, kept until the end: 16 bytes each), times in us
+ * from the trace's start (join.origin): per thread of the target a
+ * thread_name ("M") event; per poll a complete ("X", cat "task") slice
  * "task ID name" (args poll, task, samples, offcpu_ns, runq_ns, top);
  * per parked interval (offcpu__parks) a slice "parked"; per off-CPU
  * interval a slice "off-CPU (blocked)" or "off-CPU (preempted)" lasting
  * its weight (struct offcpu_switch.ns: clipped to its poll), args runq_ns
- * (and holder), "sf" its stack; per CPU sample a thread-scoped instant
- * "cpu sample" with "sf" (args weight when over 1); with @d, per delay
- * ended by a poll a flow ("s" on the waker at the wake, "f" with bp "e"
- * on the poller at the poll's begin, one id). Stacks are nodes of one
- * top-level "stackFrames" dictionary (id -> name, parent), one node per
- * distinct path from the root, shared by all events. @o->sel must be off
- * (no task filter yet). result: samples (sample events), switches,
- * pprof_samples (poll slices), functions (stack frame nodes). 0,
- * -EINVAL, -ENODATA if the trace has no polls and no samples (a valid
- * file is still written), -ENOMEM, -EIO, or a walk's error. */
+ * (and holder, top), "sf" its stack; per thread with CPU samples a Chrome
+ * CPU profile: a "Profile" ("P") event and "ProfileChunk" events with the
+ * thread's call-tree nodes once and each sample as a node id and a time
+ * delta in us (a sample of weight w is w samples); with @d, per delay
+ * ended by a poll an instant "wake task N" on the waker and a flow ("s"
+ * there, "f" with bp "e" on the poller at the poll's begin, one id, cat
+ * "task"). Stacks are nodes of one tree of function paths, written as
+ * the top-level "stackFrames" dictionary (id -> name, parent) too.
+ * With @o->sel on: only its tasks' polls, the samples and off-CPU
+ * intervals in them and the wakes that ended in them (no parks).
+ * result: samples (trace samples), switches, pprof_samples (poll
+ * slices), functions (stack frame nodes). 0, -EINVAL, -ENOENT if no task
+ * matches @o->sel, -ENODATA if no poll and no sample is written (a valid
+ * file still is), -ENOMEM, -EIO, or a walk's error. */
 struct delays;
 int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 			    const struct export_opts *o, FILE *out);

@@ -8,10 +8,25 @@
  * off-CPU intervals, CPU samples (one walk of the file through the join)
  * and wake-to-poll flows, each in its own pass; then the stack frames.
  * Stacks are not written per event: every stack an event refers to is
- * interned into one tree of (parent node, frame) pairs, root first, and
- * an event names its leaf node ("sf"); the tree goes out once, at the
- * end, as the "stackFrames" dictionary. So a 1M-sample trace costs one
- * short line per sample plus one entry per distinct path prefix.
+ * interned into one tree of (parent node, frame) pairs, root first.
+ *
+ * CPU samples are what Chrome itself writes for its JavaScript samples
+ * and what both Perfetto (its legacy V8 profile importer) and Chrome
+ * DevTools' Performance panel turn into call stacks on the thread: per
+ * thread one "Profile" event (ph "P", the start time) and "ProfileChunk"
+ * events holding the thread's part of the tree as "nodes" (once) and the
+ * samples as node ids with their time deltas in us. So a sample costs a
+ * few bytes (a 1M-sample trace was 72 MB of one event per sample before).
+ * Off-CPU intervals name their leaf node as "sf", the tree going out once
+ * at the end as the "stackFrames" dictionary (chrome://tracing's form;
+ * Perfetto and DevTools ignore it, so the off-CPU slice says its top
+ * frame in args as well).
+ *
+ * Wakes: an instant "wake" on the waker's thread at the wake, and a flow
+ * from it to the poll that the wake led to. Flow ends share the category
+ * ("task") and time of the events they bind to, as DevTools binds flows
+ * by (ts, pid, tid, cat), and Perfetto binds "s" to the slice open on
+ * the waker and "f" (bp "e") to the poll slice that begins there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,17 +40,33 @@ struct ch {
 	const struct offcpu *oc;
 	const struct join *j;
 	const struct trace *t;
+	const struct task_sel *sel; /* --task: only these tasks' polls */
 	FILE *out;
 	uint64_t origin;
 	const char *pid; /* the target's, as the trace says it */
 	int first;	 /* no event written yet */
-	/* the stack tree: node n (from 1) is frame[n] under parent[n] */
-	struct amap edges; /* parent << 32 | frame -> node */
-	uint32_t *frame, *parent;
+	/* the stack tree: node n (from 1) is label[n] under parent[n] */
+	struct amap edges; /* parent << 32 | label -> node */
+	uint32_t *label, *parent;
+	struct flame *lab; /* the labels, interned */
+	uint32_t *lab_of;  /* per trace frame: its label id + 1, 0 = not yet */
 	size_t nnodes, cap;
 	uint32_t *leaf; /* per trace stack: its node, 0 = not yet */
+	struct csample *smp; /* the CPU samples, written per thread at the end */
+	size_t nsmp, smpcap;
 	struct export_result *res;
 };
+
+/* One CPU sample, kept until the profiles are written. */
+struct csample {
+	int64_t us;   /* from the origin, rounded to the us */
+	uint32_t tid;
+	uint32_t node; /* stack tree node, 0 = empty stack */
+};
+
+/* Samples per ProfileChunk: Perfetto and DevTools parse an event's args
+ * whole, so keep each one small. */
+#define CHROME_CHUNK 4096
 
 /* "ts":us from the origin, with ns kept (three decimals). */
 static void ts(struct ch *x, const char *key, uint64_t t)
@@ -61,6 +92,23 @@ static void ev(struct ch *x, const char *ph, uint32_t tid)
 	x->first = 0;
 }
 
+/* Frame @fr's label id (frames of one function at different addresses
+ * are one node, as in the flamegraph); UINT32_MAX on -ENOMEM. */
+static uint32_t frame_lab(struct ch *x, uint32_t fr)
+{
+	char buf[512];
+	uint32_t id;
+
+	if (fr < x->t->nframes && x->lab_of[fr])
+		return x->lab_of[fr] - 1;
+	frame_label(x->t, fr, buf, sizeof(buf));
+	if (flame_intern(x->lab, buf, strlen(buf), &id))
+		return UINT32_MAX;
+	if (fr < x->t->nframes)
+		x->lab_of[fr] = id + 1;
+	return id;
+}
+
 /* The stack tree's node for trace stack @s, interning its paths; 0 for an
  * empty or bad stack, UINT32_MAX on -ENOMEM. */
 static uint32_t stack_node(struct ch *x, uint32_t s)
@@ -74,17 +122,20 @@ static uint32_t stack_node(struct ch *x, uint32_t s)
 		return x->leaf[s];
 	/* leaf first in the trace: walk it from its end, the root */
 	for (uint32_t k = t->stack_off[s + 1]; k-- > t->stack_off[s];) {
-		uint32_t fr = t->stack_frames[k];
+		uint32_t lab = frame_lab(x, t->stack_frames[k]);
 		int created = 0;
-		uint64_t *v = amap_get(&x->edges, (uint64_t)node << 32 | fr, &created);
+		uint64_t *v;
 
+		if (lab == UINT32_MAX)
+			return UINT32_MAX;
+		v = amap_get(&x->edges, (uint64_t)node << 32 | lab, &created);
 		if (!v)
 			return UINT32_MAX;
 		if (created) {
 			size_t old = x->cap;
 
-			if (analysis_grow((void **)&x->frame, &x->cap, x->nnodes + 2,
-					  sizeof(*x->frame)))
+			if (analysis_grow((void **)&x->label, &x->cap, x->nnodes + 2,
+					  sizeof(*x->label)))
 				return UINT32_MAX;
 			/* parent has the same capacity: grow it alongside */
 			if (x->cap != old) {
@@ -95,7 +146,7 @@ static uint32_t stack_node(struct ch *x, uint32_t s)
 				x->parent = p;
 			}
 			*v = ++x->nnodes;
-			x->frame[*v] = fr;
+			x->label[*v] = lab;
 			x->parent[*v] = node;
 		}
 		node = (uint32_t)*v;
@@ -114,6 +165,15 @@ static int sf(struct ch *x, uint32_t s)
 	if (n)
 		fprintf(x->out, ",\"sf\":%" PRIu32, n);
 	return 0;
+}
+
+/* Is poll @i kept (no --task, or a poll of a chosen task)? */
+static int keep_poll(const struct ch *x, int64_t i)
+{
+	if (!x->sel->on)
+		return 1;
+	return i >= 0 && (size_t)i < x->j->npolls &&
+	       task_sel_has(x->sel, join__task(x->j, x->j->polls[i].task));
 }
 
 static void write_threads(struct ch *x)
@@ -148,10 +208,12 @@ static void write_polls(struct ch *x)
 		const struct poll_offcpu *po = x->oc->polls ? &x->oc->polls[i] : NULL;
 		uint32_t top;
 
+		if (!keep_poll(x, (int64_t)i))
+			continue;
 		ev(x, "X", p->tid);
 		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s", p->task,
 			 ts_ && ts_->name ? " " : "", ts_ && ts_->name ? ts_->name : "");
-		fputs(",\"cat\":\"poll\",\"name\":", x->out);
+		fputs(",\"cat\":\"task\",\"name\":", x->out);
 		json_str(x->out, buf);
 		ts(x, "ts", p->start);
 		dur(x, p->end - p->start);
@@ -178,7 +240,7 @@ static void write_polls(struct ch *x)
 static void write_parks(struct ch *x)
 {
 	const struct offcpu_park *pk;
-	size_t n = offcpu__parks(x->oc, &pk);
+	size_t n = x->sel->on ? 0 : offcpu__parks(x->oc, &pk);
 
 	for (size_t i = 0; i < n; i++) {
 		ev(x, "X", pk[i].tid);
@@ -193,12 +255,15 @@ static int write_switches(struct ch *x)
 {
 	const struct trace *t = x->t;
 	char buf[256];
+	uint32_t top;
 	int err;
 
 	for (size_t i = 0; i < t->nswitches; i++) {
 		const struct trace_switch *s = &t->switches[i];
 		const struct offcpu_switch *o = &x->oc->sw[i];
 
+		if (x->sel->on && !keep_poll(x, o->poll))
+			continue;
 		ev(x, "X", s->tid);
 		fprintf(x->out, ",\"cat\":\"offcpu\",\"name\":\"off-CPU (%s)\"",
 			s->preempted ? "preempted" : "blocked");
@@ -211,6 +276,10 @@ static int write_switches(struct ch *x)
 		fprintf(x->out, ",\"args\":{\"runq_ns\":%" PRIu64, o->runq);
 		if (o->poll >= 0)
 			fprintf(x->out, ",\"poll\":%" PRId32, o->poll);
+		if (offcpu_blocking_frame(t, s->stack, &top) > 0) {
+			fputs(",\"top\":", x->out);
+			json_str(x->out, frame_label(t, top, buf, sizeof(buf)));
+		}
 		if (o->runq && s->holder) {
 			fputs(",\"holder\":", x->out);
 			json_str(x->out, holder_label(t, s->holder, buf, sizeof(buf)));
@@ -221,45 +290,156 @@ static int write_switches(struct ch *x)
 	return 0;
 }
 
+/* us from the origin, rounded to the nearest (samples' time base). */
+static int64_t us_from_origin(const struct ch *x, uint64_t t)
+{
+	return t >= x->origin ? (int64_t)((t - x->origin + 500) / 1000)
+			      : -(int64_t)((x->origin - t + 500) / 1000);
+}
+
 static int on_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
 {
 	struct ch *x = ctx;
-	int err;
+	uint32_t w = s->weight ? s->weight : 1, node;
 
-	(void)p;
-	ev(x, "i", s->tid);
-	fputs(",\"s\":\"t\",\"cat\":\"cpu\",\"name\":\"cpu sample\"", x->out);
-	ts(x, "ts", s->time);
-	err = sf(x, s->stack);
-	if (err)
-		return err;
-	if (s->weight > 1)
-		fprintf(x->out, ",\"args\":{\"weight\":%" PRIu32 "}", s->weight);
-	putc('}', x->out);
+	if (x->sel->on && !(p && task_sel_has(x->sel, &x->j->tasks[p->task])))
+		return 0;
+	node = stack_node(x, s->stack);
+	if (node == UINT32_MAX)
+		return -ENOMEM;
+	/* a sample of weight w (ctimer overruns) is w samples at its time */
+	if (analysis_grow((void **)&x->smp, &x->smpcap, x->nsmp + w, sizeof(*x->smp)))
+		return -ENOMEM;
+	for (uint32_t k = 0; k < w; k++)
+		x->smp[x->nsmp++] = (struct csample){
+			.us = us_from_origin(x, s->time), .tid = s->tid, .node = node};
 	x->res->samples++;
-	x->res->weight += s->weight ? s->weight : 1;
+	x->res->weight += w;
 	return 0;
 }
 
-/* A flow arrow per delay that a poll ended: from the waker at the wake
- * to the poller at the poll's begin ("f" binds to the poll slice that
- * begins there, bp "e"; "s" to whatever encloses the wake on the waker). */
+static int csample_cmp(const void *a, const void *b)
+{
+	const struct csample *l = a, *r = b;
+
+	if (l->tid != r->tid)
+		return l->tid < r->tid ? -1 : 1;
+	return (l->us > r->us) - (l->us < r->us);
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t l = *(const uint32_t *)a, r = *(const uint32_t *)b;
+
+	return (l > r) - (l < r);
+}
+
+/* The "nodes" of one thread's profile: a "(root)" node 1, then the tree's
+ * nodes @list[0..n) (ascending, so parents first) as node + 1. */
+static void write_nodes(struct ch *x, const uint32_t *list, size_t n)
+{
+	fputs("\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\"}}", x->out);
+	for (size_t k = 0; k < n; k++) {
+		uint32_t v = list[k];
+
+		fprintf(x->out, ",{\"id\":%" PRIu32 ",\"parent\":%" PRIu32
+			",\"callFrame\":{\"functionName\":", v + 1, x->parent[v] + 1);
+		json_str(x->out, flame_label_str(x->lab, x->label[v]));
+		fputs("}}", x->out);
+	}
+	fputs("],", x->out);
+}
+
+/* One thread's samples @v[0..n) as profile @id: its Profile event and
+ * ProfileChunks. @mark/@list: scratch of nnodes + 1 entries. */
+static void write_profile(struct ch *x, const struct csample *v, size_t n, uint32_t id,
+			  uint32_t *mark, uint32_t *list)
+{
+	size_t nl = 0;
+	int64_t prev = v[0].us;
+
+	/* the nodes it uses and their ancestors, each once */
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t k = v[i].node; k && mark[k] != id; k = x->parent[k]) {
+			mark[k] = id;
+			list[nl++] = k;
+		}
+	qsort(list, nl, sizeof(*list), u32_cmp);
+	ev(x, "P", v[0].tid);
+	fprintf(x->out,
+		",\"name\":\"Profile\",\"id\":\"0x%" PRIx32 "\",\"ts\":%" PRId64
+		",\"args\":{\"data\":{\"startTime\":%" PRId64 "}}}",
+		id, prev, prev);
+	for (size_t c = 0; c < n; c += CHROME_CHUNK) {
+		size_t e = c + CHROME_CHUNK < n ? c + CHROME_CHUNK : n;
+
+		ev(x, "P", v[0].tid);
+		fprintf(x->out,
+			",\"name\":\"ProfileChunk\",\"id\":\"0x%" PRIx32 "\",\"ts\":%" PRId64
+			",\"args\":{\"data\":{\"cpuProfile\":{",
+			id, v[e - 1].us);
+		if (!c)
+			write_nodes(x, list, nl);
+		fputs("\"samples\":[", x->out);
+		for (size_t i = c; i < e; i++)
+			fprintf(x->out, "%s%" PRIu32, i > c ? "," : "", v[i].node + 1);
+		fputs("]},\"timeDeltas\":[", x->out);
+		for (size_t i = c; i < e; i++) {
+			fprintf(x->out, "%s%" PRId64, i > c ? "," : "", v[i].us - prev);
+			prev = v[i].us;
+		}
+		fputs("]}}}", x->out);
+	}
+}
+
+/* Every thread's samples as one profile (ids from 1). 0 or -ENOMEM. */
+static int write_profiles(struct ch *x)
+{
+	uint32_t *mark, *list, id = 0;
+
+	if (!x->nsmp)
+		return 0;
+	mark = calloc(x->nnodes + 1, sizeof(*mark));
+	list = malloc((x->nnodes + 1) * sizeof(*list));
+	if (!mark || !list) {
+		free(mark);
+		free(list);
+		return -ENOMEM;
+	}
+	qsort(x->smp, x->nsmp, sizeof(*x->smp), csample_cmp);
+	for (size_t i = 0, e; i < x->nsmp; i = e) {
+		for (e = i; e < x->nsmp && x->smp[e].tid == x->smp[i].tid; e++)
+			;
+		write_profile(x, x->smp + i, e - i, ++id, mark, list);
+	}
+	free(mark);
+	free(list);
+	return 0;
+}
+
+/* Per delay that a poll ended: an instant on the waker at the wake and a
+ * flow arrow from it to the poll's slice, which begins at the flow's end
+ * (see the top of the file for how viewers bind them). */
 static void write_flows(struct ch *x, const struct delays *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		const struct delay *w = &d->v[i];
 		const char *name = w->spawn ? "spawn" : "wake";
 
-		if (w->poll < 0)
+		if (w->poll < 0 || !keep_poll(x, w->poll))
 			continue;
+		ev(x, "i", w->waker);
+		fprintf(x->out, ",\"s\":\"t\",\"cat\":\"task\",\"name\":\"%s task %" PRIu64 "\"",
+			name, w->task);
+		ts(x, "ts", w->wake);
+		putc('}', x->out);
 		ev(x, "s", w->waker);
-		fprintf(x->out, ",\"cat\":\"wake\",\"name\":\"%s\",\"id\":%zu", name,
-			i + 1);
+		fprintf(x->out, ",\"cat\":\"task\",\"name\":\"%s\",\"id\":%zu", name, i + 1);
 		ts(x, "ts", w->wake);
 		putc('}', x->out);
 		ev(x, "f", w->poller);
 		fprintf(x->out,
-			",\"bp\":\"e\",\"cat\":\"wake\",\"name\":\"%s\",\"id\":%zu", name,
+			",\"bp\":\"e\",\"cat\":\"task\",\"name\":\"%s\",\"id\":%zu", name,
 			i + 1);
 		ts(x, "ts", w->begin);
 		putc('}', x->out);
@@ -268,12 +448,10 @@ static void write_flows(struct ch *x, const struct delays *d)
 
 static void write_frames(struct ch *x)
 {
-	char buf[512];
-
 	fputs("],\n\"stackFrames\":{", x->out);
 	for (size_t n = 1; n <= x->nnodes; n++) {
 		fprintf(x->out, "%s\"%zu\":{\"name\":", n > 1 ? ",\n" : "\n", n);
-		json_str(x->out, frame_label(x->t, x->frame[n], buf, sizeof(buf)));
+		json_str(x->out, flame_label_str(x->lab, x->label[n]));
 		if (x->parent[n])
 			fprintf(x->out, ",\"parent\":\"%" PRIu32 "\"", x->parent[n]);
 		putc('}', x->out);
@@ -288,10 +466,13 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	struct ch x = {.oc = oc, .out = out, .first = 1, .res = &res};
 	int err;
 
-	if (!oc || !o || !out || o->format != EXPORT_CHROME || o->sel.on || o->offcpu)
+	if (!oc || !o || !out || o->format != EXPORT_CHROME || o->offcpu)
 		return -EINVAL;
 	x.j = oc->join;
 	x.t = oc->trace;
+	x.sel = &o->sel;
+	if (o->sel.on && !task_sel_any(x.j, &o->sel))
+		return -ENOENT;
 	x.origin = x.j->origin ? x.j->origin : x.j->start_time;
 	x.pid = analysis_meta(x.t, "pid");
 	if (!x.pid || !*x.pid || strspn(x.pid, "0123456789") != strlen(x.pid))
@@ -300,7 +481,9 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	if (err)
 		goto out;
 	x.leaf = calloc(x.t->nstacks + 1, sizeof(*x.leaf));
-	if (!x.leaf) {
+	x.lab_of = calloc(x.t->nframes + 1, sizeof(*x.lab_of));
+	x.lab = flame__new();
+	if (!x.leaf || !x.lab_of || !x.lab) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -315,6 +498,8 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	err = write_switches(&x);
 	if (!err)
 		err = join_for_each_sample(x.j, on_sample, &x);
+	if (!err)
+		err = write_profiles(&x);
 	if (err)
 		goto out;
 	if (d)
@@ -322,14 +507,17 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	write_frames(&x);
 	fputs("}}\n", out);
 	err = ferror(out) ? -EIO : 0;
-	if (!err && !res.samples && !x.j->npolls)
+	if (!err && !res.samples && !res.pprof_samples)
 		err = -ENODATA;
 out:
 	if (o && o->result)
 		*o->result = res;
 	amap_release(&x.edges);
-	free(x.frame);
+	free(x.label);
 	free(x.parent);
+	free(x.lab_of);
+	flame__free(x.lab);
 	free(x.leaf);
+	free(x.smp);
 	return err;
 }

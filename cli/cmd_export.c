@@ -18,7 +18,7 @@ static void help(FILE *f)
 		"       d9prof export " INPUT_USAGE "\n"
 		"                     --format speedscope [-o OUT] [--task ID|NAME] [--by KEY]\n"
 		"       d9prof export " INPUT_USAGE "\n"
-		"                     --format chrome [-o OUT]\n\n"
+		"                     --format chrome [-o OUT] [--task ID|NAME]\n\n"
 		"Write the trace, every CPU sample joined to its poll, in a format other\n"
 		"tools read.\n\n"
 		"pprof: a gzipped profile.proto for 'go tool pprof', Pyroscope, Parca,\n"
@@ -32,15 +32,18 @@ static void help(FILE *f)
 		"task name or thread), busiest first, the stacks of 'd9prof flame'\n"
 		"in nanoseconds of CPU time. Stacks are summed: no time order.\n\n"
 		"chrome: a timeline in the Trace Event Format (JSON) for\n"
-		"https://ui.perfetto.dev or chrome://tracing: a track per thread with\n"
-		"its polls (named by task), parks and off-CPU intervals as slices,\n"
-		"every CPU sample as an instant with its stack, and an arrow from\n"
-		"each wake to the poll it caused. Stacks are shared (stackFrames).\n\n"
+		"https://ui.perfetto.dev or Chrome DevTools' Performance panel: a\n"
+		"track per thread with its polls (named by task), parks and off-CPU\n"
+		"intervals as slices, the CPU samples as call stacks (a Chrome CPU\n"
+		"profile per thread), and an arrow from each wake to the poll it\n"
+		"caused.\n\n"
 		"options:\n"
 		INPUT_HELP
 		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
-		"                        every task named NAME; not chrome)\n"
+		"                        every task named NAME); chrome: their polls,\n"
+		"                        the samples and off-CPU time in them and the\n"
+		"                        wakes that led to them\n"
 		"      --offcpu          also the off-CPU time in polls and outside them\n"
 		"                        (not parked time), from its switch-out stacks\n"
 		"                        (pprof only)\n"
@@ -170,8 +173,6 @@ int cmd_export(int argc, char **argv)
 		return usage_error("export ", "--offcpu is for --format pprof only");
 	if (eo.by && eo.format != EXPORT_SPEEDSCOPE)
 		return usage_error("export ", "--by is for --format speedscope only");
-	if (eo.sel.on && eo.format == EXPORT_CHROME)
-		return usage_error("export ", "--task is not for --format chrome (yet)");
 	/* a binary format is not for a terminal */
 	terminal_svg(&outp, default_file(eo.format));
 

@@ -15,8 +15,12 @@
 # (Trace Event Format) export is checked by check_chrome.py: valid JSON,
 # durations >= 0, polls in order and disjoint per thread, flows paired,
 # X slices nest per thread, every sf a stackFrames id whose chain ends,
-# sample events = info's counts.samples, poll slices = polls --limit 0
-# (no trace viewer loads it here: none can be had offline).
+# profile samples = info's counts.samples, poll slices = polls --limit 0;
+# and it loads in Chromium's own DevTools Performance panel (devtools.js,
+# through playwright-core): DevTools' trace engine finds the same thread
+# tracks, polls, samples and wake flows, and the panel loads it without
+# error (screenshot in $B/e2e/export/out). Perfetto UI cannot be had
+# offline here.
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
 NAME=export
@@ -29,11 +33,14 @@ TRACE=$TMP/demo.data
 need_decoder() {
 	command -v node >/dev/null && command -v npm >/dev/null ||
 		{ say "skip - no node or npm on this machine (apt-get install nodejs npm)"; return 2; }
-	[ -d "$NODE_DIR/node_modules/pprof-format" ] && [ -d "$NODE_DIR/node_modules/speedscope" ] &&
-		[ -d "$NODE_DIR/node_modules/ajv" ] && return 0
+	local m
+	for m in pprof-format speedscope ajv playwright-core ""; do
+		[ -z "$m" ] && return 0
+		[ -d "$NODE_DIR/node_modules/$m" ] || break
+	done
 	mkdir -p "$NODE_DIR" && cp tests/e2e/export/package.json "$NODE_DIR/" &&
 		(cd "$NODE_DIR" && npm install --no-audit --no-fund --loglevel=error >"$TMP/npm.log" 2>&1) ||
-		{ tail -3 "$TMP/npm.log"; say "skip - cannot install the test packages (pprof-format, speedscope, ajv) from npm"; return 2; }
+		{ tail -3 "$TMP/npm.log"; say "skip - cannot install the test packages (pprof-format, speedscope, ajv, playwright-core) from npm"; return 2; }
 }
 
 # a 2 s recording of the demo in $TRACE, once
@@ -138,18 +145,25 @@ t_speedscope_bad_requests_are_clear_errors() {
 	[ "$rc" = 1 ] || { cat "$TMP/e.err"; fail "a task not in the trace: exit $rc"; return 1; }
 }
 
+# Chromium's command in $CHROME; 0, or 2 after saying it is missing
+find_chromium() {
+	for CHROME in ${CHROMIUM:-} chromium chromium-browser google-chrome ""; do
+		command -v "$CHROME" >/dev/null 2>&1 && return 0
+	done
+	say "skip - no chromium on PATH (apt-get install chromium)"
+	return 2
+}
+
 # speedscope in headless Chromium: a load failure is an alert(), which
 # leaves the dumped DOM empty, so the checks below catch it too
 t_speedscope_loads_in_speedscope_in_chromium() {
 	local out=$ROOT/$B/e2e/export/out www=$TMP/www port url busiest c
 	need_decoder || return
 	command -v python3 >/dev/null || { say "skip - no python3 to serve speedscope"; return 0; }
-	for c in ${CHROMIUM:-} chromium chromium-browser google-chrome ""; do
-		command -v "$c" >/dev/null 2>&1 && break
-	done
-	[ -n "$c" ] || { say "skip - no chromium on PATH (apt-get install chromium)"; return 0; }
+	find_chromium || return 0
+	c=$CHROME
 	record_demo || return
-	rm -rf "$out" && mkdir -p "$out" "$www" || return
+	mkdir -p "$out" "$www" || return
 	ln -s "$NODE_DIR/node_modules/speedscope/dist/release" "$www/speedscope"
 	"$D9" export -i "$TRACE" --format speedscope -o "$www/p.json" 2>/dev/null ||
 		{ fail "export failed"; return 1; }
@@ -216,13 +230,54 @@ t_chrome_is_well_formed_and_counts_match() {
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "chrome export is malformed"
 }
 
+# the chrome export in Chromium's DevTools Performance panel
+t_chrome_loads_in_devtools_performance_panel() {
+	local out=$ROOT/$B/e2e/export/out samples polls
+	need_decoder || return
+	command -v python3 >/dev/null || { say "skip - no python3 to read the counts"; return 0; }
+	find_chromium || return 0
+	record_demo || return
+	mkdir -p "$out" || return
+	"$D9" export -i "$TRACE" --format chrome -o "$TMP/c.json" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export --format chrome failed"; return 1; }
+	samples=$("$D9" info -i "$TRACE" --json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["samples"])')
+	polls=$("$D9" polls -i "$TRACE" --limit 0 2>/dev/null |
+		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
+	NODE_PATH=$NODE_DIR/node_modules timeout 180 node tests/e2e/export/devtools.js \
+		"$(command -v "$CHROME")" "$TMP/c.json" "$samples" "$polls" "$out/devtools.png" |
+		sed 's/^/    /'
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "DevTools does not show the chrome export as it should"
+}
+
+t_chrome_task_keeps_only_that_task() {
+	local task samples polls
+	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 0; }
+	record_demo || return
+	task=$("$D9" tasks -i "$TRACE" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1; exit}')
+	[ -n "$task" ] || { fail "no task in the demo's recording"; return 1; }
+	"$D9" export -i "$TRACE" --format chrome --task "$task" -o "$TMP/ct.json" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export --format chrome --task $task failed"; return 1; }
+	samples=$("$D9" flame -i "$TRACE" --task "$task" --format folded 2>/dev/null |
+		awk '{ n += $NF } END { print n + 0 }')
+	polls=$("$D9" polls -i "$TRACE" --task "$task" --limit 0 2>/dev/null |
+		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
+	python3 tests/e2e/export/check_chrome.py "$TMP/ct.json" "$samples" "$polls" | sed 's/^/    /'
+	[ "${PIPESTATUS[0]}" = 0 ] || { fail "chrome export of task $task is malformed"; return 1; }
+	python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+other = [e for e in ev if e.get("cat") == "task" and e["ph"] == "X" and e["args"]["task"] != int(sys.argv[2])]
+sys.exit(1 if other or any(e.get("cat") == "park" for e in ev) else 0)' "$TMP/ct.json" "$task" ||
+		fail "--task $task: a poll of another task, or parks, in the export"
+}
+
 t_chrome_bad_requests_are_clear_errors() {
 	local rc
 	record_demo || return
-	"$D9" export -i "$TRACE" --format chrome --task 1 -o "$TMP/c.json" 2>"$TMP/err"
+	"$D9" export -i "$TRACE" --format chrome --task 999999999 -o "$TMP/c.json" 2>"$TMP/err"
 	rc=$?
-	[ "$rc" = 2 ] && grep -q -- "--task is not for --format chrome" "$TMP/err" ||
-		{ cat "$TMP/err"; fail "--task with chrome: exit $rc, want 2 and a clear message"; }
+	[ "$rc" = 1 ] && grep -q "999999999" "$TMP/err" ||
+		{ cat "$TMP/err"; fail "a task not in the trace: exit $rc, want 1 and a clear message"; }
 	"$D9" export -i "$TRACE" --format chrome --offcpu -o "$TMP/c.json" 2>"$TMP/err"
 	rc=$?
 	[ "$rc" = 2 ] || { cat "$TMP/err"; fail "--offcpu with chrome: exit $rc, want 2"; }

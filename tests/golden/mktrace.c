@@ -366,7 +366,8 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (argc < 2 || i != argc - 1 || (seg && losses) || (!seg && (cut || reason || exit_status))) {
+	if (argc < 2 || i != argc - 1 || path[0] == '-' || (seg && losses) ||
+	    (!seg && (cut || reason || exit_status))) {
 		fprintf(stderr, "usage: mktrace [--losses] FILE\n"
 				"       mktrace --segments A-B [--cut] [--dump REASON] "
 				"[--exit STATUS] FILE\n");
