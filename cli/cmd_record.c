@@ -22,7 +22,7 @@
 static volatile sig_atomic_t stop, dump_now;
 
 enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK,
-       OPT_NO_WAKEUPS, OPT_CHILDREN };
+       OPT_NO_WAKEUPS, OPT_CHILDREN, OPT_NO_SHIM };
 enum { OPT_SAMPLER = 300, OPT_FLIGHT, OPT_MAX_SIZE, OPT_TRIGGER, OPT_COOLDOWN, OPT_ROTATE,
        OPT_MAX_TOTAL, OPT_KEY_PREFIX, OPT_ON_SEGMENT };
 
@@ -67,6 +67,9 @@ static void help(FILE *f)
 		"      --children        also the samples of processes the target forks\n"
 		"                        (inherited events follow them; left out and\n"
 		"                        counted by default)\n"
+		"      --no-shim         leave the target's d9prof shim detached: CPU\n"
+		"                        samples and switches only, no task ids (as\n"
+		"                        perf records; to see what task awareness costs)\n"
 		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
@@ -525,6 +528,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-offcpu", no_argument, NULL, OPT_NO_OFFCPU },
 		{ "offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE },
 		{ "no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS },
+		{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
 		{ "children", no_argument, NULL, OPT_CHILDREN },
 		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
 		{ "cpu-stack", required_argument, NULL, OPT_CPU_STACK },
@@ -645,6 +649,9 @@ int cmd_record(int argc, char **argv)
 		case OPT_NO_WAKEUPS:
 			o.no_wakeups = 1;
 			break;
+		case OPT_NO_SHIM:
+			o.no_shim = 1;
+			break;
 		case OPT_OFFCPU_SOURCE:
 			if (!strcmp(optarg, "auto"))
 				o.offcpu = RECORD_OFFCPU_AUTO;
@@ -682,6 +689,9 @@ int cmd_record(int argc, char **argv)
 					    o.on_segment))
 		return usage_error("record ", "--flight keeps segments in memory: --rotate, "
 				   "--max-total, --key-prefix and --on-segment are for --rotate");
+	if (o.no_shim && o.sampler == RECORD_SAMPLER_CTIMER)
+		return usage_error("record ", "--sampler ctimer samples through the shim: "
+				   "not with --no-shim");
 	if (o.segments != RECORD_FLIGHT && (o.ntriggers || o.cooldown > 0))
 		return usage_error("record ", "--trigger and --cooldown need --flight");
 	if (o.segments == RECORD_ONE_TRACE && (o.max_total || o.key_prefix || o.on_segment))

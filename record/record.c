@@ -244,6 +244,8 @@ static void shim_try_attach(struct rec *r, int warn)
 	char why[160], when[24];
 	int err;
 
+	if (r->o->no_shim)
+		return;
 	err = shim_seg__open(r->o->pid, &r->seg, why, sizeof(why));
 	if (err) {
 		if ((err == -EPERM || (err != -ENOENT && err != -ESRCH)) &&

@@ -123,6 +123,9 @@ struct record_opts {
 	int offcpu_fp_only;		/* no stack copy: frame pointers only */
 	int children;			/* keep the samples of forked children
 					 * (inherited events follow them) */
+	int no_shim;			/* leave the shim detached: samples and
+					 * switches only, no task ids (what
+					 * task awareness costs, measured) */
 	int no_wakeups;			/* do not record wakeups: off-CPU time
 					 * not split into blocked and
 					 * run-queue time */
