@@ -398,12 +398,13 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 	if (!out || stat(out, &sb))
 		sb.st_size = 0;
 	fprintf(stderr,
-		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim event%s, "
-		"%u unique frame%s\n",
+		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim event%s "
+		"(%llu ring record%s), %u unique frame%s\n",
 		st->seconds, (int)pid, st->target_exited ? " (it exited)" : "",
 		(unsigned long long)st->samples, plural(st->samples), st->event_name,
-		(unsigned long long)st->events, plural(st->events), (unsigned int)st->frames,
-		plural(st->frames));
+		(unsigned long long)st->events, plural(st->events),
+		(unsigned long long)st->shim_records, plural(st->shim_records),
+		(unsigned int)st->frames, plural(st->frames));
 	if (st->cpu_stacks)
 		fprintf(stderr,
 			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "

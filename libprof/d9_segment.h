@@ -87,7 +87,7 @@
  * waits up to MS ms at initialisation for the recorder (shim.c). */
 #define D9_ATTACH_WAIT_ENV "D9PROF_ATTACH_WAIT"
 #define D9_SEG_MAGIC	0x3167657339643964ULL	/* "d9d9seg1" little-endian */
-#define D9_SEG_VERSION	2
+#define D9_SEG_VERSION	3
 #define D9_SEG_HDR_SIZE	4096
 
 /* What a recorder accepts at most (d9_seg_check()): the target chooses
@@ -168,6 +168,14 @@ enum d9_event_type {
 	D9_EV_TASK_END = 7,	/* task */
 	D9_EV_PARK = 8,
 	D9_EV_UNPARK = 9,
+	/* Ring only (the recorder writes them to traces as BEGIN, END and,
+	 * for POLL_WOKEN, a WAKE at the end): a whole poll in one record,
+	 * time = its end, arg = its length in the segment's clock unit. The
+	 * shim writes one when nothing else was recorded on the thread during
+	 * the poll and the length fits in 32 bits; else BEGIN ... END. */
+	D9_EV_POLL = 10,	/* task */
+	D9_EV_POLL_WOKEN = 11,	/* task, woken during the poll (by its own
+				 * thread): runnable again at its end */
 	D9_EV_TEXT = 15,	/* continuation: the record's 24 bytes are text */
 };
 
@@ -215,6 +223,18 @@ struct d9_ring_hdr {
 	/* producer cache line */
 	uint64_t head __attribute__((aligned(64)));
 	uint64_t drops;		/* records dropped because the ring was full */
+	/* The owner's poll not in the ring yet (it goes out as one
+	 * D9_EV_POLL record, held after its end until the owner's next
+	 * marker, or as BEGIN before the next other record): at its begin
+	 * open_end = 0, open_time, then open_task (release); at its end, held,
+	 * open_end (release); open_task = 0 before the record that writes it
+	 * is published. A consumer that reads open_task, open_time, open_end
+	 * and open_task again (acquire), sees the same non-zero task, and
+	 * then finds head where it consumed to, holds that poll: begun after
+	 * every record consumed, ended at open_end if that is not 0. */
+	uint64_t open_time;
+	uint64_t open_task;
+	uint64_t open_end;
 	/* consumer cache line */
 	uint64_t tail __attribute__((aligned(64)));
 	uint64_t pad_[7];
@@ -545,6 +565,26 @@ static inline size_t d9_ring_consume(struct d9_ring_hdr *r, uint32_t ring_events
 static inline uint64_t d9_ring_drops(struct d9_ring_hdr *r)
 {
 	return __atomic_load_n(&r->drops, __ATOMIC_RELAXED);
+}
+
+/* The poll on @r that is not in the ring yet: 1 with its task, begin and
+ * end (0: in progress; the segment's unit), 0 if none. Call after
+ * d9_ring_consume(), and take it only if head is still where that
+ * consumed to: the poll is then later than everything consumed. */
+static inline int d9_ring_open_poll(struct d9_ring_hdr *r, uint64_t *task, uint64_t *begin,
+				    uint64_t *end)
+{
+	uint64_t t = __atomic_load_n(&r->open_task, __ATOMIC_ACQUIRE);
+
+	if (!t)
+		return 0;
+	*begin = __atomic_load_n(&r->open_time, __ATOMIC_RELAXED);
+	*end = __atomic_load_n(&r->open_end, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&r->open_task, __ATOMIC_ACQUIRE) != t ||
+	    (*end && *end < *begin))
+		return 0;
+	*task = t;
+	return 1;
 }
 
 /*

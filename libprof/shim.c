@@ -79,11 +79,29 @@ enum { T_NONE, T_OWNER, T_EXHAUSTED, T_GONE };
 
 struct thread_slot {
 	struct d9_ring_hdr *ring; /* valid in T_OWNER */
+	/* The poll this thread runs (0: none) and, while @pend, its begin
+	 * not yet in the ring. A poll goes out as one D9_EV_POLL record, held
+	 * after its end (@held: task, end, length) until the thread's next
+	 * marker, so that the runtime waking it again at once (a yield, a
+	 * requeue) makes it D9_EV_POLL_WOKEN instead of one more record. A
+	 * poll with other records inside goes out as BEGIN (before the first
+	 * of them) ... END. @pend_gen: the attach_count it began under (a poll
+	 * begun for another recorder is not ours). */
+	uint64_t cur_task;
+	uint64_t pend_time;
+	uint64_t pend_gen;
+	uint64_t held_task;
+	uint64_t held_time;
+	uint32_t held_len;
 	uint32_t tid;
 	uint16_t retry; /* records until an exhausted thread retries */
 	uint8_t mode;
 	bool key_set; /* exit_key holds a value for this thread */
 	bool counted; /* counted in rings_exhausted */
+	bool pend;
+	bool held;
+	bool held_woken;
+	bool woken; /* cur_task was woken by this thread during its poll */
 };
 /* initial-exec: a plain %fs-relative access even in libd9prof.so, no
  * __tls_get_addr() call on the poll path (the shim's TLS is small) */
@@ -432,7 +450,7 @@ static inline struct d9_ring_hdr *own_ring(struct d9_seg_hdr *h, uint64_t *now,
 /* One record straight into the ring: the common case of append(), without
  * the copy through a stack struct and the loop. */
 static inline void append1(struct d9_ring_hdr *r, uint64_t time, uint64_t task,
-			   uint32_t type)
+			   uint32_t type, uint32_t arg)
 {
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -447,8 +465,98 @@ static inline void append1(struct d9_ring_hdr *r, uint64_t time, uint64_t task,
 	e->time = time;
 	e->task = task;
 	e->type = type;
-	e->arg = 0;
+	e->arg = arg;
 	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+}
+
+/* The poll in the ring header is about to be written: it leaves the
+ * header (the record that follows publishes that, by its release of head). */
+static inline void unpublish(struct d9_ring_hdr *r)
+{
+	__atomic_store_n(&r->open_task, 0, __ATOMIC_RELAXED);
+}
+
+static inline bool ours(struct d9_seg_hdr *h)
+{
+	return self.pend_gen == __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
+}
+
+/* Before any other record: the held poll, or the pending poll begin, goes
+ * into the ring, if it was begun for the recorder attached now. */
+static inline void flush_poll(struct d9_seg_hdr *h, struct d9_ring_hdr *r)
+{
+	if (likely(!self.pend && !self.held))
+		return;
+	unpublish(r);
+	if (self.held && ours(h))
+		append1(r, self.held_time, self.held_task,
+			self.held_woken ? D9_EV_POLL_WOKEN : D9_EV_POLL, self.held_len);
+	else if (self.pend && ours(h))
+		append1(r, self.pend_time, self.cur_task, D9_EV_POLL_BEGIN, 0);
+	self.pend = false;
+	self.held = false;
+}
+
+/* A poll begins: kept in the thread (and, for the recorder's view at the
+ * end of a segment, in the ring header), not written. */
+static inline void poll_begin(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t now,
+			      uint64_t task)
+{
+	flush_poll(h, r); /* the poll before, or a begin without an end */
+	self.cur_task = task;
+	self.pend_time = now;
+	self.pend_gen = __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
+	self.woken = false;
+	self.pend = true;
+	__atomic_store_n(&r->open_end, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->open_time, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->open_task, task, __ATOMIC_RELEASE);
+}
+
+/* A poll ends: held as one record when its begin is still pending and its
+ * length fits, else BEGIN (if pending), WAKE (if woken), END now. */
+static inline void poll_end(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t now,
+			    uint64_t task)
+{
+	bool woken = self.woken && task == self.cur_task;
+
+	if (self.pend && task == self.cur_task && now - self.pend_time <= UINT32_MAX &&
+	    ours(h)) {
+		self.pend = false;
+		self.held = true;
+		self.held_task = task;
+		self.held_time = now;
+		self.held_len = (uint32_t)(now - self.pend_time);
+		self.held_woken = woken;
+		__atomic_store_n(&r->open_end, now, __ATOMIC_RELEASE);
+	} else {
+		flush_poll(h, r);
+		if (woken)
+			append1(r, now, task, D9_EV_WAKE, 0);
+		append1(r, now, task, D9_EV_POLL_END, 0);
+	}
+	self.cur_task = 0;
+	self.woken = false;
+}
+
+/* A wake by this thread of the task it polls, or of the one whose poll it
+ * holds: that task cannot run again before that poll's end, which is when
+ * the poll's record says it became runnable. No clock, one record at most
+ * (the held poll's). True if it was one of those. */
+static inline bool own_wake(struct d9_seg_hdr *h, uint64_t task)
+{
+	if (!task || !ours(h))
+		return false;
+	if (task == self.cur_task) {
+		self.woken = true;
+		return true;
+	}
+	if (self.held && task == self.held_task && self.mode == T_OWNER) {
+		self.held_woken = true;
+		flush_poll(h, self.ring);
+		return true;
+	}
+	return false;
 }
 
 /* The attached path of the markers. Out of line, so that the detached path
@@ -457,17 +565,33 @@ static inline void append1(struct d9_ring_hdr *r, uint64_t time, uint64_t task,
 static __attribute__((noinline)) void record(struct d9_seg_hdr *h, uint32_t type,
 					     uint64_t task)
 {
-	uint64_t now = stamp();
 	struct d9_ring_hdr *r;
+	uint64_t now;
 
-	if (!lease_ok(h, now))
+	if (type == D9_EV_WAKE && own_wake(h, task))
 		return;
+	now = stamp();
+	if (!lease_ok(h, now)) {
+		if ((self.pend || self.held) && self.mode == T_OWNER)
+			unpublish(self.ring);
+		self.pend = false;
+		self.held = false;
+		self.cur_task = 0;
+		return;
+	}
 	r = own_ring(h, &now, true);
 	if (!r)
 		return;
 	d9__ctimer_check(h, r);
 	d9__ctimer_mark(type, task);
-	append1(r, now, task, type);
+	if (type == D9_EV_POLL_BEGIN) {
+		poll_begin(h, r, now, task);
+	} else if (type == D9_EV_POLL_END) {
+		poll_end(h, r, now, task);
+	} else {
+		flush_poll(h, r);
+		append1(r, now, task, type, 0);
+	}
 }
 
 /* Text records for @name (NULL or "" for none) at @ev; returns how many. The
@@ -500,6 +624,7 @@ record_named(struct d9_seg_hdr *h, uint32_t type, uint64_t task, const char *nam
 	if (!r)
 		return;
 	d9__ctimer_check(h, r);
+	flush_poll(h, r);
 	if (type == D9_EV_THREAD_START || type == D9_EV_THREAD_STOP)
 		task = self.tid;
 	ev[0].time = now;

@@ -65,6 +65,11 @@
 struct ring_seen {
 	uint64_t gen;
 	uint64_t drops;
+	/* the poll last written from the ring header (drain_open_polls):
+	 * its BEGIN, and its END if it had ended; its record then writes
+	 * only what is left */
+	uint64_t open_task, open_time;
+	int open_ended;
 };
 
 /* The counts when the open segment began: each segment says its own part
@@ -378,20 +383,50 @@ static void write_events(struct rec *r, const struct trace_event *e, size_t n)
 	r->st->events += n;
 }
 
+/* Events into the batch, written when it is full. */
+struct ev_batch {
+	struct trace_event v[EV_BATCH];
+	size_t n;
+};
+
+static void batch_add(struct rec *r, struct ev_batch *b, uint64_t time, uint64_t task,
+		      uint32_t tid, uint32_t type)
+{
+	b->v[b->n++] = (struct trace_event){
+	    .time = shim_seg__ns(r->seg, time), .task = task, .tid = tid, .type = type};
+	if (b->n == EV_BATCH) {
+		write_events(r, b->v, b->n);
+		b->n = 0;
+	}
+}
+
+/* Is the poll of @task begun at @time (the segment's unit) the one
+ * written from the ring header? Then 1 for its BEGIN only, 2 if its END
+ * was written too; 0 otherwise. Forgets it. */
+static int from_header(struct ring_seen *seen, uint64_t time, uint64_t task)
+{
+	if (seen->open_task != task || seen->open_time != time)
+		return 0;
+	seen->open_task = 0;
+	return seen->open_ended ? 2 : 1;
+}
+
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
 	struct ring_seen *seen = &r->rings[idx];
 	char name[sizeof(ring->name) + 1];
-	struct trace_event batch[EV_BATCH];
+	struct ev_batch b;
 	uint64_t gen, drops;
 	uint32_t tid;
-	size_t n, i, nb = 0;
+	size_t n, i;
 
+	b.n = 0;
 	d9_ring_owner(ring, &tid, &gen, name, sizeof(name));
 	if (gen != seen->gen) {
 		seen->gen = gen;
 		seen->drops = 0;
+		seen->open_task = 0;
 		if (name[0])
 			note_err(r, trace_writer__thread(r->w, tid, name));
 	}
@@ -400,16 +435,38 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		r->fill_max = n;
 	for (i = 0; i < n; i++) {
 		const struct d9_event *ev = &r->evbuf[i];
-		struct trace_event *te = &batch[nb];
 		uint32_t k = 0;
 
 		/* the target wrote this: a record that cannot be one is
 		 * dropped and counted, never written */
-		if (ev->type < D9_EV_THREAD_START || ev->type > D9_EV_UNPARK) {
+		if (ev->type < D9_EV_THREAD_START || ev->type > D9_EV_POLL_WOKEN) {
 			r->st->shim_garbage++;
 			continue;
 		}
-		if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START) {
+		switch (ev->type) {
+		case D9_EV_POLL:
+		case D9_EV_POLL_WOKEN: {
+			/* one record for a whole poll: BEGIN, (WAKE,) END, but
+			 * for what the ring header gave already */
+			int done = from_header(seen, ev->time - ev->arg, ev->task);
+
+			if (!done)
+				batch_add(r, &b, ev->time - ev->arg, ev->task, tid,
+					  D9_EV_POLL_BEGIN);
+			if (ev->type == D9_EV_POLL_WOKEN)
+				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_WAKE);
+			if (done < 2)
+				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_POLL_END);
+			r->st->shim_records++;
+			continue;
+		}
+		case D9_EV_POLL_BEGIN:
+			if (!from_header(seen, ev->time, ev->task))
+				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_POLL_BEGIN);
+			r->st->shim_records++;
+			continue;
+		case D9_EV_SPAWN:
+		case D9_EV_THREAD_START: {
 			char text[D9_NAME_MAX + 1];
 
 			k = ev->arg;
@@ -420,18 +477,14 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 				note_err(r, trace_writer__task(r->w, ev->task, text));
 			else if (ev->type == D9_EV_THREAD_START && text[0])
 				note_err(r, trace_writer__thread(r->w, tid, text));
+			break;
 		}
-		te->time = shim_seg__ns(r->seg, ev->time);
-		te->task = ev->task;
-		te->tid = tid;
-		te->type = ev->type;
+		}
+		batch_add(r, &b, ev->time, ev->task, tid, ev->type);
+		r->st->shim_records++;
 		i += k;
-		if (++nb == EV_BATCH) {
-			write_events(r, batch, nb);
-			nb = 0;
-		}
 	}
-	write_events(r, batch, nb);
+	write_events(r, b.v, b.n);
 	drops = d9_ring_drops(ring);
 	if (drops > seen->drops && drops - seen->drops > DROPS_MAX) {
 		/* no ring drops billions between two drains: a scribbled
@@ -443,6 +496,60 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		seen->drops = drops;
 		r->fill_max = ring_events;	/* it overflowed: as full as can be */
 	}
+}
+
+/* The polls not in the rings yet, from the ring headers: each thread's
+ * poll in progress, or its last one, held until its next marker (the shim
+ * writes a poll as one record, see d9_segment.h). Written now as BEGIN
+ * (and END): where a segment ends, so that it has them and its successor's
+ * STATE has the open ones, and at the end of the recording, so that a poll
+ * stuck there shows. Each ring is drained first; its header is taken only
+ * if no record came meanwhile, and only for a poll begun while recording. */
+static void drain_open_polls(struct rec *r)
+{
+	const struct d9_seg_layout *l;
+	struct ev_batch b;
+	void *base;
+	uint32_t i;
+
+	if (!r->seg)
+		return;
+	base = shim_seg__base(r->seg);
+	l = shim_seg__layout(r->seg);
+	b.n = 0;
+	for (i = 0; i < l->nrings; i++) {
+		struct d9_ring_hdr *ring = d9_layout_ring(base, l, i);
+		struct ring_seen *seen = &r->rings[i];
+		uint64_t task, begin, end, tail, gen;
+		uint32_t tid;
+
+		if (__atomic_load_n(&ring->state, __ATOMIC_ACQUIRE) != D9_RING_LIVE)
+			continue;
+		drain_ring(r, i, ring, l->ring_events);
+		tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
+		if (!d9_ring_open_poll(ring, &task, &begin, &end) ||
+		    __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) != tail ||
+		    shim_seg__ns(r->seg, begin) < r->start_ns)
+			continue;
+		d9_ring_owner(ring, &tid, &gen, NULL, 0);
+		if (gen != seen->gen)
+			continue;
+		if (seen->open_task == task && seen->open_time == begin) {
+			/* written at an earlier look: its end, if it came */
+			if (end && !seen->open_ended) {
+				batch_add(r, &b, end, task, tid, D9_EV_POLL_END);
+				seen->open_ended = 1;
+			}
+			continue;
+		}
+		batch_add(r, &b, begin, task, tid, D9_EV_POLL_BEGIN);
+		if (end)
+			batch_add(r, &b, end, task, tid, D9_EV_POLL_END);
+		seen->open_task = task;
+		seen->open_time = begin;
+		seen->open_ended = end != 0;
+	}
+	write_events(r, b.v, b.n);
 }
 
 static void drain_shim(struct rec *r)
@@ -1038,6 +1145,7 @@ static void seg_seal(struct rec *r, uint64_t now)
 	struct flight_sealed sealed;
 	int err;
 
+	drain_open_polls(r);
 	seg_snapshot(r, &b);
 	seal_meta(r);
 	write_build_ids(r);
@@ -1552,6 +1660,8 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		shim_seg__detach(r.seg);
 	}
 	drain_shim(&r);
+	/* detached now: what is open stays so */
+	drain_open_polls(&r);
 	now = record_now_ns();
 	st->seconds = (double)(now - r.start_ns) / 1e9;
 	if (!st->shim && !r.shim_warned)

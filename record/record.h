@@ -170,6 +170,9 @@ struct record_stats {
 					 * in the shim: their events are lost */
 	uint64_t child_samples;		/* samples of forked children, left
 					 * out */
+	uint64_t shim_records;		/* ring records the shim wrote (a
+					 * whole poll is one: fewer than
+					 * events) */
 	uint64_t shim_garbage;		/* records or ring counters from the
 					 * target that could not be real:
 					 * dropped, not written */

@@ -185,7 +185,8 @@ struct consumer {
 static int has_task(uint32_t type)
 {
 	return type == D9_EV_SPAWN || type == D9_EV_WAKE || type == D9_EV_POLL_BEGIN ||
-	       type == D9_EV_POLL_END || type == D9_EV_TASK_END;
+	       type == D9_EV_POLL_END || type == D9_EV_TASK_END || type == D9_EV_POLL ||
+	       type == D9_EV_POLL_WOKEN;
 }
 
 static void check_task(struct ring_seen *s, uint32_t ring, const struct d9_event *ev)
@@ -208,7 +209,8 @@ static void check_task(struct ring_seen *s, uint32_t ring, const struct d9_event
 		*last = seq;
 		return;
 	}
-	if (ev->type != D9_EV_POLL_BEGIN && ev->type != D9_EV_POLL_END)
+	if (ev->type != D9_EV_POLL_BEGIN && ev->type != D9_EV_POLL_END &&
+	    ev->type != D9_EV_POLL)
 		FAIL("ring %u: short-lived thread wrote type %u", ring, ev->type);
 	if (id == s->churn_id && seq < s->churn_seq)
 		FAIL("ring %u: thread %llu went back", ring, (unsigned long long)id);
@@ -243,10 +245,15 @@ static void check(struct consumer *c, uint32_t ring, const struct d9_event *ev, 
 	for (i = 0; i < n; i++) {
 		uint32_t k = 0;
 
-		if (ev[i].type < D9_EV_THREAD_START || ev[i].type > D9_EV_UNPARK) {
+		if (ev[i].type < D9_EV_THREAD_START || ev[i].type > D9_EV_POLL_WOKEN) {
 			FAIL("ring %u: bad record type %u", ring, ev[i].type);
 			return;
 		}
+		/* a whole poll: its begin, too, after the record before it */
+		if ((ev[i].type == D9_EV_POLL || ev[i].type == D9_EV_POLL_WOKEN) &&
+		    (ev[i].arg > ev[i].time || ev[i].time - ev[i].arg < s->last_time))
+			FAIL("ring %u: a poll of %u ticks began before the record "
+			     "before it", ring, ev[i].arg);
 		if (ev[i].time < s->last_time || ev[i].time > now)
 			FAIL("ring %u: time went from %llu to %llu (now %llu)", ring,
 			     (unsigned long long)s->last_time,
@@ -261,7 +268,8 @@ static void check(struct consumer *c, uint32_t ring, const struct d9_event *ev, 
 			}
 			if (k)
 				check_text(ring, &ev[i]);
-		} else if (ev[i].arg) {
+		} else if (ev[i].arg && ev[i].type != D9_EV_POLL &&
+			   ev[i].type != D9_EV_POLL_WOKEN) {
 			FAIL("ring %u: type %u with arg %u", ring, ev[i].type, ev[i].arg);
 		}
 		if (has_task(ev[i].type))
@@ -298,6 +306,20 @@ static void drain(struct consumer *c)
 			n = d9_ring_consume(r, h->ring_events, c->buf, c->buflen);
 			check(c, i, c->buf, n, seg_now());
 		} while (n); /* a short batch may only mean a group was left whole */
+		/* the poll in progress, read racing its producer: a real task,
+		 * begun after everything consumed */
+		{
+			uint64_t task, time, end;
+
+			if (d9_ring_open_poll(r, &task, &time, &end)) {
+				struct d9_event ev = {.time = time, .task = task,
+						      .type = D9_EV_POLL_BEGIN};
+
+				if (time > seg_now() || end > seg_now())
+					FAIL("ring %u: open poll in the future", i);
+				check_task(s, i, &ev);
+			}
+		}
 		drops = d9_ring_drops(r);
 		if (drops > s->drops) {
 			c->drops += drops - s->drops;

@@ -248,8 +248,8 @@ Test(shim, attached_markers_record_in_order)
 		uint64_t task;
 	} want[] = {
 	    {D9_EV_THREAD_START, 0}, /* implicit claim; task = tid */
-	    {D9_EV_WAKE, 7},	     {D9_EV_POLL_BEGIN, 7}, {D9_EV_POLL_END, 7},
-	    {D9_EV_PARK, 0},	     {D9_EV_UNPARK, 0},	    {D9_EV_TASK_END, 7},
+	    {D9_EV_WAKE, 7},	     {D9_EV_POLL, 7}, /* the whole poll, one record */
+	    {D9_EV_PARK, 0},	     {D9_EV_UNPARK, 0}, {D9_EV_TASK_END, 7},
 	};
 
 	attach(h);
@@ -267,7 +267,10 @@ Test(shim, attached_markers_record_in_order)
 	for (i = 0; i < n; i++) {
 		cr_expect_eq(ev[i].type, want[i].type, "record %zu", i);
 		cr_expect_eq(ev[i].task, i ? want[i].task : (uint64_t)gettid());
-		cr_expect_eq(ev[i].arg, 0);
+		if (ev[i].type == D9_EV_POLL)	/* its length; it began after the wake */
+			cr_expect(ev[i].time - ev[i].arg >= ev[i - 1].time);
+		else
+			cr_expect_eq(ev[i].arg, 0);
 		cr_expect(ev[i].time >= t0 && ev[i].time <= t1);
 		if (i)
 			cr_expect_geq(ev[i].time, ev[i - 1].time);
@@ -312,11 +315,21 @@ Test(shim, detach_stops_records)
 	attach(h);
 	cr_expect_eq(h->attach_count, 1);
 	cr_expect_eq(h->recorder_pid, (uint32_t)getpid());
+	d9_task_wake(2);
 	d9_poll_begin(3);
 	d9_seg_detach(h);
 	d9_poll_end(3);
 	cr_assert_eq(drain(h, my_ring(h), ev, 8), 1);
-	cr_expect_eq(ev[0].type, D9_EV_POLL_BEGIN);
+	cr_expect_eq(ev[0].type, D9_EV_WAKE);
+	/* the poll in progress at the detach stays in the ring header */
+	{
+		uint64_t task, time, end;
+
+		cr_assert_eq(d9_ring_open_poll(my_ring(h), &task, &time, &end), 1);
+		cr_expect_eq(task, 3);
+		cr_expect_geq(time, ev[0].time);
+		cr_expect_eq(end, 0, "still in progress");
+	}
 }
 
 Test(shim, attach_discards_stale_records)
@@ -335,6 +348,104 @@ Test(shim, attach_discards_stale_records)
 	cr_expect_eq(ev[0].type, D9_EV_PARK);
 }
 
+Test(shim, a_poll_woken_by_its_own_thread_is_one_record)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+	uint64_t task, begin, end;
+
+	d9_thread_start(NULL);
+	attach(h);
+	d9_poll_begin(4);
+	d9_task_wake(4); /* a yield: runnable again when the poll ends */
+	d9_poll_end(4);
+	/* held until the thread's next marker, and in the ring header */
+	cr_expect_eq(drain(h, my_ring(h), ev, 8), 0);
+	cr_assert_eq(d9_ring_open_poll(my_ring(h), &task, &begin, &end), 1);
+	cr_expect_eq(task, 4);
+	cr_expect_gt(end, 0);
+	d9_park();
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 2);
+	cr_expect_eq(ev[0].type, D9_EV_POLL_WOKEN);
+	cr_expect_eq(ev[0].task, 4);
+	cr_expect_eq(ev[0].time, end);
+	cr_expect_eq(ev[0].time - ev[0].arg, begin);
+	cr_expect_eq(ev[1].type, D9_EV_PARK);
+	cr_expect_eq(d9_ring_open_poll(my_ring(h), &task, &begin, &end), 0);
+}
+
+Test(shim, a_requeue_right_after_the_poll_is_one_record)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+
+	d9_thread_start(NULL);
+	attach(h);
+	d9_poll_begin(5);
+	d9_poll_end(5);
+	d9_task_wake(5); /* the runtime requeues it: written at once, woken */
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 1);
+	cr_expect_eq(ev[0].type, D9_EV_POLL_WOKEN);
+	cr_expect_eq(ev[0].task, 5);
+	/* that poll is out: a wake of it is a record again */
+	d9_task_wake(5);
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 1);
+	cr_expect_eq(ev[0].type, D9_EV_WAKE);
+	/* a poll followed by anything else: POLL, then that */
+	d9_poll_begin(6);
+	d9_poll_end(6);
+	d9_task_wake(7);
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 2);
+	cr_expect_eq(ev[0].type, D9_EV_POLL);
+	cr_expect_eq(ev[1].type, D9_EV_WAKE);
+	cr_expect_eq(ev[1].task, 7);
+}
+
+Test(shim, a_record_inside_a_poll_writes_its_begin_first)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+	uint64_t task, time, end;
+
+	d9_thread_start(NULL);
+	attach(h);
+	d9_poll_begin(4);
+	cr_assert_eq(d9_ring_open_poll(my_ring(h), &task, &time, &end), 1);
+	cr_expect_eq(task, 4);
+	d9_task_wake(9); /* another task: a record, after the poll's BEGIN */
+	cr_expect_eq(d9_ring_open_poll(my_ring(h), &task, &time, &end), 0);
+	d9_task_wake(4);
+	d9_poll_end(4);
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 4);
+	cr_expect_eq(ev[0].type, D9_EV_POLL_BEGIN);
+	cr_expect_eq(ev[0].task, 4);
+	cr_expect_eq(ev[0].time, time);
+	cr_expect_eq(ev[1].type, D9_EV_WAKE);
+	cr_expect_eq(ev[1].task, 9);
+	cr_expect_eq(ev[2].type, D9_EV_WAKE); /* its own, at the end */
+	cr_expect_eq(ev[2].task, 4);
+	cr_expect_eq(ev[3].type, D9_EV_POLL_END);
+	cr_expect_eq(ev[2].time, ev[3].time);
+	cr_expect_geq(ev[1].time, ev[0].time);
+}
+
+Test(shim, a_poll_begun_for_another_recorder_is_not_written)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[8];
+
+	d9_thread_start(NULL);
+	attach(h);
+	d9_poll_begin(4);
+	d9_seg_detach(h);
+	attach(h); /* a new recorder: the open poll began before it came */
+	d9_task_wake(4);
+	d9_poll_end(4);
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 2);
+	cr_expect_eq(ev[0].type, D9_EV_WAKE); /* not swallowed as a yield */
+	cr_expect_eq(ev[1].type, D9_EV_POLL_END);
+}
+
 /* ---- ring ---------------------------------------------------------------- */
 
 Test(ring, drops_and_counts_when_full)
@@ -348,7 +459,7 @@ Test(ring, drops_and_counts_when_full)
 	d9_thread_start(NULL); /* claim detached: no THREAD_START record */
 	attach(h);
 	for (i = 0; i < cap + 100; i++)
-		d9_poll_begin(i + 1);
+		d9_task_wake(i + 1);
 	r = my_ring(h);
 	cr_expect_eq(d9_ring_drops(r), 100);
 	n = drain(h, r, ev, cap + 8);
@@ -356,7 +467,7 @@ Test(ring, drops_and_counts_when_full)
 	for (i = 0; i < cap; i++)
 		cr_assert_eq(ev[i].task, i + 1, "record %u", i);
 	/* room again */
-	d9_poll_end(1);
+	d9_task_wake(1);
 	cr_expect_eq(drain(h, r, ev, 8), 1);
 	cr_expect_eq(d9_ring_drops(r), 100);
 	free(ev);
@@ -374,7 +485,7 @@ Test(ring, text_group_is_all_or_nothing)
 	d9_thread_start(NULL);
 	attach(h);
 	for (i = 0; i < cap - 2; i++)
-		d9_poll_begin(1);
+		d9_task_wake(1);
 	/* 50 characters: SPAWN + 3 TEXT = 4 records, only 2 free */
 	d9_task_spawn(9, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN");
 	r = my_ring(h);
@@ -386,7 +497,7 @@ Test(ring, text_group_is_all_or_nothing)
 	n = drain(h, r, ev, cap);
 	cr_assert_eq(n, cap);
 	for (i = 0; i < n; i++)
-		cr_assert(ev[i].type == D9_EV_POLL_BEGIN || ev[i].type == D9_EV_POLL_END);
+		cr_assert(ev[i].type == D9_EV_WAKE || ev[i].type == D9_EV_POLL_END);
 
 	d9_task_spawn(9, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN");
 	n = drain(h, r, ev, cap);
@@ -411,7 +522,7 @@ Test(ring, names_are_nul_terminated_and_truncated)
 	size_t c;
 
 	attach(h);
-	d9_poll_begin(1); /* claim */
+	d9_park(); /* claim */
 	drain(h, my_ring(h), ev, 16);
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		memset(name, 'a' + (int)c, cases[c].len);
@@ -440,8 +551,8 @@ Test(ring, consume_never_splits_a_group)
 
 	d9_thread_start(NULL);
 	attach(h);
-	d9_poll_begin(1);
-	d9_poll_end(1);
+	d9_task_wake(5);
+	d9_task_wake(6);
 	d9_task_spawn(2, "thirty characters long, really");
 	cr_expect_eq(drain(h, my_ring(h), ev, 4), 2);
 	cr_assert_eq(drain(h, my_ring(h), ev, 4), 3);
@@ -460,7 +571,7 @@ Test(ring, nonsense_indices_do_not_hurt_the_producer)
 	r = my_ring(h);
 	/* a confused recorder: tail beyond head */
 	__atomic_store_n(&r->tail, 1000, __ATOMIC_RELEASE);
-	d9_poll_begin(1);
+	d9_task_wake(1);
 	cr_expect_eq(d9_ring_drops(r), 1);
 	cr_expect_eq(r->head, 0);
 	/* the consumer resynchronises */
@@ -692,12 +803,11 @@ Test(thread, exiting_thread_leaves_records_for_the_recorder)
 	cr_assert_not_null(r);
 	cr_expect_eq(r->state, D9_RING_DEAD);
 	cr_expect_eq(d9_ring_reap(r), 0, "reaped before drained");
-	cr_assert_eq(drain(h, r, ev, 8), 4);
+	cr_assert_eq(drain(h, r, ev, 8), 3);
 	cr_expect_eq(ev[0].type, D9_EV_THREAD_START);
 	cr_expect_eq(ev[0].task, (uint64_t)w.tid);
-	cr_expect_eq(ev[1].type, D9_EV_POLL_BEGIN);
-	cr_expect_eq(ev[2].type, D9_EV_POLL_END);
-	cr_expect_eq(ev[3].type, D9_EV_THREAD_STOP);
+	cr_expect_eq(ev[1].type, D9_EV_POLL);
+	cr_expect_eq(ev[2].type, D9_EV_THREAD_STOP);
 	cr_expect_eq(d9_ring_reap(r), 1);
 	cr_expect_eq(r->state, D9_RING_FREE);
 }
@@ -756,7 +866,7 @@ Test(thread, exhausted_slots_are_counted_and_markers_become_noops)
 	d9_thread_start("one too many");
 	cr_expect_eq(h->rings_exhausted, 1);
 	for (i = 0; i < 100; i++)
-		d9_poll_begin(1);
+		d9_task_wake(1);
 	cr_expect_eq(pending_everywhere(h), before);
 	cr_expect_eq(h->rings_exhausted, 1, "counted once per thread");
 	cr_expect_null(ring_of(h, gettid()));
@@ -831,5 +941,6 @@ Test(fork, child_gets_its_own_segment)
 	cr_expect_eq(r->head, head);
 	cr_expect_eq(h->attached, 1);
 	d9_poll_end(1);
-	cr_expect_eq(r->head, head + 1);
+	d9_park();
+	cr_expect_eq(r->head, head + 2); /* the poll, then the park */
 }

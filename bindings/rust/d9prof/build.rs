@@ -18,6 +18,9 @@ fn main() {
         if !has_so && !has_a {
             panic!("D9PROF_LIB_DIR={dir}: no libd9prof.so or libd9prof.a there (run make)");
         }
+        // relink when the library is rebuilt (a static one is copied in)
+        println!("cargo:rerun-if-changed={dir}/libd9prof.a");
+        println!("cargo:rerun-if-changed={dir}/libd9prof.so");
         println!("cargo:rustc-link-search=native={dir}");
         if want_static || !has_so {
             println!("cargo:rustc-link-lib=static=d9prof");
@@ -43,7 +46,10 @@ fn main() {
     };
     for tok in libs.split_whitespace() {
         if let Some(dir) = tok.strip_prefix("-L") {
-            println!("cargo:rustc-link-search=native={dir}");
+            // relink when the library is rebuilt (a static one is copied in)
+        println!("cargo:rerun-if-changed={dir}/libd9prof.a");
+        println!("cargo:rerun-if-changed={dir}/libd9prof.so");
+        println!("cargo:rustc-link-search=native={dir}");
         } else if let Some(lib) = tok.strip_prefix("-l") {
             if lib == "d9prof" && want_static {
                 println!("cargo:rustc-link-lib=static=d9prof");
