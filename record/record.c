@@ -383,17 +383,19 @@ static void write_events(struct rec *r, const struct trace_event *e, size_t n)
 	r->st->events += n;
 }
 
-/* Events into the batch, written when it is full. */
+/* Events into the batch, written when it is full; times converted on the
+ * way in. */
 struct ev_batch {
 	struct trace_event v[EV_BATCH];
 	size_t n;
+	struct shim_clock clock;
 };
 
-static void batch_add(struct rec *r, struct ev_batch *b, uint64_t time, uint64_t task,
-		      uint32_t tid, uint32_t type)
+static inline void batch_add(struct rec *r, struct ev_batch *b, uint64_t time,
+			     uint64_t task, uint32_t tid, uint32_t type)
 {
 	b->v[b->n++] = (struct trace_event){
-	    .time = shim_seg__ns(r->seg, time), .task = task, .tid = tid, .type = type};
+	    .time = shim_clock__ns(&b->clock, time), .task = task, .tid = tid, .type = type};
 	if (b->n == EV_BATCH) {
 		write_events(r, b->v, b->n);
 		b->n = 0;
@@ -422,6 +424,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 	size_t n, i;
 
 	b.n = 0;
+	shim_seg__clock(r->seg, &b.clock);
 	d9_ring_owner(ring, &tid, &gen, name, sizeof(name));
 	if (gen != seen->gen) {
 		seen->gen = gen;
@@ -517,6 +520,7 @@ static void drain_open_polls(struct rec *r)
 	base = shim_seg__base(r->seg);
 	l = shim_seg__layout(r->seg);
 	b.n = 0;
+	shim_seg__clock(r->seg, &b.clock);
 	for (i = 0; i < l->nrings; i++) {
 		struct d9_ring_hdr *ring = d9_layout_ring(base, l, i);
 		struct ring_seen *seen = &r->rings[i];
@@ -529,7 +533,7 @@ static void drain_open_polls(struct rec *r)
 		tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
 		if (!d9_ring_open_poll(ring, &task, &begin, &end) ||
 		    __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) != tail ||
-		    shim_seg__ns(r->seg, begin) < r->start_ns)
+		    shim_clock__ns(&b.clock, begin) < r->start_ns)
 			continue;
 		d9_ring_owner(ring, &tid, &gen, NULL, 0);
 		if (gen != seen->gen)

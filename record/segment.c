@@ -110,13 +110,20 @@ static void fit_init(struct tsc_fit *f)
 	fit_update(f);
 }
 
+void shim_seg__clock(const struct shim_seg *s, struct shim_clock *c)
+{
+	c->tsc = s->fit.tsc;
+	c->ns = s->fit.ns;
+	/* a TSC segment's slope is never 0: fit_init() measured one */
+	c->ns_per_tick = s->tsc ? s->fit.ns_per_tick : 0;
+}
+
 uint64_t shim_seg__ns(const struct shim_seg *s, uint64_t t)
 {
-	const struct tsc_fit *f = &s->fit;
+	struct shim_clock c;
 
-	if (!s->tsc)
-		return t;
-	return f->ns + (uint64_t)(int64_t)((double)(int64_t)(t - f->tsc) * f->ns_per_tick);
+	shim_seg__clock(s, &c);
+	return shim_clock__ns(&c, t);
 }
 
 /* now + D9_LEASE_NS in the segment's unit */

@@ -38,7 +38,8 @@
 #include <stdio.h>
 
 #define TRACE_MAGIC	"D9PROF\0\n"
-#define TRACE_VERSION	1
+#define TRACE_VERSION	2	/* written; files of 1 (no POLLS chunks) read too */
+#define TRACE_VERSION_MIN 1
 
 enum trace_chunk_type {
 	TRACE_CHUNK_META = 1,	 /* key=value strings */
@@ -56,6 +57,8 @@ enum trace_chunk_type {
 				  * segment's start (the BEGIN of a poll in
 				  * progress, a park, a pending wake, a live
 				  * task's spawn), at their own earlier times */
+	TRACE_CHUNK_POLLS = 13,	 /* shim events as EVENTS, a whole poll one
+				  * record (version 2; read as its events) */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */

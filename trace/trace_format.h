@@ -41,6 +41,14 @@
  *                          n x v weight, n x v sampler, n x v flags
  *   EVENTS   count = n     n x z time (delta), n x z task (delta),
  *                          n x v tid, n x v type
+ *   POLLS    count = n     v m (records), then EVENTS' columns over the
+ *                          m records (but tids as z change from the record
+ *                          before, from 0), then v length per record of
+ *                          type TRACE_REC_POLL or TRACE_REC_POLL_WOKEN: a
+ *                          whole poll, at its end, read as BEGIN at time -
+ *                          length, (WAKE at time,) END at time; n counts the
+ *                          events so read (version 2; the writer makes one
+ *                          of a BEGIN directly followed by its END)
  *   FRAMES   count = n     v first_frame, v nstr, nstr x (v len, bytes),
  *                          n x v sym (0: none, else string index + 1),
  *                          n x v module (same), n x v offset, n x v kernel
@@ -91,6 +99,14 @@
 #define TRACE_CHUNK_MAGIC    0x4b433944u /* "D9CK" little-endian */
 #define TRACE_MAX_RAW	     (1u << 30)	 /* reader's limit on rsize */
 #define TRACE_VARINT_MAX     10
+
+/* Event types the POLLS encoding knows (enum d9_event_type's values, which
+ * record/ checks), and its two record types. */
+#define TRACE_EV_WAKE	      4
+#define TRACE_EV_POLL_BEGIN   5
+#define TRACE_EV_POLL_END     6
+#define TRACE_REC_POLL	      10
+#define TRACE_REC_POLL_WOKEN  11
 
 /* x86_64: the kernel half of the address space. */
 #define TRACE_KERNEL_START 0xffff800000000000ULL

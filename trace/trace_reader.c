@@ -101,7 +101,7 @@ struct src_chunk {
 	size_t index;	  /* chunk number, for messages */
 	uint32_t csize;	  /* payload bytes */
 	uint32_t nstacks; /* stacks its segment defined before it */
-	uint32_t type;	  /* its chunk type (EVENTS or STATE for events) */
+	uint32_t type;	  /* its chunk type (EVENTS, STATE or POLLS for events) */
 	uint32_t file;	  /* index in trace_src.fds */
 	uint32_t seg;	  /* index in trace_src.smap: its stack ids */
 };
@@ -548,13 +548,16 @@ static int decode_samples(struct reader *r, struct cursor *c, size_t count,
 	return 0;
 }
 
-static int check_events(struct reader *r, struct cursor *c, size_t count)
+/* A record takes 4 bytes at least; in POLLS one of 5 is up to 3 events. */
+static int check_events(struct reader *r, struct cursor *c, size_t count, uint32_t type)
 {
-	return count > cursor_left(c) / 4 ? bad(r, "record count exceeds chunk size") : 0;
+	size_t most = type == TRACE_CHUNK_POLLS ? cursor_left(c) / 5 * 3 + 2 : cursor_left(c) / 4;
+
+	return count > most ? bad(r, "record count exceeds chunk size") : 0;
 }
 
 static int decode_events(struct reader *r, struct cursor *c, size_t count,
-			 struct trace_event *e)
+			 struct trace_event *e, int tid_delta)
 {
 	uint64_t v, prev = 0;
 	size_t i;
@@ -568,11 +571,16 @@ static int decode_events(struct reader *r, struct cursor *c, size_t count,
 		prev += unzigzag(cursor_varint(c));
 		e[i].task = prev;
 	}
+	prev = 0;
 	for (i = 0; i < count; i++) {
 		v = cursor_varint(c);
+		/* POLLS: the change from the record before */
+		if (tid_delta)
+			v = prev + unzigzag(v);
 		if (v > UINT32_MAX)
 			return bad(r, "bad event thread id");
 		e[i].tid = (uint32_t)v;
+		prev = v;
 	}
 	for (i = 0; i < count; i++) {
 		v = cursor_varint(c);
@@ -583,6 +591,65 @@ static int decode_events(struct reader *r, struct cursor *c, size_t count,
 	if (c->err)
 		return bad(r, "truncated events");
 	return 0;
+}
+
+/* POLLS: @count events from its records (trace_format.h), decoded into
+ * the end of @e and spread forward as each whole poll becomes BEGIN,
+ * (WAKE,) END: an event is written only where a record was already read,
+ * as every record is at least one event. */
+static int decode_polls(struct reader *r, struct cursor *c, size_t count,
+			struct trace_event *e)
+{
+	uint64_t m = cursor_varint(c);
+	struct trace_event *rec;
+	size_t i, j = 0;
+	int err;
+
+	if (c->err || m > count || (count && !m))
+		return bad(r, "bad record count in events");
+	rec = e + (count - m);
+	err = decode_events(r, c, m, rec, 1);
+	if (err)
+		return err;
+	for (i = 0; i < m; i++) {
+		struct trace_event x = rec[i];
+		size_t k = x.type == TRACE_REC_POLL ? 2 : x.type == TRACE_REC_POLL_WOKEN ? 3 : 1;
+
+		/* the k events must leave records i + 1.. unread */
+		if (j + k > count - m + i + 1)
+			return bad(r, "more events than the chunk says");
+		if (k == 1) {
+			e[j++] = x;
+			continue;
+		}
+		{
+			uint64_t len = cursor_varint(c);
+
+			if (c->err || len > x.time)
+				return bad(r, "bad poll length");
+			e[j] = x;
+			e[j].type = TRACE_EV_POLL_BEGIN;
+			e[j].time = x.time - len;
+			if (k == 3) {
+				e[j + 1] = x;
+				e[j + 1].type = TRACE_EV_WAKE;
+			}
+			e[j + k - 1] = x;
+			e[j + k - 1].type = TRACE_EV_POLL_END;
+			j += k;
+		}
+	}
+	if (c->err || j != count)
+		return bad(r, "fewer events than the chunk says");
+	return 0;
+}
+
+/* The events of an EVENTS, STATE or POLLS chunk. */
+static int decode_any_events(struct reader *r, struct cursor *c, uint32_t type, size_t count,
+			     struct trace_event *e)
+{
+	return type == TRACE_CHUNK_POLLS ? decode_polls(r, c, count, e)
+					 : decode_events(r, c, count, e, 0);
 }
 
 static int load_samples(struct reader *r, struct cursor *c, size_t count)
@@ -601,16 +668,16 @@ static int load_samples(struct reader *r, struct cursor *c, size_t count)
 	return err;
 }
 
-static int load_events(struct reader *r, struct cursor *c, size_t count)
+static int load_events(struct reader *r, struct cursor *c, size_t count, uint32_t type)
 {
 	struct trace *t = r->t;
-	int err = check_events(r, c, count);
+	int err = check_events(r, c, count, type);
 
 	if (err)
 		return err;
 	if (GROW(r, t->events, r->events_cap, t->nevents + count))
 		return nomem(r);
-	err = decode_events(r, c, count, t->events + t->nevents);
+	err = decode_any_events(r, c, type, count, t->events + t->nevents);
 	if (!err)
 		t->nevents += in_window(r, t->events + t->nevents, count, sizeof(*t->events));
 	return err;
@@ -1008,7 +1075,8 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 		r->t->nsamples += count;
 		return defer(r, &r->t->src->samples, h);
 	}
-	if ((type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_STATE) &&
+	if ((type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_STATE ||
+	     type == TRACE_CHUNK_POLLS) &&
 	    (r->flags & TRACE_READ_NO_EVENTS)) {
 		r->t->nevents += count;
 		return defer(r, &r->t->src->events, h);
@@ -1039,7 +1107,8 @@ static int read_chunk(struct reader *r, const uint8_t *h)
 		break;
 	case TRACE_CHUNK_EVENTS:
 	case TRACE_CHUNK_STATE:
-		err = load_events(r, &c, count);
+	case TRACE_CHUNK_POLLS:
+		err = load_events(r, &c, count, type);
 		break;
 	case TRACE_CHUNK_FRAMES:
 		err = decode_frames(r, &c, count);
@@ -1164,14 +1233,15 @@ static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got, u
 		return fail_file(r, -EBADMSG, "file shorter than the trace header");
 	}
 	version = get_le32(fh + 8);
-	if (version != TRACE_VERSION) {
+	if (version < TRACE_VERSION_MIN || version > TRACE_VERSION) {
 		if (r->file)
 			return fail(r, -EPROTONOSUPPORT,
 				    "%s: trace format version %u not supported (this build "
-				    "reads %u)", r->file, version, TRACE_VERSION);
+				    "reads %u to %u)", r->file, version, TRACE_VERSION_MIN,
+				    TRACE_VERSION);
 		return fail(r, -EPROTONOSUPPORT,
-			    "trace format version %u not supported (this build reads %u)",
-			    version, TRACE_VERSION);
+			    "trace format version %u not supported (this build reads %u to %u)",
+			    version, TRACE_VERSION_MIN, TRACE_VERSION);
 	}
 	return 0;
 }
@@ -1959,14 +2029,14 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 		return err;
 	count = get_le32(s->cbuf + 16);
 	err = type == TRACE_CHUNK_SAMPLES ? check_samples(r, &c, count)
-					  : check_events(r, &c, count);
+					  : check_events(r, &c, count, k->type);
 	if (err)
 		return err;
 	if (trace_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
 		return nomem(r);
 	err = type == TRACE_CHUNK_SAMPLES
 		  ? decode_samples(r, &c, count, s->recs, k->nstacks, s->smap[k->seg])
-		  : decode_events(r, &c, count, s->recs);
+		  : decode_any_events(r, &c, k->type, count, s->recs);
 	if (err)
 		return err;
 	if (c.p != c.end)

@@ -72,10 +72,15 @@ struct trace_writer {
 	struct trace_sample *samples;
 	size_t nsamples, samples_cap;
 	/* events, delta/varint-encoded on arrival, one buffer per column;
-	 * the delta bases restart at 0 in every chunk */
-	struct bytes ev_time, ev_task, ev_tid, ev_type;
+	 * the delta bases restart at 0 in every chunk. nevents counts the
+	 * events, nrecs the records they became (a whole poll is one, its
+	 * length in ev_len); crec: one batch's records */
+	struct bytes ev_time, ev_task, ev_tid, ev_type, ev_len;
 	uint64_t ev_prev_time, ev_prev_task;
-	size_t nevents;
+	uint32_t ev_prev_tid;
+	size_t nevents, nrecs;
+	struct trace_event *crec;
+	size_t crec_cap;
 	struct trace_switch *switches;
 	size_t nswitches, switches_cap;
 	struct bytes meta, threads, tasks, comms;
@@ -172,7 +177,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
  * sticky because later chunks could not be read past it anyway. */
 static int write_chunk(struct trace_writer *w, uint32_t type, size_t count)
 {
-	int level = type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_SAMPLES ||
+	int level = type == TRACE_CHUNK_POLLS || type == TRACE_CHUNK_SAMPLES ||
 				    type == TRACE_CHUNK_SWITCHES
 			    ? ZSTD_LEVEL_FAST
 			    : ZSTD_LEVEL;
@@ -310,32 +315,37 @@ static int write_samples(struct trace_writer *w)
 static void events_reset(struct trace_writer *w)
 {
 	w->ev_time.len = w->ev_task.len = w->ev_tid.len = w->ev_type.len = 0;
+	w->ev_len.len = 0;
 	w->ev_prev_time = w->ev_prev_task = 0;
-	w->nevents = 0;
+	w->ev_prev_tid = 0;
+	w->nevents = w->nrecs = 0;
 }
 
 /* The columns are the payload: concatenate them and write the chunk
- * (EVENTS, or STATE). */
+ * (POLLS: the record count first, the lengths last; or STATE). */
 static int write_events_as(struct trace_writer *w, uint32_t type)
 {
-	const struct bytes *col[] = {&w->ev_time, &w->ev_task, &w->ev_tid, &w->ev_type};
-	size_t i, len = 0;
+	const struct bytes *col[] = {&w->ev_time, &w->ev_task, &w->ev_tid, &w->ev_type,
+				     &w->ev_len};
+	size_t i, len = TRACE_VARINT_MAX;
 	uint8_t *p;
 	int err;
 
 	if (!w->nevents)
 		return 0;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		len += col[i]->len;
 	w->raw.len = 0;
 	p = reserve(&w->raw, len);
 	if (!p)
 		return -ENOMEM;
-	for (i = 0; i < 4; i++) {
+	if (type == TRACE_CHUNK_POLLS)
+		p = put_varint(p, w->nrecs);
+	for (i = 0; i < 5; i++) {
 		memcpy(p, col[i]->p, col[i]->len);
 		p += col[i]->len;
 	}
-	w->raw.len = len;
+	w->raw.len = (size_t)(p - w->raw.p);
 	err = write_chunk(w, type, w->nevents);
 	if (!err)
 		events_reset(w);
@@ -344,7 +354,7 @@ static int write_events_as(struct trace_writer *w, uint32_t type)
 
 static int write_events(struct trace_writer *w)
 {
-	return write_events_as(w, TRACE_CHUNK_EVENTS);
+	return write_events_as(w, TRACE_CHUNK_POLLS);
 }
 
 static int write_switches(struct trace_writer *w)
@@ -667,49 +677,59 @@ static inline uint8_t *put_varint_short(uint8_t *p, uint64_t v)
 	return put_varint(p, v);
 }
 
-/* Encode @n (<= CHUNK_RECORDS - w->nevents) events into the columns, which
- * have room (8 bytes of slack in the tid column: a tid is stored as one
- * 8-byte word). A column at a time over the batch: tight loops on locals
- * (byte stores alias everything, so one loop over all fields would reload
- * them after every store). Runs of one tid are the rule: a batch is a ring. */
-static void encode_events(struct trace_writer *w, const struct trace_event *e, size_t n)
+/* Encode @n records into the columns, which have room (8 bytes of slack
+ * in the tid column: a tid is stored as one 8-byte word); @tid_delta
+ * (POLLS): tids as the change from the record before. A column at a
+ * time over the batch: tight loops on locals (byte stores alias
+ * everything, so one loop over all fields would reload them after every
+ * store). Runs of one tid are the rule: a batch is a ring. */
+static void encode_columns(struct trace_writer *w, const struct trace_event *e, size_t n,
+			   int tid_delta)
 {
 	uint8_t *pt = w->ev_time.p + w->ev_time.len;
 	uint8_t *pk = w->ev_task.p + w->ev_task.len;
 	uint8_t *pd = w->ev_tid.p + w->ev_tid.len;
 	uint8_t *py = w->ev_type.p + w->ev_type.len;
-	uint64_t prev = w->ev_prev_time, lo = w->min_time, hi = w->max_time;
+	uint64_t prev = w->ev_prev_time;
 	uint64_t code = 0;
 	uint32_t tid = 0;
 	size_t i, len = 0;
 
 	for (i = 0; i < n; i++) {
-		uint64_t t = e[i].time;
-
-		pt = put_varint_short(pt, zigzag(t - prev));
-		prev = t;
-		lo = t < lo ? t : lo;
-		hi = t > hi ? t : hi;
+		pt = put_varint_short(pt, zigzag(e[i].time - prev));
+		prev = e[i].time;
 	}
 	w->ev_prev_time = prev;
-	w->min_time = lo;
-	w->max_time = hi;
 	prev = w->ev_prev_task;
 	for (i = 0; i < n; i++) {
 		pk = put_varint_short(pk, zigzag(e[i].task - prev));
 		prev = e[i].task;
 	}
 	w->ev_prev_task = prev;
-	for (i = 0; i < n; i++) {
-		if (!len || e[i].tid != tid) {
-			uint8_t b[8] = {0};
-
+	if (tid_delta) {
+		/* POLLS: the change from the record before, 0 within a run */
+		tid = w->ev_prev_tid;
+		for (i = 0; i < n; i++) {
+			if (e[i].tid == tid) {
+				*pd++ = 0;
+				continue;
+			}
+			pd = put_varint(pd, zigzag((uint64_t)((int64_t)e[i].tid - (int64_t)tid)));
 			tid = e[i].tid;
-			len = (size_t)(put_varint(b, tid) - b);
-			memcpy(&code, b, sizeof(b));
 		}
-		memcpy(pd, &code, sizeof(code));
-		pd += len;
+		w->ev_prev_tid = tid;
+	} else {
+		for (i = 0; i < n; i++) {
+			if (!len || e[i].tid != tid) {
+				uint8_t b[8] = {0};
+
+				tid = e[i].tid;
+				len = (size_t)(put_varint(b, tid) - b);
+				memcpy(&code, b, sizeof(b));
+			}
+			memcpy(pd, &code, sizeof(code));
+			pd += len;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		if (e[i].type < 0x80)
@@ -721,8 +741,58 @@ static void encode_events(struct trace_writer *w, const struct trace_event *e, s
 	w->ev_task.len = (size_t)(pk - w->ev_task.p);
 	w->ev_tid.len = (size_t)(pd - w->ev_tid.p);
 	w->ev_type.len = (size_t)(py - w->ev_type.p);
-	w->nevents += n;
-	w->total_events += n;
+}
+
+/* The batch's first and last times into the writer's span. */
+static void note_times(struct trace_writer *w, const struct trace_event *e, size_t n)
+{
+	uint64_t lo = w->min_time, hi = w->max_time;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		lo = e[i].time < lo ? e[i].time : lo;
+		hi = e[i].time > hi ? e[i].time : hi;
+	}
+	w->min_time = lo;
+	w->max_time = hi;
+}
+
+/* @n events as records into w->crec (which has room), a whole poll as one:
+ * a BEGIN directly followed by the END of that task on that thread, or by
+ * a WAKE of it at the END's time and the END, becomes one POLL (POLL_WOKEN)
+ * record at the end, its length into the length column (which has room).
+ * The number of records. */
+static size_t compact_polls(struct trace_writer *w, const struct trace_event *e, size_t n)
+{
+	uint8_t *pl = w->ev_len.p + w->ev_len.len;
+	struct trace_event *o = w->crec;
+	size_t i = 0, m = 0;
+
+	while (i < n) {
+		const struct trace_event *b = &e[i], *x = i + 1 < n ? &e[i + 1] : NULL;
+		uint32_t type = TRACE_REC_POLL;
+		size_t k = 2;
+
+		if (b->type == TRACE_EV_POLL_BEGIN && x && x->type == TRACE_EV_WAKE &&
+		    i + 2 < n && e[i + 2].type == TRACE_EV_POLL_END && x->time == e[i + 2].time &&
+		    x->task == b->task && x->tid == b->tid) {
+			x = &e[i + 2];
+			type = TRACE_REC_POLL_WOKEN;
+			k = 3;
+		}
+		if (b->type == TRACE_EV_POLL_BEGIN && x && x->type == TRACE_EV_POLL_END &&
+		    x->task == b->task && x->tid == b->tid && x->time >= b->time) {
+			o[m] = *x;
+			o[m++].type = type;
+			pl = put_varint_short(pl, x->time - b->time);
+			i += k;
+			continue;
+		}
+		o[m++] = *b;
+		i++;
+	}
+	w->ev_len.len = (size_t)(pl - w->ev_len.p);
+	return m;
 }
 
 int trace_writer__events(struct trace_writer *w, const struct trace_event *e, size_t n)
@@ -734,16 +804,23 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 	if (n && !e)
 		return -EINVAL;
 	while (n) {
-		size_t k = CHUNK_RECORDS - w->nevents;
+		size_t k = CHUNK_RECORDS - w->nevents, m;
 
 		if (k > n)
 			k = n;
-		/* worst case per record: two 10-byte varints, two 5-byte ones */
+		/* worst case per record: three 10-byte varints, two 5-byte ones */
 		if (!reserve(&w->ev_time, k * TRACE_VARINT_MAX) ||
 		    !reserve(&w->ev_task, k * TRACE_VARINT_MAX) ||
-		    !reserve(&w->ev_tid, k * 5 + 8) || !reserve(&w->ev_type, k * 5))
+		    !reserve(&w->ev_tid, k * 5 + 8) || !reserve(&w->ev_type, k * 5) ||
+		    !reserve(&w->ev_len, k * TRACE_VARINT_MAX) ||
+		    trace_grow((void **)&w->crec, &w->crec_cap, k, sizeof(*w->crec)))
 			return -ENOMEM;
-		encode_events(w, e, k);
+		note_times(w, e, k);
+		m = compact_polls(w, e, k);
+		encode_columns(w, w->crec, m, 1);
+		w->nrecs += m;
+		w->nevents += k;
+		w->total_events += k;
 		if (w->nevents >= CHUNK_RECORDS) {
 			err = write_events(w);
 			if (err)
@@ -775,8 +852,9 @@ int trace_writer__state(struct trace_writer *w, const struct trace_event *e, siz
 		    !reserve(&w->ev_task, k * TRACE_VARINT_MAX) ||
 		    !reserve(&w->ev_tid, k * 5 + 8) || !reserve(&w->ev_type, k * 5))
 			return -ENOMEM;
-		encode_events(w, e, k);
-		w->total_events -= k;
+		/* records as they are: STATE has no whole polls */
+		encode_columns(w, e, k, 0);
+		w->nrecs = w->nevents = k;
 		err = write_events_as(w, TRACE_CHUNK_STATE);
 		e += k;
 		n -= k;
@@ -1179,6 +1257,8 @@ void trace_writer__free(struct trace_writer *w)
 	bytes_release(&w->ev_task);
 	bytes_release(&w->ev_tid);
 	bytes_release(&w->ev_type);
+	bytes_release(&w->ev_len);
+	free(w->crec);
 	free(w->switches);
 	bytes_release(&w->meta);
 	bytes_release(&w->threads);
