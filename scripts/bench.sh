@@ -3,29 +3,45 @@
 # table, and write it to $B/bench/results.txt.
 #
 #   1. shim markers      bench_shim, detached and with `d9prof record -p`
-#   2. recording cost    demo --bench-polls (~1M and, with --bench-work-ns,
-#                        ~200k polls/s) and bench_spin (~200k polls/s),
-#                        interleaved runs without a recorder, with d9prof
-#                        record and with perf record -g (the peer);
-#                        recorder CPU and RSS; a 60 s run for RSS flatness
+#   2. recording cost    2a-2c: PAIRS rounds, each one run per arm, the
+#                        order rotating: no recorder (det), d9prof record -p
+#                        (d9), the same with --no-shim (d9ns), perf
+#                        recording the same data, cpu-clock -g at 999 Hz and
+#                        every sched_switch (perfsame), perf -g alone
+#                        (perfg); of demo --bench-polls (2a, ~1.2M polls/s),
+#                        bench_spin (2b, ~200k) and demo --bench-work-ns
+#                        (2c, ~200k). Headline: CPU ns per poll, workload +
+#                        recorder; targets decided on each round's paired
+#                        ratios: d9 <= perfsame, d9 <= d9ns + 1% (+3% on
+#                        2a), recorder <= 3% of a core on 2a; a breakdown
+#                        (interrupts and switches, markers and rings, the
+#                        recorders), and for 2a where the recorder's CPU
+#                        goes (perf record -g of the recorder, untimed);
+#                        2d recorder RSS over a 60 s run; 2e leaf-caller
+#                        step; 2f wakeups; 2g flight recorder (FLIGHT_SECS
+#                        of --flight=30s against plain recordings); row 5
+#                        the Tokio binding
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
 #   4. trace size        bytes per sample and per shim event
-#   2g. flight recorder  FLIGHT_SECS of --flight=30s at ~200k polls/s: RSS
-#                        flat, CPU against plain recordings of the same
-#                        load before and after
 #
 # Peers' figures are their published constants unless measured here (perf).
 # A MISSED target is a result, not a failure; the script exits non-zero only
-# when a step cannot run. Runs in 3 to 5 minutes on 2 cores.
+# when a step cannot run. On 2 cores: 2a-2c take ~8 minutes (5 arms x PAIRS
+# x PAIR_SECS x 3 workloads, plus start-up), the whole bench ~25 minutes
+# (2g alone is FLIGHT_SECS + 2 x FLIGHT_CMP_SECS).
 #
-# Environment (defaults in brackets): B [build], PAIRS [3] rounds of three
-# interleaved runs (none, d9prof, perf) of PAIR_SECS [5] seconds, RSS_SECS [60], BIG_SAMPLES [1000000],
-# SAMPLE_HZ [25000], DEMO_WORK_NS [8000], KEEP=1 keeps the traces in $B/bench/run.
+# Environment (defaults in brackets): B [build], PAIRS [5] rounds of the
+# interleaved runs (2a-2c: five arms; 2e, 2f, 5: two) of PAIR_SECS [5]
+# seconds, RSS_SECS [60], FLIGHT_SECS [600], FLIGHT_CMP_SECS [60],
+# BIG_SAMPLES [1000000], SAMPLE_HZ [25000], SPIN_US [8], DEMO_WORK_NS
+# [8000], KEEP=1 keeps the traces in $B/bench/run, BENCH_ONLY=2 runs only
+# sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table.
 set -u
 
 B=${B:-build}
-PAIRS=${PAIRS:-3}
+PAIRS=${PAIRS:-5}
+BENCH_ONLY=${BENCH_ONLY:-}	# 2: sections 1 and 2a-2c only
 PAIR_SECS=${PAIR_SECS:-5}
 RSS_SECS=${RSS_SECS:-60}
 FLIGHT_SECS=${FLIGHT_SECS:-600}	# the flight recorder's long run (2g)
@@ -127,6 +143,10 @@ kv() {
 # calc EXPR: an integer as such, anything else with 3 decimals
 calc() {
 	awk "BEGIN { v = ($*); if (v == int(v)) printf \"%.0f\", v; else printf \"%.3f\", v }" </dev/null
+}
+# round DECIMALS EXPR
+round() {
+	awk "BEGIN { printf \"%.$1f\", ($2) }" </dev/null
 }
 fsize() {
 	stat -c %s "$1" || die "no file $1"
@@ -233,19 +253,35 @@ row 1e "drops while drained (400k rec/s/thread)" "$SDROPS" "-" "-" "0" "$(verdic
 
 # Every arm runs the workload under /usr/bin/time (its CPU time: "CPU per
 # poll" does not depend on how much of the machine others leave us).
-# sampled_run NAME KIND CMD...: CMD with a recorder attached from its first
-# line ("pid N") until it exits; KIND d9 is `d9prof record -p` at its
-# defaults, d9fp the same with --cpu-stack 0 (frame pointers only), d9nw
-# with --no-wakeups, KIND perf is the peer, `perf record -g` at the same
-# 999 Hz.
+# sampled_run NAME KIND CMD...: CMD with a recorder attached from its
+# "ready" line until it exits, itself under /usr/bin/time. (Not from "pid
+# N": the workloads calibrate their work per poll in between, and a
+# recorder starting up beside the calibration on 2 cores can skew it; a
+# short trial run had one demo run at half the others' CPU per poll.) KIND:
+#   d9        d9prof record -p at its defaults
+#   d9fp      the same with --cpu-stack 0 (frame pointers only)
+#   d9nw      the same with --no-wakeups
+#   d9ns      the same with --no-shim (samples and switches; markers detached)
+#   perfg     perf record -g of cpu-clock at 999 Hz (the peer, samples only)
+#   perfsame  perf recording the same data as d9prof: cpu-clock at 999 Hz
+#             with stacks, and every sched:sched_switch. (Not `-F 999 -e
+#             sched:sched_switch`: -F puts the tracepoint in frequency mode
+#             too, 999 switches/s at most; perf 6.1 takes no period= term
+#             on a tracepoint, so -c 1 sets its period and cpu-clock keeps
+#             its own freq=999.)
 sampled_run() {
-	local name=$1 kind=$2 wpid pid extra=()
+	local name=$1 kind=$2 wpid pid extra=() pev=(-F 999 -e cpu-clock)
 	shift 2
-	[ "$kind" = d9fp ] && extra=(--cpu-stack 0) && kind=d9
-	[ "$kind" = d9nw ] && extra=(--no-wakeups) && kind=d9
+	case $kind in
+	d9fp) extra=(--cpu-stack 0) kind=d9 ;;
+	d9nw) extra=(--no-wakeups) kind=d9 ;;
+	d9ns) extra=(--no-shim) kind=d9 ;;
+	perfsame) pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch) kind=perf ;;
+	perfg | perf) kind=perf ;;
+	esac
 	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
 	wpid=$BG
-	wait_line "$RUN/$name.out" '^pid' 30
+	wait_line "$RUN/$name.out" '^ready' 30
 	pid=$(kv "$RUN/$name.out" pid)
 	if [ "$kind" = d9 ]; then
 		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
@@ -254,7 +290,7 @@ sampled_run() {
 			die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
 	else
 		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
-			perf record -N -q -e cpu-clock -F 999 -g -p "$pid" \
+			perf record -N -q -g "${pev[@]}" -p "$pid" \
 			-o "$RUN/$name.data" 2>"$RUN/$name-rec.err" ||
 			die "perf record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
 	fi
@@ -288,90 +324,223 @@ maxof() {
 minof() {
 	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | head -1
 }
-
-# overhead ID LABEL CMD...: PAIRS rounds of three interleaved runs, the
-# order rotating: no recorder (det), d9prof (att), perf (the peer). Rows:
-# throughput ratio (median over rounds), CPU per poll with the recorder's
-# own CPU included, the recorder's CPU and peak RSS, shim drops.
-overhead() {
-	local id=$1 label=$2 i k arm det="" att="" per="" ratios="" pratios="" costs=""
-	local pcosts="" cpu="" rss="" drops=0 ev=0 d a p e u s m cd ca cp
-	local cda="" caa="" wcosts="" pwcosts=""
-	shift 2
-	for i in $(seq "$PAIRS"); do
-		for k in 0 1 2; do
-			arm=$(echo det att perf | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
-			case $arm in
-			det) detached_run "$id-det-$i" "$@" ;;
-			att) sampled_run "$id-att-$i" d9 "$@" ;;
-			perf) sampled_run "$id-perf-$i" perf "$@" ;;
-			esac
-		done
-		d=$(kv "$RUN/$id-det-$i.out" polls_per_sec)
-		a=$(kv "$RUN/$id-att-$i.out" polls_per_sec)
-		p=$(kv "$RUN/$id-perf-$i.out" polls_per_sec)
-		det="$det $d"
-		att="$att $a"
-		per="$per $p"
-		ratios="$ratios $(calc "$a / $d")"
-		pratios="$pratios $(calc "$p / $d")"
-		read -r e u s m <<<"$(tail -1 "$RUN/$id-att-$i.time")"
-		cpu="$cpu $(calc "($u + $s) / $e * 100")"
-		rss="$rss $m"
-		# ns of CPU per poll: workload, plus the recorder's own
-		cd=$(calc "$(cpu_s "$RUN/$id-det-$i.wtime") * 1e9 / $(polls "$id-det-$i")")
-		ca=$(calc "($(cpu_s "$RUN/$id-att-$i.wtime") + $u + $s) * 1e9 / $(polls "$id-att-$i")")
-		cp=$(calc "($(cpu_s "$RUN/$id-perf-$i.wtime") + $(cpu_s "$RUN/$id-perf-$i.time")) * 1e9 / $(polls "$id-perf-$i")")
-		costs="$costs $(calc "$ca / $cd")"
-		# the workload's own CPU per poll: markers and sampling interrupts
-		wcosts="$wcosts $(calc "$(cpu_s "$RUN/$id-att-$i.wtime") * 1e9 / $(polls "$id-att-$i") / $cd")"
-		pwcosts="$pwcosts $(calc "$(cpu_s "$RUN/$id-perf-$i.wtime") * 1e9 / $(polls "$id-perf-$i") / $cd")"
-		pcosts="$pcosts $(calc "$cp / $cd")"
-		cda="$cda $cd"
-		caa="$caa $ca"
-		drops=$((drops + $(rec_drops "$RUN/$id-att-$i-rec.err")))
-		ev=$((ev + $(rec_events "$RUN/$id-att-$i-rec.err")))
-		rm -f "$RUN/$id-perf-$i.data"
-	done
-	local ratio pratio cost pcost
-	ratio=$(median $ratios)
-	pratio=$(median $pratios)
-	cost=$(median $costs)
-	pcost=$(median $pcosts)
-	row "$id" "$label" "" "" "" "" ""
-	row "" "  polls/s with d9prof / without (medians)" \
-		"$(median $att)/$(median $det)" "perf -g 999 Hz $pratio" "$ratio" \
-		"loss < 1% (>= 0.990)" \
-		"$(verdict "$ratio >= 0.99") ($(minof $ratios)..$(maxof $ratios))"
-	row "" "  throughput loss, %" "$(calc "(1 - $ratio) * 100")" \
-		"perf $(calc "(1 - $pratio) * 100"); Go ~1" "$(calc "(1 - $ratio) / 0.01")" \
-		"< 1%" "$(verdict "$ratio >= 0.99")"
-	row "" "  CPU ns/poll incl. recorder, with / without" \
-		"$(median $caa)/$(median $cda)" "perf -g 999 Hz $pcost" "$cost" \
-		"< 1.010" "$(verdict "$cost < 1.01") ($(minof $costs)..$(maxof $costs))"
-	row "" "  workload-only CPU/poll ratio (markers+irq)" "$(median $wcosts)" \
-		"perf -g 999 Hz $(median $pwcosts)" "-" "-" "-"
-	# median, with the range: each 5 s run also pays the recorder's fixed
-	# start-up (kallsyms, symbol tables, perf setup), which a short run
-	# cannot amortise
-	row "" "  recorder CPU, % of one core (median of runs)" "$(median $cpu)" "-" "-" \
-		"< 5%" "$(verdict "$(median $cpu) < 5") ($(minof $cpu)..$(maxof $cpu))"
-	row "" "  recorder peak RSS, KiB (max of runs)" "$(maxof $rss)" "-" "-" "-" "-"
-	row "" "  shim records dropped / recorded" "$drops/$ev" "-" \
-		"$(calc "$drops / ($drops + $ev + 0.000001)")" "0 dropped" "$(verdict "$drops == 0")"
-	LAST_ATT_TRACE=$RUN/$id-att-$PAIRS.d9
-	LAST_ATT_EVENTS=$(rec_events "$RUN/$id-att-$PAIRS-rec.err")
-	LAST_ATT_SAMPLES=$(rec_samples "$RUN/$id-att-$PAIRS-rec.err")
+# med DECIMALS "VALUES": the median, rounded
+med() {
+	awk -v v="$(median $2)" -v d="$1" 'BEGIN { printf "%.*f", d, v }'
+}
+# span "VALUES": "min..max"
+span() {
+	echo "$(minof $1)..$(maxof $1)"
+}
+# spread_verdict "VALUES" LIMIT: MET if all rounds are <= LIMIT, MISSED if
+# all are above, else "within noise" (the rounds straddle it)
+spread_verdict() {
+	local lo hi
+	lo=$(minof $1)
+	hi=$(maxof $1)
+	if awk -v h="$hi" -v l="$2" 'BEGIN { exit !(h <= l) }'; then
+		echo MET
+	elif awk -v x="$lo" -v l="$2" 'BEGIN { exit !(x > l) }'; then
+		echo MISSED
+	else
+		echo "undecided within noise (median $(median $1))"
+	fi
 }
 
-say "2/4 recording overhead: demo --bench-polls, $PAIRS x 3 runs of $PAIR_SECS s"
-overhead 2a "demo --bench-polls -w 2 (~1.2M polls/s)" "$DEMO" --bench-polls -w 2 -q -d "$PAIR_SECS"
+# The arms of an overhead round: no recorder, d9prof record -p at its
+# defaults, the same with --no-shim, perf recording the same data, perf -g
+# (see sampled_run).
+OH_ARMS=(det d9 d9ns perfsame perfg)
+# oh_fig NAME: one run's "workload-CPU-s recorder-CPU-s recorder-wall-s
+# recorder-peak-RSS-KiB polls polls/s" (recorder figures 0 without one)
+oh_fig() {
+	local e=0 u=0 s=0 m=0
+	[ -f "$RUN/$1.time" ] && read -r e u s m <<<"$(tail -1 "$RUN/$1.time")"
+	echo "$(cpu_s "$RUN/$1.wtime") $(calc "$u + $s") $e $m $(polls "$1")" \
+		"$(kv "$RUN/$1.out" polls_per_sec)"
+}
+
+# overhead ID LABEL NSLIM RECLIM CMD...: PAIRS rounds, each one run of CMD
+# per arm of OH_ARMS, the order rotating from round to round. Per run: CPU
+# ns per poll = (workload user+sys + recorder user+sys) / polls, the
+# workload's part alone, the recorder's part alone, polls/s. Each target is
+# decided on the rounds' paired ratios (both arms of one round) by
+# spread_verdict: d9 / perfsame <= 1.000; d9 / d9ns <= NSLIM; the d9
+# recorder's CPU, % of one core (user+sys over its wall time), <= RECLIM
+# ("-": stated only). Beneath: what each part costs (sampling interrupts
+# and the switch tracepoint, markers and ring traffic, the recorders).
+overhead() {
+	local id=$1 label=$2 nslim=$3 reclim=$4 i k arm n=${#OH_ARMS[@]}
+	local w r e m p t name
+	local -A cpp=() wpp=() C=() W=() R=() T=()
+	local vpeer="" vns="" vgdet="" vddet="" loss="" ploss="" irq="" pirq="" mark=""
+	local rd="" rns="" rps="" rpct="" ppct="" rss="" drops=0 ev=0 odd=""
+	shift 4
+	for i in $(seq "$PAIRS"); do
+		for k in $(seq 0 $((n - 1))); do
+			arm=${OH_ARMS[$(((i - 1 + k) % n))]}
+			if [ "$arm" = det ]; then
+				detached_run "$id-$arm-$i" "$@"
+			else
+				sampled_run "$id-$arm-$i" "$arm" "$@"
+			fi
+		done
+		for arm in "${OH_ARMS[@]}"; do
+			name=$id-$arm-$i
+			read -r w r e m p t <<<"$(oh_fig "$name")"
+			C[$arm]=$(calc "($w + $r) * 1e9 / $p")
+			W[$arm]=$(calc "$w * 1e9 / $p")
+			R[$arm]=$(round 0 "$r * 1e9 / $p")
+			T[$arm]=$t
+			wpp[$arm]="${wpp[$arm]:-} ${W[$arm]}"
+			cpp[$arm]="${cpp[$arm]:-} $(round 0 "${C[$arm]}")"
+			case $arm in
+			d9)
+				rpct="$rpct $(round 1 "$r / $e * 100")"
+				rss="$rss $m"
+				;;
+			perfsame) ppct="$ppct $(round 1 "$r / $e * 100")" ;;
+			esac
+		done
+		# the targets, on this round's pairs
+		vpeer="$vpeer $(calc "${C[d9]} / ${C[perfsame]}")"
+		vns="$vns $(calc "${C[d9]} / ${C[d9ns]}")"
+		vddet="$vddet $(calc "${C[d9]} / ${C[det]}")"
+		vgdet="$vgdet $(calc "${C[perfg]} / ${C[det]}")"
+		loss="$loss $(round 1 "(1 - ${T[d9]} / ${T[det]}) * 100")"
+		ploss="$ploss $(round 1 "(1 - ${T[perfsame]} / ${T[det]}) * 100")"
+		# the parts: the workload's own CPU per poll over det's (sampling
+		# interrupts and the switch tracepoint), d9's over d9ns's (markers
+		# and ring traffic), the recorders' CPU per poll
+		irq="$irq $(calc "${W[d9ns]} / ${W[det]}")"
+		pirq="$pirq $(calc "${W[perfsame]} / ${W[det]}")"
+		mark="$mark $(calc "${W[d9]} / ${W[d9ns]}")"
+		rd="$rd ${R[d9]}"
+		rns="$rns ${R[d9ns]}"
+		rps="$rps ${R[perfsame]}"
+		drops=$((drops + $(rec_drops "$RUN/$id-d9-$i-rec.err")))
+		ev=$((ev + $(rec_events "$RUN/$id-d9-$i-rec.err")))
+		rm -f "$RUN/$id-perfsame-$i.data" "$RUN/$id-perfg-$i.data"
+		[ "$i" = "$PAIRS" ] || rm -f "$RUN/$id-d9-$i.d9" "$RUN/$id-d9ns-$i.d9"
+	done
+	# The workloads calibrate their work per poll at start-up: a run that
+	# calibrated under load does less work per poll. Name any run whose
+	# workload CPU/poll is below 0.9 x the median of its arm's rounds.
+	for arm in "${OH_ARMS[@]}"; do
+		odd="$odd$(echo "${wpp[$arm]}" | awk -v a="$arm" -v m="$(median "${wpp[$arm]}")" \
+			'{ for (i = 1; i <= NF; i++) if ($i < 0.9 * m)
+				printf " %s round %d: %.0f (median %.0f);", a, i, $i, m }')"
+	done
+	[ -z "$odd" ] ||
+		note "$id workload CPU/poll < 0.9 x its arm's median (calibrated under load?):$odd"
+	row "$id" "$label" "" "" "" "" ""
+	# the headline: CPU ns per poll per arm, median of rounds (range)
+	row "" "  CPU ns/poll incl. recorder: det" "$(med 0 "${cpp[det]}")" "-" "-" "-" \
+		"($(span "${cpp[det]}"))"
+	row "" "    d9 / perfsame (perf -g + switches)" "$(med 0 "${cpp[d9]}")" \
+		"$(med 0 "${cpp[perfsame]}")" "-" "-" \
+		"($(span "${cpp[d9]}") / $(span "${cpp[perfsame]}"))"
+	row "" "    d9ns (--no-shim) / perfg (perf -g)" "$(med 0 "${cpp[d9ns]}")" \
+		"$(med 0 "${cpp[perfg]}")" "-" "-" \
+		"($(span "${cpp[d9ns]}") / $(span "${cpp[perfg]}"))"
+	# the targets, on the rounds' paired ratios
+	row "" "  CPU/poll d9 / perfsame, paired rounds" "$(med 0 "${cpp[d9]}")" \
+		"perfsame $(med 0 "${cpp[perfsame]}")" "$(med 3 "$vpeer")" "<= 1.000" \
+		"$(spread_verdict "$vpeer" 1) ($(span "$vpeer"))"
+	row "" "  CPU/poll d9 / d9ns (shim + recorder add)" \
+		"$(med 0 "${cpp[d9]}")/$(med 0 "${cpp[d9ns]}")" "-" "$(med 3 "$vns")" \
+		"<= $nslim (+$(round 0 "($nslim - 1) * 100")%)" \
+		"$(spread_verdict "$vns" "$nslim") ($(span "$vns"))"
+	if [ "$reclim" = - ]; then
+		row "" "  recorder CPU, % of one core (d9)" "$(med 1 "$rpct")" \
+			"perfsame $(med 1 "$ppct")" "-" "stated" "($(span "$rpct"))"
+	else
+		row "" "  recorder CPU, % of one core (d9)" "$(med 1 "$rpct")" \
+			"perfsame $(med 1 "$ppct")" "-" "<= $reclim%" \
+			"$(spread_verdict "$rpct" "$reclim") ($(span "$rpct"))"
+	fi
+	row "" "  CPU/poll over det: d9 (peer perfg)" "$(med 3 "$vddet")" \
+		"perfg $(med 3 "$vgdet")" "-" "reference" "($(span "$vddet") / $(span "$vgdet"))"
+	row "" "  throughput loss vs det, % (peer perfsame)" "$(med 1 "$loss")" \
+		"perfsame $(med 1 "$ploss")" "-" "reference" "($(span "$loss") / $(span "$ploss"))"
+	# the breakdown
+	row "" "  irq+switch tp: workload CPU/poll over det" "d9ns $(med 3 "$irq")" \
+		"perfsame $(med 3 "$pirq")" "-" "stated" "($(span "$irq") / $(span "$pirq"))"
+	row "" "  markers+ring: workload CPU/poll d9 / d9ns" "$(med 3 "$mark")" "-" "-" \
+		"stated" "($(span "$mark"))"
+	row "" "  recorder CPU ns/poll: d9 / d9ns" "$(med 0 "$rd")/$(med 0 "$rns")" \
+		"perfsame $(med 0 "$rps")" "-" "stated" \
+		"($(span "$rd") / $(span "$rns") / $(span "$rps"))"
+	row "" "  recorder peak RSS, KiB (d9, max of runs)" "$(maxof $rss)" "-" "-" "-" "-"
+	row "" "  shim records dropped / recorded (d9)" "$drops/$ev" "-" \
+		"$(calc "$drops / ($drops + $ev + 0.000001)")" "0 dropped" "$(verdict "$drops == 0")"
+	LAST_ATT_TRACE=$RUN/$id-d9-$PAIRS.d9
+	LAST_ATT_EVENTS=$(rec_events "$RUN/$id-d9-$PAIRS-rec.err")
+	LAST_ATT_SAMPLES=$(rec_samples "$RUN/$id-d9-$PAIRS-rec.err")
+}
+
+# recprof ID CMD...: an untimed run of CMD with `d9prof record -p` attached,
+# and `perf record -g` of the recorder itself for ~4 s once it has settled;
+# one row: the share of the recorder's samples in zstd (libzstd), encode
+# (encode_events, trace_writer__*), drain/decode (drain_ring, drain_shim,
+# shim_seg__ns, d9_ring_*), livestate, the kernel and the rest.
+recprof() {
+	local id=$1 wpid rpid split n
+	shift
+	bg prof-w "$@"
+	wpid=$BG
+	wait_line "$RUN/prof-w.out" '^ready' 30
+	bg prof-rec "$D9" record -p "$(kv "$RUN/prof-w.out" pid)" -o "$RUN/prof.d9"
+	rpid=$BG
+	sleep 1
+	run perf record -N -q -g -F 999 -p "$rpid" -o "$RUN/prof.data" -- sleep 4 \
+		2>"$RUN/prof-perf.err" || die "perf record of the recorder failed: $(tail -1 "$RUN/prof-perf.err")"
+	wait_bg "$rpid" "d9prof record -p (profiled)"
+	wait_bg "$wpid" "the profiled workload"
+	perf report -i "$RUN/prof.data" --no-children --sort dso,sym -g none --stdio \
+		-q --percent-limit 0 2>/dev/null >"$RUN/prof.txt" || die "perf report of the recorder failed"
+	n=$(perf report -i "$RUN/prof.data" --stats 2>/dev/null |
+		awk '/^ *SAMPLE events:/ { print $3; exit }')
+	split=$(awk '$1 ~ /%$/ {
+		p = $1; sub(/%/, "", p); dso = $2; sym = $4
+		if (dso ~ /libzstd/) c = "zstd"
+		else if (sym ~ /^(encode_events|trace_writer__)/) c = "enc"
+		else if (sym ~ /^(drain_ring|drain_shim|shim_seg__ns|d9_ring_)/) c = "drain"
+		else if (sym ~ /^livestate/) c = "live"
+		else if (dso == "[kernel.kallsyms]") c = "kern"
+		else c = "oth"
+		v[c] += p
+	} END { printf "%.0f/%.0f/%.0f/%.0f/%.0f/%.0f", v["zstd"], v["enc"], v["drain"],
+		v["live"], v["kern"], v["oth"] }' "$RUN/prof.txt")
+	row "" "  rec. CPU %: zstd/enc/drain/live/kern/other" "$split" "-" "-" "stated" \
+		"(${n:-?} samples, 4 s)"
+	note "$id recorder CPU split: perf record -g -F 999 of d9prof record for 4 s; % of its"
+	note "   samples in libzstd / encode_events+trace_writer__* / drain_ring, drain_shim,"
+	note "   shim_seg__ns, d9_ring_* / livestate* / [kernel.kallsyms] / anything else"
+	rm -f "$RUN/prof.d9" "$RUN/prof.data"
+}
+
+NARMS=${#OH_ARMS[@]}
+say "2/4 recording overhead: demo --bench-polls, $PAIRS x $NARMS runs of $PAIR_SECS s"
+overhead 2a "demo --bench-polls -w 2 (~1.2M polls/s)" 1.03 3 \
+	"$DEMO" --bench-polls -w 2 -q -d "$PAIR_SECS"
 DEMO_TRACE=$LAST_ATT_TRACE
 DEMO_EVENTS=$LAST_ATT_EVENTS
 DEMO_SAMPLES=$LAST_ATT_SAMPLES
 DEMO_TRACE_SIZE=$(fsize "$DEMO_TRACE")
-say "2/4 recording overhead: bench_spin -u $SPIN_US (~200k polls/s), $PAIRS x 3 runs"
-overhead 2b "bench_spin -t 2 -u $SPIN_US (~200k polls/s)" "$SPIN" -t 2 -u "$SPIN_US" -d "$PAIR_SECS"
+say "2/4 recorder CPU split: perf record -g of d9prof record on demo --bench-polls (~8 s)"
+recprof 2a "$DEMO" --bench-polls -w 2 -q -d 7
+say "2/4 recording overhead: bench_spin -u $SPIN_US (~200k polls/s), $PAIRS x $NARMS runs"
+overhead 2b "bench_spin -t 2 -u $SPIN_US (~200k polls/s)" 1.01 - \
+	"$SPIN" -t 2 -u "$SPIN_US" -d "$PAIR_SECS"
+say "2/4 recording overhead: demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s), $PAIRS x $NARMS runs"
+overhead 2c "demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s)" 1.01 - \
+	"$DEMO" --bench-polls --bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d "$PAIR_SECS"
+if [ "$BENCH_ONLY" = 2 ]; then
+	note "BENCH_ONLY=2: sections 1 and 2a-2c only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 
 # The leaf-caller step (ustack.h): each CPU sample carries 512 bytes of
 # stack and the recorder takes a CFI step. Interleaved runs of bench_spin
@@ -483,20 +652,6 @@ tokio_row() {
 	row "" "  recorder attached, medians of runs" "$(median $da) ($(minof $da)..$(maxof $da))" \
 		"3 C markers $(calc "3 * $A1") ns" "-" "<= $lim ns" "$(spread_verdict "$da" "$lim")"
 }
-# spread_verdict "VALUES" LIMIT: MET if all rounds are <= LIMIT, MISSED if
-# all are above, else "within noise" (the rounds straddle it)
-spread_verdict() {
-	local lo hi
-	lo=$(minof $1)
-	hi=$(maxof $1)
-	if awk -v h="$hi" -v l="$2" 'BEGIN { exit !(h <= l) }'; then
-		echo MET
-	elif awk -v x="$lo" -v l="$2" 'BEGIN { exit !(x > l) }'; then
-		echo MISSED
-	else
-		echo "undecided within noise (median $(median $1))"
-	fi
-}
 say "2/4 wakeups: bench_spin -w with and without --no-wakeups, $PAIRS x 2 runs"
 wakecost
 
@@ -543,7 +698,7 @@ $(awk -v tick="$TICK" '$1 <= 10 && $2 > first { first = $2 }
 	END { printf "%d %d %d %.1f %d", first, last, max, c / tick / t * 100, n }' "$RUN/rss.samples")
 EOF
 RSS_SERIES=$(awk '{ printf "%s%d", (NR > 1 ? " " : ""), $2 / 1024 }' "$RUN/rss.samples")
-row 2c "recorder VmRSS, KiB: max first 10 s -> end" "$RSS_FIRST -> $RSS_LAST" "-" \
+row 2d "recorder VmRSS, KiB: max first 10 s -> end" "$RSS_FIRST -> $RSS_LAST" "-" \
 	"$(calc "$RSS_LAST / $RSS_FIRST")" "flat (end <= 1.10x)" \
 	"$(verdict "$RSS_LAST <= 1.10 * $RSS_FIRST")"
 row "" "  recorder CPU over the $RSS_SECS s run, % core" "$RSS_CPU" "-" "-" "< 5%" \
@@ -551,7 +706,7 @@ row "" "  recorder CPU over the $RSS_SECS s run, % core" "$RSS_CPU" "-" "-" "< 5
 row "" "  shim records dropped / recorded ($RSS_SECS s)" \
 	"$(rec_drops "$RUN/rss-rec.err")/$(rec_events "$RUN/rss-rec.err")" "-" "-" "0 dropped" \
 	"$(verdict "$(rec_drops "$RUN/rss-rec.err") == 0")"
-note "2c VmRSS every 2 s, MiB: $RSS_SERIES (peak $RSS_MAX KiB)"
+note "2d VmRSS every 2 s, MiB: $RSS_SERIES (peak $RSS_MAX KiB)"
 rm -f "$RUN/rss.d9"
 
 # The flight recorder: a plain recording, FLIGHT_SECS of --flight=30s, a
@@ -598,9 +753,6 @@ EOF2
 say "2/4 flight recorder: $FLIGHT_SECS s of --flight=30s between two ${FLIGHT_CMP_SECS} s plain recordings"
 flight_row
 
-say "2/4 recording overhead: demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s), $PAIRS x 3 runs"
-overhead 2d "demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s)" "$DEMO" --bench-polls \
-	--bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d "$PAIR_SECS"
 
 # ---- 3. analysis speed -------------------------------------------------------------
 
