@@ -28,6 +28,7 @@
 #include <linux/perf_event.h>
 
 #include "libprof/d9_segment.h"
+#include "trace/trace_format.h"
 #include "record/ctimer_rec.h"
 #include "record/exitwatch.h"
 #include "record/flight.h"
@@ -371,35 +372,92 @@ static void shim_reattach(struct rec *r)
  * D9_SEG_RING_EVENTS drained every tick): the counter was scribbled. */
 #define DROPS_MAX (1ULL << 32)
 
-static void write_events(struct rec *r, const struct trace_event *e, size_t n)
+/* the trace stores the shim's event types as they are */
+_Static_assert(D9_EV_WAKE == TRACE_EV_WAKE && D9_EV_POLL_BEGIN == TRACE_EV_POLL_BEGIN &&
+		       D9_EV_POLL_END == TRACE_EV_POLL_END && D9_EV_POLL == TRACE_REC_POLL &&
+		       D9_EV_POLL_WOKEN == TRACE_REC_POLL_WOKEN,
+	       "shim and trace event types agree");
+
+/* Records of the shim's rings on their way into the trace: events, and
+ * whole polls as one record (TRACE_REC_POLL, _WOKEN: time its end, len
+ * its length), as the trace stores them; written when the batch is full,
+ * times converted on the way in. */
+struct ev_batch {
+	struct trace_event v[EV_BATCH];
+	uint64_t len[EV_BATCH];
+	size_t n;
+	struct shim_clock clock;
+};
+
+/* The batch's events, whole polls spread, for the open-state tracker of
+ * the segmented modes. */
+static int feed_livestate(struct rec *r, const struct ev_batch *b)
 {
+	struct trace_event e[3 * EV_BATCH];
+	size_t i, n = 0;
+
+	for (i = 0; i < b->n; i++) {
+		const struct trace_event *x = &b->v[i];
+
+		if (x->type != TRACE_REC_POLL && x->type != TRACE_REC_POLL_WOKEN) {
+			e[n++] = *x;
+			continue;
+		}
+		e[n] = *x;
+		e[n].time = x->time - b->len[i];
+		e[n++].type = D9_EV_POLL_BEGIN;
+		if (x->type == TRACE_REC_POLL_WOKEN) {
+			e[n] = *x;
+			e[n++].type = D9_EV_WAKE;
+		}
+		e[n] = *x;
+		e[n++].type = D9_EV_POLL_END;
+	}
+	return livestate__feed(r->ls, e, n);
+}
+
+static void write_batch(struct rec *r, struct ev_batch *b)
+{
+	size_t i, events = 0;
+
+	if (!b->n)
+		return;
 	/* an open poll missed makes a later segment's STATE short of it */
-	if (r->ls && livestate__feed(r->ls, e, n) && !r->state_warned) {
+	if (r->ls && feed_livestate(r, b) && !r->state_warned) {
 		r->state_warned = 1;
 		logf_(r, RECORD_WARN, "out of memory for the runtime's open polls and tasks: "
 		      "segments read alone may miss a poll in progress at their start");
 	}
-	note_err(r, trace_writer__events(r->w, e, n));
-	r->st->events += n;
+	note_err(r, trace_writer__records(r->w, b->v, b->len, b->n));
+	for (i = 0; i < b->n; i++)
+		events += b->v[i].type == TRACE_REC_POLL	   ? 2
+			  : b->v[i].type == TRACE_REC_POLL_WOKEN ? 3
+								 : 1;
+	r->st->events += events;
+	b->n = 0;
 }
-
-/* Events into the batch, written when it is full; times converted on the
- * way in. */
-struct ev_batch {
-	struct trace_event v[EV_BATCH];
-	size_t n;
-	struct shim_clock clock;
-};
 
 static inline void batch_add(struct rec *r, struct ev_batch *b, uint64_t time,
 			     uint64_t task, uint32_t tid, uint32_t type)
 {
 	b->v[b->n++] = (struct trace_event){
 	    .time = shim_clock__ns(&b->clock, time), .task = task, .tid = tid, .type = type};
-	if (b->n == EV_BATCH) {
-		write_events(r, b->v, b->n);
-		b->n = 0;
-	}
+	if (b->n == EV_BATCH)
+		write_batch(r, b);
+}
+
+/* A whole poll, begun at @begin, ended at @end (the segment's unit). */
+static inline void batch_poll(struct rec *r, struct ev_batch *b, uint64_t begin,
+			      uint64_t end, uint64_t task, uint32_t tid, int woken)
+{
+	uint64_t t = shim_clock__ns(&b->clock, end), t0 = shim_clock__ns(&b->clock, begin);
+
+	b->len[b->n] = t >= t0 ? t - t0 : 0;
+	b->v[b->n++] = (struct trace_event){
+	    .time = t, .task = task, .tid = tid,
+	    .type = woken ? TRACE_REC_POLL_WOKEN : TRACE_REC_POLL};
+	if (b->n == EV_BATCH)
+		write_batch(r, b);
 }
 
 /* Is the poll of @task begun at @time (the segment's unit) the one
@@ -453,14 +511,16 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			 * for what the ring header gave already */
 			int done = from_header(seen, ev->time - ev->arg, ev->task);
 
-			if (!done)
-				batch_add(r, &b, ev->time - ev->arg, ev->task, tid,
-					  D9_EV_POLL_BEGIN);
+			r->st->shim_records++;
+			if (!done) {
+				batch_poll(r, &b, ev->time - ev->arg, ev->time, ev->task, tid,
+					   ev->type == D9_EV_POLL_WOKEN);
+				continue;
+			}
 			if (ev->type == D9_EV_POLL_WOKEN)
 				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_WAKE);
 			if (done < 2)
 				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_POLL_END);
-			r->st->shim_records++;
 			continue;
 		}
 		case D9_EV_POLL_BEGIN:
@@ -487,7 +547,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		r->st->shim_records++;
 		i += k;
 	}
-	write_events(r, b.v, b.n);
+	write_batch(r, &b);
 	drops = d9_ring_drops(ring);
 	if (drops > seen->drops && drops - seen->drops > DROPS_MAX) {
 		/* no ring drops billions between two drains: a scribbled
@@ -553,7 +613,7 @@ static void drain_open_polls(struct rec *r)
 		seen->open_time = begin;
 		seen->open_ended = end != 0;
 	}
-	write_events(r, b.v, b.n);
+	write_batch(r, &b);
 }
 
 static void drain_shim(struct rec *r)

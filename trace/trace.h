@@ -213,6 +213,14 @@ int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
  * been queued. */
 int trace_writer__events(struct trace_writer *w, const struct trace_event *e,
 			 size_t n);
+/* Queue @n records as the POLLS encoding has them (trace_format.h): an
+ * event, or a whole poll as one record of type TRACE_REC_POLL (or
+ * TRACE_REC_POLL_WOKEN) at its end with its length in @len[i] (@len is
+ * read for those only). What trace_writer__events() makes of a BEGIN
+ * directly followed by its END, for a caller that has the polls whole
+ * (the recorder). A length over the record's time is -EINVAL. */
+int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
+			  const uint64_t *len, size_t n);
 /* An off-CPU interval; its stack must come from trace_writer__stack(), its
  * time_in must be 0 or at least its time, and its runnable 0 or between
  * the two (else -EINVAL). Switch chunks

@@ -804,7 +804,7 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 	if (n && !e)
 		return -EINVAL;
 	while (n) {
-		size_t k = CHUNK_RECORDS - w->nevents, m;
+		size_t k = CHUNK_RECORDS - w->nrecs, m;
 
 		if (k > n)
 			k = n;
@@ -821,12 +821,68 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 		w->nrecs += m;
 		w->nevents += k;
 		w->total_events += k;
-		if (w->nevents >= CHUNK_RECORDS) {
+		if (w->nrecs >= CHUNK_RECORDS) {
 			err = write_events(w);
 			if (err)
 				return err;
 		}
 		e += k;
+		n -= k;
+	}
+	return 0;
+}
+
+int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
+			  const uint64_t *len, size_t n)
+{
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (n && (!rec || !len))
+		return -EINVAL;
+	while (n) {
+		size_t k = CHUNK_RECORDS - w->nrecs, i, events = 0;
+		uint64_t lo = w->min_time, hi = w->max_time;
+		uint8_t *pl;
+
+		if (k > n)
+			k = n;
+		if (!reserve(&w->ev_time, k * TRACE_VARINT_MAX) ||
+		    !reserve(&w->ev_task, k * TRACE_VARINT_MAX) ||
+		    !reserve(&w->ev_tid, k * 5 + 8) || !reserve(&w->ev_type, k * 5) ||
+		    !reserve(&w->ev_len, k * TRACE_VARINT_MAX))
+			return -ENOMEM;
+		pl = w->ev_len.p + w->ev_len.len;
+		for (i = 0; i < k; i++) {
+			uint64_t t = rec[i].time, b = t;
+
+			if (rec[i].type == TRACE_REC_POLL || rec[i].type == TRACE_REC_POLL_WOKEN) {
+				if (len[i] > t)
+					return -EINVAL;
+				b = t - len[i];
+				pl = put_varint_short(pl, len[i]);
+				events += rec[i].type == TRACE_REC_POLL ? 2 : 3;
+			} else {
+				events++;
+			}
+			lo = b < lo ? b : lo;
+			hi = t > hi ? t : hi;
+		}
+		w->ev_len.len = (size_t)(pl - w->ev_len.p);
+		w->min_time = lo;
+		w->max_time = hi;
+		encode_columns(w, rec, k, 1);
+		w->nrecs += k;
+		w->nevents += events;
+		w->total_events += events;
+		if (w->nrecs >= CHUNK_RECORDS) {
+			err = write_events(w);
+			if (err)
+				return err;
+		}
+		rec += k;
+		len += k;
 		n -= k;
 	}
 	return 0;

@@ -16,6 +16,7 @@
 
 #include "libprof/d9_segment.h"
 #include "trace/trace.h"
+#include "trace/trace_format.h"
 
 #define KADDR 0xffffffff81000000ULL
 
@@ -1286,6 +1287,49 @@ Test(trace, whole_polls_read_back_as_their_events)
 	unlink(path);
 	free(path);
 	free(ev);
+}
+
+/* The recorder's path: records with whole polls, mixed with events, read
+ * back as the events they stand for. */
+Test(trace, records_read_back_as_events)
+{
+	static const struct trace_event rec[] = {
+	    {1000, 7, 42, TRACE_REC_POLL},	 {1100, 8, 42, D9_EV_WAKE},
+	    {2000, 8, 42, TRACE_REC_POLL_WOKEN}, {2500, 9, 43, D9_EV_POLL_BEGIN},
+	};
+	static const uint64_t len[] = {400, 0, 900, 0};
+	static const struct trace_event want[] = {
+	    {600, 7, 42, D9_EV_POLL_BEGIN},  {1000, 7, 42, D9_EV_POLL_END},
+	    {1100, 8, 42, D9_EV_WAKE},	     {1100, 8, 42, D9_EV_POLL_BEGIN},
+	    {2000, 8, 42, D9_EV_WAKE},	     {2000, 8, 42, D9_EV_POLL_END},
+	    {2500, 9, 43, D9_EV_POLL_BEGIN}, {2600, 9, 43, D9_EV_POLL_BEGIN},
+	    {2700, 9, 43, D9_EV_POLL_END},
+	};
+	static const struct trace_event ev[] = {
+	    {2600, 9, 43, D9_EV_POLL_BEGIN}, {2700, 9, 43, D9_EV_POLL_END}};
+	static const uint64_t too_long = 5000;
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	const char *msg = NULL;
+	struct trace *t;
+
+	cr_assert_eq(trace_writer__records(w, rec, len, 4), 0);
+	cr_assert_eq(trace_writer__records(w, rec, NULL, 1), -EINVAL);
+	cr_assert_eq(trace_writer__records(w, rec, &too_long, 1), -EINVAL);
+	cr_assert_eq(trace_writer__events(w, ev, 2), 0);
+	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->nevents, sizeof(want) / sizeof(*want));
+	cr_assert_eq(t->counters.events, t->nevents);
+	for (size_t i = 0; i < t->nevents; i++)
+		cr_expect_eq(memcmp(&t->events[i], &want[i], sizeof(*want)), 0, "event %zu", i);
+	cr_expect_eq(t->counters.start_time, 600);
+	trace__free(t);
+	unlink(path);
+	free(path);
 }
 
 /* The same whole polls as POLLS (one record each) and as STATE (their
