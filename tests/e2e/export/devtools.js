@@ -6,8 +6,8 @@
 //    thread track, the poll slices number POLLS, the CPU profiles hold
 //    SAMPLES samples and appear on the threads as calls, and every wake
 //    flow binds at both ends;
-//  - the panel loads the file (its "Load profile" path) without an error;
-//    a screenshot is kept for people to look at.
+//  - the panel loads the file (its "Load profile" path) and lists it as
+//    recording #1 without an error; a screenshot is kept for people.
 // The file is served to the page by playwright's request routing.
 //   node devtools.js CHROMIUM EXPORT.json SAMPLES POLLS SCREENSHOT.png
 // Prints one summary line, or what is wrong and exits 1.
@@ -91,8 +91,9 @@ const URL_ = 'http://d9prof.invalid/export.json';
 				new File([blob], 'export.json', { type: 'application/json' }));
 			return blob.size;
 		}, URL_);
-		await page.waitForTimeout(3000);
-		const text = await page.evaluate(() => {
+		// the panel reads and processes the file behind a status dialog,
+		// then lists it as recording "#1": wait for that
+		const deepText = () => page.evaluate(() => {
 			const out = [];
 			const walk = (n) => {
 				if (n.shadowRoot) walk(n.shadowRoot);
@@ -102,6 +103,16 @@ const URL_ = 'http://d9prof.invalid/export.json';
 			walk(document.documentElement);
 			return out.join('\n');
 		});
+		const t1 = Date.now();
+		let text = await deepText();
+		const shown = (t) => t.split('\n').some((l) => l.trim() === '#1');
+		while (!shown(text) && Date.now() - t1 < 150000) {
+			await page.waitForTimeout(500);
+			text = await deepText();
+		}
+		const panelMs = Date.now() - t1;
+		if (!shown(text))
+			bad.push('the Performance panel did not show the trace within 150 s');
 		const err = text.split('\n').find((l) => /failed to (load|parse)|malformed|unable to/i.test(l));
 		if (err) bad.push('the Performance panel says: ' + err.trim());
 		await page.screenshot({ path: shot });
@@ -109,7 +120,7 @@ const URL_ = 'http://d9prof.invalid/export.json';
 		if (!bad.length)
 			console.log(`DevTools: ${n} thread tracks, ${polls} polls, ${got.samples} samples ` +
 				`(${calls} calls on the threads), ${got.flows} wake flows; parsed in ${parseMs} ms; ` +
-				`the panel loaded ${loaded} B`);
+				`the panel loaded ${loaded} B in ${panelMs} ms more`);
 	} catch (e) {
 		bad.push(e.message.split('\n')[0]);
 	}
