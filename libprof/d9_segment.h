@@ -225,16 +225,16 @@ struct d9_ring_hdr {
 	uint64_t drops;		/* records dropped because the ring was full */
 	/* The owner's poll not in the ring yet (it goes out as one
 	 * D9_EV_POLL record, held after its end until the owner's next
-	 * marker, or as BEGIN before the next other record): at its begin
-	 * open_end = 0, open_time, then open_task (release); at its end, held,
-	 * open_end (release); open_task = 0 before the record that writes it
-	 * is published. A consumer that reads open_task, open_time, open_end
-	 * and open_task again (acquire), sees the same non-zero task, and
-	 * then finds head where it consumed to, holds that poll: begun after
-	 * every record consumed, ended at open_end if that is not 0. */
-	uint64_t open_time;
+	 * marker, or as BEGIN before the next other record): its task (0:
+	 * none), begin, end (0: in progress) and the attach_count it began
+	 * under. A seqlock: the owner makes open_seq odd, writes, makes it
+	 * even (release); open_task = 0 before the record that writes the
+	 * poll is published. d9_ring_open_poll() reads it. */
+	uint64_t open_seq;
 	uint64_t open_task;
+	uint64_t open_time;
 	uint64_t open_end;
+	uint64_t open_gen;
 	/* consumer cache line */
 	uint64_t tail __attribute__((aligned(64)));
 	uint64_t pad_[7];
@@ -568,20 +568,25 @@ static inline uint64_t d9_ring_drops(struct d9_ring_hdr *r)
 }
 
 /* The poll on @r that is not in the ring yet: 1 with its task, begin and
- * end (0: in progress; the segment's unit), 0 if none. Call after
- * d9_ring_consume(), and take it only if head is still where that
- * consumed to: the poll is then later than everything consumed. */
-static inline int d9_ring_open_poll(struct d9_ring_hdr *r, uint64_t *task, uint64_t *begin,
-				    uint64_t *end)
+ * end (0: in progress; the segment's unit), 0 if none, or if it was
+ * begun for an earlier attach (@attach_count: the header's now), or if
+ * the owner was changing it. Call after d9_ring_consume(): the poll is
+ * then later than everything consumed (the owner takes it out of the
+ * header before writing any record after it). */
+static inline int d9_ring_open_poll(struct d9_ring_hdr *r, uint64_t attach_count,
+				    uint64_t *task, uint64_t *begin, uint64_t *end)
 {
-	uint64_t t = __atomic_load_n(&r->open_task, __ATOMIC_ACQUIRE);
+	uint64_t s = __atomic_load_n(&r->open_seq, __ATOMIC_ACQUIRE), t, gen;
 
-	if (!t)
+	if (s & 1)
 		return 0;
+	t = __atomic_load_n(&r->open_task, __ATOMIC_RELAXED);
 	*begin = __atomic_load_n(&r->open_time, __ATOMIC_RELAXED);
-	*end = __atomic_load_n(&r->open_end, __ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&r->open_task, __ATOMIC_ACQUIRE) != t ||
-	    (*end && *end < *begin))
+	*end = __atomic_load_n(&r->open_end, __ATOMIC_RELAXED);
+	gen = __atomic_load_n(&r->open_gen, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&r->open_seq, __ATOMIC_RELAXED) != s || !t ||
+	    gen != attach_count || (*end && *end < *begin))
 		return 0;
 	*task = t;
 	return 1;

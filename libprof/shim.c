@@ -469,11 +469,30 @@ static inline void append1(struct d9_ring_hdr *r, uint64_t time, uint64_t task,
 	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
 }
 
+/* The ring header's poll (d9_segment.h), a seqlock of one writer: odd
+ * while it changes. */
+static inline uint64_t hdr_lock(struct d9_ring_hdr *r)
+{
+	uint64_t s = __atomic_load_n(&r->open_seq, __ATOMIC_RELAXED) + 1;
+
+	__atomic_store_n(&r->open_seq, s, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return s;
+}
+
+static inline void hdr_unlock(struct d9_ring_hdr *r, uint64_t s)
+{
+	__atomic_store_n(&r->open_seq, s + 1, __ATOMIC_RELEASE);
+}
+
 /* The poll in the ring header is about to be written: it leaves the
- * header (the record that follows publishes that, by its release of head). */
+ * header first (the record after it is published by its release of head). */
 static inline void unpublish(struct d9_ring_hdr *r)
 {
+	uint64_t s = hdr_lock(r);
+
 	__atomic_store_n(&r->open_task, 0, __ATOMIC_RELAXED);
+	hdr_unlock(r, s);
 }
 
 static inline bool ours(struct d9_seg_hdr *h)
@@ -508,9 +527,15 @@ static inline void poll_begin(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint6
 	self.pend_gen = __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
 	self.woken = false;
 	self.pend = true;
-	__atomic_store_n(&r->open_end, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->open_time, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->open_task, task, __ATOMIC_RELEASE);
+	{
+		uint64_t s = hdr_lock(r);
+
+		__atomic_store_n(&r->open_task, task, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->open_time, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->open_end, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->open_gen, self.pend_gen, __ATOMIC_RELAXED);
+		hdr_unlock(r, s);
+	}
 }
 
 /* A poll ends: held as one record when its begin is still pending and its
@@ -528,7 +553,12 @@ static inline void poll_end(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_
 		self.held_time = now;
 		self.held_len = (uint32_t)(now - self.pend_time);
 		self.held_woken = woken;
-		__atomic_store_n(&r->open_end, now, __ATOMIC_RELEASE);
+		{
+			uint64_t s = hdr_lock(r);
+
+			__atomic_store_n(&r->open_end, now, __ATOMIC_RELAXED);
+			hdr_unlock(r, s);
+		}
 	} else {
 		flush_poll(h, r);
 		if (woken)
@@ -539,10 +569,16 @@ static inline void poll_end(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_
 	self.woken = false;
 }
 
-/* A wake by this thread of the task it polls, or of the one whose poll it
- * holds: that task cannot run again before that poll's end, which is when
- * the poll's record says it became runnable. No clock, one record at most
- * (the held poll's). True if it was one of those. */
+/* A wake folded into the poll just held must come this soon after its end
+ * (clock units: ~1.5 us of TSC, 4 us of ns), else it is a wake of its own:
+ * work between the end and the wake would count as the task waiting. */
+#define WAKE_FOLD 4096
+
+/* A wake by this thread of the task it polls (no clock), or of the one
+ * whose poll it holds, right after that poll's end: that task could not
+ * run again before that end, which is when the poll's record says it
+ * became runnable. True if it was one of those (one record at most, the
+ * held poll's). */
 static inline bool own_wake(struct d9_seg_hdr *h, uint64_t task)
 {
 	if (!task || !ours(h))
@@ -551,12 +587,24 @@ static inline bool own_wake(struct d9_seg_hdr *h, uint64_t task)
 		self.woken = true;
 		return true;
 	}
-	if (self.held && task == self.held_task && self.mode == T_OWNER) {
+	if (self.held && task == self.held_task && self.mode == T_OWNER &&
+	    stamp() - self.held_time <= WAKE_FOLD) {
 		self.held_woken = true;
 		flush_poll(h, self.ring);
 		return true;
 	}
 	return false;
+}
+
+/* The recorder's lease ran out: what this thread kept of a poll is not
+ * written (the next recorder will not want it). */
+static void lapsed(void)
+{
+	if ((self.pend || self.held) && self.mode == T_OWNER)
+		unpublish(self.ring);
+	self.pend = false;
+	self.held = false;
+	self.cur_task = 0;
 }
 
 /* The attached path of the markers. Out of line, so that the detached path
@@ -572,11 +620,7 @@ static __attribute__((noinline)) void record(struct d9_seg_hdr *h, uint32_t type
 		return;
 	now = stamp();
 	if (!lease_ok(h, now)) {
-		if ((self.pend || self.held) && self.mode == T_OWNER)
-			unpublish(self.ring);
-		self.pend = false;
-		self.held = false;
-		self.cur_task = 0;
+		lapsed();
 		return;
 	}
 	r = own_ring(h, &now, true);
@@ -618,8 +662,10 @@ record_named(struct d9_seg_hdr *h, uint32_t type, uint64_t task, const char *nam
 	uint64_t now = stamp();
 	struct d9_ring_hdr *r;
 
-	if (!lease_ok(h, now))
+	if (!lease_ok(h, now)) {
+		lapsed();
 		return;
+	}
 	r = own_ring(h, &now, type != D9_EV_THREAD_START);
 	if (!r)
 		return;
@@ -647,6 +693,8 @@ static void release(struct d9_seg_hdr *h)
 	}
 	if (attached(h))
 		record_named(h, D9_EV_THREAD_STOP, 0, NULL);
+	/* a poll not written (detached) stays with this ring, not the next */
+	lapsed();
 	/* no sample may land in the slot once it is given back */
 	d9__ctimer_thread_stop(h);
 	/* records or samples left for the recorder: it frees the ring once

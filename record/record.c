@@ -572,6 +572,7 @@ static void drain_open_polls(struct rec *r)
 {
 	const struct d9_seg_layout *l;
 	struct ev_batch b;
+	uint64_t attach;
 	void *base;
 	uint32_t i;
 
@@ -579,6 +580,7 @@ static void drain_open_polls(struct rec *r)
 		return;
 	base = shim_seg__base(r->seg);
 	l = shim_seg__layout(r->seg);
+	attach = __atomic_load_n(&((struct d9_seg_hdr *)base)->attach_count, __ATOMIC_ACQUIRE);
 	b.n = 0;
 	shim_seg__clock(r->seg, &b.clock);
 	for (i = 0; i < l->nrings; i++) {
@@ -591,7 +593,7 @@ static void drain_open_polls(struct rec *r)
 			continue;
 		drain_ring(r, i, ring, l->ring_events);
 		tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
-		if (!d9_ring_open_poll(ring, &task, &begin, &end) ||
+		if (!d9_ring_open_poll(ring, attach, &task, &begin, &end) ||
 		    __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) != tail ||
 		    shim_clock__ns(&b.clock, begin) < r->start_ns)
 			continue;
@@ -1651,8 +1653,12 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		 * drained next is converted against */
 		lapsed = r.seg && shim_seg__renew(r.seg) == -ETIMEDOUT;
 		drain_shim(&r);
-		if (lapsed)
+		if (lapsed) {
+			/* the shim let go: the polls it kept from before are
+			 * not ours once we attach again */
+			drain_open_polls(&r);
 			shim_reattach(&r);
+		}
 		now = record_now_ns();
 		tick = next_tick(&r, tick, now - last_drain);
 		last_drain = now;

@@ -243,10 +243,21 @@ SDROPS=$(kv "$RUN/shim.out" attached_drops)
 row 1a "clock_gettime(CLOCK_MONOTONIC), ns" "$CG" "-" "-" "reference" "-"
 row 1b "marker detached, ns/call (pair $(kv "$RUN/shim.out" detached_pair_ns))" \
 	"$DET" "dial9 50 (published)" "$(calc "$DET / 50")" "< 2 ns/call" "$(verdict "$DET < 2")"
+# attached: at most one clock read and 3 ns (issue 15), the clock being
+# rdtsc where the shim uses the TSC, else clock_gettime
+RD=$(kv "$RUN/shim.out" rdtsc_ns)
+if awk -v r="$RD" 'BEGIN { exit !(r > 0) }'; then
+	row 1f "rdtsc, ns (the shim's clock here)" "$RD" "-" "-" "reference" "-"
+	LIM=$(calc "$RD + 3")
+	LIMT="<= rdtsc + 3 = $LIM"
+else
+	LIM=$(calc "$CG + 3")
+	LIMT="<= clock_gettime + 3 = $LIM"
+fi
 row 1c "marker attached 1 thread, ns/call" "$A1" "dial9 50 (published)" \
-	"$(calc "$A1 / 50")" "<= clock_gettime $CG" "$(verdict "$A1 <= $CG")"
+	"$(calc "$A1 / 50")" "$LIMT" "$(verdict "$A1 <= $LIM")"
 row 1d "marker attached 2 threads, ns/call" "$A2" "dial9 50 (published)" \
-	"$(calc "$A2 / 50")" "<= clock_gettime $CG" "$(verdict "$A2 <= $CG")"
+	"$(calc "$A2 / 50")" "$LIMT" "$(verdict "$A2 <= $LIM")"
 row 1e "drops while drained (400k rec/s/thread)" "$SDROPS" "-" "-" "0" "$(verdict "$SDROPS == 0")"
 
 # ---- 2. recording overhead -------------------------------------------------------

@@ -803,6 +803,10 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 		return err;
 	if (n && !e)
 		return -EINVAL;
+	/* whole polls come with their lengths: trace_writer__records() */
+	for (size_t i = 0; i < n; i++)
+		if (e[i].type == TRACE_REC_POLL || e[i].type == TRACE_REC_POLL_WOKEN)
+			return -EINVAL;
 	while (n) {
 		size_t k = CHUNK_RECORDS - w->nrecs, m;
 

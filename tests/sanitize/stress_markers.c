@@ -310,13 +310,17 @@ static void drain(struct consumer *c)
 		 * begun after everything consumed */
 		{
 			uint64_t task, time, end;
+			uint64_t gen = __atomic_load_n(&h->attach_count, __ATOMIC_ACQUIRE);
 
-			if (d9_ring_open_poll(r, &task, &time, &end)) {
+			if (d9_ring_open_poll(r, gen, &task, &time, &end)) {
 				struct d9_event ev = {.time = time, .task = task,
 						      .type = D9_EV_POLL_BEGIN};
 
 				if (time > seg_now() || end > seg_now())
 					FAIL("ring %u: open poll in the future", i);
+				if (time < s->last_time)
+					FAIL("ring %u: open poll begun before a record consumed",
+					     i);
 				check_task(s, i, &ev);
 			}
 		}

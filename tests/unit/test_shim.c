@@ -325,7 +325,7 @@ Test(shim, detach_stops_records)
 	{
 		uint64_t task, time, end;
 
-		cr_assert_eq(d9_ring_open_poll(my_ring(h), &task, &time, &end), 1);
+		cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end), 1);
 		cr_expect_eq(task, 3);
 		cr_expect_geq(time, ev[0].time);
 		cr_expect_eq(end, 0, "still in progress");
@@ -361,7 +361,7 @@ Test(shim, a_poll_woken_by_its_own_thread_is_one_record)
 	d9_poll_end(4);
 	/* held until the thread's next marker, and in the ring header */
 	cr_expect_eq(drain(h, my_ring(h), ev, 8), 0);
-	cr_assert_eq(d9_ring_open_poll(my_ring(h), &task, &begin, &end), 1);
+	cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &begin, &end), 1);
 	cr_expect_eq(task, 4);
 	cr_expect_gt(end, 0);
 	d9_park();
@@ -371,7 +371,7 @@ Test(shim, a_poll_woken_by_its_own_thread_is_one_record)
 	cr_expect_eq(ev[0].time, end);
 	cr_expect_eq(ev[0].time - ev[0].arg, begin);
 	cr_expect_eq(ev[1].type, D9_EV_PARK);
-	cr_expect_eq(d9_ring_open_poll(my_ring(h), &task, &begin, &end), 0);
+	cr_expect_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &begin, &end), 0);
 }
 
 Test(shim, a_requeue_right_after_the_poll_is_one_record)
@@ -391,6 +391,20 @@ Test(shim, a_requeue_right_after_the_poll_is_one_record)
 	d9_task_wake(5);
 	cr_assert_eq(drain(h, my_ring(h), ev, 8), 1);
 	cr_expect_eq(ev[0].type, D9_EV_WAKE);
+	/* a requeue well after the poll's end is a wake of its own: the time
+	 * between was not the task's to wait */
+	d9_poll_begin(5);
+	d9_poll_end(5);
+	{
+		struct timespec ts = {0, 200000};
+
+		nanosleep(&ts, NULL);
+	}
+	d9_task_wake(5);
+	cr_assert_eq(drain(h, my_ring(h), ev, 8), 2);
+	cr_expect_eq(ev[0].type, D9_EV_POLL);
+	cr_expect_eq(ev[1].type, D9_EV_WAKE);
+	cr_expect_gt(ev[1].time, ev[0].time);
 	/* a poll followed by anything else: POLL, then that */
 	d9_poll_begin(6);
 	d9_poll_end(6);
@@ -410,10 +424,10 @@ Test(shim, a_record_inside_a_poll_writes_its_begin_first)
 	d9_thread_start(NULL);
 	attach(h);
 	d9_poll_begin(4);
-	cr_assert_eq(d9_ring_open_poll(my_ring(h), &task, &time, &end), 1);
+	cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end), 1);
 	cr_expect_eq(task, 4);
 	d9_task_wake(9); /* another task: a record, after the poll's BEGIN */
-	cr_expect_eq(d9_ring_open_poll(my_ring(h), &task, &time, &end), 0);
+	cr_expect_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end), 0);
 	d9_task_wake(4);
 	d9_poll_end(4);
 	cr_assert_eq(drain(h, my_ring(h), ev, 8), 4);
