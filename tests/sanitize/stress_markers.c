@@ -306,13 +306,15 @@ static void drain(struct consumer *c)
 			n = d9_ring_consume(r, h->ring_events, c->buf, c->buflen);
 			check(c, i, c->buf, n, seg_now());
 		} while (n); /* a short batch may only mean a group was left whole */
-		/* the poll in progress, read racing its producer: a real task,
-		 * begun after everything consumed */
+		/* the poll kept in the header, read racing its producer as the
+		 * recorder reads it (taken only if no record came meanwhile):
+		 * a real task, begun after everything consumed */
 		{
-			uint64_t task, time, end;
-			uint64_t gen = __atomic_load_n(&h->attach_count, __ATOMIC_ACQUIRE);
+			uint64_t task, time, end, upto = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+			uint64_t attach = __atomic_load_n(&h->attach_count, __ATOMIC_ACQUIRE);
 
-			if (d9_ring_open_poll(r, gen, &task, &time, &end)) {
+			if (d9_ring_open_poll(r, attach, &task, &time, &end) &&
+			    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == upto) {
 				struct d9_event ev = {.time = time, .task = task,
 						      .type = D9_EV_POLL_BEGIN};
 
