@@ -396,29 +396,14 @@ static int feed_livestate(struct rec *r, const struct ev_batch *b)
 	struct trace_event e[3 * EV_BATCH];
 	size_t i, n = 0;
 
-	for (i = 0; i < b->n; i++) {
-		const struct trace_event *x = &b->v[i];
-
-		if (x->type != TRACE_REC_POLL && x->type != TRACE_REC_POLL_WOKEN) {
-			e[n++] = *x;
-			continue;
-		}
-		e[n] = *x;
-		e[n].time = x->time - b->len[i];
-		e[n++].type = D9_EV_POLL_BEGIN;
-		if (x->type == TRACE_REC_POLL_WOKEN) {
-			e[n] = *x;
-			e[n++].type = D9_EV_WAKE;
-		}
-		e[n] = *x;
-		e[n++].type = D9_EV_POLL_END;
-	}
+	for (i = 0; i < b->n; i++)
+		n += trace_rec_spread(b->v[i], b->len[i], &e[n]);
 	return livestate__feed(r->ls, e, n);
 }
 
 static void write_batch(struct rec *r, struct ev_batch *b)
 {
-	size_t i, events = 0;
+	size_t i;
 
 	if (!b->n)
 		return;
@@ -430,16 +415,14 @@ static void write_batch(struct rec *r, struct ev_batch *b)
 	}
 	note_err(r, trace_writer__records(r->w, b->v, b->len, b->n));
 	for (i = 0; i < b->n; i++)
-		events += b->v[i].type == TRACE_REC_POLL	   ? 2
-			  : b->v[i].type == TRACE_REC_POLL_WOKEN ? 3
-								 : 1;
-	r->st->events += events;
+		r->st->events += trace_rec_events(b->v[i].type);
 	b->n = 0;
 }
 
 static inline void batch_add(struct rec *r, struct ev_batch *b, uint64_t time,
 			     uint64_t task, uint32_t tid, uint32_t type)
 {
+	b->len[b->n] = 0;
 	b->v[b->n++] = (struct trace_event){
 	    .time = shim_clock__ns(&b->clock, time), .task = task, .tid = tid, .type = type};
 	if (b->n == EV_BATCH)

@@ -612,32 +612,18 @@ static int decode_polls(struct reader *r, struct cursor *c, size_t count,
 	if (err)
 		return err;
 	for (i = 0; i < m; i++) {
-		struct trace_event x = rec[i];
-		size_t k = x.type == TRACE_REC_POLL ? 2 : x.type == TRACE_REC_POLL_WOKEN ? 3 : 1;
+		size_t k = trace_rec_events(rec[i].type);
+		uint64_t len = 0;
 
 		/* the k events must leave records i + 1.. unread */
 		if (j + k > count - m + i + 1)
 			return bad(r, "more events than the chunk says");
-		if (k == 1) {
-			e[j++] = x;
-			continue;
-		}
-		{
-			uint64_t len = cursor_varint(c);
-
-			if (c->err || len > x.time)
+		if (k > 1) {
+			len = cursor_varint(c);
+			if (c->err || len > rec[i].time)
 				return bad(r, "bad poll length");
-			e[j] = x;
-			e[j].type = TRACE_EV_POLL_BEGIN;
-			e[j].time = x.time - len;
-			if (k == 3) {
-				e[j + 1] = x;
-				e[j + 1].type = TRACE_EV_WAKE;
-			}
-			e[j + k - 1] = x;
-			e[j + k - 1].type = TRACE_EV_POLL_END;
-			j += k;
 		}
+		j += trace_rec_spread(rec[i], len, &e[j]);
 	}
 	if (c->err || j != count)
 		return bad(r, "fewer events than the chunk says");

@@ -805,7 +805,7 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 		return -EINVAL;
 	/* whole polls come with their lengths: trace_writer__records() */
 	for (size_t i = 0; i < n; i++)
-		if (e[i].type == TRACE_REC_POLL || e[i].type == TRACE_REC_POLL_WOKEN)
+		if (trace_rec_events(e[i].type) > 1)
 			return -EINVAL;
 	while (n) {
 		size_t k = CHUNK_RECORDS - w->nrecs, m;
@@ -861,15 +861,13 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 		for (i = 0; i < k; i++) {
 			uint64_t t = rec[i].time, b = t;
 
-			if (rec[i].type == TRACE_REC_POLL || rec[i].type == TRACE_REC_POLL_WOKEN) {
+			if (trace_rec_events(rec[i].type) > 1) {
 				if (len[i] > t)
 					return -EINVAL;
 				b = t - len[i];
 				pl = put_varint_short(pl, len[i]);
-				events += rec[i].type == TRACE_REC_POLL ? 2 : 3;
-			} else {
-				events++;
 			}
+			events += trace_rec_events(rec[i].type);
 			lo = b < lo ? b : lo;
 			hi = t > hi ? t : hi;
 		}
