@@ -262,6 +262,14 @@ int analysis_shorten(const char *s, size_t n, char *out);
  * -ENOMEM (also on overflow). */
 int analysis_grow(void **p, size_t *cap, size_t need, size_t size);
 
+/* qsort()/bsearch() order of uint32_t. */
+static inline int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Sample weight: 0 (a writer that did not fill it in) counts as 1. */
 static inline uint64_t sample_weight(const struct trace_sample *s)
 {

@@ -300,7 +300,7 @@ static int64_t us_from_origin(const struct ch *x, uint64_t t)
 static int on_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
 {
 	struct ch *x = ctx;
-	uint32_t w = s->weight ? s->weight : 1, node;
+	uint32_t w = (uint32_t)sample_weight(s), node;
 
 	if (x->sel->on && !(p && task_sel_has(x->sel, &x->j->tasks[p->task])))
 		return 0;
@@ -325,13 +325,6 @@ static int csample_cmp(const void *a, const void *b)
 	if (l->tid != r->tid)
 		return l->tid < r->tid ? -1 : 1;
 	return (l->us > r->us) - (l->us < r->us);
-}
-
-static int u32_cmp(const void *a, const void *b)
-{
-	uint32_t l = *(const uint32_t *)a, r = *(const uint32_t *)b;
-
-	return (l > r) - (l < r);
 }
 
 /* The "nodes" of one thread's profile: a "(root)" node 1, then the tree's

@@ -55,13 +55,6 @@ static int name_cmp(const void *a, const void *b)
 	return x->name ? strcmp(x->name, y->name) : 0;
 }
 
-static int u32_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 enum group_by groups_resolve(const struct join *j, enum group_by by)
 {
 	if (by != GROUP_AUTO)
