@@ -35,7 +35,8 @@
 #define GAP_US	10000
 #define BURSTS	150
 
-static double clock_cost(void)
+/* ns per call of @read, best of 5 rounds (inlined: @read is a constant) */
+static inline __attribute__((always_inline)) double read_cost(uint64_t (*read)(void))
 {
 	double best = 1e9;
 	int r, i;
@@ -44,7 +45,7 @@ static double clock_cost(void)
 		uint64_t t0 = now_ns(), sink = 0;
 
 		for (i = 0; i < 2000000; i++)
-			sink += now_ns();
+			sink += read();
 		__asm__ volatile("" : : "r"(sink));
 		double ns = (double)(now_ns() - t0) / 2000000;
 		if (ns < best)
@@ -53,28 +54,17 @@ static double clock_cost(void)
 	return best;
 }
 
+static double clock_cost(void)
+{
+	return read_cost(now_ns);
+}
+
 /* One rdtsc, the clock the attached markers read where the TSC is
- * usable (shim_clock.h): the floor of a marker that stamps its record. */
+ * usable (shim_clock.h): the floor of a marker that stamps its record;
+ * 0 where the shim reads clock_gettime instead. */
 static double rdtsc_cost(void)
 {
-#if D9_HAVE_TSC
-	double best = 1e9;
-	int r, i;
-
-	for (r = 0; r < 5; r++) {
-		uint64_t t0 = now_ns(), sink = 0;
-
-		for (i = 0; i < 2000000; i++)
-			sink += d9__clock_now();
-		__asm__ volatile("" : : "r"(sink));
-		double ns = (double)(now_ns() - t0) / 2000000;
-		if (ns < best)
-			best = ns;
-	}
-	return d9__clock_tsc ? best : 0;
-#else
-	return 0;
-#endif
+	return d9__clock_tsc ? read_cost(d9__clock_now) : 0;
 }
 
 static double detached_pair_cost(void)

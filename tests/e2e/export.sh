@@ -195,79 +195,83 @@ t_speedscope_loads_in_speedscope_in_chromium() {
 	say "    speedscope shows '$busiest' and demo_hot_spin (screenshots in $out)"
 }
 
-t_pprof_size_and_time_against_the_trace() {
+# size_and_time FORMAT: the export's size and time against the trace's
+size_and_time() {
 	local s e
 	record_demo || return
 	s=$(date +%s%N)
-	"$D9" export -i "$TRACE" --format pprof -o "$TMP/t.pb.gz" 2>/dev/null || { fail "export failed"; return 1; }
+	"$D9" export -i "$TRACE" --format "$1" -o "$TMP/size.$1" 2>/dev/null ||
+		{ fail "export --format $1 failed"; return 1; }
 	e=$(date +%s%N)
-	say "    trace $(stat -c %s "$TRACE") B, $("$D9" info -i "$TRACE" 2>/dev/null | grep -m1 -i 'samples' | xargs); pprof $(stat -c %s "$TMP/t.pb.gz") B in $(((e - s) / 1000000)) ms"
+	say "    trace $(stat -c %s "$TRACE") B, $("$D9" info -i "$TRACE" 2>/dev/null | grep -m1 -i 'samples' | xargs); $1 $(stat -c %s "$TMP/size.$1") B in $(((e - s) / 1000000)) ms"
+}
+
+t_pprof_size_and_time_against_the_trace() {
+	size_and_time pprof
 }
 
 t_speedscope_size_and_time_against_the_trace() {
-	local s e
-	record_demo || return
-	s=$(date +%s%N)
-	"$D9" export -i "$TRACE" --format speedscope -o "$TMP/t.json" 2>/dev/null ||
-		{ fail "export failed"; return 1; }
-	e=$(date +%s%N)
-	say "    trace $(stat -c %s "$TRACE") B; speedscope $(stat -c %s "$TMP/t.json") B in $(((e - s) / 1000000)) ms"
+	size_and_time speedscope
+}
+
+# chrome_export [TASK]: the chrome export (of task TASK's polls) in
+# $TMP/c.json, and what it must hold in $SAMPLES and $POLLS: the trace's
+# samples (info; folded's of TASK) and polls (polls --limit 0)
+chrome_export() {
+	local task=${1:-}
+
+	"$D9" export -i "$TRACE" --format chrome ${task:+--task "$task"} -o "$TMP/c.json" \
+		2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export --format chrome ${task:+--task $task} failed"; return 1; }
+	if [ -n "$task" ]; then
+		SAMPLES=$("$D9" flame -i "$TRACE" --task "$task" --format folded 2>/dev/null |
+			awk '{ n += $NF } END { print n + 0 }')
+	else
+		SAMPLES=$("$D9" info -i "$TRACE" --json 2>/dev/null |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["samples"])')
+	fi
+	POLLS=$("$D9" polls -i "$TRACE" ${task:+--task "$task"} --limit 0 2>/dev/null |
+		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
+	[ -n "$SAMPLES" ] && [ -n "$POLLS" ] || { fail "no sample or poll count from info/polls"; return 1; }
 }
 
 # chrome: structure (check_chrome.py) against the trace's own counts
 t_chrome_is_well_formed_and_counts_match() {
-	local samples polls
 	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 0; }
 	record_demo || return
-	"$D9" export -i "$TRACE" --format chrome -o "$TMP/c.json" 2>"$TMP/exp.err" ||
-		{ cat "$TMP/exp.err"; fail "export --format chrome failed"; return 1; }
-	samples=$("$D9" info -i "$TRACE" --json 2>/dev/null |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["samples"])')
-	polls=$("$D9" polls -i "$TRACE" --limit 0 2>/dev/null |
-		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
-	[ -n "$samples" ] && [ -n "$polls" ] || { fail "no sample or poll count from info/polls"; return 1; }
-	python3 tests/e2e/export/check_chrome.py "$TMP/c.json" "$samples" "$polls" | sed 's/^/    /'
+	chrome_export || return
+	python3 tests/e2e/export/check_chrome.py "$TMP/c.json" "$SAMPLES" "$POLLS" | sed 's/^/    /'
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "chrome export is malformed"
 }
 
 # the chrome export in Chromium's DevTools Performance panel
 t_chrome_loads_in_devtools_performance_panel() {
-	local out=$ROOT/$B/e2e/export/out samples polls
+	local out=$ROOT/$B/e2e/export/out
 	need_decoder || return
 	command -v python3 >/dev/null || { say "skip - no python3 to read the counts"; return 0; }
 	find_chromium || return 0
 	record_demo || return
 	mkdir -p "$out" || return
-	"$D9" export -i "$TRACE" --format chrome -o "$TMP/c.json" 2>"$TMP/exp.err" ||
-		{ cat "$TMP/exp.err"; fail "export --format chrome failed"; return 1; }
-	samples=$("$D9" info -i "$TRACE" --json 2>/dev/null |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["samples"])')
-	polls=$("$D9" polls -i "$TRACE" --limit 0 2>/dev/null |
-		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
+	chrome_export || return
 	NODE_PATH=$NODE_DIR/node_modules timeout 180 node tests/e2e/export/devtools.js \
-		"$(command -v "$CHROME")" "$TMP/c.json" "$samples" "$polls" "$out/devtools.png" |
+		"$(command -v "$CHROME")" "$TMP/c.json" "$SAMPLES" "$POLLS" "$out/devtools.png" |
 		sed 's/^/    /'
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "DevTools does not show the chrome export as it should"
 }
 
 t_chrome_task_keeps_only_that_task() {
-	local task samples polls
+	local task
 	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 0; }
 	record_demo || return
 	task=$("$D9" tasks -i "$TRACE" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1; exit}')
 	[ -n "$task" ] || { fail "no task in the demo's recording"; return 1; }
-	"$D9" export -i "$TRACE" --format chrome --task "$task" -o "$TMP/ct.json" 2>"$TMP/exp.err" ||
-		{ cat "$TMP/exp.err"; fail "export --format chrome --task $task failed"; return 1; }
-	samples=$("$D9" flame -i "$TRACE" --task "$task" --format folded 2>/dev/null |
-		awk '{ n += $NF } END { print n + 0 }')
-	polls=$("$D9" polls -i "$TRACE" --task "$task" --limit 0 2>/dev/null |
-		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
-	python3 tests/e2e/export/check_chrome.py "$TMP/ct.json" "$samples" "$polls" | sed 's/^/    /'
+	chrome_export "$task" || return
+	python3 tests/e2e/export/check_chrome.py "$TMP/c.json" "$SAMPLES" "$POLLS" | sed 's/^/    /'
 	[ "${PIPESTATUS[0]}" = 0 ] || { fail "chrome export of task $task is malformed"; return 1; }
 	python3 -c 'import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 other = [e for e in ev if e.get("cat") == "task" and e["ph"] == "X" and e["args"]["task"] != int(sys.argv[2])]
-sys.exit(1 if other or any(e.get("cat") == "park" for e in ev) else 0)' "$TMP/ct.json" "$task" ||
+sys.exit(1 if other or any(e.get("cat") == "park" for e in ev) else 0)' "$TMP/c.json" "$task" ||
 		fail "--task $task: a poll of another task, or parks, in the export"
 }
 
@@ -284,13 +288,7 @@ t_chrome_bad_requests_are_clear_errors() {
 }
 
 t_chrome_size_and_time_against_the_trace() {
-	local s e
-	record_demo || return
-	s=$(date +%s%N)
-	"$D9" export -i "$TRACE" --format chrome -o "$TMP/c2.json" 2>/dev/null ||
-		{ fail "export failed"; return 1; }
-	e=$(date +%s%N)
-	say "    trace $(stat -c %s "$TRACE") B; chrome $(stat -c %s "$TMP/c2.json") B in $(((e - s) / 1000000)) ms"
+	size_and_time chrome
 }
 
 e2e_run_tests
