@@ -131,7 +131,7 @@ t_forked_children_are_not_the_target() {
 	grep -m1 "forked children" "$TMP/forkers.err" | sed 's/^/    /'
 	grep -q "left out [0-9]* samples* of forked children" "$TMP/forkers.err" ||
 		fail "children's samples not left out: $(cat "$TMP/forkers.err")" || return 1
-	pkill -P "$HPID" 2>/dev/null
+	pkill -P "$HPID" 2>/dev/null || true # a child may be between two timeouts
 }
 
 t_output_never_follows_a_link_nor_clobbers() {
