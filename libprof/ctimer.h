@@ -97,14 +97,11 @@ static inline void d9__ctimer_check(struct d9_seg_hdr *h, struct d9_ring_hdr *r)
 		d9__ctimer_update(h, r);
 }
 
-/* The task the thread polls, for the handler (same thread: a compiler
- * barrier orders it, a relaxed store keeps TSan quiet). */
-static inline void d9__ctimer_mark(uint32_t type, uint64_t task)
+/* The task the thread polls (0: none), for the handler (same thread: a
+ * compiler barrier orders it, a relaxed store keeps TSan quiet). */
+static inline void d9__ctimer_task(uint64_t task)
 {
-	if (type == D9_EV_POLL_BEGIN)
-		__atomic_store_n(&d9__ct.task, task, __ATOMIC_RELAXED);
-	else if (type == D9_EV_POLL_END)
-		__atomic_store_n(&d9__ct.task, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&d9__ct.task, task, __ATOMIC_RELAXED);
 }
 
 #endif /* D9_CTIMER_H */

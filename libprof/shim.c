@@ -77,31 +77,34 @@ static bool exit_key_ok;
 
 enum { T_NONE, T_OWNER, T_EXHAUSTED, T_GONE };
 
+/* what a thread keeps of its poll (thread_slot.poll) */
+enum {
+	P_POLL = 1,  /* in a poll of @task */
+	P_PEND = 2,  /* ... whose begin is not in the ring yet */
+	P_HELD = 4,  /* @task's poll ended (@end) and is not in the ring yet */
+	P_WOKEN = 8, /* @task was woken by this thread during or right after it */
+};
+
 struct thread_slot {
 	struct d9_ring_hdr *ring; /* valid in T_OWNER */
-	/* The poll this thread runs (0: none) and, while @pend, its begin
-	 * not yet in the ring. A poll goes out as one D9_EV_POLL record, held
-	 * after its end (@held: task, end, length) until the thread's next
-	 * marker, so that the runtime waking it again at once (a yield, a
-	 * requeue) makes it D9_EV_POLL_WOKEN instead of one more record. A
-	 * poll with other records inside goes out as BEGIN (before the first
-	 * of them) ... END. @pend_gen: the attach_count it began under (a poll
-	 * begun for another recorder is not ours). */
-	uint64_t cur_task;
-	uint64_t pend_time;
-	uint64_t pend_gen;
-	uint64_t held_task;
-	uint64_t held_time;
-	uint32_t held_len;
+	/* The poll this thread runs or has just run (P_* in @poll). A poll
+	 * goes out as one D9_EV_POLL record, held after its end until the
+	 * thread's next marker, so that the runtime waking it again at once
+	 * (a yield, a requeue) makes it D9_EV_POLL_WOKEN instead of one more
+	 * record. A poll with other records inside goes out as BEGIN (before
+	 * the first of them) ... END. The pending or held poll is also in the
+	 * ring header, for the recorder. @gen: the attach_count it began
+	 * under (a poll begun for another recorder is not ours). */
+	uint64_t task;
+	uint64_t begin;
+	uint64_t end;
+	uint64_t gen;
 	uint32_t tid;
 	uint16_t retry; /* records until an exhausted thread retries */
 	uint8_t mode;
+	uint8_t poll;
 	bool key_set; /* exit_key holds a value for this thread */
 	bool counted; /* counted in rings_exhausted */
-	bool pend;
-	bool held;
-	bool held_woken;
-	bool woken; /* cur_task was woken by this thread during its poll */
 };
 /* initial-exec: a plain %fs-relative access even in libd9prof.so, no
  * __tls_get_addr() call on the poll path (the shim's TLS is small) */
@@ -485,57 +488,63 @@ static inline void hdr_unlock(struct d9_ring_hdr *r, uint64_t s)
 	__atomic_store_n(&r->open_seq, s + 1, __ATOMIC_RELEASE);
 }
 
-/* The poll in the ring header is about to be written: it leaves the
- * header first (the record after it is published by its release of head). */
-static inline void unpublish(struct d9_ring_hdr *r)
+static inline bool ours(struct d9_seg_hdr *h)
 {
-	uint64_t s = hdr_lock(r);
+	return self.gen == __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
+}
 
+/* The kept (pending or held) poll into the ring, if it was begun for the
+ * recorder attached now: whole when held, its BEGIN when pending. Call
+ * inside hdr_lock(), in the section that takes it out of the header. */
+static inline void write_kept(struct d9_seg_hdr *h, struct d9_ring_hdr *r)
+{
+	uint8_t p = self.poll;
+
+	if (ours(h)) {
+		if (p & P_HELD)
+			append1(r, self.end, self.task,
+				p & P_WOKEN ? D9_EV_POLL_WOKEN : D9_EV_POLL,
+				(uint32_t)(self.end - self.begin));
+		else
+			append1(r, self.begin, self.task, D9_EV_POLL_BEGIN, 0);
+	}
+	/* a poll whose begin is written goes on, as BEGIN ... END */
+	self.poll = p & P_POLL ? p & (P_POLL | P_WOKEN) : 0;
+}
+
+/* Before any other record: the kept poll goes into the ring, and leaves
+ * the header in the same seqlock section. */
+static inline void flush_poll(struct d9_seg_hdr *h, struct d9_ring_hdr *r)
+{
+	uint64_t s;
+
+	if (likely(!(self.poll & (P_PEND | P_HELD))))
+		return;
+	s = hdr_lock(r);
+	write_kept(h, r);
 	__atomic_store_n(&r->open_task, 0, __ATOMIC_RELAXED);
 	hdr_unlock(r, s);
 }
 
-static inline bool ours(struct d9_seg_hdr *h)
-{
-	return self.pend_gen == __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
-}
-
-/* Before any other record: the held poll, or the pending poll begin, goes
- * into the ring, if it was begun for the recorder attached now. */
-static inline void flush_poll(struct d9_seg_hdr *h, struct d9_ring_hdr *r)
-{
-	if (likely(!self.pend && !self.held))
-		return;
-	unpublish(r);
-	if (self.held && ours(h))
-		append1(r, self.held_time, self.held_task,
-			self.held_woken ? D9_EV_POLL_WOKEN : D9_EV_POLL, self.held_len);
-	else if (self.pend && ours(h))
-		append1(r, self.pend_time, self.cur_task, D9_EV_POLL_BEGIN, 0);
-	self.pend = false;
-	self.held = false;
-}
-
-/* A poll begins: kept in the thread (and, for the recorder's view at the
- * end of a segment, in the ring header), not written. */
+/* A poll begins: kept in the thread and the ring header, not written; the
+ * poll kept before it is written in the same seqlock section. */
 static inline void poll_begin(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t now,
 			      uint64_t task)
 {
-	flush_poll(h, r); /* the poll before, or a begin without an end */
-	self.cur_task = task;
-	self.pend_time = now;
-	self.pend_gen = __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
-	self.woken = false;
-	self.pend = true;
-	{
-		uint64_t s = hdr_lock(r);
+	uint64_t gen = __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
+	uint64_t s = hdr_lock(r);
 
-		__atomic_store_n(&r->open_task, task, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->open_time, now, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->open_end, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->open_gen, self.pend_gen, __ATOMIC_RELAXED);
-		hdr_unlock(r, s);
-	}
+	if (self.poll & (P_PEND | P_HELD))
+		write_kept(h, r); /* the poll before, or a begin without an end */
+	__atomic_store_n(&r->open_task, task, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->open_time, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->open_end, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->open_gen, gen, __ATOMIC_RELAXED);
+	hdr_unlock(r, s);
+	self.task = task;
+	self.begin = now;
+	self.gen = gen;
+	self.poll = P_POLL | P_PEND;
 }
 
 /* A poll ends: held as one record when its begin is still pending and its
@@ -543,30 +552,23 @@ static inline void poll_begin(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint6
 static inline void poll_end(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t now,
 			    uint64_t task)
 {
-	bool woken = self.woken && task == self.cur_task;
+	uint8_t p = self.poll;
+	bool mine = (p & P_POLL) && task == self.task;
 
-	if (self.pend && task == self.cur_task && now - self.pend_time <= UINT32_MAX &&
-	    ours(h)) {
-		self.pend = false;
-		self.held = true;
-		self.held_task = task;
-		self.held_time = now;
-		self.held_len = (uint32_t)(now - self.pend_time);
-		self.held_woken = woken;
-		{
-			uint64_t s = hdr_lock(r);
+	if (likely(mine && (p & P_PEND) && now - self.begin <= UINT32_MAX && ours(h))) {
+		uint64_t s = hdr_lock(r);
 
-			__atomic_store_n(&r->open_end, now, __ATOMIC_RELAXED);
-			hdr_unlock(r, s);
-		}
-	} else {
-		flush_poll(h, r);
-		if (woken)
-			append1(r, now, task, D9_EV_WAKE, 0);
-		append1(r, now, task, D9_EV_POLL_END, 0);
+		__atomic_store_n(&r->open_end, now, __ATOMIC_RELAXED);
+		hdr_unlock(r, s);
+		self.end = now;
+		self.poll = P_HELD | (p & P_WOKEN);
+		return;
 	}
-	self.cur_task = 0;
-	self.woken = false;
+	flush_poll(h, r);
+	if (mine && (p & P_WOKEN))
+		append1(r, now, task, D9_EV_WAKE, 0);
+	append1(r, now, task, D9_EV_POLL_END, 0);
+	self.poll = 0;
 }
 
 /* A wake folded into the poll just held must come this soon after its end
@@ -581,15 +583,16 @@ static inline void poll_end(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_
  * held poll's). */
 static inline bool own_wake(struct d9_seg_hdr *h, uint64_t task)
 {
-	if (!task || !ours(h))
+	uint8_t p = self.poll;
+
+	if (!task || task != self.task || !(p & (P_POLL | P_HELD)) || !ours(h))
 		return false;
-	if (task == self.cur_task) {
-		self.woken = true;
+	if (p & P_POLL) {
+		self.poll = p | P_WOKEN;
 		return true;
 	}
-	if (self.held && task == self.held_task && self.mode == T_OWNER &&
-	    stamp() - self.held_time <= WAKE_FOLD) {
-		self.held_woken = true;
+	if (self.mode == T_OWNER && stamp() - self.end <= WAKE_FOLD) {
+		self.poll = p | P_WOKEN;
 		flush_poll(h, self.ring);
 		return true;
 	}
@@ -598,44 +601,46 @@ static inline bool own_wake(struct d9_seg_hdr *h, uint64_t task)
 
 /* The recorder's lease ran out: what this thread kept of a poll is not
  * written (the next recorder will not want it). */
-static void lapsed(void)
+static __attribute__((cold, noinline)) void lapsed(void)
 {
-	if ((self.pend || self.held) && self.mode == T_OWNER)
-		unpublish(self.ring);
-	self.pend = false;
-	self.held = false;
-	self.cur_task = 0;
+	if ((self.poll & (P_PEND | P_HELD)) && self.mode == T_OWNER) {
+		uint64_t s = hdr_lock(self.ring);
+
+		__atomic_store_n(&self.ring->open_task, 0, __ATOMIC_RELAXED);
+		hdr_unlock(self.ring, s);
+	}
+	self.poll = 0;
 }
 
-/* The attached path of the markers. Out of line, so that the detached path
- * stays a load and a branch; not "cold", which would make gcc optimise it
- * for size and call the clock and the ring write out of line. */
+/* The start of every attached marker: the clock, the lease, the calling
+ * thread's ring (NULL: record nothing). */
+static inline struct d9_ring_hdr *attached_ring(struct d9_seg_hdr *h, uint64_t *now)
+{
+	struct d9_ring_hdr *r;
+
+	*now = stamp();
+	if (unlikely(!lease_ok(h, *now))) {
+		lapsed();
+		return NULL;
+	}
+	r = own_ring(h, now, true);
+	if (likely(r))
+		d9__ctimer_check(h, r);
+	return r;
+}
+
+/* The attached path of the markers other than the poll's. */
 static __attribute__((noinline)) void record(struct d9_seg_hdr *h, uint32_t type,
 					     uint64_t task)
 {
 	struct d9_ring_hdr *r;
 	uint64_t now;
 
-	if (type == D9_EV_WAKE && own_wake(h, task))
-		return;
-	now = stamp();
-	if (!lease_ok(h, now)) {
-		lapsed();
-		return;
-	}
-	r = own_ring(h, &now, true);
+	r = attached_ring(h, &now);
 	if (!r)
 		return;
-	d9__ctimer_check(h, r);
-	d9__ctimer_mark(type, task);
-	if (type == D9_EV_POLL_BEGIN) {
-		poll_begin(h, r, now, task);
-	} else if (type == D9_EV_POLL_END) {
-		poll_end(h, r, now, task);
-	} else {
-		flush_poll(h, r);
-		append1(r, now, task, type, 0);
-	}
+	flush_poll(h, r);
+	append1(r, now, task, type, 0);
 }
 
 /* Text records for @name (NULL or "" for none) at @ev; returns how many. The
@@ -805,37 +810,69 @@ static void name_del(struct d9_seg_hdr *h, uint64_t task)
 /* ---- the API -------------------------------------------------------------- */
 
 /* The detached fast path: a load, a load, a branch. */
-#define MARK(type, task)                                                                 \
+#define MARK(call)                                                                       \
 	do {                                                                             \
 		struct d9_seg_hdr *h_ = segment();                                       \
 		if (likely(!__atomic_load_n(&h_->attached, __ATOMIC_ACQUIRE)))           \
 			return;                                                          \
-		record(h_, (type), (task));                                              \
+		call;                                                                    \
 	} while (0)
+
+/* The poll markers' attached paths (out of line, as record()). The task
+ * polled is also the ctimer handler's. */
+static __attribute__((noinline)) void begin_attached(struct d9_seg_hdr *h, uint64_t task)
+{
+	struct d9_ring_hdr *r;
+	uint64_t now;
+
+	r = attached_ring(h, &now);
+	if (!r)
+		return;
+	d9__ctimer_task(task);
+	poll_begin(h, r, now, task);
+}
+
+static __attribute__((noinline)) void end_attached(struct d9_seg_hdr *h, uint64_t task)
+{
+	struct d9_ring_hdr *r;
+	uint64_t now;
+
+	r = attached_ring(h, &now);
+	if (!r)
+		return;
+	d9__ctimer_task(0);
+	poll_end(h, r, now, task);
+}
+
+static __attribute__((noinline)) void wake_attached(struct d9_seg_hdr *h, uint64_t task)
+{
+	if (!own_wake(h, task))
+		record(h, D9_EV_WAKE, task);
+}
 
 API void d9_poll_begin(uint64_t task)
 {
-	MARK(D9_EV_POLL_BEGIN, task);
+	MARK(begin_attached(h_, task));
 }
 
 API void d9_poll_end(uint64_t task)
 {
-	MARK(D9_EV_POLL_END, task);
+	MARK(end_attached(h_, task));
 }
 
 API void d9_task_wake(uint64_t task)
 {
-	MARK(D9_EV_WAKE, task);
+	MARK(wake_attached(h_, task));
 }
 
 API void d9_park(void)
 {
-	MARK(D9_EV_PARK, 0);
+	MARK(record(h_, D9_EV_PARK, 0));
 }
 
 API void d9_unpark(void)
 {
-	MARK(D9_EV_UNPARK, 0);
+	MARK(record(h_, D9_EV_UNPARK, 0));
 }
 
 API void d9_task_spawn(uint64_t task, const char *name)
