@@ -820,13 +820,16 @@ static DEMO_FRAME void run_poll(struct worker *w, struct task *t)
 
 	d9_poll_begin(t->id);
 	r = poll_fn[t->kind](w, t);
+	/* a yield: runnable again as its poll returns, a wake of the task
+	 * this thread polls (the shim reads no clock for it, d9prof.h) */
+	if (r == POLL_PENDING && t->resched == RESCHED_YIELD)
+		d9_task_wake(t->id);
 	d9_poll_end(t->id);
 	w->polls[t->kind]++;
 
 	if (r == POLL_READY) {
 		task_finish(w, t);
 	} else if (t->resched == RESCHED_YIELD) {
-		d9_task_wake(t->id);
 		lq_push(w, &t, 1);
 	} else {
 		timer_add(w->rt, t);

@@ -56,7 +56,11 @@ void d9_thread_stop(void);
 /* Task @task is created; @name (a label or spawn location) is copied and
  * may be NULL. Task ids are chosen by the runtime and must be non-zero. */
 void d9_task_spawn(uint64_t task, const char *name);
-/* Task @task was woken (made runnable). */
+/* Task @task was woken (made runnable). A wake of the task this thread
+ * is polling, between its d9_poll_begin and d9_poll_end (a waker fired
+ * during the poll, or a yield the runtime marks before the poll's end),
+ * reads no clock and writes no record: the poll's record carries it. Right
+ * after d9_poll_end it costs one clock read; later, a record. */
 void d9_task_wake(uint64_t task);
 /* The runtime starts polling @task on this thread. */
 void d9_poll_begin(uint64_t task);
