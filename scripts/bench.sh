@@ -16,7 +16,8 @@
 #                        2a), recorder <= 3% of a core on 2a; a breakdown
 #                        (interrupts and switches, markers and rings, the
 #                        recorders), and for 2a where the recorder's CPU
-#                        goes (perf record -g of the recorder, untimed);
+#                        goes (perf record -g of the recorder, untimed)
+#                        and what one recording costs whatever its length;
 #                        2d recorder RSS over a 60 s run; 2e leaf-caller
 #                        step; 2f wakeups; 2g flight recorder (FLIGHT_SECS
 #                        of --flight=30s against plain recordings); row 5
@@ -531,6 +532,31 @@ recprof() {
 	rm -f "$RUN/prof.d9" "$RUN/prof.data"
 }
 
+# recfixed ID CMD...: what a recording costs whatever its length (start-up:
+# the kallsyms snapshot, perf buffers; the end: symbolization): the
+# recorder's CPU seconds over 3 recordings of 0.2 s each, --no-shim, of one
+# run of CMD, median; and that spread over a PAIR_SECS run of CMD as
+# recorder CPU ns per poll (a part of every arm's recorder figure above).
+recfixed() {
+	local id=$1 wpid i u s cpu=""
+	shift
+	bg fix-w "$@"
+	wpid=$BG
+	wait_line "$RUN/fix-w.out" '^ready' 30
+	for i in 1 2 3; do
+		run $TIME -f '%e %U %S %M' -o "$RUN/fix-$i.time" "$D9" record --no-shim \
+			-p "$(kv "$RUN/fix-w.out" pid)" -d 0.2 -o "$RUN/fix.d9" \
+			2>"$RUN/fix-rec.err" || die "d9prof record -d 0.2 failed: $(tail -1 "$RUN/fix-rec.err")"
+		cpu="$cpu $(cpu_s "$RUN/fix-$i.time")"
+	done
+	wait_bg "$wpid" "the workload of the fixed-cost runs"
+	row "" "  recorder fixed CPU per recording, s" "$(med 3 "$cpu")" "-" "-" "stated" \
+		"= $(round 0 "$(median $cpu) * 1e9 / ($(kv "$RUN/fix-w.out" polls_per_sec) * $PAIR_SECS)") ns/poll over $PAIR_SECS s ($(span "$cpu"))"
+	note "$id recorder fixed CPU: 3 recordings of 0.2 s (--no-shim) of one run; start-up"
+	note "   (kallsyms snapshot, perf buffers) and symbolization, whatever the length"
+	rm -f "$RUN/fix.d9"
+}
+
 NARMS=${#OH_ARMS[@]}
 say "2/4 recording overhead: demo --bench-polls, $PAIRS x $NARMS runs of $PAIR_SECS s"
 overhead 2a "demo --bench-polls -w 2 (~1.2M polls/s)" 1.03 3 \
@@ -539,8 +565,9 @@ DEMO_TRACE=$LAST_ATT_TRACE
 DEMO_EVENTS=$LAST_ATT_EVENTS
 DEMO_SAMPLES=$LAST_ATT_SAMPLES
 DEMO_TRACE_SIZE=$(fsize "$DEMO_TRACE")
-say "2/4 recorder CPU split: perf record -g of d9prof record on demo --bench-polls (~8 s)"
+say "2/4 recorder CPU split and fixed cost: perf record -g of d9prof record on demo --bench-polls (~8 s), 3 short recordings (~5 s)"
 recprof 2a "$DEMO" --bench-polls -w 2 -q -d 7
+recfixed 2a "$DEMO" --bench-polls -w 2 -q -d 5
 say "2/4 recording overhead: bench_spin -u $SPIN_US (~200k polls/s), $PAIRS x $NARMS runs"
 overhead 2b "bench_spin -t 2 -u $SPIN_US (~200k polls/s)" 1.01 - \
 	"$SPIN" -t 2 -u "$SPIN_US" -d "$PAIR_SECS"
