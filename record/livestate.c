@@ -14,6 +14,7 @@
 
 #include "libprof/d9_segment.h"
 #include "record/livestate.h"
+#include "trace/trace_format.h"
 
 #define LIVESTATE_MAX (1u << 22)	/* entries per table at most */
 
@@ -261,12 +262,64 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 	}
 }
 
-int livestate__feed(struct livestate *ls, const struct trace_event *e, size_t n)
+/* A whole poll @x, @len long (trace_rec_spread()): what its BEGIN, (WAKE,)
+ * END do, with one lookup of its task and none kept of its thread (a poll
+ * that begins and ends leaves its thread with nothing open). Anything
+ * unusual (zero ids, an ended task, a length of 0) goes the events' way. */
+static int feed_poll(struct livestate *ls, const struct trace_event *x, uint64_t len)
+{
+	struct trace_event e[3];
+	uint64_t b = x->time - len;
+	struct slot *s = NULL;
+	size_t i, k;
+	int err = 0;
+
+	if (x->task && x->tid && len && len < x->time)
+		s = get(&ls->tasks, x->task);
+	if (s && !s->ended) {
+		/* BEGIN: no wake pending from before, spawned long ago */
+		if (ls->delay_ns && s->a && b > s->a && b - s->a > ls->delay_ns) {
+			e[0] = (struct trace_event){.time = b, .task = x->task, .tid = x->tid};
+			note_hit(ls, LIVESTATE_DELAY, &e[0], b - s->a);
+		}
+		if (s->a <= b)
+			s->a = 0;
+		s->b = 0;
+		if (b > s->task)
+			s->task = b;
+		/* WAKE at its end: runnable again, pending until its next poll */
+		if (x->type == TRACE_REC_POLL_WOKEN && x->time > s->task && !s->a) {
+			s->a = x->time;
+			s->wtid = x->tid;
+		}
+		/* END */
+		if (ls->poll_ns && len > ls->poll_ns)
+			note_hit(ls, LIVESTATE_POLL, x, len);
+		s = find(&ls->threads, x->tid);
+		if (s) {
+			s->a = 0;
+			s->task = 0;
+		}
+		return 0;
+	}
+	k = trace_rec_spread(*x, len, e);
+	for (i = 0; i < k; i++) {
+		int r = feed_one(ls, &e[i]);
+
+		if (r && !err)
+			err = r;
+	}
+	return err;
+}
+
+int livestate__feed(struct livestate *ls, const struct trace_event *rec, const uint64_t *len,
+		    size_t n)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int r = feed_one(ls, &e[i]);
+		int r = trace_rec_events(rec[i].type) > 1 ? feed_poll(ls, &rec[i], len ? len[i] : 0)
+							   : feed_one(ls, &rec[i]);
 
 		if (r && !err)
 			err = r;

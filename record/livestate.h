@@ -43,9 +43,13 @@ void livestate__free(struct livestate *ls);
  * @delay_ns (0: never) through livestate__hit(). */
 void livestate__set_limits(struct livestate *ls, uint64_t poll_ns, uint64_t delay_ns);
 
-/* Take @n events (in time order per thread). 0 or -ENOMEM (then the state
- * is incomplete: the next segment's STATE may miss an open poll). */
-int livestate__feed(struct livestate *ls, const struct trace_event *e, size_t n);
+/* Take @n records (in time order per thread): events, and whole polls
+ * (TRACE_REC_POLL, _WOKEN: at their end, @len[i] long) as their BEGIN,
+ * (WAKE,) END (trace_rec_spread()); @len may be NULL when none is one.
+ * 0 or -ENOMEM (then the state is incomplete: the next segment's STATE may
+ * miss an open poll). */
+int livestate__feed(struct livestate *ls, const struct trace_event *rec, const uint64_t *len,
+		    size_t n);
 
 /* Forget tasks with nothing open whose last poll or end is before
  * @before (ns), and threads with nothing open. Until then a task's late

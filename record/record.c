@@ -389,18 +389,6 @@ struct ev_batch {
 	struct shim_clock clock;
 };
 
-/* The batch's events, whole polls spread, for the open-state tracker of
- * the segmented modes. */
-static int feed_livestate(struct rec *r, const struct ev_batch *b)
-{
-	struct trace_event e[3 * EV_BATCH];
-	size_t i, n = 0;
-
-	for (i = 0; i < b->n; i++)
-		n += trace_rec_spread(b->v[i], b->len[i], &e[n]);
-	return livestate__feed(r->ls, e, n);
-}
-
 static void write_batch(struct rec *r, struct ev_batch *b)
 {
 	size_t i;
@@ -408,7 +396,7 @@ static void write_batch(struct rec *r, struct ev_batch *b)
 	if (!b->n)
 		return;
 	/* an open poll missed makes a later segment's STATE short of it */
-	if (r->ls && feed_livestate(r, b) && !r->state_warned) {
+	if (r->ls && livestate__feed(r->ls, b->v, b->len, b->n) && !r->state_warned) {
 		r->state_warned = 1;
 		logf_(r, RECORD_WARN, "out of memory for the runtime's open polls and tasks: "
 		      "segments read alone may miss a poll in progress at their start");

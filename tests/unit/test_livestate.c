@@ -8,6 +8,7 @@
 
 #include "libprof/d9_segment.h"
 #include "record/livestate.h"
+#include "trace/trace_format.h"
 
 #define MS 1000000ULL
 
@@ -27,7 +28,7 @@ static void ev(uint64_t ms, uint32_t type, uint64_t task, uint32_t tid)
 {
 	struct trace_event e = {.time = ms * MS, .task = task, .tid = tid, .type = type};
 
-	cr_assert_eq(livestate__feed(ls, &e, 1), 0);
+	cr_assert_eq(livestate__feed(ls, &e, NULL, 1), 0);
 }
 
 TestSuite(livestate, .init = setup, .fini = teardown);
@@ -123,4 +124,67 @@ Test(livestate, long_polls_and_delays_are_hits_once_each)
 	cr_assert_eq(livestate__hit(ls, &h), 1);
 	cr_assert_eq(h.kind, LIVESTATE_DELAY);
 	cr_assert_eq(h.ns, 19 * MS);
+}
+
+/* Whole polls fed as records leave the state and the hits exactly as
+ * their BEGIN, (WAKE,) END fed one by one: a pseudo-random mix of polls,
+ * wakes, spawns, ends and parks over 4 threads and 12 tasks, with zero
+ * ids and zero lengths among them. */
+Test(livestate, whole_polls_match_their_events)
+{
+	struct livestate *sp;
+	uint64_t x = 0x9e3779b97f4a7c15ULL, now[5] = {0};
+
+	cr_assert_eq(livestate__new(&sp), 0);
+	livestate__set_limits(ls, 3 * MS, 2 * MS);
+	livestate__set_limits(sp, 3 * MS, 2 * MS);
+	for (int i = 0; i < 20000; i++) {
+		struct trace_event r, e[3];
+		struct livestate_hit h1, h2;
+		const struct trace_event *o1, *o2;
+		uint64_t len = 0;
+		size_t k, n1, n2;
+		uint32_t pick;
+		int g1, g2;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		pick = (uint32_t)(x % 10);
+		r.tid = (uint32_t)((x >> 8) % 5);	/* 0: no thread */
+		r.task = (x >> 16) % 13;		/* 0: no task */
+		now[r.tid] += 1 + (x >> 24) % (2 * MS);
+		r.time = now[r.tid];
+		if (pick < 5) {
+			r.type = pick < 3 ? TRACE_REC_POLL : TRACE_REC_POLL_WOKEN;
+			len = pick == 4 ? 0 : (x >> 40) % (4 * MS);
+			if (len >= r.time)
+				len = r.time - 1;
+		} else {
+			static const uint32_t t[] = {D9_EV_WAKE, D9_EV_SPAWN, D9_EV_TASK_END,
+						     D9_EV_PARK, D9_EV_UNPARK};
+			r.type = t[pick - 5];
+		}
+		cr_assert_eq(livestate__feed(ls, &r, &len, 1), 0);
+		k = trace_rec_spread(r, len, e);
+		cr_assert_eq(livestate__feed(sp, e, NULL, k), 0);
+		g1 = livestate__hit(ls, &h1);
+		g2 = livestate__hit(sp, &h2);
+		cr_assert_eq(g1, g2, "record %d: a hit in one only", i);
+		if (g1)
+			cr_assert(h1.kind == h2.kind && h1.task == h2.task && h1.tid == h2.tid &&
+				  h1.time == h2.time && h1.ns == h2.ns, "record %d: hits differ", i);
+		if (i % 97)
+			continue;
+		n1 = livestate__open(ls, &o1);
+		n2 = livestate__open(sp, &o2);
+		cr_assert_eq(n1, n2, "record %d: %zu open vs %zu", i, n1, n2);
+		for (size_t j = 0; j < n1; j++)
+			cr_assert(o1[j].time == o2[j].time && o1[j].task == o2[j].task &&
+				  o1[j].tid == o2[j].tid && o1[j].type == o2[j].type,
+				  "record %d: open entry %zu differs", i, j);
+		if (i % 970 == 0) {
+			livestate__purge(ls, r.time - 5 * MS);
+			livestate__purge(sp, r.time - 5 * MS);
+		}
+	}
+	livestate__free(sp);
 }
