@@ -14,8 +14,11 @@
  * recorder drains every 20 ms, so an unpaced loop (tens of millions of
  * records per second) measures ring overflow, not the marker. The pacing
  * is 400k records/s per thread, twice the poll rate of a busy runtime.
- * Each figure is the median burst, so that a burst preempted by the
- * recorder or anything else on a shared machine does not skew it.
+ * A round's figure is its median burst, so that a burst preempted by the
+ * recorder or anything else on a shared machine does not skew it; ROUNDS
+ * rounds alternate 1 and 2 threads after one of each not counted (the
+ * first touch of the rings' pages), and each figure is the median round,
+ * printed with every round's ("..._rounds", comma-separated).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -33,7 +36,8 @@
 
 #define BURST	2048
 #define GAP_US	10000
-#define BURSTS	150
+#define BURSTS	30	/* per round */
+#define ROUNDS	5
 
 /* ns per call of @read, best of 5 rounds (inlined: @read is a constant) */
 static inline __attribute__((always_inline)) double read_cost(uint64_t (*read)(void))
@@ -100,6 +104,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void *attached_worker(void *arg)
 {
 	struct worker *w = arg;
@@ -160,11 +171,25 @@ static double attached_pair_cost(int n, uint64_t *drops, void *seg)
 	return worst;
 }
 
+/* "KEY median" and "KEY_rounds v1,v2,..." of @v (sorted here) */
+static void print_rounds(const char *key, double *v)
+{
+	int i;
+
+	printf("%s_rounds", key);
+	for (i = 0; i < ROUNDS; i++)
+		printf("%c%.2f", i ? ',' : ' ', v[i]);
+	printf("\n");
+	qsort(v, ROUNDS, sizeof(*v), cmp_double);
+	printf("%s %.2f\n", key, v[ROUNDS / 2]);
+}
+
 int main(int argc, char **argv)
 {
 	int attach = argc > 1 && !strcmp(argv[1], "--attach");
 	struct d9_seg_hdr *h;
-	uint64_t drops1, drops2;
+	uint64_t drops = 0, d;
+	double a1[ROUNDS], a2[ROUNDS];
 	int i;
 
 	if (d9_init() || !(h = d9__segment())) {
@@ -185,10 +210,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_shim: no recorder attached within 20 s\n");
 		return 1;
 	}
-	usleep(100000);
-	printf("attached_pair_ns_1t %.2f\n", attached_pair_cost(1, &drops1, h));
-	printf("attached_pair_ns_2t %.2f\n", attached_pair_cost(2, &drops2, h));
-	printf("attached_drops %llu\n", (unsigned long long)(drops1 + drops2));
+	/* the recorder's start-up (its kallsyms snapshot) is over */
+	usleep(500000);
+	/* a round not counted: it faults in the pages of the rings the
+	 * rounds' threads take (a thread that ends leaves its ring to the
+	 * recorder to free: the next one may take a fresh one), what a
+	 * runtime's threads pay once in the segment's life */
+	attached_pair_cost(1, &d, h);
+	drops += d;
+	attached_pair_cost(2, &d, h);
+	drops += d;
+	for (i = 0; i < ROUNDS; i++) {
+		a1[i] = attached_pair_cost(1, &d, h);
+		drops += d;
+		a2[i] = attached_pair_cost(2, &d, h);
+		drops += d;
+	}
+	print_rounds("attached_pair_ns_1t", a1);
+	print_rounds("attached_pair_ns_2t", a2);
+	printf("attached_drops %llu\n", (unsigned long long)drops);
 	printf("attached_clock_gettime_ns %.2f\n", clock_cost());
 	return 0;
 }

@@ -224,6 +224,39 @@ LOAD0=$(loadavg)
 T_START=$(date +%s)
 say "load average $LOAD0 (other work on this machine makes the figures noisy)"
 
+median() {
+	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g |
+		awk '{ v[NR] = $1 } END { printf "%.15g", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+maxof() {
+	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | tail -1
+}
+minof() {
+	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | head -1
+}
+# med DECIMALS "VALUES": the median, rounded
+med() {
+	awk -v v="$(median $2)" -v d="$1" 'BEGIN { printf "%.*f", d, v }'
+}
+# span "VALUES": "min..max"
+span() {
+	echo "$(minof $1)..$(maxof $1)"
+}
+# spread_verdict "VALUES" LIMIT: MET if all rounds are <= LIMIT, MISSED if
+# all are above, else "within noise" (the rounds straddle it)
+spread_verdict() {
+	local lo hi
+	lo=$(minof $1)
+	hi=$(maxof $1)
+	if awk -v h="$hi" -v l="$2" 'BEGIN { exit !(h <= l) }'; then
+		echo MET
+	elif awk -v x="$lo" -v l="$2" 'BEGIN { exit !(x > l) }'; then
+		echo MISSED
+	else
+		echo "undecided within noise (median $(median $1))"
+	fi
+}
+
 # ---- 1. shim markers -----------------------------------------------------------
 
 say "1/4 shim markers (bench_shim, ~10 s)"
@@ -240,6 +273,9 @@ CG=$(kv "$RUN/shim.out" clock_gettime_ns)
 DET=$(calc "int($(kv "$RUN/shim.out" detached_pair_ns) * 50 + 0.5) / 100")
 A1=$(calc "int($(kv "$RUN/shim.out" attached_pair_ns_1t) * 50 + 0.5) / 100")
 A2=$(calc "int($(kv "$RUN/shim.out" attached_pair_ns_2t) * 50 + 0.5) / 100")
+# per call, each round's (bench_shim alternates 1 and 2 threads)
+A1R=$(kv "$RUN/shim.out" attached_pair_ns_1t_rounds | tr , '\n' | awk '{ printf "%.2f ", $1 / 2 }')
+A2R=$(kv "$RUN/shim.out" attached_pair_ns_2t_rounds | tr , '\n' | awk '{ printf "%.2f ", $1 / 2 }')
 SDROPS=$(kv "$RUN/shim.out" attached_drops)
 row 1a "clock_gettime(CLOCK_MONOTONIC), ns" "$CG" "-" "-" "reference" "-"
 row 1b "marker detached, ns/call (pair $(kv "$RUN/shim.out" detached_pair_ns))" \
@@ -256,9 +292,9 @@ else
 	LIMT="<= clock_gettime + 3 = $LIM"
 fi
 row 1c "marker attached 1 thread, ns/call" "$A1" "dial9 50 (published)" \
-	"$(calc "$A1 / 50")" "$LIMT" "$(verdict "$A1 <= $LIM")"
+	"$(calc "$A1 / 50")" "$LIMT" "$(spread_verdict "$A1R" "$LIM") ($(span "$A1R"))"
 row 1d "marker attached 2 threads, ns/call" "$A2" "dial9 50 (published)" \
-	"$(calc "$A2 / 50")" "$LIMT" "$(verdict "$A2 <= $LIM")"
+	"$(calc "$A2 / 50")" "$LIMT" "$(spread_verdict "$A2R" "$LIM") ($(span "$A2R"))"
 row 1e "drops while drained (400k rec/s/thread)" "$SDROPS" "-" "-" "0" "$(verdict "$SDROPS == 0")"
 
 # ---- 2. recording overhead -------------------------------------------------------
@@ -324,38 +360,6 @@ polls() {
 		kv "$RUN/$1.out" polls
 	else
 		calc "$(kv "$RUN/$1.out" polls_per_sec) * $PAIR_SECS"
-	fi
-}
-median() {
-	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g |
-		awk '{ v[NR] = $1 } END { printf "%.15g", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-maxof() {
-	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | tail -1
-}
-minof() {
-	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | head -1
-}
-# med DECIMALS "VALUES": the median, rounded
-med() {
-	awk -v v="$(median $2)" -v d="$1" 'BEGIN { printf "%.*f", d, v }'
-}
-# span "VALUES": "min..max"
-span() {
-	echo "$(minof $1)..$(maxof $1)"
-}
-# spread_verdict "VALUES" LIMIT: MET if all rounds are <= LIMIT, MISSED if
-# all are above, else "within noise" (the rounds straddle it)
-spread_verdict() {
-	local lo hi
-	lo=$(minof $1)
-	hi=$(maxof $1)
-	if awk -v h="$hi" -v l="$2" 'BEGIN { exit !(h <= l) }'; then
-		echo MET
-	elif awk -v x="$lo" -v l="$2" 'BEGIN { exit !(x > l) }'; then
-		echo MISSED
-	else
-		echo "undecided within noise (median $(median $1))"
 	fi
 }
 
