@@ -53,7 +53,8 @@ static size_t slot_of(const struct table *t, uint64_t key)
 
 static struct slot *find_slow(struct table *t, uint64_t key)
 {
-	if (!t->cap)
+	/* 0 marks an empty slot: no entry has it (a ring may say it) */
+	if (!t->cap || !key)
 		return NULL;
 	for (size_t i = slot_of(t, key);; i = (i + 1) & (t->cap - 1)) {
 		if (t->v[i].key == key)

@@ -128,8 +128,9 @@ Test(livestate, long_polls_and_delays_are_hits_once_each)
 
 /* Whole polls fed as records leave the state and the hits exactly as
  * their BEGIN, (WAKE,) END fed one by one: a pseudo-random mix of polls,
- * wakes, spawns, ends and parks over 4 threads and 12 tasks, with zero
- * ids and zero lengths among them. */
+ * wakes, spawns, ends, parks and thread stops over 4 threads and 300
+ * tasks (the tables grow meanwhile), with zero ids and zero lengths among
+ * them. */
 Test(livestate, whole_polls_match_their_events)
 {
 	struct livestate *sp;
@@ -148,9 +149,9 @@ Test(livestate, whole_polls_match_their_events)
 		int g1, g2;
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		pick = (uint32_t)(x % 10);
+		pick = (uint32_t)(x % 11);
 		r.tid = (uint32_t)((x >> 8) % 5);	/* 0: no thread */
-		r.task = (x >> 16) % 13;		/* 0: no task */
+		r.task = (x >> 16) % 301;		/* 0: no task */
 		now[r.tid] += 1 + (x >> 24) % (2 * MS);
 		r.time = now[r.tid];
 		if (pick < 5) {
@@ -160,7 +161,7 @@ Test(livestate, whole_polls_match_their_events)
 				len = r.time - 1;
 		} else {
 			static const uint32_t t[] = {D9_EV_WAKE, D9_EV_SPAWN, D9_EV_TASK_END,
-						     D9_EV_PARK, D9_EV_UNPARK};
+						     D9_EV_PARK, D9_EV_UNPARK, D9_EV_THREAD_STOP};
 			r.type = t[pick - 5];
 		}
 		cr_assert_eq(livestate__feed(ls, &r, &len, 1), 0);
