@@ -4,10 +4,11 @@
  *
  * An async runtime calls these at task and poll boundaries. While no
  * recorder is attached each call costs a load and a branch. While
- * `d9prof record -p PID` is attached, each call appends one fixed-size
- * record (CLOCK_MONOTONIC nanoseconds, task id, event type) to a lock-free
+ * `d9prof record -p PID` is attached, each call appends at most one
+ * fixed-size record (time on the segment's clock: the TSC where usable,
+ * else CLOCK_MONOTONIC nanoseconds; task id; event type) to a lock-free
  * ring owned by the calling thread, in a shared-memory segment the recorder
- * maps.
+ * maps; a whole poll is usually one record.
  *
  * Contracts, for every function below:
  *   - safe to call from any thread, including threads that never called
@@ -56,11 +57,14 @@ void d9_thread_stop(void);
 /* Task @task is created; @name (a label or spawn location) is copied and
  * may be NULL. Task ids are chosen by the runtime and must be non-zero. */
 void d9_task_spawn(uint64_t task, const char *name);
-/* Task @task was woken (made runnable). A wake of the task this thread
- * is polling, between its d9_poll_begin and d9_poll_end (a waker fired
- * during the poll, or a yield the runtime marks before the poll's end),
- * reads no clock and writes no record: the poll's record carries it. Right
- * after d9_poll_end it costs one clock read; later, a record. */
+/* Task @task was woken (made runnable). The cheapest place for a wake of
+ * the task this thread is polling is between its d9_poll_begin and
+ * d9_poll_end (a waker fired during the poll, or a yield the runtime marks
+ * before the poll's end): it reads no clock, and the poll's record carries
+ * it (a record of its own only when the poll wrote its begin separately,
+ * e.g. another record came during it). Within ~1.5 us after d9_poll_end it
+ * costs a clock read and is folded the same way; any other wake is a
+ * clock read and a record. */
 void d9_task_wake(uint64_t task);
 /* The runtime starts polling @task on this thread. */
 void d9_poll_begin(uint64_t task);

@@ -228,8 +228,9 @@ struct d9_ring_hdr {
 	 * marker, or as BEGIN before the next other record): its task (0:
 	 * none), begin, end (0: in progress) and the attach_count it began
 	 * under. A seqlock: the owner makes open_seq odd, writes, makes it
-	 * even (release); open_task = 0 before the record that writes the
-	 * poll is published. d9_ring_open_poll() reads it. */
+	 * even (release); the record that writes the poll is published and
+	 * open_task set to 0 inside one such section. d9_ring_open_poll()
+	 * reads it. */
 	uint64_t open_seq;
 	uint64_t open_task;
 	uint64_t open_time;
