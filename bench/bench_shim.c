@@ -132,25 +132,38 @@ static void *attached_worker(void *arg)
 	return NULL;
 }
 
-static uint64_t total_drops(void *seg)
+/* Each ring's owner generation and drop count, into @v; with @since, the
+ * drops since then (a thread that takes a ring starts its count at 0). */
+struct ring_count {
+	uint64_t gen, drops;
+};
+
+static uint64_t ring_drops(void *seg, struct ring_count *v, const struct ring_count *since)
 {
-	struct d9_seg_hdr *h = seg;
-	uint64_t d = 0;
+	uint64_t total = 0;
 	uint32_t i;
 
-	for (i = 0; i < h->nrings; i++)
-		d += d9_ring_drops(d9_layout_ring(seg, lay(seg), i));
-	return d;
+	for (i = 0; i < D9_SEG_RINGS; i++) {
+		struct d9_ring_hdr *r = d9_layout_ring(seg, lay(seg), i);
+
+		v[i].gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
+		v[i].drops = d9_ring_drops(r);
+		if (since)
+			total += v[i].gen == since[i].gen ? v[i].drops - since[i].drops
+							  : v[i].drops;
+	}
+	return total;
 }
 
 /* ns per pair on @n threads at once (the slowest thread's figure). */
 static double attached_pair_cost(int n, uint64_t *drops, void *seg)
 {
 	struct worker w[2];
+	static struct ring_count d0[D9_SEG_RINGS], d1[D9_SEG_RINGS];
 	double worst = 0;
-	uint64_t d0 = total_drops(seg);
 	int i;
 
+	ring_drops(seg, d0, NULL);
 	memset(w, 0, sizeof(w));
 	for (i = 0; i < n; i++) {
 		w[i].base = (uint64_t)(i + 1) << 32;
@@ -167,7 +180,7 @@ static double attached_pair_cost(int n, uint64_t *drops, void *seg)
 		if (ns > worst)
 			worst = ns;
 	}
-	*drops = total_drops(seg) - d0;
+	*drops = ring_drops(seg, d1, d0);
 	return worst;
 }
 

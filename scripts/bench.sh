@@ -522,7 +522,7 @@ recprof() {
 		if (dso ~ /libzstd/) c = "zstd"
 		else if (sym ~ /^(encode_events|trace_writer__)/) c = "enc"
 		else if (sym ~ /^(drain_ring|drain_shim|shim_seg__ns|d9_ring_)/) c = "drain"
-		else if (sym ~ /^livestate/) c = "live"
+		else if (sym ~ /^(livestate|feed_one|feed_poll)/) c = "live"
 		else if (dso == "[kernel.kallsyms]") c = "kern"
 		else c = "oth"
 		v[c] += p
@@ -532,7 +532,7 @@ recprof() {
 		"(${n:-?} samples, 4 s)"
 	note "$id recorder CPU split: perf record -g -F 999 of d9prof record for 4 s; % of its"
 	note "   samples in libzstd / encode_events+trace_writer__* / drain_ring, drain_shim,"
-	note "   shim_seg__ns, d9_ring_* / livestate* / [kernel.kallsyms] / anything else"
+	note "   shim_seg__ns, d9_ring_* / livestate*, feed_one, feed_poll / [kernel.kallsyms] / anything else"
 	rm -f "$RUN/prof.d9" "$RUN/prof.data"
 }
 
@@ -542,7 +542,7 @@ recprof() {
 # run of CMD, median; and that spread over a PAIR_SECS run of CMD as
 # recorder CPU ns per poll (a part of every arm's recorder figure above).
 recfixed() {
-	local id=$1 wpid i u s cpu=""
+	local id=$1 wpid i cpu=""
 	shift
 	bg fix-w "$@"
 	wpid=$BG
