@@ -178,6 +178,21 @@ static void note_hit(struct livestate *ls, int kind, const struct trace_event *e
 	    .kind = kind, .task = e->task, .tid = e->tid, .time = e->time, .ns = ns};
 }
 
+/* Task @s (not ended) is polled, @e its BEGIN: the wake that made it
+ * runnable, if any, is taken (a delay past the limit is a hit), a spawn
+ * is over, and this is its latest poll. */
+static void task_polled(struct livestate *ls, struct slot *s, const struct trace_event *e)
+{
+	if (ls->delay_ns && s->a && e->time > s->a && e->time - s->a > ls->delay_ns)
+		note_hit(ls, LIVESTATE_DELAY, e, e->time - s->a);
+	/* polled: no wake pending from before, spawned long ago */
+	if (s->a <= e->time)
+		s->a = 0;
+	s->b = 0;
+	if (e->time > s->task)
+		s->task = e->time;
+}
+
 static int feed_one(struct livestate *ls, const struct trace_event *e)
 {
 	struct slot *s;
@@ -191,14 +206,7 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 			return -ENOMEM;
 		if (s->ended)
 			return 0;
-		if (ls->delay_ns && s->a && e->time > s->a && e->time - s->a > ls->delay_ns)
-			note_hit(ls, LIVESTATE_DELAY, e, e->time - s->a);
-		/* polled: no wake pending from before, spawned long ago */
-		if (s->a <= e->time)
-			s->a = 0;
-		s->b = 0;
-		if (e->time > s->task)
-			s->task = e->time;
+		task_polled(ls, s, e);
 		s = get(&ls->threads, e->tid);
 		if (!s)
 			return -ENOMEM;
@@ -270,7 +278,6 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 static int feed_poll(struct livestate *ls, const struct trace_event *x, uint64_t len)
 {
 	struct trace_event e[3];
-	uint64_t b = x->time - len;
 	struct slot *s = NULL;
 	size_t i, k;
 	int err = 0;
@@ -278,16 +285,9 @@ static int feed_poll(struct livestate *ls, const struct trace_event *x, uint64_t
 	if (x->task && x->tid && len && len < x->time)
 		s = get(&ls->tasks, x->task);
 	if (s && !s->ended) {
-		/* BEGIN: no wake pending from before, spawned long ago */
-		if (ls->delay_ns && s->a && b > s->a && b - s->a > ls->delay_ns) {
-			e[0] = (struct trace_event){.time = b, .task = x->task, .tid = x->tid};
-			note_hit(ls, LIVESTATE_DELAY, &e[0], b - s->a);
-		}
-		if (s->a <= b)
-			s->a = 0;
-		s->b = 0;
-		if (b > s->task)
-			s->task = b;
+		e[0] = (struct trace_event){
+		    .time = x->time - len, .task = x->task, .tid = x->tid, .type = TRACE_EV_POLL_BEGIN};
+		task_polled(ls, s, &e[0]);
 		/* WAKE at its end: runnable again, pending until its next poll */
 		if (x->type == TRACE_REC_POLL_WOKEN && x->time > s->task && !s->a) {
 			s->a = x->time;
