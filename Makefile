@@ -153,15 +153,21 @@ $(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9p
 	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \
 		-o $@ $< $(SHIM_SRCS) -lpthread
 
-check: check-unit check-golden check-sanitize check-rust check-e2e check-hostile check-fuzz
-	@echo "make check: all passed"
+# make check: every suite, one after the other, each whatever the others
+# did (scripts/check.sh: logs in $(B)/check/, one summary line per suite,
+# exit 1 if one failed). make check-SUITE runs one; check-e2e all of
+# $(E2E_SCRIPTS), check-e2e-NAME one of them.
+CHECK_SUITES = unit golden sanitize rust $(E2E_CHECKS:check-%=%) hostile fuzz
+check:
+	$(Q)B=$(B) MAKE="$(MAKE)" scripts/check.sh $(CHECK_SUITES)
 
+# each test binary runs, whatever the one before did; the suite fails after
 check-unit: $(UNIT_BINS)
-	$(Q)for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs=1 || exit 1; done
+	$(Q)r=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs=1 || r=1; done; exit $$r
 
 check-sanitize: $(SAN_BINS)
-	$(Q)for t in $(SAN_BINS); do echo "== $$t"; \
-		TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 $$t || exit 1; done
+	$(Q)r=0; for t in $(SAN_BINS); do echo "== $$t"; \
+		TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 $$t || r=1; done; exit $$r
 
 # The Rust binding (bindings/rust) against the shim just built, offline
 # (Debian's crates, .cargo/config.toml); skipped where cargo is missing.
@@ -225,16 +231,19 @@ fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=15 tests/fuzz/run.sh
 
-check-e2e: all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
-	$(Q)B=$(B) tests/e2e/run.sh
-	$(Q)B=$(B) tests/e2e/layouts.sh
-	$(Q)B=$(B) tests/e2e/tokio.sh
-	$(Q)B=$(B) tests/e2e/latency.sh
-	$(Q)B=$(B) tests/e2e/load.sh
-	$(Q)B=$(B) tests/e2e/flight.sh
-	$(Q)B=$(B) tests/e2e/svg.sh
-	$(Q)B=$(B) tests/e2e/export.sh
-	$(Q)B=$(B) tests/e2e/diff.sh
+# The end-to-end scripts, in the order they run; add yours here (make check
+# runs each as a suite of its own, make check-e2e-NAME alone).
+E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/layouts.sh tests/e2e/tokio.sh \
+	tests/e2e/latency.sh tests/e2e/load.sh tests/e2e/flight.sh tests/e2e/svg.sh \
+	tests/e2e/export.sh tests/e2e/diff.sh
+E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
+E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
+
+# one after the other (never in parallel: they time things), all of them
+check-e2e: $(E2E_DEPS)
+	$(Q)r=0; for s in $(E2E_SCRIPTS); do B=$(B) $$s || r=1; done; exit $$r
+check-e2e-%: $(E2E_DEPS)
+	$(Q)B=$(B) tests/e2e/$*.sh
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: all

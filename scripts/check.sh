@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# make check's driver: run every suite named on the command line as
+# `$MAKE check-SUITE`, whatever the others did, each output shown and kept
+# in $B/check/SUITE.log, then one summary line per suite (passed, failed:
+# the first failure's reason, or skipped: why) and a last line
+# "check: N passed, N failed, N skipped". Exits 1 if a suite failed.
+#
+#   scripts/check.sh unit golden e2e-run ...   (make check passes the list)
+#   CHECK_TIMEOUT=600                          seconds a suite may take
+#
+# A suite is "skipped" when it exits 0 having run nothing: a line
+# "skip: WHY" (or "NAME: skip: WHY") at the start of a line, or a summary
+# "0 passed, 0 failed, N skipped", and no "N passed" with N > 0.
+# Why a driver and not `make -k`: make -k loses which suite failed and
+# why, stops nothing from running in parallel under -j, and cannot say
+# "skipped"; this is one loop that a reader can follow.
+set -u
+B=${B:-build}
+MAKE=${MAKE:-make}
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-600}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+LOGS=$B/check
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.log
+
+# reason LOG: the first failure in LOG, one line (cheap heuristics: a
+# test's "not ok - T" with the indented reason printed before it, a
+# criterion or sanitizer report, a compiler error, make's last word)
+reason() {
+	awk '
+	/^    [^ ]/ { last = $0; sub(/^ +/, "", last) }
+	/^not ok/ { r = $0; sub(/^not ok -? */, "", r); if (last != "") r = r ": " last; print r; exit }
+	/^layout [^ ]*: FAIL/ || /\[FAIL\]/ || /ERROR: [A-Za-z]*Sanitizer/ ||
+	/WARNING: ThreadSanitizer/ || /runtime error:/ || /panicked at/ ||
+	/: error: / || /^error(\[E[0-9]+\])?: / || /Assertion [Ff]ailed/ { print; exit }
+	/^make(\[[0-9]+\])?: \*\*\*/ { mk = $0 }
+	END { if (mk != "") print mk }' "$1" | head -1 | cut -c1-200
+}
+
+# skipwhy LOG: why the whole suite skipped, or nothing if it ran something
+skipwhy() {
+	grep -qE '(^|[^0-9])[1-9][0-9]* passed' "$1" && return
+	grep -qE '^ok ' "$1" && return
+	local why
+	why=$(grep -m1 -E '^([^ ]+: )?skip[:-] ' "$1" | sed -E 's/^([^ ]+: )?skip[:-] //')
+	[ -z "$why" ] && grep -qE '(^|: )0 passed, 0 failed, [1-9][0-9]* skipped' "$1" &&
+		why=$(grep -m1 -E 'skip[:-] ' "$1" | sed -E 's/.*skip[:-] //')
+	[ -z "$why" ] && grep -qE '(^|: )0 passed, 0 failed, [1-9][0-9]* skipped' "$1" &&
+		why="every test skipped"
+	printf '%s' "$why"
+}
+
+# inner LOG: "(N skipped)" when some tests of a suite that passed skipped
+inner() {
+	local n
+	n=$(grep -oE '[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" |
+		awk '{ s += $5 } END { print s + 0 }')
+	[ "$n" -gt 0 ] && printf ' (%d tests skipped inside)' "$n"
+}
+
+npass=0 nfail=0 nskip=0
+summary=()
+t_all=$(date +%s)
+for s in "$@"; do
+	log=$LOGS/$s.log
+	printf '\n=== check-%s (log: %s)\n' "$s" "$log"
+	t0=$(date +%s.%N)
+	: >"$log"
+	# timeout puts the suite in a process group of its own: a hung suite
+	# is killed whole, and so is a running one when we are interrupted
+	timeout --kill-after=10 "$CHECK_TIMEOUT" \
+		"$MAKE" --no-print-directory "check-$s" >"$log" 2>&1 </dev/null &
+	tpid=$!
+	trap 'kill -TERM -- -$tpid 2>/dev/null; exit 130' INT TERM
+	tail -n +1 -f --pid="$tpid" "$log" &
+	lpid=$!
+	wait "$tpid"
+	rc=$?
+	wait "$lpid"
+	trap - INT TERM
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+	if [ "$rc" = 0 ]; then
+		why=$(skipwhy "$log")
+		if [ -n "$why" ]; then
+			nskip=$((nskip + 1))
+			line="skipped: $why"
+		else
+			npass=$((npass + 1))
+			line="passed$(inner "$log")"
+		fi
+	else
+		nfail=$((nfail + 1))
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			line="failed: timed out after $CHECK_TIMEOUT s"
+		else
+			line="failed: $(reason "$log")"
+		fi
+	fi
+	summary+=("$(printf '%-18s %4ss  %s' "$s" "$secs" "$line")")
+done
+
+printf '\n=== summary (%s s; logs in %s/)\n' "$(($(date +%s) - t_all))" "$LOGS"
+printf '%s\n' "${summary[@]}"
+if [ "$nskip" -gt 0 ]; then
+	printf 'check: %d passed, %d failed, %d skipped\n' "$npass" "$nfail" "$nskip"
+else
+	printf 'check: %d passed, %d failed\n' "$npass" "$nfail"
+fi
+[ "$nfail" = 0 ]
