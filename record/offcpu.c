@@ -8,7 +8,7 @@
  *   - the perf_event attr for either source, opened through record/perf.c;
  *   - the stack of a switch-out: kernel frames from the callchain, then the
  *     user frames unwound with CFI over the stack copy, continued by the
- *     kernel's frame-pointer chain from the first return address both
+ *     kernel's frame-pointer chain after the last return address both
  *     agree on;
  *   - pairing switch-outs with switch-ins per thread in time order.
  */

@@ -76,20 +76,29 @@ static int user_regs(const struct perf_sample *s, struct unwind_regs *ur)
 /*
  * @cfi (from the CFI unwinder, cfi[0] = the user pc) and @fp (the kernel's
  * frame-pointer walk, fp[0] = the same pc) describe one stack. CFI is right
- * as far as it got; the frame-pointer chain is right from the first frame
- * with a frame pointer on. Join them at the first return address of the
- * CFI chain that also appears in the frame-pointer chain; without one, the
- * CFI frames then the frame-pointer ones after the pc (the CFI unwinder
+ * as far as it got. The frame-pointer chain can start with garbage (a leaf
+ * that uses rbp for itself) and, past a function without a frame pointer,
+ * skips that function's caller; it never holds a frame the stack lacks.
+ * So the two are aligned at the first return address they share, then each
+ * later CFI frame is looked for forward in the frame-pointer chain (within
+ * a few entries, past any garbage); the result is the whole CFI chain, then
+ * the frame-pointer chain after the last entry matched: the join is at the
+ * last shared return address, and a caller the frame-pointer chain skipped
+ * anywhere the copy reached is kept. Recursion repeats addresses, which
+ * the forward match takes in order. Without a shared address, the CFI
+ * frames then the frame-pointer ones after the pc (the CFI unwinder
  * stopped before reaching frame-pointer code: the stack copy ended).
- * Returns the frames written to @out; *@joined tells whether a join point
- * was found, *@recovered whether CFI put a frame before it that the
+ * Returns the frames written to @out; *@joined tells whether a shared
+ * address was found, *@recovered whether CFI has a frame the
  * frame-pointer chain lacks.
  */
-static unsigned int join_user(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
-			      const uint64_t *fp, unsigned int nfp, uint64_t *out,
-			      unsigned int max, int *joined, int *recovered)
+#define JOIN_WINDOW 8
+
+unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
+			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
+			 int *joined, int *recovered)
 {
-	unsigned int i, k, n = 0;
+	unsigned int i, j, k, w, n = 0, matched = 0;
 
 	*joined = 0;
 	for (i = 1; i < ncfi; i++)
@@ -100,9 +109,24 @@ static unsigned int join_user(const uint64_t *cfi, unsigned int ncfi, int cfi_do
 			}
 	i = ncfi;
 	k = cfi_done ? nfp : (nfp ? 1 : 0);
-join:
 	*recovered = i > k;
-	for (unsigned int j = 0; j < i && n < max; j++)
+	goto out;
+join:
+	/* cfi[i] == fp[k]: match the rest of CFI forward in the chain */
+	matched = 1;
+	for (j = i + 1, k++; j < ncfi; j++)
+		for (w = k; w < nfp && w < k + JOIN_WINDOW; w++)
+			if (fp[w] == cfi[j]) {
+				k = w + 1;
+				matched++;
+				break;
+			}
+	*recovered = ncfi - 1 > matched;
+	if (cfi_done)
+		k = nfp;
+	i = ncfi;
+out:
+	for (j = 0; j < i && n < max; j++)
 		out[n++] = cfi[j];
 	for (; k < nfp && n < max; k++)
 		out[n++] = fp[k];
@@ -145,15 +169,15 @@ static unsigned int join_regs(struct symbolizer *sym, const struct unwind_regs *
 
 	st->stacks++;
 	t0 = record_now_ns();
-	err = symbolizer__unwind_until(sym, ur, stack, len, cfi, MAX_CHAIN, fp, nfp, &res);
+	err = symbolizer__unwind(sym, ur, stack, len, cfi, MAX_CHAIN, &res);
 	st->unwind_ns += record_now_ns() - t0;
 	if (err || res.n < 2) {
 		return copy_fp(fp, nfp, out, max);
 	}
 	if (res.stack_used > st->stack_used_max)
 		st->stack_used_max = res.stack_used;
-	n = join_user(cfi, res.n, res.end == UNWIND_END_OUTERMOST, fp, nfp, out, max,
-		      &joined, &recovered);
+	n = ustack_join(cfi, res.n, res.end == UNWIND_END_OUTERMOST, fp, nfp, out, max,
+			&joined, &recovered);
 	if (joined || res.end == UNWIND_END_OUTERMOST)
 		st->complete++;
 	if (recovered)

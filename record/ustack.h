@@ -12,7 +12,8 @@
  * (Debian's glibc), which the walk cannot cross. With the user registers
  * and a copy of the top of the user stack in the sample, the user part is
  * unwound with CFI as far as the copy reaches and joined to the kernel's
- * frame-pointer chain at the first return address both agree on.
+ * frame-pointer chain at the last return address both agree on, so that a
+ * caller the walk skipped anywhere the copy reaches is kept.
  *
  * Return addresses are stored minus one (inside the call instruction), so
  * that a frame whose call is the last instruction of its function (a
@@ -61,5 +62,17 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
 			    const uint64_t *stack, unsigned int nstack, const uint64_t *fp,
 			    unsigned int nfp, uint64_t *out, unsigned int max,
 			    struct ustack_stats *st);
+
+/* The join itself, on return-address chains (leaf first, [0] the pc):
+ * the CFI chain @cfi (@cfi_done: it reached the outermost frame) and the
+ * frame-pointer chain @fp of the same stack into @out (at most @max).
+ * They are aligned at the first return address they share, then each
+ * later CFI frame is matched forward in @fp; the result is @cfi whole,
+ * then @fp after the last address matched. Without a shared address:
+ * @cfi then @fp after its pc (unless @cfi_done). *@joined: an address was
+ * shared; *@recovered: @cfi has a frame @fp lacks. Returns the count. */
+unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
+			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
+			 int *joined, int *recovered);
 
 #endif /* D9_USTACK_H */

@@ -99,6 +99,8 @@ struct symbolizer {
 
 	uint64_t miss_refresh_ns; /* when a miss last re-read the maps */
 	int gone;		  /* the maps can no longer be read */
+	uint64_t maps_gen;	  /* bumped by every new mapping */
+	struct unwind_cache *ucache; /* unwind.c's rules by pc */
 
 	/* the inline chain of the last resolve (trace_frame.inl) */
 	const char *inl[SYMBOL_MAX_INLINE];
@@ -522,6 +524,7 @@ int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
 		s->nmaps -= j - i - 1;
 	}
 	s->maps[i] = m;
+	s->maps_gen++;
 	return 0;
 }
 
@@ -734,6 +737,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->objs);
 	jit_free(s);
 	free(s->maps);
+	free(s->ucache);
 	kallsyms__free(s->own_ksyms);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
@@ -1188,6 +1192,12 @@ const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i)
 }
 
 /* ---- for the unwinder ------------------------------------------------- */
+
+struct unwind_cache **symbolizer_ucache(struct symbolizer *s, uint64_t *gen)
+{
+	*gen = s->maps_gen;
+	return &s->ucache;
+}
 
 int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *out)
 {

@@ -103,7 +103,6 @@ enum unwind_end {
 	UNWIND_END_BAD,		/* a rule it cannot evaluate, a register it
 				 * does not know, or a stack going backwards */
 	UNWIND_END_MAX,		/* @max frames written */
-	UNWIND_END_JOINED,	/* reached a return address of @stop */
 };
 
 struct unwind_result {
@@ -125,15 +124,6 @@ struct unwind_result {
 int symbolizer__unwind(struct symbolizer *s, const struct unwind_regs *regs,
 		       const void *stack, size_t stack_len, uint64_t *pcs,
 		       unsigned int max, struct unwind_result *res);
-
-/* The same, stopping once it has written a return address that is one of
- * @stop[1..@nstop) (the kernel's frame-pointer chain of the same stack,
- * stop[0] the pc): from there on that chain is right, and each CFI step
- * costs about a microsecond. res->end is then UNWIND_END_JOINED. */
-int symbolizer__unwind_until(struct symbolizer *s, const struct unwind_regs *regs,
-			     const void *stack, size_t stack_len, uint64_t *pcs,
-			     unsigned int max, const uint64_t *stop, unsigned int nstop,
-			     struct unwind_result *res);
 
 /* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol into a malloc'd
  * string, or NULL if @sym is not mangled. Rust legacy hashes (::h0123...)

@@ -89,4 +89,9 @@ int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len);
 struct kallsyms;
 int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **out);
 
+/* unwind.c's cache of frame rules by pc, kept in the symbolizer (freed
+ * with it), and the mappings' generation it is valid for (*@gen). */
+struct unwind_cache;
+struct unwind_cache **symbolizer_ucache(struct symbolizer *s, uint64_t *gen);
+
 #endif /* D9_SYMBOLIZE_INT_H */

@@ -341,6 +341,157 @@ static Dwarf_Frame *frame_at(const struct symbol_cfi *c, uint64_t pc)
 	return NULL;
 }
 
+/*
+ * Rules by pc. Nearly every frame's rules are simple: the CFA is a register
+ * plus an offset, and each register is unchanged, undefined, or saved at
+ * the CFA plus an offset. Those are kept per lookup address (direct
+ * mapped, for the mappings' generation they were read under), so a stack
+ * seen before costs no libdw lookup, no allocation and no expression: an
+ * unwind can then go as far as the copy reaches for little more than the
+ * memory reads. Other rules take libdw's path every time.
+ */
+#define UC_SLOTS   4096
+#define RULE_SAME  INT32_MIN
+#define RULE_UNDEF (INT32_MIN + 1)
+#define RULE_CFA   (INT32_MIN + 2) /* the CFA itself (libdw's rule for SP) */
+
+struct rules {
+	uint64_t pc, gen; /* pc 0: empty slot */
+	uint32_t obj;
+	uint8_t cfa_reg, ra_reg, sig;
+	int32_t cfa_off;
+	int32_t off[NREGS]; /* saved at CFA + off, or RULE_* */
+};
+
+struct unwind_cache {
+	struct rules slot[UC_SLOTS];
+};
+
+static struct rules *uc_slot(struct symbolizer *s, uint64_t pc, uint64_t *gen)
+{
+	struct unwind_cache **uc = symbolizer_ucache(s, gen);
+
+	if (!*uc && !(*uc = calloc(1, sizeof(**uc))))
+		return NULL;
+	return &(*uc)->slot[(pc ^ pc >> 12) & (UC_SLOTS - 1)];
+}
+
+/* @ops of a CFA as a register plus an offset: 0, or -1 if it is more. */
+static int simple_cfa(const Dwarf_Op *ops, size_t nops, struct rules *r)
+{
+	if (nops != 1)
+		return -1;
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		r->cfa_reg = ops[0].atom - DW_OP_breg0;
+	} else if (ops[0].atom == DW_OP_bregx && ops[0].number < NREGS) {
+		r->cfa_reg = (uint8_t)ops[0].number;
+		if ((int64_t)ops[0].number2 != (int32_t)ops[0].number2)
+			return -1;
+		r->cfa_off = (int32_t)ops[0].number2;
+		return 0;
+	} else {
+		return -1;
+	}
+	if (r->cfa_reg >= NREGS || (int64_t)ops[0].number != (int32_t)ops[0].number)
+		return -1;
+	r->cfa_off = (int32_t)ops[0].number;
+	return 0;
+}
+
+/* A register's rule from libdw's ops: same value, undefined, saved at
+ * CFA + N (call_frame_cfa[, plus_uconst N]), or the CFA itself
+ * (call_frame_cfa, stack_value). 0, or -1 if it is more. */
+static int simple_reg(const Dwarf_Op *ops, size_t nops, int32_t *off)
+{
+	if (!nops) {
+		*off = ops ? RULE_UNDEF : RULE_SAME;
+		return 0;
+	}
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	if (nops == 1) {
+		*off = 0;
+		return 0;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_stack_value) {
+		*off = RULE_CFA;
+		return 0;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst &&
+	    (int64_t)ops[1].number == (int32_t)ops[1].number &&
+	    (int32_t)ops[1].number > RULE_CFA) {
+		*off = (int32_t)ops[1].number;
+		return 0;
+	}
+	return -1;
+}
+
+/* What every step ends with: no return address is the outermost frame, and
+ * a stack that does not grow towards the caller is a loop. */
+static int step_finish(struct frame_state *f, struct frame_state *caller, uint64_t cfa,
+		       int ra_reg, int sig, uint64_t *pc, enum unwind_end *why, int *signal)
+{
+	uint64_t ra;
+
+	if (!(caller->valid & (1u << ra_reg)) || !(ra = caller->reg[ra_reg])) {
+		*why = UNWIND_END_OUTERMOST;
+		return -1;
+	}
+	if (!sig && (f->valid & (1u << REG_SP)) && cfa <= f->reg[REG_SP]) {
+		*why = UNWIND_END_BAD;
+		return -1;
+	}
+	*f = *caller;
+	*pc = ra;
+	*signal = sig;
+	return 0;
+}
+
+/* One step by simple rules @r. */
+static int step_rules(const struct rules *r, struct frame_state *f, uint64_t *pc,
+		      struct mem *m, enum unwind_end *why, int *signal)
+{
+	struct frame_state caller;
+	uint64_t cfa, v;
+	int i;
+
+	*why = UNWIND_END_BAD;
+	if (!(f->valid & (1u << r->cfa_reg)))
+		return -1;
+	cfa = f->reg[r->cfa_reg] + (int64_t)r->cfa_off;
+	memset(&caller, 0, sizeof(caller));
+	for (i = 0; i < NREGS; i++) {
+		if (r->off[i] == RULE_UNDEF)
+			continue;
+		if (r->off[i] == RULE_SAME || r->off[i] == RULE_CFA) {
+			if (r->off[i] == RULE_CFA) {
+				caller.reg[i] = cfa;
+				caller.valid |= 1u << i;
+			} else if (f->valid & (1u << i)) {
+				caller.reg[i] = f->reg[i];
+				caller.valid |= 1u << i;
+			}
+			continue;
+		}
+		m->fault = 0;
+		if (mem_read(m, cfa + (int64_t)r->off[i], 8, &v)) {
+			if (i == r->ra_reg || i == REG_FP) {
+				*why = UNWIND_END_MEMORY;
+				return -1;
+			}
+			continue;
+		}
+		caller.reg[i] = v;
+		caller.valid |= 1u << i;
+	}
+	/* the ABIs define the caller's SP as the CFA (libdw says "same") */
+	if (REG_SP < NREGS) {
+		caller.reg[REG_SP] = cfa;
+		caller.valid |= 1u << REG_SP;
+	}
+	return step_finish(f, &caller, cfa, r->ra_reg, r->sig, pc, why, signal);
+}
+
 /* One step: the caller's registers from @f at @pc. 0, or the reason to
  * stop. @lookup is the address to find the rules at (pc - 1 for a return
  * address: the call may be the last instruction of a function). */
@@ -349,13 +500,19 @@ static int step(struct symbolizer *s, struct frame_state *f, uint64_t *pc, int e
 {
 	struct symbol_cfi c;
 	struct frame_state caller;
+	struct rules *slot, nr;
 	Dwarf_Frame *fr;
 	Dwarf_Op *ops, ops_mem[3];
 	size_t nops;
-	uint64_t lookup = exact ? *pc : *pc - 1, cfa, v, ra = 0;
-	int is_value, ra_reg, r;
+	uint64_t lookup = exact ? *pc : *pc - 1, cfa, v, gen = 0;
+	int is_value, ra_reg, r, simple;
 	bool sig = false;
 
+	slot = uc_slot(s, lookup, &gen);
+	if (slot && slot->pc == lookup && slot->gen == gen) {
+		*obj = slot->obj;
+		return step_rules(slot, f, pc, m, why, signal);
+	}
 	r = symbolizer__cfi_at(s, lookup, &c);
 	*obj = c.obj;
 	if (r) {
@@ -371,13 +528,18 @@ static int step(struct symbolizer *s, struct frame_state *f, uint64_t *pc, int e
 	ra_reg = dwarf_frame_info(fr, NULL, NULL, &sig);
 	if (ra_reg < 0 || ra_reg >= NREGS)
 		goto fail;
-	if (dwarf_frame_cfa(fr, &ops, &nops) || !nops ||
-	    eval(ops, nops, f, m, 0, 0, &cfa, &is_value))
+	if (dwarf_frame_cfa(fr, &ops, &nops) || !nops)
+		goto fail;
+	memset(&nr, 0, sizeof(nr));
+	simple = !simple_cfa(ops, nops, &nr);
+	if (eval(ops, nops, f, m, 0, 0, &cfa, &is_value))
 		goto fail_mem;
 	memset(&caller, 0, sizeof(caller));
 	for (r = 0; r < NREGS; r++) {
 		if (dwarf_frame_register(fr, r, ops_mem, &ops, &nops))
 			goto fail;
+		if (simple && simple_reg(ops, nops, &nr.off[r]))
+			simple = 0;
 		if (!nops && !ops) {
 			/* same value: unchanged by this frame */
 			if (f->valid & (1u << r)) {
@@ -401,33 +563,21 @@ static int step(struct symbolizer *s, struct frame_state *f, uint64_t *pc, int e
 		caller.reg[r] = v;
 		caller.valid |= 1u << r;
 	}
-	/* the ABIs define the caller's SP as the CFA unless a rule says
-	 * otherwise (libdw reports "same value" for it) */
+	free(fr);
+	if (simple && slot) {
+		nr.pc = lookup;
+		nr.gen = gen;
+		nr.obj = c.obj;
+		nr.ra_reg = (uint8_t)ra_reg;
+		nr.sig = sig;
+		*slot = nr;
+	}
+	/* the ABIs define the caller's SP as the CFA (libdw says "same") */
 	if (REG_SP < NREGS) {
 		caller.reg[REG_SP] = cfa;
 		caller.valid |= 1u << REG_SP;
 	}
-	if (!(caller.valid & (1u << ra_reg))) {
-		/* undefined return address: the outermost frame */
-		*why = UNWIND_END_OUTERMOST;
-		free(fr);
-		return -1;
-	}
-	ra = caller.reg[ra_reg];
-	free(fr);
-	if (!ra) {
-		*why = UNWIND_END_OUTERMOST;
-		return -1;
-	}
-	/* a stack that does not grow towards the caller is a loop */
-	if (!sig && (f->valid & (1u << REG_SP)) && cfa <= f->reg[REG_SP]) {
-		*why = UNWIND_END_BAD;
-		return -1;
-	}
-	*f = caller;
-	*pc = ra;
-	*signal = sig;
-	return 0;
+	return step_finish(f, &caller, cfa, ra_reg, sig, pc, why, signal);
 fail_mem:
 	if (m->fault)
 		*why = UNWIND_END_MEMORY;
@@ -439,26 +589,6 @@ fail:
 int symbolizer__unwind(struct symbolizer *s, const struct unwind_regs *regs,
 		       const void *stack, size_t stack_len, uint64_t *pcs,
 		       unsigned int max, struct unwind_result *res)
-{
-	return symbolizer__unwind_until(s, regs, stack, stack_len, pcs, max, NULL, 0, res);
-}
-
-/* 1 if @pc is one of @stop[1..@nstop) (stop[0] is the pc where both
- * chains start). */
-static int in_stop(const uint64_t *stop, unsigned int nstop, uint64_t pc)
-{
-	unsigned int i;
-
-	for (i = 1; i < nstop; i++)
-		if (stop[i] == pc)
-			return 1;
-	return 0;
-}
-
-int symbolizer__unwind_until(struct symbolizer *s, const struct unwind_regs *regs,
-			     const void *stack, size_t stack_len, uint64_t *pcs,
-			     unsigned int max, const uint64_t *stop, unsigned int nstop,
-			     struct unwind_result *res)
 {
 	struct frame_state f;
 	struct mem m;
@@ -503,10 +633,6 @@ int symbolizer__unwind_until(struct symbolizer *s, const struct unwind_regs *reg
 		}
 		pcs[res->n++] = pc;
 		exact = sig; /* a signal frame's "return address" is exact */
-		if (stop && in_stop(stop, nstop, pc)) {
-			res->end = UNWIND_END_JOINED;
-			break;
-		}
 	}
 	res->stack_used = m.hi;
 	return 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "record/offcpu.h"
+#include "record/ustack.h"
 #include "symbol/symbolize.h"
 
 TestSuite(offcpu_rec);
@@ -174,45 +175,95 @@ Test(offcpu_rec, a_short_stack_copy_stops_the_unwind_cleanly)
 	symbolizer__free(s);
 }
 
-Test(offcpu_rec, unwinding_stops_where_it_joins_the_frame_pointer_chain)
+Test(offcpu_rec, a_second_unwind_from_cached_rules_is_the_same)
 {
 	struct symbolizer *s = NULL;
-	struct unwind_result res;
-	uint64_t pcs[64], part[64], stop[3];
-	unsigned int j, k;
+	struct unwind_result a, b;
+	uint64_t first[64], again[64];
 
 	offcpu_test_calls_libc();
 	cr_assert_eq(symbolizer__new(getpid(), &s), 0);
-	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, pcs, 64, &res),
-		     0);
-	cr_assert_geq(res.n, 5);
-	/* a chain that starts at the pc and holds a later return address
-	 * (the first one from the 4th on that does not repeat an earlier
-	 * one: qsort recurses) */
-	for (j = 4; j < res.n; j++) {
-		for (k = 1; k < j && pcs[k] != pcs[j]; k++)
-			;
-		if (k == j)
-			break;
-	}
-	cr_assert_lt(j, res.n);
-	stop[0] = pcs[0];
-	stop[1] = 0x1234;
-	stop[2] = pcs[j];
-	cr_assert_eq(symbolizer__unwind_until(s, &cap.regs, cap.stack, cap.len, part, 64,
-					      stop, 3, &res),
-		     0);
-	cr_expect_eq(res.n, j + 1);
-	cr_expect_eq(res.end, UNWIND_END_JOINED);
-	for (k = 0; k <= j; k++)
-		cr_expect_eq(part[k], pcs[k], "frame %u: %llx, want %llx", k,
-			     (unsigned long long)part[k], (unsigned long long)pcs[k]);
-	/* the shared pc alone does not stop it */
-	cr_assert_eq(symbolizer__unwind_until(s, &cap.regs, cap.stack, cap.len, part, 64,
-					      stop, 1, &res),
-		     0);
-	cr_expect_neq(res.end, UNWIND_END_JOINED);
+	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, first, 64, &a), 0);
+	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, again, 64, &b), 0);
+	cr_assert_geq(a.n, 5);
+	cr_expect_eq(a.n, b.n);
+	cr_expect_eq(a.end, b.end);
+	cr_expect_eq(a.stack_used, b.stack_used);
+	cr_expect_eq(a.past_leaf_module, b.past_leaf_module);
+	for (unsigned int k = 0; k < a.n && k < b.n; k++)
+		cr_expect_eq(first[k], again[k], "frame %u", k);
 	symbolizer__free(s);
+}
+
+/* ustack_join on synthetic chains: @cfi and @fp joined must be @want. */
+static void expect_join(const uint64_t *cfi, unsigned int ncfi, int done, const uint64_t *fp,
+			unsigned int nfp, const uint64_t *want, unsigned int nwant,
+			int want_recovered)
+{
+	uint64_t out[64];
+	int joined, recovered;
+	unsigned int n, i;
+
+	n = ustack_join(cfi, ncfi, done, fp, nfp, out, 64, &joined, &recovered);
+	cr_assert_eq(n, nwant, "%u frames, want %u", n, nwant);
+	for (i = 0; i < n; i++)
+		cr_expect_eq(out[i], want[i], "frame %u: %llx, want %llx", i,
+			     (unsigned long long)out[i], (unsigned long long)want[i]);
+	cr_expect_eq(recovered, want_recovered);
+}
+
+Test(offcpu_rec, the_join_keeps_the_caller_of_a_frameless_middle_function)
+{
+	/* main -> now (frame pointer) -> clock_gettime (none) -> vdso leaf:
+	 * the frame-pointer walk goes from the vdso's frame to now's, whose
+	 * return address is in main: "now" is missing. The first shared
+	 * address (the return into clock_gettime) is not where to join. */
+	const uint64_t cfi[] = {0x100, 0x200 /* cg */, 0x300 /* now */, 0x400 /* main */};
+	const uint64_t fp[] = {0x100, 0x200, 0x400, 0x500 /* libc start */};
+	const uint64_t want[] = {0x100, 0x200, 0x300, 0x400, 0x500};
+
+	expect_join(cfi, 4, 0, fp, 4, want, 5, 1);
+}
+
+Test(offcpu_rec, the_join_keeps_a_skipped_caller_further_up)
+{
+	/* main -> qsort (no frame pointer) -> cmp -> leaf: the walk has
+	 * qsort's address (stored by cmp's frame) but skips main */
+	const uint64_t cfi[] = {0x10, 0x20 /* cmp */, 0x30 /* qsort */, 0x40 /* main */};
+	const uint64_t fp[] = {0x10, 0x20, 0x30, 0x50, 0x60};
+	const uint64_t want[] = {0x10, 0x20, 0x30, 0x40, 0x50, 0x60};
+
+	expect_join(cfi, 4, 0, fp, 5, want, 6, 1);
+}
+
+Test(offcpu_rec, the_join_counts_recursion_once)
+{
+	/* a recursion: the same return address many times; CFI saw three
+	 * of them, the walk all six */
+	const uint64_t cfi[] = {0x1, 0x9, 0x9, 0x9};
+	const uint64_t fp[] = {0x1, 0x9, 0x9, 0x9, 0x9, 0x9, 0x9, 0x7, 0x8};
+	const uint64_t want[] = {0x1, 0x9, 0x9, 0x9, 0x9, 0x9, 0x9, 0x7, 0x8};
+
+	expect_join(cfi, 4, 0, fp, 9, want, 9, 0);
+}
+
+Test(offcpu_rec, the_join_skips_a_garbage_start_of_the_frame_pointer_walk)
+{
+	/* the leaf used rbp for itself: the walk's second entry is garbage */
+	const uint64_t cfi[] = {0x1, 0x2, 0x3};
+	const uint64_t fp[] = {0x1, 0xdead, 0x2, 0x3, 0x4};
+	const uint64_t want[] = {0x1, 0x2, 0x3, 0x4};
+
+	expect_join(cfi, 3, 0, fp, 5, want, 4, 0);
+	/* CFI that reached the outermost frame is the whole chain */
+	expect_join(cfi, 3, 1, fp, 5, cfi, 3, 0);
+	/* nothing shared: CFI, then the walk after its pc */
+	{
+		const uint64_t other[] = {0x1, 0x7, 0x8};
+		const uint64_t w2[] = {0x1, 0x2, 0x3, 0x7, 0x8};
+
+		expect_join(cfi, 3, 0, other, 3, w2, 5, 1);
+	}
 }
 
 Test(offcpu_rec, unwinding_needs_a_pc_and_an_sp)
