@@ -206,8 +206,10 @@ int offcpu_blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame);
 #define HOT_FRAMES 3 /* innermost distinct frames shown of a hot stack */
 
 struct hot {
+	uint32_t *canon;  /* analysis_stack_canon(), made by hot_walk */
+	size_t ncanon;
 	struct amap want; /* poll id -> 1 + index in best */
-	struct amap w;	  /* poll << 32 | stack -> weight */
+	struct amap w;	  /* poll << 32 | canon[stack] -> weight */
 	uint32_t *best;	  /* per wanted poll: stack id, UINT32_MAX none */
 	uint64_t *best_w;
 	size_t n, cap;
@@ -315,6 +317,17 @@ int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id
 /* Frames of stack @s, leaf first, in *@fr; 0 if the id or its bounds are
  * bad. */
 size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr);
+/* One id per stack as flame draws it: (*@canon)[s] is the first stack id
+ * whose frames have stack s's labels, in order (addresses in the same
+ * functions, as frame_label() names them, are one path). Views that pick
+ * or share out "the hottest stack" count by it, so that they agree with
+ * flame. Caller frees. 0 or -ENOMEM. */
+int analysis_stack_canon(const struct trace *t, uint32_t **canon);
+/* Stack @s as counted: @canon[s], or @s itself past its end (bad id). */
+static inline uint32_t stack_canon(const uint32_t *canon, size_t n, uint32_t s)
+{
+	return canon && s < n ? canon[s] : s;
+}
 /* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids (*cap
  * entries); the number of frames in *@n. @flab caches a label id per frame
  * id (t->nframes entries, UINT32_MAX = not yet). 0 or -ENOMEM. */

@@ -50,7 +50,8 @@ static int hot_sample(void *ctx, const struct trace_sample *s, const struct join
 
 	if (!p || p->id < 0 || !amap_find(&h->want, (uint64_t)p->id))
 		return 0;
-	v = amap_get(&h->w, (uint64_t)p->id << 32 | s->stack, NULL);
+	v = amap_get(&h->w,
+		     (uint64_t)p->id << 32 | stack_canon(h->canon, h->ncanon, s->stack), NULL);
 	if (!v)
 		return -ENOMEM;
 	*v += sample_weight(s);
@@ -65,6 +66,10 @@ int hot_walk(struct hot *h, const struct join *j)
 	h->best_w = calloc(h->n + 1, sizeof(*h->best_w));
 	if (!h->best_w)
 		return -ENOMEM;
+	err = analysis_stack_canon(j->trace, &h->canon);
+	if (err)
+		return err;
+	h->ncanon = j->trace->nstacks;
 	if (!h->n)
 		return 0;
 	memset(h->best, 0xff, h->n * sizeof(*h->best));
@@ -90,6 +95,7 @@ void hot_release(struct hot *h)
 {
 	amap_release(&h->want);
 	amap_release(&h->w);
+	free(h->canon);
 	free(h->best);
 	free(h->best_w);
 }

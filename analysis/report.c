@@ -285,6 +285,65 @@ int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 	return 0;
 }
 
+/* 1 if stacks @a and @b have the same labels, in order. */
+static int same_path(struct flame *f, const struct trace *t, uint32_t *flab, uint32_t a,
+		     uint32_t b, uint32_t **ids, size_t *cap)
+{
+	size_t na, nb;
+
+	if (analysis_stack_path(f, t, flab, a, ids, cap, 0, &na) ||
+	    analysis_stack_path(f, t, flab, b, ids, cap, na, &nb))
+		return 0;
+	return na == nb && !memcmp(*ids, *ids + na, na * sizeof(**ids));
+}
+
+int analysis_stack_canon(const struct trace *t, uint32_t **out)
+{
+	struct flame *f = flame__new();
+	uint32_t *flab = malloc((t->nframes + 1) * sizeof(*flab));
+	uint32_t *canon = malloc((t->nstacks + 1) * sizeof(*canon));
+	uint32_t *ids = NULL;
+	size_t cap = 0, n, k;
+	struct amap m = {0};
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!f || !flab || !canon || amap_init(&m, t->nstacks))
+		goto out;
+	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
+	for (uint32_t s = 0; s < t->nstacks; s++) {
+		uint64_t h = 0x51ed27u, *v;
+		int created;
+
+		err = analysis_stack_path(f, t, flab, s, &ids, &cap, 0, &n);
+		if (err)
+			goto out;
+		for (k = 0; k < n; k++)
+			h = amap_mix(h ^ ids[k]) + k;
+		v = amap_get(&m, h, &created);
+		if (!v) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (created)
+			*v = s;
+		/* a hash shared by different paths keeps them apart */
+		canon[s] = created || same_path(f, t, flab, (uint32_t)*v, s, &ids, &cap)
+			       ? (uint32_t)*v
+			       : s;
+	}
+	*out = canon;
+	canon = NULL;
+	err = 0;
+out:
+	amap_release(&m);
+	free(ids);
+	free(canon);
+	free(flab);
+	flame__free(f);
+	return err;
+}
+
 struct fentry {
 	uint32_t root; /* group + 1, 0 = no poll */
 	uint32_t rank; /* pre-order rank of the stack's path */

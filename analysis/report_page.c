@@ -274,15 +274,20 @@ static int task_samples_cmp(const void *a, const void *b)
 	return x->task < y->task ? -1 : x->task > y->task;
 }
 
+/* The tasks with most samples in polls and each one's hottest stack, as
+ * flame draws stacks (pg->h.canon: made by hot_walk), so that its share
+ * is the one `flame --task N` shows. */
 static int hot_tasks(struct page *pg)
 {
 	const struct join *j = pg->oc->join;
 	const struct join_agg *agg = join_agg(j);
 	const struct task_stat **v = malloc((j->ntasks + 1) * sizeof(*v));
+	struct amap by = {0};
 	size_t i, n;
+	int err = -ENOMEM;
 
-	if (!v)
-		return -ENOMEM;
+	if (!v || amap_init(&by, 256))
+		goto out;
 	for (i = 0; i < j->ntasks; i++)
 		v[i] = &j->tasks[i];
 	qsort(v, j->ntasks, sizeof(*v), task_samples_cmp);
@@ -292,14 +297,25 @@ static int hot_tasks(struct page *pg)
 		pg->hot_w[n] = 0;
 	}
 	pg->nhot = n;
+	/* (task root, stack) weights summed per (root, path) */
 	for (i = 0; agg && i < agg->map.cap; i++) {
-		uint64_t k = agg->map.keys[i], root, w;
-		uint32_t stack;
+		uint64_t k = agg->map.keys[i], *w;
 
-		if (k == AMAP_EMPTY || !(root = k >> 32))
+		if (k == AMAP_EMPTY || !(k >> 32))
 			continue;
-		stack = (uint32_t)k;
-		w = agg->weight[agg->map.vals[i]];
+		w = amap_get(&by,
+			     (k >> 32) << 32 | stack_canon(pg->h.canon, pg->h.ncanon, (uint32_t)k),
+			     NULL);
+		if (!w)
+			goto out;
+		*w += agg->weight[agg->map.vals[i]];
+	}
+	for (i = 0; i < by.cap; i++) {
+		uint64_t k = by.keys[i], root = k >> 32, w = by.vals[i];
+		uint32_t stack = (uint32_t)k;
+
+		if (k == AMAP_EMPTY)
+			continue;
 		for (size_t q = 0; q < n; q++)
 			if (root - 1 == (uint64_t)(pg->hot[q] - j->tasks) &&
 			    (w > pg->hot_w[q] || (w == pg->hot_w[q] && stack < pg->hot_stack[q]))) {
@@ -307,8 +323,11 @@ static int hot_tasks(struct page *pg)
 				pg->hot_stack[q] = stack;
 			}
 	}
+	err = 0;
+out:
+	amap_release(&by);
 	free(v);
-	return 0;
+	return err;
 }
 
 static struct flag *flag_new(struct page *pg, const char *what, const char *threshold)
@@ -614,7 +633,8 @@ static void text_hot(const struct page *pg, FILE *out)
 {
 	const struct trace *t = pg->oc->trace;
 	const struct join *j = pg->oc->join;
-	char task[160], lab[256];
+	double period = analysis_period_ns(t);
+	char task[160], lab[256], d[32];
 
 	fprintf(out, "\n== CPU hot spots per task\n");
 	if (!pg->nhot)
@@ -628,8 +648,15 @@ static void text_hot(const struct page *pg, FILE *out)
 		int shown = 0;
 
 		analysis_task_label(j, pg->hot[i]->task, task, sizeof(task));
-		fprintf(out, "  %s: %" PRIu64 " samples (%.1f%%), hottest stack %.0f%% of them:",
-			task, pg->hot[i]->samples, pct(pg->hot[i]->samples, j->samples),
+		fprintf(out, "  %s: ", task);
+		/* CPU% as everywhere: of one CPU over the recording */
+		if (period)
+			fprintf(out, "CPU %s (%.1f%% of a CPU), ",
+				fmt_duration((uint64_t)(period * (double)pg->hot[i]->samples), d,
+					     sizeof(d)),
+				pct((uint64_t)(period * (double)pg->hot[i]->samples), pg->span));
+		fprintf(out, "%.1f%% of all samples, hottest stack %.0f%%:",
+			pct(pg->hot[i]->samples, j->samples),
 			pct(pg->hot_w[i], pg->hot[i]->samples));
 		for (size_t k = 0; k < m && shown < HOT_FRAMES; k++) {
 			frame_label(t, fr[k], lab, sizeof(lab));
@@ -805,8 +832,10 @@ static int json_page(const struct page *pg, FILE *out)
 
 		fprintf(out, "%s{", i ? "," : "");
 		json_task(j, pg->hot[i]->task, out);
-		fprintf(out, ",\"samples\":%" PRIu64 ",\"stack_samples\":%" PRIu64 ",\"stack\":[",
-			pg->hot[i]->samples, pg->hot_w[i]);
+		fprintf(out, ",\"samples\":%" PRIu64 ",\"cpu_ns\":%.0f,\"stack_samples\":%" PRIu64
+			     ",\"stack\":[",
+			pg->hot[i]->samples, analysis_period_ns(t) * (double)pg->hot[i]->samples,
+			pg->hot_w[i]);
 		for (size_t k = 0; k < m && k < 8; k++) {
 			if (k)
 				fputc(',', out);
@@ -861,8 +890,6 @@ int analysis__report(const struct offcpu *oc, const struct delays *d, int json, 
 		err = workers(&pg);
 	if (!err)
 		err = longest_polls(&pg);
-	if (!err)
-		err = hot_tasks(&pg);
 	/* the worst delay's flag names the hottest frame behind it */
 	pg.worst_poll = -1;
 	if (!err && d->n) {
@@ -875,6 +902,8 @@ int analysis__report(const struct offcpu *oc, const struct delays *d, int json, 
 	}
 	if (!err)
 		err = hot_walk(&pg.h, oc->join);
+	if (!err)
+		err = hot_tasks(&pg);
 	if (err)
 		goto out;
 	flags(&pg);
