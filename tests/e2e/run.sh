@@ -64,19 +64,35 @@ share() {
 weight() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 weight_of() { awk -v pat="$2" 'index(";" $0, ";" pat) { s += $NF } END { print s + 0 }' "$1"; }
 
+# shellcheck source=tests/e2e/enough.sh
+. tests/e2e/enough.sh
+
+# record_task1 DUR SAMPLER DATA FOLDED: record the demo ($DPID) for DUR s
+# with SAMPLER (perf, ctimer or - for the default) into DATA (its stderr
+# into DATA.err), task 1's folded stacks into FOLDED, GOT their weight
+# (see enough)
+record_task1() {
+	local sampler=()
+	[ "$2" = - ] || sampler=(--sampler "$2")
+	"$D9" record "${sampler[@]}" -p "$DPID" -d "$1" -o "$3" 2>"$3.err" ||
+		fail "record ${sampler[*]} failed: $(cat "$3.err")" || return 1
+	grep -q "samples" "$3.err" || fail "no summary on stderr" || return 1
+	"$D9" flame -i "$3" --task 1 --format folded >"$4" ||
+		fail "flame --task 1 failed" || return 1
+	GOT=$(weight "$4")
+}
+
 # ---- tests ----------------------------------------------------------------
 
 t_record_demo_pid_task_flamegraphs() {
 	need_perf || return
 	start_demo "$TMP/demo.out" -w 2 || return 1
-	"$D9" record -p "$DPID" -d 4 -o "$TMP/demo.data" 2>"$TMP/rec.err" ||
-		fail "record failed: $(cat "$TMP/rec.err")" || return 1
-	grep -q "samples" "$TMP/rec.err" || fail "no summary on stderr" || return 1
-	"$D9" flame -i "$TMP/demo.data" --task 1 --format folded >"$TMP/t1.folded" ||
-		fail "flame --task 1 failed" || return 1
+	# 500 samples of task 1 give its shares their meaning: 4 s, longer
+	# (up to 16 s) when the machine lends the demo too little CPU
+	enough 500 4 16 record_task1 - "$TMP/demo.data" "$TMP/t1.folded"
+	case $? in 0) ;; 3) fail "too few samples for task 1 in 16 s: $GOT"; return 1 ;; *) return 1 ;; esac
 	local s w; s=$(share "$TMP/t1.folded" demo_hot_spin); w=$(weight "$TMP/t1.folded")
-	say "    task 1 (cpu_hog): $w samples, demo_hot_spin holds $s%"
-	[ "$w" -ge 500 ] || fail "too few samples for task 1: $w" || return 1
+	say "    task 1 (cpu_hog): $w samples in $ENOUGH_SECS s, demo_hot_spin holds $s%"
 	[ "$s" -gt 90 ] || fail "demo_hot_spin holds only $s% of task 1" || return 1
 	local t
 	for t in 2 3 4; do
@@ -726,24 +742,23 @@ leaf_shares() {
 
 t_ctimer_and_perf_agree_on_the_demo() {
 	start_demo "$TMP/ct.out" -w 2 || return 1
-	"$D9" record --sampler ctimer -p "$DPID" -d 4 -o "$TMP/ct.data" 2>"$TMP/ct.err" ||
-		fail "record --sampler ctimer failed: $(cat "$TMP/ct.err")" || return 1
-	grep -q "sampler: ctimer" "$TMP/ct.err" || fail "does not say it uses ctimer" || return 1
-	grep -q "no kernel frames" "$TMP/ct.err" || fail "does not say: no kernel frames" ||
+	# 500 samples per sampler for shares worth comparing: 4 s each,
+	# longer (up to 16 s) when the machine lends the demo too little CPU
+	enough 500 4 16 record_task1 ctimer "$TMP/ct.data" "$TMP/ct1.f"
+	case $? in 0) ;; 3) fail "too little ctimer weight for task 1 in 16 s: $GOT"; return 1 ;; *) return 1 ;; esac
+	grep -q "sampler: ctimer" "$TMP/ct.data.err" || fail "does not say it uses ctimer" || return 1
+	grep -q "no kernel frames" "$TMP/ct.data.err" || fail "does not say: no kernel frames" ||
 		return 1
-	"$D9" flame -i "$TMP/ct.data" --task 1 --format folded >"$TMP/ct1.f" || return 1
 	local s w; s=$(share "$TMP/ct1.f" demo_hot_spin); w=$(weight "$TMP/ct1.f")
-	say "    ctimer: task 1 weight $w, demo_hot_spin holds $s%"
-	[ "$w" -ge 500 ] || fail "too little ctimer weight for task 1: $w" || return 1
+	say "    ctimer: task 1 weight $w in $ENOUGH_SECS s, demo_hot_spin holds $s%"
 	[ "$s" -gt 90 ] || fail "demo_hot_spin holds only $s% of task 1 with ctimer" || return 1
 	! grep -q '_\[k\]' "$TMP/ct1.f" || fail "kernel frames in ctimer stacks" || return 1
 	"$D9" tasks -i "$TMP/ct.data" >"$TMP/ct.tasks" || return 1
 	grep -q cpu_hog "$TMP/ct.tasks" || fail "tasks table lacks cpu_hog" || return 1
 	need_perf || { kill "$DPID"; wait "$DPID" 2>/dev/null; return 2; }
-	"$D9" record --sampler perf -p "$DPID" -d 4 -o "$TMP/pf.data" 2>"$TMP/pf.err" ||
-		fail "record --sampler perf failed: $(cat "$TMP/pf.err")" || return 1
+	enough 500 4 16 record_task1 perf "$TMP/pf.data" "$TMP/pf1.f"
+	case $? in 0) ;; 3) fail "too few perf samples for task 1 in 16 s: $GOT"; return 1 ;; *) return 1 ;; esac
 	kill "$DPID"; wait "$DPID" 2>/dev/null
-	"$D9" flame -i "$TMP/pf.data" --task 1 --format folded >"$TMP/pf1.f" || return 1
 	s=$(share "$TMP/pf1.f" demo_hot_spin)
 	[ "$s" -gt 90 ] || fail "demo_hot_spin holds only $s% of task 1 with perf" || return 1
 	leaf_shares "$TMP/pf1.f" >"$TMP/pf1.shares"
