@@ -7,7 +7,8 @@
 #           thief (comm "cputhief"): its polls wait on the run queue
 #   lost    task "forgotten" is woken once and never polled again
 # Each scenario is recorded once per run (`d9prof record -p PID -d 3`); its
-# tests read that trace. *_scenario tests check the programs with the
+# tests read that trace. starve and pinned, whose tests need 500 samples of
+# one task, are recorded again for 6 s when 3 s gave fewer (a busy machine). *_scenario tests check the programs with the
 # commands d9prof has had all along (tasks, polls, flame, offcpu).
 #
 #   B=build        build directory (d9prof, libd9prof.a; prebuilt scenario
@@ -164,10 +165,19 @@ load_stop() {
 # RD: this run's directory (set by the runner)
 RD=""
 
-# record PID NAME: `d9prof record -p PID -d 3 -o $RD/NAME.data`
+# record PID NAME [SECS]: `d9prof record -p PID -d SECS -o $RD/NAME.data`,
+# 3 s by default
 record() {
-	"$D9" record -p "$1" -d 3 -o "$RD/$2.data" 2>"$RD/$2.rec" ||
+	"$D9" record -p "$1" -d "${3:-3}" -o "$RD/$2.data" 2>"$RD/$2.rec" ||
 		fail "record failed: $(cat "$RD/$2.rec")"
+}
+
+# shellcheck source=tests/e2e/enough.sh
+. "$ROOT/tests/e2e/enough.sh"
+# task_samples NAME ID: the samples of task ID in $RD/NAME.data
+task_samples() {
+	"$D9" flame -i "$RD/$1.data" --task "$2" --format folded 2>/dev/null |
+		awk '{ s += $NF } END { print s + 0 }'
 }
 
 # offcpu_ok NAME: skip (2) when the recording has no off-CPU data
@@ -178,15 +188,23 @@ offcpu_ok() {
 	fi
 }
 
+# starve_rec SECS: starve recorded SECS s; GOT: the hog's samples
+starve_rec() {
+	start starve "$RD/starve.out" 12 || return 1
+	local p=$SPID
+	record "$p" starve "$1" || { stop "$p"; return 1; }
+	stop "$p"
+	GOT=$(task_samples starve "$(task_id "$RD/starve.out" hog)")
+}
+
 # starve_trace: $RD/starve.data; sets HID VID
 starve_trace() {
 	if [ ! -s "$RD/starve.data" ]; then
 		[ -e "$RD/starve.failed" ] && fail "the starve recording failed before" && return 1
 		touch "$RD/starve.failed"
-		start starve "$RD/starve.out" 12 || return 1
-		local p=$SPID
-		record "$p" starve || { stop "$p"; return 1; }
-		stop "$p"
+		# the hog's 500 samples (t_starve_scenario): 3 s, else 6 s
+		enough 500 3 6 starve_rec
+		[ $? = 1 ] && return 1
 		rm -f "$RD/starve.failed"
 	fi
 	HID=$(task_id "$RD/starve.out" hog)
@@ -199,37 +217,46 @@ pinned_trace() {
 	if [ ! -s "$RD/pinned.data" ]; then
 		[ -e "$RD/pinned.failed" ] && fail "the pinned recording failed before" && return 1
 		touch "$RD/pinned.failed"
-		taskset -c 0 "$BIN/thief" 15 >"$RD/thief.out" 2>&1 &
-		local t=$!
-		PIDS+=("$t")
-		for _ in $(seq 100); do
-			grep -q '^ready' "$RD/thief.out" && break
-			sleep 0.05
-		done
-		[ "$(cat "/proc/$t/comm" 2>/dev/null)" = cputhief ] ||
-			{ stop "$t"; fail "thief's comm is not cputhief"; return 1; }
-		echo "$t" >"$RD/thief.pid"
-		start pinned "$RD/pinned.out" 12 || { stop "$t"; return 1; }
-		local p=$SPID
-		# the worker is pinned to CPU 0
-		local w allowed=""
-		for _ in $(seq 20); do
-			for w in /proc/"$p"/task/*; do
-				[ "$(cat "$w/comm" 2>/dev/null)" = worker-0 ] &&
-					allowed=$(awk '/^Cpus_allowed_list/ { print $2 }' "$w/status")
-			done
-			[ -n "$allowed" ] && break
-			sleep 0.05
-		done
-		[ "${allowed:-}" = 0 ] || { stop "$p"; stop "$t"; fail "worker-0 runs on CPUs '${allowed:-?}', not 0"; return 1; }
-		record "$p" pinned || { stop "$p"; stop "$t"; return 1; }
-		stop "$p"
-		stop "$t"
+		# the busy task's 500 samples (t_pinned_scenario): 3 s, else 6 s
+		enough 500 3 6 pinned_rec
+		[ $? = 1 ] && return 1
 		rm -f "$RD/pinned.failed"
 	fi
 	BID=$(task_id "$RD/pinned.out" busy)
 	TPID=$(cat "$RD/thief.pid")
 	[ -n "$BID" ] && [ -n "$TPID" ] || fail "no task id or thief pid" || return 1
+}
+
+# pinned_rec SECS: pinned recorded SECS s, thief on CPU 0 beside it; GOT:
+# the busy task's samples
+pinned_rec() {
+	taskset -c 0 "$BIN/thief" 15 >"$RD/thief.out" 2>&1 &
+	local t=$!
+	PIDS+=("$t")
+	for _ in $(seq 100); do
+		grep -q '^ready' "$RD/thief.out" && break
+		sleep 0.05
+	done
+	[ "$(cat "/proc/$t/comm" 2>/dev/null)" = cputhief ] ||
+		{ stop "$t"; fail "thief's comm is not cputhief"; return 1; }
+	echo "$t" >"$RD/thief.pid"
+	start pinned "$RD/pinned.out" 12 || { stop "$t"; return 1; }
+	local p=$SPID
+	# the worker is pinned to CPU 0
+	local w allowed=""
+	for _ in $(seq 20); do
+		for w in /proc/"$p"/task/*; do
+			[ "$(cat "$w/comm" 2>/dev/null)" = worker-0 ] &&
+				allowed=$(awk '/^Cpus_allowed_list/ { print $2 }' "$w/status")
+		done
+		[ -n "$allowed" ] && break
+		sleep 0.05
+	done
+	[ "${allowed:-}" = 0 ] || { stop "$p"; stop "$t"; fail "worker-0 runs on CPUs '${allowed:-?}', not 0"; return 1; }
+	record "$p" pinned "$1" || { stop "$p"; stop "$t"; return 1; }
+	stop "$p"
+	stop "$t"
+	GOT=$(task_samples pinned "$(task_id "$RD/pinned.out" busy)")
 }
 
 # lost_trace: $RD/lost.data; sets KID (the ticker) FID (the forgotten task)
