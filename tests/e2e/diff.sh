@@ -4,20 +4,40 @@
 # slowpoll_quick() and 200 us in slowpoll_steady() in the base, 300 us and
 # 200 us in the new one. Scaled to the new total, slowpoll_quick grew and
 # slowpoll_steady shrank, and the SVG paints them red and blue.
+# The numbers are read as ratios within each recording (quick : steady,
+# 1 : 2 then 3 : 2): the program spins by the clock, so the samples a
+# recording holds follow the CPU the machine lent it, which two recordings
+# need not share; each recording is made long enough for 150 samples of
+# slowpoll_quick in the base (3 s, up to 12 s).
 #
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
 NAME=diff
 . "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/e2e/enough.sh"
 SLOW=$ROOT/$B/e2e/latency/slowpoll
 
-# rec NAME QUICK_US STEADY_US: 3 s of slowpoll into $TMP/NAME.data
+# rec NAME QUICK_US STEADY_US SECS: SECS s of slowpoll into $TMP/NAME.data
 rec() {
-	"$SLOW" 5 99 0 "$2" "$3" >"$TMP/$1.out" &
-	PIDS+=($!)
+	"$SLOW" $(($4 + 2)) 99 0 "$2" "$3" >"$TMP/$1.out" &
+	local pid=$!
+	PIDS+=("$pid")
 	for ((i = 0; i < 50; i++)); do grep -q '^ready' "$TMP/$1.out" && break; sleep 0.1; done
-	"$D9" record -p "$!" -d 3 -o "$TMP/$1.data" 2>"$TMP/$1.err" ||
+	"$D9" record -p "$pid" -d "$4" -o "$TMP/$1.data" 2>"$TMP/$1.err" ||
 		{ cat "$TMP/$1.err"; return 1; }
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# rec_both SECS: base and new, SECS s each; GOT: the base's samples of
+# slowpoll_quick (the smallest count of the four)
+rec_both() {
+	rec base 100 200 "$1" || { fail "the base recording failed"; return 1; }
+	rec new 300 200 "$1" || { fail "the new recording failed"; return 1; }
+	"$D9" flame -i "$TMP/new.data" --diff "$TMP/base.data" --task quick --format folded \
+		>"$TMP/diff.folded" 2>"$TMP/diff.err" || { cat "$TMP/diff.err"; fail "flame --diff failed"; return 1; }
+	GOT=$(count "$TMP/diff.folded" slowpoll_quick 2)
 }
 
 # count FOLDED FUNCTION COLUMN: the sum of COLUMN (2 base, 3 new) over the
@@ -27,24 +47,26 @@ count() {
 }
 
 t_a_known_change_reads_red_and_blue() {
-	local qb qn sb sn rq rs
-	rec base 100 200 || { fail "the base recording failed"; return; }
-	rec new 300 200 || { fail "the new recording failed"; return; }
-	"$D9" flame -i "$TMP/new.data" --diff "$TMP/base.data" --task quick --format folded \
-		>"$TMP/diff.folded" 2>"$TMP/diff.err" || { cat "$TMP/diff.err"; fail "flame --diff failed"; return; }
+	local qb qn sb sn b n rq
+	enough 150 3 12 rec_both
+	case $? in 0) ;; 3) fail "too few base samples of slowpoll_quick in 12 s: $GOT"; return 1 ;; *) return 1 ;; esac
 	qb=$(count "$TMP/diff.folded" slowpoll_quick 2)
 	qn=$(count "$TMP/diff.folded" slowpoll_quick 3)
 	sb=$(count "$TMP/diff.folded" slowpoll_steady 2)
 	sn=$(count "$TMP/diff.folded" slowpoll_steady 3)
-	rq=$(awk -v a="$qb" -v b="$qn" 'BEGIN { printf "%.2f", a ? b / a : 0 }')
-	rs=$(awk -v a="$sb" -v b="$sn" 'BEGIN { printf "%.2f", a ? b / a : 0 }')
-	say "    slowpoll_quick $qb -> $qn samples (x$rq), slowpoll_steady $sb -> $sn (x$rs)"
-	# 100 -> 300 us: about 3x; 200 -> 200 us: about 1x (a little fewer polls
-	# a second: each poll is longer; 3 s each, 999 Hz)
+	# quick : steady in each recording, and how much that grew
+	b=$(awk -v q="$qb" -v s="$sb" 'BEGIN { printf "%.2f", s ? q / s : 0 }')
+	n=$(awk -v q="$qn" -v s="$sn" 'BEGIN { printf "%.2f", s ? q / s : 0 }')
+	rq=$(awk -v b="$b" -v n="$n" 'BEGIN { printf "%.2f", (b > 0 ? n / b : 0) }')
+	say "    base: slowpoll_quick $qb, slowpoll_steady $sb samples (quick:steady $b);" \
+		"new: $qn, $sn ($n); quick grew x$rq against steady (${ENOUGH_SECS} s each)"
+	# 100 : 200 us is 0.5, 300 : 200 us 1.5: quick tripled, steady stayed
+	awk -v r="$b" 'BEGIN { exit !(r >= 0.35 && r <= 0.7) }' ||
+		{ fail "base quick:steady $b, want about 0.5 (100 : 200 us)"; return; }
+	awk -v r="$n" 'BEGIN { exit !(r >= 1.1 && r <= 2.1) }' ||
+		{ fail "new quick:steady $n, want about 1.5 (300 : 200 us)"; return; }
 	awk -v r="$rq" 'BEGIN { exit !(r >= 2.2 && r <= 4) }' ||
-		{ fail "slowpoll_quick did not triple"; return; }
-	awk -v r="$rs" 'BEGIN { exit !(r >= 0.6 && r <= 1.5) }' ||
-		{ fail "slowpoll_steady changed"; return; }
+		{ fail "slowpoll_quick did not triple against slowpoll_steady"; return; }
 	"$D9" flame -i "$TMP/new.data" --diff "$TMP/base.data" --task quick -o "$TMP/diff.svg" \
 		2>"$TMP/svg.err" || { cat "$TMP/svg.err"; fail "the SVG failed"; return; }
 	# scaled to the new total (300 + 200 vs 100 + 200 us a poll), quick
