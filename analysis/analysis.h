@@ -457,12 +457,19 @@ struct offcpu {
 					 * run-queue time are split; 0: only
 					 * preempted time is known to be
 					 * run-queue time (runq_missing()) */
+	int raw_leaf;			/* OFFCPU_RAW_LEAF: views name raw
+					 * leaves, not analysis_site()'s */
 };
+
+/* offcpu__new() flags */
+#define OFFCPU_RAW_LEAF 0x1u	/* name a stack by its raw leaf (the call
+				 * into the kernel when blocked), not by the
+				 * application's frame over it (--frame leaf) */
 
 /* Join @j's trace's switches to @j's polls and parked intervals. Works on
  * a trace without switches too (all zero). @j and its trace must outlive
  * the result. O((W + E) log) for W switches, E events. 0 or -ENOMEM. */
-int offcpu__new(const struct join *j, struct offcpu **out);
+int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out);
 void offcpu__free(struct offcpu *oc);
 
 /* The off-CPU intervals of thread @tid in time order: their indices in
@@ -505,16 +512,18 @@ enum poll_top {
 				 * CPU), not blocked */
 };
 
-/* The frame that says most about poll @poll, in *@frame (a frame id):
- * if the poll was mostly blocked (blocked, i.e. not run-queue, off-CPU ns
- * over half its duration), or
- * has off-CPU time and no samples, the blocking frame that accounts for
- * most of its off-CPU ns, a stack's blocking frame being its leaf-most
- * user frame (the call into the kernel, e.g. clock_nanosleep; the leaf
- * if the stack is all kernel); else the leaf frame with the most sample
- * weight. Ties go to the lower frame id. Returns enum poll_top (with
- * POLL_TOP_NONE, *@frame is untouched), or -EINVAL for a bad poll. */
-int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame);
+/* The frame that says most about poll @poll, in *@frame (a frame id),
+ * and the call under it in *@under (UINT32_MAX: none; site_label() names
+ * the pair): if the poll was mostly blocked (blocked, i.e. not run-queue,
+ * off-CPU ns over half its duration), or has off-CPU time and no samples,
+ * the site (analysis_site(): the application's frame over the call into
+ * the kernel) that accounts for most of its off-CPU ns; else the
+ * application's frame with the most sample weight (no call under it).
+ * With oc->raw_leaf, raw leaves: the leaf-most user frame of the blocked
+ * stacks, the leaf of the samples. Ties go to the lower frame id. Returns
+ * enum poll_top (with POLL_TOP_NONE, *@frame is untouched), or -EINVAL
+ * for a bad poll. */
+int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame, uint32_t *under);
 
 /* ---- the off-CPU commands' work (offcpu_flame.c, poll_table.c) ------ */
 
@@ -694,7 +703,9 @@ struct delay_cause {
 	uint64_t ns;
 	uint64_t task;	   /* POLL; BLOCKED/RUNQ with in_poll */
 	int32_t poll;	   /* POLL: its poll with the most time in the delay */
-	uint32_t frame;	   /* BLOCKED: the blocking frame, UINT32_MAX none */
+	uint32_t frame;	   /* BLOCKED: the blocking frame, UINT32_MAX none:
+			    * the application's (analysis_site()) */
+	uint32_t under;	   /* ... and the call under it, UINT32_MAX none */
 	uint32_t holder;   /* RUNQ: the thread that had the CPU, 0 unknown */
 };
 
@@ -775,8 +786,8 @@ enum loss_data {
 	LOSS_ALL = 0xf,
 };
 
-#define LOSS_KINDS 12		/* kinds of loss a trace can record */
-#define LOSS_TEXT_MAX 640	/* room for analysis_losses_text() */
+#define LOSS_KINDS 13		/* kinds of loss a trace can record */
+#define LOSS_TEXT_MAX 768	/* room for analysis_losses_text() */
 
 struct loss {
 	const char *key;	/* JSON key: "samples", "switch_records", ... */
@@ -789,13 +800,22 @@ struct loss {
 /* The losses recorded in @t that leave short any of the data in @affects
  * (enum loss_data bits), in a fixed order, into @out (room for LOSS_KINDS
  * entries): perf ring overflows (PERF_RECORD_LOST), ctimer samples the
- * shim dropped, forked children's samples left out, switch records lost,
+ * shim dropped, forked children's samples left out, CPU samples whose
+ * user stack is cut short (analysis_stack_cut(); counted by one walk of
+ * the samples, kept for the next call on the same @t), switch records lost,
  * switch-outs whose switch-in was lost, off-CPU stacks whose unwind
  * stopped short, wakeups lost, shim records dropped, threads without a
  * shim ring, lease lapses, shim records dropped as garbage, and gaps
  * between segments (trace.h). Values summed over segments. Returns
  * how many (0: nothing lost). */
 size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss *out);
+/* Is stack @stack of @t cut short: does its outermost user frame fail to
+ * be a thread's root (_start, __libc_start_main, __libc_start_call_main,
+ * main, start_thread, clone, clone3, Rust's thread_start, Go's
+ * runtime.goexit and the like)? A frame-pointer walk through code built
+ * without them stops at the first such frame. 1 cut, 0 whole, -1 no user
+ * frame (kernel only, or no such stack): not counted either way. */
+int analysis_stack_cut(const struct trace *t, uint32_t stack);
 /* The same as one line, "lost: 3 samples (perf ring full), 1 ...", in
  * @buf (cut to @len); "" when nothing was lost. Returns @buf. */
 char *analysis_losses_text(const struct trace *t, unsigned int affects, char *buf, size_t len);

@@ -197,9 +197,23 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 
 /* ---- off-CPU (offcpu_join.c) ---------------------------------------- */
 
-/* The leaf-most user frame of stack @s (the call into the kernel), else
- * its leaf, in *@frame; 0 if the stack is empty. */
-int offcpu_blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame);
+/* ---- the application's frame (site.c) ------------------------------ */
+
+/* 1 if frame @id is the system's, not the application's: the kernel, the
+ * C library and its loader, the vDSO, the C++/gcc runtimes, the shim (by
+ * module); Rust's std/core/alloc, tokio, mio, futures' executors, the
+ * d9prof crate, glibc's internal names (by symbol). A bad id is. */
+int frame_is_system(const struct trace *t, uint32_t id);
+/* What a view names for stack @s: the innermost application frame in
+ * *@frame and the call it made under it (the function of the leaf-most
+ * user frame: the system call's wrapper) in *@under, or, where the call is
+ * the application's own or no frame is, that call alone (*@under =
+ * UINT32_MAX). With @raw_leaf (--frame leaf): the leaf-most user frame
+ * alone, or with @cpu (a CPU sample's stack) the leaf. 0 if the stack is empty, else 1. */
+int analysis_site(const struct trace *t, uint32_t s, int raw_leaf, int cpu, uint32_t *frame,
+		  uint32_t *under);
+/* "under <- frame" (e.g. "read <- slow_read"), or @frame's label alone. */
+char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *buf, size_t len);
 
 /* ---- the hottest stack of chosen polls (delay_table.c) --------------- */
 

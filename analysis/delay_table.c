@@ -171,7 +171,7 @@ void causes_text(const struct offcpu *oc, const struct hot *h, const struct dela
 		}
 		case CAUSE_BLOCKED:
 			if (x->frame != UINT32_MAX)
-				frame_label(t, x->frame, a, sizeof(a));
+				site_label(t, x->frame, x->under, a, sizeof(a));
 			else
 				strcpy(a, "?");
 			fprintf(out, "blocked %s (%d%%) in %s", d, pct, a);
@@ -228,6 +228,13 @@ void causes_json(const struct offcpu *oc, const struct hot *h, const struct dela
 			fputs(",\"function\":", out);
 			if (x->frame != UINT32_MAX) {
 				frame_label(t, x->frame, a, sizeof(a));
+				json_str(out, a);
+			} else {
+				fputs("null", out);
+			}
+			fputs(",\"call\":", out);
+			if (x->under != UINT32_MAX) {
+				frame_label(t, x->under, a, sizeof(a));
 				json_str(out, a);
 			} else {
 				fputs("null", out);

@@ -323,7 +323,7 @@ static void add_cause(struct delay_cause *v, size_t *n, size_t max, size_t *foun
 		struct delay_cause *x = &v[i];
 
 		if (x->kind == c->kind && x->in_poll == c->in_poll && x->task == c->task &&
-		    x->frame == c->frame && x->holder == c->holder) {
+		    x->frame == c->frame && x->under == c->under && x->holder == c->holder) {
 			x->ns += c->ns;
 			return;
 		}
@@ -410,7 +410,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		runq = clip(r, in, from, to);
 		memset(&c, 0, sizeof(c));
 		c.poll = -1;
-		c.frame = UINT32_MAX;
+		c.frame = c.under = UINT32_MAX;
 		if (o->where == OFFCPU_IN_POLL) {
 			c.in_poll = 1;
 			c.task = j->polls[o->poll].task;
@@ -422,7 +422,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 			/* parked blocking is waiting for work: in parked */
 			c.kind = CAUSE_BLOCKED;
 			c.ns = blocked;
-			offcpu_blocking_frame(t, s->stack, &c.frame);
+			analysis_site(t, s->stack, oc->raw_leaf, 0, &c.frame, &c.under);
 			add_cause(v, &n, MAX_TRACKED, &found, &c);
 			if (o->where == OFFCPU_NO_POLL)
 				used += blocked;
@@ -430,7 +430,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 			idle_runq += runq;
 		}
 		c.kind = CAUSE_RUNQ;
-		c.frame = UINT32_MAX;
+		c.frame = c.under = UINT32_MAX;
 		c.ns = runq;
 		c.holder = s->holder;
 		add_cause(v, &n, MAX_TRACKED, &found, &c);
@@ -453,7 +453,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 			c.kind = CAUSE_POLL;
 			c.task = p->task;
 			c.poll = pid[i];
-			c.frame = UINT32_MAX;
+			c.frame = c.under = UINT32_MAX;
 			c.ns = ns;
 			if (n < MAX_TRACKED)
 				best[n] = ns;
@@ -469,7 +469,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 	parked = offcpu__parked_ns(oc, tid, from, to);
 	parked = parked > idle_runq ? parked - idle_runq : 0;
 	memset(&c, 0, sizeof(c));
-	c.frame = UINT32_MAX;
+	c.frame = c.under = UINT32_MAX;
 	c.poll = -1;
 	c.kind = CAUSE_PARKED;
 	c.ns = parked;

@@ -206,7 +206,7 @@ static void write_polls(struct ch *x)
 		const struct poll *p = &j->polls[i];
 		const struct task_stat *ts_ = join__task(j, p->task);
 		const struct poll_offcpu *po = x->oc->polls ? &x->oc->polls[i] : NULL;
-		uint32_t top;
+		uint32_t top, under;
 
 		if (!keep_poll(x, (int64_t)i))
 			continue;
@@ -228,9 +228,9 @@ static void write_polls(struct ch *x)
 		if (po)
 			fprintf(x->out, ",\"offcpu_ns\":%" PRIu64 ",\"runq_ns\":%" PRIu64,
 				po->ns, po->runq_ns);
-		if (offcpu__poll_top(x->oc, p->id, &top) > 0) {
+		if (offcpu__poll_top(x->oc, p->id, &top, &under) > 0) {
 			fputs(",\"top\":", x->out);
-			json_str(x->out, frame_label(x->t, top, buf, sizeof(buf)));
+			json_str(x->out, site_label(x->t, top, under, buf, sizeof(buf)));
 		}
 		fputs("}}", x->out);
 		x->res->pprof_samples++;
@@ -255,7 +255,7 @@ static int write_switches(struct ch *x)
 {
 	const struct trace *t = x->t;
 	char buf[256];
-	uint32_t top;
+	uint32_t top, under;
 	int err;
 
 	for (size_t i = 0; i < t->nswitches; i++) {
@@ -276,9 +276,9 @@ static int write_switches(struct ch *x)
 		fprintf(x->out, ",\"args\":{\"runq_ns\":%" PRIu64, o->runq);
 		if (o->poll >= 0)
 			fprintf(x->out, ",\"poll\":%" PRId32, o->poll);
-		if (offcpu_blocking_frame(t, s->stack, &top) > 0) {
+		if (analysis_site(t, s->stack, x->oc->raw_leaf, 0, &top, &under) > 0) {
 			fputs(",\"top\":", x->out);
-			json_str(x->out, frame_label(t, top, buf, sizeof(buf)));
+			json_str(x->out, site_label(t, top, under, buf, sizeof(buf)));
 		}
 		if (o->runq && s->holder) {
 			fputs(",\"holder\":", x->out);

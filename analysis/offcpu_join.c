@@ -283,7 +283,8 @@ static void span(struct offcpu *oc)
 }
 
 /*
- * Each poll's heaviest leaf frame (ties to the lower frame id). A poll's
+ * Each poll's heaviest frame (ties to the lower frame id): its samples'
+ * application frame (analysis_site()), or with raw_leaf their leaf. A poll's
  * samples come in one run almost always (samples are in per-thread runs,
  * in time order), so a run's leaves are summed in a small array and the
  * poll settled when the run ends. A poll met in a second run (or with too
@@ -335,16 +336,16 @@ static void end_run(struct leaf_walk *lw)
 static int leaf_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
 {
 	struct leaf_walk *lw = ctx;
-	const uint32_t *fr = NULL;
+	uint32_t f, under;
 	uint64_t *v;
 	size_t i;
 
-	if (!p || p->id < 0 || !analysis_stack_frames(lw->t, s->stack, &fr))
+	if (!p || p->id < 0 || !analysis_site(lw->t, s->stack, lw->op->pub.raw_leaf, 1, &f, &under))
 		return 0;
 	if (lw->exact) {
 		if (lw->state[p->id] != LEAF_AGAIN)
 			return 0;
-		v = amap_get(&lw->w, (uint64_t)p->id << 32 | fr[0], NULL);
+		v = amap_get(&lw->w, (uint64_t)p->id << 32 | f, NULL);
 		if (!v)
 			return -ENOMEM;
 		*v += sample_weight(s);
@@ -354,7 +355,7 @@ static int leaf_sample(void *ctx, const struct trace_sample *s, const struct joi
 		end_run(lw);
 		lw->run_poll = p->id;
 	}
-	for (i = 0; i < lw->nrun && lw->run_frame[i] != fr[0]; i++)
+	for (i = 0; i < lw->nrun && lw->run_frame[i] != f; i++)
 		;
 	if (i == lw->nrun) {
 		if (i == RUN_LEAVES) { /* too varied for the run: exactly */
@@ -363,7 +364,7 @@ static int leaf_sample(void *ctx, const struct trace_sample *s, const struct joi
 			lw->nrun = 0;
 			return 0;
 		}
-		lw->run_frame[i] = fr[0];
+		lw->run_frame[i] = f;
 		lw->run_w[i] = 0;
 		lw->nrun++;
 	}
@@ -507,7 +508,7 @@ size_t offcpu__thread_switches(const struct offcpu *oc, uint32_t tid, const uint
 	return lo - a;
 }
 
-int offcpu__new(const struct join *j, struct offcpu **out)
+int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 {
 	struct offcpu_priv *op;
 	struct offcpu *oc;
@@ -532,6 +533,7 @@ int offcpu__new(const struct join *j, struct offcpu **out)
 	oc->join = j;
 	oc->trace = t;
 	oc->runq_split = !runq_missing(t);
+	oc->raw_leaf = !!(flags & OFFCPU_RAW_LEAF);
 	span(oc);
 	oc->sw = calloc(t->nswitches ? t->nswitches : 1, sizeof(*oc->sw));
 	oc->polls = calloc(j->npolls ? j->npolls : 1, sizeof(*oc->polls));
@@ -659,7 +661,7 @@ char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len
 /* ---- a poll's top frame ------------------------------------------------- */
 
 struct fw {
-	uint32_t frame;
+	uint32_t frame, under;
 	uint64_t w;
 };
 
@@ -692,29 +694,13 @@ static int heaviest(struct fw *v, size_t n, uint32_t *frame)
 	return found;
 }
 
-int offcpu_blocking_frame(const struct trace *t, uint32_t s, uint32_t *frame)
-{
-	const uint32_t *fr = NULL;
-	size_t k, m = analysis_stack_frames(t, s, &fr);
-
-	if (!m)
-		return 0;
-	for (k = 0; k < m; k++) {
-		if (fr[k] < t->nframes && !t->frames[fr[k]].kernel) {
-			*frame = fr[k];
-			return 1;
-		}
-	}
-	*frame = fr[0];
-	return 1;
-}
-
-static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame)
+static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame,
+		      uint32_t *under)
 {
 	const struct trace *t = op->pub.trace;
 	size_t a = op->switch_off[poll], b = op->switch_off[poll + 1], i, n = 0;
 	struct fw *v = malloc((b - a + 1) * sizeof(*v));
-	uint64_t all = 0, pre = 0;
+	uint64_t all = 0, pre = 0, best = 0;
 	int found;
 
 	if (!v)
@@ -722,20 +708,29 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 	for (i = a; i < b; i++) {
 		uint32_t k = op->switch_ix[i];
 
-		if (offcpu_blocking_frame(t, t->switches[k].stack, &v[n].frame)) {
+		if (analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0, &v[n].frame,
+				  &v[n].under)) {
 			v[n].w = op->pub.sw[k].ns;
 			n++;
 		}
 	}
 	found = heaviest(v, n, frame);
+	/* the call under that frame: the heaviest one (v is sorted) */
+	*under = UINT32_MAX;
+	for (i = 0; found && i < n; i++)
+		if (v[i].frame == *frame && (v[i].w > best || *under == UINT32_MAX)) {
+			best = v[i].w;
+			*under = v[i].under;
+		}
 	free(v);
 	if (!found)
 		return POLL_TOP_NONE;
 	/* was the time at that frame mostly waiting for a CPU? */
 	for (i = a; i < b; i++) {
-		uint32_t k = op->switch_ix[i], f;
+		uint32_t k = op->switch_ix[i], f, u;
 
-		if (!offcpu_blocking_frame(t, t->switches[k].stack, &f) || f != *frame)
+		if (!analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0, &f, &u) ||
+		    f != *frame)
 			continue;
 		all += op->pub.sw[k].ns;
 		pre += op->pub.sw[k].runq;
@@ -743,37 +738,42 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 	return pre > all / 2 ? POLL_TOP_PREEMPTED : POLL_TOP_OFFCPU;
 }
 
-static int top_cpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame)
+static int top_cpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame,
+		   uint32_t *under)
 {
 	if (op->top_leaf[poll] == UINT32_MAX)
 		return POLL_TOP_NONE;
 	*frame = op->top_leaf[poll];
+	*under = UINT32_MAX;
 	return POLL_TOP_CPU;
 }
 
-int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame)
+int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame, uint32_t *under)
 {
 	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
 	const struct poll *p;
 	uint64_t blocked;
+	uint32_t u = UINT32_MAX;
 	int r;
 
 	if (!oc || !frame || poll >= oc->join->npolls)
 		return -EINVAL;
+	if (!under)
+		under = &u;
 	p = &oc->join->polls[poll];
 	/* mostly blocked: what it waited on says more than what it ran.
 	 * Preempted time does not count: the poll was runnable, its code is
 	 * what its samples show, and the kernel's choice is not its doing. */
 	blocked = oc->polls[poll].ns - oc->polls[poll].runq_ns;
 	if (blocked && blocked > (p->end - p->start) / 2) {
-		r = top_offcpu(op, poll, frame);
+		r = top_offcpu(op, poll, frame, under);
 		if (r)
 			return r;
 	}
-	r = top_cpu(op, poll, frame);
+	r = top_cpu(op, poll, frame, under);
 	if (r)
 		return r;
 	return oc->polls[poll].ns || oc->polls[poll].switches
-		   ? top_offcpu(op, poll, frame)
+		   ? top_offcpu(op, poll, frame, under)
 		   : POLL_TOP_NONE;
 }

@@ -239,13 +239,13 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		struct row *r = &rows[i];
 		const struct poll *p = sel[i];
 		const struct task_stat *ts = join__task(j, p->task);
-		uint32_t fr;
+		uint32_t fr, under;
 		int top;
 
 		r->p = p;
 		id_name(p->task, ts ? ts->name : NULL, o->wide, r->task, sizeof(r->task));
 		id_name(p->tid, thread_name(t, p->tid), o->wide, r->thread, sizeof(r->thread));
-		top = offcpu__poll_top(oc, p->id, &fr);
+		top = offcpu__poll_top(oc, p->id, &fr, &under);
 		if (top < 0) {
 			err = top;
 			goto out;
@@ -255,7 +255,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		} else {
 			char lab[LABEL_LEN];
 
-			frame_label(t, fr, lab, sizeof(lab));
+			site_label(t, fr, under, lab, sizeof(lab));
 			analysis_fit_name(lab, o->wide ? 0 : TOP_W, r->top, LABEL_LEN);
 			if (top == POLL_TOP_OFFCPU)
 				strcat(r->top, " (off-CPU)");

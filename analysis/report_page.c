@@ -377,12 +377,12 @@ static void flags(struct page *pg)
 		}
 	}
 	if (lp && (f = flag_new(pg, "long poll", "10ms"))) {
-		uint32_t fr;
+		uint32_t fr, under;
 
 		f->count = nlong;
 		f->task = lp->task;
-		if (offcpu__poll_top(oc, lp->id, &fr) > 0)
-			frame_label(t, fr, f->function, sizeof(f->function));
+		if (offcpu__poll_top(oc, lp->id, &fr, &under) > 0)
+			site_label(t, fr, under, f->function, sizeof(f->function));
 		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
 			 nlong, fmt_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
 		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, lp->id);
@@ -421,12 +421,12 @@ static void flags(struct page *pg)
 		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
 	}
 	if (bl && (f = flag_new(pg, "blocking call in polls", "1ms"))) {
-		uint32_t fr;
+		uint32_t fr, under;
 
 		f->count = nbl;
 		f->task = bl->task;
-		if (offcpu__poll_top(oc, bl->id, &fr) > 0)
-			frame_label(t, fr, f->function, sizeof(f->function));
+		if (offcpu__poll_top(oc, bl->id, &fr, &under) > 0)
+			site_label(t, fr, under, f->function, sizeof(f->function));
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")", nbl,
 			 fmt_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns, a,

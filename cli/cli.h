@@ -80,7 +80,7 @@ int parse_group_by(const char *s, enum group_by *by);
 
 #define INPUTS_MAX 256	/* -i given more often is a usage error: give
 			 * their directory */
-enum { OPT_FROM = 0x400, OPT_TO };
+enum { OPT_FROM = 0x400, OPT_TO, OPT_FRAME };
 
 struct inputs {
 	const char *path[INPUTS_MAX];	/* -i, in order (files or
@@ -89,13 +89,23 @@ struct inputs {
 	struct trace_window win;	/* --from/--to (analysis/window.c) */
 	int quiet;			/* the command lists the segments
 					 * itself: no note of gaps and copies */
+	int raw_leaf;			/* --frame leaf (OFFCPU_RAW_LEAF) */
 	char name[256];			/* inputs_name() */
 	char args[768];			/* inputs_args() */
 };
 
 /* The long options of inputs_option(), for a command's option table. */
 #define INPUT_OPTIONS                                                                    	{ "input", required_argument, NULL, 'i' },                                       	{ "from", required_argument, NULL, OPT_FROM },                                   	{ "to", required_argument, NULL, OPT_TO }
-/* Take option @c ('i', OPT_FROM or OPT_TO) with @arg for command @cmd
+/* --frame, for the commands that name one frame for a poll or a blocking
+ * call (inputs_option() takes it). */
+#define FRAME_OPTION { "frame", required_argument, NULL, OPT_FRAME }
+#define FRAME_HELP                                                                       \
+	"      --frame app|leaf  name a blocking call or a poll by the application's\n"    \
+	"                        frame over the call it made (default: app, e.g.\n"       \
+	"                        'read <- slow_read'; libc, the loader, the vDSO,\n"      \
+	"                        Rust's std/core/alloc, tokio and the shim are\n"         \
+	"                        skipped), or by the raw leaf (leaf)\n"
+/* Take option @c ('i', OPT_FROM, OPT_TO or OPT_FRAME) with @arg for command @cmd
  * ("tasks ", for usage_error()). 0, or EXIT_USAGE after saying why (a bad
  * TIME, --from not before --to, -i more than INPUTS_MAX times). */
 int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg);

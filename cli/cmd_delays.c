@@ -35,6 +35,7 @@ static void help(FILE *f)
 		"and never polled again are listed at the end.\n\n"
 		"options:\n"
 		INPUT_HELP
+		FRAME_HELP
 		TASK_HELP
 		"      --min DUR         only delays at least DUR long\n"
 		"  -n, --limit N         at most N rows (default %d; 0: all)\n"
@@ -52,6 +53,7 @@ int cmd_delays(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
+		FRAME_OPTION,
 		{ "task", required_argument, NULL, 't' },
 		{ "min", required_argument, NULL, OPT_MIN },
 		{ "limit", required_argument, NULL, 'n' },
@@ -73,6 +75,7 @@ int cmd_delays(int argc, char **argv)
 		case 'i':
 		case OPT_FROM:
 		case OPT_TO:
+		case OPT_FRAME:
 			if (inputs_option(&in, "delays ", c, optarg))
 				return EXIT_USAGE;
 			break;

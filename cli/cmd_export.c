@@ -39,6 +39,7 @@ static void help(FILE *f)
 		"caused.\n\n"
 		"options:\n"
 		INPUT_HELP
+		FRAME_HELP
 		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
 		"                        every task named NAME); chrome: their polls,\n"
@@ -108,6 +109,7 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
+		FRAME_OPTION,
 		{ "task", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -132,6 +134,7 @@ int cmd_export(int argc, char **argv)
 		case 'i':
 		case OPT_FROM:
 		case OPT_TO:
+		case OPT_FRAME:
 			if (inputs_option(&in, "export ", c, optarg))
 				return EXIT_USAGE;
 			break;

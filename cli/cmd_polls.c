@@ -31,6 +31,7 @@ static void help(FILE *f)
 		"first: poll duration by spawn site, when tasks are named after it.\n\n"
 		"options:\n"
 		INPUT_HELP
+		FRAME_HELP
 		"      --min DUR         only polls that lasted at least DUR\n"
 		TASK_HELP
 		BY_HELP
@@ -53,6 +54,7 @@ int cmd_polls(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
+		FRAME_OPTION,
 		{ "min", required_argument, NULL, OPT_MIN },
 		{ "task", required_argument, NULL, 't' },
 		{ "by", required_argument, NULL, OPT_BY },
@@ -76,6 +78,7 @@ int cmd_polls(int argc, char **argv)
 		case 'i':
 		case OPT_FROM:
 		case OPT_TO:
+		case OPT_FRAME:
 			if (inputs_option(&in, "polls ", c, optarg))
 				return EXIT_USAGE;
 			break;

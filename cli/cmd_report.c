@@ -25,6 +25,7 @@ static void help(FILE *f)
 		"lost data.\n\n"
 		"options:\n"
 		INPUT_HELP
+		FRAME_HELP
 		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n"
 		"  -h, --help            this help\n\n"
 		"examples:\n"
@@ -36,6 +37,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
+		FRAME_OPTION,
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -50,6 +52,7 @@ int cmd_report(int argc, char **argv)
 		case 'i':
 		case OPT_FROM:
 		case OPT_TO:
+		case OPT_FRAME:
 			if (inputs_option(&in, "report ", c, optarg))
 				return EXIT_USAGE;
 			break;

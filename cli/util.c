@@ -233,6 +233,12 @@ int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg)
 {
 	struct time_spec *ts = c == OPT_FROM ? &in->win.from : &in->win.to;
 
+	if (c == OPT_FRAME) {
+		if (strcmp(arg, "app") && strcmp(arg, "leaf"))
+			return usage_error(cmd, "bad --frame '%s': want app or leaf", arg);
+		in->raw_leaf = !strcmp(arg, "leaf");
+		return 0;
+	}
 	if (c == 'i') {
 		if (in->n == INPUTS_MAX)
 			return usage_error(cmd, "more than %d inputs: give their directory "
@@ -379,7 +385,7 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 	if (!err)
 		s->j->origin = in->win.origin;
 	if (!err && (want & SESSION_OFFCPU))
-		err = offcpu__new(s->j, &s->oc);
+		err = offcpu__new(s->j, in->raw_leaf ? OFFCPU_RAW_LEAF : 0, &s->oc);
 	if (!err && (want & SESSION_DELAYS))
 		err = delays__new(s->j, &s->d);
 	if (err) {

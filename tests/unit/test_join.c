@@ -549,7 +549,7 @@ static char *all_outputs(const struct trace *t)
 	cr_assert_eq(join__new(t, 0, &j), 0);
 	cr_assert_eq(join__new(t, JOIN_KEEP_POLLS, &jk), 0);
 	cr_assert_eq(join__new(t, JOIN_POLL_LIST, &jl), 0);
-	cr_assert_eq(offcpu__new(jl, &oc), 0);
+	cr_assert_eq(offcpu__new(jl, 0, &oc), 0);
 	{
 		struct flame_opts all = {.format = FLAME_FOLDED, .result = &r};
 		struct flame_opts svg = {.format = FLAME_SVG, .title = "x"};

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * site.c - the one frame a view names for a stack: the application's own
+ * frame, with the call it made into the system under it.
+ *
+ * The rule (one place; docs in d9prof(1), "The application's frame"): a
+ * frame is the system's when it is the kernel's, in the C library, its
+ * loader, the vDSO, the C++ and gcc runtimes or the d9prof shim (by
+ * module), or, by its demangled name, in Rust's std, core or alloc, the
+ * async runtime's own crates (tokio, mio, futures' executors) or the
+ * d9prof crate, or glibc's internal names. Everything else is the
+ * application's.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+/* Modules of the system, by the start of their file name. */
+static const char *const sys_modules[] = {
+    "libc.so",	 "libc-",    "libpthread", "ld-linux", "ld-2.",	  "ld.so",
+    "linux-vdso", "[vdso]",  "libm.so",	   "libm-",    "libdl",	  "librt",
+    "libgcc_s",	 "libstdc++", "libd9prof", "libresolv", "libunwind",
+};
+
+/* Functions of the system, by the start of their (demangled) name; a
+ * trait impl "<T as Trait>::f" is judged by T. */
+static const char *const sys_names[] = {
+    "std::",	   "core::",	"alloc::",   "tokio::",	   "mio::",	  "d9prof::",
+    "futures_executor::", "futures_util::", "__GI_", "__libc_", "__GI___", "__pthread",
+    "__clock_", "__nanosleep", "__rust", "rust_begin_unwind", "d9_", "_start",
+    "start_thread", "clone", "__clone",
+};
+
+static int starts(const char *s, const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(s, v[i], strlen(v[i])))
+			return 1;
+	return 0;
+}
+
+int frame_is_system(const struct trace *t, uint32_t id)
+{
+	const struct trace_frame *f;
+	const char *m, *s;
+
+	if (id >= t->nframes)
+		return 1;
+	f = &t->frames[id];
+	if (f->kernel)
+		return 1;
+	if (f->module) {
+		m = strrchr(f->module, '/');
+		m = m ? m + 1 : f->module;
+		if (starts(m, sys_modules, sizeof(sys_modules) / sizeof(*sys_modules)))
+			return 1;
+	}
+	s = f->sym;
+	if (!s)
+		return 0;
+	while (*s == '<' || *s == '&' || *s == '*')
+		s++;
+	if (!strncmp(s, "dyn ", 4))
+		s += 4;
+	return starts(s, sys_names, sizeof(sys_names) / sizeof(*sys_names));
+}
+
+int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu, uint32_t *frame,
+		  uint32_t *under)
+{
+	const uint32_t *fr = NULL;
+	size_t m = analysis_stack_frames(t, stack, &fr), base, k;
+
+	*under = UINT32_MAX;
+	if (!m)
+		return 0;
+	if (raw_leaf && cpu) {
+		*frame = fr[0];
+		return 1;
+	}
+	/* the call into the kernel: the leaf-most user frame, else the leaf */
+	for (base = 0; base < m && (fr[base] >= t->nframes || t->frames[fr[base]].kernel); base++)
+		;
+	if (base == m)
+		base = 0;
+	*frame = fr[base];
+	if (raw_leaf)
+		return 1;
+	for (k = base; k < m && frame_is_system(t, fr[k]); k++)
+		;
+	if (k == m || k == base)
+		return 1; /* no application frame, or the call is its own */
+	/* under it: the function the call is in, not what was inlined there */
+	while (base + 1 < k && t->frames[fr[base]].inlined)
+		base++;
+	*frame = fr[k];
+	*under = fr[base];
+	return 1;
+}
+
+char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *buf, size_t len)
+{
+	char a[256];
+
+	if (under == UINT32_MAX || under == frame)
+		return frame_label(t, frame, buf, len);
+	frame_label(t, under, a, sizeof(a));
+	snprintf(buf, len, "%s <- ", a);
+	frame_label(t, frame, buf + strlen(buf), len - strlen(buf));
+	return buf;
+}
