@@ -22,7 +22,7 @@
 static volatile sig_atomic_t stop, dump_now;
 
 enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK,
-       OPT_NO_WAKEUPS, OPT_CHILDREN, OPT_NO_SHIM };
+       OPT_NO_WAKEUPS, OPT_CHILDREN, OPT_NO_SHIM, OPT_CALL_GRAPH };
 enum { OPT_SAMPLER = 300, OPT_FLIGHT, OPT_MAX_SIZE, OPT_TRIGGER, OPT_COOLDOWN, OPT_ROTATE,
        OPT_MAX_TOTAL, OPT_KEY_PREFIX, OPT_ON_SEGMENT };
 
@@ -40,7 +40,8 @@ static void help(FILE *f)
 		"usage: d9prof record -p PID [options] [-- CMD [ARGS...]]\n"
 		"       d9prof record [options] -- CMD [ARGS...]\n\n"
 		"Sample every thread of a process (threads started later too) with\n"
-		"perf_event and frame-pointer callchains, record each context switch\n"
+		"perf_event and callchains (unwound by CFI where the target's code has\n"
+		"no frame pointers), record each context switch\n"
 		"with its stack and the time off-CPU, drain the d9prof shim's task\n"
 		"and poll events, and write one self-contained trace.\n\n"
 		"options:\n"
@@ -76,9 +77,14 @@ static void help(FILE *f)
 		"      --offcpu-stack BYTES  user stack copied per switch to unwind\n"
 		"                        through code without frame pointers (default\n"
 		"                        8192, at most 32768; 0: frame pointers only)\n"
-		"      --cpu-stack BYTES  user stack copied per CPU sample to find the\n"
-		"                        caller of a function without a frame (default\n"
-		"                        512, at most 32768; 0: frame pointers only)\n"
+		"      --call-graph MODE  CPU samples' user stacks: fp (frame pointers,\n"
+		"                        and 512 bytes of stack for the caller of a\n"
+		"                        function without a frame), dwarf[,SIZE] (SIZE\n"
+		"                        bytes of stack unwound by CFI, default 8192,\n"
+		"                        at most 32768), auto (default: dwarf where the\n"
+		"                        target's own code lacks frame pointers, else fp)\n"
+		"      --cpu-stack BYTES  the same as --call-graph dwarf,BYTES; 0: frame\n"
+		"                        pointers alone, no stack copied\n"
 		"\nflight recorder (always on, bounded):\n"
 		"      --flight[=WINDOW] record until stopped, keeping the last WINDOW\n"
 		"                        (default 30s) in memory; dump it as one trace\n"
@@ -405,10 +411,19 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 		(unsigned long long)st->events, plural(st->events),
 		(unsigned long long)st->shim_records, plural(st->shim_records),
 		(unsigned int)st->frames, plural(st->frames));
+	if (st->callgraph_auto && st->fp_missing[0])
+		fprintf(stderr,
+			"d9prof: call graph: dwarf,%u (no frame pointers in %s: their frames "
+			"unwound by CFI)\n", st->cpu_stack, st->fp_missing);
+	else if (st->callgraph_auto)
+		fprintf(stderr, "d9prof: call graph: fp (the target's own code keeps frame "
+			"pointers%s%s)\n", st->fp_unknown[0] ? "; could not judge " : "",
+			st->fp_unknown);
 	if (st->cpu_stacks)
 		fprintf(stderr,
-			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
-			"recovered with CFI (%.0f ms)\n",
+			"d9prof: CPU stacks (%s, %u bytes copied): %.1f%% had a caller frame "
+			"pointers skip, recovered with CFI (%.0f ms)\n",
+			st->callgraph, st->cpu_stack,
 			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
 			st->cpu_unwind_s * 1e3);
 	if (st->switches || !strcmp(st->offcpu, "tracepoint") ||
@@ -533,6 +548,7 @@ int cmd_record(int argc, char **argv)
 		{ "children", no_argument, NULL, OPT_CHILDREN },
 		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
 		{ "cpu-stack", required_argument, NULL, OPT_CPU_STACK },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "flight", optional_argument, NULL, OPT_FLIGHT },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
@@ -664,12 +680,20 @@ int cmd_record(int argc, char **argv)
 				return usage_error("record ", "bad off-CPU source '%s': want "
 						   "auto, tracepoint or switch", optarg);
 			break;
+		case OPT_CALL_GRAPH:
+			if (record_callgraph_parse(optarg, &o.callgraph, &o.cpu_stack))
+				return usage_error("record ", "bad call graph '%s': want auto, fp, "
+						   "dwarf or dwarf,SIZE (bytes, a multiple of 8 "
+						   "up to 32768)", optarg);
+			o.cpu_fp_only = 0;
+			break;
 		case OPT_OFFCPU_STACK:
 		case OPT_CPU_STACK:
 			if (parse_u64(optarg, &v) || v % 8 || v > 32768)
 				return usage_error("record ", "bad stack size '%s': want bytes, "
 						   "a multiple of 8 up to 32768", optarg);
 			if (c == OPT_CPU_STACK) {
+				o.callgraph = RECORD_CALLGRAPH_DWARF;
 				o.cpu_stack = (unsigned int)v;
 				o.cpu_fp_only = v == 0;
 			} else {
@@ -763,6 +787,7 @@ int cmd_record(int argc, char **argv)
 						      i > optind ? " " : "", argv[i]);
 			o.pid = x.cmd.pid;
 			o.fresh_target = 1;
+			o.exe = argv[optind];
 			o.cmdline = cmdline;
 		}
 	}

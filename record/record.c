@@ -57,11 +57,6 @@
 #define SLOW_OPEN_NS	500000000ULL	/* opening events took long: say why */
 #define MAPS_NS		1000000000ULL	/* how often to re-read maps */
 #define MAX_CHAIN	512
-/* Bytes of user stack copied with each CPU sample, for the CFI step that
- * finds the caller of a function without its frame set up (a frameless
- * leaf, libc's memcpy, a prologue): its return address sits within its
- * own small frame, just above the SP (ustack.h). */
-#define RECORD_LEAF_STACK 512
 
 struct ring_seen {
 	uint64_t gen;
@@ -641,6 +636,10 @@ static void write_meta(struct rec *r)
 	}
 	note_err(r, trace_writer__meta(r->w, "event", r->st->event_name));
 	note_err(r, trace_writer__meta(r->w, "sampler", r->st->sampler));
+	if (r->ps && r->st->callgraph[0]) {
+		snprintf(buf, sizeof(buf), "%s,%u", r->st->callgraph, r->st->cpu_stack);
+		note_err(r, trace_writer__meta(r->w, "call-graph", buf));
+	}
 	snprintf(buf, sizeof(buf), "%u", r->o->freq);
 	note_err(r, trace_writer__meta(r->w, "frequency", buf));
 	note_err(r, trace_writer__meta(r->w, "clock", "CLOCK_MONOTONIC"));
@@ -681,12 +680,44 @@ static int paranoid_level(void)
 	return buf[0] ? atoi(buf) : -1;
 }
 
+/* How many bytes of user stack each CPU sample copies: --call-graph, and
+ * for auto what the target's own modules say (record/callgraph.c), into
+ * the stats and said once. */
+static unsigned int cpu_stack_bytes(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	struct record_stats *st = r->st;
+	struct record_callgraph c;
+
+	st->callgraph_auto = 0;
+	if (o->cpu_fp_only) {
+		snprintf(st->callgraph, sizeof(st->callgraph), "fp-only");
+		st->cpu_stack = 0;
+	} else if (o->callgraph == RECORD_CALLGRAPH_DWARF) {
+		snprintf(st->callgraph, sizeof(st->callgraph), "dwarf");
+		st->cpu_stack = o->cpu_stack ? o->cpu_stack : RECORD_DWARF_STACK;
+	} else if (o->callgraph == RECORD_CALLGRAPH_FP ||
+		   record_callgraph_choose(o->pid, o->fresh_target ? o->exe : NULL, &c)) {
+		snprintf(st->callgraph, sizeof(st->callgraph), "fp");
+		st->cpu_stack = RECORD_LEAF_STACK;
+	} else {
+		st->callgraph_auto = 1;
+		snprintf(st->callgraph, sizeof(st->callgraph), "%s",
+			 c.mode == RECORD_CALLGRAPH_DWARF ? "dwarf" : "fp");
+		st->cpu_stack = c.bytes;
+		snprintf(st->fp_missing, sizeof(st->fp_missing), "%s", c.without);
+		snprintf(st->fp_unknown, sizeof(st->fp_unknown), "%s", c.unknown);
+	}
+	return st->cpu_stack;
+}
+
 /* Open the sampling events on every thread: the requested event, or
  * "cycles" falling back to "cpu-clock" without a PMU; kernel callchains
  * unless refused. */
 static int open_sampler(struct rec *r)
 {
 	const char *name = r->o->event ? r->o->event : "cycles";
+	unsigned int stack = cpu_stack_bytes(r);
 	struct event_spec ev;
 	int err, exclude_kernel = 0;
 
@@ -699,10 +730,7 @@ static int open_sampler(struct rec *r)
 		return r->o->event ? -EINVAL : err;
 	}
 	for (;;) {
-		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel,
-				      r->o->cpu_fp_only ? 0
-				      : r->o->cpu_stack ? r->o->cpu_stack
-							: RECORD_LEAF_STACK);
+		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel, stack);
 		if (!r->ps)
 			return -ENOMEM;
 		err = perf_set__add_process(r->ps, r->o->pid, thread_added, r);

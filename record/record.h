@@ -33,6 +33,15 @@ enum record_sampler {
 					 * needs the shim in the target */
 };
 
+/* How CPU samples' user stacks are taken (record_opts.callgraph,
+ * record/callgraph.c). */
+enum record_callgraph_mode {
+	RECORD_CALLGRAPH_AUTO = 0,	/* dwarf if the target's own code lacks
+					 * frame pointers, else fp */
+	RECORD_CALLGRAPH_FP = 1,	/* frame pointers, plus the leaf step */
+	RECORD_CALLGRAPH_DWARF = 2,	/* CFI over a copy of cpu_stack bytes */
+};
+
 #define RECORD_PROGRESS_NS 250000000ULL	/* record_opts.progress period */
 
 struct record_stats;
@@ -129,11 +138,19 @@ struct record_opts {
 	int no_wakeups;			/* do not record wakeups: off-CPU time
 					 * not split into blocked and
 					 * run-queue time */
-	unsigned int cpu_stack;		/* bytes of user stack copied per CPU
-					 * sample for the CFI step that finds
-					 * a frameless function's caller
-					 * (ustack.h); 0 = 512 */
+	/* CPU samples' user stacks (record/callgraph.c): auto (the
+	 * target's own modules decide), fp (RECORD_LEAF_STACK bytes for the
+	 * CFI step that finds a frameless function's caller, ustack.h) or
+	 * dwarf (cpu_stack bytes CFI-unwound). */
+	enum record_callgraph_mode callgraph;
+	unsigned int cpu_stack;		/* dwarf: bytes of user stack copied
+					 * per CPU sample (multiple of 8, <=
+					 * 32768); 0 = RECORD_DWARF_STACK */
 	int cpu_fp_only;		/* no copy: frame pointers only */
+	const char *exe;		/* the program a command not yet
+					 * exec'd will run (its argv[0]):
+					 * auto judges it, pid's maps being
+					 * the recorder's until the exec */
 	/* Segments (record/flight.h): out_fd is unused unless segments is
 	 * RECORD_ONE_TRACE. Either mode records until stopped, the target's
 	 * death or duration. */
@@ -206,6 +223,13 @@ struct record_stats {
 	uint64_t runq_ns;		/* ... its total */
 	uint64_t wake_lost;		/* wakeup records lost (ring full) */
 	/* CPU samples' user stacks (CFI step over a stack copy, ustack.h) */
+	char callgraph[16];		/* "fp" or "dwarf" (meta "call-graph":
+					 * with the bytes), "fp-only" */
+	unsigned int cpu_stack;		/* bytes copied per CPU sample */
+	int callgraph_auto;		/* chosen by auto: then the next two */
+	char fp_missing[256];		/* modules without frame pointers,
+					 * ", "-separated ("" if none) */
+	char fp_unknown[256];		/* modules that could not be judged */
 	uint64_t cpu_stacks;		/* samples with user registers */
 	uint64_t cpu_recovered;		/* ... with a caller the frame-pointer
 					 * walk had skipped */
@@ -236,6 +260,40 @@ struct record_stats {
  *   or what opts->on_attached returned (stats->why empty)
  */
 int record__run(const struct record_opts *opts, struct record_stats *stats);
+
+/* ---- CPU samples' stack copy: --call-graph (record/callgraph.c) ----- */
+
+/* The leaf step of fp: a frameless function's return address sits within
+ * its own small frame, just above the SP (a gcc leaf, libc's memcpy, a
+ * prologue). dwarf's default copy is perf's. */
+#define RECORD_LEAF_STACK 512
+#define RECORD_DWARF_STACK 8192
+#define RECORD_MAX_STACK 32768
+
+/* What record_callgraph_choose() found. */
+struct record_callgraph {
+	enum record_callgraph_mode mode;	/* FP or DWARF */
+	unsigned int bytes;		/* RECORD_LEAF_STACK or _DWARF_STACK */
+	unsigned int modules;		/* the target's own modules judged */
+	unsigned int nwithout;		/* ... without frame pointers */
+	char without[256];		/* their file names, ", "-separated */
+	char unknown[256];		/* those that could not be judged
+					 * (counted as with: fp) */
+};
+
+/* --call-graph auto for @pid: its executable and its libraries outside
+ * /lib, /usr/lib and the like (from /proc/PID/maps), or with @exe (a
+ * command not yet exec'd; PATH-searched like execvp) that file alone,
+ * judged by symbol_frame_pointers(); DWARF with RECORD_DWARF_STACK bytes
+ * if one lacks frame pointers, else FP. 0, or -errno when the maps
+ * cannot be read (@c then untouched). */
+int record_callgraph_choose(pid_t pid, const char *exe, struct record_callgraph *c);
+
+/* Parse --call-graph's MODE: "auto", "fp", "dwarf" or "dwarf,SIZE" (SIZE
+ * bytes, a multiple of 8 from 8 up to RECORD_MAX_STACK). 0, or -EINVAL
+ * with *@mode and *@bytes untouched. *@bytes is 0 except for dwarf,SIZE. */
+int record_callgraph_parse(const char *s, enum record_callgraph_mode *mode,
+			   unsigned int *bytes);
 
 /* ---- the shim segment of a process (record/segment.c) --------------- */
 

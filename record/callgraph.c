@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * callgraph.c - how much user stack a CPU sample copies: --call-graph.
+ *
+ * The kernel's callchain follows frame pointers; the recorder CFI-unwinds
+ * the sample's stack copy over whatever frames it covers and joins that to
+ * the kernel's chain (ustack.h). fp copies 512 bytes, enough for the one
+ * step over a frameless leaf or libc's memcpy; dwarf copies SIZE bytes
+ * (8192 by default, as perf) so that code built without frame pointers is
+ * unwound by its CFI all the way up. auto, the default, looks at the
+ * target's own modules (its executable and the libraries outside the
+ * system's directories: libc and the like are the leaves the fp copy
+ * already covers) and takes dwarf where one lacks frame pointers
+ * (symbol_frame_pointers). A command not yet exec'd has the recorder's
+ * maps: its program file is judged instead (its libraries are not).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/record.h"
+#include "symbol/framepointer.h"
+
+/* Where the system's own libraries live: not the target's code. */
+static int system_path(const char *p)
+{
+	static const char *const dirs[] = {"/lib/", "/lib32/", "/lib64/", "/usr/lib/",
+					   "/usr/lib32/", "/usr/lib64/", "/usr/libexec/"};
+
+	if (strstr(p, "/libd9prof.so"))
+		return 1;	/* the shim: built with frame pointers */
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(p, dirs[i], strlen(dirs[i])))
+			return 1;
+	return 0;
+}
+
+/* @name as execvp finds it, into @buf; 0 or -ENOENT. */
+static int which(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(buf, len, "%s", name);
+		return 0;
+	}
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if ((size_t)snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", name) < len &&
+		    !access(buf, X_OK))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+/* Judge @path (the target's view of it through @root), adding its name
+ * to @c's list when it lacks frame pointers. */
+static void judge(struct record_callgraph *c, const char *root, const char *path)
+{
+	char at[PATH_MAX + 32];
+	const char *base = strrchr(path, '/');
+	int r;
+
+	snprintf(at, sizeof(at), "%s%s", root, path);
+	r = symbol_frame_pointers(at, NULL, NULL);
+	if (r < 0 && root[0])
+		r = symbol_frame_pointers(path, NULL, NULL);
+	base = base ? base + 1 : path;
+	c->modules++;
+	if (r == 0) {
+		size_t n = strlen(c->without);
+
+		c->nwithout++;
+		snprintf(c->without + n, sizeof(c->without) - n, "%s%s", n ? ", " : "", base);
+	} else if (r < 0) {
+		size_t n = strlen(c->unknown);
+
+		snprintf(c->unknown + n, sizeof(c->unknown) - n, "%s%s", n ? ", " : "", base);
+	}
+}
+
+int record_callgraph_choose(pid_t pid, const char *exe, struct record_callgraph *c)
+{
+	char path[PATH_MAX], root[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
+	FILE *f;
+
+	c->modules = c->nwithout = 0;
+	c->without[0] = c->unknown[0] = '\0';
+	if (exe) {
+		if (!which(exe, path, sizeof(path)))
+			judge(c, "", path);
+	} else {
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+		snprintf(line, sizeof(line), "/proc/%d/maps", (int)pid);
+		f = fopen(line, "re");
+		if (!f)
+			return -errno;
+		while (fgets(line, sizeof(line), f)) {
+			char perms[8];
+			int at = 0;
+
+			/* start-end perms offset dev inode path */
+			if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) < 1 ||
+			    !at || perms[2] != 'x')
+				continue;
+			snprintf(path, sizeof(path), "%s", line + at);
+			path[strcspn(path, "\n")] = '\0';
+			if (path[0] != '/' || strstr(path, " (deleted)") || system_path(path) ||
+			    !strcmp(path, last))
+				continue;
+			snprintf(last, sizeof(last), "%s", path);
+			judge(c, root, path);
+		}
+		fclose(f);
+	}
+	c->mode = c->nwithout ? RECORD_CALLGRAPH_DWARF : RECORD_CALLGRAPH_FP;
+	c->bytes = c->nwithout ? RECORD_DWARF_STACK : RECORD_LEAF_STACK;
+	return 0;
+}
+
+int record_callgraph_parse(const char *s, enum record_callgraph_mode *mode,
+			   unsigned int *bytes)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!strcmp(s, "auto") || !strcmp(s, "fp")) {
+		*mode = s[0] == 'a' ? RECORD_CALLGRAPH_AUTO : RECORD_CALLGRAPH_FP;
+		*bytes = 0;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
+		return -EINVAL;
+	v = 0;
+	if (s[5]) {
+		errno = 0;
+		v = strtoull(s + 6, &end, 10);
+		if (errno || end == s + 6 || *end || !v || v % 8 || v > RECORD_MAX_STACK)
+			return -EINVAL;
+	}
+	*mode = RECORD_CALLGRAPH_DWARF;
+	*bytes = (unsigned int)v;
+	return 0;
+}
