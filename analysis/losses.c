@@ -7,10 +7,16 @@
  *
  * The recorder writes two trace counters (lost_samples, shim_drops) and
  * meta keys for the rest (record/record.c); a key is absent when nothing
- * of its kind was lost.
+ * of its kind was lost. One kind is read from the samples themselves:
+ * CPU stacks cut short, whose outermost user frame is no thread's root
+ * (a frame-pointer chain stopped in code built without frame pointers).
+ * That takes the names of the frames, which the recorder has only once a
+ * segment is sealed, and is then true of any trace, old ones too, and of
+ * the window read.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +30,7 @@ enum loss_source {
 				 * per segment of a trace */
 	SRC_META_COUNT,		/* how many times the key is there */
 	SRC_META_UNDONE,	/* "done/all": all - done, summed */
+	SRC_CUT_STACKS,		/* samples whose stack analysis_stack_cut() */
 };
 
 static const struct {
@@ -37,6 +44,8 @@ static const struct {
 	 "ctimer samples dropped", LOSS_CPU},
 	{"child_samples", "samples of forked children (left out)", SRC_META,
 	 "child samples left out", LOSS_CPU},
+	{"cpu_stacks_cut", "CPU stacks cut short (no thread root: record --call-graph dwarf)",
+	 SRC_CUT_STACKS, NULL, LOSS_CPU},
 	{"switch_records", "switch records (ring full)", SRC_META, "offcpu lost", LOSS_OFFCPU},
 	{"unpaired_switches", "switch-outs whose switch-in was lost", SRC_META,
 	 "offcpu unpaired", LOSS_OFFCPU},
@@ -91,6 +100,125 @@ static uint64_t meta_undone(const char *v)
 	return end && !*end && all > done ? (uint64_t)(all - done) : 0;
 }
 
+/* ---- CPU stacks cut short --------------------------------------------- */
+
+/* Where a thread's user stack begins: the C runtime's entry and main
+ * (glibc itself has no frame pointers on Debian, so a chain through it
+ * ends at main or __libc_start_call_main), a new thread's entry in libc,
+ * musl, Rust and Go. */
+static const char *const roots[] = {
+	"_start", "__start", "_dl_start", "_dl_start_user", "__libc_start_main",
+	"__libc_start_call_main", "__libc_start_main_impl", "main", "start_thread",
+	"clone", "clone3", "__clone", "__clone3", "__clone_internal", "thread_start",
+	"start", "__thread_start", "start_c", "runtime.goexit", "runtime.goexit.abi0",
+	"runtime.rt0_go", "runtime.rt0_go.abi0", "runtime.mstart", "runtime.mstart.abi0",
+};
+
+/* @sym without glibc's internal-alias prefix and without a Rust legacy
+ * hash ("::h0123456789abcdef"), then its last "::" component. */
+static bool is_root(const char *sym)
+{
+	const char *last = sym, *p;
+	size_t n;
+
+	if (!strncmp(sym, "__GI_", 5))
+		sym += 5, last = sym;
+	for (p = sym; (p = strstr(p, "::")); p += 2)
+		last = p + 2;
+	n = strlen(last);
+	/* a legacy Rust hash: the component is "h" and 16 hex digits */
+	if (last != sym && n == 17 && last[0] == 'h' &&
+	    strspn(last + 1, "0123456789abcdef") == 16) {
+		const char *end = last - 2;
+
+		for (p = end; p > sym && !(p[-1] == ':' && p - 1 > sym && p[-2] == ':'); p--)
+			;
+		last = p;
+		n = (size_t)(end - p);
+	}
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (strlen(roots[i]) == n && !strncmp(last, roots[i], n))
+			return true;
+	return false;
+}
+
+int analysis_stack_cut(const struct trace *t, uint32_t stack)
+{
+	const struct trace_frame *f = NULL;
+
+	if (stack >= t->nstacks)
+		return -1;
+	for (uint32_t i = t->stack_off[stack]; i < t->stack_off[stack + 1]; i++) {
+		uint32_t id = t->stack_frames[i];
+
+		if (id < t->nframes && !t->frames[id].kernel)
+			f = &t->frames[id];
+	}
+	if (!f)
+		return -1;
+	return !(f->sym && is_root(f->sym));
+}
+
+/* The count for one trace as read, kept: views ask for their losses two
+ * or three times, and it takes a walk of every sample. The read is known
+ * by its stack table (allocated per trace) and window. */
+static struct {
+	const struct trace *t;
+	const uint32_t *stack_off;
+	size_t nsamples, nstacks;
+	uint64_t from, to;
+	uint64_t cut;
+} cut_memo;
+
+struct cut_walk {
+	const struct trace *t;
+	int8_t *state;		/* per stack: 0 not yet seen, 1 cut, 2 not */
+	uint64_t cut;
+};
+
+static int count_cut(void *ctx, const struct trace_sample *s, size_t n)
+{
+	struct cut_walk *w = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t st = s[i].stack;
+
+		if (st >= w->t->nstacks)
+			continue;
+		if (!w->state[st])
+			w->state[st] = analysis_stack_cut(w->t, st) == 1 ? 1 : 2;
+		w->cut += w->state[st] == 1;
+	}
+	return 0;
+}
+
+static uint64_t cpu_stacks_cut(const struct trace *t)
+{
+	struct cut_walk w = {.t = t};
+
+	if (!t->nsamples || !t->nstacks || !t->frames)
+		return 0;
+	if (cut_memo.t == t && cut_memo.stack_off == t->stack_off &&
+	    cut_memo.nsamples == t->nsamples && cut_memo.nstacks == t->nstacks &&
+	    cut_memo.from == t->from && cut_memo.to == t->to)
+		return cut_memo.cut;
+	w.state = calloc(t->nstacks, 1);
+	if (!w.state)
+		return 0;
+	/* a walk that fails part way counts what it read: the view that
+	 * walks the samples says the error */
+	trace__for_each_sample(t, count_cut, &w);
+	free(w.state);
+	cut_memo.t = t;
+	cut_memo.stack_off = t->stack_off;
+	cut_memo.nsamples = t->nsamples;
+	cut_memo.nstacks = t->nstacks;
+	cut_memo.from = t->from;
+	cut_memo.to = t->to;
+	cut_memo.cut = w.cut;
+	return w.cut;
+}
+
 size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss *out)
 {
 	size_t n = 0;
@@ -115,6 +243,9 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 			break;
 		case SRC_META_UNDONE:
 			c = meta_sum(t, kinds[i].meta, meta_undone);
+			break;
+		case SRC_CUT_STACKS:
+			c = cpu_stacks_cut(t);
 			break;
 		}
 		if (!c)

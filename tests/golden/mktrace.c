@@ -47,6 +47,7 @@ static const struct sym {
 		   "ns::Options>::decode(unsigned char const*, unsigned long)",
 	 "golden"},
 	{0x7f0000001000, "read", "libc.so.6"},
+	{0x7f0000002000, "start_thread", "libc.so.6"},
 	{KADDR + 0x100, "schedule", "[kernel]"},
 	{KADDR + 0x200, "vfs_read", "[kernel]"},
 };
@@ -134,16 +135,17 @@ static void make_records(void)
 /* Meta, names and stacks: what every segment carries; stack ids in @st. */
 static void head(struct trace_writer *w, int losses, uint32_t *st)
 {
-	static const uint64_t s_short[] = {0x409000, 0x404000, 0x403000, 0x402000};
-	static const uint64_t s_net[] = {0x40a000, 0x406000, 0x405000, 0x403000, 0x402000};
-	static const uint64_t s_disk[] = {0x408000, 0x407000, 0x403000, 0x402000};
+	static const uint64_t s_short[] = {0x409000, 0x404000, 0x403000, 0x402000, 0x7f0000002000};
+	static const uint64_t s_net[] = {0x40a000, 0x406000, 0x405000, 0x403000, 0x402000,
+					 0x7f0000002000};
+	static const uint64_t s_disk[] = {0x408000, 0x407000, 0x403000, 0x402000, 0x7f0000002000};
 	static const uint64_t s_block[] = {KADDR + 0x100, KADDR + 0x200, 0x7f0000001000,
-					   0x408000, 0x407000, 0x403000, 0x402000};
+					   0x408000, 0x407000, 0x403000, 0x402000, 0x7f0000002000};
 	static const uint64_t s_idle[] = {0x402000, 0x401000};
 	static const struct {
 		const uint64_t *ips;
 		unsigned n;
-	} stacks[NSTACKS] = {{s_short, 4}, {s_net, 5}, {s_disk, 4}, {s_block, 7}, {s_idle, 2}};
+	} stacks[NSTACKS] = {{s_short, 5}, {s_net, 6}, {s_disk, 5}, {s_block, 8}, {s_idle, 2}};
 	char name[32];
 
 	trace_writer__meta(w, "pid", "4242");
@@ -173,8 +175,11 @@ static void head(struct trace_writer *w, int losses, uint32_t *st)
 			 i == 7 ? "net" : i == 42 ? "disk" : i == 61 ? "forgotten" : "short");
 		trace_writer__task(w, (uint64_t)i, name);
 	}
+	/* the worker stacks begin at start_thread, idle ones at main; with
+	 * losses, the idle stack is cut short (no thread root: main gone) */
 	for (int i = 0; i < NSTACKS; i++)
-		trace_writer__stack(w, stacks[i].ips, stacks[i].n, &st[i]);
+		trace_writer__stack(w, stacks[i].ips,
+				    stacks[i].n - (losses && i == ST_IDLE), &st[i]);
 }
 
 /* The records from @from to before @to, in the order made. */

@@ -131,3 +131,72 @@ Test(losses, malformed_meta_is_no_loss)
 	cr_assert_eq(analysis_losses(&t, LOSS_ALL, l), 0);
 	trace_free(&t);
 }
+
+/* Stacks leaf first: their outermost user frame is or is not a root. */
+Test(losses, cpu_stacks_without_a_thread_root_are_cut_short)
+{
+	static const char *const whole_c[] = {"spin", "rec", "main"};
+	static const char *const whole_thr[] = {"work", "start_thread", "clone3"};
+	static const char *const whole_rust[] = {
+	    "app::work", "std::sys::pal::unix::thread::Thread::new::thread_start::h0123456789abcdef"};
+	static const char *const whole_libc[] = {"f", "__libc_start_call_main"};
+	static const char *const cut[] = {"spin", "rec", "rec"};
+	static const char *const unnamed[] = {"spin", NULL};
+	struct trace t = {0};
+	struct loss l[LOSS_KINDS];
+	char buf[LOSS_TEXT_MAX];
+	uint32_t s_c, s_thr, s_rust, s_libc, s_cut, s_unnamed, s_kernel, k, u;
+
+	s_c = sy_stack_syms(&t, 3, whole_c);
+	s_thr = sy_stack_syms(&t, 3, whole_thr);
+	s_rust = sy_stack_syms(&t, 2, whole_rust);
+	s_libc = sy_stack_syms(&t, 2, whole_libc);
+	s_cut = sy_stack_syms(&t, 3, cut);
+	s_unnamed = sy_stack_syms(&t, 2, unnamed);
+	k = sy_frame(&t, 0xffffffff81000000ULL, "schedule", "[kernel]", 0, 1);
+	s_kernel = sy_stack(&t, 1, k);
+	/* kernel frames after the user ones do not hide a cut user stack */
+	u = sy_frame(&t, 0x5000, "rec", "/usr/bin/app", 0, 0);
+	sy_stack(&t, 2, u, k);
+	cr_expect_eq(analysis_stack_cut(&t, s_c), 0);
+	cr_expect_eq(analysis_stack_cut(&t, s_thr), 0);
+	cr_expect_eq(analysis_stack_cut(&t, s_rust), 0);
+	cr_expect_eq(analysis_stack_cut(&t, s_libc), 0);
+	cr_expect_eq(analysis_stack_cut(&t, s_cut), 1);
+	cr_expect_eq(analysis_stack_cut(&t, s_unnamed), 1);
+	cr_expect_eq(analysis_stack_cut(&t, s_kernel), -1, "no user frame: not counted");
+	cr_expect_eq(analysis_stack_cut(&t, s_kernel + 1), 1);
+	cr_expect_eq(analysis_stack_cut(&t, 999), -1);
+
+	/* counted per sample, whatever its weight */
+	sy_sample(&t, 1, 10, s_c, 1);
+	sy_sample(&t, 2, 10, s_cut, 5);
+	sy_sample(&t, 3, 10, s_cut, 1);
+	sy_sample(&t, 4, 10, s_kernel, 1);
+	sy_sample(&t, 5, 11, s_unnamed, 1);
+	sy_sample(&t, 6, 11, s_thr, 1);
+	cr_assert_eq(analysis_losses(&t, LOSS_OFFCPU | LOSS_POLLS, l), 0, "CPU data only");
+	cr_assert_eq(analysis_losses(&t, LOSS_CPU, l), 1);
+	cr_expect_str_eq(l[0].key, "cpu_stacks_cut");
+	cr_expect_eq(l[0].count, 3);
+	cr_expect_str_eq(analysis_losses_text(&t, LOSS_ALL, buf, sizeof(buf)),
+			 "lost: 3 CPU stacks cut short (no thread root: record --call-graph dwarf)");
+	/* a sample more: counted again, not the count kept from before */
+	sy_sample(&t, 7, 11, s_cut, 1);
+	cr_assert_eq(analysis_losses(&t, LOSS_CPU, l), 1);
+	cr_expect_eq(l[0].count, 4);
+	sy_free(&t);
+}
+
+Test(losses, whole_stacks_are_no_loss)
+{
+	static const char *const whole[] = {"spin", "main"};
+	struct trace t = {0};
+	struct loss l[LOSS_KINDS];
+	uint32_t s = sy_stack_syms(&t, 2, whole);
+
+	sy_sample(&t, 1, 10, s, 1);
+	sy_sample(&t, 2, 10, s, 1);
+	cr_assert_eq(analysis_losses(&t, LOSS_ALL, l), 0);
+	sy_free(&t);
+}
