@@ -38,7 +38,7 @@ CRITERION_LIBS := -lcriterion
 .SECONDARY:
 .SUFFIXES:
 .PHONY: all demo demo-tokio tokio-demo-bin check check-unit check-sanitize check-rust \
-	check-e2e check-golden check-hostile check-fuzz fuzz bench install \
+	check-e2e check-golden check-hostile hostile-bin check-fuzz fuzz bench install \
 	uninstall clean deps format
 
 # ---- sources -------------------------------------------------------------
@@ -158,8 +158,12 @@ $(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9p
 # exit 1 if one failed). make check-SUITE runs one; check-e2e all of
 # $(E2E_SCRIPTS), check-e2e-NAME one of them.
 CHECK_SUITES = unit golden sanitize rust $(E2E_CHECKS:check-%=%) hostile fuzz
+# built at nice 19 while the e2e suites run (they sleep a lot), in build
+# directories of their own, so that hostile and fuzz find them made
+CHECK_PREBUILD = hostile-bin $(FUZZ_BINS)
 check:
-	$(Q)B=$(B) MAKE="$(MAKE)" scripts/check.sh $(CHECK_SUITES)
+	$(Q)B=$(B) MAKE="$(MAKE)" CHECK_PREBUILD="$(CHECK_PREBUILD)" \
+		scripts/check.sh $(CHECK_SUITES)
 
 # each test binary runs, whatever the one before did; the suite fails after
 check-unit: $(UNIT_BINS)
@@ -202,10 +206,11 @@ $(SVG_GEN): tests/e2e/svg/gen.c $(CORE_A) $(B)/.flags
 
 # the recorder, built with ASan and UBSan, against a hostile target
 SAN_B := $(B)-asan
-check-hostile: all
+hostile-bin:
 	$(Q)$(MAKE) --no-print-directory B=$(SAN_B) \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" $(SAN_B)/d9prof
+check-hostile: all hostile-bin
 	$(Q)B=$(B) D9=$(abspath $(SAN_B))/d9prof tests/e2e/hostile.sh
 
 # ---- fuzzing: libFuzzer targets, with clang, ASan and UBSan -----------

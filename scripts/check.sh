@@ -7,10 +7,16 @@
 #
 #   scripts/check.sh unit golden e2e-run ...   (make check passes the list)
 #   CHECK_TIMEOUT=600                          seconds a suite may take
+#   CHECK_PREBUILD="TARGET..."                 made at nice 19 during the
+#                                              e2e suites (make check passes it)
 #
 # A suite is "skipped" when it exits 0 having run nothing: a line
 # "skip: WHY" (or "NAME: skip: WHY") at the start of a line, or a summary
 # "0 passed, 0 failed, N skipped", and no "N passed" with N > 0.
+# The e2e suites spend much of their time asleep or waiting on a recording;
+# CHECK_PREBUILD (the ASan recorder, the fuzz targets: build directories
+# of their own) is made meanwhile at nice 19, where it takes only CPU the
+# tests leave, and the first suite after the e2e ones waits for it.
 # Why a driver and not `make -k`: make -k loses which suite failed and
 # why, stops nothing from running in parallel under -j, and cannot say
 # "skipped"; this is one loop that a reader can follow.
@@ -59,11 +65,33 @@ inner() {
 	[ "$n" -gt 0 ] && printf ' (%d tests skipped inside)' "$n"
 }
 
+# prebuild_start / prebuild_wait: CHECK_PREBUILD in the background, in a
+# process group of its own, with jobs of its own (not the caller's
+# jobserver) and a log of its own
+PB=""
+prebuild_start() {
+	[ -n "${CHECK_PREBUILD:-}" ] && [ -z "$PB" ] || return 0
+	printf '\n=== building %s at nice 19 meanwhile (log: %s)\n' "$CHECK_PREBUILD" \
+		"$LOGS/prebuild.log"
+	# shellcheck disable=SC2086
+	MAKEFLAGS=$(sed -E 's/(^| )--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-?j[0-9]*( |$)/ /g' \
+		<<<"${MAKEFLAGS:-}") setsid nice -n 19 "$MAKE" -j"$(nproc)" --no-print-directory \
+		$CHECK_PREBUILD >"$LOGS/prebuild.log" 2>&1 </dev/null &
+	PB=$!
+}
+prebuild_wait() {
+	[ -n "$PB" ] || return 0
+	wait "$PB" || printf '(the prebuild failed: the next suite builds and says why)\n'
+	PB=done
+}
+trap '[ -n "$PB" ] && [ "$PB" != done ] && kill -TERM -- -"$PB" 2>/dev/null' EXIT
+
 npass=0 nfail=0 nskip=0
 summary=()
 t_all=$(date +%s)
 for s in "$@"; do
 	log=$LOGS/$s.log
+	case $s in e2e-*) prebuild_start ;; *) prebuild_wait ;; esac
 	printf '\n=== check-%s (log: %s)\n' "$s" "$log"
 	t0=$(date +%s.%N)
 	: >"$log"
