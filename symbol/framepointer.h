@@ -9,24 +9,25 @@
  * recorder asks this of the target's own modules to size that copy.
  *
  * The judgement reads the module's CFI (.eh_frame, found through
- * .eh_frame_hdr's table of FDEs): in code that keeps a frame pointer
- * nearly every function makes it the CFA register after its prologue
- * (x86-64: `push rbp; mov rbp,rsp` then CFA = rbp+16; aarch64: x29), in
- * code without frame pointers almost none does (only functions that
- * need one, e.g. for alloca). Up to SYMBOL_FP_SAMPLES FDEs spread over
- * the table are asked whether any row of theirs computes the CFA from
- * the frame-pointer register.
+ * .eh_frame_hdr's table of FDEs): a function built with frame pointers
+ * makes the frame pointer its CFA register after its prologue (x86-64:
+ * `push rbp; mov rbp,rsp`, then CFA = rbp+16; aarch64: x29), one built
+ * without never does unless it needs a frame (alloca). Asked are up to
+ * SYMBOL_FP_SAMPLES FDEs spread over the table, of functions that set up
+ * a frame at all: not leaves that move no SP (gcc leaves them frameless
+ * even with -fno-omit-frame-pointer on Debian; the recorder's leaf step
+ * covers those), PLT stubs or _start.
  */
 #ifndef D9_FRAMEPOINTER_H
 #define D9_FRAMEPOINTER_H
 
-#define SYMBOL_FP_SAMPLES 512
+#define SYMBOL_FP_SAMPLES 4096
 
 /* Frame pointers in the ELF file @path (x86-64 and aarch64 code):
- *   1        most sampled functions keep one (at least half; asked are
- *            functions that set up a frame: not _start, PLT stubs,
- *            functions under 16 bytes nor leaves that move no SP)
- *   0        most do not: a frame-pointer walk is cut in this module
+ *   1        they keep them: fewer than 2% of the functions asked lack
+ *            them
+ *   0        they do not, or only partly (Rust's std has them, a crate
+ *            built without has not): a frame-pointer walk is cut there
  *   -ENODATA no .eh_frame_hdr table (or an encoding this does not read)
  *            or no function long enough to judge: unknown
  *   -EOPNOTSUPP  another architecture: unknown
