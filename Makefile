@@ -190,6 +190,20 @@ $(B)/e2e/latency/%: tests/e2e/latency/%.c $(SHIM_A) include/d9prof.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< $(SHIM_A) -lpthread
 
+# targets without frame pointers (tests/e2e/fpless.sh): C at -O2 with
+# -fomit-frame-pointer said outright; Rust as a release build (no
+# force-frame-pointers), where rustc is (the script skips without it)
+FPLESS_BINS := $(B)/e2e/fpless/recurse $(B)/e2e/fpless/recurse-rs
+RUSTC ?= rustc
+$(B)/e2e/fpless/recurse: tests/e2e/fpless/recurse.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $<
+$(B)/e2e/fpless/recurse-rs: tests/e2e/fpless/recurse.rs
+	@mkdir -p $(dir $@)
+	$(Q)if $(RUSTC) --version >/dev/null 2>&1; then \
+		$(RUSTC) -C opt-level=3 -g -o $@ $<; \
+	else echo "fpless: skip the Rust target: no rustc on PATH"; fi
+
 # the fixed synthetic trace of the golden tests (tests/golden/run.sh)
 $(B)/tests/golden/mktrace: tests/golden/mktrace.c $(CORE_A) $(B)/.flags
 	@mkdir -p $(dir $@)
@@ -240,8 +254,8 @@ check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 # runs each as a suite of its own, make check-e2e-NAME alone).
 E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/layouts.sh tests/e2e/tokio.sh \
 	tests/e2e/latency.sh tests/e2e/load.sh tests/e2e/flight.sh tests/e2e/svg.sh \
-	tests/e2e/export.sh tests/e2e/diff.sh
-E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(SVG_GEN)
+	tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh
+E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 
 # one after the other (never in parallel: they time things), all of them
