@@ -411,15 +411,22 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 		(unsigned long long)st->events, plural(st->events),
 		(unsigned long long)st->shim_records, plural(st->shim_records),
 		(unsigned int)st->frames, plural(st->frames));
-	if (st->callgraph_auto && st->fp_missing[0])
+	/* the ctimer sampler copies its own 256 bytes: no call graph to say */
+	if (!strcmp(st->sampler, "perf") && st->callgraph_auto && st->fp_missing[0])
 		fprintf(stderr,
 			"d9prof: call graph: dwarf,%u (no frame pointers in %s: their frames "
 			"unwound by CFI)\n", st->cpu_stack, st->fp_missing);
-	else if (st->callgraph_auto)
+	else if (!strcmp(st->sampler, "perf") && st->callgraph_auto)
 		fprintf(stderr, "d9prof: call graph: fp (the target's own code keeps frame "
 			"pointers%s%s)\n", st->fp_unknown[0] ? "; could not judge " : "",
 			st->fp_unknown);
-	if (st->cpu_stacks)
+	if (st->cpu_stacks && strcmp(st->sampler, "perf"))
+		fprintf(stderr,
+			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
+			"recovered with CFI (%.0f ms)\n",
+			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
+			st->cpu_unwind_s * 1e3);
+	else if (st->cpu_stacks)
 		fprintf(stderr,
 			"d9prof: CPU stacks (%s, %u bytes copied): %.1f%% had a caller frame "
 			"pointers skip, recovered with CFI (%.0f ms)\n",
