@@ -190,6 +190,13 @@ $(B)/e2e/latency/%: tests/e2e/latency/%.c $(SHIM_A) include/d9prof.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< $(SHIM_A) -lpthread
 
+# the programs of tests/e2e/answers.sh (a short waker, a blocking read)
+ANS_SRCS := $(wildcard tests/e2e/answers/*.c)
+ANS_BINS := $(ANS_SRCS:tests/e2e/answers/%.c=$(B)/e2e/answers/%)
+$(B)/e2e/answers/%: tests/e2e/answers/%.c $(SHIM_A) include/d9prof.h
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< $(SHIM_A) -lpthread
+
 # targets without frame pointers (tests/e2e/fpless.sh): C at -O2 with
 # -fomit-frame-pointer said outright; Rust as a release build (no
 # force-frame-pointers), where rustc is (the script skips without it)
@@ -254,8 +261,8 @@ check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 # runs each as a suite of its own, make check-e2e-NAME alone).
 E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/layouts.sh tests/e2e/tokio.sh \
 	tests/e2e/latency.sh tests/e2e/load.sh tests/e2e/flight.sh tests/e2e/svg.sh \
-	tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh
-E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(SVG_GEN) $(FPLESS_BINS)
+	tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh tests/e2e/answers.sh
+E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 
 # one after the other (never in parallel: they time things), all of them

@@ -496,11 +496,25 @@ const char *offcpu_missing(const struct trace *t);
  * wakeups were recorded), else why not, from meta "wakeups" (a static
  * string, or the meta value itself). */
 const char *runq_missing(const struct trace *t);
+/* NULL if @t says who ran on the CPUs while its threads waited
+ * (trace.holds: waits are charged to those threads by time); else why
+ * not, and that the holder is then approximated. */
+const char *runq_holders_missing(const struct trace *t);
 
 /* Who had the CPU while a thread waited for one: "comm[tid]" (the name
- * from trace__comm(), cleaned; "?[tid]" if unnamed), or "unknown" for
- * @holder 0. Returns @buf. */
+ * from trace__comm(), cleaned; "?[tid]" if unnamed), "unknown" for
+ * @holder 0, "[idle CPU]" and "[others]" for TRACE_HOLD_IDLE and _OTHERS.
+ * Returns @buf. */
 char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len);
+/* Who held the CPU while switch @s waited on its run queue, as shares of
+ * @runq ns (its run-queue part as a view counts it, perhaps clipped to a
+ * poll), largest first, into @out (room for TRACE_MAX_HOLDS): the threads
+ * that ran on its CPU meanwhile, as recorded (trace.holds), or, in a trace
+ * without them, one entry: @s->holder (the thread that took the CPU at a
+ * preemption, else the one that ran last before it) for all of it. The
+ * count; 0 for @runq 0. */
+size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
+		    struct trace_hold *out);
 
 enum poll_top {
 	POLL_TOP_NONE = 0,	/* no samples, no off-CPU stacks */

@@ -431,9 +431,16 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		}
 		c.kind = CAUSE_RUNQ;
 		c.frame = c.under = UINT32_MAX;
-		c.ns = runq;
-		c.holder = s->holder;
-		add_cause(v, &n, MAX_TRACKED, &found, &c);
+		{
+			struct trace_hold h[TRACE_MAX_HOLDS];
+			size_t nh = switch_holds(t, s, runq, h);
+
+			for (size_t q = 0; q < nh; q++) {
+				c.ns = h[q].ns;
+				c.holder = h[q].tid;
+				add_cause(v, &n, MAX_TRACKED, &found, &c);
+			}
+		}
 		if (o->where != OFFCPU_IN_POLL)
 			used += runq;
 	}

@@ -280,9 +280,14 @@ static int write_switches(struct ch *x)
 			fputs(",\"top\":", x->out);
 			json_str(x->out, site_label(t, top, under, buf, sizeof(buf)));
 		}
-		if (o->runq && s->holder) {
-			fputs(",\"holder\":", x->out);
-			json_str(x->out, holder_label(t, s->holder, buf, sizeof(buf)));
+		{
+			struct trace_hold h[TRACE_MAX_HOLDS];
+			size_t nh = switch_holds(t, s, o->runq, h);
+
+			if (nh && h[0].tid) {
+				fputs(",\"holder\":", x->out);
+				json_str(x->out, holder_label(t, h[0].tid, buf, sizeof(buf)));
+			}
 		}
 		fputs("}}", x->out);
 		x->res->switches++;

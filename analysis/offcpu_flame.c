@@ -101,18 +101,21 @@ static int parts_add(struct parts *ps, uint64_t root, enum part_kind kind, uint3
 }
 
 /* Switch @i's weight: its blocked part under its stack, its run-queue
- * part under its stack and "[runqueue: holder]". */
+ * part under its stack and "[runqueue: holder]", one such frame per
+ * thread that held the CPU meanwhile (switch_holds()). */
 static int parts_add_switch(struct parts *ps, const struct offcpu *oc, size_t i,
 			    uint64_t root)
 {
 	const struct trace_switch *s = &oc->trace->switches[i];
 	const struct offcpu_switch *w = &oc->sw[i];
+	struct trace_hold h[TRACE_MAX_HOLDS];
+	size_t nh = switch_holds(oc->trace, s, w->runq, h);
 	int err;
 
 	err = parts_add(ps, root, PART_STACK, s->stack, 0, w->ns - w->runq);
-	if (!err)
+	for (size_t k = 0; k < nh && !err; k++)
 		err = parts_add(ps, root, s->preempted ? PART_PREEMPTED : PART_WOKEN, s->stack,
-				s->holder, w->runq);
+				h[k].tid, h[k].ns);
 	return err;
 }
 

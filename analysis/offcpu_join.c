@@ -630,6 +630,20 @@ const char *offcpu_missing(const struct trace *t)
 	return "no thread of the target left the CPU while it was recorded";
 }
 
+const char *runq_holders_missing(const struct trace *t)
+{
+	const char *v = analysis_meta(t, "runq_holders");
+
+	if (t->nholds || (v && !strncmp(v, "sched:", 6)))
+		return NULL;
+	if (v && *v)
+		return v; /* "refused: why" */
+	return "no CPU timelines in the trace (recorded without system-wide "
+	       "sched_switch, or by a d9prof before them): each wait is charged "
+	       "to the thread that preempted it, else to the one that ran just "
+	       "before it";
+}
+
 const char *runq_missing(const struct trace *t)
 {
 	const char *v = analysis_meta(t, "wakeups");
@@ -644,13 +658,46 @@ const char *runq_missing(const struct trace *t)
 	return v; /* "refused: why" */
 }
 
+size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
+		    struct trace_hold *out)
+{
+	const struct trace_hold *h = t->holds + s->hold;
+	uint64_t total = 0, given = 0;
+	size_t k, n = s->nhold;
+
+	if (!runq)
+		return 0;
+	if (!n || !t->holds || s->hold + n > t->nholds) {
+		out[0] = (struct trace_hold){s->holder, runq};
+		return 1;
+	}
+	for (k = 0; k < n; k++)
+		total += h[k].ns;
+	if (!total) {
+		out[0] = (struct trace_hold){TRACE_HOLD_UNKNOWN, runq};
+		return 1;
+	}
+	/* shares of @runq (a wait clipped to its poll is a part of it) */
+	for (k = 0; k < n; k++) {
+		out[k].tid = h[k].tid;
+		out[k].ns = (uint64_t)((unsigned __int128)runq * h[k].ns / total);
+		given += out[k].ns;
+	}
+	/* time the recorded waits did not reach, as unknown */
+	out[0].ns += runq - given;
+	return n;
+}
+
 char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len)
 {
 	const char *n = holder ? trace__comm(t, holder) : NULL;
 	char name[64];
 
-	if (!holder) {
-		snprintf(buf, len, "unknown");
+	if (!holder || holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
+		snprintf(buf, len, "%s",
+			 !holder			 ? "unknown"
+			 : holder == TRACE_HOLD_IDLE ? "[idle CPU]"
+						     : "[others]");
 		return buf;
 	}
 	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));

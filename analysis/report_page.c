@@ -121,20 +121,24 @@ static int holders(struct page *pg, const uint32_t *tids)
 		return -ENOMEM;
 	}
 	for (i = 0; i < t->nswitches; i++) {
-		uint64_t *v, *a;
+		struct trace_hold h[TRACE_MAX_HOLDS];
+		size_t nh = switch_holds(t, &t->switches[i], pg->oc->sw[i].runq, h);
 
-		if (!pg->oc->sw[i].runq || !t->switches[i].holder)
-			continue;
-		v = amap_get(&m, (uint64_t)t->switches[i].tid << 32 | t->switches[i].holder,
-			     NULL);
-		a = amap_get(&all, t->switches[i].holder, NULL);
-		if (!v || !a) {
-			amap_release(&m);
-			amap_release(&all);
-			return -ENOMEM;
+		for (size_t k = 0; k < nh; k++) {
+			uint64_t *v, *a;
+
+			if (!h[k].tid || !h[k].ns)
+				continue;
+			v = amap_get(&m, (uint64_t)t->switches[i].tid << 32 | h[k].tid, NULL);
+			a = amap_get(&all, h[k].tid, NULL);
+			if (!v || !a) {
+				amap_release(&m);
+				amap_release(&all);
+				return -ENOMEM;
+			}
+			*v += h[k].ns;
+			*a += h[k].ns;
 		}
-		*v += pg->oc->sw[i].runq;
-		*a += pg->oc->sw[i].runq;
 	}
 	for (i = 0; i < m.cap; i++) {
 		uint32_t tid = (uint32_t)(m.keys[i] >> 32);
@@ -409,8 +413,11 @@ static void flags(struct page *pg)
 
 		for (size_t q = 0; q < m; q++)
 			if (oc->sw[sw[q]].poll == (int32_t)rq->id && oc->sw[sw[q]].runq > best) {
+				struct trace_hold hd[TRACE_MAX_HOLDS];
+
 				best = oc->sw[sw[q]].runq;
-				holder_label(t, t->switches[sw[q]].holder, h, sizeof(h));
+				if (switch_holds(t, &t->switches[sw[q]], best, hd))
+					holder_label(t, hd[0].tid, h, sizeof(h));
 			}
 		f->count = nrq;
 		f->task = rq->task;
@@ -619,8 +626,10 @@ static void text_runq(const struct page *pg, FILE *out)
 	}
 	if (!any)
 		fprintf(out, "  none\n");
+	if (any && runq_holders_missing(t))
+		fprintf(out, "  (holders approximate: %s)\n", runq_holders_missing(t));
 	if (pg->nthieves) {
-		fprintf(out, "  top CPU holders:");
+		fprintf(out, "  CPU held while our threads waited:");
 		for (size_t k = 0; k < pg->nthieves; k++)
 			fprintf(out, "%s %s %s", k ? "," : "",
 				holder_label(t, pg->thieves[k].tid, h, sizeof(h)),

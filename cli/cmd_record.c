@@ -442,11 +442,20 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 			(unsigned long long)(st->switches - st->switches_blocked));
 	if (st->switches && st->wakeups[0] && strncmp(st->wakeups, "off", 3) &&
 	    strncmp(st->wakeups, "refused", 7))
+	{
 		fprintf(stderr,
 			"d9prof: run queue (%s): %llu interval%s, %.1f ms runnable waiting "
-			"for a CPU\n",
+			"for a CPU",
 			st->wakeups, (unsigned long long)st->runnable, plural(st->runnable),
 			(double)st->runq_ns / 1e6);
+		if (!strncmp(st->holders, "sched:", 6))
+			fprintf(stderr, ", %.1f ms charged to what ran on their CPUs (%s)\n",
+				(double)st->held_ns / 1e6, st->holders);
+		else
+			fprintf(stderr, "; who held the CPU is approximated (the thread that "
+					"preempted, else the one before): %s\n",
+				st->holders[0] ? st->holders : "no system-wide switches");
+	}
 	else if (st->switches)
 		fprintf(stderr,
 			"d9prof: run queue: wakeups not recorded (%s): blocked and run-queue "

@@ -107,6 +107,7 @@ struct ev {
 	uint32_t stack;
 	uint32_t holder; /* EV_OUT: the thread that took the CPU; EV_PREV:
 			  * the one that ran before; 0 unknown or idle */
+	uint32_t cpu;	 /* EV_PREV: the CPU it is switched in on */
 	uint8_t kind;
 	uint8_t preempted;
 	uint8_t known; /* EV_OUT: preempted is known (tracepoint) */
@@ -123,6 +124,16 @@ struct tstate {
 	uint64_t wake;
 	uint64_t early_wake; /* a wakeup while on-CPU: it was going to sleep */
 	uint32_t prev;
+	int32_t prev_cpu;    /* the CPU of its switch-in, -1 not seen */
+};
+
+/* What ran on one CPU: each switch-in there, in time order, from the
+ * system-wide switch event; entries [head, n) are live. A run-queue wait
+ * on that CPU is charged to the threads that ran during it. */
+struct cpu_tl {
+	uint64_t *time;
+	uint32_t *tid; /* TRACE_HOLD_IDLE for the idle task */
+	size_t head, n, cap;
 };
 
 /* The system-wide part: when target threads become runnable, and who ran
@@ -134,6 +145,8 @@ struct wake_rec {
 	size_t filter_nts;	 /* threads known when the filter was set */
 	uint32_t *named;	 /* holders whose name is written: a set */
 	size_t nnamed, capnamed;
+	struct cpu_tl *tl;	 /* per CPU, NULL without the switch event */
+	size_t ntl;
 };
 
 struct offcpu_rec {
@@ -190,6 +203,7 @@ static struct tstate *tstate_get(struct offcpu_rec *oc, uint32_t tid)
 		if (oc->ts[i].tid == tid)
 			return &oc->ts[i];
 	oc->ts[i].tid = tid;
+	oc->ts[i].prev_cpu = -1;
 	oc->nts++;
 	return &oc->ts[i];
 }
@@ -235,8 +249,129 @@ static void push_ev(struct offcpu_rec *oc, uint32_t tid, const struct ev *e)
 	t->n++;
 }
 
+/* A CPU's timeline entries older than @cut go, but the one running at
+ * @cut stays. Bounded: at most TL_MAX entries a CPU. */
+#define TL_KEEP_NS 2000000000ULL /* a wait longer is charged for 2 s only */
+#define TL_MAX	   (1u << 20)
+
+static void tl_prune(struct cpu_tl *c, uint64_t cut)
+{
+	while (c->head + 1 < c->n && c->time[c->head + 1] <= cut)
+		c->head++;
+	if (c->head > c->n / 2 || c->n - c->head >= TL_MAX) {
+		if (c->n - c->head >= TL_MAX)
+			c->head = c->n - TL_MAX / 2;
+		memmove(c->time, c->time + c->head, (c->n - c->head) * sizeof(*c->time));
+		memmove(c->tid, c->tid + c->head, (c->n - c->head) * sizeof(*c->tid));
+		c->n -= c->head;
+		c->head = 0;
+	}
+}
+
+static void tl_add(struct offcpu_rec *oc, uint32_t cpu, uint64_t time, uint32_t tid)
+{
+	struct cpu_tl *c;
+
+	if (cpu >= oc->wk.ntl) {
+		size_t n = cpu + 1 > 2 * oc->wk.ntl ? cpu + 1 : 2 * oc->wk.ntl;
+		struct cpu_tl *v = cpu < 4096 ? realloc(oc->wk.tl, n * sizeof(*v)) : NULL;
+
+		if (!v)
+			return;
+		memset(v + oc->wk.ntl, 0, (n - oc->wk.ntl) * sizeof(*v));
+		oc->wk.tl = v;
+		oc->wk.ntl = n;
+	}
+	c = &oc->wk.tl[cpu];
+	if (c->n && time < c->time[c->n - 1])
+		time = c->time[c->n - 1]; /* never backwards */
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 1024;
+		uint64_t *tv = realloc(c->time, cap * sizeof(*tv));
+		uint32_t *iv;
+
+		if (!tv)
+			return;
+		c->time = tv;
+		iv = realloc(c->tid, cap * sizeof(*iv));
+		if (!iv)
+			return;
+		c->tid = iv;
+		c->cap = cap;
+	}
+	c->time[c->n] = time;
+	c->tid[c->n++] = tid;
+}
+
+static int hold_cmp(const void *a, const void *b)
+{
+	const struct trace_hold *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Who ran on @cpu from @from to @to, thread @self aside, largest first
+ * into @h (TRACE_MAX_HOLDS at most, the rest as TRACE_HOLD_OTHERS); time
+ * the timeline does not reach is TRACE_HOLD_UNKNOWN. Returns the count, 0
+ * without a timeline for @cpu. */
+static size_t holds_on(const struct offcpu_rec *oc, uint32_t cpu, uint32_t self,
+		       uint64_t from, uint64_t to, struct trace_hold *h)
+{
+	struct trace_hold v[64];
+	const struct cpu_tl *c;
+	size_t lo, hi, n = 0, i, k;
+
+	if (cpu >= oc->wk.ntl || !(c = &oc->wk.tl[cpu])->n || to <= from)
+		return 0;
+	/* the last entry at or before @from */
+	lo = c->head;
+	hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->time[mid] <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo > c->head ? lo - 1 : c->head;
+	if (c->time[i] > from) { /* before the oldest entry: not seen */
+		v[n++] = (struct trace_hold){TRACE_HOLD_UNKNOWN,
+					     (c->time[i] < to ? c->time[i] : to) - from};
+	}
+	for (; i < c->n && c->time[i] < to; i++) {
+		uint64_t a = c->time[i] > from ? c->time[i] : from;
+		uint64_t b = i + 1 < c->n && c->time[i + 1] < to ? c->time[i + 1] : to;
+		uint32_t tid = c->tid[i];
+
+		if (b <= a || tid == self)
+			continue;
+		for (k = 0; k < n && v[k].tid != tid; k++)
+			;
+		if (k == n) {
+			if (n == sizeof(v) / sizeof(*v))
+				k = n - 1, tid = v[k].tid = TRACE_HOLD_OTHERS;
+			else
+				v[n++] = (struct trace_hold){tid, 0};
+		}
+		v[k].ns += b - a;
+	}
+	qsort(v, n, sizeof(*v), hold_cmp);
+	for (k = TRACE_MAX_HOLDS; k < n; k++) {
+		v[TRACE_MAX_HOLDS - 1].tid = TRACE_HOLD_OTHERS;
+		v[TRACE_MAX_HOLDS - 1].ns += v[k].ns;
+	}
+	n = n < TRACE_MAX_HOLDS ? n : TRACE_MAX_HOLDS;
+	memcpy(h, v, n * sizeof(*h));
+	return n;
+}
+
 static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t time_in)
 {
+	struct trace_hold h[TRACE_MAX_HOLDS];
+	size_t nh = 0;
 	const struct ev *out = &t->out;
 	struct trace_switch s = {
 	    .time = out->time,
@@ -257,6 +392,17 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 		s.runnable = t->wake;
 		s.holder = t->prev;
 	}
+	if (s.runnable && time_in && t->prev_cpu >= 0)
+		nh = holds_on(oc, (uint32_t)t->prev_cpu, t->tid, s.runnable, time_in, h);
+	if (nh) {
+		/* the largest holder that is a thread */
+		for (size_t k = 0; k < nh; k++)
+			if (h[k].tid != TRACE_HOLD_IDLE && h[k].tid != TRACE_HOLD_OTHERS) {
+				s.holder = h[k].tid;
+				break;
+			}
+		oc->st->held_ns += time_in - s.runnable;
+	}
 	if (s.runnable && time_in) {
 		oc->st->runnable++;
 		oc->st->runq_ns += time_in - s.runnable;
@@ -266,7 +412,7 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 			oc->hit.ns = time_in - s.runnable;
 		}
 	}
-	err = trace_writer__switch(oc->w, &s);
+	err = trace_writer__switch_held(oc->w, &s, h, nh);
 
 	if (err && !oc->err)
 		oc->err = err;
@@ -294,6 +440,7 @@ static void settle(struct offcpu_rec *oc, struct tstate *t, uint64_t until)
 			t->out = *e;
 			t->open = 1;
 			t->prev = 0;
+			t->prev_cpu = -1;
 			/* woken between setting its sleep state and switching
 			 * out (the wakeup is traced before the switch): it
 			 * was runnable all along */
@@ -310,8 +457,10 @@ static void settle(struct offcpu_rec *oc, struct tstate *t, uint64_t until)
 				t->early_wake = e->time;
 			break;
 		case EV_PREV:
-			if (t->open)
+			if (t->open) {
 				t->prev = e->holder;
+				t->prev_cpu = (int32_t)e->cpu;
+			}
 			break;
 		case EV_OUT_REC:
 			if (t->open && !t->out.known) {
@@ -421,13 +570,16 @@ static void on_wake(void *ctx, const struct perf_sample *s)
 		push_ev(oc, (uint32_t)pid, &e);
 }
 
-/* sched_switch to a target thread: who ran on that CPU before it. */
+/* Every sched_switch on every CPU: what runs there from now on (the
+ * CPU's timeline, its threads named once), and, for a target thread, who
+ * ran before it and where. */
 static void on_switch_in(void *ctx, const struct perf_sample *s)
 {
 	struct offcpu_rec *oc = ctx;
-	struct ev e = {.time = s->time, .kind = EV_PREV};
-	uint32_t next = raw_tid(oc, s, oc->tp.next_pid_off, 0);
+	struct ev e = {.time = s->time, .kind = EV_PREV, .cpu = s->cpu};
+	uint32_t next = raw_tid(oc, s, oc->tp.next_pid_off, oc->tp.next_comm_off);
 
+	tl_add(oc, s->cpu, s->time, next ? next : TRACE_HOLD_IDLE);
 	if (!next || !tstate_find(oc, next))
 		return;
 	e.holder = raw_tid(oc, s, oc->tp.prev_pid_off, oc->tp.prev_comm_off);
@@ -451,11 +603,6 @@ static int wake_filter(struct offcpu_rec *oc)
 	err = n ? tracepoint_tid_filter("pid", tids, n, buf, sizeof(buf)) : -EINVAL;
 	if (!err)
 		err = perf_set__set_filter(oc->wk.wake_ps, buf);
-	if (!err && oc->wk.in_ps) {
-		err = tracepoint_tid_filter("next_pid", tids, n, buf, sizeof(buf));
-		if (!err)
-			err = perf_set__set_filter(oc->wk.in_ps, buf);
-	}
 	free(tids);
 	oc->wk.filter_nts = oc->nts;
 	return err;
@@ -470,7 +617,7 @@ static struct perf_set *wake_set(uint64_t id)
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.config = id;
 	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	/* 2 MiB per CPU: 80 bytes a record, 100 ms of 250,000 a second */
@@ -521,9 +668,14 @@ static int wake_open(struct offcpu_rec *oc)
 	oc->wk.wake_cb = (struct perf_callbacks){.ctx = oc, .sample = on_wake, .lost = on_wake_lost};
 	if (oc->tp.next_pid_off && oc->tp.prev_pid_off) {
 		oc->wk.in_ps = wake_set(oc->tp.id);
-		if (!oc->wk.in_ps || perf_set__add_cpus(oc->wk.in_ps)) {
+		err = oc->wk.in_ps ? perf_set__add_cpus(oc->wk.in_ps) : -errno;
+		if (err) {
+			snprintf(st->holders_why, sizeof(st->holders_why),
+				 "cannot open sched:sched_switch on every CPU: %s", strerror(-err));
 			perf_set__free(oc->wk.in_ps);
 			oc->wk.in_ps = NULL;
+		} else {
+			snprintf(st->holders, sizeof(st->holders), "sched:sched_switch");
 		}
 		oc->wk.in_cb =
 		    (struct perf_callbacks){.ctx = oc, .sample = on_switch_in, .lost = on_wake_lost};
@@ -830,8 +982,12 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 	wake_drain(oc);
 	/* everything stamped before the previous drain began (less a margin
 	 * for records being written as it read) has been read by now */
-	if (oc->watermark)
+	if (oc->watermark) {
 		settle_all(oc, oc->watermark);
+		for (size_t i = 0; i < oc->wk.ntl; i++)
+			if (oc->watermark > TL_KEEP_NS)
+				tl_prune(&oc->wk.tl[i], oc->watermark - TL_KEEP_NS);
+	}
 	oc->watermark = start > SETTLE_NS ? start - SETTLE_NS : 1;
 	return oc->err;
 }
@@ -890,6 +1046,11 @@ void offcpu_rec__free(struct offcpu_rec *oc)
 	perf_set__free(oc->ps);
 	wake_close(oc);
 	free(oc->wk.named);
+	for (i = 0; i < oc->wk.ntl; i++) {
+		free(oc->wk.tl[i].time);
+		free(oc->wk.tl[i].tid);
+	}
+	free(oc->wk.tl);
 	for (i = 0; i < oc->capts; i++)
 		free(oc->ts[i].ev);
 	free(oc->ts);

@@ -82,6 +82,11 @@ struct offcpu_rec_stats {
 	uint64_t lost;		 /* records lost to full rings */
 	uint64_t runnable;	 /* intervals with a known run-queue part */
 	uint64_t runq_ns;	 /* ... its total */
+	uint64_t held_ns;	 /* ... of which charged to what ran on its
+				  * CPU meanwhile (the switch timeline) */
+	char holders[32];	 /* "sched:sched_switch": the CPUs' timelines
+				  * were recorded; "" if not */
+	char holders_why[256];	 /* why not */
 	uint64_t wake_lost;	 /* wakeup/switch-in records lost */
 	char wake_source[32];	 /* "sched:sched_waking", "" if not recorded */
 	char wake_why[256];	 /* why wakeups are not recorded */

@@ -396,7 +396,7 @@ static void parse_sample(const struct perf_set *ps, const unsigned char *p,
 	}
 	if (st & PERF_SAMPLE_CPU) {
 		NEED(1);
-		u++;
+		s.cpu = (uint32_t)*u++;
 	}
 	if (st & PERF_SAMPLE_PERIOD) {
 		NEED(1);

@@ -29,6 +29,7 @@ struct perf_set;
 struct perf_sample {
 	uint64_t time;
 	uint32_t pid, tid;
+	uint32_t cpu;		/* PERF_SAMPLE_CPU */
 	uint64_t period;
 	uint64_t nr;		/* callchain length, context markers included */
 	const uint64_t *ips;

@@ -646,6 +646,8 @@ static void write_meta(struct rec *r)
 	note_err(r, trace_writer__meta(r->w, "offcpu", r->st->offcpu));
 	if (r->st->wakeups[0])
 		note_err(r, trace_writer__meta(r->w, "wakeups", r->st->wakeups));
+	if (r->st->holders[0])
+		note_err(r, trace_writer__meta(r->w, "runq_holders", r->st->holders));
 	note_err(r, trace_writer__meta(r->w, "recorder", "d9prof " "0.1.0"));
 }
 
@@ -944,6 +946,11 @@ static int open_offcpu(struct rec *r)
 	} else {
 		snprintf(r->st->wakeups, sizeof(r->st->wakeups), "%s", r->ocst.wake_source);
 	}
+	if (r->ocst.holders[0])
+		snprintf(r->st->holders, sizeof(r->st->holders), "%s", r->ocst.holders);
+	else if (r->ocst.holders_why[0])
+		snprintf(r->st->holders, sizeof(r->st->holders), "refused: %s",
+			 r->ocst.holders_why);
 	if (r->ocst.fallback_why[0])
 		logf_(r, RECORD_INFO, "off-CPU from the context-switch event: %s",
 		      r->ocst.fallback_why);
@@ -983,6 +990,7 @@ static void totals(struct rec *r)
 	r->st->offcpu_unwind_s = (double)c->ustack.unwind_ns / 1e9;
 	r->st->runnable = c->runnable;
 	r->st->runq_ns = c->runq_ns;
+	r->st->held_ns = c->held_ns;
 	r->st->wake_lost = c->wake_lost;
 	r->st->cpu_stacks = u->stacks;
 	r->st->cpu_recovered = u->recovered;

@@ -219,6 +219,10 @@ struct record_stats {
 	char wakeups[288];		/* trace meta "wakeups": the source
 					 * ("sched:sched_waking"), or "off: "
 					 * / "refused: " and why */
+	char holders[288];		/* trace meta "runq_holders": what ran
+					 * on the CPUs ("sched:sched_switch"),
+					 * or "refused: " and why */
+	uint64_t held_ns;		/* run-queue ns charged to what ran */
 	uint64_t runnable;		/* intervals with a run-queue part */
 	uint64_t runq_ns;		/* ... its total */
 	uint64_t wake_lost;		/* wakeup records lost (ring full) */

@@ -100,12 +100,28 @@ struct trace_switch {
 	uint32_t tid;
 	uint32_t stack;		/* stack id (trace_writer__stack) */
 	uint32_t holder;	/* tid of the thread that had the CPU while it
-				 * was runnable (the one that took it at a
-				 * preemption, else the one that ran last
-				 * before it); 0 if not known. Its name:
-				 * trace__comm() */
+				 * was runnable: the one that held it
+				 * longest (holds below), else, without
+				 * them, the one that took it at a
+				 * preemption or ran last before it; 0 if
+				 * not known. Its name: trace__comm() */
+	uint32_t hold;		/* reader: its first entry in trace.holds */
+	uint8_t nhold;		/* entries there (0: no split recorded) */
 	uint8_t preempted;	/* 1: preempted while runnable; 0: blocked */
 };
+
+/* Who held the CPU while a switch's thread waited on its run queue: the
+ * threads that ran on the CPU it then ran on, from @runnable to @time_in,
+ * and how long each (largest first; their sum is at most time_in -
+ * runnable). */
+struct trace_hold {
+	uint32_t tid;		/* or one of TRACE_HOLD_* */
+	uint64_t ns;
+};
+#define TRACE_MAX_HOLDS	   8	       /* per switch; the rest is OTHERS */
+#define TRACE_HOLD_UNKNOWN 0	       /* time the recorder did not see */
+#define TRACE_HOLD_IDLE	   UINT32_MAX  /* the CPU was idle */
+#define TRACE_HOLD_OTHERS  (UINT32_MAX - 1) /* beyond the first 7 */
 
 /* A frame: one unique address of the stacks. The first address of a
  * stack's kernel part and of its user part is the interrupted pc; the
@@ -224,8 +240,14 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 /* An off-CPU interval; its stack must come from trace_writer__stack(), its
  * time_in must be 0 or at least its time, and its runnable 0 or between
  * the two (else -EINVAL). Switch chunks
- * follow the STACKS chunk that defines their stacks, as samples do. */
+ * follow the STACKS chunk that defines their stacks, as samples do.
+ * (s->hold and s->nhold are ignored: no split.) */
 int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s);
+/* The same with who held the CPU while it was runnable: @n (at most
+ * TRACE_MAX_HOLDS) entries of @h summing to at most time_in - runnable
+ * (a known runnable and time_in; else -EINVAL). */
+int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch *s,
+			      const struct trace_hold *h, size_t n);
 
 /* Write @n events as STATE chunks now (after whatever is queued is
  * flushed): what was open when this segment started, at their own times.
@@ -309,6 +331,8 @@ struct trace {
 	size_t nevents;			/* events in the trace, loaded or not */
 	struct trace_switch *switches;	/* in file order */
 	size_t nswitches;
+	struct trace_hold *holds;	/* switch.hold indexes these */
+	size_t nholds;
 	struct trace_thread *comms;	/* threads outside the target named by
 					 * switches; sorted by tid */
 	size_t ncomms;

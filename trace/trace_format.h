@@ -74,6 +74,10 @@
  *            runnable must not pass time_in when that is known. The
  *            last two columns are absent in files from before them
  *            (read as 0); readers from before them reject the chunk.
+ *            Then, also absent in older files (readers from before
+ *            them reject the chunk): n x v nhold (<= TRACE_MAX_HOLDS; 0 unless
+ *            blocked and dur are known), then per switch nhold x (v tid,
+ *            v ns), their ns summing to at most dur - blocked.
  *   COMMS    count = n     as THREADS: threads outside the target
  *   STATE    count = n     as EVENTS: what was open at the segment's
  *                          start (at most one, before its EVENTS)

@@ -139,7 +139,7 @@ struct reader {
 	struct idmap comm_ix;	/* tid -> index in t->comms */
 	struct idmap task_ix;	/* task id -> index in t->tasks */
 	size_t meta_cap, threads_cap, comms_cap, tasks_cap, frames_cap;
-	size_t off_cap, sf_cap, samples_cap, events_cap, switches_cap;
+	size_t off_cap, sf_cap, samples_cap, events_cap, switches_cap, holds_cap;
 	size_t nstack_frames; /* used entries of t->stack_frames */
 	uint8_t *raw;	      /* decompressed payload */
 	size_t raw_cap;
@@ -723,6 +723,37 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 		if (v > UINT32_MAX)
 			return bad(r, "bad switch holder thread id");
 		s[i].holder = (uint32_t)v;
+	}
+	/* who held the CPU: absent in older files */
+	for (i = 0; i < count; i++) {
+		v = cursor_left(c) ? cursor_varint(c) : 0;
+		if (v > TRACE_MAX_HOLDS || (v && (!s[i].runnable || !s[i].time_in)))
+			return bad(r, "bad switch holder count");
+		s[i].nhold = (uint8_t)v;
+	}
+	for (i = 0; i < count; i++) {
+		uint64_t left = s[i].nhold ? s[i].time_in - s[i].runnable : 0;
+
+		if (!s[i].nhold)
+			continue;
+		if (t->nholds + s[i].nhold >= UINT32_MAX)
+			return bad(r, "too many switch holders");
+		if (GROW(r, t->holds, r->holds_cap, t->nholds + s[i].nhold))
+			return nomem(r);
+		s[i].hold = (uint32_t)t->nholds;
+		for (uint32_t k = 0; k < s[i].nhold; k++) {
+			struct trace_hold *h = &t->holds[t->nholds++];
+
+			v = cursor_varint(c);
+			if (v > UINT32_MAX)
+				return bad(r, "bad switch holder thread id");
+			h->tid = (uint32_t)v;
+			h->ns = cursor_varint(c);
+			if (h->ns > left)
+				return c->err ? bad(r, "truncated switches")
+					      : bad(r, "switch holders past its wait");
+			left -= h->ns;
+		}
 	}
 	if (c->err)
 		return bad(r, "truncated switches");
@@ -1969,6 +2000,7 @@ void trace__free(struct trace *t)
 	free(t->samples);
 	free(t->events);
 	free(t->switches);
+	free(t->holds);
 	free(t->segments);
 	arena_free(t->arena);
 	src_free(t->src);

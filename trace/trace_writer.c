@@ -81,8 +81,10 @@ struct trace_writer {
 	size_t nevents, nrecs;
 	struct trace_event *crec;
 	size_t crec_cap;
-	struct trace_switch *switches;
+	struct trace_switch *switches;	/* hold: first of w->holds */
 	size_t nswitches, switches_cap;
+	struct trace_hold *holds;
+	size_t nholds, holds_cap;
 	struct bytes meta, threads, tasks, comms;
 	size_t nmeta, nthreads, ntasks, ncomms;
 
@@ -372,7 +374,7 @@ static int write_switches(struct trace_writer *w)
 	if (err)
 		return err;
 	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * 7 * n);
+	p = reserve(&w->raw, TRACE_VARINT_MAX * (8 * n + 2 * w->nholds));
 	if (!p)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -394,10 +396,18 @@ static int write_switches(struct trace_writer *w)
 		p = put_varint(p, s[i].runnable ? s[i].runnable - s[i].time + 1 : 0);
 	for (i = 0; i < n; i++)
 		p = put_varint(p, s[i].holder);
+	/* who held the CPU meanwhile */
+	for (i = 0; i < n; i++)
+		p = put_varint(p, s[i].nhold);
+	for (i = 0; i < n; i++)
+		for (uint32_t k = 0; k < s[i].nhold; k++) {
+			p = put_varint(p, w->holds[s[i].hold + k].tid);
+			p = put_varint(p, w->holds[s[i].hold + k].ns);
+		}
 	w->raw.len = (size_t)(p - w->raw.p);
 	err = write_chunk(w, TRACE_CHUNK_SWITCHES, n);
 	if (!err)
-		w->nswitches = 0;
+		w->nswitches = w->nholds = 0;
 	return err;
 }
 
@@ -931,7 +941,14 @@ int trace_writer__event(struct trace_writer *w, const struct trace_event *e)
 
 int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s)
 {
+	return trace_writer__switch_held(w, s, NULL, 0);
+}
+
+int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch *s,
+			      const struct trace_hold *h, size_t n)
+{
 	int err = check_writable(w);
+	uint64_t sum = 0;
 
 	if (err)
 		return err;
@@ -941,10 +958,23 @@ int trace_writer__switch(struct trace_writer *w, const struct trace_switch *s)
 	    (s->runnable && (s->runnable < s->time || s->runnable - s->time == UINT64_MAX ||
 			     (s->time_in && s->runnable > s->time_in))))
 		return -EINVAL;
+	if (n && (n > TRACE_MAX_HOLDS || !h || !s->runnable || !s->time_in))
+		return -EINVAL;
+	for (size_t k = 0; k < n; k++) {
+		if (h[k].ns > s->time_in - s->runnable - sum)
+			return -EINVAL;
+		sum += h[k].ns;
+	}
 	if (trace_grow((void **)&w->switches, &w->switches_cap, w->nswitches + 1,
-		       sizeof(*w->switches)))
+		       sizeof(*w->switches)) ||
+	    trace_grow((void **)&w->holds, &w->holds_cap, w->nholds + n + 1, sizeof(*w->holds)))
 		return -ENOMEM;
-	w->switches[w->nswitches++] = *s;
+	if (n)
+		memcpy(w->holds + w->nholds, h, n * sizeof(*h));
+	w->switches[w->nswitches] = *s;
+	w->switches[w->nswitches].hold = (uint32_t)w->nholds;
+	w->switches[w->nswitches++].nhold = (uint8_t)n;
+	w->nholds += n;
 	w->total_switches++;
 	note_time(w, s->time);
 	if (s->time_in)
@@ -1318,6 +1348,7 @@ void trace_writer__free(struct trace_writer *w)
 	bytes_release(&w->ev_len);
 	free(w->crec);
 	free(w->switches);
+	free(w->holds);
 	bytes_release(&w->meta);
 	bytes_release(&w->threads);
 	bytes_release(&w->comms);

@@ -722,6 +722,53 @@ Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
 	free(path);
 }
 
+Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
+{
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = trace_writer__new(fd);
+	static const uint64_t ips[] = {0x401230};
+	static const struct trace_hold h[] = {
+	    {.tid = 4567, .ns = 50}, {.tid = TRACE_HOLD_IDLE, .ns = 15}, {.tid = 9, .ns = 5}};
+	static const struct trace_hold over[] = {{.tid = 4567, .ns = 71}};
+	struct trace_switch sw = {.time = 1000, .time_in = 1100, .runnable = 1030, .tid = 7,
+				  .holder = 4567};
+	struct trace_switch open_sw = {.time = 2000, .runnable = 2010, .tid = 7};
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, ips, 1, &sw.stack), 0);
+	open_sw.stack = sw.stack;
+	/* more than the wait, no wait known, too many: refused */
+	cr_expect_eq(trace_writer__switch_held(w, &sw, over, 1), -EINVAL);
+	cr_expect_eq(trace_writer__switch_held(w, &open_sw, h, 1), -EINVAL);
+	cr_expect_eq(trace_writer__switch_held(w, &sw, h, TRACE_MAX_HOLDS + 1), -EINVAL);
+	cr_assert_eq(trace_writer__switch_held(w, &sw, h, 3), 0);
+	cr_assert_eq(trace_writer__switch(w, &open_sw), 0);
+	cr_assert_eq(trace_writer__switch_held(w, &sw, h + 1, 2), 0);
+	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+
+	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	cr_assert_eq(t->nswitches, 3);
+	cr_assert_eq(t->switches[0].nhold, 3);
+	cr_assert_eq(t->switches[1].nhold, 0);
+	cr_assert_eq(t->switches[2].nhold, 2);
+	for (size_t k = 0; k < 3; k++) {
+		const struct trace_hold *x = &t->holds[t->switches[0].hold + k];
+
+		cr_expect_eq(x->tid, h[k].tid, "hold %zu", k);
+		cr_expect_eq(x->ns, h[k].ns, "hold %zu", k);
+	}
+	cr_expect_eq(t->holds[t->switches[2].hold].tid, TRACE_HOLD_IDLE);
+	cr_expect_eq(t->holds[t->switches[2].hold + 1].ns, 5);
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
 Test(trace, small_trace_keeps_its_switches_whole_or_not_at_all_when_cut)
 {
 	size_t n, len, nch, cut;
