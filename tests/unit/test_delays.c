@@ -294,6 +294,51 @@ Test(delays, the_victim_waited_behind_the_hogs_poll)
 	cr_expect_eq(T.frames[c[2].under].addr, 0x7f0000001000, "clock_nanosleep");
 }
 
+/* The same with what ran on the CPU recorded: the 3 ms preemption was
+ * 2.4 ms of stress and 0.6 ms of a kworker (tid 12), the 1 ms wait after
+ * the wakeup 0.5 ms of the kworker, 0.25 ms idle, 0.25 ms unseen. */
+Test(delays, run_queue_time_is_charged_to_what_ran_by_time)
+{
+	static const struct trace_hold h[] = {
+	    {4567, 2400 * US}, {12, 600 * US}, {12, 500 * US}, {TRACE_HOLD_IDLE, 250 * US},
+	    {TRACE_HOLD_UNKNOWN, 250 * US}};
+	struct trace_hold got[TRACE_MAX_HOLDS];
+	struct delay_cause c[8];
+	size_t n, k;
+	uint64_t kw = 0, st = 0;
+	char lab[64];
+
+	starve();
+	T.holds = (struct trace_hold *)h;
+	T.nholds = 5;
+	T.switches[0].hold = 0;
+	T.switches[0].nhold = 2;
+	T.switches[1].hold = 2;
+	T.switches[1].nhold = 3;
+	/* a part of a wait (clipped to a poll) is shared out alike */
+	cr_assert_eq(switch_holds(&T, &T.switches[0], 1500 * US, got), 2);
+	cr_expect_eq(got[0].tid, 4567);
+	cr_expect_eq(got[0].ns, 1200 * US);
+	cr_expect_eq(got[1].ns, 300 * US);
+	cr_expect_eq(switch_holds(&T, &T.switches[0], 0, got), 0);
+	n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
+	for (k = 0; k < n; k++) {
+		if (c[k].kind != CAUSE_RUNQ)
+			continue;
+		if (c[k].holder == 12)
+			kw += c[k].ns;
+		if (c[k].holder == 4567)
+			st += c[k].ns;
+	}
+	cr_expect_eq(st, 2400 * US, "stress: only the time it ran");
+	cr_expect_eq(kw, 1100 * US, "the kworker: 0.6 + 0.5 ms");
+	cr_expect_str_eq(holder_label(&T, TRACE_HOLD_IDLE, lab, sizeof(lab)), "[idle CPU]");
+	cr_expect_str_eq(holder_label(&T, TRACE_HOLD_OTHERS, lab, sizeof(lab)), "[others]");
+	cr_expect_str_eq(holder_label(&T, 4567, lab, sizeof(lab)), "stress[4567]");
+	T.holds = NULL; /* static: not the trace's to free */
+	T.nholds = 0;
+}
+
 Test(delays, the_table_names_task_stack_and_thief)
 {
 	struct delays_opts o = {.limit = 10};
