@@ -19,7 +19,9 @@
 #                        goes (perf record -g of the recorder, untimed)
 #                        and what one recording costs whatever its length;
 #                        2d recorder RSS over a 60 s run; 2e leaf-caller
-#                        step; 2f wakeups; 2g flight recorder (FLIGHT_SECS
+#                        step; 2h a target without frame pointers (d9prof's
+#                        default and fp against perf --call-graph dwarf);
+#                        2f wakeups; 2g flight recorder (FLIGHT_SECS
 #                        of --flight=30s against plain recordings); row 5
 #                        the Tokio binding
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
@@ -37,7 +39,8 @@
 # seconds, RSS_SECS [60], FLIGHT_SECS [600], FLIGHT_CMP_SECS [60],
 # BIG_SAMPLES [1000000], SAMPLE_HZ [25000], SPIN_US [8], DEMO_WORK_NS
 # [8000], KEEP=1 keeps the traces in $B/bench/run, BENCH_ONLY=2 runs only
-# sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table.
+# sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table,
+# BENCH_ONLY=2h row 2h alone (~1.5 minutes).
 set -u
 
 B=${B:-build}
@@ -58,6 +61,7 @@ DEMO=$B/examples/demo
 SHIM=$B/bench/bench_shim
 SPIN=$B/bench/bench_spin
 TOKIO=$B/cargo/release/d9demo-tokio
+FPLESS=$B/e2e/fpless/recurse
 RUN=$B/bench/run
 RESULTS=$B/bench/results.txt
 TIME=/usr/bin/time
@@ -256,6 +260,89 @@ spread_verdict() {
 		echo "undecided within noise (median $(median $1))"
 	fi
 }
+
+# A target without frame pointers (tests/e2e/fpless/recurse: 40 calls deep,
+# gcc -O2 -g -fomit-frame-pointer, spinning at the bottom), PAIRS rounds of
+# PAIR_SECS each, the order rotating: d9prof record -p at its defaults
+# (auto: dwarf,8192 here) and with --call-graph fp (the 512-byte leaf
+# step), both without off-CPU and wakeups, and perf record --call-graph
+# dwarf (cpu-clock at 999 Hz; perf unwinds later, in perf script, whose
+# CPU is stated apart). The recorders' CPU per sample (user + system of
+# the recorder process over the same time, divided by its samples; ratios
+# paired within a round) and the share of samples whose stack reaches main.
+fpless_row() {
+	local i k arm name pid e u s m n ras="" rfs="" rps="" rat="" a9="" af="" ap="" pscr=""
+	if [ ! -x "$FPLESS" ]; then
+		row 2h "no frame pointers (fpless/recurse)" "n/a" "-" "-" "-" "not built"
+		return
+	fi
+	bg 2h-target "$FPLESS" 100000
+	pid=$BG
+	sleep 0.5
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1 2; do
+			arm=$(echo d9 d9fp perf | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
+			name=2h-$arm-$i
+			case $arm in
+			d9 | d9fp)
+				run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" "$D9" record -p "$pid" \
+					-d "$PAIR_SECS" --no-offcpu --no-wakeups \
+					$([ $arm = d9fp ] && echo --call-graph fp) -o "$RUN/$name.d9" \
+					2>"$RUN/$name-rec.err" ||
+					die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+				n=$(rec_samples "$RUN/$name-rec.err")
+				"$D9" flame -i "$RUN/$name.d9" --format folded >"$RUN/$name.folded" \
+					2>/dev/null || die "flame of $name failed"
+				;;
+			perf)
+				run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" perf record -q \
+					-e cpu-clock -F 999 --call-graph dwarf -p "$pid" \
+					-o "$RUN/$name.data" -- sleep "$PAIR_SECS" \
+					2>"$RUN/$name-rec.err" ||
+					die "perf record ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+				n=$(perf report -i "$RUN/$name.data" --stats 2>/dev/null |
+					awk '/SAMPLE events:/ { print $3; exit }')
+				run $TIME -f '%e %U %S %M' -o "$RUN/$name.script.time" sh -c \
+					"perf script -i '$RUN/$name.data' -F ip,sym >'$RUN/$name.script' 2>/dev/null"
+				pscr="$pscr $(calc "$(tail -1 "$RUN/$name.script.time" | awk '{ print $2 + $3 }') * 1e6 / $n")"
+				;;
+			esac
+			read -r e u s m <<<"$(tail -1 "$RUN/$name.time")"
+			case $arm in
+			d9) ras="$ras $(calc "($u + $s) * 1e6 / $n")"
+			    a9="$a9 $(reach_main "$RUN/$name.folded")" ;;
+			d9fp) rfs="$rfs $(calc "($u + $s) * 1e6 / $n")"
+			    af="$af $(reach_main "$RUN/$name.folded")" ;;
+			perf) rps="$rps $(calc "($u + $s) * 1e6 / $n")"
+			    ap="$ap $(awk 'BEGIN { RS = "" } { t++; if ($0 ~ /[ \t]main(\n|$)/) m++ }
+				END { printf "%.1f", t ? 100 * m / t : 0 }' "$RUN/$name.script")" ;;
+			esac
+		done
+		rat="$rat $(calc "$(echo $ras | awk '{ print $NF }') / $(echo $rps | awk '{ print $NF }')")"
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	reaped "$pid"
+	row 2h "no frame pointers (fpless/recurse, gcc -O2)" "" "" "" "" ""
+	row "" "  recorder CPU per sample, us (auto; fp)" "$(med 1 "$ras"); $(med 1 "$rfs")" \
+		"perf dwarf $(med 1 "$rps")" "$(med 3 "$rat")" "< 1 (below perf)" \
+		"$(spread_verdict "$rat" 1) ($(span "$rat"))"
+	row "" "  samples reaching main, % (auto; fp)" "$(med 1 "$a9"); $(med 1 "$af")" \
+		"perf dwarf $(med 1 "$ap")" "-" ">= 95" \
+		"$(verdict "$(minof $a9) >= 95") ($(span "$a9"))"
+	note "2h perf unwinds afterwards: perf script took $(med 1 "$pscr") us of CPU per sample"
+}
+# reach_main FOLDED: % of the samples whose stack holds main
+reach_main() {
+	awk '{ n = $NF; t += n; if ($0 ~ /(^|;)main(;| [0-9]+$)/) m += n }
+		END { printf "%.1f", t ? 100 * m / t : 0 }' "$1"
+}
+if [ "$BENCH_ONLY" = 2h ]; then
+	fpless_row
+	note "BENCH_ONLY=2h: row 2h only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 
 # ---- 1. shim markers -----------------------------------------------------------
 
@@ -621,6 +708,8 @@ leafstep() {
 }
 say "2/4 leaf-caller step: bench_spin with and without --cpu-stack 0, $PAIRS x 2 runs"
 leafstep
+say "2/4 no frame pointers: fpless/recurse by d9prof (auto, fp) and perf --call-graph dwarf, $PAIRS x 3 runs"
+fpless_row
 
 # Wakeups (run-queue time): sched_waking and the switch into each thread,
 # system-wide and filtered to the target's tids. Interleaved runs of
