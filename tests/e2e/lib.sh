@@ -29,12 +29,14 @@ e2e_run_tests() {
 	for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
 		[ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$t" && continue
 		say "== $NAME: ${t#t_}"
+		t0=$(date +%s.%N)
 		$t; rc=$?
 		e2e_kill_started
+		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 		case $rc in
-		0) pass=$((pass + 1)); say "ok - ${t#t_}" ;;
+		0) pass=$((pass + 1)); say "ok - ${t#t_} (${secs}s)" ;;
 		2) skip=$((skip + 1)) ;;
-		*) fail=$((fail + 1)); say "not ok - ${t#t_}" ;;
+		*) fail=$((fail + 1)); say "not ok - ${t#t_} (${secs}s)" ;;
 		esac
 	done
 	say "$NAME: $pass passed, $fail failed, $skip skipped"

@@ -885,11 +885,13 @@ done
 [ -n "${ONLY:-}" ] && order=$(tr ' \t' '\n\n' <<<"$order" | grep -E -- "$ONLY")
 for t in $order; do
 	say "== e2e: ${t#t_}"
+	t0=$(date +%s.%N)
 	$t; rc=$?
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	case $rc in
-	0) pass=$((pass + 1)); say "ok - ${t#t_}" ;;
+	0) pass=$((pass + 1)); say "ok - ${t#t_} (${secs}s)" ;;
 	2) skip=$((skip + 1)); say "skip - ${t#t_}" ;;
-	*) fail=$((fail + 1)); say "not ok - ${t#t_}" ;;
+	*) fail=$((fail + 1)); say "not ok - ${t#t_} (${secs}s)" ;;
 	esac
 done
 say "e2e: $pass passed, $fail failed, $skip skipped"
