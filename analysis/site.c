@@ -34,6 +34,26 @@ static const char *const sys_names[] = {
     "start_thread", "clone", "__clone",
 };
 
+/* Rust's primitive types: their methods ("<u64>::wrapping_mul", "<[T]>::
+ * iter", "<str as core::fmt::Display>::fmt") are core's. */
+static const char *const primitives[] = {
+    "u8",  "u16", "u32",  "u64",  "u128", "usize", "i8",   "i16", "i32",
+    "i64", "i128", "isize", "f32", "f64",  "bool",  "char", "str",
+};
+
+static int is_primitive(const char *s)
+{
+	if (*s == '[' || *s == '(' || !strncmp(s, "*const ", 7) || !strncmp(s, "*mut ", 5))
+		return 1;
+	for (size_t i = 0; i < sizeof(primitives) / sizeof(*primitives); i++) {
+		size_t n = strlen(primitives[i]);
+
+		if (!strncmp(s, primitives[i], n) && (s[n] == '>' || s[n] == ' '))
+			return 1;
+	}
+	return 0;
+}
+
 static int starts(const char *s, const char *const *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -61,10 +81,17 @@ int frame_is_system(const struct trace *t, uint32_t id)
 	s = f->sym;
 	if (!s)
 		return 0;
-	while (*s == '<' || *s == '&' || *s == '*')
+	if (*s == '<') {
 		s++;
-	if (!strncmp(s, "dyn ", 4))
-		s += 4;
+		if (is_primitive(s))
+			return 1;
+		while (*s == '&' || (*s == '*' && s[1] != 'c' && s[1] != 'm'))
+			s++;
+		if (!strncmp(s, "mut ", 4))
+			s += 4;
+		if (!strncmp(s, "dyn ", 4))
+			s += 4;
+	}
 	return starts(s, sys_names, sizeof(sys_names) / sizeof(*sys_names));
 }
 
