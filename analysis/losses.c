@@ -250,8 +250,13 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 		}
 		if (!c)
 			continue;
-		out[n++] = (struct loss){.key = kinds[i].key, .what = kinds[i].what, .count = c,
-					 .affects = kinds[i].affects};
+		out[n] = (struct loss){.key = kinds[i].key, .what = kinds[i].what, .count = c,
+				       .affects = kinds[i].affects};
+		/* recorded with the big copy already: no option to point to */
+		if (kinds[i].src == SRC_CUT_STACKS && trace__meta(t, "call-graph") &&
+		    !strncmp(trace__meta(t, "call-graph"), "dwarf", 5))
+			out[n].what = "CPU stacks cut short (no thread root, though unwound by CFI)";
+		n++;
 	}
 	return n;
 }

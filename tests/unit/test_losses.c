@@ -185,6 +185,10 @@ Test(losses, cpu_stacks_without_a_thread_root_are_cut_short)
 	sy_sample(&t, 7, 11, s_cut, 1);
 	cr_assert_eq(analysis_losses(&t, LOSS_CPU, l), 1);
 	cr_expect_eq(l[0].count, 4);
+	/* recorded with dwarf already: the text points to no option */
+	sy_meta(&t, "call-graph", "dwarf,8192");
+	cr_expect_str_eq(analysis_losses_text(&t, LOSS_ALL, buf, sizeof(buf)),
+			 "lost: 4 CPU stacks cut short (no thread root, though unwound by CFI)");
 	sy_free(&t);
 }
 
