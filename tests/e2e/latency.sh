@@ -327,16 +327,37 @@ t_starve_delays_text() {
 	local rows
 	rows=$(grep -c '^[0-9]' "$f.delays")
 	[ "$rows" = 5 ] || fail "want 5 delays of the victim, got $rows" || return 1
-	# every one >= 5ms, worst first, behind the hog in its hot function
+	# every one >= 5ms, worst first, in the hog's poll (polling it, or
+	# waiting for a CPU inside it: on a busy machine the worst delays are
+	# those where the hog's thread itself waited behind other processes)
 	awk -v h="$HID" "$AWK_NS"'/^[0-9]/ {
 		d = ns($1)
 		if (d < 5e6) { print "under 5ms: " $0; bad = 1 }
 		if (n++ && d > prev) { print "not worst first: " $0; bad = 1 }
 		prev = d
-		if (index($0, "polling task " h " hog") == 0) { print "not behind task " h " hog: " $0; bad = 1 }
-		if (!index($0, "starve_hog_spin") || !index($0, "starve_hog_inner")) {
-			print "no starve_hog_spin <- starve_hog_inner: " $0; bad = 1 }
+		if (!index($0, "polling task " h " hog") && !index($0, "inside task " h " hog'"'"'s poll")) {
+			print "not behind task " h " hog: " $0; bad = 1 }
 	} END { exit bad }' "$f.delays" >"$f.bad" || fail "$(cut -c1-300 "$f.bad")" || return 1
+	# and all its delays >= 5ms, as ratios: 90% or more in the hog's poll
+	# (all of them on an idle machine), at least half with the hog on the
+	# CPU for some of the wait ("polling task H hog"), and those name its
+	# hot function (95% or more)
+	"$D9" delays -i "$f.data" --task "$VID" --min 5ms --limit 100000 >"$f.delays.all" ||
+		fail "delays --min 5ms failed" || return 1
+	awk -v h="$HID" '/^[0-9]/ { n++
+		pol = index($0, "polling task " h " hog")
+		if (pol || index($0, "inside task " h " hog'"'"'s poll")) a++; else if (xa == "") xa = $0
+		if (!pol) next
+		p++
+		if (index($0, "starve_hog_spin") && index($0, "starve_hog_inner")) q++
+		else if (xq == "") xq = $0 }
+		END { printf "    %d delays >= 5ms: %d in task %s hog'"'"'s poll, %d with it polling, %d of those in starve_hog_spin <- starve_hog_inner\n", n, a, h, p, q
+		      if (xa != "") printf "    not in its poll: %s\n", substr(xa, 1, 250)
+		      if (xq != "") printf "    not its hot function: %s\n", substr(xq, 1, 250)
+		      exit !(n >= 5 && a * 10 >= n * 9 && p * 2 >= n && q * 20 >= p * 19) }' \
+		"$f.delays.all" ||
+		fail "the victim's delays are not behind the hog in its hot function (ratios above)" ||
+		return 1
 	# the cause names the victim's task, thread names are shown
 	grep '^[0-9]' "$f.delays" | grep -v "victim" | grep -q . &&
 		fail "a row without the task name victim" && return 1
