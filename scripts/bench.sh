@@ -40,7 +40,8 @@
 # BIG_SAMPLES [1000000], SAMPLE_HZ [25000], SPIN_US [8], DEMO_WORK_NS
 # [8000], KEEP=1 keeps the traces in $B/bench/run, BENCH_ONLY=2 runs only
 # sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table,
-# BENCH_ONLY=2h row 2h alone (~1.5 minutes).
+# BENCH_ONLY=2h row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone
+# (~1.5 minutes).
 set -u
 
 B=${B:-build}
@@ -337,6 +338,63 @@ reach_main() {
 	awk '{ n = $NF; t += n; if ($0 ~ /(^|;)main(;| [0-9]+$)/) m += n }
 		END { printf "%.1f", t ? 100 * m / t : 0 }' "$1"
 }
+# What recording every CPU's switches costs (who held the CPU while the
+# target waited: sched:sched_switch on every CPU, unfiltered, no stacks):
+# a bystander that switches all the time (perf bench sched pipe, both ends
+# on CPU 1: two switches an op) runs while d9prof records the demo at its
+# defaults (d9), with --no-wakeups (d9nw: no system-wide event at all) and
+# with no recorder (none), PAIRS rounds, the order rotating. Its us/op per
+# arm, the ratio d9/d9nw paired within a round (what the system-wide
+# events cost every switch on the machine), and the recorder's CPU per
+# switch of the machine over the recording (/proc/stat ctxt).
+switches_row() {
+	local i k arm name pid e u s m us c0 c1 ud="" un="" u0="" rat="" per=""
+	bg 2i-target "$DEMO" -w 2
+	pid=$BG
+	sleep 0.5
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1 2; do
+			arm=$(echo d9 d9nw none | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
+			name=2i-$arm-$i
+			c0=$(awk '/^ctxt/ { print $2 }' /proc/stat)
+			case $arm in
+			d9 | d9nw)
+				$TIME -f '%e %U %S %M' -o "$RUN/$name.time" "$D9" record -p "$pid" \
+					-d "$PAIR_SECS" $([ $arm = d9nw ] && echo --no-wakeups) \
+					-o "$RUN/$name.d9" 2>"$RUN/$name-rec.err" &
+				;;
+			none) sleep "$PAIR_SECS" & ;;
+			esac
+			sleep 1
+			us=$(taskset -c 1 perf bench sched pipe -l 50000 2>/dev/null |
+				awk '/usecs\/op/ { print $1 }')
+			wait $! || die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+			c1=$(awk '/^ctxt/ { print $2 }' /proc/stat)
+			case $arm in
+			d9) ud="$ud $us"
+			    read -r e u s m <<<"$(tail -1 "$RUN/$name.time")"
+			    per="$per $(calc "($u + $s) * 1e9 / ($c1 - $c0)")" ;;
+			d9nw) un="$un $us" ;;
+			none) u0="$u0 $us" ;;
+			esac
+		done
+		rat="$rat $(calc "$(echo $ud | awk '{ print $NF }') / $(echo $un | awk '{ print $NF }')")"
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	reaped "$pid"
+	row 2i "every CPU's switches (who held the CPU)" "" "" "" "" ""
+	row "" "  bystander pipe us/op (d9; --no-wakeups)" "$(med 2 "$ud"); $(med 2 "$un")" \
+		"no recorder $(med 2 "$u0")" "$(med 3 "$rat")" "stated" \
+		"- ($(span "$rat"))"
+	row "" "  recorder CPU ns per switch on the machine" "$(med 0 "$per")" "-" "-" "stated" "-"
+}
+if [ "$BENCH_ONLY" = 2i ]; then
+	switches_row
+	note "BENCH_ONLY=2i: row 2i only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 if [ "$BENCH_ONLY" = 2h ]; then
 	fpless_row
 	note "BENCH_ONLY=2h: row 2h only; total bench time $(($(date +%s) - T_START)) s"
@@ -710,9 +768,11 @@ say "2/4 leaf-caller step: bench_spin with and without --cpu-stack 0, $PAIRS x 2
 leafstep
 say "2/4 no frame pointers: fpless/recurse by d9prof (auto, fp) and perf --call-graph dwarf, $PAIRS x 3 runs"
 fpless_row
+switches_row
 
-# Wakeups (run-queue time): sched_waking and the switch into each thread,
-# system-wide and filtered to the target's tids. Interleaved runs of
+# Wakeups (run-queue time): sched_waking, system-wide and filtered to the
+# target's tids, and every CPU's switches (unfiltered, no stacks; row 2i
+# prices those for other processes). Interleaved runs of
 # bench_spin -w (two threads passing a token through pipes: every poll
 # blocks and is woken) recorded at the defaults and with --no-wakeups:
 # the run-queue records per second, the recorder's CPU, the workload's
