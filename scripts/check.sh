@@ -36,12 +36,14 @@ rm -f "$LOGS"/*.log
 reason() {
 	awk '
 	/^    [^ ]/ { last = $0; sub(/^ +/, "", last) }
+	nok != "" { if (/^    [^ ]/) { sub(/^ +/, ""); nok = nok " " $0 } print nok; exit }
+	/^not ok.*:$/ { nok = $0; sub(/^not ok -? */, "", nok); next }
 	/^not ok/ { r = $0; sub(/^not ok -? */, "", r); if (last != "") r = r ": " last; print r; exit }
 	/^layout [^ ]*: FAIL/ || /\[FAIL\]/ || /ERROR: [A-Za-z]*Sanitizer/ ||
 	/WARNING: ThreadSanitizer/ || /runtime error:/ || /panicked at/ ||
 	/: error: / || /^error(\[E[0-9]+\])?: / || /Assertion [Ff]ailed/ { print; exit }
 	/^make(\[[0-9]+\])?: \*\*\*/ { mk = $0 }
-	END { if (mk != "") print mk }' "$1" | head -1 | cut -c1-200
+	END { if (nok != "") print nok; else if (mk != "") print mk }' "$1" | head -1 | cut -c1-200
 }
 
 # skipwhy LOG: why the whole suite skipped, or nothing if it ran something
