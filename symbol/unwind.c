@@ -29,6 +29,7 @@
 #define REG_SP	7
 #define REG_FP	6
 #define NREGS	17 /* 0-15 and 16, the return address column */
+#define REG_PC	16 /* ... which expressions read as the frame's rip */
 #define ARCH_OK 1
 #elif defined(__aarch64__)
 #define REG_SP	31
@@ -615,6 +616,12 @@ int symbolizer__unwind(struct symbolizer *s, const struct unwind_regs *regs,
 			break;
 		}
 		m.fault = 0;
+#ifdef REG_PC
+		/* a PLT entry's CFA depends on where in it the pc is
+		 * (DW_OP_breg16): the frame's rip is its pc */
+		f.reg[REG_PC] = pc;
+		f.valid |= 1u << REG_PC;
+#endif
 		if (step(s, &f, &pc, exact, &m, &obj, &why, &sig)) {
 			res->end = why;
 			if (res->n == 1)
