@@ -264,6 +264,10 @@ static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
 /* @s as a JSON string, quoted and escaped (NULL: null; invalid UTF-8
  * bytes become U+FFFD). */
 void json_str(FILE *out, const char *s);
+/* A run-queue holder as JSON: {"pid": N, "comm": name|null}, or for the
+ * idle CPU and "others" {"pid": null, "comm": "[idle CPU]"|"[others]"},
+ * or null for unknown (0). (offcpu_join.c) */
+void holder_json(const struct trace *t, uint32_t holder, FILE *out);
 
 /* @s shown in at most @n characters into @out (room for strlen(s) * 3 / 2
  * + 16): templates, then parameters, then middle scopes become "..", so a

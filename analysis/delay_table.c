@@ -241,15 +241,7 @@ void causes_json(const struct offcpu *oc, const struct hot *h, const struct dela
 			}
 		} else if (x->kind == CAUSE_RUNQ) {
 			fputs(",\"holder\":", out);
-			if (x->holder) {
-				const char *cn = trace__comm(t, x->holder);
-
-				fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", x->holder);
-				json_str(out, cn);
-				fputc('}', out);
-			} else {
-				fputs("null", out);
-			}
+			holder_json(t, x->holder, out);
 		}
 		fputc('}', out);
 	}

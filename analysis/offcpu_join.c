@@ -658,10 +658,27 @@ const char *runq_missing(const struct trace *t)
 	return v; /* "refused: why" */
 }
 
+void holder_json(const struct trace *t, uint32_t holder, FILE *out)
+{
+	char buf[32];
+
+	if (!holder) {
+		fputs("null", out);
+	} else if (holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
+		fputs("{\"pid\":null,\"comm\":", out);
+		json_str(out, holder_label(t, holder, buf, sizeof(buf)));
+		fputc('}', out);
+	} else {
+		fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", holder);
+		json_str(out, trace__comm(t, holder));
+		fputc('}', out);
+	}
+}
+
 size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
 		    struct trace_hold *out)
 {
-	const struct trace_hold *h = t->holds + s->hold;
+	const struct trace_hold *h;
 	uint64_t total = 0, given = 0;
 	size_t k, n = s->nhold;
 
@@ -671,19 +688,21 @@ size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_
 		out[0] = (struct trace_hold){s->holder, runq};
 		return 1;
 	}
+	h = t->holds + s->hold;
 	for (k = 0; k < n; k++)
 		total += h[k].ns;
 	if (!total) {
 		out[0] = (struct trace_hold){TRACE_HOLD_UNKNOWN, runq};
 		return 1;
 	}
-	/* shares of @runq (a wait clipped to its poll is a part of it) */
+	/* shares of @runq (a wait clipped to its poll is a part of it, and
+	 * recorded holds that do not cover a whole wait are scaled up) */
 	for (k = 0; k < n; k++) {
 		out[k].tid = h[k].tid;
 		out[k].ns = (uint64_t)((unsigned __int128)runq * h[k].ns / total);
 		given += out[k].ns;
 	}
-	/* time the recorded waits did not reach, as unknown */
+	/* the rounding's remainder to the largest */
 	out[0].ns += runq - given;
 	return n;
 }
@@ -716,14 +735,17 @@ static int fw_cmp(const void *a, const void *b)
 {
 	const struct fw *x = a, *y = b;
 
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
+	if (x->frame != y->frame)
+		return x->frame < y->frame ? -1 : 1;
+	return x->under < y->under ? -1 : x->under > y->under;
 }
 
-/* The frame with the most weight among @n (frame, weight) pairs (sorted
- * here); ties to the lower frame id. 0 if n == 0. */
-static int heaviest(struct fw *v, size_t n, uint32_t *frame)
+/* The frame with the most weight among @n (frame, under, weight) triples
+ * (sorted here), and under it the call with the most weight; ties to the
+ * lower ids. 0 if n == 0. */
+static int heaviest(struct fw *v, size_t n, uint32_t *frame, uint32_t *under)
 {
-	uint64_t best = 0, run = 0;
+	uint64_t best = 0, run = 0, ubest = 0, urun = 0;
 	size_t i;
 	int found = 0;
 
@@ -738,6 +760,19 @@ static int heaviest(struct fw *v, size_t n, uint32_t *frame)
 			found = 1;
 		}
 	}
+	for (i = 0; found && i < n; i++) {
+		if (v[i].frame != *frame)
+			continue;
+		urun = (i && v[i].frame == v[i - 1].frame && v[i].under == v[i - 1].under)
+			   ? urun + v[i].w
+			   : v[i].w;
+		if (i + 1 < n && v[i + 1].frame == v[i].frame && v[i + 1].under == v[i].under)
+			continue;
+		if (!ubest || urun > ubest) {
+			ubest = urun ? urun : 1;
+			*under = v[i].under;
+		}
+	}
 	return found;
 }
 
@@ -747,7 +782,7 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 	const struct trace *t = op->pub.trace;
 	size_t a = op->switch_off[poll], b = op->switch_off[poll + 1], i, n = 0;
 	struct fw *v = malloc((b - a + 1) * sizeof(*v));
-	uint64_t all = 0, pre = 0, best = 0;
+	uint64_t all = 0, pre = 0;
 	int found;
 
 	if (!v)
@@ -761,14 +796,8 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 			n++;
 		}
 	}
-	found = heaviest(v, n, frame);
-	/* the call under that frame: the heaviest one (v is sorted) */
 	*under = UINT32_MAX;
-	for (i = 0; found && i < n; i++)
-		if (v[i].frame == *frame && (v[i].w > best || *under == UINT32_MAX)) {
-			best = v[i].w;
-			*under = v[i].under;
-		}
+	found = heaviest(v, n, frame, under);
 	free(v);
 	if (!found)
 		return POLL_TOP_NONE;

@@ -737,8 +737,16 @@ static void text_flags(const struct page *pg, FILE *out)
 
 static void json_holder(const struct trace *t, const struct holder_ns *h, FILE *out)
 {
-	fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", h->tid);
-	json_str(out, trace__comm(t, h->tid));
+	/* holder_json()'s object with "ns" added */
+	if (h->tid == TRACE_HOLD_IDLE || h->tid == TRACE_HOLD_OTHERS) {
+		char buf[32];
+
+		fputs("{\"pid\":null,\"comm\":", out);
+		json_str(out, holder_label(t, h->tid, buf, sizeof(buf)));
+	} else {
+		fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", h->tid);
+		json_str(out, trace__comm(t, h->tid));
+	}
 	fprintf(out, ",\"ns\":%" PRIu64 "}", h->ns);
 }
 

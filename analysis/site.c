@@ -20,18 +20,23 @@
 
 /* Modules of the system, by the start of their file name. */
 static const char *const sys_modules[] = {
-    "libc.so",	 "libc-",    "libpthread", "ld-linux", "ld-2.",	  "ld.so",
-    "linux-vdso", "[vdso]",  "libm.so",	   "libm-",    "libdl",	  "librt",
-    "libgcc_s",	 "libstdc++", "libd9prof", "libresolv", "libunwind",
+    "libc.so",	  "libc-2.",	"libpthread.so", "libpthread-", "ld-linux",  "ld-2.",
+    "ld.so",	  "linux-vdso", "[vdso]",	 "libm.so",	"libm-2.",   "libdl.so",
+    "libdl-2.",	  "librt.so",	"librt-2.",	 "libgcc_s.so", "libstdc++.so", "libd9prof.so",
+    "libresolv.so", "libunwind.so",
 };
 
 /* Functions of the system, by the start of their (demangled) name; a
  * trait impl "<T as Trait>::f" is judged by T. */
 static const char *const sys_names[] = {
     "std::",	   "core::",	"alloc::",   "tokio::",	   "mio::",	  "d9prof::",
-    "futures_executor::", "futures_util::", "__GI_", "__libc_", "__GI___", "__pthread",
-    "__clock_", "__nanosleep", "__rust", "rust_begin_unwind", "d9_", "_start",
-    "start_thread", "clone", "__clone",
+    "futures_executor::", "futures_util::", "__GI_", "__libc_", "__pthread",
+    "__clock_", "__nanosleep", "__rust", "rust_begin_unwind", "d9_",
+};
+
+/* ... and by the whole name: where threads and processes start */
+static const char *const sys_whole[] = {
+    "_start", "clone", "clone3", "__clone", "__clone3", "start_thread",
 };
 
 /* Rust's primitive types: their methods ("<u64>::wrapping_mul", "<[T]>::
@@ -62,6 +67,8 @@ static int starts(const char *s, const char *const *v, size_t n)
 	return 0;
 }
 
+#define NV(v) (sizeof(v) / sizeof(*(v)))
+
 int frame_is_system(const struct trace *t, uint32_t id)
 {
 	const struct trace_frame *f;
@@ -75,24 +82,28 @@ int frame_is_system(const struct trace *t, uint32_t id)
 	if (f->module) {
 		m = strrchr(f->module, '/');
 		m = m ? m + 1 : f->module;
-		if (starts(m, sys_modules, sizeof(sys_modules) / sizeof(*sys_modules)))
+		if (starts(m, sys_modules, NV(sys_modules)))
 			return 1;
 	}
 	s = f->sym;
 	if (!s)
 		return 0;
-	if (*s == '<') {
-		s++;
-		if (is_primitive(s))
+	for (size_t i = 0; i < NV(sys_whole); i++)
+		if (!strcmp(s, sys_whole[i]))
 			return 1;
-		while (*s == '&' || (*s == '*' && s[1] != 'c' && s[1] != 'm'))
+	if (*s == '<') {
+		/* "<&mut dyn T as ...>", "<&[u8] as ...>": the type itself */
+		s++;
+		while (*s == '&')
 			s++;
 		if (!strncmp(s, "mut ", 4))
 			s += 4;
 		if (!strncmp(s, "dyn ", 4))
 			s += 4;
+		if (is_primitive(s))
+			return 1;
 	}
-	return starts(s, sys_names, sizeof(sys_names) / sizeof(*sys_names));
+	return starts(s, sys_names, NV(sys_names));
 }
 
 int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu, uint32_t *frame,

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "record/cputl.h"
 #include "record/offcpu.h"
 #include "record/record.h"
 #include "record/perf.h"
@@ -127,15 +128,6 @@ struct tstate {
 	int32_t prev_cpu;    /* the CPU of its switch-in, -1 not seen */
 };
 
-/* What ran on one CPU: each switch-in there, in time order, from the
- * system-wide switch event; entries [head, n) are live. A run-queue wait
- * on that CPU is charged to the threads that ran during it. */
-struct cpu_tl {
-	uint64_t *time;
-	uint32_t *tid; /* TRACE_HOLD_IDLE for the idle task */
-	size_t head, n, cap;
-};
-
 /* The system-wide part: when target threads become runnable, and who ran
  * before them, from tracepoints filtered in the kernel on their tids. */
 struct wake_rec {
@@ -145,8 +137,7 @@ struct wake_rec {
 	size_t filter_nts;	 /* threads known when the filter was set */
 	uint32_t *named;	 /* holders whose name is written: a set */
 	size_t nnamed, capnamed;
-	struct cpu_tl *tl;	 /* per CPU, NULL without the switch event */
-	size_t ntl;
+	struct cputl *cpus;	 /* what ran on each CPU (the switch event) */
 };
 
 struct offcpu_rec {
@@ -249,124 +240,9 @@ static void push_ev(struct offcpu_rec *oc, uint32_t tid, const struct ev *e)
 	t->n++;
 }
 
-/* A CPU's timeline entries older than @cut go, but the one running at
- * @cut stays. Bounded: at most TL_MAX entries a CPU. */
-#define TL_KEEP_NS 2000000000ULL /* a wait longer is charged for 2 s only */
-#define TL_MAX	   (1u << 18) /* 3 MiB a CPU: 2.6 s at 100,000 switches a second */
+#define TL_KEEP_NS 2000000000ULL /* a wait longer is charged for 2 s at most */
 
-static void tl_prune(struct cpu_tl *c, uint64_t cut)
-{
-	while (c->head + 1 < c->n && c->time[c->head + 1] <= cut)
-		c->head++;
-	if (c->head > c->n / 2 || c->n - c->head >= TL_MAX) {
-		if (c->n - c->head >= TL_MAX)
-			c->head = c->n - TL_MAX / 2;
-		memmove(c->time, c->time + c->head, (c->n - c->head) * sizeof(*c->time));
-		memmove(c->tid, c->tid + c->head, (c->n - c->head) * sizeof(*c->tid));
-		c->n -= c->head;
-		c->head = 0;
-	}
-}
-
-static void tl_add(struct offcpu_rec *oc, uint32_t cpu, uint64_t time, uint32_t tid)
-{
-	struct cpu_tl *c;
-
-	if (cpu >= oc->wk.ntl) {
-		size_t n = cpu + 1 > 2 * oc->wk.ntl ? cpu + 1 : 2 * oc->wk.ntl;
-		struct cpu_tl *v = cpu < 4096 ? realloc(oc->wk.tl, n * sizeof(*v)) : NULL;
-
-		if (!v)
-			return;
-		memset(v + oc->wk.ntl, 0, (n - oc->wk.ntl) * sizeof(*v));
-		oc->wk.tl = v;
-		oc->wk.ntl = n;
-	}
-	c = &oc->wk.tl[cpu];
-	if (c->n && time < c->time[c->n - 1])
-		time = c->time[c->n - 1]; /* never backwards */
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 1024;
-		uint64_t *tv = realloc(c->time, cap * sizeof(*tv));
-		uint32_t *iv;
-
-		if (!tv)
-			return;
-		c->time = tv;
-		iv = realloc(c->tid, cap * sizeof(*iv));
-		if (!iv)
-			return;
-		c->tid = iv;
-		c->cap = cap;
-	}
-	c->time[c->n] = time;
-	c->tid[c->n++] = tid;
-}
-
-static int hold_cmp(const void *a, const void *b)
-{
-	const struct trace_hold *x = a, *y = b;
-
-	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-/* Who ran on @cpu from @from to @to, thread @self aside, largest first
- * into @h (TRACE_MAX_HOLDS at most, the rest as TRACE_HOLD_OTHERS); time
- * the timeline does not reach is TRACE_HOLD_UNKNOWN. Returns the count, 0
- * without a timeline for @cpu. */
-static size_t holds_on(const struct offcpu_rec *oc, uint32_t cpu, uint32_t self,
-		       uint64_t from, uint64_t to, struct trace_hold *h)
-{
-	struct trace_hold v[64];
-	const struct cpu_tl *c;
-	size_t lo, hi, n = 0, i, k;
-
-	if (cpu >= oc->wk.ntl || !(c = &oc->wk.tl[cpu])->n || to <= from)
-		return 0;
-	/* the last entry at or before @from */
-	lo = c->head;
-	hi = c->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->time[mid] <= from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	i = lo > c->head ? lo - 1 : c->head;
-	if (c->time[i] > from) { /* before the oldest entry: not seen */
-		v[n++] = (struct trace_hold){TRACE_HOLD_UNKNOWN,
-					     (c->time[i] < to ? c->time[i] : to) - from};
-	}
-	for (; i < c->n && c->time[i] < to; i++) {
-		uint64_t a = c->time[i] > from ? c->time[i] : from;
-		uint64_t b = i + 1 < c->n && c->time[i + 1] < to ? c->time[i + 1] : to;
-		uint32_t tid = c->tid[i];
-
-		if (b <= a || tid == self)
-			continue;
-		for (k = 0; k < n && v[k].tid != tid; k++)
-			;
-		if (k == n) {
-			if (n == sizeof(v) / sizeof(*v))
-				k = n - 1, tid = v[k].tid = TRACE_HOLD_OTHERS;
-			else
-				v[n++] = (struct trace_hold){tid, 0};
-		}
-		v[k].ns += b - a;
-	}
-	qsort(v, n, sizeof(*v), hold_cmp);
-	for (k = TRACE_MAX_HOLDS; k < n; k++) {
-		v[TRACE_MAX_HOLDS - 1].tid = TRACE_HOLD_OTHERS;
-		v[TRACE_MAX_HOLDS - 1].ns += v[k].ns;
-	}
-	n = n < TRACE_MAX_HOLDS ? n : TRACE_MAX_HOLDS;
-	memcpy(h, v, n * sizeof(*h));
-	return n;
-}
+static void name_holder(struct offcpu_rec *oc, uint32_t tid, const char *comm);
 
 static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t time_in)
 {
@@ -392,16 +268,23 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 		s.runnable = t->wake;
 		s.holder = t->prev;
 	}
-	if (s.runnable && time_in && t->prev_cpu >= 0)
-		nh = holds_on(oc, (uint32_t)t->prev_cpu, t->tid, s.runnable, time_in, h);
-	if (nh) {
-		/* the largest holder that is a thread */
-		for (size_t k = 0; k < nh; k++)
-			if (h[k].tid != TRACE_HOLD_IDLE && h[k].tid != TRACE_HOLD_OTHERS) {
-				s.holder = h[k].tid;
-				break;
-			}
-		oc->st->held_ns += time_in - s.runnable;
+	if (s.runnable && time_in && t->prev_cpu >= 0 && oc->wk.cpus)
+		nh = cputl__holds(oc->wk.cpus, (uint32_t)t->prev_cpu, t->tid, s.runnable, time_in,
+				  h);
+	for (size_t k = 0, top = 0; k < nh; k++) {
+		const char *comm;
+
+		if (h[k].tid == TRACE_HOLD_UNKNOWN)
+			continue;
+		oc->st->held_ns += h[k].ns;
+		if (h[k].tid == TRACE_HOLD_IDLE || h[k].tid == TRACE_HOLD_OTHERS)
+			continue;
+		/* the holder: the largest that is a thread; each named in
+		 * this segment, with the last name it had */
+		if (!top++)
+			s.holder = h[k].tid;
+		if ((comm = cputl__comm(oc->wk.cpus, h[k].tid)))
+			name_holder(oc, h[k].tid, comm);
 	}
 	if (s.runnable && time_in) {
 		oc->st->runnable++;
@@ -577,9 +460,13 @@ static void on_switch_in(void *ctx, const struct perf_sample *s)
 {
 	struct offcpu_rec *oc = ctx;
 	struct ev e = {.time = s->time, .kind = EV_PREV, .cpu = s->cpu};
-	uint32_t next = raw_tid(oc, s, oc->tp.next_pid_off, oc->tp.next_comm_off);
+	uint32_t next = raw_tid(oc, s, oc->tp.next_pid_off, 0);
+	const char *comm = oc->tp.next_comm_off && s->raw_size >= oc->tp.next_comm_off + 16
+				   ? (const char *)s->raw + oc->tp.next_comm_off
+				   : NULL;
 
-	tl_add(oc, s->cpu, s->time, next ? next : TRACE_HOLD_IDLE);
+	if (oc->wk.cpus)
+		cputl__add(oc->wk.cpus, s->cpu, s->time, next ? next : TRACE_HOLD_IDLE, comm);
 	if (!next || !tstate_find(oc, next))
 		return;
 	e.holder = raw_tid(oc, s, oc->tp.prev_pid_off, oc->tp.prev_comm_off);
@@ -672,6 +559,9 @@ static int wake_open(struct offcpu_rec *oc)
 		if (err) {
 			snprintf(st->holders_why, sizeof(st->holders_why),
 				 "cannot open sched:sched_switch on every CPU: %s", strerror(-err));
+			perf_set__free(oc->wk.in_ps);
+			oc->wk.in_ps = NULL;
+		} else if (!(oc->wk.cpus = cputl__new())) {
 			perf_set__free(oc->wk.in_ps);
 			oc->wk.in_ps = NULL;
 		} else {
@@ -984,9 +874,8 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 	 * for records being written as it read) has been read by now */
 	if (oc->watermark) {
 		settle_all(oc, oc->watermark);
-		for (size_t i = 0; i < oc->wk.ntl; i++)
-			if (oc->watermark > TL_KEEP_NS)
-				tl_prune(&oc->wk.tl[i], oc->watermark - TL_KEEP_NS);
+		if (oc->wk.cpus && oc->watermark > TL_KEEP_NS)
+			cputl__prune(oc->wk.cpus, oc->watermark - TL_KEEP_NS);
 	}
 	oc->watermark = start > SETTLE_NS ? start - SETTLE_NS : 1;
 	return oc->err;
@@ -1046,11 +935,7 @@ void offcpu_rec__free(struct offcpu_rec *oc)
 	perf_set__free(oc->ps);
 	wake_close(oc);
 	free(oc->wk.named);
-	for (i = 0; i < oc->wk.ntl; i++) {
-		free(oc->wk.tl[i].time);
-		free(oc->wk.tl[i].tid);
-	}
-	free(oc->wk.tl);
+	cputl__free(oc->wk.cpus);
 	for (i = 0; i < oc->capts; i++)
 		free(oc->ts[i].ev);
 	free(oc->ts);

@@ -76,57 +76,56 @@ static int user_regs(const struct perf_sample *s, struct unwind_regs *ur)
 /*
  * @cfi (from the CFI unwinder, cfi[0] = the user pc) and @fp (the kernel's
  * frame-pointer walk, fp[0] = the same pc) describe one stack. CFI is right
- * as far as it got. The frame-pointer chain can start with garbage (a leaf
- * that uses rbp for itself) and, past a function without a frame pointer,
- * skips that function's caller; it never holds a frame the stack lacks.
- * So the two are aligned at the first return address they share, then each
- * later CFI frame is looked for forward in the frame-pointer chain (within
- * a few entries, past any garbage); the result is the whole CFI chain, then
- * the frame-pointer chain after the last entry matched: the join is at the
- * last shared return address, and a caller the frame-pointer chain skipped
- * anywhere the copy reached is kept. Recursion repeats addresses, which
- * the forward match takes in order. Without a shared address, the CFI
- * frames then the frame-pointer ones after the pc (the CFI unwinder
- * stopped before reaching frame-pointer code: the stack copy ended).
- * Returns the frames written to @out; *@joined tells whether a shared
- * address was found, *@recovered whether CFI has a frame the
+ * as far as it got: a prefix of the true chain. The frame-pointer chain can
+ * start with garbage (a leaf that uses rbp for itself) and, past a function
+ * without a frame pointer, skips that function's caller, anywhere in the
+ * stack; it never holds a frame the stack lacks. So after its garbage it
+ * is a subsequence of the true chain: the two are aligned at the first
+ * frame-pointer entry that CFI also has (its first occurrence there), then
+ * matched as a subsequence, CFI advancing alone past each frame the
+ * frame-pointer chain skipped. The result is the whole CFI chain, then the
+ * frame-pointer chain after the last entry matched (the last shared
+ * return address): a caller skipped anywhere the copy reached is kept, and
+ * recursion, which repeats addresses, is matched in order. Without a
+ * shared address, the CFI frames then the frame-pointer ones after the pc
+ * (the CFI unwinder stopped before reaching frame-pointer code: the stack
+ * copy ended). Returns the frames written to @out; *@joined tells whether
+ * a shared address was found, *@recovered whether CFI has a frame the
  * frame-pointer chain lacks.
  */
-#define JOIN_WINDOW 8
-
 unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
 			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
 			 int *joined, int *recovered)
 {
-	unsigned int i, j, k, w, n = 0, matched = 0;
+	unsigned int i, j, k, n = 0;
 
 	*joined = 0;
-	for (i = 1; i < ncfi; i++)
-		for (k = 1; k < nfp; k++)
-			if (cfi[i] == fp[k]) {
-				*joined = 1;
-				goto join;
-			}
-	i = ncfi;
-	k = cfi_done ? nfp : (nfp ? 1 : 0);
-	*recovered = i > k;
-	goto out;
-join:
-	/* cfi[i] == fp[k]: match the rest of CFI forward in the chain */
-	matched = 1;
-	for (j = i + 1, k++; j < ncfi; j++)
-		for (w = k; w < nfp && w < k + JOIN_WINDOW; w++)
-			if (fp[w] == cfi[j]) {
-				k = w + 1;
-				matched++;
-				break;
-			}
-	*recovered = ncfi - 1 > matched;
-	if (cfi_done)
-		k = nfp;
-	i = ncfi;
-out:
-	for (j = 0; j < i && n < max; j++)
+	*recovered = 0;
+	for (k = 1; k < nfp; k++) {
+		for (i = 1; i < ncfi && cfi[i] != fp[k]; i++)
+			;
+		if (i < ncfi) {
+			*joined = 1;
+			break;
+		}
+	}
+	if (!*joined) {
+		k = cfi_done ? nfp : (nfp ? 1 : 0);
+		*recovered = ncfi > k;
+	} else {
+		/* cfi[i] == fp[k]: CFI frames before i are ones the walk
+		 * lacks (beyond its garbage); then a subsequence match */
+		*recovered = i > k;
+		for (j = i; j < ncfi; j++) {
+			if (k < nfp && cfi[j] == fp[k])
+				k++;
+			else
+				*recovered = 1; /* a frame the walk skipped */
+		}
+		if (cfi_done)
+			k = nfp;
+	}
+	for (j = 0; j < ncfi && n < max; j++)
 		out[n++] = cfi[j];
 	for (; k < nfp && n < max; k++)
 		out[n++] = fp[k];

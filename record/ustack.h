@@ -66,11 +66,12 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
 /* The join itself, on return-address chains (leaf first, [0] the pc):
  * the CFI chain @cfi (@cfi_done: it reached the outermost frame) and the
  * frame-pointer chain @fp of the same stack into @out (at most @max).
- * They are aligned at the first return address they share, then each
- * later CFI frame is matched forward in @fp; the result is @cfi whole,
- * then @fp after the last address matched. Without a shared address:
- * @cfi then @fp after its pc (unless @cfi_done). *@joined: an address was
- * shared; *@recovered: @cfi has a frame @fp lacks. Returns the count. */
+ * They are aligned at the first entry of @fp (after the pc) that @cfi
+ * also has, then @fp is matched as a subsequence of @cfi; the result is
+ * @cfi whole, then @fp after the last entry matched. Without a shared
+ * address: @cfi then @fp after its pc (unless @cfi_done). *@joined: an
+ * address was shared; *@recovered: @cfi has a frame @fp lacks. Returns
+ * the count. */
 unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
 			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
 			 int *joined, int *recovered);

@@ -357,7 +357,7 @@ static Dwarf_Frame *frame_at(const struct symbol_cfi *c, uint64_t pc)
 #define RULE_CFA   (INT32_MIN + 2) /* the CFA itself (libdw's rule for SP) */
 
 struct rules {
-	uint64_t pc, gen; /* pc 0: empty slot */
+	uint64_t pc, gen; /* gen: the mappings' generation + 1 (0: empty) */
 	uint32_t obj;
 	uint8_t cfa_reg, ra_reg, sig;
 	int32_t cfa_off;
@@ -476,11 +476,11 @@ static int step_rules(const struct rules *r, struct frame_state *f, uint64_t *pc
 		}
 		m->fault = 0;
 		if (mem_read(m, cfa + (int64_t)r->off[i], 8, &v)) {
-			if (i == r->ra_reg || i == REG_FP) {
+			if (i == r->ra_reg) {
 				*why = UNWIND_END_MEMORY;
 				return -1;
 			}
-			continue;
+			continue; /* as step() does: a register nobody may need */
 		}
 		caller.reg[i] = v;
 		caller.valid |= 1u << i;
@@ -510,7 +510,7 @@ static int step(struct symbolizer *s, struct frame_state *f, uint64_t *pc, int e
 	bool sig = false;
 
 	slot = uc_slot(s, lookup, &gen);
-	if (slot && slot->pc == lookup && slot->gen == gen) {
+	if (slot && slot->pc == lookup && slot->gen == gen + 1) {
 		*obj = slot->obj;
 		return step_rules(slot, f, pc, m, why, signal);
 	}
@@ -567,7 +567,7 @@ static int step(struct symbolizer *s, struct frame_state *f, uint64_t *pc, int e
 	free(fr);
 	if (simple && slot) {
 		nr.pc = lookup;
-		nr.gen = gen;
+		nr.gen = gen + 1;
 		nr.obj = c.obj;
 		nr.ra_reg = (uint8_t)ra_reg;
 		nr.sig = sig;

@@ -681,6 +681,8 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 	if (GROW(r, t->switches, r->switches_cap, t->nswitches + count))
 		return nomem(r);
 	s = t->switches + t->nswitches;
+	/* columns absent in older files read as 0 */
+	memset(s, 0, count * sizeof(*s));
 	for (i = 0; i < count; i++) {
 		prev += unzigzag(cursor_varint(c));
 		s[i].time = prev;

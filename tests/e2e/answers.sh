@@ -83,6 +83,10 @@ t_runq_split() {
 	# 1 s of run-queue time to judge: 3 s usually, up to 12 s
 	enough 1000 3 12 runq_rec
 	case $? in 0) ;; 3) fail "too little run-queue time" ;& *) return 1 ;; esac
+	if grep -q "approximated.*refused" "$TMP/rq.err"; then
+		say "    skip: $(grep -m1 approximated "$TMP/rq.err")"
+		return 2
+	fi
 	grep -q "charged to" "$TMP/rq.err" ||
 		fail "record does not say how run-queue time was charged: $(cat "$TMP/rq.err")" ||
 		return 1
@@ -169,8 +173,7 @@ t_report_flame() {
 	say "    task 1: report's hottest stack ${report:-?}%, flame's largest folded line $flame%"
 	[ -n "$report" ] || fail "no hot spot line: $(grep -A3 'hot spots' "$TMP/demo.report")" ||
 		return 1
-	[ $((report - flame)) -le 1 ] && [ $((flame - report)) -le 1 ] ||
-		fail "they differ" || return 1
+	[ "$report" = "$flame" ] || fail "they differ" || return 1
 }
 
 e2e_run_tests

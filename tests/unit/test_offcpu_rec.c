@@ -236,6 +236,23 @@ Test(offcpu_rec, the_join_keeps_a_skipped_caller_further_up)
 	expect_join(cfi, 4, 0, fp, 5, want, 6, 1);
 }
 
+Test(offcpu_rec, the_join_keeps_frames_between_repeated_addresses)
+{
+	/* true chain pc a0 d0 f0 d0 e0: d0 is reached both through a
+	 * function without a frame pointer and through one with it; the walk
+	 * skipped the first d0, CFI stopped after it */
+	const uint64_t cfi[] = {0x1, 0xa0, 0xd0};
+	const uint64_t fp[] = {0x1, 0xa0, 0xf0, 0xd0, 0xe0};
+	const uint64_t want[] = {0x1, 0xa0, 0xd0, 0xf0, 0xd0, 0xe0};
+	/* a leaf without a frame pointer: pc d0 f0 d0 e0, the walk from f0 */
+	const uint64_t cfi2[] = {0x1, 0xd0, 0xf0};
+	const uint64_t fp2[] = {0x1, 0xf0, 0xd0, 0xe0};
+	const uint64_t want2[] = {0x1, 0xd0, 0xf0, 0xd0, 0xe0};
+
+	expect_join(cfi, 3, 0, fp, 5, want, 6, 1);
+	expect_join(cfi2, 3, 0, fp2, 4, want2, 5, 1);
+}
+
 Test(offcpu_rec, the_join_counts_recursion_once)
 {
 	/* a recursion: the same return address many times; CFI saw three

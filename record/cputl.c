@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cputl.c - what ran on each CPU (see cputl.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/cputl.h"
+
+#define NAME_PRUNE_NS 2000000000ULL /* names forgotten at most this often */
+#define HOLD_SLOTS    1024	    /* distinct threads told apart in a wait */
+
+/* One CPU: switch-ins in time order, entries [head, n) live. */
+struct tl {
+	uint64_t *time;
+	uint32_t *tid;
+	size_t head, n, cap;
+};
+
+struct name {
+	uint32_t tid; /* 0: empty */
+	uint32_t gen; /* the prune generation it was last seen in */
+	char comm[16];
+};
+
+struct cputl {
+	struct tl *cpu;
+	size_t ncpu;
+	struct name *names; /* open addressing, power-of-2 size */
+	size_t nnames, capnames;
+	uint32_t gen;
+	uint64_t names_pruned; /* cut of the last prune of names */
+};
+
+struct cputl *cputl__new(void)
+{
+	return calloc(1, sizeof(struct cputl));
+}
+
+void cputl__free(struct cputl *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ncpu; i++) {
+		free(c->cpu[i].time);
+		free(c->cpu[i].tid);
+	}
+	free(c->cpu);
+	free(c->names);
+	free(c);
+}
+
+static size_t tid_hash(uint32_t tid, size_t mask)
+{
+	return (size_t)(tid * 2654435761u) & mask;
+}
+
+/* @tid's slot in a table of @cap (a power of 2): its own or the empty one
+ * where it goes. */
+static struct name *name_slot(struct name *v, size_t cap, uint32_t tid)
+{
+	size_t i;
+
+	for (i = tid_hash(tid, cap - 1); v[i].tid && v[i].tid != tid; i = (i + 1) & (cap - 1))
+		;
+	return &v[i];
+}
+
+/* Rehash into @cap slots, keeping the names seen since generation @keep. */
+static int names_rehash(struct cputl *c, size_t cap, uint32_t keep)
+{
+	struct name *v = calloc(cap, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->capnames; i++)
+		if (c->names[i].tid && c->names[i].gen >= keep) {
+			*name_slot(v, cap, c->names[i].tid) = c->names[i];
+			n++;
+		}
+	free(c->names);
+	c->names = v;
+	c->capnames = cap;
+	c->nnames = n;
+	return 0;
+}
+
+static void name_set(struct cputl *c, uint32_t tid, const char *comm)
+{
+	struct name *x;
+
+	if (2 * (c->nnames + 1) > c->capnames &&
+	    names_rehash(c, c->capnames ? 2 * c->capnames : 256, 0))
+		return; /* a name less */
+	x = name_slot(c->names, c->capnames, tid);
+	if (!x->tid) {
+		x->tid = tid;
+		c->nnames++;
+	}
+	x->gen = c->gen;
+	memcpy(x->comm, comm, sizeof(x->comm));
+	x->comm[sizeof(x->comm) - 1] = '\0';
+}
+
+const char *cputl__comm(const struct cputl *c, uint32_t tid)
+{
+	const struct name *x;
+
+	if (!c->capnames || !tid)
+		return NULL;
+	x = name_slot(c->names, c->capnames, tid);
+	return x->tid ? x->comm : NULL;
+}
+
+static void compact(struct tl *t)
+{
+	memmove(t->time, t->time + t->head, (t->n - t->head) * sizeof(*t->time));
+	memmove(t->tid, t->tid + t->head, (t->n - t->head) * sizeof(*t->tid));
+	t->n -= t->head;
+	t->head = 0;
+}
+
+/* Room for one more entry in @t, never past CPUTL_MAX: dead entries go
+ * first, then the array grows, then the oldest quarter goes. */
+static int room(struct tl *t)
+{
+	if (t->n < t->cap)
+		return 0;
+	if (t->head) {
+		compact(t);
+		return 0;
+	}
+	if (t->cap < CPUTL_MAX) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		uint64_t *tv = realloc(t->time, cap * sizeof(*tv));
+		uint32_t *iv;
+
+		if (!tv)
+			return -ENOMEM;
+		t->time = tv;
+		iv = realloc(t->tid, cap * sizeof(*iv));
+		if (!iv)
+			return -ENOMEM;
+		t->tid = iv;
+		t->cap = cap;
+		return 0;
+	}
+	t->head = CPUTL_MAX / 4;
+	compact(t);
+	return 0;
+}
+
+int cputl__add(struct cputl *c, uint32_t cpu, uint64_t time, uint32_t tid, const char *comm)
+{
+	struct tl *t;
+
+	if (cpu >= CPUTL_CPUS)
+		return -ERANGE;
+	if (cpu >= c->ncpu) {
+		size_t n = cpu + 1 > 2 * c->ncpu ? cpu + 1 : 2 * c->ncpu;
+		struct tl *v = realloc(c->cpu, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->ncpu, 0, (n - c->ncpu) * sizeof(*v));
+		c->cpu = v;
+		c->ncpu = n;
+	}
+	t = &c->cpu[cpu];
+	if (room(t))
+		return -ENOMEM;
+	if (t->n > t->head && time < t->time[t->n - 1])
+		time = t->time[t->n - 1]; /* never backwards */
+	t->time[t->n] = time;
+	t->tid[t->n++] = tid;
+	if (comm && tid != TRACE_HOLD_IDLE)
+		name_set(c, tid, comm);
+	return 0;
+}
+
+void cputl__prune(struct cputl *c, uint64_t cut)
+{
+	for (size_t i = 0; i < c->ncpu; i++) {
+		struct tl *t = &c->cpu[i];
+
+		while (t->head + 1 < t->n && t->time[t->head + 1] <= cut)
+			t->head++;
+		if (t->head > t->n / 2)
+			compact(t);
+	}
+	/* names: those not seen in this generation or the last go */
+	if (cut - c->names_pruned >= NAME_PRUNE_NS || cut < c->names_pruned) {
+		if (c->gen && c->capnames)
+			names_rehash(c, c->capnames, c->gen - 1);
+		c->gen++;
+		c->names_pruned = cut;
+	}
+}
+
+static int hold_cmp(const void *a, const void *b)
+{
+	const struct trace_hold *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t from,
+		    uint64_t to, struct trace_hold *h)
+{
+	struct trace_hold v[HOLD_SLOTS];
+	uint16_t at[2 * HOLD_SLOTS]; /* tid -> index in v + 1, by hash */
+	const struct tl *t;
+	uint64_t others = 0;
+	size_t lo, hi, n = 0, i, k, out = 0;
+
+	if (cpu >= c->ncpu || to <= from)
+		return 0;
+	t = &c->cpu[cpu];
+	if (t->n == t->head)
+		return 0;
+	/* the last entry at or before @from */
+	lo = t->head;
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->time[mid] <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo > t->head ? lo - 1 : t->head;
+	if (t->time[i] > from) /* before the oldest entry: not seen */
+		v[n++] = (struct trace_hold){TRACE_HOLD_UNKNOWN,
+					     (t->time[i] < to ? t->time[i] : to) - from};
+	memset(at, 0, sizeof(at));
+	for (; i < t->n && t->time[i] < to; i++) {
+		uint64_t a = t->time[i] > from ? t->time[i] : from;
+		uint64_t b = i + 1 < t->n && t->time[i + 1] < to ? t->time[i + 1] : to;
+		uint32_t tid = t->tid[i];
+
+		if (b <= a || tid == self)
+			continue;
+		for (k = tid_hash(tid, 2 * HOLD_SLOTS - 1); at[k] && v[at[k] - 1].tid != tid;
+		     k = (k + 1) & (2 * HOLD_SLOTS - 1))
+			;
+		if (!at[k]) {
+			if (n == HOLD_SLOTS) { /* more threads than that: rare */
+				others += b - a;
+				continue;
+			}
+			v[n++] = (struct trace_hold){tid, 0};
+			at[k] = (uint16_t)n;
+		}
+		v[at[k] - 1].ns += b - a;
+	}
+	qsort(v, n, sizeof(*v), hold_cmp);
+	/* the largest ones, then one "others" for the rest */
+	for (k = 0; k < n; k++) {
+		if (out < TRACE_MAX_HOLDS - 1 || (out == TRACE_MAX_HOLDS - 1 && k == n - 1 && !others))
+			h[out++] = v[k];
+		else
+			others += v[k].ns;
+	}
+	if (others) {
+		h[out++] = (struct trace_hold){TRACE_HOLD_OTHERS, others};
+		qsort(h, out, sizeof(*h), hold_cmp);
+	}
+	return out;
+}
