@@ -9,7 +9,7 @@
 #include "record/cputl.h"
 
 #define NAME_PRUNE_NS 2000000000ULL /* names forgotten at most this often */
-#define HOLD_SLOTS    1024	    /* distinct threads told apart in a wait */
+#define HOLD_SLOTS    256	    /* distinct threads told apart in a wait */
 
 /* One CPU: switch-ins in time order, entries [head, n) live. */
 struct tl {
@@ -199,13 +199,20 @@ void cputl__prune(struct cputl *c, uint64_t cut)
 	}
 }
 
-static int hold_cmp(const void *a, const void *b)
+/* 1 if @x goes before @y: more time, then the lower tid */
+static int hold_before(const struct trace_hold *x, const struct trace_hold *y)
 {
-	const struct trace_hold *x = a, *y = b;
+	return x->ns != y->ns ? x->ns > y->ns : x->tid < y->tid;
+}
 
-	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+/* Insert @x into @h (@n sorted entries, room for one more). */
+static void hold_insert(struct trace_hold *h, size_t n, struct trace_hold x)
+{
+	while (n && hold_before(&x, &h[n - 1])) {
+		h[n] = h[n - 1];
+		n--;
+	}
+	h[n] = x;
 }
 
 size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t from,
@@ -258,17 +265,24 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 		}
 		v[at[k] - 1].ns += b - a;
 	}
-	qsort(v, n, sizeof(*v), hold_cmp);
-	/* the largest ones, then one "others" for the rest */
+	/* all of them, sorted, when they fit; else the largest but one
+	 * and "others" for the rest: a selection, not a sort (a wait among
+	 * 400 busy threads has hundreds of holders) */
+	if (n <= TRACE_MAX_HOLDS && !others) {
+		for (k = 0; k < n; k++)
+			hold_insert(h, k, v[k]);
+		return n;
+	}
 	for (k = 0; k < n; k++) {
-		if (out < TRACE_MAX_HOLDS - 1 || (out == TRACE_MAX_HOLDS - 1 && k == n - 1 && !others))
-			h[out++] = v[k];
-		else
+		if (out < TRACE_MAX_HOLDS - 1) {
+			hold_insert(h, out++, v[k]);
+		} else if (hold_before(&v[k], &h[out - 1])) {
+			others += h[out - 1].ns;
+			hold_insert(h, out - 1, v[k]);
+		} else {
 			others += v[k].ns;
+		}
 	}
-	if (others) {
-		h[out++] = (struct trace_hold){TRACE_HOLD_OTHERS, others};
-		qsort(h, out, sizeof(*h), hold_cmp);
-	}
+	hold_insert(h, out++, (struct trace_hold){TRACE_HOLD_OTHERS, others});
 	return out;
 }
