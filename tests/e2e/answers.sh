@@ -14,6 +14,12 @@
 #                   polls, report and delays name slow_read, not libc
 #   report_flame    report's hottest stack share for the demo's cpu_hog
 #                   task is the one `flame --task 1 --format folded` shows
+#   middle_frame    a function without a frame pointer in the middle of
+#                   a stack (midframe, --call-graph fp): its caller stays
+#                   in >= 95% of the samples
+#   tokio_now       the Tokio demo's clock_gettime samples keep
+#                   Timespec::now, their caller through libc (no frame
+#                   pointers there), in >= 90% of them
 #
 #   B=build      build directory (d9prof, libd9prof.a, e2e/latency/ and
 #                e2e/answers/ programs)
@@ -24,7 +30,9 @@ NAME=answers
 
 LAT="$ROOT/$B/e2e/latency"
 ANS="$ROOT/$B/e2e/answers"
-for p in "$LAT/pinned" "$LAT/thief" "$ANS/waker" "$ANS/slowread" "$ROOT/$B/examples/demo"; do
+TOKIO="$ROOT/$B/cargo/release/d9demo-tokio"
+for p in "$LAT/pinned" "$LAT/thief" "$ANS/waker" "$ANS/slowread" "$ANS/midframe" \
+	"$ROOT/$B/examples/demo"; do
 	[ -x "$p" ] || { say "answers.sh: no $p (make $p)"; exit 1; }
 done
 
@@ -174,6 +182,41 @@ t_report_flame() {
 	[ -n "$report" ] || fail "no hot spot line: $(grep -A3 'hot spots' "$TMP/demo.report")" ||
 		return 1
 	[ "$report" = "$flame" ] || fail "they differ" || return 1
+}
+
+# ---- callers of frameless middle functions ------------------------------
+
+# stack_rec FILE PATTERN-ALL PATTERN-KEPT SECS [record options]: GOT the
+# samples matching PATTERN-ALL, KEPT those also matching PATTERN-KEPT
+stack_rec() {
+	local secs=$1
+	shift
+	"$D9" record -p "$SPID" -d "$secs" -o "$TMP/st.data" "$@" 2>"$TMP/st.err" ||
+		fail "record failed: $(tail -3 "$TMP/st.err")" || return 1
+	"$D9" flame -i "$TMP/st.data" --format folded >"$TMP/st.folded" 2>/dev/null ||
+		return 1
+	GOT=$(awk -v p="$STACK_ALL" '$0 ~ p { s += $NF } END { print s + 0 }' "$TMP/st.folded")
+	KEPT=$(awk -v p="$STACK_ALL" -v k="$STACK_KEEP" '$0 ~ p && $0 ~ k { s += $NF } END { print s + 0 }' \
+		"$TMP/st.folded")
+}
+
+t_middle_frame() {
+	need_perf || return
+	start "$TMP/mf.out" "$ANS/midframe" 120 || return 1
+	STACK_ALL="midframe_work" STACK_KEEP="midframe_caller;midframe_middle;midframe_leaf;midframe_work"
+	enough 500 2 8 stack_rec --call-graph fp || return 1
+	say "    $KEPT of $GOT samples in midframe_work keep midframe_caller"
+	[ $((100 * KEPT)) -ge $((95 * GOT)) ] || fail "the caller is lost" || return 1
+}
+
+t_tokio_now() {
+	need_perf || return
+	[ -x "$TOKIO" ] || { say "    skip: no $TOKIO (no cargo here)"; return 2; }
+	start "$TMP/tok.out" "$TOKIO" -w 2 || return 1
+	STACK_ALL=";clock_gettime" STACK_KEEP="Timespec>::now"
+	enough 100 2 8 stack_rec || return 1
+	say "    $KEPT of $GOT clock_gettime samples keep Timespec::now"
+	[ $((100 * KEPT)) -ge $((90 * GOT)) ] || fail "the caller is lost" || return 1
 }
 
 e2e_run_tests
