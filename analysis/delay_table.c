@@ -433,6 +433,8 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		fputs(oc->runq_split ? "true" : "false", out);
 		fputs(",\"runq_missing\":", out);
 		json_str(out, oc->runq_split ? NULL : runq_missing(oc->trace));
+		fputs(",\"runq_holders_missing\":", out);
+		json_str(out, runq_holders_missing(oc->trace));
 		if (!o->no_losses)
 			analysis_losses_json(oc->trace, LOSS_ALL, out);
 		fputs("}\n", out);
@@ -472,6 +474,9 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		else if (!oc->runq_split)
 			fprintf(out, "# blocked and run-queue time cannot be split: %s\n",
 				runq_missing(oc->trace));
+		else if (runq_holders_missing(oc->trace))
+			fprintf(out, "# run-queue holders approximate: %s\n",
+				runq_holders_missing(oc->trace));
 		for (i = 0, n = 0; i < dl->nlost && !o->no_lost; i++) {
 			if (o->sel.on && !task_sel_has(&o->sel, join__task(j, dl->lost[i].task)))
 				continue;

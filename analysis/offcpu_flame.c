@@ -289,7 +289,10 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		     " intervals (%s waiting for a CPU, marked [runqueue: holder]%s)",
 		     fmt_duration(res->ns, a, sizeof(a)), res->intervals,
 		     fmt_duration(res->runq_ns, b, sizeof(b)),
-		     oc->runq_split ? "" : ": preempted only, wakeups not recorded");
+		     !oc->runq_split ? ": preempted only, wakeups not recorded"
+		     : runq_holders_missing(oc->trace)
+			 ? ", the holder approximate: the thread that preempted, else the one before"
+			 : ", charged to what ran by time");
 	if (o->sel.on && n > 0 && (size_t)n < sizeof(sub)) {
 		char what[160], lab[300];
 

@@ -68,6 +68,11 @@ static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 static struct trace_event evs[8192];
 static struct trace_sample sams[4096];
 static struct trace_switch sws[128];
+/* who ran while the disk task's worker waited 1 ms for its CPU: the
+ * lossy trace has none (a recorder without the CPUs' timelines) */
+static const struct trace_hold holds[] = {
+    {999, 700 * 1000}, {12, 250 * 1000}, {TRACE_HOLD_IDLE, 50 * 1000}};
+static int with_holds = 1;
 static size_t nev, nsam, nsw;
 
 static void ev(uint64_t t, uint32_t tid, uint32_t type, uint64_t task)
@@ -155,6 +160,8 @@ static void head(struct trace_writer *w, int losses, uint32_t *st)
 	trace_writer__meta(w, "frequency", "1000");
 	trace_writer__meta(w, "offcpu", "tracepoint");
 	trace_writer__meta(w, "wakeups", "sched:sched_waking");
+	if (!losses)
+		trace_writer__meta(w, "runq_holders", "sched:sched_switch");
 	if (losses) { /* one of each kind, counts told apart */
 		trace_writer__meta(w, "ctimer samples dropped", "4");
 		trace_writer__meta(w, "child samples left out", "5");
@@ -170,6 +177,7 @@ static void head(struct trace_writer *w, int losses, uint32_t *st)
 	trace_writer__thread(w, 101, "worker-1");
 	trace_writer__thread(w, 102, "timer");
 	trace_writer__comm(w, 999, "stress");
+	trace_writer__comm(w, 12, "kworker/0:1");
 	for (int i = 1; i <= 61; i++) {
 		snprintf(name, sizeof(name), "%s",
 			 i == 7 ? "net" : i == 42 ? "disk" : i == 61 ? "forgotten" : "short");
@@ -202,7 +210,7 @@ static void body(struct trace_writer *w, const uint32_t *st, uint64_t from, uint
 			struct trace_switch s = sws[i];
 
 			s.stack = st[s.stack];
-			trace_writer__switch(w, &s);
+			trace_writer__switch_held(w, &s, holds, with_holds ? 3 : 0);
 		}
 }
 
@@ -387,6 +395,7 @@ int main(int argc, char **argv)
 		perror(path);
 		return 1;
 	}
+	with_holds = !losses;
 	if (losses) {
 		c.lost_samples = 3;
 		c.shim_drops = 9;
