@@ -5,9 +5,10 @@
 # 200 us in the new one. Scaled to the new total, slowpoll_quick grew and
 # slowpoll_steady shrank, and the SVG paints them red and blue.
 # The numbers are read as ratios within each recording (quick : steady,
-# 1 : 2 then 3 : 2): the program spins by the clock, so the samples a
-# recording holds follow the CPU the machine lent it, which two recordings
-# need not share; each recording is made long enough for 150 samples of
+# 1 : 2 then 3 : 2): the two spin for their own CPU time, so a ratio holds
+# however much CPU a busy machine lends the program, while the number of
+# samples a recording holds follows that CPU, which two recordings need
+# not share; each recording is made long enough for 150 samples of
 # slowpoll_quick in the base (3 s, up to 12 s).
 #
 #   B=build    build directory

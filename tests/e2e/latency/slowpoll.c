@@ -2,9 +2,10 @@
 /*
  * One slow poll among quick ones (tests/e2e/flight.sh: a flight recorder's
  * trigger). One worker thread "worker-0":
- *   task 1 "quick"  polled every 2 ms: QUICK_US (default 50) us in
- *                   slowpoll_quick(), then STEADY_US (default 0) in
- *                   slowpoll_steady() (tests/e2e/diff.sh: a known change)
+ *   task 1 "quick"  polled every 2 ms: QUICK_US (default 50) us of its
+ *                   CPU time in slowpoll_quick(), then STEADY_US (default
+ *                   0) in slowpoll_steady() (tests/e2e/diff.sh: a known
+ *                   change)
  *   task 2 "slow"   polled once, SLOW_AT seconds after a recorder attached,
  *                   for SLOW_MS ms spinning in slowpoll_spin() (never with
  *                   SLOW_MS 0)
@@ -44,15 +45,34 @@ static void spin_until(uint64_t end)
 	sink = x;
 }
 
+/* @us of this thread's own CPU time: a fixed amount of work, so that the
+ * samples of quick and steady keep their ratio on a busy machine, where a
+ * spin by the clock gets whatever CPU the scheduler lends it */
+static void spin_cpu(uint64_t us)
+{
+	struct timespec ts;
+	unsigned long x = sink + 1;
+	uint64_t end;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + us * 1000;
+	do {
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005UL + 1442695040888963407UL;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < end);
+	sink = x;
+}
+
 __attribute__((noinline)) void slowpoll_quick(uint64_t us)
 {
-	spin_until(now_ns() + us * 1000);
+	spin_cpu(us);
 	__asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) void slowpoll_steady(uint64_t us)
 {
-	spin_until(now_ns() + us * 1000);
+	spin_cpu(us);
 	__asm__ volatile("" ::: "memory");
 }
 
