@@ -36,17 +36,6 @@ for p in "$LAT/pinned" "$LAT/thief" "$ANS/waker" "$ANS/slowread" "$ANS/midframe"
 	[ -x "$p" ] || { say "answers.sh: no $p (make $p)"; exit 1; }
 done
 
-# perf_event usable? (as root it is, whatever perf_event_paranoid says)
-PERF_OK=1
-PERF_WHY=""
-if ! perf_out=$("$D9" record -d 0.3 -o "$TMP/probe.data" -- sleep 1 2>&1); then
-	if grep -q "perf_event_open refused" <<<"$perf_out"; then
-		PERF_OK=0
-		PERF_WHY=$(grep -m1 refused <<<"$perf_out")
-	fi
-fi
-need_perf() { [ "$PERF_OK" = 1 ] || { say "    skip: $PERF_WHY"; return 2; }; }
-
 # start OUT PROG ARGS...: start PROG, wait for its "ready" line; SPID
 start() {
 	local out=$1 i

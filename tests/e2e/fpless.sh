@@ -17,18 +17,6 @@ REC_C=$ROOT/$B/e2e/fpless/recurse
 REC_RS=$ROOT/$B/e2e/fpless/recurse-rs
 NEED=500
 
-# perf_event usable? (as root it is, whatever perf_event_paranoid says)
-PERF_WHY=""
-if ! probe=$("$D9" record -d 0.3 -o "$TMP/probe.data" -- sleep 1 2>&1) &&
-	grep -q "perf_event_open refused" <<<"$probe"; then
-	PERF_WHY=$(grep -m1 refused <<<"$probe")
-fi
-need_perf() {
-	[ -z "$PERF_WHY" ] && return 0
-	say "    skip: $PERF_WHY"
-	return 2
-}
-
 # rec DUR PROG NAME [RECORD OPTIONS...]: PROG run DUR s under record into
 # $TMP/NAME.data (its summary in NAME.err, the folded stacks in
 # NAME.folded, the loss line flame printed in NAME.lost); GOT: the samples

@@ -24,6 +24,24 @@ trap 'e2e_kill_started; rm -rf "$TMP"' EXIT
 say() { printf '%s\n' "$*"; }
 fail() { say "    $*"; return 1; }
 
+# need_perf: 0 where perf_event can record here (as root it can, whatever
+# perf_event_paranoid says), else say why and return 2 (skipped). The
+# probe is one short recording, made on the first call.
+PERF_WHY=unprobed
+need_perf() {
+	local probe
+	if [ "$PERF_WHY" = unprobed ]; then
+		PERF_WHY=""
+		if ! probe=$("$D9" record -d 0.3 -o "$TMP/probe.data" -- sleep 1 2>&1) &&
+			grep -q "perf_event_open refused" <<<"$probe"; then
+			PERF_WHY=$(grep -m1 refused <<<"$probe")
+		fi
+	fi
+	[ -z "$PERF_WHY" ] && return 0
+	say "    skip: $PERF_WHY"
+	return 2
+}
+
 e2e_run_tests() {
 	local t rc
 	for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
