@@ -513,10 +513,19 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
+		uint64_t wait = proc_self_run_delay_ns(), during;
+
+		/* its time runnable without a CPU while starting and finishing:
+		 * what a busy machine adds to the time around the recording */
+		during = st->stop_run_delay_ns > st->start_run_delay_ns
+				 ? st->stop_run_delay_ns - st->start_run_delay_ns
+				 : 0;
+		wait = wait > during ? wait - during : 0;
 		fprintf(stderr, "d9prof: the recorder used %.2f s of CPU (%.1f%% of a core) and "
-			"%s of memory at most\n", cpu,
+			"%s of memory at most; starting and finishing, it waited %.2f s for a "
+			"CPU\n", cpu,
 			st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
-			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)));
+			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)), (double)wait / 1e9);
 	}
 	/* (a command's end is said by child_exit()) */
 	if (st->exit_how[0] && !own_cmd)

@@ -81,6 +81,17 @@ int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx)
 	return n;
 }
 
+uint64_t proc_self_run_delay_ns(void)
+{
+	char buf[128];
+	unsigned long long on, wait;
+
+	if (!record_read_file("/proc/thread-self/schedstat", buf, sizeof(buf), 0) ||
+	    sscanf(buf, "%llu %llu", &on, &wait) != 2)
+		return 0;
+	return wait;
+}
+
 uint64_t proc_cpu_ns(pid_t pid)
 {
 	long long t[2];

@@ -1593,6 +1593,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	if (err)
 		goto out;
 	r.start_ns = r.seg_start = record_now_ns();
+	st->start_run_delay_ns = proc_self_run_delay_ns();
 	r.cpu0 = proc_cpu_ns(o->pid);
 	if (r.ps)
 		logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
@@ -1702,6 +1703,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 			break;
 		}
 	}
+	st->stop_run_delay_ns = proc_self_run_delay_ns();
 	/* Last words: what is still in the rings belongs in the trace; the
 	 * events stop first, and are closed in the background
 	 * (perf_close_later) */

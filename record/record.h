@@ -175,6 +175,10 @@ struct record_opts {
 
 struct record_stats {
 	double seconds;			/* wall time recorded */
+	/* proc_self_run_delay_ns() at the start and the stop of the
+	 * recording: what a busy machine added to the time taken to start
+	 * and to finish is the rest */
+	uint64_t start_run_delay_ns, stop_run_delay_ns;
 	uint64_t samples;
 	uint64_t lost_samples;		/* perf ring overflows */
 	uint64_t events;		/* shim events */
@@ -409,6 +413,9 @@ int proc_stat(pid_t pid, char *state, long long *v, unsigned int first, unsigned
 int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx);
 /* CPU time (user + system) @pid has used, in ns; 0 if unknown. */
 uint64_t proc_cpu_ns(pid_t pid);
+/* How long the calling thread has been runnable without a CPU, in ns
+ * (/proc/thread-self/schedstat); 0 if unknown. */
+uint64_t proc_self_run_delay_ns(void);
 
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t record_now_ns(void);
