@@ -266,8 +266,9 @@ static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
 void json_str(FILE *out, const char *s);
 /* A run-queue holder as JSON: {"pid": N, "comm": name|null}, or for the
  * idle CPU and "others" {"pid": null, "comm": "[idle CPU]"|"[others]"},
- * or null for unknown (0). (offcpu_join.c) */
-void holder_json(const struct trace *t, uint32_t holder, FILE *out);
+ * with "ns": *@ns added if @ns is non-NULL; null for unknown (0).
+ * (offcpu_join.c) */
+void holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out);
 
 /* @s shown in at most @n characters into @out (room for strlen(s) * 3 / 2
  * + 16): templates, then parameters, then middle scopes become "..", so a

@@ -241,7 +241,7 @@ void causes_json(const struct offcpu *oc, const struct hot *h, const struct dela
 			}
 		} else if (x->kind == CAUSE_RUNQ) {
 			fputs(",\"holder\":", out);
-			holder_json(t, x->holder, out);
+			holder_json(t, x->holder, NULL, out);
 		}
 		fputc('}', out);
 	}

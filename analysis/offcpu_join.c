@@ -658,21 +658,24 @@ const char *runq_missing(const struct trace *t)
 	return v; /* "refused: why" */
 }
 
-void holder_json(const struct trace *t, uint32_t holder, FILE *out)
+void holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out)
 {
 	char buf[32];
 
 	if (!holder) {
 		fputs("null", out);
-	} else if (holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
+		return;
+	}
+	if (holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
 		fputs("{\"pid\":null,\"comm\":", out);
 		json_str(out, holder_label(t, holder, buf, sizeof(buf)));
-		fputc('}', out);
 	} else {
 		fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", holder);
 		json_str(out, trace__comm(t, holder));
-		fputc('}', out);
 	}
+	if (ns)
+		fprintf(out, ",\"ns\":%" PRIu64, *ns);
+	fputc('}', out);
 }
 
 size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,

@@ -735,21 +735,6 @@ static void text_flags(const struct page *pg, FILE *out)
 	}
 }
 
-static void json_holder(const struct trace *t, const struct holder_ns *h, FILE *out)
-{
-	/* holder_json()'s object with "ns" added */
-	if (h->tid == TRACE_HOLD_IDLE || h->tid == TRACE_HOLD_OTHERS) {
-		char buf[32];
-
-		fputs("{\"pid\":null,\"comm\":", out);
-		json_str(out, holder_label(t, h->tid, buf, sizeof(buf)));
-	} else {
-		fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", h->tid);
-		json_str(out, trace__comm(t, h->tid));
-	}
-	fprintf(out, ",\"ns\":%" PRIu64 "}", h->ns);
-}
-
 static void json_task(const struct join *j, uint64_t task, FILE *out)
 {
 	const struct task_stat *ts = join__task(j, task);
@@ -813,7 +798,7 @@ static int json_page(const struct page *pg, FILE *out)
 		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++) {
 			if (k)
 				fputc(',', out);
-			json_holder(t, &w->holders[k], out);
+			holder_json(t, w->holders[k].tid, &w->holders[k].ns, out);
 		}
 		fputs("]}", out);
 	}
@@ -821,7 +806,7 @@ static int json_page(const struct page *pg, FILE *out)
 	for (i = 0; i < pg->nthieves; i++) {
 		if (i)
 			fputc(',', out);
-		json_holder(t, &pg->thieves[i], out);
+		holder_json(t, pg->thieves[i].tid, &pg->thieves[i].ns, out);
 	}
 	fputs("],\"longest_polls\":[", out);
 	for (i = 0; i < pg->nlongest; i++) {
