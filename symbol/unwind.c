@@ -427,13 +427,18 @@ static int simple_reg(const Dwarf_Op *ops, size_t nops, int32_t *off)
 	return -1;
 }
 
-/* What every step ends with: no return address is the outermost frame, and
- * a stack that does not grow towards the caller is a loop. */
+/* What every step ends with: the ABIs define the caller's SP as the CFA
+ * (libdw says "same"), no return address is the outermost frame, and a
+ * stack that does not grow towards the caller is a loop. */
 static int step_finish(struct frame_state *f, struct frame_state *caller, uint64_t cfa,
 		       int ra_reg, int sig, uint64_t *pc, enum unwind_end *why, int *signal)
 {
 	uint64_t ra;
 
+	if (REG_SP < NREGS) {
+		caller->reg[REG_SP] = cfa;
+		caller->valid |= 1u << REG_SP;
+	}
 	if (!(caller->valid & (1u << ra_reg)) || !(ra = caller->reg[ra_reg])) {
 		*why = UNWIND_END_OUTERMOST;
 		return -1;
@@ -484,11 +489,6 @@ static int step_rules(const struct rules *r, struct frame_state *f, uint64_t *pc
 		}
 		caller.reg[i] = v;
 		caller.valid |= 1u << i;
-	}
-	/* the ABIs define the caller's SP as the CFA (libdw says "same") */
-	if (REG_SP < NREGS) {
-		caller.reg[REG_SP] = cfa;
-		caller.valid |= 1u << REG_SP;
 	}
 	return step_finish(f, &caller, cfa, r->ra_reg, r->sig, pc, why, signal);
 }
@@ -572,11 +572,6 @@ static int step(struct symbolizer *s, struct frame_state *f, uint64_t *pc, int e
 		nr.ra_reg = (uint8_t)ra_reg;
 		nr.sig = sig;
 		*slot = nr;
-	}
-	/* the ABIs define the caller's SP as the CFA (libdw says "same") */
-	if (REG_SP < NREGS) {
-		caller.reg[REG_SP] = cfa;
-		caller.valid |= 1u << REG_SP;
 	}
 	return step_finish(f, &caller, cfa, ra_reg, sig, pc, why, signal);
 fail_mem:
