@@ -91,7 +91,7 @@ static int user_regs(const struct perf_sample *s, struct unwind_regs *ur)
  * (the CFI unwinder stopped before reaching frame-pointer code: the stack
  * copy ended). Returns the frames written to @out; *@joined tells whether
  * a shared address was found, *@recovered whether CFI has a frame the
- * frame-pointer chain lacks.
+ * frame-pointer chain skipped (before its end).
  */
 unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
 			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
@@ -119,8 +119,11 @@ unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
 		for (j = i; j < ncfi; j++) {
 			if (k < nfp && cfi[j] == fp[k])
 				k++;
-			else
+			else if (k < nfp)
 				*recovered = 1; /* a frame the walk skipped */
+			/* else past the walk's end (it stops in code
+			 * without frame pointers, e.g. at start_thread):
+			 * frames gained, but no caller it skipped */
 		}
 		if (cfi_done)
 			k = nfp;

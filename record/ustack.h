@@ -70,8 +70,8 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
  * also has, then @fp is matched as a subsequence of @cfi; the result is
  * @cfi whole, then @fp after the last entry matched. Without a shared
  * address: @cfi then @fp after its pc (unless @cfi_done). *@joined: an
- * address was shared; *@recovered: @cfi has a frame @fp lacks. Returns
- * the count. */
+ * address was shared; *@recovered: @cfi has a frame @fp skipped (before
+ * @fp's end). Returns the count. */
 unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
 			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
 			 int *joined, int *recovered);

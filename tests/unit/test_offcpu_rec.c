@@ -253,6 +253,17 @@ Test(offcpu_rec, the_join_keeps_frames_between_repeated_addresses)
 	expect_join(cfi2, 3, 0, fp2, 4, want2, 5, 1);
 }
 
+Test(offcpu_rec, frames_past_the_walks_end_are_gained_not_a_skip)
+{
+	/* the walk stops at start_thread (no frame pointer there); CFI goes
+	 * on to clone3: more frames, but no caller the walk skipped */
+	const uint64_t cfi[] = {0x1, 0x2, 0x3, 0x4};
+	const uint64_t fp[] = {0x1, 0x2, 0x3};
+
+	expect_join(cfi, 4, 1, fp, 3, cfi, 4, 0);
+	expect_join(cfi, 4, 0, fp, 3, cfi, 4, 0);
+}
+
 Test(offcpu_rec, the_join_counts_recursion_once)
 {
 	/* a recursion: the same return address many times; CFI saw three
