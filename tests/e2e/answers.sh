@@ -9,7 +9,8 @@
 #                   run-queue time split among them must match their own CPU
 #                   time over the recording (/proc/PID/schedstat) within 10
 #                   percentage points, and the waker must not be the top
-#                   holder
+#                   holder; report's CPU time of task busy, the worker's
+#                   only task, is its thread's schedstat CPU time within 10%
 #   blocking_read   a poll blocked in libc's read() inside slow_read():
 #                   polls, report and delays name slow_read, not libc
 #   report_flame    report's hottest stack share for the demo's cpu_hog
@@ -54,13 +55,16 @@ cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat" 2>/dev/null || echo 0; }
 # ---- run-queue time charged to what ran ---------------------------------
 
 # runq_rec SECS: record the pinned worker SECS s; GOT: its run-queue ms.
-# Sets HOG_NS, WAKER_NS: their CPU time over the recording (ground truth)
+# Sets HOG_NS, WAKER_NS, BUSY_NS: the hog's, the waker's and the worker
+# thread's (all of it task busy's polls) CPU time over the recording
+# (ground truth)
 runq_rec() {
-	local h0 w0 json
-	h0=$(cpu_ns "$TPID") w0=$(cpu_ns "$WPID")
+	local h0 w0 b0
+	h0=$(cpu_ns "$TPID") w0=$(cpu_ns "$WPID") b0=$(cpu_ns "$PPID_/task/$BTID")
 	"$D9" record -p "$PPID_" -d "$1" -o "$TMP/rq.data" 2>"$TMP/rq.err" ||
 		fail "record failed: $(tail -3 "$TMP/rq.err")" || return 1
 	HOG_NS=$(($(cpu_ns "$TPID") - h0)) WAKER_NS=$(($(cpu_ns "$WPID") - w0))
+	BUSY_NS=$(($(cpu_ns "$PPID_/task/$BTID") - b0))
 	"$D9" report -i "$TMP/rq.data" --format json >"$TMP/rq.json" ||
 		fail "report --format json failed" || return 1
 	GOT=$(python3 -c '
@@ -73,6 +77,8 @@ t_runq_split() {
 	need_perf || return
 	start "$TMP/pinned.out" taskset -c 0 "$LAT/pinned" 120 || return 1
 	PPID_=$(awk '/^pid/ { print $2 }' "$TMP/pinned.out")
+	BTID=$(grep -lx worker-0 /proc/"$PPID_"/task/*/comm | awk -F/ '{ print $5; exit }')
+	[ -n "$BTID" ] || fail "no thread worker-0 in pinned" || return 1
 	start "$TMP/thief.out" taskset -c 0 "$LAT/thief" 120 || return 1
 	TPID=$(awk '/^pid/ { print $2 }' "$TMP/thief.out")
 	start "$TMP/waker.out" taskset -c 0 "$ANS/waker" 120 || return 1
@@ -87,10 +93,18 @@ t_runq_split() {
 	grep -q "charged to" "$TMP/rq.err" ||
 		fail "record does not say how run-queue time was charged: $(cat "$TMP/rq.err")" ||
 		return 1
-	python3 - "$TMP/rq.json" "$TPID" "$WPID" "$HOG_NS" "$WAKER_NS" <<-'EOF'
+	python3 - "$TMP/rq.json" "$TPID" "$WPID" "$HOG_NS" "$WAKER_NS" "$BUSY_NS" <<-'EOF'
 	import json, sys
 	r = json.load(open(sys.argv[1]))
-	hog, waker, hog_ns, waker_ns = (int(x) for x in sys.argv[2:6])
+	hog, waker, hog_ns, waker_ns, busy_ns = (int(x) for x in sys.argv[2:7])
+	# CPU% is of one CPU: task busy's CPU time against its thread's own
+	busy = [h for h in r["hot"] if h["task"] == 1]
+	if not busy or not busy_ns:
+	    sys.exit("    no CPU time for task busy, or its thread's unknown")
+	print("    task busy: CPU %.0f ms; its thread's schedstat: %.0f ms" %
+	      (busy[0]["cpu_ns"] / 1e6, busy_ns / 1e6))
+	if abs(busy[0]["cpu_ns"] / busy_ns - 1) > 0.1:
+	    sys.exit("    task busy's CPU time is over 10% off its thread's")
 	w = max(r["workers"], key=lambda w: w["runq_ns"])
 	held = {h["pid"]: h["ns"] for h in w["holders"]}
 	d_hog, d_waker = held.get(hog, 0), held.get(waker, 0)
