@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * text.c - the UTF-8 decoder and the cleaner of shown text (text.h).
+ */
+#include <string.h>
+
+#include "util/text.h"
+
+size_t text_utf8(const char *s, size_t n, uint32_t *cp)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+	uint32_t c;
+	size_t len;
+
+	if (!n)
+		return 0;
+	c = p[0];
+	if (c < 0x80) {
+		len = 1;
+	} else if (c < 0xc2) { /* a continuation byte, or C0/C1: overlong */
+		return 0;
+	} else if (c < 0xe0) {
+		len = 2;
+		c &= 0x1f;
+	} else if (c < 0xf0) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong below U+0800 */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates U+D800..U+DFFF */
+		c &= 0x0f;
+	} else if (c < 0xf5) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong below U+10000 */
+		else if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+		c &= 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if (i >= n || p[i] < lo || p[i] > hi)
+			return 0;
+		c = c << 6 | (p[i] & 0x3fu);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	if (cp)
+		*cp = c;
+	return len;
+}
+
+int text_printable(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+		return 0;
+	if (cp < 0x61c)
+		return 1;
+	return !(cp == 0x61c || cp == 0x200e || cp == 0x200f || cp == 0x2028 ||
+		 cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
+		 (cp >= 0x2066 && cp <= 0x2069));
+}
+
+/* The next step over @s (not at its NUL): the bytes of a character shown
+ * as it is, returned (*@used of them); or 0, and *@used bytes to replace
+ * with one TEXT_REPLACEMENT. */
+static size_t step(const char *s, size_t *used)
+{
+	uint32_t cp;
+	size_t k = text_utf8(s, 4, &cp);
+
+	*used = k ? k : 1;
+	return k && text_printable(cp) ? k : 0;
+}
+
+size_t text_clean(const char *s, char *buf, size_t len)
+{
+	size_t i = 0, o = 0, k, used;
+
+	if (!len)
+		return 0;
+	while (s[i]) {
+		k = step(s + i, &used);
+		if (o + (k ? k : 1) >= len)
+			break;
+		/* o <= i: in place, the write never passes the read */
+		if (k)
+			memmove(buf + o, s + i, k);
+		else
+			buf[o] = TEXT_REPLACEMENT;
+		o += k ? k : 1;
+		i += used;
+	}
+	buf[o] = '\0';
+	return o;
+}
+
+void text_put(FILE *out, const char *s)
+{
+	size_t i = 0, k, used;
+
+	if (!s)
+		return;
+	while (s[i]) {
+		/* runs of shown characters in one write */
+		size_t run = 0;
+
+		while (s[i + run] && (k = step(s + i + run, &used)))
+			run += k;
+		if (run) {
+			fwrite(s + i, 1, run, out);
+			i += run;
+			continue;
+		}
+		step(s + i, &used);
+		putc(TEXT_REPLACEMENT, out);
+		i += used;
+	}
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * text.h - strings from the target made safe to show, and the one UTF-8
+ * decoder of the tree.
+ *
+ * The recorder runs as root against a target that may be hostile, and the
+ * views show what the target named: its comm and command line, thread and
+ * task names, symbol and module names from its binaries, paths made from
+ * them, and whatever else a trace file holds. None of that may put a
+ * control on a terminal (ESC [2J, an OSC title, BEL, U+009B CSI) or make
+ * an output a strict parser refuses. So:
+ *
+ *  - every text output of such a string goes through text_clean() or
+ *    text_put() (the analysis views through analysis_clean_name() and
+ *    frame_label(), which use it; cli/ messages through error(),
+ *    warning() and info());
+ *  - every JSON string through json_str() (analysis/report.c), the SVG
+ *    through its XML writer and pprof's string table through
+ *    text_clean(): all of them read UTF-8 with text_utf8() and decide
+ *    what is shown with text_printable(), so there is one rule.
+ *
+ * util/ depends on libc alone and nothing here allocates or locks:
+ * everything is thread-safe, and text_utf8(), text_printable() and
+ * text_clean() are async-signal-safe (text_put() uses stdio).
+ */
+#ifndef D9_UTIL_TEXT_H
+#define D9_UTIL_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* What text_clean() and text_put() show in place of what they hide. */
+#define TEXT_REPLACEMENT '?'
+
+/* Length (1 to 4) of the well-formed UTF-8 character that starts @s, and
+ * its code point in *@cp (if @cp is not NULL); 0 if @s[0..@n) does not
+ * start with one. Well-formed is RFC 3629's table, exactly: no overlong
+ * form (C0, C1, E0 80..9F, F0 80..8F), no surrogate (ED A0..BF), nothing
+ * above U+10FFFF (F4 90.., F5..FF), no lone continuation byte (80..BF)
+ * and no sequence cut short, by @n or by a byte that does not continue
+ * it. A NUL byte is U+0000 (length 1). Reads @s[0] and then only while
+ * the bytes continue the sequence, never past @n: a NUL-terminated string
+ * may be passed with @n = 4 whatever its length. */
+size_t text_utf8(const char *s, size_t n, uint32_t *cp);
+
+/* 1 if code point @cp is shown as itself, 0 for what a terminal acts on
+ * or that changes how a line reads: the C0 controls U+0000..U+001F (tab
+ * and line feed included: a shown name is one line), DEL U+007F, the C1
+ * controls U+0080..U+009F, the line and paragraph separators U+2028 and
+ * U+2029, and the bidirectional formatting characters of UAX #9 (U+061C,
+ * U+200E, U+200F, U+202A..U+202E, U+2066..U+2069). */
+int text_printable(uint32_t cp);
+
+/* Copy the NUL-terminated @s into @buf (@len bytes) as it may be shown:
+ * each well-formed, printable character (text_utf8(), text_printable())
+ * as it is; each other character, and each byte that starts no
+ * well-formed character, as one TEXT_REPLACEMENT. Whole characters only:
+ * what does not fit in @len - 1 bytes is left out, and @buf always ends
+ * with a NUL when @len > 0 (nothing is written when @len is 0). The
+ * result is never longer than @s: strlen(@s) + 1 bytes hold all of it,
+ * and @buf may be @s itself (cleaned in place). Returns the length of the
+ * result, without the NUL. */
+size_t text_clean(const char *s, char *buf, size_t len);
+
+/* Write text_clean() of @s, whole, to @out (nothing if @s is NULL). */
+void text_put(FILE *out, const char *s);
+
+#endif /* D9_UTIL_TEXT_H */
