@@ -261,8 +261,13 @@ static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
 
 /* ---- JSON (report.c) ------------------------------------------------- */
 
-/* @s as a JSON string, quoted and escaped (NULL: null; invalid UTF-8
- * bytes become U+FFFD). */
+/* @s as a JSON string, quoted and escaped (NULL: null). Only well-formed
+ * UTF-8 (text_utf8(): no overlong form, surrogate or code point past
+ * U+10FFFF) is copied; every other byte becomes \ufffd. What
+ * text_printable() hides (C0, DEL, C1, U+2028/2029, bidi controls) is
+ * escaped as \uXXXX, so the output is plain printable UTF-8 that strict
+ * parsers and JavaScript take. Every JSON string of the views and exports
+ * goes through it. */
 void json_str(FILE *out, const char *s);
 /* A run-queue holder as JSON: {"pid": N, "comm": name|null}, or for the
  * idle CPU and "others" {"pid": null, "comm": "[idle CPU]"|"[others]"},

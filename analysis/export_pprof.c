@@ -19,6 +19,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "util/text.h"
 
 /* profile.proto field numbers */
 enum {
@@ -53,7 +54,8 @@ struct psample {
 };
 
 struct mapping {
-	uint32_t file;	/* string index of the module */
+	uint32_t file;	/* string index of the module (cleaned) */
+	const char *module; /* the module as the trace names it */
 	uint64_t lo, hi; /* lowest and highest frame address */
 	uint64_t off;	/* file offset at lo, if the frame there said it */
 	int has_off, has_fn, has_inl;
@@ -81,14 +83,30 @@ struct ex {
 	int err;		/* a string not interned: -ENOMEM */
 };
 
+/* The string table index of @s as the profile shows it: protobuf strings
+ * must be valid UTF-8, and pprof prints them to a terminal, so @s goes in
+ * cleaned (text_clean(): no invalid UTF-8, no control) as every shown
+ * name of the target. */
 static uint32_t str(struct ex *x, const char *s)
 {
+	char small[256], *c = small;
+	size_t n;
 	uint32_t id;
+	int err;
 
 	if (!s || !*s)
 		return 0;
+	n = strlen(s);
+	if (n >= sizeof(small) && !(c = malloc(n + 1))) {
+		x->err = -ENOMEM;
+		return 0;
+	}
+	n = text_clean(s, c, n + 1);
+	err = flame_intern(x->str, c, n, &id);
+	if (c != small)
+		free(c);
 	/* a failure is kept and reported before anything is written */
-	if (flame_intern(x->str, s, strlen(s), &id)) {
+	if (err) {
 		x->err = -ENOMEM;
 		return 0;
 	}
@@ -255,7 +273,8 @@ static int mapping_id(struct ex *x, const struct trace_frame *f, uint64_t *id)
 	if (created) {
 		if (analysis_grow((void **)&x->maps, &x->maps_cap, x->nmaps + 1, sizeof(*x->maps)))
 			return -ENOMEM;
-		x->maps[x->nmaps] = (struct mapping){.file = file, .lo = f->addr, .hi = f->addr};
+		x->maps[x->nmaps] = (struct mapping){
+			.file = file, .module = module_of(f), .lo = f->addr, .hi = f->addr};
 		*v = x->nmaps++;
 	}
 	m = &x->maps[*v];
@@ -400,7 +419,7 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		const struct mapping *m = &x->maps[i];
 		char key[4200];
 
-		snprintf(key, sizeof(key), "buildid %s", flame_label_str(x->str, m->file - 1));
+		snprintf(key, sizeof(key), "buildid %s", m->module);
 		pbuf_uint(&x->tmp, MAPPING_ID, i + 1);
 		pbuf_uint(&x->tmp, MAPPING_MEMORY_START, m->lo);
 		pbuf_uint(&x->tmp, MAPPING_MEMORY_LIMIT, m->hi + 1);

@@ -9,6 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "util/text.h"
 
 char *fmt_duration(uint64_t ns, char *buf, size_t len)
 {
@@ -59,33 +60,31 @@ int analysis_grow(void **p, size_t *cap, size_t need, size_t size)
 
 void json_str(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const char *p = s;
+	uint32_t cp;
+	size_t k;
 
 	if (!s) {
 		fputs("null", out);
 		return;
 	}
 	fputc('"', out);
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else if (*p < 0x80)
-			fputc(*p, out);
-		else {
-			/* copy a whole, valid UTF-8 sequence, else U+FFFD */
-			int k = *p >= 0xf0 && *p < 0xf5 ? 3 : *p >= 0xe0 ? 2 : *p >= 0xc2 ? 1 : -1;
-			int ok = k > 0 && *p < 0xf5;
-
-			for (int i = 1; ok && i <= k; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(p, 1, (size_t)k + 1, out);
-				p += k;
-			} else {
-				fputs("\\ufffd", out);
-			}
+	for (; *p; p += k) {
+		/* RFC 3629 exactly (util/text.h): an overlong form, a surrogate
+		 * or a code point past U+10FFFF is U+FFFD a byte, as a cut or
+		 * lone byte is, so that strict parsers take every string */
+		k = text_utf8(p, 4, &cp);
+		if (!k) {
+			fputs("\\ufffd", out);
+			k = 1;
+		} else if (cp == '"' || cp == '\\') {
+			fprintf(out, "\\%c", (int)cp);
+		} else if (!text_printable(cp)) {
+			/* C0, DEL, C1, U+2028/2029 (line ends to JavaScript) and
+			 * bidi controls: escaped, never raw on a terminal */
+			fprintf(out, "\\u%04" PRIx32, cp);
+		} else {
+			fwrite(p, 1, k, out);
 		}
 	}
 	fputc('"', out);
