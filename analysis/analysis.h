@@ -163,9 +163,11 @@ void join__free(struct join *j);
 
 /* Render frame @id of @t into @buf: the symbol, else "module+0xoff" (the
  * module's base name), else "0xaddr"; kernel frames end in "_[k]" (the
- * flamegraph.pl convention), inlined ones in " [inlined]". ';' becomes ':'
- * and control characters '?' so that folded output stays parseable; a
- * label cut to fit @len keeps its suffix and whole UTF-8 characters. A bad id gives "[bad frame ID]".
+ * flamegraph.pl convention), inlined ones in " [inlined]". The name is
+ * the target's: it is cleaned (analysis_clean_name(): controls and invalid
+ * UTF-8 as '?', ';' as ':') so that no view shows a control and folded
+ * output stays parseable; a label cut to fit @len keeps its suffix and
+ * whole UTF-8 characters. A bad id gives "[bad frame ID]".
  * Returns @buf. */
 char *frame_label(const struct trace *t, uint32_t id, char *buf, size_t len);
 
@@ -194,7 +196,8 @@ int flame__write_folded(const struct flame *f, FILE *out);
  * name. A parent's children narrower than a pixel are drawn as one frame,
  * "N small frames"; merged frames narrower than 0.1 px are left out, so
  * the size is bounded whatever the number of stacks. All text is
- * XML-escaped (invalid UTF-8 becomes '?'). 0, -ENOMEM or -EIO. */
+ * XML-escaped (invalid UTF-8 and controls become '?'). 0, -ENOMEM or
+ * -EIO. */
 int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		     const char *subtitle, const char *unit);
 /* How flame__write_svg() draws @f. All zero, as flame__new() leaves it:

@@ -320,7 +320,9 @@ void losses_note(const struct trace *t, unsigned int affects, char *buf, size_t 
 
 /* ---- shared by the renderers (report.c) ----------------------------- */
 
-/* Copy @s into @buf as a single-line, ';'-free name (whole UTF-8 chars). */
+/* Copy @s into @buf as a single-line, ';'-free name: text_clean() (no
+ * control, no invalid UTF-8, whole characters; @buf may be @s), then ';'
+ * as ':'. Every name a text view shows goes through it. */
 void analysis_clean_name(const char *s, char *buf, size_t len);
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
 size_t analysis_u8_width(const char *s);

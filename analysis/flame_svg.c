@@ -28,6 +28,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "util/text.h"
 
 #define IMG_W	    1200 /* the width text is fitted to when written */
 #define XPAD	    10
@@ -43,63 +44,47 @@
 #define YPAD_SUB    20
 #define YPAD_BOTTOM 34
 
-/* Length of the valid UTF-8 character (and legal XML 1.0 character) at @s,
- * or 0 if there is none. */
-static size_t xml_char(const unsigned char *s)
+/* Length of the character at @s if it is shown as it is: well-formed
+ * UTF-8 (text_utf8()), printable (text_printable(): no C0, DEL, C1, line
+ * separator or bidi control reaches the picture or the terminal that
+ * shows its source) and legal in XML 1.0 (not U+FFFE, U+FFFF); else 0,
+ * and it is one '?' for *@used bytes (a character, or a bad byte). */
+static size_t xml_char(const unsigned char *s, size_t *used)
 {
 	uint32_t cp;
+	size_t l = text_utf8((const char *)s, 4, &cp);
 
-	if (s[0] < 0x80)
-		return s[0] >= 0x20 || s[0] == '\t' || s[0] == '\n' || s[0] == '\r';
-	if (s[0] < 0xc2)
-		return 0;
-	if (s[0] < 0xe0)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] < 0xf0) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		cp = (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
-		if (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff) || cp >= 0xfffe)
-			return 0;
-		return 3;
-	}
-	if (s[0] < 0xf5) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[3] & 0xc0) != 0x80)
-			return 0;
-		cp = (s[0] & 0x07u) << 18 | (s[1] & 0x3fu) << 12 | (s[2] & 0x3fu) << 6 |
-		     (s[3] & 0x3fu);
-		return cp >= 0x10000 && cp <= 0x10ffff ? 4 : 0;
-	}
-	return 0;
+	*used = l ? l : 1;
+	return l && text_printable(cp) && cp != 0xfffe && cp != 0xffff ? l : 0;
 }
 
 /* Characters in @s as xml_put() writes them. */
 static size_t xml_nchars(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 0, l;
+	size_t n = 0, used;
 
 	while (*p) {
-		l = xml_char(p);
-		p += l ? l : 1;
+		xml_char(p, &used);
+		p += used;
 		n++;
 	}
 	return n;
 }
 
-/* Write at most @max characters of @s, escaped; what is not valid UTF-8 or
- * not allowed in XML becomes '?', so any label makes a well-formed file. */
+/* Write at most @max characters of @s, escaped; what xml_char() does not
+ * show becomes '?', so any label or title makes a well-formed file with
+ * nothing a terminal acts on. */
 static void xml_put(FILE *out, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t l;
+	size_t l, used;
 
 	for (; *p && max; max--) {
-		l = xml_char(p);
+		l = xml_char(p, &used);
 		if (!l) {
 			putc('?', out);
-			p++;
+			p += used;
 			continue;
 		}
 		switch (*p) {
@@ -238,7 +223,7 @@ static void cut_right(const char *s, size_t n, char *out)
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (; *p && n > 2; n--) {
-		size_t l = xml_char(p);
+		size_t l = text_utf8((const char *)p, 4, NULL);
 
 		l = l ? l : 1;
 		memcpy(out, p, l);

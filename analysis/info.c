@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "util/text.h"
 
 #define NS 1000000000ULL
 #define MAX_REASONS 8
@@ -241,15 +242,10 @@ static const char *seg_file(const struct info *in, const struct trace_segment *g
 
 /* ---- text --------------------------------------------------------------- */
 
-/* @s with control characters as '?', or "unknown". */
+/* @s as shown (text_put(): no control, no invalid UTF-8), or "unknown". */
 static void put(FILE *out, const char *s)
 {
-	if (!s || !*s) {
-		fputs("unknown", out);
-		return;
-	}
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+	text_put(out, s && *s ? s : "unknown");
 }
 
 /* The meta of the head, in the order shown: the text before each value. */
@@ -305,12 +301,14 @@ static void text_span(const struct info *in, FILE *out)
 static void text_seg(const struct info *in, const struct trace_segment *g, FILE *out)
 {
 	char id[64], a[32], b[32], c[32];
+	size_t n;
 
-	if (in->recordings > 1)
-		snprintf(id, sizeof(id), "%s:%" PRIu64, g->recording ? g->recording : "?",
-			 g->index);
-	else
+	if (in->recordings > 1) {
+		n = text_clean(g->recording ? g->recording : "?", id, sizeof(id) - 21);
+		snprintf(id + n, sizeof(id) - n, ":%" PRIu64, g->index);
+	} else {
 		snprintf(id, sizeof(id), "%" PRIu64, g->index);
+	}
 	fprintf(out, "  %-9s %9s %9s %8s  ", id, g->start ? fmt_since(in, g->start, a, sizeof(a)) : "-",
 		g->end ? fmt_since(in, g->end, b, sizeof(b)) : "-",
 		g->start && g->end > g->start ? fmt_duration(g->end - g->start, c, sizeof(c)) : "-");
@@ -327,10 +325,12 @@ static void text_segments(const struct info *in, FILE *out)
 	size_t i, k = 0;
 
 	fprintf(out, "segments:    %zu", t->nsegments);
-	if (in->recordings == 1 && t->segments[0].recording)
-		fprintf(out, " of recording %s", t->segments[0].recording);
-	else if (in->recordings > 1)
+	if (in->recordings == 1 && t->segments[0].recording) {
+		fputs(" of recording ", out);
+		put(out, t->segments[0].recording);
+	} else if (in->recordings > 1) {
 		fprintf(out, " of %zu recordings", in->recordings);
+	}
 	if (in->files > 1)
 		fprintf(out, " in %zu files", in->files);
 	if (t->dup_segments)

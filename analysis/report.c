@@ -101,23 +101,15 @@ const char *analysis_meta(const struct trace *t, const char *key)
 }
 
 /* Copy @s into @buf as a single-line, ';'-free name (task names come from
- * the target program and are printed and folded). */
+ * the target program and are printed and folded): text_clean(), then ';'
+ * (which separates folded frames) as ':'. */
 void analysis_clean_name(const char *s, char *buf, size_t len)
 {
-	size_t i;
+	size_t n = text_clean(s, buf, len);
 
-	for (i = 0; s[i] && i + 1 < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		buf[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c;
-	}
-	/* do not leave half a UTF-8 character behind */
-	if (s[i])
-		while (i > 0 && ((unsigned char)buf[i - 1] & 0xc0) == 0x80)
-			i--;
-	if (s[i] && i > 0 && ((unsigned char)buf[i - 1] & 0xc0) == 0xc0)
-		i--;
-	buf[i] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == ';')
+			buf[i] = ':';
 }
 
 char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len)

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "util/text.h"
 
 #define TOP 5		   /* rows per section */
 #define MAX_HOLDERS 3	   /* thieves named per worker */
@@ -462,14 +463,13 @@ static void flags(struct page *pg)
 
 			if ((double)bh >= FLAG_IMBALANCE * (double)bo &&
 			    (f = flag_new(pg, "worker imbalance", "3x"))) {
-				char x[96], y[96];
+				char x[128], y[128];
 
-				snprintf(x, sizeof(x), "%s", trace__thread_name(t, hi->tid) ?: "?");
-				snprintf(y, sizeof(y), "%s", trace__thread_name(t, lo->tid) ?: "?");
+				analysis_thread_label(t, hi->tid, x, sizeof(x));
+				analysis_thread_label(t, lo->tid, y, sizeof(y));
 				f->count = 1;
-				snprintf(f->detail, sizeof(f->detail),
-					 "%s[%" PRIu32 "] in polls %s, %s[%" PRIu32 "] %s (%.1fx)", x,
-					 hi->tid, fmt_duration(bh, a, sizeof(a)), y, lo->tid,
+				snprintf(f->detail, sizeof(f->detail), "%s in polls %s, %s %s (%.1fx)",
+					 x, fmt_duration(bh, a, sizeof(a)), y,
 					 fmt_duration(bo, b, sizeof(b)),
 					 bo ? (double)bh / (double)bo : 0.0);
 				snprintf(f->next, sizeof(f->next), "d9prof polls --sort start");
@@ -508,33 +508,46 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+#define META_W 128
+
+/* Meta @key as shown (text_clean(), cut to META_W - 1 bytes), "?" if the
+ * trace has none. */
+static const char *meta_text(const struct trace *t, const char *key, char buf[META_W])
+{
+	const char *v = analysis_meta(t, key);
+
+	text_clean(v ? v : "?", buf, META_W);
+	return buf;
+}
+
 static void text_recorded(const struct page *pg, FILE *out)
 {
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
 	struct loss l[LOSS_KINDS];
-	const char *v;
-	char a[32];
+	char a[32], m[3][META_W];
 	size_t nl;
 
+	/* the trace's words, not ours: the target's command line (whole)
+	 * and the rest of the meta cleaned as every shown name */
 	fprintf(out, "== What was recorded\n");
-	v = analysis_meta(t, "cmdline");
-	fprintf(out, "  target: %s (pid %s), %s recorded%s\n", v ? v : "?",
-		analysis_meta(t, "pid") ?: "?", fmt_duration(pg->span, a, sizeof(a)),
-		t->complete ? "" : ", trace cut short");
+	fputs("  target: ", out);
+	text_put(out, analysis_meta(t, "cmdline") ?: "?");
+	fprintf(out, " (pid %s), %s recorded%s\n", meta_text(t, "pid", m[0]),
+		fmt_duration(pg->span, a, sizeof(a)), t->complete ? "" : ", trace cut short");
 	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
-		analysis_meta(t, "event") ?: "?", analysis_meta(t, "sampler") ?: "?",
-		analysis_meta(t, "frequency") ?: "?");
+		meta_text(t, "event", m[0]), meta_text(t, "sampler", m[1]),
+		meta_text(t, "frequency", m[2]));
 	fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks, j->npolls,
 		pg->nw, j->ntasks ? "" : " (no shim: no task attribution)");
 	if (t->nswitches)
 		fprintf(out, "  off-CPU: %zu intervals (%s)\n", t->nswitches,
-			analysis_meta(t, "offcpu") ?: "?");
+			meta_text(t, "offcpu", m[0]));
 	else
 		fprintf(out, "  off-CPU: none, %s\n", offcpu_missing(t));
 	if (oc->runq_split)
-		fprintf(out, "  run queue: wakeups recorded (%s)\n", analysis_meta(t, "wakeups"));
+		fprintf(out, "  run queue: wakeups recorded (%s)\n", meta_text(t, "wakeups", m[0]));
 	else
 		fprintf(out, "  run queue: blocked and run-queue time not split, %s\n",
 			runq_missing(t));

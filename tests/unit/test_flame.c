@@ -119,6 +119,21 @@ Test(flame, frame_label_cut_keeps_whole_utf8_characters)
 	cr_assert_str_eq(frame_label(&T, a, b, sizeof(b)), "ab\xc3\xa9");
 }
 
+Test(flame, names_show_no_controls_nor_invalid_utf8)
+{
+	char b[64];
+	uint32_t a = sy_frame(&T, 0x10, "f\x1b[2J\xc2\x9b\x9b\xc0\x80\xed\xa0\x80;g\xc3\xa9", NULL,
+			      0, 0);
+	uint32_t m = sy_frame(&T, 0x20, NULL, "/lib/li\xc2\x85" "b\x1b.so", 0x10, 0);
+
+	/* ESC, U+009B as UTF-8 (one '?') and raw, an overlong NUL and a
+	 * surrogate (a '?' a byte); ';' is the folded separator */
+	cr_assert_str_eq(frame_label(&T, a, b, sizeof(b)), "f?[2J???????:g\xc3\xa9");
+	cr_assert_str_eq(frame_label(&T, m, b, sizeof(b)), "li?b?.so+0x10");
+	analysis_clean_name("task\xc2\x9b\n;x\xf4\x90\x80\x80\xe4\xb8\xad", b, sizeof(b));
+	cr_assert_str_eq(b, "task??:x????\xe4\xb8\xad");
+}
+
 Test(flame, folded_output_is_sorted_and_summed)
 {
 	struct flame_result r;
