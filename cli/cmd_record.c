@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "libprof/d9_segment.h"
 #include "record/record.h"
+#include "util/text.h"
 
 static volatile sig_atomic_t stop, dump_now;
 
@@ -186,9 +187,14 @@ static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
 	if (x->cmd.pid > 0 && !x->cmd.released) {
 		p = realloc(x->held, x->nheld + n + 1);
 		if (p) {
+			/* cleaned as warning() and info() clean what they say:
+			 * the engine's messages name the target's files */
 			x->held = p;
-			snprintf(p + x->nheld, n + 1, "%s%s\n", pfx, msg);
-			x->nheld += n;
+			p = stpcpy(p + x->nheld, pfx);
+			p += text_clean(msg, p, strlen(msg) + 1);
+			*p++ = '\n';
+			*p = '\0';
+			x->nheld = (size_t)(p - x->held);
 			return;
 		}
 	}
@@ -528,11 +534,12 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)), (double)wait / 1e9);
 	}
 	/* (a command's end is said by child_exit()) */
+	/* info(): how it ended may name the sender's comm */
 	if (st->exit_how[0] && !own_cmd)
-		fprintf(stderr, "d9prof: pid %d %s\n", (int)pid, st->exit_how);
+		info("pid %d %s", (int)pid, st->exit_how);
 	if (out)
-		fprintf(stderr, "d9prof: wrote %s (%s)\n", out,
-			human_size((double)sb.st_size, sz, sizeof(sz)));
+		info("wrote %s (%s)", out,
+		     human_size((double)sb.st_size, sz, sizeof(sz)));
 }
 
 /* The segmented modes' part of the summary. */

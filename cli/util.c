@@ -9,12 +9,30 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/text.h"
 
+/* One message line. Messages name paths and what the target is called
+ * (its comm, files named after it, what a trace says): all of it shown
+ * through text_put(), so no control or invalid UTF-8 reaches the
+ * terminal of the root that runs the recorder. */
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
+	char small[1024], *m = small;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(small, sizeof(small), fmt, aq);
+	va_end(aq);
+	if (n >= (int)sizeof(small) && (m = malloc((size_t)n + 1)))
+		vsnprintf(m, (size_t)n + 1, fmt, ap);
+	else if (n >= (int)sizeof(small))
+		m = small; /* cut, rather than nothing */
 	fprintf(stderr, "d9prof: %s", prefix);
-	vfprintf(stderr, fmt, ap);
+	text_put(stderr, n < 0 ? fmt : m);
 	fputc('\n', stderr);
+	if (m != small)
+		free(m);
 }
 
 void error(const char *fmt, ...)
