@@ -238,30 +238,34 @@ check-hostile: all hostile-bin
 FUZZ_B := $(B)-fuzz
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_BINS := $(addprefix $(FUZZ_B)/fuzz_,trace kallsyms maps segment) $(FUZZ_B)/mkseed
+FUZZ_BINS := $(addprefix $(FUZZ_B)/fuzz_,trace kallsyms maps segment inputs export diff) \
+	$(FUZZ_B)/mkseed
 FUZZ_SECS ?= 60
 
 $(FUZZ_B)/libd9core.a: $(CORE_SRCS) $(wildcard */*.h)
 	$(Q)$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang CFLAGS="$(FUZZ_CFLAGS)" \
 		$(FUZZ_B)/libd9core.a
-$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_B)/libd9core.a
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_io.h $(FUZZ_B)/libd9core.a
 	$(Q)clang -std=gnu11 $(FUZZ_CFLAGS) -fsanitize=fuzzer -I. -o $@ $< \
 		$(FUZZ_B)/libd9core.a $(CORE_LIBS)
 $(FUZZ_B)/mkseed: tests/fuzz/mkseed.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -I. -o $@ $<
 
-# make fuzz FUZZ_SECS=600: a long run; check-fuzz: 15 s per target
+# make fuzz FUZZ_SECS=600: a long run; check-fuzz: 15 s per reader target,
+# 5 s for inputs, export and diff: 75 s in all
 fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=$(FUZZ_SECS) tests/fuzz/run.sh
 check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
-	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=15 tests/fuzz/run.sh
+	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=15 FUZZ_SECS_inputs=5 FUZZ_SECS_export=5 \
+		FUZZ_SECS_diff=5 tests/fuzz/run.sh
 
 # The end-to-end scripts, in the order they run; add yours here (make check
 # runs each as a suite of its own, make check-e2e-NAME alone).
 E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/layouts.sh tests/e2e/tokio.sh \
 	tests/e2e/latency.sh tests/e2e/load.sh tests/e2e/flight.sh tests/e2e/svg.sh \
-	tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh tests/e2e/answers.sh
+	tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh tests/e2e/answers.sh \
+	tests/e2e/outputs.sh
 E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 

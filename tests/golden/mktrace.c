@@ -15,6 +15,14 @@
  * the wall clock (it starts at 2026-11-20 23:59:59.800 UTC, so it runs
  * past midnight). --cut leaves the last one without its END, --dump and
  * --exit give it the meta of a dump.
+ *
+ * mktrace --hostile FILE - the same trace with the names a hostile target
+ * chooses (its command line, comm, thread, task and symbol names, and
+ * what a recording's meta says of it): terminal escapes, a bell, C1
+ * controls as UTF-8 and as raw bytes, overlong, surrogate, truncated and
+ * out-of-range UTF-8, line breaks and bidi controls, next to valid é,
+ * CJK and emoji. No view may show those controls or write invalid UTF-8
+ * (tests/golden/textcheck.py).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,6 +60,26 @@ static const struct sym {
 	{KADDR + 0x200, "vfs_read", "[kernel]"},
 };
 
+/* ESC [2J (clear the screen), BEL, U+009B (CSI) as UTF-8 and as a raw
+ * byte, an overlong NUL (C0 80), a surrogate (ED A0 80), U+110000 (F4 90
+ * 80 80), U+202E (right-to-left override), U+2028, CR, LF, then a
+ * sequence cut short (E2 82): every kind of string a view must not pass
+ * through as it is */
+#define EVIL "\x1b[2J\x07\xc2\x9b" "1m\x9b\xc0\x80\xed\xa0\x80\xf4\x90\x80\x80" \
+	     "\xe2\x80\xae\xe2\x80\xa8\r\n\xe2\x82"
+/* what must stay as it is */
+#define GOOD "\xc3\xa9\xe4\xb8\xad\xf0\x9f\xa6\x80" /* é, 中, 🦀 */
+
+static int hostile;
+
+/* The hostile symbols and modules of --hostile, by index in syms[]. */
+static const char *const hostile_sym[] = {
+	[4] = "net_poll" GOOD, [5] = "parse;request" EVIL, [8] = "hash_loop\x1b]0;pwned\x07",
+};
+static const char *const hostile_module[] = {
+	[8] = "gold\xc2\x85" "en", [10] = "libc\x1b[1m.so.6",
+};
+
 static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 {
 	(void)ctx;
@@ -59,6 +87,14 @@ static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 		if (syms[i].addr == addr) {
 			out->sym = syms[i].name;
 			out->module = syms[i].module;
+			if (hostile && i < sizeof(hostile_sym) / sizeof(*hostile_sym) &&
+			    hostile_sym[i])
+				out->sym = hostile_sym[i];
+			if (hostile && i < sizeof(hostile_module) / sizeof(*hostile_module) &&
+			    hostile_module[i])
+				out->module = hostile_module[i];
+			if (hostile && i == 10) /* named by its module: libc...+0x.. */
+				out->sym = NULL;
 			return 0;
 		}
 	return -1;
@@ -151,11 +187,20 @@ static void head(struct trace_writer *w, int losses, uint32_t *st)
 		const uint64_t *ips;
 		unsigned n;
 	} stacks[NSTACKS] = {{s_short, 5}, {s_net, 6}, {s_disk, 5}, {s_block, 8}, {s_idle, 2}};
-	char name[32];
+	char name[96];
 
 	trace_writer__meta(w, "pid", "4242");
-	trace_writer__meta(w, "cmdline", "golden-runtime --port 8080");
-	trace_writer__meta(w, "event", "cpu-clock");
+	trace_writer__meta(w, "cmdline", hostile ? "evil-runtime " EVIL " --port " GOOD
+						 : "golden-runtime --port 8080");
+	trace_writer__meta(w, "event", hostile ? "cpu-clock" EVIL : "cpu-clock");
+	if (hostile) {
+		trace_writer__meta(w, "comm", "ev\x1b[2Jil\xc2\x9b");
+		trace_writer__meta(w, "hostname", "host" EVIL);
+		trace_writer__meta(w, "recording", "rec" EVIL);
+		trace_writer__meta(w, "dump_reason", "trigger\x1b[2J" EVIL);
+		trace_writer__meta(w, "target_exit", "killed by \x07" EVIL);
+		trace_writer__meta(w, "target_exit_time", "2990000000");
+	}
 	trace_writer__meta(w, "sampler", "perf");
 	trace_writer__meta(w, "frequency", "1000");
 	trace_writer__meta(w, "offcpu", "tracepoint");
@@ -173,14 +218,19 @@ static void head(struct trace_writer *w, int losses, uint32_t *st)
 		trace_writer__meta(w, "shim_reattached", "1500000000");
 		trace_writer__meta(w, "shim garbage", "11");
 	}
-	trace_writer__thread(w, 100, "worker-0");
-	trace_writer__thread(w, 101, "worker-1");
-	trace_writer__thread(w, 102, "timer");
-	trace_writer__comm(w, 999, "stress");
-	trace_writer__comm(w, 12, "kworker/0:1");
+	trace_writer__thread(w, 100, hostile ? "worker-0" EVIL : "worker-0");
+	trace_writer__thread(w, 101, hostile ? "worker-1\x1b]0;pwned\x07" : "worker-1");
+	trace_writer__thread(w, 102, hostile ? "timer\xc2\x85" GOOD : "timer");
+	trace_writer__comm(w, 999, hostile ? "stress\x1b[5m" EVIL : "stress");
+	trace_writer__comm(w, 12, hostile ? "kw\xe2\x80\xaeorker\x9b" : "kworker/0:1");
 	for (int i = 1; i <= 61; i++) {
-		snprintf(name, sizeof(name), "%s",
-			 i == 7 ? "net" : i == 42 ? "disk" : i == 61 ? "forgotten" : "short");
+		if (hostile)
+			snprintf(name, sizeof(name), "%s",
+				 i == 7 ? "net" EVIL : i == 42 ? "disk\x1b[31m" GOOD
+					 : i == 61 ? "forg\xc2\x9b\x07otten" : "short;" GOOD);
+		else
+			snprintf(name, sizeof(name), "%s",
+				 i == 7 ? "net" : i == 42 ? "disk" : i == 61 ? "forgotten" : "short");
 		trace_writer__task(w, (uint64_t)i, name);
 	}
 	/* the worker stacks begin at start_thread, idle ones at main; with
@@ -370,6 +420,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--segments") && i + 2 < argc &&
 			 sscanf(argv[++i], "%u-%u", &a, &b) == 2)
 			seg = 1;
+		else if (!strcmp(argv[i], "--hostile"))
+			hostile = 1;
 		else if (!strcmp(argv[i], "--cut"))
 			cut = 1;
 		else if (!strcmp(argv[i], "--dump") && i + 2 < argc)
@@ -379,9 +431,9 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (argc < 2 || i != argc - 1 || path[0] == '-' || (seg && losses) ||
+	if (argc < 2 || i != argc - 1 || path[0] == '-' || (seg && (losses || hostile)) ||
 	    (!seg && (cut || reason || exit_status))) {
-		fprintf(stderr, "usage: mktrace [--losses] FILE\n"
+		fprintf(stderr, "usage: mktrace [--losses] [--hostile] FILE\n"
 				"       mktrace --segments A-B [--cut] [--dump REASON] "
 				"[--exit STATUS] FILE\n");
 		return 2;

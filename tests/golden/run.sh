@@ -19,6 +19,8 @@ mk() { "$ROOT/$B/tests/golden/mktrace" "$@" || { echo "mktrace $* failed"; exit 
 mk "$TMP/d9prof.data"
 mk --losses "$TMP/lossy.data"
 mk "$TMP/before.data"					# the base of flame --diff's example
+mk --hostile "$TMP/hostile.data"			# names with escapes, bad UTF-8
+cp tests/golden/textcheck.py "$TMP/"
 # the same records as a flight recorder's segments (rotated files are
 # named {unix-epoch}-{index}.d9; dumps d9prof-PID-DATE-TIME.data):
 mk --segments 0-3 "$TMP/split.data"			# one file, back to back
