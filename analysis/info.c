@@ -304,6 +304,7 @@ static void text_seg(const struct info *in, const struct trace_segment *g, FILE 
 	size_t n;
 
 	if (in->recordings > 1) {
+		/* room kept for ':' and a 20-digit index */
 		n = text_clean(g->recording ? g->recording : "?", id, sizeof(id) - 21);
 		snprintf(id + n, sizeof(id) - n, ":%" PRIu64, g->index);
 	} else {
