@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "libprof/d9_segment.h"
 #include "record/record.h"
 
 static void help(FILE *f)
@@ -52,8 +51,7 @@ static pid_t recorder_of(pid_t pid)
 
 	if (shim_seg__open(pid, &s, why, sizeof(why)))
 		return 0;
-	r = (pid_t)__atomic_load_n(&((struct d9_seg_hdr *)shim_seg__base(s))->recorder_pid,
-				   __ATOMIC_ACQUIRE);
+	r = shim_seg__recorder(s);
 	shim_seg__close(s);
 	return r;
 }

@@ -25,7 +25,7 @@ static volatile sig_atomic_t stop, dump_now;
 enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK,
        OPT_NO_WAKEUPS, OPT_CHILDREN, OPT_NO_SHIM, OPT_CALL_GRAPH };
 enum { OPT_SAMPLER = 300, OPT_FLIGHT, OPT_MAX_SIZE, OPT_TRIGGER, OPT_COOLDOWN, OPT_ROTATE,
-       OPT_MAX_TOTAL, OPT_KEY_PREFIX, OPT_ON_SEGMENT };
+       OPT_MAX_TOTAL, OPT_KEY_PREFIX, OPT_ON_SEGMENT, OPT_HOOK_TIMEOUT };
 
 static void on_signal(int sig)
 {
@@ -98,16 +98,21 @@ static void help(FILE *f)
 		"                        poll), runq>DUR (a thread waiting longer for a\n"
 		"                        CPU); half a window later, so the dump holds\n"
 		"                        before and after; may be given more than once\n"
-		"      --cooldown DUR    at most one trigger dump per DUR (default: the\n"
-		"                        window)\n"
+		"      --cooldown DUR    at most one dump per DUR for each trigger\n"
+		"                        (default: the window)\n"
 		"      --rotate PERIOD   instead: a self-contained segment file every\n"
 		"                        PERIOD into the -o directory, EPOCH-INDEX.d9\n"
-		"      --max-total SIZE  delete the oldest segment files beyond SIZE\n"
+		"      --max-total SIZE  delete the oldest segment files (with --flight:\n"
+		"                        dumps) this recording wrote beyond SIZE\n"
+		"                        (--flight default: 8 times --max-size)\n"
 		"      --key-prefix P    segment files under P/YYYY-MM-DD/HHMM/SERVICE/\n"
 		"                        HOST/BOOT/ (an object store's layout)\n"
-		"      --on-segment CMD  run CMD by /bin/sh on each sealed file, {} its\n"
-		"                        path (e.g. 'aws s3 cp {} s3://bucket/'); its\n"
-		"                        failures are counted, never fatal\n"
+		"      --on-segment CMD  run CMD by /bin/sh on each sealed file, with\n"
+		"                        $D9PROF_SEGMENT its path and {} standing for\n"
+		"                        it (e.g. 'aws s3 cp {} s3://bucket/'); at most\n"
+		"                        4 at once; failures counted, never fatal\n"
+		"      --hook-timeout DUR  kill an --on-segment command running longer\n"
+		"                        (default 10m; 0: never)\n"
 		"  -h, --help            this help\n\n"
 		"Stops on SIGINT/SIGTERM, at -d, when the target exits or when CMD\n"
 		"ends, and writes what it has. A summary goes to stderr, and on a\n"
@@ -545,9 +550,9 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 /* The segmented modes' part of the summary. */
 static void summary_segments(const struct record_opts *o, const struct record_stats *st)
 {
-	char sz[32];
+	char sz[32], cap[32];
 
-	if (o->segments == RECORD_FLIGHT)
+	if (o->segments == RECORD_FLIGHT) {
 		fprintf(stderr,
 			"d9prof: flight recorder: %llu segment%s, %llu dropped out of the %g s "
 			"window, %s held at most; %llu dump%s into %s%s\n",
@@ -556,12 +561,39 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 			human_size((double)st->held_max, sz, sizeof(sz)),
 			(unsigned long long)st->dumps, plural(st->dumps), o->dir,
 			st->dump_failures ? " (some failed, see above)" : "");
-	else
-		fprintf(stderr, "d9prof: rotated %llu segment file%s into %s, %llu deleted for "
-			"--max-total%s\n",
-			(unsigned long long)st->segments, plural(st->segments), o->dir,
-			(unsigned long long)st->segments_dropped,
-			st->hook_failures ? ", some --on-segment commands failed (see above)" : "");
+		if (st->dumps_deleted)
+			fprintf(stderr, "d9prof: deleted the %llu oldest dump%s of this recording "
+				"to keep them within --max-total %s\n",
+				(unsigned long long)st->dumps_deleted, plural(st->dumps_deleted),
+				human_size((double)o->max_total, cap, sizeof(cap)));
+		for (unsigned int i = 0; i < o->ntriggers; i++)
+			if (st->trigger_cooled[i])
+				fprintf(stderr, "d9prof: trigger %s>%gms: %llu dump%s, and held %llu "
+					"more time%s in its cooldown (no dump)\n",
+					o->triggers[i].kind == RECORD_TRIGGER_POLL    ? "poll"
+					: o->triggers[i].kind == RECORD_TRIGGER_DELAY ? "delay"
+										      : "runq",
+					(double)o->triggers[i].ns / 1e6,
+					(unsigned long long)st->trigger_dumps[i],
+					plural(st->trigger_dumps[i]),
+					(unsigned long long)st->trigger_cooled[i],
+					plural(st->trigger_cooled[i]));
+		return;
+	}
+	fprintf(stderr, "d9prof: rotated %llu segment file%s into %s, %llu deleted for "
+		"--max-total%s\n",
+		(unsigned long long)st->segments, plural(st->segments), o->dir,
+		(unsigned long long)st->segments_dropped,
+		st->hook_failures ? ", some --on-segment commands failed (see above)" : "");
+	if (st->hooks_skipped)
+		fprintf(stderr, "d9prof: --on-segment: %llu file%s deleted for --max-total before "
+			"their command could run (%d run at once at most)\n",
+			(unsigned long long)st->hooks_skipped, plural(st->hooks_skipped),
+			RECORD_MAX_HOOKS);
+	if (st->hooks_running)
+		fprintf(stderr, "d9prof: --on-segment: %llu command%s still running or waiting, "
+			"left to finish\n", (unsigned long long)st->hooks_running,
+			plural(st->hooks_running));
 }
 
 int cmd_record(int argc, char **argv)
@@ -589,13 +621,16 @@ int cmd_record(int argc, char **argv)
 		{ "max-total", required_argument, NULL, OPT_MAX_TOTAL },
 		{ "key-prefix", required_argument, NULL, OPT_KEY_PREFIX },
 		{ "on-segment", required_argument, NULL, OPT_ON_SEGMENT },
+		{ "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct rec_ctx x = { .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 }, .fd = -1 };
 	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg, .ctx = &x,
 				 .on_attached = on_attached, .dump_now = &dump_now,
-				 .on_dump = on_dump, .max_size = 64ULL << 20 };
+				 .on_dump = on_dump, .max_size = 64ULL << 20,
+				 .hook_timeout = 600 };
+	int hook_timeout_given = 0;
 	int out_given = 0;
 	struct record_stats st;
 	struct sigaction sa;
@@ -662,6 +697,14 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_ON_SEGMENT:
 			o.on_segment = optarg;
+			break;
+		case OPT_HOOK_TIMEOUT:
+			if (!strcmp(optarg, "0"))
+				o.hook_timeout = 0;
+			else if (parse_dur_s(optarg, &o.hook_timeout))
+				return usage_error("record ", "bad --hook-timeout '%s': " DURATION_WANT
+						   " (0: never)", optarg);
+			hook_timeout_given = 1;
 			break;
 		case 'd':
 			if (parse_duration(optarg, &o.duration))
@@ -742,18 +785,21 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!o.pid && optind >= argc)
 		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
-	if (o.segments == RECORD_FLIGHT && (o.rotate > 0 || o.max_total || o.key_prefix ||
-					    o.on_segment))
+	if (o.segments == RECORD_FLIGHT && (o.rotate > 0 || o.key_prefix || o.on_segment ||
+					    hook_timeout_given))
 		return usage_error("record ", "--flight keeps segments in memory: --rotate, "
-				   "--max-total, --key-prefix and --on-segment are for --rotate");
+				   "--key-prefix, --on-segment and --hook-timeout are for --rotate");
+	if (o.segments == RECORD_FLIGHT && !o.max_total)
+		o.max_total = 8 * (o.max_size ? o.max_size : 64ULL << 20);
 	if (o.no_shim && o.sampler == RECORD_SAMPLER_CTIMER)
 		return usage_error("record ", "--sampler ctimer samples through the shim: "
 				   "not with --no-shim");
 	if (o.segments != RECORD_FLIGHT && (o.ntriggers || o.cooldown > 0))
 		return usage_error("record ", "--trigger and --cooldown need --flight");
-	if (o.segments == RECORD_ONE_TRACE && (o.max_total || o.key_prefix || o.on_segment))
-		return usage_error("record ", "--max-total, --key-prefix and --on-segment need "
-				   "--rotate");
+	if (o.segments == RECORD_ONE_TRACE && (o.max_total || o.key_prefix || o.on_segment ||
+					       hook_timeout_given))
+		return usage_error("record ", "--max-total, --key-prefix, --on-segment and "
+				   "--hook-timeout need --rotate");
 	if (o.segments != RECORD_ONE_TRACE) {
 		struct stat sb;
 

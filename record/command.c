@@ -175,10 +175,11 @@ int record_output__open(const char *out, int *rotated)
 		*rotated = 1;
 	}
 	/* never through a symbolic link, never over a file someone put
-	 * there since the check */
+	 * there since the check; 0600 as perf writes, as it holds another
+	 * process's command line and stacks */
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW |
 			       (rotated && *rotated ? O_EXCL : 0),
-		  0644);
+		  0600);
 	return fd < 0 ? -errno : fd;
 }
 

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,23 +23,38 @@
 struct kept {
 	int fd;			/* memory: the memfd; rotate: -1 */
 	uint64_t index, start, end, bytes;
-	char *path;		/* rotate: the sealed file */
+	char *path;		/* rotate: the sealed file, as said */
+	char *rel;		/* ... relative to DIR */
 	pid_t hook;		/* rotate: its on-segment command, 0 if none */
+	uint64_t hook_start;	/* ... started at (CLOCK_MONOTONIC ns) */
+	int hook_wait;		/* ... waits for a free slot */
+	int hook_killed;	/* ... killed for running past its timeout */
+};
+
+/* A dump this recording wrote (memory mode), for max_total. */
+struct dumped {
+	char *name;		/* in DIR */
+	uint64_t bytes;
 };
 
 struct flight {
 	struct flight_opts o;
-	char *dir, *key_prefix, *service, *on_segment;
-	char host[64], boot[16];
+	char *dir, *key_prefix, *on_segment;
+	int dirfd;		/* DIR, opened once */
+	char service[64], host[64], boot[16];
 	struct kept *v;		/* oldest first */
 	size_t n, cap;
 	uint64_t bytes;		/* of the kept ones */
-	/* the open segment */
-	int fd;
+	/* the open segment: in segdir (under DIR), as tmp until sealed */
+	int fd, segdir;
 	uint64_t index, start;
-	char tmp[4096], final[4096];
+	char rel[4096], tmp[64], final[64];
+	/* dumps written */
+	struct dumped *dumps;
+	size_t ndumps, capdumps;
+	uint64_t dump_bytes;
 	/* on-segment commands */
-	unsigned int failed;
+	unsigned int failed, skipped;
 	char fail_why[160];
 };
 
@@ -53,26 +70,94 @@ static char *dup_or_null(const char *s, int *err)
 	return d;
 }
 
-/* mkdir -p @path (mode 0755); 0 or -errno. */
-static int mkdirs(const char *path)
+/* May root write in the directory @fd (named @name)? Not when the target's
+ * owner (@owner, not us) owns it, nor when anyone may write in it without
+ * the sticky bit: they could plant a link there, or swap a file for one,
+ * for us to write through or hand to a hook. 0, or -EACCES with why. */
+static int dir_safe(int fd, const char *name, uid_t owner, char *why, size_t len)
 {
-	char buf[4096];
-	size_t len = strlen(path);
+	struct stat st;
 
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
+	if (fstat(fd, &st))
 		return -errno;
+	if (owner != (uid_t)-1 && owner != geteuid() && st.st_uid == owner) {
+		snprintf(why, len, "%s belongs to uid %u, the target's owner, who could plant links "
+			 "in it for the recorder to write through", name, (unsigned int)owner);
+		return -EACCES;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, len, "anyone may write in %s (mode %03o, no sticky bit)", name,
+			 (unsigned int)(st.st_mode & 07777));
+		return -EACCES;
+	}
 	return 0;
+}
+
+/* Open the directory @path (relative to @at), a component at a time:
+ * missing ones made (0700) when @create; a symbolic link followed only
+ * when root or we own it; each component dir_safe() for @owner. The fd,
+ * or -errno (and why, for -EACCES and -ELOOP). */
+static int dir_open(int at, const char *path, int create, uid_t owner, char *why, size_t len)
+{
+	char buf[4096], *save = NULL, *c;
+	int fd, err = 0;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	fd = buf[0] == '/' ? open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+			   : fcntl(at, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	for (c = strtok_r(buf, "/", &save); c && !err; c = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next;
+
+		if (create && mkdirat(fd, c, 0700) && errno != EEXIST) {
+			err = -errno;
+			break;
+		}
+		next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && !fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode)) {
+			if (st.st_uid && st.st_uid != geteuid()) {
+				snprintf(why, len, "%s is a symbolic link of uid %u: not followed", c,
+					 (unsigned int)st.st_uid);
+				err = -ELOOP;
+				break;
+			}
+			next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+		if (next < 0) {
+			err = -errno;
+			break;
+		}
+		close(fd);
+		fd = next;
+		err = dir_safe(fd, c, owner, why, len);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* @s made one safe path component (and shell word): [A-Za-z0-9._-], the
+ * rest '_', no leading '.' (so never "." or ".."), "unknown" if empty.
+ * The target names itself: its name must not climb out of DIR. */
+static void safe_component(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 1 < len; s++) {
+		char c = *s;
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '_' || c == '-' || (c == '.' && n);
+
+		buf[n++] = ok ? c : '_';
+	}
+	buf[n] = '\0';
+	if (!n)
+		snprintf(buf, len, "unknown");
 }
 
 static void read_line(const char *path, char *buf, size_t len)
@@ -88,39 +173,75 @@ static void read_line(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-int flight__new(const struct flight_opts *o, struct flight **out)
+int flight__new(const struct flight_opts *o, struct flight **out, char *why, size_t len)
 {
 	struct flight *f;
+	char host[64];
 	int err = 0;
 
 	*out = NULL;
+	why[0] = '\0';
 	if (!o->dir || (o->mode != FLIGHT_MEMORY && o->mode != FLIGHT_ROTATE))
 		return -EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->o = *o;
-	f->fd = -1;
+	f->fd = f->segdir = -1;
 	f->dir = dup_or_null(o->dir, &err);
 	f->key_prefix = dup_or_null(o->key_prefix, &err);
-	f->service = dup_or_null(o->service && o->service[0] ? o->service : "unknown", &err);
 	f->on_segment = dup_or_null(o->on_segment, &err);
-	if (!err)
-		err = mkdirs(f->dir);
+	if (!err) {
+		char abs[4096], cwd[4096];
+
+		/* from /: the directories above DIR are checked too */
+		if (f->dir[0] != '/' && (!getcwd(cwd, sizeof(cwd)) ||
+					 (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, f->dir) >=
+						 sizeof(abs)))
+			err = -ENAMETOOLONG;
+		else if (f->dir[0] != '/')
+			f->dirfd = dir_open(-1, abs, 1, o->owner, why, len);
+		else
+			f->dirfd = dir_open(-1, f->dir, 1, o->owner, why, len);
+		if (!err && f->dirfd < 0)
+			err = f->dirfd;
+	}
 	if (err) {
+		f->dirfd = -1;
 		flight__free(f);
 		return err;
 	}
-	if (gethostname(f->host, sizeof(f->host)))
-		snprintf(f->host, sizeof(f->host), "unknown");
-	f->host[sizeof(f->host) - 1] = '\0';
+	safe_component(o->service, f->service, sizeof(f->service));
+	if (gethostname(host, sizeof(host)))
+		host[0] = '\0';
+	host[sizeof(host) - 1] = '\0';
+	safe_component(host, f->host, sizeof(f->host));
 	/* the boot: the first 8 hex digits of its id */
 	read_line("/proc/sys/kernel/random/boot_id", f->boot, sizeof(f->boot));
 	f->boot[8] = '\0';
-	if (!f->boot[0])
-		snprintf(f->boot, sizeof(f->boot), "noboot");
+	safe_component(f->boot[0] ? f->boot : "noboot", f->boot, sizeof(f->boot));
 	*out = f;
 	return 0;
+}
+
+/* Remove the file @rel (under DIR), through the directories it was
+ * written in, never a link. */
+static void unlink_rel(struct flight *f, const char *rel)
+{
+	char dir[4096];
+	const char *slash = strrchr(rel, '/');
+	int fd;
+
+	if (!slash) {
+		unlinkat(f->dirfd, rel, 0);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
+	fd = dir_open(f->dirfd, dir, 0, (uid_t)-1, f->fail_why, sizeof(f->fail_why));
+	if (fd < 0)
+		return;
+	unlinkat(fd, slash + 1, 0);
+	close(fd);
 }
 
 static void drop(struct flight *f, size_t i, int unlink_it)
@@ -129,9 +250,10 @@ static void drop(struct flight *f, size_t i, int unlink_it)
 
 	if (k->fd >= 0)
 		close(k->fd);
-	if (unlink_it && k->path)
-		unlink(k->path);
+	if (unlink_it && k->rel)
+		unlink_rel(f, k->rel);
 	free(k->path);
+	free(k->rel);
 	f->bytes -= k->bytes;
 	memmove(k, k + 1, (f->n - i - 1) * sizeof(*k));
 	f->n--;
@@ -144,41 +266,71 @@ void flight__free(struct flight *f)
 	while (f->n)
 		drop(f, 0, 0);
 	free(f->v);
+	for (size_t i = 0; i < f->ndumps; i++)
+		free(f->dumps[i].name);
+	free(f->dumps);
 	if (f->fd >= 0)
 		close(f->fd);
-	if (f->o.mode == FLIGHT_ROTATE && f->tmp[0])
-		unlink(f->tmp);	/* a segment never sealed */
+	if (f->o.mode == FLIGHT_ROTATE && f->tmp[0] && f->segdir >= 0)
+		unlinkat(f->segdir, f->tmp, 0);	/* a segment never sealed */
+	if (f->segdir >= 0)
+		close(f->segdir);
+	if (f->dirfd >= 0)
+		close(f->dirfd);
 	free(f->dir);
 	free(f->key_prefix);
-	free(f->service);
 	free(f->on_segment);
 	free(f);
 }
 
-/* Where rotate mode puts segment files: DIR, or the object-store layout
- * under it. */
-static int segment_dir(struct flight *f, time_t wall, char *buf, size_t len)
+/* A new file in @dir, "." + @name + ".XXXXXX.tmp" (random, in @tmp):
+ * created, never opened, never through a link; mode 0600 (it holds
+ * another process's command line and stacks). The fd or -errno. */
+static int tmp_create(int dir, const char *name, char *tmp, size_t len)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned char r[6];
+		char x[7];
+		int fd;
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+			for (size_t i = 0; i < sizeof(r); i++)
+				r[i] = (unsigned char)(rand() ^ (int)getpid() ^ tries);
+		for (size_t i = 0; i < sizeof(r); i++)
+			x[i] = set[r[i] % (sizeof(set) - 1)];
+		x[6] = '\0';
+		if ((size_t)snprintf(tmp, len, ".%s.%s.tmp", name, x) >= len)
+			return -ENAMETOOLONG;
+		fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
+	}
+	return -EEXIST;
+}
+
+/* Where rotate mode puts segment files, relative to DIR: "" or the
+ * object-store layout under it (ending in '/'). */
+static int segment_rel(struct flight *f, time_t wall, char *buf, size_t len)
 {
 	struct tm tm;
 	int n;
 
 	if (!f->key_prefix) {
-		n = snprintf(buf, len, "%s", f->dir);
-	} else {
-		gmtime_r(&wall, &tm);
-		n = snprintf(buf, len, "%s/%s/%04d-%02d-%02d/%02d%02d/%s/%s/%s", f->dir,
-			     f->key_prefix, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-			     tm.tm_hour, tm.tm_min, f->service, f->host, f->boot);
+		buf[0] = '\0';
+		return 0;
 	}
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	return f->key_prefix ? mkdirs(buf) : 0;
+	gmtime_r(&wall, &tm);
+	n = snprintf(buf, len, "%s/%04d-%02d-%02d/%02d%02d/%s/%s/%s/", f->key_prefix,
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		     f->service, f->host, f->boot);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t start_wall,
 		 int *fd)
 {
-	char dir[4096];
 	int err;
 
 	if (f->fd >= 0)
@@ -193,17 +345,26 @@ int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t sta
 		*fd = f->fd;
 		return 0;
 	}
-	err = segment_dir(f, start_wall, dir, sizeof(dir));
+	err = segment_rel(f, start_wall, f->rel, sizeof(f->rel));
 	if (err)
 		return err;
-	if ((size_t)snprintf(f->final, sizeof(f->final), "%s/%lld-%llu.d9", dir,
-			     (long long)start_wall, (unsigned long long)index) >= sizeof(f->final) ||
-	    (size_t)snprintf(f->tmp, sizeof(f->tmp), "%s/.%lld-%llu.d9.tmp", dir,
-			     (long long)start_wall, (unsigned long long)index) >= sizeof(f->tmp))
+	if (f->segdir >= 0)
+		close(f->segdir);
+	f->segdir = f->rel[0] ? dir_open(f->dirfd, f->rel, 1, f->o.owner, f->fail_why,
+					 sizeof(f->fail_why))
+			      : fcntl(f->dirfd, F_DUPFD_CLOEXEC, 0);
+	if (f->segdir < 0) {
+		err = f->rel[0] ? f->segdir : -errno;
+		f->segdir = -1;
+		return err;
+	}
+	if ((size_t)snprintf(f->final, sizeof(f->final), "%lld-%llu.d9", (long long)start_wall,
+			     (unsigned long long)index) >= sizeof(f->final))
 		return -ENAMETOOLONG;
-	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	f->fd = tmp_create(f->segdir, f->final, f->tmp, sizeof(f->tmp));
 	if (f->fd < 0) {
-		err = -errno;
+		err = f->fd;
+		f->fd = -1;
 		f->tmp[0] = '\0';
 		return err;
 	}
@@ -227,47 +388,55 @@ static int push(struct flight *f, struct kept k)
 	return 0;
 }
 
-/* The command for @path: every {} becomes the path in single quotes. */
-static char *hook_cmd(const char *tmpl, const char *path)
+/* The shell command for the on-segment template: every {} becomes a
+ * reference to $D9PROF_SEGMENT fit for where it stands: "$D9PROF_SEGMENT"
+ * outside quotes, ${D9PROF_SEGMENT} within double quotes, and closing and
+ * reopening single quotes around it. The path itself never becomes shell
+ * text, so no name can run a command whatever the quoting. */
+static char *hook_cmd(const char *tmpl)
 {
-	size_t qlen = 2, n = 0, cap;
+	static const char *const ref[] = {"\"$D9PROF_SEGMENT\"", "'\"$D9PROF_SEGMENT\"'",
+					  "${D9PROF_SEGMENT}"};
+	size_t n = 0, cap = strlen(tmpl) + 1;
+	int q = 0;	/* 0: outside quotes, 1: in '', 2: in "" */
 	char *out;
 
-	for (const char *p = path; *p; p++)
-		qlen += *p == '\'' ? 4 : 1;
-	cap = strlen(tmpl) + 1;
 	for (const char *p = strstr(tmpl, "{}"); p; p = strstr(p + 2, "{}"))
-		cap += qlen;
+		cap += strlen(ref[1]);
 	out = malloc(cap);
 	if (!out)
 		return NULL;
 	for (const char *p = tmpl; *p;) {
 		if (p[0] == '{' && p[1] == '}') {
-			out[n++] = '\'';
-			for (const char *q = path; *q; q++) {
-				if (*q == '\'') {
-					memcpy(out + n, "'\\''", 4);
-					n += 4;
-				} else {
-					out[n++] = *q;
-				}
-			}
-			out[n++] = '\'';
+			size_t l = strlen(ref[q]);
+
+			memcpy(out + n, ref[q], l);
+			n += l;
 			p += 2;
-		} else {
-			out[n++] = *p++;
+			continue;
 		}
+		if (*p == '\\' && q != 1 && p[1]) {
+			out[n++] = *p++;
+		} else if (*p == '\'' && q != 2) {
+			q = q ? 0 : 1;
+		} else if (*p == '"' && q != 1) {
+			q = q ? 0 : 2;
+		}
+		out[n++] = *p++;
 	}
 	out[n] = '\0';
 	return out;
 }
 
-/* Run the on-segment command on @k's file, in the background. */
+/* Run the on-segment command on @k's file, in the background, in a
+ * process group of its own (a timeout ends all of it), with nothing of
+ * ours but stdout and stderr. */
 static void run_hook(struct flight *f, struct kept *k)
 {
-	char *cmd = hook_cmd(f->on_segment, k->path);
+	char *cmd = hook_cmd(f->on_segment);
 	pid_t pid;
 
+	k->hook_wait = 0;
 	if (!cmd) {
 		f->failed++;
 		snprintf(f->fail_why, sizeof(f->fail_why), "out of memory");
@@ -277,10 +446,17 @@ static void run_hook(struct flight *f, struct kept *k)
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
 
-		if (null >= 0)
+		if (null >= 0 && null != STDIN_FILENO) {
 			dup2(null, STDIN_FILENO);
+			close(null);
+		}
+		setpgid(0, 0);
+		syscall(SYS_close_range, 3U, ~0U, 0U);
 		record_unboost();
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		setenv("D9PROF_SEGMENT", k->path, 1);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -290,19 +466,34 @@ static void run_hook(struct flight *f, struct kept *k)
 		snprintf(f->fail_why, sizeof(f->fail_why), "cannot start it: %s", strerror(errno));
 		return;
 	}
+	setpgid(pid, pid);	/* (either of us may be first) */
 	k->hook = pid;
+	k->hook_start = record_now_ns();
+}
+
+/* Start waiting commands while fewer than RECORD_MAX_HOOKS run. */
+static void start_hooks(struct flight *f)
+{
+	unsigned int running = flight__running(f);
+
+	for (size_t i = 0; i < f->n && running < RECORD_MAX_HOOKS; i++)
+		if (f->v[i].hook_wait) {
+			run_hook(f, &f->v[i]);
+			running += f->v[i].hook != 0;
+		}
 }
 
 /* Rotate mode: delete the oldest files while all of them pass max_total;
- * a file whose command still runs waits for it. Without max_total only
- * the files whose command runs are remembered. */
+ * a file whose command runs waits for it, one whose command waits for a
+ * slot is deleted with its command skipped (counted). Without max_total
+ * only the files whose command runs or waits are remembered. */
 static uint64_t enforce_total(struct flight *f)
 {
 	uint64_t dropped = 0;
 
 	if (!f->o.max_total) {
 		for (size_t i = 0; i < f->n;)
-			if (f->v[i].hook)
+			if (f->v[i].hook || f->v[i].hook_wait)
 				i++;
 			else
 				drop(f, i, 0);
@@ -313,6 +504,7 @@ static uint64_t enforce_total(struct flight *f)
 			i++;
 			continue;
 		}
+		f->skipped += f->v[i].hook_wait;
 		drop(f, i, 1);
 		dropped++;
 	}
@@ -342,6 +534,7 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out)
 {
 	struct kept k = {.fd = -1, .index = f->index, .start = f->start, .end = end_ns};
 	struct stat st;
+	char rel[4096 + 64];
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -365,22 +558,27 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out)
 	}
 	close(f->fd);
 	f->fd = -1;
-	if (!err && rename(f->tmp, f->final))
+	if (!err && renameat(f->segdir, f->tmp, f->segdir, f->final))
 		err = -errno;
 	if (err) {
-		unlink(f->tmp);
+		unlinkat(f->segdir, f->tmp, 0);
 		f->tmp[0] = '\0';
 		return err;
 	}
 	f->tmp[0] = '\0';
-	k.path = strdup(f->final);
-	if (!k.path || push(f, k)) {
+	snprintf(rel, sizeof(rel), "%s%s", f->rel, f->final);
+	if ((size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir, rel) >=
+	    sizeof(out->path))
+		err = -ENAMETOOLONG;
+	k.rel = strdup(rel);
+	k.path = strdup(out->path);
+	k.hook_wait = f->on_segment != NULL;
+	if (err || !k.rel || !k.path || push(f, k)) {
+		free(k.rel);
 		free(k.path);
-		return -ENOMEM;
+		return err ? err : -ENOMEM;
 	}
-	snprintf(out->path, sizeof(out->path), "%s", f->final);
-	if (f->on_segment)
-		run_hook(f, &f->v[f->n - 1]);
+	start_hooks(f);
 	out->dropped = enforce_total(f);
 	return 0;
 }
@@ -420,10 +618,48 @@ static int copy_all(int from, int to, uint64_t len)
 	return 0;
 }
 
+/* Memory mode: delete this recording's oldest dumps while all of them
+ * pass max_total (the newest stays). How many. */
+static unsigned int enforce_dumps(struct flight *f)
+{
+	unsigned int deleted = 0;
+
+	while (f->o.max_total && f->ndumps >= 2 && f->dump_bytes > f->o.max_total) {
+		unlinkat(f->dirfd, f->dumps[0].name, 0);
+		f->dump_bytes -= f->dumps[0].bytes;
+		free(f->dumps[0].name);
+		memmove(f->dumps, f->dumps + 1, --f->ndumps * sizeof(*f->dumps));
+		deleted++;
+	}
+	return deleted;
+}
+
+static int push_dump(struct flight *f, const char *name, uint64_t bytes)
+{
+	char *copy = strdup(name);
+
+	if (copy && f->ndumps == f->capdumps) {
+		size_t cap = f->capdumps ? f->capdumps * 2 : 8;
+		struct dumped *v = realloc(f->dumps, cap * sizeof(*v));
+
+		if (!v) {
+			free(copy);
+			return -ENOMEM;
+		}
+		f->dumps = v;
+		f->capdumps = cap;
+	}
+	if (!copy)
+		return -ENOMEM;
+	f->dumps[f->ndumps++] = (struct dumped){.name = copy, .bytes = bytes};
+	f->dump_bytes += bytes;
+	return 0;
+}
+
 int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump *out)
 {
 	uint64_t from = to > f->o.window_ns ? to - f->o.window_ns : 0;
-	char name[128], tmp[4096];
+	char stem[96], name[128], tmp[192];
 	struct tm tm;
 	size_t first = f->n;
 	int fd, err = 0;
@@ -439,30 +675,11 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
 	if (first == f->n)
 		return -ENODATA;
 	localtime_r(&wall, &tm);
-	/* unique: two dumps in one second get -2, -3, ... */
-	for (unsigned int u = 1;; u++) {
-		char nth[16] = "";
-		int n;
-
-		if (u > 1)
-			snprintf(nth, sizeof(nth), "-%u", u);
-		n = snprintf(name, sizeof(name), "d9prof-%d-%04d%02d%02d-%02d%02d%02d%s.data",
-			     (int)f->o.pid, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-			     tm.tm_min, tm.tm_sec, nth);
-		if (n < 0 || (size_t)n >= sizeof(name) ||
-		    (size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir, name) >=
-			    sizeof(out->path))
-			return -ENAMETOOLONG;
-		if (access(out->path, F_OK))
-			break;
-		if (u > 1000)
-			return -EEXIST;
-	}
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", f->dir, name) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	snprintf(stem, sizeof(stem), "d9prof-%d-%04d%02d%02d-%02d%02d%02d", (int)f->o.pid,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	fd = tmp_create(f->dirfd, stem, tmp, sizeof(tmp));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (size_t i = first; i < f->n && !err; i++) {
 		err = copy_all(f->v[i].fd, fd, f->v[i].bytes);
 		out->bytes += f->v[i].bytes;
@@ -474,13 +691,29 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
-	if (!err && rename(tmp, out->path))
-		err = -errno;
+	/* unique: two dumps in one second get -2, -3, ...; never over a
+	 * file that is there */
+	for (unsigned int u = 1; !err; u++) {
+		char nth[16] = "";
+
+		if (u > 1)
+			snprintf(nth, sizeof(nth), "-%u", u);
+		snprintf(name, sizeof(name), "%s%s.data", stem, nth);
+		if (!renameat2(f->dirfd, tmp, f->dirfd, name, RENAME_NOREPLACE))
+			break;
+		if (errno != EEXIST || u > 1000)
+			err = -errno;
+	}
+	if (!err && (size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir, name) >=
+			    sizeof(out->path))
+		out->path[sizeof(out->path) - 1] = '\0';
 	if (err) {
-		unlink(tmp);
+		unlinkat(f->dirfd, tmp, 0);
 		out->path[0] = '\0';
 		return err;
 	}
+	(void)push_dump(f, name, out->bytes); /* (no memory: not deleted later) */
+	out->deleted = enforce_dumps(f);
 	out->from = f->v[first].start;
 	out->to = f->v[f->n - 1].end;
 	return 0;
@@ -498,7 +731,7 @@ uint64_t flight__bytes(const struct flight *f, uint64_t *open)
 	return f->bytes + open_bytes;
 }
 
-unsigned int flight__reap(struct flight *f, char *why, size_t len)
+unsigned int flight__reap(struct flight *f, uint64_t now, struct flight_hooks *h)
 {
 	unsigned int failed;
 
@@ -506,26 +739,48 @@ unsigned int flight__reap(struct flight *f, char *why, size_t len)
 		struct kept *k = &f->v[i];
 		int status;
 
-		if (!k->hook || waitpid(k->hook, &status, WNOHANG) != k->hook)
+		if (!k->hook)
 			continue;
+		if (waitpid(k->hook, &status, WNOHANG) != k->hook) {
+			/* past its time: the whole group goes, and is reaped
+			 * next time */
+			if (f->o.hook_timeout_ns && !k->hook_killed &&
+			    now > k->hook_start &&
+			    now - k->hook_start > f->o.hook_timeout_ns) {
+				kill(-k->hook, SIGKILL);
+				k->hook_killed = 1;
+			}
+			continue;
+		}
 		k->hook = 0;
 		if (WIFEXITED(status) && !WEXITSTATUS(status))
 			continue;
 		f->failed++;
-		if (WIFEXITED(status))
-			snprintf(f->fail_why, sizeof(f->fail_why), "'%s' exited with %d on %s",
-				 f->on_segment, WEXITSTATUS(status), k->path);
+		if (k->hook_killed)
+			snprintf(f->fail_why, sizeof(f->fail_why), "killed after %.0f s on %s",
+				 (double)f->o.hook_timeout_ns / 1e9, k->path);
+		else if (WIFEXITED(status))
+			snprintf(f->fail_why, sizeof(f->fail_why), "exited with %d on %s",
+				 WEXITSTATUS(status), k->path);
 		else
-			snprintf(f->fail_why, sizeof(f->fail_why), "'%s' killed by signal %d on %s",
-				 f->on_segment, WTERMSIG(status), k->path);
+			snprintf(f->fail_why, sizeof(f->fail_why), "killed by signal %d on %s",
+				 WTERMSIG(status), k->path);
 	}
-	/* files kept for their command may go now */
-	if (f->o.mode == FLIGHT_ROTATE)
+	if (f->o.mode == FLIGHT_ROTATE) {
+		start_hooks(f);
+		/* files kept for their command may go now */
 		enforce_total(f);
+	}
 	failed = f->failed;
-	f->failed = 0;
-	if (failed && why)
-		snprintf(why, len, "%s", f->fail_why);
+	memset(h, 0, sizeof(*h));
+	h->failed = failed;
+	h->skipped = f->skipped;
+	h->running = flight__running(f);
+	for (size_t i = 0; i < f->n; i++)
+		h->waiting += f->v[i].hook_wait;
+	f->failed = f->skipped = 0;
+	if (failed)
+		snprintf(h->why, sizeof(h->why), "%s", f->fail_why);
 	return failed;
 }
 

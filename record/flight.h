@@ -13,13 +13,22 @@
  * recorder's heap); whole segments are dropped from the old end while the
  * newer ones still cover the window, and whenever all of them together
  * pass max_bytes. A dump writes every kept segment that overlaps the last
- * window to DIR/d9prof-PID-YYYYmmdd-HHMMSS.data (".NAME.tmp" until it is
- * complete, then renamed), back to back: one trace file.
+ * window to DIR/d9prof-PID-YYYYmmdd-HHMMSS.data, back to back: one trace
+ * file; this recording's oldest dumps are deleted while all of them pass
+ * max_total.
  *
- * Rotate mode: a segment is written to DIR/[KEYS/].EPOCH-INDEX.d9.tmp and
- * renamed to EPOCH-INDEX.d9 when sealed; the oldest sealed files are
- * deleted while all of them pass max_total; the on-segment command runs on
- * each sealed file in the background (its failures counted, never fatal).
+ * Rotate mode: a segment is written in DIR/[KEYS/] and named
+ * EPOCH-INDEX.d9 when sealed; the oldest sealed files are deleted while
+ * all of them pass max_total; the on-segment command runs on each sealed
+ * file in the background (its failures counted, never fatal).
+ *
+ * The recorder is root and the target's owner may not be: every file is
+ * made under a random ".NAME.XXXXXX.tmp" name with O_CREAT|O_EXCL|
+ * O_NOFOLLOW, mode 0600, and renamed once complete (a dump never over a
+ * file that is there); directories are made 0700 and opened a component
+ * at a time, following only root's (or our) links, and refused when the
+ * target's owner owns one or anyone may write in one without the sticky
+ * bit. Names the target chooses (SERVICE) are made safe components.
  */
 #ifndef D9_FLIGHT_H
 #define D9_FLIGHT_H
@@ -44,14 +53,20 @@ struct flight_opts {
 	const char *key_prefix;	/* rotate: NULL, or files under
 				 * PREFIX/YYYY-MM-DD/HHMM/SERVICE/HOST/BOOT/ */
 	const char *service;	/* ... SERVICE: the target's name */
-	const char *on_segment;	/* rotate: "CMD {}", run by /bin/sh with {}
-				 * the sealed file's path (quoted) */
+	const char *on_segment;	/* rotate: "CMD {}", run by /bin/sh with
+				 * $D9PROF_SEGMENT the sealed file's path
+				 * and {} a reference to it */
+	uint64_t hook_timeout_ns; /* rotate: a command running longer is
+				 * killed, with its process group (0: never) */
+	uid_t owner;		/* the target's owner ((uid_t)-1: none) */
 };
+
 
 struct flight;
 
-/* The directory is created (one level) if missing. 0 or -errno. */
-int flight__new(const struct flight_opts *o, struct flight **out);
+/* The directory is made if missing. 0 or -errno; with -EACCES or -ELOOP
+ * the directory or link refused and why in @why. */
+int flight__new(const struct flight_opts *o, struct flight **out, char *why, size_t len);
 void flight__free(struct flight *f);
 
 /* An fd for segment @index, started at @start_ns (CLOCK_MONOTONIC) and
@@ -75,6 +90,7 @@ struct flight_dump {
 	uint64_t from, to;	/* the time it covers (ns) */
 	unsigned int segments;
 	uint64_t bytes;
+	unsigned int deleted;	/* older dumps deleted for max_total */
 };
 
 /* Write the kept segments overlapping [@to - window, @to] as one file in
@@ -86,10 +102,19 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
  * open one's alone in *@open if non-NULL. */
 uint64_t flight__bytes(const struct flight *f, uint64_t *open);
 
-/* Reap the on-segment commands that ended: how many failed (exit status
- * not 0, or killed) since the last call, and the last one's description
- * in @why. */
-unsigned int flight__reap(struct flight *f, char *why, size_t len);
+/* The on-segment commands since the last flight__reap(). */
+struct flight_hooks {
+	unsigned int failed;	/* exit status not 0, killed, or past the
+				 * timeout (then killed) */
+	unsigned int skipped;	/* files deleted for max_total while their
+				 * command waited for a slot */
+	unsigned int running, waiting;	/* now */
+	char why[160];		/* the last failure */
+};
+
+/* Reap the on-segment commands that ended, kill those past the timeout at
+ * @now (CLOCK_MONOTONIC ns), start waiting ones. Returns h->failed. */
+unsigned int flight__reap(struct flight *f, uint64_t now, struct flight_hooks *h);
 /* Commands still running. */
 unsigned int flight__running(const struct flight *f);
 

@@ -112,8 +112,9 @@ struct rec {
 	struct seg_base base;
 	uint64_t seg_index, seg_start, seg_period, next_seal;
 	char recording[64];
-	/* flight triggers: a dump due at dump_at for dump_why */
-	uint64_t dump_at, cooldown_until;
+	/* flight triggers: a dump due at dump_at for dump_why; each trigger
+	 * cools down on its own */
+	uint64_t dump_at, cooldown_until[RECORD_MAX_TRIGGERS];
 	char dump_why[256];
 	int state_warned;
 };
@@ -1166,19 +1167,25 @@ static int seg_first(struct rec *r)
 		    .dir = o->dir,
 		    .pid = o->pid,
 		    .window_ns = (uint64_t)(o->window * 1e9),
-		    .max_bytes = o->max_size,
+		    .max_bytes = FLIGHT_KEPT(o->max_size),
 		    .max_total = o->max_total,
 		    .key_prefix = o->key_prefix,
 		    .service = comm,
 		    .on_segment = o->on_segment,
+		    .hook_timeout_ns = (uint64_t)(o->hook_timeout * 1e9),
+		    .owner = (uid_t)-1,
 		};
+		struct stat sb;
 
+		snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
+		if (!stat(path, &sb))
+			fo.owner = sb.st_uid;
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)o->pid);
 		record_read_file(path, comm, sizeof(comm), 0);
-		err = flight__new(&fo, &r->fl);
+		err = flight__new(&fo, &r->fl, why, sizeof(why));
 		if (err) {
-			snprintf(r->st->why, sizeof(r->st->why), "cannot use '%s': %s", o->dir,
-				 strerror(-err));
+			snprintf(r->st->why, sizeof(r->st->why), "cannot use '%.80s': %.160s", o->dir,
+				 why[0] ? why : strerror(-err));
 			return err;
 		}
 		if ((err = livestate__new(&r->ls)) ||
@@ -1313,6 +1320,7 @@ static void dump(struct rec *r, uint64_t now, const char *why, int last)
 		return;
 	}
 	r->st->dumps++;
+	r->st->dumps_deleted += d.deleted;
 	if (r->o->on_dump) {
 		struct record_dump rd = {.path = d.path, .from = d.from, .to = d.to,
 					 .segments = d.segments, .bytes = d.bytes, .why = why};
@@ -1333,18 +1341,29 @@ static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns, u
 {
 	const struct record_opts *o = r->o;
 	uint64_t cool = (uint64_t)((o->cooldown > 0 ? o->cooldown : o->window) * 1e9);
-	unsigned int i;
+	unsigned int i, hot = RECORD_MAX_TRIGGERS;
 
-	for (i = 0; i < o->ntriggers; i++)
-		if (o->triggers[i].kind == kind && ns > o->triggers[i].ns)
+	if (r->dump_at)
+		return;	/* the dump due holds this one too */
+	for (i = 0; i < o->ntriggers; i++) {
+		if (o->triggers[i].kind != kind || ns <= o->triggers[i].ns)
+			continue;
+		if (hot == RECORD_MAX_TRIGGERS)
+			hot = i;
+		if (at >= r->cooldown_until[i])
 			break;
-	if (i == o->ntriggers || r->dump_at || at < r->cooldown_until)
+	}
+	if (i == o->ntriggers) {
+		if (hot < RECORD_MAX_TRIGGERS)
+			r->st->trigger_cooled[hot]++;
 		return;
+	}
 	snprintf(r->dump_why, sizeof(r->dump_why), "trigger %s>%.3gms: %s %.1f ms at %.3f s",
 		 trigger_name(kind), (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
 		 (double)(at - r->start_ns) / 1e9);
 	r->dump_at = at + (uint64_t)(o->window * 1e9 / 2);
-	r->cooldown_until = at + cool;
+	r->cooldown_until[i] = at + cool;
+	r->st->trigger_dumps[i]++;
 	logf_(r, RECORD_INFO, "%s: dumping in %.1f s", r->dump_why, o->window / 2);
 }
 
@@ -1393,8 +1412,7 @@ static void segments_tick(struct rec *r, uint64_t now)
 {
 	const struct record_opts *o = r->o;
 	uint64_t open, held;
-	char why[160];
-	unsigned int failed;
+	struct flight_hooks h;
 
 	if (!r->fl)
 		return;
@@ -1415,11 +1433,11 @@ static void segments_tick(struct rec *r, uint64_t now)
 	} else if (now >= r->next_seal || (o->max_size && open > o->max_size / 5)) {
 		seg_roll(r, now);
 	}
-	failed = flight__reap(r->fl, why, sizeof(why));
-	if (failed) {
-		r->st->hook_failures += failed;
-		logf_(r, RECORD_WARN, "--on-segment: %s", why);
-	}
+	if (flight__reap(r->fl, now, &h))
+		logf_(r, RECORD_WARN, "--on-segment: %s", h.why);
+	r->st->hook_failures += h.failed;
+	r->st->hooks_skipped += h.skipped;
+	r->st->hooks_running = h.running + h.waiting;
 }
 
 /* ---- the loop ------------------------------------------------------------ */

@@ -59,6 +59,7 @@ struct record_trigger {
 	uint64_t ns;
 };
 #define RECORD_MAX_TRIGGERS 8
+#define RECORD_MAX_HOOKS 4	/* on-segment commands running at once */
 
 /* A dump written (record_opts.on_dump): the file, the time it covers
  * (CLOCK_MONOTONIC ns) and why. */
@@ -159,13 +160,19 @@ struct record_opts {
 	double window;			/* flight: seconds kept (> 0) */
 	uint64_t max_size;		/* flight: bytes kept at most, 0 = none */
 	double rotate;			/* rotate: seconds per segment file */
-	uint64_t max_total;		/* rotate: bytes of files kept, 0 = all */
+	uint64_t max_total;		/* rotate: bytes of files kept; flight:
+					 * of this recording's dumps (the
+					 * oldest deleted); 0 = all */
 	const char *key_prefix;		/* rotate: object-store layout */
-	const char *on_segment;		/* rotate: "CMD {}" per sealed file */
+	const char *on_segment;		/* rotate: "CMD {}" per sealed file,
+					 * RECORD_MAX_HOOKS at once */
+	double hook_timeout;		/* rotate: seconds an on-segment command
+					 * may run before it is killed; 0 =
+					 * no limit */
 	struct record_trigger triggers[RECORD_MAX_TRIGGERS];
 	unsigned int ntriggers;
-	double cooldown;		/* flight: seconds between two trigger
-					 * dumps; 0 = one window */
+	double cooldown;		/* flight: seconds between two dumps of
+					 * one trigger; 0 = one window */
 	/* Set non-zero (e.g. by SIGUSR1) to dump now (flight), or seal the
 	 * segment now (rotate); the engine clears it. */
 	volatile sig_atomic_t *dump_now;
@@ -248,7 +255,17 @@ struct record_stats {
 	uint64_t dump_failures;		/* dumps that could not be written */
 	uint64_t segments_dropped;	/* flight: out of the window; rotate:
 					 * files deleted for --max-total */
-	uint64_t hook_failures;		/* rotate: on-segment commands failed */
+	uint64_t dumps_deleted;		/* flight: older dumps deleted for
+					 * max_total */
+	uint64_t trigger_dumps[RECORD_MAX_TRIGGERS];	/* dumps per trigger */
+	uint64_t trigger_cooled[RECORD_MAX_TRIGGERS];	/* ... times it held
+					 * in its cooldown: no dump */
+	uint64_t hook_failures;		/* rotate: on-segment commands failed
+					 * (or killed past hook_timeout) */
+	uint64_t hooks_skipped;		/* ... not run: their file was deleted
+					 * for max_total while they waited for
+					 * one of RECORD_MAX_HOOKS slots */
+	uint64_t hooks_running;		/* ... running or waiting at the end */
 	uint64_t symbols_resolved;	/* addresses symbolized (once each) */
 	uint64_t held_max;		/* flight: most bytes held in segments */
 	char exit_how[96];		/* the target's end, "exit 3", "signal
@@ -340,11 +357,27 @@ static inline uint64_t shim_clock__ns(const struct shim_clock *c, uint64_t t)
 		return t;
 	return c->ns + (uint64_t)(int64_t)((double)(int64_t)(t - c->tsc) * c->ns_per_tick);
 }
+/* @t as CLOCK_MONOTONIC ns in *@ns and 1 if that lies in [@lo, @hi], else
+ * 0: the target writes the times, and one 2^52 ticks or more off the
+ * line (which would overflow the conversion) is not real either. */
+static inline int shim_clock__within(const struct shim_clock *c, uint64_t t, uint64_t lo,
+				     uint64_t hi, uint64_t *ns)
+{
+	if (c->ns_per_tick != 0 && t - c->tsc + (1ULL << 52) > 1ULL << 53)
+		return 0;
+	*ns = shim_clock__ns(c, t);
+	return *ns >= lo && *ns <= hi;
+}
 void shim_seg__detach(struct shim_seg *s);
 void *shim_seg__base(struct shim_seg *s);
 /* The layout verified at open: address rings and names only through it. */
 struct d9_seg_layout;
 const struct d9_seg_layout *shim_seg__layout(const struct shim_seg *s);
+/* The recorder attached to the segment: a process other than the target
+ * and us that maps this same segment: the one its header names if it
+ * does (the target writes the header and could name any process), else
+ * the first found in /proc; 0 if none. */
+pid_t shim_seg__recorder(const struct shim_seg *s);
 void shim_seg__close(struct shim_seg *s);
 
 /* ---- record -- CMD: the command and the output (record/command.c) ---- */

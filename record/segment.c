@@ -51,6 +51,7 @@ struct shim_seg {
 	struct tsc_fit fit;
 	uint64_t armed;			/* the lease deadline we wrote last */
 	uint64_t lapsed_ns;		/* the one a renew found run out, ns */
+	unsigned long inode;		/* the memfd's */
 };
 
 static uint64_t rdtsc(void)
@@ -357,6 +358,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 		s->base = base;
 		s->size = size;
 		s->pid = pid;
+		s->inode = maps[i].inode;
 		s->layout = layout;
 		s->tsc = clock == D9_CLOCK_TSC;
 		*out = s;
@@ -407,6 +409,46 @@ void *shim_seg__base(struct shim_seg *s)
 const struct d9_seg_layout *shim_seg__layout(const struct shim_seg *s)
 {
 	return &s->layout;
+}
+
+/* 1 if @pid maps the segment with inode @inode. */
+static int maps_segment(pid_t pid, unsigned long inode)
+{
+	struct seg_map maps[8];
+	int n = find_maps(pid, maps, 8);
+
+	for (int i = 0; i < n; i++)
+		if (maps[i].inode == inode)
+			return 1;
+	return 0;
+}
+
+pid_t shim_seg__recorder(const struct shim_seg *s)
+{
+	pid_t r = (pid_t)__atomic_load_n(&((const struct d9_seg_hdr *)s->base)->recorder_pid,
+					 __ATOMIC_ACQUIRE);
+	struct dirent *de;
+	DIR *d;
+
+	/* the target writes the header: believe it only if that process
+	 * maps this very segment, as its recorder does; else look for the
+	 * process that does */
+	if (r > 0 && r != s->pid && r != getpid() && maps_segment(r, s->inode))
+		return r;
+	r = 0;
+	d = opendir("/proc");
+	while (d && !r && (de = readdir(d))) {
+		char *e;
+		long p = strtol(de->d_name, &e, 10);
+
+		if (*e || p <= 0 || p == s->pid || p == getpid())
+			continue;
+		if (maps_segment((pid_t)p, s->inode))
+			r = (pid_t)p;
+	}
+	if (d)
+		closedir(d);
+	return r;
 }
 
 void shim_seg__close(struct shim_seg *s)

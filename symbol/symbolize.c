@@ -109,6 +109,7 @@ struct symbolizer {
 	 * address no file mapping holds (and again after a refresh) */
 	int jit_state;	     /* 0 unread, 1 read (possibly empty) */
 	char jit_path[64];   /* "/tmp/perf-NSPID.map", as the target sees it */
+	uid_t uid;	     /* the target's owner (0 if unknown): the map's */
 	char *jit_text;
 	struct jit_sym *jit; /* sorted by start, then line */
 	size_t njit, jit_cap;
@@ -136,37 +137,45 @@ int symbol_is_kernel(uint64_t addr)
 
 /* ---- opening files -------------------------------------------------- */
 
-/* Opens @path as the target sees it. With RESOLVE_IN_ROOT even absolute
- * symlinks inside a container resolve inside it, and the root fd taken at
- * symbolizer__new keeps working after the target has exited. */
-static int open_in_root(struct symbolizer *s, const char *path, char *used, size_t usedsz)
+/* Opens @path as the target sees it, a regular file only (else -1), the
+ * last component not a link if @nofollow. With RESOLVE_IN_ROOT even
+ * absolute symlinks inside a container resolve inside it, and the root fd
+ * taken at symbolizer__new keeps working after the target has exited. */
+static int open_in_root(struct symbolizer *s, const char *path, int nofollow, char *used,
+			size_t usedsz)
 {
-	int fd;
+	/* never blocks (a FIFO planted at the path would hold the recorder
+	 * forever), and only a regular file is read */
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0);
+	struct stat st;
+	int fd = -1;
 
 	snprintf(used, usedsz, "%s", path);
 	if (s->rootfd >= 0 && !s->same_root) {
 		struct open_how how = {
-		    .flags = O_RDONLY | O_CLOEXEC,
+		    .flags = (uint64_t)flags,
 		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 		};
 
 		fd = (int)syscall(SYS_openat2, s->rootfd, path, &how, sizeof(how));
-		if (fd >= 0)
-			return fd;
-		if (errno == ENOSYS || errno == EINVAL || errno == E2BIG) {
+		if (fd < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
 			/* pre-5.6 kernel: the magic link works while the
 			 * target lives */
 			char p[PATH_MAX];
 
 			if (snprintf(p, sizeof(p), "/proc/%d/root%s", (int)s->pid, path) <
-			    (int)sizeof(p)) {
-				fd = open(p, O_RDONLY | O_CLOEXEC);
-				if (fd >= 0)
-					return fd;
-			}
+			    (int)sizeof(p))
+				fd = open(p, flags);
 		}
 	}
-	return open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, flags);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
 }
 
 /* A memfd with a copy of the target's vDSO image (a complete ELF file in
@@ -356,7 +365,7 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t dev,
 		snprintf(used, sizeof(used), "[vdso]");
 	} else {
 		if (!deleted) {
-			fd = open_in_root(s, path, used, sizeof(used));
+			fd = open_in_root(s, path, 0, used, sizeof(used));
 			if (fd >= 0 && !same_file(fd, dev, ino)) {
 				close(fd);
 				fd = -1;
@@ -672,6 +681,8 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 		return -ENOMEM;
 	s->pid = pid;
 	snprintf(s->jit_path, sizeof(s->jit_path), "/tmp/perf-%d.map", (int)symbol_inner_pid(pid));
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	s->uid = stat(path, &a) ? 0 : a.st_uid;
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	s->rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd < 0 && errno == ENOENT) {
@@ -1033,12 +1044,19 @@ static void jit_free(struct symbolizer *s)
 static void jit_load(struct symbolizer *s)
 {
 	char used[PATH_MAX + 32], *text, *line, *next;
+	struct stat st;
 	size_t len;
 	uint32_t lineno = 0;
 	int fd;
 
 	s->jit_state = 1;
-	fd = open_in_root(s, s->jit_path, used, sizeof(used));
+	/* perf's rule: not through a link, a regular file of the target's
+	 * owner or root (anyone may have put it in /tmp) */
+	fd = open_in_root(s, s->jit_path, 1, used, sizeof(used));
+	if (fd >= 0 && (fstat(fd, &st) || (st.st_uid && st.st_uid != s->uid))) {
+		close(fd);
+		return;
+	}
 	/* a runaway map: the regions of its first JIT_MAP_MAX bytes */
 	if (fd < 0 || read_fd(fd, JIT_MAP_MAX, &text, &len))
 		return;
