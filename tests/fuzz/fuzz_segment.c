@@ -4,11 +4,18 @@
  * controls: the header check, then, on an accepted layout, every ring's
  * owner, records, text continuations and drop counters, and every ctimer
  * sample area, as record.c and ctimer_rec.c drain them. The input is the
- * segment's first bytes; the rest of a segment-sized buffer repeats it.
+ * segment's first bytes; the rest of the segment repeats it. The segment
+ * is as long as its header claims (the recorder maps the file's size and
+ * accepts only a header that claims it), at least the header; the buffer
+ * past it is poisoned, so a read beyond the mapping is a finding, and
+ * only what is read is written (a rejected header costs 4 KiB, not the
+ * 8 MiB buffer).
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sanitizer/asan_interface.h>
 
 #include "libprof/d9_segment.h"
 
@@ -17,21 +24,30 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t *seg;
+	static uint64_t shown;	/* bytes of seg not poisoned */
 	static struct d9_event evbuf[4096];
 	static struct d9_sample sample;
 	struct d9_seg_layout l;
-	struct d9_seg_hdr *h;
-	uint64_t map;
+	uint64_t map, fill;
 
 	if (size < sizeof(struct d9_seg_hdr))
 		return 0;
-	if (!seg && !(seg = aligned_alloc(4096, MAX_SEG)))
-		return 0;
-	for (size_t at = 0; at < MAX_SEG; at += size)
-		memcpy(seg + at, data, MAX_SEG - at < size ? MAX_SEG - at : size);
-	h = (struct d9_seg_hdr *)seg;
+	if (!seg) {
+		seg = aligned_alloc(4096, MAX_SEG);
+		if (!seg)
+			return 0;
+		ASAN_POISON_MEMORY_REGION(seg, MAX_SEG);
+	}
 	/* the claimed size, as the recorder's fstat would give it */
-	map = h->seg_size <= MAX_SEG ? h->seg_size : MAX_SEG;
+	memcpy(&map, data + offsetof(struct d9_seg_hdr, seg_size), sizeof(map));
+	map = map <= MAX_SEG ? map : MAX_SEG;
+	fill = map > D9_SEG_HDR_SIZE ? map : D9_SEG_HDR_SIZE;
+	ASAN_UNPOISON_MEMORY_REGION(seg, fill);
+	if (fill < shown)
+		ASAN_POISON_MEMORY_REGION(seg + fill, shown - fill);
+	shown = fill;
+	for (size_t at = 0; at < fill; at += size)
+		memcpy(seg + at, data, fill - at < size ? fill - at : size);
 	if (d9_seg_check(seg, map, &l))
 		return 0;
 	for (uint32_t i = 0; i < l.nrings && i < 64; i++) {

@@ -9,22 +9,9 @@
  * written to (the reader opens it by path, as a file on disk), and the
  * stream the analyses print to, which discards without a system call.
  */
-#define _GNU_SOURCE
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "tests/fuzz/fuzz_io.h"	/* first: it defines _GNU_SOURCE */
 
 #include "analysis/analysis.h"
-#include "trace/trace.h"
-
-static ssize_t discard(void *cookie, const char *buf, size_t n)
-{
-	(void)cookie;
-	(void)buf;
-	return (ssize_t)n;
-}
 
 static int fd = -1;
 static char path[64];
@@ -34,22 +21,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
-	out = fopencookie(NULL, "w", (cookie_io_functions_t){.write = discard});
-	if (fd < 0 || !out)
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return 0;
-}
-
-static int middle_third(void *ctx, const struct trace_segment *seg, size_t n, uint64_t *from,
-			uint64_t *to)
-{
-	uint64_t a = seg[0].start, b = seg[n - 1].end > a ? seg[n - 1].end : a + 3;
-
-	(void)ctx;
-	*from = a + (b - a) / 3;
-	*to = a + 2 * (b - a) / 3;
+	fd = fuzz_memfd("fuzz-trace", path, sizeof(path));
+	out = fuzz_discard_stream();
 	return 0;
 }
 
@@ -64,15 +37,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *msg;
 
 	/* the file is the input, whatever the last one left */
-	if (!size || ftruncate(fd, 0) ||
-	    pwrite(fd, data + 1, size - 1, 0) != (ssize_t)(size - 1))
+	if (!size || fuzz_memfd_set(fd, data + 1, size - 1))
 		return 0;
 	struct trace_read_opts ro = {.flags = flags[data[0] % 4]};
 	const char *paths[] = {path};
 
 	/* bit 3: the middle third of what the segments cover */
-	if (data[0] & 8)
-		ro.window = middle_third;
+	if (data[0] & 8) {
+		ro.window = fuzz_window;
+		ro.ctx = &(struct fuzz_part){1, 2, 3};
+	}
 	if (!trace__read_paths(paths, 1, &ro, &t, &msg) &&
 	    !join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, 0, &oc) && !delays__new(j, &d)) {
 		struct flame_opts fo = {.format = FLAME_FOLDED};
