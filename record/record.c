@@ -1167,7 +1167,7 @@ static int seg_first(struct rec *r)
 		    .dir = o->dir,
 		    .pid = o->pid,
 		    .window_ns = (uint64_t)(o->window * 1e9),
-		    .max_bytes = FLIGHT_KEPT(o->max_size),
+		    .max_bytes = o->max_size,
 		    .max_total = o->max_total,
 		    .key_prefix = o->key_prefix,
 		    .service = comm,
