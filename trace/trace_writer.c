@@ -344,7 +344,8 @@ static int write_events_as(struct trace_writer *w, uint32_t type)
 	if (type == TRACE_CHUNK_POLLS)
 		p = put_varint(p, w->nrecs);
 	for (i = 0; i < 5; i++) {
-		memcpy(p, col[i]->p, col[i]->len);
+		if (col[i]->len)	/* (an empty column may have no buffer) */
+			memcpy(p, col[i]->p, col[i]->len);
 		p += col[i]->len;
 	}
 	w->raw.len = (size_t)(p - w->raw.p);
