@@ -141,21 +141,21 @@ t_the_targets_name_stays_one_component_and_never_shell() {
 }
 
 t_on_segment_commands_are_bounded() {
-	local w=$TMP/hooks n most=0 t0
+	local w=$TMP/hooks n most=0 t0 s=77.$RANDOM
 	mkdir "$w"
 	start hooks 30 || return 1
 	t0=$SECONDS
 	(cd "$w" && "$D9" record -p "$HPID" --rotate 1s -d 8 -o out --hook-timeout 5s \
-		--on-segment 'exec >fds.$$; ls -l /proc/self/fd; exec sleep 77' 2>"$TMP/hooks.err") &
+		--on-segment "exec >fds.\$\$; ls -l /proc/self/fd; exec sleep $s" 2>"$TMP/hooks.err") &
 	local rp=$!
 	while kill -0 "$rp" 2>/dev/null; do
-		n=$(pgrep -fc '^sleep 77$')
+		n=$(pgrep -fc "^sleep $s\$")
 		[ "$n" -gt "$most" ] && most=$n
 		sleep 0.2
 	done
 	wait "$rp" || fail "record failed: $(tail -3 "$TMP/hooks.err")" || return 1
 	say "    at most $most commands at once; $(grep -c 'killed after 5 s' "$TMP/hooks.err") killed after 5 s; recorded in $((SECONDS - t0)) s"
-	pkill -f '^sleep 77$'
+	pkill -f "^sleep $s\$"
 	[ "$most" = 4 ] || fail "$most commands at once, want 4" || return 1
 	grep -q "killed after 5 s" "$TMP/hooks.err" || fail "none killed: $(cat "$TMP/hooks.err")" || return 1
 	[ $((SECONDS - t0)) -le 15 ] || fail "the commands held the recorder" || return 1
@@ -208,6 +208,15 @@ t_a_fifo_perf_map_holds_nothing_and_a_strangers_map_is_not_read() {
 		fail "another user's map was read" || return 1
 }
 
+# attached ERR: the recorder writing ERR attached to its target's shim
+attached() {
+	for _ in $(seq 200); do
+		grep -q "attached to the d9prof shim" "$1" && return 0
+		sleep 0.05
+	done
+	fail "the recorder did not attach: $(cat "$1")"
+}
+
 t_dump_signals_only_the_recorder_of_the_target() {
 	local other rp
 	# a flight recorder of something else, which the target names as its own
@@ -217,7 +226,7 @@ t_dump_signals_only_the_recorder_of_the_target() {
 	"$D9" record -p $! --flight -d 8 -o "$TMP/other" 2>"$TMP/other.err" &
 	other=$!
 	PIDS+=("$other")
-	sleep 1
+	attached "$TMP/other.err" || return 1
 	start liar 20 "recorder=$other" || return 1
 	sleep 0.3
 	"$D9" dump "$HPID" 2>"$TMP/dump.err" && fail "dump believed the target" || true
@@ -226,10 +235,10 @@ t_dump_signals_only_the_recorder_of_the_target() {
 	! grep -q "dump:" "$TMP/other.err" || fail "the other recorder dumped" || return 1
 	# an honest target's recorder is found
 	start honest 20 || return 1
-	"$D9" record -p "$HPID" --flight -d 4 -o "$TMP/own" 2>"$TMP/own.err" &
+	"$D9" record -p "$HPID" --flight -d 6 -o "$TMP/own" 2>"$TMP/own.err" &
 	rp=$!
 	PIDS+=("$rp")
-	sleep 1.5
+	attached "$TMP/own.err" || return 1
 	"$D9" dump "$HPID" 2>"$TMP/dump2.err" || fail "$(cat "$TMP/dump2.err" "$TMP/own.err")" || return 1
 	wait "$rp"
 	grep -q "dump:" "$TMP/own.err" || fail "its recorder did not dump" || return 1
