@@ -280,7 +280,11 @@ struct d9_seg_hdr {
 
 	/* shim-written counters, on their own cache line */
 	uint64_t names_dropped __attribute__((aligned(64)));
-	uint64_t rings_exhausted;	/* threads that found no free slot */
+	uint64_t rings_exhausted;	/* threads that found no free slot while
+					 * a recorder was attached, each once
+					 * per recorder_pid: one that found
+					 * none earlier tries again at its
+					 * first marker after an attach */
 	uint32_t ctimer_status;		/* enum d9_ctimer_status */
 	uint32_t ctimer_signal;		/* signal number the ctimer handler uses */
 	int32_t ctimer_errno;		/* D9_CTIMER_FAILED: the errno */

@@ -104,7 +104,13 @@ struct thread_slot {
 	uint8_t mode;
 	uint8_t poll;
 	bool key_set; /* exit_key holds a value for this thread */
-	bool counted; /* counted in rings_exhausted */
+	/* An exhausted thread: the attach_count of its last failed claim
+	 * (it tries again at once under a new attach), and the recorder it
+	 * was counted for in rings_exhausted (0: none), once per recorder,
+	 * so that one that attaches to threads which found no slot before it
+	 * came learns of them at their first marker. */
+	uint64_t tried;
+	uint32_t counted_for;
 };
 /* initial-exec: a plain %fs-relative access even in libd9prof.so, no
  * __tls_get_addr() call on the poll path (the shim's TLS is small) */
@@ -419,15 +425,21 @@ claim_slow(struct d9_seg_hdr *h, uint64_t *now, bool announce)
 {
 	struct d9_ring_hdr *r;
 
+	uint64_t gen = __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
+
 	if (self.mode == T_GONE || h == &dummy)
 		return NULL;
-	if (self.mode == T_EXHAUSTED && --self.retry)
+	if (self.mode == T_EXHAUSTED && self.tried == gen && --self.retry)
 		return NULL;
 	r = claim(h);
 	if (!r) {
-		if (!self.counted)
+		uint32_t rec = __atomic_load_n(&h->recorder_pid, __ATOMIC_RELAXED);
+
+		if (attached(h) && rec && self.counted_for != rec) {
 			__atomic_fetch_add(&h->rings_exhausted, 1, __ATOMIC_RELAXED);
-		self.counted = true;
+			self.counted_for = rec;
+		}
+		self.tried = gen;
 		self.mode = T_EXHAUSTED;
 		self.retry = RETRY_EVERY;
 		return NULL;

@@ -71,7 +71,7 @@ struct ring_seen {
 /* The counts when the open segment began: each segment says its own part
  * of every loss (readers sum them, analysis/losses.c). */
 struct seg_base {
-	uint64_t samples, events, lost_samples, shim_drops, shim_garbage;
+	uint64_t samples, events, lost_samples, shim_drops, shim_garbage, no_ring;
 	uint64_t child_samples, ctimer_drops;
 	uint64_t oc_switches, oc_lost, oc_unpaired, oc_stacks, oc_complete, wake_lost;
 	uint64_t leaf_stacks, leaf_recovered;
@@ -339,6 +339,24 @@ static uint64_t shim_gap(struct rec *r, uint64_t to)
 		 (unsigned long long)to);
 	note_err(r, trace_writer__meta(r->w, "shim_gap", buf));
 	return to - from;
+}
+
+/* Threads of the target that found no ring slot while we were attached,
+ * into st: their runtime events never came, whether they started before
+ * the attach or after (each counts at its first marker; d9_segment.h).
+ * The target writes the counter: a silly value is not one. */
+static void count_no_ring(struct rec *r)
+{
+	struct d9_seg_hdr *h;
+	uint64_t x;
+
+	if (!r->seg)
+		return;
+	h = shim_seg__base(r->seg);
+	x = __atomic_load_n(&h->rings_exhausted, __ATOMIC_RELAXED);
+	if (x > r->rings_exhausted0 && x - r->rings_exhausted0 < (1ULL << 32) &&
+	    x - r->rings_exhausted0 > r->st->no_ring_threads)
+		r->st->no_ring_threads = x - r->rings_exhausted0;
 }
 
 /* The recorder stalled past the lease and the shim let go: what the rings
@@ -1008,6 +1026,7 @@ static void seg_snapshot(struct rec *r, struct seg_base *b)
 	    .lost_samples = st->lost_samples,
 	    .shim_drops = st->shim_drops,
 	    .shim_garbage = st->shim_garbage,
+	    .no_ring = st->no_ring_threads,
 	    .child_samples = st->child_samples,
 	    .ctimer_drops = st->ctimer_drops,
 	    .oc_switches = r->ocst.switches,
@@ -1027,8 +1046,10 @@ static void seal_meta(struct rec *r)
 	struct seg_base now, *b = &r->base;
 	char buf[64];
 
+	count_no_ring(r);
 	seg_snapshot(r, &now);
 	meta_count(r, "shim garbage", now.shim_garbage - b->shim_garbage);
+	meta_count(r, "threads without a ring", now.no_ring - b->no_ring);
 	meta_count(r, "child samples left out", now.child_samples - b->child_samples);
 	meta_count(r, "ctimer samples dropped", now.ctimer_drops - b->ctimer_drops);
 	if (r->oc) {
@@ -1745,15 +1766,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	}
 	drain_shim(&r);
 	if (r.seg) {
-		struct d9_seg_hdr *h = shim_seg__base(r.seg);
-		uint64_t x = __atomic_load_n(&h->rings_exhausted, __ATOMIC_RELAXED);
-
-		/* threads that found no ring slot: their events never came
-		 * (the target writes this counter: a silly value is not one) */
-		if (x > r.rings_exhausted0 && x - r.rings_exhausted0 < (1ULL << 32)) {
-			st->no_ring_threads = x - r.rings_exhausted0;
-			meta_count(&r, "threads without a ring", st->no_ring_threads);
-		}
+		count_no_ring(&r);
 		shim_seg__detach(r.seg);
 	}
 	drain_shim(&r);

@@ -12,9 +12,13 @@
  *             a copy of a real segment header, and shrinks it
  *   flood     runs markers and floods the ctimer sample areas with
  *             plausible samples of thousands of made-up threads
+ *   threads   starts D9_SEG_RINGS + 16 threads that each start and poll
+ *             before "ready", then poll every 5 ms: the last 16 found no
+ *             ring slot before any recorder came
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +96,39 @@ static void fake(int fd, double secs)
 	usleep((useconds_t)(secs * 1e6));
 }
 
+static double flood_until;	/* markers, threads: until when */
+
+/* threads: each starts, takes a ring slot if one is left, and polls */
+static void *poller(void *arg)
+{
+	uint64_t task = 1000 + (uintptr_t)arg;
+
+	d9_thread_start("poller");
+	d9_task_spawn(task, "poller");
+	while (now() < flood_until) {
+		d9_poll_begin(task);
+		d9_poll_end(task);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static int many_threads(double secs)
+{
+	enum { N = D9_SEG_RINGS + 16 };
+	static pthread_t t[N];
+
+	flood_until = now() + secs;
+	for (uintptr_t i = 0; i < N; i++)
+		if (pthread_create(&t[i], NULL, poller, (void *)i))
+			return 1;
+	usleep(300000);	/* every thread has started (and tried for a slot) */
+	printf("ready\n");
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "scribble";
@@ -123,6 +160,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	d9_init();
+	if (!strcmp(mode, "threads"))
+		return many_threads(secs);
 	d9_thread_start("hostile");
 	d9_task_spawn(1, "victim-of-the-scribble");
 	printf("ready\n");

@@ -208,4 +208,23 @@ t_a_second_recorder_leaves_the_first_alone() {
 		fail "the first recorder lost its events" || return 1
 }
 
+# ---- nothing the target writes is believed past what could be real -------
+
+# 272 threads that took (or tried for) a ring slot before the recorder
+# came, 256 slots: the 16 without one are a loss everywhere it is said
+t_threads_without_a_ring_slot_are_a_loss() {
+	start threads 5 || return 1
+	say "    $(ls "/proc/$HPID/task" | wc -l) threads"
+	rec threads || return 1
+	grep -m1 "found no free ring slot" "$TMP/threads.err" | sed 's/^d9prof: /    /'
+	! grep -q "nothing lost" "$TMP/threads.err" || fail "the recorder said nothing lost" ||
+		return 1
+	grep -q "^d9prof: 16 threads of the target found no free ring slot" "$TMP/threads.err" ||
+		fail "not said: $(cat "$TMP/threads.err")" || return 1
+	"$D9" info -i "$TMP/threads.data" | grep -q "lost: *16 threads' runtime events" ||
+		fail "info does not say it" || return 1
+	"$D9" report -i "$TMP/threads.data" | grep -q "lost: .*16 threads' runtime events" ||
+		fail "report does not say it" || return 1
+}
+
 e2e_run_tests
