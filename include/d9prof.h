@@ -55,7 +55,8 @@ void d9_thread_start(const char *name);
 void d9_thread_stop(void);
 
 /* Task @task is created; @name (a label or spawn location) is copied and
- * may be NULL. Task ids are chosen by the runtime and must be non-zero. */
+ * may be NULL. Task ids are chosen by the runtime and must be non-zero and
+ * not ~0 (UINT64_MAX: reserved; a recorder drops records of either). */
 void d9_task_spawn(uint64_t task, const char *name);
 /* Task @task was woken (made runnable). The cheapest place for a wake of
  * the task this thread is polling is between its d9_poll_begin and

@@ -500,7 +500,7 @@ static void parse_record(const struct perf_set *ps, const struct perf_event_head
 		const uint32_t *u = (const uint32_t *)p;
 
 		if (p + 16 <= end && cb->fork)
-			cb->fork(cb->ctx, u[2]);
+			cb->fork(cb->ctx, u[0], u[2]);	/* pid ppid tid ptid */
 		break;
 	}
 	case PERF_RECORD_MMAP2: {

@@ -51,7 +51,7 @@ struct perf_callbacks {
 	void *ctx;
 	void (*sample)(void *ctx, const struct perf_sample *s);
 	void (*comm)(void *ctx, uint32_t tid, const char *comm);
-	void (*fork)(void *ctx, uint32_t tid);
+	void (*fork)(void *ctx, uint32_t pid, uint32_t tid);	/* a new thread */
 	/* PERF_RECORD_MMAP2: @dev is makedev(maj, min) of the file, @ino its
 	 * inode (identify the file mapped even if its path changed) */
 	void (*mmap)(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,

@@ -81,6 +81,59 @@ int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx)
 	return n;
 }
 
+/* The last field of the NSpid line of /proc/PID/task/TID/status: the
+ * thread's id in its innermost pid namespace. */
+static pid_t inner_tid(pid_t pid, pid_t tid)
+{
+	char path[96], line[256];
+	pid_t id = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (long v; (v = strtol(p, &end, 10)) > 0 && end != p; p = end)
+			id = (pid_t)v;
+		break;
+	}
+	fclose(f);
+	return id;
+}
+
+struct find_inner {
+	pid_t pid, tid;
+	int found;
+};
+
+static void match_inner(void *ctx, pid_t tid)
+{
+	struct find_inner *x = ctx;
+
+	if (!x->found && inner_tid(x->pid, tid) == x->tid)
+		x->found = 1;
+}
+
+int proc_has_thread(pid_t pid, pid_t tid, int inner)
+{
+	char path[64];
+	struct find_inner x = {.pid = pid, .tid = tid};
+
+	if (tid <= 0)
+		return 0;
+	if (!inner) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+		return !access(path, F_OK);
+	}
+	proc_for_each_tid(pid, match_inner, &x);
+	return x.found;
+}
+
 uint64_t proc_self_run_delay_ns(void)
 {
 	char buf[128];

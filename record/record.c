@@ -39,6 +39,7 @@
 #include "record/pfm_event.h"
 #include "record/record.h"
 #include "record/symcache.h"
+#include "record/tids.h"
 #include "symbol/symbolize.h"
 #include "trace/trace.h"
 
@@ -61,6 +62,11 @@
 struct ring_seen {
 	uint64_t gen;
 	uint64_t drops;
+	/* its owner as of gen: the records' tid, and whether the kernel
+	 * knows it as one of the target's threads (else its records are
+	 * dropped) */
+	uint32_t tid;
+	int tid_ok;
 	/* the poll last written from the ring header (drain_open_polls):
 	 * its BEGIN, and its END if it had ended; its record then writes
 	 * only what is left */
@@ -88,6 +94,9 @@ struct rec {
 	struct offcpu_rec_stats ocst;
 	struct ustack_stats leaf;	/* the CPU samples' user stacks */
 	struct shim_seg *seg;
+	struct tids *tids;		/* the target's threads, as the kernel says */
+	int inner;			/* ... in a pid namespace of its own */
+	int forged_said;		/* a ring of no thread of the target said */
 	struct ring_seen *rings;	/* per shim ring slot */
 	struct d9_event *evbuf;
 	size_t evbuf_len;
@@ -175,11 +184,14 @@ static void on_comm(void *ctx, uint32_t tid, const char *comm)
 	note_err(r, trace_writer__thread(r->w, tid, comm));
 }
 
-static void on_fork(void *ctx, uint32_t tid)
+static void on_fork(void *ctx, uint32_t pid, uint32_t tid)
 {
 	struct rec *r = ctx;
 
 	r->st->threads++;
+	/* (a namespaced target's rings say its own ids, not these) */
+	if (pid == (uint32_t)r->o->pid && r->tids && !r->inner)
+		tids__add(r->tids, tid);
 }
 
 static void on_mmap(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -219,7 +231,11 @@ static void thread_name(struct rec *r, pid_t tid)
 
 static void thread_added(void *ctx, pid_t tid)
 {
-	thread_name(ctx, tid);
+	struct rec *r = ctx;
+
+	thread_name(r, tid);
+	if (r->tids && !r->inner)
+		tids__add(r->tids, (uint32_t)tid);
 }
 
 /* ---- the shim ---------------------------------------------------------- */
@@ -401,7 +417,61 @@ struct ev_batch {
 	uint64_t len[EV_BATCH];
 	size_t n;
 	struct shim_clock clock;
+	uint64_t lo, hi;	/* the times a record may carry (batch_span) */
 };
+
+/* What the conversion of a segment time may be off by. */
+#define TIME_SLACK_NS 10000000ULL
+
+/* The times a record or sample drained now may carry, ns: from the
+ * recording's start (the shim writes from the attach on, later) to now. */
+static void span_now(const struct rec *r, uint64_t *lo, uint64_t *hi)
+{
+	*lo = r->start_ns > TIME_SLACK_NS ? r->start_ns - TIME_SLACK_NS : 0;
+	*hi = record_now_ns() + TIME_SLACK_NS;
+}
+
+static void batch_span(const struct rec *r, struct ev_batch *b)
+{
+	span_now(r, &b->lo, &b->hi);
+}
+
+/* Is @t (the segment's unit) within the batch's span? */
+static int in_span(const struct ev_batch *b, uint64_t t)
+{
+	uint64_t ns;
+
+	return shim_clock__within(&b->clock, t, b->lo, b->hi, &ns);
+}
+
+/* Task ids are the runtime's, non-zero; ~0 is the name table's mark. */
+static int task_real(uint64_t task)
+{
+	return task && task != UINT64_MAX;
+}
+
+/* Could the shim have written @ev (a known type)? Its times within the
+ * recording so far (a whole poll's begin too), a task for a task's
+ * record. The target writes the rings: what could not be real is
+ * dropped and counted, never written, so that no view shows a poll of
+ * billions of seconds. */
+static int record_real(const struct ev_batch *b, const struct d9_event *ev)
+{
+	switch (ev->type) {
+	case D9_EV_THREAD_START:
+	case D9_EV_THREAD_STOP:
+	case D9_EV_PARK:
+	case D9_EV_UNPARK:
+		break;
+	default:
+		if (!task_real(ev->task))
+			return 0;
+	}
+	if (!in_span(b, ev->time))
+		return 0;
+	return (ev->type != D9_EV_POLL && ev->type != D9_EV_POLL_WOKEN) ||
+	       (ev->time >= ev->arg && in_span(b, ev->time - ev->arg));
+}
 
 static void write_batch(struct rec *r, struct ev_batch *b)
 {
@@ -469,16 +539,32 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 	b.n = 0;
 	shim_seg__clock(r->seg, &b.clock);
 	d9_ring_owner(ring, &tid, &gen, name, sizeof(name));
-	if (gen != seen->gen) {
+	if (gen != seen->gen || !seen->tid) {
 		seen->gen = gen;
 		seen->drops = 0;
 		seen->open_task = 0;
-		if (name[0])
+		/* the owner's tid as of this gen, checked once: the target
+		 * may write another over it, or one that is no thread */
+		seen->tid = tid;
+		seen->tid_ok = !r->tids || tids__is_target(r->tids, tid);
+		if (!seen->tid_ok && !r->forged_said) {
+			r->forged_said = 1;
+			logf_(r, RECORD_WARN, "ring slot %u of the d9prof shim names thread %u, "
+			      "which pid %d does not have (or no longer, unseen by perf): its "
+			      "records are dropped", idx, tid, (int)r->o->pid);
+		}
+		if (name[0] && seen->tid_ok)
 			note_err(r, trace_writer__thread(r->w, tid, name));
 	}
+	tid = seen->tid;
 	n = d9_ring_consume(ring, ring_events, r->evbuf, r->evbuf_len);
 	if (n > r->fill_max)
 		r->fill_max = n;
+	if (!seen->tid_ok) {
+		r->st->shim_garbage += n;
+		return;
+	}
+	batch_span(r, &b);
 	for (i = 0; i < n; i++) {
 		const struct d9_event *ev = &r->evbuf[i];
 		uint32_t k = 0;
@@ -486,6 +572,13 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		/* the target wrote this: a record that cannot be one is
 		 * dropped and counted, never written */
 		if (ev->type < D9_EV_THREAD_START || ev->type > D9_EV_POLL_WOKEN) {
+			r->st->shim_garbage++;
+			continue;
+		}
+		if (!record_real(&b, ev)) {
+			/* with its text, if it has some */
+			if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START)
+				i += ev->arg < n - i - 1 ? ev->arg : n - i - 1;
 			r->st->shim_garbage++;
 			continue;
 		}
@@ -579,11 +672,19 @@ static void drain_open_polls(struct rec *r)
 		drain_ring(r, i, ring, l->ring_events);
 		tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
 		if (!d9_ring_open_poll(ring, attach, &task, &begin, &end) ||
-		    __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) != tail ||
-		    shim_clock__ns(&b.clock, begin) < r->start_ns)
+		    __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) != tail)
 			continue;
 		d9_ring_owner(ring, &tid, &gen, NULL, 0);
-		if (gen != seen->gen)
+		if (gen != seen->gen || !seen->tid_ok)
+			continue;
+		tid = seen->tid;
+		/* the target writes the header too: a poll that could be */
+		batch_span(r, &b);
+		if (!task_real(task) || !in_span(&b, begin) || (end && !in_span(&b, end))) {
+			r->st->shim_garbage++;
+			continue;
+		}
+		if (shim_clock__ns(&b.clock, begin) < r->start_ns)
 			continue;
 		if (seen->open_task == task && seen->open_time == begin) {
 			/* written at an earlier look: its end, if it came */
@@ -1609,8 +1710,10 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 				 err == -ESRCH ? "no such process" : strerror(-err));
 		return err;
 	}
+	r.inner = symbol_inner_pid(o->pid) != o->pid;
 	pfd = calloc(maxpfd, sizeof(*pfd));
-	if (!pfd) {
+	if (!pfd || tids__new(o->pid, r.inner, &r.tids)) {
+		free(pfd);
 		symbolizer__free(r.sym);
 		return -ENOMEM;
 	}
@@ -1831,5 +1934,6 @@ out:
 	livestate__free(r.ls);
 	symcache__free(r.sc);
 	symbolizer__free(r.sym);
+	tids__free(r.tids);
 	return err;
 }

@@ -12,6 +12,12 @@
  *             a copy of a real segment header, and shrinks it
  *   flood     runs markers and floods the ctimer sample areas with
  *             plausible samples of thousands of made-up threads
+ *   forge     runs markers; once a recorder attached, writes well-formed
+ *             records that cannot be real into its ring (polls ending
+ *             2^62 ticks from now or begun at time 1, task ids 0 and
+ *             ~0), and a ring of a thread that does not exist (tid
+ *             655736137) holding polls and a poll in its header that
+ *             ends 2^62 ticks from now
  *   threads   starts D9_SEG_RINGS + 16 threads that each start and poll
  *             before "ready", then poll every 5 ms: the last 16 found no
  *             ring slot before any recorder came
@@ -27,6 +33,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <d9prof.h>
 
@@ -94,6 +103,89 @@ static void fake(int fd, double secs)
 	if (ftruncate(fd, 4096))
 		exit(1);
 	usleep((useconds_t)(secs * 1e6));
+}
+
+/* Now in the unit of the segment's clock. */
+static uint64_t seg_now(const struct d9_seg_hdr *h)
+{
+	struct timespec ts;
+
+#if defined(__x86_64__) || defined(__i386__)
+	if (h->clock == D9_CLOCK_TSC)
+		return __rdtsc();
+#endif
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static struct d9_ring_hdr *ring_of(uint8_t *seg, uint32_t i)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+
+	return (struct d9_ring_hdr *)(seg + h->ring_offset + (uint64_t)i * h->ring_stride);
+}
+
+/* Records straight into ring @r, as its producer would (the caller is
+ * its owner, or it has no other). */
+static void put(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t time, uint64_t task,
+		uint32_t type, uint32_t arg)
+{
+	struct d9_event *ev = (struct d9_event *)(r + 1);
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+
+	if (head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= h->ring_events)
+		return;
+	ev[head & (h->ring_events - 1)] = (struct d9_event){time, task, type, arg};
+	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+}
+
+#define FORGED_TID 655736137u	/* above any pid_max: no thread has it */
+
+/* forge: impossible values in well-formed records, every 20 ms */
+static void forge(uint8_t *seg, struct d9_ring_hdr **fake)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+	uint32_t me = (uint32_t)gettid(), i;
+	struct d9_ring_hdr *own = NULL;
+	uint64_t now = seg_now(h), far = 1ULL << 62;
+
+	for (i = 0; i < h->nrings; i++) {
+		struct d9_ring_hdr *r = ring_of(seg, i);
+
+		if (r->state == D9_RING_LIVE && r->tid == me)
+			own = r;
+		else if (!*fake && r->state == D9_RING_FREE)
+			*fake = r;
+	}
+	if (own) {
+		put(h, own, now, 7, D9_EV_POLL_BEGIN, 0);
+		put(h, own, now + far, 7, D9_EV_POLL_END, 0);	/* ends in 2^62 ticks */
+		put(h, own, now + far, 8, D9_EV_POLL, 1000);	/* a whole poll, then */
+		put(h, own, 1, 9, D9_EV_POLL_BEGIN, 0);		/* begun at time 1 */
+		put(h, own, now, 9, D9_EV_POLL_END, 0);
+		put(h, own, now, UINT64_MAX, D9_EV_WAKE, 0);	/* no task has these */
+		put(h, own, now, 0, D9_EV_POLL, 100);
+		put(h, own, now, UINT64_MAX, D9_EV_TASK_END, 0);
+	}
+	if (*fake) {
+		struct d9_ring_hdr *r = *fake;
+
+		if (r->state != D9_RING_LIVE) {
+			r->tid = FORGED_TID;
+			r->state = D9_RING_LIVE;
+			__atomic_fetch_add(&r->gen, 1, __ATOMIC_RELEASE);
+		}
+		/* plausible polls of a thread that is not */
+		put(h, r, now - 2000, 10, D9_EV_POLL, 1000);
+		put(h, r, now - 500, 10, D9_EV_POLL_BEGIN, 0);
+		put(h, r, now, 10, D9_EV_POLL_END, 0);
+		/* and in its header, a poll that ends in 2^62 ticks */
+		r->open_task = 11;
+		r->open_time = now;
+		r->open_end = now + far;
+		r->open_gen = h->attach_count;
+		__atomic_store_n(&r->open_seq, (r->open_seq + 2) & ~1ULL, __ATOMIC_RELEASE);
+	}
 }
 
 static double flood_until;	/* markers, threads: until when */
@@ -166,6 +258,7 @@ int main(int argc, char **argv)
 	d9_task_spawn(1, "victim-of-the-scribble");
 	printf("ready\n");
 	t0 = now();
+	struct d9_ring_hdr *fake = NULL;
 	while (now() - t0 < secs) {
 		size_t len = 0;
 		uint8_t *seg = own_segment(&len);
@@ -177,7 +270,10 @@ int main(int argc, char **argv)
 			usleep(200);
 		if (!seg || !__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE))
 			continue;
-		if (!strcmp(mode, "scribble")) {
+		if (!strcmp(mode, "forge")) {
+			forge(seg, &fake);
+			usleep(20000);
+		} else if (!strcmp(mode, "scribble")) {
 			/* rings and records, not the header the shim needs */
 			uint64_t off = h->ring_offset, stride = h->ring_stride;
 

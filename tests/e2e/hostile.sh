@@ -210,6 +210,88 @@ t_a_second_recorder_leaves_the_first_alone() {
 
 # ---- nothing the target writes is believed past what could be real -------
 
+# sees NAME: the target's threads, as /proc/HPID/task lists them every
+# 0.1 s, into NAME.tids, in the background until it ends
+sees() {
+	(while [ -d "/proc/$HPID" ]; do ls "/proc/$HPID/task"; sleep 0.1; done) \
+		>"$TMP/$1.tids" 2>/dev/null &
+	PIDS+=("$!")
+}
+
+# real NAME: polls, tasks and report of NAME.data show no duration longer
+# than the recording, no thread that was not one of the target's
+# (NAME.tids) and no task 0 or ~0 (says what they show)
+real() {
+	local m=$1
+	"$D9" report -i "$TMP/$m.data" --format json >"$TMP/$m.json" &&
+		"$D9" polls -i "$TMP/$m.data" --limit 20 >"$TMP/$m.polls" &&
+		"$D9" polls -i "$TMP/$m.data" --by thread --limit 0 >"$TMP/$m.bythread" &&
+		"$D9" tasks -i "$TMP/$m.data" --limit 0 >"$TMP/$m.tasks" ||
+		fail "the views failed on $m.data" || return 1
+	python3 - "$TMP/$m" <<'PY'
+import json, re, sys
+m = sys.argv[1]
+rep = json.load(open(m + ".json"))
+span = rep["recorded"]["span_ns"]
+tids = {int(t) for t in open(m + ".tids").read().split()}
+bad, longest = [], 0
+def walk(x, path):
+    global longest
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if isinstance(v, int) and k.endswith("_ns") and k != "span_ns":
+                longest = max(longest, v)
+                if v > span + 10**7:
+                    bad.append("%s.%s = %d ns, the recording %d ns" % (path, k, v, span))
+            if k == "tid" and isinstance(v, int) and v not in tids:
+                bad.append("%s.tid = %d, not a thread of the target" % (path, v))
+            if k == "task" and v in (0, 2**64 - 1):
+                bad.append("%s.task = %d" % (path, v))
+            walk(v, path + "." + k)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            walk(v, "%s[%d]" % (path, i))
+walk(rep, "report")
+unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}
+for view in ("polls", "bythread", "tasks"):
+    for line in open(m + "." + view):
+        if (line.startswith(("#", "POLL", "TASK", "THREAD")) or
+                not line[:1].isalnum()):
+            continue
+        for tok in line.split():
+            d = re.fullmatch(r"([0-9.]+)(ns|us|ms|s)\+?", tok)
+            if d and float(d.group(1)) * unit[d.group(2)] * 1e9 > span + 10**7:
+                bad.append("%s: %s, the recording %.3f s" % (view, tok, span / 1e9))
+        t = re.match(r"\S*\[(\d+)\]", line)
+        if view == "bythread" and t and int(t.group(1)) not in tids:
+            bad.append("%s: thread %s, not one of the target's" % (view, t.group(1)))
+        if view == "tasks" and line.split()[0] in ("0", str(2**64 - 1)):
+            bad.append("tasks: task %s" % line.split()[0])
+print("    %s: %.2f s recorded, longest time shown %.3f s, threads shown %s; %s" % (
+    m.split("/")[-1], span / 1e9, longest / 1e9,
+    sorted({w["tid"] for w in rep["workers"]}), rep["recorded"].get("losses", {})))
+for b in bad[:5]:
+    print("    " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+t_values_that_cannot_be_real_reach_no_view() {
+	local m
+	# forge: records well-formed but impossible, a ring of no thread;
+	# scribble: 0xff over rings and records
+	for m in forge scribble; do
+		start "$m" 4 || return 1
+		sees "$m"
+		rec "$m" || return 1
+		real "$m" || fail "$m: impossible values in the views (above)" || return 1
+		grep -q "could not be real" "$TMP/$m.err" ||
+			fail "$m: nothing said dropped: $(cat "$TMP/$m.err")" || return 1
+	done
+	grep -q "names thread 655736137, which pid [0-9]* does not have" "$TMP/forge.err" ||
+		fail "the ring of no thread not said" || return 1
+}
+
 # 272 threads that took (or tried for) a ring slot before the recorder
 # came, 256 slots: the 16 without one are a loss everywhere it is said
 t_threads_without_a_ring_slot_are_a_loss() {
