@@ -803,7 +803,7 @@ enum loss_data {
 	LOSS_ALL = 0xf,
 };
 
-#define LOSS_KINDS 13		/* kinds of loss a trace can record */
+#define LOSS_KINDS 14		/* kinds of loss a trace can record */
 #define LOSS_TEXT_MAX 768	/* room for analysis_losses_text() */
 
 struct loss {
@@ -817,7 +817,8 @@ struct loss {
 /* The losses recorded in @t that leave short any of the data in @affects
  * (enum loss_data bits), in a fixed order, into @out (room for LOSS_KINDS
  * entries): perf ring overflows (PERF_RECORD_LOST), ctimer samples the
- * shim dropped, forked children's samples left out, CPU samples whose
+ * shim dropped, ctimer samples the recorder refused (not real, or faster
+ * than the sampler can take them), forked children's samples left out, CPU samples whose
  * user stack is cut short (analysis_stack_cut(); counted by one walk of
  * the samples, kept for the next call on the same @t), switch records lost,
  * switch-outs whose switch-in was lost, off-CPU stacks whose unwind

@@ -42,6 +42,8 @@ static const struct {
 	{"samples", "samples (perf ring full)", SRC_LOST_SAMPLES, NULL, LOSS_CPU},
 	{"ctimer_samples", "ctimer samples (shim sample area full)", SRC_META,
 	 "ctimer samples dropped", LOSS_CPU},
+	{"ctimer_refused", "ctimer samples refused (not real, or faster than the sampler)",
+	 SRC_META, "ctimer samples refused", LOSS_CPU},
 	{"child_samples", "samples of forked children (left out)", SRC_META,
 	 "child samples left out", LOSS_CPU},
 	{"cpu_stacks_cut", "CPU stacks cut short (no thread root: record --call-graph dwarf)",

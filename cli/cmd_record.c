@@ -220,7 +220,7 @@ static void progress(void *ctx, const struct record_stats *st, double seconds)
 {
 	struct rec_ctx *x = ctx;
 	uint64_t drops = st->lost_samples + st->shim_drops + st->offcpu_lost + st->wake_lost +
-			 st->ctimer_drops;
+			 st->ctimer_drops + st->ctimer_refused;
 	char line[320], of[32] = "";
 	struct winsize ws;
 	int n;
@@ -494,6 +494,14 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 	if (st->ctimer_drops)
 		fprintf(stderr, "d9prof: the shim dropped %llu ctimer sample%s (sample area "
 			"full)\n", (unsigned long long)st->ctimer_drops, plural(st->ctimer_drops));
+	if (st->ctimer_refused)
+		fprintf(stderr, "d9prof: refused %llu ctimer sample%s that came faster than its "
+			"timers can fire (the target wrote them)\n",
+			(unsigned long long)st->ctimer_refused, plural(st->ctimer_refused));
+	if (st->ctimer_garbage)
+		fprintf(stderr, "d9prof: refused %llu ctimer sample%s that could not be real (of "
+			"another thread than their area's, or at a time outside the recording)\n",
+			(unsigned long long)st->ctimer_garbage, plural(st->ctimer_garbage));
 	if (st->lost_samples || st->shim_drops)
 		fprintf(stderr, "d9prof: lost %llu sample%s (perf ring full), dropped %llu "
 			"shim event%s (shim ring full)\n",
@@ -514,6 +522,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 			(double)st->gap_ns / 1e9);
 	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
 	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->gap_ns &&
+	    !st->ctimer_refused && !st->ctimer_garbage &&
 	    !st->no_ring_threads && !st->offcpu_unpaired)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	if (st->shim_garbage)

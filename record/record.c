@@ -78,7 +78,7 @@ struct ring_seen {
  * of every loss (readers sum them, analysis/losses.c). */
 struct seg_base {
 	uint64_t samples, events, lost_samples, shim_drops, shim_garbage, no_ring;
-	uint64_t child_samples, ctimer_drops;
+	uint64_t child_samples, ctimer_drops, ctimer_refused;
 	uint64_t oc_switches, oc_lost, oc_unpaired, oc_stacks, oc_complete, wake_lost;
 	uint64_t leaf_stacks, leaf_recovered;
 };
@@ -713,9 +713,17 @@ static void drain_shim(struct rec *r)
 	if (!r->seg)
 		return;
 	/* samples first: a ring is reaped only once its samples are out too */
-	if (r->ct)
-		note_err(r, ctimer_rec__drain(r->ct, r->w, &r->st->samples,
-					      &r->st->ctimer_drops));
+	if (r->ct) {
+		struct ctimer_counts n = {0};
+		uint64_t lo, hi;
+
+		span_now(r, &lo, &hi);
+		note_err(r, ctimer_rec__drain(r->ct, r->w, lo, hi, &n));
+		r->st->samples += n.samples;
+		r->st->ctimer_drops += n.drops;
+		r->st->ctimer_garbage += n.garbage;
+		r->st->ctimer_refused += n.refused;
+	}
 	base = shim_seg__base(r->seg);
 	l = shim_seg__layout(r->seg);
 	for (i = 0; i < l->nrings; i++) {
@@ -907,7 +915,8 @@ static void ctimer_begin(struct rec *r)
 {
 	if (!r->ct)
 		note_err(r, ctimer_rec__new(r->seg, r->o->pid, r->o->freq,
-					    r->o->cpu_fp_only ? NULL : r->sym, &r->leaf, &r->ct));
+					    r->o->cpu_fp_only ? NULL : r->sym, &r->leaf, r->tids,
+					    &r->ct));
 }
 
 static void use_ctimer(struct rec *r, const char *why)
@@ -1130,6 +1139,7 @@ static void seg_snapshot(struct rec *r, struct seg_base *b)
 	    .no_ring = st->no_ring_threads,
 	    .child_samples = st->child_samples,
 	    .ctimer_drops = st->ctimer_drops,
+	    .ctimer_refused = st->ctimer_garbage + st->ctimer_refused,
 	    .oc_switches = r->ocst.switches,
 	    .oc_lost = r->ocst.lost,
 	    .oc_unpaired = r->ocst.unpaired,
@@ -1153,6 +1163,7 @@ static void seal_meta(struct rec *r)
 	meta_count(r, "threads without a ring", now.no_ring - b->no_ring);
 	meta_count(r, "child samples left out", now.child_samples - b->child_samples);
 	meta_count(r, "ctimer samples dropped", now.ctimer_drops - b->ctimer_drops);
+	meta_count(r, "ctimer samples refused", now.ctimer_refused - b->ctimer_refused);
 	if (r->oc) {
 		meta_count(r, "wakeups lost", now.wake_lost - b->wake_lost);
 		snprintf(buf, sizeof(buf), "%llu",

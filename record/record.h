@@ -209,6 +209,10 @@ struct record_stats {
 	int shim;			/* 1 if the shim segment was attached */
 	int target_exited;
 	uint64_t ctimer_drops;		/* ctimer samples the shim dropped */
+	uint64_t ctimer_garbage;	/* ctimer samples that could not be real
+					 * (ctimer_rec.h): dropped */
+	uint64_t ctimer_refused;	/* ctimer samples over the sampler's
+					 * rate: dropped */
 	char event_name[64];		/* the event actually used */
 	char sampler[16];		/* "perf" or "ctimer" */
 	char why[256];			/* reason, on error */

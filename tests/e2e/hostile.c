@@ -11,7 +11,8 @@
  *   unsealed  no shim: maps an unsealed memfd named "d9prof-seg" holding
  *             a copy of a real segment header, and shrinks it
  *   flood     runs markers and floods the ctimer sample areas with
- *             plausible samples of thousands of made-up threads
+ *             plausible samples of thousands of made-up threads, and of
+ *             its own thread with ever new frames, as fast as taken
  *   forge     runs markers; once a recorder attached, writes well-formed
  *             records that cannot be real into its ring (polls ending
  *             2^62 ticks from now or begun at time 1, task ids 0 and
@@ -287,20 +288,27 @@ int main(int argc, char **argv)
 			/* well-formed samples of ever new tids, as fast as the
 			 * recorder takes them: a flow it could follow forever */
 			uint64_t tail = __atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE);
-			uint64_t k, n;
+			uint64_t k, n, at, t = seg_now(h);
+			static uint64_t pc = 0x400000;
 
+			/* half of them of made-up threads, half of this one
+			 * (the slot's owner) with 8 frames never seen before */
 			head = __atomic_load_n(&r->sample_head, __ATOMIC_RELAXED);
-			n = (words - (head - tail)) / D9_SAMPLE_HDR_WORDS;
+			n = (words - (head - tail)) / (D9_SAMPLE_HDR_WORDS + 8);
+			at = head;
 			for (k = 0; k < n; k++) {
-				uint64_t at = head + k * D9_SAMPLE_HDR_WORDS;
+				uint32_t nf = k & 1 ? 8 : 0;
 
-				w[at & (words - 1)] = (uint64_t)1 << 32;
-				w[(at + 1) & (words - 1)] = k;
+				w[at & (words - 1)] = (uint64_t)1 << 32 | nf;
+				w[(at + 1) & (words - 1)] = t;
 				w[(at + 2) & (words - 1)] = 1;
-				w[(at + 3) & (words - 1)] = 100000 + (head / 4 + k) % 1000003;
+				w[(at + 3) & (words - 1)] =
+				    nf ? (uint64_t)r->tid : 100000 + (head / 4 + k) % 1000003;
+				for (uint32_t f = 0; f < nf; f++)
+					w[(at + 4 + f) & (words - 1)] = pc += 16;
+				at += D9_SAMPLE_HDR_WORDS + nf;
 			}
-			__atomic_store_n(&r->sample_head, head + n * D9_SAMPLE_HDR_WORDS,
-					 __ATOMIC_RELEASE);
+			__atomic_store_n(&r->sample_head, at, __ATOMIC_RELEASE);
 		}
 	}
 	return 0;

@@ -210,6 +210,43 @@ t_a_second_recorder_leaves_the_first_alone() {
 
 # ---- nothing the target writes is believed past what could be real -------
 
+# watch NAME SECS ARGS...: record the target for SECS s like rec (within
+# SECS + 40 s of wall time), sampling every 0.2 s the recorder's VmHWM and
+# the bytes of its flight memfds: NAME.hwm holds the most kB (that, or
+# what its summary says it used at most, whichever is more), NAME.memfd
+# the most bytes. ASan's quarantine is kept to 8 MiB, so that the memory
+# measured is the recorder's own.
+watch() {
+	local m=$1 secs=$2 rp rc t0=$SECONDS hwm=0 mem=0 h b f sum said
+	shift 2
+	ASAN_OPTIONS="quarantine_size_mb=8:${ASAN_OPTIONS:-}" \
+		"$D9" record -p "$HPID" -d "$secs" "$@" 2>"$TMP/$m.err" &
+	rp=$!
+	while kill -0 "$rp" 2>/dev/null; do
+		h=$(awk '/^VmHWM/ { print $2 }' "/proc/$rp/status" 2>/dev/null)
+		[ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h
+		sum=0
+		for f in /proc/"$rp"/fd/*; do
+			[[ "$(readlink "$f" 2>/dev/null)" == /memfd:d9prof-flight* ]] || continue
+			b=$(stat -L -c %s "$f" 2>/dev/null) && sum=$((sum + b))
+		done
+		[ "$sum" -gt "$mem" ] && mem=$sum
+		[ $((SECONDS - t0)) -gt $((secs + 40)) ] && kill -KILL "$rp"
+		sleep 0.2
+	done
+	wait "$rp"
+	rc=$?
+	[ "$rc" = 137 ] && { fail "the recorder hung (killed after $((secs + 40)) s)"; return 1; }
+	[ "$rc" = 0 ] || fail "record failed ($rc): $(tail -3 "$TMP/$m.err")" || return 1
+	grep -qi "AddressSanitizer\|runtime error" "$TMP/$m.err" &&
+		fail "sanitizer report: $(grep -m3 -i 'sanitizer\|runtime error' "$TMP/$m.err")" && return 1
+	said=$(sed -n 's/.* and \([0-9.]*\) \([KMG]\)iB of memory at most.*/\1 \2/p' "$TMP/$m.err" |
+		awk '{ print int($1 * ($2 == "K" ? 1 : $2 == "M" ? 1024 : 1048576)) }')
+	[ -n "$said" ] && [ "$said" -gt "$hwm" ] && hwm=$said
+	echo "$hwm" >"$TMP/$m.hwm"
+	echo "$mem" >"$TMP/$m.memfd"
+}
+
 # sees NAME: the target's threads, as /proc/HPID/task lists them every
 # 0.1 s, into NAME.tids, in the background until it ends
 sees() {
@@ -290,6 +327,28 @@ t_values_that_cannot_be_real_reach_no_view() {
 	done
 	grep -q "names thread 655736137, which pid [0-9]* does not have" "$TMP/forge.err" ||
 		fail "the ring of no thread not said" || return 1
+}
+
+# a ctimer flood of 20 s (well-formed samples of made-up threads, and of
+# the area's owner with ever new frames): the recorder takes no more than
+# the sampler could at 999 Hz of the target's CPU time, says what it
+# refused, and stays under 128 MiB (it took 414 MiB without ASan, 718
+# with, and 8.3M frames)
+t_a_ctimer_flood_is_refused_past_the_sampler_rate() {
+	local hwm frames
+	start flood 24 || return 1
+	watch ctflood 20 -o "$TMP/ctflood.data" --sampler ctimer || return 1
+	hwm=$(cat "$TMP/ctflood.hwm")
+	frames=$(sed -n 's/.* \([0-9]*\) unique frames.*/\1/p' "$TMP/ctflood.err")
+	say "    $(grep -m1 'recorded' "$TMP/ctflood.err" | cut -c9-)"
+	grep "refused" "$TMP/ctflood.err" | sed 's/^d9prof: /    /'
+	say "    recorder: $((hwm / 1024)) MiB at most"
+	grep -q "refused [0-9]* ctimer samples that came faster" "$TMP/ctflood.err" ||
+		fail "nothing refused" || return 1
+	[ "$hwm" -lt $((128 * 1024)) ] || fail "the recorder took $((hwm / 1024)) MiB" || return 1
+	[ "${frames:-0}" -lt 500000 ] || fail "$frames frames taken" || return 1
+	"$D9" info -i "$TMP/ctflood.data" | grep -q "lost: .*ctimer samples refused" ||
+		fail "info does not count them" || return 1
 }
 
 # 272 threads that took (or tried for) a ring slot before the recorder
