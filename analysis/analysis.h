@@ -803,7 +803,7 @@ enum loss_data {
 	LOSS_ALL = 0xf,
 };
 
-#define LOSS_KINDS 14		/* kinds of loss a trace can record */
+#define LOSS_KINDS 15		/* kinds of loss a trace can record */
 #define LOSS_TEXT_MAX 768	/* room for analysis_losses_text() */
 
 struct loss {
@@ -823,7 +823,8 @@ struct loss {
  * the samples, kept for the next call on the same @t), switch records lost,
  * switch-outs whose switch-in was lost, off-CPU stacks whose unwind
  * stopped short, wakeups lost, shim records dropped, threads without a
- * shim ring, lease lapses, shim records dropped as garbage, and gaps
+ * shim ring, lease lapses, shim records dropped as garbage, open state
+ * a segment's STATE could not carry (record/livestate.h), and gaps
  * between segments (trace.h). Values summed over segments. Returns
  * how many (0: nothing lost). */
 size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss *out);

@@ -61,6 +61,8 @@ static const struct {
 	 "shim_reattached", LOSS_POLLS},
 	{"shim_garbage", "shim records that could not be real (dropped)", SRC_META,
 	 "shim garbage", LOSS_POLLS},
+	{"state_refused", "threads' and tasks' open state (too much open to carry into the "
+	 "next segment's STATE)", SRC_META, "open state refused", LOSS_POLLS},
 	{"segment_gaps", "gaps between segments (nothing recorded)", SRC_META_COUNT,
 	 "segment_gap", LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
 };

@@ -16,7 +16,6 @@
 #include "record/livestate.h"
 #include "trace/trace_format.h"
 
-#define LIVESTATE_MAX (1u << 22)	/* entries per table at most */
 
 struct slot {
 	uint64_t key;		/* 0: empty (tids and task ids are > 0) */
@@ -31,6 +30,11 @@ struct slot {
 struct table {
 	struct slot *v;
 	size_t cap, n;		/* cap: power of two or 0 */
+	size_t max;		/* entries at most (livestate__set_max) */
+	int full;		/* at max with nothing left to purge: new
+				 * entries are refused until the next
+				 * livestate__purge() */
+	uint64_t refused;
 	struct slot *last;	/* the slot found last (events come a ring,
 				 * one thread, at a time): NULL when the
 				 * table moves entries */
@@ -97,16 +101,31 @@ static int grow(struct table *t)
 	return 0;
 }
 
-/* A new slot for @key, not in @t: empty but for its key; NULL on -ENOMEM
- * (or past LIVESTATE_MAX). */
+static void del(struct table *t, struct slot *s);
+static void purge(struct table *t, int (*old)(const struct slot *, uint64_t), uint64_t before);
+static int thread_idle(const struct slot *s, uint64_t before);
+
+/* A new slot for @key, not in @t: empty but for its key; NULL on -ENOMEM,
+ * or when @t is at its max even after forgetting every entry with nothing
+ * open (counted in refused). */
 static struct slot *add(struct table *t, uint64_t key)
 {
 	size_t i;
 
-	/* a runtime that never ends its tasks and loses their wakes: stop
-	 * growing (their state is missed) rather than without bound */
-	if (t->n >= LIVESTATE_MAX)
+	/* A runtime that never ends its tasks and loses their wakes, or a
+	 * target that floods wakes of ever new tasks: stop growing rather
+	 * than without bound. What is over first goes (a late wake of such
+	 * a task then reads as pending in the next STATE), then new
+	 * entries are refused (their state is missed), a purge (one walk of
+	 * the table) at most once until the next livestate__purge(). */
+	if (t->n >= t->max && !t->full) {
+		purge(t, thread_idle, 0);
+		t->full = t->n >= t->max - t->max / 4;
+	}
+	if (t->n >= t->max) {
+		t->refused++;
 		return NULL;
+	}
 	if ((t->n + 1) * 2 > t->cap && grow(t))
 		return NULL;
 	for (i = slot_of(t, key); t->v[i].key; i = (i + 1) & (t->cap - 1))
@@ -151,7 +170,20 @@ static void del(struct table *t, struct slot *s)
 int livestate__new(struct livestate **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	livestate__set_max(*out, LIVESTATE_MAX);
+	return 0;
+}
+
+void livestate__set_max(struct livestate *ls, size_t max)
+{
+	ls->threads.max = ls->tasks.max = max ? max : 1;
+}
+
+uint64_t livestate__refused(const struct livestate *ls)
+{
+	return ls->threads.refused + ls->tasks.refused;
 }
 
 void livestate__free(struct livestate *ls)
@@ -366,6 +398,7 @@ void livestate__purge(struct livestate *ls, uint64_t before)
 	purge(&ls->tasks, task_old, before);
 	/* threads between polls, not parked: their next poll adds them */
 	purge(&ls->threads, thread_idle, before);
+	ls->tasks.full = ls->threads.full = 0;
 }
 
 static int ev_cmp(const void *a, const void *b)

@@ -36,8 +36,20 @@ struct livestate_hit {
 #define LIVESTATE_POLL	1
 #define LIVESTATE_DELAY	2
 
+/* Entries per table (threads, tasks) by default: 48 bytes each, in a
+ * table at most twice their number. */
+#define LIVESTATE_MAX (1u << 17)
+
 int livestate__new(struct livestate **out);
 void livestate__free(struct livestate *ls);
+
+/* At most @max threads and as many tasks are kept (each with what it has
+ * open, or over for less than a second): past that, what has nothing
+ * open is forgotten at once, then new ones are refused and counted. */
+void livestate__set_max(struct livestate *ls, size_t max);
+/* Threads and tasks refused so far for want of room: their open polls,
+ * wakes and spawns are missing from the STATE of later segments. */
+uint64_t livestate__refused(const struct livestate *ls);
 
 /* Report polls longer than @poll_ns and wake-to-poll delays longer than
  * @delay_ns (0: never) through livestate__hit(). */

@@ -78,6 +78,7 @@ struct ring_seen {
  * of every loss (readers sum them, analysis/losses.c). */
 struct seg_base {
 	uint64_t samples, events, lost_samples, shim_drops, shim_garbage, no_ring;
+	uint64_t state_refused;
 	uint64_t child_samples, ctimer_drops, ctimer_refused;
 	uint64_t oc_switches, oc_lost, oc_unpaired, oc_stacks, oc_complete, wake_lost;
 	uint64_t leaf_stacks, leaf_recovered;
@@ -126,9 +127,11 @@ struct rec {
 	uint64_t dump_at, cooldown_until[RECORD_MAX_TRIGGERS];
 	char dump_why[256];
 	int state_warned;
+	size_t state_max;		/* livestate__set_max() */
 };
 
 static void ctimer_begin(struct rec *r);
+static void bound_open(struct rec *r);
 
 static void logf_(struct rec *r, enum record_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -398,6 +401,14 @@ static void shim_reattach(struct rec *r)
 	      (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
 }
 
+/* --max-size in flight mode bounds the segments held in memory, kept and
+ * open together (flight__bytes()): the kept ones to 3/5 of it (flight
+ * drops the oldest past that), the open one sealed past 1/5 (bound_open),
+ * and a fifth left for what one ring's drain and a seal write past that
+ * check. */
+#define FLIGHT_KEPT(max)	((max) / 5 * 3)
+#define FLIGHT_OPEN(max)	((max) / 5)
+
 /* More drops than this between two drains cannot be real (a ring of
  * D9_SEG_RING_EVENTS drained every tick): the counter was scribbled. */
 #define DROPS_MAX (1ULL << 32)
@@ -480,10 +491,12 @@ static void write_batch(struct rec *r, struct ev_batch *b)
 	if (!b->n)
 		return;
 	/* an open poll missed makes a later segment's STATE short of it */
-	if (r->ls && livestate__feed(r->ls, b->v, b->len, b->n) && !r->state_warned) {
+	if (r->ls && (livestate__feed(r->ls, b->v, b->len, b->n) ||
+		      livestate__refused(r->ls)) && !r->state_warned) {
 		r->state_warned = 1;
-		logf_(r, RECORD_WARN, "out of memory for the runtime's open polls and tasks: "
-		      "segments read alone may miss a poll in progress at their start");
+		logf_(r, RECORD_WARN, "more open polls and tasks than the recorder keeps (%zu "
+		      "threads and tasks at most), or out of memory: segments read alone may "
+		      "miss a poll or a wake in progress at their start", r->state_max);
 	}
 	note_err(r, trace_writer__records(r->w, b->v, b->len, b->n));
 	for (i = 0; i < b->n; i++)
@@ -735,6 +748,7 @@ static void drain_shim(struct rec *r)
 		drain_ring(r, i, ring, l->ring_events);
 		if (state == D9_RING_DEAD)
 			d9_ring_reap(ring);
+		bound_open(r);
 	}
 }
 
@@ -1137,6 +1151,7 @@ static void seg_snapshot(struct rec *r, struct seg_base *b)
 	    .shim_drops = st->shim_drops,
 	    .shim_garbage = st->shim_garbage,
 	    .no_ring = st->no_ring_threads,
+	    .state_refused = r->ls ? livestate__refused(r->ls) : 0,
 	    .child_samples = st->child_samples,
 	    .ctimer_drops = st->ctimer_drops,
 	    .ctimer_refused = st->ctimer_garbage + st->ctimer_refused,
@@ -1161,6 +1176,7 @@ static void seal_meta(struct rec *r)
 	seg_snapshot(r, &now);
 	meta_count(r, "shim garbage", now.shim_garbage - b->shim_garbage);
 	meta_count(r, "threads without a ring", now.no_ring - b->no_ring);
+	meta_count(r, "open state refused", now.state_refused - b->state_refused);
 	meta_count(r, "child samples left out", now.child_samples - b->child_samples);
 	meta_count(r, "ctimer samples dropped", now.ctimer_drops - b->ctimer_drops);
 	meta_count(r, "ctimer samples refused", now.ctimer_refused - b->ctimer_refused);
@@ -1300,7 +1316,7 @@ static int seg_first(struct rec *r)
 		    .dir = o->dir,
 		    .pid = o->pid,
 		    .window_ns = (uint64_t)(o->window * 1e9),
-		    .max_bytes = o->max_size,
+		    .max_bytes = FLIGHT_KEPT(o->max_size),
 		    .max_total = o->max_total,
 		    .key_prefix = o->key_prefix,
 		    .service = comm,
@@ -1430,6 +1446,40 @@ static void seg_roll(struct rec *r, uint64_t now)
 {
 	seg_seal(r, now);
 	seg_next(r, now);
+}
+
+/* A flight recorder's memory: the livestate as large as its segments
+ * allow (each segment's STATE carries what is open, 48 bytes an entry
+ * before compression, in under a tenth of the open segment's share). */
+static void bound_memory(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+
+	r->state_max = LIVESTATE_MAX;
+	if (!r->ls)
+		return;
+	if (o->segments == RECORD_FLIGHT && o->max_size) {
+		uint64_t n = FLIGHT_OPEN(o->max_size) / 10 / 48;
+
+		r->state_max = n < 1024 ? 1024 : n > LIVESTATE_MAX ? LIVESTATE_MAX : (size_t)n;
+	}
+	livestate__set_max(r->ls, r->state_max);
+}
+
+/* After a ring is drained: a flight recorder's open segment past its
+ * share of --max-size is sealed now, not at the tick's end (a drain adds
+ * at most a ring's records, a chunk or two written to the segment). */
+static void bound_open(struct rec *r)
+{
+	uint64_t open, held;
+
+	if (!r->fl || r->o->segments != RECORD_FLIGHT || !r->o->max_size)
+		return;
+	held = flight__bytes(r->fl, &open);
+	if (held > r->st->held_max)
+		r->st->held_max = held;
+	if (open > FLIGHT_OPEN(r->o->max_size))
+		seg_roll(r, record_now_ns());
 }
 
 /* Seal the open segment and write the window ending @now (flight). */
@@ -1731,6 +1781,7 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 	err = seg_first(&r);
 	if (err)
 		goto out;
+	bound_memory(&r);
 	pidfd = pidfd_of(o->pid);
 	if (o->until_pid > 0) {
 		until_fd = pidfd_of(o->until_pid);

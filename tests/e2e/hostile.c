@@ -19,6 +19,8 @@
  *             ~0), and a ring of a thread that does not exist (tid
  *             655736137) holding polls and a poll in its header that
  *             ends 2^62 ticks from now
+ *   markers   floods poll, wake and spawn markers of ever new tasks from
+ *             two threads: wakes and spawns never polled stay open
  *   threads   starts D9_SEG_RINGS + 16 threads that each start and poll
  *             before "ready", then poll every 5 ms: the last 16 found no
  *             ring slot before any recorder came
@@ -191,6 +193,25 @@ static void forge(uint8_t *seg, struct d9_ring_hdr **fake)
 
 static double flood_until;	/* markers, threads: until when */
 
+/* markers: two threads of ever new tasks, woken and spawned, never polled */
+static void *marker_flood(void *arg)
+{
+	uint64_t id = (uintptr_t)arg << 40;
+
+	d9_thread_start(arg ? "flood-b" : "flood-a");
+	while (now() < flood_until) {
+		for (int i = 0; i < 1000; i++, id += 8) {
+			d9_task_spawn(id, NULL);
+			for (uint64_t k = 1; k < 8; k++)
+				d9_task_wake(id + k);
+			d9_poll_begin(id);
+			d9_task_wake(id);
+			d9_poll_end(id);
+		}
+	}
+	return NULL;
+}
+
 /* threads: each starts, takes a ring slot if one is left, and polls */
 static void *poller(void *arg)
 {
@@ -255,6 +276,18 @@ int main(int argc, char **argv)
 	d9_init();
 	if (!strcmp(mode, "threads"))
 		return many_threads(secs);
+	if (!strcmp(mode, "markers")) {
+		pthread_t a, b;
+
+		flood_until = now() + secs;
+		printf("ready\n");
+		if (pthread_create(&a, NULL, marker_flood, (void *)0) ||
+		    pthread_create(&b, NULL, marker_flood, (void *)1))
+			return 1;
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+		return 0;
+	}
 	d9_thread_start("hostile");
 	d9_task_spawn(1, "victim-of-the-scribble");
 	printf("ready\n");

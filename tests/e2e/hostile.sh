@@ -351,6 +351,27 @@ t_a_ctimer_flood_is_refused_past_the_sampler_rate() {
 		fail "info does not count them" || return 1
 }
 
+# a flood of poll, wake and spawn markers of ever new tasks (wakes never
+# polled stay open) for 15 s, recorded with --flight --max-size 8M: the
+# segments in memory (the recorder's memfds, measured from outside, and
+# what it says it held) never pass 8 MiB, the recorder stays under 128 MiB
+# (it took 627 MiB, held 8.2-9.6 MiB)
+t_flight_memory_holds_under_a_marker_flood() {
+	local hwm mem held
+	start markers 19 || return 1
+	watch flflood 15 --flight --max-size 8M -o "$TMP/flflood" || return 1
+	hwm=$(cat "$TMP/flflood.hwm")
+	mem=$(cat "$TMP/flflood.memfd")
+	held=$(sed -n 's/.* \([0-9.]*\) MiB held at most.*/\1/p' "$TMP/flflood.err")
+	say "    $(grep -m1 'recorded' "$TMP/flflood.err" | cut -c9-)"
+	say "    recorder: $((hwm / 1024)) MiB at most; segments in memory: $mem bytes at most" \
+		"seen, $held MiB held said; max-size 8 MiB"
+	[ "$mem" -gt 0 ] || fail "no flight memfd seen" || return 1
+	[ "$mem" -le $((8 << 20)) ] || fail "$mem bytes of segments in memory" || return 1
+	awk -v h="${held:-99}" 'BEGIN { exit !(h <= 8) }' || fail "held $held MiB" || return 1
+	[ "$hwm" -lt $((128 * 1024)) ] || fail "the recorder took $((hwm / 1024)) MiB" || return 1
+}
+
 # 272 threads that took (or tried for) a ring slot before the recorder
 # came, 256 slots: the 16 without one are a loss everywhere it is said
 t_threads_without_a_ring_slot_are_a_loss() {

@@ -105,6 +105,40 @@ Test(livestate, memory_follows_what_is_open_not_what_came_and_went)
 	cr_assert_eq(o[0].task, 999999);
 }
 
+Test(livestate, past_its_max_what_is_over_goes_then_new_ones_are_refused)
+{
+	const struct trace_event *o;
+	struct trace_event e;
+
+	livestate__set_max(ls, 64);
+	/* 40 tasks polled and ended (over, not yet purged), 20 woken */
+	for (uint64_t t = 1; t <= 40; t++) {
+		ev(t, D9_EV_POLL_BEGIN, t, 2);
+		ev(t, D9_EV_POLL_END, t, 2);
+		ev(t, D9_EV_TASK_END, t, 2);
+	}
+	for (uint64_t t = 100; t < 120; t++)
+		ev(t, D9_EV_WAKE, t, 1);
+	/* a flood of wakes of new tasks, never polled: the ended ones go
+	 * first, then the table stays full */
+	for (uint64_t t = 1000; t < 1100; t++) {
+		e = (struct trace_event){.time = t * MS, .task = t, .tid = 1, .type = D9_EV_WAKE};
+		livestate__feed(ls, &e, NULL, 1);
+	}
+	cr_expect_eq(livestate__refused(ls), 100 - (64 - 20));
+	cr_expect_eq(livestate__open(ls, &o), 64);
+	cr_expect_eq(o[0].task, 100, "the oldest open wake is kept");
+	cr_expect_eq(o[63].task, 1043);
+	/* polled: no longer open; a purge makes room again */
+	ev(2000, D9_EV_POLL_BEGIN, 1000, 2);
+	ev(2001, D9_EV_POLL_END, 1000, 2);
+	livestate__purge(ls, 2002 * MS);
+	ev(2002, D9_EV_WAKE, 3000, 1);
+	cr_expect_eq(livestate__refused(ls), 56);
+	cr_expect_eq(livestate__open(ls, &o), 64);
+	cr_expect_eq(o[63].task, 3000);
+}
+
 Test(livestate, long_polls_and_delays_are_hits_once_each)
 {
 	struct livestate_hit h;
