@@ -448,15 +448,15 @@ int proc_stat(pid_t pid, char *state, long long *v, unsigned int first, unsigned
 /* Call @fn (if non-NULL) for every thread of @pid listed in
  * /proc/@pid/task now; how many, or -1 if it cannot be listed. */
 int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx);
-/* CPU time (user + system) @pid has used, in ns; 0 if unknown. */
-uint64_t proc_cpu_ns(pid_t pid);
-/* How long the calling thread has been runnable without a CPU, in ns
- * (/proc/thread-self/schedstat); 0 if unknown. */
 /* Is @tid a thread of @pid now? With @inner, @tid is an id in the
  * process's own (innermost) pid namespace, as its gettid() says (a
  * container's), found through each thread's NSpid: a walk of
  * /proc/@pid/task. 1 or 0. */
 int proc_has_thread(pid_t pid, pid_t tid, int inner);
+/* CPU time (user + system) @pid has used, in ns; 0 if unknown. */
+uint64_t proc_cpu_ns(pid_t pid);
+/* How long the calling thread has been runnable without a CPU, in ns
+ * (/proc/thread-self/schedstat); 0 if unknown. */
 uint64_t proc_self_run_delay_ns(void);
 
 /* CLOCK_MONOTONIC now, in ns. */

@@ -8,6 +8,16 @@
  * through the shim's open fd in /proc/PID/fd (needs ptrace-read access, the
  * same access perf_event_open needs), and check that what we opened is that
  * inode. Both paths work across PID and mount namespaces.
+ *
+ * The lease: the recording loop renews it on every drain, and so does a
+ * thread of its own (lease_thread) every D9_LEASE_NS / 8, so that the
+ * loop's long pieces of work (sealing a segment and opening the next,
+ * symbolizing, a slow disk) never let it lapse. The thread renews only
+ * while the loop has renewed within LOOP_BUSY_MAX_NS: a loop stuck for
+ * good (or a recorder stopped or killed, threads and all) leaves the
+ * target detached after the lease as before. It writes lease_deadline and
+ * our copy of it, nothing else; attach, detach and the lapse's handling
+ * stay the loop's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -42,6 +53,10 @@ struct tsc_fit {
 	double ns_per_tick;	/* slope through the pair before it */
 };
 
+/* How long the recording loop may be busy in one piece of work and keep
+ * the lease (lease_thread). */
+#define LOOP_BUSY_MAX_NS (30ULL * 1000000000ULL)
+
 struct shim_seg {
 	void *base;
 	size_t size;
@@ -49,8 +64,17 @@ struct shim_seg {
 	struct d9_seg_layout layout;	/* verified once, never re-read */
 	int tsc;			/* times are TSC ticks */
 	struct tsc_fit fit;
-	uint64_t armed;			/* the lease deadline we wrote last */
+	uint64_t armed;			/* the lease deadline we wrote last
+					 * (atomic: the lease thread too) */
 	uint64_t lapsed_ns;		/* the one a renew found run out, ns */
+	/* the lease thread; what it shares is read and written atomically */
+	pthread_t thread;
+	int thread_on;
+	pthread_mutex_t lock;		/* with wake: its sleep, and stop */
+	pthread_cond_t wake;
+	int stop;
+	uint64_t lease_ticks;		/* D9_LEASE_NS in the segment's unit */
+	uint64_t loop_ns;		/* the loop's last renew */
 	unsigned long inode;		/* the memfd's */
 };
 
@@ -132,7 +156,16 @@ static uint64_t lease_deadline(struct shim_seg *s)
 {
 	if (!s->tsc)
 		return record_now_ns() + D9_LEASE_NS;
-	return rdtsc() + (uint64_t)((double)D9_LEASE_NS / s->fit.ns_per_tick);
+	return rdtsc() + __atomic_load_n(&s->lease_ticks, __ATOMIC_RELAXED);
+}
+
+/* The fit changed: the lease in ticks, for the loop and the thread. */
+static void lease_length(struct shim_seg *s)
+{
+	if (s->tsc)
+		__atomic_store_n(&s->lease_ticks,
+				 (uint64_t)((double)D9_LEASE_NS / s->fit.ns_per_tick),
+				 __ATOMIC_RELAXED);
 }
 
 uint64_t record_now_ns(void)
@@ -355,6 +388,7 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 			munmap(base, size);
 			return -ENOMEM;
 		}
+		pthread_mutex_init(&s->lock, NULL);
 		s->base = base;
 		s->size = size;
 		s->pid = pid;
@@ -367,23 +401,99 @@ int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len)
 	return err;
 }
 
+/* Renew the lease for a busy loop: every D9_LEASE_NS / 8 while attached
+ * and the loop renewed within LOOP_BUSY_MAX_NS. */
+static void *lease_thread(void *arg)
+{
+	struct shim_seg *s = arg;
+	struct d9_seg_hdr *h = s->base;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		struct timespec ts;
+		uint64_t at;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		at = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + D9_LEASE_NS / 8;
+		ts.tv_sec = (time_t)(at / 1000000000ULL);
+		ts.tv_nsec = (long)(at % 1000000000ULL);
+		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+		if (s->stop)
+			break;
+		/* a lapse (attached cleared by a marker) is the loop's to see
+		 * and handle: never renewed over */
+		if (record_now_ns() - __atomic_load_n(&s->loop_ns, __ATOMIC_RELAXED) >
+			    LOOP_BUSY_MAX_NS ||
+		    !__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE))
+			continue;
+		/* our copy moves only if the shim still holds on after the
+		 * store: a lapse is then of the deadline before it */
+		at = lease_deadline(s);
+		if (!d9_seg_renew(s->base, at))
+			__atomic_store_n(&s->armed, at, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static void lease_thread_stop(struct shim_seg *s)
+{
+	if (!s->thread_on)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_cond_destroy(&s->wake);
+	s->thread_on = 0;
+}
+
+/* Start the lease thread once attached. Without it the loop's own
+ * renews hold the lease, as long as it is never busy for a lease. */
+static void lease_thread_start(struct shim_seg *s)
+{
+	pthread_condattr_t ca;
+
+	if (s->thread_on || pthread_condattr_init(&ca))
+		return;
+	s->stop = 0;
+	if (!pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) &&
+	    !pthread_cond_init(&s->wake, &ca)) {
+		if (pthread_create(&s->thread, NULL, lease_thread, s))
+			pthread_cond_destroy(&s->wake);
+		else
+			s->thread_on = 1;
+	}
+	pthread_condattr_destroy(&ca);
+}
+
 void shim_seg__attach(struct shim_seg *s)
 {
+	uint64_t at;
+
 	if (s->tsc)
 		fit_init(&s->fit);
-	s->armed = lease_deadline(s);
-	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), s->armed);
+	lease_length(s);
+	__atomic_store_n(&s->loop_ns, record_now_ns(), __ATOMIC_RELAXED);
+	at = lease_deadline(s);
+	__atomic_store_n(&s->armed, at, __ATOMIC_RELAXED);
+	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), at);
+	lease_thread_start(s);
 }
 
 int shim_seg__renew(struct shim_seg *s)
 {
-	uint64_t was = s->armed;
+	uint64_t was = __atomic_load_n(&s->armed, __ATOMIC_RELAXED), at;
 	int err;
 
 	if (s->tsc)
 		fit_update(&s->fit);
-	s->armed = lease_deadline(s);
-	err = d9_seg_renew(s->base, s->armed);
+	lease_length(s);
+	__atomic_store_n(&s->loop_ns, record_now_ns(), __ATOMIC_RELAXED);
+	at = lease_deadline(s);
+	__atomic_store_n(&s->armed, at, __ATOMIC_RELAXED);
+	err = d9_seg_renew(s->base, at);
 	/* our own copy of the deadline: the segment's is the target's to
 	 * write over; converted on the line the records are */
 	if (err)
@@ -398,6 +508,7 @@ uint64_t shim_seg__lapsed_ns(const struct shim_seg *s)
 
 void shim_seg__detach(struct shim_seg *s)
 {
+	lease_thread_stop(s);
 	d9_seg_detach(s->base);
 }
 
@@ -455,6 +566,8 @@ void shim_seg__close(struct shim_seg *s)
 {
 	if (!s)
 		return;
+	lease_thread_stop(s);
+	pthread_mutex_destroy(&s->lock);
 	munmap(s->base, s->size);
 	free(s);
 }

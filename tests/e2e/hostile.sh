@@ -372,6 +372,25 @@ t_flight_memory_holds_under_a_marker_flood() {
 	[ "$hwm" -lt $((128 * 1024)) ] || fail "the recorder took $((hwm / 1024)) MiB" || return 1
 }
 
+# the same flood for 10 s with --rotate 1s: sealing a segment and opening
+# the next never holds the lease past its end, and what is open, which
+# each new segment's STATE carries, stays bounded (it grew to 4M tasks,
+# 650 MiB, each seal taking up to 1.7 s to walk, sort and write it: the
+# recorder lapsed once in 25 s here, 4 times in 30 s in the review)
+t_rotation_keeps_the_lease_under_a_flood() {
+	local n hwm
+	start markers 14 || return 1
+	watch rotflood 10 --rotate 1s -o "$TMP/rotflood" || return 1
+	n=$(find "$TMP/rotflood" -name '*.d9' | wc -l)
+	hwm=$(cat "$TMP/rotflood.hwm")
+	say "    $(grep -m1 'recorded' "$TMP/rotflood.err" | cut -c9-)"
+	say "    $n segment files; recorder: $((hwm / 1024)) MiB at most"
+	! grep -m1 "stalled past its" "$TMP/rotflood.err" | sed 's/^/    /' | grep . ||
+		fail "the lease lapsed" || return 1
+	[ "$n" -ge 8 ] || fail "$n segment files for 10 s of --rotate 1s" || return 1
+	[ "$hwm" -lt $((128 * 1024)) ] || fail "the recorder took $((hwm / 1024)) MiB" || return 1
+}
+
 # 272 threads that took (or tried for) a ring slot before the recorder
 # came, 256 slots: the 16 without one are a loss everywhere it is said
 t_threads_without_a_ring_slot_are_a_loss() {

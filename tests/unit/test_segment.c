@@ -145,3 +145,29 @@ Test(segment, missing_process_is_esrch)
 
 	cr_expect_eq(shim_seg__open(4194304, &s, why, sizeof(why)), -ESRCH);
 }
+
+/* A recording loop busy for longer than the lease (sealing a segment under
+ * a flood) renews nothing itself: the lease holds all the same, and the
+ * loop's next renew finds the shim attached. */
+Test(segment, lease_holds_while_the_loop_is_busy)
+{
+	struct shim_seg *s = NULL;
+	struct d9_seg_hdr *h;
+	char why[160];
+	pid_t pid = child_with(REAL);
+	uint64_t deadline;
+
+	cr_assert_eq(shim_seg__open(pid, &s, why, sizeof(why)), 0, "%s", why);
+	h = shim_seg__base(s);
+	shim_seg__attach(s);
+	usleep(D9_LEASE_NS / 1000 + 600000);
+	deadline = shim_seg__ns(s, __atomic_load_n(&h->lease_deadline, __ATOMIC_ACQUIRE));
+	cr_expect_gt(deadline, record_now_ns(), "the lease ran out %.3f s ago",
+		     (double)(record_now_ns() - deadline) / 1e9);
+	cr_expect_eq(shim_seg__renew(s), 0);
+	shim_seg__detach(s);
+	cr_expect_eq(h->lease_deadline, 0, "renewed after the detach");
+	shim_seg__close(s);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
