@@ -235,13 +235,14 @@ t_dump_signals_only_the_recorder_of_the_target() {
 	! grep -q "dump:" "$TMP/other.err" || fail "the other recorder dumped" || return 1
 	# an honest target's recorder is found
 	start honest 20 || return 1
-	"$D9" record -p "$HPID" --flight -d 6 -o "$TMP/own" 2>"$TMP/own.err" &
+	"$D9" record -p "$HPID" --flight -d 6 -o "$TMP/honest" 2>"$TMP/honest.err" &
 	rp=$!
 	PIDS+=("$rp")
-	attached "$TMP/own.err" || return 1
-	"$D9" dump "$HPID" 2>"$TMP/dump2.err" || fail "$(cat "$TMP/dump2.err" "$TMP/own.err")" || return 1
+	attached "$TMP/honest.err" || return 1
+	"$D9" dump "$HPID" 2>"$TMP/dump2.err" || fail "$(cat "$TMP/dump2.err" "$TMP/honest.err")" ||
+		return 1
 	wait "$rp"
-	grep -q "dump:" "$TMP/own.err" || fail "its recorder did not dump" || return 1
+	grep -q "dump:" "$TMP/honest.err" || fail "its recorder did not dump" || return 1
 }
 
 e2e_run_tests
