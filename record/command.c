@@ -164,7 +164,7 @@ int record_output__check(const char *out)
 int record_output__open(const char *out, int *rotated)
 {
 	struct stat sb;
-	int fd;
+	int fd, excl;
 
 	if (rotated && strcmp(out, "-") && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		char old[4096];
@@ -177,10 +177,23 @@ int record_output__open(const char *out, int *rotated)
 	/* never through a symbolic link, never over a file someone put
 	 * there since the check; 0600 as perf writes, as it holds another
 	 * process's command line and stacks */
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW |
-			       (rotated && *rotated ? O_EXCL : 0),
-		  0600);
-	return fd < 0 ? -errno : fd;
+	excl = (rotated && *rotated) || (lstat(out, &sb) && errno == ENOENT);
+	fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (excl ? O_EXCL : 0), 0600);
+	if (fd < 0)
+		return -errno;
+	/* a trace kept in place: emptied only if it is no hard link to a
+	 * file elsewhere */
+	if (fstat(fd, &sb) || (S_ISREG(sb.st_mode) && sb.st_nlink > 1)) {
+		close(fd);
+		return -EMLINK;
+	}
+	if (S_ISREG(sb.st_mode) && ftruncate(fd, 0)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
 }
 
 int record_output__move(int from, int to)
