@@ -43,7 +43,7 @@ CRITERION_LIBS := -lcriterion
 
 # ---- sources -------------------------------------------------------------
 SHIM_SRCS := $(wildcard libprof/*.c)
-CORE_SRCS := $(wildcard util/*.c kallsyms/*.c trace/*.c symbol/*.c record/*.c analysis/*.c)
+CORE_SRCS := $(wildcard lib/*.c kallsyms/*.c trace/*.c symbol/*.c record/*.c analysis/*.c)
 CLI_SRCS  := $(wildcard cli/*.c)
 EX_SRCS   := $(wildcard examples/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

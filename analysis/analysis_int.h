@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "lib/grow.h"
 
 /* ---- u64 -> u64 open-addressing map (linear probing, load <= 1/2) ---- */
 
@@ -283,10 +284,6 @@ void holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FIL
 int analysis_shorten(const char *s, size_t n, char *out);
 
 /* ---- small helpers -------------------------------------------------- */
-
-/* Grow *@p (elements of @size) to hold at least @need, doubling. 0 or
- * -ENOMEM (also on overflow). */
-int analysis_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* qsort()/bsearch() order of uint32_t. */
 static inline int u32_cmp(const void *a, const void *b)

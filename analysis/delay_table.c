@@ -36,7 +36,7 @@ int hot_want(struct hot *h, int32_t poll)
 		return -ENOMEM;
 	if (!created)
 		return 0;
-	if (analysis_grow((void **)&h->best, &h->cap, h->n + 1, sizeof(*h->best)))
+	if (LIB_GROW(h->best, h->cap, h->n + 1))
 		return -ENOMEM;
 	h->n++;
 	*v = h->n;
@@ -379,7 +379,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 			n++;
 			continue;
 		}
-		if (analysis_grow((void **)&rows, &cap, n + 1, sizeof(*rows)))
+		if (LIB_GROW(rows, cap, n + 1))
 			goto out;
 		r = &rows[n++];
 		memset(r, 0, sizeof(*r));

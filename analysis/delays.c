@@ -79,7 +79,7 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 		ts = join__task(dv->j, e[i].task);
 		if (!ts || e[i].tid > UINT32_MAX >> 2)
 			continue;
-		if (analysis_grow((void **)&dv->v, &dv->cap, dv->n + 1, sizeof(*dv->v)))
+		if (LIB_GROW(dv->v, dv->cap, dv->n + 1))
 			return -ENOMEM;
 		dv->v[dv->n].time = e[i].time;
 		dv->v[dv->n].task = (uint32_t)(ts - dv->j->tasks);
@@ -112,7 +112,7 @@ static int lost_cmp(const void *a, const void *b)
 
 static int push(struct delay **v, size_t *n, size_t *cap, const struct delay *d)
 {
-	if (analysis_grow((void **)v, cap, *n + 1, sizeof(**v)))
+	if (LIB_GROW(*v, *cap, *n + 1))
 		return -ENOMEM;
 	(*v)[(*n)++] = *d;
 	return 0;

@@ -134,8 +134,7 @@ static uint32_t stack_node(struct ch *x, uint32_t s)
 		if (created) {
 			size_t old = x->cap;
 
-			if (analysis_grow((void **)&x->label, &x->cap, x->nnodes + 2,
-					  sizeof(*x->label)))
+			if (LIB_GROW(x->label, x->cap, x->nnodes + 2))
 				return UINT32_MAX;
 			/* parent has the same capacity: grow it alongside */
 			if (x->cap != old) {
@@ -313,7 +312,7 @@ static int on_sample(void *ctx, const struct trace_sample *s, const struct join_
 	if (node == UINT32_MAX)
 		return -ENOMEM;
 	/* a sample of weight w (ctimer overruns) is w samples at its time */
-	if (analysis_grow((void **)&x->smp, &x->smpcap, x->nsmp + w, sizeof(*x->smp)))
+	if (LIB_GROW(x->smp, x->smpcap, x->nsmp + w))
 		return -ENOMEM;
 	for (uint32_t k = 0; k < w; k++)
 		x->smp[x->nsmp++] = (struct csample){

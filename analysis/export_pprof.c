@@ -19,7 +19,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "util/text.h"
+#include "lib/text.h"
 
 /* profile.proto field numbers */
 enum {
@@ -121,7 +121,7 @@ static int lset_index(struct ex *x, uint64_t key, const struct lset *l, uint32_t
 	if (!v)
 		return -ENOMEM;
 	if (created) {
-		if (analysis_grow((void **)&x->sets, &x->sets_cap, x->nsets + 1, sizeof(*x->sets)))
+		if (LIB_GROW(x->sets, x->sets_cap, x->nsets + 1))
 			return -ENOMEM;
 		x->sets[x->nsets] = *l;
 		*v = x->nsets++;
@@ -143,8 +143,7 @@ static int add(struct ex *x, uint64_t set_key, const struct lset *l, uint32_t st
 	if (!p)
 		return -ENOMEM;
 	if (created) {
-		if (analysis_grow((void **)&x->samples, &x->samples_cap, x->nsamples + 1,
-				  sizeof(*x->samples)))
+		if (LIB_GROW(x->samples, x->samples_cap, x->nsamples + 1))
 			return -ENOMEM;
 		x->samples[x->nsamples] = (struct psample){.set = set, .stack = stack};
 		*p = x->nsamples++;
@@ -271,7 +270,7 @@ static int mapping_id(struct ex *x, const struct trace_frame *f, uint64_t *id)
 	if (!v)
 		return -ENOMEM;
 	if (created) {
-		if (analysis_grow((void **)&x->maps, &x->maps_cap, x->nmaps + 1, sizeof(*x->maps)))
+		if (LIB_GROW(x->maps, x->maps_cap, x->nmaps + 1))
 			return -ENOMEM;
 		x->maps[x->nmaps] = (struct mapping){
 			.file = file, .module = module_of(f), .lo = f->addr, .hi = f->addr};
@@ -335,7 +334,7 @@ static int stack_locations(struct ex *x, uint32_t s, uint64_t **ids, size_t *cap
 	int err;
 
 	*n = 0;
-	if (analysis_grow((void **)ids, cap, m + 1, sizeof(**ids)))
+	if (LIB_GROW(*ids, *cap, m + 1))
 		return -ENOMEM;
 	while (i < m) {
 		/* inlined frames come first, then the frame they are in */

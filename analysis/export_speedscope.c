@@ -54,8 +54,7 @@ static int write_stack(struct ss *x, uint32_t n, FILE *out)
 	size_t d = 0;
 
 	for (; f->nodes[n].parent != 0; n = f->nodes[n].parent) {
-		if (analysis_grow((void **)&x->path, &x->path_cap, d + 1,
-				  sizeof(*x->path)))
+		if (LIB_GROW(x->path, x->path_cap, d + 1))
 			return -ENOMEM;
 		x->path[d++] = n;
 	}

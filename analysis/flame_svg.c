@@ -28,7 +28,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "util/text.h"
+#include "lib/text.h"
 
 #define IMG_W	    1200 /* the width text is fitted to when written */
 #define XPAD	    10
@@ -760,7 +760,7 @@ struct layout {
 
 static int push(struct entry **v, size_t *n, size_t *cap, const struct entry *e)
 {
-	if (*n == *cap && analysis_grow((void **)v, cap, *n + 1, sizeof(**v)))
+	if (*n == *cap && LIB_GROW(*v, *cap, *n + 1))
 		return -ENOMEM;
 	(*v)[(*n)++] = *e;
 	return 0;

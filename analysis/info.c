@@ -14,7 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "util/text.h"
+#include "lib/text.h"
 
 #define NS 1000000000ULL
 #define MAX_REASONS 8
@@ -135,8 +135,7 @@ static int gaps(struct info *in)
 		if (strcmp(t->meta[i].key, "segment_gap") ||
 		    meta_gap(t->meta[i].value, &g.start, &g.end))
 			continue;
-		if (analysis_grow((void **)&in->gaps, &in->gaps_cap, in->ngaps + 1,
-				  sizeof(*in->gaps)))
+		if (LIB_GROW(in->gaps, in->gaps_cap, in->ngaps + 1))
 			return -ENOMEM;
 		in->gaps[in->ngaps++] = g;
 		in->gap_ns += g.end - g.start;

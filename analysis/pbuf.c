@@ -20,7 +20,7 @@ static int reserve(struct pbuf *b, size_t more)
 {
 	if (b->err)
 		return b->err;
-	if (b->len + more > b->cap && analysis_grow((void **)&b->data, &b->cap, b->len + more, 1))
+	if (b->len + more > b->cap && LIB_GROW(b->data, b->cap, b->len + more))
 		return b->err = -ENOMEM;
 	return 0;
 }

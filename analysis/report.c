@@ -9,7 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "util/text.h"
+#include "lib/text.h"
 
 char *fmt_duration(uint64_t ns, char *buf, size_t len)
 {
@@ -36,28 +36,6 @@ char *fmt_duration(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-int analysis_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2)
-			return -ENOMEM;
-		n *= 2;
-	}
-	if (n > SIZE_MAX / size)
-		return -ENOMEM;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 void json_str(FILE *out, const char *s)
 {
 	const char *p = s;
@@ -70,7 +48,7 @@ void json_str(FILE *out, const char *s)
 	}
 	fputc('"', out);
 	for (; *p; p += k) {
-		/* RFC 3629 exactly (util/text.h): an overlong form, a surrogate
+		/* RFC 3629 exactly (lib/text.h): an overlong form, a surrogate
 		 * or a code point past U+10FFFF is U+FFFD a byte, as a cut or
 		 * lone byte is, so that strict parsers take every string */
 		k = text_utf8(p, 4, &cp);

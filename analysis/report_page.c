@@ -11,7 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "util/text.h"
+#include "lib/text.h"
 
 #define TOP 5		   /* rows per section */
 #define MAX_HOLDERS 3	   /* thieves named per worker */

@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "libprof/d9_segment.h"
 #include "record/record.h"
-#include "util/text.h"
+#include "lib/text.h"
 
 static volatile sig_atomic_t stop, dump_now;
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "util/text.h"
+#include "lib/text.h"
 
 /* One message line. Messages name paths and what the target is called
  * (its comm, files named after it, what a trace says): all of it shown

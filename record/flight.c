@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/grow.h"
 #include "record/flight.h"
 #include "record/record.h"
 
@@ -374,15 +375,8 @@ int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t sta
 
 static int push(struct flight *f, struct kept k)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		struct kept *v = realloc(f->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->v = v;
-		f->cap = cap;
-	}
+	if (LIB_GROW(f->v, f->cap, f->n + 1))
+		return -ENOMEM;
 	f->v[f->n++] = k;
 	f->bytes += k.bytes;
 	return 0;
@@ -638,19 +632,10 @@ static int push_dump(struct flight *f, const char *name, uint64_t bytes)
 {
 	char *copy = strdup(name);
 
-	if (copy && f->ndumps == f->capdumps) {
-		size_t cap = f->capdumps ? f->capdumps * 2 : 8;
-		struct dumped *v = realloc(f->dumps, cap * sizeof(*v));
-
-		if (!v) {
-			free(copy);
-			return -ENOMEM;
-		}
-		f->dumps = v;
-		f->capdumps = cap;
-	}
-	if (!copy)
+	if (!copy || LIB_GROW(f->dumps, f->capdumps, f->ndumps + 1)) {
+		free(copy);
 		return -ENOMEM;
+	}
 	f->dumps[f->ndumps++] = (struct dumped){.name = copy, .bytes = bytes};
 	f->dump_bytes += bytes;
 	return 0;

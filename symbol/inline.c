@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "symbol/inline.h"
+#include "lib/grow.h"
 
 enum die_kind {
 	DIE_OTHER,  /* holds no code */
@@ -151,23 +152,6 @@ void inline_index__free(struct inline_index *ix)
 	free(ix);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 static int add_fn(struct inline_index *ix, Dwarf_Die *fn, uint32_t dw)
 {
 	Dwarf_Addr base, lo, hi;
@@ -177,7 +161,7 @@ static int add_fn(struct inline_index *ix, Dwarf_Die *fn, uint32_t dw)
 	while ((off = dwarf_ranges(fn, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (grow((void **)&ix->fns, &ix->cap, ix->n + 1, sizeof(*ix->fns)))
+		if (LIB_GROW(ix->fns, ix->cap, ix->n + 1))
 			return -ENOMEM;
 		ix->fns[ix->n++] = (struct fn_range){
 		    .lo = lo, .hi = hi, .off = dwarf_dieoffset(fn), .dw = dw};
@@ -234,7 +218,7 @@ static int index_build(Dwfl_Module *mod, struct inline_index **out)
 	if (!ix)
 		return -ENOMEM;
 	dw = dwfl_module_getdwarf(mod, &ix->bias);
-	if (dw && grow((void **)&ix->dws, &ix->dws_cap, 1, sizeof(*ix->dws)))
+	if (dw && LIB_GROW(ix->dws, ix->dws_cap, 1))
 		err = -ENOMEM;
 	if (dw && !err)
 		ix->dws[ix->ndws++] = dw;
@@ -256,8 +240,7 @@ static int index_build(Dwfl_Module *mod, struct inline_index **out)
 				continue; /* its .dwo is missing */
 			sdw = dwarf_cu_getdwarf(split.cu);
 			if (ix->dws[ix->ndws - 1] != sdw) {
-				if (grow((void **)&ix->dws, &ix->dws_cap, ix->ndws + 1,
-					 sizeof(*ix->dws))) {
+				if (LIB_GROW(ix->dws, ix->dws_cap, ix->ndws + 1)) {
 					err = -ENOMEM;
 					break;
 				}

@@ -96,35 +96,6 @@ uint64_t cursor_varint_slow(struct cursor *c)
 	return 0;
 }
 
-/* ---- growth ------------------------------------------------------------- */
-
-int trace_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *np;
-
-	/* always leave an allocation behind, so that callers may index and
-	 * offset the array even when it is empty */
-	if (!need)
-		need = 1;
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / size)
-		return -ENOMEM;
-	np = realloc(*p, ncap * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 /* ---- id map ------------------------------------------------------------- */
 
 static size_t idmap_slot(const struct idmap *m, uint64_t key)

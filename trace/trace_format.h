@@ -99,6 +99,7 @@
 #include <string.h>
 
 #include "trace/trace.h"
+#include "lib/grow.h"
 
 #define TRACE_FILE_HDR_SIZE  16
 #define TRACE_CHUNK_HDR_SIZE 28
@@ -268,9 +269,5 @@ static inline uint64_t hash_u64(uint64_t x)
 	x ^= x >> 33;
 	return x;
 }
-
-/* Grow *@p (elements of @size) so that it holds at least @need; doubles to
- * amortize. 0 or -ENOMEM (also on size overflow). */
-int trace_grow(void **p, size_t *cap, size_t need, size_t size);
 
 #endif /* D9_TRACE_FORMAT_H */

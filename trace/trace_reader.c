@@ -211,9 +211,6 @@ static int nomem(struct reader *r)
 	return -ENOMEM;
 }
 
-#define GROW(r, arr, cap, need)                                                          \
-	trace_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
-
 /* ---- chunk decoders ----------------------------------------------------- */
 
 /* A length-prefixed string (@opt: 0 means none, else length + 1) copied
@@ -246,7 +243,7 @@ static int decode_meta(struct reader *r, struct cursor *c, size_t count)
 
 	if (count > cursor_left(c) / 2)
 		return bad(r, "record count exceeds chunk size");
-	if (GROW(r, t->meta, r->meta_cap, t->nmeta + count))
+	if (LIB_GROW(t->meta, r->meta_cap, t->nmeta + count))
 		return nomem(r);
 	for (i = 0; i < count; i++) {
 		struct trace_meta *m = &t->meta[t->nmeta];
@@ -281,7 +278,7 @@ static int decode_threads(struct reader *r, struct cursor *c, size_t count,
 		if (*n >= UINT32_MAX - 1) /* ids in the map are u32 */
 			return bad(r, "too many threads");
 		found = idmap_get_or_add(ix_of, tid, &ix);
-		if (found < 0 || GROW(r, *v, *cap, *n + 1))
+		if (found < 0 || LIB_GROW(*v, *cap, *n + 1))
 			return nomem(r);
 		if (!found) {
 			(*v)[ix].tid = (uint32_t)tid;
@@ -316,7 +313,7 @@ static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
 		if (t->ntasks >= UINT32_MAX - 1) /* ids in the map are u32 */
 			return bad(r, "too many tasks");
 		found = idmap_get_or_add(&r->task_ix, id, &ix);
-		if (found < 0 || GROW(r, t->tasks, r->tasks_cap, t->ntasks + 1))
+		if (found < 0 || LIB_GROW(t->tasks, r->tasks_cap, t->ntasks + 1))
 			return nomem(r);
 		if (!found) {
 			t->tasks[ix].id = id;
@@ -334,7 +331,7 @@ static uint32_t *smap_room(struct reader *r, size_t n)
 {
 	uint32_t *m = r->smaps[r->nsmaps - 1];
 
-	if (trace_grow((void **)&m, &r->smap_cap, n ? n : 1, sizeof(*m)))
+	if (LIB_GROW(m, r->smap_cap, n ? n : 1))
 		return NULL;
 	r->smaps[r->nsmaps - 1] = m;
 	return m;
@@ -397,8 +394,8 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 	    r->nfmap + nf >= UINT32_MAX || r->nsmap + count >= UINT32_MAX)
 		return bad(r, "too many frames or stacks");
 
-	if (GROW(r, t->frames, r->frames_cap, t->nframes + nf) ||
-	    GROW(r, r->fmap, r->fmap_cap, r->nfmap + nf))
+	if (LIB_GROW(t->frames, r->frames_cap, t->nframes + nf) ||
+	    LIB_GROW(r->fmap, r->fmap_cap, r->nfmap + nf))
 		return nomem(r);
 	prev = 0;
 	for (i = 0; i < nf; i++) {
@@ -434,8 +431,8 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 		return bad(r, "stack depths exceed chunk size");
 	if (r->nstack_frames + total >= UINT32_MAX)
 		return bad(r, "too many stack frames");
-	if (GROW(r, t->stack_off, r->off_cap, t->nstacks + count + 1) ||
-	    GROW(r, t->stack_frames, r->sf_cap, r->nstack_frames + total) ||
+	if (LIB_GROW(t->stack_off, r->off_cap, t->nstacks + count + 1) ||
+	    LIB_GROW(t->stack_frames, r->sf_cap, r->nstack_frames + total) ||
 	    !(smap = smap_room(r, r->nsmap + count)))
 		return nomem(r);
 
@@ -645,7 +642,7 @@ static int load_samples(struct reader *r, struct cursor *c, size_t count)
 
 	if (err)
 		return err;
-	if (GROW(r, t->samples, r->samples_cap, t->nsamples + count))
+	if (LIB_GROW(t->samples, r->samples_cap, t->nsamples + count))
 		return nomem(r);
 	err = decode_samples(r, c, count, t->samples + t->nsamples, r->nsmap,
 			     r->smaps[r->nsmaps - 1]);
@@ -661,7 +658,7 @@ static int load_events(struct reader *r, struct cursor *c, size_t count, uint32_
 
 	if (err)
 		return err;
-	if (GROW(r, t->events, r->events_cap, t->nevents + count))
+	if (LIB_GROW(t->events, r->events_cap, t->nevents + count))
 		return nomem(r);
 	err = decode_any_events(r, c, type, count, t->events + t->nevents);
 	if (!err)
@@ -678,7 +675,7 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 
 	if (count > cursor_left(c) / 5)
 		return bad(r, "record count exceeds chunk size");
-	if (GROW(r, t->switches, r->switches_cap, t->nswitches + count))
+	if (LIB_GROW(t->switches, r->switches_cap, t->nswitches + count))
 		return nomem(r);
 	s = t->switches + t->nswitches;
 	/* columns absent in older files read as 0 */
@@ -740,7 +737,7 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 			continue;
 		if (t->nholds + s[i].nhold >= UINT32_MAX)
 			return bad(r, "too many switch holders");
-		if (GROW(r, t->holds, r->holds_cap, t->nholds + s[i].nhold))
+		if (LIB_GROW(t->holds, r->holds_cap, t->nholds + s[i].nhold))
 			return nomem(r);
 		s[i].hold = (uint32_t)t->nholds;
 		for (uint32_t k = 0; k < s[i].nhold; k++) {
@@ -848,7 +845,7 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 	err = get_strtab(r, c, nstr, &strs);
 	if (err)
 		goto out;
-	if (GROW(r, r->inl, r->inl_cap, base + count)) {
+	if (LIB_GROW(r->inl, r->inl_cap, base + count)) {
 		err = nomem(r);
 		goto out;
 	}
@@ -874,7 +871,7 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 	}
 	if (!what && (c->err || total > cursor_left(c)))
 		what = "truncated inlines";
-	if (!what && GROW(r, r->inl_names, r->inl_names_cap, r->ninl_names + total)) {
+	if (!what && LIB_GROW(r->inl_names, r->inl_names_cap, r->ninl_names + total)) {
 		err = nomem(r);
 		goto out;
 	}
@@ -918,7 +915,7 @@ static int expand_inlines(struct reader *r)
 		goto nomem;
 	for (i = 0; i < r->ninl; i++)
 		add += r->inl[i].count;
-	if (nf0 + add >= UINT32_MAX || GROW(r, t->frames, r->frames_cap, nf0 + add))
+	if (nf0 + add >= UINT32_MAX || LIB_GROW(t->frames, r->frames_cap, nf0 + add))
 		goto nomem;
 	/* the synthetic frames, after the recorded ones */
 	for (i = 0; i < r->ninl; i++) {
@@ -1044,7 +1041,7 @@ static int inflate(struct reader *r, const uint8_t *h, struct cursor *c)
 	uint32_t rsize = get_le32(h + 12);
 	size_t n;
 
-	if (GROW(r, r->raw, r->raw_cap, rsize ? rsize : 1))
+	if (LIB_GROW(r->raw, r->raw_cap, rsize ? rsize : 1))
 		return nomem(r);
 	n = ZSTD_decompressDCtx(r->dctx, r->raw, rsize, h + TRACE_CHUNK_HDR_SIZE, csize);
 	if (ZSTD_isError(n) || n != rsize)
@@ -1060,7 +1057,7 @@ static int defer(struct reader *r, struct src_list *l, const uint8_t *h)
 {
 	struct src_chunk *k;
 
-	if (GROW(r, l->v, l->cap, l->n + 1))
+	if (LIB_GROW(l->v, l->cap, l->n + 1))
 		return nomem(r);
 	k = &l->v[l->n++];
 	k->pos = r->pos;
@@ -1274,7 +1271,7 @@ static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t 
 	int err;
 
 	r->pos = (size_t)pos;
-	if (GROW(r, r->cbuf, r->cbuf_cap, TRACE_CHUNK_HDR_SIZE))
+	if (LIB_GROW(r->cbuf, r->cbuf_cap, TRACE_CHUNK_HDR_SIZE))
 		return nomem(r);
 	got = get_bytes(fd, r->cbuf, TRACE_CHUNK_HDR_SIZE, pos, seq);
 	if (got < 0)
@@ -1284,7 +1281,7 @@ static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t 
 	err = check_header(r, csize);
 	if (err)
 		return err;
-	if (GROW(r, r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + *csize))
+	if (LIB_GROW(r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + *csize))
 		return nomem(r);
 	got = get_bytes(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, *csize, pos + TRACE_CHUNK_HDR_SIZE,
 			seq);
@@ -1426,7 +1423,7 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size, str
 		if (!g.info.start)
 			g.info.start = r->segc.start_time;
 		g.info.end = r->seen_end ? r->segc.end_time : 0;
-		if (GROW(r, l->v, l->cap, l->n + 1))
+		if (LIB_GROW(l->v, l->cap, l->n + 1))
 			return nomem(r);
 		l->v[l->n++] = g;
 		r->seen_end = 0;
@@ -1480,7 +1477,7 @@ static int add_meta(struct reader *r, const char *key, const char *value)
 	struct trace *t = r->t;
 	char *k, *v;
 
-	if (GROW(r, t->meta, r->meta_cap, t->nmeta + 1))
+	if (LIB_GROW(t->meta, r->meta_cap, t->nmeta + 1))
 		return nomem(r);
 	k = arena_strdup(t->arena, (const uint8_t *)key, strlen(key));
 	v = arena_strdup(t->arena, (const uint8_t *)value, strlen(value));
@@ -1520,8 +1517,8 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 	r->inl_any = 0;
 	r->seen_end = 0;
 	memset(&r->segc, 0, sizeof(r->segc));
-	if (GROW(r, r->smaps, r->smaps_cap, r->nsmaps + 1) ||
-	    trace_grow((void **)&t->segments, &r->segs_cap, t->nsegments + 1, sizeof(*s)))
+	if (LIB_GROW(r->smaps, r->smaps_cap, r->nsmaps + 1) ||
+	    LIB_GROW(t->segments, r->segs_cap, t->nsegments + 1))
 		return nomem(r);
 	r->smaps[r->nsmaps++] = NULL;
 	s = &t->segments[t->nsegments++];
@@ -1663,7 +1660,7 @@ static int input_add(struct reader *r, struct inputs *in, const char *path)
 {
 	char *p = arena_strdup(r->t->arena, (const uint8_t *)path, strlen(path));
 
-	if (!p || GROW(r, in->v, in->cap, in->n + 1))
+	if (!p || LIB_GROW(in->v, in->cap, in->n + 1))
 		return nomem(r);
 	in->v[in->n++] = p;
 	return 0;
@@ -1923,7 +1920,7 @@ int trace__read_paths(const char *const *paths, size_t npaths,
 
 	/* stack i spans stack_off[i] .. stack_off[i + 1], also for i = 0 of
 	 * an empty trace: keep one offset */
-	if (!r.t->stack_off && GROW(&r, r.t->stack_off, r.off_cap, 1)) {
+	if (!r.t->stack_off && LIB_GROW(r.t->stack_off, r.off_cap, 1)) {
 		err = nomem(&r);
 		goto out;
 	}
@@ -2025,7 +2022,7 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	r->chunk = k->index;
 	r->pos = (size_t)k->pos;
 	r->file = s->multi ? s->names[k->file] : NULL;
-	if (GROW(r, s->cbuf, s->cbuf_cap, len))
+	if (LIB_GROW(s->cbuf, s->cbuf_cap, len))
 		return nomem(r);
 	r->cbuf = s->cbuf;
 	fd = input_fd(r, s->fds, s->names, k->file, &s->cur);
@@ -2052,7 +2049,7 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 					  : check_events(r, &c, count, k->type);
 	if (err)
 		return err;
-	if (trace_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
+	if (lib_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
 		return nomem(r);
 	err = type == TRACE_CHUNK_SAMPLES
 		  ? decode_samples(r, &c, count, s->recs, k->nstacks, s->smap[k->seg])

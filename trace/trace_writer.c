@@ -101,7 +101,7 @@ static __attribute__((noinline)) uint8_t *reserve_grow(struct bytes *b, size_t n
 {
 	if (n > SIZE_MAX - b->len)
 		return NULL;
-	if (trace_grow((void **)&b->p, &b->cap, b->len + n, 1))
+	if (LIB_GROW(b->p, b->cap, b->len + n))
 		return NULL;
 	return b->p + b->len;
 }
@@ -608,14 +608,10 @@ int trace_writer__stack(struct trace_writer *w, const uint64_t *ips, unsigned in
 	 * but possibly interns a few frames no stack uses (harmless) */
 	if (w->nstacks >= MAX_IDS || w->nframes + n > MAX_IDS)
 		return -E2BIG;
-	if (trace_grow((void **)&w->stack_ips, &w->ips_cap, w->nips + n,
-		       sizeof(*w->stack_ips)) ||
-	    trace_grow((void **)&w->stack_off, &w->off_cap, w->nstacks + 2,
-		       sizeof(*w->stack_off)) ||
-	    trace_grow((void **)&w->pend_ids, &w->pend_cap, w->npend_ids + n,
-		       sizeof(*w->pend_ids)) ||
-	    trace_grow((void **)&w->frame_addr, &w->frame_cap, w->nframes + n,
-		       sizeof(*w->frame_addr)))
+	if (LIB_GROW(w->stack_ips, w->ips_cap, w->nips + n) ||
+	    LIB_GROW(w->stack_off, w->off_cap, w->nstacks + 2) ||
+	    LIB_GROW(w->pend_ids, w->pend_cap, w->npend_ids + n) ||
+	    LIB_GROW(w->frame_addr, w->frame_cap, w->nframes + n))
 		return -ENOMEM;
 	first = w->npend_ids;
 	for (i = 0; i < n; i++) {
@@ -661,8 +657,7 @@ int trace_writer__sample(struct trace_writer *w, const struct trace_sample *s)
 		return err;
 	if (!s || s->stack >= w->nstacks)
 		return -EINVAL;
-	if (trace_grow((void **)&w->samples, &w->samples_cap, w->nsamples + 1,
-		       sizeof(*w->samples)))
+	if (LIB_GROW(w->samples, w->samples_cap, w->nsamples + 1))
 		return -ENOMEM;
 	w->samples[w->nsamples++] = *s;
 	w->total_samples++;
@@ -828,7 +823,7 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 		    !reserve(&w->ev_task, k * TRACE_VARINT_MAX) ||
 		    !reserve(&w->ev_tid, k * 5 + 8) || !reserve(&w->ev_type, k * 5) ||
 		    !reserve(&w->ev_len, k * TRACE_VARINT_MAX) ||
-		    trace_grow((void **)&w->crec, &w->crec_cap, k, sizeof(*w->crec)))
+		    LIB_GROW(w->crec, w->crec_cap, k))
 			return -ENOMEM;
 		note_times(w, e, k);
 		m = compact_polls(w, e, k);
@@ -966,9 +961,8 @@ int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch 
 			return -EINVAL;
 		sum += h[k].ns;
 	}
-	if (trace_grow((void **)&w->switches, &w->switches_cap, w->nswitches + 1,
-		       sizeof(*w->switches)) ||
-	    trace_grow((void **)&w->holds, &w->holds_cap, w->nholds + n + 1, sizeof(*w->holds)))
+	if (LIB_GROW(w->switches, w->switches_cap, w->nswitches + 1) ||
+	    LIB_GROW(w->holds, w->holds_cap, w->nholds + n + 1))
 		return -ENOMEM;
 	if (n)
 		memcpy(w->holds + w->nholds, h, n * sizeof(*h));
@@ -1098,7 +1092,7 @@ static int64_t strtab_add(struct strtab *st, const char *s)
 		    !memcmp(st->enc.p + st->refs[k].off, s, len))
 			return (int64_t)k + 1;
 	}
-	if (trace_grow((void **)&st->refs, &st->cap, st->n + 1, sizeof(*st->refs)) ||
+	if (LIB_GROW(st->refs, st->cap, st->n + 1) ||
 	    put_string(&st->enc, s, len))
 		return -ENOMEM;
 	st->refs[st->n].off = st->enc.len - len;
@@ -1135,9 +1129,8 @@ static int inl_add(struct inl_cols *ic, uint32_t frame, const char *const *names
 		return 0;
 	if (n > TRACE_MAX_INLINE)
 		n = TRACE_MAX_INLINE; /* the innermost, the most specific */
-	if (trace_grow((void **)&ic->chain, &ic->cap, ic->n + 1, sizeof(*ic->chain)) ||
-	    trace_grow((void **)&ic->names, &ic->names_cap, ic->nnames + n,
-		       sizeof(*ic->names)))
+	if (LIB_GROW(ic->chain, ic->cap, ic->n + 1) ||
+	    LIB_GROW(ic->names, ic->names_cap, ic->nnames + n))
 		return -ENOMEM;
 	for (i = k = 0; i < n; i++) {
 		int64_t s = strtab_add(&ic->st, names[i]);

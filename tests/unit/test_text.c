@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_text.c - util/text: the UTF-8 decoder (RFC 3629, exactly) and the
+ * test_text.c - lib/text: the UTF-8 decoder (RFC 3629, exactly) and the
  * cleaner every shown string of the target goes through.
  */
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "util/text.h"
+#include "lib/text.h"
 
 TestSuite(text);
 

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "util/text.h"
+#include "lib/text.h"
 
 size_t text_utf8(const char *s, size_t n, uint32_t *cp)
 {

@@ -19,12 +19,12 @@
  *    text_clean(): all of them read UTF-8 with text_utf8() and decide
  *    what is shown with text_printable(), so there is one rule.
  *
- * util/ depends on libc alone and nothing here allocates or locks:
+ * lib/ depends on libc alone and nothing here allocates or locks:
  * everything is thread-safe, and text_utf8(), text_printable() and
  * text_clean() are async-signal-safe (text_put() uses stdio).
  */
-#ifndef D9_UTIL_TEXT_H
-#define D9_UTIL_TEXT_H
+#ifndef D9_LIB_TEXT_H
+#define D9_LIB_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -66,4 +66,4 @@ size_t text_clean(const char *s, char *buf, size_t len);
 /* Write text_clean() of @s, whole, to @out (nothing if @s is NULL). */
 void text_put(FILE *out, const char *s);
 
-#endif /* D9_UTIL_TEXT_H */
+#endif /* D9_LIB_TEXT_H */
