@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/grow.h"
 #include "libprof/d9_segment.h"
 #include "record/ctimer_rec.h"
 #include "record/tids.h"
@@ -122,15 +123,8 @@ static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t ti
 	}
 	if (c->ntids >= CTIMER_MAX_TIDS)
 		return 0; /* named enough: the rest stay unnamed */
-	if (c->ntids == c->tids_cap) {
-		size_t cap = c->tids_cap ? c->tids_cap * 2 : 64;
-		uint32_t *t = realloc(c->tids, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		c->tids = t;
-		c->tids_cap = cap;
-	}
+	if (LIB_GROW(c->tids, c->tids_cap, c->ntids + 1))
+		return -ENOMEM;
 	memmove(&c->tids[lo + 1], &c->tids[lo], (c->ntids - lo) * sizeof(*c->tids));
 	c->tids[lo] = tid;
 	c->ntids++;

@@ -50,6 +50,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "lib/grow.h"
 #include "record/exitwatch.h"
 #include "record/perf.h"
 #include "record/record.h"
@@ -169,15 +170,8 @@ static void tid_add(struct exitwatch *ew, uint32_t tid)
 
 	if (tid_find(ew, tid, &at))
 		return;
-	if (ew->ntids == ew->captids) {
-		size_t cap = ew->captids ? ew->captids * 2 : 64;
-		uint32_t *n = realloc(ew->tids, cap * sizeof(*n));
-
-		if (!n)
-			return; /* known by /proc while it lives */
-		ew->tids = n;
-		ew->captids = cap;
-	}
+	if (LIB_GROW(ew->tids, ew->captids, ew->ntids + 1))
+		return; /* known by /proc while it lives */
 	memmove(&ew->tids[at + 1], &ew->tids[at], (ew->ntids - at) * sizeof(*ew->tids));
 	ew->tids[at] = tid;
 	ew->ntids++;

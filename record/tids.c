@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/grow.h"
 #include "record/record.h"
 #include "record/tids.h"
 
@@ -56,15 +57,8 @@ void tids__add(struct tids *t, uint32_t tid)
 
 	if (!tid || (at < t->n && t->v[at] == tid) || t->n >= TIDS_MAX)
 		return;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		uint32_t *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return; /* looked up in /proc next time */
-		t->v = v;
-		t->cap = cap;
-	}
+	if (LIB_GROW(t->v, t->cap, t->n + 1))
+		return; /* looked up in /proc next time */
 	memmove(&t->v[at + 1], &t->v[at], (t->n - at) * sizeof(*t->v));
 	t->v[at] = tid;
 	t->n++;
