@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "record/record.h"
+#include "record/proc.h"
+#include "record/segment.h"
 
 static void help(FILE *f)
 {

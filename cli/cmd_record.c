@@ -17,6 +17,8 @@
 
 #include "cli/cli.h"
 #include "libprof/d9_segment.h"
+#include "record/command.h"
+#include "record/proc.h"
 #include "record/record.h"
 #include "lib/text.h"
 

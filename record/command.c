@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "libprof/d9_segment.h"
-#include "record/record.h"
+#include "record/command.h"
+#include "record/proc.h"
 #include "trace/trace.h"
 
 int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach)

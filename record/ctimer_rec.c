@@ -22,7 +22,8 @@
 #include "record/ctimer_rec.h"
 #include "record/tids.h"
 #include "record/ustack.h"
-#include "record/record.h"
+#include "record/proc.h"
+#include "record/segment.h"
 #include "trace/trace.h"
 
 #define CTIMER_MAX_CHAIN (D9_SAMPLE_MAX_FRAMES + 64)

@@ -53,7 +53,7 @@
 #include "lib/grow.h"
 #include "record/exitwatch.h"
 #include "record/perf.h"
-#include "record/record.h"
+#include "record/proc.h"
 #include "record/tracefs.h"
 
 /* Data pages per CPU, shared by every tracepoint: 16 KiB, about 130

@@ -19,7 +19,7 @@
 
 #include "lib/grow.h"
 #include "record/flight.h"
-#include "record/record.h"
+#include "record/proc.h"
 
 struct kept {
 	int fd;			/* memory: the memfd; rotate: -1 */
@@ -465,12 +465,12 @@ static void run_hook(struct flight *f, struct kept *k)
 	k->hook_start = record_now_ns();
 }
 
-/* Start waiting commands while fewer than RECORD_MAX_HOOKS run. */
+/* Start waiting commands while fewer than max_hooks run. */
 static void start_hooks(struct flight *f)
 {
 	unsigned int running = flight__running(f);
 
-	for (size_t i = 0; i < f->n && running < RECORD_MAX_HOOKS; i++)
+	for (size_t i = 0; i < f->n && running < f->o.max_hooks; i++)
 		if (f->v[i].hook_wait) {
 			run_hook(f, &f->v[i]);
 			running += f->v[i].hook != 0;

@@ -56,6 +56,8 @@ struct flight_opts {
 	const char *on_segment;	/* rotate: "CMD {}", run by /bin/sh with
 				 * $D9PROF_SEGMENT the sealed file's path
 				 * and {} a reference to it */
+	unsigned int max_hooks;	/* rotate: commands running at once, at
+				 * most (the next ones wait) */
 	uint64_t hook_timeout_ns; /* rotate: a command running longer is
 				 * killed, with its process group (0: never) */
 	uid_t owner;		/* the target's owner ((uid_t)-1: none) */

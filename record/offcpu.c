@@ -25,7 +25,7 @@
 
 #include "record/cputl.h"
 #include "record/offcpu.h"
-#include "record/record.h"
+#include "record/proc.h"
 #include "record/perf.h"
 #include "record/tracefs.h"
 #include "record/ustack.h"

@@ -3,12 +3,16 @@
  * proc.c - small reads of /proc (record.h: "reading /proc").
  */
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "record/record.h"
+#include "record/proc.h"
 
 size_t record_read_file(const char *path, char *buf, size_t len, int nul_to_space)
 {
@@ -153,4 +157,46 @@ uint64_t proc_cpu_ns(pid_t pid)
 	if (hz <= 0 || proc_stat(pid, NULL, t, 14, 2) || t[0] < 0 || t[1] < 0)
 		return 0;
 	return (uint64_t)(t[0] + t[1]) * (1000000000ULL / (uint64_t)hz);
+}
+
+/* ---- the recorder's priority ----------------------------------------- */
+
+#define RECORD_NICE (-20) /* where it may */
+
+static int nice_before = INT_MIN;	/* record_boost() changed it from this */
+
+void record_boost(void)
+{
+	int n;
+
+	errno = 0;
+	n = getpriority(PRIO_PROCESS, 0);
+	if (!errno && n > RECORD_NICE && !setpriority(PRIO_PROCESS, 0, RECORD_NICE))
+		nice_before = n;
+}
+
+void record_unboost(void)
+{
+	if (nice_before != INT_MIN)
+		setpriority(PRIO_PROCESS, 0, nice_before);
+	nice_before = INT_MIN;
+}
+
+/* ---- clocks ------------------------------------------------------------- */
+
+uint64_t record_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int64_t record_realtime_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
 }

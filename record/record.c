@@ -37,7 +37,10 @@
 #include "record/perf.h"
 #include "record/ustack.h"
 #include "record/pfm_event.h"
+#include "record/command.h"
+#include "record/proc.h"
 #include "record/record.h"
+#include "record/segment.h"
 #include "record/symcache.h"
 #include "record/tids.h"
 #include "symbol/symbolize.h"
@@ -54,7 +57,6 @@
 #define SHIM_EAGER_NS	2000000000ULL	/* ...except every tick at first: a
 					 * command started by us creates its
 					 * segment soon after exec */
-#define RECORD_NICE	(-20)		/* the recorder's priority, where it may */
 #define SLOW_OPEN_NS	500000000ULL	/* opening events took long: say why */
 #define MAPS_NS		1000000000ULL	/* how often to re-read maps */
 #define MAX_CHAIN	512
@@ -1321,6 +1323,7 @@ static int seg_first(struct rec *r)
 		    .key_prefix = o->key_prefix,
 		    .service = comm,
 		    .on_segment = o->on_segment,
+		    .max_hooks = RECORD_MAX_HOOKS,
 		    .hook_timeout_ns = (uint64_t)(o->hook_timeout * 1e9),
 		    .owner = (uid_t)-1,
 		};
@@ -1694,25 +1697,6 @@ static void raise_fd_limit(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-}
-
-static int nice_before = INT_MIN;	/* record_boost() changed it from this */
-
-void record_boost(void)
-{
-	int n;
-
-	errno = 0;
-	n = getpriority(PRIO_PROCESS, 0);
-	if (!errno && n > RECORD_NICE && !setpriority(PRIO_PROCESS, 0, RECORD_NICE))
-		nice_before = n;
-}
-
-void record_unboost(void)
-{
-	if (nice_before != INT_MIN)
-		setpriority(PRIO_PROCESS, 0, nice_before);
-	nice_before = INT_MIN;
 }
 
 /* One event per (thread, CPU) and kind, plus the system-wide ones: say

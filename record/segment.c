@@ -37,7 +37,8 @@
 #endif
 
 #include "libprof/d9_segment.h"
-#include "record/record.h"
+#include "record/proc.h"
+#include "record/segment.h"
 #include "symbol/symbolize.h"
 
 /*
@@ -166,23 +167,6 @@ static void lease_length(struct shim_seg *s)
 		__atomic_store_n(&s->lease_ticks,
 				 (uint64_t)((double)D9_LEASE_NS / s->fit.ns_per_tick),
 				 __ATOMIC_RELAXED);
-}
-
-uint64_t record_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-int64_t record_realtime_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	return (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
 }
 
 struct seg_map {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lib/grow.h"
-#include "record/record.h"
+#include "record/proc.h"
 #include "record/tids.h"
 
 struct tids {

@@ -7,7 +7,7 @@
 #include <linux/perf_event.h>
 
 #include "record/perf.h"
-#include "record/record.h"
+#include "record/proc.h"
 #include "record/ustack.h"
 #include "symbol/symbolize.h"
 

@@ -15,7 +15,8 @@
 #include "d9prof.h"
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
-#include "record/record.h"
+#include "record/proc.h"
+#include "record/segment.h"
 
 TestSuite(segment);
 

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proc.h - the recorder process and /proc (record/proc.c): its priority
+ * while it records, the small files of /proc it reads, and its clocks.
+ */
+#ifndef D9_RECORD_PROC_H
+#define D9_RECORD_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A target with hundreds of busy threads leaves a recorder of ordinary
+ * priority a sliver of a CPU: its rings overflow between drains and every
+ * system call waits for a turn (400 threads: 20 s of wall time for -d 3,
+ * 7 s of it before record__run() even started). The recorder process
+ * calls record_boost() first: nice -20 where it may (root, CAP_SYS_NICE),
+ * silently nothing elsewhere. What it then uses is what it needs, a few
+ * percent of a core at ordinary rates. record_unboost() puts the nice
+ * value back, e.g. in a forked command before its exec. */
+void record_boost(void);
+void record_unboost(void);
+
+/* Up to @len - 1 bytes of the small file @path into @buf, NUL-terminated:
+ * with @nul_to_space its NULs (a cmdline's) become spaces; it ends at its
+ * first newline. The bytes read; 0 (and "") if it cannot be read. */
+size_t record_read_file(const char *path, char *buf, size_t len, int nul_to_space);
+/* Fields @first .. @first + @n - 1 (1-based, as in proc(5); from 4 on) of
+ * /proc/@pid/stat into @v, and its state letter (field 3) into *@state
+ * if non-NULL. 0 or -1. */
+int proc_stat(pid_t pid, char *state, long long *v, unsigned int first, unsigned int n);
+/* Call @fn (if non-NULL) for every thread of @pid listed in
+ * /proc/@pid/task now; how many, or -1 if it cannot be listed. */
+int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx);
+/* Is @tid a thread of @pid now? With @inner, @tid is an id in the
+ * process's own (innermost) pid namespace, as its gettid() says (a
+ * container's), found through each thread's NSpid: a walk of
+ * /proc/@pid/task. 1 or 0. */
+int proc_has_thread(pid_t pid, pid_t tid, int inner);
+/* CPU time (user + system) @pid has used, in ns; 0 if unknown. */
+uint64_t proc_cpu_ns(pid_t pid);
+/* How long the calling thread has been runnable without a CPU, in ns
+ * (/proc/thread-self/schedstat); 0 if unknown. */
+uint64_t proc_self_run_delay_ns(void);
+
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t record_now_ns(void);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns: a monotonic time plus this
+ * is its wall-clock time (trace meta "clock_realtime"). */
+int64_t record_realtime_offset_ns(void);
+
+#endif /* D9_RECORD_PROC_H */
