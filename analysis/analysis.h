@@ -21,7 +21,7 @@
 
 /* ---- the join ------------------------------------------------------- */
 
-/* One poll: the interval between D9_EV_POLL_BEGIN and D9_EV_POLL_END of
+/* One poll: the interval between TRACE_EV_POLL_BEGIN and TRACE_EV_POLL_END of
  * the same task on the same thread, events taken per thread in time order
  * (file order for equal times).
  *  - An END that is the thread's first poll event began before the
@@ -406,8 +406,8 @@ char *window_secs(uint64_t ns, char *buf, size_t len);
  *    min(switch-in, poll end) - switch-out. A thread cannot end a poll
  *    while off-CPU, so the clip only bites where the poll's end was lost
  *    (open_end) or the recording stopped first.
- *  - idle: not in a poll, and the worker was parked (between D9_EV_PARK
- *    and D9_EV_UNPARK on that tid; an UNPARK with no PARK before it on
+ *  - idle: not in a poll, and the worker was parked (between TRACE_EV_PARK
+ *    and TRACE_EV_UNPARK on that tid; an UNPARK with no PARK before it on
  *    that thread was parked since the shim's records start
  *    (join.events_from), the thread start or the end of a gap; a park
  *    still open at the end lasts to the recording end, one open at a
@@ -645,11 +645,11 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 /* ---- wake-to-poll delays (delays.c) --------------------------------- */
 
 /*
- * A task is made ready by D9_EV_WAKE (or by D9_EV_SPAWN, for its first
- * poll) and waits until the D9_EV_POLL_BEGIN of it that follows, on any
+ * A task is made ready by TRACE_EV_WAKE (or by TRACE_EV_SPAWN, for its first
+ * poll) and waits until the TRACE_EV_POLL_BEGIN of it that follows, on any
  * thread, in time order. Wakes while it is ready, including wakes during
  * its own poll, merge into the first, as a runtime merges them: the
- * delay runs from the first pending wake. D9_EV_TASK_END forgets a
+ * delay runs from the first pending wake. TRACE_EV_TASK_END forgets a
  * pending wake (the task was cancelled). A wake still pending at the end
  * of the recording that had waited at least 100 ms, and ten times the
  * task's longest delay, is a task woken and never polled again (a lost

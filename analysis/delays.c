@@ -16,7 +16,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "libprof/d9_segment.h"
 
 /* ---- the delays --------------------------------------------------------- */
 
@@ -61,16 +60,16 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 		uint32_t ord;
 
 		switch (e[i].type) {
-		case D9_EV_SPAWN:
+		case TRACE_EV_SPAWN:
 			ord = DV_SPAWN;
 			break;
-		case D9_EV_WAKE:
+		case TRACE_EV_WAKE:
 			ord = DV_WAKE;
 			break;
-		case D9_EV_POLL_BEGIN:
+		case TRACE_EV_POLL_BEGIN:
 			ord = DV_BEGIN;
 			break;
-		case D9_EV_TASK_END:
+		case TRACE_EV_TASK_END:
 			ord = DV_END;
 			break;
 		default:

@@ -24,7 +24,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "libprof/d9_segment.h"
 
 /* A poll as the lookup keeps it: 12 bytes. */
 struct jpoll {
@@ -115,14 +114,14 @@ static int evref_cmp(const void *a, const void *b)
 
 static int joins_thread_state(uint32_t type)
 {
-	return type == D9_EV_POLL_BEGIN || type == D9_EV_POLL_END ||
-	       type == D9_EV_THREAD_START || type == D9_EV_THREAD_STOP;
+	return type == TRACE_EV_POLL_BEGIN || type == TRACE_EV_POLL_END ||
+	       type == TRACE_EV_THREAD_START || type == TRACE_EV_THREAD_STOP;
 }
 
 static int carries_task(uint32_t type)
 {
-	return type == D9_EV_SPAWN || type == D9_EV_WAKE || type == D9_EV_POLL_BEGIN ||
-	       type == D9_EV_POLL_END || type == D9_EV_TASK_END;
+	return type == TRACE_EV_SPAWN || type == TRACE_EV_WAKE || type == TRACE_EV_POLL_BEGIN ||
+	       type == TRACE_EV_POLL_END || type == TRACE_EV_TASK_END;
 }
 
 /* Poll @i of block @b of thread @th: its end. */
@@ -231,7 +230,7 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 	if (err)
 		return err;
 	switch (type) {
-	case D9_EV_THREAD_START:
+	case TRACE_EV_THREAD_START:
 		/* a new thread on this tid: whatever the old one left open
 		 * ended by now */
 		if (th->open)
@@ -240,13 +239,13 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 		th->floor = time;
 		th->seen_poll = 0;
 		break;
-	case D9_EV_THREAD_STOP:
+	case TRACE_EV_THREAD_STOP:
 		if (th->open)
 			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 1);
 		th->open = 0;
 		th->seen_poll = 1;
 		break;
-	case D9_EV_POLL_BEGIN:
+	case TRACE_EV_POLL_BEGIN:
 		/* nested or missing END (dropped record): the poll that was
 		 * open cannot run past this point */
 		if (th->open)
@@ -256,7 +255,7 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 		th->open_start = time;
 		th->seen_poll = 1;
 		break;
-	case D9_EV_POLL_END:
+	case TRACE_EV_POLL_END:
 		if (th->open && th->open_task == task) {
 			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 0);
 			th->open = 0;

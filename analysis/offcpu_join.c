@@ -18,7 +18,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "libprof/d9_segment.h"
 
 struct offcpu_priv {
 	struct offcpu pub;
@@ -85,8 +84,8 @@ static int collect_pev(void *ctx, const struct trace_event *e, size_t n)
 	struct pev_vec *pv = ctx;
 
 	for (size_t i = 0; i < n; i++, pv->seen++) {
-		if (e[i].type != D9_EV_PARK && e[i].type != D9_EV_UNPARK &&
-		    e[i].type != D9_EV_THREAD_START && e[i].type != D9_EV_THREAD_STOP)
+		if (e[i].type != TRACE_EV_PARK && e[i].type != TRACE_EV_UNPARK &&
+		    e[i].type != TRACE_EV_THREAD_START && e[i].type != TRACE_EV_THREAD_STOP)
 			continue;
 		if (pv->n == pv->cap) {
 			size_t cap = pv->cap ? pv->cap * 2 : 256;
@@ -163,14 +162,14 @@ static int build_parks(struct offcpu_priv *op)
 		if (err)
 			break;
 		switch (e->type) {
-		case D9_EV_PARK:
+		case TRACE_EV_PARK:
 			if (!parked) {
 				parked = 1;
 				pstart = e->time;
 			}
 			seen = 1;
 			break;
-		case D9_EV_UNPARK:
+		case TRACE_EV_UNPARK:
 			if (parked)
 				err = add_park(op, &cap, tid, pstart, e->time);
 			else if (!seen) /* parked before we were there */
@@ -180,14 +179,14 @@ static int build_parks(struct offcpu_priv *op)
 			parked = 0;
 			seen = 1;
 			break;
-		case D9_EV_THREAD_START:
-		case D9_EV_THREAD_STOP:
+		case TRACE_EV_THREAD_START:
+		case TRACE_EV_THREAD_STOP:
 			if (parked)
 				err = add_park(op, &cap, tid, pstart, e->time);
 			parked = 0;
 			/* after a (re)start, an UNPARK first is a park we
 			 * did not see begin, but not before the start */
-			seen = e->type == D9_EV_THREAD_STOP;
+			seen = e->type == TRACE_EV_THREAD_STOP;
 			floor = e->time;
 			break;
 		}

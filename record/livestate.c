@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libprof/d9_segment.h"
 #include "record/livestate.h"
 #include "trace/trace_format.h"
 
@@ -230,7 +229,7 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 	struct slot *s;
 
 	switch (e->type) {
-	case D9_EV_POLL_BEGIN:
+	case TRACE_EV_POLL_BEGIN:
 		if (!e->task || !e->tid)
 			return 0;
 		s = get(&ls->tasks, e->task);
@@ -245,7 +244,7 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 		s->a = e->time;
 		s->task = e->task;
 		return 0;
-	case D9_EV_POLL_END:
+	case TRACE_EV_POLL_END:
 		s = find(&ls->threads, e->tid);
 		if (!s || !s->a)
 			return 0;
@@ -254,22 +253,22 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 		s->a = 0;
 		s->task = 0;
 		return 0;
-	case D9_EV_PARK:
-	case D9_EV_UNPARK:
+	case TRACE_EV_PARK:
+	case TRACE_EV_UNPARK:
 		if (!e->tid)
 			return 0;
-		s = e->type == D9_EV_PARK ? get(&ls->threads, e->tid) : find(&ls->threads, e->tid);
+		s = e->type == TRACE_EV_PARK ? get(&ls->threads, e->tid) : find(&ls->threads, e->tid);
 		if (!s)
-			return e->type == D9_EV_PARK ? -ENOMEM : 0;
-		s->b = e->type == D9_EV_PARK ? e->time : 0;
+			return e->type == TRACE_EV_PARK ? -ENOMEM : 0;
+		s->b = e->type == TRACE_EV_PARK ? e->time : 0;
 		return 0;
-	case D9_EV_THREAD_STOP:
+	case TRACE_EV_THREAD_STOP:
 		s = find(&ls->threads, e->tid);
 		if (s)
 			del(&ls->threads, s);
 		return 0;
-	case D9_EV_WAKE:
-	case D9_EV_SPAWN:
+	case TRACE_EV_WAKE:
+	case TRACE_EV_SPAWN:
 		/* Rings are drained one after another: a task's spawn or wake
 		 * (another thread's ring) can come after its poll or its end.
 		 * What came before its last poll or its end is not open. */
@@ -280,7 +279,7 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 			return -ENOMEM;
 		if (s->ended || e->time <= s->task)
 			return 0;
-		if (e->type == D9_EV_WAKE) {
+		if (e->type == TRACE_EV_WAKE) {
 			if (!s->a) { /* the first wake counts, as in delays */
 				s->a = e->time;
 				s->wtid = e->tid;
@@ -290,7 +289,7 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 			s->stid = e->tid;
 		}
 		return 0;
-	case D9_EV_TASK_END:
+	case TRACE_EV_TASK_END:
 		if (!e->task)
 			return 0;
 		s = get(&ls->tasks, e->task);
@@ -431,10 +430,10 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 		if (s->a)
 			ls->out[n++] = (struct trace_event){.time = s->a, .task = s->task,
 							    .tid = (uint32_t)s->key,
-							    .type = D9_EV_POLL_BEGIN};
+							    .type = TRACE_EV_POLL_BEGIN};
 		if (s->b)
 			ls->out[n++] = (struct trace_event){
-			    .time = s->b, .tid = (uint32_t)s->key, .type = D9_EV_PARK};
+			    .time = s->b, .tid = (uint32_t)s->key, .type = TRACE_EV_PARK};
 	}
 	for (size_t i = 0; i < ls->tasks.cap; i++) {
 		const struct slot *s = &ls->tasks.v[i];
@@ -443,10 +442,10 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 			continue;
 		if (s->b)
 			ls->out[n++] = (struct trace_event){
-			    .time = s->b, .task = s->key, .tid = s->stid, .type = D9_EV_SPAWN};
+			    .time = s->b, .task = s->key, .tid = s->stid, .type = TRACE_EV_SPAWN};
 		if (s->a)
 			ls->out[n++] = (struct trace_event){
-			    .time = s->a, .task = s->key, .tid = s->wtid, .type = D9_EV_WAKE};
+			    .time = s->a, .task = s->key, .tid = s->wtid, .type = TRACE_EV_WAKE};
 	}
 	qsort(ls->out, n, sizeof(*ls->out), ev_cmp);
 	*ev = ls->out;

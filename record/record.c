@@ -415,11 +415,24 @@ static void shim_reattach(struct rec *r)
  * D9_SEG_RING_EVENTS drained every tick): the counter was scribbled. */
 #define DROPS_MAX (1ULL << 32)
 
-/* the trace stores the shim's event types as they are */
-_Static_assert(D9_EV_WAKE == TRACE_EV_WAKE && D9_EV_POLL_BEGIN == TRACE_EV_POLL_BEGIN &&
-		       D9_EV_POLL_END == TRACE_EV_POLL_END && D9_EV_POLL == TRACE_REC_POLL &&
-		       D9_EV_POLL_WOKEN == TRACE_REC_POLL_WOKEN,
-	       "shim and trace event types agree");
+/* The shim's ring record type @d9 as the trace's event type (enum
+ * trace_event_type), the one place the two vocabularies meet; 0 for what
+ * the trace has no event for (a whole poll, a text continuation). */
+static uint32_t trace_type(uint32_t d9)
+{
+	switch (d9) {
+	case D9_EV_THREAD_START: return TRACE_EV_THREAD_START;
+	case D9_EV_THREAD_STOP: return TRACE_EV_THREAD_STOP;
+	case D9_EV_SPAWN: return TRACE_EV_SPAWN;
+	case D9_EV_WAKE: return TRACE_EV_WAKE;
+	case D9_EV_POLL_BEGIN: return TRACE_EV_POLL_BEGIN;
+	case D9_EV_POLL_END: return TRACE_EV_POLL_END;
+	case D9_EV_TASK_END: return TRACE_EV_TASK_END;
+	case D9_EV_PARK: return TRACE_EV_PARK;
+	case D9_EV_UNPARK: return TRACE_EV_UNPARK;
+	default: return 0;
+	}
+}
 
 /* Records of the shim's rings on their way into the trace: events, and
  * whole polls as one record (TRACE_REC_POLL, _WOKEN: time its end, len
@@ -611,14 +624,14 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 				continue;
 			}
 			if (ev->type == D9_EV_POLL_WOKEN)
-				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_WAKE);
+				batch_add(r, &b, ev->time, ev->task, tid, TRACE_EV_WAKE);
 			if (done < 2)
-				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_POLL_END);
+				batch_add(r, &b, ev->time, ev->task, tid, TRACE_EV_POLL_END);
 			continue;
 		}
 		case D9_EV_POLL_BEGIN:
 			if (!from_header(seen, ev->time, ev->task))
-				batch_add(r, &b, ev->time, ev->task, tid, D9_EV_POLL_BEGIN);
+				batch_add(r, &b, ev->time, ev->task, tid, TRACE_EV_POLL_BEGIN);
 			r->st->shim_records++;
 			continue;
 		case D9_EV_SPAWN:
@@ -636,7 +649,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			break;
 		}
 		}
-		batch_add(r, &b, ev->time, ev->task, tid, ev->type);
+		batch_add(r, &b, ev->time, ev->task, tid, trace_type(ev->type));
 		r->st->shim_records++;
 		i += k;
 	}
@@ -704,14 +717,14 @@ static void drain_open_polls(struct rec *r)
 		if (seen->open_task == task && seen->open_time == begin) {
 			/* written at an earlier look: its end, if it came */
 			if (end && !seen->open_ended) {
-				batch_add(r, &b, end, task, tid, D9_EV_POLL_END);
+				batch_add(r, &b, end, task, tid, TRACE_EV_POLL_END);
 				seen->open_ended = 1;
 			}
 			continue;
 		}
-		batch_add(r, &b, begin, task, tid, D9_EV_POLL_BEGIN);
+		batch_add(r, &b, begin, task, tid, TRACE_EV_POLL_BEGIN);
 		if (end)
-			batch_add(r, &b, end, task, tid, D9_EV_POLL_END);
+			batch_add(r, &b, end, task, tid, TRACE_EV_POLL_END);
 		seen->open_task = task;
 		seen->open_time = begin;
 		seen->open_ended = end != 0;

@@ -76,8 +76,23 @@ struct trace_sample {
 	uint16_t flags;		/* reserved, 0 */
 };
 
-/* A shim event as recorded: type is enum d9_event_type (libprof/d9_segment.h);
- * TEXT continuations are folded into task/thread names, never stored. */
+/* What a runtime did, as a trace records it (struct trace_event's type).
+ * The trace owns this vocabulary: the shim's ring records are mapped onto
+ * it by the recorder (record/record.c), and analysis/ knows no other. */
+enum trace_event_type {
+	TRACE_EV_THREAD_START = 1,	/* a worker thread came; task = tid */
+	TRACE_EV_THREAD_STOP = 2,	/* ... went; task = tid */
+	TRACE_EV_SPAWN = 3,		/* a task was spawned */
+	TRACE_EV_WAKE = 4,		/* ... woken */
+	TRACE_EV_POLL_BEGIN = 5,	/* ... polled, from here */
+	TRACE_EV_POLL_END = 6,		/* ... to here */
+	TRACE_EV_TASK_END = 7,		/* ... ended */
+	TRACE_EV_PARK = 8,		/* the thread parked (idle) */
+	TRACE_EV_UNPARK = 9,		/* ... and unparked */
+};
+
+/* A runtime event: type is enum trace_event_type; names (the shim's TEXT
+ * continuations) are folded into task/thread names, never stored. */
 struct trace_event {
 	uint64_t time;
 	uint64_t task;

@@ -107,11 +107,8 @@
 #define TRACE_MAX_RAW	     (1u << 30)	 /* reader's limit on rsize */
 #define TRACE_VARINT_MAX     10
 
-/* Event types the POLLS encoding knows (enum d9_event_type's values, which
- * record/ checks), and its two record types. */
-#define TRACE_EV_WAKE	      4
-#define TRACE_EV_POLL_BEGIN   5
-#define TRACE_EV_POLL_END     6
+/* The POLLS encoding's two record types beside enum trace_event_type's
+ * (the shim's D9_EV_POLL and _WOKEN, which record/ checks). */
 #define TRACE_REC_POLL	      10
 #define TRACE_REC_POLL_WOKEN  11
 

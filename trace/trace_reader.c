@@ -1756,7 +1756,7 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	int *fds = calloc(in->n, sizeof(*fds));
 	uint64_t *sizes = calloc(in->n, sizeof(*sizes));
 	size_t i, nkept = 0;
-	int err = 0, regular = 1, cur = -1;
+	int err = 0, cur = -1;
 
 	if (!fds || !sizes) {
 		err = nomem(r);
@@ -1774,7 +1774,6 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 			err = fd;
 			break;
 		}
-		regular &= reg;
 		/* a pipe cannot be read twice: load everything from it, in
 		 * order */
 		if (!reg && in->n == 1) {

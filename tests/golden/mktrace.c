@@ -30,7 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "libprof/d9_segment.h"
 #include "trace/trace.h"
 
 #define T0 1000000000ULL
@@ -142,16 +141,16 @@ static void make_records(void)
 			task = 42, dur = 5 * MS, st = ST_DISK;
 		} else if (i % 10 == 0) {
 			task = 7, dur = 1500 * US, st = ST_NET;
-			ev(*now, 102, D9_EV_WAKE, 7);
+			ev(*now, 102, TRACE_EV_WAKE, 7);
 			*now += 1 * MS;
 		} else {
 			task = 1 + (uint64_t)(i % 60), dur = 300 * US, st = ST_SHORT;
 			if (task == 7 || task == 42 || task == 61)
 				task = 2;
-			ev(*now, tid, D9_EV_WAKE, task);
+			ev(*now, tid, TRACE_EV_WAKE, task);
 			*now += 20 * US;
 		}
-		ev(*now, tid, D9_EV_POLL_BEGIN, task);
+		ev(*now, tid, TRACE_EV_POLL_BEGIN, task);
 		for (uint64_t k = 100 * US; k < dur; k += 1 * MS)
 			if (task != 42 || k < 1 * MS || k > 4 * MS)
 				sample(*now + k, tid, st);
@@ -160,17 +159,17 @@ static void make_records(void)
 							   .time_in = *now + 4 * MS,
 							   .runnable = *now + 3 * MS, .tid = tid,
 							   .stack = ST_BLOCK, .holder = 999};
-		ev(*now + dur, tid, D9_EV_POLL_END, task);
+		ev(*now + dur, tid, TRACE_EV_POLL_END, task);
 		*now += dur + 50 * US;
 		if (i % 100 == 99) { /* a park between bursts */
-			ev(*now, tid, D9_EV_PARK, 0);
+			ev(*now, tid, TRACE_EV_PARK, 0);
 			sample(*now + 10 * US, tid, ST_IDLE);
-			ev(*now + 400 * US, tid, D9_EV_UNPARK, 0);
+			ev(*now + 400 * US, tid, TRACE_EV_UNPARK, 0);
 			*now += 450 * US;
 		}
 	}
-	ev(T0 + 100 * MS, 102, D9_EV_SPAWN, 61);
-	ev(T0 + 200 * MS, 102, D9_EV_WAKE, 61);
+	ev(T0 + 100 * MS, 102, TRACE_EV_SPAWN, 61);
+	ev(T0 + 200 * MS, 102, TRACE_EV_WAKE, 61);
 }
 
 /* Meta, names and stacks: what every segment carries; stack ids in @st. */
@@ -308,24 +307,24 @@ static void state(struct trace_writer *w, uint64_t at)
 		if (e->time >= at)
 			continue;
 		switch (e->type) {
-		case D9_EV_POLL_BEGIN:
+		case TRACE_EV_POLL_BEGIN:
 			open[th][0] = *e;
 			wake[e->task].time = 0;
 			break;
-		case D9_EV_POLL_END:
+		case TRACE_EV_POLL_END:
 			open[th][0].time = 0;
 			break;
-		case D9_EV_PARK:
+		case TRACE_EV_PARK:
 			open[th][1] = *e;
 			break;
-		case D9_EV_UNPARK:
+		case TRACE_EV_UNPARK:
 			open[th][1].time = 0;
 			break;
-		case D9_EV_WAKE:
+		case TRACE_EV_WAKE:
 			if (!wake[e->task].time)
 				wake[e->task] = *e;
 			break;
-		case D9_EV_SPAWN:
+		case TRACE_EV_SPAWN:
 			spawn[e->task] = *e;
 			break;
 		}

@@ -12,7 +12,6 @@
 
 #include <criterion/criterion.h>
 
-#include "libprof/d9_segment.h"
 #include "trace/trace.h"
 
 /* Grow @p (holding @n) so that it holds @n + 1: capacity doubles at powers
@@ -42,8 +41,8 @@ static inline void sy_event(struct trace *t, uint64_t time, uint32_t tid, uint32
 static inline void sy_poll(struct trace *t, uint32_t tid, uint64_t task, uint64_t start,
 			   uint64_t end)
 {
-	sy_event(t, start, tid, D9_EV_POLL_BEGIN, task);
-	sy_event(t, end, tid, D9_EV_POLL_END, task);
+	sy_event(t, start, tid, TRACE_EV_POLL_BEGIN, task);
+	sy_event(t, end, tid, TRACE_EV_POLL_END, task);
 }
 
 static inline void sy_sample(struct trace *t, uint64_t time, uint32_t tid, uint32_t stack,

@@ -79,9 +79,9 @@ static void run_switch(uint64_t time, uint64_t in, uint32_t tid, uint32_t stack,
 Test(delays, wakes_before_the_poll_merge_into_the_first)
 {
 	sy_task(&T, 1, "t");
-	sy_event(&T, 1 * MS, 10, D9_EV_WAKE, 1);
-	sy_event(&T, 2 * MS, 11, D9_EV_WAKE, 1);
-	sy_event(&T, 3 * MS, 10, D9_EV_WAKE, 1);
+	sy_event(&T, 1 * MS, 10, TRACE_EV_WAKE, 1);
+	sy_event(&T, 2 * MS, 11, TRACE_EV_WAKE, 1);
+	sy_event(&T, 3 * MS, 10, TRACE_EV_WAKE, 1);
 	sy_poll(&T, 20, 1, 5 * MS, 6 * MS);
 	T.counters.end_time = 10 * MS;
 	do_join();
@@ -100,7 +100,7 @@ Test(delays, a_wake_during_its_own_poll_waits_for_the_next_poll)
 	sy_task(&T, 1, "t");
 	sy_poll(&T, 20, 1, 1 * MS, 4 * MS);
 	/* woken (by itself, say) inside its poll: ready again from then */
-	sy_event(&T, 3 * MS, 20, D9_EV_WAKE, 1);
+	sy_event(&T, 3 * MS, 20, TRACE_EV_WAKE, 1);
 	sy_poll(&T, 21, 1, 7 * MS, 8 * MS);
 	T.counters.end_time = 10 * MS;
 	do_join();
@@ -115,14 +115,14 @@ Test(delays, spawn_readies_the_first_poll_and_an_end_forgets_a_wake)
 	sy_task(&T, 1, "first");
 	sy_task(&T, 2, "cancelled");
 	sy_task(&T, 3, "forgotten");
-	sy_event(&T, 1 * MS, 10, D9_EV_SPAWN, 1);
+	sy_event(&T, 1 * MS, 10, TRACE_EV_SPAWN, 1);
 	sy_poll(&T, 20, 1, 2 * MS, 3 * MS);
-	sy_event(&T, 1 * MS, 10, D9_EV_WAKE, 2);
-	sy_event(&T, 2 * MS, 10, D9_EV_TASK_END, 2);
-	sy_event(&T, 4 * MS, 10, D9_EV_WAKE, 3);
+	sy_event(&T, 1 * MS, 10, TRACE_EV_WAKE, 2);
+	sy_event(&T, 2 * MS, 10, TRACE_EV_TASK_END, 2);
+	sy_event(&T, 4 * MS, 10, TRACE_EV_WAKE, 3);
 	/* woken 50 ms before the end: the recording ended first */
 	sy_task(&T, 4, "recent");
-	sy_event(&T, 450 * MS, 10, D9_EV_WAKE, 4);
+	sy_event(&T, 450 * MS, 10, TRACE_EV_WAKE, 4);
 	T.counters.end_time = 500 * MS;
 	do_join();
 	cr_assert_eq(D->n, 1);
@@ -147,22 +147,22 @@ Test(delays, no_delay_and_no_lost_or_unended_task_spans_a_gap)
 	sy_task(&T, 6, "alive after");
 	/* task 1: woken before the gap, a poll after it (an earlier one, or
 	 * its end, may be in the gap) */
-	sy_event(&T, 4 * MS, 10, D9_EV_WAKE, 1);
+	sy_event(&T, 4 * MS, 10, TRACE_EV_WAKE, 1);
 	sy_poll(&T, 20, 1, 8 * MS, 8 * MS + 100 * US);
 	/* task 2: all before the gap */
-	sy_event(&T, 1 * MS, 10, D9_EV_WAKE, 2);
+	sy_event(&T, 1 * MS, 10, TRACE_EV_WAKE, 2);
 	sy_poll(&T, 20, 2, 2 * MS, 3 * MS);
 	/* task 3: spawned before the gap, nothing after: not lost, not
 	 * known unended; task 4: the same after it */
-	sy_event(&T, 3 * MS, 10, D9_EV_SPAWN, 3);
-	sy_event(&T, 8 * MS, 10, D9_EV_SPAWN, 4);
+	sy_event(&T, 3 * MS, 10, TRACE_EV_SPAWN, 3);
+	sy_event(&T, 8 * MS, 10, TRACE_EV_SPAWN, 4);
 	/* task 5: the wake before the gap is forgotten, not merged */
-	sy_event(&T, 4 * MS, 10, D9_EV_WAKE, 5);
-	sy_event(&T, 7 * MS + 500 * US, 10, D9_EV_WAKE, 5);
+	sy_event(&T, 4 * MS, 10, TRACE_EV_WAKE, 5);
+	sy_event(&T, 7 * MS + 500 * US, 10, TRACE_EV_WAKE, 5);
 	sy_poll(&T, 20, 5, 9 * MS, 9 * MS + 100 * US);
 	/* task 6: spawned before the gap, polled after it: did not end in
 	 * it, and never did */
-	sy_event(&T, 3 * MS, 10, D9_EV_SPAWN, 6);
+	sy_event(&T, 3 * MS, 10, TRACE_EV_SPAWN, 6);
 	sy_poll(&T, 20, 6, 9 * MS + 200 * US, 9 * MS + 300 * US);
 	T.counters.end_time = 500 * MS;
 	do_join();
@@ -186,7 +186,7 @@ Test(delays, events_out_of_file_order_are_replayed_in_time_order)
 	sy_task(&T, 1, "t");
 	/* the poller's ring was drained before the waker's */
 	sy_poll(&T, 20, 1, 5 * MS, 6 * MS);
-	sy_event(&T, 2 * MS, 10, D9_EV_WAKE, 1);
+	sy_event(&T, 2 * MS, 10, TRACE_EV_WAKE, 1);
 	T.counters.end_time = 10 * MS;
 	do_join();
 	cr_assert_eq(D->n, 1);
@@ -201,7 +201,7 @@ Test(delays, stats_are_nearest_rank_per_task)
 	for (int i = 0; i < 100; i++) {
 		uint64_t w = (uint64_t)i * 10 * MS;
 
-		sy_event(&T, w, 10, D9_EV_WAKE, 1);
+		sy_event(&T, w, 10, TRACE_EV_WAKE, 1);
 		/* delays 1..100 us */
 		sy_poll(&T, 20, 1, w + (uint64_t)(i + 1) * US, w + 5 * MS);
 	}
@@ -249,7 +249,7 @@ static void starve(void)
 	sy_meta(&T, "wakeups", "sched:sched_waking");
 	sy_meta(&T, "frequency", "1000");
 	sy_poll(&T, 20, 1, 0, 20 * MS);
-	sy_event(&T, 2 * MS, 30, D9_EV_WAKE, 2);
+	sy_event(&T, 2 * MS, 30, TRACE_EV_WAKE, 2);
 	sy_poll(&T, 20, 2, 20 * MS, 20 * MS + 10 * US);
 	for (int i = 0; i < 18; i++)
 		sy_sample(&T, (uint64_t)i * MS + 500 * US, 20, S_SPIN, 1);
@@ -388,9 +388,9 @@ Test(delays, a_parked_poller_points_at_the_busy_waker)
 	/* worker-0 polls the hog 0-10 ms and wakes the victim into its own
 	 * queue at 1 ms; worker-1 is parked 0-9 ms, then steals it at 9.5 */
 	sy_poll(&T, 20, 1, 0, 10 * MS);
-	sy_event(&T, 1 * MS, 20, D9_EV_WAKE, 2);
-	sy_event(&T, 0, 21, D9_EV_PARK, 0);
-	sy_event(&T, 9 * MS, 21, D9_EV_UNPARK, 0);
+	sy_event(&T, 1 * MS, 20, TRACE_EV_WAKE, 2);
+	sy_event(&T, 0, 21, TRACE_EV_PARK, 0);
+	sy_event(&T, 9 * MS, 21, TRACE_EV_UNPARK, 0);
 	sy_poll(&T, 21, 2, 9500 * US, 9600 * US);
 	T.counters.end_time = 20 * MS;
 	do_join();

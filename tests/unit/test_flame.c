@@ -3,6 +3,7 @@
  * test_flame.c - frame labels, the flamegraph builder, folded and SVG
  * output, and the task table.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,11 +320,11 @@ Test(tasks, table_lists_polls_and_longest)
 	/* task 7: spawned as its first poll begins (0ns), woken inside its
 	 * first poll and polled again 750us after (merged into one wait);
 	 * task 8: woken as its poll begins; task 9: woken, never polled */
-	sy_event(&T, 0, 3, D9_EV_SPAWN, 7);
-	sy_event(&T, 1250000, 3, D9_EV_WAKE, 7);
-	sy_event(&T, 1400000, 3, D9_EV_WAKE, 7);
-	sy_event(&T, 20000000, 3, D9_EV_WAKE, 8);
-	sy_event(&T, 25000000, 3, D9_EV_WAKE, 9);
+	sy_event(&T, 0, 3, TRACE_EV_SPAWN, 7);
+	sy_event(&T, 1250000, 3, TRACE_EV_WAKE, 7);
+	sy_event(&T, 1400000, 3, TRACE_EV_WAKE, 7);
+	sy_event(&T, 20000000, 3, TRACE_EV_WAKE, 8);
+	sy_event(&T, 25000000, 3, TRACE_EV_WAKE, 9);
 	sy_meta(&T, "frequency", "1000");
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(delays__new(J, &D), 0);
@@ -371,9 +372,9 @@ Test(tasks, grouped_by_name_sorted_and_limited)
 Test(tasks, footer_reports_what_is_missing)
 {
 	T.counters.lost_samples = 12;
-	sy_event(&T, 10, 1, D9_EV_POLL_BEGIN, 1);
-	sy_event(&T, 20, 1, D9_EV_POLL_END, 1);
-	sy_event(&T, 30, 1, D9_EV_POLL_END, 1);
+	sy_event(&T, 10, 1, TRACE_EV_POLL_BEGIN, 1);
+	sy_event(&T, 20, 1, TRACE_EV_POLL_END, 1);
+	sy_event(&T, 30, 1, TRACE_EV_POLL_END, 1);
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(analysis__tasks(J, NULL, NULL, out), 0);
 	cr_assert(strstr(output(), "# incomplete: 1 poll ends without a begin\n"

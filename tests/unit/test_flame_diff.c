@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Differential flamegraphs (analysis/flame_diff.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

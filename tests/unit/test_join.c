@@ -2,6 +2,7 @@
 /*
  * test_join.c - polls from shim events, samples to polls.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -110,7 +111,7 @@ Test(join, poll_begun_before_recording_starts_at_record_start)
 {
 	T.counters.start_time = 50;
 	T.counters.end_time = 1000;
-	sy_event(&T, 120, 1, D9_EV_POLL_END, 9);
+	sy_event(&T, 120, 1, TRACE_EV_POLL_END, 9);
 	sy_poll(&T, 1, 5, 200, 300);
 	sy_sample(&T, 60, 1, 0, 1);
 	do_join();
@@ -131,7 +132,7 @@ Test(join, poll_begun_before_the_shim_attached_starts_at_the_attach)
 	T.counters.start_time = 50;
 	T.counters.end_time = 1000;
 	sy_meta(&T, "shim_attached", "100");
-	sy_event(&T, 120, 1, D9_EV_POLL_END, 9);
+	sy_event(&T, 120, 1, TRACE_EV_POLL_END, 9);
 	sy_sample(&T, 60, 1, 0, 1);
 	sy_sample(&T, 110, 1, 0, 1);
 	do_join();
@@ -153,7 +154,7 @@ Test(join, records_between_the_attach_and_its_time_stand_as_recorded)
 	T.counters.end_time = 1000;
 	sy_meta(&T, "shim_attached", "100");
 	sy_poll(&T, 1, 5, 95, 98);
-	sy_event(&T, 97, 2, D9_EV_POLL_END, 6);
+	sy_event(&T, 97, 2, TRACE_EV_POLL_END, 6);
 	do_join();
 	cr_assert_eq(J->npolls, 2);
 	cr_assert_eq(J->polls[0].tid, 1);
@@ -170,8 +171,8 @@ Test(join, cut_trace_uses_earliest_and_latest_times)
 {
 	/* no END chunk: counters are zero */
 	sy_sample(&T, 30, 2, 0, 1);
-	sy_event(&T, 120, 1, D9_EV_POLL_END, 9);
-	sy_event(&T, 200, 1, D9_EV_POLL_BEGIN, 5);
+	sy_event(&T, 120, 1, TRACE_EV_POLL_END, 9);
+	sy_event(&T, 200, 1, TRACE_EV_POLL_BEGIN, 5);
 	sy_sample(&T, 900, 2, 0, 1);
 	do_join();
 	cr_assert_eq(J->npolls, 2);
@@ -189,7 +190,7 @@ Test(join, a_poll_open_at_the_end_of_a_complete_trace_ends_at_its_threads_last_r
 	 * its task's totals neither */
 	T.counters.start_time = 1;
 	T.counters.end_time = 5000;
-	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
+	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_sample(&T, 4000, 1, 0, 1);
 	sy_sample(&T, 4999, 2, 0, 1);
 	do_join();
@@ -211,11 +212,11 @@ Test(join, a_threads_last_record_may_be_an_event_or_a_switch)
 	 * so it was off-CPU, in its poll, until 9000 */
 	T.counters.start_time = 1;
 	T.counters.end_time = 9000;
-	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
-	sy_event(&T, 700, 1, D9_EV_WAKE, 4);
-	sy_event(&T, 100, 2, D9_EV_POLL_BEGIN, 4);
+	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
+	sy_event(&T, 700, 1, TRACE_EV_WAKE, 4);
+	sy_event(&T, 100, 2, TRACE_EV_POLL_BEGIN, 4);
 	sy_switch(&T, 3000, 3500, 2, 0, 0);
-	sy_event(&T, 100, 3, D9_EV_POLL_BEGIN, 5);
+	sy_event(&T, 100, 3, TRACE_EV_POLL_BEGIN, 5);
 	sy_switch(&T, 2000, 0, 3, 0, 0);
 	do_join();
 	cr_assert_eq(J->npolls, 3);
@@ -232,8 +233,8 @@ Test(join, in_a_cut_trace_a_switch_out_for_good_is_its_threads_last_record)
 {
 	/* no END chunk: when the thread came back, or whether it did, is
 	 * not known */
-	sy_event(&T, 100, 3, D9_EV_POLL_BEGIN, 5);
-	sy_event(&T, 5000, 4, D9_EV_WAKE, 6);
+	sy_event(&T, 100, 3, TRACE_EV_POLL_BEGIN, 5);
+	sy_event(&T, 5000, 4, TRACE_EV_WAKE, 6);
 	sy_switch(&T, 2000, 0, 3, 0, 0);
 	do_join();
 	cr_assert_eq(J->npolls, 1);
@@ -246,7 +247,7 @@ Test(join, a_poll_open_at_the_end_and_longer_than_4s_is_cut_back_too)
 	/* over 2^32 ns either way: the long-end entry moves */
 	T.counters.start_time = 1;
 	T.counters.end_time = 20000000000ULL;
-	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
+	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_sample(&T, 9000000000ULL, 1, 0, 1);
 	do_join();
 	cr_assert_eq(J->npolls, 1);
@@ -263,11 +264,11 @@ Test(join, a_gap_ends_the_polls_open_at_its_start_and_threads_start_afresh_after
 	T.counters.end_time = 10000;
 	sy_meta(&T, "shim_gap", "1000-4000");
 	/* thread 1: task 3's END was lost in the gap */
-	sy_event(&T, 500, 1, D9_EV_POLL_BEGIN, 3);
+	sy_event(&T, 500, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_poll(&T, 1, 4, 5000, 6000);
 	/* thread 2 (its events out of file order: the sorted replay): task
 	 * 6's BEGIN was lost in the gap, its END is the first after it */
-	sy_event(&T, 4500, 2, D9_EV_POLL_END, 6);
+	sy_event(&T, 4500, 2, TRACE_EV_POLL_END, 6);
 	sy_poll(&T, 2, 5, 600, 800);
 	sy_sample(&T, 900, 1, 0, 1);
 	sy_sample(&T, 2000, 1, 0, 1);	/* in the gap */
@@ -302,9 +303,9 @@ Test(join, a_poll_open_at_the_end_stops_at_a_gap_after_its_begin)
 	T.counters.start_time = 1;
 	T.counters.end_time = 10000;
 	sy_meta(&T, "shim_gap", "8000-9000");
-	sy_event(&T, 7000, 1, D9_EV_POLL_BEGIN, 3);
+	sy_event(&T, 7000, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_sample(&T, 9500, 1, 0, 1);
-	sy_event(&T, 7000, 2, D9_EV_POLL_BEGIN, 4);
+	sy_event(&T, 7000, 2, TRACE_EV_POLL_BEGIN, 4);
 	sy_sample(&T, 7500, 2, 0, 1);
 	do_join();
 	cr_assert_eq(J->npolls, 2);
@@ -321,8 +322,8 @@ Test(join, after_several_gaps_a_first_end_starts_at_the_last_ones_end)
 	T.counters.end_time = 10000;
 	sy_meta(&T, "shim_gap", "1000-2000");
 	sy_meta(&T, "shim_gap", "3000-4000");
-	sy_event(&T, 500, 1, D9_EV_POLL_BEGIN, 3);
-	sy_event(&T, 4500, 1, D9_EV_POLL_END, 5);
+	sy_event(&T, 500, 1, TRACE_EV_POLL_BEGIN, 3);
+	sy_event(&T, 4500, 1, TRACE_EV_POLL_END, 5);
 	do_join();
 	cr_assert_eq(J->npolls, 2);
 	cr_assert_eq(J->polls[0].end, 1000);
@@ -353,9 +354,9 @@ Test(join, gaps_are_read_sorted_and_merged_and_malformed_ones_left_out)
 
 Test(join, begin_while_open_closes_the_open_poll)
 {
-	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
-	sy_event(&T, 150, 1, D9_EV_POLL_BEGIN, 4); /* END of 3 lost */
-	sy_event(&T, 180, 1, D9_EV_POLL_END, 4);
+	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
+	sy_event(&T, 150, 1, TRACE_EV_POLL_BEGIN, 4); /* END of 3 lost */
+	sy_event(&T, 180, 1, TRACE_EV_POLL_END, 4);
 	sy_sample(&T, 160, 1, 0, 1);
 	do_join();
 	cr_assert_eq(J->npolls, 2);
@@ -370,10 +371,10 @@ Test(join, begin_while_open_closes_the_open_poll)
 Test(join, stray_ends_are_counted_and_ignored)
 {
 	sy_poll(&T, 1, 3, 100, 200);
-	sy_event(&T, 250, 1, D9_EV_POLL_END, 3); /* nothing open */
-	sy_event(&T, 300, 1, D9_EV_POLL_BEGIN, 4);
-	sy_event(&T, 320, 1, D9_EV_POLL_END, 5); /* other task */
-	sy_event(&T, 340, 1, D9_EV_POLL_END, 4);
+	sy_event(&T, 250, 1, TRACE_EV_POLL_END, 3); /* nothing open */
+	sy_event(&T, 300, 1, TRACE_EV_POLL_BEGIN, 4);
+	sy_event(&T, 320, 1, TRACE_EV_POLL_END, 5); /* other task */
+	sy_event(&T, 340, 1, TRACE_EV_POLL_END, 4);
 	do_join();
 	cr_assert_eq(J->unmatched_ends, 2);
 	cr_assert_eq(J->npolls, 2);
@@ -385,8 +386,8 @@ Test(join, stray_ends_are_counted_and_ignored)
 Test(join, thread_stop_closes_open_poll)
 {
 	T.counters.end_time = 10000;
-	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 3);
-	sy_event(&T, 200, 1, D9_EV_THREAD_STOP, 0);
+	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
+	sy_event(&T, 200, 1, TRACE_EV_THREAD_STOP, 0);
 	sy_sample(&T, 250, 1, 0, 1);
 	do_join();
 	cr_assert_eq(J->npolls, 1);
@@ -398,8 +399,8 @@ Test(join, thread_stop_closes_open_poll)
 Test(join, end_first_after_thread_start_starts_at_thread_start)
 {
 	T.counters.start_time = 10;
-	sy_event(&T, 100, 1, D9_EV_THREAD_START, 0);
-	sy_event(&T, 150, 1, D9_EV_POLL_END, 3); /* BEGIN dropped */
+	sy_event(&T, 100, 1, TRACE_EV_THREAD_START, 0);
+	sy_event(&T, 150, 1, TRACE_EV_POLL_END, 3); /* BEGIN dropped */
 	do_join();
 	cr_assert_eq(J->npolls, 1);
 	cr_assert_eq(J->polls[0].start, 100);
@@ -410,12 +411,12 @@ Test(join, events_are_taken_in_time_order_per_thread_stably)
 {
 	/* file order interleaves threads and is out of order on tid 2; equal
 	 * times keep file order (BEGIN then END: a zero-length poll) */
-	sy_event(&T, 300, 2, D9_EV_POLL_END, 6);
-	sy_event(&T, 100, 1, D9_EV_POLL_BEGIN, 5);
-	sy_event(&T, 200, 2, D9_EV_POLL_BEGIN, 6);
-	sy_event(&T, 150, 1, D9_EV_POLL_END, 5);
-	sy_event(&T, 400, 1, D9_EV_POLL_BEGIN, 7);
-	sy_event(&T, 400, 1, D9_EV_POLL_END, 7);
+	sy_event(&T, 300, 2, TRACE_EV_POLL_END, 6);
+	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 5);
+	sy_event(&T, 200, 2, TRACE_EV_POLL_BEGIN, 6);
+	sy_event(&T, 150, 1, TRACE_EV_POLL_END, 5);
+	sy_event(&T, 400, 1, TRACE_EV_POLL_BEGIN, 7);
+	sy_event(&T, 400, 1, TRACE_EV_POLL_END, 7);
 	sy_sample(&T, 250, 2, 0, 1);
 	sy_sample(&T, 400, 1, 0, 1);
 	do_join();
@@ -453,7 +454,7 @@ Test(join, tasks_sorted_with_stats_and_unpolled_ones)
 	sy_task(&T, 30, "idle");
 	sy_task(&T, 10, "old");
 	sy_task(&T, 10, "worker");	     /* renamed: the last name wins */
-	sy_event(&T, 5, 1, D9_EV_SPAWN, 40); /* unnamed, never polled */
+	sy_event(&T, 5, 1, TRACE_EV_SPAWN, 40); /* unnamed, never polled */
 	sy_poll(&T, 1, 10, 100, 200);
 	sy_poll(&T, 2, 10, 150, 450);
 	sy_poll(&T, 1, 20, 300, 310);
@@ -618,11 +619,11 @@ static void write_synthetic(const char *path, int finish)
 	for (uint64_t k = 0; k < 3000; k++) {
 		uint64_t t0 = 100000 + k * 10000;
 		struct trace_event b = {.time = t0, .task = 1 + k % 9, .tid = 11,
-					.type = D9_EV_POLL_BEGIN};
+					.type = TRACE_EV_POLL_BEGIN};
 		struct trace_event e = b;
 
 		e.time = t0 + 6000 + (k % 5) * 1000;
-		e.type = D9_EV_POLL_END;
+		e.type = TRACE_EV_POLL_END;
 		if (k % 500 == 7)
 			e.task = 99; /* unmatched: the poll stays open */
 		cr_assert_eq(trace_writer__event(w, &b), 0);
@@ -633,12 +634,12 @@ static void write_synthetic(const char *path, int finish)
 	/* thread 12: out of order, with an END first */
 	{
 		static const struct { uint64_t t; uint32_t type; uint64_t task; } ev[] = {
-			{500000, D9_EV_POLL_END, 4},	{900000, D9_EV_POLL_BEGIN, 5},
-			{700000, D9_EV_POLL_BEGIN, 3},	{800000, D9_EV_POLL_END, 3},
-			{950000, D9_EV_POLL_END, 5},	{990000, D9_EV_THREAD_STOP, 0},
-			{1200000, D9_EV_THREAD_START, 0}, {1300000, D9_EV_POLL_BEGIN, 6},
-			{1300000, D9_EV_POLL_END, 6},	{1400000, D9_EV_PARK, 0},
-			{1500000, D9_EV_UNPARK, 0},
+			{500000, TRACE_EV_POLL_END, 4},	{900000, TRACE_EV_POLL_BEGIN, 5},
+			{700000, TRACE_EV_POLL_BEGIN, 3},	{800000, TRACE_EV_POLL_END, 3},
+			{950000, TRACE_EV_POLL_END, 5},	{990000, TRACE_EV_THREAD_STOP, 0},
+			{1200000, TRACE_EV_THREAD_START, 0}, {1300000, TRACE_EV_POLL_BEGIN, 6},
+			{1300000, TRACE_EV_POLL_END, 6},	{1400000, TRACE_EV_PARK, 0},
+			{1500000, TRACE_EV_UNPARK, 0},
 		};
 		for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
 			struct trace_event e = {.time = ev[i].t, .task = ev[i].task,
@@ -652,13 +653,13 @@ static void write_synthetic(const char *path, int finish)
 		uint64_t t0 = 2000000000ULL + k * 6000000000ULL / 7;
 		uint64_t len = k % 10 == 3 ? 5000000000ULL : 2000 + k;
 		struct trace_event b = {.time = t0, .task = 7, .tid = 13,
-					.type = D9_EV_POLL_BEGIN};
+					.type = TRACE_EV_POLL_BEGIN};
 		struct trace_event e = b;
 
 		if (k && k % 10 == 4)
 			continue; /* the long poll's successor: none */
 		e.time = t0 + len;
-		e.type = D9_EV_POLL_END;
+		e.type = TRACE_EV_POLL_END;
 		cr_assert_eq(trace_writer__event(w, &b), 0);
 		cr_assert_eq(trace_writer__event(w, &e), 0);
 	}
@@ -737,10 +738,10 @@ Test(join, a_poll_open_where_a_trace_was_cut_ends_at_its_threads_last_record)
 	memset(&t, 0, sizeof(t));
 	/* no END chunk: cut. Thread 1's poll is open; its last record is a
 	 * sample at 5 ms. Thread 2 goes on to 1 s. */
-	sy_event(&t, 1000000, 1, D9_EV_POLL_BEGIN, 7);
+	sy_event(&t, 1000000, 1, TRACE_EV_POLL_BEGIN, 7);
 	sy_sample(&t, 5000000, 1, 0, 1);
-	sy_event(&t, 2000000, 2, D9_EV_POLL_BEGIN, 8);
-	sy_event(&t, 1000000000, 2, D9_EV_POLL_END, 8);
+	sy_event(&t, 2000000, 2, TRACE_EV_POLL_BEGIN, 8);
+	sy_event(&t, 1000000000, 2, TRACE_EV_POLL_END, 8);
 	cr_assert_eq(join__new(&t, JOIN_POLL_LIST, &j), 0);
 	cr_assert_eq(j->npolls, 2);
 	for (size_t i = 0; i < j->npolls; i++) {

@@ -6,7 +6,6 @@
  */
 #include <criterion/criterion.h>
 
-#include "libprof/d9_segment.h"
 #include "record/livestate.h"
 #include "trace/trace_format.h"
 
@@ -38,34 +37,34 @@ Test(livestate, open_polls_parks_wakes_and_spawns_in_time_order)
 	const struct trace_event *o;
 	size_t n;
 
-	ev(1, D9_EV_SPAWN, 10, 1);	/* polled later: not open */
-	ev(2, D9_EV_SPAWN, 11, 1);	/* never polled: open */
-	ev(3, D9_EV_WAKE, 10, 1);
-	ev(4, D9_EV_POLL_BEGIN, 10, 2);	/* in progress */
-	ev(5, D9_EV_PARK, 0, 3);
-	ev(6, D9_EV_PARK, 0, 4);
-	ev(7, D9_EV_UNPARK, 0, 4);
-	ev(8, D9_EV_WAKE, 12, 1);	/* pending */
-	ev(9, D9_EV_WAKE, 10, 1);	/* woken during its poll: pending too */
+	ev(1, TRACE_EV_SPAWN, 10, 1);	/* polled later: not open */
+	ev(2, TRACE_EV_SPAWN, 11, 1);	/* never polled: open */
+	ev(3, TRACE_EV_WAKE, 10, 1);
+	ev(4, TRACE_EV_POLL_BEGIN, 10, 2);	/* in progress */
+	ev(5, TRACE_EV_PARK, 0, 3);
+	ev(6, TRACE_EV_PARK, 0, 4);
+	ev(7, TRACE_EV_UNPARK, 0, 4);
+	ev(8, TRACE_EV_WAKE, 12, 1);	/* pending */
+	ev(9, TRACE_EV_WAKE, 10, 1);	/* woken during its poll: pending too */
 	n = livestate__open(ls, &o);
 	cr_assert_eq(n, 5);
-	cr_assert_eq(o[0].type, D9_EV_SPAWN);
+	cr_assert_eq(o[0].type, TRACE_EV_SPAWN);
 	cr_assert_eq(o[0].task, 11);
-	cr_assert_eq(o[1].type, D9_EV_POLL_BEGIN);
+	cr_assert_eq(o[1].type, TRACE_EV_POLL_BEGIN);
 	cr_assert_eq(o[1].task, 10);
 	cr_assert_eq(o[1].tid, 2);
 	cr_assert_eq(o[1].time, 4 * MS);
-	cr_assert_eq(o[2].type, D9_EV_PARK);
+	cr_assert_eq(o[2].type, TRACE_EV_PARK);
 	cr_assert_eq(o[2].tid, 3);
-	cr_assert_eq(o[3].type, D9_EV_WAKE);
+	cr_assert_eq(o[3].type, TRACE_EV_WAKE);
 	cr_assert_eq(o[3].task, 12);
-	cr_assert_eq(o[4].type, D9_EV_WAKE);
+	cr_assert_eq(o[4].type, TRACE_EV_WAKE);
 	cr_assert_eq(o[4].task, 10);
 
-	ev(10, D9_EV_POLL_END, 10, 2);
-	ev(11, D9_EV_POLL_BEGIN, 10, 2);
-	ev(12, D9_EV_POLL_END, 10, 2);
-	ev(13, D9_EV_TASK_END, 10, 2);
+	ev(10, TRACE_EV_POLL_END, 10, 2);
+	ev(11, TRACE_EV_POLL_BEGIN, 10, 2);
+	ev(12, TRACE_EV_POLL_END, 10, 2);
+	ev(13, TRACE_EV_TASK_END, 10, 2);
 	n = livestate__open(ls, &o);
 	cr_assert_eq(n, 3, "spawn 11, park 3, wake 12");
 }
@@ -75,15 +74,15 @@ Test(livestate, a_spawn_or_wake_drained_after_the_poll_or_end_is_not_open)
 	const struct trace_event *o;
 
 	/* the worker's ring is drained before the spawner's */
-	ev(5, D9_EV_POLL_BEGIN, 20, 2);
-	ev(6, D9_EV_POLL_END, 20, 2);
-	ev(7, D9_EV_TASK_END, 20, 2);
-	ev(1, D9_EV_SPAWN, 20, 1);
-	ev(2, D9_EV_WAKE, 20, 1);
-	ev(3, D9_EV_POLL_BEGIN, 21, 2);
-	ev(4, D9_EV_POLL_END, 21, 2);
-	ev(2, D9_EV_SPAWN, 21, 1);
-	ev(3, D9_EV_WAKE, 21, 1);	/* the wake its poll at 3 ms took */
+	ev(5, TRACE_EV_POLL_BEGIN, 20, 2);
+	ev(6, TRACE_EV_POLL_END, 20, 2);
+	ev(7, TRACE_EV_TASK_END, 20, 2);
+	ev(1, TRACE_EV_SPAWN, 20, 1);
+	ev(2, TRACE_EV_WAKE, 20, 1);
+	ev(3, TRACE_EV_POLL_BEGIN, 21, 2);
+	ev(4, TRACE_EV_POLL_END, 21, 2);
+	ev(2, TRACE_EV_SPAWN, 21, 1);
+	ev(3, TRACE_EV_WAKE, 21, 1);	/* the wake its poll at 3 ms took */
 	cr_assert_eq(livestate__open(ls, &o), 0);
 }
 
@@ -92,14 +91,14 @@ Test(livestate, memory_follows_what_is_open_not_what_came_and_went)
 	const struct trace_event *o;
 
 	for (uint64_t t = 1; t <= 200000; t++) {
-		ev(t, D9_EV_SPAWN, t, 1);
-		ev(t, D9_EV_POLL_BEGIN, t, 2);
-		ev(t, D9_EV_POLL_END, t, 2);
-		ev(t, D9_EV_TASK_END, t, 2);
+		ev(t, TRACE_EV_SPAWN, t, 1);
+		ev(t, TRACE_EV_POLL_BEGIN, t, 2);
+		ev(t, TRACE_EV_POLL_END, t, 2);
+		ev(t, TRACE_EV_TASK_END, t, 2);
 		if (t % 1000 == 0)
 			livestate__purge(ls, (t - 100) * MS);
 	}
-	ev(200001, D9_EV_SPAWN, 999999, 1);
+	ev(200001, TRACE_EV_SPAWN, 999999, 1);
 	livestate__purge(ls, 200001 * MS);
 	cr_assert_eq(livestate__open(ls, &o), 1);
 	cr_assert_eq(o[0].task, 999999);
@@ -113,16 +112,16 @@ Test(livestate, past_its_max_what_is_over_goes_then_new_ones_are_refused)
 	livestate__set_max(ls, 64);
 	/* 40 tasks polled and ended (over, not yet purged), 20 woken */
 	for (uint64_t t = 1; t <= 40; t++) {
-		ev(t, D9_EV_POLL_BEGIN, t, 2);
-		ev(t, D9_EV_POLL_END, t, 2);
-		ev(t, D9_EV_TASK_END, t, 2);
+		ev(t, TRACE_EV_POLL_BEGIN, t, 2);
+		ev(t, TRACE_EV_POLL_END, t, 2);
+		ev(t, TRACE_EV_TASK_END, t, 2);
 	}
 	for (uint64_t t = 100; t < 120; t++)
-		ev(t, D9_EV_WAKE, t, 1);
+		ev(t, TRACE_EV_WAKE, t, 1);
 	/* a flood of wakes of new tasks, never polled: the ended ones go
 	 * first, then the table stays full */
 	for (uint64_t t = 1000; t < 1100; t++) {
-		e = (struct trace_event){.time = t * MS, .task = t, .tid = 1, .type = D9_EV_WAKE};
+		e = (struct trace_event){.time = t * MS, .task = t, .tid = 1, .type = TRACE_EV_WAKE};
 		livestate__feed(ls, &e, NULL, 1);
 	}
 	cr_expect_eq(livestate__refused(ls), 100 - (64 - 20));
@@ -130,10 +129,10 @@ Test(livestate, past_its_max_what_is_over_goes_then_new_ones_are_refused)
 	cr_expect_eq(o[0].task, 100, "the oldest open wake is kept");
 	cr_expect_eq(o[63].task, 1043);
 	/* polled: no longer open; a purge makes room again */
-	ev(2000, D9_EV_POLL_BEGIN, 1000, 2);
-	ev(2001, D9_EV_POLL_END, 1000, 2);
+	ev(2000, TRACE_EV_POLL_BEGIN, 1000, 2);
+	ev(2001, TRACE_EV_POLL_END, 1000, 2);
 	livestate__purge(ls, 2002 * MS);
-	ev(2002, D9_EV_WAKE, 3000, 1);
+	ev(2002, TRACE_EV_WAKE, 3000, 1);
 	cr_expect_eq(livestate__refused(ls), 56);
 	cr_expect_eq(livestate__open(ls, &o), 64);
 	cr_expect_eq(o[63].task, 3000);
@@ -144,17 +143,17 @@ Test(livestate, long_polls_and_delays_are_hits_once_each)
 	struct livestate_hit h;
 
 	livestate__set_limits(ls, 50 * MS, 10 * MS);
-	ev(0, D9_EV_WAKE, 1, 9);
-	ev(5, D9_EV_POLL_BEGIN, 1, 2);	/* delay 5 ms: no */
-	ev(60, D9_EV_POLL_END, 1, 2);	/* 55 ms: a hit */
+	ev(0, TRACE_EV_WAKE, 1, 9);
+	ev(5, TRACE_EV_POLL_BEGIN, 1, 2);	/* delay 5 ms: no */
+	ev(60, TRACE_EV_POLL_END, 1, 2);	/* 55 ms: a hit */
 	cr_assert_eq(livestate__hit(ls, &h), 1);
 	cr_assert_eq(h.kind, LIVESTATE_POLL);
 	cr_assert_eq(h.task, 1);
 	cr_assert_eq(h.ns, 55 * MS);
 	cr_assert_eq(h.time, 60 * MS);
 	cr_assert_eq(livestate__hit(ls, &h), 0);
-	ev(61, D9_EV_WAKE, 1, 9);
-	ev(80, D9_EV_POLL_BEGIN, 1, 2);	/* delay 19 ms */
+	ev(61, TRACE_EV_WAKE, 1, 9);
+	ev(80, TRACE_EV_POLL_BEGIN, 1, 2);	/* delay 19 ms */
 	cr_assert_eq(livestate__hit(ls, &h), 1);
 	cr_assert_eq(h.kind, LIVESTATE_DELAY);
 	cr_assert_eq(h.ns, 19 * MS);
@@ -194,8 +193,8 @@ Test(livestate, whole_polls_match_their_events)
 			if (len >= r.time)
 				len = r.time - 1;
 		} else {
-			static const uint32_t t[] = {D9_EV_WAKE, D9_EV_SPAWN, D9_EV_TASK_END,
-						     D9_EV_PARK, D9_EV_UNPARK, D9_EV_THREAD_STOP};
+			static const uint32_t t[] = {TRACE_EV_WAKE, TRACE_EV_SPAWN, TRACE_EV_TASK_END,
+						     TRACE_EV_PARK, TRACE_EV_UNPARK, TRACE_EV_THREAD_STOP};
 			r.type = t[pick - 5];
 		}
 		cr_assert_eq(livestate__feed(ls, &r, &len, 1), 0);

@@ -118,8 +118,8 @@ static void scenario(void)
 	sy_meta(&T, "frequency", "1000");
 	sy_poll(&T, 10, 1, 1 * MS, 5 * MS);
 	sy_poll(&T, 10, 2, 6 * MS, 6 * MS + 500 * US);
-	sy_event(&T, 7 * MS, 10, D9_EV_PARK, 0);
-	sy_event(&T, 9 * MS + 100 * US, 10, D9_EV_UNPARK, 0);
+	sy_event(&T, 7 * MS, 10, TRACE_EV_PARK, 0);
+	sy_event(&T, 9 * MS + 100 * US, 10, TRACE_EV_UNPARK, 0);
 	sy_sample(&T, 1 * MS + 100 * US, 10, S_CPU, 1);
 	sy_sample(&T, 6 * MS + 100 * US, 10, S_CPU, 1);
 	sy_sample(&T, 6 * MS + 200 * US, 10, S_CPU, 2);
@@ -164,7 +164,7 @@ Test(offcpu, time_off_cpu_is_clipped_to_a_poll_whose_end_was_lost)
 {
 	frames();
 	/* task 1's END was lost: task 2's BEGIN at 3 ms ends it there */
-	sy_event(&T, 1 * MS, 10, D9_EV_POLL_BEGIN, 1);
+	sy_event(&T, 1 * MS, 10, TRACE_EV_POLL_BEGIN, 1);
 	sy_poll(&T, 10, 2, 3 * MS, 4 * MS);
 	sy_switch(&T, 2 * MS, 3 * MS + 400 * US, 10, S_BLOCK, 0);
 	do_join();
@@ -178,7 +178,7 @@ Test(offcpu, time_off_cpu_is_clipped_to_a_poll_whose_end_was_lost)
 Test(offcpu, still_off_cpu_at_the_end_counts_to_the_recording_end)
 {
 	frames();
-	sy_event(&T, 1 * MS, 10, D9_EV_POLL_BEGIN, 1); /* open at the end */
+	sy_event(&T, 1 * MS, 10, TRACE_EV_POLL_BEGIN, 1); /* open at the end */
 	sy_switch(&T, 2 * MS, 0, 10, S_BLOCK, 0);
 	sy_switch(&T, 2 * MS, 0, 11, S_NOPOLL, 0);
 	T.counters.end_time = 7 * MS;
@@ -199,12 +199,12 @@ Test(offcpu, unpark_first_on_a_thread_means_parked_since_the_start)
 	frames();
 	sy_sample(&T, 0, 10, S_CPU, 1); /* the recording starts at 0 */
 	sy_switch(&T, 1 * MS, 2 * MS, 10, S_PARK, 0);
-	sy_event(&T, 3 * MS, 10, D9_EV_UNPARK, 0);
+	sy_event(&T, 3 * MS, 10, TRACE_EV_UNPARK, 0);
 	sy_switch(&T, 4 * MS, 5 * MS, 10, S_NOPOLL, 0);
 	/* parked at the end: lasts to the recording end */
-	sy_event(&T, 6 * MS, 10, D9_EV_PARK, 0);
+	sy_event(&T, 6 * MS, 10, TRACE_EV_PARK, 0);
 	sy_switch(&T, 7 * MS, 0, 10, S_PARK, 0);
-	sy_event(&T, 8 * MS, 11, D9_EV_PARK, 0);
+	sy_event(&T, 8 * MS, 11, TRACE_EV_PARK, 0);
 	T.counters.end_time = 9 * MS;
 	do_join();
 	cr_assert_eq(OC->sw[0].where, OFFCPU_IDLE);
@@ -227,13 +227,13 @@ Test(offcpu, parks_are_known_from_the_shims_attach_and_not_across_a_gap)
 	 * parked at 4 ms, its UNPARK lost in the gap, the next one at 8 ms */
 	sy_switch(&T, 1 * MS, 1 * MS + 500 * US, 10, S_PARK, 0);
 	sy_switch(&T, 2 * MS + 500 * US, 2 * MS + 600 * US, 10, S_PARK, 0);
-	sy_event(&T, 3 * MS, 10, D9_EV_UNPARK, 0);
-	sy_event(&T, 4 * MS, 10, D9_EV_PARK, 0);
+	sy_event(&T, 3 * MS, 10, TRACE_EV_UNPARK, 0);
+	sy_event(&T, 4 * MS, 10, TRACE_EV_PARK, 0);
 	sy_switch(&T, 6 * MS, 6 * MS + 100 * US, 10, S_PARK, 0);
 	sy_switch(&T, 7 * MS + 500 * US, 7 * MS + 600 * US, 10, S_PARK, 0);
-	sy_event(&T, 8 * MS, 10, D9_EV_UNPARK, 0);
+	sy_event(&T, 8 * MS, 10, TRACE_EV_UNPARK, 0);
 	/* thread 11: parked at 4.5 ms, no event after the gap */
-	sy_event(&T, 4 * MS + 500 * US, 11, D9_EV_PARK, 0);
+	sy_event(&T, 4 * MS + 500 * US, 11, TRACE_EV_PARK, 0);
 	sy_switch(&T, 6 * MS, 6 * MS + 100 * US, 11, S_PARK, 0);
 	do_join();
 	cr_assert_eq(OC->parks, 4);
@@ -254,9 +254,9 @@ Test(offcpu, off_cpu_time_in_a_poll_stops_where_a_gap_began)
 	sy_meta(&T, "shim_gap", "5000000-7000000");
 	/* blocked at 4 ms in task 1's poll, back at 8 ms: which poll it was
 	 * in after 5 ms is not known (its END may be in the gap) */
-	sy_event(&T, 3 * MS, 10, D9_EV_POLL_BEGIN, 1);
+	sy_event(&T, 3 * MS, 10, TRACE_EV_POLL_BEGIN, 1);
 	sy_switch(&T, 4 * MS, 8 * MS, 10, S_BLOCK, 0);
-	sy_event(&T, 9 * MS, 10, D9_EV_POLL_END, 2);
+	sy_event(&T, 9 * MS, 10, TRACE_EV_POLL_END, 2);
 	do_join();
 	cr_assert_eq(OC->sw[0].where, OFFCPU_IN_POLL);
 	cr_assert_eq(OC->sw[0].len, 4 * MS);
@@ -269,9 +269,9 @@ Test(offcpu, a_poll_wins_over_a_park_inside_it)
 {
 	frames();
 	sy_poll(&T, 10, 1, 1 * MS, 5 * MS);
-	sy_event(&T, 2 * MS, 10, D9_EV_PARK, 0);
+	sy_event(&T, 2 * MS, 10, TRACE_EV_PARK, 0);
 	sy_switch(&T, 2 * MS + 1, 3 * MS, 10, S_PARK, 0);
-	sy_event(&T, 3 * MS + 1, 10, D9_EV_UNPARK, 0);
+	sy_event(&T, 3 * MS + 1, 10, TRACE_EV_UNPARK, 0);
 	do_join();
 	cr_assert_eq(OC->sw[0].where, OFFCPU_IN_POLL);
 }
@@ -546,7 +546,7 @@ Test(offcpu, polls_table_without_off_cpu_data_shows_dashes_and_says_why)
 Test(offcpu, open_polls_show_their_duration_as_a_lower_bound)
 {
 	frames();
-	sy_event(&T, 1 * MS, 10, D9_EV_POLL_BEGIN, 1);
+	sy_event(&T, 1 * MS, 10, TRACE_EV_POLL_BEGIN, 1);
 	sy_sample(&T, 3 * MS, 10, S_CPU, 1);
 	T.counters.end_time = 4 * MS;
 	do_join();

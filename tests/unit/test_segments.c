@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "libprof/d9_segment.h"
 #include "trace/trace.h"
 
 #define MS 1000000ULL
@@ -64,7 +63,7 @@ static void write_segment(int fd, unsigned k)
 	for (uint64_t b = T0 + 20 * MS; b < start; b += 50 * MS)
 		if (b + 30 * MS >= start) { /* its END at start is this segment's */
 			struct trace_event st = {.time = b, .task = 1, .tid = 7,
-						 .type = D9_EV_POLL_BEGIN};
+						 .type = TRACE_EV_POLL_BEGIN};
 
 			cr_assert_eq(trace_writer__state(w, &st, 1), 0);
 		}
@@ -81,12 +80,12 @@ static void write_segment(int fd, unsigned k)
 
 		if (t >= T0 + 20 * MS && rel == 20 * MS) {
 			struct trace_event e = {.time = t, .task = 1, .tid = 7,
-						.type = D9_EV_POLL_BEGIN};
+						.type = TRACE_EV_POLL_BEGIN};
 			cr_assert_eq(trace_writer__event(w, &e), 0);
 		}
 		if (t > T0 + 20 * MS && rel == 0) {
 			struct trace_event e = {.time = t, .task = 1, .tid = 7,
-						.type = D9_EV_POLL_END};
+						.type = TRACE_EV_POLL_END};
 			cr_assert_eq(trace_writer__event(w, &e), 0);
 		}
 		if ((t - start) % (10 * MS) == 5 * MS) {
@@ -185,8 +184,8 @@ Test(segments, back_to_back_segments_read_as_one_trace_with_shared_ids)
 	}
 	/* the STATE copies of segments 1 and 2 are not read twice: begins at
 	 * 20, 70, ... 270, ends at 50, ... 250 */
-	cr_assert_eq(count_events(t, D9_EV_POLL_BEGIN), 6);
-	cr_assert_eq(count_events(t, D9_EV_POLL_END), 5);
+	cr_assert_eq(count_events(t, TRACE_EV_POLL_BEGIN), 6);
+	cr_assert_eq(count_events(t, TRACE_EV_POLL_END), 5);
 	cr_assert_eq(t->counters.start_time, T0);
 	cr_assert_eq(t->counters.end_time, T0 + 3 * SEG_NS);
 	cr_assert_eq(t->counters.lost_samples, 3);
@@ -204,10 +203,10 @@ Test(segments, a_segment_alone_starts_from_its_state)
 	cr_assert_eq(t->nsegments, 1);
 	cr_assert(t->segments[0].state_used);
 	/* the poll open at its start (100 ms) began at 70 ms */
-	cr_assert_eq(t->events[0].type, D9_EV_POLL_BEGIN);
+	cr_assert_eq(t->events[0].type, TRACE_EV_POLL_BEGIN);
 	cr_assert_eq(t->events[0].time, T0 + 70 * MS);
-	cr_assert_eq(count_events(t, D9_EV_POLL_BEGIN), 3);	/* 70, 120, 170 */
-	cr_assert_eq(count_events(t, D9_EV_POLL_END), 2);
+	cr_assert_eq(count_events(t, TRACE_EV_POLL_BEGIN), 3);	/* 70, 120, 170 */
+	cr_assert_eq(count_events(t, TRACE_EV_POLL_END), 2);
 	cr_assert_eq(t->counters.events, t->nevents - 1, "STATE is not counted as recorded");
 	trace__free(t);
 	free(p);

@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libprof/d9_segment.h"
 #include "trace/trace.h"
 #include "trace/trace_format.h"
 
@@ -162,7 +161,7 @@ static size_t write_small(int fd, int finish, uint32_t *stacks)
 		struct trace_event e = {.time = 1005 + i * 10,
 					.task = 7,
 					.tid = 101,
-					.type = D9_EV_POLL_BEGIN + i % 2};
+					.type = TRACE_EV_POLL_BEGIN + i % 2};
 
 		cr_assert_eq(trace_writer__event(w, &e), 0);
 	}
@@ -1042,7 +1041,7 @@ Test(trace, event_batches_round_trip_like_single_events_across_chunks)
 		ev[i].time = i == N / 2 ? UINT64_MAX : time;
 		ev[i].task = i % 5000 == 3 ? UINT64_MAX - i : 0x7f0000001000ULL + i % 37 * 64;
 		ev[i].tid = i % 300 < 200 ? 4242 : i % 300 < 290 ? 7 : UINT32_MAX - (uint32_t)i;
-		ev[i].type = i % 777 == 0 ? 300 : D9_EV_POLL_BEGIN + (uint32_t)(i % 3);
+		ev[i].type = i % 777 == 0 ? 300 : TRACE_EV_POLL_BEGIN + (uint32_t)(i % 3);
 	}
 	cr_assert_eq(trace_writer__events(w, NULL, 0), 0);
 	cr_assert_eq(trace_writer__events(w, NULL, 1), -EINVAL);
@@ -1192,7 +1191,7 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 		etime += 1000 + rnd() % 3000;
 		e.time = 1000000000000ULL + etime;
 		e.task = 0x7f3a00000000ULL + (i / 2 * 7919 % 10000) * 256;
-		e.type = i % 2 ? D9_EV_POLL_END : D9_EV_POLL_BEGIN;
+		e.type = i % 2 ? TRACE_EV_POLL_END : TRACE_EV_POLL_BEGIN;
 		cr_assert_eq(trace_writer__event(w, &e), 0);
 	}
 	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
@@ -1286,21 +1285,21 @@ Test(trace, whole_polls_read_back_as_their_events)
 		uint32_t tid = 100 + (uint32_t)(seed >> 40) % 3, k = (uint32_t)(seed >> 33) % 9;
 
 		time += 1 + (seed >> 20) % 5000;
-		ev[i++] = (struct trace_event){time, task, tid, D9_EV_POLL_BEGIN};
+		ev[i++] = (struct trace_event){time, task, tid, TRACE_EV_POLL_BEGIN};
 		if (k == 0) /* a begin alone */
 			continue;
 		if (k == 1) /* a wake of another task inside the poll */
-			ev[i++] = (struct trace_event){time + 3, task + 1, tid, D9_EV_WAKE};
+			ev[i++] = (struct trace_event){time + 3, task + 1, tid, TRACE_EV_WAKE};
 		if (k == 2) /* woken at the end: one record */
-			ev[i++] = (struct trace_event){time + 9, task, tid, D9_EV_WAKE};
+			ev[i++] = (struct trace_event){time + 9, task, tid, TRACE_EV_WAKE};
 		if (k == 3) /* woken before the end: not a whole poll */
-			ev[i++] = (struct trace_event){time + 5, task, tid, D9_EV_WAKE};
+			ev[i++] = (struct trace_event){time + 5, task, tid, TRACE_EV_WAKE};
 		if (k == 4) /* an end of another thread, or back in time */
-			ev[i++] = (struct trace_event){time + 9, task, tid + 1, D9_EV_POLL_END};
+			ev[i++] = (struct trace_event){time + 9, task, tid + 1, TRACE_EV_POLL_END};
 		if (k == 5)
 			time += 1ULL << 40; /* a long poll */
 		ev[i++] = (struct trace_event){k == 6 ? time - 1 : time + 9, task, tid,
-					       D9_EV_POLL_END};
+					       TRACE_EV_POLL_END};
 		time += 9;
 	}
 	/* in uneven batches, so that some polls are cut between two */
@@ -1341,19 +1340,19 @@ Test(trace, whole_polls_read_back_as_their_events)
 Test(trace, records_read_back_as_events)
 {
 	static const struct trace_event rec[] = {
-	    {1000, 7, 42, TRACE_REC_POLL},	 {1100, 8, 42, D9_EV_WAKE},
-	    {2000, 8, 42, TRACE_REC_POLL_WOKEN}, {2500, 9, 43, D9_EV_POLL_BEGIN},
+	    {1000, 7, 42, TRACE_REC_POLL},	 {1100, 8, 42, TRACE_EV_WAKE},
+	    {2000, 8, 42, TRACE_REC_POLL_WOKEN}, {2500, 9, 43, TRACE_EV_POLL_BEGIN},
 	};
 	static const uint64_t len[] = {400, 0, 900, 0};
 	static const struct trace_event want[] = {
-	    {600, 7, 42, D9_EV_POLL_BEGIN},  {1000, 7, 42, D9_EV_POLL_END},
-	    {1100, 8, 42, D9_EV_WAKE},	     {1100, 8, 42, D9_EV_POLL_BEGIN},
-	    {2000, 8, 42, D9_EV_WAKE},	     {2000, 8, 42, D9_EV_POLL_END},
-	    {2500, 9, 43, D9_EV_POLL_BEGIN}, {2600, 9, 43, D9_EV_POLL_BEGIN},
-	    {2700, 9, 43, D9_EV_POLL_END},
+	    {600, 7, 42, TRACE_EV_POLL_BEGIN},  {1000, 7, 42, TRACE_EV_POLL_END},
+	    {1100, 8, 42, TRACE_EV_WAKE},	     {1100, 8, 42, TRACE_EV_POLL_BEGIN},
+	    {2000, 8, 42, TRACE_EV_WAKE},	     {2000, 8, 42, TRACE_EV_POLL_END},
+	    {2500, 9, 43, TRACE_EV_POLL_BEGIN}, {2600, 9, 43, TRACE_EV_POLL_BEGIN},
+	    {2700, 9, 43, TRACE_EV_POLL_END},
 	};
 	static const struct trace_event ev[] = {
-	    {2600, 9, 43, D9_EV_POLL_BEGIN}, {2700, 9, 43, D9_EV_POLL_END}};
+	    {2600, 9, 43, TRACE_EV_POLL_BEGIN}, {2700, 9, 43, TRACE_EV_POLL_END}};
 	static const uint64_t too_long = 5000;
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
@@ -1394,10 +1393,10 @@ Test(trace, whole_polls_take_one_record)
 
 	cr_assert_not_null(ev);
 	for (i = 0; i < N; i++) {
-		ev[2 * i] = (struct trace_event){1000000 + i * 900, 1 + i % 7, 55, D9_EV_POLL_BEGIN};
+		ev[2 * i] = (struct trace_event){1000000 + i * 900, 1 + i % 7, 55, TRACE_EV_POLL_BEGIN};
 		ev[2 * i + 1] = ev[2 * i];
 		ev[2 * i + 1].time += 300 + i % 11;
-		ev[2 * i + 1].type = D9_EV_POLL_END;
+		ev[2 * i + 1].type = TRACE_EV_POLL_END;
 	}
 	cr_assert_eq(trace_writer__state(w, ev, 2 * N), 0);
 	cr_assert_eq(trace_writer__events(w, ev, 2 * N), 0);
