@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "record/livestate.h"
-#include "trace/trace_format.h"
 
 
 struct slot {

@@ -28,7 +28,6 @@
 #include <linux/perf_event.h>
 
 #include "libprof/d9_segment.h"
-#include "trace/trace_format.h"
 #include "record/ctimer_rec.h"
 #include "record/exitwatch.h"
 #include "record/flight.h"

@@ -100,6 +100,43 @@ struct trace_event {
 	uint32_t type;
 };
 
+/* Records (trace_writer__records(), and the POLLS encoding): an event of
+ * enum trace_event_type, or a whole poll as one of these two at its end
+ * (the shim's D9_EV_POLL and _WOKEN, which record/ maps). */
+#define TRACE_REC_POLL	      10
+#define TRACE_REC_POLL_WOKEN  11
+
+/* How many events a POLLS record stands for: 2 (BEGIN, END) for a whole
+ * poll, 3 (BEGIN, WAKE, END) for a woken one, else 1 (itself). */
+static inline size_t trace_rec_events(uint32_t type)
+{
+	return type == TRACE_REC_POLL ? 2 : type == TRACE_REC_POLL_WOKEN ? 3 : 1;
+}
+
+/* Record @x (a whole poll of length @len at its end, or an event) as its
+ * events at @out (room for trace_rec_events(x.type)); how many. @x is a
+ * copy, so @out may overlap where it came from. */
+static inline size_t trace_rec_spread(struct trace_event x, uint64_t len,
+				      struct trace_event *out)
+{
+	size_t k = trace_rec_events(x.type);
+
+	if (k == 1) {
+		out[0] = x;
+		return 1;
+	}
+	out[0] = x;
+	out[0].type = TRACE_EV_POLL_BEGIN;
+	out[0].time = x.time - len;
+	if (k == 3) {
+		out[1] = x;
+		out[1].type = TRACE_EV_WAKE;
+	}
+	out[k - 1] = x;
+	out[k - 1].type = TRACE_EV_POLL_END;
+	return k;
+}
+
 /* One off-CPU interval of a thread of the target: it was switched out at
  * @time with callchain @stack (taken at switch-out: the kernel path into
  * schedule() and the user path that made the blocking call) and ran again
@@ -244,7 +281,7 @@ int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
  * been queued. */
 int trace_writer__events(struct trace_writer *w, const struct trace_event *e,
 			 size_t n);
-/* Queue @n records as the POLLS encoding has them (trace_format.h): an
+/* Queue @n records as the POLLS encoding has them (trace_rec_events()): an
  * event, or a whole poll as one record of type TRACE_REC_POLL (or
  * TRACE_REC_POLL_WOKEN) at its end with its length in @len[i] (@len is
  * read for those only). What trace_writer__events() makes of a BEGIN

@@ -107,42 +107,6 @@
 #define TRACE_MAX_RAW	     (1u << 30)	 /* reader's limit on rsize */
 #define TRACE_VARINT_MAX     10
 
-/* The POLLS encoding's two record types beside enum trace_event_type's
- * (the shim's D9_EV_POLL and _WOKEN, which record/ checks). */
-#define TRACE_REC_POLL	      10
-#define TRACE_REC_POLL_WOKEN  11
-
-/* How many events a POLLS record stands for: 2 (BEGIN, END) for a whole
- * poll, 3 (BEGIN, WAKE, END) for a woken one, else 1 (itself). */
-static inline size_t trace_rec_events(uint32_t type)
-{
-	return type == TRACE_REC_POLL ? 2 : type == TRACE_REC_POLL_WOKEN ? 3 : 1;
-}
-
-/* Record @x (a whole poll of length @len at its end, or an event) as its
- * events at @out (room for trace_rec_events(x.type)); how many. @x is a
- * copy, so @out may overlap where it came from. */
-static inline size_t trace_rec_spread(struct trace_event x, uint64_t len,
-				      struct trace_event *out)
-{
-	size_t k = trace_rec_events(x.type);
-
-	if (k == 1) {
-		out[0] = x;
-		return 1;
-	}
-	out[0] = x;
-	out[0].type = TRACE_EV_POLL_BEGIN;
-	out[0].time = x.time - len;
-	if (k == 3) {
-		out[1] = x;
-		out[1].type = TRACE_EV_WAKE;
-	}
-	out[k - 1] = x;
-	out[k - 1].type = TRACE_EV_POLL_END;
-	return k;
-}
-
 /* x86_64: the kernel half of the address space. */
 #define TRACE_KERNEL_START 0xffff800000000000ULL
 

@@ -7,7 +7,6 @@
 #include <criterion/criterion.h>
 
 #include "record/livestate.h"
-#include "trace/trace_format.h"
 
 #define MS 1000000ULL
 
