@@ -756,7 +756,7 @@ struct delays_opts {
 int analysis__delays(const struct offcpu *oc, const struct delays *d,
 		     const struct delays_opts *o, FILE *out);
 
-/* ---- the one-page report (report_page.c) ----------------------------- */
+/* ---- the one-page report (report.c) ---------------------------------- */
 
 /* `d9prof report`: what was recorded and lost; per worker, time in polls
  * (CPU, blocked, run queue), outside polls and parked; the longest polls

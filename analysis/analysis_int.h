@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * analysis_int.h - private to analysis/: a u64 hash map, the flame tree's
- * layout, and small helpers shared by join.c, flame.c, flame_svg.c and
- * report.c. Nothing outside analysis/ may include it.
+ * layout, and small helpers shared by the views (labels.c for names and
+ * formats, stacks.c for stacks). Nothing outside analysis/ may include it.
  */
 #ifndef D9_ANALYSIS_INT_H
 #define D9_ANALYSIS_INT_H
@@ -192,7 +192,7 @@ void groups__free(struct groups *g);
 /* The tree analysis__flame() draws, built for @o (its format, title and
  * result left aside): the groups in *@gp and the tree in *@fp, both the
  * caller's to free; what it holds in *@rp (also on failure). 0, -ENOENT
- * (@o->sel keeps no task), -ENOMEM or a walk's error. (report.c) */
+ * (@o->sel keeps no task), -ENOMEM or a walk's error. (flame_view.c) */
 int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 			 struct groups **gp, struct flame **fp, struct flame_result *rp);
 
@@ -260,7 +260,7 @@ static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
 	return t > o ? t - o : 0;
 }
 
-/* ---- JSON (report.c) ------------------------------------------------- */
+/* ---- JSON (labels.c) ------------------------------------------------- */
 
 /* @s as a JSON string, quoted and escaped (NULL: null). Only well-formed
  * UTF-8 (text_utf8(): no overlong form, surrogate or code point past
@@ -315,7 +315,7 @@ const char *analysis_meta(const struct trace *t, const char *key);
  * subtitle at @buf; nothing when nothing was lost. */
 void losses_note(const struct trace *t, unsigned int affects, char *buf, size_t len);
 
-/* ---- shared by the renderers (report.c) ----------------------------- */
+/* ---- shared by the renderers (labels.c, stacks.c) -------------------- */
 
 /* Copy @s into @buf as a single-line, ';'-free name: text_clean() (no
  * control, no invalid UTF-8, whole characters; @buf may be @s), then ';'

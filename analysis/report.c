@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report.c - the work behind `d9prof flame` and `d9prof tasks`.
+ * report.c - the work behind `d9prof report`: one page, in the order
+ * a diagnosis goes, as text or JSON. Everything is computed first into
+ * struct page, then rendered, so both forms say the same.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,826 +13,934 @@
 #include "analysis/analysis_int.h"
 #include "lib/text.h"
 
-char *fmt_duration(uint64_t ns, char *buf, size_t len)
-{
-	static const char *const unit[] = {"ns", "us", "ms", "s"};
-	double v;
-	int u = 1;
+#define TOP 5		   /* rows per section */
+#define MAX_HOLDERS 3	   /* thieves named per worker */
+#define MAX_FLAGS 16
 
-	if (ns < 1000) {
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
-		return buf;
+/* Red-flag thresholds (documented in d9prof(1)). */
+#define FLAG_LONG_POLL_NS  (10 * 1000000ULL)
+#define FLAG_DELAY_NS	   (5 * 1000000ULL)
+#define FLAG_RUNQ_NS	   (1 * 1000000ULL)
+#define FLAG_BLOCKED_NS	   (1 * 1000000ULL)
+#define FLAG_IMBALANCE	   3.0
+
+struct holder_ns {
+	uint32_t tid;
+	uint64_t ns;
+};
+
+/* One runtime thread: one with polls or parked time. */
+struct worker {
+	uint32_t tid;
+	uint64_t polls;
+	uint64_t poll_cpu, poll_blocked, poll_runq;
+	uint64_t out_cpu, out_blocked, out_runq;
+	uint64_t parked;
+	uint64_t runq;			/* all its run-queue time */
+	struct holder_ns holders[MAX_HOLDERS]; /* largest first */
+};
+
+struct flag {
+	const char *what;	/* "long poll", ... */
+	char threshold[32];
+	uint64_t count;
+	uint64_t task;		/* 0: none */
+	char function[256];	/* "" none */
+	char detail[LOSS_TEXT_MAX + 64];
+	char next[128];		/* the command to run next */
+};
+
+struct page {
+	const struct offcpu *oc;
+	const struct delays *d;
+	struct worker *w;
+	size_t nw;
+	uint64_t span;
+	struct holder_ns thieves[TOP];	/* over all threads */
+	size_t nthieves;
+	const struct poll *longest[TOP];
+	size_t nlongest;
+	struct delay_cause lc[TOP][6];	/* the longest polls' causes */
+	size_t nlc[TOP];
+	const struct task_stat *hot[TOP];
+	uint32_t hot_stack[TOP];	/* UINT32_MAX: none */
+	uint64_t hot_w[TOP];
+	size_t nhot;
+	int32_t worst_poll;	/* the poll that held up the worst delay most
+				 * (its first cause, if a poll), -1 none */
+	struct flag flags[MAX_FLAGS];
+	size_t nflags;
+	struct hot h;
+};
+
+/* ---- computing ---------------------------------------------------------- */
+
+static int tid_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void add_holder(struct holder_ns *v, size_t max, uint32_t tid, uint64_t ns,
+		       size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n && v[i].tid != tid; i++)
+		;
+	if (i == *n) {
+		if (*n < max)
+			(*n)++;
+		else if (ns <= v[max - 1].ns)
+			return;
+		i = *n - 1;
+		v[i].tid = tid;
+		v[i].ns = ns;
+	} else {
+		v[i].ns = ns;
 	}
-	/* choose the unit after rounding, so 999.7us prints as 1.00ms */
-	v = ns / 1000.0;
-	while (u < 3 && v >= 999.5) {
-		v /= 1000;
-		u++;
+	/* keep largest first */
+	while (i > 0 && v[i].ns > v[i - 1].ns) {
+		struct holder_ns x = v[i];
+
+		v[i] = v[i - 1];
+		v[--i] = x;
 	}
-	if (v < 9.995)
-		snprintf(buf, len, "%.2f%s", v, unit[u]);
-	else if (v < 99.95)
-		snprintf(buf, len, "%.1f%s", v, unit[u]);
-	else
-		snprintf(buf, len, "%.0f%s", v, unit[u]);
+}
+
+/* Per (tid, holder) run-queue ns, then each worker's largest holders and
+ * the largest over all threads of the target. */
+static int holders(struct page *pg, const uint32_t *tids)
+{
+	const struct trace *t = pg->oc->trace;
+	struct amap m, all;
+	size_t i, nt = 0;
+
+	if (amap_init(&m, 64) || amap_init(&all, 64)) {
+		amap_release(&m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nswitches; i++) {
+		struct trace_hold h[TRACE_MAX_HOLDS];
+		size_t nh = switch_holds(t, &t->switches[i], pg->oc->sw[i].runq, h);
+
+		for (size_t k = 0; k < nh; k++) {
+			uint64_t *v, *a;
+
+			if (!h[k].tid || !h[k].ns)
+				continue;
+			v = amap_get(&m, (uint64_t)t->switches[i].tid << 32 | h[k].tid, NULL);
+			a = amap_get(&all, h[k].tid, NULL);
+			if (!v || !a) {
+				amap_release(&m);
+				amap_release(&all);
+				return -ENOMEM;
+			}
+			*v += h[k].ns;
+			*a += h[k].ns;
+		}
+	}
+	for (i = 0; i < m.cap; i++) {
+		uint32_t tid = (uint32_t)(m.keys[i] >> 32);
+		const uint32_t *at;
+		struct worker *w;
+		size_t n = 0;
+
+		if (m.keys[i] == AMAP_EMPTY)
+			continue;
+		at = bsearch(&tid, tids, pg->nw, sizeof(*tids), tid_cmp);
+		if (!at)
+			continue;
+		w = &pg->w[at - tids];
+		while (n < MAX_HOLDERS && w->holders[n].ns)
+			n++;
+		add_holder(w->holders, MAX_HOLDERS, (uint32_t)m.keys[i], m.vals[i], &n);
+	}
+	for (i = 0; i < all.cap; i++)
+		if (all.keys[i] != AMAP_EMPTY)
+			add_holder(pg->thieves, TOP, (uint32_t)all.keys[i], all.vals[i], &nt);
+	pg->nthieves = nt;
+	amap_release(&m);
+	amap_release(&all);
+	return 0;
+}
+
+static int workers(struct page *pg)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	uint32_t *tids;
+	size_t i, n = 0, k;
+	int err;
+
+	tids = malloc((j->npolls + t->nthreads + 1) * sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	for (i = 0; i < j->npolls; i++)
+		tids[n++] = j->polls[i].tid;
+	for (i = 0; i < t->nthreads; i++)
+		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time, oc->end_time))
+			tids[n++] = t->threads[i].tid;
+	qsort(tids, n, sizeof(*tids), tid_cmp);
+	for (i = k = 0; i < n; i++)
+		if (!k || tids[k - 1] != tids[i])
+			tids[k++] = tids[i];
+	pg->nw = k;
+	pg->w = calloc(k + 1, sizeof(*pg->w));
+	if (!pg->w) {
+		free(tids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < k; i++) {
+		struct worker *w = &pg->w[i];
+		const uint32_t *ids, *sw;
+		size_t m = join__thread_polls(j, tids[i], &ids), q;
+		uint64_t in_polls = 0, used;
+
+		w->tid = tids[i];
+		w->polls = m;
+		for (q = 0; q < m; q++)
+			in_polls += j->polls[ids[q]].end - j->polls[ids[q]].start;
+		m = offcpu__thread_switches(oc, tids[i], &sw);
+		for (q = 0; q < m; q++) {
+			const struct offcpu_switch *o = &oc->sw[sw[q]];
+
+			w->runq += o->runq;
+			if (o->where == OFFCPU_IN_POLL) {
+				w->poll_blocked += o->ns - o->runq;
+				w->poll_runq += o->runq;
+			} else if (o->where == OFFCPU_NO_POLL) {
+				w->out_blocked += o->ns - o->runq;
+				w->out_runq += o->runq;
+			}
+		}
+		w->parked = offcpu__parked_ns(oc, tids[i], oc->start_time, oc->end_time);
+		w->poll_cpu = in_polls - w->poll_blocked - w->poll_runq;
+		used = in_polls + w->out_blocked + w->out_runq + w->parked;
+		w->out_cpu = pg->span > used ? pg->span - used : 0;
+	}
+	err = holders(pg, tids);
+	free(tids);
+	return err;
+}
+
+static int poll_dur_cmp(const void *a, const void *b)
+{
+	const struct poll *x = *(const struct poll *const *)a;
+	const struct poll *y = *(const struct poll *const *)b;
+	uint64_t dx = x->end - x->start, dy = y->end - y->start;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int longest_polls(struct page *pg)
+{
+	const struct join *j = pg->oc->join;
+	const struct poll *top[TOP];
+	size_t i, n = 0;
+
+	/* a running top five: polls can be millions */
+	for (i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+		size_t k;
+
+		if (n == TOP && poll_dur_cmp(&p, &top[TOP - 1]) >= 0)
+			continue;
+		if (n < TOP)
+			n++;
+		for (k = n - 1; k > 0 && poll_dur_cmp(&p, &top[k - 1]) < 0; k--)
+			top[k] = top[k - 1];
+		top[k] = p;
+	}
+	pg->nlongest = n;
+	for (i = 0; i < n; i++) {
+		pg->longest[i] = top[i];
+		pg->nlc[i] = delays__causes(pg->oc, top[i]->tid, top[i]->start, top[i]->end,
+					   pg->lc[i], 6);
+		if (pg->nlc[i] > 6)
+			pg->nlc[i] = 6;
+		if (hot_want(&pg->h, (int32_t)top[i]->id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int task_samples_cmp(const void *a, const void *b)
+{
+	const struct task_stat *x = *(const struct task_stat *const *)a;
+	const struct task_stat *y = *(const struct task_stat *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+/* The tasks with most samples in polls and each one's hottest stack, as
+ * flame draws stacks (pg->h.canon: made by hot_walk), so that its share
+ * is the one `flame --task N` shows. */
+static int hot_tasks(struct page *pg)
+{
+	const struct join *j = pg->oc->join;
+	const struct join_agg *agg = join_agg(j);
+	const struct task_stat **v = malloc((j->ntasks + 1) * sizeof(*v));
+	struct amap by = {0};
+	size_t i, n;
+	int err = -ENOMEM;
+
+	if (!v || amap_init(&by, 256))
+		goto out;
+	for (i = 0; i < j->ntasks; i++)
+		v[i] = &j->tasks[i];
+	qsort(v, j->ntasks, sizeof(*v), task_samples_cmp);
+	for (n = 0; n < TOP && n < j->ntasks && v[n]->samples; n++) {
+		pg->hot[n] = v[n];
+		pg->hot_stack[n] = UINT32_MAX;
+		pg->hot_w[n] = 0;
+	}
+	pg->nhot = n;
+	/* (task root, stack) weights summed per (root, path) */
+	for (i = 0; agg && i < agg->map.cap; i++) {
+		uint64_t k = agg->map.keys[i], *w;
+
+		if (k == AMAP_EMPTY || !(k >> 32))
+			continue;
+		w = amap_get(&by,
+			     (k >> 32) << 32 | stack_canon(pg->h.canon, pg->h.ncanon, (uint32_t)k),
+			     NULL);
+		if (!w)
+			goto out;
+		*w += agg->weight[agg->map.vals[i]];
+	}
+	for (i = 0; i < by.cap; i++) {
+		uint64_t k = by.keys[i], root = k >> 32, w = by.vals[i];
+		uint32_t stack = (uint32_t)k;
+
+		if (k == AMAP_EMPTY)
+			continue;
+		for (size_t q = 0; q < n; q++)
+			if (root - 1 == (uint64_t)(pg->hot[q] - j->tasks) &&
+			    (w > pg->hot_w[q] || (w == pg->hot_w[q] && stack < pg->hot_stack[q]))) {
+				pg->hot_w[q] = w;
+				pg->hot_stack[q] = stack;
+			}
+	}
+	err = 0;
+out:
+	amap_release(&by);
+	free(v);
+	return err;
+}
+
+static struct flag *flag_new(struct page *pg, const char *what, const char *threshold)
+{
+	struct flag *f;
+
+	if (pg->nflags == MAX_FLAGS)
+		return NULL;
+	f = &pg->flags[pg->nflags++];
+	memset(f, 0, sizeof(*f));
+	f->what = what;
+	snprintf(f->threshold, sizeof(f->threshold), "%s", threshold);
+	return f;
+}
+
+static void flags(struct page *pg)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	const struct poll *lp = NULL, *rq = NULL, *bl = NULL;
+	uint64_t nlong = 0, nrq = 0, nbl = 0, ndel = 0;
+	struct loss l[LOSS_KINDS];
+	struct flag *f;
+	char a[32], b[32];
+	size_t i, nl;
+
+	for (i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+		const struct poll_offcpu *po = &oc->polls[i];
+
+		if (p->end - p->start >= FLAG_LONG_POLL_NS) {
+			nlong++;
+			if (!lp || p->end - p->start > lp->end - lp->start)
+				lp = p;
+		}
+		if (po->runq_ns >= FLAG_RUNQ_NS) {
+			nrq++;
+			if (!rq || po->runq_ns > oc->polls[rq->id].runq_ns)
+				rq = p;
+		}
+		if (po->ns - po->runq_ns >= FLAG_BLOCKED_NS) {
+			nbl++;
+			if (!bl || po->ns - po->runq_ns >
+				       oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns)
+				bl = p;
+		}
+	}
+	if (lp && (f = flag_new(pg, "long poll", "10ms"))) {
+		uint32_t fr, under;
+
+		f->count = nlong;
+		f->task = lp->task;
+		if (offcpu__poll_top(oc, lp->id, &fr, &under) > 0)
+			site_label(t, fr, under, f->function, sizeof(f->function));
+		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
+			 nlong, fmt_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
+		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, lp->id);
+	}
+	for (i = 0; i < pg->d->n && pg->d->v[i].begin - pg->d->v[i].wake >= FLAG_DELAY_NS; i++)
+		ndel++;
+	if (ndel && (f = flag_new(pg, "wake-to-poll delay", "5ms"))) {
+		const struct delay *d = &pg->d->v[0];
+		char lab[HOT_FRAMES][256];
+
+		f->count = ndel;
+		f->task = d->task;
+		if (hot_frames(&pg->h, t, pg->worst_poll, lab))
+			snprintf(f->function, sizeof(f->function), "%s", lab[0]);
+		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " delays >= 5ms, worst %s",
+			 ndel, fmt_duration(d->begin - d->wake, a, sizeof(a)));
+		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64, d->task);
+	}
+	if (rq && (f = flag_new(pg, "run-queue wait in polls", "1ms"))) {
+		char h[96] = "unknown";
+		uint64_t best = 0;
+		const uint32_t *sw;
+		size_t m = offcpu__thread_switches(oc, rq->tid, &sw);
+
+		for (size_t q = 0; q < m; q++)
+			if (oc->sw[sw[q]].poll == (int32_t)rq->id && oc->sw[sw[q]].runq > best) {
+				struct trace_hold hd[TRACE_MAX_HOLDS];
+
+				best = oc->sw[sw[q]].runq;
+				if (switch_holds(t, &t->switches[sw[q]], best, hd))
+					holder_label(t, hd[0].tid, h, sizeof(h));
+			}
+		f->count = nrq;
+		f->task = rq->task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
+			 ", behind %s",
+			 nrq, fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)), rq->id, h);
+		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
+	}
+	if (bl && (f = flag_new(pg, "blocking call in polls", "1ms"))) {
+		uint32_t fr, under;
+
+		f->count = nbl;
+		f->task = bl->task;
+		if (offcpu__poll_top(oc, bl->id, &fr, &under) > 0)
+			site_label(t, fr, under, f->function, sizeof(f->function));
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")", nbl,
+			 fmt_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns, a,
+				      sizeof(a)),
+			 bl->id);
+		snprintf(f->next, sizeof(f->next), "d9prof offcpu --task %" PRIu64 " -o off.svg",
+			 bl->task);
+	}
+	{
+		const struct worker *hi = NULL, *lo = NULL;
+
+		for (i = 0; i < pg->nw; i++) {
+			const struct worker *w = &pg->w[i];
+			uint64_t busy = w->poll_cpu + w->poll_blocked + w->poll_runq;
+
+			if (!w->polls)
+				continue;
+			if (!hi || busy > hi->poll_cpu + hi->poll_blocked + hi->poll_runq)
+				hi = w;
+			if (!lo || busy < lo->poll_cpu + lo->poll_blocked + lo->poll_runq)
+				lo = w;
+		}
+		if (hi && lo && hi != lo) {
+			uint64_t bh = hi->poll_cpu + hi->poll_blocked + hi->poll_runq;
+			uint64_t bo = lo->poll_cpu + lo->poll_blocked + lo->poll_runq;
+
+			if ((double)bh >= FLAG_IMBALANCE * (double)bo &&
+			    (f = flag_new(pg, "worker imbalance", "3x"))) {
+				char x[128], y[128];
+
+				analysis_thread_label(t, hi->tid, x, sizeof(x));
+				analysis_thread_label(t, lo->tid, y, sizeof(y));
+				f->count = 1;
+				snprintf(f->detail, sizeof(f->detail), "%s in polls %s, %s %s (%.1fx)",
+					 x, fmt_duration(bh, a, sizeof(a)), y,
+					 fmt_duration(bo, b, sizeof(b)),
+					 bo ? (double)bh / (double)bo : 0.0);
+				snprintf(f->next, sizeof(f->next), "d9prof polls --sort start");
+			}
+		}
+	}
+	if (pg->d->nlost && (f = flag_new(pg, "woken, never polled", "any"))) {
+		f->count = pg->d->nlost;
+		f->task = pg->d->lost[0].task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%zu tasks woken and not polled again by the end (lost wake-ups?)",
+			 pg->d->nlost);
+		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
+			 pg->d->lost[0].task);
+	}
+	nl = analysis_losses(t, LOSS_ALL, l);
+	if ((nl || j->unmatched_ends) && (f = flag_new(pg, "data lost", "any"))) {
+		char what[LOSS_TEXT_MAX], gap[80] = "";
+
+		for (i = 0; i < nl; i++)
+			f->count += l[i].count;
+		analysis_losses_text(t, LOSS_ALL, what, sizeof(what));
+		if (j->ngaps)
+			snprintf(gap, sizeof(gap), ", %s without runtime events",
+				 fmt_duration(j->gap_ns, a, sizeof(a)));
+		snprintf(f->detail, sizeof(f->detail), "%s%s%" PRIu64 " poll ends unmatched%s",
+			 what, *what ? ", " : "", j->unmatched_ends, gap);
+		snprintf(f->next, sizeof(f->next), "d9prof record -F 499 (fewer samples) or a shorter -d");
+	}
+}
+
+/* ---- rendering ---------------------------------------------------------- */
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+#define META_W 128
+
+/* Meta @key as shown (text_clean(), cut to META_W - 1 bytes), "?" if the
+ * trace has none. */
+static const char *meta_text(const struct trace *t, const char *key, char buf[META_W])
+{
+	const char *v = analysis_meta(t, key);
+
+	text_clean(v ? v : "?", buf, META_W);
 	return buf;
 }
 
-void json_str(FILE *out, const char *s)
+static void text_recorded(const struct page *pg, FILE *out)
 {
-	const char *p = s;
-	uint32_t cp;
-	size_t k;
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	struct loss l[LOSS_KINDS];
+	char a[32], m[3][META_W];
+	size_t nl;
 
-	if (!s) {
-		fputs("null", out);
+	/* the trace's words, not ours: the target's command line (whole)
+	 * and the rest of the meta cleaned as every shown name */
+	fprintf(out, "== What was recorded\n");
+	fputs("  target: ", out);
+	text_put(out, analysis_meta(t, "cmdline") ?: "?");
+	fprintf(out, " (pid %s), %s recorded%s\n", meta_text(t, "pid", m[0]),
+		fmt_duration(pg->span, a, sizeof(a)), t->complete ? "" : ", trace cut short");
+	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
+		meta_text(t, "event", m[0]), meta_text(t, "sampler", m[1]),
+		meta_text(t, "frequency", m[2]));
+	fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks, j->npolls,
+		pg->nw, j->ntasks ? "" : " (no shim: no task attribution)");
+	if (t->nswitches)
+		fprintf(out, "  off-CPU: %zu intervals (%s)\n", t->nswitches,
+			meta_text(t, "offcpu", m[0]));
+	else
+		fprintf(out, "  off-CPU: none, %s\n", offcpu_missing(t));
+	if (oc->runq_split)
+		fprintf(out, "  run queue: wakeups recorded (%s)\n", meta_text(t, "wakeups", m[0]));
+	else
+		fprintf(out, "  run queue: blocked and run-queue time not split, %s\n",
+			runq_missing(t));
+	nl = analysis_losses(t, LOSS_ALL, l);
+	if (!nl)
+		fprintf(out, "  lost: nothing\n");
+	for (size_t i = 0; i < nl; i++)
+		fprintf(out, "  lost: %" PRIu64 " %s\n", l[i].count, l[i].what);
+	if (j->ngaps)
+		fprintf(out, "  lost: %s of runtime events in %zu gap%s, the recorder stalled "
+			     "past the shim's lease (it attached again)\n",
+			fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps, j->ngaps == 1 ? "" : "s");
+}
+
+static void text_workers(const struct page *pg, FILE *out)
+{
+	const struct trace *t = pg->oc->trace;
+	char a[32], n[128];
+
+	fprintf(out, "\n== Workers: where their time went (%% of %s)\n",
+		fmt_duration(pg->span, a, sizeof(a)));
+	if (!pg->nw) {
+		fprintf(out, "  no thread polled or parked\n");
 		return;
 	}
-	fputc('"', out);
-	for (; *p; p += k) {
-		/* RFC 3629 exactly (lib/text.h): an overlong form, a surrogate
-		 * or a code point past U+10FFFF is U+FFFD a byte, as a cut or
-		 * lone byte is, so that strict parsers take every string */
-		k = text_utf8(p, 4, &cp);
-		if (!k) {
-			fputs("\\ufffd", out);
-			k = 1;
-		} else if (cp == '"' || cp == '\\') {
-			fprintf(out, "\\%c", (int)cp);
-		} else if (!text_printable(cp)) {
-			/* C0, DEL, C1, U+2028/2029 (line ends to JavaScript) and
-			 * bidi controls: escaped, never raw on a terminal */
-			fprintf(out, "\\u%04" PRIx32, cp);
-		} else {
-			fwrite(p, 1, k, out);
-		}
+	fprintf(out, "  %-26s %7s  %-23s  %-23s  %6s\n", "", "", "in polls", "outside polls",
+		"");
+	fprintf(out, "  %-26s %7s  %6s %8s %6s  %6s %8s %6s  %6s\n", "THREAD", "POLLS", "CPU",
+		"BLOCKED", "RUNQ", "CPU", "BLOCKED", "RUNQ", "PARKED");
+	for (size_t i = 0; i < pg->nw; i++) {
+		const struct worker *w = &pg->w[i];
+
+		analysis_thread_label(t, w->tid, n, sizeof(n));
+		fprintf(out,
+			"  %-26s %7" PRIu64 "  %5.1f%% %7.1f%% %5.1f%%  %5.1f%% %7.1f%% %5.1f%%  "
+			"%5.1f%%\n",
+			n, w->polls, pct(w->poll_cpu, pg->span), pct(w->poll_blocked, pg->span),
+			pct(w->poll_runq, pg->span), pct(w->out_cpu, pg->span),
+			pct(w->out_blocked, pg->span), pct(w->out_runq, pg->span),
+			pct(w->parked, pg->span));
 	}
-	fputc('"', out);
 }
 
-const char *analysis_meta(const struct trace *t, const char *key)
+static void text_longest(const struct page *pg, FILE *out)
 {
-	const char *v = NULL;
+	const struct join *j = pg->oc->join;
+	const struct trace *t = pg->oc->trace;
+	char a[32], task[160], th[128];
 
-	for (size_t i = 0; i < t->nmeta; i++)
-		if (t->meta[i].key && !strcmp(t->meta[i].key, key))
-			v = t->meta[i].value;
-	return v;
+	fprintf(out, "\n== Longest polls and what filled them\n");
+	if (!pg->nlongest)
+		fprintf(out, "  no polls\n");
+	for (size_t i = 0; i < pg->nlongest; i++) {
+		const struct poll *p = pg->longest[i];
+
+		analysis_task_label(j, p->task, task, sizeof(task));
+		analysis_thread_label(t, p->tid, th, sizeof(th));
+		fprintf(out, "  %s%s  poll %" PRIu32 "  %s on %s: ",
+			fmt_duration(p->end - p->start, a, sizeof(a)),
+			p->open_start || p->open_end ? "+" : "", p->id, task, th);
+		causes_text(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], p->end - p->start, &p->task,
+			    out);
+		fputc('\n', out);
+	}
 }
 
-/* Copy @s into @buf as a single-line, ';'-free name (task names come from
- * the target program and are printed and folded): text_clean(), then ';'
- * (which separates folded frames) as ':'. */
-void analysis_clean_name(const char *s, char *buf, size_t len)
+static void text_runq(const struct page *pg, FILE *out)
 {
-	size_t n = text_clean(s, buf, len);
+	const struct trace *t = pg->oc->trace;
+	char a[32], b[32], n[128], h[96];
+	int any = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (buf[i] == ';')
-			buf[i] = ':';
+	fprintf(out, "\n== Kernel run queue: time runnable, waiting for a CPU\n");
+	if (!pg->oc->runq_split)
+		fprintf(out, "  (preempted time only: %s)\n", runq_missing(t));
+	for (size_t i = 0; i < pg->nw; i++) {
+		const struct worker *w = &pg->w[i];
+
+		if (!w->runq)
+			continue;
+		any = 1;
+		analysis_thread_label(t, w->tid, n, sizeof(n));
+		fprintf(out, "  %s waited %s for a CPU", n, fmt_duration(w->runq, a, sizeof(a)));
+		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++)
+			fprintf(out, "%s%s of it behind %s", k ? ", " : ", ",
+				fmt_duration(w->holders[k].ns, b, sizeof(b)),
+				holder_label(t, w->holders[k].tid, h, sizeof(h)));
+		fputc('\n', out);
+	}
+	if (!any)
+		fprintf(out, "  none\n");
+	if (any && runq_holders_missing(t))
+		fprintf(out, "  (holders approximate: %s)\n", runq_holders_missing(t));
+	if (pg->nthieves) {
+		fprintf(out, "  CPU held while our threads waited:");
+		for (size_t k = 0; k < pg->nthieves; k++)
+			fprintf(out, "%s %s %s", k ? "," : "",
+				holder_label(t, pg->thieves[k].tid, h, sizeof(h)),
+				fmt_duration(pg->thieves[k].ns, a, sizeof(a)));
+		fputc('\n', out);
+	}
 }
 
-char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len)
+static void text_hot(const struct page *pg, FILE *out)
 {
-	const char *n = trace__thread_name(t, tid);
-	char name[96];
+	const struct trace *t = pg->oc->trace;
+	const struct join *j = pg->oc->join;
+	double period = analysis_period_ns(t);
+	char task[160], lab[256], d[32];
 
-	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
-	snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
-	return buf;
+	fprintf(out, "\n== CPU hot spots per task\n");
+	if (!pg->nhot)
+		fprintf(out, "  no CPU samples inside polls\n");
+	for (size_t i = 0; i < pg->nhot; i++) {
+		const uint32_t *fr = NULL;
+		size_t m = pg->hot_stack[i] == UINT32_MAX
+			       ? 0
+			       : analysis_stack_frames(t, pg->hot_stack[i], &fr);
+		char prev[256] = "";
+		int shown = 0;
+
+		analysis_task_label(j, pg->hot[i]->task, task, sizeof(task));
+		fprintf(out, "  %s: ", task);
+		/* CPU% as everywhere: of one CPU over the recording */
+		if (period)
+			fprintf(out, "CPU %s (%.1f%% of a CPU), ",
+				fmt_duration((uint64_t)(period * (double)pg->hot[i]->samples), d,
+					     sizeof(d)),
+				pct((uint64_t)(period * (double)pg->hot[i]->samples), pg->span));
+		fprintf(out, "%.1f%% of all samples, hottest stack %.0f%%:",
+			pct(pg->hot[i]->samples, j->samples),
+			pct(pg->hot_w[i], pg->hot[i]->samples));
+		for (size_t k = 0; k < m && shown < HOT_FRAMES; k++) {
+			frame_label(t, fr[k], lab, sizeof(lab));
+			if (!strcmp(lab, prev))
+				continue;
+			fprintf(out, "%s%s", shown ? " <- " : " ", lab);
+			snprintf(prev, sizeof(prev), "%s", lab);
+			shown++;
+		}
+		fputc('\n', out);
+	}
 }
 
-char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t len)
+/* The first ten of @n tasks as "task N name: VERB at Xs, STATE Y+ TAIL",
+ * Y the time from then to the end, and how many more. */
+static void text_task_list(const struct page *pg, const struct delay *v, size_t n,
+			   const char *verb, const char *state, const char *tail, FILE *out)
+{
+	char task[160], a[32];
+	size_t i;
+
+	if (!n)
+		fprintf(out, "  none\n");
+	for (i = 0; i < n && i < 10; i++) {
+		analysis_task_label(pg->oc->join, v[i].task, task, sizeof(task));
+		fprintf(out, "  %s: %s at %.3fs, %s %s+ %s\n", task, verb,
+			(double)since_start(pg->oc, v[i].wake) / 1e9, state,
+			fmt_duration(pg->d->end_time - v[i].wake, a, sizeof(a)), tail);
+	}
+	if (i < n)
+		fprintf(out, "  ... and %zu more\n", n - i);
+}
+
+static void text_lost(const struct page *pg, FILE *out)
+{
+	fprintf(out, "\n== Tasks woken and never polled again (lost wake-ups?)\n");
+	text_task_list(pg, pg->d->lost, pg->d->nlost, "woken", "waited", "to the end", out);
+	if (pg->d->waiting_at_end)
+		fprintf(out, "  (%" PRIu64 " more woken shortly before the end, still waiting: "
+			     "too soon to say)\n",
+			pg->d->waiting_at_end);
+	fprintf(out, "\n== Tasks spawned while recorded and never ended\n");
+	text_task_list(pg, pg->d->unended, pg->d->nunended, "spawned", "alive", "at the end",
+		       out);
+}
+
+static void text_flags(const struct page *pg, FILE *out)
+{
+	char task[160];
+
+	fprintf(out, "\n== Red flags\n");
+	if (!pg->nflags)
+		fprintf(out, "  none (long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait "
+			     ">= 1ms in a poll, blocking >= 1ms in a poll, worker imbalance >= 3x, "
+			     "lost wake-ups, lost data)\n");
+	for (size_t i = 0; i < pg->nflags; i++) {
+		const struct flag *f = &pg->flags[i];
+
+		fprintf(out, "  ! %s (>= %s): %s", f->what, f->threshold, f->detail);
+		if (f->task) {
+			analysis_task_label(pg->oc->join, f->task, task, sizeof(task));
+			fprintf(out, "; %s", task);
+		}
+		if (f->function[0])
+			fprintf(out, " in %s", f->function);
+		fprintf(out, "\n      next: %s\n", f->next);
+	}
+}
+
+static void json_task(const struct join *j, uint64_t task, FILE *out)
 {
 	const struct task_stat *ts = join__task(j, task);
-	char name[128] = "";
 
-	if (ts && ts->name)
-		analysis_clean_name(ts->name, name, sizeof(name));
-	snprintf(buf, len, "task %" PRIu64 "%s%s", task, *name ? " " : "", name);
-	return buf;
+	fprintf(out, "\"task\":%" PRIu64 ",\"task_name\":", task);
+	json_str(out, ts ? ts->name : NULL);
 }
 
-int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id)
+static int json_page(const struct page *pg, FILE *out)
 {
-	char name[256], buf[300];
-	int n;
-
-	if (ts->name && *ts->name) {
-		analysis_clean_name(ts->name, name, sizeof(name));
-		n = snprintf(buf, sizeof(buf), "task %" PRIu64 " %s", ts->task, name);
-	} else {
-		n = snprintf(buf, sizeof(buf), "task %" PRIu64, ts->task);
-	}
-	return flame_intern(f, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
-			    id);
-}
-
-const char *analysis_trace_command(const struct trace *t)
-{
-	static const char *const keys[] = {"cmdline", "command", "comm", "exe"};
-	const char *v;
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		v = analysis_meta(t, keys[i]);
-		if (v && *v)
-			return v;
-	}
-	return NULL;
-}
-
-static int write_svg(const struct join *j, const struct groups *g, const struct flame_opts *o,
-		     const struct flame *f, const struct flame_result *res, FILE *out)
-{
-	const struct trace *t = j->trace;
-	char title[512], sub[640], dur[32], what[160];
-	const char *cmd = analysis_trace_command(t);
-	uint64_t all = j->samples, inpoll = j->samples_in_polls;
-	int n;
-
-	if (o->title)
-		snprintf(title, sizeof(title), "%s", o->title);
-	else if (cmd)
-		snprintf(title, sizeof(title), "CPU flame graph: %s", cmd);
-	else
-		snprintf(title, sizeof(title), "CPU flame graph");
-
-	if (o->sel.on && !o->sel.name) {
-		const struct task_stat *ts = join__task(j, o->sel.id);
-		char name[256] = "";
-
-		if (ts->name)
-			analysis_clean_name(ts->name, name, sizeof(name));
-		n = snprintf(sub, sizeof(sub),
-			     "task %" PRIu64 "%s%s: %" PRIu64 " samples in %" PRIu64
-			     " polls (%.1f%% of all samples), longest poll %s",
-			     ts->task, *name ? " " : "", name, res->weight, ts->polls,
-			     all ? 100.0 * res->weight / all : 0.0,
-			     fmt_duration(ts->longest_ns, dur, sizeof(dur)));
-	} else if (o->sel.on) {
-		n = snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples (%.1f%% of all samples)",
-			     task_sel_text(&o->sel, what, sizeof(what)), res->weight,
-			     all ? 100.0 * res->weight / all : 0.0);
-	} else {
-		n = snprintf(sub, sizeof(sub),
-			     "%" PRIu64 " samples, %.1f%% inside polls of %zu tasks", all,
-			     all ? 100.0 * inpoll / all : 0.0, j->ntasks);
-	}
-	if (n >= 0 && (size_t)n < sizeof(sub))
-		n += snprintf(sub + n, sizeof(sub) - n, "; %s",
-			      g->by == GROUP_NAME
-				  ? (o->by == GROUP_AUTO ? "tasks grouped by name (many tasks; "
-							   "--by task for one root each)"
-							 : "tasks grouped by name")
-			      : g->by == GROUP_THREAD ? "one root per thread"
-						      : "one root per task");
-	if (n >= 0 && (size_t)n < sizeof(sub) && o->min_poll_ns)
-		n += snprintf(
-		    sub + n, sizeof(sub) - n, "; only polls >= %s: %" PRIu64 " samples",
-		    fmt_duration(o->min_poll_ns, dur, sizeof(dur)), res->weight);
-	if (n >= 0 && (size_t)n < sizeof(sub))
-		losses_note(t, LOSS_CPU | LOSS_POLLS, sub + n, sizeof(sub) - n);
-	return flame__write_svg(f, out, title, sub, "samples");
-}
-
-/* Label ids of a stack's frames, cached per frame id: a frame is rendered
- * and interned once however many stacks and samples use it. */
-static int frame_ids(struct flame *f, const struct trace *t, uint32_t *cache,
-		     uint32_t fid, uint32_t *id)
-{
-	char buf[4096];
-	int err;
-
-	if (fid < t->nframes && cache[fid] != UINT32_MAX) {
-		*id = cache[fid];
-		return 0;
-	}
-	frame_label(t, fid, buf, sizeof(buf));
-	err = flame_intern(f, buf, strlen(buf), id);
-	if (!err && fid < t->nframes)
-		cache[fid] = *id;
-	return err;
-}
-
-/* Frames of stack @s (leaf first in the trace), or 0 frames if the id or
- * its bounds are bad. */
-size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr)
-{
-	uint32_t a, b;
-
-	if (s >= t->nstacks || !t->stack_off)
-		return 0;
-	a = t->stack_off[s];
-	b = t->stack_off[s + 1];
-	if (b < a || b > t->stack_off[t->nstacks])
-		return 0;
-	*fr = t->stack_frames + a;
-	return b - a;
-}
-
-/* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids; the
- * number of frames in *@n. */
-int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
-			uint32_t s, uint32_t **ids, size_t *cap, size_t at, size_t *n)
-{
-	const uint32_t *fr = NULL;
-	size_t k, m = analysis_stack_frames(t, s, &fr);
-	int err;
-
-	if (at + m > *cap) {
-		uint32_t *tmp = realloc(*ids, (at + m + 64) * sizeof(**ids));
-
-		if (!tmp)
-			return -ENOMEM;
-		*ids = tmp;
-		*cap = at + m + 64;
-	}
-	for (k = 0; k < m; k++) {
-		err = frame_ids(f, t, flab, fr[m - 1 - k], &(*ids)[at + k]);
-		if (err)
-			return err;
-	}
-	*n = m;
-	return 0;
-}
-
-/* 1 if stacks @a and @b have the same labels, in order. */
-static int same_path(struct flame *f, const struct trace *t, uint32_t *flab, uint32_t a,
-		     uint32_t b, uint32_t **ids, size_t *cap)
-{
-	size_t na, nb;
-
-	if (analysis_stack_path(f, t, flab, a, ids, cap, 0, &na) ||
-	    analysis_stack_path(f, t, flab, b, ids, cap, na, &nb))
-		return 0;
-	return na == nb && !memcmp(*ids, *ids + na, na * sizeof(**ids));
-}
-
-int analysis_stack_canon(const struct trace *t, uint32_t **out)
-{
-	struct flame *f = flame__new();
-	uint32_t *flab = malloc((t->nframes + 1) * sizeof(*flab));
-	uint32_t *canon = malloc((t->nstacks + 1) * sizeof(*canon));
-	uint32_t *ids = NULL;
-	size_t cap = 0, n, k;
-	struct amap m = {0};
-	int err = -ENOMEM;
-
-	*out = NULL;
-	if (!f || !flab || !canon || amap_init(&m, t->nstacks))
-		goto out;
-	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
-	for (uint32_t s = 0; s < t->nstacks; s++) {
-		uint64_t h = 0x51ed27u, *v;
-		int created;
-
-		err = analysis_stack_path(f, t, flab, s, &ids, &cap, 0, &n);
-		if (err)
-			goto out;
-		for (k = 0; k < n; k++)
-			h = amap_mix(h ^ ids[k]) + k;
-		v = amap_get(&m, h, &created);
-		if (!v) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if (created)
-			*v = s;
-		/* a hash shared by different paths keeps them apart */
-		canon[s] = created || same_path(f, t, flab, (uint32_t)*v, s, &ids, &cap)
-			       ? (uint32_t)*v
-			       : s;
-	}
-	*out = canon;
-	canon = NULL;
-	err = 0;
-out:
-	amap_release(&m);
-	free(ids);
-	free(canon);
-	free(flab);
-	flame__free(f);
-	return err;
-}
-
-struct fentry {
-	uint32_t root; /* group + 1, 0 = no poll */
-	uint32_t rank; /* pre-order rank of the stack's path */
-	uint32_t stack;
-	uint64_t weight;
-};
-
-static int fentry_cmp(const void *a, const void *b)
-{
-	const struct fentry *x = a, *y = b;
-
-	if (x->root != y->root)
-		return x->root < y->root ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
-/* Pre-order rank of every node of @trie. */
-static uint32_t *preorder(const struct flame *trie)
-{
-	uint32_t *rank = malloc(trie->nnodes * sizeof(*rank));
-	uint32_t *stack = malloc(trie->nnodes * sizeof(*stack));
-	size_t top = 0, r = 0;
-
-	if (!rank || !stack) {
-		free(rank);
-		free(stack);
-		return NULL;
-	}
-	stack[top++] = 0;
-	while (top) {
-		uint32_t n = stack[--top];
-
-		rank[n] = r++;
-		for (uint32_t c = trie->nodes[n].child; c != FNODE_NONE;
-		     c = trie->nodes[c].next)
-			stack[top++] = c;
-	}
-	free(stack);
-	return rank;
-}
-
-/* Fill @f from the (root, stack) -> weight pairs of @agg.
- *
- * Adding each pair's path through the edge map costs a hash probe per
- * frame, and with many tasks times many stacks that is millions of random
- * probes. Instead: put the distinct stacks in a small trie (one probe per
- * frame per distinct stack), sort the pairs by (root, pre-order rank of
- * the stack in that trie) so that paths sharing a prefix are adjacent, and
- * bulk-load @f with flame_run_add(), which compares with the previous path
- * only. */
-static int build_tree(const struct join *j, const struct groups *g, struct flame *f,
-		      const struct amap *agg, uint32_t *flab)
-{
-	const struct trace *t = j->trace;
-	struct flame *trie = flame__new();
-	struct flame_run run = {0};
-	struct fentry *ent = malloc((agg->n + 1) * sizeof(*ent));
-	uint32_t *leaf = malloc((t->nstacks + 1) * sizeof(*leaf));
-	uint32_t *rootlab = malloc((g->ngroups + 2) * sizeof(*rootlab));
-	uint32_t *rank = NULL, *ids = NULL;
-	size_t cap = 0, m = 0, i, n;
-	int err = -ENOMEM;
-
-	if (!trie || !ent || !leaf || !rootlab)
-		goto out;
-	memset(leaf, 0xff, (t->nstacks + 1) * sizeof(*leaf));
-	memset(rootlab, 0xff, (g->ngroups + 2) * sizeof(*rootlab));
-	for (i = 0; i < agg->cap; i++) {
-		uint64_t key = agg->keys[i];
-		uint32_t s = (uint32_t)key, node = 0;
-
-		if (key == AMAP_EMPTY)
-			continue;
-		if (s < t->nstacks && leaf[s] != UINT32_MAX) {
-			node = leaf[s];
-		} else if (s < t->nstacks) {
-			err = analysis_stack_path(f, t, flab, s, &ids, &cap, 0, &n);
-			if (!err)
-				err = flame_add_ids(trie, ids, n, 1, &node);
-			if (err)
-				goto out;
-			leaf[s] = node;
-		}
-		ent[m].root = key >> 32;
-		ent[m].rank = node; /* the rank once it is known */
-		ent[m].stack = s;
-		ent[m].weight = agg->vals[i];
-		m++;
-	}
-	err = -ENOMEM;
-	rank = preorder(trie);
-	if (!rank)
-		goto out;
-	for (i = 0; i < m; i++)
-		ent[i].rank = rank[ent[i].rank];
-	qsort(ent, m, sizeof(*ent), fentry_cmp);
-
-	for (i = 0; i < m; i++) {
-		uint32_t r = ent[i].root;
-		/* by thread, samples of threads the groups do not list are one
-		 * group past them ("[other threads]": groups__of) */
-		uint32_t ri = r <= g->ngroups ? r : g->ngroups + 1;
-
-		if (rootlab[ri] == UINT32_MAX) {
-			char lab[300];
-
-			groups__label(g, r ? r - 1 : GROUP_NONE, lab, sizeof(lab));
-			err = flame_intern(f, lab, strlen(lab), &rootlab[ri]);
-			if (err)
-				goto out;
-		}
-		err = analysis_stack_path(f, t, flab, ent[i].stack, &ids, &cap, 1, &n);
-		if (err)
-			goto out;
-		ids[0] = rootlab[ri];
-		err = flame_run_add(f, &run, ids, n + 1, ent[i].weight);
-		if (err)
-			goto out;
-	}
-	err = 0;
-out:
-	flame__free(trie);
-	flame_run_release(&run);
-	free(ent);
-	free(leaf);
-	free(rootlab);
-	free(rank);
-	free(ids);
-	return err;
-}
-
-/* The samples again (--min-poll, --by thread), per (root, stack). */
-struct flame_walk {
-	struct amap *agg;
-	struct flame_result *res;
-	const struct flame_opts *o;
-	const struct groups *g;
-};
-
-/* Aggregation key root of group @grp: group + 1, 0 for "[no poll]". */
-static uint64_t group_root(uint32_t grp)
-{
-	return grp == GROUP_NONE ? 0 : (uint64_t)grp + 1;
-}
-
-static int flame_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
-{
-	struct flame_walk *fw = ctx;
-	uint64_t w = sample_weight(s), *v;
-	uint32_t grp;
-
-	if (fw->o->min_poll_ns && (!p || p->end - p->start < fw->o->min_poll_ns))
-		return 0;
-	grp = groups__of(fw->g, p ? (int32_t)p->task : -1, s->tid);
-	if (grp == UINT32_MAX)
-		return 0;
-	v = amap_get(fw->agg, group_root(grp) << 32 | s->stack, NULL);
-	if (!v)
-		return -ENOMEM;
-	*v += w;
-	fw->res->samples++;
-	fw->res->weight += w;
-	return 0;
-}
-
-int analysis_flame_build(const struct join *j, const struct flame_opts *o,
-			 struct groups **gp, struct flame **fp, struct flame_result *rp)
-{
-	const struct trace *t;
-	struct flame *f = NULL;
-	struct groups *g = NULL;
-	struct amap agg = {0};
-	struct flame_result res = {0};
-	uint32_t *flab = NULL;
+	const struct offcpu *oc = pg->oc;
+	const struct join *j = oc->join;
+	const struct trace *t = oc->trace;
+	struct delays_opts dopts = {.limit = TOP, .json = 1, .no_losses = 1};
 	size_t i;
 	int err;
 
-	*gp = NULL;
-	*fp = NULL;
-	t = j->trace;
-	if (o->sel.on && !task_sel_any(j, &o->sel))
-		return -ENOENT;
-	/* root keys (group + 1, 0 = no poll) share a u64 key with the stack
-	 * id */
-	if (j->ntasks >= UINT32_MAX - 3)
-		return -EOVERFLOW;
-	err = groups__new(j, o->by, &o->sel, &g);
+	fputs("{\"recorded\":{\"cmdline\":", out);
+	json_str(out, analysis_meta(t, "cmdline"));
+	{
+		const char *pid = analysis_meta(t, "pid");
+		char *end = NULL;
+		unsigned long v = pid ? strtoul(pid, &end, 10) : 0;
+
+		if (pid && *pid && end && !*end)
+			fprintf(out, ",\"pid\":%lu", v);
+		else
+			fputs(",\"pid\":null", out);
+	}
+	fprintf(out,
+		",\"span_ns\":%" PRIu64 ",\"complete\":%s,\"samples\":%" PRIu64
+		",\"tasks\":%zu,\"polls\":%zu,\"switches\":%zu,\"event\":",
+		pg->span, t->complete ? "true" : "false", j->samples, j->ntasks, j->npolls,
+		t->nswitches);
+	json_str(out, analysis_meta(t, "event"));
+	fputs(",\"sampler\":", out);
+	json_str(out, analysis_meta(t, "sampler"));
+	fputs(",\"offcpu\":", out);
+	json_str(out, analysis_meta(t, "offcpu"));
+	fputs(",\"wakeups\":", out);
+	json_str(out, analysis_meta(t, "wakeups"));
+	fprintf(out, ",\"runq_split\":%s", oc->runq_split ? "true" : "false");
+	fprintf(out, ",\"unmatched_poll_ends\":%" PRIu64 ",\"shim_gap_ns\":%" PRIu64,
+		j->unmatched_ends, j->gap_ns);
+	analysis_losses_json(t, LOSS_ALL, out);
+	fputc('}', out);
+	fputs(",\"workers\":[", out);
+	for (i = 0; i < pg->nw; i++) {
+		const struct worker *w = &pg->w[i];
+
+		fprintf(out, "%s{\"tid\":%" PRIu32 ",\"thread\":", i ? "," : "", w->tid);
+		json_str(out, trace__thread_name(t, w->tid));
+		fprintf(out,
+			",\"polls\":%" PRIu64 ",\"poll_cpu_ns\":%" PRIu64
+			",\"poll_blocked_ns\":%" PRIu64 ",\"poll_runq_ns\":%" PRIu64
+			",\"outside_cpu_ns\":%" PRIu64 ",\"outside_blocked_ns\":%" PRIu64
+			",\"outside_runq_ns\":%" PRIu64 ",\"parked_ns\":%" PRIu64
+			",\"runq_ns\":%" PRIu64 ",\"holders\":[",
+			w->polls, w->poll_cpu, w->poll_blocked, w->poll_runq, w->out_cpu,
+			w->out_blocked, w->out_runq, w->parked, w->runq);
+		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++) {
+			if (k)
+				fputc(',', out);
+			holder_json(t, w->holders[k].tid, &w->holders[k].ns, out);
+		}
+		fputs("]}", out);
+	}
+	fputs("],\"thieves\":[", out);
+	for (i = 0; i < pg->nthieves; i++) {
+		if (i)
+			fputc(',', out);
+		holder_json(t, pg->thieves[i].tid, &pg->thieves[i].ns, out);
+	}
+	fputs("],\"longest_polls\":[", out);
+	for (i = 0; i < pg->nlongest; i++) {
+		const struct poll *p = pg->longest[i];
+
+		fprintf(out, "%s{\"poll\":%" PRIu32 ",", i ? "," : "", p->id);
+		json_task(j, p->task, out);
+		fprintf(out, ",\"tid\":%" PRIu32 ",\"duration_ns\":%" PRIu64
+			",\"lower_bound\":%s,\"causes\":",
+			p->tid, p->end - p->start, p->open_start || p->open_end ? "true" : "false");
+		causes_json(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], out);
+		fputc('}', out);
+	}
+	fputs("],\"delays\":", out);
+	err = analysis__delays(oc, pg->d, &dopts, out);
 	if (err)
 		return err;
-	err = -ENOMEM;
-	f = flame__new();
-	flab = malloc((t->nframes + 1) * sizeof(*flab));
-	if (!f || !flab || amap_init(&agg, join_agg(j)->map.n))
-		goto out;
-	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
-	f->task_roots = 1;
-	flame__set_style(f, &(struct flame_style){.reverse = o->reverse});
+	fputs(",\"hot\":[", out);
+	for (i = 0; i < pg->nhot; i++) {
+		const uint32_t *fr = NULL;
+		size_t m = pg->hot_stack[i] == UINT32_MAX
+			       ? 0
+			       : analysis_stack_frames(t, pg->hot_stack[i], &fr);
+		char lab[256];
 
-	/* 1M samples collapse to a few thousand (task, stack) pairs, which
-	 * the join counted: pick those wanted, then walk the tree once per
-	 * pair instead of per sample. --min-poll and --by thread need the
-	 * samples again (the pairs say neither how long their polls were
-	 * nor on which thread). */
-	if (o->min_poll_ns || g->by == GROUP_THREAD) {
-		struct flame_walk fw = {.agg = &agg, .res = &res, .o = o, .g = g};
-
-		err = join_for_each_sample(j, flame_sample, &fw);
-		if (err)
-			goto out;
-		err = -ENOMEM;
-	} else {
-		const struct join_agg *ja = join_agg(j);
-
-		for (i = 0; i < ja->map.cap; i++) {
-			uint64_t key = ja->map.keys[i], *v;
-			size_t e = ja->map.vals[i];
-			uint32_t grp;
-
-			if (key == AMAP_EMPTY)
-				continue;
-			grp = groups__of(g, (int32_t)(key >> 32) - 1, 0);
-			if (grp == UINT32_MAX)
-				continue;
-			v = amap_get(&agg, group_root(grp) << 32 | (uint32_t)key, NULL);
-			if (!v)
-				goto out;
-			*v += ja->weight[e];
-			res.samples += ja->count[e];
-			res.weight += ja->weight[e];
+		fprintf(out, "%s{", i ? "," : "");
+		json_task(j, pg->hot[i]->task, out);
+		fprintf(out, ",\"samples\":%" PRIu64 ",\"cpu_ns\":%.0f,\"stack_samples\":%" PRIu64
+			     ",\"stack\":[",
+			pg->hot[i]->samples, analysis_period_ns(t) * (double)pg->hot[i]->samples,
+			pg->hot_w[i]);
+		for (size_t k = 0; k < m && k < 8; k++) {
+			if (k)
+				fputc(',', out);
+			frame_label(t, fr[k], lab, sizeof(lab));
+			json_str(out, lab);
 		}
+		fputs("]}", out);
 	}
-	res.stacks = agg.n;
-	err = build_tree(j, g, f, &agg, flab);
-out:
-	*rp = res;
-	amap_release(&agg);
-	free(flab);
-	if (err) {
-		flame__free(f);
-		groups__free(g);
-		return err;
+	fputs("],\"never_ended\":[", out);
+	for (i = 0; i < pg->d->nunended; i++) {
+		fprintf(out, "%s{", i ? "," : "");
+		json_task(j, pg->d->unended[i].task, out);
+		fprintf(out, ",\"spawned_ns\":%" PRIu64 "}",
+			since_start(oc, pg->d->unended[i].wake));
 	}
-	*fp = f;
-	*gp = g;
+	fputs("],\"flags\":[", out);
+	for (i = 0; i < pg->nflags; i++) {
+		const struct flag *f = &pg->flags[i];
+
+		fprintf(out, "%s{\"flag\":", i ? "," : "");
+		json_str(out, f->what);
+		fputs(",\"threshold\":", out);
+		json_str(out, f->threshold);
+		fprintf(out, ",\"count\":%" PRIu64 ",\"task\":", f->count);
+		if (f->task)
+			fprintf(out, "%" PRIu64, f->task);
+		else
+			fputs("null", out);
+		fputs(",\"function\":", out);
+		json_str(out, f->function[0] ? f->function : NULL);
+		fputs(",\"detail\":", out);
+		json_str(out, f->detail);
+		fputs(",\"next\":", out);
+		json_str(out, f->next);
+		fputc('}', out);
+	}
+	fputs("]}\n", out);
 	return 0;
 }
 
-int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out)
+int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out)
 {
-	struct flame *f = NULL;
-	struct groups *g = NULL;
-	struct flame_result res = {0};
+	struct page pg = {.oc = oc, .d = d};
+	struct delays_opts dopts = {.limit = TOP, .no_lost = 1, .no_losses = 1};
 	int err;
 
-	if (!j || !o || !out)
+	if (!oc || !d || !out)
 		return -EINVAL;
-	err = analysis_flame_build(j, o, &g, &f, &res);
-	if (!err && o->format == FLAME_FOLDED)
-		err = flame__write_folded(f, out);
-	else if (!err)
-		err = write_svg(j, g, o, f, &res, out);
-	if (!err && !res.weight)
-		err = -ENODATA;
-	if (o->result)
-		*o->result = res;
-	flame__free(f);
-	groups__free(g);
-	return err;
-}
+	pg.span = oc->end_time > oc->start_time ? oc->end_time - oc->start_time : 0;
+	err = hot_init(&pg.h);
+	if (!err)
+		err = workers(&pg);
+	if (!err)
+		err = longest_polls(&pg);
+	/* the worst delay's flag names the hottest frame behind it */
+	pg.worst_poll = -1;
+	if (!err && d->n) {
+		struct delay_cause c[1];
 
-/* ---- the task table ------------------------------------------------- */
-
-/* Characters (not bytes) of a UTF-8 string, for column padding. */
-size_t analysis_u8_width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
-void analysis_fit_name(const char *name, size_t w, char *buf, size_t len)
-{
-	char tmp[4096], cut[4096 * 3 / 2 + 16];
-
-	analysis_clean_name(name ? name : "-", buf, len);
-	if (!w || analysis_u8_width(buf) <= w)
-		return;
-	/* the flamegraph's rule: a qualified name keeps its own name */
-	snprintf(tmp, sizeof(tmp), "%s", buf);
-	if (analysis_shorten(tmp, w < 3 ? 3 : w, cut) || !*cut)
-		return;
-	snprintf(buf, len, "%s", cut);
-}
-
-static int digits(uint64_t v)
-{
-	int n = 1;
-
-	while (v >= 10) {
-		v /= 10;
-		n++;
+		if (delays__causes(oc, d->v[0].poller, d->v[0].wake, d->v[0].begin, c, 1) &&
+		    c[0].kind == CAUSE_POLL)
+			pg.worst_poll = c[0].poll;
+		err = hot_want(&pg.h, pg.worst_poll);
 	}
-	return n;
-}
-
-#define NAME_MAX_W 32
-
-/* One row of the task table: a task, or all tasks of one name. */
-struct trow {
-	uint32_t grp;
-	uint64_t task;		/* GROUP_TASK: the task id */
-	uint64_t ntasks, polls, weight, total_ns, longest_ns;
-	struct delay_stats ds;
-};
-
-static int trow_cmp(const void *a, const void *b, void *key)
-{
-	const struct trow *x = a, *y = b;
-	uint64_t kx, ky;
-
-	switch (*(const enum tasks_sort *)key) {
-	case TASKS_BY_POLLS:
-		kx = x->polls, ky = y->polls;
-		break;
-	case TASKS_BY_LONGEST:
-		kx = x->longest_ns, ky = y->longest_ns;
-		break;
-	case TASKS_BY_DELAY:
-		kx = x->ds.max, ky = y->ds.max;
-		break;
-	case TASKS_BY_NAME:
-		kx = ky = 0;
-		break;
-	default:
-		kx = x->weight, ky = y->weight;
-		if (kx == ky)
-			kx = x->total_ns, ky = y->total_ns;
-		break;
-	}
-	if (kx != ky)
-		return kx > ky ? -1 : 1;
-	if (x->grp != y->grp) /* groups are in id or name order */
-		return x->grp < y->grp ? -1 : 1;
-	return 0;
-}
-
-double analysis_period_ns(const struct trace *t)
-{
-	const char *v = analysis_meta(t, "frequency");
-	char *end;
-	double hz;
-
-	if (!v || !*v)
-		return 0;
-	hz = strtod(v, &end);
-	if (end == v || (*end && strcmp(end, "Hz") && strcmp(end, " Hz")) || !(hz > 0) ||
-	    hz > 1e9)
-		return 0;
-	return 1e9 / hz;
-}
-
-int analysis__tasks(const struct join *j, const struct delays *d, const struct tasks_opts *o,
-		    FILE *out)
-{
-	static const struct tasks_opts dflt = {0};
-	const struct trace *t;
-	struct groups *g = NULL;
-	struct trow *rows = NULL;
-	struct delay_stats *ds = NULL;
-	uint64_t span, lo, hi;
-	double period;
-	size_t i, nr, shown, namew = 4;
-	int err, pw = 5;
-	char name[NAME_MAX_W * 4 + 8], lab[300];
-
-	if (!j || !out)
-		return -EINVAL;
-	if (!o)
-		o = &dflt;
-	t = j->trace;
-	err = groups__new(j, o->by == GROUP_THREAD ? GROUP_TASK : o->by, NULL, &g);
+	if (!err)
+		err = hot_walk(&pg.h, oc->join);
+	if (!err)
+		err = hot_tasks(&pg);
 	if (err)
-		return err;
-	err = -ENOMEM;
-	nr = g->ngroups;
-	rows = calloc(nr + 1, sizeof(*rows));
-	if (d)
-		ds = malloc((nr + 1) * sizeof(*ds));
-	if (!rows || (d && (!ds || delays__task_stats(d, g->of_task, nr, ds))))
 		goto out;
-	for (i = 0; i < nr; i++) {
-		rows[i].grp = (uint32_t)i;
-		if (ds)
-			rows[i].ds = ds[i];
-	}
-	for (i = 0; i < j->ntasks; i++) {
-		const struct task_stat *ts = &j->tasks[i];
-		struct trow *r = &rows[g->of_task[i]];
-
-		r->task = ts->task;
-		r->ntasks++;
-		r->polls += ts->polls;
-		r->weight += ts->samples;
-		r->total_ns += ts->total_ns;
-		if (ts->longest_ns > r->longest_ns)
-			r->longest_ns = ts->longest_ns;
-	}
-	qsort_r(rows, nr, sizeof(*rows), trow_cmp, (void *)&o->sort);
-	shown = o->limit && o->limit < nr ? o->limit : nr;
-	period = analysis_period_ns(t);
-	join_seen(j, &lo, &hi);
-	span = t->counters.end_time > t->counters.start_time
-		   ? t->counters.end_time - t->counters.start_time
-		   : (hi > lo ? hi - lo : 0);
-	for (i = 0; i < shown; i++) {
-		if (g->by == GROUP_NAME)
-			groups__label(g, rows[i].grp, lab, sizeof(lab));
-		else
-			snprintf(lab, sizeof(lab), "%s", j->tasks[rows[i].grp].name ?: "-");
-		analysis_clean_name(lab, name, sizeof(name));
-		if (analysis_u8_width(name) > namew)
-			namew = analysis_u8_width(name);
-		if (digits(rows[i].polls) > pw)
-			pw = digits(rows[i].polls);
-	}
-	if (namew > NAME_MAX_W && !o->wide)
-		namew = NAME_MAX_W;
-
-	if (g->by == GROUP_NAME)
-		fprintf(out, "%-*s  %6s", (int)namew, "NAME", "TASKS");
-	else
-		fprintf(out, "%-8s  %-*s", "TASK", (int)namew, "NAME");
-	fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw, "POLLS", "CPU",
-		"CPU%", "TOTAL-POLL", "MEAN-POLL", "LONGEST-POLL", pw, "WAKES", "DELAY-P50",
-		"DELAY-P99", "DELAY-MAX");
-	for (i = 0; i < shown; i++) {
-		const struct trow *r = &rows[i];
-		double cpu = period ? (double)r->weight * period : 0;
-		char cpus[32] = "-", pct[16] = "-", tot[32] = "-", mean[32] = "-", longest[32] = "-";
-		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
-
-		if (period) {
-			fmt_duration((uint64_t)cpu, cpus, sizeof(cpus));
-			if (span)
-				snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * cpu / (double)span);
-		}
-		if (r->polls) {
-			fmt_duration(r->total_ns, tot, sizeof(tot));
-			fmt_duration(r->total_ns / r->polls, mean, sizeof(mean));
-			fmt_duration(r->longest_ns, longest, sizeof(longest));
-		}
-		if (ds) {
-			snprintf(wakes, sizeof(wakes), "%" PRIu64, r->ds.n);
-			if (r->ds.n) {
-				fmt_duration(r->ds.p50, p50, sizeof(p50));
-				fmt_duration(r->ds.p99, p99, sizeof(p99));
-				fmt_duration(r->ds.max, max, sizeof(max));
-			}
-		}
-		if (g->by == GROUP_NAME) {
-			groups__label(g, r->grp, lab, sizeof(lab));
-			analysis_fit_name(lab, namew, name, sizeof(name));
-			fprintf(out, "%s%*s  %6" PRIu64, name,
-				(int)(namew - analysis_u8_width(name)), "", r->ntasks);
-		} else {
-			analysis_fit_name(j->tasks[r->grp].name, namew, name, sizeof(name));
-			fprintf(out, "%-8" PRIu64 "  %s%*s", r->task, name,
-				(int)(namew - analysis_u8_width(name)), "");
-		}
-		fprintf(out, "  %*" PRIu64 "  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
-			r->polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);
-	}
-	fprintf(out, "# %zu of %zu %s", shown, nr, g->by == GROUP_NAME ? "task names" : "tasks");
-	if (g->by == GROUP_NAME)
-		fprintf(out, " (%zu tasks)", j->ntasks);
-	fprintf(out, ", by %s", o->sort == TASKS_BY_POLLS	  ? "polls"
-				: o->sort == TASKS_BY_LONGEST ? "longest poll"
-				: o->sort == TASKS_BY_DELAY   ? "longest delay"
-				: o->sort == TASKS_BY_NAME    ? "name"
-							      : "CPU");
-	if (shown < nr)
-		fprintf(out, "; --limit 0 for all");
-	fputc('\n', out);
-	fprintf(out,
-		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
-		"%s recorded\n",
-		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
-		fmt_duration(span, lab, sizeof(lab)));
-	/* weights, not samples: a ctimer sample may stand for several periods */
-	if (period) {
-		char a[32], b[32];
-
-		fprintf(out, "# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
-			fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
-			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
-				     b, sizeof(b)),
-			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	flags(&pg);
+	if (json) {
+		err = json_page(&pg, out);
 	} else {
-		fprintf(out,
-			"# %" PRIu64 " sampling periods: %" PRIu64 " in polls (%.1f%%), %" PRIu64
-			" outside polls (%.1f%%)\n",
-			j->samples, j->samples_in_polls,
-			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			j->samples - j->samples_in_polls,
-			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+		text_recorded(&pg, out);
+		text_workers(&pg, out);
+		text_longest(&pg, out);
+		fprintf(out, "\n== Worst wake-to-poll delays\n");
+		err = analysis__delays(oc, d, &dopts, out);
+		if (!err) {
+			text_runq(&pg, out);
+			text_hot(&pg, out);
+			text_lost(&pg, out);
+			text_flags(&pg, out);
+		}
 	}
-	if (j->unmatched_ends)
-		fprintf(out, "# incomplete: %" PRIu64 " poll ends without a begin\n",
-			j->unmatched_ends);
-	err = analysis_losses_footer(t, LOSS_CPU | LOSS_POLLS, out);
+	if (!err && ferror(out))
+		err = -EIO;
 out:
-	free(rows);
-	free(ds);
-	groups__free(g);
+	hot_release(&pg.h);
+	free(pg.w);
 	return err;
 }

@@ -14,7 +14,7 @@
  *    text_put() (the analysis views through analysis_clean_name() and
  *    frame_label(), which use it; cli/ messages through error(),
  *    warning() and info());
- *  - every JSON string through json_str() (analysis/report.c), the SVG
+ *  - every JSON string through json_str() (analysis/labels.c), the SVG
  *    through its XML writer and pprof's string table through
  *    text_clean(): all of them read UTF-8 with text_utf8() and decide
  *    what is shown with text_printable(), so there is one rule.

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * labels.c - how the views name and format what they show: durations, the task
+ * and thread labels, cleaned names and column widths, JSON strings, the
+ * trace's meta values and command.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+#include "lib/text.h"
+
+char *fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const char *const unit[] = {"ns", "us", "ms", "s"};
+	double v;
+	int u = 1;
+
+	if (ns < 1000) {
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+		return buf;
+	}
+	/* choose the unit after rounding, so 999.7us prints as 1.00ms */
+	v = ns / 1000.0;
+	while (u < 3 && v >= 999.5) {
+		v /= 1000;
+		u++;
+	}
+	if (v < 9.995)
+		snprintf(buf, len, "%.2f%s", v, unit[u]);
+	else if (v < 99.95)
+		snprintf(buf, len, "%.1f%s", v, unit[u]);
+	else
+		snprintf(buf, len, "%.0f%s", v, unit[u]);
+	return buf;
+}
+
+void json_str(FILE *out, const char *s)
+{
+	const char *p = s;
+	uint32_t cp;
+	size_t k;
+
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	for (; *p; p += k) {
+		/* RFC 3629 exactly (lib/text.h): an overlong form, a surrogate
+		 * or a code point past U+10FFFF is U+FFFD a byte, as a cut or
+		 * lone byte is, so that strict parsers take every string */
+		k = text_utf8(p, 4, &cp);
+		if (!k) {
+			fputs("\\ufffd", out);
+			k = 1;
+		} else if (cp == '"' || cp == '\\') {
+			fprintf(out, "\\%c", (int)cp);
+		} else if (!text_printable(cp)) {
+			/* C0, DEL, C1, U+2028/2029 (line ends to JavaScript) and
+			 * bidi controls: escaped, never raw on a terminal */
+			fprintf(out, "\\u%04" PRIx32, cp);
+		} else {
+			fwrite(p, 1, k, out);
+		}
+	}
+	fputc('"', out);
+}
+
+const char *analysis_meta(const struct trace *t, const char *key)
+{
+	const char *v = NULL;
+
+	for (size_t i = 0; i < t->nmeta; i++)
+		if (t->meta[i].key && !strcmp(t->meta[i].key, key))
+			v = t->meta[i].value;
+	return v;
+}
+
+/* Copy @s into @buf as a single-line, ';'-free name (task names come from
+ * the target program and are printed and folded): text_clean(), then ';'
+ * (which separates folded frames) as ':'. */
+void analysis_clean_name(const char *s, char *buf, size_t len)
+{
+	size_t n = text_clean(s, buf, len);
+
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == ';')
+			buf[i] = ':';
+}
+
+char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size_t len)
+{
+	const char *n = trace__thread_name(t, tid);
+	char name[96];
+
+	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
+	snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
+	return buf;
+}
+
+char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t len)
+{
+	const struct task_stat *ts = join__task(j, task);
+	char name[128] = "";
+
+	if (ts && ts->name)
+		analysis_clean_name(ts->name, name, sizeof(name));
+	snprintf(buf, len, "task %" PRIu64 "%s%s", task, *name ? " " : "", name);
+	return buf;
+}
+
+const char *analysis_trace_command(const struct trace *t)
+{
+	static const char *const keys[] = {"cmdline", "command", "comm", "exe"};
+	const char *v;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		v = analysis_meta(t, keys[i]);
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
+/* Characters (not bytes) of a UTF-8 string, for column padding. */
+size_t analysis_u8_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+void analysis_fit_name(const char *name, size_t w, char *buf, size_t len)
+{
+	char tmp[4096], cut[4096 * 3 / 2 + 16];
+
+	analysis_clean_name(name ? name : "-", buf, len);
+	if (!w || analysis_u8_width(buf) <= w)
+		return;
+	/* the flamegraph's rule: a qualified name keeps its own name */
+	snprintf(tmp, sizeof(tmp), "%s", buf);
+	if (analysis_shorten(tmp, w < 3 ? 3 : w, cut) || !*cut)
+		return;
+	snprintf(buf, len, "%s", cut);
+}
+
+double analysis_period_ns(const struct trace *t)
+{
+	const char *v = analysis_meta(t, "frequency");
+	char *end;
+	double hz;
+
+	if (!v || !*v)
+		return 0;
+	hz = strtod(v, &end);
+	if (end == v || (*end && strcmp(end, "Hz") && strcmp(end, " Hz")) || !(hz > 0) ||
+	    hz > 1e9)
+		return 0;
+	return 1e9 / hz;
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tasks.c - the work behind `d9prof tasks`: one row per task (or group), CPU,
+ * polls and delays.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+#include "lib/text.h"
+
+
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+#define NAME_MAX_W 32
+
+/* One row of the task table: a task, or all tasks of one name. */
+struct trow {
+	uint32_t grp;
+	uint64_t task;		/* GROUP_TASK: the task id */
+	uint64_t ntasks, polls, weight, total_ns, longest_ns;
+	struct delay_stats ds;
+};
+
+static int trow_cmp(const void *a, const void *b, void *key)
+{
+	const struct trow *x = a, *y = b;
+	uint64_t kx, ky;
+
+	switch (*(const enum tasks_sort *)key) {
+	case TASKS_BY_POLLS:
+		kx = x->polls, ky = y->polls;
+		break;
+	case TASKS_BY_LONGEST:
+		kx = x->longest_ns, ky = y->longest_ns;
+		break;
+	case TASKS_BY_DELAY:
+		kx = x->ds.max, ky = y->ds.max;
+		break;
+	case TASKS_BY_NAME:
+		kx = ky = 0;
+		break;
+	default:
+		kx = x->weight, ky = y->weight;
+		if (kx == ky)
+			kx = x->total_ns, ky = y->total_ns;
+		break;
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->grp != y->grp) /* groups are in id or name order */
+		return x->grp < y->grp ? -1 : 1;
+	return 0;
+}
+
+
+int analysis__tasks(const struct join *j, const struct delays *d, const struct tasks_opts *o,
+		    FILE *out)
+{
+	static const struct tasks_opts dflt = {0};
+	const struct trace *t;
+	struct groups *g = NULL;
+	struct trow *rows = NULL;
+	struct delay_stats *ds = NULL;
+	uint64_t span, lo, hi;
+	double period;
+	size_t i, nr, shown, namew = 4;
+	int err, pw = 5;
+	char name[NAME_MAX_W * 4 + 8], lab[300];
+
+	if (!j || !out)
+		return -EINVAL;
+	if (!o)
+		o = &dflt;
+	t = j->trace;
+	err = groups__new(j, o->by == GROUP_THREAD ? GROUP_TASK : o->by, NULL, &g);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	nr = g->ngroups;
+	rows = calloc(nr + 1, sizeof(*rows));
+	if (d)
+		ds = malloc((nr + 1) * sizeof(*ds));
+	if (!rows || (d && (!ds || delays__task_stats(d, g->of_task, nr, ds))))
+		goto out;
+	for (i = 0; i < nr; i++) {
+		rows[i].grp = (uint32_t)i;
+		if (ds)
+			rows[i].ds = ds[i];
+	}
+	for (i = 0; i < j->ntasks; i++) {
+		const struct task_stat *ts = &j->tasks[i];
+		struct trow *r = &rows[g->of_task[i]];
+
+		r->task = ts->task;
+		r->ntasks++;
+		r->polls += ts->polls;
+		r->weight += ts->samples;
+		r->total_ns += ts->total_ns;
+		if (ts->longest_ns > r->longest_ns)
+			r->longest_ns = ts->longest_ns;
+	}
+	qsort_r(rows, nr, sizeof(*rows), trow_cmp, (void *)&o->sort);
+	shown = o->limit && o->limit < nr ? o->limit : nr;
+	period = analysis_period_ns(t);
+	join_seen(j, &lo, &hi);
+	span = t->counters.end_time > t->counters.start_time
+		   ? t->counters.end_time - t->counters.start_time
+		   : (hi > lo ? hi - lo : 0);
+	for (i = 0; i < shown; i++) {
+		if (g->by == GROUP_NAME)
+			groups__label(g, rows[i].grp, lab, sizeof(lab));
+		else
+			snprintf(lab, sizeof(lab), "%s", j->tasks[rows[i].grp].name ?: "-");
+		analysis_clean_name(lab, name, sizeof(name));
+		if (analysis_u8_width(name) > namew)
+			namew = analysis_u8_width(name);
+		if (digits(rows[i].polls) > pw)
+			pw = digits(rows[i].polls);
+	}
+	if (namew > NAME_MAX_W && !o->wide)
+		namew = NAME_MAX_W;
+
+	if (g->by == GROUP_NAME)
+		fprintf(out, "%-*s  %6s", (int)namew, "NAME", "TASKS");
+	else
+		fprintf(out, "%-8s  %-*s", "TASK", (int)namew, "NAME");
+	fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw, "POLLS", "CPU",
+		"CPU%", "TOTAL-POLL", "MEAN-POLL", "LONGEST-POLL", pw, "WAKES", "DELAY-P50",
+		"DELAY-P99", "DELAY-MAX");
+	for (i = 0; i < shown; i++) {
+		const struct trow *r = &rows[i];
+		double cpu = period ? (double)r->weight * period : 0;
+		char cpus[32] = "-", pct[16] = "-", tot[32] = "-", mean[32] = "-", longest[32] = "-";
+		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
+
+		if (period) {
+			fmt_duration((uint64_t)cpu, cpus, sizeof(cpus));
+			if (span)
+				snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * cpu / (double)span);
+		}
+		if (r->polls) {
+			fmt_duration(r->total_ns, tot, sizeof(tot));
+			fmt_duration(r->total_ns / r->polls, mean, sizeof(mean));
+			fmt_duration(r->longest_ns, longest, sizeof(longest));
+		}
+		if (ds) {
+			snprintf(wakes, sizeof(wakes), "%" PRIu64, r->ds.n);
+			if (r->ds.n) {
+				fmt_duration(r->ds.p50, p50, sizeof(p50));
+				fmt_duration(r->ds.p99, p99, sizeof(p99));
+				fmt_duration(r->ds.max, max, sizeof(max));
+			}
+		}
+		if (g->by == GROUP_NAME) {
+			groups__label(g, r->grp, lab, sizeof(lab));
+			analysis_fit_name(lab, namew, name, sizeof(name));
+			fprintf(out, "%s%*s  %6" PRIu64, name,
+				(int)(namew - analysis_u8_width(name)), "", r->ntasks);
+		} else {
+			analysis_fit_name(j->tasks[r->grp].name, namew, name, sizeof(name));
+			fprintf(out, "%-8" PRIu64 "  %s%*s", r->task, name,
+				(int)(namew - analysis_u8_width(name)), "");
+		}
+		fprintf(out, "  %*" PRIu64 "  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
+			r->polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);
+	}
+	fprintf(out, "# %zu of %zu %s", shown, nr, g->by == GROUP_NAME ? "task names" : "tasks");
+	if (g->by == GROUP_NAME)
+		fprintf(out, " (%zu tasks)", j->ntasks);
+	fprintf(out, ", by %s", o->sort == TASKS_BY_POLLS	  ? "polls"
+				: o->sort == TASKS_BY_LONGEST ? "longest poll"
+				: o->sort == TASKS_BY_DELAY   ? "longest delay"
+				: o->sort == TASKS_BY_NAME    ? "name"
+							      : "CPU");
+	if (shown < nr)
+		fprintf(out, "; --limit 0 for all");
+	fputc('\n', out);
+	fprintf(out,
+		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
+		"%s recorded\n",
+		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
+		fmt_duration(span, lab, sizeof(lab)));
+	/* weights, not samples: a ctimer sample may stand for several periods */
+	if (period) {
+		char a[32], b[32];
+
+		fprintf(out, "# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
+			fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
+			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
+			fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
+				     b, sizeof(b)),
+			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	} else {
+		fprintf(out,
+			"# %" PRIu64 " sampling periods: %" PRIu64 " in polls (%.1f%%), %" PRIu64
+			" outside polls (%.1f%%)\n",
+			j->samples, j->samples_in_polls,
+			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
+			j->samples - j->samples_in_polls,
+			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	}
+	if (j->unmatched_ends)
+		fprintf(out, "# incomplete: %" PRIu64 " poll ends without a begin\n",
+			j->unmatched_ends);
+	err = analysis_losses_footer(t, LOSS_CPU | LOSS_POLLS, out);
+out:
+	free(rows);
+	free(ds);
+	groups__free(g);
+	return err;
+}
