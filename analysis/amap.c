@@ -37,7 +37,7 @@ int amap_init(struct amap *m, size_t hint)
 
 static size_t amap_slot(const uint64_t *keys, size_t cap, uint64_t key)
 {
-	size_t mask = cap - 1, i = amap_mix(key) & mask;
+	size_t mask = cap - 1, i = lib_hash64(key) & mask;
 
 	while (keys[i] != AMAP_EMPTY && keys[i] != key)
 		i = (i + 1) & mask;

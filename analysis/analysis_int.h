@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 
 /* ---- u64 -> u64 open-addressing map (linear probing, load <= 1/2) ---- */
 
@@ -35,18 +36,6 @@ uint64_t *amap_get(struct amap *m, uint64_t key, int *created);
 /* The value slot of @key, or NULL if absent. */
 uint64_t *amap_find(const struct amap *m, uint64_t key);
 void amap_release(struct amap *m);
-
-static inline uint64_t amap_mix(uint64_t x)
-{
-	/* murmur3 finalizer: ids and (root, stack) pairs are dense small
-	 * integers, which would cluster badly under linear probing */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* ---- the join's sample walk (join.c) -------------------------------- */
 

@@ -108,7 +108,7 @@ int analysis_stack_canon(const struct trace *t, uint32_t **out)
 		if (err)
 			goto out;
 		for (k = 0; k < n; k++)
-			h = amap_mix(h ^ ids[k]) + k;
+			h = lib_hash64(h ^ ids[k]) + k;
 		v = amap_get(&m, h, &created);
 		if (!v) {
 			err = -ENOMEM;

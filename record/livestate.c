@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "record/livestate.h"
 
 
@@ -48,9 +49,7 @@ struct livestate {
 
 static size_t slot_of(const struct table *t, uint64_t key)
 {
-	uint64_t h = key * 0x9e3779b97f4a7c15ULL;
-
-	return (size_t)(h >> 32) & (t->cap - 1);
+	return (size_t)lib_hash64(key) & (t->cap - 1);
 }
 
 static struct slot *find_slow(struct table *t, uint64_t key)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "record/symcache.h"
 
 struct entry {
@@ -109,7 +110,7 @@ static int intern(struct symcache *c, const char *s, const char **out)
 
 static size_t slot_of(uint64_t addr, size_t cap)
 {
-	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
+	return (size_t)lib_hash64(addr) & (cap - 1);
 }
 
 static int grow(struct symcache *c)

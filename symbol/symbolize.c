@@ -34,8 +34,9 @@
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
-#include "symbol/symbolize.h"
+#include "lib/hash.h"
 #include "symbol/inline.h"
+#include "symbol/symbolize.h"
 #include "symbol/symbolize_int.h"
 
 struct sym {		  /* one symbol of an object's index */
@@ -906,12 +907,7 @@ static const struct sym *find_sym(const struct object *o, uint64_t a)
 
 static size_t hash_ptr(const void *p)
 {
-	uint64_t x = (uint64_t)(uintptr_t)p;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (size_t)x;
+	return (size_t)lib_hash64((uint64_t)(uintptr_t)p);
 }
 
 /* The display name for @raw, a name inside an ELF string table (stable for

@@ -101,7 +101,7 @@ uint64_t cursor_varint_slow(struct cursor *c)
 static size_t idmap_slot(const struct idmap *m, uint64_t key)
 {
 	size_t mask = m->cap - 1;
-	size_t i = (size_t)hash_u64(key) & mask;
+	size_t i = (size_t)lib_hash64(key) & mask;
 
 	while (m->vals[i] && m->keys[i] != key)
 		i = (i + 1) & mask;

@@ -98,8 +98,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "trace/trace.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
+#include "trace/trace.h"
 
 #define TRACE_FILE_HDR_SIZE  16
 #define TRACE_CHUNK_HDR_SIZE 28
@@ -222,13 +223,5 @@ int idmap_get_or_add(struct idmap *m, uint64_t key, uint32_t *val);
 /* Set @key to @val, inserting or replacing. 0 or -ENOMEM. */
 int idmap_set(struct idmap *m, uint64_t key, uint32_t val);
 void idmap_release(struct idmap *m);
-
-static inline uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
 
 #endif /* D9_TRACE_FORMAT_H */

@@ -342,7 +342,7 @@ static uint64_t hash_frames(const uint32_t *f, size_t n)
 	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
 
 	for (size_t i = 0; i < n; i++)
-		h = hash_u64(h ^ f[i]) + i;
+		h = lib_hash64(h ^ f[i]) + i;
 	return h;
 }
 

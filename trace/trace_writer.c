@@ -531,11 +531,8 @@ static uint64_t hash_callchain(const uint64_t *ips, unsigned int n)
 	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		h ^= ips[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
+	for (i = 0; i < n; i++)
+		h = lib_hash64(h ^ ips[i]);
 	return h;
 }
 

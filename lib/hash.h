@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hash.h - the one hash of the tree's open-addressing tables.
+ *
+ * lib_hash64() is murmur3's 64-bit finalizer: every bit of @x reaches
+ * every bit of the result, so dense small keys (ids, tids, task ids) and
+ * aligned ones (addresses, pointers) spread over a power-of-two table
+ * (take the low bits) instead of clustering under linear probing. A
+ * sequence hashes as h = lib_hash64(h ^ v) per element.
+ *
+ * The shim keeps no hash table and does not use it.
+ */
+#ifndef D9_LIB_HASH_H
+#define D9_LIB_HASH_H
+
+#include <stdint.h>
+
+static inline uint64_t lib_hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+#endif /* D9_LIB_HASH_H */
