@@ -67,9 +67,12 @@ all: $(B)/.deps-ok $(CLI) $(SHIM_SO) $(B)/libd9prof.so $(SHIM_A) $(EX_BINS) \
 	$(B)/d9prof.pc
 
 # ---- dependencies (Debian packages) --------------------------------------
+# A build never installs anything: it says what is missing. make deps (and
+# make demo, which starts with it) installs it, as root.
 $(B)/.deps-ok: scripts/install-deps.sh
 	$(Q)mkdir -p $(B)
-	$(Q)scripts/install-deps.sh --check >/dev/null 2>&1 || scripts/install-deps.sh
+	$(Q)scripts/install-deps.sh --check >&2 || { echo "d9prof: run 'make deps' to install" \
+		"them (apt-get, as root), or 'make demo'" >&2; exit 1; }
 	$(Q)touch $@
 deps:
 	scripts/install-deps.sh
@@ -276,7 +279,8 @@ check-e2e-%: $(E2E_DEPS)
 	$(Q)B=$(B) tests/e2e/$*.sh
 
 # ---- demo and benchmarks -------------------------------------------------
-demo: all
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) scripts/demo.sh
 
 # The Tokio demo (examples/tokio), built by cargo offline against the shim
@@ -288,7 +292,8 @@ tokio-demo-bin: $(SHIM_A)
 	else cd examples/tokio && CARGO_TARGET_DIR=$(abspath $(B))/cargo \
 		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1 \
 		$(CARGO) build --release --offline $(if $(Q),--quiet); fi
-demo-tokio: all tokio-demo-bin
+demo-tokio: deps
+	$(Q)$(MAKE) --no-print-directory all tokio-demo-bin
 	$(Q)B=$(B) scripts/demo-tokio.sh
 
 $(B)/bench/%: bench/%.c $(SHIM_A) $(CORE_A) $(B)/.flags
