@@ -17,7 +17,9 @@ PCDIR	?= $(LIBDIR)/pkgconfig
 B	:= build
 CC	?= cc
 SANCC	?= clang
-VERSION	:= 0.1.0
+# the one version: MAJOR.MINOR from the public header, then the patch
+VERSION	:= $(shell awk '/define D9PROF_VERSION_MAJOR/ {a = $$3} \
+	/define D9PROF_VERSION_MINOR/ {b = $$3} END {print a "." b}' include/d9prof.h).0
 
 ifeq ($(V),1)
 Q :=
@@ -29,7 +31,7 @@ OPT	?= -O2
 CFLAGS	?= $(OPT) -g
 BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
 	-Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE \
-	-I. -Iinclude -MMD -MP
+	-I. -Iinclude -MMD -MP -DD9_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lpthread -lm
 CRITERION_LIBS := -lcriterion

@@ -21,7 +21,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
-#define EXPORTER "d9prof 0.1.0" /* the Makefile's VERSION */
+#define EXPORTER "d9prof " D9_VERSION /* the Makefile's VERSION */
 
 struct ss {
 	const struct join *j;
