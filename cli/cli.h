@@ -80,7 +80,12 @@ int parse_group_by(const char *s, enum group_by *by);
 
 #define INPUTS_MAX 256	/* -i given more often is a usage error: give
 			 * their directory */
-enum { OPT_FROM = 0x400, OPT_TO, OPT_FRAME };
+/* Option codes shared by the analysis commands (view_option()); a
+ * command's own start at 256. */
+enum {
+	OPT_FROM = 0x400, OPT_TO, OPT_FRAME,
+	OPT_BY, OPT_REVERSE, OPT_TITLE, OPT_MIN_POLL, OPT_NO_INLINE,
+};
 
 struct inputs {
 	const char *path[INPUTS_MAX];	/* -i, in order (files or
@@ -94,10 +99,10 @@ struct inputs {
 	char args[768];			/* inputs_args() */
 };
 
-/* The long options of inputs_option(), for a command's option table. */
+/* The long options of the inputs (view_option()), for a command's table. */
 #define INPUT_OPTIONS                                                                    	{ "input", required_argument, NULL, 'i' },                                       	{ "from", required_argument, NULL, OPT_FROM },                                   	{ "to", required_argument, NULL, OPT_TO }
 /* --frame, for the commands that name one frame for a poll or a blocking
- * call (inputs_option() takes it). */
+ * call (view_option() takes it). */
 #define FRAME_OPTION { "frame", required_argument, NULL, OPT_FRAME }
 #define FRAME_HELP                                                                       \
 	"      --frame app|leaf  name a blocking call or a poll by the application's\n"    \
@@ -105,10 +110,39 @@ struct inputs {
 	"                        'read <- slow_read'; libc, the loader, the vDSO,\n"      \
 	"                        Rust's std/core/alloc, tokio and the shim are\n"         \
 	"                        skipped), or by the raw leaf (leaf)\n"
-/* Take option @c ('i', OPT_FROM, OPT_TO or OPT_FRAME) with @arg for command @cmd
- * ("tasks ", for usage_error()). 0, or EXIT_USAGE after saying why (a bad
- * TIME, --from not before --to, -i more than INPUTS_MAX times). */
-int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg);
+
+/* ---- the options the views share -------------------------------------- */
+
+/* What they set. A command initialises it with its defaults (e.g. .format
+ * = FLAME_SVG), lists the ones it takes in its option table (the
+ * VIEW_OPT_* entries below) and copies what it uses into its own options
+ * after parsing. */
+struct view_args {
+	struct task_sel sel;		/* -t, --task ID|NAME */
+	enum group_by by;		/* --by task|name|thread */
+	int reverse;			/* --reverse */
+	const char *title;		/* --title */
+	uint64_t min_poll_ns;		/* --min-poll DUR */
+	enum flame_format format;	/* -f svg|folded */
+	const char *out;		/* -o, --output FILE */
+	unsigned int rflags;		/* --no-inline: TRACE_READ_NO_INLINE */
+};
+#define VIEW_OPT_TASK { "task", required_argument, NULL, 't' }
+#define VIEW_OPT_BY { "by", required_argument, NULL, OPT_BY }
+#define VIEW_OPT_REVERSE { "reverse", no_argument, NULL, OPT_REVERSE }
+#define VIEW_OPT_TITLE { "title", required_argument, NULL, OPT_TITLE }
+#define VIEW_OPT_MIN_POLL { "min-poll", required_argument, NULL, OPT_MIN_POLL }
+#define VIEW_OPT_FORMAT { "format", required_argument, NULL, 'f' }
+#define VIEW_OPT_OUTPUT { "output", required_argument, NULL, 'o' }
+#define VIEW_OPT_NO_INLINE { "no-inline", no_argument, NULL, OPT_NO_INLINE }
+/* Take option @c with @arg for command @cmd ("flame ", for usage_error()):
+ * one of the above, or -i, --from, --to or --frame into @in (a bad TIME,
+ * --from not before --to, -i more than INPUTS_MAX times). 0 if taken,
+ * else EXIT_USAGE after saying why: a bad value, or "bad option" for
+ * anything else. A command takes its own options (and its own -f or --by
+ * when they mean something else) before calling this as its default. */
+int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, const char *arg);
+
 /* The inputs for a message: "d9prof.data", "a.d9 and 2 more". */
 const char *inputs_name(struct inputs *in);
 /* The options that name them, to repeat in a suggested command:

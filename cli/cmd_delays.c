@@ -10,7 +10,7 @@
 
 #define DEFAULT_LIMIT 20
 
-enum { OPT_MIN = 256, OPT_FORMAT, OPT_NO_INLINE };
+enum { OPT_MIN = 256, OPT_FORMAT };
 
 static void help(FILE *f)
 {
@@ -54,16 +54,17 @@ int cmd_delays(int argc, char **argv)
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		FRAME_OPTION,
-		{ "task", required_argument, NULL, 't' },
+		VIEW_OPT_TASK,
 		{ "min", required_argument, NULL, OPT_MIN },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		VIEW_OPT_NO_INLINE,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct delays_opts o = { .limit = DEFAULT_LIMIT };
 	struct inputs in = { .n = 0 };
+	struct view_args va = { 0 };
 	struct session se;
 	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
@@ -72,17 +73,6 @@ int cmd_delays(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:t:n:f:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-		case OPT_FROM:
-		case OPT_TO:
-		case OPT_FRAME:
-			if (inputs_option(&in, "delays ", c, optarg))
-				return EXIT_USAGE;
-			break;
-		case 't':
-			if (parse_task_sel(optarg, &o.sel))
-				return usage_error("delays ", "bad task '%s': " TASK_WANT, optarg);
-			break;
 		case OPT_MIN:
 			if (duration_parse(optarg, &o.min_ns))
 				return usage_error("delays ", "bad --min '%s': " DURATION_WANT,
@@ -103,18 +93,18 @@ int cmd_delays(int argc, char **argv)
 				return usage_error("delays ",
 						   "bad format '%s': want text or json", optarg);
 			break;
-		case OPT_NO_INLINE:
-			rflags |= TRACE_READ_NO_INLINE;
-			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("delays ", "bad option");
+			if ((err = view_option(&va, &in, "delays ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)
 		return usage_error("delays ", "unexpected argument '%s'", argv[optind]);
+	o.sel = va.sel;
+	rflags |= va.rflags;
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;

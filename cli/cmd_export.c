@@ -8,7 +8,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_OFFCPU = 256, OPT_NO_INLINE, OPT_BY };
+enum { OPT_OFFCPU = 256 };
 
 static void help(FILE *f)
 {
@@ -110,18 +110,19 @@ int cmd_export(int argc, char **argv)
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		FRAME_OPTION,
-		{ "task", required_argument, NULL, 't' },
+		VIEW_OPT_TASK,
 		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
+		VIEW_OPT_OUTPUT,
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
-		{ "by", required_argument, NULL, OPT_BY },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		VIEW_OPT_BY,
+		VIEW_OPT_NO_INLINE,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct export_result res = { 0 };
 	struct export_opts eo = { .result = &res };
 	struct inputs in = { .n = 0 };
+	struct view_args va = { 0 };
 	const char *outp = NULL;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	struct session se;
@@ -131,45 +132,28 @@ int cmd_export(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-		case OPT_FROM:
-		case OPT_TO:
-		case OPT_FRAME:
-			if (inputs_option(&in, "export ", c, optarg))
-				return EXIT_USAGE;
-			break;
-		case 't':
-			if (parse_task_sel(optarg, &eo.sel))
-				return usage_error("export ", "bad task '%s': " TASK_WANT, optarg);
-			break;
 		case 'f':
 			if (parse_format(optarg, &eo.format))
 				return usage_error("export ", "bad format '%s': want pprof, speedscope or chrome",
 						   optarg);
 			break;
-		case 'o':
-			outp = optarg;
-			break;
 		case OPT_OFFCPU:
 			eo.offcpu = 1;
-			break;
-		case OPT_BY:
-			if (parse_group_by(optarg, &eo.by))
-				return usage_error("export ", "bad --by '%s': want task, name or thread",
-						   optarg);
-			break;
-		case OPT_NO_INLINE:
-			rflags |= TRACE_READ_NO_INLINE;
 			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("export ", "bad option");
+			if ((err = view_option(&va, &in, "export ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)
 		return usage_error("export ", "unexpected argument '%s'", argv[optind]);
+	eo.sel = va.sel;
+	eo.by = va.by;
+	outp = va.out;
+	rflags |= va.rflags;
 	if (!eo.format)
 		return usage_error("export ", "no --format: want pprof, speedscope or chrome");
 	if (eo.offcpu && eo.format != EXPORT_PPROF)

@@ -8,10 +8,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum {
-	OPT_MIN_POLL = 256, OPT_POLL, OPT_NO_INLINE, OPT_BY, OPT_REVERSE, OPT_TITLE,
-	OPT_DIFF, OPT_BASE_FROM, OPT_BASE_TO,
-};
+enum { OPT_POLL = 256, OPT_DIFF, OPT_BASE_FROM, OPT_BASE_TO };
 
 static void help(FILE *f)
 {
@@ -213,23 +210,24 @@ int cmd_flame(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
-		{ "task", required_argument, NULL, 't' },
-		{ "by", required_argument, NULL, OPT_BY },
-		{ "reverse", no_argument, NULL, OPT_REVERSE },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
+		VIEW_OPT_TASK,
+		VIEW_OPT_BY,
+		VIEW_OPT_REVERSE,
+		VIEW_OPT_TITLE,
+		VIEW_OPT_MIN_POLL,
 		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "diff", required_argument, NULL, OPT_DIFF },
 		{ "base-from", required_argument, NULL, OPT_BASE_FROM },
 		{ "base-to", required_argument, NULL, OPT_BASE_TO },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		VIEW_OPT_FORMAT,
+		VIEW_OPT_OUTPUT,
+		VIEW_OPT_NO_INLINE,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct flame_opts fo = { .format = FLAME_SVG };
 	struct inputs in = { .n = 0 }, base = { .n = 0 };
+	struct view_args va = { .format = FLAME_SVG };
 	const char *outp = NULL, *diff = NULL;
 	struct trace *t;
 	struct join *j = NULL;
@@ -241,32 +239,6 @@ int cmd_flame(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-		case OPT_FROM:
-		case OPT_TO:
-			if (inputs_option(&in, "flame ", c, optarg))
-				return EXIT_USAGE;
-			break;
-		case 't':
-			if (parse_task_sel(optarg, &fo.sel))
-				return usage_error("flame ", "bad task '%s': " TASK_WANT, optarg);
-			break;
-		case OPT_REVERSE:
-			fo.reverse = 1;
-			break;
-		case OPT_TITLE:
-			fo.title = optarg;
-			break;
-		case OPT_BY:
-			if (parse_group_by(optarg, &fo.by))
-				return usage_error("flame ", "bad --by '%s': want task, name or thread",
-						   optarg);
-			break;
-		case OPT_MIN_POLL:
-			if (duration_parse(optarg, &fo.min_poll_ns))
-				return usage_error("flame ", "bad --min-poll '%s': " DURATION_WANT,
-						   optarg);
-			break;
 		case OPT_POLL:
 			if (parse_u64(optarg, &poll) || poll > UINT32_MAX)
 				return usage_error("flame ", "bad poll id '%s': want a number",
@@ -284,26 +256,24 @@ int cmd_flame(int argc, char **argv)
 						   c == OPT_BASE_FROM ? "--base-from"
 								      : "--base-to", optarg);
 			break;
-		case 'f':
-			if (parse_flame_format(optarg, &fo.format))
-				return usage_error("flame ", "bad format '%s': want svg or folded",
-						   optarg);
-			break;
-		case 'o':
-			outp = optarg;
-			break;
-		case OPT_NO_INLINE:
-			rflags |= TRACE_READ_NO_INLINE;
-			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("flame ", "bad option");
+			if ((err = view_option(&va, &in, "flame ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)
 		return usage_error("flame ", "unexpected argument '%s'", argv[optind]);
+	fo.sel = va.sel;
+	fo.by = va.by;
+	fo.reverse = va.reverse;
+	fo.title = va.title;
+	fo.min_poll_ns = va.min_poll_ns;
+	fo.format = va.format;
+	outp = va.out;
+	rflags |= va.rflags;
 	if (have_poll && (fo.sel.on || fo.min_poll_ns))
 		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
 				   "--min-poll");

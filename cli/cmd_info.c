@@ -39,16 +39,13 @@ int cmd_info(int argc, char **argv)
 	};
 	struct info_opts o = { 0 };
 	struct inputs in = { .quiet = 1 };
+	struct view_args va = { 0 };
 	struct trace *t;
 	int c, err, ret = EXIT_OK;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-			if (inputs_option(&in, "info ", c, optarg))
-				return EXIT_USAGE;
-			break;
 		case OPT_JSON:
 			o.json = 1;
 			break;
@@ -56,7 +53,8 @@ int cmd_info(int argc, char **argv)
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("info ", "bad option");
+			if ((err = view_option(&va, &in, "info ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)

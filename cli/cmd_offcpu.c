@@ -8,8 +8,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_POLL = 256, OPT_MIN_BLOCK, OPT_IDLE, OPT_NO_INLINE, OPT_BY, OPT_REVERSE,
-       OPT_TITLE };
+enum { OPT_MIN_BLOCK = 256, OPT_IDLE };
 
 static void help(FILE *f)
 {
@@ -57,21 +56,22 @@ int cmd_offcpu(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
-		{ "task", required_argument, NULL, 't' },
-		{ "by", required_argument, NULL, OPT_BY },
-		{ "reverse", no_argument, NULL, OPT_REVERSE },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "min-poll", required_argument, NULL, OPT_MIN_POLL },
+		VIEW_OPT_TASK,
+		VIEW_OPT_BY,
+		VIEW_OPT_REVERSE,
+		VIEW_OPT_TITLE,
+		VIEW_OPT_MIN_POLL,
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "idle", no_argument, NULL, OPT_IDLE },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		VIEW_OPT_FORMAT,
+		VIEW_OPT_OUTPUT,
+		VIEW_OPT_NO_INLINE,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct offcpu_opts oo = { .format = FLAME_SVG };
 	struct inputs in = { .n = 0 };
+	struct view_args va = { .format = FLAME_SVG };
 	const char *outp = NULL, *why;
 	struct session se;
 	FILE *out;
@@ -81,32 +81,6 @@ int cmd_offcpu(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-		case OPT_FROM:
-		case OPT_TO:
-			if (inputs_option(&in, "offcpu ", c, optarg))
-				return EXIT_USAGE;
-			break;
-		case 't':
-			if (parse_task_sel(optarg, &oo.sel))
-				return usage_error("offcpu ", "bad task '%s': " TASK_WANT, optarg);
-			break;
-		case OPT_REVERSE:
-			oo.reverse = 1;
-			break;
-		case OPT_TITLE:
-			oo.title = optarg;
-			break;
-		case OPT_BY:
-			if (parse_group_by(optarg, &oo.by))
-				return usage_error("offcpu ", "bad --by '%s': want task, name or thread",
-						   optarg);
-			break;
-		case OPT_MIN_POLL:
-			if (duration_parse(optarg, &oo.min_poll_ns))
-				return usage_error("offcpu ", "bad --min-poll '%s': " DURATION_WANT,
-						   optarg);
-			break;
 		case OPT_MIN_BLOCK:
 			if (duration_parse(optarg, &oo.min_block_ns))
 				return usage_error("offcpu ", "bad --min-block '%s': " DURATION_WANT,
@@ -115,26 +89,24 @@ int cmd_offcpu(int argc, char **argv)
 		case OPT_IDLE:
 			oo.idle = 1;
 			break;
-		case 'f':
-			if (parse_flame_format(optarg, &oo.format))
-				return usage_error("offcpu ", "bad format '%s': want svg or folded",
-						   optarg);
-			break;
-		case 'o':
-			outp = optarg;
-			break;
-		case OPT_NO_INLINE:
-			rflags |= TRACE_READ_NO_INLINE;
-			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("offcpu ", "bad option");
+			if ((err = view_option(&va, &in, "offcpu ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)
 		return usage_error("offcpu ", "unexpected argument '%s'", argv[optind]);
+	oo.sel = va.sel;
+	oo.by = va.by;
+	oo.reverse = va.reverse;
+	oo.title = va.title;
+	oo.min_poll_ns = va.min_poll_ns;
+	oo.format = va.format;
+	outp = va.out;
+	rflags |= va.rflags;
 
 	if (oo.format == FLAME_SVG)
 		terminal_svg(&outp, "d9prof-offcpu.svg");

@@ -10,7 +10,7 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_MIN = 256, OPT_SORT, OPT_NO_INLINE, OPT_BY, OPT_WIDE };
+enum { OPT_MIN = 256, OPT_SORT, OPT_WIDE };
 
 static void help(FILE *f)
 {
@@ -56,17 +56,18 @@ int cmd_polls(int argc, char **argv)
 		INPUT_OPTIONS,
 		FRAME_OPTION,
 		{ "min", required_argument, NULL, OPT_MIN },
-		{ "task", required_argument, NULL, 't' },
-		{ "by", required_argument, NULL, OPT_BY },
+		VIEW_OPT_TASK,
+		VIEW_OPT_BY,
 		{ "wide", no_argument, NULL, OPT_WIDE },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "limit", required_argument, NULL, 'n' },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		VIEW_OPT_NO_INLINE,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct polls_opts po = { .sort = POLLS_BY_DURATION, .limit = DEFAULT_LIMIT };
 	struct inputs in = { .n = 0 };
+	struct view_args va = { 0 };
 	struct session se;
 	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
@@ -75,29 +76,13 @@ int cmd_polls(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:t:n:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-		case OPT_FROM:
-		case OPT_TO:
-		case OPT_FRAME:
-			if (inputs_option(&in, "polls ", c, optarg))
-				return EXIT_USAGE;
-			break;
 		case OPT_MIN:
 			if (duration_parse(optarg, &po.min_ns))
 				return usage_error("polls ", "bad --min '%s': " DURATION_WANT,
 						   optarg);
 			break;
-		case 't':
-			if (parse_task_sel(optarg, &po.sel))
-				return usage_error("polls ", "bad task '%s': " TASK_WANT, optarg);
-			break;
 		case OPT_WIDE:
 			po.wide = 1;
-			break;
-		case OPT_BY:
-			if (parse_group_by(optarg, &po.by))
-				return usage_error("polls ", "bad --by '%s': want task, name or thread",
-						   optarg);
 			break;
 		case OPT_SORT:
 			if (!strcmp(optarg, "duration"))
@@ -115,18 +100,19 @@ int cmd_polls(int argc, char **argv)
 						   "bad limit '%s': want a number (0: all)", optarg);
 			po.limit = (size_t)v;
 			break;
-		case OPT_NO_INLINE:
-			rflags |= TRACE_READ_NO_INLINE;
-			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("polls ", "bad option");
+			if ((err = view_option(&va, &in, "polls ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)
 		return usage_error("polls ", "unexpected argument '%s'", argv[optind]);
+	po.sel = va.sel;
+	po.by = va.by;
+	rflags |= va.rflags;
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;

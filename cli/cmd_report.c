@@ -43,19 +43,13 @@ int cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	struct inputs in = { .n = 0 };
+	struct view_args va = { 0 };
 	struct session se;
 	int c, err, json = 0, ret = EXIT_OK;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:f:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-		case OPT_FROM:
-		case OPT_TO:
-		case OPT_FRAME:
-			if (inputs_option(&in, "report ", c, optarg))
-				return EXIT_USAGE;
-			break;
 		case 'f':
 			if (!strcmp(optarg, "text"))
 				json = 0;
@@ -69,7 +63,8 @@ int cmd_report(int argc, char **argv)
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("report ", "bad option");
+			if ((err = view_option(&va, &in, "report ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)

@@ -9,7 +9,7 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_SORT = 256, OPT_BY, OPT_WIDE };
+enum { OPT_SORT = 256, OPT_WIDE };
 
 static void help(FILE *f)
 {
@@ -52,6 +52,7 @@ int cmd_tasks(int argc, char **argv)
 	static const char *const keys[] = {"cpu", "polls", "longest", "delay", "name"};
 	struct tasks_opts o = { .by = GROUP_TASK, .limit = DEFAULT_LIMIT };
 	struct inputs in = { .n = 0 };
+	struct view_args va = { 0 };
 	struct session se;
 	uint64_t v;
 	size_t k;
@@ -60,12 +61,6 @@ int cmd_tasks(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:s:n:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-		case OPT_FROM:
-		case OPT_TO:
-			if (inputs_option(&in, "tasks ", c, optarg))
-				return EXIT_USAGE;
-			break;
 		case OPT_WIDE:
 			o.wide = 1;
 			break;
@@ -94,7 +89,8 @@ int cmd_tasks(int argc, char **argv)
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("tasks ", "bad option");
+			if ((err = view_option(&va, &in, "tasks ", c, optarg)))
+				return err;
 		}
 	}
 	if (optind < argc)

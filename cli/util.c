@@ -247,7 +247,8 @@ int parse_group_by(const char *s, enum group_by *by)
 
 /* ---- inputs --------------------------------------------------------------- */
 
-int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg)
+/* -i, --from, --to or --frame (view_option()). */
+static int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg)
 {
 	struct time_spec *ts = c == OPT_FROM ? &in->win.from : &in->win.to;
 
@@ -275,6 +276,47 @@ int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg)
 				   time_spec_text(&in->win.to, b, sizeof(b)));
 	}
 	return 0;
+}
+
+int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, const char *arg)
+{
+	switch (c) {
+	case 'i':
+	case OPT_FROM:
+	case OPT_TO:
+	case OPT_FRAME:
+		return inputs_option(in, cmd, c, arg);
+	case 't':
+		if (parse_task_sel(arg, &v->sel))
+			return usage_error(cmd, "bad task '%s': " TASK_WANT, arg);
+		return 0;
+	case OPT_BY:
+		if (parse_group_by(arg, &v->by))
+			return usage_error(cmd, "bad --by '%s': want task, name or thread", arg);
+		return 0;
+	case OPT_REVERSE:
+		v->reverse = 1;
+		return 0;
+	case OPT_TITLE:
+		v->title = arg;
+		return 0;
+	case OPT_MIN_POLL:
+		if (duration_parse(arg, &v->min_poll_ns))
+			return usage_error(cmd, "bad --min-poll '%s': " DURATION_WANT, arg);
+		return 0;
+	case 'f':
+		if (parse_flame_format(arg, &v->format))
+			return usage_error(cmd, "bad format '%s': want svg or folded", arg);
+		return 0;
+	case 'o':
+		v->out = arg;
+		return 0;
+	case OPT_NO_INLINE:
+		v->rflags |= TRACE_READ_NO_INLINE;
+		return 0;
+	default:
+		return usage_error(cmd, "bad option");
+	}
 }
 
 const char *inputs_name(struct inputs *in)
