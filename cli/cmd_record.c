@@ -150,6 +150,7 @@ struct rec_ctx {
 	double duration;
 	int forever;		/* no -d and no command: say how to stop */
 	int line;		/* a status line is showing */
+	char cmdline[1024];	/* a command's, for the trace */
 };
 
 /* -d: seconds as before (parse_seconds(): 10, 2.5, 2s) or a number and
@@ -607,7 +608,107 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 			plural(st->hooks_running));
 }
 
-int cmd_record(int argc, char **argv)
+/* The options into @o and @x: -1 to go on, else the exit status (after
+ * saying what is wrong, or the help). */
+/* The options of the segmented modes (--flight, --rotate and theirs)
+ * into @o: 0 if @c is one, EXIT_USAGE after saying what is wrong, -1 if
+ * it is none. */
+static int segment_option(struct record_opts *o, int c, const char *arg, int *hook_timeout_given)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_FLIGHT:
+		o->segments = RECORD_FLIGHT;
+		o->window = 30;
+		if (arg && (parse_dur_s(arg, &o->window) || o->window < 1))
+			return usage_error("record ", "bad --flight window '%s': want a "
+					   "duration of at least 1s, e.g. 30s", arg);
+		return 0;
+	case OPT_ROTATE:
+		o->segments = RECORD_ROTATE;
+		if (parse_dur_s(arg, &o->rotate) || o->rotate < 1)
+			return usage_error("record ", "bad --rotate period '%s': want a "
+					   "duration of at least 1s, e.g. 60s", arg);
+		return 0;
+	case OPT_MAX_SIZE:
+	case OPT_MAX_TOTAL:
+		if (parse_size(arg, &v) || !v)
+			return usage_error("record ", "bad size '%s': " SIZE_WANT, arg);
+		*(c == OPT_MAX_SIZE ? &o->max_size : &o->max_total) = v;
+		return 0;
+	case OPT_TRIGGER:
+		if (o->ntriggers == RECORD_MAX_TRIGGERS)
+			return usage_error("record ", "at most %d --trigger",
+					   RECORD_MAX_TRIGGERS);
+		if (parse_trigger(arg, &o->triggers[o->ntriggers]))
+			return usage_error("record ", "bad trigger '%s': want poll>DUR, "
+					   "delay>DUR or runq>DUR, e.g. 'poll>50ms'", arg);
+		o->ntriggers++;
+		return 0;
+	case OPT_COOLDOWN:
+		if (parse_dur_s(arg, &o->cooldown))
+			return usage_error("record ", "bad --cooldown '%s': " DURATION_WANT,
+					   arg);
+		return 0;
+	case OPT_KEY_PREFIX:
+		if (!*arg || *arg == '/' || strstr(arg, ".."))
+			return usage_error("record ", "bad --key-prefix '%s': want a "
+					   "relative path without '..'", arg);
+		o->key_prefix = arg;
+		return 0;
+	case OPT_ON_SEGMENT:
+		o->on_segment = arg;
+		return 0;
+	case OPT_HOOK_TIMEOUT:
+		if (!strcmp(arg, "0"))
+			o->hook_timeout = 0;
+		else if (parse_dur_s(arg, &o->hook_timeout))
+			return usage_error("record ", "bad --hook-timeout '%s': " DURATION_WANT
+					   " (0: never)", arg);
+		*hook_timeout_given = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* What the options say together: EXIT_USAGE (or EXIT_FAIL) after saying
+ * what does not fit, else -1 to go on. */
+static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int out_given,
+		      int hook_timeout_given)
+{
+	if (!o->pid && optind >= argc)
+		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
+	if (o->segments == RECORD_FLIGHT && (o->rotate > 0 || o->key_prefix || o->on_segment ||
+					    hook_timeout_given))
+		return usage_error("record ", "--flight keeps segments in memory: --rotate, "
+				   "--key-prefix, --on-segment and --hook-timeout are for --rotate");
+	if (o->segments == RECORD_FLIGHT && !o->max_total)
+		o->max_total = 8 * (o->max_size ? o->max_size : 64ULL << 20);
+	if (o->no_shim && o->sampler == RECORD_SAMPLER_CTIMER)
+		return usage_error("record ", "--sampler ctimer samples through the shim: "
+				   "not with --no-shim");
+	if (o->segments != RECORD_FLIGHT && (o->ntriggers || o->cooldown > 0))
+		return usage_error("record ", "--trigger and --cooldown need --flight");
+	if (o->segments == RECORD_ONE_TRACE && (o->max_total || o->key_prefix || o->on_segment ||
+					       hook_timeout_given))
+		return usage_error("record ", "--max-total, --key-prefix, --on-segment and "
+				   "--hook-timeout need --rotate");
+	if (o->segments != RECORD_ONE_TRACE) {
+		struct stat sb;
+
+		o->dir = out_given ? x->out : ".";
+		if (!stat(o->dir, &sb) && !S_ISDIR(sb.st_mode)) {
+			error("-o '%s' is not a directory: --%s writes its files into one", o->dir,
+			      o->segments == RECORD_FLIGHT ? "flight" : "rotate");
+			return EXIT_FAIL;
+		}
+	}
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_ctx *x)
 {
 	static const struct option lopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -636,21 +737,10 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct rec_ctx x = { .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 }, .fd = -1 };
-	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg, .ctx = &x,
-				 .on_attached = on_attached, .dump_now = &dump_now,
-				 .on_dump = on_dump, .max_size = 64ULL << 20,
-				 .hook_timeout = 600 };
-	int hook_timeout_given = 0;
-	int out_given = 0;
-	struct record_stats st;
-	struct sigaction sa;
-	char cmdline[1024] = "";
+	int hook_timeout_given = 0, out_given = 0, c, err;
 	uint64_t v;
-	int c, err, status;
 
-	record_boost();
-	x.out = DEFAULT_TRACE;
+	x->out = DEFAULT_TRACE;
 	optind = 1;
 	/* '+': stop at CMD; ':': getopt says nothing, bad_option() does */
 	while ((c = getopt_long(argc, argv, "+:p:o:d:F:e:h", lopts, NULL)) != -1) {
@@ -659,66 +749,16 @@ int cmd_record(int argc, char **argv)
 			if (parse_u64(optarg, &v) || v == 0 || v > 4194304)
 				return usage_error("record ", "bad pid '%s': want a process id",
 						   optarg);
-			o.pid = (pid_t)v;
+			o->pid = (pid_t)v;
 			break;
 		case 'o':
 			if (!*optarg)
 				return usage_error("record ", "empty output file name");
-			x.out = optarg;
+			x->out = optarg;
 			out_given = 1;
 			break;
-		case OPT_FLIGHT:
-			o.segments = RECORD_FLIGHT;
-			o.window = 30;
-			if (optarg && (parse_dur_s(optarg, &o.window) || o.window < 1))
-				return usage_error("record ", "bad --flight window '%s': want a "
-						   "duration of at least 1s, e.g. 30s", optarg);
-			break;
-		case OPT_ROTATE:
-			o.segments = RECORD_ROTATE;
-			if (parse_dur_s(optarg, &o.rotate) || o.rotate < 1)
-				return usage_error("record ", "bad --rotate period '%s': want a "
-						   "duration of at least 1s, e.g. 60s", optarg);
-			break;
-		case OPT_MAX_SIZE:
-		case OPT_MAX_TOTAL:
-			if (parse_size(optarg, &v) || !v)
-				return usage_error("record ", "bad size '%s': " SIZE_WANT, optarg);
-			*(c == OPT_MAX_SIZE ? &o.max_size : &o.max_total) = v;
-			break;
-		case OPT_TRIGGER:
-			if (o.ntriggers == RECORD_MAX_TRIGGERS)
-				return usage_error("record ", "at most %d --trigger",
-						   RECORD_MAX_TRIGGERS);
-			if (parse_trigger(optarg, &o.triggers[o.ntriggers]))
-				return usage_error("record ", "bad trigger '%s': want poll>DUR, "
-						   "delay>DUR or runq>DUR, e.g. 'poll>50ms'", optarg);
-			o.ntriggers++;
-			break;
-		case OPT_COOLDOWN:
-			if (parse_dur_s(optarg, &o.cooldown))
-				return usage_error("record ", "bad --cooldown '%s': " DURATION_WANT,
-						   optarg);
-			break;
-		case OPT_KEY_PREFIX:
-			if (!*optarg || strstr(optarg, ".."))
-				return usage_error("record ", "bad --key-prefix '%s': want a "
-						   "relative path without '..'", optarg);
-			o.key_prefix = optarg;
-			break;
-		case OPT_ON_SEGMENT:
-			o.on_segment = optarg;
-			break;
-		case OPT_HOOK_TIMEOUT:
-			if (!strcmp(optarg, "0"))
-				o.hook_timeout = 0;
-			else if (parse_dur_s(optarg, &o.hook_timeout))
-				return usage_error("record ", "bad --hook-timeout '%s': " DURATION_WANT
-						   " (0: never)", optarg);
-			hook_timeout_given = 1;
-			break;
 		case 'd':
-			if (parse_duration(optarg, &o.duration))
+			if (parse_duration(optarg, &o->duration))
 				return usage_error("record ",
 						   "bad duration '%s': want seconds > 0 or a number "
 						   "and a unit, e.g. 10, 2.5, 500ms or 2s", optarg);
@@ -727,51 +767,51 @@ int cmd_record(int argc, char **argv)
 			if (parse_u64(optarg, &v) || v == 0 || v > 100000)
 				return usage_error("record ",
 						   "bad frequency '%s': want 1 to 100000 Hz", optarg);
-			o.freq = (unsigned int)v;
+			o->freq = (unsigned int)v;
 			break;
 		case 'e':
-			o.event = optarg;
+			o->event = optarg;
 			break;
 		case OPT_SAMPLER:
 			if (!strcmp(optarg, "auto"))
-				o.sampler = RECORD_SAMPLER_AUTO;
+				o->sampler = RECORD_SAMPLER_AUTO;
 			else if (!strcmp(optarg, "perf"))
-				o.sampler = RECORD_SAMPLER_PERF;
+				o->sampler = RECORD_SAMPLER_PERF;
 			else if (!strcmp(optarg, "ctimer"))
-				o.sampler = RECORD_SAMPLER_CTIMER;
+				o->sampler = RECORD_SAMPLER_CTIMER;
 			else
 				return usage_error("record ", "bad sampler '%s': want auto, perf "
 						   "or ctimer", optarg);
 			break;
 		case OPT_NO_OFFCPU:
-			o.offcpu = RECORD_OFFCPU_OFF;
+			o->offcpu = RECORD_OFFCPU_OFF;
 			break;
 		case OPT_CHILDREN:
-			o.children = 1;
+			o->children = 1;
 			break;
 		case OPT_NO_WAKEUPS:
-			o.no_wakeups = 1;
+			o->no_wakeups = 1;
 			break;
 		case OPT_NO_SHIM:
-			o.no_shim = 1;
+			o->no_shim = 1;
 			break;
 		case OPT_OFFCPU_SOURCE:
 			if (!strcmp(optarg, "auto"))
-				o.offcpu = RECORD_OFFCPU_AUTO;
+				o->offcpu = RECORD_OFFCPU_AUTO;
 			else if (!strcmp(optarg, "tracepoint"))
-				o.offcpu = RECORD_OFFCPU_TRACEPOINT;
+				o->offcpu = RECORD_OFFCPU_TRACEPOINT;
 			else if (!strcmp(optarg, "switch"))
-				o.offcpu = RECORD_OFFCPU_SWITCH;
+				o->offcpu = RECORD_OFFCPU_SWITCH;
 			else
 				return usage_error("record ", "bad off-CPU source '%s': want "
 						   "auto, tracepoint or switch", optarg);
 			break;
 		case OPT_CALL_GRAPH:
-			if (record_callgraph_parse(optarg, &o.callgraph, &o.cpu_stack))
+			if (record_callgraph_parse(optarg, &o->callgraph, &o->cpu_stack))
 				return usage_error("record ", "bad call graph '%s': want auto, fp, "
 						   "dwarf or dwarf,SIZE (bytes, a multiple of 8 "
 						   "up to 32768)", optarg);
-			o.cpu_fp_only = 0;
+			o->cpu_fp_only = 0;
 			break;
 		case OPT_OFFCPU_STACK:
 		case OPT_CPU_STACK:
@@ -779,48 +819,35 @@ int cmd_record(int argc, char **argv)
 				return usage_error("record ", "bad stack size '%s': want bytes, "
 						   "a multiple of 8 up to 32768", optarg);
 			if (c == OPT_CPU_STACK) {
-				o.callgraph = RECORD_CALLGRAPH_DWARF;
-				o.cpu_stack = (unsigned int)v;
-				o.cpu_fp_only = v == 0;
+				o->callgraph = RECORD_CALLGRAPH_DWARF;
+				o->cpu_stack = (unsigned int)v;
+				o->cpu_fp_only = v == 0;
 			} else {
-				o.offcpu_stack = (unsigned int)v;
-				o.offcpu_fp_only = v == 0;
+				o->offcpu_stack = (unsigned int)v;
+				o->offcpu_fp_only = v == 0;
 			}
 			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
 		default:
-			return bad_option(c, argv, lopts);
+			err = segment_option(o, c, optarg, &hook_timeout_given);
+			if (err < 0)
+				return bad_option(c, argv, lopts);
+			if (err)
+				return err;
 		}
 	}
-	if (!o.pid && optind >= argc)
-		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
-	if (o.segments == RECORD_FLIGHT && (o.rotate > 0 || o.key_prefix || o.on_segment ||
-					    hook_timeout_given))
-		return usage_error("record ", "--flight keeps segments in memory: --rotate, "
-				   "--key-prefix, --on-segment and --hook-timeout are for --rotate");
-	if (o.segments == RECORD_FLIGHT && !o.max_total)
-		o.max_total = 8 * (o.max_size ? o.max_size : 64ULL << 20);
-	if (o.no_shim && o.sampler == RECORD_SAMPLER_CTIMER)
-		return usage_error("record ", "--sampler ctimer samples through the shim: "
-				   "not with --no-shim");
-	if (o.segments != RECORD_FLIGHT && (o.ntriggers || o.cooldown > 0))
-		return usage_error("record ", "--trigger and --cooldown need --flight");
-	if (o.segments == RECORD_ONE_TRACE && (o.max_total || o.key_prefix || o.on_segment ||
-					       hook_timeout_given))
-		return usage_error("record ", "--max-total, --key-prefix, --on-segment and "
-				   "--hook-timeout need --rotate");
-	if (o.segments != RECORD_ONE_TRACE) {
-		struct stat sb;
+	return check_args(o, x, argc, out_given, hook_timeout_given);
+}
 
-		o.dir = out_given ? x.out : ".";
-		if (!stat(o.dir, &sb) && !S_ISDIR(sb.st_mode)) {
-			error("-o '%s' is not a directory: --%s writes its files into one", o.dir,
-			      o.segments == RECORD_FLIGHT ? "flight" : "rotate");
-			return EXIT_FAIL;
-		}
-	}
+/* Everything before the recording: the signals, the target (the command
+ * started, stopped before its exec), the output (a memfd until the
+ * recording is sure), the status line. 0 or EXIT_FAIL after saying why. */
+static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv)
+{
+	struct sigaction sa;
+	int err;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: the loop's poll wakes */
@@ -830,96 +857,123 @@ int cmd_record(int argc, char **argv)
 	 * SIGUSR1 must not kill a recording */
 	sigaction(SIGUSR1, &sa, NULL);
 
-	if (o.pid && kill(o.pid, 0) && errno == ESRCH) {
-		error("cannot attach to pid %d: no such process", (int)o.pid);
+	if (o->pid && kill(o->pid, 0) && errno == ESRCH) {
+		error("cannot attach to pid %d: no such process", (int)o->pid);
 		return EXIT_FAIL;
 	}
-	if (o.segments != RECORD_ONE_TRACE) {
-		x.opened = 1; /* no one output: files in o.dir */
-		x.out = NULL;
-	} else if ((err = record_output__check(x.out))) {
+	if (o->segments != RECORD_ONE_TRACE) {
+		x->opened = 1; /* no one output: files in o->dir */
+		x->out = NULL;
+	} else if ((err = record_output__check(x->out))) {
 		if (err == -ELOOP)
 			error("cannot write '%s': it is a symbolic link, which d9prof does not "
-			      "follow (give the path it points to)", x.out);
+			      "follow (give the path it points to)", x->out);
 		else if (err == -EEXIST)
 			error("'%s' exists and is not a d9prof trace: remove it or choose "
-			      "another -o", x.out);
+			      "another -o", x->out);
 		else
-			error("cannot write '%s': %s", x.out, strerror(-err));
+			error("cannot write '%s': %s", x->out, strerror(-err));
 		return EXIT_FAIL;
 	}
 	/* The trace starts in memory: the output is opened (and a previous
 	 * one renamed) only once the recording is sure to happen. */
-	x.fd = o.segments != RECORD_ONE_TRACE ? -1 : memfd_create("d9prof-trace", MFD_CLOEXEC);
-	if (x.fd < 0 && o.segments == RECORD_ONE_TRACE) {
-		x.fd = open_out(&x);
-		if (x.fd < 0)
+	x->fd = o->segments != RECORD_ONE_TRACE ? -1 : memfd_create("d9prof-trace", MFD_CLOEXEC);
+	if (x->fd < 0 && o->segments == RECORD_ONE_TRACE) {
+		x->fd = open_out(x);
+		if (x->fd < 0)
 			return EXIT_FAIL;
-		x.opened = 1;
+		x->opened = 1;
 	}
-	o.out_fd = x.fd;
+	o->out_fd = x->fd;
 	if (optind < argc) {
-		err = record_cmd__start(&x.cmd, argv + optind, !o.pid);
+		err = record_cmd__start(&x->cmd, argv + optind, !o->pid);
 		if (err) {
 			error("cannot start '%s': %s", argv[optind], strerror(-err));
-			close(x.fd);
+			close(x->fd);
 			return EXIT_FAIL;
 		}
-		if (o.pid) {
-			o.until_pid = x.cmd.pid;
+		if (o->pid) {
+			o->until_pid = x->cmd.pid;
 		} else {
 			size_t n = 0;
 			int i;
 
-			for (i = optind; i < argc && n + 2 < sizeof(cmdline); i++)
-				n += (size_t)snprintf(cmdline + n, sizeof(cmdline) - n, "%s%s",
+			for (i = optind; i < argc && n + 2 < sizeof(x->cmdline); i++)
+				n += (size_t)snprintf(x->cmdline + n, sizeof(x->cmdline) - n, "%s%s",
 						      i > optind ? " " : "", argv[i]);
-			o.pid = x.cmd.pid;
-			o.fresh_target = 1;
-			o.exe = argv[optind];
-			o.cmdline = cmdline;
+			o->pid = x->cmd.pid;
+			o->fresh_target = 1;
+			o->exe = argv[optind];
+			o->cmdline = x->cmdline;
 		}
 	}
-	x.target = o.pid;
-	x.duration = o.duration;
-	x.forever = o.duration <= 0 && x.cmd.pid < 0;
+	x->target = o->pid;
+	x->duration = o->duration;
+	x->forever = o->duration <= 0 && x->cmd.pid < 0;
 	if (isatty(STDERR_FILENO)) {
 		const char *term = getenv("TERM");
 
 		if (!term || strcmp(term, "dumb"))
-			o.progress = progress;
+			o->progress = progress;
 	}
+	return 0;
+}
 
-	err = record__run(&o, &st);
-	erase_line(&x);
-	flush_held(&x, !x.cmd.exec_failed);
-	status = record_cmd__reap(&x.cmd);
-	if (x.fd >= 0 && close(x.fd) && x.opened && !err)
+/* After record__run() returned @err: the output kept or put back, the
+ * command reaped, the summary. The exit status. */
+static int finish(const struct record_opts *o, struct rec_ctx *x, const struct record_stats *st,
+		  int err)
+{
+	int status;
+
+	erase_line(x);
+	flush_held(x, !x->cmd.exec_failed);
+	status = record_cmd__reap(&x->cmd);
+	if (x->fd >= 0 && close(x->fd) && x->opened && !err)
 		err = -errno;
 	if (err) {
 		/* (when on_attached failed, it said why) */
-		if (!x.said && err == -ESRCH)
-			error("cannot attach to pid %d: no such process", (int)o.pid);
-		else if (!x.said)
-			error("cannot record pid %d: %s", (int)o.pid,
-			      st.why[0] ? st.why : strerror(-err));
-		if (x.out && x.opened && !st.samples && !st.events) {
+		if (!x->said && err == -ESRCH)
+			error("cannot attach to pid %d: no such process", (int)o->pid);
+		else if (!x->said)
+			error("cannot record pid %d: %s", (int)o->pid,
+			      st->why[0] ? st->why : strerror(-err));
+		if (x->out && x->opened && !st->samples && !st->events) {
 			/* nothing worth a file: leave things as they were */
-			unlink(x.out);
-			if (x.rotated) {
+			unlink(x->out);
+			if (x->rotated) {
 				char old[4096];
 
-				snprintf(old, sizeof(old), "%s.old", x.out);
-				if (rename(old, x.out))
-					warning("cannot put '%s' back as '%s': %s", old, x.out,
+				snprintf(old, sizeof(old), "%s.old", x->out);
+				if (rename(old, x->out))
+					warning("cannot put '%s' back as '%s': %s", old, x->out,
 						strerror(errno));
 			}
 		}
-		child_exit(&x, status);
+		child_exit(x, status);
 		return EXIT_FAIL;
 	}
-	summary(&st, o.pid, x.out, o.fresh_target);
-	if (o.segments != RECORD_ONE_TRACE)
-		summary_segments(&o, &st);
-	return child_exit(&x, status);
+	summary(st, o->pid, x->out, o->fresh_target);
+	if (o->segments != RECORD_ONE_TRACE)
+		summary_segments(o, st);
+	return child_exit(x, status);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec_ctx x = { .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 }, .fd = -1 };
+	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg, .ctx = &x,
+				 .on_attached = on_attached, .dump_now = &dump_now,
+				 .on_dump = on_dump, .max_size = 64ULL << 20,
+				 .hook_timeout = 600 };
+	struct record_stats st;
+	int ret;
+
+	record_boost();
+	ret = parse_args(argc, argv, &o, &x);
+	if (ret >= 0)
+		return ret;
+	if (setup(&o, &x, argc, argv))
+		return EXIT_FAIL;
+	return finish(&o, &x, &st, record__run(&o, &st));
 }
