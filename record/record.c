@@ -128,6 +128,13 @@ struct rec {
 	uint64_t dump_at, cooldown_until[RECORD_MAX_TRIGGERS];
 	char dump_why[256];
 	int state_warned;
+	/* record__run()'s loop: what it polls, when it ends, how */
+	int pidfd, until_fd;		/* the target's, until_pid's; -1 */
+	struct pollfd *pfd;
+	unsigned int maxpfd;
+	uint64_t end_ns, exit_ns;	/* -d's end; when the target exited */
+	int until_ended;		/* until_pid ended the recording */
+	int close_go;			/* perf_close_later()'s; -1 */
 	size_t state_max;		/* livestate__set_max() */
 };
 
@@ -1740,97 +1747,103 @@ static int fd_budget(struct rec *r)
 	return -EMFILE;
 }
 
-int record__run(const struct record_opts *o, struct record_stats *st)
+/* Everything before the loop: the target's mappings and threads, the
+ * first segment, the sampler, off-CPU, the shim; the events enabled
+ * together, the command let go (on_attached), the meta written. 0 or
+ * -errno (st->why says why, or on_attached did). */
+static int run_start(struct rec *r)
 {
-	struct rec r = { .o = o, .st = st };
-	uint64_t now, end_ns = 0, last_flush, last_look, last_maps, last_drain;
-	uint64_t last_progress, tick = TICK_NS, t0, exit_ns = 0;
-	int pidfd = -1, until_fd = -1, close_go = -1, until_ended = 0, err;
-	unsigned int maxpfd = 3 + 5 * (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
-	struct pollfd *pfd;
+	const struct record_opts *o = r->o;
+	struct record_stats *st = r->st;
+	uint64_t t0, now;
+	int err;
 
-	memset(st, 0, sizeof(*st));
-	r.cb = perf_cb_tmpl;
-	r.cb.ctx = &r;
+	r->maxpfd = 3 + 5 * (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
 	raise_fd_limit();
 	if (kill(o->pid, 0) && errno == ESRCH) {
 		snprintf(st->why, sizeof(st->why), "no such process");
 		return -ESRCH;
 	}
-	err = fd_budget(&r);
+	err = fd_budget(r);
 	if (err)
 		return err;
-	err = symbolizer__new(o->pid, &r.sym);
+	err = symbolizer__new(o->pid, &r->sym);
 	if (err) {
 		if (!not_ours(o->pid, err, st->why, sizeof(st->why)))
 			snprintf(st->why, sizeof(st->why), "cannot read its mappings: %s",
 				 err == -ESRCH ? "no such process" : strerror(-err));
 		return err;
 	}
-	r.inner = symbol_inner_pid(o->pid) != o->pid;
-	pfd = calloc(maxpfd, sizeof(*pfd));
-	if (!pfd || tids__new(o->pid, r.inner, &r.tids)) {
-		free(pfd);
-		symbolizer__free(r.sym);
+	r->inner = symbol_inner_pid(o->pid) != o->pid;
+	r->pfd = calloc(r->maxpfd, sizeof(*r->pfd));
+	if (!r->pfd || tids__new(o->pid, r->inner, &r->tids))
 		return -ENOMEM;
-	}
-	err = seg_first(&r);
+	err = seg_first(r);
 	if (err)
-		goto out;
-	bound_memory(&r);
-	pidfd = pidfd_of(o->pid);
+		return err;
+	bound_memory(r);
+	r->pidfd = pidfd_of(o->pid);
 	if (o->until_pid > 0) {
-		until_fd = pidfd_of(o->until_pid);
-		if (until_fd < 0) {
+		r->until_fd = pidfd_of(o->until_pid);
+		if (r->until_fd < 0) {
 			err = -errno;
 			snprintf(st->why, sizeof(st->why), "cannot watch pid %d: %s",
 				 (int)o->until_pid, strerror(errno));
-			goto out;
+			return err;
 		}
 	}
 	t0 = record_now_ns();
-	err = choose_sampler(&r);
+	err = choose_sampler(r);
 	if (err)
-		goto out;
-	r.start_ns = r.seg_start = record_now_ns();
+		return err;
+	r->start_ns = r->seg_start = record_now_ns();
 	st->start_run_delay_ns = proc_self_run_delay_ns();
-	r.cpu0 = proc_cpu_ns(o->pid);
-	if (r.ps)
-		logf_(&r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
-		      st->event_name, o->freq, perf_set__nthreads(r.ps),
-		      perf_set__nthreads(r.ps) == 1 ? "" : "s", (int)o->pid);
+	r->cpu0 = proc_cpu_ns(o->pid);
+	if (r->ps)
+		logf_(r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
+		      st->event_name, o->freq, perf_set__nthreads(r->ps),
+		      perf_set__nthreads(r->ps) == 1 ? "" : "s", (int)o->pid);
 	else
-		logf_(&r, RECORD_INFO, "sampling thread CPU time at %u Hz per thread of pid %d",
+		logf_(r, RECORD_INFO, "sampling thread CPU time at %u Hz per thread of pid %d",
 		      o->freq, (int)o->pid);
-	err = open_offcpu(&r);
+	err = open_offcpu(r);
 	if (err)
-		goto out;
-	arm_triggers(&r);
-	shim_try_attach(&r, !o->fresh_target && !r.ctimer);
-	if (r.ctimer && !r.seg && !o->fresh_target) {
-		err = sampler_tick(&r, r.start_ns + SHIM_EAGER_NS);
-		goto out;
-	}
+		return err;
+	arm_triggers(r);
+	shim_try_attach(r, !o->fresh_target && !r->ctimer);
+	if (r->ctimer && !r->seg && !o->fresh_target)
+		return sampler_tick(r, r->start_ns + SHIM_EAGER_NS); /* says why */
 	/* every event was opened disabled: start them together, now that
 	 * the loop is about to drain them */
-	perf_set__enable(r.ps);
-	offcpu_rec__enable(r.oc);
-	exitwatch__enable(r.ew);
+	perf_set__enable(r->ps);
+	offcpu_rec__enable(r->oc);
+	exitwatch__enable(r->ew);
 	now = record_now_ns();
-	if ((r.ps || r.oc) && now - t0 > SLOW_OPEN_NS)
-		logf_(&r, RECORD_INFO,
+	if ((r->ps || r->oc) && now - t0 > SLOW_OPEN_NS)
+		logf_(r, RECORD_INFO,
 		      "opening the events took %.1f s: the kernel waits for RCU grace periods "
 		      "at the first per-thread event and the first of a tracepoint, slow "
 		      "while the target keeps every CPU busy", (double)(now - t0) / 1e9);
 	if (o->on_attached && (err = o->on_attached(o->ctx)))
-		goto out;
-	write_meta(&r);
+		return err;
+	write_meta(r);
 	/* -d counts from here: every event is open and enabled (opening
 	 * them can take seconds on a busy machine) */
 	if (o->duration > 0)
-		end_ns = record_now_ns() + (uint64_t)(o->duration * 1e9);
-	last_flush = last_look = last_maps = last_drain = last_progress = r.start_ns;
+		r->end_ns = record_now_ns() + (uint64_t)(o->duration * 1e9);
+	return 0;
+}
 
+/* Drain, tick and renew until stopped, -d, the target's exit or
+ * until_pid's, or an error (in r->err or r->sampler_err). */
+static void run_loop(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	struct record_stats *st = r->st;
+	uint64_t now, tick = TICK_NS;
+	uint64_t last_flush, last_look, last_maps, last_drain, last_progress;
+
+	last_flush = last_look = last_maps = last_drain = last_progress = r->start_ns;
 	while (!*o->stop) {
 		/* the target's pidfd (or none: kill(0) below), until's, and
 		 * the perf rings, which wake us once a quarter full */
@@ -1839,110 +1852,121 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		int exited = 0, until = 0, lapsed;
 		unsigned int npfd = 0;
 
-		if (pidfd >= 0)
-			pfd[npfd++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-		if (until_fd >= 0)
-			pfd[npfd++] = (struct pollfd){.fd = until_fd, .events = POLLIN};
-		npfd += perf_set__pollfds(r.ps, pfd + npfd, maxpfd - npfd);
-		npfd += offcpu_rec__pollfds(r.oc, pfd + npfd, maxpfd - npfd);
-		npfd += exitwatch__pollfds(r.ew, pfd + npfd, maxpfd - npfd);
-		if (ppoll(pfd, npfd, &ts, NULL) > 0) {
-			exited = pidfd >= 0 && pfd[0].revents;
-			until = until_fd >= 0 && pfd[pidfd >= 0].revents;
+		if (r->pidfd >= 0)
+			r->pfd[npfd++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
+		if (r->until_fd >= 0)
+			r->pfd[npfd++] = (struct pollfd){.fd = r->until_fd, .events = POLLIN};
+		npfd += perf_set__pollfds(r->ps, r->pfd + npfd, r->maxpfd - npfd);
+		npfd += offcpu_rec__pollfds(r->oc, r->pfd + npfd, r->maxpfd - npfd);
+		npfd += exitwatch__pollfds(r->ew, r->pfd + npfd, r->maxpfd - npfd);
+		if (ppoll(r->pfd, npfd, &ts, NULL) > 0) {
+			exited = r->pidfd >= 0 && r->pfd[0].revents;
+			until = r->until_fd >= 0 && r->pfd[r->pidfd >= 0].revents;
 		}
-		if (pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
+		if (r->pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
-		if (r.ps)
-			perf_set__drain(r.ps, &r.cb);
-		if (r.oc)
-			note_err(&r, offcpu_rec__drain(r.oc));
-		exitwatch__drain(r.ew);
+		if (r->ps)
+			perf_set__drain(r->ps, &r->cb);
+		if (r->oc)
+			note_err(r, offcpu_rec__drain(r->oc));
+		exitwatch__drain(r->ew);
 		/* renew first: it also takes the clock pair that what is
 		 * drained next is converted against */
-		lapsed = r.seg && shim_seg__renew(r.seg) == -ETIMEDOUT;
-		drain_shim(&r);
+		lapsed = r->seg && shim_seg__renew(r->seg) == -ETIMEDOUT;
+		drain_shim(r);
 		if (lapsed) {
 			/* the shim let go: the polls it kept from before are
 			 * not ours once we attach again */
-			drain_open_polls(&r);
-			shim_reattach(&r);
+			drain_open_polls(r);
+			shim_reattach(r);
 		}
 		now = record_now_ns();
-		tick = next_tick(&r, tick, now - last_drain);
+		tick = next_tick(r, tick, now - last_drain);
 		last_drain = now;
-		if (!exited && (r.sampler_err = sampler_tick(&r, now)))
+		if (!exited && (r->sampler_err = sampler_tick(r, now)))
 			break;
-		if (!r.seg && !exited && (now - r.start_ns < SHIM_EAGER_NS ||
+		if (!r->seg && !exited && (now - r->start_ns < SHIM_EAGER_NS ||
 				     now - last_look >= SHIM_LOOK_NS)) {
 			last_look = now;
-			shim_try_attach(&r, 0);
+			shim_try_attach(r, 0);
 		}
 		if (!exited && now - last_maps >= MAPS_NS) {
 			last_maps = now;
-			symbolizer__refresh(r.sym);
+			symbolizer__refresh(r->sym);
 		}
 		if (now - last_flush >= FLUSH_NS) {
 			last_flush = now;
-			note_err(&r, trace_writer__flush(r.w));
+			note_err(r, trace_writer__flush(r->w));
 		}
 		if (!exited && !until)
-			segments_tick(&r, now);
+			segments_tick(r, now);
 		if (o->progress && now - last_progress >= RECORD_PROGRESS_NS) {
 			last_progress = now;
-			progress(&r, now);
+			progress(r, now);
 		}
-		if (r.err)
+		if (r->err)
 			break;
 		if (exited) {
 			st->target_exited = 1;
-			exit_ns = now;
+			r->exit_ns = now;
 			break;
 		}
-		if (until || (end_ns && now >= end_ns)) {
-			until_ended = until;
+		if (until || (r->end_ns && now >= r->end_ns)) {
+			r->until_ended = until;
 			break;
 		}
 	}
+}
+
+/* Last words: what the rings still hold, the shim detached, the last
+ * segment sealed or dumped, the counts. 0 or -errno (st->why). */
+static int run_finish(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	struct record_stats *st = r->st;
+	uint64_t now;
+	int err;
+
 	st->stop_run_delay_ns = proc_self_run_delay_ns();
 	/* Last words: what is still in the rings belongs in the trace; the
 	 * events stop first, and are closed in the background
 	 * (perf_close_later) */
-	perf_set__disable(r.ps);
-	offcpu_rec__disable(r.oc);
-	if (r.ps)
-		perf_set__drain(r.ps, &r.cb);
-	if (r.oc)
-		note_err(&r, offcpu_rec__finish(r.oc));
-	totals(&r);
+	perf_set__disable(r->ps);
+	offcpu_rec__disable(r->oc);
+	if (r->ps)
+		perf_set__drain(r->ps, &r->cb);
+	if (r->oc)
+		note_err(r, offcpu_rec__finish(r->oc));
+	totals(r);
 	/* a last clock pair for the last drains; a lease that lapsed since the
 	 * loop's last renew (stalled then, -d ran out meanwhile) leaves a gap
 	 * to the end */
-	if (r.seg && shim_seg__renew(r.seg) == -ETIMEDOUT) {
-		uint64_t gap = shim_gap(&r, record_now_ns());
+	if (r->seg && shim_seg__renew(r->seg) == -ETIMEDOUT) {
+		uint64_t gap = shim_gap(r, record_now_ns());
 
-		logf_(&r, RECORD_WARN,
+		logf_(r, RECORD_WARN,
 		      "the recorder stalled past its %d ms lease and the shim let go before "
 		      "the end: runtime events of its last %.3f s are lost",
 		      (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
 	}
-	drain_shim(&r);
-	if (r.seg) {
-		count_no_ring(&r);
-		shim_seg__detach(r.seg);
+	drain_shim(r);
+	if (r->seg) {
+		count_no_ring(r);
+		shim_seg__detach(r->seg);
 	}
-	drain_shim(&r);
+	drain_shim(r);
 	/* detached now: what is open stays so */
-	drain_open_polls(&r);
+	drain_open_polls(r);
 	now = record_now_ns();
-	st->seconds = (double)(now - r.start_ns) / 1e9;
-	if (!st->shim && !r.shim_warned)
-		logf_(&r, RECORD_WARN, "no d9prof shim found in pid %d: no task ids in "
+	st->seconds = (double)(now - r->start_ns) / 1e9;
+	if (!st->shim && !r->shim_warned)
+		logf_(r, RECORD_WARN, "no d9prof shim found in pid %d: no task ids in "
 		      "this trace (link libd9prof and call d9_init() in the target)",
 		      (int)o->pid);
-	if (r.ps || r.oc || r.ew)
-		close_go = perf_close_later();
+	if (r->ps || r->oc || r->ew)
+		r->close_go = perf_close_later();
 	if (st->target_exited)
-		target_end(&r, exit_ns);
+		target_end(r, r->exit_ns);
 	if (o->segments == RECORD_FLIGHT) {
 		char why[160];
 
@@ -1951,47 +1975,67 @@ int record__run(const struct record_opts *o, struct record_stats *st)
 		else
 			snprintf(why, sizeof(why), "%s",
 				 st->target_exited ? "target exited" : *o->stop ? "recorder stopped"
-							   : until_ended ? "command ended"
+							   : r->until_ended ? "command ended"
 								   : "duration ended");
-		dump(&r, now, why, 1);
+		dump(r, now, why, 1);
 	} else {
-		seg_seal(&r, now);
+		seg_seal(r, now);
 	}
-	if (r.sc) {
+	if (r->sc) {
 		uint64_t lookups;
 
-		symcache__stats(r.sc, &st->symbols_resolved, &lookups);
+		symcache__stats(r->sc, &st->symbols_resolved, &lookups);
 		st->frames = st->symbols_resolved;
 	} else {
 		st->symbols_resolved = st->frames;
 	}
-	unreadable_modules(&r);
-	err = r.err;
+	unreadable_modules(r);
+	err = r->err;
 	if (err)
 		snprintf(st->why, sizeof(st->why), "cannot write the trace: %s",
 			 strerror(-err));
 	else
-		err = r.sampler_err;
-out:
-	if (pidfd >= 0)
-		close(pidfd);
-	if (until_fd >= 0)
-		close(until_fd);
-	ctimer_rec__free(r.ct);
-	shim_seg__close(r.seg);
-	free(r.rings);
-	free(r.evbuf);
-	offcpu_rec__free(r.oc);
-	perf_set__free(r.ps);
-	exitwatch__free(r.ew);
-	if (close_go >= 0)
-		close(close_go);	/* our copies are closed: go */
-	free(pfd);
-	trace_writer__free(r.w);
-	flight__free(r.fl);
-	livestate__free(r.ls);
-	symcache__free(r.sc);
-	symbolizer__free(r.sym);
-	tids__free(r.tids);
+		err = r->sampler_err;
+	return err;
+}
+
+static void run_free(struct rec *r)
+{
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	if (r->until_fd >= 0)
+		close(r->until_fd);
+	ctimer_rec__free(r->ct);
+	shim_seg__close(r->seg);
+	free(r->rings);
+	free(r->evbuf);
+	offcpu_rec__free(r->oc);
+	perf_set__free(r->ps);
+	exitwatch__free(r->ew);
+	if (r->close_go >= 0)
+		close(r->close_go);	/* our copies are closed: go */
+	free(r->pfd);
+	trace_writer__free(r->w);
+	flight__free(r->fl);
+	livestate__free(r->ls);
+	symcache__free(r->sc);
+	symbolizer__free(r->sym);
+	tids__free(r->tids);
+}
+
+int record__run(const struct record_opts *o, struct record_stats *st)
+{
+	struct rec r = { .o = o, .st = st, .pidfd = -1, .until_fd = -1, .close_go = -1 };
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	r.cb = perf_cb_tmpl;
+	r.cb.ctx = &r;
+	err = run_start(&r);
+	if (!err) {
+		run_loop(&r);
+		err = run_finish(&r);
+	}
+	run_free(&r);
 	return err;
 }
