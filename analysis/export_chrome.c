@@ -471,7 +471,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	if (o->sel.on && !task_sel_any(x.j, &o->sel))
 		return -ENOENT;
 	x.origin = x.j->origin ? x.j->origin : x.j->start_time;
-	x.pid = analysis_meta(x.t, "pid");
+	x.pid = analysis_meta(x.t, TRACE_META_PID);
 	if (!x.pid || !*x.pid || strspn(x.pid, "0123456789") != strlen(x.pid))
 		x.pid = "0";
 	err = amap_init(&x.edges, 1024);

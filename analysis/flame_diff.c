@@ -88,7 +88,7 @@ static void diff_paint(const struct flame *f, uint32_t node, int rgb[3], char *t
 
 static const char *trace_cmd(const struct trace *t)
 {
-	static const char *const keys[] = {"cmdline", "command", "comm", "exe"};
+	static const char *const keys[] = {TRACE_META_CMDLINE, TRACE_META_COMMAND, TRACE_META_COMM, TRACE_META_EXE};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = analysis_meta(t, keys[i]);

@@ -132,7 +132,7 @@ static int gaps(struct info *in)
 	for (size_t i = 0; i < t->nmeta; i++) {
 		struct gap g;
 
-		if (strcmp(t->meta[i].key, "segment_gap") ||
+		if (strcmp(t->meta[i].key, TRACE_META_SEGMENT_GAP) ||
 		    meta_gap(t->meta[i].value, &g.start, &g.end))
 			continue;
 		if (LIB_GROW(in->gaps, in->gaps_cap, in->ngaps + 1))
@@ -178,15 +178,15 @@ static void dump(struct info *in)
 	for (size_t i = 0; i < t->nmeta; i++) {
 		size_t k;
 
-		if (strcmp(t->meta[i].key, "dump_reason"))
+		if (strcmp(t->meta[i].key, TRACE_META_DUMP_REASON))
 			continue;
 		for (k = 0; k < in->nreasons && strcmp(in->reasons[k], t->meta[i].value); k++)
 			;
 		if (k == in->nreasons && k < MAX_REASONS)
 			in->reasons[in->nreasons++] = t->meta[i].value;
 	}
-	in->exit = analysis_meta(t, "target_exit");
-	v = analysis_meta(t, "target_exit_time");
+	in->exit = analysis_meta(t, TRACE_META_TARGET_EXIT);
+	v = analysis_meta(t, TRACE_META_TARGET_EXIT_TIME);
 	if (v)
 		in->exit_time = strtoull(v, NULL, 10);
 }
@@ -251,10 +251,10 @@ static void put(FILE *out, const char *s)
 static const struct {
 	const char *text, *key;
 } head_text[] = {
-	{"target:      ", "cmdline"}, {" (pid ", "pid"}, {", comm ", "comm"},
-	{")\nhost:        ", "hostname"}, {", kernel ", "kernel"},
-	{"\nrecorder:    ", "recorder"}, {"\nsampling:    ", "sampler"},
-	{" sampler, event ", "event"}, {", ", "frequency"},
+	{"target:      ", TRACE_META_CMDLINE}, {" (pid ", TRACE_META_PID}, {", comm ", TRACE_META_COMM},
+	{")\nhost:        ", TRACE_META_HOSTNAME}, {", kernel ", TRACE_META_KERNEL},
+	{"\nrecorder:    ", TRACE_META_RECORDER}, {"\nsampling:    ", TRACE_META_SAMPLER},
+	{" sampler, event ", TRACE_META_EVENT}, {", ", TRACE_META_FREQUENCY},
 };
 
 static void text_head(const struct info *in, FILE *out)
@@ -268,16 +268,16 @@ static void text_head(const struct info *in, FILE *out)
 	}
 	fputs(" Hz\noff-CPU:     ", out);
 	v = offcpu_missing(t);
-	if (v && !t->nswitches && !analysis_meta(t, "offcpu"))
+	if (v && !t->nswitches && !analysis_meta(t, TRACE_META_OFFCPU))
 		fprintf(out, "none: %s", v);
 	else
-		put(out, analysis_meta(t, "offcpu"));
+		put(out, analysis_meta(t, TRACE_META_OFFCPU));
 	fputs("\nwakeups:     ", out);
 	v = runq_missing(t);
 	if (v)
 		fprintf(out, "none: %s", v);
 	else
-		put(out, analysis_meta(t, "wakeups"));
+		put(out, analysis_meta(t, TRACE_META_WAKEUPS));
 	fputc('\n', out);
 }
 
@@ -427,10 +427,10 @@ static const struct {
 	const char *sep, *key;
 	int num;
 } head_json[] = {
-	{"{\"target\":{", "pid", 1}, {",", "comm", 0}, {",", "cmdline", 0},
-	{"},\"host\":{", "hostname", 0}, {",", "kernel", 0}, {"},", "recorder", 0},
-	{",\"sampling\":{", "sampler", 0}, {",", "event", 0}, {",", "frequency", 1},
-	{"},", "offcpu", 0}, {",", "wakeups", 0},
+	{"{\"target\":{", "pid", 1}, {",", TRACE_META_COMM, 0}, {",", TRACE_META_CMDLINE, 0},
+	{"},\"host\":{", "hostname", 0}, {",", TRACE_META_KERNEL, 0}, {"},", TRACE_META_RECORDER, 0},
+	{",\"sampling\":{", "sampler", 0}, {",", TRACE_META_EVENT, 0}, {",", TRACE_META_FREQUENCY, 1},
+	{"},", TRACE_META_OFFCPU, 0}, {",", TRACE_META_WAKEUPS, 0},
 };
 
 static void json_head(const struct info *in, FILE *out)

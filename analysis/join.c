@@ -1014,7 +1014,7 @@ int meta_gap(const char *v, uint64_t *start, uint64_t *end)
 
 static int is_gap_key(const char *k)
 {
-	return !strcmp(k, "shim_gap") || !strcmp(k, "segment_gap");
+	return !strcmp(k, TRACE_META_SHIM_GAP) || !strcmp(k, TRACE_META_SEGMENT_GAP);
 }
 
 /* The gaps: the shim's (meta "shim_gap" = "START-END") and those between
@@ -1114,7 +1114,7 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	 * started the command): a poll seen ending first began before that,
 	 * not before the recording. */
 	jp->pub.events_from = jp->rec_start;
-	attached = trace__meta(t, "shim_attached");
+	attached = trace__meta(t, TRACE_META_SHIM_ATTACHED);
 	if (attached) {
 		unsigned long long v = strtoull(attached, NULL, 10);
 

@@ -116,7 +116,7 @@ char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t
 
 const char *analysis_trace_command(const struct trace *t)
 {
-	static const char *const keys[] = {"cmdline", "command", "comm", "exe"};
+	static const char *const keys[] = {TRACE_META_CMDLINE, TRACE_META_COMMAND, TRACE_META_COMM, TRACE_META_EXE};
 	const char *v;
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -153,7 +153,7 @@ void analysis_fit_name(const char *name, size_t w, char *buf, size_t len)
 
 double analysis_period_ns(const struct trace *t)
 {
-	const char *v = analysis_meta(t, "frequency");
+	const char *v = analysis_meta(t, TRACE_META_FREQUENCY);
 	char *end;
 	double hz;
 

@@ -43,17 +43,17 @@ static const struct {
 	{"ctimer_samples", "ctimer samples (shim sample area full)", SRC_META,
 	 "ctimer samples dropped", LOSS_CPU},
 	{"ctimer_refused", "ctimer samples refused (not real, or faster than the sampler)",
-	 SRC_META, "ctimer samples refused", LOSS_CPU},
+	 SRC_META, TRACE_META_CTIMER_SAMPLES_REFUSED, LOSS_CPU},
 	{"child_samples", "samples of forked children (left out)", SRC_META,
 	 "child samples left out", LOSS_CPU},
 	{"cpu_stacks_cut", "CPU stacks cut short (no thread root: record --call-graph dwarf)",
 	 SRC_CUT_STACKS, NULL, LOSS_CPU},
-	{"switch_records", "switch records (ring full)", SRC_META, "offcpu lost", LOSS_OFFCPU},
+	{"switch_records", "switch records (ring full)", SRC_META, TRACE_META_OFFCPU_LOST, LOSS_OFFCPU},
 	{"unpaired_switches", "switch-outs whose switch-in was lost", SRC_META,
 	 "offcpu unpaired", LOSS_OFFCPU},
 	{"offcpu_stacks_cut", "off-CPU stacks cut short (unwind failed)", SRC_META_UNDONE,
 	 "offcpu stacks complete", LOSS_OFFCPU},
-	{"wakeups", "wakeups (ring full)", SRC_META, "wakeups lost", LOSS_WAKEUPS},
+	{"wakeups", "wakeups (ring full)", SRC_META, TRACE_META_WAKEUPS_LOST, LOSS_WAKEUPS},
 	{"shim_records", "shim records (shim ring full)", SRC_SHIM_DROPS, NULL, LOSS_POLLS},
 	{"threads_without_ring", "threads' runtime events (no ring slot in the shim)", SRC_META,
 	 "threads without a ring", LOSS_POLLS},
@@ -62,9 +62,9 @@ static const struct {
 	{"shim_garbage", "shim records that could not be real (dropped)", SRC_META,
 	 "shim garbage", LOSS_POLLS},
 	{"state_refused", "threads' and tasks' open state (too much open to carry into the "
-	 "next segment's STATE)", SRC_META, "open state refused", LOSS_POLLS},
+	 "next segment's STATE)", SRC_META, TRACE_META_OPEN_STATE_REFUSED, LOSS_POLLS},
 	{"segment_gaps", "gaps between segments (nothing recorded)", SRC_META_COUNT,
-	 "segment_gap", LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
+	 TRACE_META_SEGMENT_GAP, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
 };
 
 static uint64_t meta_u64(const char *v)
@@ -257,8 +257,8 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 		out[n] = (struct loss){.key = kinds[i].key, .what = kinds[i].what, .count = c,
 				       .affects = kinds[i].affects};
 		/* recorded with the big copy already: no option to point to */
-		if (kinds[i].src == SRC_CUT_STACKS && trace__meta(t, "call-graph") &&
-		    !strncmp(trace__meta(t, "call-graph"), "dwarf", 5))
+		if (kinds[i].src == SRC_CUT_STACKS && trace__meta(t, TRACE_META_CALL_GRAPH) &&
+		    !strncmp(trace__meta(t, TRACE_META_CALL_GRAPH), "dwarf", 5))
 			out[n].what = "CPU stacks cut short (no thread root, though unwound by CFI)";
 		n++;
 	}

@@ -126,7 +126,7 @@ static uint64_t ns_to_us(uint64_t ns)
 
 static const char *trace_command(const struct trace *t)
 {
-	static const char *const keys[] = {"cmdline", "command", "comm", "exe"};
+	static const char *const keys[] = {TRACE_META_CMDLINE, TRACE_META_COMMAND, TRACE_META_COMM, TRACE_META_EXE};
 	const char *v;
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

@@ -618,7 +618,7 @@ const char *offcpu_missing(const struct trace *t)
 
 	if (t->nswitches)
 		return NULL;
-	v = analysis_meta(t, "offcpu");
+	v = analysis_meta(t, TRACE_META_OFFCPU);
 	if (!v)
 		return "it was recorded without off-CPU collection";
 	if (!strncmp(v, "off", 3))
@@ -631,7 +631,7 @@ const char *offcpu_missing(const struct trace *t)
 
 const char *runq_holders_missing(const struct trace *t)
 {
-	const char *v = analysis_meta(t, "runq_holders");
+	const char *v = analysis_meta(t, TRACE_META_RUNQ_HOLDERS);
 
 	if (t->nholds || (v && !strncmp(v, "sched:", 6)))
 		return NULL;
@@ -645,7 +645,7 @@ const char *runq_holders_missing(const struct trace *t)
 
 const char *runq_missing(const struct trace *t)
 {
-	const char *v = analysis_meta(t, "wakeups");
+	const char *v = analysis_meta(t, TRACE_META_WAKEUPS);
 
 	if (!v)
 		return "it was recorded without wakeups (by a d9prof before them, or "

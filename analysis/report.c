@@ -533,7 +533,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 	 * and the rest of the meta cleaned as every shown name */
 	fprintf(out, "== What was recorded\n");
 	fputs("  target: ", out);
-	text_put(out, analysis_meta(t, "cmdline") ?: "?");
+	text_put(out, analysis_meta(t, TRACE_META_CMDLINE) ?: "?");
 	fprintf(out, " (pid %s), %s recorded%s\n", meta_text(t, "pid", m[0]),
 		fmt_duration(pg->span, a, sizeof(a)), t->complete ? "" : ", trace cut short");
 	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
@@ -766,9 +766,9 @@ static int json_page(const struct page *pg, FILE *out)
 	int err;
 
 	fputs("{\"recorded\":{\"cmdline\":", out);
-	json_str(out, analysis_meta(t, "cmdline"));
+	json_str(out, analysis_meta(t, TRACE_META_CMDLINE));
 	{
-		const char *pid = analysis_meta(t, "pid");
+		const char *pid = analysis_meta(t, TRACE_META_PID);
 		char *end = NULL;
 		unsigned long v = pid ? strtoul(pid, &end, 10) : 0;
 
@@ -782,13 +782,13 @@ static int json_page(const struct page *pg, FILE *out)
 		",\"tasks\":%zu,\"polls\":%zu,\"switches\":%zu,\"event\":",
 		pg->span, t->complete ? "true" : "false", j->samples, j->ntasks, j->npolls,
 		t->nswitches);
-	json_str(out, analysis_meta(t, "event"));
+	json_str(out, analysis_meta(t, TRACE_META_EVENT));
 	fputs(",\"sampler\":", out);
-	json_str(out, analysis_meta(t, "sampler"));
+	json_str(out, analysis_meta(t, TRACE_META_SAMPLER));
 	fputs(",\"offcpu\":", out);
-	json_str(out, analysis_meta(t, "offcpu"));
+	json_str(out, analysis_meta(t, TRACE_META_OFFCPU));
 	fputs(",\"wakeups\":", out);
-	json_str(out, analysis_meta(t, "wakeups"));
+	json_str(out, analysis_meta(t, TRACE_META_WAKEUPS));
 	fprintf(out, ",\"runq_split\":%s", oc->runq_split ? "true" : "false");
 	fprintf(out, ",\"unmatched_poll_ends\":%" PRIu64 ",\"shim_gap_ns\":%" PRIu64,
 		j->unmatched_ends, j->gap_ns);

@@ -341,7 +341,7 @@ static void shim_try_attach(struct rec *r, int warn)
 	 * shim some 100 ms after sampling starts; the attach itself takes a
 	 * few ms to calibrate the TSC before its store). */
 	snprintf(when, sizeof(when), "%llu", (unsigned long long)record_now_ns());
-	note_err(r, trace_writer__meta(r->w, "shim_attached", when));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_SHIM_ATTACHED, when));
 	shim_names(r);
 	r->st->shim = 1;
 	logf_(r, RECORD_INFO, "attached to the d9prof shim of pid %d (%u thread slots)",
@@ -364,7 +364,7 @@ static uint64_t shim_gap(struct rec *r, uint64_t to)
 	r->st->gap_ns += to - from;
 	snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
 		 (unsigned long long)to);
-	note_err(r, trace_writer__meta(r->w, "shim_gap", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_SHIM_GAP, buf));
 	return to - from;
 }
 
@@ -402,7 +402,7 @@ static void shim_reattach(struct rec *r)
 	if (r->ct)
 		ctimer_rec__request(r->ct);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)to);
-	note_err(r, trace_writer__meta(r->w, "shim_reattached", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_SHIM_REATTACHED, buf));
 	logf_(r, RECORD_WARN,
 	      "the recorder stalled past its %d ms lease and the shim let go: attached "
 	      "again; runtime events of the %.3f s gap are lost",
@@ -781,37 +781,37 @@ static void write_meta(struct rec *r)
 	char path[64], buf[1024];
 
 	snprintf(buf, sizeof(buf), "%d", (int)r->o->pid);
-	note_err(r, trace_writer__meta(r->w, "pid", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_PID, buf));
 	if (r->o->cmdline) {
-		note_err(r, trace_writer__meta(r->w, "cmdline", r->o->cmdline));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_CMDLINE, r->o->cmdline));
 	} else {
 		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)r->o->pid);
 		record_read_file(path, buf, sizeof(buf), 1);
-		note_err(r, trace_writer__meta(r->w, "cmdline", buf));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_CMDLINE, buf));
 	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->o->pid);
 	record_read_file(path, buf, sizeof(buf), 0);
-	note_err(r, trace_writer__meta(r->w, "comm", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_COMM, buf));
 	if (uname(&u) == 0) {
-		note_err(r, trace_writer__meta(r->w, "hostname", u.nodename));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_HOSTNAME, u.nodename));
 		snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
-		note_err(r, trace_writer__meta(r->w, "kernel", buf));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_KERNEL, buf));
 	}
-	note_err(r, trace_writer__meta(r->w, "event", r->st->event_name));
-	note_err(r, trace_writer__meta(r->w, "sampler", r->st->sampler));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_EVENT, r->st->event_name));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_SAMPLER, r->st->sampler));
 	if (r->ps && r->st->callgraph[0]) {
 		snprintf(buf, sizeof(buf), "%s,%u", r->st->callgraph, r->st->cpu_stack);
-		note_err(r, trace_writer__meta(r->w, "call-graph", buf));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_CALL_GRAPH, buf));
 	}
 	snprintf(buf, sizeof(buf), "%u", r->o->freq);
-	note_err(r, trace_writer__meta(r->w, "frequency", buf));
-	note_err(r, trace_writer__meta(r->w, "clock", "CLOCK_MONOTONIC"));
-	note_err(r, trace_writer__meta(r->w, "offcpu", r->st->offcpu));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_FREQUENCY, buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_CLOCK, "CLOCK_MONOTONIC"));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU, r->st->offcpu));
 	if (r->st->wakeups[0])
-		note_err(r, trace_writer__meta(r->w, "wakeups", r->st->wakeups));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_WAKEUPS, r->st->wakeups));
 	if (r->st->holders[0])
-		note_err(r, trace_writer__meta(r->w, "runq_holders", r->st->holders));
-	note_err(r, trace_writer__meta(r->w, "recorder", "d9prof " "0.1.0"));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_RUNQ_HOLDERS, r->st->holders));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_RECORDER, "d9prof " D9_VERSION));
 }
 
 static void write_build_ids(struct rec *r)
@@ -1045,8 +1045,8 @@ static int sampler_tick(struct rec *r, uint64_t now)
 	perf_set__free(r->ps);
 	r->ps = NULL;
 	use_ctimer(r, why);
-	note_err(r, trace_writer__meta(r->w, "sampler", r->st->sampler));
-	note_err(r, trace_writer__meta(r->w, "event", r->st->event_name));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_SAMPLER, r->st->sampler));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_EVENT, r->st->event_name));
 	return 0;
 }
 
@@ -1195,29 +1195,29 @@ static void seal_meta(struct rec *r)
 
 	count_no_ring(r);
 	seg_snapshot(r, &now);
-	meta_count(r, "shim garbage", now.shim_garbage - b->shim_garbage);
-	meta_count(r, "threads without a ring", now.no_ring - b->no_ring);
-	meta_count(r, "open state refused", now.state_refused - b->state_refused);
-	meta_count(r, "child samples left out", now.child_samples - b->child_samples);
-	meta_count(r, "ctimer samples dropped", now.ctimer_drops - b->ctimer_drops);
-	meta_count(r, "ctimer samples refused", now.ctimer_refused - b->ctimer_refused);
+	meta_count(r, TRACE_META_SHIM_GARBAGE, now.shim_garbage - b->shim_garbage);
+	meta_count(r, TRACE_META_THREADS_WITHOUT_A_RING, now.no_ring - b->no_ring);
+	meta_count(r, TRACE_META_OPEN_STATE_REFUSED, now.state_refused - b->state_refused);
+	meta_count(r, TRACE_META_CHILD_SAMPLES_LEFT_OUT, now.child_samples - b->child_samples);
+	meta_count(r, TRACE_META_CTIMER_SAMPLES_DROPPED, now.ctimer_drops - b->ctimer_drops);
+	meta_count(r, TRACE_META_CTIMER_SAMPLES_REFUSED, now.ctimer_refused - b->ctimer_refused);
 	if (r->oc) {
-		meta_count(r, "wakeups lost", now.wake_lost - b->wake_lost);
+		meta_count(r, TRACE_META_WAKEUPS_LOST, now.wake_lost - b->wake_lost);
 		snprintf(buf, sizeof(buf), "%llu",
 			 (unsigned long long)(now.oc_switches - b->oc_switches));
-		note_err(r, trace_writer__meta(r->w, "offcpu switches", buf));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU_SWITCHES, buf));
 		snprintf(buf, sizeof(buf), "%llu/%llu",
 			 (unsigned long long)(now.oc_complete - b->oc_complete),
 			 (unsigned long long)(now.oc_stacks - b->oc_stacks));
-		note_err(r, trace_writer__meta(r->w, "offcpu stacks complete", buf));
-		meta_count(r, "offcpu lost", now.oc_lost - b->oc_lost);
-		meta_count(r, "offcpu unpaired", now.oc_unpaired - b->oc_unpaired);
+		note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU_STACKS_COMPLETE, buf));
+		meta_count(r, TRACE_META_OFFCPU_LOST, now.oc_lost - b->oc_lost);
+		meta_count(r, TRACE_META_OFFCPU_UNPAIRED, now.oc_unpaired - b->oc_unpaired);
 	}
 	if (now.leaf_stacks > b->leaf_stacks) {
 		snprintf(buf, sizeof(buf), "%llu/%llu",
 			 (unsigned long long)(now.leaf_recovered - b->leaf_recovered),
 			 (unsigned long long)(now.leaf_stacks - b->leaf_stacks));
-		note_err(r, trace_writer__meta(r->w, "cpu callers recovered by CFI", buf));
+		note_err(r, trace_writer__meta(r->w, TRACE_META_CPU_CALLERS_RECOVERED_BY_CFI, buf));
 	}
 }
 
@@ -1272,9 +1272,9 @@ static void target_end(struct rec *r, uint64_t seen)
 			 "and no tracepoint saw it)");
 	else
 		return; /* not watched: say nothing */
-	note_err(r, trace_writer__meta(r->w, "target_exit", how));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_TARGET_EXIT, how));
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(res.time ? res.time : seen));
-	note_err(r, trace_writer__meta(r->w, "target_exit_time", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_TARGET_EXIT_TIME, buf));
 }
 
 /* ---- segments ------------------------------------------------------------ */
@@ -1293,12 +1293,12 @@ static void seg_head(struct rec *r, uint64_t now)
 	char buf[48];
 
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->seg_index);
-	note_err(r, trace_writer__meta(r->w, "recording", r->recording));
-	note_err(r, trace_writer__meta(r->w, "segment", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_RECORDING, r->recording));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_SEGMENT, buf));
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)now);
-	note_err(r, trace_writer__meta(r->w, "segment_start", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_SEGMENT_START, buf));
 	snprintf(buf, sizeof(buf), "%lld", (long long)record_realtime_offset_ns());
-	note_err(r, trace_writer__meta(r->w, "clock_realtime", buf));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_CLOCK_REALTIME, buf));
 	note_err(r, trace_writer__flush(r->w));
 	r->seg_start = now;
 	seg_snapshot(r, &r->base);
@@ -1510,7 +1510,7 @@ static void dump(struct rec *r, uint64_t now, const char *why, int last)
 	struct flight_dump d;
 	int err;
 
-	note_err(r, trace_writer__meta(r->w, "dump_reason", why));
+	note_err(r, trace_writer__meta(r->w, TRACE_META_DUMP_REASON, why));
 	if (last)
 		seg_seal(r, now);
 	else

@@ -213,6 +213,49 @@ struct trace_thread {
 	const char *name;	/* NULL if unknown */
 };
 
+/* The meta keys a recording writes (struct trace_meta): one name each,
+ * for the writer (record/) and every reader. Some are counts of what was
+ * lost (analysis/losses.c), "segment_gap" the reader's own. */
+#define TRACE_META_CALL_GRAPH                    "call-graph"
+#define TRACE_META_CHILD_SAMPLES_LEFT_OUT        "child samples left out"
+#define TRACE_META_CLOCK                         "clock"
+#define TRACE_META_CLOCK_REALTIME                "clock_realtime"
+#define TRACE_META_CMDLINE                       "cmdline"
+#define TRACE_META_COMM                          "comm"
+#define TRACE_META_COMMAND                       "command"
+#define TRACE_META_CPU_CALLERS_RECOVERED_BY_CFI  "cpu callers recovered by CFI"
+#define TRACE_META_CTIMER_SAMPLES_DROPPED        "ctimer samples dropped"
+#define TRACE_META_CTIMER_SAMPLES_REFUSED        "ctimer samples refused"
+#define TRACE_META_DUMP_REASON                   "dump_reason"
+#define TRACE_META_EVENT                         "event"
+#define TRACE_META_EXE                           "exe"
+#define TRACE_META_FREQUENCY                     "frequency"
+#define TRACE_META_HOSTNAME                      "hostname"
+#define TRACE_META_KERNEL                        "kernel"
+#define TRACE_META_OFFCPU                        "offcpu"
+#define TRACE_META_OFFCPU_LOST                   "offcpu lost"
+#define TRACE_META_OFFCPU_STACKS_COMPLETE        "offcpu stacks complete"
+#define TRACE_META_OFFCPU_SWITCHES               "offcpu switches"
+#define TRACE_META_OFFCPU_UNPAIRED               "offcpu unpaired"
+#define TRACE_META_OPEN_STATE_REFUSED            "open state refused"
+#define TRACE_META_PID                           "pid"
+#define TRACE_META_RECORDER                      "recorder"
+#define TRACE_META_RECORDING                     "recording"
+#define TRACE_META_RUNQ_HOLDERS                  "runq_holders"
+#define TRACE_META_SAMPLER                       "sampler"
+#define TRACE_META_SEGMENT                       "segment"
+#define TRACE_META_SEGMENT_GAP                   "segment_gap"
+#define TRACE_META_SEGMENT_START                 "segment_start"
+#define TRACE_META_SHIM_GARBAGE                  "shim garbage"
+#define TRACE_META_SHIM_ATTACHED                 "shim_attached"
+#define TRACE_META_SHIM_GAP                      "shim_gap"
+#define TRACE_META_SHIM_REATTACHED               "shim_reattached"
+#define TRACE_META_TARGET_EXIT                   "target_exit"
+#define TRACE_META_TARGET_EXIT_TIME              "target_exit_time"
+#define TRACE_META_THREADS_WITHOUT_A_RING        "threads without a ring"
+#define TRACE_META_WAKEUPS                       "wakeups"
+#define TRACE_META_WAKEUPS_LOST                  "wakeups lost"
+
 struct trace_meta {
 	const char *key;
 	const char *value;

@@ -1349,15 +1349,15 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 	for (size_t i = 0; !err && i < scratch.nmeta; i++) {
 		const char *k = scratch.meta[i].key, *v = scratch.meta[i].value;
 
-		if (!strcmp(k, "recording")) {
+		if (!strcmp(k, TRACE_META_RECORDING)) {
 			g->recording = arena_strdup(real->arena, (const uint8_t *)v, strlen(v));
 			if (!g->recording)
 				err = nomem(r);
-		} else if (!strcmp(k, "segment")) {
+		} else if (!strcmp(k, TRACE_META_SEGMENT)) {
 			g->index = strtoull(v, NULL, 10);
-		} else if (!strcmp(k, "segment_start")) {
+		} else if (!strcmp(k, TRACE_META_SEGMENT_START)) {
 			g->start = strtoull(v, NULL, 10);
-		} else if (!strcmp(k, "clock_realtime")) {
+		} else if (!strcmp(k, TRACE_META_CLOCK_REALTIME)) {
 			g->wall_offset = strtoll(v, NULL, 10);
 		}
 	}
@@ -1507,7 +1507,7 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 
 		snprintf(v, sizeof(v), "%llu-%llu", (unsigned long long)prev->end,
 			 (unsigned long long)g->start);
-		err = add_meta(r, "segment_gap", v);
+		err = add_meta(r, TRACE_META_SEGMENT_GAP, v);
 		if (err)
 			return err;
 	}
