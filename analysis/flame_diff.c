@@ -86,24 +86,11 @@ static void diff_paint(const struct flame *f, uint32_t node, int rgb[3], char *t
 			 100.0 * d / (p->scale * was), p->scale * was, now, was);
 }
 
-static const char *trace_cmd(const struct trace *t)
-{
-	static const char *const keys[] = {TRACE_META_CMDLINE, TRACE_META_COMMAND, TRACE_META_COMM, TRACE_META_EXE};
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *v = analysis_meta(t, keys[i]);
-
-		if (v && *v)
-			return v;
-	}
-	return NULL;
-}
-
 static int write_diff_svg(const struct join *j, const struct flame_diff_opts *o,
 			  const struct flame *f, const struct flame_diff_result *r, FILE *out)
 {
 	char title[512], sub[1024], what[160];
-	const char *cmd = trace_cmd(j->trace);
+	const char *cmd = analysis_trace_command(j->trace);
 	uint64_t bw = r->base.weight;
 	size_t n = 0;
 

@@ -116,7 +116,8 @@ char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t
 
 const char *analysis_trace_command(const struct trace *t)
 {
-	static const char *const keys[] = {TRACE_META_CMDLINE, TRACE_META_COMMAND, TRACE_META_COMM, TRACE_META_EXE};
+	static const char *const keys[] = {TRACE_META_CMDLINE, TRACE_META_COMMAND,
+					   TRACE_META_COMM, TRACE_META_EXE};
 	const char *v;
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

@@ -124,19 +124,6 @@ static uint64_t ns_to_us(uint64_t ns)
 	return ns / 1000 + (ns % 1000 >= 500);
 }
 
-static const char *trace_command(const struct trace *t)
-{
-	static const char *const keys[] = {TRACE_META_CMDLINE, TRACE_META_COMMAND, TRACE_META_COMM, TRACE_META_EXE};
-	const char *v;
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		v = analysis_meta(t, keys[i]);
-		if (v && *v)
-			return v;
-	}
-	return NULL;
-}
-
 struct agg_ent {
 	uint64_t key;
 	uint64_t val;
@@ -275,7 +262,7 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 {
 	const struct trace *t = oc->trace;
 	char title[512], sub[640], a[32], b[32], c[32];
-	const char *cmd = trace_command(t);
+	const char *cmd = analysis_trace_command(t);
 	int n = 0;
 
 	if (o->title)

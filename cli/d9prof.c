@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("d9prof 0.1.0\n");
+		printf("d9prof %s\n", D9_VERSION);
 		return EXIT_OK;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
