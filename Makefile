@@ -145,18 +145,16 @@ $(B)/tests/%.o: tests/unit/%.c $(B)/.flags | $(B)/.deps-ok
 # by clang, once with ASan+UBSan, once with TSan.
 SAN_FLAGS_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_FLAGS_tsan := -fsanitize=thread
-$(B)/asan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h \
+# one rule for both: $(B)/SAN/PROGRAM, SAN asan or tsan
+define SAN_RULE
+$(B)/$(1)/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h \
 		tests/shim_recorder.h
-	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  CC [asan] $@")
-	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_asan) \
-		-o $@ $< $(SHIM_SRCS) -lpthread
-$(B)/tsan/%: tests/sanitize/%.c $(SHIM_SRCS) $(wildcard libprof/*.h) include/d9prof.h \
-		tests/shim_recorder.h
-	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  CC [tsan] $@")
-	$(Q)$(SANCC) $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g $(SAN_FLAGS_tsan) \
-		-o $@ $< $(SHIM_SRCS) -lpthread
+	@mkdir -p $$(dir $$@)
+	$$(if $$(Q),@echo "  CC [$(1)] $$@")
+	$$(Q)$$(SANCC) $$(filter-out -MMD -MP,$$(BASE_CFLAGS)) -O1 -g $$(SAN_FLAGS_$(1)) \
+		-o $$@ $$< $$(SHIM_SRCS) -lpthread
+endef
+$(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 
 # make check: every suite, one after the other, each whatever the others
 # did (scripts/check.sh: logs in $(B)/check/, one summary line per suite,
