@@ -348,39 +348,57 @@ static struct flag *flag_new(struct page *pg, const char *what, const char *thre
 	return f;
 }
 
+/* The polls over each flag's threshold: how many, and the worst. */
+struct worst {
+	const struct poll *lp, *rq, *bl;	/* longest, most run queue, most
+						 * blocked */
+	uint64_t nlong, nrq, nbl;
+};
+
+static void worst_polls(const struct offcpu *oc, struct worst *w)
+{
+	const struct join *j = oc->join;
+
+	memset(w, 0, sizeof(*w));
+	for (size_t i = 0; i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+		const struct poll_offcpu *po = &oc->polls[i];
+
+		if (p->end - p->start >= FLAG_LONG_POLL_NS) {
+			w->nlong++;
+			if (!w->lp || p->end - p->start > w->lp->end - w->lp->start)
+				w->lp = p;
+		}
+		if (po->runq_ns >= FLAG_RUNQ_NS) {
+			w->nrq++;
+			if (!w->rq || po->runq_ns > oc->polls[w->rq->id].runq_ns)
+				w->rq = p;
+		}
+		if (po->ns - po->runq_ns >= FLAG_BLOCKED_NS) {
+			w->nbl++;
+			if (!w->bl || po->ns - po->runq_ns >
+					  oc->polls[w->bl->id].ns - oc->polls[w->bl->id].runq_ns)
+				w->bl = p;
+		}
+	}
+}
+
 static void flags(struct page *pg)
 {
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
-	const struct poll *lp = NULL, *rq = NULL, *bl = NULL;
-	uint64_t nlong = 0, nrq = 0, nbl = 0, ndel = 0;
+	struct worst ws;
+	const struct poll *lp, *rq, *bl;
+	uint64_t nlong, nrq, nbl, ndel = 0;
 	struct loss l[LOSS_KINDS];
 	struct flag *f;
 	char a[32], b[32];
 	size_t i, nl;
 
-	for (i = 0; i < j->npolls; i++) {
-		const struct poll *p = &j->polls[i];
-		const struct poll_offcpu *po = &oc->polls[i];
-
-		if (p->end - p->start >= FLAG_LONG_POLL_NS) {
-			nlong++;
-			if (!lp || p->end - p->start > lp->end - lp->start)
-				lp = p;
-		}
-		if (po->runq_ns >= FLAG_RUNQ_NS) {
-			nrq++;
-			if (!rq || po->runq_ns > oc->polls[rq->id].runq_ns)
-				rq = p;
-		}
-		if (po->ns - po->runq_ns >= FLAG_BLOCKED_NS) {
-			nbl++;
-			if (!bl || po->ns - po->runq_ns >
-				       oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns)
-				bl = p;
-		}
-	}
+	worst_polls(oc, &ws);
+	lp = ws.lp, rq = ws.rq, bl = ws.bl;
+	nlong = ws.nlong, nrq = ws.nrq, nbl = ws.nbl;
 	if (lp && (f = flag_new(pg, "long poll", "10ms"))) {
 		uint32_t fr, under;
 

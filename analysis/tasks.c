@@ -66,6 +66,53 @@ static int trow_cmp(const void *a, const void *b, void *key)
 	return 0;
 }
 
+/* The lines under the table: what it shows of how many, by what, what
+ * CPU means, the CPU in and outside polls, ends without a begin. */
+static void tasks_footer(const struct join *j, const struct groups *g,
+			 const struct tasks_opts *o, size_t shown, size_t nr, double period,
+			 uint64_t span, FILE *out)
+{
+	char lab[32];
+
+	fprintf(out, "# %zu of %zu %s", shown, nr, g->by == GROUP_NAME ? "task names" : "tasks");
+	if (g->by == GROUP_NAME)
+		fprintf(out, " (%zu tasks)", j->ntasks);
+	fprintf(out, ", by %s", o->sort == TASKS_BY_POLLS	  ? "polls"
+				: o->sort == TASKS_BY_LONGEST ? "longest poll"
+				: o->sort == TASKS_BY_DELAY   ? "longest delay"
+				: o->sort == TASKS_BY_NAME    ? "name"
+							      : "CPU");
+	if (shown < nr)
+		fprintf(out, "; --limit 0 for all");
+	fputc('\n', out);
+	fprintf(out,
+		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
+		"%s recorded\n",
+		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
+		fmt_duration(span, lab, sizeof(lab)));
+	/* weights, not samples: a ctimer sample may stand for several periods */
+	if (period) {
+		char a[32], b[32];
+
+		fprintf(out, "# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
+			fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
+			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
+			fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
+				     b, sizeof(b)),
+			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	} else {
+		fprintf(out,
+			"# %" PRIu64 " sampling periods: %" PRIu64 " in polls (%.1f%%), %" PRIu64
+			" outside polls (%.1f%%)\n",
+			j->samples, j->samples_in_polls,
+			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
+			j->samples - j->samples_in_polls,
+			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+	}
+	if (j->unmatched_ends)
+		fprintf(out, "# incomplete: %" PRIu64 " poll ends without a begin\n",
+			j->unmatched_ends);
+}
 
 int analysis__tasks(const struct join *j, const struct delays *d, const struct tasks_opts *o,
 		    FILE *out)
@@ -178,44 +225,7 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 		fprintf(out, "  %*" PRIu64 "  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
 			r->polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);
 	}
-	fprintf(out, "# %zu of %zu %s", shown, nr, g->by == GROUP_NAME ? "task names" : "tasks");
-	if (g->by == GROUP_NAME)
-		fprintf(out, " (%zu tasks)", j->ntasks);
-	fprintf(out, ", by %s", o->sort == TASKS_BY_POLLS	  ? "polls"
-				: o->sort == TASKS_BY_LONGEST ? "longest poll"
-				: o->sort == TASKS_BY_DELAY   ? "longest delay"
-				: o->sort == TASKS_BY_NAME    ? "name"
-							      : "CPU");
-	if (shown < nr)
-		fprintf(out, "; --limit 0 for all");
-	fputc('\n', out);
-	fprintf(out,
-		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
-		"%s recorded\n",
-		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
-		fmt_duration(span, lab, sizeof(lab)));
-	/* weights, not samples: a ctimer sample may stand for several periods */
-	if (period) {
-		char a[32], b[32];
-
-		fprintf(out, "# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
-			fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
-			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
-				     b, sizeof(b)),
-			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
-	} else {
-		fprintf(out,
-			"# %" PRIu64 " sampling periods: %" PRIu64 " in polls (%.1f%%), %" PRIu64
-			" outside polls (%.1f%%)\n",
-			j->samples, j->samples_in_polls,
-			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			j->samples - j->samples_in_polls,
-			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
-	}
-	if (j->unmatched_ends)
-		fprintf(out, "# incomplete: %" PRIu64 " poll ends without a begin\n",
-			j->unmatched_ends);
+	tasks_footer(j, g, o, shown, nr, period, span, out);
 	err = analysis_losses_footer(t, LOSS_CPU | LOSS_POLLS, out);
 out:
 	free(rows);
