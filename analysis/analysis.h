@@ -169,7 +169,7 @@ void join__free(struct join *j);
  * output stays parseable; a label cut to fit @len keeps its suffix and
  * whole UTF-8 characters. A bad id gives "[bad frame ID]".
  * Returns @buf. */
-char *frame_label(const struct trace *t, uint32_t id, char *buf, size_t len);
+char *analysis_frame_label(const struct trace *t, uint32_t id, char *buf, size_t len);
 
 /* ---- flamegraphs ---------------------------------------------------- */
 
@@ -459,7 +459,7 @@ struct offcpu {
 	int runq_split;			/* 1: wakeups were recorded, blocked and
 					 * run-queue time are split; 0: only
 					 * preempted time is known to be
-					 * run-queue time (runq_missing()) */
+					 * run-queue time (analysis_runq_missing()) */
 	int raw_leaf;			/* OFFCPU_RAW_LEAF: views name raw
 					 * leaves, not analysis_site()'s */
 };
@@ -498,17 +498,17 @@ const char *offcpu_missing(const struct trace *t);
 /* NULL if @t's off-CPU time splits into blocked and run-queue time (its
  * wakeups were recorded), else why not, from meta "wakeups" (a static
  * string, or the meta value itself). */
-const char *runq_missing(const struct trace *t);
+const char *analysis_runq_missing(const struct trace *t);
 /* NULL if @t says who ran on the CPUs while its threads waited
  * (trace.holds: waits are charged to those threads by time); else why
  * not, and that the holder is then approximated. */
-const char *runq_holders_missing(const struct trace *t);
+const char *analysis_runq_holders_missing(const struct trace *t);
 
 /* Who had the CPU while a thread waited for one: "comm[tid]" (the name
  * from trace__comm(), cleaned; "?[tid]" if unnamed), "unknown" for
  * @holder 0, "[idle CPU]" and "[others]" for TRACE_HOLD_IDLE and _OTHERS.
  * Returns @buf. */
-char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len);
+char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len);
 /* Who held the CPU while switch @s waited on its run queue, as shares of
  * @runq ns (its run-queue part as a view counts it, perhaps clipped to a
  * poll), largest first, into @out (room for TRACE_MAX_HOLDS): the threads
@@ -516,7 +516,7 @@ char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len
  * without them, one entry: @s->holder (the thread that took the CPU at a
  * preemption, else the one that ran last before it) for all of it. The
  * count; 0 for @runq 0. */
-size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
+size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
 		    struct trace_hold *out);
 
 enum poll_top {
@@ -884,7 +884,7 @@ struct export_opts {
  * thread (its name), tid (num) and, inside a poll, poll (num: the poll id
  * of `d9prof polls`). One Location per recorded frame address, the
  * functions inlined there as its first Lines (innermost first); Functions
- * named by their symbol (an unresolved frame as frame_label() names it),
+ * named by their symbol (an unresolved frame as analysis_frame_label() names it),
  * filename the module; one Mapping per module with its build id (meta
  * "buildid PATH"), address range of its frames and, where a frame at its
  * lowest address was left unresolved, its file offset. time_nanos from
@@ -901,7 +901,7 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
  * speedscope's file format: one "sampled" profile per root of that tree
  * ("task ID name", "[no poll]", a thread's "name[tid]"...), busiest
  * first; a sample per distinct stack, root first, as indices into
- * shared.frames (one per frame label as frame_label() writes it, "file"
+ * shared.frames (one per frame label as analysis_frame_label() writes it, "file"
  * its module); weights in nanoseconds (sample weight x 1e9 / frequency,
  * 999 Hz if absent), endValue the profile's total. Time order within a
  * profile is not kept. result: samples, weight, pprof_samples (speedscope

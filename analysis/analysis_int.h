@@ -193,7 +193,7 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
  * C library and its loader, the vDSO, the C++/gcc runtimes, the shim (by
  * module); Rust's std/core/alloc, tokio, mio, futures' executors, the
  * d9prof crate, glibc's internal names (by symbol). A bad id is. */
-int frame_is_system(const struct trace *t, uint32_t id);
+int analysis_frame_is_system(const struct trace *t, uint32_t id);
 /* What a view names for stack @s: the innermost application frame in
  * *@frame and the call it made under it (the function of the leaf-most
  * user frame: the system call's wrapper) in *@under, or, where the call is
@@ -236,9 +236,9 @@ void hot_release(struct hot *h);
  * ..." (delays) or, with @own set, as the causes of a poll of task @own:
  * its own CPU time "CPU 1.2ms (40%) in ...", and no "inside task N's
  * poll". The JSON form is an array of objects (schema in d9prof(1)). */
-void causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
 		 size_t n, uint64_t all, const uint64_t *own, FILE *out);
-void causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+void analysis_causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
 		 size_t n, FILE *out);
 
 /* ns from the recording's start (join.origin) to @t (0 before it). */
@@ -258,12 +258,12 @@ static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
  * escaped as \uXXXX, so the output is plain printable UTF-8 that strict
  * parsers and JavaScript take. Every JSON string of the views and exports
  * goes through it. */
-void json_str(FILE *out, const char *s);
+void analysis_json_str(FILE *out, const char *s);
 /* A run-queue holder as JSON: {"pid": N, "comm": name|null}, or for the
  * idle CPU and "others" {"pid": null, "comm": "[idle CPU]"|"[others]"},
  * with "ns": *@ns added if @ns is non-NULL; null for unknown (0).
  * (offcpu_join.c) */
-void holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out);
+void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out);
 
 /* @s shown in at most @n characters into @out (room for strlen(s) * 3 / 2
  * + 16): templates, then parameters, then middle scopes become "..", so a
@@ -290,11 +290,11 @@ static inline uint64_t sample_weight(const struct trace_sample *s)
 
 /* Human-readable duration with three significant digits: "850ns",
  * "12.3ms", "2.50s". Returns @buf. */
-char *fmt_duration(uint64_t ns, char *buf, size_t len);
+char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len);
 
 /* A gap's meta value "START-END" (ns, START <= END) into @start, @end. 0,
  * or -EINVAL when malformed. (join.c) */
-int meta_gap(const char *v, uint64_t *start, uint64_t *end);
+int analysis_meta_gap(const char *v, uint64_t *start, uint64_t *end);
 
 /* Last value of meta @key, or NULL (trace.c's lookup, without depending on
  * it: analysis links against the struct only). */
@@ -331,7 +331,7 @@ int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id
 size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr);
 /* One id per stack as flame draws it: (*@canon)[s] is the first stack id
  * whose frames have stack s's labels, in order (addresses in the same
- * functions, as frame_label() names them, are one path). Views that pick
+ * functions, as analysis_frame_label() names them, are one path). Views that pick
  * or share out "the hottest stack" count by it, so that they agree with
  * flame. Caller frees. 0 or -ENOMEM. */
 int analysis_stack_canon(const struct trace *t, uint32_t **canon);
@@ -375,6 +375,6 @@ int pbuf_error(const struct pbuf *b);
 void pbuf_release(struct pbuf *b);
 /* @n bytes at @p gzipped (RFC 1952, zlib's deflate) onto @out. 0, -ENOMEM
  * or -EIO. */
-int gzip_write(const void *p, size_t n, FILE *out);
+int analysis_gzip_write(const void *p, size_t n, FILE *out);
 
 #endif /* D9_ANALYSIS_INT_H */

@@ -111,7 +111,7 @@ size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
 		return 0;
 	m = analysis_stack_frames(t, h->best[*ix - 1], &fr);
 	for (k = 0; k < m && n < HOT_FRAMES; k++) {
-		frame_label(t, fr[k], lab[n], sizeof(lab[n]));
+		analysis_frame_label(t, fr[k], lab[n], sizeof(lab[n]));
 		if (!n || strcmp(lab[n], lab[n - 1]))
 			n++;
 	}
@@ -142,7 +142,7 @@ static int busy_elsewhere(const struct offcpu *oc, const struct row *r)
 	return all && idle * 100 >= all * BUSY_SHARE;
 }
 
-void causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
 		 size_t n, uint64_t all, const uint64_t *own, FILE *out)
 {
 	const struct trace *t = oc->trace;
@@ -153,7 +153,7 @@ void causes_text(const struct offcpu *oc, const struct hot *h, const struct dela
 		int pct = all ? (int)(100.0 * (double)x->ns / (double)all + 0.5) : 0;
 		int mine = own && x->task == *own;
 
-		fmt_duration(x->ns, d, sizeof(d));
+		analysis_fmt_duration(x->ns, d, sizeof(d));
 		if (i)
 			fputs("; ", out);
 		switch (x->kind) {
@@ -178,7 +178,7 @@ void causes_text(const struct offcpu *oc, const struct hot *h, const struct dela
 			break;
 		case CAUSE_RUNQ:
 			fprintf(out, "runqueue %s (%d%%) behind %s", d, pct,
-				x->holder ? holder_label(t, x->holder, b, sizeof(b))
+				x->holder ? analysis_holder_label(t, x->holder, b, sizeof(b))
 					  : "an unknown thread");
 			break;
 		case CAUSE_PARKED:
@@ -194,7 +194,7 @@ void causes_text(const struct offcpu *oc, const struct hot *h, const struct dela
 	}
 }
 
-void causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
+void analysis_causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
 		 size_t n, FILE *out)
 {
 	static const char *const kind[] = {"poll", "blocked", "runqueue", "parked",
@@ -212,7 +212,7 @@ void causes_json(const struct offcpu *oc, const struct hot *h, const struct dela
 			const struct task_stat *ts = join__task(oc->join, x->task);
 
 			fprintf(out, ",\"task\":%" PRIu64 ",\"task_name\":", x->task);
-			json_str(out, ts ? ts->name : NULL);
+			analysis_json_str(out, ts ? ts->name : NULL);
 		}
 		if (x->kind == CAUSE_POLL) {
 			size_t m = hot_frames(h, t, x->poll, lab);
@@ -221,27 +221,27 @@ void causes_json(const struct offcpu *oc, const struct hot *h, const struct dela
 			for (size_t k = 0; k < m; k++) {
 				if (k)
 					fputc(',', out);
-				json_str(out, lab[k]);
+				analysis_json_str(out, lab[k]);
 			}
 			fputc(']', out);
 		} else if (x->kind == CAUSE_BLOCKED) {
 			fputs(",\"function\":", out);
 			if (x->frame != UINT32_MAX) {
-				frame_label(t, x->frame, a, sizeof(a));
-				json_str(out, a);
+				analysis_frame_label(t, x->frame, a, sizeof(a));
+				analysis_json_str(out, a);
 			} else {
 				fputs("null", out);
 			}
 			fputs(",\"call\":", out);
 			if (x->under != UINT32_MAX) {
-				frame_label(t, x->under, a, sizeof(a));
-				json_str(out, a);
+				analysis_frame_label(t, x->under, a, sizeof(a));
+				analysis_json_str(out, a);
 			} else {
 				fputs("null", out);
 			}
 		} else if (x->kind == CAUSE_RUNQ) {
 			fputs(",\"holder\":", out);
-			holder_json(t, x->holder, NULL, out);
+			analysis_holder_json(t, x->holder, NULL, out);
 		}
 		fputc('}', out);
 	}
@@ -251,7 +251,7 @@ void causes_json(const struct offcpu *oc, const struct hot *h, const struct dela
 static void thread_json(const struct trace *t, uint32_t tid, FILE *out)
 {
 	fprintf(out, "{\"tid\":%" PRIu32 ",\"thread\":", tid);
-	json_str(out, trace__thread_name(t, tid));
+	analysis_json_str(out, trace__thread_name(t, tid));
 	fputc('}', out);
 }
 
@@ -290,15 +290,15 @@ static void row_text(const struct offcpu *oc, const struct hot *h, const struct 
 	char dur[32], on[128];
 
 	row_cells(oc, d, &c);
-	fmt_duration(d->begin - d->wake, dur, sizeof(dur));
+	analysis_fmt_duration(d->begin - d->wake, dur, sizeof(dur));
 	fprintf(out, "%-8s  %s%*s  %10.6f  %s%*s  %s%*s  %-7" PRId32 "  ", dur, c.task,
 		pad(c.task, w[0]), "", (double)since_start(oc, d->wake) / 1e9, c.by, pad(c.by, w[1]), "", c.on,
 		pad(c.on, w[2]), "", d->poll);
-	causes_text(oc, h, r->c, r->nc, d->begin - d->wake, NULL, out);
+	analysis_causes_text(oc, h, r->c, r->nc, d->begin - d->wake, NULL, out);
 	if (r->nwc) {
 		analysis_thread_label(oc->trace, d->waker, on, sizeof(on));
 		fprintf(out, "; meanwhile on %s, which woke it: ", on);
-		causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, NULL, out);
+		analysis_causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, NULL, out);
 	}
 	fputc('\n', out);
 }
@@ -311,29 +311,29 @@ static void row_json(const struct offcpu *oc, const struct hot *h, const struct 
 	const struct task_stat *ts = join__task(j, d->task);
 
 	fprintf(out, "{\"task\":%" PRIu64 ",\"task_name\":", d->task);
-	json_str(out, ts ? ts->name : NULL);
+	analysis_json_str(out, ts ? ts->name : NULL);
 	fprintf(out,
 		",\"delay_ns\":%" PRIu64 ",\"woken_ns\":%" PRIu64 ",\"spawn\":%s,\"merged\":%" PRIu32
 		",\"woken_by\":{\"tid\":%" PRIu32 ",\"thread\":",
 		d->begin - d->wake, since_start(oc, d->wake),
 		d->spawn ? "true" : "false", d->merged, d->waker);
-	json_str(out, trace__thread_name(oc->trace, d->waker));
+	analysis_json_str(out, trace__thread_name(oc->trace, d->waker));
 	if (d->waker_poll >= 0) {
 		const struct poll *p = &j->polls[d->waker_poll];
 		const struct task_stat *wt = join__task(j, p->task);
 
 		fprintf(out, ",\"task\":%" PRIu64 ",\"task_name\":", p->task);
-		json_str(out, wt ? wt->name : NULL);
+		analysis_json_str(out, wt ? wt->name : NULL);
 	} else {
 		fputs(",\"task\":null", out);
 	}
 	fputs("},\"polled_on\":", out);
 	thread_json(oc->trace, d->poller, out);
 	fprintf(out, ",\"poll\":%" PRId32 ",\"causes\":", d->poll);
-	causes_json(oc, h, r->c, r->nc, out);
+	analysis_causes_json(oc, h, r->c, r->nc, out);
 	if (r->nwc) {
 		fputs(",\"waker_causes\":", out);
-		causes_json(oc, h, r->wc, r->nwc, out);
+		analysis_causes_json(oc, h, r->wc, r->nwc, out);
 	}
 	fputc('}', out);
 }
@@ -345,7 +345,7 @@ static void lost_text(const struct offcpu *oc, const struct delays *dl, const st
 
 	analysis_task_label(oc->join, d->task, task, sizeof(task));
 	analysis_thread_label(oc->trace, d->waker, by, sizeof(by));
-	fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur, sizeof(dur));
+	analysis_fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur, sizeof(dur));
 	fprintf(out, "#   %s, woken at %.6f s by %s, waited %s+ to the end\n", task,
 		(double)since_start(oc, d->wake) / 1e9, by, dur);
 }
@@ -421,7 +421,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 				continue;
 			fprintf(out, "%s{\"task\":%" PRIu64 ",\"task_name\":", n++ ? "," : "",
 				d->task);
-			json_str(out, ts ? ts->name : NULL);
+			analysis_json_str(out, ts ? ts->name : NULL);
 			fprintf(out, ",\"woken_ns\":%" PRIu64 ",\"waited_ns\":%" PRIu64
 				",\"woken_by\":",
 				since_start(oc, d->wake),
@@ -432,9 +432,9 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		fputs("],\"runq_split\":", out);
 		fputs(oc->runq_split ? "true" : "false", out);
 		fputs(",\"runq_missing\":", out);
-		json_str(out, oc->runq_split ? NULL : runq_missing(oc->trace));
+		analysis_json_str(out, oc->runq_split ? NULL : analysis_runq_missing(oc->trace));
 		fputs(",\"runq_holders_missing\":", out);
-		json_str(out, runq_holders_missing(oc->trace));
+		analysis_json_str(out, analysis_runq_holders_missing(oc->trace));
 		if (!o->no_losses)
 			analysis_losses_json(oc->trace, LOSS_ALL, out);
 		fputs("}\n", out);
@@ -460,7 +460,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		if (o->min_ns) {
 			char d[32];
 
-			fprintf(out, ", at least %s", fmt_duration(o->min_ns, d, sizeof(d)));
+			fprintf(out, ", at least %s", analysis_fmt_duration(o->min_ns, d, sizeof(d)));
 		}
 		if (o->sel.on) {
 			char what[160];
@@ -473,10 +473,10 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 				offcpu_missing(oc->trace));
 		else if (!oc->runq_split)
 			fprintf(out, "# blocked and run-queue time cannot be split: %s\n",
-				runq_missing(oc->trace));
-		else if (runq_holders_missing(oc->trace))
+				analysis_runq_missing(oc->trace));
+		else if (analysis_runq_holders_missing(oc->trace))
 			fprintf(out, "# run-queue holders approximate: %s\n",
-				runq_holders_missing(oc->trace));
+				analysis_runq_holders_missing(oc->trace));
 		for (i = 0, n = 0; i < dl->nlost && !o->no_lost; i++) {
 			if (o->sel.on && !task_sel_has(&o->sel, join__task(j, dl->lost[i].task)))
 				continue;

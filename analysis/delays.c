@@ -432,7 +432,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		c.frame = c.under = UINT32_MAX;
 		{
 			struct trace_hold h[TRACE_MAX_HOLDS];
-			size_t nh = switch_holds(t, s, runq, h);
+			size_t nh = analysis_switch_holds(t, s, runq, h);
 
 			for (size_t q = 0; q < nh; q++) {
 				c.ns = h[q].ns;

@@ -101,7 +101,7 @@ static uint32_t frame_lab(struct ch *x, uint32_t fr)
 
 	if (fr < x->t->nframes && x->lab_of[fr])
 		return x->lab_of[fr] - 1;
-	frame_label(x->t, fr, buf, sizeof(buf));
+	analysis_frame_label(x->t, fr, buf, sizeof(buf));
 	if (flame_intern(x->lab, buf, strlen(buf), &id))
 		return UINT32_MAX;
 	if (fr < x->t->nframes)
@@ -181,7 +181,7 @@ static void write_threads(struct ch *x)
 
 	ev(x, "M", 0);
 	fputs(",\"name\":\"process_name\",\"args\":{\"name\":", x->out);
-	json_str(x->out, cmd ? cmd : "target");
+	analysis_json_str(x->out, cmd ? cmd : "target");
 	fputs("}}", x->out);
 	for (size_t i = 0; i < x->t->nthreads; i++) {
 		const struct trace_thread *th = &x->t->threads[i];
@@ -191,7 +191,7 @@ static void write_threads(struct ch *x)
 			snprintf(name, sizeof(name), "[%" PRIu32 "]", th->tid);
 		ev(x, "M", th->tid);
 		fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", x->out);
-		json_str(x->out, th->name ? th->name : name);
+		analysis_json_str(x->out, th->name ? th->name : name);
 		fputs("}}", x->out);
 	}
 }
@@ -213,7 +213,7 @@ static void write_polls(struct ch *x)
 		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s", p->task,
 			 ts_ && ts_->name ? " " : "", ts_ && ts_->name ? ts_->name : "");
 		fputs(",\"cat\":\"task\",\"name\":", x->out);
-		json_str(x->out, buf);
+		analysis_json_str(x->out, buf);
 		ts(x, "ts", p->start);
 		dur(x, p->end - p->start);
 		fprintf(x->out,
@@ -222,14 +222,14 @@ static void write_polls(struct ch *x)
 			p->id, p->task, p->samples);
 		if (ts_ && ts_->name) {
 			fputs(",\"task_name\":", x->out);
-			json_str(x->out, ts_->name);
+			analysis_json_str(x->out, ts_->name);
 		}
 		if (po)
 			fprintf(x->out, ",\"offcpu_ns\":%" PRIu64 ",\"runq_ns\":%" PRIu64,
 				po->ns, po->runq_ns);
 		if (offcpu__poll_top(x->oc, p->id, &top, &under) > 0) {
 			fputs(",\"top\":", x->out);
-			json_str(x->out, site_label(x->t, top, under, buf, sizeof(buf)));
+			analysis_json_str(x->out, site_label(x->t, top, under, buf, sizeof(buf)));
 		}
 		fputs("}}", x->out);
 		x->res->pprof_samples++;
@@ -277,15 +277,15 @@ static int write_switches(struct ch *x)
 			fprintf(x->out, ",\"poll\":%" PRId32, o->poll);
 		if (analysis_site(t, s->stack, x->oc->raw_leaf, 0, &top, &under) > 0) {
 			fputs(",\"top\":", x->out);
-			json_str(x->out, site_label(t, top, under, buf, sizeof(buf)));
+			analysis_json_str(x->out, site_label(t, top, under, buf, sizeof(buf)));
 		}
 		{
 			struct trace_hold h[TRACE_MAX_HOLDS];
-			size_t nh = switch_holds(t, s, o->runq, h);
+			size_t nh = analysis_switch_holds(t, s, o->runq, h);
 
 			if (nh && h[0].tid) {
 				fputs(",\"holder\":", x->out);
-				json_str(x->out, holder_label(t, h[0].tid, buf, sizeof(buf)));
+				analysis_json_str(x->out, analysis_holder_label(t, h[0].tid, buf, sizeof(buf)));
 			}
 		}
 		fputs("}}", x->out);
@@ -341,7 +341,7 @@ static void write_nodes(struct ch *x, const uint32_t *list, size_t n)
 
 		fprintf(x->out, ",{\"id\":%" PRIu32 ",\"parent\":%" PRIu32
 			",\"callFrame\":{\"functionName\":", v + 1, x->parent[v] + 1);
-		json_str(x->out, flame_label_str(x->lab, x->label[v]));
+		analysis_json_str(x->out, flame_label_str(x->lab, x->label[v]));
 		fputs("}}", x->out);
 	}
 	fputs("],", x->out);
@@ -448,7 +448,7 @@ static void write_frames(struct ch *x)
 	fputs("],\n\"stackFrames\":{", x->out);
 	for (size_t n = 1; n <= x->nnodes; n++) {
 		fprintf(x->out, "%s\"%zu\":{\"name\":", n > 1 ? ",\n" : "\n", n);
-		json_str(x->out, flame_label_str(x->lab, x->label[n]));
+		analysis_json_str(x->out, flame_label_str(x->lab, x->label[n]));
 		if (x->parent[n])
 			fprintf(x->out, ",\"parent\":\"%" PRIu32 "\"", x->parent[n]);
 		putc('}', x->out);
@@ -487,7 +487,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"d9prof\","
 	      "\"command\":",
 	      out);
-	json_str(out, analysis_trace_command(x.t));
+	analysis_json_str(out, analysis_trace_command(x.t));
 	fputs("},\n\"traceEvents\":[", out);
 	write_threads(&x);
 	write_polls(&x);

@@ -210,7 +210,7 @@ static int add_switches(struct ex *x, const struct offcpu *oc)
 	return 0;
 }
 
-/* The name of frame @fid: its symbol, else as frame_label() names it
+/* The name of frame @fid: its symbol, else as analysis_frame_label() names it
  * (module+0xoffset, 0xaddr) without the kernel suffix: pprof keeps kernel
  * frames apart by their addresses. */
 static const char *fn_name(const struct trace *t, uint32_t fid, char *buf, size_t len)
@@ -220,7 +220,7 @@ static const char *fn_name(const struct trace *t, uint32_t fid, char *buf, size_
 
 	if (f->sym && *f->sym)
 		return f->sym;
-	frame_label(t, fid, buf, len);
+	analysis_frame_label(t, fid, buf, len);
 	n = strlen(buf);
 	if (f->kernel && n >= 4 && !strcmp(buf + n - 4, "_[k]"))
 		buf[n - 4] = '\0';
@@ -455,7 +455,7 @@ static int write_profile(struct ex *x, double period, FILE *out)
 	x->res.locations = x->nlocs;
 	x->res.mappings = x->nmaps;
 	x->res.bytes = p.len;
-	err = gzip_write(p.data, p.len, out);
+	err = analysis_gzip_write(p.data, p.len, out);
 	if (!err && ferror(out))
 		err = -EIO;
 out:

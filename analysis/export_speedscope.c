@@ -81,7 +81,7 @@ static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n,
 	int err;
 
 	fputs("{\"type\":\"sampled\",\"name\":", out);
-	json_str(out, flame_label_str(f, f->nodes[r].label));
+	analysis_json_str(out, flame_label_str(f, f->nodes[r].label));
 	fprintf(
 	    out,
 	    ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%.0f,\"samples\":[",
@@ -119,7 +119,7 @@ static const char **frame_files(const struct join *j, struct flame *f)
 
 		if (!fr->module || !*fr->module)
 			continue;
-		frame_label(t, i, buf, sizeof(buf));
+		analysis_frame_label(t, i, buf, sizeof(buf));
 		/* a label not in the tree gets a new id past nlab: ignored */
 		if (flame_intern(f, buf, strlen(buf), &id)) {
 			free(file);
@@ -176,7 +176,7 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"exporter\":\"" EXPORTER "\",\"name\":",
 	      out);
-	json_str(out, analysis_trace_command(j->trace) ? analysis_trace_command(j->trace)
+	analysis_json_str(out, analysis_trace_command(j->trace) ? analysis_trace_command(j->trace)
 						       : "d9prof");
 	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
 	for (i = 0; i < nroots; i++) {
@@ -201,10 +201,10 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 		uint32_t l = x->frames[i];
 
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		json_str(out, flame_label_str(f, l));
+		analysis_json_str(out, flame_label_str(f, l));
 		if (file[l]) {
 			fputs(",\"file\":", out);
-			json_str(out, file[l]);
+			analysis_json_str(out, file[l]);
 		}
 		putc('}', out);
 	}

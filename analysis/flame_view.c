@@ -55,7 +55,7 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 			     " polls (%.1f%% of all samples), longest poll %s",
 			     ts->task, *name ? " " : "", name, res->weight, ts->polls,
 			     all ? 100.0 * res->weight / all : 0.0,
-			     fmt_duration(ts->longest_ns, dur, sizeof(dur)));
+			     analysis_fmt_duration(ts->longest_ns, dur, sizeof(dur)));
 	} else if (o->sel.on) {
 		n = snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples (%.1f%% of all samples)",
 			     task_sel_text(&o->sel, what, sizeof(what)), res->weight,
@@ -76,7 +76,7 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 	if (n >= 0 && (size_t)n < sizeof(sub) && o->min_poll_ns)
 		n += snprintf(
 		    sub + n, sizeof(sub) - n, "; only polls >= %s: %" PRIu64 " samples",
-		    fmt_duration(o->min_poll_ns, dur, sizeof(dur)), res->weight);
+		    analysis_fmt_duration(o->min_poll_ns, dur, sizeof(dur)), res->weight);
 	if (n >= 0 && (size_t)n < sizeof(sub))
 		losses_note(t, LOSS_CPU | LOSS_POLLS, sub + n, sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "samples");

@@ -133,7 +133,7 @@ static int gaps(struct info *in)
 		struct gap g;
 
 		if (strcmp(t->meta[i].key, TRACE_META_SEGMENT_GAP) ||
-		    meta_gap(t->meta[i].value, &g.start, &g.end))
+		    analysis_meta_gap(t->meta[i].value, &g.start, &g.end))
 			continue;
 		if (LIB_GROW(in->gaps, in->gaps_cap, in->ngaps + 1))
 			return -ENOMEM;
@@ -273,7 +273,7 @@ static void text_head(const struct info *in, FILE *out)
 	else
 		put(out, analysis_meta(t, TRACE_META_OFFCPU));
 	fputs("\nwakeups:     ", out);
-	v = runq_missing(t);
+	v = analysis_runq_missing(t);
 	if (v)
 		fprintf(out, "none: %s", v);
 	else
@@ -286,7 +286,7 @@ static void text_span(const struct info *in, FILE *out)
 	char a[64], b[64];
 
 	fprintf(out, "span:        %s%s, CLOCK_MONOTONIC %.9f to %.9f s%s\n",
-		in->end > in->start ? fmt_duration(in->end - in->start, a, sizeof(a)) : "0ns",
+		in->end > in->start ? analysis_fmt_duration(in->end - in->start, a, sizeof(a)) : "0ns",
 		in->t->complete ? "" : " or more", (double)in->start / 1e9,
 		(double)in->end / 1e9, in->t->complete ? "" : " (its last record)");
 	if (in->wall)
@@ -311,7 +311,7 @@ static void text_seg(const struct info *in, const struct trace_segment *g, FILE 
 	}
 	fprintf(out, "  %-9s %9s %9s %8s  ", id, g->start ? fmt_since(in, g->start, a, sizeof(a)) : "-",
 		g->end ? fmt_since(in, g->end, b, sizeof(b)) : "-",
-		g->start && g->end > g->start ? fmt_duration(g->end - g->start, c, sizeof(c)) : "-");
+		g->start && g->end > g->start ? analysis_fmt_duration(g->end - g->start, c, sizeof(c)) : "-");
 	put(out, seg_file(in, g));
 	if (g->offset)
 		fprintf(out, " @%" PRIu64, g->offset);
@@ -338,7 +338,7 @@ static void text_segments(const struct info *in, FILE *out)
 			t->dup_segments == 1 ? "y" : "ies");
 	if (in->ngaps)
 		fprintf(out, ", %zu gap%s (%s not recorded)", in->ngaps, in->ngaps == 1 ? "" : "s",
-			fmt_duration(in->gap_ns, a, sizeof(a)));
+			analysis_fmt_duration(in->gap_ns, a, sizeof(a)));
 	if (in->cut && t->nsegments == 1)
 		fputs(", cut short", out);
 	else if (in->cut)
@@ -352,7 +352,7 @@ static void text_segments(const struct info *in, FILE *out)
 			fprintf(out, "  %-9s %9s %9s %8s  (not recorded)\n", "gap",
 				fmt_since(in, in->gaps[k].start, a, sizeof(a)),
 				fmt_since(in, in->gaps[k].end, b, sizeof(b)),
-				fmt_duration(in->gaps[k].end - in->gaps[k].start, c, sizeof(c)));
+				analysis_fmt_duration(in->gaps[k].end - in->gaps[k].start, c, sizeof(c)));
 		text_seg(in, &t->segments[i], out);
 	}
 }
@@ -405,7 +405,7 @@ static void text_tail(const struct info *in, FILE *out)
 static void json_key(FILE *out, const char *sep, const char *key, const char *v)
 {
 	fprintf(out, "%s\"%s\":", sep, key);
-	json_str(out, v);
+	analysis_json_str(out, v);
 }
 
 static void json_num(FILE *out, const char *sep, const char *key, int have, uint64_t v)
@@ -509,7 +509,7 @@ static void json_tail(const struct info *in, FILE *out)
 	for (i = 0; i < in->nreasons; i++) {
 		if (i)
 			fputc(',', out);
-		json_str(out, in->reasons[i]);
+		analysis_json_str(out, in->reasons[i]);
 	}
 	json_key(out, "],", "target_exit", in->exit);
 	json_num(out, ",", "target_exit_ns", in->exit_time != 0, in->exit_time);
@@ -567,7 +567,7 @@ char *analysis_segments_text(const struct trace *t, char *buf, size_t len)
 				       t->dup_segments == 1 ? "y" : "ies");
 	if (in.ngaps && at < len)
 		snprintf(buf + at, len - at, ", %zu gap%s (%s not recorded)", in.ngaps,
-			 in.ngaps == 1 ? "" : "s", fmt_duration(in.gap_ns, a, sizeof(a)));
+			 in.ngaps == 1 ? "" : "s", analysis_fmt_duration(in.gap_ns, a, sizeof(a)));
 out:
 	free(in.gaps);
 	return buf;

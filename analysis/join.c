@@ -999,7 +999,7 @@ static int gap_cmp(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-int meta_gap(const char *v, uint64_t *start, uint64_t *end)
+int analysis_meta_gap(const char *v, uint64_t *start, uint64_t *end)
 {
 	char *e;
 
@@ -1036,7 +1036,7 @@ static int read_gaps(struct join_priv *jp)
 	for (i = 0; i < t->nmeta; i++) {
 		struct join_gap g;
 
-		if (is_gap_key(t->meta[i].key) && !meta_gap(t->meta[i].value, &g.start, &g.end))
+		if (is_gap_key(t->meta[i].key) && !analysis_meta_gap(t->meta[i].value, &g.start, &g.end))
 			j->gaps[j->ngaps++] = g;
 	}
 	qsort(j->gaps, j->ngaps, sizeof(*j->gaps), gap_cmp);

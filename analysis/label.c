@@ -9,7 +9,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
-char *frame_label(const struct trace *t, uint32_t id, char *buf, size_t len)
+char *analysis_frame_label(const struct trace *t, uint32_t id, char *buf, size_t len)
 {
 	const struct trace_frame *f;
 	const char *suffix;

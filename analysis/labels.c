@@ -14,7 +14,7 @@
 #include "analysis/analysis_int.h"
 #include "lib/text.h"
 
-char *fmt_duration(uint64_t ns, char *buf, size_t len)
+char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len)
 {
 	static const char *const unit[] = {"ns", "us", "ms", "s"};
 	double v;
@@ -39,7 +39,7 @@ char *fmt_duration(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-void json_str(FILE *out, const char *s)
+void analysis_json_str(FILE *out, const char *s)
 {
 	const char *p = s;
 	uint32_t cp;

@@ -102,14 +102,14 @@ static int parts_add(struct parts *ps, uint64_t root, enum part_kind kind, uint3
 
 /* Switch @i's weight: its blocked part under its stack, its run-queue
  * part under its stack and "[runqueue: holder]", one such frame per
- * thread that held the CPU meanwhile (switch_holds()). */
+ * thread that held the CPU meanwhile (analysis_switch_holds()). */
 static int parts_add_switch(struct parts *ps, const struct offcpu *oc, size_t i,
 			    uint64_t root)
 {
 	const struct trace_switch *s = &oc->trace->switches[i];
 	const struct offcpu_switch *w = &oc->sw[i];
 	struct trace_hold h[TRACE_MAX_HOLDS];
-	size_t nh = switch_holds(oc->trace, s, w->runq, h);
+	size_t nh = analysis_switch_holds(oc->trace, s, w->runq, h);
 	int err;
 
 	err = parts_add(ps, root, PART_STACK, s->stack, 0, w->ns - w->runq);
@@ -209,7 +209,7 @@ static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 
 			stack = ps->stack[x];
 			k = snprintf(lab, sizeof(lab), "[runqueue: %s]",
-				     holder_label(t, ps->holder[x], h, sizeof(h)));
+				     analysis_holder_label(t, ps->holder[x], h, sizeof(h)));
 			if (ps->holder[x] == 0)
 				k = snprintf(lab, sizeof(lab), "[runqueue]");
 			err = flame_intern(f, lab, (size_t)k < sizeof(lab) ? (size_t)k
@@ -274,10 +274,10 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 	n = snprintf(sub, sizeof(sub),
 		     "microseconds off-CPU, stacks at switch-out: %s in %" PRIu64
 		     " intervals (%s waiting for a CPU, marked [runqueue: holder]%s)",
-		     fmt_duration(res->ns, a, sizeof(a)), res->intervals,
-		     fmt_duration(res->runq_ns, b, sizeof(b)),
+		     analysis_fmt_duration(res->ns, a, sizeof(a)), res->intervals,
+		     analysis_fmt_duration(res->runq_ns, b, sizeof(b)),
 		     !oc->runq_split ? ": preempted only, wakeups not recorded"
-		     : runq_holders_missing(oc->trace)
+		     : analysis_runq_holders_missing(oc->trace)
 			 ? ", the holder approximate: the thread that preempted, else the one before"
 			 : ", charged to what ran by time");
 	if (o->sel.on && n > 0 && (size_t)n < sizeof(sub)) {
@@ -292,14 +292,14 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 	}
 	if (o->min_poll_ns && n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; polls >= %s",
-			      fmt_duration(o->min_poll_ns, c, sizeof(c)));
+			      analysis_fmt_duration(o->min_poll_ns, c, sizeof(c)));
 	if (o->min_block_ns && n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; intervals >= %s",
-			      fmt_duration(o->min_block_ns, c, sizeof(c)));
+			      analysis_fmt_duration(o->min_block_ns, c, sizeof(c)));
 	if (!o->idle && !o->sel.on && !o->min_poll_ns && oc->ns[OFFCPU_IDLE] &&
 	    n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
-			      fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
+			      analysis_fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
 	if (n > 0 && (size_t)n < sizeof(sub))
 		losses_note(t, LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS, sub + n, sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "us");
@@ -502,9 +502,9 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			 res.samples, res.period_us,
 			 res.period_guessed ? "frequency unknown: assumed " : "1e6 / ",
 			 res.period_guessed ? "999 Hz" : "sampling frequency",
-			 fmt_duration(p->end - p->start, a, sizeof(a)),
-			 fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)),
-			 fmt_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
+			 analysis_fmt_duration(p->end - p->start, a, sizeof(a)),
+			 analysis_fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)),
+			 analysis_fmt_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
 			 oc->runq_split ? "" : ": preempted only, wakeups not recorded", p->tid);
 		if (n > 0 && (size_t)n < sizeof(sub))
 			losses_note(oc->trace, LOSS_ALL, sub + n, sizeof(sub) - n);

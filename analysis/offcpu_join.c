@@ -531,7 +531,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 	oc = &op->pub;
 	oc->join = j;
 	oc->trace = t;
-	oc->runq_split = !runq_missing(t);
+	oc->runq_split = !analysis_runq_missing(t);
 	oc->raw_leaf = !!(flags & OFFCPU_RAW_LEAF);
 	span(oc);
 	oc->sw = calloc(t->nswitches ? t->nswitches : 1, sizeof(*oc->sw));
@@ -629,7 +629,7 @@ const char *offcpu_missing(const struct trace *t)
 	return "no thread of the target left the CPU while it was recorded";
 }
 
-const char *runq_holders_missing(const struct trace *t)
+const char *analysis_runq_holders_missing(const struct trace *t)
 {
 	const char *v = analysis_meta(t, TRACE_META_RUNQ_HOLDERS);
 
@@ -643,7 +643,7 @@ const char *runq_holders_missing(const struct trace *t)
 	       "before it";
 }
 
-const char *runq_missing(const struct trace *t)
+const char *analysis_runq_missing(const struct trace *t)
 {
 	const char *v = analysis_meta(t, TRACE_META_WAKEUPS);
 
@@ -657,7 +657,7 @@ const char *runq_missing(const struct trace *t)
 	return v; /* "refused: why" */
 }
 
-void holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out)
+void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out)
 {
 	char buf[32];
 
@@ -667,17 +667,17 @@ void holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FIL
 	}
 	if (holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
 		fputs("{\"pid\":null,\"comm\":", out);
-		json_str(out, holder_label(t, holder, buf, sizeof(buf)));
+		analysis_json_str(out, analysis_holder_label(t, holder, buf, sizeof(buf)));
 	} else {
 		fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", holder);
-		json_str(out, trace__comm(t, holder));
+		analysis_json_str(out, trace__comm(t, holder));
 	}
 	if (ns)
 		fprintf(out, ",\"ns\":%" PRIu64, *ns);
 	fputc('}', out);
 }
 
-size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
+size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
 		    struct trace_hold *out)
 {
 	const struct trace_hold *h;
@@ -709,7 +709,7 @@ size_t switch_holds(const struct trace *t, const struct trace_switch *s, uint64_
 	return n;
 }
 
-char *holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len)
+char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len)
 {
 	const char *n = holder ? trace__comm(t, holder) : NULL;
 	char name[64];

@@ -94,7 +94,7 @@ void pbuf_release(struct pbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int gzip_write(const void *p, size_t n, FILE *out)
+int analysis_gzip_write(const void *p, size_t n, FILE *out)
 {
 	unsigned char buf[65536];
 	z_stream z;

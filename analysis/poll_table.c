@@ -174,16 +174,16 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 		groups__label(g, r->grp, lab, sizeof(lab));
 		fprintf(out, "%s%*s  %8" PRIu64 "  %10s  %9s  %9s  %9s  %9s  %9s\n", lab,
 			(int)(w - analysis_u8_width(lab)), "", r->n,
-			fmt_duration(r->total, a, sizeof(a)), fmt_duration(r->p50, b, sizeof(b)),
-			fmt_duration(r->p99, c, sizeof(c)), fmt_duration(r->max, d, sizeof(d)),
-			oc->trace->nswitches ? fmt_duration(r->off, e, sizeof(e)) : "-",
-			oc->trace->nswitches ? fmt_duration(r->runq, f, sizeof(f)) : "-");
+			analysis_fmt_duration(r->total, a, sizeof(a)), analysis_fmt_duration(r->p50, b, sizeof(b)),
+			analysis_fmt_duration(r->p99, c, sizeof(c)), analysis_fmt_duration(r->max, d, sizeof(d)),
+			oc->trace->nswitches ? analysis_fmt_duration(r->off, e, sizeof(e)) : "-",
+			oc->trace->nswitches ? analysis_fmt_duration(r->runq, f, sizeof(f)) : "-");
 	}
 	fprintf(out, "# %zu of %zu %s, most poll time first; %zu polls", shown, nr,
 		g->by == GROUP_THREAD ? "threads" : g->by == GROUP_NAME ? "task names" : "tasks",
 		n);
 	if (o->min_ns)
-		fprintf(out, " of at least %s", fmt_duration(o->min_ns, a, sizeof(a)));
+		fprintf(out, " of at least %s", analysis_fmt_duration(o->min_ns, a, sizeof(a)));
 	if (o->sel.on)
 		fprintf(out, ", %s", task_sel_text(&o->sel, lab, sizeof(lab)));
 	if (shown < nr)
@@ -280,14 +280,14 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		const struct poll *p = r->p;
 		uint64_t since = since_start(oc, p->start);
 
-		fmt_duration(p->end - p->start, a, sizeof(a));
+		analysis_fmt_duration(p->end - p->start, a, sizeof(a));
 		if (p->open_start || p->open_end)
 			strcat(a, "+");
 		/* OFF-CPU is blocked time; RUNQ runnable, waiting for a CPU */
 		if (have_off) {
-			fmt_duration(oc->polls[p->id].ns - oc->polls[p->id].runq_ns, b,
+			analysis_fmt_duration(oc->polls[p->id].ns - oc->polls[p->id].runq_ns, b,
 				     sizeof(b));
-			fmt_duration(oc->polls[p->id].runq_ns, d, sizeof(d));
+			analysis_fmt_duration(oc->polls[p->id].runq_ns, d, sizeof(d));
 		} else {
 			strcpy(b, "-");
 			strcpy(d, "-");
@@ -305,7 +305,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out, " (%zu in the trace)", j->npolls);
 	fprintf(out, ", %s", o->sort == POLLS_BY_START ? "by start" : "longest first");
 	if (o->min_ns)
-		fprintf(out, ", at least %s", fmt_duration(o->min_ns, a, sizeof(a)));
+		fprintf(out, ", at least %s", analysis_fmt_duration(o->min_ns, a, sizeof(a)));
 	if (o->sel.on) {
 		char what[160];
 
@@ -318,7 +318,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out,
 			"# RUNQ is preempted time only and OFF-CPU holds the rest: blocked and "
 			"run-queue time cannot be split, %s\n",
-			runq_missing(t));
+			analysis_runq_missing(t));
 	err = analysis_losses_footer(t, LOSS_ALL, out);
 	if (o->shown)
 		*o->shown = shown;

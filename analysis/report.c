@@ -123,7 +123,7 @@ static int holders(struct page *pg, const uint32_t *tids)
 	}
 	for (i = 0; i < t->nswitches; i++) {
 		struct trace_hold h[TRACE_MAX_HOLDS];
-		size_t nh = switch_holds(t, &t->switches[i], pg->oc->sw[i].runq, h);
+		size_t nh = analysis_switch_holds(t, &t->switches[i], pg->oc->sw[i].runq, h);
 
 		for (size_t k = 0; k < nh; k++) {
 			uint64_t *v, *a;
@@ -407,7 +407,7 @@ static void flags(struct page *pg)
 		if (offcpu__poll_top(oc, lp->id, &fr, &under) > 0)
 			site_label(t, fr, under, f->function, sizeof(f->function));
 		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
-			 nlong, fmt_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
+			 nlong, analysis_fmt_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
 		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, lp->id);
 	}
 	for (i = 0; i < pg->d->n && pg->d->v[i].begin - pg->d->v[i].wake >= FLAG_DELAY_NS; i++)
@@ -421,7 +421,7 @@ static void flags(struct page *pg)
 		if (hot_frames(&pg->h, t, pg->worst_poll, lab))
 			snprintf(f->function, sizeof(f->function), "%s", lab[0]);
 		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " delays >= 5ms, worst %s",
-			 ndel, fmt_duration(d->begin - d->wake, a, sizeof(a)));
+			 ndel, analysis_fmt_duration(d->begin - d->wake, a, sizeof(a)));
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64, d->task);
 	}
 	if (rq && (f = flag_new(pg, "run-queue wait in polls", "1ms"))) {
@@ -435,15 +435,15 @@ static void flags(struct page *pg)
 				struct trace_hold hd[TRACE_MAX_HOLDS];
 
 				best = oc->sw[sw[q]].runq;
-				if (switch_holds(t, &t->switches[sw[q]], best, hd))
-					holder_label(t, hd[0].tid, h, sizeof(h));
+				if (analysis_switch_holds(t, &t->switches[sw[q]], best, hd))
+					analysis_holder_label(t, hd[0].tid, h, sizeof(h));
 			}
 		f->count = nrq;
 		f->task = rq->task;
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
 			 ", behind %s",
-			 nrq, fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)), rq->id, h);
+			 nrq, analysis_fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)), rq->id, h);
 		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
 	}
 	if (bl && (f = flag_new(pg, "blocking call in polls", "1ms"))) {
@@ -455,7 +455,7 @@ static void flags(struct page *pg)
 			site_label(t, fr, under, f->function, sizeof(f->function));
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")", nbl,
-			 fmt_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns, a,
+			 analysis_fmt_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns, a,
 				      sizeof(a)),
 			 bl->id);
 		snprintf(f->next, sizeof(f->next), "d9prof offcpu --task %" PRIu64 " -o off.svg",
@@ -487,8 +487,8 @@ static void flags(struct page *pg)
 				analysis_thread_label(t, lo->tid, y, sizeof(y));
 				f->count = 1;
 				snprintf(f->detail, sizeof(f->detail), "%s in polls %s, %s %s (%.1fx)",
-					 x, fmt_duration(bh, a, sizeof(a)), y,
-					 fmt_duration(bo, b, sizeof(b)),
+					 x, analysis_fmt_duration(bh, a, sizeof(a)), y,
+					 analysis_fmt_duration(bo, b, sizeof(b)),
 					 bo ? (double)bh / (double)bo : 0.0);
 				snprintf(f->next, sizeof(f->next), "d9prof polls --sort start");
 			}
@@ -512,7 +512,7 @@ static void flags(struct page *pg)
 		analysis_losses_text(t, LOSS_ALL, what, sizeof(what));
 		if (j->ngaps)
 			snprintf(gap, sizeof(gap), ", %s without runtime events",
-				 fmt_duration(j->gap_ns, a, sizeof(a)));
+				 analysis_fmt_duration(j->gap_ns, a, sizeof(a)));
 		snprintf(f->detail, sizeof(f->detail), "%s%s%" PRIu64 " poll ends unmatched%s",
 			 what, *what ? ", " : "", j->unmatched_ends, gap);
 		snprintf(f->next, sizeof(f->next), "d9prof record -F 499 (fewer samples) or a shorter -d");
@@ -553,7 +553,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 	fputs("  target: ", out);
 	text_put(out, analysis_meta(t, TRACE_META_CMDLINE) ?: "?");
 	fprintf(out, " (pid %s), %s recorded%s\n", meta_text(t, "pid", m[0]),
-		fmt_duration(pg->span, a, sizeof(a)), t->complete ? "" : ", trace cut short");
+		analysis_fmt_duration(pg->span, a, sizeof(a)), t->complete ? "" : ", trace cut short");
 	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
 		meta_text(t, "event", m[0]), meta_text(t, "sampler", m[1]),
 		meta_text(t, "frequency", m[2]));
@@ -568,7 +568,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 		fprintf(out, "  run queue: wakeups recorded (%s)\n", meta_text(t, "wakeups", m[0]));
 	else
 		fprintf(out, "  run queue: blocked and run-queue time not split, %s\n",
-			runq_missing(t));
+			analysis_runq_missing(t));
 	nl = analysis_losses(t, LOSS_ALL, l);
 	if (!nl)
 		fprintf(out, "  lost: nothing\n");
@@ -577,7 +577,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 	if (j->ngaps)
 		fprintf(out, "  lost: %s of runtime events in %zu gap%s, the recorder stalled "
 			     "past the shim's lease (it attached again)\n",
-			fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps, j->ngaps == 1 ? "" : "s");
+			analysis_fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps, j->ngaps == 1 ? "" : "s");
 }
 
 static void text_workers(const struct page *pg, FILE *out)
@@ -586,7 +586,7 @@ static void text_workers(const struct page *pg, FILE *out)
 	char a[32], n[128];
 
 	fprintf(out, "\n== Workers: where their time went (%% of %s)\n",
-		fmt_duration(pg->span, a, sizeof(a)));
+		analysis_fmt_duration(pg->span, a, sizeof(a)));
 	if (!pg->nw) {
 		fprintf(out, "  no thread polled or parked\n");
 		return;
@@ -624,9 +624,9 @@ static void text_longest(const struct page *pg, FILE *out)
 		analysis_task_label(j, p->task, task, sizeof(task));
 		analysis_thread_label(t, p->tid, th, sizeof(th));
 		fprintf(out, "  %s%s  poll %" PRIu32 "  %s on %s: ",
-			fmt_duration(p->end - p->start, a, sizeof(a)),
+			analysis_fmt_duration(p->end - p->start, a, sizeof(a)),
 			p->open_start || p->open_end ? "+" : "", p->id, task, th);
-		causes_text(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], p->end - p->start, &p->task,
+		analysis_causes_text(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], p->end - p->start, &p->task,
 			    out);
 		fputc('\n', out);
 	}
@@ -640,7 +640,7 @@ static void text_runq(const struct page *pg, FILE *out)
 
 	fprintf(out, "\n== Kernel run queue: time runnable, waiting for a CPU\n");
 	if (!pg->oc->runq_split)
-		fprintf(out, "  (preempted time only: %s)\n", runq_missing(t));
+		fprintf(out, "  (preempted time only: %s)\n", analysis_runq_missing(t));
 	for (size_t i = 0; i < pg->nw; i++) {
 		const struct worker *w = &pg->w[i];
 
@@ -648,23 +648,23 @@ static void text_runq(const struct page *pg, FILE *out)
 			continue;
 		any = 1;
 		analysis_thread_label(t, w->tid, n, sizeof(n));
-		fprintf(out, "  %s waited %s for a CPU", n, fmt_duration(w->runq, a, sizeof(a)));
+		fprintf(out, "  %s waited %s for a CPU", n, analysis_fmt_duration(w->runq, a, sizeof(a)));
 		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++)
 			fprintf(out, "%s%s of it behind %s", k ? ", " : ", ",
-				fmt_duration(w->holders[k].ns, b, sizeof(b)),
-				holder_label(t, w->holders[k].tid, h, sizeof(h)));
+				analysis_fmt_duration(w->holders[k].ns, b, sizeof(b)),
+				analysis_holder_label(t, w->holders[k].tid, h, sizeof(h)));
 		fputc('\n', out);
 	}
 	if (!any)
 		fprintf(out, "  none\n");
-	if (any && runq_holders_missing(t))
-		fprintf(out, "  (holders approximate: %s)\n", runq_holders_missing(t));
+	if (any && analysis_runq_holders_missing(t))
+		fprintf(out, "  (holders approximate: %s)\n", analysis_runq_holders_missing(t));
 	if (pg->nthieves) {
 		fprintf(out, "  CPU held while our threads waited:");
 		for (size_t k = 0; k < pg->nthieves; k++)
 			fprintf(out, "%s %s %s", k ? "," : "",
-				holder_label(t, pg->thieves[k].tid, h, sizeof(h)),
-				fmt_duration(pg->thieves[k].ns, a, sizeof(a)));
+				analysis_holder_label(t, pg->thieves[k].tid, h, sizeof(h)),
+				analysis_fmt_duration(pg->thieves[k].ns, a, sizeof(a)));
 		fputc('\n', out);
 	}
 }
@@ -692,14 +692,14 @@ static void text_hot(const struct page *pg, FILE *out)
 		/* CPU% as everywhere: of one CPU over the recording */
 		if (period)
 			fprintf(out, "CPU %s (%.1f%% of a CPU), ",
-				fmt_duration((uint64_t)(period * (double)pg->hot[i]->samples), d,
+				analysis_fmt_duration((uint64_t)(period * (double)pg->hot[i]->samples), d,
 					     sizeof(d)),
 				pct((uint64_t)(period * (double)pg->hot[i]->samples), pg->span));
 		fprintf(out, "%.1f%% of all samples, hottest stack %.0f%%:",
 			pct(pg->hot[i]->samples, j->samples),
 			pct(pg->hot_w[i], pg->hot[i]->samples));
 		for (size_t k = 0; k < m && shown < HOT_FRAMES; k++) {
-			frame_label(t, fr[k], lab, sizeof(lab));
+			analysis_frame_label(t, fr[k], lab, sizeof(lab));
 			if (!strcmp(lab, prev))
 				continue;
 			fprintf(out, "%s%s", shown ? " <- " : " ", lab);
@@ -724,7 +724,7 @@ static void text_task_list(const struct page *pg, const struct delay *v, size_t 
 		analysis_task_label(pg->oc->join, v[i].task, task, sizeof(task));
 		fprintf(out, "  %s: %s at %.3fs, %s %s+ %s\n", task, verb,
 			(double)since_start(pg->oc, v[i].wake) / 1e9, state,
-			fmt_duration(pg->d->end_time - v[i].wake, a, sizeof(a)), tail);
+			analysis_fmt_duration(pg->d->end_time - v[i].wake, a, sizeof(a)), tail);
 	}
 	if (i < n)
 		fprintf(out, "  ... and %zu more\n", n - i);
@@ -771,7 +771,7 @@ static void json_task(const struct join *j, uint64_t task, FILE *out)
 	const struct task_stat *ts = join__task(j, task);
 
 	fprintf(out, "\"task\":%" PRIu64 ",\"task_name\":", task);
-	json_str(out, ts ? ts->name : NULL);
+	analysis_json_str(out, ts ? ts->name : NULL);
 }
 
 static int json_page(const struct page *pg, FILE *out)
@@ -784,7 +784,7 @@ static int json_page(const struct page *pg, FILE *out)
 	int err;
 
 	fputs("{\"recorded\":{\"cmdline\":", out);
-	json_str(out, analysis_meta(t, TRACE_META_CMDLINE));
+	analysis_json_str(out, analysis_meta(t, TRACE_META_CMDLINE));
 	{
 		const char *pid = analysis_meta(t, TRACE_META_PID);
 		char *end = NULL;
@@ -800,13 +800,13 @@ static int json_page(const struct page *pg, FILE *out)
 		",\"tasks\":%zu,\"polls\":%zu,\"switches\":%zu,\"event\":",
 		pg->span, t->complete ? "true" : "false", j->samples, j->ntasks, j->npolls,
 		t->nswitches);
-	json_str(out, analysis_meta(t, TRACE_META_EVENT));
+	analysis_json_str(out, analysis_meta(t, TRACE_META_EVENT));
 	fputs(",\"sampler\":", out);
-	json_str(out, analysis_meta(t, TRACE_META_SAMPLER));
+	analysis_json_str(out, analysis_meta(t, TRACE_META_SAMPLER));
 	fputs(",\"offcpu\":", out);
-	json_str(out, analysis_meta(t, TRACE_META_OFFCPU));
+	analysis_json_str(out, analysis_meta(t, TRACE_META_OFFCPU));
 	fputs(",\"wakeups\":", out);
-	json_str(out, analysis_meta(t, TRACE_META_WAKEUPS));
+	analysis_json_str(out, analysis_meta(t, TRACE_META_WAKEUPS));
 	fprintf(out, ",\"runq_split\":%s", oc->runq_split ? "true" : "false");
 	fprintf(out, ",\"unmatched_poll_ends\":%" PRIu64 ",\"shim_gap_ns\":%" PRIu64,
 		j->unmatched_ends, j->gap_ns);
@@ -817,7 +817,7 @@ static int json_page(const struct page *pg, FILE *out)
 		const struct worker *w = &pg->w[i];
 
 		fprintf(out, "%s{\"tid\":%" PRIu32 ",\"thread\":", i ? "," : "", w->tid);
-		json_str(out, trace__thread_name(t, w->tid));
+		analysis_json_str(out, trace__thread_name(t, w->tid));
 		fprintf(out,
 			",\"polls\":%" PRIu64 ",\"poll_cpu_ns\":%" PRIu64
 			",\"poll_blocked_ns\":%" PRIu64 ",\"poll_runq_ns\":%" PRIu64
@@ -829,7 +829,7 @@ static int json_page(const struct page *pg, FILE *out)
 		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++) {
 			if (k)
 				fputc(',', out);
-			holder_json(t, w->holders[k].tid, &w->holders[k].ns, out);
+			analysis_holder_json(t, w->holders[k].tid, &w->holders[k].ns, out);
 		}
 		fputs("]}", out);
 	}
@@ -837,7 +837,7 @@ static int json_page(const struct page *pg, FILE *out)
 	for (i = 0; i < pg->nthieves; i++) {
 		if (i)
 			fputc(',', out);
-		holder_json(t, pg->thieves[i].tid, &pg->thieves[i].ns, out);
+		analysis_holder_json(t, pg->thieves[i].tid, &pg->thieves[i].ns, out);
 	}
 	fputs("],\"longest_polls\":[", out);
 	for (i = 0; i < pg->nlongest; i++) {
@@ -848,7 +848,7 @@ static int json_page(const struct page *pg, FILE *out)
 		fprintf(out, ",\"tid\":%" PRIu32 ",\"duration_ns\":%" PRIu64
 			",\"lower_bound\":%s,\"causes\":",
 			p->tid, p->end - p->start, p->open_start || p->open_end ? "true" : "false");
-		causes_json(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], out);
+		analysis_causes_json(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], out);
 		fputc('}', out);
 	}
 	fputs("],\"delays\":", out);
@@ -872,8 +872,8 @@ static int json_page(const struct page *pg, FILE *out)
 		for (size_t k = 0; k < m && k < 8; k++) {
 			if (k)
 				fputc(',', out);
-			frame_label(t, fr[k], lab, sizeof(lab));
-			json_str(out, lab);
+			analysis_frame_label(t, fr[k], lab, sizeof(lab));
+			analysis_json_str(out, lab);
 		}
 		fputs("]}", out);
 	}
@@ -889,20 +889,20 @@ static int json_page(const struct page *pg, FILE *out)
 		const struct flag *f = &pg->flags[i];
 
 		fprintf(out, "%s{\"flag\":", i ? "," : "");
-		json_str(out, f->what);
+		analysis_json_str(out, f->what);
 		fputs(",\"threshold\":", out);
-		json_str(out, f->threshold);
+		analysis_json_str(out, f->threshold);
 		fprintf(out, ",\"count\":%" PRIu64 ",\"task\":", f->count);
 		if (f->task)
 			fprintf(out, "%" PRIu64, f->task);
 		else
 			fputs("null", out);
 		fputs(",\"function\":", out);
-		json_str(out, f->function[0] ? f->function : NULL);
+		analysis_json_str(out, f->function[0] ? f->function : NULL);
 		fputs(",\"detail\":", out);
-		json_str(out, f->detail);
+		analysis_json_str(out, f->detail);
 		fputs(",\"next\":", out);
-		json_str(out, f->next);
+		analysis_json_str(out, f->next);
 		fputc('}', out);
 	}
 	fputs("]}\n", out);

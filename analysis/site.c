@@ -69,7 +69,7 @@ static int starts(const char *s, const char *const *v, size_t n)
 
 #define NV(v) (sizeof(v) / sizeof(*(v)))
 
-int frame_is_system(const struct trace *t, uint32_t id)
+int analysis_frame_is_system(const struct trace *t, uint32_t id)
 {
 	const struct trace_frame *f;
 	const char *m, *s;
@@ -127,7 +127,7 @@ int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu, 
 	*frame = fr[base];
 	if (raw_leaf)
 		return 1;
-	for (k = base; k < m && frame_is_system(t, fr[k]); k++)
+	for (k = base; k < m && analysis_frame_is_system(t, fr[k]); k++)
 		;
 	if (k == m || k == base)
 		return 1; /* no application frame, or the call is its own */
@@ -144,9 +144,9 @@ char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *bu
 	char a[256];
 
 	if (under == UINT32_MAX || under == frame)
-		return frame_label(t, frame, buf, len);
-	frame_label(t, under, a, sizeof(a));
+		return analysis_frame_label(t, frame, buf, len);
+	analysis_frame_label(t, under, a, sizeof(a));
 	snprintf(buf, len, "%s <- ", a);
-	frame_label(t, frame, buf + strlen(buf), len - strlen(buf));
+	analysis_frame_label(t, frame, buf + strlen(buf), len - strlen(buf));
 	return buf;
 }

@@ -25,7 +25,7 @@ static int frame_ids(struct flame *f, const struct trace *t, uint32_t *cache,
 		*id = cache[fid];
 		return 0;
 	}
-	frame_label(t, fid, buf, sizeof(buf));
+	analysis_frame_label(t, fid, buf, sizeof(buf));
 	err = flame_intern(f, buf, strlen(buf), id);
 	if (!err && fid < t->nframes)
 		cache[fid] = *id;

@@ -89,15 +89,15 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
 		"%s recorded\n",
 		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
-		fmt_duration(span, lab, sizeof(lab)));
+		analysis_fmt_duration(span, lab, sizeof(lab)));
 	/* weights, not samples: a ctimer sample may stand for several periods */
 	if (period) {
 		char a[32], b[32];
 
 		fprintf(out, "# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
-			fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
+			analysis_fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
 			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
+			analysis_fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
 				     b, sizeof(b)),
 			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
 	} else {
@@ -195,21 +195,21 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
 
 		if (period) {
-			fmt_duration((uint64_t)cpu, cpus, sizeof(cpus));
+			analysis_fmt_duration((uint64_t)cpu, cpus, sizeof(cpus));
 			if (span)
 				snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * cpu / (double)span);
 		}
 		if (r->polls) {
-			fmt_duration(r->total_ns, tot, sizeof(tot));
-			fmt_duration(r->total_ns / r->polls, mean, sizeof(mean));
-			fmt_duration(r->longest_ns, longest, sizeof(longest));
+			analysis_fmt_duration(r->total_ns, tot, sizeof(tot));
+			analysis_fmt_duration(r->total_ns / r->polls, mean, sizeof(mean));
+			analysis_fmt_duration(r->longest_ns, longest, sizeof(longest));
 		}
 		if (ds) {
 			snprintf(wakes, sizeof(wakes), "%" PRIu64, r->ds.n);
 			if (r->ds.n) {
-				fmt_duration(r->ds.p50, p50, sizeof(p50));
-				fmt_duration(r->ds.p99, p99, sizeof(p99));
-				fmt_duration(r->ds.max, max, sizeof(max));
+				analysis_fmt_duration(r->ds.p50, p50, sizeof(p50));
+				analysis_fmt_duration(r->ds.p99, p99, sizeof(p99));
+				analysis_fmt_duration(r->ds.max, max, sizeof(max));
 			}
 		}
 		if (g->by == GROUP_NAME) {

@@ -8,7 +8,7 @@
 
 #include "record/pfm_event.h"
 
-int event_encode(const char *name, struct event_spec *out)
+int pfm_event_encode(const char *name, struct event_spec *out)
 {
 	static int initialised;
 	struct perf_event_attr attr;

@@ -19,6 +19,6 @@ struct event_spec {
 /* Encode @name ("cycles", "cpu-clock", "task-clock", a PMU event, ...).
  * Returns 0, -ENOENT for an event libpfm4 does not know here, or -EIO if
  * libpfm4 cannot initialise. */
-int event_encode(const char *name, struct event_spec *out);
+int pfm_event_encode(const char *name, struct event_spec *out);
 
 #endif /* D9_PFM_EVENT_H */

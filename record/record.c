@@ -886,7 +886,7 @@ static int open_sampler(struct rec *r)
 	struct event_spec ev;
 	int err, exclude_kernel = 0;
 
-	err = event_encode(name, &ev);
+	err = pfm_event_encode(name, &ev);
 	if (err) {
 		snprintf(r->st->why, sizeof(r->st->why),
 			 "unknown event '%s' (see 'perf list' for names)", name);
@@ -910,7 +910,7 @@ static int open_sampler(struct rec *r)
 			      "no hardware PMU here ('%s': %s): sampling cpu-clock", name,
 			      strerror(-err));
 			name = "cpu-clock";
-			if (event_encode(name, &ev))
+			if (pfm_event_encode(name, &ev))
 				return -ENOENT;
 			continue;
 		}

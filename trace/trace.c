@@ -76,7 +76,7 @@ uint32_t trace_xxh32(const void *buf, size_t len, uint32_t seed)
 
 /* ---- varints ------------------------------------------------------------ */
 
-uint64_t cursor_varint_slow(struct cursor *c)
+uint64_t trace_cursor_varint_slow(struct cursor *c)
 {
 	uint64_t v = 0;
 	int shift;

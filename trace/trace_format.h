@@ -164,7 +164,7 @@ struct cursor {
 	int err;
 };
 
-uint64_t cursor_varint_slow(struct cursor *c);
+uint64_t trace_cursor_varint_slow(struct cursor *c);
 
 static inline uint64_t cursor_varint(struct cursor *c)
 {
@@ -185,7 +185,7 @@ static inline uint64_t cursor_varint(struct cursor *c)
 			}
 		}
 	}
-	return cursor_varint_slow(c);
+	return trace_cursor_varint_slow(c);
 }
 
 static inline size_t cursor_left(const struct cursor *c)

@@ -316,11 +316,11 @@ Test(delays, run_queue_time_is_charged_to_what_ran_by_time)
 	T.switches[1].hold = 2;
 	T.switches[1].nhold = 3;
 	/* a part of a wait (clipped to a poll) is shared out alike */
-	cr_assert_eq(switch_holds(&T, &T.switches[0], 1500 * US, got), 2);
+	cr_assert_eq(analysis_switch_holds(&T, &T.switches[0], 1500 * US, got), 2);
 	cr_expect_eq(got[0].tid, 4567);
 	cr_expect_eq(got[0].ns, 1200 * US);
 	cr_expect_eq(got[1].ns, 300 * US);
-	cr_expect_eq(switch_holds(&T, &T.switches[0], 0, got), 0);
+	cr_expect_eq(analysis_switch_holds(&T, &T.switches[0], 0, got), 0);
 	n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
 	for (k = 0; k < n; k++) {
 		if (c[k].kind != CAUSE_RUNQ)
@@ -332,9 +332,9 @@ Test(delays, run_queue_time_is_charged_to_what_ran_by_time)
 	}
 	cr_expect_eq(st, 2400 * US, "stress: only the time it ran");
 	cr_expect_eq(kw, 1100 * US, "the kworker: 0.6 + 0.5 ms");
-	cr_expect_str_eq(holder_label(&T, TRACE_HOLD_IDLE, lab, sizeof(lab)), "[idle CPU]");
-	cr_expect_str_eq(holder_label(&T, TRACE_HOLD_OTHERS, lab, sizeof(lab)), "[others]");
-	cr_expect_str_eq(holder_label(&T, 4567, lab, sizeof(lab)), "stress[4567]");
+	cr_expect_str_eq(analysis_holder_label(&T, TRACE_HOLD_IDLE, lab, sizeof(lab)), "[idle CPU]");
+	cr_expect_str_eq(analysis_holder_label(&T, TRACE_HOLD_OTHERS, lab, sizeof(lab)), "[others]");
+	cr_expect_str_eq(analysis_holder_label(&T, 4567, lab, sizeof(lab)), "stress[4567]");
 	T.holds = NULL; /* static: not the trace's to free */
 	T.nholds = 0;
 }

@@ -96,18 +96,18 @@ Test(flame, frame_label_names_symbol_module_or_address)
 	    sy_frame(&T, 0xffffffff81000000ULL, "do_syscall_64", "[kernel]", 16, 1);
 	uint32_t ku = sy_frame(&T, 0xffffffffa0001000ULL, NULL, "[kernel]", 0x1000, 1);
 
-	cr_assert_str_eq(frame_label(&T, a, b, sizeof(b)), "ns::f:g?h");
-	cr_assert_str_eq(frame_label(&T, m, b, sizeof(b)), "libfoo.so.1+0x78");
-	cr_assert_str_eq(frame_label(&T, x, b, sizeof(b)), "0xdeadbeef");
-	cr_assert_str_eq(frame_label(&T, k, b, sizeof(b)), "do_syscall_64_[k]");
-	cr_assert_str_eq(frame_label(&T, ku, b, sizeof(b)), "[kernel]+0x1000_[k]");
+	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)), "ns::f:g?h");
+	cr_assert_str_eq(analysis_frame_label(&T, m, b, sizeof(b)), "libfoo.so.1+0x78");
+	cr_assert_str_eq(analysis_frame_label(&T, x, b, sizeof(b)), "0xdeadbeef");
+	cr_assert_str_eq(analysis_frame_label(&T, k, b, sizeof(b)), "do_syscall_64_[k]");
+	cr_assert_str_eq(analysis_frame_label(&T, ku, b, sizeof(b)), "[kernel]+0x1000_[k]");
 	/* cut to fit, the kernel suffix survives */
-	cr_assert_str_eq(frame_label(&T, k, b, 10), "do_sy_[k]");
+	cr_assert_str_eq(analysis_frame_label(&T, k, b, 10), "do_sy_[k]");
 	/* an inlined function is marked, also when cut */
 	T.frames[a].inlined = 1;
-	cr_assert_str_eq(frame_label(&T, a, b, sizeof(b)), "ns::f:g?h [inlined]");
-	cr_assert_str_eq(frame_label(&T, a, b, 14), "ns: [inlined]");
-	cr_assert_str_eq(frame_label(&T, 99, b, sizeof(b)), "[bad frame 99]");
+	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)), "ns::f:g?h [inlined]");
+	cr_assert_str_eq(analysis_frame_label(&T, a, b, 14), "ns: [inlined]");
+	cr_assert_str_eq(analysis_frame_label(&T, 99, b, sizeof(b)), "[bad frame 99]");
 }
 
 Test(flame, frame_label_cut_keeps_whole_utf8_characters)
@@ -117,7 +117,7 @@ Test(flame, frame_label_cut_keeps_whole_utf8_characters)
 
 	/* room for 5 bytes: "ab" + one "é" (2 bytes); the second would be
 	 * cut in half */
-	cr_assert_str_eq(frame_label(&T, a, b, sizeof(b)), "ab\xc3\xa9");
+	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)), "ab\xc3\xa9");
 }
 
 Test(flame, names_show_no_controls_nor_invalid_utf8)
@@ -129,8 +129,8 @@ Test(flame, names_show_no_controls_nor_invalid_utf8)
 
 	/* ESC, U+009B as UTF-8 (one '?') and raw, an overlong NUL and a
 	 * surrogate (a '?' a byte); ';' is the folded separator */
-	cr_assert_str_eq(frame_label(&T, a, b, sizeof(b)), "f?[2J???????:g\xc3\xa9");
-	cr_assert_str_eq(frame_label(&T, m, b, sizeof(b)), "li?b?.so+0x10");
+	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)), "f?[2J???????:g\xc3\xa9");
+	cr_assert_str_eq(analysis_frame_label(&T, m, b, sizeof(b)), "li?b?.so+0x10");
 	analysis_clean_name("task\xc2\x9b\n;x\xf4\x90\x80\x80\xe4\xb8\xad", b, sizeof(b));
 	cr_assert_str_eq(b, "task??:x????\xe4\xb8\xad");
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_json_str.c - json_str(), the one writer of every JSON string the
+ * test_json_str.c - analysis_json_str(), the one writer of every JSON string the
  * views and exports write: well-formed UTF-8 as it is, everything a strict
  * parser refuses as \ufffd, and controls escaped.
  */
@@ -13,9 +13,9 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
-TestSuite(json_str);
+TestSuite(analysis_json_str);
 
-/* json_str(@s) as a string (freed at the next call). */
+/* analysis_json_str(@s) as a string (freed at the next call). */
 static const char *js(const char *s)
 {
 	static char *buf;
@@ -26,19 +26,19 @@ static const char *js(const char *s)
 	buf = NULL;
 	out = open_memstream(&buf, &len);
 	cr_assert(out);
-	json_str(out, s);
+	analysis_json_str(out, s);
 	fclose(out);
 	return buf;
 }
 
-Test(json_str, null_and_plain_strings)
+Test(analysis_json_str, null_and_plain_strings)
 {
 	cr_assert_str_eq(js(NULL), "null");
 	cr_assert_str_eq(js(""), "\"\"");
 	cr_assert_str_eq(js("a \"q\" \\ /"), "\"a \\\"q\\\" \\\\ /\"");
 }
 
-Test(json_str, escapes_c0_del_and_c1_controls)
+Test(analysis_json_str, escapes_c0_del_and_c1_controls)
 {
 	cr_assert_str_eq(js("\x1b[2J\x07\n\t"), "\"\\u001b[2J\\u0007\\u000a\\u0009\"");
 	cr_assert_str_eq(js("del\x7f"), "\"del\\u007f\"");
@@ -53,7 +53,7 @@ Test(json_str, escapes_c0_del_and_c1_controls)
 			 "\"a\\u2028b\\u2029c\\u202e\"");
 }
 
-Test(json_str, raw_c1_and_invalid_bytes_become_replacement_characters)
+Test(analysis_json_str, raw_c1_and_invalid_bytes_become_replacement_characters)
 {
 	cr_assert_str_eq(js("x\x9by"), "\"x\\ufffdy\"");
 	cr_assert_str_eq(js("\xff\xfe"), "\"\\ufffd\\ufffd\"");
@@ -63,7 +63,7 @@ Test(json_str, raw_c1_and_invalid_bytes_become_replacement_characters)
 			 "\"\\ufffdA\"");
 }
 
-Test(json_str, overlong_forms_are_not_copied)
+Test(analysis_json_str, overlong_forms_are_not_copied)
 {
 	cr_assert_str_eq(js("\xc0\x80"), "\"\\ufffd\\ufffd\"");
 	cr_assert_str_eq(js("\xc1\xbf"), "\"\\ufffd\\ufffd\"");
@@ -73,7 +73,7 @@ Test(json_str, overlong_forms_are_not_copied)
 	cr_assert_str_eq(js("\xf0\x8f\xbf\xbf"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
 }
 
-Test(json_str, encoded_surrogates_are_not_copied)
+Test(analysis_json_str, encoded_surrogates_are_not_copied)
 {
 	cr_assert_str_eq(js("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
 	cr_assert_str_eq(js("\xed\xbf\xbf"), "\"\\ufffd\\ufffd\\ufffd\"");
@@ -84,14 +84,14 @@ Test(json_str, encoded_surrogates_are_not_copied)
 	cr_assert_str_eq(js("\xed\x9f\xbf"), "\"\xed\x9f\xbf\"");
 }
 
-Test(json_str, code_points_above_10ffff_are_not_copied)
+Test(analysis_json_str, code_points_above_10ffff_are_not_copied)
 {
 	cr_assert_str_eq(js("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
 	cr_assert_str_eq(js("\xf5\x80\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
 	cr_assert_str_eq(js("\xf4\x8f\xbf\xbf"), "\"\xf4\x8f\xbf\xbf\"");
 }
 
-Test(json_str, valid_multibyte_text_stays)
+Test(analysis_json_str, valid_multibyte_text_stays)
 {
 	const char *s =
 	    "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\xa6\x80 \xc2\xa0\xef\xbf\xbd";

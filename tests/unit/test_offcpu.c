@@ -580,7 +580,7 @@ Test(offcpu, top_frame_of_a_mostly_preempted_poll_is_its_cpu_leaf)
 	sy_switch(&T, 1 * MS + 950 * US, 1 * MS + 960 * US, 10, S_BLOCK, 0);
 	do_join();
 	cr_assert_eq(offcpu__poll_top(OC, 0, &fr, NULL), POLL_TOP_CPU);
-	cr_assert_str_eq(frame_label(&T, fr, lab, sizeof(lab)), "work");
+	cr_assert_str_eq(analysis_frame_label(&T, fr, lab, sizeof(lab)), "work");
 	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
 	cr_assert(strstr(output(), "  work\n"), "%s", output());
 }
@@ -596,7 +596,7 @@ Test(offcpu, top_frame_of_a_preempted_poll_without_samples_says_preempted)
 	sy_switch(&T, 1 * MS + 950 * US, 1 * MS + 960 * US, 10, S_BLOCK, 0);
 	do_join();
 	cr_assert_eq(offcpu__poll_top(OC, 0, &fr, NULL), POLL_TOP_PREEMPTED);
-	cr_assert_str_eq(frame_label(&T, fr, lab, sizeof(lab)), "work");
+	cr_assert_str_eq(analysis_frame_label(&T, fr, lab, sizeof(lab)), "work");
 	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
 	cr_assert(strstr(output(), "  work (run queue)\n"), "%s", output());
 }

@@ -114,8 +114,8 @@ Test(site, the_rule_by_module_and_by_name, .fini = fini)
 	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
 		uint32_t f = sy_frame(&T, 0x1000 + i, v[i].sym, v[i].module, 0, 0);
 
-		cr_expect_eq(frame_is_system(&T, f), v[i].sys, "%s in %s",
+		cr_expect_eq(analysis_frame_is_system(&T, f), v[i].sys, "%s in %s",
 			     v[i].sym ? v[i].sym : "(null)", v[i].module);
 	}
-	cr_expect(frame_is_system(&T, 12345), "a bad id");
+	cr_expect(analysis_frame_is_system(&T, 12345), "a bad id");
 }
