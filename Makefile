@@ -109,6 +109,13 @@ $(SHIM_A): $(SHIM_PIC)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # ---- core libraries and the CLI ------------------------------------------
+# the SVG's style and script: files of their own, C strings at build time
+$(B)/gen/%.h: analysis/% scripts/cstring.sh
+	@mkdir -p $(dir $@)
+	$(Q)scripts/cstring.sh $< > $@
+$(B)/analysis/flame_svg.o: $(B)/gen/flame_svg.css.h $(B)/gen/flame_svg.js.h
+$(B)/analysis/flame_svg.o: ALL_CFLAGS += -I$(B)/gen
+
 $(CORE_A): $(CORE_OBJS)
 	$(if $(Q),@echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -245,7 +252,7 @@ FUZZ_BINS := $(addprefix $(FUZZ_B)/fuzz_,trace kallsyms maps segment inputs expo
 	$(FUZZ_B)/mkseed
 FUZZ_SECS ?= 60
 
-$(FUZZ_B)/libd9core.a: $(CORE_SRCS) $(wildcard */*.h)
+$(FUZZ_B)/libd9core.a: $(CORE_SRCS) $(wildcard */*.h) analysis/flame_svg.css analysis/flame_svg.js
 	$(Q)$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang CFLAGS="$(FUZZ_CFLAGS)" \
 		$(FUZZ_B)/libd9core.a
 $(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_io.h $(FUZZ_B)/libd9core.a
