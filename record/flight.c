@@ -427,16 +427,31 @@ static char *hook_cmd(const char *tmpl)
  * ours but stdout and stderr. */
 static void run_hook(struct flight *f, struct kept *k)
 {
-	char *cmd = hook_cmd(f->on_segment);
-	pid_t pid;
+	extern char **environ;
+	char *cmd = hook_cmd(f->on_segment), *var = NULL, **env = NULL;
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	size_t n = 0;
+	pid_t pid = -1;
 
 	k->hook_wait = 0;
-	if (!cmd) {
-		f->failed++;
-		snprintf(f->fail_why, sizeof(f->fail_why), "out of memory");
-		return;
+	/* everything the child needs is made before the fork: the recorder
+	 * has threads, and a child may only exec */
+	while (environ && environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (cmd && env && asprintf(&var, "D9PROF_SEGMENT=%s", k->path) >= 0) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (strncmp(environ[i], "D9PROF_SEGMENT=", 15))
+				env[m++] = environ[i];
+		env[m++] = var;
+		env[m] = NULL;
+		pid = fork();
+	} else {
+		var = NULL;
+		errno = ENOMEM;
 	}
-	pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
 
@@ -450,19 +465,20 @@ static void run_hook(struct flight *f, struct kept *k)
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
-		setenv("D9PROF_SEGMENT", k->path, 1);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		execve("/bin/sh", argv, env);
 		_exit(127);
 	}
-	free(cmd);
 	if (pid < 0) {
 		f->failed++;
 		snprintf(f->fail_why, sizeof(f->fail_why), "cannot start it: %s", strerror(errno));
-		return;
+	} else {
+		setpgid(pid, pid);	/* (either of us may be first) */
+		k->hook = pid;
+		k->hook_start = record_now_ns();
 	}
-	setpgid(pid, pid);	/* (either of us may be first) */
-	k->hook = pid;
-	k->hook_start = record_now_ns();
+	free(cmd);
+	free(var);
+	free(env);
 }
 
 /* Start waiting commands while fewer than max_hooks run. */
