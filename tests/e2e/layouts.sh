@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Layout matrix ("right names on every binary"): one small program, a hot
 # leaf without a frame called through a caller with one
-# (tests/e2e/layouts/), built in many ELF layouts; each is recorded for 2 s
+# (tests/e2e/layouts/), built in many ELF layouts; each is recorded for 1 s
 # with `d9prof record -p` and must fold to CALLER;LEAF (the caller frame
 # right before the leaf, the leaf the innermost user frame) in >= 95% of at
-# least 500 samples (a case short of them runs again recording 4 s, then
-# 8 s: a busy machine gives the program less CPU, not other stacks). Expected names come from the unstripped build's symbol
+# least 500 samples (a case short of them runs again recording 2 s, then
+# 4 s, then 8 s: a busy machine gives the program less CPU, not other stacks). Expected names come from the unstripped build's symbol
 # table (nm -C), offsets from its symbols and program headers (readelf),
 # never from hard-coded addresses.
 #
@@ -27,7 +27,7 @@ D9=${D9:-$ROOT/$B/d9prof}
 SRC=$ROOT/tests/e2e/layouts
 L=$ROOT/$B/layouts
 TMP=$(mktemp -d /tmp/d9layouts.XXXXXX)
-SECS=2		# recorded per layout
+SECS=1		# recorded per layout (~1000 samples at the default rate)
 SECS_MAX=8	# ... doubled up to this while a case is short of MIN_SAMPLES
 MIN_PCT=95	# share of the samples that must fold to CALLER;LEAF
 MIN_SAMPLES=500
