@@ -47,9 +47,9 @@ fn main() {
     for tok in libs.split_whitespace() {
         if let Some(dir) = tok.strip_prefix("-L") {
             // relink when the library is rebuilt (a static one is copied in)
-        println!("cargo:rerun-if-changed={dir}/libd9prof.a");
-        println!("cargo:rerun-if-changed={dir}/libd9prof.so");
-        println!("cargo:rustc-link-search=native={dir}");
+            println!("cargo:rerun-if-changed={dir}/libd9prof.a");
+            println!("cargo:rerun-if-changed={dir}/libd9prof.so");
+            println!("cargo:rustc-link-search=native={dir}");
         } else if let Some(lib) = tok.strip_prefix("-l") {
             if lib == "d9prof" && want_static {
                 println!("cargo:rustc-link-lib=static=d9prof");

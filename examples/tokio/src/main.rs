@@ -61,7 +61,9 @@ async fn blocking_handler() {
 
 async fn echo_server(listener: TcpListener) {
     loop {
-        let Ok((mut s, _)) = listener.accept().await else { return };
+        let Ok((mut s, _)) = listener.accept().await else {
+            return;
+        };
         d9prof::tokio::spawn_named("echo_conn", async move {
             let mut buf = [0u8; 4096];
             loop {
@@ -79,7 +81,9 @@ async fn echo_server(listener: TcpListener) {
 }
 
 async fn echo_client(addr: std::net::SocketAddr) {
-    let Ok(mut s) = TcpStream::connect(addr).await else { return };
+    let Ok(mut s) = TcpStream::connect(addr).await else {
+        return;
+    };
     let msg = [7u8; 512];
     let mut back = [0u8; 512];
     loop {
@@ -110,13 +114,20 @@ async fn yields(marked: bool, n: u32) -> f64 {
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// --bench: batches of plain and marked polls interleaved in one process
 /// (so that drift of the machine hits both alike) for `secs` seconds.
 fn bench(secs: f64) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("rt");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("rt");
     println!("ready {}", std::process::id());
     let (mut p, mut m, mut d) = rt.block_on(async move {
         let end = Instant::now() + Duration::from_secs_f64(secs);
@@ -175,7 +186,9 @@ fn main() {
     }
     let _ = d9prof::init();
     let mut b = tokio::runtime::Builder::new_multi_thread();
-    b.worker_threads(workers).thread_name("d9tokio-worker").enable_all();
+    b.worker_threads(workers)
+        .thread_name("d9tokio-worker")
+        .enable_all();
     d9prof::tokio::instrument(&mut b);
     let rt = b.build().expect("runtime");
     rt.block_on(async move {

@@ -75,14 +75,17 @@ impl<F> Marked<F> {
     pub fn new(name: &str, fut: F) -> Self {
         let id = crate::next_task_id();
         crate::task_spawn(id, name);
-        Marked { id, fut, waker: None }
+        Marked {
+            id,
+            fut,
+            waker: None,
+        }
     }
 
     /// The task id it is marked with.
     pub fn id(&self) -> TaskId {
         self.id
     }
-
 }
 
 /// Our wrapper of `runtime` for task `id`, cached in `slot`.

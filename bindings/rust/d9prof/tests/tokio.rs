@@ -55,11 +55,15 @@ fn an_aborted_task_is_dropped() {
 
 #[test]
 fn a_local_set_runs_marked_local_tasks() {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let local = tokio::task::LocalSet::new();
     let v = local.block_on(&rt, async {
         let rc = std::rc::Rc::new(5); // !Send
-        d9prof::tokio::spawn_local(async move { *rc + 1 }).await.unwrap()
+        d9prof::tokio::spawn_local(async move { *rc + 1 })
+            .await
+            .unwrap()
     });
     assert_eq!(v, 6);
 }
