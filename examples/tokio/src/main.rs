@@ -31,7 +31,7 @@ fn burn_cpu(us: u64) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     while Instant::now() < end {
         for i in 0..256u64 {
-            h = (h ^ i).wrapping_mul(0x1_0000_0001_b3);
+            h = (h ^ i).wrapping_mul(0x0100_0000_01b3);
         }
     }
     black_box(h)
@@ -132,10 +132,10 @@ fn bench(secs: f64) {
     let (mut p, mut m, mut d) = rt.block_on(async move {
         let end = Instant::now() + Duration::from_secs_f64(secs);
         let (mut p, mut m, mut d) = (Vec::new(), Vec::new(), Vec::new());
-        let mut round = 0u32;
+        let mut plain_first = true;
         while Instant::now() < end {
             // the order alternates: neither mode always runs first
-            let (a, b) = if round % 2 == 0 {
+            let (a, b) = if plain_first {
                 let a = yields(false, 20_000).await;
                 (a, yields(true, 20_000).await)
             } else {
@@ -145,7 +145,7 @@ fn bench(secs: f64) {
             p.push(a);
             m.push(b);
             d.push(b - a);
-            round += 1;
+            plain_first = !plain_first;
         }
         (p, m, d)
     });
