@@ -5,7 +5,7 @@
 set -eu
 PKGS="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev \
 zlib1g-dev libiberty-dev libcriterion-dev pkg-config linux-perf man-db hyperfine time lld \
-librust-tokio-dev chromium python3 nodejs"
+librust-tokio-dev librust-pin-project-lite-dev chromium python3 nodejs"
 
 missing=""
 for p in $PKGS; do

@@ -25,6 +25,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use ::tokio::runtime::Builder;
 use ::tokio::task::JoinHandle;
+use pin_project_lite::pin_project;
 
 use crate::TaskId;
 
@@ -62,12 +63,22 @@ impl Wake for MarkWaker {
     }
 }
 
-/// A future whose polls, wakes and end are marked as task `id`.
-pub struct Marked<F> {
-    id: TaskId,
-    fut: F,
-    /// the last runtime waker, and our wrapper of it
-    waker: Option<(Waker, Waker)>,
+pin_project! {
+    /// A future whose polls, wakes and end are marked as task `id`.
+    pub struct Marked<F> {
+        id: TaskId,
+        #[pin]
+        fut: F,
+        // the last runtime waker, and our wrapper of it
+        waker: Option<(Waker, Waker)>,
+    }
+
+    // task_end before `fut` is dropped, as a plain Drop would
+    impl<F> PinnedDrop for Marked<F> {
+        fn drop(this: Pin<&mut Self>) {
+            crate::task_end(this.id);
+        }
+    }
 }
 
 impl<F> Marked<F> {
@@ -108,26 +119,16 @@ impl<F: Future> Future for Marked<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `fut` is never moved out of a pinned Marked (structural
-        // pinning); the other fields are not pinned.
-        let Marked { id, fut, waker } = unsafe { self.get_unchecked_mut() };
-        // SAFETY: see above.
-        let fut = unsafe { Pin::new_unchecked(fut) };
+        let this = self.project();
         if !crate::gate_open() {
             // nobody records: the runtime's own waker, nothing added (a
             // waker handed out now marks no wake if it fires after a
             // recorder attached; the next poll hands out a marking one)
-            return fut.poll(cx);
+            return this.fut.poll(cx);
         }
-        let _poll = crate::poll(*id);
-        let mut cx = Context::from_waker(waker_for(waker, *id, cx.waker()));
-        fut.poll(&mut cx)
-    }
-}
-
-impl<F> Drop for Marked<F> {
-    fn drop(&mut self) {
-        crate::task_end(self.id);
+        let _poll = crate::poll(*this.id);
+        let mut cx = Context::from_waker(waker_for(this.waker, *this.id, cx.waker()));
+        this.fut.poll(&mut cx)
     }
 }
 
