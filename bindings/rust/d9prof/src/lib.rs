@@ -21,15 +21,14 @@
 //! pkg-config's `d9prof.pc` (`make install`).
 
 use std::ffi::CString;
-use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
-/// The raw C ABI of `d9prof.h`.
+/// The raw C ABI of `d9prof.h`: its public calls, nothing internal.
 pub mod ffi {
-    use super::*;
+    use std::os::raw::{c_char, c_int};
 
     extern "C" {
         pub fn d9_init() -> c_int;
@@ -42,10 +41,14 @@ pub mod ffi {
         pub fn d9_task_end(task: u64);
         pub fn d9_park();
         pub fn d9_unpark();
-        /// Internal to the shim: the word the inline gate reads (never
-        /// write it). A `const uint32_t *` in C.
-        pub static d9__gate: AtomicPtr<u32>;
     }
+}
+
+// Internal to the shim, not d9prof.h's API (its macros read it, as
+// gate_open does here): the word the inline gate reads; never written from
+// Rust. A `const uint32_t *` in C.
+extern "C" {
+    static d9__gate: AtomicPtr<u32>;
 }
 
 /// A task id: chosen by the runtime, unique, never 0.
@@ -67,7 +70,7 @@ pub(crate) fn gate_open() -> bool {
     // `attached` word, or a static one); both loads are relaxed atomics,
     // as the C macros do.
     unsafe {
-        let p = ffi::d9__gate.load(Ordering::Relaxed);
+        let p = d9__gate.load(Ordering::Relaxed);
         (*(p as *const AtomicU32)).load(Ordering::Relaxed) != 0
     }
 }
