@@ -184,14 +184,33 @@ check-sanitize: $(SAN_BINS)
 		TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 $$t || r=1; done; exit $$r
 
 # The Rust binding (bindings/rust) against the shim just built, offline
-# (Debian's crates, .cargo/config.toml); skipped where cargo is missing.
+# (Debian's crates, .cargo/config.toml): its tests, then rustfmt's default
+# style and clippy with warnings as errors on it and on the Tokio demo.
+# Each runs whatever the others did; each is skipped, with one line, only
+# where its tool is missing.
 CARGO ?= cargo
 check-rust: $(SHIM_A) $(SHIM_SO)
 	$(Q)if ! $(CARGO) --version >/dev/null 2>&1; then \
-		echo "check-rust: skip: no cargo on PATH"; \
-	else cd bindings/rust && CARGO_TARGET_DIR=$(abspath $(B))/cargo \
-		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1 \
-		$(CARGO) test --offline --features tokio; fi
+		echo "check-rust: skip: no cargo on PATH"; exit 0; fi; \
+	export CARGO_TARGET_DIR=$(abspath $(B))/cargo \
+		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1; \
+	r=0; \
+	(cd bindings/rust && $(CARGO) test --offline --features tokio) || r=1; \
+	if ! $(CARGO) fmt --version >/dev/null 2>&1; then \
+		echo "check-rust: skip: no rustfmt on PATH"; \
+	else for d in bindings/rust examples/tokio; do \
+		(cd $$d && $(CARGO) fmt --check) || \
+		{ echo "check-rust: error: $$d is not in rustfmt's style (cargo fmt)"; r=1; }; \
+	done; fi; \
+	if ! $(CARGO) clippy --version >/dev/null 2>&1; then \
+		echo "check-rust: skip: no clippy on PATH"; \
+	else \
+		(cd bindings/rust && $(CARGO) clippy --offline --all-targets \
+			--features tokio -- -D warnings) || r=1; \
+		(cd examples/tokio && $(CARGO) clippy --offline --all-targets \
+			-- -D warnings) || r=1; \
+	fi; \
+	exit $$r
 
 # runtimes of our own for the latency scenarios (tests/e2e/latency.sh)
 LAT_SRCS := $(wildcard tests/e2e/latency/*.c)
