@@ -18,8 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,1127 +25,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "trace/trace.h"
-#include "trace/trace_format.h"
-
-/* ---- string arena: every string of a trace, freed at once ------------- */
-
-#define ARENA_BLOCK (64u << 10)
-
-struct arena_block {
-	struct arena_block *next;
-	size_t used, size;
-	char data[];
-};
-
-struct trace_arena {
-	struct arena_block *head;
-};
-
-static char *arena_strdup(struct trace_arena *a, const uint8_t *s, size_t len)
-{
-	struct arena_block *b = a->head;
-	char *p;
-
-	if (!b || b->size - b->used < len + 1) {
-		size_t size = len + 1 > ARENA_BLOCK ? len + 1 : ARENA_BLOCK;
-
-		b = malloc(sizeof(*b) + size);
-		if (!b)
-			return NULL;
-		b->used = 0;
-		b->size = size;
-		/* a big string gets its own block behind the current one so
-		 * the current block's free space is not lost */
-		if (size > ARENA_BLOCK && a->head) {
-			b->next = a->head->next;
-			a->head->next = b;
-		} else {
-			b->next = a->head;
-			a->head = b;
-		}
-	}
-	p = b->data + b->used;
-	memcpy(p, s, len);
-	p[len] = '\0';
-	b->used += len + 1;
-	return p;
-}
-
-static void arena_free_blocks(struct trace_arena *a)
-{
-	struct arena_block *b, *next;
-
-	for (b = a->head; b; b = next) {
-		next = b->next;
-		free(b);
-	}
-	a->head = NULL;
-}
-
-static void arena_free(struct trace_arena *a)
-{
-	if (!a)
-		return;
-	arena_free_blocks(a);
-	free(a);
-}
-
-/* ---- reader state ------------------------------------------------------- */
-
-/* A chunk left on disk: where it is and what it may refer to. */
-struct src_chunk {
-	uint64_t pos;	  /* file offset of its header */
-	size_t index;	  /* chunk number, for messages */
-	uint32_t csize;	  /* payload bytes */
-	uint32_t nstacks; /* stacks its segment defined before it */
-	uint32_t type;	  /* its chunk type (EVENTS, STATE or POLLS for events) */
-	uint32_t file;	  /* index in trace_src.fds */
-	uint32_t seg;	  /* index in trace_src.smap: its stack ids */
-};
-
-struct src_list {
-	struct src_chunk *v;
-	size_t n, cap;
-};
-
-struct trace_src {
-	int *fds;	  /* per file read: open (one file), or -1: opened again
-			   * when a walk needs it, one at a time (a directory
-			   * may hold more files than a process may open) */
-	size_t nfds;
-	char **names;	  /* their paths */
-	int multi;	  /* several: messages name the file */
-	int cur;	  /* the file opened again, -1 if none */
-	uint32_t **smap;  /* per segment: its stack ids -> the trace's */
-	size_t nsmap;
-	struct src_list samples, events;
-	/* a walk's buffers, kept between walks */
-	uint8_t *cbuf, *raw;
-	size_t cbuf_cap, raw_cap;
-	void *recs;
-	size_t recs_cap;
-	ZSTD_DCtx *dctx;
-	int failed;
-	char msg[192];
-};
-
-struct reader {
-	struct trace *t;
-	unsigned int flags;	/* TRACE_READ_* */
-	struct idmap thread_ix; /* tid -> index in t->threads */
-	struct idmap comm_ix;	/* tid -> index in t->comms */
-	struct idmap task_ix;	/* task id -> index in t->tasks */
-	size_t meta_cap, threads_cap, comms_cap, tasks_cap, frames_cap;
-	size_t off_cap, sf_cap, samples_cap, events_cap, switches_cap, holds_cap;
-	size_t nstack_frames; /* used entries of t->stack_frames */
-	uint8_t *raw;	      /* decompressed payload */
-	size_t raw_cap;
-	uint8_t *cbuf;	      /* the chunk as read: header and payload */
-	size_t cbuf_cap;
-	ZSTD_DCtx *dctx;
-	size_t chunk; /* index of the chunk being read */
-	size_t pos;   /* its file offset */
-	const char *file; /* its file's path, in messages when several */
-	int seen_end;
-	/* the segment being read: its frame and stack ids -> the trace's
-	 * (smap lives in smaps[seg], kept for the walks) */
-	uint32_t *fmap;
-	size_t nfmap, fmap_cap;
-	uint32_t nsmap;
-	size_t smap_cap;
-	uint32_t **smaps;
-	size_t nsmaps, smaps_cap;
-	uint32_t file_ix;
-	int use_state;		/* apply its STATE chunk */
-	int inl_any;		/* an INLINES chunk named a frame ... */
-	uint64_t inl_last;	/* ... and this was the last (segment id) */
-	struct trace_counters segc;	/* its END chunk */
-	size_t segs_cap;
-	/* within one recording a frame (address) and a stack are one id
-	 * across its segments */
-	struct idmap addr_ix;	/* address -> frame id */
-	struct idmap stack_ix;	/* hash of frame ids -> stack id */
-	uint64_t from, to;	/* the window kept (0 = unbounded) */
-	const char *msg;
-	/* INLINES, turned into frames once the whole file is read */
-	struct inl_chain {	/* per chain */
-		uint32_t frame;	/* the frame it is inlined at */
-		uint32_t first, count; /* its names in inl_names */
-	} *inl;
-	size_t ninl, inl_cap;
-	char **inl_names;			      /* all chains' names */
-	size_t ninl_names, inl_names_cap;
-};
-
-/* The message buffer is per thread so that concurrent readers do not
- * overwrite each other's errors; *errmsg stays valid until the thread's
- * next trace__read(). */
-static __thread char errbuf[192];
-
-static int fail(struct reader *r, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
-	va_end(ap);
-	r->msg = errbuf;
-	return err;
-}
-
-/* A corrupt chunk: the message names the chunk and where it starts. */
-static int bad(struct reader *r, const char *what)
-{
-	if (r->file)
-		return fail(r, -EBADMSG, "%s: chunk %zu at offset %zu: %s", r->file, r->chunk,
-			    r->pos, what);
-	return fail(r, -EBADMSG, "chunk %zu at offset %zu: %s", r->chunk, r->pos, what);
-}
-
-static int nomem(struct reader *r)
-{
-	r->msg = "out of memory";
-	return -ENOMEM;
-}
-
-/* ---- chunk decoders ----------------------------------------------------- */
-
-/* A length-prefixed string (@opt: 0 means none, else length + 1) copied
- * into the arena; *@s = NULL for none. 0 or -errno. */
-static int get_string(struct reader *r, struct cursor *c, int opt, char **s)
-{
-	uint64_t len = cursor_varint(c);
-	const uint8_t *p;
-
-	*s = NULL;
-	if (c->err)
-		return bad(r, "truncated string");
-	if (opt) {
-		if (!len)
-			return 0;
-		len--;
-	}
-	p = cursor_bytes(c, len);
-	if (!p)
-		return bad(r, "string runs past the end of the chunk");
-	*s = arena_strdup(r->t->arena, p, len);
-	return *s ? 0 : nomem(r);
-}
-
-static int decode_meta(struct reader *r, struct cursor *c, size_t count)
-{
-	struct trace *t = r->t;
-	size_t i;
-	int err;
-
-	if (count > cursor_left(c) / 2)
-		return bad(r, "record count exceeds chunk size");
-	if (LIB_GROW(t->meta, r->meta_cap, t->nmeta + count))
-		return nomem(r);
-	for (i = 0; i < count; i++) {
-		struct trace_meta *m = &t->meta[t->nmeta];
-
-		if ((err = get_string(r, c, 0, (char **)&m->key)) ||
-		    (err = get_string(r, c, 0, (char **)&m->value)))
-			return err;
-		t->nmeta++;
-	}
-	return 0;
-}
-
-/* THREADS and COMMS: (tid, name) into *@v (@n, @cap), indexed by @ix. */
-static int decode_threads(struct reader *r, struct cursor *c, size_t count,
-			  struct trace_thread **v, size_t *n, size_t *cap, struct idmap *ix_of)
-{
-	size_t i;
-	int err;
-
-	if (count > cursor_left(c) / 2)
-		return bad(r, "record count exceeds chunk size");
-	for (i = 0; i < count; i++) {
-		uint64_t tid = cursor_varint(c);
-		uint32_t ix = (uint32_t)*n;
-		char *name;
-		int found;
-
-		if (c->err || tid > UINT32_MAX)
-			return bad(r, "bad thread id");
-		if ((err = get_string(r, c, 1, &name)))
-			return err;
-		if (*n >= UINT32_MAX - 1) /* ids in the map are u32 */
-			return bad(r, "too many threads");
-		found = idmap_get_or_add(ix_of, tid, &ix);
-		if (found < 0 || LIB_GROW(*v, *cap, *n + 1))
-			return nomem(r);
-		if (!found) {
-			(*v)[ix].tid = (uint32_t)tid;
-			(*v)[ix].name = NULL;
-			(*n)++;
-		}
-		/* the last name wins; a later "no name" forgets nothing */
-		if (name)
-			(*v)[ix].name = name;
-	}
-	return 0;
-}
-
-static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
-{
-	struct trace *t = r->t;
-	size_t i;
-	int err;
-
-	if (count > cursor_left(c) / 2)
-		return bad(r, "record count exceeds chunk size");
-	for (i = 0; i < count; i++) {
-		uint64_t id = cursor_varint(c);
-		uint32_t ix = (uint32_t)t->ntasks;
-		char *name;
-		int found;
-
-		if (c->err)
-			return bad(r, "bad task id");
-		if ((err = get_string(r, c, 1, &name)))
-			return err;
-		if (t->ntasks >= UINT32_MAX - 1) /* ids in the map are u32 */
-			return bad(r, "too many tasks");
-		found = idmap_get_or_add(&r->task_ix, id, &ix);
-		if (found < 0 || LIB_GROW(t->tasks, r->tasks_cap, t->ntasks + 1))
-			return nomem(r);
-		if (!found) {
-			t->tasks[ix].id = id;
-			t->tasks[ix].name = NULL;
-			t->ntasks++;
-		}
-		if (name)
-			t->tasks[ix].name = name;
-	}
-	return 0;
-}
-
-/* The segment's stack map (local id -> the trace's), room for @n. */
-static uint32_t *smap_room(struct reader *r, size_t n)
-{
-	uint32_t *m = r->smaps[r->nsmaps - 1];
-
-	if (LIB_GROW(m, r->smap_cap, n ? n : 1))
-		return NULL;
-	r->smaps[r->nsmaps - 1] = m;
-	return m;
-}
-
-static uint64_t hash_frames(const uint32_t *f, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-
-	for (size_t i = 0; i < n; i++)
-		h = lib_hash64(h ^ f[i]) + i;
-	return h;
-}
-
-/* The stack just decoded at stack_frames[a .. b): an id of the trace for it,
- * the one of an identical stack of the same recording if there is one. */
-static int intern_stack(struct reader *r, size_t a, size_t b, uint32_t *id)
-{
-	struct trace *t = r->t;
-	uint64_t h = hash_frames(t->stack_frames + a, b - a);
-	uint32_t old;
-
-	if (idmap_find(&r->stack_ix, h, &old)) {
-		uint32_t oa = t->stack_off[old], ob = t->stack_off[old + 1];
-
-		if (ob - oa == b - a &&
-		    !memcmp(t->stack_frames + oa, t->stack_frames + a, (b - a) * sizeof(uint32_t))) {
-			*id = old;
-			return 1;
-		}
-	}
-	*id = (uint32_t)t->nstacks;
-	t->stack_off[t->nstacks + 1] = (uint32_t)b;
-	t->nstacks++;
-	/* a colliding hash keeps the first stack: the second is not shared */
-	if (!idmap_find(&r->stack_ix, h, &old) && idmap_set(&r->stack_ix, h, *id))
-		return -ENOMEM;
-	return 0;
-}
-
-static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
-{
-	struct trace *t = r->t;
-	uint64_t first_frame, nf, first_stack, prev, total = 0;
-	const uint8_t *depths;
-	uint32_t *smap;
-	size_t i, j, k;
-
-	first_frame = cursor_varint(c);
-	nf = cursor_varint(c);
-	first_stack = cursor_varint(c);
-	if (c->err)
-		return bad(r, "truncated STACKS header");
-	if (first_frame != r->nfmap || first_stack != r->nsmap)
-		return bad(r, "STACKS chunk out of sequence");
-	/* every frame and stack takes at least one byte */
-	if (nf > cursor_left(c) || count > cursor_left(c) - nf)
-		return bad(r, "record count exceeds chunk size");
-	if (t->nframes + nf >= UINT32_MAX || t->nstacks + count >= UINT32_MAX ||
-	    r->nfmap + nf >= UINT32_MAX || r->nsmap + count >= UINT32_MAX)
-		return bad(r, "too many frames or stacks");
-
-	if (LIB_GROW(t->frames, r->frames_cap, t->nframes + nf) ||
-	    LIB_GROW(r->fmap, r->fmap_cap, r->nfmap + nf))
-		return nomem(r);
-	prev = 0;
-	for (i = 0; i < nf; i++) {
-		uint32_t id = (uint32_t)t->nframes;
-		int found;
-
-		prev += unzigzag(cursor_varint(c));
-		found = idmap_get_or_add(&r->addr_ix, prev, &id);
-		if (found < 0)
-			return nomem(r);
-		if (!found)
-			t->frames[t->nframes++] =
-				(struct trace_frame){.addr = prev, .kernel = trace_addr_is_kernel(prev)};
-		r->fmap[r->nfmap + i] = id;
-	}
-	if (c->err)
-		return bad(r, "truncated frame addresses");
-	r->nfmap += nf;
-
-	/* sum the depths first, so that the frame ids can be bounded by the
-	 * bytes left before allocating room for them */
-	depths = c->p;
-	for (i = 0; i < count; i++) {
-		uint64_t d = cursor_varint(c);
-
-		if (d > cursor_left(c) || total + d > cursor_left(c)) {
-			c->err = 1;
-			break;
-		}
-		total += d;
-	}
-	if (c->err)
-		return bad(r, "stack depths exceed chunk size");
-	if (r->nstack_frames + total >= UINT32_MAX)
-		return bad(r, "too many stack frames");
-	if (LIB_GROW(t->stack_off, r->off_cap, t->nstacks + count + 1) ||
-	    LIB_GROW(t->stack_frames, r->sf_cap, r->nstack_frames + total) ||
-	    !(smap = smap_room(r, r->nsmap + count)))
-		return nomem(r);
-
-	{
-		struct cursor dc = {.p = depths, .end = c->p};
-
-		k = r->nstack_frames;
-		prev = 0;
-		t->stack_off[t->nstacks] = (uint32_t)k;
-		for (i = 0; i < count; i++) {
-			uint64_t d = cursor_varint(&dc);
-			size_t a = k;
-			int dup;
-
-			for (j = 0; j < d; j++) {
-				prev += unzigzag(cursor_varint(c));
-				if (prev >= r->nfmap)
-					return c->err ? bad(r, "truncated stack")
-						      : bad(r, "stack refers to an "
-							       "undefined frame");
-				t->stack_frames[k++] = r->fmap[prev];
-			}
-			dup = intern_stack(r, a, k, &smap[r->nsmap + i]);
-			if (dup < 0)
-				return nomem(r);
-			if (dup)
-				k = a;	/* the frames of the copy go */
-			t->stack_off[t->nstacks] = (uint32_t)k;
-		}
-	}
-	if (c->err)
-		return bad(r, "truncated stack");
-	r->nstack_frames = k;
-	r->nsmap += (uint32_t)count;
-	return 0;
-}
-
-/* Keep the @n records of @size bytes at @v (each starting with its u64
- * time) that are in the window; how many. */
-static size_t in_window(const struct reader *r, void *v, size_t n, size_t size)
-{
-	uint8_t *p = v, *q = v;
-
-	if (!r->from && !r->to)
-		return n;
-	for (size_t i = 0; i < n; i++, p += size) {
-		uint64_t time;
-
-		memcpy(&time, p, sizeof(time));
-		if (time < r->from || (r->to && time > r->to))
-			continue;
-		if (q != p)
-			memmove(q, p, size);
-		q += size;
-	}
-	return (size_t)(q - (uint8_t *)v) / size;
-}
-
-/* Check @count against the chunk before anything is allocated for it. */
-static int check_samples(struct reader *r, struct cursor *c, size_t count)
-{
-	return count > cursor_left(c) / 6 ? bad(r, "record count exceeds chunk size") : 0;
-}
-
-/* Decode @count samples into @s (room checked by check_samples()); stack
- * ids must be below @nstacks, and become @smap's. */
-static int decode_samples(struct reader *r, struct cursor *c, size_t count,
-			  struct trace_sample *s, size_t nstacks, const uint32_t *smap)
-{
-	uint64_t v, prev = 0;
-	size_t i;
-
-	for (i = 0; i < count; i++) {
-		prev += unzigzag(cursor_varint(c));
-		s[i].time = prev;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v > UINT32_MAX)
-			return bad(r, "bad sample thread id");
-		s[i].tid = (uint32_t)v;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v >= nstacks)
-			return c->err ? bad(r, "truncated samples")
-				      : bad(r, "sample refers to an undefined stack");
-		s[i].stack = smap[v];
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v > UINT32_MAX)
-			return bad(r, "bad sample weight");
-		s[i].weight = (uint32_t)v;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v > UINT16_MAX)
-			return bad(r, "bad sampler");
-		s[i].sampler = (uint16_t)v;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v > UINT16_MAX)
-			return bad(r, "bad sample flags");
-		s[i].flags = (uint16_t)v;
-	}
-	if (c->err)
-		return bad(r, "truncated samples");
-	return 0;
-}
-
-/* A record takes 4 bytes at least; in POLLS one of 5 is up to 3 events. */
-static int check_events(struct reader *r, struct cursor *c, size_t count, uint32_t type)
-{
-	size_t most = type == TRACE_CHUNK_POLLS ? cursor_left(c) / 5 * 3 + 2 : cursor_left(c) / 4;
-
-	return count > most ? bad(r, "record count exceeds chunk size") : 0;
-}
-
-static int decode_events(struct reader *r, struct cursor *c, size_t count,
-			 struct trace_event *e, int tid_delta)
-{
-	uint64_t v, prev = 0;
-	size_t i;
-
-	for (i = 0; i < count; i++) {
-		prev += unzigzag(cursor_varint(c));
-		e[i].time = prev;
-	}
-	prev = 0;
-	for (i = 0; i < count; i++) {
-		prev += unzigzag(cursor_varint(c));
-		e[i].task = prev;
-	}
-	prev = 0;
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		/* POLLS: the change from the record before */
-		if (tid_delta)
-			v = prev + unzigzag(v);
-		if (v > UINT32_MAX)
-			return bad(r, "bad event thread id");
-		e[i].tid = (uint32_t)v;
-		prev = v;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v > UINT32_MAX)
-			return bad(r, "bad event type");
-		e[i].type = (uint32_t)v;
-	}
-	if (c->err)
-		return bad(r, "truncated events");
-	return 0;
-}
-
-/* POLLS: @count events from its records (trace_format.h), decoded into
- * the end of @e and spread forward as each whole poll becomes BEGIN,
- * (WAKE,) END: an event is written only where a record was already read,
- * as every record is at least one event. */
-static int decode_polls(struct reader *r, struct cursor *c, size_t count,
-			struct trace_event *e)
-{
-	uint64_t m = cursor_varint(c);
-	struct trace_event *rec;
-	size_t i, j = 0;
-	int err;
-
-	if (c->err || m > count || (count && !m))
-		return bad(r, "bad record count in events");
-	rec = e + (count - m);
-	err = decode_events(r, c, m, rec, 1);
-	if (err)
-		return err;
-	for (i = 0; i < m; i++) {
-		size_t k = trace_rec_events(rec[i].type);
-		uint64_t len = 0;
-
-		/* the k events must leave records i + 1.. unread */
-		if (j + k > count - m + i + 1)
-			return bad(r, "more events than the chunk says");
-		if (k > 1) {
-			len = cursor_varint(c);
-			if (c->err || len > rec[i].time)
-				return bad(r, "bad poll length");
-		}
-		j += trace_rec_spread(rec[i], len, &e[j]);
-	}
-	if (c->err || j != count)
-		return bad(r, "fewer events than the chunk says");
-	return 0;
-}
-
-/* The events of an EVENTS, STATE or POLLS chunk. */
-static int decode_any_events(struct reader *r, struct cursor *c, uint32_t type, size_t count,
-			     struct trace_event *e)
-{
-	return type == TRACE_CHUNK_POLLS ? decode_polls(r, c, count, e)
-					 : decode_events(r, c, count, e, 0);
-}
-
-static int load_samples(struct reader *r, struct cursor *c, size_t count)
-{
-	struct trace *t = r->t;
-	int err = check_samples(r, c, count);
-
-	if (err)
-		return err;
-	if (LIB_GROW(t->samples, r->samples_cap, t->nsamples + count))
-		return nomem(r);
-	err = decode_samples(r, c, count, t->samples + t->nsamples, r->nsmap,
-			     r->smaps[r->nsmaps - 1]);
-	if (!err)
-		t->nsamples += in_window(r, t->samples + t->nsamples, count, sizeof(*t->samples));
-	return err;
-}
-
-static int load_events(struct reader *r, struct cursor *c, size_t count, uint32_t type)
-{
-	struct trace *t = r->t;
-	int err = check_events(r, c, count, type);
-
-	if (err)
-		return err;
-	if (LIB_GROW(t->events, r->events_cap, t->nevents + count))
-		return nomem(r);
-	err = decode_any_events(r, c, type, count, t->events + t->nevents);
-	if (!err)
-		t->nevents += in_window(r, t->events + t->nevents, count, sizeof(*t->events));
-	return err;
-}
-
-static int decode_switches(struct reader *r, struct cursor *c, size_t count)
-{
-	struct trace *t = r->t;
-	struct trace_switch *s;
-	uint64_t v, prev = 0;
-	size_t i;
-
-	if (count > cursor_left(c) / 5)
-		return bad(r, "record count exceeds chunk size");
-	if (LIB_GROW(t->switches, r->switches_cap, t->nswitches + count))
-		return nomem(r);
-	s = t->switches + t->nswitches;
-	/* columns absent in older files read as 0 */
-	memset(s, 0, count * sizeof(*s));
-	for (i = 0; i < count; i++) {
-		prev += unzigzag(cursor_varint(c));
-		s[i].time = prev;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v && s[i].time + (v - 1) < s[i].time)
-			return bad(r, "switch-in time past 2^64");
-		s[i].time_in = v ? s[i].time + (v - 1) : 0;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v > UINT32_MAX)
-			return bad(r, "bad switch thread id");
-		s[i].tid = (uint32_t)v;
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v >= r->nsmap)
-			return c->err ? bad(r, "truncated switches")
-				      : bad(r, "switch refers to an undefined stack");
-		s[i].stack = r->smaps[r->nsmaps - 1][v];
-	}
-	for (i = 0; i < count; i++) {
-		v = cursor_varint(c);
-		if (v > 1)
-			return bad(r, "bad switch preempted flag");
-		s[i].preempted = (uint8_t)v;
-	}
-	/* files from before the run-queue columns end here */
-	for (i = 0; i < count && cursor_left(c); i++) {
-		v = cursor_varint(c);
-		if (v && (s[i].time + (v - 1) < s[i].time ||
-			  (s[i].time_in && s[i].time + (v - 1) > s[i].time_in)))
-			return bad(r, "bad switch runnable time");
-		s[i].runnable = v ? s[i].time + (v - 1) : 0;
-	}
-	for (i = 0; i < count && cursor_left(c); i++) {
-		v = cursor_varint(c);
-		if (v > UINT32_MAX)
-			return bad(r, "bad switch holder thread id");
-		s[i].holder = (uint32_t)v;
-	}
-	/* who held the CPU: absent in older files */
-	for (i = 0; i < count; i++) {
-		v = cursor_left(c) ? cursor_varint(c) : 0;
-		if (v > TRACE_MAX_HOLDS || (v && (!s[i].runnable || !s[i].time_in)))
-			return bad(r, "bad switch holder count");
-		s[i].nhold = (uint8_t)v;
-	}
-	for (i = 0; i < count; i++) {
-		uint64_t left = s[i].nhold ? s[i].time_in - s[i].runnable : 0;
-
-		if (!s[i].nhold)
-			continue;
-		if (t->nholds + s[i].nhold >= UINT32_MAX)
-			return bad(r, "too many switch holders");
-		if (LIB_GROW(t->holds, r->holds_cap, t->nholds + s[i].nhold))
-			return nomem(r);
-		s[i].hold = (uint32_t)t->nholds;
-		for (uint32_t k = 0; k < s[i].nhold; k++) {
-			struct trace_hold *h = &t->holds[t->nholds++];
-
-			v = cursor_varint(c);
-			if (v > UINT32_MAX)
-				return bad(r, "bad switch holder thread id");
-			h->tid = (uint32_t)v;
-			h->ns = cursor_varint(c);
-			if (h->ns > left)
-				return c->err ? bad(r, "truncated switches")
-					      : bad(r, "switch holders past its wait");
-			left -= h->ns;
-		}
-	}
-	if (c->err)
-		return bad(r, "truncated switches");
-	t->nswitches += in_window(r, s, count, sizeof(*s));
-	return 0;
-}
-
-/* A chunk's string table of @nstr strings into a new array *@strs (the
- * strings in the arena). 0 or -errno; the caller frees *@strs either way. */
-static int get_strtab(struct reader *r, struct cursor *c, uint64_t nstr, char ***strs)
-{
-	size_t i;
-	int err = 0;
-
-	*strs = calloc(nstr ? nstr : 1, sizeof(**strs));
-	if (!*strs)
-		return nomem(r);
-	for (i = 0; i < nstr && !err; i++)
-		err = get_string(r, c, 0, &(*strs)[i]);
-	return err;
-}
-
-static int decode_frames(struct reader *r, struct cursor *c, size_t count)
-{
-	struct trace *t = r->t;
-	uint64_t first, nstr, v;
-	const char *what = NULL;
-	char **strs;
-	size_t i;
-	int err = 0;
-
-	first = cursor_varint(c);
-	nstr = cursor_varint(c);
-	if (c->err)
-		return bad(r, "truncated FRAMES header");
-	if (first > r->nfmap || count > r->nfmap - first)
-		return bad(r, "FRAMES chunk names undefined frames");
-	if (nstr > cursor_left(c) || count > cursor_left(c) / 4)
-		return bad(r, "record count exceeds chunk size");
-	err = get_strtab(r, c, nstr, &strs);
-	if (err)
-		goto out;
-	/* (no pointer arithmetic on frames: it is NULL in a trace without
-	 * stacks, where only an empty FRAMES chunk can get here) */
-	for (i = 0; i < count && !what; i++) {
-		v = cursor_varint(c);
-		if (v > nstr)
-			what = "bad frame symbol";
-		else
-			t->frames[r->fmap[first + i]].sym = v ? strs[v - 1] : NULL;
-	}
-	for (i = 0; i < count && !what; i++) {
-		v = cursor_varint(c);
-		if (v > nstr)
-			what = "bad frame module";
-		else
-			t->frames[r->fmap[first + i]].module = v ? strs[v - 1] : NULL;
-	}
-	for (i = 0; i < count && !what; i++)
-		t->frames[r->fmap[first + i]].offset = cursor_varint(c);
-	for (i = 0; i < count && !what; i++) {
-		v = cursor_varint(c);
-		if (v > 1)
-			what = "bad frame kernel flag";
-		else
-			t->frames[r->fmap[first + i]].kernel = (uint8_t)v;
-	}
-	if (!what && c->err)
-		what = "truncated frames";
-	if (what)
-		err = bad(r, what);
-out:
-	free(strs);
-	return err;
-}
-
-static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
-{
-	uint64_t nstr, v, id = 0, total = 0;
-	const char *what = NULL;
-	size_t i, base = r->ninl;
-	char **strs;
-	int err = 0;
-
-	nstr = cursor_varint(c);
-	if (c->err)
-		return bad(r, "truncated INLINES header");
-	if (nstr > cursor_left(c) || count > cursor_left(c) / 2)
-		return bad(r, "record count exceeds chunk size");
-	err = get_strtab(r, c, nstr, &strs);
-	if (err)
-		goto out;
-	if (LIB_GROW(r->inl, r->inl_cap, base + count)) {
-		err = nomem(r);
-		goto out;
-	}
-	for (i = 0; i < count && !what; i++) {
-		v = cursor_varint(c);
-		if (c->err)
-			what = "truncated inlines";
-		else if (v >= r->nfmap || id + v >= r->nfmap)
-			what = "INLINES chunk names undefined frames";
-		else if ((i || r->inl_any) && id + v <= (i ? id : r->inl_last))
-			what = "INLINES chunk names a frame twice or out of order";
-		id += v;
-		if (!what)
-			r->inl[base + i].frame = r->fmap[id];
-	}
-	for (i = 0; i < count && !what; i++) {
-		v = cursor_varint(c);
-		if (!v || v > TRACE_MAX_INLINE || v > cursor_left(c))
-			what = "bad inline count";
-		r->inl[base + i].first = (uint32_t)(r->ninl_names + total);
-		r->inl[base + i].count = (uint32_t)v;
-		total += v;
-	}
-	if (!what && (c->err || total > cursor_left(c)))
-		what = "truncated inlines";
-	if (!what && LIB_GROW(r->inl_names, r->inl_names_cap, r->ninl_names + total)) {
-		err = nomem(r);
-		goto out;
-	}
-	for (i = 0; i < total && !what; i++) {
-		v = cursor_varint(c);
-		if (v >= nstr)
-			what = "bad inline name";
-		else
-			r->inl_names[r->ninl_names + i] = strs[v];
-	}
-	if (!what && c->err)
-		what = "truncated inlines";
-	if (what) {
-		err = bad(r, what);
-		goto out;
-	}
-	r->ninl += count;
-	r->ninl_names += total;
-	if (count) {
-		r->inl_any = 1;
-		r->inl_last = id;
-	}
-out:
-	free(strs);
-	return err;
-}
-
-/* Every frame with an inline chain becomes, in every stack, the chain's
- * functions as frames of their own, then itself (see TRACE_READ_NO_INLINE). */
-static int expand_inlines(struct reader *r)
-{
-	struct trace *t = r->t;
-	uint32_t *first = NULL, *cnt = NULL, *off = NULL, *sf = NULL;
-	size_t i, j, k, nf0 = t->nframes, add = 0, total = 0;
-
-	if (!r->ninl)
-		return 0;
-	first = calloc(nf0, sizeof(*first));
-	cnt = calloc(nf0, sizeof(*cnt));
-	if (!first || !cnt)
-		goto nomem;
-	for (i = 0; i < r->ninl; i++)
-		add += r->inl[i].count;
-	if (nf0 + add >= UINT32_MAX || LIB_GROW(t->frames, r->frames_cap, nf0 + add))
-		goto nomem;
-	/* the synthetic frames, after the recorded ones */
-	for (i = 0; i < r->ninl; i++) {
-		uint32_t f = r->inl[i].frame;
-
-		if (cnt[f])
-			continue;	/* the same frame in a later segment */
-		first[f] = (uint32_t)t->nframes;
-		cnt[f] = r->inl[i].count;
-		for (k = 0; k < r->inl[i].count; k++) {
-			struct trace_frame *x = &t->frames[t->nframes++];
-
-			*x = t->frames[f];
-			x->sym = r->inl_names[r->inl[i].first + k];
-			x->offset = 0;
-			x->inlined = 1;
-		}
-	}
-	for (i = 0; i < r->nstack_frames; i++)
-		total += 1 + cnt[t->stack_frames[i]];
-	if (total >= UINT32_MAX)
-		goto nomem;
-	off = malloc((t->nstacks + 1) * sizeof(*off));
-	sf = malloc((total ? total : 1) * sizeof(*sf));
-	if (!off || !sf)
-		goto nomem;
-	for (i = 0, k = 0; i < t->nstacks; i++) {
-		off[i] = (uint32_t)k;
-		for (j = t->stack_off[i]; j < t->stack_off[i + 1]; j++) {
-			uint32_t f = t->stack_frames[j], m;
-
-			for (m = 0; m < cnt[f]; m++)
-				sf[k++] = first[f] + m;
-			sf[k++] = f;
-		}
-	}
-	off[t->nstacks] = (uint32_t)k;
-	free(t->stack_off);
-	free(t->stack_frames);
-	t->stack_off = off;
-	t->stack_frames = sf;
-	r->off_cap = t->nstacks + 1;
-	r->sf_cap = total ? total : 1;
-	r->nstack_frames = k;
-	free(first);
-	free(cnt);
-	return 0;
-nomem:
-	free(first);
-	free(cnt);
-	free(off);
-	free(sf);
-	return nomem(r);
-}
-
-static int decode_end(struct reader *r, struct cursor *c)
-{
-	struct trace_counters *k = &r->segc;
-
-	k->samples = cursor_varint(c);
-	k->events = cursor_varint(c);
-	k->lost_samples = cursor_varint(c);
-	k->shim_drops = cursor_varint(c);
-	k->start_time = cursor_varint(c);
-	k->end_time = cursor_varint(c);
-	if (c->err)
-		return bad(r, "truncated END chunk");
-	/* appended after the first version: absent in older files */
-	k->switches = cursor_left(c) ? cursor_varint(c) : 0;
-	if (c->err)
-		return bad(r, "truncated END chunk");
-	/* later versions may append counters */
-	c->p = c->end;
-	r->seen_end = 1;
-	return 0;
-}
-
-/* Check the payload of the chunk at @h (checksum, one zstd frame of the
- * declared size), without decompressing it. */
-static int check_chunk(struct reader *r, const uint8_t *h)
-{
-	uint32_t csize = get_le32(h + 8);
-	uint32_t rsize = get_le32(h + 12);
-	const uint8_t *payload = h + TRACE_CHUNK_HDR_SIZE;
-
-	if (trace_xxh32(payload, csize, 0) != get_le32(h + 20))
-		return bad(r, "checksum mismatch");
-	if (r->seen_end)
-		return bad(r, "data after the END chunk");
-	if (ZSTD_findFrameCompressedSize(payload, csize) != csize ||
-	    ZSTD_getFrameContentSize(payload, csize) != rsize)
-		return bad(r, "payload is not one zstd frame of the declared size");
-	return 0;
-}
-
-/* A zstd decompression context costs a ~100 KiB allocation and two CPUID
- * instructions (zstd probes for BMI2 at each creation; in a VM each traps
- * to the hypervisor), more than reading a small trace: one is kept for
- * the process between reads and walks, whatever thread made it. */
-static _Atomic(ZSTD_DCtx *) spare_dctx;
-
-static ZSTD_DCtx *dctx_get(void)
-{
-	ZSTD_DCtx *d = atomic_exchange(&spare_dctx, NULL);
-
-	return d ? d : ZSTD_createDCtx();
-}
-
-static void dctx_put(ZSTD_DCtx *d)
-{
-	ZSTD_DCtx *none = NULL;
-
-	/* (ZSTD_decompressDCtx starts each frame afresh: nothing carries
-	 * over from the last user) */
-	if (d && !atomic_compare_exchange_strong(&spare_dctx, &none, d))
-		ZSTD_freeDCtx(d);
-}
-
-/* Decompress the checked chunk at @h into r->raw; a cursor over it. */
-static int inflate(struct reader *r, const uint8_t *h, struct cursor *c)
-{
-	uint32_t csize = get_le32(h + 8);
-	uint32_t rsize = get_le32(h + 12);
-	size_t n;
-
-	if (LIB_GROW(r->raw, r->raw_cap, rsize ? rsize : 1))
-		return nomem(r);
-	n = ZSTD_decompressDCtx(r->dctx, r->raw, rsize, h + TRACE_CHUNK_HDR_SIZE, csize);
-	if (ZSTD_isError(n) || n != rsize)
-		return bad(r, "undecodable zstd frame");
-	c->p = r->raw;
-	c->end = r->raw + rsize;
-	c->err = 0;
-	return 0;
-}
-
-/* Remember a chunk left on disk. */
-static int defer(struct reader *r, struct src_list *l, const uint8_t *h)
-{
-	struct src_chunk *k;
-
-	if (LIB_GROW(l->v, l->cap, l->n + 1))
-		return nomem(r);
-	k = &l->v[l->n++];
-	k->pos = r->pos;
-	k->index = r->chunk;
-	k->csize = get_le32(h + 8);
-	k->nstacks = r->nsmap;
-	k->type = get_le32(h + 4);
-	k->file = r->file_ix;
-	k->seg = (uint32_t)(r->nsmaps - 1);
-	return 0;
-}
-
-/* Check, decompress and decode the chunk at @h, whose header and payload are
- * known to be in the buffer; or check and remember it if it is left on
- * disk. */
-static int read_chunk(struct reader *r, const uint8_t *h)
-{
-	uint32_t type = get_le32(h + 4);
-	uint32_t count = get_le32(h + 16);
-	struct cursor c;
-	int err;
-
-	err = check_chunk(r, h);
-	if (err)
-		return err;
-	/* what was open at the segment's start: the segment before it, when
-	 * read, has the same events at their own place */
-	if (type == TRACE_CHUNK_STATE && !r->use_state)
-		return 0;
-	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
-		r->t->nsamples += count;
-		return defer(r, &r->t->src->samples, h);
-	}
-	if ((type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_STATE ||
-	     type == TRACE_CHUNK_POLLS) &&
-	    (r->flags & TRACE_READ_NO_EVENTS)) {
-		r->t->nevents += count;
-		return defer(r, &r->t->src->events, h);
-	}
-	err = inflate(r, h, &c);
-	if (err)
-		return err;
-	switch (type) {
-	case TRACE_CHUNK_META:
-		err = decode_meta(r, &c, count);
-		break;
-	case TRACE_CHUNK_THREADS:
-		err = decode_threads(r, &c, count, &r->t->threads, &r->t->nthreads,
-				     &r->threads_cap, &r->thread_ix);
-		break;
-	case TRACE_CHUNK_COMMS:
-		err = decode_threads(r, &c, count, &r->t->comms, &r->t->ncomms,
-				     &r->comms_cap, &r->comm_ix);
-		break;
-	case TRACE_CHUNK_TASKS:
-		err = decode_tasks(r, &c, count);
-		break;
-	case TRACE_CHUNK_STACKS:
-		err = decode_stacks(r, &c, count);
-		break;
-	case TRACE_CHUNK_SAMPLES:
-		err = load_samples(r, &c, count);
-		break;
-	case TRACE_CHUNK_EVENTS:
-	case TRACE_CHUNK_STATE:
-	case TRACE_CHUNK_POLLS:
-		err = load_events(r, &c, count, type);
-		break;
-	case TRACE_CHUNK_FRAMES:
-		err = decode_frames(r, &c, count);
-		break;
-	case TRACE_CHUNK_SWITCHES:
-		err = decode_switches(r, &c, count);
-		break;
-	case TRACE_CHUNK_INLINES:
-		err = decode_inlines(r, &c, count);
-		break;
-	case TRACE_CHUNK_END:
-		err = decode_end(r, &c);
-		break;
-	default:
-		/* a newer writer's chunk type, checked and skipped */
-		return 0;
-	}
-	if (err)
-		return err;
-	if (c.p != c.end)
-		return bad(r, "trailing bytes in chunk");
-	return 0;
-}
+#include "trace/reader_int.h"
 
 /* ---- whole file --------------------------------------------------------- */
 
@@ -1205,15 +83,15 @@ static int check_header(struct reader *r, uint32_t *csize)
 	uint32_t rsize;
 
 	if (get_le32(h) != TRACE_CHUNK_MAGIC)
-		return bad(r, "bad chunk magic");
+		return trace_bad(r, "bad chunk magic");
 	if (trace_xxh32(h, 24, 0) != get_le32(h + 24))
-		return bad(r, "header checksum mismatch");
+		return trace_bad(r, "header checksum mismatch");
 	*csize = get_le32(h + 8);
 	rsize = get_le32(h + 12);
 	if (rsize > TRACE_MAX_RAW)
-		return bad(r, "raw size over 1 GiB");
+		return trace_bad(r, "raw size over 1 GiB");
 	if (!*csize || *csize > ZSTD_compressBound(rsize))
-		return bad(r, "compressed size does not fit the raw size");
+		return trace_bad(r, "compressed size does not fit the raw size");
 	return 0;
 }
 
@@ -1222,8 +100,8 @@ static int check_header(struct reader *r, uint32_t *csize)
 static int fail_file(struct reader *r, int err, const char *what)
 {
 	if (r->file)
-		return fail(r, err, "%s: %s", r->file, what);
-	return fail(r, err, "%s", what);
+		return trace_fail(r, err, "%s: %s", r->file, what);
+	return trace_fail(r, err, "%s", what);
 }
 
 static ssize_t get_bytes(int fd, uint8_t *buf, size_t len, uint64_t off, int seq)
@@ -1241,7 +119,7 @@ static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got, u
 		if (!pos)
 			return fail_file(r, -EBADMSG, "bad file magic");
 		r->pos = (size_t)pos;
-		return bad(r, "data after the END chunk");
+		return trace_bad(r, "data after the END chunk");
 	}
 	if (got < TRACE_FILE_HDR_SIZE) {
 		if (pos)
@@ -1251,11 +129,11 @@ static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got, u
 	version = get_le32(fh + 8);
 	if (version < TRACE_VERSION_MIN || version > TRACE_VERSION) {
 		if (r->file)
-			return fail(r, -EPROTONOSUPPORT,
+			return trace_fail(r, -EPROTONOSUPPORT,
 				    "%s: trace format version %u not supported (this build "
 				    "reads %u to %u)", r->file, version, TRACE_VERSION_MIN,
 				    TRACE_VERSION);
-		return fail(r, -EPROTONOSUPPORT,
+		return trace_fail(r, -EPROTONOSUPPORT,
 			    "trace format version %u not supported (this build reads %u to %u)",
 			    version, TRACE_VERSION_MIN, TRACE_VERSION);
 	}
@@ -1272,7 +150,7 @@ static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t 
 
 	r->pos = (size_t)pos;
 	if (LIB_GROW(r->cbuf, r->cbuf_cap, TRACE_CHUNK_HDR_SIZE))
-		return nomem(r);
+		return trace_nomem(r);
 	got = get_bytes(fd, r->cbuf, TRACE_CHUNK_HDR_SIZE, pos, seq);
 	if (got < 0)
 		return read_failed(r, got);
@@ -1282,7 +160,7 @@ static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t 
 	if (err)
 		return err;
 	if (LIB_GROW(r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + *csize))
-		return nomem(r);
+		return trace_nomem(r);
 	got = get_bytes(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, *csize, pos + TRACE_CHUNK_HDR_SIZE,
 			seq);
 	if (got < 0)
@@ -1302,7 +180,7 @@ static int parse_chunks(struct reader *r, int fd, uint64_t pos, uint64_t end, in
 		err = next_chunk(r, fd, pos, seq, &csize);
 		if (err <= 0)
 			return err;
-		err = read_chunk(r, r->cbuf);
+		err = trace_read_chunk(r, r->cbuf);
 		if (err)
 			return err;
 		r->chunk++;
@@ -1341,18 +219,18 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 	scratch.arena = &arena;
 	r->t = &scratch;
 	r->meta_cap = 0;
-	err = inflate(r, r->cbuf, &c);
+	err = trace_inflate(r, r->cbuf, &c);
 	if (!err)
-		err = decode_meta(r, &c, get_le32(r->cbuf + 16));
+		err = trace_decode_meta(r, &c, get_le32(r->cbuf + 16));
 	r->t = real;
 	r->meta_cap = cap;
 	for (size_t i = 0; !err && i < scratch.nmeta; i++) {
 		const char *k = scratch.meta[i].key, *v = scratch.meta[i].value;
 
 		if (!strcmp(k, TRACE_META_RECORDING)) {
-			g->recording = arena_strdup(real->arena, (const uint8_t *)v, strlen(v));
+			g->recording = trace_arena_strdup(real->arena, (const uint8_t *)v, strlen(v));
 			if (!g->recording)
-				err = nomem(r);
+				err = trace_nomem(r);
 		} else if (!strcmp(k, TRACE_META_SEGMENT)) {
 			g->index = strtoull(v, NULL, 10);
 		} else if (!strcmp(k, TRACE_META_SEGMENT_START)) {
@@ -1362,7 +240,7 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 		}
 	}
 	free(scratch.meta);
-	arena_free_blocks(&arena);
+	trace_arena_free_blocks(&arena);
 	return err;
 }
 
@@ -1401,15 +279,15 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size, str
 			if (!err)
 				break;
 			type = get_le32(r->cbuf + 4);
-			err = check_chunk(r, r->cbuf);
+			err = trace_check_chunk(r, r->cbuf);
 			if (!err && type == TRACE_CHUNK_META && p == pos + TRACE_FILE_HDR_SIZE)
 				err = seg_meta(r, &g.info);
 			if (!err && type == TRACE_CHUNK_END) {
 				struct cursor c;
 
-				err = inflate(r, r->cbuf, &c);
+				err = trace_inflate(r, r->cbuf, &c);
 				if (!err)
-					err = decode_end(r, &c);
+					err = trace_decode_end(r, &c);
 			}
 			if (err)
 				return err;
@@ -1424,7 +302,7 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size, str
 			g.info.start = r->segc.start_time;
 		g.info.end = r->seen_end ? r->segc.end_time : 0;
 		if (LIB_GROW(l->v, l->cap, l->n + 1))
-			return nomem(r);
+			return trace_nomem(r);
 		l->v[l->n++] = g;
 		r->seen_end = 0;
 		/* what follows a segment cut short is not a segment */
@@ -1478,11 +356,11 @@ static int add_meta(struct reader *r, const char *key, const char *value)
 	char *k, *v;
 
 	if (LIB_GROW(t->meta, r->meta_cap, t->nmeta + 1))
-		return nomem(r);
-	k = arena_strdup(t->arena, (const uint8_t *)key, strlen(key));
-	v = arena_strdup(t->arena, (const uint8_t *)value, strlen(value));
+		return trace_nomem(r);
+	k = trace_arena_strdup(t->arena, (const uint8_t *)key, strlen(key));
+	v = trace_arena_strdup(t->arena, (const uint8_t *)value, strlen(value));
 	if (!k || !v)
-		return nomem(r);
+		return trace_nomem(r);
 	t->meta[t->nmeta++] = (struct trace_meta){.key = k, .value = v};
 	return 0;
 }
@@ -1519,7 +397,7 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 	memset(&r->segc, 0, sizeof(r->segc));
 	if (LIB_GROW(r->smaps, r->smaps_cap, r->nsmaps + 1) ||
 	    LIB_GROW(t->segments, r->segs_cap, t->nsegments + 1))
-		return nomem(r);
+		return trace_nomem(r);
 	r->smaps[r->nsmaps++] = NULL;
 	s = &t->segments[t->nsegments++];
 	*s = *g;
@@ -1617,7 +495,7 @@ static void src_free(struct trace_src *s)
 	free(s->cbuf);
 	free(s->raw);
 	free(s->recs);
-	dctx_put(s->dctx);
+	trace_dctx_put(s->dctx);
 	free(s);
 }
 
@@ -1658,10 +536,10 @@ struct inputs {
 
 static int input_add(struct reader *r, struct inputs *in, const char *path)
 {
-	char *p = arena_strdup(r->t->arena, (const uint8_t *)path, strlen(path));
+	char *p = trace_arena_strdup(r->t->arena, (const uint8_t *)path, strlen(path));
 
 	if (!p || LIB_GROW(in->v, in->cap, in->n + 1))
-		return nomem(r);
+		return trace_nomem(r);
 	in->v[in->n++] = p;
 	return 0;
 }
@@ -1759,7 +637,7 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	int err = 0, cur = -1;
 
 	if (!fds || !sizes) {
-		err = nomem(r);
+		err = trace_nomem(r);
 		goto out;
 	}
 	for (i = 0; i < in->n; i++)
@@ -1783,7 +661,7 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 			goto out;
 		}
 		if (!reg)
-			err = fail(r, -EINVAL, "several inputs must all be regular files");
+			err = trace_fail(r, -EINVAL, "several inputs must all be regular files");
 		else
 			err = scan_file(r, fd, (uint32_t)i, sizes[i], &l);
 		if (in->n == 1)
@@ -1797,7 +675,7 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	mark_dups(&l);
 	kept = calloc(l.n ? l.n : 1, sizeof(*kept));
 	if (!kept) {
-		err = nomem(r);
+		err = trace_nomem(r);
 		goto out;
 	}
 	for (i = 0; i < l.n; i++)
@@ -1816,7 +694,7 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	if (r->flags) {
 		t->src = calloc(1, sizeof(*t->src));
 		if (!t->src) {
-			err = nomem(r);
+			err = trace_nomem(r);
 			goto out;
 		}
 	}
@@ -1854,7 +732,7 @@ out:
 	 * may be all there is) */
 	if (!err && t->src && (t->src->samples.n || t->src->events.n) &&
 	    !(t->src->names = calloc(in->n, sizeof(char *))))
-		err = nomem(r);
+		err = trace_nomem(r);
 	if (!err && t->src && t->src->names) {
 		/* (the paths are in the trace's arena) */
 		memcpy(t->src->names, in->v, in->n * sizeof(char *));
@@ -1892,9 +770,9 @@ int trace__read_paths(const char *const *paths, size_t npaths,
 	r.t = calloc(1, sizeof(*r.t));
 	if (r.t)
 		r.t->arena = calloc(1, sizeof(*r.t->arena));
-	r.dctx = dctx_get();
+	r.dctx = trace_dctx_get();
 	if (!r.t || !r.t->arena || !r.dctx) {
-		err = nomem(&r);
+		err = trace_nomem(&r);
 		goto out;
 	}
 	r.flags = flags & (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
@@ -1920,13 +798,13 @@ int trace__read_paths(const char *const *paths, size_t npaths,
 	/* stack i spans stack_off[i] .. stack_off[i + 1], also for i = 0 of
 	 * an empty trace: keep one offset */
 	if (!r.t->stack_off && LIB_GROW(r.t->stack_off, r.off_cap, 1)) {
-		err = nomem(&r);
+		err = trace_nomem(&r);
 		goto out;
 	}
 	if (r.t->nstacks == 0)
 		r.t->stack_off[0] = 0;
 	if (!(flags & TRACE_READ_NO_INLINE)) {
-		err = expand_inlines(&r);
+		err = trace_expand_inlines(&r);
 		if (err)
 			goto out;
 	}
@@ -1941,7 +819,7 @@ out:
 	free(r.cbuf);
 	free(r.raw);
 	free(r.fmap);
-	dctx_put(r.dctx);
+	trace_dctx_put(r.dctx);
 	idmap_release(&r.thread_ix);
 	idmap_release(&r.comm_ix);
 	idmap_release(&r.task_ix);
@@ -2000,7 +878,7 @@ void trace__free(struct trace *t)
 	free(t->switches);
 	free(t->holds);
 	free(t->segments);
-	arena_free(t->arena);
+	trace_arena_free(t->arena);
 	src_free(t->src);
 	free(t);
 }
@@ -2022,7 +900,7 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	r->pos = (size_t)k->pos;
 	r->file = s->multi ? s->names[k->file] : NULL;
 	if (LIB_GROW(s->cbuf, s->cbuf_cap, len))
-		return nomem(r);
+		return trace_nomem(r);
 	r->cbuf = s->cbuf;
 	fd = input_fd(r, s->fds, s->names, k->file, &s->cur);
 	if (fd < 0)
@@ -2031,33 +909,33 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	if (got < 0)
 		return read_failed(r, got);
 	if ((size_t)got < len)
-		return fail(r, -EIO, "chunk %zu at offset %zu: the file was cut short "
+		return trace_fail(r, -EIO, "chunk %zu at offset %zu: the file was cut short "
 			    "since it was opened", r->chunk, r->pos);
 	err = check_header(r, &csize);
 	if (!err && (csize != k->csize || get_le32(s->cbuf + 4) != k->type))
-		err = fail(r, -EIO, "chunk %zu at offset %zu: the file changed since "
+		err = trace_fail(r, -EIO, "chunk %zu at offset %zu: the file changed since "
 			   "it was opened", r->chunk, r->pos);
 	if (!err)
-		err = check_chunk(r, s->cbuf);
+		err = trace_check_chunk(r, s->cbuf);
 	if (!err)
-		err = inflate(r, s->cbuf, &c);
+		err = trace_inflate(r, s->cbuf, &c);
 	if (err)
 		return err;
 	count = get_le32(s->cbuf + 16);
-	err = type == TRACE_CHUNK_SAMPLES ? check_samples(r, &c, count)
-					  : check_events(r, &c, count, k->type);
+	err = type == TRACE_CHUNK_SAMPLES ? trace_check_samples(r, &c, count)
+					  : trace_check_events(r, &c, count, k->type);
 	if (err)
 		return err;
 	if (lib_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
-		return nomem(r);
+		return trace_nomem(r);
 	err = type == TRACE_CHUNK_SAMPLES
-		  ? decode_samples(r, &c, count, s->recs, k->nstacks, s->smap[k->seg])
-		  : decode_any_events(r, &c, k->type, count, s->recs);
+		  ? trace_decode_samples(r, &c, count, s->recs, k->nstacks, s->smap[k->seg])
+		  : trace_decode_any_events(r, &c, k->type, count, s->recs);
 	if (err)
 		return err;
 	if (c.p != c.end)
-		return bad(r, "trailing bytes in chunk");
-	*n = in_window(r, s->recs, count, rec_size);
+		return trace_bad(r, "trailing bytes in chunk");
+	*n = trace_in_window(r, s->recs, count, rec_size);
 	return 0;
 }
 
@@ -2073,8 +951,8 @@ static int walk(const struct trace *t, const struct src_list *l, trace_sample_fn
 	int err = 0;
 
 	s->failed = 0;
-	if (!s->dctx && !(s->dctx = dctx_get()))
-		err = nomem(&r);
+	if (!s->dctx && !(s->dctx = trace_dctx_get()))
+		err = trace_nomem(&r);
 	/* the reader borrows the walk's buffers */
 	r.t = (struct trace *)t;
 	r.from = t->from;
