@@ -9,6 +9,7 @@
 #ifndef D9_CLI_H
 #define D9_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -84,7 +85,7 @@ int parse_group_by(const char *s, enum group_by *by);
  * command's own start at 256. */
 enum {
 	OPT_FROM = 0x400, OPT_TO, OPT_FRAME,
-	OPT_BY, OPT_REVERSE, OPT_TITLE, OPT_MIN_POLL, OPT_NO_INLINE,
+	OPT_BY, OPT_REVERSE, OPT_TITLE, OPT_MIN_POLL, OPT_NO_INLINE, OPT_MIN, OPT_WIDE,
 };
 
 struct inputs {
@@ -114,16 +115,21 @@ struct inputs {
 /* ---- the options the views share -------------------------------------- */
 
 /* What they set. A command initialises it with its defaults (e.g. .format
- * = FLAME_SVG), lists the ones it takes in its option table (the
- * VIEW_OPT_* entries below) and copies what it uses into its own options
- * after parsing. */
+ * = FLAME_SVG, .limit = DEFAULT_LIMIT, .text_json = 1), lists the ones it
+ * takes in its option table (the VIEW_OPT_* entries below) and reads what
+ * it uses after parsing. */
 struct view_args {
 	struct task_sel sel;		/* -t, --task ID|NAME */
 	enum group_by by;		/* --by task|name|thread */
 	int reverse;			/* --reverse */
 	const char *title;		/* --title */
 	uint64_t min_poll_ns;		/* --min-poll DUR */
-	enum flame_format format;	/* -f svg|folded */
+	uint64_t min_ns;		/* --min DUR */
+	size_t limit;			/* -n, --limit N (0: all) */
+	int wide;			/* --wide */
+	int text_json;			/* set by the command: -f is text|json */
+	int json;			/* -f json (with .text_json) */
+	enum flame_format format;	/* -f svg|folded (without .text_json) */
 	const char *out;		/* -o, --output FILE */
 	unsigned int rflags;		/* --no-inline: TRACE_READ_NO_INLINE */
 };
@@ -132,16 +138,48 @@ struct view_args {
 #define VIEW_OPT_REVERSE { "reverse", no_argument, NULL, OPT_REVERSE }
 #define VIEW_OPT_TITLE { "title", required_argument, NULL, OPT_TITLE }
 #define VIEW_OPT_MIN_POLL { "min-poll", required_argument, NULL, OPT_MIN_POLL }
+#define VIEW_OPT_MIN { "min", required_argument, NULL, OPT_MIN }
+#define VIEW_OPT_LIMIT { "limit", required_argument, NULL, 'n' }
+#define VIEW_OPT_WIDE { "wide", no_argument, NULL, OPT_WIDE }
 #define VIEW_OPT_FORMAT { "format", required_argument, NULL, 'f' }
 #define VIEW_OPT_OUTPUT { "output", required_argument, NULL, 'o' }
 #define VIEW_OPT_NO_INLINE { "no-inline", no_argument, NULL, OPT_NO_INLINE }
+/* the end of every table: -h, --help and the terminator */
+#define VIEW_OPT_END { "help", no_argument, NULL, 'h' }, { 0 }
+/* the options of the flamegraphs (flame, offcpu) */
+#define VIEW_OPT_FLAME                                                                   \
+	VIEW_OPT_TASK, VIEW_OPT_BY, VIEW_OPT_REVERSE, VIEW_OPT_TITLE, VIEW_OPT_MIN_POLL,   \
+		VIEW_OPT_FORMAT, VIEW_OPT_OUTPUT, VIEW_OPT_NO_INLINE
 /* Take option @c with @arg for command @cmd ("flame ", for usage_error()):
  * one of the above, or -i, --from, --to or --frame into @in (a bad TIME,
  * --from not before --to, -i more than INPUTS_MAX times). 0 if taken,
  * else EXIT_USAGE after saying why: a bad value, or "bad option" for
- * anything else. A command takes its own options (and its own -f or --by
- * when they mean something else) before calling this as its default. */
+ * anything else. */
 int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, const char *arg);
+
+/* An analysis command's command line. Its own options (and its own -f or
+ * --by where they mean something else) go to @own first, which returns 0
+ * when it took one, EXIT_USAGE after usage_error(), or VIEW_NOT_MINE for
+ * view_option() to take it. */
+#define VIEW_NOT_MINE (-1)
+struct view_cmd {
+	const char *name;		/* "flame ", as usage_error() wants it */
+	const char *sopts;		/* getopt's short options */
+	const struct option *lopts;	/* ... and long ones */
+	void (*help)(FILE *f);
+	int (*own)(void *ctx, int c, const char *arg); /* NULL: none */
+};
+/* The end of a view printed to stdout: @err from the analysis of @t
+ * said (analysis_failed()), stdout closed; the exit code. */
+int view_done(struct inputs *in, const struct trace *t, int err);
+
+/* Parse @argv for @cmd into @v and @in (and @ctx through cmd->own): -h
+ * prints the help to stdout, an argument that is no option is a usage
+ * error. VIEW_RUN to go on, else the exit code to return (EXIT_OK after
+ * the help, EXIT_USAGE after saying what is wrong). */
+#define VIEW_RUN (-1)
+int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v, struct inputs *in,
+	       int argc, char **argv);
 
 /* The inputs for a message: "d9prof.data", "a.d9 and 2 more". */
 const char *inputs_name(struct inputs *in);

@@ -10,8 +10,6 @@
 
 #define DEFAULT_LIMIT 20
 
-enum { OPT_MIN = 256, OPT_FORMAT };
-
 static void help(FILE *f)
 {
 	fprintf(f,
@@ -55,55 +53,24 @@ int cmd_delays(int argc, char **argv)
 		INPUT_OPTIONS,
 		FRAME_OPTION,
 		VIEW_OPT_TASK,
-		{ "min", required_argument, NULL, OPT_MIN },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'f' },
+		VIEW_OPT_MIN,
+		VIEW_OPT_LIMIT,
+		VIEW_OPT_FORMAT,
 		VIEW_OPT_NO_INLINE,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_END,
 	};
-	struct delays_opts o = { .limit = DEFAULT_LIMIT };
+	static const struct view_cmd cmd = { "delays ", "i:t:n:f:h", lopts, help, NULL };
+	struct delays_opts o;
 	struct inputs in = { .n = 0 };
-	struct view_args va = { 0 };
+	struct view_args va = { .limit = DEFAULT_LIMIT, .text_json = 1 };
 	struct session se;
-	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
-	int c, err, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:t:n:f:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MIN:
-			if (duration_parse(optarg, &o.min_ns))
-				return usage_error("delays ", "bad --min '%s': " DURATION_WANT,
-						   optarg);
-			break;
-		case 'n':
-			if (parse_u64(optarg, &v) || v > SIZE_MAX)
-				return usage_error("delays ",
-						   "bad limit '%s': want a number (0: all)", optarg);
-			o.limit = (size_t)v;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				o.json = 0;
-			else if (!strcmp(optarg, "json"))
-				o.json = 1;
-			else
-				return usage_error("delays ",
-						   "bad format '%s': want text or json", optarg);
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "delays ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("delays ", "unexpected argument '%s'", argv[optind]);
-	o.sel = va.sel;
+	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
+	o = (struct delays_opts){ .sel = va.sel, .min_ns = va.min_ns, .limit = va.limit,
+				  .json = va.json };
 	rflags |= va.rflags;
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
@@ -112,13 +79,7 @@ int cmd_delays(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	err = analysis__delays(se.oc, se.d, &o, stdout);
-	if (err) {
-		analysis_failed(&in, se.t, err);
-		ret = EXIT_FAIL;
-	}
-	if (close_output(stdout, NULL))
-		ret = EXIT_FAIL;
+	ret = view_done(&in, se.t, analysis__delays(se.oc, se.d, &o, stdout));
 out:
 	session_close(&se);
 	return ret;

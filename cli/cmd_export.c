@@ -105,51 +105,51 @@ static int run(const struct session *se, const struct export_opts *eo, FILE *out
 	return -EINVAL;
 }
 
+/* -f pprof|speedscope|chrome, --offcpu */
+static int export_option(void *ctx, int c, const char *arg)
+{
+	struct export_opts *eo = ctx;
+
+	switch (c) {
+	case 'f':
+		if (parse_format(arg, &eo->format))
+			return usage_error("export ", "bad format '%s': want pprof, speedscope or chrome",
+					   arg);
+		return 0;
+	case OPT_OFFCPU:
+		eo->offcpu = 1;
+		return 0;
+	default:
+		return VIEW_NOT_MINE;
+	}
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		FRAME_OPTION,
 		VIEW_OPT_TASK,
-		{ "format", required_argument, NULL, 'f' },
+		VIEW_OPT_FORMAT,
 		VIEW_OPT_OUTPUT,
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		VIEW_OPT_BY,
 		VIEW_OPT_NO_INLINE,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_END,
 	};
+	static const struct view_cmd cmd = { "export ", "i:t:f:o:h", lopts, help, export_option };
 	struct export_result res = { 0 };
 	struct export_opts eo = { .result = &res };
 	struct inputs in = { .n = 0 };
 	struct view_args va = { 0 };
-	const char *outp = NULL;
+	const char *outp;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	struct session se;
 	FILE *out;
-	int c, err, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (parse_format(optarg, &eo.format))
-				return usage_error("export ", "bad format '%s': want pprof, speedscope or chrome",
-						   optarg);
-			break;
-		case OPT_OFFCPU:
-			eo.offcpu = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "export ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("export ", "unexpected argument '%s'", argv[optind]);
+	if ((err = view_parse(&cmd, &eo, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
 	eo.sel = va.sel;
 	eo.by = va.by;
 	outp = va.out;

@@ -206,66 +206,65 @@ out:
 	return ret;
 }
 
+/* flame's own options: --poll ID, --diff FILE, --base-from/--base-to */
+struct flame_args {
+	uint64_t poll;
+	int have_poll;
+	const char *diff;
+	struct inputs base;	/* its window: --base-from, --base-to */
+};
+
+static int flame_option(void *ctx, int c, const char *arg)
+{
+	struct flame_args *fa = ctx;
+
+	switch (c) {
+	case OPT_POLL:
+		if (parse_u64(arg, &fa->poll) || fa->poll > UINT32_MAX)
+			return usage_error("flame ", "bad poll id '%s': want a number", arg);
+		fa->have_poll = 1;
+		return 0;
+	case OPT_DIFF:
+		fa->diff = arg;
+		return 0;
+	case OPT_BASE_FROM:
+	case OPT_BASE_TO:
+		if (time_spec_parse(arg, c == OPT_BASE_FROM ? &fa->base.win.from : &fa->base.win.to))
+			return usage_error("flame ", "bad %s '%s': " TIME_WANT,
+					   c == OPT_BASE_FROM ? "--base-from" : "--base-to", arg);
+		return 0;
+	default:
+		return VIEW_NOT_MINE;
+	}
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
-		VIEW_OPT_TASK,
-		VIEW_OPT_BY,
-		VIEW_OPT_REVERSE,
-		VIEW_OPT_TITLE,
-		VIEW_OPT_MIN_POLL,
+		VIEW_OPT_FLAME,
 		{ "poll", required_argument, NULL, OPT_POLL },
 		{ "diff", required_argument, NULL, OPT_DIFF },
 		{ "base-from", required_argument, NULL, OPT_BASE_FROM },
 		{ "base-to", required_argument, NULL, OPT_BASE_TO },
-		VIEW_OPT_FORMAT,
-		VIEW_OPT_OUTPUT,
-		VIEW_OPT_NO_INLINE,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_END,
 	};
-	struct flame_opts fo = { .format = FLAME_SVG };
-	struct inputs in = { .n = 0 }, base = { .n = 0 };
+	static const struct view_cmd cmd = { "flame ", "i:t:f:o:h", lopts, help, flame_option };
+	struct flame_opts fo = { 0 };
+	struct flame_args fa = { .have_poll = 0 };
+	struct inputs in = { .n = 0 }, *base = &fa.base;
 	struct view_args va = { .format = FLAME_SVG };
-	const char *outp = NULL, *diff = NULL;
+	const char *outp, *diff;
 	struct trace *t;
 	struct join *j = NULL;
 	FILE *out;
-	uint64_t poll = 0;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
-	int c, err, ret = EXIT_OK, have_poll = 0;
+	int err, ret = EXIT_OK, have_poll;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_POLL:
-			if (parse_u64(optarg, &poll) || poll > UINT32_MAX)
-				return usage_error("flame ", "bad poll id '%s': want a number",
-						   optarg);
-			have_poll = 1;
-			break;
-		case OPT_DIFF:
-			diff = optarg;
-			break;
-		case OPT_BASE_FROM:
-		case OPT_BASE_TO:
-			if (time_spec_parse(optarg, c == OPT_BASE_FROM ? &base.win.from
-								   : &base.win.to))
-				return usage_error("flame ", "bad %s '%s': " TIME_WANT,
-						   c == OPT_BASE_FROM ? "--base-from"
-								      : "--base-to", optarg);
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "flame ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("flame ", "unexpected argument '%s'", argv[optind]);
+	if ((err = view_parse(&cmd, &fa, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
+	diff = fa.diff;
+	have_poll = fa.have_poll;
 	fo.sel = va.sel;
 	fo.by = va.by;
 	fo.reverse = va.reverse;
@@ -277,29 +276,29 @@ int cmd_flame(int argc, char **argv)
 	if (have_poll && (fo.sel.on || fo.min_poll_ns))
 		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
 				   "--min-poll");
-	if (diff || base.win.from.kind || base.win.to.kind) {
+	if (diff || base->win.from.kind || base->win.to.kind) {
 		char a[32], b[32];
 
 		if (have_poll)
 			return usage_error("flame ", "--poll draws one poll: it takes no --diff");
-		if (time_spec_cmp(&base.win.from, &base.win.to) >= 0)
+		if (time_spec_cmp(&base->win.from, &base->win.to) >= 0)
 			return usage_error("flame ", "--base-from %s is not before --base-to %s",
-					   time_spec_text(&base.win.from, a, sizeof(a)),
-					   time_spec_text(&base.win.to, b, sizeof(b)));
+					   time_spec_text(&base->win.from, a, sizeof(a)),
+					   time_spec_text(&base->win.to, b, sizeof(b)));
 		/* without --diff the base is another window of the input */
 		if (diff)
-			base.path[base.n++] = diff;
+			base->path[base->n++] = diff;
 		else
-			for (base.n = 0; base.n < in.n; base.n++)
-				base.path[base.n] = in.path[base.n];
+			for (base->n = 0; base->n < in.n; base->n++)
+				base->path[base->n] = in.path[base->n];
 		if (fo.format == FLAME_SVG)
 			terminal_svg(&outp, "d9prof-diff.svg");
-		return diff_flame(&in, &base, rflags, &fo, outp);
+		return diff_flame(&in, base, rflags, &fo, outp);
 	}
 	if (fo.format == FLAME_SVG)
 		terminal_svg(&outp, have_poll ? "d9prof-poll.svg" : "d9prof-flame.svg");
 	if (have_poll)
-		return poll_flame(&in, rflags, poll, fo.format, outp);
+		return poll_flame(&in, rflags, fa.poll, fo.format, outp);
 
 	t = open_trace(&in, rflags);
 	if (!t)

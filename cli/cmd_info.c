@@ -29,48 +29,38 @@ static void help(FILE *f)
 		"  d9prof info --json | jq '.segments.gaps'\n");
 }
 
+/* --json */
+static int info_option(void *ctx, int c, const char *arg)
+{
+	(void)arg;
+	if (c != OPT_JSON)
+		return VIEW_NOT_MINE;
+	((struct info_opts *)ctx)->json = 1;
+	return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_END,
 	};
+	static const struct view_cmd cmd = { "info ", "i:h", lopts, help, info_option };
 	struct info_opts o = { 0 };
 	struct inputs in = { .quiet = 1 };
 	struct view_args va = { 0 };
 	struct trace *t;
-	int c, err, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			o.json = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "info ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("info ", "unexpected argument '%s'", argv[optind]);
+	if ((err = view_parse(&cmd, &o, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
 	/* counts only: no inline frames, nothing loaded that a walk can do */
 	t = open_trace(&in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_INLINE);
 	if (!t)
 		return EXIT_FAIL;
 	o.input = inputs_name(&in);
-	err = analysis__info(t, &o, stdout);
-	if (err) {
-		analysis_failed(&in, t, err);
-		ret = EXIT_FAIL;
-	}
-	if (close_output(stdout, NULL))
-		ret = EXIT_FAIL;
+	ret = view_done(&in, t, analysis__info(t, &o, stdout));
 	trace__free(t);
 	return ret;
 }

@@ -52,53 +52,45 @@ static void help(FILE *f)
 		"  d9prof offcpu -f folded | grep -v '\\[runqueue'   # blocked time only\n");
 }
 
+/* --min-block DUR, --idle */
+static int offcpu_option(void *ctx, int c, const char *arg)
+{
+	struct offcpu_opts *oo = ctx;
+
+	switch (c) {
+	case OPT_MIN_BLOCK:
+		if (duration_parse(arg, &oo->min_block_ns))
+			return usage_error("offcpu ", "bad --min-block '%s': " DURATION_WANT, arg);
+		return 0;
+	case OPT_IDLE:
+		oo->idle = 1;
+		return 0;
+	default:
+		return VIEW_NOT_MINE;
+	}
+}
+
 int cmd_offcpu(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
-		VIEW_OPT_TASK,
-		VIEW_OPT_BY,
-		VIEW_OPT_REVERSE,
-		VIEW_OPT_TITLE,
-		VIEW_OPT_MIN_POLL,
+		VIEW_OPT_FLAME,
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "idle", no_argument, NULL, OPT_IDLE },
-		VIEW_OPT_FORMAT,
-		VIEW_OPT_OUTPUT,
-		VIEW_OPT_NO_INLINE,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_END,
 	};
-	struct offcpu_opts oo = { .format = FLAME_SVG };
+	static const struct view_cmd cmd = { "offcpu ", "i:t:f:o:h", lopts, help, offcpu_option };
+	struct offcpu_opts oo = { 0 };
 	struct inputs in = { .n = 0 };
 	struct view_args va = { .format = FLAME_SVG };
-	const char *outp = NULL, *why;
+	const char *outp, *why;
 	struct session se;
 	FILE *out;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
-	int c, err, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:t:f:o:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MIN_BLOCK:
-			if (duration_parse(optarg, &oo.min_block_ns))
-				return usage_error("offcpu ", "bad --min-block '%s': " DURATION_WANT,
-						   optarg);
-			break;
-		case OPT_IDLE:
-			oo.idle = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "offcpu ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("offcpu ", "unexpected argument '%s'", argv[optind]);
+	if ((err = view_parse(&cmd, &oo, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
 	oo.sel = va.sel;
 	oo.by = va.by;
 	oo.reverse = va.reverse;

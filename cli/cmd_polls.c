@@ -10,7 +10,7 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_MIN = 256, OPT_SORT, OPT_WIDE };
+enum { OPT_SORT = 256 };
 
 static void help(FILE *f)
 {
@@ -50,68 +50,51 @@ static void help(FILE *f)
 		DEFAULT_LIMIT);
 }
 
+/* --sort duration|start */
+static int polls_option(void *ctx, int c, const char *arg)
+{
+	struct polls_opts *po = ctx;
+
+	if (c != OPT_SORT)
+		return VIEW_NOT_MINE;
+	if (!strcmp(arg, "duration"))
+		po->sort = POLLS_BY_DURATION;
+	else if (!strcmp(arg, "start"))
+		po->sort = POLLS_BY_START;
+	else
+		return usage_error("polls ", "bad sort key '%s': want duration or start", arg);
+	return 0;
+}
+
 int cmd_polls(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		FRAME_OPTION,
-		{ "min", required_argument, NULL, OPT_MIN },
+		VIEW_OPT_MIN,
 		VIEW_OPT_TASK,
 		VIEW_OPT_BY,
-		{ "wide", no_argument, NULL, OPT_WIDE },
+		VIEW_OPT_WIDE,
 		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "limit", required_argument, NULL, 'n' },
+		VIEW_OPT_LIMIT,
 		VIEW_OPT_NO_INLINE,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_END,
 	};
-	struct polls_opts po = { .sort = POLLS_BY_DURATION, .limit = DEFAULT_LIMIT };
+	static const struct view_cmd cmd = { "polls ", "i:t:n:h", lopts, help, polls_option };
+	struct polls_opts po = { .sort = POLLS_BY_DURATION };
 	struct inputs in = { .n = 0 };
-	struct view_args va = { 0 };
+	struct view_args va = { .limit = DEFAULT_LIMIT };
 	struct session se;
-	uint64_t v;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
-	int c, err, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:t:n:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MIN:
-			if (duration_parse(optarg, &po.min_ns))
-				return usage_error("polls ", "bad --min '%s': " DURATION_WANT,
-						   optarg);
-			break;
-		case OPT_WIDE:
-			po.wide = 1;
-			break;
-		case OPT_SORT:
-			if (!strcmp(optarg, "duration"))
-				po.sort = POLLS_BY_DURATION;
-			else if (!strcmp(optarg, "start"))
-				po.sort = POLLS_BY_START;
-			else
-				return usage_error("polls ",
-						   "bad sort key '%s': want duration or start",
-						   optarg);
-			break;
-		case 'n':
-			if (parse_u64(optarg, &v) || v > SIZE_MAX)
-				return usage_error("polls ",
-						   "bad limit '%s': want a number (0: all)", optarg);
-			po.limit = (size_t)v;
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "polls ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("polls ", "unexpected argument '%s'", argv[optind]);
+	if ((err = view_parse(&cmd, &po, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
 	po.sel = va.sel;
 	po.by = va.by;
+	po.min_ns = va.min_ns;
+	po.wide = va.wide;
+	po.limit = va.limit;
 	rflags |= va.rflags;
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))

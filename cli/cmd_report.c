@@ -38,48 +38,22 @@ int cmd_report(int argc, char **argv)
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		FRAME_OPTION,
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_FORMAT,
+		VIEW_OPT_END,
 	};
+	static const struct view_cmd cmd = { "report ", "i:f:h", lopts, help, NULL };
 	struct inputs in = { .n = 0 };
-	struct view_args va = { 0 };
+	struct view_args va = { .text_json = 1 };
 	struct session se;
-	int c, err, json = 0, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:f:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				json = 0;
-			else if (!strcmp(optarg, "json"))
-				json = 1;
-			else
-				return usage_error("report ",
-						   "bad format '%s': want text or json", optarg);
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "report ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("report ", "unexpected argument '%s'", argv[optind]);
+	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
 
 	if (session_open(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
 			 SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;
-	err = analysis__report(se.oc, se.d, json, stdout);
-	if (err) {
-		analysis_failed(&in, se.t, err);
-		ret = EXIT_FAIL;
-	}
-	if (close_output(stdout, NULL))
-		ret = EXIT_FAIL;
+	ret = view_done(&in, se.t, analysis__report(se.oc, se.d, va.json, stdout));
 	session_close(&se);
 	return ret;
 }

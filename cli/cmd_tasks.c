@@ -9,7 +9,7 @@
 
 #define DEFAULT_LIMIT 30
 
-enum { OPT_SORT = 256, OPT_WIDE };
+
 
 static void help(FILE *f)
 {
@@ -38,63 +38,54 @@ static void help(FILE *f)
 		DEFAULT_LIMIT);
 }
 
+/* --by task|name (not thread) and -s, --sort KEY */
+static int tasks_option(void *ctx, int c, const char *arg)
+{
+	static const char *const keys[] = {"cpu", "polls", "longest", "delay", "name"};
+	struct tasks_opts *o = ctx;
+	size_t k;
+
+	switch (c) {
+	case OPT_BY:
+		if (parse_group_by(arg, &o->by) || o->by == GROUP_THREAD)
+			return usage_error("tasks ", "bad --by '%s': want task or name "
+					   "(per thread: 'd9prof polls --by thread')", arg);
+		return 0;
+	case 's':
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (!strcmp(arg, keys[k]))
+				break;
+		if (k == sizeof(keys) / sizeof(keys[0]))
+			return usage_error("tasks ", "bad sort key '%s': want cpu, polls, "
+					   "longest, delay or name", arg);
+		o->sort = (enum tasks_sort)k;
+		return 0;
+	default:
+		return VIEW_NOT_MINE;
+	}
+}
+
 int cmd_tasks(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
-		{ "by", required_argument, NULL, OPT_BY },
+		VIEW_OPT_BY,
 		{ "sort", required_argument, NULL, 's' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "wide", no_argument, NULL, OPT_WIDE },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_LIMIT,
+		VIEW_OPT_WIDE,
+		VIEW_OPT_END,
 	};
-	static const char *const keys[] = {"cpu", "polls", "longest", "delay", "name"};
-	struct tasks_opts o = { .by = GROUP_TASK, .limit = DEFAULT_LIMIT };
+	static const struct view_cmd cmd = { "tasks ", "i:s:n:h", lopts, help, tasks_option };
+	struct tasks_opts o = { .by = GROUP_TASK };
 	struct inputs in = { .n = 0 };
-	struct view_args va = { 0 };
+	struct view_args va = { .limit = DEFAULT_LIMIT };
 	struct session se;
-	uint64_t v;
-	size_t k;
-	int c, err, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:s:n:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_WIDE:
-			o.wide = 1;
-			break;
-		case OPT_BY:
-			if (parse_group_by(optarg, &o.by) || o.by == GROUP_THREAD)
-				return usage_error("tasks ", "bad --by '%s': want task or name "
-						   "(per thread: 'd9prof polls --by thread')",
-						   optarg);
-			break;
-		case 's':
-			for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-				if (!strcmp(optarg, keys[k]))
-					break;
-			if (k == sizeof(keys) / sizeof(keys[0]))
-				return usage_error("tasks ", "bad sort key '%s': want cpu, polls, "
-						   "longest, delay or name", optarg);
-			o.sort = (enum tasks_sort)k;
-			break;
-		case 'n':
-			if (parse_u64(optarg, &v) || v > SIZE_MAX)
-				return usage_error("tasks ",
-						   "bad limit '%s': want a number (0: all)", optarg);
-			o.limit = (size_t)v;
-			break;
-		case 'h':
-			help(stdout);
-			return EXIT_OK;
-		default:
-			if ((err = view_option(&va, &in, "tasks ", c, optarg)))
-				return err;
-		}
-	}
-	if (optind < argc)
-		return usage_error("tasks ", "unexpected argument '%s'", argv[optind]);
+	if ((err = view_parse(&cmd, &o, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
+	o.limit = va.limit;
+	o.wide = va.wide;
 	/* no stacks printed: inline frames would be work for nothing */
 	if (session_open(&se, &in,
 			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_INLINE, 0,
@@ -104,13 +95,7 @@ int cmd_tasks(int argc, char **argv)
 		session_close(&se);
 		return EXIT_FAIL;
 	}
-	err = analysis__tasks(se.j, se.d, &o, stdout);
-	if (err) {
-		analysis_failed(&in, se.t, err);
-		ret = EXIT_FAIL;
-	}
-	if (close_output(stdout, NULL))
-		ret = EXIT_FAIL;
+	ret = view_done(&in, se.t, analysis__tasks(se.j, se.d, &o, stdout));
 	session_close(&se);
 	return ret;
 }

@@ -280,6 +280,8 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 
 int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, const char *arg)
 {
+	uint64_t n;
+
 	switch (c) {
 	case 'i':
 	case OPT_FROM:
@@ -305,7 +307,11 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
 			return usage_error(cmd, "bad --min-poll '%s': " DURATION_WANT, arg);
 		return 0;
 	case 'f':
-		if (parse_flame_format(arg, &v->format))
+		if (v->text_json && (!strcmp(arg, "text") || !strcmp(arg, "json")))
+			v->json = !strcmp(arg, "json");
+		else if (v->text_json)
+			return usage_error(cmd, "bad format '%s': want text or json", arg);
+		else if (parse_flame_format(arg, &v->format))
 			return usage_error(cmd, "bad format '%s': want svg or folded", arg);
 		return 0;
 	case 'o':
@@ -314,9 +320,56 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
 	case OPT_NO_INLINE:
 		v->rflags |= TRACE_READ_NO_INLINE;
 		return 0;
+	case OPT_MIN:
+		if (duration_parse(arg, &v->min_ns))
+			return usage_error(cmd, "bad --min '%s': " DURATION_WANT, arg);
+		return 0;
+	case 'n':
+		if (parse_u64(arg, &n) || n > SIZE_MAX)
+			return usage_error(cmd, "bad limit '%s': want a number (0: all)", arg);
+		v->limit = (size_t)n;
+		return 0;
+	case OPT_WIDE:
+		v->wide = 1;
+		return 0;
 	default:
 		return usage_error(cmd, "bad option");
 	}
+}
+
+int view_done(struct inputs *in, const struct trace *t, int err)
+{
+	int ret = EXIT_OK;
+
+	if (err) {
+		analysis_failed(in, t, err);
+		ret = EXIT_FAIL;
+	}
+	if (close_output(stdout, NULL))
+		ret = EXIT_FAIL;
+	return ret;
+}
+
+int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v, struct inputs *in,
+	       int argc, char **argv)
+{
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, cmd->sopts, cmd->lopts, NULL)) != -1) {
+		if (c == 'h') {
+			cmd->help(stdout);
+			return EXIT_OK;
+		}
+		err = cmd->own ? cmd->own(ctx, c, optarg) : VIEW_NOT_MINE;
+		if (err == VIEW_NOT_MINE)
+			err = view_option(v, in, cmd->name, c, optarg);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		return usage_error(cmd->name, "unexpected argument '%s'", argv[optind]);
+	return VIEW_RUN;
 }
 
 const char *inputs_name(struct inputs *in)
