@@ -46,11 +46,15 @@ need_decoder() {
 # a 2 s recording of the demo in $TRACE, once
 record_demo() {
 	[ -s "$TRACE" ] && return 0
-	"$DEMO" >/dev/null 2>&1 &
-	PIDS+=($!)
-	sleep 0.3
-	"$D9" record -p "$!" -d 2 -o "$TRACE" 2>"$TMP/rec.err" ||
+	start_ready "$TMP/demo.out" "$DEMO" || return 1
+	"$D9" record -p "$SPID" -d 2 -o "$TRACE" 2>"$TMP/rec.err" ||
 		{ cat "$TMP/rec.err"; fail "record failed"; return 1; }
+}
+
+# busiest_task: TASK, the id of the task with the most samples in $TRACE
+busiest_task() {
+	TASK=$("$D9" tasks -i "$TRACE" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1; exit}')
+	[ -n "$TASK" ] || fail "no task in the demo's recording"
 }
 
 # check ARGS...: export with ARGS, compare with folded of the same ARGS
@@ -72,13 +76,10 @@ t_pprof_matches_folded_stacks_and_labels() {
 }
 
 t_pprof_task_keeps_only_that_task() {
-	local task
 	need_decoder || return
 	record_demo || return
-	# the task with the most samples
-	task=$("$D9" tasks -i "$TRACE" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1; exit}')
-	[ -n "$task" ] || { fail "no task in the demo's recording"; return 1; }
-	check "$task" --task "$task"
+	busiest_task || return 1
+	check "$TASK" --task "$TASK"
 }
 
 t_pprof_offcpu_adds_a_third_value() {
@@ -125,8 +126,8 @@ t_speedscope_task_keeps_only_that_task() {
 	local task
 	need_decoder || return
 	record_demo || return
-	task=$("$D9" tasks -i "$TRACE" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1; exit}')
-	[ -n "$task" ] || { fail "no task in the demo's recording"; return 1; }
+	busiest_task || return 1
+	task=$TASK
 	speedscope task --task "$task" || return
 	node -e 'const p = JSON.parse(require("fs").readFileSync(process.argv[1])).profiles;
 		process.exit(p.length === 1 && p[0].name.startsWith("task " + process.argv[2]) ? 0 : 1)' \
@@ -159,8 +160,8 @@ find_chromium() {
 t_speedscope_loads_in_speedscope_in_chromium() {
 	local out=$ROOT/$B/e2e/export/out www=$TMP/www port url busiest c
 	need_decoder || return
-	command -v python3 >/dev/null || { say "skip - no python3 to serve speedscope"; return 0; }
-	find_chromium || return 0
+	command -v python3 >/dev/null || { say "skip - no python3 to serve speedscope"; return 2; }
+	find_chromium || return
 	c=$CHROME
 	record_demo || return
 	mkdir -p "$out" "$www" || return
@@ -225,10 +226,9 @@ chrome_export() {
 		{ cat "$TMP/exp.err"; fail "export --format chrome ${task:+--task $task} failed"; return 1; }
 	if [ -n "$task" ]; then
 		SAMPLES=$("$D9" flame -i "$TRACE" --task "$task" --format folded 2>/dev/null |
-			awk '{ n += $NF } END { print n + 0 }')
+			weight /dev/stdin)
 	else
-		SAMPLES=$("$D9" info -i "$TRACE" --json 2>/dev/null |
-			python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["samples"])')
+		SAMPLES=$(info_json "$TRACE" "j['counts']['samples']" 2>/dev/null)
 	fi
 	POLLS=$("$D9" polls -i "$TRACE" ${task:+--task "$task"} --limit 0 2>/dev/null |
 		sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
@@ -237,7 +237,7 @@ chrome_export() {
 
 # chrome: structure (check_chrome.py) against the trace's own counts
 t_chrome_is_well_formed_and_counts_match() {
-	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 0; }
+	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 2; }
 	record_demo || return
 	chrome_export || return
 	python3 tests/e2e/export/check_chrome.py "$TMP/c.json" "$SAMPLES" "$POLLS" | sed 's/^/    /'
@@ -248,8 +248,8 @@ t_chrome_is_well_formed_and_counts_match() {
 t_chrome_loads_in_devtools_performance_panel() {
 	local out=$ROOT/$B/e2e/export/out
 	need_decoder || return
-	command -v python3 >/dev/null || { say "skip - no python3 to read the counts"; return 0; }
-	find_chromium || return 0
+	command -v python3 >/dev/null || { say "skip - no python3 to read the counts"; return 2; }
+	find_chromium || return
 	record_demo || return
 	mkdir -p "$out" || return
 	chrome_export || return
@@ -261,10 +261,10 @@ t_chrome_loads_in_devtools_performance_panel() {
 
 t_chrome_task_keeps_only_that_task() {
 	local task
-	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 0; }
+	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 2; }
 	record_demo || return
-	task=$("$D9" tasks -i "$TRACE" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1; exit}')
-	[ -n "$task" ] || { fail "no task in the demo's recording"; return 1; }
+	busiest_task || return 1
+	task=$TASK
 	chrome_export "$task" || return
 	python3 tests/e2e/export/check_chrome.py "$TMP/c.json" "$SAMPLES" "$POLLS" | sed 's/^/    /'
 	[ "${PIPESTATUS[0]}" = 0 ] || { fail "chrome export of task $task is malformed"; return 1; }

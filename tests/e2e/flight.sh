@@ -31,26 +31,10 @@ now() { date +%s.%N; }
 # rss_kib PID
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 
-# wait_for FILE PATTERN SECONDS: until FILE has a line matching PATTERN
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -qE -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# json FILE EXPR: a python expression over j, the info --json of FILE
-json() {
-	"$D9" info --json -i "$1" | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"
-}
-
+# start_demo: the demo, DEMO_PID once it said ready
 start_demo() {
-	"$DEMO" >/dev/null 2>&1 &
-	PIDS+=($!)
-	DEMO_PID=$!
-	sleep 0.3
+	start_ready "$TMP/demo.out" "$DEMO" || return 1
+	DEMO_PID=$SPID
 }
 
 # record ARGS...: a recorder in the background, its stderr in $TMP/rec.err
@@ -63,7 +47,7 @@ record() {
 t_long_flight_holds_rss_flat_and_dumps_the_window_at_the_signal() {
 	local out=$TMP/long rss0=0 rss max=0 i t sig end span f
 	mkdir -p "$out"
-	start_demo
+	start_demo || return 1
 	record -p "$DEMO_PID" --flight=5s -o "$out"
 	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || {
 		cat "$TMP/rec.err"; fail "the recorder did not attach"; return; }
@@ -85,15 +69,15 @@ t_long_flight_holds_rss_flat_and_dumps_the_window_at_the_signal() {
 		{ cat "$TMP/rec.err"; fail "no dump line"; return; }
 	f=$(ls "$out"/d9prof-"$DEMO_PID"-*.data | head -1)
 	[ -f "$f" ] || { fail "no dump file in $out"; return; }
-	span=$(json "$f" "j['span']['duration_ns']/1e9")
-	end=$(json "$f" "j['span']['end_wall_ns']/1e9")
+	span=$(info_json "$f" "j['span']['duration_ns']/1e9")
+	end=$(info_json "$f" "j['span']['end_wall_ns']/1e9")
 	say "    dump: $span s, ending $(awk -v a="$end" -v b="$sig" 'BEGIN{printf "%.3f", a-b}') s after the signal"
 	awk -v s="$span" 'BEGIN{exit !(s >= 5 && s <= 6.25)}' ||
 		{ fail "the dump covers $span s, not the 5 s window (and at most a fifth more)"; return; }
 	awk -v e="$end" -v s="$sig" 'BEGIN{d=e-s; exit !(d >= 0 && d <= 1)}' ||
 		{ fail "the dump ends at $end, not at the signal ($sig)"; return; }
-	[ "$(json "$f" "j['dump_reasons']")" = "['SIGUSR1']" ] ||
-		{ fail "dump reason: $(json "$f" "j['dump_reasons']")"; return; }
+	[ "$(info_json "$f" "j['dump_reasons']")" = "['SIGUSR1']" ] ||
+		{ fail "dump reason: $(info_json "$f" "j['dump_reasons']")"; return; }
 	kill -INT "$REC"
 	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed at the end"; return; }
 	grep -q 'flight recorder: .* 2 dumps' "$TMP/rec.err" ||
@@ -103,10 +87,8 @@ t_long_flight_holds_rss_flat_and_dumps_the_window_at_the_signal() {
 t_trigger_dumps_the_slow_poll_with_time_before_and_after() {
 	local out=$TMP/trig f line dur start span
 	mkdir -p "$out"
-	"$SLOW" 14 3 120 >"$TMP/slow.out" &
-	PIDS+=($!)
-	wait_for "$TMP/slow.out" '^ready' 5 || { fail "slowpoll did not start"; return; }
-	record -p "$!" --flight=4s --trigger 'poll>80ms' -o "$out"
+	start_ready "$TMP/slow.out" "$SLOW" 14 3 120 || return 1
+	record -p "$SPID" --flight=4s --trigger 'poll>80ms' -o "$out"
 	wait_for "$TMP/rec.err" 'dump: .*trigger poll>80ms' 15 ||
 		{ cat "$TMP/rec.err"; fail "no trigger dump"; return; }
 	f=$(ls "$out"/*.data | head -1)
@@ -115,28 +97,26 @@ t_trigger_dumps_the_slow_poll_with_time_before_and_after() {
 	# POLL TASK(id name) THREAD(tid name) START DURATION ...
 	dur=$(awk '$2 == 2 && $3 == "slow" {print $7}' <<<"$line" | head -1)
 	start=$(awk '$2 == 2 && $3 == "slow" {print $6}' <<<"$line" | head -1)
-	span=$(json "$f" "j['span']['duration_ns']/1e9")
+	span=$(info_json "$f" "j['span']['duration_ns']/1e9")
 	[ -n "$dur" ] || { fail "the dump has no poll of task 2 (slow)"; return; }
 	awk -v d="$dur" 'BEGIN{v=d+0; exit !(d ~ /ms$/ && v >= 115 && v <= 200)}' ||
 		{ fail "the slow poll lasted $dur, not ~120ms"; return; }
 	# a 4 s window, dumped 2 s after the poll: about 2 s on either side
 	awk -v s="$start" -v span="$span" 'BEGIN{exit !(s >= 1 && span - s >= 1)}' ||
 		{ fail "the poll at $start s of $span s: not enough before and after"; return; }
-	json "$f" "j['dump_reasons'][0]" | grep -q '^trigger poll>80ms: task 2' ||
-		{ fail "reason: $(json "$f" "j['dump_reasons']")"; return; }
+	info_json "$f" "j['dump_reasons'][0]" | grep -q '^trigger poll>80ms: task 2' ||
+		{ fail "reason: $(info_json "$f" "j['dump_reasons']")"; return; }
 }
 
 t_delay_trigger_names_the_task_that_waited() {
 	local out=$TMP/delay f why
 	mkdir -p "$out"
-	"$ROOT/$B/e2e/latency/starve" 12 >"$TMP/starve.out" &
-	PIDS+=($!)
-	wait_for "$TMP/starve.out" '^ready' 5 || { fail "starve did not start"; return; }
-	record -p "$!" --flight=2s --trigger 'delay>10ms' -o "$out"
+	start_ready "$TMP/starve.out" "$ROOT/$B/e2e/latency/starve" 12 || return 1
+	record -p "$SPID" --flight=2s --trigger 'delay>10ms' -o "$out"
 	wait_for "$TMP/rec.err" 'dump: .*trigger delay>10ms' 15 ||
 		{ cat "$TMP/rec.err"; fail "no trigger dump"; return; }
 	f=$(ls "$out"/*.data | head -1)
-	why=$(json "$f" "j['dump_reasons'][0]")
+	why=$(info_json "$f" "j['dump_reasons'][0]")
 	say "    $why"
 	# the victim (task 2) waits behind the hog's 20 ms polls
 	grep -qE '^trigger delay>10ms: task 2 waited for its poll on thread [0-9]+ [12][0-9]\.[0-9] ms' <<<"$why" ||
@@ -148,17 +128,15 @@ t_runq_trigger_names_the_thread_that_waited_for_a_cpu() {
 	mkdir -p "$out"
 	taskset -c 0 "$ROOT/$B/e2e/latency/thief" 12 >"$TMP/thief.out" 2>&1 &
 	PIDS+=($!)
-	"$ROOT/$B/e2e/latency/pinned" 12 >"$TMP/pinned.out" &
-	PIDS+=($!)
-	target=$!
-	wait_for "$TMP/pinned.out" '^ready' 5 || { fail "pinned did not start"; return; }
+	start_ready "$TMP/pinned.out" "$ROOT/$B/e2e/latency/pinned" 12 || return 1
+	target=$SPID
 	record -p "$target" --flight=2s --trigger 'runq>2ms' -o "$out"
 	wait_for "$TMP/rec.err" 'dump: .*trigger runq>2ms' 15 || {
 		grep -q 'wakeups.*refused\|no wakeup' "$TMP/rec.err" &&
 			{ say "skip - wakeups are not recorded here: $(grep -m1 wakeup "$TMP/rec.err")"; return 2; }
 		cat "$TMP/rec.err"; fail "no trigger dump"; return; }
 	f=$(ls "$out"/*.data | head -1)
-	why=$(json "$f" "j['dump_reasons'][0]")
+	why=$(info_json "$f" "j['dump_reasons'][0]")
 	say "    $why"
 	# the pinned worker waits behind cputhief on CPU 0
 	grep -qE '^trigger runq>2ms: thread [0-9]+ waited for a CPU [0-9.]+ ms' <<<"$why" ||
@@ -170,7 +148,7 @@ t_runq_trigger_names_the_thread_that_waited_for_a_cpu() {
 t_kill_9_of_the_target_dumps_its_last_window() {
 	local out=$TMP/kill f died last start how
 	mkdir -p "$out"
-	start_demo
+	start_demo || return 1
 	record -p "$DEMO_PID" --flight=5s -o "$out"
 	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { fail "no attach"; return; }
 	sleep 3
@@ -183,11 +161,11 @@ t_kill_9_of_the_target_dumps_its_last_window() {
 	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
 	f=$(ls "$out"/*.data | head -1)
 	[ -f "$f" ] || { cat "$TMP/rec.err"; fail "no dump"; return; }
-	how=$(json "$f" "j['target_exit']")
-	say "    $how; $(json "$f" "j['dump_reasons']")"
+	how=$(info_json "$f" "j['target_exit']")
+	say "    $how; $(info_json "$f" "j['dump_reasons']")"
 	grep -q 'SIGKILL' <<<"$how" || { fail "target_exit '$how' does not name SIGKILL"; return; }
 	# the last poll that began, against the kill
-	start=$(json "$f" "j['span']['start_wall_ns']/1e9")
+	start=$(info_json "$f" "j['span']['start_wall_ns']/1e9")
 	last=$("$D9" polls -i "$f" --sort start --limit 0 | awk 'NR > 1 && $6 ~ /^[0-9.]+$/ {s = $6} END {print s}')
 	awk -v a="$start" -v l="$last" -v d="$died" 'BEGIN{x=d-(a+l); printf "    last poll began %.0f ms before the kill\n", x*1e3; exit !(x >= -0.05 && x <= 0.1)}' ||
 		fail "the last records are not within 100 ms of the death"
@@ -196,7 +174,7 @@ t_kill_9_of_the_target_dumps_its_last_window() {
 t_rotate_keeps_within_max_total_and_runs_on_segment_once_each() {
 	local out=$TMP/rot max=400000 total peak=0 n hooks i
 	mkdir -p "$out"
-	start_demo
+	start_demo || return 1
 	record -p "$DEMO_PID" --rotate 1s --max-total "$max" -o "$out" \
 		--on-segment "echo {} >> $TMP/hooks.log"
 	for ((i = 0; i < 60; i++)); do
@@ -222,18 +200,18 @@ t_rotate_keeps_within_max_total_and_runs_on_segment_once_each() {
 t_each_segment_of_a_dump_read_alone_places_every_poll_end() {
 	local out=$TMP/alone f k n off next
 	mkdir -p "$out"
-	start_demo
+	start_demo || return 1
 	record -p "$DEMO_PID" --flight=2s -o "$out"
 	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { fail "no attach"; return; }
 	sleep 4
 	kill -INT "$REC"
 	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
 	f=$(ls "$out"/*.data | head -1)
-	n=$(json "$f" "j['segments']['count']")
+	n=$(info_json "$f" "j['segments']['count']")
 	((n >= 4)) || { fail "$n segments in a 2 s window"; return; }
 	for ((k = 0; k < n; k++)); do
-		off=$(json "$f" "j['segments']['list'][$k]['offset']")
-		next=$(json "$f" "([s['offset'] for s in j['segments']['list']] + [$(stat -c %s "$f")])[$k + 1]")
+		off=$(info_json "$f" "j['segments']['list'][$k]['offset']")
+		next=$(info_json "$f" "([s['offset'] for s in j['segments']['list']] + [$(stat -c %s "$f")])[$k + 1]")
 		tail -c +"$((off + 1))" "$f" | head -c "$((next - off))" >"$TMP/seg$k.d9"
 		"$D9" report --format json -i "$TMP/seg$k.d9" >"$TMP/seg$k.json" 2>"$TMP/seg$k.err" ||
 			{ cat "$TMP/seg$k.err"; fail "segment $k alone does not read"; return; }

@@ -19,35 +19,13 @@
 #   LOAD=1         each test with 2 `yes >/dev/null` burning CPU beside it
 #   KEEP=1         keep the temporary directory (traces, outputs)
 #   JSON_TOOL=jq   check JSON with jq (or grep) even where python3 is
-set -u
-B=${B:-build}
+NAME=latency
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-1}
 LOAD=${LOAD:-0}
-KEEP=${KEEP:-0}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 1
-D9="$ROOT/$B/d9prof"
 SRC="$ROOT/tests/e2e/latency"
-TMP=$(mktemp -d /tmp/d9lat.XXXXXX)
-PIDS=()
 LOADPIDS=()
-pass=0 fail=0 skip=0
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}" "${LOADPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ "$KEEP" = 1 ]; then
-		printf 'kept %s\n' "$TMP"
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-say() { printf '%s\n' "$*"; }
-fail() { say "    $*"; return 1; }
 
 case $RUNS in '' | *[!0-9]* | 0) say "latency.sh: bad RUNS '$RUNS'"; exit 2 ;; esac
 [ -x "$D9" ] || { say "latency.sh: no $D9 (make first)"; exit 1; }
@@ -78,36 +56,12 @@ for n in starve pinned thief lost; do
 	build $n || { say "latency.sh: cannot build tests/e2e/latency/$n.c"; exit 1; }
 done
 
-# perf_event usable? (as root it is, whatever perf_event_paranoid says)
-PERF_OK=1
-PERF_WHY=""
-if ! perf_out=$("$D9" record -d 0.3 -o "$TMP/probe.data" -- sleep 1 2>&1); then
-	if grep -q "perf_event_open refused" <<<"$perf_out"; then
-		PERF_OK=0
-		PERF_WHY=$(grep -m1 refused <<<"$perf_out")
-	fi
-fi
-need_perf() {
-	if [ "$PERF_OK" = 0 ]; then
-		say "    skip: $PERF_WHY"
-		return 2
-	fi
-}
-
 # start NAME OUT ARGS...: start a scenario program, wait for its "ready"
 # line, set SPID
 start() {
 	local n=$1 out=$2; shift 2
-	"$BIN/$n" "$@" >"$out" 2>"$out.err" &
-	SPID=$!
-	PIDS+=("$SPID")
-	for _ in $(seq 100); do
-		grep -q '^ready' "$out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "$n did not get ready: $(cat "$out.err")"
+	start_ready "$out" "$BIN/$n" "$@"
 }
-stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 # task_id OUT NAME: the id a program printed as "task NAME ID"
 task_id() { awk -v n="$2" '$1 == "task" && $2 == n { print $3; exit }' "$1"; }
@@ -143,21 +97,23 @@ col_of() {
 
 # weight_of FOLDED FIXED-STRING: weight of the folded lines containing it
 weight_of() { awk -v pat="$2" 'index($0, pat) { s += $NF } END { print s + 0 }' "$1"; }
-weight() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 
 # ---- background load ------------------------------------------------------
 
-load_start() {
-	[ "$LOAD" = 1 ] || return 0
-	for _ in 1 2; do
-		yes >/dev/null &
-		LOADPIDS+=("$!")
-	done
-}
-load_stop() {
-	local p
+# loaded TEST: TEST, with 2 `yes >/dev/null` beside it when LOAD=1
+loaded() {
+	local rc p
+	if [ "$LOAD" = 1 ]; then
+		for _ in 1 2; do
+			yes >/dev/null &
+			LOADPIDS+=("$!")
+			PIDS+=("$!")
+		done
+	fi
+	"$1"; rc=$?
 	for p in "${LOADPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	LOADPIDS=()
+	return $rc
 }
 
 # ---- recordings, one per scenario and run ---------------------------------
@@ -172,8 +128,6 @@ record() {
 		fail "record failed: $(cat "$RD/$2.rec")"
 }
 
-# shellcheck source=tests/e2e/enough.sh
-. "$ROOT/tests/e2e/enough.sh"
 # task_samples NAME ID: the samples of task ID in $RD/NAME.data
 task_samples() {
 	"$D9" flame -i "$RD/$1.data" --task "$2" --format folded 2>/dev/null |
@@ -230,13 +184,8 @@ pinned_trace() {
 # pinned_rec SECS: pinned recorded SECS s, thief on CPU 0 beside it; GOT:
 # the busy task's samples
 pinned_rec() {
-	taskset -c 0 "$BIN/thief" 15 >"$RD/thief.out" 2>&1 &
-	local t=$!
-	PIDS+=("$t")
-	for _ in $(seq 100); do
-		grep -q '^ready' "$RD/thief.out" && break
-		sleep 0.05
-	done
+	start_ready -2 "$RD/thief.out" taskset -c 0 "$BIN/thief" 15 || return 1
+	local t=$SPID
 	[ "$(cat "/proc/$t/comm" 2>/dev/null)" = cputhief ] ||
 		{ stop "$t"; fail "thief's comm is not cputhief"; return 1; }
 	echo "$t" >"$RD/thief.pid"
@@ -775,37 +724,21 @@ t_lost_delays_json_never_polled() {
 }
 
 # ---- runner ---------------------------------------------------------------
-tests=$(declare -F | awk '{print $3}' | grep '^t_')
+# in this order: the tests of a scenario read its one recording
 order="t_starve_scenario t_starve_delays_text t_starve_delays_json
 	t_starve_tasks_delay_columns t_starve_report_red_flag
 	t_pinned_scenario t_pinned_polls_runq_column t_pinned_offcpu_runqueue_frame
 	t_pinned_report_runqueue
 	t_lost_scenario t_lost_report_never_polled t_lost_delays_json_never_polled
 	t_wakeups_refused_is_said"
-for t in $order; do
-	grep -qx "$t" <<<"$tests" || { say "missing test $t"; exit 1; }
-done
-[ -n "${ONLY:-}" ] && order=$(tr ' \t' '\n\n' <<<"$order" | grep -E -- "$ONLY")
 say "latency e2e: $RUNS run(s), $([ "$LOAD" = 1 ] && echo "loaded: 2 x yes" || echo idle)," \
 	"JSON checks by $JSON; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+E2E_WRAP=loaded
 for run in $(seq "$RUNS"); do
 	RD="$TMP/run$run"
 	mkdir -p "$RD"
-	for t in $order; do
-		name=${t#t_}
-		[ "$RUNS" -gt 1 ] && name="$name #$run"
-		say "== latency: $name"
-		load_start
-		t0=$(date +%s.%N)
-		$t; rc=$?
-		load_stop
-		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-		case $rc in
-		0) pass=$((pass + 1)); say "ok - $name (${secs}s)" ;;
-		2) skip=$((skip + 1)); say "skip - $name" ;;
-		*) fail=$((fail + 1)); say "not ok - $name (${secs}s)" ;;
-		esac
-	done
+	[ "$RUNS" -gt 1 ] && E2E_TAG=" #$run"
+	# shellcheck disable=SC2086
+	e2e_run $order
 done
-say "latency e2e: $pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+e2e_summary

@@ -1,11 +1,39 @@
 # shellcheck shell=bash
-# The harness the e2e scripts share: source it with NAME set, from the repo
-# root's tests/e2e/. It sets B, ROOT (and cd's there), D9 (the recorder under
-# test: D9=path overrides), TMP (removed at exit), PIDS (processes a test
-# started: killed after each test and at exit), say and fail; define tests
-# as t_* functions and end with e2e_run_tests, which runs them in the order
-# declared (ONLY=REGEX picks some) and exits non-zero if one failed. A test
-# returns 0 (ok), 2 (skipped: it said why) or anything else (not ok).
+# The harness every e2e script runs on: source it with NAME set, from the
+# repo root's tests/e2e/. It sets B, ROOT (and cd's there), D9 (the
+# recorder under test: D9=path overrides), TMP (removed at exit; KEEP=1
+# keeps it and says where), PIDS (processes a test started: killed after
+# each test and at exit), CLEAN_FILES (files outside TMP removed at exit),
+# and sources enough.sh. Define tests as t_* functions and end with
+# e2e_run_tests. A test prints its reasons indented ("    ...", see fail)
+# and returns 0 (ok), 2 (skipped: it said why) or anything else (not ok).
+#
+# The runner
+#   e2e_run_tests [T...]  e2e_run T... (default: every t_* function, by
+#                         name), then e2e_summary
+#   e2e_run T...          runs each test T matching ONLY=REGEX (against T
+#                         with or without its t_), printing "== NAME: T",
+#                         then "ok - T (Ns)", "skip - T" or "not ok - T
+#                         (Ns)"; E2E_WRAP=FN runs "FN T" instead of T (a
+#                         retry, a load around it), E2E_TAG is appended to
+#                         T's name (" #2" for a second run)
+#   e2e_summary           "NAME: N passed, N failed, N skipped" (the line
+#                         scripts/check.sh reads); non-zero if one failed
+#   e2e_skip_all WHY      the whole script skips: says "NAME: skip: WHY"
+#                         and a summary of 1 skipped, exits 0
+#
+# Tools for tests
+#   say TEXT, fail TEXT   a line; an indented reason, returning 1
+#   need_perf             0 where perf_event records here, else says why: 2
+#   start_ready [-2] [-t SECS] OUT CMD [ARG...]
+#                         CMD in the background (SPID, in PIDS), stdout in
+#                         OUT, stderr in OUT.err (-2: in OUT too); waits
+#                         up to SECS (5) for a line "ready..." in OUT: 1,
+#                         said, if none came or CMD died first
+#   stop PID              SIGTERM and reap (quiet when PID is gone)
+#   wait_for FILE ERE SECS  until FILE has a line matching ERE: 1 if not
+#   weight FOLDED         the total weight of a folded file
+#   info_json TRACE EXPR  a python3 expression over j, `d9prof info --json`
 set -u
 B=${B:-build}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -13,6 +41,7 @@ cd "$ROOT" || exit 1
 D9=${D9:-$ROOT/$B/d9prof}
 TMP=$(mktemp -d "/tmp/d9$NAME.XXXXXX")
 PIDS=()
+CLEAN_FILES=()
 pass=0 fail=0 skip=0
 e2e_kill_started() {
 	local p
@@ -20,9 +49,21 @@ e2e_kill_started() {
 	wait 2>/dev/null
 	PIDS=()
 }
-trap 'e2e_kill_started; rm -rf "$TMP"' EXIT
+e2e_cleanup() {
+	local f
+	e2e_kill_started
+	for f in "${CLEAN_FILES[@]}"; do rm -f "$f"; done
+	case ${KEEP:-0} in
+	0) rm -rf "$TMP" ;;
+	*) printf '%s: kept %s\n' "$NAME" "$TMP" ;;
+	esac
+}
+trap e2e_cleanup EXIT
+trap 'exit 130' INT TERM
 say() { printf '%s\n' "$*"; }
 fail() { say "    $*"; return 1; }
+# shellcheck source=tests/e2e/enough.sh
+. "$ROOT/tests/e2e/enough.sh"
 
 # need_perf: 0 where perf_event can record here (as root it can, whatever
 # perf_event_paranoid says), else say why and return 2 (skipped). The
@@ -42,21 +83,94 @@ need_perf() {
 	return 2
 }
 
-e2e_run_tests() {
-	local t rc
-	for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
-		[ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$t" && continue
-		say "== $NAME: ${t#t_}"
+wait_for() {
+	local i n
+	n=$(awk -v s="$3" 'BEGIN { print int(s * 20) }')
+	for ((i = 0; i < n; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+start_ready() {
+	local merge=0 secs=5 out i n
+	while :; do
+		case $1 in
+		-2) merge=1; shift ;;
+		-t) secs=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	out=$1
+	shift
+	if [ "$merge" = 1 ]; then
+		"$@" >"$out" 2>&1 &
+	else
+		"$@" >"$out" 2>"$out.err" &
+	fi
+	SPID=$!
+	PIDS+=("$SPID")
+	n=$(awk -v s="$secs" 'BEGIN { print int(s * 20) }')
+	for ((i = 0; i < n; i++)); do
+		grep -q '^ready' "$out" 2>/dev/null && return 0
+		kill -0 "$SPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q '^ready' "$out" 2>/dev/null && return 0
+	if [ "$merge" = 1 ]; then
+		fail "${1##*/} did not get ready: $(head -c 300 "$out")"
+	else
+		fail "${1##*/} did not get ready: $(head -c 300 "$out.err")"
+	fi
+}
+
+stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+weight() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+
+info_json() {
+	"$D9" info --json -i "$1" | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"
+}
+
+e2e_run() {
+	local t rc secs t0 name
+	for t in "$@"; do
+		declare -F "$t" >/dev/null || { say "missing test $t"; exit 1; }
+	done
+	for t in "$@"; do
+		[ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$t" &&
+			! grep -qE -- "$ONLY" <<<"${t#t_}" && continue
+		name=${t#t_}${E2E_TAG:-}
+		say "== $NAME: $name"
 		t0=$(date +%s.%N)
-		$t; rc=$?
+		${E2E_WRAP:+"$E2E_WRAP"} "$t"; rc=$?
 		e2e_kill_started
 		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 		case $rc in
-		0) pass=$((pass + 1)); say "ok - ${t#t_} (${secs}s)" ;;
-		2) skip=$((skip + 1)) ;;
-		*) fail=$((fail + 1)); say "not ok - ${t#t_} (${secs}s)" ;;
+		0) pass=$((pass + 1)); say "ok - $name (${secs}s)" ;;
+		2) skip=$((skip + 1)); say "skip - $name" ;;
+		*) fail=$((fail + 1)); say "not ok - $name (${secs}s)" ;;
 		esac
 	done
+}
+
+e2e_summary() {
 	say "$NAME: $pass passed, $fail failed, $skip skipped"
 	[ "$fail" = 0 ]
+}
+
+e2e_run_tests() {
+	if [ $# = 0 ]; then
+		# shellcheck disable=SC2046
+		set -- $(declare -F | awk '{print $3}' | grep '^t_')
+	fi
+	e2e_run "$@"
+	e2e_summary
+}
+
+e2e_skip_all() {
+	say "$NAME: skip: $*"
+	say "$NAME: 0 passed, 0 failed, 1 skipped"
+	exit 0
 }

@@ -4,26 +4,13 @@
 # perf_events and through the ctimer sampler. Task ids are looked up by
 # name in `d9prof tasks`; names of functions come from the program's
 # source (examples/tokio/src/main.rs), demangled, without ::h<hash>.
-set -u
-B=${B:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 1
-D9="$ROOT/$B/d9prof"
+#
+#   B=build    build directory
+#   ONLY=REGEX run only the matching tests
+NAME=tokio
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 BIN="$ROOT/$B/cargo/release/d9demo-tokio"
-TMP=$(mktemp -d /tmp/d9tokio.XXXXXX)
-PIDS=()
-pass=0 fail=0 skip=0
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-say() { printf '%s\n' "$*"; }
-fail() { say "    $*"; return 1; }
 
 # pct FOLDED ERE: percent (integer) of the weight whose line matches ERE
 pct() {
@@ -35,19 +22,11 @@ pct() {
 record_demo() {
 	local n=$1 pid
 	shift
-	"$BIN" -d 30 >"$TMP/$n.out" 2>"$TMP/$n.err" &
-	pid=$!
-	PIDS+=("$pid")
-	for _ in $(seq 100); do
-		grep -q '^ready' "$TMP/$n.out" && break
-		sleep 0.05
-	done
-	grep -q '^ready' "$TMP/$n.out" || fail "the service did not start: $(cat "$TMP/$n.err")" ||
-		return 1
+	start_ready "$TMP/$n.out" "$BIN" -d 30 || return 1
+	pid=$SPID
 	"$D9" record -p "$pid" "$@" -d 4 -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
 		fail "record failed: $(tail -3 "$TMP/$n.rec")" || return 1
-	kill "$pid"
-	wait "$pid" 2>/dev/null
+	stop "$pid"
 	"$D9" tasks -i "$TMP/$n.data" --limit 0 >"$TMP/$n.tasks" || fail "tasks failed" || return 1
 }
 tid() { awk -v n="$2" '$2 == n { print $1; exit }' "$TMP/$1.tasks"; }
@@ -102,19 +81,5 @@ t_ctimer_sampler() {
 	check_cpu_task ctimer && check_blocking_and_names ctimer
 }
 
-if [ ! -x "$BIN" ]; then
-	say "tokio: skip: no $BIN (make tokio-demo-bin; needs cargo)"
-	say "tokio: 0 passed, 0 failed, 1 skipped"
-	exit 0
-fi
-for t in t_perf_sampler t_ctimer_sampler; do
-	say "== tokio: ${t#t_}"
-	$t; rc=$?
-	case $rc in
-	0) pass=$((pass + 1)); say "ok - ${t#t_}" ;;
-	2) skip=$((skip + 1)); say "skip - ${t#t_}" ;;
-	*) fail=$((fail + 1)); say "not ok - ${t#t_}" ;;
-	esac
-done
-say "tokio: $pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+[ -x "$BIN" ] || e2e_skip_all "no $BIN (make tokio-demo-bin; needs cargo)"
+e2e_run_tests t_perf_sampler t_ctimer_sampler
