@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * record_segments.c - the engine's segments (record_int.h): every mode
+ * writes at least one; --rotate seals one every period into its own file,
+ * --flight keeps the last window in memory (record/flight.c) and dumps it
+ * on a signal, a trigger or the target's end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/command.h"
+#include "record/proc.h"
+#include "record/record_int.h"
+
+/* --max-size in flight mode bounds the segments held in memory, kept and
+ * open together (flight__bytes()): the kept ones to 3/5 of it (flight
+ * drops the oldest past that), the open one sealed past 1/5 (bound_open),
+ * and a fifth left for what one ring's drain and a seal write past that
+ * check. */
+#define FLIGHT_KEPT(max)	((max) / 5 * 3)
+#define FLIGHT_OPEN(max)	((max) / 5)
+
+/* ---- segments ------------------------------------------------------------ */
+
+/* Every thread of the target by name, from /proc (a new segment names
+ * its own threads; perf's COMM records came in earlier ones). */
+static void name_threads(struct rec *r)
+{
+	proc_for_each_tid(r->o->pid, record_thread_added, r);
+}
+
+/* The first chunk of a segment: which recording, which segment, from
+ * when (trace.h), and the clocks' offset for wall-clock times. */
+static void seg_head(struct rec *r, uint64_t now)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->seg_index);
+	record_note_err(r, trace_writer__meta(r->w, TRACE_META_RECORDING, r->recording));
+	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SEGMENT, buf));
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)now);
+	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SEGMENT_START, buf));
+	snprintf(buf, sizeof(buf), "%lld", (long long)record_realtime_offset_ns());
+	record_note_err(r, trace_writer__meta(r->w, TRACE_META_CLOCK_REALTIME, buf));
+	record_note_err(r, trace_writer__flush(r->w));
+	r->seg_start = now;
+	record_seg_snapshot(r, &r->base);
+}
+
+/* A writer for segment r->seg_index: into out_fd for one trace, else into
+ * what flight gives. */
+static int seg_writer(struct rec *r, uint64_t now, struct trace_writer **w)
+{
+	int fd = r->o->out_fd, err;
+
+	if (r->fl) {
+		err = flight__open(r->fl, r->seg_index, now, time(NULL), &fd);
+		if (err)
+			return err;
+	}
+	*w = trace_writer__new(fd);
+	return *w ? 0 : -errno;
+}
+
+int record_seg_first(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	uint64_t now = record_now_ns();
+	unsigned char rnd[6] = {0};
+	int err;
+
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
+		memset(rnd, 0, sizeof(rnd));
+	snprintf(r->recording, sizeof(r->recording), "%02x%02x%02x%02x%02x%02x-%d-%llu", rnd[0],
+		 rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], (int)getpid(), (unsigned long long)now);
+	if (o->segments != RECORD_ONE_TRACE) {
+		char comm[64], path[64], why[256];
+		struct flight_opts fo = {
+		    .mode = o->segments == RECORD_FLIGHT ? FLIGHT_MEMORY : FLIGHT_ROTATE,
+		    .dir = o->dir,
+		    .pid = o->pid,
+		    .window_ns = (uint64_t)(o->window * 1e9),
+		    .max_bytes = FLIGHT_KEPT(o->max_size),
+		    .max_total = o->max_total,
+		    .key_prefix = o->key_prefix,
+		    .service = comm,
+		    .on_segment = o->on_segment,
+		    .max_hooks = RECORD_MAX_HOOKS,
+		    .hook_timeout_ns = (uint64_t)(o->hook_timeout * 1e9),
+		    .owner = (uid_t)-1,
+		};
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
+		if (!stat(path, &sb))
+			fo.owner = sb.st_uid;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)o->pid);
+		record_read_file(path, comm, sizeof(comm), 0);
+		err = flight__new(&fo, &r->fl, why, sizeof(why));
+		if (err) {
+			snprintf(r->st->why, sizeof(r->st->why), "cannot use '%.80s': %.160s", o->dir,
+				 why[0] ? why : strerror(-err));
+			return err;
+		}
+		if ((err = livestate__new(&r->ls)) ||
+		    (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
+			return err;
+		/* a flight recorder's last dump says how its target ended */
+		err = exitwatch__open(o->pid, EXITWATCH_MAY_MOUNT, &r->ew, why, sizeof(why));
+		if (err)
+			return err;
+		if (!exitwatch__traced(r->ew))
+			record_log(r, RECORD_INFO, "how the target ends: from /proc and its pidfd "
+			      "only (%s)", why);
+		/* a flight window is kept in about five segments: a dump
+		 * holds between one window and a fifth more */
+		r->seg_period = o->segments == RECORD_FLIGHT ? (uint64_t)(o->window * 1e9 / 5)
+							     : (uint64_t)(o->rotate * 1e9);
+		if (r->seg_period < 100000000ULL)
+			r->seg_period = 100000000ULL;
+		r->next_seal = now + r->seg_period;
+	}
+	err = seg_writer(r, now, &r->w);
+	if (err) {
+		snprintf(r->st->why, sizeof(r->st->why), "cannot start the trace: %s",
+			 strerror(-err));
+		return err;
+	}
+	seg_head(r, now);
+	return 0;
+}
+
+/* Close the open segment at @now: its part of the counts, its symbols,
+ * its END; then keep it (flight) or seal its file (rotate). */
+void record_seg_seal(struct rec *r, uint64_t now)
+{
+	struct trace_counters c;
+	struct seg_base b;
+	struct flight_sealed sealed;
+	int err;
+
+	record_drain_open_polls(r);
+	record_seg_snapshot(r, &b);
+	record_seal_meta(r);
+	record_write_build_ids(r);
+	memset(&c, 0, sizeof(c));
+	c.samples = b.samples - r->base.samples;
+	c.events = b.events - r->base.events;
+	c.lost_samples = b.lost_samples - r->base.lost_samples;
+	c.shim_drops = b.shim_drops - r->base.shim_drops;
+	c.start_time = r->seg_start;
+	c.end_time = now;
+	if (!r->err)
+		r->err = trace_writer__finish(r->w, r->sc ? symcache__resolve : symbolizer__resolve,
+					      r->sc ? (void *)r->sc : (void *)r->sym, &c);
+	if (!r->sc)
+		r->st->frames = trace_writer__nframes(r->w);
+	r->st->segments++;
+	if (!r->fl || r->err)
+		return;
+	err = flight__seal(r->fl, now, &sealed);
+	if (err) {
+		record_log(r, RECORD_WARN, "segment %llu lost: %s", (unsigned long long)r->seg_index,
+		      strerror(-err));
+		return;
+	}
+	r->st->segments_dropped += sealed.dropped;
+	if (sealed.path[0])
+		record_log(r, RECORD_INFO, "segment %s (%.1f MiB)", sealed.path,
+		      (double)sealed.bytes / (1 << 20));
+}
+
+/* The next segment, from @now: its own head, names and what is open. */
+static void seg_next(struct rec *r, uint64_t now)
+{
+	struct trace_writer *old = r->w, *w;
+	const struct trace_event *open;
+	size_t n;
+	int err;
+
+	r->seg_index++;
+	/* tasks quiet for a second: a late event of theirs is long drained */
+	livestate__purge(r->ls, now > 1000000000ULL ? now - 1000000000ULL : 0);
+	err = seg_writer(r, now, &w);
+	if (err) {
+		record_note_err(r, err);
+		return;
+	}
+	r->w = w;
+	seg_head(r, now);
+	record_write_meta(r);
+	if (r->seg)
+		record_shim_names(r);
+	name_threads(r);
+	n = livestate__open(r->ls, &open);
+	record_note_err(r, trace_writer__state(r->w, open, n));
+	/* switch-outs waiting for their switch-in move over with their
+	 * stacks (the old writer still knows them) */
+	if (r->oc) {
+		record_note_err(r, offcpu_rec__set_writer(r->oc, r->w));
+		offcpu_rec__prune(r->oc);
+	}
+	if (r->ct)
+		ctimer_rec__forget_names(r->ct);
+	trace_writer__free(old);
+	r->next_seal = now + r->seg_period;
+}
+
+/* Seal the open segment, and go on in the next one. */
+static void seg_roll(struct rec *r, uint64_t now)
+{
+	record_seg_seal(r, now);
+	seg_next(r, now);
+}
+
+/* A flight recorder's memory: the livestate as large as its segments
+ * allow (each segment's STATE carries what is open, 48 bytes an entry
+ * before compression, in under a tenth of the open segment's share). */
+void record_bound_memory(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+
+	r->state_max = LIVESTATE_MAX;
+	if (!r->ls)
+		return;
+	if (o->segments == RECORD_FLIGHT && o->max_size) {
+		uint64_t n = FLIGHT_OPEN(o->max_size) / 10 / 48;
+
+		r->state_max = n < 1024 ? 1024 : n > LIVESTATE_MAX ? LIVESTATE_MAX : (size_t)n;
+	}
+	livestate__set_max(r->ls, r->state_max);
+}
+
+/* After a ring is drained: a flight recorder's open segment past its
+ * share of --max-size is sealed now, not at the tick's end (a drain adds
+ * at most a ring's records, a chunk or two written to the segment). */
+void record_bound_open(struct rec *r)
+{
+	uint64_t open, held;
+
+	if (!r->fl || r->o->segments != RECORD_FLIGHT || !r->o->max_size)
+		return;
+	held = flight__bytes(r->fl, &open);
+	if (held > r->st->held_max)
+		r->st->held_max = held;
+	if (open > FLIGHT_OPEN(r->o->max_size))
+		seg_roll(r, record_now_ns());
+}
+
+/* Seal the open segment and write the window ending @now (flight). */
+void record_dump(struct rec *r, uint64_t now, const char *why, int last)
+{
+	struct flight_dump d;
+	int err;
+
+	record_note_err(r, trace_writer__meta(r->w, TRACE_META_DUMP_REASON, why));
+	if (last)
+		record_seg_seal(r, now);
+	else
+		seg_roll(r, now);
+	if (r->err)
+		return;
+	err = flight__dump(r->fl, now, time(NULL), &d);
+	if (err) {
+		r->st->dump_failures++;
+		record_log(r, RECORD_WARN, "cannot write the dump (%s) to %s: %s", why, r->o->dir,
+		      strerror(-err));
+		return;
+	}
+	r->st->dumps++;
+	r->st->dumps_deleted += d.deleted;
+	if (r->o->on_dump) {
+		struct record_dump rd = {.path = d.path, .from = d.from, .to = d.to,
+					 .segments = d.segments, .bytes = d.bytes, .why = why};
+
+		r->o->on_dump(r->o->ctx, &rd);
+	}
+}
+
+static const char *trigger_name(enum record_trigger_kind k)
+{
+	return k == RECORD_TRIGGER_POLL ? "poll" : k == RECORD_TRIGGER_DELAY ? "delay" : "runq";
+}
+
+/* The first trigger of @kind over @ns: schedule a dump half a window
+ * later, so that it holds as much before the event as after. */
+static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns, uint64_t at,
+		    const char *what)
+{
+	const struct record_opts *o = r->o;
+	uint64_t cool = (uint64_t)((o->cooldown > 0 ? o->cooldown : o->window) * 1e9);
+	unsigned int i, hot = RECORD_MAX_TRIGGERS;
+
+	if (r->dump_at)
+		return;	/* the dump due holds this one too */
+	for (i = 0; i < o->ntriggers; i++) {
+		if (o->triggers[i].kind != kind || ns <= o->triggers[i].ns)
+			continue;
+		if (hot == RECORD_MAX_TRIGGERS)
+			hot = i;
+		if (at >= r->cooldown_until[i])
+			break;
+	}
+	if (i == o->ntriggers) {
+		if (hot < RECORD_MAX_TRIGGERS)
+			r->st->trigger_cooled[hot]++;
+		return;
+	}
+	snprintf(r->dump_why, sizeof(r->dump_why), "trigger %s>%.3gms: %s %.1f ms at %.3f s",
+		 trigger_name(kind), (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
+		 (double)(at - r->start_ns) / 1e9);
+	r->dump_at = at + (uint64_t)(o->window * 1e9 / 2);
+	r->cooldown_until[i] = at + cool;
+	r->st->trigger_dumps[i]++;
+	record_log(r, RECORD_INFO, "%s: dumping in %.1f s", r->dump_why, o->window / 2);
+}
+
+static void check_triggers(struct rec *r)
+{
+	struct livestate_hit h;
+	uint32_t tid;
+	uint64_t at, ns;
+	char what[96];
+
+	if (!r->o->ntriggers)
+		return;
+	if (livestate__hit(r->ls, &h)) {
+		snprintf(what, sizeof(what), "task %llu %s on thread %u",
+			 (unsigned long long)h.task,
+			 h.kind == LIVESTATE_POLL ? "polled" : "waited for its poll", h.tid);
+		trigger(r, h.kind == LIVESTATE_POLL ? RECORD_TRIGGER_POLL : RECORD_TRIGGER_DELAY,
+			h.ns, h.time, what);
+	}
+	if (r->oc && offcpu_rec__runq_hit(r->oc, &tid, &at, &ns)) {
+		snprintf(what, sizeof(what), "thread %u waited for a CPU", tid);
+		trigger(r, RECORD_TRIGGER_RUNQ, ns, at, what);
+	}
+}
+
+/* Limits for the triggers, where they are seen. */
+void record_arm_triggers(struct rec *r)
+{
+	uint64_t lim[4] = {0};
+
+	for (unsigned int i = 0; i < r->o->ntriggers; i++) {
+		const struct record_trigger *t = &r->o->triggers[i];
+
+		if (t->kind >= 1 && t->kind <= 3 && (!lim[t->kind] || t->ns < lim[t->kind]))
+			lim[t->kind] = t->ns;
+	}
+	if (r->ls)
+		livestate__set_limits(r->ls, lim[RECORD_TRIGGER_POLL], lim[RECORD_TRIGGER_DELAY]);
+	if (r->oc)
+		offcpu_rec__set_runq_limit(r->oc, lim[RECORD_TRIGGER_RUNQ]);
+}
+
+/* Every tick of a segmented recording: dumps asked for or due, seals due,
+ * commands ended. */
+void record_segments_tick(struct rec *r, uint64_t now)
+{
+	const struct record_opts *o = r->o;
+	uint64_t open, held;
+	struct flight_hooks h;
+
+	if (!r->fl)
+		return;
+	/* (the most held is just before a seal may drop segments) */
+	held = flight__bytes(r->fl, &open);
+	if (held > r->st->held_max)
+		r->st->held_max = held;
+	check_triggers(r);
+	if (o->dump_now && *o->dump_now) {
+		*o->dump_now = 0;
+		if (o->segments == RECORD_FLIGHT)
+			record_dump(r, now, "SIGUSR1", 0);
+		else
+			seg_roll(r, now);
+	} else if (r->dump_at && now >= r->dump_at) {
+		r->dump_at = 0;
+		record_dump(r, now, r->dump_why, 0);
+	} else if (now >= r->next_seal || (o->max_size && open > o->max_size / 5)) {
+		seg_roll(r, now);
+	}
+	if (flight__reap(r->fl, now, &h))
+		record_log(r, RECORD_WARN, "--on-segment: %s", h.why);
+	r->st->hook_failures += h.failed;
+	r->st->hooks_skipped += h.skipped;
+	r->st->hooks_running = h.running + h.waiting;
+}
