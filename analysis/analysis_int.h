@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * analysis_int.h - private to analysis/: a u64 hash map, the flame tree's
- * layout, and small helpers shared by the views (labels.c for names and
- * formats, stacks.c for stacks). Nothing outside analysis/ may include it.
+ * analysis_int.h - private to analysis/: the flame tree's layout, and
+ * small helpers shared by the views (labels.c for names and formats,
+ * stacks.c for stacks). Nothing outside analysis/ may include it.
  */
 #ifndef D9_ANALYSIS_INT_H
 #define D9_ANALYSIS_INT_H
@@ -13,29 +13,7 @@
 #include "analysis/analysis.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
-
-/* ---- u64 -> u64 open-addressing map (linear probing, load <= 1/2) ---- */
-
-#define AMAP_EMPTY UINT64_MAX
-
-struct amap {
-	uint64_t *keys; /* AMAP_EMPTY marks a free slot */
-	uint64_t *vals;
-	size_t cap; /* power of two */
-	size_t n;
-	/* AMAP_EMPTY itself is a legal key (a task id read from a corrupt
-	 * file); it lives here instead of in the table */
-	int has_empty_key;
-	uint64_t empty_val;
-};
-
-int amap_init(struct amap *m, size_t hint);
-/* The value slot of @key, inserted as 0 if absent (*@created = 1 then;
- * @created may be NULL). NULL on -ENOMEM. Valid until the next insert. */
-uint64_t *amap_get(struct amap *m, uint64_t key, int *created);
-/* The value slot of @key, or NULL if absent. */
-uint64_t *amap_find(const struct amap *m, uint64_t key);
-void amap_release(struct amap *m);
+#include "lib/map.h"
 
 /* ---- the join's sample walk (join.c) -------------------------------- */
 
@@ -58,7 +36,7 @@ int join_for_each_sample(const struct join *j, join_sample_fn fn, void *ctx);
 /* Samples per (root, stack), as join__new() counted them: root = task
  * index + 1 for samples inside a poll, 0 outside. */
 struct join_agg {
-	struct amap map;	/* root << 32 | stack -> index below */
+	struct lib_map map;	/* root << 32 | stack -> index below */
 	uint64_t *weight;	/* sample weight */
 	uint64_t *count;	/* samples */
 	size_t n, cap;
@@ -96,7 +74,7 @@ struct flame {
 	uint32_t *lab_tab; /* open addressing: label id + 1, 0 = free */
 	size_t lab_tab_cap;
 
-	struct amap edges; /* (parent << 32 | label) -> child node */
+	struct lib_map edges; /* (parent << 32 | label) -> child node */
 
 	/* depth-1 frames are task roots ("task N name", "[no poll]"): the
 	 * SVG gives them their own palette */
@@ -212,8 +190,8 @@ char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *bu
 struct hot {
 	uint32_t *canon;  /* analysis_stack_canon(), made by hot_walk */
 	size_t ncanon;
-	struct amap want; /* poll id -> 1 + index in best */
-	struct amap w;	  /* poll << 32 | canon[stack] -> weight */
+	struct lib_map want; /* poll id -> 1 + index in best */
+	struct lib_map w;	  /* poll << 32 | canon[stack] -> weight */
 	uint32_t *best;	  /* per wanted poll: stack id, UINT32_MAX none */
 	uint64_t *best_w;
 	size_t n, cap;

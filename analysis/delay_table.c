@@ -21,7 +21,7 @@
 int hot_init(struct hot *h)
 {
 	memset(h, 0, sizeof(*h));
-	return amap_init(&h->want, 64) || amap_init(&h->w, 256) ? -ENOMEM : 0;
+	return lib_map_init(&h->want, 64) || lib_map_init(&h->w, 256) ? -ENOMEM : 0;
 }
 
 int hot_want(struct hot *h, int32_t poll)
@@ -31,7 +31,7 @@ int hot_want(struct hot *h, int32_t poll)
 
 	if (poll < 0)
 		return 0;
-	v = amap_get(&h->want, (uint64_t)poll, &created);
+	v = lib_map_get(&h->want, (uint64_t)poll, &created);
 	if (!v)
 		return -ENOMEM;
 	if (!created)
@@ -48,10 +48,10 @@ static int hot_sample(void *ctx, const struct trace_sample *s, const struct join
 	struct hot *h = ctx;
 	uint64_t *v;
 
-	if (!p || p->id < 0 || !amap_find(&h->want, (uint64_t)p->id))
+	if (!p || p->id < 0 || !lib_map_find(&h->want, (uint64_t)p->id))
 		return 0;
-	v = amap_get(&h->w,
-		     (uint64_t)p->id << 32 | stack_canon(h->canon, h->ncanon, s->stack), NULL);
+	v = lib_map_get(&h->w,
+			(uint64_t)p->id << 32 | stack_canon(h->canon, h->ncanon, s->stack), NULL);
 	if (!v)
 		return -ENOMEM;
 	*v += sample_weight(s);
@@ -60,6 +60,7 @@ static int hot_sample(void *ctx, const struct trace_sample *s, const struct join
 
 int hot_walk(struct hot *h, const struct join *j)
 {
+	uint64_t k, *w;
 	size_t i;
 	int err;
 
@@ -76,15 +77,16 @@ int hot_walk(struct hot *h, const struct join *j)
 	err = join_for_each_sample(j, hot_sample, h);
 	if (err)
 		return err;
-	for (i = 0; i < h->w.cap; i++) {
-		uint64_t k = h->w.keys[i], *ix;
+	i = 0;
+	while (lib_map_next(&h->w, &i, &k, &w)) {
 		uint32_t stack = (uint32_t)k;
+		uint64_t *ix = lib_map_find(&h->want, k >> 32);
 
-		if (k == AMAP_EMPTY || !(ix = amap_find(&h->want, k >> 32)))
+		if (!ix)
 			continue;
-		if (h->w.vals[i] > h->best_w[*ix - 1] ||
-		    (h->w.vals[i] == h->best_w[*ix - 1] && stack < h->best[*ix - 1])) {
-			h->best_w[*ix - 1] = h->w.vals[i];
+		if (*w > h->best_w[*ix - 1] ||
+		    (*w == h->best_w[*ix - 1] && stack < h->best[*ix - 1])) {
+			h->best_w[*ix - 1] = *w;
 			h->best[*ix - 1] = stack;
 		}
 	}
@@ -93,8 +95,8 @@ int hot_walk(struct hot *h, const struct join *j)
 
 void hot_release(struct hot *h)
 {
-	amap_release(&h->want);
-	amap_release(&h->w);
+	lib_map_release(&h->want);
+	lib_map_release(&h->w);
 	free(h->canon);
 	free(h->best);
 	free(h->best_w);
@@ -103,7 +105,7 @@ void hot_release(struct hot *h)
 size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
 			 char lab[HOT_FRAMES][256])
 {
-	const uint64_t *ix = poll >= 0 ? amap_find(&h->want, (uint64_t)poll) : NULL;
+	const uint64_t *ix = poll >= 0 ? lib_map_find(&h->want, (uint64_t)poll) : NULL;
 	const uint32_t *fr = NULL;
 	size_t m, k, n = 0;
 

@@ -46,7 +46,7 @@ struct ch {
 	const char *pid; /* the target's, as the trace says it */
 	int first;	 /* no event written yet */
 	/* the stack tree: node n (from 1) is label[n] under parent[n] */
-	struct amap edges; /* parent << 32 | label -> node */
+	struct lib_map edges; /* parent << 32 | label -> node */
 	uint32_t *label, *parent;
 	struct flame *lab; /* the labels, interned */
 	uint32_t *lab_of;  /* per trace frame: its label id + 1, 0 = not yet */
@@ -128,7 +128,7 @@ static uint32_t stack_node(struct ch *x, uint32_t s)
 
 		if (lab == UINT32_MAX)
 			return UINT32_MAX;
-		v = amap_get(&x->edges, (uint64_t)node << 32 | lab, &created);
+		v = lib_map_get(&x->edges, (uint64_t)node << 32 | lab, &created);
 		if (!v)
 			return UINT32_MAX;
 		if (created) {
@@ -474,7 +474,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	x.pid = analysis_meta(x.t, TRACE_META_PID);
 	if (!x.pid || !*x.pid || strspn(x.pid, "0123456789") != strlen(x.pid))
 		x.pid = "0";
-	err = amap_init(&x.edges, 1024);
+	err = lib_map_init(&x.edges, 1024);
 	if (err)
 		goto out;
 	x.leaf = calloc(x.t->nstacks + 1, sizeof(*x.leaf));
@@ -509,7 +509,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 out:
 	if (o && o->result)
 		*o->result = res;
-	amap_release(&x.edges);
+	lib_map_release(&x.edges);
 	free(x.label);
 	free(x.parent);
 	free(x.lab_of);

@@ -67,16 +67,16 @@ struct ex {
 	const struct export_opts *o;
 	struct export_result res;
 	struct flame *str;	/* the string table: index = label id + 1 */
-	struct amap set_of;	/* poll id, or 1 << 32 | tid -> set index */
+	struct lib_map set_of;	/* poll id, or 1 << 32 | tid -> set index */
 	struct lset *sets;
 	size_t nsets, sets_cap;
-	struct amap sample_of;	/* set << 32 | stack -> index in samples */
+	struct lib_map sample_of;	/* set << 32 | stack -> index in samples */
 	struct psample *samples;
 	size_t nsamples, samples_cap;
 	uint32_t *loc_of;	/* per frame id: location id, 0 = none yet */
 	uint64_t nlocs;
-	struct amap fn_of;	/* name << 32 | file -> function id */
-	struct amap map_of;	/* module string -> mapping index */
+	struct lib_map fn_of;	/* name << 32 | file -> function id */
+	struct lib_map map_of;	/* module string -> mapping index */
 	struct mapping *maps;
 	size_t nmaps, maps_cap;
 	struct pbuf locs, fns, tmp, tmp2;
@@ -116,7 +116,7 @@ static uint32_t str(struct ex *x, const char *s)
 static int lset_index(struct ex *x, uint64_t key, const struct lset *l, uint32_t *ix)
 {
 	int created;
-	uint64_t *v = amap_get(&x->set_of, key, &created);
+	uint64_t *v = lib_map_get(&x->set_of, key, &created);
 
 	if (!v)
 		return -ENOMEM;
@@ -139,7 +139,7 @@ static int add(struct ex *x, uint64_t set_key, const struct lset *l, uint32_t st
 
 	if (err)
 		return err;
-	p = amap_get(&x->sample_of, (uint64_t)set << 32 | stack, &created);
+	p = lib_map_get(&x->sample_of, (uint64_t)set << 32 | stack, &created);
 	if (!p)
 		return -ENOMEM;
 	if (created) {
@@ -239,7 +239,7 @@ static int function_id(struct ex *x, uint32_t fid, uint64_t *id)
 	uint32_t name = str(x, fn_name(x->t, fid, buf, sizeof(buf)));
 	uint32_t file = str(x, module_of(f));
 	int created;
-	uint64_t *v = amap_get(&x->fn_of, (uint64_t)name << 32 | file, &created);
+	uint64_t *v = lib_map_get(&x->fn_of, (uint64_t)name << 32 | file, &created);
 
 	if (!v)
 		return -ENOMEM;
@@ -266,7 +266,7 @@ static int mapping_id(struct ex *x, const struct trace_frame *f, uint64_t *id)
 	*id = 0;
 	if (!file)
 		return 0;
-	v = amap_get(&x->map_of, file, &created);
+	v = lib_map_get(&x->map_of, file, &created);
 	if (!v)
 		return -ENOMEM;
 	if (created) {
@@ -488,8 +488,8 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
 	err = -ENOMEM;
 	x.str = flame__new();
 	x.loc_of = calloc(x.t->nframes + 1, sizeof(*x.loc_of));
-	if (!x.str || !x.loc_of || amap_init(&x.set_of, 256) || amap_init(&x.sample_of, 1024) ||
-	    amap_init(&x.fn_of, 256) || amap_init(&x.map_of, 16))
+	if (!x.str || !x.loc_of || lib_map_init(&x.set_of, 256) || lib_map_init(&x.sample_of, 1024) ||
+	    lib_map_init(&x.fn_of, 256) || lib_map_init(&x.map_of, 16))
 		goto out;
 	err = join_for_each_sample(j, on_sample, &x);
 	if (!err && o->offcpu)
@@ -506,10 +506,10 @@ out:
 	free(x.sets);
 	free(x.samples);
 	free(x.maps);
-	amap_release(&x.set_of);
-	amap_release(&x.sample_of);
-	amap_release(&x.fn_of);
-	amap_release(&x.map_of);
+	lib_map_release(&x.set_of);
+	lib_map_release(&x.sample_of);
+	lib_map_release(&x.fn_of);
+	lib_map_release(&x.map_of);
 	pbuf_release(&x.locs);
 	pbuf_release(&x.fns);
 	pbuf_release(&x.tmp);

@@ -66,7 +66,7 @@ struct flame *flame__new(void)
 		return NULL;
 	f->lab_tab_cap = 256;
 	f->lab_tab = calloc(f->lab_tab_cap, sizeof(*f->lab_tab));
-	if (!f->lab_tab || amap_init(&f->edges, 256) || flame_intern(f, "all", 3, &all) ||
+	if (!f->lab_tab || lib_map_init(&f->edges, 256) || flame_intern(f, "all", 3, &all) ||
 	    node_new(f, FNODE_NONE, all, &root)) {
 		flame__free(f);
 		errno = ENOMEM;
@@ -159,7 +159,7 @@ int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id)
 static int reindex(struct flame *f)
 {
 	for (size_t i = 1; i < f->nnodes; i++) {
-		uint64_t *v = amap_get(
+		uint64_t *v = lib_map_get(
 		    &f->edges, (uint64_t)f->nodes[i].parent << 32 | f->nodes[i].label,
 		    NULL);
 
@@ -184,7 +184,7 @@ static int flame_child(struct flame *f, uint32_t parent, uint32_t label, uint32_
 		if (err)
 			return err;
 	}
-	v = amap_get(&f->edges, key, &created);
+	v = lib_map_get(&f->edges, key, &created);
 	if (!v)
 		return -ENOMEM;
 	if (created) {
@@ -433,6 +433,6 @@ void flame__free(struct flame *f)
 	free(f->lab_len);
 	free(f->lab_hash);
 	free(f->lab_tab);
-	amap_release(&f->edges);
+	lib_map_release(&f->edges);
 	free(f);
 }

@@ -136,28 +136,27 @@ static uint32_t *preorder(const struct flame *trie)
  * bulk-load @f with flame_run_add(), which compares with the previous path
  * only. */
 static int build_tree(const struct join *j, const struct groups *g, struct flame *f,
-		      const struct amap *agg, uint32_t *flab)
+		      const struct lib_map *agg, uint32_t *flab)
 {
 	const struct trace *t = j->trace;
 	struct flame *trie = flame__new();
 	struct flame_run run = {0};
-	struct fentry *ent = malloc((agg->n + 1) * sizeof(*ent));
+	struct fentry *ent = malloc((lib_map_count(agg) + 1) * sizeof(*ent));
 	uint32_t *leaf = malloc((t->nstacks + 1) * sizeof(*leaf));
 	uint32_t *rootlab = malloc((g->ngroups + 2) * sizeof(*rootlab));
 	uint32_t *rank = NULL, *ids = NULL;
 	size_t cap = 0, m = 0, i, n;
+	uint64_t key, *w;
 	int err = -ENOMEM;
 
 	if (!trie || !ent || !leaf || !rootlab)
 		goto out;
 	memset(leaf, 0xff, (t->nstacks + 1) * sizeof(*leaf));
 	memset(rootlab, 0xff, (g->ngroups + 2) * sizeof(*rootlab));
-	for (i = 0; i < agg->cap; i++) {
-		uint64_t key = agg->keys[i];
+	i = 0;
+	while (lib_map_next(agg, &i, &key, &w)) {
 		uint32_t s = (uint32_t)key, node = 0;
 
-		if (key == AMAP_EMPTY)
-			continue;
 		if (s < t->nstacks && leaf[s] != UINT32_MAX) {
 			node = leaf[s];
 		} else if (s < t->nstacks) {
@@ -171,7 +170,7 @@ static int build_tree(const struct join *j, const struct groups *g, struct flame
 		ent[m].root = key >> 32;
 		ent[m].rank = node; /* the rank once it is known */
 		ent[m].stack = s;
-		ent[m].weight = agg->vals[i];
+		ent[m].weight = *w;
 		m++;
 	}
 	err = -ENOMEM;
@@ -218,7 +217,7 @@ out:
 
 /* The samples again (--min-poll, --by thread), per (root, stack). */
 struct flame_walk {
-	struct amap *agg;
+	struct lib_map *agg;
 	struct flame_result *res;
 	const struct flame_opts *o;
 	const struct groups *g;
@@ -241,7 +240,7 @@ static int flame_sample(void *ctx, const struct trace_sample *s, const struct jo
 	grp = groups__of(fw->g, p ? (int32_t)p->task : -1, s->tid);
 	if (grp == UINT32_MAX)
 		return 0;
-	v = amap_get(fw->agg, group_root(grp) << 32 | s->stack, NULL);
+	v = lib_map_get(fw->agg, group_root(grp) << 32 | s->stack, NULL);
 	if (!v)
 		return -ENOMEM;
 	*v += w;
@@ -256,7 +255,7 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 	const struct trace *t;
 	struct flame *f = NULL;
 	struct groups *g = NULL;
-	struct amap agg = {0};
+	struct lib_map agg = {0};
 	struct flame_result res = {0};
 	uint32_t *flab = NULL;
 	size_t i;
@@ -277,7 +276,7 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 	err = -ENOMEM;
 	f = flame__new();
 	flab = malloc((t->nframes + 1) * sizeof(*flab));
-	if (!f || !flab || amap_init(&agg, join_agg(j)->map.n))
+	if (!f || !flab || lib_map_init(&agg, lib_map_count(&join_agg(j)->map)))
 		goto out;
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
 	f->task_roots = 1;
@@ -298,17 +297,18 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 	} else {
 		const struct join_agg *ja = join_agg(j);
 
-		for (i = 0; i < ja->map.cap; i++) {
-			uint64_t key = ja->map.keys[i], *v;
-			size_t e = ja->map.vals[i];
+		uint64_t key, *ix;
+
+		i = 0;
+		while (lib_map_next(&ja->map, &i, &key, &ix)) {
+			size_t e = *ix;
+			uint64_t *v;
 			uint32_t grp;
 
-			if (key == AMAP_EMPTY)
-				continue;
 			grp = groups__of(g, (int32_t)(key >> 32) - 1, 0);
 			if (grp == UINT32_MAX)
 				continue;
-			v = amap_get(&agg, group_root(grp) << 32 | (uint32_t)key, NULL);
+			v = lib_map_get(&agg, group_root(grp) << 32 | (uint32_t)key, NULL);
 			if (!v)
 				goto out;
 			*v += ja->weight[e];
@@ -316,11 +316,11 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 			res.weight += ja->weight[e];
 		}
 	}
-	res.stacks = agg.n;
+	res.stacks = lib_map_count(&agg);
 	err = build_tree(j, g, f, &agg, flab);
 out:
 	*rp = res;
-	amap_release(&agg);
+	lib_map_release(&agg);
 	free(flab);
 	if (err) {
 		flame__free(f);

@@ -85,12 +85,12 @@ struct jthread {
 struct join_priv {
 	struct join pub;
 	unsigned int flags;
-	struct amap tidmap; /* tid -> index in threads */
+	struct lib_map tidmap; /* tid -> index in threads */
 	struct jthread *threads;
 	size_t nthreads, threads_cap;
-	struct amap long_end; /* thread << 32 | poll index -> end, for
+	struct lib_map long_end; /* thread << 32 | poll index -> end, for
 			       * polls of DUR_LONG or more */
-	struct amap taskslot; /* task id -> slot while building */
+	struct lib_map taskslot; /* task id -> slot while building */
 	uint64_t rec_start, rec_end;
 	uint64_t lo, hi;   /* earliest and latest event or sample time */
 	uint64_t nevents;  /* events fed so far (file order) */
@@ -133,7 +133,7 @@ static uint64_t poll_end(const struct join_priv *jp, size_t th, const struct jbl
 
 	if (p->dur != DUR_LONG)
 		return b->base + p->off + p->dur;
-	v = amap_find(&jp->long_end, (uint64_t)th << 32 | (b->first + i));
+	v = lib_map_find(&jp->long_end, (uint64_t)th << 32 | (b->first + i));
 	return v ? *v : b->base + p->off + p->dur;
 }
 
@@ -177,7 +177,7 @@ static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t star
 	p->open_start = open_start;
 	p->open_end = open_end;
 	if (end - start >= DUR_LONG) {
-		uint64_t *v = amap_get(&jp->long_end, (uint64_t)th_ix << 32 | th->n, NULL);
+		uint64_t *v = lib_map_get(&jp->long_end, (uint64_t)th_ix << 32 | th->n, NULL);
 
 		if (!v)
 			return -ENOMEM;
@@ -288,7 +288,7 @@ static void thread_reset(struct join_priv *jp, struct jthread *th)
 static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 {
 	int created;
-	uint64_t *v = amap_get(&jp->tidmap, tid, &created);
+	uint64_t *v = lib_map_get(&jp->tidmap, tid, &created);
 	struct jthread *th;
 
 	if (!v)
@@ -316,12 +316,12 @@ static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 static int task_slot(struct join_priv *jp, uint64_t task, uint32_t *slot)
 {
 	int created;
-	uint64_t *v = amap_get(&jp->taskslot, task, &created);
+	uint64_t *v = lib_map_get(&jp->taskslot, task, &created);
 
 	if (!v)
 		return -ENOMEM;
 	if (created) {
-		size_t n = jp->taskslot.n + (jp->taskslot.has_empty_key ? 1 : 0) - 1;
+		size_t n = lib_map_count(&jp->taskslot) - 1;
 
 		if (n >= TASKS_MAX)
 			return -EOVERFLOW;
@@ -379,7 +379,7 @@ static int on_events_sort(void *ctx, const struct trace_event *e, size_t n)
 
 		if (!joins_thread_state(e[i].type))
 			continue;
-		v = amap_find(&jp->tidmap, e[i].tid);
+		v = lib_map_find(&jp->tidmap, e[i].tid);
 		th = &jp->threads[*v];
 		if (!th->unordered)
 			continue;
@@ -488,34 +488,34 @@ static int build_tasks(struct join_priv *jp)
 {
 	struct join *j = &jp->pub;
 	const struct trace *t = j->trace;
-	struct amap *m = &jp->taskslot;
+	struct lib_map *m = &jp->taskslot;
 	uint32_t *ix = NULL, slot;
+	uint64_t key, *v;
 	size_t i, k;
 	int err;
 
 	for (i = 0; i < t->ntasks; i++)
 		if ((err = task_slot(jp, t->tasks[i].id, &slot)))
 			return err;
-	j->ntasks = m->n + (m->has_empty_key ? 1 : 0);
+	j->ntasks = lib_map_count(m);
 	j->tasks = calloc(j->ntasks ? j->ntasks : 1, sizeof(*j->tasks));
 	ix = malloc((j->ntasks ? j->ntasks : 1) * sizeof(*ix));
 	if (!j->tasks || !ix) {
 		free(ix);
 		return -ENOMEM;
 	}
-	for (i = 0, k = 0; i < m->cap; i++)
-		if (m->keys[i] != AMAP_EMPTY)
-			j->tasks[k++].task = m->keys[i];
-	if (m->has_empty_key)
-		j->tasks[k++].task = AMAP_EMPTY;
+	i = 0;
+	k = 0;
+	while (lib_map_next(m, &i, &key, &v))
+		j->tasks[k++].task = key;
 	qsort(j->tasks, j->ntasks, sizeof(*j->tasks), task_cmp);
 	for (i = 0; i < j->ntasks; i++)
-		ix[*amap_find(m, j->tasks[i].task)] = (uint32_t)i;
+		ix[*lib_map_find(m, j->tasks[i].task)] = (uint32_t)i;
 
 	/* the last name given to a task wins (a task may be renamed) */
 	for (i = 0; i < t->ntasks; i++)
 		if (t->tasks[i].name)
-			j->tasks[ix[*amap_find(m, t->tasks[i].id)]].name = t->tasks[i].name;
+			j->tasks[ix[*lib_map_find(m, t->tasks[i].id)]].name = t->tasks[i].name;
 
 	for (i = 0; i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];
@@ -525,7 +525,7 @@ static int build_tasks(struct join_priv *jp)
 				th->b[bi]->p[k].task = ix[th->b[bi]->p[k].task];
 	}
 	free(ix);
-	amap_release(m);
+	lib_map_release(m);
 	return 0;
 }
 
@@ -734,7 +734,7 @@ found:
 
 static const uint64_t *thread_of(const struct join_priv *jp, uint32_t tid)
 {
-	return amap_find(&jp->tidmap, tid);
+	return lib_map_find(&jp->tidmap, tid);
 }
 
 const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t time)
@@ -856,7 +856,7 @@ static void drop_polls(struct join_priv *jp)
 		jp->threads[i].b = NULL;
 		jp->threads[i].b_cap = 0;
 	}
-	amap_release(&jp->long_end);
+	lib_map_release(&jp->long_end);
 	jp->dropped = 1;
 }
 
@@ -889,7 +889,7 @@ static int count_sample(void *ctx, const struct trace_sample *s, const struct jo
 			q->samples = n > UINT32_MAX ? UINT32_MAX : n;
 		}
 	}
-	v = amap_get(&a->map, root << 32 | s->stack, &created);
+	v = lib_map_get(&a->map, root << 32 | s->stack, &created);
 	if (!v)
 		return -ENOMEM;
 	if (created) {
@@ -961,7 +961,7 @@ static void end_open_polls(struct join_priv *jp)
 			continue;
 		if (end - start < DUR_LONG)
 			p->dur = (uint32_t)(end - start);
-		else if ((v = amap_find(&jp->long_end, (uint64_t)i << 32 | (th->n - 1))))
+		else if ((v = lib_map_find(&jp->long_end, (uint64_t)i << 32 | (th->n - 1))))
 			*v = end; /* still long, as it was */
 		if (th->ids)
 			jp->pub.polls[th->ids[th->n - 1]].end = end;
@@ -1087,13 +1087,13 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	jp->pub.trace = t;
 	jp->flags = flags;
 	jp->lo = UINT64_MAX;
-	err = amap_init(&jp->tidmap, 64);
+	err = lib_map_init(&jp->tidmap, 64);
 	if (!err)
-		err = amap_init(&jp->long_end, 16);
+		err = lib_map_init(&jp->long_end, 16);
 	if (!err)
-		err = amap_init(&jp->taskslot, t->ntasks + 64);
+		err = lib_map_init(&jp->taskslot, t->ntasks + 64);
 	if (!err)
-		err = amap_init(&jp->agg.map, 64);
+		err = lib_map_init(&jp->agg.map, 64);
 	if (err)
 		goto fail;
 
@@ -1180,10 +1180,10 @@ void join__free(struct join *j)
 		free(jp->threads[i].ev);
 	}
 	free(jp->threads);
-	amap_release(&jp->tidmap);
-	amap_release(&jp->long_end);
-	amap_release(&jp->taskslot);
-	amap_release(&jp->agg.map);
+	lib_map_release(&jp->tidmap);
+	lib_map_release(&jp->long_end);
+	lib_map_release(&jp->taskslot);
+	lib_map_release(&jp->agg.map);
 	free(jp->agg.weight);
 	free(jp->agg.count);
 	free(jp);

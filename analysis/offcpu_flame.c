@@ -36,8 +36,8 @@ enum part_kind {
 
 /* Weights per (root, part), and the run-queue parts: (stack, holder). */
 struct parts {
-	struct amap agg;
-	struct amap ids; /* holder << 32 | stack -> part id */
+	struct lib_map agg;
+	struct lib_map ids; /* holder << 32 | stack -> part id */
 	uint32_t *stack, *holder;
 	size_t n, cap;
 };
@@ -50,13 +50,13 @@ static uint64_t agg_key(uint64_t root, enum part_kind kind, uint32_t x)
 static int parts_init(struct parts *ps, size_t hint)
 {
 	memset(ps, 0, sizeof(*ps));
-	return amap_init(&ps->agg, hint) || amap_init(&ps->ids, 64) ? -ENOMEM : 0;
+	return lib_map_init(&ps->agg, hint) || lib_map_init(&ps->ids, 64) ? -ENOMEM : 0;
 }
 
 static void parts_release(struct parts *ps)
 {
-	amap_release(&ps->agg);
-	amap_release(&ps->ids);
+	lib_map_release(&ps->agg);
+	lib_map_release(&ps->ids);
 	free(ps->stack);
 	free(ps->holder);
 }
@@ -71,7 +71,7 @@ static int parts_add(struct parts *ps, uint64_t root, enum part_kind kind, uint3
 	if (!w)
 		return 0;
 	if (kind != PART_STACK) {
-		v = amap_get(&ps->ids, (uint64_t)holder << 32 | stack, &created);
+		v = lib_map_get(&ps->ids, (uint64_t)holder << 32 | stack, &created);
 		if (!v)
 			return -ENOMEM;
 		if (created) {
@@ -93,7 +93,7 @@ static int parts_add(struct parts *ps, uint64_t root, enum part_kind kind, uint3
 		}
 		x = (uint32_t)*v;
 	}
-	v = amap_get(&ps->agg, agg_key(root, kind, x), NULL);
+	v = lib_map_get(&ps->agg, agg_key(root, kind, x), NULL);
 	if (!v)
 		return -ENOMEM;
 	*v += w;
@@ -169,23 +169,23 @@ static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 		const void *ctx, uint64_t *total)
 {
 	const struct trace *t = j->trace;
-	const struct amap *agg = &ps->agg;
-	struct agg_ent *ent = malloc((agg->n + 1) * sizeof(*ent));
+	const struct lib_map *agg = &ps->agg;
+	struct agg_ent *ent = malloc((lib_map_count(agg) + 1) * sizeof(*ent));
 	uint32_t *flab = malloc((t->nframes + 1) * sizeof(*flab));
 	uint32_t *ids = NULL, pre, rootlab = 0;
 	uint64_t last_root = UINT64_MAX;
 	size_t cap = 0, m = 0, i, n;
+	uint64_t key, *val;
 	int err = -ENOMEM;
 
 	if (!ent || !flab ||
 	    flame_intern(f, PREEMPTED_LABEL, strlen(PREEMPTED_LABEL), &pre))
 		goto out;
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
-	for (i = 0; i < agg->cap; i++) {
-		if (agg->keys[i] == AMAP_EMPTY)
-			continue;
-		ent[m].key = agg->keys[i];
-		ent[m].val = agg->vals[i];
+	i = 0;
+	while (lib_map_next(agg, &i, &key, &val)) {
+		ent[m].key = key;
+		ent[m].val = *val;
 		m++;
 	}
 	qsort(ent, m, sizeof(*ent), agg_ent_cmp);
@@ -422,9 +422,9 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	const struct poll *p;
 	struct flame *f = NULL;
 	struct parts ps;
-	struct amap *agg = &ps.agg;
+	struct lib_map *agg = &ps.agg;
 	struct poll_flame_result res = {0};
-	uint64_t total = 0;
+	uint64_t total = 0, key, *val;
 	double period;
 	size_t i;
 	int err = -ENOMEM;
@@ -456,9 +456,8 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			goto out;
 		err = -ENOMEM;
 	}
-	for (i = 0; i < agg->cap; i++)
-		if (agg->keys[i] != AMAP_EMPTY)
-			agg->vals[i] = (uint64_t)(agg->vals[i] * period / 1000 + 0.5);
+	for (i = 0; lib_map_next(agg, &i, &key, &val);)
+		*val = (uint64_t)(*val * period / 1000 + 0.5);
 	for (i = 0; i < t->nswitches; i++) {
 		if (oc->sw[i].poll != (int32_t)o->poll)
 			continue;
@@ -468,15 +467,15 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			goto out;
 	}
 	err = -ENOMEM;
-	for (i = 0; i < agg->cap; i++)
-		if (agg->keys[i] != AMAP_EMPTY && agg->keys[i] >> 34 == ROOT_OFFCPU)
-			agg->vals[i] = ns_to_us(agg->vals[i]);
+	for (i = 0; lib_map_next(agg, &i, &key, &val);)
+		if (key >> 34 == ROOT_OFFCPU)
+			*val = ns_to_us(*val);
 	err = fill(f, j, &ps, poll_root, NULL, NULL, NULL, &total);
 	if (err)
 		goto out;
-	for (i = 0; i < agg->cap; i++)
-		if (agg->keys[i] != AMAP_EMPTY && agg->keys[i] >> 34 == ROOT_CPU)
-			res.cpu_us += agg->vals[i];
+	for (i = 0; lib_map_next(agg, &i, &key, &val);)
+		if (key >> 34 == ROOT_CPU)
+			res.cpu_us += *val;
 	res.offcpu_us = total - res.cpu_us;
 
 	if (o->format == FLAME_FOLDED) {

@@ -298,7 +298,7 @@ struct leaf_walk {
 	uint64_t *best;	    /* per poll: the top leaf's weight */
 	uint8_t *state;	    /* per poll: LEAF_* */
 	int exact;	    /* second walk: marked polls into @w */
-	struct amap w;	    /* poll << 32 | frame -> weight */
+	struct lib_map w;	    /* poll << 32 | frame -> weight */
 	int32_t run_poll;   /* the run's poll, -1 if none */
 	size_t nrun;
 	uint32_t run_frame[RUN_LEAVES];
@@ -344,7 +344,7 @@ static int leaf_sample(void *ctx, const struct trace_sample *s, const struct joi
 	if (lw->exact) {
 		if (lw->state[p->id] != LEAF_AGAIN)
 			return 0;
-		v = amap_get(&lw->w, (uint64_t)p->id << 32 | f, NULL);
+		v = lib_map_get(&lw->w, (uint64_t)p->id << 32 | f, NULL);
 		if (!v)
 			return -ENOMEM;
 		*v += sample_weight(s);
@@ -376,12 +376,13 @@ static int top_leaves(struct offcpu_priv *op)
 	const struct join *j = op->pub.join;
 	struct leaf_walk lw = {.t = op->pub.trace, .op = op, .run_poll = -1};
 	size_t i, again = 0;
+	uint64_t key, *w;
 	int err = -ENOMEM;
 
 	lw.best = calloc(j->npolls + 1, sizeof(*lw.best));
 	lw.state = calloc(j->npolls + 1, 1);
 	op->top_leaf = malloc((j->npolls + 1) * sizeof(*op->top_leaf));
-	if (!lw.best || !lw.state || !op->top_leaf || amap_init(&lw.w, 64))
+	if (!lw.best || !lw.state || !op->top_leaf || lib_map_init(&lw.w, 64))
 		goto out;
 	memset(op->top_leaf, 0xff, (j->npolls + 1) * sizeof(*op->top_leaf));
 	err = join_for_each_sample(j, leaf_sample, &lw);
@@ -400,12 +401,10 @@ static int top_leaves(struct offcpu_priv *op)
 	err = join_for_each_sample(j, leaf_sample, &lw);
 	if (err)
 		goto out;
-	for (i = 0; i < lw.w.cap; i++)
-		if (lw.w.keys[i] != AMAP_EMPTY)
-			settle(&lw, (uint32_t)(lw.w.keys[i] >> 32), (uint32_t)lw.w.keys[i],
-			       lw.w.vals[i]);
+	for (i = 0; lib_map_next(&lw.w, &i, &key, &w);)
+		settle(&lw, (uint32_t)(key >> 32), (uint32_t)key, *w);
 out:
-	amap_release(&lw.w);
+	lib_map_release(&lw.w);
 	free(lw.best);
 	free(lw.state);
 	return err;

@@ -114,11 +114,12 @@ static void add_holder(struct holder_ns *v, size_t max, uint32_t tid, uint64_t n
 static int holders(struct page *pg, const uint32_t *tids)
 {
 	const struct trace *t = pg->oc->trace;
-	struct amap m, all;
+	struct lib_map m, all;
+	uint64_t key, *val;
 	size_t i, nt = 0;
 
-	if (amap_init(&m, 64) || amap_init(&all, 64)) {
-		amap_release(&m);
+	if (lib_map_init(&m, 64) || lib_map_init(&all, 64)) {
+		lib_map_release(&m);
 		return -ENOMEM;
 	}
 	for (i = 0; i < t->nswitches; i++) {
@@ -130,39 +131,37 @@ static int holders(struct page *pg, const uint32_t *tids)
 
 			if (!h[k].tid || !h[k].ns)
 				continue;
-			v = amap_get(&m, (uint64_t)t->switches[i].tid << 32 | h[k].tid, NULL);
-			a = amap_get(&all, h[k].tid, NULL);
+			v = lib_map_get(&m, (uint64_t)t->switches[i].tid << 32 | h[k].tid, NULL);
+			a = lib_map_get(&all, h[k].tid, NULL);
 			if (!v || !a) {
-				amap_release(&m);
-				amap_release(&all);
+				lib_map_release(&m);
+				lib_map_release(&all);
 				return -ENOMEM;
 			}
 			*v += h[k].ns;
 			*a += h[k].ns;
 		}
 	}
-	for (i = 0; i < m.cap; i++) {
-		uint32_t tid = (uint32_t)(m.keys[i] >> 32);
+	i = 0;
+	while (lib_map_next(&m, &i, &key, &val)) {
+		uint32_t tid = (uint32_t)(key >> 32);
 		const uint32_t *at;
 		struct worker *w;
 		size_t n = 0;
 
-		if (m.keys[i] == AMAP_EMPTY)
-			continue;
 		at = bsearch(&tid, tids, pg->nw, sizeof(*tids), tid_cmp);
 		if (!at)
 			continue;
 		w = &pg->w[at - tids];
 		while (n < MAX_HOLDERS && w->holders[n].ns)
 			n++;
-		add_holder(w->holders, MAX_HOLDERS, (uint32_t)m.keys[i], m.vals[i], &n);
+		add_holder(w->holders, MAX_HOLDERS, (uint32_t)key, *val, &n);
 	}
-	for (i = 0; i < all.cap; i++)
-		if (all.keys[i] != AMAP_EMPTY)
-			add_holder(pg->thieves, TOP, (uint32_t)all.keys[i], all.vals[i], &nt);
+	for (i = 0; lib_map_next(&all, &i, &key, &val);)
+		add_holder(pg->thieves, TOP, (uint32_t)key, *val, &nt);
 	pg->nthieves = nt;
-	amap_release(&m);
-	amap_release(&all);
+	lib_map_release(&m);
+	lib_map_release(&all);
 	return 0;
 }
 
@@ -287,11 +286,12 @@ static int hot_tasks(struct page *pg)
 	const struct join *j = pg->oc->join;
 	const struct join_agg *agg = join_agg(j);
 	const struct task_stat **v = malloc((j->ntasks + 1) * sizeof(*v));
-	struct amap by = {0};
+	struct lib_map by = {0};
+	uint64_t k, *val;
 	size_t i, n;
 	int err = -ENOMEM;
 
-	if (!v || amap_init(&by, 256))
+	if (!v || lib_map_init(&by, 256))
 		goto out;
 	for (i = 0; i < j->ntasks; i++)
 		v[i] = &j->tasks[i];
@@ -303,24 +303,22 @@ static int hot_tasks(struct page *pg)
 	}
 	pg->nhot = n;
 	/* (task root, stack) weights summed per (root, path) */
-	for (i = 0; agg && i < agg->map.cap; i++) {
-		uint64_t k = agg->map.keys[i], *w;
+	for (i = 0; agg && lib_map_next(&agg->map, &i, &k, &val);) {
+		uint64_t *w;
 
-		if (k == AMAP_EMPTY || !(k >> 32))
+		if (!(k >> 32))
 			continue;
-		w = amap_get(&by,
-			     (k >> 32) << 32 | stack_canon(pg->h.canon, pg->h.ncanon, (uint32_t)k),
-			     NULL);
+		w = lib_map_get(&by,
+				(k >> 32) << 32 | stack_canon(pg->h.canon, pg->h.ncanon, (uint32_t)k),
+				NULL);
 		if (!w)
 			goto out;
-		*w += agg->weight[agg->map.vals[i]];
+		*w += agg->weight[*val];
 	}
-	for (i = 0; i < by.cap; i++) {
-		uint64_t k = by.keys[i], root = k >> 32, w = by.vals[i];
+	for (i = 0; lib_map_next(&by, &i, &k, &val);) {
+		uint64_t root = k >> 32, w = *val;
 		uint32_t stack = (uint32_t)k;
 
-		if (k == AMAP_EMPTY)
-			continue;
 		for (size_t q = 0; q < n; q++)
 			if (root - 1 == (uint64_t)(pg->hot[q] - j->tasks) &&
 			    (w > pg->hot_w[q] || (w == pg->hot_w[q] && stack < pg->hot_stack[q]))) {
@@ -330,7 +328,7 @@ static int hot_tasks(struct page *pg)
 	}
 	err = 0;
 out:
-	amap_release(&by);
+	lib_map_release(&by);
 	free(v);
 	return err;
 }

@@ -93,11 +93,11 @@ int analysis_stack_canon(const struct trace *t, uint32_t **out)
 	uint32_t *canon = malloc((t->nstacks + 1) * sizeof(*canon));
 	uint32_t *ids = NULL;
 	size_t cap = 0, n, k;
-	struct amap m = {0};
+	struct lib_map m = {0};
 	int err = -ENOMEM;
 
 	*out = NULL;
-	if (!f || !flab || !canon || amap_init(&m, t->nstacks))
+	if (!f || !flab || !canon || lib_map_init(&m, t->nstacks))
 		goto out;
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
 	for (uint32_t s = 0; s < t->nstacks; s++) {
@@ -109,7 +109,7 @@ int analysis_stack_canon(const struct trace *t, uint32_t **out)
 			goto out;
 		for (k = 0; k < n; k++)
 			h = lib_hash64(h ^ ids[k]) + k;
-		v = amap_get(&m, h, &created);
+		v = lib_map_get(&m, h, &created);
 		if (!v) {
 			err = -ENOMEM;
 			goto out;
@@ -125,7 +125,7 @@ int analysis_stack_canon(const struct trace *t, uint32_t **out)
 	canon = NULL;
 	err = 0;
 out:
-	amap_release(&m);
+	lib_map_release(&m);
 	free(ids);
 	free(canon);
 	free(flab);
