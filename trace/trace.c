@@ -96,97 +96,39 @@ uint64_t trace_cursor_varint_slow(struct cursor *c)
 	return 0;
 }
 
-/* ---- id map ------------------------------------------------------------- */
-
-static size_t idmap_slot(const struct idmap *m, uint64_t key)
-{
-	size_t mask = m->cap - 1;
-	size_t i = (size_t)lib_hash64(key) & mask;
-
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & mask;
-	return i;
-}
+/* ---- id map: lib_map's, by its old names (trace_format.h) ------------ */
 
 int idmap_find(const struct idmap *m, uint64_t key, uint32_t *val)
 {
-	size_t i;
+	const uint64_t *v = lib_map_find(&m->map, key);
 
-	if (!m->cap)
+	if (!v)
 		return 0;
-	i = idmap_slot(m, key);
-	if (!m->vals[i])
-		return 0;
-	*val = m->vals[i] - 1;
+	*val = (uint32_t)*v;
 	return 1;
-}
-
-static int idmap_rehash(struct idmap *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct idmap nm = {.cap = ncap, .n = m->n};
-	size_t i;
-
-	if (ncap > SIZE_MAX / sizeof(uint64_t))
-		return -ENOMEM;
-	nm.keys = malloc(ncap * sizeof(*nm.keys));
-	nm.vals = calloc(ncap, sizeof(*nm.vals));
-	if (!nm.keys || !nm.vals) {
-		free(nm.keys);
-		free(nm.vals);
-		return -ENOMEM;
-	}
-	for (i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->vals[i])
-			continue;
-		j = idmap_slot(&nm, m->keys[i]);
-		nm.keys[j] = m->keys[i];
-		nm.vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	*m = nm;
-	return 0;
 }
 
 int idmap_get_or_add(struct idmap *m, uint64_t key, uint32_t *val)
 {
-	size_t i;
+	int created;
+	uint64_t *v = lib_map_get(&m->map, key, &created);
 
-	if ((m->n + 1) * 2 > m->cap) {
-		int err = idmap_rehash(m);
-
-		if (err)
-			return err;
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		*v = *val;
+		return 0;
 	}
-	i = idmap_slot(m, key);
-	if (m->vals[i]) {
-		*val = m->vals[i] - 1;
-		return 1;
-	}
-	m->keys[i] = key;
-	m->vals[i] = *val + 1;
-	m->n++;
-	return 0;
+	*val = (uint32_t)*v;
+	return 1;
 }
 
 int idmap_set(struct idmap *m, uint64_t key, uint32_t val)
 {
-	uint32_t v = val;
-	int ret = idmap_get_or_add(m, key, &v);
-
-	if (ret == 1)
-		m->vals[idmap_slot(m, key)] = val + 1;
-	return ret < 0 ? ret : 0;
+	return lib_map_set(&m->map, key, val);
 }
 
 void idmap_release(struct idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
-	m->keys = NULL;
-	m->vals = NULL;
-	m->cap = m->n = 0;
+	lib_map_release(&m->map);
 }

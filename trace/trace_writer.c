@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "lib/map.h"
 #include "trace/trace.h"
 #include "trace/trace_format.h"
 
@@ -30,7 +31,7 @@
 #define FRAMES_STR_BYTES (64u << 20)	  /* string table of one FRAMES chunk */
 #define MAX_STRING	 (16u << 20)	  /* one meta value, name or symbol */
 #define MAX_DEPTH	 (1u << 20)	  /* addresses in one callchain */
-#define MAX_IDS		 (UINT32_MAX - 1) /* ids are u32; idmap stores id + 1 */
+#define MAX_IDS		 (UINT32_MAX - 1) /* ids are u32; stack_tab stores id + 1 */
 #define ZSTD_LEVEL	 3		  /* meta, names, stacks, frames */
 #define ZSTD_LEVEL_FAST	 1		  /* samples, events, switches */
 
@@ -54,7 +55,7 @@ struct trace_writer {
 	/* frames: id -> address, address -> id */
 	uint64_t *frame_addr;
 	size_t nframes, frame_cap;
-	struct idmap frame_ids;
+	struct lib_map frame_ids; /* address -> frame id */
 	size_t frames_written; /* frames below this are in a STACKS chunk */
 
 	/* stacks: every interned callchain as addresses (for lookup), and
@@ -612,14 +613,16 @@ int trace_writer__stack(struct trace_writer *w, const uint64_t *ips, unsigned in
 		return -ENOMEM;
 	first = w->npend_ids;
 	for (i = 0; i < n; i++) {
-		uint32_t fid = (uint32_t)w->nframes;
-		int r = idmap_get_or_add(&w->frame_ids, ips[i], &fid);
+		int created;
+		uint64_t *fid = lib_map_get(&w->frame_ids, ips[i], &created);
 
-		if (r < 0)
-			return r;
-		if (r == 0)
+		if (!fid)
+			return -ENOMEM;
+		if (created) {
+			*fid = w->nframes;
 			w->frame_addr[w->nframes++] = ips[i];
-		w->pend_ids[first + i] = fid;
+		}
+		w->pend_ids[first + i] = (uint32_t)*fid;
 	}
 	w->npend_ids += n;
 	if (n)
@@ -1326,7 +1329,7 @@ void trace_writer__free(struct trace_writer *w)
 		return;
 	ZSTD_freeCCtx(w->cctx);
 	free(w->frame_addr);
-	idmap_release(&w->frame_ids);
+	lib_map_release(&w->frame_ids);
 	free(w->stack_ips);
 	free(w->stack_off);
 	free(w->stack_tab);
