@@ -1,29 +1,31 @@
 // SPDX-License-Identifier: MIT
 /*
- * symcache.c - remembered symbolizations (symcache.h).
+ * symcache.c - remembered symbolizations (symcache.h): the answers in an
+ * array, found by address through a lib_map, and their strings interned in
+ * a table of their own (keyed by the string).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/hash.h"
+#include "lib/grow.h"
+#include "lib/map.h"
 #include "record/symcache.h"
 
 struct entry {
-	uint64_t addr;
 	const char *sym, *module;	/* interned; NULL as answered */
 	uint64_t offset;
 	const char **inl;		/* interned names, ninl of them */
 	uint32_t ninl;
 	uint8_t kernel;
-	int used;
 };
 
 struct symcache {
 	trace_resolve_fn resolve;
 	void *ctx;
+	struct lib_map at;		/* address -> index in v */
 	struct entry *v;
-	size_t cap, n;			/* open addressing, cap a power of 2 */
+	size_t cap, n;
 	char **strs;			/* interned strings, open addressing */
 	size_t scap, sn;
 	uint64_t resolved, lookups;
@@ -45,8 +47,9 @@ void symcache__free(struct symcache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->cap; i++)
+	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].inl);
+	lib_map_release(&c->at);
 	for (size_t i = 0; i < c->scap; i++)
 		free(c->strs[i]);
 	free(c->v);
@@ -108,33 +111,6 @@ static int intern(struct symcache *c, const char *s, const char **out)
 	return 0;
 }
 
-static size_t slot_of(uint64_t addr, size_t cap)
-{
-	return (size_t)lib_hash64(addr) & (cap - 1);
-}
-
-static int grow(struct symcache *c)
-{
-	size_t cap = c->cap ? c->cap * 2 : 4096;
-	struct entry *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
-		size_t j;
-
-		if (!c->v[i].used)
-			continue;
-		for (j = slot_of(c->v[i].addr, cap); v[j].used; j = (j + 1) & (cap - 1))
-			;
-		v[j] = c->v[i];
-	}
-	free(c->v);
-	c->v = v;
-	c->cap = cap;
-	return 0;
-}
-
 static void answer(const struct entry *e, struct trace_frame *out)
 {
 	out->sym = e->sym;
@@ -149,50 +125,49 @@ int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 {
 	struct symcache *c = ctx;
 	struct trace_frame f = *out;
+	const uint64_t *ix;
 	struct entry *e;
-	size_t i;
 	int err;
 
 	c->lookups++;
-	if ((c->n + 1) * 2 > c->cap && grow(c))
-		return c->resolve(c->ctx, addr, out); /* no room: uncached */
-	for (i = slot_of(addr, c->cap); c->v[i].used; i = (i + 1) & (c->cap - 1))
-		if (c->v[i].addr == addr) {
-			answer(&c->v[i], out);
-			return 0;
-		}
+	ix = lib_map_find(&c->at, addr);
+	if (ix) {
+		answer(&c->v[*ix], out);
+		return 0;
+	}
 	c->resolved++;
 	err = c->resolve(c->ctx, addr, &f);
+	*out = f;
 	/* not known yet (a module or a perf map that may show up later):
 	 * asked again next time */
-	if (err || (!f.sym && !f.module)) {
-		*out = f;
+	if (err || (!f.sym && !f.module))
 		return err;
-	}
-	e = &c->v[i];
+	/* no room: answered, uncached */
+	if (LIB_GROW(c->v, c->cap, c->n + 1))
+		return 0;
+	e = &c->v[c->n];
 	memset(e, 0, sizeof(*e));
-	e->addr = addr;
-	{
-		e->offset = f.offset;
-		e->kernel = f.kernel;
-		if (intern(c, f.sym, &e->sym) || intern(c, f.module, &e->module))
-			return c->resolve(c->ctx, addr, out);
-		if (f.ninl) {
-			e->inl = calloc(f.ninl, sizeof(*e->inl));
-			if (!e->inl)
-				return c->resolve(c->ctx, addr, out);
-			for (uint32_t k = 0; k < f.ninl; k++)
-				if (intern(c, f.inl[k], &e->inl[k])) {
-					free(e->inl);
-					e->inl = NULL;
-					return c->resolve(c->ctx, addr, out);
-				}
-			e->ninl = f.ninl;
-		}
+	e->offset = f.offset;
+	e->kernel = f.kernel;
+	if (intern(c, f.sym, &e->sym) || intern(c, f.module, &e->module))
+		return 0;
+	if (f.ninl) {
+		e->inl = calloc(f.ninl, sizeof(*e->inl));
+		if (!e->inl)
+			return 0;
+		for (uint32_t k = 0; k < f.ninl; k++)
+			if (intern(c, f.inl[k], &e->inl[k]))
+				goto uncached;
+		e->ninl = f.ninl;
 	}
-	e->used = 1;
+	if (lib_map_set(&c->at, addr, c->n))
+		goto uncached;
 	c->n++;
 	answer(e, out);
+	return 0;
+uncached:
+	free(e->inl);
+	e->inl = NULL;
 	return 0;
 }
 
