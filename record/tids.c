@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * tids.c - the target's thread ids (tids.h): a sorted array.
+ * tids.c - the target's thread ids (tids.h): a set, as a lib_map.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "lib/grow.h"
+#include "lib/map.h"
 #include "record/proc.h"
 #include "record/tids.h"
 
 struct tids {
 	pid_t pid;
 	int inner;
-	uint32_t *v;
-	size_t n, cap;
+	struct lib_map known; /* tid -> 1 */
 };
 
 int tids__new(pid_t pid, int inner, struct tids **out)
@@ -31,44 +29,21 @@ void tids__free(struct tids *t)
 {
 	if (!t)
 		return;
-	free(t->v);
+	lib_map_release(&t->known);
 	free(t);
-}
-
-/* Where @tid is or would go. */
-static size_t find(const struct tids *t, uint32_t tid)
-{
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid] < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 void tids__add(struct tids *t, uint32_t tid)
 {
-	size_t at = find(t, tid);
-
-	if (!tid || (at < t->n && t->v[at] == tid) || t->n >= TIDS_MAX)
+	if (!tid || lib_map_find(&t->known, tid) || lib_map_count(&t->known) >= TIDS_MAX)
 		return;
-	if (LIB_GROW(t->v, t->cap, t->n + 1))
-		return; /* looked up in /proc next time */
-	memmove(&t->v[at + 1], &t->v[at], (t->n - at) * sizeof(*t->v));
-	t->v[at] = tid;
-	t->n++;
+	/* (no memory: looked up in /proc next time) */
+	lib_map_set(&t->known, tid, 1);
 }
 
 int tids__is_target(struct tids *t, uint32_t tid)
 {
-	size_t at = find(t, tid);
-
-	if (at < t->n && t->v[at] == tid)
+	if (lib_map_find(&t->known, tid))
 		return 1;
 	if (tid > INT32_MAX || !proc_has_thread(t->pid, (pid_t)tid, t->inner))
 		return 0;
