@@ -3,21 +3,24 @@
  * livestate.c - the runtime's open polls, parks, pending wakes and unpolled
  * spawns, kept from the drained events (livestate.h).
  *
- * Two open-addressing tables keyed by thread and by task, linear probing
- * with backward-shift deletion (no tombstones: a table that sees millions
- * of tasks come and go stays as small as what is open). One lookup per
- * event on the drain path.
+ * Two tables, of threads and of tasks: their entries in an array, found
+ * by id through a lib_map (whose deletion leaves no tombstones, so a table
+ * that sees millions of tasks come and go stays as small as what is
+ * open); a deleted entry's place is reused. One lookup per event on the
+ * drain path.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/hash.h"
+#include "lib/grow.h"
+#include "lib/map.h"
 #include "record/livestate.h"
 
 
 struct slot {
-	uint64_t key;		/* 0: empty (tids and task ids are > 0) */
+	uint64_t key;		/* 0: free (tids and task ids are > 0); the
+				 * next free one in @a */
 	uint64_t a, b;		/* thread: poll begin, park time;
 				 * task: wake time, spawn time (pending) */
 	uint64_t task;		/* thread: the task in its poll;
@@ -26,9 +29,13 @@ struct slot {
 	uint32_t ended;		/* task: it ended (at @task) */
 };
 
+#define NO_SLOT UINT64_MAX
+
 struct table {
+	struct lib_map ix;	/* key -> index in v */
 	struct slot *v;
-	size_t cap, n;		/* cap: power of two or 0 */
+	size_t cap, used, n;	/* v's room, its slots used once, entries */
+	uint64_t free;		/* the first free slot below used, or NO_SLOT */
 	size_t max;		/* entries at most (livestate__set_max) */
 	int full;		/* at max with nothing left to purge: new
 				 * entries are refused until the next
@@ -36,7 +43,7 @@ struct table {
 	uint64_t refused;
 	struct slot *last;	/* the slot found last (events come a ring,
 				 * one thread, at a time): NULL when the
-				 * table moves entries */
+				 * entries move */
 };
 
 struct livestate {
@@ -47,22 +54,14 @@ struct livestate {
 	size_t out_cap;
 };
 
-static size_t slot_of(const struct table *t, uint64_t key)
-{
-	return (size_t)lib_hash64(key) & (t->cap - 1);
-}
-
 static struct slot *find_slow(struct table *t, uint64_t key)
 {
-	/* 0 marks an empty slot: no entry has it (a ring may say it) */
-	if (!t->cap || !key)
+	const uint64_t *i;
+
+	/* 0 marks a free slot: no entry has it (a ring may say it) */
+	if (!key || !(i = lib_map_find(&t->ix, key)))
 		return NULL;
-	for (size_t i = slot_of(t, key);; i = (i + 1) & (t->cap - 1)) {
-		if (t->v[i].key == key)
-			return t->last = &t->v[i];
-		if (!t->v[i].key)
-			return NULL;
-	}
+	return t->last = &t->v[*i];
 }
 
 /* (the slot found last first: a ring's events come one thread's, and
@@ -72,30 +71,6 @@ static inline struct slot *find(struct table *t, uint64_t key)
 	if (t->last && t->last->key == key)
 		return t->last;
 	return find_slow(t, key);
-}
-
-static int grow(struct table *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 64;
-	struct slot *v = calloc(cap, sizeof(*v)), *old = t->v;
-	size_t oldcap = t->cap;
-
-	if (!v)
-		return -ENOMEM;
-	t->v = v;
-	t->cap = cap;
-	t->last = NULL;
-	for (size_t i = 0; i < oldcap; i++) {
-		size_t j;
-
-		if (!old[i].key)
-			continue;
-		for (j = slot_of(t, old[i].key); v[j].key; j = (j + 1) & (cap - 1))
-			;
-		v[j] = old[i];
-	}
-	free(old);
-	return 0;
 }
 
 static void del(struct table *t, struct slot *s);
@@ -108,6 +83,7 @@ static int thread_idle(const struct slot *s, uint64_t before);
 static struct slot *add(struct table *t, uint64_t key)
 {
 	size_t i;
+	uint64_t *ix;
 
 	/* A runtime that never ends its tasks and loses their wakes, or a
 	 * target that floods wakes of ever new tasks: stop growing rather
@@ -123,10 +99,25 @@ static struct slot *add(struct table *t, uint64_t key)
 		t->refused++;
 		return NULL;
 	}
-	if ((t->n + 1) * 2 > t->cap && grow(t))
+	if (t->free == NO_SLOT) {
+		struct slot *was = t->v;
+
+		if (LIB_GROW(t->v, t->cap, t->used + 1))
+			return NULL;
+		if (t->v != was)
+			t->last = NULL;
+		i = t->used;
+	} else {
+		i = (size_t)t->free;
+	}
+	ix = lib_map_get(&t->ix, key, NULL);
+	if (!ix)
 		return NULL;
-	for (i = slot_of(t, key); t->v[i].key; i = (i + 1) & (t->cap - 1))
-		;
+	*ix = i;
+	if (i == t->used)
+		t->used++;
+	else
+		t->free = t->v[i].a;
 	t->v[i] = (struct slot){.key = key};
 	t->n++;
 	return t->last = &t->v[i];
@@ -140,28 +131,21 @@ static inline struct slot *get(struct table *t, uint64_t key)
 	return s ? s : add(t, key);
 }
 
-/* Delete @s: the entries after it in its run move back to fill the hole. */
+/* Delete @s: its place goes on the free list. */
 static void del(struct table *t, struct slot *s)
 {
-	size_t mask = t->cap - 1, hole = (size_t)(s - t->v), i = hole;
-
-	t->last = NULL;
-	for (;;) {
-		size_t want;
-
-		i = (i + 1) & mask;
-		if (!t->v[i].key)
-			break;
-		want = slot_of(t, t->v[i].key);
-		/* it may move back to the hole if its home is not in (hole, i] */
-		if ((i > hole && (want <= hole || want > i)) ||
-		    (i < hole && want <= hole && want > i)) {
-			t->v[hole] = t->v[i];
-			hole = i;
-		}
-	}
-	t->v[hole].key = 0;
+	if (t->last == s)
+		t->last = NULL;
+	lib_map_del(&t->ix, s->key);
+	*s = (struct slot){.a = t->free};
+	t->free = (uint64_t)(s - t->v);
 	t->n--;
+}
+
+static void table_release(struct table *t)
+{
+	lib_map_release(&t->ix);
+	free(t->v);
 }
 
 int livestate__new(struct livestate **out)
@@ -169,6 +153,7 @@ int livestate__new(struct livestate **out)
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
+	(*out)->threads.free = (*out)->tasks.free = NO_SLOT;
 	livestate__set_max(*out, LIVESTATE_MAX);
 	return 0;
 }
@@ -187,8 +172,8 @@ void livestate__free(struct livestate *ls)
 {
 	if (!ls)
 		return;
-	free(ls->threads.v);
-	free(ls->tasks.v);
+	table_release(&ls->threads);
+	table_release(&ls->tasks);
 	free(ls->out);
 	free(ls);
 }
@@ -369,14 +354,11 @@ int livestate__hit(struct livestate *ls, struct livestate_hit *hit)
 /* Delete the entries of @t with nothing open that @old says may go. */
 static void purge(struct table *t, int (*old)(const struct slot *, uint64_t), uint64_t before)
 {
-	for (size_t i = 0; i < t->cap;) {
+	for (size_t i = 0; i < t->used; i++) {
 		struct slot *s = &t->v[i];
 
-		/* (a deletion moves a later entry here: look again) */
 		if (s->key && !s->a && !s->b && old(s, before))
 			del(t, s);
-		else
-			i++;
 	}
 }
 
@@ -420,7 +402,7 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 		ls->out = v;
 		ls->out_cap = need;
 	}
-	for (size_t i = 0; i < ls->threads.cap; i++) {
+	for (size_t i = 0; i < ls->threads.used; i++) {
 		const struct slot *s = &ls->threads.v[i];
 
 		if (!s->key)
@@ -433,7 +415,7 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 			ls->out[n++] = (struct trace_event){
 			    .time = s->b, .tid = (uint32_t)s->key, .type = TRACE_EV_PARK};
 	}
-	for (size_t i = 0; i < ls->tasks.cap; i++) {
+	for (size_t i = 0; i < ls->tasks.used; i++) {
 		const struct slot *s = &ls->tasks.v[i];
 
 		if (!s->key || s->ended)

@@ -36,8 +36,9 @@ struct livestate_hit {
 #define LIVESTATE_POLL	1
 #define LIVESTATE_DELAY	2
 
-/* Entries per table (threads, tasks) by default: 48 bytes each, in a
- * table at most twice their number. */
+/* Entries per table (threads, tasks) by default: 48 bytes each, in an
+ * array at most twice their number, and 32 to 64 bytes each in its
+ * index (lib/map.h). */
 #define LIVESTATE_MAX (1u << 17)
 
 int livestate__new(struct livestate **out);
