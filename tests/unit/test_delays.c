@@ -11,48 +11,13 @@
 #include <criterion/criterion.h>
 
 #include "analysis/analysis.h"
-#include "tests/unit/synth_trace.h"
+#include "tests/unit/view_fixture.h"
 
 #define MS 1000000ULL
 #define US 1000ULL
 
-static struct trace T;
-static struct join *J;
-static struct offcpu *OC;
-static struct delays *D;
-static char *buf;
-static size_t buflen;
-static FILE *out;
-
-static void setup(void)
-{
-	memset(&T, 0, sizeof(T));
-	J = NULL;
-	OC = NULL;
-	D = NULL;
-	buf = NULL;
-	out = open_memstream(&buf, &buflen);
-	cr_assert(out);
-}
-
-static void teardown(void)
-{
-	if (out)
-		fclose(out);
-	free(buf);
-	delays__free(D);
-	offcpu__free(OC);
-	join__free(J);
-	sy_free(&T);
-}
-
 TestSuite(delays, .init = setup, .fini = teardown);
 
-static const char *output(void)
-{
-	fflush(out);
-	return buf ? buf : "";
-}
 
 static void do_join(void)
 {

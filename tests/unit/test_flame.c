@@ -14,44 +14,11 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "tests/unit/synth_trace.h"
-
-static struct trace T;
-static struct join *J;
-static struct delays *D;
-static char *buf;
-static size_t buflen;
-static FILE *out;
-
-static void setup(void)
-{
-	memset(&T, 0, sizeof(T));
-	J = NULL;
-	buf = NULL;
-	out = open_memstream(&buf, &buflen);
-	cr_assert(out);
-}
-
-static void teardown(void)
-{
-	if (out)
-		fclose(out);
-	free(buf);
-	delays__free(D);
-	D = NULL;
-	join__free(J);
-	sy_free(&T);
-}
+#include "tests/unit/view_fixture.h"
 
 TestSuite(flame, .init = setup, .fini = teardown);
 TestSuite(tasks, .init = setup, .fini = teardown);
 
-/* The output so far, as a string. */
-static const char *output(void)
-{
-	fflush(out);
-	return buf ? buf : "";
-}
 
 static int count(const char *hay, const char *needle)
 {
@@ -306,7 +273,6 @@ Test(flame, svg_text_is_cut_to_fit)
 Test(tasks, table_lists_polls_and_longest)
 {
 	const char *o;
-	const char *l1, *l2, *l3;
 
 	sy_task(&T, 7, "net");
 	sy_task(&T, 9, "idle");

@@ -12,42 +12,10 @@
 #include <criterion/criterion.h>
 
 #include "analysis/analysis.h"
-#include "tests/unit/synth_trace.h"
-
-static struct trace T;
-static struct join *J;
-static struct offcpu *OC;
-static char *buf;
-static size_t buflen;
-static FILE *out;
-
-static void setup(void)
-{
-	memset(&T, 0, sizeof(T));
-	J = NULL;
-	OC = NULL;
-	buf = NULL;
-	out = open_memstream(&buf, &buflen);
-	cr_assert(out);
-}
-
-static void teardown(void)
-{
-	if (out)
-		fclose(out);
-	free(buf);
-	offcpu__free(OC);
-	join__free(J);
-	sy_free(&T);
-}
+#include "tests/unit/view_fixture.h"
 
 TestSuite(offcpu, .init = setup, .fini = teardown);
 
-static const char *output(void)
-{
-	fflush(out);
-	return buf ? buf : "";
-}
 
 static void do_join(void)
 {
