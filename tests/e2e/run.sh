@@ -3,56 +3,20 @@
 # perf_events. Each t_* function is one test; it prints its own reason on
 # failure. A test that needs perf_event skips only where perf_event_open is
 # refused on this machine.
-set -u
-B=${B:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 1
-D9="$ROOT/$B/d9prof"
+#
+#   B=build    build directory
+#   ONLY=REGEX run only the matching tests (a test that needs another's
+#              trace says so)
+NAME=e2e
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 DEMO="$ROOT/$B/examples/demo"
-TMP=$(mktemp -d /tmp/d9e2e.XXXXXX)
-PIDS=()
-pass=0 fail=0 skip=0
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-say() { printf '%s\n' "$*"; }
-fail() { say "    $*"; return 1; }
-
-# perf_event usable? (as root it is, whatever perf_event_paranoid says)
-PERF_OK=1
-PERF_WHY=""
-if ! perf_out=$("$D9" record -d 0.3 -o "$TMP/probe.data" -- sleep 1 2>&1); then
-	if grep -q "perf_event_open refused" <<<"$perf_out"; then
-		PERF_OK=0
-		PERF_WHY=$(grep -m1 refused <<<"$perf_out")
-	fi
-fi
-
-need_perf() {
-	if [ "$PERF_OK" = 0 ]; then
-		say "    skip: $PERF_WHY"
-		return 2
-	fi
-}
 
 # start_demo FILE ARGS...: start the demo, wait for "ready", set DPID
 start_demo() {
 	local out=$1; shift
-	"$DEMO" "$@" >"$out" 2>"$out.err" &
-	DPID=$!
-	PIDS+=("$DPID")
-	local i
-	for i in $(seq 100); do
-		grep -q '^ready' "$out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "demo did not get ready: $(cat "$out.err")"
+	start_ready "$out" "$DEMO" "$@" || return 1
+	DPID=$SPID
 }
 
 # share FOLDED PATTERN: percentage (integer) of the weight whose stack
@@ -61,11 +25,7 @@ share() {
 	awk -v pat="$2" '{ n = $NF; tot += n; if (index(";" $0, ";" pat)) hit += n }
 		END { if (tot == 0) print 0; else printf "%d\n", 100 * hit / tot }' "$1"
 }
-weight() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 weight_of() { awk -v pat="$2" 'index(";" $0, ";" pat) { s += $NF } END { print s + 0 }' "$1"; }
-
-# shellcheck source=tests/e2e/enough.sh
-. tests/e2e/enough.sh
 
 # record_task1 DUR SAMPLER DATA FOLDED: record the demo ($DPID) for DUR s
 # with SAMPLER (perf, ctimer or - for the default) into DATA (its stderr
@@ -668,13 +628,8 @@ t_attach_lands_mid_poll() {
 	need_perf || return
 	cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleep_spin.c -o "$TMP/sleep_spin" \
 		"$B/libd9prof.a" -lpthread || fail "cannot build sleep_spin" || return 1
-	"$TMP/sleep_spin" >"$TMP/ss.out" &
-	local spid=$! k i
-	PIDS+=("$spid")
-	for i in $(seq 100); do
-		grep -q '^ready' "$TMP/ss.out" && break
-		sleep 0.05
-	done
+	start_ready "$TMP/ss.out" "$TMP/sleep_spin" || return 1
+	local spid=$SPID k
 	for k in 1 2 3 4 5; do
 		"$D9" record -p "$spid" -d 1 -o "$TMP/ss$k.data" 2>"$TMP/ss$k.err" ||
 			fail "record $k failed: $(cat "$TMP/ss$k.err")" || return 1
@@ -863,36 +818,17 @@ t_killed_ctimer_recorder_leaves_target_as_before() {
 }
 
 # ---- runner ---------------------------------------------------------------
-tests=$(declare -F | awk '{print $3}' | grep '^t_')
-order="t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized
-	t_record_command_mode t_record_pid_while_command_runs t_record_duration_units
-	t_record_command_exit_status t_record_unrunnable_command_touches_nothing
-	t_record_progress_line_on_a_terminal t_record_messages
-	t_target_exit_leaves_complete_trace t_installed_shim_own_process
-	t_target_without_shim_warns t_killed_recorder_leaves_readable_trace_and_live_target
-	t_ctimer_and_perf_agree_on_the_demo t_ctimer_fallback_under_seccomp
-	t_ctimer_needs_the_shim t_killed_ctimer_recorder_leaves_target_as_before
-	t_bad_input_is_one_clear_line t_help_and_man
-	t_offcpu_demo_tracepoint t_offcpu_demo_context_switch_fallback
-	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_context_switch
-	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal
-	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll"
-for t in $order; do
-	grep -qx "$t" <<<"$tests" || { say "missing test $t"; exit 1; }
-done
-# ONLY=REGEX runs the tests whose names match (a test that needs another's
-# trace says so and skips)
-[ -n "${ONLY:-}" ] && order=$(tr ' \t' '\n\n' <<<"$order" | grep -E -- "$ONLY")
-for t in $order; do
-	say "== e2e: ${t#t_}"
-	t0=$(date +%s.%N)
-	$t; rc=$?
-	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-	case $rc in
-	0) pass=$((pass + 1)); say "ok - ${t#t_} (${secs}s)" ;;
-	2) skip=$((skip + 1)); say "skip - ${t#t_}" ;;
-	*) fail=$((fail + 1)); say "not ok - ${t#t_} (${secs}s)" ;;
-	esac
-done
-say "e2e: $pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+# in this order: a test may read the trace of one before it
+e2e_run_tests t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized \
+	t_record_command_mode t_record_pid_while_command_runs t_record_duration_units \
+	t_record_command_exit_status t_record_unrunnable_command_touches_nothing \
+	t_record_progress_line_on_a_terminal t_record_messages \
+	t_target_exit_leaves_complete_trace t_installed_shim_own_process \
+	t_target_without_shim_warns t_killed_recorder_leaves_readable_trace_and_live_target \
+	t_ctimer_and_perf_agree_on_the_demo t_ctimer_fallback_under_seccomp \
+	t_ctimer_needs_the_shim t_killed_ctimer_recorder_leaves_target_as_before \
+	t_bad_input_is_one_clear_line t_help_and_man \
+	t_offcpu_demo_tracepoint t_offcpu_demo_context_switch_fallback \
+	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_context_switch \
+	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal \
+	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll
