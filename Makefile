@@ -215,14 +215,14 @@ check-rust: $(SHIM_A) $(SHIM_SO)
 # runtimes of our own for the latency scenarios (tests/e2e/latency.sh)
 LAT_SRCS := $(wildcard tests/e2e/latency/*.c)
 LAT_BINS := $(LAT_SRCS:tests/e2e/latency/%.c=$(B)/e2e/latency/%)
-$(B)/e2e/latency/%: tests/e2e/latency/%.c $(SHIM_A) include/d9prof.h
+$(B)/e2e/latency/%: tests/e2e/latency/%.c tests/e2e/rt.h $(SHIM_A) include/d9prof.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< $(SHIM_A) -lpthread
 
 # the programs of tests/e2e/answers.sh (a short waker, a blocking read)
 ANS_SRCS := $(wildcard tests/e2e/answers/*.c)
 ANS_BINS := $(ANS_SRCS:tests/e2e/answers/%.c=$(B)/e2e/answers/%)
-$(B)/e2e/answers/%: tests/e2e/answers/%.c $(SHIM_A) include/d9prof.h
+$(B)/e2e/answers/%: tests/e2e/answers/%.c tests/e2e/rt.h $(SHIM_A) include/d9prof.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< $(SHIM_A) -lpthread
 

@@ -40,11 +40,12 @@ else JSON="grep"; fi
 
 BIN="$TMP/bin"
 mkdir -p "$BIN"
-# build NAME: $B/e2e/latency/NAME if newer than its source and the shim,
+# build NAME: $B/e2e/latency/NAME if newer than its source, rt.h and the shim,
 # else compiled here, with frame pointers, against the static shim
 build() {
 	local n=$1 pre="$ROOT/$B/e2e/latency/$1"
-	if [ -x "$pre" ] && [ "$pre" -nt "$SRC/$n.c" ] && [ "$pre" -nt "$ROOT/$B/libd9prof.a" ]; then
+	if [ -x "$pre" ] && [ "$pre" -nt "$SRC/$n.c" ] && [ "$pre" -nt "$ROOT/tests/e2e/rt.h" ] &&
+		[ "$pre" -nt "$ROOT/$B/libd9prof.a" ]; then
 		ln -sf "$pre" "$BIN/$n"
 		return 0
 	fi

@@ -5,36 +5,25 @@
  * task whose polls run own_hot_function() and one light task.
  *   own_runtime SECONDS   prints "pid N" and "ready", runs, exits 0
  */
-#include <pthread.h>
-#include <stdio.h>
+#include "rt.h"
+
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <d9prof.h>
-
-static volatile unsigned long sink;
 static volatile int done;
 
 __attribute__((noinline)) void own_hot_function(void)
 {
-	unsigned long x = sink + 1;
-	int i;
-
-	for (i = 0; i < 400000; i++)
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-	sink = x;
-	__asm__ volatile("" ::: "memory");
+	RT_SPIN_ITERS(400000);
 }
 
 __attribute__((noinline)) void own_light_function(void)
 {
-	unsigned long x = sink;
+	unsigned long x = rt_sink;
 	int i;
 
 	for (i = 0; i < 2000; i++)
 		x ^= x << 13;
-	sink = x;
+	rt_sink = x;
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -66,7 +55,6 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
 	pthread_t th[2];
 	int i;
 
@@ -76,9 +64,9 @@ int main(int argc, char **argv)
 	d9_task_spawn(2, "light");
 	for (i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(i + 1));
-	printf("pid %d\nready\n", (int)getpid());
-	fflush(stdout);
-	nanosleep(&ts, NULL);
+	rt_ready_begin();
+	rt_ready();
+	rt_sleep(secs);
 	done = 1;
 	for (i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);

@@ -14,69 +14,29 @@
  *                  "ready"; once the forgotten task has been woken,
  *                  "forgotten woken"; runs SECONDS, exits 0
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include "../rt.h"
 
-#include <d9prof.h>
+#include <stdlib.h>
 
 #define TICKER 1
 #define FORGOTTEN 2
 #define TIMER_PERIOD_NS 2000000L
 
-static volatile unsigned long sink;
 static volatile int done;
 
-static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
-static uint64_t q[8];
-static unsigned q_head, q_len;
+static struct rt_queue q = RT_QUEUE_INIT;
 static int ticker_queued;
 /* 0: not spawned yet; 1: queued; 2: polled once; 3: woken (and lost) */
 static int forgotten_state;
 
-static void push_locked(uint64_t task)
-{
-	q[(q_head + q_len++) % 8] = task;
-	pthread_cond_signal(&q_cond);
-}
-
 __attribute__((noinline)) void lost_ticker_poll(void)
 {
-	unsigned long x = sink + 1;
-	int i;
-
-	for (i = 0; i < 5000; i++)
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-	sink = x;
-	__asm__ volatile("" ::: "memory");
+	RT_SPIN_ITERS(5000);
 }
 
 __attribute__((noinline)) void lost_forgotten_poll(void)
 {
-	unsigned long x = sink + 1;
-	int i;
-
-	for (i = 0; i < 20000; i++)
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-	sink = x;
-	__asm__ volatile("" ::: "memory");
-}
-
-/* is a recorder attached? (the markers' own inline gate) */
-static int recorder_attached(void)
-{
-#ifdef D9_GATE_OPEN_
-	return D9_GATE_OPEN_() != 0;
-#else
-	return 1;
-#endif
+	RT_SPIN_ITERS(20000);
 }
 
 static void *worker(void *arg)
@@ -87,23 +47,13 @@ static void *worker(void *arg)
 	for (;;) {
 		uint64_t task;
 
-		pthread_mutex_lock(&q_lock);
-		if (!q_len && !done) {
-			d9_park();
-			while (!q_len && !done)
-				pthread_cond_wait(&q_cond, &q_lock);
-			d9_unpark();
-		}
-		if (done) {
-			pthread_mutex_unlock(&q_lock);
-			break;
-		}
-		task = q[q_head];
-		q_head = (q_head + 1) % 8;
-		q_len--;
+		pthread_mutex_lock(&q.lock);
+		task = rt_pop_locked(&q, &done);
 		if (task == TICKER)
 			ticker_queued = 0;
-		pthread_mutex_unlock(&q_lock);
+		pthread_mutex_unlock(&q.lock);
+		if (!task)
+			break;
 
 		d9_poll_begin(task);
 		if (task == TICKER)
@@ -112,9 +62,9 @@ static void *worker(void *arg)
 			lost_forgotten_poll();
 		d9_poll_end(task);
 		if (task == FORGOTTEN) {
-			pthread_mutex_lock(&q_lock);
+			pthread_mutex_lock(&q.lock);
 			forgotten_state = 2; /* pending: waits for its wake */
-			pthread_mutex_unlock(&q_lock);
+			pthread_mutex_unlock(&q.lock);
 		}
 	}
 	d9_thread_stop();
@@ -133,27 +83,22 @@ static void *timer(void *arg)
 	while (!done) {
 		int woke_forgotten = 0;
 
-		next.tv_nsec += TIMER_PERIOD_NS;
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_nsec -= 1000000000L;
-			next.tv_sec++;
-		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		rt_tick(&next, TIMER_PERIOD_NS);
 		ticks++;
-		if (!attached_at && recorder_attached())
+		if (!attached_at && rt_attached())
 			attached_at = ticks;
-		pthread_mutex_lock(&q_lock);
+		pthread_mutex_lock(&q.lock);
 		if (!ticker_queued) {
 			ticker_queued = 1;
 			d9_task_wake(TICKER);
-			push_locked(TICKER);
+			rt_push_locked(&q, TICKER);
 		}
 		/* 300 ms after the recorder attached: spawn it and queue it */
 		if (attached_at && ticks == attached_at + 150 && !forgotten_state) {
 			d9_task_spawn(FORGOTTEN, "forgotten");
 			forgotten_state = 1;
 			d9_task_wake(FORGOTTEN);
-			push_locked(FORGOTTEN);
+			rt_push_locked(&q, FORGOTTEN);
 		}
 		/* once it was polled (and returned pending): wake it, queue
 		 * nothing. The lost wakeup. */
@@ -162,7 +107,7 @@ static void *timer(void *arg)
 			d9_task_wake(FORGOTTEN);
 			woke_forgotten = 1;
 		}
-		pthread_mutex_unlock(&q_lock);
+		pthread_mutex_unlock(&q.lock);
 		if (woke_forgotten) {
 			printf("forgotten woken\n");
 			fflush(stdout);
@@ -175,7 +120,6 @@ static void *timer(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
 	pthread_t w, t;
 
 	if (d9_init())
@@ -183,14 +127,12 @@ int main(int argc, char **argv)
 	d9_task_spawn(TICKER, "ticker");
 	pthread_create(&w, NULL, worker, NULL);
 	pthread_create(&t, NULL, timer, NULL);
-	printf("pid %d\ntask ticker %d\ntask forgotten %d\nready\n", (int)getpid(), TICKER,
-	       FORGOTTEN);
-	fflush(stdout);
-	nanosleep(&ts, NULL);
+	rt_ready_begin();
+	printf("task ticker %d\ntask forgotten %d\n", TICKER, FORGOTTEN);
+	rt_ready();
+	rt_sleep(secs);
 	done = 1;
-	pthread_mutex_lock(&q_lock);
-	pthread_cond_broadcast(&q_cond);
-	pthread_mutex_unlock(&q_lock);
+	rt_queue_close(&q);
 	pthread_join(t, NULL);
 	pthread_join(w, NULL);
 	d9_task_end(TICKER);

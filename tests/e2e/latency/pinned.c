@@ -12,42 +12,20 @@
  *   pinned SECONDS   prints "pid N", "task busy 1" and "ready", runs
  *                    SECONDS, prints "polls N" and exits 0
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include "../rt.h"
 
-#include <d9prof.h>
+#include <sched.h>
+#include <stdlib.h>
 
 #define BUSY 1
 #define WORK_NS 1000000L
 
-static volatile unsigned long sink;
 static volatile int done;
 static unsigned long work_iters = 100000, n_polls;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 __attribute__((noinline)) void pinned_work(unsigned long iters)
 {
-	unsigned long x = sink + 1, i;
-
-	for (i = 0; i < iters; i++)
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-	sink = x;
-	__asm__ volatile("" ::: "memory");
+	RT_SPIN_ITERS(iters);
 }
 
 /* iterations of pinned_work() per WORK_NS: the best of a few tries, so a
@@ -58,10 +36,10 @@ static void calibrate(void)
 	int k;
 
 	for (k = 0; k < 20; k++) {
-		uint64_t t0 = now_ns(), dt;
+		uint64_t t0 = rt_now_ns(), dt;
 
 		pinned_work(100000);
-		dt = now_ns() - t0;
+		dt = rt_now_ns() - t0;
 		if (dt && 100000UL * WORK_NS / dt > best)
 			best = 100000UL * WORK_NS / dt;
 	}
@@ -101,16 +79,16 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
 	pthread_t w;
 
 	if (d9_init())
 		fprintf(stderr, "pinned: d9_init failed\n");
 	d9_task_spawn(BUSY, "busy");
 	pthread_create(&w, NULL, worker, NULL);
-	printf("pid %d\ntask busy %d\nready\n", (int)getpid(), BUSY);
-	fflush(stdout);
-	nanosleep(&ts, NULL);
+	rt_ready_begin();
+	printf("task busy %d\n", BUSY);
+	rt_ready();
+	rt_sleep(secs);
 	done = 1;
 	pthread_join(w, NULL);
 	d9_task_end(BUSY);

@@ -16,17 +16,9 @@
  *                    "ready", runs SECONDS, prints "polls hog N victim N
  *                    wakes N" and exits 0
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include "../rt.h"
 
-#include <d9prof.h>
+#include <stdlib.h>
 
 #define HOG 1
 #define VICTIM 2
@@ -34,46 +26,18 @@
 #define VICTIM_POLL_NS 3000L
 #define TIMER_PERIOD_NS 5000000L
 
-static volatile unsigned long sink;
 static volatile int done;
 
-/* the run queue: a mutex-protected ring of task ids, outside the markers */
-static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
-static uint64_t q[8];
-static unsigned q_head, q_len;
+/* the run queue, outside the markers */
+static struct rt_queue q = RT_QUEUE_INIT;
 static int victim_queued;
 static unsigned long n_hog, n_victim, n_wakes;
 
-static void push_locked(uint64_t task)
-{
-	q[(q_head + q_len++) % 8] = task;
-	pthread_cond_signal(&q_cond);
-}
-
-/*
- * Spin @ns of wall time, in the function that uses it: a macro, not an
- * inline function, so that no "[inlined]" frame sits above the caller.
- */
-#define SPIN_NS(ns)                                                              \
-	do {                                                                     \
-		struct timespec t0_, t_;                                         \
-		unsigned long x_ = sink + 1;                                     \
-		int i_;                                                          \
-		clock_gettime(CLOCK_MONOTONIC, &t0_);                            \
-		do {                                                             \
-			for (i_ = 0; i_ < 2000; i_++)                            \
-				x_ = x_ * 6364136223846793005UL + 1442695040888963407UL; \
-			sink = x_;                                               \
-			clock_gettime(CLOCK_MONOTONIC, &t_);                     \
-		} while ((t_.tv_sec - t0_.tv_sec) * 1000000000L +                \
-				 (t_.tv_nsec - t0_.tv_nsec) < (ns));                      \
-	} while (0)
-
+/* (RT_SPIN_NS spins in the function that uses it: a macro, not an inline
+ * function, so that no "[inlined]" frame sits above the caller) */
 __attribute__((noinline)) void starve_hog_spin(void)
 {
-	SPIN_NS(HOG_POLL_NS);
-	__asm__ volatile("" ::: "memory");
+	RT_SPIN_NS(HOG_POLL_NS);
 }
 
 __attribute__((noinline)) void starve_hog_inner(void)
@@ -90,8 +54,7 @@ __attribute__((noinline)) void starve_hog_poll(void)
 
 __attribute__((noinline)) void starve_victim_poll(void)
 {
-	SPIN_NS(VICTIM_POLL_NS);
-	__asm__ volatile("" ::: "memory");
+	RT_SPIN_NS(VICTIM_POLL_NS);
 }
 
 static void *worker(void *arg)
@@ -102,23 +65,13 @@ static void *worker(void *arg)
 	for (;;) {
 		uint64_t task;
 
-		pthread_mutex_lock(&q_lock);
-		if (!q_len && !done) {
-			d9_park();
-			while (!q_len && !done)
-				pthread_cond_wait(&q_cond, &q_lock);
-			d9_unpark();
-		}
-		if (done) {
-			pthread_mutex_unlock(&q_lock);
-			break;
-		}
-		task = q[q_head];
-		q_head = (q_head + 1) % 8;
-		q_len--;
+		pthread_mutex_lock(&q.lock);
+		task = rt_pop_locked(&q, &done);
 		if (task == VICTIM)
 			victim_queued = 0; /* a wake from now on queues it again */
-		pthread_mutex_unlock(&q_lock);
+		pthread_mutex_unlock(&q.lock);
+		if (!task)
+			break;
 
 		d9_poll_begin(task);
 		if (task == HOG)
@@ -131,9 +84,9 @@ static void *worker(void *arg)
 			n_hog++;
 			/* pending, and runnable again at once: a yield */
 			d9_task_wake(HOG);
-			pthread_mutex_lock(&q_lock);
-			push_locked(HOG);
-			pthread_mutex_unlock(&q_lock);
+			pthread_mutex_lock(&q.lock);
+			rt_push_locked(&q, HOG);
+			pthread_mutex_unlock(&q.lock);
 		} else {
 			n_victim++; /* pending: the timer wakes it */
 		}
@@ -152,20 +105,15 @@ static void *timer(void *arg)
 	d9_thread_start("timer");
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!done) {
-		next.tv_nsec += TIMER_PERIOD_NS;
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_nsec -= 1000000000L;
-			next.tv_sec++;
-		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		pthread_mutex_lock(&q_lock);
+		rt_tick(&next, TIMER_PERIOD_NS);
+		pthread_mutex_lock(&q.lock);
 		if (!victim_queued) {
 			victim_queued = 1;
 			n_wakes++;
 			d9_task_wake(VICTIM);
-			push_locked(VICTIM);
+			rt_push_locked(&q, VICTIM);
 		}
-		pthread_mutex_unlock(&q_lock);
+		pthread_mutex_unlock(&q.lock);
 	}
 	d9_thread_stop();
 	return NULL;
@@ -174,25 +122,23 @@ static void *timer(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
 	pthread_t w, t;
 
 	if (d9_init())
 		fprintf(stderr, "starve: d9_init failed\n");
 	d9_task_spawn(HOG, "hog");
 	d9_task_spawn(VICTIM, "victim");
-	pthread_mutex_lock(&q_lock);
-	push_locked(HOG); /* the hog first */
-	pthread_mutex_unlock(&q_lock);
+	pthread_mutex_lock(&q.lock);
+	rt_push_locked(&q, HOG); /* the hog first */
+	pthread_mutex_unlock(&q.lock);
 	pthread_create(&w, NULL, worker, NULL);
 	pthread_create(&t, NULL, timer, NULL);
-	printf("pid %d\ntask hog %d\ntask victim %d\nready\n", (int)getpid(), HOG, VICTIM);
-	fflush(stdout);
-	nanosleep(&ts, NULL);
+	rt_ready_begin();
+	printf("task hog %d\ntask victim %d\n", HOG, VICTIM);
+	rt_ready();
+	rt_sleep(secs);
 	done = 1;
-	pthread_mutex_lock(&q_lock);
-	pthread_cond_broadcast(&q_cond);
-	pthread_mutex_unlock(&q_lock);
+	rt_queue_close(&q);
 	pthread_join(t, NULL);
 	pthread_join(w, NULL);
 	d9_task_end(HOG);

@@ -7,24 +7,14 @@
  *   thief [SECONDS]   prints "pid N" and "ready", spins SECONDS (default:
  *                     forever), exits 0
  */
-#include <stdint.h>
-#include <stdio.h>
+#include "../rt.h"
+
 #include <stdlib.h>
 #include <sys/prctl.h>
-#include <time.h>
-#include <unistd.h>
-
-static volatile unsigned long sink;
 
 __attribute__((noinline)) void thief_spin(void)
 {
-	unsigned long x = sink + 1;
-	int i;
-
-	for (i = 0; i < 100000; i++)
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-	sink = x;
-	__asm__ volatile("" ::: "memory");
+	RT_SPIN_ITERS(100000);
 }
 
 int main(int argc, char **argv)
@@ -34,8 +24,8 @@ int main(int argc, char **argv)
 
 	if (prctl(PR_SET_NAME, "cputhief", 0, 0, 0))
 		perror("thief: prctl(PR_SET_NAME)");
-	printf("pid %d\nready\n", (int)getpid());
-	fflush(stdout);
+	rt_ready_begin();
+	rt_ready();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		thief_spin();

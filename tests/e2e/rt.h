@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rt.h: the mini runtime the e2e scenario programs share (tests/e2e/, its
+ * latency/, answers/), so that each program holds only its scenario: its
+ * tasks, its poll functions, its timing and its output lines.
+ *
+ *   RT_SPIN_ITERS(n)   n rounds of an LCG on rt_sink, in the function
+ *                      that uses it (a macro: no "[inlined]" frame above
+ *                      the function the tests name)
+ *   RT_SPIN_NS(ns)     the same until ns of wall time have passed
+ *   rt_now_ns()        CLOCK_MONOTONIC in ns
+ *   rt_sleep(secs)     nanosleep() of a double
+ *   rt_attached()      is a recorder attached? (the markers' own inline
+ *                      gate; 1 where the shim has none)
+ *   rt_ready_begin(), rt_ready()
+ *                      the "pid N" line, then (after the lines a program
+ *                      prints between them, such as "task NAME ID") the
+ *                      "ready" line, flushed: what the scripts wait for
+ *   struct rt_queue    a run queue: a FIFO ring of task ids under a mutex;
+ *                      rt_push_locked() queues a task and signals the
+ *                      worker, rt_pop_locked() takes the next one, parked
+ *                      (d9_park()/d9_unpark() around the wait) while the
+ *                      queue is empty, or 0 once *done is set;
+ *                      rt_queue_close() wakes the worker to see *done
+ *   rt_tick(next, ns)  sleep until *next + ns (CLOCK_MONOTONIC, absolute:
+ *                      a timer thread's period without drift)
+ *
+ * Everything is static inline: a program that uses one piece carries only
+ * that one, and one without the shim (thief) refers to nothing of it.
+ */
+#ifndef D9_E2E_RT_H
+#define D9_E2E_RT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <d9prof.h>
+
+static volatile unsigned long rt_sink;
+
+#define RT_LCG(x) ((x) * 6364136223846793005UL + 1442695040888963407UL)
+
+#define RT_SPIN_ITERS(n)                                                         \
+	do {                                                                     \
+		unsigned long x_ = rt_sink + 1, i_;                              \
+		for (i_ = 0; i_ < (unsigned long)(n); i_++)                      \
+			x_ = RT_LCG(x_);                                         \
+		rt_sink = x_;                                                    \
+		__asm__ volatile("" ::: "memory");                               \
+	} while (0)
+
+#define RT_SPIN_NS(ns)                                                           \
+	do {                                                                     \
+		struct timespec t0_, t_;                                         \
+		unsigned long x_ = rt_sink + 1;                                  \
+		int i_;                                                          \
+		clock_gettime(CLOCK_MONOTONIC, &t0_);                            \
+		do {                                                             \
+			for (i_ = 0; i_ < 2000; i_++)                            \
+				x_ = RT_LCG(x_);                                 \
+			rt_sink = x_;                                            \
+			clock_gettime(CLOCK_MONOTONIC, &t_);                     \
+		} while ((t_.tv_sec - t0_.tv_sec) * 1000000000L +                \
+				 (t_.tv_nsec - t0_.tv_nsec) < (ns));                      \
+		__asm__ volatile("" ::: "memory");                               \
+	} while (0)
+
+static inline uint64_t rt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline void rt_sleep(double secs)
+{
+	struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
+
+	nanosleep(&ts, NULL);
+}
+
+static inline int rt_attached(void)
+{
+#ifdef D9_GATE_OPEN_
+	return D9_GATE_OPEN_() != 0;
+#else
+	return 1;
+#endif
+}
+
+static inline void rt_ready_begin(void)
+{
+	printf("pid %d\n", (int)getpid());
+}
+
+static inline void rt_ready(void)
+{
+	printf("ready\n");
+	fflush(stdout);
+}
+
+#define RT_QUEUE_LEN 8
+struct rt_queue {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t task[RT_QUEUE_LEN];
+	unsigned head, len;
+};
+#define RT_QUEUE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0}
+
+static inline void rt_push_locked(struct rt_queue *q, uint64_t task)
+{
+	q->task[(q->head + q->len++) % RT_QUEUE_LEN] = task;
+	pthread_cond_signal(&q->cond);
+}
+
+/* with q->lock held, which it still is on return */
+static inline uint64_t rt_pop_locked(struct rt_queue *q, volatile int *done)
+{
+	uint64_t task;
+
+	if (!q->len && !*done) {
+		d9_park();
+		while (!q->len && !*done)
+			pthread_cond_wait(&q->cond, &q->lock);
+		d9_unpark();
+	}
+	if (*done)
+		return 0;
+	task = q->task[q->head];
+	q->head = (q->head + 1) % RT_QUEUE_LEN;
+	q->len--;
+	return task;
+}
+
+/* wake every waiter, once *done is set */
+static inline void rt_queue_close(struct rt_queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static inline void rt_tick(struct timespec *next, long ns)
+{
+	next->tv_nsec += ns;
+	if (next->tv_nsec >= 1000000000L) {
+		next->tv_nsec -= 1000000000L;
+		next->tv_sec++;
+	}
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+}
+
+#endif
