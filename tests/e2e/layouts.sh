@@ -18,38 +18,17 @@
 # after the other. Each case prints one line, "layout NAME: X% caller;leaf
 # (N samples)", its reasons below it when it fails, or "layout NAME: skip:
 # WHY" when this machine lacks what it needs (lld, cargo, root for
-# /usr/lib/debug, perf_event).
-set -u
-B=${B:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 1
-D9=${D9:-$ROOT/$B/d9prof}
+# /usr/lib/debug, perf_event). The cases are t_* tests on lib.sh's runner,
+# each through layout(), which records a case short of samples again.
+NAME=layouts
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 SRC=$ROOT/tests/e2e/layouts
 L=$ROOT/$B/layouts
-TMP=$(mktemp -d /tmp/d9layouts.XXXXXX)
 SECS=1		# recorded per layout (~1000 samples at the default rate)
 SECS_MAX=8	# ... doubled up to this while a case is short of MIN_SAMPLES
 MIN_PCT=95	# share of the samples that must fold to CALLER;LEAF
 MIN_SAMPLES=500
-PIDS=()
-CLEAN_FILES=()	# outside $TMP: debug files we installed, perf maps
-pass=0 fail=0 skip=0
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for p in "${CLEAN_FILES[@]}"; do rm -f "$p"; done
-	if [ -n "${KEEP:-}" ]; then
-		say "layouts: traces kept in $TMP"
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-
-say() { printf '%s\n' "$*"; }
-fail() { say "    $*"; return 1; }
 
 [ -x "$D9" ] || { say "layouts: no d9prof at $D9 (make first)"; exit 1; }
 [ -d "$HOME/.cargo/bin" ] && ! command -v cargo >/dev/null && PATH=$PATH:$HOME/.cargo/bin
@@ -174,29 +153,14 @@ say "layouts: built in $(awk -v a="$t0" -v b="$(date +%s.%N)" \
 
 # ---- recording ----------------------------------------------------------------
 
-# perf_event usable? (as root it is, whatever perf_event_paranoid says)
-PERF_OK=1 PERF_WHY=""
-if ! perf_out=$("$D9" record -d 0.3 -o "$TMP/probe.data" -- sleep 1 2>&1); then
-	if grep -q "perf_event_open refused" <<<"$perf_out"; then
-		PERF_OK=0
-		PERF_WHY=$(grep -m1 refused <<<"$perf_out")
-	fi
-fi
-
 # start NAME CMD...: start a layout program, wait for its "ready PID"; PID
 start() {
 	local out=$TMP/$1.out; shift
-	"$@" >"$out" 2>"$out.err" &
-	PID=$!
-	PIDS+=("$PID")
-	for _ in $(seq 100); do
-		grep -q '^ready' "$out" 2>/dev/null && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	fail "$1 did not get ready: $(head -c 300 "$out.err")"
+	start_ready "$out" "$@" || return 1
+	PID=$SPID
 }
-stop() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+# stop_now PID: at once (the layout programs spin until killed)
+stop_now() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 # record NAME [ARGS]: record $PID (with ARGS) for $SECS s into
 # $TMP/NAME.data, stop it, fold
@@ -205,8 +169,8 @@ record() {
 	local n=$1
 	shift
 	"$D9" record -p "$PID" "$@" -d "$SECS" -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
-		fail "record failed: $(tail -3 "$TMP/$n.rec")" || { stop "$PID"; return 1; }
-	stop "$PID"
+		fail "record failed: $(tail -3 "$TMP/$n.rec")" || { stop_now "$PID"; return 1; }
+	stop_now "$PID"
 	fold "$n"
 }
 fold() {
@@ -318,7 +282,6 @@ plain() {
 
 # ---- cases --------------------------------------------------------------------
 
-need_perf() { [ "$PERF_OK" = 1 ] || { say "layout $1: skip: $PERF_WHY"; return 2; }; }
 need_lld() {
 	[ "$HAVE_LLD" = 1 ] || { say "layout $1: skip: no ld.lld (apt-get install lld)"; return 2; }
 }
@@ -326,18 +289,18 @@ need_clang() {
 	[ "$HAVE_CLANG" = 1 ] || { say "layout $1: skip: no clang (apt-get install clang)"; return 2; }
 }
 
-l_gcc_pie() { plain gcc_pie "$L/gcc_pie"; }
-l_gcc_nopie() { plain gcc_nopie "$L/gcc_nopie"; }
-l_clang_lld_pie() { need_clang clang_lld_pie && need_lld clang_lld_pie || return
+t_gcc_pie() { plain gcc_pie "$L/gcc_pie"; }
+t_gcc_nopie() { plain gcc_nopie "$L/gcc_nopie"; }
+t_clang_lld_pie() { need_clang clang_lld_pie && need_lld clang_lld_pie || return
 	plain clang_lld_pie "$L/clang_lld_pie"; }
-l_clang_lld_nopie() { need_clang clang_lld_nopie && need_lld clang_lld_nopie || return
+t_clang_lld_nopie() { need_clang clang_lld_nopie && need_lld clang_lld_nopie || return
 	plain clang_lld_nopie "$L/clang_lld_nopie"; }
-l_gcc_static() {
+t_gcc_static() {
 	[ -e "$L/gcc_static.ok" ] || ! grep -q "cannot find -lc" "$L/gcc_static.log" ||
 		{ say "layout gcc_static: skip: no static libc (libc6-dev's libc.a)"; return 2; }
 	plain gcc_static "$L/gcc_static"
 }
-l_gcc_static_pie() {
+t_gcc_static_pie() {
 	[ -e "$L/gcc_static_pie.ok" ] || {
 		say "layout gcc_static_pie: skip: does not link here: $(grep -m1 . "$L/gcc_static_pie.log")"
 		return 2
@@ -347,7 +310,7 @@ l_gcc_static_pie() {
 # DWARF inline scopes: the leaf's samples end in "layout_round [inlined]"
 # above the leaf (most of them: not the leaf's own loop control), and
 # with --no-inline the stacks are caller;leaf as everywhere else
-l_inline_frames() {
+t_inline_frames() {
 	local n=inline_frames cl
 	built inline || return 1
 	cl=$(names "$L/inline" '^layout_caller$' '^layout_leaf$') || return 1
@@ -365,7 +328,7 @@ l_inline_frames() {
 
 # the in-process sampler (where perf_event is refused): the signal handler
 # copies the top of the stack for the recorder's CFI step
-l_ctimer_sampler() {
+t_ctimer_sampler() {
 	local n=ctimer cl
 	built ctimer || return 1
 	cl=$(names "$L/ctimer" '^layout_caller$' '^layout_leaf$') || return 1
@@ -373,7 +336,7 @@ l_ctimer_sampler() {
 	record ctimer_sampler --sampler ctimer || return 1
 	score ctimer_sampler "${cl%%|*}" "${cl#*|}"
 }
-l_gxx_templates() {
+t_gxx_templates() {
 	local n=gxx_templates cl
 	built "$n" || return 1
 	cl=$(names "$L/$n" '^[^(]* ns::caller<' '^[^(]* ns::Hasher<.*>::leaf<') || return 1
@@ -381,11 +344,11 @@ l_gxx_templates() {
 	record $n || return 1
 	score $n "${cl%%|*}" "${cl#*|}"
 }
-l_so_bfd() { plain so_bfd "$L/so_bfd" "$L/libhot_bfd.so"; }
-l_so_lld() { need_lld so_lld || return; plain so_lld "$L/so_lld" "$L/libhot_lld.so"; }
+t_so_bfd() { plain so_bfd "$L/so_bfd" "$L/libhot_bfd.so"; }
+t_so_lld() { need_lld so_lld || return; plain so_lld "$L/so_lld" "$L/libhot_lld.so"; }
 
 # the library is loaded 0.5 s after the recorder has started sampling
-l_dlopen_during_recording() {
+t_dlopen_during_recording() {
 	local n=dlopen_during_recording cl rpid
 	built dlopen || return 1
 	cl=$(names "$L/libhot_dl.so" '^layout_caller$' '^layout_leaf$') || return 1
@@ -394,21 +357,18 @@ l_dlopen_during_recording() {
 	"$D9" record -p "$PID" -d "$SECS" -o "$TMP/$n.data" 2>"$TMP/$n.rec" &
 	rpid=$!
 	PIDS+=("$rpid")
-	for _ in $(seq 100); do
-		grep -q "d9prof: sampling" "$TMP/$n.rec" && break
-		sleep 0.05
-	done
+	wait_for "$TMP/$n.rec" "d9prof: sampling" 5
 	sleep 0.5
 	kill -USR1 "$PID"
-	wait "$rpid" || fail "record failed: $(tail -3 "$TMP/$n.rec")" || { stop "$PID"; return 1; }
+	wait "$rpid" || fail "record failed: $(tail -3 "$TMP/$n.rec")" || { stop_now "$PID"; return 1; }
 	grep -q '^loaded' "$TMP/$n.out" ||
 		fail "dl_main did not load the library: $(cat "$TMP/$n.out.err")" || return 1
-	stop "$PID"
+	stop_now "$PID"
 	fold $n || return 1
 	score $n "${cl%%|*}" "${cl#*|}"
 }
 
-l_stripped_debuglink() {
+t_stripped_debuglink() {
 	local n=stripped_debuglink cl
 	built debuglink || return 1
 	cl=$(names "$L/full/debuglink" '^layout_caller$' '^layout_leaf$') || return 1
@@ -419,7 +379,7 @@ l_stripped_debuglink() {
 	score $n "${cl%%|*}" "${cl#*|}"
 }
 
-l_stripped_build_id_dir() {
+t_stripped_build_id_dir() {
 	local n=stripped_build_id_dir cl id dir=/usr/lib/debug/.build-id
 	built buildid || return 1
 	cl=$(names "$L/full/buildid" '^layout_caller$' '^layout_leaf$') || return 1
@@ -479,13 +439,13 @@ nodebug() {
 }
 # bfd PIE: file offsets equal link-time addresses; lld PIE: they do not
 # (lld shares a page between the read-only and the executable segment)
-l_stripped_no_debug() { nodebug stripped_no_debug nodebug; }
-l_stripped_no_debug_lld() {
+t_stripped_no_debug() { nodebug stripped_no_debug nodebug; }
+t_stripped_no_debug_lld() {
 	need_lld stripped_no_debug_lld || return
 	nodebug stripped_no_debug_lld nodebug_lld
 }
 
-l_deleted_binary() {
+t_deleted_binary() {
 	local n=deleted_binary cl
 	built gcc_pie || return 1
 	cl=$(names "$L/gcc_pie" '^layout_caller$' '^layout_leaf$') || return 1
@@ -499,7 +459,7 @@ l_deleted_binary() {
 
 # the path now names another program (a new inode): the mapped file is the
 # one to read, through /proc/PID/map_files, not the one on disk
-l_replaced_binary() {
+t_replaced_binary() {
 	local n=replaced_binary cl
 	built gcc_pie && built gxx_templates || return 1
 	cl=$(names "$L/gcc_pie" '^layout_caller$' '^layout_leaf$') || return 1
@@ -511,7 +471,7 @@ l_replaced_binary() {
 	score $n "${cl%%|*}" "${cl#*|}"
 }
 
-l_perf_map_jit() {
+t_perf_map_jit() {
 	local n=perf_map_jit c l map
 	built jit || return 1
 	c=$(sym "$L/jit" '^jit_caller$') || return 1
@@ -534,8 +494,8 @@ rust() {
 	record "$n" || return 1
 	score "$n" "${cl%%|*}" "${cl#*|}"
 }
-l_rust_legacy() { rust rust_legacy rust-legacy; }
-l_rust_v0() { rust rust_v0 rust-v0; }
+t_rust_legacy() { rust rust_legacy rust-legacy; }
+t_rust_v0() { rust rust_v0 rust-v0; }
 
 # sanity: the leaf of the plain gcc build really has no frame setup (else
 # this matrix would not test the frameless-leaf path at all)
@@ -546,44 +506,35 @@ leaf_is_frameless() {
 }
 
 # ---- runner -------------------------------------------------------------------
-order="gcc_pie gcc_nopie ctimer_sampler inline_frames clang_lld_pie clang_lld_nopie gcc_static gcc_static_pie
-	gxx_templates so_bfd so_lld dlopen_during_recording stripped_debuglink
-	stripped_build_id_dir stripped_no_debug stripped_no_debug_lld deleted_binary
-	replaced_binary perf_map_jit
-	rust_legacy rust_v0"
-for c in $order; do
-	declare -F "l_$c" >/dev/null || { say "missing case l_$c"; exit 1; }
-done
-# ONLY=REGEX records the layouts whose names match
-[ -n "${ONLY:-}" ] && order=$(tr -s ' \t' '\n' <<<"$order" | grep -E -- "$ONLY")
-leaf_is_frameless || fail=$((fail + 1))
-SECS0=$SECS
-for c in $order; do
-	if [ "$PERF_OK" = 0 ]; then
-		need_perf "$c"; rc=$?
-	else
-		# short of MIN_SAMPLES (3): the whole case again, recording longer
-		: >"$TMP/case.all"
-		while "l_$c" >"$TMP/case.out" 2>&1; rc=$?; cat "$TMP/case.out" >>"$TMP/case.all"
-			[ "$rc" = 3 ]; do
-			for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-			wait 2>/dev/null
-			PIDS=()
-			[ $((SECS * 2)) -le "$SECS_MAX" ] || break
-			SECS=$((SECS * 2))
-			say "    again, recording $SECS s" >>"$TMP/case.all"
-		done
-		SECS=${SECS0}
-		[ "$rc" = 3 ] && rc=1 && say "    still too few at $SECS_MAX s: FAIL" >>"$TMP/case.all"
-		# a case that failed before its layout line still gets one
-		grep -q "^layout $c:" "$TMP/case.all" || say "layout $c: FAIL"
-		cat "$TMP/case.all"
+
+# layout T: the case T with its layout line; a case short of MIN_SAMPLES
+# (3) runs again whole, recording twice as long, up to SECS_MAX
+layout() {
+	local c=${1#t_} rc secs=$SECS
+	if ! need_perf >/dev/null; then
+		say "layout $c: skip: $PERF_WHY"
+		return 2
 	fi
-	case $rc in
-	0) pass=$((pass + 1)) ;;
-	2) skip=$((skip + 1)) ;;
-	*) fail=$((fail + 1)) ;;
-	esac
-done
-say "layouts: $pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+	: >"$TMP/case.all"
+	while "$1" >"$TMP/case.out" 2>&1; rc=$?; cat "$TMP/case.out" >>"$TMP/case.all"
+		[ "$rc" = 3 ]; do
+		e2e_kill_started
+		[ $((SECS * 2)) -le "$SECS_MAX" ] || break
+		SECS=$((SECS * 2))
+		say "    again, recording $SECS s" >>"$TMP/case.all"
+	done
+	SECS=$secs
+	[ "$rc" = 3 ] && rc=1 && say "    still too few at $SECS_MAX s: FAIL" >>"$TMP/case.all"
+	# a case that failed before its layout line still gets one
+	grep -q "^layout $c:" "$TMP/case.all" || say "layout $c: FAIL"
+	cat "$TMP/case.all"
+	return "$rc"
+}
+
+leaf_is_frameless || fail=$((fail + 1))
+E2E_WRAP=layout
+e2e_run_tests t_gcc_pie t_gcc_nopie t_ctimer_sampler t_inline_frames t_clang_lld_pie \
+	t_clang_lld_nopie t_gcc_static t_gcc_static_pie t_gxx_templates t_so_bfd t_so_lld \
+	t_dlopen_during_recording t_stripped_debuglink t_stripped_build_id_dir \
+	t_stripped_no_debug t_stripped_no_debug_lld t_deleted_binary t_replaced_binary \
+	t_perf_map_jit t_rust_legacy t_rust_v0
