@@ -24,9 +24,12 @@ enum {
 
 #define DEFAULT_TRACE "d9prof.data"
 
-void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One message line on stderr: "d9prof: " @prefix, then @fmt's text shown
+ * through text_put(); error(), warning() ("warning: ") and info() are it. */
+void cli_msg(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define error(...) cli_msg("", __VA_ARGS__)
+#define warning(...) cli_msg("warning: ", __VA_ARGS__)
+#define info(...) cli_msg("", __VA_ARGS__)
 /* A usage error: the message, then "try 'd9prof CMD --help'"; returns
  * EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *cmd, const char *fmt, ...)
@@ -50,8 +53,11 @@ int parse_size(const char *s, uint64_t *out);
 	"                        code inlined into a function shows as\n"                \
 	"                        \"name [inlined]\" frames above it)\n"
 
-/* "svg" or "folded" into *@out. 0 or -EINVAL. */
-int parse_flame_format(const char *s, enum flame_format *out);
+/* The index in @words (@n of them; NULL ones match nothing) of the word
+ * @s is, e.g. an enum's value named by a table indexed by it; -EINVAL if
+ * none. PARSE_WORD(s, words) for an array. */
+int parse_word(const char *s, const char *const *words, size_t n);
+#define PARSE_WORD(s, words) parse_word((s), (words), sizeof(words) / sizeof((words)[0]))
 
 struct inputs;
 /* 0 if @sel keeps a task of the trace @j joined; else say why on stderr (a
@@ -69,8 +75,8 @@ void folded_losses(const struct trace *t, enum flame_format format, unsigned int
 int parse_task_sel(const char *s, struct task_sel *sel);
 #define TASK_WANT "want a task id > 0 or a task name"
 #define TIME_WANT "want seconds from the start (12.5, 500ms) or a time of day HH:MM:SS[.frac]"
-/* --by task|name|thread. 0 or -EINVAL. */
-int parse_group_by(const char *s, enum group_by *by);
+/* --by task|name|thread: enum group_by, or -EINVAL. */
+int parse_group_by(const char *s);
 #define TASK_HELP                                                                        \
 	"  -t, --task ID|NAME    only task ID, or every task named NAME\n"
 #define BY_HELP                                                                          \

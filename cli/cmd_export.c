@@ -65,19 +65,6 @@ static void help(FILE *f)
 		"  d9prof export --format chrome -o d9prof.trace.json\n");
 }
 
-static int parse_format(const char *s, enum export_format *out)
-{
-	if (!strcmp(s, "pprof"))
-		*out = EXPORT_PPROF;
-	else if (!strcmp(s, "speedscope"))
-		*out = EXPORT_SPEEDSCOPE;
-	else if (!strcmp(s, "chrome"))
-		*out = EXPORT_CHROME;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 /* Where a terminal's export goes, by format. */
 static const char *default_file(enum export_format fmt)
 {
@@ -108,13 +95,19 @@ static int run(const struct session *se, const struct export_opts *eo, FILE *out
 /* -f pprof|speedscope|chrome, --offcpu */
 static int export_option(void *ctx, int c, const char *arg)
 {
+	static const char *const formats[] = {
+		[EXPORT_PPROF] = "pprof", [EXPORT_SPEEDSCOPE] = "speedscope",
+		[EXPORT_CHROME] = "chrome",
+	};
 	struct export_opts *eo = ctx;
+	int k;
 
 	switch (c) {
 	case 'f':
-		if (parse_format(arg, &eo->format))
+		if ((k = PARSE_WORD(arg, formats)) < 0)
 			return usage_error("export ", "bad format '%s': want pprof, speedscope or chrome",
 					   arg);
+		eo->format = (enum export_format)k;
 		return 0;
 	case OPT_OFFCPU:
 		eo->offcpu = 1;

@@ -53,16 +53,17 @@ static void help(FILE *f)
 /* --sort duration|start */
 static int polls_option(void *ctx, int c, const char *arg)
 {
+	static const char *const keys[] = {
+		[POLLS_BY_DURATION] = "duration", [POLLS_BY_START] = "start",
+	};
 	struct polls_opts *po = ctx;
+	int k;
 
 	if (c != OPT_SORT)
 		return VIEW_NOT_MINE;
-	if (!strcmp(arg, "duration"))
-		po->sort = POLLS_BY_DURATION;
-	else if (!strcmp(arg, "start"))
-		po->sort = POLLS_BY_START;
-	else
+	if ((k = PARSE_WORD(arg, keys)) < 0)
 		return usage_error("polls ", "bad sort key '%s': want duration or start", arg);
+	po->sort = (enum polls_sort)k;
 	return 0;
 }
 

@@ -734,10 +734,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{ "key-prefix", required_argument, NULL, OPT_KEY_PREFIX },
 		{ "on-segment", required_argument, NULL, OPT_ON_SEGMENT },
 		{ "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		VIEW_OPT_END,
 	};
-	int hook_timeout_given = 0, out_given = 0, c, err;
+	static const char *const samplers[] = {
+		[RECORD_SAMPLER_AUTO] = "auto", [RECORD_SAMPLER_PERF] = "perf",
+		[RECORD_SAMPLER_CTIMER] = "ctimer",
+	};
+	static const char *const sources[] = {
+		[RECORD_OFFCPU_AUTO] = "auto", [RECORD_OFFCPU_TRACEPOINT] = "tracepoint",
+		[RECORD_OFFCPU_SWITCH] = "switch",
+	};
+	int hook_timeout_given = 0, out_given = 0, c, k, err;
 	uint64_t v;
 
 	x->out = DEFAULT_TRACE;
@@ -773,15 +780,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			o->event = optarg;
 			break;
 		case OPT_SAMPLER:
-			if (!strcmp(optarg, "auto"))
-				o->sampler = RECORD_SAMPLER_AUTO;
-			else if (!strcmp(optarg, "perf"))
-				o->sampler = RECORD_SAMPLER_PERF;
-			else if (!strcmp(optarg, "ctimer"))
-				o->sampler = RECORD_SAMPLER_CTIMER;
-			else
+			if ((k = PARSE_WORD(optarg, samplers)) < 0)
 				return usage_error("record ", "bad sampler '%s': want auto, perf "
 						   "or ctimer", optarg);
+			o->sampler = (enum record_sampler)k;
 			break;
 		case OPT_NO_OFFCPU:
 			o->offcpu = RECORD_OFFCPU_OFF;
@@ -796,15 +798,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			o->no_shim = 1;
 			break;
 		case OPT_OFFCPU_SOURCE:
-			if (!strcmp(optarg, "auto"))
-				o->offcpu = RECORD_OFFCPU_AUTO;
-			else if (!strcmp(optarg, "tracepoint"))
-				o->offcpu = RECORD_OFFCPU_TRACEPOINT;
-			else if (!strcmp(optarg, "switch"))
-				o->offcpu = RECORD_OFFCPU_SWITCH;
-			else
+			if ((k = PARSE_WORD(optarg, sources)) < 0)
 				return usage_error("record ", "bad off-CPU source '%s': want "
 						   "auto, tracepoint or switch", optarg);
+			o->offcpu = (enum record_offcpu)k;
 			break;
 		case OPT_CALL_GRAPH:
 			if (record_callgraph_parse(optarg, &o->callgraph, &o->cpu_stack))

@@ -41,21 +41,22 @@ static void help(FILE *f)
 /* --by task|name (not thread) and -s, --sort KEY */
 static int tasks_option(void *ctx, int c, const char *arg)
 {
-	static const char *const keys[] = {"cpu", "polls", "longest", "delay", "name"};
+	static const char *const keys[] = {
+		[TASKS_BY_CPU] = "cpu", [TASKS_BY_POLLS] = "polls", [TASKS_BY_LONGEST] = "longest",
+		[TASKS_BY_DELAY] = "delay", [TASKS_BY_NAME] = "name",
+	};
 	struct tasks_opts *o = ctx;
-	size_t k;
+	int k;
 
 	switch (c) {
 	case OPT_BY:
-		if (parse_group_by(arg, &o->by) || o->by == GROUP_THREAD)
+		if ((k = parse_group_by(arg)) < 0 || k == GROUP_THREAD)
 			return usage_error("tasks ", "bad --by '%s': want task or name "
 					   "(per thread: 'd9prof polls --by thread')", arg);
+		o->by = (enum group_by)k;
 		return 0;
 	case 's':
-		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			if (!strcmp(arg, keys[k]))
-				break;
-		if (k == sizeof(keys) / sizeof(keys[0]))
+		if ((k = PARSE_WORD(arg, keys)) < 0)
 			return usage_error("tasks ", "bad sort key '%s': want cpu, polls, "
 					   "longest, delay or name", arg);
 		o->sort = (enum tasks_sort)k;

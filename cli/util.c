@@ -35,30 +35,12 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 		free(m);
 }
 
-void error(const char *fmt, ...)
+void cli_msg(const char *prefix, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
-}
-
-void warning(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("warning: ", fmt, ap);
-	va_end(ap);
-}
-
-void info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
+	vmsg(prefix, fmt, ap);
 	va_end(ap);
 }
 
@@ -170,15 +152,14 @@ void analysis_failed(struct inputs *in, const struct trace *t, int err)
 		error("cannot analyse '%s': %s", inputs_name(in), strerror(-err));
 }
 
-int parse_flame_format(const char *s, enum flame_format *out)
+int parse_word(const char *s, const char *const *words, size_t n)
 {
-	if (!strcmp(s, "svg"))
-		*out = FLAME_SVG;
-	else if (!strcmp(s, "folded"))
-		*out = FLAME_FOLDED;
-	else
-		return -EINVAL;
-	return 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (words[i] && !strcmp(s, words[i]))
+			return (int)i;
+	return -EINVAL;
 }
 
 int check_task(const struct join *j, const struct task_sel *sel, struct inputs *in)
@@ -232,17 +213,13 @@ int parse_task_sel(const char *s, struct task_sel *sel)
 	return 0;
 }
 
-int parse_group_by(const char *s, enum group_by *by)
+int parse_group_by(const char *s)
 {
-	if (!strcmp(s, "task"))
-		*by = GROUP_TASK;
-	else if (!strcmp(s, "name"))
-		*by = GROUP_NAME;
-	else if (!strcmp(s, "thread"))
-		*by = GROUP_THREAD;
-	else
-		return -EINVAL;
-	return 0;
+	static const char *const by[] = {
+		[GROUP_TASK] = "task", [GROUP_NAME] = "name", [GROUP_THREAD] = "thread",
+	};
+
+	return PARSE_WORD(s, by);
 }
 
 /* ---- inputs --------------------------------------------------------------- */
@@ -253,9 +230,12 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 	struct time_spec *ts = c == OPT_FROM ? &in->win.from : &in->win.to;
 
 	if (c == OPT_FRAME) {
-		if (strcmp(arg, "app") && strcmp(arg, "leaf"))
+		static const char *const frame[] = { "app", "leaf" };
+		int k = PARSE_WORD(arg, frame);
+
+		if (k < 0)
 			return usage_error(cmd, "bad --frame '%s': want app or leaf", arg);
-		in->raw_leaf = !strcmp(arg, "leaf");
+		in->raw_leaf = k;
 		return 0;
 	}
 	if (c == 'i') {
@@ -280,7 +260,10 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 
 int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, const char *arg)
 {
+	static const char *const text_json[] = { "text", "json" };
+	static const char *const flame[] = { [FLAME_SVG] = "svg", [FLAME_FOLDED] = "folded" };
 	uint64_t n;
+	int k;
 
 	switch (c) {
 	case 'i':
@@ -293,8 +276,9 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
 			return usage_error(cmd, "bad task '%s': " TASK_WANT, arg);
 		return 0;
 	case OPT_BY:
-		if (parse_group_by(arg, &v->by))
+		if ((k = parse_group_by(arg)) < 0)
 			return usage_error(cmd, "bad --by '%s': want task, name or thread", arg);
+		v->by = (enum group_by)k;
 		return 0;
 	case OPT_REVERSE:
 		v->reverse = 1;
@@ -307,12 +291,14 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
 			return usage_error(cmd, "bad --min-poll '%s': " DURATION_WANT, arg);
 		return 0;
 	case 'f':
-		if (v->text_json && (!strcmp(arg, "text") || !strcmp(arg, "json")))
-			v->json = !strcmp(arg, "json");
-		else if (v->text_json)
+		if (v->text_json && (k = PARSE_WORD(arg, text_json)) < 0)
 			return usage_error(cmd, "bad format '%s': want text or json", arg);
-		else if (parse_flame_format(arg, &v->format))
+		if (!v->text_json && (k = PARSE_WORD(arg, flame)) < 0)
 			return usage_error(cmd, "bad format '%s': want svg or folded", arg);
+		if (v->text_json)
+			v->json = k;
+		else
+			v->format = (enum flame_format)k;
 		return 0;
 	case 'o':
 		v->out = arg;
