@@ -840,10 +840,11 @@ int analysis_stack_cut(const struct trace *t, uint32_t stack);
 char *analysis_losses_text(const struct trace *t, unsigned int affects, char *buf, size_t len);
 /* "# lost: ...\n" on @out, nothing when nothing was lost. 0 or -EIO. */
 int analysis_losses_footer(const struct trace *t, unsigned int affects, FILE *out);
-/* ,"losses":{"samples":3,...} (keys of struct loss) on @out, to follow a
- * member of an open JSON object; nothing when nothing was lost. 0 or
- * -EIO. */
-int analysis_losses_json(const struct trace *t, unsigned int affects, FILE *out);
+/* A member "losses":{"samples":3,...} (keys of struct loss) of the
+ * object open in @w (lib/json.h); nothing when nothing was lost. Returns
+ * lib_json_error(@w). */
+struct lib_json;
+int analysis_losses_json(const struct trace *t, unsigned int affects, struct lib_json *w);
 
 /* ---- exports to other tools' formats (export_pprof.c) ---------------- */
 

@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
+#include "lib/json.h"
 #include "lib/map.h"
 
 /* ---- the join's sample walk (join.c) -------------------------------- */
@@ -217,7 +218,12 @@ void hot_release(struct hot *h);
 void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
 		 size_t n, uint64_t all, const uint64_t *own, FILE *out);
 void analysis_causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
-		 size_t n, FILE *out);
+		 size_t n, struct lib_json *w);
+/* analysis__delays()'s JSON object as a value in @w (the report's
+ * "delays"), @o->json aside. 0, -ENOENT (no such task), -ENOMEM, or
+ * lib_json_error(@w). */
+int analysis_delays_json(const struct offcpu *oc, const struct delays *dl,
+			 const struct delays_opts *o, struct lib_json *w);
 
 /* ns from the recording's start (join.origin) to @t (0 before it). */
 static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
@@ -227,21 +233,14 @@ static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
 	return t > o ? t - o : 0;
 }
 
-/* ---- JSON (labels.c) ------------------------------------------------- */
+/* ---- JSON (lib/json.h) ------------------------------------------------ */
 
-/* @s as a JSON string, quoted and escaped (NULL: null). Only well-formed
- * UTF-8 (text_utf8(): no overlong form, surrogate or code point past
- * U+10FFFF) is copied; every other byte becomes \ufffd. What
- * text_printable() hides (C0, DEL, C1, U+2028/2029, bidi controls) is
- * escaped as \uXXXX, so the output is plain printable UTF-8 that strict
- * parsers and JavaScript take. Every JSON string of the views and exports
- * goes through it. */
-void analysis_json_str(FILE *out, const char *s);
 /* A run-queue holder as JSON: {"pid": N, "comm": name|null}, or for the
  * idle CPU and "others" {"pid": null, "comm": "[idle CPU]"|"[others]"},
  * with "ns": *@ns added if @ns is non-NULL; null for unknown (0).
  * (offcpu_join.c) */
-void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out);
+void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns,
+			  struct lib_json *w);
 
 /* @s shown in at most @n characters into @out (room for strlen(s) * 3 / 2
  * + 16): templates, then parameters, then middle scopes become "..", so a

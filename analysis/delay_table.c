@@ -196,65 +196,69 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const st
 	}
 }
 
+/* A frame's label, or null for UINT32_MAX. */
+static void frame_json(const struct trace *t, uint32_t frame, struct lib_json *w)
+{
+	char a[256];
+
+	if (frame == UINT32_MAX) {
+		lib_json_null(w);
+		return;
+	}
+	analysis_frame_label(t, frame, a, sizeof(a));
+	lib_json_str(w, a);
+}
+
 void analysis_causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
-		 size_t n, FILE *out)
+		 size_t n, struct lib_json *w)
 {
 	static const char *const kind[] = {"poll", "blocked", "runqueue", "parked",
 					   "running"};
 	const struct trace *t = oc->trace;
-	char a[256], lab[HOT_FRAMES][256];
+	char lab[HOT_FRAMES][256];
 
-	fputc('[', out);
+	lib_json_array_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		const struct delay_cause *x = &c[i];
 
-		fprintf(out, "%s{\"what\":\"%s\",\"ns\":%" PRIu64, i ? "," : "", kind[x->kind],
-			x->ns);
+		lib_json_object_begin(w);
+		lib_json_str_field(w, "what", kind[x->kind]);
+		lib_json_uint_field(w, "ns", x->ns);
 		if (x->kind == CAUSE_POLL || x->in_poll) {
 			const struct task_stat *ts = join__task(oc->join, x->task);
 
-			fprintf(out, ",\"task\":%" PRIu64 ",\"task_name\":", x->task);
-			analysis_json_str(out, ts ? ts->name : NULL);
+			lib_json_uint_field(w, "task", x->task);
+			lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
 		}
 		if (x->kind == CAUSE_POLL) {
 			size_t m = hot_frames(h, t, x->poll, lab);
 
-			fprintf(out, ",\"poll\":%" PRId32 ",\"stack\":[", x->poll);
-			for (size_t k = 0; k < m; k++) {
-				if (k)
-					fputc(',', out);
-				analysis_json_str(out, lab[k]);
-			}
-			fputc(']', out);
+			lib_json_int_field(w, "poll", x->poll);
+			lib_json_name(w, "stack");
+			lib_json_array_begin(w);
+			for (size_t k = 0; k < m; k++)
+				lib_json_str(w, lab[k]);
+			lib_json_array_end(w);
 		} else if (x->kind == CAUSE_BLOCKED) {
-			fputs(",\"function\":", out);
-			if (x->frame != UINT32_MAX) {
-				analysis_frame_label(t, x->frame, a, sizeof(a));
-				analysis_json_str(out, a);
-			} else {
-				fputs("null", out);
-			}
-			fputs(",\"call\":", out);
-			if (x->under != UINT32_MAX) {
-				analysis_frame_label(t, x->under, a, sizeof(a));
-				analysis_json_str(out, a);
-			} else {
-				fputs("null", out);
-			}
+			lib_json_name(w, "function");
+			frame_json(t, x->frame, w);
+			lib_json_name(w, "call");
+			frame_json(t, x->under, w);
 		} else if (x->kind == CAUSE_RUNQ) {
-			fputs(",\"holder\":", out);
-			analysis_holder_json(t, x->holder, NULL, out);
+			lib_json_name(w, "holder");
+			analysis_holder_json(t, x->holder, NULL, w);
 		}
-		fputc('}', out);
+		lib_json_object_end(w);
 	}
-	fputc(']', out);
+	lib_json_array_end(w);
 }
 
-static void thread_json(const struct trace *t, uint32_t tid, FILE *out)
+static void thread_json(const struct trace *t, uint32_t tid, struct lib_json *w)
 {
-	fprintf(out, "{\"tid\":%" PRIu32 ",\"thread\":", tid);
-	analysis_json_str(out, trace__thread_name(t, tid));
-	fputc('}', out);
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "tid", tid);
+	lib_json_str_field(w, "thread", trace__thread_name(t, tid));
+	lib_json_object_end(w);
 }
 
 /* The TASK, BY and POLLED-ON cells of a row. */
@@ -306,38 +310,87 @@ static void row_text(const struct offcpu *oc, const struct hot *h, const struct 
 }
 
 static void row_json(const struct offcpu *oc, const struct hot *h, const struct row *r,
-		     FILE *out)
+		     struct lib_json *w)
 {
 	const struct delay *d = r->d;
 	const struct join *j = oc->join;
 	const struct task_stat *ts = join__task(j, d->task);
 
-	fprintf(out, "{\"task\":%" PRIu64 ",\"task_name\":", d->task);
-	analysis_json_str(out, ts ? ts->name : NULL);
-	fprintf(out,
-		",\"delay_ns\":%" PRIu64 ",\"woken_ns\":%" PRIu64 ",\"spawn\":%s,\"merged\":%" PRIu32
-		",\"woken_by\":{\"tid\":%" PRIu32 ",\"thread\":",
-		d->begin - d->wake, since_start(oc, d->wake),
-		d->spawn ? "true" : "false", d->merged, d->waker);
-	analysis_json_str(out, trace__thread_name(oc->trace, d->waker));
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "task", d->task);
+	lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
+	lib_json_uint_field(w, "delay_ns", d->begin - d->wake);
+	lib_json_uint_field(w, "woken_ns", since_start(oc, d->wake));
+	lib_json_bool_field(w, "spawn", d->spawn);
+	lib_json_uint_field(w, "merged", d->merged);
+	lib_json_name(w, "woken_by");
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "tid", d->waker);
+	lib_json_str_field(w, "thread", trace__thread_name(oc->trace, d->waker));
+	lib_json_name(w, "task");
 	if (d->waker_poll >= 0) {
 		const struct poll *p = &j->polls[d->waker_poll];
 		const struct task_stat *wt = join__task(j, p->task);
 
-		fprintf(out, ",\"task\":%" PRIu64 ",\"task_name\":", p->task);
-		analysis_json_str(out, wt ? wt->name : NULL);
+		lib_json_uint(w, p->task);
+		lib_json_str_field(w, "task_name", wt ? wt->name : NULL);
 	} else {
-		fputs(",\"task\":null", out);
+		lib_json_null(w);
 	}
-	fputs("},\"polled_on\":", out);
-	thread_json(oc->trace, d->poller, out);
-	fprintf(out, ",\"poll\":%" PRId32 ",\"causes\":", d->poll);
-	analysis_causes_json(oc, h, r->c, r->nc, out);
+	lib_json_object_end(w);
+	lib_json_name(w, "polled_on");
+	thread_json(oc->trace, d->poller, w);
+	lib_json_int_field(w, "poll", d->poll);
+	lib_json_name(w, "causes");
+	analysis_causes_json(oc, h, r->c, r->nc, w);
 	if (r->nwc) {
-		fputs(",\"waker_causes\":", out);
-		analysis_causes_json(oc, h, r->wc, r->nwc, out);
+		lib_json_name(w, "waker_causes");
+		analysis_causes_json(oc, h, r->wc, r->nwc, w);
 	}
-	fputc('}', out);
+	lib_json_object_end(w);
+}
+
+/* The table as one JSON object in @w: @rows[0..@shown) of @n matched. */
+static void table_json(const struct offcpu *oc, const struct delays *dl,
+		       const struct delays_opts *o, const struct hot *h,
+		       const struct row *rows, size_t shown, size_t n, struct lib_json *w)
+{
+	const struct join *j = oc->join;
+	size_t i;
+
+	lib_json_object_begin(w);
+	lib_json_name(w, "delays");
+	lib_json_array_begin(w);
+	for (i = 0; i < shown; i++)
+		row_json(oc, h, &rows[i], w);
+	lib_json_array_end(w);
+	lib_json_uint_field(w, "matched", n);
+	lib_json_name(w, "never_polled");
+	lib_json_array_begin(w);
+	for (i = 0; i < dl->nlost; i++) {
+		const struct delay *d = &dl->lost[i];
+		const struct task_stat *ts = join__task(j, d->task);
+
+		if (o->sel.on && !task_sel_has(&o->sel, ts))
+			continue;
+		lib_json_object_begin(w);
+		lib_json_uint_field(w, "task", d->task);
+		lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
+		lib_json_uint_field(w, "woken_ns", since_start(oc, d->wake));
+		lib_json_uint_field(w, "waited_ns",
+				    dl->end_time > d->wake ? dl->end_time - d->wake : 0);
+		lib_json_name(w, "woken_by");
+		thread_json(oc->trace, d->waker, w);
+		lib_json_object_end(w);
+	}
+	lib_json_array_end(w);
+	lib_json_bool_field(w, "runq_split", oc->runq_split);
+	lib_json_str_field(w, "runq_missing",
+			   oc->runq_split ? NULL : analysis_runq_missing(oc->trace));
+	lib_json_str_field(w, "runq_holders_missing", analysis_runq_holders_missing(oc->trace));
+	if (!o->no_losses)
+		analysis_losses_json(oc->trace, LOSS_ALL, w);
+	lib_json_object_end(w);
 }
 
 static void lost_text(const struct offcpu *oc, const struct delays *dl, const struct delay *d,
@@ -352,8 +405,9 @@ static void lost_text(const struct offcpu *oc, const struct delays *dl, const st
 		(double)since_start(oc, d->wake) / 1e9, by, dur);
 }
 
-int analysis__delays(const struct offcpu *oc, const struct delays *dl,
-		     const struct delays_opts *o, FILE *out)
+/* The table as text on @out, or as JSON in @jw if @jw is not NULL. */
+static int delays_table(const struct offcpu *oc, const struct delays *dl,
+			const struct delays_opts *o, FILE *out, struct lib_json *jw)
 {
 	const struct join *j;
 	struct row *rows = NULL;
@@ -361,7 +415,7 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 	size_t i, n = 0, shown, cap = 0;
 	int err = -ENOMEM;
 
-	if (!oc || !dl || !o || !out)
+	if (!oc || !dl || !o || (!out && !jw))
 		return -EINVAL;
 	j = oc->join;
 	if (o->sel.on && !task_sel_any(j, &o->sel))
@@ -407,39 +461,8 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 	if (err)
 		goto out;
 
-	if (o->json) {
-		fputs("{\"delays\":[", out);
-		for (i = 0; i < shown; i++) {
-			if (i)
-				fputc(',', out);
-			row_json(oc, &h, &rows[i], out);
-		}
-		fprintf(out, "],\"matched\":%zu,\"never_polled\":[", n);
-		for (i = 0, n = 0; i < dl->nlost; i++) {
-			const struct delay *d = &dl->lost[i];
-			const struct task_stat *ts = join__task(j, d->task);
-
-			if (o->sel.on && !task_sel_has(&o->sel, join__task(j, d->task)))
-				continue;
-			fprintf(out, "%s{\"task\":%" PRIu64 ",\"task_name\":", n++ ? "," : "",
-				d->task);
-			analysis_json_str(out, ts ? ts->name : NULL);
-			fprintf(out, ",\"woken_ns\":%" PRIu64 ",\"waited_ns\":%" PRIu64
-				",\"woken_by\":",
-				since_start(oc, d->wake),
-				dl->end_time > d->wake ? dl->end_time - d->wake : 0);
-			thread_json(oc->trace, d->waker, out);
-			fputc('}', out);
-		}
-		fputs("],\"runq_split\":", out);
-		fputs(oc->runq_split ? "true" : "false", out);
-		fputs(",\"runq_missing\":", out);
-		analysis_json_str(out, oc->runq_split ? NULL : analysis_runq_missing(oc->trace));
-		fputs(",\"runq_holders_missing\":", out);
-		analysis_json_str(out, analysis_runq_holders_missing(oc->trace));
-		if (!o->no_losses)
-			analysis_losses_json(oc->trace, LOSS_ALL, out);
-		fputs("}\n", out);
+	if (jw) {
+		table_json(oc, dl, o, &h, rows, shown, n, jw);
 	} else {
 		int w[3] = {4, 2, 9}; /* TASK, BY, POLLED-ON */
 
@@ -492,11 +515,30 @@ int analysis__delays(const struct offcpu *oc, const struct delays *dl,
 		if (!o->no_losses)
 			analysis_losses_footer(oc->trace, LOSS_ALL, out);
 	}
-	err = ferror(out) ? -EIO : 0;
+	err = jw ? lib_json_error(jw) : ferror(out) ? -EIO : 0;
 	if (o->shown)
 		*o->shown = shown;
 out:
 	free(rows);
 	hot_release(&h);
 	return err;
+}
+
+int analysis_delays_json(const struct offcpu *oc, const struct delays *dl,
+			 const struct delays_opts *o, struct lib_json *w)
+{
+	return w ? delays_table(oc, dl, o, NULL, w) : -EINVAL;
+}
+
+int analysis__delays(const struct offcpu *oc, const struct delays *dl,
+		     const struct delays_opts *o, FILE *out)
+{
+	struct lib_json w;
+	int err;
+
+	if (!o || !o->json || !out)
+		return delays_table(oc, dl, o, out, NULL);
+	lib_json_init(&w, out);
+	err = delays_table(oc, dl, o, NULL, &w);
+	return err ? err : lib_json_finish(&w);
 }

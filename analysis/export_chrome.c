@@ -41,10 +41,9 @@ struct ch {
 	const struct join *j;
 	const struct trace *t;
 	const struct task_sel *sel; /* --task: only these tasks' polls */
-	FILE *out;
+	struct lib_json w;
 	uint64_t origin;
-	const char *pid; /* the target's, as the trace says it */
-	int first;	 /* no event written yet */
+	const char *pid; /* the target's, as the trace says it: digits */
 	/* the stack tree: node n (from 1) is label[n] under parent[n] */
 	struct lib_map edges; /* parent << 32 | label -> node */
 	uint32_t *label, *parent;
@@ -74,22 +73,27 @@ static void ts(struct ch *x, const char *key, uint64_t t)
 	/* before the origin (a sample ahead of counters.start_time): negative */
 	uint64_t d = t >= x->origin ? t - x->origin : x->origin - t;
 
-	fprintf(x->out, ",\"%s\":%s%" PRIu64 ".%03" PRIu64, key,
-		t >= x->origin ? "" : "-", d / 1000, d % 1000);
+	lib_json_name(&x->w, key);
+	lib_json_printf(&x->w, "%s%" PRIu64 ".%03" PRIu64, t >= x->origin ? "" : "-", d / 1000,
+			d % 1000);
 }
 
 /* A duration in us. */
 static void dur(struct ch *x, uint64_t ns)
 {
-	fprintf(x->out, ",\"dur\":%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	lib_json_name(&x->w, "dur");
+	lib_json_printf(&x->w, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
 }
 
-/* Start an event: `{"ph":PH,"pid":P,"tid":T` with the comma before it. */
+/* Start an event, on a line of its own: `{"ph":PH,"pid":P,"tid":T`. */
 static void ev(struct ch *x, const char *ph, uint32_t tid)
 {
-	fprintf(x->out, "%s{\"ph\":\"%s\",\"pid\":%s,\"tid\":%" PRIu32,
-		x->first ? "\n" : ",\n", ph, x->pid, tid);
-	x->first = 0;
+	lib_json_break(&x->w);
+	lib_json_object_begin(&x->w);
+	lib_json_str_field(&x->w, "ph", ph);
+	lib_json_name(&x->w, "pid");
+	lib_json_printf(&x->w, "%s", x->pid);
+	lib_json_uint_field(&x->w, "tid", tid);
 }
 
 /* Frame @fr's label id (frames of one function at different addresses
@@ -162,7 +166,7 @@ static int sf(struct ch *x, uint32_t s)
 	if (n == UINT32_MAX)
 		return -ENOMEM;
 	if (n)
-		fprintf(x->out, ",\"sf\":%" PRIu32, n);
+		lib_json_uint_field(&x->w, "sf", n);
 	return 0;
 }
 
@@ -175,14 +179,23 @@ static int keep_poll(const struct ch *x, int64_t i)
 	       task_sel_has(x->sel, join__task(x->j, x->j->polls[i].task));
 }
 
+/* A metadata event's "name" and {"name": @name} as its args. */
+static void meta_name(struct ch *x, const char *what, const char *name)
+{
+	lib_json_str_field(&x->w, "name", what);
+	lib_json_name(&x->w, "args");
+	lib_json_object_begin(&x->w);
+	lib_json_str_field(&x->w, "name", name);
+	lib_json_object_end(&x->w);
+	lib_json_object_end(&x->w);
+}
+
 static void write_threads(struct ch *x)
 {
 	const char *cmd = analysis_trace_command(x->t);
 
 	ev(x, "M", 0);
-	fputs(",\"name\":\"process_name\",\"args\":{\"name\":", x->out);
-	analysis_json_str(x->out, cmd ? cmd : "target");
-	fputs("}}", x->out);
+	meta_name(x, "process_name", cmd ? cmd : "target");
 	for (size_t i = 0; i < x->t->nthreads; i++) {
 		const struct trace_thread *th = &x->t->threads[i];
 		char name[64];
@@ -190,9 +203,7 @@ static void write_threads(struct ch *x)
 		if (!th->name)
 			snprintf(name, sizeof(name), "[%" PRIu32 "]", th->tid);
 		ev(x, "M", th->tid);
-		fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", x->out);
-		analysis_json_str(x->out, th->name ? th->name : name);
-		fputs("}}", x->out);
+		meta_name(x, "thread_name", th->name ? th->name : name);
 	}
 }
 
@@ -212,26 +223,26 @@ static void write_polls(struct ch *x)
 		ev(x, "X", p->tid);
 		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s", p->task,
 			 ts_ && ts_->name ? " " : "", ts_ && ts_->name ? ts_->name : "");
-		fputs(",\"cat\":\"task\",\"name\":", x->out);
-		analysis_json_str(x->out, buf);
+		lib_json_str_field(&x->w, "cat", "task");
+		lib_json_str_field(&x->w, "name", buf);
 		ts(x, "ts", p->start);
 		dur(x, p->end - p->start);
-		fprintf(x->out,
-			",\"args\":{\"poll\":%" PRIu32 ",\"task\":%" PRIu64
-			",\"samples\":%" PRIu32,
-			p->id, p->task, p->samples);
-		if (ts_ && ts_->name) {
-			fputs(",\"task_name\":", x->out);
-			analysis_json_str(x->out, ts_->name);
+		lib_json_name(&x->w, "args");
+		lib_json_object_begin(&x->w);
+		lib_json_uint_field(&x->w, "poll", p->id);
+		lib_json_uint_field(&x->w, "task", p->task);
+		lib_json_uint_field(&x->w, "samples", p->samples);
+		if (ts_ && ts_->name)
+			lib_json_str_field(&x->w, "task_name", ts_->name);
+		if (po) {
+			lib_json_uint_field(&x->w, "offcpu_ns", po->ns);
+			lib_json_uint_field(&x->w, "runq_ns", po->runq_ns);
 		}
-		if (po)
-			fprintf(x->out, ",\"offcpu_ns\":%" PRIu64 ",\"runq_ns\":%" PRIu64,
-				po->ns, po->runq_ns);
-		if (offcpu__poll_top(x->oc, p->id, &top, &under) > 0) {
-			fputs(",\"top\":", x->out);
-			analysis_json_str(x->out, site_label(x->t, top, under, buf, sizeof(buf)));
-		}
-		fputs("}}", x->out);
+		if (offcpu__poll_top(x->oc, p->id, &top, &under) > 0)
+			lib_json_str_field(&x->w, "top",
+					   site_label(x->t, top, under, buf, sizeof(buf)));
+		lib_json_object_end(&x->w);
+		lib_json_object_end(&x->w);
 		x->res->pprof_samples++;
 	}
 }
@@ -243,10 +254,11 @@ static void write_parks(struct ch *x)
 
 	for (size_t i = 0; i < n; i++) {
 		ev(x, "X", pk[i].tid);
-		fputs(",\"cat\":\"park\",\"name\":\"parked\"", x->out);
+		lib_json_str_field(&x->w, "cat", "park");
+		lib_json_str_field(&x->w, "name", "parked");
 		ts(x, "ts", pk[i].start);
 		dur(x, pk[i].end - pk[i].start);
-		putc('}', x->out);
+		lib_json_object_end(&x->w);
 	}
 }
 
@@ -264,31 +276,34 @@ static int write_switches(struct ch *x)
 		if (x->sel->on && !keep_poll(x, o->poll))
 			continue;
 		ev(x, "X", s->tid);
-		fprintf(x->out, ",\"cat\":\"offcpu\",\"name\":\"off-CPU (%s)\"",
-			s->preempted ? "preempted" : "blocked");
+		lib_json_str_field(&x->w, "cat", "offcpu");
+		lib_json_str_field(&x->w, "name",
+				   s->preempted ? "off-CPU (preempted)" : "off-CPU (blocked)");
 		ts(x, "ts", s->time);
 		/* the weight: clipped to its poll, so that it nests in it */
 		dur(x, o->ns);
 		err = sf(x, s->stack);
 		if (err)
 			return err;
-		fprintf(x->out, ",\"args\":{\"runq_ns\":%" PRIu64, o->runq);
+		lib_json_name(&x->w, "args");
+		lib_json_object_begin(&x->w);
+		lib_json_uint_field(&x->w, "runq_ns", o->runq);
 		if (o->poll >= 0)
-			fprintf(x->out, ",\"poll\":%" PRId32, o->poll);
-		if (analysis_site(t, s->stack, x->oc->raw_leaf, 0, &top, &under) > 0) {
-			fputs(",\"top\":", x->out);
-			analysis_json_str(x->out, site_label(t, top, under, buf, sizeof(buf)));
-		}
+			lib_json_int_field(&x->w, "poll", o->poll);
+		if (analysis_site(t, s->stack, x->oc->raw_leaf, 0, &top, &under) > 0)
+			lib_json_str_field(&x->w, "top",
+					   site_label(t, top, under, buf, sizeof(buf)));
 		{
 			struct trace_hold h[TRACE_MAX_HOLDS];
 			size_t nh = analysis_switch_holds(t, s, o->runq, h);
 
-			if (nh && h[0].tid) {
-				fputs(",\"holder\":", x->out);
-				analysis_json_str(x->out, analysis_holder_label(t, h[0].tid, buf, sizeof(buf)));
-			}
+			if (nh && h[0].tid)
+				lib_json_str_field(
+				    &x->w, "holder",
+				    analysis_holder_label(t, h[0].tid, buf, sizeof(buf)));
 		}
-		fputs("}}", x->out);
+		lib_json_object_end(&x->w);
+		lib_json_object_end(&x->w);
 		x->res->switches++;
 	}
 	return 0;
@@ -335,16 +350,35 @@ static int csample_cmp(const void *a, const void *b)
  * nodes @list[0..n) (ascending, so parents first) as node + 1. */
 static void write_nodes(struct ch *x, const uint32_t *list, size_t n)
 {
-	fputs("\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\"}}", x->out);
-	for (size_t k = 0; k < n; k++) {
-		uint32_t v = list[k];
+	struct lib_json *w = &x->w;
 
-		fprintf(x->out, ",{\"id\":%" PRIu32 ",\"parent\":%" PRIu32
-			",\"callFrame\":{\"functionName\":", v + 1, x->parent[v] + 1);
-		analysis_json_str(x->out, flame_label_str(x->lab, x->label[v]));
-		fputs("}}", x->out);
+	lib_json_name(w, "nodes");
+	lib_json_array_begin(w);
+	for (size_t k = 0; k <= n; k++) {
+		uint32_t v = k ? list[k - 1] : 0;
+
+		lib_json_object_begin(w);
+		lib_json_uint_field(w, "id", v + 1);
+		if (k)
+			lib_json_uint_field(w, "parent", x->parent[v] + 1);
+		lib_json_name(w, "callFrame");
+		lib_json_object_begin(w);
+		lib_json_str_field(w, "functionName",
+				   k ? flame_label_str(x->lab, x->label[v]) : "(root)");
+		lib_json_object_end(w);
+		lib_json_object_end(w);
 	}
-	fputs("],", x->out);
+	lib_json_array_end(w);
+}
+
+/* A profile event's "name" and "id" (a string: "0x1"). */
+static void profile_id(struct ch *x, const char *name, uint32_t id)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx32, id);
+	lib_json_str_field(&x->w, "name", name);
+	lib_json_str_field(&x->w, "id", buf);
 }
 
 /* One thread's samples @v[0..n) as profile @id: its Profile event and
@@ -352,6 +386,7 @@ static void write_nodes(struct ch *x, const uint32_t *list, size_t n)
 static void write_profile(struct ch *x, const struct csample *v, size_t n, uint32_t id,
 			  uint32_t *mark, uint32_t *list)
 {
+	struct lib_json *w = &x->w;
 	size_t nl = 0;
 	int64_t prev = v[0].us;
 
@@ -363,29 +398,46 @@ static void write_profile(struct ch *x, const struct csample *v, size_t n, uint3
 		}
 	qsort(list, nl, sizeof(*list), u32_cmp);
 	ev(x, "P", v[0].tid);
-	fprintf(x->out,
-		",\"name\":\"Profile\",\"id\":\"0x%" PRIx32 "\",\"ts\":%" PRId64
-		",\"args\":{\"data\":{\"startTime\":%" PRId64 "}}}",
-		id, prev, prev);
+	profile_id(x, "Profile", id);
+	lib_json_int_field(w, "ts", prev);
+	lib_json_name(w, "args");
+	lib_json_object_begin(w);
+	lib_json_name(w, "data");
+	lib_json_object_begin(w);
+	lib_json_int_field(w, "startTime", prev);
+	lib_json_object_end(w);
+	lib_json_object_end(w);
+	lib_json_object_end(w);
 	for (size_t c = 0; c < n; c += CHROME_CHUNK) {
 		size_t e = c + CHROME_CHUNK < n ? c + CHROME_CHUNK : n;
 
 		ev(x, "P", v[0].tid);
-		fprintf(x->out,
-			",\"name\":\"ProfileChunk\",\"id\":\"0x%" PRIx32 "\",\"ts\":%" PRId64
-			",\"args\":{\"data\":{\"cpuProfile\":{",
-			id, v[e - 1].us);
+		profile_id(x, "ProfileChunk", id);
+		lib_json_int_field(w, "ts", v[e - 1].us);
+		lib_json_name(w, "args");
+		lib_json_object_begin(w);
+		lib_json_name(w, "data");
+		lib_json_object_begin(w);
+		lib_json_name(w, "cpuProfile");
+		lib_json_object_begin(w);
 		if (!c)
 			write_nodes(x, list, nl);
-		fputs("\"samples\":[", x->out);
+		lib_json_name(w, "samples");
+		lib_json_array_begin(w);
 		for (size_t i = c; i < e; i++)
-			fprintf(x->out, "%s%" PRIu32, i > c ? "," : "", v[i].node + 1);
-		fputs("]},\"timeDeltas\":[", x->out);
+			lib_json_uint(w, v[i].node + 1);
+		lib_json_array_end(w);
+		lib_json_object_end(w);
+		lib_json_name(w, "timeDeltas");
+		lib_json_array_begin(w);
 		for (size_t i = c; i < e; i++) {
-			fprintf(x->out, "%s%" PRId64, i > c ? "," : "", v[i].us - prev);
+			lib_json_int(w, v[i].us - prev);
 			prev = v[i].us;
 		}
-		fputs("]}}}", x->out);
+		lib_json_array_end(w);
+		lib_json_object_end(w);
+		lib_json_object_end(w);
+		lib_json_object_end(w);
 	}
 }
 
@@ -419,40 +471,61 @@ static int write_profiles(struct ch *x)
  * (see the top of the file for how viewers bind them). */
 static void write_flows(struct ch *x, const struct delays *d)
 {
-	for (size_t i = 0; i < d->n; i++) {
-		const struct delay *w = &d->v[i];
-		const char *name = w->spawn ? "spawn" : "wake";
+	struct lib_json *w = &x->w;
+	char buf[64];
 
-		if (w->poll < 0 || !keep_poll(x, w->poll))
+	for (size_t i = 0; i < d->n; i++) {
+		const struct delay *wk = &d->v[i];
+		const char *name = wk->spawn ? "spawn" : "wake";
+
+		if (wk->poll < 0 || !keep_poll(x, wk->poll))
 			continue;
-		ev(x, "i", w->waker);
-		fprintf(x->out, ",\"s\":\"t\",\"cat\":\"task\",\"name\":\"%s task %" PRIu64 "\"",
-			name, w->task);
-		ts(x, "ts", w->wake);
-		putc('}', x->out);
-		ev(x, "s", w->waker);
-		fprintf(x->out, ",\"cat\":\"task\",\"name\":\"%s\",\"id\":%zu", name, i + 1);
-		ts(x, "ts", w->wake);
-		putc('}', x->out);
-		ev(x, "f", w->poller);
-		fprintf(x->out,
-			",\"bp\":\"e\",\"cat\":\"task\",\"name\":\"%s\",\"id\":%zu", name,
-			i + 1);
-		ts(x, "ts", w->begin);
-		putc('}', x->out);
+		ev(x, "i", wk->waker);
+		snprintf(buf, sizeof(buf), "%s task %" PRIu64, name, wk->task);
+		lib_json_str_field(w, "s", "t");
+		lib_json_str_field(w, "cat", "task");
+		lib_json_str_field(w, "name", buf);
+		ts(x, "ts", wk->wake);
+		lib_json_object_end(w);
+		ev(x, "s", wk->waker);
+		lib_json_str_field(w, "cat", "task");
+		lib_json_str_field(w, "name", name);
+		lib_json_uint_field(w, "id", i + 1);
+		ts(x, "ts", wk->wake);
+		lib_json_object_end(w);
+		ev(x, "f", wk->poller);
+		lib_json_str_field(w, "bp", "e");
+		lib_json_str_field(w, "cat", "task");
+		lib_json_str_field(w, "name", name);
+		lib_json_uint_field(w, "id", i + 1);
+		ts(x, "ts", wk->begin);
+		lib_json_object_end(w);
 	}
 }
 
+/* The stack tree as "stackFrames", a member of its own line, one frame a
+ * line: {"name":label,"parent":"id"} by id ("1", "2", ...). */
 static void write_frames(struct ch *x)
 {
-	fputs("],\n\"stackFrames\":{", x->out);
+	struct lib_json *w = &x->w;
+	char id[24];
+
+	lib_json_break(w);
+	lib_json_name(w, "stackFrames");
+	lib_json_object_begin(w);
 	for (size_t n = 1; n <= x->nnodes; n++) {
-		fprintf(x->out, "%s\"%zu\":{\"name\":", n > 1 ? ",\n" : "\n", n);
-		analysis_json_str(x->out, flame_label_str(x->lab, x->label[n]));
-		if (x->parent[n])
-			fprintf(x->out, ",\"parent\":\"%" PRIu32 "\"", x->parent[n]);
-		putc('}', x->out);
+		snprintf(id, sizeof(id), "%zu", n);
+		lib_json_break(w);
+		lib_json_name(w, id);
+		lib_json_object_begin(w);
+		lib_json_str_field(w, "name", flame_label_str(x->lab, x->label[n]));
+		if (x->parent[n]) {
+			snprintf(id, sizeof(id), "%" PRIu32, x->parent[n]);
+			lib_json_str_field(w, "parent", id);
+		}
+		lib_json_object_end(w);
 	}
+	lib_json_object_end(w);
 	x->res->functions = x->nnodes;
 }
 
@@ -460,7 +533,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 			    const struct export_opts *o, FILE *out)
 {
 	struct export_result res = {0};
-	struct ch x = {.oc = oc, .out = out, .first = 1, .res = &res};
+	struct ch x = {.oc = oc, .res = &res};
 	int err;
 
 	if (!oc || !o || !out || o->format != EXPORT_CHROME || o->offcpu)
@@ -484,11 +557,17 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 		err = -ENOMEM;
 		goto out;
 	}
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"d9prof\","
-	      "\"command\":",
-	      out);
-	analysis_json_str(out, analysis_trace_command(x.t));
-	fputs("},\n\"traceEvents\":[", out);
+	lib_json_init(&x.w, out);
+	lib_json_object_begin(&x.w);
+	lib_json_str_field(&x.w, "displayTimeUnit", "ns");
+	lib_json_name(&x.w, "otherData");
+	lib_json_object_begin(&x.w);
+	lib_json_str_field(&x.w, "exporter", "d9prof");
+	lib_json_str_field(&x.w, "command", analysis_trace_command(x.t));
+	lib_json_object_end(&x.w);
+	lib_json_break(&x.w);
+	lib_json_name(&x.w, "traceEvents");
+	lib_json_array_begin(&x.w);
 	write_threads(&x);
 	write_polls(&x);
 	write_parks(&x);
@@ -501,9 +580,10 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 		goto out;
 	if (d)
 		write_flows(&x, d);
+	lib_json_array_end(&x.w);
 	write_frames(&x);
-	fputs("}}\n", out);
-	err = ferror(out) ? -EIO : 0;
+	lib_json_object_end(&x.w);
+	err = lib_json_finish(&x.w);
 	if (!err && !res.samples && !res.pprof_samples)
 		err = -ENODATA;
 out:

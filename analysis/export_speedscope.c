@@ -48,7 +48,7 @@ static int root_cmp(const void *a, const void *b, void *ctx)
 }
 
 /* Write node @n's path below its profile's root as frame indices. */
-static int write_stack(struct ss *x, uint32_t n, FILE *out)
+static int write_stack(struct ss *x, uint32_t n, struct lib_json *w)
 {
 	const struct flame *f = x->f;
 	size_t d = 0;
@@ -58,7 +58,7 @@ static int write_stack(struct ss *x, uint32_t n, FILE *out)
 			return -ENOMEM;
 		x->path[d++] = n;
 	}
-	putc('[', out);
+	lib_json_array_begin(w);
 	for (size_t k = d; k--;) {
 		uint32_t l = f->nodes[x->path[k]].label;
 
@@ -66,38 +66,41 @@ static int write_stack(struct ss *x, uint32_t n, FILE *out)
 			x->frame_of[l] = (uint32_t)x->nframes;
 			x->frames[x->nframes++] = l;
 		}
-		fprintf(out, "%s%" PRIu32, k + 1 == d ? "" : ",", x->frame_of[l]);
+		lib_json_uint(w, x->frame_of[l]);
 	}
-	putc(']', out);
+	lib_json_array_end(w);
 	return 0;
 }
 
 /* One sampled profile: the nodes @ns[0..n) under depth-1 node @r. */
 static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n,
-			 FILE *out, struct export_result *res)
+			 struct lib_json *w, struct export_result *res)
 {
 	const struct flame *f = x->f;
 	size_t i;
 	int err;
 
-	fputs("{\"type\":\"sampled\",\"name\":", out);
-	analysis_json_str(out, flame_label_str(f, f->nodes[r].label));
-	fprintf(
-	    out,
-	    ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%.0f,\"samples\":[",
-	    (double)f->nodes[r].total * x->period);
+	lib_json_object_begin(w);
+	lib_json_str_field(w, "type", "sampled");
+	lib_json_str_field(w, "name", flame_label_str(f, f->nodes[r].label));
+	lib_json_str_field(w, "unit", "nanoseconds");
+	lib_json_uint_field(w, "startValue", 0);
+	lib_json_name(w, "endValue");
+	lib_json_double(w, "%.0f", (double)f->nodes[r].total * x->period);
+	lib_json_name(w, "samples");
+	lib_json_array_begin(w);
 	for (i = 0; i < n; i++) {
-		if (i)
-			putc(',', out);
-		err = write_stack(x, ns[i], out);
+		err = write_stack(x, ns[i], w);
 		if (err)
 			return err;
 	}
-	fputs("],\"weights\":[", out);
+	lib_json_array_end(w);
+	lib_json_name(w, "weights");
+	lib_json_array_begin(w);
 	for (i = 0; i < n; i++)
-		fprintf(out, "%s%.0f", i ? "," : "",
-			(double)f->nodes[ns[i]].self * x->period);
-	fputs("]}", out);
+		lib_json_double(w, "%.0f", (double)f->nodes[ns[i]].self * x->period);
+	lib_json_array_end(w);
+	lib_json_object_end(w);
 	res->pprof_samples += n;
 	return 0;
 }
@@ -137,6 +140,7 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 	size_t nn = f->nnodes, nroots = 0, i, *at = NULL;
 	uint32_t *roots = NULL, *order = NULL;
 	const char **file = NULL;
+	struct lib_json w;
 	int err = -ENOMEM;
 
 	x->top = malloc((nn + 1) * sizeof(*x->top));
@@ -173,21 +177,23 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 			order[at[x->top[i]]++] = (uint32_t)i;
 	qsort_r(roots, nroots, sizeof(*roots), root_cmp, f);
 
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-	      "\"exporter\":\"" EXPORTER "\",\"name\":",
-	      out);
-	analysis_json_str(out, analysis_trace_command(j->trace) ? analysis_trace_command(j->trace)
-						       : "d9prof");
-	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	lib_json_init(&w, out);
+	lib_json_object_begin(&w);
+	lib_json_str_field(&w, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	lib_json_str_field(&w, "exporter", EXPORTER);
+	lib_json_str_field(&w, "name",
+			   analysis_trace_command(j->trace) ? analysis_trace_command(j->trace)
+							    : "d9prof");
+	lib_json_uint_field(&w, "activeProfileIndex", 0);
+	lib_json_name(&w, "profiles");
+	lib_json_array_begin(&w);
 	for (i = 0; i < nroots; i++) {
 		uint32_t r = roots[i];
 		/* at[r] is now the end of r's bucket; it started at at[r - 1]'s
 		 * end, i.e. at the previous node's */
 		size_t end = at[r], start = r > 1 ? at[r - 1] : 0;
 
-		if (i)
-			putc(',', out);
-		err = write_profile(x, r, order + start, end - start, out, res);
+		err = write_profile(x, r, order + start, end - start, &w, res);
 		if (err)
 			goto out;
 	}
@@ -196,21 +202,25 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 	file = frame_files(j, f);
 	if (!file)
 		goto out;
-	fputs("],\"shared\":{\"frames\":[", out);
+	lib_json_array_end(&w);
+	lib_json_name(&w, "shared");
+	lib_json_object_begin(&w);
+	lib_json_name(&w, "frames");
+	lib_json_array_begin(&w);
 	for (i = 0; i < x->nframes; i++) {
 		uint32_t l = x->frames[i];
 
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		analysis_json_str(out, flame_label_str(f, l));
-		if (file[l]) {
-			fputs(",\"file\":", out);
-			analysis_json_str(out, file[l]);
-		}
-		putc('}', out);
+		lib_json_object_begin(&w);
+		lib_json_str_field(&w, "name", flame_label_str(f, l));
+		if (file[l])
+			lib_json_str_field(&w, "file", file[l]);
+		lib_json_object_end(&w);
 	}
-	fputs("]}}\n", out);
+	lib_json_array_end(&w);
+	lib_json_object_end(&w);
+	lib_json_object_end(&w);
 	res->functions = x->nframes;
-	err = ferror(out) ? -EIO : 0;
+	err = lib_json_finish(&w);
 out:
 	free(file);
 	free(roots);

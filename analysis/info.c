@@ -402,118 +402,165 @@ static void text_tail(const struct info *in, FILE *out)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_key(FILE *out, const char *sep, const char *key, const char *v)
+/* A number that may be unknown (0 or missing): null then. */
+static void json_num(struct lib_json *w, const char *key, int have, uint64_t v)
 {
-	fprintf(out, "%s\"%s\":", sep, key);
-	analysis_json_str(out, v);
-}
-
-static void json_num(FILE *out, const char *sep, const char *key, int have, uint64_t v)
-{
+	lib_json_name(w, key);
 	if (have)
-		fprintf(out, "%s\"%s\":%" PRIu64, sep, key, v);
+		lib_json_uint(w, v);
 	else
-		fprintf(out, "%s\"%s\":null", sep, key);
+		lib_json_null(w);
 }
 
-static const char *tf(int v)
+/* Meta @key as a member: its value as a string, or with @num as a number
+ * (null if it is none). */
+static void json_meta(const struct info *in, const char *key, int num, struct lib_json *w)
 {
-	return v ? "true" : "false";
+	uint64_t v = 0;
+	int have;
+
+	if (num) {
+		have = meta_num(in->t, key, &v);
+		json_num(w, key, have, v);
+	} else
+		lib_json_str_field(w, key, analysis_meta(in->t, key));
 }
 
-/* The meta of the head, as JSON: what opens before each key (the meta's
- * own), and whether its value is a number. */
-static const struct {
-	const char *sep, *key;
-	int num;
-} head_json[] = {
-	{"{\"target\":{", "pid", 1}, {",", TRACE_META_COMM, 0}, {",", TRACE_META_CMDLINE, 0},
-	{"},\"host\":{", "hostname", 0}, {",", TRACE_META_KERNEL, 0}, {"},", TRACE_META_RECORDER, 0},
-	{",\"sampling\":{", "sampler", 0}, {",", TRACE_META_EVENT, 0}, {",", TRACE_META_FREQUENCY, 1},
-	{"},", TRACE_META_OFFCPU, 0}, {",", TRACE_META_WAKEUPS, 0},
-};
-
-static void json_head(const struct info *in, FILE *out)
+static void json_head(const struct info *in, struct lib_json *w)
 {
-	for (size_t i = 0; i < sizeof(head_json) / sizeof(head_json[0]); i++) {
-		uint64_t v = 0;
-		int have;
-
-		if (head_json[i].num) {
-			have = meta_num(in->t, head_json[i].key, &v);
-			json_num(out, head_json[i].sep, head_json[i].key, have, v);
-		} else
-			json_key(out, head_json[i].sep, head_json[i].key,
-				 analysis_meta(in->t, head_json[i].key));
-	}
+	lib_json_name(w, "target");
+	lib_json_object_begin(w);
+	json_meta(in, TRACE_META_PID, 1, w);
+	json_meta(in, TRACE_META_COMM, 0, w);
+	json_meta(in, TRACE_META_CMDLINE, 0, w);
+	lib_json_object_end(w);
+	lib_json_name(w, "host");
+	lib_json_object_begin(w);
+	json_meta(in, TRACE_META_HOSTNAME, 0, w);
+	json_meta(in, TRACE_META_KERNEL, 0, w);
+	lib_json_object_end(w);
+	json_meta(in, TRACE_META_RECORDER, 0, w);
+	lib_json_name(w, "sampling");
+	lib_json_object_begin(w);
+	json_meta(in, TRACE_META_SAMPLER, 0, w);
+	json_meta(in, TRACE_META_EVENT, 0, w);
+	json_meta(in, TRACE_META_FREQUENCY, 1, w);
+	lib_json_object_end(w);
+	json_meta(in, TRACE_META_OFFCPU, 0, w);
+	json_meta(in, TRACE_META_WAKEUPS, 0, w);
 }
 
-static void json_span(const struct info *in, FILE *out)
+static void json_span(const struct info *in, struct lib_json *w)
 {
 	char a[64];
 
-	fprintf(out, ",\"span\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
-		     ",\"duration_ns\":%" PRIu64 ",\"complete\":%s",
-		in->start, in->end, in->end > in->start ? in->end - in->start : 0,
-		tf(in->t->complete));
-	json_key(out, ",", "start_wall", in->wall ? fmt_wall(in->wall_start, 1, a, sizeof(a)) : NULL);
-	json_key(out, ",", "end_wall", in->wall ? fmt_wall(in->wall_end, 1, a, sizeof(a)) : NULL);
-	if (in->wall)
-		fprintf(out, ",\"start_wall_ns\":%" PRId64 ",\"end_wall_ns\":%" PRId64 "}",
-			in->wall_start, in->wall_end);
-	else
-		fputs(",\"start_wall_ns\":null,\"end_wall_ns\":null}", out);
+	lib_json_name(w, "span");
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "start_ns", in->start);
+	lib_json_uint_field(w, "end_ns", in->end);
+	lib_json_uint_field(w, "duration_ns", in->end > in->start ? in->end - in->start : 0);
+	lib_json_bool_field(w, "complete", in->t->complete);
+	lib_json_str_field(w, "start_wall",
+			   in->wall ? fmt_wall(in->wall_start, 1, a, sizeof(a)) : NULL);
+	lib_json_str_field(w, "end_wall",
+			   in->wall ? fmt_wall(in->wall_end, 1, a, sizeof(a)) : NULL);
+	if (in->wall) {
+		lib_json_int_field(w, "start_wall_ns", in->wall_start);
+		lib_json_int_field(w, "end_wall_ns", in->wall_end);
+	} else {
+		json_num(w, "start_wall_ns", 0, 0);
+		json_num(w, "end_wall_ns", 0, 0);
+	}
+	lib_json_object_end(w);
 }
 
-static void json_segments(const struct info *in, FILE *out)
+static void json_segments(const struct info *in, struct lib_json *w)
 {
 	const struct trace *t = in->t;
 	size_t i;
 
-	fprintf(out, ",\"segments\":{\"count\":%zu,\"copies_skipped\":%zu,\"recordings\":%zu,"
-		     "\"files\":%zu,\"gap_ns\":%" PRIu64 ",\"list\":[",
-		t->nsegments, t->dup_segments, in->recordings, in->files, in->gap_ns);
+	lib_json_name(w, "segments");
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "count", t->nsegments);
+	lib_json_uint_field(w, "copies_skipped", t->dup_segments);
+	lib_json_uint_field(w, "recordings", in->recordings);
+	lib_json_uint_field(w, "files", in->files);
+	lib_json_uint_field(w, "gap_ns", in->gap_ns);
+	lib_json_name(w, "list");
+	lib_json_array_begin(w);
 	for (i = 0; i < t->nsegments; i++) {
 		const struct trace_segment *g = &t->segments[i];
 
-		json_key(out, i ? ",{" : "{", "recording", g->recording);
-		fprintf(out, ",\"index\":%" PRIu64, g->index);
-		json_num(out, ",", "start_ns", g->start != 0, g->start);
-		json_num(out, ",", "end_ns", g->end != 0, g->end);
-		json_key(out, ",", "file", seg_file(in, g));
-		fprintf(out, ",\"offset\":%" PRIu64 ",\"complete\":%s,\"state_used\":%s}",
-			g->offset, tf(g->complete), tf(g->state_used));
+		lib_json_object_begin(w);
+		lib_json_str_field(w, "recording", g->recording);
+		lib_json_uint_field(w, "index", g->index);
+		json_num(w, "start_ns", g->start != 0, g->start);
+		json_num(w, "end_ns", g->end != 0, g->end);
+		lib_json_str_field(w, "file", seg_file(in, g));
+		lib_json_uint_field(w, "offset", g->offset);
+		lib_json_bool_field(w, "complete", g->complete);
+		lib_json_bool_field(w, "state_used", g->state_used);
+		lib_json_object_end(w);
 	}
-	fputs("],\"gaps\":[", out);
-	for (i = 0; i < in->ngaps; i++)
-		fprintf(out, "%s{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 "}", i ? "," : "",
-			in->gaps[i].start, in->gaps[i].end);
-	fputs("]}", out);
+	lib_json_array_end(w);
+	lib_json_name(w, "gaps");
+	lib_json_array_begin(w);
+	for (i = 0; i < in->ngaps; i++) {
+		lib_json_object_begin(w);
+		lib_json_uint_field(w, "start_ns", in->gaps[i].start);
+		lib_json_uint_field(w, "end_ns", in->gaps[i].end);
+		lib_json_object_end(w);
+	}
+	lib_json_array_end(w);
+	lib_json_object_end(w);
 }
 
-static void json_tail(const struct info *in, FILE *out)
+static void json_tail(const struct info *in, struct lib_json *w)
 {
 	const struct trace *t = in->t;
 	struct loss l[LOSS_KINDS];
 	size_t i, nl = analysis_losses(t, LOSS_ALL, l);
 
-	fprintf(out, ",\"counts\":{\"samples\":%zu,\"events\":%zu,\"switches\":%zu,"
-		     "\"threads\":%zu,\"tasks\":%zu,\"comms\":%zu,\"frames\":%zu,"
-		     "\"stacks\":%zu,\"chunks\":%zu}",
-		t->nsamples, t->nevents, t->nswitches, t->nthreads, t->ntasks, t->ncomms,
-		t->nframes, t->nstacks, t->chunks);
-	fputs(",\"losses\":{", out);
+	lib_json_name(w, "counts");
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "samples", t->nsamples);
+	lib_json_uint_field(w, "events", t->nevents);
+	lib_json_uint_field(w, "switches", t->nswitches);
+	lib_json_uint_field(w, "threads", t->nthreads);
+	lib_json_uint_field(w, "tasks", t->ntasks);
+	lib_json_uint_field(w, "comms", t->ncomms);
+	lib_json_uint_field(w, "frames", t->nframes);
+	lib_json_uint_field(w, "stacks", t->nstacks);
+	lib_json_uint_field(w, "chunks", t->chunks);
+	lib_json_object_end(w);
+	/* always there, {} when nothing was lost (analysis_losses_json()
+	 * leaves it out) */
+	lib_json_name(w, "losses");
+	lib_json_object_begin(w);
 	for (i = 0; i < nl; i++)
-		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", l[i].key, l[i].count);
-	fputs("},\"dump_reasons\":[", out);
-	for (i = 0; i < in->nreasons; i++) {
-		if (i)
-			fputc(',', out);
-		analysis_json_str(out, in->reasons[i]);
-	}
-	json_key(out, "],", "target_exit", in->exit);
-	json_num(out, ",", "target_exit_ns", in->exit_time != 0, in->exit_time);
-	fputs("}\n", out);
+		lib_json_uint_field(w, l[i].key, l[i].count);
+	lib_json_object_end(w);
+	lib_json_name(w, "dump_reasons");
+	lib_json_array_begin(w);
+	for (i = 0; i < in->nreasons; i++)
+		lib_json_str(w, in->reasons[i]);
+	lib_json_array_end(w);
+	lib_json_str_field(w, "target_exit", in->exit);
+	json_num(w, "target_exit_ns", in->exit_time != 0, in->exit_time);
+}
+
+static int json_info(const struct info *in, FILE *out)
+{
+	struct lib_json w;
+
+	lib_json_init(&w, out);
+	lib_json_object_begin(&w);
+	json_head(in, &w);
+	json_span(in, &w);
+	json_segments(in, &w);
+	json_tail(in, &w);
+	lib_json_object_end(&w);
+	return lib_json_finish(&w);
 }
 
 /* ---- entry points ------------------------------------------------------- */
@@ -532,17 +579,14 @@ int analysis__info(const struct trace *t, const struct info_opts *o, FILE *out)
 	segments(&in);
 	dump(&in);
 	if (o && o->json) {
-		json_head(&in, out);
-		json_span(&in, out);
-		json_segments(&in, out);
-		json_tail(&in, out);
+		err = json_info(&in, out);
 	} else {
 		text_head(&in, out);
 		text_span(&in, out);
 		text_segments(&in, out);
 		text_tail(&in, out);
+		err = ferror(out) ? -EIO : 0;
 	}
-	err = ferror(out) ? -EIO : 0;
 out:
 	free(in.gaps);
 	return err;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * labels.c - how the views name and format what they show: durations, the task
- * and thread labels, cleaned names and column widths, JSON strings, the
- * trace's meta values and command.
+ * and thread labels, cleaned names and column widths, the trace's meta
+ * values and command (JSON strings: lib/json.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,38 +37,6 @@ char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.0f%s", v, unit[u]);
 	return buf;
-}
-
-void analysis_json_str(FILE *out, const char *s)
-{
-	const char *p = s;
-	uint32_t cp;
-	size_t k;
-
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (; *p; p += k) {
-		/* RFC 3629 exactly (lib/text.h): an overlong form, a surrogate
-		 * or a code point past U+10FFFF is U+FFFD a byte, as a cut or
-		 * lone byte is, so that strict parsers take every string */
-		k = text_utf8(p, 4, &cp);
-		if (!k) {
-			fputs("\\ufffd", out);
-			k = 1;
-		} else if (cp == '"' || cp == '\\') {
-			fprintf(out, "\\%c", (int)cp);
-		} else if (!text_printable(cp)) {
-			/* C0, DEL, C1, U+2028/2029 (line ends to JavaScript) and
-			 * bidi controls: escaped, never raw on a terminal */
-			fprintf(out, "\\u%04" PRIx32, cp);
-		} else {
-			fwrite(p, 1, k, out);
-		}
-	}
-	fputc('"', out);
 }
 
 const char *analysis_meta(const struct trace *t, const char *key)

@@ -300,15 +300,17 @@ int analysis_losses_footer(const struct trace *t, unsigned int affects, FILE *ou
 	return ferror(out) ? -EIO : 0;
 }
 
-int analysis_losses_json(const struct trace *t, unsigned int affects, FILE *out)
+int analysis_losses_json(const struct trace *t, unsigned int affects, struct lib_json *w)
 {
 	struct loss l[LOSS_KINDS];
 	size_t n = analysis_losses(t, affects, l);
 
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : ",\"losses\":{", l[i].key,
-			l[i].count);
-	if (n)
-		fputc('}', out);
-	return ferror(out) ? -EIO : 0;
+	if (n) {
+		lib_json_name(w, "losses");
+		lib_json_object_begin(w);
+		for (size_t i = 0; i < n; i++)
+			lib_json_uint_field(w, l[i].key, l[i].count);
+		lib_json_object_end(w);
+	}
+	return lib_json_error(w);
 }

@@ -656,24 +656,27 @@ const char *analysis_runq_missing(const struct trace *t)
 	return v; /* "refused: why" */
 }
 
-void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns, FILE *out)
+void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t *ns,
+			  struct lib_json *w)
 {
 	char buf[32];
 
 	if (!holder) {
-		fputs("null", out);
+		lib_json_null(w);
 		return;
 	}
+	lib_json_object_begin(w);
+	lib_json_name(w, "pid");
 	if (holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
-		fputs("{\"pid\":null,\"comm\":", out);
-		analysis_json_str(out, analysis_holder_label(t, holder, buf, sizeof(buf)));
+		lib_json_null(w);
+		lib_json_str_field(w, "comm", analysis_holder_label(t, holder, buf, sizeof(buf)));
 	} else {
-		fprintf(out, "{\"pid\":%" PRIu32 ",\"comm\":", holder);
-		analysis_json_str(out, trace__comm(t, holder));
+		lib_json_uint(w, holder);
+		lib_json_str_field(w, "comm", trace__comm(t, holder));
 	}
 	if (ns)
-		fprintf(out, ",\"ns\":%" PRIu64, *ns);
-	fputc('}', out);
+		lib_json_uint_field(w, "ns", *ns);
+	lib_json_object_end(w);
 }
 
 size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,

@@ -764,96 +764,112 @@ static void text_flags(const struct page *pg, FILE *out)
 	}
 }
 
-static void json_task(const struct join *j, uint64_t task, FILE *out)
+static void json_task(const struct join *j, uint64_t task, struct lib_json *w)
 {
 	const struct task_stat *ts = join__task(j, task);
 
-	fprintf(out, "\"task\":%" PRIu64 ",\"task_name\":", task);
-	analysis_json_str(out, ts ? ts->name : NULL);
+	lib_json_uint_field(w, "task", task);
+	lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
 }
 
-static int json_page(const struct page *pg, FILE *out)
+static void json_recorded(const struct page *pg, struct lib_json *w)
 {
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
-	struct delays_opts dopts = {.limit = TOP, .json = 1, .no_losses = 1};
-	size_t i;
-	int err;
+	const char *pid = analysis_meta(t, TRACE_META_PID);
+	char *end = NULL;
+	unsigned long v = pid ? strtoul(pid, &end, 10) : 0;
 
-	fputs("{\"recorded\":{\"cmdline\":", out);
-	analysis_json_str(out, analysis_meta(t, TRACE_META_CMDLINE));
-	{
-		const char *pid = analysis_meta(t, TRACE_META_PID);
-		char *end = NULL;
-		unsigned long v = pid ? strtoul(pid, &end, 10) : 0;
+	lib_json_name(w, "recorded");
+	lib_json_object_begin(w);
+	lib_json_str_field(w, "cmdline", analysis_meta(t, TRACE_META_CMDLINE));
+	lib_json_name(w, "pid");
+	if (pid && *pid && end && !*end)
+		lib_json_uint(w, v);
+	else
+		lib_json_null(w);
+	lib_json_uint_field(w, "span_ns", pg->span);
+	lib_json_bool_field(w, "complete", t->complete);
+	lib_json_uint_field(w, "samples", j->samples);
+	lib_json_uint_field(w, "tasks", j->ntasks);
+	lib_json_uint_field(w, "polls", j->npolls);
+	lib_json_uint_field(w, "switches", t->nswitches);
+	lib_json_str_field(w, "event", analysis_meta(t, TRACE_META_EVENT));
+	lib_json_str_field(w, "sampler", analysis_meta(t, TRACE_META_SAMPLER));
+	lib_json_str_field(w, "offcpu", analysis_meta(t, TRACE_META_OFFCPU));
+	lib_json_str_field(w, "wakeups", analysis_meta(t, TRACE_META_WAKEUPS));
+	lib_json_bool_field(w, "runq_split", oc->runq_split);
+	lib_json_uint_field(w, "unmatched_poll_ends", j->unmatched_ends);
+	lib_json_uint_field(w, "shim_gap_ns", j->gap_ns);
+	analysis_losses_json(t, LOSS_ALL, w);
+	lib_json_object_end(w);
+}
 
-		if (pid && *pid && end && !*end)
-			fprintf(out, ",\"pid\":%lu", v);
-		else
-			fputs(",\"pid\":null", out);
-	}
-	fprintf(out,
-		",\"span_ns\":%" PRIu64 ",\"complete\":%s,\"samples\":%" PRIu64
-		",\"tasks\":%zu,\"polls\":%zu,\"switches\":%zu,\"event\":",
-		pg->span, t->complete ? "true" : "false", j->samples, j->ntasks, j->npolls,
-		t->nswitches);
-	analysis_json_str(out, analysis_meta(t, TRACE_META_EVENT));
-	fputs(",\"sampler\":", out);
-	analysis_json_str(out, analysis_meta(t, TRACE_META_SAMPLER));
-	fputs(",\"offcpu\":", out);
-	analysis_json_str(out, analysis_meta(t, TRACE_META_OFFCPU));
-	fputs(",\"wakeups\":", out);
-	analysis_json_str(out, analysis_meta(t, TRACE_META_WAKEUPS));
-	fprintf(out, ",\"runq_split\":%s", oc->runq_split ? "true" : "false");
-	fprintf(out, ",\"unmatched_poll_ends\":%" PRIu64 ",\"shim_gap_ns\":%" PRIu64,
-		j->unmatched_ends, j->gap_ns);
-	analysis_losses_json(t, LOSS_ALL, out);
-	fputc('}', out);
-	fputs(",\"workers\":[", out);
-	for (i = 0; i < pg->nw; i++) {
-		const struct worker *w = &pg->w[i];
+static void json_workers(const struct page *pg, struct lib_json *w)
+{
+	const struct trace *t = pg->oc->trace;
 
-		fprintf(out, "%s{\"tid\":%" PRIu32 ",\"thread\":", i ? "," : "", w->tid);
-		analysis_json_str(out, trace__thread_name(t, w->tid));
-		fprintf(out,
-			",\"polls\":%" PRIu64 ",\"poll_cpu_ns\":%" PRIu64
-			",\"poll_blocked_ns\":%" PRIu64 ",\"poll_runq_ns\":%" PRIu64
-			",\"outside_cpu_ns\":%" PRIu64 ",\"outside_blocked_ns\":%" PRIu64
-			",\"outside_runq_ns\":%" PRIu64 ",\"parked_ns\":%" PRIu64
-			",\"runq_ns\":%" PRIu64 ",\"holders\":[",
-			w->polls, w->poll_cpu, w->poll_blocked, w->poll_runq, w->out_cpu,
-			w->out_blocked, w->out_runq, w->parked, w->runq);
-		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++) {
-			if (k)
-				fputc(',', out);
-			analysis_holder_json(t, w->holders[k].tid, &w->holders[k].ns, out);
-		}
-		fputs("]}", out);
+	lib_json_name(w, "workers");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < pg->nw; i++) {
+		const struct worker *wk = &pg->w[i];
+
+		lib_json_object_begin(w);
+		lib_json_uint_field(w, "tid", wk->tid);
+		lib_json_str_field(w, "thread", trace__thread_name(t, wk->tid));
+		lib_json_uint_field(w, "polls", wk->polls);
+		lib_json_uint_field(w, "poll_cpu_ns", wk->poll_cpu);
+		lib_json_uint_field(w, "poll_blocked_ns", wk->poll_blocked);
+		lib_json_uint_field(w, "poll_runq_ns", wk->poll_runq);
+		lib_json_uint_field(w, "outside_cpu_ns", wk->out_cpu);
+		lib_json_uint_field(w, "outside_blocked_ns", wk->out_blocked);
+		lib_json_uint_field(w, "outside_runq_ns", wk->out_runq);
+		lib_json_uint_field(w, "parked_ns", wk->parked);
+		lib_json_uint_field(w, "runq_ns", wk->runq);
+		lib_json_name(w, "holders");
+		lib_json_array_begin(w);
+		for (size_t k = 0; k < MAX_HOLDERS && wk->holders[k].ns; k++)
+			analysis_holder_json(t, wk->holders[k].tid, &wk->holders[k].ns, w);
+		lib_json_array_end(w);
+		lib_json_object_end(w);
 	}
-	fputs("],\"thieves\":[", out);
-	for (i = 0; i < pg->nthieves; i++) {
-		if (i)
-			fputc(',', out);
-		analysis_holder_json(t, pg->thieves[i].tid, &pg->thieves[i].ns, out);
-	}
-	fputs("],\"longest_polls\":[", out);
-	for (i = 0; i < pg->nlongest; i++) {
+	lib_json_array_end(w);
+	lib_json_name(w, "thieves");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < pg->nthieves; i++)
+		analysis_holder_json(t, pg->thieves[i].tid, &pg->thieves[i].ns, w);
+	lib_json_array_end(w);
+}
+
+static void json_longest(const struct page *pg, struct lib_json *w)
+{
+	lib_json_name(w, "longest_polls");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < pg->nlongest; i++) {
 		const struct poll *p = pg->longest[i];
 
-		fprintf(out, "%s{\"poll\":%" PRIu32 ",", i ? "," : "", p->id);
-		json_task(j, p->task, out);
-		fprintf(out, ",\"tid\":%" PRIu32 ",\"duration_ns\":%" PRIu64
-			",\"lower_bound\":%s,\"causes\":",
-			p->tid, p->end - p->start, p->open_start || p->open_end ? "true" : "false");
-		analysis_causes_json(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], out);
-		fputc('}', out);
+		lib_json_object_begin(w);
+		lib_json_uint_field(w, "poll", p->id);
+		json_task(pg->oc->join, p->task, w);
+		lib_json_uint_field(w, "tid", p->tid);
+		lib_json_uint_field(w, "duration_ns", p->end - p->start);
+		lib_json_bool_field(w, "lower_bound", p->open_start || p->open_end);
+		lib_json_name(w, "causes");
+		analysis_causes_json(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], w);
+		lib_json_object_end(w);
 	}
-	fputs("],\"delays\":", out);
-	err = analysis__delays(oc, pg->d, &dopts, out);
-	if (err)
-		return err;
-	fputs(",\"hot\":[", out);
+	lib_json_array_end(w);
+}
+
+static void json_hot(const struct page *pg, struct lib_json *w)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct trace *t = oc->trace;
+	size_t i;
+
+	lib_json_name(w, "hot");
+	lib_json_array_begin(w);
 	for (i = 0; i < pg->nhot; i++) {
 		const uint32_t *fr = NULL;
 		size_t m = pg->hot_stack[i] == UINT32_MAX
@@ -861,50 +877,79 @@ static int json_page(const struct page *pg, FILE *out)
 			       : analysis_stack_frames(t, pg->hot_stack[i], &fr);
 		char lab[256];
 
-		fprintf(out, "%s{", i ? "," : "");
-		json_task(j, pg->hot[i]->task, out);
-		fprintf(out, ",\"samples\":%" PRIu64 ",\"cpu_ns\":%.0f,\"stack_samples\":%" PRIu64
-			     ",\"stack\":[",
-			pg->hot[i]->samples, analysis_period_ns(t) * (double)pg->hot[i]->samples,
-			pg->hot_w[i]);
+		lib_json_object_begin(w);
+		json_task(oc->join, pg->hot[i]->task, w);
+		lib_json_uint_field(w, "samples", pg->hot[i]->samples);
+		lib_json_name(w, "cpu_ns");
+		lib_json_double(w, "%.0f", analysis_period_ns(t) * (double)pg->hot[i]->samples);
+		lib_json_uint_field(w, "stack_samples", pg->hot_w[i]);
+		lib_json_name(w, "stack");
+		lib_json_array_begin(w);
 		for (size_t k = 0; k < m && k < 8; k++) {
-			if (k)
-				fputc(',', out);
 			analysis_frame_label(t, fr[k], lab, sizeof(lab));
-			analysis_json_str(out, lab);
+			lib_json_str(w, lab);
 		}
-		fputs("]}", out);
+		lib_json_array_end(w);
+		lib_json_object_end(w);
 	}
-	fputs("],\"never_ended\":[", out);
+	lib_json_array_end(w);
+	lib_json_name(w, "never_ended");
+	lib_json_array_begin(w);
 	for (i = 0; i < pg->d->nunended; i++) {
-		fprintf(out, "%s{", i ? "," : "");
-		json_task(j, pg->d->unended[i].task, out);
-		fprintf(out, ",\"spawned_ns\":%" PRIu64 "}",
-			since_start(oc, pg->d->unended[i].wake));
+		lib_json_object_begin(w);
+		json_task(oc->join, pg->d->unended[i].task, w);
+		lib_json_uint_field(w, "spawned_ns", since_start(oc, pg->d->unended[i].wake));
+		lib_json_object_end(w);
 	}
-	fputs("],\"flags\":[", out);
-	for (i = 0; i < pg->nflags; i++) {
+	lib_json_array_end(w);
+}
+
+static void json_flags(const struct page *pg, struct lib_json *w)
+{
+	lib_json_name(w, "flags");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < pg->nflags; i++) {
 		const struct flag *f = &pg->flags[i];
 
-		fprintf(out, "%s{\"flag\":", i ? "," : "");
-		analysis_json_str(out, f->what);
-		fputs(",\"threshold\":", out);
-		analysis_json_str(out, f->threshold);
-		fprintf(out, ",\"count\":%" PRIu64 ",\"task\":", f->count);
+		lib_json_object_begin(w);
+		lib_json_str_field(w, "flag", f->what);
+		lib_json_str_field(w, "threshold", f->threshold);
+		lib_json_uint_field(w, "count", f->count);
+		lib_json_name(w, "task");
 		if (f->task)
-			fprintf(out, "%" PRIu64, f->task);
+			lib_json_uint(w, f->task);
 		else
-			fputs("null", out);
-		fputs(",\"function\":", out);
-		analysis_json_str(out, f->function[0] ? f->function : NULL);
-		fputs(",\"detail\":", out);
-		analysis_json_str(out, f->detail);
-		fputs(",\"next\":", out);
-		analysis_json_str(out, f->next);
-		fputc('}', out);
+			lib_json_null(w);
+		lib_json_str_field(w, "function", f->function[0] ? f->function : NULL);
+		lib_json_str_field(w, "detail", f->detail);
+		lib_json_str_field(w, "next", f->next);
+		lib_json_object_end(w);
 	}
-	fputs("]}\n", out);
-	return 0;
+	lib_json_array_end(w);
+}
+
+static int json_page(const struct page *pg, FILE *out)
+{
+	struct delays_opts dopts = {.limit = TOP, .json = 1, .no_losses = 1};
+	struct lib_json w;
+	int err;
+
+	lib_json_init(&w, out);
+	lib_json_object_begin(&w);
+	json_recorded(pg, &w);
+	json_workers(pg, &w);
+	json_longest(pg, &w);
+	lib_json_name(&w, "delays");
+	err = analysis_delays_json(pg->oc, pg->d, &dopts, &w);
+	if (err)
+		return err;
+	/* the delays' own document ends its line there: kept, so that the
+	 * report reads as it always has */
+	lib_json_newline(&w);
+	json_hot(pg, &w);
+	json_flags(pg, &w);
+	lib_json_object_end(&w);
+	return lib_json_finish(&w);
 }
 
 int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out)

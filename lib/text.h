@@ -14,7 +14,7 @@
  *    text_put() (the analysis views through analysis_clean_name() and
  *    analysis_frame_label(), which use it; cli/ messages through error(),
  *    warning() and info());
- *  - every JSON string through analysis_json_str() (analysis/labels.c), the SVG
+ *  - every JSON string through lib_json_str() (lib/json.h), the SVG
  *    through its XML writer and pprof's string table through
  *    text_clean(): all of them read UTF-8 with text_utf8() and decide
  *    what is shown with text_printable(), so there is one rule.
