@@ -27,7 +27,6 @@
 #   ONLY=REGEX   only the tests whose names match
 NAME=answers
 . "$(dirname "$0")/lib.sh"
-. "$ROOT/tests/e2e/enough.sh"
 
 LAT="$ROOT/$B/e2e/latency"
 ANS="$ROOT/$B/e2e/answers"
@@ -37,19 +36,6 @@ for p in "$LAT/pinned" "$LAT/thief" "$ANS/waker" "$ANS/slowread" "$ANS/midframe"
 	[ -x "$p" ] || { say "answers.sh: no $p (make $p)"; exit 1; }
 done
 
-# start OUT PROG ARGS...: start PROG, wait for its "ready" line; SPID
-start() {
-	local out=$1 i
-	shift
-	"$@" >"$out" 2>"$out.err" &
-	SPID=$!
-	PIDS+=("$SPID")
-	for i in $(seq 200); do
-		grep -q '^ready' "$out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "$1 did not get ready: $(cat "$out.err")"
-}
 cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat" 2>/dev/null || echo 0; }
 
 # ---- run-queue time charged to what ran ---------------------------------
@@ -75,13 +61,13 @@ print(sum(w["runq_ns"] for w in r["workers"]) // 1000000)' "$TMP/rq.json") || re
 
 t_runq_split() {
 	need_perf || return
-	start "$TMP/pinned.out" taskset -c 0 "$LAT/pinned" 120 || return 1
+	start_ready -t 10 "$TMP/pinned.out" taskset -c 0 "$LAT/pinned" 120 || return 1
 	PPID_=$(awk '/^pid/ { print $2 }' "$TMP/pinned.out")
 	BTID=$(grep -lx worker-0 /proc/"$PPID_"/task/*/comm | awk -F/ '{ print $5; exit }')
 	[ -n "$BTID" ] || fail "no thread worker-0 in pinned" || return 1
-	start "$TMP/thief.out" taskset -c 0 "$LAT/thief" 120 || return 1
+	start_ready -t 10 "$TMP/thief.out" taskset -c 0 "$LAT/thief" 120 || return 1
 	TPID=$(awk '/^pid/ { print $2 }' "$TMP/thief.out")
-	start "$TMP/waker.out" taskset -c 0 "$ANS/waker" 120 || return 1
+	start_ready -t 10 "$TMP/waker.out" taskset -c 0 "$ANS/waker" 120 || return 1
 	WPID=$(awk '/^pid/ { print $2 }' "$TMP/waker.out")
 	# 1 s of run-queue time to judge: 3 s usually, up to 12 s
 	enough 1000 3 12 runq_rec
@@ -137,7 +123,7 @@ sr_rec() {
 
 t_blocking_read() {
 	need_perf || return
-	start "$TMP/sr.out" "$ANS/slowread" 120 || return 1
+	start_ready -t 10 "$TMP/sr.out" "$ANS/slowread" 120 || return 1
 	# 100 polls of the reader: 4 ms each, so well under a second
 	enough 100 2 8 sr_rec || return 1
 	local tot named
@@ -173,7 +159,7 @@ demo_rec() {
 
 t_report_flame() {
 	need_perf || return
-	start "$TMP/demo.out" "$ROOT/$B/examples/demo" -w 2 || return 1
+	start_ready -t 10 "$TMP/demo.out" "$ROOT/$B/examples/demo" -w 2 || return 1
 	enough 500 2 8 demo_rec || return 1
 	local flame report
 	flame=$(awk '{ if ($NF > m) m = $NF; s += $NF } END { printf "%.0f", 100 * m / s }' \
@@ -205,7 +191,7 @@ stack_rec() {
 
 t_middle_frame() {
 	need_perf || return
-	start "$TMP/mf.out" "$ANS/midframe" 120 || return 1
+	start_ready -t 10 "$TMP/mf.out" "$ANS/midframe" 120 || return 1
 	STACK_ALL="midframe_work" STACK_KEEP="midframe_caller;midframe_middle;midframe_leaf;midframe_work"
 	enough 500 2 8 stack_rec --call-graph fp || return 1
 	say "    $KEPT of $GOT samples in midframe_work keep midframe_caller"
@@ -215,7 +201,7 @@ t_middle_frame() {
 t_tokio_now() {
 	need_perf || return
 	[ -x "$TOKIO" ] || { say "    skip: no $TOKIO (no cargo here)"; return 2; }
-	start "$TMP/tok.out" "$TOKIO" -w 2 || return 1
+	start_ready -t 10 "$TMP/tok.out" "$TOKIO" -w 2 || return 1
 	STACK_ALL=";clock_gettime" STACK_KEEP="Timespec>::now"
 	enough 100 2 8 stack_rec || return 1
 	say "    $KEPT of $GOT clock_gettime samples keep Timespec::now"

@@ -15,19 +15,14 @@
 #   ONLY=REGEX run only the matching tests
 NAME=diff
 . "$(dirname "$0")/lib.sh"
-. "$ROOT/tests/e2e/enough.sh"
 SLOW=$ROOT/$B/e2e/latency/slowpoll
 
 # rec NAME QUICK_US STEADY_US SECS: SECS s of slowpoll into $TMP/NAME.data
 rec() {
-	"$SLOW" $(($4 + 2)) 99 0 "$2" "$3" >"$TMP/$1.out" &
-	local pid=$!
-	PIDS+=("$pid")
-	for ((i = 0; i < 50; i++)); do grep -q '^ready' "$TMP/$1.out" && break; sleep 0.1; done
-	"$D9" record -p "$pid" -d "$4" -o "$TMP/$1.data" 2>"$TMP/$1.err" ||
+	start_ready "$TMP/$1.out" "$SLOW" $(($4 + 2)) 99 0 "$2" "$3" || return 1
+	"$D9" record -p "$SPID" -d "$4" -o "$TMP/$1.data" 2>"$TMP/$1.err" ||
 		{ cat "$TMP/$1.err"; return 1; }
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	stop "$SPID"
 	return 0
 }
 

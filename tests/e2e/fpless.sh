@@ -12,7 +12,6 @@
 #   ONLY=REGEX run only the matching tests
 NAME=fpless
 . "$(dirname "$0")/lib.sh"
-. "$ROOT/tests/e2e/enough.sh"
 REC_C=$ROOT/$B/e2e/fpless/recurse
 REC_RS=$ROOT/$B/e2e/fpless/recurse-rs
 NEED=500

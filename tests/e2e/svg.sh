@@ -16,16 +16,15 @@
 #
 # Output (SVGs, DOM dumps, screenshots) stays in $B/e2e/svg/out. Skips,
 # exit 0, without Chromium or python3 (which reads the screenshots).
-set -u
-B=${B:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 1
+#
+# On lib.sh's harness, not its runner: the checks are the python3 below,
+# one "ok - ..." or "not ok - ..." line each, counted in the summary.
+NAME=svg
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 GEN=$ROOT/$B/e2e/svg/gen
 OUT=$ROOT/$B/e2e/svg/out
 WIDTHS="1920 800"
-pass=0 fail=0
-
-say() { printf '%s\n' "$*"; }
 
 CHROMIUM=${CHROMIUM:-}
 if [ -z "$CHROMIUM" ]; then
@@ -33,14 +32,8 @@ if [ -z "$CHROMIUM" ]; then
 		command -v "$c" >/dev/null 2>&1 && { CHROMIUM=$c; break; }
 	done
 fi
-if [ -z "$CHROMIUM" ]; then
-	say "svg: skip: no chromium on PATH (apt-get install chromium)"
-	exit 0
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-	say "svg: skip: no python3 to read the screenshots"
-	exit 0
-fi
+[ -n "$CHROMIUM" ] || e2e_skip_all "no chromium on PATH (apt-get install chromium)"
+command -v python3 >/dev/null 2>&1 || e2e_skip_all "no python3 to read the screenshots"
 if [ ! -x "$GEN" ]; then
 	say "svg: $GEN is missing: make $B/e2e/svg/gen"
 	exit 1
@@ -48,8 +41,7 @@ fi
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-PROFILE=$(mktemp -d /tmp/d9svg.XXXXXX)
-trap 'rm -rf "$PROFILE"' EXIT
+PROFILE=$TMP
 
 "$GEN" "$OUT" || { say "not ok - gen failed"; exit 1; }
 
@@ -225,5 +217,6 @@ EOF
 rc=${PIPESTATUS[0]}
 pass=$(grep -c '^ok - ' "$OUT/result.txt")
 fail=$(grep -c '^not ok - ' "$OUT/result.txt")
-say "svg: $pass passed, $fail failed (screenshots in $OUT)"
-[ "$rc" = 0 ] && [ "$fail" = 0 ]
+[ "$rc" = 0 ] || [ "$fail" != 0 ] || { say "not ok - the checks ran to the end"; fail=1; }
+say "svg: screenshots in $OUT"
+e2e_summary

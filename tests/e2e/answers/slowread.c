@@ -12,17 +12,9 @@
  *   slowread SECONDS   prints "pid N", "task reader 1", "task victim 2" and
  *                      "ready", runs SECONDS, exits 0
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include "../rt.h"
 
-#include <d9prof.h>
+#include <stdlib.h>
 
 #define READER 1
 #define VICTIM 2
@@ -86,7 +78,6 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
 	pthread_t w, f;
 
 	if (pipe(pipefd))
@@ -97,9 +88,10 @@ int main(int argc, char **argv)
 	d9_task_spawn(VICTIM, "victim");
 	pthread_create(&w, NULL, worker, NULL);
 	pthread_create(&f, NULL, feeder, NULL);
-	printf("pid %d\ntask reader %d\ntask victim %d\nready\n", (int)getpid(), READER, VICTIM);
-	fflush(stdout);
-	nanosleep(&ts, NULL);
+	rt_ready_begin();
+	printf("task reader %d\ntask victim %d\n", READER, VICTIM);
+	rt_ready();
+	rt_sleep(secs);
 	done = 1;
 	pthread_join(f, NULL);
 	close(pipefd[1]);

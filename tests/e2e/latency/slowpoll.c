@@ -14,35 +14,18 @@
  *                   N" and "ready"; when the slow poll ends, "slow END_NS"
  *                   (CLOCK_MONOTONIC); runs SECONDS, exits 0
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <stdint.h>
-#include <stdio.h>
+#include "../rt.h"
+
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <d9prof.h>
-
-static volatile unsigned long sink;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void spin_until(uint64_t end)
 {
-	unsigned long x = sink + 1;
+	unsigned long x = rt_sink + 1;
 
-	while (now_ns() < end)
+	while (rt_now_ns() < end)
 		for (int i = 0; i < 1000; i++)
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
-	sink = x;
+			x = RT_LCG(x);
+	rt_sink = x;
 }
 
 /* @us of this thread's own CPU time: a fixed amount of work, so that the
@@ -51,17 +34,17 @@ static void spin_until(uint64_t end)
 static void spin_cpu(uint64_t us)
 {
 	struct timespec ts;
-	unsigned long x = sink + 1;
+	unsigned long x = rt_sink + 1;
 	uint64_t end;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + us * 1000;
 	do {
 		for (int i = 0; i < 1000; i++)
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
+			x = RT_LCG(x);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	} while ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < end);
-	sink = x;
+	rt_sink = x;
 }
 
 __attribute__((noinline)) void slowpoll_quick(uint64_t us)
@@ -78,17 +61,8 @@ __attribute__((noinline)) void slowpoll_steady(uint64_t us)
 
 __attribute__((noinline)) void slowpoll_spin(uint64_t ms)
 {
-	spin_until(now_ns() + ms * 1000000ULL);
+	spin_until(rt_now_ns() + ms * 1000000ULL);
 	__asm__ volatile("" ::: "memory");
-}
-
-static int recorder_attached(void)
-{
-#ifdef D9_GATE_OPEN_
-	return D9_GATE_OPEN_() != 0;
-#else
-	return 1;
-#endif
 }
 
 int main(int argc, char **argv)
@@ -103,12 +77,12 @@ int main(int argc, char **argv)
 	d9_init();
 	d9_thread_start("worker-0");
 	d9_task_spawn(1, "quick");
-	printf("pid %d\nready\n", (int)getpid());
-	fflush(stdout);
-	end = now_ns() + (uint64_t)(seconds * 1e9);
-	while (now_ns() < end) {
-		if (!attached && recorder_attached()) {
-			attached = now_ns();
+	rt_ready_begin();
+	rt_ready();
+	end = rt_now_ns() + (uint64_t)(seconds * 1e9);
+	while (rt_now_ns() < end) {
+		if (!attached && rt_attached()) {
+			attached = rt_now_ns();
 			slow_time = attached + (uint64_t)(slow_at * 1e9);
 		}
 		d9_task_wake(1);
@@ -117,7 +91,7 @@ int main(int argc, char **argv)
 		if (steady_us)
 			slowpoll_steady(steady_us);
 		d9_poll_end(1);
-		if (slow_ms && attached && !slow_done && now_ns() >= slow_time) {
+		if (slow_ms && attached && !slow_done && rt_now_ns() >= slow_time) {
 			d9_task_spawn(2, "slow");
 			d9_task_wake(2);
 			d9_poll_begin(2);
@@ -125,7 +99,7 @@ int main(int argc, char **argv)
 			d9_poll_end(2);
 			d9_task_end(2);
 			slow_done = 1;
-			printf("slow %llu\n", (unsigned long long)now_ns());
+			printf("slow %llu\n", (unsigned long long)rt_now_ns());
 			fflush(stdout);
 		}
 		d9_park();
