@@ -14,21 +14,12 @@ NAME=hostile
 
 cc -O1 -g -fno-omit-frame-pointer -I"$ROOT" -I"$ROOT/include" tests/e2e/hostile.c \
 	-o "$TMP/hostile" "$ROOT/$B/libd9prof.a" -lpthread || { say "cannot build hostile"; exit 1; }
-if ! "$D9" record -d 0.2 -o "$TMP/probe.data" -- sleep 0.5 >/dev/null 2>&1; then
-	say "skip: perf_event refused here"
-	exit 0
-fi
+need_perf >/dev/null || e2e_skip_all "$PERF_WHY"
 
 # start MODE SECS: the hostile target, HPID once it said ready
 start() {
-	"$TMP/hostile" "$1" "$2" >"$TMP/$1.out" 2>&1 &
-	HPID=$!
-	PIDS+=("$HPID")
-	for _ in $(seq 100); do
-		grep -q '^ready' "$TMP/$1.out" && return 0
-		sleep 0.05
-	done
-	fail "hostile $1 did not get ready: $(cat "$TMP/$1.out")"
+	start_ready -2 "$TMP/$1.out" "$TMP/hostile" "$1" "$2" || return 1
+	HPID=$SPID
 }
 
 # rec MODE ARGS...: record the target for 1.5 s, within 20 s of wall time;
@@ -94,9 +85,8 @@ polls_rate() {
 }
 
 t_a_stalled_recorder_attaches_again() {
-	"$ROOT/$B/examples/demo" -d 9 -q >"$TMP/demo.out" 2>&1 &
-	HPID=$!
-	PIDS+=("$HPID")
+	start_ready -2 "$TMP/demo.out" "$ROOT/$B/examples/demo" -d 9 -q || return 1
+	HPID=$SPID
 	sleep 0.5
 	"$D9" record -p "$HPID" -d 5 -o "$TMP/stall.data" 2>"$TMP/stall.err" &
 	local rp=$!
@@ -188,9 +178,8 @@ t_two_recorders_started_together_attach_one() {
 }
 
 t_a_second_recorder_leaves_the_first_alone() {
-	"$ROOT/$B/examples/demo" -d 6 -q >"$TMP/two.out" 2>&1 &
-	HPID=$!
-	PIDS+=("$HPID")
+	start_ready -2 "$TMP/two.out" "$ROOT/$B/examples/demo" -d 6 -q || return 1
+	HPID=$SPID
 	sleep 0.3
 	"$D9" record -p "$HPID" -d 3 -o "$TMP/first.data" 2>"$TMP/first.err" &
 	local fp=$! n

@@ -17,22 +17,12 @@ NAME=load
 
 cc -O1 -g -fno-omit-frame-pointer -I"$ROOT/include" tests/e2e/many_threads.c \
 	-o "$TMP/many_threads" "$ROOT/$B/libd9prof.a" -lpthread || { say "cannot build"; exit 1; }
-if ! "$D9" record -d 0.2 -o "$TMP/probe.data" -- sleep 0.5 >/dev/null 2>&1; then
-	say "skip: perf_event refused here"
-	say "load: 0 passed, 0 failed, 1 skipped"
-	exit 0
-fi
+need_perf >/dev/null || e2e_skip_all "$PERF_WHY"
 
 # start THREADS: the load, LPID once every thread runs
 start() {
-	"$TMP/many_threads" "$1" 10 1000 60 >"$TMP/load.out" 2>&1 &
-	LPID=$!
-	PIDS+=("$LPID")
-	for _ in $(seq 200); do
-		grep -q '^ready' "$TMP/load.out" && return 0
-		sleep 0.05
-	done
-	fail "the load did not start: $(cat "$TMP/load.out")"
+	start_ready -2 -t 10 "$TMP/load.out" "$TMP/many_threads" "$1" 10 1000 60 || return 1
+	LPID=$SPID
 }
 
 # The measuring shell must not starve with the target's threads: it runs

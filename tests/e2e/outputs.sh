@@ -24,11 +24,9 @@ chmod 755 "$TMP"
 NAMED=$TMP/named
 cc -O1 -g -fno-omit-frame-pointer -I"$ROOT" -I"$ROOT/include" tests/e2e/outputs/named.c \
 	-o "$NAMED" "$ROOT/$B/libd9prof.a" -lpthread || { say "cannot build named"; exit 1; }
-if [ "$(id -u)" != 0 ]; then
-	say "skip: the recorder must be root here (the attacks are those of a target's owner on root)"
-	exit 0
-fi
-need_perf || exit 0
+[ "$(id -u)" = 0 ] ||
+	e2e_skip_all "the recorder must be root here (the attacks are those of a target's owner on root)"
+need_perf >/dev/null || e2e_skip_all "$PERF_WHY"
 AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
 # start NAME SECS [ARGS...]: the target as nobody, HPID once it said ready
@@ -36,13 +34,7 @@ start() {
 	local out=$TMP/named.$RANDOM.out
 	: >"$out"
 	chmod 666 "$out"
-	"${AS_NOBODY[@]}" "$NAMED" "$@" >"$out" 2>&1 &
-	PIDS+=($!)
-	for _ in $(seq 100); do
-		grep -q '^ready' "$out" && break
-		sleep 0.05
-	done
-	grep -q '^ready' "$out" || fail "named did not get ready: $(cat "$out")" || return 1
+	start_ready -2 "$out" "${AS_NOBODY[@]}" "$NAMED" "$@" || return 1
 	HPID=$(sed -n 's/^pid //p' "$out")
 	JIT=$(sed -n 's/^jit //p' "$out")
 }
@@ -210,11 +202,8 @@ t_a_fifo_perf_map_holds_nothing_and_a_strangers_map_is_not_read() {
 
 # attached ERR: the recorder writing ERR attached to its target's shim
 attached() {
-	for _ in $(seq 200); do
-		grep -q "attached to the d9prof shim" "$1" && return 0
-		sleep 0.05
-	done
-	fail "the recorder did not attach: $(cat "$1")"
+	wait_for "$1" "attached to the d9prof shim" 10 ||
+		fail "the recorder did not attach: $(cat "$1")"
 }
 
 t_dump_signals_only_the_recorder_of_the_target() {
