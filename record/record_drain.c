@@ -230,12 +230,11 @@ static void batch_span(const struct rec *r, struct ev_batch *b)
 	span_now(r, &b->lo, &b->hi);
 }
 
-/* Is @t (the segment's unit) within the batch's span? */
-static int in_span(const struct ev_batch *b, uint64_t t)
+/* Is @t (the segment's unit) within the batch's span? Then 1, and @t as
+ * CLOCK_MONOTONIC ns in *@ns (the one conversion of a record's time). */
+static int in_span(const struct ev_batch *b, uint64_t t, uint64_t *ns)
 {
-	uint64_t ns;
-
-	return shim_clock__within(&b->clock, t, b->lo, b->hi, &ns);
+	return shim_clock__within(&b->clock, t, b->lo, b->hi, ns);
 }
 
 /* Task ids are the runtime's, non-zero; ~0 is the name table's mark. */
@@ -248,8 +247,10 @@ static int task_real(uint64_t task)
  * recording so far (a whole poll's begin too), a task for a task's
  * record. The target writes the rings: what could not be real is
  * dropped and counted, never written, so that no view shows a poll of
- * billions of seconds. */
-static int record_real(const struct ev_batch *b, const struct d9_event *ev)
+ * billions of seconds. If it could, its time in ns in *@t (a whole
+ * poll's begin in *@t0). */
+static int record_real(const struct ev_batch *b, const struct d9_event *ev, uint64_t *t,
+		       uint64_t *t0)
 {
 	switch (ev->type) {
 	case D9_EV_THREAD_START:
@@ -261,10 +262,10 @@ static int record_real(const struct ev_batch *b, const struct d9_event *ev)
 		if (!task_real(ev->task))
 			return 0;
 	}
-	if (!in_span(b, ev->time))
+	if (!in_span(b, ev->time, t))
 		return 0;
 	return (ev->type != D9_EV_POLL && ev->type != D9_EV_POLL_WOKEN) ||
-	       (ev->time >= ev->arg && in_span(b, ev->time - ev->arg));
+	       (ev->time >= ev->arg && in_span(b, ev->time - ev->arg, t0));
 }
 
 static void write_batch(struct rec *r, struct ev_batch *b)
@@ -287,22 +288,20 @@ static void write_batch(struct rec *r, struct ev_batch *b)
 	b->n = 0;
 }
 
-static inline void batch_add(struct rec *r, struct ev_batch *b, uint64_t time,
-			     uint64_t task, uint32_t tid, uint32_t type)
+/* An event at @ns (converted already). */
+static inline void batch_add(struct rec *r, struct ev_batch *b, uint64_t ns, uint64_t task,
+			     uint32_t tid, uint32_t type)
 {
 	b->len[b->n] = 0;
-	b->v[b->n++] = (struct trace_event){
-	    .time = shim_clock__ns(&b->clock, time), .task = task, .tid = tid, .type = type};
+	b->v[b->n++] = (struct trace_event){ .time = ns, .task = task, .tid = tid, .type = type };
 	if (b->n == EV_BATCH)
 		write_batch(r, b);
 }
 
-/* A whole poll, begun at @begin, ended at @end (the segment's unit). */
-static inline void batch_poll(struct rec *r, struct ev_batch *b, uint64_t begin,
-			      uint64_t end, uint64_t task, uint32_t tid, int woken)
+/* A whole poll, begun at @t0, ended at @t (ns, converted already). */
+static inline void batch_poll(struct rec *r, struct ev_batch *b, uint64_t t0, uint64_t t,
+			      uint64_t task, uint32_t tid, int woken)
 {
-	uint64_t t = shim_clock__ns(&b->clock, end), t0 = shim_clock__ns(&b->clock, begin);
-
 	b->len[b->n] = t >= t0 ? t - t0 : 0;
 	b->v[b->n++] = (struct trace_event){
 	    .time = t, .task = task, .tid = tid,
@@ -363,6 +362,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 	batch_span(r, &b);
 	for (i = 0; i < n; i++) {
 		const struct d9_event *ev = &r->evbuf[i];
+		uint64_t t, t0;
 		uint32_t k = 0;
 
 		/* the target wrote this: a record that cannot be one is
@@ -371,7 +371,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			r->st->shim_garbage++;
 			continue;
 		}
-		if (!record_real(&b, ev)) {
+		if (!record_real(&b, ev, &t, &t0)) {
 			/* with its text, if it has some */
 			if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START)
 				i += ev->arg < n - i - 1 ? ev->arg : n - i - 1;
@@ -387,19 +387,19 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 
 			r->st->shim_records++;
 			if (!done) {
-				batch_poll(r, &b, ev->time - ev->arg, ev->time, ev->task, tid,
+				batch_poll(r, &b, t0, t, ev->task, tid,
 					   ev->type == D9_EV_POLL_WOKEN);
 				continue;
 			}
 			if (ev->type == D9_EV_POLL_WOKEN)
-				batch_add(r, &b, ev->time, ev->task, tid, TRACE_EV_WAKE);
+				batch_add(r, &b, t, ev->task, tid, TRACE_EV_WAKE);
 			if (done < 2)
-				batch_add(r, &b, ev->time, ev->task, tid, TRACE_EV_POLL_END);
+				batch_add(r, &b, t, ev->task, tid, TRACE_EV_POLL_END);
 			continue;
 		}
 		case D9_EV_POLL_BEGIN:
 			if (!from_header(seen, ev->time, ev->task))
-				batch_add(r, &b, ev->time, ev->task, tid, TRACE_EV_POLL_BEGIN);
+				batch_add(r, &b, t, ev->task, tid, TRACE_EV_POLL_BEGIN);
 			r->st->shim_records++;
 			continue;
 		case D9_EV_SPAWN:
@@ -417,7 +417,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			break;
 		}
 		}
-		batch_add(r, &b, ev->time, ev->task, tid, trace_type(ev->type));
+		batch_add(r, &b, t, ev->task, tid, trace_type(ev->type));
 		r->st->shim_records++;
 		i += k;
 	}
@@ -460,7 +460,7 @@ void record_drain_open_polls(struct rec *r)
 	for (i = 0; i < l->nrings; i++) {
 		struct d9_ring_hdr *ring = d9_layout_ring(base, l, i);
 		struct ring_seen *seen = &r->rings[i];
-		uint64_t task, begin, end, tail, gen;
+		uint64_t task, begin, end, tail, gen, t0, t = 0;
 		uint32_t tid;
 
 		if (__atomic_load_n(&ring->state, __ATOMIC_ACQUIRE) != D9_RING_LIVE)
@@ -476,23 +476,23 @@ void record_drain_open_polls(struct rec *r)
 		tid = seen->tid;
 		/* the target writes the header too: a poll that could be */
 		batch_span(r, &b);
-		if (!task_real(task) || !in_span(&b, begin) || (end && !in_span(&b, end))) {
+		if (!task_real(task) || !in_span(&b, begin, &t0) || (end && !in_span(&b, end, &t))) {
 			r->st->shim_garbage++;
 			continue;
 		}
-		if (shim_clock__ns(&b.clock, begin) < r->start_ns)
+		if (t0 < r->start_ns)
 			continue;
 		if (seen->open_task == task && seen->open_time == begin) {
 			/* written at an earlier look: its end, if it came */
 			if (end && !seen->open_ended) {
-				batch_add(r, &b, end, task, tid, TRACE_EV_POLL_END);
+				batch_add(r, &b, t, task, tid, TRACE_EV_POLL_END);
 				seen->open_ended = 1;
 			}
 			continue;
 		}
-		batch_add(r, &b, begin, task, tid, TRACE_EV_POLL_BEGIN);
+		batch_add(r, &b, t0, task, tid, TRACE_EV_POLL_BEGIN);
 		if (end)
-			batch_add(r, &b, end, task, tid, TRACE_EV_POLL_END);
+			batch_add(r, &b, t, task, tid, TRACE_EV_POLL_END);
 		seen->open_task = task;
 		seen->open_time = begin;
 		seen->open_ended = end != 0;
