@@ -188,49 +188,7 @@ void lib_json_str(struct lib_json *w, const char *s)
 	value_end(w);
 }
 
-void lib_json_uint(struct lib_json *w, uint64_t v)
-{
-	if (value_start(w))
-		return;
-	fprintf(w->out, "%" PRIu64, v);
-	value_end(w);
-}
-
-void lib_json_int(struct lib_json *w, int64_t v)
-{
-	if (value_start(w))
-		return;
-	fprintf(w->out, "%" PRId64, v);
-	value_end(w);
-}
-
-void lib_json_double(struct lib_json *w, const char *fmt, double v)
-{
-	if (value_start(w))
-		return;
-	if (isfinite(v))
-		fprintf(w->out, fmt, v);
-	else
-		fputs("null", w->out);
-	value_end(w);
-}
-
-void lib_json_bool(struct lib_json *w, int v)
-{
-	if (value_start(w))
-		return;
-	fputs(v ? "true" : "false", w->out);
-	value_end(w);
-}
-
-void lib_json_null(struct lib_json *w)
-{
-	if (value_start(w))
-		return;
-	fputs("null", w->out);
-	value_end(w);
-}
-
+/* Every value but a string is printf's. */
 void lib_json_printf(struct lib_json *w, const char *fmt, ...)
 {
 	va_list ap;
@@ -241,6 +199,34 @@ void lib_json_printf(struct lib_json *w, const char *fmt, ...)
 	vfprintf(w->out, fmt, ap);
 	va_end(ap);
 	value_end(w);
+}
+
+void lib_json_uint(struct lib_json *w, uint64_t v)
+{
+	lib_json_printf(w, "%" PRIu64, v);
+}
+
+void lib_json_int(struct lib_json *w, int64_t v)
+{
+	lib_json_printf(w, "%" PRId64, v);
+}
+
+void lib_json_double(struct lib_json *w, const char *fmt, double v)
+{
+	if (isfinite(v))
+		lib_json_printf(w, fmt, v);
+	else
+		lib_json_null(w);
+}
+
+void lib_json_bool(struct lib_json *w, int v)
+{
+	lib_json_printf(w, "%s", v ? "true" : "false");
+}
+
+void lib_json_null(struct lib_json *w)
+{
+	lib_json_printf(w, "%s", "null");
 }
 
 void lib_json_str_field(struct lib_json *w, const char *name, const char *s)

@@ -169,31 +169,41 @@ Test(json, raw_c1_and_invalid_bytes_become_replacement_characters)
 			 "\"\\ufffdA\"");
 }
 
+/* @s, ill-formed UTF-8 throughout, is one \ufffd a byte. */
+static void refused(const char *s)
+{
+	char want[64] = "\"";
+
+	for (size_t i = 0; s[i]; i++)
+		strcat(want, "\\ufffd");
+	strcat(want, "\"");
+	cr_assert_str_eq(js(s), want, "%s", want);
+}
+
 Test(json, overlong_forms_are_not_copied)
 {
-	cr_assert_str_eq(js("\xc0\x80"), "\"\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xc1\xbf"), "\"\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xe0\x80\xaf"), "\"\\ufffd\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xe0\x9f\xbf"), "\"\\ufffd\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xf0\x80\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xf0\x8f\xbf\xbf"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	refused("\xc0\x80");
+	refused("\xc1\xbf");
+	refused("\xe0\x80\xaf");
+	refused("\xe0\x9f\xbf");
+	refused("\xf0\x80\x80\x80");
+	refused("\xf0\x8f\xbf\xbf");
 }
 
 Test(json, encoded_surrogates_are_not_copied)
 {
-	cr_assert_str_eq(js("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xed\xbf\xbf"), "\"\\ufffd\\ufffd\\ufffd\"");
+	refused("\xed\xa0\x80");
+	refused("\xed\xbf\xbf");
 	/* a surrogate pair encoded as two 3-byte sequences (CESU-8) */
-	cr_assert_str_eq(js("\xed\xa0\xbd\xed\xb8\x80"),
-			 "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	refused("\xed\xa0\xbd\xed\xb8\x80");
 	/* the last code point before them is fine */
 	cr_assert_str_eq(js("\xed\x9f\xbf"), "\"\xed\x9f\xbf\"");
 }
 
 Test(json, code_points_above_10ffff_are_not_copied)
 {
-	cr_assert_str_eq(js("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xf5\x80\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	refused("\xf4\x90\x80\x80");
+	refused("\xf5\x80\x80\x80");
 	cr_assert_str_eq(js("\xf4\x8f\xbf\xbf"), "\"\xf4\x8f\xbf\xbf\"");
 }
 
