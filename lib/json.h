@@ -38,7 +38,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Deepest nesting of objects and arrays (the views need 6). */
+/* Deepest nesting of objects and arrays (the chrome export needs 9). */
 #define LIB_JSON_DEPTH 32
 
 struct lib_json {
