@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
-#include "lib/hash.h"
+#include "lib/map.h"
 #include "symbol/inline.h"
 #include "symbol/symbolize.h"
 #include "symbol/symbolize_int.h"
@@ -68,11 +68,6 @@ struct mapping {
 	uint32_t obj; /* index into objects */
 };
 
-struct name_ent {	 /* raw ELF name -> demangled name */
-	const char *raw; /* NULL: empty slot */
-	const char *out; /* raw itself, or an owned demangled copy */
-};
-
 /* Inlined functions named at one address, at most (deeper chains keep
  * their innermost). */
 #define SYMBOL_MAX_INLINE 32
@@ -95,8 +90,9 @@ struct symbolizer {
 	struct object *objs;
 	size_t nobjs, capobjs;
 
-	struct name_ent *names; /* open addressing, power-of-2 size */
-	size_t nnames, capnames;
+	struct lib_map names; /* raw ELF name -> its display name: raw
+			       * itself, or an owned demangled copy
+			       * (pointers) */
 
 	uint64_t miss_refresh_ns; /* when a miss last re-read the maps */
 	int gone;		  /* the maps can no longer be read */
@@ -731,6 +727,7 @@ int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **ou
 
 void symbolizer__free(struct symbolizer *s)
 {
+	uint64_t raw, *out;
 	size_t i;
 
 	if (!s)
@@ -742,10 +739,10 @@ void symbolizer__free(struct symbolizer *s)
 		free(s->objs[i].syms);
 		free(s->objs[i].path);
 	}
-	for (i = 0; i < s->capnames; i++)
-		if (s->names[i].raw && s->names[i].out != s->names[i].raw)
-			free((char *)s->names[i].out);
-	free(s->names);
+	for (i = 0; lib_map_next(&s->names, &i, &raw, &out);)
+		if (*out != raw)
+			free((char *)(uintptr_t)*out);
+	lib_map_release(&s->names);
 	free(s->objs);
 	jit_free(s);
 	free(s->maps);
@@ -905,45 +902,19 @@ static const struct sym *find_sym(const struct object *o, uint64_t a)
 
 /* ---- names ---------------------------------------------------------- */
 
-static size_t hash_ptr(const void *p)
-{
-	return (size_t)lib_hash64((uint64_t)(uintptr_t)p);
-}
-
 /* The display name for @raw, a name inside an ELF string table (stable for
  * the symbolizer's life): demangled once, then looked up by pointer. */
 static const char *display_name(struct symbolizer *s, const char *raw)
 {
-	struct name_ent *e;
-	size_t mask, i;
+	int created;
+	uint64_t *out = lib_map_get(&s->names, (uintptr_t)raw, &created);
 	const char *at;
 	char *dem;
 
-	if (2 * (s->nnames + 1) > s->capnames) {
-		size_t ncap = s->capnames ? 2 * s->capnames : 1024;
-		struct name_ent *nt = calloc(ncap, sizeof(*nt));
-
-		if (!nt)
-			return raw; /* still correct, only not demangled */
-		for (i = 0; i < s->capnames; i++) {
-			size_t k;
-
-			if (!s->names[i].raw)
-				continue;
-			for (k = hash_ptr(s->names[i].raw) & (ncap - 1); nt[k].raw;
-			     k = (k + 1) & (ncap - 1))
-				;
-			nt[k] = s->names[i];
-		}
-		free(s->names);
-		s->names = nt;
-		s->capnames = ncap;
-	}
-	mask = s->capnames - 1;
-	for (i = hash_ptr(raw) & mask; s->names[i].raw; i = (i + 1) & mask)
-		if (s->names[i].raw == raw)
-			return s->names[i].out;
-	e = &s->names[i];
+	if (!out)
+		return raw; /* still correct, only not demangled */
+	if (!created)
+		return (const char *)(uintptr_t)*out;
 	/* a symbol version ("clock_gettime@@GLIBC_2.17") is not part of the
 	 * function's name */
 	at = raw[0] != '@' ? strchr(raw, '@') : NULL;
@@ -958,10 +929,8 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 	} else {
 		dem = symbol_demangle(raw);
 	}
-	e->raw = raw;
-	e->out = dem ? dem : raw;
-	s->nnames++;
-	return e->out;
+	*out = (uintptr_t)(dem ? dem : raw);
+	return (const char *)(uintptr_t)*out;
 }
 
 static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct trace_frame *out)
