@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "lib/grow.h"
+#include "lib/map.h"
 #include "record/cputl.h"
 #include "record/offcpu.h"
 #include "record/proc.h"
@@ -115,7 +117,7 @@ struct ev {
 };
 
 struct tstate {
-	uint32_t tid;  /* 0: empty slot */
+	uint32_t tid;
 	struct ev *ev; /* unprocessed, time order */
 	uint32_t n, cap;
 	/* the switch-out waiting for its switch-in, its wakeup and the
@@ -135,8 +137,7 @@ struct wake_rec {
 	struct perf_callbacks wake_cb, in_cb;
 	unsigned int pid_off;	 /* sched_waking's pid */
 	size_t filter_nts;	 /* threads known when the filter was set */
-	uint32_t *named;	 /* holders whose name is written: a set */
-	size_t nnamed, capnamed;
+	struct lib_map named;	 /* holders whose name is written: a set */
 	struct cputl *cpus;	 /* what ran on each CPU (the switch event) */
 };
 
@@ -150,8 +151,9 @@ struct offcpu_rec {
 	int children;	/* keep forked children's switches */
 	int tracepoint;
 	struct tp_info tp;
-	struct tstate *ts; /* open addressing by tid */
+	struct tstate *ts;	/* the threads, first seen first */
 	size_t nts, capts;
+	struct lib_map ts_of;	/* tid -> index in ts */
 	uint64_t watermark; /* records before it are all read */
 	struct wake_rec wk;
 	int err;
@@ -162,54 +164,23 @@ struct offcpu_rec {
 	} hit;
 };
 
-static size_t tid_hash(uint32_t tid, size_t mask)
+static struct tstate *tstate_find(struct offcpu_rec *oc, uint32_t tid)
 {
-	return (size_t)(tid * 2654435761u) & mask;
+	const uint64_t *ix = tid ? lib_map_find(&oc->ts_of, tid) : NULL;
+
+	return ix ? &oc->ts[*ix] : NULL;
 }
 
 static struct tstate *tstate_get(struct offcpu_rec *oc, uint32_t tid)
 {
-	size_t i, mask;
+	const uint64_t *ix = lib_map_find(&oc->ts_of, tid);
 
-	if (2 * (oc->nts + 1) > oc->capts) {
-		size_t ncap = oc->capts ? 2 * oc->capts : 64, j;
-		struct tstate *nt = calloc(ncap, sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (j = 0; j < oc->capts; j++) {
-			if (!oc->ts[j].tid)
-				continue;
-			for (i = tid_hash(oc->ts[j].tid, ncap - 1); nt[i].tid;
-			     i = (i + 1) & (ncap - 1))
-				;
-			nt[i] = oc->ts[j];
-		}
-		free(oc->ts);
-		oc->ts = nt;
-		oc->capts = ncap;
-	}
-	mask = oc->capts - 1;
-	for (i = tid_hash(tid, mask); oc->ts[i].tid; i = (i + 1) & mask)
-		if (oc->ts[i].tid == tid)
-			return &oc->ts[i];
-	oc->ts[i].tid = tid;
-	oc->ts[i].prev_cpu = -1;
-	oc->nts++;
-	return &oc->ts[i];
-}
-
-static struct tstate *tstate_find(struct offcpu_rec *oc, uint32_t tid)
-{
-	size_t i, mask;
-
-	if (!oc->capts || !tid)
+	if (ix)
+		return &oc->ts[*ix];
+	if (LIB_GROW(oc->ts, oc->capts, oc->nts + 1) || lib_map_set(&oc->ts_of, tid, oc->nts))
 		return NULL;
-	mask = oc->capts - 1;
-	for (i = tid_hash(tid, mask); oc->ts[i].tid; i = (i + 1) & mask)
-		if (oc->ts[i].tid == tid)
-			return &oc->ts[i];
-	return NULL;
+	oc->ts[oc->nts] = (struct tstate){.tid = tid, .prev_cpu = -1};
+	return &oc->ts[oc->nts++];
 }
 
 /* Insert in time order; equal times keep arrival order (same ring). */
@@ -369,8 +340,8 @@ static void settle_all(struct offcpu_rec *oc, uint64_t until)
 {
 	size_t i;
 
-	for (i = 0; i < oc->capts; i++)
-		if (oc->ts[i].tid && oc->ts[i].n)
+	for (i = 0; i < oc->nts; i++)
+		if (oc->ts[i].n)
 			settle(oc, &oc->ts[i], until);
 }
 
@@ -388,32 +359,12 @@ static void name_holder(struct offcpu_rec *oc, uint32_t tid, const char *comm)
 {
 	struct wake_rec *wk = &oc->wk;
 	char name[17];
-	size_t i, mask;
-	int err;
+	int err, created;
 
-	if (2 * (wk->nnamed + 1) > wk->capnamed) {
-		size_t ncap = wk->capnamed ? 2 * wk->capnamed : 64, j;
-		uint32_t *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return; /* a name less, not an error */
-		for (j = 0; j < wk->capnamed; j++) {
-			if (!wk->named[j])
-				continue;
-			for (i = tid_hash(wk->named[j], ncap - 1); n[i]; i = (i + 1) & (ncap - 1))
-				;
-			n[i] = wk->named[j];
-		}
-		free(wk->named);
-		wk->named = n;
-		wk->capnamed = ncap;
-	}
-	mask = wk->capnamed - 1;
-	for (i = tid_hash(tid, mask); wk->named[i]; i = (i + 1) & mask)
-		if (wk->named[i] == tid)
-			return;
-	wk->named[i] = tid;
-	wk->nnamed++;
+	if (!lib_map_get(&wk->named, tid, &created))
+		return; /* a name less, not an error */
+	if (!created)
+		return;
 	memcpy(name, comm, 16);
 	name[16] = '\0';
 	err = trace_writer__comm(oc->w, tid, name);
@@ -484,9 +435,8 @@ static int wake_filter(struct offcpu_rec *oc)
 	tids = malloc((oc->nts ? oc->nts : 1) * sizeof(*tids));
 	if (!tids)
 		return -ENOMEM;
-	for (i = 0; i < oc->capts; i++)
-		if (oc->ts[i].tid)
-			tids[n++] = oc->ts[i].tid;
+	for (i = 0; i < oc->nts; i++)
+		tids[n++] = oc->ts[i].tid;
 	err = n ? tracepoint_tid_filter("pid", tids, n, buf, sizeof(buf)) : -EINVAL;
 	if (!err)
 		err = perf_set__set_filter(oc->wk.wake_ps, buf);
@@ -656,32 +606,24 @@ static int tstate_needed(const struct offcpu_rec *oc, const struct tstate *t)
 
 void offcpu_rec__prune(struct offcpu_rec *oc)
 {
-	struct tstate *nt;
-	size_t j, dead = 0;
+	size_t j, k = 0;
 
-	for (j = 0; j < oc->capts; j++)
-		dead += oc->ts[j].tid && !tstate_needed(oc, &oc->ts[j]);
-	if (!dead || !(nt = calloc(oc->capts, sizeof(*nt))))
-		return;
-	/* the table again, with the threads needed */
-	oc->nts = 0;
-	for (j = 0; j < oc->capts; j++) {
+	/* the threads needed stay, in their order */
+	for (j = 0; j < oc->nts; j++) {
 		struct tstate *t = &oc->ts[j];
-		size_t k;
 
-		if (!t->tid)
-			continue;
 		if (!tstate_needed(oc, t)) {
+			lib_map_del(&oc->ts_of, t->tid);
 			free(t->ev);
 			continue;
 		}
-		for (k = tid_hash(t->tid, oc->capts - 1); nt[k].tid; k = (k + 1) & (oc->capts - 1))
-			;
-		nt[k] = *t;
-		oc->nts++;
+		if (k != j) {
+			*lib_map_find(&oc->ts_of, t->tid) = k;
+			oc->ts[k] = *t;
+		}
+		k++;
 	}
-	free(oc->ts);
-	oc->ts = nt;
+	oc->nts = k;
 }
 
 /* @id, a stack of @old, as a stack of @w. */
@@ -699,11 +641,9 @@ int offcpu_rec__set_writer(struct offcpu_rec *oc, struct trace_writer *w)
 	int err = 0;
 
 	/* switch-outs not yet paired keep their stacks, in @w's ids */
-	for (size_t i = 0; i < oc->capts && !err; i++) {
+	for (size_t i = 0; i < oc->nts && !err; i++) {
 		struct tstate *t = &oc->ts[i];
 
-		if (!t->tid)
-			continue;
 		for (uint32_t k = 0; k < t->n && !err; k++)
 			if (t->ev[k].kind == EV_OUT)
 				err = restack(old, w, &t->ev[k].stack);
@@ -712,9 +652,7 @@ int offcpu_rec__set_writer(struct offcpu_rec *oc, struct trace_writer *w)
 	}
 	oc->w = w;
 	/* holders are named again in the new segment */
-	if (oc->wk.named)
-		memset(oc->wk.named, 0, oc->wk.capnamed * sizeof(*oc->wk.named));
-	oc->wk.nnamed = 0;
+	lib_map_release(&oc->wk.named);
 	return err;
 }
 
@@ -918,8 +856,8 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 	perf_set__drain(oc->ps, &oc->cb);
 	wake_drain(oc);
 	settle_all(oc, UINT64_MAX);
-	for (i = 0; i < oc->capts; i++)
-		if (oc->ts[i].tid && oc->ts[i].open) {
+	for (i = 0; i < oc->nts; i++)
+		if (oc->ts[i].open) {
 			write_interval(oc, &oc->ts[i], 0);
 			oc->ts[i].open = 0;
 		}
@@ -934,10 +872,11 @@ void offcpu_rec__free(struct offcpu_rec *oc)
 		return;
 	perf_set__free(oc->ps);
 	wake_close(oc);
-	free(oc->wk.named);
+	lib_map_release(&oc->wk.named);
 	cputl__free(oc->wk.cpus);
-	for (i = 0; i < oc->capts; i++)
+	for (i = 0; i < oc->nts; i++)
 		free(oc->ts[i].ev);
 	free(oc->ts);
+	lib_map_release(&oc->ts_of);
 	free(oc);
 }
