@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/grow.h"
+#include "lib/hash.h"
+#include "lib/map.h"
 #include "record/cputl.h"
 
 #define NAME_PRUNE_NS 2000000000ULL /* names forgotten at most this often */
@@ -19,7 +22,7 @@ struct tl {
 };
 
 struct name {
-	uint32_t tid; /* 0: empty */
+	uint32_t tid;
 	uint32_t gen; /* the prune generation it was last seen in */
 	char comm[16];
 };
@@ -27,8 +30,9 @@ struct name {
 struct cputl {
 	struct tl *cpu;
 	size_t ncpu;
-	struct name *names; /* open addressing, power-of-2 size */
+	struct name *names;
 	size_t nnames, capnames;
+	struct lib_map name_of; /* tid -> index in names */
 	uint32_t gen;
 	uint64_t names_pruned; /* cut of the last prune of names */
 };
@@ -48,56 +52,44 @@ void cputl__free(struct cputl *c)
 	}
 	free(c->cpu);
 	free(c->names);
+	lib_map_release(&c->name_of);
 	free(c);
 }
 
-static size_t tid_hash(uint32_t tid, size_t mask)
+/* Forget the names not seen since generation @keep. */
+static void names_prune(struct cputl *c, uint32_t keep)
 {
-	return (size_t)(tid * 2654435761u) & mask;
-}
+	size_t i, k = 0;
 
-/* @tid's slot in a table of @cap (a power of 2): its own or the empty one
- * where it goes. */
-static struct name *name_slot(struct name *v, size_t cap, uint32_t tid)
-{
-	size_t i;
+	for (i = 0; i < c->nnames; i++) {
+		struct name *x = &c->names[i];
 
-	for (i = tid_hash(tid, cap - 1); v[i].tid && v[i].tid != tid; i = (i + 1) & (cap - 1))
-		;
-	return &v[i];
-}
-
-/* Rehash into @cap slots, keeping the names seen since generation @keep. */
-static int names_rehash(struct cputl *c, size_t cap, uint32_t keep)
-{
-	struct name *v = calloc(cap, sizeof(*v));
-	size_t n = 0;
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->capnames; i++)
-		if (c->names[i].tid && c->names[i].gen >= keep) {
-			*name_slot(v, cap, c->names[i].tid) = c->names[i];
-			n++;
+		if (x->gen < keep) {
+			lib_map_del(&c->name_of, x->tid);
+			continue;
 		}
-	free(c->names);
-	c->names = v;
-	c->capnames = cap;
-	c->nnames = n;
-	return 0;
+		if (k != i) {
+			*lib_map_find(&c->name_of, x->tid) = k;
+			c->names[k] = *x;
+		}
+		k++;
+	}
+	c->nnames = k;
 }
 
 static void name_set(struct cputl *c, uint32_t tid, const char *comm)
 {
+	const uint64_t *ix = lib_map_find(&c->name_of, tid);
 	struct name *x;
 
-	if (2 * (c->nnames + 1) > c->capnames &&
-	    names_rehash(c, c->capnames ? 2 * c->capnames : 256, 0))
-		return; /* a name less */
-	x = name_slot(c->names, c->capnames, tid);
-	if (!x->tid) {
+	if (ix) {
+		x = &c->names[*ix];
+	} else {
+		if (LIB_GROW(c->names, c->capnames, c->nnames + 1) ||
+		    lib_map_set(&c->name_of, tid, c->nnames))
+			return; /* a name less */
+		x = &c->names[c->nnames++];
 		x->tid = tid;
-		c->nnames++;
 	}
 	x->gen = c->gen;
 	memcpy(x->comm, comm, sizeof(x->comm));
@@ -106,12 +98,9 @@ static void name_set(struct cputl *c, uint32_t tid, const char *comm)
 
 const char *cputl__comm(const struct cputl *c, uint32_t tid)
 {
-	const struct name *x;
+	const uint64_t *ix = tid ? lib_map_find(&c->name_of, tid) : NULL;
 
-	if (!c->capnames || !tid)
-		return NULL;
-	x = name_slot(c->names, c->capnames, tid);
-	return x->tid ? x->comm : NULL;
+	return ix ? c->names[*ix].comm : NULL;
 }
 
 static void compact(struct tl *t)
@@ -192,8 +181,8 @@ void cputl__prune(struct cputl *c, uint64_t cut)
 	}
 	/* names: those not seen in this generation or the last go */
 	if (cut - c->names_pruned >= NAME_PRUNE_NS || cut < c->names_pruned) {
-		if (c->gen && c->capnames)
-			names_rehash(c, c->capnames, c->gen - 1);
+		if (c->gen)
+			names_prune(c, c->gen - 1);
 		c->gen++;
 		c->names_pruned = cut;
 	}
@@ -252,7 +241,7 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 
 		if (b <= a || tid == self)
 			continue;
-		for (k = tid_hash(tid, 2 * HOLD_SLOTS - 1); at[k] && v[at[k] - 1].tid != tid;
+		for (k = lib_hash64(tid) & (2 * HOLD_SLOTS - 1); at[k] && v[at[k] - 1].tid != tid;
 		     k = (k + 1) & (2 * HOLD_SLOTS - 1))
 			;
 		if (!at[k]) {
