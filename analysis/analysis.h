@@ -71,6 +71,7 @@ struct task_stat {
 	uint64_t samples;	/* sample weight inside its polls */
 	uint64_t total_ns;	/* sum of poll durations */
 	uint64_t longest_ns;
+	int kept;		/* chosen by join__select() (join__kept()) */
 };
 
 /* Which tasks a view keeps: all, or --task ID, or --task NAME (every task
@@ -112,6 +113,9 @@ struct join {
 	struct join_gap *gaps;		/* sorted, disjoint; NULL if none */
 	size_t ngaps;
 	uint64_t gap_ns;		/* their total: runtime events lost */
+	struct task_sel sel;		/* the tasks every view of it shows
+					 * (join__select(); sel.on 0: all) */
+	size_t nkept;			/* ... how many of them are kept */
 };
 
 /* join__new() flags */
@@ -149,10 +153,23 @@ const struct task_stat *join__task(const struct join *j, uint64_t task);
  * thread or a task did between @time and a later time t is known only if
  * there is none, or it starts at or after t. */
 const struct join_gap *join__gap_from(const struct join *j, uint64_t time);
-/* 1 if @s keeps task @ts (always with !s->on). */
-int task_sel_has(const struct task_sel *s, const struct task_stat *ts);
-/* 1 if @s keeps any task of @j. */
-int task_sel_any(const struct join *j, const struct task_sel *s);
+/* The task filter (--task), applied once: every view of @j shows only
+ * what fell inside polls of the tasks @sel names (all with !sel->on;
+ * join.sel is a copy, its name pointing into @sel's). 0, or -ENOENT if
+ * @sel names no task of @j (then none is kept). */
+int join__select(struct join *j, const struct task_sel *sel);
+/* Does a view of @j show task @ts (NULL: of no task, kept only when all
+ * are)? */
+static inline int join__kept(const struct join *j, const struct task_stat *ts)
+{
+	return !j->sel.on || (ts && ts->kept);
+}
+/* Does a selection keep nothing of @j (a view then writes nothing and
+ * returns -ENOENT)? */
+static inline int join__keeps_none(const struct join *j)
+{
+	return j->sel.on && !j->nkept;
+}
 /* "task 42", "tasks named short" or "all tasks" into @buf. */
 char *task_sel_text(const struct task_sel *s, char *buf, size_t len);
 /* @by with GROUP_AUTO decided for @j. */
@@ -225,7 +242,6 @@ struct flame_result {
 };
 
 struct flame_opts {
-	struct task_sel sel;	/* keep only samples inside polls of these */
 	enum group_by by;	/* root frames (GROUP_THREAD: samples outside
 				 * polls too, under their thread) */
 	uint64_t min_poll_ns;	/* > 0: keep only samples inside polls that
@@ -239,9 +255,10 @@ struct flame_opts {
 /* CPU flamegraph of @j's trace (min_poll_ns needs a join made with
  * JOIN_KEEP_POLLS, else -EINVAL), stacks root to leaf under a first frame
  * naming the group (enum group_by) for samples inside a poll, or "[no
- * poll]". With sel.on, only samples inside polls of those tasks (the
+ * poll]". With a selection (join__select()), only samples inside polls
+ * of those tasks (the
  * graph keeps its roots, so it says what it shows). Weight = sample
- * weight. Returns 0, -ENOENT if sel keeps no task of the trace (nothing is
+ * weight. Returns 0, -ENOENT if the selection keeps no task of the trace (nothing is
  * written), -ENODATA if nothing matched (a valid empty graph is still
  * written), -ENOMEM, or -EIO if writing failed. */
 int analysis__flame(const struct join *j, const struct flame_opts *o,
@@ -257,13 +274,12 @@ enum task_match {
 				 * task of that id and name */
 };
 
-/* The base selection for @sel of @j in *@out: @sel itself if it is a name
- * or @base has task @sel->id under the same name (or both unnamed);
- * else every task of @base with that task's name. Returns enum
- * task_match, or -ENOENT if @base has no such task (*@out is then what
- * was looked for). */
-int task_sel_match(const struct join *j, const struct task_sel *sel,
-		   const struct join *base, struct task_sel *out);
+/* Select in @base (join__select()) the tasks that match @j's selection:
+ * the same one if it is a name or @base has task j->sel.id under the
+ * same name (or both unnamed); else every task of @base with that task's
+ * name. Returns enum task_match, or -ENOENT if @base has no such task
+ * (base->sel is then what was looked for). */
+int task_sel_match(const struct join *j, struct join *base);
 
 struct flame_diff_result {
 	struct flame_result cur;	/* the new profile's */
@@ -279,7 +295,6 @@ struct flame_diff_opts {
 	struct flame_opts cur;		/* as for analysis__flame(), for the new
 					 * profile; GROUP_AUTO roots by task
 					 * name, so two recordings line up */
-	struct task_sel base_sel;	/* the base's tasks (task_sel_match) */
 	const char *cur_name;		/* the traces, for the SVG's subtitle */
 	const char *base_name;
 	struct flame_diff_result *result;	/* out, filled if non-NULL */
@@ -555,7 +570,6 @@ struct offcpu_result {
 };
 
 struct offcpu_opts {
-	struct task_sel sel;	/* only intervals inside polls of these */
 	enum group_by by;	/* root frames, as for analysis__flame() */
 	uint64_t min_poll_ns;	/* > 0: only intervals inside polls that
 				 * lasted at least this long */
@@ -572,14 +586,14 @@ struct offcpu_opts {
  * us; paths under 0.5 us are left out of the picture but counted in the
  * result). Root frame naming the group (enum group_by; "task ID name" by
  * default) for intervals in polls, "[no poll]" outside (left out with
- * sel.on or min_poll_ns), "[idle]" for parked time (only with idle, and
- * never with sel.on or min_poll_ns); by thread, every interval under its
+ * a selection or min_poll_ns), "[idle]" for parked time (only with idle, and
+ * never with a selection or min_poll_ns); by thread, every interval under its
  * thread.
  * The run-queue part of an interval (struct offcpu_switch.runq) ends in a
  * pseudo frame "[runqueue: comm[tid]]" above its leaf, naming the holder
  * ("[runqueue]" if not known), preceded by "[preempted]" for a preempted
  * one: `grep -v '\[runqueue'` on folded output keeps blocked time only.
- * Returns 0, -ENOENT for a sel that keeps no task (nothing written),
+ * Returns 0, -ENOENT if the selection keeps no task (nothing written),
  * -ENODATA if nothing matched (a valid empty graph is still
  * written), -ENOMEM or -EIO. */
 int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE *out);
@@ -616,7 +630,6 @@ enum polls_sort {
 
 struct polls_opts {
 	uint64_t min_ns;	/* only polls at least this long */
-	struct task_sel sel;	/* only polls of these tasks */
 	enum group_by by;	/* GROUP_AUTO: one poll a row; else one row
 				 * per task, name or thread: polls, total,
 				 * p50, p99 and longest duration */
@@ -733,7 +746,6 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		      struct delay_cause *out, size_t max);
 
 struct delays_opts {
-	struct task_sel sel;
 	uint64_t min_ns;	/* only delays at least this long */
 	size_t limit;		/* rows; 0 = all */
 	int json;		/* JSON (schema in d9prof(1)) instead of text */
@@ -867,7 +879,6 @@ struct export_result {
 
 struct export_opts {
 	enum export_format format;
-	struct task_sel sel;	/* only what fell inside polls of these */
 	int offcpu;		/* also off-CPU time (needs an offcpu join;
 				 * pprof only) */
 	enum group_by by;	/* speedscope: a profile per group (0: by task) */
@@ -891,14 +902,14 @@ struct export_opts {
  * lowest address was left unresolved, its file offset. time_nanos from
  * the first segment's clock_realtime, duration_nanos the span joined.
  * @j needs JOIN_POLL_LIST. Returns 0, -EINVAL (bad arguments, or offcpu
- * without @oc), -ENOENT if sel keeps no task (nothing written), -ENODATA
+ * without @oc), -ENOENT if the selection keeps no task (nothing written), -ENODATA
  * if nothing matched (a valid empty profile is still written), -ENOMEM,
  * -EIO, or a walk's error (-EBADMSG: trace__error()). */
 int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
 			   const struct export_opts *o, FILE *out);
 
 /* speedscope (export_speedscope.c): @j's CPU samples as the tree
- * analysis__flame() builds for @o->sel and @o->by (0: GROUP_TASK), in
+ * analysis__flame() builds for @j's selection and @o->by (0: GROUP_TASK), in
  * speedscope's file format: one "sampled" profile per root of that tree
  * ("task ID name", "[no poll]", a thread's "name[tid]"...), busiest
  * first; a sample per distinct stack, root first, as indices into
@@ -907,7 +918,7 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
  * 999 Hz if absent), endValue the profile's total. Time order within a
  * profile is not kept. result: samples, weight, pprof_samples (speedscope
  * samples written), functions (shared frames). 0, -EINVAL (bad arguments,
- * offcpu), -ENOENT if sel keeps no task, -ENODATA if nothing matched (a
+ * offcpu), -ENOENT if the selection keeps no task, -ENODATA if nothing matched (a
  * valid file with no profiles is still written), -ENOMEM, -EIO, or a
  * walk's error. */
 int analysis__export_speedscope(const struct join *j, const struct export_opts *o, FILE *out);
@@ -929,11 +940,11 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
  * there, "f" with bp "e" on the poller at the poll's begin, one id, cat
  * "task"). Stacks are nodes of one tree of function paths, written as
  * the top-level "stackFrames" dictionary (id -> name, parent) too.
- * With @o->sel on: only its tasks' polls, the samples and off-CPU
+ * With a selection (join__select()): only its tasks' polls, the samples and off-CPU
  * intervals in them and the wakes that ended in them (no parks).
  * result: samples (trace samples), switches, pprof_samples (poll
  * slices), functions (stack frame nodes). 0, -EINVAL, -ENOENT if no task
- * matches @o->sel, -ENODATA if no poll and no sample is written (a valid
+ * matches the selection, -ENODATA if no poll and no sample is written (a valid
  * file still is), -ENOMEM, -EIO, or a walk's error. */
 struct delays;
 int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,

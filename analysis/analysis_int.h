@@ -139,7 +139,6 @@ int flame_merge_base(struct flame *f, const struct flame *base);
 struct groups {
 	const struct join *j;
 	enum group_by by;	/* never GROUP_AUTO */
-	struct task_sel sel;
 	uint32_t *of_task;	/* group of each task index, UINT32_MAX if the
 				 * task is not selected */
 	const char **names;	/* GROUP_NAME: each group's name (NULL:
@@ -148,8 +147,7 @@ struct groups {
 	size_t ntids, ngroups;
 };
 
-int groups__new(const struct join *j, enum group_by by, const struct task_sel *sel,
-		struct groups **out);
+int groups__new(const struct join *j, enum group_by by, struct groups **out);
 /* The group of something inside a poll of task index @task_ix (-1: in
  * no poll) on thread @tid: UINT32_MAX if not kept, GROUP_NONE for "[no
  * poll]". */

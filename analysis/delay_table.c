@@ -371,7 +371,7 @@ static void table_json(const struct offcpu *oc, const struct delays *dl,
 		const struct delay *d = &dl->lost[i];
 		const struct task_stat *ts = join__task(j, d->task);
 
-		if (o->sel.on && !task_sel_has(&o->sel, ts))
+		if (!join__kept(j, ts))
 			continue;
 		lib_json_object_begin(w);
 		lib_json_uint_field(w, "task", d->task);
@@ -418,7 +418,7 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 	if (!oc || !dl || !o || (!out && !jw))
 		return -EINVAL;
 	j = oc->join;
-	if (o->sel.on && !task_sel_any(j, &o->sel))
+	if (join__keeps_none(j))
 		return -ENOENT;
 	if (hot_init(&h)) {
 		hot_release(&h);
@@ -428,7 +428,7 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 		const struct delay *d = &dl->v[i];
 		struct row *r;
 
-		if ((o->sel.on && !task_sel_has(&o->sel, join__task(j, d->task))) ||
+		if (!join__kept(j, join__task(j, d->task)) ||
 		    d->begin - d->wake < o->min_ns)
 			continue;
 		if (o->limit && n >= o->limit) {
@@ -487,10 +487,10 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 
 			fprintf(out, ", at least %s", analysis_fmt_duration(o->min_ns, d, sizeof(d)));
 		}
-		if (o->sel.on) {
+		if (j->sel.on) {
 			char what[160];
 
-			fprintf(out, ", %s", task_sel_text(&o->sel, what, sizeof(what)));
+			fprintf(out, ", %s", task_sel_text(&j->sel, what, sizeof(what)));
 		}
 		fputc('\n', out);
 		if (!oc->trace->nswitches)
@@ -503,7 +503,7 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 			fprintf(out, "# run-queue holders approximate: %s\n",
 				analysis_runq_holders_missing(oc->trace));
 		for (i = 0, n = 0; i < dl->nlost && !o->no_lost; i++) {
-			if (o->sel.on && !task_sel_has(&o->sel, join__task(j, dl->lost[i].task)))
+			if (!join__kept(j, join__task(j, dl->lost[i].task)))
 				continue;
 			if (!n++)
 				fprintf(out, "# woken and never polled again:\n");

@@ -40,7 +40,6 @@ struct ch {
 	const struct offcpu *oc;
 	const struct join *j;
 	const struct trace *t;
-	const struct task_sel *sel; /* --task: only these tasks' polls */
 	struct lib_json w;
 	uint64_t origin;
 	const char *pid; /* the target's, as the trace says it: digits */
@@ -173,10 +172,10 @@ static int sf(struct ch *x, uint32_t s)
 /* Is poll @i kept (no --task, or a poll of a chosen task)? */
 static int keep_poll(const struct ch *x, int64_t i)
 {
-	if (!x->sel->on)
+	if (!x->j->sel.on)
 		return 1;
 	return i >= 0 && (size_t)i < x->j->npolls &&
-	       task_sel_has(x->sel, join__task(x->j, x->j->polls[i].task));
+	       join__kept(x->j, join__task(x->j, x->j->polls[i].task));
 }
 
 /* A metadata event's "name" and {"name": @name} as its args. */
@@ -250,7 +249,7 @@ static void write_polls(struct ch *x)
 static void write_parks(struct ch *x)
 {
 	const struct offcpu_park *pk;
-	size_t n = x->sel->on ? 0 : offcpu__parks(x->oc, &pk);
+	size_t n = x->j->sel.on ? 0 : offcpu__parks(x->oc, &pk);
 
 	for (size_t i = 0; i < n; i++) {
 		ev(x, "X", pk[i].tid);
@@ -273,7 +272,7 @@ static int write_switches(struct ch *x)
 		const struct trace_switch *s = &t->switches[i];
 		const struct offcpu_switch *o = &x->oc->sw[i];
 
-		if (x->sel->on && !keep_poll(x, o->poll))
+		if (!keep_poll(x, o->poll))
 			continue;
 		ev(x, "X", s->tid);
 		lib_json_str_field(&x->w, "cat", "offcpu");
@@ -321,7 +320,7 @@ static int on_sample(void *ctx, const struct trace_sample *s, const struct join_
 	struct ch *x = ctx;
 	uint32_t w = (uint32_t)sample_weight(s), node;
 
-	if (x->sel->on && !(p && task_sel_has(x->sel, &x->j->tasks[p->task])))
+	if (!join__kept(x->j, p ? &x->j->tasks[p->task] : NULL))
 		return 0;
 	node = stack_node(x, s->stack);
 	if (node == UINT32_MAX)
@@ -540,8 +539,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 		return -EINVAL;
 	x.j = oc->join;
 	x.t = oc->trace;
-	x.sel = &o->sel;
-	if (o->sel.on && !task_sel_any(x.j, &o->sel))
+	if (join__keeps_none(x.j))
 		return -ENOENT;
 	x.origin = x.j->origin ? x.j->origin : x.j->start_time;
 	x.pid = analysis_meta(x.t, TRACE_META_PID);

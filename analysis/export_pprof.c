@@ -159,9 +159,9 @@ static int on_sample(void *ctx, const struct trace_sample *s, const struct join_
 	uint64_t w = sample_weight(s), key;
 	int err;
 
-	if (p && x->o->sel.on && !task_sel_has(&x->o->sel, &x->j->tasks[p->task]))
+	if (p && !join__kept(x->j, &x->j->tasks[p->task]))
 		return 0;
-	if (!p && x->o->sel.on)
+	if (!p && x->j->sel.on)
 		return 0;
 	if (p) {
 		l.task = x->j->tasks[p->task].task;
@@ -194,12 +194,12 @@ static int add_switches(struct ex *x, const struct offcpu *oc)
 		if (sw->poll >= 0) {
 			const struct poll *q = &x->j->polls[sw->poll];
 
-			if (x->o->sel.on && !task_sel_has(&x->o->sel, join__task(x->j, q->task)))
+			if (!join__kept(x->j, join__task(x->j, q->task)))
 				continue;
 			l.task = q->task;
 			l.poll = sw->poll;
 			key = (uint32_t)sw->poll;
-		} else if (x->o->sel.on) {
+		} else if (x->j->sel.on) {
 			continue;
 		}
 		err = add(x, key, &l, ts->stack, 2, sw->ns);
@@ -478,7 +478,7 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
 	    (j->npolls && !j->polls))
 		return -EINVAL;
 	x.t = j->trace;
-	if (o->sel.on && !task_sel_any(j, &o->sel))
+	if (join__keeps_none(j))
 		return -ENOENT;
 	period = analysis_period_ns(x.t);
 	if (!(period > 0)) {

@@ -25,25 +25,25 @@ static int same_name(const char *a, const char *b)
 	return (!a || !*a) ? (!b || !*b) : (b && !strcmp(a, b));
 }
 
-int task_sel_match(const struct join *j, const struct task_sel *sel,
-		   const struct join *base, struct task_sel *out)
+int task_sel_match(const struct join *j, struct join *base)
 {
+	const struct task_sel *sel = &j->sel;
+	struct task_sel out = *sel;
 	const struct task_stat *ts, *bs;
 
-	*out = *sel;
 	if (!sel->on || sel->name)
-		return !sel->on || task_sel_any(base, out) ? TASK_MATCH_SAME : -ENOENT;
+		return join__select(base, &out) ? -ENOENT : TASK_MATCH_SAME;
 	/* ids are handed out afresh by each run: the same id is the same
 	 * task only if its name agrees */
 	ts = join__task(j, sel->id);
 	bs = join__task(base, sel->id);
 	if (bs && same_name(ts ? ts->name : NULL, bs->name))
-		return TASK_MATCH_SAME;
-	if (!ts || !ts->name || !*ts->name)
-		return -ENOENT;
-	out->id = 0;
-	out->name = ts->name;
-	return task_sel_any(base, out) ? TASK_MATCH_NAME : -ENOENT;
+		return join__select(base, &out) ? -ENOENT : TASK_MATCH_SAME;
+	if (ts && ts->name && *ts->name) {
+		out.id = 0;
+		out.name = ts->name;
+	}
+	return join__select(base, &out) || !out.name ? -ENOENT : TASK_MATCH_NAME;
 }
 
 struct diff_paint {
@@ -100,9 +100,9 @@ static int write_diff_svg(const struct join *j, const struct flame_diff_opts *o,
 		snprintf(title, sizeof(title), "Differential CPU flame graph: %s", cmd);
 	else
 		snprintf(title, sizeof(title), "Differential CPU flame graph");
-	if (o->cur.sel.on)
+	if (j->sel.on)
 		n = (size_t)snprintf(sub, sizeof(sub), "%s: ",
-				     task_sel_text(&o->cur.sel, what, sizeof(what)));
+				     task_sel_text(&j->sel, what, sizeof(what)));
 	if (n < sizeof(sub))
 		n += (size_t)snprintf(sub + n, sizeof(sub) - n,
 				      "new: %s, %" PRIu64 " samples (widths); base: %s, %" PRIu64
@@ -139,7 +139,6 @@ int analysis__flame_diff(const struct join *j, const struct join *base,
 	if (co.by == GROUP_AUTO)
 		co.by = GROUP_NAME;
 	bo = co;
-	bo.sel = o->base_sel;
 	err = analysis_flame_build(j, &co, &g, &f, &r.cur);
 	if (!err)
 		err = analysis_flame_build(base, &bo, &bg, &bf, &r.base);

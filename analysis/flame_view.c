@@ -44,8 +44,8 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 	else
 		snprintf(title, sizeof(title), "CPU flame graph");
 
-	if (o->sel.on && !o->sel.name) {
-		const struct task_stat *ts = join__task(j, o->sel.id);
+	if (j->sel.on && !j->sel.name) {
+		const struct task_stat *ts = join__task(j, j->sel.id);
 		char name[256] = "";
 
 		if (ts->name)
@@ -56,9 +56,9 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 			     ts->task, *name ? " " : "", name, res->weight, ts->polls,
 			     all ? 100.0 * res->weight / all : 0.0,
 			     analysis_fmt_duration(ts->longest_ns, dur, sizeof(dur)));
-	} else if (o->sel.on) {
+	} else if (j->sel.on) {
 		n = snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples (%.1f%% of all samples)",
-			     task_sel_text(&o->sel, what, sizeof(what)), res->weight,
+			     task_sel_text(&j->sel, what, sizeof(what)), res->weight,
 			     all ? 100.0 * res->weight / all : 0.0);
 	} else {
 		n = snprintf(sub, sizeof(sub),
@@ -264,13 +264,13 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 	*gp = NULL;
 	*fp = NULL;
 	t = j->trace;
-	if (o->sel.on && !task_sel_any(j, &o->sel))
+	if (join__keeps_none(j))
 		return -ENOENT;
 	/* root keys (group + 1, 0 = no poll) share a u64 key with the stack
 	 * id */
 	if (j->ntasks >= UINT32_MAX - 3)
 		return -EOVERFLOW;
-	err = groups__new(j, o->by, &o->sel, &g);
+	err = groups__new(j, o->by, &g);
 	if (err)
 		return err;
 	err = -ENOMEM;

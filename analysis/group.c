@@ -11,23 +11,25 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
-int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
+/* Does @s name task @ts? */
+static int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
 {
-	if (!s || !s->on)
-		return 1;
-	if (!ts)
-		return 0;
 	if (s->name)
 		return ts->name && !strcmp(ts->name, s->name);
 	return ts->task == s->id;
 }
 
-int task_sel_any(const struct join *j, const struct task_sel *s)
+int join__select(struct join *j, const struct task_sel *sel)
 {
-	for (size_t i = 0; i < j->ntasks; i++)
-		if (task_sel_has(s, &j->tasks[i]))
-			return 1;
-	return 0;
+	size_t i;
+
+	j->sel = *sel;
+	j->nkept = 0;
+	for (i = 0; i < j->ntasks; i++) {
+		j->tasks[i].kept = !sel->on || task_sel_has(sel, &j->tasks[i]);
+		j->nkept += j->tasks[i].kept;
+	}
+	return join__keeps_none(j) ? -ENOENT : 0;
 }
 
 char *task_sel_text(const struct task_sel *s, char *buf, size_t len)
@@ -62,8 +64,7 @@ enum group_by groups_resolve(const struct join *j, enum group_by by)
 	return j->ntasks > GROUP_AUTO_TASKS ? GROUP_NAME : GROUP_TASK;
 }
 
-int groups__new(const struct join *j, enum group_by by, const struct task_sel *sel,
-		struct groups **out)
+int groups__new(const struct join *j, enum group_by by, struct groups **out)
 {
 	struct groups *g = calloc(1, sizeof(*g));
 	const struct task_stat **v = NULL;
@@ -75,12 +76,11 @@ int groups__new(const struct join *j, enum group_by by, const struct task_sel *s
 		return -ENOMEM;
 	g->j = j;
 	g->by = groups_resolve(j, by);
-	g->sel = sel ? *sel : (struct task_sel){0};
 	g->of_task = malloc((j->ntasks + 1) * sizeof(*g->of_task));
 	if (!g->of_task)
 		goto fail;
 	for (i = 0; i < j->ntasks; i++)
-		g->of_task[i] = task_sel_has(&g->sel, &j->tasks[i]) ? (uint32_t)i : UINT32_MAX;
+		g->of_task[i] = join__kept(j, &j->tasks[i]) ? (uint32_t)i : UINT32_MAX;
 	g->ngroups = j->ntasks;
 	if (g->by == GROUP_NAME) {
 		/* one group per distinct name; unnamed tasks share one */
@@ -128,7 +128,7 @@ uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid)
 
 	if (task_ix >= 0 && g->of_task[task_ix] == UINT32_MAX)
 		return UINT32_MAX; /* a task not selected */
-	if (task_ix < 0 && g->sel.on)
+	if (task_ix < 0 && g->j->sel.on)
 		return UINT32_MAX; /* outside polls, but polls were asked for */
 	if (g->by == GROUP_THREAD) {
 		at = bsearch(&tid, g->tids, g->ntids, sizeof(*g->tids), u32_cmp);

@@ -280,14 +280,14 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		     : analysis_runq_holders_missing(oc->trace)
 			 ? ", the holder approximate: the thread that preempted, else the one before"
 			 : ", charged to what ran by time");
-	if (o->sel.on && n > 0 && (size_t)n < sizeof(sub)) {
+	if (oc->join->sel.on && n > 0 && (size_t)n < sizeof(sub)) {
 		char what[160], lab[300];
 
-		if (o->sel.name)
-			task_sel_text(&o->sel, what, sizeof(what));
+		if (oc->join->sel.name)
+			task_sel_text(&oc->join->sel, what, sizeof(what));
 		else
 			snprintf(what, sizeof(what), "%s",
-				 analysis_task_label(oc->join, o->sel.id, lab, sizeof(lab)));
+				 analysis_task_label(oc->join, oc->join->sel.id, lab, sizeof(lab)));
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s", what);
 	}
 	if (o->min_poll_ns && n > 0 && (size_t)n < sizeof(sub))
@@ -296,7 +296,7 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 	if (o->min_block_ns && n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; intervals >= %s",
 			      analysis_fmt_duration(o->min_block_ns, c, sizeof(c)));
-	if (!o->idle && !o->sel.on && !o->min_poll_ns && oc->ns[OFFCPU_IDLE] &&
+	if (!o->idle && !oc->join->sel.on && !o->min_poll_ns && oc->ns[OFFCPU_IDLE] &&
 	    n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
 			      analysis_fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
@@ -321,11 +321,11 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 		return -EINVAL;
 	j = oc->join;
 	t = oc->trace;
-	if (o->sel.on && !task_sel_any(j, &o->sel))
+	if (join__keeps_none(j))
 		return -ENOENT;
 	if (j->ntasks >= (1u << 29))
 		return -EOVERFLOW;
-	err = groups__new(j, o->by, &o->sel, &g);
+	err = groups__new(j, o->by, &g);
 	if (err)
 		return err;
 	err = -ENOMEM;
@@ -352,7 +352,7 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 			if (!ts || p->end - p->start < o->min_poll_ns)
 				continue;
 			ti = (int32_t)(ts - j->tasks);
-		} else if (o->sel.on || o->min_poll_ns) {
+		} else if (j->sel.on || o->min_poll_ns) {
 			continue; /* asked for polls: this was in none */
 		} else if (w->where == OFFCPU_IDLE && !o->idle) {
 			continue;

@@ -114,7 +114,7 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 	struct grow_ *rows = NULL;
 	size_t i, n = 0, nr = 0, shown, w = 5;
 	char a[32], b[32], c[32], d[32], e[32], f[32], lab[300];
-	int err = groups__new(j, o->by, &o->sel, &g);
+	int err = groups__new(j, o->by, &g);
 
 	if (err)
 		return err;
@@ -184,8 +184,8 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 		n);
 	if (o->min_ns)
 		fprintf(out, " of at least %s", analysis_fmt_duration(o->min_ns, a, sizeof(a)));
-	if (o->sel.on)
-		fprintf(out, ", %s", task_sel_text(&o->sel, lab, sizeof(lab)));
+	if (j->sel.on)
+		fprintf(out, ", %s", task_sel_text(&j->sel, lab, sizeof(lab)));
 	if (shown < nr)
 		fprintf(out, "; --limit 0 for all");
 	fputc('\n', out);
@@ -213,7 +213,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		return -EINVAL;
 	j = oc->join;
 	t = oc->trace;
-	if (o->sel.on && !task_sel_any(j, &o->sel))
+	if (join__keeps_none(j))
 		return -ENOENT;
 	if (o->by != GROUP_AUTO)
 		return polls_by_group(oc, o, out);
@@ -225,7 +225,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		const struct poll *p = &j->polls[i];
 
 		if (p->end - p->start < o->min_ns ||
-		    (o->sel.on && !task_sel_has(&o->sel, join__task(j, p->task))))
+		    !join__kept(j, join__task(j, p->task)))
 			continue;
 		sel[n++] = p;
 	}
@@ -306,10 +306,10 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	fprintf(out, ", %s", o->sort == POLLS_BY_START ? "by start" : "longest first");
 	if (o->min_ns)
 		fprintf(out, ", at least %s", analysis_fmt_duration(o->min_ns, a, sizeof(a)));
-	if (o->sel.on) {
+	if (j->sel.on) {
 		char what[160];
 
-		fprintf(out, ", %s", task_sel_text(&o->sel, what, sizeof(what)));
+		fprintf(out, ", %s", task_sel_text(&j->sel, what, sizeof(what)));
 	}
 	fputc('\n', out);
 	if (!have_off)

@@ -133,7 +133,7 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 	if (!o)
 		o = &dflt;
 	t = j->trace;
-	err = groups__new(j, o->by == GROUP_THREAD ? GROUP_TASK : o->by, NULL, &g);
+	err = groups__new(j, o->by == GROUP_THREAD ? GROUP_TASK : o->by, &g);
 	if (err)
 		return err;
 	err = -ENOMEM;

@@ -60,10 +60,11 @@ int parse_word(const char *s, const char *const *words, size_t n);
 #define PARSE_WORD(s, words) parse_word((s), (words), sizeof(words) / sizeof((words)[0]))
 
 struct inputs;
-/* 0 if @sel keeps a task of the trace @j joined; else say why on stderr (a
+/* The task filter, once for every view of @j (join__select()): 0 if
+ * @sel keeps a task of the trace @j joined; else say why on stderr (a
  * trace of a target without the shim has no task ids at all) and return
  * -1. */
-int check_task(const struct join *j, const struct task_sel *sel, struct inputs *in);
+int check_task(struct join *j, const struct task_sel *sel, struct inputs *in);
 /* 0 if the trace has tasks; else say that the target had no shim, -1. */
 int check_shim(const struct join *j, struct inputs *in);
 /* Folded output stays pure: "d9prof: lost: ..." on stderr for what

@@ -69,13 +69,12 @@ int cmd_delays(int argc, char **argv)
 
 	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
-	o = (struct delays_opts){ .sel = va.sel, .min_ns = va.min_ns, .limit = va.limit,
-				  .json = va.json };
+	o = (struct delays_opts){ .min_ns = va.min_ns, .limit = va.limit, .json = va.json };
 	rflags |= va.rflags;
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
 		return EXIT_FAIL;
-	if (check_shim(se.j, &in) || check_task(se.j, &o.sel, &in)) {
+	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

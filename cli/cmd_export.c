@@ -143,7 +143,6 @@ int cmd_export(int argc, char **argv)
 
 	if ((err = view_parse(&cmd, &eo, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
-	eo.sel = va.sel;
 	eo.by = va.by;
 	outp = va.out;
 	rflags |= va.rflags;
@@ -160,7 +159,7 @@ int cmd_export(int argc, char **argv)
 				  : eo.format == EXPORT_CHROME ? SESSION_OFFCPU | SESSION_DELAYS
 								: 0))
 		return EXIT_FAIL;
-	if (check_task(se.j, &eo.sel, &in)) {
+	if (check_task(se.j, &va.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -179,7 +178,7 @@ int cmd_export(int argc, char **argv)
 		char what[160];
 
 		warning("no CPU samples%s in %s", eo.offcpu ? " or off-CPU time" : "",
-			eo.sel.on ? task_sel_text(&eo.sel, what, sizeof(what)) : inputs_name(&in));
+			va.sel.on ? task_sel_text(&va.sel, what, sizeof(what)) : inputs_name(&in));
 	} else if (err && trace__error(se.t)) {
 		analysis_failed(&in, se.t, err);
 		ret = EXIT_FAIL;

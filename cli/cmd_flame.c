@@ -133,9 +133,9 @@ static const char *side_name(struct inputs *in, char *buf, size_t len)
 	return buf;
 }
 
-/* flame --diff: the input against a base. */
+/* flame --diff: the input against a base, both of the tasks @sel keeps. */
 static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflags,
-		      const struct flame_opts *fo, const char *outp)
+		      const struct task_sel *sel, const struct flame_opts *fo, const char *outp)
 {
 	struct flame_diff_opts d = { .cur = *fo };
 	struct flame_diff_result res;
@@ -163,17 +163,17 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 		analysis_failed(base, bt, err);
 		goto out;
 	}
-	if (check_task(j, &fo->sel, in))
+	if (check_task(j, sel, in))
 		goto out;
-	err = task_sel_match(j, &fo->sel, bj, &d.base_sel);
-	task_sel_text(&fo->sel, what, sizeof(what));
-	task_sel_text(&d.base_sel, bwhat, sizeof(bwhat));
+	err = task_sel_match(j, bj);
+	task_sel_text(sel, what, sizeof(what));
+	task_sel_text(&bj->sel, bwhat, sizeof(bwhat));
 	if (err < 0) {
 		error("no %s in the base '%s' (list them with 'd9prof tasks %s --limit 0')",
 		      bwhat, inputs_name(base), inputs_args(base));
 		goto out;
 	}
-	if (fo->sel.on && !fo->sel.name)
+	if (sel->on && !sel->name)
 		info("comparing %s with the base's %s (%s)", what, bwhat,
 		     err == TASK_MATCH_SAME ? "same id, same name"
 					    : "no task of that id and name there");
@@ -265,7 +265,6 @@ int cmd_flame(int argc, char **argv)
 		return err;
 	diff = fa.diff;
 	have_poll = fa.have_poll;
-	fo.sel = va.sel;
 	fo.by = va.by;
 	fo.reverse = va.reverse;
 	fo.title = va.title;
@@ -273,7 +272,7 @@ int cmd_flame(int argc, char **argv)
 	fo.format = va.format;
 	outp = va.out;
 	rflags |= va.rflags;
-	if (have_poll && (fo.sel.on || fo.min_poll_ns))
+	if (have_poll && (va.sel.on || fo.min_poll_ns))
 		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
 				   "--min-poll");
 	if (diff || base->win.from.kind || base->win.to.kind) {
@@ -293,7 +292,7 @@ int cmd_flame(int argc, char **argv)
 				base->path[base->n] = in.path[base->n];
 		if (fo.format == FLAME_SVG)
 			terminal_svg(&outp, "d9prof-diff.svg");
-		return diff_flame(&in, base, rflags, &fo, outp);
+		return diff_flame(&in, base, rflags, &va.sel, &fo, outp);
 	}
 	if (fo.format == FLAME_SVG)
 		terminal_svg(&outp, have_poll ? "d9prof-poll.svg" : "d9prof-flame.svg");
@@ -315,7 +314,7 @@ int cmd_flame(int argc, char **argv)
 		trace__free(t);
 		return EXIT_FAIL;
 	}
-	if (check_task(j, &fo.sel, &in)) {
+	if (check_task(j, &va.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -331,10 +330,10 @@ int cmd_flame(int argc, char **argv)
 	if (err == -ENODATA) {
 		char what[160];
 
-		if (fo.sel.on)
+		if (va.sel.on)
 			warning("no CPU samples inside %spolls of %s",
 				fo.min_poll_ns ? "the --min-poll " : "",
-				task_sel_text(&fo.sel, what, sizeof(what)));
+				task_sel_text(&va.sel, what, sizeof(what)));
 		else if (fo.min_poll_ns)
 			warning("no CPU samples inside polls that long in '%s'", inputs_name(&in));
 		else

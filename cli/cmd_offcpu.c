@@ -91,7 +91,6 @@ int cmd_offcpu(int argc, char **argv)
 
 	if ((err = view_parse(&cmd, &oo, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
-	oo.sel = va.sel;
 	oo.by = va.by;
 	oo.reverse = va.reverse;
 	oo.title = va.title;
@@ -110,7 +109,7 @@ int cmd_offcpu(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (check_task(se.j, &oo.sel, &in)) {
+	if (check_task(se.j, &va.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -126,9 +125,9 @@ int cmd_offcpu(int argc, char **argv)
 	if (err == -ENODATA) {
 		char what[160];
 
-		if (oo.sel.on)
+		if (va.sel.on)
 			warning("%s spent no time off-CPU inside polls%s",
-				task_sel_text(&oo.sel, what, sizeof(what)),
+				task_sel_text(&va.sel, what, sizeof(what)),
 				oo.min_poll_ns || oo.min_block_ns ? " (with these filters)" : "");
 		else
 			warning("no off-CPU time in '%s' matched%s", inputs_name(&in),

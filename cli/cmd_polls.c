@@ -91,7 +91,6 @@ int cmd_polls(int argc, char **argv)
 
 	if ((err = view_parse(&cmd, &po, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
-	po.sel = va.sel;
 	po.by = va.by;
 	po.min_ns = va.min_ns;
 	po.wide = va.wide;
@@ -100,7 +99,7 @@ int cmd_polls(int argc, char **argv)
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
-	if (check_shim(se.j, &in) || check_task(se.j, &po.sel, &in)) {
+	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

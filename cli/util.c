@@ -162,11 +162,11 @@ int parse_word(const char *s, const char *const *words, size_t n)
 	return -EINVAL;
 }
 
-int check_task(const struct join *j, const struct task_sel *sel, struct inputs *in)
+int check_task(struct join *j, const struct task_sel *sel, struct inputs *in)
 {
 	char what[160];
 
-	if (!sel->on || task_sel_any(j, sel))
+	if (!join__select(j, sel))
 		return 0;
 	if (!j->trace->nevents && !j->trace->ntasks)
 		error("'%s' has no task ids: the target had no d9prof shim (link "

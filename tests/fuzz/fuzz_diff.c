@@ -32,21 +32,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* --task from @how, the task picked by the input's size. */
-static void pick_task(const struct join *j, unsigned int how, size_t size,
-		      struct task_sel *sel)
-{
-	const struct task_stat *ts = j->ntasks ? &j->tasks[size % j->ntasks] : NULL;
-
-	sel->on = how != 0;
-	if (how == 1 && ts)
-		sel->id = ts->task;
-	else if (how == 2 && ts && ts->name)
-		sel->name = ts->name;
-	else if (how)
-		sel->id = j->ntasks ? j->tasks[j->ntasks - 1].task + 1 : 1;
-}
-
 static int open_side(const char *p, unsigned int flags, const struct fuzz_part *w,
 		     unsigned int jflags, struct trace **t, struct join **j)
 {
@@ -108,9 +93,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (open_side(path[0], rflags, one ? &new_w : NULL, jflags, &t, &j) ||
 	    open_side(path[one ? 0 : 1], rflags, one ? &base_w : NULL, jflags, &bt, &bj))
 		goto out;
-	pick_task(j, (b >> 4) & 3, size, &fo->sel);
+	fuzz_pick_task(j, (b >> 4) & 3, size);
 	/* the command stops where this fails; the library must not care */
-	task_sel_match(j, &fo->sel, bj, &d.base_sel);
+	task_sel_match(j, bj);
 	analysis__flame_diff(j, bj, &d, out);
 out:
 	join__free(bj);

@@ -29,22 +29,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* --task from bits 4-5: the task is picked by the input's size, so that
- * inputs that differ in length try different ones. */
-static void pick_task(const struct join *j, unsigned int how, size_t size,
-		      struct task_sel *sel)
-{
-	const struct task_stat *ts = j->ntasks ? &j->tasks[size % j->ntasks] : NULL;
-
-	sel->on = how != 0;
-	if (how == 1 && ts)
-		sel->id = ts->task;
-	else if (how == 2 && ts && ts->name)
-		sel->name = ts->name;
-	else if (how)
-		sel->id = j->ntasks ? j->tasks[j->ntasks - 1].task + 1 : 1;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum export_format fmts[] = {EXPORT_PPROF, EXPORT_PPROF,
@@ -87,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		err = delays__new(j, &d);
 	if (err)
 		goto out;
-	pick_task(j, (b >> 4) & 3, size, &eo.sel);
+	fuzz_pick_task(j, (b >> 4) & 3, size);
 	if (speedscope)
 		eo.by = (enum group_by)((b >> 6) & 3);
 	switch (eo.format) {

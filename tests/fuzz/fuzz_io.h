@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "trace/trace.h"
 
 #define FUZZ_NEXT     "\n--d9fuzz-next--\n"
@@ -109,6 +110,25 @@ static inline int fuzz_window(void *ctx, const struct trace_segment *seg, size_t
 	*from = a + w->from * ((b - a) / w->of);
 	*to = a + w->to * ((b - a) / w->of);
 	return 0;
+}
+
+/* --task as a command gives it (join__select()), from bits of the input:
+ * @how 0 all tasks, 1 a task by id, 2 by name, 3 an id no task has; the
+ * task is picked by the input's @size, so that inputs that differ in
+ * length try different ones. What a selection keeps nothing of, the views
+ * must refuse (-ENOENT), whatever join__select() said. */
+static inline void fuzz_pick_task(struct join *j, unsigned int how, size_t size)
+{
+	const struct task_stat *ts = j->ntasks ? &j->tasks[size % j->ntasks] : NULL;
+	struct task_sel sel = {.on = how != 0};
+
+	if (how == 1 && ts)
+		sel.id = ts->task;
+	else if (how == 2 && ts && ts->name)
+		sel.name = ts->name;
+	else if (how)
+		sel.id = j->ntasks ? j->tasks[j->ntasks - 1].task + 1 : 1;
+	join__select(j, &sel);
 }
 
 #endif /* D9_FUZZ_IO_H */

@@ -141,10 +141,10 @@ Test(flame, folded_order_is_byte_order_of_whole_lines)
 Test(flame, task_filter_keeps_only_that_task)
 {
 	struct flame_result r;
-	struct flame_opts o = {
-	    .format = FLAME_FOLDED, .sel = {.on = 1, .id = 7}, .result = &r};
+	struct flame_opts o = {.format = FLAME_FOLDED, .result = &r};
 
 	small_trace();
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 7}), 0);
 	cr_assert_eq(analysis__flame(J, &o, out), 0);
 	cr_assert_str_eq(output(), "task 7 net;main;run;sys_read_[k] 1\n"
 				   "task 7 net;main;run;work 3\n");
@@ -154,21 +154,23 @@ Test(flame, task_filter_keeps_only_that_task)
 
 Test(flame, unknown_task_is_enoent)
 {
-	struct flame_opts o = {.format = FLAME_FOLDED, .sel = {.on = 1, .id = 999}};
+	struct flame_opts o = {.format = FLAME_FOLDED};
 
 	small_trace();
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 999}), -ENOENT);
 	cr_assert_eq(analysis__flame(J, &o, out), -ENOENT);
 	cr_assert_str_eq(output(), "");
 }
 
 Test(flame, known_task_without_samples_is_enodata)
 {
-	struct flame_opts o = {.format = FLAME_SVG, .sel = {.on = 1, .id = 8}};
+	struct flame_opts o = {.format = FLAME_SVG};
 
 	sy_task(&T, 8, "quiet");
 	sy_poll(&T, 1, 8, 100, 200);
 	sy_sample(&T, 500, 1, 0, 1);
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 8}), 0);
 	cr_assert_eq(analysis__flame(J, &o, out), -ENODATA);
 	/* still a valid (empty) picture */
 	cr_assert(strstr(output(), "</svg>"));

@@ -141,23 +141,23 @@ Test(flame_diff, same_profile_is_all_zero_change)
 
 Test(flame_diff, task_id_matches_by_name_when_ids_differ)
 {
-	struct task_sel sel = {.on = 1, .id = 9}, bs;
-
 	profile(&A, &JA, 7, 1, 1, 0);
 	profile(&B, &JB, 9, 1, 1, 0);
-	cr_assert_eq(task_sel_match(JB, &sel, JA, &bs), TASK_MATCH_NAME);
-	cr_assert_str_eq(bs.name, "srv");
-	sel.id = 7;	/* not in the new one: nothing to match by */
-	cr_assert_eq(task_sel_match(JB, &sel, JA, &bs), -ENOENT);
+	cr_assert_eq(join__select(JB, &(struct task_sel){.on = 1, .id = 9}), 0);
+	cr_assert_eq(task_sel_match(JB, JA), TASK_MATCH_NAME);
+	cr_assert_str_eq(JA->sel.name, "srv");
+	cr_assert_eq(JA->nkept, 1);
+	/* not in the new one: nothing to match by */
+	cr_assert_eq(join__select(JB, &(struct task_sel){.on = 1, .id = 7}), -ENOENT);
+	cr_assert_eq(task_sel_match(JB, JA), -ENOENT);
 }
 
 Test(flame_diff, task_id_in_both_under_one_name_is_the_same)
 {
-	struct task_sel sel = {.on = 1, .id = 7}, bs;
-
 	profile(&A, &JA, 7, 1, 1, 0);
 	profile(&B, &JB, 7, 1, 1, 0);
-	cr_assert_eq(task_sel_match(JB, &sel, JA, &bs), TASK_MATCH_SAME);
-	cr_assert_eq(bs.id, 7);
-	cr_assert_null(bs.name);
+	cr_assert_eq(join__select(JB, &(struct task_sel){.on = 1, .id = 7}), 0);
+	cr_assert_eq(task_sel_match(JB, JA), TASK_MATCH_SAME);
+	cr_assert_eq(JA->sel.id, 7);
+	cr_assert_null(JA->sel.name);
 }

@@ -554,14 +554,16 @@ static char *all_outputs(const struct trace *t)
 	{
 		struct flame_opts all = {.format = FLAME_FOLDED, .result = &r};
 		struct flame_opts svg = {.format = FLAME_SVG, .title = "x"};
-		struct flame_opts task = {.format = FLAME_FOLDED, .sel = {.on = 1, .id = 3}};
+		struct flame_opts task = {.format = FLAME_FOLDED};
 		struct flame_opts minp = {.format = FLAME_FOLDED, .min_poll_ns = 5000};
 
 		fprintf(f, "rc %d\n", analysis__flame(j, &all, f));
 		fprintf(f, "r %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", r.samples, r.weight,
 			r.stacks);
 		fprintf(f, "rc %d\n", analysis__flame(j, &svg, f));
+		join__select(jl, &(struct task_sel){.on = 1, .id = 3});
 		fprintf(f, "rc %d\n", analysis__flame(jl, &task, f));
+		join__select(jl, &(struct task_sel){.on = 0});
 		fprintf(f, "rc %d\n", analysis__flame(jk, &minp, f));
 		cr_assert_eq(analysis__flame(j, &minp, f), -EINVAL,
 			     "min_poll_ns wants JOIN_KEEP_POLLS");

@@ -322,12 +322,14 @@ Test(offcpu, min_block_keeps_only_intervals_that_long)
 Test(offcpu, task_keeps_one_tasks_time_and_an_unknown_task_is_enoent)
 {
 	scenario();
-	offcpu_folded((struct offcpu_opts){.sel = {.on = 1, .id = 2}}, NULL, 0);
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 2}), 0);
+	offcpu_folded((struct offcpu_opts){0}, NULL, 0);
 	cr_assert_null(strstr(output(), "blocker"));
 	cr_assert_null(strstr(output(), "[no poll]"));
 	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
 		     50);
-	offcpu_folded((struct offcpu_opts){.sel = {.on = 1, .id = 99}}, NULL, -ENOENT);
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 99}), -ENOENT);
+	offcpu_folded((struct offcpu_opts){0}, NULL, -ENOENT);
 }
 
 Test(offcpu, microseconds_are_rounded_per_stack_not_per_interval)
@@ -469,18 +471,13 @@ Test(offcpu, polls_table_filters_by_duration_and_task_and_sorts_by_start)
 	free(buf);
 	buf = NULL;
 	out = open_memstream(&buf, &buflen);
-	cr_assert_eq(
-	    analysis__polls(
-		OC,
-		&(struct polls_opts){.sel = {.on = 1, .id = 2}, .sort = POLLS_BY_START},
-		out),
-	    0);
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 2}), 0);
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){.sort = POLLS_BY_START}, out), 0);
 	cr_assert_eq(rows(ids, 8), 2, "%s", output());
 	cr_assert_str_eq(ids[0], "0/2");
 	cr_assert_str_eq(ids[1], "2/2");
-	cr_assert_eq(
-	    analysis__polls(OC, &(struct polls_opts){.sel = {.on = 1, .id = 7}}, out),
-	    -ENOENT);
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 7}), -ENOENT);
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), -ENOENT);
 }
 
 Test(offcpu, polls_table_limit_keeps_the_first_rows)
