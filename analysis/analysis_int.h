@@ -299,6 +299,10 @@ char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t
 /* The target's command line as the trace's meta says it (cmdline,
  * command, comm or exe), or NULL. */
 const char *analysis_trace_command(const struct trace *t);
+/* A flamegraph's title into @buf: @title (--title) if given, else @what
+ * and the target's command ("CPU flame graph: ./server"), or @what alone. */
+char *analysis_svg_title(const struct trace *t, const char *title, const char *what, char *buf,
+			 size_t len);
 /* Intern the root label "task ID name" ("task ID" if unnamed). */
 int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id);
 /* Frames of stack @s, leaf first, in *@fr; 0 if the id or its bounds are

@@ -90,16 +90,10 @@ static int write_diff_svg(const struct join *j, const struct flame_diff_opts *o,
 			  const struct flame *f, const struct flame_diff_result *r, FILE *out)
 {
 	char title[512], sub[1024], what[160];
-	const char *cmd = analysis_trace_command(j->trace);
 	uint64_t bw = r->base.weight;
 	size_t n = 0;
 
-	if (o->cur.title)
-		snprintf(title, sizeof(title), "%s", o->cur.title);
-	else if (cmd)
-		snprintf(title, sizeof(title), "Differential CPU flame graph: %s", cmd);
-	else
-		snprintf(title, sizeof(title), "Differential CPU flame graph");
+	analysis_svg_title(j->trace, o->cur.title, "Differential CPU flame graph", title, sizeof(title));
 	if (j->sel.on)
 		n = (size_t)snprintf(sub, sizeof(sub), "%s: ",
 				     task_sel_text(&j->sel, what, sizeof(what)));

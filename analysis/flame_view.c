@@ -33,16 +33,10 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 {
 	const struct trace *t = j->trace;
 	char title[512], sub[640], dur[32], what[160];
-	const char *cmd = analysis_trace_command(t);
 	uint64_t all = j->samples, inpoll = j->samples_in_polls;
 	int n;
 
-	if (o->title)
-		snprintf(title, sizeof(title), "%s", o->title);
-	else if (cmd)
-		snprintf(title, sizeof(title), "CPU flame graph: %s", cmd);
-	else
-		snprintf(title, sizeof(title), "CPU flame graph");
+	analysis_svg_title(t, o->title, "CPU flame graph", title, sizeof(title));
 
 	if (j->sel.on && !j->sel.name) {
 		const struct task_stat *ts = join__task(j, j->sel.id);

@@ -96,6 +96,20 @@ const char *analysis_trace_command(const struct trace *t)
 	return NULL;
 }
 
+char *analysis_svg_title(const struct trace *t, const char *title, const char *what, char *buf,
+			 size_t len)
+{
+	const char *cmd = analysis_trace_command(t);
+
+	if (title)
+		snprintf(buf, len, "%s", title);
+	else if (cmd)
+		snprintf(buf, len, "%s: %s", what, cmd);
+	else
+		snprintf(buf, len, "%s", what);
+	return buf;
+}
+
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
 size_t analysis_u8_width(const char *s)
 {

@@ -262,15 +262,9 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 {
 	const struct trace *t = oc->trace;
 	char title[512], sub[640], a[32], b[32], c[32];
-	const char *cmd = analysis_trace_command(t);
 	int n = 0;
 
-	if (o->title)
-		snprintf(title, sizeof(title), "%s", o->title);
-	else if (cmd)
-		snprintf(title, sizeof(title), "Off-CPU flame graph: %s", cmd);
-	else
-		snprintf(title, sizeof(title), "Off-CPU flame graph");
+	analysis_svg_title(t, o->title, "Off-CPU flame graph", title, sizeof(title));
 	n = snprintf(sub, sizeof(sub),
 		     "microseconds off-CPU, stacks at switch-out: %s in %" PRIu64
 		     " intervals (%s waiting for a CPU, marked [runqueue: holder]%s)",
