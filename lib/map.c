@@ -73,7 +73,7 @@ static int grow(struct lib_map *m)
 
 uint64_t *lib_map_get(struct lib_map *m, uint64_t key, int *created)
 {
-	size_t i;
+	size_t i = 0;
 
 	if (created)
 		*created = 0;
@@ -96,8 +96,8 @@ uint64_t *lib_map_get(struct lib_map *m, uint64_t key, int *created)
 	if ((m->n - (size_t)m->has_free_key + 1) * 2 > m->cap) {
 		if (grow(m))
 			return NULL;
+		i = slot_of(m->slot, m->cap, key);
 	}
-	i = slot_of(m->slot, m->cap, key);
 	m->slot[i].key = key;
 	m->slot[i].val = 0;
 	m->n++;
