@@ -358,9 +358,9 @@ static int tps_open(struct exitwatch *ew, unsigned int flags, char *why, size_t 
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	ew->ps = perf_set__new_attr(&a, RING_PAGES);
-	if (!ew->ps)
-		return -errno;
+	err = perf_set__new_attr(&a, RING_PAGES, &ew->ps);
+	if (err)
+		return err;
 	for (k = 0; k < TP_N; k++) {
 		err = tp_open(ew, tracefs, k, tp_defs[k].optional ? opt : why,
 			      tp_defs[k].optional ? sizeof(opt) : whylen);

@@ -445,7 +445,8 @@ static int wake_filter(struct offcpu_rec *oc)
 	return err;
 }
 
-static struct perf_set *wake_set(uint64_t id)
+/* A set on tracepoint @id in *@out, as perf_set__new_attr(). */
+static int wake_set(uint64_t id, struct perf_set **out)
 {
 	struct perf_event_attr a;
 
@@ -458,7 +459,7 @@ static struct perf_set *wake_set(uint64_t id)
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	/* 2 MiB per CPU: 80 bytes a record, 100 ms of 250,000 a second */
-	return perf_set__new_attr(&a, RING_PAGES_WAKE);
+	return perf_set__new_attr(&a, RING_PAGES_WAKE, out);
 }
 
 /* The wakeup tracepoint on every CPU, filtered to the target's threads,
@@ -489,10 +490,8 @@ static int wake_open(struct offcpu_rec *oc)
 		return err;
 	}
 	snprintf(st->wake_source, sizeof(st->wake_source), "sched:%s", names[i - 1] + 6);
-	oc->wk.wake_ps = wake_set(id);
-	if (!oc->wk.wake_ps)
-		err = -errno;
-	else
+	err = wake_set(id, &oc->wk.wake_ps);
+	if (!err)
 		err = perf_set__add_cpus(oc->wk.wake_ps);
 	if (err) {
 		snprintf(st->wake_why, sizeof(st->wake_why),
@@ -504,8 +503,9 @@ static int wake_open(struct offcpu_rec *oc)
 	}
 	oc->wk.wake_cb = (struct perf_callbacks){.ctx = oc, .sample = on_wake, .lost = on_wake_lost};
 	if (oc->tp.next_pid_off && oc->tp.prev_pid_off) {
-		oc->wk.in_ps = wake_set(oc->tp.id);
-		err = oc->wk.in_ps ? perf_set__add_cpus(oc->wk.in_ps) : -errno;
+		err = wake_set(oc->tp.id, &oc->wk.in_ps);
+		if (!err)
+			err = perf_set__add_cpus(oc->wk.in_ps);
 		if (err) {
 			snprintf(st->holders_why, sizeof(st->holders_why),
 				 "cannot open sched:sched_switch on every CPU: %s", strerror(-err));
@@ -722,9 +722,9 @@ static int open_source(struct offcpu_rec *oc, const struct offcpu_rec_opts *o)
 	while (pages > 64 && (uint64_t)pages * (uint64_t)page * (uint64_t)ncpus > RING_BYTES_ALL)
 		pages /= 2;
 	make_attr(oc, o, &a);
-	oc->ps = perf_set__new_attr(&a, pages);
-	if (!oc->ps)
-		return -errno;
+	err = perf_set__new_attr(&a, pages, &oc->ps);
+	if (err)
+		return err;
 	err = perf_set__add_process(oc->ps, oc->pid, known_thread, oc);
 	if (err < 0) {
 		perf_set__free(oc->ps);

@@ -106,31 +106,31 @@ static struct perf_set *set_alloc(unsigned int ring_pages)
 	return ps;
 }
 
-struct perf_set *perf_set__new_attr(const struct perf_event_attr *attr,
-				    unsigned int ring_pages)
+int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pages,
+		       struct perf_set **out)
 {
 	struct perf_set *ps;
 
-	if ((attr->sample_type & ~(uint64_t)SAMPLE_KNOWN) ||
-	    (ring_pages & (ring_pages - 1))) {
-		errno = EINVAL;
-		return NULL;
-	}
+	*out = NULL;
+	if ((attr->sample_type & ~(uint64_t)SAMPLE_KNOWN) || (ring_pages & (ring_pages - 1)))
+		return -EINVAL;
 	ps = set_alloc(ring_pages);
 	if (!ps)
-		return NULL;
+		return -ENOMEM;
 	ps->attr = *attr;
 	ps->attr.size = sizeof(ps->attr);
-	return ps;
+	*out = ps;
+	return 0;
 }
 
-struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
-			       int exclude_kernel, unsigned int stack_bytes)
+int perf_set__new(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
+		  unsigned int stack_bytes, struct perf_set **out)
 {
 	struct perf_set *ps = set_alloc(0);
 
+	*out = ps;
 	if (!ps)
-		return NULL;
+		return -ENOMEM;
 	ps->pages = pages_for_freq(freq, SAMPLE_BYTES + (stack_bytes ? stack_bytes + 176 : 0),
 				   ps->ncpus, ps->page);
 	ps->attr.size = sizeof(ps->attr);
@@ -154,7 +154,7 @@ struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
 	ps->attr.exclude_hv = 1;
 	ps->attr.exclude_callchain_kernel = !!exclude_kernel;
 	ustack_attr(&ps->attr, stack_bytes);
-	return ps;
+	return 0;
 }
 
 static int push_fd(struct perf_set *ps, int fd)

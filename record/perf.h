@@ -67,16 +67,17 @@ struct perf_callbacks {
 /* A set sampling @ev at @freq Hz with kernel callchains unless
  * @exclude_kernel, and with @stack_bytes of user stack and the user
  * registers per sample (0: none; see ustack.h), its per-CPU rings sized
- * for about 250 ms of samples at @freq (256 KiB to 4 MiB). */
-struct perf_set *perf_set__new(const struct event_spec *ev, unsigned int freq,
-			       int exclude_kernel, unsigned int stack_bytes);
+ * for about 250 ms of samples at @freq (256 KiB to 4 MiB), in *@out. 0 or
+ * -ENOMEM. */
+int perf_set__new(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
+		  unsigned int stack_bytes, struct perf_set **out);
 /* A set opening @attr (copied) on every thread added, with per-CPU rings of
  * @ring_pages data pages (a power of two; 0 = the default, halved when
- * mlock limits refuse). sample_type may hold IP, TID, TIME, CPU, PERIOD,
- * CALLCHAIN, RAW, REGS_USER and STACK_USER; NULL with errno EINVAL for
- * other bits. */
-struct perf_set *perf_set__new_attr(const struct perf_event_attr *attr,
-				    unsigned int ring_pages);
+ * mlock limits refuse), in *@out. sample_type may hold IP, TID, TIME, CPU,
+ * PERIOD, CALLCHAIN, RAW, REGS_USER and STACK_USER. 0, -EINVAL for other
+ * bits or pages, -ENOMEM. */
+int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pages,
+		       struct perf_set **out);
 /* Open the event on thread @tid. 0 or -errno from perf_event_open/mmap;
  * -EEXIST if @tid already has one. */
 int perf_set__add_thread(struct perf_set *ps, pid_t tid);

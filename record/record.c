@@ -279,9 +279,9 @@ static int open_sampler(struct rec *r)
 		return r->o->event ? -EINVAL : err;
 	}
 	for (;;) {
-		r->ps = perf_set__new(&ev, r->o->freq, exclude_kernel, stack);
-		if (!r->ps)
-			return -ENOMEM;
+		err = perf_set__new(&ev, r->o->freq, exclude_kernel, stack, &r->ps);
+		if (err)
+			return err;
 		err = perf_set__add_process(r->ps, r->o->pid, record_thread_added, r);
 		if (err > 0)
 			break;
