@@ -8,6 +8,7 @@
 #define D9_SHIM_RECORDER_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -33,6 +34,25 @@ static inline uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+/* Sleep @us microseconds (a signal may cut it short). */
+static inline void sleep_us(long us)
+{
+	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* For the stress programs: say the first failure of any thread on stderr,
+ * "@prog: " and the printf-style rest, and set the int *@failed; later
+ * failures only find it set. */
+#define RECORDER_FAIL(failed, prog, ...)                                                 \
+	do {                                                                             \
+		if (!__atomic_exchange_n(failed, 1, __ATOMIC_RELAXED)) {                 \
+			fprintf(stderr, prog ": " __VA_ARGS__);                          \
+			fputc('\n', stderr);                                             \
+		}                                                                        \
+	} while (0)
 
 /* Now in the segment's clock unit (the shim's clock: TSC ticks or
  * CLOCK_MONOTONIC ns), what record times and the lease are compared with. */

@@ -38,20 +38,7 @@
 static int stop, failed;
 static uint32_t tids[NPROD];
 
-#define FAIL(...)                                                                        \
-	do {                                                                             \
-		if (!__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED)) {                \
-			fprintf(stderr, "stress_ctimer: " __VA_ARGS__);                  \
-			fputc('\n', stderr);                                             \
-		}                                                                        \
-	} while (0)
-
-static void sleep_us(long us)
-{
-	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-
-	nanosleep(&ts, NULL);
-}
+#define FAIL(...) RECORDER_FAIL(&failed, "stress_ctimer", __VA_ARGS__)
 
 static void *producer(void *arg)
 {

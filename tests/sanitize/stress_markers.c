@@ -45,20 +45,7 @@ static int failed;
 static uint64_t calls; /* markers called by all threads (summed at exit) */
 static uint32_t churn_next = CHURN_BASE;
 
-#define FAIL(...)                                                                        \
-	do {                                                                             \
-		if (!__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED)) {                \
-			fprintf(stderr, "stress_markers: " __VA_ARGS__);                 \
-			fputc('\n', stderr);                                             \
-		}                                                                        \
-	} while (0)
-
-static void sleep_us(long us)
-{
-	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-
-	nanosleep(&ts, NULL);
-}
+#define FAIL(...) RECORDER_FAIL(&failed, "stress_markers", __VA_ARGS__)
 
 static int stopping(void)
 {
