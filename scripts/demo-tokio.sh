@@ -10,21 +10,13 @@ SECS=${SECS:-5}
 D9=$B/d9prof
 BIN=$B/cargo/release/d9demo-tokio
 mkdir -p "$OUT"
+# shellcheck source=scripts/demo-lib.sh
+. "$(dirname "$0")/demo-lib.sh"
 
-"$BIN" -w 2 >"$OUT/demo.out" 2>"$OUT/demo.err" &
-DPID=$!
-trap 'kill $DPID 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-	grep -q '^ready' "$OUT/demo.out" && break
-	sleep 0.05
-done
+demo_start "$BIN"
 echo "Tokio demo service running as pid $DPID (examples/tokio/src/main.rs)"
 echo
-echo "\$ d9prof record -p $DPID -d $SECS -o $OUT/d9prof.data"
-"$D9" record -p "$DPID" -d "$SECS" -o "$OUT/d9prof.data"
-kill "$DPID" 2>/dev/null || true
-wait "$DPID" 2>/dev/null || true
-trap - EXIT
+demo_record
 echo
 echo "\$ d9prof tasks -i $OUT/d9prof.data   (unnamed tasks: their spawn location)"
 "$D9" tasks -i "$OUT/d9prof.data" | head -10
@@ -37,9 +29,7 @@ BLK=$(tid blocking_handler)
 "$D9" flame -i "$OUT/d9prof.data" --task "$CPU" --format folded >"$OUT/cpu_handler.folded"
 echo
 echo "task $CPU (cpu_handler), hottest stacks:"
-awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
-	printf "%d\t%s <- %s <- %s\n", n, f[k], f[k - 1], f[k - 2] }' "$OUT/cpu_handler.folded" |
-	sort -n -r | head -3 | awk -F'\t' '{ printf "  %6d  %s\n", $1, $2 }'
+hottest_stacks "$OUT/cpu_handler.folded" 3
 echo
 echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
 "$D9" polls -i "$OUT/d9prof.data" --min 1ms --limit 5

@@ -7,22 +7,14 @@ OUT=${OUT:-$B/demo}
 SECS=${SECS:-5}
 D9=$B/d9prof
 mkdir -p "$OUT"
+# shellcheck source=scripts/demo-lib.sh
+. "$(dirname "$0")/demo-lib.sh"
 
-"$B/examples/demo" -w 2 >"$OUT/demo.out" 2>"$OUT/demo.err" &
-DPID=$!
-trap 'kill $DPID 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-	grep -q '^ready' "$OUT/demo.out" && break
-	sleep 0.05
-done
+demo_start "$B/examples/demo"
 echo "demo runtime running as pid $DPID:"
 grep '^task' "$OUT/demo.out" | sed 's/^/  /'
 echo
-echo "\$ d9prof record -p $DPID -d $SECS -o $OUT/d9prof.data"
-"$D9" record -p "$DPID" -d "$SECS" -o "$OUT/d9prof.data"
-kill "$DPID" 2>/dev/null || true
-wait "$DPID" 2>/dev/null || true
-trap - EXIT
+demo_record
 echo
 echo "\$ d9prof report -i $OUT/d9prof.data   # (abridged: the workers and the red flags)"
 "$D9" report -i "$OUT/d9prof.data" >"$OUT/report.txt"
@@ -37,9 +29,7 @@ for t in 1 2 3 4; do
 done
 echo
 echo "task 1 (cpu_hog), hottest stacks:"
-awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
-	printf "%d\t%s <- %s\n", n, f[k], f[k - 1] }' "$OUT/task-1.folded" |
-	sort -n -r | head -3 | awk -F'\t' '{ printf "  %6d  %s\n", $1, $2 }'
+hottest_stacks "$OUT/task-1.folded" 2
 echo
 echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
 "$D9" polls -i "$OUT/d9prof.data" --min 1ms --limit 5
