@@ -271,7 +271,7 @@ char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len);
  * or -EINVAL when malformed. (join.c) */
 int analysis_meta_gap(const char *v, uint64_t *start, uint64_t *end);
 
-/* Last value of meta @key, or NULL (trace.c's lookup, without depending on
+/* Last value of meta @key, or NULL (trace__meta()'s lookup, without depending on
  * it: analysis links against the struct only). */
 const char *analysis_meta(const struct trace *t, const char *key);
 

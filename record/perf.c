@@ -16,7 +16,6 @@
 #include <sys/syscall.h>
 
 #include "record/perf.h"
-#include "record/ustack.h"
 
 /* Data pages per CPU ring, sized by the sampling frequency (pages_for_freq()):
  * 1/RING_SECS_INV s of samples of a busy CPU with callchains of about
@@ -119,42 +118,40 @@ int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pag
 		return -ENOMEM;
 	ps->attr = *attr;
 	ps->attr.size = sizeof(ps->attr);
+	if (!ring_pages && attr->freq)
+		ps->pages = pages_for_freq(attr->sample_freq,
+					   SAMPLE_BYTES + (attr->sample_stack_user
+							       ? attr->sample_stack_user + 176
+							       : 0),
+					   ps->ncpus, ps->page);
 	*out = ps;
 	return 0;
 }
 
-int perf_set__new(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
-		  unsigned int stack_bytes, struct perf_set **out)
+void perf_sampler_attr(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
+		       struct perf_event_attr *a)
 {
-	struct perf_set *ps = set_alloc(0);
-
-	*out = ps;
-	if (!ps)
-		return -ENOMEM;
-	ps->pages = pages_for_freq(freq, SAMPLE_BYTES + (stack_bytes ? stack_bytes + 176 : 0),
-				   ps->ncpus, ps->page);
-	ps->attr.size = sizeof(ps->attr);
-	ps->attr.type = ev->type;
-	ps->attr.config = ev->config;
-	ps->attr.config1 = ev->config1;
-	ps->attr.config2 = ev->config2;
-	ps->attr.sample_freq = freq;
-	ps->attr.freq = 1;
-	ps->attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	ps->attr.use_clockid = 1;
-	ps->attr.clockid = CLOCK_MONOTONIC;
-	ps->attr.inherit = 1;
-	ps->attr.sample_id_all = 1;
-	ps->attr.comm = 1;
-	ps->attr.task = 1;
-	ps->attr.mmap = 1;
-	ps->attr.mmap2 = 1;
-	ps->attr.exclude_kernel = !!exclude_kernel;
-	ps->attr.exclude_hv = 1;
-	ps->attr.exclude_callchain_kernel = !!exclude_kernel;
-	ustack_attr(&ps->attr, stack_bytes);
-	return 0;
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = ev->type;
+	a->config = ev->config;
+	a->config1 = ev->config1;
+	a->config2 = ev->config2;
+	a->sample_freq = freq;
+	a->freq = 1;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			 PERF_SAMPLE_CALLCHAIN;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->inherit = 1;
+	a->sample_id_all = 1;
+	a->comm = 1;
+	a->task = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->exclude_kernel = !!exclude_kernel;
+	a->exclude_hv = 1;
+	a->exclude_callchain_kernel = !!exclude_kernel;
 }
 
 static int push_fd(struct perf_set *ps, int fd)

@@ -10,7 +10,8 @@
  * (CLOCK_MONOTONIC through use_clockid), PERIOD and the kernel-unwound
  * callchain; COMM, FORK/EXIT and MMAP2 records come along.
  *
- * perf_set__new_attr() takes a caller-built attr instead (the off-CPU
+ * A set opens one attr: the sampler's (perf_sampler_attr(), with
+ * ustack_attr() for user stacks) or one its caller built (the off-CPU
  * collector: a tracepoint or the context-switch event, with raw data, user
  * registers and a user stack copy, and PERF_RECORD_SWITCH records).
  */
@@ -64,16 +65,16 @@ struct perf_callbacks {
 		      int preempted);
 };
 
-/* A set sampling @ev at @freq Hz with kernel callchains unless
- * @exclude_kernel, and with @stack_bytes of user stack and the user
- * registers per sample (0: none; see ustack.h), its per-CPU rings sized
- * for about 250 ms of samples at @freq (256 KiB to 4 MiB), in *@out. 0 or
- * -ENOMEM. */
-int perf_set__new(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
-		  unsigned int stack_bytes, struct perf_set **out);
+/* The attr of a sampler of @ev at @freq Hz (inherited, CLOCK_MONOTONIC,
+ * with COMM, FORK/EXIT and MMAP2 records) with kernel callchains unless
+ * @exclude_kernel, into @a; ustack_attr() adds the user registers and
+ * stack. perf_set__new_attr() with 0 pages opens it. */
+void perf_sampler_attr(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
+		       struct perf_event_attr *a);
 /* A set opening @attr (copied) on every thread added, with per-CPU rings of
- * @ring_pages data pages (a power of two; 0 = the default, halved when
- * mlock limits refuse), in *@out. sample_type may hold IP, TID, TIME, CPU,
+ * @ring_pages data pages (a power of two, halved when mlock limits
+ * refuse; 0: for a sampler at attr.sample_freq, about 250 ms of samples
+ * and their user stacks, 256 KiB to 4 MiB, else 256 KiB), in *@out. sample_type may hold IP, TID, TIME, CPU,
  * PERIOD, CALLCHAIN, RAW, REGS_USER and STACK_USER. 0, -EINVAL for other
  * bits or pages, -ENOMEM. */
 int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pages,

@@ -267,6 +267,7 @@ static int open_sampler(struct rec *r)
 {
 	const char *name = r->o->event ? r->o->event : "cycles";
 	unsigned int stack = cpu_stack_bytes(r);
+	struct perf_event_attr a;
 	struct event_spec ev;
 	int err, exclude_kernel = 0;
 
@@ -279,7 +280,9 @@ static int open_sampler(struct rec *r)
 		return r->o->event ? -EINVAL : err;
 	}
 	for (;;) {
-		err = perf_set__new(&ev, r->o->freq, exclude_kernel, stack, &r->ps);
+		perf_sampler_attr(&ev, r->o->freq, exclude_kernel, &a);
+		ustack_attr(&a, stack);
+		err = perf_set__new_attr(&a, 0, &r->ps);
 		if (err)
 			return err;
 		err = perf_set__add_process(r->ps, r->o->pid, record_thread_added, r);

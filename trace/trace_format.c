@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * trace.c - pieces of the trace format shared by the writer
+ * trace_format.c - pieces of the trace format shared by the writer
  * (trace_writer.c) and the reader (trace_reader.c): the checksum, the varint
  * decoder's slow path, the id map and array growth.
  */
