@@ -15,6 +15,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 #include "tests/unit/view_fixture.h"
+#include "tests/unit/xmllint.h"
 
 TestSuite(flame, .init = setup, .fini = teardown);
 TestSuite(tasks, .init = setup, .fini = teardown);
@@ -175,29 +176,6 @@ Test(flame, known_task_without_samples_is_enodata)
 	/* still a valid (empty) picture */
 	cr_assert(strstr(output(), "</svg>"));
 	cr_assert(strstr(output(), "no samples"));
-}
-
-static int have_xmllint(void)
-{
-	return system("command -v xmllint >/dev/null 2>&1") == 0;
-}
-
-/* Run xmllint --noout on @svg; 0 if well-formed. */
-static int xmllint(const char *svg)
-{
-	char path[] = "/tmp/d9prof-test-XXXXXX.svg", cmd[128];
-	int fd = mkstemps(path, 4), rc;
-	FILE *f;
-
-	cr_assert_geq(fd, 0);
-	f = fdopen(fd, "w");
-	cr_assert(f);
-	fputs(svg, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	rc = system(cmd);
-	unlink(path);
-	return rc;
 }
 
 Test(flame, svg_is_wellformed_and_escapes_labels)

@@ -8,28 +8,23 @@
 #include <criterion/criterion.h>
 
 #include "analysis/analysis.h"
+#include "tests/unit/memout.h"
 #include "tests/unit/synth_trace.h"
 
 static struct trace A, B;	/* base, new */
 static struct join *JA, *JB;
-static char *buf;
-static size_t buflen;
-static FILE *out;
 
 static void setup(void)
 {
 	memset(&A, 0, sizeof(A));
 	memset(&B, 0, sizeof(B));
 	JA = JB = NULL;
-	buf = NULL;
-	out = open_memstream(&buf, &buflen);
-	cr_assert(out);
+	memout_open();
 }
 
 static void teardown(void)
 {
-	fclose(out);
-	free(buf);
+	memout_close();
 	join__free(JA);
 	join__free(JB);
 	sy_free(&A);
@@ -37,12 +32,6 @@ static void teardown(void)
 }
 
 TestSuite(flame_diff, .init = setup, .fini = teardown);
-
-static const char *output(void)
-{
-	fflush(out);
-	return buf ? buf : "";
-}
 
 /* Task @id "srv" polled on thread 1 from 0 to 1e6: @hot samples in
  * main -> hot, @cold in main -> cold, and, if @gone, 5 in main -> gone. */

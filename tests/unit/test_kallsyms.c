@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kallsyms/kallsyms.h"
+#include "tests/unit/proc_kallsyms.h"
 
 TestSuite(kallsyms);
 
@@ -29,14 +30,22 @@ static const char synthetic[] = "ffffffffc0002000 t ext4_read\t[ext4]\n"
 				"not a line at all\n"
 				"ffffffff81000080 w weak_local\n";
 
-static struct kallsyms *parse_synthetic(void)
-{
-	struct kallsyms *k = NULL;
+/* The table of @synthetic, for the tests with SYNTHETIC as their fixture. */
+static struct kallsyms *syms;
 
-	cr_assert_eq(kallsyms__parse(synthetic, strlen(synthetic), &k), 0);
-	cr_assert_not_null(k);
-	return k;
+static void parse_synthetic(void)
+{
+	cr_assert_eq(kallsyms__parse(synthetic, strlen(synthetic), &syms), 0);
+	cr_assert_not_null(syms);
 }
+
+static void free_synthetic(void)
+{
+	kallsyms__free(syms);
+	syms = NULL;
+}
+
+#define SYNTHETIC .init = parse_synthetic, .fini = free_synthetic
 
 static void expect(const struct kallsyms *k, uint64_t addr, const char *name,
 		   uint64_t off, const char *mod)
@@ -55,78 +64,60 @@ static void expect(const struct kallsyms *k, uint64_t addr, const char *name,
 	cr_expect_str_eq(m, mod, "0x%" PRIx64, addr);
 }
 
-Test(kallsyms, keeps_only_text_symbols)
+Test(kallsyms, keeps_only_text_symbols, SYNTHETIC)
 {
-	struct kallsyms *k = parse_synthetic();
-
 	/* startup_64 do_thing weak_fn weak_local alias_local
 	 * alias_global_is_not_this last_fn ext4_read ext4_write xfs_fn */
-	cr_expect_eq(kallsyms__count(k), 10);
-	expect(k, 0xffffffff81000200, "do_thing", 0x100, "[kernel]");
-	expect(k, 0xffffffff81000280, "do_thing", 0x180, "[kernel]");
-	kallsyms__free(k);
+	cr_expect_eq(kallsyms__count(syms), 10);
+	expect(syms, 0xffffffff81000200, "do_thing", 0x100, "[kernel]");
+	expect(syms, 0xffffffff81000280, "do_thing", 0x180, "[kernel]");
 }
 
-Test(kallsyms, sorts_unsorted_input)
+Test(kallsyms, sorts_unsorted_input, SYNTHETIC)
 {
-	struct kallsyms *k = parse_synthetic();
-
-	expect(k, 0xffffffff81000000, "startup_64", 0, "[kernel]");
-	expect(k, 0xffffffff81000090, "weak_local", 0x10, "[kernel]");
-	expect(k, 0xffffffff81000101, "do_thing", 1, "[kernel]");
-	expect(k, 0xffffffff81000300, "weak_fn", 0, "[kernel]");
-	kallsyms__free(k);
+	expect(syms, 0xffffffff81000000, "startup_64", 0, "[kernel]");
+	expect(syms, 0xffffffff81000090, "weak_local", 0x10, "[kernel]");
+	expect(syms, 0xffffffff81000101, "do_thing", 1, "[kernel]");
+	expect(syms, 0xffffffff81000300, "weak_fn", 0, "[kernel]");
 }
 
-Test(kallsyms, section_markers_are_not_symbols)
+Test(kallsyms, section_markers_are_not_symbols, SYNTHETIC)
 {
-	struct kallsyms *k = parse_synthetic();
-
 	/* _stext and _text share startup_64's address */
-	expect(k, 0xffffffff81000010, "startup_64", 0x10, "[kernel]");
-	kallsyms__free(k);
+	expect(syms, 0xffffffff81000010, "startup_64", 0x10, "[kernel]");
 }
 
-Test(kallsyms, prefers_global_alias)
+Test(kallsyms, prefers_global_alias, SYNTHETIC)
 {
-	struct kallsyms *k = parse_synthetic();
-
-	expect(k, 0xffffffff81000404, "alias_local", 4, "[kernel]");
-	kallsyms__free(k);
+	expect(syms, 0xffffffff81000404, "alias_local", 4, "[kernel]");
 }
 
-Test(kallsyms, lookup_boundaries)
+Test(kallsyms, lookup_boundaries, SYNTHETIC)
 {
-	struct kallsyms *k = parse_synthetic();
-
 	/* below the first symbol, and user space */
-	expect(k, 0xffffffff80ffffff, NULL, 0, NULL);
-	expect(k, 0x400000, NULL, 0, NULL);
+	expect(syms, 0xffffffff80ffffff, NULL, 0, NULL);
+	expect(syms, 0x400000, NULL, 0, NULL);
 	/* the last kernel symbol ends at _etext */
-	expect(k, 0xffffffff810005ff, "last_fn", 0xff, "[kernel]");
-	expect(k, 0xffffffff81000600, NULL, 0, NULL);
-	expect(k, 0xffffffffbfffffff, NULL, 0, NULL);
+	expect(syms, 0xffffffff810005ff, "last_fn", 0xff, "[kernel]");
+	expect(syms, 0xffffffff81000600, NULL, 0, NULL);
+	expect(syms, 0xffffffffbfffffff, NULL, 0, NULL);
 	/* modules: a symbol ends at the next one of its module */
-	expect(k, 0xffffffffc0002000, "ext4_read", 0, "[ext4]");
-	expect(k, 0xffffffffc00020ff, "ext4_read", 0xff, "[ext4]");
-	expect(k, 0xffffffffc0002100, "ext4_write", 0, "[ext4]");
+	expect(syms, 0xffffffffc0002000, "ext4_read", 0, "[ext4]");
+	expect(syms, 0xffffffffc00020ff, "ext4_read", 0xff, "[ext4]");
+	expect(syms, 0xffffffffc0002100, "ext4_write", 0, "[ext4]");
 	/* the last symbol of a module is capped, not extended to the next
 	 * module */
-	expect(k, 0xffffffffc0002100 + 0x1000, "ext4_write", 0x1000, "[ext4]");
-	expect(k, 0xffffffffc0002100 + 64 * 1024, NULL, 0, NULL);
-	expect(k, 0xffffffffc0100010, "xfs_fn", 0x10, "[xfs]");
-	expect(k, 0xffffffffc0100000 + 64 * 1024, NULL, 0, NULL);
-	expect(k, 0xffffffffc00fffff, NULL, 0, NULL);
-	expect(k, UINT64_MAX, NULL, 0, NULL);
-	kallsyms__free(k);
+	expect(syms, 0xffffffffc0002100 + 0x1000, "ext4_write", 0x1000, "[ext4]");
+	expect(syms, 0xffffffffc0002100 + 64 * 1024, NULL, 0, NULL);
+	expect(syms, 0xffffffffc0100010, "xfs_fn", 0x10, "[xfs]");
+	expect(syms, 0xffffffffc0100000 + 64 * 1024, NULL, 0, NULL);
+	expect(syms, 0xffffffffc00fffff, NULL, 0, NULL);
+	expect(syms, UINT64_MAX, NULL, 0, NULL);
 }
 
-Test(kallsyms, module_out_param_is_optional)
+Test(kallsyms, module_out_param_is_optional, SYNTHETIC)
 {
-	struct kallsyms *k = parse_synthetic();
-
-	cr_expect_str_eq(kallsyms__lookup(k, 0xffffffff81000101, NULL, NULL), "do_thing");
-	kallsyms__free(k);
+	cr_expect_str_eq(kallsyms__lookup(syms, 0xffffffff81000101, NULL, NULL), "do_thing");
 }
 
 Test(kallsyms, all_zero_addresses_is_eperm)
@@ -166,28 +157,6 @@ Test(kallsyms, missing_file_is_enoent)
 
 	cr_expect_eq(kallsyms__load("/nonexistent/kallsyms", &k), -ENOENT);
 	cr_expect_null(k);
-}
-
-/* The address of @name as a text symbol of the core kernel, or 0. */
-static uint64_t scan_kallsyms(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	uint64_t found = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    !strchr(line, '[') && (type == 'T' || type == 't') &&
-		    !strcmp(sym, name)) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 Test(kallsyms, resolves_real_kernel_symbols)

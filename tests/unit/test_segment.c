@@ -84,6 +84,16 @@ static int open_child(enum doctor how, char *why, size_t len)
 	return err;
 }
 
+/* The doctored segment @how is refused (-EPERM) with a reason that says
+ * @reason. */
+static void expect_refused(enum doctor how, const char *reason)
+{
+	char why[160];
+
+	cr_expect_eq(open_child(how, why, sizeof(why)), -EPERM, "%s", reason);
+	cr_expect(strstr(why, reason), "why: %s", why);
+}
+
 Test(segment, real_segment_opens_and_attaches)
 {
 	char why[160];
@@ -93,34 +103,22 @@ Test(segment, real_segment_opens_and_attaches)
 
 Test(segment, group_readable_segment_is_refused)
 {
-	char why[160];
-
-	cr_expect_eq(open_child(MODE_0644, why, sizeof(why)), -EPERM);
-	cr_expect(strstr(why, "mode 0644"), "why: %s", why);
+	expect_refused(MODE_0644, "mode 0644");
 }
 
 Test(segment, bad_magic_is_refused)
 {
-	char why[160];
-
-	cr_expect_eq(open_child(BAD_MAGIC, why, sizeof(why)), -EPERM);
-	cr_expect(strstr(why, "magic"), "why: %s", why);
+	expect_refused(BAD_MAGIC, "magic");
 }
 
 Test(segment, inconsistent_sizes_are_refused)
 {
-	char why[160];
-
-	cr_expect_eq(open_child(BAD_SIZES, why, sizeof(why)), -EPERM);
-	cr_expect(strstr(why, "sizes"), "why: %s", why);
+	expect_refused(BAD_SIZES, "sizes");
 }
 
 Test(segment, segment_of_another_process_is_refused)
 {
-	char why[160];
-
-	cr_expect_eq(open_child(OTHER_PID, why, sizeof(why)), -EPERM);
-	cr_expect(strstr(why, "made by pid"), "why: %s", why);
+	expect_refused(OTHER_PID, "made by pid");
 }
 
 Test(segment, process_without_shim_is_enoent)

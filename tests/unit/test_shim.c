@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -601,30 +602,49 @@ Test(ring, nonsense_indices_do_not_hurt_the_producer)
 
 /* ---- names --------------------------------------------------------------- */
 
+/* The name table of @h gives @task the name @want. */
+static void expect_name(struct d9_seg_hdr *h, uint64_t task, const char *want)
+{
+	char buf[64];
+
+	cr_assert_eq(d9_name_table_get(h, lay(h), task, buf, sizeof(buf)), 0, "task %" PRIu64, task);
+	cr_expect_str_eq(buf, want);
+}
+
+/* What a recorder does at attach: read every slot of the name table of
+ * @h. The number of named slots; the last one's task and name in @task
+ * and @buf. */
+static uint32_t walk_slots(struct d9_seg_hdr *h, uint64_t *task, char *buf, size_t len)
+{
+	struct d9_name_slot *slots = d9_layout_names(h, lay(h));
+	char got[64];
+	uint32_t i, n = 0;
+	uint64_t t;
+
+	for (i = 0; i < h->names_count; i++) {
+		if (d9_name_slot_read(&slots[i], &t, got, sizeof(got)))
+			continue;
+		*task = t;
+		snprintf(buf, len, "%s", got);
+		n++;
+	}
+	return n;
+}
+
 Test(names, spawn_before_attach_is_visible_in_table)
 {
 	struct d9_seg_hdr *h = seg();
-	struct d9_name_slot *slots = d9_layout_names(h, lay(h));
 	char buf[64];
 	uint64_t task;
-	uint32_t i, found = 0;
 
 	d9_task_spawn(42, "conn-handler");
 	d9_task_spawn(43, NULL);
-	cr_assert_eq(d9_name_table_get(h, lay(h), 42, buf, sizeof(buf)), 0);
-	cr_expect_str_eq(buf, "conn-handler");
+	expect_name(h, 42, "conn-handler");
 	cr_expect_eq(d9_name_table_get(h, lay(h), 43, buf, sizeof(buf)), -ENOENT);
 	cr_expect_eq(d9_name_table_get(h, lay(h), 44, buf, sizeof(buf)), -ENOENT);
-
-	/* what a recorder does at attach: walk every slot */
-	for (i = 0; i < h->names_count; i++) {
-		if (d9_name_slot_read(&slots[i], &task, buf, sizeof(buf)))
-			continue;
-		cr_expect_eq(task, 42);
-		cr_expect_str_eq(buf, "conn-handler");
-		found++;
-	}
-	cr_expect_eq(found, 1);
+	cr_assert_eq(walk_slots(h, &task, buf, sizeof(buf)), 1);
+	cr_expect_eq(task, 42);
+	cr_expect_str_eq(buf, "conn-handler");
 	cr_expect_eq(pending_everywhere(h), 0);
 }
 
@@ -637,25 +657,19 @@ Test(names, task_end_removes_the_name)
 	d9_task_end(42);
 	cr_expect_eq(d9_name_table_get(h, lay(h), 42, buf, sizeof(buf)), -ENOENT);
 	d9_task_spawn(42, "again");
-	cr_assert_eq(d9_name_table_get(h, lay(h), 42, buf, sizeof(buf)), 0);
-	cr_expect_str_eq(buf, "again");
+	expect_name(h, 42, "again");
 }
 
 Test(names, respawned_task_keeps_one_slot)
 {
 	struct d9_seg_hdr *h = seg();
-	struct d9_name_slot *slots = d9_layout_names(h, lay(h));
 	char buf[64];
 	uint64_t task;
-	uint32_t i, n = 0;
 
 	d9_task_spawn(7, "first");
 	d9_task_spawn(7, "second");
-	for (i = 0; i < h->names_count; i++)
-		n += !d9_name_slot_read(&slots[i], &task, buf, sizeof(buf));
-	cr_expect_eq(n, 1);
-	cr_assert_eq(d9_name_table_get(h, lay(h), 7, buf, sizeof(buf)), 0);
-	cr_expect_str_eq(buf, "second");
+	cr_expect_eq(walk_slots(h, &task, buf, sizeof(buf)), 1);
+	expect_name(h, 7, "second");
 }
 
 Test(names, long_names_are_truncated)

@@ -23,6 +23,7 @@
 
 #include "symbol/symbolize.h"
 #include "symbol/symbolize_int.h"
+#include "tests/unit/proc_kallsyms.h"
 
 TestSuite(symbolize);
 
@@ -231,27 +232,6 @@ Test(symbolize, address_without_symbol_keeps_module_and_file_address)
 	/* no PT_LOAD holds that offset: the file offset, no name */
 	cr_expect_eq(f.offset, pgoff + 0x10000000 + 0x10);
 	symbolizer__free(s);
-}
-
-static uint64_t scan_kallsyms(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	uint64_t found = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    !strchr(line, '[') && (type == 'T' || type == 't') &&
-		    !strcmp(sym, name)) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 Test(symbolize, kernel_address_resolves_through_kallsyms)
@@ -607,6 +587,15 @@ Test(symbolize, plain_names_are_not_demangled)
 
 /* lld's default x86-64 layout: the read-only segment ends inside the page
  * where the executable one begins, so p_vaddr != p_offset from there on. */
+/* symbol_load_vaddr() of @off in @loads[0..@n) finds @want. */
+static void expect_vaddr(const struct symbol_load *loads, size_t n, uint64_t off, uint64_t want)
+{
+	uint64_t v;
+
+	cr_assert_eq(symbol_load_vaddr(loads, n, off, &v), 0, "offset 0x%" PRIx64, off);
+	cr_expect_eq(v, want, "offset 0x%" PRIx64 ": 0x%" PRIx64, off, v);
+}
+
 static const struct symbol_load lld_loads[] = {
     {.offset = 0, .vaddr = 0, .filesz = 0x2fdb0, .memsz = 0x2fdb0, .flags = PF_R},
     {.offset = 0x2fdb0, .vaddr = 0x30db0, .filesz = 0x5000, .memsz = 0x5000,
@@ -621,15 +610,11 @@ Test(symbolize, lld_layout_translates_by_the_segment_holding_the_offset)
 
 	/* the r-xp mapping starts at pgoff 0x2f000, inside the read-only
 	 * segment's file range: code past 0x2fdb0 is the executable one's */
-	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x2fdb0, &v), 0);
-	cr_expect_eq(v, 0x30db0);
-	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x30895, &v), 0);
-	cr_expect_eq(v, 0x31895);
+	expect_vaddr(lld_loads, 3, 0x2fdb0, 0x30db0);
+	expect_vaddr(lld_loads, 3, 0x30895, 0x31895);
 	/* the tail of the read-only data in that shared page */
-	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x2f100, &v), 0);
-	cr_expect_eq(v, 0x2f100);
-	cr_assert_eq(symbol_load_vaddr(lld_loads, 3, 0x34db8, &v), 0);
-	cr_expect_eq(v, 0x36db8);
+	expect_vaddr(lld_loads, 3, 0x2f100, 0x2f100);
+	expect_vaddr(lld_loads, 3, 0x34db8, 0x36db8);
 	/* past the file bytes of every segment */
 	cr_expect_eq(symbol_load_vaddr(lld_loads, 3, 0x35000, &v), -ENOENT);
 	cr_expect_eq(symbol_load_vaddr(lld_loads, 0, 0x10, &v), -ENOENT);
@@ -654,15 +639,11 @@ Test(symbolize, several_executable_segments_and_et_exec)
 	};
 	uint64_t v;
 
-	cr_assert_eq(symbol_load_vaddr(exec_loads, 3, 0x1234, &v), 0);
-	cr_expect_eq(v, 0x401234);
-	cr_assert_eq(symbol_load_vaddr(exec_loads, 3, 0x3010, &v), 0);
-	cr_expect_eq(v, 0x603010);
-	cr_assert_eq(symbol_load_vaddr(exec_loads, 3, 0x10, &v), 0);
-	cr_expect_eq(v, 0x400010);
+	expect_vaddr(exec_loads, 3, 0x1234, 0x401234);
+	expect_vaddr(exec_loads, 3, 0x3010, 0x603010);
+	expect_vaddr(exec_loads, 3, 0x10, 0x400010);
 	cr_expect_eq(symbol_load_vaddr(exec_loads, 3, 0x2900, &v), -ENOENT);
-	cr_assert_eq(symbol_load_vaddr(overlap, 2, 0x1800, &v), 0);
-	cr_expect_eq(v, 0x21800);
+	expect_vaddr(overlap, 2, 0x1800, 0x21800);
 }
 
 /* ---- JIT code named by /tmp/perf-PID.map ----------------------------------- */

@@ -3,7 +3,8 @@
  * view_fixture.h - what the tests of a view share: a synthetic trace T
  * (synth_trace.h) and what is built on it, J (join), OC (off-CPU) and D
  * (delays), NULL until a test builds them and freed after it; and `out`,
- * a memory stream the view writes to, read back with output(). A suite
+ * a memory stream the view writes to, read back with output()
+ * (memout.h). A suite
  * takes them with TestSuite(NAME, .init = setup, .fini = teardown).
  */
 #ifndef D9_VIEW_FIXTURE_H
@@ -16,15 +17,13 @@
 #include <criterion/criterion.h>
 
 #include "analysis/analysis.h"
+#include "tests/unit/memout.h"
 #include "tests/unit/synth_trace.h"
 
 static struct trace T;
 static struct join *J;
 static struct offcpu *OC;
 static struct delays *D;
-static char *buf;
-static size_t buflen;
-static FILE *out;
 
 static void setup(void)
 {
@@ -32,27 +31,16 @@ static void setup(void)
 	J = NULL;
 	OC = NULL;
 	D = NULL;
-	buf = NULL;
-	out = open_memstream(&buf, &buflen);
-	cr_assert(out);
+	memout_open();
 }
 
 static void teardown(void)
 {
-	if (out)
-		fclose(out);
-	free(buf);
+	memout_close();
 	delays__free(D);
 	offcpu__free(OC);
 	join__free(J);
 	sy_free(&T);
-}
-
-/* What the view wrote so far. */
-static inline const char *output(void)
-{
-	fflush(out);
-	return buf ? buf : "";
 }
 
 #endif
