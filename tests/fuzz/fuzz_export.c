@@ -16,18 +16,7 @@
 
 #include "analysis/analysis.h"
 
-static int fd = -1;
-static char path[64];
-static FILE *out;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fd = fuzz_memfd("fuzz-export", path, sizeof(path));
-	out = fuzz_discard_stream();
-	return 0;
-}
+FUZZ_ONE_FILE("fuzz-export")
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -86,10 +75,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 out:
-	delays__free(d);
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
-	clearerr(out);
+	fuzz_views_free(t, j, oc, d, out);
 	return 0;
 }

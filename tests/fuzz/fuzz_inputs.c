@@ -97,9 +97,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const unsigned int flags[] = {0,
-					     TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
-					     TRACE_READ_NO_INLINE, TRACE_READ_NO_SAMPLES};
 	struct trace *t = NULL;
 	struct join *j = NULL;
 	struct offcpu *oc = NULL;
@@ -126,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			paths[np++] = path[i];
 	if (b & 16)
 		paths[np++] = path[0];
-	struct trace_read_opts ro = {.flags = flags[b & 3]};
+	struct trace_read_opts ro = {.flags = fuzz_read_flags(b)};
 
 	if (b & 4) {
 		ro.window = fuzz_window;
@@ -146,10 +143,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		analysis__polls(oc, &po, out);
 		analysis__flame(j, &fo, out);
 	}
-	delays__free(d);
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
-	clearerr(out);
+	fuzz_views_free(t, j, oc, d, out);
 	return 0;
 }

@@ -13,23 +13,10 @@
 
 #include "analysis/analysis.h"
 
-static int fd = -1;
-static char path[64];
-static FILE *out;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fd = fuzz_memfd("fuzz-trace", path, sizeof(path));
-	out = fuzz_discard_stream();
-	return 0;
-}
+FUZZ_ONE_FILE("fuzz-trace")
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const unsigned int flags[] = {0, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
-					     TRACE_READ_NO_INLINE, TRACE_READ_NO_SAMPLES};
 	struct trace *t = NULL;
 	struct join *j = NULL;
 	struct offcpu *oc = NULL;
@@ -39,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the file is the input, whatever the last one left */
 	if (!size || fuzz_memfd_set(fd, data + 1, size - 1))
 		return 0;
-	struct trace_read_opts ro = {.flags = flags[data[0] % 4]};
+	struct trace_read_opts ro = {.flags = fuzz_read_flags(data[0])};
 	const char *paths[] = {path};
 
 	/* bit 3: the middle third of what the segments cover */
@@ -73,10 +60,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			analysis__poll_flame(oc, &pf, out);
 		}
 	}
-	delays__free(d);
-	offcpu__free(oc);
-	join__free(j);
-	trace__free(t);
-	clearerr(out);
+	fuzz_views_free(t, j, oc, d, out);
 	return 0;
 }
