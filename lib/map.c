@@ -71,10 +71,8 @@ static int grow(struct lib_map *m)
 	return 0;
 }
 
-uint64_t *lib_map_get(struct lib_map *m, uint64_t key, int *created)
+uint64_t *lib_map_add_(struct lib_map *m, uint64_t key, size_t at, int *created)
 {
-	size_t i = 0;
-
 	if (created)
 		*created = 0;
 	if (key == LIB_MAP_FREE) {
@@ -87,35 +85,20 @@ uint64_t *lib_map_get(struct lib_map *m, uint64_t key, int *created)
 		}
 		return &m->free_key_val;
 	}
-	if (m->cap) {
-		i = slot_of(m->slot, m->cap, key);
-		if (m->slot[i].key == key)
-			return &m->slot[i].val;
-	}
 	/* keys in the table, this one included, at most half of it */
 	if ((m->n - (size_t)m->has_free_key + 1) * 2 > m->cap) {
 		if (grow(m))
 			return NULL;
-		i = slot_of(m->slot, m->cap, key);
+		at = SIZE_MAX;
 	}
-	m->slot[i].key = key;
-	m->slot[i].val = 0;
+	if (at == SIZE_MAX)
+		at = slot_of(m->slot, m->cap, key);
+	m->slot[at].key = key;
+	m->slot[at].val = 0;
 	m->n++;
 	if (created)
 		*created = 1;
-	return &m->slot[i].val;
-}
-
-uint64_t *lib_map_find(const struct lib_map *m, uint64_t key)
-{
-	size_t i;
-
-	if (key == LIB_MAP_FREE)
-		return m->has_free_key ? (uint64_t *)&m->free_key_val : NULL;
-	if (!m->cap)
-		return NULL;
-	i = slot_of(m->slot, m->cap, key);
-	return m->slot[i].key == key ? &m->slot[i].val : NULL;
+	return &m->slot[at].val;
 }
 
 int lib_map_set(struct lib_map *m, uint64_t key, uint64_t val)

@@ -16,8 +16,10 @@
  *   it costs 32 to 64 bytes a key. It never shrinks; lib_map_del() moves
  *   later entries back (no tombstones), so a map that sees keys come and
  *   go stays as large as the most it held at once.
- * - Cost: get, find, set and del are O(1) on average; growth rehashes
- *   every key (amortised O(1) an insert); a walk visits every slot.
+ * - Cost: get, find, set and del are O(1) on average, and a lookup (get
+ *   of a key held, find) is inline: one lib_hash64() and a short probe;
+ *   growth rehashes every key (amortised O(1) an insert); a walk visits
+ *   every slot.
  * - Errors: 0 or -ENOMEM (nothing changed then), NULL for a value slot;
  *   nothing is printed.
  * - A value pointer stays valid until the next insert or deletion. The
@@ -31,6 +33,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "lib/hash.h"
 
 #define LIB_MAP_FREE UINT64_MAX /* a free slot's key (see above) */
 
@@ -52,11 +56,47 @@ int lib_map_init(struct lib_map *m, size_t hint);
 /* Free @m's memory; @m is then an empty map. */
 void lib_map_release(struct lib_map *m);
 
+/* (lib_map_get()'s insertion: @at is the free slot the lookup stopped
+ * at, or SIZE_MAX) */
+uint64_t *lib_map_add_(struct lib_map *m, uint64_t key, size_t at, int *created);
+
 /* The value slot of @key, added with value 0 if absent (*@created is 1
- * then, else 0; @created may be NULL). NULL on -ENOMEM. */
-uint64_t *lib_map_get(struct lib_map *m, uint64_t key, int *created);
+ * then, else 0; @created may be NULL). NULL on -ENOMEM. A key found costs
+ * one hash and a probe, inline (maps are looked up per event and sample). */
+static inline uint64_t *lib_map_get(struct lib_map *m, uint64_t key, int *created)
+{
+	size_t mask = m->cap - 1, i;
+
+	if (!m->cap || key == LIB_MAP_FREE)
+		return lib_map_add_(m, key, SIZE_MAX, created);
+	for (i = (size_t)lib_hash64(key) & mask;; i = (i + 1) & mask) {
+		if (m->slot[i].key == key) {
+			if (created)
+				*created = 0;
+			return &m->slot[i].val;
+		}
+		if (m->slot[i].key == LIB_MAP_FREE)
+			return lib_map_add_(m, key, i, created);
+	}
+}
+
 /* The value slot of @key, or NULL if absent. */
-uint64_t *lib_map_find(const struct lib_map *m, uint64_t key);
+static inline uint64_t *lib_map_find(const struct lib_map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i;
+
+	if (key == LIB_MAP_FREE)
+		return m->has_free_key ? (uint64_t *)&m->free_key_val : NULL;
+	if (!m->cap)
+		return NULL;
+	for (i = (size_t)lib_hash64(key) & mask;; i = (i + 1) & mask) {
+		if (m->slot[i].key == key)
+			return &m->slot[i].val;
+		if (m->slot[i].key == LIB_MAP_FREE)
+			return NULL;
+	}
+}
+
 /* @key -> @val, added or replaced. 0 or -ENOMEM. */
 int lib_map_set(struct lib_map *m, uint64_t key, uint64_t val);
 /* Remove @key: 1 if it was there, else 0. */
