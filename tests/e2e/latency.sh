@@ -143,6 +143,20 @@ offcpu_ok() {
 	fi
 }
 
+# recorded_once NAME CMD...: $RD/NAME.data, made by CMD unless a test
+# made it before (CMD's status 1 is a failure, any other a recording); a
+# recording that failed is not tried again by the next test that needs it
+recorded_once() {
+	local n=$1
+	shift
+	[ -s "$RD/$n.data" ] && return 0
+	[ -e "$RD/$n.failed" ] && fail "the $n recording failed before" && return 1
+	touch "$RD/$n.failed"
+	"$@"
+	[ $? = 1 ] && return 1
+	rm -f "$RD/$n.failed"
+}
+
 # starve_rec SECS: starve recorded SECS s; GOT: the hog's samples
 starve_rec() {
 	start starve "$RD/starve.out" 12 || return 1
@@ -154,14 +168,8 @@ starve_rec() {
 
 # starve_trace: $RD/starve.data; sets HID VID
 starve_trace() {
-	if [ ! -s "$RD/starve.data" ]; then
-		[ -e "$RD/starve.failed" ] && fail "the starve recording failed before" && return 1
-		touch "$RD/starve.failed"
-		# the hog's 500 samples (t_starve_scenario): 3 s, else 6 s
-		enough 500 3 6 starve_rec
-		[ $? = 1 ] && return 1
-		rm -f "$RD/starve.failed"
-	fi
+	# the hog's 500 samples (t_starve_scenario): 3 s, else 6 s
+	recorded_once starve enough 500 3 6 starve_rec || return 1
 	HID=$(task_id "$RD/starve.out" hog)
 	VID=$(task_id "$RD/starve.out" victim)
 	[ -n "$HID" ] && [ -n "$VID" ] || fail "starve printed no task ids" || return 1
@@ -169,14 +177,8 @@ starve_trace() {
 
 # pinned_trace: $RD/pinned.data, thief on CPU 0 beside it; sets BID TPID
 pinned_trace() {
-	if [ ! -s "$RD/pinned.data" ]; then
-		[ -e "$RD/pinned.failed" ] && fail "the pinned recording failed before" && return 1
-		touch "$RD/pinned.failed"
-		# the busy task's 500 samples (t_pinned_scenario): 3 s, else 6 s
-		enough 500 3 6 pinned_rec
-		[ $? = 1 ] && return 1
-		rm -f "$RD/pinned.failed"
-	fi
+	# the busy task's 500 samples (t_pinned_scenario): 3 s, else 6 s
+	recorded_once pinned enough 500 3 6 pinned_rec || return 1
 	BID=$(task_id "$RD/pinned.out" busy)
 	TPID=$(cat "$RD/thief.pid")
 	[ -n "$BID" ] && [ -n "$TPID" ] || fail "no task id or thief pid" || return 1
@@ -209,20 +211,20 @@ pinned_rec() {
 	GOT=$(task_samples pinned "$(task_id "$RD/pinned.out" busy)")
 }
 
+# lost_rec: lost recorded, the forgotten task woken meanwhile
+lost_rec() {
+	start lost "$RD/lost.out" 12 || return 1
+	local p=$SPID
+	record "$p" lost || { stop "$p"; return 1; }
+	# the wake happened while the recorder was attached
+	grep -q '^forgotten woken' "$RD/lost.out" ||
+		{ stop "$p"; fail "lost never woke the forgotten task while recorded"; return 1; }
+	stop "$p"
+}
+
 # lost_trace: $RD/lost.data; sets KID (the ticker) FID (the forgotten task)
 lost_trace() {
-	if [ ! -s "$RD/lost.data" ]; then
-		[ -e "$RD/lost.failed" ] && fail "the lost recording failed before" && return 1
-		touch "$RD/lost.failed"
-		start lost "$RD/lost.out" 12 || return 1
-		local p=$SPID
-		record "$p" lost || { stop "$p"; return 1; }
-		# the wake happened while the recorder was attached
-		grep -q '^forgotten woken' "$RD/lost.out" ||
-			{ stop "$p"; fail "lost never woke the forgotten task while recorded"; return 1; }
-		stop "$p"
-		rm -f "$RD/lost.failed"
-	fi
+	recorded_once lost lost_rec || return 1
 	KID=$(task_id "$RD/lost.out" ticker)
 	FID=$(task_id "$RD/lost.out" forgotten)
 	[ -n "$KID" ] && [ -n "$FID" ] || fail "lost printed no task ids" || return 1
