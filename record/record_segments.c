@@ -66,8 +66,7 @@ static int seg_writer(struct rec *r, uint64_t now, struct trace_writer **w)
 		if (err)
 			return err;
 	}
-	*w = trace_writer__new(fd);
-	return *w ? 0 : -errno;
+	return trace_writer__new(fd, w);
 }
 
 int record_seg_first(struct rec *r)

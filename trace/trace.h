@@ -290,8 +290,9 @@ struct trace_counters {
 struct trace_writer;
 
 /* Start a trace on @fd (which the writer does not close): writes the file
- * header. Returns NULL with errno set on failure. */
-struct trace_writer *trace_writer__new(int fd);
+ * header. 0 and the writer in *@out, or -errno (-EBADF, -ENOMEM, the
+ * write's error) and NULL. */
+int trace_writer__new(int fd, struct trace_writer **out);
 
 /* Queue a meta key/value (strings copied); flushed with the next chunk. */
 int trace_writer__meta(struct trace_writer *w, const char *key,

@@ -415,19 +415,18 @@ static int write_switches(struct trace_writer *w)
 
 /* ---- public API --------------------------------------------------------- */
 
-struct trace_writer *trace_writer__new(int fd)
+int trace_writer__new(int fd, struct trace_writer **out)
 {
 	struct trace_writer *w;
 	uint8_t hdr[TRACE_FILE_HDR_SIZE];
 	int err;
 
-	if (fd < 0) {
-		errno = EBADF;
-		return NULL;
-	}
+	*out = NULL;
+	if (fd < 0)
+		return -EBADF;
 	w = calloc(1, sizeof(*w));
 	if (!w)
-		return NULL;
+		return -ENOMEM;
 	w->fd = fd;
 	w->min_time = UINT64_MAX;
 	w->cctx = ZSTD_createCCtx();
@@ -445,11 +444,11 @@ struct trace_writer *trace_writer__new(int fd)
 	err = write_all(fd, hdr, sizeof(hdr));
 	if (err)
 		goto fail;
-	return w;
+	*out = w;
+	return 0;
 fail:
 	trace_writer__free(w);
-	errno = -err;
-	return NULL;
+	return err;
 }
 
 static int check_writable(const struct trace_writer *w)

@@ -357,12 +357,14 @@ static int segments(const char *path, unsigned a, unsigned b, int cut, const cha
 	qsort(evs, nev, sizeof(evs[0]), ev_cmp);
 	for (unsigned k = a; k <= b; k++) {
 		struct trace_counters c = {.start_time = cuts[k], .end_time = cuts[k + 1]};
-		struct trace_writer *w = trace_writer__new(fd);
+		struct trace_writer *w;
 		uint32_t st[NSTACKS];
 		char v[32];
 
-		if (!w) {
-			perror(path);
+		int err = trace_writer__new(fd, &w);
+
+		if (err) {
+			fprintf(stderr, "%s: %s\n", path, strerror(-err));
 			return 1;
 		}
 		trace_writer__meta(w, "recording", "golden-rec");
@@ -411,7 +413,7 @@ int main(int argc, char **argv)
 	struct trace_writer *w;
 	uint32_t st[NSTACKS];
 	unsigned a = 0, b = 0;
-	int losses = 0, seg = 0, cut = 0, fd, i;
+	int losses = 0, seg = 0, cut = 0, fd, i, err;
 
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--losses"))
@@ -441,9 +443,13 @@ int main(int argc, char **argv)
 	if (seg)
 		return segments(path, a, b, cut, reason, exit_status);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	w = fd < 0 ? NULL : trace_writer__new(fd);
-	if (!w) {
+	if (fd < 0) {
 		perror(path);
+		return 1;
+	}
+	err = trace_writer__new(fd, &w);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-err));
 		return 1;
 	}
 	with_holds = !losses;

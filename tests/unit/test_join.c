@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "analysis/analysis.h"
+#include "tests/unit/writer.h"
 #include "tests/unit/synth_trace.h"
 
 static struct trace T;
@@ -606,7 +607,7 @@ static void write_synthetic(const char *path, int finish)
 	struct trace_counters c = {.start_time = 1000, .end_time = 40000000000ULL};
 
 	cr_assert(fd >= 0);
-	w = trace_writer__new(fd);
+	w = new_writer(fd);
 	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__meta(w, "frequency", "1000"), 0);
 	cr_assert_eq(trace_writer__thread(w, 11, "w0"), 0);

@@ -16,6 +16,7 @@
 
 #include "analysis/analysis.h"
 #include "trace/trace.h"
+#include "tests/unit/writer.h"
 
 #define MS 1000000ULL
 #define T0 (1000 * MS)
@@ -44,7 +45,7 @@ static const uint64_t cs_b[] = {0x401500, 0x401230};
  */
 static void write_segment(int fd, unsigned k)
 {
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	uint64_t start = T0 + k * SEG_NS, end = start + SEG_NS;
 	struct trace_counters c = {.start_time = start, .end_time = end, .lost_samples = 1};
 	uint32_t sa, sb;

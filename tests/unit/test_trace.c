@@ -16,6 +16,7 @@
 
 #include "trace/trace.h"
 #include "trace/trace_format.h"
+#include "tests/unit/writer.h"
 
 #define KADDR 0xffffffff81000000ULL
 
@@ -130,7 +131,7 @@ static const uint64_t cs_c[] = {0x40200f, 0x401230};
 
 static size_t write_small(int fd, int finish, uint32_t *stacks)
 {
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct trace_counters c = {.lost_samples = 3, .shim_drops = 5};
 	size_t nsamples = 0;
 	int i;
@@ -216,7 +217,7 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 {
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct trace_counters c = {.lost_samples = 3, .shim_drops = 5, .end_time = 99999};
 	static const uint64_t ips[3][4] = {
 	    {0x401010, 0x401120, 0x401230, 0x7f0000001000},
@@ -348,7 +349,7 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 Test(trace, identical_callchains_share_a_stack_id)
 {
 	int fd = open("/dev/null", O_WRONLY);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	uint64_t a[] = {1, 2, 3}, b[] = {1, 2, 3}, pre[] = {1, 2};
 	uint64_t sup[] = {1, 2, 3, 4}, rev[] = {3, 2, 1};
 	uint32_t ia, ib, ip, is, ir, ie, ie2;
@@ -375,7 +376,7 @@ Test(trace, identical_callchains_share_a_stack_id)
 Test(trace, many_stacks_keep_their_ids_across_table_growth)
 {
 	int fd = open("/dev/null", O_WRONLY);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	uint64_t ips[3];
 	uint32_t id, i;
 
@@ -604,7 +605,7 @@ Test(trace, switches_round_trip_with_open_and_preempted_intervals)
 {
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	static const uint64_t blk[] = {KADDR + 0x100, KADDR + 0x200, 0x7f0000001234,
 				       0x401230};
 	static const uint64_t pre[] = {KADDR + 0x300, 0x401010};
@@ -671,7 +672,7 @@ Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
 {
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	static const uint64_t ips[] = {0x401230};
 	struct trace_switch bad = {.time = 100, .time_in = 200, .runnable = 201};
 	uint32_t st;
@@ -725,7 +726,7 @@ Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
 {
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	static const uint64_t ips[] = {0x401230};
 	static const struct trace_hold h[] = {
 	    {.tid = 4567, .ns = 50}, {.tid = TRACE_HOLD_IDLE, .ns = 15}, {.tid = 9, .ns = 5}};
@@ -810,7 +811,7 @@ Test(trace, switch_naming_a_stack_never_defined_is_corruption)
 {
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct trace_switch sw = {.time = 10, .time_in = 20, .tid = 1};
 	uint64_t ip = 0x401000;
 	size_t len, ends[16], nch;
@@ -844,7 +845,7 @@ Test(trace, switch_naming_a_stack_never_defined_is_corruption)
 Test(trace, writer_rejects_switches_with_unknown_stacks_or_switch_in_before_out)
 {
 	int fd = open("/dev/null", O_WRONLY);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct trace_switch sw = {.time = 100, .time_in = 200};
 	uint32_t id;
 
@@ -974,14 +975,13 @@ Test(trace, writer_reports_write_errors_and_keeps_them)
 	uint64_t ip = 0x401000;
 	struct trace_writer *w;
 
-	errno = 0;
-	cr_assert_null(trace_writer__new(-1));
-	cr_assert_eq(errno, EBADF);
+	cr_assert_eq(trace_writer__new(-1, &w), -EBADF);
+	cr_assert_null(w);
 	cr_assert(full >= 0);
-	cr_assert_null(trace_writer__new(full));
-	cr_assert_eq(errno, ENOSPC);
+	cr_assert_eq(trace_writer__new(full, &w), -ENOSPC);
+	cr_assert_null(w);
 
-	w = trace_writer__new(fd);
+	w = new_writer(fd);
 	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, &ip, 1, &s.stack), 0);
 	cr_assert_eq(trace_writer__sample(w, &s), 0);
@@ -1000,7 +1000,7 @@ Test(trace, writer_reports_write_errors_and_keeps_them)
 Test(trace, writer_rejects_unknown_stacks_and_calls_after_finish)
 {
 	int fd = open("/dev/null", O_WRONLY);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct trace_sample s = {.stack = 0};
 	uint32_t id;
 
@@ -1024,7 +1024,7 @@ Test(trace, event_batches_round_trip_like_single_events_across_chunks)
 	struct trace_event *ev = calloc(N, sizeof(*ev));
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	const char *msg = NULL;
 	struct trace *t;
 	size_t i, at = 0, k = 0, len, nchunks;
@@ -1144,7 +1144,7 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 {
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	static uint32_t ids[BIG_STACKS];
 	static uint64_t ips[64];
 	uint64_t ttime[BIG_THREADS] = {0}, etime = 0, depth_sum = 0;
@@ -1272,7 +1272,7 @@ Test(trace, whole_polls_read_back_as_their_events)
 	struct trace_event *ev = calloc(N + 3, sizeof(*ev));
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct ev_walk c = {.want = ev};
 	const char *msg = NULL;
 	struct trace *t;
@@ -1356,7 +1356,7 @@ Test(trace, records_read_back_as_events)
 	static const uint64_t too_long = 5000;
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	const char *msg = NULL;
 	struct trace *t;
 
@@ -1386,7 +1386,7 @@ Test(trace, whole_polls_take_one_record)
 	struct trace_event *ev = calloc(2 * N, sizeof(*ev));
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	size_t i, len, nchunks, raw_polls = 0, raw_state = 0, ends[64];
 	uint32_t types[64];
 	uint8_t *buf;
@@ -1645,7 +1645,7 @@ static char *inline_trace(int with_samples)
 	static const uint64_t s0[] = {0x1000, 0x2000, 0x3000}, s1[] = {0x2000, 0x4000};
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct trace_sample smp = {.time = 1, .tid = 1, .weight = 1, .sampler = 1};
 
 	cr_assert_not_null(w);
@@ -1758,7 +1758,7 @@ Test(trace, inline_chains_over_the_limit_keep_their_innermost)
 	static const uint64_t ips[] = {0x1000, 0x2000};
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = trace_writer__new(fd);
+	struct trace_writer *w = new_writer(fd);
 	struct trace *t;
 	uint32_t id;
 	char want[16];
