@@ -50,8 +50,8 @@ struct poll {
 	uint64_t end;
 	uint64_t task;
 	uint32_t tid;
-	uint32_t id;		/* index in join.polls, in start order */
-	uint32_t samples;	/* CPU samples (weight) that fell inside */
+	uint32_t id;	  /* index in join.polls, in start order */
+	uint32_t samples; /* CPU samples (weight) that fell inside */
 	uint8_t open_start;
 	uint8_t open_end;
 };
@@ -60,74 +60,76 @@ struct poll {
  * the lease and the markers stopped at the lease's deadline, until the
  * recorder attached again (meta "shim_gap" = "START-END", one per gap). */
 struct join_gap {
-	uint64_t start;		/* the lease's deadline */
-	uint64_t end;		/* the attach again */
+	uint64_t start; /* the lease's deadline */
+	uint64_t end;	/* the attach again */
 };
 
 struct task_stat {
 	uint64_t task;
-	const char *name;	/* from the trace, NULL if unnamed */
+	const char *name; /* from the trace, NULL if unnamed */
 	uint64_t polls;
-	uint64_t samples;	/* sample weight inside its polls */
-	uint64_t total_ns;	/* sum of poll durations */
+	uint64_t samples;  /* sample weight inside its polls */
+	uint64_t total_ns; /* sum of poll durations */
 	uint64_t longest_ns;
-	int kept;		/* chosen by join__select() (join__kept()) */
+	int kept; /* chosen by join__select() (join__kept()) */
 };
 
 /* Which tasks a view keeps: all, or --task ID, or --task NAME (every task
  * of that name). */
 struct task_sel {
-	int on;			/* 0: all tasks */
-	uint64_t id;		/* the task, when name is NULL */
-	const char *name;	/* every task named so */
+	int on;		  /* 0: all tasks */
+	uint64_t id;	  /* the task, when name is NULL */
+	const char *name; /* every task named so */
 };
 
 /* How a split view roots its frames (--by). */
 enum group_by {
-	GROUP_AUTO = 0,		/* by task, by name past GROUP_AUTO_TASKS tasks */
-	GROUP_TASK = 1,		/* "task ID name" */
-	GROUP_NAME = 2,		/* the task's name: all tasks of one name
-				 * together (unnamed ones: "[unnamed tasks]") */
-	GROUP_THREAD = 3,	/* "name[tid]" of the thread */
+	GROUP_AUTO = 0,	  /* by task, by name past GROUP_AUTO_TASKS tasks */
+	GROUP_TASK = 1,	  /* "task ID name" */
+	GROUP_NAME = 2,	  /* the task's name: all tasks of one name
+			   * together (unnamed ones: "[unnamed tasks]") */
+	GROUP_THREAD = 3, /* "name[tid]" of the thread */
 };
 #define GROUP_AUTO_TASKS 100
 
 struct join {
 	const struct trace *trace;
-	struct poll *polls;		/* with JOIN_POLL_LIST: sorted by
-					 * (start, tid); else NULL */
-	size_t npolls;			/* polls, listed or not */
-	struct task_stat *tasks;	/* sorted by task id */
+	struct poll *polls;	 /* with JOIN_POLL_LIST: sorted by
+				  * (start, tid); else NULL */
+	size_t npolls;		 /* polls, listed or not */
+	struct task_stat *tasks; /* sorted by task id */
 	size_t ntasks;
-	uint64_t unmatched_ends;	/* POLL_END with no matching begin */
-	uint64_t samples;		/* sample weight of the whole trace */
-	uint64_t samples_in_polls;	/* of which inside a poll */
-	uint64_t start_time;		/* the recording span used: counters, */
-	uint64_t end_time;		/* else the times seen */
-	uint64_t events_from;		/* the shim's records start here */
-	uint64_t origin;		/* times shown count from here; 0:
-					 * start_time. A caller that read a
-					 * window (trace.from) sets the start
-					 * of the whole trace, so that a time
-					 * reads the same with or without it */
-	struct join_gap *gaps;		/* sorted, disjoint; NULL if none */
+	uint64_t unmatched_ends;   /* POLL_END with no matching begin */
+	uint64_t samples;	   /* sample weight of the whole trace */
+	uint64_t samples_in_polls; /* of which inside a poll */
+	uint64_t start_time;	   /* the recording span used: counters, */
+	uint64_t end_time;	   /* else the times seen */
+	uint64_t events_from;	   /* the shim's records start here */
+	uint64_t origin;	   /* times shown count from here; 0:
+				    * start_time. A caller that read a
+				    * window (trace.from) sets the start
+				    * of the whole trace, so that a time
+				    * reads the same with or without it */
+	struct join_gap *gaps;	   /* sorted, disjoint; NULL if none */
 	size_t ngaps;
-	uint64_t gap_ns;		/* their total: runtime events lost */
-	struct task_sel sel;		/* the tasks every view of it shows
-					 * (join__select(); sel.on 0: all) */
-	size_t nkept;			/* ... how many of them are kept */
+	uint64_t gap_ns;     /* their total: runtime events lost */
+	struct task_sel sel; /* the tasks every view of it shows
+			      * (join__select(); sel.on 0: all) */
+	size_t nkept;	     /* ... how many of them are kept */
 };
 
 /* join__new() flags */
-#define JOIN_POLL_LIST	0x1u	/* fill join.polls (with per-poll samples)
-				 * and number the polls: what offcpu__new()
-				 * needs; 44 more bytes per poll. Implies
-				 * JOIN_KEEP_POLLS. */
-#define JOIN_KEEP_POLLS	0x2u	/* keep the polls' lookup after join__new():
-				 * analysis__flame() with min_poll_ns walks
-				 * the samples again and needs it. Without,
-				 * the join's memory is its tasks and sample
-				 * counts only once join__new() returns. */
+/* fill join.polls (with per-poll samples)
+ * and number the polls: what offcpu__new()
+ * needs; 44 more bytes per poll. Implies
+ * JOIN_KEEP_POLLS. */
+#define JOIN_POLL_LIST 0x1u
+/* keep the polls' lookup after join__new():
+ * analysis__flame() with min_poll_ns walks
+ * the samples again and needs it. Without,
+ * the join's memory is its tasks and sample
+ * counts only once join__new() returns. */
+#define JOIN_KEEP_POLLS 0x2u
 
 /* Build polls from the trace's events (one walk) and assign every sample
  * (one walk) to the poll whose [start, end] on the sample's thread contains
@@ -143,8 +145,7 @@ struct join {
 int join__new(const struct trace *t, unsigned int flags, struct join **out);
 /* The poll running on @tid at @time, or NULL (always NULL without
  * JOIN_POLL_LIST). */
-const struct poll *join__poll_at(const struct join *j, uint32_t tid,
-				 uint64_t time);
+const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t time);
 /* The polls of thread @tid in start order: their ids in *@ids, their
  * number returned (0 without JOIN_POLL_LIST). */
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);
@@ -197,8 +198,7 @@ struct flame;
 struct flame *flame__new(void);
 /* Add @weight to the path @frames[0] (root) .. @frames[n-1] (leaf); n == 0
  * counts in the total only. Labels are copied. 0, -EINVAL or -ENOMEM. */
-int flame__add(struct flame *f, const char *const *frames, size_t n,
-	       uint64_t weight);
+int flame__add(struct flame *f, const char *const *frames, size_t n, uint64_t weight);
 uint64_t flame__total(const struct flame *f);
 /* "root;...;leaf weight\n" lines, one per distinct path with weight
  * ending there, in byte order (as `LC_ALL=C sort`), as flamegraph.pl/
@@ -220,8 +220,8 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 /* How flame__write_svg() draws @f. All zero, as flame__new() leaves it:
  * a flame graph (root at the bottom) in the warm CPU palette. */
 struct flame_style {
-	int offcpu;	/* blue palette, the off-CPU convention */
-	int reverse;	/* icicle: root at the top, callees below */
+	int offcpu;  /* blue palette, the off-CPU convention */
+	int reverse; /* icicle: root at the top, callees below */
 };
 /* Copy @s into @f (NULL: back to the default). Only the SVG reads it. */
 void flame__set_style(struct flame *f, const struct flame_style *s);
@@ -236,20 +236,20 @@ enum flame_format {
 
 /* What analysis__flame() drew, for the CLI to report. */
 struct flame_result {
-	uint64_t samples;	/* samples kept */
-	uint64_t weight;	/* their weight (the graph's total) */
-	uint64_t stacks;	/* distinct (root, stack) pairs */
+	uint64_t samples; /* samples kept */
+	uint64_t weight;  /* their weight (the graph's total) */
+	uint64_t stacks;  /* distinct (root, stack) pairs */
 };
 
 struct flame_opts {
-	enum group_by by;	/* root frames (GROUP_THREAD: samples outside
-				 * polls too, under their thread) */
-	uint64_t min_poll_ns;	/* > 0: keep only samples inside polls that
-				 * lasted at least this long */
+	enum group_by by;     /* root frames (GROUP_THREAD: samples outside
+			       * polls too, under their thread) */
+	uint64_t min_poll_ns; /* > 0: keep only samples inside polls that
+			       * lasted at least this long */
 	enum flame_format format;
-	const char *title;	/* NULL: a default naming the trace */
-	int reverse;		/* SVG: icicle, root on top */
-	struct flame_result *result;	/* out, filled if non-NULL */
+	const char *title;	     /* NULL: a default naming the trace */
+	int reverse;		     /* SVG: icicle, root on top */
+	struct flame_result *result; /* out, filled if non-NULL */
 };
 
 /* CPU flamegraph of @j's trace (min_poll_ns needs a join made with
@@ -261,17 +261,16 @@ struct flame_opts {
  * weight. Returns 0, -ENOENT if the selection keeps no task of the trace (nothing is
  * written), -ENODATA if nothing matched (a valid empty graph is still
  * written), -ENOMEM, or -EIO if writing failed. */
-int analysis__flame(const struct join *j, const struct flame_opts *o,
-		    FILE *out);
+int analysis__flame(const struct join *j, const struct flame_opts *o, FILE *out);
 
 /* ---- differential flamegraphs (flame_diff.c) ------------------------ */
 
 /* How the base profile's tasks were chosen for a --task of the new one. */
 enum task_match {
-	TASK_MATCH_SAME = 0,	/* the same selection: a task name, or an id
-				 * the base has, for a task of the same name */
-	TASK_MATCH_NAME = 1,	/* by the new task's name: the base has no
-				 * task of that id and name */
+	TASK_MATCH_SAME = 0, /* the same selection: a task name, or an id
+			      * the base has, for a task of the same name */
+	TASK_MATCH_NAME = 1, /* by the new task's name: the base has no
+			      * task of that id and name */
 };
 
 /* Select in @base (join__select()) the tasks that match @j's selection:
@@ -282,22 +281,22 @@ enum task_match {
 int task_sel_match(const struct join *j, struct join *base);
 
 struct flame_diff_result {
-	struct flame_result cur;	/* the new profile's */
-	struct flame_result base;	/* the base profile's */
-	double scale;			/* base weights were multiplied by this:
-					 * new total / base total (0: empty
-					 * base) */
-	uint64_t vanished;		/* base weight (raw) in paths that have
-					 * no frame in the new profile */
+	struct flame_result cur;  /* the new profile's */
+	struct flame_result base; /* the base profile's */
+	double scale;		  /* base weights were multiplied by this:
+				   * new total / base total (0: empty
+				   * base) */
+	uint64_t vanished;	  /* base weight (raw) in paths that have
+				   * no frame in the new profile */
 };
 
 struct flame_diff_opts {
-	struct flame_opts cur;		/* as for analysis__flame(), for the new
-					 * profile; GROUP_AUTO roots by task
-					 * name, so two recordings line up */
-	const char *cur_name;		/* the traces, for the SVG's subtitle */
+	struct flame_opts cur; /* as for analysis__flame(), for the new
+				* profile; GROUP_AUTO roots by task
+				* name, so two recordings line up */
+	const char *cur_name;  /* the traces, for the SVG's subtitle */
 	const char *base_name;
-	struct flame_diff_result *result;	/* out, filled if non-NULL */
+	struct flame_diff_result *result; /* out, filled if non-NULL */
 };
 
 /* A differential CPU flamegraph, in the manner of difffolded.pl and
@@ -327,24 +326,24 @@ int analysis__flame_diff(const struct join *j, const struct join *base,
  * CPU and CPU% mean, samples inside and outside polls, and unmatched poll
  * ends / lost samples when there are any. 0, -ENOMEM or -EIO. */
 enum tasks_sort {
-	TASKS_BY_CPU = 0,	/* sample weight, then total poll time */
+	TASKS_BY_CPU = 0, /* sample weight, then total poll time */
 	TASKS_BY_POLLS = 1,
-	TASKS_BY_LONGEST = 2,	/* longest poll */
-	TASKS_BY_DELAY = 3,	/* longest wake-to-poll delay */
-	TASKS_BY_NAME = 4,	/* id order (by name: name order) */
+	TASKS_BY_LONGEST = 2, /* longest poll */
+	TASKS_BY_DELAY = 3,   /* longest wake-to-poll delay */
+	TASKS_BY_NAME = 4,    /* id order (by name: name order) */
 };
 
 struct tasks_opts {
-	enum group_by by;	/* GROUP_NAME: one row per task name (AUTO and
-				 * THREAD: per task) */
+	enum group_by by; /* GROUP_NAME: one row per task name (AUTO and
+			   * THREAD: per task) */
 	enum tasks_sort sort;
-	size_t limit;		/* rows; 0 = all */
-	int wide;		/* never cut names (else to 32 characters) */
+	size_t limit; /* rows; 0 = all */
+	int wide;     /* never cut names (else to 32 characters) */
 };
 
 struct delays;
-int analysis__tasks(const struct join *j, const struct delays *d, const struct tasks_opts *o,
-		    FILE *out);
+int analysis__tasks(const struct join *j, const struct delays *d,
+		    const struct tasks_opts *o, FILE *out);
 /* One sample's worth of CPU, ns: 1e9 / meta "frequency"; 0 if unknown. */
 double analysis_period_ns(const struct trace *t);
 
@@ -362,17 +361,17 @@ int duration_parse(const char *s, uint64_t *ns);
 /* A time as --from and --to take it. */
 enum time_kind {
 	TIME_NONE = 0,
-	TIME_SINCE_START = 1,	/* ns from the start of the trace read */
-	TIME_OF_DAY = 2,	/* ns past local midnight, on the day the
-				 * recording started (the next day if that
-				 * is before the start and it ran past
-				 * midnight) */
+	TIME_SINCE_START = 1, /* ns from the start of the trace read */
+	TIME_OF_DAY = 2,      /* ns past local midnight, on the day the
+			       * recording started (the next day if that
+			       * is before the start and it ran past
+			       * midnight) */
 };
 
 struct time_spec {
 	enum time_kind kind;
 	uint64_t ns;
-	const char *text;	/* as typed, for messages */
+	const char *text; /* as typed, for messages */
 };
 
 /* Parse seconds from the start ("12.5", or with a unit as
@@ -389,11 +388,11 @@ const char *time_spec_text(const struct time_spec *ts, char *buf, size_t len);
 
 /* A window to read: the ctx of trace_window_resolve(). */
 struct trace_window {
-	struct time_spec from, to;	/* TIME_NONE: unbounded */
-	uint64_t origin;		/* out: the start of the segments
-					 * given (where TIME_SINCE_START
-					 * counts from); 0 without a window */
-	char why[256];			/* out: why the window was refused */
+	struct time_spec from, to; /* TIME_NONE: unbounded */
+	uint64_t origin;	   /* out: the start of the segments
+				    * given (where TIME_SINCE_START
+				    * counts from); 0 without a window */
+	char why[256];		   /* out: why the window was refused */
 };
 
 /* The window callback of struct trace_read_opts, @ctx a struct
@@ -442,47 +441,48 @@ enum offcpu_where {
 
 /* One trace switch as joined. */
 struct offcpu_switch {
-	uint64_t len;		/* switch-out to switch-in (or recording
-				 * end), ns: what --min-block compares */
-	uint64_t ns;		/* weight, ns: len clipped to the poll */
-	uint64_t runq;		/* of ns, the part runnable, waiting for a
-				 * CPU: from the preemption or the wakeup
-				 * (trace_switch.runnable) to the end of ns;
-				 * 0 where the wakeup is not known */
-	int32_t poll;		/* index in join.polls, -1 if none */
-	uint8_t where;		/* enum offcpu_where */
+	uint64_t len;  /* switch-out to switch-in (or recording
+			* end), ns: what --min-block compares */
+	uint64_t ns;   /* weight, ns: len clipped to the poll */
+	uint64_t runq; /* of ns, the part runnable, waiting for a
+			* CPU: from the preemption or the wakeup
+			* (trace_switch.runnable) to the end of ns;
+			* 0 where the wakeup is not known */
+	int32_t poll;  /* index in join.polls, -1 if none */
+	uint8_t where; /* enum offcpu_where */
 };
 
 /* Off-CPU time of one poll. */
 struct poll_offcpu {
-	uint64_t ns;		/* off-CPU ns inside the poll (weights) */
-	uint64_t runq_ns;	/* the part waiting for a CPU (run queue) */
-	uint64_t preempted_ns;	/* the part preempted (all run queue) */
-	uint32_t switches;	/* intervals that began inside it */
+	uint64_t ns;	       /* off-CPU ns inside the poll (weights) */
+	uint64_t runq_ns;      /* the part waiting for a CPU (run queue) */
+	uint64_t preempted_ns; /* the part preempted (all run queue) */
+	uint32_t switches;     /* intervals that began inside it */
 };
 
 struct offcpu {
 	const struct join *join;
 	const struct trace *trace;
-	struct offcpu_switch *sw;	/* per trace switch, in file order */
-	struct poll_offcpu *polls;	/* per join poll (join.npolls) */
-	uint64_t start_time;		/* the recording span used */
+	struct offcpu_switch *sw;  /* per trace switch, in file order */
+	struct poll_offcpu *polls; /* per join poll (join.npolls) */
+	uint64_t start_time;	   /* the recording span used */
 	uint64_t end_time;
-	uint64_t parks;			/* parked intervals found */
-	uint64_t ns[3];			/* total weight per enum offcpu_where */
-	uint64_t runq_ns[3];		/* ... of which waiting for a CPU */
-	int runq_split;			/* 1: wakeups were recorded, blocked and
-					 * run-queue time are split; 0: only
-					 * preempted time is known to be
-					 * run-queue time (analysis_runq_missing()) */
-	int raw_leaf;			/* OFFCPU_RAW_LEAF: views name raw
-					 * leaves, not analysis_site()'s */
+	uint64_t parks;	     /* parked intervals found */
+	uint64_t ns[3];	     /* total weight per enum offcpu_where */
+	uint64_t runq_ns[3]; /* ... of which waiting for a CPU */
+	int runq_split;	     /* 1: wakeups were recorded, blocked and
+			      * run-queue time are split; 0: only
+			      * preempted time is known to be
+			      * run-queue time (analysis_runq_missing()) */
+	int raw_leaf;	     /* OFFCPU_RAW_LEAF: views name raw
+			      * leaves, not analysis_site()'s */
 };
 
 /* offcpu__new() flags */
-#define OFFCPU_RAW_LEAF 0x1u	/* name a stack by its raw leaf (the call
-				 * into the kernel when blocked), not by the
-				 * application's frame over it (--frame leaf) */
+/* name a stack by its raw leaf (the call
+ * into the kernel when blocked), not by the
+ * application's frame over it (--frame leaf) */
+#define OFFCPU_RAW_LEAF 0x1u
 
 /* Join @j's trace's switches to @j's polls and parked intervals. Works on
  * a trace without switches too (all zero). @j and its trace must outlive
@@ -492,7 +492,8 @@ void offcpu__free(struct offcpu *oc);
 
 /* The off-CPU intervals of thread @tid in time order: their indices in
  * trace.switches (and offcpu.sw) in *@ix, their number returned. */
-size_t offcpu__thread_switches(const struct offcpu *oc, uint32_t tid, const uint32_t **ix);
+size_t offcpu__thread_switches(const struct offcpu *oc, uint32_t tid,
+			       const uint32_t **ix);
 /* A parked interval (the rules above): [start, end] on @tid. */
 struct offcpu_park {
 	uint32_t tid;
@@ -502,7 +503,8 @@ struct offcpu_park {
  * @oc); their number returned. */
 size_t offcpu__parks(const struct offcpu *oc, const struct offcpu_park **parks);
 /* Time thread @tid was parked within [@from, @to], ns. */
-uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to);
+uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from,
+			   uint64_t to);
 
 /* NULL if @t has off-CPU intervals, else why not, from meta "offcpu" (as
  * the recorder sets it: "on", "off" for --no-offcpu, "refused..." when
@@ -523,7 +525,8 @@ const char *analysis_runq_holders_missing(const struct trace *t);
  * from trace__comm(), cleaned; "?[tid]" if unnamed), "unknown" for
  * @holder 0, "[idle CPU]" and "[others]" for TRACE_HOLD_IDLE and _OTHERS.
  * Returns @buf. */
-char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len);
+char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf,
+			    size_t len);
 /* Who held the CPU while switch @s waited on its run queue, as shares of
  * @runq ns (its run-queue part as a view counts it, perhaps clipped to a
  * poll), largest first, into @out (room for TRACE_MAX_HOLDS): the threads
@@ -531,14 +534,14 @@ char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, s
  * without them, one entry: @s->holder (the thread that took the CPU at a
  * preemption, else the one that ran last before it) for all of it. The
  * count; 0 for @runq 0. */
-size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
-		    struct trace_hold *out);
+size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s,
+			     uint64_t runq, struct trace_hold *out);
 
 enum poll_top {
 	POLL_TOP_NONE = 0,	/* no samples, no off-CPU stacks */
 	POLL_TOP_CPU = 1,	/* the hottest leaf of its CPU samples */
 	POLL_TOP_OFFCPU = 2,	/* where it blocked longest */
-	POLL_TOP_PREEMPTED = 3,	/* POLL_TOP_OFFCPU, but most of that frame's
+	POLL_TOP_PREEMPTED = 3, /* POLL_TOP_OFFCPU, but most of that frame's
 				 * off-CPU time was on the run queue
 				 * (preempted, or woken and waiting for a
 				 * CPU), not blocked */
@@ -555,30 +558,31 @@ enum poll_top {
  * stacks, the leaf of the samples. Ties go to the lower frame id. Returns
  * enum poll_top (with POLL_TOP_NONE, *@frame is untouched), or -EINVAL
  * for a bad poll. */
-int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame, uint32_t *under);
+int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame,
+		     uint32_t *under);
 
 /* ---- the off-CPU commands' work (offcpu_flame.c, poll_table.c) ------ */
 
 struct offcpu_result {
-	uint64_t intervals;	/* intervals kept */
-	uint64_t ns;		/* their weight, ns */
-	uint64_t preempted_ns;	/* of which preempted */
-	uint64_t runq_ns;	/* of which on the run queue (preempted,
-				 * or woken and waiting for a CPU) */
-	uint64_t weight;	/* the graph's total, us */
-	uint64_t stacks;	/* distinct (root, part) pairs */
+	uint64_t intervals;    /* intervals kept */
+	uint64_t ns;	       /* their weight, ns */
+	uint64_t preempted_ns; /* of which preempted */
+	uint64_t runq_ns;      /* of which on the run queue (preempted,
+				* or woken and waiting for a CPU) */
+	uint64_t weight;       /* the graph's total, us */
+	uint64_t stacks;       /* distinct (root, part) pairs */
 };
 
 struct offcpu_opts {
-	enum group_by by;	/* root frames, as for analysis__flame() */
-	uint64_t min_poll_ns;	/* > 0: only intervals inside polls that
-				 * lasted at least this long */
-	uint64_t min_block_ns;	/* only intervals at least this long (len) */
-	int idle;		/* also parked time, under "[idle]" */
+	enum group_by by;      /* root frames, as for analysis__flame() */
+	uint64_t min_poll_ns;  /* > 0: only intervals inside polls that
+				* lasted at least this long */
+	uint64_t min_block_ns; /* only intervals at least this long (len) */
+	int idle;	       /* also parked time, under "[idle]" */
 	enum flame_format format;
-	const char *title;	/* NULL: a default naming the trace */
-	int reverse;		/* SVG: icicle, root on top */
-	struct offcpu_result *result;	/* out, filled if non-NULL */
+	const char *title;	      /* NULL: a default naming the trace */
+	int reverse;		      /* SVG: icicle, root on top */
+	struct offcpu_result *result; /* out, filled if non-NULL */
 };
 
 /* Off-CPU flamegraph: switch-out stacks root to leaf, weighted by
@@ -599,46 +603,46 @@ struct offcpu_opts {
 int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE *out);
 
 struct poll_flame_result {
-	uint64_t samples;	/* sample weight inside the poll */
-	uint64_t cpu_us;	/* samples as us (weight of "[cpu]") */
-	uint64_t offcpu_us;	/* weight of "[off-cpu]" */
-	double period_us;	/* one sample's worth, us */
-	int period_guessed;	/* 1: no usable meta "frequency", 999 Hz */
+	uint64_t samples;   /* sample weight inside the poll */
+	uint64_t cpu_us;    /* samples as us (weight of "[cpu]") */
+	uint64_t offcpu_us; /* weight of "[off-cpu]" */
+	double period_us;   /* one sample's worth, us */
+	int period_guessed; /* 1: no usable meta "frequency", 999 Hz */
 };
 
 struct poll_flame_opts {
-	uint32_t poll;		/* poll id (index in join.polls) */
+	uint32_t poll; /* poll id (index in join.polls) */
 	enum flame_format format;
-	const char *title;	/* NULL: a default naming the poll */
-	struct poll_flame_result *result;	/* out, filled if non-NULL */
+	const char *title;		  /* NULL: a default naming the poll */
+	struct poll_flame_result *result; /* out, filled if non-NULL */
 };
 
 /* One poll's picture: its CPU samples under a root "[cpu]" and its
  * off-CPU intervals under "[off-cpu]" (run-queue parts ending in
- * "[runqueue: comm[tid]]" as in analysis__offcpu()), both in microseconds: a sample stands for 1e6 / F us,
- * F the meta "frequency" (samples per CPU-second; 999 if absent, said in
- * the subtitle), times its weight. Returns 0, -ENOENT for a poll id not
- * in the join (nothing written), -ENODATA if the poll has neither
- * samples nor off-CPU time (an empty graph is written), -ENOMEM, -EIO. */
+ * "[runqueue: comm[tid]]" as in analysis__offcpu()), both in microseconds: a sample
+ * stands for 1e6 / F us, F the meta "frequency" (samples per CPU-second; 999 if absent,
+ * said in the subtitle), times its weight. Returns 0, -ENOENT for a poll id not in the
+ * join (nothing written), -ENODATA if the poll has neither samples nor off-CPU time (an
+ * empty graph is written), -ENOMEM, -EIO. */
 int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *o,
 			 FILE *out);
 
 enum polls_sort {
-	POLLS_BY_DURATION = 0,	/* longest first, then start */
-	POLLS_BY_START = 1,	/* earliest first */
+	POLLS_BY_DURATION = 0, /* longest first, then start */
+	POLLS_BY_START = 1,    /* earliest first */
 };
 
 struct polls_opts {
-	uint64_t min_ns;	/* only polls at least this long */
-	enum group_by by;	/* GROUP_AUTO: one poll a row; else one row
-				 * per task, name or thread: polls, total,
-				 * p50, p99 and longest duration */
+	uint64_t min_ns;  /* only polls at least this long */
+	enum group_by by; /* GROUP_AUTO: one poll a row; else one row
+			   * per task, name or thread: polls, total,
+			   * p50, p99 and longest duration */
 	enum polls_sort sort;
-	size_t limit;		/* at most this many rows; 0 = all */
-	int wide;		/* never cut names (else TASK and THREAD
-				 * names to 24 characters, TOP-FRAME to 64,
-				 * keeping a function's own name) */
-	size_t *shown;		/* out: rows printed, if non-NULL */
+	size_t limit;  /* at most this many rows; 0 = all */
+	int wide;      /* never cut names (else TASK and THREAD
+			* names to 24 characters, TOP-FRAME to 64,
+			* keeping a function's own name) */
+	size_t *shown; /* out: rows printed, if non-NULL */
 };
 
 /* The poll table: POLL (id), TASK (id name), THREAD (tid name), START
@@ -653,7 +657,6 @@ struct polls_opts {
  * then holds preempted time only). 0, -ENOENT (have_task names no task; nothing written),
  * -ENOMEM or -EIO. */
 int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *out);
-
 
 /* ---- wake-to-poll delays (delays.c) --------------------------------- */
 
@@ -673,31 +676,31 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
  */
 struct delay {
 	uint64_t task;
-	uint64_t wake;		/* the first pending wake (or spawn), ns */
-	uint64_t begin;		/* the poll that ended the wait began */
-	uint32_t waker;		/* tid that woke (spawned) it */
-	uint32_t poller;	/* tid that polled it */
-	int32_t waker_poll;	/* poll running on the waker then, -1: none
-				 * (always -1 without JOIN_POLL_LIST) */
-	int32_t poll;		/* the poll that ended it, -1 if unknown */
-	uint32_t merged;	/* further wakes merged into it */
-	uint8_t spawn;		/* 1: made ready by its spawn */
+	uint64_t wake;	    /* the first pending wake (or spawn), ns */
+	uint64_t begin;	    /* the poll that ended the wait began */
+	uint32_t waker;	    /* tid that woke (spawned) it */
+	uint32_t poller;    /* tid that polled it */
+	int32_t waker_poll; /* poll running on the waker then, -1: none
+			     * (always -1 without JOIN_POLL_LIST) */
+	int32_t poll;	    /* the poll that ended it, -1 if unknown */
+	uint32_t merged;    /* further wakes merged into it */
+	uint8_t spawn;	    /* 1: made ready by its spawn */
 };
 
 struct delays {
 	const struct join *join;
-	struct delay *v;	/* longest first, then by wake time */
+	struct delay *v; /* longest first, then by wake time */
 	size_t n;
-	struct delay *lost;	/* woken, never polled again, not ended: begin
-				 * = 0, poll = -1; by wake time */
+	struct delay *lost; /* woken, never polled again, not ended: begin
+			     * = 0, poll = -1; by wake time */
 	size_t nlost;
 	uint64_t waiting_at_end; /* pending wakes too recent to call lost */
-	struct delay *unended;	/* spawned while recorded, never ended (wake
-				 * = spawn time, waker = spawning thread);
-				 * by spawn time */
+	struct delay *unended;	 /* spawned while recorded, never ended (wake
+				  * = spawn time, waker = spawning thread);
+				  * by spawn time */
 	size_t nunended;
-	uint64_t end_time;	/* the recording end: how long lost ones
-				 * waited at least */
+	uint64_t end_time; /* the recording end: how long lost ones
+			    * waited at least */
 };
 
 /* All delays of @j's trace (one walk of the events; memory 16 bytes per
@@ -719,24 +722,24 @@ int delays__task_stats(const struct delays *d, const uint32_t *group_of, size_t 
 
 /* What a thread did during a delay, one kind of time per entry. */
 enum cause_kind {
-	CAUSE_POLL = 0,	    /* on-CPU polling task @task */
-	CAUSE_BLOCKED = 1,  /* off-CPU blocked in @frame (inside @task's poll
-			     * if @in_poll) */
-	CAUSE_RUNQ = 2,	    /* runnable, waiting for a CPU @holder had */
-	CAUSE_PARKED = 3,   /* parked: waiting for work */
-	CAUSE_RUNNING = 4,  /* on-CPU outside polls, not parked */
+	CAUSE_POLL = 0,	   /* on-CPU polling task @task */
+	CAUSE_BLOCKED = 1, /* off-CPU blocked in @frame (inside @task's poll
+			    * if @in_poll) */
+	CAUSE_RUNQ = 2,	   /* runnable, waiting for a CPU @holder had */
+	CAUSE_PARKED = 3,  /* parked: waiting for work */
+	CAUSE_RUNNING = 4, /* on-CPU outside polls, not parked */
 };
 
 struct delay_cause {
-	uint8_t kind;	   /* enum cause_kind */
-	uint8_t in_poll;   /* BLOCKED/RUNQ: inside a poll of @task */
+	uint8_t kind;	 /* enum cause_kind */
+	uint8_t in_poll; /* BLOCKED/RUNQ: inside a poll of @task */
 	uint64_t ns;
-	uint64_t task;	   /* POLL; BLOCKED/RUNQ with in_poll */
-	int32_t poll;	   /* POLL: its poll with the most time in the delay */
-	uint32_t frame;	   /* BLOCKED: the blocking frame, UINT32_MAX none:
-			    * the application's (analysis_site()) */
-	uint32_t under;	   /* ... and the call under it, UINT32_MAX none */
-	uint32_t holder;   /* RUNQ: the thread that had the CPU, 0 unknown */
+	uint64_t task;	 /* POLL; BLOCKED/RUNQ with in_poll */
+	int32_t poll;	 /* POLL: its poll with the most time in the delay */
+	uint32_t frame;	 /* BLOCKED: the blocking frame, UINT32_MAX none:
+			  * the application's (analysis_site()) */
+	uint32_t under;	 /* ... and the call under it, UINT32_MAX none */
+	uint32_t holder; /* RUNQ: the thread that had the CPU, 0 unknown */
 };
 
 /* What thread @tid did from @from to @to, largest first, in @out (at
@@ -746,14 +749,14 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		      struct delay_cause *out, size_t max);
 
 struct delays_opts {
-	uint64_t min_ns;	/* only delays at least this long */
-	size_t limit;		/* rows; 0 = all */
-	int json;		/* JSON (schema in d9prof(1)) instead of text */
-	int no_lost;		/* text: leave out the never-polled footer */
-	int no_losses;		/* leave out what was lost (the "# lost:"
-				 * footer, JSON "losses"): the report says
-				 * it once */
-	size_t *shown;		/* out: rows printed */
+	uint64_t min_ns; /* only delays at least this long */
+	size_t limit;	 /* rows; 0 = all */
+	int json;	 /* JSON (schema in d9prof(1)) instead of text */
+	int no_lost;	 /* text: leave out the never-polled footer */
+	int no_losses;	 /* leave out what was lost (the "# lost:"
+			  * footer, JSON "losses"): the report says
+			  * it once */
+	size_t *shown;	 /* out: rows printed */
 };
 
 /* The delay table, worst first: DELAY, TASK, WOKEN (seconds since the
@@ -777,14 +780,15 @@ int analysis__delays(const struct offcpu *oc, const struct delays *d,
  * tasks woken and never polled again, and spawned and never ended; red
  * flags with their thresholds and the next command to run. @json: the
  * same as one JSON object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
-int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out);
+int analysis__report(const struct offcpu *oc, const struct delays *d, int json,
+		     FILE *out);
 
 /* ---- what a trace holds (info.c) ------------------------------------- */
 
 struct info_opts {
-	int json;		/* one JSON object (schema in d9prof(1)) */
-	const char *input;	/* the file to name for segments the reader
-				 * did not name (one file read) */
+	int json;	   /* one JSON object (schema in d9prof(1)) */
+	const char *input; /* the file to name for segments the reader
+			    * did not name (one file read) */
 };
 
 /* `d9prof info`: target (pid, comm, cmdline), host and kernel, recorder,
@@ -808,22 +812,22 @@ char *analysis_segments_text(const struct trace *t, char *buf, size_t len);
 
 /* The data a loss leaves short; a view passes the ones it shows. */
 enum loss_data {
-	LOSS_CPU = 1 << 0,	/* CPU samples */
-	LOSS_OFFCPU = 1 << 1,	/* switches: off-CPU intervals */
-	LOSS_POLLS = 1 << 2,	/* shim events: polls, tasks, wakes, spawns */
-	LOSS_WAKEUPS = 1 << 3,	/* kernel wakeups: blocked vs run-queue time */
+	LOSS_CPU = 1 << 0,     /* CPU samples */
+	LOSS_OFFCPU = 1 << 1,  /* switches: off-CPU intervals */
+	LOSS_POLLS = 1 << 2,   /* shim events: polls, tasks, wakes, spawns */
+	LOSS_WAKEUPS = 1 << 3, /* kernel wakeups: blocked vs run-queue time */
 	LOSS_ALL = 0xf,
 };
 
-#define LOSS_KINDS 15		/* kinds of loss a trace can record */
-#define LOSS_TEXT_MAX 768	/* room for analysis_losses_text() */
+#define LOSS_KINDS    15  /* kinds of loss a trace can record */
+#define LOSS_TEXT_MAX 768 /* room for analysis_losses_text() */
 
 struct loss {
-	const char *key;	/* JSON key: "samples", "switch_records", ... */
-	const char *what;	/* text after the count: "samples (perf ring
-				 * full)" (static) */
-	uint64_t count;		/* > 0 */
-	unsigned int affects;	/* enum loss_data bits */
+	const char *key;      /* JSON key: "samples", "switch_records", ... */
+	const char *what;     /* text after the count: "samples (perf ring
+			       * full)" (static) */
+	uint64_t count;	      /* > 0 */
+	unsigned int affects; /* enum loss_data bits */
 };
 
 /* The losses recorded in @t that leave short any of the data in @affects
@@ -849,7 +853,8 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 int analysis_stack_cut(const struct trace *t, uint32_t stack);
 /* The same as one line, "lost: 3 samples (perf ring full), 1 ...", in
  * @buf (cut to @len); "" when nothing was lost. Returns @buf. */
-char *analysis_losses_text(const struct trace *t, unsigned int affects, char *buf, size_t len);
+char *analysis_losses_text(const struct trace *t, unsigned int affects, char *buf,
+			   size_t len);
 /* "# lost: ...\n" on @out, nothing when nothing was lost. 0 or -EIO. */
 int analysis_losses_footer(const struct trace *t, unsigned int affects, FILE *out);
 /* A member "losses":{"samples":3,...} (keys of struct loss) of the
@@ -861,28 +866,28 @@ int analysis_losses_json(const struct trace *t, unsigned int affects, struct lib
 /* ---- exports to other tools' formats (export_pprof.c) ---------------- */
 
 enum export_format {
-	EXPORT_PPROF = 1,	/* gzipped profile.proto (google/pprof) */
-	EXPORT_SPEEDSCOPE = 2,	/* speedscope's JSON file format */
-	EXPORT_CHROME = 3,	/* Trace Event Format JSON (Perfetto UI,
-				 * Chrome DevTools) */
+	EXPORT_PPROF = 1,      /* gzipped profile.proto (google/pprof) */
+	EXPORT_SPEEDSCOPE = 2, /* speedscope's JSON file format */
+	EXPORT_CHROME = 3,     /* Trace Event Format JSON (Perfetto UI,
+				* Chrome DevTools) */
 };
 
 struct export_result {
 	uint64_t samples;	/* CPU samples kept */
 	uint64_t weight;	/* their weight */
 	uint64_t switches;	/* off-CPU intervals kept (offcpu) */
-	uint64_t pprof_samples;	/* distinct (stack, labels) written */
+	uint64_t pprof_samples; /* distinct (stack, labels) written */
 	uint64_t locations, functions, mappings;
-	uint64_t bytes;		/* the profile before gzip */
-	int period_guessed;	/* no usable meta "frequency": 999 Hz */
+	uint64_t bytes;	    /* the profile before gzip */
+	int period_guessed; /* no usable meta "frequency": 999 Hz */
 };
 
 struct export_opts {
 	enum export_format format;
-	int offcpu;		/* also off-CPU time (needs an offcpu join;
-				 * pprof only) */
-	enum group_by by;	/* speedscope: a profile per group (0: by task) */
-	struct export_result *result;	/* out, filled if non-NULL */
+	int offcpu;		      /* also off-CPU time (needs an offcpu join;
+				       * pprof only) */
+	enum group_by by;	      /* speedscope: a profile per group (0: by task) */
+	struct export_result *result; /* out, filled if non-NULL */
 };
 
 /* pprof: @j's CPU samples (and with @o->offcpu, @oc's off-CPU intervals
@@ -921,7 +926,8 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
  * offcpu), -ENOENT if the selection keeps no task, -ENODATA if nothing matched (a
  * valid file with no profiles is still written), -ENOMEM, -EIO, or a
  * walk's error. */
-int analysis__export_speedscope(const struct join *j, const struct export_opts *o, FILE *out);
+int analysis__export_speedscope(const struct join *j, const struct export_opts *o,
+				FILE *out);
 
 /* chrome (export_chrome.c): @oc's join as a timeline in the Trace Event
  * Format's object form for Perfetto UI and Chrome DevTools, streamed

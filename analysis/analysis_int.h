@@ -21,8 +21,8 @@
 /* The poll a sample fell in. */
 struct join_hit {
 	uint64_t start, end;
-	uint32_t task;	/* index in join.tasks */
-	int32_t id;	/* poll id (JOIN_POLL_LIST), else -1 */
+	uint32_t task; /* index in join.tasks */
+	int32_t id;    /* poll id (JOIN_POLL_LIST), else -1 */
 };
 
 /* Called per sample, with its poll or NULL; nonzero stops the walk. */
@@ -37,9 +37,9 @@ int join_for_each_sample(const struct join *j, join_sample_fn fn, void *ctx);
 /* Samples per (root, stack), as join__new() counted them: root = task
  * index + 1 for samples inside a poll, 0 outside. */
 struct join_agg {
-	struct lib_map map;	/* root << 32 | stack -> index below */
-	uint64_t *weight;	/* sample weight */
-	uint64_t *count;	/* samples */
+	struct lib_map map; /* root << 32 | stack -> index below */
+	uint64_t *weight;   /* sample weight */
+	uint64_t *count;    /* samples */
 	size_t n, cap;
 };
 
@@ -97,7 +97,7 @@ struct flame {
 };
 
 struct fcount {
-	uint64_t total;	/* weight of this frame and everything above */
+	uint64_t total; /* weight of this frame and everything above */
 	uint64_t self;	/* weight of paths that end here */
 };
 
@@ -138,12 +138,12 @@ int flame_merge_base(struct flame *f, const struct flame *base);
 /* The groups of a split view, resolved for one join. */
 struct groups {
 	const struct join *j;
-	enum group_by by;	/* never GROUP_AUTO */
-	uint32_t *of_task;	/* group of each task index, UINT32_MAX if the
-				 * task is not selected */
-	const char **names;	/* GROUP_NAME: each group's name (NULL:
-				 * unnamed) */
-	uint32_t *tids;		/* GROUP_THREAD: sorted tids, one a group */
+	enum group_by by;   /* never GROUP_AUTO */
+	uint32_t *of_task;  /* group of each task index, UINT32_MAX if the
+			     * task is not selected */
+	const char **names; /* GROUP_NAME: each group's name (NULL:
+			     * unnamed) */
+	uint32_t *tids;	    /* GROUP_THREAD: sorted tids, one a group */
 	size_t ntids, ngroups;
 };
 
@@ -176,22 +176,24 @@ int analysis_frame_is_system(const struct trace *t, uint32_t id);
  * user frame: the system call's wrapper) in *@under, or, where the call is
  * the application's own or no frame is, that call alone (*@under =
  * UINT32_MAX). With @raw_leaf (--frame leaf): the leaf-most user frame
- * alone, or with @cpu (a CPU sample's stack) the leaf. 0 if the stack is empty, else 1. */
-int analysis_site(const struct trace *t, uint32_t s, int raw_leaf, int cpu, uint32_t *frame,
-		  uint32_t *under);
+ * alone, or with @cpu (a CPU sample's stack) the leaf. 0 if the stack is empty, else 1.
+ */
+int analysis_site(const struct trace *t, uint32_t s, int raw_leaf, int cpu,
+		  uint32_t *frame, uint32_t *under);
 /* "under <- frame" (e.g. "read <- slow_read"), or @frame's label alone. */
-char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *buf, size_t len);
+char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *buf,
+		 size_t len);
 
 /* ---- the hottest stack of chosen polls (delay_table.c) --------------- */
 
 #define HOT_FRAMES 3 /* innermost distinct frames shown of a hot stack */
 
 struct hot {
-	uint32_t *canon;  /* analysis_stack_canon(), made by hot_walk */
+	uint32_t *canon; /* analysis_stack_canon(), made by hot_walk */
 	size_t ncanon;
 	struct lib_map want; /* poll id -> 1 + index in best */
-	struct lib_map w;	  /* poll << 32 | canon[stack] -> weight */
-	uint32_t *best;	  /* per wanted poll: stack id, UINT32_MAX none */
+	struct lib_map w;    /* poll << 32 | canon[stack] -> weight */
+	uint32_t *best;	     /* per wanted poll: stack id, UINT32_MAX none */
 	uint64_t *best_w;
 	size_t n, cap;
 };
@@ -213,10 +215,11 @@ void hot_release(struct hot *h);
  * ..." (delays) or, with @own set, as the causes of a poll of task @own:
  * its own CPU time "CPU 1.2ms (40%) in ...", and no "inside task N's
  * poll". The JSON form is an array of objects (schema in d9prof(1)). */
-void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
-		 size_t n, uint64_t all, const uint64_t *own, FILE *out);
-void analysis_causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
-		 size_t n, struct lib_json *w);
+void analysis_causes_text(const struct offcpu *oc, const struct hot *h,
+			  const struct delay_cause *c, size_t n, uint64_t all,
+			  const uint64_t *own, FILE *out);
+void analysis_causes_json(const struct offcpu *oc, const struct hot *h,
+			  const struct delay_cause *c, size_t n, struct lib_json *w);
 /* analysis__delays()'s JSON object as a value in @w (the report's
  * "delays"), @o->json aside. 0, -ENOENT (no such task), -ENOMEM, or
  * lib_json_error(@w). */
@@ -301,8 +304,8 @@ char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t
 const char *analysis_trace_command(const struct trace *t);
 /* A flamegraph's title into @buf: @title (--title) if given, else @what
  * and the target's command ("CPU flame graph: ./server"), or @what alone. */
-char *analysis_svg_title(const struct trace *t, const char *title, const char *what, char *buf,
-			 size_t len);
+char *analysis_svg_title(const struct trace *t, const char *title, const char *what,
+			 char *buf, size_t len);
 /* Intern the root label "task ID name" ("task ID" if unnamed). */
 int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id);
 /* Frames of stack @s, leaf first, in *@fr; 0 if the id or its bounds are

@@ -11,10 +11,11 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
-#define MAX_CAUSES 8	  /* per thread and delay */
-#define TEXT_CAUSES 4	  /* shown in a text row */
-#define BUSY_SHARE 50	  /* % of a delay the poller must be parked or idle
-			   * for the waking thread to be looked at too */
+#define MAX_CAUSES  8 /* per thread and delay */
+#define TEXT_CAUSES 4 /* shown in a text row */
+/* % of a delay the poller must be parked or idle
+ * for the waking thread to be looked at too */
+#define BUSY_SHARE 50
 
 /* ---- hot stacks of polls (struct hot in analysis_int.h) ---------------- */
 
@@ -50,8 +51,9 @@ static int hot_sample(void *ctx, const struct trace_sample *s, const struct join
 
 	if (!p || p->id < 0 || !lib_map_find(&h->want, (uint64_t)p->id))
 		return 0;
-	v = lib_map_get(&h->w,
-			(uint64_t)p->id << 32 | stack_canon(h->canon, h->ncanon, s->stack), NULL);
+	v = lib_map_get(
+		&h->w, (uint64_t)p->id << 32 | stack_canon(h->canon, h->ncanon, s->stack),
+		NULL);
 	if (!v)
 		return -ENOMEM;
 	*v += sample_weight(s);
@@ -103,7 +105,7 @@ void hot_release(struct hot *h)
 }
 
 size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
-			 char lab[HOT_FRAMES][256])
+		  char lab[HOT_FRAMES][256])
 {
 	const uint64_t *ix = poll >= 0 ? lib_map_find(&h->want, (uint64_t)poll) : NULL;
 	const uint32_t *fr = NULL;
@@ -136,7 +138,8 @@ static int busy_elsewhere(const struct offcpu *oc, const struct row *r)
 	const uint32_t *ids;
 	uint64_t idle = 0, all = r->d->begin - r->d->wake;
 
-	if (r->d->waker == r->d->poller || !join__thread_polls(oc->join, r->d->waker, &ids))
+	if (r->d->waker == r->d->poller ||
+	    !join__thread_polls(oc->join, r->d->waker, &ids))
 		return 0;
 	for (size_t i = 0; i < r->nc; i++)
 		if (r->c[i].kind == CAUSE_PARKED || r->c[i].kind == CAUSE_RUNNING)
@@ -144,8 +147,9 @@ static int busy_elsewhere(const struct offcpu *oc, const struct row *r)
 	return all && idle * 100 >= all * BUSY_SHARE;
 }
 
-void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
-		 size_t n, uint64_t all, const uint64_t *own, FILE *out)
+void analysis_causes_text(const struct offcpu *oc, const struct hot *h,
+			  const struct delay_cause *c, size_t n, uint64_t all,
+			  const uint64_t *own, FILE *out)
 {
 	const struct trace *t = oc->trace;
 	char d[32], a[256], b[128], lab[HOT_FRAMES][256];
@@ -166,7 +170,9 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const st
 				fprintf(out, "CPU %s (%d%%)", d, pct);
 			else
 				fprintf(out, "polling %s %s (%d%%)",
-					analysis_task_label(oc->join, x->task, a, sizeof(a)), d, pct);
+					analysis_task_label(oc->join, x->task, a,
+							    sizeof(a)),
+					d, pct);
 			for (k = 0; k < m; k++)
 				fprintf(out, "%s%s", k ? " <- " : " in ", lab[k]);
 			break;
@@ -180,7 +186,8 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const st
 			break;
 		case CAUSE_RUNQ:
 			fprintf(out, "runqueue %s (%d%%) behind %s", d, pct,
-				x->holder ? analysis_holder_label(t, x->holder, b, sizeof(b))
+				x->holder ? analysis_holder_label(t, x->holder, b,
+								  sizeof(b))
 					  : "an unknown thread");
 			break;
 		case CAUSE_PARKED:
@@ -190,7 +197,8 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h, const st
 			fprintf(out, "running outside polls %s (%d%%)", d, pct);
 			break;
 		}
-		if ((x->kind == CAUSE_BLOCKED || x->kind == CAUSE_RUNQ) && x->in_poll && !mine)
+		if ((x->kind == CAUSE_BLOCKED || x->kind == CAUSE_RUNQ) && x->in_poll &&
+		    !mine)
 			fprintf(out, " inside %s's poll",
 				analysis_task_label(oc->join, x->task, a, sizeof(a)));
 	}
@@ -209,8 +217,8 @@ static void frame_json(const struct trace *t, uint32_t frame, struct lib_json *w
 	lib_json_str(w, a);
 }
 
-void analysis_causes_json(const struct offcpu *oc, const struct hot *h, const struct delay_cause *c,
-		 size_t n, struct lib_json *w)
+void analysis_causes_json(const struct offcpu *oc, const struct hot *h,
+			  const struct delay_cause *c, size_t n, struct lib_json *w)
 {
 	static const char *const kind[] = {"poll", "blocked", "runqueue", "parked",
 					   "running"};
@@ -274,7 +282,8 @@ static void row_cells(const struct offcpu *oc, const struct delay *d, struct cel
 
 	if (ts && ts->name)
 		analysis_clean_name(ts->name, name, sizeof(name));
-	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", d->task, *name ? " " : "", name);
+	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", d->task, *name ? " " : "",
+		 name);
 	if (d->waker_poll >= 0)
 		analysis_task_label(j, j->polls[d->waker_poll].task, who, sizeof(who));
 	else
@@ -298,8 +307,8 @@ static void row_text(const struct offcpu *oc, const struct hot *h, const struct 
 	row_cells(oc, d, &c);
 	analysis_fmt_duration(d->begin - d->wake, dur, sizeof(dur));
 	fprintf(out, "%-8s  %s%*s  %10.6f  %s%*s  %s%*s  %-7" PRId32 "  ", dur, c.task,
-		pad(c.task, w[0]), "", (double)since_start(oc, d->wake) / 1e9, c.by, pad(c.by, w[1]), "", c.on,
-		pad(c.on, w[2]), "", d->poll);
+		pad(c.task, w[0]), "", (double)since_start(oc, d->wake) / 1e9, c.by,
+		pad(c.by, w[1]), "", c.on, pad(c.on, w[2]), "", d->poll);
 	analysis_causes_text(oc, h, r->c, r->nc, d->begin - d->wake, NULL, out);
 	if (r->nwc) {
 		analysis_thread_label(oc->trace, d->waker, on, sizeof(on));
@@ -387,20 +396,22 @@ static void table_json(const struct offcpu *oc, const struct delays *dl,
 	lib_json_bool_field(w, "runq_split", oc->runq_split);
 	lib_json_str_field(w, "runq_missing",
 			   oc->runq_split ? NULL : analysis_runq_missing(oc->trace));
-	lib_json_str_field(w, "runq_holders_missing", analysis_runq_holders_missing(oc->trace));
+	lib_json_str_field(w, "runq_holders_missing",
+			   analysis_runq_holders_missing(oc->trace));
 	if (!o->no_losses)
 		analysis_losses_json(oc->trace, LOSS_ALL, w);
 	lib_json_object_end(w);
 }
 
-static void lost_text(const struct offcpu *oc, const struct delays *dl, const struct delay *d,
-		      FILE *out)
+static void lost_text(const struct offcpu *oc, const struct delays *dl,
+		      const struct delay *d, FILE *out)
 {
 	char task[160], by[160], dur[32];
 
 	analysis_task_label(oc->join, d->task, task, sizeof(task));
 	analysis_thread_label(oc->trace, d->waker, by, sizeof(by));
-	analysis_fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur, sizeof(dur));
+	analysis_fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur,
+			      sizeof(dur));
 	fprintf(out, "#   %s, woken at %.6f s by %s, waited %s+ to the end\n", task,
 		(double)since_start(oc, d->wake) / 1e9, by, dur);
 }
@@ -440,7 +451,8 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 		r = &rows[n++];
 		memset(r, 0, sizeof(*r));
 		r->d = d;
-		r->nc = delays__causes(oc, d->poller, d->wake, d->begin, r->c, MAX_CAUSES);
+		r->nc = delays__causes(oc, d->poller, d->wake, d->begin, r->c,
+				       MAX_CAUSES);
 		if (r->nc > MAX_CAUSES)
 			r->nc = MAX_CAUSES;
 		if (busy_elsewhere(oc, r)) {
@@ -477,15 +489,17 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 			if (pad(c.on, w[2]) < 0)
 				w[2] = (int)analysis_u8_width(c.on);
 		}
-		fprintf(out, "%-8s  %-*s  %10s  %-*s  %-*s  %-7s  %s\n", "DELAY", w[0], "TASK",
-			"WOKEN(s)", w[1], "BY", w[2], "POLLED-ON", "POLL", "CAUSE");
+		fprintf(out, "%-8s  %-*s  %10s  %-*s  %-*s  %-7s  %s\n", "DELAY", w[0],
+			"TASK", "WOKEN(s)", w[1], "BY", w[2], "POLLED-ON", "POLL",
+			"CAUSE");
 		for (i = 0; i < shown; i++)
 			row_text(oc, &h, &rows[i], w, out);
 		fprintf(out, "# %zu of %zu delays, longest first", shown, n);
 		if (o->min_ns) {
 			char d[32];
 
-			fprintf(out, ", at least %s", analysis_fmt_duration(o->min_ns, d, sizeof(d)));
+			fprintf(out, ", at least %s",
+				analysis_fmt_duration(o->min_ns, d, sizeof(d)));
 		}
 		if (j->sel.on) {
 			char what[160];

@@ -48,7 +48,8 @@ static int dev_cmp(const void *a, const void *b)
 		return x->task < y->task ? -1 : 1;
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return (x->tid_ord & 3) < (y->tid_ord & 3) ? -1 : (x->tid_ord & 3) > (y->tid_ord & 3);
+	return (x->tid_ord & 3) < (y->tid_ord & 3) ? -1
+						   : (x->tid_ord & 3) > (y->tid_ord & 3);
 }
 
 static int collect(void *ctx, const struct trace_event *e, size_t n)
@@ -171,9 +172,11 @@ int delays__new(const struct join *j, struct delays **out)
 		if (prev && !same) {
 			/* the last task's wake outlived the recording: lost,
 			 * unless the end came too soon to say */
-			uint64_t waited = d->end_time > cur.wake ? d->end_time - cur.wake : 0;
+			uint64_t waited =
+				d->end_time > cur.wake ? d->end_time - cur.wake : 0;
 
-			if (pending && waited >= LOST_MIN_NS && waited >= LOST_FACTOR * tmax)
+			if (pending && waited >= LOST_MIN_NS &&
+			    waited >= LOST_FACTOR * tmax)
 				err = push(&d->lost, &d->nlost, &lcap, &cur);
 			else if (pending)
 				d->waiting_at_end++;
@@ -321,8 +324,9 @@ static void add_cause(struct delay_cause *v, size_t *n, size_t max, size_t *foun
 	for (i = 0; i < *n; i++) {
 		struct delay_cause *x = &v[i];
 
-		if (x->kind == c->kind && x->in_poll == c->in_poll && x->task == c->task &&
-		    x->frame == c->frame && x->under == c->under && x->holder == c->holder) {
+		if (x->kind == c->kind && x->in_poll == c->in_poll &&
+		    x->task == c->task && x->frame == c->frame && x->under == c->under &&
+		    x->holder == c->holder) {
 			x->ns += c->ns;
 			return;
 		}

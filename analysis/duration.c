@@ -15,8 +15,8 @@ static const struct unit {
 	const char *name;
 	uint64_t ns;
 } units[] = {
-    {"ns", 1},	     {"us", 1000},	{"\xc2\xb5s", 1000}, /* "µs" in UTF-8 */
-    {"ms", 1000000}, {"s", 1000000000},
+	{"ns", 1},	 {"us", 1000},	    {"\xc2\xb5s", 1000}, /* "µs" in UTF-8 */
+	{"ms", 1000000}, {"s", 1000000000},
 };
 
 int duration_parse(const char *s, uint64_t *ns)

@@ -49,7 +49,7 @@ struct ch {
 	struct flame *lab; /* the labels, interned */
 	uint32_t *lab_of;  /* per trace frame: its label id + 1, 0 = not yet */
 	size_t nnodes, cap;
-	uint32_t *leaf; /* per trace stack: its node, 0 = not yet */
+	uint32_t *leaf;	     /* per trace stack: its node, 0 = not yet */
 	struct csample *smp; /* the CPU samples, written per thread at the end */
 	size_t nsmp, smpcap;
 	struct export_result *res;
@@ -57,7 +57,7 @@ struct ch {
 
 /* One CPU sample, kept until the profiles are written. */
 struct csample {
-	int64_t us;   /* from the origin, rounded to the us */
+	int64_t us; /* from the origin, rounded to the us */
 	uint32_t tid;
 	uint32_t node; /* stack tree node, 0 = empty stack */
 };
@@ -73,8 +73,8 @@ static void ts(struct ch *x, const char *key, uint64_t t)
 	uint64_t d = t >= x->origin ? t - x->origin : x->origin - t;
 
 	lib_json_name(&x->w, key);
-	lib_json_printf(&x->w, "%s%" PRIu64 ".%03" PRIu64, t >= x->origin ? "" : "-", d / 1000,
-			d % 1000);
+	lib_json_printf(&x->w, "%s%" PRIu64 ".%03" PRIu64, t >= x->origin ? "" : "-",
+			d / 1000, d % 1000);
 }
 
 /* A duration in us. */
@@ -238,8 +238,9 @@ static void write_polls(struct ch *x)
 			lib_json_uint_field(&x->w, "runq_ns", po->runq_ns);
 		}
 		if (offcpu__poll_top(x->oc, p->id, &top, &under) > 0)
-			lib_json_str_field(&x->w, "top",
-					   site_label(x->t, top, under, buf, sizeof(buf)));
+			lib_json_str_field(
+				&x->w, "top",
+				site_label(x->t, top, under, buf, sizeof(buf)));
 		lib_json_object_end(&x->w);
 		lib_json_object_end(&x->w);
 		x->res->pprof_samples++;
@@ -277,7 +278,8 @@ static int write_switches(struct ch *x)
 		ev(x, "X", s->tid);
 		lib_json_str_field(&x->w, "cat", "offcpu");
 		lib_json_str_field(&x->w, "name",
-				   s->preempted ? "off-CPU (preempted)" : "off-CPU (blocked)");
+				   s->preempted ? "off-CPU (preempted)"
+						: "off-CPU (blocked)");
 		ts(x, "ts", s->time);
 		/* the weight: clipped to its poll, so that it nests in it */
 		dur(x, o->ns);
@@ -297,9 +299,9 @@ static int write_switches(struct ch *x)
 			size_t nh = analysis_switch_holds(t, s, o->runq, h);
 
 			if (nh && h[0].tid)
-				lib_json_str_field(
-				    &x->w, "holder",
-				    analysis_holder_label(t, h[0].tid, buf, sizeof(buf)));
+				lib_json_str_field(&x->w, "holder",
+						   analysis_holder_label(t, h[0].tid, buf,
+									 sizeof(buf)));
 		}
 		lib_json_object_end(&x->w);
 		lib_json_object_end(&x->w);

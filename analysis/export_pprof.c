@@ -23,41 +23,64 @@
 
 /* profile.proto field numbers */
 enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
-	PROFILE_PERIOD = 12, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
-	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
-	MAPPING_FILE_OFFSET = 4, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
-	MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_INLINE_FRAMES = 10,
-	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
 };
 
 #define NVAL 3 /* samples, cpu ns, off-cpu ns */
 
 /* Where a pprof sample's labels come from. */
 struct lset {
-	uint64_t task;	/* task id, 0 outside polls */
+	uint64_t task; /* task id, 0 outside polls */
 	uint32_t tid;
-	int32_t poll;	/* -1 outside polls */
+	int32_t poll; /* -1 outside polls */
 };
 
 struct psample {
-	uint32_t set;	/* index in ex.sets */
+	uint32_t set; /* index in ex.sets */
 	uint32_t stack;
 	uint64_t v[NVAL]; /* samples (weight), weight then cpu ns, off-cpu ns */
 };
 
 struct mapping {
-	uint32_t file;	/* string index of the module (cleaned) */
+	uint32_t file;	    /* string index of the module (cleaned) */
 	const char *module; /* the module as the trace names it */
-	uint64_t lo, hi; /* lowest and highest frame address */
-	uint64_t off;	/* file offset at lo, if the frame there said it */
+	uint64_t lo, hi;    /* lowest and highest frame address */
+	uint64_t off;	    /* file offset at lo, if the frame there said it */
 	int has_off, has_fn, has_inl;
 };
 
@@ -66,21 +89,21 @@ struct ex {
 	const struct trace *t;
 	const struct export_opts *o;
 	struct export_result res;
-	struct flame *str;	/* the string table: index = label id + 1 */
-	struct lib_map set_of;	/* poll id, or 1 << 32 | tid -> set index */
+	struct flame *str;     /* the string table: index = label id + 1 */
+	struct lib_map set_of; /* poll id, or 1 << 32 | tid -> set index */
 	struct lset *sets;
 	size_t nsets, sets_cap;
-	struct lib_map sample_of;	/* set << 32 | stack -> index in samples */
+	struct lib_map sample_of; /* set << 32 | stack -> index in samples */
 	struct psample *samples;
 	size_t nsamples, samples_cap;
-	uint32_t *loc_of;	/* per frame id: location id, 0 = none yet */
+	uint32_t *loc_of; /* per frame id: location id, 0 = none yet */
 	uint64_t nlocs;
-	struct lib_map fn_of;	/* name << 32 | file -> function id */
-	struct lib_map map_of;	/* module string -> mapping index */
+	struct lib_map fn_of;  /* name << 32 | file -> function id */
+	struct lib_map map_of; /* module string -> mapping index */
 	struct mapping *maps;
 	size_t nmaps, maps_cap;
 	struct pbuf locs, fns, tmp, tmp2;
-	int err;		/* a string not interned: -ENOMEM */
+	int err; /* a string not interned: -ENOMEM */
 };
 
 /* The string table index of @s as the profile shows it: protobuf strings
@@ -130,8 +153,8 @@ static int lset_index(struct ex *x, uint64_t key, const struct lset *l, uint32_t
 	return 0;
 }
 
-static int add(struct ex *x, uint64_t set_key, const struct lset *l, uint32_t stack, int k,
-	       uint64_t v)
+static int add(struct ex *x, uint64_t set_key, const struct lset *l, uint32_t stack,
+	       int k, uint64_t v)
 {
 	uint32_t set;
 	int created, err = lset_index(x, set_key, l, &set);
@@ -272,8 +295,10 @@ static int mapping_id(struct ex *x, const struct trace_frame *f, uint64_t *id)
 	if (created) {
 		if (LIB_GROW(x->maps, x->maps_cap, x->nmaps + 1))
 			return -ENOMEM;
-		x->maps[x->nmaps] = (struct mapping){
-			.file = file, .module = module_of(f), .lo = f->addr, .hi = f->addr};
+		x->maps[x->nmaps] = (struct mapping){.file = file,
+						     .module = module_of(f),
+						     .lo = f->addr,
+						     .hi = f->addr};
 		*v = x->nmaps++;
 	}
 	m = &x->maps[*v];
@@ -327,7 +352,8 @@ static int location_id(struct ex *x, const uint32_t *fr, size_t n, uint64_t *id)
 	return 0;
 }
 
-static int stack_locations(struct ex *x, uint32_t s, uint64_t **ids, size_t *cap, size_t *n)
+static int stack_locations(struct ex *x, uint32_t s, uint64_t **ids, size_t *cap,
+			   size_t *n)
 {
 	const uint32_t *fr = NULL;
 	size_t m = analysis_stack_frames(x->t, s, &fr), i = 0, k;
@@ -348,7 +374,8 @@ static int stack_locations(struct ex *x, uint32_t s, uint64_t **ids, size_t *cap
 	return 0;
 }
 
-static void label(struct ex *x, struct pbuf *s, const char *key, const char *sv, uint64_t num)
+static void label(struct ex *x, struct pbuf *s, const char *key, const char *sv,
+		  uint64_t num)
 {
 	pbuf_uint(&x->tmp2, LABEL_KEY, str(x, key));
 	if (sv)
@@ -383,11 +410,11 @@ static int write_profile(struct ex *x, double period, FILE *out)
 	uint64_t lo, hi;
 	int err = 0;
 
-
 	for (size_t i = 0; i < x->nsamples && !err; i++) {
 		const struct psample *ps = &x->samples[i];
 		const struct lset *l = &x->sets[ps->set];
-		const char *tn = l->poll >= 0 ? trace__task_name(t, l->task) : "[no poll]";
+		const char *tn =
+			l->poll >= 0 ? trace__task_name(t, l->task) : "[no poll]";
 		const char *th = trace__thread_name(t, l->tid);
 
 		err = stack_locations(x, ps->stack, &locs, &cap, &n);
@@ -440,7 +467,8 @@ static int write_profile(struct ex *x, double period, FILE *out)
 	lo = x->j->start_time;
 	hi = x->j->end_time;
 	if (lo && wall_offset(t))
-		pbuf_uint(&p, PROFILE_TIME_NANOS, (uint64_t)((int64_t)lo + wall_offset(t)));
+		pbuf_uint(&p, PROFILE_TIME_NANOS,
+			  (uint64_t)((int64_t)lo + wall_offset(t)));
 	if (hi > lo)
 		pbuf_uint(&p, PROFILE_DURATION_NANOS, hi - lo);
 	value_type(x, &p, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
@@ -488,8 +516,9 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
 	err = -ENOMEM;
 	x.str = flame__new();
 	x.loc_of = calloc(x.t->nframes + 1, sizeof(*x.loc_of));
-	if (!x.str || !x.loc_of || lib_map_init(&x.set_of, 256) || lib_map_init(&x.sample_of, 1024) ||
-	    lib_map_init(&x.fn_of, 256) || lib_map_init(&x.map_of, 16))
+	if (!x.str || !x.loc_of || lib_map_init(&x.set_of, 256) ||
+	    lib_map_init(&x.sample_of, 1024) || lib_map_init(&x.fn_of, 256) ||
+	    lib_map_init(&x.map_of, 16))
 		goto out;
 	err = join_for_each_sample(j, on_sample, &x);
 	if (!err && o->offcpu)

@@ -179,11 +179,13 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 
 	lib_json_init(&w, out);
 	lib_json_object_begin(&w);
-	lib_json_str_field(&w, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	lib_json_str_field(&w, "$schema",
+			   "https://www.speedscope.app/file-format-schema.json");
 	lib_json_str_field(&w, "exporter", EXPORTER);
 	lib_json_str_field(&w, "name",
-			   analysis_trace_command(j->trace) ? analysis_trace_command(j->trace)
-							    : "d9prof");
+			   analysis_trace_command(j->trace)
+				   ? analysis_trace_command(j->trace)
+				   : "d9prof");
 	lib_json_uint_field(&w, "activeProfileIndex", 0);
 	lib_json_name(&w, "profiles");
 	lib_json_array_begin(&w);
@@ -232,7 +234,7 @@ out:
 int analysis__export_speedscope(const struct join *j, const struct export_opts *o,
 				FILE *out)
 {
-	struct flame_opts fo = { .by = o && o->by ? o->by : GROUP_TASK };
+	struct flame_opts fo = {.by = o && o->by ? o->by : GROUP_TASK};
 	struct export_result res = {0};
 	struct flame_result fr = {0};
 	struct groups *g = NULL;

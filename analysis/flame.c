@@ -66,8 +66,8 @@ struct flame *flame__new(void)
 		return NULL;
 	f->lab_tab_cap = 256;
 	f->lab_tab = calloc(f->lab_tab_cap, sizeof(*f->lab_tab));
-	if (!f->lab_tab || lib_map_init(&f->edges, 256) || flame_intern(f, "all", 3, &all) ||
-	    node_new(f, FNODE_NONE, all, &root)) {
+	if (!f->lab_tab || lib_map_init(&f->edges, 256) ||
+	    flame_intern(f, "all", 3, &all) || node_new(f, FNODE_NONE, all, &root)) {
 		flame__free(f);
 		errno = ENOMEM;
 		return NULL;
@@ -160,8 +160,8 @@ static int reindex(struct flame *f)
 {
 	for (size_t i = 1; i < f->nnodes; i++) {
 		uint64_t *v = lib_map_get(
-		    &f->edges, (uint64_t)f->nodes[i].parent << 32 | f->nodes[i].label,
-		    NULL);
+			&f->edges, (uint64_t)f->nodes[i].parent << 32 | f->nodes[i].label,
+			NULL);
 
 		if (!v)
 			return -ENOMEM;

@@ -47,8 +47,8 @@ int task_sel_match(const struct join *j, struct join *base)
 }
 
 struct diff_paint {
-	double scale;	/* base weight to new */
-	double max;	/* the largest |change| of any frame */
+	double scale; /* base weight to new */
+	double max;   /* the largest |change| of any frame */
 };
 
 /* A frame's change: its new weight less its base weight scaled. */
@@ -87,27 +87,30 @@ static void diff_paint(const struct flame *f, uint32_t node, int rgb[3], char *t
 }
 
 static int write_diff_svg(const struct join *j, const struct flame_diff_opts *o,
-			  const struct flame *f, const struct flame_diff_result *r, FILE *out)
+			  const struct flame *f, const struct flame_diff_result *r,
+			  FILE *out)
 {
 	char title[512], sub[1024], what[160];
 	uint64_t bw = r->base.weight;
 	size_t n = 0;
 
-	analysis_svg_title(j->trace, o->cur.title, "Differential CPU flame graph", title, sizeof(title));
+	analysis_svg_title(j->trace, o->cur.title, "Differential CPU flame graph", title,
+			   sizeof(title));
 	if (j->sel.on)
-		n = (size_t)snprintf(sub, sizeof(sub), "%s: ",
-				     task_sel_text(&j->sel, what, sizeof(what)));
+		n = (size_t)snprintf(sub, sizeof(sub),
+				     "%s: ", task_sel_text(&j->sel, what, sizeof(what)));
 	if (n < sizeof(sub))
 		n += (size_t)snprintf(sub + n, sizeof(sub) - n,
-				      "new: %s, %" PRIu64 " samples (widths); base: %s, %" PRIu64
-				      " samples",
+				      "new: %s, %" PRIu64
+				      " samples (widths); base: %s, %" PRIu64 " samples",
 				      o->cur_name ? o->cur_name : "new", r->cur.weight,
 				      o->base_name ? o->base_name : "base", bw);
 	if (n < sizeof(sub) && bw)
-		n += (size_t)snprintf(sub + n, sizeof(sub) - n,
-				      " scaled x%.3f; red grew, blue shrank; %" PRIu64
-				      " base samples (%.1f%%) in stacks the new profile lacks",
-				      r->scale, r->vanished, 100.0 * r->vanished / bw);
+		n += (size_t)snprintf(
+			sub + n, sizeof(sub) - n,
+			" scaled x%.3f; red grew, blue shrank; %" PRIu64
+			" base samples (%.1f%%) in stacks the new profile lacks",
+			r->scale, r->vanished, 100.0 * r->vanished / bw);
 	else if (n < sizeof(sub))
 		n += (size_t)snprintf(sub + n, sizeof(sub) - n,
 				      ": the base is empty, every frame is new");

@@ -423,7 +423,7 @@ static int kid_cmp(const void *a, const void *b)
  * flame_svg.js), made C strings at build time (scripts/cstring.sh). */
 static const char svg_style[] =
 #include "flame_svg.css.h"
-    ;
+	;
 
 /* Only numbers are spliced into the script (svg_script_head): labels live
  * in the titles. */
@@ -433,7 +433,7 @@ static const char svg_script_head[] = "<script type=\"text/ecmascript\"><![CDATA
 
 static const char svg_script[] =
 #include "flame_svg.js.h"
-    ;
+	;
 
 /* One frame to draw: a node, or the children of node narrower than a
  * pixel, merged (nmerged > 1). */
@@ -577,12 +577,12 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		height);
 	fputs("<!-- d9prof flamegraph: click a frame to zoom, Ctrl-F to search -->\n",
 	      out);
-	fputs(
-	    "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
-	    "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>"
-	    "<stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
-	    "</linearGradient></defs>\n",
-	    out);
+	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" "
+	      "x2=\"0\">"
+	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>"
+	      "<stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
+	      "</linearGradient></defs>\n",
+	      out);
 	fprintf(out, "<style type=\"text/css\">\n%s</style>\n", svg_style);
 	fprintf(out, svg_script_head, XPAD_PCT, FRAME_PCT, CHAR_W, FRAME_H - 5);
 	fprintf(out, "%s]]></script>\n", svg_script);
@@ -656,7 +656,9 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 			if (!strcmp(unit, "us")) { /* a time: say it as one */
 				char d[32];
 
-				fprintf(out, " (%s", analysis_fmt_duration(e->total * 1000, d, sizeof(d)));
+				fprintf(out, " (%s",
+					analysis_fmt_duration(e->total * 1000, d,
+							      sizeof(d)));
 			} else {
 				fprintf(out, " (%" PRIu64 " ", e->total);
 				xml_put(out, unit, SIZE_MAX);

@@ -28,8 +28,9 @@ int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id
 			    id);
 }
 
-static int write_svg(const struct join *j, const struct groups *g, const struct flame_opts *o,
-		     const struct flame *f, const struct flame_result *res, FILE *out)
+static int write_svg(const struct join *j, const struct groups *g,
+		     const struct flame_opts *o, const struct flame *f,
+		     const struct flame_result *res, FILE *out)
 {
 	const struct trace *t = j->trace;
 	char title[512], sub[640], dur[32], what[160];
@@ -51,7 +52,8 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 			     all ? 100.0 * res->weight / all : 0.0,
 			     analysis_fmt_duration(ts->longest_ns, dur, sizeof(dur)));
 	} else if (j->sel.on) {
-		n = snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples (%.1f%% of all samples)",
+		n = snprintf(sub, sizeof(sub),
+			     "%s: %" PRIu64 " samples (%.1f%% of all samples)",
 			     task_sel_text(&j->sel, what, sizeof(what)), res->weight,
 			     all ? 100.0 * res->weight / all : 0.0);
 	} else {
@@ -62,20 +64,21 @@ static int write_svg(const struct join *j, const struct groups *g, const struct 
 	if (n >= 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s",
 			      g->by == GROUP_NAME
-				  ? (o->by == GROUP_AUTO ? "tasks grouped by name (many tasks; "
-							   "--by task for one root each)"
-							 : "tasks grouped by name")
+				      ? (o->by == GROUP_AUTO
+						 ? "tasks grouped by name (many tasks; "
+						   "--by task for one root each)"
+						 : "tasks grouped by name")
 			      : g->by == GROUP_THREAD ? "one root per thread"
 						      : "one root per task");
 	if (n >= 0 && (size_t)n < sizeof(sub) && o->min_poll_ns)
-		n += snprintf(
-		    sub + n, sizeof(sub) - n, "; only polls >= %s: %" PRIu64 " samples",
-		    analysis_fmt_duration(o->min_poll_ns, dur, sizeof(dur)), res->weight);
+		n += snprintf(sub + n, sizeof(sub) - n,
+			      "; only polls >= %s: %" PRIu64 " samples",
+			      analysis_fmt_duration(o->min_poll_ns, dur, sizeof(dur)),
+			      res->weight);
 	if (n >= 0 && (size_t)n < sizeof(sub))
 		losses_note(t, LOSS_CPU | LOSS_POLLS, sub + n, sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "samples");
 }
-
 
 struct fentry {
 	uint32_t root; /* group + 1, 0 = no poll */
@@ -302,7 +305,8 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 			grp = groups__of(g, (int32_t)(key >> 32) - 1, 0);
 			if (grp == UINT32_MAX)
 				continue;
-			v = lib_map_get(&agg, group_root(grp) << 32 | (uint32_t)key, NULL);
+			v = lib_map_get(&agg, group_root(grp) << 32 | (uint32_t)key,
+					NULL);
 			if (!v)
 				goto out;
 			*v += ja->weight[e];

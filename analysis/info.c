@@ -16,7 +16,7 @@
 #include "analysis/analysis_int.h"
 #include "lib/text.h"
 
-#define NS 1000000000ULL
+#define NS	    1000000000ULL
 #define MAX_REASONS 8
 
 struct gap {
@@ -25,19 +25,19 @@ struct gap {
 
 struct info {
 	const struct trace *t;
-	const char *input;	/* the file of segments without one */
-	uint64_t start, end;	/* the span covered, CLOCK_MONOTONIC */
-	int wall;		/* a segment carries the wall clock */
+	const char *input;	      /* the file of segments without one */
+	uint64_t start, end;	      /* the span covered, CLOCK_MONOTONIC */
+	int wall;		      /* a segment carries the wall clock */
 	int64_t wall_start, wall_end; /* CLOCK_REALTIME ns */
-	int64_t wall_last;	/* the last segment's wall_offset */
-	struct gap *gaps;	/* between segments, in time order */
+	int64_t wall_last;	      /* the last segment's wall_offset */
+	struct gap *gaps;	      /* between segments, in time order */
 	size_t ngaps, gaps_cap;
 	uint64_t gap_ns;
 	size_t files, recordings, cut;
 	const char *reasons[MAX_REASONS]; /* distinct dump reasons */
 	size_t nreasons;
-	const char *exit;	/* meta target_exit */
-	uint64_t exit_time;	/* meta target_exit_time; 0 unknown */
+	const char *exit;   /* meta target_exit */
+	uint64_t exit_time; /* meta target_exit_time; 0 unknown */
 };
 
 /* ---- computing ---------------------------------------------------------- */
@@ -92,7 +92,8 @@ static int span(struct info *in)
 		return err;
 	for (size_t i = 0; i < t->nswitches; i++) {
 		see(lh, t->switches[i].time);
-		see(lh, t->switches[i].time_in ? t->switches[i].time_in : t->switches[i].time);
+		see(lh, t->switches[i].time_in ? t->switches[i].time_in
+					       : t->switches[i].time);
 	}
 	if (!in->start && lh[0] != UINT64_MAX)
 		in->start = lh[0];
@@ -180,7 +181,8 @@ static void dump(struct info *in)
 
 		if (strcmp(t->meta[i].key, TRACE_META_DUMP_REASON))
 			continue;
-		for (k = 0; k < in->nreasons && strcmp(in->reasons[k], t->meta[i].value); k++)
+		for (k = 0; k < in->nreasons && strcmp(in->reasons[k], t->meta[i].value);
+		     k++)
 			;
 		if (k == in->nreasons && k < MAX_REASONS)
 			in->reasons[in->nreasons++] = t->meta[i].value;
@@ -215,7 +217,8 @@ static char *fmt_wall(int64_t wall, int iso, char *buf, size_t len)
 	int ms = (int)(wall % (int64_t)NS / 1000000);
 
 	if (!localtime_r(&s, &tm) ||
-	    !strftime(day, sizeof(day), iso ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm) ||
+	    !strftime(day, sizeof(day), iso ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S",
+		      &tm) ||
 	    !strftime(zone, sizeof(zone), iso ? "%z" : "%Z", &tm)) {
 		snprintf(buf, len, "?");
 		return buf;
@@ -251,10 +254,15 @@ static void put(FILE *out, const char *s)
 static const struct {
 	const char *text, *key;
 } head_text[] = {
-	{"target:      ", TRACE_META_CMDLINE}, {" (pid ", TRACE_META_PID}, {", comm ", TRACE_META_COMM},
-	{")\nhost:        ", TRACE_META_HOSTNAME}, {", kernel ", TRACE_META_KERNEL},
-	{"\nrecorder:    ", TRACE_META_RECORDER}, {"\nsampling:    ", TRACE_META_SAMPLER},
-	{" sampler, event ", TRACE_META_EVENT}, {", ", TRACE_META_FREQUENCY},
+	{"target:      ", TRACE_META_CMDLINE},
+	{" (pid ", TRACE_META_PID},
+	{", comm ", TRACE_META_COMM},
+	{")\nhost:        ", TRACE_META_HOSTNAME},
+	{", kernel ", TRACE_META_KERNEL},
+	{"\nrecorder:    ", TRACE_META_RECORDER},
+	{"\nsampling:    ", TRACE_META_SAMPLER},
+	{" sampler, event ", TRACE_META_EVENT},
+	{", ", TRACE_META_FREQUENCY},
 };
 
 static void text_head(const struct info *in, FILE *out)
@@ -286,11 +294,14 @@ static void text_span(const struct info *in, FILE *out)
 	char a[64], b[64];
 
 	fprintf(out, "span:        %s%s, CLOCK_MONOTONIC %.9f to %.9f s%s\n",
-		in->end > in->start ? analysis_fmt_duration(in->end - in->start, a, sizeof(a)) : "0ns",
+		in->end > in->start
+			? analysis_fmt_duration(in->end - in->start, a, sizeof(a))
+			: "0ns",
 		in->t->complete ? "" : " or more", (double)in->start / 1e9,
 		(double)in->end / 1e9, in->t->complete ? "" : " (its last record)");
 	if (in->wall)
-		fprintf(out, "wall clock:  %s to %s\n", fmt_wall(in->wall_start, 0, a, sizeof(a)),
+		fprintf(out, "wall clock:  %s to %s\n",
+			fmt_wall(in->wall_start, 0, a, sizeof(a)),
 			fmt_wall(in->wall_end, 0, b, sizeof(b)));
 	else
 		fputs("wall clock:  unknown (recorded by an older d9prof)\n", out);
@@ -309,9 +320,12 @@ static void text_seg(const struct info *in, const struct trace_segment *g, FILE 
 	} else {
 		snprintf(id, sizeof(id), "%" PRIu64, g->index);
 	}
-	fprintf(out, "  %-9s %9s %9s %8s  ", id, g->start ? fmt_since(in, g->start, a, sizeof(a)) : "-",
+	fprintf(out, "  %-9s %9s %9s %8s  ", id,
+		g->start ? fmt_since(in, g->start, a, sizeof(a)) : "-",
 		g->end ? fmt_since(in, g->end, b, sizeof(b)) : "-",
-		g->start && g->end > g->start ? analysis_fmt_duration(g->end - g->start, c, sizeof(c)) : "-");
+		g->start && g->end > g->start
+			? analysis_fmt_duration(g->end - g->start, c, sizeof(c))
+			: "-");
 	put(out, seg_file(in, g));
 	if (g->offset)
 		fprintf(out, " @%" PRIu64, g->offset);
@@ -337,7 +351,8 @@ static void text_segments(const struct info *in, FILE *out)
 		fprintf(out, ", %zu cop%s skipped", t->dup_segments,
 			t->dup_segments == 1 ? "y" : "ies");
 	if (in->ngaps)
-		fprintf(out, ", %zu gap%s (%s not recorded)", in->ngaps, in->ngaps == 1 ? "" : "s",
+		fprintf(out, ", %zu gap%s (%s not recorded)", in->ngaps,
+			in->ngaps == 1 ? "" : "s",
 			analysis_fmt_duration(in->gap_ns, a, sizeof(a)));
 	if (in->cut && t->nsegments == 1)
 		fputs(", cut short", out);
@@ -346,13 +361,15 @@ static void text_segments(const struct info *in, FILE *out)
 	fputc('\n', out);
 	if (t->nsegments < 2 && !in->ngaps)
 		return;
-	fprintf(out, "  %-9s %9s %9s %8s  %s\n", "SEGMENT", "START", "END", "LENGTH", "FILE");
+	fprintf(out, "  %-9s %9s %9s %8s  %s\n", "SEGMENT", "START", "END", "LENGTH",
+		"FILE");
 	for (i = 0; i < t->nsegments; i++) {
 		for (; k < in->ngaps && in->gaps[k].start <= t->segments[i].start; k++)
 			fprintf(out, "  %-9s %9s %9s %8s  (not recorded)\n", "gap",
 				fmt_since(in, in->gaps[k].start, a, sizeof(a)),
 				fmt_since(in, in->gaps[k].end, b, sizeof(b)),
-				analysis_fmt_duration(in->gaps[k].end - in->gaps[k].start, c, sizeof(c)));
+				analysis_fmt_duration(in->gaps[k].end - in->gaps[k].start,
+						      c, sizeof(c)));
 		text_seg(in, &t->segments[i], out);
 	}
 }
@@ -392,10 +409,12 @@ static void text_tail(const struct info *in, FILE *out)
 		fputs("target end:  ", out);
 		put(out, in->exit);
 		if (in->exit_time)
-			fprintf(out, " at %s s", fmt_since(in, in->exit_time, a, sizeof(a)));
+			fprintf(out, " at %s s",
+				fmt_since(in, in->exit_time, a, sizeof(a)));
 		if (in->exit_time && in->wall)
-			fprintf(out, " (%s)", fmt_wall((int64_t)in->exit_time + in->wall_last, 0,
-						       b, sizeof(b)));
+			fprintf(out, " (%s)",
+				fmt_wall((int64_t)in->exit_time + in->wall_last, 0, b,
+					 sizeof(b)));
 		fputc('\n', out);
 	}
 }
@@ -458,7 +477,8 @@ static void json_span(const struct info *in, struct lib_json *w)
 	lib_json_object_begin(w);
 	lib_json_uint_field(w, "start_ns", in->start);
 	lib_json_uint_field(w, "end_ns", in->end);
-	lib_json_uint_field(w, "duration_ns", in->end > in->start ? in->end - in->start : 0);
+	lib_json_uint_field(w, "duration_ns",
+			    in->end > in->start ? in->end - in->start : 0);
 	lib_json_bool_field(w, "complete", in->t->complete);
 	lib_json_str_field(w, "start_wall",
 			   in->wall ? fmt_wall(in->wall_start, 1, a, sizeof(a)) : NULL);
@@ -605,13 +625,16 @@ char *analysis_segments_text(const struct trace *t, char *buf, size_t len)
 		goto out;
 	segments(&in);
 	at = (size_t)snprintf(buf, len, "%zu segment%s from %zu file%s", t->nsegments,
-			      t->nsegments == 1 ? "" : "s", in.files, in.files == 1 ? "" : "s");
+			      t->nsegments == 1 ? "" : "s", in.files,
+			      in.files == 1 ? "" : "s");
 	if (t->dup_segments && at < len)
-		at += (size_t)snprintf(buf + at, len - at, ", %zu cop%s skipped", t->dup_segments,
+		at += (size_t)snprintf(buf + at, len - at, ", %zu cop%s skipped",
+				       t->dup_segments,
 				       t->dup_segments == 1 ? "y" : "ies");
 	if (in.ngaps && at < len)
 		snprintf(buf + at, len - at, ", %zu gap%s (%s not recorded)", in.ngaps,
-			 in.ngaps == 1 ? "" : "s", analysis_fmt_duration(in.gap_ns, a, sizeof(a)));
+			 in.ngaps == 1 ? "" : "s",
+			 analysis_fmt_duration(in.gap_ns, a, sizeof(a)));
 out:
 	free(in.gaps);
 	return buf;

@@ -27,10 +27,10 @@
 
 /* A poll as the lookup keeps it: 12 bytes. */
 struct jpoll {
-	uint32_t off;		/* start - its block's base */
-	uint32_t dur;		/* end - start; DUR_LONG: see join_priv.long_end */
-	uint32_t task : 30;	/* task slot while building, then index in
-				 * join.tasks */
+	uint32_t off;	    /* start - its block's base */
+	uint32_t dur;	    /* end - start; DUR_LONG: see join_priv.long_end */
+	uint32_t task : 30; /* task slot while building, then index in
+			     * join.tasks */
 	uint32_t open_start : 1;
 	uint32_t open_end : 1;
 };
@@ -39,16 +39,16 @@ struct jpoll {
  * copies, no slack beyond the last block): up to BLOCK_MAX polls whose
  * starts lie within 2^32 ns of the first's. */
 struct jblock {
-	uint64_t base;	/* start of its first poll */
-	size_t first;	/* index of its first poll in the thread */
+	uint64_t base; /* start of its first poll */
+	size_t first;  /* index of its first poll in the thread */
 	uint32_t n, cap;
 	struct jpoll p[];
 };
 
-#define BLOCK_MIN  16
-#define BLOCK_MAX  4096
-#define DUR_LONG   UINT32_MAX
-#define TASKS_MAX  (1u << 30)
+#define BLOCK_MIN 16
+#define BLOCK_MAX 4096
+#define DUR_LONG  UINT32_MAX
+#define TASKS_MAX (1u << 30)
 
 /* An event of interest, copied so that sorting needs no context. */
 struct evref {
@@ -65,13 +65,13 @@ struct jthread {
 	int open, seen_poll;
 	uint32_t open_task; /* slot */
 	uint64_t open_start;
-	uint64_t floor; /* earliest a poll whose BEGIN we never saw began */
-	size_t gap;	/* the next gap not yet crossed */
-	uint64_t last;	/* time of the last event fed */
+	uint64_t floor;	   /* earliest a poll whose BEGIN we never saw began */
+	size_t gap;	   /* the next gap not yet crossed */
+	uint64_t last;	   /* time of the last event fed */
 	uint64_t last_rec; /* its latest event, sample or switch time */
-	int open_at_end; /* its last poll: ends at last_rec once known */
+	int open_at_end;   /* its last poll: ends at last_rec once known */
 	uint64_t unmatched;
-	int unordered; /* an event went back in time: replay sorted */
+	int unordered;	  /* an event went back in time: replay sorted */
 	struct evref *ev; /* its events, while replaying it sorted */
 	size_t nev, ev_cap;
 	/* polls */
@@ -89,12 +89,12 @@ struct join_priv {
 	struct jthread *threads;
 	size_t nthreads, threads_cap;
 	struct lib_map long_end; /* thread << 32 | poll index -> end, for
-			       * polls of DUR_LONG or more */
+				  * polls of DUR_LONG or more */
 	struct lib_map taskslot; /* task id -> slot while building */
 	uint64_t rec_start, rec_end;
-	uint64_t lo, hi;   /* earliest and latest event or sample time */
-	uint64_t nevents;  /* events fed so far (file order) */
-	int dropped;	   /* polls freed after the join (no JOIN_KEEP_POLLS) */
+	uint64_t lo, hi;	   /* earliest and latest event or sample time */
+	uint64_t nevents;	   /* events fed so far (file order) */
+	int dropped;		   /* polls freed after the join (no JOIN_KEEP_POLLS) */
 	struct jthread *sample_th; /* thread of the last sample counted */
 	uint32_t sample_tid;
 	/* samples per (root, stack), root = task index + 1 or 0 */
@@ -120,8 +120,9 @@ static int joins_thread_state(uint32_t type)
 
 static int carries_task(uint32_t type)
 {
-	return type == TRACE_EV_SPAWN || type == TRACE_EV_WAKE || type == TRACE_EV_POLL_BEGIN ||
-	       type == TRACE_EV_POLL_END || type == TRACE_EV_TASK_END;
+	return type == TRACE_EV_SPAWN || type == TRACE_EV_WAKE ||
+	       type == TRACE_EV_POLL_BEGIN || type == TRACE_EV_POLL_END ||
+	       type == TRACE_EV_TASK_END;
 }
 
 /* Poll @i of block @b of thread @th: its end. */
@@ -151,7 +152,8 @@ static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t star
 	/* starts never go back on a thread: a block only fills up or runs
 	 * out of offset range */
 	if (!b || b->n == b->cap || start - b->base > UINT32_MAX) {
-		uint32_t cap = b ? (b->cap < BLOCK_MAX ? b->cap * 2 : BLOCK_MAX) : BLOCK_MIN;
+		uint32_t cap =
+			b ? (b->cap < BLOCK_MAX ? b->cap * 2 : BLOCK_MAX) : BLOCK_MIN;
 
 		if (th->nb == th->b_cap) {
 			size_t n = th->b_cap ? th->b_cap * 2 : 4;
@@ -177,7 +179,8 @@ static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t star
 	p->open_start = open_start;
 	p->open_end = open_end;
 	if (end - start >= DUR_LONG) {
-		uint64_t *v = lib_map_get(&jp->long_end, (uint64_t)th_ix << 32 | th->n, NULL);
+		uint64_t *v =
+			lib_map_get(&jp->long_end, (uint64_t)th_ix << 32 | th->n, NULL);
 
 		if (!v)
 			return -ENOMEM;
@@ -455,10 +458,10 @@ static int finish_threads(struct join_priv *jp)
 			 * end for now, to the thread's last record if that
 			 * comes first once its samples were seen
 			 * (end_open_polls) */
-			const struct join_gap *g = th->gap < jp->pub.ngaps
-							   ? &jp->pub.gaps[th->gap]
-							   : NULL;
-			uint64_t end = g && g->start < jp->rec_end ? g->start : jp->rec_end;
+			const struct join_gap *g =
+				th->gap < jp->pub.ngaps ? &jp->pub.gaps[th->gap] : NULL;
+			uint64_t end =
+				g && g->start < jp->rec_end ? g->start : jp->rec_end;
 
 			err = emit(jp, i, th->open_task, th->open_start, end, 0, 1);
 			if (err)
@@ -515,7 +518,8 @@ static int build_tasks(struct join_priv *jp)
 	/* the last name given to a task wins (a task may be renamed) */
 	for (i = 0; i < t->ntasks; i++)
 		if (t->tasks[i].name)
-			j->tasks[ix[*lib_map_find(m, t->tasks[i].id)]].name = t->tasks[i].name;
+			j->tasks[ix[*lib_map_find(m, t->tasks[i].id)]].name =
+				t->tasks[i].name;
 
 	for (i = 0; i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];
@@ -638,7 +642,8 @@ static int list_polls(struct join_priv *jp)
 			heap[0].b++;
 		}
 		if (heap[0].b < th->nb)
-			heap[0].start = th->b[heap[0].b]->base + th->b[heap[0].b]->p[heap[0].i].off;
+			heap[0].start = th->b[heap[0].b]->base +
+					th->b[heap[0].b]->p[heap[0].i].off;
 		else
 			heap[0] = heap[--nh];
 		mh_down(heap, nh, 0);
@@ -726,7 +731,7 @@ static int64_t lookup(const struct join_priv *jp, size_t th_ix, uint64_t time,
 	}
 found:
 	if (b->p[lo].dur != DUR_LONG ? off - b->p[lo].off > b->p[lo].dur
-				      : poll_end(jp, th_ix, b, lo) < time)
+				     : poll_end(jp, th_ix, b, lo) < time)
 		return -1;
 	*bp = b;
 	return (int64_t)lo;
@@ -787,7 +792,7 @@ struct sample_walk {
 	join_sample_fn fn;
 	void *ctx;
 	struct jpos *hint; /* per thread */
-	size_t th; /* thread of the last tid */
+	size_t th;	   /* thread of the last tid */
 	uint32_t last_tid;
 	int have_last, have_th;
 };
@@ -941,7 +946,8 @@ static void end_open_polls(struct join_priv *jp)
 		/* still off-CPU when a complete recording ended: switch-ins
 		 * are recorded to the end, so it was off-CPU until then (a
 		 * poll blocked at the end is the one worth seeing) */
-		if (th && !sw->time_in && t->counters.end_time && jp->rec_end > th->last_rec)
+		if (th && !sw->time_in && t->counters.end_time &&
+		    jp->rec_end > th->last_rec)
 			th->last_rec = jp->rec_end;
 	}
 	for (i = 0; any && i < jp->nthreads; i++) {
@@ -961,7 +967,8 @@ static void end_open_polls(struct join_priv *jp)
 			continue;
 		if (end - start < DUR_LONG)
 			p->dur = (uint32_t)(end - start);
-		else if ((v = lib_map_find(&jp->long_end, (uint64_t)i << 32 | (th->n - 1))))
+		else if ((v = lib_map_find(&jp->long_end,
+					   (uint64_t)i << 32 | (th->n - 1))))
 			*v = end; /* still long, as it was */
 		if (th->ids)
 			jp->pub.polls[th->ids[th->n - 1]].end = end;
@@ -1036,7 +1043,8 @@ static int read_gaps(struct join_priv *jp)
 	for (i = 0; i < t->nmeta; i++) {
 		struct join_gap g;
 
-		if (is_gap_key(t->meta[i].key) && !analysis_meta_gap(t->meta[i].value, &g.start, &g.end))
+		if (is_gap_key(t->meta[i].key) &&
+		    !analysis_meta_gap(t->meta[i].value, &g.start, &g.end))
 			j->gaps[j->ngaps++] = g;
 	}
 	qsort(j->gaps, j->ngaps, sizeof(*j->gaps), gap_cmp);
@@ -1107,7 +1115,8 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 		if (err)
 			goto fail;
 	}
-	jp->rec_start = c->start_time ? c->start_time : (jp->lo == UINT64_MAX ? 0 : jp->lo);
+	jp->rec_start =
+		c->start_time ? c->start_time : (jp->lo == UINT64_MAX ? 0 : jp->lo);
 	jp->rec_end = c->end_time ? c->end_time : jp->hi;
 	/* Shim records exist only from the shim's attach on (meta
 	 * "shim_attached", later than the recording start when the recorder

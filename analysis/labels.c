@@ -96,8 +96,8 @@ const char *analysis_trace_command(const struct trace *t)
 	return NULL;
 }
 
-char *analysis_svg_title(const struct trace *t, const char *title, const char *what, char *buf,
-			 size_t len)
+char *analysis_svg_title(const struct trace *t, const char *title, const char *what,
+			 char *buf, size_t len)
 {
 	const char *cmd = analysis_trace_command(t);
 

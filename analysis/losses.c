@@ -24,13 +24,13 @@
 #include "analysis/analysis_int.h"
 
 enum loss_source {
-	SRC_LOST_SAMPLES,	/* counters.lost_samples */
-	SRC_SHIM_DROPS,		/* counters.shim_drops */
-	SRC_META,		/* the key's values (numbers), summed: one
-				 * per segment of a trace */
-	SRC_META_COUNT,		/* how many times the key is there */
-	SRC_META_UNDONE,	/* "done/all": all - done, summed */
-	SRC_CUT_STACKS,		/* samples whose stack analysis_stack_cut() */
+	SRC_LOST_SAMPLES, /* counters.lost_samples */
+	SRC_SHIM_DROPS,	  /* counters.shim_drops */
+	SRC_META,	  /* the key's values (numbers), summed: one
+			   * per segment of a trace */
+	SRC_META_COUNT,	  /* how many times the key is there */
+	SRC_META_UNDONE,  /* "done/all": all - done, summed */
+	SRC_CUT_STACKS,	  /* samples whose stack analysis_stack_cut() */
 };
 
 static const struct {
@@ -42,27 +42,34 @@ static const struct {
 	{"samples", "samples (perf ring full)", SRC_LOST_SAMPLES, NULL, LOSS_CPU},
 	{"ctimer_samples", "ctimer samples (shim sample area full)", SRC_META,
 	 "ctimer samples dropped", LOSS_CPU},
-	{"ctimer_refused", "ctimer samples refused (not real, or faster than the sampler)",
-	 SRC_META, TRACE_META_CTIMER_SAMPLES_REFUSED, LOSS_CPU},
+	{"ctimer_refused",
+	 "ctimer samples refused (not real, or faster than the sampler)", SRC_META,
+	 TRACE_META_CTIMER_SAMPLES_REFUSED, LOSS_CPU},
 	{"child_samples", "samples of forked children (left out)", SRC_META,
 	 "child samples left out", LOSS_CPU},
-	{"cpu_stacks_cut", "CPU stacks cut short (no thread root: record --call-graph dwarf)",
+	{"cpu_stacks_cut",
+	 "CPU stacks cut short (no thread root: record --call-graph dwarf)",
 	 SRC_CUT_STACKS, NULL, LOSS_CPU},
-	{"switch_records", "switch records (ring full)", SRC_META, TRACE_META_OFFCPU_LOST, LOSS_OFFCPU},
+	{"switch_records", "switch records (ring full)", SRC_META, TRACE_META_OFFCPU_LOST,
+	 LOSS_OFFCPU},
 	{"unpaired_switches", "switch-outs whose switch-in was lost", SRC_META,
 	 "offcpu unpaired", LOSS_OFFCPU},
 	{"offcpu_stacks_cut", "off-CPU stacks cut short (unwind failed)", SRC_META_UNDONE,
 	 "offcpu stacks complete", LOSS_OFFCPU},
-	{"wakeups", "wakeups (ring full)", SRC_META, TRACE_META_WAKEUPS_LOST, LOSS_WAKEUPS},
-	{"shim_records", "shim records (shim ring full)", SRC_SHIM_DROPS, NULL, LOSS_POLLS},
-	{"threads_without_ring", "threads' runtime events (no ring slot in the shim)", SRC_META,
-	 "threads without a ring", LOSS_POLLS},
+	{"wakeups", "wakeups (ring full)", SRC_META, TRACE_META_WAKEUPS_LOST,
+	 LOSS_WAKEUPS},
+	{"shim_records", "shim records (shim ring full)", SRC_SHIM_DROPS, NULL,
+	 LOSS_POLLS},
+	{"threads_without_ring", "threads' runtime events (no ring slot in the shim)",
+	 SRC_META, "threads without a ring", LOSS_POLLS},
 	{"reattached", "lease lapses (runtime events of the gap)", SRC_META_COUNT,
 	 "shim_reattached", LOSS_POLLS},
 	{"shim_garbage", "shim records that could not be real (dropped)", SRC_META,
 	 "shim garbage", LOSS_POLLS},
-	{"state_refused", "threads' and tasks' open state (too much open to carry into the "
-	 "next segment's STATE)", SRC_META, TRACE_META_OPEN_STATE_REFUSED, LOSS_POLLS},
+	{"state_refused",
+	 "threads' and tasks' open state (too much open to carry into the "
+	 "next segment's STATE)",
+	 SRC_META, TRACE_META_OPEN_STATE_REFUSED, LOSS_POLLS},
 	{"segment_gaps", "gaps between segments (nothing recorded)", SRC_META_COUNT,
 	 TRACE_META_SEGMENT_GAP, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
 };
@@ -79,7 +86,8 @@ static uint64_t meta_u64(const char *v)
 }
 
 /* The sum of @f over the values of @key (@f = NULL: count them). */
-static uint64_t meta_sum(const struct trace *t, const char *key, uint64_t (*f)(const char *))
+static uint64_t meta_sum(const struct trace *t, const char *key,
+			 uint64_t (*f)(const char *))
 {
 	uint64_t n = 0;
 
@@ -111,11 +119,30 @@ static uint64_t meta_undone(const char *v)
  * ends at main or __libc_start_call_main), a new thread's entry in libc,
  * musl, Rust and Go. */
 static const char *const roots[] = {
-	"_start", "__start", "_dl_start", "_dl_start_user", "__libc_start_main",
-	"__libc_start_call_main", "__libc_start_main_impl", "main", "start_thread",
-	"clone", "clone3", "__clone", "__clone3", "__clone_internal", "thread_start",
-	"start", "__thread_start", "start_c", "runtime.goexit", "runtime.goexit.abi0",
-	"runtime.rt0_go", "runtime.rt0_go.abi0", "runtime.mstart", "runtime.mstart.abi0",
+	"_start",
+	"__start",
+	"_dl_start",
+	"_dl_start_user",
+	"__libc_start_main",
+	"__libc_start_call_main",
+	"__libc_start_main_impl",
+	"main",
+	"start_thread",
+	"clone",
+	"clone3",
+	"__clone",
+	"__clone3",
+	"__clone_internal",
+	"thread_start",
+	"start",
+	"__thread_start",
+	"start_c",
+	"runtime.goexit",
+	"runtime.goexit.abi0",
+	"runtime.rt0_go",
+	"runtime.rt0_go.abi0",
+	"runtime.mstart",
+	"runtime.mstart.abi0",
 };
 
 /* @sym without glibc's internal-alias prefix and without a Rust legacy
@@ -135,7 +162,8 @@ static bool is_root(const char *sym)
 	    strspn(last + 1, "0123456789abcdef") == 16) {
 		const char *end = last - 2;
 
-		for (p = end; p > sym && !(p[-1] == ':' && p - 1 > sym && p[-2] == ':'); p--)
+		for (p = end; p > sym && !(p[-1] == ':' && p - 1 > sym && p[-2] == ':');
+		     p--)
 			;
 		last = p;
 		n = (size_t)(end - p);
@@ -176,7 +204,7 @@ static struct {
 
 struct cut_walk {
 	const struct trace *t;
-	int8_t *state;		/* per stack: 0 not yet seen, 1 cut, 2 not */
+	int8_t *state; /* per stack: 0 not yet seen, 1 cut, 2 not */
 	uint64_t cut;
 };
 
@@ -254,18 +282,23 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 		}
 		if (!c)
 			continue;
-		out[n] = (struct loss){.key = kinds[i].key, .what = kinds[i].what, .count = c,
+		out[n] = (struct loss){.key = kinds[i].key,
+				       .what = kinds[i].what,
+				       .count = c,
 				       .affects = kinds[i].affects};
 		/* recorded with the big copy already: no option to point to */
-		if (kinds[i].src == SRC_CUT_STACKS && trace__meta(t, TRACE_META_CALL_GRAPH) &&
+		if (kinds[i].src == SRC_CUT_STACKS &&
+		    trace__meta(t, TRACE_META_CALL_GRAPH) &&
 		    !strncmp(trace__meta(t, TRACE_META_CALL_GRAPH), "dwarf", 5))
-			out[n].what = "CPU stacks cut short (no thread root, though unwound by CFI)";
+			out[n].what = "CPU stacks cut short (no thread root, though "
+				      "unwound by CFI)";
 		n++;
 	}
 	return n;
 }
 
-char *analysis_losses_text(const struct trace *t, unsigned int affects, char *buf, size_t len)
+char *analysis_losses_text(const struct trace *t, unsigned int affects, char *buf,
+			   size_t len)
 {
 	struct loss l[LOSS_KINDS];
 	size_t n = analysis_losses(t, affects, l), at = 0;
@@ -273,8 +306,8 @@ char *analysis_losses_text(const struct trace *t, unsigned int affects, char *bu
 	if (len)
 		buf[0] = '\0';
 	for (size_t i = 0; i < n && at < len; i++) {
-		int k = snprintf(buf + at, len - at, "%s%" PRIu64 " %s", i ? ", " : "lost: ",
-				 l[i].count, l[i].what);
+		int k = snprintf(buf + at, len - at, "%s%" PRIu64 " %s",
+				 i ? ", " : "lost: ", l[i].count, l[i].what);
 
 		if (k < 0)
 			break;

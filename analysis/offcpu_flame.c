@@ -78,7 +78,8 @@ static int parts_add(struct parts *ps, uint64_t root, enum part_kind kind, uint3
 			if (ps->n == ps->cap) {
 				size_t cap = ps->cap ? 2 * ps->cap : 64;
 				uint32_t *a = realloc(ps->stack, cap * sizeof(*a));
-				uint32_t *b = a ? realloc(ps->holder, cap * sizeof(*b)) : NULL;
+				uint32_t *b =
+					a ? realloc(ps->holder, cap * sizeof(*b)) : NULL;
 
 				if (a)
 					ps->stack = a;
@@ -114,8 +115,8 @@ static int parts_add_switch(struct parts *ps, const struct offcpu *oc, size_t i,
 
 	err = parts_add(ps, root, PART_STACK, s->stack, 0, w->ns - w->runq);
 	for (size_t k = 0; k < nh && !err; k++)
-		err = parts_add(ps, root, s->preempted ? PART_PREEMPTED : PART_WOKEN, s->stack,
-				h[k].tid, h[k].ns);
+		err = parts_add(ps, root, s->preempted ? PART_PREEMPTED : PART_WOKEN,
+				s->stack, h[k].tid, h[k].ns);
 	return err;
 }
 
@@ -137,7 +138,8 @@ static int agg_ent_cmp(const void *a, const void *b)
 }
 
 /* Label id of root @root: the task roots, or the fixed ones in @fixed. */
-typedef int (*root_label_fn)(struct flame *f, const void *ctx, uint64_t root, uint32_t *id);
+typedef int (*root_label_fn)(struct flame *f, const void *ctx, uint64_t root,
+			     uint32_t *id);
 
 static int offcpu_root(struct flame *f, const void *ctx, uint64_t root, uint32_t *id)
 {
@@ -165,8 +167,8 @@ static int poll_root(struct flame *f, const void *ctx, uint64_t root, uint32_t *
  */
 static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 		root_label_fn root_label, const void *label_ctx,
-		uint64_t (*conv)(uint64_t, const void *),
-		const void *ctx, uint64_t *total)
+		uint64_t (*conv)(uint64_t, const void *), const void *ctx,
+		uint64_t *total)
 {
 	const struct trace *t = j->trace;
 	const struct lib_map *agg = &ps->agg;
@@ -208,12 +210,14 @@ static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 			int k;
 
 			stack = ps->stack[x];
-			k = snprintf(lab, sizeof(lab), "[runqueue: %s]",
-				     analysis_holder_label(t, ps->holder[x], h, sizeof(h)));
+			k = snprintf(
+				lab, sizeof(lab), "[runqueue: %s]",
+				analysis_holder_label(t, ps->holder[x], h, sizeof(h)));
 			if (ps->holder[x] == 0)
 				k = snprintf(lab, sizeof(lab), "[runqueue]");
-			err = flame_intern(f, lab, (size_t)k < sizeof(lab) ? (size_t)k
-									 : sizeof(lab) - 1,
+			err = flame_intern(f, lab,
+					   (size_t)k < sizeof(lab) ? (size_t)k
+								   : sizeof(lab) - 1,
 					   &rq);
 			if (err)
 				goto out;
@@ -272,8 +276,9 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		     analysis_fmt_duration(res->runq_ns, b, sizeof(b)),
 		     !oc->runq_split ? ": preempted only, wakeups not recorded"
 		     : analysis_runq_holders_missing(oc->trace)
-			 ? ", the holder approximate: the thread that preempted, else the one before"
-			 : ", charged to what ran by time");
+			     ? ", the holder approximate: the thread that preempted, "
+			       "else the one before"
+			     : ", charged to what ran by time");
 	if (oc->join->sel.on && n > 0 && (size_t)n < sizeof(sub)) {
 		char what[160], lab[300];
 
@@ -281,7 +286,8 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 			task_sel_text(&oc->join->sel, what, sizeof(what));
 		else
 			snprintf(what, sizeof(what), "%s",
-				 analysis_task_label(oc->join, oc->join->sel.id, lab, sizeof(lab)));
+				 analysis_task_label(oc->join, oc->join->sel.id, lab,
+						     sizeof(lab)));
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s", what);
 	}
 	if (o->min_poll_ns && n > 0 && (size_t)n < sizeof(sub))
@@ -295,7 +301,8 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
 			      analysis_fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
 	if (n > 0 && (size_t)n < sizeof(sub))
-		losses_note(t, LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS, sub + n, sizeof(sub) - n);
+		losses_note(t, LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS, sub + n,
+			    sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "us");
 }
 
@@ -488,17 +495,19 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			snprintf(title, sizeof(title),
 				 "Poll %" PRIu32 ": task %" PRIu64 "%s%s", o->poll,
 				 p->task, *name ? " " : "", name);
-		n = snprintf(sub, sizeof(sub),
-			 "microseconds: [cpu] %" PRIu64 " samples x %.0f us (%s%s), "
-			 "[off-cpu] time off-CPU at switch-out stacks; poll lasted %s, "
-			 "%s off-CPU (%s on the run queue%s), on thread %" PRIu32,
-			 res.samples, res.period_us,
-			 res.period_guessed ? "frequency unknown: assumed " : "1e6 / ",
-			 res.period_guessed ? "999 Hz" : "sampling frequency",
-			 analysis_fmt_duration(p->end - p->start, a, sizeof(a)),
-			 analysis_fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)),
-			 analysis_fmt_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
-			 oc->runq_split ? "" : ": preempted only, wakeups not recorded", p->tid);
+		n = snprintf(
+			sub, sizeof(sub),
+			"microseconds: [cpu] %" PRIu64 " samples x %.0f us (%s%s), "
+			"[off-cpu] time off-CPU at switch-out stacks; poll lasted %s, "
+			"%s off-CPU (%s on the run queue%s), on thread %" PRIu32,
+			res.samples, res.period_us,
+			res.period_guessed ? "frequency unknown: assumed " : "1e6 / ",
+			res.period_guessed ? "999 Hz" : "sampling frequency",
+			analysis_fmt_duration(p->end - p->start, a, sizeof(a)),
+			analysis_fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)),
+			analysis_fmt_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
+			oc->runq_split ? "" : ": preempted only, wakeups not recorded",
+			p->tid);
 		if (n > 0 && (size_t)n < sizeof(sub))
 			losses_note(oc->trace, LOSS_ALL, sub + n, sizeof(sub) - n);
 		err = flame__write_svg(f, out, title, sub, "us");

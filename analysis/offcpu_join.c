@@ -85,7 +85,8 @@ static int collect_pev(void *ctx, const struct trace_event *e, size_t n)
 
 	for (size_t i = 0; i < n; i++, pv->seen++) {
 		if (e[i].type != TRACE_EV_PARK && e[i].type != TRACE_EV_UNPARK &&
-		    e[i].type != TRACE_EV_THREAD_START && e[i].type != TRACE_EV_THREAD_STOP)
+		    e[i].type != TRACE_EV_THREAD_START &&
+		    e[i].type != TRACE_EV_THREAD_STOP)
 			continue;
 		if (pv->n == pv->cap) {
 			size_t cap = pv->cap ? pv->cap * 2 : 256;
@@ -173,9 +174,9 @@ static int build_parks(struct offcpu_priv *op)
 			if (parked)
 				err = add_park(op, &cap, tid, pstart, e->time);
 			else if (!seen) /* parked before we were there */
-				err =
-				    add_park(op, &cap, tid,
-					     floor < e->time ? floor : e->time, e->time);
+				err = add_park(op, &cap, tid,
+					       floor < e->time ? floor : e->time,
+					       e->time);
 			parked = 0;
 			seen = 1;
 			break;
@@ -225,7 +226,8 @@ size_t offcpu__parks(const struct offcpu *oc, const struct offcpu_park **parks)
 	return OFFCPU_PRIV(oc)->nparks;
 }
 
-uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from, uint64_t to)
+uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from,
+			   uint64_t to)
 {
 	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
 	size_t lo = 0, hi = op->nparks;
@@ -242,7 +244,8 @@ uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from,
 		else
 			hi = mid;
 	}
-	for (; lo < op->nparks && op->parks[lo].tid == tid && op->parks[lo].start <= to; lo++) {
+	for (; lo < op->nparks && op->parks[lo].tid == tid && op->parks[lo].start <= to;
+	     lo++) {
 		uint64_t a = op->parks[lo].start > from ? op->parks[lo].start : from;
 		uint64_t b = op->parks[lo].end < to ? op->parks[lo].end : to;
 
@@ -276,8 +279,8 @@ static void span(struct offcpu *oc)
 	}
 #undef SEE
 	/* a cut trace has no END chunk, hence no counters */
-	oc->start_time =
-	    t->counters.start_time ? t->counters.start_time : (lo == UINT64_MAX ? 0 : lo);
+	oc->start_time = t->counters.start_time ? t->counters.start_time
+						: (lo == UINT64_MAX ? 0 : lo);
 	oc->end_time = t->counters.end_time ? t->counters.end_time : hi;
 }
 
@@ -295,11 +298,11 @@ static void span(struct offcpu *oc)
 struct leaf_walk {
 	const struct trace *t;
 	struct offcpu_priv *op;
-	uint64_t *best;	    /* per poll: the top leaf's weight */
-	uint8_t *state;	    /* per poll: LEAF_* */
-	int exact;	    /* second walk: marked polls into @w */
-	struct lib_map w;	    /* poll << 32 | frame -> weight */
-	int32_t run_poll;   /* the run's poll, -1 if none */
+	uint64_t *best;	  /* per poll: the top leaf's weight */
+	uint8_t *state;	  /* per poll: LEAF_* */
+	int exact;	  /* second walk: marked polls into @w */
+	struct lib_map w; /* poll << 32 | frame -> weight */
+	int32_t run_poll; /* the run's poll, -1 if none */
 	size_t nrun;
 	uint32_t run_frame[RUN_LEAVES];
 	uint64_t run_w[RUN_LEAVES];
@@ -339,7 +342,8 @@ static int leaf_sample(void *ctx, const struct trace_sample *s, const struct joi
 	uint64_t *v;
 	size_t i;
 
-	if (!p || p->id < 0 || !analysis_site(lw->t, s->stack, lw->op->pub.raw_leaf, 1, &f, &under))
+	if (!p || p->id < 0 ||
+	    !analysis_site(lw->t, s->stack, lw->op->pub.raw_leaf, 1, &f, &under))
 		return 0;
 	if (lw->exact) {
 		if (lw->state[p->id] != LEAF_AGAIN)
@@ -669,7 +673,8 @@ void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t
 	lib_json_name(w, "pid");
 	if (holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
 		lib_json_null(w);
-		lib_json_str_field(w, "comm", analysis_holder_label(t, holder, buf, sizeof(buf)));
+		lib_json_str_field(w, "comm",
+				   analysis_holder_label(t, holder, buf, sizeof(buf)));
 	} else {
 		lib_json_uint(w, holder);
 		lib_json_str_field(w, "comm", trace__comm(t, holder));
@@ -679,8 +684,8 @@ void analysis_holder_json(const struct trace *t, uint32_t holder, const uint64_t
 	lib_json_object_end(w);
 }
 
-size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s, uint64_t runq,
-		    struct trace_hold *out)
+size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s,
+			     uint64_t runq, struct trace_hold *out)
 {
 	const struct trace_hold *h;
 	uint64_t total = 0, given = 0;
@@ -718,7 +723,7 @@ char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, s
 
 	if (!holder || holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
 		snprintf(buf, len, "%s",
-			 !holder			 ? "unknown"
+			 !holder		     ? "unknown"
 			 : holder == TRACE_HOLD_IDLE ? "[idle CPU]"
 						     : "[others]");
 		return buf;
@@ -768,9 +773,10 @@ static int heaviest(struct fw *v, size_t n, uint32_t *frame, uint32_t *under)
 		if (v[i].frame != *frame)
 			continue;
 		urun = (i && v[i].frame == v[i - 1].frame && v[i].under == v[i - 1].under)
-			   ? urun + v[i].w
-			   : v[i].w;
-		if (i + 1 < n && v[i + 1].frame == v[i].frame && v[i + 1].under == v[i].under)
+			       ? urun + v[i].w
+			       : v[i].w;
+		if (i + 1 < n && v[i + 1].frame == v[i].frame &&
+		    v[i + 1].under == v[i].under)
 			continue;
 		if (!ubest || urun > ubest) {
 			ubest = urun ? urun : 1;
@@ -794,8 +800,8 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 	for (i = a; i < b; i++) {
 		uint32_t k = op->switch_ix[i];
 
-		if (analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0, &v[n].frame,
-				  &v[n].under)) {
+		if (analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0,
+				  &v[n].frame, &v[n].under)) {
 			v[n].w = op->pub.sw[k].ns;
 			n++;
 		}
@@ -809,7 +815,8 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 	for (i = a; i < b; i++) {
 		uint32_t k = op->switch_ix[i], f, u;
 
-		if (!analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0, &f, &u) ||
+		if (!analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0, &f,
+				   &u) ||
 		    f != *frame)
 			continue;
 		all += op->pub.sw[k].ns;
@@ -828,7 +835,8 @@ static int top_cpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame,
 	return POLL_TOP_CPU;
 }
 
-int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame, uint32_t *under)
+int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame,
+		     uint32_t *under)
 {
 	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
 	const struct poll *p;
@@ -854,6 +862,6 @@ int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame, ui
 	if (r)
 		return r;
 	return oc->polls[poll].ns || oc->polls[poll].switches
-		   ? top_offcpu(op, poll, frame, under)
-		   : POLL_TOP_NONE;
+		       ? top_offcpu(op, poll, frame, under)
+		       : POLL_TOP_NONE;
 }

@@ -63,7 +63,8 @@ void pbuf_msg(struct pbuf *b, uint32_t field, struct pbuf *m)
 	m->len = 0;
 }
 
-void pbuf_packed(struct pbuf *b, uint32_t field, const uint64_t *v, size_t n, struct pbuf *tmp)
+void pbuf_packed(struct pbuf *b, uint32_t field, const uint64_t *v, size_t n,
+		 struct pbuf *tmp)
 {
 	if (!n)
 		return;

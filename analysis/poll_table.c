@@ -160,30 +160,41 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 	qsort(rows, nr, sizeof(*rows), grow_cmp);
 	shown = o->limit && o->limit < nr ? o->limit : nr;
 	for (i = 0; i < shown; i++) {
-		size_t lw = analysis_u8_width(groups__label(g, rows[i].grp, lab, sizeof(lab)));
+		size_t lw = analysis_u8_width(
+			groups__label(g, rows[i].grp, lab, sizeof(lab)));
 
 		if (lw > w)
 			w = lw;
 	}
 	fprintf(out, "%-*s  %8s  %10s  %9s  %9s  %9s  %9s  %9s\n", (int)w,
-		g->by == GROUP_THREAD ? "THREAD" : g->by == GROUP_NAME ? "NAME" : "TASK", "POLLS",
-		"TOTAL", "P50", "P99", "LONGEST", "OFF-CPU", "RUNQ");
+		g->by == GROUP_THREAD ? "THREAD"
+		: g->by == GROUP_NAME ? "NAME"
+				      : "TASK",
+		"POLLS", "TOTAL", "P50", "P99", "LONGEST", "OFF-CPU", "RUNQ");
 	for (i = 0; i < shown; i++) {
 		const struct grow_ *r = &rows[i];
 
 		groups__label(g, r->grp, lab, sizeof(lab));
 		fprintf(out, "%s%*s  %8" PRIu64 "  %10s  %9s  %9s  %9s  %9s  %9s\n", lab,
 			(int)(w - analysis_u8_width(lab)), "", r->n,
-			analysis_fmt_duration(r->total, a, sizeof(a)), analysis_fmt_duration(r->p50, b, sizeof(b)),
-			analysis_fmt_duration(r->p99, c, sizeof(c)), analysis_fmt_duration(r->max, d, sizeof(d)),
-			oc->trace->nswitches ? analysis_fmt_duration(r->off, e, sizeof(e)) : "-",
-			oc->trace->nswitches ? analysis_fmt_duration(r->runq, f, sizeof(f)) : "-");
+			analysis_fmt_duration(r->total, a, sizeof(a)),
+			analysis_fmt_duration(r->p50, b, sizeof(b)),
+			analysis_fmt_duration(r->p99, c, sizeof(c)),
+			analysis_fmt_duration(r->max, d, sizeof(d)),
+			oc->trace->nswitches ? analysis_fmt_duration(r->off, e, sizeof(e))
+					     : "-",
+			oc->trace->nswitches
+				? analysis_fmt_duration(r->runq, f, sizeof(f))
+				: "-");
 	}
 	fprintf(out, "# %zu of %zu %s, most poll time first; %zu polls", shown, nr,
-		g->by == GROUP_THREAD ? "threads" : g->by == GROUP_NAME ? "task names" : "tasks",
+		g->by == GROUP_THREAD ? "threads"
+		: g->by == GROUP_NAME ? "task names"
+				      : "tasks",
 		n);
 	if (o->min_ns)
-		fprintf(out, " of at least %s", analysis_fmt_duration(o->min_ns, a, sizeof(a)));
+		fprintf(out, " of at least %s",
+			analysis_fmt_duration(o->min_ns, a, sizeof(a)));
 	if (j->sel.on)
 		fprintf(out, ", %s", task_sel_text(&j->sel, lab, sizeof(lab)));
 	if (shown < nr)
@@ -244,7 +255,8 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 
 		r->p = p;
 		id_name(p->task, ts ? ts->name : NULL, o->wide, r->task, sizeof(r->task));
-		id_name(p->tid, thread_name(t, p->tid), o->wide, r->thread, sizeof(r->thread));
+		id_name(p->tid, thread_name(t, p->tid), o->wide, r->thread,
+			sizeof(r->thread));
 		top = offcpu__poll_top(oc, p->id, &fr, &under);
 		if (top < 0) {
 			err = top;
@@ -285,8 +297,9 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 			strcat(a, "+");
 		/* OFF-CPU is blocked time; RUNQ runnable, waiting for a CPU */
 		if (have_off) {
-			analysis_fmt_duration(oc->polls[p->id].ns - oc->polls[p->id].runq_ns, b,
-				     sizeof(b));
+			analysis_fmt_duration(oc->polls[p->id].ns -
+						      oc->polls[p->id].runq_ns,
+					      b, sizeof(b));
 			analysis_fmt_duration(oc->polls[p->id].runq_ns, d, sizeof(d));
 		} else {
 			strcpy(b, "-");
@@ -295,7 +308,8 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		snprintf(c, sizeof(c), "%" PRIu64 ".%06" PRIu64, since / 1000000000,
 			 since % 1000000000 / 1000);
 		fprintf(out,
-			"%-*" PRIu32 "  %s%*s  %s%*s  %12s  %9s  %*" PRIu32 "  %8s  %8s  %s\n",
+			"%-*" PRIu32 "  %s%*s  %s%*s  %12s  %9s  %*" PRIu32
+			"  %8s  %8s  %s\n",
 			idw, p->id, r->task, (int)(taskw - analysis_u8_width(r->task)),
 			"", r->thread, (int)(thrw - analysis_u8_width(r->thread)), "", c,
 			a, sw, p->samples, b, d, r->top);
@@ -305,7 +319,8 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out, " (%zu in the trace)", j->npolls);
 	fprintf(out, ", %s", o->sort == POLLS_BY_START ? "by start" : "longest first");
 	if (o->min_ns)
-		fprintf(out, ", at least %s", analysis_fmt_duration(o->min_ns, a, sizeof(a)));
+		fprintf(out, ", at least %s",
+			analysis_fmt_duration(o->min_ns, a, sizeof(a)));
 	if (j->sel.on) {
 		char what[160];
 
@@ -316,7 +331,8 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out, "# OFF-CPU, RUNQ: none, %s\n", offcpu_missing(t));
 	else if (!oc->runq_split)
 		fprintf(out,
-			"# RUNQ is preempted time only and OFF-CPU holds the rest: blocked and "
+			"# RUNQ is preempted time only and OFF-CPU holds the rest: "
+			"blocked and "
 			"run-queue time cannot be split, %s\n",
 			analysis_runq_missing(t));
 	err = analysis_losses_footer(t, LOSS_ALL, out);

@@ -13,16 +13,16 @@
 #include "analysis/analysis_int.h"
 #include "lib/text.h"
 
-#define TOP 5		   /* rows per section */
-#define MAX_HOLDERS 3	   /* thieves named per worker */
-#define MAX_FLAGS 16
+#define TOP	    5 /* rows per section */
+#define MAX_HOLDERS 3 /* thieves named per worker */
+#define MAX_FLAGS   16
 
 /* Red-flag thresholds (documented in d9prof(1)). */
-#define FLAG_LONG_POLL_NS  (10 * 1000000ULL)
-#define FLAG_DELAY_NS	   (5 * 1000000ULL)
-#define FLAG_RUNQ_NS	   (1 * 1000000ULL)
-#define FLAG_BLOCKED_NS	   (1 * 1000000ULL)
-#define FLAG_IMBALANCE	   3.0
+#define FLAG_LONG_POLL_NS (10 * 1000000ULL)
+#define FLAG_DELAY_NS	  (5 * 1000000ULL)
+#define FLAG_RUNQ_NS	  (1 * 1000000ULL)
+#define FLAG_BLOCKED_NS	  (1 * 1000000ULL)
+#define FLAG_IMBALANCE	  3.0
 
 struct holder_ns {
 	uint32_t tid;
@@ -36,18 +36,18 @@ struct worker {
 	uint64_t poll_cpu, poll_blocked, poll_runq;
 	uint64_t out_cpu, out_blocked, out_runq;
 	uint64_t parked;
-	uint64_t runq;			/* all its run-queue time */
+	uint64_t runq;			       /* all its run-queue time */
 	struct holder_ns holders[MAX_HOLDERS]; /* largest first */
 };
 
 struct flag {
-	const char *what;	/* "long poll", ... */
+	const char *what; /* "long poll", ... */
 	char threshold[32];
 	uint64_t count;
-	uint64_t task;		/* 0: none */
-	char function[256];	/* "" none */
+	uint64_t task;	    /* 0: none */
+	char function[256]; /* "" none */
 	char detail[LOSS_TEXT_MAX + 64];
-	char next[128];		/* the command to run next */
+	char next[128]; /* the command to run next */
 };
 
 struct page {
@@ -56,18 +56,18 @@ struct page {
 	struct worker *w;
 	size_t nw;
 	uint64_t span;
-	struct holder_ns thieves[TOP];	/* over all threads */
+	struct holder_ns thieves[TOP]; /* over all threads */
 	size_t nthieves;
 	const struct poll *longest[TOP];
 	size_t nlongest;
-	struct delay_cause lc[TOP][6];	/* the longest polls' causes */
+	struct delay_cause lc[TOP][6]; /* the longest polls' causes */
 	size_t nlc[TOP];
 	const struct task_stat *hot[TOP];
-	uint32_t hot_stack[TOP];	/* UINT32_MAX: none */
+	uint32_t hot_stack[TOP]; /* UINT32_MAX: none */
 	uint64_t hot_w[TOP];
 	size_t nhot;
-	int32_t worst_poll;	/* the poll that held up the worst delay most
-				 * (its first cause, if a poll), -1 none */
+	int32_t worst_poll; /* the poll that held up the worst delay most
+			     * (its first cause, if a poll), -1 none */
 	struct flag flags[MAX_FLAGS];
 	size_t nflags;
 	struct hot h;
@@ -124,14 +124,16 @@ static int holders(struct page *pg, const uint32_t *tids)
 	}
 	for (i = 0; i < t->nswitches; i++) {
 		struct trace_hold h[TRACE_MAX_HOLDS];
-		size_t nh = analysis_switch_holds(t, &t->switches[i], pg->oc->sw[i].runq, h);
+		size_t nh =
+			analysis_switch_holds(t, &t->switches[i], pg->oc->sw[i].runq, h);
 
 		for (size_t k = 0; k < nh; k++) {
 			uint64_t *v, *a;
 
 			if (!h[k].tid || !h[k].ns)
 				continue;
-			v = lib_map_get(&m, (uint64_t)t->switches[i].tid << 32 | h[k].tid, NULL);
+			v = lib_map_get(&m, (uint64_t)t->switches[i].tid << 32 | h[k].tid,
+					NULL);
 			a = lib_map_get(&all, h[k].tid, NULL);
 			if (!v || !a) {
 				lib_map_release(&m);
@@ -180,7 +182,8 @@ static int workers(struct page *pg)
 	for (i = 0; i < j->npolls; i++)
 		tids[n++] = j->polls[i].tid;
 	for (i = 0; i < t->nthreads; i++)
-		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time, oc->end_time))
+		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time,
+				      oc->end_time))
 			tids[n++] = t->threads[i].tid;
 	qsort(tids, n, sizeof(*tids), tid_cmp);
 	for (i = k = 0; i < n; i++)
@@ -258,8 +261,8 @@ static int longest_polls(struct page *pg)
 	pg->nlongest = n;
 	for (i = 0; i < n; i++) {
 		pg->longest[i] = top[i];
-		pg->nlc[i] = delays__causes(pg->oc, top[i]->tid, top[i]->start, top[i]->end,
-					   pg->lc[i], 6);
+		pg->nlc[i] = delays__causes(pg->oc, top[i]->tid, top[i]->start,
+					    top[i]->end, pg->lc[i], 6);
 		if (pg->nlc[i] > 6)
 			pg->nlc[i] = 6;
 		if (hot_want(&pg->h, (int32_t)top[i]->id))
@@ -309,7 +312,8 @@ static int hot_tasks(struct page *pg)
 		if (!(k >> 32))
 			continue;
 		w = lib_map_get(&by,
-				(k >> 32) << 32 | stack_canon(pg->h.canon, pg->h.ncanon, (uint32_t)k),
+				(k >> 32) << 32 | stack_canon(pg->h.canon, pg->h.ncanon,
+							      (uint32_t)k),
 				NULL);
 		if (!w)
 			goto out;
@@ -321,7 +325,8 @@ static int hot_tasks(struct page *pg)
 
 		for (size_t q = 0; q < n; q++)
 			if (root - 1 == (uint64_t)(pg->hot[q] - j->tasks) &&
-			    (w > pg->hot_w[q] || (w == pg->hot_w[q] && stack < pg->hot_stack[q]))) {
+			    (w > pg->hot_w[q] ||
+			     (w == pg->hot_w[q] && stack < pg->hot_stack[q]))) {
 				pg->hot_w[q] = w;
 				pg->hot_stack[q] = stack;
 			}
@@ -348,8 +353,8 @@ static struct flag *flag_new(struct page *pg, const char *what, const char *thre
 
 /* The polls over each flag's threshold: how many, and the worst. */
 struct worst {
-	const struct poll *lp, *rq, *bl;	/* longest, most run queue, most
-						 * blocked */
+	const struct poll *lp, *rq, *bl; /* longest, most run queue, most
+					  * blocked */
 	uint64_t nlong, nrq, nbl;
 };
 
@@ -374,8 +379,9 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 		}
 		if (po->ns - po->runq_ns >= FLAG_BLOCKED_NS) {
 			w->nbl++;
-			if (!w->bl || po->ns - po->runq_ns >
-					  oc->polls[w->bl->id].ns - oc->polls[w->bl->id].runq_ns)
+			if (!w->bl ||
+			    po->ns - po->runq_ns > oc->polls[w->bl->id].ns -
+							   oc->polls[w->bl->id].runq_ns)
 				w->bl = p;
 		}
 	}
@@ -404,11 +410,15 @@ static void flags(struct page *pg)
 		f->task = lp->task;
 		if (offcpu__poll_top(oc, lp->id, &fr, &under) > 0)
 			site_label(t, fr, under, f->function, sizeof(f->function));
-		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
-			 nlong, analysis_fmt_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
-		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, lp->id);
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
+			 nlong, analysis_fmt_duration(lp->end - lp->start, a, sizeof(a)),
+			 lp->id);
+		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32,
+			 lp->id);
 	}
-	for (i = 0; i < pg->d->n && pg->d->v[i].begin - pg->d->v[i].wake >= FLAG_DELAY_NS; i++)
+	for (i = 0; i < pg->d->n && pg->d->v[i].begin - pg->d->v[i].wake >= FLAG_DELAY_NS;
+	     i++)
 		ndel++;
 	if (ndel && (f = flag_new(pg, "wake-to-poll delay", "5ms"))) {
 		const struct delay *d = &pg->d->v[0];
@@ -418,9 +428,11 @@ static void flags(struct page *pg)
 		f->task = d->task;
 		if (hot_frames(&pg->h, t, pg->worst_poll, lab))
 			snprintf(f->function, sizeof(f->function), "%s", lab[0]);
-		snprintf(f->detail, sizeof(f->detail), "%" PRIu64 " delays >= 5ms, worst %s",
-			 ndel, analysis_fmt_duration(d->begin - d->wake, a, sizeof(a)));
-		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64, d->task);
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64 " delays >= 5ms, worst %s", ndel,
+			 analysis_fmt_duration(d->begin - d->wake, a, sizeof(a)));
+		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
+			 d->task);
 	}
 	if (rq && (f = flag_new(pg, "run-queue wait in polls", "1ms"))) {
 		char h[96] = "unknown";
@@ -429,20 +441,26 @@ static void flags(struct page *pg)
 		size_t m = offcpu__thread_switches(oc, rq->tid, &sw);
 
 		for (size_t q = 0; q < m; q++)
-			if (oc->sw[sw[q]].poll == (int32_t)rq->id && oc->sw[sw[q]].runq > best) {
+			if (oc->sw[sw[q]].poll == (int32_t)rq->id &&
+			    oc->sw[sw[q]].runq > best) {
 				struct trace_hold hd[TRACE_MAX_HOLDS];
 
 				best = oc->sw[sw[q]].runq;
-				if (analysis_switch_holds(t, &t->switches[sw[q]], best, hd))
+				if (analysis_switch_holds(t, &t->switches[sw[q]], best,
+							  hd))
 					analysis_holder_label(t, hd[0].tid, h, sizeof(h));
 			}
 		f->count = nrq;
 		f->task = rq->task;
 		snprintf(f->detail, sizeof(f->detail),
-			 "%" PRIu64 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
+			 "%" PRIu64
+			 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
 			 ", behind %s",
-			 nrq, analysis_fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)), rq->id, h);
-		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
+			 nrq,
+			 analysis_fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)),
+			 rq->id, h);
+		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32,
+			 rq->id);
 	}
 	if (bl && (f = flag_new(pg, "blocking call in polls", "1ms"))) {
 		uint32_t fr, under;
@@ -452,12 +470,15 @@ static void flags(struct page *pg)
 		if (offcpu__poll_top(oc, bl->id, &fr, &under) > 0)
 			site_label(t, fr, under, f->function, sizeof(f->function));
 		snprintf(f->detail, sizeof(f->detail),
-			 "%" PRIu64 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")", nbl,
-			 analysis_fmt_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns, a,
-				      sizeof(a)),
+			 "%" PRIu64
+			 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")",
+			 nbl,
+			 analysis_fmt_duration(oc->polls[bl->id].ns -
+						       oc->polls[bl->id].runq_ns,
+					       a, sizeof(a)),
 			 bl->id);
-		snprintf(f->next, sizeof(f->next), "d9prof offcpu --task %" PRIu64 " -o off.svg",
-			 bl->task);
+		snprintf(f->next, sizeof(f->next),
+			 "d9prof offcpu --task %" PRIu64 " -o off.svg", bl->task);
 	}
 	{
 		const struct worker *hi = NULL, *lo = NULL;
@@ -484,11 +505,13 @@ static void flags(struct page *pg)
 				analysis_thread_label(t, hi->tid, x, sizeof(x));
 				analysis_thread_label(t, lo->tid, y, sizeof(y));
 				f->count = 1;
-				snprintf(f->detail, sizeof(f->detail), "%s in polls %s, %s %s (%.1fx)",
-					 x, analysis_fmt_duration(bh, a, sizeof(a)), y,
+				snprintf(f->detail, sizeof(f->detail),
+					 "%s in polls %s, %s %s (%.1fx)", x,
+					 analysis_fmt_duration(bh, a, sizeof(a)), y,
 					 analysis_fmt_duration(bo, b, sizeof(b)),
 					 bo ? (double)bh / (double)bo : 0.0);
-				snprintf(f->next, sizeof(f->next), "d9prof polls --sort start");
+				snprintf(f->next, sizeof(f->next),
+					 "d9prof polls --sort start");
 			}
 		}
 	}
@@ -496,7 +519,8 @@ static void flags(struct page *pg)
 		f->count = pg->d->nlost;
 		f->task = pg->d->lost[0].task;
 		snprintf(f->detail, sizeof(f->detail),
-			 "%zu tasks woken and not polled again by the end (lost wake-ups?)",
+			 "%zu tasks woken and not polled again by the end (lost "
+			 "wake-ups?)",
 			 pg->d->nlost);
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
 			 pg->d->lost[0].task);
@@ -511,9 +535,11 @@ static void flags(struct page *pg)
 		if (j->ngaps)
 			snprintf(gap, sizeof(gap), ", %s without runtime events",
 				 analysis_fmt_duration(j->gap_ns, a, sizeof(a)));
-		snprintf(f->detail, sizeof(f->detail), "%s%s%" PRIu64 " poll ends unmatched%s",
-			 what, *what ? ", " : "", j->unmatched_ends, gap);
-		snprintf(f->next, sizeof(f->next), "d9prof record -F 499 (fewer samples) or a shorter -d");
+		snprintf(f->detail, sizeof(f->detail),
+			 "%s%s%" PRIu64 " poll ends unmatched%s", what, *what ? ", " : "",
+			 j->unmatched_ends, gap);
+		snprintf(f->next, sizeof(f->next),
+			 "d9prof record -F 499 (fewer samples) or a shorter -d");
 	}
 }
 
@@ -551,19 +577,21 @@ static void text_recorded(const struct page *pg, FILE *out)
 	fputs("  target: ", out);
 	text_put(out, analysis_meta(t, TRACE_META_CMDLINE) ?: "?");
 	fprintf(out, " (pid %s), %s recorded%s\n", meta_text(t, "pid", m[0]),
-		analysis_fmt_duration(pg->span, a, sizeof(a)), t->complete ? "" : ", trace cut short");
+		analysis_fmt_duration(pg->span, a, sizeof(a)),
+		t->complete ? "" : ", trace cut short");
 	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
 		meta_text(t, "event", m[0]), meta_text(t, "sampler", m[1]),
 		meta_text(t, "frequency", m[2]));
-	fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks, j->npolls,
-		pg->nw, j->ntasks ? "" : " (no shim: no task attribution)");
+	fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks,
+		j->npolls, pg->nw, j->ntasks ? "" : " (no shim: no task attribution)");
 	if (t->nswitches)
 		fprintf(out, "  off-CPU: %zu intervals (%s)\n", t->nswitches,
 			meta_text(t, "offcpu", m[0]));
 	else
 		fprintf(out, "  off-CPU: none, %s\n", offcpu_missing(t));
 	if (oc->runq_split)
-		fprintf(out, "  run queue: wakeups recorded (%s)\n", meta_text(t, "wakeups", m[0]));
+		fprintf(out, "  run queue: wakeups recorded (%s)\n",
+			meta_text(t, "wakeups", m[0]));
 	else
 		fprintf(out, "  run queue: blocked and run-queue time not split, %s\n",
 			analysis_runq_missing(t));
@@ -573,9 +601,11 @@ static void text_recorded(const struct page *pg, FILE *out)
 	for (size_t i = 0; i < nl; i++)
 		fprintf(out, "  lost: %" PRIu64 " %s\n", l[i].count, l[i].what);
 	if (j->ngaps)
-		fprintf(out, "  lost: %s of runtime events in %zu gap%s, the recorder stalled "
-			     "past the shim's lease (it attached again)\n",
-			analysis_fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps, j->ngaps == 1 ? "" : "s");
+		fprintf(out,
+			"  lost: %s of runtime events in %zu gap%s, the recorder stalled "
+			"past the shim's lease (it attached again)\n",
+			analysis_fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps,
+			j->ngaps == 1 ? "" : "s");
 }
 
 static void text_workers(const struct page *pg, FILE *out)
@@ -589,21 +619,22 @@ static void text_workers(const struct page *pg, FILE *out)
 		fprintf(out, "  no thread polled or parked\n");
 		return;
 	}
-	fprintf(out, "  %-26s %7s  %-23s  %-23s  %6s\n", "", "", "in polls", "outside polls",
-		"");
-	fprintf(out, "  %-26s %7s  %6s %8s %6s  %6s %8s %6s  %6s\n", "THREAD", "POLLS", "CPU",
-		"BLOCKED", "RUNQ", "CPU", "BLOCKED", "RUNQ", "PARKED");
+	fprintf(out, "  %-26s %7s  %-23s  %-23s  %6s\n", "", "", "in polls",
+		"outside polls", "");
+	fprintf(out, "  %-26s %7s  %6s %8s %6s  %6s %8s %6s  %6s\n", "THREAD", "POLLS",
+		"CPU", "BLOCKED", "RUNQ", "CPU", "BLOCKED", "RUNQ", "PARKED");
 	for (size_t i = 0; i < pg->nw; i++) {
 		const struct worker *w = &pg->w[i];
 
 		analysis_thread_label(t, w->tid, n, sizeof(n));
 		fprintf(out,
-			"  %-26s %7" PRIu64 "  %5.1f%% %7.1f%% %5.1f%%  %5.1f%% %7.1f%% %5.1f%%  "
+			"  %-26s %7" PRIu64
+			"  %5.1f%% %7.1f%% %5.1f%%  %5.1f%% %7.1f%% %5.1f%%  "
 			"%5.1f%%\n",
-			n, w->polls, pct(w->poll_cpu, pg->span), pct(w->poll_blocked, pg->span),
-			pct(w->poll_runq, pg->span), pct(w->out_cpu, pg->span),
-			pct(w->out_blocked, pg->span), pct(w->out_runq, pg->span),
-			pct(w->parked, pg->span));
+			n, w->polls, pct(w->poll_cpu, pg->span),
+			pct(w->poll_blocked, pg->span), pct(w->poll_runq, pg->span),
+			pct(w->out_cpu, pg->span), pct(w->out_blocked, pg->span),
+			pct(w->out_runq, pg->span), pct(w->parked, pg->span));
 	}
 }
 
@@ -624,8 +655,8 @@ static void text_longest(const struct page *pg, FILE *out)
 		fprintf(out, "  %s%s  poll %" PRIu32 "  %s on %s: ",
 			analysis_fmt_duration(p->end - p->start, a, sizeof(a)),
 			p->open_start || p->open_end ? "+" : "", p->id, task, th);
-		analysis_causes_text(pg->oc, &pg->h, pg->lc[i], pg->nlc[i], p->end - p->start, &p->task,
-			    out);
+		analysis_causes_text(pg->oc, &pg->h, pg->lc[i], pg->nlc[i],
+				     p->end - p->start, &p->task, out);
 		fputc('\n', out);
 	}
 }
@@ -646,22 +677,26 @@ static void text_runq(const struct page *pg, FILE *out)
 			continue;
 		any = 1;
 		analysis_thread_label(t, w->tid, n, sizeof(n));
-		fprintf(out, "  %s waited %s for a CPU", n, analysis_fmt_duration(w->runq, a, sizeof(a)));
+		fprintf(out, "  %s waited %s for a CPU", n,
+			analysis_fmt_duration(w->runq, a, sizeof(a)));
 		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++)
 			fprintf(out, "%s%s of it behind %s", k ? ", " : ", ",
 				analysis_fmt_duration(w->holders[k].ns, b, sizeof(b)),
-				analysis_holder_label(t, w->holders[k].tid, h, sizeof(h)));
+				analysis_holder_label(t, w->holders[k].tid, h,
+						      sizeof(h)));
 		fputc('\n', out);
 	}
 	if (!any)
 		fprintf(out, "  none\n");
 	if (any && analysis_runq_holders_missing(t))
-		fprintf(out, "  (holders approximate: %s)\n", analysis_runq_holders_missing(t));
+		fprintf(out, "  (holders approximate: %s)\n",
+			analysis_runq_holders_missing(t));
 	if (pg->nthieves) {
 		fprintf(out, "  CPU held while our threads waited:");
 		for (size_t k = 0; k < pg->nthieves; k++)
 			fprintf(out, "%s %s %s", k ? "," : "",
-				analysis_holder_label(t, pg->thieves[k].tid, h, sizeof(h)),
+				analysis_holder_label(t, pg->thieves[k].tid, h,
+						      sizeof(h)),
 				analysis_fmt_duration(pg->thieves[k].ns, a, sizeof(a)));
 		fputc('\n', out);
 	}
@@ -680,8 +715,8 @@ static void text_hot(const struct page *pg, FILE *out)
 	for (size_t i = 0; i < pg->nhot; i++) {
 		const uint32_t *fr = NULL;
 		size_t m = pg->hot_stack[i] == UINT32_MAX
-			       ? 0
-			       : analysis_stack_frames(t, pg->hot_stack[i], &fr);
+				   ? 0
+				   : analysis_stack_frames(t, pg->hot_stack[i], &fr);
 		char prev[256] = "";
 		int shown = 0;
 
@@ -690,9 +725,11 @@ static void text_hot(const struct page *pg, FILE *out)
 		/* CPU% as everywhere: of one CPU over the recording */
 		if (period)
 			fprintf(out, "CPU %s (%.1f%% of a CPU), ",
-				analysis_fmt_duration((uint64_t)(period * (double)pg->hot[i]->samples), d,
-					     sizeof(d)),
-				pct((uint64_t)(period * (double)pg->hot[i]->samples), pg->span));
+				analysis_fmt_duration(
+					(uint64_t)(period * (double)pg->hot[i]->samples),
+					d, sizeof(d)),
+				pct((uint64_t)(period * (double)pg->hot[i]->samples),
+				    pg->span));
 		fprintf(out, "%.1f%% of all samples, hottest stack %.0f%%:",
 			pct(pg->hot[i]->samples, j->samples),
 			pct(pg->hot_w[i], pg->hot[i]->samples));
@@ -711,7 +748,8 @@ static void text_hot(const struct page *pg, FILE *out)
 /* The first ten of @n tasks as "task N name: VERB at Xs, STATE Y+ TAIL",
  * Y the time from then to the end, and how many more. */
 static void text_task_list(const struct page *pg, const struct delay *v, size_t n,
-			   const char *verb, const char *state, const char *tail, FILE *out)
+			   const char *verb, const char *state, const char *tail,
+			   FILE *out)
 {
 	char task[160], a[32];
 	size_t i;
@@ -722,7 +760,8 @@ static void text_task_list(const struct page *pg, const struct delay *v, size_t 
 		analysis_task_label(pg->oc->join, v[i].task, task, sizeof(task));
 		fprintf(out, "  %s: %s at %.3fs, %s %s+ %s\n", task, verb,
 			(double)since_start(pg->oc, v[i].wake) / 1e9, state,
-			analysis_fmt_duration(pg->d->end_time - v[i].wake, a, sizeof(a)), tail);
+			analysis_fmt_duration(pg->d->end_time - v[i].wake, a, sizeof(a)),
+			tail);
 	}
 	if (i < n)
 		fprintf(out, "  ... and %zu more\n", n - i);
@@ -731,14 +770,17 @@ static void text_task_list(const struct page *pg, const struct delay *v, size_t 
 static void text_lost(const struct page *pg, FILE *out)
 {
 	fprintf(out, "\n== Tasks woken and never polled again (lost wake-ups?)\n");
-	text_task_list(pg, pg->d->lost, pg->d->nlost, "woken", "waited", "to the end", out);
+	text_task_list(pg, pg->d->lost, pg->d->nlost, "woken", "waited", "to the end",
+		       out);
 	if (pg->d->waiting_at_end)
-		fprintf(out, "  (%" PRIu64 " more woken shortly before the end, still waiting: "
-			     "too soon to say)\n",
+		fprintf(out,
+			"  (%" PRIu64
+			" more woken shortly before the end, still waiting: "
+			"too soon to say)\n",
 			pg->d->waiting_at_end);
 	fprintf(out, "\n== Tasks spawned while recorded and never ended\n");
-	text_task_list(pg, pg->d->unended, pg->d->nunended, "spawned", "alive", "at the end",
-		       out);
+	text_task_list(pg, pg->d->unended, pg->d->nunended, "spawned", "alive",
+		       "at the end", out);
 }
 
 static void text_flags(const struct page *pg, FILE *out)
@@ -747,8 +789,10 @@ static void text_flags(const struct page *pg, FILE *out)
 
 	fprintf(out, "\n== Red flags\n");
 	if (!pg->nflags)
-		fprintf(out, "  none (long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait "
-			     ">= 1ms in a poll, blocking >= 1ms in a poll, worker imbalance >= 3x, "
+		fprintf(out, "  none (long poll >= 10ms, wake-to-poll delay >= 5ms, "
+			     "run-queue wait "
+			     ">= 1ms in a poll, blocking >= 1ms in a poll, worker "
+			     "imbalance >= 3x, "
 			     "lost wake-ups, lost data)\n");
 	for (size_t i = 0; i < pg->nflags; i++) {
 		const struct flag *f = &pg->flags[i];
@@ -830,7 +874,8 @@ static void json_workers(const struct page *pg, struct lib_json *w)
 		lib_json_name(w, "holders");
 		lib_json_array_begin(w);
 		for (size_t k = 0; k < MAX_HOLDERS && wk->holders[k].ns; k++)
-			analysis_holder_json(t, wk->holders[k].tid, &wk->holders[k].ns, w);
+			analysis_holder_json(t, wk->holders[k].tid, &wk->holders[k].ns,
+					     w);
 		lib_json_array_end(w);
 		lib_json_object_end(w);
 	}
@@ -873,15 +918,16 @@ static void json_hot(const struct page *pg, struct lib_json *w)
 	for (i = 0; i < pg->nhot; i++) {
 		const uint32_t *fr = NULL;
 		size_t m = pg->hot_stack[i] == UINT32_MAX
-			       ? 0
-			       : analysis_stack_frames(t, pg->hot_stack[i], &fr);
+				   ? 0
+				   : analysis_stack_frames(t, pg->hot_stack[i], &fr);
 		char lab[256];
 
 		lib_json_object_begin(w);
 		json_task(oc->join, pg->hot[i]->task, w);
 		lib_json_uint_field(w, "samples", pg->hot[i]->samples);
 		lib_json_name(w, "cpu_ns");
-		lib_json_double(w, "%.0f", analysis_period_ns(t) * (double)pg->hot[i]->samples);
+		lib_json_double(w, "%.0f",
+				analysis_period_ns(t) * (double)pg->hot[i]->samples);
 		lib_json_uint_field(w, "stack_samples", pg->hot_w[i]);
 		lib_json_name(w, "stack");
 		lib_json_array_begin(w);
@@ -898,7 +944,8 @@ static void json_hot(const struct page *pg, struct lib_json *w)
 	for (i = 0; i < pg->d->nunended; i++) {
 		lib_json_object_begin(w);
 		json_task(oc->join, pg->d->unended[i].task, w);
-		lib_json_uint_field(w, "spawned_ns", since_start(oc, pg->d->unended[i].wake));
+		lib_json_uint_field(w, "spawned_ns",
+				    since_start(oc, pg->d->unended[i].wake));
 		lib_json_object_end(w);
 	}
 	lib_json_array_end(w);
@@ -971,7 +1018,8 @@ int analysis__report(const struct offcpu *oc, const struct delays *d, int json, 
 	if (!err && d->n) {
 		struct delay_cause c[1];
 
-		if (delays__causes(oc, d->v[0].poller, d->v[0].wake, d->v[0].begin, c, 1) &&
+		if (delays__causes(oc, d->v[0].poller, d->v[0].wake, d->v[0].begin, c,
+				   1) &&
 		    c[0].kind == CAUSE_POLL)
 			pg.worst_poll = c[0].poll;
 		err = hot_want(&pg.h, pg.worst_poll);

@@ -20,35 +20,49 @@
 
 /* Modules of the system, by the start of their file name. */
 static const char *const sys_modules[] = {
-    "libc.so",	  "libc-2.",	"libpthread.so", "libpthread-", "ld-linux",  "ld-2.",
-    "ld.so",	  "linux-vdso", "[vdso]",	 "libm.so",	"libm-2.",   "libdl.so",
-    "libdl-2.",	  "librt.so",	"librt-2.",	 "libgcc_s.so", "libstdc++.so", "libd9prof.so",
-    "libresolv.so", "libunwind.so",
+	"libc.so",     "libc-2.",      "libpthread.so", "libpthread-",	"ld-linux",
+	"ld-2.",       "ld.so",	       "linux-vdso",	"[vdso]",	"libm.so",
+	"libm-2.",     "libdl.so",     "libdl-2.",	"librt.so",	"librt-2.",
+	"libgcc_s.so", "libstdc++.so", "libd9prof.so",	"libresolv.so", "libunwind.so",
 };
 
 /* Functions of the system, by the start of their (demangled) name; a
  * trait impl "<T as Trait>::f" is judged by T. */
 static const char *const sys_names[] = {
-    "std::",	   "core::",	"alloc::",   "tokio::",	   "mio::",	  "d9prof::",
-    "futures_executor::", "futures_util::", "__GI_", "__libc_", "__pthread",
-    "__clock_", "__nanosleep", "__rust", "rust_begin_unwind", "d9_",
+	"std::",
+	"core::",
+	"alloc::",
+	"tokio::",
+	"mio::",
+	"d9prof::",
+	"futures_executor::",
+	"futures_util::",
+	"__GI_",
+	"__libc_",
+	"__pthread",
+	"__clock_",
+	"__nanosleep",
+	"__rust",
+	"rust_begin_unwind",
+	"d9_",
 };
 
 /* ... and by the whole name: where threads and processes start */
 static const char *const sys_whole[] = {
-    "_start", "clone", "clone3", "__clone", "__clone3", "start_thread",
+	"_start", "clone", "clone3", "__clone", "__clone3", "start_thread",
 };
 
 /* Rust's primitive types: their methods ("<u64>::wrapping_mul", "<[T]>::
  * iter", "<str as core::fmt::Display>::fmt") are core's. */
 static const char *const primitives[] = {
-    "u8",  "u16", "u32",  "u64",  "u128", "usize", "i8",   "i16", "i32",
-    "i64", "i128", "isize", "f32", "f64",  "bool",  "char", "str",
+	"u8",  "u16",  "u32",	"u64", "u128", "usize", "i8",	"i16", "i32",
+	"i64", "i128", "isize", "f32", "f64",  "bool",	"char", "str",
 };
 
 static int is_primitive(const char *s)
 {
-	if (*s == '[' || *s == '(' || !strncmp(s, "*const ", 7) || !strncmp(s, "*mut ", 5))
+	if (*s == '[' || *s == '(' || !strncmp(s, "*const ", 7) ||
+	    !strncmp(s, "*mut ", 5))
 		return 1;
 	for (size_t i = 0; i < sizeof(primitives) / sizeof(*primitives); i++) {
 		size_t n = strlen(primitives[i]);
@@ -106,8 +120,8 @@ int analysis_frame_is_system(const struct trace *t, uint32_t id)
 	return starts(s, sys_names, NV(sys_names));
 }
 
-int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu, uint32_t *frame,
-		  uint32_t *under)
+int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu,
+		  uint32_t *frame, uint32_t *under)
 {
 	const uint32_t *fr = NULL;
 	size_t m = analysis_stack_frames(t, stack, &fr), base, k;
@@ -120,7 +134,8 @@ int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu, 
 		return 1;
 	}
 	/* the call into the kernel: the leaf-most user frame, else the leaf */
-	for (base = 0; base < m && (fr[base] >= t->nframes || t->frames[fr[base]].kernel); base++)
+	for (base = 0; base < m && (fr[base] >= t->nframes || t->frames[fr[base]].kernel);
+	     base++)
 		;
 	if (base == m)
 		base = 0;
@@ -139,7 +154,8 @@ int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu, 
 	return 1;
 }
 
-char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *buf, size_t len)
+char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *buf,
+		 size_t len)
 {
 	char a[256];
 

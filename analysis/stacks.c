@@ -118,8 +118,8 @@ int analysis_stack_canon(const struct trace *t, uint32_t **out)
 			*v = s;
 		/* a hash shared by different paths keeps them apart */
 		canon[s] = created || same_path(f, t, flab, (uint32_t)*v, s, &ids, &cap)
-			       ? (uint32_t)*v
-			       : s;
+				   ? (uint32_t)*v
+				   : s;
 	}
 	*out = canon;
 	canon = NULL;

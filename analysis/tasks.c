@@ -13,7 +13,6 @@
 #include "analysis/analysis_int.h"
 #include "lib/text.h"
 
-
 static int digits(uint64_t v)
 {
 	int n = 1;
@@ -30,7 +29,7 @@ static int digits(uint64_t v)
 /* One row of the task table: a task, or all tasks of one name. */
 struct trow {
 	uint32_t grp;
-	uint64_t task;		/* GROUP_TASK: the task id */
+	uint64_t task; /* GROUP_TASK: the task id */
 	uint64_t ntasks, polls, weight, total_ns, longest_ns;
 	struct delay_stats ds;
 };
@@ -69,53 +68,67 @@ static int trow_cmp(const void *a, const void *b, void *key)
 /* The lines under the table: what it shows of how many, by what, what
  * CPU means, the CPU in and outside polls, ends without a begin. */
 static void tasks_footer(const struct join *j, const struct groups *g,
-			 const struct tasks_opts *o, size_t shown, size_t nr, double period,
-			 uint64_t span, FILE *out)
+			 const struct tasks_opts *o, size_t shown, size_t nr,
+			 double period, uint64_t span, FILE *out)
 {
 	char lab[32];
 
-	fprintf(out, "# %zu of %zu %s", shown, nr, g->by == GROUP_NAME ? "task names" : "tasks");
+	fprintf(out, "# %zu of %zu %s", shown, nr,
+		g->by == GROUP_NAME ? "task names" : "tasks");
 	if (g->by == GROUP_NAME)
 		fprintf(out, " (%zu tasks)", j->ntasks);
-	fprintf(out, ", by %s", o->sort == TASKS_BY_POLLS	  ? "polls"
-				: o->sort == TASKS_BY_LONGEST ? "longest poll"
-				: o->sort == TASKS_BY_DELAY   ? "longest delay"
-				: o->sort == TASKS_BY_NAME    ? "name"
-							      : "CPU");
+	fprintf(out, ", by %s",
+		o->sort == TASKS_BY_POLLS     ? "polls"
+		: o->sort == TASKS_BY_LONGEST ? "longest poll"
+		: o->sort == TASKS_BY_DELAY   ? "longest delay"
+		: o->sort == TASKS_BY_NAME    ? "name"
+					      : "CPU");
 	if (shown < nr)
 		fprintf(out, "; --limit 0 for all");
 	fputc('\n', out);
 	fprintf(out,
-		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
+		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over "
+		"the "
 		"%s recorded\n",
-		period ? "sampling periods x 1/frequency" : "no sampling frequency in the trace",
+		period ? "sampling periods x 1/frequency"
+		       : "no sampling frequency in the trace",
 		analysis_fmt_duration(span, lab, sizeof(lab)));
 	/* weights, not samples: a ctimer sample may stand for several periods */
 	if (period) {
 		char a[32], b[32];
 
-		fprintf(out, "# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
-			analysis_fmt_duration((uint64_t)((double)j->samples_in_polls * period), a, sizeof(a)),
+		fprintf(out,
+			"# sampled CPU: %s in polls (%.1f%%), %s outside polls "
+			"(%.1f%%)\n",
+			analysis_fmt_duration(
+				(uint64_t)((double)j->samples_in_polls * period), a,
+				sizeof(a)),
 			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			analysis_fmt_duration((uint64_t)((double)(j->samples - j->samples_in_polls) * period),
-				     b, sizeof(b)),
-			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+			analysis_fmt_duration(
+				(uint64_t)((double)(j->samples - j->samples_in_polls) *
+					   period),
+				b, sizeof(b)),
+			j->samples
+				? 100.0 * (j->samples - j->samples_in_polls) / j->samples
+				: 0.0);
 	} else {
 		fprintf(out,
-			"# %" PRIu64 " sampling periods: %" PRIu64 " in polls (%.1f%%), %" PRIu64
-			" outside polls (%.1f%%)\n",
+			"# %" PRIu64 " sampling periods: %" PRIu64
+			" in polls (%.1f%%), %" PRIu64 " outside polls (%.1f%%)\n",
 			j->samples, j->samples_in_polls,
 			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
 			j->samples - j->samples_in_polls,
-			j->samples ? 100.0 * (j->samples - j->samples_in_polls) / j->samples : 0.0);
+			j->samples
+				? 100.0 * (j->samples - j->samples_in_polls) / j->samples
+				: 0.0);
 	}
 	if (j->unmatched_ends)
 		fprintf(out, "# incomplete: %" PRIu64 " poll ends without a begin\n",
 			j->unmatched_ends);
 }
 
-int analysis__tasks(const struct join *j, const struct delays *d, const struct tasks_opts *o,
-		    FILE *out)
+int analysis__tasks(const struct join *j, const struct delays *d,
+		    const struct tasks_opts *o, FILE *out)
 {
 	static const struct tasks_opts dflt = {0};
 	const struct trace *t;
@@ -165,13 +178,14 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 	period = analysis_period_ns(t);
 	join_seen(j, &lo, &hi);
 	span = t->counters.end_time > t->counters.start_time
-		   ? t->counters.end_time - t->counters.start_time
-		   : (hi > lo ? hi - lo : 0);
+		       ? t->counters.end_time - t->counters.start_time
+		       : (hi > lo ? hi - lo : 0);
 	for (i = 0; i < shown; i++) {
 		if (g->by == GROUP_NAME)
 			groups__label(g, rows[i].grp, lab, sizeof(lab));
 		else
-			snprintf(lab, sizeof(lab), "%s", j->tasks[rows[i].grp].name ?: "-");
+			snprintf(lab, sizeof(lab), "%s",
+				 j->tasks[rows[i].grp].name ?: "-");
 		analysis_clean_name(lab, name, sizeof(name));
 		if (analysis_u8_width(name) > namew)
 			namew = analysis_u8_width(name);
@@ -185,19 +199,21 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 		fprintf(out, "%-*s  %6s", (int)namew, "NAME", "TASKS");
 	else
 		fprintf(out, "%-8s  %-*s", "TASK", (int)namew, "NAME");
-	fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw, "POLLS", "CPU",
-		"CPU%", "TOTAL-POLL", "MEAN-POLL", "LONGEST-POLL", pw, "WAKES", "DELAY-P50",
-		"DELAY-P99", "DELAY-MAX");
+	fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
+		"POLLS", "CPU", "CPU%", "TOTAL-POLL", "MEAN-POLL", "LONGEST-POLL", pw,
+		"WAKES", "DELAY-P50", "DELAY-P99", "DELAY-MAX");
 	for (i = 0; i < shown; i++) {
 		const struct trow *r = &rows[i];
 		double cpu = period ? (double)r->weight * period : 0;
-		char cpus[32] = "-", pct[16] = "-", tot[32] = "-", mean[32] = "-", longest[32] = "-";
+		char cpus[32] = "-", pct[16] = "-", tot[32] = "-", mean[32] = "-",
+		     longest[32] = "-";
 		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
 
 		if (period) {
 			analysis_fmt_duration((uint64_t)cpu, cpus, sizeof(cpus));
 			if (span)
-				snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * cpu / (double)span);
+				snprintf(pct, sizeof(pct), "%.1f%%",
+					 100.0 * cpu / (double)span);
 		}
 		if (r->polls) {
 			analysis_fmt_duration(r->total_ns, tot, sizeof(tot));
@@ -218,12 +234,15 @@ int analysis__tasks(const struct join *j, const struct delays *d, const struct t
 			fprintf(out, "%s%*s  %6" PRIu64, name,
 				(int)(namew - analysis_u8_width(name)), "", r->ntasks);
 		} else {
-			analysis_fit_name(j->tasks[r->grp].name, namew, name, sizeof(name));
+			analysis_fit_name(j->tasks[r->grp].name, namew, name,
+					  sizeof(name));
 			fprintf(out, "%-8" PRIu64 "  %s%*s", r->task, name,
 				(int)(namew - analysis_u8_width(name)), "");
 		}
-		fprintf(out, "  %*" PRIu64 "  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
-			r->polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);
+		fprintf(out,
+			"  %*" PRIu64 "  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n",
+			pw, r->polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99,
+			max);
 	}
 	tasks_footer(j, g, o, shown, nr, period, span, out);
 	err = analysis_losses_footer(t, LOSS_CPU | LOSS_POLLS, out);

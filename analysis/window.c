@@ -94,11 +94,11 @@ const char *time_spec_text(const struct time_spec *ts, char *buf, size_t len)
 /* ---- the trace's extent -------------------------------------------------- */
 
 struct extent {
-	uint64_t start;		/* the earliest segment start; 0 unknown */
-	uint64_t end;		/* the latest end, or a lower bound of it */
-	int end_known;		/* the last segment is whole */
-	int64_t wall0;		/* wall_offset of the first segment with one */
-	int wall;		/* one has */
+	uint64_t start; /* the earliest segment start; 0 unknown */
+	uint64_t end;	/* the latest end, or a lower bound of it */
+	int end_known;	/* the last segment is whole */
+	int64_t wall0;	/* wall_offset of the first segment with one */
+	int wall;	/* one has */
 	const struct trace_segment *seg;
 	size_t n;
 };
@@ -231,7 +231,8 @@ static int resolve(struct trace_window *w, const struct extent *x, const char *o
 	if (!x->wall) {
 		snprintf(w->why, sizeof(w->why),
 			 "%s %s is a time of day, but the trace does not carry the wall "
-			 "clock (recorded by an older d9prof): give seconds from its start",
+			 "clock (recorded by an older d9prof): give seconds from its "
+			 "start",
 			 opt, ts->text);
 		return -EINVAL;
 	}
@@ -270,7 +271,8 @@ int trace_window_resolve(void *ctx, const struct trace_segment *seg, size_t n,
 	extent_of(&x, seg, n);
 	if (!x.start) {
 		snprintf(w->why, sizeof(w->why),
-			 "cannot apply --from/--to: the trace does not say when it started "
+			 "cannot apply --from/--to: the trace does not say when it "
+			 "started "
 			 "(it was cut short)");
 		return -EINVAL;
 	}
@@ -293,14 +295,16 @@ int trace_window_resolve(void *ctx, const struct trace_segment *seg, size_t n,
 			return err;
 		if (t <= x.start) {
 			snprintf(w->why, sizeof(w->why),
-				 "--to %s is not after the start of the trace (it covers %s)",
+				 "--to %s is not after the start of the trace (it covers "
+				 "%s)",
 				 time_spec_text(&w->to, a, sizeof(a)), cov);
 			return -ERANGE;
 		}
 	}
 	if (w->from.kind != TIME_NONE && w->to.kind != TIME_NONE && f >= t) {
 		snprintf(w->why, sizeof(w->why), "--from %s is not before --to %s",
-			 time_spec_text(&w->from, a, sizeof(a)), time_spec_text(&w->to, b, sizeof(b)));
+			 time_spec_text(&w->from, a, sizeof(a)),
+			 time_spec_text(&w->to, b, sizeof(b)));
 		return -EINVAL;
 	}
 	/* a bound at or past the trace's own is none: what lies outside its

@@ -34,10 +34,10 @@
 #include "libprof/shim_clock.h"
 #include "tests/shim_recorder.h"
 
-#define BURST	2048
-#define GAP_US	10000
-#define BURSTS	30	/* per round */
-#define ROUNDS	5
+#define BURST  2048
+#define GAP_US 10000
+#define BURSTS 30 /* per round */
+#define ROUNDS 5
 
 /* ns per call of @read, best of 5 rounds (inlined: @read is a constant) */
 static inline __attribute__((always_inline)) double read_cost(uint64_t (*read)(void))
@@ -94,7 +94,7 @@ static double detached_pair_cost(void)
 struct worker {
 	pthread_t th;
 	uint64_t base;
-	uint64_t burst_ns[BURSTS];	/* time of each burst */
+	uint64_t burst_ns[BURSTS]; /* time of each burst */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -114,7 +114,7 @@ static int cmp_double(const void *a, const void *b)
 static void *attached_worker(void *arg)
 {
 	struct worker *w = arg;
-	struct timespec gap = { 0, GAP_US * 1000 };
+	struct timespec gap = {0, GAP_US * 1000};
 	int b, i;
 
 	d9_thread_start("bench");
@@ -138,7 +138,8 @@ struct ring_count {
 	uint64_t gen, drops;
 };
 
-static uint64_t ring_drops(void *seg, struct ring_count *v, const struct ring_count *since)
+static uint64_t ring_drops(void *seg, struct ring_count *v,
+			   const struct ring_count *since)
 {
 	uint64_t total = 0;
 	uint32_t i;

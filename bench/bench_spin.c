@@ -43,8 +43,8 @@
 #endif
 #define FORCE_FRAME() asm volatile("" : : "r"(__builtin_frame_address(0)))
 
-#define DEPTH_MIN 6
-#define DEPTH_MAX 22
+#define DEPTH_MIN   6
+#define DEPTH_MAX   22
 #define MAX_THREADS 64
 
 static atomic_bool stopping;
@@ -208,7 +208,8 @@ static void calibrate(double us)
 
 static void usage(FILE *f)
 {
-	fputs("usage: bench_spin [-t THREADS] [-d SECONDS] [-u US_PER_POLL] [-n TASKS] [-w]\n",
+	fputs("usage: bench_spin [-t THREADS] [-d SECONDS] [-u US_PER_POLL] [-n TASKS] "
+	      "[-w]\n",
 	      f);
 }
 

@@ -26,10 +26,11 @@ enum {
 
 /* One message line on stderr: "d9prof: " @prefix, then @fmt's text shown
  * through text_put(); error(), warning() ("warning: ") and info() are it. */
-void cli_msg(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define error(...) cli_msg("", __VA_ARGS__)
+void cli_msg(const char *prefix, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define error(...)   cli_msg("", __VA_ARGS__)
 #define warning(...) cli_msg("warning: ", __VA_ARGS__)
-#define info(...) cli_msg("", __VA_ARGS__)
+#define info(...)    cli_msg("", __VA_ARGS__)
 /* A usage error: the message, then "try 'd9prof CMD --help'"; returns
  * EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *cmd, const char *fmt, ...)
@@ -75,48 +76,65 @@ void folded_losses(const struct trace *t, enum flame_format format, unsigned int
  * -EINVAL (empty, or 0). */
 int parse_task_sel(const char *s, struct task_sel *sel);
 #define TASK_WANT "want a task id > 0 or a task name"
-#define TIME_WANT "want seconds from the start (12.5, 500ms) or a time of day HH:MM:SS[.frac]"
+#define TIME_WANT                                                                        \
+	"want seconds from the start (12.5, 500ms) or a time of day HH:MM:SS[.frac]"
 /* --by task|name|thread: enum group_by, or -EINVAL. */
 int parse_group_by(const char *s);
-#define TASK_HELP                                                                        \
-	"  -t, --task ID|NAME    only task ID, or every task named NAME\n"
+#define TASK_HELP "  -t, --task ID|NAME    only task ID, or every task named NAME\n"
 #define BY_HELP                                                                          \
-	"      --by KEY          task, name (all tasks of one name together) or\n"         \
+	"      --by KEY          task, name (all tasks of one name together) or\n"       \
 	"                        thread\n"
 
 /* ---- what an analysis command reads: -i, --from, --to ---------------- */
 
-#define INPUTS_MAX 256	/* -i given more often is a usage error: give
-			 * their directory */
+/* -i given more often is a usage error: give
+ * their directory */
+#define INPUTS_MAX 256
 /* Option codes shared by the analysis commands (view_option()); a
  * command's own start at 256. */
 enum {
-	OPT_FROM = 0x400, OPT_TO, OPT_FRAME,
-	OPT_BY, OPT_REVERSE, OPT_TITLE, OPT_MIN_POLL, OPT_NO_INLINE, OPT_MIN, OPT_WIDE,
+	OPT_FROM = 0x400,
+	OPT_TO,
+	OPT_FRAME,
+	OPT_BY,
+	OPT_REVERSE,
+	OPT_TITLE,
+	OPT_MIN_POLL,
+	OPT_NO_INLINE,
+	OPT_MIN,
+	OPT_WIDE,
 };
 
 struct inputs {
-	const char *path[INPUTS_MAX];	/* -i, in order (files or
-					 * directories); none: DEFAULT_TRACE */
+	const char *path[INPUTS_MAX]; /* -i, in order (files or
+				       * directories); none: DEFAULT_TRACE */
 	size_t n;
-	struct trace_window win;	/* --from/--to (analysis/window.c) */
-	int quiet;			/* the command lists the segments
-					 * itself: no note of gaps and copies */
-	int raw_leaf;			/* --frame leaf (OFFCPU_RAW_LEAF) */
-	char name[256];			/* inputs_name() */
-	char args[768];			/* inputs_args() */
+	struct trace_window win; /* --from/--to (analysis/window.c) */
+	int quiet;		 /* the command lists the segments
+				  * itself: no note of gaps and copies */
+	int raw_leaf;		 /* --frame leaf (OFFCPU_RAW_LEAF) */
+	char name[256];		 /* inputs_name() */
+	char args[768];		 /* inputs_args() */
 };
 
 /* The long options of the inputs (view_option()), for a command's table. */
-#define INPUT_OPTIONS                                                                    	{ "input", required_argument, NULL, 'i' },                                       	{ "from", required_argument, NULL, OPT_FROM },                                   	{ "to", required_argument, NULL, OPT_TO }
+#define INPUT_OPTIONS                                                                    \
+	{"input", required_argument, NULL, 'i'},                                         \
+		{"from", required_argument, NULL, OPT_FROM},                             \
+	{                                                                                \
+		"to", required_argument, NULL, OPT_TO                                    \
+	}
 /* --frame, for the commands that name one frame for a poll or a blocking
  * call (view_option() takes it). */
-#define FRAME_OPTION { "frame", required_argument, NULL, OPT_FRAME }
+#define FRAME_OPTION                                                                     \
+	{                                                                                \
+		"frame", required_argument, NULL, OPT_FRAME                              \
+	}
 #define FRAME_HELP                                                                       \
-	"      --frame app|leaf  name a blocking call or a poll by the application's\n"    \
-	"                        frame over the call it made (default: app, e.g.\n"       \
-	"                        'read <- slow_read'; libc, the loader, the vDSO,\n"      \
-	"                        Rust's std/core/alloc, tokio and the shim are\n"         \
+	"      --frame app|leaf  name a blocking call or a poll by the application's\n"  \
+	"                        frame over the call it made (default: app, e.g.\n"      \
+	"                        'read <- slow_read'; libc, the loader, the vDSO,\n"     \
+	"                        Rust's std/core/alloc, tokio and the shim are\n"        \
 	"                        skipped), or by the raw leaf (leaf)\n"
 
 /* ---- the options the views share -------------------------------------- */
@@ -126,43 +144,81 @@ struct inputs {
  * takes in its option table (the VIEW_OPT_* entries below) and reads what
  * it uses after parsing. */
 struct view_args {
-	struct task_sel sel;		/* -t, --task ID|NAME */
-	enum group_by by;		/* --by task|name|thread */
-	int reverse;			/* --reverse */
-	const char *title;		/* --title */
-	uint64_t min_poll_ns;		/* --min-poll DUR */
-	uint64_t min_ns;		/* --min DUR */
-	size_t limit;			/* -n, --limit N (0: all) */
-	int wide;			/* --wide */
-	int text_json;			/* set by the command: -f is text|json */
-	int json;			/* -f json (with .text_json) */
-	enum flame_format format;	/* -f svg|folded (without .text_json) */
-	const char *out;		/* -o, --output FILE */
-	unsigned int rflags;		/* --no-inline: TRACE_READ_NO_INLINE */
+	struct task_sel sel;	  /* -t, --task ID|NAME */
+	enum group_by by;	  /* --by task|name|thread */
+	int reverse;		  /* --reverse */
+	const char *title;	  /* --title */
+	uint64_t min_poll_ns;	  /* --min-poll DUR */
+	uint64_t min_ns;	  /* --min DUR */
+	size_t limit;		  /* -n, --limit N (0: all) */
+	int wide;		  /* --wide */
+	int text_json;		  /* set by the command: -f is text|json */
+	int json;		  /* -f json (with .text_json) */
+	enum flame_format format; /* -f svg|folded (without .text_json) */
+	const char *out;	  /* -o, --output FILE */
+	unsigned int rflags;	  /* --no-inline: TRACE_READ_NO_INLINE */
 };
-#define VIEW_OPT_TASK { "task", required_argument, NULL, 't' }
-#define VIEW_OPT_BY { "by", required_argument, NULL, OPT_BY }
-#define VIEW_OPT_REVERSE { "reverse", no_argument, NULL, OPT_REVERSE }
-#define VIEW_OPT_TITLE { "title", required_argument, NULL, OPT_TITLE }
-#define VIEW_OPT_MIN_POLL { "min-poll", required_argument, NULL, OPT_MIN_POLL }
-#define VIEW_OPT_MIN { "min", required_argument, NULL, OPT_MIN }
-#define VIEW_OPT_LIMIT { "limit", required_argument, NULL, 'n' }
-#define VIEW_OPT_WIDE { "wide", no_argument, NULL, OPT_WIDE }
-#define VIEW_OPT_FORMAT { "format", required_argument, NULL, 'f' }
-#define VIEW_OPT_OUTPUT { "output", required_argument, NULL, 'o' }
-#define VIEW_OPT_NO_INLINE { "no-inline", no_argument, NULL, OPT_NO_INLINE }
+#define VIEW_OPT_TASK                                                                    \
+	{                                                                                \
+		"task", required_argument, NULL, 't'                                     \
+	}
+#define VIEW_OPT_BY                                                                      \
+	{                                                                                \
+		"by", required_argument, NULL, OPT_BY                                    \
+	}
+#define VIEW_OPT_REVERSE                                                                 \
+	{                                                                                \
+		"reverse", no_argument, NULL, OPT_REVERSE                                \
+	}
+#define VIEW_OPT_TITLE                                                                   \
+	{                                                                                \
+		"title", required_argument, NULL, OPT_TITLE                              \
+	}
+#define VIEW_OPT_MIN_POLL                                                                \
+	{                                                                                \
+		"min-poll", required_argument, NULL, OPT_MIN_POLL                        \
+	}
+#define VIEW_OPT_MIN                                                                     \
+	{                                                                                \
+		"min", required_argument, NULL, OPT_MIN                                  \
+	}
+#define VIEW_OPT_LIMIT                                                                   \
+	{                                                                                \
+		"limit", required_argument, NULL, 'n'                                    \
+	}
+#define VIEW_OPT_WIDE                                                                    \
+	{                                                                                \
+		"wide", no_argument, NULL, OPT_WIDE                                      \
+	}
+#define VIEW_OPT_FORMAT                                                                  \
+	{                                                                                \
+		"format", required_argument, NULL, 'f'                                   \
+	}
+#define VIEW_OPT_OUTPUT                                                                  \
+	{                                                                                \
+		"output", required_argument, NULL, 'o'                                   \
+	}
+#define VIEW_OPT_NO_INLINE                                                               \
+	{                                                                                \
+		"no-inline", no_argument, NULL, OPT_NO_INLINE                            \
+	}
 /* the end of every table: -h, --help and the terminator */
-#define VIEW_OPT_END { "help", no_argument, NULL, 'h' }, { 0 }
+#define VIEW_OPT_END                                                                     \
+	{"help", no_argument, NULL, 'h'},                                                \
+	{                                                                                \
+		0                                                                        \
+	}
 /* the options of the flamegraphs (flame, offcpu) */
 #define VIEW_OPT_FLAME                                                                   \
-	VIEW_OPT_TASK, VIEW_OPT_BY, VIEW_OPT_REVERSE, VIEW_OPT_TITLE, VIEW_OPT_MIN_POLL,   \
+	VIEW_OPT_TASK, VIEW_OPT_BY, VIEW_OPT_REVERSE, VIEW_OPT_TITLE, VIEW_OPT_MIN_POLL, \
 		VIEW_OPT_FORMAT, VIEW_OPT_OUTPUT, VIEW_OPT_NO_INLINE
 /* Take option @c with @arg for command @cmd ("flame ", for usage_error()):
  * one of the above, or -i, --from, --to or --frame into @in (a bad TIME,
  * --from not before --to, -i more than INPUTS_MAX times). 0 if taken,
  * else EXIT_USAGE after saying why: a bad value, or "bad option" for
  * anything else. */
-int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, const char *arg);
+int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
+		const char *arg);
 
 /* An analysis command's command line. Its own options (and its own -f or
  * --by where they mean something else) go to @own first, which returns 0
@@ -170,9 +226,9 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
  * view_option() to take it. */
 #define VIEW_NOT_MINE (-1)
 struct view_cmd {
-	const char *name;		/* "flame ", as usage_error() wants it */
-	const char *sopts;		/* getopt's short options */
-	const struct option *lopts;	/* ... and long ones */
+	const char *name;	    /* "flame ", as usage_error() wants it */
+	const char *sopts;	    /* getopt's short options */
+	const struct option *lopts; /* ... and long ones */
 	void (*help)(FILE *f);
 	int (*own)(void *ctx, int c, const char *arg); /* NULL: none */
 };
@@ -185,8 +241,8 @@ int view_done(struct inputs *in, const struct trace *t, int err);
  * error. VIEW_RUN to go on, else the exit code to return (EXIT_OK after
  * the help, EXIT_USAGE after saying what is wrong). */
 #define VIEW_RUN (-1)
-int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v, struct inputs *in,
-	       int argc, char **argv);
+int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v,
+	       struct inputs *in, int argc, char **argv);
 
 /* The inputs for a message: "d9prof.data", "a.d9 and 2 more". */
 const char *inputs_name(struct inputs *in);
@@ -195,14 +251,14 @@ const char *inputs_name(struct inputs *in);
 const char *inputs_args(struct inputs *in);
 #define INPUT_USAGE "[-i FILE|DIR ...] [--from TIME] [--to TIME]"
 #define INPUT_FILE_HELP                                                                  \
-	"  -i, --input FILE|DIR  trace (default ./" DEFAULT_TRACE "); again for more\n"     \
-	"                        files, read as one; a directory: its *.d9 and\n"          \
+	"  -i, --input FILE|DIR  trace (default ./" DEFAULT_TRACE "); again for more\n"  \
+	"                        files, read as one; a directory: its *.d9 and\n"        \
 	"                        *.data files\n"
 #define INPUT_HELP                                                                       \
 	INPUT_FILE_HELP                                                                  \
-	"      --from TIME       only what was recorded from TIME on\n"                   \
-	"      --to TIME         ... and up to TIME; TIME is seconds from the start\n"    \
-	"                        (12.5, 500ms) or a time of day HH:MM:SS[.frac]\n"        \
+	"      --from TIME       only what was recorded from TIME on\n"                  \
+	"      --to TIME         ... and up to TIME; TIME is seconds from the start\n"   \
+	"                        (12.5, 500ms) or a time of day HH:MM:SS[.frac]\n"       \
 	"                        (local, on the day the recording started)\n"
 
 /* Read @in for analysis with trace__read_paths(@flags) and its window,
@@ -215,11 +271,11 @@ struct trace *open_trace(struct inputs *in, unsigned int flags);
 struct session {
 	struct trace *t;
 	struct join *j;
-	struct offcpu *oc;	/* with SESSION_OFFCPU */
-	struct delays *d;	/* with SESSION_DELAYS */
+	struct offcpu *oc; /* with SESSION_OFFCPU */
+	struct delays *d;  /* with SESSION_DELAYS */
 };
-#define SESSION_OFFCPU 0x1u	/* the off-CPU join (implies JOIN_POLL_LIST) */
-#define SESSION_DELAYS 0x2u	/* the wake-to-poll delays */
+#define SESSION_OFFCPU 0x1u /* the off-CPU join (implies JOIN_POLL_LIST) */
+#define SESSION_DELAYS 0x2u /* the wake-to-poll delays */
 /* Read @in (open_trace()), join it with @jflags (times shown counting
  * from the start of the whole trace when a window was read) and build
  * what @want asks. 0, or -1 after saying what failed (everything freed). */

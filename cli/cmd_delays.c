@@ -16,14 +16,20 @@ static void help(FILE *f)
 		"usage: d9prof delays " INPUT_USAGE "\n"
 		"                     [--task ID|NAME] [--min DUR] [--limit N]\n"
 		"                     [--format text|json]\n\n"
-		"How long did woken tasks wait for their poll, and behind what? A task is\n"
-		"ready from its wake (d9_task_wake, or its spawn for its first poll; more\n"
-		"wakes before the poll merge into the first) to the next begin of a poll\n"
+		"How long did woken tasks wait for their poll, and behind what? A task "
+		"is\n"
+		"ready from its wake (d9_task_wake, or its spawn for its first poll; "
+		"more\n"
+		"wakes before the poll merge into the first) to the next begin of a "
+		"poll\n"
 		"of it. One row per such delay, longest first: DELAY, TASK, WOKEN\n"
-		"(seconds since the recording started), BY (the task being polled on the\n"
+		"(seconds since the recording started), BY (the task being polled on "
+		"the\n"
 		"waking thread, else that thread as name[tid]; \"spawn\" for a first\n"
-		"poll), POLLED-ON (the thread that polled it), POLL (that poll's id, for\n"
-		"'d9prof flame --poll') and CAUSE: what the polling thread did meanwhile,\n"
+		"poll), POLLED-ON (the thread that polled it), POLL (that poll's id, "
+		"for\n"
+		"'d9prof flame --poll') and CAUSE: what the polling thread did "
+		"meanwhile,\n"
 		"largest share first: polling another task (with the three innermost\n"
 		"frames of that poll's hottest stack), blocked off-CPU in a function,\n"
 		"on the run queue behind the thread that had its CPU (comm[tid]),\n"
@@ -31,15 +37,11 @@ static void help(FILE *f)
 		"parked or idle and another thread woke the task, what that thread did\n"
 		"follows (\"meanwhile on\"): the task waited in its queue. Tasks woken\n"
 		"and never polled again are listed at the end.\n\n"
-		"options:\n"
-		INPUT_HELP
-		FRAME_HELP
-		TASK_HELP
+		"options:\n" INPUT_HELP FRAME_HELP TASK_HELP
 		"      --min DUR         only delays at least DUR long\n"
 		"  -n, --limit N         at most N rows (default %d; 0: all)\n"
-		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n"
-		NO_INLINE_HELP
-		"  -h, --help            this help\n\n"
+		"  -f, --format FMT      text (default) or json (schema in "
+		"d9prof(1))\n" NO_INLINE_HELP "  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
 		"  d9prof delays --min 1ms\n"
@@ -50,26 +52,20 @@ static void help(FILE *f)
 int cmd_delays(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		FRAME_OPTION,
-		VIEW_OPT_TASK,
-		VIEW_OPT_MIN,
-		VIEW_OPT_LIMIT,
-		VIEW_OPT_FORMAT,
-		VIEW_OPT_NO_INLINE,
-		VIEW_OPT_END,
+		INPUT_OPTIONS,	FRAME_OPTION,	 VIEW_OPT_TASK,	     VIEW_OPT_MIN,
+		VIEW_OPT_LIMIT, VIEW_OPT_FORMAT, VIEW_OPT_NO_INLINE, VIEW_OPT_END,
 	};
-	static const struct view_cmd cmd = { "delays ", "i:t:n:f:h", lopts, help, NULL };
+	static const struct view_cmd cmd = {"delays ", "i:t:n:f:h", lopts, help, NULL};
 	struct delays_opts o;
-	struct inputs in = { .n = 0 };
-	struct view_args va = { .limit = DEFAULT_LIMIT, .text_json = 1 };
+	struct inputs in = {.n = 0};
+	struct view_args va = {.limit = DEFAULT_LIMIT, .text_json = 1};
 	struct session se;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
-	o = (struct delays_opts){ .min_ns = va.min_ns, .limit = va.limit, .json = va.json };
+	o = (struct delays_opts){.min_ns = va.min_ns, .limit = va.limit, .json = va.json};
 	rflags |= va.rflags;
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))

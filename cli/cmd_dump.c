@@ -60,8 +60,8 @@ static pid_t recorder_of(pid_t pid)
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	pid_t pid, rec;
 	uint64_t v;
@@ -78,7 +78,8 @@ int cmd_dump(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage_error("dump ", "want one PID: the flight recorder's");
 	if (parse_u64(argv[optind], &v) || !v || v > 4194304)
-		return usage_error("dump ", "bad pid '%s': want a process id", argv[optind]);
+		return usage_error("dump ", "bad pid '%s': want a process id",
+				   argv[optind]);
 	pid = (pid_t)v;
 	if (kill(pid, 0) && errno == ESRCH) {
 		error("cannot dump pid %d: no such process", (int)pid);
@@ -86,17 +87,22 @@ int cmd_dump(int argc, char **argv)
 	}
 	rec = is_segment_recorder(pid) ? pid : recorder_of(pid);
 	if (!rec || (rec != pid && !is_segment_recorder(rec))) {
-		error("pid %d is not a d9prof flight recorder%s (start one with 'd9prof record "
-		      "-p PID --flight')", (int)pid,
-		      rec ? ", and its recorder records no window" : ", nor recorded by one");
+		error("pid %d is not a d9prof flight recorder%s (start one with 'd9prof "
+		      "record "
+		      "-p PID --flight')",
+		      (int)pid,
+		      rec ? ", and its recorder records no window"
+			  : ", nor recorded by one");
 		return EXIT_FAIL;
 	}
 	if (kill(rec, SIGUSR1)) {
-		error("cannot signal the recorder, pid %d: %s", (int)rec, strerror(errno));
+		error("cannot signal the recorder, pid %d: %s", (int)rec,
+		      strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (rec != pid)
-		info("asked the flight recorder of pid %d (pid %d) for a dump", (int)pid, (int)rec);
+		info("asked the flight recorder of pid %d (pid %d) for a dump", (int)pid,
+		     (int)rec);
 	else
 		info("asked the flight recorder pid %d for a dump", (int)rec);
 	return EXIT_OK;

@@ -14,15 +14,19 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: d9prof export " INPUT_USAGE "\n"
-		"                     --format pprof [-o OUT] [--task ID|NAME] [--offcpu]\n"
+		"                     --format pprof [-o OUT] [--task ID|NAME] "
+		"[--offcpu]\n"
 		"       d9prof export " INPUT_USAGE "\n"
-		"                     --format speedscope [-o OUT] [--task ID|NAME] [--by KEY]\n"
+		"                     --format speedscope [-o OUT] [--task ID|NAME] "
+		"[--by KEY]\n"
 		"       d9prof export " INPUT_USAGE "\n"
 		"                     --format chrome [-o OUT] [--task ID|NAME]\n\n"
-		"Write the trace, every CPU sample joined to its poll, in a format other\n"
+		"Write the trace, every CPU sample joined to its poll, in a format "
+		"other\n"
 		"tools read.\n\n"
 		"pprof: a gzipped profile.proto for 'go tool pprof', Pyroscope, Parca,\n"
-		"Grafana. Values samples/count and cpu/nanoseconds (a sample is 1e9/F ns,\n"
+		"Grafana. Values samples/count and cpu/nanoseconds (a sample is 1e9/F "
+		"ns,\n"
 		"F the sampling frequency recorded), with --offcpu off-cpu/nanoseconds.\n"
 		"Every sample is labelled task_id and task_name (0 and \"[no poll]\"\n"
 		"outside polls), thread and tid, and inside a poll, poll (its id in\n"
@@ -37,15 +41,14 @@ static void help(FILE *f)
 		"intervals as slices, the CPU samples as call stacks (a Chrome CPU\n"
 		"profile per thread), and an arrow from each wake to the poll it\n"
 		"caused.\n\n"
-		"options:\n"
-		INPUT_HELP
-		FRAME_HELP
+		"options:\n" INPUT_HELP FRAME_HELP
 		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
 		"                        every task named NAME); chrome: their polls,\n"
 		"                        the samples and off-CPU time in them and the\n"
 		"                        wakes that led to them\n"
-		"      --offcpu          also the off-CPU time in polls and outside them\n"
+		"      --offcpu          also the off-CPU time in polls and outside "
+		"them\n"
 		"                        (not parked time), from its switch-out stacks\n"
 		"                        (pprof only)\n"
 		"      --by KEY          speedscope: a profile per task (default), per\n"
@@ -53,8 +56,8 @@ static void help(FILE *f)
 		"                        polls too)\n"
 		"  -o, --output OUT      write there (default: stdout, except for a\n"
 		"                        terminal, which gets d9prof.pb.gz,\n"
-		"                        d9prof.speedscope.json or d9prof.trace.json)\n"
-		NO_INLINE_HELP
+		"                        d9prof.speedscope.json or "
+		"d9prof.trace.json)\n" NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof export --format pprof -o d9prof.pb.gz\n"
@@ -96,7 +99,8 @@ static int run(const struct session *se, const struct export_opts *eo, FILE *out
 static int export_option(void *ctx, int c, const char *arg)
 {
 	static const char *const formats[] = {
-		[EXPORT_PPROF] = "pprof", [EXPORT_SPEEDSCOPE] = "speedscope",
+		[EXPORT_PPROF] = "pprof",
+		[EXPORT_SPEEDSCOPE] = "speedscope",
 		[EXPORT_CHROME] = "chrome",
 	};
 	struct export_opts *eo = ctx;
@@ -105,8 +109,9 @@ static int export_option(void *ctx, int c, const char *arg)
 	switch (c) {
 	case 'f':
 		if ((k = PARSE_WORD(arg, formats)) < 0)
-			return usage_error("export ", "bad format '%s': want pprof, speedscope or chrome",
-					   arg);
+			return usage_error(
+				"export ",
+				"bad format '%s': want pprof, speedscope or chrome", arg);
 		eo->format = (enum export_format)k;
 		return 0;
 	case OPT_OFFCPU:
@@ -120,21 +125,18 @@ static int export_option(void *ctx, int c, const char *arg)
 int cmd_export(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		FRAME_OPTION,
-		VIEW_OPT_TASK,
-		VIEW_OPT_FORMAT,
-		VIEW_OPT_OUTPUT,
-		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
-		VIEW_OPT_BY,
-		VIEW_OPT_NO_INLINE,
+		INPUT_OPTIONS,	 FRAME_OPTION,
+		VIEW_OPT_TASK,	 VIEW_OPT_FORMAT,
+		VIEW_OPT_OUTPUT, {"offcpu", no_argument, NULL, OPT_OFFCPU},
+		VIEW_OPT_BY,	 VIEW_OPT_NO_INLINE,
 		VIEW_OPT_END,
 	};
-	static const struct view_cmd cmd = { "export ", "i:t:f:o:h", lopts, help, export_option };
-	struct export_result res = { 0 };
-	struct export_opts eo = { .result = &res };
-	struct inputs in = { .n = 0 };
-	struct view_args va = { 0 };
+	static const struct view_cmd cmd = {"export ", "i:t:f:o:h", lopts, help,
+					    export_option};
+	struct export_result res = {0};
+	struct export_opts eo = {.result = &res};
+	struct inputs in = {.n = 0};
+	struct view_args va = {0};
 	const char *outp;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	struct session se;
@@ -147,7 +149,8 @@ int cmd_export(int argc, char **argv)
 	outp = va.out;
 	rflags |= va.rflags;
 	if (!eo.format)
-		return usage_error("export ", "no --format: want pprof, speedscope or chrome");
+		return usage_error("export ",
+				   "no --format: want pprof, speedscope or chrome");
 	if (eo.offcpu && eo.format != EXPORT_PPROF)
 		return usage_error("export ", "--offcpu is for --format pprof only");
 	if (eo.by && eo.format != EXPORT_SPEEDSCOPE)
@@ -155,17 +158,18 @@ int cmd_export(int argc, char **argv)
 	/* a binary format is not for a terminal */
 	terminal_svg(&outp, default_file(eo.format));
 
-	if (session_open(&se, &in, rflags, JOIN_POLL_LIST, eo.offcpu ? SESSION_OFFCPU
-				  : eo.format == EXPORT_CHROME ? SESSION_OFFCPU | SESSION_DELAYS
-								: 0))
+	if (session_open(&se, &in, rflags, JOIN_POLL_LIST,
+			 eo.offcpu		      ? SESSION_OFFCPU
+			 : eo.format == EXPORT_CHROME ? SESSION_OFFCPU | SESSION_DELAYS
+						      : 0))
 		return EXIT_FAIL;
 	if (check_task(se.j, &va.sel, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	if (eo.offcpu && offcpu_missing(se.t))
-		warning("CPU samples only: '%s' has no off-CPU data: %s", inputs_name(&in),
-			offcpu_missing(se.t));
+		warning("CPU samples only: '%s' has no off-CPU data: %s",
+			inputs_name(&in), offcpu_missing(se.t));
 	out = open_output(outp);
 	if (!out) {
 		ret = EXIT_FAIL;
@@ -178,7 +182,8 @@ int cmd_export(int argc, char **argv)
 		char what[160];
 
 		warning("no CPU samples%s in %s", eo.offcpu ? " or off-CPU time" : "",
-			va.sel.on ? task_sel_text(&va.sel, what, sizeof(what)) : inputs_name(&in));
+			va.sel.on ? task_sel_text(&va.sel, what, sizeof(what))
+				  : inputs_name(&in));
 	} else if (err && trace__error(se.t)) {
 		analysis_failed(&in, se.t, err);
 		ret = EXIT_FAIL;
@@ -188,7 +193,8 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!err && res.period_guessed)
 		warning("'%s' does not say its sampling frequency: a sample counts as "
-			"%.0f ns (999 Hz)", inputs_name(&in), 1e9 / 999);
+			"%.0f ns (999 Hz)",
+			inputs_name(&in), 1e9 / 999);
 out:
 	session_close(&se);
 	return ret;

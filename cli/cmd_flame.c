@@ -21,14 +21,19 @@ static void help(FILE *f)
 		"       d9prof flame " INPUT_USAGE "\n"
 		"                    [--diff BASE] [--base-from TIME] [--base-to TIME]\n"
 		"                    [--task ID|NAME] [--format svg|folded] [-o OUT]\n\n"
-		"Join every CPU sample to the poll running on its thread at that instant\n"
-		"and draw the result. Without --task, each sample sits under a root frame\n"
-		"naming its task (\"[no poll]\" outside any poll), so one picture shows the\n"
+		"Join every CPU sample to the poll running on its thread at that "
+		"instant\n"
+		"and draw the result. Without --task, each sample sits under a root "
+		"frame\n"
+		"naming its task (\"[no poll]\" outside any poll), so one picture shows "
+		"the\n"
 		"split between tasks; past %d tasks the roots are task names (all tasks\n"
 		"of one name together; --by task for one root per task).\n\n"
 		"With --poll, draw one poll (ids from 'd9prof polls'): its CPU samples\n"
-		"under \"[cpu]\" and, if the trace has off-CPU data, the stacks it left the\n"
-		"CPU with under \"[off-cpu]\" (\"[runqueue: comm[tid]]\" on top where it\n"
+		"under \"[cpu]\" and, if the trace has off-CPU data, the stacks it left "
+		"the\n"
+		"CPU with under \"[off-cpu]\" (\"[runqueue: comm[tid]]\" on top where "
+		"it\n"
 		"was runnable, waiting for the CPU that thread had). Both are in\n"
 		"MICROSECONDS: a sample counts 1e6 / F us, F the sampling frequency\n"
 		"recorded in the trace (-F).\n\n"
@@ -37,30 +42,32 @@ static void help(FILE *f)
 		"change against BASE scaled to the same total (red grew, blue shrank).\n"
 		"Roots are task names, which two recordings share. --format folded\n"
 		"writes difffolded.pl's \"stack base new\" lines, raw counts.\n\n"
-		"options:\n"
-		INPUT_HELP
+		"options:\n" INPUT_HELP
 		"  -t, --task ID|NAME    only samples taken while task ID (or any task\n"
-		"                        named NAME) was polled\n"
-		BY_HELP
+		"                        named NAME) was polled\n" BY_HELP
 		"      --min-poll DUR    only samples inside polls that lasted at least\n"
-		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no poll]\n"
+		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no "
+		"poll]\n"
 		"      --poll ID         one poll's CPU and off-CPU time, in us\n"
 		"      --diff BASE       a differential flamegraph against the trace\n"
 		"                        BASE (a file or a directory)\n"
-		"      --base-from TIME  the base is the window from TIME on (of BASE, or\n"
+		"      --base-from TIME  the base is the window from TIME on (of BASE, "
+		"or\n"
 		"      --base-to TIME    of the input itself without --diff) up to TIME\n"
 		"  -f, --format FMT      svg (default: interactive, self-contained) or\n"
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
-		"      --title TEXT      the SVG's title (default: the command recorded)\n"
+		"      --title TEXT      the SVG's title (default: the command "
+		"recorded)\n"
 		"      --reverse         icicle: the root on top\n"
 		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
-		"                        terminal, which goes to d9prof-flame.svg)\n"
-		NO_INLINE_HELP
+		"                        terminal, which goes to "
+		"d9prof-flame.svg)\n" NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof flame -o all.svg\n"
-		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
+		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort "
+		"-n | tail -3\n"
 		"  d9prof flame --task short -o short-tasks.svg\n"
 		"  d9prof flame --min-poll 1ms -o slow-polls.svg\n"
 		"  d9prof flame --poll 1234 -o poll1234.svg\n"
@@ -73,8 +80,8 @@ static void help(FILE *f)
 static int poll_flame(struct inputs *in, unsigned int rflags, uint64_t id,
 		      enum flame_format format, const char *outp)
 {
-	struct poll_flame_opts po = { .format = format };
-	struct poll_flame_result res = { 0 };
+	struct poll_flame_opts po = {.format = format};
+	struct poll_flame_result res = {0};
 	struct session se;
 	const char *why;
 	FILE *out;
@@ -83,14 +90,17 @@ static int poll_flame(struct inputs *in, unsigned int rflags, uint64_t id,
 	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
 	if (id >= se.j->npolls) {
-		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls %s')",
-		      (unsigned long long)id, inputs_name(in), se.j->npolls, inputs_args(in));
+		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls "
+		      "%s')",
+		      (unsigned long long)id, inputs_name(in), se.j->npolls,
+		      inputs_args(in));
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	why = offcpu_missing(se.t);
 	if (why)
-		warning("CPU samples only: '%s' has no off-CPU data: %s", inputs_name(in), why);
+		warning("CPU samples only: '%s' has no off-CPU data: %s", inputs_name(in),
+			why);
 	po.poll = (uint32_t)id;
 	po.result = &res;
 	out = open_output(outp);
@@ -114,7 +124,8 @@ static int poll_flame(struct inputs *in, unsigned int rflags, uint64_t id,
 	}
 	if (!err && res.period_guessed)
 		warning("'%s' does not say its sampling frequency: a sample counts as "
-			"%.0f us (999 Hz)", inputs_name(in), res.period_us);
+			"%.0f us (999 Hz)",
+			inputs_name(in), res.period_us);
 out:
 	session_close(&se);
 	return ret;
@@ -128,19 +139,22 @@ static const char *side_name(struct inputs *in, char *buf, size_t len)
 	if (!in->win.from.kind && !in->win.to.kind)
 		return inputs_name(in);
 	snprintf(buf, len, "%s from %s to %s", inputs_name(in),
-		 in->win.from.kind ? time_spec_text(&in->win.from, a, sizeof(a)) : "the start",
+		 in->win.from.kind ? time_spec_text(&in->win.from, a, sizeof(a))
+				   : "the start",
 		 in->win.to.kind ? time_spec_text(&in->win.to, b, sizeof(b)) : "the end");
 	return buf;
 }
 
 /* flame --diff: the input against a base, both of the tasks @sel keeps. */
 static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflags,
-		      const struct task_sel *sel, const struct flame_opts *fo, const char *outp)
+		      const struct task_sel *sel, const struct flame_opts *fo,
+		      const char *outp)
 {
-	struct flame_diff_opts d = { .cur = *fo };
+	struct flame_diff_opts d = {.cur = *fo};
 	struct flame_diff_result res;
-	unsigned int jflags = fo->min_poll_ns ? JOIN_KEEP_POLLS
-			      : fo->by == GROUP_THREAD ? JOIN_POLL_LIST : 0;
+	unsigned int jflags = fo->min_poll_ns	       ? JOIN_KEEP_POLLS
+			      : fo->by == GROUP_THREAD ? JOIN_POLL_LIST
+						       : 0;
 	struct trace *t = NULL, *bt = NULL;
 	struct join *j = NULL, *bj = NULL;
 	char what[160], bwhat[160], cn[512], bn[512];
@@ -169,7 +183,8 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	task_sel_text(sel, what, sizeof(what));
 	task_sel_text(&bj->sel, bwhat, sizeof(bwhat));
 	if (err < 0) {
-		error("no %s in the base '%s' (list them with 'd9prof tasks %s --limit 0')",
+		error("no %s in the base '%s' (list them with 'd9prof tasks %s --limit "
+		      "0')",
 		      bwhat, inputs_name(base), inputs_args(base));
 		goto out;
 	}
@@ -189,14 +204,15 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	if (err == -ENODATA) {
 		warning("no CPU samples in %s of '%s'", what, d.cur_name);
 	} else if (err && (trace__error(t) || trace__error(bt))) {
-		analysis_failed(trace__error(t) ? in : base, trace__error(t) ? t : bt, err);
+		analysis_failed(trace__error(t) ? in : base, trace__error(t) ? t : bt,
+				err);
 		ret = EXIT_FAIL;
 	} else if (err) {
 		error("cannot draw the flamegraph: %s", strerror(-err));
 		ret = EXIT_FAIL;
 	} else if (!res.base.weight) {
-		warning("no CPU samples in %s of the base '%s': every frame is new", bwhat,
-			d.base_name);
+		warning("no CPU samples in %s of the base '%s': every frame is new",
+			bwhat, d.base_name);
 	}
 out:
 	join__free(bj);
@@ -211,7 +227,7 @@ struct flame_args {
 	uint64_t poll;
 	int have_poll;
 	const char *diff;
-	struct inputs base;	/* its window: --base-from, --base-to */
+	struct inputs base; /* its window: --base-from, --base-to */
 };
 
 static int flame_option(void *ctx, int c, const char *arg)
@@ -221,7 +237,8 @@ static int flame_option(void *ctx, int c, const char *arg)
 	switch (c) {
 	case OPT_POLL:
 		if (parse_u64(arg, &fa->poll) || fa->poll > UINT32_MAX)
-			return usage_error("flame ", "bad poll id '%s': want a number", arg);
+			return usage_error("flame ", "bad poll id '%s': want a number",
+					   arg);
 		fa->have_poll = 1;
 		return 0;
 	case OPT_DIFF:
@@ -229,9 +246,11 @@ static int flame_option(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_BASE_FROM:
 	case OPT_BASE_TO:
-		if (time_spec_parse(arg, c == OPT_BASE_FROM ? &fa->base.win.from : &fa->base.win.to))
-			return usage_error("flame ", "bad %s '%s': " TIME_WANT,
-					   c == OPT_BASE_FROM ? "--base-from" : "--base-to", arg);
+		if (time_spec_parse(arg, c == OPT_BASE_FROM ? &fa->base.win.from
+							    : &fa->base.win.to))
+			return usage_error(
+				"flame ", "bad %s '%s': " TIME_WANT,
+				c == OPT_BASE_FROM ? "--base-from" : "--base-to", arg);
 		return 0;
 	default:
 		return VIEW_NOT_MINE;
@@ -243,17 +262,18 @@ int cmd_flame(int argc, char **argv)
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		VIEW_OPT_FLAME,
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "diff", required_argument, NULL, OPT_DIFF },
-		{ "base-from", required_argument, NULL, OPT_BASE_FROM },
-		{ "base-to", required_argument, NULL, OPT_BASE_TO },
+		{"poll", required_argument, NULL, OPT_POLL},
+		{"diff", required_argument, NULL, OPT_DIFF},
+		{"base-from", required_argument, NULL, OPT_BASE_FROM},
+		{"base-to", required_argument, NULL, OPT_BASE_TO},
 		VIEW_OPT_END,
 	};
-	static const struct view_cmd cmd = { "flame ", "i:t:f:o:h", lopts, help, flame_option };
-	struct flame_opts fo = { 0 };
-	struct flame_args fa = { .have_poll = 0 };
-	struct inputs in = { .n = 0 }, *base = &fa.base;
-	struct view_args va = { .format = FLAME_SVG };
+	static const struct view_cmd cmd = {"flame ", "i:t:f:o:h", lopts, help,
+					    flame_option};
+	struct flame_opts fo = {0};
+	struct flame_args fa = {.have_poll = 0};
+	struct inputs in = {.n = 0}, *base = &fa.base;
+	struct view_args va = {.format = FLAME_SVG};
 	const char *outp, *diff;
 	struct trace *t;
 	struct join *j = NULL;
@@ -273,15 +293,18 @@ int cmd_flame(int argc, char **argv)
 	outp = va.out;
 	rflags |= va.rflags;
 	if (have_poll && (va.sel.on || fo.min_poll_ns))
-		return usage_error("flame ", "--poll draws one poll: it takes no --task or "
+		return usage_error("flame ",
+				   "--poll draws one poll: it takes no --task or "
 				   "--min-poll");
 	if (diff || base->win.from.kind || base->win.to.kind) {
 		char a[32], b[32];
 
 		if (have_poll)
-			return usage_error("flame ", "--poll draws one poll: it takes no --diff");
+			return usage_error("flame ",
+					   "--poll draws one poll: it takes no --diff");
 		if (time_spec_cmp(&base->win.from, &base->win.to) >= 0)
-			return usage_error("flame ", "--base-from %s is not before --base-to %s",
+			return usage_error("flame ",
+					   "--base-from %s is not before --base-to %s",
 					   time_spec_text(&base->win.from, a, sizeof(a)),
 					   time_spec_text(&base->win.to, b, sizeof(b)));
 		/* without --diff the base is another window of the input */
@@ -305,7 +328,7 @@ int cmd_flame(int argc, char **argv)
 	/* --min-poll walks the samples again, looking their polls up; --by
 	 * thread needs the threads that polled */
 	err = join__new(t,
-			fo.min_poll_ns ? JOIN_KEEP_POLLS
+			fo.min_poll_ns		? JOIN_KEEP_POLLS
 			: fo.by == GROUP_THREAD ? JOIN_POLL_LIST
 						: 0,
 			&j);
@@ -335,7 +358,8 @@ int cmd_flame(int argc, char **argv)
 				fo.min_poll_ns ? "the --min-poll " : "",
 				task_sel_text(&va.sel, what, sizeof(what)));
 		else if (fo.min_poll_ns)
-			warning("no CPU samples inside polls that long in '%s'", inputs_name(&in));
+			warning("no CPU samples inside polls that long in '%s'",
+				inputs_name(&in));
 		else
 			warning("no CPU samples in '%s'", inputs_name(&in));
 	} else if (err && trace__error(t)) {

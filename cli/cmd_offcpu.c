@@ -17,39 +17,45 @@ static void help(FILE *f)
 		"                     [--task ID|NAME] [--by task|name|thread]\n"
 		"                     [--min-poll DUR] [--min-block DUR] [--idle]\n"
 		"                     [--format svg|folded] [-o OUT]\n\n"
-		"Where did the polls wait? Every time a thread of the target left the CPU,\n"
+		"Where did the polls wait? Every time a thread of the target left the "
+		"CPU,\n"
 		"the recorder kept its stack at switch-out and when it ran again. Each\n"
 		"such interval goes to the poll running on that thread when it switched\n"
-		"out and is drawn under that poll's task (\"task ID name\"), weighted by\n"
-		"the MICROSECONDS it spent off-CPU inside the poll. Time off-CPU outside\n"
+		"out and is drawn under that poll's task (\"task ID name\"), weighted "
+		"by\n"
+		"the MICROSECONDS it spent off-CPU inside the poll. Time off-CPU "
+		"outside\n"
 		"any poll is under \"[no poll]\"; a parked worker (waiting for work) is\n"
-		"idle, not blocked, and left out unless --idle puts it under \"[idle]\".\n"
+		"idle, not blocked, and left out unless --idle puts it under "
+		"\"[idle]\".\n"
 		"Time a thread was runnable but waiting for a CPU (preempted, or woken\n"
 		"and not yet running) ends in a frame \"[runqueue: comm[tid]]\" above\n"
-		"its leaf, naming the thread that had the CPU (after \"[preempted]\" for\n"
+		"its leaf, naming the thread that had the CPU (after \"[preempted]\" "
+		"for\n"
 		"a preemption); kernel frames end in \"_[k]\". Without recorded wakeups\n"
 		"only preempted time is run-queue time.\n\n"
-		"options:\n"
-		INPUT_HELP
-		"  -t, --task ID|NAME    only time off-CPU inside polls of task ID (or of\n"
-		"                        every task named NAME)\n"
-		BY_HELP
+		"options:\n" INPUT_HELP "  -t, --task ID|NAME    only time off-CPU "
+		"inside polls of task ID (or of\n"
+		"                        every task named NAME)\n" BY_HELP
 		"      --min-poll DUR    only time off-CPU inside polls that lasted at\n"
 		"                        least DUR (leaves out [no poll] and [idle])\n"
 		"      --min-block DUR   only intervals off-CPU for at least DUR\n"
 		"      --idle            also the time parked workers waited, as [idle]\n"
 		"  -f, --format FMT      svg (default) or folded (\"root;...;leaf us\")\n"
-		"      --title TEXT      the SVG's title (default: the command recorded)\n"
+		"      --title TEXT      the SVG's title (default: the command "
+		"recorded)\n"
 		"      --reverse         icicle: the root on top\n"
 		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
-		"                        terminal, which goes to d9prof-offcpu.svg)\n"
-		NO_INLINE_HELP
+		"                        terminal, which goes to "
+		"d9prof-offcpu.svg)\n" NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
 		"  d9prof offcpu --min-poll 1ms -o slow-polls-offcpu.svg\n"
-		"  d9prof offcpu --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
-		"  d9prof offcpu -f folded | grep -v '\\[runqueue'   # blocked time only\n");
+		"  d9prof offcpu --task 42 --format folded | awk '{print $NF, $0}' | "
+		"sort -n | tail -3\n"
+		"  d9prof offcpu -f folded | grep -v '\\[runqueue'   # blocked time "
+		"only\n");
 }
 
 /* --min-block DUR, --idle */
@@ -60,7 +66,8 @@ static int offcpu_option(void *ctx, int c, const char *arg)
 	switch (c) {
 	case OPT_MIN_BLOCK:
 		if (duration_parse(arg, &oo->min_block_ns))
-			return usage_error("offcpu ", "bad --min-block '%s': " DURATION_WANT, arg);
+			return usage_error("offcpu ",
+					   "bad --min-block '%s': " DURATION_WANT, arg);
 		return 0;
 	case OPT_IDLE:
 		oo->idle = 1;
@@ -75,14 +82,15 @@ int cmd_offcpu(int argc, char **argv)
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		VIEW_OPT_FLAME,
-		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
-		{ "idle", no_argument, NULL, OPT_IDLE },
+		{"min-block", required_argument, NULL, OPT_MIN_BLOCK},
+		{"idle", no_argument, NULL, OPT_IDLE},
 		VIEW_OPT_END,
 	};
-	static const struct view_cmd cmd = { "offcpu ", "i:t:f:o:h", lopts, help, offcpu_option };
-	struct offcpu_opts oo = { 0 };
-	struct inputs in = { .n = 0 };
-	struct view_args va = { .format = FLAME_SVG };
+	static const struct view_cmd cmd = {"offcpu ", "i:t:f:o:h", lopts, help,
+					    offcpu_option};
+	struct offcpu_opts oo = {0};
+	struct inputs in = {.n = 0};
+	struct view_args va = {.format = FLAME_SVG};
 	const char *outp, *why;
 	struct session se;
 	FILE *out;
@@ -128,7 +136,9 @@ int cmd_offcpu(int argc, char **argv)
 		if (va.sel.on)
 			warning("%s spent no time off-CPU inside polls%s",
 				task_sel_text(&va.sel, what, sizeof(what)),
-				oo.min_poll_ns || oo.min_block_ns ? " (with these filters)" : "");
+				oo.min_poll_ns || oo.min_block_ns
+					? " (with these filters)"
+					: "");
 		else
 			warning("no off-CPU time in '%s' matched%s", inputs_name(&in),
 				oo.idle ? "" : " (parked time needs --idle)");

@@ -16,37 +16,43 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: d9prof polls " INPUT_USAGE "\n"
-		"                    [--min DUR] [--task ID|NAME] [--sort duration|start]\n"
+		"                    [--min DUR] [--task ID|NAME] [--sort "
+		"duration|start]\n"
 		"                    [--limit N] [--by task|name|thread]\n\n"
-		"List polls, longest first: POLL (its id, for 'd9prof flame --poll'), TASK,\n"
-		"THREAD, START (seconds since the recording started), DURATION (\"+\": at\n"
-		"least that long, its begin or end was not recorded), SAMPLES (CPU samples\n"
-		"inside it), OFF-CPU (time blocked off-CPU inside it), RUNQ (time it was\n"
-		"runnable inside it, waiting for a CPU; both \"-\" without off-CPU data)\n"
-		"and TOP-FRAME: where it blocked longest, marked \"(off-CPU)\", if it spent\n"
-		"over half its time off-CPU (\"(run queue)\" if it was mostly waiting for a\n"
+		"List polls, longest first: POLL (its id, for 'd9prof flame --poll'), "
+		"TASK,\n"
+		"THREAD, START (seconds since the recording started), DURATION (\"+\": "
+		"at\n"
+		"least that long, its begin or end was not recorded), SAMPLES (CPU "
+		"samples\n"
+		"inside it), OFF-CPU (time blocked off-CPU inside it), RUNQ (time it "
+		"was\n"
+		"runnable inside it, waiting for a CPU; both \"-\" without off-CPU "
+		"data)\n"
+		"and TOP-FRAME: where it blocked longest, marked \"(off-CPU)\", if it "
+		"spent\n"
+		"over half its time off-CPU (\"(run queue)\" if it was mostly waiting "
+		"for a\n"
 		"CPU there, not blocked); else the leaf of most of its CPU samples.\n\n"
-		"With --by, one line per task, task name or thread instead: POLLS, TOTAL,\n"
+		"With --by, one line per task, task name or thread instead: POLLS, "
+		"TOTAL,\n"
 		"P50, P99 and LONGEST poll duration, OFF-CPU and RUNQ, most poll time\n"
 		"first: poll duration by spawn site, when tasks are named after it.\n\n"
-		"options:\n"
-		INPUT_HELP
-		FRAME_HELP
-		"      --min DUR         only polls that lasted at least DUR\n"
-		TASK_HELP
-		BY_HELP
+		"options:\n" INPUT_HELP FRAME_HELP
+		"      --min DUR         only polls that lasted at least DUR\n" TASK_HELP
+			BY_HELP
 		"      --sort KEY        duration (default: longest first) or start\n"
 		"  -n, --limit N         at most N polls (default %d; 0: all)\n"
 		"      --wide            never cut names (by default long ones lose\n"
-		"                        their middle, keeping the function's name)\n"
-		NO_INLINE_HELP
-		"  -h, --help            this help\n\n"
+		"                        their middle, keeping the function's "
+		"name)\n" NO_INLINE_HELP "  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
 		"  d9prof polls --min 1ms\n"
 		"  d9prof polls --task 42 --sort start --limit 0 > task42-polls.txt\n"
 		"  d9prof polls --by name               # poll durations per task name\n"
-		"  d9prof flame --poll 1234 -o poll1234.svg   # one of them, CPU + off-CPU\n",
+		"  d9prof flame --poll 1234 -o poll1234.svg   # one of them, CPU + "
+		"off-CPU\n",
 		DEFAULT_LIMIT);
 }
 
@@ -54,7 +60,8 @@ static void help(FILE *f)
 static int polls_option(void *ctx, int c, const char *arg)
 {
 	static const char *const keys[] = {
-		[POLLS_BY_DURATION] = "duration", [POLLS_BY_START] = "start",
+		[POLLS_BY_DURATION] = "duration",
+		[POLLS_BY_START] = "start",
 	};
 	struct polls_opts *po = ctx;
 	int k;
@@ -62,7 +69,8 @@ static int polls_option(void *ctx, int c, const char *arg)
 	if (c != OPT_SORT)
 		return VIEW_NOT_MINE;
 	if ((k = PARSE_WORD(arg, keys)) < 0)
-		return usage_error("polls ", "bad sort key '%s': want duration or start", arg);
+		return usage_error("polls ", "bad sort key '%s': want duration or start",
+				   arg);
 	po->sort = (enum polls_sort)k;
 	return 0;
 }
@@ -76,15 +84,16 @@ int cmd_polls(int argc, char **argv)
 		VIEW_OPT_TASK,
 		VIEW_OPT_BY,
 		VIEW_OPT_WIDE,
-		{ "sort", required_argument, NULL, OPT_SORT },
+		{"sort", required_argument, NULL, OPT_SORT},
 		VIEW_OPT_LIMIT,
 		VIEW_OPT_NO_INLINE,
 		VIEW_OPT_END,
 	};
-	static const struct view_cmd cmd = { "polls ", "i:t:n:h", lopts, help, polls_option };
-	struct polls_opts po = { .sort = POLLS_BY_DURATION };
-	struct inputs in = { .n = 0 };
-	struct view_args va = { .limit = DEFAULT_LIMIT };
+	static const struct view_cmd cmd = {"polls ", "i:t:n:h", lopts, help,
+					    polls_option};
+	struct polls_opts po = {.sort = POLLS_BY_DURATION};
+	struct inputs in = {.n = 0};
+	struct view_args va = {.limit = DEFAULT_LIMIT};
 	struct session se;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int err, ret = EXIT_OK;
@@ -105,7 +114,8 @@ int cmd_polls(int argc, char **argv)
 	}
 	err = analysis__polls(se.oc, &po, stdout);
 	if (err) {
-		error("cannot list the polls of '%s': %s", inputs_name(&in), strerror(-err));
+		error("cannot list the polls of '%s': %s", inputs_name(&in),
+		      strerror(-err));
 		ret = EXIT_FAIL;
 	}
 	if (close_output(stdout, NULL))

@@ -24,10 +24,28 @@
 
 static volatile sig_atomic_t stop, dump_now;
 
-enum { OPT_NO_OFFCPU = 256, OPT_OFFCPU_SOURCE, OPT_OFFCPU_STACK, OPT_CPU_STACK,
-       OPT_NO_WAKEUPS, OPT_CHILDREN, OPT_NO_SHIM, OPT_CALL_GRAPH };
-enum { OPT_SAMPLER = 300, OPT_FLIGHT, OPT_MAX_SIZE, OPT_TRIGGER, OPT_COOLDOWN, OPT_ROTATE,
-       OPT_MAX_TOTAL, OPT_KEY_PREFIX, OPT_ON_SEGMENT, OPT_HOOK_TIMEOUT };
+enum {
+	OPT_NO_OFFCPU = 256,
+	OPT_OFFCPU_SOURCE,
+	OPT_OFFCPU_STACK,
+	OPT_CPU_STACK,
+	OPT_NO_WAKEUPS,
+	OPT_CHILDREN,
+	OPT_NO_SHIM,
+	OPT_CALL_GRAPH
+};
+enum {
+	OPT_SAMPLER = 300,
+	OPT_FLIGHT,
+	OPT_MAX_SIZE,
+	OPT_TRIGGER,
+	OPT_COOLDOWN,
+	OPT_ROTATE,
+	OPT_MAX_TOTAL,
+	OPT_KEY_PREFIX,
+	OPT_ON_SEGMENT,
+	OPT_HOOK_TIMEOUT
+};
 
 static void on_signal(int sig)
 {
@@ -54,7 +72,8 @@ static void help(FILE *f)
 		"; an existing one\n"
 		"                        is kept as FILE.old)\n"
 		"  -d, --duration DUR    stop after DUR: seconds (10, 2.5) or a number\n"
-		"                        and a unit (500ms, 2s; ns, us, ms, s); default:\n"
+		"                        and a unit (500ms, 2s; ns, us, ms, s); "
+		"default:\n"
 		"                        until ^C, the target exits or CMD ends\n"
 		"  -F, --freq HZ         samples per second per thread (default 999)\n"
 		"  -e, --event EVENT     sampling event, a libpfm4/perf name (default\n"
@@ -65,7 +84,8 @@ static void help(FILE *f)
 		"                        per-thread CPU timers inside the target (needs\n"
 		"                        libd9prof in it; user stacks only)\n"
 		"      --no-offcpu       do not record context switches (off-CPU time)\n"
-		"      --offcpu-source SRC  auto (default): the sched_switch tracepoint,\n"
+		"      --offcpu-source SRC  auto (default): the sched_switch "
+		"tracepoint,\n"
 		"                        else the context-switch event; tracepoint or\n"
 		"                        switch: that one only\n"
 		"      --children        also the samples of processes the target forks\n"
@@ -73,8 +93,10 @@ static void help(FILE *f)
 		"                        counted by default)\n"
 		"      --no-shim         leave the target's d9prof shim detached: CPU\n"
 		"                        samples and switches only, no task ids (as\n"
-		"                        perf records; to see what task awareness costs)\n"
-		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
+		"                        perf records; to see what task awareness "
+		"costs)\n"
+		"      --no-wakeups      do not record wakeups (system-wide, filtered "
+		"to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
 		"      --offcpu-stack BYTES  user stack copied per switch to unwind\n"
@@ -85,8 +107,10 @@ static void help(FILE *f)
 		"                        function without a frame), dwarf[,SIZE] (SIZE\n"
 		"                        bytes of stack unwound by CFI, default 8192,\n"
 		"                        at most 32768), auto (default: dwarf where the\n"
-		"                        target's own code lacks frame pointers, else fp)\n"
-		"      --cpu-stack BYTES  the same as --call-graph dwarf,BYTES; 0: frame\n"
+		"                        target's own code lacks frame pointers, else "
+		"fp)\n"
+		"      --cpu-stack BYTES  the same as --call-graph dwarf,BYTES; 0: "
+		"frame\n"
 		"                        pointers alone, no stack copied\n"
 		"\nflight recorder (always on, bounded):\n"
 		"      --flight[=WINDOW] record until stopped, keeping the last WINDOW\n"
@@ -95,7 +119,8 @@ static void help(FILE *f)
 		"                        ('d9prof dump PID'), on a --trigger, when the\n"
 		"                        target dies (with how) and when stopped\n"
 		"      --max-size SIZE   keep at most SIZE bytes (64M, 1G; default 64M)\n"
-		"      --trigger COND    dump when COND holds: poll>DUR (a poll longer),\n"
+		"      --trigger COND    dump when COND holds: poll>DUR (a poll "
+		"longer),\n"
 		"                        delay>DUR (a woken task waiting longer for its\n"
 		"                        poll), runq>DUR (a thread waiting longer for a\n"
 		"                        CPU); half a window later, so the dump holds\n"
@@ -104,7 +129,8 @@ static void help(FILE *f)
 		"                        (default: the window)\n"
 		"      --rotate PERIOD   instead: a self-contained segment file every\n"
 		"                        PERIOD into the -o directory, EPOCH-INDEX.d9\n"
-		"      --max-total SIZE  delete the oldest segment files (with --flight:\n"
+		"      --max-total SIZE  delete the oldest segment files (with "
+		"--flight:\n"
 		"                        dumps) this recording wrote beyond SIZE\n"
 		"                        (--flight default: 8 times --max-size)\n"
 		"      --key-prefix P    segment files under P/YYYY-MM-DD/HHMM/SERVICE/\n"
@@ -125,8 +151,10 @@ static void help(FILE *f)
 		"  d9prof record -p 4242 -d 10\n"
 		"  d9prof record -p 4242 -- sleep 5\n"
 		"  d9prof record -F 499 -o api.d9 -- ./my-server --port 8080\n"
-		"  d9prof record -p 4242 --flight=30s --trigger 'poll>50ms' -o /var/tmp/d9\n"
-		"  d9prof record -p 4242 --rotate 60s --max-total 500M -o /var/tmp/d9 \\\n"
+		"  d9prof record -p 4242 --flight=30s --trigger 'poll>50ms' -o "
+		"/var/tmp/d9\n"
+		"  d9prof record -p 4242 --rotate 60s --max-total 500M -o /var/tmp/d9 "
+		"\\\n"
 		"      --on-segment 'aws s3 cp {} s3://traces/'\n");
 }
 
@@ -136,21 +164,21 @@ static void help(FILE *f)
 struct rec_ctx {
 	/* the command: the target, or with -p only the timer */
 	struct record_cmd cmd;
-	char *held;		/* messages held until it runs (nothing but
-				 * "cannot run" is said if it cannot) */
+	char *held; /* messages held until it runs (nothing but
+		     * "cannot run" is said if it cannot) */
 	size_t nheld;
 	/* the output */
 	const char *out;
-	int fd;			/* the trace's: a memfd until out is opened */
-	int opened;		/* fd is out */
-	int rotated;		/* the previous out is now out.old */
-	int said;		/* on_attached said what failed */
+	int fd;	     /* the trace's: a memfd until out is opened */
+	int opened;  /* fd is out */
+	int rotated; /* the previous out is now out.old */
+	int said;    /* on_attached said what failed */
 	/* the status line on a terminal */
 	pid_t target;
 	double duration;
-	int forever;		/* no -d and no command: say how to stop */
-	int line;		/* a status line is showing */
-	char cmdline[1024];	/* a command's, for the trace */
+	int forever;	    /* no -d and no command: say how to stop */
+	int line;	    /* a status line is showing */
+	char cmdline[1024]; /* a command's, for the trace */
 };
 
 /* -d: seconds as before (parse_seconds(): 10, 2.5, 2s) or a number and
@@ -222,21 +250,22 @@ static const char *plural(uint64_t n)
 static void progress(void *ctx, const struct record_stats *st, double seconds)
 {
 	struct rec_ctx *x = ctx;
-	uint64_t drops = st->lost_samples + st->shim_drops + st->offcpu_lost + st->wake_lost +
-			 st->ctimer_drops + st->ctimer_refused;
+	uint64_t drops = st->lost_samples + st->shim_drops + st->offcpu_lost +
+			 st->wake_lost + st->ctimer_drops + st->ctimer_refused;
 	char line[320], of[32] = "";
 	struct winsize ws;
 	int n;
 
 	if (x->duration > 0)
 		snprintf(of, sizeof(of), " of %g s", x->duration);
-	n = snprintf(line, sizeof(line),
-		     "\r\033[Kd9prof: recording pid %d: %.1f s%s, %llu sample%s, %llu shim "
-		     "event%s, %llu drop%s%s",
-		     (int)x->target, seconds, of, (unsigned long long)st->samples,
-		     plural(st->samples), (unsigned long long)st->events, plural(st->events),
-		     (unsigned long long)drops, plural(drops),
-		     x->forever ? " - Ctrl-C to stop" : "");
+	n = snprintf(
+		line, sizeof(line),
+		"\r\033[Kd9prof: recording pid %d: %.1f s%s, %llu sample%s, %llu shim "
+		"event%s, %llu drop%s%s",
+		(int)x->target, seconds, of, (unsigned long long)st->samples,
+		plural(st->samples), (unsigned long long)st->events, plural(st->events),
+		(unsigned long long)drops, plural(drops),
+		x->forever ? " - Ctrl-C to stop" : "");
 	/* a line wider than the terminal wraps, and \r then erases only its
 	 * last part: cut it (4 bytes of \r\033[K take no column) */
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 &&
@@ -253,7 +282,8 @@ static int open_out(struct rec_ctx *x)
 	int fd = record_output__open(x->out, &x->rotated);
 
 	if (fd == -EEXIST) {
-		warning("cannot keep the previous '%s' as '%s.old': it stays", x->out, x->out);
+		warning("cannot keep the previous '%s' as '%s.old': it stays", x->out,
+			x->out);
 		fd = record_output__open(x->out, NULL);
 	}
 	if (fd < 0)
@@ -306,7 +336,8 @@ static int child_exit(const struct rec_ctx *x, int status)
 		return EXIT_OK;
 	if (WIFEXITED(status)) {
 		if (WEXITSTATUS(status))
-			error("%s exited with status %d", x->cmd.name, WEXITSTATUS(status));
+			error("%s exited with status %d", x->cmd.name,
+			      WEXITSTATUS(status));
 		return WEXITSTATUS(status);
 	}
 	if (WIFSIGNALED(status)) {
@@ -372,7 +403,7 @@ static int parse_dur_s(const char *s, double *out)
 
 static const char *human_size(double b, char *buf, size_t len)
 {
-	const char *u[] = { "B", "KiB", "MiB", "GiB" };
+	const char *u[] = {"B", "KiB", "MiB", "GiB"};
 	int i = 0;
 
 	while (b >= 1024 && i < 3) {
@@ -409,7 +440,8 @@ static void on_dump(void *ctx, const struct record_dump *d)
 	     human_size((double)d->bytes, sz, sizeof(sz)), d->why);
 }
 
-static void summary(const struct record_stats *st, pid_t pid, const char *out, int own_cmd)
+static void summary(const struct record_stats *st, pid_t pid, const char *out,
+		    int own_cmd)
 {
 	char sz[32];
 	struct rusage ru;
@@ -418,7 +450,8 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 	if (!out || stat(out, &sb))
 		sb.st_size = 0;
 	fprintf(stderr,
-		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim event%s "
+		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim "
+		"event%s "
 		"(%llu ring record%s), %u unique frame%s\n",
 		st->seconds, (int)pid, st->target_exited ? " (it exited)" : "",
 		(unsigned long long)st->samples, plural(st->samples), st->event_name,
@@ -428,12 +461,15 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 	/* the ctimer sampler copies its own 256 bytes: no call graph to say */
 	if (!strcmp(st->sampler, "perf") && st->callgraph_auto && st->fp_missing[0])
 		fprintf(stderr,
-			"d9prof: call graph: dwarf,%u (no frame pointers in %s: their frames "
-			"unwound by CFI)\n", st->cpu_stack, st->fp_missing);
+			"d9prof: call graph: dwarf,%u (no frame pointers in %s: their "
+			"frames "
+			"unwound by CFI)\n",
+			st->cpu_stack, st->fp_missing);
 	else if (!strcmp(st->sampler, "perf") && st->callgraph_auto)
-		fprintf(stderr, "d9prof: call graph: fp (the target's own code keeps frame "
-			"pointers%s%s)\n", st->fp_unknown[0] ? "; could not judge " : "",
-			st->fp_unknown);
+		fprintf(stderr,
+			"d9prof: call graph: fp (the target's own code keeps frame "
+			"pointers%s%s)\n",
+			st->fp_unknown[0] ? "; could not judge " : "", st->fp_unknown);
 	if (st->cpu_stacks && strcmp(st->sampler, "perf"))
 		fprintf(stderr,
 			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
@@ -442,7 +478,8 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 			st->cpu_unwind_s * 1e3);
 	else if (st->cpu_stacks)
 		fprintf(stderr,
-			"d9prof: CPU stacks (%s, %u bytes copied): %.1f%% had a caller frame "
+			"d9prof: CPU stacks (%s, %u bytes copied): %.1f%% had a caller "
+			"frame "
 			"pointers skip, recovered with CFI (%.0f ms)\n",
 			st->callgraph, st->cpu_stack,
 			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
@@ -450,29 +487,33 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 	if (st->switches || !strcmp(st->offcpu, "tracepoint") ||
 	    !strcmp(st->offcpu, "context-switch"))
 		fprintf(stderr,
-			"d9prof: off-CPU (%s): %llu switch%s (%llu blocked, %llu preempted)\n",
+			"d9prof: off-CPU (%s): %llu switch%s (%llu blocked, %llu "
+			"preempted)\n",
 			st->offcpu, (unsigned long long)st->switches,
-			st->switches == 1 ? "" : "es", (unsigned long long)st->switches_blocked,
+			st->switches == 1 ? "" : "es",
+			(unsigned long long)st->switches_blocked,
 			(unsigned long long)(st->switches - st->switches_blocked));
 	if (st->switches && st->wakeups[0] && strncmp(st->wakeups, "off", 3) &&
-	    strncmp(st->wakeups, "refused", 7))
-	{
+	    strncmp(st->wakeups, "refused", 7)) {
 		fprintf(stderr,
-			"d9prof: run queue (%s): %llu interval%s, %.1f ms runnable waiting "
+			"d9prof: run queue (%s): %llu interval%s, %.1f ms runnable "
+			"waiting "
 			"for a CPU",
-			st->wakeups, (unsigned long long)st->runnable, plural(st->runnable),
-			(double)st->runq_ns / 1e6);
+			st->wakeups, (unsigned long long)st->runnable,
+			plural(st->runnable), (double)st->runq_ns / 1e6);
 		if (!strncmp(st->holders, "sched:", 6))
-			fprintf(stderr, ", %.1f ms charged to what ran on their CPUs (%s)\n",
+			fprintf(stderr,
+				", %.1f ms charged to what ran on their CPUs (%s)\n",
 				(double)st->held_ns / 1e6, st->holders);
 		else
-			fprintf(stderr, "; who held the CPU is approximated (the thread that "
-					"preempted, else the one before): %s\n",
+			fprintf(stderr,
+				"; who held the CPU is approximated (the thread that "
+				"preempted, else the one before): %s\n",
 				st->holders[0] ? st->holders : "no system-wide switches");
-	}
-	else if (st->switches)
+	} else if (st->switches)
 		fprintf(stderr,
-			"d9prof: run queue: wakeups not recorded (%s): blocked and run-queue "
+			"d9prof: run queue: wakeups not recorded (%s): blocked and "
+			"run-queue "
 			"time cannot be split, only preempted time is run-queue time\n",
 			st->wakeups[0] ? st->wakeups : "off");
 	if (st->wake_lost)
@@ -480,61 +521,81 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 			(unsigned long long)st->wake_lost, plural(st->wake_lost));
 	if (st->offcpu_stacks)
 		fprintf(stderr,
-			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "
+			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to "
+			"frame pointers "
 			"(%.0f ms; at most %llu byte%s of stack read)\n",
 			100.0 * (double)st->offcpu_complete / (double)st->offcpu_stacks,
 			(unsigned long long)st->offcpu_stacks, st->offcpu_unwind_s * 1e3,
-			(unsigned long long)st->offcpu_stack_used, plural(st->offcpu_stack_used));
+			(unsigned long long)st->offcpu_stack_used,
+			plural(st->offcpu_stack_used));
 	else if (st->switches)
 		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
 	if (st->offcpu_lost)
 		fprintf(stderr, "d9prof: lost %llu context-switch record%s (ring full)\n",
 			(unsigned long long)st->offcpu_lost, plural(st->offcpu_lost));
 	if (st->offcpu_unpaired)
-		fprintf(stderr, "d9prof: %llu switch-out%s without a switch-in (lost): off-CPU "
-			"interval%s left out\n", (unsigned long long)st->offcpu_unpaired,
+		fprintf(stderr,
+			"d9prof: %llu switch-out%s without a switch-in (lost): off-CPU "
+			"interval%s left out\n",
+			(unsigned long long)st->offcpu_unpaired,
 			plural(st->offcpu_unpaired), plural(st->offcpu_unpaired));
 	if (st->ctimer_drops)
-		fprintf(stderr, "d9prof: the shim dropped %llu ctimer sample%s (sample area "
-			"full)\n", (unsigned long long)st->ctimer_drops, plural(st->ctimer_drops));
+		fprintf(stderr,
+			"d9prof: the shim dropped %llu ctimer sample%s (sample area "
+			"full)\n",
+			(unsigned long long)st->ctimer_drops, plural(st->ctimer_drops));
 	if (st->ctimer_refused)
-		fprintf(stderr, "d9prof: refused %llu ctimer sample%s that came faster than its "
+		fprintf(stderr,
+			"d9prof: refused %llu ctimer sample%s that came faster than its "
 			"timers can fire (the target wrote them)\n",
-			(unsigned long long)st->ctimer_refused, plural(st->ctimer_refused));
+			(unsigned long long)st->ctimer_refused,
+			plural(st->ctimer_refused));
 	if (st->ctimer_garbage)
-		fprintf(stderr, "d9prof: refused %llu ctimer sample%s that could not be real (of "
-			"another thread than their area's, or at a time outside the recording)\n",
-			(unsigned long long)st->ctimer_garbage, plural(st->ctimer_garbage));
+		fprintf(stderr,
+			"d9prof: refused %llu ctimer sample%s that could not be real (of "
+			"another thread than their area's, or at a time outside the "
+			"recording)\n",
+			(unsigned long long)st->ctimer_garbage,
+			plural(st->ctimer_garbage));
 	if (st->lost_samples || st->shim_drops)
-		fprintf(stderr, "d9prof: lost %llu sample%s (perf ring full), dropped %llu "
+		fprintf(stderr,
+			"d9prof: lost %llu sample%s (perf ring full), dropped %llu "
 			"shim event%s (shim ring full)\n",
 			(unsigned long long)st->lost_samples, plural(st->lost_samples),
 			(unsigned long long)st->shim_drops, plural(st->shim_drops));
 	if (st->child_samples)
-		fprintf(stderr, "d9prof: left out %llu sample%s of forked children (--children "
+		fprintf(stderr,
+			"d9prof: left out %llu sample%s of forked children (--children "
 			"keeps them)\n",
 			(unsigned long long)st->child_samples, plural(st->child_samples));
 	if (st->no_ring_threads)
-		fprintf(stderr, "d9prof: %llu thread%s of the target found no free ring slot in the "
+		fprintf(stderr,
+			"d9prof: %llu thread%s of the target found no free ring slot in "
+			"the "
 			"shim: their runtime events are lost\n",
-			(unsigned long long)st->no_ring_threads, plural(st->no_ring_threads));
+			(unsigned long long)st->no_ring_threads,
+			plural(st->no_ring_threads));
 	if (st->reattaches || st->gap_ns)
-		fprintf(stderr, "d9prof: the recorder stalled past the shim's lease (attached again "
+		fprintf(stderr,
+			"d9prof: the recorder stalled past the shim's lease (attached "
+			"again "
 			"%llu time%s): runtime events of those gaps (%.3f s) are lost\n",
 			(unsigned long long)st->reattaches, plural(st->reattaches),
 			(double)st->gap_ns / 1e9);
 	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
 	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->gap_ns &&
-	    !st->ctimer_refused && !st->ctimer_garbage &&
-	    !st->no_ring_threads && !st->offcpu_unpaired)
+	    !st->ctimer_refused && !st->ctimer_garbage && !st->no_ring_threads &&
+	    !st->offcpu_unpaired)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	if (st->shim_garbage)
-		fprintf(stderr, "d9prof: dropped %llu records or counters of the shim segment "
+		fprintf(stderr,
+			"d9prof: dropped %llu records or counters of the shim segment "
 			"that could not be real (the target wrote over it)\n",
 			(unsigned long long)st->shim_garbage);
 	if (!getrusage(RUSAGE_SELF, &ru)) {
-		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		double cpu =
+			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
 		uint64_t wait = proc_self_run_delay_ns(), during;
 
@@ -544,11 +605,14 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out, i
 				 ? st->stop_run_delay_ns - st->start_run_delay_ns
 				 : 0;
 		wait = wait > during ? wait - during : 0;
-		fprintf(stderr, "d9prof: the recorder used %.2f s of CPU (%.1f%% of a core) and "
-			"%s of memory at most; starting and finishing, it waited %.2f s for a "
-			"CPU\n", cpu,
-			st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
-			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)), (double)wait / 1e9);
+		fprintf(stderr,
+			"d9prof: the recorder used %.2f s of CPU (%.1f%% of a core) and "
+			"%s of memory at most; starting and finishing, it waited %.2f s "
+			"for a "
+			"CPU\n",
+			cpu, st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
+			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)),
+			(double)wait / 1e9);
 	}
 	/* (a command's end is said by child_exit()) */
 	/* info(): how it ended may name the sender's comm */
@@ -566,7 +630,8 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 
 	if (o->segments == RECORD_FLIGHT) {
 		fprintf(stderr,
-			"d9prof: flight recorder: %llu segment%s, %llu dropped out of the %g s "
+			"d9prof: flight recorder: %llu segment%s, %llu dropped out of "
+			"the %g s "
 			"window, %s held at most; %llu dump%s into %s%s\n",
 			(unsigned long long)st->segments, plural(st->segments),
 			(unsigned long long)st->segments_dropped, o->window,
@@ -574,17 +639,24 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 			(unsigned long long)st->dumps, plural(st->dumps), o->dir,
 			st->dump_failures ? " (some failed, see above)" : "");
 		if (st->dumps_deleted)
-			fprintf(stderr, "d9prof: deleted the %llu oldest dump%s of this recording "
+			fprintf(stderr,
+				"d9prof: deleted the %llu oldest dump%s of this "
+				"recording "
 				"to keep them within --max-total %s\n",
-				(unsigned long long)st->dumps_deleted, plural(st->dumps_deleted),
+				(unsigned long long)st->dumps_deleted,
+				plural(st->dumps_deleted),
 				human_size((double)o->max_total, cap, sizeof(cap)));
 		for (unsigned int i = 0; i < o->ntriggers; i++)
 			if (st->trigger_cooled[i])
-				fprintf(stderr, "d9prof: trigger %s>%gms: %llu dump%s, and held %llu "
+				fprintf(stderr,
+					"d9prof: trigger %s>%gms: %llu dump%s, and held "
+					"%llu "
 					"more time%s in its cooldown (no dump)\n",
-					o->triggers[i].kind == RECORD_TRIGGER_POLL    ? "poll"
-					: o->triggers[i].kind == RECORD_TRIGGER_DELAY ? "delay"
-										      : "runq",
+					o->triggers[i].kind == RECORD_TRIGGER_POLL
+						? "poll"
+					: o->triggers[i].kind == RECORD_TRIGGER_DELAY
+						? "delay"
+						: "runq",
 					(double)o->triggers[i].ns / 1e6,
 					(unsigned long long)st->trigger_dumps[i],
 					plural(st->trigger_dumps[i]),
@@ -592,20 +664,25 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 					plural(st->trigger_cooled[i]));
 		return;
 	}
-	fprintf(stderr, "d9prof: rotated %llu segment file%s into %s, %llu deleted for "
+	fprintf(stderr,
+		"d9prof: rotated %llu segment file%s into %s, %llu deleted for "
 		"--max-total%s\n",
 		(unsigned long long)st->segments, plural(st->segments), o->dir,
 		(unsigned long long)st->segments_dropped,
-		st->hook_failures ? ", some --on-segment commands failed (see above)" : "");
+		st->hook_failures ? ", some --on-segment commands failed (see above)"
+				  : "");
 	if (st->hooks_skipped)
-		fprintf(stderr, "d9prof: --on-segment: %llu file%s deleted for --max-total before "
+		fprintf(stderr,
+			"d9prof: --on-segment: %llu file%s deleted for --max-total "
+			"before "
 			"their command could run (%d run at once at most)\n",
 			(unsigned long long)st->hooks_skipped, plural(st->hooks_skipped),
 			RECORD_MAX_HOOKS);
 	if (st->hooks_running)
-		fprintf(stderr, "d9prof: --on-segment: %llu command%s still running or waiting, "
-			"left to finish\n", (unsigned long long)st->hooks_running,
-			plural(st->hooks_running));
+		fprintf(stderr,
+			"d9prof: --on-segment: %llu command%s still running or waiting, "
+			"left to finish\n",
+			(unsigned long long)st->hooks_running, plural(st->hooks_running));
 }
 
 /* The options into @o and @x: -1 to go on, else the exit status (after
@@ -613,7 +690,8 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 /* The options of the segmented modes (--flight, --rotate and theirs)
  * into @o: 0 if @c is one, EXIT_USAGE after saying what is wrong, -1 if
  * it is none. */
-static int segment_option(struct record_opts *o, int c, const char *arg, int *hook_timeout_given)
+static int segment_option(struct record_opts *o, int c, const char *arg,
+			  int *hook_timeout_given)
 {
 	uint64_t v;
 
@@ -622,14 +700,18 @@ static int segment_option(struct record_opts *o, int c, const char *arg, int *ho
 		o->segments = RECORD_FLIGHT;
 		o->window = 30;
 		if (arg && (parse_dur_s(arg, &o->window) || o->window < 1))
-			return usage_error("record ", "bad --flight window '%s': want a "
-					   "duration of at least 1s, e.g. 30s", arg);
+			return usage_error("record ",
+					   "bad --flight window '%s': want a "
+					   "duration of at least 1s, e.g. 30s",
+					   arg);
 		return 0;
 	case OPT_ROTATE:
 		o->segments = RECORD_ROTATE;
 		if (parse_dur_s(arg, &o->rotate) || o->rotate < 1)
-			return usage_error("record ", "bad --rotate period '%s': want a "
-					   "duration of at least 1s, e.g. 60s", arg);
+			return usage_error("record ",
+					   "bad --rotate period '%s': want a "
+					   "duration of at least 1s, e.g. 60s",
+					   arg);
 		return 0;
 	case OPT_MAX_SIZE:
 	case OPT_MAX_TOTAL:
@@ -642,19 +724,23 @@ static int segment_option(struct record_opts *o, int c, const char *arg, int *ho
 			return usage_error("record ", "at most %d --trigger",
 					   RECORD_MAX_TRIGGERS);
 		if (parse_trigger(arg, &o->triggers[o->ntriggers]))
-			return usage_error("record ", "bad trigger '%s': want poll>DUR, "
-					   "delay>DUR or runq>DUR, e.g. 'poll>50ms'", arg);
+			return usage_error("record ",
+					   "bad trigger '%s': want poll>DUR, "
+					   "delay>DUR or runq>DUR, e.g. 'poll>50ms'",
+					   arg);
 		o->ntriggers++;
 		return 0;
 	case OPT_COOLDOWN:
 		if (parse_dur_s(arg, &o->cooldown))
-			return usage_error("record ", "bad --cooldown '%s': " DURATION_WANT,
-					   arg);
+			return usage_error("record ",
+					   "bad --cooldown '%s': " DURATION_WANT, arg);
 		return 0;
 	case OPT_KEY_PREFIX:
 		if (!*arg || *arg == '/' || strstr(arg, ".."))
-			return usage_error("record ", "bad --key-prefix '%s': want a "
-					   "relative path without '..'", arg);
+			return usage_error("record ",
+					   "bad --key-prefix '%s': want a "
+					   "relative path without '..'",
+					   arg);
 		o->key_prefix = arg;
 		return 0;
 	case OPT_ON_SEGMENT:
@@ -664,8 +750,10 @@ static int segment_option(struct record_opts *o, int c, const char *arg, int *ho
 		if (!strcmp(arg, "0"))
 			o->hook_timeout = 0;
 		else if (parse_dur_s(arg, &o->hook_timeout))
-			return usage_error("record ", "bad --hook-timeout '%s': " DURATION_WANT
-					   " (0: never)", arg);
+			return usage_error("record ",
+					   "bad --hook-timeout '%s': " DURATION_WANT
+					   " (0: never)",
+					   arg);
 		*hook_timeout_given = 1;
 		return 0;
 	default:
@@ -680,28 +768,33 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 {
 	if (!o->pid && optind >= argc)
 		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
-	if (o->segments == RECORD_FLIGHT && (o->rotate > 0 || o->key_prefix || o->on_segment ||
-					    hook_timeout_given))
-		return usage_error("record ", "--flight keeps segments in memory: --rotate, "
-				   "--key-prefix, --on-segment and --hook-timeout are for --rotate");
+	if (o->segments == RECORD_FLIGHT &&
+	    (o->rotate > 0 || o->key_prefix || o->on_segment || hook_timeout_given))
+		return usage_error(
+			"record ",
+			"--flight keeps segments in memory: --rotate, "
+			"--key-prefix, --on-segment and --hook-timeout are for --rotate");
 	if (o->segments == RECORD_FLIGHT && !o->max_total)
 		o->max_total = 8 * (o->max_size ? o->max_size : 64ULL << 20);
 	if (o->no_shim && o->sampler == RECORD_SAMPLER_CTIMER)
-		return usage_error("record ", "--sampler ctimer samples through the shim: "
+		return usage_error("record ",
+				   "--sampler ctimer samples through the shim: "
 				   "not with --no-shim");
 	if (o->segments != RECORD_FLIGHT && (o->ntriggers || o->cooldown > 0))
 		return usage_error("record ", "--trigger and --cooldown need --flight");
-	if (o->segments == RECORD_ONE_TRACE && (o->max_total || o->key_prefix || o->on_segment ||
-					       hook_timeout_given))
-		return usage_error("record ", "--max-total, --key-prefix, --on-segment and "
+	if (o->segments == RECORD_ONE_TRACE &&
+	    (o->max_total || o->key_prefix || o->on_segment || hook_timeout_given))
+		return usage_error("record ",
+				   "--max-total, --key-prefix, --on-segment and "
 				   "--hook-timeout need --rotate");
 	if (o->segments != RECORD_ONE_TRACE) {
 		struct stat sb;
 
 		o->dir = out_given ? x->out : ".";
 		if (!stat(o->dir, &sb) && !S_ISDIR(sb.st_mode)) {
-			error("-o '%s' is not a directory: --%s writes its files into one", o->dir,
-			      o->segments == RECORD_FLIGHT ? "flight" : "rotate");
+			error("-o '%s' is not a directory: --%s writes its files into "
+			      "one",
+			      o->dir, o->segments == RECORD_FLIGHT ? "flight" : "rotate");
 			return EXIT_FAIL;
 		}
 	}
@@ -711,37 +804,39 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_ctx *x)
 {
 	static const struct option lopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "sampler", required_argument, NULL, OPT_SAMPLER },
-		{ "no-offcpu", no_argument, NULL, OPT_NO_OFFCPU },
-		{ "offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE },
-		{ "no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS },
-		{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
-		{ "children", no_argument, NULL, OPT_CHILDREN },
-		{ "offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK },
-		{ "cpu-stack", required_argument, NULL, OPT_CPU_STACK },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "flight", optional_argument, NULL, OPT_FLIGHT },
-		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-		{ "trigger", required_argument, NULL, OPT_TRIGGER },
-		{ "cooldown", required_argument, NULL, OPT_COOLDOWN },
-		{ "rotate", required_argument, NULL, OPT_ROTATE },
-		{ "max-total", required_argument, NULL, OPT_MAX_TOTAL },
-		{ "key-prefix", required_argument, NULL, OPT_KEY_PREFIX },
-		{ "on-segment", required_argument, NULL, OPT_ON_SEGMENT },
-		{ "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
+		{"pid", required_argument, NULL, 'p'},
+		{"output", required_argument, NULL, 'o'},
+		{"duration", required_argument, NULL, 'd'},
+		{"freq", required_argument, NULL, 'F'},
+		{"event", required_argument, NULL, 'e'},
+		{"sampler", required_argument, NULL, OPT_SAMPLER},
+		{"no-offcpu", no_argument, NULL, OPT_NO_OFFCPU},
+		{"offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE},
+		{"no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS},
+		{"no-shim", no_argument, NULL, OPT_NO_SHIM},
+		{"children", no_argument, NULL, OPT_CHILDREN},
+		{"offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK},
+		{"cpu-stack", required_argument, NULL, OPT_CPU_STACK},
+		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+		{"flight", optional_argument, NULL, OPT_FLIGHT},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
+		{"trigger", required_argument, NULL, OPT_TRIGGER},
+		{"cooldown", required_argument, NULL, OPT_COOLDOWN},
+		{"rotate", required_argument, NULL, OPT_ROTATE},
+		{"max-total", required_argument, NULL, OPT_MAX_TOTAL},
+		{"key-prefix", required_argument, NULL, OPT_KEY_PREFIX},
+		{"on-segment", required_argument, NULL, OPT_ON_SEGMENT},
+		{"hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT},
 		VIEW_OPT_END,
 	};
 	static const char *const samplers[] = {
-		[RECORD_SAMPLER_AUTO] = "auto", [RECORD_SAMPLER_PERF] = "perf",
+		[RECORD_SAMPLER_AUTO] = "auto",
+		[RECORD_SAMPLER_PERF] = "perf",
 		[RECORD_SAMPLER_CTIMER] = "ctimer",
 	};
 	static const char *const sources[] = {
-		[RECORD_OFFCPU_AUTO] = "auto", [RECORD_OFFCPU_TRACEPOINT] = "tracepoint",
+		[RECORD_OFFCPU_AUTO] = "auto",
+		[RECORD_OFFCPU_TRACEPOINT] = "tracepoint",
 		[RECORD_OFFCPU_SWITCH] = "switch",
 	};
 	int hook_timeout_given = 0, out_given = 0, c, k, err;
@@ -754,7 +849,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		switch (c) {
 		case 'p':
 			if (parse_u64(optarg, &v) || v == 0 || v > 4194304)
-				return usage_error("record ", "bad pid '%s': want a process id",
+				return usage_error("record ",
+						   "bad pid '%s': want a process id",
 						   optarg);
 			o->pid = (pid_t)v;
 			break;
@@ -766,14 +862,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			break;
 		case 'd':
 			if (parse_duration(optarg, &o->duration))
-				return usage_error("record ",
-						   "bad duration '%s': want seconds > 0 or a number "
-						   "and a unit, e.g. 10, 2.5, 500ms or 2s", optarg);
+				return usage_error(
+					"record ",
+					"bad duration '%s': want seconds > 0 or a number "
+					"and a unit, e.g. 10, 2.5, 500ms or 2s",
+					optarg);
 			break;
 		case 'F':
 			if (parse_u64(optarg, &v) || v == 0 || v > 100000)
-				return usage_error("record ",
-						   "bad frequency '%s': want 1 to 100000 Hz", optarg);
+				return usage_error(
+					"record ",
+					"bad frequency '%s': want 1 to 100000 Hz",
+					optarg);
 			o->freq = (unsigned int)v;
 			break;
 		case 'e':
@@ -781,8 +881,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			break;
 		case OPT_SAMPLER:
 			if ((k = PARSE_WORD(optarg, samplers)) < 0)
-				return usage_error("record ", "bad sampler '%s': want auto, perf "
-						   "or ctimer", optarg);
+				return usage_error("record ",
+						   "bad sampler '%s': want auto, perf "
+						   "or ctimer",
+						   optarg);
 			o->sampler = (enum record_sampler)k;
 			break;
 		case OPT_NO_OFFCPU:
@@ -799,22 +901,29 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			break;
 		case OPT_OFFCPU_SOURCE:
 			if ((k = PARSE_WORD(optarg, sources)) < 0)
-				return usage_error("record ", "bad off-CPU source '%s': want "
-						   "auto, tracepoint or switch", optarg);
+				return usage_error("record ",
+						   "bad off-CPU source '%s': want "
+						   "auto, tracepoint or switch",
+						   optarg);
 			o->offcpu = (enum record_offcpu)k;
 			break;
 		case OPT_CALL_GRAPH:
 			if (record_callgraph_parse(optarg, &o->callgraph, &o->cpu_stack))
-				return usage_error("record ", "bad call graph '%s': want auto, fp, "
-						   "dwarf or dwarf,SIZE (bytes, a multiple of 8 "
-						   "up to 32768)", optarg);
+				return usage_error(
+					"record ",
+					"bad call graph '%s': want auto, fp, "
+					"dwarf or dwarf,SIZE (bytes, a multiple of 8 "
+					"up to 32768)",
+					optarg);
 			o->cpu_fp_only = 0;
 			break;
 		case OPT_OFFCPU_STACK:
 		case OPT_CPU_STACK:
 			if (parse_u64(optarg, &v) || v % 8 || v > 32768)
-				return usage_error("record ", "bad stack size '%s': want bytes, "
-						   "a multiple of 8 up to 32768", optarg);
+				return usage_error("record ",
+						   "bad stack size '%s': want bytes, "
+						   "a multiple of 8 up to 32768",
+						   optarg);
 			if (c == OPT_CPU_STACK) {
 				o->callgraph = RECORD_CALLGRAPH_DWARF;
 				o->cpu_stack = (unsigned int)v;
@@ -847,7 +956,7 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 	int err;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: the loop's poll wakes */
+	sa.sa_handler = on_signal; /* no SA_RESTART: the loop's poll wakes */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* a dump (flight), the next segment (rotate); else nothing: a stray
@@ -863,18 +972,24 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 		x->out = NULL;
 	} else if ((err = record_output__check(x->out))) {
 		if (err == -ELOOP)
-			error("cannot write '%s': it is a symbolic link, which d9prof does not "
-			      "follow (give the path it points to)", x->out);
+			error("cannot write '%s': it is a symbolic link, which d9prof "
+			      "does not "
+			      "follow (give the path it points to)",
+			      x->out);
 		else if (err == -EEXIST)
-			error("'%s' exists and is not a d9prof trace: remove it or choose "
-			      "another -o", x->out);
+			error("'%s' exists and is not a d9prof trace: remove it or "
+			      "choose "
+			      "another -o",
+			      x->out);
 		else
 			error("cannot write '%s': %s", x->out, strerror(-err));
 		return EXIT_FAIL;
 	}
 	/* The trace starts in memory: the output is opened (and a previous
 	 * one renamed) only once the recording is sure to happen. */
-	x->fd = o->segments != RECORD_ONE_TRACE ? -1 : memfd_create("d9prof-trace", MFD_CLOEXEC);
+	x->fd = o->segments != RECORD_ONE_TRACE
+			? -1
+			: memfd_create("d9prof-trace", MFD_CLOEXEC);
 	if (x->fd < 0 && o->segments == RECORD_ONE_TRACE) {
 		x->fd = open_out(x);
 		if (x->fd < 0)
@@ -896,7 +1011,8 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 			int i;
 
 			for (i = optind; i < argc && n + 2 < sizeof(x->cmdline); i++)
-				n += (size_t)snprintf(x->cmdline + n, sizeof(x->cmdline) - n, "%s%s",
+				n += (size_t)snprintf(x->cmdline + n,
+						      sizeof(x->cmdline) - n, "%s%s",
 						      i > optind ? " " : "", argv[i]);
 			o->pid = x->cmd.pid;
 			o->fresh_target = 1;
@@ -918,8 +1034,8 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 
 /* After record__run() returned @err: the output kept or put back, the
  * command reaped, the summary. The exit status. */
-static int finish(const struct record_opts *o, struct rec_ctx *x, const struct record_stats *st,
-		  int err)
+static int finish(const struct record_opts *o, struct rec_ctx *x,
+		  const struct record_stats *st, int err)
 {
 	int status;
 
@@ -943,8 +1059,8 @@ static int finish(const struct record_opts *o, struct rec_ctx *x, const struct r
 
 				snprintf(old, sizeof(old), "%s.old", x->out);
 				if (rename(old, x->out))
-					warning("cannot put '%s' back as '%s': %s", old, x->out,
-						strerror(errno));
+					warning("cannot put '%s' back as '%s': %s", old,
+						x->out, strerror(errno));
 			}
 		}
 		child_exit(x, status);
@@ -958,11 +1074,16 @@ static int finish(const struct record_opts *o, struct rec_ctx *x, const struct r
 
 int cmd_record(int argc, char **argv)
 {
-	struct rec_ctx x = { .cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 }, .fd = -1 };
-	struct record_opts o = { .freq = 999, .stop = &stop, .log = log_msg, .ctx = &x,
-				 .on_attached = on_attached, .dump_now = &dump_now,
-				 .on_dump = on_dump, .max_size = 64ULL << 20,
-				 .hook_timeout = 600 };
+	struct rec_ctx x = {.cmd = {.pid = -1, .go_fd = -1, .err_fd = -1}, .fd = -1};
+	struct record_opts o = {.freq = 999,
+				.stop = &stop,
+				.log = log_msg,
+				.ctx = &x,
+				.on_attached = on_attached,
+				.dump_now = &dump_now,
+				.on_dump = on_dump,
+				.max_size = 64ULL << 20,
+				.hook_timeout = 600};
 	struct record_stats st;
 	int ret;
 

@@ -12,20 +12,25 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: d9prof report " INPUT_USAGE "\n"
 		"                     [--format text|json]\n\n"
-		"One page, in the order a diagnosis goes: what was recorded and what was\n"
-		"refused or lost; per worker thread, the share of the recording spent in\n"
+		"One page, in the order a diagnosis goes: what was recorded and what "
+		"was\n"
+		"refused or lost; per worker thread, the share of the recording spent "
+		"in\n"
 		"polls (on-CPU, blocked, on the run queue), outside polls and parked;\n"
 		"the longest polls and what filled them; the worst wake-to-poll delays\n"
 		"and their causes; run-queue time per worker and the threads that had\n"
-		"the CPU meanwhile; each busy task's hottest stack; tasks woken and never\n"
-		"polled again, and spawned and never ended. It ends with red flags, each\n"
-		"with its threshold, the task and function, and the command to run next:\n"
-		"long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait >= 1ms in a\n"
-		"poll, blocking >= 1ms in a poll, worker imbalance >= 3x, lost wake-ups,\n"
+		"the CPU meanwhile; each busy task's hottest stack; tasks woken and "
+		"never\n"
+		"polled again, and spawned and never ended. It ends with red flags, "
+		"each\n"
+		"with its threshold, the task and function, and the command to run "
+		"next:\n"
+		"long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait >= 1ms in "
+		"a\n"
+		"poll, blocking >= 1ms in a poll, worker imbalance >= 3x, lost "
+		"wake-ups,\n"
 		"lost data.\n\n"
-		"options:\n"
-		INPUT_HELP
-		FRAME_HELP
+		"options:\n" INPUT_HELP FRAME_HELP
 		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n"
 		"  -h, --help            this help\n\n"
 		"examples:\n"
@@ -41,9 +46,9 @@ int cmd_report(int argc, char **argv)
 		VIEW_OPT_FORMAT,
 		VIEW_OPT_END,
 	};
-	static const struct view_cmd cmd = { "report ", "i:f:h", lopts, help, NULL };
-	struct inputs in = { .n = 0 };
-	struct view_args va = { .text_json = 1 };
+	static const struct view_cmd cmd = {"report ", "i:f:h", lopts, help, NULL};
+	struct inputs in = {.n = 0};
+	struct view_args va = {.text_json = 1};
 	struct session se;
 	int err, ret = EXIT_OK;
 

@@ -9,24 +9,24 @@
 
 #define DEFAULT_LIMIT 30
 
-
-
 static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: d9prof tasks " INPUT_USAGE "\n"
 		"                    [--by task|name] [--sort KEY] [--limit N]\n\n"
 		"List the tasks of a trace, most CPU first: TASK and NAME (or NAME and\n"
-		"TASKS with --by name: all tasks of one name in one row), POLLS, CPU (the\n"
-		"CPU time sampled inside their polls: samples x 1/frequency), CPU%% (that\n"
+		"TASKS with --by name: all tasks of one name in one row), POLLS, CPU "
+		"(the\n"
+		"CPU time sampled inside their polls: samples x 1/frequency), CPU%% "
+		"(that\n"
 		"time as a share of one CPU over the recording), the total, mean and\n"
 		"longest poll, and how long they waited to be polled once woken: WAKES\n"
-		"(times made ready, by a wake or their spawn, and then polled; wakes before\n"
-		"that poll merge into the first) and the DELAY-P50, -P99 and -MAX of those\n"
+		"(times made ready, by a wake or their spawn, and then polled; wakes "
+		"before\n"
+		"that poll merge into the first) and the DELAY-P50, -P99 and -MAX of "
+		"those\n"
 		"waits (see 'd9prof delays' for the worst ones and their causes).\n\n"
-		"options:\n"
-		INPUT_HELP
-		"      --by KEY          task (default) or name\n"
+		"options:\n" INPUT_HELP "      --by KEY          task (default) or name\n"
 		"  -s, --sort KEY        cpu (default), polls, longest (poll), delay\n"
 		"                        (longest) or name\n"
 		"  -n, --limit N         at most N rows (default %d; 0: all)\n"
@@ -42,8 +42,9 @@ static void help(FILE *f)
 static int tasks_option(void *ctx, int c, const char *arg)
 {
 	static const char *const keys[] = {
-		[TASKS_BY_CPU] = "cpu", [TASKS_BY_POLLS] = "polls", [TASKS_BY_LONGEST] = "longest",
-		[TASKS_BY_DELAY] = "delay", [TASKS_BY_NAME] = "name",
+		[TASKS_BY_CPU] = "cpu",		[TASKS_BY_POLLS] = "polls",
+		[TASKS_BY_LONGEST] = "longest", [TASKS_BY_DELAY] = "delay",
+		[TASKS_BY_NAME] = "name",
 	};
 	struct tasks_opts *o = ctx;
 	int k;
@@ -51,14 +52,18 @@ static int tasks_option(void *ctx, int c, const char *arg)
 	switch (c) {
 	case OPT_BY:
 		if ((k = parse_group_by(arg)) < 0 || k == GROUP_THREAD)
-			return usage_error("tasks ", "bad --by '%s': want task or name "
-					   "(per thread: 'd9prof polls --by thread')", arg);
+			return usage_error("tasks ",
+					   "bad --by '%s': want task or name "
+					   "(per thread: 'd9prof polls --by thread')",
+					   arg);
 		o->by = (enum group_by)k;
 		return 0;
 	case 's':
 		if ((k = PARSE_WORD(arg, keys)) < 0)
-			return usage_error("tasks ", "bad sort key '%s': want cpu, polls, "
-					   "longest, delay or name", arg);
+			return usage_error("tasks ",
+					   "bad sort key '%s': want cpu, polls, "
+					   "longest, delay or name",
+					   arg);
 		o->sort = (enum tasks_sort)k;
 		return 0;
 	default:
@@ -69,17 +74,14 @@ static int tasks_option(void *ctx, int c, const char *arg)
 int cmd_tasks(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		VIEW_OPT_BY,
-		{ "sort", required_argument, NULL, 's' },
-		VIEW_OPT_LIMIT,
-		VIEW_OPT_WIDE,
-		VIEW_OPT_END,
+		INPUT_OPTIONS,	VIEW_OPT_BY,   {"sort", required_argument, NULL, 's'},
+		VIEW_OPT_LIMIT, VIEW_OPT_WIDE, VIEW_OPT_END,
 	};
-	static const struct view_cmd cmd = { "tasks ", "i:s:n:h", lopts, help, tasks_option };
-	struct tasks_opts o = { .by = GROUP_TASK };
-	struct inputs in = { .n = 0 };
-	struct view_args va = { .limit = DEFAULT_LIMIT };
+	static const struct view_cmd cmd = {"tasks ", "i:s:n:h", lopts, help,
+					    tasks_option};
+	struct tasks_opts o = {.by = GROUP_TASK};
+	struct inputs in = {.n = 0};
+	struct view_args va = {.limit = DEFAULT_LIMIT};
 	struct session se;
 	int err, ret = EXIT_OK;
 
@@ -89,8 +91,9 @@ int cmd_tasks(int argc, char **argv)
 	o.wide = va.wide;
 	/* no stacks printed: inline frames would be work for nothing */
 	if (session_open(&se, &in,
-			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_INLINE, 0,
-			 SESSION_DELAYS))
+			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS |
+				 TRACE_READ_NO_INLINE,
+			 0, SESSION_DELAYS))
 		return EXIT_FAIL;
 	if (check_shim(se.j, &in)) {
 		session_close(&se);

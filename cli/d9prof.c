@@ -10,16 +10,17 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "record", cmd_record, "record a process: CPU samples + runtime events" },
-	{ "report", cmd_report, "one page to read first: workers, slow polls, delays, red flags" },
-	{ "flame", cmd_flame, "CPU flamegraph, per task or split by task" },
-	{ "tasks", cmd_tasks, "table of tasks: polls, samples, poll times" },
-	{ "polls", cmd_polls, "slow polls: duration, CPU samples, off-CPU time" },
-	{ "offcpu", cmd_offcpu, "off-CPU flamegraph: what polls blocked on" },
-	{ "delays", cmd_delays, "wake-to-poll delays, worst first, and their causes" },
-	{ "export", cmd_export, "the trace as pprof, for go tool pprof, Pyroscope, Parca" },
-	{ "info", cmd_info, "what a trace holds: target, time span, segments, losses" },
-	{ "dump", cmd_dump, "make a flight recorder write its window now" },
+	{"record", cmd_record, "record a process: CPU samples + runtime events"},
+	{"report", cmd_report,
+	 "one page to read first: workers, slow polls, delays, red flags"},
+	{"flame", cmd_flame, "CPU flamegraph, per task or split by task"},
+	{"tasks", cmd_tasks, "table of tasks: polls, samples, poll times"},
+	{"polls", cmd_polls, "slow polls: duration, CPU samples, off-CPU time"},
+	{"offcpu", cmd_offcpu, "off-CPU flamegraph: what polls blocked on"},
+	{"delays", cmd_delays, "wake-to-poll delays, worst first, and their causes"},
+	{"export", cmd_export, "the trace as pprof, for go tool pprof, Pyroscope, Parca"},
+	{"info", cmd_info, "what a trace holds: target, time span, segments, losses"},
+	{"dump", cmd_dump, "make a flight recorder write its window now"},
 };
 
 static void help(FILE *f)
@@ -32,17 +33,21 @@ static void help(FILE *f)
 		   "commands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(f, "\n'd9prof <command> --help' for its options; 'man d9prof' for all.\n\n"
-		   "examples:\n"
-		   "  d9prof record -p 4242 -d 10        # 10 s of pid 4242 into d9prof.data\n"
-		   "  d9prof report                      # read this first\n"
-		   "  d9prof tasks                       # which tasks burned the CPU\n"
-		   "  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n"
-		   "  d9prof polls --min 1ms             # the slow polls\n"
-		   "  d9prof offcpu --min-poll 1ms -o off.svg  # what they blocked on\n"
-		   "  d9prof delays --min 5ms                 # woken tasks that waited\n"
-		   "  d9prof info -i flight/                  # what the dumps in flight/ hold\n"
-		   "  d9prof export --format pprof -o p.pb.gz # for go tool pprof, Pyroscope\n");
+	fprintf(f,
+		"\n'd9prof <command> --help' for its options; 'man d9prof' for all.\n\n"
+		"examples:\n"
+		"  d9prof record -p 4242 -d 10        # 10 s of pid 4242 into "
+		"d9prof.data\n"
+		"  d9prof report                      # read this first\n"
+		"  d9prof tasks                       # which tasks burned the CPU\n"
+		"  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n"
+		"  d9prof polls --min 1ms             # the slow polls\n"
+		"  d9prof offcpu --min-poll 1ms -o off.svg  # what they blocked on\n"
+		"  d9prof delays --min 5ms                 # woken tasks that waited\n"
+		"  d9prof info -i flight/                  # what the dumps in flight/ "
+		"hold\n"
+		"  d9prof export --format pprof -o p.pb.gz # for go tool pprof, "
+		"Pyroscope\n");
 }
 
 int main(int argc, char **argv)

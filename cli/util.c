@@ -83,10 +83,26 @@ int parse_size(const char *s, uint64_t *out)
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		end++;
+		break;
+	case 'T':
+	case 't':
+		shift = 40;
+		end++;
+		break;
 	}
 	if (shift && (*end == 'i' || *end == 'I'))
 		end++;
@@ -119,7 +135,8 @@ static const char *why_in(const char *path, const char *why)
 {
 	size_t n = strlen(path);
 
-	return why && !strncmp(why, path, n) && !strncmp(why + n, ": ", 2) ? why + n + 2 : why;
+	return why && !strncmp(why, path, n) && !strncmp(why + n, ": ", 2) ? why + n + 2
+									   : why;
 }
 
 static void read_failed(const char *path, int err, const char *why)
@@ -127,7 +144,8 @@ static void read_failed(const char *path, int err, const char *why)
 	why = why_in(path, why);
 	if (err == -ENOENT && !why)
 		error("cannot read '%s': no such file (record one with "
-		      "'d9prof record -p PID -o %s')", path, path);
+		      "'d9prof record -p PID -o %s')",
+		      path, path);
 	else if (err == -EBADMSG)
 		error("cannot read '%s': corrupt or not a d9prof trace (%s)", path,
 		      why ? why : "bad data");
@@ -170,10 +188,12 @@ int check_task(struct join *j, const struct task_sel *sel, struct inputs *in)
 		return 0;
 	if (!j->trace->nevents && !j->trace->ntasks)
 		error("'%s' has no task ids: the target had no d9prof shim (link "
-		      "libd9prof; see d9prof(3))", inputs_name(in));
+		      "libd9prof; see d9prof(3))",
+		      inputs_name(in));
 	else
 		error("no %s in '%s' (list them with 'd9prof tasks %s --limit 0')",
-		      task_sel_text(sel, what, sizeof(what)), inputs_name(in), inputs_args(in));
+		      task_sel_text(sel, what, sizeof(what)), inputs_name(in),
+		      inputs_args(in));
 	return -1;
 }
 
@@ -183,7 +203,8 @@ int check_shim(const struct join *j, struct inputs *in)
 		return 0;
 	error("'%s' has no tasks: the target did not run the d9prof shim while it was "
 	      "recorded (link libd9prof, see d9prof(3)); 'd9prof flame' still shows its "
-	      "CPU samples", inputs_name(in));
+	      "CPU samples",
+	      inputs_name(in));
 	return -1;
 }
 
@@ -216,7 +237,9 @@ int parse_task_sel(const char *s, struct task_sel *sel)
 int parse_group_by(const char *s)
 {
 	static const char *const by[] = {
-		[GROUP_TASK] = "task", [GROUP_NAME] = "name", [GROUP_THREAD] = "thread",
+		[GROUP_TASK] = "task",
+		[GROUP_NAME] = "name",
+		[GROUP_THREAD] = "thread",
 	};
 
 	return PARSE_WORD(s, by);
@@ -230,18 +253,21 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 	struct time_spec *ts = c == OPT_FROM ? &in->win.from : &in->win.to;
 
 	if (c == OPT_FRAME) {
-		static const char *const frame[] = { "app", "leaf" };
+		static const char *const frame[] = {"app", "leaf"};
 		int k = PARSE_WORD(arg, frame);
 
 		if (k < 0)
-			return usage_error(cmd, "bad --frame '%s': want app or leaf", arg);
+			return usage_error(cmd, "bad --frame '%s': want app or leaf",
+					   arg);
 		in->raw_leaf = k;
 		return 0;
 	}
 	if (c == 'i') {
 		if (in->n == INPUTS_MAX)
-			return usage_error(cmd, "more than %d inputs: give their directory "
-					   "instead", INPUTS_MAX);
+			return usage_error(cmd,
+					   "more than %d inputs: give their directory "
+					   "instead",
+					   INPUTS_MAX);
 		in->path[in->n++] = arg;
 		return 0;
 	}
@@ -258,10 +284,12 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 	return 0;
 }
 
-int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, const char *arg)
+int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
+		const char *arg)
 {
-	static const char *const text_json[] = { "text", "json" };
-	static const char *const flame[] = { [FLAME_SVG] = "svg", [FLAME_FOLDED] = "folded" };
+	static const char *const text_json[] = {"text", "json"};
+	static const char *const flame[] = {
+		[FLAME_SVG] = "svg", [FLAME_FOLDED] = "folded"};
 	uint64_t n;
 	int k;
 
@@ -277,7 +305,8 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
 		return 0;
 	case OPT_BY:
 		if ((k = parse_group_by(arg)) < 0)
-			return usage_error(cmd, "bad --by '%s': want task, name or thread", arg);
+			return usage_error(
+				cmd, "bad --by '%s': want task, name or thread", arg);
 		v->by = (enum group_by)k;
 		return 0;
 	case OPT_REVERSE:
@@ -288,13 +317,15 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
 		return 0;
 	case OPT_MIN_POLL:
 		if (duration_parse(arg, &v->min_poll_ns))
-			return usage_error(cmd, "bad --min-poll '%s': " DURATION_WANT, arg);
+			return usage_error(cmd, "bad --min-poll '%s': " DURATION_WANT,
+					   arg);
 		return 0;
 	case 'f':
-		if (v->text_json && (k = PARSE_WORD(arg, text_json)) < 0)
-			return usage_error(cmd, "bad format '%s': want text or json", arg);
-		if (!v->text_json && (k = PARSE_WORD(arg, flame)) < 0)
-			return usage_error(cmd, "bad format '%s': want svg or folded", arg);
+		k = v->text_json ? PARSE_WORD(arg, text_json) : PARSE_WORD(arg, flame);
+		if (k < 0)
+			return usage_error(cmd, "bad format '%s': want %s", arg,
+					   v->text_json ? "text or json"
+							: "svg or folded");
 		if (v->text_json)
 			v->json = k;
 		else
@@ -312,7 +343,8 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c, 
 		return 0;
 	case 'n':
 		if (parse_u64(arg, &n) || n > SIZE_MAX)
-			return usage_error(cmd, "bad limit '%s': want a number (0: all)", arg);
+			return usage_error(cmd, "bad limit '%s': want a number (0: all)",
+					   arg);
 		v->limit = (size_t)n;
 		return 0;
 	case OPT_WIDE:
@@ -336,8 +368,8 @@ int view_done(struct inputs *in, const struct trace *t, int err)
 	return ret;
 }
 
-int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v, struct inputs *in,
-	       int argc, char **argv)
+int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v,
+	       struct inputs *in, int argc, char **argv)
 {
 	int c, err;
 
@@ -380,7 +412,8 @@ const char *inputs_args(struct inputs *in)
 		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --from %s",
 				       in->win.from.text);
 	if (in->win.to.kind && at < sizeof(in->args))
-		snprintf(in->args + at, sizeof(in->args) - at, " --to %s", in->win.to.text);
+		snprintf(in->args + at, sizeof(in->args) - at, " --to %s",
+			 in->win.to.text);
 	return in->args;
 }
 
@@ -399,12 +432,14 @@ static int check_input(const char *path)
 	/* a FIFO or a device would block or be read once: refuse it */
 	if (!S_ISREG(sb.st_mode)) {
 		error("cannot read '%s': not a regular file (d9prof reads trace files "
-		      "that 'd9prof record' wrote)", path);
+		      "that 'd9prof record' wrote)",
+		      path);
 		return -1;
 	}
 	if (!sb.st_size) {
 		error("cannot read '%s': the file is empty (its recorder stopped before "
-		      "writing anything)", path);
+		      "writing anything)",
+		      path);
 		return -1;
 	}
 	return 0;
@@ -423,24 +458,27 @@ static void warn_cut(struct inputs *in, const struct trace *t)
 
 		if (g->complete)
 			continue;
-		if (!g->file) {	/* one file read: what it holds is the trace */
-			warning("'%s' is truncated (the recorder did not finish): using its "
-				"%zu whole chunks, %zu samples", inputs_name(in), t->chunks,
-				t->nsamples);
+		if (!g->file) { /* one file read: what it holds is the trace */
+			warning("'%s' is truncated (the recorder did not finish): using "
+				"its "
+				"%zu whole chunks, %zu samples",
+				inputs_name(in), t->chunks, t->nsamples);
 			return;
 		}
 		if (last && !strcmp(last, g->file))
 			continue;
 		last = g->file;
-		warning("'%s' is truncated (the recorder did not finish): using its whole "
-			"chunks", g->file);
+		warning("'%s' is truncated (the recorder did not finish): using its "
+			"whole "
+			"chunks",
+			g->file);
 	}
 }
 
 struct trace *open_trace(struct inputs *in, unsigned int flags)
 {
-	static const char *const dflt[] = { DEFAULT_TRACE };
-	struct trace_read_opts o = { .flags = flags };
+	static const char *const dflt[] = {DEFAULT_TRACE};
+	struct trace_read_opts o = {.flags = flags};
 	const char *const *paths = in->n ? in->path : dflt;
 	size_t n = in->n ? in->n : 1, i;
 	const char *why = NULL;
@@ -534,7 +572,8 @@ int close_output(FILE *f, const char *path)
 		bad |= fclose(f) != 0;
 	}
 	if (bad) {
-		error("cannot write '%s': %s", path && strcmp(path, "-") ? path : "stdout",
+		error("cannot write '%s': %s",
+		      path && strcmp(path, "-") ? path : "stdout",
 		      strerror(errno ? errno : EIO));
 		return -1;
 	}

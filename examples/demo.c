@@ -122,8 +122,8 @@ enum task_kind {
 };
 
 static const char *const kind_name[NR_KINDS] = {
-    [KIND_CPU_HOG] = "cpu_hog", [KIND_BLOCKER] = "blocker", [KIND_TICKER] = "ticker",
-    [KIND_SPAWNER] = "spawner", [KIND_SHORT] = "short",	    [KIND_BENCH] = "bench",
+	[KIND_CPU_HOG] = "cpu_hog", [KIND_BLOCKER] = "blocker", [KIND_TICKER] = "ticker",
+	[KIND_SPAWNER] = "spawner", [KIND_SHORT] = "short",	[KIND_BENCH] = "bench",
 };
 
 enum poll_result { POLL_READY, POLL_PENDING };
@@ -201,8 +201,8 @@ static struct env {
 	bool bench;
 	long bench_work_ns; /* -1: not given */
 } env = {
-    .workers = 2,
-    .bench_work_ns = -1,
+	.workers = 2,
+	.bench_work_ns = -1,
 };
 
 /* Hash-loop iterations per microsecond, and per poll, set at startup. */
@@ -353,8 +353,8 @@ static __attribute__((noinline)) void calibrate(void)
 	iters_per_us = (double)n * 1000.0 / (double)(best ? best : 1);
 	hog_iters = us_to_iters(HOG_POLL_US);
 	tick_iters = us_to_iters(TICK_WORK_US);
-	bench_iters = us_to_iters((env.bench_work_ns >= 0 ? env.bench_work_ns : BENCH_WORK_NS) /
-				  1000.0);
+	bench_iters = us_to_iters(
+		(env.bench_work_ns >= 0 ? env.bench_work_ns : BENCH_WORK_NS) / 1000.0);
 }
 
 /* ---- run queues ------------------------------------------------------- */
@@ -665,8 +665,8 @@ static void *timer_main(void *arg)
 		} else {
 			uint64_t d = tm->heap[0].deadline;
 			struct timespec ts = {
-			    .tv_sec = d / NSEC_PER_SEC,
-			    .tv_nsec = d % NSEC_PER_SEC,
+				.tv_sec = d / NSEC_PER_SEC,
+				.tv_nsec = d % NSEC_PER_SEC,
 			};
 
 			pthread_cond_timedwait(&tm->cond, &tm->lock, &ts);
@@ -793,9 +793,9 @@ static DEMO_FRAME enum poll_result bench_poll(struct worker *w, struct task *t)
 }
 
 static enum poll_result (*const poll_fn[NR_KINDS])(struct worker *, struct task *) = {
-    [KIND_CPU_HOG] = cpu_hog_poll, [KIND_BLOCKER] = blocker_poll,
-    [KIND_TICKER] = ticker_poll,   [KIND_SPAWNER] = spawner_poll,
-    [KIND_SHORT] = short_poll,	   [KIND_BENCH] = bench_poll,
+	[KIND_CPU_HOG] = cpu_hog_poll, [KIND_BLOCKER] = blocker_poll,
+	[KIND_TICKER] = ticker_poll,   [KIND_SPAWNER] = spawner_poll,
+	[KIND_SHORT] = short_poll,     [KIND_BENCH] = bench_poll,
 };
 
 /* ---- workers ---------------------------------------------------------- */
@@ -900,10 +900,10 @@ static void runtime_release(struct runtime *rt)
 static void spawn_initial(struct runtime *rt)
 {
 	static const enum task_kind demo_kinds[] = {
-	    KIND_CPU_HOG,
-	    KIND_BLOCKER,
-	    KIND_TICKER,
-	    KIND_SPAWNER,
+		KIND_CPU_HOG,
+		KIND_BLOCKER,
+		KIND_TICKER,
+		KIND_SPAWNER,
 	};
 	struct task *head = NULL, *tail = NULL;
 	size_t n;
@@ -982,7 +982,8 @@ static void summary(struct runtime *rt, double elapsed)
 			" polls %10" PRIu64 "\n",
 			kind_name[k], spawned, ended[k], polls[k]);
 	}
-	fprintf(stderr, "demo: blocked_us %" PRIu64 "\n", atomic_load(&blocked_ns) / 1000);
+	fprintf(stderr, "demo: blocked_us %" PRIu64 "\n",
+		atomic_load(&blocked_ns) / 1000);
 	for (unsigned i = 0; i < rt->nr_workers; i++) {
 		uint64_t n = 0;
 
@@ -995,7 +996,8 @@ static void summary(struct runtime *rt, double elapsed)
 static void usage(FILE *f)
 {
 	fputs("usage: demo [-w WORKERS] [-d SECONDS] [-q]\n"
-	      "       demo --bench-polls [--bench-work-ns NS] [-w WORKERS] [-d SECONDS] [-q]\n"
+	      "       demo --bench-polls [--bench-work-ns NS] [-w WORKERS] [-d SECONDS] "
+	      "[-q]\n"
 	      "\n"
 	      "A small async runtime instrumented with the d9prof shim.\n"
 	      "\n"
@@ -1023,13 +1025,13 @@ static void usage(FILE *f)
 static void parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"workers", required_argument, NULL, 'w'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"bench-polls", no_argument, NULL, 'B'},
-	    {"bench-work-ns", required_argument, NULL, 'W'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+		{"workers", required_argument, NULL, 'w'},
+		{"duration", required_argument, NULL, 'd'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"bench-polls", no_argument, NULL, 'B'},
+		{"bench-work-ns", required_argument, NULL, 'W'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	char *end;
 	long n;
@@ -1066,7 +1068,9 @@ static void parse_args(int argc, char **argv)
 			errno = 0;
 			n = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || n < 0 || n > 1000000000L) {
-				fprintf(stderr, "demo: invalid work per poll '%s' (ns, 0 to 1e9)\n",
+				fprintf(stderr,
+					"demo: invalid work per poll '%s' (ns, 0 to "
+					"1e9)\n",
 					optarg);
 				exit(2);
 			}

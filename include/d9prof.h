@@ -91,14 +91,14 @@ extern const uint32_t *d9__gate;
 #ifndef D9PROF_NO_INLINE
 /* relaxed atomic loads: a plain mov on x86-64 and arm64, and no data race
  * with the recorder's store */
-#define D9_GATE_OPEN_()                                                        \
+#define D9_GATE_OPEN_()                                                                  \
 	__atomic_load_n(__atomic_load_n(&d9__gate, __ATOMIC_RELAXED), __ATOMIC_RELAXED)
-#define D9_GATED_(call) (__builtin_expect(D9_GATE_OPEN_() != 0, 0) ? (call) : (void)0)
-#define d9_task_wake(task)	D9_GATED_(d9_task_wake(task))
-#define d9_poll_begin(task)	D9_GATED_(d9_poll_begin(task))
-#define d9_poll_end(task)	D9_GATED_(d9_poll_end(task))
-#define d9_park()		D9_GATED_(d9_park())
-#define d9_unpark()		D9_GATED_(d9_unpark())
+#define D9_GATED_(call)	    (__builtin_expect(D9_GATE_OPEN_() != 0, 0) ? (call) : (void)0)
+#define d9_task_wake(task)  D9_GATED_(d9_task_wake(task))
+#define d9_poll_begin(task) D9_GATED_(d9_poll_begin(task))
+#define d9_poll_end(task)   D9_GATED_(d9_poll_end(task))
+#define d9_park()	    D9_GATED_(d9_park())
+#define d9_unpark()	    D9_GATED_(d9_unpark())
 #endif
 
 #ifdef __cplusplus

@@ -313,10 +313,10 @@ static int parse_owned(char *buf, size_t len, struct kallsyms **out)
 			lastmod = CORE_MODULE;
 		}
 		k->syms[k->nsyms] = (struct ksym){
-		    .addr = addr,
-		    .name = (uint32_t)(name - buf),
-		    .mod = (uint16_t)lastmod,
-		    .rank = (uint8_t)rank,
+			.addr = addr,
+			.name = (uint32_t)(name - buf),
+			.mod = (uint16_t)lastmod,
+			.rank = (uint8_t)rank,
 		};
 		k->nsyms++;
 	}

@@ -82,7 +82,7 @@ void lib_json_null(struct lib_json *w);
  * chrome export's microseconds "12.345"): written as it is, so it must be
  * a JSON number, true, false or null. Never a string of the target's. */
 void lib_json_printf(struct lib_json *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+	__attribute__((format(printf, 2, 3)));
 
 /* A member: lib_json_name(@name) and the value. */
 void lib_json_str_field(struct lib_json *w, const char *name, const char *s);

@@ -119,7 +119,8 @@ static inline size_t lib_map_count(const struct lib_map *m)
  *	while (lib_map_next(&m, &it, &key, &val))
  *		...
  */
-static inline int lib_map_next(const struct lib_map *m, size_t *it, uint64_t *key, uint64_t **val)
+static inline int lib_map_next(const struct lib_map *m, size_t *it, uint64_t *key,
+			       uint64_t **val)
 {
 	size_t i = *it;
 

@@ -57,8 +57,8 @@ static int read_probe(uintptr_t addr, uint64_t out[2])
 
 	return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL,
 		       0UL) == 16
-		   ? 0
-		   : -1;
+		       ? 0
+		       : -1;
 }
 
 unsigned int d9__fp_walk(const struct d9_fp_regs *regs, uintptr_t lo, uintptr_t hi,
@@ -182,8 +182,8 @@ static NO_SAN unsigned int copy_stack(uintptr_t sp, uintptr_t lo, uintptr_t hi,
 	{
 		struct iovec local = {.iov_base = out, .iov_len = n * 8};
 		struct iovec remote = {.iov_base = (void *)sp, .iov_len = n * 8};
-		long got = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote,
-				   1UL, 0UL);
+		long got = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL,
+				   &remote, 1UL, 0UL);
 
 		return got > 0 ? (unsigned int)(got / 8) : 0;
 	}
@@ -270,8 +270,8 @@ void d9__ctimer_handler(int sig, siginfo_t *si, void *ucv)
 	n = d9__fp_walk(&regs, t->stack_lo, t->stack_hi, ips, D9_SAMPLE_MAX_FRAMES,
 			&flags);
 	weight = si->si_overrun >= 0 && si->si_overrun < INT32_MAX
-		     ? 1U + (uint32_t)si->si_overrun
-		     : 1U;
+			 ? 1U + (uint32_t)si->si_overrun
+			 : 1U;
 	with_stack = __atomic_load_n(&t->seg->request, __ATOMIC_RELAXED) & D9_REQ_STACK;
 	if (with_stack)
 		nstack = copy_stack((uintptr_t)regs.sp, t->stack_lo, t->stack_hi, stack);

@@ -93,7 +93,7 @@ int d9__ctimer_candidates(int *out, int max) D9_HIDDEN;
 static inline void d9__ctimer_check(struct d9_seg_hdr *h, struct d9_ring_hdr *r)
 {
 	if (__builtin_expect(
-		d9__ct.gen != __atomic_load_n(&h->request_gen, __ATOMIC_ACQUIRE), 0))
+		    d9__ct.gen != __atomic_load_n(&h->request_gen, __ATOMIC_ACQUIRE), 0))
 		d9__ctimer_update(h, r);
 }
 

@@ -176,7 +176,7 @@ static int arm(struct d9_seg_hdr *h, struct d9_ct_thread *t, struct d9_ring_hdr 
 	       uint32_t hz)
 {
 	uint64_t slot =
-	    ((uintptr_t)r - (uintptr_t)h - D9_SEG_RING_OFFSET) / D9_SEG_RING_STRIDE;
+		((uintptr_t)r - (uintptr_t)h - D9_SEG_RING_OFFSET) / D9_SEG_RING_STRIDE;
 	long period = 1000000000L / (long)hz;
 	struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
 				 {period / 1000000000L, period % 1000000000L}};
@@ -186,8 +186,8 @@ static int arm(struct d9_seg_hdr *h, struct d9_ct_thread *t, struct d9_ring_hdr 
 	/* bind first: a signal of the new timer finds everything in place */
 	t->seg = h;
 	t->ring = r;
-	t->words =
-	    (uint64_t *)((char *)h + D9_SEG_SAMPLE_OFFSET + slot * D9_SEG_SAMPLE_STRIDE);
+	t->words = (uint64_t *)((char *)h + D9_SEG_SAMPLE_OFFSET +
+				slot * D9_SEG_SAMPLE_STRIDE);
 	if (!t->has_timer) {
 		struct sigevent sev;
 		int id = -1;

@@ -82,26 +82,27 @@
 #include <stdint.h>
 #include <string.h>
 
-#define D9_SEG_NAME	"d9prof-seg"
+#define D9_SEG_NAME "d9prof-seg"
 /* Set by `d9prof record -- CMD` for CMD: "PID:MS", the started process
  * waits up to MS ms at initialisation for the recorder (shim.c). */
 #define D9_ATTACH_WAIT_ENV "D9PROF_ATTACH_WAIT"
-#define D9_SEG_MAGIC	0x3167657339643964ULL	/* "d9d9seg1" little-endian */
-#define D9_SEG_VERSION	3
-#define D9_SEG_HDR_SIZE	4096
+#define D9_SEG_MAGIC	   0x3167657339643964ULL /* "d9d9seg1" little-endian */
+#define D9_SEG_VERSION	   3
+#define D9_SEG_HDR_SIZE	   4096
 
 /* What a recorder accepts at most (d9_seg_check()): the target chooses
  * the sizes, and the recorder's buffers follow them. */
-#define D9_RING_EVENTS_MAX	(1U << 20)
-#define D9_SEG_MAP_MAX		(1ULL << 30)
-#define D9_SEG_RINGS		256	/* thread slots */
-#define D9_SEG_RING_EVENTS	65536	/* records per ring, power of two: 1.5 MiB,
-					 * 36 ms of a worker writing 1.8M records/s
-					 * (resident once written; a recorder reads
-					 * ring_events from the header) */
-#define D9_SEG_NAMES		4096	/* task-name table slots, power of two */
-#define D9_SEG_SAMPLE_WORDS	16384	/* u64 words per sample area, power of two */
-#define D9_LEASE_NS		2000000000ULL
+#define D9_RING_EVENTS_MAX (1U << 20)
+#define D9_SEG_MAP_MAX	   (1ULL << 30)
+#define D9_SEG_RINGS	   256 /* thread slots */
+/* records per ring, power of two: 1.5 MiB,
+ * 36 ms of a worker writing 1.8M records/s
+ * (resident once written; a recorder reads
+ * ring_events from the header) */
+#define D9_SEG_RING_EVENTS  65536
+#define D9_SEG_NAMES	    4096  /* task-name table slots, power of two */
+#define D9_SEG_SAMPLE_WORDS 16384 /* u64 words per sample area, power of two */
+#define D9_LEASE_NS	    2000000000ULL
 
 /*
  * Time unit of the segment (hdr->clock). Where the TSC is invariant and is
@@ -111,31 +112,31 @@
  * drain; elsewhere the shim stamps CLOCK_MONOTONIC ns itself. Every time in
  * the segment, lease_deadline included, is in this unit.
  */
-#define D9_CLOCK_TSC		0x74736300u	/* not a Linux clockid */
+#define D9_CLOCK_TSC 0x74736300u /* not a Linux clockid */
 
 /* ring slot states */
 enum d9_ring_state {
-	D9_RING_FREE = 0,	/* unowned, empty */
-	D9_RING_LIVE = 1,	/* owned by a live thread */
-	D9_RING_DEAD = 2,	/* owner gone; recorder frees it once drained */
+	D9_RING_FREE = 0, /* unowned, empty */
+	D9_RING_LIVE = 1, /* owned by a live thread */
+	D9_RING_DEAD = 2, /* owner gone; recorder frees it once drained */
 };
 
 /* requests (struct d9_seg_hdr.request, a bit mask) */
 enum d9_request {
 	D9_REQ_NONE = 0,
-	D9_REQ_CTIMER = 1,	/* arm per-thread CPU timers; request_arg = Hz */
-	D9_REQ_STACK = 2,	/* with D9_REQ_CTIMER: samples carry the SP, the
-				 * FP and the top of the stack (D9_SAMPLE_STACK);
-				 * a shim that predates it ignores the bit */
+	D9_REQ_CTIMER = 1, /* arm per-thread CPU timers; request_arg = Hz */
+	D9_REQ_STACK = 2,  /* with D9_REQ_CTIMER: samples carry the SP, the
+			    * FP and the top of the stack (D9_SAMPLE_STACK);
+			    * a shim that predates it ignores the bit */
 };
 
 /* what the shim made of a ctimer request (struct d9_seg_hdr.ctimer_status) */
 enum d9_ctimer_status {
-	D9_CTIMER_OFF = 0,	/* never asked (or no thread has run a marker since) */
-	D9_CTIMER_ON = 1,	/* handler installed on ctimer_signal, threads arm */
-	D9_CTIMER_NOSIG = 2,	/* the application handles every signal the shim
-				 * may use (set D9PROF_SIGNAL to share one) */
-	D9_CTIMER_FAILED = 3,	/* sigaction or timer_create failed: ctimer_errno */
+	D9_CTIMER_OFF = 0,    /* never asked (or no thread has run a marker since) */
+	D9_CTIMER_ON = 1,     /* handler installed on ctimer_signal, threads arm */
+	D9_CTIMER_NOSIG = 2,  /* the application handles every signal the shim
+			       * may use (set D9PROF_SIGNAL to share one) */
+	D9_CTIMER_FAILED = 3, /* sigaction or timer_create failed: ctimer_errno */
 };
 
 /* A ctimer sample in a sample area: D9_SAMPLE_HDR_WORDS words, then nframes
@@ -149,17 +150,17 @@ enum d9_ctimer_status {
  * skips. */
 #define D9_SAMPLE_HDR_WORDS	4
 #define D9_SAMPLE_MAX_FRAMES	127
-#define D9_SAMPLE_MAX_STACK	32	/* stack words a sample may carry */
-#define D9_SAMPLE_TRUNCATED	1U	/* flags: the walk hit the depth limit */
-#define D9_SAMPLE_STACK		2U	/* flags: SP, FP and stack words follow */
-#define D9_SAMPLE_NSTACK(flags)	(((flags) >> 16) & 0xffU)
+#define D9_SAMPLE_MAX_STACK	32 /* stack words a sample may carry */
+#define D9_SAMPLE_TRUNCATED	1U /* flags: the walk hit the depth limit */
+#define D9_SAMPLE_STACK		2U /* flags: SP, FP and stack words follow */
+#define D9_SAMPLE_NSTACK(flags) (((flags) >> 16) & 0xffU)
 /* words after the frames */
 #define D9_SAMPLE_EXTRA(flags)                                                           \
-	((flags) & D9_SAMPLE_STACK ? 2U + D9_SAMPLE_NSTACK(flags) : 0U)
+	((flags)&D9_SAMPLE_STACK ? 2U + D9_SAMPLE_NSTACK(flags) : 0U)
 
 /* event types (struct d9_event.type) */
 enum d9_event_type {
-	D9_EV_THREAD_START = 1,	/* task = tid; arg = number of D9_EV_TEXT after */
+	D9_EV_THREAD_START = 1, /* task = tid; arg = number of D9_EV_TEXT after */
 	D9_EV_THREAD_STOP = 2,	/* task = tid */
 	D9_EV_SPAWN = 3,	/* task; arg = number of D9_EV_TEXT records after */
 	D9_EV_WAKE = 4,		/* task */
@@ -173,10 +174,10 @@ enum d9_event_type {
 	 * time = its end, arg = its length in the segment's clock unit. The
 	 * shim writes one when nothing else was recorded on the thread during
 	 * the poll and the length fits in 32 bits; else BEGIN ... END. */
-	D9_EV_POLL = 10,	/* task */
-	D9_EV_POLL_WOKEN = 11,	/* task, woken during the poll (by its own
-				 * thread): runnable again at its end */
-	D9_EV_TEXT = 15,	/* continuation: the record's 24 bytes are text */
+	D9_EV_POLL = 10,       /* task */
+	D9_EV_POLL_WOKEN = 11, /* task, woken during the poll (by its own
+				* thread): runnable again at its end */
+	D9_EV_TEXT = 15,       /* continuation: the record's 24 bytes are text */
 };
 
 /* One ring record, 24 bytes. A D9_EV_TEXT continuation reuses all 24 bytes
@@ -187,12 +188,12 @@ enum d9_event_type {
  * record and its continuations are published together (one head store) or
  * dropped together. */
 struct d9_event {
-	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	uint64_t time; /* CLOCK_MONOTONIC ns */
 	uint64_t task;
-	uint32_t type;		/* enum d9_event_type */
+	uint32_t type; /* enum d9_event_type */
 	uint32_t arg;
 };
-#define D9_TEXT_RECORDS	3
+#define D9_TEXT_RECORDS 3
 #define D9_NAME_MAX	(D9_TEXT_RECORDS * 24 - 1)
 
 /* Task-name table: names of tasks spawned while no recorder was attached,
@@ -206,8 +207,8 @@ struct d9_event {
  * never shows an old name under a new task. The name is NUL-terminated
  * (longer names are truncated). Slot index: d9_name_hash(task) % names_count,
  * then the next D9_NAME_PROBE - 1 slots, wrapping. */
-#define D9_NAME_PROBE	16
-#define D9_NAME_TOMB	UINT64_MAX
+#define D9_NAME_PROBE 16
+#define D9_NAME_TOMB  UINT64_MAX
 struct d9_name_slot {
 	uint64_t task;
 	uint32_t seq;
@@ -216,13 +217,13 @@ struct d9_name_slot {
 
 struct d9_ring_hdr {
 	/* owner-written, read by the recorder */
-	uint32_t state;		/* enum d9_ring_state */
-	uint32_t tid;		/* kernel TID of the owner (gettid) */
-	uint64_t gen;		/* bumped each time the slot changes owner */
-	char name[48];		/* thread name given to d9_thread_start */
+	uint32_t state; /* enum d9_ring_state */
+	uint32_t tid;	/* kernel TID of the owner (gettid) */
+	uint64_t gen;	/* bumped each time the slot changes owner */
+	char name[48];	/* thread name given to d9_thread_start */
 	/* producer cache line */
 	uint64_t head __attribute__((aligned(64)));
-	uint64_t drops;		/* records dropped because the ring was full */
+	uint64_t drops; /* records dropped because the ring was full */
 	/* The owner's poll not in the ring yet (it goes out as one
 	 * D9_EV_POLL record, held after its end until the owner's next
 	 * marker, or as BEGIN before the next other record): its task (0:
@@ -241,8 +242,8 @@ struct d9_ring_hdr {
 	uint64_t pad_[7];
 	/* the slot's ctimer sample area: producer (signal handler) line */
 	uint64_t sample_head __attribute__((aligned(64)));
-	uint64_t sample_drops;	/* samples dropped because the area was full */
-	uint64_t samples;	/* samples written by the current owner */
+	uint64_t sample_drops; /* samples dropped because the area was full */
+	uint64_t samples;      /* samples written by the current owner */
 	/* consumer line */
 	uint64_t sample_tail __attribute__((aligned(64)));
 	uint64_t pad2_[7];
@@ -252,43 +253,43 @@ struct d9_seg_hdr {
 	/* written once by the shim at creation */
 	uint64_t magic;
 	uint32_t version;
-	uint32_t hdr_size;	/* D9_SEG_HDR_SIZE */
-	uint64_t seg_size;	/* total bytes */
-	uint32_t pid;		/* getpid() of the creator, in its namespace */
-	uint32_t clock;		/* unit of every time in the segment:
-				 * D9_CLOCK_TSC or CLOCK_MONOTONIC (ns) */
-	uint64_t create_time;	/* ns, same clock */
+	uint32_t hdr_size;    /* D9_SEG_HDR_SIZE */
+	uint64_t seg_size;    /* total bytes */
+	uint32_t pid;	      /* getpid() of the creator, in its namespace */
+	uint32_t clock;	      /* unit of every time in the segment:
+			       * D9_CLOCK_TSC or CLOCK_MONOTONIC (ns) */
+	uint64_t create_time; /* ns, same clock */
 	uint32_t nrings;
 	uint32_t ring_events;
 	uint64_t ring_offset;
-	uint64_t ring_stride;	/* bytes between ring headers */
+	uint64_t ring_stride; /* bytes between ring headers */
 	uint32_t names_count;
-	uint32_t sample_words;	/* u64 words per sample area, power of two */
+	uint32_t sample_words; /* u64 words per sample area, power of two */
 	uint64_t names_offset;
 	uint64_t sample_offset;
-	uint64_t sample_stride;	/* bytes between sample areas */
+	uint64_t sample_stride; /* bytes between sample areas */
 
 	/* control, written by the recorder (and cleared by markers on lease
 	 * expiry); on its own cache line */
 	uint32_t attached __attribute__((aligned(64)));
 	uint32_t recorder_pid;
-	uint64_t lease_deadline;	/* in the unit of clock */
-	uint64_t attach_count;		/* bumped by each recorder that attaches */
-	uint32_t request;		/* enum d9_request bits */
-	uint32_t request_arg;		/* D9_REQ_CTIMER: samples per CPU second */
-	uint32_t request_gen;		/* bumped after each change of request */
+	uint64_t lease_deadline; /* in the unit of clock */
+	uint64_t attach_count;	 /* bumped by each recorder that attaches */
+	uint32_t request;	 /* enum d9_request bits */
+	uint32_t request_arg;	 /* D9_REQ_CTIMER: samples per CPU second */
+	uint32_t request_gen;	 /* bumped after each change of request */
 
 	/* shim-written counters, on their own cache line */
 	uint64_t names_dropped __attribute__((aligned(64)));
-	uint64_t rings_exhausted;	/* threads that found no free slot while
-					 * a recorder was attached, each once
-					 * per recorder_pid: one that found
-					 * none earlier tries again at its
-					 * first marker after an attach */
-	uint32_t ctimer_status;		/* enum d9_ctimer_status */
-	uint32_t ctimer_signal;		/* signal number the ctimer handler uses */
-	int32_t ctimer_errno;		/* D9_CTIMER_FAILED: the errno */
-	uint32_t ctimer_threads;	/* threads with an armed timer now */
+	uint64_t rings_exhausted; /* threads that found no free slot while
+				   * a recorder was attached, each once
+				   * per recorder_pid: one that found
+				   * none earlier tries again at its
+				   * first marker after an attach */
+	uint32_t ctimer_status;	  /* enum d9_ctimer_status */
+	uint32_t ctimer_signal;	  /* signal number the ctimer handler uses */
+	int32_t ctimer_errno;	  /* D9_CTIMER_FAILED: the errno */
+	uint32_t ctimer_threads;  /* threads with an armed timer now */
 };
 
 _Static_assert(sizeof(struct d9_event) == 24, "d9_event is 24 bytes");
@@ -317,7 +318,6 @@ static inline struct d9_event *d9_ring_events(struct d9_ring_hdr *r)
 {
 	return (struct d9_event *)(r + 1);
 }
-
 
 /*
  * ---- consumer side --------------------------------------------------------
@@ -405,7 +405,8 @@ static inline int d9_seg_check(const void *seg, uint64_t map_size,
 		    map_size - l.names_offset)
 		return -EINVAL;
 	if ((l.sample_words & (l.sample_words - 1)) ||
-	    l.sample_words < D9_SAMPLE_HDR_WORDS + D9_SAMPLE_MAX_FRAMES + 2 + D9_SAMPLE_MAX_STACK ||
+	    l.sample_words < D9_SAMPLE_HDR_WORDS + D9_SAMPLE_MAX_FRAMES + 2 +
+				     D9_SAMPLE_MAX_STACK ||
 	    l.sample_words > (1U << 24) || l.sample_offset % 64 || l.sample_stride % 64 ||
 	    l.sample_offset < D9_SEG_HDR_SIZE ||
 	    l.sample_stride < (uint64_t)l.sample_words * sizeof(uint64_t) ||
@@ -435,7 +436,8 @@ static inline struct d9_name_slot *d9_layout_names(void *seg,
 static inline uint64_t *d9_layout_samples(void *seg, const struct d9_seg_layout *l,
 					  uint32_t i)
 {
-	return (uint64_t *)((char *)seg + l->sample_offset + (uint64_t)i * l->sample_stride);
+	return (uint64_t *)((char *)seg + l->sample_offset +
+			    (uint64_t)i * l->sample_stride);
 }
 
 /*
@@ -630,9 +632,9 @@ static inline int d9_ring_reap(struct d9_ring_hdr *r)
 
 	if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != D9_RING_DEAD ||
 	    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) !=
-		__atomic_load_n(&r->tail, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&r->tail, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&r->sample_head, __ATOMIC_ACQUIRE) !=
-		__atomic_load_n(&r->sample_tail, __ATOMIC_RELAXED))
+		    __atomic_load_n(&r->sample_tail, __ATOMIC_RELAXED))
 		return 0;
 	return __atomic_compare_exchange_n(&r->state, &dead, D9_RING_FREE, 0,
 					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
@@ -641,14 +643,14 @@ static inline int d9_ring_reap(struct d9_ring_hdr *r)
 /* A ctimer sample as d9_sample_take() returns it. */
 struct d9_sample {
 	uint64_t time;
-	uint64_t task;		/* the task being polled, 0 = none */
+	uint64_t task; /* the task being polled, 0 = none */
 	uint32_t tid;
-	uint32_t weight;	/* timer periods it stands for (1 + overruns) */
-	uint32_t flags;		/* D9_SAMPLE_TRUNCATED, D9_SAMPLE_STACK */
+	uint32_t weight; /* timer periods it stands for (1 + overruns) */
+	uint32_t flags;	 /* D9_SAMPLE_TRUNCATED, D9_SAMPLE_STACK */
 	uint32_t nframes;
-	uint64_t ips[D9_SAMPLE_MAX_FRAMES];	/* leaf first */
-	uint64_t sp, fp;	/* with D9_SAMPLE_STACK */
-	uint32_t nstack;	/* words in @stack, from @sp up */
+	uint64_t ips[D9_SAMPLE_MAX_FRAMES]; /* leaf first */
+	uint64_t sp, fp;		    /* with D9_SAMPLE_STACK */
+	uint32_t nstack;		    /* words in @stack, from @sp up */
 	uint64_t stack[D9_SAMPLE_MAX_STACK];
 };
 

@@ -222,7 +222,8 @@ static void wait_for_recorder(struct d9_seg_hdr *h)
 	ms = strtol(end + 1, &end, 10);
 	if (*end || ms <= 0 || ms > 10000)
 		return;
-	for (long i = 0; i < ms * 5 && !__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE); i++)
+	for (long i = 0; i < ms * 5 && !__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE);
+	     i++)
 		nanosleep(&ts, NULL);
 }
 
@@ -447,7 +448,7 @@ claim_slow(struct d9_seg_hdr *h, uint64_t *now, bool announce)
 	*now = stamp();
 	if (announce) {
 		struct d9_event ev = {
-		    .time = *now, .task = self.tid, .type = D9_EV_THREAD_START};
+			.time = *now, .task = self.tid, .type = D9_EV_THREAD_START};
 
 		append(r, &ev, 1);
 	}
@@ -472,7 +473,8 @@ static inline void append1(struct d9_ring_hdr *r, uint64_t time, uint64_t task,
 	struct d9_event *e;
 
 	if (unlikely(head - tail > D9_SEG_RING_EVENTS - 1)) {
-		__atomic_store_n(&r->drops, __atomic_load_n(&r->drops, __ATOMIC_RELAXED) + 1,
+		__atomic_store_n(&r->drops,
+				 __atomic_load_n(&r->drops, __ATOMIC_RELAXED) + 1,
 				 __ATOMIC_RELAXED);
 		return;
 	}
@@ -717,9 +719,9 @@ static void release(struct d9_seg_hdr *h)
 	/* records or samples left for the recorder: it frees the ring once
 	 * drained */
 	if (attached(h) && (__atomic_load_n(&r->head, __ATOMIC_RELAXED) !=
-				__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) ||
+				    __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) ||
 			    __atomic_load_n(&r->sample_head, __ATOMIC_RELAXED) !=
-				__atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE)))
+				    __atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE)))
 		state = D9_RING_DEAD;
 	/* Detached, leftover records are stale: the next d9_seg_attach()
 	 * discards them, so the ring can go straight back to FREE. */

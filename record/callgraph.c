@@ -27,11 +27,12 @@
 /* Where the system's own libraries live: not the target's code. */
 static int system_path(const char *p)
 {
-	static const char *const dirs[] = {"/lib/", "/lib32/", "/lib64/", "/usr/lib/",
-					   "/usr/lib32/", "/usr/lib64/", "/usr/libexec/"};
+	static const char *const dirs[] = {"/lib/",	   "/lib32/",	  "/lib64/",
+					   "/usr/lib/",	   "/usr/lib32/", "/usr/lib64/",
+					   "/usr/libexec/"};
 
 	if (strstr(p, "/libd9prof.so"))
-		return 1;	/* the shim: built with frame pointers */
+		return 1; /* the shim: built with frame pointers */
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if (!strncmp(p, dirs[i], strlen(dirs[i])))
 			return 1;
@@ -52,7 +53,8 @@ static int which(const char *name, char *buf, size_t len)
 	while (*path) {
 		size_t n = strcspn(path, ":");
 
-		if ((size_t)snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", name) < len &&
+		if ((size_t)snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", name) <
+			    len &&
 		    !access(buf, X_OK))
 			return 0;
 		path += n + (path[n] == ':');
@@ -78,11 +80,13 @@ static void judge(struct record_callgraph *c, const char *root, const char *path
 		size_t n = strlen(c->without);
 
 		c->nwithout++;
-		snprintf(c->without + n, sizeof(c->without) - n, "%s%s", n ? ", " : "", base);
+		snprintf(c->without + n, sizeof(c->without) - n, "%s%s", n ? ", " : "",
+			 base);
 	} else if (r < 0) {
 		size_t n = strlen(c->unknown);
 
-		snprintf(c->unknown + n, sizeof(c->unknown) - n, "%s%s", n ? ", " : "", base);
+		snprintf(c->unknown + n, sizeof(c->unknown) - n, "%s%s", n ? ", " : "",
+			 base);
 	}
 }
 
@@ -107,13 +111,14 @@ int record_callgraph_choose(pid_t pid, const char *exe, struct record_callgraph 
 			int at = 0;
 
 			/* start-end perms offset dev inode path */
-			if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) < 1 ||
+			if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) <
+				    1 ||
 			    !at || perms[2] != 'x')
 				continue;
 			snprintf(path, sizeof(path), "%s", line + at);
 			path[strcspn(path, "\n")] = '\0';
-			if (path[0] != '/' || strstr(path, " (deleted)") || system_path(path) ||
-			    !strcmp(path, last))
+			if (path[0] != '/' || strstr(path, " (deleted)") ||
+			    system_path(path) || !strcmp(path, last))
 				continue;
 			snprintf(last, sizeof(last), "%s", path);
 			judge(c, root, path);

@@ -56,10 +56,11 @@ int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach)
 			char v[32];
 
 			/* single-threaded: setenv is safe after fork */
-			snprintf(v, sizeof(v), "%d:%d", (int)getpid(), RECORD_ATTACH_WAIT_MS);
+			snprintf(v, sizeof(v), "%d:%d", (int)getpid(),
+				 RECORD_ATTACH_WAIT_MS);
 			setenv(D9_ATTACH_WAIT_ENV, v, 1);
 		}
-		record_unboost();	/* the command runs as it would alone */
+		record_unboost(); /* the command runs as it would alone */
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(err_pipe[1], &e, sizeof(e)) < 0)
@@ -145,9 +146,10 @@ int record_output__check(const char *out)
 			return -errno;
 		n = read(fd, magic, sizeof(magic));
 		close(fd);
-		return n == (ssize_t)sizeof(magic) && !memcmp(magic, TRACE_MAGIC, sizeof(magic))
-			   ? 0
-			   : -EEXIST;
+		return n == (ssize_t)sizeof(magic) &&
+				       !memcmp(magic, TRACE_MAGIC, sizeof(magic))
+			       ? 0
+			       : -EEXIST;
 	}
 	if (errno != ENOENT)
 		return -errno;
@@ -179,7 +181,8 @@ int record_output__open(const char *out, int *rotated)
 	 * there since the check; 0600 as perf writes, as it holds another
 	 * process's command line and stacks */
 	excl = (rotated && *rotated) || (lstat(out, &sb) && errno == ENOENT);
-	fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (excl ? O_EXCL : 0), 0600);
+	fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (excl ? O_EXCL : 0),
+		  0600);
 	if (fd < 0)
 		return -errno;
 	/* a trace kept in place: emptied only if it is no hard link to a

@@ -15,10 +15,10 @@
 
 /* A command started stopped before its exec. */
 struct record_cmd {
-	pid_t pid;		/* -1: none */
-	const char *name;	/* its argv[0] */
-	int go_fd;		/* write end: closing it lets the child exec */
-	int err_fd;		/* read end: execvp's errno, or EOF on exec */
+	pid_t pid;	  /* -1: none */
+	const char *name; /* its argv[0] */
+	int go_fd;	  /* write end: closing it lets the child exec */
+	int err_fd;	  /* read end: execvp's errno, or EOF on exec */
 	int released, exec_failed;
 };
 

@@ -141,7 +141,8 @@ static int room(struct tl *t)
 	return 0;
 }
 
-int cputl__add(struct cputl *c, uint32_t cpu, uint64_t time, uint32_t tid, const char *comm)
+int cputl__add(struct cputl *c, uint32_t cpu, uint64_t time, uint32_t tid,
+	       const char *comm)
 {
 	struct tl *t;
 
@@ -241,8 +242,8 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 
 		if (b <= a || tid == self)
 			continue;
-		for (k = lib_hash64(tid) & (2 * HOLD_SLOTS - 1); at[k] && v[at[k] - 1].tid != tid;
-		     k = (k + 1) & (2 * HOLD_SLOTS - 1))
+		for (k = lib_hash64(tid) & (2 * HOLD_SLOTS - 1);
+		     at[k] && v[at[k] - 1].tid != tid; k = (k + 1) & (2 * HOLD_SLOTS - 1))
 			;
 		if (!at[k]) {
 			if (n == HOLD_SLOTS) { /* more threads than that: rare */

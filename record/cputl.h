@@ -19,8 +19,8 @@
 
 #include "trace/trace.h"
 
-#define CPUTL_MAX (1u << 18) /* switches kept a CPU */
-#define CPUTL_CPUS 4096	     /* CPUs beyond are not kept */
+#define CPUTL_MAX  (1u << 18) /* switches kept a CPU */
+#define CPUTL_CPUS 4096	      /* CPUs beyond are not kept */
 
 struct cputl;
 
@@ -31,7 +31,8 @@ void cputl__free(struct cputl *c);
  * on, named @comm (16 bytes, maybe unterminated; NULL: no name). A time
  * before the CPU's last one is taken as that one. 0, or -ENOMEM (the
  * switch is left out: what ran is then less known, nothing else). */
-int cputl__add(struct cputl *c, uint32_t cpu, uint64_t time, uint32_t tid, const char *comm);
+int cputl__add(struct cputl *c, uint32_t cpu, uint64_t time, uint32_t tid,
+	       const char *comm);
 
 /* Forget what ran before @cut (the entry running at @cut stays) and the
  * names of threads not switched in since the previous prune. */

@@ -31,7 +31,7 @@
 /* The slack of the rate bounds: half a second's worth of samples, and a
  * quarter more than the rate. */
 #define CTIMER_SLACK_NS 500000000ULL
-#define RATE(x) ((x) + (x) / 4)
+#define RATE(x)		((x) + (x) / 4)
 /* More drops than this between two drains cannot be real: a scribbled
  * counter. */
 #define CTIMER_DROPS_MAX (1ULL << 32)
@@ -39,27 +39,27 @@
 struct slot_seen {
 	uint64_t gen;
 	uint64_t drops;
-	uint32_t tid;		/* the owner as of gen */
-	int tid_ok;		/* ... is one of the target's threads */
-	uint64_t tokens;	/* sample weights it may still give */
-	uint64_t at;		/* when they were topped up, ns */
+	uint32_t tid;	 /* the owner as of gen */
+	int tid_ok;	 /* ... is one of the target's threads */
+	uint64_t tokens; /* sample weights it may still give */
+	uint64_t at;	 /* when they were topped up, ns */
 };
 
 struct ctimer_rec {
 	struct shim_seg *seg;
 	pid_t pid;
-	struct symbolizer *sym;		/* for the CFI step, NULL: none */
+	struct symbolizer *sym; /* for the CFI step, NULL: none */
 	struct ustack_stats *st;
 	unsigned int hz;
-	struct tids *target;		/* the target's threads, NULL: any */
-	struct slot_seen *seen;		/* per ring slot */
+	struct tids *target;	/* the target's threads, NULL: any */
+	struct slot_seen *seen; /* per ring slot */
 	/* all areas: weights written, and allowed by the target's CPU time
 	 * since the request (cpu0) as last read */
 	uint64_t cpu0, taken, allowed;
-	uint32_t *tids;			/* threads named so far, sorted */
+	uint32_t *tids; /* threads named so far, sorted */
 	size_t ntids, tids_cap;
 	struct d9_sample sample;	/* scratch: 1 KiB, not on the stack */
-	uint64_t ips[CTIMER_MAX_CHAIN];	/* scratch: the joined stack */
+	uint64_t ips[CTIMER_MAX_CHAIN]; /* scratch: the joined stack */
 };
 
 /* What a second of CPU time (@ns of it) may give, with the slack. */
@@ -96,8 +96,8 @@ int ctimer_rec__new(struct shim_seg *seg, pid_t pid, unsigned int hz,
 
 void ctimer_rec__request(struct ctimer_rec *c)
 {
-	d9_seg_request(shim_seg__base(c->seg), D9_REQ_CTIMER | (c->sym ? D9_REQ_STACK : 0),
-		       c->hz);
+	d9_seg_request(shim_seg__base(c->seg),
+		       D9_REQ_CTIMER | (c->sym ? D9_REQ_STACK : 0), c->hz);
 }
 
 /* Threads named at most: their tids come from the target. */
@@ -144,8 +144,8 @@ void ctimer_rec__forget_names(struct ctimer_rec *c)
 static unsigned int sample_stack(struct ctimer_rec *c, const struct d9_sample *s)
 {
 	return ustack_fp_regs(s->flags & D9_SAMPLE_STACK ? c->sym : NULL, s->sp, s->fp,
-			      s->stack, s->nstack, s->ips, s->nframes, c->ips, CTIMER_MAX_CHAIN,
-			      c->st);
+			      s->stack, s->nstack, s->ips, s->nframes, c->ips,
+			      CTIMER_MAX_CHAIN, c->st);
 }
 
 /* Would all areas together stay within what the target's CPU time allows
@@ -184,7 +184,8 @@ static struct slot_seen *slot_owner(struct ctimer_rec *c, uint32_t i, uint32_t t
 		seen->at = now;
 	}
 	if (now > seen->at) {
-		seen->tokens += (uint64_t)((double)RATE(c->hz) * ((double)(now - seen->at) / 1e9));
+		seen->tokens += (uint64_t)((double)RATE(c->hz) *
+					   ((double)(now - seen->at) / 1e9));
 		seen->at = now;
 		if (seen->tokens > full)
 			seen->tokens = full;
@@ -192,8 +193,8 @@ static struct slot_seen *slot_owner(struct ctimer_rec *c, uint32_t i, uint32_t t
 	return seen;
 }
 
-int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t lo, uint64_t hi,
-		      struct ctimer_counts *cn)
+int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t lo,
+		      uint64_t hi, struct ctimer_counts *cn)
 {
 	const struct d9_seg_layout *l = shim_seg__layout(c->seg);
 	void *base = shim_seg__base(c->seg);
@@ -232,7 +233,8 @@ int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t lo,
 				cn->garbage++;
 				continue;
 			}
-			if (ts.weight > seen->tokens || !cpu_allows(c, ts.weight, &looked)) {
+			if (ts.weight > seen->tokens ||
+			    !cpu_allows(c, ts.weight, &looked)) {
 				cn->refused++;
 				continue;
 			}
@@ -248,7 +250,8 @@ int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t lo,
 				cn->samples++;
 		}
 		d = d9_sample_drops(r);
-		if (d > seen->drops && (d - seen->drops > CTIMER_DROPS_MAX || !seen->tid_ok))
+		if (d > seen->drops &&
+		    (d - seen->drops > CTIMER_DROPS_MAX || !seen->tid_ok))
 			cn->garbage++; /* a scribbled counter, not drops */
 		else if (d > seen->drops)
 			cn->drops += d - seen->drops;
@@ -277,9 +280,12 @@ int ctimer_rec__status(struct ctimer_rec *c, unsigned int *threads, char *why, s
 	case D9_CTIMER_NOSIG:
 		if (sig)
 			snprintf(why, len,
-				 "the application replaced the shim's handler of signal %d; "
-				 "leave it alone or set D9PROF_SIGNAL to another signal in "
-				 "its environment", sig);
+				 "the application replaced the shim's handler of signal "
+				 "%d; "
+				 "leave it alone or set D9PROF_SIGNAL to another signal "
+				 "in "
+				 "its environment",
+				 sig);
 		else
 			snprintf(why, len,
 				 "the application handles every signal the shim may use "
@@ -288,10 +294,12 @@ int ctimer_rec__status(struct ctimer_rec *c, unsigned int *threads, char *why, s
 		return -EBUSY;
 	case D9_CTIMER_FAILED:
 		if (!sig)
-			snprintf(why, len, "bad D9PROF_SIGNAL in the target's environment");
+			snprintf(why, len,
+				 "bad D9PROF_SIGNAL in the target's environment");
 		else
-			snprintf(why, len, "the shim cannot arm its timers (signal %d): %s",
-				 sig, strerror(err > 0 ? err : EINVAL));
+			snprintf(why, len,
+				 "the shim cannot arm its timers (signal %d): %s", sig,
+				 strerror(err > 0 ? err : EINVAL));
 		return err > 0 ? -err : -EINVAL;
 	default:
 		why[0] = '\0';
@@ -307,4 +315,3 @@ void ctimer_rec__free(struct ctimer_rec *c)
 	free(c->tids);
 	free(c);
 }
-

@@ -49,18 +49,18 @@ void ctimer_rec__request(struct ctimer_rec *c);
  * busy target sampled at hz would.
  */
 struct ctimer_counts {
-	uint64_t samples;	/* written */
-	uint64_t drops;		/* the shim dropped (area full) */
-	uint64_t garbage;	/* could not be real: of another thread than the
-				 * area's owner, of no thread of the target,
-				 * or at a time outside [lo, hi] */
-	uint64_t refused;	/* over the sampler's rate */
+	uint64_t samples; /* written */
+	uint64_t drops;	  /* the shim dropped (area full) */
+	uint64_t garbage; /* could not be real: of another thread than the
+			   * area's owner, of no thread of the target,
+			   * or at a time outside [lo, hi] */
+	uint64_t refused; /* over the sampler's rate */
 };
 /* Move the pending samples into @w: at most an area's worth from each
  * per call, times converted and kept only within [@lo, @hi] (ns). 0 or
  * the writer's -errno. */
-int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t lo, uint64_t hi,
-		      struct ctimer_counts *n);
+int ctimer_rec__drain(struct ctimer_rec *c, struct trace_writer *w, uint64_t lo,
+		      uint64_t hi, struct ctimer_counts *n);
 /* What the shim made of the request: 0 while fine (or not answered yet),
  * -EBUSY (no free signal), or the shim's -errno; a reason in @why. Sets
  * *@threads to the threads sampling now. */

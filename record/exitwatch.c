@@ -93,7 +93,7 @@ static const struct tp_def {
 		unsigned int size;
 	} field[4];
 } tp_defs[TP_N] = {
-    /* clang-format off */
+	/* clang-format off */
     [TP_SENT] = {"signal/signal_generate", 0, "result==0&&code!=-2&&" NOT_FATAL_SIGS,
 		 {{"sig", 4}, {"code", 4}, {"pid", 4}}},
     [TP_TAKEN] = {"signal/signal_deliver", 0, "sa_handler==0&&" NOT_FATAL_SIGS,
@@ -102,7 +102,7 @@ static const struct tp_def {
     [TP_GONE] = {"sched/sched_process_exit", 0, "group_dead==1", {{"group_dead", 1}}},
     [TP_EXEC] = {"sched/sched_process_exec", 1, "pid==%d", {{NULL, 0}}},
     [TP_OOM] = {"oom/mark_victim", 1, NULL, {{"pid", 4}}},
-    /* clang-format on */
+	/* clang-format on */
 };
 
 struct tp {
@@ -318,7 +318,7 @@ static int tp_open(struct exitwatch *ew, const char *tracefs, enum tp_kind k, ch
 		/* error_code is "int" of 8 bytes on some kernels, 4 on others */
 		if (!t->off[i] && t->size[i] == 8)
 			t->off[i] =
-			    tracepoint_offset(fmt, d->field[i].name, t->size[i] = 4);
+				tracepoint_offset(fmt, d->field[i].name, t->size[i] = 4);
 		if (!t->off[i]) {
 			snprintf(why, whylen, "no field '%s' in %s's format",
 				 d->field[i].name, d->name);
@@ -332,8 +332,8 @@ static int tp_open(struct exitwatch *ew, const char *tracefs, enum tp_kind k, ch
 		snprintf(why, whylen, "cannot open %s on every CPU: %s%s", d->name,
 			 strerror(-err),
 			 err == -EACCES || err == -EPERM
-			     ? " (system-wide tracepoints need root or CAP_PERFMON)"
-			     : "");
+				 ? " (system-wide tracepoints need root or CAP_PERFMON)"
+				 : "");
 		return err;
 	}
 	t->open = 1;
@@ -470,8 +470,9 @@ static void signaled(struct exitwatch_result *r, int sig, int code, uint32_t sen
 	r->core = sig_dumps_core(sig);
 	r->code = code;
 	/* a process sent it (kill, tgkill, sigqueue); else the kernel did */
-	r->sender =
-	    code == SI_USER || code == SI_TKILL || code == SI_QUEUE ? (pid_t)sender : 0;
+	r->sender = code == SI_USER || code == SI_TKILL || code == SI_QUEUE
+			    ? (pid_t)sender
+			    : 0;
 	r->time = time;
 }
 

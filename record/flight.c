@@ -22,30 +22,30 @@
 #include "record/proc.h"
 
 struct kept {
-	int fd;			/* memory: the memfd; rotate: -1 */
+	int fd; /* memory: the memfd; rotate: -1 */
 	uint64_t index, start, end, bytes;
-	char *path;		/* rotate: the sealed file, as said */
-	char *rel;		/* ... relative to DIR */
-	pid_t hook;		/* rotate: its on-segment command, 0 if none */
-	uint64_t hook_start;	/* ... started at (CLOCK_MONOTONIC ns) */
-	int hook_wait;		/* ... waits for a free slot */
-	int hook_killed;	/* ... killed for running past its timeout */
+	char *path;	     /* rotate: the sealed file, as said */
+	char *rel;	     /* ... relative to DIR */
+	pid_t hook;	     /* rotate: its on-segment command, 0 if none */
+	uint64_t hook_start; /* ... started at (CLOCK_MONOTONIC ns) */
+	int hook_wait;	     /* ... waits for a free slot */
+	int hook_killed;     /* ... killed for running past its timeout */
 };
 
 /* A dump this recording wrote (memory mode), for max_total. */
 struct dumped {
-	char *name;		/* in DIR */
+	char *name; /* in DIR */
 	uint64_t bytes;
 };
 
 struct flight {
 	struct flight_opts o;
 	char *dir, *key_prefix, *on_segment;
-	int dirfd;		/* DIR, opened once */
+	int dirfd; /* DIR, opened once */
 	char service[64], host[64], boot[16];
-	struct kept *v;		/* oldest first */
+	struct kept *v; /* oldest first */
 	size_t n, cap;
-	uint64_t bytes;		/* of the kept ones */
+	uint64_t bytes; /* of the kept ones */
 	/* the open segment: in segdir (under DIR), as tmp until sealed */
 	int fd, segdir;
 	uint64_t index, start;
@@ -82,13 +82,16 @@ static int dir_safe(int fd, const char *name, uid_t owner, char *why, size_t len
 	if (fstat(fd, &st))
 		return -errno;
 	if (owner != (uid_t)-1 && owner != geteuid() && st.st_uid == owner) {
-		snprintf(why, len, "%s belongs to uid %u, the target's owner, who could plant links "
-			 "in it for the recorder to write through", name, (unsigned int)owner);
+		snprintf(
+			why, len,
+			"%s belongs to uid %u, the target's owner, who could plant links "
+			"in it for the recorder to write through",
+			name, (unsigned int)owner);
 		return -EACCES;
 	}
 	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		snprintf(why, len, "anyone may write in %s (mode %03o, no sticky bit)", name,
-			 (unsigned int)(st.st_mode & 07777));
+		snprintf(why, len, "anyone may write in %s (mode %03o, no sticky bit)",
+			 name, (unsigned int)(st.st_mode & 07777));
 		return -EACCES;
 	}
 	return 0;
@@ -98,7 +101,8 @@ static int dir_safe(int fd, const char *name, uid_t owner, char *why, size_t len
  * missing ones made (0700) when @create; a symbolic link followed only
  * when root or we own it; each component dir_safe() for @owner. The fd,
  * or -errno (and why, for -EACCES and -ELOOP). */
-static int dir_open(int at, const char *path, int create, uid_t owner, char *why, size_t len)
+static int dir_open(int at, const char *path, int create, uid_t owner, char *why,
+		    size_t len)
 {
 	char buf[4096], *save = NULL, *c;
 	int fd, err = 0;
@@ -118,10 +122,12 @@ static int dir_open(int at, const char *path, int create, uid_t owner, char *why
 			break;
 		}
 		next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && !fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode)) {
+		if (next < 0 && !fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISLNK(st.st_mode)) {
 			if (st.st_uid && st.st_uid != geteuid()) {
-				snprintf(why, len, "%s is a symbolic link of uid %u: not followed", c,
-					 (unsigned int)st.st_uid);
+				snprintf(why, len,
+					 "%s is a symbolic link of uid %u: not followed",
+					 c, (unsigned int)st.st_uid);
 				err = -ELOOP;
 				break;
 			}
@@ -152,7 +158,8 @@ static void safe_component(const char *s, char *buf, size_t len)
 	for (; s && *s && n + 1 < len; s++) {
 		char c = *s;
 		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			 (c >= '0' && c <= '9') || c == '_' || c == '-' || (c == '.' && n);
+			 (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+			 (c == '.' && n);
 
 		buf[n++] = ok ? c : '_';
 	}
@@ -197,8 +204,8 @@ int flight__new(const struct flight_opts *o, struct flight **out, char *why, siz
 
 		/* from /: the directories above DIR are checked too */
 		if (f->dir[0] != '/' && (!getcwd(cwd, sizeof(cwd)) ||
-					 (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, f->dir) >=
-						 sizeof(abs)))
+					 (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd,
+							  f->dir) >= sizeof(abs)))
 			err = -ENAMETOOLONG;
 		else if (f->dir[0] != '/')
 			f->dirfd = dir_open(-1, abs, 1, o->owner, why, len);
@@ -273,7 +280,7 @@ void flight__free(struct flight *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	if (f->o.mode == FLIGHT_ROTATE && f->tmp[0] && f->segdir >= 0)
-		unlinkat(f->segdir, f->tmp, 0);	/* a segment never sealed */
+		unlinkat(f->segdir, f->tmp, 0); /* a segment never sealed */
 	if (f->segdir >= 0)
 		close(f->segdir);
 	if (f->dirfd >= 0)
@@ -304,7 +311,8 @@ static int tmp_create(int dir, const char *name, char *tmp, size_t len)
 		x[6] = '\0';
 		if ((size_t)snprintf(tmp, len, ".%s.%s.tmp", name, x) >= len)
 			return -ENAMETOOLONG;
-		fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fd = openat(dir, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd < 0 ? -errno : fd;
 	}
@@ -359,7 +367,8 @@ int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t sta
 		f->segdir = -1;
 		return err;
 	}
-	if ((size_t)snprintf(f->final, sizeof(f->final), "%lld-%llu.d9", (long long)start_wall,
+	if ((size_t)snprintf(f->final, sizeof(f->final), "%lld-%llu.d9",
+			     (long long)start_wall,
 			     (unsigned long long)index) >= sizeof(f->final))
 		return -ENAMETOOLONG;
 	f->fd = tmp_create(f->segdir, f->final, f->tmp, sizeof(f->tmp));
@@ -392,7 +401,7 @@ static char *hook_cmd(const char *tmpl)
 	static const char *const ref[] = {"\"$D9PROF_SEGMENT\"", "'\"$D9PROF_SEGMENT\"'",
 					  "${D9PROF_SEGMENT}"};
 	size_t n = 0, cap = strlen(tmpl) + 1;
-	int q = 0;	/* 0: outside quotes, 1: in '', 2: in "" */
+	int q = 0; /* 0: outside quotes, 1: in '', 2: in "" */
 	char *out;
 
 	for (const char *p = strstr(tmpl, "{}"); p; p = strstr(p + 2, "{}"))
@@ -470,9 +479,10 @@ static void run_hook(struct flight *f, struct kept *k)
 	}
 	if (pid < 0) {
 		f->failed++;
-		snprintf(f->fail_why, sizeof(f->fail_why), "cannot start it: %s", strerror(errno));
+		snprintf(f->fail_why, sizeof(f->fail_why), "cannot start it: %s",
+			 strerror(errno));
 	} else {
-		setpgid(pid, pid);	/* (either of us may be first) */
+		setpgid(pid, pid); /* (either of us may be first) */
 		k->hook = pid;
 		k->hook_start = record_now_ns();
 	}
@@ -608,7 +618,8 @@ static int copy_all(int from, int to, uint64_t len)
 			return -EIO; /* shorter than it was */
 		if (errno == EINTR)
 			continue;
-		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+		    errno != EOPNOTSUPP)
 			return -errno;
 		/* no in-kernel copy between these: by hand */
 		n = pread(from, buf, sizeof(buf), off);
@@ -677,7 +688,8 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
 		return -ENODATA;
 	localtime_r(&wall, &tm);
 	snprintf(stem, sizeof(stem), "d9prof-%d-%04d%02d%02d-%02d%02d%02d", (int)f->o.pid,
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		 tm.tm_sec);
 	fd = tmp_create(f->dirfd, stem, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
@@ -705,8 +717,8 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
 		if (errno != EEXIST || u > 1000)
 			err = -errno;
 	}
-	if (!err && (size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir, name) >=
-			    sizeof(out->path))
+	if (!err && (size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir,
+				     name) >= sizeof(out->path))
 		out->path[sizeof(out->path) - 1] = '\0';
 	if (err) {
 		unlinkat(f->dirfd, tmp, 0);
@@ -758,14 +770,15 @@ unsigned int flight__reap(struct flight *f, uint64_t now, struct flight_hooks *h
 			continue;
 		f->failed++;
 		if (k->hook_killed)
-			snprintf(f->fail_why, sizeof(f->fail_why), "killed after %.0f s on %s",
+			snprintf(f->fail_why, sizeof(f->fail_why),
+				 "killed after %.0f s on %s",
 				 (double)f->o.hook_timeout_ns / 1e9, k->path);
 		else if (WIFEXITED(status))
 			snprintf(f->fail_why, sizeof(f->fail_why), "exited with %d on %s",
 				 WEXITSTATUS(status), k->path);
 		else
-			snprintf(f->fail_why, sizeof(f->fail_why), "killed by signal %d on %s",
-				 WTERMSIG(status), k->path);
+			snprintf(f->fail_why, sizeof(f->fail_why),
+				 "killed by signal %d on %s", WTERMSIG(status), k->path);
 	}
 	if (f->o.mode == FLIGHT_ROTATE) {
 		start_hooks(f);

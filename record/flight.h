@@ -44,25 +44,24 @@ enum flight_mode {
 
 struct flight_opts {
 	enum flight_mode mode;
-	const char *dir;	/* output directory (created if missing) */
-	pid_t pid;		/* the target, for file names */
-	uint64_t window_ns;	/* memory: what a dump covers at least */
-	uint64_t max_bytes;	/* memory: all segments kept, at most */
-	uint64_t max_total;	/* rotate: all segment files, at most (0:
-				 * no limit) */
-	const char *key_prefix;	/* rotate: NULL, or files under
-				 * PREFIX/YYYY-MM-DD/HHMM/SERVICE/HOST/BOOT/ */
-	const char *service;	/* ... SERVICE: the target's name */
-	const char *on_segment;	/* rotate: "CMD {}", run by /bin/sh with
-				 * $D9PROF_SEGMENT the sealed file's path
-				 * and {} a reference to it */
-	unsigned int max_hooks;	/* rotate: commands running at once, at
-				 * most (the next ones wait) */
+	const char *dir;	  /* output directory (created if missing) */
+	pid_t pid;		  /* the target, for file names */
+	uint64_t window_ns;	  /* memory: what a dump covers at least */
+	uint64_t max_bytes;	  /* memory: all segments kept, at most */
+	uint64_t max_total;	  /* rotate: all segment files, at most (0:
+				   * no limit) */
+	const char *key_prefix;	  /* rotate: NULL, or files under
+				   * PREFIX/YYYY-MM-DD/HHMM/SERVICE/HOST/BOOT/ */
+	const char *service;	  /* ... SERVICE: the target's name */
+	const char *on_segment;	  /* rotate: "CMD {}", run by /bin/sh with
+				   * $D9PROF_SEGMENT the sealed file's path
+				   * and {} a reference to it */
+	unsigned int max_hooks;	  /* rotate: commands running at once, at
+				   * most (the next ones wait) */
 	uint64_t hook_timeout_ns; /* rotate: a command running longer is
-				 * killed, with its process group (0: never) */
-	uid_t owner;		/* the target's owner ((uid_t)-1: none) */
+				   * killed, with its process group (0: never) */
+	uid_t owner;		  /* the target's owner ((uid_t)-1: none) */
 };
-
 
 struct flight;
 
@@ -77,10 +76,10 @@ int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t sta
 		 int *fd);
 
 struct flight_sealed {
-	char path[4096];	/* rotate: the file sealed */
-	uint64_t bytes;		/* its size */
-	uint64_t dropped;	/* segments dropped (memory) or files deleted
-				 * (rotate) to stay within bounds */
+	char path[4096];  /* rotate: the file sealed */
+	uint64_t bytes;	  /* its size */
+	uint64_t dropped; /* segments dropped (memory) or files deleted
+			   * (rotate) to stay within bounds */
 };
 
 /* The open segment is complete, ending at @end_ns: keep it (memory) or
@@ -88,11 +87,11 @@ struct flight_sealed {
 int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out);
 
 struct flight_dump {
-	char path[4096];	/* the file written */
-	uint64_t from, to;	/* the time it covers (ns) */
+	char path[4096];   /* the file written */
+	uint64_t from, to; /* the time it covers (ns) */
 	unsigned int segments;
 	uint64_t bytes;
-	unsigned int deleted;	/* older dumps deleted for max_total */
+	unsigned int deleted; /* older dumps deleted for max_total */
 };
 
 /* Write the kept segments overlapping [@to - window, @to] as one file in
@@ -106,12 +105,12 @@ uint64_t flight__bytes(const struct flight *f, uint64_t *open);
 
 /* The on-segment commands since the last flight__reap(). */
 struct flight_hooks {
-	unsigned int failed;	/* exit status not 0, killed, or past the
-				 * timeout (then killed) */
-	unsigned int skipped;	/* files deleted for max_total while their
-				 * command waited for a slot */
-	unsigned int running, waiting;	/* now */
-	char why[160];		/* the last failure */
+	unsigned int failed;	       /* exit status not 0, killed, or past the
+					* timeout (then killed) */
+	unsigned int skipped;	       /* files deleted for max_total while their
+					* command waited for a slot */
+	unsigned int running, waiting; /* now */
+	char why[160];		       /* the last failure */
 };
 
 /* Reap the on-segment commands that ended, kill those past the timeout at

@@ -17,33 +17,32 @@
 #include "lib/map.h"
 #include "record/livestate.h"
 
-
 struct slot {
-	uint64_t key;		/* 0: free (tids and task ids are > 0); the
-				 * next free one in @a */
-	uint64_t a, b;		/* thread: poll begin, park time;
-				 * task: wake time, spawn time (pending) */
-	uint64_t task;		/* thread: the task in its poll;
-				 * task: its last poll's begin or its end */
-	uint32_t wtid, stid;	/* task: who woke it, who spawned it */
-	uint32_t ended;		/* task: it ended (at @task) */
+	uint64_t key;	     /* 0: free (tids and task ids are > 0); the
+			      * next free one in @a */
+	uint64_t a, b;	     /* thread: poll begin, park time;
+			      * task: wake time, spawn time (pending) */
+	uint64_t task;	     /* thread: the task in its poll;
+			      * task: its last poll's begin or its end */
+	uint32_t wtid, stid; /* task: who woke it, who spawned it */
+	uint32_t ended;	     /* task: it ended (at @task) */
 };
 
 #define NO_SLOT UINT64_MAX
 
 struct table {
-	struct lib_map ix;	/* key -> index in v */
+	struct lib_map ix; /* key -> index in v */
 	struct slot *v;
-	size_t cap, used, n;	/* v's room, its slots used once, entries */
-	uint64_t free;		/* the first free slot below used, or NO_SLOT */
-	size_t max;		/* entries at most (livestate__set_max) */
-	int full;		/* at max with nothing left to purge: new
-				 * entries are refused until the next
-				 * livestate__purge() */
+	size_t cap, used, n; /* v's room, its slots used once, entries */
+	uint64_t free;	     /* the first free slot below used, or NO_SLOT */
+	size_t max;	     /* entries at most (livestate__set_max) */
+	int full;	     /* at max with nothing left to purge: new
+			      * entries are refused until the next
+			      * livestate__purge() */
 	uint64_t refused;
-	struct slot *last;	/* the slot found last (events come a ring,
-				 * one thread, at a time): NULL when the
-				 * entries move */
+	struct slot *last; /* the slot found last (events come a ring,
+			    * one thread, at a time): NULL when the
+			    * entries move */
 };
 
 struct livestate {
@@ -74,7 +73,8 @@ static inline struct slot *find(struct table *t, uint64_t key)
 }
 
 static void del(struct table *t, struct slot *s);
-static void purge(struct table *t, int (*old)(const struct slot *, uint64_t), uint64_t before);
+static void purge(struct table *t, int (*old)(const struct slot *, uint64_t),
+		  uint64_t before);
 static int thread_idle(const struct slot *s, uint64_t before);
 
 /* A new slot for @key, not in @t: empty but for its key; NULL on -ENOMEM,
@@ -184,12 +184,13 @@ void livestate__set_limits(struct livestate *ls, uint64_t poll_ns, uint64_t dela
 	ls->delay_ns = delay_ns;
 }
 
-static void note_hit(struct livestate *ls, int kind, const struct trace_event *e, uint64_t ns)
+static void note_hit(struct livestate *ls, int kind, const struct trace_event *e,
+		     uint64_t ns)
 {
 	if (ls->hit.kind)
 		return; /* the first since the last look */
 	ls->hit = (struct livestate_hit){
-	    .kind = kind, .task = e->task, .tid = e->tid, .time = e->time, .ns = ns};
+		.kind = kind, .task = e->task, .tid = e->tid, .time = e->time, .ns = ns};
 }
 
 /* Task @s (not ended) is polled, @e its BEGIN: the wake that made it
@@ -240,7 +241,8 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 	case TRACE_EV_UNPARK:
 		if (!e->tid)
 			return 0;
-		s = e->type == TRACE_EV_PARK ? get(&ls->threads, e->tid) : find(&ls->threads, e->tid);
+		s = e->type == TRACE_EV_PARK ? get(&ls->threads, e->tid)
+					     : find(&ls->threads, e->tid);
 		if (!s)
 			return e->type == TRACE_EV_PARK ? -ENOMEM : 0;
 		s->b = e->type == TRACE_EV_PARK ? e->time : 0;
@@ -299,8 +301,10 @@ static int feed_poll(struct livestate *ls, const struct trace_event *x, uint64_t
 	if (x->task && x->tid && len && len < x->time)
 		s = get(&ls->tasks, x->task);
 	if (s && !s->ended) {
-		e[0] = (struct trace_event){
-		    .time = x->time - len, .task = x->task, .tid = x->tid, .type = TRACE_EV_POLL_BEGIN};
+		e[0] = (struct trace_event){.time = x->time - len,
+					    .task = x->task,
+					    .tid = x->tid,
+					    .type = TRACE_EV_POLL_BEGIN};
 		task_polled(ls, s, &e[0]);
 		/* WAKE at its end: runnable again, pending until its next poll */
 		if (x->type == TRACE_REC_POLL_WOKEN && x->time > s->task && !s->a) {
@@ -327,14 +331,15 @@ static int feed_poll(struct livestate *ls, const struct trace_event *x, uint64_t
 	return err;
 }
 
-int livestate__feed(struct livestate *ls, const struct trace_event *rec, const uint64_t *len,
-		    size_t n)
+int livestate__feed(struct livestate *ls, const struct trace_event *rec,
+		    const uint64_t *len, size_t n)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int r = trace_rec_events(rec[i].type) > 1 ? feed_poll(ls, &rec[i], len ? len[i] : 0)
-							   : feed_one(ls, &rec[i]);
+		int r = trace_rec_events(rec[i].type) > 1
+				? feed_poll(ls, &rec[i], len ? len[i] : 0)
+				: feed_one(ls, &rec[i]);
 
 		if (r && !err)
 			err = r;
@@ -352,7 +357,8 @@ int livestate__hit(struct livestate *ls, struct livestate_hit *hit)
 }
 
 /* Delete the entries of @t with nothing open that @old says may go. */
-static void purge(struct table *t, int (*old)(const struct slot *, uint64_t), uint64_t before)
+static void purge(struct table *t, int (*old)(const struct slot *, uint64_t),
+		  uint64_t before)
 {
 	for (size_t i = 0; i < t->used; i++) {
 		struct slot *s = &t->v[i];
@@ -408,12 +414,14 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 		if (!s->key)
 			continue;
 		if (s->a)
-			ls->out[n++] = (struct trace_event){.time = s->a, .task = s->task,
+			ls->out[n++] = (struct trace_event){.time = s->a,
+							    .task = s->task,
 							    .tid = (uint32_t)s->key,
 							    .type = TRACE_EV_POLL_BEGIN};
 		if (s->b)
-			ls->out[n++] = (struct trace_event){
-			    .time = s->b, .tid = (uint32_t)s->key, .type = TRACE_EV_PARK};
+			ls->out[n++] = (struct trace_event){.time = s->b,
+							    .tid = (uint32_t)s->key,
+							    .type = TRACE_EV_PARK};
 	}
 	for (size_t i = 0; i < ls->tasks.used; i++) {
 		const struct slot *s = &ls->tasks.v[i];
@@ -421,11 +429,15 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 		if (!s->key || s->ended)
 			continue;
 		if (s->b)
-			ls->out[n++] = (struct trace_event){
-			    .time = s->b, .task = s->key, .tid = s->stid, .type = TRACE_EV_SPAWN};
+			ls->out[n++] = (struct trace_event){.time = s->b,
+							    .task = s->key,
+							    .tid = s->stid,
+							    .type = TRACE_EV_SPAWN};
 		if (s->a)
-			ls->out[n++] = (struct trace_event){
-			    .time = s->a, .task = s->key, .tid = s->wtid, .type = TRACE_EV_WAKE};
+			ls->out[n++] = (struct trace_event){.time = s->a,
+							    .task = s->key,
+							    .tid = s->wtid,
+							    .type = TRACE_EV_WAKE};
 	}
 	qsort(ls->out, n, sizeof(*ls->out), ev_cmp);
 	*ev = ls->out;

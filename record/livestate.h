@@ -27,14 +27,14 @@ struct livestate;
 
 /* The latest event over a threshold (livestate__set_limits). */
 struct livestate_hit {
-	int kind;		/* LIVESTATE_POLL or LIVESTATE_DELAY; 0: none */
+	int kind; /* LIVESTATE_POLL or LIVESTATE_DELAY; 0: none */
 	uint64_t task;
-	uint32_t tid;		/* the thread that polled */
-	uint64_t time;		/* the poll's end (POLL), its begin (DELAY) */
-	uint64_t ns;		/* the poll's length, or the delay */
+	uint32_t tid;  /* the thread that polled */
+	uint64_t time; /* the poll's end (POLL), its begin (DELAY) */
+	uint64_t ns;   /* the poll's length, or the delay */
 };
 #define LIVESTATE_POLL	1
-#define LIVESTATE_DELAY	2
+#define LIVESTATE_DELAY 2
 
 /* Entries per table (threads, tasks) by default: 48 bytes each, in an
  * array at most twice their number, and 32 to 64 bytes each in its
@@ -61,8 +61,8 @@ void livestate__set_limits(struct livestate *ls, uint64_t poll_ns, uint64_t dela
  * (WAKE,) END (trace_rec_spread()); @len may be NULL when none is one.
  * 0 or -ENOMEM (then the state is incomplete: the next segment's STATE may
  * miss an open poll). */
-int livestate__feed(struct livestate *ls, const struct trace_event *rec, const uint64_t *len,
-		    size_t n);
+int livestate__feed(struct livestate *ls, const struct trace_event *rec,
+		    const uint64_t *len, size_t n);
 
 /* Forget tasks with nothing open whose last poll or end is before
  * @before (ns), and threads with nothing open. Until then a task's late

@@ -44,15 +44,15 @@
 #define RING_PAGES_FP	 512
 #define RING_PAGES_WAKE	 512
 #define RING_BYTES_ALL	 (256ULL << 20)
-#define SETTLE_NS                                                                        \
-	2000000ULL /* a record stamped this long before a                                \
-		    * drain began is in its ring by then */
-#define EARLY_WAKE_NS                                                                    \
-	100000ULL /* a wakeup this close before a switch-out came                     \
-		   * while the thread was on its way to sleep */
-#define TASK_STATE_BITS                                                                  \
-	0xffu /* prev_state sleep bits (S D T t X Z P I);                                \
-	       * above them the "preempted" marker */
+/* a record stamped this long before a
+ * drain began is in its ring by then */
+#define SETTLE_NS 2000000ULL
+/* a wakeup this close before a switch-out came
+ * while the thread was on its way to sleep */
+#define EARLY_WAKE_NS 100000ULL
+/* prev_state sleep bits (S D T t X Z P I);
+ * above them the "preempted" marker */
+#define TASK_STATE_BITS 0xffu
 
 int offcpu_state_is_preempted(uint64_t state)
 {
@@ -72,12 +72,14 @@ static int tp_info_read(const char *dir, struct tp_info *tp, char *why, size_t w
 	char buf[8192];
 	int err;
 
-	err = tracepoint_read(dir, "sched/sched_switch", &tp->id, buf, sizeof(buf), why, whylen);
+	err = tracepoint_read(dir, "sched/sched_switch", &tp->id, buf, sizeof(buf), why,
+			      whylen);
 	if (err)
 		return err;
 	err = tracepoint_field(buf, "prev_state", &tp->state_off, &tp->state_size, NULL);
 	if (err || (tp->state_size != 4 && tp->state_size != 8)) {
-		snprintf(why, whylen, "no usable prev_state field in sched_switch's format");
+		snprintf(why, whylen,
+			 "no usable prev_state field in sched_switch's format");
 		return -ENOENT;
 	}
 	tp->next_pid_off = tracepoint_offset(buf, "next_pid", 4);
@@ -127,7 +129,7 @@ struct tstate {
 	uint64_t wake;
 	uint64_t early_wake; /* a wakeup while on-CPU: it was going to sleep */
 	uint32_t prev;
-	int32_t prev_cpu;    /* the CPU of its switch-in, -1 not seen */
+	int32_t prev_cpu; /* the CPU of its switch-in, -1 not seen */
 };
 
 /* The system-wide part: when target threads become runnable, and who ran
@@ -135,10 +137,10 @@ struct tstate {
 struct wake_rec {
 	struct perf_set *wake_ps, *in_ps;
 	struct perf_callbacks wake_cb, in_cb;
-	unsigned int pid_off;	 /* sched_waking's pid */
-	size_t filter_nts;	 /* threads known when the filter was set */
-	struct lib_map named;	 /* holders whose name is written: a set */
-	struct cputl *cpus;	 /* what ran on each CPU (the switch event) */
+	unsigned int pid_off; /* sched_waking's pid */
+	size_t filter_nts;    /* threads known when the filter was set */
+	struct lib_map named; /* holders whose name is written: a set */
+	struct cputl *cpus;   /* what ran on each CPU (the switch event) */
 };
 
 struct offcpu_rec {
@@ -148,19 +150,19 @@ struct offcpu_rec {
 	struct trace_writer *w;
 	struct offcpu_rec_stats *st;
 	pid_t pid;
-	int children;	/* keep forked children's switches */
+	int children; /* keep forked children's switches */
 	int tracepoint;
 	struct tp_info tp;
-	struct tstate *ts;	/* the threads, first seen first */
+	struct tstate *ts; /* the threads, first seen first */
 	size_t nts, capts;
-	struct lib_map ts_of;	/* tid -> index in ts */
-	uint64_t watermark; /* records before it are all read */
+	struct lib_map ts_of; /* tid -> index in ts */
+	uint64_t watermark;   /* records before it are all read */
 	struct wake_rec wk;
 	int err;
-	uint64_t runq_limit;	/* a wait on a run queue longer is a hit */
+	uint64_t runq_limit; /* a wait on a run queue longer is a hit */
 	struct {
 		uint32_t tid;
-		uint64_t time, ns;	/* time 0: none */
+		uint64_t time, ns; /* time 0: none */
 	} hit;
 };
 
@@ -177,7 +179,8 @@ static struct tstate *tstate_get(struct offcpu_rec *oc, uint32_t tid)
 
 	if (ix)
 		return &oc->ts[*ix];
-	if (LIB_GROW(oc->ts, oc->capts, oc->nts + 1) || lib_map_set(&oc->ts_of, tid, oc->nts))
+	if (LIB_GROW(oc->ts, oc->capts, oc->nts + 1) ||
+	    lib_map_set(&oc->ts_of, tid, oc->nts))
 		return NULL;
 	oc->ts[oc->nts] = (struct tstate){.tid = tid, .prev_cpu = -1};
 	return &oc->ts[oc->nts++];
@@ -221,11 +224,11 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 	size_t nh = 0;
 	const struct ev *out = &t->out;
 	struct trace_switch s = {
-	    .time = out->time,
-	    .time_in = time_in,
-	    .tid = t->tid,
-	    .stack = out->stack,
-	    .preempted = out->preempted,
+		.time = out->time,
+		.time_in = time_in,
+		.tid = t->tid,
+		.stack = out->stack,
+		.preempted = out->preempted,
 	};
 	int err;
 
@@ -240,8 +243,8 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 		s.holder = t->prev;
 	}
 	if (s.runnable && time_in && t->prev_cpu >= 0 && oc->wk.cpus)
-		nh = cputl__holds(oc->wk.cpus, (uint32_t)t->prev_cpu, t->tid, s.runnable, time_in,
-				  h);
+		nh = cputl__holds(oc->wk.cpus, (uint32_t)t->prev_cpu, t->tid, s.runnable,
+				  time_in, h);
 	for (size_t k = 0, top = 0; k < nh; k++) {
 		const char *comm;
 
@@ -260,7 +263,8 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 	if (s.runnable && time_in) {
 		oc->st->runnable++;
 		oc->st->runq_ns += time_in - s.runnable;
-		if (oc->runq_limit && time_in - s.runnable > oc->runq_limit && !oc->hit.time) {
+		if (oc->runq_limit && time_in - s.runnable > oc->runq_limit &&
+		    !oc->hit.time) {
 			oc->hit.tid = t->tid;
 			oc->hit.time = time_in;
 			oc->hit.ns = time_in - s.runnable;
@@ -298,9 +302,10 @@ static void settle(struct offcpu_rec *oc, struct tstate *t, uint64_t until)
 			/* woken between setting its sleep state and switching
 			 * out (the wakeup is traced before the switch): it
 			 * was runnable all along */
-			t->wake = t->early_wake && e->time - t->early_wake <= EARLY_WAKE_NS
-				      ? e->time
-				      : 0;
+			t->wake =
+				t->early_wake && e->time - t->early_wake <= EARLY_WAKE_NS
+					? e->time
+					: 0;
 			t->early_wake = 0;
 			break;
 		case EV_WAKE:
@@ -412,12 +417,14 @@ static void on_switch_in(void *ctx, const struct perf_sample *s)
 	struct offcpu_rec *oc = ctx;
 	struct ev e = {.time = s->time, .kind = EV_PREV, .cpu = s->cpu};
 	uint32_t next = raw_tid(oc, s, oc->tp.next_pid_off, 0);
-	const char *comm = oc->tp.next_comm_off && s->raw_size >= oc->tp.next_comm_off + 16
-				   ? (const char *)s->raw + oc->tp.next_comm_off
-				   : NULL;
+	const char *comm =
+		oc->tp.next_comm_off && s->raw_size >= oc->tp.next_comm_off + 16
+			? (const char *)s->raw + oc->tp.next_comm_off
+			: NULL;
 
 	if (oc->wk.cpus)
-		cputl__add(oc->wk.cpus, s->cpu, s->time, next ? next : TRACE_HOLD_IDLE, comm);
+		cputl__add(oc->wk.cpus, s->cpu, s->time, next ? next : TRACE_HOLD_IDLE,
+			   comm);
 	if (!next || !tstate_find(oc, next))
 		return;
 	e.holder = raw_tid(oc, s, oc->tp.prev_pid_off, oc->tp.prev_comm_off);
@@ -455,7 +462,8 @@ static int wake_set(uint64_t id, struct perf_set **out)
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.config = id;
 	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	a.sample_type =
+		PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	/* 2 MiB per CPU: 80 bytes a record, 100 ms of 250,000 a second */
@@ -481,12 +489,14 @@ static int wake_open(struct offcpu_rec *oc)
 		return -ENOENT;
 	}
 	for (i = 0; i < 2 && err; i++) {
-		err = tracepoint_read(st->tracefs, names[i], &id, fmt, sizeof(fmt), why, sizeof(why));
+		err = tracepoint_read(st->tracefs, names[i], &id, fmt, sizeof(fmt), why,
+				      sizeof(why));
 		if (!err && !(oc->wk.pid_off = tracepoint_offset(fmt, "pid", 4)))
 			err = -ENOENT;
 	}
 	if (err) {
-		snprintf(st->wake_why, sizeof(st->wake_why), "no wakeup tracepoint: %s", why);
+		snprintf(st->wake_why, sizeof(st->wake_why), "no wakeup tracepoint: %s",
+			 why);
 		return err;
 	}
 	snprintf(st->wake_source, sizeof(st->wake_source), "sched:%s", names[i - 1] + 6);
@@ -495,20 +505,23 @@ static int wake_open(struct offcpu_rec *oc)
 		err = perf_set__add_cpus(oc->wk.wake_ps);
 	if (err) {
 		snprintf(st->wake_why, sizeof(st->wake_why),
-			 "cannot open %s on every CPU: %s%s", st->wake_source, strerror(-err),
+			 "cannot open %s on every CPU: %s%s", st->wake_source,
+			 strerror(-err),
 			 err == -EACCES || err == -EPERM
-			     ? " (system-wide tracepoints need root or CAP_PERFMON)"
-			     : "");
+				 ? " (system-wide tracepoints need root or CAP_PERFMON)"
+				 : "");
 		return err;
 	}
-	oc->wk.wake_cb = (struct perf_callbacks){.ctx = oc, .sample = on_wake, .lost = on_wake_lost};
+	oc->wk.wake_cb = (struct perf_callbacks){
+		.ctx = oc, .sample = on_wake, .lost = on_wake_lost};
 	if (oc->tp.next_pid_off && oc->tp.prev_pid_off) {
 		err = wake_set(oc->tp.id, &oc->wk.in_ps);
 		if (!err)
 			err = perf_set__add_cpus(oc->wk.in_ps);
 		if (err) {
 			snprintf(st->holders_why, sizeof(st->holders_why),
-				 "cannot open sched:sched_switch on every CPU: %s", strerror(-err));
+				 "cannot open sched:sched_switch on every CPU: %s",
+				 strerror(-err));
 			perf_set__free(oc->wk.in_ps);
 			oc->wk.in_ps = NULL;
 		} else if (!(oc->wk.cpus = cputl__new())) {
@@ -517,8 +530,8 @@ static int wake_open(struct offcpu_rec *oc)
 		} else {
 			snprintf(st->holders, sizeof(st->holders), "sched:sched_switch");
 		}
-		oc->wk.in_cb =
-		    (struct perf_callbacks){.ctx = oc, .sample = on_switch_in, .lost = on_wake_lost};
+		oc->wk.in_cb = (struct perf_callbacks){
+			.ctx = oc, .sample = on_switch_in, .lost = on_wake_lost};
 	}
 	err = wake_filter(oc);
 	if (err) {
@@ -586,7 +599,8 @@ void offcpu_rec__set_runq_limit(struct offcpu_rec *oc, uint64_t ns)
 	oc->runq_limit = ns;
 }
 
-int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time, uint64_t *ns)
+int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time,
+			 uint64_t *ns)
 {
 	if (!oc->hit.time)
 		return 0;
@@ -601,7 +615,8 @@ int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time, u
  * waiting. */
 static int tstate_needed(const struct offcpu_rec *oc, const struct tstate *t)
 {
-	return t->n || t->open || !syscall(SYS_tgkill, oc->pid, t->tid, 0) || errno != ESRCH;
+	return t->n || t->open || !syscall(SYS_tgkill, oc->pid, t->tid, 0) ||
+	       errno != ESRCH;
 }
 
 void offcpu_rec__prune(struct offcpu_rec *oc)
@@ -719,7 +734,8 @@ static int open_source(struct offcpu_rec *oc, const struct offcpu_rec_opts *o)
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
 	unsigned int pages = o->stack_bytes ? RING_PAGES_STACK : RING_PAGES_FP;
 
-	while (pages > 64 && (uint64_t)pages * (uint64_t)page * (uint64_t)ncpus > RING_BYTES_ALL)
+	while (pages > 64 &&
+	       (uint64_t)pages * (uint64_t)page * (uint64_t)ncpus > RING_BYTES_ALL)
 		pages /= 2;
 	make_attr(oc, o, &a);
 	err = perf_set__new_attr(&a, pages, &oc->ps);
@@ -756,7 +772,7 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 	oc->w = w;
 	oc->st = st;
 	oc->cb = (struct perf_callbacks){
-	    .ctx = oc, .sample = on_sample, .ctxsw = on_ctxsw, .lost = on_lost};
+		.ctx = oc, .sample = on_sample, .ctxsw = on_ctxsw, .lost = on_lost};
 	if (o->source != OFFCPU_REC_SWITCH) {
 		char tpwhy[256];
 

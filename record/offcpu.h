@@ -74,27 +74,27 @@ struct offcpu_rec_opts {
 };
 
 struct offcpu_rec_stats {
-	uint64_t switches;	 /* intervals written */
-	uint64_t blocked;	 /* ... of which the thread had blocked */
-	uint64_t preempted;	 /* ... was preempted while runnable */
-	uint64_t open_at_end;	 /* ... still off-CPU at the end (time_in 0) */
-	uint64_t unpaired;	 /* switch-outs whose switch-in was lost */
-	uint64_t lost;		 /* records lost to full rings */
-	uint64_t runnable;	 /* intervals with a known run-queue part */
-	uint64_t runq_ns;	 /* ... its total */
-	uint64_t held_ns;	 /* ... of which charged to what ran on its
-				  * CPU meanwhile (the switch timeline) */
-	char holders[32];	 /* "sched:sched_switch": the CPUs' timelines
-				  * were recorded; "" if not */
-	char holders_why[256];	 /* why not */
-	uint64_t wake_lost;	 /* wakeup/switch-in records lost */
-	char wake_source[32];	 /* "sched:sched_waking", "" if not recorded */
-	char wake_why[256];	 /* why wakeups are not recorded */
+	uint64_t switches;	    /* intervals written */
+	uint64_t blocked;	    /* ... of which the thread had blocked */
+	uint64_t preempted;	    /* ... was preempted while runnable */
+	uint64_t open_at_end;	    /* ... still off-CPU at the end (time_in 0) */
+	uint64_t unpaired;	    /* switch-outs whose switch-in was lost */
+	uint64_t lost;		    /* records lost to full rings */
+	uint64_t runnable;	    /* intervals with a known run-queue part */
+	uint64_t runq_ns;	    /* ... its total */
+	uint64_t held_ns;	    /* ... of which charged to what ran on its
+				     * CPU meanwhile (the switch timeline) */
+	char holders[32];	    /* "sched:sched_switch": the CPUs' timelines
+				     * were recorded; "" if not */
+	char holders_why[256];	    /* why not */
+	uint64_t wake_lost;	    /* wakeup/switch-in records lost */
+	char wake_source[32];	    /* "sched:sched_waking", "" if not recorded */
+	char wake_why[256];	    /* why wakeups are not recorded */
 	struct ustack_stats ustack; /* the user stacks of switch-outs */
-	const char *source;	 /* "tracepoint" or "context-switch" */
-	char tracefs[128];	 /* tracefs used, "" for the software event */
-	int mounted_tracefs;	 /* 1 if this collector mounted it */
-	char fallback_why[256];	 /* why auto fell back to the software event */
+	const char *source;	    /* "tracepoint" or "context-switch" */
+	char tracefs[128];	    /* tracefs used, "" for the software event */
+	int mounted_tracefs;	    /* 1 if this collector mounted it */
+	char fallback_why[256];	    /* why auto fell back to the software event */
 };
 
 /* Open the collector on every thread of @pid (threads created later are
@@ -137,7 +137,8 @@ int offcpu_rec__set_writer(struct offcpu_rec *oc, struct trace_writer *w);
 /* Note the first interval with a run-queue wait longer than @ns (0: none)
  * since the last look: 1 and its thread, switch-in time and wait, else 0. */
 void offcpu_rec__set_runq_limit(struct offcpu_rec *oc, uint64_t ns);
-int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time, uint64_t *ns);
+int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time,
+			 uint64_t *ns);
 
 /* Forget the threads that exited and have nothing left to pair: a
  * recording that runs for days through thread churn keeps only the live

@@ -25,14 +25,15 @@
  * so a recorder delayed by a busy machine does not lose samples. Halved on
  * EPERM/ENOMEM, which is what an unprivileged user over perf_event_mlock_kb
  * gets. */
-#define RING_PAGES	64
-#define RING_PAGES_MAX	1024
-#define RING_BYTES_ALL	(64ULL << 20)
-#define RING_SECS_INV	4		/* 250 ms */
-#define SAMPLE_BYTES	384		/* header, ip, tid, time, period, 40 ips;
-					 * plus the user stack copy and 20
-					 * registers when asked for */
-#define MAX_EVENT_SIZE	65536
+#define RING_PAGES     64
+#define RING_PAGES_MAX 1024
+#define RING_BYTES_ALL (64ULL << 20)
+#define RING_SECS_INV  4 /* 250 ms */
+/* header, ip, tid, time, period, 40 ips;
+ * plus the user stack copy and 20
+ * registers when asked for */
+#define SAMPLE_BYTES   384
+#define MAX_EVENT_SIZE 65536
 
 /*
  * The kernel refuses to mmap an inherited per-task event on "any CPU"
@@ -42,29 +43,29 @@
  * parent's ring.
  */
 struct cpu_ring {
-	int fd;			/* the event that owns the mapping, -1 if none */
+	int fd; /* the event that owns the mapping, -1 if none */
 	void *base;
-	size_t data_size;	/* bytes of the data area (power of two) */
+	size_t data_size; /* bytes of the data area (power of two) */
 };
 
 struct perf_set {
 	struct perf_event_attr attr;
-	int *fds;		/* every event opened */
+	int *fds; /* every event opened */
 	unsigned int nfds, capfds;
-	pid_t *tids;		/* threads with events of their own */
+	pid_t *tids; /* threads with events of their own */
 	unsigned int ntids, captids;
-	struct cpu_ring *rings;	/* per CPU */
+	struct cpu_ring *rings; /* per CPU */
 	unsigned int ncpus;
 	size_t page;
 	unsigned int pages;
 	int enabled;		/* perf_set__enable() was called */
-	unsigned char *scratch;	/* records that wrap around the ring end */
+	unsigned char *scratch; /* records that wrap around the ring end */
 };
 
 /* sample_type bits parse_sample() understands */
-#define SAMPLE_KNOWN                                                              \
-	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |  \
-	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |           \
+#define SAMPLE_KNOWN                                                                     \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |         \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |                  \
 	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /* Data pages per CPU ring for sampling at @freq Hz on @ncpus CPUs. */
@@ -111,7 +112,8 @@ int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pag
 	struct perf_set *ps;
 
 	*out = NULL;
-	if ((attr->sample_type & ~(uint64_t)SAMPLE_KNOWN) || (ring_pages & (ring_pages - 1)))
+	if ((attr->sample_type & ~(uint64_t)SAMPLE_KNOWN) ||
+	    (ring_pages & (ring_pages - 1)))
 		return -EINVAL;
 	ps = set_alloc(ring_pages);
 	if (!ps)
@@ -119,11 +121,12 @@ int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pag
 	ps->attr = *attr;
 	ps->attr.size = sizeof(ps->attr);
 	if (!ring_pages && attr->freq)
-		ps->pages = pages_for_freq(attr->sample_freq,
-					   SAMPLE_BYTES + (attr->sample_stack_user
-							       ? attr->sample_stack_user + 176
-							       : 0),
-					   ps->ncpus, ps->page);
+		ps->pages = pages_for_freq(
+			attr->sample_freq,
+			SAMPLE_BYTES + (attr->sample_stack_user
+						? attr->sample_stack_user + 176
+						: 0),
+			ps->ncpus, ps->page);
 	*out = ps;
 	return 0;
 }
@@ -139,8 +142,8 @@ void perf_sampler_attr(const struct event_spec *ev, unsigned int freq, int exclu
 	a->config2 = ev->config2;
 	a->sample_freq = freq;
 	a->freq = 1;
-	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-			 PERF_SAMPLE_CALLCHAIN;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->inherit = 1;
@@ -182,7 +185,7 @@ static int map_ring(struct perf_set *ps, struct cpu_ring *r, int fd)
 	}
 	if (base == MAP_FAILED)
 		return -errno;
-	ps->pages = pages;	/* later rings need not retry larger sizes */
+	ps->pages = pages; /* later rings need not retry larger sizes */
 	r->fd = fd;
 	r->base = base;
 	r->data_size = pages * ps->page;
@@ -231,7 +234,8 @@ static void close_from(struct perf_set *ps, unsigned int first)
 	for (i = first; i < ps->nfds; i++) {
 		for (cpu = 0; cpu < ps->ncpus; cpu++)
 			if (ps->rings[cpu].fd == ps->fds[i]) {
-				munmap(ps->rings[cpu].base, ps->page + ps->rings[cpu].data_size);
+				munmap(ps->rings[cpu].base,
+				       ps->page + ps->rings[cpu].data_size);
 				ps->rings[cpu].fd = -1;
 			}
 		close(ps->fds[i]);
@@ -341,7 +345,7 @@ int perf_set__add_process(struct perf_set *ps, pid_t pid,
 				continue;
 			err = perf_set__add_thread(ps, tid);
 			if (err == -EEXIST || err == -ESRCH)
-				continue;	/* known, or exited meanwhile */
+				continue; /* known, or exited meanwhile */
 			if (err) {
 				closedir(d);
 				return err;
@@ -372,10 +376,10 @@ static void parse_sample(const struct perf_set *ps, const unsigned char *p,
 	struct perf_sample s;
 
 	memset(&s, 0, sizeof(s));
-#define NEED(n)                                                                   \
-	do {                                                                      \
-		if ((uint64_t)(e - u) < (uint64_t)(n))                             \
-			return;                                                   \
+#define NEED(n)                                                                          \
+	do {                                                                             \
+		if ((uint64_t)(e - u) < (uint64_t)(n))                                   \
+			return;                                                          \
 	} while (0)
 	if (st & PERF_SAMPLE_IP) {
 		NEED(1);
@@ -423,7 +427,7 @@ static void parse_sample(const struct perf_set *ps, const unsigned char *p,
 		s.regs_abi = *u++;
 		if (s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
 			s.nregs = (unsigned int)__builtin_popcountll(
-			    ps->attr.sample_regs_user);
+				ps->attr.sample_regs_user);
 			NEED(s.nregs);
 			s.regs = u;
 			u += s.nregs;
@@ -488,8 +492,8 @@ static void parse_record(const struct perf_set *ps, const struct perf_event_head
 		const uint32_t *u = (const uint32_t *)p;
 		const char *comm = (const char *)(u + 2);
 
-		if (p + 9 <= end && memchr(comm, '\0', end - (const unsigned char *)comm) &&
-		    cb->comm)
+		if (p + 9 <= end &&
+		    memchr(comm, '\0', end - (const unsigned char *)comm) && cb->comm)
 			cb->comm(cb->ctx, u[1], comm);
 		break;
 	}
@@ -497,7 +501,7 @@ static void parse_record(const struct perf_set *ps, const struct perf_event_head
 		const uint32_t *u = (const uint32_t *)p;
 
 		if (p + 16 <= end && cb->fork)
-			cb->fork(cb->ctx, u[0], u[2]);	/* pid ppid tid ptid */
+			cb->fork(cb->ctx, u[0], u[2]); /* pid ppid tid ptid */
 		break;
 	}
 	case PERF_RECORD_MMAP2: {
@@ -564,7 +568,7 @@ static uint64_t drain_one(struct perf_set *ps, struct cpu_ring *t,
 			memcpy((char *)&hdr + first, data, sizeof(hdr) - first);
 		}
 		if (hdr.size < sizeof(hdr) || hdr.size > head - tail)
-			break;	/* cannot happen with a sane kernel: resync */
+			break; /* cannot happen with a sane kernel: resync */
 		if (off + hdr.size <= t->data_size && !(off & 7)) {
 			h = (struct perf_event_header *)(data + off);
 		} else {
@@ -602,7 +606,8 @@ unsigned int perf_set__pollfds(const struct perf_set *ps, struct pollfd *pfd,
 
 	for (i = 0; ps && i < ps->ncpus && n < max; i++)
 		if (ps->rings[i].fd >= 0)
-			pfd[n++] = (struct pollfd){.fd = ps->rings[i].fd, .events = POLLIN};
+			pfd[n++] =
+				(struct pollfd){.fd = ps->rings[i].fd, .events = POLLIN};
 	return n;
 }
 

@@ -30,29 +30,29 @@ struct perf_set;
 struct perf_sample {
 	uint64_t time;
 	uint32_t pid, tid;
-	uint32_t cpu;		/* PERF_SAMPLE_CPU */
+	uint32_t cpu; /* PERF_SAMPLE_CPU */
 	uint64_t period;
-	uint64_t nr;		/* callchain length, context markers included */
+	uint64_t nr; /* callchain length, context markers included */
 	const uint64_t *ips;
 	/* Only with the matching bit in the attr's sample_type, else 0/NULL;
 	 * pointers into the ring, valid during the callback. */
-	const void *raw;	/* PERF_SAMPLE_RAW: the tracepoint record */
+	const void *raw; /* PERF_SAMPLE_RAW: the tracepoint record */
 	uint32_t raw_size;
-	uint64_t regs_abi;	/* PERF_SAMPLE_REGS_USER: PERF_SAMPLE_REGS_ABI_*
-				 * (NONE: no user context, e.g. a kthread) */
-	const uint64_t *regs;	/* one per bit of sample_regs_user, in bit
-				 * order */
+	uint64_t regs_abi;    /* PERF_SAMPLE_REGS_USER: PERF_SAMPLE_REGS_ABI_*
+			       * (NONE: no user context, e.g. a kthread) */
+	const uint64_t *regs; /* one per bit of sample_regs_user, in bit
+			       * order */
 	unsigned int nregs;
-	const void *stack;	/* PERF_SAMPLE_STACK_USER: copy of the user
-				 * stack from the SP in @regs up */
-	uint64_t stack_size;	/* valid bytes of @stack */
+	const void *stack;   /* PERF_SAMPLE_STACK_USER: copy of the user
+			      * stack from the SP in @regs up */
+	uint64_t stack_size; /* valid bytes of @stack */
 };
 
 struct perf_callbacks {
 	void *ctx;
 	void (*sample)(void *ctx, const struct perf_sample *s);
 	void (*comm)(void *ctx, uint32_t tid, const char *comm);
-	void (*fork)(void *ctx, uint32_t pid, uint32_t tid);	/* a new thread */
+	void (*fork)(void *ctx, uint32_t pid, uint32_t tid); /* a new thread */
 	/* PERF_RECORD_MMAP2: @dev is makedev(maj, min) of the file, @ino its
 	 * inode (identify the file mapped even if its path changed) */
 	void (*mmap)(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -61,8 +61,7 @@ struct perf_callbacks {
 	/* PERF_RECORD_SWITCH (attr.context_switch): @tid switched in or
 	 * @out; @preempted (kernel >= 4.17) if switched out while runnable.
 	 * @time needs sample_id_all with PERF_SAMPLE_TIME (else 0). */
-	void (*ctxsw)(void *ctx, uint32_t tid, uint64_t time, int out,
-		      int preempted);
+	void (*ctxsw)(void *ctx, uint32_t tid, uint64_t time, int out, int preempted);
 };
 
 /* The attr of a sampler of @ev at @freq Hz (inherited, CLOCK_MONOTONIC,
@@ -74,9 +73,9 @@ void perf_sampler_attr(const struct event_spec *ev, unsigned int freq, int exclu
 /* A set opening @attr (copied) on every thread added, with per-CPU rings of
  * @ring_pages data pages (a power of two, halved when mlock limits
  * refuse; 0: for a sampler at attr.sample_freq, about 250 ms of samples
- * and their user stacks, 256 KiB to 4 MiB, else 256 KiB), in *@out. sample_type may hold IP, TID, TIME, CPU,
- * PERIOD, CALLCHAIN, RAW, REGS_USER and STACK_USER. 0, -EINVAL for other
- * bits or pages, -ENOMEM. */
+ * and their user stacks, 256 KiB to 4 MiB, else 256 KiB), in *@out. sample_type may hold
+ * IP, TID, TIME, CPU, PERIOD, CALLCHAIN, RAW, REGS_USER and STACK_USER. 0, -EINVAL for
+ * other bits or pages, -ENOMEM. */
 int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pages,
 		       struct perf_set **out);
 /* Open the event on thread @tid. 0 or -errno from perf_event_open/mmap;

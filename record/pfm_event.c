@@ -26,8 +26,8 @@ int pfm_event_encode(const char *name, struct event_spec *out)
 	arg.attr = &attr;
 	arg.size = sizeof(arg);
 	arg.fstr = &fstr;
-	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3,
-					PFM_OS_PERF_EVENT, &arg);
+	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT,
+					&arg);
 	if (ret != PFM_SUCCESS)
 		return -ENOENT;
 	memset(out, 0, sizeof(*out));

@@ -13,7 +13,7 @@ struct event_spec {
 	uint64_t config;
 	uint64_t config1;
 	uint64_t config2;
-	char name[64];		/* canonical name as libpfm4 reports it */
+	char name[64]; /* canonical name as libpfm4 reports it */
 };
 
 /* Encode @name ("cycles", "cpu-clock", "task-clock", a PMU event, ...).

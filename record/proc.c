@@ -163,7 +163,7 @@ uint64_t proc_cpu_ns(pid_t pid)
 
 #define RECORD_NICE (-20) /* where it may */
 
-static int nice_before = INT_MIN;	/* record_boost() changed it from this */
+static int nice_before = INT_MIN; /* record_boost() changed it from this */
 
 void record_boost(void)
 {
@@ -198,5 +198,6 @@ int64_t record_realtime_offset_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &rt);
-	return (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+	return (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL +
+	       (rt.tv_nsec - mono.tv_nsec);
 }

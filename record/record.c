@@ -113,13 +113,14 @@ static void on_fork(void *ctx, uint32_t pid, uint32_t tid)
 		tids__add(r->tids, tid);
 }
 
-static void on_mmap(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff,
-		    uint64_t dev, uint64_t ino, uint32_t prot, const char *path)
+static void on_mmap(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff, uint64_t dev,
+		    uint64_t ino, uint32_t prot, const char *path)
 {
 	struct rec *r = ctx;
 
 	if ((prot & 4 /* PROT_EXEC */) && path[0] == '/')
-		symbolizer__add_mapping(r->sym, start, start + len, pgoff, dev, ino, path);
+		symbolizer__add_mapping(r->sym, start, start + len, pgoff, dev, ino,
+					path);
 }
 
 static void on_lost(void *ctx, uint64_t lost)
@@ -167,7 +168,8 @@ void record_write_meta(struct rec *r)
 	snprintf(buf, sizeof(buf), "%d", (int)r->o->pid);
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_PID, buf));
 	if (r->o->cmdline) {
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_CMDLINE, r->o->cmdline));
+		record_note_err(
+			r, trace_writer__meta(r->w, TRACE_META_CMDLINE, r->o->cmdline));
 	} else {
 		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)r->o->pid);
 		record_read_file(path, buf, sizeof(buf), 1);
@@ -177,7 +179,8 @@ void record_write_meta(struct rec *r)
 	record_read_file(path, buf, sizeof(buf), 0);
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_COMM, buf));
 	if (uname(&u) == 0) {
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_HOSTNAME, u.nodename));
+		record_note_err(
+			r, trace_writer__meta(r->w, TRACE_META_HOSTNAME, u.nodename));
 		snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
 		record_note_err(r, trace_writer__meta(r->w, TRACE_META_KERNEL, buf));
 	}
@@ -192,10 +195,13 @@ void record_write_meta(struct rec *r)
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_CLOCK, "CLOCK_MONOTONIC"));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU, r->st->offcpu));
 	if (r->st->wakeups[0])
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_WAKEUPS, r->st->wakeups));
+		record_note_err(
+			r, trace_writer__meta(r->w, TRACE_META_WAKEUPS, r->st->wakeups));
 	if (r->st->holders[0])
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_RUNQ_HOLDERS, r->st->holders));
-	record_note_err(r, trace_writer__meta(r->w, TRACE_META_RECORDER, "d9prof " D9_VERSION));
+		record_note_err(r, trace_writer__meta(r->w, TRACE_META_RUNQ_HOLDERS,
+						      r->st->holders));
+	record_note_err(
+		r, trace_writer__meta(r->w, TRACE_META_RECORDER, "d9prof " D9_VERSION));
 }
 
 void record_write_build_ids(struct rec *r)
@@ -217,8 +223,7 @@ void record_write_build_ids(struct rec *r)
 
 static int is_no_pmu(int err)
 {
-	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV ||
-	       err == -EINVAL;
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -EINVAL;
 }
 
 static int paranoid_level(void)
@@ -294,8 +299,8 @@ static int open_sampler(struct rec *r)
 			err = -ESRCH;
 		if (!r->o->event && is_no_pmu(err) && strcmp(name, "cpu-clock")) {
 			record_log(r, RECORD_INFO,
-			      "no hardware PMU here ('%s': %s): sampling cpu-clock", name,
-			      strerror(-err));
+				   "no hardware PMU here ('%s': %s): sampling cpu-clock",
+				   name, strerror(-err));
 			name = "cpu-clock";
 			if (pfm_event_encode(name, &ev))
 				return -ENOENT;
@@ -310,22 +315,24 @@ static int open_sampler(struct rec *r)
 	if (err < 0) {
 		if (err == -EACCES || err == -EPERM)
 			snprintf(r->st->why, sizeof(r->st->why),
-				 "perf_event_open refused (%s; kernel.perf_event_paranoid=%d): "
+				 "perf_event_open refused (%s; "
+				 "kernel.perf_event_paranoid=%d): "
 				 "run as root or the target's owner with "
 				 "'sysctl kernel.perf_event_paranoid=1'",
 				 strerror(-err), paranoid_level());
 		else if (err == -ESRCH)
 			snprintf(r->st->why, sizeof(r->st->why), "no such process");
 		else
-			snprintf(r->st->why, sizeof(r->st->why),
-				 "cannot sample '%s': %s", name, strerror(-err));
+			snprintf(r->st->why, sizeof(r->st->why), "cannot sample '%s': %s",
+				 name, strerror(-err));
 		return err;
 	}
 	if (exclude_kernel)
-		record_log(r, RECORD_WARN,
-		      "kernel stacks unavailable (kernel.perf_event_paranoid=%d): "
-		      "user stacks only; set it to 1 or run as root for kernel frames",
-		      paranoid_level());
+		record_log(
+			r, RECORD_WARN,
+			"kernel stacks unavailable (kernel.perf_event_paranoid=%d): "
+			"user stacks only; set it to 1 or run as root for kernel frames",
+			paranoid_level());
 	snprintf(r->st->event_name, sizeof(r->st->event_name), "%s", name);
 	r->st->threads = (uint64_t)err;
 	return 0;
@@ -337,8 +344,8 @@ void record_ctimer_begin(struct rec *r)
 {
 	if (!r->ct)
 		record_note_err(r, ctimer_rec__new(r->seg, r->o->pid, r->o->freq,
-					    r->o->cpu_fp_only ? NULL : r->sym, &r->leaf, r->tids,
-					    &r->ct));
+						   r->o->cpu_fp_only ? NULL : r->sym,
+						   &r->leaf, r->tids, &r->ct));
 }
 
 static void use_ctimer(struct rec *r, const char *why)
@@ -346,7 +353,8 @@ static void use_ctimer(struct rec *r, const char *why)
 	r->ctimer = 1;
 	snprintf(r->st->sampler, sizeof(r->st->sampler), "ctimer");
 	snprintf(r->st->event_name, sizeof(r->st->event_name), "thread-cpu-clock");
-	record_log(r, RECORD_INFO, "sampler: ctimer, the shim's per-thread CPU timers (%s)", why);
+	record_log(r, RECORD_INFO,
+		   "sampler: ctimer, the shim's per-thread CPU timers (%s)", why);
 	record_log(r, RECORD_INFO, "ctimer samples user stacks only: no kernel frames");
 	if (r->seg)
 		record_ctimer_begin(r);
@@ -366,18 +374,19 @@ static int choose_sampler(struct rec *r)
 	if (!err) {
 		snprintf(r->st->sampler, sizeof(r->st->sampler), "perf");
 		record_log(r, RECORD_INFO, "sampler: perf_event%s",
-		      r->o->sampler == RECORD_SAMPLER_AUTO ? " (available)" : "");
+			   r->o->sampler == RECORD_SAMPLER_AUTO ? " (available)" : "");
 		return 0;
 	}
 	if (r->o->sampler == RECORD_SAMPLER_PERF ||
 	    (err != -EACCES && err != -EPERM && err != -ENOSYS && err != -EOPNOTSUPP &&
 	     err != -ENOENT))
 		return err;
-	snprintf(why, sizeof(why),
-		 "perf_event_open failed: %s; kernel.perf_event_paranoid=%d, "
-		 "'sysctl kernel.perf_event_paranoid=1' lets the target's owner use perf, "
-		 "unless a seccomp filter (e.g. a container's) refuses it",
-		 strerror(-err), paranoid_level());
+	snprintf(
+		why, sizeof(why),
+		"perf_event_open failed: %s; kernel.perf_event_paranoid=%d, "
+		"'sysctl kernel.perf_event_paranoid=1' lets the target's owner use perf, "
+		"unless a seccomp filter (e.g. a container's) refuses it",
+		strerror(-err), paranoid_level());
 	r->st->why[0] = '\0';
 	use_ctimer(r, why);
 	return 0;
@@ -395,13 +404,15 @@ static int sampler_tick(struct rec *r, uint64_t now)
 	if (r->ct) {
 		err = ctimer_rec__status(r->ct, &threads, why, sizeof(why));
 		if (err) {
-			snprintf(r->st->why, sizeof(r->st->why), "ctimer sampler: %.200s", why);
+			snprintf(r->st->why, sizeof(r->st->why), "ctimer sampler: %.200s",
+				 why);
 			return err;
 		}
 		if (threads && !r->ct_said) {
 			r->ct_said = 1;
-			record_log(r, RECORD_INFO, "ctimer: the shim samples on signal %d",
-			      ctimer_rec__signal(r->ct));
+			record_log(r, RECORD_INFO,
+				   "ctimer: the shim samples on signal %d",
+				   ctimer_rec__signal(r->ct));
 		}
 		return 0;
 	}
@@ -409,7 +420,8 @@ static int sampler_tick(struct rec *r, uint64_t now)
 		if (now - r->start_ns < SHIM_EAGER_NS)
 			return 0;
 		snprintf(r->st->why, sizeof(r->st->why),
-			 "pid %d has no d9prof shim: the ctimer sampler samples from inside "
+			 "pid %d has no d9prof shim: the ctimer sampler samples from "
+			 "inside "
 			 "the target; link libd9prof into it, or use perf_event",
 			 (int)r->o->pid);
 		return -ENOENT;
@@ -425,8 +437,8 @@ static int sampler_tick(struct rec *r, uint64_t now)
 		 "perf_event delivered no sample in 1 s while pid %d used %.0f ms of CPU",
 		 (int)r->o->pid, (double)cpu / 1e6);
 	if (!r->seg) {
-		record_log(r, RECORD_WARN, "%s, and it has no d9prof shim for the ctimer sampler",
-		      why);
+		record_log(r, RECORD_WARN,
+			   "%s, and it has no d9prof shim for the ctimer sampler", why);
 		return 0;
 	}
 	perf_set__free(r->ps);
@@ -445,15 +457,15 @@ static int sampler_tick(struct rec *r, uint64_t now)
 static int open_offcpu(struct rec *r)
 {
 	struct offcpu_rec_opts oo = {
-	    .source = r->o->offcpu == RECORD_OFFCPU_TRACEPOINT ? OFFCPU_REC_TRACEPOINT
-		      : r->o->offcpu == RECORD_OFFCPU_SWITCH   ? OFFCPU_REC_SWITCH
-							       : OFFCPU_REC_AUTO,
-	    .stack_bytes = r->o->offcpu_fp_only ? 0
-			   : r->o->offcpu_stack ? r->o->offcpu_stack
-						: OFFCPU_STACK_DEFAULT,
-	    .may_mount = 1,
-	    .wakeups = !r->o->no_wakeups,
-	    .children = r->o->children,
+		.source = r->o->offcpu == RECORD_OFFCPU_TRACEPOINT ? OFFCPU_REC_TRACEPOINT
+			  : r->o->offcpu == RECORD_OFFCPU_SWITCH   ? OFFCPU_REC_SWITCH
+								   : OFFCPU_REC_AUTO,
+		.stack_bytes = r->o->offcpu_fp_only ? 0
+			       : r->o->offcpu_stack ? r->o->offcpu_stack
+						    : OFFCPU_STACK_DEFAULT,
+		.may_mount = 1,
+		.wakeups = !r->o->no_wakeups,
+		.children = r->o->children,
 	};
 	char why[256];
 	int err;
@@ -463,17 +475,17 @@ static int open_offcpu(struct rec *r)
 		return 0;
 	}
 	err = offcpu_rec__open(r->o->pid, &oo, r->sym, r->w, &r->ocst, &r->oc, why,
-			   sizeof(why));
+			       sizeof(why));
 	if (r->ocst.mounted_tracefs)
 		record_log(r, RECORD_INFO, "mounted tracefs at %s for sched:sched_switch",
-		      r->ocst.tracefs);
+			   r->ocst.tracefs);
 	if (err == -EACCES || err == -EPERM) {
 		snprintf(r->st->offcpu, sizeof(r->st->offcpu), "refused");
 		record_log(r, RECORD_WARN,
-		      "off-CPU collection refused (kernel.perf_event_paranoid=%d): "
-		      "recording CPU samples only; set it to -1 (sched_switch "
-		      "tracepoint) or 1 (context-switch event), or run as root",
-		      paranoid_level());
+			   "off-CPU collection refused (kernel.perf_event_paranoid=%d): "
+			   "recording CPU samples only; set it to -1 (sched_switch "
+			   "tracepoint) or 1 (context-switch event), or run as root",
+			   paranoid_level());
 		return 0;
 	}
 	if (err == -ESRCH) {
@@ -491,11 +503,12 @@ static int open_offcpu(struct rec *r)
 		snprintf(r->st->wakeups, sizeof(r->st->wakeups), "refused: %s",
 			 r->ocst.wake_why);
 		record_log(r, RECORD_WARN,
-		      "wakeups not recorded, so off-CPU time cannot be split into "
-		      "blocked and run-queue time: %s",
-		      r->ocst.wake_why);
+			   "wakeups not recorded, so off-CPU time cannot be split into "
+			   "blocked and run-queue time: %s",
+			   r->ocst.wake_why);
 	} else {
-		snprintf(r->st->wakeups, sizeof(r->st->wakeups), "%s", r->ocst.wake_source);
+		snprintf(r->st->wakeups, sizeof(r->st->wakeups), "%s",
+			 r->ocst.wake_source);
 	}
 	if (r->ocst.holders[0])
 		snprintf(r->st->holders, sizeof(r->st->holders), "%s", r->ocst.holders);
@@ -504,10 +517,11 @@ static int open_offcpu(struct rec *r)
 			 r->ocst.holders_why);
 	if (r->ocst.fallback_why[0])
 		record_log(r, RECORD_INFO, "off-CPU from the context-switch event: %s",
-		      r->ocst.fallback_why);
+			   r->ocst.fallback_why);
 	else if (r->ocst.tracefs[0])
-		record_log(r, RECORD_INFO, "off-CPU from sched:sched_switch (tracefs at %s)",
-		      r->ocst.tracefs);
+		record_log(r, RECORD_INFO,
+			   "off-CPU from sched:sched_switch (tracefs at %s)",
+			   r->ocst.tracefs);
 	else
 		record_log(r, RECORD_INFO, "off-CPU from the context-switch event");
 	return 0;
@@ -553,24 +567,24 @@ void record_seg_snapshot(struct rec *r, struct seg_base *b)
 	const struct record_stats *st = r->st;
 
 	*b = (struct seg_base){
-	    .samples = st->samples,
-	    .events = st->events,
-	    .lost_samples = st->lost_samples,
-	    .shim_drops = st->shim_drops,
-	    .shim_garbage = st->shim_garbage,
-	    .no_ring = st->no_ring_threads,
-	    .state_refused = r->ls ? livestate__refused(r->ls) : 0,
-	    .child_samples = st->child_samples,
-	    .ctimer_drops = st->ctimer_drops,
-	    .ctimer_refused = st->ctimer_garbage + st->ctimer_refused,
-	    .oc_switches = r->ocst.switches,
-	    .oc_lost = r->ocst.lost,
-	    .oc_unpaired = r->ocst.unpaired,
-	    .oc_stacks = r->ocst.ustack.stacks,
-	    .oc_complete = r->ocst.ustack.complete,
-	    .wake_lost = r->ocst.wake_lost,
-	    .leaf_stacks = r->leaf.stacks,
-	    .leaf_recovered = r->leaf.recovered,
+		.samples = st->samples,
+		.events = st->events,
+		.lost_samples = st->lost_samples,
+		.shim_drops = st->shim_drops,
+		.shim_garbage = st->shim_garbage,
+		.no_ring = st->no_ring_threads,
+		.state_refused = r->ls ? livestate__refused(r->ls) : 0,
+		.child_samples = st->child_samples,
+		.ctimer_drops = st->ctimer_drops,
+		.ctimer_refused = st->ctimer_garbage + st->ctimer_refused,
+		.oc_switches = r->ocst.switches,
+		.oc_lost = r->ocst.lost,
+		.oc_unpaired = r->ocst.unpaired,
+		.oc_stacks = r->ocst.ustack.stacks,
+		.oc_complete = r->ocst.ustack.complete,
+		.wake_lost = r->ocst.wake_lost,
+		.leaf_stacks = r->leaf.stacks,
+		.leaf_recovered = r->leaf.recovered,
 	};
 }
 
@@ -584,27 +598,36 @@ void record_seal_meta(struct rec *r)
 	record_seg_snapshot(r, &now);
 	meta_count(r, TRACE_META_SHIM_GARBAGE, now.shim_garbage - b->shim_garbage);
 	meta_count(r, TRACE_META_THREADS_WITHOUT_A_RING, now.no_ring - b->no_ring);
-	meta_count(r, TRACE_META_OPEN_STATE_REFUSED, now.state_refused - b->state_refused);
-	meta_count(r, TRACE_META_CHILD_SAMPLES_LEFT_OUT, now.child_samples - b->child_samples);
-	meta_count(r, TRACE_META_CTIMER_SAMPLES_DROPPED, now.ctimer_drops - b->ctimer_drops);
-	meta_count(r, TRACE_META_CTIMER_SAMPLES_REFUSED, now.ctimer_refused - b->ctimer_refused);
+	meta_count(r, TRACE_META_OPEN_STATE_REFUSED,
+		   now.state_refused - b->state_refused);
+	meta_count(r, TRACE_META_CHILD_SAMPLES_LEFT_OUT,
+		   now.child_samples - b->child_samples);
+	meta_count(r, TRACE_META_CTIMER_SAMPLES_DROPPED,
+		   now.ctimer_drops - b->ctimer_drops);
+	meta_count(r, TRACE_META_CTIMER_SAMPLES_REFUSED,
+		   now.ctimer_refused - b->ctimer_refused);
 	if (r->oc) {
 		meta_count(r, TRACE_META_WAKEUPS_LOST, now.wake_lost - b->wake_lost);
 		snprintf(buf, sizeof(buf), "%llu",
 			 (unsigned long long)(now.oc_switches - b->oc_switches));
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU_SWITCHES, buf));
+		record_note_err(
+			r, trace_writer__meta(r->w, TRACE_META_OFFCPU_SWITCHES, buf));
 		snprintf(buf, sizeof(buf), "%llu/%llu",
 			 (unsigned long long)(now.oc_complete - b->oc_complete),
 			 (unsigned long long)(now.oc_stacks - b->oc_stacks));
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU_STACKS_COMPLETE, buf));
+		record_note_err(r, trace_writer__meta(
+					   r->w, TRACE_META_OFFCPU_STACKS_COMPLETE, buf));
 		meta_count(r, TRACE_META_OFFCPU_LOST, now.oc_lost - b->oc_lost);
-		meta_count(r, TRACE_META_OFFCPU_UNPAIRED, now.oc_unpaired - b->oc_unpaired);
+		meta_count(r, TRACE_META_OFFCPU_UNPAIRED,
+			   now.oc_unpaired - b->oc_unpaired);
 	}
 	if (now.leaf_stacks > b->leaf_stacks) {
 		snprintf(buf, sizeof(buf), "%llu/%llu",
 			 (unsigned long long)(now.leaf_recovered - b->leaf_recovered),
 			 (unsigned long long)(now.leaf_stacks - b->leaf_stacks));
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_CPU_CALLERS_RECOVERED_BY_CFI, buf));
+		record_note_err(
+			r, trace_writer__meta(
+				   r->w, TRACE_META_CPU_CALLERS_RECOVERED_BY_CFI, buf));
 	}
 }
 
@@ -619,7 +642,8 @@ static void unreadable_modules(struct rec *r)
 
 		if (!why || symbolizer__module(r->sym, i, &path, NULL))
 			continue;
-		record_log(r, RECORD_WARN, "%s: %s; its frames are named by file offset", path, why);
+		record_log(r, RECORD_WARN, "%s: %s; its frames are named by file offset",
+			   path, why);
 	}
 }
 
@@ -645,7 +669,8 @@ static void target_end(struct rec *r, uint64_t seen)
 		memset(&si, 0, sizeof(si));
 		if (!waitid(P_PID, (id_t)r->o->pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
 		    si.si_pid == r->o->pid) {
-			res.how = si.si_code == CLD_EXITED ? EXITWATCH_EXITED : EXITWATCH_SIGNALED;
+			res.how = si.si_code == CLD_EXITED ? EXITWATCH_EXITED
+							   : EXITWATCH_SIGNALED;
 			res.status = si.si_status;
 			res.core = si.si_code == CLD_DUMPED;
 		}
@@ -653,14 +678,17 @@ static void target_end(struct rec *r, uint64_t seen)
 	if (res.how == EXITWATCH_EXITED)
 		snprintf(how, len, "exited with status %d", res.status);
 	else if (res.how == EXITWATCH_SIGNALED)
-		snprintf(how, len, "killed by %s", exitwatch_describe(&res, buf, sizeof(buf)));
+		snprintf(how, len, "killed by %s",
+			 exitwatch_describe(&res, buf, sizeof(buf)));
 	else if (r->ew || r->o->fresh_target)
-		snprintf(how, len, "exited (how is not known: its parent reaped it first, "
+		snprintf(how, len,
+			 "exited (how is not known: its parent reaped it first, "
 			 "and no tracepoint saw it)");
 	else
 		return; /* not watched: say nothing */
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_TARGET_EXIT, how));
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(res.time ? res.time : seen));
+	snprintf(buf, sizeof(buf), "%llu",
+		 (unsigned long long)(res.time ? res.time : seen));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_TARGET_EXIT_TIME, buf));
 }
 
@@ -683,8 +711,10 @@ static int not_ours(pid_t pid, int err, char *why, size_t len)
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &sb) || sb.st_uid == geteuid())
 		return 0;
-	snprintf(why, len, "it belongs to another user (uid %u); run d9prof as root or as "
-		 "its owner", (unsigned int)sb.st_uid);
+	snprintf(why, len,
+		 "it belongs to another user (uid %u); run d9prof as root or as "
+		 "its owner",
+		 (unsigned int)sb.st_uid);
 	return 1;
 }
 
@@ -756,13 +786,15 @@ static int fd_budget(struct rec *r)
 	need = threads * per * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64;
 	if (rl.rlim_cur == RLIM_INFINITY || need <= rl.rlim_cur)
 		return 0;
-	snprintf(r->st->why, sizeof(r->st->why),
-		 "pid %d has %llu threads: %llu x %ld CPUs x %llu events needs about %llu open "
-		 "files, over the limit of %llu (hard limit %llu); raise it (ulimit -n as "
-		 "root) or record less (--no-offcpu)",
-		 (int)o->pid, (unsigned long long)threads, (unsigned long long)threads, ncpus,
-		 (unsigned long long)per, (unsigned long long)need,
-		 (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+	snprintf(
+		r->st->why, sizeof(r->st->why),
+		"pid %d has %llu threads: %llu x %ld CPUs x %llu events needs about %llu "
+		"open "
+		"files, over the limit of %llu (hard limit %llu); raise it (ulimit -n as "
+		"root) or record less (--no-offcpu)",
+		(int)o->pid, (unsigned long long)threads, (unsigned long long)threads,
+		ncpus, (unsigned long long)per, (unsigned long long)need,
+		(unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
 	return -EMFILE;
 }
 
@@ -820,11 +852,12 @@ static int run_start(struct rec *r)
 	r->cpu0 = proc_cpu_ns(o->pid);
 	if (r->ps)
 		record_log(r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
-		      st->event_name, o->freq, perf_set__nthreads(r->ps),
-		      perf_set__nthreads(r->ps) == 1 ? "" : "s", (int)o->pid);
+			   st->event_name, o->freq, perf_set__nthreads(r->ps),
+			   perf_set__nthreads(r->ps) == 1 ? "" : "s", (int)o->pid);
 	else
-		record_log(r, RECORD_INFO, "sampling thread CPU time at %u Hz per thread of pid %d",
-		      o->freq, (int)o->pid);
+		record_log(r, RECORD_INFO,
+			   "sampling thread CPU time at %u Hz per thread of pid %d",
+			   o->freq, (int)o->pid);
 	err = open_offcpu(r);
 	if (err)
 		return err;
@@ -840,9 +873,12 @@ static int run_start(struct rec *r)
 	now = record_now_ns();
 	if ((r->ps || r->oc) && now - t0 > SLOW_OPEN_NS)
 		record_log(r, RECORD_INFO,
-		      "opening the events took %.1f s: the kernel waits for RCU grace periods "
-		      "at the first per-thread event and the first of a tracepoint, slow "
-		      "while the target keeps every CPU busy", (double)(now - t0) / 1e9);
+			   "opening the events took %.1f s: the kernel waits for RCU "
+			   "grace periods "
+			   "at the first per-thread event and the first of a tracepoint, "
+			   "slow "
+			   "while the target keeps every CPU busy",
+			   (double)(now - t0) / 1e9);
 	if (o->on_attached && (err = o->on_attached(o->ctx)))
 		return err;
 	record_write_meta(r);
@@ -866,15 +902,17 @@ static void run_loop(struct rec *r)
 	while (!*o->stop) {
 		/* the target's pidfd (or none: kill(0) below), until's, and
 		 * the perf rings, which wake us once a quarter full */
-		struct timespec ts = { .tv_sec = (time_t)(tick / 1000000000ULL),
-				       .tv_nsec = (long)(tick % 1000000000ULL) };
+		struct timespec ts = {.tv_sec = (time_t)(tick / 1000000000ULL),
+				      .tv_nsec = (long)(tick % 1000000000ULL)};
 		int exited = 0, until = 0, lapsed;
 		unsigned int npfd = 0;
 
 		if (r->pidfd >= 0)
-			r->pfd[npfd++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
+			r->pfd[npfd++] =
+				(struct pollfd){.fd = r->pidfd, .events = POLLIN};
 		if (r->until_fd >= 0)
-			r->pfd[npfd++] = (struct pollfd){.fd = r->until_fd, .events = POLLIN};
+			r->pfd[npfd++] =
+				(struct pollfd){.fd = r->until_fd, .events = POLLIN};
 		npfd += perf_set__pollfds(r->ps, r->pfd + npfd, r->maxpfd - npfd);
 		npfd += offcpu_rec__pollfds(r->oc, r->pfd + npfd, r->maxpfd - npfd);
 		npfd += exitwatch__pollfds(r->ew, r->pfd + npfd, r->maxpfd - npfd);
@@ -904,8 +942,9 @@ static void run_loop(struct rec *r)
 		last_drain = now;
 		if (!exited && (r->sampler_err = sampler_tick(r, now)))
 			break;
-		if (!r->seg && !exited && (now - r->start_ns < SHIM_EAGER_NS ||
-				     now - last_look >= SHIM_LOOK_NS)) {
+		if (!r->seg && !exited &&
+		    (now - r->start_ns < SHIM_EAGER_NS ||
+		     now - last_look >= SHIM_LOOK_NS)) {
 			last_look = now;
 			record_shim_try_attach(r, 0);
 		}
@@ -964,9 +1003,10 @@ static int run_finish(struct rec *r)
 		uint64_t gap = record_shim_gap(r, record_now_ns());
 
 		record_log(r, RECORD_WARN,
-		      "the recorder stalled past its %d ms lease and the shim let go before "
-		      "the end: runtime events of its last %.3f s are lost",
-		      (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
+			   "the recorder stalled past its %d ms lease and the shim let "
+			   "go before "
+			   "the end: runtime events of its last %.3f s are lost",
+			   (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
 	}
 	record_drain_shim(r);
 	if (r->seg) {
@@ -979,9 +1019,10 @@ static int run_finish(struct rec *r)
 	now = record_now_ns();
 	st->seconds = (double)(now - r->start_ns) / 1e9;
 	if (!st->shim && !r->shim_warned)
-		record_log(r, RECORD_WARN, "no d9prof shim found in pid %d: no task ids in "
-		      "this trace (link libd9prof and call d9_init() in the target)",
-		      (int)o->pid);
+		record_log(r, RECORD_WARN,
+			   "no d9prof shim found in pid %d: no task ids in "
+			   "this trace (link libd9prof and call d9_init() in the target)",
+			   (int)o->pid);
 	if (r->ps || r->oc || r->ew)
 		r->close_go = perf_close_later();
 	if (st->target_exited)
@@ -993,9 +1034,10 @@ static int run_finish(struct rec *r)
 			snprintf(why, sizeof(why), "target %s", st->exit_how);
 		else
 			snprintf(why, sizeof(why), "%s",
-				 st->target_exited ? "target exited" : *o->stop ? "recorder stopped"
-							   : r->until_ended ? "command ended"
-								   : "duration ended");
+				 st->target_exited ? "target exited"
+				 : *o->stop	   ? "recorder stopped"
+				 : r->until_ended  ? "command ended"
+						   : "duration ended");
 		record_dump(r, now, why, 1);
 	} else {
 		record_seg_seal(r, now);
@@ -1032,7 +1074,7 @@ static void run_free(struct rec *r)
 	perf_set__free(r->ps);
 	exitwatch__free(r->ew);
 	if (r->close_go >= 0)
-		close(r->close_go);	/* our copies are closed: go */
+		close(r->close_go); /* our copies are closed: go */
 	free(r->pfd);
 	trace_writer__free(r->w);
 	flight__free(r->fl);
@@ -1044,7 +1086,7 @@ static void run_free(struct rec *r)
 
 int record__run(const struct record_opts *o, struct record_stats *st)
 {
-	struct rec r = { .o = o, .st = st, .pidfd = -1, .until_fd = -1, .close_go = -1 };
+	struct rec r = {.o = o, .st = st, .pidfd = -1, .until_fd = -1, .close_go = -1};
 	int err;
 
 	memset(st, 0, sizeof(*st));

@@ -18,48 +18,48 @@
 #include <sys/types.h>
 
 enum record_log_level {
-	RECORD_INFO = 0,	/* what the engine chose (event, sampler) */
-	RECORD_WARN = 1,	/* degraded but going on */
+	RECORD_INFO = 0, /* what the engine chose (event, sampler) */
+	RECORD_WARN = 1, /* degraded but going on */
 };
 
 /* Who takes the CPU samples (record_opts.sampler). */
 enum record_sampler {
-	RECORD_SAMPLER_AUTO = 0,	/* perf_event; ctimer if perf_event_open
-					 * fails (EACCES, EPERM, ENOSYS,
-					 * EOPNOTSUPP, ENOENT) or delivers no
-					 * sample while the target uses CPU */
+	RECORD_SAMPLER_AUTO = 0, /* perf_event; ctimer if perf_event_open
+				  * fails (EACCES, EPERM, ENOSYS,
+				  * EOPNOTSUPP, ENOENT) or delivers no
+				  * sample while the target uses CPU */
 	RECORD_SAMPLER_PERF = 1,
-	RECORD_SAMPLER_CTIMER = 2,	/* the shim's per-thread CPU timers;
-					 * needs the shim in the target */
+	RECORD_SAMPLER_CTIMER = 2, /* the shim's per-thread CPU timers;
+				    * needs the shim in the target */
 };
 
 /* How CPU samples' user stacks are taken (record_opts.callgraph,
  * record/callgraph.c). */
 enum record_callgraph_mode {
-	RECORD_CALLGRAPH_AUTO = 0,	/* dwarf if the target's own code lacks
-					 * frame pointers, else fp */
-	RECORD_CALLGRAPH_FP = 1,	/* frame pointers, plus the leaf step */
-	RECORD_CALLGRAPH_DWARF = 2,	/* CFI over a copy of cpu_stack bytes */
+	RECORD_CALLGRAPH_AUTO = 0,  /* dwarf if the target's own code lacks
+				     * frame pointers, else fp */
+	RECORD_CALLGRAPH_FP = 1,    /* frame pointers, plus the leaf step */
+	RECORD_CALLGRAPH_DWARF = 2, /* CFI over a copy of cpu_stack bytes */
 };
 
-#define RECORD_PROGRESS_NS 250000000ULL	/* record_opts.progress period */
+#define RECORD_PROGRESS_NS 250000000ULL /* record_opts.progress period */
 
 struct record_stats;
 
 /* A flight recorder's trigger (record_opts.triggers): dump when ... */
 enum record_trigger_kind {
-	RECORD_TRIGGER_POLL = 1,	/* a poll runs longer than ns */
-	RECORD_TRIGGER_DELAY = 2,	/* a woken task waits longer than ns for
-					 * its poll */
-	RECORD_TRIGGER_RUNQ = 3,	/* a thread waits longer than ns on a run
-					 * queue (needs wakeups recorded) */
+	RECORD_TRIGGER_POLL = 1,  /* a poll runs longer than ns */
+	RECORD_TRIGGER_DELAY = 2, /* a woken task waits longer than ns for
+				   * its poll */
+	RECORD_TRIGGER_RUNQ = 3,  /* a thread waits longer than ns on a run
+				   * queue (needs wakeups recorded) */
 };
 struct record_trigger {
 	enum record_trigger_kind kind;
 	uint64_t ns;
 };
 #define RECORD_MAX_TRIGGERS 8
-#define RECORD_MAX_HOOKS 4	/* on-segment commands running at once */
+#define RECORD_MAX_HOOKS    4 /* on-segment commands running at once */
 
 /* A dump written (record_opts.on_dump): the file, the time it covers
  * (CLOCK_MONOTONIC ns) and why. */
@@ -73,30 +73,30 @@ struct record_dump {
 
 /* Segmented recording (record_opts.segments). */
 enum record_segments {
-	RECORD_ONE_TRACE = 0,	/* one segment into out_fd */
-	RECORD_FLIGHT = 1,	/* in memory, the last window; dumps into dir */
-	RECORD_ROTATE = 2,	/* a file per period into dir */
+	RECORD_ONE_TRACE = 0, /* one segment into out_fd */
+	RECORD_FLIGHT = 1,    /* in memory, the last window; dumps into dir */
+	RECORD_ROTATE = 2,    /* a file per period into dir */
 };
 
 struct record_opts {
-	pid_t pid;			/* target process */
+	pid_t pid; /* target process */
 	enum record_sampler sampler;
-	double duration;		/* seconds, 0 = until stopped */
-	unsigned int freq;		/* samples per second per thread */
-	const char *event;		/* libpfm4 event name; NULL = default
-					 * ("cycles", falling back to
-					 * "cpu-clock" without a PMU) */
-	int out_fd;			/* trace output, not closed */
-	volatile sig_atomic_t *stop;	/* set non-zero to stop recording */
-	int fresh_target;		/* pid is a command forked for this
-					 * recording that execs only once
-					 * on_attached lets it: its shim can
-					 * only appear later, so no early
-					 * "no shim" verdict */
-	pid_t until_pid;		/* non-zero: also stop when this
-					 * process exits (perf's `-p PID --
-					 * CMD`: CMD only times the
-					 * recording). Not reaped. */
+	double duration;	     /* seconds, 0 = until stopped */
+	unsigned int freq;	     /* samples per second per thread */
+	const char *event;	     /* libpfm4 event name; NULL = default
+				      * ("cycles", falling back to
+				      * "cpu-clock" without a PMU) */
+	int out_fd;		     /* trace output, not closed */
+	volatile sig_atomic_t *stop; /* set non-zero to stop recording */
+	int fresh_target;	     /* pid is a command forked for this
+				      * recording that execs only once
+				      * on_attached lets it: its shim can
+				      * only appear later, so no early
+				      * "no shim" verdict */
+	pid_t until_pid;	     /* non-zero: also stop when this
+				      * process exits (perf's `-p PID --
+				      * CMD`: CMD only times the
+				      * recording). Not reaped. */
 	/* Called once all perf events are open, before the recording loop:
 	 * e.g. to let a forked child exec and learn whether it could, then
 	 * open the real output and move what out_fd holds so far (the
@@ -114,65 +114,65 @@ struct record_opts {
 	 * It runs between two drains: it must be quick (no blocking I/O).
 	 * Messages through log may come between two calls. May be NULL. */
 	void (*progress)(void *ctx, const struct record_stats *st, double seconds);
-	const char *cmdline;		/* recorded in the trace meta; NULL =
-					 * read /proc/PID/cmdline */
+	const char *cmdline; /* recorded in the trace meta; NULL =
+			      * read /proc/PID/cmdline */
 	/* Off-CPU collection (sched switches with stacks, record/offcpu.h):
 	 * on by default, from the sched_switch tracepoint where tracefs is
 	 * (mounted if missing and we are root), else the context-switch
 	 * software event. Refused (perf_event_paranoid) is a warning. */
 	enum record_offcpu {
 		RECORD_OFFCPU_AUTO = 0,
-		RECORD_OFFCPU_TRACEPOINT,	/* only the tracepoint: fail
-						 * without tracefs */
-		RECORD_OFFCPU_SWITCH,		/* only the software event */
+		RECORD_OFFCPU_TRACEPOINT, /* only the tracepoint: fail
+					   * without tracefs */
+		RECORD_OFFCPU_SWITCH,	  /* only the software event */
 		RECORD_OFFCPU_OFF,
 	} offcpu;
-	unsigned int offcpu_stack;	/* bytes of user stack copied per
-					 * switch for CFI unwinding (multiple
-					 * of 8, <= 32768); 0 = 8192 */
-	int offcpu_fp_only;		/* no stack copy: frame pointers only */
-	int children;			/* keep the samples of forked children
-					 * (inherited events follow them) */
-	int no_shim;			/* leave the shim detached: samples and
-					 * switches only, no task ids (what
-					 * task awareness costs, measured) */
-	int no_wakeups;			/* do not record wakeups: off-CPU time
-					 * not split into blocked and
-					 * run-queue time */
+	unsigned int offcpu_stack; /* bytes of user stack copied per
+				    * switch for CFI unwinding (multiple
+				    * of 8, <= 32768); 0 = 8192 */
+	int offcpu_fp_only;	   /* no stack copy: frame pointers only */
+	int children;		   /* keep the samples of forked children
+				    * (inherited events follow them) */
+	int no_shim;		   /* leave the shim detached: samples and
+				    * switches only, no task ids (what
+				    * task awareness costs, measured) */
+	int no_wakeups;		   /* do not record wakeups: off-CPU time
+				    * not split into blocked and
+				    * run-queue time */
 	/* CPU samples' user stacks (record/callgraph.c): auto (the
 	 * target's own modules decide), fp (RECORD_LEAF_STACK bytes for the
 	 * CFI step that finds a frameless function's caller, ustack.h) or
 	 * dwarf (cpu_stack bytes CFI-unwound). */
 	enum record_callgraph_mode callgraph;
-	unsigned int cpu_stack;		/* dwarf: bytes of user stack copied
-					 * per CPU sample (multiple of 8, <=
-					 * 32768); 0 = RECORD_DWARF_STACK */
-	int cpu_fp_only;		/* no copy: frame pointers only */
-	const char *exe;		/* the program a command not yet
-					 * exec'd will run (its argv[0]):
-					 * auto judges it, pid's maps being
-					 * the recorder's until the exec */
+	unsigned int cpu_stack; /* dwarf: bytes of user stack copied
+				 * per CPU sample (multiple of 8, <=
+				 * 32768); 0 = RECORD_DWARF_STACK */
+	int cpu_fp_only;	/* no copy: frame pointers only */
+	const char *exe;	/* the program a command not yet
+				 * exec'd will run (its argv[0]):
+				 * auto judges it, pid's maps being
+				 * the recorder's until the exec */
 	/* Segments (record/flight.h): out_fd is unused unless segments is
 	 * RECORD_ONE_TRACE. Either mode records until stopped, the target's
 	 * death or duration. */
 	enum record_segments segments;
-	const char *dir;		/* where dumps and segment files go */
-	double window;			/* flight: seconds kept (> 0) */
-	uint64_t max_size;		/* flight: bytes kept at most, 0 = none */
-	double rotate;			/* rotate: seconds per segment file */
-	uint64_t max_total;		/* rotate: bytes of files kept; flight:
-					 * of this recording's dumps (the
-					 * oldest deleted); 0 = all */
-	const char *key_prefix;		/* rotate: object-store layout */
-	const char *on_segment;		/* rotate: "CMD {}" per sealed file,
-					 * RECORD_MAX_HOOKS at once */
-	double hook_timeout;		/* rotate: seconds an on-segment command
-					 * may run before it is killed; 0 =
-					 * no limit */
+	const char *dir;	/* where dumps and segment files go */
+	double window;		/* flight: seconds kept (> 0) */
+	uint64_t max_size;	/* flight: bytes kept at most, 0 = none */
+	double rotate;		/* rotate: seconds per segment file */
+	uint64_t max_total;	/* rotate: bytes of files kept; flight:
+				 * of this recording's dumps (the
+				 * oldest deleted); 0 = all */
+	const char *key_prefix; /* rotate: object-store layout */
+	const char *on_segment; /* rotate: "CMD {}" per sealed file,
+				 * RECORD_MAX_HOOKS at once */
+	double hook_timeout;	/* rotate: seconds an on-segment command
+				 * may run before it is killed; 0 =
+				 * no limit */
 	struct record_trigger triggers[RECORD_MAX_TRIGGERS];
 	unsigned int ntriggers;
-	double cooldown;		/* flight: seconds between two dumps of
-					 * one trigger; 0 = one window */
+	double cooldown; /* flight: seconds between two dumps of
+			  * one trigger; 0 = one window */
 	/* Set non-zero (e.g. by SIGUSR1) to dump now (flight), or seal the
 	 * segment now (rotate); the engine clears it. */
 	volatile sig_atomic_t *dump_now;
@@ -181,99 +181,99 @@ struct record_opts {
 };
 
 struct record_stats {
-	double seconds;			/* wall time recorded */
+	double seconds; /* wall time recorded */
 	/* proc_self_run_delay_ns() at the start and the stop of the
 	 * recording: what a busy machine added to the time taken to start
 	 * and to finish is the rest */
 	uint64_t start_run_delay_ns, stop_run_delay_ns;
 	uint64_t samples;
-	uint64_t lost_samples;		/* perf ring overflows */
-	uint64_t events;		/* shim events */
-	uint64_t shim_drops;		/* records the shim dropped */
-	uint64_t reattaches;		/* the lease ran out: attached again */
-	uint64_t gap_ns;		/* the time the shim recorded nothing,
-					 * from each lapse to its reattach or
-					 * the end */
-	uint64_t no_ring_threads;	/* threads that found no free ring slot
-					 * in the shim: their events are lost */
-	uint64_t child_samples;		/* samples of forked children, left
-					 * out */
-	uint64_t shim_records;		/* ring records the shim wrote (a
-					 * whole poll is one: fewer than
-					 * events) */
-	uint64_t shim_garbage;		/* records or ring counters from the
-					 * target that could not be real:
-					 * dropped, not written */
-	uint64_t threads;		/* threads seen */
-	uint64_t frames;		/* unique addresses symbolized */
-	int shim;			/* 1 if the shim segment was attached */
+	uint64_t lost_samples;	  /* perf ring overflows */
+	uint64_t events;	  /* shim events */
+	uint64_t shim_drops;	  /* records the shim dropped */
+	uint64_t reattaches;	  /* the lease ran out: attached again */
+	uint64_t gap_ns;	  /* the time the shim recorded nothing,
+				   * from each lapse to its reattach or
+				   * the end */
+	uint64_t no_ring_threads; /* threads that found no free ring slot
+				   * in the shim: their events are lost */
+	uint64_t child_samples;	  /* samples of forked children, left
+				   * out */
+	uint64_t shim_records;	  /* ring records the shim wrote (a
+				   * whole poll is one: fewer than
+				   * events) */
+	uint64_t shim_garbage;	  /* records or ring counters from the
+				   * target that could not be real:
+				   * dropped, not written */
+	uint64_t threads;	  /* threads seen */
+	uint64_t frames;	  /* unique addresses symbolized */
+	int shim;		  /* 1 if the shim segment was attached */
 	int target_exited;
-	uint64_t ctimer_drops;		/* ctimer samples the shim dropped */
-	uint64_t ctimer_garbage;	/* ctimer samples that could not be real
-					 * (ctimer_rec.h): dropped */
-	uint64_t ctimer_refused;	/* ctimer samples over the sampler's
-					 * rate: dropped */
-	char event_name[64];		/* the event actually used */
-	char sampler[16];		/* "perf" or "ctimer" */
-	char why[256];			/* reason, on error */
+	uint64_t ctimer_drops;	 /* ctimer samples the shim dropped */
+	uint64_t ctimer_garbage; /* ctimer samples that could not be real
+				  * (ctimer_rec.h): dropped */
+	uint64_t ctimer_refused; /* ctimer samples over the sampler's
+				  * rate: dropped */
+	char event_name[64];	 /* the event actually used */
+	char sampler[16];	 /* "perf" or "ctimer" */
+	char why[256];		 /* reason, on error */
 	/* off-CPU */
-	char offcpu[16];		/* trace meta "offcpu": "tracepoint",
-					 * "context-switch", "off", "refused" */
-	uint64_t switches;		/* off-CPU intervals written */
-	uint64_t switches_blocked;	/* ... blocked (the rest preempted) */
-	uint64_t offcpu_lost;		/* switch records lost (ring full) */
-	uint64_t offcpu_unpaired;	/* switch-outs whose switch-in was lost:
-					 * their interval is not written */
-	uint64_t offcpu_stacks;		/* switch-outs with a user stack */
-	uint64_t offcpu_complete;	/* ... whole: CFI reached the frame-
-					 * pointer chain or the thread's first
-					 * frame */
-	uint64_t offcpu_stack_used;	/* most stack copy bytes an unwind read */
-	double offcpu_unwind_s;		/* recorder CPU spent unwinding */
+	char offcpu[16];	    /* trace meta "offcpu": "tracepoint",
+				     * "context-switch", "off", "refused" */
+	uint64_t switches;	    /* off-CPU intervals written */
+	uint64_t switches_blocked;  /* ... blocked (the rest preempted) */
+	uint64_t offcpu_lost;	    /* switch records lost (ring full) */
+	uint64_t offcpu_unpaired;   /* switch-outs whose switch-in was lost:
+				     * their interval is not written */
+	uint64_t offcpu_stacks;	    /* switch-outs with a user stack */
+	uint64_t offcpu_complete;   /* ... whole: CFI reached the frame-
+				     * pointer chain or the thread's first
+				     * frame */
+	uint64_t offcpu_stack_used; /* most stack copy bytes an unwind read */
+	double offcpu_unwind_s;	    /* recorder CPU spent unwinding */
 	/* wakeups: blocked vs run-queue time (record/offcpu.h) */
-	char wakeups[288];		/* trace meta "wakeups": the source
-					 * ("sched:sched_waking"), or "off: "
-					 * / "refused: " and why */
-	char holders[288];		/* trace meta "runq_holders": what ran
-					 * on the CPUs ("sched:sched_switch"),
-					 * or "refused: " and why */
-	uint64_t held_ns;		/* run-queue ns charged to what ran */
-	uint64_t runnable;		/* intervals with a run-queue part */
-	uint64_t runq_ns;		/* ... its total */
-	uint64_t wake_lost;		/* wakeup records lost (ring full) */
+	char wakeups[288];  /* trace meta "wakeups": the source
+			     * ("sched:sched_waking"), or "off: "
+			     * / "refused: " and why */
+	char holders[288];  /* trace meta "runq_holders": what ran
+			     * on the CPUs ("sched:sched_switch"),
+			     * or "refused: " and why */
+	uint64_t held_ns;   /* run-queue ns charged to what ran */
+	uint64_t runnable;  /* intervals with a run-queue part */
+	uint64_t runq_ns;   /* ... its total */
+	uint64_t wake_lost; /* wakeup records lost (ring full) */
 	/* CPU samples' user stacks (CFI step over a stack copy, ustack.h) */
-	char callgraph[16];		/* "fp" or "dwarf" (meta "call-graph":
-					 * with the bytes), "fp-only" */
-	unsigned int cpu_stack;		/* bytes copied per CPU sample */
-	int callgraph_auto;		/* chosen by auto: then the next two */
-	char fp_missing[256];		/* modules without frame pointers,
-					 * ", "-separated ("" if none) */
-	char fp_unknown[256];		/* modules that could not be judged */
-	uint64_t cpu_stacks;		/* samples with user registers */
-	uint64_t cpu_recovered;		/* ... with a caller the frame-pointer
-					 * walk had skipped */
-	double cpu_unwind_s;		/* recorder CPU spent on them */
+	char callgraph[16];	/* "fp" or "dwarf" (meta "call-graph":
+				 * with the bytes), "fp-only" */
+	unsigned int cpu_stack; /* bytes copied per CPU sample */
+	int callgraph_auto;	/* chosen by auto: then the next two */
+	char fp_missing[256];	/* modules without frame pointers,
+				 * ", "-separated ("" if none) */
+	char fp_unknown[256];	/* modules that could not be judged */
+	uint64_t cpu_stacks;	/* samples with user registers */
+	uint64_t cpu_recovered; /* ... with a caller the frame-pointer
+				 * walk had skipped */
+	double cpu_unwind_s;	/* recorder CPU spent on them */
 	/* segments */
-	uint64_t segments;		/* sealed */
-	uint64_t dumps;			/* dump files written */
-	uint64_t dump_failures;		/* dumps that could not be written */
-	uint64_t segments_dropped;	/* flight: out of the window; rotate:
-					 * files deleted for --max-total */
-	uint64_t dumps_deleted;		/* flight: older dumps deleted for
-					 * max_total */
-	uint64_t trigger_dumps[RECORD_MAX_TRIGGERS];	/* dumps per trigger */
-	uint64_t trigger_cooled[RECORD_MAX_TRIGGERS];	/* ... times it held
-					 * in its cooldown: no dump */
-	uint64_t hook_failures;		/* rotate: on-segment commands failed
-					 * (or killed past hook_timeout) */
-	uint64_t hooks_skipped;		/* ... not run: their file was deleted
-					 * for max_total while they waited for
-					 * one of RECORD_MAX_HOOKS slots */
-	uint64_t hooks_running;		/* ... running or waiting at the end */
-	uint64_t symbols_resolved;	/* addresses symbolized (once each) */
-	uint64_t held_max;		/* flight: most bytes held in segments */
-	char exit_how[96];		/* the target's end, "exit 3", "signal
-					 * 9 (SIGKILL)"; "" if it did not end */
+	uint64_t segments;			     /* sealed */
+	uint64_t dumps;				     /* dump files written */
+	uint64_t dump_failures;			     /* dumps that could not be written */
+	uint64_t segments_dropped;		     /* flight: out of the window; rotate:
+						      * files deleted for --max-total */
+	uint64_t dumps_deleted;			     /* flight: older dumps deleted for
+						      * max_total */
+	uint64_t trigger_dumps[RECORD_MAX_TRIGGERS]; /* dumps per trigger */
+	uint64_t trigger_cooled[RECORD_MAX_TRIGGERS]; /* ... times it held
+						       * in its cooldown: no dump */
+	uint64_t hook_failures;	   /* rotate: on-segment commands failed
+				    * (or killed past hook_timeout) */
+	uint64_t hooks_skipped;	   /* ... not run: their file was deleted
+				    * for max_total while they waited for
+				    * one of RECORD_MAX_HOOKS slots */
+	uint64_t hooks_running;	   /* ... running or waiting at the end */
+	uint64_t symbols_resolved; /* addresses symbolized (once each) */
+	uint64_t held_max;	   /* flight: most bytes held in segments */
+	char exit_how[96];	   /* the target's end, "exit 3", "signal
+				    * 9 (SIGKILL)"; "" if it did not end */
 };
 
 /* Record opts->pid until *opts->stop, opts->duration, the target's exit or
@@ -295,19 +295,19 @@ int record__run(const struct record_opts *opts, struct record_stats *stats);
 /* The leaf step of fp: a frameless function's return address sits within
  * its own small frame, just above the SP (a gcc leaf, libc's memcpy, a
  * prologue). dwarf's default copy is perf's. */
-#define RECORD_LEAF_STACK 512
+#define RECORD_LEAF_STACK  512
 #define RECORD_DWARF_STACK 8192
-#define RECORD_MAX_STACK 32768
+#define RECORD_MAX_STACK   32768
 
 /* What record_callgraph_choose() found. */
 struct record_callgraph {
-	enum record_callgraph_mode mode;	/* FP or DWARF */
-	unsigned int bytes;		/* RECORD_LEAF_STACK or _DWARF_STACK */
-	unsigned int modules;		/* the target's own modules judged */
-	unsigned int nwithout;		/* ... without frame pointers */
-	char without[256];		/* their file names, ", "-separated */
-	char unknown[256];		/* those that could not be judged
-					 * (counted as with: fp) */
+	enum record_callgraph_mode mode; /* FP or DWARF */
+	unsigned int bytes;		 /* RECORD_LEAF_STACK or _DWARF_STACK */
+	unsigned int modules;		 /* the target's own modules judged */
+	unsigned int nwithout;		 /* ... without frame pointers */
+	char without[256];		 /* their file names, ", "-separated */
+	char unknown[256];		 /* those that could not be judged
+					  * (counted as with: fp) */
 };
 
 /* --call-graph auto for @pid: its executable and its libraries outside

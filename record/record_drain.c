@@ -50,15 +50,16 @@ void record_shim_try_attach(struct rec *r, int warn)
 		if ((err == -EPERM || (err != -ENOENT && err != -ESRCH)) &&
 		    strcmp(why, r->refused_why)) {
 			snprintf(r->refused_why, sizeof(r->refused_why), "%s", why);
-			record_log(r, RECORD_WARN, "refusing the d9prof segment of pid %d: %s",
-			      (int)r->o->pid, why);
-		}
-		else if (warn && !r->shim_warned) {
+			record_log(r, RECORD_WARN,
+				   "refusing the d9prof segment of pid %d: %s",
+				   (int)r->o->pid, why);
+		} else if (warn && !r->shim_warned) {
 			r->shim_warned = 1;
 			record_log(r, RECORD_WARN,
-			      "pid %d has no d9prof shim: samples will carry no task ids "
-			      "(link libd9prof and call d9_init() in the target)",
-			      (int)r->o->pid);
+				   "pid %d has no d9prof shim: samples will carry no "
+				   "task ids "
+				   "(link libd9prof and call d9_init() in the target)",
+				   (int)r->o->pid);
 		}
 		return;
 	}
@@ -80,9 +81,10 @@ void record_shim_try_attach(struct rec *r, int warn)
 			/* said once; looked at again later: it may leave */
 			if (!r->busy)
 				record_log(r, RECORD_WARN,
-				      "another recorder (pid %u) is attached to the d9prof shim "
-				      "of pid %d: no task ids until it leaves",
-				      other, (int)r->o->pid);
+					   "another recorder (pid %u) is attached to the "
+					   "d9prof shim "
+					   "of pid %d: no task ids until it leaves",
+					   other, (int)r->o->pid);
 			r->shim_warned = 1;
 			r->busy = 1;
 			shim_seg__close(r->seg);
@@ -92,7 +94,8 @@ void record_shim_try_attach(struct rec *r, int warn)
 	}
 	l = shim_seg__layout(r->seg);
 	r->rings_exhausted0 = __atomic_load_n(
-	    &((struct d9_seg_hdr *)shim_seg__base(r->seg))->rings_exhausted, __ATOMIC_RELAXED);
+		&((struct d9_seg_hdr *)shim_seg__base(r->seg))->rings_exhausted,
+		__ATOMIC_RELAXED);
 	r->rings = calloc(l->nrings, sizeof(*r->rings));
 	r->evbuf_len = l->ring_events;
 	r->evbuf = malloc(r->evbuf_len * sizeof(*r->evbuf));
@@ -114,8 +117,9 @@ void record_shim_try_attach(struct rec *r, int warn)
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SHIM_ATTACHED, when));
 	record_shim_names(r);
 	r->st->shim = 1;
-	record_log(r, RECORD_INFO, "attached to the d9prof shim of pid %d (%u thread slots)",
-	      (int)r->o->pid, l->nrings);
+	record_log(r, RECORD_INFO,
+		   "attached to the d9prof shim of pid %d (%u thread slots)",
+		   (int)r->o->pid, l->nrings);
 	if (r->ctimer)
 		record_ctimer_begin(r);
 }
@@ -173,10 +177,11 @@ void record_shim_reattach(struct rec *r)
 		ctimer_rec__request(r->ct);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)to);
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SHIM_REATTACHED, buf));
-	record_log(r, RECORD_WARN,
-	      "the recorder stalled past its %d ms lease and the shim let go: attached "
-	      "again; runtime events of the %.3f s gap are lost",
-	      (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
+	record_log(
+		r, RECORD_WARN,
+		"the recorder stalled past its %d ms lease and the shim let go: attached "
+		"again; runtime events of the %.3f s gap are lost",
+		(int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
 }
 
 /* More drops than this between two drains cannot be real (a ring of
@@ -189,16 +194,26 @@ void record_shim_reattach(struct rec *r)
 static uint32_t trace_type(uint32_t d9)
 {
 	switch (d9) {
-	case D9_EV_THREAD_START: return TRACE_EV_THREAD_START;
-	case D9_EV_THREAD_STOP: return TRACE_EV_THREAD_STOP;
-	case D9_EV_SPAWN: return TRACE_EV_SPAWN;
-	case D9_EV_WAKE: return TRACE_EV_WAKE;
-	case D9_EV_POLL_BEGIN: return TRACE_EV_POLL_BEGIN;
-	case D9_EV_POLL_END: return TRACE_EV_POLL_END;
-	case D9_EV_TASK_END: return TRACE_EV_TASK_END;
-	case D9_EV_PARK: return TRACE_EV_PARK;
-	case D9_EV_UNPARK: return TRACE_EV_UNPARK;
-	default: return 0;
+	case D9_EV_THREAD_START:
+		return TRACE_EV_THREAD_START;
+	case D9_EV_THREAD_STOP:
+		return TRACE_EV_THREAD_STOP;
+	case D9_EV_SPAWN:
+		return TRACE_EV_SPAWN;
+	case D9_EV_WAKE:
+		return TRACE_EV_WAKE;
+	case D9_EV_POLL_BEGIN:
+		return TRACE_EV_POLL_BEGIN;
+	case D9_EV_POLL_END:
+		return TRACE_EV_POLL_END;
+	case D9_EV_TASK_END:
+		return TRACE_EV_TASK_END;
+	case D9_EV_PARK:
+		return TRACE_EV_PARK;
+	case D9_EV_UNPARK:
+		return TRACE_EV_UNPARK;
+	default:
+		return 0;
 	}
 }
 
@@ -211,7 +226,7 @@ struct ev_batch {
 	uint64_t len[EV_BATCH];
 	size_t n;
 	struct shim_clock clock;
-	uint64_t lo, hi;	/* the times a record may carry (batch_span) */
+	uint64_t lo, hi; /* the times a record may carry (batch_span) */
 };
 
 /* What the conversion of a segment time may be off by. */
@@ -275,12 +290,16 @@ static void write_batch(struct rec *r, struct ev_batch *b)
 	if (!b->n)
 		return;
 	/* an open poll missed makes a later segment's STATE short of it */
-	if (r->ls && (livestate__feed(r->ls, b->v, b->len, b->n) ||
-		      livestate__refused(r->ls)) && !r->state_warned) {
+	if (r->ls &&
+	    (livestate__feed(r->ls, b->v, b->len, b->n) || livestate__refused(r->ls)) &&
+	    !r->state_warned) {
 		r->state_warned = 1;
-		record_log(r, RECORD_WARN, "more open polls and tasks than the recorder keeps (%zu "
-		      "threads and tasks at most), or out of memory: segments read alone may "
-		      "miss a poll or a wake in progress at their start", r->state_max);
+		record_log(r, RECORD_WARN,
+			   "more open polls and tasks than the recorder keeps (%zu "
+			   "threads and tasks at most), or out of memory: segments read "
+			   "alone may "
+			   "miss a poll or a wake in progress at their start",
+			   r->state_max);
 	}
 	record_note_err(r, trace_writer__records(r->w, b->v, b->len, b->n));
 	for (i = 0; i < b->n; i++)
@@ -289,11 +308,12 @@ static void write_batch(struct rec *r, struct ev_batch *b)
 }
 
 /* An event at @ns (converted already). */
-static inline void batch_add(struct rec *r, struct ev_batch *b, uint64_t ns, uint64_t task,
-			     uint32_t tid, uint32_t type)
+static inline void batch_add(struct rec *r, struct ev_batch *b, uint64_t ns,
+			     uint64_t task, uint32_t tid, uint32_t type)
 {
 	b->len[b->n] = 0;
-	b->v[b->n++] = (struct trace_event){ .time = ns, .task = task, .tid = tid, .type = type };
+	b->v[b->n++] =
+		(struct trace_event){.time = ns, .task = task, .tid = tid, .type = type};
 	if (b->n == EV_BATCH)
 		write_batch(r, b);
 }
@@ -303,9 +323,11 @@ static inline void batch_poll(struct rec *r, struct ev_batch *b, uint64_t t0, ui
 			      uint64_t task, uint32_t tid, int woken)
 {
 	b->len[b->n] = t >= t0 ? t - t0 : 0;
-	b->v[b->n++] = (struct trace_event){
-	    .time = t, .task = task, .tid = tid,
-	    .type = woken ? TRACE_REC_POLL_WOKEN : TRACE_REC_POLL};
+	b->v[b->n++] = (struct trace_event){.time = t,
+					    .task = task,
+					    .tid = tid,
+					    .type = woken ? TRACE_REC_POLL_WOKEN
+							  : TRACE_REC_POLL};
 	if (b->n == EV_BATCH)
 		write_batch(r, b);
 }
@@ -344,9 +366,12 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		seen->tid_ok = !r->tids || tids__is_target(r->tids, tid);
 		if (!seen->tid_ok && !r->forged_said) {
 			r->forged_said = 1;
-			record_log(r, RECORD_WARN, "ring slot %u of the d9prof shim names thread %u, "
-			      "which pid %d does not have (or no longer, unseen by perf): its "
-			      "records are dropped", idx, tid, (int)r->o->pid);
+			record_log(r, RECORD_WARN,
+				   "ring slot %u of the d9prof shim names thread %u, "
+				   "which pid %d does not have (or no longer, unseen by "
+				   "perf): its "
+				   "records are dropped",
+				   idx, tid, (int)r->o->pid);
 		}
 		if (name[0] && seen->tid_ok)
 			record_note_err(r, trace_writer__thread(r->w, tid, name));
@@ -411,7 +436,8 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 				k = (uint32_t)(n - i - 1);
 			d9_event_text(ev + 1, k, text, sizeof(text));
 			if (ev->type == D9_EV_SPAWN && text[0])
-				record_note_err(r, trace_writer__task(r->w, ev->task, text));
+				record_note_err(r,
+						trace_writer__task(r->w, ev->task, text));
 			else if (ev->type == D9_EV_THREAD_START && text[0])
 				record_note_err(r, trace_writer__thread(r->w, tid, text));
 			break;
@@ -431,7 +457,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 	} else if (drops > seen->drops) {
 		r->st->shim_drops += drops - seen->drops;
 		seen->drops = drops;
-		r->fill_max = ring_events;	/* it overflowed: as full as can be */
+		r->fill_max = ring_events; /* it overflowed: as full as can be */
 	}
 }
 
@@ -454,7 +480,8 @@ void record_drain_open_polls(struct rec *r)
 		return;
 	base = shim_seg__base(r->seg);
 	l = shim_seg__layout(r->seg);
-	attach = __atomic_load_n(&((struct d9_seg_hdr *)base)->attach_count, __ATOMIC_ACQUIRE);
+	attach = __atomic_load_n(&((struct d9_seg_hdr *)base)->attach_count,
+				 __ATOMIC_ACQUIRE);
 	b.n = 0;
 	shim_seg__clock(r->seg, &b.clock);
 	for (i = 0; i < l->nrings; i++) {
@@ -476,7 +503,8 @@ void record_drain_open_polls(struct rec *r)
 		tid = seen->tid;
 		/* the target writes the header too: a poll that could be */
 		batch_span(r, &b);
-		if (!task_real(task) || !in_span(&b, begin, &t0) || (end && !in_span(&b, end, &t))) {
+		if (!task_real(task) || !in_span(&b, begin, &t0) ||
+		    (end && !in_span(&b, end, &t))) {
 			r->st->shim_garbage++;
 			continue;
 		}

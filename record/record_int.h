@@ -31,17 +31,18 @@
 /* The drain period follows the shim's busiest ring (next_tick()): TICK_NS
  * while every ring is nearly empty when drained, down to TICK_MIN_NS while
  * one fills fast, e.g. a worker writing 2M records/s. */
-#define TICK_NS		20000000ULL
-#define TICK_MIN_NS	2000000ULL
-#define EV_BATCH	256		/* events per call into the writer */
-#define FLUSH_NS	1000000000ULL
-#define SHIM_LOOK_NS	200000000ULL	/* how often to look for a late shim */
-#define SHIM_EAGER_NS	2000000000ULL	/* ...except every tick at first: a
-					 * command started by us creates its
-					 * segment soon after exec */
-#define SLOW_OPEN_NS	500000000ULL	/* opening events took long: say why */
-#define MAPS_NS		1000000000ULL	/* how often to re-read maps */
-#define MAX_CHAIN	512
+#define TICK_NS	     20000000ULL
+#define TICK_MIN_NS  2000000ULL
+#define EV_BATCH     256 /* events per call into the writer */
+#define FLUSH_NS     1000000000ULL
+#define SHIM_LOOK_NS 200000000ULL /* how often to look for a late shim */
+/* ...except every tick at first: a
+ * command started by us creates its
+ * segment soon after exec */
+#define SHIM_EAGER_NS 2000000000ULL
+#define SLOW_OPEN_NS  500000000ULL  /* opening events took long: say why */
+#define MAPS_NS	      1000000000ULL /* how often to re-read maps */
+#define MAX_CHAIN     512
 
 struct ring_seen {
 	uint64_t gen;
@@ -73,36 +74,36 @@ struct rec {
 	struct record_stats *st;
 	struct trace_writer *w;
 	struct perf_set *ps;
-	struct perf_callbacks cb;	/* perf_cb_tmpl with ctx = this */
+	struct perf_callbacks cb; /* perf_cb_tmpl with ctx = this */
 	struct symbolizer *sym;
-	struct offcpu_rec *oc;		/* off-CPU collector, NULL if off */
+	struct offcpu_rec *oc; /* off-CPU collector, NULL if off */
 	struct offcpu_rec_stats ocst;
-	struct ustack_stats leaf;	/* the CPU samples' user stacks */
+	struct ustack_stats leaf; /* the CPU samples' user stacks */
 	struct shim_seg *seg;
-	struct tids *tids;		/* the target's threads, as the kernel says */
-	int inner;			/* ... in a pid namespace of its own */
-	int forged_said;		/* a ring of no thread of the target said */
-	struct ring_seen *rings;	/* per shim ring slot */
+	struct tids *tids;	 /* the target's threads, as the kernel says */
+	int inner;		 /* ... in a pid namespace of its own */
+	int forged_said;	 /* a ring of no thread of the target said */
+	struct ring_seen *rings; /* per shim ring slot */
 	struct d9_event *evbuf;
 	size_t evbuf_len;
-	size_t fill_max;		/* most records one ring held at a drain
-					 * since next_tick() last looked */
+	size_t fill_max; /* most records one ring held at a drain
+			  * since next_tick() last looked */
 	uint64_t start_ns;
-	int err;			/* first write error */
-	int ctimer;			/* sampling with the shim's timers */
-	struct ctimer_rec *ct;		/* ...once its segment is attached */
+	int err;	       /* first write error */
+	int ctimer;	       /* sampling with the shim's timers */
+	struct ctimer_rec *ct; /* ...once its segment is attached */
 	int ct_said, perf_checked;
-	int shim_warned;		/* "no shim" said once already */
-	char refused_why[160];		/* the last refusal said, not said again */
-	uint64_t rings_exhausted0;	/* the shim's count at the attach */
-	int busy;			/* another recorder holds the shim */
-	int sampler_err;		/* the sampler failed: stop, why in st */
-	uint64_t cpu0;			/* target's CPU time at start, ns */
+	int shim_warned;	   /* "no shim" said once already */
+	char refused_why[160];	   /* the last refusal said, not said again */
+	uint64_t rings_exhausted0; /* the shim's count at the attach */
+	int busy;		   /* another recorder holds the shim */
+	int sampler_err;	   /* the sampler failed: stop, why in st */
+	uint64_t cpu0;		   /* target's CPU time at start, ns */
 	/* segments (all modes write at least one) */
-	struct flight *fl;		/* NULL: one trace into out_fd */
-	struct livestate *ls;		/* what is open: each segment's STATE */
-	struct symcache *sc;		/* symbols once per recording */
-	struct exitwatch *ew;		/* how the target ends (segmented) */
+	struct flight *fl;    /* NULL: one trace into out_fd */
+	struct livestate *ls; /* what is open: each segment's STATE */
+	struct symcache *sc;  /* symbols once per recording */
+	struct exitwatch *ew; /* how the target ends (segmented) */
 	struct seg_base base;
 	uint64_t seg_index, seg_start, seg_period, next_seal;
 	char recording[64];
@@ -112,13 +113,13 @@ struct rec {
 	char dump_why[256];
 	int state_warned;
 	/* record__run()'s loop: what it polls, when it ends, how */
-	int pidfd, until_fd;		/* the target's, until_pid's; -1 */
+	int pidfd, until_fd; /* the target's, until_pid's; -1 */
 	struct pollfd *pfd;
 	unsigned int maxpfd;
-	uint64_t end_ns, exit_ns;	/* -d's end; when the target exited */
-	int until_ended;		/* until_pid ended the recording */
-	int close_go;			/* perf_close_later()'s; -1 */
-	size_t state_max;		/* livestate__set_max() */
+	uint64_t end_ns, exit_ns; /* -d's end; when the target exited */
+	int until_ended;	  /* until_pid ended the recording */
+	int close_go;		  /* perf_close_later()'s; -1 */
+	size_t state_max;	  /* livestate__set_max() */
 };
 
 /* ---- record.c ------------------------------------------------------------ */

@@ -25,8 +25,8 @@
  * drops the oldest past that), the open one sealed past 1/5 (bound_open),
  * and a fifth left for what one ring's drain and a seal write past that
  * check. */
-#define FLIGHT_KEPT(max)	((max) / 5 * 3)
-#define FLIGHT_OPEN(max)	((max) / 5)
+#define FLIGHT_KEPT(max) ((max) / 5 * 3)
+#define FLIGHT_OPEN(max) ((max) / 5)
 
 /* ---- segments ------------------------------------------------------------ */
 
@@ -78,23 +78,25 @@ int record_seg_first(struct rec *r)
 
 	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
 		memset(rnd, 0, sizeof(rnd));
-	snprintf(r->recording, sizeof(r->recording), "%02x%02x%02x%02x%02x%02x-%d-%llu", rnd[0],
-		 rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], (int)getpid(), (unsigned long long)now);
+	snprintf(r->recording, sizeof(r->recording), "%02x%02x%02x%02x%02x%02x-%d-%llu",
+		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], (int)getpid(),
+		 (unsigned long long)now);
 	if (o->segments != RECORD_ONE_TRACE) {
 		char comm[64], path[64], why[256];
 		struct flight_opts fo = {
-		    .mode = o->segments == RECORD_FLIGHT ? FLIGHT_MEMORY : FLIGHT_ROTATE,
-		    .dir = o->dir,
-		    .pid = o->pid,
-		    .window_ns = (uint64_t)(o->window * 1e9),
-		    .max_bytes = FLIGHT_KEPT(o->max_size),
-		    .max_total = o->max_total,
-		    .key_prefix = o->key_prefix,
-		    .service = comm,
-		    .on_segment = o->on_segment,
-		    .max_hooks = RECORD_MAX_HOOKS,
-		    .hook_timeout_ns = (uint64_t)(o->hook_timeout * 1e9),
-		    .owner = (uid_t)-1,
+			.mode = o->segments == RECORD_FLIGHT ? FLIGHT_MEMORY
+							     : FLIGHT_ROTATE,
+			.dir = o->dir,
+			.pid = o->pid,
+			.window_ns = (uint64_t)(o->window * 1e9),
+			.max_bytes = FLIGHT_KEPT(o->max_size),
+			.max_total = o->max_total,
+			.key_prefix = o->key_prefix,
+			.service = comm,
+			.on_segment = o->on_segment,
+			.max_hooks = RECORD_MAX_HOOKS,
+			.hook_timeout_ns = (uint64_t)(o->hook_timeout * 1e9),
+			.owner = (uid_t)-1,
 		};
 		struct stat sb;
 
@@ -105,7 +107,8 @@ int record_seg_first(struct rec *r)
 		record_read_file(path, comm, sizeof(comm), 0);
 		err = flight__new(&fo, &r->fl, why, sizeof(why));
 		if (err) {
-			snprintf(r->st->why, sizeof(r->st->why), "cannot use '%.80s': %.160s", o->dir,
+			snprintf(r->st->why, sizeof(r->st->why),
+				 "cannot use '%.80s': %.160s", o->dir,
 				 why[0] ? why : strerror(-err));
 			return err;
 		}
@@ -113,16 +116,20 @@ int record_seg_first(struct rec *r)
 		    (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
 			return err;
 		/* a flight recorder's last dump says how its target ended */
-		err = exitwatch__open(o->pid, EXITWATCH_MAY_MOUNT, &r->ew, why, sizeof(why));
+		err = exitwatch__open(o->pid, EXITWATCH_MAY_MOUNT, &r->ew, why,
+				      sizeof(why));
 		if (err)
 			return err;
 		if (!exitwatch__traced(r->ew))
-			record_log(r, RECORD_INFO, "how the target ends: from /proc and its pidfd "
-			      "only (%s)", why);
+			record_log(r, RECORD_INFO,
+				   "how the target ends: from /proc and its pidfd "
+				   "only (%s)",
+				   why);
 		/* a flight window is kept in about five segments: a dump
 		 * holds between one window and a fifth more */
-		r->seg_period = o->segments == RECORD_FLIGHT ? (uint64_t)(o->window * 1e9 / 5)
-							     : (uint64_t)(o->rotate * 1e9);
+		r->seg_period = o->segments == RECORD_FLIGHT
+					? (uint64_t)(o->window * 1e9 / 5)
+					: (uint64_t)(o->rotate * 1e9);
 		if (r->seg_period < 100000000ULL)
 			r->seg_period = 100000000ULL;
 		r->next_seal = now + r->seg_period;
@@ -158,8 +165,9 @@ void record_seg_seal(struct rec *r, uint64_t now)
 	c.start_time = r->seg_start;
 	c.end_time = now;
 	if (!r->err)
-		r->err = trace_writer__finish(r->w, r->sc ? symcache__resolve : symbolizer__resolve,
-					      r->sc ? (void *)r->sc : (void *)r->sym, &c);
+		r->err = trace_writer__finish(
+			r->w, r->sc ? symcache__resolve : symbolizer__resolve,
+			r->sc ? (void *)r->sc : (void *)r->sym, &c);
 	if (!r->sc)
 		r->st->frames = trace_writer__nframes(r->w);
 	r->st->segments++;
@@ -167,14 +175,14 @@ void record_seg_seal(struct rec *r, uint64_t now)
 		return;
 	err = flight__seal(r->fl, now, &sealed);
 	if (err) {
-		record_log(r, RECORD_WARN, "segment %llu lost: %s", (unsigned long long)r->seg_index,
-		      strerror(-err));
+		record_log(r, RECORD_WARN, "segment %llu lost: %s",
+			   (unsigned long long)r->seg_index, strerror(-err));
 		return;
 	}
 	r->st->segments_dropped += sealed.dropped;
 	if (sealed.path[0])
 		record_log(r, RECORD_INFO, "segment %s (%.1f MiB)", sealed.path,
-		      (double)sealed.bytes / (1 << 20));
+			   (double)sealed.bytes / (1 << 20));
 }
 
 /* The next segment, from @now: its own head, names and what is open. */
@@ -233,7 +241,9 @@ void record_bound_memory(struct rec *r)
 	if (o->segments == RECORD_FLIGHT && o->max_size) {
 		uint64_t n = FLIGHT_OPEN(o->max_size) / 10 / 48;
 
-		r->state_max = n < 1024 ? 1024 : n > LIVESTATE_MAX ? LIVESTATE_MAX : (size_t)n;
+		r->state_max = n < 1024		   ? 1024
+			       : n > LIVESTATE_MAX ? LIVESTATE_MAX
+						   : (size_t)n;
 	}
 	livestate__set_max(r->ls, r->state_max);
 }
@@ -270,15 +280,19 @@ void record_dump(struct rec *r, uint64_t now, const char *why, int last)
 	err = flight__dump(r->fl, now, time(NULL), &d);
 	if (err) {
 		r->st->dump_failures++;
-		record_log(r, RECORD_WARN, "cannot write the dump (%s) to %s: %s", why, r->o->dir,
-		      strerror(-err));
+		record_log(r, RECORD_WARN, "cannot write the dump (%s) to %s: %s", why,
+			   r->o->dir, strerror(-err));
 		return;
 	}
 	r->st->dumps++;
 	r->st->dumps_deleted += d.deleted;
 	if (r->o->on_dump) {
-		struct record_dump rd = {.path = d.path, .from = d.from, .to = d.to,
-					 .segments = d.segments, .bytes = d.bytes, .why = why};
+		struct record_dump rd = {.path = d.path,
+					 .from = d.from,
+					 .to = d.to,
+					 .segments = d.segments,
+					 .bytes = d.bytes,
+					 .why = why};
 
 		r->o->on_dump(r->o->ctx, &rd);
 	}
@@ -286,20 +300,22 @@ void record_dump(struct rec *r, uint64_t now, const char *why, int last)
 
 static const char *trigger_name(enum record_trigger_kind k)
 {
-	return k == RECORD_TRIGGER_POLL ? "poll" : k == RECORD_TRIGGER_DELAY ? "delay" : "runq";
+	return k == RECORD_TRIGGER_POLL	   ? "poll"
+	       : k == RECORD_TRIGGER_DELAY ? "delay"
+					   : "runq";
 }
 
 /* The first trigger of @kind over @ns: schedule a dump half a window
  * later, so that it holds as much before the event as after. */
-static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns, uint64_t at,
-		    const char *what)
+static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns,
+		    uint64_t at, const char *what)
 {
 	const struct record_opts *o = r->o;
 	uint64_t cool = (uint64_t)((o->cooldown > 0 ? o->cooldown : o->window) * 1e9);
 	unsigned int i, hot = RECORD_MAX_TRIGGERS;
 
 	if (r->dump_at)
-		return;	/* the dump due holds this one too */
+		return; /* the dump due holds this one too */
 	for (i = 0; i < o->ntriggers; i++) {
 		if (o->triggers[i].kind != kind || ns <= o->triggers[i].ns)
 			continue;
@@ -313,8 +329,9 @@ static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns, u
 			r->st->trigger_cooled[hot]++;
 		return;
 	}
-	snprintf(r->dump_why, sizeof(r->dump_why), "trigger %s>%.3gms: %s %.1f ms at %.3f s",
-		 trigger_name(kind), (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
+	snprintf(r->dump_why, sizeof(r->dump_why),
+		 "trigger %s>%.3gms: %s %.1f ms at %.3f s", trigger_name(kind),
+		 (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
 		 (double)(at - r->start_ns) / 1e9);
 	r->dump_at = at + (uint64_t)(o->window * 1e9 / 2);
 	r->cooldown_until[i] = at + cool;
@@ -334,8 +351,11 @@ static void check_triggers(struct rec *r)
 	if (livestate__hit(r->ls, &h)) {
 		snprintf(what, sizeof(what), "task %llu %s on thread %u",
 			 (unsigned long long)h.task,
-			 h.kind == LIVESTATE_POLL ? "polled" : "waited for its poll", h.tid);
-		trigger(r, h.kind == LIVESTATE_POLL ? RECORD_TRIGGER_POLL : RECORD_TRIGGER_DELAY,
+			 h.kind == LIVESTATE_POLL ? "polled" : "waited for its poll",
+			 h.tid);
+		trigger(r,
+			h.kind == LIVESTATE_POLL ? RECORD_TRIGGER_POLL
+						 : RECORD_TRIGGER_DELAY,
 			h.ns, h.time, what);
 	}
 	if (r->oc && offcpu_rec__runq_hit(r->oc, &tid, &at, &ns)) {
@@ -352,11 +372,13 @@ void record_arm_triggers(struct rec *r)
 	for (unsigned int i = 0; i < r->o->ntriggers; i++) {
 		const struct record_trigger *t = &r->o->triggers[i];
 
-		if (t->kind >= 1 && t->kind <= 3 && (!lim[t->kind] || t->ns < lim[t->kind]))
+		if (t->kind >= 1 && t->kind <= 3 &&
+		    (!lim[t->kind] || t->ns < lim[t->kind]))
 			lim[t->kind] = t->ns;
 	}
 	if (r->ls)
-		livestate__set_limits(r->ls, lim[RECORD_TRIGGER_POLL], lim[RECORD_TRIGGER_DELAY]);
+		livestate__set_limits(r->ls, lim[RECORD_TRIGGER_POLL],
+				      lim[RECORD_TRIGGER_DELAY]);
 	if (r->oc)
 		offcpu_rec__set_runq_limit(r->oc, lim[RECORD_TRIGGER_RUNQ]);
 }

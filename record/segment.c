@@ -50,8 +50,8 @@
  * two: a 20 ms stretch, so slew costs nanoseconds, not microseconds.
  */
 struct tsc_fit {
-	uint64_t tsc, ns;	/* the latest pair */
-	double ns_per_tick;	/* slope through the pair before it */
+	uint64_t tsc, ns;   /* the latest pair */
+	double ns_per_tick; /* slope through the pair before it */
 };
 
 /* How long the recording loop may be busy in one piece of work and keep
@@ -62,21 +62,21 @@ struct shim_seg {
 	void *base;
 	size_t size;
 	pid_t pid;
-	struct d9_seg_layout layout;	/* verified once, never re-read */
-	int tsc;			/* times are TSC ticks */
+	struct d9_seg_layout layout; /* verified once, never re-read */
+	int tsc;		     /* times are TSC ticks */
 	struct tsc_fit fit;
-	uint64_t armed;			/* the lease deadline we wrote last
-					 * (atomic: the lease thread too) */
-	uint64_t lapsed_ns;		/* the one a renew found run out, ns */
+	uint64_t armed;	    /* the lease deadline we wrote last
+			     * (atomic: the lease thread too) */
+	uint64_t lapsed_ns; /* the one a renew found run out, ns */
 	/* the lease thread; what it shares is read and written atomically */
 	pthread_t thread;
 	int thread_on;
-	pthread_mutex_t lock;		/* with wake: its sleep, and stop */
+	pthread_mutex_t lock; /* with wake: its sleep, and stop */
 	pthread_cond_t wake;
 	int stop;
-	uint64_t lease_ticks;		/* D9_LEASE_NS in the segment's unit */
-	uint64_t loop_ns;		/* the loop's last renew */
-	unsigned long inode;		/* the memfd's */
+	uint64_t lease_ticks; /* D9_LEASE_NS in the segment's unit */
+	uint64_t loop_ns;     /* the loop's last renew */
+	unsigned long inode;  /* the memfd's */
 };
 
 static uint64_t rdtsc(void)
@@ -128,7 +128,7 @@ static void fit_update(struct tsc_fit *f)
 
 static void fit_init(struct tsc_fit *f)
 {
-	struct timespec d = { 0, 2000000 };
+	struct timespec d = {0, 2000000};
 
 	tsc_pair(&f->tsc, &f->ns);
 	f->ns_per_tick = 0;
@@ -192,8 +192,9 @@ static int find_maps(pid_t pid, struct seg_map *maps, int max)
 		int pos = 0;
 		size_t l;
 
-		if (sscanf(line, "%63s %7s %llx %15s %lu %n", range, perms, &off,
-			   dev, &inode, &pos) < 5 || !pos)
+		if (sscanf(line, "%63s %7s %llx %15s %lu %n", range, perms, &off, dev,
+			   &inode, &pos) < 5 ||
+		    !pos)
 			continue;
 		/* the whole path, exactly: a file named ".../memfd:d9prof-seg"
 		 * is not the shim's memfd */
@@ -291,7 +292,8 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
 			 st.st_uid, pst.st_uid);
 		return -EPERM;
 	}
-	if ((uint64_t)st.st_size < D9_SEG_HDR_SIZE || (uint64_t)st.st_size > D9_SEG_MAP_MAX) {
+	if ((uint64_t)st.st_size < D9_SEG_HDR_SIZE ||
+	    (uint64_t)st.st_size > D9_SEG_MAP_MAX) {
 		snprintf(why, len, "%lld bytes, not a d9prof segment's size",
 			 (long long)st.st_size);
 		return -EPERM;
@@ -301,7 +303,8 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
 	 * cannot be sealed is not a memfd at all */
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-		snprintf(why, len, "%s", seals < 0 ? "not a memfd" : "not sealed against shrinking");
+		snprintf(why, len, "%s",
+			 seals < 0 ? "not a memfd" : "not sealed against shrinking");
 		return -EPERM;
 	}
 	base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -323,8 +326,7 @@ static int verify(pid_t pid, int fd, void **basep, size_t *sizep,
 		goto bad;
 	}
 	*clock = __atomic_load_n(&h->clock, __ATOMIC_RELAXED);
-	if (*clock != CLOCK_MONOTONIC &&
-	    !(*clock == D9_CLOCK_TSC && (defined_tsc()))) {
+	if (*clock != CLOCK_MONOTONIC && !(*clock == D9_CLOCK_TSC && (defined_tsc()))) {
 		snprintf(why, len, "unknown clock %#x", *clock);
 		goto bad;
 	}
@@ -398,7 +400,8 @@ static void *lease_thread(void *arg)
 		uint64_t at;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		at = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + D9_LEASE_NS / 8;
+		at = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec +
+		     D9_LEASE_NS / 8;
 		ts.tv_sec = (time_t)(at / 1000000000ULL);
 		ts.tv_nsec = (long)(at % 1000000000ULL);
 		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
@@ -520,8 +523,8 @@ static int maps_segment(pid_t pid, unsigned long inode)
 
 pid_t shim_seg__recorder(const struct shim_seg *s)
 {
-	pid_t r = (pid_t)__atomic_load_n(&((const struct d9_seg_hdr *)s->base)->recorder_pid,
-					 __ATOMIC_ACQUIRE);
+	pid_t r = (pid_t)__atomic_load_n(
+		&((const struct d9_seg_hdr *)s->base)->recorder_pid, __ATOMIC_ACQUIRE);
 	struct dirent *de;
 	DIR *d;
 

@@ -36,15 +36,16 @@ uint64_t shim_seg__ns(const struct shim_seg *s, uint64_t t);
  * of the segment's line (shim_seg__clock(), after the renew), then
  * shim_clock__ns() per time. */
 struct shim_clock {
-	uint64_t tsc, ns;	/* a calibration pair */
-	double ns_per_tick;	/* 0: the times are CLOCK_MONOTONIC ns already */
+	uint64_t tsc, ns;   /* a calibration pair */
+	double ns_per_tick; /* 0: the times are CLOCK_MONOTONIC ns already */
 };
 void shim_seg__clock(const struct shim_seg *s, struct shim_clock *c);
 static inline uint64_t shim_clock__ns(const struct shim_clock *c, uint64_t t)
 {
 	if (c->ns_per_tick == 0)
 		return t;
-	return c->ns + (uint64_t)(int64_t)((double)(int64_t)(t - c->tsc) * c->ns_per_tick);
+	return c->ns +
+	       (uint64_t)(int64_t)((double)(int64_t)(t - c->tsc) * c->ns_per_tick);
 }
 /* @t as CLOCK_MONOTONIC ns in *@ns and 1 if that lies in [@lo, @hi], else
  * 0: the target writes the times, and one 2^52 ticks or more off the

@@ -13,9 +13,9 @@
 #include "record/symcache.h"
 
 struct entry {
-	const char *sym, *module;	/* interned; NULL as answered */
+	const char *sym, *module; /* interned; NULL as answered */
 	uint64_t offset;
-	const char **inl;		/* interned names, ninl of them */
+	const char **inl; /* interned names, ninl of them */
 	uint32_t ninl;
 	uint8_t kernel;
 };
@@ -23,10 +23,10 @@ struct entry {
 struct symcache {
 	trace_resolve_fn resolve;
 	void *ctx;
-	struct lib_map at;		/* address -> index in v */
+	struct lib_map at; /* address -> index in v */
 	struct entry *v;
 	size_t cap, n;
-	char **strs;			/* interned strings, open addressing */
+	char **strs; /* interned strings, open addressing */
 	size_t scap, sn;
 	uint64_t resolved, lookups;
 };

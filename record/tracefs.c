@@ -198,14 +198,14 @@ int tracepoint_tid_filter(const char *field, uint32_t *tids, size_t n, char *buf
 		size_t at = 0, best = 0;
 
 		for (k = 0; k < nr; k++) {
-			need =
-			    k + 1 == nr ? snprintf(buf + at, len - at, "%s%s>=%u",
-						   k ? "||" : "", field, r[k][0])
-			    : r[k][0] == r[k][1]
-				? snprintf(buf + at, len - at, "%s%s==%u", k ? "||" : "",
-					   field, r[k][0])
-				: snprintf(buf + at, len - at, "%s(%s>=%u&&%s<=%u)",
-					   k ? "||" : "", field, r[k][0], field, r[k][1]);
+			need = k + 1 == nr ? snprintf(buf + at, len - at, "%s%s>=%u",
+						      k ? "||" : "", field, r[k][0])
+			       : r[k][0] == r[k][1]
+				       ? snprintf(buf + at, len - at, "%s%s==%u",
+						  k ? "||" : "", field, r[k][0])
+				       : snprintf(buf + at, len - at,
+						  "%s(%s>=%u&&%s<=%u)", k ? "||" : "",
+						  field, r[k][0], field, r[k][1]);
 			if (need < 0 || (size_t)need >= len - at)
 				break;
 			at += (size_t)need;

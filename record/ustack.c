@@ -21,9 +21,10 @@
 #define PERF_REG_IP 8
 #define REGS_MASK   (0x1ffull | (0xffull << 16))
 static const int perf_to_dwarf[24] = {
-    [0] = 0,  [1] = 3,	[2] = 2,   [3] = 1,   [4] = 4,	 [5] = 5,   [6] = 6,   [7] = 7,
-    [8] = -1, [9] = -1, [10] = -1, [11] = -1, [12] = -1, [13] = -1, [14] = -1, [15] = -1,
-    [16] = 8, [17] = 9, [18] = 10, [19] = 11, [20] = 12, [21] = 13, [22] = 14, [23] = 15,
+	[0] = 0,   [1] = 3,   [2] = 2,	 [3] = 1,   [4] = 4,   [5] = 5,
+	[6] = 6,   [7] = 7,   [8] = -1,	 [9] = -1,  [10] = -1, [11] = -1,
+	[12] = -1, [13] = -1, [14] = -1, [15] = -1, [16] = 8,  [17] = 9,
+	[18] = 10, [19] = 11, [20] = 12, [21] = 13, [22] = 14, [23] = 15,
 };
 #elif defined(__aarch64__)
 /* X0..X30, SP (31), PC (32); DWARF numbers X0..X30 and SP the same */
@@ -94,8 +95,8 @@ static int user_regs(const struct perf_sample *s, struct unwind_regs *ur)
  * frame-pointer chain skipped (before its end).
  */
 unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
-			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
-			 int *joined, int *recovered)
+			 const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			 unsigned int max, int *joined, int *recovered)
 {
 	unsigned int i, j, k, n = 0;
 
@@ -202,9 +203,9 @@ static unsigned int user_stack(struct symbolizer *sym, const struct perf_sample 
 }
 
 unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
-			    const uint64_t *stack, unsigned int nstack, const uint64_t *fp,
-			    unsigned int nfp, uint64_t *out, unsigned int max,
-			    struct ustack_stats *st)
+			    const uint64_t *stack, unsigned int nstack,
+			    const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			    unsigned int max, struct ustack_stats *st)
 {
 	struct unwind_regs ur;
 	unsigned int n;
@@ -229,7 +230,6 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
 	mark_returns(out, n);
 	return n;
 }
-
 
 unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
 			  uint64_t *out, unsigned int max, struct ustack_stats *st)

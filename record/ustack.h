@@ -59,9 +59,9 @@ unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
  * joined to @fp into @out, return addresses minus one. A NULL @sym (no
  * stack words to unwind over) gives @fp alone. */
 unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
-			    const uint64_t *stack, unsigned int nstack, const uint64_t *fp,
-			    unsigned int nfp, uint64_t *out, unsigned int max,
-			    struct ustack_stats *st);
+			    const uint64_t *stack, unsigned int nstack,
+			    const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			    unsigned int max, struct ustack_stats *st);
 
 /* The join itself, on return-address chains (leaf first, [0] the pc):
  * the CFI chain @cfi (@cfi_done: it reached the outermost frame) and the
@@ -73,7 +73,7 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
  * address was shared; *@recovered: @cfi has a frame @fp skipped (before
  * @fp's end). Returns the count. */
 unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
-			 const uint64_t *fp, unsigned int nfp, uint64_t *out, unsigned int max,
-			 int *joined, int *recovered);
+			 const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			 unsigned int max, int *joined, int *recovered);
 
 #endif /* D9_USTACK_H */

@@ -3,7 +3,7 @@
 #   scripts/install-deps.sh --check   exit 0 if all are present, else list them
 #   scripts/install-deps.sh           install what is missing (needs root)
 set -eu
-PKGS="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev \
+PKGS="build-essential clang clang-format libpfm4-dev libdw-dev libelf-dev libzstd-dev \
 zlib1g-dev libiberty-dev libcriterion-dev pkg-config linux-perf man-db hyperfine time lld \
 librust-tokio-dev librust-pin-project-lite-dev chromium python3 nodejs"
 

@@ -38,21 +38,48 @@ static const struct arch {
 static int enc_size(unsigned int enc)
 {
 	switch (enc & 0x0f) {
-	case 0x02: case 0x0a: return 2;
-	case 0x03: case 0x0b: return 4;
-	case 0x04: case 0x0c: return 8;
-	default: return -1;
+	case 0x02:
+	case 0x0a:
+		return 2;
+	case 0x03:
+	case 0x0b:
+		return 4;
+	case 0x04:
+	case 0x0c:
+		return 8;
+	default:
+		return -1;
 	}
 }
 
 static int64_t read_enc(const unsigned char *p, unsigned int enc)
 {
 	switch (enc & 0x0f) {
-	case 0x02: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case 0x0a: { int16_t v; memcpy(&v, p, 2); return v; }
-	case 0x03: { uint32_t v; memcpy(&v, p, 4); return v; }
-	case 0x0b: { int32_t v; memcpy(&v, p, 4); return v; }
-	default: { int64_t v; memcpy(&v, p, 8); return v; }
+	case 0x02: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 0x0a: {
+		int16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 0x03: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	case 0x0b: {
+		int32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	default: {
+		int64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
 	}
 }
 
@@ -126,7 +153,8 @@ static int fde_uses_fp(Dwarf_CFI *cfi, uint64_t pc, uint64_t limit, const struct
 
 		if (dwarf_cfi_addrframe(cfi, pc, &fr) || !fr)
 			break;
-		if (!dwarf_frame_register(fr, ra, mem, &ops, &nops) && !nops && ops == mem) {
+		if (!dwarf_frame_register(fr, ra, mem, &ops, &nops) && !nops &&
+		    ops == mem) {
 			free(fr);
 			return -1;
 		}
@@ -207,7 +235,8 @@ static int judge(Elf *elf, unsigned int *with, unsigned int *of)
 	for (uint64_t i = 0, step = nfde / SYMBOL_FP_SAMPLES + 1; i < nfde; i += step) {
 		const unsigned char *at = p + i * 2u * (unsigned int)n;
 		uint64_t pc = hdr_addr + (uint64_t)read_enc(at, table_enc);
-		uint64_t next = i + 1 < nfde ? hdr_addr + (uint64_t)read_enc(at + 2 * n, table_enc)
+		uint64_t next = i + 1 < nfde ? hdr_addr + (uint64_t)read_enc(at + 2 * n,
+									     table_enc)
 					     : UINT64_MAX;
 		int r = in_plt(&plts, pc) ? -1 : fde_uses_fp(cfi, pc, next, a);
 

@@ -164,7 +164,7 @@ static int add_fn(struct inline_index *ix, Dwarf_Die *fn, uint32_t dw)
 		if (LIB_GROW(ix->fns, ix->cap, ix->n + 1))
 			return -ENOMEM;
 		ix->fns[ix->n++] = (struct fn_range){
-		    .lo = lo, .hi = hi, .off = dwarf_dieoffset(fn), .dw = dw};
+			.lo = lo, .hi = hi, .off = dwarf_dieoffset(fn), .dw = dw};
 	}
 	return 0;
 }
@@ -293,7 +293,7 @@ static const char *inline_name(Dwarf_Die *die)
 	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
 	if (!n || !*n)
 		n = dwarf_formstring(
-		    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+			dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
 	if (!n || !*n)
 		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 	return n && *n ? n : "[unnamed inline]";

@@ -56,9 +56,9 @@ struct object {
 	struct symbol_load *loads;
 	size_t nloads;
 	const char *unreadable; /* why the file is not used, NULL if it is */
-	struct sym *syms; /* sorted by addr, best alias first */
+	struct sym *syms;	/* sorted by addr, best alias first */
 	size_t nsyms;
-	int indexed; /* syms built (possibly empty) */
+	int indexed;			/* syms built (possibly empty) */
 	struct inline_index *inl_index; /* its DWARF functions, built on the
 					 * first inline lookup (inline.h) */
 };
@@ -72,7 +72,7 @@ struct mapping {
  * their innermost). */
 #define SYMBOL_MAX_INLINE 32
 
-struct jit_sym {		  /* one line of /tmp/perf-PID.map */
+struct jit_sym { /* one line of /tmp/perf-PID.map */
 	uint64_t start, size;
 	const char *name; /* inside jit_text */
 	uint32_t line;	  /* later lines win over earlier overlapping ones */
@@ -94,9 +94,9 @@ struct symbolizer {
 			       * itself, or an owned demangled copy
 			       * (pointers) */
 
-	uint64_t miss_refresh_ns; /* when a miss last re-read the maps */
-	int gone;		  /* the maps can no longer be read */
-	uint64_t maps_gen;	  /* bumped by every new mapping */
+	uint64_t miss_refresh_ns;    /* when a miss last re-read the maps */
+	int gone;		     /* the maps can no longer be read */
+	uint64_t maps_gen;	     /* bumped by every new mapping */
 	struct unwind_cache *ucache; /* unwind.c's rules by pc */
 
 	/* the inline chain of the last resolve (trace_frame.inl) */
@@ -104,9 +104,9 @@ struct symbolizer {
 
 	/* JIT code named by the perf map convention, read on the first
 	 * address no file mapping holds (and again after a refresh) */
-	int jit_state;	     /* 0 unread, 1 read (possibly empty) */
-	char jit_path[64];   /* "/tmp/perf-NSPID.map", as the target sees it */
-	uid_t uid;	     /* the target's owner (0 if unknown): the map's */
+	int jit_state;	   /* 0 unread, 1 read (possibly empty) */
+	char jit_path[64]; /* "/tmp/perf-NSPID.map", as the target sees it */
+	uid_t uid;	   /* the target's owner (0 if unknown): the map's */
 	char *jit_text;
 	struct jit_sym *jit; /* sorted by start, then line */
 	size_t njit, jit_cap;
@@ -115,11 +115,11 @@ struct symbolizer {
 static void jit_free(struct symbolizer *s);
 
 static const Dwfl_Callbacks dwfl_callbacks = {
-    /* never called: every module is reported with an open file */
-    .find_elf = dwfl_build_id_find_elf,
-    /* .debug files by build-id under /usr/lib/debug, or by debuglink */
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
+	/* never called: every module is reported with an open file */
+	.find_elf = dwfl_build_id_find_elf,
+	/* .debug files by build-id under /usr/lib/debug, or by debuglink */
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
 };
 
 int symbol_is_kernel(uint64_t addr)
@@ -150,8 +150,8 @@ static int open_in_root(struct symbolizer *s, const char *path, int nofollow, ch
 	snprintf(used, usedsz, "%s", path);
 	if (s->rootfd >= 0 && !s->same_root) {
 		struct open_how how = {
-		    .flags = (uint64_t)flags,
-		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+			.flags = (uint64_t)flags,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 		};
 
 		fd = (int)syscall(SYS_openat2, s->rootfd, path, &how, sizeof(how));
@@ -277,11 +277,11 @@ static int report_object(struct object *o, int fd, const char *file_name)
 		if (!ph || ph->p_type != PT_LOAD)
 			continue;
 		o->loads[o->nloads++] = (struct symbol_load){
-		    .offset = ph->p_offset,
-		    .vaddr = ph->p_vaddr,
-		    .filesz = ph->p_filesz,
-		    .memsz = ph->p_memsz,
-		    .flags = ph->p_flags,
+			.offset = ph->p_offset,
+			.vaddr = ph->p_vaddr,
+			.filesz = ph->p_filesz,
+			.memsz = ph->p_memsz,
+			.flags = ph->p_flags,
 		};
 	}
 	set_build_id(o);
@@ -323,8 +323,8 @@ static int open_map_file(struct symbolizer *s, uint64_t start, uint64_t end)
  * new: by its path if that still names the mapped file, else through
  * map_files (@deleted: the path is known to be gone). Returns its index or
  * -errno. */
-static long get_object(struct symbolizer *s, const char *path, uint64_t dev,
-		       uint64_t ino, int deleted, uint64_t start, uint64_t end)
+static long get_object(struct symbolizer *s, const char *path, uint64_t dev, uint64_t ino,
+		       int deleted, uint64_t start, uint64_t end)
 {
 	struct object *o;
 	char used[PATH_MAX + 32];
@@ -382,8 +382,10 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t dev,
 	if (!s->pid)
 		o->unreadable = "not opened (a symbolizer of no process)";
 	else if (fd < 0)
-		o->unreadable = deleted ? "deleted, and /proc/PID/map_files is not readable"
-			: replaced ? "replaced on disk, and /proc/PID/map_files is not readable"
+		o->unreadable =
+			deleted	   ? "deleted, and /proc/PID/map_files is not readable"
+			: replaced ? "replaced on disk, and /proc/PID/map_files is not "
+				     "readable"
 				   : "cannot be opened";
 	else if (report_object(o, fd, used))
 		o->unreadable = "not an ELF file libdw reads";
@@ -502,10 +504,10 @@ int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
 	if (obj < 0)
 		return (int)obj;
 	m = (struct mapping){
-	    .start = start,
-	    .end = end,
-	    .pgoff = pgoff,
-	    .obj = (uint32_t)obj,
+		.start = start,
+		.end = end,
+		.pgoff = pgoff,
+		.obj = (uint32_t)obj,
 	};
 
 	/* a new mapping over old ones replaces them: the address space
@@ -559,7 +561,8 @@ static int read_fd(int fd, size_t max, char **out, size_t *outlen)
 			buf = nb;
 			cap *= 2;
 		}
-		n = read(fd, buf + len, cap - len - 1 < max - len ? cap - len - 1 : max - len);
+		n = read(fd, buf + len,
+			 cap - len - 1 < max - len ? cap - len - 1 : max - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -621,12 +624,12 @@ int symbol_maps_line(const char *line, struct symbol_maps_line *out)
 	    !n)
 		return -EINVAL;
 	*out = (struct symbol_maps_line){
-	    .start = start,
-	    .end = end,
-	    .pgoff = pgoff,
-	    .dev = makedev(major, minor),
-	    .ino = ino,
-	    .path = line + n,
+		.start = start,
+		.end = end,
+		.pgoff = pgoff,
+		.dev = makedev(major, minor),
+		.ino = ino,
+		.path = line + n,
 	};
 	if (strlen(perms) < 3 || perms[2] != 'x')
 		return -ENOENT;
@@ -677,7 +680,8 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
-	snprintf(s->jit_path, sizeof(s->jit_path), "/tmp/perf-%d.map", (int)symbol_inner_pid(pid));
+	snprintf(s->jit_path, sizeof(s->jit_path), "/tmp/perf-%d.map",
+		 (int)symbol_inner_pid(pid));
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	s->uid = stat(path, &a) ? 0 : a.st_uid;
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
@@ -821,8 +825,8 @@ static void index_object(struct object *o)
 		const char *name;
 		int type;
 
-		name =
-		    dwfl_module_getsym_info(o->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		name = dwfl_module_getsym_info(o->mod, i, &sym, &addr, &shndx, NULL,
+					       NULL);
 		if (!name || !*name)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
@@ -832,11 +836,11 @@ static void index_object(struct object *o)
 		if (shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
 			continue;
 		o->syms[o->nsyms++] = (struct sym){
-		    .addr = addr,
-		    .size = sym.st_size,
-		    .name = name,
-		    .ndx = (uint32_t)i,
-		    .pref = sym_pref(&sym, name),
+			.addr = addr,
+			.size = sym.st_size,
+			.name = name,
+			.ndx = (uint32_t)i,
+			.pref = sym_pref(&sym, name),
 		};
 	}
 	qsort(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);
@@ -1055,8 +1059,8 @@ static void jit_load(struct symbolizer *s)
 			s->jit = nj;
 			s->jit_cap = ncap;
 		}
-		s->jit[s->njit++] =
-		    (struct jit_sym){.start = start, .size = size, .name = name, .line = lineno};
+		s->jit[s->njit++] = (struct jit_sym){
+			.start = start, .size = size, .name = name, .line = lineno};
 	}
 	if (s->njit)
 		qsort(s->jit, s->njit, sizeof(*s->jit), cmp_jit);
@@ -1100,7 +1104,8 @@ static const struct jit_sym *jit_find(struct symbolizer *s, uint64_t addr)
 static uint32_t inline_chain(struct symbolizer *s, struct object *o, uint64_t vaddr)
 {
 	const char *raw[SYMBOL_MAX_INLINE];
-	int i, n = symbol__inline_chain(o->mod, &o->inl_index, vaddr, raw, SYMBOL_MAX_INLINE);
+	int i, n = symbol__inline_chain(o->mod, &o->inl_index, vaddr, raw,
+					SYMBOL_MAX_INLINE);
 
 	for (i = 0; i < n; i++)
 		s->inl[i] = display_name(s, raw[i]); /* demangled once per name */

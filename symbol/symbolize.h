@@ -93,24 +93,24 @@ void symbolizer__free(struct symbolizer *s);
 struct unwind_regs {
 	uint64_t pc;
 	uint64_t reg[UNWIND_NREGS];
-	uint32_t valid;			/* bit i: reg[i] is known */
+	uint32_t valid; /* bit i: reg[i] is known */
 };
 
 enum unwind_end {
-	UNWIND_END_OUTERMOST,	/* CFI says there is no caller (thread start) */
-	UNWIND_END_MEMORY,	/* needed a word outside the stack copy */
-	UNWIND_END_NO_CFI,	/* a pc in no known module, or without CFI */
-	UNWIND_END_BAD,		/* a rule it cannot evaluate, a register it
-				 * does not know, or a stack going backwards */
-	UNWIND_END_MAX,		/* @max frames written */
+	UNWIND_END_OUTERMOST, /* CFI says there is no caller (thread start) */
+	UNWIND_END_MEMORY,    /* needed a word outside the stack copy */
+	UNWIND_END_NO_CFI,    /* a pc in no known module, or without CFI */
+	UNWIND_END_BAD,	      /* a rule it cannot evaluate, a register it
+			       * does not know, or a stack going backwards */
+	UNWIND_END_MAX,	      /* @max frames written */
 };
 
 struct unwind_result {
-	unsigned int n;			/* frames written */
+	unsigned int n; /* frames written */
 	enum unwind_end end;
-	unsigned int past_leaf_module;	/* index of the first frame in another
-					 * module than frame 0, 0 if none */
-	uint64_t stack_used;		/* bytes of the copy read, from the SP */
+	unsigned int past_leaf_module; /* index of the first frame in another
+					* module than frame 0, 0 if none */
+	uint64_t stack_used;	       /* bytes of the copy read, from the SP */
 };
 
 /* Unwind with the modules' CFI (.eh_frame, else .debug_frame) from @regs

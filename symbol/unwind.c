@@ -431,7 +431,8 @@ static int simple_reg(const Dwarf_Op *ops, size_t nops, int32_t *off)
  * (libdw says "same"), no return address is the outermost frame, and a
  * stack that does not grow towards the caller is a loop. */
 static int step_finish(struct frame_state *f, struct frame_state *caller, uint64_t cfa,
-		       int ra_reg, int sig, uint64_t *pc, enum unwind_end *why, int *signal)
+		       int ra_reg, int sig, uint64_t *pc, enum unwind_end *why,
+		       int *signal)
 {
 	uint64_t ra;
 
@@ -601,7 +602,7 @@ int symbolizer__unwind(struct symbolizer *s, const struct unwind_regs *regs,
 	memcpy(f.reg, regs->reg, sizeof(f.reg));
 	f.valid = regs->valid;
 	m = (struct mem){
-	    .base = stack, .start = regs->reg[REG_SP], .len = stack ? stack_len : 0};
+		.base = stack, .start = regs->reg[REG_SP], .len = stack ? stack_len : 0};
 	pcs[res->n++] = pc;
 	for (;;) {
 		enum unwind_end why;

@@ -58,14 +58,14 @@ struct src_list {
 };
 
 struct trace_src {
-	int *fds;	  /* per file read: open (one file), or -1: opened again
-			   * when a walk needs it, one at a time (a directory
-			   * may hold more files than a process may open) */
+	int *fds; /* per file read: open (one file), or -1: opened again
+		   * when a walk needs it, one at a time (a directory
+		   * may hold more files than a process may open) */
 	size_t nfds;
-	char **names;	  /* their paths */
-	int multi;	  /* several: messages name the file */
-	int cur;	  /* the file opened again, -1 if none */
-	uint32_t **smap;  /* per segment: its stack ids -> the trace's */
+	char **names;	 /* their paths */
+	int multi;	 /* several: messages name the file */
+	int cur;	 /* the file opened again, -1 if none */
+	uint32_t **smap; /* per segment: its stack ids -> the trace's */
 	size_t nsmap;
 	struct src_list samples, events;
 	/* a walk's buffers, kept between walks */
@@ -89,11 +89,11 @@ struct reader {
 	size_t nstack_frames; /* used entries of t->stack_frames */
 	uint8_t *raw;	      /* decompressed payload */
 	size_t raw_cap;
-	uint8_t *cbuf;	      /* the chunk as read: header and payload */
+	uint8_t *cbuf; /* the chunk as read: header and payload */
 	size_t cbuf_cap;
 	ZSTD_DCtx *dctx;
-	size_t chunk; /* index of the chunk being read */
-	size_t pos;   /* its file offset */
+	size_t chunk;	  /* index of the chunk being read */
+	size_t pos;	  /* its file offset */
 	const char *file; /* its file's path, in messages when several */
 	int seen_end;
 	/* the segment being read: its frame and stack ids -> the trace's
@@ -105,24 +105,24 @@ struct reader {
 	uint32_t **smaps;
 	size_t nsmaps, smaps_cap;
 	uint32_t file_ix;
-	int use_state;		/* apply its STATE chunk */
-	int inl_any;		/* an INLINES chunk named a frame ... */
-	uint64_t inl_last;	/* ... and this was the last (segment id) */
-	struct trace_counters segc;	/* its END chunk */
+	int use_state;		    /* apply its STATE chunk */
+	int inl_any;		    /* an INLINES chunk named a frame ... */
+	uint64_t inl_last;	    /* ... and this was the last (segment id) */
+	struct trace_counters segc; /* its END chunk */
 	size_t segs_cap;
 	/* within one recording a frame (address) and a stack are one id
 	 * across its segments */
-	struct idmap addr_ix;	/* address -> frame id */
-	struct idmap stack_ix;	/* hash of frame ids -> stack id */
-	uint64_t from, to;	/* the window kept (0 = unbounded) */
+	struct idmap addr_ix;  /* address -> frame id */
+	struct idmap stack_ix; /* hash of frame ids -> stack id */
+	uint64_t from, to;     /* the window kept (0 = unbounded) */
 	const char *msg;
 	/* INLINES, turned into frames once the whole file is read */
-	struct inl_chain {	/* per chain */
-		uint32_t frame;	/* the frame it is inlined at */
+	struct inl_chain {	       /* per chain */
+		uint32_t frame;	       /* the frame it is inlined at */
 		uint32_t first, count; /* its names in inl_names */
-	} *inl;
+	} * inl;
 	size_t ninl, inl_cap;
-	char **inl_names;			      /* all chains' names */
+	char **inl_names; /* all chains' names */
 	size_t ninl_names, inl_names_cap;
 };
 
@@ -149,13 +149,13 @@ int trace_check_samples(struct reader *r, struct cursor *c, size_t count);
 /* Decode @count samples into @s (room checked by trace_check_samples());
  * stack ids must be below @nstacks, and become @smap's. */
 int trace_decode_samples(struct reader *r, struct cursor *c, size_t count,
-			  struct trace_sample *s, size_t nstacks, const uint32_t *smap);
+			 struct trace_sample *s, size_t nstacks, const uint32_t *smap);
 /* The same for events: a record takes 4 bytes at least; in POLLS one of 5
  * is up to 3 events. */
 int trace_check_events(struct reader *r, struct cursor *c, size_t count, uint32_t type);
 /* The events of an EVENTS, STATE or POLLS chunk. */
-int trace_decode_any_events(struct reader *r, struct cursor *c, uint32_t type, size_t count,
-			     struct trace_event *e);
+int trace_decode_any_events(struct reader *r, struct cursor *c, uint32_t type,
+			    size_t count, struct trace_event *e);
 /* Every frame with an inline chain becomes, in every stack, the chain's
  * functions as frames of their own, then itself (TRACE_READ_NO_INLINE). */
 int trace_expand_inlines(struct reader *r);

@@ -37,8 +37,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TRACE_MAGIC	"D9PROF\0\n"
-#define TRACE_VERSION	2	/* written; files of 1 (no POLLS chunks) read too */
+#define TRACE_MAGIC	  "D9PROF\0\n"
+#define TRACE_VERSION	  2 /* written; files of 1 (no POLLS chunks) read too */
 #define TRACE_VERSION_MIN 1
 
 enum trace_chunk_type {
@@ -47,18 +47,18 @@ enum trace_chunk_type {
 	TRACE_CHUNK_TASKS = 3,	 /* task id, name */
 	TRACE_CHUNK_STACKS = 4,	 /* new stacks: frame ids (new frames: addrs) */
 	TRACE_CHUNK_SAMPLES = 5,
-	TRACE_CHUNK_EVENTS = 6,	 /* shim events */
-	TRACE_CHUNK_FRAMES = 7,	 /* symbols for frames */
-	TRACE_CHUNK_END = 8,	 /* counters; marks a complete trace */
+	TRACE_CHUNK_EVENTS = 6,	  /* shim events */
+	TRACE_CHUNK_FRAMES = 7,	  /* symbols for frames */
+	TRACE_CHUNK_END = 8,	  /* counters; marks a complete trace */
 	TRACE_CHUNK_SWITCHES = 9, /* off-CPU intervals (sched switches) */
 	TRACE_CHUNK_INLINES = 10, /* functions inlined at frames' addresses */
-	TRACE_CHUNK_COMMS = 11,	 /* tid, name of threads outside the target */
-	TRACE_CHUNK_STATE = 12,	 /* events as EVENTS: what was open at the
-				  * segment's start (the BEGIN of a poll in
-				  * progress, a park, a pending wake, a live
-				  * task's spawn), at their own earlier times */
-	TRACE_CHUNK_POLLS = 13,	 /* shim events as EVENTS, a whole poll one
-				  * record (version 2; read as its events) */
+	TRACE_CHUNK_COMMS = 11,	  /* tid, name of threads outside the target */
+	TRACE_CHUNK_STATE = 12,	  /* events as EVENTS: what was open at the
+				   * segment's start (the BEGIN of a poll in
+				   * progress, a park, a pending wake, a live
+				   * task's spawn), at their own earlier times */
+	TRACE_CHUNK_POLLS = 13,	  /* shim events as EVENTS, a whole poll one
+				   * record (version 2; read as its events) */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -70,25 +70,25 @@ enum trace_sampler {
 struct trace_sample {
 	uint64_t time;
 	uint32_t tid;
-	uint32_t stack;		/* stack id */
-	uint32_t weight;	/* number of sampling periods it stands for */
-	uint16_t sampler;	/* enum trace_sampler */
-	uint16_t flags;		/* reserved, 0 */
+	uint32_t stack;	  /* stack id */
+	uint32_t weight;  /* number of sampling periods it stands for */
+	uint16_t sampler; /* enum trace_sampler */
+	uint16_t flags;	  /* reserved, 0 */
 };
 
 /* What a runtime did, as a trace records it (struct trace_event's type).
  * The trace owns this vocabulary: the shim's ring records are mapped onto
  * it by the recorder (record/record.c), and analysis/ knows no other. */
 enum trace_event_type {
-	TRACE_EV_THREAD_START = 1,	/* a worker thread came; task = tid */
-	TRACE_EV_THREAD_STOP = 2,	/* ... went; task = tid */
-	TRACE_EV_SPAWN = 3,		/* a task was spawned */
-	TRACE_EV_WAKE = 4,		/* ... woken */
-	TRACE_EV_POLL_BEGIN = 5,	/* ... polled, from here */
-	TRACE_EV_POLL_END = 6,		/* ... to here */
-	TRACE_EV_TASK_END = 7,		/* ... ended */
-	TRACE_EV_PARK = 8,		/* the thread parked (idle) */
-	TRACE_EV_UNPARK = 9,		/* ... and unparked */
+	TRACE_EV_THREAD_START = 1, /* a worker thread came; task = tid */
+	TRACE_EV_THREAD_STOP = 2,  /* ... went; task = tid */
+	TRACE_EV_SPAWN = 3,	   /* a task was spawned */
+	TRACE_EV_WAKE = 4,	   /* ... woken */
+	TRACE_EV_POLL_BEGIN = 5,   /* ... polled, from here */
+	TRACE_EV_POLL_END = 6,	   /* ... to here */
+	TRACE_EV_TASK_END = 7,	   /* ... ended */
+	TRACE_EV_PARK = 8,	   /* the thread parked (idle) */
+	TRACE_EV_UNPARK = 9,	   /* ... and unparked */
 };
 
 /* A runtime event: type is enum trace_event_type; names (the shim's TEXT
@@ -103,8 +103,8 @@ struct trace_event {
 /* Records (trace_writer__records(), and the POLLS encoding): an event of
  * enum trace_event_type, or a whole poll as one of these two at its end
  * (the shim's D9_EV_POLL and _WOKEN, which record/ maps). */
-#define TRACE_REC_POLL	      10
-#define TRACE_REC_POLL_WOKEN  11
+#define TRACE_REC_POLL	     10
+#define TRACE_REC_POLL_WOKEN 11
 
 /* How many events a POLLS record stands for: 2 (BEGIN, END) for a whole
  * poll, 3 (BEGIN, WAKE, END) for a woken one, else 1 (itself). */
@@ -144,22 +144,22 @@ static inline size_t trace_rec_spread(struct trace_event x, uint64_t len,
  * for a CPU (all of it for a preempted interval); before @runnable it was
  * blocked. */
 struct trace_switch {
-	uint64_t time;		/* switch-out, ns */
-	uint64_t time_in;	/* switch-in, ns; 0 if still off-CPU at the end */
-	uint64_t runnable;	/* when it became runnable again: @time if
-				 * preempted, its wakeup if blocked; 0 if not
-				 * known (wakeups not recorded, or lost) */
+	uint64_t time;	   /* switch-out, ns */
+	uint64_t time_in;  /* switch-in, ns; 0 if still off-CPU at the end */
+	uint64_t runnable; /* when it became runnable again: @time if
+			    * preempted, its wakeup if blocked; 0 if not
+			    * known (wakeups not recorded, or lost) */
 	uint32_t tid;
-	uint32_t stack;		/* stack id (trace_writer__stack) */
-	uint32_t holder;	/* tid of the thread that had the CPU while it
-				 * was runnable: the one that held it
-				 * longest (holds below), else, without
-				 * them, the one that took it at a
-				 * preemption or ran last before it; 0 if
-				 * not known. Its name: trace__comm() */
-	uint32_t hold;		/* reader: its first entry in trace.holds */
-	uint8_t nhold;		/* entries there (0: no split recorded) */
-	uint8_t preempted;	/* 1: preempted while runnable; 0: blocked */
+	uint32_t stack;	   /* stack id (trace_writer__stack) */
+	uint32_t holder;   /* tid of the thread that had the CPU while it
+			    * was runnable: the one that held it
+			    * longest (holds below), else, without
+			    * them, the one that took it at a
+			    * preemption or ran last before it; 0 if
+			    * not known. Its name: trace__comm() */
+	uint32_t hold;	   /* reader: its first entry in trace.holds */
+	uint8_t nhold;	   /* entries there (0: no split recorded) */
+	uint8_t preempted; /* 1: preempted while runnable; 0: blocked */
 };
 
 /* Who held the CPU while a switch's thread waited on its run queue: the
@@ -167,12 +167,12 @@ struct trace_switch {
  * and how long each (largest first; their sum is at most time_in -
  * runnable). */
 struct trace_hold {
-	uint32_t tid;		/* or one of TRACE_HOLD_* */
+	uint32_t tid; /* or one of TRACE_HOLD_* */
 	uint64_t ns;
 };
-#define TRACE_MAX_HOLDS	   8	       /* per switch; the rest is OTHERS */
-#define TRACE_HOLD_UNKNOWN 0	       /* time the recorder did not see */
-#define TRACE_HOLD_IDLE	   UINT32_MAX  /* the CPU was idle */
+#define TRACE_MAX_HOLDS	   8		    /* per switch; the rest is OTHERS */
+#define TRACE_HOLD_UNKNOWN 0		    /* time the recorder did not see */
+#define TRACE_HOLD_IDLE	   UINT32_MAX	    /* the CPU was idle */
 #define TRACE_HOLD_OTHERS  (UINT32_MAX - 1) /* beyond the first 7 */
 
 /* A frame: one unique address of the stacks. The first address of a
@@ -180,16 +180,16 @@ struct trace_hold {
  * others are return addresses minus one (inside the call instruction), so
  * that a call that ends its function names that function. */
 struct trace_frame {
-	uint64_t addr;		/* instruction address in the target */
-	const char *sym;	/* demangled symbol, NULL if unresolved */
-	const char *module;	/* file name of the object ("[kernel]" for
-				 * kernel frames), NULL if unknown */
-	uint64_t offset;	/* addr - symbol start (sym != NULL), else
-				 * the file offset of addr in module */
-	uint8_t kernel;		/* 1 for a kernel address */
-	uint8_t inlined;	/* 1: a function inlined at addr into the
-				 * frame that follows it in its stacks (the
-				 * reader makes these; sym is its name) */
+	uint64_t addr;	    /* instruction address in the target */
+	const char *sym;    /* demangled symbol, NULL if unresolved */
+	const char *module; /* file name of the object ("[kernel]" for
+			     * kernel frames), NULL if unknown */
+	uint64_t offset;    /* addr - symbol start (sym != NULL), else
+			     * the file offset of addr in module */
+	uint8_t kernel;	    /* 1 for a kernel address */
+	uint8_t inlined;    /* 1: a function inlined at addr into the
+			     * frame that follows it in its stacks (the
+			     * reader makes these; sym is its name) */
 	/* What a resolve callback may add: the functions inlined at addr,
 	 * innermost first, up to (not including) sym, the function the code
 	 * is in, display-ready (demangled); @inl and its strings owned by the
@@ -205,56 +205,56 @@ struct trace_frame {
 
 struct trace_task {
 	uint64_t id;
-	const char *name;	/* NULL if never named */
+	const char *name; /* NULL if never named */
 };
 
 struct trace_thread {
 	uint32_t tid;
-	const char *name;	/* NULL if unknown */
+	const char *name; /* NULL if unknown */
 };
 
 /* The meta keys a recording writes (struct trace_meta): one name each,
  * for the writer (record/) and every reader. Some are counts of what was
  * lost (analysis/losses.c), "segment_gap" the reader's own. */
-#define TRACE_META_CALL_GRAPH                    "call-graph"
-#define TRACE_META_CHILD_SAMPLES_LEFT_OUT        "child samples left out"
-#define TRACE_META_CLOCK                         "clock"
-#define TRACE_META_CLOCK_REALTIME                "clock_realtime"
-#define TRACE_META_CMDLINE                       "cmdline"
-#define TRACE_META_COMM                          "comm"
-#define TRACE_META_COMMAND                       "command"
-#define TRACE_META_CPU_CALLERS_RECOVERED_BY_CFI  "cpu callers recovered by CFI"
-#define TRACE_META_CTIMER_SAMPLES_DROPPED        "ctimer samples dropped"
-#define TRACE_META_CTIMER_SAMPLES_REFUSED        "ctimer samples refused"
-#define TRACE_META_DUMP_REASON                   "dump_reason"
-#define TRACE_META_EVENT                         "event"
-#define TRACE_META_EXE                           "exe"
-#define TRACE_META_FREQUENCY                     "frequency"
-#define TRACE_META_HOSTNAME                      "hostname"
-#define TRACE_META_KERNEL                        "kernel"
-#define TRACE_META_OFFCPU                        "offcpu"
-#define TRACE_META_OFFCPU_LOST                   "offcpu lost"
-#define TRACE_META_OFFCPU_STACKS_COMPLETE        "offcpu stacks complete"
-#define TRACE_META_OFFCPU_SWITCHES               "offcpu switches"
-#define TRACE_META_OFFCPU_UNPAIRED               "offcpu unpaired"
-#define TRACE_META_OPEN_STATE_REFUSED            "open state refused"
-#define TRACE_META_PID                           "pid"
-#define TRACE_META_RECORDER                      "recorder"
-#define TRACE_META_RECORDING                     "recording"
-#define TRACE_META_RUNQ_HOLDERS                  "runq_holders"
-#define TRACE_META_SAMPLER                       "sampler"
-#define TRACE_META_SEGMENT                       "segment"
-#define TRACE_META_SEGMENT_GAP                   "segment_gap"
-#define TRACE_META_SEGMENT_START                 "segment_start"
-#define TRACE_META_SHIM_GARBAGE                  "shim garbage"
-#define TRACE_META_SHIM_ATTACHED                 "shim_attached"
-#define TRACE_META_SHIM_GAP                      "shim_gap"
-#define TRACE_META_SHIM_REATTACHED               "shim_reattached"
-#define TRACE_META_TARGET_EXIT                   "target_exit"
-#define TRACE_META_TARGET_EXIT_TIME              "target_exit_time"
-#define TRACE_META_THREADS_WITHOUT_A_RING        "threads without a ring"
-#define TRACE_META_WAKEUPS                       "wakeups"
-#define TRACE_META_WAKEUPS_LOST                  "wakeups lost"
+#define TRACE_META_CALL_GRAPH			"call-graph"
+#define TRACE_META_CHILD_SAMPLES_LEFT_OUT	"child samples left out"
+#define TRACE_META_CLOCK			"clock"
+#define TRACE_META_CLOCK_REALTIME		"clock_realtime"
+#define TRACE_META_CMDLINE			"cmdline"
+#define TRACE_META_COMM				"comm"
+#define TRACE_META_COMMAND			"command"
+#define TRACE_META_CPU_CALLERS_RECOVERED_BY_CFI "cpu callers recovered by CFI"
+#define TRACE_META_CTIMER_SAMPLES_DROPPED	"ctimer samples dropped"
+#define TRACE_META_CTIMER_SAMPLES_REFUSED	"ctimer samples refused"
+#define TRACE_META_DUMP_REASON			"dump_reason"
+#define TRACE_META_EVENT			"event"
+#define TRACE_META_EXE				"exe"
+#define TRACE_META_FREQUENCY			"frequency"
+#define TRACE_META_HOSTNAME			"hostname"
+#define TRACE_META_KERNEL			"kernel"
+#define TRACE_META_OFFCPU			"offcpu"
+#define TRACE_META_OFFCPU_LOST			"offcpu lost"
+#define TRACE_META_OFFCPU_STACKS_COMPLETE	"offcpu stacks complete"
+#define TRACE_META_OFFCPU_SWITCHES		"offcpu switches"
+#define TRACE_META_OFFCPU_UNPAIRED		"offcpu unpaired"
+#define TRACE_META_OPEN_STATE_REFUSED		"open state refused"
+#define TRACE_META_PID				"pid"
+#define TRACE_META_RECORDER			"recorder"
+#define TRACE_META_RECORDING			"recording"
+#define TRACE_META_RUNQ_HOLDERS			"runq_holders"
+#define TRACE_META_SAMPLER			"sampler"
+#define TRACE_META_SEGMENT			"segment"
+#define TRACE_META_SEGMENT_GAP			"segment_gap"
+#define TRACE_META_SEGMENT_START		"segment_start"
+#define TRACE_META_SHIM_GARBAGE			"shim garbage"
+#define TRACE_META_SHIM_ATTACHED		"shim_attached"
+#define TRACE_META_SHIM_GAP			"shim_gap"
+#define TRACE_META_SHIM_REATTACHED		"shim_reattached"
+#define TRACE_META_TARGET_EXIT			"target_exit"
+#define TRACE_META_TARGET_EXIT_TIME		"target_exit_time"
+#define TRACE_META_THREADS_WITHOUT_A_RING	"threads without a ring"
+#define TRACE_META_WAKEUPS			"wakeups"
+#define TRACE_META_WAKEUPS_LOST			"wakeups lost"
 
 struct trace_meta {
 	const char *key;
@@ -266,14 +266,14 @@ struct trace_meta {
  * start_time/end_time when the caller leaves them 0 (the earliest and latest
  * record time written). */
 struct trace_counters {
-	uint64_t samples;	/* samples written */
-	uint64_t events;	/* shim events written */
-	uint64_t lost_samples;	/* perf ring overflows (PERF_RECORD_LOST) */
-	uint64_t shim_drops;	/* records the shim dropped (rings full) */
-	uint64_t start_time;	/* recording start, ns */
-	uint64_t end_time;	/* recording end, ns */
-	uint64_t switches;	/* off-CPU intervals written (filled by the
-				 * writer, like samples) */
+	uint64_t samples;      /* samples written */
+	uint64_t events;       /* shim events written */
+	uint64_t lost_samples; /* perf ring overflows (PERF_RECORD_LOST) */
+	uint64_t shim_drops;   /* records the shim dropped (rings full) */
+	uint64_t start_time;   /* recording start, ns */
+	uint64_t end_time;     /* recording end, ns */
+	uint64_t switches;     /* off-CPU intervals written (filled by the
+				* writer, like samples) */
 };
 
 /* ---- writer -------------------------------------------------------- */
@@ -295,12 +295,10 @@ struct trace_writer;
 int trace_writer__new(int fd, struct trace_writer **out);
 
 /* Queue a meta key/value (strings copied); flushed with the next chunk. */
-int trace_writer__meta(struct trace_writer *w, const char *key,
-		       const char *value);
+int trace_writer__meta(struct trace_writer *w, const char *key, const char *value);
 /* Name a thread or a task (@name copied; NULL registers the id without
  * forgetting an earlier name). Readers keep the last name per id. */
-int trace_writer__thread(struct trace_writer *w, uint32_t tid,
-			 const char *name);
+int trace_writer__thread(struct trace_writer *w, uint32_t tid, const char *name);
 /* Name a thread outside the target (a switch's holder), the same way. */
 int trace_writer__comm(struct trace_writer *w, uint32_t tid, const char *name);
 int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name);
@@ -308,23 +306,21 @@ int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name);
 /* Intern a callchain of @n addresses (leaf first) and return its stack id
  * in *@stack. Identical callchains get the same id. New stacks and frames
  * are written before any sample chunk that follows. @n may be 0. */
-int trace_writer__stack(struct trace_writer *w, const uint64_t *ips,
-			unsigned int n, uint32_t *stack);
+int trace_writer__stack(struct trace_writer *w, const uint64_t *ips, unsigned int n,
+			uint32_t *stack);
 /* The callchain of stack id @stack (leaf first) in *@ips, valid until the
  * writer's next call; its length (0 and NULL for an unknown id). To carry
  * a stack over into the next segment's writer. */
 unsigned int trace_writer__stack_ips(const struct trace_writer *w, uint32_t stack,
-				    const uint64_t **ips);
+				     const uint64_t **ips);
 /* Queue a sample; s->stack must be an id returned by trace_writer__stack
  * (else -EINVAL). */
-int trace_writer__sample(struct trace_writer *w,
-			 const struct trace_sample *s);
+int trace_writer__sample(struct trace_writer *w, const struct trace_sample *s);
 int trace_writer__event(struct trace_writer *w, const struct trace_event *e);
 /* Queue @n events at once (the recorder's path: no per-record call or
  * growth; they are encoded on arrival). On an error some of them may have
  * been queued. */
-int trace_writer__events(struct trace_writer *w, const struct trace_event *e,
-			 size_t n);
+int trace_writer__events(struct trace_writer *w, const struct trace_event *e, size_t n);
 /* Queue @n records as the POLLS encoding has them (trace_rec_events()): an
  * event, or a whole poll as one record of type TRACE_REC_POLL (or
  * TRACE_REC_POLL_WOKEN) at its end with its length in @len[i] (@len is
@@ -358,8 +354,7 @@ int trace_writer__flush(struct trace_writer *w);
 /* Callback that symbolizes one address: fills sym/module/offset and, if
  * code is inlined there, inl/ninl (strings are copied by the writer; may
  * be left NULL). Returns 0, or -errno to leave the frame unresolved. */
-typedef int (*trace_resolve_fn)(void *ctx, uint64_t addr,
-				struct trace_frame *out);
+typedef int (*trace_resolve_fn)(void *ctx, uint64_t addr, struct trace_frame *out);
 
 /* Number of unique frames interned so far, and frame @i's address. */
 size_t trace_writer__nframes(const struct trace_writer *w);
@@ -373,8 +368,8 @@ uint64_t trace_writer__frame_addr(const struct trace_writer *w, size_t i);
  * @resolve writes no FRAMES chunk; a NULL @c means all-zero counters (see
  * struct trace_counters for what the writer fills in itself).
  * After this only trace_writer__free() may be called. */
-int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve,
-			 void *ctx, const struct trace_counters *c);
+int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve, void *ctx,
+			 const struct trace_counters *c);
 /* Free the writer (NULL is a no-op). Does not write: call flush or finish
  * first, or what is still queued is lost. */
 void trace_writer__free(struct trace_writer *w);
@@ -386,56 +381,56 @@ struct trace_src;
 
 /* One segment as read (see the top of this file). */
 struct trace_segment {
-	const char *file;	/* the path it was read from */
-	uint64_t offset;	/* where in that file it starts */
-	const char *recording;	/* meta "recording"; NULL in files without */
-	uint64_t index;		/* meta "segment" (0 without) */
-	uint64_t start;		/* meta "segment_start", else its END's
-				 * start_time; 0 if neither */
-	uint64_t end;		/* its END's end_time; 0 if cut short */
-	int64_t wall_offset;	/* meta "clock_realtime": CLOCK_REALTIME -
-				 * CLOCK_MONOTONIC ns when it started; 0 if
-				 * absent */
-	int complete;		/* its END chunk was read */
-	int state_used;		/* its STATE chunk was applied: the segment
-				 * before it in its recording was not read */
+	const char *file;      /* the path it was read from */
+	uint64_t offset;       /* where in that file it starts */
+	const char *recording; /* meta "recording"; NULL in files without */
+	uint64_t index;	       /* meta "segment" (0 without) */
+	uint64_t start;	       /* meta "segment_start", else its END's
+				* start_time; 0 if neither */
+	uint64_t end;	       /* its END's end_time; 0 if cut short */
+	int64_t wall_offset;   /* meta "clock_realtime": CLOCK_REALTIME -
+				* CLOCK_MONOTONIC ns when it started; 0 if
+				* absent */
+	int complete;	       /* its END chunk was read */
+	int state_used;	       /* its STATE chunk was applied: the segment
+				* before it in its recording was not read */
 };
 
 /* A whole trace in memory. Arrays and strings are owned by the trace. */
 struct trace {
 	struct trace_meta *meta;
 	size_t nmeta;
-	struct trace_thread *threads;	/* last name per tid wins; sorted by
-					 * tid */
+	struct trace_thread *threads; /* last name per tid wins; sorted by
+				       * tid */
 	size_t nthreads;
-	struct trace_task *tasks;	/* last name per id wins; sorted by
-					 * id */
+	struct trace_task *tasks; /* last name per id wins; sorted by
+				   * id */
 	size_t ntasks;
-	struct trace_frame *frames;	/* index = frame id; sym/module NULL
-					 * without a FRAMES chunk */
+	struct trace_frame *frames; /* index = frame id; sym/module NULL
+				     * without a FRAMES chunk */
 	size_t nframes;
-	uint32_t *stack_off;		/* stack i = stack_frames[stack_off[i] ..
-					 * stack_off[i+1]); nstacks + 1
-					 * entries, never NULL */
+	uint32_t *stack_off; /* stack i = stack_frames[stack_off[i] ..
+			      * stack_off[i+1]); nstacks + 1
+			      * entries, never NULL */
 	uint32_t *stack_frames;
 	size_t nstacks;
-	struct trace_sample *samples;	/* in file order; NULL if read with
-					 * TRACE_READ_NO_SAMPLES */
-	size_t nsamples;		/* samples in the trace, loaded or not */
-	struct trace_event *events;	/* in file order; NULL if read with
-					 * TRACE_READ_NO_EVENTS */
-	size_t nevents;			/* events in the trace, loaded or not */
-	struct trace_switch *switches;	/* in file order */
+	struct trace_sample *samples;  /* in file order; NULL if read with
+					* TRACE_READ_NO_SAMPLES */
+	size_t nsamples;	       /* samples in the trace, loaded or not */
+	struct trace_event *events;    /* in file order; NULL if read with
+					* TRACE_READ_NO_EVENTS */
+	size_t nevents;		       /* events in the trace, loaded or not */
+	struct trace_switch *switches; /* in file order */
 	size_t nswitches;
-	struct trace_hold *holds;	/* switch.hold indexes these */
+	struct trace_hold *holds; /* switch.hold indexes these */
 	size_t nholds;
-	struct trace_thread *comms;	/* threads outside the target named by
-					 * switches; sorted by tid */
+	struct trace_thread *comms; /* threads outside the target named by
+				     * switches; sorted by tid */
 	size_t ncomms;
 	struct trace_counters counters;
-	int complete;			/* 1 if every segment's END chunk
-					 * was read */
-	size_t chunks;			/* whole chunks read */
+	int complete;  /* 1 if every segment's END chunk
+			* was read */
+	size_t chunks; /* whole chunks read */
 	/* Segments in time order, each read once: a copy of one already
 	 * read (same recording and index, e.g. in two overlapping dumps) is
 	 * skipped and counted in dup_segments. Time between two segments
@@ -446,13 +441,13 @@ struct trace {
 	struct trace_segment *segments;
 	size_t nsegments;
 	size_t dup_segments;
-	uint64_t from, to;		/* the window read (see
-					 * trace__read_paths), 0 = none */
-	struct trace_arena *arena;	/* private: the strings; NULL in a
-					 * trace built by hand */
-	struct trace_src *src;		/* private: the file and where its
-					 * unloaded chunks are; NULL if all is
-					 * in memory */
+	uint64_t from, to;	   /* the window read (see
+				    * trace__read_paths), 0 = none */
+	struct trace_arena *arena; /* private: the strings; NULL in a
+				    * trace built by hand */
+	struct trace_src *src;	   /* private: the file and where its
+				    * unloaded chunks are; NULL if all is
+				    * in memory */
 };
 
 /* Read the trace at @path. Returns 0 and a trace in *@out, or -errno:
@@ -472,8 +467,8 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
  * memory then grows with distinct stacks, frames, threads and tasks (and
  * switches), not with the recording's length. Ignored for a file that is
  * not a regular file (a pipe cannot be read twice): all is loaded. */
-#define TRACE_READ_NO_SAMPLES	0x1u
-#define TRACE_READ_NO_EVENTS	0x2u
+#define TRACE_READ_NO_SAMPLES 0x1u
+#define TRACE_READ_NO_EVENTS  0x2u
 /* Inline frames: by default each frame with functions inlined at its
  * address becomes, in every stack, those functions as frames of their own
  * (innermost first; appended to frames[] after the recorded ones, with the
@@ -482,7 +477,7 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
  * of recorded frames do not change. This flag leaves stacks as recorded
  * (the INLINES chunks are still checked). Readers older than INLINES
  * chunks skip them and read the file as with this flag. */
-#define TRACE_READ_NO_INLINE	0x4u
+#define TRACE_READ_NO_INLINE 0x4u
 
 /* trace__read() with @flags (TRACE_READ_*). The chunks left out are still
  * checked (header and payload checksums, one zstd frame of the declared
@@ -506,11 +501,11 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
  * segment. Errors as trace__read_opts(), the
  * message naming the file. */
 struct trace_read_opts {
-	unsigned int flags;	/* TRACE_READ_* */
+	unsigned int flags; /* TRACE_READ_* */
 	int (*window)(void *ctx, const struct trace_segment *seg, size_t n,
 		      uint64_t *from, uint64_t *to);
 	void *ctx;
-	const char *why;	/* set by @window on error */
+	const char *why; /* set by @window on error */
 };
 int trace__read_paths(const char *const *paths, size_t npaths,
 		      const struct trace_read_opts *o, struct trace **out,

@@ -17,7 +17,6 @@
 
 /* ---- string arena: every string of a trace, freed at once ------------- */
 
-
 char *trace_arena_strdup(struct trace_arena *a, const uint8_t *s, size_t len)
 {
 	struct arena_block *b = a->head;
@@ -87,9 +86,10 @@ int trace_fail(struct reader *r, int err, const char *fmt, ...)
 int trace_bad(struct reader *r, const char *what)
 {
 	if (r->file)
-		return trace_fail(r, -EBADMSG, "%s: chunk %zu at offset %zu: %s", r->file, r->chunk,
-			    r->pos, what);
-	return trace_fail(r, -EBADMSG, "chunk %zu at offset %zu: %s", r->chunk, r->pos, what);
+		return trace_fail(r, -EBADMSG, "%s: chunk %zu at offset %zu: %s", r->file,
+				  r->chunk, r->pos, what);
+	return trace_fail(r, -EBADMSG, "chunk %zu at offset %zu: %s", r->chunk, r->pos,
+			  what);
 }
 
 int trace_nomem(struct reader *r)
@@ -145,7 +145,8 @@ int trace_decode_meta(struct reader *r, struct cursor *c, size_t count)
 
 /* THREADS and COMMS: (tid, name) into *@v (@n, @cap), indexed by @ix. */
 static int decode_threads(struct reader *r, struct cursor *c, size_t count,
-			  struct trace_thread **v, size_t *n, size_t *cap, struct idmap *ix_of)
+			  struct trace_thread **v, size_t *n, size_t *cap,
+			  struct idmap *ix_of)
 {
 	size_t i;
 	int err;
@@ -244,8 +245,8 @@ static int intern_stack(struct reader *r, size_t a, size_t b, uint32_t *id)
 	if (idmap_find(&r->stack_ix, h, &old)) {
 		uint32_t oa = t->stack_off[old], ob = t->stack_off[old + 1];
 
-		if (ob - oa == b - a &&
-		    !memcmp(t->stack_frames + oa, t->stack_frames + a, (b - a) * sizeof(uint32_t))) {
+		if (ob - oa == b - a && !memcmp(t->stack_frames + oa, t->stack_frames + a,
+						(b - a) * sizeof(uint32_t))) {
 			*id = old;
 			return 1;
 		}
@@ -294,8 +295,8 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 		if (found < 0)
 			return trace_nomem(r);
 		if (!found)
-			t->frames[t->nframes++] =
-				(struct trace_frame){.addr = prev, .kernel = trace_addr_is_kernel(prev)};
+			t->frames[t->nframes++] = (struct trace_frame){
+				.addr = prev, .kernel = trace_addr_is_kernel(prev)};
 		r->fmap[r->nfmap + i] = id;
 	}
 	if (c->err)
@@ -339,14 +340,14 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 				if (prev >= r->nfmap)
 					return c->err ? trace_bad(r, "truncated stack")
 						      : trace_bad(r, "stack refers to an "
-							       "undefined frame");
+								     "undefined frame");
 				t->stack_frames[k++] = r->fmap[prev];
 			}
 			dup = intern_stack(r, a, k, &smap[r->nsmap + i]);
 			if (dup < 0)
 				return trace_nomem(r);
 			if (dup)
-				k = a;	/* the frames of the copy go */
+				k = a; /* the frames of the copy go */
 			t->stack_off[t->nstacks] = (uint32_t)k;
 		}
 	}
@@ -381,13 +382,15 @@ size_t trace_in_window(const struct reader *r, void *v, size_t n, size_t size)
 /* Check @count against the chunk before anything is allocated for it. */
 int trace_check_samples(struct reader *r, struct cursor *c, size_t count)
 {
-	return count > cursor_left(c) / 6 ? trace_bad(r, "record count exceeds chunk size") : 0;
+	return count > cursor_left(c) / 6
+		       ? trace_bad(r, "record count exceeds chunk size")
+		       : 0;
 }
 
 /* Decode @count samples into @s (room checked by trace_check_samples()); stack
  * ids must be below @nstacks, and become @smap's. */
 int trace_decode_samples(struct reader *r, struct cursor *c, size_t count,
-			  struct trace_sample *s, size_t nstacks, const uint32_t *smap)
+			 struct trace_sample *s, size_t nstacks, const uint32_t *smap)
 {
 	uint64_t v, prev = 0;
 	size_t i;
@@ -406,7 +409,8 @@ int trace_decode_samples(struct reader *r, struct cursor *c, size_t count,
 		v = cursor_varint(c);
 		if (v >= nstacks)
 			return c->err ? trace_bad(r, "truncated samples")
-				      : trace_bad(r, "sample refers to an undefined stack");
+				      : trace_bad(r,
+						  "sample refers to an undefined stack");
 		s[i].stack = smap[v];
 	}
 	for (i = 0; i < count; i++) {
@@ -435,7 +439,8 @@ int trace_decode_samples(struct reader *r, struct cursor *c, size_t count,
 /* A record takes 4 bytes at least; in POLLS one of 5 is up to 3 events. */
 int trace_check_events(struct reader *r, struct cursor *c, size_t count, uint32_t type)
 {
-	size_t most = type == TRACE_CHUNK_POLLS ? cursor_left(c) / 5 * 3 + 2 : cursor_left(c) / 4;
+	size_t most = type == TRACE_CHUNK_POLLS ? cursor_left(c) / 5 * 3 + 2
+						: cursor_left(c) / 4;
 
 	return count > most ? trace_bad(r, "record count exceeds chunk size") : 0;
 }
@@ -515,8 +520,8 @@ static int decode_polls(struct reader *r, struct cursor *c, size_t count,
 }
 
 /* The events of an EVENTS, STATE or POLLS chunk. */
-int trace_decode_any_events(struct reader *r, struct cursor *c, uint32_t type, size_t count,
-			     struct trace_event *e)
+int trace_decode_any_events(struct reader *r, struct cursor *c, uint32_t type,
+			    size_t count, struct trace_event *e)
 {
 	return type == TRACE_CHUNK_POLLS ? decode_polls(r, c, count, e)
 					 : decode_events(r, c, count, e, 0);
@@ -532,9 +537,10 @@ static int load_samples(struct reader *r, struct cursor *c, size_t count)
 	if (LIB_GROW(t->samples, r->samples_cap, t->nsamples + count))
 		return trace_nomem(r);
 	err = trace_decode_samples(r, c, count, t->samples + t->nsamples, r->nsmap,
-			     r->smaps[r->nsmaps - 1]);
+				   r->smaps[r->nsmaps - 1]);
 	if (!err)
-		t->nsamples += trace_in_window(r, t->samples + t->nsamples, count, sizeof(*t->samples));
+		t->nsamples += trace_in_window(r, t->samples + t->nsamples, count,
+					       sizeof(*t->samples));
 	return err;
 }
 
@@ -549,7 +555,8 @@ static int load_events(struct reader *r, struct cursor *c, size_t count, uint32_
 		return trace_nomem(r);
 	err = trace_decode_any_events(r, c, type, count, t->events + t->nevents);
 	if (!err)
-		t->nevents += trace_in_window(r, t->events + t->nevents, count, sizeof(*t->events));
+		t->nevents += trace_in_window(r, t->events + t->nevents, count,
+					      sizeof(*t->events));
 	return err;
 }
 
@@ -587,7 +594,8 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 		v = cursor_varint(c);
 		if (v >= r->nsmap)
 			return c->err ? trace_bad(r, "truncated switches")
-				      : trace_bad(r, "switch refers to an undefined stack");
+				      : trace_bad(r,
+						  "switch refers to an undefined stack");
 		s[i].stack = r->smaps[r->nsmaps - 1][v];
 	}
 	for (i = 0; i < count; i++) {
@@ -637,7 +645,8 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 			h->ns = cursor_varint(c);
 			if (h->ns > left)
 				return c->err ? trace_bad(r, "truncated switches")
-					      : trace_bad(r, "switch holders past its wait");
+					      : trace_bad(r,
+							  "switch holders past its wait");
 			left -= h->ns;
 		}
 	}
@@ -809,7 +818,7 @@ int trace_expand_inlines(struct reader *r)
 		uint32_t f = r->inl[i].frame;
 
 		if (cnt[f])
-			continue;	/* the same frame in a later segment */
+			continue; /* the same frame in a later segment */
 		first[f] = (uint32_t)t->nframes;
 		cnt[f] = r->inl[i].count;
 		for (k = 0; k < r->inl[i].count; k++) {

@@ -111,7 +111,8 @@ static ssize_t get_bytes(int fd, uint8_t *buf, size_t len, uint64_t off, int seq
 
 /* Check the file header of a segment at @pos (@got bytes of it in @fh): 0,
  * 1 if the file ends there (cut inside a header after an END), or -errno. */
-static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got, uint64_t pos)
+static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got,
+			     uint64_t pos)
 {
 	uint32_t version;
 
@@ -129,13 +130,15 @@ static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got, u
 	version = get_le32(fh + 8);
 	if (version < TRACE_VERSION_MIN || version > TRACE_VERSION) {
 		if (r->file)
-			return trace_fail(r, -EPROTONOSUPPORT,
-				    "%s: trace format version %u not supported (this build "
-				    "reads %u to %u)", r->file, version, TRACE_VERSION_MIN,
-				    TRACE_VERSION);
+			return trace_fail(
+				r, -EPROTONOSUPPORT,
+				"%s: trace format version %u not supported (this build "
+				"reads %u to %u)",
+				r->file, version, TRACE_VERSION_MIN, TRACE_VERSION);
 		return trace_fail(r, -EPROTONOSUPPORT,
-			    "trace format version %u not supported (this build reads %u to %u)",
-			    version, TRACE_VERSION_MIN, TRACE_VERSION);
+				  "trace format version %u not supported (this build "
+				  "reads %u to %u)",
+				  version, TRACE_VERSION_MIN, TRACE_VERSION);
 	}
 	return 0;
 }
@@ -161,8 +164,8 @@ static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t 
 		return err;
 	if (LIB_GROW(r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + *csize))
 		return trace_nomem(r);
-	got = get_bytes(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, *csize, pos + TRACE_CHUNK_HDR_SIZE,
-			seq);
+	got = get_bytes(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, *csize,
+			pos + TRACE_CHUNK_HDR_SIZE, seq);
 	if (got < 0)
 		return read_failed(r, got);
 	/* an intact header whose payload is cut: the file ends here */
@@ -196,10 +199,10 @@ static int parse_chunks(struct reader *r, int fd, uint64_t pos, uint64_t end, in
  * and its END say. */
 struct seg_at {
 	uint32_t file;
-	uint64_t end;		/* past its last whole chunk */
-	size_t chunk;		/* index of its first chunk in the file */
+	uint64_t end; /* past its last whole chunk */
+	size_t chunk; /* index of its first chunk in the file */
 	struct trace_segment info;
-	int dup;		/* a copy of one read instead */
+	int dup; /* a copy of one read instead */
 };
 
 struct seg_list {
@@ -228,7 +231,8 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 		const char *k = scratch.meta[i].key, *v = scratch.meta[i].value;
 
 		if (!strcmp(k, TRACE_META_RECORDING)) {
-			g->recording = trace_arena_strdup(real->arena, (const uint8_t *)v, strlen(v));
+			g->recording = trace_arena_strdup(real->arena, (const uint8_t *)v,
+							  strlen(v));
 			if (!g->recording)
 				err = trace_nomem(r);
 		} else if (!strcmp(k, TRACE_META_SEGMENT)) {
@@ -246,7 +250,8 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 
 /* Find the segments of the regular file @fd (@size bytes): one pass over
  * the chunk headers, decoding only each segment's first META and its END. */
-static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size, struct seg_list *l)
+static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size,
+		     struct seg_list *l)
 {
 	uint8_t fh[TRACE_FILE_HDR_SIZE];
 	uint64_t pos = 0;
@@ -280,7 +285,8 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size, str
 				break;
 			type = get_le32(r->cbuf + 4);
 			err = trace_check_chunk(r, r->cbuf);
-			if (!err && type == TRACE_CHUNK_META && p == pos + TRACE_FILE_HDR_SIZE)
+			if (!err && type == TRACE_CHUNK_META &&
+			    p == pos + TRACE_FILE_HDR_SIZE)
 				err = seg_meta(r, &g.info);
 			if (!err && type == TRACE_CHUNK_END) {
 				struct cursor c;
@@ -325,7 +331,8 @@ static int seg_cmp(const void *a, const void *b)
 
 static int same_recording(const struct trace_segment *a, const struct trace_segment *b)
 {
-	return a && b && a->recording && b->recording && !strcmp(a->recording, b->recording);
+	return a && b && a->recording && b->recording &&
+	       !strcmp(a->recording, b->recording);
 }
 
 /* Mark the copies: of two segments with one recording and index, keep the
@@ -342,7 +349,8 @@ static void mark_dups(struct seg_list *l)
 				continue;
 			y_better = y->info.complete != x->info.complete
 					   ? y->info.complete
-					   : y->end - y->info.offset > x->end - x->info.offset;
+					   : y->end - y->info.offset >
+						     x->end - x->info.offset;
 			if (y_better)
 				x->dup = 1;
 			else
@@ -500,7 +508,8 @@ static void src_free(struct trace_src *s)
 }
 
 /* Open @path for reading, refusing a directory. The fd or -errno. */
-static int open_trace_file(struct reader *r, const char *path, int *regular, uint64_t *size)
+static int open_trace_file(struct reader *r, const char *path, int *regular,
+			   uint64_t *size)
 {
 	struct stat st;
 	int fd, err;
@@ -530,7 +539,7 @@ static int open_trace_file(struct reader *r, const char *path, int *regular, uin
 /* ---- inputs ------------------------------------------------------------- */
 
 struct inputs {
-	char **v;	/* paths, in the arena */
+	char **v; /* paths, in the arena */
 	size_t n, cap;
 };
 
@@ -582,7 +591,8 @@ static int expand(struct reader *r, struct inputs *in, const char *path)
 
 		if (!trace_name(e->d_name))
 			continue;
-		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", path, e->d_name) >= sizeof(buf))
+		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", path, e->d_name) >=
+		    sizeof(buf))
 			continue;
 		if (stat(buf, &st) || !S_ISREG(st.st_mode))
 			continue;
@@ -593,7 +603,8 @@ static int expand(struct reader *r, struct inputs *in, const char *path)
 		return err;
 	if (in->n == first) {
 		r->file = path;
-		return fail_file(r, -ENOENT, "no trace files (*.d9, *.data) in the directory");
+		return fail_file(r, -ENOENT,
+				 "no trace files (*.d9, *.data) in the directory");
 	}
 	qsort(in->v + first, in->n - first, sizeof(*in->v), name_cmp);
 	return 0;
@@ -661,7 +672,8 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 			goto out;
 		}
 		if (!reg)
-			err = trace_fail(r, -EINVAL, "several inputs must all be regular files");
+			err = trace_fail(r, -EINVAL,
+					 "several inputs must all be regular files");
 		else
 			err = scan_file(r, fd, (uint32_t)i, sizes[i], &l);
 		if (in->n == 1)
@@ -719,7 +731,8 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 			int fd = input_fd(r, fds, in->v, g->file, &cur);
 
 			err = fd < 0 ? fd
-				     : parse_chunks(r, fd, g->info.offset + TRACE_FILE_HDR_SIZE,
+				     : parse_chunks(r, fd,
+						    g->info.offset + TRACE_FILE_HDR_SIZE,
 						    g->end, 0);
 		}
 		if (!err) {
@@ -909,12 +922,16 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	if (got < 0)
 		return read_failed(r, got);
 	if ((size_t)got < len)
-		return trace_fail(r, -EIO, "chunk %zu at offset %zu: the file was cut short "
-			    "since it was opened", r->chunk, r->pos);
+		return trace_fail(r, -EIO,
+				  "chunk %zu at offset %zu: the file was cut short "
+				  "since it was opened",
+				  r->chunk, r->pos);
 	err = check_header(r, &csize);
 	if (!err && (csize != k->csize || get_le32(s->cbuf + 4) != k->type))
-		err = trace_fail(r, -EIO, "chunk %zu at offset %zu: the file changed since "
-			   "it was opened", r->chunk, r->pos);
+		err = trace_fail(r, -EIO,
+				 "chunk %zu at offset %zu: the file changed since "
+				 "it was opened",
+				 r->chunk, r->pos);
 	if (!err)
 		err = trace_check_chunk(r, s->cbuf);
 	if (!err)
@@ -929,8 +946,9 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	if (lib_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
 		return trace_nomem(r);
 	err = type == TRACE_CHUNK_SAMPLES
-		  ? trace_decode_samples(r, &c, count, s->recs, k->nstacks, s->smap[k->seg])
-		  : trace_decode_any_events(r, &c, k->type, count, s->recs);
+		      ? trace_decode_samples(r, &c, count, s->recs, k->nstacks,
+					     s->smap[k->seg])
+		      : trace_decode_any_events(r, &c, k->type, count, s->recs);
 	if (err)
 		return err;
 	if (c.p != c.end)
@@ -1067,8 +1085,8 @@ const char *trace__task_name(const struct trace *t, uint64_t task)
 	return NULL;
 }
 
-static const char *thread_in(const struct trace *t, const struct trace_thread *v, size_t n,
-			     uint32_t tid)
+static const char *thread_in(const struct trace *t, const struct trace_thread *v,
+			     size_t n, uint32_t tid)
 {
 	size_t lo = 0, hi, i;
 

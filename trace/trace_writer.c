@@ -56,7 +56,7 @@ struct trace_writer {
 	uint64_t *frame_addr;
 	size_t nframes, frame_cap;
 	struct lib_map frame_ids; /* address -> frame id */
-	size_t frames_written; /* frames below this are in a STACKS chunk */
+	size_t frames_written;	  /* frames below this are in a STACKS chunk */
 
 	/* stacks: every interned callchain as addresses (for lookup), and
 	 * the frame ids of those not yet written */
@@ -82,7 +82,7 @@ struct trace_writer {
 	size_t nevents, nrecs;
 	struct trace_event *crec;
 	size_t crec_cap;
-	struct trace_switch *switches;	/* hold: first of w->holds */
+	struct trace_switch *switches; /* hold: first of w->holds */
 	size_t nswitches, switches_cap;
 	struct trace_hold *holds;
 	size_t nholds, holds_cap;
@@ -345,7 +345,7 @@ static int write_events_as(struct trace_writer *w, uint32_t type)
 	if (type == TRACE_CHUNK_POLLS)
 		p = put_varint(p, w->nrecs);
 	for (i = 0; i < 5; i++) {
-		if (col[i]->len)	/* (an empty column may have no buffer) */
+		if (col[i]->len) /* (an empty column may have no buffer) */
 			memcpy(p, col[i]->p, col[i]->len);
 		p += col[i]->len;
 	}
@@ -555,9 +555,9 @@ static int stack_tab_grow(struct trace_writer *w)
 		/* rehash from the stored addresses: the slot keeps only 32
 		 * bits of the hash, not enough to place it in a bigger table
 		 * consistently with lookups */
-		j = (size_t)hash_callchain(
-			w->stack_ips + w->stack_off[s.id1 - 1],
-			(unsigned int)(w->stack_off[s.id1] - w->stack_off[s.id1 - 1])) &
+		j = (size_t)hash_callchain(w->stack_ips + w->stack_off[s.id1 - 1],
+					   (unsigned int)(w->stack_off[s.id1] -
+							  w->stack_off[s.id1 - 1])) &
 		    mask;
 		while (nt[j].id1)
 			j = (j + 1) & mask;
@@ -719,7 +719,8 @@ static void encode_columns(struct trace_writer *w, const struct trace_event *e, 
 				*pd++ = 0;
 				continue;
 			}
-			pd = put_varint(pd, zigzag((uint64_t)((int64_t)e[i].tid - (int64_t)tid)));
+			pd = put_varint(
+				pd, zigzag((uint64_t)((int64_t)e[i].tid - (int64_t)tid)));
 			tid = e[i].tid;
 		}
 		w->ev_prev_tid = tid;
@@ -779,8 +780,8 @@ static size_t compact_polls(struct trace_writer *w, const struct trace_event *e,
 		size_t k = 2;
 
 		if (b->type == TRACE_EV_POLL_BEGIN && x && x->type == TRACE_EV_WAKE &&
-		    i + 2 < n && e[i + 2].type == TRACE_EV_POLL_END && x->time == e[i + 2].time &&
-		    x->task == b->task && x->tid == b->tid) {
+		    i + 2 < n && e[i + 2].type == TRACE_EV_POLL_END &&
+		    x->time == e[i + 2].time && x->task == b->task && x->tid == b->tid) {
 			x = &e[i + 2];
 			type = TRACE_REC_POLL_WOKEN;
 			k = 3;
@@ -949,9 +950,11 @@ int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch 
 		return err;
 	/* time_in - time + 1 must not wrap to 0 ("still off-CPU") */
 	if (!s || s->stack >= w->nstacks ||
-	    (s->time_in && (s->time_in < s->time || s->time_in - s->time == UINT64_MAX)) ||
-	    (s->runnable && (s->runnable < s->time || s->runnable - s->time == UINT64_MAX ||
-			     (s->time_in && s->runnable > s->time_in))))
+	    (s->time_in &&
+	     (s->time_in < s->time || s->time_in - s->time == UINT64_MAX)) ||
+	    (s->runnable &&
+	     (s->runnable < s->time || s->runnable - s->time == UINT64_MAX ||
+	      (s->time_in && s->runnable > s->time_in))))
 		return -EINVAL;
 	if (n && (n > TRACE_MAX_HOLDS || !h || !s->runnable || !s->time_in))
 		return -EINVAL;
@@ -987,8 +990,8 @@ int trace_writer__flush(struct trace_writer *w)
 	/* names first: a reader of a cut file then knows the threads and
 	 * tasks of the samples and events it has */
 	if ((err = write_bytes_chunk(w, TRACE_CHUNK_META, &w->meta, &w->nmeta)) ||
-	    (err =
-		 write_bytes_chunk(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads)) ||
+	    (err = write_bytes_chunk(w, TRACE_CHUNK_THREADS, &w->threads,
+				     &w->nthreads)) ||
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks)) ||
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_COMMS, &w->comms, &w->ncomms)) ||
 	    (err = write_stacks(w)) || (err = write_samples(w)) ||
@@ -998,7 +1001,7 @@ int trace_writer__flush(struct trace_writer *w)
 }
 
 unsigned int trace_writer__stack_ips(const struct trace_writer *w, uint32_t stack,
-				    const uint64_t **ips)
+				     const uint64_t **ips)
 {
 	*ips = NULL;
 	if (!w || stack >= w->nstacks)
@@ -1091,8 +1094,7 @@ static int64_t strtab_add(struct strtab *st, const char *s)
 		    !memcmp(st->enc.p + st->refs[k].off, s, len))
 			return (int64_t)k + 1;
 	}
-	if (LIB_GROW(st->refs, st->cap, st->n + 1) ||
-	    put_string(&st->enc, s, len))
+	if (LIB_GROW(st->refs, st->cap, st->n + 1) || put_string(&st->enc, s, len))
 		return -ENOMEM;
 	st->refs[st->n].off = st->enc.len - len;
 	st->refs[st->n].len = len;
@@ -1111,11 +1113,11 @@ struct frame_cols {
  * chunk that follows it. */
 struct inl_cols {
 	struct strtab st;
-	struct inl_chain {	 /* per frame with a chain */
+	struct inl_chain { /* per frame with a chain */
 		uint32_t frame, count;
-	} *chain;
+	} * chain;
 	size_t n, cap;
-	uint32_t *names;	 /* string indexes + 1, all chains */
+	uint32_t *names; /* string indexes + 1, all chains */
 	size_t nnames, names_cap;
 };
 
@@ -1226,8 +1228,8 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 	}
 	for (i = 0; i < w->nframes; i++) {
 		struct trace_frame f = {
-		    .addr = w->frame_addr[i],
-		    .kernel = trace_addr_is_kernel(w->frame_addr[i]),
+			.addr = w->frame_addr[i],
+			.kernel = trace_addr_is_kernel(w->frame_addr[i]),
 		};
 		int64_t sym, mod;
 

@@ -62,7 +62,8 @@ static void *own_segment(size_t *len)
 	while (f && fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
 
-		if (strstr(line, "/memfd:" D9_SEG_NAME) && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+		if (strstr(line, "/memfd:" D9_SEG_NAME) &&
+		    sscanf(line, "%lx-%lx", &a, &b) == 2) {
 			at = (void *)a;
 			*len = b - a;
 			break;
@@ -125,7 +126,8 @@ static struct d9_ring_hdr *ring_of(uint8_t *seg, uint32_t i)
 {
 	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
 
-	return (struct d9_ring_hdr *)(seg + h->ring_offset + (uint64_t)i * h->ring_stride);
+	return (struct d9_ring_hdr *)(seg + h->ring_offset +
+				      (uint64_t)i * h->ring_stride);
 }
 
 /* Records straight into ring @r, as its producer would (the caller is
@@ -142,7 +144,7 @@ static void put(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t time, uint
 	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
 }
 
-#define FORGED_TID 655736137u	/* above any pid_max: no thread has it */
+#define FORGED_TID 655736137u /* above any pid_max: no thread has it */
 
 /* forge: impossible values in well-formed records, every 20 ms */
 static void forge(uint8_t *seg, struct d9_ring_hdr **fake)
@@ -162,11 +164,11 @@ static void forge(uint8_t *seg, struct d9_ring_hdr **fake)
 	}
 	if (own) {
 		put(h, own, now, 7, D9_EV_POLL_BEGIN, 0);
-		put(h, own, now + far, 7, D9_EV_POLL_END, 0);	/* ends in 2^62 ticks */
-		put(h, own, now + far, 8, D9_EV_POLL, 1000);	/* a whole poll, then */
-		put(h, own, 1, 9, D9_EV_POLL_BEGIN, 0);		/* begun at time 1 */
+		put(h, own, now + far, 7, D9_EV_POLL_END, 0); /* ends in 2^62 ticks */
+		put(h, own, now + far, 8, D9_EV_POLL, 1000);  /* a whole poll, then */
+		put(h, own, 1, 9, D9_EV_POLL_BEGIN, 0);	      /* begun at time 1 */
 		put(h, own, now, 9, D9_EV_POLL_END, 0);
-		put(h, own, now, UINT64_MAX, D9_EV_WAKE, 0);	/* no task has these */
+		put(h, own, now, UINT64_MAX, D9_EV_WAKE, 0); /* no task has these */
 		put(h, own, now, 0, D9_EV_POLL, 100);
 		put(h, own, now, UINT64_MAX, D9_EV_TASK_END, 0);
 	}
@@ -187,11 +189,12 @@ static void forge(uint8_t *seg, struct d9_ring_hdr **fake)
 		r->open_time = now;
 		r->open_end = now + far;
 		r->open_gen = h->attach_count;
-		__atomic_store_n(&r->open_seq, (r->open_seq + 2) & ~1ULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->open_seq, (r->open_seq + 2) & ~1ULL,
+				 __ATOMIC_RELEASE);
 	}
 }
 
-static double flood_until;	/* markers, threads: until when */
+static double flood_until; /* markers, threads: until when */
 
 /* markers: two threads of ever new tasks, woken and spawned, never polled */
 static void *marker_flood(void *arg)
@@ -236,7 +239,7 @@ static int many_threads(double secs)
 	for (uintptr_t i = 0; i < N; i++)
 		if (pthread_create(&t[i], NULL, poller, (void *)i))
 			return 1;
-	usleep(300000);	/* every thread has started (and tried for a slot) */
+	usleep(300000); /* every thread has started (and tried for a slot) */
 	printf("ready\n");
 	for (int i = 0; i < N; i++)
 		pthread_join(t[i], NULL);
@@ -315,12 +318,14 @@ int main(int argc, char **argv)
 				memset(seg + off + r * stride + 64, 0xff, 4096);
 		} else if (!strcmp(mode, "flood")) {
 			uint64_t *w = (uint64_t *)(seg + h->sample_offset);
-			struct d9_ring_hdr *r = (struct d9_ring_hdr *)(seg + h->ring_offset);
+			struct d9_ring_hdr *r =
+				(struct d9_ring_hdr *)(seg + h->ring_offset);
 			uint64_t words = h->sample_words, head;
 
 			/* well-formed samples of ever new tids, as fast as the
 			 * recorder takes them: a flow it could follow forever */
-			uint64_t tail = __atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE);
+			uint64_t tail =
+				__atomic_load_n(&r->sample_tail, __ATOMIC_ACQUIRE);
 			uint64_t k, n, at, t = seg_now(h);
 			static uint64_t pc = 0x400000;
 
@@ -336,7 +341,8 @@ int main(int argc, char **argv)
 				w[(at + 1) & (words - 1)] = t;
 				w[(at + 2) & (words - 1)] = 1;
 				w[(at + 3) & (words - 1)] =
-				    nf ? (uint64_t)r->tid : 100000 + (head / 4 + k) % 1000003;
+					nf ? (uint64_t)r->tid
+					   : 100000 + (head / 4 + k) % 1000003;
 				for (uint32_t f = 0; f < nf; f++)
 					w[(at + 4 + f) & (words - 1)] = pc += 16;
 				at += D9_SAMPLE_HDR_WORDS + nf;

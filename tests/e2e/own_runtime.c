@@ -30,7 +30,7 @@ __attribute__((noinline)) void own_light_function(void)
 static void *worker(void *arg)
 {
 	uint64_t task = (uint64_t)(uintptr_t)arg;
-	struct timespec ts = { 0, 200000 };
+	struct timespec ts = {0, 200000};
 
 	d9_thread_start(task == 1 ? "own-hot-worker" : "own-light-worker");
 	while (!done) {

@@ -44,31 +44,32 @@
 
 static volatile unsigned long rt_sink;
 
-#define RT_LCG(x) ((x) * 6364136223846793005UL + 1442695040888963407UL)
+#define RT_LCG(x) ((x)*6364136223846793005UL + 1442695040888963407UL)
 
-#define RT_SPIN_ITERS(n)                                                         \
-	do {                                                                     \
-		unsigned long x_ = rt_sink + 1, i_;                              \
-		for (i_ = 0; i_ < (unsigned long)(n); i_++)                      \
-			x_ = RT_LCG(x_);                                         \
-		rt_sink = x_;                                                    \
-		__asm__ volatile("" ::: "memory");                               \
+#define RT_SPIN_ITERS(n)                                                                 \
+	do {                                                                             \
+		unsigned long x_ = rt_sink + 1, i_;                                      \
+		for (i_ = 0; i_ < (unsigned long)(n); i_++)                              \
+			x_ = RT_LCG(x_);                                                 \
+		rt_sink = x_;                                                            \
+		__asm__ volatile("" ::: "memory");                                       \
 	} while (0)
 
-#define RT_SPIN_NS(ns)                                                           \
-	do {                                                                     \
-		struct timespec t0_, t_;                                         \
-		unsigned long x_ = rt_sink + 1;                                  \
-		int i_;                                                          \
-		clock_gettime(CLOCK_MONOTONIC, &t0_);                            \
-		do {                                                             \
-			for (i_ = 0; i_ < 2000; i_++)                            \
-				x_ = RT_LCG(x_);                                 \
-			rt_sink = x_;                                            \
-			clock_gettime(CLOCK_MONOTONIC, &t_);                     \
-		} while ((t_.tv_sec - t0_.tv_sec) * 1000000000L +                \
-				 (t_.tv_nsec - t0_.tv_nsec) < (ns));                      \
-		__asm__ volatile("" ::: "memory");                               \
+#define RT_SPIN_NS(ns)                                                                   \
+	do {                                                                             \
+		struct timespec t0_, t_;                                                 \
+		unsigned long x_ = rt_sink + 1;                                          \
+		int i_;                                                                  \
+		clock_gettime(CLOCK_MONOTONIC, &t0_);                                    \
+		do {                                                                     \
+			for (i_ = 0; i_ < 2000; i_++)                                    \
+				x_ = RT_LCG(x_);                                         \
+			rt_sink = x_;                                                    \
+			clock_gettime(CLOCK_MONOTONIC, &t_);                             \
+		} while ((t_.tv_sec - t0_.tv_sec) * 1000000000L +                        \
+				 (t_.tv_nsec - t0_.tv_nsec) <                            \
+			 (ns));                                                          \
+		__asm__ volatile("" ::: "memory");                                       \
 	} while (0)
 
 static inline uint64_t rt_now_ns(void)
@@ -113,7 +114,10 @@ struct rt_queue {
 	uint64_t task[RT_QUEUE_LEN];
 	unsigned head, len;
 };
-#define RT_QUEUE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0}
+#define RT_QUEUE_INIT                                                                    \
+	{                                                                                \
+		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0           \
+	}
 
 static inline void rt_push_locked(struct rt_queue *q, uint64_t task)
 {

@@ -26,8 +26,8 @@
 
 #include <d9prof.h>
 
-#define SLEEP_NS 3000000L
-#define SPIN_NS	 2000000L
+#define SLEEP_NS  3000000L
+#define SPIN_NS	  2000000L
 #define MAX_POLLS 100000
 
 struct poll_log {
@@ -128,7 +128,8 @@ int main(void)
 	pthread_join(th, NULL);
 	for (i = 0; i < npolls; i++)
 		printf("poll %u %llu %llu %u %u %u %u\n", polls[i].task,
-		       (unsigned long long)polls[i].begin, (unsigned long long)polls[i].end,
-		       polls[i].a0, polls[i].a1, polls[i].e0, polls[i].e1);
+		       (unsigned long long)polls[i].begin,
+		       (unsigned long long)polls[i].end, polls[i].a0, polls[i].a1,
+		       polls[i].e0, polls[i].e1);
 	return 0;
 }

@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct join *j = NULL, *bj = NULL;
 	struct flame_diff_result res;
 	struct flame_diff_opts d = {
-	    .cur_name = "new.data", .base_name = "base.data", .result = &res};
+		.cur_name = "new.data", .base_name = "base.data", .result = &res};
 	struct flame_opts *fo = &d.cur;
 	const uint8_t *part[2];
 	size_t len[2];

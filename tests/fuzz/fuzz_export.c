@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	eo.offcpu = (b & 3) == 1;
 	speedscope = eo.format == EXPORT_SPEEDSCOPE;
 	struct trace_read_opts ro = {
-	    .flags = (b & 4 ? TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS : 0) |
-		     (b & 8 ? TRACE_READ_NO_INLINE : 0),
+		.flags = (b & 4 ? TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS : 0) |
+			 (b & 8 ? TRACE_READ_NO_INLINE : 0),
 	};
 	const char *paths[] = {path};
 

@@ -135,7 +135,8 @@ static inline void fuzz_pick_task(struct join *j, unsigned int how, size_t size)
  * neither samples nor events, no inlines, no samples. */
 static inline unsigned int fuzz_read_flags(unsigned int b)
 {
-	static const unsigned int flags[] = {0, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+	static const unsigned int flags[] = {0,
+					     TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
 					     TRACE_READ_NO_INLINE, TRACE_READ_NO_SAMPLES};
 
 	return flags[b & 3];
@@ -145,17 +146,17 @@ static inline unsigned int fuzz_read_flags(unsigned int b)
  * the memfd @name its input is written to (static int fd), that file's
  * path (static char path[]) and the stream the views print to (static
  * FILE *out). One use a target, at file scope. */
-#define FUZZ_ONE_FILE(name)                                                                        \
-	static int fd = -1;                                                                        \
-	static char path[64];                                                                      \
-	static FILE *out;                                                                          \
-	int LLVMFuzzerInitialize(int *argc, char ***argv)                                          \
-	{                                                                                          \
-		(void)argc;                                                                        \
-		(void)argv;                                                                        \
-		fd = fuzz_memfd(name, path, sizeof(path));                                         \
-		out = fuzz_discard_stream();                                                       \
-		return 0;                                                                          \
+#define FUZZ_ONE_FILE(name)                                                              \
+	static int fd = -1;                                                              \
+	static char path[64];                                                            \
+	static FILE *out;                                                                \
+	int LLVMFuzzerInitialize(int *argc, char ***argv)                                \
+	{                                                                                \
+		(void)argc;                                                              \
+		(void)argv;                                                              \
+		fd = fuzz_memfd(name, path, sizeof(path));                               \
+		out = fuzz_discard_stream();                                             \
+		return 0;                                                                \
 	}
 
 /* Free what one input made (any of them NULL) and clear @out's error for

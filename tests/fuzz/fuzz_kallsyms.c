@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			memcpy(&a, data + i, 8);
 			kallsyms__lookup(k, a, &off, NULL);
-			kallsyms__lookup(k, 0xffffffff81000000ULL + a % 0x1000000, &off, NULL);
+			kallsyms__lookup(k, 0xffffffff81000000ULL + a % 0x1000000, &off,
+					 NULL);
 		}
 	}
 	kallsyms__free(k);

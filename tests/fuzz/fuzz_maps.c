@@ -189,7 +189,7 @@ HARNESS static size_t by_line(struct symbolizer *s, char *buf, size_t len,
 		if (err || l.end <= l.start)
 			abort();
 		m = (struct model_map){
-		    .start = l.start, .end = l.end, .pgoff = l.pgoff, .path = l.path};
+			.start = l.start, .end = l.end, .pgoff = l.pgoff, .path = l.path};
 		m.plen = strlen(l.path);
 		if (m.plen > dl && !memcmp(m.path + m.plen - dl, deleted, dl))
 			m.plen -= dl;

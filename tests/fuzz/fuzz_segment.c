@@ -24,7 +24,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t *seg;
-	static uint64_t shown;	/* bytes of seg not poisoned */
+	static uint64_t shown; /* bytes of seg not poisoned */
 	static struct d9_event evbuf[4096];
 	static struct d9_sample sample;
 	struct d9_seg_layout l;

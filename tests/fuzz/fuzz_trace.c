@@ -9,7 +9,7 @@
  * written to (the reader opens it by path, as a file on disk), and the
  * stream the analyses print to, which discards without a system call.
  */
-#include "tests/fuzz/fuzz_io.h"	/* first: it defines _GNU_SOURCE */
+#include "tests/fuzz/fuzz_io.h" /* first: it defines _GNU_SOURCE */
 
 #include "analysis/analysis.h"
 
@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ro.ctx = &(struct fuzz_part){1, 2, 3};
 	}
 	if (!trace__read_paths(paths, 1, &ro, &t, &msg) &&
-	    !join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, 0, &oc) && !delays__new(j, &d)) {
+	    !join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, 0, &oc) &&
+	    !delays__new(j, &d)) {
 		struct flame_opts fo = {.format = FLAME_FOLDED};
 		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};
 		struct polls_opts po = {.limit = 20};

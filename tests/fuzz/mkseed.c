@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 			ev[i].type = i % 2 ? D9_EV_POLL_END : D9_EV_POLL_BEGIN;
 		}
 		r->head = 8;
-		w[0] = (uint64_t)1 << 32 | 1;	/* weight 1, 1 frame */
+		w[0] = (uint64_t)1 << 32 | 1; /* weight 1, 1 frame */
 		w[1] = 5000;
 		w[2] = 7;
 		w[3] = 42;

@@ -32,9 +32,9 @@
 
 #include "trace/trace.h"
 
-#define T0 1000000000ULL
-#define US 1000ULL
-#define MS 1000000ULL
+#define T0    1000000000ULL
+#define US    1000ULL
+#define MS    1000000ULL
 #define KADDR 0xffffffff81000000ULL
 
 static const struct sym {
@@ -50,8 +50,9 @@ static const struct sym {
 	{0x407000, "disk_poll", "golden"},
 	{0x408000, "read_block", "golden"},
 	{0x409000, "hash_loop", "golden"},
-	{0x40a000, "ns::detail::Codec<std::vector<unsigned char, std::allocator<unsigned char> >, "
-		   "ns::Options>::decode(unsigned char const*, unsigned long)",
+	{0x40a000,
+	 "ns::detail::Codec<std::vector<unsigned char, std::allocator<unsigned char> >, "
+	 "ns::Options>::decode(unsigned char const*, unsigned long)",
 	 "golden"},
 	{0x7f0000001000, "read", "libc.so.6"},
 	{0x7f0000002000, "start_thread", "libc.so.6"},
@@ -64,8 +65,10 @@ static const struct sym {
  * 80 80), U+202E (right-to-left override), U+2028, CR, LF, then a
  * sequence cut short (E2 82): every kind of string a view must not pass
  * through as it is */
-#define EVIL "\x1b[2J\x07\xc2\x9b" "1m\x9b\xc0\x80\xed\xa0\x80\xf4\x90\x80\x80" \
-	     "\xe2\x80\xae\xe2\x80\xa8\r\n\xe2\x82"
+#define EVIL                                                                             \
+	"\x1b[2J\x07\xc2\x9b"                                                            \
+	"1m\x9b\xc0\x80\xed\xa0\x80\xf4\x90\x80\x80"                                     \
+	"\xe2\x80\xae\xe2\x80\xa8\r\n\xe2\x82"
 /* what must stay as it is */
 #define GOOD "\xc3\xa9\xe4\xb8\xad\xf0\x9f\xa6\x80" /* é, 中, 🦀 */
 
@@ -73,10 +76,14 @@ static int hostile;
 
 /* The hostile symbols and modules of --hostile, by index in syms[]. */
 static const char *const hostile_sym[] = {
-	[4] = "net_poll" GOOD, [5] = "parse;request" EVIL, [8] = "hash_loop\x1b]0;pwned\x07",
+	[4] = "net_poll" GOOD,
+	[5] = "parse;request" EVIL,
+	[8] = "hash_loop\x1b]0;pwned\x07",
 };
 static const char *const hostile_module[] = {
-	[8] = "gold\xc2\x85" "en", [10] = "libc\x1b[1m.so.6",
+	[8] = "gold\xc2\x85"
+	      "en",
+	[10] = "libc\x1b[1m.so.6",
 };
 
 static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
@@ -89,7 +96,8 @@ static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 			if (hostile && i < sizeof(hostile_sym) / sizeof(*hostile_sym) &&
 			    hostile_sym[i])
 				out->sym = hostile_sym[i];
-			if (hostile && i < sizeof(hostile_module) / sizeof(*hostile_module) &&
+			if (hostile &&
+			    i < sizeof(hostile_module) / sizeof(*hostile_module) &&
 			    hostile_module[i])
 				out->module = hostile_module[i];
 			if (hostile && i == 10) /* named by its module: libc...+0x.. */
@@ -106,18 +114,22 @@ static struct trace_switch sws[128];
 /* who ran while the disk task's worker waited 1 ms for its CPU: the
  * lossy trace has none (a recorder without the CPUs' timelines) */
 static const struct trace_hold holds[] = {
-    {999, 700 * 1000}, {12, 250 * 1000}, {TRACE_HOLD_IDLE, 50 * 1000}};
+	{999, 700 * 1000}, {12, 250 * 1000}, {TRACE_HOLD_IDLE, 50 * 1000}};
 static int with_holds = 1;
 static size_t nev, nsam, nsw;
 
 static void ev(uint64_t t, uint32_t tid, uint32_t type, uint64_t task)
 {
-	evs[nev++] = (struct trace_event){.time = t, .task = task, .tid = tid, .type = type};
+	evs[nev++] =
+		(struct trace_event){.time = t, .task = task, .tid = tid, .type = type};
 }
 
 static void sample(uint64_t t, uint32_t tid, uint32_t st)
 {
-	sams[nsam++] = (struct trace_sample){.time = t, .tid = tid, .stack = st, .weight = 1,
+	sams[nsam++] = (struct trace_sample){.time = t,
+					     .tid = tid,
+					     .stack = st,
+					     .weight = 1,
 					     .sampler = TRACE_SAMPLER_PERF};
 }
 
@@ -157,8 +169,10 @@ static void make_records(void)
 		if (task == 42)
 			sws[nsw++] = (struct trace_switch){.time = *now + 1 * MS,
 							   .time_in = *now + 4 * MS,
-							   .runnable = *now + 3 * MS, .tid = tid,
-							   .stack = ST_BLOCK, .holder = 999};
+							   .runnable = *now + 3 * MS,
+							   .tid = tid,
+							   .stack = ST_BLOCK,
+							   .holder = 999};
 		ev(*now + dur, tid, TRACE_EV_POLL_END, task);
 		*now += dur + 50 * US;
 		if (i % 100 == 99) { /* a park between bursts */
@@ -175,22 +189,27 @@ static void make_records(void)
 /* Meta, names and stacks: what every segment carries; stack ids in @st. */
 static void head(struct trace_writer *w, int losses, uint32_t *st)
 {
-	static const uint64_t s_short[] = {0x409000, 0x404000, 0x403000, 0x402000, 0x7f0000002000};
-	static const uint64_t s_net[] = {0x40a000, 0x406000, 0x405000, 0x403000, 0x402000,
-					 0x7f0000002000};
-	static const uint64_t s_disk[] = {0x408000, 0x407000, 0x403000, 0x402000, 0x7f0000002000};
+	static const uint64_t s_short[] = {0x409000, 0x404000, 0x403000, 0x402000,
+					   0x7f0000002000};
+	static const uint64_t s_net[] = {0x40a000, 0x406000, 0x405000,
+					 0x403000, 0x402000, 0x7f0000002000};
+	static const uint64_t s_disk[] = {0x408000, 0x407000, 0x403000, 0x402000,
+					  0x7f0000002000};
 	static const uint64_t s_block[] = {KADDR + 0x100, KADDR + 0x200, 0x7f0000001000,
-					   0x408000, 0x407000, 0x403000, 0x402000, 0x7f0000002000};
+					   0x408000,	  0x407000,	 0x403000,
+					   0x402000,	  0x7f0000002000};
 	static const uint64_t s_idle[] = {0x402000, 0x401000};
 	static const struct {
 		const uint64_t *ips;
 		unsigned n;
-	} stacks[NSTACKS] = {{s_short, 5}, {s_net, 6}, {s_disk, 5}, {s_block, 8}, {s_idle, 2}};
+	} stacks[NSTACKS] = {
+		{s_short, 5}, {s_net, 6}, {s_disk, 5}, {s_block, 8}, {s_idle, 2}};
 	char name[96];
 
 	trace_writer__meta(w, "pid", "4242");
-	trace_writer__meta(w, "cmdline", hostile ? "evil-runtime " EVIL " --port " GOOD
-						 : "golden-runtime --port 8080");
+	trace_writer__meta(w, "cmdline",
+			   hostile ? "evil-runtime " EVIL " --port " GOOD
+				   : "golden-runtime --port 8080");
 	trace_writer__meta(w, "event", hostile ? "cpu-clock" EVIL : "cpu-clock");
 	if (hostile) {
 		trace_writer__meta(w, "comm", "ev\x1b[2Jil\xc2\x9b");
@@ -225,11 +244,16 @@ static void head(struct trace_writer *w, int losses, uint32_t *st)
 	for (int i = 1; i <= 61; i++) {
 		if (hostile)
 			snprintf(name, sizeof(name), "%s",
-				 i == 7 ? "net" EVIL : i == 42 ? "disk\x1b[31m" GOOD
-					 : i == 61 ? "forg\xc2\x9b\x07otten" : "short;" GOOD);
+				 i == 7	   ? "net" EVIL
+				 : i == 42 ? "disk\x1b[31m" GOOD
+				 : i == 61 ? "forg\xc2\x9b\x07otten"
+					   : "short;" GOOD);
 		else
 			snprintf(name, sizeof(name), "%s",
-				 i == 7 ? "net" : i == 42 ? "disk" : i == 61 ? "forgotten" : "short");
+				 i == 7	   ? "net"
+				 : i == 42 ? "disk"
+				 : i == 61 ? "forgotten"
+					   : "short");
 		trace_writer__task(w, (uint64_t)i, name);
 	}
 	/* the worker stacks begin at start_thread, idle ones at main; with
@@ -297,7 +321,8 @@ static int ev_cmp(const void *a, const void *b)
  * of a task alive. */
 static void state(struct trace_writer *w, uint64_t at)
 {
-	struct trace_event open[3][2] = {{{0}}}, wake[62] = {{0}}, spawn[62] = {{0}}, v[200];
+	struct trace_event open[3][2] = {{{0}}}, wake[62] = {{0}}, spawn[62] = {{0}},
+			   v[200];
 	size_t i, n = 0;
 
 	for (i = 0; i < nev; i++) {
@@ -356,7 +381,8 @@ static int segments(const char *path, unsigned a, unsigned b, int cut, const cha
 	/* the recorder's order: events in time order within a segment */
 	qsort(evs, nev, sizeof(evs[0]), ev_cmp);
 	for (unsigned k = a; k <= b; k++) {
-		struct trace_counters c = {.start_time = cuts[k], .end_time = cuts[k + 1]};
+		struct trace_counters c = {.start_time = cuts[k],
+					   .end_time = cuts[k + 1]};
 		struct trace_writer *w;
 		uint32_t st[NSTACKS];
 		char v[32];
@@ -383,7 +409,8 @@ static int segments(const char *path, unsigned a, unsigned b, int cut, const cha
 		if (k == b && reason)
 			trace_writer__meta(w, "dump_reason", reason);
 		if (k == b && exit_status) {
-			snprintf(v, sizeof(v), "%llu", (unsigned long long)(cuts[k + 1] - 10 * MS));
+			snprintf(v, sizeof(v), "%llu",
+				 (unsigned long long)(cuts[k + 1] - 10 * MS));
 			trace_writer__meta(w, "target_exit", exit_status);
 			trace_writer__meta(w, "target_exit_time", v);
 		}

@@ -30,8 +30,8 @@
 #include "libprof/shim.h"
 #include "tests/shim_recorder.h"
 
-#define NPROD	 3
-#define RUN_NS	 1500000000ULL
+#define NPROD  3
+#define RUN_NS 1500000000ULL
 
 /* set by the consumer once drops, a lapse, 3 sessions and names were seen */
 static int exercised;
@@ -240,7 +240,8 @@ static void check(struct consumer *c, uint32_t ring, const struct d9_event *ev, 
 		if ((ev[i].type == D9_EV_POLL || ev[i].type == D9_EV_POLL_WOKEN) &&
 		    (ev[i].arg > ev[i].time || ev[i].time - ev[i].arg < s->last_time))
 			FAIL("ring %u: a poll of %u ticks began before the record "
-			     "before it", ring, ev[i].arg);
+			     "before it",
+			     ring, ev[i].arg);
 		if (ev[i].time < s->last_time || ev[i].time > now)
 			FAIL("ring %u: time went from %llu to %llu (now %llu)", ring,
 			     (unsigned long long)s->last_time,
@@ -297,18 +298,22 @@ static void drain(struct consumer *c)
 		 * recorder reads it (taken only if no record came meanwhile):
 		 * a real task, begun after everything consumed */
 		{
-			uint64_t task, time, end, upto = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
-			uint64_t attach = __atomic_load_n(&h->attach_count, __ATOMIC_ACQUIRE);
+			uint64_t task, time, end,
+				upto = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+			uint64_t attach =
+				__atomic_load_n(&h->attach_count, __ATOMIC_ACQUIRE);
 
 			if (d9_ring_open_poll(r, attach, &task, &time, &end) &&
 			    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == upto) {
-				struct d9_event ev = {.time = time, .task = task,
+				struct d9_event ev = {.time = time,
+						      .task = task,
 						      .type = D9_EV_POLL_BEGIN};
 
 				if (time > seg_now() || end > seg_now())
 					FAIL("ring %u: open poll in the future", i);
 				if (time < s->last_time)
-					FAIL("ring %u: open poll begun before a record consumed",
+					FAIL("ring %u: open poll begun before a record "
+					     "consumed",
 					     i);
 				check_task(s, i, &ev);
 			}
@@ -486,17 +491,17 @@ int main(void)
 		     (unsigned long long)c.sessions, (unsigned long long)c.lapses,
 		     (unsigned long long)c.names_checked);
 
-	printf(
-	    "stress_markers: %s: %llu marker calls, %llu records read, %llu dropped, "
-	    "%llu sessions (%llu lapsed), %u threads, %llu names checked, "
-	    "%llu names dropped, %llu exhausted\n",
-	    failed ? "FAIL" : "ok", (unsigned long long)calls,
-	    (unsigned long long)c.records, (unsigned long long)c.drops,
-	    (unsigned long long)c.sessions, (unsigned long long)c.lapses,
-	    __atomic_load_n(&churn_next, __ATOMIC_RELAXED) - CHURN_BASE + NPROD,
-	    (unsigned long long)c.names_checked,
-	    (unsigned long long)__atomic_load_n(&c.h->names_dropped, __ATOMIC_RELAXED),
-	    (unsigned long long)__atomic_load_n(&c.h->rings_exhausted, __ATOMIC_RELAXED));
+	printf("stress_markers: %s: %llu marker calls, %llu records read, %llu dropped, "
+	       "%llu sessions (%llu lapsed), %u threads, %llu names checked, "
+	       "%llu names dropped, %llu exhausted\n",
+	       failed ? "FAIL" : "ok", (unsigned long long)calls,
+	       (unsigned long long)c.records, (unsigned long long)c.drops,
+	       (unsigned long long)c.sessions, (unsigned long long)c.lapses,
+	       __atomic_load_n(&churn_next, __ATOMIC_RELAXED) - CHURN_BASE + NPROD,
+	       (unsigned long long)c.names_checked,
+	       (unsigned long long)__atomic_load_n(&c.h->names_dropped, __ATOMIC_RELAXED),
+	       (unsigned long long)__atomic_load_n(&c.h->rings_exhausted,
+						   __ATOMIC_RELAXED));
 	free(c.buf);
 	free(c.seen);
 	return failed ? 1 : 0;

@@ -113,8 +113,11 @@ static inline uint32_t sy_frame(struct trace *t, uint64_t addr, const char *sym,
 
 	t->frames = sy_grow(t->frames, t->nframes, sizeof(*f));
 	f = &t->frames[t->nframes];
-	*f = (struct trace_frame){
-	    .addr = addr, .sym = sym, .module = module, .offset = offset, .kernel = kernel};
+	*f = (struct trace_frame){.addr = addr,
+				  .sym = sym,
+				  .module = module,
+				  .offset = offset,
+				  .kernel = kernel};
 	return t->nframes++;
 }
 
@@ -147,8 +150,8 @@ static inline uint32_t sy_stack_syms(struct trace *t, unsigned int n,
 	if (!t->nstacks)
 		t->stack_off[0] = 0;
 	for (unsigned int i = 0; i < n; i++) {
-		uint32_t id =
-		    sy_frame(t, 0x1000 + t->nframes, leaf_first[i], "/usr/bin/app", 0, 0);
+		uint32_t id = sy_frame(t, 0x1000 + t->nframes, leaf_first[i],
+				       "/usr/bin/app", 0, 0);
 
 		t->stack_frames = sy_grow(t->stack_frames, off + i, sizeof(uint32_t));
 		t->stack_frames[off + i] = id;

@@ -18,7 +18,6 @@
 
 TestSuite(delays, .init = setup, .fini = teardown);
 
-
 static void do_join(void)
 {
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
@@ -228,7 +227,8 @@ Test(delays, a_poll_spanning_a_preemption_and_a_wakeup_splits_blocked_and_runq)
 {
 	starve();
 	cr_expect_eq(OC->polls[0].ns, 5 * MS);
-	cr_expect_eq(OC->polls[0].runq_ns, 4 * MS, "3 ms preempted + 1 ms after the wakeup");
+	cr_expect_eq(OC->polls[0].runq_ns, 4 * MS,
+		     "3 ms preempted + 1 ms after the wakeup");
 	cr_expect_eq(OC->polls[0].preempted_ns, 3 * MS);
 	cr_expect_eq(OC->sw[1].runq, 1 * MS);
 	cr_expect(OC->runq_split);
@@ -264,9 +264,11 @@ Test(delays, the_victim_waited_behind_the_hogs_poll)
  * the wakeup 0.5 ms of the kworker, 0.25 ms idle, 0.25 ms unseen. */
 Test(delays, run_queue_time_is_charged_to_what_ran_by_time)
 {
-	static const struct trace_hold h[] = {
-	    {4567, 2400 * US}, {12, 600 * US}, {12, 500 * US}, {TRACE_HOLD_IDLE, 250 * US},
-	    {TRACE_HOLD_UNKNOWN, 250 * US}};
+	static const struct trace_hold h[] = {{4567, 2400 * US},
+					      {12, 600 * US},
+					      {12, 500 * US},
+					      {TRACE_HOLD_IDLE, 250 * US},
+					      {TRACE_HOLD_UNKNOWN, 250 * US}};
 	struct trace_hold got[TRACE_MAX_HOLDS];
 	struct delay_cause c[8];
 	size_t n, k;
@@ -297,9 +299,12 @@ Test(delays, run_queue_time_is_charged_to_what_ran_by_time)
 	}
 	cr_expect_eq(st, 2400 * US, "stress: only the time it ran");
 	cr_expect_eq(kw, 1100 * US, "the kworker: 0.6 + 0.5 ms");
-	cr_expect_str_eq(analysis_holder_label(&T, TRACE_HOLD_IDLE, lab, sizeof(lab)), "[idle CPU]");
-	cr_expect_str_eq(analysis_holder_label(&T, TRACE_HOLD_OTHERS, lab, sizeof(lab)), "[others]");
-	cr_expect_str_eq(analysis_holder_label(&T, 4567, lab, sizeof(lab)), "stress[4567]");
+	cr_expect_str_eq(analysis_holder_label(&T, TRACE_HOLD_IDLE, lab, sizeof(lab)),
+			 "[idle CPU]");
+	cr_expect_str_eq(analysis_holder_label(&T, TRACE_HOLD_OTHERS, lab, sizeof(lab)),
+			 "[others]");
+	cr_expect_str_eq(analysis_holder_label(&T, 4567, lab, sizeof(lab)),
+			 "stress[4567]");
 	T.holds = NULL; /* static: not the trace's to free */
 	T.nholds = 0;
 }
@@ -314,13 +319,16 @@ Test(delays, the_table_names_task_stack_and_thief)
 	cr_expect(strstr(output(), "2 victim"), "%s", output());
 	cr_expect(strstr(output(), "timer[30]"), "%s", output());
 	cr_expect(strstr(output(), "worker-0[20]"), "%s", output());
-	cr_expect(strstr(output(), "polling task 1 hog 13.0ms (72%) in hog_spin <- hog_inner "
-				   "<- hog_poll"),
+	cr_expect(strstr(output(),
+			 "polling task 1 hog 13.0ms (72%) in hog_spin <- hog_inner "
+			 "<- hog_poll"),
 		  "%s", output());
-	cr_expect(strstr(output(), "runqueue 4.00ms (22%) behind stress[4567] inside task 1 "
-				   "hog's poll"),
+	cr_expect(strstr(output(),
+			 "runqueue 4.00ms (22%) behind stress[4567] inside task 1 "
+			 "hog's poll"),
 		  "%s", output());
-	cr_expect(strstr(output(), "blocked 1.00ms (6%) in clock_nanosleep"), "%s", output());
+	cr_expect(strstr(output(), "blocked 1.00ms (6%) in clock_nanosleep"), "%s",
+		  output());
 }
 
 Test(delays, json_carries_the_same_causes)
@@ -332,9 +340,10 @@ Test(delays, json_carries_the_same_causes)
 	cr_expect(strstr(output(), "\"delays\":[{\"task\":2,\"task_name\":\"victim\","
 				   "\"delay_ns\":18000000,\"woken_ns\":2000000"),
 		  "%s", output());
-	cr_expect(strstr(output(), "{\"what\":\"poll\",\"ns\":13000000,\"task\":1,\"task_name\":"
-				   "\"hog\",\"poll\":0,\"stack\":[\"hog_spin\",\"hog_inner\","
-				   "\"hog_poll\"]}"),
+	cr_expect(strstr(output(),
+			 "{\"what\":\"poll\",\"ns\":13000000,\"task\":1,\"task_name\":"
+			 "\"hog\",\"poll\":0,\"stack\":[\"hog_spin\",\"hog_inner\","
+			 "\"hog_poll\"]}"),
 		  "%s", output());
 	cr_expect(strstr(output(), "\"holder\":{\"pid\":4567,\"comm\":\"stress\"}"), "%s",
 		  output());
@@ -361,11 +370,12 @@ Test(delays, a_parked_poller_points_at_the_busy_waker)
 	do_join();
 	cr_assert_eq(analysis__delays(OC, D, &o, out), 0);
 	cr_log_info("\n%s", output());
-	cr_expect(strstr(output(), "  task 1 hog  "), "woken by the task polled on worker-0: %s",
-		  output());
+	cr_expect(strstr(output(), "  task 1 hog  "),
+		  "woken by the task polled on worker-0: %s", output());
 	cr_expect(strstr(output(), "parked 8.00ms (94%)"), "%s", output());
-	cr_expect(strstr(output(), "meanwhile on worker-0[20], which woke it: polling task 1 "
-				   "hog 8.50ms (100%)"),
+	cr_expect(strstr(output(),
+			 "meanwhile on worker-0[20], which woke it: polling task 1 "
+			 "hog 8.50ms (100%)"),
 		  "%s", output());
 }
 

@@ -43,8 +43,8 @@ Test(duration, reads_fractions_exactly)
 Test(duration, rejects_a_bare_number_and_unknown_units)
 {
 	static const char *const bad[] = {
-	    "5",     "1.5",  "",   "ms",   "1 ms", " 1ms",   "1ms ", "-1ms",  "+1ms",
-	    "1e3us", "1.ms", "1m", "1sec", "1MS",  "0x10ms", "1h",   "1.2.3s"};
+		"5",	 "1.5",	 "",   "ms",   "1 ms", " 1ms",	 "1ms ", "-1ms",  "+1ms",
+		"1e3us", "1.ms", "1m", "1sec", "1MS",  "0x10ms", "1h",	 "1.2.3s"};
 	uint64_t ns = 7;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -417,15 +417,15 @@ Test(exitwatch, verdicts_in_words)
 
 	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)), "exit 3");
 	r = (struct exitwatch_result){
-	    .how = EXITWATCH_SIGNALED, .status = SIGKILL, .oom = 1};
+		.how = EXITWATCH_SIGNALED, .status = SIGKILL, .oom = 1};
 	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)),
 			 "signal 9 (SIGKILL) by the OOM killer");
 	r = (struct exitwatch_result){
-	    .how = EXITWATCH_SIGNALED, .status = SIGTERM, .sender = 1234};
+		.how = EXITWATCH_SIGNALED, .status = SIGTERM, .sender = 1234};
 	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)),
 			 "signal 15 (SIGTERM) from pid 1234");
 	r = (struct exitwatch_result){
-	    .how = EXITWATCH_SIGNALED, .status = SIGSEGV, .core = 1};
+		.how = EXITWATCH_SIGNALED, .status = SIGSEGV, .core = 1};
 	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)),
 			 "signal 11 (SIGSEGV, dumps core)");
 	r = (struct exitwatch_result){.how = EXITWATCH_SIGNALED, .status = SIGRTMIN + 2};
@@ -439,6 +439,6 @@ Test(exitwatch, verdicts_in_words)
 	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)), "unknown");
 	/* cut, not overrun */
 	r = (struct exitwatch_result){
-	    .how = EXITWATCH_SIGNALED, .status = SIGTERM, .sender = 1};
+		.how = EXITWATCH_SIGNALED, .status = SIGTERM, .sender = 1};
 	cr_expect_str_eq(exitwatch_describe(&r, b, 8), "signal ");
 }

@@ -20,7 +20,6 @@
 TestSuite(flame, .init = setup, .fini = teardown);
 TestSuite(tasks, .init = setup, .fini = teardown);
 
-
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -61,19 +60,21 @@ Test(flame, frame_label_names_symbol_module_or_address)
 	uint32_t m = sy_frame(&T, 0x5678, NULL, "/usr/lib/libfoo.so.1", 0x78, 0);
 	uint32_t x = sy_frame(&T, 0xdeadbeef, NULL, NULL, 0, 0);
 	uint32_t k =
-	    sy_frame(&T, 0xffffffff81000000ULL, "do_syscall_64", "[kernel]", 16, 1);
+		sy_frame(&T, 0xffffffff81000000ULL, "do_syscall_64", "[kernel]", 16, 1);
 	uint32_t ku = sy_frame(&T, 0xffffffffa0001000ULL, NULL, "[kernel]", 0x1000, 1);
 
 	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)), "ns::f:g?h");
 	cr_assert_str_eq(analysis_frame_label(&T, m, b, sizeof(b)), "libfoo.so.1+0x78");
 	cr_assert_str_eq(analysis_frame_label(&T, x, b, sizeof(b)), "0xdeadbeef");
 	cr_assert_str_eq(analysis_frame_label(&T, k, b, sizeof(b)), "do_syscall_64_[k]");
-	cr_assert_str_eq(analysis_frame_label(&T, ku, b, sizeof(b)), "[kernel]+0x1000_[k]");
+	cr_assert_str_eq(analysis_frame_label(&T, ku, b, sizeof(b)),
+			 "[kernel]+0x1000_[k]");
 	/* cut to fit, the kernel suffix survives */
 	cr_assert_str_eq(analysis_frame_label(&T, k, b, 10), "do_sy_[k]");
 	/* an inlined function is marked, also when cut */
 	T.frames[a].inlined = 1;
-	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)), "ns::f:g?h [inlined]");
+	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)),
+			 "ns::f:g?h [inlined]");
 	cr_assert_str_eq(analysis_frame_label(&T, a, b, 14), "ns: [inlined]");
 	cr_assert_str_eq(analysis_frame_label(&T, 99, b, sizeof(b)), "[bad frame 99]");
 }
@@ -91,13 +92,18 @@ Test(flame, frame_label_cut_keeps_whole_utf8_characters)
 Test(flame, names_show_no_controls_nor_invalid_utf8)
 {
 	char b[64];
-	uint32_t a = sy_frame(&T, 0x10, "f\x1b[2J\xc2\x9b\x9b\xc0\x80\xed\xa0\x80;g\xc3\xa9", NULL,
-			      0, 0);
-	uint32_t m = sy_frame(&T, 0x20, NULL, "/lib/li\xc2\x85" "b\x1b.so", 0x10, 0);
+	uint32_t a =
+		sy_frame(&T, 0x10, "f\x1b[2J\xc2\x9b\x9b\xc0\x80\xed\xa0\x80;g\xc3\xa9",
+			 NULL, 0, 0);
+	uint32_t m = sy_frame(&T, 0x20, NULL,
+			      "/lib/li\xc2\x85"
+			      "b\x1b.so",
+			      0x10, 0);
 
 	/* ESC, U+009B as UTF-8 (one '?') and raw, an overlong NUL and a
 	 * surrogate (a '?' a byte); ';' is the folded separator */
-	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)), "f?[2J???????:g\xc3\xa9");
+	cr_assert_str_eq(analysis_frame_label(&T, a, b, sizeof(b)),
+			 "f?[2J???????:g\xc3\xa9");
 	cr_assert_str_eq(analysis_frame_label(&T, m, b, sizeof(b)), "li?b?.so+0x10");
 	analysis_clean_name("task\xc2\x9b\n;x\xf4\x90\x80\x80\xe4\xb8\xad", b, sizeof(b));
 	cr_assert_str_eq(b, "task??:x????\xe4\xb8\xad");
@@ -216,7 +222,7 @@ Test(flame, svg_is_wellformed_and_escapes_labels)
 		cr_assert_eq(xmllint(svg), 0, "xmllint rejected the SVG");
 	else
 		cr_log_info(
-		    "xmllint not installed: well-formedness checked by hand only");
+			"xmllint not installed: well-formedness checked by hand only");
 }
 
 Test(flame, svg_leaves_out_frames_under_a_tenth_of_a_pixel)
@@ -279,19 +285,24 @@ Test(tasks, table_lists_polls_and_longest)
 	cr_log_info("\n%s", o);
 	/* 3 samples at 1000 Hz are 3ms of CPU, 10% of one CPU over 30ms */
 	cr_assert_str_eq(
-	    o,
-	    "TASK      NAME  POLLS        CPU    CPU%  TOTAL-POLL  MEAN-POLL  LONGEST-POLL  "
-	    "WAKES  DELAY-P50  DELAY-P99  DELAY-MAX\n"
-	    "7         net       2     3.00ms   10.0%      13.8ms     6.90ms        12.3ms      "
-	    "2        0ns      750us      750us\n"
-	    "8         -         1     1.00ms    3.3%       850us      850us         850us      "
-	    "1        0ns        0ns        0ns\n"
-	    "9         idle      0        0ns    0.0%           -          -             -      "
-	    "0          -          -          -\n"
-	    "# 3 of 3 tasks, by CPU\n"
-	    "# CPU: sampled CPU time inside the polls (sampling periods x 1/frequency); CPU%: "
-	    "of one CPU over the 30.0ms recorded\n"
-	    "# sampled CPU: 4.00ms in polls (80.0%), 1.00ms outside polls (20.0%)\n");
+		o,
+		"TASK      NAME  POLLS        CPU    CPU%  TOTAL-POLL  MEAN-POLL  "
+		"LONGEST-POLL  "
+		"WAKES  DELAY-P50  DELAY-P99  DELAY-MAX\n"
+		"7         net       2     3.00ms   10.0%      13.8ms     6.90ms        "
+		"12.3ms      "
+		"2        0ns      750us      750us\n"
+		"8         -         1     1.00ms    3.3%       850us      850us         "
+		"850us      "
+		"1        0ns        0ns        0ns\n"
+		"9         idle      0        0ns    0.0%           -          -         "
+		"    -      "
+		"0          -          -          -\n"
+		"# 3 of 3 tasks, by CPU\n"
+		"# CPU: sampled CPU time inside the polls (sampling periods x "
+		"1/frequency); CPU%: "
+		"of one CPU over the 30.0ms recorded\n"
+		"# sampled CPU: 4.00ms in polls (80.0%), 1.00ms outside polls (20.0%)\n");
 }
 
 Test(tasks, grouped_by_name_sorted_and_limited)
@@ -307,11 +318,14 @@ Test(tasks, grouped_by_name_sorted_and_limited)
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(analysis__tasks(J, NULL, &o, out), 0);
 	cr_log_info("\n%s", output());
-	cr_assert(!strncmp(output(), "NAME    TASKS  POLLS        CPU", 31), "%s", output());
-	cr_assert(strstr(output(), "\nshort       2      2          -       -      2.00ms"),
-		  "%s", output());
+	cr_assert(!strncmp(output(), "NAME    TASKS  POLLS        CPU", 31), "%s",
+		  output());
+	cr_assert(
+		strstr(output(), "\nshort       2      2          -       -      2.00ms"),
+		"%s", output());
 	cr_assert(!strstr(output(), "\nlong"), "limited to one row: %s", output());
-	cr_assert(strstr(output(), "# 1 of 2 task names (3 tasks), by polls; --limit 0 for all\n"),
+	cr_assert(strstr(output(),
+			 "# 1 of 2 task names (3 tasks), by polls; --limit 0 for all\n"),
 		  "%s", output());
 }
 
@@ -375,11 +389,11 @@ static void scale(int mixed)
 		}
 	for (uint32_t i = 0; i < 1000000; i++) {
 		uint64_t time =
-		    (uint64_t)(i / nthr) * 2003 % ((uint64_t)polls_per * 10000);
+			(uint64_t)(i / nthr) * 2003 % ((uint64_t)polls_per * 10000);
 		uint32_t th = i % nthr;
 		uint64_t task = 1 + (time / 10000 * 7 + th) % 5000;
-		uint32_t stack =
-		    mixed ? (i * 2654435761u) % nstacks : (task * 37 + i % 8) % nstacks;
+		uint32_t stack = mixed ? (i * 2654435761u) % nstacks
+				       : (task * 37 + i % 8) % nstacks;
 
 		sy_sample(&T, time, 100 + th, stack, 1);
 	}
@@ -424,7 +438,8 @@ Test(tasks, long_names_keep_their_own_name)
 			  "method(int, char const*)",
 			  40, b, sizeof(b));
 	cr_expect_str_eq(b, "ns::detail::Type<..>::method(..)");
-	analysis_fit_name("a_very_long_c_function_name_that_goes_on_and_on", 20, b, sizeof(b));
+	analysis_fit_name("a_very_long_c_function_name_that_goes_on_and_on", 20, b,
+			  sizeof(b));
 	cr_expect_str_eq(b, "a_very_long_c_func..");
 	analysis_fit_name("fits", 20, b, sizeof(b));
 	cr_expect_str_eq(b, "fits");

@@ -11,7 +11,7 @@
 #include "tests/unit/memout.h"
 #include "tests/unit/synth_trace.h"
 
-static struct trace A, B;	/* base, new */
+static struct trace A, B; /* base, new */
 static struct join *JA, *JB;
 
 static void setup(void)
@@ -99,9 +99,11 @@ Test(flame_diff, svg_normalizes_the_base_and_colours_the_change)
 	hot = strstr(s, "<title>hot (");
 	cold = strstr(s, "<title>cold (");
 	cr_assert(hot && cold, "%s", s);
-	cr_assert(!strncmp(hot, "<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; new 20 "
-				"samples, normalized; raw base 20)</title>",
-			   strlen("<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; new 20 "
+	cr_assert(!strncmp(hot,
+			   "<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; new 20 "
+			   "samples, normalized; raw base 20)</title>",
+			   strlen("<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; "
+				  "new 20 "
 				  "samples, normalized; raw base 20)</title>")),
 		  "%.200s", hot);
 	cr_assert(strstr(hot, "fill=\"rgb(255,45,45)\""), "%.300s", hot);
@@ -124,7 +126,7 @@ Test(flame_diff, same_profile_is_all_zero_change)
 	s = output();
 	for (p = s; (p = strstr(p, "fill=\"rgb(")); p++, frames++)
 		cr_assert(!strncmp(p, "fill=\"rgb(250,250,250)", 22), "%.60s", p);
-	cr_assert_eq(frames, 6);	/* all, srv, main, hot, cold, gone */
+	cr_assert_eq(frames, 6); /* all, srv, main, hot, cold, gone */
 	cr_assert(strstr(s, "; +0.0%: base 5 -&gt; new 5 samples)"));
 }
 

@@ -70,9 +70,9 @@ static void frame_of(const char *s, const char *label, int rgb[3], long *y)
 	p = strstr(p, "<rect ");
 	cr_assert(p);
 	cr_assert_eq(sscanf(strstr(p, " y=\"") + 4, "%ld", y), 1);
-	cr_assert_eq(
-	    sscanf(strstr(p, "fill=\"rgb(") + 10, "%d,%d,%d", &rgb[0], &rgb[1], &rgb[2]),
-	    3);
+	cr_assert_eq(sscanf(strstr(p, "fill=\"rgb(") + 10, "%d,%d,%d", &rgb[0], &rgb[1],
+			    &rgb[2]),
+		     3);
 }
 
 /* 2,000 root tasks with a few frames each: equal weights (each task under

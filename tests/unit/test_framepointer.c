@@ -21,17 +21,17 @@ TestSuite(framepointer);
 /* A few functions of some size that call each other: what -O2 keeps out
  * of line and gives an FDE each. */
 static const char src[] =
-    "volatile unsigned long sink;\n"
-    "__attribute__((noinline)) unsigned long leafy(unsigned long x)\n"
-    "{ for (int i = 0; i < 100; i++) sink += x * i; return sink; }\n"
-    "__attribute__((noinline)) unsigned long mid(int d)\n"
-    "{ unsigned long r = d ? mid(d - 1) : leafy(3); sink += r; return r + 1; }\n"
-    "__attribute__((noinline)) unsigned long top(int n)\n"
-    "{ unsigned long a = 0; for (int i = 0; i < n; i++) a += mid(i); return a; }\n"
-    "__attribute__((noinline)) unsigned long other(int n)\n"
-    "{ char buf[64]; for (int i = 0; i < 64; i++) buf[i] = (char)(n + i);\n"
-    "  return top(buf[n & 63]) + leafy(buf[3]); }\n"
-    "int main(int argc, char **argv) { (void)argv; return (int)other(argc); }\n";
+	"volatile unsigned long sink;\n"
+	"__attribute__((noinline)) unsigned long leafy(unsigned long x)\n"
+	"{ for (int i = 0; i < 100; i++) sink += x * i; return sink; }\n"
+	"__attribute__((noinline)) unsigned long mid(int d)\n"
+	"{ unsigned long r = d ? mid(d - 1) : leafy(3); sink += r; return r + 1; }\n"
+	"__attribute__((noinline)) unsigned long top(int n)\n"
+	"{ unsigned long a = 0; for (int i = 0; i < n; i++) a += mid(i); return a; }\n"
+	"__attribute__((noinline)) unsigned long other(int n)\n"
+	"{ char buf[64]; for (int i = 0; i < 64; i++) buf[i] = (char)(n + i);\n"
+	"  return top(buf[n & 63]) + leafy(buf[3]); }\n"
+	"int main(int argc, char **argv) { (void)argv; return (int)other(argc); }\n";
 
 static char dir[] = "/tmp/d9fp.XXXXXX";
 
@@ -45,7 +45,8 @@ static void build(const char *name, const char *flags)
 	cr_assert(f);
 	fputs(src, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cc -O2 -g %s -o %s/%s %s/fp.c", flags, dir, name, dir);
+	snprintf(cmd, sizeof(cmd), "cc -O2 -g %s -o %s/%s %s/fp.c", flags, dir, name,
+		 dir);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
@@ -82,7 +83,8 @@ Test(framepointer, a_module_built_with_frame_pointers_keeps_them, .init = setup,
 	unsigned int with, of;
 
 	cr_assert_eq(judge("with", &with, &of), 1);
-	cr_expect_geq(of, 3, "other, top, mid (leafy sets up no frame, main is short): %u", of);
+	cr_expect_geq(of, 3,
+		      "other, top, mid (leafy sets up no frame, main is short): %u", of);
 	cr_expect_geq(with * 10, of * 8, "%u of %u", with, of);
 	cr_assert_eq(judge("libwith.so", &with, &of), 1);
 }
@@ -144,8 +146,9 @@ Test(framepointer, call_graph_modes_parse_as_perf_writes_them)
 {
 	enum record_callgraph_mode m;
 	unsigned int b;
-	static const char *const bad[] = {"", "lbr", "dwarf,", "dwarf,0", "dwarf,12",
-					  "dwarf,40000", "dwarf8192", "fp,512", "dwarf,8k"};
+	static const char *const bad[] = {"",	       "lbr",	   "dwarf,",
+					  "dwarf,0",   "dwarf,12", "dwarf,40000",
+					  "dwarf8192", "fp,512",   "dwarf,8k"};
 
 	cr_assert_eq(record_callgraph_parse("fp", &m, &b), 0);
 	cr_expect_eq(m, RECORD_CALLGRAPH_FP);
@@ -159,7 +162,8 @@ Test(framepointer, call_graph_modes_parse_as_perf_writes_them)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		m = RECORD_CALLGRAPH_FP;
 		b = 1;
-		cr_expect_eq(record_callgraph_parse(bad[i], &m, &b), -EINVAL, "'%s'", bad[i]);
+		cr_expect_eq(record_callgraph_parse(bad[i], &m, &b), -EINVAL, "'%s'",
+			     bad[i]);
 		cr_expect_eq(m, RECORD_CALLGRAPH_FP);
 		cr_expect_eq(b, 1);
 	}

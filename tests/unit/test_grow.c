@@ -33,7 +33,8 @@ Test(grow, overflow_fails_and_leaves_the_array)
 
 	cr_assert_eq(LIB_GROW(v, cap, 4), 0);
 	was = v;
-	cr_assert_eq(LIB_GROW(v, cap, SIZE_MAX / 4), -ENOMEM, "elements * size overflows");
+	cr_assert_eq(LIB_GROW(v, cap, SIZE_MAX / 4), -ENOMEM,
+		     "elements * size overflows");
 	cr_assert_eq(LIB_GROW(v, cap, SIZE_MAX), -ENOMEM, "the count overflows doubling");
 	cr_assert_eq(v, was);
 	cr_assert_eq(cap, 16);

@@ -17,49 +17,50 @@
 /* Code inlined twice deep into an out-of-line function: some instruction
  * of host is inner's (in outer), some outer's alone. */
 static const char c_src[] =
-    "volatile unsigned long sink;\n"
-    "static inline __attribute__((always_inline)) void inner(int i)\n"
-    "{ sink = sink * 31 + (unsigned long)i; }\n"
-    "static inline __attribute__((always_inline)) void outer(int n)\n"
-    "{ for (int i = 0; i < n; i++) { int j = i * 3; inner(j); } sink ^= 7; }\n"
-    "__attribute__((noinline)) void host(int n) { outer(n); sink += 3; }\n"
-    "int main(int argc, char **argv) { host(argc); return 0; }\n";
+	"volatile unsigned long sink;\n"
+	"static inline __attribute__((always_inline)) void inner(int i)\n"
+	"{ sink = sink * 31 + (unsigned long)i; }\n"
+	"static inline __attribute__((always_inline)) void outer(int n)\n"
+	"{ for (int i = 0; i < n; i++) { int j = i * 3; inner(j); } sink ^= 7; }\n"
+	"__attribute__((noinline)) void host(int n) { outer(n); sink += 3; }\n"
+	"int main(int argc, char **argv) { host(argc); return 0; }\n";
 
 /* The same in C++, in a namespace: names come out mangled (the linkage
  * name), for the caller to demangle. */
 static const char cxx_src[] =
-    "volatile unsigned long sink;\n"
-    "namespace ns {\n"
-    "inline __attribute__((always_inline)) void inner(int i)\n"
-    "{ sink = sink * 31 + (unsigned long)i; }\n"
-    "}\n"
-    "__attribute__((noinline)) void host(int n)\n"
-    "{ for (int i = 0; i < n; i++) ns::inner(i); sink += 3; }\n"
-    "int main(int argc, char **argv) { host(argc); return 0; }\n";
+	"volatile unsigned long sink;\n"
+	"namespace ns {\n"
+	"inline __attribute__((always_inline)) void inner(int i)\n"
+	"{ sink = sink * 31 + (unsigned long)i; }\n"
+	"}\n"
+	"__attribute__((noinline)) void host(int n)\n"
+	"{ for (int i = 0; i < n; i++) ns::inner(i); sink += 3; }\n"
+	"int main(int argc, char **argv) { host(argc); return 0; }\n";
 
 /* rustc's DWARF: crates are units of namespaces, some of whose DIEs
  * libdw's dwarf_getscopes() cannot read. */
 static const char rust_src[] =
-    "use std::hint::black_box;\n"
-    "#[inline(always)]\n"
-    "fn inner(x: u64) -> u64 { x.wrapping_mul(31).wrapping_add(7) }\n"
-    "#[inline(always)]\n"
-    "fn outer(n: u64) -> u64 { let mut s = 0; for i in 0..n { s = inner(s ^ i); } s }\n"
-    "#[no_mangle]\n"
-    "#[inline(never)]\n"
-    "pub fn host(n: u64) -> u64 { outer(n) }\n"
-    "fn main() { println!(\"{}\", host(black_box(100))); }\n";
+	"use std::hint::black_box;\n"
+	"#[inline(always)]\n"
+	"fn inner(x: u64) -> u64 { x.wrapping_mul(31).wrapping_add(7) }\n"
+	"#[inline(always)]\n"
+	"fn outer(n: u64) -> u64 { let mut s = 0; for i in 0..n { s = inner(s ^ i); } s "
+	"}\n"
+	"#[no_mangle]\n"
+	"#[inline(never)]\n"
+	"pub fn host(n: u64) -> u64 { outer(n) }\n"
+	"fn main() { println!(\"{}\", host(black_box(100))); }\n";
 
 /* Inlined across files by LTO: the abstract origin is in another unit. */
 static const char lto_a_src[] =
-    "void other(int n);\n"
-    "extern volatile unsigned long sink;\n"
-    "__attribute__((noinline)) void host(int n) { other(n); sink += 3; }\n"
-    "int main(int argc, char **argv) { host(argc); return 0; }\n";
+	"void other(int n);\n"
+	"extern volatile unsigned long sink;\n"
+	"__attribute__((noinline)) void host(int n) { other(n); sink += 3; }\n"
+	"int main(int argc, char **argv) { host(argc); return 0; }\n";
 static const char lto_b_src[] =
-    "volatile unsigned long sink;\n"
-    "void other(int n)\n"
-    "{ for (int i = 0; i < n; i++) sink = sink * 31 + (unsigned long)i; }\n";
+	"volatile unsigned long sink;\n"
+	"void other(int n)\n"
+	"{ for (int i = 0; i < n; i++) sink = sink * 31 + (unsigned long)i; }\n";
 
 static char dir[] = "/tmp/d9-inline-XXXXXX";
 static Dwfl *dwfl;
@@ -114,9 +115,9 @@ static void build(const char *cc, const char *flags, const char *srcs)
 static Dwfl_Module *open_prog(void)
 {
 	static const Dwfl_Callbacks cb = {
-	    .find_elf = dwfl_build_id_find_elf,
-	    .find_debuginfo = dwfl_standard_find_debuginfo,
-	    .section_address = dwfl_offline_section_address,
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
 	};
 	char path[128];
 	Dwfl_Module *mod;
@@ -139,7 +140,7 @@ static void find_fn(Dwfl_Module *mod, const char *name, GElf_Addr *addr, GElf_Xw
 	for (i = 0; i < n; i++) {
 		GElf_Sym sym;
 		const char *s =
-		    dwfl_module_getsym_info(mod, i, &sym, addr, NULL, NULL, NULL);
+			dwfl_module_getsym_info(mod, i, &sym, addr, NULL, NULL, NULL);
 
 		if (s && !strcmp(s, name) && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
 			*size = sym.st_size;

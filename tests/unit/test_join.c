@@ -224,8 +224,9 @@ Test(join, a_threads_last_record_may_be_an_event_or_a_switch)
 	for (size_t i = 0; i < J->npolls; i++) {
 		static const uint64_t want[] = {0, 700, 3500, 9000};
 
-		cr_expect_eq(J->polls[i].end, want[J->polls[i].tid], "tid %" PRIu32 ": %" PRIu64,
-			     J->polls[i].tid, J->polls[i].end);
+		cr_expect_eq(J->polls[i].end, want[J->polls[i].tid],
+			     "tid %" PRIu32 ": %" PRIu64, J->polls[i].tid,
+			     J->polls[i].end);
 		cr_expect(J->polls[i].open_end);
 	}
 }
@@ -272,8 +273,8 @@ Test(join, a_gap_ends_the_polls_open_at_its_start_and_threads_start_afresh_after
 	sy_event(&T, 4500, 2, TRACE_EV_POLL_END, 6);
 	sy_poll(&T, 2, 5, 600, 800);
 	sy_sample(&T, 900, 1, 0, 1);
-	sy_sample(&T, 2000, 1, 0, 1);	/* in the gap */
-	sy_sample(&T, 3000, 2, 0, 1);	/* in the gap */
+	sy_sample(&T, 2000, 1, 0, 1); /* in the gap */
+	sy_sample(&T, 3000, 2, 0, 1); /* in the gap */
 	sy_sample(&T, 4200, 2, 0, 1);
 	do_join();
 	cr_assert_eq(J->ngaps, 1);
@@ -334,7 +335,8 @@ Test(join, after_several_gaps_a_first_end_starts_at_the_last_ones_end)
 
 Test(join, gaps_are_read_sorted_and_merged_and_malformed_ones_left_out)
 {
-	static const char *bad[] = {"x-1", "7000-", "9-3", "3000-3500junk", "-5-6", "", "5"};
+	static const char *bad[] = {"x-1",  "7000-", "9-3", "3000-3500junk",
+				    "-5-6", "",	     "5"};
 
 	sy_meta(&T, "shim_gap", "5000-6000");
 	sy_meta(&T, "shim_gap", "1000-2000");
@@ -454,7 +456,7 @@ Test(join, tasks_sorted_with_stats_and_unpolled_ones)
 {
 	sy_task(&T, 30, "idle");
 	sy_task(&T, 10, "old");
-	sy_task(&T, 10, "worker");	     /* renamed: the last name wins */
+	sy_task(&T, 10, "worker");		/* renamed: the last name wins */
 	sy_event(&T, 5, 1, TRACE_EV_SPAWN, 40); /* unnamed, never polled */
 	sy_poll(&T, 1, 10, 100, 200);
 	sy_poll(&T, 2, 10, 150, 450);
@@ -579,8 +581,9 @@ static char *all_outputs(const struct trace *t)
 		fprintf(f, "rc %d\n", analysis__offcpu(oc, &oo, f));
 		fprintf(f, "rc %d\n", analysis__poll_flame(oc, &pf, f));
 	}
-	fprintf(f, "polls %zu tasks %zu unmatched %" PRIu64 " samples %" PRIu64 "/%" PRIu64
-		   " span %" PRIu64 "..%" PRIu64 "\n",
+	fprintf(f,
+		"polls %zu tasks %zu unmatched %" PRIu64 " samples %" PRIu64 "/%" PRIu64
+		" span %" PRIu64 "..%" PRIu64 "\n",
 		j->npolls, j->ntasks, j->unmatched_ends, j->samples_in_polls, j->samples,
 		j->start_time, j->end_time);
 	cr_assert_eq(j->npolls, jl->npolls);
@@ -621,7 +624,9 @@ static void write_synthetic(const char *path, int finish)
 	/* thread 11: 3000 polls of 6 us every 10 us, tasks 1..9 */
 	for (uint64_t k = 0; k < 3000; k++) {
 		uint64_t t0 = 100000 + k * 10000;
-		struct trace_event b = {.time = t0, .task = 1 + k % 9, .tid = 11,
+		struct trace_event b = {.time = t0,
+					.task = 1 + k % 9,
+					.tid = 11,
 					.type = TRACE_EV_POLL_BEGIN};
 		struct trace_event e = b;
 
@@ -636,17 +641,28 @@ static void write_synthetic(const char *path, int finish)
 	}
 	/* thread 12: out of order, with an END first */
 	{
-		static const struct { uint64_t t; uint32_t type; uint64_t task; } ev[] = {
-			{500000, TRACE_EV_POLL_END, 4},	{900000, TRACE_EV_POLL_BEGIN, 5},
-			{700000, TRACE_EV_POLL_BEGIN, 3},	{800000, TRACE_EV_POLL_END, 3},
-			{950000, TRACE_EV_POLL_END, 5},	{990000, TRACE_EV_THREAD_STOP, 0},
-			{1200000, TRACE_EV_THREAD_START, 0}, {1300000, TRACE_EV_POLL_BEGIN, 6},
-			{1300000, TRACE_EV_POLL_END, 6},	{1400000, TRACE_EV_PARK, 0},
+		static const struct {
+			uint64_t t;
+			uint32_t type;
+			uint64_t task;
+		} ev[] = {
+			{500000, TRACE_EV_POLL_END, 4},
+			{900000, TRACE_EV_POLL_BEGIN, 5},
+			{700000, TRACE_EV_POLL_BEGIN, 3},
+			{800000, TRACE_EV_POLL_END, 3},
+			{950000, TRACE_EV_POLL_END, 5},
+			{990000, TRACE_EV_THREAD_STOP, 0},
+			{1200000, TRACE_EV_THREAD_START, 0},
+			{1300000, TRACE_EV_POLL_BEGIN, 6},
+			{1300000, TRACE_EV_POLL_END, 6},
+			{1400000, TRACE_EV_PARK, 0},
 			{1500000, TRACE_EV_UNPARK, 0},
 		};
 		for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
-			struct trace_event e = {.time = ev[i].t, .task = ev[i].task,
-						.tid = 12, .type = ev[i].type};
+			struct trace_event e = {.time = ev[i].t,
+						.task = ev[i].task,
+						.tid = 12,
+						.type = ev[i].type};
 
 			cr_assert_eq(trace_writer__event(w, &e), 0);
 		}
@@ -655,8 +671,8 @@ static void write_synthetic(const char *path, int finish)
 	for (uint64_t k = 0; k < 40; k++) {
 		uint64_t t0 = 2000000000ULL + k * 6000000000ULL / 7;
 		uint64_t len = k % 10 == 3 ? 5000000000ULL : 2000 + k;
-		struct trace_event b = {.time = t0, .task = 7, .tid = 13,
-					.type = TRACE_EV_POLL_BEGIN};
+		struct trace_event b = {
+			.time = t0, .task = 7, .tid = 13, .type = TRACE_EV_POLL_BEGIN};
 		struct trace_event e = b;
 
 		if (k && k % 10 == 4)
@@ -669,8 +685,10 @@ static void write_synthetic(const char *path, int finish)
 	/* samples: thread 11 every 3 us, 12 and 13 here and there, 14 has no
 	 * events */
 	for (uint64_t k = 0; k < 12000; k++) {
-		struct trace_sample s = {.time = 100000 + k * 2500, .tid = 11,
-					 .stack = st[k % 16], .weight = k % 7 == 0 ? 0 : 1 + k % 3,
+		struct trace_sample s = {.time = 100000 + k * 2500,
+					 .tid = 11,
+					 .stack = st[k % 16],
+					 .weight = k % 7 == 0 ? 0 : 1 + k % 3,
 					 .sampler = TRACE_SAMPLER_PERF};
 
 		cr_assert_eq(trace_writer__sample(w, &s), 0);
@@ -686,8 +704,10 @@ static void write_synthetic(const char *path, int finish)
 	}
 	for (uint64_t k = 0; k < 50; k++) {
 		struct trace_switch sw = {.time = 100000 + k * 60000 + 1000,
-					  .time_in = 100000 + k * 60000 + 3000, .tid = 11,
-					  .stack = st[k % 16], .preempted = k % 4 == 0};
+					  .time_in = 100000 + k * 60000 + 3000,
+					  .tid = 11,
+					  .stack = st[k % 16],
+					  .preempted = k % 4 == 0};
 
 		cr_assert_eq(trace_writer__switch(w, &sw), 0);
 	}
@@ -713,9 +733,9 @@ Test(join, a_trace_walked_from_its_file_analyses_like_a_loaded_one)
 
 		write_synthetic(path, finish);
 		cr_assert_eq(trace__read(path, &full, &msg), 0);
-		cr_assert_eq(trace__read_opts(path,
-					      TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
-					      &streamed, &msg),
+		cr_assert_eq(trace__read_opts(
+				     path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+				     &streamed, &msg),
 			     0);
 		cr_assert_null(streamed->samples);
 		a = all_outputs(full);

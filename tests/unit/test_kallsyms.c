@@ -117,7 +117,8 @@ Test(kallsyms, lookup_boundaries, SYNTHETIC)
 
 Test(kallsyms, module_out_param_is_optional, SYNTHETIC)
 {
-	cr_expect_str_eq(kallsyms__lookup(syms, 0xffffffff81000101, NULL, NULL), "do_thing");
+	cr_expect_str_eq(kallsyms__lookup(syms, 0xffffffff81000101, NULL, NULL),
+			 "do_thing");
 }
 
 Test(kallsyms, all_zero_addresses_is_eperm)

@@ -36,15 +36,15 @@ Test(livestate, open_polls_parks_wakes_and_spawns_in_time_order)
 	const struct trace_event *o;
 	size_t n;
 
-	ev(1, TRACE_EV_SPAWN, 10, 1);	/* polled later: not open */
-	ev(2, TRACE_EV_SPAWN, 11, 1);	/* never polled: open */
+	ev(1, TRACE_EV_SPAWN, 10, 1); /* polled later: not open */
+	ev(2, TRACE_EV_SPAWN, 11, 1); /* never polled: open */
 	ev(3, TRACE_EV_WAKE, 10, 1);
-	ev(4, TRACE_EV_POLL_BEGIN, 10, 2);	/* in progress */
+	ev(4, TRACE_EV_POLL_BEGIN, 10, 2); /* in progress */
 	ev(5, TRACE_EV_PARK, 0, 3);
 	ev(6, TRACE_EV_PARK, 0, 4);
 	ev(7, TRACE_EV_UNPARK, 0, 4);
-	ev(8, TRACE_EV_WAKE, 12, 1);	/* pending */
-	ev(9, TRACE_EV_WAKE, 10, 1);	/* woken during its poll: pending too */
+	ev(8, TRACE_EV_WAKE, 12, 1); /* pending */
+	ev(9, TRACE_EV_WAKE, 10, 1); /* woken during its poll: pending too */
 	n = livestate__open(ls, &o);
 	cr_assert_eq(n, 5);
 	cr_assert_eq(o[0].type, TRACE_EV_SPAWN);
@@ -81,7 +81,7 @@ Test(livestate, a_spawn_or_wake_drained_after_the_poll_or_end_is_not_open)
 	ev(3, TRACE_EV_POLL_BEGIN, 21, 2);
 	ev(4, TRACE_EV_POLL_END, 21, 2);
 	ev(2, TRACE_EV_SPAWN, 21, 1);
-	ev(3, TRACE_EV_WAKE, 21, 1);	/* the wake its poll at 3 ms took */
+	ev(3, TRACE_EV_WAKE, 21, 1); /* the wake its poll at 3 ms took */
 	cr_assert_eq(livestate__open(ls, &o), 0);
 }
 
@@ -120,7 +120,8 @@ Test(livestate, past_its_max_what_is_over_goes_then_new_ones_are_refused)
 	/* a flood of wakes of new tasks, never polled: the ended ones go
 	 * first, then the table stays full */
 	for (uint64_t t = 1000; t < 1100; t++) {
-		e = (struct trace_event){.time = t * MS, .task = t, .tid = 1, .type = TRACE_EV_WAKE};
+		e = (struct trace_event){
+			.time = t * MS, .task = t, .tid = 1, .type = TRACE_EV_WAKE};
 		livestate__feed(ls, &e, NULL, 1);
 	}
 	cr_expect_eq(livestate__refused(ls), 100 - (64 - 20));
@@ -143,8 +144,8 @@ Test(livestate, long_polls_and_delays_are_hits_once_each)
 
 	livestate__set_limits(ls, 50 * MS, 10 * MS);
 	ev(0, TRACE_EV_WAKE, 1, 9);
-	ev(5, TRACE_EV_POLL_BEGIN, 1, 2);	/* delay 5 ms: no */
-	ev(60, TRACE_EV_POLL_END, 1, 2);	/* 55 ms: a hit */
+	ev(5, TRACE_EV_POLL_BEGIN, 1, 2); /* delay 5 ms: no */
+	ev(60, TRACE_EV_POLL_END, 1, 2);  /* 55 ms: a hit */
 	cr_assert_eq(livestate__hit(ls, &h), 1);
 	cr_assert_eq(h.kind, LIVESTATE_POLL);
 	cr_assert_eq(h.task, 1);
@@ -152,7 +153,7 @@ Test(livestate, long_polls_and_delays_are_hits_once_each)
 	cr_assert_eq(h.time, 60 * MS);
 	cr_assert_eq(livestate__hit(ls, &h), 0);
 	ev(61, TRACE_EV_WAKE, 1, 9);
-	ev(80, TRACE_EV_POLL_BEGIN, 1, 2);	/* delay 19 ms */
+	ev(80, TRACE_EV_POLL_BEGIN, 1, 2); /* delay 19 ms */
 	cr_assert_eq(livestate__hit(ls, &h), 1);
 	cr_assert_eq(h.kind, LIVESTATE_DELAY);
 	cr_assert_eq(h.ns, 19 * MS);
@@ -182,8 +183,8 @@ Test(livestate, whole_polls_match_their_events)
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		pick = (uint32_t)(x % 11);
-		r.tid = (uint32_t)((x >> 8) % 5);	/* 0: no thread */
-		r.task = (x >> 16) % 301;		/* 0: no task */
+		r.tid = (uint32_t)((x >> 8) % 5); /* 0: no thread */
+		r.task = (x >> 16) % 301;	  /* 0: no task */
 		now[r.tid] += 1 + (x >> 24) % (2 * MS);
 		r.time = now[r.tid];
 		if (pick < 5) {
@@ -192,8 +193,9 @@ Test(livestate, whole_polls_match_their_events)
 			if (len >= r.time)
 				len = r.time - 1;
 		} else {
-			static const uint32_t t[] = {TRACE_EV_WAKE, TRACE_EV_SPAWN, TRACE_EV_TASK_END,
-						     TRACE_EV_PARK, TRACE_EV_UNPARK, TRACE_EV_THREAD_STOP};
+			static const uint32_t t[] = {
+				TRACE_EV_WAKE, TRACE_EV_SPAWN,	TRACE_EV_TASK_END,
+				TRACE_EV_PARK, TRACE_EV_UNPARK, TRACE_EV_THREAD_STOP};
 			r.type = t[pick - 5];
 		}
 		cr_assert_eq(livestate__feed(ls, &r, &len, 1), 0);
@@ -203,8 +205,10 @@ Test(livestate, whole_polls_match_their_events)
 		g2 = livestate__hit(sp, &h2);
 		cr_assert_eq(g1, g2, "record %d: a hit in one only", i);
 		if (g1)
-			cr_assert(h1.kind == h2.kind && h1.task == h2.task && h1.tid == h2.tid &&
-				  h1.time == h2.time && h1.ns == h2.ns, "record %d: hits differ", i);
+			cr_assert(h1.kind == h2.kind && h1.task == h2.task &&
+					  h1.tid == h2.tid && h1.time == h2.time &&
+					  h1.ns == h2.ns,
+				  "record %d: hits differ", i);
 		if (i % 97)
 			continue;
 		n1 = livestate__open(ls, &o1);
@@ -212,7 +216,8 @@ Test(livestate, whole_polls_match_their_events)
 		cr_assert_eq(n1, n2, "record %d: %zu open vs %zu", i, n1, n2);
 		for (size_t j = 0; j < n1; j++)
 			cr_assert(o1[j].time == o2[j].time && o1[j].task == o2[j].task &&
-				  o1[j].tid == o2[j].tid && o1[j].type == o2[j].type,
+					  o1[j].tid == o2[j].tid &&
+					  o1[j].type == o2[j].type,
 				  "record %d: open entry %zu differs", i, j);
 		if (i % 970 == 0) {
 			livestate__purge(ls, r.time - 5 * MS);

@@ -79,7 +79,7 @@ Test(losses, counts_every_kind_with_the_data_it_affects)
 	sy_meta(&t, "offcpu stacks complete", "10/12");
 	sy_meta(&t, "wakeups lost", "8");
 	sy_meta(&t, "threads without a ring", "10");
-	sy_meta(&t, "shim_reattached", "1000");	/* a time each, not a count */
+	sy_meta(&t, "shim_reattached", "1000"); /* a time each, not a count */
 	sy_meta(&t, "shim_reattached", "2000");
 	sy_meta(&t, "shim garbage", "11");
 	n = analysis_losses(&t, LOSS_ALL, l);
@@ -103,8 +103,9 @@ Test(losses, a_view_sees_only_what_affects_its_data)
 	sy_meta(&t, "offcpu lost", "6");
 	cr_assert_eq(analysis_losses(&t, LOSS_POLLS, l), 0);
 	cr_assert_eq(analysis_losses(&t, LOSS_CPU | LOSS_POLLS, l), 1);
-	cr_assert_str_eq(analysis_losses_text(&t, LOSS_OFFCPU | LOSS_WAKEUPS, buf, sizeof(buf)),
-			 "lost: 6 switch records (ring full), 8 wakeups (ring full)");
+	cr_assert_str_eq(
+		analysis_losses_text(&t, LOSS_OFFCPU | LOSS_WAKEUPS, buf, sizeof(buf)),
+		"lost: 6 switch records (ring full), 8 wakeups (ring full)");
 	trace_free(&t);
 }
 
@@ -127,8 +128,9 @@ Test(losses, json_and_footer_say_it_once)
 	lib_json_object_end(&w);
 	cr_assert_eq(lib_json_finish(&w), 0);
 	fclose(f);
-	cr_assert_str_eq(s, "# lost: 3 samples (perf ring full), 1 shim records (shim ring full)\n"
-			    "{\"x\":1,\"losses\":{\"samples\":3,\"shim_records\":1}}\n");
+	cr_assert_str_eq(
+		s, "# lost: 3 samples (perf ring full), 1 shim records (shim ring full)\n"
+		   "{\"x\":1,\"losses\":{\"samples\":3,\"shim_records\":1}}\n");
 	free(s);
 }
 
@@ -149,8 +151,9 @@ Test(losses, cpu_stacks_without_a_thread_root_are_cut_short)
 {
 	static const char *const whole_c[] = {"spin", "rec", "main"};
 	static const char *const whole_thr[] = {"work", "start_thread", "clone3"};
-	static const char *const whole_rust[] = {
-	    "app::work", "std::sys::pal::unix::thread::Thread::new::thread_start::h0123456789abcdef"};
+	static const char *const whole_rust[] = {"app::work",
+						 "std::sys::pal::unix::thread::Thread::"
+						 "new::thread_start::h0123456789abcdef"};
 	static const char *const whole_libc[] = {"f", "__libc_start_call_main"};
 	static const char *const cut[] = {"spin", "rec", "rec"};
 	static const char *const unnamed[] = {"spin", NULL};
@@ -187,20 +190,23 @@ Test(losses, cpu_stacks_without_a_thread_root_are_cut_short)
 	sy_sample(&t, 4, 10, s_kernel, 1);
 	sy_sample(&t, 5, 11, s_unnamed, 1);
 	sy_sample(&t, 6, 11, s_thr, 1);
-	cr_assert_eq(analysis_losses(&t, LOSS_OFFCPU | LOSS_POLLS, l), 0, "CPU data only");
+	cr_assert_eq(analysis_losses(&t, LOSS_OFFCPU | LOSS_POLLS, l), 0,
+		     "CPU data only");
 	cr_assert_eq(analysis_losses(&t, LOSS_CPU, l), 1);
 	cr_expect_str_eq(l[0].key, "cpu_stacks_cut");
 	cr_expect_eq(l[0].count, 3);
 	cr_expect_str_eq(analysis_losses_text(&t, LOSS_ALL, buf, sizeof(buf)),
-			 "lost: 3 CPU stacks cut short (no thread root: record --call-graph dwarf)");
+			 "lost: 3 CPU stacks cut short (no thread root: record "
+			 "--call-graph dwarf)");
 	/* a sample more: counted again, not the count kept from before */
 	sy_sample(&t, 7, 11, s_cut, 1);
 	cr_assert_eq(analysis_losses(&t, LOSS_CPU, l), 1);
 	cr_expect_eq(l[0].count, 4);
 	/* recorded with dwarf already: the text points to no option */
 	sy_meta(&t, "call-graph", "dwarf,8192");
-	cr_expect_str_eq(analysis_losses_text(&t, LOSS_ALL, buf, sizeof(buf)),
-			 "lost: 4 CPU stacks cut short (no thread root, though unwound by CFI)");
+	cr_expect_str_eq(
+		analysis_losses_text(&t, LOSS_ALL, buf, sizeof(buf)),
+		"lost: 4 CPU stacks cut short (no thread root, though unwound by CFI)");
 	sy_free(&t);
 }
 

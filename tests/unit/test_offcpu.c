@@ -16,7 +16,6 @@
 
 TestSuite(offcpu, .init = setup, .fini = teardown);
 
-
 static void do_join(void)
 {
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
@@ -51,7 +50,7 @@ static void frames(void)
 	uint32_t futex = sy_frame(&T, 0xffffffff81000300, "futex_wait", "[kernel]", 0, 1);
 	uint32_t cns = sy_frame(&T, 0x7f0000001000, "clock_nanosleep", "libc.so.6", 0, 0);
 	uint32_t cw =
-	    sy_frame(&T, 0x7f0000002000, "pthread_cond_wait", "libc.so.6", 0, 0);
+		sy_frame(&T, 0x7f0000002000, "pthread_cond_wait", "libc.so.6", 0, 0);
 	uint32_t rd = sy_frame(&T, 0x401000, "demo_blocking_read", "demo", 0, 0);
 	uint32_t work = sy_frame(&T, 0x402000, "work", "demo", 0, 0);
 	uint32_t park = sy_frame(&T, 0x403000, "park_worker", "demo", 0, 0);
@@ -265,8 +264,9 @@ Test(offcpu, flame_weighs_microseconds_blocked_under_task_roots)
 	scenario();
 	offcpu_folded((struct offcpu_opts){0}, &res, 0);
 	cr_assert_eq(folded(P_BLOCK), 3000, "%s", output());
-	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"), 50,
-		     "%s", output());
+	cr_assert_eq(folded("task 2 "
+			    "cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
+		     50, "%s", output());
 	cr_assert_eq(folded("[no poll];main;read_config;futex_wait_[k];schedule_[k]"),
 		     100, "%s", output());
 	cr_assert_eq(res.intervals, 3);
@@ -326,7 +326,8 @@ Test(offcpu, task_keeps_one_tasks_time_and_an_unknown_task_is_enoent)
 	offcpu_folded((struct offcpu_opts){0}, NULL, 0);
 	cr_assert_null(strstr(output(), "blocker"));
 	cr_assert_null(strstr(output(), "[no poll]"));
-	cr_assert_eq(folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
+	cr_assert_eq(folded("task 2 "
+			    "cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
 		     50);
 	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 99}), -ENOENT);
 	offcpu_folded((struct offcpu_opts){0}, NULL, -ENOENT);
@@ -355,7 +356,8 @@ Test(offcpu, svg_says_its_unit_and_what_was_left_out)
 {
 	scenario();
 	cr_assert_eq(
-	    analysis__offcpu(OC, &(struct offcpu_opts){.min_block_ns = 10 * US}, out), 0);
+		analysis__offcpu(OC, &(struct offcpu_opts){.min_block_ns = 10 * US}, out),
+		0);
 	cr_assert(strstr(output(), "<svg"));
 	cr_assert(strstr(output(), "microseconds off-CPU"));
 	cr_assert(strstr(output(), "parked left out"));
@@ -374,8 +376,9 @@ Test(offcpu, poll_flame_puts_cpu_and_off_cpu_side_by_side_in_microseconds)
 	/* poll 1 is task 2: 3 samples at 1000 Hz = 3000 us, 50 us preempted */
 	cr_assert_eq(analysis__poll_flame(OC, &o, out), 0);
 	cr_assert_eq(folded("[cpu];main;run;work"), 3000, "%s", output());
-	cr_assert_eq(folded("[off-cpu];main;run;work;schedule_[k];[preempted];[runqueue]"), 50, "%s",
-		     output());
+	cr_assert_eq(
+		folded("[off-cpu];main;run;work;schedule_[k];[preempted];[runqueue]"), 50,
+		"%s", output());
 	cr_assert_eq(res.samples, 3);
 	cr_assert_eq(res.cpu_us, 3000);
 	cr_assert_eq(res.offcpu_us, 50);
@@ -472,7 +475,9 @@ Test(offcpu, polls_table_filters_by_duration_and_task_and_sorts_by_start)
 	buf = NULL;
 	out = open_memstream(&buf, &buflen);
 	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 2}), 0);
-	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){.sort = POLLS_BY_START}, out), 0);
+	cr_assert_eq(
+		analysis__polls(OC, &(struct polls_opts){.sort = POLLS_BY_START}, out),
+		0);
 	cr_assert_eq(rows(ids, 8), 2, "%s", output());
 	cr_assert_str_eq(ids[0], "0/2");
 	cr_assert_str_eq(ids[1], "2/2");
@@ -486,9 +491,9 @@ Test(offcpu, polls_table_limit_keeps_the_first_rows)
 	size_t shown;
 
 	scenario();
-	cr_assert_eq(
-	    analysis__polls(OC, &(struct polls_opts){.limit = 1, .shown = &shown}, out),
-	    0);
+	cr_assert_eq(analysis__polls(
+			     OC, &(struct polls_opts){.limit = 1, .shown = &shown}, out),
+		     0);
 	cr_assert_eq(rows(ids, 8), 1);
 	cr_assert_str_eq(ids[0], "0/1");
 	cr_assert_eq(shown, 1);
@@ -504,7 +509,8 @@ Test(offcpu, polls_table_without_off_cpu_data_shows_dashes_and_says_why)
 	do_join();
 	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
 	cr_assert(strstr(output(), "      -  work\n"), "%s", output());
-	cr_assert(strstr(output(), "# OFF-CPU, RUNQ: none, it was recorded with --no-offcpu"),
+	cr_assert(strstr(output(),
+			 "# OFF-CPU, RUNQ: none, it was recorded with --no-offcpu"),
 		  "%s", output());
 }
 

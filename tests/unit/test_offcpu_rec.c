@@ -183,8 +183,10 @@ Test(offcpu_rec, a_second_unwind_from_cached_rules_is_the_same)
 
 	offcpu_test_calls_libc();
 	cr_assert_eq(symbolizer__new(getpid(), &s), 0);
-	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, first, 64, &a), 0);
-	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, again, 64, &b), 0);
+	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, first, 64, &a),
+		     0);
+	cr_assert_eq(symbolizer__unwind(s, &cap.regs, cap.stack, cap.len, again, 64, &b),
+		     0);
 	cr_assert_geq(a.n, 5);
 	cr_expect_eq(a.n, b.n);
 	cr_expect_eq(a.end, b.end);
@@ -196,9 +198,9 @@ Test(offcpu_rec, a_second_unwind_from_cached_rules_is_the_same)
 }
 
 /* ustack_join on synthetic chains: @cfi and @fp joined must be @want. */
-static void expect_join(const uint64_t *cfi, unsigned int ncfi, int done, const uint64_t *fp,
-			unsigned int nfp, const uint64_t *want, unsigned int nwant,
-			int want_recovered)
+static void expect_join(const uint64_t *cfi, unsigned int ncfi, int done,
+			const uint64_t *fp, unsigned int nfp, const uint64_t *want,
+			unsigned int nwant, int want_recovered)
 {
 	uint64_t out[64];
 	int joined, recovered;

@@ -18,8 +18,8 @@
 #include "trace/trace.h"
 #include "tests/unit/writer.h"
 
-#define MS 1000000ULL
-#define T0 (1000 * MS)
+#define MS     1000000ULL
+#define T0     (1000 * MS)
 #define SEG_NS (100 * MS)
 
 static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
@@ -47,7 +47,8 @@ static void write_segment(int fd, unsigned k)
 {
 	struct trace_writer *w = new_writer(fd);
 	uint64_t start = T0 + k * SEG_NS, end = start + SEG_NS;
-	struct trace_counters c = {.start_time = start, .end_time = end, .lost_samples = 1};
+	struct trace_counters c = {
+		.start_time = start, .end_time = end, .lost_samples = 1};
 	uint32_t sa, sb;
 	char v[32];
 
@@ -63,7 +64,9 @@ static void write_segment(int fd, unsigned k)
 	/* the poll open at the start: polls begin at 20 + 50 n ms */
 	for (uint64_t b = T0 + 20 * MS; b < start; b += 50 * MS)
 		if (b + 30 * MS >= start) { /* its END at start is this segment's */
-			struct trace_event st = {.time = b, .task = 1, .tid = 7,
+			struct trace_event st = {.time = b,
+						 .task = 1,
+						 .tid = 7,
 						 .type = TRACE_EV_POLL_BEGIN};
 
 			cr_assert_eq(trace_writer__state(w, &st, 1), 0);
@@ -80,19 +83,26 @@ static void write_segment(int fd, unsigned k)
 		uint64_t rel = (t - T0) % (50 * MS);
 
 		if (t >= T0 + 20 * MS && rel == 20 * MS) {
-			struct trace_event e = {.time = t, .task = 1, .tid = 7,
+			struct trace_event e = {.time = t,
+						.task = 1,
+						.tid = 7,
 						.type = TRACE_EV_POLL_BEGIN};
 			cr_assert_eq(trace_writer__event(w, &e), 0);
 		}
 		if (t > T0 + 20 * MS && rel == 0) {
-			struct trace_event e = {.time = t, .task = 1, .tid = 7,
+			struct trace_event e = {.time = t,
+						.task = 1,
+						.tid = 7,
 						.type = TRACE_EV_POLL_END};
 			cr_assert_eq(trace_writer__event(w, &e), 0);
 		}
 		if ((t - start) % (10 * MS) == 5 * MS) {
 			int in = t >= T0 + 20 * MS && rel > 20 * MS;
-			struct trace_sample s = {.time = t, .tid = 7, .stack = in ? sa : sb,
-						 .weight = 1, .sampler = TRACE_SAMPLER_PERF};
+			struct trace_sample s = {.time = t,
+						 .tid = 7,
+						 .stack = in ? sa : sb,
+						 .weight = 1,
+						 .sampler = TRACE_SAMPLER_PERF};
 
 			cr_assert_eq(trace_writer__sample(w, &s), 0);
 		}
@@ -206,9 +216,10 @@ Test(segments, a_segment_alone_starts_from_its_state)
 	/* the poll open at its start (100 ms) began at 70 ms */
 	cr_assert_eq(t->events[0].type, TRACE_EV_POLL_BEGIN);
 	cr_assert_eq(t->events[0].time, T0 + 70 * MS);
-	cr_assert_eq(count_events(t, TRACE_EV_POLL_BEGIN), 3);	/* 70, 120, 170 */
+	cr_assert_eq(count_events(t, TRACE_EV_POLL_BEGIN), 3); /* 70, 120, 170 */
 	cr_assert_eq(count_events(t, TRACE_EV_POLL_END), 2);
-	cr_assert_eq(t->counters.events, t->nevents - 1, "STATE is not counted as recorded");
+	cr_assert_eq(t->counters.events, t->nevents - 1,
+		     "STATE is not counted as recorded");
 	trace__free(t);
 	free(p);
 }
@@ -289,7 +300,7 @@ Test(segments, a_window_keeps_its_records_loaded_or_walked)
 	struct seen x = {0};
 
 	cr_assert_eq(trace__read_paths(&path, 1, &o, &t, NULL), 0);
-	cr_assert_eq(t->nsamples, 6);	/* 155 .. 205 */
+	cr_assert_eq(t->nsamples, 6); /* 155 .. 205 */
 	cr_assert_eq(t->counters.start_time, T0 + 150 * MS);
 	cr_assert_eq(t->counters.end_time, T0 + 210 * MS);
 	trace__free(t);
@@ -323,7 +334,8 @@ static size_t polls_in(const struct trace *t, uint64_t lo, uint64_t hi, struct p
 
 	cr_assert_eq(join__new(t, JOIN_POLL_LIST, &j), 0);
 	for (size_t i = 0; i < j->npolls && n < max; i++)
-		if (j->polls[i].end >= lo && j->polls[i].end < hi && !j->polls[i].open_end)
+		if (j->polls[i].end >= lo && j->polls[i].end < hi &&
+		    !j->polls[i].open_end)
 			out[n++] = j->polls[i];
 	join__free(j);
 	return n;
@@ -337,7 +349,7 @@ Test(segments, a_segment_read_alone_joins_as_the_whole)
 	size_t nw = polls_in(tw, T0 + SEG_NS, T0 + 2 * SEG_NS, pw, 8);
 	size_t n1 = polls_in(t1, T0 + SEG_NS, T0 + 2 * SEG_NS, p1, 8);
 
-	cr_assert_eq(nw, 2);	/* 70-100 (across the start), 120-150 */
+	cr_assert_eq(nw, 2); /* 70-100 (across the start), 120-150 */
 	cr_assert_eq(n1, nw);
 	for (size_t i = 0; i < nw; i++) {
 		cr_assert_eq(p1[i].start, pw[i].start);
@@ -349,7 +361,8 @@ Test(segments, a_segment_read_alone_joins_as_the_whole)
 	/* samples: the segment's own (the first poll's are in segment 0) */
 	cr_assert_eq(p1[1].samples, pw[1].samples);
 	cr_assert_eq(p1[1].samples, 3);
-	cr_assert_eq(p1[0].start, T0 + 70 * MS, "the poll open at the start begins where it did");
+	cr_assert_eq(p1[0].start, T0 + 70 * MS,
+		     "the poll open at the start begins where it did");
 	trace__free(tw);
 	trace__free(t1);
 	free(whole);

@@ -208,8 +208,8 @@ Test(shim, clock_is_the_tsc_where_the_kernel_trusts_it)
 {
 	struct d9_seg_hdr *h = seg();
 	char src[32] = "";
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			"r");
+	FILE *f = fopen(
+		"/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
 	uint64_t t0, t1;
 
 	if (f) {
@@ -248,9 +248,9 @@ Test(shim, attached_markers_record_in_order)
 		uint32_t type;
 		uint64_t task;
 	} want[] = {
-	    {D9_EV_THREAD_START, 0}, /* implicit claim; task = tid */
-	    {D9_EV_WAKE, 7},	     {D9_EV_POLL, 7}, /* the whole poll, one record */
-	    {D9_EV_PARK, 0},	     {D9_EV_UNPARK, 0}, {D9_EV_TASK_END, 7},
+		{D9_EV_THREAD_START, 0},		  /* implicit claim; task = tid */
+		{D9_EV_WAKE, 7},	 {D9_EV_POLL, 7}, /* the whole poll, one record */
+		{D9_EV_PARK, 0},	 {D9_EV_UNPARK, 0}, {D9_EV_TASK_END, 7},
 	};
 
 	attach(h);
@@ -268,7 +268,7 @@ Test(shim, attached_markers_record_in_order)
 	for (i = 0; i < n; i++) {
 		cr_expect_eq(ev[i].type, want[i].type, "record %zu", i);
 		cr_expect_eq(ev[i].task, i ? want[i].task : (uint64_t)gettid());
-		if (ev[i].type == D9_EV_POLL)	/* its length; it began after the wake */
+		if (ev[i].type == D9_EV_POLL) /* its length; it began after the wake */
 			cr_expect(ev[i].time - ev[i].arg >= ev[i - 1].time);
 		else
 			cr_expect_eq(ev[i].arg, 0);
@@ -326,7 +326,9 @@ Test(shim, detach_stops_records)
 	{
 		uint64_t task, time, end;
 
-		cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end), 1);
+		cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time,
+					       &end),
+			     1);
 		cr_expect_eq(task, 3);
 		cr_expect_geq(time, ev[0].time);
 		cr_expect_eq(end, 0, "still in progress");
@@ -362,7 +364,8 @@ Test(shim, a_poll_woken_by_its_own_thread_is_one_record)
 	d9_poll_end(4);
 	/* held until the thread's next marker, and in the ring header */
 	cr_expect_eq(drain(h, my_ring(h), ev, 8), 0);
-	cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &begin, &end), 1);
+	cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &begin, &end),
+		     1);
 	cr_expect_eq(task, 4);
 	cr_expect_gt(end, 0);
 	d9_park();
@@ -372,7 +375,8 @@ Test(shim, a_poll_woken_by_its_own_thread_is_one_record)
 	cr_expect_eq(ev[0].time, end);
 	cr_expect_eq(ev[0].time - ev[0].arg, begin);
 	cr_expect_eq(ev[1].type, D9_EV_PARK);
-	cr_expect_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &begin, &end), 0);
+	cr_expect_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &begin, &end),
+		     0);
 }
 
 Test(shim, a_requeue_right_after_the_poll_is_one_record)
@@ -425,10 +429,12 @@ Test(shim, a_record_inside_a_poll_writes_its_begin_first)
 	d9_thread_start(NULL);
 	attach(h);
 	d9_poll_begin(4);
-	cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end), 1);
+	cr_assert_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end),
+		     1);
 	cr_expect_eq(task, 4);
 	d9_task_wake(9); /* another task: a record, after the poll's BEGIN */
-	cr_expect_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end), 0);
+	cr_expect_eq(d9_ring_open_poll(my_ring(h), h->attach_count, &task, &time, &end),
+		     0);
 	d9_task_wake(4);
 	d9_poll_end(4);
 	cr_assert_eq(drain(h, my_ring(h), ev, 8), 4);
@@ -607,7 +613,8 @@ static void expect_name(struct d9_seg_hdr *h, uint64_t task, const char *want)
 {
 	char buf[64];
 
-	cr_assert_eq(d9_name_table_get(h, lay(h), task, buf, sizeof(buf)), 0, "task %" PRIu64, task);
+	cr_assert_eq(d9_name_table_get(h, lay(h), task, buf, sizeof(buf)), 0,
+		     "task %" PRIu64, task);
 	cr_expect_str_eq(buf, want);
 }
 

@@ -97,7 +97,7 @@ static void find_mapping(uint64_t addr, uint64_t *start, uint64_t *end, uint64_t
 		int n = 0;
 
 		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %*u %n", &a, &b, &off, &n) <
-			3 ||
+			    3 ||
 		    addr < a || addr >= b)
 			continue;
 		*start = a;
@@ -173,8 +173,9 @@ static void check_bias_at_fake_address(struct symbolizer *s, uint64_t addr, uint
 	struct trace_frame f;
 
 	find_mapping(addr, &start, &end, &pgoff, path, sizeof(path));
-	cr_assert_eq(symbolizer__add_mapping(s, fake, fake + (end - start), pgoff, 0, 0, path),
-		     0);
+	cr_assert_eq(
+		symbolizer__add_mapping(s, fake, fake + (end - start), pgoff, 0, 0, path),
+		0);
 	cr_assert_eq(symbolizer__resolve(s, fake + (addr - start) + 2, &f), 0);
 	cr_assert_not_null(f.sym, "nothing at fake address for %s", name);
 	cr_expect_str_eq(f.sym, name);
@@ -543,17 +544,17 @@ Test(symbolize, demangles_cxx)
 {
 	expect_demangled("_ZN3foo3barEv", "foo::bar()");
 	expect_demangled(
-	    "_ZNK3foo3Bar3bazERKSt6vectorIiSaIiEE",
-	    "foo::Bar::baz(std::vector<int, std::allocator<int> > const&) const");
+		"_ZNK3foo3Bar3bazERKSt6vectorIiSaIiEE",
+		"foo::Bar::baz(std::vector<int, std::allocator<int> > const&) const");
 }
 
 Test(symbolize, demangles_rust_legacy_without_hash)
 {
 	expect_demangled("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write");
 	expect_demangled(
-	    "_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$"
-	    "$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0123456789abcdefE",
-	    "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>");
+		"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$"
+		"$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0123456789abcdefE",
+		"core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>");
 }
 
 Test(symbolize, symbol_versions_are_not_part_of_names)
@@ -588,7 +589,8 @@ Test(symbolize, plain_names_are_not_demangled)
 /* lld's default x86-64 layout: the read-only segment ends inside the page
  * where the executable one begins, so p_vaddr != p_offset from there on. */
 /* symbol_load_vaddr() of @off in @loads[0..@n) finds @want. */
-static void expect_vaddr(const struct symbol_load *loads, size_t n, uint64_t off, uint64_t want)
+static void expect_vaddr(const struct symbol_load *loads, size_t n, uint64_t off,
+			 uint64_t want)
 {
 	uint64_t v;
 
@@ -597,11 +599,17 @@ static void expect_vaddr(const struct symbol_load *loads, size_t n, uint64_t off
 }
 
 static const struct symbol_load lld_loads[] = {
-    {.offset = 0, .vaddr = 0, .filesz = 0x2fdb0, .memsz = 0x2fdb0, .flags = PF_R},
-    {.offset = 0x2fdb0, .vaddr = 0x30db0, .filesz = 0x5000, .memsz = 0x5000,
-     .flags = PF_R | PF_X},
-    {.offset = 0x34db0, .vaddr = 0x36db0, .filesz = 0x200, .memsz = 0x1000,
-     .flags = PF_R | PF_W},
+	{.offset = 0, .vaddr = 0, .filesz = 0x2fdb0, .memsz = 0x2fdb0, .flags = PF_R},
+	{.offset = 0x2fdb0,
+	 .vaddr = 0x30db0,
+	 .filesz = 0x5000,
+	 .memsz = 0x5000,
+	 .flags = PF_R | PF_X},
+	{.offset = 0x34db0,
+	 .vaddr = 0x36db0,
+	 .filesz = 0x200,
+	 .memsz = 0x1000,
+	 .flags = PF_R | PF_W},
 };
 
 Test(symbolize, lld_layout_translates_by_the_segment_holding_the_offset)
@@ -625,17 +633,34 @@ Test(symbolize, several_executable_segments_and_et_exec)
 	/* a non-PIE executable at 0x400000 with two executable segments
 	 * (e.g. .init/.text split by a linker script) in any order */
 	static const struct symbol_load exec_loads[] = {
-	    {.offset = 0x3000, .vaddr = 0x603000, .filesz = 0x800, .memsz = 0x800,
-	     .flags = PF_R | PF_X},
-	    {.offset = 0, .vaddr = 0x400000, .filesz = 0x1000, .memsz = 0x1000, .flags = PF_R},
-	    {.offset = 0x1000, .vaddr = 0x401000, .filesz = 0x1800, .memsz = 0x1800,
-	     .flags = PF_R | PF_X},
+		{.offset = 0x3000,
+		 .vaddr = 0x603000,
+		 .filesz = 0x800,
+		 .memsz = 0x800,
+		 .flags = PF_R | PF_X},
+		{.offset = 0,
+		 .vaddr = 0x400000,
+		 .filesz = 0x1000,
+		 .memsz = 0x1000,
+		 .flags = PF_R},
+		{.offset = 0x1000,
+		 .vaddr = 0x401000,
+		 .filesz = 0x1800,
+		 .memsz = 0x1800,
+		 .flags = PF_R | PF_X},
 	};
 	/* overlapping claims: the executable segment wins */
 	static const struct symbol_load overlap[] = {
-	    {.offset = 0, .vaddr = 0x10000, .filesz = 0x2000, .memsz = 0x2000, .flags = PF_R},
-	    {.offset = 0x1000, .vaddr = 0x21000, .filesz = 0x1000, .memsz = 0x1000,
-	     .flags = PF_R | PF_X},
+		{.offset = 0,
+		 .vaddr = 0x10000,
+		 .filesz = 0x2000,
+		 .memsz = 0x2000,
+		 .flags = PF_R},
+		{.offset = 0x1000,
+		 .vaddr = 0x21000,
+		 .filesz = 0x1000,
+		 .memsz = 0x1000,
+		 .flags = PF_R | PF_X},
 	};
 	uint64_t v;
 
@@ -725,13 +750,17 @@ Test(symbolize, maps_line_keeps_executable_files_and_the_vdso)
 	cr_expect_eq(l.dev, makedev(0xfe, 1));
 	cr_expect_eq(l.ino, 332835);
 	cr_expect_str_eq(l.path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-	cr_expect_eq(symbol_maps_line("7ffd1000-7ffd3000 r-xp 00000000 00:00 0  [vdso]", &l), 0);
+	cr_expect_eq(
+		symbol_maps_line("7ffd1000-7ffd3000 r-xp 00000000 00:00 0  [vdso]", &l),
+		0);
 	cr_expect_str_eq(l.path, "[vdso]");
 	/* a file name with spaces and a deleted file keep the whole rest */
-	cr_expect_eq(symbol_maps_line("1000-2000 r-xp 0 08:01 7 /tmp/a b (deleted)", &l), 0);
+	cr_expect_eq(symbol_maps_line("1000-2000 r-xp 0 08:01 7 /tmp/a b (deleted)", &l),
+		     0);
 	cr_expect_str_eq(l.path, "/tmp/a b (deleted)");
 
-	cr_expect_eq(symbol_maps_line("1000-2000 r--p 0 08:01 7 /usr/bin/cat", &l), -ENOENT);
+	cr_expect_eq(symbol_maps_line("1000-2000 r--p 0 08:01 7 /usr/bin/cat", &l),
+		     -ENOENT);
 	cr_expect_eq(symbol_maps_line("1000-2000 rwxp 0 00:00 0 ", &l), -ENOENT);
 	cr_expect_str_eq(l.path, "");
 	cr_expect_eq(symbol_maps_line("ffffffffff600000-ffffffffff601000 --xp 00000000 "
@@ -778,7 +807,8 @@ Test(symbolize, offline_symbolizer_agrees_with_the_real_one_on_modules_and_offse
 		struct trace_frame fo;
 
 		cr_expect_eq(symbolizer__resolve(off, 0x1000, &fo), -ENOENT);
-		cr_expect_eq(symbolizer__resolve(off, 0xffffffff81000000ull, &fo), -ENOENT);
+		cr_expect_eq(symbolizer__resolve(off, 0xffffffff81000000ull, &fo),
+			     -ENOENT);
 		cr_expect_eq(fo.kernel, 1);
 	}
 	symbolizer__free(off);

@@ -34,19 +34,19 @@ Test(text, decodes_every_length_at_its_bounds)
 		size_t len;
 		uint32_t cp;
 	} ok[] = {
-	    {"A", 1, 'A'},
-	    {"\x7f", 1, 0x7f},
-	    {"\xc2\x80", 2, 0x80},
-	    {"\xc3\xa9", 2, 0xe9},
-	    {"\xdf\xbf", 2, 0x7ff},
-	    {"\xe0\xa0\x80", 3, 0x800},
-	    {"\xe4\xb8\xad", 3, 0x4e2d},
-	    {"\xed\x9f\xbf", 3, 0xd7ff},
-	    {"\xee\x80\x80", 3, 0xe000},
-	    {"\xef\xbf\xbf", 3, 0xffff},
-	    {"\xf0\x90\x80\x80", 4, 0x10000},
-	    {"\xf0\x9f\xa6\x80", 4, 0x1f980},
-	    {"\xf4\x8f\xbf\xbf", 4, 0x10ffff},
+		{"A", 1, 'A'},
+		{"\x7f", 1, 0x7f},
+		{"\xc2\x80", 2, 0x80},
+		{"\xc3\xa9", 2, 0xe9},
+		{"\xdf\xbf", 2, 0x7ff},
+		{"\xe0\xa0\x80", 3, 0x800},
+		{"\xe4\xb8\xad", 3, 0x4e2d},
+		{"\xed\x9f\xbf", 3, 0xd7ff},
+		{"\xee\x80\x80", 3, 0xe000},
+		{"\xef\xbf\xbf", 3, 0xffff},
+		{"\xf0\x90\x80\x80", 4, 0x10000},
+		{"\xf0\x9f\xa6\x80", 4, 0x1f980},
+		{"\xf4\x8f\xbf\xbf", 4, 0x10ffff},
 	};
 	uint32_t cp;
 

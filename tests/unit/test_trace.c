@@ -220,9 +220,9 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 	struct trace_writer *w = new_writer(fd);
 	struct trace_counters c = {.lost_samples = 3, .shim_drops = 5, .end_time = 99999};
 	static const uint64_t ips[3][4] = {
-	    {0x401010, 0x401120, 0x401230, 0x7f0000001000},
-	    {KADDR + 0x10, KADDR + 0x2000, 0x401010, 0x401230},
-	    {0x40200f},
+		{0x401010, 0x401120, 0x401230, 0x7f0000001000},
+		{KADDR + 0x10, KADDR + 0x2000, 0x401010, 0x401230},
+		{0x40200f},
 	};
 	static const unsigned depth[3] = {4, 4, 1};
 	uint32_t st[4];
@@ -251,19 +251,19 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 
 	for (i = 0; i < 100; i++) {
 		struct trace_sample s = {
-		    /* times go backwards now and then: deltas are signed */
-		    .time = 5000 + i * 37 - (i % 7 == 3 ? 100 : 0),
-		    .tid = (uint32_t)(100 + i % 3),
-		    .stack = st[i % 4],
-		    .weight = (uint32_t)(i == 50 ? UINT32_MAX : 1),
-		    .sampler =
-			(uint16_t)(i % 2 ? TRACE_SAMPLER_PERF : TRACE_SAMPLER_CTIMER),
+			/* times go backwards now and then: deltas are signed */
+			.time = 5000 + i * 37 - (i % 7 == 3 ? 100 : 0),
+			.tid = (uint32_t)(100 + i % 3),
+			.stack = st[i % 4],
+			.weight = (uint32_t)(i == 50 ? UINT32_MAX : 1),
+			.sampler = (uint16_t)(i % 2 ? TRACE_SAMPLER_PERF
+						    : TRACE_SAMPLER_CTIMER),
 		};
 		struct trace_event e = {
-		    .time = 5000 + i * 11,
-		    .task = i % 5 == 0 ? UINT64_MAX : 7 + i % 3,
-		    .tid = (uint32_t)(100 + i % 3),
-		    .type = (uint32_t)(1 + i % 9),
+			.time = 5000 + i * 11,
+			.task = i % 5 == 0 ? UINT64_MAX : 7 + i % 3,
+			.tid = (uint32_t)(100 + i % 3),
+			.type = (uint32_t)(1 + i % 9),
 		};
 
 		cr_assert_eq(trace_writer__sample(w, &s), 0);
@@ -620,12 +620,12 @@ Test(trace, switches_round_trip_with_open_and_preempted_intervals)
 	cr_assert_eq(trace_writer__stack(w, pre, 2, &sp), 0);
 	for (i = 0; i < n; i++) {
 		struct trace_switch sw = {
-		    /* out of order now and then: deltas are signed */
-		    .time = 1000000 + i * 100 - (i % 11 == 5 ? 300 : 0),
-		    .time_in = i % 1000 == 999 ? 0 : 1000000 + i * 100 + 50 + i % 7,
-		    .tid = (uint32_t)(200 + i % 4),
-		    .stack = i % 3 ? sb : sp,
-		    .preempted = i % 3 == 0,
+			/* out of order now and then: deltas are signed */
+			.time = 1000000 + i * 100 - (i % 11 == 5 ? 300 : 0),
+			.time_in = i % 1000 == 999 ? 0 : 1000000 + i * 100 + 50 + i % 7,
+			.tid = (uint32_t)(200 + i % 4),
+			.stack = i % 3 ? sb : sp,
+			.preempted = i % 3 == 0,
 		};
 
 		if (sw.time_in && sw.time_in < sw.time)
@@ -686,15 +686,23 @@ Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
 	bad.runnable = 99;
 	cr_expect_eq(trace_writer__switch(w, &bad), -EINVAL);
 	struct trace_switch sw[] = {
-	    /* blocked 30, then 70 on the run queue behind tid 4567 */
-	    {.time = 1000, .time_in = 1100, .runnable = 1030, .tid = 7, .holder = 4567},
-	    /* preempted: all run queue */
-	    {.time = 2000, .time_in = 2040, .runnable = 2000, .tid = 7, .holder = 8,
-	     .preempted = 1},
-	    /* wakeup not known */
-	    {.time = 3000, .time_in = 3500, .tid = 8},
-	    /* woken, still waiting at the end */
-	    {.time = 4000, .runnable = 4200, .tid = 8},
+		/* blocked 30, then 70 on the run queue behind tid 4567 */
+		{.time = 1000,
+		 .time_in = 1100,
+		 .runnable = 1030,
+		 .tid = 7,
+		 .holder = 4567},
+		/* preempted: all run queue */
+		{.time = 2000,
+		 .time_in = 2040,
+		 .runnable = 2000,
+		 .tid = 7,
+		 .holder = 8,
+		 .preempted = 1},
+		/* wakeup not known */
+		{.time = 3000, .time_in = 3500, .tid = 8},
+		/* woken, still waiting at the end */
+		{.time = 4000, .runnable = 4200, .tid = 8},
 	};
 	for (size_t i = 0; i < 4; i++) {
 		sw[i].stack = st;
@@ -728,10 +736,14 @@ Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
 	int fd = open(path, O_WRONLY | O_TRUNC);
 	struct trace_writer *w = new_writer(fd);
 	static const uint64_t ips[] = {0x401230};
-	static const struct trace_hold h[] = {
-	    {.tid = 4567, .ns = 50}, {.tid = TRACE_HOLD_IDLE, .ns = 15}, {.tid = 9, .ns = 5}};
+	static const struct trace_hold h[] = {{.tid = 4567, .ns = 50},
+					      {.tid = TRACE_HOLD_IDLE, .ns = 15},
+					      {.tid = 9, .ns = 5}};
 	static const struct trace_hold over[] = {{.tid = 4567, .ns = 71}};
-	struct trace_switch sw = {.time = 1000, .time_in = 1100, .runnable = 1030, .tid = 7,
+	struct trace_switch sw = {.time = 1000,
+				  .time_in = 1100,
+				  .runnable = 1030,
+				  .tid = 7,
 				  .holder = 4567};
 	struct trace_switch open_sw = {.time = 2000, .runnable = 2010, .tid = 7};
 	struct trace *t;
@@ -878,8 +890,8 @@ static void put_chunk(FILE *f, uint32_t type, uint32_t count, const uint8_t *raw
 		      size_t rlen)
 {
 	uint8_t out[4096], h[CHUNK_HDR];
-	size_t c =
-	    ZSTD_compress(out, sizeof(out), rlen ? raw : (const uint8_t *)"", rlen, 3);
+	size_t c = ZSTD_compress(out, sizeof(out), rlen ? raw : (const uint8_t *)"", rlen,
+				 3);
 	uint32_t v[5] = {0x4b433944u, type, (uint32_t)c, (uint32_t)rlen, count};
 
 	cr_assert(!ZSTD_isError(c));
@@ -1037,10 +1049,15 @@ Test(trace, event_batches_round_trip_like_single_events_across_chunks)
 	cr_assert_not_null(ev);
 	for (i = 0; i < N; i++) {
 		/* mostly small steps; now and then huge ones, backwards too */
-		time += i % 1000 == 7 ? (1ULL << 40) : i % 1000 == 9 ? -(1ULL << 41) : 1500;
+		time += i % 1000 == 7	? (1ULL << 40)
+			: i % 1000 == 9 ? -(1ULL << 41)
+					: 1500;
 		ev[i].time = i == N / 2 ? UINT64_MAX : time;
-		ev[i].task = i % 5000 == 3 ? UINT64_MAX - i : 0x7f0000001000ULL + i % 37 * 64;
-		ev[i].tid = i % 300 < 200 ? 4242 : i % 300 < 290 ? 7 : UINT32_MAX - (uint32_t)i;
+		ev[i].task =
+			i % 5000 == 3 ? UINT64_MAX - i : 0x7f0000001000ULL + i % 37 * 64;
+		ev[i].tid = i % 300 < 200   ? 4242
+			    : i % 300 < 290 ? 7
+					    : UINT32_MAX - (uint32_t)i;
 		ev[i].type = i % 777 == 0 ? 300 : TRACE_EV_POLL_BEGIN + (uint32_t)(i % 3);
 	}
 	cr_assert_eq(trace_writer__events(w, NULL, 0), 0);
@@ -1169,10 +1186,10 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 		unsigned th = (unsigned)(rnd() % BIG_THREADS);
 		uint64_t r = rnd();
 		unsigned si =
-		    (unsigned)((r % BIG_STACKS) * (r % BIG_STACKS) / BIG_STACKS);
+			(unsigned)((r % BIG_STACKS) * (r % BIG_STACKS) / BIG_STACKS);
 		unsigned n = big_stack(si, ips);
 		struct trace_sample s = {
-		    .tid = 5000 + th, .weight = 1, .sampler = TRACE_SAMPLER_PERF};
+			.tid = 5000 + th, .weight = 1, .sampler = TRACE_SAMPLER_PERF};
 		uint32_t id;
 
 		ttime[th] += 1000000 + rnd() % 2000;
@@ -1282,20 +1299,25 @@ Test(trace, whole_polls_read_back_as_their_events)
 	cr_assert_not_null(ev);
 	while (i < N) {
 		uint64_t task = 1 + (seed = seed * 6364136223846793005ULL + 1) % 50;
-		uint32_t tid = 100 + (uint32_t)(seed >> 40) % 3, k = (uint32_t)(seed >> 33) % 9;
+		uint32_t tid = 100 + (uint32_t)(seed >> 40) % 3,
+			 k = (uint32_t)(seed >> 33) % 9;
 
 		time += 1 + (seed >> 20) % 5000;
 		ev[i++] = (struct trace_event){time, task, tid, TRACE_EV_POLL_BEGIN};
 		if (k == 0) /* a begin alone */
 			continue;
 		if (k == 1) /* a wake of another task inside the poll */
-			ev[i++] = (struct trace_event){time + 3, task + 1, tid, TRACE_EV_WAKE};
+			ev[i++] = (struct trace_event){time + 3, task + 1, tid,
+						       TRACE_EV_WAKE};
 		if (k == 2) /* woken at the end: one record */
-			ev[i++] = (struct trace_event){time + 9, task, tid, TRACE_EV_WAKE};
+			ev[i++] =
+				(struct trace_event){time + 9, task, tid, TRACE_EV_WAKE};
 		if (k == 3) /* woken before the end: not a whole poll */
-			ev[i++] = (struct trace_event){time + 5, task, tid, TRACE_EV_WAKE};
+			ev[i++] =
+				(struct trace_event){time + 5, task, tid, TRACE_EV_WAKE};
 		if (k == 4) /* an end of another thread, or back in time */
-			ev[i++] = (struct trace_event){time + 9, task, tid + 1, TRACE_EV_POLL_END};
+			ev[i++] = (struct trace_event){time + 9, task, tid + 1,
+						       TRACE_EV_POLL_END};
 		if (k == 5)
 			time += 1ULL << 40; /* a long poll */
 		ev[i++] = (struct trace_event){k == 6 ? time - 1 : time + 9, task, tid,
@@ -1318,11 +1340,13 @@ Test(trace, whole_polls_read_back_as_their_events)
 	cr_assert_eq(t->nevents, i);
 	cr_assert_eq(t->counters.events, i);
 	for (size_t j = 0; j < i; j++)
-		cr_assert_eq(memcmp(&t->events[j], &ev[j], sizeof(*ev)), 0, "event %zu", j);
+		cr_assert_eq(memcmp(&t->events[j], &ev[j], sizeof(*ev)), 0, "event %zu",
+			     j);
 	trace__free(t);
 
-	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, &t,
-				      &msg), 0, "%s", msg);
+	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+				      &t, &msg),
+		     0, "%s", msg);
 	cr_assert_eq(t->nevents, i);
 	c.n = i;
 	cr_assert_eq(trace__for_each_event(t, check_walked, &c), 0);
@@ -1340,19 +1364,21 @@ Test(trace, whole_polls_read_back_as_their_events)
 Test(trace, records_read_back_as_events)
 {
 	static const struct trace_event rec[] = {
-	    {1000, 7, 42, TRACE_REC_POLL},	 {1100, 8, 42, TRACE_EV_WAKE},
-	    {2000, 8, 42, TRACE_REC_POLL_WOKEN}, {2500, 9, 43, TRACE_EV_POLL_BEGIN},
+		{1000, 7, 42, TRACE_REC_POLL},
+		{1100, 8, 42, TRACE_EV_WAKE},
+		{2000, 8, 42, TRACE_REC_POLL_WOKEN},
+		{2500, 9, 43, TRACE_EV_POLL_BEGIN},
 	};
 	static const uint64_t len[] = {400, 0, 900, 0};
 	static const struct trace_event want[] = {
-	    {600, 7, 42, TRACE_EV_POLL_BEGIN},  {1000, 7, 42, TRACE_EV_POLL_END},
-	    {1100, 8, 42, TRACE_EV_WAKE},	     {1100, 8, 42, TRACE_EV_POLL_BEGIN},
-	    {2000, 8, 42, TRACE_EV_WAKE},	     {2000, 8, 42, TRACE_EV_POLL_END},
-	    {2500, 9, 43, TRACE_EV_POLL_BEGIN}, {2600, 9, 43, TRACE_EV_POLL_BEGIN},
-	    {2700, 9, 43, TRACE_EV_POLL_END},
+		{600, 7, 42, TRACE_EV_POLL_BEGIN},  {1000, 7, 42, TRACE_EV_POLL_END},
+		{1100, 8, 42, TRACE_EV_WAKE},	    {1100, 8, 42, TRACE_EV_POLL_BEGIN},
+		{2000, 8, 42, TRACE_EV_WAKE},	    {2000, 8, 42, TRACE_EV_POLL_END},
+		{2500, 9, 43, TRACE_EV_POLL_BEGIN}, {2600, 9, 43, TRACE_EV_POLL_BEGIN},
+		{2700, 9, 43, TRACE_EV_POLL_END},
 	};
-	static const struct trace_event ev[] = {
-	    {2600, 9, 43, TRACE_EV_POLL_BEGIN}, {2700, 9, 43, TRACE_EV_POLL_END}};
+	static const struct trace_event ev[] = {{2600, 9, 43, TRACE_EV_POLL_BEGIN},
+						{2700, 9, 43, TRACE_EV_POLL_END}};
 	static const uint64_t too_long = 5000;
 	char *path = tmp_path();
 	int fd = open(path, O_WRONLY | O_TRUNC);
@@ -1371,7 +1397,8 @@ Test(trace, records_read_back_as_events)
 	cr_assert_eq(t->nevents, sizeof(want) / sizeof(*want));
 	cr_assert_eq(t->counters.events, t->nevents);
 	for (size_t i = 0; i < t->nevents; i++)
-		cr_expect_eq(memcmp(&t->events[i], &want[i], sizeof(*want)), 0, "event %zu", i);
+		cr_expect_eq(memcmp(&t->events[i], &want[i], sizeof(*want)), 0,
+			     "event %zu", i);
 	cr_expect_eq(t->counters.start_time, 600);
 	trace__free(t);
 	unlink(path);
@@ -1393,7 +1420,8 @@ Test(trace, whole_polls_take_one_record)
 
 	cr_assert_not_null(ev);
 	for (i = 0; i < N; i++) {
-		ev[2 * i] = (struct trace_event){1000000 + i * 900, 1 + i % 7, 55, TRACE_EV_POLL_BEGIN};
+		ev[2 * i] = (struct trace_event){1000000 + i * 900, 1 + i % 7, 55,
+						 TRACE_EV_POLL_BEGIN};
 		ev[2 * i + 1] = ev[2 * i];
 		ev[2 * i + 1].time += 300 + i % 11;
 		ev[2 * i + 1].type = TRACE_EV_POLL_END;
@@ -1412,8 +1440,8 @@ Test(trace, whole_polls_take_one_record)
 		raw_state += types[i] == TRACE_CHUNK_STATE ? raw : 0;
 	}
 	cr_expect_gt(raw_state, 0);
-	cr_expect_lt(raw_polls * 4, raw_state * 3, "POLLS %zu bytes, STATE %zu", raw_polls,
-		     raw_state);
+	cr_expect_lt(raw_polls * 4, raw_state * 3, "POLLS %zu bytes, STATE %zu",
+		     raw_polls, raw_state);
 	free(buf);
 	unlink(path);
 	free(path);
@@ -1471,8 +1499,9 @@ Test(trace, walks_from_the_file_see_what_trace_read_loads)
 	const char *msg;
 
 	cr_assert_eq(trace__read(path, &full, &msg), 0);
-	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, &t,
-				      &msg), 0, "%s", msg);
+	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+				      &t, &msg),
+		     0, "%s", msg);
 	cr_assert_null(t->samples);
 	cr_assert_null(t->events);
 	cr_assert_eq(t->nsamples, full->nsamples);
@@ -1519,7 +1548,8 @@ Test(trace, walks_of_a_cut_file_stop_at_its_last_whole_chunk)
 
 		put_file(cutp, buf, cut);
 		cr_assert_eq(trace__read(cutp, &ref, &msg), 0);
-		cr_assert_eq(trace__read_opts(cutp, NO_RECORDS, &t, &msg), 0, "cut %zu", cut);
+		cr_assert_eq(trace__read_opts(cutp, NO_RECORDS, &t, &msg), 0, "cut %zu",
+			     cut);
 		cr_assert_eq(t->chunks, ref->chunks);
 		cr_assert_eq(t->complete, ref->complete);
 		cr_assert_eq(walk_all(t, &c), 0, "cut %zu", cut);
@@ -1610,8 +1640,9 @@ Test(trace, walked_samples_naming_undefined_stacks_are_corruption)
 	put_file(path, buf, len);
 	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
 	cr_assert(strstr(msg, "undefined stack"), "%s", msg);
-	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, &t,
-				      &msg), 0, "%s", msg);
+	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+				      &t, &msg),
+		     0, "%s", msg);
 	cr_assert_eq(trace__for_each_sample(t, collect_samples, &c), -EBADMSG);
 	cr_assert(strstr(trace__error(t), "undefined stack"), "%s", trace__error(t));
 	trace__free(t);
@@ -1663,8 +1694,8 @@ static char *inline_trace(int with_samples)
 
 Test(trace, inline_chains_become_frames_of_their_own)
 {
-	static const char *const want0[] = {"inner_a", "outer_a", "fn_1000", "only_b",
-					     "fn_2000", "fn_3000"};
+	static const char *const want0[] = {"inner_a", "outer_a", "fn_1000",
+					    "only_b",  "fn_2000", "fn_3000"};
 	char *path = inline_trace(1);
 	struct trace *t;
 	unsigned int i;

@@ -15,23 +15,23 @@ TestSuite(tracefs);
 
 /* sched_switch's format file of a 6.x kernel */
 static const char sched_switch_format[] =
-    "name: sched_switch\n"
-    "ID: 372\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
-    "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-    "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-    "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-    "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
-    "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
-    "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-    "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
-    "\n"
-    "print fmt: \"prev_comm=%s prev_pid=%d prev_state=%s%s\", REC->prev_comm\n";
+	"name: sched_switch\n"
+	"ID: 372\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"prev_comm=%s prev_pid=%d prev_state=%s%s\", REC->prev_comm\n";
 
 Test(tracefs, format_file_gives_prev_state_offset_and_size)
 {
@@ -39,13 +39,13 @@ Test(tracefs, format_file_gives_prev_state_offset_and_size)
 	int sg = -1;
 
 	cr_assert_eq(
-	    tracepoint_field(sched_switch_format, "prev_state", &off, &size, &sg), 0);
+		tracepoint_field(sched_switch_format, "prev_state", &off, &size, &sg), 0);
 	cr_expect_eq(off, 32);
 	cr_expect_eq(size, 8);
 	cr_expect_eq(sg, 1);
 	/* an array field, and a name that is a prefix of another */
 	cr_assert_eq(
-	    tracepoint_field(sched_switch_format, "prev_comm", &off, &size, NULL), 0);
+		tracepoint_field(sched_switch_format, "prev_comm", &off, &size, NULL), 0);
 	cr_expect_eq(off, 8);
 	cr_expect_eq(size, 16);
 	cr_assert_eq(tracepoint_field(sched_switch_format, "next_pid", &off, &size, NULL),
@@ -67,9 +67,9 @@ Test(tracefs, offset_is_zero_for_a_missing_field_or_another_size)
 Test(tracefs, format_file_of_an_older_kernel_with_an_int_state)
 {
 	static const char old[] =
-	    "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-	    "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-	    "\tfield:int prev_state;\toffset:40;\tsize:4;\tsigned:1;\n";
+		"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+		"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+		"\tfield:int prev_state;\toffset:40;\tsize:4;\tsigned:1;\n";
 	unsigned int off = 0, size = 0;
 
 	cr_assert_eq(tracepoint_field(old, "prev_state", &off, &size, NULL), 0);
@@ -89,9 +89,9 @@ Test(tracefs, tracefs_found_as_tracefs_or_under_debugfs)
 				     p, sizeof(p)),
 		     0);
 	cr_expect_str_eq(p, "/sys/kernel/tracing");
-	cr_assert_eq(
-	    tracefs_find_in("debugfs /sys/kernel/debug debugfs rw 0 0\n", p, sizeof(p)),
-	    0);
+	cr_assert_eq(tracefs_find_in("debugfs /sys/kernel/debug debugfs rw 0 0\n", p,
+				     sizeof(p)),
+		     0);
 	cr_expect_str_eq(p, "/sys/kernel/debug/tracing");
 	/* tracefs wins over debugfs whatever the order */
 	cr_assert_eq(tracefs_find_in("debugfs /d debugfs rw 0 0\nnodev /t tracefs rw 0 0",

@@ -14,7 +14,7 @@
 #include "analysis/analysis.h"
 
 #define MS 1000000ULL
-#define S 1000000000ULL
+#define S  1000000000ULL
 #define T0 (1000 * S)
 /* T0 is 2026-11-20 23:59:59.800 UTC */
 #define WALL (INT64_C(1795219199800000000) - (int64_t)T0)
@@ -56,13 +56,14 @@ Test(window, reads_a_time_of_day)
 
 Test(window, refuses_what_is_not_a_time)
 {
-	static const char *const bad[] = {"", "x", "-1", "1e3", "12x", "24:00:00", "1:2:3",
-					  "12:60:00", "12:00:00.", "12:00", "123:00:00",
-					  "12:00:00x"};
+	static const char *const bad[] = {
+		"",	 "x",	     "-1",	  "1e3",   "12x",	"24:00:00",
+		"1:2:3", "12:60:00", "12:00:00.", "12:00", "123:00:00", "12:00:00x"};
 	struct time_spec ts;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_assert_neq(time_spec_parse(bad[i], &ts), 0, "'%s' is not a time", bad[i]);
+		cr_assert_neq(time_spec_parse(bad[i], &ts), 0, "'%s' is not a time",
+			      bad[i]);
 }
 
 Test(window, compares_only_seconds_without_the_trace)
@@ -83,10 +84,10 @@ static struct trace_segment segs[2];
 static void two_segments(int cut)
 {
 	memset(segs, 0, sizeof(segs));
-	segs[0] = (struct trace_segment){.start = T0, .end = T0 + 1500 * MS,
-					 .wall_offset = WALL, .complete = 1};
-	segs[1] = (struct trace_segment){.start = T0 + 1500 * MS,
-					 .end = cut ? 0 : T0 + 3 * S, .complete = !cut};
+	segs[0] = (struct trace_segment){
+		.start = T0, .end = T0 + 1500 * MS, .wall_offset = WALL, .complete = 1};
+	segs[1] = (struct trace_segment){
+		.start = T0 + 1500 * MS, .end = cut ? 0 : T0 + 3 * S, .complete = !cut};
 }
 
 static int window(const char *from, const char *to, uint64_t *f, uint64_t *t,
@@ -141,11 +142,13 @@ Test(window, says_a_window_outside_the_trace)
 
 	two_segments(0);
 	cr_assert_eq(window("99", NULL, &f, &t, &w), -ERANGE);
-	cr_assert_str_eq(w.why, "--from 99 s is past the end of the trace (it covers 0 to "
-				"3 s, 23:59:59.800 to 00:00:02.800)");
+	cr_assert_str_eq(w.why,
+			 "--from 99 s is past the end of the trace (it covers 0 to "
+			 "3 s, 23:59:59.800 to 00:00:02.800)");
 	cr_assert_eq(window(NULL, "0", &f, &t, &w), -ERANGE);
-	cr_assert_str_eq(w.why, "--to 0 s is not after the start of the trace (it covers 0 "
-				"to 3 s, 23:59:59.800 to 00:00:02.800)");
+	cr_assert_str_eq(w.why,
+			 "--to 0 s is not after the start of the trace (it covers 0 "
+			 "to 3 s, 23:59:59.800 to 00:00:02.800)");
 	cr_assert_eq(window("00:00:01", "0.5", &f, &t, &w), -EINVAL);
 	cr_assert_str_eq(w.why, "--from 00:00:01 is not before --to 0.5 s");
 }

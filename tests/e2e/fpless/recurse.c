@@ -23,7 +23,7 @@ __attribute__((noinline)) unsigned long rec(int depth)
 		return x;
 	}
 	r = rec(depth - 1);
-	sink += r;	/* work after the call: no tail call */
+	sink += r; /* work after the call: no tail call */
 	return r + 1;
 }
 
@@ -44,6 +44,7 @@ int main(int argc, char **argv)
 	do {
 		top_caller();
 		clock_gettime(CLOCK_MONOTONIC, &b);
-	} while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 < secs);
+	} while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 <
+		 secs);
 	return 0;
 }

@@ -18,8 +18,8 @@
 
 #include <stdlib.h>
 
-#define TICKER 1
-#define FORGOTTEN 2
+#define TICKER		1
+#define FORGOTTEN	2
 #define TIMER_PERIOD_NS 2000000L
 
 static volatile int done;

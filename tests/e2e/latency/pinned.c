@@ -17,7 +17,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#define BUSY 1
+#define BUSY	1
 #define WORK_NS 1000000L
 
 static volatile int done;

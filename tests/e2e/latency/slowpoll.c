@@ -67,7 +67,8 @@ __attribute__((noinline)) void slowpoll_spin(uint64_t ms)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 10, slow_at = argc > 2 ? atof(argv[2]) : 3;
+	double seconds = argc > 1 ? atof(argv[1]) : 10,
+	       slow_at = argc > 2 ? atof(argv[2]) : 3;
 	uint64_t slow_ms = argc > 3 ? strtoull(argv[3], NULL, 10) : 120;
 	uint64_t quick_us = argc > 4 ? strtoull(argv[4], NULL, 10) : 50;
 	uint64_t steady_us = argc > 5 ? strtoull(argv[5], NULL, 10) : 0;

@@ -20,10 +20,10 @@
 
 #include <stdlib.h>
 
-#define HOG 1
-#define VICTIM 2
-#define HOG_POLL_NS 20000000L
-#define VICTIM_POLL_NS 3000L
+#define HOG		1
+#define VICTIM		2
+#define HOG_POLL_NS	20000000L
+#define VICTIM_POLL_NS	3000L
 #define TIMER_PERIOD_NS 5000000L
 
 static volatile int done;

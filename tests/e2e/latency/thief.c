@@ -31,7 +31,8 @@ int main(int argc, char **argv)
 		thief_spin();
 		if (secs > 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= secs)
+			if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >=
+			    secs)
 				break;
 		}
 	}

@@ -25,17 +25,17 @@
 
 /* uint32_t jit_leaf(uint32_t h): 65536 rounds of h = (h * FNV) ^ count */
 static const unsigned char code[] = {
-	0x55,				/* push %rbp */
-	0x48, 0x89, 0xe5,		/* mov %rsp,%rbp */
-	0xb9, 0x00, 0x00, 0x01, 0x00,	/* mov $0x10000,%ecx */
-	0x89, 0xf8,			/* mov %edi,%eax */
+	0x55,			      /* push %rbp */
+	0x48, 0x89, 0xe5,	      /* mov %rsp,%rbp */
+	0xb9, 0x00, 0x00, 0x01, 0x00, /* mov $0x10000,%ecx */
+	0x89, 0xf8,		      /* mov %edi,%eax */
 	/* loop: */
 	0x69, 0xc0, 0x93, 0x01, 0x00, 0x01, /* imul $0x1000193,%eax,%eax */
-	0x31, 0xc8,			/* xor %ecx,%eax */
-	0xff, 0xc9,			/* dec %ecx */
-	0x75, 0xf4,			/* jne loop (-12) */
-	0x5d,				/* pop %rbp */
-	0xc3,				/* ret */
+	0x31, 0xc8,			    /* xor %ecx,%eax */
+	0xff, 0xc9,			    /* dec %ecx */
+	0x75, 0xf4,			    /* jne loop (-12) */
+	0x5d,				    /* pop %rbp */
+	0xc3,				    /* ret */
 };
 
 typedef uint32_t (*jit_fn)(uint32_t);
@@ -85,7 +85,8 @@ int main(int argc, char **argv)
 		perror(path);
 		return 1;
 	}
-	fprintf(map, "%lx %zx jit_leaf\n", (unsigned long)(uintptr_t)(mem + 64), sizeof(code));
+	fprintf(map, "%lx %zx jit_leaf\n", (unsigned long)(uintptr_t)(mem + 64),
+		sizeof(code));
 	fclose(map);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);

@@ -39,7 +39,8 @@ static struct d9_seg_hdr *own_segment(void)
 	unsigned long a = 0, b;
 
 	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "/memfd:" D9_SEG_NAME) && sscanf(line, "%lx-%lx", &a, &b) == 2)
+		if (strstr(line, "/memfd:" D9_SEG_NAME) &&
+		    sscanf(line, "%lx-%lx", &a, &b) == 2)
 			break;
 	if (f)
 		fclose(f);
