@@ -577,8 +577,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		height);
 	fputs("<!-- d9prof flamegraph: click a frame to zoom, Ctrl-F to search -->\n",
 	      out);
-	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" "
-	      "x2=\"0\">"
+	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>"
 	      "<stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
 	      "</linearGradient></defs>\n",

@@ -290,8 +290,8 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 		if (kinds[i].src == SRC_CUT_STACKS &&
 		    trace__meta(t, TRACE_META_CALL_GRAPH) &&
 		    !strncmp(trace__meta(t, TRACE_META_CALL_GRAPH), "dwarf", 5))
-			out[n].what = "CPU stacks cut short (no thread root, though "
-				      "unwound by CFI)";
+			out[n].what =
+				"CPU stacks cut short (no thread root, though unwound by CFI)";
 		n++;
 	}
 	return n;

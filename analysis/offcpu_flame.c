@@ -269,16 +269,16 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 	int n = 0;
 
 	analysis_svg_title(t, o->title, "Off-CPU flame graph", title, sizeof(title));
-	n = snprintf(sub, sizeof(sub),
-		     "microseconds off-CPU, stacks at switch-out: %s in %" PRIu64
-		     " intervals (%s waiting for a CPU, marked [runqueue: holder]%s)",
-		     analysis_fmt_duration(res->ns, a, sizeof(a)), res->intervals,
-		     analysis_fmt_duration(res->runq_ns, b, sizeof(b)),
-		     !oc->runq_split ? ": preempted only, wakeups not recorded"
-		     : analysis_runq_holders_missing(oc->trace)
-			     ? ", the holder approximate: the thread that preempted, "
-			       "else the one before"
-			     : ", charged to what ran by time");
+	n = snprintf(
+		sub, sizeof(sub),
+		"microseconds off-CPU, stacks at switch-out: %s in %" PRIu64
+		" intervals (%s waiting for a CPU, marked [runqueue: holder]%s)",
+		analysis_fmt_duration(res->ns, a, sizeof(a)), res->intervals,
+		analysis_fmt_duration(res->runq_ns, b, sizeof(b)),
+		!oc->runq_split ? ": preempted only, wakeups not recorded"
+		: analysis_runq_holders_missing(oc->trace)
+			? ", the holder approximate: the thread that preempted, else the one before"
+			: ", charged to what ran by time");
 	if (oc->join->sel.on && n > 0 && (size_t)n < sizeof(sub)) {
 		char what[160], lab[300];
 

@@ -331,8 +331,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out, "# OFF-CPU, RUNQ: none, %s\n", offcpu_missing(t));
 	else if (!oc->runq_split)
 		fprintf(out,
-			"# RUNQ is preempted time only and OFF-CPU holds the rest: "
-			"blocked and "
+			"# RUNQ is preempted time only and OFF-CPU holds the rest: blocked and "
 			"run-queue time cannot be split, %s\n",
 			analysis_runq_missing(t));
 	err = analysis_losses_footer(t, LOSS_ALL, out);

@@ -387,6 +387,82 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 	}
 }
 
+/* The run-queue flag: @nrq polls waited >= 1ms for a CPU, @rq the worst,
+ * and who held the CPU meanwhile. */
+static void flag_runq(struct page *pg, const struct poll *rq, uint64_t nrq)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct trace *t = oc->trace;
+	struct flag *f = flag_new(pg, "run-queue wait in polls", "1ms");
+	char a[32];
+
+	if (!f)
+		return;
+	char h[96] = "unknown";
+	uint64_t best = 0;
+	const uint32_t *sw;
+	size_t m = offcpu__thread_switches(oc, rq->tid, &sw);
+
+	for (size_t q = 0; q < m; q++)
+		if (oc->sw[sw[q]].poll == (int32_t)rq->id && oc->sw[sw[q]].runq > best) {
+			struct trace_hold hd[TRACE_MAX_HOLDS];
+
+			best = oc->sw[sw[q]].runq;
+			if (analysis_switch_holds(t, &t->switches[sw[q]], best, hd))
+				analysis_holder_label(t, hd[0].tid, h, sizeof(h));
+		}
+	f->count = nrq;
+	f->task = rq->task;
+	snprintf(f->detail, sizeof(f->detail),
+		 "%" PRIu64 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
+		 ", behind %s",
+		 nrq, analysis_fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)),
+		 rq->id, h);
+	snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
+}
+
+/* The imbalance flag: the busiest worker's time in polls FLAG_IMBALANCE
+ * times the idlest's or more. */
+static void flag_imbalance(struct page *pg)
+{
+	const struct trace *t = pg->oc->trace;
+	const struct worker *hi = NULL, *lo = NULL;
+	struct flag *f;
+	char a[32], b[32];
+	size_t i;
+
+	for (i = 0; i < pg->nw; i++) {
+		const struct worker *w = &pg->w[i];
+		uint64_t busy = w->poll_cpu + w->poll_blocked + w->poll_runq;
+
+		if (!w->polls)
+			continue;
+		if (!hi || busy > hi->poll_cpu + hi->poll_blocked + hi->poll_runq)
+			hi = w;
+		if (!lo || busy < lo->poll_cpu + lo->poll_blocked + lo->poll_runq)
+			lo = w;
+	}
+	if (hi && lo && hi != lo) {
+		uint64_t bh = hi->poll_cpu + hi->poll_blocked + hi->poll_runq;
+		uint64_t bo = lo->poll_cpu + lo->poll_blocked + lo->poll_runq;
+
+		if ((double)bh >= FLAG_IMBALANCE * (double)bo &&
+		    (f = flag_new(pg, "worker imbalance", "3x"))) {
+			char x[128], y[128];
+
+			analysis_thread_label(t, hi->tid, x, sizeof(x));
+			analysis_thread_label(t, lo->tid, y, sizeof(y));
+			f->count = 1;
+			snprintf(f->detail, sizeof(f->detail),
+				 "%s in polls %s, %s %s (%.1fx)", x,
+				 analysis_fmt_duration(bh, a, sizeof(a)), y,
+				 analysis_fmt_duration(bo, b, sizeof(b)),
+				 bo ? (double)bh / (double)bo : 0.0);
+			snprintf(f->next, sizeof(f->next), "d9prof polls --sort start");
+		}
+	}
+}
+
 static void flags(struct page *pg)
 {
 	const struct offcpu *oc = pg->oc;
@@ -397,7 +473,7 @@ static void flags(struct page *pg)
 	uint64_t nlong, nrq, nbl, ndel = 0;
 	struct loss l[LOSS_KINDS];
 	struct flag *f;
-	char a[32], b[32];
+	char a[32];
 	size_t i, nl;
 
 	worst_polls(oc, &ws);
@@ -434,34 +510,8 @@ static void flags(struct page *pg)
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
 			 d->task);
 	}
-	if (rq && (f = flag_new(pg, "run-queue wait in polls", "1ms"))) {
-		char h[96] = "unknown";
-		uint64_t best = 0;
-		const uint32_t *sw;
-		size_t m = offcpu__thread_switches(oc, rq->tid, &sw);
-
-		for (size_t q = 0; q < m; q++)
-			if (oc->sw[sw[q]].poll == (int32_t)rq->id &&
-			    oc->sw[sw[q]].runq > best) {
-				struct trace_hold hd[TRACE_MAX_HOLDS];
-
-				best = oc->sw[sw[q]].runq;
-				if (analysis_switch_holds(t, &t->switches[sw[q]], best,
-							  hd))
-					analysis_holder_label(t, hd[0].tid, h, sizeof(h));
-			}
-		f->count = nrq;
-		f->task = rq->task;
-		snprintf(f->detail, sizeof(f->detail),
-			 "%" PRIu64
-			 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
-			 ", behind %s",
-			 nrq,
-			 analysis_fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)),
-			 rq->id, h);
-		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32,
-			 rq->id);
-	}
+	if (rq)
+		flag_runq(pg, rq, nrq);
 	if (bl && (f = flag_new(pg, "blocking call in polls", "1ms"))) {
 		uint32_t fr, under;
 
@@ -480,48 +530,14 @@ static void flags(struct page *pg)
 		snprintf(f->next, sizeof(f->next),
 			 "d9prof offcpu --task %" PRIu64 " -o off.svg", bl->task);
 	}
-	{
-		const struct worker *hi = NULL, *lo = NULL;
-
-		for (i = 0; i < pg->nw; i++) {
-			const struct worker *w = &pg->w[i];
-			uint64_t busy = w->poll_cpu + w->poll_blocked + w->poll_runq;
-
-			if (!w->polls)
-				continue;
-			if (!hi || busy > hi->poll_cpu + hi->poll_blocked + hi->poll_runq)
-				hi = w;
-			if (!lo || busy < lo->poll_cpu + lo->poll_blocked + lo->poll_runq)
-				lo = w;
-		}
-		if (hi && lo && hi != lo) {
-			uint64_t bh = hi->poll_cpu + hi->poll_blocked + hi->poll_runq;
-			uint64_t bo = lo->poll_cpu + lo->poll_blocked + lo->poll_runq;
-
-			if ((double)bh >= FLAG_IMBALANCE * (double)bo &&
-			    (f = flag_new(pg, "worker imbalance", "3x"))) {
-				char x[128], y[128];
-
-				analysis_thread_label(t, hi->tid, x, sizeof(x));
-				analysis_thread_label(t, lo->tid, y, sizeof(y));
-				f->count = 1;
-				snprintf(f->detail, sizeof(f->detail),
-					 "%s in polls %s, %s %s (%.1fx)", x,
-					 analysis_fmt_duration(bh, a, sizeof(a)), y,
-					 analysis_fmt_duration(bo, b, sizeof(b)),
-					 bo ? (double)bh / (double)bo : 0.0);
-				snprintf(f->next, sizeof(f->next),
-					 "d9prof polls --sort start");
-			}
-		}
-	}
+	flag_imbalance(pg);
 	if (pg->d->nlost && (f = flag_new(pg, "woken, never polled", "any"))) {
 		f->count = pg->d->nlost;
 		f->task = pg->d->lost[0].task;
-		snprintf(f->detail, sizeof(f->detail),
-			 "%zu tasks woken and not polled again by the end (lost "
-			 "wake-ups?)",
-			 pg->d->nlost);
+		snprintf(
+			f->detail, sizeof(f->detail),
+			"%zu tasks woken and not polled again by the end (lost wake-ups?)",
+			pg->d->nlost);
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
 			 pg->d->lost[0].task);
 	}
@@ -789,11 +805,10 @@ static void text_flags(const struct page *pg, FILE *out)
 
 	fprintf(out, "\n== Red flags\n");
 	if (!pg->nflags)
-		fprintf(out, "  none (long poll >= 10ms, wake-to-poll delay >= 5ms, "
-			     "run-queue wait "
-			     ">= 1ms in a poll, blocking >= 1ms in a poll, worker "
-			     "imbalance >= 3x, "
-			     "lost wake-ups, lost data)\n");
+		fprintf(out,
+			"  none (long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait "
+			">= 1ms in a poll, blocking >= 1ms in a poll, worker imbalance >= 3x, "
+			"lost wake-ups, lost data)\n");
 	for (size_t i = 0; i < pg->nflags; i++) {
 		const struct flag *f = &pg->flags[i];
 

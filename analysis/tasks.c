@@ -87,8 +87,7 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 		fprintf(out, "; --limit 0 for all");
 	fputc('\n', out);
 	fprintf(out,
-		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over "
-		"the "
+		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
 		"%s recorded\n",
 		period ? "sampling periods x 1/frequency"
 		       : "no sampling frequency in the trace",
@@ -98,8 +97,7 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 		char a[32], b[32];
 
 		fprintf(out,
-			"# sampled CPU: %s in polls (%.1f%%), %s outside polls "
-			"(%.1f%%)\n",
+			"# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
 			analysis_fmt_duration(
 				(uint64_t)((double)j->samples_in_polls * period), a,
 				sizeof(a)),

@@ -229,11 +229,11 @@ static int resolve(struct trace_window *w, const struct extent *x, const char *o
 		return 0;
 	}
 	if (!x->wall) {
-		snprintf(w->why, sizeof(w->why),
-			 "%s %s is a time of day, but the trace does not carry the wall "
-			 "clock (recorded by an older d9prof): give seconds from its "
-			 "start",
-			 opt, ts->text);
+		snprintf(
+			w->why, sizeof(w->why),
+			"%s %s is a time of day, but the trace does not carry the wall "
+			"clock (recorded by an older d9prof): give seconds from its start",
+			opt, ts->text);
 		return -EINVAL;
 	}
 	start_wall = to_wall(x, x->start);
@@ -270,10 +270,10 @@ int trace_window_resolve(void *ctx, const struct trace_segment *seg, size_t n,
 		return 0;
 	extent_of(&x, seg, n);
 	if (!x.start) {
-		snprintf(w->why, sizeof(w->why),
-			 "cannot apply --from/--to: the trace does not say when it "
-			 "started "
-			 "(it was cut short)");
+		snprintf(
+			w->why, sizeof(w->why),
+			"cannot apply --from/--to: the trace does not say when it started "
+			"(it was cut short)");
 		return -EINVAL;
 	}
 	w->origin = x.start;
@@ -294,10 +294,10 @@ int trace_window_resolve(void *ctx, const struct trace_segment *seg, size_t n,
 		if (err)
 			return err;
 		if (t <= x.start) {
-			snprintf(w->why, sizeof(w->why),
-				 "--to %s is not after the start of the trace (it covers "
-				 "%s)",
-				 time_spec_text(&w->to, a, sizeof(a)), cov);
+			snprintf(
+				w->why, sizeof(w->why),
+				"--to %s is not after the start of the trace (it covers %s)",
+				time_spec_text(&w->to, a, sizeof(a)), cov);
 			return -ERANGE;
 		}
 	}

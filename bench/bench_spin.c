@@ -208,8 +208,7 @@ static void calibrate(double us)
 
 static void usage(FILE *f)
 {
-	fputs("usage: bench_spin [-t THREADS] [-d SECONDS] [-u US_PER_POLL] [-n TASKS] "
-	      "[-w]\n",
+	fputs("usage: bench_spin [-t THREADS] [-d SECONDS] [-u US_PER_POLL] [-n TASKS] [-w]\n",
 	      f);
 }
 

@@ -87,8 +87,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	rec = is_segment_recorder(pid) ? pid : recorder_of(pid);
 	if (!rec || (rec != pid && !is_segment_recorder(rec))) {
-		error("pid %d is not a d9prof flight recorder%s (start one with 'd9prof "
-		      "record "
+		error("pid %d is not a d9prof flight recorder%s (start one with 'd9prof record "
 		      "-p PID --flight')",
 		      (int)pid,
 		      rec ? ", and its recorder records no window"

@@ -21,19 +21,14 @@ static void help(FILE *f)
 		"       d9prof flame " INPUT_USAGE "\n"
 		"                    [--diff BASE] [--base-from TIME] [--base-to TIME]\n"
 		"                    [--task ID|NAME] [--format svg|folded] [-o OUT]\n\n"
-		"Join every CPU sample to the poll running on its thread at that "
-		"instant\n"
-		"and draw the result. Without --task, each sample sits under a root "
-		"frame\n"
-		"naming its task (\"[no poll]\" outside any poll), so one picture shows "
-		"the\n"
+		"Join every CPU sample to the poll running on its thread at that instant\n"
+		"and draw the result. Without --task, each sample sits under a root frame\n"
+		"naming its task (\"[no poll]\" outside any poll), so one picture shows the\n"
 		"split between tasks; past %d tasks the roots are task names (all tasks\n"
 		"of one name together; --by task for one root per task).\n\n"
 		"With --poll, draw one poll (ids from 'd9prof polls'): its CPU samples\n"
-		"under \"[cpu]\" and, if the trace has off-CPU data, the stacks it left "
-		"the\n"
-		"CPU with under \"[off-cpu]\" (\"[runqueue: comm[tid]]\" on top where "
-		"it\n"
+		"under \"[cpu]\" and, if the trace has off-CPU data, the stacks it left the\n"
+		"CPU with under \"[off-cpu]\" (\"[runqueue: comm[tid]]\" on top where it\n"
 		"was runnable, waiting for the CPU that thread had). Both are in\n"
 		"MICROSECONDS: a sample counts 1e6 / F us, F the sampling frequency\n"
 		"recorded in the trace (-F).\n\n"
@@ -46,28 +41,23 @@ static void help(FILE *f)
 		"  -t, --task ID|NAME    only samples taken while task ID (or any task\n"
 		"                        named NAME) was polled\n" BY_HELP
 		"      --min-poll DUR    only samples inside polls that lasted at least\n"
-		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no "
-		"poll]\n"
+		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no poll]\n"
 		"      --poll ID         one poll's CPU and off-CPU time, in us\n"
 		"      --diff BASE       a differential flamegraph against the trace\n"
 		"                        BASE (a file or a directory)\n"
-		"      --base-from TIME  the base is the window from TIME on (of BASE, "
-		"or\n"
+		"      --base-from TIME  the base is the window from TIME on (of BASE, or\n"
 		"      --base-to TIME    of the input itself without --diff) up to TIME\n"
 		"  -f, --format FMT      svg (default: interactive, self-contained) or\n"
 		"                        folded (\"root;...;leaf count\" lines for\n"
 		"                        flamegraph.pl, inferno, speedscope)\n"
-		"      --title TEXT      the SVG's title (default: the command "
-		"recorded)\n"
+		"      --title TEXT      the SVG's title (default: the command recorded)\n"
 		"      --reverse         icicle: the root on top\n"
 		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
-		"                        terminal, which goes to "
-		"d9prof-flame.svg)\n" NO_INLINE_HELP
+		"                        terminal, which goes to d9prof-flame.svg)\n" NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof flame -o all.svg\n"
-		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort "
-		"-n | tail -3\n"
+		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
 		"  d9prof flame --task short -o short-tasks.svg\n"
 		"  d9prof flame --min-poll 1ms -o slow-polls.svg\n"
 		"  d9prof flame --poll 1234 -o poll1234.svg\n"
@@ -90,8 +80,7 @@ static int poll_flame(struct inputs *in, unsigned int rflags, uint64_t id,
 	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
 	if (id >= se.j->npolls) {
-		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls "
-		      "%s')",
+		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls %s')",
 		      (unsigned long long)id, inputs_name(in), se.j->npolls,
 		      inputs_args(in));
 		ret = EXIT_FAIL;
@@ -183,8 +172,7 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	task_sel_text(sel, what, sizeof(what));
 	task_sel_text(&bj->sel, bwhat, sizeof(bwhat));
 	if (err < 0) {
-		error("no %s in the base '%s' (list them with 'd9prof tasks %s --limit "
-		      "0')",
+		error("no %s in the base '%s' (list them with 'd9prof tasks %s --limit 0')",
 		      bwhat, inputs_name(base), inputs_args(base));
 		goto out;
 	}

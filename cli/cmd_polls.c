@@ -16,26 +16,17 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: d9prof polls " INPUT_USAGE "\n"
-		"                    [--min DUR] [--task ID|NAME] [--sort "
-		"duration|start]\n"
+		"                    [--min DUR] [--task ID|NAME] [--sort duration|start]\n"
 		"                    [--limit N] [--by task|name|thread]\n\n"
-		"List polls, longest first: POLL (its id, for 'd9prof flame --poll'), "
-		"TASK,\n"
-		"THREAD, START (seconds since the recording started), DURATION (\"+\": "
-		"at\n"
-		"least that long, its begin or end was not recorded), SAMPLES (CPU "
-		"samples\n"
-		"inside it), OFF-CPU (time blocked off-CPU inside it), RUNQ (time it "
-		"was\n"
-		"runnable inside it, waiting for a CPU; both \"-\" without off-CPU "
-		"data)\n"
-		"and TOP-FRAME: where it blocked longest, marked \"(off-CPU)\", if it "
-		"spent\n"
-		"over half its time off-CPU (\"(run queue)\" if it was mostly waiting "
-		"for a\n"
+		"List polls, longest first: POLL (its id, for 'd9prof flame --poll'), TASK,\n"
+		"THREAD, START (seconds since the recording started), DURATION (\"+\": at\n"
+		"least that long, its begin or end was not recorded), SAMPLES (CPU samples\n"
+		"inside it), OFF-CPU (time blocked off-CPU inside it), RUNQ (time it was\n"
+		"runnable inside it, waiting for a CPU; both \"-\" without off-CPU data)\n"
+		"and TOP-FRAME: where it blocked longest, marked \"(off-CPU)\", if it spent\n"
+		"over half its time off-CPU (\"(run queue)\" if it was mostly waiting for a\n"
 		"CPU there, not blocked); else the leaf of most of its CPU samples.\n\n"
-		"With --by, one line per task, task name or thread instead: POLLS, "
-		"TOTAL,\n"
+		"With --by, one line per task, task name or thread instead: POLLS, TOTAL,\n"
 		"P50, P99 and LONGEST poll duration, OFF-CPU and RUNQ, most poll time\n"
 		"first: poll duration by spawn site, when tasks are named after it.\n\n"
 		"options:\n" INPUT_HELP FRAME_HELP
@@ -44,15 +35,14 @@ static void help(FILE *f)
 		"      --sort KEY        duration (default: longest first) or start\n"
 		"  -n, --limit N         at most N polls (default %d; 0: all)\n"
 		"      --wide            never cut names (by default long ones lose\n"
-		"                        their middle, keeping the function's "
-		"name)\n" NO_INLINE_HELP "  -h, --help            this help\n\n"
+		"                        their middle, keeping the function's name)\n" NO_INLINE_HELP
+		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
 		"  d9prof polls --min 1ms\n"
 		"  d9prof polls --task 42 --sort start --limit 0 > task42-polls.txt\n"
 		"  d9prof polls --by name               # poll durations per task name\n"
-		"  d9prof flame --poll 1234 -o poll1234.svg   # one of them, CPU + "
-		"off-CPU\n",
+		"  d9prof flame --poll 1234 -o poll1234.svg   # one of them, CPU + off-CPU\n",
 		DEFAULT_LIMIT);
 }
 

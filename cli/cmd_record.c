@@ -72,8 +72,7 @@ static void help(FILE *f)
 		"; an existing one\n"
 		"                        is kept as FILE.old)\n"
 		"  -d, --duration DUR    stop after DUR: seconds (10, 2.5) or a number\n"
-		"                        and a unit (500ms, 2s; ns, us, ms, s); "
-		"default:\n"
+		"                        and a unit (500ms, 2s; ns, us, ms, s); default:\n"
 		"                        until ^C, the target exits or CMD ends\n"
 		"  -F, --freq HZ         samples per second per thread (default 999)\n"
 		"  -e, --event EVENT     sampling event, a libpfm4/perf name (default\n"
@@ -84,8 +83,7 @@ static void help(FILE *f)
 		"                        per-thread CPU timers inside the target (needs\n"
 		"                        libd9prof in it; user stacks only)\n"
 		"      --no-offcpu       do not record context switches (off-CPU time)\n"
-		"      --offcpu-source SRC  auto (default): the sched_switch "
-		"tracepoint,\n"
+		"      --offcpu-source SRC  auto (default): the sched_switch tracepoint,\n"
 		"                        else the context-switch event; tracepoint or\n"
 		"                        switch: that one only\n"
 		"      --children        also the samples of processes the target forks\n"
@@ -93,10 +91,8 @@ static void help(FILE *f)
 		"                        counted by default)\n"
 		"      --no-shim         leave the target's d9prof shim detached: CPU\n"
 		"                        samples and switches only, no task ids (as\n"
-		"                        perf records; to see what task awareness "
-		"costs)\n"
-		"      --no-wakeups      do not record wakeups (system-wide, filtered "
-		"to\n"
+		"                        perf records; to see what task awareness costs)\n"
+		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
 		"      --offcpu-stack BYTES  user stack copied per switch to unwind\n"
@@ -107,10 +103,8 @@ static void help(FILE *f)
 		"                        function without a frame), dwarf[,SIZE] (SIZE\n"
 		"                        bytes of stack unwound by CFI, default 8192,\n"
 		"                        at most 32768), auto (default: dwarf where the\n"
-		"                        target's own code lacks frame pointers, else "
-		"fp)\n"
-		"      --cpu-stack BYTES  the same as --call-graph dwarf,BYTES; 0: "
-		"frame\n"
+		"                        target's own code lacks frame pointers, else fp)\n"
+		"      --cpu-stack BYTES  the same as --call-graph dwarf,BYTES; 0: frame\n"
 		"                        pointers alone, no stack copied\n"
 		"\nflight recorder (always on, bounded):\n"
 		"      --flight[=WINDOW] record until stopped, keeping the last WINDOW\n"
@@ -119,8 +113,7 @@ static void help(FILE *f)
 		"                        ('d9prof dump PID'), on a --trigger, when the\n"
 		"                        target dies (with how) and when stopped\n"
 		"      --max-size SIZE   keep at most SIZE bytes (64M, 1G; default 64M)\n"
-		"      --trigger COND    dump when COND holds: poll>DUR (a poll "
-		"longer),\n"
+		"      --trigger COND    dump when COND holds: poll>DUR (a poll longer),\n"
 		"                        delay>DUR (a woken task waiting longer for its\n"
 		"                        poll), runq>DUR (a thread waiting longer for a\n"
 		"                        CPU); half a window later, so the dump holds\n"
@@ -129,8 +122,7 @@ static void help(FILE *f)
 		"                        (default: the window)\n"
 		"      --rotate PERIOD   instead: a self-contained segment file every\n"
 		"                        PERIOD into the -o directory, EPOCH-INDEX.d9\n"
-		"      --max-total SIZE  delete the oldest segment files (with "
-		"--flight:\n"
+		"      --max-total SIZE  delete the oldest segment files (with --flight:\n"
 		"                        dumps) this recording wrote beyond SIZE\n"
 		"                        (--flight default: 8 times --max-size)\n"
 		"      --key-prefix P    segment files under P/YYYY-MM-DD/HHMM/SERVICE/\n"
@@ -151,10 +143,8 @@ static void help(FILE *f)
 		"  d9prof record -p 4242 -d 10\n"
 		"  d9prof record -p 4242 -- sleep 5\n"
 		"  d9prof record -F 499 -o api.d9 -- ./my-server --port 8080\n"
-		"  d9prof record -p 4242 --flight=30s --trigger 'poll>50ms' -o "
-		"/var/tmp/d9\n"
-		"  d9prof record -p 4242 --rotate 60s --max-total 500M -o /var/tmp/d9 "
-		"\\\n"
+		"  d9prof record -p 4242 --flight=30s --trigger 'poll>50ms' -o /var/tmp/d9\n"
+		"  d9prof record -p 4242 --rotate 60s --max-total 500M -o /var/tmp/d9 \\\n"
 		"      --on-segment 'aws s3 cp {} s3://traces/'\n");
 }
 
@@ -440,55 +430,13 @@ static void on_dump(void *ctx, const struct record_dump *d)
 	     human_size((double)d->bytes, sz, sizeof(sz)), d->why);
 }
 
-static void summary(const struct record_stats *st, pid_t pid, const char *out,
-		    int own_cmd)
+/* The off-CPU and run-queue lines of the summary. */
+static void summary_offcpu(const struct record_stats *st)
 {
-	char sz[32];
-	struct rusage ru;
-	struct stat sb;
-
-	if (!out || stat(out, &sb))
-		sb.st_size = 0;
-	fprintf(stderr,
-		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim "
-		"event%s "
-		"(%llu ring record%s), %u unique frame%s\n",
-		st->seconds, (int)pid, st->target_exited ? " (it exited)" : "",
-		(unsigned long long)st->samples, plural(st->samples), st->event_name,
-		(unsigned long long)st->events, plural(st->events),
-		(unsigned long long)st->shim_records, plural(st->shim_records),
-		(unsigned int)st->frames, plural(st->frames));
-	/* the ctimer sampler copies its own 256 bytes: no call graph to say */
-	if (!strcmp(st->sampler, "perf") && st->callgraph_auto && st->fp_missing[0])
-		fprintf(stderr,
-			"d9prof: call graph: dwarf,%u (no frame pointers in %s: their "
-			"frames "
-			"unwound by CFI)\n",
-			st->cpu_stack, st->fp_missing);
-	else if (!strcmp(st->sampler, "perf") && st->callgraph_auto)
-		fprintf(stderr,
-			"d9prof: call graph: fp (the target's own code keeps frame "
-			"pointers%s%s)\n",
-			st->fp_unknown[0] ? "; could not judge " : "", st->fp_unknown);
-	if (st->cpu_stacks && strcmp(st->sampler, "perf"))
-		fprintf(stderr,
-			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
-			"recovered with CFI (%.0f ms)\n",
-			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
-			st->cpu_unwind_s * 1e3);
-	else if (st->cpu_stacks)
-		fprintf(stderr,
-			"d9prof: CPU stacks (%s, %u bytes copied): %.1f%% had a caller "
-			"frame "
-			"pointers skip, recovered with CFI (%.0f ms)\n",
-			st->callgraph, st->cpu_stack,
-			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
-			st->cpu_unwind_s * 1e3);
 	if (st->switches || !strcmp(st->offcpu, "tracepoint") ||
 	    !strcmp(st->offcpu, "context-switch"))
 		fprintf(stderr,
-			"d9prof: off-CPU (%s): %llu switch%s (%llu blocked, %llu "
-			"preempted)\n",
+			"d9prof: off-CPU (%s): %llu switch%s (%llu blocked, %llu preempted)\n",
 			st->offcpu, (unsigned long long)st->switches,
 			st->switches == 1 ? "" : "es",
 			(unsigned long long)st->switches_blocked,
@@ -496,8 +444,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 	if (st->switches && st->wakeups[0] && strncmp(st->wakeups, "off", 3) &&
 	    strncmp(st->wakeups, "refused", 7)) {
 		fprintf(stderr,
-			"d9prof: run queue (%s): %llu interval%s, %.1f ms runnable "
-			"waiting "
+			"d9prof: run queue (%s): %llu interval%s, %.1f ms runnable waiting "
 			"for a CPU",
 			st->wakeups, (unsigned long long)st->runnable,
 			plural(st->runnable), (double)st->runq_ns / 1e6);
@@ -512,8 +459,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 				st->holders[0] ? st->holders : "no system-wide switches");
 	} else if (st->switches)
 		fprintf(stderr,
-			"d9prof: run queue: wakeups not recorded (%s): blocked and "
-			"run-queue "
+			"d9prof: run queue: wakeups not recorded (%s): blocked and run-queue "
 			"time cannot be split, only preempted time is run-queue time\n",
 			st->wakeups[0] ? st->wakeups : "off");
 	if (st->wake_lost)
@@ -521,8 +467,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 			(unsigned long long)st->wake_lost, plural(st->wake_lost));
 	if (st->offcpu_stacks)
 		fprintf(stderr,
-			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to "
-			"frame pointers "
+			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "
 			"(%.0f ms; at most %llu byte%s of stack read)\n",
 			100.0 * (double)st->offcpu_complete / (double)st->offcpu_stacks,
 			(unsigned long long)st->offcpu_stacks, st->offcpu_unwind_s * 1e3,
@@ -530,6 +475,11 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 			plural(st->offcpu_stack_used));
 	else if (st->switches)
 		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
+}
+
+/* What was lost or refused, one line each, or that nothing was. */
+static void summary_losses(const struct record_stats *st)
+{
 	if (st->offcpu_lost)
 		fprintf(stderr, "d9prof: lost %llu context-switch record%s (ring full)\n",
 			(unsigned long long)st->offcpu_lost, plural(st->offcpu_lost));
@@ -553,8 +503,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 	if (st->ctimer_garbage)
 		fprintf(stderr,
 			"d9prof: refused %llu ctimer sample%s that could not be real (of "
-			"another thread than their area's, or at a time outside the "
-			"recording)\n",
+			"another thread than their area's, or at a time outside the recording)\n",
 			(unsigned long long)st->ctimer_garbage,
 			plural(st->ctimer_garbage));
 	if (st->lost_samples || st->shim_drops)
@@ -570,15 +519,13 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 			(unsigned long long)st->child_samples, plural(st->child_samples));
 	if (st->no_ring_threads)
 		fprintf(stderr,
-			"d9prof: %llu thread%s of the target found no free ring slot in "
-			"the "
+			"d9prof: %llu thread%s of the target found no free ring slot in the "
 			"shim: their runtime events are lost\n",
 			(unsigned long long)st->no_ring_threads,
 			plural(st->no_ring_threads));
 	if (st->reattaches || st->gap_ns)
 		fprintf(stderr,
-			"d9prof: the recorder stalled past the shim's lease (attached "
-			"again "
+			"d9prof: the recorder stalled past the shim's lease (attached again "
 			"%llu time%s): runtime events of those gaps (%.3f s) are lost\n",
 			(unsigned long long)st->reattaches, plural(st->reattaches),
 			(double)st->gap_ns / 1e9);
@@ -592,6 +539,51 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 			"d9prof: dropped %llu records or counters of the shim segment "
 			"that could not be real (the target wrote over it)\n",
 			(unsigned long long)st->shim_garbage);
+}
+
+static void summary(const struct record_stats *st, pid_t pid, const char *out,
+		    int own_cmd)
+{
+	char sz[32];
+	struct rusage ru;
+	struct stat sb;
+
+	if (!out || stat(out, &sb))
+		sb.st_size = 0;
+	fprintf(stderr,
+		"d9prof: recorded %.2f s of pid %d%s: %llu sample%s (%s), %llu shim event%s "
+		"(%llu ring record%s), %u unique frame%s\n",
+		st->seconds, (int)pid, st->target_exited ? " (it exited)" : "",
+		(unsigned long long)st->samples, plural(st->samples), st->event_name,
+		(unsigned long long)st->events, plural(st->events),
+		(unsigned long long)st->shim_records, plural(st->shim_records),
+		(unsigned int)st->frames, plural(st->frames));
+	/* the ctimer sampler copies its own 256 bytes: no call graph to say */
+	if (!strcmp(st->sampler, "perf") && st->callgraph_auto && st->fp_missing[0])
+		fprintf(stderr,
+			"d9prof: call graph: dwarf,%u (no frame pointers in %s: their frames "
+			"unwound by CFI)\n",
+			st->cpu_stack, st->fp_missing);
+	else if (!strcmp(st->sampler, "perf") && st->callgraph_auto)
+		fprintf(stderr,
+			"d9prof: call graph: fp (the target's own code keeps frame "
+			"pointers%s%s)\n",
+			st->fp_unknown[0] ? "; could not judge " : "", st->fp_unknown);
+	if (st->cpu_stacks && strcmp(st->sampler, "perf"))
+		fprintf(stderr,
+			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
+			"recovered with CFI (%.0f ms)\n",
+			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
+			st->cpu_unwind_s * 1e3);
+	else if (st->cpu_stacks)
+		fprintf(stderr,
+			"d9prof: CPU stacks (%s, %u bytes copied): %.1f%% had a caller frame "
+			"pointers skip, recovered with CFI (%.0f ms)\n",
+			st->callgraph, st->cpu_stack,
+			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
+			st->cpu_unwind_s * 1e3);
+	summary_offcpu(st);
+	summary_losses(st);
 	if (!getrusage(RUSAGE_SELF, &ru)) {
 		double cpu =
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
@@ -607,8 +599,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 		wait = wait > during ? wait - during : 0;
 		fprintf(stderr,
 			"d9prof: the recorder used %.2f s of CPU (%.1f%% of a core) and "
-			"%s of memory at most; starting and finishing, it waited %.2f s "
-			"for a "
+			"%s of memory at most; starting and finishing, it waited %.2f s for a "
 			"CPU\n",
 			cpu, st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
 			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)),
@@ -630,8 +621,7 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 
 	if (o->segments == RECORD_FLIGHT) {
 		fprintf(stderr,
-			"d9prof: flight recorder: %llu segment%s, %llu dropped out of "
-			"the %g s "
+			"d9prof: flight recorder: %llu segment%s, %llu dropped out of the %g s "
 			"window, %s held at most; %llu dump%s into %s%s\n",
 			(unsigned long long)st->segments, plural(st->segments),
 			(unsigned long long)st->segments_dropped, o->window,
@@ -640,8 +630,7 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 			st->dump_failures ? " (some failed, see above)" : "");
 		if (st->dumps_deleted)
 			fprintf(stderr,
-				"d9prof: deleted the %llu oldest dump%s of this "
-				"recording "
+				"d9prof: deleted the %llu oldest dump%s of this recording "
 				"to keep them within --max-total %s\n",
 				(unsigned long long)st->dumps_deleted,
 				plural(st->dumps_deleted),
@@ -649,8 +638,7 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 		for (unsigned int i = 0; i < o->ntriggers; i++)
 			if (st->trigger_cooled[i])
 				fprintf(stderr,
-					"d9prof: trigger %s>%gms: %llu dump%s, and held "
-					"%llu "
+					"d9prof: trigger %s>%gms: %llu dump%s, and held %llu "
 					"more time%s in its cooldown (no dump)\n",
 					o->triggers[i].kind == RECORD_TRIGGER_POLL
 						? "poll"
@@ -673,8 +661,7 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 				  : "");
 	if (st->hooks_skipped)
 		fprintf(stderr,
-			"d9prof: --on-segment: %llu file%s deleted for --max-total "
-			"before "
+			"d9prof: --on-segment: %llu file%s deleted for --max-total before "
 			"their command could run (%d run at once at most)\n",
 			(unsigned long long)st->hooks_skipped, plural(st->hooks_skipped),
 			RECORD_MAX_HOOKS);
@@ -792,8 +779,7 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 
 		o->dir = out_given ? x->out : ".";
 		if (!stat(o->dir, &sb) && !S_ISDIR(sb.st_mode)) {
-			error("-o '%s' is not a directory: --%s writes its files into "
-			      "one",
+			error("-o '%s' is not a directory: --%s writes its files into one",
 			      o->dir, o->segments == RECORD_FLIGHT ? "flight" : "rotate");
 			return EXIT_FAIL;
 		}
@@ -972,13 +958,11 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 		x->out = NULL;
 	} else if ((err = record_output__check(x->out))) {
 		if (err == -ELOOP)
-			error("cannot write '%s': it is a symbolic link, which d9prof "
-			      "does not "
+			error("cannot write '%s': it is a symbolic link, which d9prof does not "
 			      "follow (give the path it points to)",
 			      x->out);
 		else if (err == -EEXIST)
-			error("'%s' exists and is not a d9prof trace: remove it or "
-			      "choose "
+			error("'%s' exists and is not a d9prof trace: remove it or choose "
 			      "another -o",
 			      x->out);
 		else

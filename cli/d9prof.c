@@ -36,18 +36,15 @@ static void help(FILE *f)
 	fprintf(f,
 		"\n'd9prof <command> --help' for its options; 'man d9prof' for all.\n\n"
 		"examples:\n"
-		"  d9prof record -p 4242 -d 10        # 10 s of pid 4242 into "
-		"d9prof.data\n"
+		"  d9prof record -p 4242 -d 10        # 10 s of pid 4242 into d9prof.data\n"
 		"  d9prof report                      # read this first\n"
 		"  d9prof tasks                       # which tasks burned the CPU\n"
 		"  d9prof flame --task 42 -o t42.svg  # where task 42 spent it\n"
 		"  d9prof polls --min 1ms             # the slow polls\n"
 		"  d9prof offcpu --min-poll 1ms -o off.svg  # what they blocked on\n"
 		"  d9prof delays --min 5ms                 # woken tasks that waited\n"
-		"  d9prof info -i flight/                  # what the dumps in flight/ "
-		"hold\n"
-		"  d9prof export --format pprof -o p.pb.gz # for go tool pprof, "
-		"Pyroscope\n");
+		"  d9prof info -i flight/                  # what the dumps in flight/ hold\n"
+		"  d9prof export --format pprof -o p.pb.gz # for go tool pprof, Pyroscope\n");
 }
 
 int main(int argc, char **argv)

@@ -459,8 +459,7 @@ static void warn_cut(struct inputs *in, const struct trace *t)
 		if (g->complete)
 			continue;
 		if (!g->file) { /* one file read: what it holds is the trace */
-			warning("'%s' is truncated (the recorder did not finish): using "
-				"its "
+			warning("'%s' is truncated (the recorder did not finish): using its "
 				"%zu whole chunks, %zu samples",
 				inputs_name(in), t->chunks, t->nsamples);
 			return;
@@ -468,8 +467,7 @@ static void warn_cut(struct inputs *in, const struct trace *t)
 		if (last && !strcmp(last, g->file))
 			continue;
 		last = g->file;
-		warning("'%s' is truncated (the recorder did not finish): using its "
-			"whole "
+		warning("'%s' is truncated (the recorder did not finish): using its whole "
 			"chunks",
 			g->file);
 	}

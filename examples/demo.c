@@ -996,8 +996,7 @@ static void summary(struct runtime *rt, double elapsed)
 static void usage(FILE *f)
 {
 	fputs("usage: demo [-w WORKERS] [-d SECONDS] [-q]\n"
-	      "       demo --bench-polls [--bench-work-ns NS] [-w WORKERS] [-d SECONDS] "
-	      "[-q]\n"
+	      "       demo --bench-polls [--bench-work-ns NS] [-w WORKERS] [-d SECONDS] [-q]\n"
 	      "\n"
 	      "A small async runtime instrumented with the d9prof shim.\n"
 	      "\n"
@@ -1069,8 +1068,7 @@ static void parse_args(int argc, char **argv)
 			n = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || n < 0 || n > 1000000000L) {
 				fprintf(stderr,
-					"demo: invalid work per poll '%s' (ns, 0 to "
-					"1e9)\n",
+					"demo: invalid work per poll '%s' (ns, 0 to 1e9)\n",
 					optarg);
 				exit(2);
 			}

@@ -8,7 +8,9 @@
  * (take the low bits) instead of clustering under linear probing. A
  * sequence hashes as h = lib_hash64(h ^ v) per element.
  *
- * The shim keeps no hash table and does not use it.
+ * The shim does not link lib/: its task-name table in the segment
+ * (d9_segment.h) hashes with its own copy, d9_name_hash(), the same
+ * function, which the recorder reading that table must agree with.
  */
 #ifndef D9_LIB_HASH_H
 #define D9_LIB_HASH_H

@@ -279,13 +279,12 @@ int ctimer_rec__status(struct ctimer_rec *c, unsigned int *threads, char *why, s
 	switch (st) {
 	case D9_CTIMER_NOSIG:
 		if (sig)
-			snprintf(why, len,
-				 "the application replaced the shim's handler of signal "
-				 "%d; "
-				 "leave it alone or set D9PROF_SIGNAL to another signal "
-				 "in "
-				 "its environment",
-				 sig);
+			snprintf(
+				why, len,
+				"the application replaced the shim's handler of signal %d; "
+				"leave it alone or set D9PROF_SIGNAL to another signal in "
+				"its environment",
+				sig);
 		else
 			snprintf(why, len,
 				 "the application handles every signal the shim may use "

@@ -314,12 +314,12 @@ static int open_sampler(struct rec *r)
 	}
 	if (err < 0) {
 		if (err == -EACCES || err == -EPERM)
-			snprintf(r->st->why, sizeof(r->st->why),
-				 "perf_event_open refused (%s; "
-				 "kernel.perf_event_paranoid=%d): "
-				 "run as root or the target's owner with "
-				 "'sysctl kernel.perf_event_paranoid=1'",
-				 strerror(-err), paranoid_level());
+			snprintf(
+				r->st->why, sizeof(r->st->why),
+				"perf_event_open refused (%s; kernel.perf_event_paranoid=%d): "
+				"run as root or the target's owner with "
+				"'sysctl kernel.perf_event_paranoid=1'",
+				strerror(-err), paranoid_level());
 		else if (err == -ESRCH)
 			snprintf(r->st->why, sizeof(r->st->why), "no such process");
 		else
@@ -419,11 +419,11 @@ static int sampler_tick(struct rec *r, uint64_t now)
 	if (r->ctimer) {
 		if (now - r->start_ns < SHIM_EAGER_NS)
 			return 0;
-		snprintf(r->st->why, sizeof(r->st->why),
-			 "pid %d has no d9prof shim: the ctimer sampler samples from "
-			 "inside "
-			 "the target; link libd9prof into it, or use perf_event",
-			 (int)r->o->pid);
+		snprintf(
+			r->st->why, sizeof(r->st->why),
+			"pid %d has no d9prof shim: the ctimer sampler samples from inside "
+			"the target; link libd9prof into it, or use perf_event",
+			(int)r->o->pid);
 		return -ENOENT;
 	}
 	if (r->o->sampler != RECORD_SAMPLER_AUTO || r->perf_checked ||
@@ -788,8 +788,7 @@ static int fd_budget(struct rec *r)
 		return 0;
 	snprintf(
 		r->st->why, sizeof(r->st->why),
-		"pid %d has %llu threads: %llu x %ld CPUs x %llu events needs about %llu "
-		"open "
+		"pid %d has %llu threads: %llu x %ld CPUs x %llu events needs about %llu open "
 		"files, over the limit of %llu (hard limit %llu); raise it (ulimit -n as "
 		"root) or record less (--no-offcpu)",
 		(int)o->pid, (unsigned long long)threads, (unsigned long long)threads,
@@ -872,13 +871,12 @@ static int run_start(struct rec *r)
 	exitwatch__enable(r->ew);
 	now = record_now_ns();
 	if ((r->ps || r->oc) && now - t0 > SLOW_OPEN_NS)
-		record_log(r, RECORD_INFO,
-			   "opening the events took %.1f s: the kernel waits for RCU "
-			   "grace periods "
-			   "at the first per-thread event and the first of a tracepoint, "
-			   "slow "
-			   "while the target keeps every CPU busy",
-			   (double)(now - t0) / 1e9);
+		record_log(
+			r, RECORD_INFO,
+			"opening the events took %.1f s: the kernel waits for RCU grace periods "
+			"at the first per-thread event and the first of a tracepoint, slow "
+			"while the target keeps every CPU busy",
+			(double)(now - t0) / 1e9);
 	if (o->on_attached && (err = o->on_attached(o->ctx)))
 		return err;
 	record_write_meta(r);
@@ -1002,11 +1000,11 @@ static int run_finish(struct rec *r)
 	if (r->seg && shim_seg__renew(r->seg) == -ETIMEDOUT) {
 		uint64_t gap = record_shim_gap(r, record_now_ns());
 
-		record_log(r, RECORD_WARN,
-			   "the recorder stalled past its %d ms lease and the shim let "
-			   "go before "
-			   "the end: runtime events of its last %.3f s are lost",
-			   (int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
+		record_log(
+			r, RECORD_WARN,
+			"the recorder stalled past its %d ms lease and the shim let go before "
+			"the end: runtime events of its last %.3f s are lost",
+			(int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
 	}
 	record_drain_shim(r);
 	if (r->seg) {

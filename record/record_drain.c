@@ -55,11 +55,11 @@ void record_shim_try_attach(struct rec *r, int warn)
 				   (int)r->o->pid, why);
 		} else if (warn && !r->shim_warned) {
 			r->shim_warned = 1;
-			record_log(r, RECORD_WARN,
-				   "pid %d has no d9prof shim: samples will carry no "
-				   "task ids "
-				   "(link libd9prof and call d9_init() in the target)",
-				   (int)r->o->pid);
+			record_log(
+				r, RECORD_WARN,
+				"pid %d has no d9prof shim: samples will carry no task ids "
+				"(link libd9prof and call d9_init() in the target)",
+				(int)r->o->pid);
 		}
 		return;
 	}
@@ -80,11 +80,11 @@ void record_shim_try_attach(struct rec *r, int warn)
 						  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
 			/* said once; looked at again later: it may leave */
 			if (!r->busy)
-				record_log(r, RECORD_WARN,
-					   "another recorder (pid %u) is attached to the "
-					   "d9prof shim "
-					   "of pid %d: no task ids until it leaves",
-					   other, (int)r->o->pid);
+				record_log(
+					r, RECORD_WARN,
+					"another recorder (pid %u) is attached to the d9prof shim "
+					"of pid %d: no task ids until it leaves",
+					other, (int)r->o->pid);
 			r->shim_warned = 1;
 			r->busy = 1;
 			shim_seg__close(r->seg);
@@ -294,12 +294,12 @@ static void write_batch(struct rec *r, struct ev_batch *b)
 	    (livestate__feed(r->ls, b->v, b->len, b->n) || livestate__refused(r->ls)) &&
 	    !r->state_warned) {
 		r->state_warned = 1;
-		record_log(r, RECORD_WARN,
-			   "more open polls and tasks than the recorder keeps (%zu "
-			   "threads and tasks at most), or out of memory: segments read "
-			   "alone may "
-			   "miss a poll or a wake in progress at their start",
-			   r->state_max);
+		record_log(
+			r, RECORD_WARN,
+			"more open polls and tasks than the recorder keeps (%zu "
+			"threads and tasks at most), or out of memory: segments read alone may "
+			"miss a poll or a wake in progress at their start",
+			r->state_max);
 	}
 	record_note_err(r, trace_writer__records(r->w, b->v, b->len, b->n));
 	for (i = 0; i < b->n; i++)
@@ -366,12 +366,12 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		seen->tid_ok = !r->tids || tids__is_target(r->tids, tid);
 		if (!seen->tid_ok && !r->forged_said) {
 			r->forged_said = 1;
-			record_log(r, RECORD_WARN,
-				   "ring slot %u of the d9prof shim names thread %u, "
-				   "which pid %d does not have (or no longer, unseen by "
-				   "perf): its "
-				   "records are dropped",
-				   idx, tid, (int)r->o->pid);
+			record_log(
+				r, RECORD_WARN,
+				"ring slot %u of the d9prof shim names thread %u, "
+				"which pid %d does not have (or no longer, unseen by perf): its "
+				"records are dropped",
+				idx, tid, (int)r->o->pid);
 		}
 		if (name[0] && seen->tid_ok)
 			record_note_err(r, trace_writer__thread(r->w, tid, name));

@@ -383,10 +383,10 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t dev, uin
 		o->unreadable = "not opened (a symbolizer of no process)";
 	else if (fd < 0)
 		o->unreadable =
-			deleted	   ? "deleted, and /proc/PID/map_files is not readable"
-			: replaced ? "replaced on disk, and /proc/PID/map_files is not "
-				     "readable"
-				   : "cannot be opened";
+			deleted ? "deleted, and /proc/PID/map_files is not readable"
+			: replaced
+				? "replaced on disk, and /proc/PID/map_files is not readable"
+				: "cannot be opened";
 	else if (report_object(o, fd, used))
 		o->unreadable = "not an ELF file libdw reads";
 	return (long)(s->nobjs - 1);

@@ -135,10 +135,10 @@ static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got,
 				"%s: trace format version %u not supported (this build "
 				"reads %u to %u)",
 				r->file, version, TRACE_VERSION_MIN, TRACE_VERSION);
-		return trace_fail(r, -EPROTONOSUPPORT,
-				  "trace format version %u not supported (this build "
-				  "reads %u to %u)",
-				  version, TRACE_VERSION_MIN, TRACE_VERSION);
+		return trace_fail(
+			r, -EPROTONOSUPPORT,
+			"trace format version %u not supported (this build reads %u to %u)",
+			version, TRACE_VERSION_MIN, TRACE_VERSION);
 	}
 	return 0;
 }

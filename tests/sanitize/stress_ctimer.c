@@ -200,8 +200,7 @@ int main(void)
 	free(c.evbuf);
 	if (failed)
 		return 1;
-	printf("stress_ctimer: ok: %llu samples (weight %llu), %llu sessions, %llu "
-	       "lapses, "
+	printf("stress_ctimer: ok: %llu samples (weight %llu), %llu sessions, %llu lapses, "
 	       "drops seen %llu times\n",
 	       (unsigned long long)c.samples, (unsigned long long)c.weight,
 	       (unsigned long long)c.sessions, (unsigned long long)c.lapses,

@@ -312,8 +312,7 @@ static void drain(struct consumer *c)
 				if (time > seg_now() || end > seg_now())
 					FAIL("ring %u: open poll in the future", i);
 				if (time < s->last_time)
-					FAIL("ring %u: open poll begun before a record "
-					     "consumed",
+					FAIL("ring %u: open poll begun before a record consumed",
 					     i);
 				check_task(s, i, &ev);
 			}

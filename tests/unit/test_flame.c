@@ -286,21 +286,16 @@ Test(tasks, table_lists_polls_and_longest)
 	/* 3 samples at 1000 Hz are 3ms of CPU, 10% of one CPU over 30ms */
 	cr_assert_str_eq(
 		o,
-		"TASK      NAME  POLLS        CPU    CPU%  TOTAL-POLL  MEAN-POLL  "
-		"LONGEST-POLL  "
+		"TASK      NAME  POLLS        CPU    CPU%  TOTAL-POLL  MEAN-POLL  LONGEST-POLL  "
 		"WAKES  DELAY-P50  DELAY-P99  DELAY-MAX\n"
-		"7         net       2     3.00ms   10.0%      13.8ms     6.90ms        "
-		"12.3ms      "
+		"7         net       2     3.00ms   10.0%      13.8ms     6.90ms        12.3ms      "
 		"2        0ns      750us      750us\n"
-		"8         -         1     1.00ms    3.3%       850us      850us         "
-		"850us      "
+		"8         -         1     1.00ms    3.3%       850us      850us         850us      "
 		"1        0ns        0ns        0ns\n"
-		"9         idle      0        0ns    0.0%           -          -         "
-		"    -      "
+		"9         idle      0        0ns    0.0%           -          -             -      "
 		"0          -          -          -\n"
 		"# 3 of 3 tasks, by CPU\n"
-		"# CPU: sampled CPU time inside the polls (sampling periods x "
-		"1/frequency); CPU%: "
+		"# CPU: sampled CPU time inside the polls (sampling periods x 1/frequency); CPU%: "
 		"of one CPU over the 30.0ms recorded\n"
 		"# sampled CPU: 4.00ms in polls (80.0%), 1.00ms outside polls (20.0%)\n");
 }

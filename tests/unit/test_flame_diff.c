@@ -99,13 +99,14 @@ Test(flame_diff, svg_normalizes_the_base_and_colours_the_change)
 	hot = strstr(s, "<title>hot (");
 	cold = strstr(s, "<title>cold (");
 	cr_assert(hot && cold, "%s", s);
-	cr_assert(!strncmp(hot,
-			   "<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; new 20 "
-			   "samples, normalized; raw base 20)</title>",
-			   strlen("<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; "
-				  "new 20 "
-				  "samples, normalized; raw base 20)</title>")),
-		  "%.200s", hot);
+	cr_assert(
+		!strncmp(
+			hot,
+			"<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; new 20 "
+			"samples, normalized; raw base 20)</title>",
+			strlen("<title>hot (20 samples, 66.67%; +33.3%: base 15 -&gt; new 20 "
+			       "samples, normalized; raw base 20)</title>")),
+		"%.200s", hot);
 	cr_assert(strstr(hot, "fill=\"rgb(255,45,45)\""), "%.300s", hot);
 	cr_assert(strstr(cold, "-33.3%: base 15 -&gt; new 10"), "%.200s", cold);
 	cr_assert(strstr(cold, "fill=\"rgb(45,45,255)\""), "%.300s", cold);

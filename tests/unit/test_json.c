@@ -209,8 +209,8 @@ Test(json, code_points_above_10ffff_are_not_copied)
 
 Test(json, valid_multibyte_text_stays)
 {
-	const char *s = "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\xa6\x80 "
-			"\xc2\xa0\xef\xbf\xbd";
+	const char *s =
+		"caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\xa6\x80 \xc2\xa0\xef\xbf\xbd";
 	char want[128];
 
 	snprintf(want, sizeof(want), "\"%s\"", s);

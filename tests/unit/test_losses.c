@@ -151,9 +151,9 @@ Test(losses, cpu_stacks_without_a_thread_root_are_cut_short)
 {
 	static const char *const whole_c[] = {"spin", "rec", "main"};
 	static const char *const whole_thr[] = {"work", "start_thread", "clone3"};
-	static const char *const whole_rust[] = {"app::work",
-						 "std::sys::pal::unix::thread::Thread::"
-						 "new::thread_start::h0123456789abcdef"};
+	static const char *const whole_rust[] = {
+		"app::work",
+		"std::sys::pal::unix::thread::Thread::new::thread_start::h0123456789abcdef"};
 	static const char *const whole_libc[] = {"f", "__libc_start_call_main"};
 	static const char *const cut[] = {"spin", "rec", "rec"};
 	static const char *const unnamed[] = {"spin", NULL};
@@ -195,9 +195,9 @@ Test(losses, cpu_stacks_without_a_thread_root_are_cut_short)
 	cr_assert_eq(analysis_losses(&t, LOSS_CPU, l), 1);
 	cr_expect_str_eq(l[0].key, "cpu_stacks_cut");
 	cr_expect_eq(l[0].count, 3);
-	cr_expect_str_eq(analysis_losses_text(&t, LOSS_ALL, buf, sizeof(buf)),
-			 "lost: 3 CPU stacks cut short (no thread root: record "
-			 "--call-graph dwarf)");
+	cr_expect_str_eq(
+		analysis_losses_text(&t, LOSS_ALL, buf, sizeof(buf)),
+		"lost: 3 CPU stacks cut short (no thread root: record --call-graph dwarf)");
 	/* a sample more: counted again, not the count kept from before */
 	sy_sample(&t, 7, 11, s_cut, 1);
 	cr_assert_eq(analysis_losses(&t, LOSS_CPU, l), 1);

@@ -264,9 +264,9 @@ Test(offcpu, flame_weighs_microseconds_blocked_under_task_roots)
 	scenario();
 	offcpu_folded((struct offcpu_opts){0}, &res, 0);
 	cr_assert_eq(folded(P_BLOCK), 3000, "%s", output());
-	cr_assert_eq(folded("task 2 "
-			    "cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
-		     50, "%s", output());
+	cr_assert_eq(
+		folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
+		50, "%s", output());
 	cr_assert_eq(folded("[no poll];main;read_config;futex_wait_[k];schedule_[k]"),
 		     100, "%s", output());
 	cr_assert_eq(res.intervals, 3);
@@ -326,9 +326,9 @@ Test(offcpu, task_keeps_one_tasks_time_and_an_unknown_task_is_enoent)
 	offcpu_folded((struct offcpu_opts){0}, NULL, 0);
 	cr_assert_null(strstr(output(), "blocker"));
 	cr_assert_null(strstr(output(), "[no poll]"));
-	cr_assert_eq(folded("task 2 "
-			    "cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
-		     50);
+	cr_assert_eq(
+		folded("task 2 cruncher;main;run;work;schedule_[k];[preempted];[runqueue]"),
+		50);
 	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 99}), -ENOENT);
 	offcpu_folded((struct offcpu_opts){0}, NULL, -ENOENT);
 }
