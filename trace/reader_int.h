@@ -80,10 +80,10 @@ struct trace_src {
 
 struct reader {
 	struct trace *t;
-	unsigned int flags;	/* TRACE_READ_* */
-	struct idmap thread_ix; /* tid -> index in t->threads */
-	struct idmap comm_ix;	/* tid -> index in t->comms */
-	struct idmap task_ix;	/* task id -> index in t->tasks */
+	unsigned int flags;	  /* TRACE_READ_* */
+	struct lib_map thread_ix; /* tid -> index in t->threads */
+	struct lib_map comm_ix;	  /* tid -> index in t->comms */
+	struct lib_map task_ix;	  /* task id -> index in t->tasks */
 	size_t meta_cap, threads_cap, comms_cap, tasks_cap, frames_cap;
 	size_t off_cap, sf_cap, samples_cap, events_cap, switches_cap, holds_cap;
 	size_t nstack_frames; /* used entries of t->stack_frames */
@@ -112,9 +112,9 @@ struct reader {
 	size_t segs_cap;
 	/* within one recording a frame (address) and a stack are one id
 	 * across its segments */
-	struct idmap addr_ix;  /* address -> frame id */
-	struct idmap stack_ix; /* hash of frame ids -> stack id */
-	uint64_t from, to;     /* the window kept (0 = unbounded) */
+	struct lib_map addr_ix;	 /* address -> frame id */
+	struct lib_map stack_ix; /* hash of frame ids -> stack id */
+	uint64_t from, to;	 /* the window kept (0 = unbounded) */
 	const char *msg;
 	/* INLINES, turned into frames once the whole file is read */
 	struct inl_chain {	       /* per chain */

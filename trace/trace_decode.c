@@ -146,7 +146,7 @@ int trace_decode_meta(struct reader *r, struct cursor *c, size_t count)
 /* THREADS and COMMS: (tid, name) into *@v (@n, @cap), indexed by @ix. */
 static int decode_threads(struct reader *r, struct cursor *c, size_t count,
 			  struct trace_thread **v, size_t *n, size_t *cap,
-			  struct idmap *ix_of)
+			  struct lib_map *ix_of)
 {
 	size_t i;
 	int err;
@@ -155,9 +155,10 @@ static int decode_threads(struct reader *r, struct cursor *c, size_t count,
 		return trace_bad(r, "record count exceeds chunk size");
 	for (i = 0; i < count; i++) {
 		uint64_t tid = cursor_varint(c);
-		uint32_t ix = (uint32_t)*n;
+		uint64_t *slot;
+		size_t ix;
 		char *name;
-		int found;
+		int added;
 
 		if (c->err || tid > UINT32_MAX)
 			return trace_bad(r, "bad thread id");
@@ -165,10 +166,13 @@ static int decode_threads(struct reader *r, struct cursor *c, size_t count,
 			return err;
 		if (*n >= UINT32_MAX - 1) /* ids in the map are u32 */
 			return trace_bad(r, "too many threads");
-		found = idmap_get_or_add(ix_of, tid, &ix);
-		if (found < 0 || LIB_GROW(*v, *cap, *n + 1))
+		slot = lib_map_get(ix_of, tid, &added);
+		if (!slot || LIB_GROW(*v, *cap, *n + 1))
 			return trace_nomem(r);
-		if (!found) {
+		if (added)
+			*slot = *n;
+		ix = (size_t)*slot;
+		if (added) {
 			(*v)[ix].tid = (uint32_t)tid;
 			(*v)[ix].name = NULL;
 			(*n)++;
@@ -189,10 +193,10 @@ static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
 	if (count > cursor_left(c) / 2)
 		return trace_bad(r, "record count exceeds chunk size");
 	for (i = 0; i < count; i++) {
-		uint64_t id = cursor_varint(c);
-		uint32_t ix = (uint32_t)t->ntasks;
+		uint64_t id = cursor_varint(c), *slot;
+		size_t ix;
 		char *name;
-		int found;
+		int added;
 
 		if (c->err)
 			return trace_bad(r, "bad task id");
@@ -200,10 +204,13 @@ static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
 			return err;
 		if (t->ntasks >= UINT32_MAX - 1) /* ids in the map are u32 */
 			return trace_bad(r, "too many tasks");
-		found = idmap_get_or_add(&r->task_ix, id, &ix);
-		if (found < 0 || LIB_GROW(t->tasks, r->tasks_cap, t->ntasks + 1))
+		slot = lib_map_get(&r->task_ix, id, &added);
+		if (!slot || LIB_GROW(t->tasks, r->tasks_cap, t->ntasks + 1))
 			return trace_nomem(r);
-		if (!found) {
+		if (added)
+			*slot = t->ntasks;
+		ix = (size_t)*slot;
+		if (added) {
 			t->tasks[ix].id = id;
 			t->tasks[ix].name = NULL;
 			t->ntasks++;
@@ -240,14 +247,14 @@ static int intern_stack(struct reader *r, size_t a, size_t b, uint32_t *id)
 {
 	struct trace *t = r->t;
 	uint64_t h = hash_frames(t->stack_frames + a, b - a);
-	uint32_t old;
+	const uint64_t *old = lib_map_find(&r->stack_ix, h);
 
-	if (idmap_find(&r->stack_ix, h, &old)) {
-		uint32_t oa = t->stack_off[old], ob = t->stack_off[old + 1];
+	if (old) {
+		uint32_t oa = t->stack_off[*old], ob = t->stack_off[*old + 1];
 
 		if (ob - oa == b - a && !memcmp(t->stack_frames + oa, t->stack_frames + a,
 						(b - a) * sizeof(uint32_t))) {
-			*id = old;
+			*id = (uint32_t)*old;
 			return 1;
 		}
 	}
@@ -255,7 +262,7 @@ static int intern_stack(struct reader *r, size_t a, size_t b, uint32_t *id)
 	t->stack_off[t->nstacks + 1] = (uint32_t)b;
 	t->nstacks++;
 	/* a colliding hash keeps the first stack: the second is not shared */
-	if (!idmap_find(&r->stack_ix, h, &old) && idmap_set(&r->stack_ix, h, *id))
+	if (!old && lib_map_set(&r->stack_ix, h, *id))
 		return -ENOMEM;
 	return 0;
 }
@@ -287,17 +294,19 @@ static int decode_stacks(struct reader *r, struct cursor *c, size_t count)
 		return trace_nomem(r);
 	prev = 0;
 	for (i = 0; i < nf; i++) {
-		uint32_t id = (uint32_t)t->nframes;
-		int found;
+		uint64_t *id;
+		int added;
 
 		prev += unzigzag(cursor_varint(c));
-		found = idmap_get_or_add(&r->addr_ix, prev, &id);
-		if (found < 0)
+		id = lib_map_get(&r->addr_ix, prev, &added);
+		if (!id)
 			return trace_nomem(r);
-		if (!found)
+		if (added) {
+			*id = t->nframes;
 			t->frames[t->nframes++] = (struct trace_frame){
 				.addr = prev, .kernel = trace_addr_is_kernel(prev)};
-		r->fmap[r->nfmap + i] = id;
+		}
+		r->fmap[r->nfmap + i] = (uint32_t)*id;
 	}
 	if (c->err)
 		return trace_bad(r, "truncated frame addresses");

@@ -2,7 +2,7 @@
 /*
  * trace_format.c - pieces of the trace format shared by the writer
  * (trace_writer.c) and the reader (trace_reader.c): the checksum, the varint
- * decoder's slow path, the id map and array growth.
+ * decoder's slow path.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -94,41 +94,4 @@ uint64_t trace_cursor_varint_slow(struct cursor *c)
 	c->err = 1;
 	c->p = c->end;
 	return 0;
-}
-
-/* ---- id map: lib_map's, by its old names (trace_format.h) ------------ */
-
-int idmap_find(const struct idmap *m, uint64_t key, uint32_t *val)
-{
-	const uint64_t *v = lib_map_find(&m->map, key);
-
-	if (!v)
-		return 0;
-	*val = (uint32_t)*v;
-	return 1;
-}
-
-int idmap_get_or_add(struct idmap *m, uint64_t key, uint32_t *val)
-{
-	int created;
-	uint64_t *v = lib_map_get(&m->map, key, &created);
-
-	if (!v)
-		return -ENOMEM;
-	if (created) {
-		*v = *val;
-		return 0;
-	}
-	*val = (uint32_t)*v;
-	return 1;
-}
-
-int idmap_set(struct idmap *m, uint64_t key, uint32_t val)
-{
-	return lib_map_set(&m->map, key, val);
-}
-
-void idmap_release(struct idmap *m)
-{
-	lib_map_release(&m->map);
 }

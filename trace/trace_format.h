@@ -208,20 +208,4 @@ static inline const uint8_t *cursor_bytes(struct cursor *c, size_t len)
 	return p;
 }
 
-/* u64 -> u32 id: lib/map.h's map under the names trace_reader.c still
- * uses (until its split is done; new code uses lib_map itself). Zeroed
- * is empty. */
-struct idmap {
-	struct lib_map map;
-};
-
-/* 1 and *@val if @key is present, else 0. */
-int idmap_find(const struct idmap *m, uint64_t key, uint32_t *val);
-/* Look @key up; if absent insert it with @val. Returns 1 (found, *@val
- * updated to the stored value), 0 (inserted) or -ENOMEM. */
-int idmap_get_or_add(struct idmap *m, uint64_t key, uint32_t *val);
-/* Set @key to @val, inserting or replacing. 0 or -ENOMEM. */
-int idmap_set(struct idmap *m, uint64_t key, uint32_t val);
-void idmap_release(struct idmap *m);
-
 #endif /* D9_TRACE_FORMAT_H */

@@ -383,8 +383,8 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 	struct trace_segment *s;
 
 	if (!same_recording(g, prev)) {
-		idmap_release(&r->addr_ix);
-		idmap_release(&r->stack_ix);
+		lib_map_release(&r->addr_ix);
+		lib_map_release(&r->stack_ix);
 	}
 	r->use_state = !(same_recording(g, prev) && prev->index + 1 == g->index);
 	if (prev && prev->end && g->start > prev->end && r->use_state) {
@@ -833,11 +833,11 @@ out:
 	free(r.raw);
 	free(r.fmap);
 	trace_dctx_put(r.dctx);
-	idmap_release(&r.thread_ix);
-	idmap_release(&r.comm_ix);
-	idmap_release(&r.task_ix);
-	idmap_release(&r.addr_ix);
-	idmap_release(&r.stack_ix);
+	lib_map_release(&r.thread_ix);
+	lib_map_release(&r.comm_ix);
+	lib_map_release(&r.task_ix);
+	lib_map_release(&r.addr_ix);
+	lib_map_release(&r.stack_ix);
 	free(r.inl);
 	free(r.inl_names);
 	if (!err && r.t->src) {
