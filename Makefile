@@ -282,12 +282,12 @@ $(FUZZ_B)/mkseed: tests/fuzz/mkseed.c
 	$(Q)$(CC) -std=gnu11 -I. -o $@ $<
 
 # make fuzz FUZZ_SECS=600: a long run; check-fuzz, a smoke run of every
-# target from the seeds (the long runs are make fuzz's): 8 s per reader
-# target, 3 s for inputs, export and diff: 41 s in all
+# target from the seeds (the long runs are make fuzz's): 6 s per reader
+# target, 3 s for inputs, export and diff: 33 s in all
 fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=$(FUZZ_SECS) tests/fuzz/run.sh
 check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
-	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=8 FUZZ_SECS_inputs=3 FUZZ_SECS_export=3 \
+	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=6 FUZZ_SECS_inputs=3 FUZZ_SECS_export=3 \
 		FUZZ_SECS_diff=3 tests/fuzz/run.sh
 
 # The end-to-end scripts, in the order they run; add yours here (make check
