@@ -32,6 +32,8 @@ CFLAGS	?= $(OPT) -g
 BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
 	-Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE \
 	-I. -Iinclude -MMD -MP -DD9_VERSION=\"$(VERSION)\"
+# WERROR=1 (CI sets it): every warning of every build of ours fails it
+BASE_CFLAGS += $(if $(filter 1,$(WERROR)),-Werror)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lpthread -lm
 CRITERION_LIBS := -lcriterion

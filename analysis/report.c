@@ -551,9 +551,11 @@ static void flags(struct page *pg)
 		if (j->ngaps)
 			snprintf(gap, sizeof(gap), ", %s without runtime events",
 				 analysis_fmt_duration(j->gap_ns, a, sizeof(a)));
-		snprintf(f->detail, sizeof(f->detail),
-			 "%s%s%" PRIu64 " poll ends unmatched%s", what, *what ? ", " : "",
-			 j->unmatched_ends, gap);
+		/* cut to what the line holds (the return value says by how much) */
+		if (snprintf(f->detail, sizeof(f->detail),
+			     "%s%s%" PRIu64 " poll ends unmatched%s", what,
+			     *what ? ", " : "", j->unmatched_ends, gap) < 0)
+			*f->detail = '\0';
 		snprintf(f->next, sizeof(f->next),
 			 "d9prof record -F 499 (fewer samples) or a shorter -d");
 	}

@@ -495,8 +495,10 @@ static int wake_open(struct offcpu_rec *oc)
 			err = -ENOENT;
 	}
 	if (err) {
-		snprintf(st->wake_why, sizeof(st->wake_why), "no wakeup tracepoint: %s",
-			 why);
+		/* cut to what the line holds (the return value says by how much) */
+		if (snprintf(st->wake_why, sizeof(st->wake_why),
+			     "no wakeup tracepoint: %s", why) < 0)
+			*st->wake_why = '\0';
 		return err;
 	}
 	snprintf(st->wake_source, sizeof(st->wake_source), "sched:%s", names[i - 1] + 6);

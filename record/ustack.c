@@ -98,7 +98,7 @@ unsigned int ustack_join(const uint64_t *cfi, unsigned int ncfi, int cfi_done,
 			 const uint64_t *fp, unsigned int nfp, uint64_t *out,
 			 unsigned int max, int *joined, int *recovered)
 {
-	unsigned int i, j, k, n = 0;
+	unsigned int i = 0, j, k, n = 0;
 
 	*joined = 0;
 	*recovered = 0;
