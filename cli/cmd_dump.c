@@ -25,7 +25,9 @@ static void help(FILE *f)
 		"  -h, --help            this help\n");
 }
 
-/* 1 if @pid runs `d9prof record` with --flight or --rotate. */
+/* REC_FLIGHT or REC_ROTATE if @pid runs `d9prof record` with --flight or
+ * --rotate, else 0. */
+enum { REC_FLIGHT = 1, REC_ROTATE = 2 };
 static int is_segment_recorder(pid_t pid)
 {
 	char path[64], buf[4096];
@@ -38,9 +40,12 @@ static int is_segment_recorder(pid_t pid)
 		const char *a = buf + i;
 
 		rec |= !strcmp(a, "record");
-		seg |= !strncmp(a, "--flight", 8) || !strncmp(a, "--rotate", 8);
+		if (!strncmp(a, "--flight", 8))
+			seg = REC_FLIGHT;
+		else if (!strncmp(a, "--rotate", 8) && !seg)
+			seg = REC_ROTATE;
 	}
-	return strstr(buf, "d9prof") && rec && seg;
+	return strstr(buf, "d9prof") && rec ? seg : 0;
 }
 
 /* The recorder attached to the shim of @pid, or 0. */
@@ -63,6 +68,7 @@ int cmd_dump(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	const char *what, *ask;
 	pid_t pid, rec;
 	uint64_t v;
 	int c;
@@ -99,10 +105,14 @@ int cmd_dump(int argc, char **argv)
 		      strerror(errno));
 		return EXIT_FAIL;
 	}
+	/* --rotate: SIGUSR1 seals the open segment now */
+	what = is_segment_recorder(rec) == REC_ROTATE ? "the rotating recorder"
+						      : "the flight recorder";
+	ask = is_segment_recorder(rec) == REC_ROTATE ? "to seal its segment now"
+						     : "for a dump";
 	if (rec != pid)
-		info("asked the flight recorder of pid %d (pid %d) for a dump", (int)pid,
-		     (int)rec);
+		info("asked %s of pid %d (pid %d) %s", what, (int)pid, (int)rec, ask);
 	else
-		info("asked the flight recorder pid %d for a dump", (int)rec);
+		info("asked %s pid %d %s", what, (int)rec, ask);
 	return EXIT_OK;
 }

@@ -391,19 +391,6 @@ static int parse_dur_s(const char *s, double *out)
 	return parse_duration(s, out) || *out <= 0 ? -EINVAL : 0;
 }
 
-static const char *human_size(double b, char *buf, size_t len)
-{
-	const char *u[] = {"B", "KiB", "MiB", "GiB"};
-	int i = 0;
-
-	while (b >= 1024 && i < 3) {
-		b /= 1024;
-		i++;
-	}
-	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", b, u[i]);
-	return buf;
-}
-
 /* The local time of day of CLOCK_MONOTONIC ns @mono, "HH:MM:SS". */
 static char *clock_hms(uint64_t mono, int64_t offset, char *buf, size_t len)
 {
@@ -427,7 +414,7 @@ static void on_dump(void *ctx, const struct record_dump *d)
 	erase_line(x);
 	info("dump: %s (%.1f s, %s-%s, %u segment%s, %s): %s", d->path,
 	     (double)(d->to - d->from) / 1e9, a, b, d->segments, plural(d->segments),
-	     human_size((double)d->bytes, sz, sizeof(sz)), d->why);
+	     text_size((double)d->bytes, sz, sizeof(sz)), d->why);
 }
 
 /* The off-CPU and run-queue lines of the summary. */
@@ -602,7 +589,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 			"%s of memory at most; starting and finishing, it waited %.2f s for a "
 			"CPU\n",
 			cpu, st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
-			human_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)),
+			text_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)),
 			(double)wait / 1e9);
 	}
 	/* (a command's end is said by child_exit()) */
@@ -610,8 +597,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 	if (st->exit_how[0] && !own_cmd)
 		info("pid %d %s", (int)pid, st->exit_how);
 	if (out)
-		info("wrote %s (%s)", out,
-		     human_size((double)sb.st_size, sz, sizeof(sz)));
+		info("wrote %s (%s)", out, text_size((double)sb.st_size, sz, sizeof(sz)));
 }
 
 /* The segmented modes' part of the summary. */
@@ -625,7 +611,7 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 			"window, %s held at most; %llu dump%s into %s%s\n",
 			(unsigned long long)st->segments, plural(st->segments),
 			(unsigned long long)st->segments_dropped, o->window,
-			human_size((double)st->held_max, sz, sizeof(sz)),
+			text_size((double)st->held_max, sz, sizeof(sz)),
 			(unsigned long long)st->dumps, plural(st->dumps), o->dir,
 			st->dump_failures ? " (some failed, see above)" : "");
 		if (st->dumps_deleted)
@@ -634,7 +620,7 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 				"to keep them within --max-total %s\n",
 				(unsigned long long)st->dumps_deleted,
 				plural(st->dumps_deleted),
-				human_size((double)o->max_total, cap, sizeof(cap)));
+				text_size((double)o->max_total, cap, sizeof(cap)));
 		for (unsigned int i = 0; i < o->ntriggers; i++)
 			if (st->trigger_cooled[i])
 				fprintf(stderr,

@@ -18,7 +18,7 @@ static const struct cmd {
 	{"polls", cmd_polls, "slow polls: duration, CPU samples, off-CPU time"},
 	{"offcpu", cmd_offcpu, "off-CPU flamegraph: what polls blocked on"},
 	{"delays", cmd_delays, "wake-to-poll delays, worst first, and their causes"},
-	{"export", cmd_export, "the trace as pprof, for go tool pprof, Pyroscope, Parca"},
+	{"export", cmd_export, "pprof, speedscope or Chrome trace (Perfetto) files"},
 	{"info", cmd_info, "what a trace holds: target, time span, segments, losses"},
 	{"dump", cmd_dump, "make a flight recorder write its window now"},
 };
@@ -44,7 +44,8 @@ static void help(FILE *f)
 		"  d9prof offcpu --min-poll 1ms -o off.svg  # what they blocked on\n"
 		"  d9prof delays --min 5ms                 # woken tasks that waited\n"
 		"  d9prof info -i flight/                  # what the dumps in flight/ hold\n"
-		"  d9prof export --format pprof -o p.pb.gz # for go tool pprof, Pyroscope\n");
+		"  d9prof export --format pprof -o p.pb.gz # for go tool pprof, Pyroscope\n"
+		"  d9prof export --format chrome -o t.json # a timeline for Perfetto\n");
 }
 
 int main(int argc, char **argv)

@@ -1144,8 +1144,12 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
-	note("%u workers, %.0f hash iterations/us, %s", env.workers, iters_per_us,
-	     env.seconds > 0 ? "running for -d seconds" : "stop with SIGINT or SIGTERM");
+	if (env.seconds > 0)
+		note("%u workers, %.0f hash iterations/us, running for %g s", env.workers,
+		     iters_per_us, env.seconds);
+	else
+		note("%u workers, %.0f hash iterations/us, stop with SIGINT or SIGTERM",
+		     env.workers, iters_per_us);
 
 	wait_for_stop(env.seconds);
 

@@ -119,3 +119,16 @@ void text_put(FILE *out, const char *s)
 		i += used;
 	}
 }
+
+char *text_size(double bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB"};
+	int i = 0;
+
+	while (bytes >= 1024 && i < 3) {
+		bytes /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", bytes, unit[i]);
+	return buf;
+}

@@ -18,6 +18,7 @@
 
 #include "record/command.h"
 #include "record/proc.h"
+#include "lib/text.h"
 #include "record/record_int.h"
 
 /* --max-size in flight mode bounds the segments held in memory, kept and
@@ -151,6 +152,7 @@ void record_seg_seal(struct rec *r, uint64_t now)
 	struct trace_counters c;
 	struct seg_base b;
 	struct flight_sealed sealed;
+	char sz[32];
 	int err;
 
 	record_drain_open_polls(r);
@@ -181,8 +183,8 @@ void record_seg_seal(struct rec *r, uint64_t now)
 	}
 	r->st->segments_dropped += sealed.dropped;
 	if (sealed.path[0])
-		record_log(r, RECORD_INFO, "segment %s (%.1f MiB)", sealed.path,
-			   (double)sealed.bytes / (1 << 20));
+		record_log(r, RECORD_INFO, "segment %s (%s)", sealed.path,
+			   text_size((double)sealed.bytes, sz, sizeof(sz)));
 }
 
 /* The next segment, from @now: its own head, names and what is open. */

@@ -573,7 +573,7 @@ static int expand(struct reader *r, struct inputs *in, const char *path)
 {
 	struct stat st;
 	struct dirent *e;
-	size_t first = in->n;
+	size_t first = in->n, dir_len = strlen(path);
 	DIR *d;
 	int err = 0;
 
@@ -586,13 +586,16 @@ static int expand(struct reader *r, struct inputs *in, const char *path)
 		fail_file(r, err, "cannot read the directory");
 		return err;
 	}
+	while (dir_len > 1 && path[dir_len - 1] == '/')
+		dir_len--;
 	while (!err && (e = readdir(d))) {
 		char buf[4096];
 
 		if (!trace_name(e->d_name))
 			continue;
-		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", path, e->d_name) >=
-		    sizeof(buf))
+		/* "flight/" and "flight" name the same files: "flight/x.d9" */
+		if ((size_t)snprintf(buf, sizeof(buf), "%.*s/%s", (int)dir_len, path,
+				     e->d_name) >= sizeof(buf))
 			continue;
 		if (stat(buf, &st) || !S_ISREG(st.st_mode))
 			continue;
