@@ -49,16 +49,20 @@ enum {
 	MAPPING_FILENAME = 5,
 	MAPPING_BUILD_ID = 6,
 	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
 	MAPPING_HAS_INLINE_FRAMES = 10,
 	LOCATION_ID = 1,
 	LOCATION_MAPPING_ID = 2,
 	LOCATION_ADDRESS = 3,
 	LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
 	FUNCTION_ID = 1,
 	FUNCTION_NAME = 2,
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
 };
 
 #define NVAL 3 /* samples, cpu ns, off-cpu ns */
@@ -81,7 +85,7 @@ struct mapping {
 	const char *module; /* the module as the trace names it */
 	uint64_t lo, hi;    /* lowest and highest frame address */
 	uint64_t off;	    /* file offset at lo, if the frame there said it */
-	int has_off, has_fn, has_inl;
+	int has_off, has_fn, has_inl, has_file, has_line;
 };
 
 struct ex {
@@ -255,12 +259,14 @@ static const char *module_of(const struct trace_frame *f)
 	return f->module && *f->module ? f->module : f->kernel ? "[kernel]" : NULL;
 }
 
+/* A function is its name and file: its source file where the trace has
+ * it (the module stays in the Mapping), else its module. */
 static int function_id(struct ex *x, uint32_t fid, uint64_t *id)
 {
 	const struct trace_frame *f = &x->t->frames[fid];
 	char buf[4096];
 	uint32_t name = str(x, fn_name(x->t, fid, buf, sizeof(buf)));
-	uint32_t file = str(x, module_of(f));
+	uint32_t file = str(x, f->file ? f->file : module_of(f));
 	int created;
 	uint64_t *v = lib_map_get(&x->fn_of, (uint64_t)name << 32 | file, &created);
 
@@ -272,6 +278,8 @@ static int function_id(struct ex *x, uint32_t fid, uint64_t *id)
 		pbuf_uint(&x->tmp2, FUNCTION_NAME, name);
 		pbuf_uint(&x->tmp2, FUNCTION_SYSTEM_NAME, name);
 		pbuf_uint(&x->tmp2, FUNCTION_FILENAME, file);
+		if (f->start_line)
+			pbuf_uint(&x->tmp2, FUNCTION_START_LINE, f->start_line);
 		pbuf_msg(&x->fns, PROFILE_FUNCTION, &x->tmp2);
 	}
 	*id = *v;
@@ -338,12 +346,20 @@ static int location_id(struct ex *x, const uint32_t *fr, size_t n, uint64_t *id)
 	pbuf_uint(&x->tmp, LOCATION_MAPPING_ID, map);
 	pbuf_uint(&x->tmp, LOCATION_ADDRESS, t->frames[c].addr);
 	for (size_t i = 0; i < n; i++) {
+		const struct trace_frame *f = &t->frames[fr[i]];
+
 		err = function_id(x, fr[i], &fn);
 		if (err)
 			return err;
 		pbuf_uint(&x->tmp2, LINE_FUNCTION_ID, fn);
-		/* a Line of one varint field; tmp2 is free again after */
+		if (f->line)
+			pbuf_uint(&x->tmp2, LINE_LINE, f->line);
+		/* a Line of varint fields; tmp2 is free again after */
 		pbuf_msg(&x->tmp, LOCATION_LINE, &x->tmp2);
+		if (map && f->file)
+			x->maps[map - 1].has_file = 1;
+		if (map && f->line)
+			x->maps[map - 1].has_line = 1;
 	}
 	if (n > 1 && map)
 		x->maps[map - 1].has_inl = 1;
@@ -416,6 +432,7 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		const char *tn =
 			l->poll >= 0 ? trace__task_name(t, l->task) : "[no poll]";
 		const char *th = trace__thread_name(t, l->tid);
+		char task[4200], thread[4200];
 
 		err = stack_locations(x, ps->stack, &locs, &cap, &n);
 		if (err)
@@ -425,9 +442,19 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		vals[2] = ps->v[2];
 		pbuf_packed(&s, SAMPLE_LOCATION_ID, locs, n, &pk);
 		pbuf_packed(&s, SAMPLE_VALUE, vals, nval, &pk);
+		/* words beside the numbers, for -tags and string filters
+		 * (-tagfocus task=...): "ID NAME" and "NAME[TID]" */
+		if (l->poll >= 0)
+			snprintf(task, sizeof(task), "%" PRIu64 " %s", l->task,
+				 tn && *tn ? tn : "[unnamed]");
+		else
+			snprintf(task, sizeof(task), "[no poll]");
+		snprintf(thread, sizeof(thread), "%s[%" PRIu32 "]", th && *th ? th : "?",
+			 l->tid);
+		label(x, &s, "task", task, 0);
 		label(x, &s, "task_id", NULL, l->task);
 		label(x, &s, "task_name", tn && *tn ? tn : "[unnamed]", 0);
-		label(x, &s, "thread", th && *th ? th : "?", 0);
+		label(x, &s, "thread", thread, 0);
 		label(x, &s, "tid", NULL, l->tid);
 		if (l->poll >= 0)
 			label(x, &s, "poll", NULL, (uint64_t)l->poll);
@@ -454,6 +481,8 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		pbuf_uint(&x->tmp, MAPPING_FILENAME, m->file);
 		pbuf_uint(&x->tmp, MAPPING_BUILD_ID, str(x, trace__meta(t, key)));
 		pbuf_uint(&x->tmp, MAPPING_HAS_FUNCTIONS, m->has_fn);
+		pbuf_uint(&x->tmp, MAPPING_HAS_FILENAMES, m->has_file);
+		pbuf_uint(&x->tmp, MAPPING_HAS_LINE_NUMBERS, m->has_line);
 		pbuf_uint(&x->tmp, MAPPING_HAS_INLINE_FRAMES, m->has_inl);
 		pbuf_msg(&p, PROFILE_MAPPING, &x->tmp);
 	}

@@ -18,6 +18,9 @@ struct entry {
 	const char **inl; /* interned names, ninl of them */
 	uint32_t ninl;
 	uint8_t kernel;
+	const char *file; /* interned */
+	uint32_t line, start_line;
+	struct trace_inline_src *inl_src; /* files interned; ninl or NULL */
 };
 
 struct symcache {
@@ -47,8 +50,10 @@ void symcache__free(struct symcache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		free(c->v[i].inl);
+		free(c->v[i].inl_src);
+	}
 	lib_map_release(&c->at);
 	for (size_t i = 0; i < c->scap; i++)
 		free(c->strs[i]);
@@ -119,6 +124,10 @@ static void answer(const struct entry *e, struct trace_frame *out)
 	out->kernel = e->kernel;
 	out->inl = e->inl;
 	out->ninl = e->ninl;
+	out->file = e->file;
+	out->line = e->line;
+	out->start_line = e->start_line;
+	out->inl_src = e->inl_src;
 }
 
 int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
@@ -149,7 +158,10 @@ int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	memset(e, 0, sizeof(*e));
 	e->offset = f.offset;
 	e->kernel = f.kernel;
-	if (intern(c, f.sym, &e->sym) || intern(c, f.module, &e->module))
+	e->line = f.line;
+	e->start_line = f.start_line;
+	if (intern(c, f.sym, &e->sym) || intern(c, f.module, &e->module) ||
+	    intern(c, f.file, &e->file))
 		return 0;
 	if (f.ninl) {
 		e->inl = calloc(f.ninl, sizeof(*e->inl));
@@ -158,6 +170,17 @@ int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 		for (uint32_t k = 0; k < f.ninl; k++)
 			if (intern(c, f.inl[k], &e->inl[k]))
 				goto uncached;
+		if (f.inl_src) {
+			e->inl_src = calloc(f.ninl, sizeof(*e->inl_src));
+			if (!e->inl_src)
+				goto uncached;
+			for (uint32_t k = 0; k < f.ninl; k++) {
+				e->inl_src[k] = f.inl_src[k];
+				if (intern(c, f.inl_src[k].call_file,
+					   &e->inl_src[k].call_file))
+					goto uncached;
+			}
+		}
 		e->ninl = f.ninl;
 	}
 	if (lib_map_set(&c->at, addr, c->n))
@@ -167,7 +190,9 @@ int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	return 0;
 uncached:
 	free(e->inl);
+	free(e->inl_src);
 	e->inl = NULL;
+	e->inl_src = NULL;
 	return 0;
 }
 

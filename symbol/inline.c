@@ -299,15 +299,54 @@ static const char *inline_name(Dwarf_Die *die)
 	return n && *n ? n : "[unnamed inline]";
 }
 
+/* Where inlined subroutine @die was called from: the file of its unit's
+ * line table its DW_AT_call_file names, and its DW_AT_call_line. */
+static void call_site(Dwarf_Die *die, struct trace_inline_src *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t nfiles;
+	int line;
+
+	*out = (struct trace_inline_src){0};
+	if (dwarf_decl_line(die, &line) == 0 && line > 0)
+		out->decl_line = (uint32_t)line;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v) == 0 &&
+	    v <= UINT32_MAX)
+		out->call_line = (uint32_t)v;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &v) == 0 &&
+	    dwarf_diecu(die, &cu, NULL, NULL) &&
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && v < nfiles)
+		out->call_file = dwarf_filesrc(files, v, NULL, NULL);
+}
+
+static uint32_t decl_line(Dwarf_Die *die)
+{
+	int line;
+
+	return dwarf_decl_line(die, &line) == 0 && line > 0 ? (uint32_t)line : 0;
+}
+
 int symbol__inline_chain(Dwfl_Module *mod, struct inline_index **index, uint64_t addr,
 			 const char **names, unsigned int max)
+{
+	return symbol__inline_sites(mod, index, addr, names, NULL, max, NULL);
+}
+
+int symbol__inline_sites(Dwfl_Module *mod, struct inline_index **index, uint64_t addr,
+			 const char **names, struct trace_inline_src *sites,
+			 unsigned int max, uint32_t *start_line)
 {
 	struct level lv[SYMBOL_INLINE_MAX_DEPTH];
 	Dwarf_Die *root, die, split = {0};
 	Dwarf_Addr bias;
 	unsigned int n = 0;
-	int d;
+	int d, fn = 0;
 
+	if (start_line)
+		*start_line = 0;
 	if (!mod || (!names && max))
 		return -EINVAL;
 	if (index) {
@@ -350,10 +389,20 @@ int symbol__inline_chain(Dwfl_Module *mod, struct inline_index **index, uint64_t
 		if (!lv[d].holds)
 			continue;
 		tag = dwarf_tag(&lv[d].die);
-		if (tag == DW_TAG_subprogram)
+		if (tag == DW_TAG_subprogram) {
+			if (start_line)
+				*start_line = decl_line(&lv[d].die);
+			fn = 1;
 			break;
-		if (tag == DW_TAG_inlined_subroutine)
-			names[n++] = inline_name(&lv[d].die);
+		}
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		if (sites)
+			call_site(&lv[d].die, &sites[n]);
+		names[n++] = inline_name(&lv[d].die);
 	}
+	/* with the index the walk starts inside the function */
+	if (!fn && index && start_line)
+		*start_line = decl_line(root);
 	return (int)n;
 }

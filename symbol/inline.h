@@ -9,6 +9,8 @@
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
 
+#include "trace/trace.h"
+
 /* Deepest DIE nesting followed below a function (or a unit) down to the
  * address; code nested deeper is read as if it were at this depth. */
 #define SYMBOL_INLINE_MAX_DEPTH 256
@@ -60,6 +62,16 @@ struct inline_index;
  */
 int symbol__inline_chain(Dwfl_Module *mod, struct inline_index **index, uint64_t addr,
 			 const char **names, unsigned int max);
+
+/* symbol__inline_chain() that also gives, in @sites (room for @max; may be
+ * NULL), where each inlined function was called from (DW_AT_call_file and
+ * DW_AT_call_line: a line of the function it was inlined into) and where
+ * it begins (DW_AT_decl_line), and in *@start_line (may be NULL) where the
+ * out-of-line function holding @addr begins; NULL/0 where the DWARF does
+ * not say. The file names are libdw's, valid until dwfl_end(). */
+int symbol__inline_sites(Dwfl_Module *mod, struct inline_index **index, uint64_t addr,
+			 const char **names, struct trace_inline_src *sites,
+			 unsigned int max, uint32_t *start_line);
 
 /* Free an index (NULL is a no-op); before its module's dwfl_end(). */
 void inline_index__free(struct inline_index *index);

@@ -16,6 +16,7 @@
  * be mapped twice (dlclose + dlopen at another address), and lets stale
  * mappings stay around without ever overlapping in a shared Dwfl.
  */
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -99,8 +100,9 @@ struct symbolizer {
 	uint64_t maps_gen;	     /* bumped by every new mapping */
 	struct unwind_cache *ucache; /* unwind.c's rules by pc */
 
-	/* the inline chain of the last resolve (trace_frame.inl) */
+	/* the inline chain of the last resolve (trace_frame.inl, inl_src) */
 	const char *inl[SYMBOL_MAX_INLINE];
+	struct trace_inline_src inl_src[SYMBOL_MAX_INLINE];
 
 	/* JIT code named by the perf map convention, read on the first
 	 * address no file mapping holds (and again after a refresh) */
@@ -1099,17 +1101,68 @@ static const struct jit_sym *jit_find(struct symbolizer *s, uint64_t addr)
 /* ---- inline frames ---------------------------------------------------- */
 
 /* The functions inlined at link-time address @vaddr of @o, innermost first,
- * demangled, into s->inl; returns how many (0 without DWARF, or outside
- * any inlined code). */
-static uint32_t inline_chain(struct symbolizer *s, struct object *o, uint64_t vaddr)
+ * demangled, into s->inl and their call sites into s->inl_src; returns how
+ * many (0 without DWARF, or outside any inlined code). */
+static uint32_t inline_chain(struct symbolizer *s, struct object *o, uint64_t vaddr,
+			     uint32_t *start_line)
 {
 	const char *raw[SYMBOL_MAX_INLINE];
-	int i, n = symbol__inline_chain(o->mod, &o->inl_index, vaddr, raw,
-					SYMBOL_MAX_INLINE);
+	int i, n = symbol__inline_sites(o->mod, &o->inl_index, vaddr, raw, s->inl_src,
+					SYMBOL_MAX_INLINE, start_line);
 
 	for (i = 0; i < n; i++)
 		s->inl[i] = display_name(s, raw[i]); /* demangled once per name */
 	return n > 0 ? (uint32_t)n : 0;
+}
+
+/* @file (a name from libdw, stable for the symbolizer's life) as a path
+ * from the root: under @comp_dir, the unit's compilation directory, when
+ * relative; made once, then looked up by pointer as display_name() does. */
+static const char *source_path(struct symbolizer *s, const char *file,
+			       const char *comp_dir)
+{
+	int created;
+	uint64_t *out;
+	char *p;
+
+	if (!file || !*file)
+		return NULL;
+	if (file[0] == '/' || !comp_dir || comp_dir[0] != '/')
+		return file;
+	out = lib_map_get(&s->names, (uintptr_t)file, &created);
+	if (!out)
+		return file;
+	if (!created)
+		return (const char *)(uintptr_t)*out;
+	p = malloc(strlen(comp_dir) + strlen(file) + 2);
+	if (p)
+		sprintf(p, "%s/%s", comp_dir, file);
+	*out = (uintptr_t)(p ? p : file);
+	return (const char *)(uintptr_t)*out;
+}
+
+/* The source file and line of the code at @vaddr of @o (the line table's:
+ * the innermost inlined function's line) and the inline chain's call
+ * sites' files as paths from the root; NULL/0 without DWARF lines. */
+static void source_line(struct symbolizer *s, struct object *o, uint64_t vaddr,
+			struct trace_frame *out)
+{
+	Dwfl_Line *l = dwfl_module_getsrc(o->mod, vaddr);
+	const char *file, *dir = NULL;
+	Dwarf_Attribute a;
+	Dwarf_Die *cu;
+	int line = 0;
+
+	if (!l)
+		return;
+	file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	cu = dwfl_linecu(l);
+	if (cu)
+		dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+	out->file = source_path(s, file, dir);
+	out->line = line > 0 ? (uint32_t)line : 0;
+	for (uint32_t i = 0; i < out->ninl; i++)
+		s->inl_src[i].call_file = source_path(s, s->inl_src[i].call_file, dir);
 }
 
 /* ---- resolving ------------------------------------------------------ */
@@ -1151,8 +1204,10 @@ int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	if (sym) {
 		out->sym = display_name(s, sym->name);
 		out->offset = vaddr - sym->addr;
-		out->ninl = inline_chain(s, o, vaddr);
+		out->ninl = inline_chain(s, o, vaddr, &out->start_line);
 		out->inl = out->ninl ? s->inl : NULL;
+		out->inl_src = out->ninl ? s->inl_src : NULL;
+		source_line(s, o, vaddr, out);
 	}
 	return 0;
 }

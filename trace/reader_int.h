@@ -124,6 +124,15 @@ struct reader {
 	size_t ninl, inl_cap;
 	char **inl_names; /* all chains' names */
 	size_t ninl_names, inl_names_cap;
+	/* LINES: the call sites of inline chains, given to the frames
+	 * the chains become */
+	int lines_any;		 /* a LINES chunk named a frame ... */
+	uint64_t lines_last;	 /* ... and this was the last (segment id) */
+	struct inl_chain *lsite; /* per frame with sites: first, count in
+				  * sites */
+	size_t nlsite, lsite_cap;
+	struct trace_inline_src *sites;
+	size_t nsites, sites_cap;
 };
 
 /* Set the reader's message (printf @fmt, per thread: valid until the

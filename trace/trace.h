@@ -59,6 +59,8 @@ enum trace_chunk_type {
 				   * task's spawn), at their own earlier times */
 	TRACE_CHUNK_POLLS = 13,	  /* shim events as EVENTS, a whole poll one
 				   * record (version 2; read as its events) */
+	TRACE_CHUNK_LINES = 14,	  /* source file and line of frames, and of
+				   * their inline chains' call sites */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -198,6 +200,29 @@ struct trace_frame {
 	 * leaves them NULL/0 and turns them into frames. */
 	const char *const *inl;
 	uint32_t ninl;
+	/* Source (LINES chunks; NULL/0 where unknown, and in traces from
+	 * before them). A resolve callback gives the file and line of the
+	 * code at addr itself (the innermost inlined function's, if any),
+	 * start_line where sym's function begins (DW_AT_decl_line), and in
+	 * @inl_src (NULL, or one per @inl) where each inlined function was
+	 * called from and where it begins. The reader gives each frame the
+	 * line in its own function: an inlined frame the address's line (the
+	 * innermost) or the call site of the function inlined into it, the
+	 * recorded frame the call site of its outermost inlined function
+	 * (NULL/0 if that was not recorded); with TRACE_READ_NO_INLINE the
+	 * recorded frame keeps the address's own (innermost) line. */
+	const char *file; /* as the DWARF line table names it */
+	uint32_t line;
+	uint32_t start_line;
+	const struct trace_inline_src *inl_src;
+};
+
+/* Where one inlined function of a chain was called from (a line of the
+ * function it was inlined into) and where it begins; NULL/0 if unknown. */
+struct trace_inline_src {
+	const char *call_file;
+	uint32_t call_line;
+	uint32_t decl_line;
 };
 
 /* Functions in one frame's inline chain, at most (a format limit). */
@@ -362,7 +387,8 @@ uint64_t trace_writer__frame_addr(const struct trace_writer *w, size_t i);
 
 /* Symbolize every interned frame through @resolve (once per unique
  * address, in frame id order), write the FRAMES chunk(s), each followed by
- * an INLINES chunk if any of its frames has an inline chain, then the END
+ * an INLINES chunk if any of its frames has an inline chain and a LINES
+ * chunk if any has a source file or line, then the END
  * chunk with @c, and flush. The callback gets @out with addr set, kernel
  * preset from the address (it may change it) and the rest zero. A NULL
  * @resolve writes no FRAMES chunk; a NULL @c means all-zero counters (see

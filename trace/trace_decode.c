@@ -804,40 +804,193 @@ out:
 	return err;
 }
 
+/* One column of LINES: @n values, each at most @max, into @v (every
+ * @stride u32s); a message, or NULL. */
+static const char *lines_column(struct cursor *c, size_t n, uint64_t max, uint32_t *v,
+				size_t stride, const char *bad)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = cursor_varint(c);
+
+		if (c->err)
+			return "truncated lines";
+		if (x > max)
+			return bad;
+		v[i * stride] = (uint32_t)x;
+	}
+	return NULL;
+}
+
+static int decode_lines(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	uint64_t nstr, id = 0, total = 0;
+	const char *what = NULL;
+	uint32_t *col = NULL;
+	size_t i, base = r->nsites;
+	char **strs = NULL;
+	int err = 0;
+
+	nstr = cursor_varint(c);
+	if (c->err)
+		return trace_bad(r, "truncated LINES header");
+	if (nstr > cursor_left(c) || count > cursor_left(c) / 5)
+		return trace_bad(r, "record count exceeds chunk size");
+	err = get_strtab(r, c, nstr, &strs);
+	if (err)
+		goto out;
+	/* per record: frame, file, line, start_line, nsite */
+	col = malloc((count ? count : 1) * 5 * sizeof(*col));
+	if (!col) {
+		err = trace_nomem(r);
+		goto out;
+	}
+	for (i = 0; i < count && !what; i++) {
+		uint64_t v = cursor_varint(c);
+
+		if (c->err)
+			what = "truncated lines";
+		else if (v >= r->nfmap || id + v >= r->nfmap)
+			what = "LINES chunk names undefined frames";
+		else if ((i || r->lines_any) && id + v <= (i ? id : r->lines_last))
+			what = "LINES chunk names a frame twice or out of order";
+		id += v;
+		col[i * 5] = (uint32_t)id;
+	}
+	if (!what)
+		what = lines_column(c, count, nstr, col + 1, 5, "bad line file");
+	if (!what)
+		what = lines_column(c, count, UINT32_MAX, col + 2, 5, "bad line number");
+	if (!what)
+		what = lines_column(c, count, UINT32_MAX, col + 3, 5, "bad line number");
+	if (!what)
+		what = lines_column(c, count, TRACE_MAX_INLINE, col + 4, 5,
+				    "bad inline site count");
+	for (i = 0; i < count && !what; i++)
+		total += col[i * 5 + 4];
+	if (!what && total > cursor_left(c) / 3)
+		what = "truncated lines";
+	if (what)
+		goto bad;
+	if (LIB_GROW(r->sites, r->sites_cap, base + total) ||
+	    LIB_GROW(r->lsite, r->lsite_cap, r->nlsite + count)) {
+		err = trace_nomem(r);
+		goto out;
+	}
+	/* the three site columns */
+	for (i = 0; i < total && !what; i++) {
+		uint64_t v = cursor_varint(c);
+
+		if (v > nstr)
+			what = "bad line file";
+		else
+			r->sites[base + i].call_file = v ? strs[v - 1] : NULL;
+	}
+	for (i = 0; i < total && !what; i++) {
+		uint64_t v = cursor_varint(c);
+
+		if (v > UINT32_MAX)
+			what = "bad line number";
+		r->sites[base + i].call_line = (uint32_t)v;
+	}
+	for (i = 0; i < total && !what; i++) {
+		uint64_t v = cursor_varint(c);
+
+		if (v > UINT32_MAX)
+			what = "bad line number";
+		r->sites[base + i].decl_line = (uint32_t)v;
+	}
+	if (!what && c->err)
+		what = "truncated lines";
+	if (what)
+		goto bad;
+	for (i = 0; i < count; i++) {
+		struct trace_frame *f = &t->frames[r->fmap[col[i * 5]]];
+		uint32_t ns = col[i * 5 + 4];
+
+		f->file = col[i * 5 + 1] ? strs[col[i * 5 + 1] - 1] : NULL;
+		f->line = col[i * 5 + 2];
+		f->start_line = col[i * 5 + 3];
+		if (ns)
+			r->lsite[r->nlsite++] =
+				(struct inl_chain){.frame = r->fmap[col[i * 5]],
+						   .first = (uint32_t)r->nsites,
+						   .count = ns};
+		r->nsites += ns;
+	}
+	if (count) {
+		r->lines_any = 1;
+		r->lines_last = id;
+	}
+	goto out;
+bad:
+	err = trace_bad(r, what);
+out:
+	free(col);
+	free(strs);
+	return err;
+}
+
+/* The sites of frame @f's chain of @n names, or NULL: the first LINES
+ * record of @f (per frame: @sfirst index + 1 into r->lsite). */
+static const struct trace_inline_src *
+chain_sites(const struct reader *r, const uint32_t *sfirst, uint32_t f, uint32_t n)
+{
+	const struct inl_chain *l;
+
+	if (!sfirst || !sfirst[f])
+		return NULL;
+	l = &r->lsite[sfirst[f] - 1];
+	return l->count == n ? &r->sites[l->first] : NULL;
+}
+
 /* Every frame with an inline chain becomes, in every stack, the chain's
  * functions as frames of their own, then itself (see TRACE_READ_NO_INLINE). */
 int trace_expand_inlines(struct reader *r)
 {
 	struct trace *t = r->t;
-	uint32_t *first = NULL, *cnt = NULL, *off = NULL, *sf = NULL;
+	uint32_t *first = NULL, *cnt = NULL, *off = NULL, *sf = NULL, *sfirst = NULL;
 	size_t i, j, k, nf0 = t->nframes, add = 0, total = 0;
 
 	if (!r->ninl)
 		return 0;
 	first = calloc(nf0, sizeof(*first));
 	cnt = calloc(nf0, sizeof(*cnt));
-	if (!first || !cnt)
+	if (!first || !cnt || (r->nlsite && !(sfirst = calloc(nf0, sizeof(*sfirst)))))
 		goto nomem;
+	for (i = 0; i < r->nlsite; i++)
+		if (!sfirst[r->lsite[i].frame])
+			sfirst[r->lsite[i].frame] = (uint32_t)i + 1;
 	for (i = 0; i < r->ninl; i++)
 		add += r->inl[i].count;
 	if (nf0 + add >= UINT32_MAX || LIB_GROW(t->frames, r->frames_cap, nf0 + add))
 		goto nomem;
 	/* the synthetic frames, after the recorded ones */
 	for (i = 0; i < r->ninl; i++) {
-		uint32_t f = r->inl[i].frame;
+		uint32_t f = r->inl[i].frame, n = r->inl[i].count;
+		const struct trace_inline_src *site = chain_sites(r, sfirst, f, n);
 
 		if (cnt[f])
 			continue; /* the same frame in a later segment */
 		first[f] = (uint32_t)t->nframes;
-		cnt[f] = r->inl[i].count;
-		for (k = 0; k < r->inl[i].count; k++) {
+		cnt[f] = n;
+		for (k = 0; k < n; k++) {
 			struct trace_frame *x = &t->frames[t->nframes++];
 
 			*x = t->frames[f];
 			x->sym = r->inl_names[r->inl[i].first + k];
 			x->offset = 0;
 			x->inlined = 1;
+			/* its line: the address's for the innermost, else
+			 * where the one inlined into it was called */
+			if (k) {
+				x->file = site ? site[k - 1].call_file : NULL;
+				x->line = site ? site[k - 1].call_line : 0;
+			}
+			x->start_line = site ? site[k].decl_line : 0;
 		}
+		t->frames[f].file = site ? site[n - 1].call_file : NULL;
+		t->frames[f].line = site ? site[n - 1].call_line : 0;
 	}
 	for (i = 0; i < r->nstack_frames; i++)
 		total += 1 + cnt[t->stack_frames[i]];
@@ -867,10 +1020,12 @@ int trace_expand_inlines(struct reader *r)
 	r->nstack_frames = k;
 	free(first);
 	free(cnt);
+	free(sfirst);
 	return 0;
 nomem:
 	free(first);
 	free(cnt);
+	free(sfirst);
 	free(off);
 	free(sf);
 	return trace_nomem(r);
@@ -1039,6 +1194,9 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 		break;
 	case TRACE_CHUNK_INLINES:
 		err = decode_inlines(r, &c, count);
+		break;
+	case TRACE_CHUNK_LINES:
+		err = decode_lines(r, &c, count);
 		break;
 	case TRACE_CHUNK_END:
 		err = trace_decode_end(r, &c);

@@ -64,6 +64,20 @@
  *            has one chain at most). Written after the FRAMES chunk of the
  *            same frames. The bound on ninl bounds what the reader makes
  *            of a chain: every stack entry of a frame becomes ninl + 1.
+ *   LINES    count = n     v nstr, nstr x (v len, bytes),
+ *                          n x v frame id (delta to the previous id, the
+ *                          first to 0), n x v file (0: none, else string
+ *                          index + 1), n x v line, n x v start_line,
+ *                          n x v nsite (0 to TRACE_MAX_INLINE), then over
+ *                          all sum(nsite): v call_file (as file), v
+ *                          call_line, v decl_line (three columns)
+ *            trace_frame's file, line and start_line (0: unknown) and
+ *            its inline chain's trace_inline_src, one per name of its
+ *            INLINES chain, innermost first (a count that differs from
+ *            the chain's is read as none). Ids as in INLINES (defined,
+ *            strictly increasing within a segment); written after the
+ *            INLINES chunk of the same frames. Readers from before it
+ *            skip it.
  *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
  *                          n x v stack, n x v preempted (0 or 1),
  *                          n x v blocked, n x v holder

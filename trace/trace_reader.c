@@ -401,6 +401,7 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 	r->nsmap = 0;
 	r->smap_cap = 0;
 	r->inl_any = 0;
+	r->lines_any = 0;
 	r->seen_end = 0;
 	memset(&r->segc, 0, sizeof(r->segc));
 	if (LIB_GROW(r->smaps, r->smaps_cap, r->nsmaps + 1) ||
@@ -843,6 +844,8 @@ out:
 	lib_map_release(&r.stack_ix);
 	free(r.inl);
 	free(r.inl_names);
+	free(r.lsite);
+	free(r.sites);
 	if (!err && r.t->src) {
 		r.t->src->smap = r.smaps;
 		r.t->src->nsmap = r.nsmaps;

@@ -1121,11 +1121,14 @@ struct inl_cols {
 	size_t nnames, names_cap;
 };
 
+/* Add @frame's chain; the indexes of the names kept go in @kept (room for
+ * TRACE_MAX_INLINE) and their count in *@nkept. */
 static int inl_add(struct inl_cols *ic, uint32_t frame, const char *const *names,
-		   uint32_t n)
+		   uint32_t n, uint16_t *kept, uint32_t *nkept)
 {
 	uint32_t i, k;
 
+	*nkept = 0;
 	if (!n)
 		return 0;
 	if (n > TRACE_MAX_INLINE)
@@ -1138,9 +1141,12 @@ static int inl_add(struct inl_cols *ic, uint32_t frame, const char *const *names
 
 		if (s < 0)
 			return -ENOMEM;
-		if (s) /* an absurd or NULL name is left out */
-			ic->names[ic->nnames + k++] = (uint32_t)s;
+		if (!s) /* an absurd or NULL name is left out */
+			continue;
+		kept[k] = (uint16_t)i;
+		ic->names[ic->nnames + k++] = (uint32_t)s;
 	}
+	*nkept = k;
 	if (!k)
 		return 0;
 	ic->chain[ic->n++] = (struct inl_chain){.frame = frame, .count = k};
@@ -1181,6 +1187,99 @@ static int write_inlines_chunk(struct trace_writer *w, struct inl_cols *ic)
 	return err;
 }
 
+/* The source lines of the frames of one FRAMES chunk, for the LINES chunk
+ * that follows its INLINES chunk. */
+struct line_cols {
+	struct strtab st;
+	struct line_rec { /* per frame with a file, a line or sites */
+		uint32_t frame, file, line, start, nsite;
+	} * rec;
+	size_t n, cap;
+	struct line_site { /* all frames' sites */
+		uint32_t file, line, decl;
+	} * site;
+	size_t nsite, site_cap;
+};
+
+/* Add frame @frame's source lines as @f has them, the sites of the
+ * inlined names @kept[0..@nkept) (those its INLINES record keeps). */
+static int lines_add(struct line_cols *lc, uint32_t frame, const struct trace_frame *f,
+		     const uint16_t *kept, uint32_t nkept)
+{
+	struct line_rec r = {.frame = frame, .line = f->line, .start = f->start_line};
+	int64_t file = strtab_add(&lc->st, f->file);
+
+	if (file < 0)
+		return -ENOMEM;
+	r.file = (uint32_t)file;
+	if (f->inl_src && nkept) {
+		if (LIB_GROW(lc->site, lc->site_cap, lc->nsite + nkept))
+			return -ENOMEM;
+		for (uint32_t k = 0; k < nkept; k++) {
+			const struct trace_inline_src *x = &f->inl_src[kept[k]];
+			int64_t cf = strtab_add(&lc->st, x->call_file);
+
+			if (cf < 0)
+				return -ENOMEM;
+			lc->site[lc->nsite + k] =
+				(struct line_site){.file = (uint32_t)cf,
+						   .line = x->call_line,
+						   .decl = x->decl_line};
+		}
+		r.nsite = nkept;
+	}
+	if (!r.file && !r.line && !r.start && !r.nsite)
+		return 0;
+	if (LIB_GROW(lc->rec, lc->cap, lc->n + 1))
+		return -ENOMEM;
+	lc->rec[lc->n++] = r;
+	lc->nsite += r.nsite;
+	return 0;
+}
+
+static int write_lines_chunk(struct trace_writer *w, struct line_cols *lc)
+{
+	uint32_t prev = 0;
+	uint8_t *p;
+	size_t i;
+	int err;
+
+	if (!lc->n)
+		return 0;
+	w->raw.len = 0;
+	p = reserve(&w->raw,
+		    TRACE_VARINT_MAX * (1 + 5 * lc->n + 3 * lc->nsite) + lc->st.enc.len);
+	if (!p)
+		return -ENOMEM;
+	p = put_varint(p, lc->st.n);
+	if (lc->st.enc.len)
+		memcpy(p, lc->st.enc.p, lc->st.enc.len);
+	p += lc->st.enc.len;
+	for (i = 0; i < lc->n; i++) {
+		p = put_varint(p, lc->rec[i].frame - prev);
+		prev = lc->rec[i].frame;
+	}
+	for (i = 0; i < lc->n; i++)
+		p = put_varint(p, lc->rec[i].file);
+	for (i = 0; i < lc->n; i++)
+		p = put_varint(p, lc->rec[i].line);
+	for (i = 0; i < lc->n; i++)
+		p = put_varint(p, lc->rec[i].start);
+	for (i = 0; i < lc->n; i++)
+		p = put_varint(p, lc->rec[i].nsite);
+	for (i = 0; i < lc->nsite; i++)
+		p = put_varint(p, lc->site[i].file);
+	for (i = 0; i < lc->nsite; i++)
+		p = put_varint(p, lc->site[i].line);
+	for (i = 0; i < lc->nsite; i++)
+		p = put_varint(p, lc->site[i].decl);
+	w->raw.len = (size_t)(p - w->raw.p);
+	err = write_chunk(w, TRACE_CHUNK_LINES, lc->n);
+	strtab_reset(&lc->st);
+	lc->n = lc->nsite = 0;
+	return err;
+}
+
 static int write_frames_chunk(struct trace_writer *w, size_t first, size_t n,
 			      struct strtab *st, const struct frame_cols *c)
 {
@@ -1212,7 +1311,9 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 {
 	struct strtab st = {0};
 	struct inl_cols ic = {0};
+	struct line_cols lc = {0};
 	struct frame_cols c;
+	uint16_t kept[TRACE_MAX_INLINE];
 	size_t first = 0, n = 0, i;
 	int err = 0;
 
@@ -1232,13 +1333,19 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 			.kernel = trace_addr_is_kernel(w->frame_addr[i]),
 		};
 		int64_t sym, mod;
+		uint32_t nkept = 0;
 
 		if (resolve(ctx, f.addr, &f) < 0) {
-			f.sym = f.module = NULL;
+			f.sym = f.module = f.file = NULL;
 			f.offset = 0;
-			f.ninl = 0;
+			f.ninl = f.line = f.start_line = 0;
 		}
-		if (f.ninl && f.inl && inl_add(&ic, (uint32_t)i, f.inl, f.ninl)) {
+		if (f.ninl && f.inl &&
+		    inl_add(&ic, (uint32_t)i, f.inl, f.ninl, kept, &nkept)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (lines_add(&lc, (uint32_t)i, &f, kept, nkept)) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1253,10 +1360,13 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 		c.off[n] = f.offset;
 		c.kernel[n] = f.kernel != 0;
 		if (++n == CHUNK_RECORDS || st.enc.len >= FRAMES_STR_BYTES ||
-		    ic.st.enc.len >= FRAMES_STR_BYTES) {
+		    ic.st.enc.len >= FRAMES_STR_BYTES ||
+		    lc.st.enc.len >= FRAMES_STR_BYTES) {
 			err = write_frames_chunk(w, first, n, &st, &c);
 			if (!err)
 				err = write_inlines_chunk(w, &ic);
+			if (!err)
+				err = write_lines_chunk(w, &lc);
 			if (err)
 				goto out;
 			first += n;
@@ -1268,11 +1378,16 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 		err = write_frames_chunk(w, first, n, &st, &c);
 	if (!err)
 		err = write_inlines_chunk(w, &ic);
+	if (!err)
+		err = write_lines_chunk(w, &lc);
 out:
 	strtab_release(&st);
 	strtab_release(&ic.st);
+	strtab_release(&lc.st);
 	free(ic.chain);
 	free(ic.names);
+	free(lc.rec);
+	free(lc.site);
 	free(c.sym);
 	free(c.mod);
 	free(c.off);
