@@ -735,6 +735,77 @@ Test(symbolize, inlined_code_names_its_chain_innermost_first)
 	symbolizer__free(s);
 }
 
+/* ---- source lines ---------------------------------------------------------- */
+
+/* The line of @file holding @text first (1-based), 0 if none. */
+static uint32_t line_of(const char *file, const char *text)
+{
+	FILE *f = fopen(file, "r");
+	char buf[512];
+	uint32_t n = 0, at = 0;
+
+	cr_assert_not_null(f, "%s", file);
+	while (!at && fgets(buf, sizeof(buf), f)) {
+		n++;
+		if (strstr(buf, text))
+			at = n;
+	}
+	fclose(f);
+	return at;
+}
+
+Test(symbolize, source_lines_come_from_the_line_table)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint32_t body, i;
+	struct trace_frame f;
+	int seen = 0;
+
+	cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn), &f), 0);
+	cr_assert_not_null(f.file, "no source file for target_fn");
+	/* a path from the root, the file that is this test */
+	cr_expect_eq(f.file[0], '/', "%s", f.file);
+	cr_expect(strstr(f.file, "tests/unit/test_symbolize.c"), "%s", f.file);
+	cr_expect_eq(f.start_line, line_of(f.file, "int target_fn(int x)"));
+	body = line_of(f.file, "sink += i * x;");
+	cr_assert_gt(body, 0);
+	for (i = 0; i < 64 && !seen; i++) {
+		cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn) + i, &f), 0);
+		if (f.sym && !strcmp(f.sym, "target_fn") && f.line == body)
+			seen = 1;
+	}
+	cr_expect(seen, "no address of target_fn is on its line %u", body);
+	symbolizer__free(s);
+}
+
+Test(symbolize, inlined_code_has_its_call_sites)
+{
+	struct symbolizer *s = self_symbolizer();
+	uint64_t a = addr_of(inl_host), i;
+	struct trace_frame f;
+	const char *file = NULL;
+	int both = 0;
+
+	inl_host(3);
+	for (i = 0; i < 256 && !both; i++) {
+		cr_assert_eq(symbolizer__resolve(s, a + i, &f), 0);
+		if (!f.sym || strcmp(f.sym, "inl_host"))
+			break;
+		both = f.ninl == 2 && f.inl_src && f.file;
+	}
+	cr_assert(both, "no address of inl_host reads inl_inner <- inl_outer");
+	file = f.file;
+	cr_expect_eq(f.line, line_of(file, "inl_sink = inl_sink * 31"));
+	cr_expect_eq(f.start_line, line_of(file, "void inl_host(int n)"));
+	cr_assert_not_null(f.inl_src[0].call_file);
+	cr_expect_str_eq(f.inl_src[0].call_file, file);
+	cr_expect_eq(f.inl_src[0].call_line, line_of(file, "inl_inner(i);"));
+	cr_expect_eq(f.inl_src[0].decl_line, line_of(file, "void inl_inner(int i)"));
+	cr_expect_eq(f.inl_src[1].call_line, line_of(file, "inl_outer(n);"));
+	cr_expect_eq(f.inl_src[1].decl_line, line_of(file, "void inl_outer(int n)"));
+	symbolizer__free(s);
+}
+
 /* ---- maps text, and a symbolizer of no process ------------------------ */
 
 Test(symbolize, maps_line_keeps_executable_files_and_the_vdso)

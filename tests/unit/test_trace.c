@@ -1812,12 +1812,20 @@ Test(trace, inline_chains_over_the_limit_keep_their_innermost)
 	free(path);
 }
 
+static char *retype_chunk(char *path, uint32_t type, uint32_t retype);
+
 /* inline_trace()'s file with its INLINES chunk dropped (@retype 0) or
  * turned into a chunk type this reader does not know (a later format's,
  * as an older reader sees INLINES). */
 static char *inline_trace_without_inlines(uint32_t retype)
 {
-	char *path = inline_trace(1);
+	return retype_chunk(inline_trace(1), TRACE_CHUNK_INLINES, retype);
+}
+
+/* The file at @path with its one chunk of @type dropped (@retype 0) or
+ * given type @retype; @path. */
+static char *retype_chunk(char *path, uint32_t type, uint32_t retype)
+{
 	size_t len, nch, i, out = 16, seen = 0;
 	uint8_t *buf = get_file(path, &len), *nb = malloc(len);
 	size_t ends[64];
@@ -1829,13 +1837,13 @@ static char *inline_trace_without_inlines(uint32_t retype)
 	for (i = 0; i < nch; i++) {
 		size_t from = i ? ends[i - 1] : 16;
 
-		if (types[i] == TRACE_CHUNK_INLINES) {
+		if (types[i] == type) {
 			seen++;
 			if (!retype)
 				continue;
 		}
 		memcpy(nb + out, buf + from, ends[i] - from);
-		if (types[i] == TRACE_CHUNK_INLINES) {
+		if (types[i] == type) {
 			uint8_t *h = nb + out;
 			uint32_t check;
 
@@ -1983,4 +1991,183 @@ Test(trace, crafted_inline_payloads_are_checked)
 	deep_raw = (struct raw){deep, (size_t)(p - deep), 1};
 	cr_assert_eq(read_crafted_inlines(&deep_raw, 1, &t, &msg), -EBADMSG);
 	cr_expect(strstr(msg, "bad inline count"), "%s", msg);
+}
+
+/* ---- source lines -------------------------------------------------------- */
+
+/* inline_trace()'s frames with source lines: 0x1000's code is inner_a's
+ * (inner.h:10), inlined at outer.h:20 into outer_a, inlined at fn.c:11
+ * into fn_1000 (which starts at line 5); 0x2000 has only_b's line, its
+ * call site unknown; 0x3000 a line of its own; 0x4000 none. */
+static int resolve_lines(void *ctx, uint64_t addr, struct trace_frame *out)
+{
+	static const struct trace_inline_src a[] = {{"outer.h", 20, 30},
+						    {"fn.c", 11, 40}},
+					     b[] = {{NULL, 0, 0}};
+
+	resolve_inl(ctx, addr, out);
+	if (addr == 0x1000) {
+		*out = (struct trace_frame){.addr = out->addr,
+					    .sym = out->sym,
+					    .module = out->module,
+					    .offset = out->offset,
+					    .inl = out->inl,
+					    .ninl = out->ninl,
+					    .file = "inner.h",
+					    .line = 10,
+					    .start_line = 5,
+					    .inl_src = a};
+	} else if (addr == 0x2000) {
+		out->file = "b.h";
+		out->line = 7;
+		out->inl_src = b;
+	} else if (addr == 0x3000) {
+		out->file = "/src/c.c";
+		out->line = 3;
+		out->start_line = 2;
+	}
+	return 0;
+}
+
+static char *lines_trace(void)
+{
+	static const uint64_t s0[] = {0x1000, 0x2000, 0x3000}, s1[] = {0x2000, 0x4000};
+	char *path = tmp_path();
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	struct trace_writer *w = new_writer(fd);
+	uint32_t id;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(trace_writer__stack(w, s0, 3, &id), 0);
+	cr_assert_eq(trace_writer__stack(w, s1, 2, &id), 0);
+	cr_assert_eq(trace_writer__finish(w, resolve_lines, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+	return path;
+}
+
+static void expect_line(const struct trace *t, unsigned int i, const char *sym,
+			const char *file, uint32_t line, uint32_t start)
+{
+	const struct trace_frame *f = &t->frames[frame_id(t, 0, i)];
+
+	cr_expect_str_eq(f->sym, sym, "frame %u", i);
+	if (file)
+		cr_expect(f->file && !strcmp(f->file, file), "frame %u: %s", i,
+			  f->file ? f->file : "(null)");
+	else
+		cr_expect_null(f->file, "frame %u: %s", i, f->file);
+	cr_expect_eq(f->line, line, "frame %u: line %u", i, f->line);
+	cr_expect_eq(f->start_line, start, "frame %u: start %u", i, f->start_line);
+}
+
+Test(trace, source_lines_and_inline_call_sites_round_trip)
+{
+	char *path = lines_trace();
+	struct trace *t;
+
+	cr_assert_eq(trace__read(path, &t, NULL), 0);
+	cr_assert_eq(stack_depth(t, 0), 6);
+	/* each frame has the line in its own function */
+	expect_line(t, 0, "inner_a", "inner.h", 10, 30);
+	expect_line(t, 1, "outer_a", "outer.h", 20, 40);
+	expect_line(t, 2, "fn_1000", "fn.c", 11, 5);
+	expect_line(t, 3, "only_b", "b.h", 7, 0);
+	expect_line(t, 4, "fn_2000", NULL, 0, 0); /* call site not known */
+	expect_line(t, 5, "fn_3000", "/src/c.c", 3, 2);
+	cr_expect_null(t->frames[3].file); /* 0x4000 */
+	trace__free(t);
+
+	/* as recorded: the address's own line */
+	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_INLINE, &t, NULL), 0);
+	cr_assert_eq(stack_depth(t, 0), 3);
+	expect_line(t, 0, "fn_1000", "inner.h", 10, 5);
+	expect_line(t, 1, "fn_2000", "b.h", 7, 0);
+	trace__free(t);
+	unlink(path);
+	free(path);
+}
+
+Test(trace, lines_unknown_to_the_reader_or_absent_read_without_lines)
+{
+	uint32_t retype[] = {0, 99};
+
+	for (unsigned int k = 0; k < 2; k++) {
+		char *path = retype_chunk(lines_trace(), TRACE_CHUNK_LINES, retype[k]);
+		struct trace *t;
+		const char *msg;
+
+		cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+		cr_expect_eq(t->complete, 1);
+		cr_assert_eq(stack_depth(t, 0), 6);
+		cr_expect_str_eq(frame_sym(t, 0, 1), "outer_a");
+		for (size_t i = 0; i < t->nframes; i++) {
+			cr_expect_null(t->frames[i].file);
+			cr_expect_eq(t->frames[i].line, 0);
+			cr_expect_eq(t->frames[i].start_line, 0);
+		}
+		trace__free(t);
+		unlink(path);
+		free(path);
+	}
+}
+
+/* A trace with frames 0x10, 0x20, 0x30 in one stack, the LINES chunk
+ * @lines, then END; trace__read_opts()'s result (no inline expansion). */
+static int read_crafted_lines(const struct raw *lines, struct trace **t, const char **msg)
+{
+	static const uint8_t stacks[] = {0, 3, 0, 0x20, 0x20, 0x20, 3, 0, 2, 2};
+	static const uint8_t end[7] = {0};
+	char *path = tmp_path();
+	FILE *f = fopen(path, "w");
+	uint8_t hdr[16] = "D9PROF\0\n";
+	int rc;
+
+	cr_assert_not_null(f);
+	hdr[8] = TRACE_VERSION;
+	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
+	put_chunk(f, TRACE_CHUNK_STACKS, 1, stacks, sizeof(stacks));
+	put_chunk(f, TRACE_CHUNK_LINES, lines->count, lines->p, lines->len);
+	put_chunk(f, TRACE_CHUNK_END, 1, end, sizeof(end));
+	fclose(f);
+	rc = trace__read_opts(path, TRACE_READ_NO_INLINE, t, msg);
+	unlink(path);
+	free(path);
+	return rc;
+}
+
+Test(trace, crafted_lines_payloads_are_checked)
+{
+	/* strings "a.c"; frames 0 and 2: files 1, 0; lines 7, 9; starts
+	 * 1, 0; sites 0, 1: file 1, line 4, decl 2 */
+	static const uint8_t good[] = {1, 3, 'a', '.', 'c', 0, 2, 1, 0,
+				       7, 9, 1,	  0,   0,   1, 1, 4, 2};
+	static const uint8_t undefined[] = {1, 3, 'a', '.', 'c', 3, 1, 7, 0, 0};
+	static const uint8_t twice[] = {1, 3, 'a', '.', 'c', 1, 0, 1,
+					1, 7, 7,   0,	0,   0, 0};
+	static const uint8_t bad_file[] = {1, 3, 'a', '.', 'c', 0, 2, 7, 0, 0};
+	static const uint8_t bad_sites[] = {1, 3, 'a', '.', 'c', 0, 1, 7, 0, 0x81, 0x02};
+	static const uint8_t short_sites[] = {1, 3, 'a', '.', 'c', 0, 1,
+					      7, 0, 2,	 1,   4,   2};
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_eq(read_crafted_lines(&RAW(good, 2), &t, &msg), 0, "%s", msg);
+	cr_expect_str_eq(t->frames[0].file, "a.c");
+	cr_expect_eq(t->frames[0].line, 7);
+	cr_expect_eq(t->frames[0].start_line, 1);
+	cr_expect_null(t->frames[1].file);
+	cr_expect_null(t->frames[2].file);
+	cr_expect_eq(t->frames[2].line, 9);
+	trace__free(t);
+	cr_assert_eq(read_crafted_lines(&RAW(undefined, 1), &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "undefined frames"), "%s", msg);
+	cr_assert_eq(read_crafted_lines(&RAW(twice, 2), &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "a frame twice"), "%s", msg);
+	cr_assert_eq(read_crafted_lines(&RAW(bad_file, 1), &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "bad line file"), "%s", msg);
+	cr_assert_eq(read_crafted_lines(&RAW(bad_sites, 1), &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "bad inline site count"), "%s", msg);
+	cr_assert_eq(read_crafted_lines(&RAW(short_sites, 1), &t, &msg), -EBADMSG);
+	cr_expect(strstr(msg, "truncated lines"), "%s", msg);
 }
