@@ -71,11 +71,12 @@ all: $(B)/.deps-ok $(CLI) $(SHIM_SO) $(B)/libd9prof.so $(SHIM_A) $(EX_BINS) \
 	$(B)/d9prof.pc
 
 # ---- dependencies (Debian packages) --------------------------------------
-# A build never installs anything: it says what is missing. make deps (and
-# make demo, which starts with it) installs it, as root.
+# A build never installs anything: it says what is missing. make deps
+# installs all that the build, the demos, check and bench use; make demo
+# and make demo-tokio only what they need (scripts/install-deps.sh), as root.
 $(B)/.deps-ok: scripts/install-deps.sh
 	$(Q)mkdir -p $(B)
-	$(Q)scripts/install-deps.sh --check >&2 || { echo "d9prof: run 'make deps' to install" \
+	$(Q)scripts/install-deps.sh --check build >&2 || { echo "d9prof: run 'make deps' to install" \
 		"them (apt-get, as root), or 'make demo'" >&2; exit 1; }
 	$(Q)touch $@
 deps:
@@ -185,17 +186,17 @@ check-sanitize: $(SAN_BINS)
 	$(Q)r=0; for t in $(SAN_BINS); do echo "== $$t"; \
 		TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 $$t || r=1; done; exit $$r
 
-# The Rust binding (bindings/rust) against the shim just built, offline
-# (Debian's crates, .cargo/config.toml): its tests, then rustfmt's default
-# style and clippy with warnings as errors on it and on the Tokio demo.
-# Each runs whatever the others did; each is skipped, with one line, only
-# where its tool is missing.
+# The Rust binding (bindings/rust), offline (Debian's crates,
+# .cargo/config.toml), with the shim its build.rs compiles from libprof/ as
+# a user's build does: its tests, then rustfmt's default style and clippy
+# with warnings as errors on it and on the Tokio demo. Each runs whatever
+# the others did; each is skipped, with one line, only where its tool is
+# missing.
 CARGO ?= cargo
-check-rust: $(SHIM_A) $(SHIM_SO)
+check-rust:
 	$(Q)if ! $(CARGO) --version >/dev/null 2>&1; then \
 		echo "check-rust: skip: no cargo on PATH"; exit 0; fi; \
-	export CARGO_TARGET_DIR=$(abspath $(B))/cargo \
-		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1; \
+	export CARGO_TARGET_DIR=$(abspath $(B))/cargo; \
 	r=0; \
 	(cd bindings/rust && $(CARGO) test --offline --features tokio) || r=1; \
 	if ! $(CARGO) fmt --version >/dev/null 2>&1; then \
@@ -308,20 +309,22 @@ check-e2e-%: $(E2E_DEPS)
 	$(Q)B=$(B) tests/e2e/$*.sh
 
 # ---- demo and benchmarks -------------------------------------------------
-demo: deps
+demo:
+	$(Q)scripts/install-deps.sh demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) scripts/demo.sh
 
-# The Tokio demo (examples/tokio), built by cargo offline against the shim
-# just built, with frame pointers (.cargo/config.toml).
+# The Tokio demo (examples/tokio), built by cargo offline with frame
+# pointers (.cargo/config.toml); the d9prof crate's build.rs compiles the
+# shim from libprof/ and links it statically, as in a user's program.
 TOKIO_DEMO := $(B)/cargo/release/d9demo-tokio
-tokio-demo-bin: $(SHIM_A)
+tokio-demo-bin:
 	$(Q)if ! $(CARGO) --version >/dev/null 2>&1; then \
 		echo "tokio demo: skip: no cargo on PATH"; \
 	else cd examples/tokio && CARGO_TARGET_DIR=$(abspath $(B))/cargo \
-		D9PROF_LIB_DIR=$(abspath $(B)) D9PROF_STATIC=1 \
 		$(CARGO) build --release --offline $(if $(Q),--quiet); fi
-demo-tokio: deps
+demo-tokio:
+	$(Q)scripts/install-deps.sh tokio
 	$(Q)$(MAKE) --no-print-directory all tokio-demo-bin
 	$(Q)B=$(B) scripts/demo-tokio.sh
 

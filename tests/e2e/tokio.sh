@@ -27,7 +27,8 @@ record_demo() {
 	"$D9" record -p "$pid" "$@" -d 4 -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
 		fail "record failed: $(tail -3 "$TMP/$n.rec")" || return 1
 	stop "$pid"
-	"$D9" tasks -i "$TMP/$n.data" --limit 0 >"$TMP/$n.tasks" || fail "tasks failed" || return 1
+	"$D9" tasks -i "$TMP/$n.data" --limit 0 --wide >"$TMP/$n.tasks" ||
+		fail "tasks failed" || return 1
 }
 tid() { awk -v n="$2" '$2 == n { print $1; exit }' "$TMP/$1.tasks"; }
 
@@ -55,7 +56,7 @@ check_cpu_task() {
 }
 
 # blocking_handler: its own frame above libc's sleep in >= 90% of its
-# off-CPU time; unnamed tasks carry their spawn location
+# off-CPU time; unnamed tasks carry their future's type and spawn location
 check_blocking_and_names() {
 	local n=$1 id s
 	id=$(tid "$n" blocking_handler)
@@ -65,9 +66,11 @@ check_blocking_and_names() {
 	say "    $n: blocking_handler (task $id): $s% of its off-CPU time under blocking_read -> sleep"
 	[ "$s" -ge 90 ] || fail "only $s%: $(sort -t' ' -k2 -n "$TMP/$n.off" | tail -1 |
 		cut -c1-300)" || return 1
-	s=$(grep -Ec '^[0-9]+ +src/main\.rs:[0-9]+ ' "$TMP/$n.tasks")
-	say "    $n: $s tasks named by spawn location (src/main.rs:LINE)"
-	[ "$s" -ge 40 ] || fail "want the 50 timer tasks by spawn location, got $s" || return 1
+	s=$(grep -Ec '^[0-9]+ +main::\{\{closure\}\}::\{\{closure\}\} src/main\.rs:[0-9]+ ' \
+		"$TMP/$n.tasks")
+	say "    $n: $s tasks named by type and spawn location (main::{{closure}}::{{closure}} src/main.rs:LINE)"
+	[ "$s" -ge 40 ] || fail "want the 50 timer tasks by type and spawn location, got $s:" \
+		"$(grep -v _handler "$TMP/$n.tasks" | sed -n 2p)" || return 1
 }
 
 t_perf_sampler() {

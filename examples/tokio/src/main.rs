@@ -16,8 +16,9 @@
 //! - "blocking_handler": requests that mistakenly block the worker in a
 //!   synchronous sleep (`blocking_read`) for 3 ms inside the poll;
 //! - "echo_server" / "echo_client": a TCP echo pair on loopback;
-//! - 50 timer tasks spawned without a name: d9prof names them by spawn
-//!   location (main.rs:LINE).
+//! - 50 timer tasks spawned without a name: d9prof names them by their
+//!   future's type and spawn site (main::{{closure}}::{{closure}}
+//!   src/main.rs:LINE).
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -16,11 +16,14 @@
 //! With the `tokio` feature, [`tokio`](crate::tokio) instruments a Tokio
 //! runtime: named workers, parks, and spawn wrappers that mark every poll.
 //!
-//! Linking: `build.rs` takes libd9prof from `D9PROF_LIB_DIR` (static with
-//! `D9PROF_STATIC=1` or when only `libd9prof.a` is there) or from
-//! pkg-config's `d9prof.pc` (`make install`).
+//! Linking: `build.rs` compiles the shim (`libprof/*.c`, C on libc alone)
+//! from the d9prof checkout the crate is in and links it statically, so
+//! the program needs no library at run time; `D9PROF_LIB_DIR=DIR` links
+//! the one `make` built in DIR instead (static with `D9PROF_STATIC=1` or
+//! when only `libd9prof.a` is there), `D9PROF_PKG_CONFIG=1` the installed
+//! one through pkg-config's `d9prof.pc` (`make install`).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(feature = "tokio")]
@@ -50,6 +53,13 @@ pub mod ffi {
 extern "C" {
     static d9__gate: AtomicPtr<u32>;
 }
+
+/// The longest task name the shim keeps whole however the task is
+/// recorded, in bytes: one spawned while a recorder is attached keeps
+/// `D9_NAME_MAX` (71) bytes, one spawned before waits in the segment's
+/// name table (`struct d9_name_slot`, `libprof/d9_segment.h`), which keeps
+/// 51. A longer name is cut there.
+pub const NAME_MAX: usize = 51;
 
 /// A task id: chosen by the runtime, unique, never 0.
 pub type TaskId = u64;
@@ -105,11 +115,16 @@ pub fn thread_stop() {
     unsafe { ffi::d9_thread_stop() }
 }
 
-/// Task `id` is created, named `name` (a label or its spawn location).
+/// Task `id` is created, named `name` (a label or its spawn location;
+/// keep it within [`NAME_MAX`] bytes).
 pub fn task_spawn(id: TaskId, name: &str) {
-    let c = cstring(name);
+    task_spawn_c(id, &cstring(name));
+}
+
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+pub(crate) fn task_spawn_c(id: TaskId, name: &CStr) {
     // SAFETY: a valid NUL-terminated string, copied by the shim.
-    unsafe { ffi::d9_task_spawn(id, c.as_ptr()) }
+    unsafe { ffi::d9_task_spawn(id, name.as_ptr()) }
 }
 
 /// Task `id` was woken.

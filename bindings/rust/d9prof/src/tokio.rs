@@ -7,8 +7,15 @@
 //!   every poll is marked, every wake is `task_wake`, and completion or
 //!   cancellation (the task dropped, e.g. `JoinHandle::abort`) is
 //!   `task_end`. While no recorder is attached a poll adds one load and a
-//!   branch: the future sees the runtime's own waker. An unnamed task is named by its spawn location
-//!   (`file.rs:line`), so `d9prof tasks` shows poll time per spawn site.
+//!   branch: the future sees the runtime's own waker.
+//!
+//! An unnamed task ([`spawn`], [`spawn_local`], [`spawn_blocking`]) is
+//! named by its future's (or closure's) type and its spawn site, e.g.
+//! `myapp::compute_report::{{closure}} src/main.rs:42` for
+//! `spawn(compute_report(x))`, so `d9prof tasks` shows poll time per kind
+//! of task and per spawn site (see [`task_name`] for the rule). The name
+//! is made once per spawn site and type on each thread, then reused: a
+//! spawn then costs a hash lookup, no formatting and no allocation.
 //!
 //! Only tasks spawned through these wrappers carry task ids: Tokio 1.24 has
 //! no hook into its own spawn. Tokio >= 1.38 built with
@@ -17,6 +24,9 @@
 //! would mark every task with no wrapper; [`instrument`] is where a future
 //! feature of this crate will install them, with the same names and ids.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::CString;
 use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
@@ -86,6 +96,19 @@ impl<F> Marked<F> {
     pub fn new(name: &str, fut: F) -> Self {
         let id = crate::next_task_id();
         crate::task_spawn(id, name);
+        Self::with_id(id, fut)
+    }
+
+    /// Wrap `fut` as a new task named after `F` and the caller's location
+    /// (see [`task_name`]).
+    #[track_caller]
+    pub fn unnamed(fut: F) -> Self {
+        let id = crate::next_task_id();
+        spawn_unnamed::<F>(id, Location::caller());
+        Self::with_id(id, fut)
+    }
+
+    fn with_id(id: TaskId, fut: F) -> Self {
         Marked {
             id,
             fut,
@@ -132,19 +155,165 @@ impl<F: Future> Future for Marked<F> {
     }
 }
 
-fn location_name(loc: &Location<'_>) -> String {
-    format!("{}:{}", loc.file(), loc.line())
+/// The name of a task spawned with no name: `TYPE FILE:LINE`, at most
+/// [`NAME_MAX`](crate::NAME_MAX) bytes (what the shim keeps), from the
+/// future's type name (`std::any::type_name`) and the spawn site. The rule:
+/// - TYPE is the path of the type as the user wrote it, without generic
+///   arguments (`myapp::Worker<alloc::string::String>` is `myapp::Worker`,
+///   `tokio::time::Timeout<myapp::fetch::{{closure}}>` is
+///   `tokio::time::Timeout`); an `async fn`'s future or an `async` block is
+///   the function it is in followed by `::{{closure}}`; a pinned or boxed
+///   future (`Pin<Box<T>>`, `Box<T>`) is named as T, a trait object as
+///   `dyn Future`, an associated type (`<T as Trait>::Assoc`) as T;
+/// - FILE is the site's file as rustc gives it (`src/main.rs` in the
+///   caller's own crate), only its last two components when it is longer
+///   than 32 bytes (a dependency's absolute path);
+/// - when the whole is too long, TYPE loses its leading path segments
+///   (crate, modules) down to its last one that is not `{{closure}}`, then
+///   the `{{closure}}`s nested in the first (`run::{{closure}}` for
+///   `run::{{closure}}::{{closure}}`), then, if need be, its end.
+pub fn task_name(type_name: &str, file: &str, line: u32) -> String {
+    let file = if file.len() > 32 {
+        let mut parts = file.rsplitn(3, '/');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(base), Some(dir), Some(_)) => &file[file.len() - base.len() - dir.len() - 1..],
+            _ => file,
+        }
+    } else {
+        file
+    };
+    let site = format!("{file}:{line}");
+    let budget = crate::NAME_MAX.saturating_sub(site.len() + 1);
+    let full = short_type(type_name);
+    // drop leading segments, never the last one that is not a closure
+    let floor = std::iter::once(0)
+        .chain(full.match_indices("::").map(|(i, _)| i + 2))
+        .filter(|&i| !full[i..].starts_with("{{closure}}"))
+        .last()
+        .unwrap_or(0);
+    let mut from = 0;
+    while full.len() - from > budget && from < floor {
+        from = full[from..].find("::").map_or(floor, |i| from + i + 2);
+    }
+    let mut ty = &full[from..];
+    // then the closures nested in the first
+    while ty.len() > budget && ty.ends_with("::{{closure}}::{{closure}}") {
+        ty = &ty[..ty.len() - "::{{closure}}".len()];
+    }
+    let mut name = String::with_capacity(ty.len().min(budget) + 1 + site.len());
+    for c in ty.chars() {
+        if name.len() + c.len_utf8() > budget {
+            break;
+        }
+        name.push(c);
+    }
+    name.push(' ');
+    name.push_str(&site);
+    name
 }
 
-/// `tokio::spawn` of `fut`, marked, named by the caller's location.
+/// `type_name` without generic arguments, `Pin`/`Box` unwrapped, a trait
+/// object as `dyn Future`.
+fn short_type(type_name: &str) -> String {
+    let mut t = type_name.trim();
+    loop {
+        let outer = t.split('<').next().unwrap_or(t);
+        if !matches!(
+            outer,
+            "core::pin::Pin" | "alloc::boxed::Box" | "std::pin::Pin"
+        ) {
+            break;
+        }
+        match first_generic_arg(t) {
+            Some(inner) => t = inner.trim(),
+            None => break,
+        }
+    }
+    if t.starts_with("dyn ") {
+        return "dyn Future".into();
+    }
+    if t.starts_with('<') {
+        // a qualified path, `<T as Trait>::Assoc`: T
+        if let Some(inner) = first_generic_arg(t) {
+            let ty = inner.split(" as ").next().unwrap_or(inner);
+            return short_type(ty);
+        }
+    }
+    let mut out = String::with_capacity(t.len());
+    let mut depth = 0usize;
+    let mut prev = '\0';
+    for c in t.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+        prev = c;
+    }
+    if out.is_empty() {
+        return t.to_string();
+    }
+    out
+}
+
+/// `A` in `Outer<A, B>`.
+fn first_generic_arg(t: &str) -> Option<&str> {
+    let open = t.find('<')?;
+    let mut depth = 0usize;
+    let mut prev = '\0';
+    for (i, c) in t[open..].char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&t[open + 1..open + i]);
+                }
+            }
+            ',' if depth == 1 => return Some(&t[open + 1..open + i]),
+            _ => {}
+        }
+        prev = c;
+    }
+    None
+}
+
+thread_local! {
+    /// Names made on this thread, by (type name, spawn site).
+    static NAMES: RefCell<HashMap<(usize, usize, usize), CString>> =
+        RefCell::new(HashMap::new());
+}
+
+/// task_spawn of `id` named by `F` and `loc`, the name made once per
+/// thread, type and site.
+fn spawn_unnamed<F: ?Sized>(id: TaskId, loc: &'static Location<'static>) {
+    let ty = std::any::type_name::<F>();
+    let make = || crate::cstring(&task_name(ty, loc.file(), loc.line()));
+    let key = (
+        ty.as_ptr() as usize,
+        ty.len(),
+        loc as *const Location as usize,
+    );
+    let cached = NAMES.try_with(|m| {
+        let mut m = m.borrow_mut();
+        crate::task_spawn_c(id, m.entry(key).or_insert_with(make));
+    });
+    if cached.is_err() {
+        // the thread's locals are being torn down
+        crate::task_spawn_c(id, &make());
+    }
+}
+
+/// `tokio::spawn` of `fut`, marked, named by its type and the caller's
+/// location ([`task_name`]).
 #[track_caller]
 pub fn spawn<F>(fut: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let name = location_name(Location::caller());
-    ::tokio::spawn(Marked::new(&name, fut))
+    ::tokio::spawn(Marked::unnamed(fut))
 }
 
 /// `tokio::spawn` of `fut`, marked, named `name`.
@@ -157,28 +326,27 @@ where
 }
 
 /// `tokio::task::spawn_local` of `fut` (inside a `LocalSet`), marked,
-/// named by the caller's location.
+/// named by its type and the caller's location ([`task_name`]).
 #[track_caller]
 pub fn spawn_local<F>(fut: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let name = location_name(Location::caller());
-    ::tokio::task::spawn_local(Marked::new(&name, fut))
+    ::tokio::task::spawn_local(Marked::unnamed(fut))
 }
 
 /// `tokio::task::spawn_blocking` of `f`, marked as one task polled once
-/// (the whole closure is its poll), named by the caller's location.
+/// (the whole closure is its poll), named by the closure's type and the
+/// caller's location ([`task_name`]).
 #[track_caller]
 pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let name = location_name(Location::caller());
     let id = crate::next_task_id();
-    crate::task_spawn(id, &name);
+    spawn_unnamed::<F>(id, Location::caller());
     ::tokio::task::spawn_blocking(move || {
         struct End(TaskId);
         impl Drop for End {
@@ -190,4 +358,115 @@ where
         let _poll = crate::poll(id);
         f()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_name;
+    use crate::NAME_MAX;
+
+    #[test]
+    fn a_task_is_named_by_its_future_type_and_site() {
+        let n = task_name("myapp::compute_report::{{closure}}", "src/main.rs", 42);
+        assert_eq!(n, "myapp::compute_report::{{closure}} src/main.rs:42");
+    }
+
+    #[test]
+    fn generic_arguments_are_dropped() {
+        let cases = [
+            ("myapp::Worker<alloc::string::String>", "myapp::Worker"),
+            (
+                "tokio::time::timeout::Timeout<myapp::fetch::{{closure}}>",
+                "tokio::time::timeout::Timeout",
+            ),
+            ("myapp::Job<fn(u8) -> u8, Vec<u8>>::run", "myapp::Job::run"),
+            (
+                "core::pin::Pin<alloc::boxed::Box<myapp::Conn<u8>>>",
+                "myapp::Conn",
+            ),
+            (
+                "core::pin::Pin<alloc::boxed::Box<dyn core::future::future::Future<Output = ()> + core::marker::Send>>",
+                "dyn Future",
+            ),
+            (
+                "<myapp::A<u8> as core::future::into_future::IntoFuture>::IntoFuture",
+                "myapp::A",
+            ),
+        ];
+        for (ty, want) in cases {
+            assert_eq!(task_name(ty, "src/a.rs", 1), format!("{want} src/a.rs:1"));
+        }
+    }
+
+    #[test]
+    fn a_long_name_keeps_its_tail_within_the_limit() {
+        let cases = [
+            (
+                "my_service::handlers::report::compute::{{closure}}",
+                "src/main.rs",
+                "report::compute::{{closure}} src/main.rs:7",
+            ),
+            (
+                "d9demo_tokio::main::{{closure}}::{{closure}}",
+                "src/main.rs",
+                "main::{{closure}}::{{closure}} src/main.rs:7",
+            ),
+            (
+                "svc::run::{{closure}}::{{closure}}::{{closure}}",
+                "src/server/mod.rs",
+                "run::{{closure}}::{{closure}} src/server/mod.rs:7",
+            ),
+        ];
+        for (ty, file, want) in cases {
+            let n = task_name(ty, file, 7);
+            assert_eq!(n, want);
+            assert!(n.len() <= NAME_MAX);
+        }
+        let huge = format!("a::{}::{{{{closure}}}}", "b".repeat(200));
+        let n = task_name(&huge, "src/main.rs", 7);
+        assert!(n.len() <= NAME_MAX, "{n}");
+        assert!(
+            n.starts_with("bbbb") && n.ends_with("b src/main.rs:7"),
+            "{n}"
+        );
+    }
+
+    #[test]
+    fn a_dependency_site_keeps_its_last_two_components() {
+        let f = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/dep-1.0.0/src/lib.rs";
+        assert_eq!(
+            task_name("dep::run::{{closure}}", f, 3),
+            "dep::run::{{closure}} src/lib.rs:3"
+        );
+    }
+
+    /// NAME_MAX is what the shim's name table keeps, and no more than
+    /// D9_NAME_MAX (checked in a d9prof checkout).
+    #[test]
+    fn name_max_is_the_shims() {
+        let h = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../libprof/d9_segment.h");
+        let Ok(text) = std::fs::read_to_string(h) else {
+            return;
+        };
+        let slot = &text[text.find("struct d9_name_slot {").expect("d9_name_slot")..];
+        let slot = &slot[..slot.find("};").unwrap()];
+        let size: usize = slot
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("char name["))
+            .and_then(|l| l.strip_suffix("];"))
+            .expect("d9_name_slot.name")
+            .parse()
+            .unwrap();
+        assert_eq!(NAME_MAX, size - 1);
+        let records: usize = text
+            .lines()
+            .find_map(|l| l.strip_prefix("#define D9_TEXT_RECORDS "))
+            .expect("D9_TEXT_RECORDS")
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(text.contains("#define D9_NAME_MAX\t(D9_TEXT_RECORDS * 24 - 1)"));
+        let d9_name_max = records * 24 - 1;
+        assert!(NAME_MAX <= d9_name_max);
+    }
 }

@@ -67,3 +67,19 @@ fn a_local_set_runs_marked_local_tasks() {
     });
     assert_eq!(v, 6);
 }
+
+async fn compute_report() -> u32 {
+    tokio::task::yield_now().await;
+    7
+}
+
+/// An async fn's future is named as its function, `{{closure}}` after it,
+/// as in its poll's frames.
+#[test]
+fn an_async_fn_future_is_named_by_its_function() {
+    let fut = compute_report();
+    let n = d9prof::tokio::task_name(std::any::type_name_of_val(&fut), "src/main.rs", 9);
+    assert_eq!(n, "tokio::compute_report::{{closure}} src/main.rs:9");
+    let v = runtime().block_on(async { d9prof::tokio::spawn(fut).await.unwrap() });
+    assert_eq!(v, 7);
+}
