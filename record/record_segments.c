@@ -309,12 +309,57 @@ static const char *trigger_name(enum record_trigger_kind k)
 
 /* The first trigger of @kind over @ns: schedule a dump half a window
  * later, so that it holds as much before the event as after. */
+/* The wall-clock time of day of CLOCK_MONOTONIC @mono, "14:02:33.120"
+ * (local time): what a dump's reason says, on no one recording's axis. */
+static char *wall_time(uint64_t mono, char *buf, size_t len)
+{
+	int64_t ns = (int64_t)mono + record_realtime_offset_ns();
+	time_t secs = (time_t)(ns / 1000000000);
+	struct tm tm;
+
+	if (ns < 0 || !localtime_r(&secs, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf + strlen(buf), len - strlen(buf), ".%03d",
+			 (int)(ns % 1000000000 / 1000000));
+	return buf;
+}
+
+/* "name[tid]" of thread @tid of the target, or "[tid]" (its comm, as the
+ * kernel has it now). */
+static char *thread_label(const struct rec *r, uint32_t tid, char *buf, size_t len)
+{
+	char path[64], comm[32] = "";
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)r->o->pid, tid);
+	n = record_read_file(path, comm, sizeof(comm), 0);
+	while (n && (comm[n - 1] == '\n' || comm[n - 1] == '\0'))
+		comm[--n] = '\0';
+	snprintf(buf, len, "%s[%u]", comm, tid);
+	return buf;
+}
+
+/* "ID name" of task @task (its name from the shim's table), or "ID". */
+static char *task_label(const struct rec *r, uint64_t task, char *buf, size_t len)
+{
+	char name[D9_NAME_MAX + 1];
+
+	if (r->seg && !d9_name_table_get(shim_seg__base(r->seg), shim_seg__layout(r->seg),
+					 task, name, sizeof(name)))
+		snprintf(buf, len, "%llu %s", (unsigned long long)task, name);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)task);
+	return buf;
+}
+
 static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns,
 		    uint64_t at, const char *what)
 {
 	const struct record_opts *o = r->o;
 	uint64_t cool = (uint64_t)((o->cooldown > 0 ? o->cooldown : o->window) * 1e9);
 	unsigned int i, hot = RECORD_MAX_TRIGGERS;
+	char when[32];
 
 	if (r->dump_at)
 		return; /* the dump due holds this one too */
@@ -331,10 +376,9 @@ static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns,
 			r->st->trigger_cooled[hot]++;
 		return;
 	}
-	snprintf(r->dump_why, sizeof(r->dump_why),
-		 "trigger %s>%.3gms: %s %.1f ms at %.3f s", trigger_name(kind),
-		 (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
-		 (double)(at - r->start_ns) / 1e9);
+	snprintf(r->dump_why, sizeof(r->dump_why), "trigger %s>%.3gms: %s %.1f ms at %s",
+		 trigger_name(kind), (double)o->triggers[i].ns / 1e6, what,
+		 (double)ns / 1e6, wall_time(at, when, sizeof(when)));
 	r->dump_at = at + (uint64_t)(o->window * 1e9 / 2);
 	r->cooldown_until[i] = at + cool;
 	r->st->trigger_dumps[i]++;
@@ -346,22 +390,23 @@ static void check_triggers(struct rec *r)
 	struct livestate_hit h;
 	uint32_t tid;
 	uint64_t at, ns;
-	char what[96];
+	char what[192], task[96], thr[48];
 
 	if (!r->o->ntriggers)
 		return;
 	if (livestate__hit(r->ls, &h)) {
-		snprintf(what, sizeof(what), "task %llu %s on thread %u",
-			 (unsigned long long)h.task,
+		snprintf(what, sizeof(what), "task %s %s on thread %s",
+			 task_label(r, h.task, task, sizeof(task)),
 			 h.kind == LIVESTATE_POLL ? "polled" : "waited for its poll",
-			 h.tid);
+			 thread_label(r, h.tid, thr, sizeof(thr)));
 		trigger(r,
 			h.kind == LIVESTATE_POLL ? RECORD_TRIGGER_POLL
 						 : RECORD_TRIGGER_DELAY,
 			h.ns, h.time, what);
 	}
 	if (r->oc && offcpu_rec__runq_hit(r->oc, &tid, &at, &ns)) {
-		snprintf(what, sizeof(what), "thread %u waited for a CPU", tid);
+		snprintf(what, sizeof(what), "thread %s waited for a CPU",
+			 thread_label(r, tid, thr, sizeof(thr)));
 		trigger(r, RECORD_TRIGGER_RUNQ, ns, at, what);
 	}
 }

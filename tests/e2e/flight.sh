@@ -118,8 +118,9 @@ t_delay_trigger_names_the_task_that_waited() {
 	f=$(ls "$out"/*.data | head -1)
 	why=$(info_json "$f" "j['dump_reasons'][0]")
 	say "    $why"
-	# the victim (task 2) waits behind the hog's 20 ms polls
-	grep -qE '^trigger delay>10ms: task 2 waited for its poll on thread [0-9]+ [12][0-9]\.[0-9] ms' <<<"$why" ||
+	# the victim (task 2) waits behind the hog's 20 ms polls, named, at a
+	# wall-clock time (not on the recorder's axis, which no dump shares)
+	grep -qE '^trigger delay>10ms: task 2 victim waited for its poll on thread worker-0\[[0-9]+\] [12][0-9]\.[0-9] ms at [0-2][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9]{3}$' <<<"$why" ||
 		fail "not the victim's wait"
 }
 
@@ -139,9 +140,9 @@ t_runq_trigger_names_the_thread_that_waited_for_a_cpu() {
 	why=$(info_json "$f" "j['dump_reasons'][0]")
 	say "    $why"
 	# the pinned worker waits behind cputhief on CPU 0
-	grep -qE '^trigger runq>2ms: thread [0-9]+ waited for a CPU [0-9.]+ ms' <<<"$why" ||
+	grep -qE '^trigger runq>2ms: thread worker-0\[[0-9]+\] waited for a CPU [0-9.]+ ms at [0-9:.]+$' <<<"$why" ||
 		{ fail "not a run-queue wait"; return; }
-	tid=$(sed -n 's/.*thread \([0-9]*\) waited.*/\1/p' <<<"$why")
+	tid=$(sed -n 's/.*thread worker-0\[\([0-9]*\)\] waited.*/\1/p' <<<"$why")
 	[ -d "/proc/$target/task/$tid" ] || fail "thread $tid is not one of pinned's"
 }
 
