@@ -93,6 +93,12 @@ static int resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 		if (syms[i].addr == addr) {
 			out->sym = syms[i].name;
 			out->module = syms[i].module;
+			/* a source line each (LINES chunks); the hostile
+			 * trace's files carry escapes and invalid UTF-8 */
+			out->file = hostile ? "/src/evil\x1b]0;pwned\x07\xff.c"
+					    : "/src/demo.c";
+			out->line = 100 + (uint32_t)i;
+			out->start_line = 90 + (uint32_t)i;
 			if (hostile && i < sizeof(hostile_sym) / sizeof(*hostile_sym) &&
 			    hostile_sym[i])
 				out->sym = hostile_sym[i];
