@@ -10,7 +10,7 @@
 # dpkg that holds the lock (unattended-upgrades on a fresh machine).
 set -eu
 BUILD="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev \
-libiberty-dev pkg-config man-db"
+libiberty-dev pkg-config man-db systemtap-sdt-dev"
 TOKIO="librust-tokio-dev librust-pin-project-lite-dev"
 CHECK="clang-format libcriterion-dev linux-perf hyperfine time lld chromium python3 nodejs"
 
