@@ -3,7 +3,8 @@
  * d9prof.h - the d9prof runtime shim.
  *
  * An async runtime calls these at task and poll boundaries. While no
- * recorder is attached each call costs a load and a branch. While
+ * recorder and no tracer is attached each call costs two loads and a
+ * branch. While
  * `d9prof record -p PID` is attached, each call appends at most one
  * fixed-size record (time on the segment's clock: the TSC where usable,
  * else CLOCK_MONOTONIC nanoseconds; task id; event type) to a lock-free
@@ -27,6 +28,10 @@
  * (SIGRTMAX-2 down to SIGRTMAX-9; D9PROF_SIGNAL=N picks N and chains to the
  * application's handler) and gives each marker-running thread a CPU-time
  * timer for as long as the recorder is attached; see d9prof(3).
+ * Each call is also a USDT probe of provider d9prof (task_spawn,
+ * task_poll_start, task_poll_end, task_terminate, task_wake,
+ * worker_thread_start/_stop/_park/_unpark) that perf, bpftrace or
+ * systemtap can attach to, recorder or not; see USDT PROBES in d9prof(3).
  */
 #ifndef D9PROF_H
 #define D9PROF_H
@@ -79,20 +84,25 @@ void d9_unpark(void);
 
 /*
  * The detached fast path, inline: the poll-path markers are also
- * function-like macros that read one word and call the function only while a
- * recorder is attached (or before the shim has initialised, so that the
- * first call sets it up). The functions above stay the ABI: taking their
- * address, other languages' bindings, and code built with
+ * function-like macros that read two words and call the function only while
+ * a recorder is attached, a tracer is attached to one of the shim's USDT
+ * probes (they sit in the function), or before the shim has initialised
+ * (so that the first call sets it up). The functions above stay the ABI:
+ * taking their address, other languages' bindings, and code built with
  * -DD9PROF_NO_INLINE call them directly, at the cost of a call.
- * d9__gate is internal: never write it.
+ * d9__gate (the recorder's attached word) and d9__probed (the probes' USDT
+ * semaphore, counted by the kernel) are internal: never write them.
  */
 extern const uint32_t *d9__gate;
+extern const uint16_t *const d9__probed;
 
 #ifndef D9PROF_NO_INLINE
 /* relaxed atomic loads: a plain mov on x86-64 and arm64, and no data race
- * with the recorder's store */
+ * with the recorder's or the kernel's store */
 #define D9_GATE_OPEN_()                                                                  \
-	__atomic_load_n(__atomic_load_n(&d9__gate, __ATOMIC_RELAXED), __ATOMIC_RELAXED)
+	(__atomic_load_n(__atomic_load_n(&d9__gate, __ATOMIC_RELAXED),                   \
+			 __ATOMIC_RELAXED) |                                             \
+	 __atomic_load_n(d9__probed, __ATOMIC_RELAXED))
 #define D9_GATED_(call)	    (__builtin_expect(D9_GATE_OPEN_() != 0, 0) ? (call) : (void)0)
 #define d9_task_wake(task)  D9_GATED_(d9_task_wake(task))
 #define d9_poll_begin(task) D9_GATED_(d9_poll_begin(task))

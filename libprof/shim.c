@@ -7,7 +7,9 @@
  * no recorder is attached; `seg` points at a static dummy header whose
  * attached word is always 0 when the segment could not be made, so failure
  * costs no more than success and is never retried. Everything past that
- * branch (clock, lease check, ring slot, append) is out of line.
+ * branch (clock, lease check, ring slot, append) is out of line. Each
+ * marker starts with its USDT probe (usdt.h), a nop until a tracer
+ * attaches to it.
  *
  * Trust. The recorder can write anything into the shared segment. The shim
  * therefore computes every address from its own compile-time layout, never
@@ -39,6 +41,7 @@
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
 #include "libprof/shim_clock.h"
+#include "libprof/usdt.h"
 
 #define API	    __attribute__((visibility("default")))
 #define likely(x)   __builtin_expect(!!(x), 1)
@@ -57,6 +60,30 @@ enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
  */
 static const uint32_t gate_open = 1;
 API const uint32_t *d9__gate = &gate_open;
+
+/*
+ * The USDT semaphore every probe shares (usdt.h): the kernel adds one per
+ * probe a tracer enables in this process and takes it off again. It sits
+ * in .probes, where the tools look for it, and the inline gate reads it
+ * through d9__probed: a program built as PIE may hold a copy of a shim
+ * variable it names (a copy relocation), and the kernel counts in ours.
+ */
+__attribute__((section(".probes"), used)) volatile unsigned short d9__probe_sem;
+API const uint16_t *const d9__probed = (const uint16_t *)&d9__probe_sem;
+#ifdef D9_USDT
+#define SEM(name)                                                                        \
+	extern volatile unsigned short d9prof_##name##_semaphore                         \
+		__attribute__((alias("d9__probe_sem")))
+SEM(task_spawn);
+SEM(task_poll_start);
+SEM(task_poll_end);
+SEM(task_terminate);
+SEM(task_wake);
+SEM(worker_thread_start);
+SEM(worker_thread_stop);
+SEM(worker_thread_park);
+SEM(worker_thread_unpark);
+#endif
 
 /* NULL until the first call; then the segment, or &dummy if it failed */
 static struct d9_seg_hdr *seg;
@@ -866,32 +893,40 @@ static __attribute__((noinline)) void wake_attached(struct d9_seg_hdr *h, uint64
 
 API void d9_poll_begin(uint64_t task)
 {
+	D9_PROBE1(task_poll_start, task);
 	MARK(begin_attached(h_, task));
 }
 
 API void d9_poll_end(uint64_t task)
 {
+	D9_PROBE1(task_poll_end, task);
 	MARK(end_attached(h_, task));
 }
 
 API void d9_task_wake(uint64_t task)
 {
+	D9_PROBE1(task_wake, task);
 	MARK(wake_attached(h_, task));
 }
 
 API void d9_park(void)
 {
+	D9_PROBE0(worker_thread_park);
 	MARK(record(h_, D9_EV_PARK, 0));
 }
 
 API void d9_unpark(void)
 {
+	D9_PROBE0(worker_thread_unpark);
 	MARK(record(h_, D9_EV_UNPARK, 0));
 }
 
 API void d9_task_spawn(uint64_t task, const char *name)
 {
-	struct d9_seg_hdr *h = segment_ready();
+	struct d9_seg_hdr *h;
+
+	D9_PROBE2(task_spawn, task, name);
+	h = segment_ready();
 
 	if (h == &dummy)
 		return;
@@ -904,7 +939,10 @@ API void d9_task_spawn(uint64_t task, const char *name)
 
 API void d9_task_end(uint64_t task)
 {
-	struct d9_seg_hdr *h = segment();
+	struct d9_seg_hdr *h;
+
+	D9_PROBE1(task_terminate, task);
+	h = segment();
 
 	if (h == &dummy)
 		return;
@@ -916,10 +954,12 @@ API void d9_task_end(uint64_t task)
 
 API void d9_thread_start(const char *name)
 {
-	struct d9_seg_hdr *h = segment_ready();
+	struct d9_seg_hdr *h;
 	struct d9_ring_hdr *r;
 	uint64_t now = 0;
 
+	D9_PROBE1(worker_thread_start, name);
+	h = segment_ready();
 	if (h == &dummy)
 		return;
 	if (self.mode == T_EXHAUSTED)
@@ -936,8 +976,10 @@ API void d9_thread_start(const char *name)
 
 API void d9_thread_stop(void)
 {
-	struct d9_seg_hdr *h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+	struct d9_seg_hdr *h;
 
+	D9_PROBE0(worker_thread_stop);
+	h = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
 	if (h)
 		release(h);
 }
