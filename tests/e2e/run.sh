@@ -817,6 +817,87 @@ t_killed_ctimer_recorder_leaves_target_as_before() {
 		fail "markers cost more than before: $before vs $after" || return 1
 }
 
+# The shim's USDT probes (libprof/usdt.h), no recorder attached. perf stat
+# counts, in the demo (libd9prof.a: its probes are in the demo binary), as
+# many poll starts and ends as the demo ran polls, and as many spawns and
+# terminates as it made and ended tasks: the probes' semaphore opens the
+# inline gates. Then a demo built on libd9prof.so (PIE: the gate words are
+# copy-relocated into it) is attached by pid: perf record sees its polls,
+# in pairs, at the rate the demo reports. Probes are per machine: one run
+# at a time holds them (flock), and deletes them whatever happened.
+usdt_events() {
+	perf probe -q -d 'sdt_d9prof:*' >/dev/null 2>&1
+	perf probe -x "$1" -a 'sdt_d9prof:*' >"$TMP/usdt.probe" 2>&1
+}
+usdt_counts() {
+	local ev=sdt_d9prof:task_poll_start,sdt_d9prof:task_poll_end
+	local stat="$TMP/usdt.stat" so="$TMP/demo-so" k want got
+	usdt_events "$DEMO" || { say "    skip: perf probe refused:" \
+		"$(grep -m1 -i 'error\|fail\|permission' "$TMP/usdt.probe")"; return 2; }
+	perf stat -x, -o "$stat" -e "$ev,sdt_d9prof:task_spawn,sdt_d9prof:task_terminate" \
+		-- "$DEMO" -d 2 >"$TMP/usdt.out" 2>"$TMP/usdt.err" ||
+		fail "perf stat on the demo failed: $(tail -3 "$TMP/usdt.err") $(tail -3 "$stat")" ||
+		return 1
+	# the demo's own counts: "demo: elapsed ... N polls", "KIND tasks N ended N"
+	local polls tasks ended
+	polls=$(awk '/elapsed/ { for (i = 2; i <= NF; i++) if ($i ~ /^polls/) print $(i - 1) }' \
+		"$TMP/usdt.err")
+	tasks=$(awk '$3 == "tasks" { s += $4 } END { print s + 0 }' "$TMP/usdt.err")
+	ended=$(awk '$3 == "tasks" { s += $6 } END { print s + 0 }' "$TMP/usdt.err")
+	say "    demo: $polls polls, $tasks tasks, $ended ended; perf stat:" \
+		"$(awk -F, '/sdt_d9prof/ { printf "%s %s ", $3, $1 }' "$stat")"
+	[ "${polls:-0}" -gt 100 ] || fail "the demo ran ${polls:-no} polls" || return 1
+	for k in task_poll_start:$polls task_poll_end:$polls task_spawn:$tasks \
+		task_terminate:$ended; do
+		want=${k#*:}
+		got=$(awk -F, -v e="sdt_d9prof:${k%%:*}" '$3 == e { print $1 }' "$stat")
+		[ "$got" = "$want" ] || fail "${k%%:*}: perf counted ${got:-nothing}," \
+			"the demo $want" || return 1
+	done
+	# the shared shim, attached by pid mid-run
+	cc -O2 -g -fno-omit-frame-pointer -D_GNU_SOURCE -I. -Iinclude examples/demo.c \
+		-o "$so" "$B/libd9prof.so" -Wl,-rpath,"$ROOT/$B" -lpthread -lm ||
+		fail "cannot build the demo on libd9prof.so" || return 1
+	usdt_events "$B/libd9prof.so" ||
+		fail "perf probe on libd9prof.so failed: $(tail -3 "$TMP/usdt.probe")" || return 1
+	start_ready "$TMP/usdt-so.out" "$so" -d 4 || return 1
+	local spid=$SPID
+	perf record -q -e "$ev" -p "$spid" -o "$TMP/usdt.perf" -- sleep 1.5 \
+		>/dev/null 2>"$TMP/usdt.rec.err" ||
+		fail "perf record -p failed: $(tail -3 "$TMP/usdt.rec.err")" || return 1
+	wait "$spid"
+	local begins ends rate
+	begins=$(perf script -i "$TMP/usdt.perf" -F event 2>/dev/null | grep -c 'task_poll_start:')
+	ends=$(perf script -i "$TMP/usdt.perf" -F event 2>/dev/null | grep -c 'task_poll_end:')
+	rate=$(awk '/elapsed/ { for (i = 2; i <= NF; i++) if ($i == "polls") print $(i + 1) }' \
+		"$TMP/usdt-so.out.err" | tr -d '(/s)')
+	say "    libd9prof.so, perf record -p for 1.5 s: $begins poll starts, $ends ends;" \
+		"the demo ran ${rate:-?} polls/s"
+	[ "$begins" -gt 100 ] || fail "perf record saw $begins poll starts" || return 1
+	# a poll open at either edge of the recording: one per worker
+	[ $((begins - ends)) -le 2 ] && [ $((ends - begins)) -le 2 ] ||
+		fail "$begins poll starts but $ends ends" || return 1
+	awk -v n="$begins" -v r="${rate:-0}" 'BEGIN { exit !(n >= 0.5 * 1.5 * r && n <= 1.5 * 1.5 * r) }' ||
+		fail "$begins poll starts in 1.5 s, the demo ran $rate/s" || return 1
+	if command -v bpftrace >/dev/null; then
+		k=$(bpftrace -l "usdt:$B/libd9prof.so:*" 2>/dev/null | grep -c ':d9prof:')
+		say "    bpftrace -l lists $k d9prof probes in libd9prof.so"
+		[ "$k" = 9 ] || fail "bpftrace -l lists $k probes, not 9" || return 1
+	fi
+	return 0
+}
+t_usdt_probes_count_the_demos_polls() {
+	command -v perf >/dev/null || { say "    skip: no perf on PATH"; return 2; }
+	local lock r
+	exec {lock}>/tmp/d9prof-e2e-usdt.lock
+	flock -w 120 "$lock" || { say "    skip: another run holds the probes' lock"; exec {lock}>&-; return 2; }
+	usdt_counts
+	r=$?
+	perf probe -q -d 'sdt_d9prof:*' >/dev/null 2>&1
+	exec {lock}>&-
+	return $r
+}
+
 # ---- runner ---------------------------------------------------------------
 # in this order: a test may read the trace of one before it
 e2e_run_tests t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized \
@@ -831,4 +912,5 @@ e2e_run_tests t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized 
 	t_offcpu_demo_tracepoint t_offcpu_demo_context_switch_fallback \
 	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_context_switch \
 	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal \
-	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll
+	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll \
+	t_usdt_probes_count_the_demos_polls
