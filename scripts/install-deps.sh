@@ -12,7 +12,7 @@ set -eu
 BUILD="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev \
 libiberty-dev pkg-config man-db systemtap-sdt-dev"
 TOKIO="librust-tokio-dev librust-pin-project-lite-dev"
-CHECK="clang-format libcriterion-dev linux-perf hyperfine time lld chromium python3 nodejs"
+CHECK="clang-format libcriterion-dev linux-perf hyperfine time lld chromium python3 nodejs golang-go"
 
 check=0
 case "${1:-}" in --check) check=1; shift ;; esac

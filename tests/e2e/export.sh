@@ -20,7 +20,13 @@
 # through playwright-core): DevTools' trace engine finds the same thread
 # tracks, polls, samples and wake flows, and the panel loads it without
 # error (screenshot in $B/e2e/export/out). Perfetto UI cannot be had
-# offline here.
+# offline here. `go tool pprof` itself (Debian's golang-go) reads the pprof
+# export of a known program, tests/e2e/export/hot.c (built -O1 -g), recorded
+# once: -top names its hot function, -list shows counts on the line marked
+# HOT (found by its marker), -lines names file:line, -tagfocus on the
+# string label task keeps that task, -sample_index=off-cpu shows where it
+# slept, -traces prints stacks with labels; and -list shows the demo's
+# source lines. Skips where go is absent.
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
 NAME=export
@@ -49,6 +55,125 @@ record_demo() {
 	start_ready "$TMP/demo.out" "$DEMO" || return 1
 	"$D9" record -p "$SPID" -d 2 -o "$TRACE" 2>"$TMP/rec.err" ||
 		{ cat "$TMP/rec.err"; fail "record failed"; return 1; }
+}
+
+# ---- go tool pprof on a known program -----------------------------------
+
+HOT_SRC=tests/e2e/export/hot.c
+HOT_PB=$TMP/hot.pb.gz
+
+# need_go: 0 where `go tool pprof` runs, else say why and return 2
+need_go() {
+	command -v go >/dev/null ||
+		{ say "skip - no go on this machine (apt-get install golang-go)"; return 2; }
+	go tool pprof -h >/dev/null 2>&1 ||
+		{ say "skip - 'go tool pprof' does not run here"; return 2; }
+}
+
+# pp ARGS...: go tool pprof ARGS on the known program's export, offline
+pp() {
+	PPROF_TMPDIR=$TMP PPROF_BINARY_PATH=/nonexistent go tool pprof "$@" 2>"$TMP/pp.err"
+}
+
+# record_hot: hot.c built, recorded 2 s and exported with --offcpu into
+# $HOT_PB, once; HOT_LINE and NAP_LINE from its markers
+record_hot() {
+	HOT_LINE=$(grep -n '/\* HOT \*/' "$HOT_SRC" | cut -d: -f1)
+	NAP_LINE=$(grep -n '/\* NAP \*/' "$HOT_SRC" | cut -d: -f1)
+	[ -n "$HOT_LINE" ] && [ -n "$NAP_LINE" ] || { fail "no HOT or NAP marker in $HOT_SRC"; return 1; }
+	[ -s "$HOT_PB" ] && return 0
+	need_perf || return
+	cc -O1 -g -fno-omit-frame-pointer -Wall -Wextra -I"$ROOT/include" "$HOT_SRC" \
+		-o "$TMP/hot" "$ROOT/$B/libd9prof.a" -lpthread || { fail "cannot build $HOT_SRC"; return 1; }
+	start_ready "$TMP/hot.out" "$TMP/hot" || return 1
+	"$D9" record -p "$SPID" -d 2 -o "$TMP/hot.data" 2>"$TMP/hot-rec.err" ||
+		{ cat "$TMP/hot-rec.err"; fail "record failed"; return 1; }
+	kill "$SPID" 2>/dev/null
+	"$D9" export -i "$TMP/hot.data" --format pprof --offcpu -o "$HOT_PB" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; rm -f "$HOT_PB"; fail "export failed"; return 1; }
+}
+
+t_gopprof_top_names_the_hot_function() {
+	need_go || return
+	record_hot || return
+	pp -top "$HOT_PB" >"$TMP/top.txt" || { cat "$TMP/pp.err"; fail "pprof -top failed"; return 1; }
+	awk '/flat%/ {getline; print $NF; exit}' "$TMP/top.txt" | grep -qx crunch_numbers ||
+		{ cat "$TMP/top.txt"; fail "-top does not put crunch_numbers first"; return 1; }
+	say "    $(grep -m1 crunch_numbers "$TMP/top.txt" | xargs)"
+}
+
+t_gopprof_list_counts_the_hot_line_of_the_source() {
+	need_go || return
+	record_hot || return
+	pp -list '^crunch_numbers$' "$HOT_PB" >"$TMP/list.txt" ||
+		{ cat "$TMP/pp.err"; fail "pprof -list failed"; return 1; }
+	grep -q "could not find file" "$TMP/list.txt" &&
+		{ cat "$TMP/list.txt"; fail "pprof cannot find the source file"; return 1; }
+	# "  FLAT  CUM  LINE:  source": the HOT line, with its own text and a
+	# count of its own
+	awk -v l="$HOT_LINE" '$3 == l ":" && $1 != "." && /HOT/ {ok = 1} END {exit !ok}' \
+		"$TMP/list.txt" || { cat "$TMP/list.txt"; fail "no count on line $HOT_LINE (HOT)"; return 1; }
+	say "    $(grep -m1 '/\* HOT \*/' "$TMP/list.txt" | xargs)"
+}
+
+t_gopprof_lines_name_file_and_line() {
+	need_go || return
+	record_hot || return
+	pp -lines -top "$HOT_PB" >"$TMP/lines.txt" ||
+		{ cat "$TMP/pp.err"; fail "pprof -lines failed"; return 1; }
+	grep -q "crunch_numbers $ROOT/$HOT_SRC:$HOT_LINE\$" "$TMP/lines.txt" ||
+		{ cat "$TMP/lines.txt"; fail "-lines does not name $HOT_SRC:$HOT_LINE"; return 1; }
+	grep -q "take_a_nap $ROOT/$HOT_SRC:$NAP_LINE\$" "$TMP/lines.txt" ||
+		pp -lines -top -sample_index=off-cpu "$HOT_PB" | grep -q "take_a_nap .*:$NAP_LINE" ||
+		{ cat "$TMP/lines.txt"; fail "-lines does not name take_a_nap at line $NAP_LINE"; return 1; }
+}
+
+t_gopprof_tagfocus_on_a_string_label_keeps_that_task() {
+	need_go || return
+	record_hot || return
+	pp -tags "$HOT_PB" >"$TMP/tags.txt" || { cat "$TMP/pp.err"; fail "pprof -tags failed"; return 1; }
+	grep -q ': 1 crunch$' "$TMP/tags.txt" && grep -q ': 2 nap$' "$TMP/tags.txt" &&
+		grep -q ': hot-worker\[[0-9]*\]$' "$TMP/tags.txt" ||
+		{ cat "$TMP/tags.txt"; fail "-tags shows no task '1 crunch', '2 nap' or thread 'hot-worker[TID]'"; return 1; }
+	pp -top -tagfocus='task=^2 nap$' "$HOT_PB" >"$TMP/focus.txt" ||
+		{ cat "$TMP/pp.err"; fail "pprof -tagfocus failed"; return 1; }
+	grep -q take_a_nap "$TMP/focus.txt" && ! grep -q crunch_numbers "$TMP/focus.txt" ||
+		{ cat "$TMP/focus.txt"; fail "-tagfocus task=2 nap keeps more or less than task 2"; return 1; }
+	pp -top -tagfocus='task=crunch' "$HOT_PB" | grep -q crunch_numbers ||
+		{ fail "-tagfocus task=crunch loses crunch_numbers"; return 1; }
+}
+
+t_gopprof_sample_index_off_cpu_shows_where_it_slept() {
+	need_go || return
+	record_hot || return
+	pp -top -cum -sample_index=off-cpu -tagfocus='task=nap' "$HOT_PB" >"$TMP/off.txt" ||
+		{ cat "$TMP/pp.err"; fail "pprof -sample_index=off-cpu failed"; return 1; }
+	grep -q '^Type: off-cpu$' "$TMP/off.txt" && grep -q take_a_nap "$TMP/off.txt" ||
+		{ cat "$TMP/off.txt"; fail "-sample_index=off-cpu does not show take_a_nap"; return 1; }
+	say "    $(grep -m1 take_a_nap "$TMP/off.txt" | xargs)"
+}
+
+t_gopprof_traces_print_stacks_with_labels() {
+	need_go || return
+	record_hot || return
+	pp -traces "$HOT_PB" >"$TMP/traces.txt" || { cat "$TMP/pp.err"; fail "pprof -traces failed"; return 1; }
+	# a stack: crunch_numbers called from main, labelled with its task
+	awk '/^-+\+-+$/ {if (s ~ /task: +1 crunch\n/ && s ~ /crunch_numbers\n +main\n/) ok = 1; s = ""; next}
+		{s = s $0 "\n"} END {exit !ok}' \
+		"$TMP/traces.txt" || { head -40 "$TMP/traces.txt"; fail "-traces shows no crunch_numbers <- main stack of task 1"; return 1; }
+}
+
+t_gopprof_list_shows_the_demos_source() {
+	need_go || return
+	record_demo || return
+	"$D9" export -i "$TRACE" --format pprof -o "$TMP/demo.pb.gz" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export failed"; return 1; }
+	pp -list '^demo_hot_spin$' "$TMP/demo.pb.gz" >"$TMP/dlist.txt" ||
+		{ cat "$TMP/pp.err"; fail "pprof -list failed"; return 1; }
+	# a line of examples/demo.c with its text and a count
+	grep -q "in $ROOT/examples/demo.c" "$TMP/dlist.txt" && ! grep -q "could not find" "$TMP/dlist.txt" &&
+		awk '$3 ~ /^[0-9]+:$/ && ($1 != "." || $2 != ".") {ok = 1} END {exit !ok}' "$TMP/dlist.txt" ||
+		{ cat "$TMP/dlist.txt"; fail "-list demo_hot_spin shows no counted source line of examples/demo.c"; return 1; }
 }
 
 # busiest_task: TASK, the id of the task with the most samples in $TRACE
