@@ -757,6 +757,8 @@ struct delays_opts {
 			  * footer, JSON "losses"): the report says
 			  * it once */
 	size_t *shown;	 /* out: rows printed */
+	size_t width;	 /* text: cut each row to this many characters,
+			  * ".." marking the cut (0: whole rows) */
 };
 
 /* The delay table, worst first: DELAY, TASK, WOKEN (seconds since the

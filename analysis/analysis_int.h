@@ -290,6 +290,8 @@ void losses_note(const struct trace *t, unsigned int affects, char *buf, size_t 
 void analysis_clean_name(const char *s, char *buf, size_t len);
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
 size_t analysis_u8_width(const char *s);
+/* Cut UTF-8 @s in place after its first @w characters. */
+void analysis_u8_cut(char *s, size_t w);
 /* @name (NULL: "-") cleaned and cut to @w characters (0: never) the way
  * the flamegraph cuts its labels (analysis_shorten()): a qualified name
  * keeps its own name ("ns::Type<..>::method(..)"), others lose their end

@@ -297,25 +297,42 @@ static int pad(const char *s, int w)
 	return w - (int)analysis_u8_width(s);
 }
 
-static void row_text(const struct offcpu *oc, const struct hot *h, const struct row *r,
-		     const int w[3], FILE *out)
+/* One row, cut to @width characters (0: whole): written to memory
+ * first, its CAUSE being of any length. */
+static int row_text(const struct offcpu *oc, const struct hot *h, const struct row *r,
+		    const int w[3], size_t width, FILE *out)
 {
 	const struct delay *d = r->d;
 	struct cells c;
-	char dur[32], on[128];
+	char dur[32], on[128], *line = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&line, &len);
 
+	if (!m)
+		return -ENOMEM;
 	row_cells(oc, d, &c);
 	analysis_fmt_duration(d->begin - d->wake, dur, sizeof(dur));
-	fprintf(out, "%-8s  %s%*s  %10.6f  %s%*s  %s%*s  %-7" PRId32 "  ", dur, c.task,
+	fprintf(m, "%-8s  %s%*s  %10.6f  %s%*s  %s%*s  %-7" PRId32 "  ", dur, c.task,
 		pad(c.task, w[0]), "", (double)since_start(oc, d->wake) / 1e9, c.by,
 		pad(c.by, w[1]), "", c.on, pad(c.on, w[2]), "", d->poll);
-	analysis_causes_text(oc, h, r->c, r->nc, d->begin - d->wake, NULL, out);
+	analysis_causes_text(oc, h, r->c, r->nc, d->begin - d->wake, NULL, m);
 	if (r->nwc) {
 		analysis_thread_label(oc->trace, d->waker, on, sizeof(on));
-		fprintf(out, "; meanwhile on %s, which woke it: ", on);
-		analysis_causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, NULL, out);
+		fprintf(m, "; meanwhile on %s, which woke it: ", on);
+		analysis_causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, NULL, m);
 	}
-	fputc('\n', out);
+	if (fclose(m)) {
+		free(line);
+		return -ENOMEM;
+	}
+	if (width > 2 && analysis_u8_width(line) > width) {
+		analysis_u8_cut(line, width - 2);
+		fprintf(out, "%s..\n", line);
+	} else {
+		fprintf(out, "%s\n", line);
+	}
+	free(line);
+	return 0;
 }
 
 static void row_json(const struct offcpu *oc, const struct hot *h, const struct row *r,
@@ -492,8 +509,10 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 		fprintf(out, "%-8s  %-*s  %10s  %-*s  %-*s  %-7s  %s\n", "DELAY", w[0],
 			"TASK", "WOKEN(s)", w[1], "BY", w[2], "POLLED-ON", "POLL",
 			"CAUSE");
-		for (i = 0; i < shown; i++)
-			row_text(oc, &h, &rows[i], w, out);
+		for (i = 0; i < shown && !err; i++)
+			err = row_text(oc, &h, &rows[i], w, o->width, out);
+		if (err)
+			goto out;
 		fprintf(out, "# %zu of %zu delays, longest first", shown, n);
 		if (o->min_ns) {
 			char d[32];

@@ -120,6 +120,18 @@ size_t analysis_u8_width(const char *s)
 	return n;
 }
 
+void analysis_u8_cut(char *s, size_t w)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80 && n++ == w) {
+			*s = '\0';
+			return;
+		}
+	}
+}
+
 void analysis_fit_name(const char *name, size_t w, char *buf, size_t len)
 {
 	char tmp[4096], cut[4096 * 3 / 2 + 16];

@@ -289,6 +289,9 @@ void analysis_failed(struct inputs *in, const struct trace *t, int err);
 /* With no -o and stdout a terminal, an SVG goes to the file @file
  * instead, and says so: *@outp = @file. */
 void terminal_svg(const char **outp, const char *file);
+/* The width of the terminal @f writes to, in characters; 0 if it is not a
+ * terminal (a file or a pipe: nothing is cut for it). */
+size_t terminal_width(FILE *f);
 /* Open @path for writing ("-" or NULL = stdout). NULL after an error. */
 FILE *open_output(const char *path);
 /* Close an output from open_output, reporting write errors. 0 or -1. */

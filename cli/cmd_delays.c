@@ -15,7 +15,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: d9prof delays " INPUT_USAGE "\n"
 		"                     [--task ID|NAME] [--min DUR] [--limit N]\n"
-		"                     [--format text|json]\n\n"
+		"                     [--format text|json] [--wide]\n\n"
 		"How long did woken tasks wait for their poll, and behind what? A task is\n"
 		"ready from its wake (d9_task_wake, or its spawn for its first poll; more\n"
 		"wakes before the poll merge into the first) to the next begin of a poll\n"
@@ -34,7 +34,9 @@ static void help(FILE *f)
 		"options:\n" INPUT_HELP FRAME_HELP TASK_HELP
 		"      --min DUR         only delays at least DUR long\n"
 		"  -n, --limit N         at most N rows (default %d; 0: all)\n"
-		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n" NO_INLINE_HELP
+		"  -f, --format FMT      text (default) or json (schema in d9prof(1))\n"
+		"      --wide            never cut a row (on a terminal rows are cut to\n"
+		"                        its width, '..' marking the cut)\n" NO_INLINE_HELP
 		"  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
@@ -45,10 +47,20 @@ static void help(FILE *f)
 
 int cmd_delays(int argc, char **argv)
 {
+	/* one option a line */
+	/* clang-format off */
 	static const struct option lopts[] = {
-		INPUT_OPTIONS,	FRAME_OPTION,	 VIEW_OPT_TASK,	     VIEW_OPT_MIN,
-		VIEW_OPT_LIMIT, VIEW_OPT_FORMAT, VIEW_OPT_NO_INLINE, VIEW_OPT_END,
+		INPUT_OPTIONS,
+		FRAME_OPTION,
+		VIEW_OPT_TASK,
+		VIEW_OPT_MIN,
+		VIEW_OPT_LIMIT,
+		VIEW_OPT_FORMAT,
+		VIEW_OPT_NO_INLINE,
+		VIEW_OPT_WIDE,
+		VIEW_OPT_END,
 	};
+	/* clang-format on */
 	static const struct view_cmd cmd = {"delays ", "i:t:n:f:h", lopts, help, NULL};
 	struct delays_opts o;
 	struct inputs in = {.n = 0};
@@ -59,7 +71,10 @@ int cmd_delays(int argc, char **argv)
 
 	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
-	o = (struct delays_opts){.min_ns = va.min_ns, .limit = va.limit, .json = va.json};
+	o = (struct delays_opts){.min_ns = va.min_ns,
+				 .limit = va.limit,
+				 .json = va.json,
+				 .width = va.wide ? 0 : terminal_width(stdout)};
 	rflags |= va.rflags;
 
 	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))

@@ -118,13 +118,20 @@ static int export_option(void *ctx, int c, const char *arg)
 
 int cmd_export(int argc, char **argv)
 {
+	/* one option a line */
+	/* clang-format off */
 	static const struct option lopts[] = {
-		INPUT_OPTIONS,	 FRAME_OPTION,
-		VIEW_OPT_TASK,	 VIEW_OPT_FORMAT,
-		VIEW_OPT_OUTPUT, {"offcpu", no_argument, NULL, OPT_OFFCPU},
-		VIEW_OPT_BY,	 VIEW_OPT_NO_INLINE,
+		INPUT_OPTIONS,
+		FRAME_OPTION,
+		VIEW_OPT_TASK,
+		VIEW_OPT_FORMAT,
+		VIEW_OPT_OUTPUT,
+		{"offcpu", no_argument, NULL, OPT_OFFCPU},
+		VIEW_OPT_BY,
+		VIEW_OPT_NO_INLINE,
 		VIEW_OPT_END,
 	};
+	/* clang-format on */
 	static const struct view_cmd cmd = {"export ", "i:t:f:o:h", lopts, help,
 					    export_option};
 	struct export_result res = {0};

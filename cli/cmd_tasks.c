@@ -69,10 +69,17 @@ static int tasks_option(void *ctx, int c, const char *arg)
 
 int cmd_tasks(int argc, char **argv)
 {
+	/* one option a line */
+	/* clang-format off */
 	static const struct option lopts[] = {
-		INPUT_OPTIONS,	VIEW_OPT_BY,   {"sort", required_argument, NULL, 's'},
-		VIEW_OPT_LIMIT, VIEW_OPT_WIDE, VIEW_OPT_END,
+		INPUT_OPTIONS,
+		VIEW_OPT_BY,
+		{"sort", required_argument, NULL, 's'},
+		VIEW_OPT_LIMIT,
+		VIEW_OPT_WIDE,
+		VIEW_OPT_END,
 	};
+	/* clang-format on */
 	static const struct view_cmd cmd = {"tasks ", "i:s:n:h", lopts, help,
 					    tasks_option};
 	struct tasks_opts o = {.by = GROUP_TASK};

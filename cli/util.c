@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -546,6 +547,16 @@ void terminal_svg(const char **outp, const char *file)
 		return;
 	*outp = file;
 	info("writing the SVG to %s (not to a terminal; -o - forces stdout)", file);
+}
+
+size_t terminal_width(FILE *f)
+{
+	struct winsize ws;
+	int fd = fileno(f);
+
+	if (fd < 0 || !isatty(fd) || ioctl(fd, TIOCGWINSZ, &ws) || !ws.ws_col)
+		return 0;
+	return ws.ws_col;
 }
 
 FILE *open_output(const char *path)
