@@ -4,6 +4,8 @@
 # perf_events and through the ctimer sampler. Task ids are looked up by
 # name in `d9prof tasks`; names of functions come from the program's
 # source (examples/tokio/src/main.rs), demangled, without ::h<hash>.
+# And a new user's app: `cargo new`, README.md's snippets applied as they
+# are written, built offline and recorded with no environment variable.
 #
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
@@ -73,16 +75,94 @@ check_blocking_and_names() {
 		"$(grep -v _handler "$TMP/$n.tasks" | sed -n 2p)" || return 1
 }
 
+need_demo() {
+	[ -x "$BIN" ] && return 0
+	say "    no $BIN (make tokio-demo-bin; needs cargo)"
+	return 2
+}
+
 t_perf_sampler() {
+	need_demo || return 2
 	record_demo perf || return 1
 	check_cpu_task perf && check_blocking_and_names perf
 }
 
 t_ctimer_sampler() {
+	need_demo || return 2
 	record_demo ctimer --sampler ctimer || return 1
 	grep -q "sampler: ctimer" "$TMP/ctimer.rec" || fail "did not use ctimer" || return 1
 	check_cpu_task ctimer && check_blocking_and_names ctimer
 }
 
-[ -x "$BIN" ] || e2e_skip_all "no $BIN (make tokio-demo-bin; needs cargo)"
-e2e_run_tests t_perf_sampler t_ctimer_sampler
+# snippet NAME: the code of README.md's block marked <!-- snippet: NAME -->
+snippet() {
+	awk -v m="<!-- snippet: $1 -->" '$0 == m { on = 1; next }
+		on && /^<!-- \/snippet -->$/ { exit }
+		on && !/^```/ { print }' "$ROOT/README.md"
+}
+
+# A fresh `cargo new` app with README's snippets (this checkout's path for
+# /path/to/d9prof) builds offline, runs with no environment variable and no
+# libd9prof beside it, and its task spawned by plain spawn() is named by
+# its future's type; a broken D9PROF_LIB_DIR fails the build in one line.
+t_new_app() {
+	local app=$TMP/app s n
+	command -v cargo >/dev/null || { say "    no cargo on PATH"; return 2; }
+	ls -d /usr/share/cargo/registry/tokio-1.* >/dev/null 2>&1 ||
+		{ say "    no Tokio crate in /usr/share/cargo/registry (scripts/install-deps.sh tokio)"; return 2; }
+	for s in Cargo.toml .cargo/config.toml offline; do
+		[ -n "$(snippet "$s")" ] || fail "README.md has no '$s' snippet" || return 1
+	done
+	(cd "$TMP" && cargo new --quiet --vcs none app) || fail "cargo new failed" || return 1
+	snippet Cargo.toml | sed "s|/path/to/d9prof|$ROOT|" >>"$app/Cargo.toml"
+	mkdir -p "$app/.cargo"
+	{ snippet offline; snippet .cargo/config.toml; } >"$app/.cargo/config.toml"
+	cat >"$app/src/main.rs" <<-'EOF'
+		use std::time::{Duration, Instant};
+
+		async fn compute_report(ms: u64) -> u64 {
+		    let end = Instant::now() + Duration::from_millis(ms);
+		    let mut h = 1u64;
+		    while Instant::now() < end {
+		        for i in 0..10_000u64 {
+		            h = std::hint::black_box(h.wrapping_mul(31).wrapping_add(i));
+		        }
+		        tokio::task::yield_now().await;
+		    }
+		    h
+		}
+
+		fn main() {
+		    let mut b = tokio::runtime::Builder::new_multi_thread();
+		    d9prof::tokio::instrument(&mut b);
+		    let rt = b.worker_threads(2).enable_all().build().unwrap();
+		    rt.block_on(async {
+		        let h = d9prof::tokio::spawn(compute_report(1500));
+		        println!("report {}", h.await.unwrap());
+		    });
+		}
+	EOF
+	(cd "$app" && env -u D9PROF_LIB_DIR -u D9PROF_STATIC -u D9PROF_PKG_CONFIG \
+		-u RUSTFLAGS -u CARGO_TARGET_DIR cargo build --release --offline --quiet) \
+		>"$TMP/app.build" 2>&1 || fail "cargo build failed: $(tail -5 "$TMP/app.build")" || return 1
+	! ldd "$app/target/release/app" | grep -q d9prof ||
+		fail "app links libd9prof dynamically: $(ldd "$app/target/release/app" | grep d9prof)" ||
+		return 1
+	(cd "$app" && env -u LD_LIBRARY_PATH "$D9" record -o "$TMP/app.data" -- ./target/release/app) \
+		>"$TMP/app.out" 2>"$TMP/app.rec" || fail "record failed: $(tail -3 "$TMP/app.rec")" || return 1
+	grep -q '^report ' "$TMP/app.out" || fail "the app did not finish: $(cat "$TMP/app.out")" || return 1
+	"$D9" tasks -i "$TMP/app.data" --wide --limit 0 >"$TMP/app.tasks" || fail "tasks failed" || return 1
+	n=$(grep -Ec '^[0-9]+ +app::compute_report::\{\{closure\}\} src/main\.rs:20 +[1-9]' "$TMP/app.tasks")
+	say "    app: $n task named app::compute_report::{{closure}} src/main.rs:20, with polls"
+	[ "$n" = 1 ] || fail "no such task: $(head -3 "$TMP/app.tasks")" || return 1
+
+	# an override that cannot work: one line naming it and the fix
+	(cd "$app" && D9PROF_LIB_DIR=/nonexistent cargo build --release --offline --quiet) \
+		>"$TMP/app.bad" 2>&1 && fail "a build with D9PROF_LIB_DIR=/nonexistent passed" && return 1
+	n=$(grep -c 'D9PROF_LIB_DIR=/nonexistent has no libd9prof.* unset it' "$TMP/app.bad")
+	[ "$n" -ge 1 ] || fail "no one-line reason: $(head -5 "$TMP/app.bad")" || return 1
+	! grep -Eq 'panicked|stack backtrace' "$TMP/app.bad" ||
+		fail "a panic: $(grep -m1 panicked "$TMP/app.bad")" || return 1
+}
+
+e2e_run_tests t_perf_sampler t_ctimer_sampler t_new_app

@@ -9,10 +9,12 @@
 //!
 //! Overrides:
 //! - `D9PROF_LIB_DIR=DIR`: the libd9prof built in DIR (`make`'s build
-//!   directory); static with `D9PROF_STATIC=1` or when only `libd9prof.a`
-//!   is there, else shared with an rpath to DIR;
+//!   directory), its static library; the shared one with `D9PROF_STATIC=0`
+//!   or when it is the only one there (cargo passes no rpath for a
+//!   dependency: the program then needs `-C link-arg=-Wl,-rpath,DIR` in
+//!   its rustflags, or LD_LIBRARY_PATH, and a warning says so);
 //! - `D9PROF_PKG_CONFIG=1`: the installed one (`make install`), through
-//!   `pkg-config d9prof` (static with `D9PROF_STATIC=1`).
+//!   `pkg-config d9prof`: shared, static with `D9PROF_STATIC=1`.
 //!
 //! Every failure is one line saying what is missing and what to do.
 use std::env;
@@ -28,9 +30,10 @@ fn main() {
     ] {
         println!("cargo:rerun-if-env-changed={v}");
     }
-    let want_static = env::var("D9PROF_STATIC").is_ok_and(|v| v == "1");
+    let stat = env::var("D9PROF_STATIC").ok();
+    let want_static = stat.as_deref() == Some("1");
     if let Ok(dir) = env::var("D9PROF_LIB_DIR") {
-        return from_lib_dir(&dir, want_static);
+        return from_lib_dir(&dir, stat.as_deref() == Some("0"));
     }
     if env::var("D9PROF_PKG_CONFIG").is_ok_and(|v| v == "1") {
         return from_pkg_config(want_static).unwrap_or_else(|e| die(&e));
@@ -47,11 +50,10 @@ fn main() {
     }
 }
 
-/// One line, as a warning (shown whatever the verbosity) and on stderr,
-/// then a failed build: no panic, no backtrace.
+/// One line, as a cargo warning (shown first, and in the failed build
+/// script's output), then a failed build: no panic, no backtrace.
 fn die(msg: &str) -> ! {
-    println!("cargo:warning=d9prof: {msg}");
-    eprintln!("d9prof: {msg}");
+    println!("cargo:warning={msg}");
     std::process::exit(1);
 }
 
@@ -179,7 +181,7 @@ fn version(header: &Path) -> String {
     )
 }
 
-fn from_lib_dir(dir: &str, want_static: bool) {
+fn from_lib_dir(dir: &str, want_shared: bool) {
     let d = Path::new(dir);
     let has_so = d.join("libd9prof.so").exists();
     let has_a = d.join("libd9prof.a").exists();
@@ -193,11 +195,15 @@ fn from_lib_dir(dir: &str, want_static: bool) {
     println!("cargo:rerun-if-changed={dir}/libd9prof.a");
     println!("cargo:rerun-if-changed={dir}/libd9prof.so");
     println!("cargo:rustc-link-search=native={dir}");
-    if want_static || !has_so {
+    if has_a && !want_shared {
         println!("cargo:rustc-link-lib=static=d9prof");
     } else {
+        // a dependency's link args do not reach the program's link
         println!("cargo:rustc-link-lib=dylib=d9prof");
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+        println!(
+            "cargo:warning=linked to {dir}/libd9prof.so: the program needs \
+             -C link-arg=-Wl,-rpath,{dir} in its rustflags (or LD_LIBRARY_PATH={dir}) to run"
+        );
     }
 }
 
