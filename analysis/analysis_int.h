@@ -269,6 +269,12 @@ static inline uint64_t sample_weight(const struct trace_sample *s)
 /* Human-readable duration with three significant digits: "850ns",
  * "12.3ms", "2.50s". Returns @buf. */
 char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len);
+/* A table's column of durations is shown in one unit, chosen by its
+ * largest value @max: us (one decimal) below 1 ms, ms (three) below 100 s,
+ * else s (three); analysis_fmt_in() writes @ns in @unit, so that a
+ * column's decimal points line up ("0.130ms", "48.900ms"). */
+int analysis_col_unit(uint64_t max);
+char *analysis_fmt_in(uint64_t ns, int unit, char *buf, size_t len);
 
 /* A gap's meta value "START-END" (ns, START <= END) into @start, @end. 0,
  * or -EINVAL when malformed. (join.c) */

@@ -110,6 +110,22 @@ char *analysis_svg_title(const struct trace *t, const char *title, const char *w
 	return buf;
 }
 
+int analysis_col_unit(uint64_t max)
+{
+	return max < 1000000 ? 0 : max < 100000000000ULL ? 1 : 2;
+}
+
+char *analysis_fmt_in(uint64_t ns, int unit, char *buf, size_t len)
+{
+	if (unit == 0)
+		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+	else if (unit == 1)
+		snprintf(buf, len, "%.3fms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+	return buf;
+}
+
 /* Characters (not bytes) of a UTF-8 string, for column padding. */
 size_t analysis_u8_width(const char *s)
 {

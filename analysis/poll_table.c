@@ -95,6 +95,31 @@ struct grow_ {
 	uint64_t n, total, p50, p99, max, off, runq;
 };
 
+/* A column of durations: shown in one unit (analysis_col_unit() of its
+ * largest value), as wide as its widest value or its title. */
+struct tcol {
+	uint64_t max;
+	int unit, w;
+};
+
+static void tcol_see(struct tcol *c, uint64_t ns)
+{
+	if (ns > c->max)
+		c->max = ns;
+}
+
+/* Done seeing: the unit and the width, @extra characters more for a
+ * mark after the value. */
+static void tcol_fix(struct tcol *c, const char *title, int extra)
+{
+	char v[32];
+
+	c->unit = analysis_col_unit(c->max);
+	c->w = (int)strlen(analysis_fmt_in(c->max, c->unit, v, sizeof(v))) + extra;
+	if (c->w < (int)strlen(title))
+		c->w = (int)strlen(title);
+}
+
 static int grow_cmp(const void *a, const void *b)
 {
 	const struct grow_ *x = a, *y = b;
@@ -112,6 +137,9 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 	struct groups *g = NULL;
 	struct gpoll *v = NULL;
 	struct grow_ *rows = NULL;
+	static const char *const titles[] = {"TOTAL",	"P50",	   "P99",
+					     "LONGEST", "OFF-CPU", "RUNQ"};
+	struct tcol tc[6] = {{0}};
 	size_t i, n = 0, nr = 0, shown, w = 5;
 	char a[32], b[32], c[32], d[32], e[32], f[32], lab[300];
 	int err = groups__new(j, o->by, &g);
@@ -166,26 +194,36 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 		if (lw > w)
 			w = lw;
 	}
-	fprintf(out, "%-*s  %8s  %10s  %9s  %9s  %9s  %9s  %9s\n", (int)w,
+	for (i = 0; i < shown; i++) {
+		tcol_see(&tc[0], rows[i].total);
+		tcol_see(&tc[1], rows[i].p50);
+		tcol_see(&tc[2], rows[i].p99);
+		tcol_see(&tc[3], rows[i].max);
+		tcol_see(&tc[4], rows[i].off);
+		tcol_see(&tc[5], rows[i].runq);
+	}
+	for (i = 0; i < 6; i++)
+		tcol_fix(&tc[i], titles[i], 0);
+	fprintf(out, "%-*s  %8s  %*s  %*s  %*s  %*s  %*s  %*s\n", (int)w,
 		g->by == GROUP_THREAD ? "THREAD"
 		: g->by == GROUP_NAME ? "NAME"
 				      : "TASK",
-		"POLLS", "TOTAL", "P50", "P99", "LONGEST", "OFF-CPU", "RUNQ");
+		"POLLS", tc[0].w, titles[0], tc[1].w, titles[1], tc[2].w, titles[2],
+		tc[3].w, titles[3], tc[4].w, titles[4], tc[5].w, titles[5]);
 	for (i = 0; i < shown; i++) {
 		const struct grow_ *r = &rows[i];
+		int off = oc->trace->nswitches > 0;
 
 		groups__label(g, r->grp, lab, sizeof(lab));
-		fprintf(out, "%s%*s  %8" PRIu64 "  %10s  %9s  %9s  %9s  %9s  %9s\n", lab,
-			(int)(w - analysis_u8_width(lab)), "", r->n,
-			analysis_fmt_duration(r->total, a, sizeof(a)),
-			analysis_fmt_duration(r->p50, b, sizeof(b)),
-			analysis_fmt_duration(r->p99, c, sizeof(c)),
-			analysis_fmt_duration(r->max, d, sizeof(d)),
-			oc->trace->nswitches ? analysis_fmt_duration(r->off, e, sizeof(e))
-					     : "-",
-			oc->trace->nswitches
-				? analysis_fmt_duration(r->runq, f, sizeof(f))
-				: "-");
+		fprintf(out, "%s%*s  %8" PRIu64 "  %*s  %*s  %*s  %*s  %*s  %*s\n", lab,
+			(int)(w - analysis_u8_width(lab)), "", r->n, tc[0].w,
+			analysis_fmt_in(r->total, tc[0].unit, a, sizeof(a)), tc[1].w,
+			analysis_fmt_in(r->p50, tc[1].unit, b, sizeof(b)), tc[2].w,
+			analysis_fmt_in(r->p99, tc[2].unit, c, sizeof(c)), tc[3].w,
+			analysis_fmt_in(r->max, tc[3].unit, d, sizeof(d)), tc[4].w,
+			off ? analysis_fmt_in(r->off, tc[4].unit, e, sizeof(e)) : "-",
+			tc[5].w,
+			off ? analysis_fmt_in(r->runq, tc[5].unit, f, sizeof(f)) : "-");
 	}
 	fprintf(out, "# %zu of %zu %s, most poll time first; %zu polls", shown, nr,
 		g->by == GROUP_THREAD ? "threads"
@@ -218,6 +256,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	struct row *rows = NULL;
 	size_t i, n = 0, shown, taskw = 4, thrw = 6;
 	int idw = 4, sw = 7, have_off, err = -ENOMEM;
+	struct tcol tc[3] = {{0}};
 	char a[32], b[32], c[32], d[32];
 
 	if (!oc || !o || !out)
@@ -284,23 +323,34 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 			sw = width_u64(p->samples);
 	}
 
-	fprintf(out, "%-*s  %-*s  %-*s  %12s  %9s  %*s  %8s  %8s  %s\n", idw, "POLL",
-		(int)taskw, "TASK", (int)thrw, "THREAD", "START(s)", "DURATION", sw,
-		"SAMPLES", "OFF-CPU", "RUNQ", "TOP-FRAME");
+	/* one unit a column: DURATION, OFF-CPU (blocked), RUNQ (runnable,
+	 * waiting for a CPU) */
+	for (i = 0; i < shown; i++) {
+		const struct poll *p = rows[i].p;
+
+		tcol_see(&tc[0], p->end - p->start);
+		tcol_see(&tc[1], oc->polls[p->id].ns - oc->polls[p->id].runq_ns);
+		tcol_see(&tc[2], oc->polls[p->id].runq_ns);
+	}
+	tcol_fix(&tc[0], "DURATION", 1);
+	tcol_fix(&tc[1], "OFF-CPU", 0);
+	tcol_fix(&tc[2], "RUNQ", 0);
+	fprintf(out, "%-*s  %-*s  %-*s  %12s  %*s  %*s  %*s  %*s  %s\n", idw, "POLL",
+		(int)taskw, "TASK", (int)thrw, "THREAD", "START(s)", tc[0].w, "DURATION",
+		sw, "SAMPLES", tc[1].w, "OFF-CPU", tc[2].w, "RUNQ", "TOP-FRAME");
 	for (i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		const struct poll *p = r->p;
 		uint64_t since = since_start(oc, p->start);
 
-		analysis_fmt_duration(p->end - p->start, a, sizeof(a));
+		analysis_fmt_in(p->end - p->start, tc[0].unit, a, sizeof(a));
 		if (p->open_start || p->open_end)
 			strcat(a, "+");
-		/* OFF-CPU is blocked time; RUNQ runnable, waiting for a CPU */
 		if (have_off) {
-			analysis_fmt_duration(oc->polls[p->id].ns -
-						      oc->polls[p->id].runq_ns,
-					      b, sizeof(b));
-			analysis_fmt_duration(oc->polls[p->id].runq_ns, d, sizeof(d));
+			analysis_fmt_in(oc->polls[p->id].ns - oc->polls[p->id].runq_ns,
+					tc[1].unit, b, sizeof(b));
+			analysis_fmt_in(oc->polls[p->id].runq_ns, tc[2].unit, d,
+					sizeof(d));
 		} else {
 			strcpy(b, "-");
 			strcpy(d, "-");
@@ -308,11 +358,11 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		snprintf(c, sizeof(c), "%" PRIu64 ".%06" PRIu64, since / 1000000000,
 			 since % 1000000000 / 1000);
 		fprintf(out,
-			"%-*" PRIu32 "  %s%*s  %s%*s  %12s  %9s  %*" PRIu32
-			"  %8s  %8s  %s\n",
+			"%-*" PRIu32 "  %s%*s  %s%*s  %12s  %*s  %*" PRIu32
+			"  %*s  %*s  %s\n",
 			idw, p->id, r->task, (int)(taskw - analysis_u8_width(r->task)),
 			"", r->thread, (int)(thrw - analysis_u8_width(r->thread)), "", c,
-			a, sw, p->samples, b, d, r->top);
+			tc[0].w, a, sw, p->samples, tc[1].w, b, tc[2].w, d, r->top);
 	}
 	fprintf(out, "# %zu of %zu polls", shown, n);
 	if (n != j->npolls)
