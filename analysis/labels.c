@@ -66,6 +66,11 @@ char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size
 	const char *n = trace__thread_name(t, tid);
 	char name[96];
 
+	/* a thread of the target has its whole name; another (a run-queue
+	 * holder) only the comm its switches carried (15 characters) */
+	if (!n || !*n)
+		n = trace__comm(t, tid);
+
 	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
 	snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
 	return buf;

@@ -718,9 +718,6 @@ size_t analysis_switch_holds(const struct trace *t, const struct trace_switch *s
 
 char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, size_t len)
 {
-	const char *n = holder ? trace__comm(t, holder) : NULL;
-	char name[64];
-
 	if (!holder || holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
 		snprintf(buf, len, "%s",
 			 !holder		     ? "unknown"
@@ -728,9 +725,9 @@ char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, s
 						     : "[others]");
 		return buf;
 	}
-	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
-	snprintf(buf, len, "%s[%" PRIu32 "]", name, holder);
-	return buf;
+	/* one thread, one name: "tokio-runtime-worker[7]" in the delays and
+	 * the holders alike, not its comm "tokio-runtime-w" here */
+	return analysis_thread_label(t, holder, buf, len);
 }
 
 /* ---- a poll's top frame ------------------------------------------------- */
