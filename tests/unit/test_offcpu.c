@@ -445,7 +445,7 @@ Test(offcpu, polls_table_lists_longest_first_with_off_cpu_time_and_top_frame)
 	cr_assert_eq(shown, 2);
 	cr_assert(strstr(output(), "POLL"), "a header");
 	cr_assert(strstr(output(), "10 worker-0"), "%s", output());
-	cr_assert(strstr(output(), "3.00ms"), "blocker's off-CPU time: %s", output());
+	cr_assert(strstr(output(), "3.000ms"), "blocker's off-CPU time: %s", output());
 	cr_assert(strstr(output(), "clock_nanosleep <- demo_blocking_read (off-CPU)"),
 		  "mostly blocked: the application's frame over the call into the "
 		  "kernel: %s",
@@ -522,7 +522,7 @@ Test(offcpu, open_polls_show_their_duration_as_a_lower_bound)
 	T.counters.end_time = 4 * MS;
 	do_join();
 	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
-	cr_assert(strstr(output(), "2.00ms+"), "%s", output());
+	cr_assert(strstr(output(), "2.000ms+"), "%s", output());
 }
 
 Test(offcpu, top_frame_is_none_without_samples_or_off_cpu_time)
