@@ -26,7 +26,9 @@ CPU=$(tid cpu_handler)
 BLK=$(tid blocking_handler)
 "$D9" flame -i "$OUT/d9prof.data" -o "$OUT/all-tasks.svg"
 "$D9" flame -i "$OUT/d9prof.data" --task "$CPU" -o "$OUT/cpu_handler.svg"
-"$D9" flame -i "$OUT/d9prof.data" --task "$CPU" --format folded >"$OUT/cpu_handler.folded"
+# (what was lost: said once, by the SVGs' subtitles and record's summary)
+"$D9" flame -i "$OUT/d9prof.data" --task "$CPU" --format folded >"$OUT/cpu_handler.folded" \
+	2>/dev/null
 echo
 echo "task $CPU (cpu_handler), hottest stacks:"
 hottest_stacks "$OUT/cpu_handler.folded" 3
@@ -35,12 +37,14 @@ echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
 "$D9" polls -i "$OUT/d9prof.data" --min 1ms --limit 5
 "$D9" offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms -o "$OUT/blocking_handler-offcpu.svg"
 "$D9" offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms --format folded \
-	>"$OUT/blocking_handler-offcpu.folded"
+	>"$OUT/blocking_handler-offcpu.folded" 2>/dev/null
 echo
 echo "task $BLK (blocking_handler) blocked its worker in (us off-CPU, slow polls):"
+# (stacks that meet in the same application frame and call are one path)
 awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
 	for (i = k; i > 1 && f[i] !~ /^d9demo_tokio::/; i--) ;
-	printf "%d\t%s -> %s\n", n, f[i], f[i + 1] }' "$OUT/blocking_handler-offcpu.folded" |
+	us[f[i] " -> " f[i + 1]] += n }
+	END { for (p in us) printf "%d\t%s\n", us[p], p }' "$OUT/blocking_handler-offcpu.folded" |
 	sort -n -r | head -2 | awk -F'\t' '{ printf "  %9d  %s\n", $1, $2 }'
 echo
 echo "flamegraphs (open in a browser):"
