@@ -171,21 +171,44 @@ static void segments(struct info *in)
 	}
 }
 
+/* Does segment @s end its file (a dump's last segment, where its own
+ * reason is: a later dump holding @s holds that reason too)? */
+static int ends_file(const struct trace *t, const struct trace_segment *s)
+{
+	for (size_t i = 0; i < t->nsegments; i++) {
+		const struct trace_segment *g = &t->segments[i];
+
+		/* (file NULL: the one file of a single-file read) */
+		if (g->offset > s->offset &&
+		    (g->file == s->file ||
+		     (g->file && s->file && !strcmp(g->file, s->file))))
+			return 0;
+	}
+	return 1;
+}
+
 static void dump(struct info *in)
 {
 	const struct trace *t = in->t;
 	const char *v;
 
-	for (size_t i = 0; i < t->nmeta; i++) {
-		size_t k;
+	for (size_t g = 0; g < t->nsegments; g++) {
+		const struct trace_segment *s = &t->segments[g];
 
-		if (strcmp(t->meta[i].key, TRACE_META_DUMP_REASON))
+		if (!ends_file(t, s))
 			continue;
-		for (k = 0; k < in->nreasons && strcmp(in->reasons[k], t->meta[i].value);
-		     k++)
-			;
-		if (k == in->nreasons && k < MAX_REASONS)
-			in->reasons[in->nreasons++] = t->meta[i].value;
+		for (size_t i = s->meta_from; i < s->meta_to && i < t->nmeta; i++) {
+			size_t k;
+
+			if (strcmp(t->meta[i].key, TRACE_META_DUMP_REASON))
+				continue;
+			for (k = 0;
+			     k < in->nreasons && strcmp(in->reasons[k], t->meta[i].value);
+			     k++)
+				;
+			if (k == in->nreasons && k < MAX_REASONS)
+				in->reasons[in->nreasons++] = t->meta[i].value;
+		}
 	}
 	in->exit = analysis_meta(t, TRACE_META_TARGET_EXIT);
 	v = analysis_meta(t, TRACE_META_TARGET_EXIT_TIME);

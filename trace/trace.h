@@ -420,6 +420,11 @@ struct trace_segment {
 	int complete;	       /* its END chunk was read */
 	int state_used;	       /* its STATE chunk was applied: the segment
 				* before it in its recording was not read */
+	size_t meta_from;      /* its own meta: trace.meta[meta_from ..
+				* meta_to), e.g. the dump_reason of the dump
+				* it ends (a later dump holding it holds
+				* that too) */
+	size_t meta_to;
 };
 
 /* A whole trace in memory. Arrays and strings are owned by the trace. */

@@ -411,6 +411,7 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 	s = &t->segments[t->nsegments++];
 	*s = *g;
 	s->state_used = r->use_state;
+	s->meta_from = s->meta_to = t->nmeta;
 	return 0;
 }
 
@@ -421,6 +422,7 @@ static void seg_end(struct reader *r)
 	struct trace_counters *c = &t->counters, *k = &r->segc;
 
 	s->complete = r->seen_end;
+	s->meta_to = t->nmeta;
 	if (!s->complete)
 		return;
 	s->end = k->end_time;

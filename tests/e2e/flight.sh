@@ -82,6 +82,12 @@ t_long_flight_holds_rss_flat_and_dumps_the_window_at_the_signal() {
 	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed at the end"; return; }
 	grep -q 'flight recorder: .* 2 dumps' "$TMP/rec.err" ||
 		{ cat "$TMP/rec.err"; fail "no final dump on SIGINT"; return; }
+	# the final dump holds the first one's last segment, not its reason
+	f=$(ls -t "$out"/d9prof-"$DEMO_PID"-*.data | head -1)
+	why=$(info_json "$f" "j['dump_reasons']")
+	say "    final dump: $why"
+	[[ "$why" != *SIGUSR1* && "$why" == "['"*"']" ]] ||
+		fail "the final dump says another dump's reason: $why"
 }
 
 t_trigger_dumps_the_slow_poll_with_time_before_and_after() {
