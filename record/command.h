@@ -10,8 +10,10 @@
 #include <sys/types.h>
 
 /* How long a started target's shim waits at its initialisation for the
- * recorder (D9_ATTACH_WAIT_ENV), ms. */
-#define RECORD_ATTACH_WAIT_MS 1000
+ * recorder (D9_ATTACH_WAIT_ENV), ms: at most, the wait ends at the attach
+ * (a tick or two); 1 s was short of it on a loaded machine, whose first
+ * tasks then ran unrecorded. */
+#define RECORD_ATTACH_WAIT_MS 3000
 
 /* A command started stopped before its exec. */
 struct record_cmd {

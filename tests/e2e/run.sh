@@ -122,7 +122,7 @@ t_record_command_mode() {
 	# the attach, the first short task recorded was the 20th or so)
 	s=$("$D9" polls -i "$TMP/cmd.data" --task short --sort start --limit 1 |
 		awk 'NR == 2 { print $2 }')
-	[ "$s" = 5 ] || fail "the first short task recorded is task $s, not 5" || return 1
+	[ "$s" = 5 ] || fail "the first short task recorded is task $s, not 5 ($(grep -m1 -E 'attached|refused' "$TMP/cmd.err"); $("$D9" info -i "$TMP/cmd.data" | grep -m1 -iE 'attach'))" || return 1
 	# thousands of tasks: the all-tasks SVG stays small
 	"$D9" flame -i "$TMP/cmd.data" -o "$TMP/cmd.svg" || return 1
 	s=$(stat -c %s "$TMP/cmd.svg")
