@@ -82,11 +82,11 @@ prebuild_start() {
 	PB=$!
 }
 prebuild_wait() {
-	[ -n "$PB" ] && [ "$PB" != done ] || return 0
+	[ -n "$PB" ] && [ "$PB" != "done" ] || return 0
 	wait "$PB" || printf '(the prebuild failed: the next suite builds and says why)\n'
-	PB=done
+	PB="done"
 }
-trap '[ -n "$PB" ] && [ "$PB" != done ] && kill -TERM -- -"$PB" 2>/dev/null' EXIT
+trap '[ -n "$PB" ] && [ "$PB" != "done" ] && kill -TERM -- -"$PB" 2>/dev/null' EXIT
 
 npass=0 nfail=0 nskip=0
 summary=()
