@@ -14,9 +14,10 @@
 # "skip: WHY" (or "NAME: skip: WHY") at the start of a line, or a summary
 # "0 passed, 0 failed, N skipped", and no "N passed" with N > 0.
 # The e2e suites spend much of their time asleep or waiting on a recording;
-# CHECK_PREBUILD (the ASan recorder, the fuzz targets: build directories
-# of their own) is made meanwhile at nice 19, where it takes only CPU the
-# tests leave, and the first suite after the e2e ones waits for it.
+# CHECK_PREBUILD (the unit and sanitizer tests, the ASan recorder, the fuzz
+# targets) is made meanwhile at nice 19, where it takes only CPU the tests
+# leave, and the first suite after the e2e ones waits for it, as does
+# e2e-load (it needs the machine to itself).
 # Why a driver and not `make -k`: make -k loses which suite failed and
 # why, stops nothing from running in parallel under -j, and cannot say
 # "skipped"; this is one loop that a reader can follow.
