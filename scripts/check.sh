@@ -94,9 +94,17 @@ summary=()
 t_all=$(date +%s)
 for s in "$@"; do
 	log=$LOGS/$s.log
-	# (e2e-load holds 400 busy threads to <= 1% loss: on a machine of its
-	# own, so the prebuild is done first)
-	case $s in e2e-load) prebuild_start; prebuild_wait ;; e2e-*) prebuild_start ;; *) prebuild_wait ;; esac
+	# The prebuild starts after e2e-run: its command-mode test missed the
+	# demo's first tasks in 3 of 3 fresh-clone runs that built beside it
+	# (never alone, nor in 15 local runs beside a build; cause not found
+	# yet). e2e-load holds 400 busy threads to <= 1% loss: on a machine of
+	# its own, so the prebuild is done first.
+	case $s in
+	e2e-run) ;;
+	e2e-load) prebuild_start; prebuild_wait ;;
+	e2e-*) prebuild_start ;;
+	*) prebuild_wait ;;
+	esac
 	printf '\n=== check-%s (log: %s)\n' "$s" "$log"
 	t0=$(date +%s.%N)
 	: >"$log"
