@@ -262,9 +262,29 @@ static void write_parks(struct ch *x)
 	}
 }
 
+/* The end of the park of thread @tid holding @t, or UINT64_MAX. */
+static uint64_t park_end(const struct offcpu_park *pk, size_t n, uint32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	/* the last park of @tid starting at or before @t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pk[mid].tid < tid || (pk[mid].tid == tid && pk[mid].start <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pk[lo - 1].tid == tid && t < pk[lo - 1].end ? pk[lo - 1].end
+								 : UINT64_MAX;
+}
+
 static int write_switches(struct ch *x)
 {
 	const struct trace *t = x->t;
+	const struct offcpu_park *pk;
+	size_t npk = offcpu__parks(x->oc, &pk);
 	char buf[256];
 	uint32_t top, under;
 	int err;
@@ -272,6 +292,7 @@ static int write_switches(struct ch *x)
 	for (size_t i = 0; i < t->nswitches; i++) {
 		const struct trace_switch *s = &t->switches[i];
 		const struct offcpu_switch *o = &x->oc->sw[i];
+		uint64_t len = o->ns, pe = park_end(pk, npk, s->tid, s->time);
 
 		if (!keep_poll(x, o->poll))
 			continue;
@@ -281,8 +302,12 @@ static int write_switches(struct ch *x)
 				   s->preempted ? "off-CPU (preempted)"
 						: "off-CPU (blocked)");
 		ts(x, "ts", s->time);
-		/* the weight: clipped to its poll, so that it nests in it */
-		dur(x, o->ns);
+		/* the weight: clipped to its poll, and to the park it began in
+		 * (the unpark marker's clock and the switch-in's can differ by a
+		 * few us), so that it nests in them */
+		if (pe != UINT64_MAX && s->time + len > pe)
+			len = pe - s->time;
+		dur(x, len);
 		err = sf(x, s->stack);
 		if (err)
 			return err;
