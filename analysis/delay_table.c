@@ -297,8 +297,9 @@ static int pad(const char *s, int w)
 	return w - (int)analysis_u8_width(s);
 }
 
-/* One row, cut to @width characters (0: whole): written to memory
- * first, its CAUSE being of any length. */
+/* One row, cut to @width characters (0: whole, written straight to
+ * @out): written to memory first to be cut, its CAUSE being of any
+ * length. */
 static int row_text(const struct offcpu *oc, const struct hot *h, const struct row *r,
 		    const int w[3], size_t width, FILE *out)
 {
@@ -306,7 +307,7 @@ static int row_text(const struct offcpu *oc, const struct hot *h, const struct r
 	struct cells c;
 	char dur[32], on[128], *line = NULL;
 	size_t len = 0;
-	FILE *m = open_memstream(&line, &len);
+	FILE *m = width ? open_memstream(&line, &len) : out;
 
 	if (!m)
 		return -ENOMEM;
@@ -320,6 +321,10 @@ static int row_text(const struct offcpu *oc, const struct hot *h, const struct r
 		analysis_thread_label(oc->trace, d->waker, on, sizeof(on));
 		fprintf(m, "; meanwhile on %s, which woke it: ", on);
 		analysis_causes_text(oc, h, r->wc, r->nwc, d->begin - d->wake, NULL, m);
+	}
+	if (m == out) {
+		fputc('\n', out);
+		return 0;
 	}
 	if (fclose(m)) {
 		free(line);
