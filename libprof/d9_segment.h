@@ -215,6 +215,8 @@ struct d9_name_slot {
 	char name[52];
 };
 
+#define D9_POLL_SITES 4 /* struct d9_ring_hdr.poll_site */
+
 struct d9_ring_hdr {
 	/* owner-written, read by the recorder */
 	uint32_t state; /* enum d9_ring_state */
@@ -239,7 +241,14 @@ struct d9_ring_hdr {
 	uint64_t open_gen;
 	/* consumer cache line */
 	uint64_t tail __attribute__((aligned(64)));
-	uint64_t pad_[7];
+	/* Where the owner's polls begin: the return addresses of its calls
+	 * to d9_poll_begin (in the runtime's function that calls into the
+	 * task), the first D9_POLL_SITES distinct ones, 0 = none. Written
+	 * by the owner (relaxed, each slot once per ownership; cleared when
+	 * the slot changes owner, before gen), read with
+	 * d9_ring_poll_site(). A shim that predates them leaves zeros. */
+	uint64_t poll_site[D9_POLL_SITES];
+	uint64_t pad_[3];
 	/* the slot's ctimer sample area: producer (signal handler) line */
 	uint64_t sample_head __attribute__((aligned(64)));
 	uint64_t sample_drops; /* samples dropped because the area was full */
@@ -296,6 +305,7 @@ _Static_assert(sizeof(struct d9_event) == 24, "d9_event is 24 bytes");
 _Static_assert(sizeof(struct d9_name_slot) == 64, "name slot is 64 bytes");
 _Static_assert(sizeof(struct d9_seg_hdr) <= D9_SEG_HDR_SIZE, "header fits");
 _Static_assert(sizeof(struct d9_ring_hdr) % 64 == 0, "ring header is whole lines");
+_Static_assert(sizeof(struct d9_ring_hdr) == 320, "ring header keeps its layout");
 
 /* The layout the shim creates, from the constants above. */
 #define D9_SEG_ALIGN64(x)   (((x) + 63ULL) & ~63ULL)
@@ -580,6 +590,12 @@ static inline uint64_t d9_ring_drops(struct d9_ring_hdr *r)
  * the owner was changing it. Call after d9_ring_consume(): the poll is
  * then later than everything consumed (the owner takes it out of the
  * header before writing any record after it). */
+/* Poll site @i (< D9_POLL_SITES) of ring @r, 0 if none. */
+static inline uint64_t d9_ring_poll_site(const struct d9_ring_hdr *r, unsigned int i)
+{
+	return __atomic_load_n(&r->poll_site[i], __ATOMIC_RELAXED);
+}
+
 static inline int d9_ring_open_poll(struct d9_ring_hdr *r, uint64_t attach_count,
 				    uint64_t *task, uint64_t *begin, uint64_t *end)
 {

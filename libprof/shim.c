@@ -126,6 +126,7 @@ struct thread_slot {
 	uint64_t begin;
 	uint64_t end;
 	uint64_t gen;
+	uint64_t site; /* the poll site last seen in the ring's poll_site */
 	uint32_t tid;
 	uint16_t retry; /* records until an exhausted thread retries */
 	uint8_t mode;
@@ -402,12 +403,17 @@ static void set_ring_name(struct d9_ring_hdr *r, const char *name)
  * sees the new gen sees the new owner's fields. */
 static void take(struct d9_ring_hdr *r)
 {
+	int i;
+
 	if (!self.tid)
 		self.tid = (uint32_t)gettid();
 	__atomic_store_n(&r->tid, self.tid, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->drops, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->sample_drops, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->samples, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < D9_POLL_SITES; i++)
+		__atomic_store_n(&r->poll_site[i], 0, __ATOMIC_RELAXED);
+	self.site = 0;
 	set_ring_name(r, NULL);
 	__atomic_store_n(&r->gen, __atomic_load_n(&r->gen, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELEASE);
@@ -859,9 +865,32 @@ static void name_del(struct d9_seg_hdr *h, uint64_t task)
 		call;                                                                    \
 	} while (0)
 
+/* A poll begun from @site (a return address in the runtime's code): in
+ * the ring's poll sites unless there already, or they are full. One
+ * compare while the thread polls from one place. */
+static inline void note_site(struct d9_ring_hdr *r, uint64_t site)
+{
+	int i;
+
+	if (likely(site == self.site))
+		return;
+	self.site = site;
+	for (i = 0; i < D9_POLL_SITES; i++) {
+		uint64_t v = __atomic_load_n(&r->poll_site[i], __ATOMIC_RELAXED);
+
+		if (v == site)
+			return;
+		if (!v) {
+			__atomic_store_n(&r->poll_site[i], site, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
 /* The poll markers' attached paths (out of line, as record()). The task
  * polled is also the ctimer handler's. */
-static __attribute__((noinline)) void begin_attached(struct d9_seg_hdr *h, uint64_t task)
+static __attribute__((noinline)) void begin_attached(struct d9_seg_hdr *h, uint64_t task,
+						     uint64_t site)
 {
 	struct d9_ring_hdr *r;
 	uint64_t now;
@@ -870,6 +899,7 @@ static __attribute__((noinline)) void begin_attached(struct d9_seg_hdr *h, uint6
 	if (!r)
 		return;
 	d9__ctimer_task(task);
+	note_site(r, site);
 	poll_begin(h, r, now, task);
 }
 
@@ -894,7 +924,7 @@ static __attribute__((noinline)) void wake_attached(struct d9_seg_hdr *h, uint64
 API void d9_poll_begin(uint64_t task)
 {
 	D9_PROBE1(task_poll_start, task);
-	MARK(begin_attached(h_, task));
+	MARK(begin_attached(h_, task, (uint64_t)__builtin_return_address(0)));
 }
 
 API void d9_poll_end(uint64_t task)

@@ -343,6 +343,49 @@ static int from_header(struct ring_seen *seen, uint64_t time, uint64_t task)
 	return seen->open_ended ? 2 : 1;
 }
 
+/* The poll sites of @ring not known yet (the target writes them: at most
+ * RECORD_POLL_SITES are kept, and they are only ever symbolized). */
+static void note_poll_sites(struct rec *r, const struct d9_ring_hdr *ring)
+{
+	unsigned int i;
+	size_t k;
+
+	for (i = 0; i < D9_POLL_SITES; i++) {
+		uint64_t site = d9_ring_poll_site(ring, i);
+
+		if (!site)
+			return;
+		for (k = 0; k < r->npoll_sites && r->poll_sites[k] != site; k++)
+			;
+		if (k == r->npoll_sites && k < RECORD_POLL_SITES)
+			r->poll_sites[r->npoll_sites++] = site;
+	}
+}
+
+void record_poll_sites(struct rec *r, trace_resolve_fn resolve, void *ctx)
+{
+	size_t k;
+
+	for (k = 0; k < r->npoll_sites; k++) {
+		struct trace_frame f = {0};
+		char buf[1024];
+		size_t n;
+		uint32_t i;
+
+		/* a return address: the call is the byte before */
+		if (resolve(ctx, r->poll_sites[k] - 1, &f) || !f.sym || !f.module)
+			continue;
+		n = (size_t)snprintf(buf, sizeof(buf), "%s", f.module);
+		for (i = 0; i < f.ninl && n < sizeof(buf); i++)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\t%s", f.inl[i]);
+		if (n < sizeof(buf))
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\t%s", f.sym);
+		if (n < sizeof(buf))
+			record_note_err(
+				r, trace_writer__meta(r->w, TRACE_META_POLL_SITE, buf));
+	}
+}
+
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
@@ -376,6 +419,8 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		if (name[0] && seen->tid_ok)
 			record_note_err(r, trace_writer__thread(r->w, tid, name));
 	}
+	if (seen->tid_ok)
+		note_poll_sites(r, ring);
 	tid = seen->tid;
 	n = d9_ring_consume(ring, ring_events, r->evbuf, r->evbuf_len);
 	if (n > r->fill_max)

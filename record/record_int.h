@@ -69,6 +69,8 @@ struct seg_base {
 	uint64_t leaf_stacks, leaf_recovered;
 };
 
+#define RECORD_POLL_SITES 32
+
 struct rec {
 	const struct record_opts *o;
 	struct record_stats *st;
@@ -84,6 +86,10 @@ struct rec {
 	int inner;		 /* ... in a pid namespace of its own */
 	int forged_said;	 /* a ring of no thread of the target said */
 	struct ring_seen *rings; /* per shim ring slot */
+	/* the rings' poll sites (return addresses into the runtime), the
+	 * first RECORD_POLL_SITES distinct ones: each segment names them */
+	uint64_t poll_sites[RECORD_POLL_SITES];
+	size_t npoll_sites;
 	struct d9_event *evbuf;
 	size_t evbuf_len;
 	size_t fill_max; /* most records one ring held at a drain
@@ -147,6 +153,9 @@ void record_seal_meta(struct rec *r);
 
 /* The shim's task names into the trace (each segment has them all). */
 void record_shim_names(struct rec *r);
+/* Name the poll sites the rings gave so far in the open segment's meta
+ * (TRACE_META_POLL_SITE), symbolized with @resolve(@ctx). */
+void record_poll_sites(struct rec *r, trace_resolve_fn resolve, void *ctx);
 /* Look for the target's shim segment and attach to it (@warn: say once
  * when there is none). */
 void record_shim_try_attach(struct rec *r, int warn);

@@ -166,6 +166,8 @@ void record_seg_seal(struct rec *r, uint64_t now)
 	c.shim_drops = b.shim_drops - r->base.shim_drops;
 	c.start_time = r->seg_start;
 	c.end_time = now;
+	record_poll_sites(r, r->sc ? symcache__resolve : symbolizer__resolve,
+			  r->sc ? (void *)r->sc : (void *)r->sym);
 	if (!r->err)
 		r->err = trace_writer__finish(
 			r->w, r->sc ? symcache__resolve : symbolizer__resolve,

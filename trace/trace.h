@@ -280,6 +280,11 @@ struct trace_thread {
 #define TRACE_META_THREADS_WITHOUT_A_RING	"threads without a ring"
 #define TRACE_META_WAKEUPS			"wakeups"
 #define TRACE_META_WAKEUPS_LOST			"wakeups lost"
+/* One per place the runtime begins polls from (the shim's poll sites):
+ * "MODULE\tNAME..." tab-separated, the functions at the call to
+ * d9_poll_begin, innermost (inlined) first, the symbol last. Per-task
+ * views cut a poll's stacks there (join__cut_stacks()). */
+#define TRACE_META_POLL_SITE "poll site"
 
 struct trace_meta {
 	const char *key;

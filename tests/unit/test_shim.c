@@ -351,6 +351,58 @@ Test(shim, attach_discards_stale_records)
 	cr_expect_eq(ev[0].type, D9_EV_PARK);
 }
 
+/* Two places a runtime begins polls from (poll sites: return addresses
+ * into these functions). */
+static __attribute__((noinline)) void poll_from_a(uint64_t task)
+{
+	d9_poll_begin(task);
+	d9_poll_end(task);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void poll_from_b(uint64_t task)
+{
+	/* (not the same code as poll_from_a: the compiler would fold them) */
+	d9_poll_begin(task);
+	d9_task_wake(task);
+	d9_poll_end(task);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Is @site a return address inside @fn (within @len bytes of its start)? */
+static int site_in(uint64_t site, void (*fn)(uint64_t), uint64_t len)
+{
+	return site > (uint64_t)(uintptr_t)fn && site < (uint64_t)(uintptr_t)fn + len;
+}
+
+Test(shim, the_ring_names_where_polls_begin_once_each)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_ring_hdr *r;
+	int i;
+
+	d9_thread_start(NULL);
+	poll_from_a(1); /* detached: nothing */
+	r = my_ring(h);
+	cr_assert_eq(d9_ring_poll_site(r, 0), 0);
+	attach(h);
+	for (i = 0; i < 3; i++) {
+		poll_from_a(1);
+		poll_from_b(2);
+	}
+	cr_expect(site_in(d9_ring_poll_site(r, 0), poll_from_a, 200));
+	cr_expect_neq(d9_ring_poll_site(r, 0), d9_ring_poll_site(r, 1));
+	cr_expect(site_in(d9_ring_poll_site(r, 1), poll_from_b, 200));
+	cr_expect_eq(d9_ring_poll_site(r, 2), 0);
+	/* a new owner of the slot starts with none */
+	d9_seg_detach(h);
+	d9_thread_stop();
+	cr_assert_eq(__atomic_load_n(&r->state, __ATOMIC_RELAXED), D9_RING_FREE);
+	d9_thread_start(NULL);
+	cr_assert_eq(my_ring(h), r);
+	cr_expect_eq(d9_ring_poll_site(r, 0), 0);
+}
+
 Test(shim, a_poll_woken_by_its_own_thread_is_one_record)
 {
 	struct d9_seg_hdr *h = seg();
