@@ -116,6 +116,9 @@ struct join {
 	struct task_sel sel; /* the tasks every view of it shows
 			      * (join__select(); sel.on 0: all) */
 	size_t nkept;	     /* ... how many of them are kept */
+	uint32_t *cut;	     /* per stack, where the runtime called the
+			      * task (join__cut_stacks()); NULL: whole
+			      * stacks */
 };
 
 /* join__new() flags */
@@ -130,6 +133,11 @@ struct join {
  * the join's memory is its tasks and sample
  * counts only once join__new() returns. */
 #define JOIN_KEEP_POLLS 0x2u
+/* per-task views show polls' stacks whole,
+ * the runtime's frames below the task too
+ * (--full-stacks): join__cut_stacks() is
+ * not called */
+#define JOIN_WHOLE_STACKS 0x4u
 
 /* Build polls from the trace's events (one walk) and assign every sample
  * (one walk) to the poll whose [start, end] on the sample's thread contains
@@ -170,6 +178,21 @@ static inline int join__kept(const struct join *j, const struct task_stat *ts)
 static inline int join__keeps_none(const struct join *j)
 {
 	return j->sel.on && !j->nkept;
+}
+/* Cut the stacks of polls where the runtime called into the task (what
+ * join__new() does without JOIN_WHOLE_STACKS): the
+ * frame nearest the leaf running a function the trace names as a poll
+ * site (TRACE_META_POLL_SITE: where the runtime called d9_poll_begin, or
+ * a function inlined there). Per-task views then show what is below it as
+ * one frame, "[runtime]" (join__keep()); outside polls and by thread,
+ * stacks stay whole. Nothing changes for a trace without poll sites (or
+ * without the call into the task in a stack). 0 or -ENOMEM. */
+int join__cut_stacks(struct join *j);
+/* The frames of stack @s a per-task view keeps from the leaf
+ * (join__cut_stacks()), or UINT32_MAX: all. */
+static inline uint32_t join__keep(const struct join *j, uint32_t s)
+{
+	return j->cut && s < j->trace->nstacks ? j->cut[s] : UINT32_MAX;
 }
 /* "task 42", "tasks named short" or "all tasks" into @buf. */
 char *task_sel_text(const struct task_sel *s, char *buf, size_t len);

@@ -331,10 +331,14 @@ static inline uint32_t stack_canon(const uint32_t *canon, size_t n, uint32_t s)
 	return canon && s < n ? canon[s] : s;
 }
 /* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids (*cap
- * entries); the number of frames in *@n. @flab caches a label id per frame
- * id (t->nframes entries, UINT32_MAX = not yet). 0 or -ENOMEM. */
+ * entries); the number of labels in *@n. @flab caches a label id per frame
+ * id (t->nframes entries, UINT32_MAX = not yet). With @keep less than the
+ * stack's depth (join__keep()), the frames below the @keep nearest the
+ * leaf are one, ANALYSIS_RUNTIME_LABEL. 0 or -ENOMEM. */
+#define ANALYSIS_RUNTIME_LABEL "[runtime]"
 int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
-			uint32_t s, uint32_t **ids, size_t *cap, size_t at, size_t *n);
+			uint32_t s, uint32_t keep, uint32_t **ids, size_t *cap, size_t at,
+			size_t *n);
 
 /* ---- protobuf and gzip writers (pbuf.c), for export_pprof.c ---------- */
 

@@ -102,6 +102,7 @@ struct ex {
 	size_t nsamples, samples_cap;
 	uint32_t *loc_of; /* per frame id: location id, 0 = none yet */
 	uint64_t nlocs;
+	uint64_t runtime_loc;  /* "[runtime]" (join__keep()), 0 = none yet */
 	struct lib_map fn_of;  /* name << 32 | file -> function id */
 	struct lib_map map_of; /* module string -> mapping index */
 	struct mapping *maps;
@@ -368,25 +369,52 @@ static int location_id(struct ex *x, const uint32_t *fr, size_t n, uint64_t *id)
 	return 0;
 }
 
-static int stack_locations(struct ex *x, uint32_t s, uint64_t **ids, size_t *cap,
-			   size_t *n)
+/* The location standing for the runtime's frames below a task's code:
+ * a function of that name, no mapping. */
+static uint64_t runtime_location(struct ex *x)
+{
+	if (!x->runtime_loc) {
+		uint32_t name = str(x, ANALYSIS_RUNTIME_LABEL);
+
+		pbuf_uint(&x->tmp2, FUNCTION_ID, ++x->res.functions);
+		pbuf_uint(&x->tmp2, FUNCTION_NAME, name);
+		pbuf_uint(&x->tmp2, FUNCTION_SYSTEM_NAME, name);
+		pbuf_msg(&x->fns, PROFILE_FUNCTION, &x->tmp2);
+		x->runtime_loc = ++x->nlocs;
+		pbuf_uint(&x->tmp, LOCATION_ID, x->nlocs);
+		pbuf_uint(&x->tmp2, LINE_FUNCTION_ID, x->res.functions);
+		pbuf_msg(&x->tmp, LOCATION_LINE, &x->tmp2);
+		pbuf_msg(&x->locs, PROFILE_LOCATION, &x->tmp);
+	}
+	return x->runtime_loc;
+}
+
+/* The locations of stack @s, leaf first: with @keep below its depth
+ * (join__keep()), the locations of the @keep frames nearest the leaf (an
+ * address's inlined frames stay together) then "[runtime]". */
+static int stack_locations(struct ex *x, uint32_t s, uint32_t keep, uint64_t **ids,
+			   size_t *cap, size_t *n)
 {
 	const uint32_t *fr = NULL;
-	size_t m = analysis_stack_frames(x->t, s, &fr), i = 0, k;
+	size_t m = analysis_stack_frames(x->t, s, &fr), i = 0, k,
+	       end = keep < m ? keep : m;
 	int err;
 
 	*n = 0;
-	if (LIB_GROW(*ids, *cap, m + 1))
+	if (LIB_GROW(*ids, *cap, m + 2))
 		return -ENOMEM;
-	while (i < m) {
+	while (i < end) {
 		/* inlined frames come first, then the frame they are in */
 		for (k = i; k + 1 < m && x->t->frames[fr[k]].inlined; k++)
 			;
+		/* a cut inside one location's frames keeps all of them */
 		err = location_id(x, fr + i, k - i + 1, &(*ids)[(*n)++]);
 		if (err)
 			return err;
 		i = k + 1;
 	}
+	if (i < m)
+		(*ids)[(*n)++] = runtime_location(x);
 	return 0;
 }
 
@@ -434,7 +462,10 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		const char *th = trace__thread_name(t, l->tid);
 		char task[4200], thread[4200];
 
-		err = stack_locations(x, ps->stack, &locs, &cap, &n);
+		err = stack_locations(x, ps->stack,
+				      l->poll >= 0 ? join__keep(x->j, ps->stack)
+						   : UINT32_MAX,
+				      &locs, &cap, &n);
 		if (err)
 			break;
 		vals[0] = ps->v[0];

@@ -132,6 +132,15 @@ static uint32_t *preorder(const struct flame *trie)
  * the stack in that trie) so that paths sharing a prefix are adjacent, and
  * bulk-load @f with flame_run_add(), which compares with the previous path
  * only. */
+/* Frames kept of stack @s under root @root (0: no poll): by task or name,
+ * a poll's stack from where the runtime called the task (join__keep());
+ * by thread, or outside polls, whole. */
+static uint32_t root_keep(const struct join *j, const struct groups *g, uint64_t root,
+			  uint32_t s)
+{
+	return root && g->by != GROUP_THREAD ? join__keep(j, s) : UINT32_MAX;
+}
+
 static int build_tree(const struct join *j, const struct groups *g, struct flame *f,
 		      const struct lib_map *agg, uint32_t *flab)
 {
@@ -139,7 +148,8 @@ static int build_tree(const struct join *j, const struct groups *g, struct flame
 	struct flame *trie = flame__new();
 	struct flame_run run = {0};
 	struct fentry *ent = malloc((lib_map_count(agg) + 1) * sizeof(*ent));
-	uint32_t *leaf = malloc((t->nstacks + 1) * sizeof(*leaf));
+	/* trie node per (stack, cut or whole) */
+	uint32_t *leaf = malloc((t->nstacks + 1) * 2 * sizeof(*leaf));
 	uint32_t *rootlab = malloc((g->ngroups + 2) * sizeof(*rootlab));
 	uint32_t *rank = NULL, *ids = NULL;
 	size_t cap = 0, m = 0, i, n;
@@ -148,21 +158,23 @@ static int build_tree(const struct join *j, const struct groups *g, struct flame
 
 	if (!trie || !ent || !leaf || !rootlab)
 		goto out;
-	memset(leaf, 0xff, (t->nstacks + 1) * sizeof(*leaf));
+	memset(leaf, 0xff, (t->nstacks + 1) * 2 * sizeof(*leaf));
 	memset(rootlab, 0xff, (g->ngroups + 2) * sizeof(*rootlab));
 	i = 0;
 	while (lib_map_next(agg, &i, &key, &w)) {
 		uint32_t s = (uint32_t)key, node = 0;
+		uint32_t keep = root_keep(j, g, key >> 32, s);
+		size_t x = (size_t)s * 2 + (keep != UINT32_MAX);
 
-		if (s < t->nstacks && leaf[s] != UINT32_MAX) {
-			node = leaf[s];
+		if (s < t->nstacks && leaf[x] != UINT32_MAX) {
+			node = leaf[x];
 		} else if (s < t->nstacks) {
-			err = analysis_stack_path(f, t, flab, s, &ids, &cap, 0, &n);
+			err = analysis_stack_path(f, t, flab, s, keep, &ids, &cap, 0, &n);
 			if (!err)
 				err = flame_add_ids(trie, ids, n, 1, &node);
 			if (err)
 				goto out;
-			leaf[s] = node;
+			leaf[x] = node;
 		}
 		ent[m].root = key >> 32;
 		ent[m].rank = node; /* the rank once it is known */
@@ -192,7 +204,9 @@ static int build_tree(const struct join *j, const struct groups *g, struct flame
 			if (err)
 				goto out;
 		}
-		err = analysis_stack_path(f, t, flab, ent[i].stack, &ids, &cap, 1, &n);
+		err = analysis_stack_path(f, t, flab, ent[i].stack,
+					  root_keep(j, g, r, ent[i].stack), &ids, &cap, 1,
+					  &n);
 		if (err)
 			goto out;
 		ids[0] = rootlab[ri];

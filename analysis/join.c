@@ -1146,6 +1146,8 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 		err = list_polls(jp);
 	if (!err)
 		err = join_for_each_sample(&jp->pub, count_sample, jp);
+	if (!err && !(flags & JOIN_WHOLE_STACKS))
+		err = join__cut_stacks(&jp->pub);
 	if (err)
 		goto fail;
 	end_open_polls(jp);
@@ -1182,6 +1184,7 @@ void join__free(struct join *j)
 	free(j->polls);
 	free(j->tasks);
 	free(j->gaps);
+	free(j->cut);
 	for (i = 0; i < jp->nthreads; i++) {
 		thread_reset(jp, &jp->threads[i]);
 		free(jp->threads[i].b);

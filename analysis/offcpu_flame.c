@@ -163,10 +163,11 @@ static int poll_root(struct flame *f, const void *ctx, uint64_t root, uint32_t *
 /*
  * Fill @f from @ps, (root, part) -> weight, converting each weight with
  * @conv (NULL: as is). Entries go in key order, so the picture does not
- * depend on hash order.
+ * depend on hash order. Stacks under roots from @cut_from up are cut where
+ * the runtime called the task (join__keep()).
  */
 static int fill(struct flame *f, const struct join *j, const struct parts *ps,
-		root_label_fn root_label, const void *label_ctx,
+		uint64_t cut_from, root_label_fn root_label, const void *label_ctx,
 		uint64_t (*conv)(uint64_t, const void *), const void *ctx,
 		uint64_t *total)
 {
@@ -222,7 +223,10 @@ static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 			if (err)
 				goto out;
 		}
-		err = analysis_stack_path(f, t, flab, stack, &ids, &cap, 1, &n);
+		err = analysis_stack_path(f, t, flab, stack,
+					  root >= cut_from ? join__keep(j, stack)
+							   : UINT32_MAX,
+					  &ids, &cap, 1, &n);
 		if (err)
 			goto out;
 		ids[0] = rootlab;
@@ -377,7 +381,8 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 			res.preempted_ns += w->ns;
 	}
 	res.stacks = ps.agg.n;
-	err = fill(f, j, &ps, offcpu_root, g, conv_us, NULL, &total);
+	err = fill(f, j, &ps, g->by == GROUP_THREAD ? UINT64_MAX : ROOT_GROUP0,
+		   offcpu_root, g, conv_us, NULL, &total);
 	if (err)
 		goto out;
 	res.weight = total;
@@ -471,7 +476,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 	for (i = 0; lib_map_next(agg, &i, &key, &val);)
 		if (key >> 34 == ROOT_OFFCPU)
 			*val = ns_to_us(*val);
-	err = fill(f, j, &ps, poll_root, NULL, NULL, NULL, &total);
+	err = fill(f, j, &ps, 0, poll_root, NULL, NULL, NULL, &total);
 	if (err)
 		goto out;
 	for (i = 0; lib_map_next(agg, &i, &key, &val);)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * stacks.c - stacks as the views walk them: a stack's frames, its path of
- * frame labels, and one id per symbolized stack (analysis_stack_canon).
+ * frame labels, one id per symbolized stack (analysis_stack_canon), and
+ * where a poll's stacks leave the runtime for the task (join__cut_stacks).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -49,28 +50,103 @@ size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t *
 }
 
 /* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids; the
- * number of frames in *@n. */
+ * number of frames in *@n. With @keep < its depth: "[runtime]", then the
+ * @keep frames nearest the leaf. */
 int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
-			uint32_t s, uint32_t **ids, size_t *cap, size_t at, size_t *n)
+			uint32_t s, uint32_t keep, uint32_t **ids, size_t *cap, size_t at,
+			size_t *n)
 {
 	const uint32_t *fr = NULL;
-	size_t k, m = analysis_stack_frames(t, s, &fr);
+	size_t k, m = analysis_stack_frames(t, s, &fr), skip = 0;
 	int err;
 
-	if (at + m > *cap) {
-		uint32_t *tmp = realloc(*ids, (at + m + 64) * sizeof(**ids));
+	if (at + m + 1 > *cap) {
+		uint32_t *tmp = realloc(*ids, (at + m + 65) * sizeof(**ids));
 
 		if (!tmp)
 			return -ENOMEM;
 		*ids = tmp;
-		*cap = at + m + 64;
+		*cap = at + m + 65;
 	}
-	for (k = 0; k < m; k++) {
-		err = frame_ids(f, t, flab, fr[m - 1 - k], &(*ids)[at + k]);
+	if (keep < m) {
+		err = flame_intern(f, ANALYSIS_RUNTIME_LABEL,
+				   strlen(ANALYSIS_RUNTIME_LABEL), &(*ids)[at++]);
+		if (err)
+			return err;
+		skip = m - keep;
+	}
+	for (k = skip; k < m; k++) {
+		err = frame_ids(f, t, flab, fr[m - 1 - k], &(*ids)[at + k - skip]);
 		if (err)
 			return err;
 	}
-	*n = m;
+	*n = m - skip + (skip ? 1 : 0);
+	return 0;
+}
+
+/* Does frame @fr run the function named in @site ("MODULE\tNAME...",
+ * TRACE_META_POLL_SITE)? */
+static int site_frame(const struct trace_frame *fr, const char *site)
+{
+	size_t ml = strlen(fr->module), sl = strlen(fr->sym);
+	const char *p;
+
+	if (strncmp(site, fr->module, ml) || site[ml] != '\t')
+		return 0;
+	for (p = site + ml; p && *p == '\t'; p = strchr(p + 1, '\t'))
+		if (!strncmp(p + 1, fr->sym, sl) && (p[1 + sl] == '\t' || !p[1 + sl]))
+			return 1;
+	return 0;
+}
+
+/* Distinct poll sites a trace names, at most (a bound on the work per
+ * frame; the recorder writes at most 32 per segment) */
+#define SITES_MAX 64
+
+int join__cut_stacks(struct join *j)
+{
+	const struct trace *t = j->trace;
+	const char *site[SITES_MAX];
+	uint8_t *hit = NULL;
+	uint32_t *cut = NULL;
+	size_t i, k, nsites = 0;
+
+	for (i = 0; i < t->nmeta && nsites < SITES_MAX; i++) {
+		if (strcmp(t->meta[i].key, TRACE_META_POLL_SITE))
+			continue;
+		for (k = 0; k < nsites && strcmp(site[k], t->meta[i].value); k++)
+			;
+		if (k == nsites)
+			site[nsites++] = t->meta[i].value;
+	}
+	if (!nsites)
+		return 0;
+	hit = calloc(t->nframes + 1, 1);
+	cut = malloc((t->nstacks + 1) * sizeof(*cut));
+	if (!hit || !cut) {
+		free(hit);
+		free(cut);
+		return -ENOMEM;
+	}
+	for (k = 0; k < t->nframes; k++) {
+		const struct trace_frame *fr = &t->frames[k];
+
+		if (fr->kernel || !fr->sym || !fr->module)
+			continue;
+		for (i = 0; i < nsites && !hit[k]; i++)
+			hit[k] = (uint8_t)site_frame(fr, site[i]);
+	}
+	for (i = 0; i < t->nstacks; i++) {
+		const uint32_t *fr = NULL;
+		size_t m = analysis_stack_frames(t, (uint32_t)i, &fr);
+
+		for (k = 0; k < m && !(fr[k] < t->nframes && hit[fr[k]]); k++)
+			;
+		cut[i] = k < m ? (uint32_t)k : UINT32_MAX;
+	}
+	free(hit);
+	free(j->cut);
+	j->cut = cut;
 	return 0;
 }
 
@@ -80,8 +156,8 @@ static int same_path(struct flame *f, const struct trace *t, uint32_t *flab, uin
 {
 	size_t na, nb;
 
-	if (analysis_stack_path(f, t, flab, a, ids, cap, 0, &na) ||
-	    analysis_stack_path(f, t, flab, b, ids, cap, na, &nb))
+	if (analysis_stack_path(f, t, flab, a, UINT32_MAX, ids, cap, 0, &na) ||
+	    analysis_stack_path(f, t, flab, b, UINT32_MAX, ids, cap, na, &nb))
 		return 0;
 	return na == nb && !memcmp(*ids, *ids + na, na * sizeof(**ids));
 }
@@ -104,7 +180,7 @@ int analysis_stack_canon(const struct trace *t, uint32_t **out)
 		uint64_t h = 0x51ed27u, *v;
 		int created;
 
-		err = analysis_stack_path(f, t, flab, s, &ids, &cap, 0, &n);
+		err = analysis_stack_path(f, t, flab, s, UINT32_MAX, &ids, &cap, 0, &n);
 		if (err)
 			goto out;
 		for (k = 0; k < n; k++)

@@ -103,6 +103,7 @@ enum {
 	OPT_NO_INLINE,
 	OPT_MIN,
 	OPT_WIDE,
+	OPT_FULL_STACKS,
 };
 
 struct inputs {
@@ -113,6 +114,7 @@ struct inputs {
 	int quiet;		 /* the command lists the segments
 				  * itself: no note of gaps and copies */
 	int raw_leaf;		 /* --frame leaf (OFFCPU_RAW_LEAF) */
+	unsigned int jflags;	 /* --full-stacks: JOIN_WHOLE_STACKS */
 	char name[256];		 /* inputs_name() */
 	char args[768];		 /* inputs_args() */
 };
@@ -136,6 +138,20 @@ struct inputs {
 	"                        'read <- slow_read'; libc, the loader, the vDSO,\n"     \
 	"                        Rust's std/core/alloc, tokio and the shim are\n"        \
 	"                        skipped), or by the raw leaf (leaf)\n"
+/* --full-stacks, for the views that draw a poll's stacks (view_option()
+ * takes it; session_open() and join_flags() use it). */
+/* clang-format off */
+#define STACKS_OPTION {"full-stacks", no_argument, NULL, OPT_FULL_STACKS}
+/* clang-format on */
+#define STACKS_HELP                                                                       \
+	"      --full-stacks     keep the runtime's frames below a task's code (by\n"     \
+	"                        default a poll's stacks start at \"[runtime]\", where\n" \
+	"                        the runtime called the task)\n"
+/* Join flags @flags with what @in asks for. */
+static inline unsigned int join_flags(const struct inputs *in, unsigned int flags)
+{
+	return flags | in->jflags;
+}
 
 /* ---- the options the views share -------------------------------------- */
 
@@ -211,7 +227,7 @@ struct view_args {
 /* the options of the flamegraphs (flame, offcpu) */
 #define VIEW_OPT_FLAME                                                                   \
 	VIEW_OPT_TASK, VIEW_OPT_BY, VIEW_OPT_REVERSE, VIEW_OPT_TITLE, VIEW_OPT_MIN_POLL, \
-		VIEW_OPT_FORMAT, VIEW_OPT_OUTPUT, VIEW_OPT_NO_INLINE
+		VIEW_OPT_FORMAT, VIEW_OPT_OUTPUT, VIEW_OPT_NO_INLINE, STACKS_OPTION
 /* Take option @c with @arg for command @cmd ("flame ", for usage_error()):
  * one of the above, or -i, --from, --to or --frame into @in (a bad TIME,
  * --from not before --to, -i more than INPUTS_MAX times). 0 if taken,

@@ -52,7 +52,7 @@ static void help(FILE *f)
 		"  -o, --output OUT      write there (default: stdout, except for a\n"
 		"                        terminal, which gets d9prof.pb.gz,\n"
 		"                        d9prof.speedscope.json or d9prof.trace.json)\n" NO_INLINE_HELP
-		"  -h, --help            this help\n\n"
+			STACKS_HELP "  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof export --format pprof -o d9prof.pb.gz\n"
 		"  go tool pprof -http=: d9prof.pb.gz\n"
@@ -123,6 +123,7 @@ int cmd_export(int argc, char **argv)
 	static const struct option lopts[] = {
 		INPUT_OPTIONS,
 		FRAME_OPTION,
+		STACKS_OPTION,
 		VIEW_OPT_TASK,
 		VIEW_OPT_FORMAT,
 		VIEW_OPT_OUTPUT,

@@ -54,7 +54,7 @@ static void help(FILE *f)
 		"      --reverse         icicle: the root on top\n"
 		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
 		"                        terminal, which goes to d9prof-flame.svg)\n" NO_INLINE_HELP
-		"  -h, --help            this help\n\n"
+			STACKS_HELP "  -h, --help            this help\n\n"
 		"examples:\n"
 		"  d9prof flame -o all.svg\n"
 		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
@@ -153,7 +153,7 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	t = open_trace(in, rflags);
 	if (!t)
 		goto out;
-	err = join__new(t, jflags, &j);
+	err = join__new(t, join_flags(in, jflags), &j);
 	if (err) {
 		analysis_failed(in, t, err);
 		goto out;
@@ -161,7 +161,7 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	bt = open_trace(base, rflags);
 	if (!bt)
 		goto out;
-	err = join__new(bt, jflags, &bj);
+	err = join__new(bt, join_flags(in, jflags), &bj);
 	if (err) {
 		analysis_failed(base, bt, err);
 		goto out;
@@ -316,9 +316,9 @@ int cmd_flame(int argc, char **argv)
 	/* --min-poll walks the samples again, looking their polls up; --by
 	 * thread needs the threads that polled */
 	err = join__new(t,
-			fo.min_poll_ns		? JOIN_KEEP_POLLS
-			: fo.by == GROUP_THREAD ? JOIN_POLL_LIST
-						: 0,
+			join_flags(&in, fo.min_poll_ns		? JOIN_KEEP_POLLS
+					: fo.by == GROUP_THREAD ? JOIN_POLL_LIST
+								: 0),
 			&j);
 	if (err) {
 		analysis_failed(&in, t, err);

@@ -41,7 +41,7 @@ static void help(FILE *f)
 		"      --reverse         icicle: the root on top\n"
 		"  -o, --output OUT      write there (default: stdout, except SVG for a\n"
 		"                        terminal, which goes to d9prof-offcpu.svg)\n" NO_INLINE_HELP
-		"  -h, --help            this help\n\n"
+			STACKS_HELP "  -h, --help            this help\n\n"
 		"DUR is a number and a unit: 100ns, 500us, 1ms, 2.5s.\n\n"
 		"examples:\n"
 		"  d9prof offcpu --min-poll 1ms -o slow-polls-offcpu.svg\n"

@@ -248,11 +248,15 @@ int parse_group_by(const char *s)
 
 /* ---- inputs --------------------------------------------------------------- */
 
-/* -i, --from, --to or --frame (view_option()). */
+/* -i, --from, --to, --frame or --full-stacks (view_option()). */
 static int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg)
 {
 	struct time_spec *ts = c == OPT_FROM ? &in->win.from : &in->win.to;
 
+	if (c == OPT_FULL_STACKS) {
+		in->jflags |= JOIN_WHOLE_STACKS;
+		return 0;
+	}
 	if (c == OPT_FRAME) {
 		static const char *const frame[] = {"app", "leaf"};
 		int k = PARSE_WORD(arg, frame);
@@ -299,6 +303,7 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
 	case OPT_FROM:
 	case OPT_TO:
 	case OPT_FRAME:
+	case OPT_FULL_STACKS:
 		return inputs_option(in, cmd, c, arg);
 	case 't':
 		if (parse_task_sel(arg, &v->sel))
@@ -517,7 +522,7 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		return -1;
 	if (want & SESSION_OFFCPU)
 		jflags |= JOIN_POLL_LIST;
-	err = join__new(s->t, jflags, &s->j);
+	err = join__new(s->t, join_flags(in, jflags), &s->j);
 	if (!err)
 		s->j->origin = in->win.origin;
 	if (!err && (want & SESSION_OFFCPU))

@@ -73,6 +73,23 @@ t_record_demo_pid_task_flamegraphs() {
 		return 1
 	grep -q '^task 1 cpu_hog;' "$TMP/bytask.folded" ||
 		fail "no 'task 1 cpu_hog' root with --by task" || return 1
+	# a task's stacks start where the runtime called it: run_poll called
+	# d9_poll_begin, so it and what is below it are one "[runtime]" frame;
+	# --full-stacks keeps them; stacks outside polls stay whole
+	local cut full tw
+	tw=$(weight "$TMP/t1.folded")
+	cut=$(awk '/^[^;]*;\[runtime\];cpu_hog_poll;/ { s += $NF } END { print s + 0 }' \
+		"$TMP/t1.folded")
+	"$D9" flame -i "$TMP/demo.data" --task 1 --full-stacks --format folded \
+		>"$TMP/t1full.folded" || return 1
+	full=$(weight_of "$TMP/t1full.folded" "worker_main;run_poll;cpu_hog_poll;")
+	say "    task 1: $cut of $tw samples from [runtime];cpu_hog_poll, $full with --full-stacks from worker_main;run_poll"
+	[ "$tw" -gt 0 ] && [ $((cut * 10)) -ge $((tw * 9)) ] ||
+		fail "task 1's stacks not cut at run_poll: $(head -c 300 "$TMP/t1.folded")" || return 1
+	[ $((full * 10)) -ge $((tw * 9)) ] && ! grep -q '\[runtime\]' "$TMP/t1full.folded" ||
+		fail "--full-stacks: $(head -c 300 "$TMP/t1full.folded")" || return 1
+	! grep -q '^\[no poll\];\[runtime\]' "$TMP/bytask.folded" ||
+		fail "a stack outside any poll was cut" || return 1
 	# --task NAME: every short task, under its name
 	"$D9" flame -i "$TMP/demo.data" --task short --format folded >"$TMP/short.folded" ||
 		return 1

@@ -49,6 +49,17 @@ check_cpu_task() {
 	[ "$c" -ge 90 ] || fail "burn_cpu's caller chain in only $c%:" \
 		"$(sort -t' ' -k2 -n "$TMP/$n.cpu" | tail -1 | cut -c1-300)" || return 1
 	! grep -Eq '::h[0-9a-f]{16}(;| )' "$TMP/$n.cpu" || fail "a Rust hash in names" || return 1
+	# the task's own code right under "[runtime]" (Tokio's frames down to
+	# the crate's poll_marked, which called d9_poll_begin); all of them
+	# with --full-stacks
+	s=$(pct "$TMP/$n.cpu" "^task $id cpu_handler;\\[runtime\\];d9demo_tokio::cpu_handler::")
+	"$D9" flame -i "$TMP/$n.data" --task "$id" --full-stacks --format folded \
+		>"$TMP/$n.full" || return 1
+	c=$(pct "$TMP/$n.full" ';d9prof::tokio::Marked<F>::poll_marked;d9demo_tokio::cpu_handler::')
+	say "    $n: cpu_handler: $s% right under [runtime], $c% under poll_marked with --full-stacks"
+	[ "$s" -ge 90 ] && [ "$c" -ge 90 ] ||
+		fail "stacks not cut at the poll: $(sort -t' ' -k2 -n "$TMP/$n.cpu" | tail -1 |
+			cut -c1-300)" || return 1
 	"$D9" flame -i "$TMP/$n.data" --format folded >"$TMP/$n.all" || return 1
 	# (samples before the shim attached, the first ms or two, are
 	# "[no poll]": they belong to no task, so to no other task either)

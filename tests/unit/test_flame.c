@@ -125,6 +125,94 @@ Test(flame, folded_output_is_sorted_and_summed)
 	cr_assert_eq(r.stacks, 4);
 }
 
+/* small_trace() with poll sites: "run" calls the tasks; one sample outside
+ * any poll has run on its stack too. */
+static void site_trace(const char *site, unsigned int jflags)
+{
+	uint32_t main_ = sy_frame(&T, 0x100, "main", "/usr/bin/app", 0, 0);
+	uint32_t run = sy_frame(&T, 0x200, "run", "/usr/bin/app", 0, 0);
+	uint32_t work = sy_frame(&T, 0x300, "work", "/usr/bin/app", 0, 0);
+	uint32_t rd = sy_frame(&T, 0xffff0400, "sys_read", "[kernel]", 0, 1);
+	uint32_t s0 = sy_stack(&T, 3, work, run, main_);
+	uint32_t s1 = sy_stack(&T, 3, rd, run, main_);
+
+	sy_meta(&T, TRACE_META_POLL_SITE, site);
+	sy_task(&T, 7, "net");
+	sy_poll(&T, 1, 7, 100, 200);
+	sy_sample(&T, 150, 1, s0, 2);
+	sy_sample(&T, 170, 1, s1, 1);
+	sy_sample(&T, 500, 1, s0, 4);
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST | jflags, &J), 0);
+}
+
+Test(flame, polls_start_where_the_runtime_called_the_task)
+{
+	struct flame_opts o = {.format = FLAME_FOLDED};
+
+	site_trace("/usr/bin/app\trun", 0);
+	cr_assert_eq(analysis__flame(J, &o, out), 0);
+	/* outside the poll the same stack stays whole */
+	cr_assert_str_eq(output(), "[no poll];main;run;work 4\n"
+				   "task 7 net;[runtime];sys_read_[k] 1\n"
+				   "task 7 net;[runtime];work 2\n");
+}
+
+Test(flame, by_thread_and_full_stacks_keep_the_runtime)
+{
+	struct flame_opts o = {.format = FLAME_FOLDED, .by = GROUP_THREAD};
+
+	site_trace("/usr/bin/app\trun", 0);
+	cr_assert_eq(analysis__flame(J, &o, out), 0);
+	cr_assert(strstr(output(), ";main;run;work 6\n"), "%s", output());
+	cr_assert(!strstr(output(), "[runtime]"));
+	memout_close();
+	memout_open();
+	join__free(J);
+	cr_assert_eq(join__new(&T, JOIN_WHOLE_STACKS, &J), 0);
+	o.by = GROUP_TASK;
+	cr_assert_eq(analysis__flame(J, &o, out), 0);
+	cr_assert(strstr(output(), "task 7 net;main;run;work 2\n"), "%s", output());
+}
+
+Test(flame, a_site_of_another_module_or_name_cuts_nothing)
+{
+	struct flame_opts o = {.format = FLAME_FOLDED};
+
+	site_trace("/usr/bin/other\trun", 0);
+	cr_assert_eq(analysis__flame(J, &o, out), 0);
+	cr_assert(!strstr(output(), "[runtime]"), "%s", output());
+	cr_assert_eq(join__keep(J, 0), UINT32_MAX);
+	join__free(J);
+	J = NULL;
+	T.meta[0].value = "/usr/bin/app\trunner";
+	cr_assert_eq(join__new(&T, 0, &J), 0);
+	cr_assert_eq(join__keep(J, 0), UINT32_MAX);
+}
+
+Test(flame, an_inlined_site_cuts_at_the_inlined_frame)
+{
+	struct flame_opts o = {.format = FLAME_FOLDED};
+	uint32_t main_ = sy_frame(&T, 0x100, "main", "/usr/bin/app", 0, 0);
+	uint32_t loop = sy_frame(&T, 0x200, "loop", "/usr/bin/app", 0, 0);
+	uint32_t poll = sy_frame(&T, 0x200, "poll_one", "/usr/bin/app", 0, 0);
+	uint32_t fut = sy_frame(&T, 0x200, "fut", "/usr/bin/app", 0, 0);
+	uint32_t work = sy_frame(&T, 0x300, "work", "/usr/bin/app", 0, 0);
+	uint32_t s;
+
+	T.frames[poll].inlined = 1;
+	T.frames[fut].inlined = 1;
+	/* fut and poll_one inlined into loop at one address */
+	s = sy_stack(&T, 5, work, fut, poll, loop, main_);
+	sy_meta(&T, TRACE_META_POLL_SITE, "/usr/bin/app\tpoll_one\tloop");
+	sy_task(&T, 7, "net");
+	sy_poll(&T, 1, 7, 100, 200);
+	sy_sample(&T, 150, 1, s, 1);
+	cr_assert_eq(join__new(&T, 0, &J), 0);
+	cr_assert_eq(join__keep(J, s), 2);
+	cr_assert_eq(analysis__flame(J, &o, out), 0);
+	cr_assert_str_eq(output(), "task 7 net;[runtime];fut [inlined];work 1\n");
+}
+
 Test(flame, folded_order_is_byte_order_of_whole_lines)
 {
 	/* labels with spaces and prefixes of each other: a tree walk in
