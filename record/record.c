@@ -118,7 +118,9 @@ static void on_mmap(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff, uin
 {
 	struct rec *r = ctx;
 
-	if ((prot & 4 /* PROT_EXEC */) && path[0] == '/')
+	/* the symbolizer keeps what it can name (files, the vDSO: an
+	 * exec's is known from here alone once the command has exited) */
+	if (prot & 4 /* PROT_EXEC */)
 		symbolizer__add_mapping(r->sym, start, start + len, pgoff, dev, ino,
 					path);
 }

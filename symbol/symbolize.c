@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
+#include "lib/hash.h"
 #include "lib/map.h"
 #include "symbol/inline.h"
 #include "symbol/symbolize.h"
@@ -62,6 +63,9 @@ struct object {
 	int indexed;			/* syms built (possibly empty) */
 	struct inline_index *inl_index; /* its DWARF functions, built on the
 					 * first inline lookup (inline.h) */
+	uint64_t image_len;		/* a vDSO's: its mapping's length; 0 for files */
+	uint64_t image_hash;		/* a vDSO's: image_hash() of its image, 0 if
+					 * there is none (unreadable) */
 };
 
 struct mapping {
@@ -177,57 +181,6 @@ static int open_in_root(struct symbolizer *s, const char *path, int nofollow, ch
 	return fd;
 }
 
-/* A memfd with a copy of the target's vDSO image (a complete ELF file in
- * memory). Read from the target while it lives; else our own vDSO, which is
- * the same image when the target has the same ABI (checked by size). */
-static int open_vdso(struct symbolizer *s, uint64_t start, uint64_t len)
-{
-	char p[64];
-	void *img;
-	ssize_t n = -1;
-	int fd, memfd = -1;
-
-	if (!len || len > (64u << 20))
-		return -1;
-	img = malloc(len);
-	if (!img)
-		return -1;
-	snprintf(p, sizeof(p), "/proc/%d/mem", (int)s->pid);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = pread(fd, img, len, (off_t)start);
-		close(fd);
-	}
-	if (n != (ssize_t)len) {
-		unsigned long self = getauxval(AT_SYSINFO_EHDR);
-		uint64_t selflen = 0;
-		FILE *f;
-		char line[256];
-
-		f = self ? fopen("/proc/self/maps", "re") : NULL;
-		while (f && fgets(line, sizeof(line), f)) {
-			unsigned long a, b;
-
-			if (strstr(line, "[vdso]") &&
-			    sscanf(line, "%lx-%lx", &a, &b) == 2 && a == self)
-				selflen = b - a;
-		}
-		if (f)
-			fclose(f);
-		if (selflen != len)
-			goto out;
-		memcpy(img, (const void *)self, len);
-	}
-	memfd = memfd_create("d9prof-vdso", MFD_CLOEXEC);
-	if (memfd >= 0 && write(memfd, img, len) != (ssize_t)len) {
-		close(memfd);
-		memfd = -1;
-	}
-out:
-	free(img);
-	return memfd;
-}
-
 static void set_build_id(struct object *o)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -321,10 +274,178 @@ static int open_map_file(struct symbolizer *s, uint64_t start, uint64_t end)
 	return open(p, O_RDONLY | O_CLOEXEC);
 }
 
+/* A new object for @path (@dev, @ino: 0 if unknown), nothing opened yet;
+ * NULL without memory. */
+static struct object *add_object(struct symbolizer *s, const char *path, uint64_t dev,
+				 uint64_t ino)
+{
+	struct object *o;
+
+	if (s->nobjs == s->capobjs) {
+		size_t ncap = s->capobjs ? 2 * s->capobjs : 16;
+		struct object *no = realloc(s->objs, ncap * sizeof(*no));
+
+		if (!no)
+			return NULL;
+		s->objs = no;
+		s->capobjs = ncap;
+	}
+	o = &s->objs[s->nobjs];
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(path);
+	if (!o->path)
+		return NULL;
+	o->dev = dev;
+	o->ino = ino;
+	s->nobjs++;
+	return o;
+}
+
+/* ---- the vDSO --------------------------------------------------------- */
+
+/*
+ * The vDSO is no file: its image (a whole ELF file, .dynsym and .eh_frame
+ * included) is copied into a memfd when a mapping of it is learned, from
+ * the target's memory while it lives, so that it names the target's frames
+ * after the target has gone. A mapping learned after that (a command that
+ * exec'd and exited before its maps were read again: its new [vdso] known
+ * only from a PERF_RECORD_MMAP2) gets an image of the same length already
+ * read from the target (its vDSO before the exec), else ours: one kernel
+ * maps one image into every process of an ABI, and the length tells
+ * another ABI's (32-bit, x32) from ours, which must not name its frames.
+ * An image the target shows that differs from every one known (read, not
+ * guessed) is an object of its own.
+ */
+
+/* Larger than any vDSO (a few pages); what is read and copied at most. */
+#define VDSO_MAX (1u << 20)
+
+/* The identity of an image: its bytes and length, never 0. */
+static uint64_t image_hash(const unsigned char *p, size_t len)
+{
+	uint64_t h = lib_hash64(len), v;
+	size_t i;
+
+	for (i = 0; i + sizeof(v) <= len; i += sizeof(v)) {
+		memcpy(&v, p + i, sizeof(v));
+		h = lib_hash64(h ^ v);
+	}
+	for (; i < len; i++)
+		h = lib_hash64(h ^ p[i]);
+	return h ? h : 1;
+}
+
+/* The target's memory [@start, @start + @len) in a malloc'd copy, or NULL:
+ * gone (a zombie has no memory), or not ours to read (ptrace access). */
+static unsigned char *read_target(struct symbolizer *s, uint64_t start, uint64_t len)
+{
+	unsigned char *img;
+	char p[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/mem", (int)s->pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	img = malloc(len);
+	if (img)
+		n = pread(fd, img, len, (off_t)start);
+	close(fd);
+	if (n != (ssize_t)len) {
+		free(img);
+		return NULL;
+	}
+	return img;
+}
+
+/* Our own vDSO image if it is @len bytes long, else NULL. */
+static const unsigned char *own_vdso(uint64_t len)
+{
+	unsigned long self = getauxval(AT_SYSINFO_EHDR), a, b;
+	uint64_t selflen = 0;
+	char line[256];
+	FILE *f;
+
+	f = self ? fopen("/proc/self/maps", "re") : NULL;
+	if (!f)
+		return NULL;
+	while (!selflen && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &a, &b) == 2 &&
+		    a == self)
+			selflen = b - a;
+	fclose(f);
+	return selflen && selflen == len ? (const unsigned char *)self : NULL;
+}
+
+/* A memfd holding @len bytes of @img, or -1. */
+static int image_fd(const unsigned char *img, size_t len)
+{
+	int fd = memfd_create("d9prof-vdso", MFD_CLOEXEC);
+
+	if (fd >= 0 && write(fd, img, len) != (ssize_t)len) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The object for the vDSO mapped at [@start, @end) of a target of ours
+ * (s->pid), made now if no image known fits (see above). Its index, or
+ * -ENOMEM. */
+static long vdso_object(struct symbolizer *s, uint64_t start, uint64_t end)
+{
+	uint64_t len = end - start, h = 0;
+	const unsigned char *use = NULL;
+	unsigned char *img = NULL;
+	long any = -1;
+	struct object *o;
+	size_t i;
+	int fd;
+
+	if (len <= VDSO_MAX)
+		img = read_target(s, start, len);
+	if (img)
+		h = image_hash(img, len);
+	/* newest first: the target's image of that length read last */
+	for (i = s->nobjs; i-- > 0;) {
+		o = &s->objs[i];
+		if (o->image_len != len)
+			continue;
+		if (img ? o->image_hash == h : o->mod != NULL) {
+			free(img);
+			return (long)i;
+		}
+		if (any < 0)
+			any = (long)i;
+	}
+	use = img;
+	if (!use && len <= VDSO_MAX && (use = own_vdso(len)))
+		h = image_hash(use, len);
+	if (!use && any >= 0)
+		return any; /* unreadable already: said once */
+	o = add_object(s, "[vdso]", 0, 0);
+	if (!o) {
+		free(img);
+		return -ENOMEM;
+	}
+	o->image_len = len;
+	o->image_hash = use ? h : 0;
+	fd = use ? image_fd(use, len) : -1;
+	free(img);
+	if (!use)
+		o->unreadable = "unreadable in the target; ours has another length";
+	else if (fd < 0)
+		o->unreadable = "cannot be copied (memfd_create)";
+	else if (report_object(o, fd, "[vdso]"))
+		o->unreadable = "not an ELF file libdw reads";
+	return (long)(s->nobjs - 1);
+}
+
 /* The object for the file @path (@dev, @ino: 0 if unknown), opened now if
  * new: by its path if that still names the mapped file, else through
- * map_files (@deleted: the path is known to be gone). Returns its index or
- * -errno. */
+ * map_files (@deleted: the path is known to be gone); for "[vdso]", the
+ * image mapped at [@start, @end). Returns its index or -errno. */
 static long get_object(struct symbolizer *s, const char *path, uint64_t dev, uint64_t ino,
 		       int deleted, uint64_t start, uint64_t end)
 {
@@ -333,36 +454,19 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t dev, uin
 	size_t i;
 	int fd = -1, replaced = 0;
 
+	if (s->pid && !strcmp(path, "[vdso]"))
+		return vdso_object(s, start, end);
 	for (i = s->nobjs; i-- > 0;) {
 		o = &s->objs[i];
 		if (!strcmp(o->path, path) &&
 		    (!ino || !o->ino || (o->ino == ino && o->dev == dev)))
 			return (long)i;
 	}
-	if (s->nobjs == s->capobjs) {
-		size_t ncap = s->capobjs ? 2 * s->capobjs : 16;
-		struct object *no = realloc(s->objs, ncap * sizeof(*no));
-
-		if (!no)
-			return -ENOMEM;
-		s->objs = no;
-		s->capobjs = ncap;
-	}
-	o = &s->objs[s->nobjs];
-	memset(o, 0, sizeof(*o));
-	o->path = strdup(path);
-	if (!o->path)
+	o = add_object(s, path, dev, ino);
+	if (!o)
 		return -ENOMEM;
-	o->dev = dev;
-	o->ino = ino;
-	s->nobjs++;
 
-	if (!s->pid) {
-		/* of no process: no file is opened */
-	} else if (!strcmp(path, "[vdso]")) {
-		fd = open_vdso(s, start, end - start);
-		snprintf(used, sizeof(used), "[vdso]");
-	} else {
+	if (s->pid) {
 		if (!deleted) {
 			fd = open_in_root(s, path, 0, used, sizeof(used));
 			if (fd >= 0 && !same_file(fd, dev, ino)) {
@@ -425,6 +529,15 @@ static int map_vaddr(const struct object *o, const struct mapping *m, uint64_t a
 
 /* ---- mappings ------------------------------------------------------- */
 
+/* 1 if the symbolizer keeps a mapping of @path: a file, or the vDSO; not
+ * [vsyscall] (a fixed legacy page), [heap], [stack], nor anonymous code,
+ * "" in maps and "//anon" in a PERF_RECORD_MMAP2 (a JIT's code is named
+ * by its perf map, in no mapping). */
+static int kept_path(const char *path)
+{
+	return (path[0] == '/' && path[1] != '/') || !strcmp(path, "[vdso]");
+}
+
 /* Index of the first mapping with end > @addr. */
 static size_t map_search(const struct symbolizer *s, uint64_t addr)
 {
@@ -486,6 +599,8 @@ int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
 
 	if (!s || !path || !*path || end <= start)
 		return -EINVAL;
+	if (!kept_path(path))
+		return -ENOENT;
 	len = strlen(path);
 	if (len >= sizeof(name))
 		return -EINVAL;
@@ -635,9 +750,7 @@ int symbol_maps_line(const char *line, struct symbol_maps_line *out)
 	};
 	if (strlen(perms) < 3 || perms[2] != 'x')
 		return -ENOENT;
-	/* files, and the vDSO; not [vsyscall] (a fixed legacy page) nor
-	 * anonymous JIT code */
-	if (out->path[0] != '/' && strcmp(out->path, "[vdso]"))
+	if (!kept_path(out->path))
 		return -ENOENT;
 	return 0;
 }

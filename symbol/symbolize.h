@@ -18,7 +18,11 @@
  * demangled.
  *
  * Resolution works after the target has exited as long as its files are
- * still on disk (the mappings are kept in the symbolizer).
+ * still on disk (the mappings are kept in the symbolizer). The vDSO's
+ * image is copied from the target when a mapping of it is learned; one
+ * learned after the target has gone takes an image of the same length
+ * read from it before (its vDSO before an exec), else the recorder's own
+ * if that has the same length (the same kernel's), else stays unnamed.
  * Not thread-safe: one symbolizer per thread.
  */
 #ifndef D9_SYMBOLIZE_H
@@ -51,9 +55,13 @@ int symbolizer__refresh(struct symbolizer *s);
  * minor)) and @ino identify the file mapped (0, 0: unknown): a path whose
  * file has another inode now, or a path ending in " (deleted)", is opened
  * through /proc/PID/map_files/ instead, while the target lives. A mapping
- * over older ones replaces them. "[vdso]" is understood. 0 or -errno
- * (-EINVAL, -ENOMEM); a file that cannot be opened is not an error (see
- * symbolizer__resolve and symbolizer__module_unreadable). */
+ * over older ones replaces them. "[vdso]" is understood (its image is
+ * read now: see above), so a caller hands over every executable mapping
+ * and this decides: -ENOENT for one the symbolizer does not keep (@path
+ * neither a file's nor "[vdso]": anonymous code, "//anon" to perf, whose
+ * addresses the perf map may name; "[heap]", "[stack]", "[vsyscall]").
+ * Else 0, or -EINVAL, -ENOMEM; a file that cannot be opened is not an
+ * error (see symbolizer__resolve and symbolizer__module_unreadable). */
 int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
 			    uint64_t pgoff, uint64_t dev, uint64_t ino, const char *path);
 

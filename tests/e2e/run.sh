@@ -147,6 +147,34 @@ t_record_command_mode() {
 	[ "$s" -lt 300000 ] || fail "the all-tasks SVG is $s bytes" || return 1
 }
 
+# Commands that live 8 ms in clock_gettime: each exec maps a vDSO of its
+# own (the kernel says where in an MMAP2 record, the only word of it once
+# the command has exited: /proc/PID/maps of a zombie is empty), and its
+# frames are named as perf names them, not bare addresses, with the
+# callers the vDSO's CFI finds. Runs until 100 samples, at most 12.
+t_vdso_frames_of_a_command_that_exited_are_named() {
+	need_perf || return
+	cc -O1 -g -fno-omit-frame-pointer tests/e2e/vdso_spin.c -o "$TMP/vdso_spin" ||
+		fail "cannot build vdso_spin" || return 1
+	local n=0 tot=0 named spin
+	: >"$TMP/vdso.folded"
+	while [ $n -lt 12 ] && [ "$tot" -lt 100 ]; do
+		"$D9" record -F 4999 -o "$TMP/vdso.data" -- "$TMP/vdso_spin" 8 >/dev/null \
+			2>"$TMP/vdso.err" || fail "record failed: $(cat "$TMP/vdso.err")" || return 1
+		"$D9" flame -i "$TMP/vdso.data" --by thread --format folded 2>/dev/null |
+			sed 's/^[^;]*;//' >>"$TMP/vdso.folded" || return 1
+		tot=$(weight "$TMP/vdso.folded")
+		n=$((n + 1))
+	done
+	named=$(awk '/;main;spin;clock_gettime(;clock_gettime)? [0-9]+$/ { s += $NF }
+		END { print s + 0 }' "$TMP/vdso.folded")
+	spin=$(weight_of "$TMP/vdso.folded" "main;spin")
+	say "    $spin of $tot samples in $n runs under main;spin (the rest: exec, ld.so), $named of them in clock_gettime, named"
+	[ "$tot" -ge 100 ] || fail "only $tot samples in $n runs" || return 1
+	[ $((spin * 10)) -ge $((tot * 6)) ] && [ $((named * 10)) -ge $((spin * 9)) ] ||
+		fail "vDSO frames unnamed or callers lost: $(sort -t' ' -k2 -n "$TMP/vdso.folded" | tail -2)" || return 1
+}
+
 t_target_exit_leaves_complete_trace() {
 	need_perf || return
 	start_demo "$TMP/exit.out" -d 1.5 || return 1
@@ -921,7 +949,8 @@ e2e_run_tests t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized 
 	t_record_command_mode t_record_pid_while_command_runs t_record_duration_units \
 	t_record_command_exit_status t_record_unrunnable_command_touches_nothing \
 	t_record_progress_line_on_a_terminal t_record_messages \
-	t_target_exit_leaves_complete_trace t_installed_shim_own_process \
+	t_target_exit_leaves_complete_trace t_vdso_frames_of_a_command_that_exited_are_named \
+	t_installed_shim_own_process \
 	t_target_without_shim_warns t_killed_recorder_leaves_readable_trace_and_live_target \
 	t_ctimer_and_perf_agree_on_the_demo t_ctimer_fallback_under_seccomp \
 	t_ctimer_needs_the_shim t_killed_ctimer_recorder_leaves_target_as_before \

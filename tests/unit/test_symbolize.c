@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -512,6 +513,205 @@ Test(symbolize, resolves_vdso_functions)
 	symbolizer__free(s);
 }
 
+/* The [vdso] of /proc/@pid/maps: *@start, *@end (both 0 if none). */
+static void vdso_range(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	char path[64], line[PATH_MAX + 128];
+	unsigned long long a, b;
+	FILE *f;
+
+	*start = *end = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			*start = a;
+			*end = b;
+		}
+	fclose(f);
+}
+
+/* `record -- CMD`: the symbolizer reads the maps of the command stopped
+ * before its exec; the exec maps a vDSO elsewhere, which the recorder
+ * learns from its PERF_RECORD_MMAP2 only after the command has exited
+ * (a short one is gone before its maps are read again). */
+Test(symbolize, vdso_mapped_by_an_exec_is_named_after_the_target_exited)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR),
+		 fn = vdso_symbol("__vdso_clock_gettime");
+	uint64_t vs, ve;
+	int go[2], hold[2], execd[2], status, err;
+	struct symbolizer *s = NULL;
+	struct symbol_cfi cfi;
+	struct trace_frame f;
+	pid_t child;
+	char c;
+
+	if (!fn)
+		cr_skip_test("no vDSO with __vdso_clock_gettime");
+	cr_assert_eq(pipe2(go, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(execd, O_CLOEXEC), 0);
+	cr_assert_eq(pipe(hold), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		close(go[1]);
+		close(hold[1]);
+		close(execd[0]);
+		if (read(go[0], &c, 1) != 1 || dup2(hold[0], 0) != 0)
+			_exit(126);
+		/* waits for its stdin to close */
+		execl("/bin/sh", "sh", "-c", "read x", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(hold[0]);
+	close(execd[1]);
+	err = symbolizer__new(child, &s);
+	cr_assert_eq(write(go[1], "g", 1), 1);
+	/* end of file once it has exec'd (the pipe is close-on-exec) */
+	cr_assert_eq(read(execd[0], &c, 1), 0);
+	vdso_range(child, &vs, &ve);
+	close(hold[1]);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	close(go[1]);
+	close(execd[0]);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) < 126, "child status %#x",
+		  status);
+	cr_assert_eq(err, 0, "symbolizer__new: %s", strerror(-err));
+	cr_assert_gt(ve, vs, "no [vdso] after the exec");
+
+	cr_assert_eq(symbolizer__add_mapping(s, vs, ve, 0, 0, 0, "[vdso]"), 0);
+	cr_assert_eq(symbolizer__resolve(s, vs + (fn - base), &f), 0);
+	cr_expect_str_eq(f.module, "[vdso]");
+	cr_assert_not_null(f.sym, "[vdso]+%#" PRIx64 " has no name", f.offset);
+	cr_expect(strstr(f.sym, "clock_gettime"), "got %s", f.sym);
+	cr_expect_eq(f.offset, 0);
+	/* and its CFI unwinds a sample out of it */
+	cr_expect_eq(symbolizer__cfi_at(s, vs + (fn - base), &cfi), 0);
+	symbolizer__free(s);
+}
+
+/* A target whose vDSO the symbolizer learns only once it has gone: ours
+ * names it if it has the same length (the same kernel's image), else it
+ * stays unnamed (another ABI's, e.g. a 32-bit target's). */
+Test(symbolize, vdso_learned_after_the_target_exited_is_ours_if_the_length_matches)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR),
+		 fn = vdso_symbol("__vdso_clock_gettime");
+	uint64_t start, end, pgoff, len, at = 0x7e5500000000ull;
+	char path[PATH_MAX];
+	struct symbolizer *s = NULL;
+	struct trace_frame f;
+	int ready[2], status, err;
+	size_t i, n;
+	pid_t child;
+	char c;
+
+	if (!fn)
+		cr_skip_test("no vDSO with __vdso_clock_gettime");
+	find_mapping(base, &start, &end, &pgoff, path, sizeof(path));
+	len = end - start;
+	cr_assert_eq(pipe(ready), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		/* no vDSO in its maps: none is known when it has gone */
+		if (munmap((void *)(uintptr_t)start, len) != 0 ||
+		    write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	close(ready[1]);
+	err = symbolizer__new(child, &s);
+	kill(child, SIGKILL);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert_eq(err, 0, "symbolizer__new: %s", strerror(-err));
+	n = symbolizer__nmodules(s);
+	for (i = 0; i < n; i++) {
+		const char *mod;
+
+		cr_assert_eq(symbolizer__module(s, i, &mod, NULL), 0);
+		cr_assert_str_neq(mod, "[vdso]");
+	}
+
+	cr_assert_eq(symbolizer__add_mapping(s, at, at + len, 0, 0, 0, "[vdso]"), 0);
+	cr_assert_eq(symbolizer__resolve(s, at + (fn - base), &f), 0);
+	cr_expect_str_eq(f.module, "[vdso]");
+	cr_assert_not_null(f.sym);
+	cr_expect(strstr(f.sym, "clock_gettime"), "got %s", f.sym);
+	cr_expect_eq(f.offset, 0);
+	cr_expect_null(symbolizer__module_unreadable(s, n));
+
+	/* another length: ours is not its image */
+	at += 0x100000000ull;
+	cr_assert_eq(symbolizer__add_mapping(s, at, at + len + 4096, 0, 0, 0, "[vdso]"),
+		     0);
+	cr_assert_eq(symbolizer__resolve(s, at + (fn - base), &f), 0);
+	cr_expect_str_eq(f.module, "[vdso]");
+	cr_expect_null(f.sym, "named %s by an image of another length", f.sym);
+	cr_expect_eq(f.offset, fn - base);
+	cr_assert_eq(symbolizer__nmodules(s), n + 2);
+	cr_expect_not_null(symbolizer__module_unreadable(s, n + 1));
+	symbolizer__free(s);
+}
+
+/* While the target lives, the image it shows is the one read: a vDSO
+ * whose bytes differ from every one known is an object of its own, one
+ * with the same bytes is the same object. */
+Test(symbolize, vdso_names_come_from_the_image_the_target_maps)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR),
+		 fn = vdso_symbol("__vdso_clock_gettime");
+	uint64_t start, end, pgoff, len, same, patched;
+	struct symbolizer *s;
+	struct trace_frame f;
+	char path[PATH_MAX], *p, *q;
+	size_t n;
+
+	if (!fn)
+		cr_skip_test("no vDSO with __vdso_clock_gettime");
+	find_mapping(base, &start, &end, &pgoff, path, sizeof(path));
+	len = end - start;
+	/* two copies of our image, in memory of ours: one as it is, one whose
+	 * names are "clock_gettimX" */
+	p = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	cr_assert_neq(p, MAP_FAILED);
+	memcpy(p, (const void *)(uintptr_t)start, len);
+	memcpy(p + len, p, len);
+	for (q = p + len;
+	     (q = memmem(q, (size_t)(p + 2 * len - q), "clock_gettime", 13));)
+		q[12] = 'X';
+	same = (uint64_t)(uintptr_t)p;
+	patched = same + len;
+
+	s = self_symbolizer();
+	n = symbolizer__nmodules(s);
+	cr_assert_eq(symbolizer__add_mapping(s, same, same + len, 0, 0, 0, "[vdso]"), 0);
+	cr_expect_eq(symbolizer__nmodules(s), n, "the same image read twice");
+	cr_assert_eq(
+		symbolizer__add_mapping(s, patched, patched + len, 0, 0, 0, "[vdso]"), 0);
+	cr_expect_eq(symbolizer__nmodules(s), n + 1);
+
+	cr_assert_eq(symbolizer__resolve(s, same + (fn - base), &f), 0);
+	cr_assert_not_null(f.sym);
+	cr_expect(strstr(f.sym, "clock_gettime"), "got %s", f.sym);
+	cr_assert_eq(symbolizer__resolve(s, patched + (fn - base), &f), 0);
+	cr_expect_str_eq(f.module, "[vdso]");
+	cr_assert_not_null(f.sym);
+	cr_expect(strstr(f.sym, "clock_gettimX"), "got %s", f.sym);
+	cr_assert_eq(symbolizer__resolve(s, fn, &f), 0);
+	cr_assert_not_null(f.sym);
+	cr_expect(strstr(f.sym, "clock_gettime"), "got %s", f.sym);
+	symbolizer__free(s);
+	munmap(p, 2 * len);
+}
+
 Test(symbolize, many_addresses_resolve)
 {
 	struct symbolizer *s = self_symbolizer();
@@ -703,6 +903,41 @@ Test(symbolize, perf_map_names_anonymous_code)
 	/* file mappings still win over the map */
 	cr_assert_eq(symbolizer__resolve(s, addr_of(target_fn), &f), 0);
 	cr_expect_str_eq(f.sym, "target_fn");
+	symbolizer__free(s);
+	unlink(path);
+}
+
+/* Anonymous executable memory is no module (perf says "//anon" in its
+ * PERF_RECORD_MMAP2 of it): its addresses stay for the perf map to name. */
+Test(symbolize, mappings_of_no_file_are_not_kept)
+{
+	char path[64];
+	struct symbolizer *s;
+	struct trace_frame f;
+	size_t n;
+	FILE *m;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	m = fopen(path, "w");
+	cr_assert_not_null(m);
+	fprintf(m, "7e0000011000 100 jit_fn\n");
+	fclose(m);
+	s = self_symbolizer();
+	n = symbolizer__nmodules(s);
+	cr_expect_eq(symbolizer__add_mapping(s, 0x7e0000010000ull, 0x7e0000020000ull, 0,
+					     0, 0, "//anon"),
+		     -ENOENT);
+	cr_expect_eq(symbolizer__add_mapping(s, 0x7e0000030000ull, 0x7e0000040000ull, 0,
+					     0, 0, "[heap]"),
+		     -ENOENT);
+	cr_expect_eq(symbolizer__add_mapping(s, 0x7e0000050000ull, 0x7e0000060000ull, 0,
+					     0, 0, "[anon:jit]"),
+		     -ENOENT);
+	cr_expect_eq(symbolizer__nmodules(s), n);
+	cr_assert_eq(symbolizer__resolve(s, 0x7e0000011010ull, &f), 0);
+	cr_expect_str_eq(f.sym, "jit_fn");
+	cr_expect_str_eq(f.module, path);
+	cr_expect_eq(symbolizer__resolve(s, 0x7e0000030010ull, &f), -ENOENT);
 	symbolizer__free(s);
 	unlink(path);
 }
