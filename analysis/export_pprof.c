@@ -445,6 +445,38 @@ static int64_t wall_offset(const struct trace *t)
 	return 0;
 }
 
+/* The program's own Mapping first: pprof takes the first one for the main
+ * binary ("File:" in -top, the binary -list and -weblist look up). The
+ * program is the command line's first word, as a path or a file name. */
+static int exe_mapping_first(struct ex *x)
+{
+	const char *cmd = trace__meta(x->t, TRACE_META_CMDLINE);
+	const char *end, *base;
+	size_t n, i;
+	uint64_t id;
+
+	if (!cmd || !*cmd)
+		return 0;
+	end = strchr(cmd, ' ');
+	n = end ? (size_t)(end - cmd) : strlen(cmd);
+	base = memrchr(cmd, '/', n);
+	base = base ? base + 1 : cmd;
+	for (i = 0; i < x->t->nframes; i++) {
+		const struct trace_frame *f = &x->t->frames[i];
+		const char *mb;
+
+		if (f->kernel || !f->module)
+			continue;
+		mb = strrchr(f->module, '/');
+		mb = mb ? mb + 1 : f->module;
+		if ((!strncmp(f->module, cmd, n) && !f->module[n]) ||
+		    (!strncmp(mb, base, n - (size_t)(base - cmd)) &&
+		     !mb[n - (size_t)(base - cmd)]))
+			return mapping_id(x, f, &id);
+	}
+	return 0;
+}
+
 static int write_profile(struct ex *x, double period, FILE *out)
 {
 	const struct trace *t = x->t;
@@ -452,7 +484,7 @@ static int write_profile(struct ex *x, double period, FILE *out)
 	uint64_t *locs = NULL, vals[NVAL];
 	size_t cap = 0, n, nval = x->o->offcpu ? 3 : 2;
 	uint64_t lo, hi;
-	int err = 0;
+	int err = exe_mapping_first(x);
 
 	for (size_t i = 0; i < x->nsamples && !err; i++) {
 		const struct psample *ps = &x->samples[i];
