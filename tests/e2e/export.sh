@@ -100,6 +100,9 @@ t_gopprof_top_names_the_hot_function() {
 	awk '/flat%/ {getline; print $NF; exit}' "$TMP/top.txt" | grep -qx crunch_numbers ||
 		{ cat "$TMP/top.txt"; fail "-top does not put crunch_numbers first"; return 1; }
 	say "    $(grep -m1 crunch_numbers "$TMP/top.txt" | xargs)"
+	# the profile is the program's (its Mapping first), not libc's
+	grep -qx 'File: hot' "$TMP/top.txt" ||
+		{ head -3 "$TMP/top.txt"; fail "-top names another file than the program"; return 1; }
 }
 
 t_gopprof_list_counts_the_hot_line_of_the_source() {
