@@ -477,6 +477,23 @@ static int exe_mapping_first(struct ex *x)
 	return 0;
 }
 
+/* The mapping of @m's frames among those meta TRACE_META_MAP_PFX gives in
+ * @v ("START END PGOFF" hex triples): 1 and it in *@start, *@limit,
+ * *@off, or 0 if none holds all of them. */
+static int mapped_at(const char *v, const struct mapping *m, uint64_t *start,
+		     uint64_t *limit, uint64_t *off)
+{
+	int n;
+
+	while (v && sscanf(v, "%" SCNx64 " %" SCNx64 " %" SCNx64 "%n", start, limit, off,
+			   &n) == 3) {
+		if (*start <= m->lo && m->hi < *limit)
+			return 1;
+		v += n;
+	}
+	return 0;
+}
+
 static int write_profile(struct ex *x, double period, FILE *out)
 {
 	const struct trace *t = x->t;
@@ -534,13 +551,22 @@ static int write_profile(struct ex *x, double period, FILE *out)
 	for (size_t i = 0; i < x->nmaps && !err; i++) {
 		const struct mapping *m = &x->maps[i];
 		char key[4200];
+		uint64_t start, limit, off;
+		int has_off = m->has_off;
 
-		snprintf(key, sizeof(key), "buildid %s", m->module);
+		/* where the recorder saw it mapped: what -disasm and -weblist
+		 * need to find an address in the file */
+		snprintf(key, sizeof(key), TRACE_META_MAP_PFX "%s", m->module);
+		if (mapped_at(trace__meta(t, key), m, &start, &limit, &off))
+			has_off = 1;
+		else
+			start = m->lo, limit = m->hi + 1, off = m->off;
+		snprintf(key, sizeof(key), TRACE_META_BUILDID_PFX "%s", m->module);
 		pbuf_uint(&x->tmp, MAPPING_ID, i + 1);
-		pbuf_uint(&x->tmp, MAPPING_MEMORY_START, m->lo);
-		pbuf_uint(&x->tmp, MAPPING_MEMORY_LIMIT, m->hi + 1);
-		if (m->has_off)
-			pbuf_uint(&x->tmp, MAPPING_FILE_OFFSET, m->off);
+		pbuf_uint(&x->tmp, MAPPING_MEMORY_START, start);
+		pbuf_uint(&x->tmp, MAPPING_MEMORY_LIMIT, limit);
+		if (has_off)
+			pbuf_uint(&x->tmp, MAPPING_FILE_OFFSET, off);
 		pbuf_uint(&x->tmp, MAPPING_FILENAME, m->file);
 		pbuf_uint(&x->tmp, MAPPING_BUILD_ID, str(x, trace__meta(t, key)));
 		pbuf_uint(&x->tmp, MAPPING_HAS_FUNCTIONS, m->has_fn);

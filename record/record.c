@@ -206,18 +206,35 @@ void record_write_meta(struct rec *r)
 		r, trace_writer__meta(r->w, TRACE_META_RECORDER, "d9prof " D9_VERSION));
 }
 
+/* Executable mappings of a module named in its meta, at most */
+#define MAPS_PER_MODULE 8
+
 void record_write_build_ids(struct rec *r)
 {
-	size_t i, n = symbolizer__nmodules(r->sym);
+	size_t i, k, n = symbolizer__nmodules(r->sym);
 
 	for (i = 0; i < n; i++) {
 		const char *path, *id;
-		char key[512];
+		uint64_t start, end, pgoff;
+		char key[512], val[MAPS_PER_MODULE * 52];
+		size_t len = 0;
 
-		if (symbolizer__module(r->sym, i, &path, &id) || !id[0])
+		if (symbolizer__module(r->sym, i, &path, &id))
 			continue;
-		snprintf(key, sizeof(key), "buildid %s", path);
-		record_note_err(r, trace_writer__meta(r->w, key, id));
+		if (id[0]) {
+			snprintf(key, sizeof(key), TRACE_META_BUILDID_PFX "%s", path);
+			record_note_err(r, trace_writer__meta(r->w, key, id));
+		}
+		for (k = 0; k < MAPS_PER_MODULE &&
+			    !symbolizer__module_map(r->sym, i, k, &start, &end, &pgoff);
+		     k++)
+			len += (size_t)snprintf(val + len, sizeof(val) - len,
+						"%s%" PRIx64 " %" PRIx64 " %" PRIx64,
+						k ? " " : "", start, end, pgoff);
+		if (k) {
+			snprintf(key, sizeof(key), TRACE_META_MAP_PFX "%s", path);
+			record_note_err(r, trace_writer__meta(r->w, key, val));
+		}
 	}
 }
 

@@ -1342,6 +1342,23 @@ int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
 	return 0;
 }
 
+int symbolizer__module_map(const struct symbolizer *s, size_t i, size_t k,
+			   uint64_t *start, uint64_t *end, uint64_t *pgoff)
+{
+	size_t m;
+
+	if (!s || i >= s->nobjs)
+		return -EINVAL;
+	for (m = 0; m < s->nmaps; m++) /* sorted by start */
+		if (s->maps[m].obj == i && !k--) {
+			*start = s->maps[m].start;
+			*end = s->maps[m].end;
+			*pgoff = s->maps[m].pgoff;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i)
 {
 	return s && i < s->nobjs ? s->objs[i].unreadable : NULL;

@@ -86,6 +86,11 @@ size_t symbolizer__nmodules(const struct symbolizer *s);
 int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
 		       const char **build_id);
 
+/* Module @i's executable mapping @k (0 the lowest address) now: its
+ * start, end and file offset. 0, -ENOENT past the last, or -EINVAL. */
+int symbolizer__module_map(const struct symbolizer *s, size_t i, size_t k,
+			   uint64_t *start, uint64_t *end, uint64_t *pgoff);
+
 /* Why module @i's file is not used for names (e.g. "replaced on disk, and
  * /proc/PID/map_files is not readable"), or NULL if it is read. */
 const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i);

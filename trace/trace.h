@@ -285,6 +285,11 @@ struct trace_thread {
  * d9_poll_begin, innermost (inlined) first, the symbol last. Per-task
  * views cut a poll's stacks there (join__cut_stacks()). */
 #define TRACE_META_POLL_SITE "poll site"
+/* Per module (key prefix, then the module's path as the maps name it):
+ * its build id (lowercase hex), and its executable mappings when the
+ * segment was sealed, "START END PGOFF" in hex each, space-separated. */
+#define TRACE_META_BUILDID_PFX "buildid "
+#define TRACE_META_MAP_PFX     "map "
 
 struct trace_meta {
 	const char *key;

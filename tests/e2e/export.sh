@@ -131,6 +131,42 @@ t_gopprof_lines_name_file_and_line() {
 		{ cat "$TMP/lines.txt"; fail "-lines does not name take_a_nap at line $NAP_LINE"; return 1; }
 }
 
+# The program's Mapping says where it was mapped (start, limit, file
+# offset), so that an address finds its place in the file (-disasm,
+# -weblist): every location pprof names crunch_numbers lies, so
+# translated, inside crunch_numbers as nm reads the binary.
+t_pprof_mapping_puts_addresses_in_the_file() {
+	need_go || return
+	record_hot || return
+	pp -raw "$HOT_PB" >"$TMP/raw.txt" || { cat "$TMP/pp.err"; fail "pprof -raw failed"; return 1; }
+	nm -S "$TMP/hot" | grep ' crunch_numbers$' >"$TMP/nm.txt" || { fail "nm: no crunch_numbers"; return 1; }
+	python3 - "$TMP/raw.txt" "$TMP/nm.txt" "$TMP/hot" <<'PY' | sed 's/^/    /'
+import re, subprocess, sys
+raw, nm, binary = open(sys.argv[1]).read(), open(sys.argv[2]).read().split(), sys.argv[3]
+val, size = int(nm[0], 16), int(nm[1], 16)
+# file offset -> address in the ELF file: the PT_LOAD holding it
+loads = [l.split() for l in subprocess.run(['readelf', '-lW', binary], capture_output=True,
+         text=True).stdout.splitlines() if l.strip().startswith('LOAD')]
+def vaddr(off):
+    for l in loads:
+        o, v, fs = int(l[1], 16), int(l[2], 16), int(l[4], 16)
+        if o <= off < o + fs:
+            return off - o + v
+    return None
+maps = {m[0]: m for m in re.findall(r'^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S+)', raw, re.M)}
+locs = re.findall(r'^ +\d+: 0x([0-9a-f]+) M=(\d+) crunch_numbers ', raw, re.M)
+ok = 0
+for addr, mid in locs:
+    _, start, limit, off, path = maps[mid]
+    a = int(addr, 16)
+    v = vaddr(a - int(start, 16) + int(off, 16)) if int(start, 16) <= a < int(limit, 16) else None
+    ok += v is not None and val <= v < val + size
+print(f'{ok} of {len(locs)} crunch_numbers locations inside [0x{val:x}, 0x{val + size:x}) of {binary.split("/")[-1]}')
+sys.exit(0 if locs and ok == len(locs) else 1)
+PY
+	[ "${PIPESTATUS[0]}" = 0 ] || { fail "the program's Mapping does not put its addresses in the file"; return 1; }
+}
+
 t_gopprof_tagfocus_on_a_string_label_keeps_that_task() {
 	need_go || return
 	record_hot || return
