@@ -29,17 +29,27 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
-/* main -> run -> work / sys_read (kernel); tasks 7 "net" and 8 unnamed. */
-static void small_trace(void)
+/* Stacks main -> run -> work (s[0]), main -> run -> sys_read (kernel,
+ * s[1]) and main alone (s[2]). */
+static void app_stacks(uint32_t s[3])
 {
 	uint32_t main_ = sy_frame(&T, 0x100, "main", "/usr/bin/app", 0, 0);
 	uint32_t run = sy_frame(&T, 0x200, "run", "/usr/bin/app", 0, 0);
 	uint32_t work = sy_frame(&T, 0x300, "work", "/usr/bin/app", 0, 0);
 	uint32_t rd = sy_frame(&T, 0xffff0400, "sys_read", "[kernel]", 0, 1);
-	uint32_t s0 = sy_stack(&T, 3, work, run, main_);
-	uint32_t s1 = sy_stack(&T, 3, rd, run, main_);
-	uint32_t s2 = sy_stack(&T, 1, main_);
 
+	s[0] = sy_stack(&T, 3, work, run, main_);
+	s[1] = sy_stack(&T, 3, rd, run, main_);
+	s[2] = sy_stack(&T, 1, main_);
+}
+
+/* app_stacks(); tasks 7 "net" and 8 unnamed. */
+static void small_trace(void)
+{
+	uint32_t s[3], s0, s1, s2;
+
+	app_stacks(s);
+	s0 = s[0], s1 = s[1], s2 = s[2];
 	sy_task(&T, 7, "net");
 	sy_task(&T, 8, NULL);
 	sy_poll(&T, 1, 7, 100, 200);
@@ -129,19 +139,15 @@ Test(flame, folded_output_is_sorted_and_summed)
  * any poll has run on its stack too. */
 static void site_trace(const char *site, unsigned int jflags)
 {
-	uint32_t main_ = sy_frame(&T, 0x100, "main", "/usr/bin/app", 0, 0);
-	uint32_t run = sy_frame(&T, 0x200, "run", "/usr/bin/app", 0, 0);
-	uint32_t work = sy_frame(&T, 0x300, "work", "/usr/bin/app", 0, 0);
-	uint32_t rd = sy_frame(&T, 0xffff0400, "sys_read", "[kernel]", 0, 1);
-	uint32_t s0 = sy_stack(&T, 3, work, run, main_);
-	uint32_t s1 = sy_stack(&T, 3, rd, run, main_);
+	uint32_t s[3];
 
+	app_stacks(s);
 	sy_meta(&T, TRACE_META_POLL_SITE, site);
 	sy_task(&T, 7, "net");
 	sy_poll(&T, 1, 7, 100, 200);
-	sy_sample(&T, 150, 1, s0, 2);
-	sy_sample(&T, 170, 1, s1, 1);
-	sy_sample(&T, 500, 1, s0, 4);
+	sy_sample(&T, 150, 1, s[0], 2);
+	sy_sample(&T, 170, 1, s[1], 1);
+	sy_sample(&T, 500, 1, s[0], 4);
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST | jflags, &J), 0);
 }
 
