@@ -119,19 +119,16 @@ struct inputs {
 	char args[768];		 /* inputs_args() */
 };
 
-/* The long options of the inputs (view_option()), for a command's table. */
+/* The long options of the inputs (view_option()), for a command's table;
+ * --frame, for the commands that name one frame for a poll or a blocking
+ * call (view_option() takes it). */
+/* clang-format off */
 #define INPUT_OPTIONS                                                                    \
 	{"input", required_argument, NULL, 'i'},                                         \
-		{"from", required_argument, NULL, OPT_FROM},                             \
-	{                                                                                \
-		"to", required_argument, NULL, OPT_TO                                    \
-	}
-/* --frame, for the commands that name one frame for a poll or a blocking
- * call (view_option() takes it). */
-#define FRAME_OPTION                                                                     \
-	{                                                                                \
-		"frame", required_argument, NULL, OPT_FRAME                              \
-	}
+	{"from", required_argument, NULL, OPT_FROM},                                     \
+	{"to", required_argument, NULL, OPT_TO}
+#define FRAME_OPTION {"frame", required_argument, NULL, OPT_FRAME}
+/* clang-format on */
 #define FRAME_HELP                                                                       \
 	"      --frame app|leaf  name a blocking call or a poll by the application's\n"  \
 	"                        frame over the call it made (default: app, e.g.\n"      \
@@ -174,56 +171,22 @@ struct view_args {
 	const char *out;	  /* -o, --output FILE */
 	unsigned int rflags;	  /* --no-inline: TRACE_READ_NO_INLINE */
 };
-#define VIEW_OPT_TASK                                                                    \
-	{                                                                                \
-		"task", required_argument, NULL, 't'                                     \
-	}
-#define VIEW_OPT_BY                                                                      \
-	{                                                                                \
-		"by", required_argument, NULL, OPT_BY                                    \
-	}
-#define VIEW_OPT_REVERSE                                                                 \
-	{                                                                                \
-		"reverse", no_argument, NULL, OPT_REVERSE                                \
-	}
-#define VIEW_OPT_TITLE                                                                   \
-	{                                                                                \
-		"title", required_argument, NULL, OPT_TITLE                              \
-	}
-#define VIEW_OPT_MIN_POLL                                                                \
-	{                                                                                \
-		"min-poll", required_argument, NULL, OPT_MIN_POLL                        \
-	}
-#define VIEW_OPT_MIN                                                                     \
-	{                                                                                \
-		"min", required_argument, NULL, OPT_MIN                                  \
-	}
-#define VIEW_OPT_LIMIT                                                                   \
-	{                                                                                \
-		"limit", required_argument, NULL, 'n'                                    \
-	}
-#define VIEW_OPT_WIDE                                                                    \
-	{                                                                                \
-		"wide", no_argument, NULL, OPT_WIDE                                      \
-	}
-#define VIEW_OPT_FORMAT                                                                  \
-	{                                                                                \
-		"format", required_argument, NULL, 'f'                                   \
-	}
-#define VIEW_OPT_OUTPUT                                                                  \
-	{                                                                                \
-		"output", required_argument, NULL, 'o'                                   \
-	}
-#define VIEW_OPT_NO_INLINE                                                               \
-	{                                                                                \
-		"no-inline", no_argument, NULL, OPT_NO_INLINE                            \
-	}
+/* one entry a line */
+/* clang-format off */
+#define VIEW_OPT_TASK      {"task", required_argument, NULL, 't'}
+#define VIEW_OPT_BY        {"by", required_argument, NULL, OPT_BY}
+#define VIEW_OPT_REVERSE   {"reverse", no_argument, NULL, OPT_REVERSE}
+#define VIEW_OPT_TITLE     {"title", required_argument, NULL, OPT_TITLE}
+#define VIEW_OPT_MIN_POLL  {"min-poll", required_argument, NULL, OPT_MIN_POLL}
+#define VIEW_OPT_MIN       {"min", required_argument, NULL, OPT_MIN}
+#define VIEW_OPT_LIMIT     {"limit", required_argument, NULL, 'n'}
+#define VIEW_OPT_WIDE      {"wide", no_argument, NULL, OPT_WIDE}
+#define VIEW_OPT_FORMAT    {"format", required_argument, NULL, 'f'}
+#define VIEW_OPT_OUTPUT    {"output", required_argument, NULL, 'o'}
+#define VIEW_OPT_NO_INLINE {"no-inline", no_argument, NULL, OPT_NO_INLINE}
 /* the end of every table: -h, --help and the terminator */
-#define VIEW_OPT_END                                                                     \
-	{"help", no_argument, NULL, 'h'},                                                \
-	{                                                                                \
-		0                                                                        \
-	}
+#define VIEW_OPT_END       {"help", no_argument, NULL, 'h'}, {0}
+/* clang-format on */
 /* the options of the flamegraphs (flame, offcpu) */
 #define VIEW_OPT_FLAME                                                                   \
 	VIEW_OPT_TASK, VIEW_OPT_BY, VIEW_OPT_REVERSE, VIEW_OPT_TITLE, VIEW_OPT_MIN_POLL, \
