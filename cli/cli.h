@@ -119,27 +119,13 @@ struct inputs {
 	char args[768];		 /* inputs_args() */
 };
 
-/* The long options of the inputs (view_option()), for a command's table;
- * --frame, for the commands that name one frame for a poll or a blocking
- * call (view_option() takes it). */
-/* clang-format off */
-#define INPUT_OPTIONS                                                                    \
-	{"input", required_argument, NULL, 'i'},                                         \
-	{"from", required_argument, NULL, OPT_FROM},                                     \
-	{"to", required_argument, NULL, OPT_TO}
-#define FRAME_OPTION {"frame", required_argument, NULL, OPT_FRAME}
-/* clang-format on */
 #define FRAME_HELP                                                                       \
 	"      --frame app|leaf  name a blocking call or a poll by the application's\n"  \
 	"                        frame over the call it made (default: app, e.g.\n"      \
 	"                        'read <- slow_read'; libc, the loader, the vDSO,\n"     \
 	"                        Rust's std/core/alloc, tokio and the shim are\n"        \
 	"                        skipped), or by the raw leaf (leaf)\n"
-/* --full-stacks, for the views that draw a poll's stacks (view_option()
- * takes it; session_open() and join_flags() use it). */
-/* clang-format off */
-#define STACKS_OPTION {"full-stacks", no_argument, NULL, OPT_FULL_STACKS}
-/* clang-format on */
+/* --full-stacks (VIEW_STACKS): session_open() and join_flags() use it */
 #define STACKS_HELP                                                                       \
 	"      --full-stacks     keep the runtime's frames below a task's code (by\n"     \
 	"                        default a poll's stacks start at \"[runtime]\", where\n" \
@@ -171,26 +157,36 @@ struct view_args {
 	const char *out;	  /* -o, --output FILE */
 	unsigned int rflags;	  /* --no-inline: TRACE_READ_NO_INLINE */
 };
-/* one entry a line */
-/* clang-format off */
-#define VIEW_OPT_TASK      {"task", required_argument, NULL, 't'}
-#define VIEW_OPT_BY        {"by", required_argument, NULL, OPT_BY}
-#define VIEW_OPT_REVERSE   {"reverse", no_argument, NULL, OPT_REVERSE}
-#define VIEW_OPT_TITLE     {"title", required_argument, NULL, OPT_TITLE}
-#define VIEW_OPT_MIN_POLL  {"min-poll", required_argument, NULL, OPT_MIN_POLL}
-#define VIEW_OPT_MIN       {"min", required_argument, NULL, OPT_MIN}
-#define VIEW_OPT_LIMIT     {"limit", required_argument, NULL, 'n'}
-#define VIEW_OPT_WIDE      {"wide", no_argument, NULL, OPT_WIDE}
-#define VIEW_OPT_FORMAT    {"format", required_argument, NULL, 'f'}
-#define VIEW_OPT_OUTPUT    {"output", required_argument, NULL, 'o'}
-#define VIEW_OPT_NO_INLINE {"no-inline", no_argument, NULL, OPT_NO_INLINE}
-/* the end of every table: -h, --help and the terminator */
-#define VIEW_OPT_END       {"help", no_argument, NULL, 'h'}, {0}
-/* clang-format on */
+/* The options the views share, each taken by a view that names it in
+ * struct view_cmd.shared (view_parse() builds getopt's tables from them):
+ * -i, --input FILE|DIR; --from, --to TIME; --frame app|leaf; --full-stacks;
+ * -t, --task; --by; --reverse; --title; --min-poll DUR; --min DUR;
+ * -n, --limit N; --wide; -f, --format; -o, --output; --no-inline. */
+#define VIEW_FILES     0x0001u
+#define VIEW_WINDOW    0x0002u
+#define VIEW_FRAME     0x0004u
+#define VIEW_STACKS    0x0008u
+#define VIEW_TASK      0x0010u
+#define VIEW_BY	       0x0020u
+#define VIEW_REVERSE   0x0040u
+#define VIEW_TITLE     0x0080u
+#define VIEW_MIN_POLL  0x0100u
+#define VIEW_MIN       0x0200u
+#define VIEW_LIMIT     0x0400u
+#define VIEW_WIDE      0x0800u
+#define VIEW_FORMAT    0x1000u
+#define VIEW_OUTPUT    0x2000u
+#define VIEW_NO_INLINE 0x4000u
+#define VIEW_INPUTS    (VIEW_FILES | VIEW_WINDOW)
 /* the options of the flamegraphs (flame, offcpu) */
-#define VIEW_OPT_FLAME                                                                   \
-	VIEW_OPT_TASK, VIEW_OPT_BY, VIEW_OPT_REVERSE, VIEW_OPT_TITLE, VIEW_OPT_MIN_POLL, \
-		VIEW_OPT_FORMAT, VIEW_OPT_OUTPUT, VIEW_OPT_NO_INLINE, STACKS_OPTION
+#define VIEW_FLAMES                                                                      \
+	(VIEW_INPUTS | VIEW_TASK | VIEW_BY | VIEW_REVERSE | VIEW_TITLE | VIEW_MIN_POLL | \
+	 VIEW_FORMAT | VIEW_OUTPUT | VIEW_NO_INLINE | VIEW_STACKS)
+/* The flamegraph options of @va into @o, a struct flame_opts or
+ * offcpu_opts (the same field names). */
+#define VIEW_FLAME_OPTS(o, va)                                                           \
+	((o).by = (va).by, (o).reverse = (va).reverse, (o).title = (va).title,           \
+	 (o).min_poll_ns = (va).min_poll_ns, (o).format = (va).format)
 /* Take option @c with @arg for command @cmd ("flame ", for usage_error()):
  * one of the above, or -i, --from, --to or --frame into @in (a bad TIME,
  * --from not before --to, -i more than INPUTS_MAX times). 0 if taken,
@@ -205,9 +201,11 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
  * view_option() to take it. */
 #define VIEW_NOT_MINE (-1)
 struct view_cmd {
-	const char *name;	    /* "flame ", as usage_error() wants it */
-	const char *sopts;	    /* getopt's short options */
-	const struct option *lopts; /* ... and long ones */
+	const char *name;	       /* "flame ", as usage_error() wants it */
+	unsigned int shared;	       /* VIEW_* options it takes */
+	const char *sopts;	       /* its own short options ("s:"), or NULL */
+	const struct option *own_opts; /* its own long ones ({0}-ended),
+					* or NULL */
 	void (*help)(FILE *f);
 	int (*own)(void *ctx, int c, const char *arg); /* NULL: none */
 };

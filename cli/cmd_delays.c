@@ -47,21 +47,12 @@ static void help(FILE *f)
 
 int cmd_delays(int argc, char **argv)
 {
-	/* one option a line */
-	/* clang-format off */
-	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		FRAME_OPTION,
-		VIEW_OPT_TASK,
-		VIEW_OPT_MIN,
-		VIEW_OPT_LIMIT,
-		VIEW_OPT_FORMAT,
-		VIEW_OPT_NO_INLINE,
-		VIEW_OPT_WIDE,
-		VIEW_OPT_END,
+	static const struct view_cmd cmd = {
+		.name = "delays ",
+		.shared = VIEW_INPUTS | VIEW_FRAME | VIEW_TASK | VIEW_MIN | VIEW_LIMIT |
+			  VIEW_FORMAT | VIEW_NO_INLINE | VIEW_WIDE,
+		.help = help,
 	};
-	/* clang-format on */
-	static const struct view_cmd cmd = {"delays ", "i:t:n:f:h", lopts, help, NULL};
 	struct delays_opts o;
 	struct inputs in = {.n = 0};
 	struct view_args va = {.limit = DEFAULT_LIMIT, .text_json = 1};

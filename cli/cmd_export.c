@@ -118,23 +118,18 @@ static int export_option(void *ctx, int c, const char *arg)
 
 int cmd_export(int argc, char **argv)
 {
-	/* one option a line */
-	/* clang-format off */
-	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		FRAME_OPTION,
-		STACKS_OPTION,
-		VIEW_OPT_TASK,
-		VIEW_OPT_FORMAT,
-		VIEW_OPT_OUTPUT,
+	static const struct option own[] = {
 		{"offcpu", no_argument, NULL, OPT_OFFCPU},
-		VIEW_OPT_BY,
-		VIEW_OPT_NO_INLINE,
-		VIEW_OPT_END,
+		{0},
 	};
-	/* clang-format on */
-	static const struct view_cmd cmd = {"export ", "i:t:f:o:h", lopts, help,
-					    export_option};
+	static const struct view_cmd cmd = {
+		.name = "export ",
+		.shared = VIEW_INPUTS | VIEW_FRAME | VIEW_STACKS | VIEW_TASK |
+			  VIEW_FORMAT | VIEW_OUTPUT | VIEW_BY | VIEW_NO_INLINE,
+		.own_opts = own,
+		.help = help,
+		.own = export_option,
+	};
 	struct export_result res = {0};
 	struct export_opts eo = {.result = &res};
 	struct inputs in = {.n = 0};

@@ -247,17 +247,20 @@ static int flame_option(void *ctx, int c, const char *arg)
 
 int cmd_flame(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		VIEW_OPT_FLAME,
+	static const struct option own[] = {
 		{"poll", required_argument, NULL, OPT_POLL},
 		{"diff", required_argument, NULL, OPT_DIFF},
 		{"base-from", required_argument, NULL, OPT_BASE_FROM},
 		{"base-to", required_argument, NULL, OPT_BASE_TO},
-		VIEW_OPT_END,
+		{0},
 	};
-	static const struct view_cmd cmd = {"flame ", "i:t:f:o:h", lopts, help,
-					    flame_option};
+	static const struct view_cmd cmd = {
+		.name = "flame ",
+		.shared = VIEW_FLAMES,
+		.own_opts = own,
+		.help = help,
+		.own = flame_option,
+	};
 	struct flame_opts fo = {0};
 	struct flame_args fa = {.have_poll = 0};
 	struct inputs in = {.n = 0}, *base = &fa.base;
@@ -273,11 +276,7 @@ int cmd_flame(int argc, char **argv)
 		return err;
 	diff = fa.diff;
 	have_poll = fa.have_poll;
-	fo.by = va.by;
-	fo.reverse = va.reverse;
-	fo.title = va.title;
-	fo.min_poll_ns = va.min_poll_ns;
-	fo.format = va.format;
+	VIEW_FLAME_OPTS(fo, va);
 	outp = va.out;
 	rflags |= va.rflags;
 	if (have_poll && (va.sel.on || fo.min_poll_ns))

@@ -40,12 +40,17 @@ static int info_option(void *ctx, int c, const char *arg)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{"input", required_argument, NULL, 'i'},
+	static const struct option own[] = {
 		{"json", no_argument, NULL, OPT_JSON},
-		VIEW_OPT_END,
+		{0},
 	};
-	static const struct view_cmd cmd = {"info ", "i:h", lopts, help, info_option};
+	static const struct view_cmd cmd = {
+		.name = "info ",
+		.shared = VIEW_FILES,
+		.own_opts = own,
+		.help = help,
+		.own = info_option,
+	};
 	struct info_opts o = {0};
 	struct inputs in = {.quiet = 1};
 	struct view_args va = {0};

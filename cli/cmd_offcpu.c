@@ -70,15 +70,18 @@ static int offcpu_option(void *ctx, int c, const char *arg)
 
 int cmd_offcpu(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		VIEW_OPT_FLAME,
+	static const struct option own[] = {
 		{"min-block", required_argument, NULL, OPT_MIN_BLOCK},
 		{"idle", no_argument, NULL, OPT_IDLE},
-		VIEW_OPT_END,
+		{0},
 	};
-	static const struct view_cmd cmd = {"offcpu ", "i:t:f:o:h", lopts, help,
-					    offcpu_option};
+	static const struct view_cmd cmd = {
+		.name = "offcpu ",
+		.shared = VIEW_FLAMES,
+		.own_opts = own,
+		.help = help,
+		.own = offcpu_option,
+	};
 	struct offcpu_opts oo = {0};
 	struct inputs in = {.n = 0};
 	struct view_args va = {.format = FLAME_SVG};
@@ -90,11 +93,7 @@ int cmd_offcpu(int argc, char **argv)
 
 	if ((err = view_parse(&cmd, &oo, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
-	oo.by = va.by;
-	oo.reverse = va.reverse;
-	oo.title = va.title;
-	oo.min_poll_ns = va.min_poll_ns;
-	oo.format = va.format;
+	VIEW_FLAME_OPTS(oo, va);
 	outp = va.out;
 	rflags |= va.rflags;
 

@@ -67,20 +67,18 @@ static int polls_option(void *ctx, int c, const char *arg)
 
 int cmd_polls(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		FRAME_OPTION,
-		VIEW_OPT_MIN,
-		VIEW_OPT_TASK,
-		VIEW_OPT_BY,
-		VIEW_OPT_WIDE,
+	static const struct option own[] = {
 		{"sort", required_argument, NULL, OPT_SORT},
-		VIEW_OPT_LIMIT,
-		VIEW_OPT_NO_INLINE,
-		VIEW_OPT_END,
+		{0},
 	};
-	static const struct view_cmd cmd = {"polls ", "i:t:n:h", lopts, help,
-					    polls_option};
+	static const struct view_cmd cmd = {
+		.name = "polls ",
+		.shared = VIEW_INPUTS | VIEW_FRAME | VIEW_MIN | VIEW_TASK | VIEW_BY |
+			  VIEW_WIDE | VIEW_LIMIT | VIEW_NO_INLINE,
+		.own_opts = own,
+		.help = help,
+		.own = polls_option,
+	};
 	struct polls_opts po = {.sort = POLLS_BY_DURATION};
 	struct inputs in = {.n = 0};
 	struct view_args va = {.limit = DEFAULT_LIMIT};

@@ -799,7 +799,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"key-prefix", required_argument, NULL, OPT_KEY_PREFIX},
 		{"on-segment", required_argument, NULL, OPT_ON_SEGMENT},
 		{"hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT},
-		VIEW_OPT_END,
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	static const char *const samplers[] = {
 		[RECORD_SAMPLER_AUTO] = "auto",

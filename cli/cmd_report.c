@@ -33,13 +33,11 @@ static void help(FILE *f)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		FRAME_OPTION,
-		VIEW_OPT_FORMAT,
-		VIEW_OPT_END,
+	static const struct view_cmd cmd = {
+		.name = "report ",
+		.shared = VIEW_INPUTS | VIEW_FRAME | VIEW_FORMAT,
+		.help = help,
 	};
-	static const struct view_cmd cmd = {"report ", "i:f:h", lopts, help, NULL};
 	struct inputs in = {.n = 0};
 	struct view_args va = {.text_json = 1};
 	struct session se;

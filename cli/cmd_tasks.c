@@ -69,19 +69,18 @@ static int tasks_option(void *ctx, int c, const char *arg)
 
 int cmd_tasks(int argc, char **argv)
 {
-	/* one option a line */
-	/* clang-format off */
-	static const struct option lopts[] = {
-		INPUT_OPTIONS,
-		VIEW_OPT_BY,
+	static const struct option own[] = {
 		{"sort", required_argument, NULL, 's'},
-		VIEW_OPT_LIMIT,
-		VIEW_OPT_WIDE,
-		VIEW_OPT_END,
+		{0},
 	};
-	/* clang-format on */
-	static const struct view_cmd cmd = {"tasks ", "i:s:n:h", lopts, help,
-					    tasks_option};
+	static const struct view_cmd cmd = {
+		.name = "tasks ",
+		.shared = VIEW_INPUTS | VIEW_BY | VIEW_LIMIT | VIEW_WIDE,
+		.sopts = "s:",
+		.own_opts = own,
+		.help = help,
+		.own = tasks_option,
+	};
 	struct tasks_opts o = {.by = GROUP_TASK};
 	struct inputs in = {.n = 0};
 	struct view_args va = {.limit = DEFAULT_LIMIT};

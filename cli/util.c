@@ -374,13 +374,67 @@ int view_done(struct inputs *in, const struct trace *t, int err)
 	return ret;
 }
 
+/* The shared options (struct view_cmd.shared), with their short forms */
+/* clang-format off */
+static const struct shared_opt {
+	unsigned int bit;
+	struct option lopt;
+	const char *sopt;
+} shared_opts[] = {
+	{VIEW_FILES,     {"input", required_argument, NULL, 'i'}, "i:"},
+	{VIEW_WINDOW,    {"from", required_argument, NULL, OPT_FROM}, NULL},
+	{VIEW_WINDOW,    {"to", required_argument, NULL, OPT_TO}, NULL},
+	{VIEW_FRAME,     {"frame", required_argument, NULL, OPT_FRAME}, NULL},
+	{VIEW_STACKS,    {"full-stacks", no_argument, NULL, OPT_FULL_STACKS}, NULL},
+	{VIEW_TASK,      {"task", required_argument, NULL, 't'}, "t:"},
+	{VIEW_BY,        {"by", required_argument, NULL, OPT_BY}, NULL},
+	{VIEW_REVERSE,   {"reverse", no_argument, NULL, OPT_REVERSE}, NULL},
+	{VIEW_TITLE,     {"title", required_argument, NULL, OPT_TITLE}, NULL},
+	{VIEW_MIN_POLL,  {"min-poll", required_argument, NULL, OPT_MIN_POLL}, NULL},
+	{VIEW_MIN,       {"min", required_argument, NULL, OPT_MIN}, NULL},
+	{VIEW_LIMIT,     {"limit", required_argument, NULL, 'n'}, "n:"},
+	{VIEW_WIDE,      {"wide", no_argument, NULL, OPT_WIDE}, NULL},
+	{VIEW_FORMAT,    {"format", required_argument, NULL, 'f'}, "f:"},
+	{VIEW_OUTPUT,    {"output", required_argument, NULL, 'o'}, "o:"},
+	{VIEW_NO_INLINE, {"no-inline", no_argument, NULL, OPT_NO_INLINE}, NULL},
+};
+/* clang-format on */
+
+#define VIEW_OPTS_MAX 40 /* long options of one view, at most */
+
+/* getopt's tables for @cmd: its shared options, its own, -h, --help */
+static void view_tables(const struct view_cmd *cmd, struct option *lopts, char *sopts,
+			size_t slen)
+{
+	const struct option *o;
+	size_t i, n = 0;
+
+	sopts[0] = '\0';
+	for (i = 0; i < sizeof(shared_opts) / sizeof(shared_opts[0]); i++) {
+		if (!(cmd->shared & shared_opts[i].bit))
+			continue;
+		lopts[n++] = shared_opts[i].lopt;
+		if (shared_opts[i].sopt)
+			strncat(sopts, shared_opts[i].sopt, slen - strlen(sopts) - 1);
+	}
+	for (o = cmd->own_opts; o && o->name && n < VIEW_OPTS_MAX - 2; o++)
+		lopts[n++] = *o;
+	strncat(sopts, cmd->sopts ? cmd->sopts : "", slen - strlen(sopts) - 1);
+	strncat(sopts, "h", slen - strlen(sopts) - 1);
+	lopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	lopts[n] = (struct option){0};
+}
+
 int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v,
 	       struct inputs *in, int argc, char **argv)
 {
+	struct option lopts[VIEW_OPTS_MAX];
+	char sopts[32];
 	int c, err;
 
+	view_tables(cmd, lopts, sopts, sizeof(sopts));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, cmd->sopts, cmd->lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
 		if (c == 'h') {
 			cmd->help(stdout);
 			return EXIT_OK;
