@@ -78,6 +78,13 @@ struct trace_src {
 	char msg[192];
 };
 
+/* The frames that the INLINES (or the LINES) chunks of a segment name,
+ * each once and in order: where they have got to. */
+struct frame_seq {
+	int any;       /* a chunk named a frame ... */
+	uint64_t last; /* ... and this was the last (segment id) */
+};
+
 struct reader {
 	struct trace *t;
 	unsigned int flags;	  /* TRACE_READ_* */
@@ -106,8 +113,7 @@ struct reader {
 	size_t nsmaps, smaps_cap;
 	uint32_t file_ix;
 	int use_state;		    /* apply its STATE chunk */
-	int inl_any;		    /* an INLINES chunk named a frame ... */
-	uint64_t inl_last;	    /* ... and this was the last (segment id) */
+	struct frame_seq inl_seq;   /* of the INLINES chunks */
 	struct trace_counters segc; /* its END chunk */
 	size_t segs_cap;
 	/* within one recording a frame (address) and a stack are one id
@@ -126,10 +132,9 @@ struct reader {
 	size_t ninl_names, inl_names_cap;
 	/* LINES: the call sites of inline chains, given to the frames
 	 * the chains become */
-	int lines_any;		 /* a LINES chunk named a frame ... */
-	uint64_t lines_last;	 /* ... and this was the last (segment id) */
-	struct inl_chain *lsite; /* per frame with sites: first, count in
-				  * sites */
+	struct frame_seq lines_seq; /* of the LINES chunks */
+	struct inl_chain *lsite;    /* per frame with sites: first, count in
+				     * sites */
 	size_t nlsite, lsite_cap;
 	struct trace_inline_src *sites;
 	size_t nsites, sites_cap;

@@ -734,6 +734,58 @@ out:
 	return err;
 }
 
+/* The string count that opens an INLINES or LINES chunk of @count records
+ * of @min bytes at least (@trunc: its message if cut short), then the
+ * string table as get_strtab(). 0 or -errno; the caller frees *@strs. */
+static int get_strtab_hdr(struct reader *r, struct cursor *c, size_t count, size_t min,
+			  const char *trunc, uint64_t *nstr, char ***strs)
+{
+	*strs = NULL;
+	*nstr = cursor_varint(c);
+	if (c->err)
+		return trace_bad(r, trunc);
+	if (*nstr > cursor_left(c) || count > cursor_left(c) / min)
+		return trace_bad(r, "record count exceeds chunk size");
+	return get_strtab(r, c, *nstr, strs);
+}
+
+/* What an INLINES or a LINES chunk says of a bad frame column. */
+struct frame_msgs {
+	const char *truncated, *undefined, *twice;
+};
+
+static const struct frame_msgs inl_msgs = {
+	"truncated inlines",
+	"INLINES chunk names undefined frames",
+	"INLINES chunk names a frame twice or out of order",
+};
+
+static const struct frame_msgs lines_msgs = {
+	"truncated lines",
+	"LINES chunk names undefined frames",
+	"LINES chunk names a frame twice or out of order",
+};
+
+/* Record @i's frame in an INLINES or LINES chunk: the change from *@id,
+ * the frame before it (before the chunk's first, @seq's last), into *@id.
+ * A message (@m's), or NULL. */
+static const char *next_frame(const struct reader *r, struct cursor *c,
+			      const struct frame_seq *seq, const struct frame_msgs *m,
+			      size_t i, uint64_t *id)
+{
+	uint64_t v = cursor_varint(c);
+	const char *what = NULL;
+
+	if (c->err)
+		what = m->truncated;
+	else if (v >= r->nfmap || *id + v >= r->nfmap)
+		what = m->undefined;
+	else if ((i || seq->any) && *id + v <= (i ? *id : seq->last))
+		what = m->twice;
+	*id += v;
+	return what;
+}
+
 static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 {
 	uint64_t nstr, v, id = 0, total = 0;
@@ -742,12 +794,7 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 	char **strs;
 	int err = 0;
 
-	nstr = cursor_varint(c);
-	if (c->err)
-		return trace_bad(r, "truncated INLINES header");
-	if (nstr > cursor_left(c) || count > cursor_left(c) / 2)
-		return trace_bad(r, "record count exceeds chunk size");
-	err = get_strtab(r, c, nstr, &strs);
+	err = get_strtab_hdr(r, c, count, 2, "truncated INLINES header", &nstr, &strs);
 	if (err)
 		goto out;
 	if (LIB_GROW(r->inl, r->inl_cap, base + count)) {
@@ -755,14 +802,7 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 		goto out;
 	}
 	for (i = 0; i < count && !what; i++) {
-		v = cursor_varint(c);
-		if (c->err)
-			what = "truncated inlines";
-		else if (v >= r->nfmap || id + v >= r->nfmap)
-			what = "INLINES chunk names undefined frames";
-		else if ((i || r->inl_any) && id + v <= (i ? id : r->inl_last))
-			what = "INLINES chunk names a frame twice or out of order";
-		id += v;
+		what = next_frame(r, c, &r->inl_seq, &inl_msgs, i, &id);
 		if (!what)
 			r->inl[base + i].frame = r->fmap[id];
 	}
@@ -795,10 +835,8 @@ static int decode_inlines(struct reader *r, struct cursor *c, size_t count)
 	}
 	r->ninl += count;
 	r->ninl_names += total;
-	if (count) {
-		r->inl_any = 1;
-		r->inl_last = id;
-	}
+	if (count)
+		r->inl_seq = (struct frame_seq){.any = 1, .last = id};
 out:
 	free(strs);
 	return err;
@@ -831,12 +869,7 @@ static int decode_lines(struct reader *r, struct cursor *c, size_t count)
 	char **strs = NULL;
 	int err = 0;
 
-	nstr = cursor_varint(c);
-	if (c->err)
-		return trace_bad(r, "truncated LINES header");
-	if (nstr > cursor_left(c) || count > cursor_left(c) / 5)
-		return trace_bad(r, "record count exceeds chunk size");
-	err = get_strtab(r, c, nstr, &strs);
+	err = get_strtab_hdr(r, c, count, 5, "truncated LINES header", &nstr, &strs);
 	if (err)
 		goto out;
 	/* per record: frame, file, line, start_line, nsite */
@@ -846,15 +879,7 @@ static int decode_lines(struct reader *r, struct cursor *c, size_t count)
 		goto out;
 	}
 	for (i = 0; i < count && !what; i++) {
-		uint64_t v = cursor_varint(c);
-
-		if (c->err)
-			what = "truncated lines";
-		else if (v >= r->nfmap || id + v >= r->nfmap)
-			what = "LINES chunk names undefined frames";
-		else if ((i || r->lines_any) && id + v <= (i ? id : r->lines_last))
-			what = "LINES chunk names a frame twice or out of order";
-		id += v;
+		what = next_frame(r, c, &r->lines_seq, &lines_msgs, i, &id);
 		col[i * 5] = (uint32_t)id;
 	}
 	if (!what)
@@ -918,10 +943,8 @@ static int decode_lines(struct reader *r, struct cursor *c, size_t count)
 						   .count = ns};
 		r->nsites += ns;
 	}
-	if (count) {
-		r->lines_any = 1;
-		r->lines_last = id;
-	}
+	if (count)
+		r->lines_seq = (struct frame_seq){.any = 1, .last = id};
 	goto out;
 bad:
 	err = trace_bad(r, what);

@@ -29,34 +29,15 @@
 
 /* ---- whole file --------------------------------------------------------- */
 
-/* Read up to @len bytes at the current offset; the bytes read (fewer only
- * at the end of the file), or -errno. */
-static ssize_t read_full(int fd, uint8_t *buf, size_t len)
+/* Read up to @len bytes at @off, or at the current offset if @seq; the
+ * bytes read (fewer only at the end of the file), or -errno. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t len, uint64_t off, int seq)
 {
 	size_t n = 0;
 
 	while (n < len) {
-		ssize_t got = read(fd, buf + n, len - n);
-
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!got)
-			break;
-		n += (size_t)got;
-	}
-	return (ssize_t)n;
-}
-
-/* The same at @off (a walk: the file is read again where a chunk was). */
-static ssize_t pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
-{
-	size_t n = 0;
-
-	while (n < len) {
-		ssize_t got = pread(fd, buf + n, len - n, (off_t)(off + n));
+		ssize_t got = seq ? read(fd, buf + n, len - n)
+				  : pread(fd, buf + n, len - n, (off_t)(off + n));
 
 		if (got < 0) {
 			if (errno == EINTR)
@@ -104,11 +85,6 @@ static int fail_file(struct reader *r, int err, const char *what)
 	return trace_fail(r, err, "%s", what);
 }
 
-static ssize_t get_bytes(int fd, uint8_t *buf, size_t len, uint64_t off, int seq)
-{
-	return seq ? read_full(fd, buf, len) : pread_full(fd, buf, len, off);
-}
-
 /* Check the file header of a segment at @pos (@got bytes of it in @fh): 0,
  * 1 if the file ends there (cut inside a header after an END), or -errno. */
 static int check_file_header(struct reader *r, const uint8_t *fh, ssize_t got,
@@ -154,7 +130,7 @@ static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t 
 	r->pos = (size_t)pos;
 	if (LIB_GROW(r->cbuf, r->cbuf_cap, TRACE_CHUNK_HDR_SIZE))
 		return trace_nomem(r);
-	got = get_bytes(fd, r->cbuf, TRACE_CHUNK_HDR_SIZE, pos, seq);
+	got = read_full(fd, r->cbuf, TRACE_CHUNK_HDR_SIZE, pos, seq);
 	if (got < 0)
 		return read_failed(r, got);
 	if (got < TRACE_CHUNK_HDR_SIZE)
@@ -164,7 +140,7 @@ static int next_chunk(struct reader *r, int fd, uint64_t pos, int seq, uint32_t 
 		return err;
 	if (LIB_GROW(r->cbuf, r->cbuf_cap, (size_t)TRACE_CHUNK_HDR_SIZE + *csize))
 		return trace_nomem(r);
-	got = get_bytes(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, *csize,
+	got = read_full(fd, r->cbuf + TRACE_CHUNK_HDR_SIZE, *csize,
 			pos + TRACE_CHUNK_HDR_SIZE, seq);
 	if (got < 0)
 		return read_failed(r, got);
@@ -262,7 +238,7 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size,
 		struct seg_at g = {.file = file, .chunk = r->chunk};
 		uint64_t p = pos + TRACE_FILE_HDR_SIZE;
 		uint32_t csize;
-		ssize_t got = pread_full(fd, fh, sizeof(fh), pos);
+		ssize_t got = read_full(fd, fh, sizeof(fh), pos, 0);
 
 		if (got < 0)
 			return read_failed(r, got);
@@ -400,8 +376,8 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 	r->nfmap = 0;
 	r->nsmap = 0;
 	r->smap_cap = 0;
-	r->inl_any = 0;
-	r->lines_any = 0;
+	r->inl_seq.any = 0;
+	r->lines_seq.any = 0;
 	r->seen_end = 0;
 	memset(&r->segc, 0, sizeof(r->segc));
 	if (LIB_GROW(r->smaps, r->smaps_cap, r->nsmaps + 1) ||
@@ -448,7 +424,7 @@ static int parse_stream(struct reader *r, int fd)
 
 	for (;;) {
 		struct trace_segment g = {.file = r->file, .offset = pos};
-		ssize_t got = read_full(fd, fh, sizeof(fh));
+		ssize_t got = read_full(fd, fh, sizeof(fh), 0, 1);
 
 		if (got < 0)
 			return read_failed(r, got);
@@ -926,7 +902,7 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	fd = input_fd(r, s->fds, s->names, k->file, &s->cur);
 	if (fd < 0)
 		return fd;
-	got = pread_full(fd, s->cbuf, len, k->pos);
+	got = read_full(fd, s->cbuf, len, k->pos, 0);
 	if (got < 0)
 		return read_failed(r, got);
 	if ((size_t)got < len)
@@ -1005,44 +981,44 @@ static int walk(const struct trace *t, const struct src_list *l, trace_sample_fn
 /* In-memory records go in batches too, so that callers see one shape. */
 #define MEM_BATCH 65536
 
-int trace__for_each_sample(const struct trace *t, trace_sample_fn fn, void *ctx)
+/* Hand @sfn (samples) or @efn (events) the records: those of the chunks
+ * @l left on disk, if any, else the @n in memory at @mem (in batches). */
+static int for_each(const struct trace *t, const struct src_list *l, const void *mem,
+		    size_t n, trace_sample_fn sfn, trace_event_fn efn, void *ctx)
 {
-	size_t i, n;
+	size_t size = sfn ? sizeof(struct trace_sample) : sizeof(struct trace_event);
+	size_t i, k;
 	int err;
 
-	if (!t || !fn)
-		return -EINVAL;
-	if (t->src && t->src->samples.n)
-		return walk(t, &t->src->samples, fn, NULL, ctx);
+	if (l && l->n)
+		return walk(t, l, sfn, efn, ctx);
 	if (t->src)
 		t->src->failed = 0;
-	for (i = 0; t->samples && i < t->nsamples; i += n) {
-		n = t->nsamples - i < MEM_BATCH ? t->nsamples - i : MEM_BATCH;
-		err = fn(ctx, t->samples + i, n);
+	for (i = 0; mem && i < n; i += k) {
+		const void *v = (const char *)mem + i * size;
+
+		k = n - i < MEM_BATCH ? n - i : MEM_BATCH;
+		err = sfn ? sfn(ctx, v, k) : efn(ctx, v, k);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx)
+int trace__for_each_sample(const struct trace *t, trace_sample_fn fn, void *ctx)
 {
-	size_t i, n;
-	int err;
-
 	if (!t || !fn)
 		return -EINVAL;
-	if (t->src && t->src->events.n)
-		return walk(t, &t->src->events, NULL, fn, ctx);
-	if (t->src)
-		t->src->failed = 0;
-	for (i = 0; t->events && i < t->nevents; i += n) {
-		n = t->nevents - i < MEM_BATCH ? t->nevents - i : MEM_BATCH;
-		err = fn(ctx, t->events + i, n);
-		if (err)
-			return err;
-	}
-	return 0;
+	return for_each(t, t->src ? &t->src->samples : NULL, t->samples, t->nsamples, fn,
+			NULL, ctx);
+}
+
+int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx)
+{
+	if (!t || !fn)
+		return -EINVAL;
+	return for_each(t, t->src ? &t->src->events : NULL, t->events, t->nevents, NULL,
+			fn, ctx);
 }
 
 const char *trace__error(const struct trace *t)

@@ -17,6 +17,7 @@
  * speed for 25-50% more bytes); the rest at ZSTD_LEVEL.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -237,6 +238,28 @@ static int write_bytes_chunk(struct trace_writer *w, uint32_t type, struct bytes
 	return err;
 }
 
+/* Start a chunk's payload: room for @max bytes at the start of w->raw,
+ * or NULL. */
+static uint8_t *payload_begin(struct trace_writer *w, size_t max)
+{
+	w->raw.len = 0;
+	return reserve(&w->raw, max);
+}
+
+/* End the payload at @p and write it as a chunk of @type and @count. */
+static int payload_write(struct trace_writer *w, const uint8_t *p, uint32_t type,
+			 size_t count)
+{
+	w->raw.len = (size_t)(p - w->raw.p);
+	return write_chunk(w, type, count);
+}
+
+/* One column of a payload: @expr of record @i for each i < @n, as
+ * varints (a loop of its own per column: see encode_columns()). */
+#define PUT_COLUMN(p, i, n, expr)                                                        \
+	for ((i) = 0; (i) < (n); (i)++)                                                  \
+	(p) = put_varint((p), (expr))
+
 static int write_stacks(struct trace_writer *w)
 {
 	size_t nf = w->nframes - w->frames_written;
@@ -248,8 +271,7 @@ static int write_stacks(struct trace_writer *w)
 
 	if (!nf && !ns)
 		return 0;
-	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * (3 + nf + ns + w->npend_ids));
+	p = payload_begin(w, TRACE_VARINT_MAX * (3 + nf + ns + w->npend_ids));
 	if (!p)
 		return -ENOMEM;
 	p = put_varint(p, w->frames_written);
@@ -266,8 +288,7 @@ static int write_stacks(struct trace_writer *w)
 		p = put_varint(p, zigzag((uint64_t)w->pend_ids[i] - prev));
 		prev = w->pend_ids[i];
 	}
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, TRACE_CHUNK_STACKS, ns);
+	err = payload_write(w, p, TRACE_CHUNK_STACKS, ns);
 	if (err)
 		return err;
 	w->frames_written = w->nframes;
@@ -276,40 +297,56 @@ static int write_stacks(struct trace_writer *w)
 	return 0;
 }
 
+/* Start the payload of a SAMPLES or SWITCHES chunk: its records may only
+ * name stacks that readers already know, so those go first; then room for
+ * @max bytes at *@p. 0 or -errno. */
+static int timed_begin(struct trace_writer *w, size_t max, uint8_t **p)
+{
+	int err = write_stacks(w);
+
+	if (err)
+		return err;
+	*p = payload_begin(w, max);
+	return *p ? 0 : -ENOMEM;
+}
+
+/* The time column of @n records of @size bytes at @recs, each starting
+ * with its u64 time: the change from the record before. */
+_Static_assert(offsetof(struct trace_sample, time) == 0, "a sample starts with its time");
+_Static_assert(offsetof(struct trace_switch, time) == 0, "a switch starts with its time");
+static inline uint8_t *put_times(uint8_t *p, const void *recs, size_t size, size_t n)
+{
+	const char *r = recs;
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < n; i++, r += size) {
+		uint64_t t = *(const uint64_t *)r;
+
+		p = put_varint(p, zigzag(t - prev));
+		prev = t;
+	}
+	return p;
+}
+
 static int write_samples(struct trace_writer *w)
 {
 	const struct trace_sample *s = w->samples;
 	size_t i, n = w->nsamples;
-	uint64_t prev = 0;
 	uint8_t *p;
 	int err;
 
 	if (!n)
 		return 0;
-	/* samples may only name stacks that readers already know */
-	err = write_stacks(w);
+	err = timed_begin(w, TRACE_VARINT_MAX * 6 * n, &p);
 	if (err)
 		return err;
-	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * 6 * n);
-	if (!p)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		p = put_varint(p, zigzag(s[i].time - prev));
-		prev = s[i].time;
-	}
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].tid);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].stack);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].weight);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].sampler);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].flags);
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, TRACE_CHUNK_SAMPLES, n);
+	p = put_times(p, s, sizeof(*s), n);
+	PUT_COLUMN(p, i, n, s[i].tid);
+	PUT_COLUMN(p, i, n, s[i].stack);
+	PUT_COLUMN(p, i, n, s[i].weight);
+	PUT_COLUMN(p, i, n, s[i].sampler);
+	PUT_COLUMN(p, i, n, s[i].flags);
+	err = payload_write(w, p, TRACE_CHUNK_SAMPLES, n);
 	if (!err)
 		w->nsamples = 0;
 	return err;
@@ -338,8 +375,7 @@ static int write_events_as(struct trace_writer *w, uint32_t type)
 		return 0;
 	for (i = 0; i < 5; i++)
 		len += col[i]->len;
-	w->raw.len = 0;
-	p = reserve(&w->raw, len);
+	p = payload_begin(w, len);
 	if (!p)
 		return -ENOMEM;
 	if (type == TRACE_CHUNK_POLLS)
@@ -349,8 +385,7 @@ static int write_events_as(struct trace_writer *w, uint32_t type)
 			memcpy(p, col[i]->p, col[i]->len);
 		p += col[i]->len;
 	}
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, type, w->nevents);
+	err = payload_write(w, p, type, w->nevents);
 	if (!err)
 		events_reset(w);
 	return err;
@@ -365,49 +400,32 @@ static int write_switches(struct trace_writer *w)
 {
 	const struct trace_switch *s = w->switches;
 	size_t i, n = w->nswitches;
-	uint64_t prev = 0;
 	uint8_t *p;
 	int err;
 
 	if (!n)
 		return 0;
-	/* like samples, switches may only name stacks readers know */
-	err = write_stacks(w);
+	err = timed_begin(w, TRACE_VARINT_MAX * (8 * n + 2 * w->nholds), &p);
 	if (err)
 		return err;
-	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * (8 * n + 2 * w->nholds));
-	if (!p)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		p = put_varint(p, zigzag(s[i].time - prev));
-		prev = s[i].time;
-	}
+	p = put_times(p, s, sizeof(*s), n);
 	/* the interval's length (+ 1; 0: still off-CPU), not a second
 	 * absolute time: small, and blocked intervals repeat lengths */
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].time_in ? s[i].time_in - s[i].time + 1 : 0);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].tid);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].stack);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].preempted != 0);
+	PUT_COLUMN(p, i, n, s[i].time_in ? s[i].time_in - s[i].time + 1 : 0);
+	PUT_COLUMN(p, i, n, s[i].tid);
+	PUT_COLUMN(p, i, n, s[i].stack);
+	PUT_COLUMN(p, i, n, s[i].preempted != 0);
 	/* the blocked part (+ 1; 0: not known), like dur */
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].runnable ? s[i].runnable - s[i].time + 1 : 0);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].holder);
+	PUT_COLUMN(p, i, n, s[i].runnable ? s[i].runnable - s[i].time + 1 : 0);
+	PUT_COLUMN(p, i, n, s[i].holder);
 	/* who held the CPU meanwhile */
-	for (i = 0; i < n; i++)
-		p = put_varint(p, s[i].nhold);
+	PUT_COLUMN(p, i, n, s[i].nhold);
 	for (i = 0; i < n; i++)
 		for (uint32_t k = 0; k < s[i].nhold; k++) {
 			p = put_varint(p, w->holds[s[i].hold + k].tid);
 			p = put_varint(p, w->holds[s[i].hold + k].ns);
 		}
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, TRACE_CHUNK_SWITCHES, n);
+	err = payload_write(w, p, TRACE_CHUNK_SWITCHES, n);
 	if (!err)
 		w->nswitches = w->nholds = 0;
 	return err;
@@ -1103,6 +1121,16 @@ static int64_t strtab_add(struct strtab *st, const char *s)
 	return (int64_t)st->n;
 }
 
+/* The string table at the start of a FRAMES, INLINES or LINES payload:
+ * the count, then the strings. */
+static uint8_t *put_strtab(uint8_t *p, const struct strtab *st)
+{
+	p = put_varint(p, st->n);
+	if (st->enc.len)
+		memcpy(p, st->enc.p, st->enc.len);
+	return p + st->enc.len;
+}
+
 struct frame_cols {
 	uint32_t *sym, *mod;
 	uint64_t *off;
@@ -1163,25 +1191,18 @@ static int write_inlines_chunk(struct trace_writer *w, struct inl_cols *ic)
 
 	if (!ic->n)
 		return 0;
-	w->raw.len = 0;
-	p = reserve(&w->raw,
-		    TRACE_VARINT_MAX * (1 + 2 * ic->n + ic->nnames) + ic->st.enc.len);
+	p = payload_begin(w, TRACE_VARINT_MAX * (1 + 2 * ic->n + ic->nnames) +
+				     ic->st.enc.len);
 	if (!p)
 		return -ENOMEM;
-	p = put_varint(p, ic->st.n);
-	if (ic->st.enc.len)
-		memcpy(p, ic->st.enc.p, ic->st.enc.len);
-	p += ic->st.enc.len;
+	p = put_strtab(p, &ic->st);
 	for (i = 0; i < ic->n; i++) {
 		p = put_varint(p, ic->chain[i].frame - prev);
 		prev = ic->chain[i].frame;
 	}
-	for (i = 0; i < ic->n; i++)
-		p = put_varint(p, ic->chain[i].count);
-	for (i = 0; i < ic->nnames; i++)
-		p = put_varint(p, ic->names[i] - 1);
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, TRACE_CHUNK_INLINES, ic->n);
+	PUT_COLUMN(p, i, ic->n, ic->chain[i].count);
+	PUT_COLUMN(p, i, ic->nnames, ic->names[i] - 1);
+	err = payload_write(w, p, TRACE_CHUNK_INLINES, ic->n);
 	strtab_reset(&ic->st);
 	ic->n = ic->nnames = 0;
 	return err;
@@ -1246,35 +1267,24 @@ static int write_lines_chunk(struct trace_writer *w, struct line_cols *lc)
 
 	if (!lc->n)
 		return 0;
-	w->raw.len = 0;
-	p = reserve(&w->raw,
-		    TRACE_VARINT_MAX * (1 + 5 * lc->n + 3 * lc->nsite) + lc->st.enc.len);
+	p = payload_begin(w, TRACE_VARINT_MAX * (1 + 5 * lc->n + 3 * lc->nsite) +
+				     lc->st.enc.len);
 	if (!p)
 		return -ENOMEM;
-	p = put_varint(p, lc->st.n);
-	if (lc->st.enc.len)
-		memcpy(p, lc->st.enc.p, lc->st.enc.len);
-	p += lc->st.enc.len;
+	p = put_strtab(p, &lc->st);
 	for (i = 0; i < lc->n; i++) {
 		p = put_varint(p, lc->rec[i].frame - prev);
 		prev = lc->rec[i].frame;
 	}
-	for (i = 0; i < lc->n; i++)
-		p = put_varint(p, lc->rec[i].file);
-	for (i = 0; i < lc->n; i++)
-		p = put_varint(p, lc->rec[i].line);
-	for (i = 0; i < lc->n; i++)
-		p = put_varint(p, lc->rec[i].start);
-	for (i = 0; i < lc->n; i++)
-		p = put_varint(p, lc->rec[i].nsite);
-	for (i = 0; i < lc->nsite; i++)
-		p = put_varint(p, lc->site[i].file);
-	for (i = 0; i < lc->nsite; i++)
-		p = put_varint(p, lc->site[i].line);
-	for (i = 0; i < lc->nsite; i++)
-		p = put_varint(p, lc->site[i].decl);
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, TRACE_CHUNK_LINES, lc->n);
+	PUT_COLUMN(p, i, lc->n, lc->rec[i].file);
+	PUT_COLUMN(p, i, lc->n, lc->rec[i].line);
+	PUT_COLUMN(p, i, lc->n, lc->rec[i].start);
+	PUT_COLUMN(p, i, lc->n, lc->rec[i].nsite);
+	/* the sites */
+	PUT_COLUMN(p, i, lc->nsite, lc->site[i].file);
+	PUT_COLUMN(p, i, lc->nsite, lc->site[i].line);
+	PUT_COLUMN(p, i, lc->nsite, lc->site[i].decl);
+	err = payload_write(w, p, TRACE_CHUNK_LINES, lc->n);
 	strtab_reset(&lc->st);
 	lc->n = lc->nsite = 0;
 	return err;
@@ -1286,25 +1296,16 @@ static int write_frames_chunk(struct trace_writer *w, size_t first, size_t n,
 	uint8_t *p;
 	size_t i;
 
-	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * (2 + 4 * n) + st->enc.len);
+	p = payload_begin(w, TRACE_VARINT_MAX * (2 + 4 * n) + st->enc.len);
 	if (!p)
 		return -ENOMEM;
 	p = put_varint(p, first);
-	p = put_varint(p, st->n);
-	if (st->enc.len)
-		memcpy(p, st->enc.p, st->enc.len);
-	p += st->enc.len;
-	for (i = 0; i < n; i++)
-		p = put_varint(p, c->sym[i]);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, c->mod[i]);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, c->off[i]);
-	for (i = 0; i < n; i++)
-		p = put_varint(p, c->kernel[i]);
-	w->raw.len = (size_t)(p - w->raw.p);
-	return write_chunk(w, TRACE_CHUNK_FRAMES, n);
+	p = put_strtab(p, st);
+	PUT_COLUMN(p, i, n, c->sym[i]);
+	PUT_COLUMN(p, i, n, c->mod[i]);
+	PUT_COLUMN(p, i, n, c->off[i]);
+	PUT_COLUMN(p, i, n, c->kernel[i]);
+	return payload_write(w, p, TRACE_CHUNK_FRAMES, n);
 }
 
 static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *ctx)
@@ -1420,8 +1421,7 @@ int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve, void 
 		end.start_time = w->min_time;
 	if (!end.end_time)
 		end.end_time = w->max_time;
-	w->raw.len = 0;
-	p = reserve(&w->raw, TRACE_VARINT_MAX * 7);
+	p = payload_begin(w, TRACE_VARINT_MAX * 7);
 	if (!p)
 		return -ENOMEM;
 	p = put_varint(p, end.samples);
@@ -1431,8 +1431,7 @@ int trace_writer__finish(struct trace_writer *w, trace_resolve_fn resolve, void 
 	p = put_varint(p, end.start_time);
 	p = put_varint(p, end.end_time);
 	p = put_varint(p, end.switches);
-	w->raw.len = (size_t)(p - w->raw.p);
-	err = write_chunk(w, TRACE_CHUNK_END, 1);
+	err = payload_write(w, p, TRACE_CHUNK_END, 1);
 	if (err)
 		return err;
 	w->finished = 1;

@@ -8,36 +8,22 @@
  * fast as two cores let it. Prints "pid N" and "ready" once every thread
  * runs, and at exit "polls N" (polls completed by all threads).
  */
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include "rt.h"
 
-#include <d9prof.h>
+#include <stdlib.h>
 
 static unsigned int work_us, sleep_us;
 static volatile int stop;
 static uint64_t polls_done;
 static pthread_barrier_t ready;
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Spin for @us of this thread's CPU time. */
 static __attribute__((noinline)) void load_spin(unsigned int us)
 {
-	uint64_t end = cpu_ns() + (uint64_t)us * 1000;
+	uint64_t end = rt_clock_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)us * 1000;
 	volatile uint64_t x = 0;
 
-	while (cpu_ns() < end)
+	while (rt_clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
 		for (int i = 0; i < 200; i++)
 			x += (uint64_t)i * 2654435761u;
 }
@@ -89,8 +75,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	pthread_barrier_wait(&ready);
-	printf("pid %d\nready\n", (int)getpid());
-	fflush(stdout);
+	rt_ready_begin();
+	rt_ready();
 	usleep((useconds_t)(secs * 1e6));
 	stop = 1;
 	for (i = 0; i < n; i++)

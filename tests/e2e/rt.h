@@ -8,19 +8,29 @@
  *                      that uses it (a macro: no "[inlined]" frame above
  *                      the function the tests name)
  *   RT_SPIN_NS(ns)     the same until ns of wall time have passed
+ *   rt_clock_ns(clock) that clock (clock_gettime()) in ns
  *   rt_now_ns()        CLOCK_MONOTONIC in ns
  *   rt_sleep(secs)     nanosleep() of a double
  *   rt_attached()      is a recorder attached? (the markers' own inline
  *                      gate; 1 where the shim has none)
+ *   rt_thread_start(name)
+ *                      a thread of the runtime: its name, for the
+ *                      system (pthread_setname_np()) and the shim
  *   rt_ready_begin(), rt_ready()
  *                      the "pid N" line, then (after the lines a program
  *                      prints between them, such as "task NAME ID") the
  *                      "ready" line, flushed: what the scripts wait for
+ *   rt_run(secs, done, q, th, n)
+ *                      rt_ready(), secs of the scenario, then its end:
+ *                      *done set, q closed (if not NULL), the n threads
+ *                      th joined, the last started first
  *   struct rt_queue    a run queue: a FIFO ring of task ids under a mutex;
  *                      rt_push_locked() queues a task and signals the
  *                      worker, rt_pop_locked() takes the next one, parked
  *                      (d9_park()/d9_unpark() around the wait) while the
  *                      queue is empty, or 0 once *done is set;
+ *                      rt_pop() the same, taking the lock itself;
+ *                      rt_queued_locked() says if a task is queued;
  *                      rt_queue_close() wakes the worker to see *done
  *   rt_tick(next, ns)  sleep until *next + ns (CLOCK_MONOTONIC, absolute:
  *                      a timer thread's period without drift)
@@ -72,12 +82,17 @@ static volatile unsigned long rt_sink;
 		__asm__ volatile("" ::: "memory");                                       \
 	} while (0)
 
-static inline uint64_t rt_now_ns(void)
+static inline uint64_t rt_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t rt_now_ns(void)
+{
+	return rt_clock_ns(CLOCK_MONOTONIC);
 }
 
 static inline void rt_sleep(double secs)
@@ -94,6 +109,12 @@ static inline int rt_attached(void)
 #else
 	return 1;
 #endif
+}
+
+static inline void rt_thread_start(const char *name)
+{
+	pthread_setname_np(pthread_self(), name);
+	d9_thread_start(name);
 }
 
 static inline void rt_ready_begin(void)
@@ -144,12 +165,43 @@ static inline uint64_t rt_pop_locked(struct rt_queue *q, volatile int *done)
 	return task;
 }
 
+static inline uint64_t rt_pop(struct rt_queue *q, volatile int *done)
+{
+	uint64_t task;
+
+	pthread_mutex_lock(&q->lock);
+	task = rt_pop_locked(q, done);
+	pthread_mutex_unlock(&q->lock);
+	return task;
+}
+
+/* with q->lock held */
+static inline int rt_queued_locked(const struct rt_queue *q, uint64_t task)
+{
+	for (unsigned i = 0; i < q->len; i++)
+		if (q->task[(q->head + i) % RT_QUEUE_LEN] == task)
+			return 1;
+	return 0;
+}
+
 /* wake every waiter, once *done is set */
 static inline void rt_queue_close(struct rt_queue *q)
 {
 	pthread_mutex_lock(&q->lock);
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
+}
+
+static inline void rt_run(double secs, volatile int *done, struct rt_queue *q,
+			  const pthread_t *th, int n)
+{
+	rt_ready();
+	rt_sleep(secs);
+	*done = 1;
+	if (q)
+		rt_queue_close(q);
+	while (n--)
+		pthread_join(th[n], NULL);
 }
 
 static inline void rt_tick(struct timespec *next, long ns)

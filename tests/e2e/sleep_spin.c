@@ -16,15 +16,10 @@
  * hence recorded, if the word was 1 before it; it saw 0 if the word was
  * still 0 after it. Read only, as a test may.
  */
-#include <pthread.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include "rt.h"
 
-#include <d9prof.h>
+#include <signal.h>
+#include <stdlib.h>
 
 #define SLEEP_NS  3000000L
 #define SPIN_NS	  2000000L
@@ -38,14 +33,6 @@ struct poll_log {
 static struct poll_log polls[MAX_POLLS];
 static size_t npolls;
 static int stop;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint8_t attached(void)
 {
@@ -65,9 +52,9 @@ __attribute__((noinline)) void task_a_sleep(void)
 __attribute__((noinline)) void task_b_spin(void)
 {
 	volatile unsigned long x = 1;
-	uint64_t end = now_ns() + SPIN_NS;
+	uint64_t end = rt_now_ns() + SPIN_NS;
 
-	while (now_ns() < end)
+	while (rt_now_ns() < end)
 		for (int i = 0; i < 100; i++)
 			x = x * 6364136223846793005UL + 1;
 }
@@ -77,7 +64,7 @@ static void poll_once(uint8_t task)
 	struct poll_log *p = &polls[npolls];
 
 	p->task = task;
-	p->begin = now_ns();
+	p->begin = rt_now_ns();
 	p->a0 = attached();
 	d9_poll_begin(task);
 	p->a1 = attached();
@@ -88,7 +75,7 @@ static void poll_once(uint8_t task)
 	p->e0 = attached();
 	d9_poll_end(task);
 	p->e1 = attached();
-	p->end = now_ns();
+	p->end = rt_now_ns();
 	npolls++;
 }
 
@@ -118,11 +105,10 @@ int main(void)
 	d9_init();
 	d9_task_spawn(1, "A");
 	d9_task_spawn(2, "B");
-	printf("pid %d\n", (int)getpid());
+	rt_ready_begin();
 	if (pthread_create(&th, NULL, worker, NULL))
 		return 1;
-	printf("ready\n");
-	fflush(stdout);
+	rt_ready();
 	sigwait(&term, &sig);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);

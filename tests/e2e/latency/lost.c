@@ -25,7 +25,6 @@
 static volatile int done;
 
 static struct rt_queue q = RT_QUEUE_INIT;
-static int ticker_queued;
 /* 0: not spawned yet; 1: queued; 2: polled once; 3: woken (and lost) */
 static int forgotten_state;
 
@@ -42,16 +41,10 @@ __attribute__((noinline)) void lost_forgotten_poll(void)
 static void *worker(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "worker-0");
-	d9_thread_start("worker-0");
+	rt_thread_start("worker-0");
 	for (;;) {
-		uint64_t task;
+		uint64_t task = rt_pop(&q, &done);
 
-		pthread_mutex_lock(&q.lock);
-		task = rt_pop_locked(&q, &done);
-		if (task == TICKER)
-			ticker_queued = 0;
-		pthread_mutex_unlock(&q.lock);
 		if (!task)
 			break;
 
@@ -77,8 +70,7 @@ static void *timer(void *arg)
 	uint64_t ticks = 0, attached_at = 0;
 
 	(void)arg;
-	pthread_setname_np(pthread_self(), "timer");
-	d9_thread_start("timer");
+	rt_thread_start("timer");
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!done) {
 		int woke_forgotten = 0;
@@ -88,8 +80,7 @@ static void *timer(void *arg)
 		if (!attached_at && rt_attached())
 			attached_at = ticks;
 		pthread_mutex_lock(&q.lock);
-		if (!ticker_queued) {
-			ticker_queued = 1;
+		if (!rt_queued_locked(&q, TICKER)) {
 			d9_task_wake(TICKER);
 			rt_push_locked(&q, TICKER);
 		}
@@ -120,21 +111,16 @@ static void *timer(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	pthread_t w, t;
+	pthread_t th[2]; /* the worker, the timer */
 
 	if (d9_init())
 		fprintf(stderr, "lost: d9_init failed\n");
 	d9_task_spawn(TICKER, "ticker");
-	pthread_create(&w, NULL, worker, NULL);
-	pthread_create(&t, NULL, timer, NULL);
+	pthread_create(&th[0], NULL, worker, NULL);
+	pthread_create(&th[1], NULL, timer, NULL);
 	rt_ready_begin();
 	printf("task ticker %d\ntask forgotten %d\n", TICKER, FORGOTTEN);
-	rt_ready();
-	rt_sleep(secs);
-	done = 1;
-	rt_queue_close(&q);
-	pthread_join(t, NULL);
-	pthread_join(w, NULL);
+	rt_run(secs, &done, &q, th, 2);
 	d9_task_end(TICKER);
 	/* the forgotten task never ends */
 	return 0;

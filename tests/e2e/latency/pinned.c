@@ -57,8 +57,7 @@ static void *worker(void *arg)
 	CPU_SET(0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		perror("pinned: sched_setaffinity(CPU 0)");
-	pthread_setname_np(pthread_self(), "worker-0");
-	d9_thread_start("worker-0");
+	rt_thread_start("worker-0");
 	calibrate();
 	while (!done) {
 		d9_poll_begin(BUSY);
@@ -87,10 +86,7 @@ int main(int argc, char **argv)
 	pthread_create(&w, NULL, worker, NULL);
 	rt_ready_begin();
 	printf("task busy %d\n", BUSY);
-	rt_ready();
-	rt_sleep(secs);
-	done = 1;
-	pthread_join(w, NULL);
+	rt_run(secs, &done, NULL, &w, 1);
 	d9_task_end(BUSY);
 	printf("polls %lu iters %lu\n", n_polls, work_iters);
 	return 0;

@@ -30,7 +30,6 @@ static volatile int done;
 
 /* the run queue, outside the markers */
 static struct rt_queue q = RT_QUEUE_INIT;
-static int victim_queued;
 static unsigned long n_hog, n_victim, n_wakes;
 
 /* (RT_SPIN_NS spins in the function that uses it: a macro, not an inline
@@ -60,16 +59,10 @@ __attribute__((noinline)) void starve_victim_poll(void)
 static void *worker(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "worker-0");
-	d9_thread_start("worker-0");
+	rt_thread_start("worker-0");
 	for (;;) {
-		uint64_t task;
+		uint64_t task = rt_pop(&q, &done);
 
-		pthread_mutex_lock(&q.lock);
-		task = rt_pop_locked(&q, &done);
-		if (task == VICTIM)
-			victim_queued = 0; /* a wake from now on queues it again */
-		pthread_mutex_unlock(&q.lock);
 		if (!task)
 			break;
 
@@ -101,14 +94,12 @@ static void *timer(void *arg)
 	struct timespec next;
 
 	(void)arg;
-	pthread_setname_np(pthread_self(), "timer");
-	d9_thread_start("timer");
+	rt_thread_start("timer");
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!done) {
 		rt_tick(&next, TIMER_PERIOD_NS);
 		pthread_mutex_lock(&q.lock);
-		if (!victim_queued) {
-			victim_queued = 1;
+		if (!rt_queued_locked(&q, VICTIM)) {
 			n_wakes++;
 			d9_task_wake(VICTIM);
 			rt_push_locked(&q, VICTIM);
@@ -122,7 +113,7 @@ static void *timer(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
-	pthread_t w, t;
+	pthread_t th[2]; /* the worker, the timer */
 
 	if (d9_init())
 		fprintf(stderr, "starve: d9_init failed\n");
@@ -131,16 +122,11 @@ int main(int argc, char **argv)
 	pthread_mutex_lock(&q.lock);
 	rt_push_locked(&q, HOG); /* the hog first */
 	pthread_mutex_unlock(&q.lock);
-	pthread_create(&w, NULL, worker, NULL);
-	pthread_create(&t, NULL, timer, NULL);
+	pthread_create(&th[0], NULL, worker, NULL);
+	pthread_create(&th[1], NULL, timer, NULL);
 	rt_ready_begin();
 	printf("task hog %d\ntask victim %d\n", HOG, VICTIM);
-	rt_ready();
-	rt_sleep(secs);
-	done = 1;
-	rt_queue_close(&q);
-	pthread_join(t, NULL);
-	pthread_join(w, NULL);
+	rt_run(secs, &done, &q, th, 2);
 	d9_task_end(HOG);
 	d9_task_end(VICTIM);
 	printf("polls hog %lu victim %lu wakes %lu\n", n_hog, n_victim, n_wakes);
