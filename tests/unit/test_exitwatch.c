@@ -239,17 +239,22 @@ static void expect_exit(void (*body)(int ready), int status)
 	expect_time(&r, seen);
 }
 
+/* Wait status @st and verdict @r both say death by @sig. */
+static void expect_signaled(int st, const struct exitwatch_result *r, int sig)
+{
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == sig);
+	cr_expect_eq(r->how, EXITWATCH_SIGNALED);
+	cr_expect_eq(r->status, sig);
+}
+
 /* @body, sent @sig by us once ready, dies of it: the tracepoints say so,
  * with us as the sender and the time. */
 static void expect_killed(void (*body)(int ready), int sig)
 {
 	struct exitwatch_result r;
 	uint64_t seen;
-	int st = die(body, 0, sig, &r, &seen);
 
-	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == sig);
-	cr_expect_eq(r.how, EXITWATCH_SIGNALED);
-	cr_expect_eq(r.status, sig);
+	expect_signaled(die(body, 0, sig, &r, &seen), &r, sig);
 	cr_expect_eq(r.code, SI_USER);
 	cr_expect_eq(r.sender, getpid());
 	cr_expect_eq(r.core, 0);
@@ -283,11 +288,8 @@ Test(exitwatch, a_segfault_is_sigsegv_from_the_kernel)
 {
 	struct exitwatch_result r;
 	uint64_t seen;
-	int st = die(segfault, 0, 0, &r, &seen);
 
-	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
-	cr_expect_eq(r.how, EXITWATCH_SIGNALED);
-	cr_expect_eq(r.status, SIGSEGV);
+	expect_signaled(die(segfault, 0, 0, &r, &seen), &r, SIGSEGV);
 	cr_expect_eq(r.core, 1);
 	cr_expect_eq(r.code, SEGV_MAPERR);
 	cr_expect_eq(r.sender, 0);
@@ -412,31 +414,28 @@ Test(exitwatch, no_such_process)
 
 Test(exitwatch, verdicts_in_words)
 {
-	struct exitwatch_result r = {.how = EXITWATCH_EXITED, .status = 3};
-	char b[96];
+	static const struct {
+		struct exitwatch_result r;
+		const char *want;
+	} words[] = {
+		{{.how = EXITWATCH_EXITED, .status = 3}, "exit 3"},
+		{{.how = EXITWATCH_SIGNALED, .status = SIGKILL, .oom = 1},
+		 "signal 9 (SIGKILL) by the OOM killer"},
+		{{.how = EXITWATCH_SIGNALED, .status = SIGTERM, .sender = 1234},
+		 "signal 15 (SIGTERM) from pid 1234"},
+		{{.how = EXITWATCH_SIGNALED, .status = SIGSEGV, .core = 1},
+		 "signal 11 (SIGSEGV, dumps core)"},
+		{{0}, "unknown"},
+	};
+	struct exitwatch_result r;
+	char b[96], w[96];
 
-	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)), "exit 3");
-	r = (struct exitwatch_result){
-		.how = EXITWATCH_SIGNALED, .status = SIGKILL, .oom = 1};
-	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)),
-			 "signal 9 (SIGKILL) by the OOM killer");
-	r = (struct exitwatch_result){
-		.how = EXITWATCH_SIGNALED, .status = SIGTERM, .sender = 1234};
-	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)),
-			 "signal 15 (SIGTERM) from pid 1234");
-	r = (struct exitwatch_result){
-		.how = EXITWATCH_SIGNALED, .status = SIGSEGV, .core = 1};
-	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)),
-			 "signal 11 (SIGSEGV, dumps core)");
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		cr_expect_str_eq(exitwatch_describe(&words[i].r, b, sizeof(b)),
+				 words[i].want, "case %zu", i);
 	r = (struct exitwatch_result){.how = EXITWATCH_SIGNALED, .status = SIGRTMIN + 2};
-	snprintf(b, sizeof(b), "signal %d (SIGRTMIN+2)", SIGRTMIN + 2);
-	{
-		char w[96];
-
-		cr_expect_str_eq(exitwatch_describe(&r, w, sizeof(w)), b);
-	}
-	r = (struct exitwatch_result){0};
-	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)), "unknown");
+	snprintf(w, sizeof(w), "signal %d (SIGRTMIN+2)", SIGRTMIN + 2);
+	cr_expect_str_eq(exitwatch_describe(&r, b, sizeof(b)), w);
 	/* cut, not overrun */
 	r = (struct exitwatch_result){
 		.how = EXITWATCH_SIGNALED, .status = SIGTERM, .sender = 1};

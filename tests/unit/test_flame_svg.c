@@ -215,10 +215,8 @@ Test(flame_svg, style_is_copied_and_null_restores_the_default)
 	flame__set_style(NULL, &st);
 	svg();
 	cr_assert(strstr(buf, "data-layout=\"icicle\""));
-	fclose(out);
-	free(buf);
-	buf = NULL;
-	out = open_memstream(&buf, &buflen);
+	memout_close(); /* a fresh stream for the second SVG */
+	memout_open();
 	flame__set_style(F, NULL);
 	svg();
 	cr_assert(strstr(buf, "data-layout=\"flame\""));
@@ -227,10 +225,10 @@ Test(flame_svg, style_is_copied_and_null_restores_the_default)
 }
 
 /* The text written for @label as a root frame of @pct% of the width
- * (1180 px at 7.08 px a character), in *@text (XML-escaped). */
-static void cut(const char *label, int pct, char *text, size_t len)
+ * (1180 px at 7.08 px a character) is @want (XML-escaped). */
+static void expect_cut(const char *label, int pct, const char *want)
 {
-	char key[1024];
+	char key[1024], text[256];
 	const char *p, *e;
 
 	add(label, NULL, NULL, pct);
@@ -243,93 +241,69 @@ static void cut(const char *label, int pct, char *text, size_t len)
 	cr_assert(p, "no text for %s at %d%%", label, pct);
 	p = strchr(p, '>') + 1;
 	e = strstr(p, "</text>");
-	cr_assert(e && (size_t)(e - p) < len);
+	cr_assert(e && (size_t)(e - p) < sizeof(text));
 	memcpy(text, p, e - p);
 	text[e - p] = '\0';
+	cr_assert_str_eq(text, want, "%s at %d%%", label, pct);
 }
 
 #define CXX "ns::detail::Type<std::vector<int>, Alloc>::method(int, char const*)"
 
 Test(flame_svg, cxx_name_drops_template_arguments_first)
 {
-	char t[256];
-
 	/* 354 px: 49 characters */
-	cut(CXX, 30, t, sizeof(t));
-	cr_assert_str_eq(t, "ns::detail::Type&lt;..&gt;::method(int, char const*)");
+	expect_cut(CXX, 30, "ns::detail::Type&lt;..&gt;::method(int, char const*)");
 }
 
 Test(flame_svg, cxx_name_then_drops_parameters)
 {
-	char t[256];
-
 	/* 236 px: 32 characters */
-	cut(CXX, 20, t, sizeof(t));
-	cr_assert_str_eq(t, "ns::detail::Type&lt;..&gt;::method(..)");
+	expect_cut(CXX, 20, "ns::detail::Type&lt;..&gt;::method(..)");
 }
 
 Test(flame_svg, cxx_name_then_drops_middle_scopes)
 {
-	char t[256];
-
 	/* 141.6 px: 19 characters */
-	cut(CXX, 12, t, sizeof(t));
-	cr_assert_str_eq(t, "ns::..::method(..)");
+	expect_cut(CXX, 12, "ns::..::method(..)");
 }
 
 Test(flame_svg, cxx_name_then_keeps_its_own_name_alone)
 {
-	char t[256];
-
 	/* 94.4 px: 12 characters */
-	cut(CXX, 8, t, sizeof(t));
-	cr_assert_str_eq(t, "method(..)");
+	expect_cut(CXX, 8, "method(..)");
 }
 
 Test(flame_svg, cxx_own_name_then_loses_its_parameters)
 {
-	char t[256];
-
 	/* 70.8 px: 9 characters */
-	cut(CXX, 6, t, sizeof(t));
-	cr_assert_str_eq(t, "method");
+	expect_cut(CXX, 6, "method");
 }
 
 Test(flame_svg, cxx_own_name_is_cut_on_the_right_last)
 {
-	char t[256];
-
 	/* 47.2 px: 5 characters */
-	cut(CXX, 4, t, sizeof(t));
-	cr_assert_str_eq(t, "met..");
+	expect_cut(CXX, 4, "met..");
 }
 
 Test(flame_svg, rust_path_keeps_first_scope_and_function)
 {
-	char t[256];
-
 	/* 24 characters */
-	cut("tokio::runtime::task::harness::Harness<T,S>::poll", 15, t, sizeof(t));
-	cr_assert_str_eq(t, "tokio::runtime::..::poll");
+	expect_cut("tokio::runtime::task::harness::Harness<T,S>::poll", 15,
+		   "tokio::runtime::..::poll");
 }
 
 Test(flame_svg, operator_names_are_not_brackets)
 {
-	char t[256];
-
-	cut("std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&, char "
-	    "const*)",
-	    20, t, sizeof(t));
-	cr_assert_str_eq(t, "std::..::operator&lt;&lt; &lt;..&gt;(..)");
+	expect_cut(
+		"std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&, char "
+		"const*)",
+		20, "std::..::operator&lt;&lt; &lt;..&gt;(..)");
 }
 
 Test(flame_svg, c_name_is_cut_on_the_right)
 {
-	char t[256];
-
-	cut("a_very_long_c_function_name_that_is_cut_on_the_right_side", 12, t,
-	    sizeof(t));
-	cr_assert_str_eq(t, "a_very_long_c_fun..");
+	expect_cut("a_very_long_c_function_name_that_is_cut_on_the_right_side", 12,
+		   "a_very_long_c_fun..");
 }
 
 Test(flame_svg, width_follows_the_window)

@@ -99,28 +99,22 @@ static void put(const char *name, const char *text)
 }
 
 /* Build @dir/prog from @srcs with @cc and @flags (in @dir, so split DWARF
- * files land there); skips the test without a working compiler. */
-static void build(const char *cc, const char *flags, const char *srcs)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "cd %s && %s %s -o prog %s 2>/dev/null", dir, cc,
-		 flags, srcs);
-	if (system(cmd))
-		cr_skip_test("cannot build a test program: %s", cmd);
-}
-
-/* Open @dir/prog as libdwfl's one module at its link-time addresses. */
-static Dwfl_Module *open_prog(void)
+ * files land there) and open it as libdwfl's one module at its link-time
+ * addresses; skips the test without a working compiler. */
+static Dwfl_Module *build(const char *cc, const char *flags, const char *srcs)
 {
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 	};
-	char path[128];
+	char cmd[512], path[128];
 	Dwfl_Module *mod;
 
+	snprintf(cmd, sizeof(cmd), "cd %s && %s %s -o prog %s 2>/dev/null", dir, cc,
+		 flags, srcs);
+	if (system(cmd))
+		cr_skip_test("cannot build a test program: %s", cmd);
 	snprintf(path, sizeof(path), "%s/prog", dir);
 	dwfl = dwfl_begin(&cb);
 	cr_assert_not_null(dwfl);
@@ -129,6 +123,13 @@ static Dwfl_Module *open_prog(void)
 	cr_assert_not_null(mod, "dwfl_report_elf: %s", dwfl_errmsg(-1));
 	cr_assert_eq(dwfl_report_end(dwfl, NULL, NULL), 0);
 	return mod;
+}
+
+/* c_src built with @flags by cc, opened as with build(). */
+static Dwfl_Module *build_c(const char *flags)
+{
+	put("t.c", c_src);
+	return build("cc", flags, "t.c");
 }
 
 /* The link-time address and size of function @name. */
@@ -194,14 +195,18 @@ static void chains_of(Dwfl_Module *mod, const char *fn, char *out, size_t len)
 	}
 }
 
+/* Chain @chain is among the chains @seen. */
+static void expect_chain(const char *seen, const char *chain)
+{
+	cr_expect(strstr(seen, chain), "no %s in the chains seen: %s", chain, seen);
+}
+
 Test(inline, inlined_code_names_its_chain_innermost_first)
 {
 	char seen[1024];
 
-	put("t.c", c_src);
-	build("cc", "-O2 -g", "t.c");
-	chains_of(open_prog(), "host", seen, sizeof(seen));
-	cr_expect(strstr(seen, "inner<outer\n"), "chains seen: %s", seen);
+	chains_of(build_c("-O2 -g"), "host", seen, sizeof(seen));
+	expect_chain(seen, "inner<outer\n");
 	/* outer's own code, the loop, is outer alone; host never is in the
 	 * chain (its symbol names it) */
 	cr_expect(strstr(seen, "\nouter\n") || !strncmp(seen, "outer\n", 6),
@@ -217,9 +222,7 @@ Test(inline, deeper_chains_keep_their_innermost)
 	const char *names[2] = {NULL, NULL};
 	int found = 0;
 
-	put("t.c", c_src);
-	build("cc", "-O2 -g", "t.c");
-	mod = open_prog();
+	mod = build_c("-O2 -g");
 	find_fn(mod, "host", &a, &size);
 	for (i = 0; i < size && !found; i++) {
 		const char *all[8];
@@ -242,19 +245,16 @@ Test(inline, cxx_names_are_linkage_names_for_the_caller_to_demangle)
 	char seen[1024];
 
 	put("t.cc", cxx_src);
-	build("c++", "-O2 -g", "t.cc");
-	chains_of(open_prog(), "_Z4hosti", seen, sizeof(seen));
-	cr_expect(strstr(seen, "_ZN2ns5innerEi\n"), "chains seen: %s", seen);
+	chains_of(build("c++", "-O2 -g", "t.cc"), "_Z4hosti", seen, sizeof(seen));
+	expect_chain(seen, "_ZN2ns5innerEi\n");
 }
 
 Test(inline, split_dwarf_is_read_from_its_dwo)
 {
 	char seen[1024];
 
-	put("t.c", c_src);
-	build("cc", "-O2 -g -gsplit-dwarf", "t.c");
-	chains_of(open_prog(), "host", seen, sizeof(seen));
-	cr_expect(strstr(seen, "inner<outer\n"), "chains seen: %s", seen);
+	chains_of(build_c("-O2 -g -gsplit-dwarf"), "host", seen, sizeof(seen));
+	expect_chain(seen, "inner<outer\n");
 }
 
 Test(inline, lto_names_functions_inlined_from_another_unit)
@@ -263,9 +263,8 @@ Test(inline, lto_names_functions_inlined_from_another_unit)
 
 	put("a.c", lto_a_src);
 	put("b.c", lto_b_src);
-	build("cc", "-O2 -g -flto", "a.c b.c");
-	chains_of(open_prog(), "host", seen, sizeof(seen));
-	cr_expect(strstr(seen, "other\n"), "chains seen: %s", seen);
+	chains_of(build("cc", "-O2 -g -flto", "a.c b.c"), "host", seen, sizeof(seen));
+	expect_chain(seen, "other\n");
 }
 
 Test(inline, rust_chains_name_rust_functions)
@@ -273,20 +272,17 @@ Test(inline, rust_chains_name_rust_functions)
 	char seen[8192];
 
 	put("r.rs", rust_src);
-	build("rustc", "-O -g", "r.rs");
-	chains_of(open_prog(), "host", seen, sizeof(seen));
+	chains_of(build("rustc", "-O -g", "r.rs"), "host", seen, sizeof(seen));
 	/* mangled: _ZN1r5inner17h<hash>E inside _ZN1r5outer17h<hash>E */
-	cr_expect(strstr(seen, "5inner"), "chains seen: %s", seen);
-	cr_expect(strstr(seen, "5outer"), "chains seen: %s", seen);
+	expect_chain(seen, "5inner");
+	expect_chain(seen, "5outer");
 }
 
 Test(inline, module_without_dwarf_has_no_chains)
 {
 	char seen[1024];
 
-	put("t.c", c_src);
-	build("cc", "-O2 -g0", "t.c");
-	chains_of(open_prog(), "host", seen, sizeof(seen));
+	chains_of(build_c("-O2 -g0"), "host", seen, sizeof(seen));
 	cr_expect_str_empty(seen);
 }
 
@@ -296,9 +292,7 @@ Test(inline, bad_arguments_are_einval)
 	Dwfl_Module *mod;
 
 	cr_expect_eq(symbol__inline_chain(NULL, &idx, 0x1000, names, 1), -EINVAL);
-	put("t.c", c_src);
-	build("cc", "-O2 -g", "t.c");
-	mod = open_prog();
+	mod = build_c("-O2 -g");
 	cr_expect_eq(symbol__inline_chain(mod, &idx, 0x1000, NULL, 1), -EINVAL);
 	cr_expect_eq(symbol__inline_chain(mod, NULL, 0x1000, NULL, 0), 0);
 	inline_index__free(NULL);

@@ -37,6 +37,14 @@ static void do_join(void)
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 }
 
+/* A complete trace (one with an END chunk): its counters say it was
+ * recorded from @start to @end. */
+static void recorded(uint64_t start, uint64_t end)
+{
+	T.counters.start_time = start;
+	T.counters.end_time = end;
+}
+
 /* The poll sample @i fell in (join__poll_at() is the join's lookup). */
 static int32_t sample_poll(size_t i)
 {
@@ -110,8 +118,7 @@ Test(join, samples_on_other_threads_do_not_match)
 
 Test(join, poll_begun_before_recording_starts_at_record_start)
 {
-	T.counters.start_time = 50;
-	T.counters.end_time = 1000;
+	recorded(50, 1000);
 	sy_event(&T, 120, 1, TRACE_EV_POLL_END, 9);
 	sy_poll(&T, 1, 5, 200, 300);
 	sy_sample(&T, 60, 1, 0, 1);
@@ -130,8 +137,7 @@ Test(join, poll_begun_before_the_shim_attached_starts_at_the_attach)
 {
 	/* command mode: sampling from 50, shim records only from 100 on; what
 	 * the thread ran at 60 was not that poll, as far as anyone knows */
-	T.counters.start_time = 50;
-	T.counters.end_time = 1000;
+	recorded(50, 1000);
 	sy_meta(&T, "shim_attached", "100");
 	sy_event(&T, 120, 1, TRACE_EV_POLL_END, 9);
 	sy_sample(&T, 60, 1, 0, 1);
@@ -151,8 +157,7 @@ Test(join, records_between_the_attach_and_its_time_stand_as_recorded)
 	 * recorded a little before it. A BEGIN there opens its poll as usual;
 	 * an END first there began before the store: known running only at
 	 * its end, never from the attach time after it. */
-	T.counters.start_time = 50;
-	T.counters.end_time = 1000;
+	recorded(50, 1000);
 	sy_meta(&T, "shim_attached", "100");
 	sy_poll(&T, 1, 5, 95, 98);
 	sy_event(&T, 97, 2, TRACE_EV_POLL_END, 6);
@@ -189,8 +194,7 @@ Test(join, a_poll_open_at_the_end_of_a_complete_trace_ends_at_its_threads_last_r
 	/* the recording ran to 5000 (thread 2's sample), thread 1's last
 	 * record is a sample at 4000: its open poll is not stretched past it,
 	 * its task's totals neither */
-	T.counters.start_time = 1;
-	T.counters.end_time = 5000;
+	recorded(1, 5000);
 	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_sample(&T, 4000, 1, 0, 1);
 	sy_sample(&T, 4999, 2, 0, 1);
@@ -211,8 +215,7 @@ Test(join, a_threads_last_record_may_be_an_event_or_a_switch)
 	 * in again at 3500; thread 3: switched out at 2000 and still out when
 	 * the (complete) recording ended: switch-ins are recorded to the end,
 	 * so it was off-CPU, in its poll, until 9000 */
-	T.counters.start_time = 1;
-	T.counters.end_time = 9000;
+	recorded(1, 9000);
 	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_event(&T, 700, 1, TRACE_EV_WAKE, 4);
 	sy_event(&T, 100, 2, TRACE_EV_POLL_BEGIN, 4);
@@ -247,8 +250,7 @@ Test(join, in_a_cut_trace_a_switch_out_for_good_is_its_threads_last_record)
 Test(join, a_poll_open_at_the_end_and_longer_than_4s_is_cut_back_too)
 {
 	/* over 2^32 ns either way: the long-end entry moves */
-	T.counters.start_time = 1;
-	T.counters.end_time = 20000000000ULL;
+	recorded(1, 20000000000ULL);
 	sy_event(&T, 100, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_sample(&T, 9000000000ULL, 1, 0, 1);
 	do_join();
@@ -262,8 +264,7 @@ Test(join, a_poll_open_at_the_end_and_longer_than_4s_is_cut_back_too)
 Test(join, a_gap_ends_the_polls_open_at_its_start_and_threads_start_afresh_after_it)
 {
 	/* the recorder stalled: the shim recorded nothing from 1000 to 4000 */
-	T.counters.start_time = 1;
-	T.counters.end_time = 10000;
+	recorded(1, 10000);
 	sy_meta(&T, "shim_gap", "1000-4000");
 	/* thread 1: task 3's END was lost in the gap */
 	sy_event(&T, 500, 1, TRACE_EV_POLL_BEGIN, 3);
@@ -302,8 +303,7 @@ Test(join, a_poll_open_at_the_end_stops_at_a_gap_after_its_begin)
 {
 	/* thread 1 ran on after the gap (a sample at 9500), thread 2's last
 	 * record was before it: each poll ends at what comes first */
-	T.counters.start_time = 1;
-	T.counters.end_time = 10000;
+	recorded(1, 10000);
 	sy_meta(&T, "shim_gap", "8000-9000");
 	sy_event(&T, 7000, 1, TRACE_EV_POLL_BEGIN, 3);
 	sy_sample(&T, 9500, 1, 0, 1);
@@ -320,8 +320,7 @@ Test(join, a_poll_open_at_the_end_stops_at_a_gap_after_its_begin)
 
 Test(join, after_several_gaps_a_first_end_starts_at_the_last_ones_end)
 {
-	T.counters.start_time = 1;
-	T.counters.end_time = 10000;
+	recorded(1, 10000);
 	sy_meta(&T, "shim_gap", "1000-2000");
 	sy_meta(&T, "shim_gap", "3000-4000");
 	sy_event(&T, 500, 1, TRACE_EV_POLL_BEGIN, 3);
@@ -755,20 +754,16 @@ Test(join, a_trace_walked_from_its_file_analyses_like_a_loaded_one)
 
 Test(join, a_poll_open_where_a_trace_was_cut_ends_at_its_threads_last_record)
 {
-	struct trace t;
-	struct join *j = NULL;
-
-	memset(&t, 0, sizeof(t));
 	/* no END chunk: cut. Thread 1's poll is open; its last record is a
 	 * sample at 5 ms. Thread 2 goes on to 1 s. */
-	sy_event(&t, 1000000, 1, TRACE_EV_POLL_BEGIN, 7);
-	sy_sample(&t, 5000000, 1, 0, 1);
-	sy_event(&t, 2000000, 2, TRACE_EV_POLL_BEGIN, 8);
-	sy_event(&t, 1000000000, 2, TRACE_EV_POLL_END, 8);
-	cr_assert_eq(join__new(&t, JOIN_POLL_LIST, &j), 0);
-	cr_assert_eq(j->npolls, 2);
-	for (size_t i = 0; i < j->npolls; i++) {
-		const struct poll *p = &j->polls[i];
+	sy_event(&T, 1000000, 1, TRACE_EV_POLL_BEGIN, 7);
+	sy_sample(&T, 5000000, 1, 0, 1);
+	sy_event(&T, 2000000, 2, TRACE_EV_POLL_BEGIN, 8);
+	sy_event(&T, 1000000000, 2, TRACE_EV_POLL_END, 8);
+	do_join();
+	cr_assert_eq(J->npolls, 2);
+	for (size_t i = 0; i < J->npolls; i++) {
+		const struct poll *p = &J->polls[i];
 
 		if (p->tid == 1) {
 			cr_expect_eq(p->end, 5000000, "not stretched to thread 2's 1 s");
@@ -778,6 +773,4 @@ Test(join, a_poll_open_where_a_trace_was_cut_ends_at_its_threads_last_record)
 			cr_expect(!p->open_end);
 		}
 	}
-	join__free(j);
-	sy_free(&t);
 }

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "lib/json.h"
+#include "tests/unit/str_cases.h"
 
 TestSuite(json);
 
@@ -38,13 +39,23 @@ static const char *done(void)
 	return buf;
 }
 
+/* lib_json_finish() says @rc; then done(). */
+static const char *finish(int rc)
+{
+	int got = lib_json_finish(&w);
+
+	done();
+	cr_assert_eq(got, rc, "lib_json_finish() is %d, not %d, after \"%s\"", got, rc,
+		     buf);
+	return buf;
+}
+
 /* lib_json_str(@s) as a document's only value, without its line break. */
 static const char *js(const char *s)
 {
 	start();
 	lib_json_str(&w, s);
-	cr_assert_eq(lib_json_finish(&w), 0);
-	done();
+	finish(0);
 	cr_assert(len && buf[len - 1] == '\n');
 	buf[len - 1] = '\0';
 	return buf;
@@ -71,8 +82,7 @@ Test(json, commas_and_nesting)
 	lib_json_bool_field(&w, "d", 0);
 	lib_json_str_field(&w, "e", NULL);
 	lib_json_object_end(&w);
-	cr_assert_eq(lib_json_finish(&w), 0);
-	cr_assert_str_eq(done(),
+	cr_assert_str_eq(finish(0),
 			 "{\"a\":1,\"b\":[],\"c\":[{},[-2,null],true],\"d\":false,"
 			 "\"e\":null}\n");
 }
@@ -96,8 +106,7 @@ Test(json, line_breaks_after_the_comma_or_right_here)
 	lib_json_newline(&w);
 	lib_json_uint_field(&w, "z", 9);
 	lib_json_object_end(&w);
-	cr_assert_eq(lib_json_finish(&w), 0);
-	cr_assert_str_eq(done(),
+	cr_assert_str_eq(finish(0),
 			 "{\"x\":\"y\",\n\"ev\":[\n0,\n1,\n2],\"o\":{}\n,\"z\":9}\n");
 }
 
@@ -114,8 +123,7 @@ Test(json, numbers)
 	lib_json_double(&w, "%.0f", -INFINITY);
 	lib_json_printf(&w, "%d.%03d", 12, 5);
 	lib_json_array_end(&w);
-	cr_assert_eq(lib_json_finish(&w), 0);
-	cr_assert_str_eq(done(),
+	cr_assert_str_eq(finish(0),
 			 "[18446744073709551615,-9223372036854775808,0,2500000000,"
 			 "0.333,null,null,12.005]\n");
 }
@@ -126,47 +134,62 @@ Test(json, member_names_are_escaped_like_strings)
 	lib_json_object_begin(&w);
 	lib_json_uint_field(&w, "a\"b\x1b", 1);
 	lib_json_object_end(&w);
-	cr_assert_eq(lib_json_finish(&w), 0);
-	cr_assert_str_eq(done(), "{\"a\\\"b\\u001b\":1}\n");
+	cr_assert_str_eq(finish(0), "{\"a\\\"b\\u001b\":1}\n");
 }
 
 Test(json, null_and_plain_strings)
 {
-	cr_assert_str_eq(js(NULL), "null");
-	cr_assert_str_eq(js(""), "\"\"");
-	cr_assert_str_eq(js("a \"q\" \\ /"), "\"a \\\"q\\\" \\\\ /\"");
+	static const struct str_case cases[] = {
+		{NULL, "null"},
+		{"", "\"\""},
+		{"a \"q\" \\ /", "\"a \\\"q\\\" \\\\ /\""},
+	};
+
+	EXPECT_EACH(js, cases);
 }
 
 Test(json, escapes_c0_del_and_c1_controls)
 {
-	cr_assert_str_eq(js("\x1b[2J\x07\n\t"), "\"\\u001b[2J\\u0007\\u000a\\u0009\"");
-	cr_assert_str_eq(js("del\x7f"), "\"del\\u007f\"");
-	/* U+009B (CSI) and U+0085 (NEL) as UTF-8: escaped, not raw */
-	cr_assert_str_eq(js("\xc2\x9b"
-			    "31m\xc2\x85"),
-			 "\"\\u009b31m\\u0085\"");
+	static const struct str_case cases[] = {
+		{"\x1b[2J\x07\n\t", "\"\\u001b[2J\\u0007\\u000a\\u0009\""},
+		{"del\x7f", "\"del\\u007f\""},
+		/* U+009B (CSI) and U+0085 (NEL) as UTF-8: escaped, not raw */
+		{"\xc2\x9b"
+		 "31m\xc2\x85",
+		 "\"\\u009b31m\\u0085\""},
+	};
+
+	EXPECT_EACH(js, cases);
 }
 
 Test(json, escapes_line_separators_and_bidi_controls)
 {
-	/* U+2028, U+2029 end a line in JavaScript; U+202E reorders one */
-	cr_assert_str_eq(js("a\xe2\x80\xa8"
-			    "b\xe2\x80\xa9"
-			    "c\xe2\x80\xae"),
-			 "\"a\\u2028b\\u2029c\\u202e\"");
-	/* U+061C, U+200E, U+200F, U+2066..U+2069 */
-	cr_assert_str_eq(js("\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f\xe2\x81\xa6\xe2\x81\xa9"),
-			 "\"\\u061c\\u200e\\u200f\\u2066\\u2069\"");
+	static const struct str_case cases[] = {
+		/* U+2028, U+2029 end a line in JavaScript; U+202E reorders one */
+		{"a\xe2\x80\xa8"
+		 "b\xe2\x80\xa9"
+		 "c\xe2\x80\xae",
+		 "\"a\\u2028b\\u2029c\\u202e\""},
+		/* U+061C, U+200E, U+200F, U+2066..U+2069 */
+		{"\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f\xe2\x81\xa6\xe2\x81\xa9",
+		 "\"\\u061c\\u200e\\u200f\\u2066\\u2069\""},
+	};
+
+	EXPECT_EACH(js, cases);
 }
 
 Test(json, raw_c1_and_invalid_bytes_become_replacement_characters)
 {
-	cr_assert_str_eq(js("x\x9by"), "\"x\\ufffdy\"");
-	cr_assert_str_eq(js("\xff\xfe"), "\"\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("cut\xe2\x82"), "\"cut\\ufffd\\ufffd\"");
-	cr_assert_str_eq(js("\xc3"
-			    "A"),
-			 "\"\\ufffdA\"");
+	static const struct str_case cases[] = {
+		{"x\x9by", "\"x\\ufffdy\""},
+		{"\xff\xfe", "\"\\ufffd\\ufffd\""},
+		{"cut\xe2\x82", "\"cut\\ufffd\\ufffd\""},
+		{"\xc3"
+		 "A",
+		 "\"\\ufffdA\""},
+	};
+
+	EXPECT_EACH(js, cases);
 }
 
 /* @s, ill-formed UTF-8 throughout, is one \ufffd a byte. */
@@ -225,8 +248,7 @@ Test(json, a_value_where_a_name_is_due_sticks_and_stops_output)
 	cr_assert_eq(lib_json_error(&w), -EINVAL);
 	lib_json_uint_field(&w, "a", 2);
 	lib_json_object_end(&w);
-	cr_assert_eq(lib_json_finish(&w), -EINVAL);
-	cr_assert_str_eq(done(), "{");
+	cr_assert_str_eq(finish(-EINVAL), "{");
 }
 
 Test(json, misuses_are_einval)
@@ -235,42 +257,36 @@ Test(json, misuses_are_einval)
 	start();
 	lib_json_array_begin(&w);
 	lib_json_name(&w, "a");
-	cr_assert_eq(lib_json_finish(&w), -EINVAL);
-	done();
+	finish(-EINVAL);
 	/* a close of what is not open */
 	start();
 	lib_json_array_begin(&w);
 	lib_json_object_end(&w);
-	cr_assert_eq(lib_json_finish(&w), -EINVAL);
-	done();
+	finish(-EINVAL);
 	/* a name without its value */
 	start();
 	lib_json_object_begin(&w);
 	lib_json_name(&w, "a");
 	lib_json_object_end(&w);
-	cr_assert_eq(lib_json_finish(&w), -EINVAL);
-	done();
+	finish(-EINVAL);
 	/* two top-level values */
 	start();
 	lib_json_uint(&w, 1);
 	lib_json_uint(&w, 2);
-	cr_assert_eq(lib_json_finish(&w), -EINVAL);
-	done();
+	finish(-EINVAL);
 }
 
 Test(json, an_unfinished_or_empty_document_is_einval)
 {
 	start();
-	cr_assert_eq(lib_json_finish(&w), -EINVAL);
-	done();
+	finish(-EINVAL);
 	start();
 	lib_json_object_begin(&w);
 	lib_json_name(&w, "a");
 	lib_json_array_begin(&w);
 	lib_json_array_end(&w);
 	cr_assert_eq(lib_json_error(&w), 0);
-	cr_assert_eq(lib_json_finish(&w), -EINVAL);
-	cr_assert_str_eq(done(), "{\"a\":[]");
+	cr_assert_str_eq(finish(-EINVAL), "{\"a\":[]");
 }
 
 Test(json, nesting_past_the_limit_is_einval)

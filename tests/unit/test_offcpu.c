@@ -537,39 +537,44 @@ Test(offcpu, top_frame_is_none_without_samples_or_off_cpu_time)
 	cr_assert_eq(offcpu__poll_top(OC, 1, &fr, NULL), -EINVAL);
 }
 
-Test(offcpu, top_frame_of_a_mostly_preempted_poll_is_its_cpu_leaf)
+/* Task 1 polls 1-2 ms on thread 10, preempted for 800 of its 1000 us and
+ * blocked for 10; @samples CPU samples in "work" (0: none). */
+static void mostly_preempted_poll(uint32_t samples)
+{
+	frames();
+	sy_poll(&T, 10, 1, 1 * MS, 2 * MS);
+	if (samples)
+		sy_sample(&T, 1 * MS + 10 * US, 10, S_CPU, samples);
+	sy_switch(&T, 1 * MS + 100 * US, 1 * MS + 900 * US, 10, S_PREEMPT, 1);
+	sy_switch(&T, 1 * MS + 950 * US, 1 * MS + 960 * US, 10, S_BLOCK, 0);
+	do_join();
+}
+
+/* The poll's top frame is "work", of kind @top, and the poll table's
+ * line for it ends in @line. */
+static void expect_top_work(int top, const char *line)
 {
 	uint32_t fr;
 	char lab[64];
 
-	/* preempted for 800 of its 1000 us: the kernel's doing, not the
-	 * poll's; what it ran is what its samples show */
-	frames();
-	sy_poll(&T, 10, 1, 1 * MS, 2 * MS);
-	sy_sample(&T, 1 * MS + 10 * US, 10, S_CPU, 5);
-	sy_switch(&T, 1 * MS + 100 * US, 1 * MS + 900 * US, 10, S_PREEMPT, 1);
-	sy_switch(&T, 1 * MS + 950 * US, 1 * MS + 960 * US, 10, S_BLOCK, 0);
-	do_join();
-	cr_assert_eq(offcpu__poll_top(OC, 0, &fr, NULL), POLL_TOP_CPU);
+	cr_assert_eq(offcpu__poll_top(OC, 0, &fr, NULL), top);
 	cr_assert_str_eq(analysis_frame_label(&T, fr, lab, sizeof(lab)), "work");
 	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
-	cr_assert(strstr(output(), "  work\n"), "%s", output());
+	cr_assert(strstr(output(), line), "%s", output());
+}
+
+Test(offcpu, top_frame_of_a_mostly_preempted_poll_is_its_cpu_leaf)
+{
+	/* preempted for 800 of its 1000 us: the kernel's doing, not the
+	 * poll's; what it ran is what its samples show */
+	mostly_preempted_poll(5);
+	expect_top_work(POLL_TOP_CPU, "  work\n");
 }
 
 Test(offcpu, top_frame_of_a_preempted_poll_without_samples_says_preempted)
 {
-	uint32_t fr;
-	char lab[64];
-
-	frames();
-	sy_poll(&T, 10, 1, 1 * MS, 2 * MS);
-	sy_switch(&T, 1 * MS + 100 * US, 1 * MS + 900 * US, 10, S_PREEMPT, 1);
-	sy_switch(&T, 1 * MS + 950 * US, 1 * MS + 960 * US, 10, S_BLOCK, 0);
-	do_join();
-	cr_assert_eq(offcpu__poll_top(OC, 0, &fr, NULL), POLL_TOP_PREEMPTED);
-	cr_assert_str_eq(analysis_frame_label(&T, fr, lab, sizeof(lab)), "work");
-	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){0}, out), 0);
-	cr_assert(strstr(output(), "  work (run queue)\n"), "%s", output());
+	mostly_preempted_poll(0);
+	expect_top_work(POLL_TOP_PREEMPTED, "  work (run queue)\n");
 }
 
 /* ---- flame --min-poll ---------------------------------------------------- */

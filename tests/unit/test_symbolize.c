@@ -786,8 +786,6 @@ Test(symbolize, plain_names_are_not_demangled)
 
 /* ---- address translation through program headers ------------------------ */
 
-/* lld's default x86-64 layout: the read-only segment ends inside the page
- * where the executable one begins, so p_vaddr != p_offset from there on. */
 /* symbol_load_vaddr() of @off in @loads[0..@n) finds @want. */
 static void expect_vaddr(const struct symbol_load *loads, size_t n, uint64_t off,
 			 uint64_t want)
@@ -798,18 +796,19 @@ static void expect_vaddr(const struct symbol_load *loads, size_t n, uint64_t off
 	cr_expect_eq(v, want, "offset 0x%" PRIx64 ": 0x%" PRIx64, off, v);
 }
 
+/* A PT_LOAD as symbol_load_vaddr() sees it. */
+#define LOAD(off, va, fsz, msz, fl)                                                      \
+	{                                                                                \
+		.offset = (off), .vaddr = (va), .filesz = (fsz), .memsz = (msz),         \
+		.flags = (fl)                                                            \
+	}
+
+/* lld's default x86-64 layout: the read-only segment ends inside the page
+ * where the executable one begins, so p_vaddr != p_offset from there on. */
 static const struct symbol_load lld_loads[] = {
-	{.offset = 0, .vaddr = 0, .filesz = 0x2fdb0, .memsz = 0x2fdb0, .flags = PF_R},
-	{.offset = 0x2fdb0,
-	 .vaddr = 0x30db0,
-	 .filesz = 0x5000,
-	 .memsz = 0x5000,
-	 .flags = PF_R | PF_X},
-	{.offset = 0x34db0,
-	 .vaddr = 0x36db0,
-	 .filesz = 0x200,
-	 .memsz = 0x1000,
-	 .flags = PF_R | PF_W},
+	LOAD(0, 0, 0x2fdb0, 0x2fdb0, PF_R),
+	LOAD(0x2fdb0, 0x30db0, 0x5000, 0x5000, PF_R | PF_X),
+	LOAD(0x34db0, 0x36db0, 0x200, 0x1000, PF_R | PF_W),
 };
 
 Test(symbolize, lld_layout_translates_by_the_segment_holding_the_offset)
@@ -833,34 +832,14 @@ Test(symbolize, several_executable_segments_and_et_exec)
 	/* a non-PIE executable at 0x400000 with two executable segments
 	 * (e.g. .init/.text split by a linker script) in any order */
 	static const struct symbol_load exec_loads[] = {
-		{.offset = 0x3000,
-		 .vaddr = 0x603000,
-		 .filesz = 0x800,
-		 .memsz = 0x800,
-		 .flags = PF_R | PF_X},
-		{.offset = 0,
-		 .vaddr = 0x400000,
-		 .filesz = 0x1000,
-		 .memsz = 0x1000,
-		 .flags = PF_R},
-		{.offset = 0x1000,
-		 .vaddr = 0x401000,
-		 .filesz = 0x1800,
-		 .memsz = 0x1800,
-		 .flags = PF_R | PF_X},
+		LOAD(0x3000, 0x603000, 0x800, 0x800, PF_R | PF_X),
+		LOAD(0, 0x400000, 0x1000, 0x1000, PF_R),
+		LOAD(0x1000, 0x401000, 0x1800, 0x1800, PF_R | PF_X),
 	};
 	/* overlapping claims: the executable segment wins */
 	static const struct symbol_load overlap[] = {
-		{.offset = 0,
-		 .vaddr = 0x10000,
-		 .filesz = 0x2000,
-		 .memsz = 0x2000,
-		 .flags = PF_R},
-		{.offset = 0x1000,
-		 .vaddr = 0x21000,
-		 .filesz = 0x1000,
-		 .memsz = 0x1000,
-		 .flags = PF_R | PF_X},
+		LOAD(0, 0x10000, 0x2000, 0x2000, PF_R),
+		LOAD(0x1000, 0x21000, 0x1000, 0x1000, PF_R | PF_X),
 	};
 	uint64_t v;
 
@@ -873,21 +852,29 @@ Test(symbolize, several_executable_segments_and_et_exec)
 
 /* ---- JIT code named by /tmp/perf-PID.map ----------------------------------- */
 
+/* Write @text as this process's /tmp/perf-PID.map, its path in @path. */
+static void put_perf_map(char *path, size_t len, const char *text)
+{
+	FILE *m;
+
+	snprintf(path, len, "/tmp/perf-%d.map", (int)getpid());
+	m = fopen(path, "w");
+	cr_assert_not_null(m);
+	fputs(text, m);
+	fclose(m);
+}
+
 Test(symbolize, perf_map_names_anonymous_code)
 {
 	char path[64];
 	struct symbolizer *s;
 	struct trace_frame f;
-	FILE *m;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-	m = fopen(path, "w");
-	cr_assert_not_null(m);
-	fprintf(m, "7e0000001000 100 jit_old\n"
-		   "0x7e0000002000 0x40 LazyCompile:*hot_loop app.js:12\n"
-		   "garbage line\n"
-		   "7e0000001080 20 jit_new\n");
-	fclose(m);
+	put_perf_map(path, sizeof(path),
+		     "7e0000001000 100 jit_old\n"
+		     "0x7e0000002000 0x40 LazyCompile:*hot_loop app.js:12\n"
+		     "garbage line\n"
+		     "7e0000001080 20 jit_new\n");
 	s = self_symbolizer();
 	cr_assert_eq(symbolizer__resolve(s, 0x7e0000002010ull, &f), 0);
 	cr_expect_str_eq(f.sym, "LazyCompile:*hot_loop app.js:12");
@@ -911,28 +898,23 @@ Test(symbolize, perf_map_names_anonymous_code)
  * PERF_RECORD_MMAP2 of it): its addresses stay for the perf map to name. */
 Test(symbolize, mappings_of_no_file_are_not_kept)
 {
+	/* at 0x7e0000010000, 0x7e0000030000, 0x7e0000050000, 64 KiB each */
+	static const char *const no_file[] = {"//anon", "[heap]", "[anon:jit]"};
 	char path[64];
 	struct symbolizer *s;
 	struct trace_frame f;
 	size_t n;
-	FILE *m;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-	m = fopen(path, "w");
-	cr_assert_not_null(m);
-	fprintf(m, "7e0000011000 100 jit_fn\n");
-	fclose(m);
+	put_perf_map(path, sizeof(path), "7e0000011000 100 jit_fn\n");
 	s = self_symbolizer();
 	n = symbolizer__nmodules(s);
-	cr_expect_eq(symbolizer__add_mapping(s, 0x7e0000010000ull, 0x7e0000020000ull, 0,
-					     0, 0, "//anon"),
-		     -ENOENT);
-	cr_expect_eq(symbolizer__add_mapping(s, 0x7e0000030000ull, 0x7e0000040000ull, 0,
-					     0, 0, "[heap]"),
-		     -ENOENT);
-	cr_expect_eq(symbolizer__add_mapping(s, 0x7e0000050000ull, 0x7e0000060000ull, 0,
-					     0, 0, "[anon:jit]"),
-		     -ENOENT);
+	for (size_t i = 0; i < sizeof(no_file) / sizeof(no_file[0]); i++) {
+		uint64_t start = 0x7e0000010000ull + i * 0x20000;
+
+		cr_expect_eq(symbolizer__add_mapping(s, start, start + 0x10000, 0, 0, 0,
+						     no_file[i]),
+			     -ENOENT, "%s", no_file[i]);
+	}
 	cr_expect_eq(symbolizer__nmodules(s), n);
 	cr_assert_eq(symbolizer__resolve(s, 0x7e0000011010ull, &f), 0);
 	cr_expect_str_eq(f.sym, "jit_fn");

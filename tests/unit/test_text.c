@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "lib/text.h"
+#include "tests/unit/str_cases.h"
 
 TestSuite(text);
 
@@ -101,34 +102,42 @@ Test(text, printable_leaves_out_controls_separators_and_bidi)
 
 Test(text, clean_hides_escapes_bell_and_c1_controls)
 {
-	cr_assert_str_eq(clean("a\x1b[2Jb"), "a?[2Jb");
-	cr_assert_str_eq(clean("ding\x07"), "ding?");
-	cr_assert_str_eq(clean("\x1b]0;title\x07"), "?]0;title?");
-	/* U+009B as UTF-8 is one character, one '?'; as a raw byte too */
-	cr_assert_str_eq(clean("x\xc2\x9b"
-			       "31my"),
-			 "x?31my");
-	cr_assert_str_eq(clean("x\x9b"
-			       "31my"),
-			 "x?31my");
-	cr_assert_str_eq(clean("nel\xc2\x85"), "nel?");
-	cr_assert_str_eq(clean("del\x7f"), "del?");
-	cr_assert_str_eq(clean("two\nlines\r\ttab"), "two?lines??tab");
-	cr_assert_str_eq(clean("rlo\xe2\x80\xae"
-			       "x\xe2\x80\xa8"),
-			 "rlo?x?");
+	static const struct str_case cases[] = {
+		{"a\x1b[2Jb", "a?[2Jb"},
+		{"ding\x07", "ding?"},
+		{"\x1b]0;title\x07", "?]0;title?"},
+		/* U+009B as UTF-8 is one character, one '?'; as a raw byte too */
+		{"x\xc2\x9b"
+		 "31my",
+		 "x?31my"},
+		{"x\x9b"
+		 "31my",
+		 "x?31my"},
+		{"nel\xc2\x85", "nel?"},
+		{"del\x7f", "del?"},
+		{"two\nlines\r\ttab", "two?lines??tab"},
+		{"rlo\xe2\x80\xae"
+		 "x\xe2\x80\xa8",
+		 "rlo?x?"},
+	};
+
+	EXPECT_EACH(clean, cases);
 }
 
 Test(text, clean_replaces_each_bad_byte)
 {
-	cr_assert_str_eq(clean("a\xc0\x80z"), "a??z");		 /* overlong NUL */
-	cr_assert_str_eq(clean("a\xe0\x80\xafz"), "a???z");	 /* overlong '/' */
-	cr_assert_str_eq(clean("a\xed\xa0\x80z"), "a???z");	 /* surrogate */
-	cr_assert_str_eq(clean("a\xf4\x90\x80\x80z"), "a????z"); /* > U+10FFFF */
-	cr_assert_str_eq(clean("a\xff\xfez"), "a??z");
-	cr_assert_str_eq(clean("cut\xe2\x82"), "cut??");
-	/* a bad lead does not swallow the good character after it */
-	cr_assert_str_eq(clean("\xe2\xc3\xa9"), "?\xc3\xa9");
+	static const struct str_case cases[] = {
+		{"a\xc0\x80z", "a??z"},		  /* overlong NUL */
+		{"a\xe0\x80\xafz", "a???z"},	  /* overlong '/' */
+		{"a\xed\xa0\x80z", "a???z"},	  /* surrogate */
+		{"a\xf4\x90\x80\x80z", "a????z"}, /* > U+10FFFF */
+		{"a\xff\xfez", "a??z"},
+		{"cut\xe2\x82", "cut??"},
+		/* a bad lead does not swallow the good character after it */
+		{"\xe2\xc3\xa9", "?\xc3\xa9"},
+	};
+
+	EXPECT_EACH(clean, cases);
 }
 
 Test(text, clean_keeps_valid_multibyte_text)

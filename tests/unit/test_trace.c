@@ -34,6 +34,13 @@ static char *tmp_path(void)
 	return p;
 }
 
+/* Undo tmp_path(): the file goes, and the name. */
+static void tmp_remove(char *path)
+{
+	unlink(path);
+	free(path);
+}
+
 static void put_file(const char *path, const void *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -209,6 +216,57 @@ static char *small_trace_file(int finish, size_t *nsamples)
 	return path;
 }
 
+/*
+ * small_trace_file(1, ...) on disk and in memory: its path, its bytes and
+ * their length, its number of samples; @scratch, when asked for, another
+ * temporary file for cut or damaged copies of it (NULL otherwise).
+ */
+struct small_file {
+	char *path, *scratch;
+	uint8_t *buf;
+	size_t len, nsamples;
+};
+
+static void small_file_open(struct small_file *sf, int scratch)
+{
+	sf->path = small_trace_file(1, &sf->nsamples);
+	sf->scratch = scratch ? tmp_path() : NULL;
+	sf->buf = get_file(sf->path, &sf->len);
+}
+
+static void small_file_release(struct small_file *sf)
+{
+	free(sf->buf);
+	tmp_remove(sf->path);
+	if (sf->scratch)
+		tmp_remove(sf->scratch);
+}
+
+/* The index of @sf's first chunk of @type (*@nch if none) and where it
+ * starts, in *@from unless NULL; the ends of its chunks in
+ * @ends[0..*@nch), 64 at most. */
+static size_t first_chunk(const struct small_file *sf, uint32_t type, size_t *ends,
+			  size_t *nch, size_t *from)
+{
+	uint32_t types[64];
+	size_t i;
+
+	*nch = chunk_ends(sf->buf, sf->len, ends, types, 64);
+	for (i = 0; i < *nch && types[i] != type; i++)
+		;
+	if (from)
+		*from = i ? ends[i - 1] : 16;
+	return i;
+}
+
+/* @sf's bytes with byte @off flipped, as its scratch file. */
+static void put_flipped(const struct small_file *sf, size_t off)
+{
+	sf->buf[off] ^= 0x20;
+	put_file(sf->scratch, sf->buf, sf->len);
+	sf->buf[off] ^= 0x20;
+}
+
 /* ---- round trips -------------------------------------------------------- */
 
 TestSuite(trace);
@@ -342,8 +400,7 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 		     "start defaults to the earliest record");
 	cr_assert_eq(t->counters.end_time, 99999);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, identical_callchains_share_a_stack_id)
@@ -419,38 +476,36 @@ Test(trace, without_frames_chunk_frames_are_bare_addresses)
 	}
 	cr_assert_str_eq(trace__thread_name(t, 100), "main-renamed");
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 /* ---- cut and corrupt files ---------------------------------------------- */
 
 Test(trace, cut_at_any_byte_reads_a_prefix_of_whole_chunks)
 {
-	size_t n, len, nch, cut, i;
-	char *path = small_trace_file(1, &n);
-	char *cutp = tmp_path();
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
+	size_t nch, cut, i;
 	size_t ends[64];
 	struct trace *full, *t;
 	const char *msg;
 	int rc;
 
-	nch = chunk_ends(buf, len, ends, NULL, 64);
+	small_file_open(&sf, 1);
+	nch = chunk_ends(sf.buf, sf.len, ends, NULL, 64);
 	cr_assert_geq(nch, 8, "the test wants a multi-chunk trace");
-	cr_assert_eq(ends[nch - 1], len);
-	cr_assert_eq(trace__read(path, &full, &msg), 0, "%s", msg);
+	cr_assert_eq(ends[nch - 1], sf.len);
+	cr_assert_eq(trace__read(sf.path, &full, &msg), 0, "%s", msg);
 	cr_assert_eq(full->chunks, nch);
 	cr_assert_eq(full->complete, 1);
 
-	for (cut = 0; cut <= len; cut++) {
+	for (cut = 0; cut <= sf.len; cut++) {
 		size_t whole = 0;
 
 		while (whole < nch && ends[whole] <= cut)
 			whole++;
-		put_file(cutp, buf, cut);
+		put_file(sf.scratch, sf.buf, cut);
 		msg = NULL;
-		rc = trace__read(cutp, &t, &msg);
+		rc = trace__read(sf.scratch, &t, &msg);
 		if (cut < 16) {
 			cr_assert_eq(rc, -EBADMSG, "cut %zu in the file header", cut);
 			cr_assert_not_null(msg);
@@ -459,7 +514,7 @@ Test(trace, cut_at_any_byte_reads_a_prefix_of_whole_chunks)
 		}
 		cr_assert_eq(rc, 0, "cut at %zu: %s", cut, msg);
 		cr_assert_eq(t->chunks, whole, "cut at %zu", cut);
-		cr_assert_eq(t->complete, cut == len);
+		cr_assert_eq(t->complete, cut == sf.len);
 		cr_assert_leq(t->nsamples, full->nsamples);
 		for (i = 0; i < t->nsamples; i++)
 			cr_assert_eq(t->samples[i].time, full->samples[i].time);
@@ -468,84 +523,63 @@ Test(trace, cut_at_any_byte_reads_a_prefix_of_whole_chunks)
 		trace__free(t);
 	}
 	trace__free(full);
-	free(buf);
-	unlink(path);
-	unlink(cutp);
-	free(path);
-	free(cutp);
+	small_file_release(&sf);
 }
 
 Test(trace, any_flipped_byte_after_the_file_header_is_corruption)
 {
-	size_t n, len, off;
-	char *path = small_trace_file(1, &n);
-	char *bad = tmp_path();
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
+	size_t off;
 	struct trace *t;
 	const char *msg;
 	int rc;
 
-	for (off = 16; off < len; off++) {
-		buf[off] ^= 0x20;
-		put_file(bad, buf, len);
-		buf[off] ^= 0x20;
+	small_file_open(&sf, 1);
+	for (off = 16; off < sf.len; off++) {
+		put_flipped(&sf, off);
 		msg = NULL;
-		rc = trace__read(bad, &t, &msg);
+		rc = trace__read(sf.scratch, &t, &msg);
 		cr_assert_eq(rc, -EBADMSG, "flip at %zu: %d", off, rc);
 		cr_assert_not_null(msg);
 		cr_assert_null(t);
 	}
-	free(buf);
-	unlink(path);
-	unlink(bad);
-	free(path);
-	free(bad);
+	small_file_release(&sf);
 }
 
 Test(trace, flipped_payload_byte_says_checksum_mismatch)
 {
-	size_t n, len;
-	char *path = small_trace_file(1, &n);
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
 	struct trace *t;
 	const char *msg;
 
+	small_file_open(&sf, 0);
 	/* the first chunk's payload starts after file and chunk headers */
-	buf[16 + CHUNK_HDR + 2] ^= 1;
-	put_file(path, buf, len);
-	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	sf.buf[16 + CHUNK_HDR + 2] ^= 1;
+	put_file(sf.path, sf.buf, sf.len);
+	cr_assert_eq(trace__read(sf.path, &t, &msg), -EBADMSG);
 	cr_assert_str_eq(msg, "chunk 0 at offset 16: checksum mismatch");
-	free(buf);
-	unlink(path);
-	free(path);
+	small_file_release(&sf);
 }
 
 Test(trace, undefined_stack_ids_are_corruption)
 {
-	size_t n, len, nch, i, from = 0;
-	char *path = small_trace_file(1, &n);
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
+	size_t nch, i, from = 0;
 	size_t ends[64];
 	struct trace *t;
 	const char *msg;
 
+	small_file_open(&sf, 0);
 	/* cut the first STACKS chunk out: the SAMPLES after it name stacks
 	 * the reader never saw */
-	nch = chunk_ends(buf, len, ends, NULL, 64);
-	for (i = 0; i < nch; i++) {
-		from = i ? ends[i - 1] : 16;
-		if (le32(buf + from + 4) == TRACE_CHUNK_STACKS)
-			break;
-	}
+	i = first_chunk(&sf, TRACE_CHUNK_STACKS, ends, &nch, &from);
 	cr_assert_lt(i, nch);
-	cr_assert_eq(le32(buf + ends[i] + 4), TRACE_CHUNK_SAMPLES);
-	memmove(buf + from, buf + ends[i], len - ends[i]);
-	put_file(path, buf, len - (ends[i] - from));
-	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	cr_assert_eq(le32(sf.buf + ends[i] + 4), TRACE_CHUNK_SAMPLES);
+	memmove(sf.buf + from, sf.buf + ends[i], sf.len - ends[i]);
+	put_file(sf.path, sf.buf, sf.len - (ends[i] - from));
+	cr_assert_eq(trace__read(sf.path, &t, &msg), -EBADMSG);
 	cr_assert(strstr(msg, "undefined stack"), "%s", msg);
-	free(buf);
-	unlink(path);
-	free(path);
+	small_file_release(&sf);
 }
 
 Test(trace, not_a_trace_is_rejected_with_a_message)
@@ -563,30 +597,26 @@ Test(trace, not_a_trace_is_rejected_with_a_message)
 	put_file(path, "", 0);
 	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
 	cr_assert_not_null(msg);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, newer_format_version_is_not_supported)
 {
-	size_t n, len;
-	char *path = small_trace_file(1, &n);
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
 	struct trace *t;
 	const char *msg;
 
-	buf[8] = TRACE_VERSION + 1;
-	put_file(path, buf, len);
-	cr_assert_eq(trace__read(path, &t, &msg), -EPROTONOSUPPORT);
+	small_file_open(&sf, 0);
+	sf.buf[8] = TRACE_VERSION + 1;
+	put_file(sf.path, sf.buf, sf.len);
+	cr_assert_eq(trace__read(sf.path, &t, &msg), -EPROTONOSUPPORT);
 	{
 		char want[32];
 
 		snprintf(want, sizeof(want), "version %d", TRACE_VERSION + 1);
 		cr_assert(strstr(msg, want), "%s", msg);
 	}
-	free(buf);
-	unlink(path);
-	free(path);
+	small_file_release(&sf);
 }
 
 Test(trace, missing_file_is_enoent)
@@ -664,8 +694,7 @@ Test(trace, switches_round_trip_with_open_and_preempted_intervals)
 	cr_assert_eq(t->counters.start_time, 1000000, "start spans switch times");
 	cr_assert_eq(t->counters.end_time, last_in, "end spans switch times");
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
@@ -726,8 +755,7 @@ Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
 	cr_expect_null(trace__comm(t, 9));
 	cr_expect_null(trace__thread_name(t, 4567), "not a thread of the target");
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
@@ -777,46 +805,37 @@ Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
 	cr_expect_eq(t->holds[t->switches[2].hold].tid, TRACE_HOLD_IDLE);
 	cr_expect_eq(t->holds[t->switches[2].hold + 1].ns, 5);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, small_trace_keeps_its_switches_whole_or_not_at_all_when_cut)
 {
-	size_t n, len, nch, cut;
-	char *path = small_trace_file(1, &n);
-	char *cutp = tmp_path();
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
+	size_t nch, cut;
 	size_t ends[64];
-	uint32_t types[64];
 	struct trace *full, *t;
 	const char *msg;
 
-	cr_assert_eq(trace__read(path, &full, &msg), 0, "%s", msg);
+	small_file_open(&sf, 1);
+	cr_assert_eq(trace__read(sf.path, &full, &msg), 0, "%s", msg);
 	cr_assert_eq(full->nswitches, 4);
 	cr_assert_eq(full->switches[3].time_in, 0, "still off-CPU at the end");
 	cr_assert_eq(full->switches[1].preempted, 1);
 	cr_assert_eq(full->switches[2].time_in, 1055);
-	nch = chunk_ends(buf, len, ends, types, 64);
-	for (cut = 0; cut < nch && types[cut] != TRACE_CHUNK_SWITCHES; cut++)
-		;
+	cut = first_chunk(&sf, TRACE_CHUNK_SWITCHES, ends, &nch, NULL);
 	cr_assert_lt(cut, nch, "a SWITCHES chunk");
 	/* one byte short of the SWITCHES chunk: none of it; whole: all */
-	put_file(cutp, buf, ends[cut] - 1);
-	cr_assert_eq(trace__read(cutp, &t, &msg), 0, "%s", msg);
+	put_file(sf.scratch, sf.buf, ends[cut] - 1);
+	cr_assert_eq(trace__read(sf.scratch, &t, &msg), 0, "%s", msg);
 	cr_assert_eq(t->nswitches, 0);
 	trace__free(t);
-	put_file(cutp, buf, ends[cut]);
-	cr_assert_eq(trace__read(cutp, &t, &msg), 0, "%s", msg);
+	put_file(sf.scratch, sf.buf, ends[cut]);
+	cr_assert_eq(trace__read(sf.scratch, &t, &msg), 0, "%s", msg);
 	cr_assert_eq(t->nswitches, 4);
 	cr_assert_eq(t->counters.switches, 0, "no END: counters stay zero");
 	trace__free(t);
 	trace__free(full);
-	free(buf);
-	unlink(path);
-	unlink(cutp);
-	free(path);
-	free(cutp);
+	small_file_release(&sf);
 }
 
 Test(trace, switch_naming_a_stack_never_defined_is_corruption)
@@ -850,8 +869,7 @@ Test(trace, switch_naming_a_stack_never_defined_is_corruption)
 	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
 	cr_assert(strstr(msg, "switch refers to an undefined stack"), "%s", msg);
 	free(buf);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, writer_rejects_switches_with_unknown_stacks_or_switch_in_before_out)
@@ -908,6 +926,36 @@ static void put_chunk(FILE *f, uint32_t type, uint32_t count, const uint8_t *raw
 	cr_assert_eq(fwrite(out, 1, c, f), c);
 }
 
+/* A new file of hand-made chunks, its path in *@path: the file header,
+ * then the STACKS chunk @stacks (@len bytes). */
+static FILE *crafted_open(char **path, const uint8_t *stacks, size_t len)
+{
+	uint8_t hdr[16] = "D9PROF\0\n";
+	FILE *f;
+
+	*path = tmp_path();
+	f = fopen(*path, "w");
+	cr_assert_not_null(f);
+	hdr[8] = TRACE_VERSION;
+	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
+	put_chunk(f, TRACE_CHUNK_STACKS, 1, stacks, len);
+	return f;
+}
+
+/* The END chunk @end (@len bytes) closes @f; returns trace__read_opts()
+ * of @path with @flags, and removes the file. */
+static int crafted_read(FILE *f, char *path, const uint8_t *end, size_t len,
+			unsigned int flags, struct trace **t, const char **msg)
+{
+	int rc;
+
+	put_chunk(f, TRACE_CHUNK_END, 1, end, len);
+	fclose(f);
+	rc = trace__read_opts(path, flags, t, msg);
+	tmp_remove(path);
+	return rc;
+}
+
 /* A trace with one empty stack and the SWITCHES payload @sw, then an END
  * chunk of @nend varints (all 1). Returns trace__read()'s result. */
 static int read_crafted(const uint8_t *sw, size_t swlen, size_t nend, struct trace **t,
@@ -915,24 +963,13 @@ static int read_crafted(const uint8_t *sw, size_t swlen, size_t nend, struct tra
 {
 	static const uint8_t stacks[] = {0, 0, 0, 0}; /* no frames, one stack of 0 */
 	uint8_t end[16];
-	char *path = tmp_path();
-	FILE *f = fopen(path, "w");
-	uint8_t hdr[16] = "D9PROF\0\n";
-	int rc;
+	char *path;
+	FILE *f = crafted_open(&path, stacks, sizeof(stacks));
 
-	cr_assert_not_null(f);
-	hdr[8] = TRACE_VERSION;
-	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
-	put_chunk(f, TRACE_CHUNK_STACKS, 1, stacks, sizeof(stacks));
 	if (sw)
 		put_chunk(f, TRACE_CHUNK_SWITCHES, 1, sw, swlen);
 	memset(end, 1, nend);
-	put_chunk(f, TRACE_CHUNK_END, 1, end, nend);
-	fclose(f);
-	rc = trace__read(path, t, msg);
-	unlink(path);
-	free(path);
-	return rc;
+	return crafted_read(f, path, end, nend, 0, t, msg);
 }
 
 Test(trace, crafted_switch_payloads_are_checked)
@@ -1005,8 +1042,7 @@ Test(trace, writer_reports_write_errors_and_keeps_them)
 	trace_writer__free(w);
 	close(fd);
 	close(full);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, writer_rejects_unknown_stacks_and_calls_after_finish)
@@ -1098,8 +1134,7 @@ Test(trace, event_batches_round_trip_like_single_events_across_chunks)
 	cr_assert_geq(events_chunks, 3, "%u POLLS chunks", events_chunks);
 	free(buf);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 	free(ev);
 }
 
@@ -1261,8 +1296,7 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 	}
 	free(buf);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 /* Whole polls: the writer makes one record of BEGIN, END (or BEGIN, WAKE,
@@ -1354,8 +1388,7 @@ Test(trace, whole_polls_read_back_as_their_events)
 	cr_expect_eq(c.bad, 0, "%zu events walked differently", c.bad);
 	trace__free(t);
 
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 	free(ev);
 }
 
@@ -1401,8 +1434,7 @@ Test(trace, records_read_back_as_events)
 			     "event %zu", i);
 	cr_expect_eq(t->counters.start_time, 600);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 /* The same whole polls as POLLS (one record each) and as STATE (their
@@ -1443,8 +1475,7 @@ Test(trace, whole_polls_take_one_record)
 	cr_expect_lt(raw_polls * 4, raw_state * 3, "POLLS %zu bytes, STATE %zu",
 		     raw_polls, raw_state);
 	free(buf);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 	free(ev);
 }
 
@@ -1528,28 +1559,26 @@ Test(trace, walks_from_the_file_see_what_trace_read_loads)
 	cr_assert_eq(trace__for_each_sample(t, stop_at_once, NULL), 42);
 	trace__free(full);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, walks_of_a_cut_file_stop_at_its_last_whole_chunk)
 {
-	size_t n, len, cut;
-	char *path = small_trace_file(1, &n);
-	char *cutp = tmp_path();
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
+	size_t cut;
 	struct trace *full, *t;
 	const char *msg;
 
-	cr_assert_eq(trace__read(path, &full, &msg), 0);
-	for (cut = 16; cut <= len; cut++) {
+	small_file_open(&sf, 1);
+	cr_assert_eq(trace__read(sf.path, &full, &msg), 0);
+	for (cut = 16; cut <= sf.len; cut++) {
 		struct trace *ref;
 		struct collected c = {0};
 
-		put_file(cutp, buf, cut);
-		cr_assert_eq(trace__read(cutp, &ref, &msg), 0);
-		cr_assert_eq(trace__read_opts(cutp, NO_RECORDS, &t, &msg), 0, "cut %zu",
-			     cut);
+		put_file(sf.scratch, sf.buf, cut);
+		cr_assert_eq(trace__read(sf.scratch, &ref, &msg), 0);
+		cr_assert_eq(trace__read_opts(sf.scratch, NO_RECORDS, &t, &msg), 0,
+			     "cut %zu", cut);
 		cr_assert_eq(t->chunks, ref->chunks);
 		cr_assert_eq(t->complete, ref->complete);
 		cr_assert_eq(walk_all(t, &c), 0, "cut %zu", cut);
@@ -1562,34 +1591,27 @@ Test(trace, walks_of_a_cut_file_stop_at_its_last_whole_chunk)
 		trace__free(ref);
 	}
 	trace__free(full);
-	free(buf);
-	unlink(path);
-	unlink(cutp);
-	free(path);
-	free(cutp);
+	small_file_release(&sf);
 }
 
 Test(trace, corruption_of_a_chunk_left_on_disk_is_found_with_trace_read_message)
 {
-	size_t n, len, off;
-	char *path = small_trace_file(1, &n);
-	char *bad = tmp_path();
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
+	size_t off;
 	struct trace *t;
 	const char *msg, *want;
 	char wantbuf[256];
 
-	for (off = 16; off < len; off++) {
+	small_file_open(&sf, 1);
+	for (off = 16; off < sf.len; off++) {
 		struct collected c = {0};
 		int rc;
 
-		buf[off] ^= 0x20;
-		put_file(bad, buf, len);
-		buf[off] ^= 0x20;
-		cr_assert_eq(trace__read(bad, &t, &want), -EBADMSG);
+		put_flipped(&sf, off);
+		cr_assert_eq(trace__read(sf.scratch, &t, &want), -EBADMSG);
 		snprintf(wantbuf, sizeof(wantbuf), "%s", want);
 		msg = NULL;
-		rc = trace__read_opts(bad, NO_RECORDS, &t, &msg);
+		rc = trace__read_opts(sf.scratch, NO_RECORDS, &t, &msg);
 		if (rc) {
 			cr_assert_eq(rc, -EBADMSG);
 			cr_assert_str_eq(msg, wantbuf, "flip at %zu", off);
@@ -1600,55 +1622,45 @@ Test(trace, corruption_of_a_chunk_left_on_disk_is_found_with_trace_read_message)
 		cr_assert_str_eq(trace__error(t), wantbuf, "flip at %zu", off);
 		trace__free(t);
 	}
-	free(buf);
-	unlink(path);
-	unlink(bad);
-	free(path);
-	free(bad);
+	small_file_release(&sf);
 }
 
 Test(trace, walked_samples_naming_undefined_stacks_are_corruption)
 {
-	size_t n, len, nch, i, from = 0;
-	char *path = small_trace_file(1, &n);
-	uint8_t *buf = get_file(path, &len);
+	struct small_file sf;
+	size_t nch, i, from = 0;
 	size_t ends[64];
 	struct trace *t;
 	struct collected c = {0};
 	const char *msg;
 
-	nch = chunk_ends(buf, len, ends, NULL, 64);
-	for (i = 0; i < nch; i++) {
-		from = i ? ends[i - 1] : 16;
-		if (le32(buf + from + 4) == TRACE_CHUNK_STACKS)
-			break;
-	}
+	small_file_open(&sf, 0);
+	i = first_chunk(&sf, TRACE_CHUNK_STACKS, ends, &nch, &from);
 	/* swap the first STACKS chunk and the SAMPLES chunk after it: those
 	 * samples name stacks not defined yet */
 	cr_assert_lt(i + 1, nch);
-	cr_assert_eq(le32(buf + ends[i] + 4), TRACE_CHUNK_SAMPLES);
+	cr_assert_eq(le32(sf.buf + ends[i] + 4), TRACE_CHUNK_SAMPLES);
 	{
 		size_t a = ends[i] - from, b = ends[i + 1] - ends[i];
 		uint8_t *tmp = malloc(a + b);
 
 		cr_assert_not_null(tmp);
-		memcpy(tmp, buf + ends[i], b);
-		memcpy(tmp + b, buf + from, a);
-		memcpy(buf + from, tmp, a + b);
+		memcpy(tmp, sf.buf + ends[i], b);
+		memcpy(tmp + b, sf.buf + from, a);
+		memcpy(sf.buf + from, tmp, a + b);
 		free(tmp);
 	}
-	put_file(path, buf, len);
-	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	put_file(sf.path, sf.buf, sf.len);
+	cr_assert_eq(trace__read(sf.path, &t, &msg), -EBADMSG);
 	cr_assert(strstr(msg, "undefined stack"), "%s", msg);
-	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
-				      &t, &msg),
+	cr_assert_eq(trace__read_opts(sf.path,
+				      TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, &t,
+				      &msg),
 		     0, "%s", msg);
 	cr_assert_eq(trace__for_each_sample(t, collect_samples, &c), -EBADMSG);
 	cr_assert(strstr(trace__error(t), "undefined stack"), "%s", trace__error(t));
 	trace__free(t);
-	free(buf);
-	unlink(path);
-	free(path);
+	small_file_release(&sf);
 }
 
 /* ---- inline frames ------------------------------------------------------- */
@@ -1726,44 +1738,62 @@ Test(trace, inline_chains_become_frames_of_their_own)
 	cr_expect_str_eq(frame_sym(t, 0, 0), "fn_1000");
 	cr_expect_eq(t->frames[0].inlined, 0);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
+}
+
+/* The file at @path with its one chunk of @type dropped (@retype 0) or
+ * given type @retype; @path. */
+static char *retype_chunk(char *path, uint32_t type, uint32_t retype)
+{
+	size_t len, nch, i, out = 16, seen = 0;
+	uint8_t *buf = get_file(path, &len), *nb = malloc(len);
+	size_t ends[64];
+	uint32_t types[64];
+
+	cr_assert_not_null(nb);
+	nch = chunk_ends(buf, len, ends, types, 64);
+	memcpy(nb, buf, 16);
+	for (i = 0; i < nch; i++) {
+		size_t from = i ? ends[i - 1] : 16;
+
+		if (types[i] == type) {
+			seen++;
+			if (!retype)
+				continue;
+		}
+		memcpy(nb + out, buf + from, ends[i] - from);
+		if (types[i] == type) {
+			uint8_t *h = nb + out;
+			uint32_t check;
+
+			for (int k = 0; k < 4; k++)
+				h[4 + k] = (uint8_t)(retype >> (8 * k));
+			check = trace_xxh32(h, 24, 0);
+			for (int k = 0; k < 4; k++)
+				h[24 + k] = (uint8_t)(check >> (8 * k));
+		}
+		out += ends[i] - from;
+	}
+	cr_assert_eq(seen, 1);
+	put_file(path, nb, out);
+	free(buf);
+	free(nb);
+	return path;
 }
 
 Test(trace, inlines_naming_undefined_frames_are_corruption)
 {
 	char *path = inline_trace(0);
-	size_t len, nch, i, cut = 0, out = 0;
-	uint8_t *buf = get_file(path, &len), *nb = malloc(len);
-	size_t ends[64];
-	uint32_t types[64];
 	struct trace *t;
 	const char *msg;
 
-	cr_assert_not_null(nb);
-	nch = chunk_ends(buf, len, ends, types, 64);
-	memcpy(nb, buf, 16);
-	out = 16;
 	/* drop the STACKS and FRAMES chunks: the INLINES chunk is left
 	 * naming frames no chunk defined */
-	for (i = 0; i < nch; i++) {
-		size_t from = i ? ends[i - 1] : 16;
-
-		if (types[i] == TRACE_CHUNK_STACKS || types[i] == TRACE_CHUNK_FRAMES) {
-			cut++;
-			continue;
-		}
-		memcpy(nb + out, buf + from, ends[i] - from);
-		out += ends[i] - from;
-	}
-	cr_assert_eq(cut, 2);
-	put_file(path, nb, out);
+	retype_chunk(path, TRACE_CHUNK_STACKS, 0);
+	retype_chunk(path, TRACE_CHUNK_FRAMES, 0);
 	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
 	cr_assert(strstr(msg, "INLINES chunk names undefined frames"), "%s", msg);
-	free(buf);
-	free(nb);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 /* 0x1000 has a chain of 300 functions, deep_0 the innermost. */
@@ -1808,11 +1838,8 @@ Test(trace, inline_chains_over_the_limit_keep_their_innermost)
 	cr_expect_str_eq(frame_sym(t, 0, TRACE_MAX_INLINE), "fn_1000");
 	cr_expect_eq(t->frames[frame_id(t, 0, TRACE_MAX_INLINE)].inlined, 0);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
-
-static char *retype_chunk(char *path, uint32_t type, uint32_t retype);
 
 /* inline_trace()'s file with its INLINES chunk dropped (@retype 0) or
  * turned into a chunk type this reader does not know (a later format's,
@@ -1820,46 +1847,6 @@ static char *retype_chunk(char *path, uint32_t type, uint32_t retype);
 static char *inline_trace_without_inlines(uint32_t retype)
 {
 	return retype_chunk(inline_trace(1), TRACE_CHUNK_INLINES, retype);
-}
-
-/* The file at @path with its one chunk of @type dropped (@retype 0) or
- * given type @retype; @path. */
-static char *retype_chunk(char *path, uint32_t type, uint32_t retype)
-{
-	size_t len, nch, i, out = 16, seen = 0;
-	uint8_t *buf = get_file(path, &len), *nb = malloc(len);
-	size_t ends[64];
-	uint32_t types[64];
-
-	cr_assert_not_null(nb);
-	nch = chunk_ends(buf, len, ends, types, 64);
-	memcpy(nb, buf, 16);
-	for (i = 0; i < nch; i++) {
-		size_t from = i ? ends[i - 1] : 16;
-
-		if (types[i] == type) {
-			seen++;
-			if (!retype)
-				continue;
-		}
-		memcpy(nb + out, buf + from, ends[i] - from);
-		if (types[i] == type) {
-			uint8_t *h = nb + out;
-			uint32_t check;
-
-			for (int k = 0; k < 4; k++)
-				h[4 + k] = (uint8_t)(retype >> (8 * k));
-			check = trace_xxh32(h, 24, 0);
-			for (int k = 0; k < 4; k++)
-				h[24 + k] = (uint8_t)(check >> (8 * k));
-		}
-		out += ends[i] - from;
-	}
-	cr_assert_eq(seen, 1);
-	put_file(path, nb, out);
-	free(buf);
-	free(nb);
-	return path;
 }
 
 Test(trace, trace_without_inlines_or_unknown_to_the_reader_reads_as_recorded)
@@ -1881,8 +1868,7 @@ Test(trace, trace_without_inlines_or_unknown_to_the_reader_reads_as_recorded)
 		for (size_t i = 0; i < t->nframes; i++)
 			cr_expect_eq(t->frames[i].inlined, 0);
 		trace__free(t);
-		unlink(path);
-		free(path);
+		tmp_remove(path);
 	}
 }
 
@@ -1895,33 +1881,32 @@ struct raw {
 
 #define RAW(a, cnt) ((struct raw){a, sizeof(a), cnt})
 
+/* An END chunk's payload: seven zero varints. */
+static const uint8_t zero_end[7] = {0};
+
+/* crafted_open() of a trace with three frames (0x10, 0x20, 0x30) in one
+ * stack [0 1 2]. */
+static FILE *crafted_three_frames(char **path)
+{
+	/* first frame 0, 3 frames, first stack 0, addr deltas 0x10 (zigzag
+	 * 0x20), depth 3, id deltas 0 +1 +1 */
+	static const uint8_t stacks[] = {0, 3, 0, 0x20, 0x20, 0x20, 3, 0, 2, 2};
+
+	return crafted_open(path, stacks, sizeof(stacks));
+}
+
 /* A trace with three frames (0x10, 0x20, 0x30) in one stack [0 1 2], the
  * INLINES chunks @inl (@n of them), then END. Returns trace__read()'s
  * result. */
 static int read_crafted_inlines(const struct raw *inl, int n, struct trace **t,
 				const char **msg)
 {
-	/* first frame 0, 3 frames, first stack 0, addr deltas 0x10 (zigzag
-	 * 0x20), depth 3, id deltas 0 +1 +1 */
-	static const uint8_t stacks[] = {0, 3, 0, 0x20, 0x20, 0x20, 3, 0, 2, 2};
-	static const uint8_t end[7] = {0};
-	char *path = tmp_path();
-	FILE *f = fopen(path, "w");
-	uint8_t hdr[16] = "D9PROF\0\n";
-	int rc, i;
+	char *path;
+	FILE *f = crafted_three_frames(&path);
 
-	cr_assert_not_null(f);
-	hdr[8] = TRACE_VERSION;
-	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
-	put_chunk(f, TRACE_CHUNK_STACKS, 1, stacks, sizeof(stacks));
-	for (i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 		put_chunk(f, TRACE_CHUNK_INLINES, inl[i].count, inl[i].p, inl[i].len);
-	put_chunk(f, TRACE_CHUNK_END, 1, end, sizeof(end));
-	fclose(f);
-	rc = trace__read(path, t, msg);
-	unlink(path);
-	free(path);
-	return rc;
+	return crafted_read(f, path, zero_end, sizeof(zero_end), 0, t, msg);
 }
 
 Test(trace, crafted_inline_payloads_are_checked)
@@ -2084,8 +2069,7 @@ Test(trace, source_lines_and_inline_call_sites_round_trip)
 	expect_line(t, 0, "fn_1000", "inner.h", 10, 5);
 	expect_line(t, 1, "fn_2000", "b.h", 7, 0);
 	trace__free(t);
-	unlink(path);
-	free(path);
+	tmp_remove(path);
 }
 
 Test(trace, lines_unknown_to_the_reader_or_absent_read_without_lines)
@@ -2107,8 +2091,7 @@ Test(trace, lines_unknown_to_the_reader_or_absent_read_without_lines)
 			cr_expect_eq(t->frames[i].start_line, 0);
 		}
 		trace__free(t);
-		unlink(path);
-		free(path);
+		tmp_remove(path);
 	}
 }
 
@@ -2116,24 +2099,12 @@ Test(trace, lines_unknown_to_the_reader_or_absent_read_without_lines)
  * @lines, then END; trace__read_opts()'s result (no inline expansion). */
 static int read_crafted_lines(const struct raw *lines, struct trace **t, const char **msg)
 {
-	static const uint8_t stacks[] = {0, 3, 0, 0x20, 0x20, 0x20, 3, 0, 2, 2};
-	static const uint8_t end[7] = {0};
-	char *path = tmp_path();
-	FILE *f = fopen(path, "w");
-	uint8_t hdr[16] = "D9PROF\0\n";
-	int rc;
+	char *path;
+	FILE *f = crafted_three_frames(&path);
 
-	cr_assert_not_null(f);
-	hdr[8] = TRACE_VERSION;
-	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
-	put_chunk(f, TRACE_CHUNK_STACKS, 1, stacks, sizeof(stacks));
 	put_chunk(f, TRACE_CHUNK_LINES, lines->count, lines->p, lines->len);
-	put_chunk(f, TRACE_CHUNK_END, 1, end, sizeof(end));
-	fclose(f);
-	rc = trace__read_opts(path, TRACE_READ_NO_INLINE, t, msg);
-	unlink(path);
-	free(path);
-	return rc;
+	return crafted_read(f, path, zero_end, sizeof(zero_end), TRACE_READ_NO_INLINE, t,
+			    msg);
 }
 
 Test(trace, crafted_lines_payloads_are_checked)

@@ -90,103 +90,88 @@ static void two_segments(int cut)
 		.start = T0 + 1500 * MS, .end = cut ? 0 : T0 + 3 * S, .complete = !cut};
 }
 
-static int window(const char *from, const char *to, uint64_t *f, uint64_t *t,
-		  struct trace_window *w)
+/* What window() resolved last: the window (its why) and its bounds. */
+static struct trace_window win;
+static uint64_t from_ns, to_ns;
+
+/* trace_window_resolve() of --from @from --to @to (NULL: not given) over
+ * segs, into win, from_ns and to_ns. */
+static int window(const char *from, const char *to)
 {
-	memset(w, 0, sizeof(*w));
+	memset(&win, 0, sizeof(win));
 	if (from)
-		w->from = parse(from);
+		win.from = parse(from);
 	if (to)
-		w->to = parse(to);
-	return trace_window_resolve(w, segs, 2, f, t);
+		win.to = parse(to);
+	return trace_window_resolve(&win, segs, 2, &from_ns, &to_ns);
 }
 
 Test(window, counts_seconds_from_the_first_segment)
 {
-	struct trace_window w;
-	uint64_t f, t;
-
 	two_segments(0);
-	cr_assert_eq(window("0.5", "2s", &f, &t, &w), 0);
-	cr_assert_eq(f, T0 + 500 * MS);
-	cr_assert_eq(t, T0 + 2 * S);
-	cr_assert_eq(w.origin, T0);
+	cr_assert_eq(window("0.5", "2s"), 0);
+	cr_assert_eq(from_ns, T0 + 500 * MS);
+	cr_assert_eq(to_ns, T0 + 2 * S);
+	cr_assert_eq(win.origin, T0);
 }
 
 Test(window, leaves_bounds_at_or_past_the_trace_unset)
 {
-	struct trace_window w;
-	uint64_t f, t;
-
 	two_segments(0);
-	cr_assert_eq(window("0", "99", &f, &t, &w), 0);
-	cr_assert_eq(f, 0, "--from 0 is no bound: what was open at the start stays");
-	cr_assert_eq(t, 0);
+	cr_assert_eq(window("0", "99"), 0);
+	cr_assert_eq(from_ns, 0,
+		     "--from 0 is no bound: what was open at the start stays");
+	cr_assert_eq(to_ns, 0);
 }
 
 Test(window, places_a_time_of_day_on_the_recording_day_or_past_midnight)
 {
-	struct trace_window w;
-	uint64_t f, t;
-
 	two_segments(0);
-	cr_assert_eq(window("23:59:59.900", "00:00:01", &f, &t, &w), 0);
-	cr_assert_eq(f, T0 + 100 * MS);
-	cr_assert_eq(t, T0 + 1200 * MS, "before the start: the next day");
+	cr_assert_eq(window("23:59:59.900", "00:00:01"), 0);
+	cr_assert_eq(from_ns, T0 + 100 * MS);
+	cr_assert_eq(to_ns, T0 + 1200 * MS, "before the start: the next day");
 }
 
 Test(window, says_a_window_outside_the_trace)
 {
-	struct trace_window w;
-	uint64_t f, t;
-
 	two_segments(0);
-	cr_assert_eq(window("99", NULL, &f, &t, &w), -ERANGE);
-	cr_assert_str_eq(w.why,
+	cr_assert_eq(window("99", NULL), -ERANGE);
+	cr_assert_str_eq(win.why,
 			 "--from 99 s is past the end of the trace (it covers 0 to "
 			 "3 s, 23:59:59.800 to 00:00:02.800)");
-	cr_assert_eq(window(NULL, "0", &f, &t, &w), -ERANGE);
-	cr_assert_str_eq(w.why,
+	cr_assert_eq(window(NULL, "0"), -ERANGE);
+	cr_assert_str_eq(win.why,
 			 "--to 0 s is not after the start of the trace (it covers 0 "
 			 "to 3 s, 23:59:59.800 to 00:00:02.800)");
-	cr_assert_eq(window("00:00:01", "0.5", &f, &t, &w), -EINVAL);
-	cr_assert_str_eq(w.why, "--from 00:00:01 is not before --to 0.5 s");
+	cr_assert_eq(window("00:00:01", "0.5"), -EINVAL);
+	cr_assert_str_eq(win.why, "--from 00:00:01 is not before --to 0.5 s");
 }
 
 Test(window, takes_any_from_when_the_end_was_cut)
 {
-	struct trace_window w;
-	uint64_t f, t;
-
 	two_segments(1);
-	cr_assert_eq(window("99", NULL, &f, &t, &w), 0);
-	cr_assert_eq(f, T0 + 99 * S);
-	cr_assert_eq(window(NULL, "99", &f, &t, &w), 0);
-	cr_assert_eq(t, T0 + 99 * S, "the end is not known: the bound stays");
+	cr_assert_eq(window("99", NULL), 0);
+	cr_assert_eq(from_ns, T0 + 99 * S);
+	cr_assert_eq(window(NULL, "99"), 0);
+	cr_assert_eq(to_ns, T0 + 99 * S, "the end is not known: the bound stays");
 }
 
 Test(window, needs_the_wall_clock_for_a_time_of_day)
 {
-	struct trace_window w;
-	uint64_t f, t;
-
 	two_segments(0);
 	segs[0].wall_offset = 0;
-	cr_assert_eq(window("12:00:00", NULL, &f, &t, &w), -EINVAL);
-	cr_assert(strstr(w.why, "does not carry the wall clock"), "%s", w.why);
-	cr_assert_eq(window("1", NULL, &f, &t, &w), 0, "seconds need no wall clock");
+	cr_assert_eq(window("12:00:00", NULL), -EINVAL);
+	cr_assert(strstr(win.why, "does not carry the wall clock"), "%s", win.why);
+	cr_assert_eq(window("1", NULL), 0, "seconds need no wall clock");
 }
 
 Test(window, needs_a_start)
 {
-	struct trace_window w;
-	uint64_t f, t;
-
 	two_segments(1);
 	segs[0].start = segs[1].start = 0;
 	segs[0].end = 0;
-	cr_assert_eq(window("1", NULL, &f, &t, &w), -EINVAL);
-	cr_assert(strstr(w.why, "does not say when it started"), "%s", w.why);
+	cr_assert_eq(window("1", NULL), -EINVAL);
+	cr_assert(strstr(win.why, "does not say when it started"), "%s", win.why);
 }
 
 Test(window, prints_seconds_short)
