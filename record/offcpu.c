@@ -35,12 +35,14 @@
 #include "trace/trace.h"
 
 #define MAX_CHAIN 512
-/* Data pages per CPU ring: 16 MiB with stack copies (2,000 switches with
- * 8 KiB each: 40 ms of a CPU switching 50,000 times a second, the most
- * two cores managed here under 400 threads), 2 MiB without, at most
- * RING_BYTES_ALL over all CPUs; halved where mlock limits refuse. The
- * recorder is woken at a quarter full (perf_set__pollfds). */
-#define RING_PAGES_STACK 4096
+/* Data pages per CPU ring: 32 MiB with stack copies (4,000 switches with
+ * 8 KiB each: 80 ms of a CPU switching 50,000 times a second, the most
+ * two cores managed here under 400 threads; 16 MiB lost up to 2.6% of
+ * them to a recorder held off its CPU for a few tens of ms), 2 MiB
+ * without, at most RING_BYTES_ALL over all CPUs; halved where mlock
+ * limits refuse. The recorder is woken at a quarter full
+ * (perf_set__pollfds) and frees each eighth as it parses it. */
+#define RING_PAGES_STACK 8192
 #define RING_PAGES_FP	 512
 #define RING_PAGES_WAKE	 512
 #define RING_BYTES_ALL	 (256ULL << 20)

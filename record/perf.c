@@ -551,7 +551,7 @@ static uint64_t drain_one(struct perf_set *ps, struct cpu_ring *t,
 	struct perf_event_mmap_page *pc = t->base;
 	unsigned char *data = (unsigned char *)t->base + ps->page;
 	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pc->data_tail;
+	uint64_t tail = pc->data_tail, published = tail;
 	uint64_t n = 0;
 	size_t mask = t->data_size - 1;
 
@@ -583,6 +583,13 @@ static uint64_t drain_one(struct perf_set *ps, struct cpu_ring *t,
 		parse_record(ps, h, cb);
 		tail += hdr.size;
 		n++;
+		/* an eighth read: the kernel may write there again while the
+		 * rest is parsed (a ring drained late, near full, would
+		 * otherwise lose what comes during its drain) */
+		if (tail - published >= t->data_size / 8) {
+			__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
+			published = tail;
+		}
 	}
 	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
 	return n;
