@@ -4,10 +4,11 @@
 //! A runtime calls these at task spawn, wake, poll begin/end, completion and
 //! worker park/unpark; `d9prof record -p PID` then joins every CPU sample
 //! and off-CPU interval of the process to the task being polled on that
-//! thread. While no recorder is attached every marker costs one load and a
-//! branch (the same inline gate as the C header's macros); attached, one
-//! record in a per-thread lock-free ring. Markers never block, allocate or
-//! fail visibly.
+//! thread. While no recorder (and no USDT tracer) is attached every
+//! poll-path marker reads two words and branches, inline, and calls
+//! nothing: the same gate as the C header's macros; attached, one record
+//! in a per-thread lock-free ring. Markers never block, allocate or fail
+//! visibly.
 //!
 //! Build the program with frame pointers (`-C force-frame-pointers=yes`,
 //! e.g. in `.cargo/config.toml` under `[build] rustflags`): d9prof's
@@ -24,12 +25,18 @@
 //! one through pkg-config's `d9prof.pc` (`make install`).
 
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
 /// The raw C ABI of `d9prof.h`: its public calls, nothing internal.
+///
+/// The five poll-path calls are `#[cold]`: the crate calls them only past
+/// its inline gate, whose closed side is the hot path, so their calls are
+/// laid out off the detached path (`__builtin_expect` in the C macros).
+/// Called directly, not through a wrapper of ours: the shim sees its
+/// caller's return address.
 pub mod ffi {
     use std::os::raw::{c_char, c_int};
 
@@ -38,20 +45,33 @@ pub mod ffi {
         pub fn d9_thread_start(name: *const c_char);
         pub fn d9_thread_stop();
         pub fn d9_task_spawn(task: u64, name: *const c_char);
+        #[cold]
         pub fn d9_task_wake(task: u64);
+        #[cold]
         pub fn d9_poll_begin(task: u64);
+        #[cold]
         pub fn d9_poll_end(task: u64);
         pub fn d9_task_end(task: u64);
+        #[cold]
         pub fn d9_park();
+        #[cold]
         pub fn d9_unpark();
     }
 }
 
-// Internal to the shim, not d9prof.h's API (its macros read it, as
-// gate_open does here): the word the inline gate reads; never written from
-// Rust. A `const uint32_t *` in C.
+// Internal to the shim, not d9prof.h's API: the two words its inline gate
+// (D9_GATE_OPEN_) reads, as gate_open does here; never written from Rust.
+// - d9__gate, a `const uint32_t *` in C, points at the recorder's attached
+//   word; the shim moves it (initialisation, fork), so it is loaded on
+//   every check, relaxed, as the macro does;
+// - d9__probed, a `const uint16_t *const` in C, points at the USDT
+//   semaphore the kernel counts while a tracer is attached to one of the
+//   shim's probes (libprof/usdt.h). The pointer is constant (initialised
+//   at load time, never stored to), so it is read plainly and the compiler
+//   may keep it in a register; the count it points at is loaded relaxed.
 extern "C" {
     static d9__gate: AtomicPtr<u32>;
+    static d9__probed: *const u16;
 }
 
 /// The longest task name the shim keeps whole however the task is
@@ -72,16 +92,24 @@ pub fn next_task_id() -> TaskId {
     NEXT_TASK.fetch_add(1, Ordering::Relaxed)
 }
 
-/// 1 while a recorder is attached (or before the shim has set itself up, so
-/// that the first call does): the inline fast path of the C header.
+/// True while a recorder is attached, while a tracer is attached to one of
+/// the shim's USDT probes, or before the shim has set itself up (so that
+/// the first call does): `*d9__gate | *d9__probed`, the inline fast path
+/// of the C header's macros: two words read through two pointers, one
+/// branch in the caller, no call.
 #[inline(always)]
 pub(crate) fn gate_open() -> bool {
     // SAFETY: d9__gate always points to a live u32 (the segment's
-    // `attached` word, or a static one); both loads are relaxed atomics,
-    // as the C macros do.
+    // `attached` word, or a static one) and d9__probed to the shim's
+    // static semaphore; the words are loaded with relaxed atomics, as the
+    // C macro does (the recorder and the kernel store to them). d9__probed
+    // itself is never written: a plain read.
     unsafe {
-        let p = d9__gate.load(Ordering::Relaxed);
-        (*(p as *const AtomicU32)).load(Ordering::Relaxed) != 0
+        let attached =
+            (*d9__gate.load(Ordering::Relaxed).cast::<AtomicU32>()).load(Ordering::Relaxed);
+        let probed = (*d9__probed.cast::<AtomicU16>()).load(Ordering::Relaxed);
+        // one OR and one branch, not two (no short circuit), as in C
+        (attached | u32::from(probed)) != 0
     }
 }
 
@@ -128,7 +156,7 @@ pub(crate) fn task_spawn_c(id: TaskId, name: &CStr) {
 }
 
 /// Task `id` was woken.
-#[inline]
+#[inline(always)]
 pub fn task_wake(id: TaskId) {
     if gate_open() {
         // SAFETY: plain value argument.
@@ -137,7 +165,7 @@ pub fn task_wake(id: TaskId) {
 }
 
 /// The runtime starts polling `id` on this thread; prefer [`poll`].
-#[inline]
+#[inline(always)]
 pub fn poll_begin(id: TaskId) {
     if gate_open() {
         // SAFETY: plain value argument.
@@ -146,7 +174,7 @@ pub fn poll_begin(id: TaskId) {
 }
 
 /// The poll of `id` on this thread returned; prefer [`poll`].
-#[inline]
+#[inline(always)]
 pub fn poll_end(id: TaskId) {
     if gate_open() {
         // SAFETY: plain value argument.
@@ -161,7 +189,7 @@ pub fn task_end(id: TaskId) {
 }
 
 /// The calling worker goes idle.
-#[inline]
+#[inline(always)]
 pub fn park() {
     if gate_open() {
         // SAFETY: no arguments.
@@ -170,7 +198,7 @@ pub fn park() {
 }
 
 /// The calling worker resumes.
-#[inline]
+#[inline(always)]
 pub fn unpark() {
     if gate_open() {
         // SAFETY: no arguments.
@@ -186,22 +214,54 @@ pub struct PollGuard {
 }
 
 /// Begin polling `id`; the returned guard ends the poll.
-#[inline]
+#[inline(always)]
 pub fn poll(id: TaskId) -> PollGuard {
     poll_begin(id);
     PollGuard { id }
 }
 
 impl Drop for PollGuard {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         poll_end(self.id);
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use std::sync::{Mutex, MutexGuard};
+
+    static GATE: Mutex<()> = Mutex::new(());
+
+    /// The gate is process-wide: the tests that look at it or open it take
+    /// turns.
+    pub(crate) fn gate_lock() -> MutexGuard<'static, ()> {
+        GATE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What the kernel does while a USDT tracer is attached to one of the
+    /// shim's probes: the shared semaphore is raised, until dropped.
+    pub(crate) struct Traced;
+
+    impl Traced {
+        pub(crate) fn attach() -> Traced {
+            // SAFETY: d9__probed points at the shim's semaphore, a static
+            // `volatile unsigned short` in writable memory (the kernel
+            // writes it); a u16 atomic has its size and alignment.
+            let sem = unsafe { &*d9__probed.cast::<AtomicU16>() };
+            sem.fetch_add(1, Ordering::SeqCst);
+            Traced
+        }
+    }
+
+    impl Drop for Traced {
+        fn drop(&mut self) {
+            // SAFETY: as in attach
+            let sem = unsafe { &*d9__probed.cast::<AtomicU16>() };
+            sem.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 
     #[test]
     fn task_ids_are_unique_and_never_zero() {
@@ -213,6 +273,7 @@ mod tests {
 
     #[test]
     fn markers_run_with_no_recorder() {
+        let _g = gate_lock();
         assert_eq!(init(), Ok(()));
         thread_start("test\0cut");
         let id = next_task_id();
@@ -226,6 +287,32 @@ mod tests {
         task_end(id);
         thread_stop();
         // detached once set up: the gate is shut while nobody records
+        assert!(!gate_open());
+    }
+
+    /// A USDT tracer opens the gate as a recorder does (the C macros'
+    /// `*d9__gate | *d9__probed`): the markers then call into the shim,
+    /// where the probes are, with no recorder attached.
+    #[test]
+    fn a_usdt_tracer_opens_the_gate() {
+        let _g = gate_lock();
+        assert_eq!(init(), Ok(()));
+        assert!(!gate_open());
+        {
+            let _t = Traced::attach();
+            assert!(gate_open());
+            let id = next_task_id();
+            task_spawn(id, "traced");
+            task_wake(id);
+            {
+                let _p = poll(id);
+            }
+            park();
+            unpark();
+            task_end(id);
+            let _t2 = Traced::attach(); // two probes enabled
+            assert!(gate_open());
+        }
         assert!(!gate_open());
     }
 }

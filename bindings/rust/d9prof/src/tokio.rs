@@ -6,8 +6,9 @@
 //!   return Tokio's `JoinHandle` for a future (or closure) wrapped so that
 //!   every poll is marked, every wake is `task_wake`, and completion or
 //!   cancellation (the task dropped, e.g. `JoinHandle::abort`) is
-//!   `task_end`. While no recorder is attached a poll adds one load and a
-//!   branch: the future sees the runtime's own waker.
+//!   `task_end`. While no recorder (or USDT tracer) is attached a poll
+//!   adds the gate, inline in the runtime's poll (two words read and a
+//!   branch): the future sees the runtime's own waker.
 //!
 //! An unnamed task ([`spawn`], [`spawn_local`], [`spawn_blocking`]) is
 //! named by its future's (or closure's) type and its spawn site, e.g.
@@ -141,14 +142,27 @@ fn waker_for<'a>(slot: &'a mut Option<(Waker, Waker)>, id: TaskId, runtime: &Wak
 impl<F: Future> Future for Marked<F> {
     type Output = F::Output;
 
+    /// Inline into the runtime's poll: detached, the gate and the inner
+    /// future's poll, nothing else.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        if !crate::gate_open() {
-            // nobody records: the runtime's own waker, nothing added (a
-            // waker handed out now marks no wake if it fires after a
-            // recorder attached; the next poll hands out a marking one)
-            return this.fut.poll(cx);
+        if crate::gate_open() {
+            return self.poll_marked(cx);
         }
+        // nobody records: the runtime's own waker, nothing added (a waker
+        // handed out now marks no wake if it fires after a recorder
+        // attached; the next poll hands out a marking one)
+        self.project().fut.poll(cx)
+    }
+}
+
+impl<F: Future> Marked<F> {
+    /// A poll while the gate is open: marked, with our waker. Out of line
+    /// and cold, so that the detached poll keeps no registers for it.
+    #[cold]
+    #[inline(never)]
+    fn poll_marked(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
         let _poll = crate::poll(*this.id);
         let mut cx = Context::from_waker(waker_for(this.waker, *this.id, cx.waker()));
         this.fut.poll(&mut cx)
@@ -362,8 +376,43 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::task_name;
+    use super::{task_name, Marked};
+    use crate::tests::{gate_lock, Traced};
     use crate::NAME_MAX;
+    use std::future::Future;
+    use std::pin::{pin, Pin};
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    /// Ready at once: whether the waker it is polled with is `.0`.
+    struct SeesWaker(Waker);
+    impl Future for SeesWaker {
+        type Output = bool;
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+            Poll::Ready(cx.waker().will_wake(&self.0))
+        }
+    }
+
+    /// Detached, a marked future sees the runtime's waker; with the gate
+    /// open (here by a USDT tracer, no recorder) its poll is marked and
+    /// it sees ours.
+    #[test]
+    fn the_gate_chooses_the_marked_poll() {
+        let _g = gate_lock();
+        assert_eq!(crate::init(), Ok(()));
+        let runtime = Waker::from(Arc::new(Noop));
+        let mut cx = Context::from_waker(&runtime);
+        let fut = pin!(Marked::new("detached", SeesWaker(runtime.clone())));
+        assert_eq!(fut.poll(&mut cx), Poll::Ready(true));
+        let _t = Traced::attach();
+        let fut = pin!(Marked::new("traced", SeesWaker(runtime.clone())));
+        assert_eq!(fut.poll(&mut cx), Poll::Ready(false));
+    }
 
     #[test]
     fn a_task_is_named_by_its_future_type_and_site() {
