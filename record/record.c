@@ -939,10 +939,10 @@ static void run_loop(struct rec *r)
 		}
 		if (r->pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
+		/* the sampler's ring first: its FORK records tell the shim's
+		 * drain which threads are the target's */
 		if (r->ps)
 			perf_set__drain(r->ps, &r->cb);
-		if (r->oc)
-			record_note_err(r, offcpu_rec__drain(r->oc));
 		exitwatch__drain(r->ew);
 		/* renew first: it also takes the clock pair that what is
 		 * drained next is converted against */
@@ -954,6 +954,10 @@ static void run_loop(struct rec *r)
 			record_drain_open_polls(r);
 			record_shim_reattach(r);
 		}
+		/* the switches last: after a stall their rings hold tens of
+		 * MiB to unwind, and the shim is attached again meanwhile */
+		if (r->oc)
+			record_note_err(r, offcpu_rec__drain(r->oc));
 		now = record_now_ns();
 		tick = next_tick(r, tick, now - last_drain);
 		last_drain = now;
