@@ -174,11 +174,14 @@ $(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 # (the unit and sanitizer tests, the ASan recorder, the fuzz targets) is
 # built at nice 19, so that the suites after them find it made; load.sh,
 # last of them, waits for it (scripts/check.sh: it needs the machine).
+# Then the suites of CHECK_BACKGROUND run there too, at nice 19 (no
+# timing in them), and their results are read in their turn.
 CHECK_SUITES = format golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz
 CHECK_PREBUILD = $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
+CHECK_BACKGROUND = rust fuzz
 check:
 	$(Q)B=$(B) MAKE="$(MAKE)" CHECK_PREBUILD="$(CHECK_PREBUILD)" \
-		scripts/check.sh $(CHECK_SUITES)
+		CHECK_BACKGROUND="$(CHECK_BACKGROUND)" scripts/check.sh $(CHECK_SUITES)
 
 # each test binary runs, whatever the one before did; the suite fails after
 check-unit: $(UNIT_BINS)

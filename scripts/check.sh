@@ -9,6 +9,9 @@
 #   CHECK_TIMEOUT=600                          seconds a suite may take
 #   CHECK_PREBUILD="TARGET..."                 made at nice 19 during the
 #                                              e2e suites (make check passes it)
+#   CHECK_BACKGROUND="SUITE..."                then run at nice 19, still during
+#                                              them; a suite's summary line
+#                                              says SECS+WAIT
 #
 # A suite is "skipped" when it exits 0 having run nothing: a line
 # "skip: WHY" (or "NAME: skip: WHY") at the start of a line, or a summary
@@ -16,8 +19,10 @@
 # The e2e suites spend much of their time asleep or waiting on a recording;
 # CHECK_PREBUILD (the unit and sanitizer tests, the ASan recorder, the fuzz
 # targets) is made meanwhile at nice 19, where it takes only CPU the tests
-# leave, and the first suite after the e2e ones waits for it, as does
-# e2e-load (it needs the machine to itself).
+# leave, then the CHECK_BACKGROUND suites run there too (the Rust crate's
+# checks, the fuzz smoke runs: no timing in them); the first suite after
+# the e2e ones waits for all that, as does e2e-load (it needs the machine
+# to itself).
 # Why a driver and not `make -k`: make -k loses which suite failed and
 # why, stops nothing from running in parallel under -j, and cannot say
 # "skipped"; this is one loop that a reader can follow.
@@ -29,7 +34,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 LOGS=$B/check
 mkdir -p "$LOGS"
-rm -f "$LOGS"/*.log
+rm -f "$LOGS"/*.log "$LOGS"/*.rc "$LOGS"/*.rc.tmp "$LOGS"/*.secs
+export B MAKE CHECK_TIMEOUT LOGS
 
 # reason LOG: the first failure in LOG, one line (cheap heuristics: a
 # test's "not ok - T" with the indented reason printed before it, a
@@ -70,22 +76,43 @@ inner() {
 
 # prebuild_start / prebuild_wait: CHECK_PREBUILD in the background, in a
 # process group of its own, with jobs of its own (not the caller's
-# jobserver) and a log of its own
+# jobserver) and a log of its own; then, in the same background job, the
+# CHECK_BACKGROUND suites one after another, each into its log with its
+# exit status in $LOGS/SUITE.rc and its seconds in $LOGS/SUITE.secs
 PB=""
 prebuild_start() {
 	[ -n "${CHECK_PREBUILD:-}" ] && [ -z "$PB" ] || return 0
 	printf '\n=== building %s at nice 19 meanwhile (log: %s)\n' "$CHECK_PREBUILD" \
 		"$LOGS/prebuild.log"
 	# shellcheck disable=SC2086
+	[ -n "${CHECK_BACKGROUND:-}" ] &&
+		printf '=== then, at nice 19, check-%s\n' $CHECK_BACKGROUND
+	# shellcheck disable=SC2016,SC2086
 	MAKEFLAGS=$(sed -E 's/(^| )--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-?j[0-9]*( |$)/ /g' \
-		<<<"${MAKEFLAGS:-}") setsid nice -n 19 "$MAKE" -j"$(nproc)" --no-print-directory \
-		$CHECK_PREBUILD >"$LOGS/prebuild.log" 2>&1 </dev/null &
+		<<<"${MAKEFLAGS:-}") setsid nice -n 19 bash -c '
+		"$MAKE" -j"$(nproc)" --no-print-directory $CHECK_PREBUILD >"$LOGS/prebuild.log" 2>&1
+		pb=$?
+		for s in ${CHECK_BACKGROUND:-}; do
+			t0=$(date +%s.%N)
+			timeout --kill-after=10 "$CHECK_TIMEOUT" "$MAKE" --no-print-directory \
+				"check-$s" >"$LOGS/$s.log" 2>&1
+			echo $? >"$LOGS/$s.rc.tmp"
+			awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.0f\", b - a }" \
+				>"$LOGS/$s.secs"
+			mv "$LOGS/$s.rc.tmp" "$LOGS/$s.rc"
+		done
+		exit $pb' >/dev/null 2>&1 </dev/null &
 	PB=$!
 }
 prebuild_wait() {
 	[ -n "$PB" ] && [ "$PB" != "done" ] || return 0
 	wait "$PB" || printf '(the prebuild failed: the next suite builds and says why)\n'
 	PB="done"
+}
+# in_background SUITE: 0 if the background job runs SUITE (started, and
+# SUITE in CHECK_BACKGROUND)
+in_background() {
+	[ -n "$PB" ] && [[ " ${CHECK_BACKGROUND:-} " == *" $1 "* ]]
 }
 trap '[ -n "$PB" ] && [ "$PB" != "done" ] && kill -TERM -- -"$PB" 2>/dev/null' EXIT
 
@@ -99,28 +126,41 @@ for s in "$@"; do
 	# (never alone, nor in 15 local runs beside a build; cause not found
 	# yet). e2e-load holds 400 busy threads to <= 1% loss: on a machine of
 	# its own, so the prebuild is done first.
-	case $s in
-	e2e-run) ;;
-	e2e-load) prebuild_start; prebuild_wait ;;
-	e2e-*) prebuild_start ;;
-	*) prebuild_wait ;;
-	esac
+	in_background "$s" ||
+		case $s in
+		e2e-run) ;;
+		e2e-load) prebuild_start; prebuild_wait ;;
+		e2e-*) prebuild_start ;;
+		*) prebuild_wait ;;
+		esac
 	printf '\n=== check-%s (log: %s)\n' "$s" "$log"
 	t0=$(date +%s.%N)
-	: >"$log"
-	# timeout puts the suite in a process group of its own: a hung suite
-	# is killed whole, and so is a running one when we are interrupted
-	timeout --kill-after=10 "$CHECK_TIMEOUT" \
-		"$MAKE" --no-print-directory "check-$s" >"$log" 2>&1 </dev/null &
-	tpid=$!
-	trap 'kill -TERM -- -$tpid 2>/dev/null; exit 130' INT TERM
-	tail -n +1 -f --pid="$tpid" "$log" &
-	lpid=$!
-	wait "$tpid"
-	rc=$?
-	wait "$lpid"
-	trap - INT TERM
-	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+	if in_background "$s"; then
+		# run meanwhile: its result, once there (the job ends after it)
+		while [ ! -e "$LOGS/$s.rc" ] && kill -0 "$PB" 2>/dev/null; do
+			sleep 1
+		done
+		cat "$log" 2>/dev/null
+		rc=$(cat "$LOGS/$s.rc" 2>/dev/null || echo 1)
+		secs="$(cat "$LOGS/$s.secs" 2>/dev/null)+$(awk -v a="$t0" \
+			-v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')"
+	else
+		: >"$log"
+		# timeout puts the suite in a process group of its own: a hung
+		# suite is killed whole, and so is a running one when we are
+		# interrupted
+		timeout --kill-after=10 "$CHECK_TIMEOUT" \
+			"$MAKE" --no-print-directory "check-$s" >"$log" 2>&1 </dev/null &
+		tpid=$!
+		trap 'kill -TERM -- -$tpid 2>/dev/null; exit 130' INT TERM
+		tail -n +1 -f --pid="$tpid" "$log" &
+		lpid=$!
+		wait "$tpid"
+		rc=$?
+		wait "$lpid"
+		trap - INT TERM
+		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+	fi
 	if [ "$rc" = 0 ]; then
 		why=$(skipwhy "$log")
 		if [ -n "$why" ]; then
@@ -138,7 +178,7 @@ for s in "$@"; do
 			line="failed: $(reason "$log")"
 		fi
 	fi
-	summary+=("$(printf '%-18s %4ss  %s' "$s" "$secs" "$line")")
+	summary+=("$(printf '%-18s %5ss  %s' "$s" "$secs" "$line")")
 done
 
 printf '\n=== summary (%s s; logs in %s/)\n' "$(($(date +%s) - t_all))" "$LOGS"
