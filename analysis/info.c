@@ -403,6 +403,59 @@ static void count(FILE *out, size_t n, const char *what, const char *sep)
 	fprintf(out, "%zu %s%s%s", n, what, n == 1 ? "" : "s", sep);
 }
 
+/* The poll sites of @t (TRACE_META_POLL_SITE), each once: 1 and the next
+ * one's module (@mlen bytes of it) and innermost function in *@m, *@mlen,
+ * *@fn from index *@i on, else 0. */
+static int next_site(const struct trace *t, size_t *i, const char **m, size_t *mlen,
+		     const char **fn)
+{
+	for (; *i < t->nmeta; (*i)++) {
+		const char *v = t->meta[*i].value, *tab;
+		size_t k;
+
+		if (strcmp(t->meta[*i].key, TRACE_META_POLL_SITE) ||
+		    !(tab = strchr(v, '\t')))
+			continue;
+		for (k = 0; k < *i; k++)
+			if (!strcmp(t->meta[k].key, TRACE_META_POLL_SITE) &&
+			    !strcmp(t->meta[k].value, v))
+				break;
+		if (k < *i)
+			continue;
+		*m = v;
+		*mlen = (size_t)(tab - v);
+		*fn = tab + 1;
+		(*i)++;
+		return 1;
+	}
+	return 0;
+}
+
+/* "run_poll (demo), ..." */
+static void text_sites(const struct trace *t, FILE *out)
+{
+	const char *m, *fn, *end, *base;
+	size_t i = 0, mlen, n = 0;
+	char buf[1024];
+
+	while (next_site(t, &i, &m, &mlen, &fn)) {
+		end = strchr(fn, '\t');
+		snprintf(buf, sizeof(buf), "%.*s",
+			 (int)(end ? (size_t)(end - fn) : strlen(fn)), fn);
+		fputs(n++ ? ", " : "poll sites:  ", out);
+		put(out, buf);
+		base = memrchr(m, '/', mlen);
+		base = base ? base + 1 : m;
+		snprintf(buf, sizeof(buf), "%.*s", (int)(mlen - (size_t)(base - m)),
+			 base);
+		fputs(" (", out);
+		put(out, buf);
+		fputc(')', out);
+	}
+	if (n)
+		fputc('\n', out);
+}
+
 static void text_tail(const struct info *in, FILE *out)
 {
 	const struct trace *t = in->t;
@@ -419,6 +472,7 @@ static void text_tail(const struct info *in, FILE *out)
 	count(out, t->ncomms, "other thread", ", ");
 	count(out, t->nframes, "frame", ", ");
 	count(out, t->nstacks, "stack", "\n");
+	text_sites(t, out);
 	if (!nl)
 		fputs("lost:        nothing\n", out);
 	for (size_t i = 0; i < nl; i++)
@@ -562,7 +616,8 @@ static void json_tail(const struct info *in, struct lib_json *w)
 {
 	const struct trace *t = in->t;
 	struct loss l[LOSS_KINDS];
-	size_t i, nl = analysis_losses(t, LOSS_ALL, l);
+	size_t i, nl = analysis_losses(t, LOSS_ALL, l), mlen;
+	const char *m, *fn;
 
 	lib_json_name(w, "counts");
 	lib_json_object_begin(w);
@@ -583,6 +638,31 @@ static void json_tail(const struct info *in, struct lib_json *w)
 	for (i = 0; i < nl; i++)
 		lib_json_uint_field(w, l[i].key, l[i].count);
 	lib_json_object_end(w);
+	/* where stacks are cut: [{"module": ..., "functions": [innermost
+	 * first, the symbol last]}] */
+	lib_json_name(w, "poll_sites");
+	lib_json_array_begin(w);
+	for (size_t k = 0; next_site(t, &k, &m, &mlen, &fn);) {
+		char mod[4096];
+		const char *tab;
+
+		snprintf(mod, sizeof(mod), "%.*s", (int)mlen, m);
+		lib_json_object_begin(w);
+		lib_json_str_field(w, "module", mod);
+		lib_json_name(w, "functions");
+		lib_json_array_begin(w);
+		for (; fn; fn = tab ? tab + 1 : NULL) {
+			char name[1024];
+
+			tab = strchr(fn, '\t');
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)(tab ? (size_t)(tab - fn) : strlen(fn)), fn);
+			lib_json_str(w, name);
+		}
+		lib_json_array_end(w);
+		lib_json_object_end(w);
+	}
+	lib_json_array_end(w);
 	lib_json_name(w, "dump_reasons");
 	lib_json_array_begin(w);
 	for (i = 0; i < in->nreasons; i++)

@@ -90,6 +90,9 @@ t_record_demo_pid_task_flamegraphs() {
 		fail "--full-stacks: $(head -c 300 "$TMP/t1full.folded")" || return 1
 	! grep -q '^\[no poll\];\[runtime\]' "$TMP/bytask.folded" ||
 		fail "a stack outside any poll was cut" || return 1
+	"$D9" info -i "$TMP/demo.data" | grep -qx 'poll sites:  run_poll (demo)' ||
+		fail "info names no poll site run_poll: $("$D9" info -i "$TMP/demo.data" | grep -i poll)" ||
+		return 1
 	# --task NAME: every short task, under its name
 	"$D9" flame -i "$TMP/demo.data" --task short --format folded >"$TMP/short.folded" ||
 		return 1
