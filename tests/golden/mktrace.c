@@ -224,6 +224,15 @@ static void head(struct trace_writer *w, int losses, uint32_t *st)
 		trace_writer__meta(w, "dump_reason", "trigger\x1b[2J" EVIL);
 		trace_writer__meta(w, "target_exit", "killed by \x07" EVIL);
 		trace_writer__meta(w, "target_exit_time", "2990000000");
+		/* a poll site of no frame here (info names it, escaped), and
+		 * a module's mapping that is no number (the pprof export
+		 * falls back to its frames' range) */
+		trace_writer__meta(w, TRACE_META_POLL_SITE,
+				   "/evil\x1b[2J" GOOD "\trun_inl" EVIL "\trun");
+		trace_writer__meta(w,
+				   TRACE_META_MAP_PFX "gold\xc2\x85"
+						      "en",
+				   "zz 10" EVIL);
 	}
 	trace_writer__meta(w, "sampler", "perf");
 	trace_writer__meta(w, "frequency", "1000");
