@@ -336,6 +336,11 @@ static inline uint32_t stack_canon(const uint32_t *canon, size_t n, uint32_t s)
  * stack's depth (join__keep()), the frames below the @keep nearest the
  * leaf are one, ANALYSIS_RUNTIME_LABEL. 0 or -ENOMEM. */
 #define ANALYSIS_RUNTIME_LABEL "[runtime]"
+/* The distinct poll sites @t names (TRACE_META_POLL_SITE values
+ * "MODULE\tNAME..."), at most @max (a bound on the work per frame: the
+ * recorder writes at most 32 per segment), into @site; their number. */
+#define ANALYSIS_POLL_SITES_MAX 64
+size_t analysis_poll_sites(const struct trace *t, const char **site, size_t max);
 int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 			uint32_t s, uint32_t keep, uint32_t **ids, size_t *cap, size_t at,
 			size_t *n);

@@ -447,31 +447,28 @@ static int64_t wall_offset(const struct trace *t)
 
 /* The program's own Mapping first: pprof takes the first one for the main
  * binary ("File:" in -top, the binary -list and -weblist look up). The
- * program is the command line's first word, as a path or a file name. */
+ * program is the module named as the command's first word is (its file
+ * name: the command line may give a relative path). */
 static int exe_mapping_first(struct ex *x)
 {
-	const char *cmd = trace__meta(x->t, TRACE_META_CMDLINE);
-	const char *end, *base;
+	const char *cmd = analysis_trace_command(x->t), *base, *mb;
 	size_t n, i;
 	uint64_t id;
 
-	if (!cmd || !*cmd)
+	if (!cmd)
 		return 0;
-	end = strchr(cmd, ' ');
-	n = end ? (size_t)(end - cmd) : strlen(cmd);
+	n = strcspn(cmd, " ");
 	base = memrchr(cmd, '/', n);
 	base = base ? base + 1 : cmd;
+	n -= (size_t)(base - cmd);
 	for (i = 0; i < x->t->nframes; i++) {
 		const struct trace_frame *f = &x->t->frames[i];
-		const char *mb;
 
 		if (f->kernel || !f->module)
 			continue;
 		mb = strrchr(f->module, '/');
 		mb = mb ? mb + 1 : f->module;
-		if ((!strncmp(f->module, cmd, n) && !f->module[n]) ||
-		    (!strncmp(mb, base, n - (size_t)(base - cmd)) &&
-		     !mb[n - (size_t)(base - cmd)]))
+		if (!strncmp(mb, base, n) && !mb[n])
 			return mapping_id(x, f, &id);
 	}
 	return 0;

@@ -403,46 +403,30 @@ static void count(FILE *out, size_t n, const char *what, const char *sep)
 	fprintf(out, "%zu %s%s%s", n, what, n == 1 ? "" : "s", sep);
 }
 
-/* The poll sites of @t (TRACE_META_POLL_SITE), each once: 1 and the next
- * one's module (@mlen bytes of it) and innermost function in *@m, *@mlen,
- * *@fn from index *@i on, else 0. */
-static int next_site(const struct trace *t, size_t *i, const char **m, size_t *mlen,
-		     const char **fn)
+/* Poll site @v ("MODULE\tNAME...") split: the module's length in *@mlen,
+ * the innermost function returned (up to the next tab). */
+static const char *site_split(const char *v, size_t *mlen)
 {
-	for (; *i < t->nmeta; (*i)++) {
-		const char *v = t->meta[*i].value, *tab;
-		size_t k;
+	const char *tab = strchr(v, '\t');
 
-		if (strcmp(t->meta[*i].key, TRACE_META_POLL_SITE) ||
-		    !(tab = strchr(v, '\t')))
-			continue;
-		for (k = 0; k < *i; k++)
-			if (!strcmp(t->meta[k].key, TRACE_META_POLL_SITE) &&
-			    !strcmp(t->meta[k].value, v))
-				break;
-		if (k < *i)
-			continue;
-		*m = v;
-		*mlen = (size_t)(tab - v);
-		*fn = tab + 1;
-		(*i)++;
-		return 1;
-	}
-	return 0;
+	*mlen = (size_t)(tab - v); /* analysis_poll_sites() keeps tabbed ones */
+	return tab + 1;
 }
 
 /* "run_poll (demo), ..." */
 static void text_sites(const struct trace *t, FILE *out)
 {
-	const char *m, *fn, *end, *base;
-	size_t i = 0, mlen, n = 0;
+	const char *site[ANALYSIS_POLL_SITES_MAX], *m, *fn, *end, *base;
+	size_t mlen, n = analysis_poll_sites(t, site, ANALYSIS_POLL_SITES_MAX);
 	char buf[1024];
 
-	while (next_site(t, &i, &m, &mlen, &fn)) {
+	for (size_t i = 0; i < n; i++) {
+		m = site[i];
+		fn = site_split(m, &mlen);
 		end = strchr(fn, '\t');
 		snprintf(buf, sizeof(buf), "%.*s",
 			 (int)(end ? (size_t)(end - fn) : strlen(fn)), fn);
-		fputs(n++ ? ", " : "poll sites:  ", out);
+		fputs(i ? ", " : "poll sites:  ", out);
 		put(out, buf);
 		base = memrchr(m, '/', mlen);
 		base = base ? base + 1 : m;
@@ -616,8 +600,8 @@ static void json_tail(const struct info *in, struct lib_json *w)
 {
 	const struct trace *t = in->t;
 	struct loss l[LOSS_KINDS];
-	size_t i, nl = analysis_losses(t, LOSS_ALL, l), mlen;
-	const char *m, *fn;
+	size_t i, nl = analysis_losses(t, LOSS_ALL, l), mlen, nsites;
+	const char *site[ANALYSIS_POLL_SITES_MAX];
 
 	lib_json_name(w, "counts");
 	lib_json_object_begin(w);
@@ -642,11 +626,12 @@ static void json_tail(const struct info *in, struct lib_json *w)
 	 * first, the symbol last]}] */
 	lib_json_name(w, "poll_sites");
 	lib_json_array_begin(w);
-	for (size_t k = 0; next_site(t, &k, &m, &mlen, &fn);) {
+	nsites = analysis_poll_sites(t, site, ANALYSIS_POLL_SITES_MAX);
+	for (i = 0; i < nsites; i++) {
+		const char *fn = site_split(site[i], &mlen), *tab;
 		char mod[4096];
-		const char *tab;
 
-		snprintf(mod, sizeof(mod), "%.*s", (int)mlen, m);
+		snprintf(mod, sizeof(mod), "%.*s", (int)mlen, site[i]);
 		lib_json_object_begin(w);
 		lib_json_str_field(w, "module", mod);
 		lib_json_name(w, "functions");

@@ -99,26 +99,30 @@ static int site_frame(const struct trace_frame *fr, const char *site)
 	return 0;
 }
 
-/* Distinct poll sites a trace names, at most (a bound on the work per
- * frame; the recorder writes at most 32 per segment) */
-#define SITES_MAX 64
+size_t analysis_poll_sites(const struct trace *t, const char **site, size_t max)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < t->nmeta && n < max; i++) {
+		if (strcmp(t->meta[i].key, TRACE_META_POLL_SITE) ||
+		    !strchr(t->meta[i].value, '\t'))
+			continue;
+		for (k = 0; k < n && strcmp(site[k], t->meta[i].value); k++)
+			;
+		if (k == n)
+			site[n++] = t->meta[i].value;
+	}
+	return n;
+}
 
 int join__cut_stacks(struct join *j)
 {
 	const struct trace *t = j->trace;
-	const char *site[SITES_MAX];
+	const char *site[ANALYSIS_POLL_SITES_MAX];
 	uint8_t *hit = NULL;
 	uint32_t *cut = NULL;
-	size_t i, k, nsites = 0;
+	size_t i, k, nsites = analysis_poll_sites(t, site, ANALYSIS_POLL_SITES_MAX);
 
-	for (i = 0; i < t->nmeta && nsites < SITES_MAX; i++) {
-		if (strcmp(t->meta[i].key, TRACE_META_POLL_SITE))
-			continue;
-		for (k = 0; k < nsites && strcmp(site[k], t->meta[i].value); k++)
-			;
-		if (k == nsites)
-			site[nsites++] = t->meta[i].value;
-	}
 	if (!nsites)
 		return 0;
 	hit = calloc(t->nframes + 1, 1);
