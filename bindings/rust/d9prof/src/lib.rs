@@ -271,13 +271,10 @@ pub(crate) mod tests {
         assert!(b > a);
     }
 
-    #[test]
-    fn markers_run_with_no_recorder() {
-        let _g = gate_lock();
-        assert_eq!(init(), Ok(()));
-        thread_start("test\0cut");
+    /// Each marker once, on a new task named `name`.
+    fn every_marker(name: &str) {
         let id = next_task_id();
-        task_spawn(id, "a task");
+        task_spawn(id, name);
         task_wake(id);
         {
             let _g = poll(id);
@@ -285,6 +282,14 @@ pub(crate) mod tests {
         park();
         unpark();
         task_end(id);
+    }
+
+    #[test]
+    fn markers_run_with_no_recorder() {
+        let _g = gate_lock();
+        assert_eq!(init(), Ok(()));
+        thread_start("test\0cut");
+        every_marker("a task");
         thread_stop();
         // detached once set up: the gate is shut while nobody records
         assert!(!gate_open());
@@ -301,15 +306,7 @@ pub(crate) mod tests {
         {
             let _t = Traced::attach();
             assert!(gate_open());
-            let id = next_task_id();
-            task_spawn(id, "traced");
-            task_wake(id);
-            {
-                let _p = poll(id);
-            }
-            park();
-            unpark();
-            task_end(id);
+            every_marker("traced");
             let _t2 = Traced::attach(); // two probes enabled
             assert!(gate_open());
         }
