@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define D9PROF_VERSION_MAJOR 0
-#define D9PROF_VERSION_MINOR 1
+#define D9PROF_VERSION_MINOR 2
 
 /*
  * Set up the shim: create the shared segment the recorder looks for.
@@ -83,6 +83,40 @@ void d9_park(void);
 void d9_unpark(void);
 
 /*
+ * Spans and application events: what the application does, beside what the
+ * runtime does, with tracing's model of a span (so that a tracing layer is a
+ * thin mapping). A span (a request, a database call) is created with a name
+ * and maybe a parent, entered and exited on threads (possibly many times, on
+ * several threads, inside polls of several tasks), and closed. Its time
+ * splits by where it was while alive: entered and on CPU, entered and
+ * blocked or waiting for a CPU, or not entered (waiting to be polled, or for
+ * I/O): `d9prof spans`, `flame --span`. Each call is one record (NEW, FIELD
+ * and d9_event: plus at most four for its numbers and strings) on the
+ * calling thread's ring, dropped and counted like any other when the ring
+ * is full. Spans created while no recorder is attached are not named in a
+ * recording (they are shown as "[span created before the recording]").
+ */
+/* Span @span is created, a child of @parent (0: none). @span is chosen by
+ * the caller: non-zero, not ~0, and unique among the process's open spans
+ * (it may be reused once closed). @name is copied (at most 87 bytes). */
+void d9_span_new(uint64_t span, uint64_t parent, const char *name);
+/* The calling thread enters span @span / leaves it (nesting allowed: enter
+ * A, enter B, exit B, exit A). */
+void d9_span_enter(uint64_t span);
+void d9_span_exit(uint64_t span);
+/* Span @span is closed: its life ends here (the application's last handle
+ * to it is gone). */
+void d9_span_close(uint64_t span);
+/* A field of span @span (a route, a request id): @key = @value, or = @text
+ * where @text is not NULL. Strings copied, @key to at most 47 bytes, @text
+ * to at most 39. */
+void d9_span_field(uint64_t span, const char *key, int64_t value, const char *text);
+/* An application event: @name (at most 47 bytes) with @value and, where not
+ * NULL, @text (at most 47 bytes), at the calling thread now (inside
+ * whatever poll and span it is in). */
+void d9_event(const char *name, int64_t value, const char *text);
+
+/*
  * The detached fast path, inline: the poll-path markers are also
  * function-like macros that read two words and call the function only while
  * a recorder is attached, a tracer is attached to one of the shim's USDT
@@ -103,12 +137,19 @@ extern const uint16_t *const d9__probed;
 	(__atomic_load_n(__atomic_load_n(&d9__gate, __ATOMIC_RELAXED),                   \
 			 __ATOMIC_RELAXED) |                                             \
 	 __atomic_load_n(d9__probed, __ATOMIC_RELAXED))
-#define D9_GATED_(call)	    (__builtin_expect(D9_GATE_OPEN_() != 0, 0) ? (call) : (void)0)
-#define d9_task_wake(task)  D9_GATED_(d9_task_wake(task))
-#define d9_poll_begin(task) D9_GATED_(d9_poll_begin(task))
-#define d9_poll_end(task)   D9_GATED_(d9_poll_end(task))
-#define d9_park()	    D9_GATED_(d9_park())
-#define d9_unpark()	    D9_GATED_(d9_unpark())
+#define D9_GATED_(call)			(__builtin_expect(D9_GATE_OPEN_() != 0, 0) ? (call) : (void)0)
+#define d9_task_wake(task)		D9_GATED_(d9_task_wake(task))
+#define d9_poll_begin(task)		D9_GATED_(d9_poll_begin(task))
+#define d9_poll_end(task)		D9_GATED_(d9_poll_end(task))
+#define d9_park()			D9_GATED_(d9_park())
+#define d9_unpark()			D9_GATED_(d9_unpark())
+#define d9_span_new(span, parent, name) D9_GATED_(d9_span_new(span, parent, name))
+#define d9_span_enter(span)		D9_GATED_(d9_span_enter(span))
+#define d9_span_exit(span)		D9_GATED_(d9_span_exit(span))
+#define d9_span_close(span)		D9_GATED_(d9_span_close(span))
+#define d9_span_field(span, key, value, text)                                            \
+	D9_GATED_(d9_span_field(span, key, value, text))
+#define d9_event(name, value, text) D9_GATED_(d9_event(name, value, text))
 #endif
 
 #ifdef __cplusplus

@@ -178,7 +178,25 @@ enum d9_event_type {
 	D9_EV_POLL_WOKEN = 11, /* task, woken during the poll (by its own
 				* thread): runnable again at its end */
 	D9_EV_TEXT = 15,       /* continuation: the record's 24 bytes are text */
+	/* The application's spans and events (d9_span_*, d9_event): the
+	 * record, then arg payload records (at most D9_PAYLOAD_RECORDS, 24
+	 * raw bytes each, known like TEXT continuations by the arg before
+	 * them only): for NEW and FIELD a u64 first, then, for all three, a
+	 * NUL-terminated string and (FIELD, EVENT) a second one, possibly
+	 * empty. The recorder takes a payload whose strings are not
+	 * terminated inside it as garbage. */
+	D9_EV_SPAN_NEW = 16,   /* task = span; payload: parent (0: none),
+				* name */
+	D9_EV_SPAN_ENTER = 17, /* task = span */
+	D9_EV_SPAN_EXIT = 18,  /* task = span */
+	D9_EV_SPAN_CLOSE = 19, /* task = span */
+	D9_EV_SPAN_FIELD = 20, /* task = span; payload: value (int64), key,
+				* text ("": none) */
+	D9_EV_EVENT = 21,      /* task = value (int64); payload: name, text
+				* ("": none) */
 };
+#define D9_PAYLOAD_RECORDS 4
+#define D9_PAYLOAD_BYTES   (D9_PAYLOAD_RECORDS * 24)
 
 /* One ring record, 24 bytes. A D9_EV_TEXT continuation reuses all 24 bytes
  * as NUL-padded text, type field included: continuations are known only by

@@ -1014,6 +1014,80 @@ API void d9_thread_stop(void)
 		release(h);
 }
 
+/* ---- spans and events ----------------------------------------------------- */
+
+/* The longest first string of a payload followed by a second one. */
+#define PAYLOAD_KEY_MAX 47
+
+/* A record and its payload (d9_segment.h), all or nothing: @num's 8
+ * bytes if not NULL, then @a and, if not NULL, @b, each NUL-terminated
+ * and cut to fit. */
+static __attribute__((noinline)) void record_payload(struct d9_seg_hdr *h, uint32_t type,
+						     uint64_t task, const uint64_t *num,
+						     const char *a, const char *b)
+{
+	struct d9_event ev[1 + D9_PAYLOAD_RECORDS];
+	char *p = (char *)&ev[1];
+	size_t n = num ? sizeof(*num) : 0, la, lb;
+	struct d9_ring_hdr *r;
+	uint64_t now;
+
+	r = attached_ring(h, &now);
+	if (!r)
+		return;
+	flush_poll(h, r);
+	memset(p, 0, D9_PAYLOAD_BYTES);
+	if (num)
+		memcpy(p, num, sizeof(*num));
+	la = strnlen(a, b ? PAYLOAD_KEY_MAX : D9_PAYLOAD_BYTES - n - 1);
+	memcpy(p + n, a, la);
+	n += la + 1;
+	if (b) {
+		lb = strnlen(b, D9_PAYLOAD_BYTES - n - 1);
+		memcpy(p + n, b, lb);
+		n += lb + 1;
+	}
+	ev[0].time = now;
+	ev[0].task = task;
+	ev[0].type = type;
+	ev[0].arg = (uint32_t)((n + sizeof(*ev) - 1) / sizeof(*ev));
+	append(r, ev, 1 + ev[0].arg);
+}
+
+API void d9_span_new(uint64_t span, uint64_t parent, const char *name)
+{
+	MARK(record_payload(h_, D9_EV_SPAN_NEW, span, &parent, name ? name : "", NULL));
+}
+
+API void d9_span_enter(uint64_t span)
+{
+	MARK(record(h_, D9_EV_SPAN_ENTER, span));
+}
+
+API void d9_span_exit(uint64_t span)
+{
+	MARK(record(h_, D9_EV_SPAN_EXIT, span));
+}
+
+API void d9_span_close(uint64_t span)
+{
+	MARK(record(h_, D9_EV_SPAN_CLOSE, span));
+}
+
+API void d9_span_field(uint64_t span, const char *key, int64_t value, const char *text)
+{
+	uint64_t v = (uint64_t)value;
+
+	MARK(record_payload(h_, D9_EV_SPAN_FIELD, span, &v, key ? key : "",
+			    text ? text : ""));
+}
+
+API void d9_event(const char *name, int64_t value, const char *text)
+{
+	MARK(record_payload(h_, D9_EV_EVENT, (uint64_t)value, NULL, name ? name : "",
+			    text ? text : ""));
+}
+
 /* ---- for tests ------------------------------------------------------------ */
 
 void *d9__segment(void)

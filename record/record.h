@@ -201,6 +201,8 @@ struct record_stats {
 	uint64_t shim_records;	  /* ring records the shim wrote (a
 				   * whole poll is one: fewer than
 				   * events) */
+	uint64_t spans;		  /* span records and application events
+				   * written */
 	uint64_t shim_garbage;	  /* records or ring counters from the
 				   * target that could not be real:
 				   * dropped, not written */

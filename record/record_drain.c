@@ -272,6 +272,7 @@ static int record_real(const struct ev_batch *b, const struct d9_event *ev, uint
 	case D9_EV_THREAD_STOP:
 	case D9_EV_PARK:
 	case D9_EV_UNPARK:
+	case D9_EV_EVENT: /* task is its value */
 		break;
 	default:
 		if (!task_real(ev->task))
@@ -386,6 +387,79 @@ void record_poll_sites(struct rec *r, trace_resolve_fn resolve, void *ctx)
 	}
 }
 
+/* Is @type a record the recorder knows? */
+static int type_known(uint32_t type)
+{
+	return (type >= D9_EV_THREAD_START && type <= D9_EV_POLL_WOKEN) ||
+	       (type >= D9_EV_SPAN_NEW && type <= D9_EV_EVENT);
+}
+
+/* How many records after @ev are its text or payload (at most @left). */
+static uint32_t continuations(const struct d9_event *ev, size_t left)
+{
+	switch (ev->type) {
+	case D9_EV_SPAWN:
+	case D9_EV_THREAD_START:
+	case D9_EV_SPAN_NEW:
+	case D9_EV_SPAN_FIELD:
+	case D9_EV_EVENT:
+		return ev->arg < left ? ev->arg : (uint32_t)left;
+	default:
+		return 0;
+	}
+}
+
+/* A span record or an application event (D9_EV_SPAN_*, D9_EV_EVENT) at
+ * @t (ns) on @tid into the trace, its payload the @k records after @ev.
+ * 0, -errno from the writer, or 1 if the payload cannot be one (the
+ * target wrote it: garbage). */
+static int span_record(struct rec *r, const struct d9_event *ev, uint32_t k, uint64_t t,
+		       uint32_t tid)
+{
+	static const uint32_t type[] = {
+		[D9_EV_SPAN_NEW - D9_EV_SPAN_NEW] = TRACE_SPAN_NEW,
+		[D9_EV_SPAN_ENTER - D9_EV_SPAN_NEW] = TRACE_SPAN_ENTER,
+		[D9_EV_SPAN_EXIT - D9_EV_SPAN_NEW] = TRACE_SPAN_EXIT,
+		[D9_EV_SPAN_CLOSE - D9_EV_SPAN_NEW] = TRACE_SPAN_CLOSE,
+		[D9_EV_SPAN_FIELD - D9_EV_SPAN_NEW] = TRACE_SPAN_FIELD,
+		[D9_EV_EVENT - D9_EV_SPAN_NEW] = TRACE_SPAN_EVENT,
+	};
+	struct trace_span s = {.time = t, .id = ev->task, .tid = tid};
+	char buf[D9_PAYLOAD_BYTES];
+	size_t n = (size_t)k * sizeof(*ev), off = 0, l;
+	int num = ev->type == D9_EV_SPAN_NEW || ev->type == D9_EV_SPAN_FIELD;
+	int two = ev->type == D9_EV_SPAN_FIELD || ev->type == D9_EV_EVENT;
+
+	s.type = type[ev->type - D9_EV_SPAN_NEW];
+	if (!continuations(ev, 1))
+		return trace_writer__span(r->w, &s);
+	if (!k || k > D9_PAYLOAD_RECORDS)
+		return 1;
+	memcpy(buf, ev + 1, n);
+	if (num) {
+		if (n < sizeof(uint64_t))
+			return 1;
+		memcpy(&s.value, buf, sizeof(uint64_t));
+		off = sizeof(uint64_t);
+	}
+	l = strnlen(buf + off, n - off);
+	if (off + l == n)
+		return 1;
+	s.name = l ? buf + off : NULL;
+	off += l + 1;
+	if (two) {
+		l = strnlen(buf + off, n - off);
+		if (off + l == n)
+			return 1;
+		s.text = l ? buf + off : NULL;
+	}
+	if (ev->type == D9_EV_EVENT) {
+		s.id = 0;
+		s.value = (int64_t)ev->task;
+	}
+	return trace_writer__span(r->w, &s);
+}
+
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
@@ -437,15 +511,28 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 
 		/* the target wrote this: a record that cannot be one is
 		 * dropped and counted, never written */
-		if (ev->type < D9_EV_THREAD_START || ev->type > D9_EV_POLL_WOKEN) {
+		if (!type_known(ev->type)) {
 			r->st->shim_garbage++;
 			continue;
 		}
 		if (!record_real(&b, ev, &t, &t0)) {
 			/* with its text, if it has some */
-			if (ev->type == D9_EV_SPAWN || ev->type == D9_EV_THREAD_START)
-				i += ev->arg < n - i - 1 ? ev->arg : n - i - 1;
+			i += continuations(ev, n - i - 1);
 			r->st->shim_garbage++;
+			continue;
+		}
+		if (ev->type >= D9_EV_SPAN_NEW) {
+			int err;
+
+			k = continuations(ev, n - i - 1);
+			err = span_record(r, ev, k, t, tid);
+			if (err > 0)
+				r->st->shim_garbage++;
+			else
+				record_note_err(r, err);
+			r->st->shim_records++;
+			r->st->spans += !err;
+			i += k;
 			continue;
 		}
 		switch (ev->type) {

@@ -61,6 +61,7 @@ enum trace_chunk_type {
 				   * record (version 2; read as its events) */
 	TRACE_CHUNK_LINES = 14,	  /* source file and line of frames, and of
 				   * their inline chains' call sites */
+	TRACE_CHUNK_SPANS = 15,	  /* the application's spans and events */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -138,6 +139,36 @@ static inline size_t trace_rec_spread(struct trace_event x, uint64_t len,
 	out[k - 1].type = TRACE_EV_POLL_END;
 	return k;
 }
+
+/* What the application said through the shim (d9_span_*, d9_event):
+ * spans, tracing's model (created with a name and a parent, entered and
+ * exited on threads, maybe many times, on several threads and inside
+ * polls of several tasks, then closed), and events (a named instant with
+ * a value). A span id is the application's, unique among its open spans:
+ * a NEW for an id seen before starts another span (ids are reused). */
+enum trace_span_type {
+	TRACE_SPAN_NEW = 1,   /* span id created: name; value = its parent's
+			       * id (0: none) */
+	TRACE_SPAN_ENTER = 2, /* span id entered on tid */
+	TRACE_SPAN_EXIT = 3,  /* ... exited on tid */
+	TRACE_SPAN_CLOSE = 4, /* span id closed: it ends */
+	TRACE_SPAN_FIELD = 5, /* a field of span id: name = value, or = text
+			       * where text is not NULL */
+	TRACE_SPAN_EVENT = 6, /* an event on tid: name, value, text (NULL:
+			       * none); id 0 */
+};
+#define TRACE_SPAN_TYPE_MAX TRACE_SPAN_EVENT
+
+struct trace_span {
+	uint64_t time;
+	uint64_t id;	  /* the span; 0 for an event */
+	int64_t value;	  /* NEW: the parent's id (as u64); FIELD, EVENT */
+	const char *name; /* NEW: the span's name; FIELD: the key; EVENT:
+			   * its name. NULL if none */
+	const char *text; /* FIELD, EVENT: a text value; NULL if none */
+	uint32_t tid;	  /* the thread that said it */
+	uint32_t type;	  /* enum trace_span_type */
+};
 
 /* One off-CPU interval of a thread of the target: it was switched out at
  * @time with callchain @stack (taken at switch-out: the kernel path into
@@ -364,6 +395,9 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
  * (the recorder). A length over the record's time is -EINVAL. */
 int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 			  const uint64_t *len, size_t n);
+/* Queue a span record (strings copied; type within enum
+ * trace_span_type, else -EINVAL). Written in time order per thread. */
+int trace_writer__span(struct trace_writer *w, const struct trace_span *s);
 /* An off-CPU interval; its stack must come from trace_writer__stack(), its
  * time_in must be 0 or at least its time, and its runnable 0 or between
  * the two (else -EINVAL). Switch chunks
@@ -468,6 +502,11 @@ struct trace {
 	struct trace_thread *comms; /* threads outside the target named by
 				     * switches; sorted by tid */
 	size_t ncomms;
+	struct trace_span *spans; /* in file order, always loaded; with a
+				   * window, NEW and FIELD records are kept
+				   * whatever their time (they name the
+				   * spans entered in it) */
+	size_t nspans;
 	struct trace_counters counters;
 	int complete;  /* 1 if every segment's END chunk
 			* was read */

@@ -749,6 +749,85 @@ static int get_strtab_hdr(struct reader *r, struct cursor *c, size_t count, size
 	return get_strtab(r, c, *nstr, strs);
 }
 
+/* A span record is kept in a window if it is in it, or names a span. */
+static size_t spans_in_window(const struct reader *r, struct trace_span *s, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (s[i].type == TRACE_SPAN_NEW || s[i].type == TRACE_SPAN_FIELD ||
+		    trace_in_window(r, &s[i], 1, sizeof(s[i])))
+			s[k++] = s[i];
+	return k;
+}
+
+static int decode_spans(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	struct trace_span *s;
+	uint64_t nstr, v, prev = 0;
+	const char *what = NULL;
+	char **strs;
+	size_t i;
+	int err;
+
+	err = get_strtab_hdr(r, c, count, 7, "truncated SPANS header", &nstr, &strs);
+	if (err)
+		goto out;
+	if (LIB_GROW(t->spans, r->spans_cap, t->nspans + count)) {
+		err = trace_nomem(r);
+		goto out;
+	}
+	s = t->spans + t->nspans;
+	memset(s, 0, count * sizeof(*s));
+	for (i = 0; i < count; i++) {
+		prev += unzigzag(cursor_varint(c));
+		s[i].time = prev;
+	}
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (v > UINT32_MAX)
+			what = "bad span thread id";
+		s[i].tid = (uint32_t)v;
+	}
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (v < TRACE_SPAN_NEW || v > TRACE_SPAN_TYPE_MAX)
+			what = "bad span record type";
+		s[i].type = (uint32_t)v;
+	}
+	prev = 0;
+	for (i = 0; i < count && !what; i++) {
+		prev += unzigzag(cursor_varint(c));
+		s[i].id = prev;
+	}
+	for (i = 0; i < count && !what; i++)
+		s[i].value = (int64_t)unzigzag(cursor_varint(c));
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (v > nstr)
+			what = "bad span name";
+		else
+			s[i].name = v ? strs[v - 1] : NULL;
+	}
+	for (i = 0; i < count && !what; i++) {
+		v = cursor_varint(c);
+		if (v > nstr)
+			what = "bad span text";
+		else
+			s[i].text = v ? strs[v - 1] : NULL;
+	}
+	if (!what && c->err)
+		what = "truncated spans";
+	if (what)
+		err = trace_bad(r, what);
+	else
+		t->nspans += spans_in_window(r, s, count);
+out:
+	free(strs);
+	return err;
+}
+
 /* What an INLINES or a LINES chunk says of a bad frame column. */
 struct frame_msgs {
 	const char *truncated, *undefined, *twice;
@@ -1220,6 +1299,9 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 		break;
 	case TRACE_CHUNK_LINES:
 		err = decode_lines(r, &c, count);
+		break;
+	case TRACE_CHUNK_SPANS:
+		err = decode_spans(r, &c, count);
 		break;
 	case TRACE_CHUNK_END:
 		err = trace_decode_end(r, &c);

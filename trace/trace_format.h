@@ -78,6 +78,15 @@
  *            strictly increasing within a segment); written after the
  *            INLINES chunk of the same frames. Readers from before it
  *            skip it.
+ *   SPANS    count = n     v nstr, nstr x (v len, bytes),
+ *                          n x z time (delta), n x v tid, n x v type
+ *                          (enum trace_span_type), n x z id (delta),
+ *                          n x z value (the signed value itself),
+ *                          n x v name, n x v text (0: none, else string
+ *                          index + 1)
+ *            the application's spans and events in time order per
+ *            thread; a string table per chunk (span names repeat).
+ *            Readers from before it skip it.
  *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
  *                          n x v stack, n x v preempted (0 or 1),
  *                          n x v blocked, n x v holder

@@ -874,6 +874,7 @@ void trace__free(struct trace *t)
 	free(t->events);
 	free(t->switches);
 	free(t->holds);
+	free(t->spans);
 	free(t->segments);
 	trace_arena_free(t->arena);
 	src_free(t->src);

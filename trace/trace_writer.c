@@ -89,6 +89,15 @@ struct trace_writer {
 	size_t nholds, holds_cap;
 	struct bytes meta, threads, tasks, comms;
 	size_t nmeta, nthreads, ntasks, ncomms;
+	/* span records, their strings as indices + 1 (0: NULL) into
+	 * span_str, the string table of the chunk they go into */
+	struct span_row {
+		uint64_t time, id, value;
+		uint32_t tid, type;
+		uint32_t name, text;
+	} * spans;
+	size_t nspans, spans_cap;
+	struct strtab *span_str;
 
 	struct bytes raw; /* payload being encoded */
 	struct bytes out; /* chunk header + compressed payload */
@@ -98,6 +107,9 @@ struct trace_writer {
 };
 
 /* ---- byte buffers ------------------------------------------------------- */
+
+static int write_spans(struct trace_writer *w);
+static void strtab_free(struct strtab *st);
 
 static __attribute__((noinline)) uint8_t *reserve_grow(struct bytes *b, size_t n)
 {
@@ -314,6 +326,7 @@ static int timed_begin(struct trace_writer *w, size_t max, uint8_t **p)
  * with its u64 time: the change from the record before. */
 _Static_assert(offsetof(struct trace_sample, time) == 0, "a sample starts with its time");
 _Static_assert(offsetof(struct trace_switch, time) == 0, "a switch starts with its time");
+_Static_assert(offsetof(struct span_row, time) == 0, "a span row starts with its time");
 static inline uint8_t *put_times(uint8_t *p, const void *recs, size_t size, size_t n)
 {
 	const char *r = recs;
@@ -1013,7 +1026,8 @@ int trace_writer__flush(struct trace_writer *w)
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks)) ||
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_COMMS, &w->comms, &w->ncomms)) ||
 	    (err = write_stacks(w)) || (err = write_samples(w)) ||
-	    (err = write_events(w)) || (err = write_switches(w)))
+	    (err = write_events(w)) || (err = write_switches(w)) ||
+	    (err = write_spans(w)))
 		return err;
 	return 0;
 }
@@ -1129,6 +1143,81 @@ static uint8_t *put_strtab(uint8_t *p, const struct strtab *st)
 	if (st->enc.len)
 		memcpy(p, st->enc.p, st->enc.len);
 	return p + st->enc.len;
+}
+
+static void strtab_free(struct strtab *st)
+{
+	if (!st)
+		return;
+	strtab_release(st);
+	free(st);
+}
+
+/* ---- SPANS -------------------------------------------------------------- */
+
+int trace_writer__span(struct trace_writer *w, const struct trace_span *s)
+{
+	int64_t name, text;
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (!s || s->type < TRACE_SPAN_NEW || s->type > TRACE_SPAN_TYPE_MAX)
+		return -EINVAL;
+	if (!w->span_str && !(w->span_str = calloc(1, sizeof(*w->span_str))))
+		return -ENOMEM;
+	if (LIB_GROW(w->spans, w->spans_cap, w->nspans + 1))
+		return -ENOMEM;
+	name = strtab_add(w->span_str, s->name);
+	text = name < 0 ? name : strtab_add(w->span_str, s->text);
+	if (name < 0 || text < 0)
+		return -ENOMEM;
+	w->spans[w->nspans++] = (struct span_row){
+		.time = s->time,
+		.id = s->id,
+		.value = (uint64_t)s->value,
+		.tid = s->tid,
+		.type = s->type,
+		.name = (uint32_t)name,
+		.text = (uint32_t)text,
+	};
+	note_time(w, s->time);
+	if (w->nspans >= CHUNK_RECORDS || w->span_str->enc.len >= CHUNK_BYTES)
+		return write_spans(w);
+	return 0;
+}
+
+static int write_spans(struct trace_writer *w)
+{
+	const struct span_row *s = w->spans;
+	size_t i, n = w->nspans;
+	uint64_t prev = 0;
+	uint8_t *p;
+	int err;
+
+	if (!n)
+		return 0;
+	p = payload_begin(w, TRACE_VARINT_MAX * (1 + w->span_str->n + 7 * n) +
+				     w->span_str->enc.len);
+	if (!p)
+		return -ENOMEM;
+	p = put_strtab(p, w->span_str);
+	p = put_times(p, s, sizeof(*s), n);
+	PUT_COLUMN(p, i, n, s[i].tid);
+	PUT_COLUMN(p, i, n, s[i].type);
+	for (i = 0; i < n; i++) {
+		p = put_varint(p, zigzag(s[i].id - prev));
+		prev = s[i].id;
+	}
+	PUT_COLUMN(p, i, n, zigzag(s[i].value));
+	PUT_COLUMN(p, i, n, s[i].name);
+	PUT_COLUMN(p, i, n, s[i].text);
+	err = payload_write(w, p, TRACE_CHUNK_SPANS, n);
+	if (!err) {
+		w->nspans = 0;
+		strtab_reset(w->span_str);
+	}
+	return err;
 }
 
 struct frame_cols {
@@ -1458,6 +1547,8 @@ void trace_writer__free(struct trace_writer *w)
 	free(w->crec);
 	free(w->switches);
 	free(w->holds);
+	free(w->spans);
+	strtab_free(w->span_str);
 	bytes_release(&w->meta);
 	bytes_release(&w->threads);
 	bytes_release(&w->comms);

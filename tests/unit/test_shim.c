@@ -114,6 +114,12 @@ Test(shim, detached_markers_write_nothing)
 	d9_park();
 	d9_unpark();
 	d9_task_end(1);
+	d9_span_new(3, 0, "span");
+	d9_span_enter(3);
+	d9_span_field(3, "k", 1, NULL);
+	d9_event("e", 1, "t");
+	d9_span_exit(3);
+	d9_span_close(3);
 	d9_thread_stop();
 	d9_poll_begin(2); /* a thread that never called d9_thread_start */
 
@@ -277,6 +283,70 @@ Test(shim, attached_markers_record_in_order)
 			cr_expect_geq(ev[i].time, ev[i - 1].time);
 	}
 	cr_expect_eq(drain(h, my_ring(h), ev, 16), 0);
+}
+
+/* A payload's bytes as the recorder reads them: @k records after @ev. */
+static const char *payload(const struct d9_event *ev, uint32_t k, size_t off)
+{
+	cr_assert_leq(k, D9_PAYLOAD_RECORDS);
+	return (const char *)&ev[1] + off;
+}
+
+Test(shim, spans_and_events_are_records_with_payloads)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event ev[32];
+	char longname[200];
+	uint64_t u;
+	size_t n;
+
+	attach(h);
+	d9_park(); /* claim */
+	drain(h, my_ring(h), ev, 32);
+	d9_span_new(5, 4, "request");
+	d9_span_enter(5);
+	d9_span_field(5, "route", 0, "/slow");
+	d9_span_field(5, "id", -42, NULL);
+	d9_event("retry", 3, NULL);
+	d9_span_exit(5);
+	d9_span_close(5);
+	n = drain(h, my_ring(h), ev, 32);
+	/* NEW + 1 payload (8 + "request\0"), ENTER, FIELD + 1 (8 + "route\0"
+	 * + "/slow\0"), FIELD + 1, EVENT + 1 ("retry\0\0"), EXIT, CLOSE */
+	cr_assert_eq(n, 11, "%zu records", n);
+	cr_expect_eq(ev[0].type, D9_EV_SPAN_NEW);
+	cr_expect_eq(ev[0].task, 5);
+	cr_expect_eq(ev[0].arg, 1);
+	memcpy(&u, payload(ev, 1, 0), 8);
+	cr_expect_eq(u, 4);
+	cr_expect_str_eq(payload(ev, 1, 8), "request");
+	cr_expect_eq(ev[2].type, D9_EV_SPAN_ENTER);
+	cr_expect_eq(ev[2].task, 5);
+	cr_expect_eq(ev[3].type, D9_EV_SPAN_FIELD);
+	cr_expect_str_eq(payload(&ev[3], 1, 8), "route");
+	cr_expect_str_eq(payload(&ev[3], 1, 14), "/slow");
+	cr_expect_eq(ev[5].type, D9_EV_SPAN_FIELD);
+	memcpy(&u, payload(&ev[5], 1, 0), 8);
+	cr_expect_eq((int64_t)u, -42);
+	cr_expect_str_eq(payload(&ev[5], 1, 8), "id");
+	cr_expect_str_eq(payload(&ev[5], 1, 11), "");
+	cr_expect_eq(ev[7].type, D9_EV_EVENT);
+	cr_expect_eq(ev[7].task, 3);
+	cr_expect_str_eq(payload(&ev[7], 1, 0), "retry");
+	cr_expect_eq(ev[9].type, D9_EV_SPAN_EXIT);
+	cr_expect_eq(ev[10].type, D9_EV_SPAN_CLOSE);
+
+	/* long strings are cut to fit D9_PAYLOAD_RECORDS, NUL-terminated */
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	d9_span_new(6, 0, longname);
+	d9_event(longname, 1, longname);
+	n = drain(h, my_ring(h), ev, 32);
+	cr_assert_eq(n, 2 + 2 * D9_PAYLOAD_RECORDS);
+	cr_expect_eq(ev[0].arg, D9_PAYLOAD_RECORDS);
+	cr_expect_eq(strlen(payload(ev, 4, 8)), D9_PAYLOAD_BYTES - 9);
+	cr_expect_eq(strlen(payload(&ev[5], 4, 0)), 47);
+	cr_expect_eq(strlen(payload(&ev[5], 4, 48)), 47);
 }
 
 Test(shim, lease_expiry_detaches)
