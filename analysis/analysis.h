@@ -264,6 +264,16 @@ struct flame_result {
 	uint64_t stacks;  /* distinct (root, stack) pairs */
 };
 
+/* A view's --span NAME [--min DUR]: only what happened on a thread while
+ * it had a span @spans keeps entered (spans__select(@name, @min_ns),
+ * which a subtitle says); @spans NULL: everything. */
+struct spans;
+struct span_filter {
+	const struct spans *spans;
+	const char *name;
+	uint64_t min_ns;
+};
+
 struct flame_opts {
 	enum group_by by;     /* root frames (GROUP_THREAD: samples outside
 			       * polls too, under their thread) */
@@ -273,6 +283,7 @@ struct flame_opts {
 	const char *title;	     /* NULL: a default naming the trace */
 	int reverse;		     /* SVG: icicle, root on top */
 	struct flame_result *result; /* out, filled if non-NULL */
+	struct span_filter span;     /* only samples taken inside it */
 };
 
 /* CPU flamegraph of @j's trace (min_poll_ns needs a join made with
@@ -378,6 +389,9 @@ double analysis_period_ns(const struct trace *t);
  * guessed). Fractions round to the nearest ns. 0 and *@ns, or -EINVAL
  * (malformed) or -ERANGE (over 2^64 ns). Defined in duration.c. */
 int duration_parse(const char *s, uint64_t *ns);
+/* Human-readable duration with three significant digits: "850ns",
+ * "12.3ms", "2.50s". Returns @buf. (labels.c) */
+char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len);
 
 /* ---- time windows: --from/--to (window.c) --------------------------- */
 
@@ -606,6 +620,8 @@ struct offcpu_opts {
 	const char *title;	      /* NULL: a default naming the trace */
 	int reverse;		      /* SVG: icicle, root on top */
 	struct offcpu_result *result; /* out, filled if non-NULL */
+	struct span_filter span;      /* only intervals that began inside it
+				       * (parked time never does) */
 };
 
 /* Off-CPU flamegraph: switch-out stacks root to leaf, weighted by
@@ -795,6 +811,127 @@ struct delays_opts {
  * in the trace), -ENOMEM, -EIO. */
 int analysis__delays(const struct offcpu *oc, const struct delays *d,
 		     const struct delays_opts *o, FILE *out);
+
+/* ---- the application's spans and events (spans.c, span_table.c) ------ */
+
+/*
+ * A span instance lives from its NEW to its CLOSE (trace_span). An id
+ * created again before its CLOSE ends the instance before it there
+ * (open_end). A record of an id never created in the trace (created before
+ * the recording, or its NEW lost) makes an instance named by nothing
+ * (SPANS_UNNAMED) from where the shim's records begin (open_start). It is
+ * entered on a thread from an ENTER to the EXIT of the same span on the
+ * same thread (the latest enter of it there); an EXIT with no ENTER was
+ * entered from the instance's creation or the records' start
+ * (open_start), an enter still open at its span's CLOSE or at the end
+ * ends there (open_end), and an instance never closed ends at the
+ * recording end (open_end: its duration is a lower bound). Enters of one
+ * thread nest (enter A, enter B, exit B, exit A): a time inside B is
+ * inside A too, and a sample there counts for both.
+ */
+struct span_enter {
+	uint64_t start, end;
+	uint32_t tid;
+	uint32_t span; /* index in spans.v */
+	uint32_t up;   /* the enter of the same thread it is nested in
+			* (index in spans.enters), UINT32_MAX none */
+	uint8_t open_start, open_end;
+};
+
+#define SPANS_UNNAMED	"[span created before the recording]"
+#define SPAN_FIELDS_MAX 200 /* bytes of "key=value ..." kept per span */
+
+struct span {
+	uint64_t id;	     /* the application's */
+	const char *name;    /* NULL: not created in the trace */
+	char *fields;	     /* "key=value key=text", NULL if none */
+	uint32_t parent;     /* index in spans.v + 1; 0: none or not in the
+			      * trace */
+	uint64_t created;    /* ns */
+	uint64_t closed;     /* ns (the end, open_end) */
+	uint8_t open_start;  /* created before the trace: a lower bound */
+	uint8_t open_end;    /* never closed in it: a lower bound */
+	int kept;	     /* spans__select() */
+	uint32_t nenters;    /* enters */
+	uint64_t entered_ns; /* sum of its enters' lengths */
+	uint64_t samples;    /* CPU sample weight inside its enters */
+	uint64_t blocked_ns; /* off-CPU inside its enters: blocked */
+	uint64_t runq_ns;    /* ... runnable, waiting for a CPU */
+};
+
+struct spans {
+	const struct join *join;
+	struct span *v; /* in creation order */
+	size_t n;
+	struct span_enter *enters; /* sorted by (tid, start), outer first */
+	size_t nenters;
+	struct trace_span *events; /* the application's events, by time */
+	size_t nevents;
+	uint64_t unmatched_exits; /* EXITs with no ENTER on their thread */
+	double period_ns;	  /* one sample's worth (0: unknown) */
+	int selected;		  /* spans__select() was called */
+	size_t nkept;
+};
+
+/* Instances, enters and events of @j's trace (trace.spans), with their
+ * CPU samples (one walk) and, if @oc is not NULL, their off-CPU time.
+ * Names point into the trace. O((R + S) log) for R span records and S
+ * samples. 0, -ENOMEM or a walk's error. */
+int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out);
+void spans__free(struct spans *sp);
+/* Keep the instances named @name (NULL: all) that lasted at least
+ * @min_ns. 0, or -ENOENT if none is kept. */
+int spans__select(struct spans *sp, const char *name, uint64_t min_ns);
+/* Was thread @tid inside a kept span (all before spans__select()) at
+ * @time? */
+int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time);
+/* @s's name, SPANS_UNNAMED for none. */
+const char *spans_name(const struct span *s);
+
+enum spans_sort {
+	SPANS_BY_P99 = 0, /* default */
+	SPANS_BY_COUNT,
+	SPANS_BY_MAX,
+	SPANS_BY_TOTAL,
+	SPANS_BY_CPU,
+	SPANS_BY_BLOCKED,
+	SPANS_BY_NAME,
+};
+
+struct spans_opts {
+	const char *name;     /* only spans of this name (NULL: all) */
+	uint64_t min_ns;      /* instances: only those at least this long */
+	int instances;	      /* the slowest instances, each explained,
+			       * instead of one row per name */
+	enum spans_sort sort; /* rows */
+	size_t limit;	      /* rows or instances (0: all) */
+	int json;
+};
+
+/* One row per span name: COUNT, duration P50, P99, MAX (created to
+ * closed, nearest rank), then per span on average ENTERED, CPU (samples
+ * while entered, as time), BLOCKED and RUNQ (off-CPU while entered:
+ * "-" without off-CPU data) and WAITING (alive, not entered: to be
+ * polled, or for I/O); or, with @o->instances, the slowest instances
+ * (@o->min_ns and @o->name kept), each with where its time went: entered
+ * on which threads, in polls of which tasks, what those threads did
+ * meanwhile (delays__causes(): CPU in which code, blocked in which call,
+ * run queue behind whom), and of the time not entered, how long a task
+ * that served it was woken and not yet polled (@d's delays). 0, -ENOENT
+ * (no span matches: nothing written), -ENODATA (the trace has no spans),
+ * -ENOMEM, -EIO. */
+int analysis__spans(const struct spans *sp, const struct offcpu *oc,
+		    const struct delays *d, const struct spans_opts *o, FILE *out);
+
+struct events_opts {
+	const char *name; /* only events of this name (NULL: all) */
+	int json;
+};
+
+/* One row per application event name: COUNT, then its values' MIN, P50,
+ * P99, MAX and SUM, and the most frequent TEXT. 0, -ENOENT (no such
+ * event), -ENODATA (none in the trace), -ENOMEM, -EIO. */
+int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *out);
 
 /* ---- the one-page report (report.c) ---------------------------------- */
 

@@ -266,15 +266,22 @@ static inline uint64_t sample_weight(const struct trace_sample *s)
 	return s->weight ? s->weight : 1;
 }
 
-/* Human-readable duration with three significant digits: "850ns",
- * "12.3ms", "2.50s". Returns @buf. */
-char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len);
 /* A table's column of durations is shown in one unit, chosen by its
  * largest value @max: us (one decimal) below 1 ms, ms (three) below 100 s,
  * else s (three); analysis_fmt_in() writes @ns in @unit, so that a
  * column's decimal points line up ("0.130ms", "48.900ms"). */
 int analysis_col_unit(uint64_t max);
 char *analysis_fmt_in(uint64_t ns, int unit, char *buf, size_t len);
+/* A column of durations: shown in one unit (analysis_col_unit() of its
+ * largest value), as wide as its widest value or its title. tcol_see()
+ * each value, then tcol_fix(): the unit and the width, @extra characters
+ * more for a mark after the value. */
+struct tcol {
+	uint64_t max;
+	int unit, w;
+};
+void tcol_see(struct tcol *c, uint64_t ns);
+void tcol_fix(struct tcol *c, const char *title, int extra);
 
 /* A gap's meta value "START-END" (ns, START <= END) into @start, @end. 0,
  * or -EINVAL when malformed. (join.c) */
@@ -283,6 +290,12 @@ int analysis_meta_gap(const char *v, uint64_t *start, uint64_t *end);
 /* Last value of meta @key, or NULL (trace__meta()'s lookup, without depending on
  * it: analysis links against the struct only). */
 const char *analysis_meta(const struct trace *t, const char *key);
+
+/* "; only while N spans named NAME of at least DUR were entered: W UNIT"
+ * for a flamegraph's subtitle at @buf, nothing without a span filter; the
+ * characters written (snprintf()'s). (span_table.c) */
+int span_filter_note(const struct span_filter *f, uint64_t weight, const char *unit,
+		     char *buf, size_t len);
 
 /* Append "; lost: ..." (analysis_losses_text()) to a flamegraph's
  * subtitle at @buf; nothing when nothing was lost. */

@@ -76,6 +76,9 @@ static int write_svg(const struct join *j, const struct groups *g,
 			      analysis_fmt_duration(o->min_poll_ns, dur, sizeof(dur)),
 			      res->weight);
 	if (n >= 0 && (size_t)n < sizeof(sub))
+		n += span_filter_note(&o->span, res->weight, "samples", sub + n,
+				      sizeof(sub) - n);
+	if (n >= 0 && (size_t)n < sizeof(sub))
 		losses_note(t, LOSS_CPU | LOSS_POLLS, sub + n, sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "samples");
 }
@@ -248,6 +251,8 @@ static int flame_sample(void *ctx, const struct trace_sample *s, const struct jo
 
 	if (fw->o->min_poll_ns && (!p || p->end - p->start < fw->o->min_poll_ns))
 		return 0;
+	if (fw->o->span.spans && !spans__kept_at(fw->o->span.spans, s->tid, s->time))
+		return 0;
 	grp = groups__of(fw->g, p ? (int32_t)p->task : -1, s->tid);
 	if (grp == UINT32_MAX)
 		return 0;
@@ -298,7 +303,7 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 	 * pair instead of per sample. --min-poll and --by thread need the
 	 * samples again (the pairs say neither how long their polls were
 	 * nor on which thread). */
-	if (o->min_poll_ns || g->by == GROUP_THREAD) {
+	if (o->min_poll_ns || o->span.spans || g->by == GROUP_THREAD) {
 		struct flame_walk fw = {.agg = &agg, .res = &res, .o = o, .g = g};
 
 		err = join_for_each_sample(j, flame_sample, &fw);

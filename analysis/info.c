@@ -450,7 +450,8 @@ static void text_tail(const struct info *in, FILE *out)
 	fputs("records:     ", out);
 	count(out, t->nsamples, "sample", ", ");
 	count(out, t->nevents, "runtime event", ", ");
-	count(out, t->nswitches, "off-CPU interval", "\nnames:       ");
+	count(out, t->nswitches, "off-CPU interval", ", ");
+	count(out, t->nspans, "span record", "\nnames:       ");
 	count(out, t->nthreads, "thread", ", ");
 	count(out, t->ntasks, "task", ", ");
 	count(out, t->ncomms, "other thread", ", ");
@@ -608,6 +609,7 @@ static void json_tail(const struct info *in, struct lib_json *w)
 	lib_json_uint_field(w, "samples", t->nsamples);
 	lib_json_uint_field(w, "events", t->nevents);
 	lib_json_uint_field(w, "switches", t->nswitches);
+	lib_json_uint_field(w, "span_records", t->nspans);
 	lib_json_uint_field(w, "threads", t->nthreads);
 	lib_json_uint_field(w, "tasks", t->ntasks);
 	lib_json_uint_field(w, "comms", t->ncomms);

@@ -181,3 +181,19 @@ double analysis_period_ns(const struct trace *t)
 		return 0;
 	return 1e9 / hz;
 }
+
+void tcol_see(struct tcol *c, uint64_t ns)
+{
+	if (ns > c->max)
+		c->max = ns;
+}
+
+void tcol_fix(struct tcol *c, const char *title, int extra)
+{
+	char v[32];
+
+	c->unit = analysis_col_unit(c->max);
+	c->w = (int)strlen(analysis_fmt_in(c->max, c->unit, v, sizeof(v))) + extra;
+	if (c->w < (int)strlen(title))
+		c->w = (int)strlen(title);
+}

@@ -305,6 +305,9 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
 			      analysis_fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
 	if (n > 0 && (size_t)n < sizeof(sub))
+		n += span_filter_note(&o->span, res->weight, "us", sub + n,
+				      sizeof(sub) - n);
+	if (n > 0 && (size_t)n < sizeof(sub))
 		losses_note(t, LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS, sub + n,
 			    sizeof(sub) - n);
 	return flame__write_svg(f, out, title, sub, "us");
@@ -349,6 +352,8 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 		uint32_t grp;
 
 		if (w->len < o->min_block_ns)
+			continue;
+		if (o->span.spans && !spans__kept_at(o->span.spans, s->tid, s->time))
 			continue;
 		if (w->where == OFFCPU_IN_POLL) {
 			const struct poll *p = &j->polls[w->poll];

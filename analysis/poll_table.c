@@ -95,31 +95,6 @@ struct grow_ {
 	uint64_t n, total, p50, p99, max, off, runq;
 };
 
-/* A column of durations: shown in one unit (analysis_col_unit() of its
- * largest value), as wide as its widest value or its title. */
-struct tcol {
-	uint64_t max;
-	int unit, w;
-};
-
-static void tcol_see(struct tcol *c, uint64_t ns)
-{
-	if (ns > c->max)
-		c->max = ns;
-}
-
-/* Done seeing: the unit and the width, @extra characters more for a
- * mark after the value. */
-static void tcol_fix(struct tcol *c, const char *title, int extra)
-{
-	char v[32];
-
-	c->unit = analysis_col_unit(c->max);
-	c->w = (int)strlen(analysis_fmt_in(c->max, c->unit, v, sizeof(v))) + extra;
-	if (c->w < (int)strlen(title))
-		c->w = (int)strlen(title);
-}
-
 static int grow_cmp(const void *a, const void *b)
 {
 	const struct grow_ *x = a, *y = b;

@@ -66,6 +66,13 @@ struct inputs;
  * trace of a target without the shim has no task ids at all) and return
  * -1. */
 int check_task(struct join *j, const struct task_sel *sel, struct inputs *in);
+/* The span filter (--span NAME, --min DUR; NULL and 0: all), once for
+ * every view of @sp (spans__select()); with @events, only whether @sp has
+ * application events. 0, or -1 after saying on stderr that the trace has
+ * none, or none that matches. */
+struct spans;
+int check_spans(struct spans *sp, const char *name, uint64_t min_ns, int events,
+		struct inputs *in);
 /* 0 if the trace has tasks; else say that the target had no shim, -1. */
 int check_shim(const struct join *j, struct inputs *in);
 /* Folded output stays pure: "d9prof: lost: ..." on stderr for what
@@ -250,9 +257,13 @@ struct session {
 	struct join *j;
 	struct offcpu *oc; /* with SESSION_OFFCPU */
 	struct delays *d;  /* with SESSION_DELAYS */
+	struct spans *sp;  /* with SESSION_SPANS */
 };
 #define SESSION_OFFCPU 0x1u /* the off-CPU join (implies JOIN_POLL_LIST) */
 #define SESSION_DELAYS 0x2u /* the wake-to-poll delays */
+#define SESSION_SPANS                                                                    \
+	0x4u /* the application's spans (with the off-CPU                                \
+	      * join when SESSION_OFFCPU) */
 /* Read @in (open_trace()), join it with @jflags (times shown counting
  * from the start of the whole trace when a window was read) and build
  * what @want asks. 0, or -1 after saying what failed (everything freed). */
@@ -283,6 +294,8 @@ int cmd_delays(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_spans(int argc, char **argv);
+int cmd_events(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
 #endif /* D9_CLI_H */

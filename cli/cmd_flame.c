@@ -8,14 +8,15 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_POLL = 256, OPT_DIFF, OPT_BASE_FROM, OPT_BASE_TO };
+enum { OPT_POLL = 256, OPT_DIFF, OPT_BASE_FROM, OPT_BASE_TO, OPT_SPAN };
 
 static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: d9prof flame " INPUT_USAGE "\n"
 		"                    [--task ID|NAME] [--by task|name|thread]\n"
-		"                    [--min-poll DUR] [--format svg|folded] [-o OUT]\n"
+		"                    [--min-poll DUR] [--span NAME [--min DUR]]\n"
+		"                    [--format svg|folded] [-o OUT]\n"
 		"       d9prof flame " INPUT_USAGE "\n"
 		"                    --poll ID [--format svg|folded] [-o OUT]\n"
 		"       d9prof flame " INPUT_USAGE "\n"
@@ -42,6 +43,10 @@ static void help(FILE *f)
 		"                        named NAME) was polled\n" BY_HELP
 		"      --min-poll DUR    only samples inside polls that lasted at least\n"
 		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no poll]\n"
+		"      --span NAME       only samples taken while a span named NAME was\n"
+		"                        entered on their thread ('d9prof spans' lists them)\n"
+		"      --min DUR         with --span: only spans that lasted at least DUR\n"
+		"                        (the profile of the slow requests only)\n"
 		"      --poll ID         one poll's CPU and off-CPU time, in us\n"
 		"      --diff BASE       a differential flamegraph against the trace\n"
 		"                        BASE (a file or a directory)\n"
@@ -60,6 +65,7 @@ static void help(FILE *f)
 		"  d9prof flame --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
 		"  d9prof flame --task short -o short-tasks.svg\n"
 		"  d9prof flame --min-poll 1ms -o slow-polls.svg\n"
+		"  d9prof flame --span request --min 100ms -o slow-requests.svg\n"
 		"  d9prof flame --poll 1234 -o poll1234.svg\n"
 		"  d9prof flame --diff before.data -o diff.svg\n"
 		"  d9prof flame --from 2 --to 3 --base-from 0 --base-to 1 -f folded\n",
@@ -216,6 +222,7 @@ struct flame_args {
 	int have_poll;
 	const char *diff;
 	struct inputs base; /* its window: --base-from, --base-to */
+	const char *span;   /* --span NAME */
 };
 
 static int flame_option(void *ctx, int c, const char *arg)
@@ -231,6 +238,9 @@ static int flame_option(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_DIFF:
 		fa->diff = arg;
+		return 0;
+	case OPT_SPAN:
+		fa->span = arg;
 		return 0;
 	case OPT_BASE_FROM:
 	case OPT_BASE_TO:
@@ -252,11 +262,12 @@ int cmd_flame(int argc, char **argv)
 		{"diff", required_argument, NULL, OPT_DIFF},
 		{"base-from", required_argument, NULL, OPT_BASE_FROM},
 		{"base-to", required_argument, NULL, OPT_BASE_TO},
+		{"span", required_argument, NULL, OPT_SPAN},
 		{0},
 	};
 	static const struct view_cmd cmd = {
 		.name = "flame ",
-		.shared = VIEW_FLAMES,
+		.shared = VIEW_FLAMES | VIEW_MIN,
 		.own_opts = own,
 		.help = help,
 		.own = flame_option,
@@ -268,6 +279,7 @@ int cmd_flame(int argc, char **argv)
 	const char *outp, *diff;
 	struct trace *t;
 	struct join *j = NULL;
+	struct spans *sp = NULL;
 	FILE *out;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int err, ret = EXIT_OK, have_poll;
@@ -279,10 +291,16 @@ int cmd_flame(int argc, char **argv)
 	VIEW_FLAME_OPTS(fo, va);
 	outp = va.out;
 	rflags |= va.rflags;
-	if (have_poll && (va.sel.on || fo.min_poll_ns))
-		return usage_error("flame ",
-				   "--poll draws one poll: it takes no --task or "
-				   "--min-poll");
+	if (have_poll && (va.sel.on || fo.min_poll_ns || fa.span))
+		return usage_error("flame ", "--poll draws one poll: it takes no --task, "
+					     "--min-poll or --span");
+	if (va.min_ns && !fa.span)
+		return usage_error("flame ", "--min goes with --span (--min-poll: "
+					     "samples inside long polls)");
+	if (fa.span && (diff || base->win.from.kind || base->win.to.kind))
+		return usage_error("flame ", "--span takes no --diff");
+	fo.span.name = fa.span;
+	fo.span.min_ns = va.min_ns;
 	if (diff || base->win.from.kind || base->win.to.kind) {
 		char a[32], b[32];
 
@@ -315,19 +333,24 @@ int cmd_flame(int argc, char **argv)
 	/* --min-poll walks the samples again, looking their polls up; --by
 	 * thread needs the threads that polled */
 	err = join__new(t,
-			join_flags(&in, fo.min_poll_ns		? JOIN_KEEP_POLLS
-					: fo.by == GROUP_THREAD ? JOIN_POLL_LIST
-								: 0),
+			join_flags(&in, fo.by == GROUP_THREAD	    ? JOIN_POLL_LIST
+					: fo.min_poll_ns || fa.span ? JOIN_KEEP_POLLS
+								    : 0),
 			&j);
+	if (!err && fa.span)
+		err = spans__new(j, NULL, &sp);
 	if (err) {
 		analysis_failed(&in, t, err);
+		join__free(j);
 		trace__free(t);
 		return EXIT_FAIL;
 	}
-	if (check_task(j, &va.sel, &in)) {
+	if (check_task(j, &va.sel, &in) ||
+	    (sp && check_spans(sp, fa.span, va.min_ns, 0, &in))) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	fo.span.spans = sp;
 	out = open_output(outp);
 	if (!out) {
 		ret = EXIT_FAIL;
@@ -357,6 +380,7 @@ int cmd_flame(int argc, char **argv)
 		ret = EXIT_FAIL;
 	}
 out:
+	spans__free(sp);
 	join__free(j);
 	trace__free(t);
 	return ret;

@@ -8,7 +8,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 
-enum { OPT_MIN_BLOCK = 256, OPT_IDLE };
+enum { OPT_MIN_BLOCK = 256, OPT_IDLE, OPT_SPAN };
 
 static void help(FILE *f)
 {
@@ -16,6 +16,7 @@ static void help(FILE *f)
 		"usage: d9prof offcpu " INPUT_USAGE "\n"
 		"                     [--task ID|NAME] [--by task|name|thread]\n"
 		"                     [--min-poll DUR] [--min-block DUR] [--idle]\n"
+		"                     [--span NAME [--min DUR]]\n"
 		"                     [--format svg|folded] [-o OUT]\n\n"
 		"Where did the polls wait? Every time a thread of the target left the CPU,\n"
 		"the recorder kept its stack at switch-out and when it ran again. Each\n"
@@ -36,6 +37,9 @@ static void help(FILE *f)
 		"                        least DUR (leaves out [no poll] and [idle])\n"
 		"      --min-block DUR   only intervals off-CPU for at least DUR\n"
 		"      --idle            also the time parked workers waited, as [idle]\n"
+		"      --span NAME       only time off-CPU while a span named NAME was\n"
+		"                        entered on the thread ('d9prof spans' lists them)\n"
+		"      --min DUR         with --span: only spans that lasted at least DUR\n"
 		"  -f, --format FMT      svg (default) or folded (\"root;...;leaf us\")\n"
 		"      --title TEXT      the SVG's title (default: the command recorded)\n"
 		"      --reverse         icicle: the root on top\n"
@@ -46,7 +50,8 @@ static void help(FILE *f)
 		"examples:\n"
 		"  d9prof offcpu --min-poll 1ms -o slow-polls-offcpu.svg\n"
 		"  d9prof offcpu --task 42 --format folded | awk '{print $NF, $0}' | sort -n | tail -3\n"
-		"  d9prof offcpu -f folded | grep -v '\\[runqueue'   # blocked time only\n");
+		"  d9prof offcpu -f folded | grep -v '\\[runqueue'   # blocked time only\n"
+		"  d9prof offcpu --span request --min 100ms   # what slow requests waited on\n");
 }
 
 /* --min-block DUR, --idle */
@@ -63,6 +68,9 @@ static int offcpu_option(void *ctx, int c, const char *arg)
 	case OPT_IDLE:
 		oo->idle = 1;
 		return 0;
+	case OPT_SPAN:
+		oo->span.name = arg;
+		return 0;
 	default:
 		return VIEW_NOT_MINE;
 	}
@@ -73,11 +81,12 @@ int cmd_offcpu(int argc, char **argv)
 	static const struct option own[] = {
 		{"min-block", required_argument, NULL, OPT_MIN_BLOCK},
 		{"idle", no_argument, NULL, OPT_IDLE},
+		{"span", required_argument, NULL, OPT_SPAN},
 		{0},
 	};
 	static const struct view_cmd cmd = {
 		.name = "offcpu ",
-		.shared = VIEW_FLAMES,
+		.shared = VIEW_FLAMES | VIEW_MIN,
 		.own_opts = own,
 		.help = help,
 		.own = offcpu_option,
@@ -96,10 +105,15 @@ int cmd_offcpu(int argc, char **argv)
 	VIEW_FLAME_OPTS(oo, va);
 	outp = va.out;
 	rflags |= va.rflags;
+	if (va.min_ns && !oo.span.name)
+		return usage_error("offcpu ", "--min goes with --span (--min-block: long "
+					      "intervals, --min-poll: long polls)");
+	oo.span.min_ns = va.min_ns;
 
 	if (oo.format == FLAME_SVG)
 		terminal_svg(&outp, "d9prof-offcpu.svg");
-	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
+	if (session_open(&se, &in, rflags, 0,
+			 SESSION_OFFCPU | (oo.span.name ? SESSION_SPANS : 0)))
 		return EXIT_FAIL;
 	why = offcpu_missing(se.t);
 	if (why) {
@@ -107,10 +121,12 @@ int cmd_offcpu(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (check_task(se.j, &va.sel, &in)) {
+	if (check_task(se.j, &va.sel, &in) ||
+	    (se.sp && check_spans(se.sp, oo.span.name, oo.span.min_ns, 0, &in))) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	oo.span.spans = se.sp;
 	out = open_output(outp);
 	if (!out) {
 		ret = EXIT_FAIL;

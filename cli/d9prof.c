@@ -18,6 +18,8 @@ static const struct cmd {
 	{"polls", cmd_polls, "slow polls: duration, CPU samples, off-CPU time"},
 	{"offcpu", cmd_offcpu, "off-CPU flamegraph: what polls blocked on"},
 	{"delays", cmd_delays, "wake-to-poll delays, worst first, and their causes"},
+	{"spans", cmd_spans, "the application's spans: durations and where they went"},
+	{"events", cmd_events, "the application's events: counts and values"},
 	{"export", cmd_export, "pprof, speedscope or Chrome trace (Perfetto) files"},
 	{"info", cmd_info, "what a trace holds: target, time span, segments, losses"},
 	{"dump", cmd_dump, "make a flight recorder write its window now"},

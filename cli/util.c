@@ -198,6 +198,28 @@ int check_task(struct join *j, const struct task_sel *sel, struct inputs *in)
 	return -1;
 }
 
+int check_spans(struct spans *sp, const char *name, uint64_t min_ns, int events,
+		struct inputs *in)
+{
+	char what[300], dur[32];
+
+	if (events ? sp->nevents > 0 : sp->n > 0) {
+		if (events || !spans__select(sp, name, min_ns))
+			return 0;
+		text_clean(name ? name : "", what, sizeof(what));
+		error("no span%s%s%s%s%s in '%s' (list them with 'd9prof spans %s')",
+		      name ? " named " : "", name ? what : "",
+		      min_ns ? " of at least " : "",
+		      min_ns ? analysis_fmt_duration(min_ns, dur, sizeof(dur)) : "",
+		      name ? "" : " at all", inputs_name(in), inputs_args(in));
+		return -1;
+	}
+	error("'%s' has no application %s: the target made none (d9_span_new(), "
+	      "d9_event(), or the Rust crate's tracing layer; see d9prof(3))",
+	      inputs_name(in), events ? "events" : "spans");
+	return -1;
+}
+
 int check_shim(const struct join *j, struct inputs *in)
 {
 	if (j->ntasks)
@@ -583,6 +605,8 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		err = offcpu__new(s->j, in->raw_leaf ? OFFCPU_RAW_LEAF : 0, &s->oc);
 	if (!err && (want & SESSION_DELAYS))
 		err = delays__new(s->j, &s->d);
+	if (!err && (want & SESSION_SPANS))
+		err = spans__new(s->j, s->oc, &s->sp);
 	if (err) {
 		analysis_failed(in, s->t, err);
 		session_close(s);
@@ -593,6 +617,7 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 
 void session_close(struct session *s)
 {
+	spans__free(s->sp);
 	delays__free(s->d);
 	offcpu__free(s->oc);
 	join__free(s->j);

@@ -4,8 +4,11 @@
  * two-worker runtime with a timer thread, 61 tasks (7 "net", 42 "disk",
  * 61 "forgotten", the rest "short"), 1,400 polls, CPU samples with named
  * stacks, off-CPU intervals split into blocked and run-queue time behind
- * "stress", and wakes. Everything is a function of the loop counters: the
- * same bytes every run.
+ * "stress", and wakes; the application's spans (a "request" per poll of
+ * the net task, from its wake to its end, and one of 350 ms entered in the
+ * disk task's polls) and events ("cache_miss" in each disk poll).
+ * Everything is a function of the loop counters: the same bytes every
+ * run.
  *
  * mktrace --segments A-B [--cut] [--dump REASON] [--exit STATUS] FILE -
  * the same records as recording "golden-rec" cut into segments at 0.2,
@@ -123,6 +126,20 @@ static const struct trace_hold holds[] = {
 	{999, 700 * 1000}, {12, 250 * 1000}, {TRACE_HOLD_IDLE, 50 * 1000}};
 static int with_holds = 1;
 static size_t nev, nsam, nsw;
+static struct trace_span sps[1024];
+static size_t nsp;
+
+static void span(uint64_t t, uint32_t tid, uint32_t type, uint64_t id, int64_t value,
+		 const char *name, const char *text)
+{
+	sps[nsp++] = (struct trace_span){.time = t,
+					 .id = id,
+					 .value = value,
+					 .name = name,
+					 .text = text,
+					 .tid = tid,
+					 .type = type};
+}
 
 static void ev(uint64_t t, uint32_t tid, uint32_t type, uint64_t task)
 {
@@ -145,7 +162,13 @@ enum { ST_SHORT, ST_NET, ST_DISK, ST_BLOCK, ST_IDLE, NSTACKS };
 static void make_records(void)
 {
 	uint64_t t[2] = {T0, T0};
+	const char *req = hostile ? "request" EVIL GOOD : "request";
 	int i;
+
+	/* a slow request: 350 ms, entered in the disk polls meanwhile */
+	span(T0 + 50 * MS, 102, TRACE_SPAN_NEW, 1, 0, req, NULL);
+	span(T0 + 50 * MS, 102, TRACE_SPAN_FIELD, 1, 0, "route", "/slow");
+	span(T0 + 50 * MS, 102, TRACE_SPAN_FIELD, 1, 1 << 20, "bytes", NULL);
 
 	/* 1,400 polls, alternating workers; every 10th is the net task, woken
 	 * by the timer 1 ms before; every 25th the disk task, which blocks in
@@ -160,6 +183,9 @@ static void make_records(void)
 		} else if (i % 10 == 0) {
 			task = 7, dur = 1500 * US, st = ST_NET;
 			ev(*now, 102, TRACE_EV_WAKE, 7);
+			span(*now, 102, TRACE_SPAN_NEW, 1000 + (uint64_t)i, 0, req, NULL);
+			span(*now, 102, TRACE_SPAN_FIELD, 1000 + (uint64_t)i, 0, "route",
+			     hostile ? "/api" EVIL : "/api");
 			*now += 1 * MS;
 		} else {
 			task = 1 + (uint64_t)(i % 60), dur = 300 * US, st = ST_SHORT;
@@ -172,6 +198,21 @@ static void make_records(void)
 		for (uint64_t k = 100 * US; k < dur; k += 1 * MS)
 			if (task != 42 || k < 1 * MS || k > 4 * MS)
 				sample(*now + k, tid, st);
+		if (task == 7) {
+			span(*now + 10 * US, tid, TRACE_SPAN_ENTER, 1000 + (uint64_t)i, 0,
+			     NULL, NULL);
+			span(*now + dur - 10 * US, tid, TRACE_SPAN_EXIT,
+			     1000 + (uint64_t)i, 0, NULL, NULL);
+			span(*now + dur, tid, TRACE_SPAN_CLOSE, 1000 + (uint64_t)i, 0,
+			     NULL, NULL);
+		}
+		if (task == 42 && *now >= T0 + 50 * MS && *now + dur < T0 + 400 * MS) {
+			span(*now, tid, TRACE_SPAN_ENTER, 1, 0, NULL, NULL);
+			span(*now + dur, tid, TRACE_SPAN_EXIT, 1, 0, NULL, NULL);
+		}
+		if (task == 42)
+			span(*now + 1 * MS, tid, TRACE_SPAN_EVENT, 0, (i / 25) % 7,
+			     "cache_miss", i % 50 ? "block" : "inode");
 		if (task == 42)
 			sws[nsw++] = (struct trace_switch){.time = *now + 1 * MS,
 							   .time_in = *now + 4 * MS,
@@ -190,6 +231,7 @@ static void make_records(void)
 	}
 	ev(T0 + 100 * MS, 102, TRACE_EV_SPAWN, 61);
 	ev(T0 + 200 * MS, 102, TRACE_EV_WAKE, 61);
+	span(T0 + 400 * MS, 102, TRACE_SPAN_CLOSE, 1, 0, NULL, NULL);
 }
 
 /* Meta, names and stacks: what every segment carries; stack ids in @st. */
@@ -293,6 +335,9 @@ static void body(struct trace_writer *w, const uint32_t *st, uint64_t from, uint
 			s.stack = st[s.stack];
 			trace_writer__sample(w, &s);
 		}
+	for (i = 0; i < nsp; i++)
+		if (sps[i].time >= from && sps[i].time < to)
+			trace_writer__span(w, &sps[i]);
 	for (i = 0; i < nsw; i++)
 		if (sws[i].time >= from && sws[i].time < to) {
 			struct trace_switch s = sws[i];

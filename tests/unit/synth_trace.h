@@ -160,8 +160,26 @@ static inline uint32_t sy_stack_syms(struct trace *t, unsigned int n,
 	return t->nstacks++;
 }
 
+/* A span record (trace_span): @name and @text are not copied. */
+static inline void sy_span(struct trace *t, uint64_t time, uint32_t tid, uint32_t type,
+			   uint64_t id, int64_t value, const char *name, const char *text)
+{
+	struct trace_span *s;
+
+	t->spans = sy_grow(t->spans, t->nspans, sizeof(*s));
+	s = &t->spans[t->nspans++];
+	*s = (struct trace_span){.time = time,
+				 .id = id,
+				 .value = value,
+				 .name = name,
+				 .text = text,
+				 .tid = tid,
+				 .type = type};
+}
+
 static inline void sy_free(struct trace *t)
 {
+	free(t->spans);
 	free(t->events);
 	free(t->samples);
 	free(t->switches);

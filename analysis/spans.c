@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/*
+ * spans.c - the application's spans (trace.spans) as instances with their
+ * entered intervals, joined to what the threads that entered them did:
+ * CPU samples, blocked and run-queue time, polls of which tasks. What
+ * `d9prof spans` and `events` print, and the span filter of `flame
+ * --span` (spans__kept_at()).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define NONE UINT32_MAX
+
+/* ---- building ----------------------------------------------------------- */
+
+/* An enter not exited yet: the thread, the span, where it began. */
+struct open_enter {
+	uint32_t tid;
+	uint32_t span;
+	uint64_t start;
+	uint8_t open_start;
+};
+
+struct builder {
+	struct spans *sp;
+	struct lib_map cur; /* application id -> instance index + 1 */
+	struct open_enter *open;
+	size_t nopen, open_cap;
+	size_t spans_cap, enters_cap, events_cap;
+	uint64_t from; /* where records begin: the shim's first */
+};
+
+/* The instance of id @id now: the one created last with that id, or a new
+ * one named by nothing (created before the recording) at @time. Its
+ * index, or NONE on -ENOMEM. */
+static uint32_t instance(struct builder *b, uint64_t id, uint64_t time, int create)
+{
+	struct spans *sp = b->sp;
+	uint64_t *v = lib_map_get(&b->cur, id, NULL);
+	struct span *s;
+
+	if (!v)
+		return NONE;
+	if (*v && !create)
+		return (uint32_t)(*v - 1);
+	if (sp->n >= NONE - 1 || LIB_GROW(sp->v, b->spans_cap, sp->n + 1))
+		return NONE;
+	s = &sp->v[sp->n];
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->created = create ? time : (b->from < time ? b->from : time);
+	s->open_start = !create;
+	*v = ++sp->n;
+	return (uint32_t)(sp->n - 1);
+}
+
+static int enter_close(struct builder *b, size_t k, uint64_t end, int open_end)
+{
+	struct spans *sp = b->sp;
+	struct open_enter *o = &b->open[k];
+	struct span_enter *e;
+
+	if (LIB_GROW(sp->enters, b->enters_cap, sp->nenters + 1))
+		return -ENOMEM;
+	e = &sp->enters[sp->nenters++];
+	*e = (struct span_enter){.start = o->start,
+				 .end = end > o->start ? end : o->start,
+				 .tid = o->tid,
+				 .span = o->span,
+				 .up = NONE,
+				 .open_start = o->open_start,
+				 .open_end = (uint8_t)open_end};
+	b->open[k] = b->open[--b->nopen];
+	return 0;
+}
+
+/* The open enter of @span on @tid, the latest; SIZE_MAX if none. */
+static size_t open_find(const struct builder *b, uint32_t tid, uint32_t span)
+{
+	for (size_t k = b->nopen; k-- > 0;)
+		if (b->open[k].tid == tid && (span == NONE || b->open[k].span == span))
+			return k;
+	return SIZE_MAX;
+}
+
+/* "key=value" appended to @s's fields (at most SPAN_FIELDS_MAX bytes:
+ * what is over is left out). */
+static int add_field(struct span *s, const struct trace_span *r)
+{
+	char buf[256];
+	size_t have = s->fields ? strlen(s->fields) : 0;
+	int n;
+	char *f;
+
+	if (r->text)
+		n = snprintf(buf, sizeof(buf), "%s%s=%s", have ? " " : "",
+			     r->name ? r->name : "?", r->text);
+	else
+		n = snprintf(buf, sizeof(buf), "%s%s=%" PRId64, have ? " " : "",
+			     r->name ? r->name : "?", r->value);
+	if (n < 0 || have + (size_t)n > SPAN_FIELDS_MAX)
+		return 0;
+	f = realloc(s->fields, have + (size_t)n + 1);
+	if (!f)
+		return -ENOMEM;
+	memcpy(f + have, buf, (size_t)n + 1);
+	s->fields = f;
+	return 0;
+}
+
+static int record(struct builder *b, const struct trace_span *r)
+{
+	struct spans *sp = b->sp;
+	uint32_t i;
+	size_t k;
+
+	switch (r->type) {
+	case TRACE_SPAN_NEW: {
+		uint64_t *pv =
+			r->value ? lib_map_find(&b->cur, (uint64_t)r->value) : NULL;
+		uint32_t parent = pv ? (uint32_t)*pv : 0;
+
+		/* an id created again: the one before it ended unseen */
+		if (lib_map_find(&b->cur, r->id)) {
+			i = instance(b, r->id, r->time, 0);
+			if (!sp->v[i].closed) {
+				sp->v[i].closed = r->time;
+				sp->v[i].open_end = 1;
+			}
+		}
+		i = instance(b, r->id, r->time, 1);
+		if (i == NONE)
+			return -ENOMEM;
+		sp->v[i].name = r->name;
+		sp->v[i].parent = parent;
+		return 0;
+	}
+	case TRACE_SPAN_ENTER:
+		i = instance(b, r->id, r->time, 0);
+		if (i == NONE || LIB_GROW(b->open, b->open_cap, b->nopen + 1))
+			return -ENOMEM;
+		b->open[b->nopen++] =
+			(struct open_enter){.tid = r->tid, .span = i, .start = r->time};
+		return 0;
+	case TRACE_SPAN_EXIT:
+		i = instance(b, r->id, r->time, 0);
+		if (i == NONE)
+			return -ENOMEM;
+		k = open_find(b, r->tid, i);
+		if (k != SIZE_MAX)
+			return enter_close(b, k, r->time, 0);
+		/* entered before the records began (or its ENTER was lost) */
+		if (LIB_GROW(b->open, b->open_cap, b->nopen + 1))
+			return -ENOMEM;
+		b->open[b->nopen++] = (struct open_enter){
+			.tid = r->tid,
+			.span = i,
+			.start = sp->v[i].created > b->from ? sp->v[i].created : b->from,
+			.open_start = 1};
+		sp->unmatched_exits++;
+		return enter_close(b, b->nopen - 1, r->time, 0);
+	case TRACE_SPAN_CLOSE:
+		i = instance(b, r->id, r->time, 0);
+		if (i == NONE)
+			return -ENOMEM;
+		sp->v[i].closed = r->time;
+		/* what is still entered of it ends here */
+		for (k = b->nopen; k-- > 0;)
+			if (b->open[k].span == i && enter_close(b, k, r->time, 1))
+				return -ENOMEM;
+		return 0;
+	case TRACE_SPAN_FIELD:
+		i = instance(b, r->id, r->time, 0);
+		return i == NONE ? -ENOMEM : add_field(&sp->v[i], r);
+	case TRACE_SPAN_EVENT:
+		if (LIB_GROW(sp->events, b->events_cap, sp->nevents + 1))
+			return -ENOMEM;
+		sp->events[sp->nevents++] = *r;
+		return 0;
+	}
+	return 0;
+}
+
+static int enter_cmp(const void *a, const void *b)
+{
+	const struct span_enter *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* the outer one first */
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return x->span < y->span ? -1 : x->span > y->span;
+}
+
+/* Sorted enters: each one's nearest enclosing enter on its thread. */
+static int nest(struct spans *sp)
+{
+	uint32_t *stack = malloc((sp->nenters + 1) * sizeof(*stack));
+	size_t top = 0;
+
+	if (!stack)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->nenters; i++) {
+		struct span_enter *e = &sp->enters[i];
+
+		if (i && e->tid != sp->enters[i - 1].tid)
+			top = 0;
+		while (top && sp->enters[stack[top - 1]].end < e->end)
+			top--;
+		e->up = top ? stack[top - 1] : NONE;
+		stack[top++] = (uint32_t)i;
+	}
+	free(stack);
+	return 0;
+}
+
+struct tkey {
+	uint64_t time;
+	uint32_t i;
+};
+
+static int tkey_cmp(const void *a, const void *b)
+{
+	const struct tkey *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Records in time order (file order for equal times): indices into
+ * t->spans, or NULL on -ENOMEM. */
+static struct tkey *by_time(const struct trace *t)
+{
+	struct tkey *k = t->nspans <= UINT32_MAX ? malloc(t->nspans * sizeof(*k)) : NULL;
+
+	if (!k)
+		return NULL;
+	for (size_t i = 0; i < t->nspans; i++)
+		k[i] = (struct tkey){.time = t->spans[i].time, .i = (uint32_t)i};
+	qsort(k, t->nspans, sizeof(*k), tkey_cmp);
+	return k;
+}
+
+/* ---- accounting ----------------------------------------------------------- */
+
+/* The first enter of thread @tid in sp->enters, and how many it has. */
+static size_t thread_enters(const struct spans *sp, uint32_t tid, size_t *first)
+{
+	size_t lo = 0, hi = sp->nenters, a;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->enters[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	a = lo;
+	for (hi = sp->nenters; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->enters[mid].tid <= tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = a;
+	return lo - a;
+}
+
+/* The innermost enter of @tid holding @time, or NONE; its enclosing ones
+ * follow through .up. */
+static uint32_t enter_at(const struct spans *sp, uint32_t tid, uint64_t time)
+{
+	size_t first, n = thread_enters(sp, tid, &first), lo = first, hi = first + n;
+	uint32_t k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->enters[mid].start <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return NONE;
+	for (k = (uint32_t)(lo - 1); k != NONE && sp->enters[k].end < time;
+	     k = sp->enters[k].up)
+		;
+	return k;
+}
+
+static int span_samples(void *ctx, const struct trace_sample *s, size_t n)
+{
+	struct spans *sp = ctx;
+
+	for (size_t m = 0; m < n; m++) {
+		uint32_t last = NONE;
+
+		for (uint32_t k = enter_at(sp, s[m].tid, s[m].time); k != NONE;
+		     k = sp->enters[k].up) {
+			uint32_t i = sp->enters[k].span;
+
+			if (i != last) /* a span entered again inside itself: once */
+				sp->v[i].samples += sample_weight(&s[m]);
+			last = i;
+		}
+	}
+	return 0;
+}
+
+static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
+{
+	uint64_t lo = a > from ? a : from, hi = b < to ? b : to;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/* Blocked and run-queue time of each enter's thread inside it. */
+static void span_offcpu(struct spans *sp, const struct offcpu *oc)
+{
+	const struct trace *t = oc->trace;
+
+	for (size_t i = 0; i < sp->nenters; i++) {
+		const struct span_enter *e = &sp->enters[i];
+		struct span *s = &sp->v[e->span];
+		const uint32_t *sw = NULL;
+		size_t m = offcpu__thread_switches(oc, e->tid, &sw), lo = 0, hi = m;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct trace_switch *x = &t->switches[sw[mid]];
+			uint64_t in = x->time_in ? x->time_in : oc->end_time;
+
+			if (in < e->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < m && t->switches[sw[lo]].time <= e->end; lo++) {
+			const struct trace_switch *x = &t->switches[sw[lo]];
+			uint64_t in = x->time_in ? x->time_in : oc->end_time;
+			uint64_t r = x->preempted ? x->time : x->runnable;
+
+			if (!r || r > in)
+				r = in;
+			s->blocked_ns += clip(x->time, r, e->start, e->end);
+			s->runq_ns += clip(r, in, e->start, e->end);
+		}
+	}
+}
+
+int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out)
+{
+	const struct trace *t = j->trace;
+	struct builder b = {.from = j->events_from ? j->events_from : j->start_time};
+	struct spans *sp;
+	struct tkey *ix = NULL;
+	uint64_t end = j->end_time;
+	size_t i;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	sp->join = j;
+	sp->period_ns = analysis_period_ns(t);
+	b.sp = sp;
+	if (!t->nspans)
+		goto done;
+	ix = by_time(t);
+	if (!ix || lib_map_init(&b.cur, 64))
+		goto fail;
+	for (i = 0; i < t->nspans; i++) {
+		err = record(&b, &t->spans[ix[i].i]);
+		if (err)
+			goto fail;
+		if (ix[i].time > end)
+			end = ix[i].time;
+	}
+	/* still entered at the end, or never closed: to the recording end */
+	while (b.nopen)
+		if ((err = enter_close(&b, b.nopen - 1, end, 1)))
+			goto fail;
+	for (i = 0; i < sp->n; i++)
+		if (!sp->v[i].closed) {
+			sp->v[i].closed = end > sp->v[i].created ? end : sp->v[i].created;
+			sp->v[i].open_end = 1;
+		}
+	qsort(sp->enters, sp->nenters, sizeof(*sp->enters), enter_cmp);
+	err = nest(sp);
+	if (err)
+		goto fail;
+	for (i = 0; i < sp->nenters; i++) {
+		struct span *s = &sp->v[sp->enters[i].span];
+
+		s->entered_ns += sp->enters[i].end - sp->enters[i].start;
+		s->nenters++;
+	}
+	err = trace__for_each_sample(t, span_samples, sp);
+	if (err)
+		goto fail;
+	if (oc)
+		span_offcpu(sp, oc);
+done:
+	free(ix);
+	free(b.open);
+	lib_map_release(&b.cur);
+	*out = sp;
+	return 0;
+fail:
+	free(ix);
+	free(b.open);
+	lib_map_release(&b.cur);
+	spans__free(sp);
+	return err;
+}
+
+void spans__free(struct spans *sp)
+{
+	if (!sp)
+		return;
+	for (size_t i = 0; i < sp->n; i++)
+		free(sp->v[i].fields);
+	free(sp->v);
+	free(sp->enters);
+	free(sp->events);
+	free(sp);
+}
+
+/* ---- selection ------------------------------------------------------------ */
+
+const char *spans_name(const struct span *s)
+{
+	return s->name ? s->name : SPANS_UNNAMED;
+}
+
+int spans__select(struct spans *sp, const char *name, uint64_t min_ns)
+{
+	sp->nkept = 0;
+	for (size_t i = 0; i < sp->n; i++) {
+		struct span *s = &sp->v[i];
+
+		s->kept = (!name || !strcmp(spans_name(s), name)) &&
+			  s->closed - s->created >= min_ns;
+		sp->nkept += s->kept;
+	}
+	sp->selected = 1;
+	return sp->nkept ? 0 : -ENOENT;
+}
+
+int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time)
+{
+	for (uint32_t k = enter_at(sp, tid, time); k != NONE; k = sp->enters[k].up)
+		if (!sp->selected || sp->v[sp->enters[k].span].kept)
+			return 1;
+	return 0;
+}

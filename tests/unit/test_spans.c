@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_spans.c - the application's spans and events: their trace records
+ * written and read back (a window keeps what names a span), and span
+ * accounting on synthetic traces (a span entered on several threads and
+ * tasks, nested spans, one still open at the end, an enter without an
+ * exit and an exit without an enter, an id used again), the span filter
+ * and the views' numbers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "analysis/analysis.h"
+#include "tests/unit/view_fixture.h"
+#include "tests/unit/writer.h"
+
+#define MS 1000000ULL
+#define US 1000ULL
+
+static struct spans *SP;
+
+static void fini(void)
+{
+	spans__free(SP);
+	SP = NULL;
+	teardown();
+}
+
+TestSuite(spans, .init = setup, .fini = fini);
+
+static void build(void)
+{
+	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
+	cr_assert_eq(offcpu__new(J, 0, &OC), 0);
+	cr_assert_eq(delays__new(J, &D), 0);
+	cr_assert_eq(spans__new(J, OC, &SP), 0);
+}
+
+/* The instance of application id @id created @nth (0: first). */
+static const struct span *inst(uint64_t id, int nth)
+{
+	for (size_t i = 0; i < SP->n; i++)
+		if (SP->v[i].id == id && !nth--)
+			return &SP->v[i];
+	cr_assert_fail("no instance %d of span %" PRIu64, nth, id);
+	return NULL;
+}
+
+/* ---- the trace's records ------------------------------------------------- */
+
+static int window_40_60(void *ctx, const struct trace_segment *seg, size_t n,
+			uint64_t *from, uint64_t *to)
+{
+	(void)ctx, (void)seg, (void)n;
+	*from = 40 * MS;
+	*to = 60 * MS;
+	return 0;
+}
+
+Test(spans, records_are_written_and_read_back)
+{
+	static const struct trace_span in[] = {
+		{10 * MS, 5, 4, "request", NULL, 100, TRACE_SPAN_NEW},
+		{10 * MS, 5, 0, "route", "/slow", 100, TRACE_SPAN_FIELD},
+		{11 * MS, 5, -42, "id", NULL, 100, TRACE_SPAN_FIELD},
+		{20 * MS, 5, 0, NULL, NULL, 101, TRACE_SPAN_ENTER},
+		{50 * MS, 0, -7, "retry", "timeout", 101, TRACE_SPAN_EVENT},
+		{70 * MS, 5, 0, NULL, NULL, 101, TRACE_SPAN_EXIT},
+		{80 * MS, 5, 0, NULL, NULL, 100, TRACE_SPAN_CLOSE},
+		{80 * MS, 6, 0, "request", NULL, 100, TRACE_SPAN_NEW}, /* same name */
+	};
+	char path[] = "/tmp/d9spans-XXXXXX";
+	struct trace_read_opts o = {.window = window_40_60};
+	const char *err = NULL, *paths[] = {path};
+	struct trace_writer *w;
+	struct trace *t;
+	size_t i;
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	w = new_writer(fd);
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		cr_assert_eq(trace_writer__span(w, &in[i]), 0);
+	cr_expect_eq(trace_writer__span(w, &(struct trace_span){.type = 7}), -EINVAL);
+	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+
+	cr_assert_eq(trace__read(path, &t, &err), 0, "%s", err);
+	cr_assert_eq(t->nspans, sizeof(in) / sizeof(in[0]));
+	for (i = 0; i < t->nspans; i++) {
+		const struct trace_span *a = &in[i], *b = &t->spans[i];
+
+		cr_expect_eq(b->time, a->time, "record %zu", i);
+		cr_expect_eq(b->id, a->id, "record %zu", i);
+		cr_expect_eq(b->value, a->value, "record %zu", i);
+		cr_expect_eq(b->tid, a->tid, "record %zu", i);
+		cr_expect_eq(b->type, a->type, "record %zu", i);
+		cr_expect_str_eq(b->name ? b->name : "-", a->name ? a->name : "-");
+		cr_expect_str_eq(b->text ? b->text : "-", a->text ? a->text : "-");
+	}
+	trace__free(t);
+
+	/* a window keeps what is in it, and every NEW and FIELD */
+	cr_assert_eq(trace__read_paths(paths, 1, &o, &t, &err), 0, "%s", err);
+	cr_expect_eq(t->nspans, 5);
+	cr_expect_eq(t->spans[3].type, TRACE_SPAN_EVENT);
+	cr_expect_eq(t->spans[4].type, TRACE_SPAN_NEW);
+	trace__free(t);
+	unlink(path);
+}
+
+/* ---- accounting ------------------------------------------------------------ */
+
+/* A request created on the client thread 30, served by task 1 on thread 10
+ * (CPU, 2 samples) and task 2 on thread 11 (blocked 3 ms, then 1 ms on the
+ * run queue), closed on thread 10. */
+static void request(void)
+{
+	sy_task(&T, 1, "handler");
+	sy_task(&T, 2, "db");
+	sy_span(&T, 1 * MS, 30, TRACE_SPAN_NEW, 9, 0, "request", NULL);
+	sy_event(&T, 1 * MS, 30, TRACE_EV_WAKE, 1);
+	sy_poll(&T, 10, 1, 2 * MS, 5 * MS);
+	sy_span(&T, 2 * MS, 10, TRACE_SPAN_ENTER, 9, 0, NULL, NULL);
+	sy_sample(&T, 3 * MS, 10, 0, 1);
+	sy_sample(&T, 4 * MS, 10, 0, 1);
+	sy_sample(&T, 6 * MS, 10, 0, 1); /* after the exit */
+	sy_span(&T, 5 * MS, 10, TRACE_SPAN_EXIT, 9, 0, NULL, NULL);
+	sy_event(&T, 5 * MS, 10, TRACE_EV_WAKE, 2);
+	sy_poll(&T, 11, 2, 7 * MS, 12 * MS);
+	sy_span(&T, 7 * MS, 11, TRACE_SPAN_ENTER, 9, 0, NULL, NULL);
+	sy_switch(&T, 8 * MS, 12 * MS, 11, 0, 0);
+	T.switches[T.nswitches - 1].runnable = 11 * MS;
+	sy_span(&T, 12 * MS, 11, TRACE_SPAN_EXIT, 9, 0, NULL, NULL);
+	sy_span(&T, 14 * MS, 10, TRACE_SPAN_CLOSE, 9, 0, NULL, NULL);
+	T.counters.start_time = 0;
+	T.counters.end_time = 20 * MS;
+	sy_stack(&T, 1, sy_frame(&T, 0x401000, "work", "m", 0, 0));
+}
+
+Test(spans, a_span_served_by_two_tasks_on_two_threads)
+{
+	const struct span *s;
+
+	request();
+	build();
+	cr_assert_eq(SP->n, 1);
+	s = inst(9, 0);
+	cr_expect_str_eq(s->name, "request");
+	cr_expect_eq(s->created, 1 * MS);
+	cr_expect_eq(s->closed, 14 * MS);
+	cr_expect_eq(s->nenters, 2);
+	cr_expect_eq(s->entered_ns, 3 * MS + 5 * MS);
+	cr_expect_eq(s->samples, 2);
+	cr_expect_eq(s->blocked_ns, 3 * MS);
+	cr_expect_eq(s->runq_ns, 1 * MS);
+	cr_expect_eq(s->open_start + s->open_end, 0);
+}
+
+Test(spans, the_slowest_instance_names_its_tasks_and_its_wait)
+{
+	const char *text;
+
+	request();
+	build();
+	cr_assert_eq(analysis__spans(SP, OC, D,
+				     &(struct spans_opts){.instances = 1, .limit = 1},
+				     out),
+		     0);
+	text = output();
+	cr_expect(strstr(text, "request  id 9  13.0ms"), "%s", text);
+	cr_expect(
+		strstr(text, "task 1 handler (1 poll), task 2 db (1 poll) on 2 threads"),
+		"%s", text);
+	cr_expect(strstr(text, "entered 8.00ms (62%)"), "%s", text);
+	cr_expect(strstr(text, "blocked 3.00ms"), "%s", text);
+	/* not entered 5 ms: woken 1 ms before its first poll, 2 ms before the
+	 * db's */
+	cr_expect(strstr(text,
+			 "not entered 5.00ms (38%): woken, waiting to be polled 3.00ms"),
+		  "%s", text);
+}
+
+Test(spans, nested_spans_both_count_a_sample_inside_the_inner)
+{
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 1, 0, "outer", NULL);
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 2, 1, "inner", NULL);
+	sy_span(&T, 2 * MS, 10, TRACE_SPAN_ENTER, 1, 0, NULL, NULL);
+	sy_span(&T, 3 * MS, 10, TRACE_SPAN_ENTER, 2, 0, NULL, NULL);
+	sy_sample(&T, 4 * MS, 10, 0, 1);
+	sy_span(&T, 5 * MS, 10, TRACE_SPAN_EXIT, 2, 0, NULL, NULL);
+	sy_sample(&T, 6 * MS, 10, 0, 1);
+	sy_span(&T, 7 * MS, 10, TRACE_SPAN_EXIT, 1, 0, NULL, NULL);
+	sy_sample(&T, 8 * MS, 10, 0, 1);
+	sy_span(&T, 9 * MS, 10, TRACE_SPAN_CLOSE, 2, 0, NULL, NULL);
+	sy_span(&T, 9 * MS, 10, TRACE_SPAN_CLOSE, 1, 0, NULL, NULL);
+	sy_stack(&T, 1, sy_frame(&T, 0x401000, "work", "m", 0, 0));
+	build();
+	cr_expect_eq(inst(1, 0)->samples, 2);
+	cr_expect_eq(inst(2, 0)->samples, 1);
+	cr_expect_eq(inst(2, 0)->parent, 1); /* index 0 + 1 */
+	cr_expect_eq(inst(1, 0)->entered_ns, 5 * MS);
+	cr_expect_eq(inst(2, 0)->entered_ns, 2 * MS);
+	/* the filter: inside inner only at 4 ms, outer from 2 to 7 ms */
+	cr_assert_eq(spans__select(SP, "inner", 0), 0);
+	cr_expect(spans__kept_at(SP, 10, 4 * MS));
+	cr_expect(!spans__kept_at(SP, 10, 6 * MS));
+	cr_assert_eq(spans__select(SP, "outer", 0), 0);
+	cr_expect(spans__kept_at(SP, 10, 6 * MS));
+	cr_expect(!spans__kept_at(SP, 10, 8 * MS));
+	cr_expect(!spans__kept_at(SP, 11, 6 * MS));
+	cr_expect_eq(spans__select(SP, "outer", 9 * MS), -ENOENT);
+}
+
+Test(spans, what_the_trace_does_not_close_ends_at_its_end)
+{
+	const struct span *s;
+
+	T.counters.start_time = 0;
+	T.counters.end_time = 50 * MS;
+	/* open at the end, and entered then */
+	sy_span(&T, 10 * MS, 10, TRACE_SPAN_NEW, 1, 0, "open", NULL);
+	sy_span(&T, 20 * MS, 10, TRACE_SPAN_ENTER, 1, 0, NULL, NULL);
+	/* entered and closed without an exit */
+	sy_span(&T, 10 * MS, 11, TRACE_SPAN_NEW, 2, 0, "noexit", NULL);
+	sy_span(&T, 12 * MS, 11, TRACE_SPAN_ENTER, 2, 0, NULL, NULL);
+	sy_span(&T, 15 * MS, 11, TRACE_SPAN_CLOSE, 2, 0, NULL, NULL);
+	/* created before the recording: an exit without an enter */
+	sy_span(&T, 30 * MS, 12, TRACE_SPAN_EXIT, 3, 0, NULL, NULL);
+	sy_span(&T, 31 * MS, 12, TRACE_SPAN_CLOSE, 3, 0, NULL, NULL);
+	build();
+	cr_assert_eq(SP->n, 3);
+	s = inst(1, 0);
+	cr_expect_eq(s->closed, 50 * MS);
+	cr_expect(s->open_end);
+	cr_expect_eq(s->entered_ns, 30 * MS);
+	s = inst(2, 0);
+	cr_expect_eq(s->closed, 15 * MS);
+	cr_expect_eq(s->entered_ns, 3 * MS);
+	s = inst(3, 0);
+	cr_expect_null(s->name);
+	cr_expect_str_eq(spans_name(s), SPANS_UNNAMED);
+	cr_expect(s->open_start);
+	cr_expect_eq(s->created, 0);
+	cr_expect_eq(s->entered_ns, 30 * MS);
+	cr_expect_eq(SP->unmatched_exits, 1);
+}
+
+Test(spans, an_id_created_again_is_another_span)
+{
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 7, 0, "a", NULL);
+	sy_span(&T, 2 * MS, 10, TRACE_SPAN_CLOSE, 7, 0, NULL, NULL);
+	sy_span(&T, 3 * MS, 10, TRACE_SPAN_NEW, 7, 0, "b", NULL);
+	sy_span(&T, 4 * MS, 10, TRACE_SPAN_FIELD, 7, 5, "n", NULL);
+	sy_span(&T, 4 * MS, 10, TRACE_SPAN_FIELD, 7, 0, "route", "/x");
+	sy_span(&T, 6 * MS, 10, TRACE_SPAN_CLOSE, 7, 0, NULL, NULL);
+	/* created again without a close: the first ends there */
+	sy_span(&T, 7 * MS, 10, TRACE_SPAN_NEW, 7, 0, "c", NULL);
+	sy_span(&T, 8 * MS, 10, TRACE_SPAN_NEW, 7, 0, "d", NULL);
+	sy_span(&T, 9 * MS, 10, TRACE_SPAN_CLOSE, 7, 0, NULL, NULL);
+	build();
+	cr_assert_eq(SP->n, 4);
+	cr_expect_str_eq(inst(7, 0)->name, "a");
+	cr_expect_eq(inst(7, 0)->closed, 2 * MS);
+	cr_expect_str_eq(inst(7, 1)->name, "b");
+	cr_expect_str_eq(inst(7, 1)->fields, "n=5 route=/x");
+	cr_expect_eq(inst(7, 1)->closed, 6 * MS);
+	cr_expect_eq(inst(7, 2)->closed, 8 * MS);
+	cr_expect(inst(7, 2)->open_end);
+	cr_expect_eq(inst(7, 3)->closed, 9 * MS);
+}
+
+Test(spans, rows_give_each_name_its_percentiles)
+{
+	const char *text;
+
+	T.counters.start_time = 0;
+	T.counters.end_time = 2000 * MS;
+	/* 100 "get": 1..100 ms; 10 "put": 5 ms */
+	for (uint64_t i = 1; i <= 100; i++) {
+		sy_span(&T, i * 10 * MS, 10, TRACE_SPAN_NEW, i, 0, "get", NULL);
+		sy_span(&T, i * 10 * MS + i * MS, 10, TRACE_SPAN_CLOSE, i, 0, NULL, NULL);
+	}
+	for (uint64_t i = 1; i <= 10; i++) {
+		sy_span(&T, 1500 * MS + i * 10 * MS, 11, TRACE_SPAN_NEW, 1000 + i, 0,
+			"put", NULL);
+		sy_span(&T, 1505 * MS + i * 10 * MS, 11, TRACE_SPAN_CLOSE, 1000 + i, 0,
+			NULL, NULL);
+	}
+	build();
+	cr_assert_eq(analysis__spans(SP, OC, D, &(struct spans_opts){0}, out), 0);
+	text = output();
+	cr_expect(strstr(text, "get        100  50.000ms  99.000ms  100.000ms"), "%s",
+		  text);
+	cr_expect(strstr(text, "put         10   5.000ms   5.000ms    5.000ms"), "%s",
+		  text);
+	/* get first: the larger p99 */
+	cr_expect(strstr(text, "get") < strstr(text, "put"), "%s", text);
+}
+
+Test(spans, events_have_counts_and_a_distribution)
+{
+	const char *text;
+
+	for (int64_t i = 1; i <= 100; i++)
+		sy_span(&T, (uint64_t)i * MS, 10, TRACE_SPAN_EVENT, 0, i, "latency",
+			i % 3 ? "ok" : "slow");
+	build();
+	cr_assert_eq(analysis__events(SP, &(struct events_opts){0}, out), 0);
+	text = output();
+	cr_expect(strstr(text,
+			 "latency       100             1            50            99"
+			 "           100            5050  ok (67)"),
+		  "%s", text);
+	cr_expect_eq(analysis__events(SP, &(struct events_opts){.name = "x"}, out),
+		     -ENOENT);
+}
+
+Test(spans, a_trace_without_spans_says_so)
+{
+	sy_poll(&T, 10, 1, 1 * MS, 2 * MS);
+	build();
+	cr_expect_eq(SP->n, 0);
+	cr_expect_eq(analysis__spans(SP, OC, D, &(struct spans_opts){0}, out), -ENODATA);
+	cr_expect_eq(analysis__events(SP, &(struct events_opts){0}, out), -ENODATA);
+}
