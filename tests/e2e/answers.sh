@@ -21,6 +21,12 @@
 #   tokio_now       the Tokio demo's clock_gettime samples keep
 #                   Timespec::now, their caller through libc (no frame
 #                   pointers there), in >= 90% of them
+#   span_request    requests as spans across two tasks (request: a handler
+#                   that burns CPU, a db task that blocks in db_read()):
+#                   each span's duration is the program's own measure of
+#                   that request within 2% (or 300 us), the slowest ones
+#                   name both tasks, burn_slow and db_read, and flame
+#                   --span --min keeps the slow requests' CPU only
 #
 #   B=build      build directory (d9prof, libd9prof.a, e2e/latency/ and
 #                e2e/answers/ programs)
@@ -31,7 +37,7 @@ NAME=answers
 LAT="$ROOT/$B/e2e/latency"
 ANS="$ROOT/$B/e2e/answers"
 TOKIO="$ROOT/$B/cargo/release/d9demo-tokio"
-for p in "$LAT/pinned" "$LAT/thief" "$ANS/waker" "$ANS/slowread" "$ANS/midframe" \
+for p in "$LAT/pinned" "$LAT/thief" "$ANS/waker" "$ANS/slowread" "$ANS/midframe" "$ANS/request" \
 	"$ROOT/$B/examples/demo"; do
 	[ -x "$p" ] || { say "answers.sh: no $p (make $p)"; exit 1; }
 done
@@ -206,6 +212,72 @@ t_tokio_now() {
 	enough 100 2 8 stack_rec || return 1
 	say "    $KEPT of $GOT clock_gettime samples keep Timespec::now"
 	[ $((100 * KEPT)) -ge $((90 * GOT)) ] || fail "the caller is lost" || return 1
+}
+
+# ---- requests as spans ----------------------------------------------------
+
+# req_rec SECS: record request SECS s; GOT: the slow requests closed in it
+req_rec() {
+	"$D9" record -p "$SPID" -d "$1" -o "$TMP/req.data" 2>"$TMP/req.err" ||
+		fail "record failed: $(tail -3 "$TMP/req.err")" || return 1
+	"$D9" spans -i "$TMP/req.data" --instances --limit 0 --format json >"$TMP/req.json" ||
+		fail "spans --instances failed" || return 1
+	GOT=$(python3 -c '
+import json, sys
+print(sum(1 for s in json.load(open(sys.argv[1]))["instances"]
+          if s["fields"] == "route=/slow" and not s["open_start"] and not s["open_end"]))' \
+		"$TMP/req.json") || return 1
+}
+
+t_span_request() {
+	need_perf || return
+	start_ready -t 10 "$TMP/req.out" "$ANS/request" 120 || return 1
+	# 8 slow requests: one in four of a request every 30 ms, ~1 s
+	enough 8 2 16 req_rec
+	case $? in 0) ;; 3) fail "too few slow requests" ;& *) return 1 ;; esac
+	python3 - "$TMP/req.json" "$TMP/req.out" <<'PY' || return 1
+import json, sys
+inst = json.load(open(sys.argv[1]))["instances"]
+truth = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if f and f[0] == "req":
+        truth[int(f[1])] = (f[2], int(f[3]))
+whole = [s for s in inst if not s["open_start"] and not s["open_end"]]
+off = [s for s in whole if s["id"] in truth
+       and abs(s["duration_ns"] - truth[s["id"]][1]) > max(300000, truth[s["id"]][1] // 50)]
+print(f"    {len(whole) - len(off)} of {len(whole)} spans last what the program measured")
+for s in off[:3]:
+    print(f"    span {s['id']}: {s['duration_ns']} ns, the program: {truth[s['id']][1]} ns")
+if len(whole) < 8 or len(off) * 10 > len(whole):
+    sys.exit(1)
+# the slowest are /slow, served by both tasks, CPU in burn_slow, blocked in db_read
+bad = 0
+for s in inst[:4]:
+    tasks = {t["name"] for t in s["tasks"]}
+    cpu = any(c["what"] == "poll" and "burn_slow" in c["stack"] for c in s["causes"])
+    blocked = [c for c in s["causes"] if c["what"] == "blocked" and c["function"] == "db_read"]
+    ok = (s["fields"] == "route=/slow" and tasks == {"handler", "db"} and cpu and blocked
+          and blocked[0]["ns"] >= 7_000_000 and s["blocked_ns"] <= s["duration_ns"])
+    if not ok:
+        bad += 1
+        print(f"    not explained: {json.dumps(s)[:600]}")
+sys.exit(1 if bad else 0)
+PY
+	"$D9" flame -i "$TMP/req.data" --span request --min 15ms --format folded \
+		>"$TMP/slow.folded" 2>/dev/null || fail "flame --span --min failed" || return 1
+	"$D9" flame -i "$TMP/req.data" --span request --format folded >"$TMP/all.folded" \
+		2>/dev/null || fail "flame --span failed" || return 1
+	local slow fast all_fast
+	slow=$(awk '/;burn_slow/ { s += $NF } END { print s + 0 }' "$TMP/slow.folded")
+	fast=$(awk '/;burn_fast/ { s += $NF } END { print s + 0 }' "$TMP/slow.folded")
+	all_fast=$(awk '/;burn_fast/ { s += $NF } END { print s + 0 }' "$TMP/all.folded")
+	say "    flame --span request --min 15ms: $slow samples in burn_slow, $fast in burn_fast" \
+		"(all requests: $all_fast)"
+	[ "$slow" -ge 50 ] && [ $((100 * fast)) -le "$slow" ] && [ "$all_fast" -gt 0 ] ||
+		fail "the slow requests' profile is not theirs" || return 1
+	"$D9" spans -i "$TMP/req.data" >"$TMP/req.txt" || return 1
+	grep -q "^request " "$TMP/req.txt" || fail "spans: $(cat "$TMP/req.txt")" || return 1
 }
 
 e2e_run_tests
