@@ -938,12 +938,14 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 /* `d9prof report`: what was recorded and lost; per worker, time in polls
  * (CPU, blocked, run queue), outside polls and parked; the longest polls
  * and what filled them; the worst delays (analysis__delays()); run-queue
- * time per worker and who had the CPU; each busy task's hottest stack;
- * tasks woken and never polled again, and spawned and never ended; red
- * flags with their thresholds and the next command to run. @json: the
- * same as one JSON object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
-int analysis__report(const struct offcpu *oc, const struct delays *d, int json,
-		     FILE *out);
+ * time per worker and who had the CPU; the application's spans (@sp,
+ * NULL or empty: none), slowest first, and the slowest explained
+ * (analysis__spans()); each busy task's hottest stack; tasks woken and
+ * never polled again, and spawned and never ended; red flags with their
+ * thresholds and the next command to run. @json: the same as one JSON
+ * object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
+int analysis__report(const struct offcpu *oc, const struct delays *d,
+		     const struct spans *sp, int json, FILE *out);
 
 /* ---- what a trace holds (info.c) ------------------------------------- */
 

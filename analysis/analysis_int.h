@@ -291,6 +291,16 @@ int analysis_meta_gap(const char *v, uint64_t *start, uint64_t *end);
  * it: analysis links against the struct only). */
 const char *analysis_meta(const struct trace *t, const char *key);
 
+/* analysis__spans()'s JSON, its members ("spans", or "instances" and
+ * "matched") into the open object of @w (the report's); @o->json aside.
+ * The spans that lasted at least @min_ns: how many, the slowest in
+ * *@worst (NULL: none). (span_table.c) */
+int analysis_spans_json(const struct spans *sp, const struct offcpu *oc,
+			const struct delays *d, const struct spans_opts *o,
+			struct lib_json *w);
+size_t analysis_spans_over(const struct spans *sp, uint64_t min_ns,
+			   const struct span **worst);
+
 /* "; only while N spans named NAME of at least DUR were entered: W UNIT"
  * for a flamegraph's subtitle at @buf, nothing without a span filter; the
  * characters written (snprintf()'s). (span_table.c) */

@@ -23,6 +23,7 @@
 #define FLAG_RUNQ_NS	  (1 * 1000000ULL)
 #define FLAG_BLOCKED_NS	  (1 * 1000000ULL)
 #define FLAG_IMBALANCE	  3.0
+#define FLAG_SPAN_NS	  (100 * 1000000ULL)
 
 struct holder_ns {
 	uint32_t tid;
@@ -53,6 +54,7 @@ struct flag {
 struct page {
 	const struct offcpu *oc;
 	const struct delays *d;
+	const struct spans *sp; /* NULL, or with no span: no section */
 	struct worker *w;
 	size_t nw;
 	uint64_t span;
@@ -463,6 +465,33 @@ static void flag_imbalance(struct page *pg)
 	}
 }
 
+/* The slow-span flag: spans of the application that lasted FLAG_SPAN_NS
+ * or more, the slowest named. */
+static void flag_span(struct page *pg)
+{
+	const struct span *worst;
+	char a[32], name[64];
+	struct flag *f;
+	size_t n = pg->sp ? analysis_spans_over(pg->sp, FLAG_SPAN_NS, &worst) : 0;
+
+	if (!n || !(f = flag_new(pg, "slow span", "100ms")))
+		return;
+	f->count = n;
+	analysis_clean_name(spans_name(worst), name, sizeof(name));
+	snprintf(f->detail, sizeof(f->detail),
+		 "%zu spans >= 100ms, slowest %s %s (id %" PRIu64 ")", n, name,
+		 analysis_fmt_duration(worst->closed - worst->created, a, sizeof(a)),
+		 worst->id);
+	/* a name the target chose goes into a command to paste only if no
+	 * shell would read anything but a word in it */
+	if (name[strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			      "0123456789_.:/-")])
+		snprintf(f->next, sizeof(f->next), "d9prof spans --min 100ms");
+	else
+		snprintf(f->next, sizeof(f->next), "d9prof spans --name %s --min 100ms",
+			 name);
+}
+
 static void flags(struct page *pg)
 {
 	const struct offcpu *oc = pg->oc;
@@ -531,6 +560,7 @@ static void flags(struct page *pg)
 			 "d9prof offcpu --task %" PRIu64 " -o off.svg", bl->task);
 	}
 	flag_imbalance(pg);
+	flag_span(pg);
 	if (pg->d->nlost && (f = flag_new(pg, "woken, never polled", "any"))) {
 		f->count = pg->d->nlost;
 		f->task = pg->d->lost[0].task;
@@ -801,6 +831,25 @@ static void text_lost(const struct page *pg, FILE *out)
 		       "at the end", out);
 }
 
+/* The application's spans: the rows, then the slowest explained. */
+static int text_spans(const struct page *pg, FILE *out)
+{
+	int err;
+
+	if (!pg->sp || !pg->sp->n)
+		return 0;
+	fprintf(out, "\n== Application spans, slowest (p99) first\n");
+	err = analysis__spans(pg->sp, pg->oc, pg->d, &(struct spans_opts){.limit = TOP},
+			      out);
+	if (!err) {
+		fprintf(out, "the slowest:\n");
+		err = analysis__spans(pg->sp, pg->oc, pg->d,
+				      &(struct spans_opts){.instances = 1, .limit = 1},
+				      out);
+	}
+	return err;
+}
+
 static void text_flags(const struct page *pg, FILE *out)
 {
 	char task[160];
@@ -810,7 +859,7 @@ static void text_flags(const struct page *pg, FILE *out)
 		fprintf(out,
 			"  none (long poll >= 10ms, wake-to-poll delay >= 5ms, run-queue wait "
 			">= 1ms in a poll, blocking >= 1ms in a poll, worker imbalance >= 3x, "
-			"lost wake-ups, lost data)\n");
+			"slow span >= 100ms, lost wake-ups, lost data)\n");
 	for (size_t i = 0; i < pg->nflags; i++) {
 		const struct flag *f = &pg->flags[i];
 
@@ -992,6 +1041,28 @@ static void json_flags(const struct page *pg, struct lib_json *w)
 	lib_json_array_end(w);
 }
 
+/* "spans": {"spans": rows, "instances": [the slowest], "matched": N}, or
+ * null without spans. */
+static int json_spans(const struct page *pg, struct lib_json *w)
+{
+	int err;
+
+	lib_json_name(w, "spans");
+	if (!pg->sp || !pg->sp->n) {
+		lib_json_null(w);
+		return 0;
+	}
+	lib_json_object_begin(w);
+	err = analysis_spans_json(pg->sp, pg->oc, pg->d,
+				  &(struct spans_opts){.limit = TOP}, w);
+	if (!err)
+		err = analysis_spans_json(
+			pg->sp, pg->oc, pg->d,
+			&(struct spans_opts){.instances = 1, .limit = 1}, w);
+	lib_json_object_end(w);
+	return err;
+}
+
 static int json_page(const struct page *pg, FILE *out)
 {
 	struct delays_opts dopts = {.limit = TOP, .json = 1, .no_losses = 1};
@@ -1011,14 +1082,18 @@ static int json_page(const struct page *pg, FILE *out)
 	 * report reads as it always has */
 	lib_json_newline(&w);
 	json_hot(pg, &w);
+	err = json_spans(pg, &w);
+	if (err)
+		return err;
 	json_flags(pg, &w);
 	lib_json_object_end(&w);
 	return lib_json_finish(&w);
 }
 
-int analysis__report(const struct offcpu *oc, const struct delays *d, int json, FILE *out)
+int analysis__report(const struct offcpu *oc, const struct delays *d,
+		     const struct spans *sp, int json, FILE *out)
 {
-	struct page pg = {.oc = oc, .d = d};
+	struct page pg = {.oc = oc, .d = d, .sp = sp};
 	struct delays_opts dopts = {.limit = TOP, .no_lost = 1, .no_losses = 1};
 	int err;
 
@@ -1056,6 +1131,8 @@ int analysis__report(const struct offcpu *oc, const struct delays *d, int json, 
 		text_longest(&pg, out);
 		fprintf(out, "\n== Worst wake-to-poll delays\n");
 		err = analysis__delays(oc, d, &dopts, out);
+		if (!err)
+			err = text_spans(&pg, out);
 		if (!err) {
 			text_runq(&pg, out);
 			text_hot(&pg, out);

@@ -115,7 +115,6 @@ static int srow_cmp(const void *a, const void *b, void *ctx)
 static void rows_json(const struct spans *sp, const struct srow *r, size_t n, int off,
 		      struct lib_json *w)
 {
-	lib_json_name(w, "spans");
 	lib_json_array_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		lib_json_break(w);
@@ -214,13 +213,15 @@ static void rows_text(const struct spans *sp, const struct srow *r, size_t shown
 	(void)o;
 }
 
+/* The rows of @o as text on @out, or as the value of "spans" into @w if
+ * it is not NULL. */
 static int span_rows(const struct spans *sp, const struct offcpu *oc,
-		     const struct spans_opts *o, uint32_t *ix, size_t n, FILE *out)
+		     const struct spans_opts *o, uint32_t *ix, size_t n, FILE *out,
+		     struct lib_json *w)
 {
 	struct srow *r = malloc((n + 1) * sizeof(*r));
 	int off = oc && !offcpu_missing(sp->join->trace);
 	size_t i, nr = 0, shown;
-	struct lib_json w;
 
 	if (!r)
 		return -ENOMEM;
@@ -252,13 +253,10 @@ static int span_rows(const struct spans *sp, const struct offcpu *oc,
 	}
 	qsort_r(r, nr, sizeof(*r), srow_cmp, (void *)&o->sort);
 	shown = o->limit && o->limit < nr ? o->limit : nr;
-	if (o->json) {
-		lib_json_init(&w, out);
-		lib_json_object_begin(&w);
-		rows_json(sp, r, shown, off, &w);
-		lib_json_object_end(&w);
+	if (w) {
+		rows_json(sp, r, shown, off, w);
 		free(r);
-		return lib_json_finish(&w);
+		return lib_json_error(w);
 	}
 	rows_text(sp, r, shown, nr, n, off, o, out);
 	free(r);
@@ -520,15 +518,16 @@ static uint32_t *poll_delays(const struct join *j, const struct delays *d)
 	return p;
 }
 
+/* The slowest instances of @o, explained, as text on @out, or as the
+ * value of "instances" into @w if it is not NULL. */
 static int span_instances(const struct spans *sp, const struct offcpu *oc,
 			  const struct delays *d, const struct spans_opts *o,
-			  uint32_t *ix, size_t n, FILE *out)
+			  uint32_t *ix, size_t n, FILE *out, struct lib_json *w)
 {
 	size_t shown = o->limit && o->limit < n ? o->limit : n, i;
 	struct inst *in = calloc(shown + 1, sizeof(*in));
 	uint32_t *pdelay = poll_delays(sp->join, d);
 	struct hot h;
-	struct lib_json w;
 	int err = -ENOMEM;
 
 	if (!in || hot_init(&h)) {
@@ -548,17 +547,12 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 	err = hot_walk(&h, sp->join);
 	if (err)
 		goto out;
-	if (o->json) {
-		lib_json_init(&w, out);
-		lib_json_object_begin(&w);
-		lib_json_name(&w, "instances");
-		lib_json_array_begin(&w);
+	if (w) {
+		lib_json_array_begin(w);
 		for (i = 0; i < shown; i++)
-			inst_json(sp, oc, &h, &in[i], &w);
-		lib_json_array_end(&w);
-		lib_json_uint_field(&w, "matched", n);
-		lib_json_object_end(&w);
-		err = lib_json_finish(&w);
+			inst_json(sp, oc, &h, &in[i], w);
+		lib_json_array_end(w);
+		err = lib_json_error(w);
 		goto out;
 	}
 	for (i = 0; i < shown; i++) {
@@ -589,8 +583,12 @@ out:
 	return err;
 }
 
-int analysis__spans(const struct spans *sp, const struct offcpu *oc,
-		    const struct delays *d, const struct spans_opts *o, FILE *out)
+/* What analysis__spans() writes, as text on @out or, with @w, as JSON
+ * members "spans" (rows) or "instances" and "matched" of the open
+ * object. */
+static int spans_view(const struct spans *sp, const struct offcpu *oc,
+		      const struct delays *d, const struct spans_opts *o, FILE *out,
+		      struct lib_json *w)
 {
 	uint32_t *ix;
 	size_t n;
@@ -602,14 +600,60 @@ int analysis__spans(const struct spans *sp, const struct offcpu *oc,
 	if (!ix)
 		return -ENOMEM;
 	n = chosen(sp, o, ix);
+	if (w)
+		lib_json_name(w, o->instances ? "instances" : "spans");
 	if (!n)
 		err = -ENOENT;
 	else if (o->instances)
-		err = span_instances(sp, oc, d, o, ix, n, out);
+		err = span_instances(sp, oc, d, o, ix, n, out, w);
 	else
-		err = span_rows(sp, oc, o, ix, n, out);
+		err = span_rows(sp, oc, o, ix, n, out, w);
+	if (!err && w && o->instances)
+		lib_json_uint_field(w, "matched", n);
 	free(ix);
 	return err;
+}
+
+int analysis__spans(const struct spans *sp, const struct offcpu *oc,
+		    const struct delays *d, const struct spans_opts *o, FILE *out)
+{
+	struct lib_json w;
+	int err;
+
+	if (!o->json)
+		return spans_view(sp, oc, d, o, out, NULL);
+	lib_json_init(&w, out);
+	lib_json_object_begin(&w);
+	err = spans_view(sp, oc, d, o, out, &w);
+	if (err)
+		return err;
+	lib_json_object_end(&w);
+	return lib_json_finish(&w);
+}
+
+int analysis_spans_json(const struct spans *sp, const struct offcpu *oc,
+			const struct delays *d, const struct spans_opts *o,
+			struct lib_json *w)
+{
+	return spans_view(sp, oc, d, o, NULL, w);
+}
+
+size_t analysis_spans_over(const struct spans *sp, uint64_t min_ns,
+			   const struct span **worst)
+{
+	size_t n = 0;
+
+	*worst = NULL;
+	for (size_t i = 0; i < sp->n; i++) {
+		const struct span *s = &sp->v[i];
+
+		if (duration(s) < min_ns)
+			continue;
+		n++;
+		if (!*worst || duration(s) > duration(*worst))
+			*worst = s;
+	}
+	return n;
 }
 
 int span_filter_note(const struct span_filter *f, uint64_t weight, const char *unit,

@@ -26,6 +26,12 @@
  *   3 ticker   woken by the timer every 5 ms, ~5 us in demo_tick_work()
  *   4 spawner  each poll spawns SHORT_BATCH "short" tasks, then sleeps 2 ms
  *   5.. short  1-3 polls of 20-50 us in demo_short_work() each, then done
+ * Spans (d9prof.h): each spawner poll makes a span "batch" (a field
+ * tasks = SHORT_BATCH) that its short tasks enter around their work and
+ * the last of them to end closes: one span across three tasks; each
+ * blocker poll makes a span "read" (a field bytes = 4096) entered around
+ * demo_blocking_read(). Events: "tick_late", the ticker's lateness in us
+ * at each poll.
  * In --bench-polls mode tasks 1..N are "bench" tasks that yield after
  * ~1.5 us of work in demo_bench_work() per poll (--bench-work-ns NS: NS
  * nanoseconds, e.g. 8000 for about 200k polls/s on 2 idle workers).
@@ -126,6 +132,12 @@ static const char *const kind_name[NR_KINDS] = {
 	[KIND_SPAWNER] = "spawner", [KIND_SHORT] = "short",	[KIND_BENCH] = "bench",
 };
 
+/* The span of one spawner poll's short tasks, closed by the last to end. */
+struct batch {
+	uint64_t span;
+	atomic_uint left;
+};
+
 enum poll_result { POLL_READY, POLL_PENDING };
 enum resched { RESCHED_YIELD, RESCHED_TIMER };
 
@@ -138,6 +150,7 @@ struct task {
 	uint64_t deadline;    /* CLOCK_MONOTONIC ns, for RESCHED_TIMER */
 	unsigned polls_left;  /* short tasks */
 	uint64_t work_iters;  /* short tasks: per poll */
+	struct batch *batch;  /* short tasks: the spawner poll's span */
 	struct task *next;    /* injector link */
 };
 
@@ -718,9 +731,16 @@ static DEMO_FRAME enum poll_result blocker_poll(struct worker *w, struct task *t
 {
 	if (is_stopping(w))
 		return POLL_READY;
+	static atomic_uint_fast64_t reads;
+	uint64_t span = (1ULL << 62) + atomic_fetch_add(&reads, 1) + 1;
 	uint64_t t0 = now_ns();
 
+	d9_span_new(span, 0, "read");
+	d9_span_field(span, "bytes", 4096, NULL);
+	d9_span_enter(span);
 	demo_blocking_read();
+	d9_span_exit(span);
+	d9_span_close(span);
 	/* wall time in the blocking call, wake-up latency included: what the
 	 * task really lost, for checking off-CPU totals against */
 	atomic_fetch_add(&blocked_ns, now_ns() - t0);
@@ -737,6 +757,8 @@ static DEMO_FRAME enum poll_result ticker_poll(struct worker *w, struct task *t)
 	demo_tick_work();
 	/* a fixed 5 ms grid; skip ticks rather than burst after a stall */
 	now = now_ns();
+	if (t->deadline)
+		d9_event("tick_late", (int64_t)(now - t->deadline) / 1000, NULL);
 	if (!t->deadline || t->deadline + TICK_NS <= now)
 		t->deadline = now;
 	task_sleep_until(t, t->deadline + TICK_NS);
@@ -754,11 +776,13 @@ static uint64_t mix64(uint64_t x)
 static DEMO_FRAME enum poll_result spawner_poll(struct worker *w, struct task *t)
 {
 	struct task *batch[SHORT_BATCH];
+	struct batch *b;
 	size_t n = 0;
 
 	if (is_stopping(w))
 		return POLL_READY;
-	for (int i = 0; i < SHORT_BATCH; i++) {
+	b = malloc(sizeof(*b));
+	for (int i = 0; b && i < SHORT_BATCH; i++) {
 		struct task *s = task_new(w->rt, KIND_SHORT);
 		uint64_t h;
 
@@ -767,7 +791,17 @@ static DEMO_FRAME enum poll_result spawner_poll(struct worker *w, struct task *t
 		h = mix64(s->id);
 		s->polls_left = 1 + h % 3;
 		s->work_iters = us_to_iters(20 + (h >> 8) % 31);
+		s->batch = b;
 		batch[n++] = s;
+	}
+	if (n) {
+		/* the first task's id: ids are never reused */
+		b->span = batch[0]->id;
+		atomic_init(&b->left, (unsigned)n);
+		d9_span_new(b->span, 0, "batch");
+		d9_span_field(b->span, "tasks", (int64_t)n, NULL);
+	} else {
+		free(b);
 	}
 	lq_push(w, batch, n);
 	task_sleep_until(t, now_ns() + SPAWN_NS);
@@ -776,7 +810,9 @@ static DEMO_FRAME enum poll_result spawner_poll(struct worker *w, struct task *t
 
 static DEMO_FRAME enum poll_result short_poll(struct worker *w, struct task *t)
 {
+	d9_span_enter(t->batch->span);
 	demo_short_work(t->work_iters);
+	d9_span_exit(t->batch->span);
 	if (--t->polls_left == 0)
 		return POLL_READY;
 	t->resched = RESCHED_YIELD;
@@ -806,6 +842,10 @@ static void task_finish(struct worker *w, struct task *t)
 
 	d9_task_end(t->id);
 	w->ended[t->kind]++;
+	if (t->batch && atomic_fetch_sub(&t->batch->left, 1) == 1) {
+		d9_span_close(t->batch->span);
+		free(t->batch);
+	}
 	free(t);
 	if (atomic_fetch_sub(&rt->live, 1) == 1 && atomic_load(&rt->stopping)) {
 		pthread_mutex_lock(&rt->inj_lock);

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		po.by = GROUP_THREAD;
 		analysis__polls(oc, &po, out);
 		analysis__delays(oc, d, &dop, out);
-		analysis__report(oc, d, data[0] & 4, out);
+		analysis__report(oc, d, NULL, data[0] & 4, out);
 		analysis__info(t, &(struct info_opts){.json = data[0] & 4}, out);
 		analysis__flame(j, &fo, out);
 		fo.by = GROUP_THREAD;
