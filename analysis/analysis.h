@@ -885,6 +885,9 @@ int spans__select(struct spans *sp, const char *name, uint64_t min_ns);
 /* Was thread @tid inside a kept span (all before spans__select()) at
  * @time? */
 int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time);
+/* The innermost span entered on @tid at @time (index in spans.v), or -1
+ * (also for a NULL @sp). */
+int32_t spans__at(const struct spans *sp, uint32_t tid, uint64_t time);
 /* @s's name, SPANS_UNNAMED for none. */
 const char *spans_name(const struct span *s);
 
@@ -1051,6 +1054,9 @@ struct export_opts {
 	int offcpu;		      /* also off-CPU time (needs an offcpu join;
 				       * pprof only) */
 	enum group_by by;	      /* speedscope: a profile per group (0: by task) */
+	const struct spans *spans;    /* the application's spans, NULL: none
+				       * (chrome: their slices and events;
+				       * pprof: the span label) */
 	struct export_result *result; /* out, filled if non-NULL */
 };
 
@@ -1062,9 +1068,10 @@ struct export_opts {
  * cpu/nanoseconds. Each pprof sample is one (stack, poll) or, outside
  * polls, (stack, thread), values summed, labelled task_id (num; 0 outside
  * polls), task_name ("[no poll]" outside polls, "" for an unnamed task),
- * thread (its name), tid (num) and, inside a poll, poll (num: the poll id
- * of `d9prof polls`). One Location per recorded frame address, the
- * functions inlined there as its first Lines (innermost first); Functions
+ * thread (its name), tid (num), inside a poll, poll (num: the poll id
+ * of `d9prof polls`) and, inside a span of @o->spans, span (the innermost
+ * one's name) and span_id (num: the application's id). One Location per recorded frame
+ * address, the functions inlined there as its first Lines (innermost first); Functions
  * named by their symbol (an unresolved frame as analysis_frame_label() names it),
  * filename the module; one Mapping per module with its build id (meta
  * "buildid PATH"), address range of its frames and, where a frame at its
@@ -1108,10 +1115,15 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
  * delta in us (a sample of weight w is w samples); with @d, per delay
  * ended by a poll an instant "wake task N" on the waker and a flow ("s"
  * there, "f" with bp "e" on the poller at the poll's begin, one id, cat
- * "task"). Stacks are nodes of one tree of function paths, written as
- * the top-level "stackFrames" dictionary (id -> name, parent) too.
- * With a selection (join__select()): only its tasks' polls, the samples and off-CPU
- * intervals in them and the wakes that ended in them (no parks).
+ * "task"); with @o->spans, per span enter a slice (cat "span") named
+ * after the span on its thread (args span, fields), per span its life as
+ * an async slice ("b"/"e", cat "span", id its index + 1; args span,
+ * parent, fields, entered_ns) and per application event an instant
+ * (cat "event", args value, text). Stacks are nodes of one tree of
+ * function paths, written as the top-level "stackFrames" dictionary (id
+ * -> name, parent) too. With a selection (join__select()): only its
+ * tasks' polls, the samples and off-CPU intervals in them and the wakes
+ * that ended in them (no parks, no spans).
  * result: samples (trace samples), switches, pprof_samples (poll
  * slices), functions (stack frame nodes). 0, -EINVAL, -ENOENT if no task
  * matches the selection, -ENODATA if no poll and no sample is written (a valid

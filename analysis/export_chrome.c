@@ -22,6 +22,11 @@
  * Perfetto and DevTools ignore it, so the off-CPU slice says its top
  * frame in args as well).
  *
+ * The application's spans: each enter a slice "span" on its thread (inside
+ * the poll it was entered in, or around the polls it spans, as the times
+ * say), each span's life (creation to close) an async slice of the
+ * process, and its events instants on their threads.
+ *
  * Wakes: an instant "wake" on the waker's thread at the wake, and a flow
  * from it to the poll that the wake led to. Flow ends share the category
  * ("task") and time of the events they bind to, as DevTools binds flows
@@ -259,6 +264,73 @@ static void write_parks(struct ch *x)
 		ts(x, "ts", pk[i].start);
 		dur(x, pk[i].end - pk[i].start);
 		lib_json_object_end(&x->w);
+	}
+}
+
+/* The application's spans and events (not with a task selection: they
+ * are the application's, not a task's). */
+static void write_spans(struct ch *x, const struct spans *sp)
+{
+	struct lib_json *w = &x->w;
+
+	if (!sp || x->j->sel.on)
+		return;
+	for (size_t i = 0; i < sp->nenters; i++) {
+		const struct span_enter *e = &sp->enters[i];
+		const struct span *s = &sp->v[e->span];
+
+		ev(x, "X", e->tid);
+		lib_json_str_field(w, "cat", "span");
+		lib_json_str_field(w, "name", spans_name(s));
+		ts(x, "ts", e->start);
+		dur(x, e->end - e->start);
+		lib_json_name(w, "args");
+		lib_json_object_begin(w);
+		lib_json_uint_field(w, "span", s->id);
+		if (s->fields)
+			lib_json_str_field(w, "fields", s->fields);
+		lib_json_object_end(w);
+		lib_json_object_end(w);
+	}
+	for (size_t i = 0; i < sp->n; i++) {
+		const struct span *s = &sp->v[i];
+
+		for (int end = 0; end < 2; end++) {
+			ev(x, end ? "e" : "b", 0);
+			lib_json_str_field(w, "cat", "span");
+			lib_json_str_field(w, "name", spans_name(s));
+			lib_json_uint_field(w, "id", i + 1);
+			ts(x, "ts", end ? s->closed : s->created);
+			if (!end) {
+				lib_json_name(w, "args");
+				lib_json_object_begin(w);
+				lib_json_uint_field(w, "span", s->id);
+				if (s->parent)
+					lib_json_uint_field(w, "parent",
+							    sp->v[s->parent - 1].id);
+				if (s->fields)
+					lib_json_str_field(w, "fields", s->fields);
+				lib_json_uint_field(w, "entered_ns", s->entered_ns);
+				lib_json_object_end(w);
+			}
+			lib_json_object_end(w);
+		}
+	}
+	for (size_t i = 0; i < sp->nevents; i++) {
+		const struct trace_span *e = &sp->events[i];
+
+		ev(x, "i", e->tid);
+		lib_json_str_field(w, "s", "t");
+		lib_json_str_field(w, "cat", "event");
+		lib_json_str_field(w, "name", e->name ? e->name : "[unnamed]");
+		ts(x, "ts", e->time);
+		lib_json_name(w, "args");
+		lib_json_object_begin(w);
+		lib_json_int_field(w, "value", e->value);
+		if (e->text)
+			lib_json_str_field(w, "text", e->text);
+		lib_json_object_end(w);
+		lib_json_object_end(w);
 	}
 }
 
@@ -596,6 +668,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	write_threads(&x);
 	write_polls(&x);
 	write_parks(&x);
+	write_spans(&x, o->spans);
 	err = write_switches(&x);
 	if (!err)
 		err = join_for_each_sample(x.j, on_sample, &x);

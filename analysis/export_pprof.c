@@ -72,6 +72,7 @@ struct lset {
 	uint64_t task; /* task id, 0 outside polls */
 	uint32_t tid;
 	int32_t poll; /* -1 outside polls */
+	int32_t span; /* the innermost span entered (spans.v), -1 none */
 };
 
 struct psample {
@@ -94,7 +95,8 @@ struct ex {
 	const struct export_opts *o;
 	struct export_result res;
 	struct flame *str;     /* the string table: index = label id + 1 */
-	struct lib_map set_of; /* poll id, or 1 << 32 | tid -> set index */
+	struct lib_map set_of; /* span + 1 << 33 | poll id, or 1 << 32 | tid
+				* -> set index */
 	struct lset *sets;
 	size_t nsets, sets_cap;
 	struct lib_map sample_of; /* set << 32 | stack -> index in samples */
@@ -158,11 +160,16 @@ static int lset_index(struct ex *x, uint64_t key, const struct lset *l, uint32_t
 	return 0;
 }
 
-static int add(struct ex *x, uint64_t set_key, const struct lset *l, uint32_t stack,
-	       int k, uint64_t v)
+static int add(struct ex *x, uint64_t set_key, struct lset *l, uint32_t stack, int k,
+	       uint64_t v, uint64_t time)
 {
 	uint32_t set;
-	int created, err = lset_index(x, set_key, l, &set);
+	int created, err;
+
+	/* the span is a label: one more set per span a poll ran in */
+	l->span = spans__at(x->o->spans, l->tid, time);
+	set_key |= (uint64_t)(l->span + 1) << 33;
+	err = lset_index(x, set_key, l, &set);
 	uint64_t *p;
 
 	if (err)
@@ -198,7 +205,7 @@ static int on_sample(void *ctx, const struct trace_sample *s, const struct join_
 	} else {
 		key = 1ull << 32 | s->tid;
 	}
-	err = add(x, key, &l, s->stack, 0, w);
+	err = add(x, key, &l, s->stack, 0, w, s->time);
 	if (err)
 		return err;
 	x->res.samples++;
@@ -230,7 +237,7 @@ static int add_switches(struct ex *x, const struct offcpu *oc)
 		} else if (x->j->sel.on) {
 			continue;
 		}
-		err = add(x, key, &l, ts->stack, 2, sw->ns);
+		err = add(x, key, &l, ts->stack, 2, sw->ns, ts->time);
 		if (err)
 			return err;
 		x->res.switches++;
@@ -535,6 +542,10 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		label(x, &s, "tid", NULL, l->tid);
 		if (l->poll >= 0)
 			label(x, &s, "poll", NULL, (uint64_t)l->poll);
+		if (l->span >= 0) {
+			label(x, &s, "span", spans_name(&x->o->spans->v[l->span]), 0);
+			label(x, &s, "span_id", NULL, x->o->spans->v[l->span].id);
+		}
 		pbuf_msg(&samples, PROFILE_SAMPLE, &s);
 	}
 	if (err)

@@ -461,6 +461,13 @@ int spans__select(struct spans *sp, const char *name, uint64_t min_ns)
 	return sp->nkept ? 0 : -ENOENT;
 }
 
+int32_t spans__at(const struct spans *sp, uint32_t tid, uint64_t time)
+{
+	uint32_t k = sp ? enter_at(sp, tid, time) : NONE;
+
+	return k == NONE ? -1 : (int32_t)sp->enters[k].span;
+}
+
 int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time)
 {
 	for (uint32_t k = enter_at(sp, tid, time); k != NONE; k = sp->enters[k].up)

@@ -19,7 +19,7 @@ const ajv = new Ajv({ allErrors: true, strict: false });
 const validate = ajv.compile({ ...schema, $ref: '#/definitions/FileFormat.File' });
 if (!validate(ss))
 	bad.push(...validate.errors.slice(0, 10).map((e) => 'schema: ' + e.instancePath + ' ' + e.message));
-if (ss.exporter !== 'd9prof 0.1.0') bad.push('exporter ' + ss.exporter);
+if (!/^d9prof [0-9]+\.[0-9]+\.[0-9]+$/.test(ss.exporter)) bad.push('exporter ' + ss.exporter);
 
 const want = new Map(), wantRoot = new Map();
 for (const line of fs.readFileSync(foldedFile, 'utf8').split('\n')) {
