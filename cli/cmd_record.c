@@ -116,8 +116,10 @@ static void help(FILE *f)
 		"      --trigger COND    dump when COND holds: poll>DUR (a poll longer),\n"
 		"                        delay>DUR (a woken task waiting longer for its\n"
 		"                        poll), runq>DUR (a thread waiting longer for a\n"
-		"                        CPU); half a window later, so the dump holds\n"
-		"                        before and after; may be given more than once\n"
+		"                        CPU), span>DUR or span:NAME>DUR (a span of the\n"
+		"                        application, of that name, lasting longer); half\n"
+		"                        a window later, so the dump holds before and\n"
+		"                        after; may be given more than once\n"
 		"      --cooldown DUR    at most one dump per DUR for each trigger\n"
 		"                        (default: the window)\n"
 		"      --rotate PERIOD   instead: a self-contained segment file every\n"
@@ -363,7 +365,8 @@ static int bad_option(int c, char **argv, const struct option *lopts)
 	return usage_error("record ", "bad option '%s'", arg);
 }
 
-/* --trigger poll>DUR | delay>DUR | runq>DUR. 0 or -EINVAL. */
+/* --trigger poll>DUR | delay>DUR | runq>DUR | span[:NAME]>DUR. 0 or
+ * -EINVAL. */
 static int parse_trigger(const char *s, struct record_trigger *t)
 {
 	static const struct {
@@ -371,15 +374,27 @@ static int parse_trigger(const char *s, struct record_trigger *t)
 		enum record_trigger_kind kind;
 	} kinds[] = {{"poll", RECORD_TRIGGER_POLL},
 		     {"delay", RECORD_TRIGGER_DELAY},
-		     {"runq", RECORD_TRIGGER_RUNQ}};
-	const char *gt = strchr(s, '>');
+		     {"runq", RECORD_TRIGGER_RUNQ},
+		     {"span", RECORD_TRIGGER_SPAN}};
+	const char *gt = strrchr(s, '>'), *colon = strchr(s, ':');
+	size_t klen;
 
 	if (!gt)
 		return -EINVAL;
+	klen = (size_t)((colon && colon < gt ? colon : gt) - s);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if ((size_t)(gt - s) == strlen(kinds[i].name) &&
-		    !strncmp(s, kinds[i].name, (size_t)(gt - s))) {
+		if (klen == strlen(kinds[i].name) && !strncmp(s, kinds[i].name, klen)) {
 			t->kind = kinds[i].kind;
+			if (colon && colon < gt) {
+				size_t n = (size_t)(gt - colon - 1);
+
+				/* a span's name, only for span */
+				if (t->kind != RECORD_TRIGGER_SPAN || !n ||
+				    n >= sizeof(t->span))
+					return -EINVAL;
+				memcpy(t->span, colon + 1, n);
+				t->span[n] = '\0';
+			}
 			return duration_parse(gt + 1, &t->ns) || !t->ns ? -EINVAL : 0;
 		}
 	return -EINVAL;
@@ -545,6 +560,10 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 		(unsigned long long)st->events, plural(st->events),
 		(unsigned long long)st->shim_records, plural(st->shim_records),
 		(unsigned int)st->frames, plural(st->frames));
+	if (st->spans)
+		fprintf(stderr, "d9prof: %llu span record%s and application event%s\n",
+			(unsigned long long)st->spans, plural(st->spans),
+			plural(st->spans));
 	/* the ctimer sampler copies its own 256 bytes: no call graph to say */
 	if (!strcmp(st->sampler, "perf") && st->callgraph_auto && st->fp_missing[0])
 		fprintf(stderr,
@@ -624,13 +643,17 @@ static void summary_segments(const struct record_opts *o, const struct record_st
 		for (unsigned int i = 0; i < o->ntriggers; i++)
 			if (st->trigger_cooled[i])
 				fprintf(stderr,
-					"d9prof: trigger %s>%gms: %llu dump%s, and held %llu "
+					"d9prof: trigger %s%s%s>%gms: %llu dump%s, and held %llu "
 					"more time%s in its cooldown (no dump)\n",
 					o->triggers[i].kind == RECORD_TRIGGER_POLL
 						? "poll"
 					: o->triggers[i].kind == RECORD_TRIGGER_DELAY
 						? "delay"
+					: o->triggers[i].kind == RECORD_TRIGGER_SPAN
+						? "span"
 						: "runq",
+					o->triggers[i].span[0] ? ":" : "",
+					o->triggers[i].span,
 					(double)o->triggers[i].ns / 1e6,
 					(unsigned long long)st->trigger_dumps[i],
 					plural(st->trigger_dumps[i]),
@@ -699,7 +722,8 @@ static int segment_option(struct record_opts *o, int c, const char *arg,
 		if (parse_trigger(arg, &o->triggers[o->ntriggers]))
 			return usage_error("record ",
 					   "bad trigger '%s': want poll>DUR, "
-					   "delay>DUR or runq>DUR, e.g. 'poll>50ms'",
+					   "delay>DUR, runq>DUR or span[:NAME]>DUR, "
+					   "e.g. 'poll>50ms'",
 					   arg);
 		o->ntriggers++;
 		return 0;

@@ -1100,6 +1100,7 @@ static void run_free(struct rec *r)
 	trace_writer__free(r->w);
 	flight__free(r->fl);
 	livestate__free(r->ls);
+	lib_map_release(&r->span_open);
 	symcache__free(r->sc);
 	symbolizer__free(r->sym);
 	tids__free(r->tids);

@@ -53,10 +53,14 @@ enum record_trigger_kind {
 				   * its poll */
 	RECORD_TRIGGER_RUNQ = 3,  /* a thread waits longer than ns on a run
 				   * queue (needs wakeups recorded) */
+	RECORD_TRIGGER_SPAN = 4,  /* a span of the application (named span,
+				   * any if "") lasts longer than ns, from
+				   * its creation to its close */
 };
 struct record_trigger {
 	enum record_trigger_kind kind;
 	uint64_t ns;
+	char span[64]; /* RECORD_TRIGGER_SPAN: the name, "" any */
 };
 #define RECORD_MAX_TRIGGERS 8
 #define RECORD_MAX_HOOKS    4 /* on-segment commands running at once */

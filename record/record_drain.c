@@ -431,6 +431,8 @@ static int span_record(struct rec *r, const struct d9_event *ev, uint32_t k, uin
 	int two = ev->type == D9_EV_SPAN_FIELD || ev->type == D9_EV_EVENT;
 
 	s.type = type[ev->type - D9_EV_SPAN_NEW];
+	if (r->span_triggers && s.type == TRACE_SPAN_CLOSE)
+		record_span_close(r, s.id, t);
 	if (!continuations(ev, 1))
 		return trace_writer__span(r->w, &s);
 	if (!k || k > D9_PAYLOAD_RECORDS)
@@ -457,6 +459,8 @@ static int span_record(struct rec *r, const struct d9_event *ev, uint32_t k, uin
 		s.id = 0;
 		s.value = (int64_t)ev->task;
 	}
+	if (r->span_triggers && s.type == TRACE_SPAN_NEW)
+		record_span_new(r, s.id, s.name, t);
 	return trace_writer__span(r->w, &s);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <stdint.h>
 
+#include "lib/map.h"
 #include "libprof/d9_segment.h"
 #include "record/ctimer_rec.h"
 #include "record/exitwatch.h"
@@ -117,6 +118,10 @@ struct rec {
 	 * cools down on its own */
 	uint64_t dump_at, cooldown_until[RECORD_MAX_TRIGGERS];
 	char dump_why[256];
+	/* span triggers: each open span one of them may fire for, id ->
+	 * its creation (ns, low 8 bits cleared) | the triggers' bits */
+	struct lib_map span_open;
+	unsigned int span_triggers; /* bits of the span triggers */
 	int state_warned;
 	/* record__run()'s loop: what it polls, when it ends, how */
 	int pidfd, until_fd; /* the target's, until_pid's; -1 */
@@ -204,6 +209,10 @@ void record_bound_open(struct rec *r);
 void record_dump(struct rec *r, uint64_t now, const char *why, int last);
 /* Limits for the triggers, where they are seen. */
 void record_arm_triggers(struct rec *r);
+/* A span of the application created at @t0 (ns) named @name, or closed at
+ * @t: its triggers (RECORD_TRIGGER_SPAN) looked at. */
+void record_span_new(struct rec *r, uint64_t id, const char *name, uint64_t t0);
+void record_span_close(struct rec *r, uint64_t id, uint64_t t);
 /* Every tick of a segmented recording: dumps asked for or due, seals due,
  * commands ended. */
 void record_segments_tick(struct rec *r, uint64_t now);

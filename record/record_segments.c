@@ -306,6 +306,7 @@ static const char *trigger_name(enum record_trigger_kind k)
 {
 	return k == RECORD_TRIGGER_POLL	   ? "poll"
 	       : k == RECORD_TRIGGER_DELAY ? "delay"
+	       : k == RECORD_TRIGGER_SPAN  ? "span"
 					   : "runq";
 }
 
@@ -355,8 +356,10 @@ static char *task_label(const struct rec *r, uint64_t task, char *buf, size_t le
 	return buf;
 }
 
-static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns,
-		    uint64_t at, const char *what)
+/* The first trigger of @kind (among @mask's bits) that @ns is over: a
+ * dump, unless one is due or that trigger cools down. */
+static void trigger(struct rec *r, enum record_trigger_kind kind, unsigned int mask,
+		    uint64_t ns, uint64_t at, const char *what)
 {
 	const struct record_opts *o = r->o;
 	uint64_t cool = (uint64_t)((o->cooldown > 0 ? o->cooldown : o->window) * 1e9);
@@ -366,7 +369,8 @@ static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns,
 	if (r->dump_at)
 		return; /* the dump due holds this one too */
 	for (i = 0; i < o->ntriggers; i++) {
-		if (o->triggers[i].kind != kind || ns <= o->triggers[i].ns)
+		if (o->triggers[i].kind != kind || ns <= o->triggers[i].ns ||
+		    !(mask & 1u << i))
 			continue;
 		if (hot == RECORD_MAX_TRIGGERS)
 			hot = i;
@@ -378,9 +382,11 @@ static void trigger(struct rec *r, enum record_trigger_kind kind, uint64_t ns,
 			r->st->trigger_cooled[hot]++;
 		return;
 	}
-	snprintf(r->dump_why, sizeof(r->dump_why), "trigger %s>%.3gms: %s %.1f ms at %s",
-		 trigger_name(kind), (double)o->triggers[i].ns / 1e6, what,
-		 (double)ns / 1e6, wall_time(at, when, sizeof(when)));
+	snprintf(r->dump_why, sizeof(r->dump_why),
+		 "trigger %s%s%s>%.3gms: %s %.1f ms at %s", trigger_name(kind),
+		 o->triggers[i].span[0] ? ":" : "", o->triggers[i].span,
+		 (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
+		 wall_time(at, when, sizeof(when)));
 	r->dump_at = at + (uint64_t)(o->window * 1e9 / 2);
 	r->cooldown_until[i] = at + cool;
 	r->st->trigger_dumps[i]++;
@@ -404,13 +410,58 @@ static void check_triggers(struct rec *r)
 		trigger(r,
 			h.kind == LIVESTATE_POLL ? RECORD_TRIGGER_POLL
 						 : RECORD_TRIGGER_DELAY,
-			h.ns, h.time, what);
+			~0u, h.ns, h.time, what);
 	}
 	if (r->oc && offcpu_rec__runq_hit(r->oc, &tid, &at, &ns)) {
 		snprintf(what, sizeof(what), "thread %s waited for a CPU",
 			 thread_label(r, tid, thr, sizeof(thr)));
-		trigger(r, RECORD_TRIGGER_RUNQ, ns, at, what);
+		trigger(r, RECORD_TRIGGER_RUNQ, ~0u, ns, at, what);
 	}
+}
+
+/* Open spans a span trigger watches at most: the rest are not watched
+ * (a target that opens spans and never closes them costs no more). */
+#define SPAN_OPEN_MAX 65536
+
+void record_span_new(struct rec *r, uint64_t id, const char *name, uint64_t t0)
+{
+	unsigned int mask = 0;
+	uint64_t *v;
+
+	for (unsigned int i = 0; i < r->o->ntriggers; i++)
+		if ((r->span_triggers & 1u << i) &&
+		    (!r->o->triggers[i].span[0] ||
+		     (name && !strcmp(name, r->o->triggers[i].span))))
+			mask |= 1u << i;
+	if (!mask) {
+		/* an id created again: the span before it is not watched */
+		if (lib_map_find(&r->span_open, id))
+			lib_map_del(&r->span_open, id);
+		return;
+	}
+	if (lib_map_count(&r->span_open) >= SPAN_OPEN_MAX &&
+	    !lib_map_find(&r->span_open, id))
+		return;
+	v = lib_map_get(&r->span_open, id, NULL);
+	if (v)
+		*v = (t0 & ~0xffULL) | mask;
+}
+
+void record_span_close(struct rec *r, uint64_t id, uint64_t t)
+{
+	uint64_t *v = lib_map_find(&r->span_open, id), t0;
+	unsigned int mask;
+	char what[96];
+
+	if (!v)
+		return;
+	t0 = *v & ~0xffULL;
+	mask = (unsigned int)(*v & 0xff);
+	lib_map_del(&r->span_open, id);
+	if (t <= t0)
+		return;
+	snprintf(what, sizeof(what), "span %llu lasted", (unsigned long long)id);
+	trigger(r, RECORD_TRIGGER_SPAN, mask, t - t0, t, what);
 }
 
 /* Limits for the triggers, where they are seen. */
@@ -418,8 +469,12 @@ void record_arm_triggers(struct rec *r)
 {
 	uint64_t lim[4] = {0};
 
+	r->span_triggers = 0;
 	for (unsigned int i = 0; i < r->o->ntriggers; i++) {
 		const struct record_trigger *t = &r->o->triggers[i];
+
+		if (t->kind == RECORD_TRIGGER_SPAN)
+			r->span_triggers |= 1u << i;
 
 		if (t->kind >= 1 && t->kind <= 3 &&
 		    (!lim[t->kind] || t->ns < lim[t->kind]))

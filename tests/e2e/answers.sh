@@ -27,6 +27,10 @@
 #                   that request within 2% (or 300 us), the slowest ones
 #                   name both tasks, burn_slow and db_read, and flame
 #                   --span --min keeps the slow requests' CPU only
+#   span_trigger    a flight recorder with --trigger 'span:request>15ms'
+#                   dumps for a slow request: the span its reason names
+#                   lasted over 15 ms by the program's own measure, and
+#                   the dump holds it
 #
 #   B=build      build directory (d9prof, libd9prof.a, e2e/latency/ and
 #                e2e/answers/ programs)
@@ -278,6 +282,32 @@ PY
 		fail "the slow requests' profile is not theirs" || return 1
 	"$D9" spans -i "$TMP/req.data" >"$TMP/req.txt" || return 1
 	grep -q "^request " "$TMP/req.txt" || fail "spans: $(cat "$TMP/req.txt")" || return 1
+}
+
+t_span_trigger() {
+	need_perf || return
+	local out=$TMP/flight why id truth f
+	mkdir -p "$out"
+	start_ready -t 10 "$TMP/trig.out" "$ANS/request" 120 || return 1
+	"$D9" record -p "$SPID" --flight=2s --trigger 'span:request>15ms' -o "$out" \
+		2>"$TMP/trig.err" &
+	PIDS+=($!)
+	wait_for "$TMP/trig.err" 'dump: .*trigger span:request>15ms' 20 ||
+		fail "no trigger dump: $(tail -3 "$TMP/trig.err")" || return 1
+	f=$(ls "$out"/*.data | head -1)
+	why=$(info_json "$f" "j['dump_reasons'][0]")
+	say "    $why"
+	id=$(sed -n 's/^trigger span:request>15ms: span \([0-9]*\) lasted [0-9.]* ms at .*/\1/p' \
+		<<<"$why")
+	[ -n "$id" ] || fail "the reason names no span" || return 1
+	truth=$(awk -v id="$id" '$1 == "req" && $2 == id { print $4 }' "$TMP/trig.out")
+	[ -n "$truth" ] && [ "$truth" -gt 15000000 ] ||
+		fail "span $id: the program measured '${truth:-nothing}' ns" || return 1
+	"$D9" spans -i "$f" --instances --limit 0 --format json |
+		python3 -c 'import json, sys
+sys.exit(not any(s["id"] == int(sys.argv[1]) and s["duration_ns"] > 15000000
+                 for s in json.load(sys.stdin)["instances"]))' "$id" ||
+		fail "the dump does not hold span $id as slow" || return 1
 }
 
 e2e_run_tests
