@@ -19,6 +19,12 @@
  * rounds alternate 1 and 2 threads after one of each not counted (the
  * first touch of the rings' pages), and each figure is the median round,
  * printed with every round's ("..._rounds", comma-separated).
+ *
+ * Spans (d9prof.h) the same way, on 1 thread, in the same rounds: an
+ * enter+exit pair alone ("span_pair"), a poll pair with an enter+exit pair
+ * inside it ("poll_span", the four markers), and an application event
+ * with a name and a value ("event", per call); detached, an enter+exit
+ * pair.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -71,7 +77,38 @@ static double rdtsc_cost(void)
 	return d9__clock_tsc ? read_cost(d9__clock_now) : 0;
 }
 
-static double detached_pair_cost(void)
+/* What a worker's loop calls: the markers measured. */
+enum mode {
+	MODE_POLL,	/* d9_poll_begin, d9_poll_end */
+	MODE_SPAN,	/* d9_span_enter, d9_span_exit */
+	MODE_POLL_SPAN, /* a span entered and exited inside a poll */
+	MODE_EVENT,	/* d9_event with a name and a value */
+};
+
+static inline __attribute__((always_inline)) void markers(enum mode m, uint64_t i)
+{
+	switch (m) {
+	case MODE_POLL:
+		d9_poll_begin(i);
+		d9_poll_end(i);
+		break;
+	case MODE_SPAN:
+		d9_span_enter(i);
+		d9_span_exit(i);
+		break;
+	case MODE_POLL_SPAN:
+		d9_poll_begin(i);
+		d9_span_enter(i);
+		d9_span_exit(i);
+		d9_poll_end(i);
+		break;
+	case MODE_EVENT:
+		d9_event("bench", (int64_t)i, NULL);
+		break;
+	}
+}
+
+static double detached_cost(enum mode m)
 {
 	double best = 1e9;
 	uint64_t i, n = 50000000;
@@ -80,10 +117,8 @@ static double detached_pair_cost(void)
 	for (r = 0; r < 5; r++) {
 		uint64_t t0 = now_ns();
 
-		for (i = 1; i <= n; i++) {
-			d9_poll_begin(i);
-			d9_poll_end(i);
-		}
+		for (i = 1; i <= n; i++)
+			markers(m, i);
 		double ns = (double)(now_ns() - t0) / (double)n;
 		if (ns < best)
 			best = ns;
@@ -94,6 +129,7 @@ static double detached_pair_cost(void)
 struct worker {
 	pthread_t th;
 	uint64_t base;
+	enum mode mode;
 	uint64_t burst_ns[BURSTS]; /* time of each burst */
 };
 
@@ -121,10 +157,8 @@ static void *attached_worker(void *arg)
 	for (b = 0; b < BURSTS; b++) {
 		uint64_t t0 = now_ns();
 
-		for (i = 0; i < BURST; i++) {
-			d9_poll_begin(w->base + i);
-			d9_poll_end(w->base + i);
-		}
+		for (i = 0; i < BURST; i++)
+			markers(w->mode, w->base + i + 1);
 		w->burst_ns[b] = now_ns() - t0;
 		nanosleep(&gap, NULL);
 	}
@@ -156,8 +190,9 @@ static uint64_t ring_drops(void *seg, struct ring_count *v,
 	return total;
 }
 
-/* ns per pair on @n threads at once (the slowest thread's figure). */
-static double attached_pair_cost(int n, uint64_t *drops, void *seg)
+/* ns per pair (or per call of @m) on @n threads at once (the slowest
+ * thread's figure). */
+static double attached_cost(int n, enum mode m, uint64_t *drops, void *seg)
 {
 	struct worker w[2];
 	static struct ring_count d0[D9_SEG_RINGS], d1[D9_SEG_RINGS];
@@ -168,6 +203,7 @@ static double attached_pair_cost(int n, uint64_t *drops, void *seg)
 	memset(w, 0, sizeof(w));
 	for (i = 0; i < n; i++) {
 		w[i].base = (uint64_t)(i + 1) << 32;
+		w[i].mode = m;
 		pthread_create(&w[i].th, NULL, attached_worker, &w[i]);
 	}
 	for (i = 0; i < n; i++) {
@@ -203,7 +239,7 @@ int main(int argc, char **argv)
 	int attach = argc > 1 && !strcmp(argv[1], "--attach");
 	struct d9_seg_hdr *h;
 	uint64_t drops = 0, d;
-	double a1[ROUNDS], a2[ROUNDS];
+	double a1[ROUNDS], a2[ROUNDS], s1[ROUNDS], ps[ROUNDS], e1[ROUNDS];
 	int i;
 
 	if (d9_init() || !(h = d9__segment())) {
@@ -212,7 +248,8 @@ int main(int argc, char **argv)
 	}
 	printf("clock_gettime_ns %.2f\n", clock_cost());
 	printf("rdtsc_ns %.2f\n", rdtsc_cost()); /* 0: the shim does not use the TSC */
-	printf("detached_pair_ns %.2f\n", detached_pair_cost());
+	printf("detached_pair_ns %.2f\n", detached_cost(MODE_POLL));
+	printf("detached_span_pair_ns %.2f\n", detached_cost(MODE_SPAN));
 	fflush(stdout);
 	if (!attach)
 		return 0;
@@ -230,18 +267,27 @@ int main(int argc, char **argv)
 	 * rounds' threads take (a thread that ends leaves its ring to the
 	 * recorder to free: the next one may take a fresh one), what a
 	 * runtime's threads pay once in the segment's life */
-	attached_pair_cost(1, &d, h);
+	attached_cost(1, MODE_POLL, &d, h);
 	drops += d;
-	attached_pair_cost(2, &d, h);
+	attached_cost(2, MODE_POLL, &d, h);
 	drops += d;
 	for (i = 0; i < ROUNDS; i++) {
-		a1[i] = attached_pair_cost(1, &d, h);
+		a1[i] = attached_cost(1, MODE_POLL, &d, h);
 		drops += d;
-		a2[i] = attached_pair_cost(2, &d, h);
+		a2[i] = attached_cost(2, MODE_POLL, &d, h);
+		drops += d;
+		s1[i] = attached_cost(1, MODE_SPAN, &d, h);
+		drops += d;
+		ps[i] = attached_cost(1, MODE_POLL_SPAN, &d, h);
+		drops += d;
+		e1[i] = attached_cost(1, MODE_EVENT, &d, h);
 		drops += d;
 	}
 	print_rounds("attached_pair_ns_1t", a1);
 	print_rounds("attached_pair_ns_2t", a2);
+	print_rounds("attached_span_pair_ns", s1);
+	print_rounds("attached_poll_span_ns", ps);
+	print_rounds("attached_event_ns", e1);
 	printf("attached_drops %llu\n", (unsigned long long)drops);
 	printf("attached_clock_gettime_ns %.2f\n", clock_cost());
 	return 0;

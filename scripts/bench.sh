@@ -40,8 +40,8 @@
 # BIG_SAMPLES [1000000], SAMPLE_HZ [25000], SPIN_US [8], DEMO_WORK_NS
 # [8000], KEEP=1 keeps the traces in $B/bench/run, BENCH_ONLY=2 runs only
 # sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table,
-# BENCH_ONLY=2h row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone
-# (~1.5 minutes).
+# BENCH_ONLY=1 section 1 alone (the markers and spans, ~20 s), BENCH_ONLY=2h
+# row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes).
 set -u
 
 B=${B:-build}
@@ -445,6 +445,26 @@ row 1c "marker attached 1 thread, ns/call" "$A1" "dial9 50 (published)" \
 row 1d "marker attached 2 threads, ns/call" "$A2" "dial9 50 (published)" \
 	"$(calc "$A2 / 50")" "$LIMT" "$(spread_verdict "$A2R" "$LIM") ($(span "$A2R"))"
 row 1e "drops while drained (400k rec/s/thread)" "$SDROPS" "-" "-" "0" "$(verdict "$SDROPS == 0")"
+# spans (issue 27): an enter+exit pair at most 3x a poll pair, measured in
+# the same rounds; dial9 publishes ~300 ns per span enter+exit
+SDET=$(kv "$RUN/shim.out" detached_span_pair_ns)
+SP=$(kv "$RUN/shim.out" attached_span_pair_ns)
+SPR=$(kv "$RUN/shim.out" attached_span_pair_ns_rounds | tr , ' ')
+PSP=$(kv "$RUN/shim.out" attached_poll_span_ns)
+EV=$(kv "$RUN/shim.out" attached_event_ns)
+SLIM=$(calc "3 * $(kv "$RUN/shim.out" attached_pair_ns_1t)")
+row 1g "span enter+exit detached, ns/pair" "$SDET" "-" "-" "< 4 ns/pair" \
+	"$(verdict "$SDET < 4")"
+row 1h "span enter+exit attached 1 thread, ns/pair" "$SP" "dial9 300 (published)" \
+	"$(calc "$SP / 300")" "<= 3 x poll pair = $SLIM" \
+	"$(spread_verdict "$SPR" "$SLIM") ($(span "$SPR"))"
+row 1i "poll pair with a span pair inside, ns" "$PSP" "-" "-" "reference" "-"
+row 1j "event (name, value) attached, ns/call" "$EV" "-" "-" "reference" "-"
+if [ "$BENCH_ONLY" = 1 ]; then
+	note "BENCH_ONLY=1: section 1 only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 
 # ---- 2. recording overhead -------------------------------------------------------
 
