@@ -202,6 +202,7 @@ struct runtime {
 	atomic_bool stopping;
 	atomic_uint_fast64_t live; /* spawned, not yet ended */
 	atomic_uint_fast64_t next_id;
+	atomic_uint_fast64_t next_span; /* span ids, from 1, never reused */
 	atomic_uint_fast64_t spawned[NR_KINDS];
 
 	struct timer timer;
@@ -729,11 +730,12 @@ static _Atomic uint64_t blocked_ns;
 
 static DEMO_FRAME enum poll_result blocker_poll(struct worker *w, struct task *t)
 {
+	uint64_t span, t0;
+
 	if (is_stopping(w))
 		return POLL_READY;
-	static atomic_uint_fast64_t reads;
-	uint64_t span = (1ULL << 62) + atomic_fetch_add(&reads, 1) + 1;
-	uint64_t t0 = now_ns();
+	span = atomic_fetch_add(&w->rt->next_span, 1);
+	t0 = now_ns();
 
 	d9_span_new(span, 0, "read");
 	d9_span_field(span, "bytes", 4096, NULL);
@@ -795,8 +797,7 @@ static DEMO_FRAME enum poll_result spawner_poll(struct worker *w, struct task *t
 		batch[n++] = s;
 	}
 	if (n) {
-		/* the first task's id: ids are never reused */
-		b->span = batch[0]->id;
+		b->span = atomic_fetch_add(&w->rt->next_span, 1);
 		atomic_init(&b->left, (unsigned)n);
 		d9_span_new(b->span, 0, "batch");
 		d9_span_field(b->span, "tasks", (int64_t)n, NULL);
@@ -905,6 +906,7 @@ static int runtime_init(struct runtime *rt, unsigned nr_workers, bool bench)
 	rt->nr_workers = nr_workers;
 	rt->bench = bench;
 	atomic_init(&rt->next_id, 1);
+	atomic_init(&rt->next_span, 1);
 	rt->workers = aligned_alloc(64, nr_workers * sizeof(*rt->workers));
 	if (!rt->workers)
 		return -ENOMEM;
