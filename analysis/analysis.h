@@ -89,6 +89,10 @@ enum group_by {
 	GROUP_NAME = 2,	  /* the task's name: all tasks of one name
 			   * together (unnamed ones: "[unnamed tasks]") */
 	GROUP_THREAD = 3, /* "name[tid]" of the thread */
+	GROUP_SPAN = 4,	  /* the name of the innermost span of the
+			   * application entered on the thread ("[no
+			   * span]" outside spans): flame and the
+			   * speedscope export, given spans */
 };
 #define GROUP_AUTO_TASKS 100
 
@@ -283,7 +287,8 @@ struct flame_opts {
 	const char *title;	     /* NULL: a default naming the trace */
 	int reverse;		     /* SVG: icicle, root on top */
 	struct flame_result *result; /* out, filled if non-NULL */
-	struct span_filter span;     /* only samples taken inside it */
+	struct span_filter span;     /* only samples taken inside it; its
+				      * spans are also GROUP_SPAN's */
 };
 
 /* CPU flamegraph of @j's trace (min_poll_ns needs a join made with
@@ -1056,7 +1061,8 @@ struct export_opts {
 	enum group_by by;	      /* speedscope: a profile per group (0: by task) */
 	const struct spans *spans;    /* the application's spans, NULL: none
 				       * (chrome: their slices and events;
-				       * pprof: the span label) */
+				       * pprof: the span label; speedscope:
+				       * by GROUP_SPAN) */
 	struct export_result *result; /* out, filled if non-NULL */
 };
 

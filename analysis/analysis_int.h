@@ -145,13 +145,21 @@ struct groups {
 			     * unnamed) */
 	uint32_t *tids;	    /* GROUP_THREAD: sorted tids, one a group */
 	size_t ntids, ngroups;
+	const struct spans *sp; /* GROUP_SPAN: the spans, names[] theirs */
+	uint32_t *of_span;	/* ... the group of each span (spans.v) */
 };
 
-int groups__new(const struct join *j, enum group_by by, struct groups **out);
+/* GROUP_SPAN needs @sp (else -EINVAL); the others ignore it. */
+int groups__new(const struct join *j, enum group_by by, const struct spans *sp,
+		struct groups **out);
 /* The group of something inside a poll of task index @task_ix (-1: in
  * no poll) on thread @tid: UINT32_MAX if not kept, GROUP_NONE for "[no
  * poll]". */
 uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid);
+/* The same for something at @time (GROUP_SPAN: by the span entered on
+ * @tid then, GROUP_NONE for none). */
+uint32_t groups__of_at(const struct groups *g, int32_t task_ix, uint32_t tid,
+		       uint64_t time);
 char *groups__label(const struct groups *g, uint32_t grp, char *buf, size_t len);
 void groups__free(struct groups *g);
 
@@ -306,6 +314,12 @@ size_t analysis_spans_over(const struct spans *sp, uint64_t min_ns,
  * characters written (snprintf()'s). (span_table.c) */
 int span_filter_note(const struct span_filter *f, uint64_t weight, const char *unit,
 		     char *buf, size_t len);
+/* Does @f keep only some spans' time (spans__select() was called)? Its
+ * spans without a selection only name GROUP_SPAN's roots. */
+static inline int span_filter_on(const struct span_filter *f)
+{
+	return f->spans && f->spans->selected;
+}
 
 /* Append "; lost: ..." (analysis_losses_text()) to a flamegraph's
  * subtitle at @buf; nothing when nothing was lost. */

@@ -234,7 +234,8 @@ out:
 int analysis__export_speedscope(const struct join *j, const struct export_opts *o,
 				FILE *out)
 {
-	struct flame_opts fo = {.by = o && o->by ? o->by : GROUP_TASK};
+	struct flame_opts fo = {.by = o && o->by ? o->by : GROUP_TASK,
+				.span.spans = o ? o->spans : NULL};
 	struct export_result res = {0};
 	struct flame_result fr = {0};
 	struct groups *g = NULL;

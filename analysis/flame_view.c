@@ -69,6 +69,7 @@ static int write_svg(const struct join *j, const struct groups *g,
 						   "--by task for one root each)"
 						 : "tasks grouped by name")
 			      : g->by == GROUP_THREAD ? "one root per thread"
+			      : g->by == GROUP_SPAN   ? "one root per span name"
 						      : "one root per task");
 	if (n >= 0 && (size_t)n < sizeof(sub) && o->min_poll_ns)
 		n += snprintf(sub + n, sizeof(sub) - n,
@@ -141,7 +142,8 @@ static uint32_t *preorder(const struct flame *trie)
 static uint32_t root_keep(const struct join *j, const struct groups *g, uint64_t root,
 			  uint32_t s)
 {
-	return root && g->by != GROUP_THREAD ? join__keep(j, s) : UINT32_MAX;
+	return root && g->by != GROUP_THREAD && g->by != GROUP_SPAN ? join__keep(j, s)
+								    : UINT32_MAX;
 }
 
 static int build_tree(const struct join *j, const struct groups *g, struct flame *f,
@@ -251,9 +253,10 @@ static int flame_sample(void *ctx, const struct trace_sample *s, const struct jo
 
 	if (fw->o->min_poll_ns && (!p || p->end - p->start < fw->o->min_poll_ns))
 		return 0;
-	if (fw->o->span.spans && !spans__kept_at(fw->o->span.spans, s->tid, s->time))
+	if (span_filter_on(&fw->o->span) &&
+	    !spans__kept_at(fw->o->span.spans, s->tid, s->time))
 		return 0;
-	grp = groups__of(fw->g, p ? (int32_t)p->task : -1, s->tid);
+	grp = groups__of_at(fw->g, p ? (int32_t)p->task : -1, s->tid, s->time);
 	if (grp == UINT32_MAX)
 		return 0;
 	v = lib_map_get(fw->agg, group_root(grp) << 32 | s->stack, NULL);
@@ -286,7 +289,7 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 	 * id */
 	if (j->ntasks >= UINT32_MAX - 3)
 		return -EOVERFLOW;
-	err = groups__new(j, o->by, &g);
+	err = groups__new(j, o->by, o->span.spans, &g);
 	if (err)
 		return err;
 	err = -ENOMEM;

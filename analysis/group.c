@@ -64,7 +64,43 @@ enum group_by groups_resolve(const struct join *j, enum group_by by)
 	return j->ntasks > GROUP_AUTO_TASKS ? GROUP_NAME : GROUP_TASK;
 }
 
-int groups__new(const struct join *j, enum group_by by, struct groups **out)
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* GROUP_SPAN: one group per distinct span name, in name order. */
+static int span_groups(struct groups *g, const struct spans *sp)
+{
+	const char **v = malloc((sp->n + 1) * sizeof(*v));
+	size_t i, n = 0;
+
+	g->names = malloc((sp->n + 1) * sizeof(*g->names));
+	g->of_span = malloc((sp->n + 1) * sizeof(*g->of_span));
+	if (!v || !g->names || !g->of_span) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < sp->n; i++)
+		v[i] = spans_name(&sp->v[i]);
+	qsort(v, sp->n, sizeof(*v), str_cmp);
+	for (i = 0; i < sp->n; i++)
+		if (!n || strcmp(v[i], g->names[n - 1]))
+			g->names[n++] = v[i];
+	for (i = 0; i < sp->n; i++) {
+		const char *name = spans_name(&sp->v[i]);
+		const char **at = bsearch(&name, g->names, n, sizeof(*g->names), str_cmp);
+
+		g->of_span[i] = (uint32_t)(at - g->names);
+	}
+	g->ngroups = n;
+	g->sp = sp;
+	free(v);
+	return 0;
+}
+
+int groups__new(const struct join *j, enum group_by by, const struct spans *sp,
+		struct groups **out)
 {
 	struct groups *g = calloc(1, sizeof(*g));
 	const struct task_stat **v = NULL;
@@ -82,7 +118,11 @@ int groups__new(const struct join *j, enum group_by by, struct groups **out)
 	for (i = 0; i < j->ntasks; i++)
 		g->of_task[i] = join__kept(j, &j->tasks[i]) ? (uint32_t)i : UINT32_MAX;
 	g->ngroups = j->ntasks;
-	if (g->by == GROUP_NAME) {
+	if (g->by == GROUP_SPAN) {
+		err = sp ? span_groups(g, sp) : -EINVAL;
+		if (err)
+			goto fail;
+	} else if (g->by == GROUP_NAME) {
 		/* one group per distinct name; unnamed tasks share one */
 		v = malloc((j->ntasks + 1) * sizeof(*v));
 		g->names = malloc((j->ntasks + 1) * sizeof(*g->names));
@@ -137,12 +177,31 @@ uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid)
 	return task_ix < 0 ? GROUP_NONE : g->of_task[task_ix];
 }
 
+uint32_t groups__of_at(const struct groups *g, int32_t task_ix, uint32_t tid,
+		       uint64_t time)
+{
+	int32_t i;
+
+	if (g->by != GROUP_SPAN)
+		return groups__of(g, task_ix, tid);
+	if (task_ix >= 0 && g->of_task[task_ix] == UINT32_MAX)
+		return UINT32_MAX;
+	if (task_ix < 0 && g->j->sel.on)
+		return UINT32_MAX;
+	i = spans__at(g->sp, tid, time);
+	return i < 0 ? GROUP_NONE : g->of_span[i];
+}
+
 char *groups__label(const struct groups *g, uint32_t grp, char *buf, size_t len)
 {
 	char name[256];
 
 	if (grp == GROUP_NONE) {
-		snprintf(buf, len, "[no poll]");
+		snprintf(buf, len, g->by == GROUP_SPAN ? "[no span]" : "[no poll]");
+	} else if (g->by == GROUP_SPAN) {
+		analysis_clean_name(grp < g->ngroups ? g->names[grp] : "?", name,
+				    sizeof(name));
+		snprintf(buf, len, "%s", name);
 	} else if (g->by == GROUP_THREAD) {
 		if (grp >= g->ntids)
 			snprintf(buf, len, "[other threads]");
@@ -167,6 +226,7 @@ void groups__free(struct groups *g)
 		return;
 	free(g->of_task);
 	free(g->names);
+	free(g->of_span);
 	free(g->tids);
 	free(g);
 }

@@ -333,7 +333,7 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 		return -ENOENT;
 	if (j->ntasks >= (1u << 29))
 		return -EOVERFLOW;
-	err = groups__new(j, o->by, &g);
+	err = groups__new(j, o->by, NULL, &g);
 	if (err)
 		return err;
 	err = -ENOMEM;
@@ -353,7 +353,8 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 
 		if (w->len < o->min_block_ns)
 			continue;
-		if (o->span.spans && !spans__kept_at(o->span.spans, s->tid, s->time))
+		if (span_filter_on(&o->span) &&
+		    !spans__kept_at(o->span.spans, s->tid, s->time))
 			continue;
 		if (w->where == OFFCPU_IN_POLL) {
 			const struct poll *p = &j->polls[w->poll];

@@ -117,7 +117,7 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 	struct tcol tc[6] = {{0}};
 	size_t i, n = 0, nr = 0, shown, w = 5;
 	char a[32], b[32], c[32], d[32], e[32], f[32], lab[300];
-	int err = groups__new(j, o->by, &g);
+	int err = groups__new(j, o->by, NULL, &g);
 
 	if (err)
 		return err;

@@ -661,7 +661,7 @@ int span_filter_note(const struct span_filter *f, uint64_t weight, const char *u
 {
 	char name[256], dur[32];
 
-	if (!f->spans)
+	if (!span_filter_on(f))
 		return 0;
 	analysis_clean_name(f->name ? f->name : "", name, sizeof(name));
 	return snprintf(

@@ -144,7 +144,7 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 	if (!o)
 		o = &dflt;
 	t = j->trace;
-	err = groups__new(j, o->by == GROUP_THREAD ? GROUP_TASK : o->by, &g);
+	err = groups__new(j, o->by == GROUP_THREAD ? GROUP_TASK : o->by, NULL, &g);
 	if (err)
 		return err;
 	err = -ENOMEM;

@@ -151,7 +151,9 @@ static inline unsigned int join_flags(const struct inputs *in, unsigned int flag
  * it uses after parsing. */
 struct view_args {
 	struct task_sel sel;	  /* -t, --task ID|NAME */
-	enum group_by by;	  /* --by task|name|thread */
+	enum group_by by;	  /* --by task|name|thread (|span where the
+				   * command sets .by_span) */
+	int by_span;		  /* set by the command: --by span too */
 	int reverse;		  /* --reverse */
 	const char *title;	  /* --title */
 	uint64_t min_poll_ns;	  /* --min-poll DUR */

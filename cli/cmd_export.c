@@ -25,11 +25,12 @@ static void help(FILE *f)
 		"Grafana. Values samples/count and cpu/nanoseconds (a sample is 1e9/F ns,\n"
 		"F the sampling frequency recorded), with --offcpu off-cpu/nanoseconds.\n"
 		"Every sample is labelled task_id and task_name (0 and \"[no poll]\"\n"
-		"outside polls), thread and tid, and inside a poll, poll (its id in\n"
-		"'d9prof polls'): 'pprof -tagfocus task_id=42' shows one task.\n\n"
+		"outside polls), thread and tid, inside a poll, poll (its id in\n"
+		"'d9prof polls'), and inside a span of the application, span and\n"
+		"span_id: 'pprof -tagfocus task_id=42' shows one task.\n\n"
 		"speedscope: speedscope's JSON for 'npx speedscope FILE' or\n"
 		"https://www.speedscope.app: one sampled profile per task (--by: per\n"
-		"task name or thread), busiest first, the stacks of 'd9prof flame'\n"
+		"task name, thread or span name), busiest first, the stacks of 'd9prof flame'\n"
 		"in nanoseconds of CPU time. Stacks are summed: no time order.\n\n"
 		"chrome: a timeline in the Trace Event Format (JSON) for\n"
 		"https://ui.perfetto.dev or Chrome DevTools' Performance panel: a\n"
@@ -47,8 +48,9 @@ static void help(FILE *f)
 		"                        (not parked time), from its switch-out stacks\n"
 		"                        (pprof only)\n"
 		"      --by KEY          speedscope: a profile per task (default), per\n"
-		"                        task name, or per thread (samples outside\n"
-		"                        polls too)\n"
+		"                        task name, per thread (samples outside polls\n"
+		"                        too) or per span name of the application\n"
+		"                        (\"[no span]\" outside spans)\n"
 		"  -o, --output OUT      write there (default: stdout, except for a\n"
 		"                        terminal, which gets d9prof.pb.gz,\n"
 		"                        d9prof.speedscope.json or d9prof.trace.json)\n" NO_INLINE_HELP
@@ -133,7 +135,7 @@ int cmd_export(int argc, char **argv)
 	struct export_result res = {0};
 	struct export_opts eo = {.result = &res};
 	struct inputs in = {.n = 0};
-	struct view_args va = {0};
+	struct view_args va = {.by_span = 1};
 	const char *outp;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	struct session se;
@@ -159,7 +161,9 @@ int cmd_export(int argc, char **argv)
 			 (eo.offcpu		       ? SESSION_OFFCPU
 			  : eo.format == EXPORT_CHROME ? SESSION_OFFCPU | SESSION_DELAYS
 						       : 0) |
-				 (eo.format != EXPORT_SPEEDSCOPE ? SESSION_SPANS : 0)))
+				 (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
+					  ? SESSION_SPANS
+					  : 0)))
 		return EXIT_FAIL;
 	eo.spans = se.sp;
 	if (check_task(se.j, &va.sel, &in)) {

@@ -14,7 +14,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: d9prof flame " INPUT_USAGE "\n"
-		"                    [--task ID|NAME] [--by task|name|thread]\n"
+		"                    [--task ID|NAME] [--by task|name|thread|span]\n"
 		"                    [--min-poll DUR] [--span NAME [--min DUR]]\n"
 		"                    [--format svg|folded] [-o OUT]\n"
 		"       d9prof flame " INPUT_USAGE "\n"
@@ -41,6 +41,8 @@ static void help(FILE *f)
 		"options:\n" INPUT_HELP
 		"  -t, --task ID|NAME    only samples taken while task ID (or any task\n"
 		"                        named NAME) was polled\n" BY_HELP
+		"                        or span (the innermost span of the application\n"
+		"                        entered then; \"[no span]\" outside spans)\n"
 		"      --min-poll DUR    only samples inside polls that lasted at least\n"
 		"                        DUR (e.g. 500us, 1ms, 2.5s); leaves out [no poll]\n"
 		"      --span NAME       only samples taken while a span named NAME was\n"
@@ -275,7 +277,7 @@ int cmd_flame(int argc, char **argv)
 	struct flame_opts fo = {0};
 	struct flame_args fa = {.have_poll = 0};
 	struct inputs in = {.n = 0}, *base = &fa.base;
-	struct view_args va = {.format = FLAME_SVG};
+	struct view_args va = {.format = FLAME_SVG, .by_span = 1};
 	const char *outp, *diff;
 	struct trace *t;
 	struct join *j = NULL;
@@ -333,11 +335,12 @@ int cmd_flame(int argc, char **argv)
 	/* --min-poll walks the samples again, looking their polls up; --by
 	 * thread needs the threads that polled */
 	err = join__new(t,
-			join_flags(&in, fo.by == GROUP_THREAD	    ? JOIN_POLL_LIST
-					: fo.min_poll_ns || fa.span ? JOIN_KEEP_POLLS
-								    : 0),
+			join_flags(&in, fo.by == GROUP_THREAD ? JOIN_POLL_LIST
+					: fo.min_poll_ns || fa.span || fo.by == GROUP_SPAN
+						? JOIN_KEEP_POLLS
+						: 0),
 			&j);
-	if (!err && fa.span)
+	if (!err && (fa.span || fo.by == GROUP_SPAN))
 		err = spans__new(j, NULL, &sp);
 	if (err) {
 		analysis_failed(&in, t, err);
@@ -346,7 +349,7 @@ int cmd_flame(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (check_task(j, &va.sel, &in) ||
-	    (sp && check_spans(sp, fa.span, va.min_ns, 0, &in))) {
+	    (fa.span && check_spans(sp, fa.span, va.min_ns, 0, &in))) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

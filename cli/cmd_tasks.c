@@ -47,7 +47,7 @@ static int tasks_option(void *ctx, int c, const char *arg)
 
 	switch (c) {
 	case OPT_BY:
-		if ((k = parse_group_by(arg)) < 0 || k == GROUP_THREAD)
+		if ((k = parse_group_by(arg)) < 0 || k == GROUP_THREAD || k == GROUP_SPAN)
 			return usage_error("tasks ",
 					   "bad --by '%s': want task or name "
 					   "(per thread: 'd9prof polls --by thread')",

@@ -263,6 +263,7 @@ int parse_group_by(const char *s)
 		[GROUP_TASK] = "task",
 		[GROUP_NAME] = "name",
 		[GROUP_THREAD] = "thread",
+		[GROUP_SPAN] = "span",
 	};
 
 	return PARSE_WORD(s, by);
@@ -332,9 +333,10 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
 			return usage_error(cmd, "bad task '%s': " TASK_WANT, arg);
 		return 0;
 	case OPT_BY:
-		if ((k = parse_group_by(arg)) < 0)
-			return usage_error(
-				cmd, "bad --by '%s': want task, name or thread", arg);
+		if ((k = parse_group_by(arg)) < 0 || (k == GROUP_SPAN && !v->by_span))
+			return usage_error(cmd,
+					   "bad --by '%s': want task, name or thread%s",
+					   arg, v->by_span ? " or span" : "");
 		v->by = (enum group_by)k;
 		return 0;
 	case OPT_REVERSE:

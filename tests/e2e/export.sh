@@ -318,6 +318,13 @@ t_speedscope_validates_and_matches_folded_by_thread() {
 	speedscope thread
 }
 
+# the demo's spans: "batch" (its short tasks) and "read" (the blocker)
+t_speedscope_validates_and_matches_folded_by_span() {
+	need_decoder || return
+	record_demo || return
+	speedscope span
+}
+
 t_speedscope_task_keeps_only_that_task() {
 	local task
 	need_decoder || return
