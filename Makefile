@@ -193,17 +193,17 @@ check-sanitize: $(SAN_BINS)
 
 # The Rust binding (bindings/rust), offline (Debian's crates,
 # .cargo/config.toml), with the shim its build.rs compiles from libprof/ as
-# a user's build does: its tests, then rustfmt's default style and clippy
-# with warnings as errors on it and on the Tokio demo. Each runs whatever
-# the others did; each is skipped, with one line, only where its tool is
-# missing.
+# a user's build does: its tests (features tokio and tracing), then
+# rustfmt's default style and clippy with warnings as errors on it and on
+# the Tokio demo. Each runs whatever the others did; each is skipped, with
+# one line, only where its tool is missing.
 CARGO ?= cargo
 check-rust:
 	$(Q)if ! $(CARGO) --version >/dev/null 2>&1; then \
 		echo "check-rust: skip: no cargo on PATH"; exit 0; fi; \
 	export CARGO_TARGET_DIR=$(abspath $(B))/cargo; \
 	r=0; \
-	(cd bindings/rust && $(CARGO) test --offline --features tokio) || r=1; \
+	(cd bindings/rust && $(CARGO) test --offline --features tokio,tracing) || r=1; \
 	if ! $(CARGO) fmt --version >/dev/null 2>&1; then \
 		echo "check-rust: skip: no rustfmt on PATH"; \
 	else for d in bindings/rust examples/tokio; do \
@@ -214,7 +214,7 @@ check-rust:
 		echo "check-rust: skip: no clippy on PATH"; \
 	else \
 		(cd bindings/rust && $(CARGO) clippy --offline --all-targets \
-			--features tokio -- -D warnings) || r=1; \
+			--features tokio,tracing -- -D warnings) || r=1; \
 		(cd examples/tokio && $(CARGO) clippy --offline --all-targets \
 			-- -D warnings) || r=1; \
 	fi; \

@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh [--check] [build|demo|tokio|all]
 #     build  build d9prof and record (what 'make' needs)
 #     demo   build + what 'make demo' runs (the same: the C demo is ours)
-#     tokio  demo + the Tokio crates 'make demo-tokio' builds offline
+#     tokio  demo + the Tokio and tracing crates 'make demo-tokio' builds
+#            offline
 #     all    tokio + what 'make check' and 'make bench' use (the default)
 #   --check  exit 0 if all are present, else list what is missing
 # Installing needs root; it waits up to 10 minutes for another apt or
@@ -11,7 +12,8 @@
 set -eu
 BUILD="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev \
 libiberty-dev pkg-config man-db systemtap-sdt-dev"
-TOKIO="librust-tokio-dev librust-pin-project-lite-dev"
+TOKIO="librust-tokio-dev librust-pin-project-lite-dev librust-tracing-dev \
+librust-tracing-subscriber-dev"
 CHECK="clang-format libcriterion-dev linux-perf hyperfine time lld chromium python3 nodejs golang-go"
 
 check=0

@@ -6,6 +6,9 @@
 # source (examples/tokio/src/main.rs), demangled, without ::h<hash>.
 # And a new user's app: `cargo new`, README.md's snippets applied as they
 # are written, built offline and recorded with no environment variable.
+# And its requests as tracing spans (d9prof::tracing::D9Layer), checked
+# against what the demo measured itself: each request's number and the
+# slow route's sleep, printed per request ("req N ROUTE SLEPT_NS").
 #
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
@@ -105,6 +108,118 @@ t_ctimer_sampler() {
 	check_cpu_task ctimer && check_blocking_and_names ctimer
 }
 
+# ---- requests as tracing spans --------------------------------------------
+
+# spans_rec SECS: record the running demo SECS s; GOT: the slow_route spans
+# whole in it
+spans_rec() {
+	"$D9" record -p "$SPID" -d "$1" -o "$TMP/sp.data" 2>"$TMP/sp.rec" ||
+		fail "record failed: $(tail -3 "$TMP/sp.rec")" || return 1
+	"$D9" spans -i "$TMP/sp.data" --instances --name slow_route --limit 0 --format json \
+		>"$TMP/slow.json" || fail "spans --instances failed" || return 1
+	GOT=$(python3 -c '
+import json, sys
+print(sum(1 for s in json.load(open(sys.argv[1]))["instances"]
+          if not s["open_start"] and not s["open_end"]))' "$TMP/slow.json") || return 1
+}
+
+# The slow route's spans: served by the connection's task, blocked in the
+# handler's own frame over the sleep, for as long as the handler measured
+# its sleep (less what of it was the run queue after the wake-up); each in
+# its request span; the slow route's event carries the same sleep. Its
+# CPU profile (flame --span slow_route --min) is render_report's, and the
+# fast route's holds none of it.
+t_tracing_spans() {
+	need_demo || return 2
+	need_perf || return
+	start_ready -t 10 "$TMP/sp.out" "$BIN" -d 120 || return 1
+	# 60 slow requests (one in four, ~15 a second): ~90 ms of render_report
+	enough 60 2 16 spans_rec
+	case $? in 0) ;; 3) fail "too few slow requests" ;& *) return 1 ;; esac
+	stop "$SPID"
+	"$D9" spans -i "$TMP/sp.data" --instances --name request --limit 0 --format json \
+		>"$TMP/req.json" || fail "spans --name request failed" || return 1
+	"$D9" events -i "$TMP/sp.data" --name "slow route served" --format json \
+		>"$TMP/ev.json" || fail "events failed" || return 1
+	python3 - "$TMP/slow.json" "$TMP/req.json" "$TMP/ev.json" "$TMP/sp.out" <<'PY' || return 1
+import json, re, sys
+slow = json.load(open(sys.argv[1]))["instances"]
+reqs = json.load(open(sys.argv[2]))["instances"]
+events = json.load(open(sys.argv[3]))["events"]
+truth = {}
+for line in open(sys.argv[4]):
+    f = line.split()
+    if len(f) == 4 and f[0] == "req" and f[2] == "slow":
+        truth[int(f[1])] = int(f[3])
+def req_of(s):
+    m = re.search(r"(?:^| )req=(\d+)(?: |$)", s["fields"] or "")
+    return int(m.group(1)) if m else None
+whole = [s for s in slow if not s["open_start"] and not s["open_end"]]
+known = [s for s in whole if req_of(s) in truth]
+print(f"    {len(known)} of {len(whole)} whole slow_route spans are requests the demo printed")
+bad = []
+for s in known:
+    slept = truth[req_of(s)]
+    tol = max(300_000, slept // 20)
+    tasks = {t["name"] for t in s["tasks"]}
+    sleep = [c for c in s["causes"] if c["what"] == "blocked"
+             and "nanosleep" in c["call"] and "slow_route" in c["function"]]
+    parent = [r for r in reqs if r["id"] == s["parent"] and req_of(r) == req_of(s)
+              and "route=/slow" in (r["fields"] or "")]
+    why = []
+    if tasks != {"req_conn"}:
+        why.append(f"tasks {sorted(tasks)}")
+    if not sleep:
+        why.append("no blocked cause in nanosleep under slow_route")
+    if not slept - s["runq_ns"] - tol <= s["blocked_ns"] <= slept + tol:
+        why.append(f"blocked {s['blocked_ns']} ns, runq {s['runq_ns']} ns, slept {slept} ns")
+    if not parent:
+        why.append(f"no request span {s['parent']} with req={req_of(s)} route=/slow")
+    if why:
+        bad.append((s, why))
+ok = len(known) - len(bad)
+print(f"    {ok} of {len(known)} named req_conn and the sleep under slow_route, blocked"
+      " for what the handler measured (within 5% or 300 us, less its run queue), in their request")
+for s, why in bad[:3]:
+    print(f"    span req={req_of(s)}: {'; '.join(why)}: {json.dumps(s)[:400]}")
+if len(whole) < 60 or len(known) * 10 < len(whole) * 9 or len(bad) * 10 > len(known):
+    sys.exit(1)
+# blocked in all as the handlers measured it, less the run queue
+b = sum(s["blocked_ns"] for s in known)
+t = sum(truth[req_of(s)] for s in known)
+q = sum(s["runq_ns"] for s in known)
+print(f"    blocked {b / 1e6:.1f} ms in all, the handlers measured {t / 1e6:.1f} ms"
+      f" (run queue {q / 1e6:.1f} ms)")
+if not 0.98 * (t - q) <= b <= 1.02 * t:
+    sys.exit(1)
+# the event: its values are the sleeps in us, as many as the spans
+ev = events[0] if events else None
+med = sorted(truth.values())[len(truth) // 2] / 1000
+print(f"    event 'slow route served': {ev and ev['count']} of them, p50 {ev and ev['p50']} us,"
+      f" the demo's median {med:.0f} us")
+if not ev or ev["count"] < len(whole) or abs(ev["p50"] - med) > max(100, med / 20):
+    sys.exit(1)
+PY
+	"$D9" flame -i "$TMP/sp.data" --span slow_route --min 3ms --format folded \
+		>"$TMP/slow.folded" 2>/dev/null || fail "flame --span slow_route failed" || return 1
+	"$D9" flame -i "$TMP/sp.data" --span fast_route --format folded \
+		>"$TMP/fast.folded" 2>/dev/null || fail "flame --span fast_route failed" || return 1
+	local sw sr fw fr fc
+	sw=$(weight "$TMP/slow.folded")
+	sr=$(pct "$TMP/slow.folded" ';d9demo_tokio::render_report(;| )')
+	fw=$(weight "$TMP/fast.folded")
+	fr=$(pct "$TMP/fast.folded" ';d9demo_tokio::render_report(;| )')
+	fc=$(pct "$TMP/fast.folded" ';d9demo_tokio::checksum_body(;| )')
+	say "    flame --span slow_route --min 3ms: $sw samples, $sr% in render_report;" \
+		"--span fast_route: $fw samples, $fr% in render_report, $fc% in checksum_body"
+	[ "$sw" -ge 40 ] && [ "$sr" -ge 80 ] ||
+		fail "the slow route's profile is not render_report's:" \
+			"$(sort -t' ' -k2 -n "$TMP/slow.folded" | tail -1 | cut -c1-300)" || return 1
+	[ "$fw" -ge 10 ] && [ "$fr" = 0 ] && [ "$fc" -ge 50 ] ||
+		fail "the fast route's profile: $(sort -t' ' -k2 -n "$TMP/fast.folded" | tail -1 |
+			cut -c1-300)" || return 1
+}
+
 # snippet NAME: the code of README.md's block marked <!-- snippet: NAME -->
 snippet() {
 	awk -v m="<!-- snippet: $1 -->" '$0 == m { on = 1; next }
@@ -190,4 +305,4 @@ t_new_app() {
 		fail "a panic: $(grep -m1 panicked "$TMP/app.bad")" || return 1
 }
 
-e2e_run_tests t_perf_sampler t_ctimer_sampler t_new_app
+e2e_run_tests t_perf_sampler t_ctimer_sampler t_new_app t_tracing_spans

@@ -18,12 +18,27 @@
 //! - "echo_server" / "echo_client": a TCP echo pair on loopback;
 //! - 50 timer tasks spawned without a name: d9prof names them by their
 //!   future's type and spawn site (main::{{closure}}::{{closure}}
-//!   src/main.rs:LINE).
+//!   src/main.rs:LINE);
+//! - "req_client" / "req_conn": requests over a kept-alive loopback
+//!   connection, one line each, traced with `tracing` and recorded by
+//!   d9prof's layer (`d9prof spans`, `flame --span`, `events`): each is a
+//!   `request` span (an `#[instrument]`ed handler, fields req and route),
+//!   and in it a `fast_route` span (~200 us of CPU in `checksum_body`) or,
+//!   one in four, a `slow_route` span: the handler's mistake, a
+//!   synchronous `std::thread::sleep` of 4 ms on the worker, then ~1.5 ms
+//!   of CPU in `render_report`. After each request's span has closed the
+//!   connection prints "req N ROUTE SLEPT_NS": its number (the spans' req
+//!   field), fast or slow, and the sleep as the handler measured it (0 on
+//!   the fast route).
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, TcpStream};
+use tracing::{info, instrument, Span};
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::prelude::*;
 
 /// The CPU-heavy request's work: a hash loop for about `us` microseconds.
 #[inline(never)]
@@ -92,6 +107,125 @@ async fn echo_client(addr: std::net::SocketAddr) {
             return;
         }
         tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+}
+
+/// The slow route's CPU work: a hash loop for about `us` microseconds.
+#[inline(never)]
+fn render_report(us: u64) -> u64 {
+    let end = Instant::now() + Duration::from_micros(us);
+    let mut h = 0x9e37_79b9_7f4a_7c15u64;
+    while Instant::now() < end {
+        for i in 0..256u64 {
+            h = (h ^ (h >> 7) ^ i).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    black_box(h)
+}
+
+/// The fast route's CPU work, the same for about `us` microseconds.
+#[inline(never)]
+fn checksum_body(us: u64) -> u64 {
+    let end = Instant::now() + Duration::from_micros(us);
+    let mut h = 1u64;
+    while Instant::now() < end {
+        for i in 0..256u64 {
+            h = h.wrapping_mul(31).wrapping_add(i);
+        }
+    }
+    black_box(h)
+}
+
+/// How long the slow route sleeps, synchronously, on the worker.
+const SLOW_SLEEP: Duration = Duration::from_millis(4);
+
+/// "/slow": the mistake users make, a synchronous sleep (a blocking
+/// driver, a file read) on the worker, inside the poll; then CPU. The
+/// sleep as measured here, and the reply.
+#[instrument(skip_all, fields(req = n))]
+async fn slow_route(n: u64) -> (Duration, u64) {
+    let t = Instant::now();
+    std::thread::sleep(SLOW_SLEEP);
+    let slept = t.elapsed();
+    let h = render_report(1500);
+    info!(
+        slept_us = slept.as_micros() as u64,
+        req = n,
+        "slow route served"
+    );
+    (slept, h)
+}
+
+/// "/fast": a little CPU.
+#[instrument(skip_all, fields(req = n))]
+async fn fast_route(n: u64) -> (Duration, u64) {
+    (Duration::ZERO, checksum_body(200))
+}
+
+/// One request: its route's handler, then the reply. The slow route's
+/// sleep as its handler measured it (zero on the fast one), None when the
+/// connection failed.
+#[instrument(name = "request", skip_all, fields(req = n, route = tracing::field::Empty))]
+async fn handle_request(w: &mut OwnedWriteHalf, line: &str, n: u64) -> Option<Duration> {
+    let route = line.trim();
+    Span::current().record("route", route);
+    let (slept, h) = if route == "/slow" {
+        slow_route(n).await
+    } else {
+        fast_route(n).await
+    };
+    w.write_all(format!("ok {h:x}\n").as_bytes()).await.ok()?;
+    Some(slept)
+}
+
+/// A connection of the request server: its requests one after the
+/// other, each printed once its span has closed.
+async fn req_conn(s: TcpStream, first: u64) {
+    let (r, mut w) = s.into_split();
+    let mut lines = BufReader::new(r).lines();
+    for n in first.. {
+        let Ok(Some(line)) = lines.next_line().await else {
+            return;
+        };
+        let Some(slept) = handle_request(&mut w, &line, n).await else {
+            return;
+        };
+        let route = if line.trim() == "/slow" {
+            "slow"
+        } else {
+            "fast"
+        };
+        println!("req {n} {route} {}", slept.as_nanos());
+    }
+}
+
+async fn req_server(listener: TcpListener) {
+    for conn in 0u64.. {
+        let Ok((s, _)) = listener.accept().await else {
+            return;
+        };
+        // request numbers unique across connections
+        d9prof::tokio::spawn_named("req_conn", req_conn(s, conn << 32 | 1));
+    }
+}
+
+/// Requests on one kept-alive connection: three fast, one slow, a short
+/// pause after each.
+async fn req_client(addr: std::net::SocketAddr) {
+    let Ok(s) = TcpStream::connect(addr).await else {
+        return;
+    };
+    let (r, mut w) = s.into_split();
+    let mut replies = BufReader::new(r).lines();
+    for i in 0u64.. {
+        let route = if i % 4 == 3 { "/slow\n" } else { "/fast\n" };
+        if w.write_all(route.as_bytes()).await.is_err() {
+            return;
+        }
+        let Ok(Some(_)) = replies.next_line().await else {
+            return;
+        };
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 
@@ -186,6 +320,12 @@ fn main() {
         return;
     }
     let _ = d9prof::init();
+    // the service's own spans and events, to d9prof: this crate's at INFO
+    // and above, none of its libraries'
+    let mine = Targets::new().with_target("d9demo_tokio", LevelFilter::INFO);
+    tracing_subscriber::registry()
+        .with(d9prof::tracing::D9Layer::new().with_filter(mine))
+        .init();
     let mut b = tokio::runtime::Builder::new_multi_thread();
     b.worker_threads(workers)
         .thread_name("d9tokio-worker")
@@ -199,6 +339,10 @@ fn main() {
         let addr = listener.local_addr().expect("addr");
         d9prof::tokio::spawn_named("echo_server", echo_server(listener));
         d9prof::tokio::spawn_named("echo_client", echo_client(addr));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        d9prof::tokio::spawn_named("req_server", req_server(listener));
+        d9prof::tokio::spawn_named("req_client", req_client(addr));
         for i in 0..50u64 {
             d9prof::tokio::spawn(async move {
                 loop {

@@ -16,6 +16,9 @@
 //!
 //! With the `tokio` feature, [`tokio`](crate::tokio) instruments a Tokio
 //! runtime: named workers, parks, and spawn wrappers that mark every poll.
+//! With the `tracing` feature, [`D9Layer`](crate::tracing::D9Layer)
+//! records the application's `tracing` spans and events (`d9prof spans`,
+//! `d9prof events`, `flame --span`).
 //!
 //! Linking: `build.rs` compiles the shim (`libprof/*.c`, C on libc alone)
 //! from the d9prof checkout the crate is in and links it statically, so
@@ -29,14 +32,22 @@ use std::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(feature = "tokio")]
 pub mod tokio;
+#[cfg(feature = "tracing")]
+pub mod tracing;
 
 /// The raw C ABI of `d9prof.h`: its public calls, nothing internal.
 ///
-/// The five poll-path calls are `#[cold]`: the crate calls them only past
-/// its inline gate, whose closed side is the hot path, so their calls are
-/// laid out off the detached path (`__builtin_expect` in the C macros).
-/// Called directly, not through a wrapper of ours: the shim sees its
-/// caller's return address.
+/// The five poll-path calls and the six of spans and events are `#[cold]`:
+/// the crate calls them only past its inline gate, whose closed side is the
+/// hot path, so their calls are laid out off the detached path
+/// (`__builtin_expect` in the C macros). Called directly, not through a
+/// wrapper of ours: the shim sees its caller's return address.
+///
+/// Spans and events (`D9PROF_0.2`): a span id is the caller's, non-zero,
+/// not `u64::MAX`, unique among the process's open spans (reusable once
+/// closed); `parent` 0 is none. Strings are copied and cut: a span's name
+/// to 87 bytes, a field's key to 47 and its text to 39 (`text` NULL or
+/// empty: a numeric field, `value`), an event's name and text to 47.
 pub mod ffi {
     use std::os::raw::{c_char, c_int};
 
@@ -56,6 +67,18 @@ pub mod ffi {
         pub fn d9_park();
         #[cold]
         pub fn d9_unpark();
+        #[cold]
+        pub fn d9_span_new(span: u64, parent: u64, name: *const c_char);
+        #[cold]
+        pub fn d9_span_enter(span: u64);
+        #[cold]
+        pub fn d9_span_exit(span: u64);
+        #[cold]
+        pub fn d9_span_close(span: u64);
+        #[cold]
+        pub fn d9_span_field(span: u64, key: *const c_char, value: i64, text: *const c_char);
+        #[cold]
+        pub fn d9_event(name: *const c_char, value: i64, text: *const c_char);
     }
 }
 
@@ -260,6 +283,232 @@ pub(crate) mod tests {
             // SAFETY: as in attach
             let sem = unsafe { &*d9__probed.cast::<AtomicU16>() };
             sem.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A record of the calling thread's ring, decoded.
+    #[derive(Debug, PartialEq)]
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(crate) enum Rec {
+        New {
+            span: u64,
+            parent: u64,
+            name: String,
+        },
+        Enter(u64),
+        Exit(u64),
+        Close(u64),
+        Field {
+            span: u64,
+            key: String,
+            value: i64,
+            text: String,
+        },
+        Event {
+            name: String,
+            value: i64,
+            text: String,
+        },
+        /// Another type of record (a marker's)
+        Other(u32),
+    }
+
+    // d9_segment.h, version 3: the header's and a ring header's fields
+    // the in-process recorder uses (their offsets; magic and version are
+    // checked before any other is used)
+    const SEG_MAGIC: u64 = 0x3167_6573_3964_3964;
+    const SEG_VERSION: u32 = 3;
+    const H_VERSION: usize = 8;
+    const H_NRINGS: usize = 40;
+    const H_RING_EVENTS: usize = 44;
+    const H_RING_OFFSET: usize = 48;
+    const H_RING_STRIDE: usize = 56;
+    const H_ATTACHED: usize = 128;
+    const H_RECORDER_PID: usize = 132;
+    const H_LEASE: usize = 136;
+    const H_ATTACH_COUNT: usize = 144;
+    const H_REQUEST: usize = 152;
+    const H_REQUEST_GEN: usize = 160;
+    const R_STATE: usize = 0;
+    const R_TID: usize = 4;
+    const R_HEAD: usize = 64;
+    const R_TAIL: usize = 128;
+    const R_EVENTS: usize = 320; // sizeof(struct d9_ring_hdr)
+    const RING_DEAD: u32 = 2;
+    const EV_THREAD_START: u32 = 1;
+    const EV_SPAWN: u32 = 3;
+    const EV_SPAN_NEW: u32 = 16;
+    const EV_SPAN_ENTER: u32 = 17;
+    const EV_SPAN_EXIT: u32 = 18;
+    const EV_SPAN_CLOSE: u32 = 19;
+    const EV_SPAN_FIELD: u32 = 20;
+    const EV_EVENT: u32 = 21;
+
+    /// A recorder in the process, on the shim's own segment, as
+    /// tests/unit/test_shim.c is in C (d9_segment.h's `d9_seg_attach` and
+    /// `d9_ring_consume`): attached from [`Attached::attach`] to
+    /// [`Attached::detach`] or its drop, with a lease that never runs
+    /// out; [`Attached::records`] takes what the calling thread's ring
+    /// holds. The segment is found as the recorder finds it, by its name
+    /// in the maps. Hold [`gate_lock`] meanwhile: it opens the gate.
+    pub(crate) struct Attached {
+        base: usize,
+    }
+
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    impl Attached {
+        pub(crate) fn attach() -> Attached {
+            assert_eq!(init(), Ok(()));
+            let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+            let base = maps
+                .lines()
+                .find_map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    let whole = f.len() >= 6 && f[2].chars().all(|c| c == '0');
+                    (whole && f[5] == "/memfd:d9prof-seg").then(|| f[0])
+                })
+                .and_then(|r| usize::from_str_radix(r.split('-').next()?, 16).ok())
+                .expect("the shim's segment in /proc/self/maps");
+            let a = Attached { base };
+            // SAFETY: the start of the shim's mapping, at least one page
+            let magic = unsafe { (*(base as *const AtomicU64)).load(Ordering::Relaxed) };
+            assert_eq!(magic, SEG_MAGIC, "not a d9prof segment");
+            assert_eq!(
+                a.u32(H_VERSION).load(Ordering::Relaxed),
+                SEG_VERSION,
+                "segment version: update the offsets here (d9_segment.h)"
+            );
+            for i in 0..a.u32(H_NRINGS).load(Ordering::Relaxed) {
+                let r = a.ring(i);
+                let head = a.u64(r + R_HEAD).load(Ordering::Acquire);
+                a.u64(r + R_TAIL).store(head, Ordering::Release);
+                let _ = a.u32(r + R_STATE).compare_exchange(
+                    RING_DEAD,
+                    0,
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                );
+            }
+            a.u32(H_RECORDER_PID)
+                .store(std::process::id(), Ordering::Relaxed);
+            a.u64(H_LEASE).store(u64::MAX, Ordering::Relaxed);
+            a.u64(H_ATTACH_COUNT).fetch_add(1, Ordering::Relaxed);
+            a.u32(H_REQUEST).store(0, Ordering::Relaxed);
+            a.u32(H_REQUEST_GEN).fetch_add(1, Ordering::Release);
+            a.u32(H_ATTACHED).store(1, Ordering::Release);
+            assert!(gate_open());
+            a
+        }
+
+        pub(crate) fn detach(&mut self) {
+            self.u32(H_ATTACHED).store(0, Ordering::Release);
+            self.u64(H_LEASE).store(0, Ordering::Relaxed);
+            self.u32(H_RECORDER_PID).store(0, Ordering::Relaxed);
+            self.u32(H_REQUEST).store(0, Ordering::Relaxed);
+            self.u32(H_REQUEST_GEN).fetch_add(1, Ordering::Release);
+        }
+
+        fn u32(&self, off: usize) -> &AtomicU32 {
+            // SAFETY: an offset inside the mapped segment (the header's
+            // fields, or a ring's within nrings * ring_stride), aligned
+            unsafe { &*((self.base + off) as *const AtomicU32) }
+        }
+
+        fn u64(&self, off: usize) -> &AtomicU64 {
+            // SAFETY: as in u32
+            unsafe { &*((self.base + off) as *const AtomicU64) }
+        }
+
+        /// The offset of ring `i`'s header.
+        fn ring(&self, i: u32) -> usize {
+            let off = self.u64(H_RING_OFFSET).load(Ordering::Relaxed) as usize;
+            let stride = self.u64(H_RING_STRIDE).load(Ordering::Relaxed) as usize;
+            off + i as usize * stride
+        }
+
+        /// The records of the calling thread's ring since the last call
+        /// (or the attach), decoded; consumed.
+        pub(crate) fn records(&self) -> Vec<Rec> {
+            let link = std::fs::read_link("/proc/thread-self").unwrap();
+            let tid: u32 = link
+                .file_name()
+                .and_then(|t| t.to_str()?.parse().ok())
+                .unwrap();
+            let mine = (0..self.u32(H_NRINGS).load(Ordering::Relaxed))
+                .map(|i| self.ring(i))
+                .find(|&r| {
+                    self.u32(r + R_STATE).load(Ordering::Acquire) != 0
+                        && self.u32(r + R_TID).load(Ordering::Relaxed) == tid
+                });
+            let Some(r) = mine else {
+                return Vec::new(); // never claimed one: nothing recorded
+            };
+            let mask = self.u32(H_RING_EVENTS).load(Ordering::Relaxed) as u64 - 1;
+            let tail = self.u64(r + R_TAIL).load(Ordering::Relaxed);
+            let head = self.u64(r + R_HEAD).load(Ordering::Acquire);
+            // the 24 bytes of record i
+            let raw = |i: u64| -> [u8; 24] {
+                let at = self.base + r + R_EVENTS + ((i & mask) as usize) * 24;
+                // SAFETY: a record inside the ring, published by head
+                unsafe { std::ptr::read(at as *const [u8; 24]) }
+            };
+            let word = |b: &[u8], at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().unwrap());
+            let half = |b: &[u8], at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().unwrap());
+            let mut out = Vec::new();
+            let mut i = tail;
+            while i < head {
+                // struct d9_event: time, task, type, arg
+                let ev = raw(i);
+                let (task, ty, k) = (word(&ev, 8), half(&ev, 16), u64::from(half(&ev, 20)));
+                let payload: Vec<u8> = (1..=k).flat_map(|j| raw(i + j)).collect();
+                // the NUL-terminated string at `at` and where the next begins
+                let string = |at: usize| {
+                    let s = &payload[at.min(payload.len())..];
+                    let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+                    (String::from_utf8_lossy(&s[..n]).into_owned(), at + n + 1)
+                };
+                out.push(match ty {
+                    EV_SPAN_NEW => Rec::New {
+                        span: task,
+                        parent: word(&payload, 0),
+                        name: string(8).0,
+                    },
+                    EV_SPAN_ENTER => Rec::Enter(task),
+                    EV_SPAN_EXIT => Rec::Exit(task),
+                    EV_SPAN_CLOSE => Rec::Close(task),
+                    EV_SPAN_FIELD => {
+                        let (key, next) = string(8);
+                        Rec::Field {
+                            span: task,
+                            key,
+                            value: word(&payload, 0) as i64,
+                            text: string(next).0,
+                        }
+                    }
+                    EV_EVENT => {
+                        let (name, next) = string(0);
+                        Rec::Event {
+                            name,
+                            value: task as i64,
+                            text: string(next).0,
+                        }
+                    }
+                    t => Rec::Other(t),
+                });
+                let grouped = matches!(
+                    ty,
+                    EV_THREAD_START | EV_SPAWN | EV_SPAN_NEW | EV_SPAN_FIELD | EV_EVENT
+                );
+                i += 1 + if grouped { k } else { 0 };
+            }
+            self.u64(r + R_TAIL).store(head, Ordering::Release);
+            out
+        }
+    }
+
+    impl Drop for Attached {
+        fn drop(&mut self) {
+            self.detach();
         }
     }
 
