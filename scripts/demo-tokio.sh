@@ -45,7 +45,13 @@ awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
 	for (i = k; i > 1 && f[i] !~ /^d9demo_tokio::/; i--) ;
 	us[f[i] " -> " f[i + 1]] += n }
 	END { for (p in us) printf "%d\t%s\n", us[p], p }' "$OUT/blocking_handler-offcpu.folded" |
-	sort -n -r | head -2 | awk -F'\t' '{ printf "  %9d  %s\n", $1, $2 }'
+		sort -n -r | head -2 | awk -F'\t' '{ printf "  %9d  %s\n", $1, $2 }'
+echo
+echo "\$ d9prof spans -i $OUT/d9prof.data   # tracing's spans, through d9prof::tracing"
+"$D9" spans -i "$OUT/d9prof.data"
+echo
+echo "\$ d9prof spans -i $OUT/d9prof.data --name slow_route --instances --limit 1"
+"$D9" spans -i "$OUT/d9prof.data" --name slow_route --instances --limit 1
 echo
 echo "flamegraphs (open in a browser):"
 echo "  $OUT/all-tasks.svg                  every sample, one root frame per task"

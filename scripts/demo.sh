@@ -35,6 +35,12 @@ echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
 "$D9" polls -i "$OUT/d9prof.data" --min 1ms --limit 5
 "$D9" offcpu -i "$OUT/d9prof.data" --task 2 --min-poll 1ms -o "$OUT/offcpu-task-2.svg"
 echo
+echo "\$ d9prof spans -i $OUT/d9prof.data   # the demo's own spans: batch, read"
+"$D9" spans -i "$OUT/d9prof.data"
+echo
+echo "\$ d9prof spans -i $OUT/d9prof.data --name read --instances --limit 1"
+"$D9" spans -i "$OUT/d9prof.data" --name read --instances --limit 1
+echo
 echo "flamegraphs (open in a browser):"
 echo "  $OUT/all-tasks.svg      every sample, one root frame per task name"
 for t in 1 2 3 4; do
