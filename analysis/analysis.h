@@ -844,7 +844,8 @@ struct span_enter {
 };
 
 #define SPANS_UNNAMED	"[span created before the recording]"
-#define SPAN_FIELDS_MAX 200 /* bytes of "key=value ..." kept per span */
+#define SPANS_NO_NAME	"[unnamed span]" /* created with no name */
+#define SPAN_FIELDS_MAX 200		 /* bytes of "key=value ..." kept per span */
 
 struct span {
 	uint64_t id;	     /* the application's */
@@ -893,7 +894,8 @@ int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time);
 /* The innermost span entered on @tid at @time (index in spans.v), or -1
  * (also for a NULL @sp). */
 int32_t spans__at(const struct spans *sp, uint32_t tid, uint64_t time);
-/* @s's name, SPANS_UNNAMED for none. */
+/* @s's name: SPANS_UNNAMED for one not created in the trace,
+ * SPANS_NO_NAME for one created without a name. */
 const char *spans_name(const struct span *s);
 
 enum spans_sort {
@@ -940,6 +942,119 @@ struct events_opts {
  * P99, MAX and SUM, and the most frequent TEXT. 0, -ENOENT (no such
  * event), -ENODATA (none in the trace), -ENOMEM, -EIO. */
 int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *out);
+
+/* ---- live: the running process's tasks as they are now (live.c) ------ */
+
+/*
+ * `d9prof top`'s numbers: a trace writer's tap (trace_writer__set_tap(),
+ * record_opts.tap) feeds what the recorder writes, as it writes it; a
+ * snapshot each interval says what each task, task name or thread did in
+ * it. Thread-safe: one thread feeds (the recorder's), another snapshots.
+ * Memory: at most 65536 threads and as many live tasks (more are refused
+ * and counted), a task forgotten once it ended and was shown.
+ */
+struct live;
+
+/* What a row is doing at the snapshot. */
+enum live_state {
+	LIVE_IDLE = 0,	 /* nothing pending */
+	LIVE_POLLED = 1, /* being polled now (state_ns: for how long) */
+	LIVE_WOKEN = 2,	 /* woken, not polled yet (state_ns: since) */
+	LIVE_PARKED = 3, /* a thread parked */
+	LIVE_ENDED = 4,	 /* the task ended */
+};
+
+#define LIVE_DELAY_BUCKETS 64
+
+struct live_row {
+	uint64_t id;		 /* task id (by task), tid (by thread); 0 by name */
+	char name[64];		 /* the task's, the tasks', or the thread's */
+	uint32_t tid;		 /* the thread polling it now, if polled */
+	uint64_t task;		 /* by thread: the task it polls now */
+	uint64_t ntasks;	 /* tasks in the row (by name) */
+	uint64_t polls, poll_ns; /* polls that ended in the interval */
+	uint64_t mean_poll_ns, max_poll_ns;
+	uint64_t samples; /* CPU sample weight in its polls */
+	uint64_t blocked_ns, runq_ns;
+	uint64_t delay_p99_ns; /* wake-to-poll, of the polls begun in it */
+	uint64_t ndelays;
+	uint32_t delays_[LIVE_DELAY_BUCKETS]; /* (their histogram) */
+	enum live_state state;
+	uint64_t state_ns;
+};
+
+/* A thread of the runtime in the interval. */
+struct live_worker {
+	uint32_t tid;
+	char name[32];
+	uint64_t poll_ns, parked_ns, blocked_ns, runq_ns;
+	uint64_t samples;
+	uint64_t task;	     /* polled now, 0 none */
+	uint64_t in_poll_ns; /* ... for this long */
+};
+
+struct live_snap {
+	uint64_t time;	      /* CLOCK_MONOTONIC ns */
+	uint64_t interval_ns; /* since the last snapshot (0: the first) */
+	double period_ns;     /* a sample's worth */
+	enum group_by by;
+	struct live_row *rows;
+	size_t nrows;
+	struct live_worker *workers;
+	size_t nworkers;
+	uint64_t samples, outside; /* CPU samples, and outside polls */
+	uint64_t refused;	   /* threads and tasks not kept */
+};
+
+/* A sample stands for @period_ns of CPU. 0 or -ENOMEM. */
+int live__new(double period_ns, struct live **out);
+void live__free(struct live *l);
+/* The tap that feeds @l (its ctx is @l). */
+const struct trace_tap *live__tap(const struct live *l);
+/* Thread @tid polls @task since @begin (ns), not written yet (task 0:
+ * none): record_opts.polling. */
+void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin);
+/* What happened since the last snapshot (the first: since the start), at
+ * @now, one row per task, task name or thread (@by; GROUP_AUTO as task),
+ * unsorted. 0 or -ENOMEM; live_snap_release() frees it. */
+int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_snap *out);
+void live_snap_release(struct live_snap *s);
+
+/* Report's red-flag thresholds, which top's warnings share. */
+#define ANALYSIS_FLAG_LONG_POLL_NS (10 * 1000000ULL)
+#define ANALYSIS_FLAG_DELAY_NS	   (5 * 1000000ULL)
+
+enum top_sort {
+	TOP_BY_CPU = 0, /* default */
+	TOP_BY_POLLS,
+	TOP_BY_MAX,
+	TOP_BY_DELAY,
+	TOP_BY_BLOCKED,
+	TOP_BY_RUNQ,
+	TOP_BY_NAME,
+};
+
+struct top_opts {
+	enum top_sort sort;
+	size_t limit;	    /* rows at most; 0: all */
+	size_t width;	    /* characters a text line may take (columns go
+			     * last priority first, names shorten); 0: any */
+	const char *filter; /* only rows whose name holds it */
+	int json;	    /* one JSON object (schema in d9prof(1)) */
+	int selected;	    /* text: the row marked '>' (-1: none) */
+	const char *title;  /* "pid 4242 (demo) - 14:02:03" */
+	const char *lost;   /* what was lost so far, or NULL: nothing */
+};
+
+/* One frame of `d9prof top` from @s: a header (the threads' time in the
+ * interval: in polls, outside, parked, and blocked and on the run queue;
+ * CPU sampled, outside polls, what was lost), warnings ("! long poll (>=
+ * 10ms): ...", "! worker stuck in one poll (>= 1s)", "! wake-to-poll
+ * delay (>= 5ms): ... woken 7ms ago, not polled yet": report's flags as
+ * they hold now), and a row per task (or name, or thread) that did
+ * something: CPU%, POLLS/S, MEAN and MAX poll, DELAY-P99, BLOCKED, RUNQ,
+ * STATE. 0, -ENOMEM or -EIO. */
+int analysis__top(const struct live_snap *s, const struct top_opts *o, FILE *out);
 
 /* ---- the one-page report (report.c) ---------------------------------- */
 

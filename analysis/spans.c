@@ -444,7 +444,7 @@ void spans__free(struct spans *sp)
 
 const char *spans_name(const struct span *s)
 {
-	return s->name ? s->name : SPANS_UNNAMED;
+	return s->name ? s->name : s->open_start ? SPANS_UNNAMED : SPANS_NO_NAME;
 }
 
 int spans__select(struct spans *sp, const char *name, uint64_t min_ns)

@@ -299,8 +299,9 @@ int cmd_flame(int argc, char **argv)
 	if (va.min_ns && !fa.span)
 		return usage_error("flame ", "--min goes with --span (--min-poll: "
 					     "samples inside long polls)");
-	if (fa.span && (diff || base->win.from.kind || base->win.to.kind))
-		return usage_error("flame ", "--span takes no --diff");
+	if ((fa.span || fo.by == GROUP_SPAN) &&
+	    (diff || base->win.from.kind || base->win.to.kind))
+		return usage_error("flame ", "--span and --by span take no --diff");
 	fo.span.name = fa.span;
 	fo.span.min_ns = va.min_ns;
 	if (diff || base->win.from.kind || base->win.to.kind) {

@@ -108,12 +108,12 @@ void d9_span_exit(uint64_t span);
  * to it is gone). */
 void d9_span_close(uint64_t span);
 /* A field of span @span (a route, a request id): @key = @value, or = @text
- * where @text is not NULL. Strings copied, @key to at most 47 bytes, @text
- * to at most 39. */
+ * where @text is not NULL or "". Strings copied, @key to at most 47 bytes,
+ * @text to what the 88 bytes left hold after it (at least 39). */
 void d9_span_field(uint64_t span, const char *key, int64_t value, const char *text);
 /* An application event: @name (at most 47 bytes) with @value and, where not
- * NULL, @text (at most 47 bytes), at the calling thread now (inside
- * whatever poll and span it is in). */
+ * NULL or "", @text (what the 96 bytes left hold after the name, at least
+ * 47), at the calling thread now (inside whatever poll and span it is in). */
 void d9_event(const char *name, int64_t value, const char *text);
 
 /*

@@ -416,6 +416,26 @@ int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch 
  * nor for the segment's start and end times. */
 int trace_writer__state(struct trace_writer *w, const struct trace_event *e, size_t n);
 
+/* A tap: what a writer queues, handed over as it is queued (before any
+ * of it is written), for a consumer that wants the records live (`d9prof
+ * top`). Each callback may be NULL; they run in the writer's thread and
+ * must not call the writer. A sample comes with its callchain (leaf
+ * first, @n addresses); records as trace_writer__records() takes them
+ * (@len NULL when none is a whole poll). */
+struct trace_tap {
+	void (*sample)(void *ctx, const struct trace_sample *s, const uint64_t *ips,
+		       unsigned int n);
+	void (*records)(void *ctx, const struct trace_event *rec, const uint64_t *len,
+			size_t n);
+	void (*sw)(void *ctx, const struct trace_switch *s);
+	void (*span)(void *ctx, const struct trace_span *s);
+	/* a task (@task 1) or a thread of the target (@task 0) named */
+	void (*name)(void *ctx, int task, uint64_t id, const char *name);
+	void *ctx;
+};
+/* Hand what @w queues from now on to @tap too (copied; NULL: no tap). */
+void trace_writer__set_tap(struct trace_writer *w, const struct trace_tap *tap);
+
 /* Write everything queued as chunks (called periodically by the recorder
  * so that a killed recorder leaves a readable file). 0 or -errno. */
 int trace_writer__flush(struct trace_writer *w);
@@ -503,9 +523,9 @@ struct trace {
 				     * switches; sorted by tid */
 	size_t ncomms;
 	struct trace_span *spans; /* in file order, always loaded; with a
-				   * window, NEW and FIELD records are kept
-				   * whatever their time (they name the
-				   * spans entered in it) */
+				   * window, NEW and FIELD records before
+				   * it are kept too (they name the spans
+				   * entered in it) */
 	size_t nspans;
 	struct trace_counters counters;
 	int complete;  /* 1 if every segment's END chunk

@@ -749,13 +749,15 @@ static int get_strtab_hdr(struct reader *r, struct cursor *c, size_t count, size
 	return get_strtab(r, c, *nstr, strs);
 }
 
-/* A span record is kept in a window if it is in it, or names a span. */
+/* A span record is kept in a window if it is in it, or names a span
+ * before its end (a span created before the window is entered in it). */
 static size_t spans_in_window(const struct reader *r, struct trace_span *s, size_t n)
 {
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++)
-		if (s[i].type == TRACE_SPAN_NEW || s[i].type == TRACE_SPAN_FIELD ||
+		if (((s[i].type == TRACE_SPAN_NEW || s[i].type == TRACE_SPAN_FIELD) &&
+		     (!r->to || s[i].time <= r->to)) ||
 		    trace_in_window(r, &s[i], 1, sizeof(s[i])))
 			s[k++] = s[i];
 	return k;
