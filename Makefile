@@ -37,6 +37,8 @@ BASE_CFLAGS += $(if $(filter 1,$(WERROR)),-Werror)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lpthread -lm
 CRITERION_LIBS := -lcriterion
+# the CLI alone: `d9prof top`'s screen
+CLI_LIBS := -lncursesw
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -124,7 +126,7 @@ $(CORE_A): $(CORE_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(CLI): $(CLI_OBJS) $(CORE_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(CORE_A) $(CORE_LIBS)
+		$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(CORE_A) $(CORE_LIBS) $(CLI_LIBS)
 
 # ---- examples: frame pointers, shim linked statically --------------------
 $(B)/examples/%: $(B)/examples/%.o $(SHIM_A)
@@ -302,8 +304,8 @@ check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 # runs each as a suite of its own, make check-e2e-NAME alone).
 E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/answers.sh tests/e2e/layouts.sh \
 	tests/e2e/tokio.sh tests/e2e/latency.sh tests/e2e/flight.sh tests/e2e/svg.sh \
-	tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh \
-	tests/e2e/outputs.sh tests/e2e/load.sh
+		tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh \
+	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/load.sh
 E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 

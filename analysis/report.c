@@ -18,8 +18,8 @@
 #define MAX_FLAGS   16
 
 /* Red-flag thresholds (documented in d9prof(1)). */
-#define FLAG_LONG_POLL_NS (10 * 1000000ULL)
-#define FLAG_DELAY_NS	  (5 * 1000000ULL)
+#define FLAG_LONG_POLL_NS ANALYSIS_FLAG_LONG_POLL_NS
+#define FLAG_DELAY_NS	  ANALYSIS_FLAG_DELAY_NS
 #define FLAG_RUNQ_NS	  (1 * 1000000ULL)
 #define FLAG_BLOCKED_NS	  (1 * 1000000ULL)
 #define FLAG_IMBALANCE	  3.0

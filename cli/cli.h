@@ -298,6 +298,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_spans(int argc, char **argv);
 int cmd_events(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
 #endif /* D9_CLI_H */

@@ -11,6 +11,7 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{"record", cmd_record, "record a process: CPU samples + runtime events"},
+	{"top", cmd_top, "the running process's tasks as they are now, live"},
 	{"report", cmd_report,
 	 "one page to read first: workers, slow polls, delays, red flags"},
 	{"flame", cmd_flame, "CPU flamegraph, per task or split by task"},

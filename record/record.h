@@ -120,6 +120,17 @@ struct record_opts {
 	void (*progress)(void *ctx, const struct record_stats *st, double seconds);
 	const char *cmdline; /* recorded in the trace meta; NULL =
 			      * read /proc/PID/cmdline */
+	/* Every record the trace writers queue, also handed here as it is
+	 * queued (trace_writer__set_tap(), on each segment's writer): `d9prof
+	 * top`'s live view. It runs in the recording loop's thread. NULL:
+	 * none. */
+	const struct trace_tap *tap;
+	/* At each drain, per thread of the shim: the poll it has in
+	 * progress and not yet in any record (the shim writes a poll at its
+	 * end), @task 0 for none, @begin_ns its start (CLOCK_MONOTONIC).
+	 * In the recording loop's thread; NULL: not called. */
+	void (*polling)(void *ctx, uint32_t tid, uint64_t task, uint64_t begin_ns);
+	void *polling_ctx;
 	/* Off-CPU collection (sched switches with stacks, record/offcpu.h):
 	 * on by default, from the sched_switch tracepoint where tracefs is
 	 * (mounted if missing and we are root), else the context-switch

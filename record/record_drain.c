@@ -664,6 +664,28 @@ void record_drain_open_polls(struct rec *r)
 	write_batch(r, &b);
 }
 
+/* record_opts.polling: the poll ring @i's thread has in progress and not
+ * written yet (task 0 for none), from its header; only one that could be
+ * real (the target writes the header). */
+static void tell_polling(struct rec *r, uint32_t i, struct d9_ring_hdr *ring)
+{
+	const struct ring_seen *seen = &r->rings[i];
+	uint64_t attach, task, begin, end, t0;
+	struct ev_batch b;
+
+	if (!seen->tid_ok || !seen->tid)
+		return;
+	attach = __atomic_load_n(
+		&((struct d9_seg_hdr *)shim_seg__base(r->seg))->attach_count,
+		__ATOMIC_ACQUIRE);
+	shim_seg__clock(r->seg, &b.clock);
+	batch_span(r, &b);
+	if (!d9_ring_open_poll(ring, attach, &task, &begin, &end) || end ||
+	    !task_real(task) || !in_span(&b, begin, &t0))
+		task = t0 = 0;
+	r->o->polling(r->o->polling_ctx, seen->tid, task, t0);
+}
+
 void record_drain_shim(struct rec *r)
 {
 	const struct d9_seg_layout *l;
@@ -695,6 +717,8 @@ void record_drain_shim(struct rec *r)
 		drain_ring(r, i, ring, l->ring_events);
 		if (state == D9_RING_DEAD)
 			d9_ring_reap(ring);
+		else if (r->o->polling)
+			tell_polling(r, i, ring);
 		record_bound_open(r);
 	}
 }

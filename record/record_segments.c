@@ -67,7 +67,10 @@ static int seg_writer(struct rec *r, uint64_t now, struct trace_writer **w)
 		if (err)
 			return err;
 	}
-	return trace_writer__new(fd, w);
+	err = trace_writer__new(fd, w);
+	if (!err)
+		trace_writer__set_tap(*w, r->o->tap);
+	return err;
 }
 
 int record_seg_first(struct rec *r)

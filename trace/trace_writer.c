@@ -104,6 +104,7 @@ struct trace_writer {
 
 	uint64_t total_samples, total_events, total_switches;
 	uint64_t min_time, max_time;
+	struct trace_tap tap; /* all NULL: none */
 };
 
 /* ---- byte buffers ------------------------------------------------------- */
@@ -540,6 +541,8 @@ int trace_writer__thread(struct trace_writer *w, uint32_t tid, const char *name)
 {
 	if (!w)
 		return -EINVAL;
+	if (w->tap.name && name)
+		w->tap.name(w->tap.ctx, 0, tid, name);
 	return queue_name(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads, tid, name);
 }
 
@@ -554,6 +557,8 @@ int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name)
 {
 	if (!w)
 		return -EINVAL;
+	if (w->tap.name && name)
+		w->tap.name(w->tap.ctx, 1, id, name);
 	return queue_name(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks, id, name);
 }
 
@@ -691,6 +696,10 @@ int trace_writer__sample(struct trace_writer *w, const struct trace_sample *s)
 		return -ENOMEM;
 	w->samples[w->nsamples++] = *s;
 	w->total_samples++;
+	if (w->tap.sample)
+		w->tap.sample(w->tap.ctx, s, w->stack_ips + w->stack_off[s->stack],
+			      (unsigned int)(w->stack_off[s->stack + 1] -
+					     w->stack_off[s->stack]));
 	note_time(w, s->time);
 	if (w->nsamples >= CHUNK_RECORDS)
 		return write_samples(w);
@@ -844,6 +853,8 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 	for (size_t i = 0; i < n; i++)
 		if (trace_rec_events(e[i].type) > 1)
 			return -EINVAL;
+	if (w->tap.records && n)
+		w->tap.records(w->tap.ctx, e, NULL, n);
 	while (n) {
 		size_t k = CHUNK_RECORDS - w->nrecs, m;
 
@@ -882,6 +893,8 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 		return err;
 	if (n && (!rec || !len))
 		return -EINVAL;
+	if (w->tap.records && n)
+		w->tap.records(w->tap.ctx, rec, len, n);
 	while (n) {
 		size_t k = CHUNK_RECORDS - w->nrecs, i, events = 0;
 		uint64_t lo = w->min_time, hi = w->max_time;
@@ -999,6 +1012,8 @@ int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch 
 		return -ENOMEM;
 	if (n)
 		memcpy(w->holds + w->nholds, h, n * sizeof(*h));
+	if (w->tap.sw)
+		w->tap.sw(w->tap.ctx, s);
 	w->switches[w->nswitches] = *s;
 	w->switches[w->nswitches].hold = (uint32_t)w->nholds;
 	w->switches[w->nswitches++].nhold = (uint8_t)n;
@@ -1010,6 +1025,12 @@ int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch 
 	if (w->nswitches >= CHUNK_RECORDS)
 		return write_switches(w);
 	return 0;
+}
+
+void trace_writer__set_tap(struct trace_writer *w, const struct trace_tap *tap)
+{
+	if (w)
+		w->tap = tap ? *tap : (struct trace_tap){0};
 }
 
 int trace_writer__flush(struct trace_writer *w)
@@ -1181,6 +1202,8 @@ int trace_writer__span(struct trace_writer *w, const struct trace_span *s)
 		.name = (uint32_t)name,
 		.text = (uint32_t)text,
 	};
+	if (w->tap.span)
+		w->tap.span(w->tap.ctx, s);
 	note_time(w, s->time);
 	if (w->nspans >= CHUNK_RECORDS || w->span_str->enc.len >= CHUNK_BYTES)
 		return write_spans(w);

@@ -53,7 +53,7 @@ check() {
 	fi
 }
 
-for c in "" record flame tasks polls offcpu delays spans events report info dump export; do
+for c in "" record top flame tasks polls offcpu delays spans events report info dump export; do
 	check "help${c:+-$c}" "d9prof ${c:+$c }--help"
 done
 while IFS='|' read -r name cmd; do

@@ -1,0 +1,707 @@
+// SPDX-License-Identifier: MIT
+/*
+ * live.c - the running process's tasks as they are now (`d9prof top`): a
+ * trace writer's tap (trace.h) feeds what the recorder writes, as it
+ * writes it, and a snapshot each interval gives per task, task name or
+ * thread what that interval held. One lock: the recorder's thread feeds,
+ * the viewer's thread snapshots.
+ *
+ * Records come per thread in time order, but CPU samples come from other
+ * rings than the runtime's records, and the shim writes a poll only at
+ * its end: a sample is put in the poll of its thread that holds it, from
+ * the thread's polls of the last LIVE_PEND_NS (at most LIVE_HIST of
+ * them), or the one in progress (from the
+ * recorder's look at the shim's ring headers, live__polling()); one that
+ * no poll holds yet waits in its thread (at most LIVE_PEND) until one
+ * does, or until a snapshot finds it older than LIVE_PEND_NS: outside
+ * polls then.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define LIVE_HIST    4096		/* recent polls kept per thread, at most */
+#define LIVE_PEND    512		/* samples waiting for their poll, per thread */
+#define LIVE_PEND_NS 2000000000ULL	/* ... at most this long */
+#define LIVE_PEND_SW 128		/* off-CPU intervals waiting, per thread */
+#define LIVE_MAX     65536		/* threads, and tasks, at most */
+#define LIVE_BUCKETS LIVE_DELAY_BUCKETS /* delay histogram (bucket()) */
+
+struct lpoll {
+	uint64_t start, end, task;
+};
+
+struct lthread {
+	uint32_t tid;
+	char name[32];
+	uint64_t task, begin; /* the poll in progress (task 0: none) */
+	int from_header;      /* ... known from the ring header only */
+	uint64_t park;	      /* parked since (0: not) */
+	struct lpoll *hist;   /* a ring, oldest at hpos once full */
+	unsigned int nhist, hpos, hcap;
+	struct {
+		uint64_t time;
+		uint32_t weight;
+	} pend[LIVE_PEND];
+	unsigned int npend;
+	struct {
+		uint64_t time, blocked, runq;
+	} pend_sw[LIVE_PEND_SW]; /* off-CPU intervals waiting likewise */
+	unsigned int npend_sw;
+	/* this interval */
+	uint64_t poll_ns, parked_ns, blocked_ns, runq_ns, samples, samples_in;
+	int seen; /* a record this interval, or something open */
+};
+
+struct ltask {
+	uint64_t id;
+	char name[64];
+	uint64_t wake;	    /* woken, not polled since (0: no) */
+	uint64_t begun;	    /* its latest poll's begin: a wake before it
+			     * drained late (from another thread's ring)
+			     * is over */
+	uint32_t polled_on; /* the thread polling it now, 0 none */
+	int ended;
+	/* this interval */
+	uint64_t polls, poll_ns, max_poll, samples, blocked_ns, runq_ns;
+	uint32_t delays[LIVE_BUCKETS];
+	uint64_t ndelays;
+};
+
+struct live {
+	pthread_mutex_t lock;
+	struct trace_tap tap;
+	struct lib_map thread_ix, task_ix; /* id -> index + 1 */
+	struct lthread *th;
+	size_t nth, th_cap;
+	struct ltask *tk;
+	size_t ntk, tk_cap;
+	uint64_t last; /* the last snapshot, ns */
+	int have_last; /* ... there was one */
+	uint64_t refused, samples, outside;
+	double period_ns;
+};
+
+/* ---- feeding (the recorder's thread) --------------------------------- */
+
+static struct lthread *thread_of(struct live *l, uint32_t tid)
+{
+	int created;
+	uint64_t *v = lib_map_get(&l->thread_ix, tid, &created);
+	struct lthread *t;
+
+	if (!v)
+		return NULL;
+	if (!created)
+		return &l->th[*v - 1];
+	if (l->nth >= LIVE_MAX || LIB_GROW(l->th, l->th_cap, l->nth + 1)) {
+		lib_map_del(&l->thread_ix, tid);
+		l->refused++;
+		return NULL;
+	}
+	t = &l->th[l->nth];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	*v = ++l->nth;
+	return t;
+}
+
+static struct ltask *task_of(struct live *l, uint64_t id)
+{
+	int created;
+	uint64_t *v;
+	struct ltask *k;
+
+	if (!id)
+		return NULL;
+	v = lib_map_get(&l->task_ix, id, &created);
+	if (!v)
+		return NULL;
+	if (!created)
+		return &l->tk[*v - 1];
+	if (l->ntk >= LIVE_MAX || LIB_GROW(l->tk, l->tk_cap, l->ntk + 1)) {
+		lib_map_del(&l->task_ix, id);
+		l->refused++;
+		return NULL;
+	}
+	k = &l->tk[l->ntk];
+	memset(k, 0, sizeof(*k));
+	k->id = id;
+	*v = ++l->ntk;
+	return k;
+}
+
+/* Bucket of a delay: two per power of two of microseconds (0: under
+ * 1 us), so 64 of them reach an hour. */
+static unsigned int bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned int e, b;
+
+	if (!us)
+		return 0;
+	e = 63 - (unsigned int)__builtin_clzll(us);
+	b = 1 + 2 * e + (e ? (unsigned int)(us >> (e - 1)) & 1 : 0);
+	return b < LIVE_BUCKETS ? b : LIVE_BUCKETS - 1;
+}
+
+/* The least delay bucket @b holds, ns (its upper bound is the next's). */
+static uint64_t bucket_ns(unsigned int b)
+{
+	unsigned int e;
+
+	if (!b)
+		return 0;
+	e = (b - 1) / 2;
+	return ((1ULL << e) + ((b - 1) % 2 && e ? 1ULL << (e - 1) : 0)) * 1000;
+}
+
+/* The samples @t holds that [start, end] (a poll of @k) takes. */
+static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t end,
+		    struct ltask *k)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < t->npend; i++) {
+		if (t->pend[i].time >= start && t->pend[i].time <= end) {
+			t->samples_in += t->pend[i].weight;
+			if (k)
+				k->samples += t->pend[i].weight;
+		} else {
+			t->pend[n++] = t->pend[i];
+		}
+	}
+	t->npend = n;
+	for (i = n = 0; i < t->npend_sw; i++) {
+		if (t->pend_sw[i].time >= start && t->pend_sw[i].time <= end) {
+			if (k) {
+				k->blocked_ns += t->pend_sw[i].blocked;
+				k->runq_ns += t->pend_sw[i].runq;
+			}
+		} else {
+			t->pend_sw[n++] = t->pend_sw[i];
+		}
+	}
+	t->npend_sw = n;
+	(void)l;
+}
+
+/* [start, end] of @task into @t's recent polls: the oldest go once they
+ * are LIVE_PEND_NS older, or the ring is full at LIVE_HIST. */
+static void hist_add(struct lthread *t, uint64_t start, uint64_t end, uint64_t task)
+{
+	if (t->nhist == t->hcap) {
+		const struct lpoll *old = &t->hist[t->hpos % (t->hcap ? t->hcap : 1)];
+
+		if (t->hcap < LIVE_HIST && (!t->nhist || old->end + LIVE_PEND_NS > end)) {
+			unsigned int cap = t->hcap ? t->hcap * 2 : 64;
+			struct lpoll *h = malloc(cap * sizeof(*h));
+
+			if (h) {
+				/* unrolled, oldest first */
+				for (unsigned int i = 0; i < t->nhist; i++)
+					h[i] = t->hist[(t->hpos + i) % t->hcap];
+				free(t->hist);
+				t->hist = h;
+				t->hcap = cap;
+				t->hpos = 0;
+			}
+		}
+	}
+	if (!t->hcap)
+		return;
+	if (t->nhist < t->hcap) {
+		t->hist[(t->hpos + t->nhist) % t->hcap] =
+			(struct lpoll){start, end, task};
+		t->nhist++;
+	} else {
+		t->hist[t->hpos] = (struct lpoll){start, end, task};
+		t->hpos = (t->hpos + 1) % t->hcap;
+	}
+}
+
+/* A poll of @task on @t over [start, end]. */
+static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t start,
+		      uint64_t end)
+{
+	struct ltask *k = task_of(l, task);
+
+	hist_add(t, start, end, task);
+	t->poll_ns += end - start;
+	t->seen = 1;
+	resolve(l, t, start, end, k);
+	if (!k)
+		return;
+	k->polls++;
+	k->poll_ns += end - start;
+	if (end - start > k->max_poll)
+		k->max_poll = end - start;
+	if (k->polled_on == t->tid)
+		k->polled_on = 0;
+}
+
+/* A poll of @k begins at @start: the wait since its wake is a delay. */
+static void poll_begins(struct ltask *k, uint64_t start)
+{
+	if (!k)
+		return;
+	if (k->wake && k->wake <= start) {
+		k->delays[bucket(start - k->wake)]++;
+		k->ndelays++;
+	}
+	if (start >= k->begun) {
+		k->wake = 0;
+		k->begun = start;
+	}
+}
+
+/* @k woken at @time, unless a poll began since or it ended (the rings
+ * of two threads drain one after the other: a wake can come late). */
+static void woken(struct ltask *k, uint64_t time)
+{
+	if (k && !k->ended && !k->wake && time >= k->begun)
+		k->wake = time;
+}
+
+static void event(struct live *l, const struct trace_event *e, uint64_t len)
+{
+	struct lthread *t = thread_of(l, e->tid);
+	struct ltask *k;
+
+	if (!t)
+		return;
+	t->seen = 1;
+	switch (e->type) {
+	case TRACE_REC_POLL:
+	case TRACE_REC_POLL_WOKEN:
+		k = task_of(l, e->task);
+		poll_begins(k, e->time - len);
+		if (t->task == e->task && t->from_header)
+			t->task = 0;
+		poll_done(l, t, e->task, e->time - len, e->time);
+		if (e->type == TRACE_REC_POLL_WOKEN)
+			woken(k, e->time);
+		break;
+	case TRACE_EV_POLL_BEGIN:
+		k = task_of(l, e->task);
+		poll_begins(k, e->time);
+		t->task = e->task;
+		t->begin = e->time;
+		t->from_header = 0;
+		if (k)
+			k->polled_on = t->tid;
+		break;
+	case TRACE_EV_POLL_END:
+		if (t->task == e->task && e->time >= t->begin)
+			poll_done(l, t, e->task, t->begin, e->time);
+		t->task = 0;
+		break;
+	case TRACE_EV_WAKE:
+	case TRACE_EV_SPAWN:
+		k = task_of(l, e->task);
+		if (k && k->polled_on != e->tid)
+			woken(k, e->time);
+		break;
+	case TRACE_EV_TASK_END:
+		k = task_of(l, e->task);
+		if (k) {
+			k->ended = 1;
+			k->wake = 0;
+		}
+		break;
+	case TRACE_EV_PARK:
+		t->park = e->time;
+		break;
+	case TRACE_EV_UNPARK:
+		if (t->park && e->time > t->park)
+			t->parked_ns += e->time - t->park;
+		t->park = 0;
+		break;
+	}
+}
+
+static void tap_records(void *ctx, const struct trace_event *rec, const uint64_t *len,
+			size_t n)
+{
+	struct live *l = ctx;
+
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < n; i++)
+		event(l, &rec[i], len && trace_rec_events(rec[i].type) > 1 ? len[i] : 0);
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* The task whose poll on @t held @time, 0 if none; -1 if not known yet
+ * (no poll of @t has reached @time). */
+static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t *task)
+{
+	uint64_t latest = t->nhist ? t->hist[(t->hpos + t->nhist - 1) % t->hcap].end : 0;
+
+	/* newest first: a thread's polls are in time order */
+	for (unsigned int i = t->nhist; i-- > 0;) {
+		const struct lpoll *p = &t->hist[(t->hpos + i) % t->hcap];
+
+		if (time >= p->start && time <= p->end) {
+			*task = p->task;
+			return 1;
+		}
+		if (p->end < time)
+			break;
+	}
+	if (t->task && time >= t->begin) {
+		*task = t->task;
+		return 1;
+	}
+	*task = 0;
+	/* parked, or after the last poll it wrote with nothing open since */
+	return t->park || (latest && time > latest && !t->task) ? 0 : -1;
+}
+
+static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *ips,
+		       unsigned int n)
+{
+	struct live *l = ctx;
+	struct lthread *t;
+	uint64_t task;
+	uint32_t w = s->weight ? s->weight : 1;
+	int64_t at;
+
+	(void)ips, (void)n;
+	pthread_mutex_lock(&l->lock);
+	l->samples += w;
+	t = thread_of(l, s->tid);
+	if (!t)
+		goto out;
+	t->samples += w;
+	at = poll_at(t, s->time, &task);
+	if (at > 0) {
+		struct ltask *k = task_of(l, task);
+
+		t->samples_in += w;
+		if (k)
+			k->samples += w;
+	} else if (at < 0 && t->npend < LIVE_PEND) {
+		t->pend[t->npend].time = s->time;
+		t->pend[t->npend++].weight = w;
+	} else {
+		l->outside += w;
+	}
+out:
+	pthread_mutex_unlock(&l->lock);
+}
+
+static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
+{
+	uint64_t lo = a > from ? a : from, hi = b < to ? b : to;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+static void tap_switch(void *ctx, const struct trace_switch *s)
+{
+	struct live *l = ctx;
+	struct lthread *t;
+	uint64_t in, r, blocked, runq, task;
+	struct ltask *k = NULL;
+	int64_t at;
+
+	pthread_mutex_lock(&l->lock);
+	t = thread_of(l, s->tid);
+	if (!t)
+		goto out;
+	in = s->time_in ? s->time_in : s->time;
+	r = s->preempted ? s->time : s->runnable;
+	if (!r || r > in)
+		r = in;
+	blocked = clip(s->time, r, s->time, in);
+	runq = clip(r, in, s->time, in);
+	t->blocked_ns += blocked;
+	t->runq_ns += runq;
+	at = poll_at(t, s->time, &task);
+	if (at > 0)
+		k = task_of(l, task);
+	if (k) {
+		k->blocked_ns += blocked;
+		k->runq_ns += runq;
+	} else if (at < 0 && t->npend_sw < LIVE_PEND_SW) {
+		t->pend_sw[t->npend_sw].time = s->time;
+		t->pend_sw[t->npend_sw].blocked = blocked;
+		t->pend_sw[t->npend_sw++].runq = runq;
+	}
+out:
+	pthread_mutex_unlock(&l->lock);
+}
+
+static void tap_name(void *ctx, int task, uint64_t id, const char *name)
+{
+	struct live *l = ctx;
+
+	pthread_mutex_lock(&l->lock);
+	if (task) {
+		struct ltask *k = task_of(l, id);
+
+		if (k)
+			snprintf(k->name, sizeof(k->name), "%s", name);
+	} else if (id <= UINT32_MAX) {
+		struct lthread *t = thread_of(l, (uint32_t)id);
+
+		if (t)
+			snprintf(t->name, sizeof(t->name), "%s", name);
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin)
+{
+	struct lthread *t;
+
+	pthread_mutex_lock(&l->lock);
+	t = thread_of(l, tid);
+	if (t && (!t->task || t->from_header)) {
+		struct ltask *k = task ? task_of(l, task) : NULL;
+
+		if (task && t->task != task)
+			poll_begins(k, begin);
+		t->task = task;
+		t->begin = begin;
+		t->from_header = task != 0;
+		if (k)
+			k->polled_on = tid;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+int live__new(double period_ns, struct live **out)
+{
+	struct live *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (!l)
+		return -ENOMEM;
+	pthread_mutex_init(&l->lock, NULL);
+	l->period_ns = period_ns;
+	l->tap = (struct trace_tap){.records = tap_records,
+				    .sample = tap_sample,
+				    .sw = tap_switch,
+				    .name = tap_name,
+				    .ctx = l};
+	*out = l;
+	return 0;
+}
+
+const struct trace_tap *live__tap(const struct live *l)
+{
+	return &l->tap;
+}
+
+void live__free(struct live *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->lock);
+	lib_map_release(&l->thread_ix);
+	lib_map_release(&l->task_ix);
+	for (size_t i = 0; i < l->nth; i++)
+		free(l->th[i].hist);
+	free(l->th);
+	free(l->tk);
+	free(l);
+}
+
+/* ---- snapshots (the viewer's thread) --------------------------------- */
+
+static uint64_t p99(const uint32_t *b, uint64_t n)
+{
+	uint64_t rank = (n * 99 + 99) / 100, seen = 0;
+
+	for (unsigned int i = 0; i < LIVE_BUCKETS; i++) {
+		seen += b[i];
+		if (seen >= rank)
+			return i + 1 < LIVE_BUCKETS ? bucket_ns(i + 1) : bucket_ns(i);
+	}
+	return 0;
+}
+
+/* A row's key in the grouping @by: the task id, the name's index in @names
+ * (@nn of them, found or added), or the tid. */
+static size_t name_ix(const char **names, size_t *nn, const char *name)
+{
+	for (size_t i = 0; i < *nn; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	names[*nn] = name;
+	return (*nn)++;
+}
+
+static void add_task(struct live_row *r, const struct ltask *k, uint64_t now)
+{
+	r->polls += k->polls;
+	r->poll_ns += k->poll_ns;
+	if (k->max_poll > r->max_poll_ns)
+		r->max_poll_ns = k->max_poll;
+	r->samples += k->samples;
+	r->blocked_ns += k->blocked_ns;
+	r->runq_ns += k->runq_ns;
+	for (unsigned int i = 0; i < LIVE_BUCKETS; i++)
+		r->delays_[i] += k->delays[i];
+	r->ndelays += k->ndelays;
+	if (k->polled_on) {
+		r->state = LIVE_POLLED;
+	} else if (k->wake && r->state != LIVE_POLLED) {
+		r->state = LIVE_WOKEN;
+		if (now > k->wake && now - k->wake > r->state_ns)
+			r->state_ns = now - k->wake;
+	} else if (!r->state) {
+		r->state = k->ended ? LIVE_ENDED : LIVE_IDLE;
+	}
+	r->ntasks++;
+}
+
+int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_snap *out)
+{
+	const char **names = NULL;
+	size_t nn = 0, i, n = 0;
+	int err = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&l->lock);
+	out->time = now;
+	out->interval_ns = l->have_last && now > l->last ? now - l->last : 0;
+	out->period_ns = l->period_ns;
+	out->refused = l->refused;
+	out->by = by;
+	out->rows =
+		calloc((by == GROUP_THREAD ? l->nth : l->ntk) + 1, sizeof(*out->rows));
+	out->workers = calloc(l->nth + 1, sizeof(*out->workers));
+	names = malloc((l->ntk + 1) * sizeof(*names));
+	if (!out->rows || !out->workers || !names)
+		goto out;
+	/* the threads: in polls, parked, blocked, run queue this interval,
+	 * with what is open now up to @now */
+	for (i = 0; i < l->nth; i++) {
+		struct lthread *t = &l->th[i];
+		struct live_worker *w = &out->workers[out->nworkers];
+
+		/* samples no poll came for: outside polls */
+		for (unsigned int p = 0; p < t->npend; p++)
+			if (t->pend[p].time + LIVE_PEND_NS < now) {
+				l->outside += t->pend[p].weight;
+				t->pend[p--] = t->pend[--t->npend];
+			}
+		for (unsigned int p = 0; p < t->npend_sw; p++)
+			if (t->pend_sw[p].time + LIVE_PEND_NS < now)
+				t->pend_sw[p--] = t->pend_sw[--t->npend_sw];
+		w->tid = t->tid;
+		snprintf(w->name, sizeof(w->name), "%s", t->name);
+		w->poll_ns = t->poll_ns;
+		w->parked_ns = t->parked_ns;
+		w->blocked_ns = t->blocked_ns;
+		w->runq_ns = t->runq_ns;
+		w->samples = t->samples;
+		if (t->task && now > t->begin) {
+			w->task = t->task;
+			w->in_poll_ns = now - t->begin;
+		}
+		if (t->park && now > t->park)
+			w->parked_ns += now - (t->park > l->last ? t->park : l->last);
+		if (t->task || t->park || t->seen || t->poll_ns)
+			out->nworkers++;
+		if (by == GROUP_THREAD && (t->seen || t->samples || t->park || t->task)) {
+			struct live_row *r = &out->rows[out->nrows++];
+
+			r->tid = t->tid;
+			r->id = t->tid;
+			snprintf(r->name, sizeof(r->name), "%s", t->name);
+			r->samples = t->samples;
+			r->poll_ns = t->poll_ns;
+			r->blocked_ns = t->blocked_ns;
+			r->runq_ns = t->runq_ns;
+			r->state = t->task   ? LIVE_POLLED
+				   : t->park ? LIVE_PARKED
+					     : LIVE_IDLE;
+			r->state_ns = t->task ? w->in_poll_ns : 0;
+			r->task = t->task;
+		}
+		t->poll_ns = t->parked_ns = t->blocked_ns = t->runq_ns = 0;
+		t->samples = t->samples_in = 0;
+		t->seen = 0;
+	}
+	for (i = 0; by != GROUP_THREAD && i < l->ntk; i++) {
+		struct ltask *k = &l->tk[i];
+		struct live_row *r;
+		size_t ix;
+
+		if (by == GROUP_NAME) {
+			ix = name_ix(names, &nn, k->name);
+			if (ix == out->nrows) {
+				out->nrows++;
+				snprintf(out->rows[ix].name, sizeof(out->rows[ix].name),
+					 "%s", k->name);
+			}
+			r = &out->rows[ix];
+		} else {
+			r = &out->rows[out->nrows++];
+			r->id = k->id;
+			snprintf(r->name, sizeof(r->name), "%s", k->name);
+		}
+		add_task(r, k, now);
+		if (k->polled_on) {
+			struct lthread *t = thread_of(l, k->polled_on);
+
+			if (t && t->task == k->id && now > t->begin &&
+			    now - t->begin > r->state_ns) {
+				r->state_ns = now - t->begin;
+				r->tid = t->tid;
+			}
+		}
+	}
+	for (i = 0; i < out->nrows; i++) {
+		struct live_row *r = &out->rows[i];
+
+		r->delay_p99_ns = p99(r->delays_, r->ndelays);
+		r->mean_poll_ns = r->polls ? r->poll_ns / r->polls : 0;
+	}
+	/* the interval's counts start again; tasks that ended go, once shown,
+	 * and so do threads with nothing open and nothing this interval */
+	for (i = n = 0; i < l->ntk; i++) {
+		struct ltask *k = &l->tk[i];
+
+		if (k->ended && !k->polled_on) {
+			lib_map_del(&l->task_ix, k->id);
+			continue;
+		}
+		k->polls = k->poll_ns = k->max_poll = k->samples = 0;
+		k->blocked_ns = k->runq_ns = k->ndelays = 0;
+		memset(k->delays, 0, sizeof(k->delays));
+		if (n != i) {
+			l->tk[n] = *k;
+			*lib_map_find(&l->task_ix, k->id) = n + 1;
+		}
+		n++;
+	}
+	l->ntk = n;
+	out->outside = l->outside;
+	out->samples = l->samples;
+	l->outside = l->samples = 0;
+	l->last = now;
+	l->have_last = 1;
+	err = 0;
+out:
+	pthread_mutex_unlock(&l->lock);
+	free(names);
+	if (err)
+		live_snap_release(out);
+	return err;
+}
+
+void live_snap_release(struct live_snap *s)
+{
+	free(s->rows);
+	free(s->workers);
+	memset(s, 0, sizeof(*s));
+}

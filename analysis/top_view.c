@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+/*
+ * top_view.c - one frame of `d9prof top` from a live snapshot (live.c):
+ * the header (the workers' time, what was sampled and lost), the
+ * warnings (report's red flags, as they hold now) and the table, as text
+ * cut to a width or as one JSON object.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
+
+#define STUCK_NS (1000 * 1000000ULL) /* a worker in one poll this long */
+#define MAX_WARN 3		     /* warning lines in a text frame */
+
+/* ---- rows ----------------------------------------------------------------- */
+
+static double cpu_pct(const struct live_snap *s, uint64_t samples)
+{
+	return s->interval_ns
+		       ? 100.0 * (double)samples * s->period_ns / (double)s->interval_ns
+		       : 0;
+}
+
+static double per_sec(const struct live_snap *s, uint64_t n)
+{
+	return s->interval_ns ? (double)n * 1e9 / (double)s->interval_ns : 0;
+}
+
+struct sort_ctx {
+	const struct live_snap *s;
+	enum top_sort key;
+};
+
+static int row_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct sort_ctx *c = ctx;
+	const struct live_row *x = &c->s->rows[*(const uint32_t *)a];
+	const struct live_row *y = &c->s->rows[*(const uint32_t *)b];
+	uint64_t kx, ky;
+	int n;
+
+	switch (c->key) {
+	case TOP_BY_POLLS:
+		kx = x->polls, ky = y->polls;
+		break;
+	case TOP_BY_MAX:
+		kx = x->max_poll_ns, ky = y->max_poll_ns;
+		break;
+	case TOP_BY_DELAY:
+		kx = x->delay_p99_ns, ky = y->delay_p99_ns;
+		break;
+	case TOP_BY_BLOCKED:
+		kx = x->blocked_ns, ky = y->blocked_ns;
+		break;
+	case TOP_BY_RUNQ:
+		kx = x->runq_ns, ky = y->runq_ns;
+		break;
+	case TOP_BY_NAME:
+		n = strcmp(x->name, y->name);
+		if (n)
+			return n;
+		kx = y->id, ky = x->id; /* then by id, ascending */
+		break;
+	default:
+		kx = x->samples, ky = y->samples;
+		if (kx == ky)
+			kx = x->poll_ns, ky = y->poll_ns;
+		break;
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The rows @o shows, sorted, in *@ix (the caller frees it); how many. */
+static size_t shown_rows(const struct live_snap *s, const struct top_opts *o,
+			 uint32_t **ix)
+{
+	struct sort_ctx c = {s, o->sort};
+	size_t n = 0;
+
+	*ix = malloc((s->nrows + 1) * sizeof(**ix));
+	if (!*ix)
+		return 0;
+	for (size_t i = 0; i < s->nrows; i++) {
+		const struct live_row *r = &s->rows[i];
+
+		if (o->filter && *o->filter && !strstr(r->name, o->filter))
+			continue;
+		/* by task: a task idle all interval is not a row */
+		if (s->by != GROUP_THREAD && !r->polls && !r->samples &&
+		    r->state == LIVE_IDLE && !r->blocked_ns)
+			continue;
+		(*ix)[n++] = (uint32_t)i;
+	}
+	qsort_r(*ix, n, sizeof(**ix), row_cmp, &c);
+	return n;
+}
+
+/* ---- warnings ---------------------------------------------------------- */
+
+struct warn {
+	const char *flag, *threshold;
+	char text[200];
+};
+
+static const char *who(const struct live_snap *s, const struct live_row *r, char *buf,
+		       size_t len)
+{
+	char name[64];
+
+	analysis_fit_name(r->name[0] ? r->name : NULL, 32, name, sizeof(name));
+	if (s->by == GROUP_THREAD)
+		snprintf(buf, len, "%s[%" PRIu64 "]", name, r->id);
+	else if (s->by == GROUP_NAME)
+		snprintf(buf, len, "tasks %s", name);
+	else
+		snprintf(buf, len, "task %" PRIu64 " %s", r->id, name);
+	return buf;
+}
+
+/* What holds now of report's flags: polls running past 10 ms, tasks woken
+ * 5 ms ago and not polled, a worker in one poll for a second. */
+static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
+{
+	char a[32], b[160], c[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nworkers && n < max; i++) {
+		const struct live_worker *k = &s->workers[i];
+
+		if (!k->task || k->in_poll_ns < ANALYSIS_FLAG_LONG_POLL_NS)
+			continue;
+		analysis_fit_name(k->name[0] ? k->name : "?", 24, c, sizeof(c));
+		w[n].flag = k->in_poll_ns >= STUCK_NS ? "worker stuck in one poll"
+						      : "long poll";
+		w[n].threshold = k->in_poll_ns >= STUCK_NS ? "1s" : "10ms";
+		snprintf(w[n].text, sizeof(w[n].text),
+			 "task %" PRIu64 " polled on %s[%" PRIu32 "] for %s now", k->task,
+			 c, k->tid, analysis_fmt_duration(k->in_poll_ns, a, sizeof(a)));
+		n++;
+	}
+	for (size_t i = 0; s->by != GROUP_THREAD && i < s->nrows && n < max; i++) {
+		const struct live_row *r = &s->rows[i];
+
+		if (r->state != LIVE_WOKEN || r->state_ns < ANALYSIS_FLAG_DELAY_NS)
+			continue;
+		w[n].flag = "wake-to-poll delay";
+		w[n].threshold = "5ms";
+		snprintf(w[n].text, sizeof(w[n].text), "%s woken %s ago, not polled yet",
+			 who(s, r, b, sizeof(b)),
+			 analysis_fmt_duration(r->state_ns, a, sizeof(a)));
+		n++;
+	}
+	return n;
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+/* Columns by priority: the first ones are the last to go on a narrow
+ * terminal. */
+enum col { C_CPU, C_STATE, C_POLLS, C_MAX, C_DELAY, C_BLOCKED, C_MEAN, C_RUNQ, NCOLS };
+static const struct {
+	const char *title;
+	int w;
+} cols[NCOLS] = {
+	[C_CPU] = {"CPU%", 6},	      [C_STATE] = {"STATE", 16},
+	[C_POLLS] = {"POLLS/S", 8},   [C_MAX] = {"MAX", 8},
+	[C_DELAY] = {"DELAY-P99", 9}, [C_BLOCKED] = {"BLOCKED", 8},
+	[C_MEAN] = {"MEAN", 8},	      [C_RUNQ] = {"RUNQ", 8},
+};
+/* the order they are printed in */
+static const enum col order[NCOLS] = {C_CPU,   C_POLLS,	  C_MEAN, C_MAX,
+				      C_DELAY, C_BLOCKED, C_RUNQ, C_STATE};
+
+static void state_text(const struct live_row *r, char *buf, size_t len)
+{
+	char a[32];
+
+	switch (r->state) {
+	case LIVE_POLLED:
+		snprintf(buf, len, "polled %s",
+			 analysis_fmt_duration(r->state_ns, a, sizeof(a)));
+		break;
+	case LIVE_WOKEN:
+		snprintf(buf, len, "woken %s",
+			 analysis_fmt_duration(r->state_ns, a, sizeof(a)));
+		break;
+	case LIVE_PARKED:
+		snprintf(buf, len, "parked");
+		break;
+	case LIVE_ENDED:
+		snprintf(buf, len, "ended");
+		break;
+	default:
+		snprintf(buf, len, "idle");
+	}
+}
+
+static void cell(const struct live_snap *s, const struct live_row *r, enum col c,
+		 char *buf, size_t len)
+{
+	switch (c) {
+	case C_CPU:
+		snprintf(buf, len, "%.1f", cpu_pct(s, r->samples));
+		break;
+	case C_POLLS:
+		snprintf(buf, len, "%.0f", per_sec(s, r->polls));
+		break;
+	case C_MEAN:
+		analysis_fmt_duration(r->mean_poll_ns, buf, len);
+		break;
+	case C_MAX:
+		analysis_fmt_duration(r->max_poll_ns, buf, len);
+		break;
+	case C_DELAY:
+		if (r->ndelays)
+			analysis_fmt_duration(r->delay_p99_ns, buf, len);
+		else
+			snprintf(buf, len, "-");
+		break;
+	case C_BLOCKED:
+		analysis_fmt_duration(r->blocked_ns, buf, len);
+		break;
+	case C_RUNQ:
+		analysis_fmt_duration(r->runq_ns, buf, len);
+		break;
+	case C_STATE:
+		state_text(r, buf, len);
+		break;
+	default:
+		*buf = '\0';
+	}
+}
+
+static double share(uint64_t ns, uint64_t all)
+{
+	return all ? 100.0 * (double)ns / (double)all : 0;
+}
+
+/* The header: the workers' time in the interval, samples and losses. */
+static void text_head(const struct live_snap *s, const struct top_opts *o, FILE *out)
+{
+	uint64_t poll = 0, parked = 0, blocked = 0, runq = 0, all;
+	char line[512], secs[32];
+	size_t n;
+
+	for (size_t i = 0; i < s->nworkers; i++) {
+		poll += s->workers[i].poll_ns;
+		parked += s->workers[i].parked_ns;
+		blocked += s->workers[i].blocked_ns;
+		runq += s->workers[i].runq_ns;
+	}
+	all = s->interval_ns * s->nworkers;
+	n = (size_t)snprintf(line, sizeof(line),
+			     "d9prof top - %s - every %s - %zu thread%s",
+			     o->title ? o->title : "",
+			     analysis_fmt_duration(s->interval_ns, secs, sizeof(secs)),
+			     s->nworkers, s->nworkers == 1 ? "" : "s");
+	if (all && n < sizeof(line))
+		snprintf(
+			line + n, sizeof(line) - n,
+			": in polls %.0f%%, outside %.0f%%, parked %.0f%%; blocked %.0f%%, run "
+			"queue %.0f%%",
+			share(poll, all),
+			share(all > poll + parked ? all - poll - parked : 0, all),
+			share(parked, all), share(blocked, all), share(runq, all));
+	if (o->width)
+		analysis_u8_cut(line, o->width);
+	fprintf(out, "%s\n", line);
+	n = (size_t)snprintf(line, sizeof(line),
+			     "CPU: %.1f%% sampled, %.0f%% of it outside polls",
+			     cpu_pct(s, s->samples), share(s->outside, s->samples));
+	if (n < sizeof(line))
+		snprintf(line + n, sizeof(line) - n, "; lost: %s",
+			 o->lost && *o->lost ? o->lost : "nothing");
+	if (o->width)
+		analysis_u8_cut(line, o->width);
+	fprintf(out, "%s\n", line);
+}
+
+static void text_frame(const struct live_snap *s, const struct top_opts *o,
+		       const uint32_t *ix, size_t n, FILE *out)
+{
+	struct warn w[MAX_WARN + 1];
+	size_t nw = warnings(s, w, MAX_WARN + 1), i, k, namew = 4, idw = 4;
+	int on[NCOLS], used;
+	char buf[128], name[256], id[32];
+	const char *idt = s->by == GROUP_THREAD ? "TID"
+			  : s->by == GROUP_NAME ? "TASKS"
+						: "TASK";
+
+	text_head(s, o, out);
+	for (i = 0; i < nw && i < MAX_WARN; i++) {
+		snprintf(name, sizeof(name), "! %s (>= %s): %s", w[i].flag,
+			 w[i].threshold, w[i].text);
+		if (o->width)
+			analysis_u8_cut(name, o->width);
+		fprintf(out, "%s\n", name);
+	}
+	if (nw > MAX_WARN)
+		fprintf(out, "! (and more)\n");
+	fputc('\n', out);
+	/* widths: the id, the names (at most 32, fewer when narrow) */
+	for (i = 0; i < n; i++) {
+		const struct live_row *r = &s->rows[ix[i]];
+
+		k = (size_t)snprintf(id, sizeof(id), "%" PRIu64,
+				     s->by == GROUP_NAME ? r->ntasks : r->id);
+		if (k > idw)
+			idw = k;
+		analysis_fit_name(r->name[0] ? r->name : NULL, 32, name, sizeof(name));
+		if (analysis_u8_width(name) > namew)
+			namew = analysis_u8_width(name);
+	}
+	/* drop columns from the last priority until a line fits */
+	for (k = 0; k < NCOLS; k++)
+		on[k] = 1;
+	used = (int)(1 + idw + 2 + namew);
+	for (k = 0; k < NCOLS; k++)
+		used += 2 + cols[k].w;
+	for (k = NCOLS; o->width && (size_t)used > o->width && k-- > 1;) {
+		on[k] = 0;
+		used -= 2 + cols[k].w;
+	}
+	if (o->width && (size_t)used > o->width && namew > 8) {
+		size_t cut = (size_t)used - o->width;
+
+		namew = namew > cut + 8 ? namew - cut : 8;
+	}
+	fprintf(out, " %*s  %-*s", (int)idw, idt, (int)namew, "NAME");
+	for (k = 0; k < NCOLS; k++)
+		if (on[order[k]])
+			fprintf(out, "  %*s",
+				order[k] == C_STATE ? -cols[C_STATE].w : cols[order[k]].w,
+				cols[order[k]].title);
+	fputc('\n', out);
+	for (i = 0; i < n && (!o->limit || i < o->limit); i++) {
+		const struct live_row *r = &s->rows[ix[i]];
+
+		analysis_fit_name(r->name[0] ? r->name : NULL, namew, name, sizeof(name));
+		fprintf(out, "%c%*" PRIu64 "  %s%*s", (int)i == o->selected ? '>' : ' ',
+			(int)idw, s->by == GROUP_NAME ? r->ntasks : r->id, name,
+			(int)(namew - analysis_u8_width(name)), "");
+		for (k = 0; k < NCOLS; k++) {
+			if (!on[order[k]])
+				continue;
+			cell(s, r, order[k], buf, sizeof(buf));
+			fprintf(out, "  %*s",
+				order[k] == C_STATE ? -cols[C_STATE].w : cols[order[k]].w,
+				buf);
+		}
+		fputc('\n', out);
+	}
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static void json_frame(const struct live_snap *s, const struct top_opts *o,
+		       const uint32_t *ix, size_t n, struct lib_json *w)
+{
+	static const char *const state[] = {"idle", "polled", "woken", "parked", "ended"};
+	struct warn wn[16];
+	size_t nw = warnings(s, wn, 16);
+
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "time_ns", s->time);
+	lib_json_uint_field(w, "interval_ns", s->interval_ns);
+	lib_json_str_field(w, "by",
+			   s->by == GROUP_THREAD ? "thread"
+			   : s->by == GROUP_NAME ? "name"
+						 : "task");
+	lib_json_uint_field(w, "samples", s->samples);
+	lib_json_uint_field(w, "samples_outside_polls", s->outside);
+	lib_json_str_field(w, "lost", o->lost && *o->lost ? o->lost : NULL);
+	lib_json_name(w, "workers");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < s->nworkers; i++) {
+		const struct live_worker *k = &s->workers[i];
+
+		lib_json_object_begin(w);
+		lib_json_uint_field(w, "tid", k->tid);
+		lib_json_str_field(w, "thread", k->name[0] ? k->name : NULL);
+		lib_json_uint_field(w, "poll_ns", k->poll_ns);
+		lib_json_uint_field(w, "parked_ns", k->parked_ns);
+		lib_json_uint_field(w, "blocked_ns", k->blocked_ns);
+		lib_json_uint_field(w, "runq_ns", k->runq_ns);
+		lib_json_uint_field(w, "samples", k->samples);
+		lib_json_name(w, "polling");
+		if (k->task)
+			lib_json_uint(w, k->task);
+		else
+			lib_json_null(w);
+		lib_json_uint_field(w, "in_poll_ns", k->in_poll_ns);
+		lib_json_object_end(w);
+	}
+	lib_json_array_end(w);
+	lib_json_name(w, "rows");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < n && (!o->limit || i < o->limit); i++) {
+		const struct live_row *r = &s->rows[ix[i]];
+
+		lib_json_break(w);
+		lib_json_object_begin(w);
+		if (s->by == GROUP_NAME)
+			lib_json_uint_field(w, "tasks", r->ntasks);
+		else
+			lib_json_uint_field(w, s->by == GROUP_THREAD ? "tid" : "task",
+					    r->id);
+		lib_json_str_field(w, "name", r->name[0] ? r->name : NULL);
+		lib_json_name(w, "cpu_pct");
+		lib_json_double(w, "%.3f", cpu_pct(s, r->samples));
+		lib_json_uint_field(w, "samples", r->samples);
+		lib_json_uint_field(w, "polls", r->polls);
+		lib_json_uint_field(w, "mean_poll_ns", r->mean_poll_ns);
+		lib_json_uint_field(w, "max_poll_ns", r->max_poll_ns);
+		lib_json_name(w, "delay_p99_ns");
+		if (r->ndelays)
+			lib_json_uint(w, r->delay_p99_ns);
+		else
+			lib_json_null(w);
+		lib_json_uint_field(w, "blocked_ns", r->blocked_ns);
+		lib_json_uint_field(w, "runq_ns", r->runq_ns);
+		lib_json_str_field(w, "state", state[r->state]);
+		lib_json_uint_field(w, "state_ns", r->state_ns);
+		lib_json_object_end(w);
+	}
+	lib_json_array_end(w);
+	lib_json_name(w, "warnings");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < nw; i++) {
+		lib_json_object_begin(w);
+		lib_json_str_field(w, "flag", wn[i].flag);
+		lib_json_str_field(w, "threshold", wn[i].threshold);
+		lib_json_str_field(w, "detail", wn[i].text);
+		lib_json_object_end(w);
+	}
+	lib_json_array_end(w);
+	lib_json_object_end(w);
+}
+
+int analysis__top(const struct live_snap *s, const struct top_opts *o, FILE *out)
+{
+	uint32_t *ix = NULL;
+	size_t n = shown_rows(s, o, &ix);
+	struct lib_json w;
+	int err = 0;
+
+	if (!ix)
+		return -ENOMEM;
+	if (o->json) {
+		lib_json_init(&w, out);
+		json_frame(s, o, ix, n, &w);
+		err = lib_json_finish(&w);
+	} else {
+		text_frame(s, o, ix, n, out);
+		err = ferror(out) ? -EIO : 0;
+	}
+	free(ix);
+	return err;
+}

@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: MIT
+/*
+ * d9prof top: the running process's tasks as they are now. A recording of
+ * its own runs in a thread (record__run(), its trace to /dev/null) with a
+ * tap that feeds the live state (analysis/live.c); every interval a
+ * snapshot becomes a frame (analysis__top()): on the terminal through
+ * ncurses, or, with --batch or --format json, on standard output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <locale.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ncurses.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+#include "lib/text.h"
+#include "record/record.h"
+
+enum { OPT_SORT = 256, OPT_FILTER };
+
+static const char *const sort_keys[] = {
+	[TOP_BY_CPU] = "cpu",	  [TOP_BY_POLLS] = "polls",	[TOP_BY_MAX] = "max",
+	[TOP_BY_DELAY] = "delay", [TOP_BY_BLOCKED] = "blocked", [TOP_BY_RUNQ] = "runq",
+	[TOP_BY_NAME] = "name",
+};
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof top -p PID [-d SECS] [--by task|name|thread] [--sort KEY]\n"
+		"                  [--filter TEXT] [-F HZ] [-b [-n COUNT]] [--format text|json]\n\n"
+		"The running process's tasks as they are now, refreshed every interval: a\n"
+		"recording of its own runs meanwhile (CPU samples, the shim's records,\n"
+		"off-CPU time), kept in memory only. Per task (or task name, or thread):\n"
+		"CPU%% (its samples' share of one CPU over the interval), POLLS/S, MEAN\n"
+		"and MAX poll, DELAY-P99 (wake to poll), BLOCKED and RUNQ (off-CPU inside\n"
+		"its polls: blocked, or waiting for a CPU) and STATE (polled now, woken\n"
+		"and waiting, idle, parked). Above: the threads' time (in polls, outside,\n"
+		"parked; blocked, run queue), what was lost, and the red flags of\n"
+		"'d9prof report' as they hold now (a poll running past 10ms, a task woken\n"
+		"5ms ago and not polled, a worker in one poll for a second).\n\n"
+		"keys: q quit, space pause, b task/name/thread, < > sort column,\n"
+		"      c cpu, p polls, m max, d delay, k blocked, r runq, n name,\n"
+		"      / filter by name (empty: all), up/down select\n\n"
+		"options:\n"
+		"  -p, --pid PID         the process (it links the d9prof shim; without\n"
+		"                        it: threads and CPU only)\n"
+		"  -d, --interval SECS   seconds between frames (default 1)\n"
+		"      --by KEY          task (default), name or thread\n"
+		"      --sort KEY        cpu (default), polls, max, delay, blocked, runq\n"
+		"                        or name\n"
+		"      --filter TEXT     only rows whose name holds TEXT\n"
+		"  -F, --freq HZ         CPU samples per second (default 999)\n"
+		"  -b, --batch           plain text frames on standard output, no screen\n"
+		"  -n, --iterations N    with --batch: N frames, then exit\n"
+		"  -f, --format FMT      text (default) or json (one object a frame;\n"
+		"                        implies --batch; schema in d9prof(1))\n"
+		"  -h, --help            this help\n\n"
+		"It needs what 'd9prof record -p' needs (see PERMISSIONS in d9prof(1)),\n"
+		"and only one recorder may attach to a process's shim.\n\n"
+		"examples:\n"
+		"  d9prof top -p 4242\n"
+		"  d9prof top -p 4242 -b -n 3 --sort delay\n"
+		"  d9prof top -p 4242 --format json -n 10 | jq '.rows[0]'\n");
+}
+
+struct top {
+	pid_t pid;
+	double interval;
+	int batch, json;
+	unsigned long frames; /* --iterations, 0: until stopped */
+	struct top_opts v;
+	enum group_by by;
+	struct live *live;
+	struct record_opts o;
+	struct record_stats st;
+	pthread_t th;
+	pthread_mutex_t lock; /* what the recorder's thread says */
+	char msg[256];	      /* its last message */
+	char lost[160];	      /* what it lost so far */
+	int done, err;	      /* it returned, with err */
+	char title[160];
+};
+
+static volatile sig_atomic_t stop_rec, stop_ui;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_ui = 1;
+}
+
+static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
+{
+	struct top *x = ctx;
+
+	pthread_mutex_lock(&x->lock);
+	snprintf(x->msg, sizeof(x->msg), "%s%s", lvl == RECORD_WARN ? "warning: " : "",
+		 msg);
+	pthread_mutex_unlock(&x->lock);
+	if (x->batch && lvl == RECORD_WARN)
+		warning("%s", msg);
+}
+
+static void progress(void *ctx, const struct record_stats *st, double seconds)
+{
+	struct top *x = ctx;
+	char buf[160];
+	size_t n = 0;
+
+	(void)seconds;
+	buf[0] = '\0';
+#define LOST(v, what)                                                                    \
+	if ((v) && n < sizeof(buf))                                                      \
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%llu %s", n ? ", " : "",      \
+			      (unsigned long long)(v), (what))
+	LOST(st->lost_samples, "samples");
+	LOST(st->shim_drops, "shim records");
+	LOST(st->offcpu_lost, "off-CPU records");
+	LOST(st->wake_lost, "wakeups");
+	LOST(st->ctimer_drops, "ctimer samples");
+#undef LOST
+	pthread_mutex_lock(&x->lock);
+	snprintf(x->lost, sizeof(x->lost), "%s", buf);
+	pthread_mutex_unlock(&x->lock);
+}
+
+static void polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin)
+{
+	live__polling(ctx, tid, task, begin);
+}
+
+static void *recorder(void *arg)
+{
+	struct top *x = arg;
+	int err = record__run(&x->o, &x->st);
+
+	pthread_mutex_lock(&x->lock);
+	x->done = 1;
+	x->err = err;
+	pthread_mutex_unlock(&x->lock);
+	return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* "pid N (comm) - HH:MM:SS" */
+static void set_title(struct top *x)
+{
+	char path[64], comm[64] = "", clean[64], when[16];
+	time_t now = time(NULL);
+	struct tm tm;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)x->pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	text_clean(comm, clean, sizeof(clean));
+	if (!localtime_r(&now, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
+		snprintf(when, sizeof(when), "?");
+	snprintf(x->title, sizeof(x->title), "pid %d (%s) - %s", (int)x->pid, clean,
+		 when);
+}
+
+/* One frame of @s into a string (the caller frees it); NULL on -ENOMEM. */
+static char *frame(struct top *x, const struct live_snap *s, size_t width)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int err;
+
+	if (!m)
+		return NULL;
+	set_title(x);
+	pthread_mutex_lock(&x->lock);
+	x->v.lost = x->lost;
+	x->v.title = x->title;
+	x->v.width = width;
+	err = analysis__top(s, &x->v, m);
+	pthread_mutex_unlock(&x->lock);
+	if (fclose(m) || err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Wait until @until (CLOCK_MONOTONIC ns), or a signal, or the recorder's
+ * end: 0, or 1 to stop. */
+static int wait_until(struct top *x, uint64_t until)
+{
+	for (;;) {
+		uint64_t now = mono_ns();
+		int done;
+
+		pthread_mutex_lock(&x->lock);
+		done = x->done;
+		pthread_mutex_unlock(&x->lock);
+		if (stop_ui || done)
+			return 1;
+		if (now >= until)
+			return 0;
+		usleep(until - now > 50000000 ? 50000
+					      : (useconds_t)((until - now) / 1000));
+	}
+}
+
+static int batch_loop(struct top *x)
+{
+	uint64_t next = mono_ns();
+	unsigned long i;
+
+	for (i = 0; !x->frames || i < x->frames; i++) {
+		struct live_snap s;
+		char *f;
+
+		next += (uint64_t)(x->interval * 1e9);
+		if (wait_until(x, next))
+			break;
+		if (live__snapshot(x->live, mono_ns(), x->by, &s))
+			return -ENOMEM;
+		f = frame(x, &s, 0);
+		live_snap_release(&s);
+		if (!f)
+			return -ENOMEM;
+		fputs(f, stdout);
+		if (!x->json)
+			fputc('\n', stdout);
+		free(f);
+		if (fflush(stdout))
+			return -EIO;
+	}
+	return 0;
+}
+
+/* ---- the screen -------------------------------------------------------- */
+
+static void draw(const char *text, const char *status)
+{
+	int y = 0;
+
+	erase();
+	for (const char *p = text; p && *p && y < LINES - 1; y++) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		if (y == 0 && !getenv("NO_COLOR"))
+			attron(A_BOLD);
+		mvaddnstr(y, 0, p, len);
+		if (y == 0)
+			attroff(A_BOLD);
+		p = nl ? nl + 1 : p + len;
+	}
+	if (status && *status) {
+		attron(A_REVERSE);
+		mvaddnstr(LINES - 1, 0, status, COLS);
+		attroff(A_REVERSE);
+	}
+	refresh();
+}
+
+/* The filter, typed on the status line. */
+static void read_filter(char *buf, size_t len)
+{
+	echo();
+	curs_set(1);
+	timeout(-1);
+	move(LINES - 1, 0);
+	clrtoeol();
+	addstr("filter: ");
+	getnstr(buf, (int)len - 1);
+	noecho();
+	curs_set(0);
+}
+
+static int screen_loop(struct top *x)
+{
+	char filter[64] = "", status[320], *text = NULL;
+	uint64_t next = mono_ns() + (uint64_t)(x->interval * 1e9);
+	int paused = 0, redraw = 0;
+
+	if (!initscr())
+		return -EIO;
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	x->v.selected = -1;
+	draw("d9prof top: starting the recording...", NULL);
+	while (!stop_ui) {
+		uint64_t now = mono_ns();
+		int c, done;
+
+		pthread_mutex_lock(&x->lock);
+		done = x->done;
+		snprintf(status, sizeof(status),
+			 "%s%s  q quit  space pause  b by  </> sort  / filter",
+			 paused ? "[paused] " : "", x->msg);
+		pthread_mutex_unlock(&x->lock);
+		if (done)
+			break;
+		if (now >= next) {
+			struct live_snap s;
+
+			next = now + (uint64_t)(x->interval * 1e9);
+			if (live__snapshot(x->live, now, x->by, &s))
+				break;
+			if (!paused) {
+				free(text);
+				x->v.filter = filter;
+				text = frame(x, &s, (size_t)COLS);
+			}
+			live_snap_release(&s);
+			redraw = 1;
+		}
+		if (redraw)
+			draw(text, status);
+		redraw = 0;
+		timeout((int)((next > now ? next - now : 0) / 1000000) + 1);
+		c = getch();
+		switch (c) {
+		case 'q':
+		case 'Q':
+			stop_ui = 1;
+			break;
+		case ' ':
+			paused = !paused;
+			redraw = 1;
+			break;
+		case 'b':
+			x->by = x->by == GROUP_TASK   ? GROUP_NAME
+				: x->by == GROUP_NAME ? GROUP_THREAD
+						      : GROUP_TASK;
+			next = 0;
+			break;
+		case '<':
+			x->v.sort = x->v.sort ? x->v.sort - 1 : TOP_BY_NAME;
+			next = 0;
+			break;
+		case '>':
+			x->v.sort = x->v.sort == TOP_BY_NAME ? TOP_BY_CPU : x->v.sort + 1;
+			next = 0;
+			break;
+		case 'c':
+		case 'p':
+		case 'm':
+		case 'd':
+		case 'k':
+		case 'r':
+		case 'n': {
+			static const char keys[] = "cpmdkrn";
+
+			x->v.sort = (enum top_sort)(strchr(keys, c) - keys);
+			next = 0;
+			break;
+		}
+		case '/':
+			read_filter(filter, sizeof(filter));
+			next = 0;
+			break;
+		case KEY_UP:
+			if (x->v.selected >= 0)
+				x->v.selected--;
+			next = 0;
+			break;
+		case KEY_DOWN:
+			x->v.selected++;
+			next = 0;
+			break;
+		case KEY_RESIZE:
+			next = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	free(text);
+	endwin();
+	return 0;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static int parse(struct top *x, int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"interval", required_argument, NULL, 'd'},
+		{"by", required_argument, NULL, 'B'},
+		{"sort", required_argument, NULL, OPT_SORT},
+		{"filter", required_argument, NULL, OPT_FILTER},
+		{"freq", required_argument, NULL, 'F'},
+		{"batch", no_argument, NULL, 'b'},
+		{"iterations", required_argument, NULL, 'n'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	uint64_t v;
+	int c, k;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:d:F:bn:f:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_u64(optarg, &v) || v == 0 || v > 4194304)
+				return usage_error("top ",
+						   "bad pid '%s': want a process id",
+						   optarg);
+			x->pid = (pid_t)v;
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &x->interval) || x->interval < 0.1 ||
+			    x->interval > 3600)
+				return usage_error(
+					"top ",
+					"bad interval '%s': want seconds, 0.1 to 3600",
+					optarg);
+			break;
+		case 'B':
+			if ((k = parse_group_by(optarg)) < 0 || k == GROUP_SPAN)
+				return usage_error(
+					"top ",
+					"bad --by '%s': want task, name or thread",
+					optarg);
+			x->by = (enum group_by)k;
+			break;
+		case OPT_SORT:
+			if ((k = PARSE_WORD(optarg, sort_keys)) < 0)
+				return usage_error(
+					"top ",
+					"bad sort key '%s': want cpu, polls, max, delay, "
+					"blocked, runq or name",
+					optarg);
+			x->v.sort = (enum top_sort)k;
+			break;
+		case OPT_FILTER:
+			x->v.filter = optarg;
+			break;
+		case 'F':
+			if (parse_u64(optarg, &v) || v == 0 || v > 100000)
+				return usage_error("top ",
+						   "bad frequency '%s': want 1 to 100000",
+						   optarg);
+			x->o.freq = (unsigned int)v;
+			break;
+		case 'b':
+			x->batch = 1;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &v) || v == 0)
+				return usage_error("top ",
+						   "bad count '%s': want a number > 0",
+						   optarg);
+			x->frames = (unsigned long)v;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				x->json = x->batch = 1;
+			else if (strcmp(optarg, "text"))
+				return usage_error("top ",
+						   "bad format '%s': want text or json",
+						   optarg);
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("top ", "bad option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("top ", "unexpected argument '%s'", argv[optind]);
+	if (!x->pid)
+		return usage_error("top ", "no -p PID: which process?");
+	if (!x->batch && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
+		x->batch = 1; /* no terminal: frames as text */
+	if (x->frames && !x->batch)
+		return usage_error("top ", "-n goes with --batch (or --format json)");
+	return -1;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top x = {.interval = 1.0, .by = GROUP_TASK, .v = {.selected = -1}};
+	struct sigaction sa = {.sa_handler = on_signal};
+	int ret, err, devnull;
+
+	x.o.freq = 999;
+	if ((ret = parse(&x, argc, argv)) >= 0)
+		return ret;
+	x.v.json = x.json;
+	setlocale(LC_ALL, "");
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (devnull < 0 || live__new(1e9 / x.o.freq, &x.live)) {
+		error("cannot start: %s", strerror(devnull < 0 ? errno : ENOMEM));
+		return EXIT_FAIL;
+	}
+	pthread_mutex_init(&x.lock, NULL);
+	x.o.pid = x.pid;
+	x.o.out_fd = devnull;
+	x.o.stop = &stop_rec;
+	x.o.log = log_msg;
+	x.o.progress = progress;
+	x.o.ctx = &x;
+	x.o.tap = live__tap(x.live);
+	x.o.polling = polling;
+	x.o.polling_ctx = x.live;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (pthread_create(&x.th, NULL, recorder, &x)) {
+		error("cannot start the recording thread");
+		return EXIT_FAIL;
+	}
+	/* the interval starts now */
+	{
+		struct live_snap s;
+
+		if (!live__snapshot(x.live, mono_ns(), x.by, &s))
+			live_snap_release(&s);
+	}
+	err = x.batch ? batch_loop(&x) : screen_loop(&x);
+	stop_rec = 1;
+	pthread_join(x.th, NULL);
+	close(devnull);
+	ret = EXIT_OK;
+	if (x.err == -ESRCH) {
+		error("cannot attach to pid %d: no such process", (int)x.pid);
+		ret = EXIT_FAIL;
+	} else if (x.err) {
+		error("cannot watch pid %d: %s", (int)x.pid,
+		      x.st.why[0] ? x.st.why : strerror(-x.err));
+		ret = EXIT_FAIL;
+	} else if (err) {
+		error("cannot show the frames: %s", strerror(-err));
+		ret = EXIT_FAIL;
+	} else if (x.done && !stop_ui && x.st.target_exited) {
+		info("pid %d exited", (int)x.pid);
+	}
+	live__free(x.live);
+	return ret;
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# `d9prof top` (issue 28), the real binary on real perf_events:
+#   json_frames      --format json -n 3 on the demo: three objects; cpu_hog
+#                    the busiest task by CPU in the frames after the first,
+#                    blocker blocked for most of its polls' time, and the
+#                    CPU the frames sampled is the process's own CPU time
+#                    (/proc/PID/stat) within a third
+#   starved_flagged  starve (a victim behind a hog's 20 ms polls): the
+#                    victim's delay p99 >= 10 ms, and a frame warns of the
+#                    long poll or the victim's wait in report's words
+#   batch_text       -b -n 2: two text frames with the header and table
+#   screen_keys      under tmux: sort by name (n), by task name (b), filter
+#                    (/cpu), a 60-column terminal drops columns and cuts
+#                    lines, q quits with 0 and the terminal is sane again
+#   sigterm_restores SIGTERM to top on its screen: exit 0, terminal sane
+#   bad_input        a wrong pid, no -p, -n on a terminal: one line each,
+#                    exit 1 or 2
+#
+#   B=build      build directory (d9prof, examples/demo, e2e/latency/starve)
+#   ONLY=REGEX   only the tests whose names match
+NAME=top
+. "$(dirname "$0")/lib.sh"
+
+DEMO="$ROOT/$B/examples/demo"
+STARVE="$ROOT/$B/e2e/latency/starve"
+for p in "$DEMO" "$STARVE"; do
+	[ -x "$p" ] || { say "top.sh: no $p (make $p)"; exit 1; }
+done
+
+proc_cpu_ns() { # utime + stime of pid $1, ns
+	awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) * 1e9 / hz }' "/proc/$1/stat"
+}
+
+# frames FILE: the JSON objects of a --format json run, as a python list
+FRAMES_PY='
+import json, sys
+def frames(path):
+    s, out, i = open(path).read(), [], 0
+    d = json.JSONDecoder()
+    while True:
+        while i < len(s) and s[i].isspace():
+            i += 1
+        if i >= len(s):
+            return out
+        o, i = d.raw_decode(s, i)
+        out.append(o)
+'
+
+t_json_frames() {
+	need_perf || return
+	local c0 c1
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	c0=$(proc_cpu_ns "$SPID")
+	"$D9" top -p "$SPID" --format json -n 3 >"$TMP/top.json" 2>"$TMP/top.err" ||
+		fail "top failed: $(tail -3 "$TMP/top.err")" || return 1
+	c1=$(proc_cpu_ns "$SPID")
+	python3 - "$TMP/top.json" "$c0" "$c1" <<PY || return 1
+$FRAMES_PY
+f = frames(sys.argv[1])
+print(f"    {len(f)} frames")
+if len(f) != 3:
+    sys.exit(1)
+bad = 0
+for k, fr in enumerate(f[1:], 2):
+    rows = sorted(fr["rows"], key=lambda r: -r["cpu_pct"])
+    top = rows[0]["name"] if rows else None
+    blk = [r for r in fr["rows"] if r["name"] == "blocker"]
+    b = blk[0] if blk else None
+    share = b["blocked_ns"] / max(1, b["polls"] * b["mean_poll_ns"]) if b else 0
+    print(f"    frame {k}: busiest {top}; blocker blocked {share:.0%} of its polls' time")
+    if top != "cpu_hog" or share < 0.5:
+        bad += 1
+# CPU: what the frames sampled (their intervals cover the run but its start)
+period = 1e9 / 999
+sampled = sum(fr["samples"] for fr in f) * period
+truth = float(sys.argv[3]) - float(sys.argv[2])
+print(f"    sampled {sampled / 1e6:.0f} ms of CPU, the process used {truth / 1e6:.0f} ms")
+if not (0.66 * truth <= sampled <= 1.1 * truth):
+    bad += 1
+sys.exit(1 if bad else 0)
+PY
+}
+
+t_starved_flagged() {
+	need_perf || return
+	start_ready "$TMP/starve.out" "$STARVE" 60 || return 1
+	"$D9" top -p "$SPID" --format json -n 3 >"$TMP/st.json" 2>"$TMP/st.err" ||
+		fail "top failed: $(tail -3 "$TMP/st.err")" || return 1
+	python3 - "$TMP/st.json" <<PY || return 1
+$FRAMES_PY
+f = frames(sys.argv[1])
+p99 = [r["delay_p99_ns"] for fr in f for r in fr["rows"]
+       if r["name"] == "victim" and r["delay_p99_ns"] is not None]
+warn = [w["flag"] + ": " + w["detail"] for fr in f for w in fr["warnings"]]
+print(f"    victim delay p99: {[round(v / 1e6, 1) for v in p99]} ms")
+print(f"    warnings: {warn[:3]}")
+ok = p99 and min(p99) >= 10e6 and any(
+    ("long poll" in w and "task 1 " in w) or ("wake-to-poll delay" in w and "victim" in w)
+    for w in warn)
+sys.exit(0 if ok else 1)
+PY
+}
+
+t_batch_text() {
+	need_perf || return
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	"$D9" top -p "$SPID" -b -n 2 >"$TMP/top.txt" 2>"$TMP/top.err" ||
+		fail "top -b failed: $(tail -3 "$TMP/top.err")" || return 1
+	[ "$(grep -c '^d9prof top - pid ' "$TMP/top.txt")" = 2 ] &&
+		[ "$(grep -c '^ *TASK  NAME  *CPU%' "$TMP/top.txt")" = 2 ] &&
+		grep -q ' cpu_hog ' "$TMP/top.txt" ||
+		fail "frames: $(head -12 "$TMP/top.txt")" || return 1
+}
+
+# tmux_top W H CMD...: top in a detached tmux session "top" of W x H
+# running CMD (after it exits, the pane runs `stty -a` and says its
+# status, then waits)
+tmux_top() {
+	local w=$1 h=$2
+	shift 2
+		cleanup_tmux
+	tmux -L d9top new-session -d -s top -x "$w" -y "$h" \
+		"$* ; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo; sleep 60" ||
+		fail "tmux new-session failed"
+}
+pane() { tmux -L d9top capture-pane -p -t top 2>/dev/null; }
+# the tmux server of these tests gone, its socket too
+cleanup_tmux() {
+	local i
+	tmux -L d9top kill-server 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		tmux -L d9top has-session 2>/dev/null || return 0
+		sleep 0.1
+	done
+}
+# wait_pane ERE SECS: until the pane shows a line matching ERE
+wait_pane() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		pane | grep -qE "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+t_screen_keys() {
+	need_perf || return
+	command -v tmux >/dev/null || { say "    skip: no tmux"; return 2; }
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	tmux_top 110 30 "$D9" top -p "$SPID"
+	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+	tmux -L d9top send-keys -t top n
+	sleep 1.5
+	# by name: the first row is the first name (blocker, cpu_hog, ...)
+	pane | grep -A1 -E '^ +TASK +NAME' | tail -1 | grep -q ' blocker ' ||
+		fail "sorted by name: $(pane | head -12)" || return 1
+	tmux -L d9top send-keys -t top b
+	wait_pane '^ +TASKS +NAME' 5 || fail "by task name: $(pane | head -12)" || return 1
+	tmux -L d9top send-keys -t top / c p u Enter
+	sleep 1.5
+	[ "$(pane | grep -cE '^.? +[0-9]+  [a-z_]+ ')" = 1 ] && pane | grep -q ' cpu_hog ' ||
+		fail "filtered on cpu: $(pane | head -12)" || return 1
+	tmux -L d9top resize-window -t top -x 60 -y 30
+	sleep 2
+	pane | awk 'length > 60 { bad = 1 } END { exit bad }' &&
+		pane | grep -qE '^ +TASKS +NAME +CPU%' ||
+		fail "at 60 columns: $(pane | head -12)" || return 1
+	tmux -L d9top send-keys -t top q
+	wait_pane '^EXIT=' 10 || fail "q did not quit: $(pane | tail -5)" || return 1
+	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
+		fail "after q: $(pane | tail -5)" || return 1
+}
+
+t_sigterm_restores() {
+	need_perf || return
+	command -v tmux >/dev/null || { say "    skip: no tmux"; return 2; }
+	local tpid
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	tmux_top 100 30 "$D9" top -p "$SPID"
+	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+	tpid=$(pgrep -f "^$D9 top -p $SPID" | head -1)
+	[ -n "$tpid" ] || fail "no top process" || return 1
+	kill -TERM "$tpid"
+	wait_pane '^EXIT=' 10 || fail "SIGTERM did not end it: $(pane | tail -5)" || return 1
+	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
+		fail "after SIGTERM: $(pane | tail -5)" || return 1
+}
+
+t_bad_input() {
+	local rc
+	"$D9" top -p 4194303 -b -n 1 >/dev/null 2>"$TMP/e1"
+	rc=$?
+	[ "$rc" = 1 ] && [ "$(wc -l <"$TMP/e1")" = 1 ] && grep -q 'no such process' "$TMP/e1" ||
+		fail "wrong pid: exit $rc, $(cat "$TMP/e1")" || return 1
+	"$D9" top >/dev/null 2>"$TMP/e2"
+	rc=$?
+	[ "$rc" = 2 ] && grep -q 'no -p PID' "$TMP/e2" || fail "no -p: exit $rc" || return 1
+	"$D9" top -p 1 --sort color >/dev/null 2>"$TMP/e3"
+	rc=$?
+	[ "$rc" = 2 ] && grep -q "bad sort key 'color'" "$TMP/e3" ||
+		fail "bad sort: exit $rc" || return 1
+}
+
+trap 'cleanup_tmux; e2e_cleanup' EXIT
+
+e2e_run_tests

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_live.c - `d9prof top`'s live state (analysis/live.c) fed through a
+ * writer's tap as the recorder feeds it, out of order across threads, and
+ * its frames (analysis/top_view.c).
+ */
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "analysis/analysis.h"
+#include "tests/unit/memout.h"
+
+#define MS 1000000ULL
+#define US 1000ULL
+
+static struct live *L;
+static struct live_snap S;
+
+static void setup(void)
+{
+	cr_assert_eq(live__new(1 * MS, &L), 0); /* a sample is 1 ms */
+	memset(&S, 0, sizeof(S));
+	memout_open();
+}
+
+static void teardown(void)
+{
+	memout_close();
+	live_snap_release(&S);
+	live__free(L);
+}
+
+TestSuite(live, .init = setup, .fini = teardown);
+
+static void rec(uint64_t time, uint32_t tid, uint32_t type, uint64_t task, uint64_t len)
+{
+	const struct trace_tap *t = live__tap(L);
+	struct trace_event e = {.time = time, .task = task, .tid = tid, .type = type};
+
+	t->records(t->ctx, &e, &len, 1);
+}
+
+static void sample(uint64_t time, uint32_t tid)
+{
+	const struct trace_tap *t = live__tap(L);
+	struct trace_sample s = {.time = time, .tid = tid, .weight = 1};
+	uint64_t ip = 0x1000;
+
+	t->sample(t->ctx, &s, &ip, 1);
+}
+
+static void name(uint64_t task, const char *n)
+{
+	const struct trace_tap *t = live__tap(L);
+
+	t->name(t->ctx, 1, task, n);
+}
+
+static const struct live_row *row(uint64_t id)
+{
+	for (size_t i = 0; i < S.nrows; i++)
+		if (S.rows[i].id == id)
+			return &S.rows[i];
+	cr_assert_fail("no row %llu", (unsigned long long)id);
+	return NULL;
+}
+
+Test(live, polls_samples_and_delays_of_an_interval)
+{
+	const struct trace_tap *t = live__tap(L);
+	struct trace_switch sw = {
+		.time = 32 * MS, .time_in = 36 * MS, .runnable = 35 * MS, .tid = 10};
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	name(1, "hog");
+	name(2, "victim");
+	/* a sample drained before the poll that holds it */
+	sample(12 * MS, 10);
+	rec(1 * MS, 11, TRACE_EV_WAKE, 2, 0);
+	rec(20 * MS, 10, TRACE_REC_POLL, 1, 10 * MS);	    /* hog [10, 20] */
+	rec(21 * MS, 10, TRACE_REC_POLL, 2, 1 * MS);	    /* victim woken at 1 */
+	rec(40 * MS, 10, TRACE_REC_POLL_WOKEN, 1, 10 * MS); /* [30, 40], woken */
+	sample(35 * MS, 10);
+	sample(45 * MS, 10); /* after its last poll, nothing open: outside */
+	t->sw(t->ctx, &sw);
+	cr_assert_eq(live__snapshot(L, 1000 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(S.interval_ns, 1000 * MS);
+	cr_expect_eq(row(1)->polls, 2);
+	cr_expect_eq(row(1)->max_poll_ns, 10 * MS);
+	cr_expect_eq(row(1)->samples, 2);
+	cr_expect_eq(row(1)->blocked_ns, 3 * MS);
+	cr_expect_eq(row(1)->runq_ns, 1 * MS);
+	cr_expect_eq(row(1)->state, LIVE_WOKEN); /* runnable since its end */
+	cr_expect_eq(row(1)->state_ns, 960 * MS);
+	cr_expect_eq(row(2)->ndelays, 1);
+	/* 19 ms waited: the bucket holding it, 16.4..24.6 ms, says its top */
+	cr_expect(row(2)->delay_p99_ns >= 19 * MS && row(2)->delay_p99_ns <= 25 * MS,
+		  "%llu", (unsigned long long)row(2)->delay_p99_ns);
+	cr_expect_eq(S.samples, 3);
+	cr_expect_eq(S.outside, 1);
+	/* the next interval starts from nothing */
+	live_snap_release(&S);
+	cr_assert_eq(live__snapshot(L, 2000 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(row(1)->polls, 0);
+	cr_expect_eq(S.samples, 0);
+}
+
+Test(live, a_wake_drained_late_does_not_outlive_the_poll_after_it)
+{
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	rec(10 * MS, 10, TRACE_REC_POLL, 5, 1 * MS); /* begun at 9 ms */
+	rec(8 * MS, 11, TRACE_EV_WAKE, 5, 0);	     /* from another ring, later */
+	rec(20 * MS, 10, TRACE_EV_TASK_END, 5, 0);
+	rec(19 * MS, 11, TRACE_EV_WAKE, 5, 0);
+	cr_assert_eq(live__snapshot(L, 100 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(row(5)->state, LIVE_ENDED);
+}
+
+Test(live, the_poll_in_progress_and_the_warnings_of_report)
+{
+	const char *text;
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	name(1, "hog");
+	name(2, "victim");
+	rec(1 * MS, 11, TRACE_EV_WAKE, 2, 0);
+	live__polling(L, 10, 1, 2 * MS); /* from the ring header */
+	sample(50 * MS, 10);
+	cr_assert_eq(live__snapshot(L, 100 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(row(1)->state, LIVE_POLLED);
+	cr_expect_eq(row(1)->state_ns, 98 * MS);
+	cr_expect_eq(row(1)->samples, 1);
+	cr_expect_eq(row(2)->state, LIVE_WOKEN);
+	cr_assert_eq(analysis__top(&S,
+				   &(struct top_opts){.selected = -1, .title = "pid 1"},
+				   out),
+		     0);
+	text = output();
+	cr_expect(strstr(text,
+			 "! long poll (>= 10ms): task 1 polled on ?[10] for 98.0ms now"),
+		  "%s", text);
+	cr_expect(strstr(text,
+			 "! wake-to-poll delay (>= 5ms): task 2 victim woken 99.0ms ago, "
+			 "not polled yet"),
+		  "%s", text);
+	cr_expect(strstr(text, "   1  hog"), "%s", text);
+}
+
+Test(live, rows_by_name_and_by_thread)
+{
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	name(1, "short");
+	name(2, "short");
+	rec(2 * MS, 10, TRACE_REC_POLL, 1, 1 * MS);
+	rec(4 * MS, 11, TRACE_REC_POLL, 2, 1 * MS);
+	rec(5 * MS, 11, TRACE_EV_PARK, 0, 0);
+	cr_assert_eq(live__snapshot(L, 10 * MS, GROUP_NAME, &S), 0);
+	cr_assert_eq(S.nrows, 1);
+	cr_expect_str_eq(S.rows[0].name, "short");
+	cr_expect_eq(S.rows[0].ntasks, 2);
+	cr_expect_eq(S.rows[0].polls, 2);
+	live_snap_release(&S);
+	rec(12 * MS, 10, TRACE_REC_POLL, 1, 1 * MS);
+	cr_assert_eq(live__snapshot(L, 20 * MS, GROUP_THREAD, &S), 0);
+	cr_expect_eq(row(10)->poll_ns, 1 * MS);
+	cr_expect_eq(row(11)->state, LIVE_PARKED);
+	/* the parked thread's time: all of the interval */
+	for (size_t i = 0; i < S.nworkers; i++)
+		if (S.workers[i].tid == 11)
+			cr_expect_eq(S.workers[i].parked_ns, 10 * MS);
+}
+
+Test(live, a_narrow_frame_drops_columns_and_keeps_its_width)
+{
+	const char *text, *line;
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	name(1, "a_task_with_a_rather_long_name_indeed");
+	rec(2 * MS, 10, TRACE_REC_POLL, 1, 1 * MS);
+	cr_assert_eq(live__snapshot(L, 10 * MS, GROUP_TASK, &S), 0);
+	cr_assert_eq(
+		analysis__top(&S, &(struct top_opts){.selected = -1, .width = 60}, out),
+		0);
+	text = output();
+	for (line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+
+		cr_expect_leq(n, 60, "%.*s", (int)n, line);
+		line += n + (nl != NULL);
+	}
+	cr_expect(strstr(text, "CPU%"), "%s", text);
+	cr_expect(!strstr(text, "RUNQ"), "%s", text);
+}
