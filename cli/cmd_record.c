@@ -238,6 +238,15 @@ static const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
+/* "d9prof: VERB N NOUN(s) WHY" on stderr, if @n is not 0: one line of
+ * what the recording lost or refused. */
+static void lost_line(const char *verb, uint64_t n, const char *noun, const char *why)
+{
+	if (n)
+		fprintf(stderr, "d9prof: %s %llu %s%s %s\n", verb, (unsigned long long)n,
+			noun, plural(n), why);
+}
+
 /* The status line: one write, at most as wide as the terminal. */
 static void progress(void *ctx, const struct record_stats *st, double seconds)
 {
@@ -464,9 +473,7 @@ static void summary_offcpu(const struct record_stats *st)
 			"d9prof: run queue: wakeups not recorded (%s): blocked and run-queue "
 			"time cannot be split, only preempted time is run-queue time\n",
 			st->wakeups[0] ? st->wakeups : "off");
-	if (st->wake_lost)
-		fprintf(stderr, "d9prof: lost %llu wakeup record%s (ring full)\n",
-			(unsigned long long)st->wake_lost, plural(st->wake_lost));
+	lost_line("lost", st->wake_lost, "wakeup record", "(ring full)");
 	if (st->offcpu_stacks)
 		fprintf(stderr,
 			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "
@@ -482,43 +489,28 @@ static void summary_offcpu(const struct record_stats *st)
 /* What was lost or refused, one line each, or that nothing was. */
 static void summary_losses(const struct record_stats *st)
 {
-	if (st->offcpu_lost)
-		fprintf(stderr, "d9prof: lost %llu context-switch record%s (ring full)\n",
-			(unsigned long long)st->offcpu_lost, plural(st->offcpu_lost));
+	lost_line("lost", st->offcpu_lost, "context-switch record", "(ring full)");
 	if (st->offcpu_unpaired)
 		fprintf(stderr,
 			"d9prof: %llu switch-out%s without a switch-in (lost): off-CPU "
 			"interval%s left out\n",
 			(unsigned long long)st->offcpu_unpaired,
 			plural(st->offcpu_unpaired), plural(st->offcpu_unpaired));
-	if (st->ctimer_drops)
-		fprintf(stderr,
-			"d9prof: the shim dropped %llu ctimer sample%s (sample area "
-			"full)\n",
-			(unsigned long long)st->ctimer_drops, plural(st->ctimer_drops));
-	if (st->ctimer_refused)
-		fprintf(stderr,
-			"d9prof: refused %llu ctimer sample%s that came faster than its "
-			"timers can fire (the target wrote them)\n",
-			(unsigned long long)st->ctimer_refused,
-			plural(st->ctimer_refused));
-	if (st->ctimer_garbage)
-		fprintf(stderr,
-			"d9prof: refused %llu ctimer sample%s that could not be real (of "
-			"another thread than their area's, or at a time outside the recording)\n",
-			(unsigned long long)st->ctimer_garbage,
-			plural(st->ctimer_garbage));
+	lost_line("the shim dropped", st->ctimer_drops, "ctimer sample",
+		  "(sample area full)");
+	lost_line("refused", st->ctimer_refused, "ctimer sample",
+		  "that came faster than its timers can fire (the target wrote them)");
+	lost_line("refused", st->ctimer_garbage, "ctimer sample",
+		  "that could not be real (of another thread than their area's, or at a "
+		  "time outside the recording)");
 	if (st->lost_samples || st->shim_drops)
 		fprintf(stderr,
 			"d9prof: lost %llu sample%s (perf ring full), dropped %llu "
 			"shim event%s (shim ring full)\n",
 			(unsigned long long)st->lost_samples, plural(st->lost_samples),
 			(unsigned long long)st->shim_drops, plural(st->shim_drops));
-	if (st->child_samples)
-		fprintf(stderr,
-			"d9prof: left out %llu sample%s of forked children (--children "
-			"keeps them)\n",
-			(unsigned long long)st->child_samples, plural(st->child_samples));
+	lost_line("left out", st->child_samples, "sample",
+		  "of forked children (--children keeps them)");
 	if (st->no_ring_threads)
 		fprintf(stderr,
 			"d9prof: %llu thread%s of the target found no free ring slot in the "

@@ -9,6 +9,7 @@
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/map.h"
+#include "lib/search.h"
 #include "record/cputl.h"
 
 #define NAME_PRUNE_NS 2000000000ULL /* names forgotten at most this often */
@@ -122,18 +123,12 @@ static int room(struct tl *t)
 		return 0;
 	}
 	if (t->cap < CPUTL_MAX) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-		uint64_t *tv = realloc(t->time, cap * sizeof(*tv));
-		uint32_t *iv;
+		/* the two arrays grow alike: t->cap is both's */
+		size_t tcap = t->cap, icap = t->cap;
 
-		if (!tv)
+		if (LIB_GROW(t->time, tcap, t->n + 1) || LIB_GROW(t->tid, icap, t->n + 1))
 			return -ENOMEM;
-		t->time = tv;
-		iv = realloc(t->tid, cap * sizeof(*iv));
-		if (!iv)
-			return -ENOMEM;
-		t->tid = iv;
-		t->cap = cap;
+		t->cap = tcap;
 		return 0;
 	}
 	t->head = CPUTL_MAX / 4;
@@ -212,7 +207,7 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 	uint16_t at[2 * HOLD_SLOTS]; /* tid -> index in v + 1, by hash */
 	const struct tl *t;
 	uint64_t others = 0;
-	size_t lo, hi, n = 0, i, k, out = 0;
+	size_t lo, n = 0, i, k, out = 0;
 
 	if (cpu >= c->ncpu || to <= from)
 		return 0;
@@ -220,16 +215,7 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 	if (t->n == t->head)
 		return 0;
 	/* the last entry at or before @from */
-	lo = t->head;
-	hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->time[mid] <= from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = LIB_PARTITION_POINT(t->head, t->n, m, t->time[m] <= from);
 	i = lo > t->head ? lo - 1 : t->head;
 	if (t->time[i] > from) /* before the oldest entry: not seen */
 		v[n++] = (struct trace_hold){TRACE_HOLD_UNKNOWN,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/grow.h"
+#include "lib/search.h"
 #include "libprof/d9_segment.h"
 #include "record/ctimer_rec.h"
 #include "record/tids.h"
@@ -108,20 +109,12 @@ void ctimer_rec__request(struct ctimer_rec *c)
 static int name_thread(struct ctimer_rec *c, struct trace_writer *w, uint32_t tid)
 {
 	char path[64], comm[64] = "";
-	size_t lo = 0, hi = c->ntids;
-
 	/* sorted insert: tids come from the target, one qsort per new tid
 	 * was quadratic under a flood of them */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = LIB_PARTITION_POINT(0, c->ntids, m, c->tids[m] < tid);
 
-		if (c->tids[mid] == tid)
-			return 0;
-		if (c->tids[mid] < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (lo < c->ntids && c->tids[lo] == tid)
+		return 0;
 	if (c->ntids >= CTIMER_MAX_TIDS)
 		return 0; /* named enough: the rest stay unnamed */
 	if (LIB_GROW(c->tids, c->tids_cap, c->ntids + 1))

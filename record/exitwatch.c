@@ -51,6 +51,7 @@
 #include <sys/wait.h>
 
 #include "lib/grow.h"
+#include "lib/search.h"
 #include "record/exitwatch.h"
 #include "record/perf.h"
 #include "record/proc.h"
@@ -146,22 +147,8 @@ struct exitwatch {
 
 static int tid_find(const struct exitwatch *ew, uint32_t tid, size_t *at)
 {
-	size_t lo = 0, hi = ew->ntids;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ew->tids[mid] == tid) {
-			*at = mid;
-			return 1;
-		}
-		if (ew->tids[mid] < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	return 0;
+	*at = LIB_PARTITION_POINT(0, ew->ntids, m, ew->tids[m] < tid);
+	return *at < ew->ntids && ew->tids[*at] == tid;
 }
 
 static void tid_add(struct exitwatch *ew, uint32_t tid)

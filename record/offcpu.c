@@ -851,22 +851,24 @@ unsigned int offcpu_rec__pollfds(const struct offcpu_rec *oc, struct pollfd *pfd
 	return n + perf_set__pollfds(oc->wk.in_ps, pfd + n, max - n);
 }
 
-void offcpu_rec__enable(struct offcpu_rec *oc)
+/* @fn on each event set of @oc (if any): switches, wakeups, switch-ins */
+static void each_set(struct offcpu_rec *oc, void (*fn)(struct perf_set *ps))
 {
 	if (!oc)
 		return;
-	perf_set__enable(oc->ps);
-	perf_set__enable(oc->wk.wake_ps);
-	perf_set__enable(oc->wk.in_ps);
+	fn(oc->ps);
+	fn(oc->wk.wake_ps);
+	fn(oc->wk.in_ps);
+}
+
+void offcpu_rec__enable(struct offcpu_rec *oc)
+{
+	each_set(oc, perf_set__enable);
 }
 
 void offcpu_rec__disable(struct offcpu_rec *oc)
 {
-	if (!oc)
-		return;
-	perf_set__disable(oc->ps);
-	perf_set__disable(oc->wk.wake_ps);
-	perf_set__disable(oc->wk.in_ps);
+	each_set(oc, perf_set__disable);
 }
 
 int offcpu_rec__finish(struct offcpu_rec *oc)

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 
+#include "lib/grow.h"
 #include "record/perf.h"
 
 /* Data pages per CPU ring, sized by the sampling frequency (pages_for_freq()):
@@ -51,9 +52,11 @@ struct cpu_ring {
 struct perf_set {
 	struct perf_event_attr attr;
 	int *fds; /* every event opened */
-	unsigned int nfds, capfds;
+	unsigned int nfds;
+	size_t capfds;
 	pid_t *tids; /* threads with events of their own */
-	unsigned int ntids, captids;
+	unsigned int ntids;
+	size_t captids;
 	struct cpu_ring *rings; /* per CPU */
 	unsigned int ncpus;
 	size_t page;
@@ -159,15 +162,8 @@ void perf_sampler_attr(const struct event_spec *ev, unsigned int freq, int exclu
 
 static int push_fd(struct perf_set *ps, int fd)
 {
-	if (ps->nfds == ps->capfds) {
-		unsigned int cap = ps->capfds ? ps->capfds * 2 : 64;
-		int *n = realloc(ps->fds, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ps->fds = n;
-		ps->capfds = cap;
-	}
+	if (LIB_GROW(ps->fds, ps->capfds, ps->nfds + 1))
+		return -ENOMEM;
 	ps->fds[ps->nfds++] = fd;
 	return 0;
 }
@@ -251,15 +247,8 @@ int perf_set__add_thread(struct perf_set *ps, pid_t tid)
 	for (i = 0; i < ps->ntids; i++)
 		if (ps->tids[i] == tid)
 			return -EEXIST;
-	if (ps->ntids == ps->captids) {
-		unsigned int cap = ps->captids ? ps->captids * 2 : 16;
-		pid_t *n = realloc(ps->tids, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ps->tids = n;
-		ps->captids = cap;
-	}
+	if (LIB_GROW(ps->tids, ps->captids, ps->ntids + 1))
+		return -ENOMEM;
 	for (cpu = 0; cpu < ps->ncpus; cpu++) {
 		err = open_on_cpu(ps, tid, cpu);
 		if (err < 0)

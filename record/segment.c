@@ -455,32 +455,36 @@ static void lease_thread_start(struct shim_seg *s)
 	pthread_condattr_destroy(&ca);
 }
 
-void shim_seg__attach(struct shim_seg *s)
+/* The loop's part of an attach or a renew, once the fit is up to date:
+ * the lease in ticks, the loop's time, and a new deadline, kept in
+ * s->armed (our own copy) and returned for the segment. */
+static uint64_t loop_arm(struct shim_seg *s)
 {
 	uint64_t at;
 
-	if (s->tsc)
-		fit_init(&s->fit);
 	lease_length(s);
 	__atomic_store_n(&s->loop_ns, record_now_ns(), __ATOMIC_RELAXED);
 	at = lease_deadline(s);
 	__atomic_store_n(&s->armed, at, __ATOMIC_RELAXED);
-	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), at);
+	return at;
+}
+
+void shim_seg__attach(struct shim_seg *s)
+{
+	if (s->tsc)
+		fit_init(&s->fit);
+	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), loop_arm(s));
 	lease_thread_start(s);
 }
 
 int shim_seg__renew(struct shim_seg *s)
 {
-	uint64_t was = __atomic_load_n(&s->armed, __ATOMIC_RELAXED), at;
+	uint64_t was = __atomic_load_n(&s->armed, __ATOMIC_RELAXED);
 	int err;
 
 	if (s->tsc)
 		fit_update(&s->fit);
-	lease_length(s);
-	__atomic_store_n(&s->loop_ns, record_now_ns(), __ATOMIC_RELAXED);
-	at = lease_deadline(s);
-	__atomic_store_n(&s->armed, at, __ATOMIC_RELAXED);
-	err = d9_seg_renew(s->base, at);
+	err = d9_seg_renew(s->base, loop_arm(s));
 	/* our own copy of the deadline: the segment's is the target's to
 	 * write over; converted on the line the records are */
 	if (err)

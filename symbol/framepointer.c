@@ -52,34 +52,31 @@ static int enc_size(unsigned int enc)
 	}
 }
 
+/* The value at @p in format @enc (one enc_size() knows), sign- or
+ * zero-extended as the format says. */
 static int64_t read_enc(const unsigned char *p, unsigned int enc)
 {
+	union {
+		uint16_t u16;
+		int16_t s16;
+		uint32_t u32;
+		int32_t s32;
+		int64_t s64;
+	} v;
+	int n = enc_size(enc);
+
+	memcpy(&v, p, n > 0 ? (size_t)n : sizeof(v));
 	switch (enc & 0x0f) {
-	case 0x02: {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		return v;
-	}
-	case 0x0a: {
-		int16_t v;
-		memcpy(&v, p, 2);
-		return v;
-	}
-	case 0x03: {
-		uint32_t v;
-		memcpy(&v, p, 4);
-		return v;
-	}
-	case 0x0b: {
-		int32_t v;
-		memcpy(&v, p, 4);
-		return v;
-	}
-	default: {
-		int64_t v;
-		memcpy(&v, p, 8);
-		return v;
-	}
+	case 0x02:
+		return v.u16;
+	case 0x0a:
+		return v.s16;
+	case 0x03:
+		return v.u32;
+	case 0x0b:
+		return v.s32;
+	default:
+		return v.s64;
 	}
 }
 

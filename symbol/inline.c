@@ -21,6 +21,7 @@
 
 #include "symbol/inline.h"
 #include "lib/grow.h"
+#include "lib/search.h"
 
 enum die_kind {
 	DIE_OTHER,  /* holds no code */
@@ -264,16 +265,9 @@ static int index_build(Dwfl_Module *mod, struct inline_index **out)
 /* The function holding @pc, or NULL. */
 static const struct fn_range *index_find(const struct inline_index *ix, uint64_t pc)
 {
-	size_t lo = 0, hi = ix->n, k, stop;
+	size_t lo = LIB_PARTITION_POINT(0, ix->n, m, ix->fns[m].lo <= pc);
+	size_t k, stop;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->fns[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	stop = lo > FN_LOOKBACK ? lo - FN_LOOKBACK : 0;
 	for (k = lo; k-- > stop;)
 		if (pc < ix->fns[k].hi)

@@ -37,6 +37,7 @@
 #include "kallsyms/kallsyms.h"
 #include "lib/hash.h"
 #include "lib/map.h"
+#include "lib/search.h"
 #include "symbol/inline.h"
 #include "symbol/symbolize.h"
 #include "symbol/symbolize_int.h"
@@ -541,17 +542,7 @@ static int kept_path(const char *path)
 /* Index of the first mapping with end > @addr. */
 static size_t map_search(const struct symbolizer *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nmaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LIB_PARTITION_POINT(0, s->nmaps, m, s->maps[m].end <= addr);
 }
 
 /* How often an address in no known mapping may re-read the maps. */
@@ -986,16 +977,9 @@ static int same_segment(const struct object *o, uint64_t a, uint64_t b)
 static const struct sym *find_sym(const struct object *o, uint64_t a)
 {
 	const struct sym *t = o->syms;
-	size_t lo = 0, hi = o->nsyms, j, k, stop;
+	size_t lo = LIB_PARTITION_POINT(0, o->nsyms, m, t[m].addr <= a);
+	size_t j, k, stop;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	j = lo - 1;
@@ -1188,19 +1172,11 @@ static void jit_load(struct symbolizer *s)
 static const struct jit_sym *jit_find(struct symbolizer *s, uint64_t addr)
 {
 	const struct jit_sym *best = NULL;
-	size_t lo = 0, hi, k, stop;
+	size_t lo, k, stop;
 
 	if (!s->jit_state)
 		jit_load(s);
-	hi = s->njit;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->jit[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = LIB_PARTITION_POINT(0, s->njit, m, s->jit[m].start <= addr);
 	stop = lo > JIT_LOOKBACK ? lo - JIT_LOOKBACK : 0;
 	for (k = lo; k-- > stop;) {
 		const struct jit_sym *j = &s->jit[k];

@@ -44,13 +44,22 @@ record() {
 	REC=$!
 }
 
+# record_demo ARGS...: the demo, and `record -p DEMO_PID ARGS...` once it
+# has attached to the demo's shim (else 1, said with its stderr)
+record_demo() {
+	start_demo || return 1
+	record -p "$DEMO_PID" "$@"
+	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || {
+		cat "$TMP/rec.err"; fail "the recorder did not attach"; }
+}
+
+# rec_wait: the recorder's exit; 1 if it failed, said with its stderr
+rec_wait() { wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; }; }
+
 t_long_flight_holds_rss_flat_and_dumps_the_window_at_the_signal() {
 	local out=$TMP/long rss0=0 rss max=0 i t sig end span f
 	mkdir -p "$out"
-	start_demo || return 1
-	record -p "$DEMO_PID" --flight=5s -o "$out"
-	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || {
-		cat "$TMP/rec.err"; fail "the recorder did not attach"; return; }
+	record_demo --flight=5s -o "$out" || return 1
 	for ((i = 1; i <= LONG / 5; i++)); do
 		sleep 5
 		rss=$(rss_kib "$REC")
@@ -155,9 +164,7 @@ t_runq_trigger_names_the_thread_that_waited_for_a_cpu() {
 t_kill_9_of_the_target_dumps_its_last_window() {
 	local out=$TMP/kill f died last start how
 	mkdir -p "$out"
-	start_demo || return 1
-	record -p "$DEMO_PID" --flight=5s -o "$out"
-	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { fail "no attach"; return; }
+	record_demo --flight=5s -o "$out" || return 1
 	sleep 3
 	died=$(now)
 	kill -KILL "$DEMO_PID"
@@ -165,7 +172,7 @@ t_kill_9_of_the_target_dumps_its_last_window() {
 	# reaps it: the recorder reads how it died)
 	for ((i = 0; i < 100; i++)); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$REC" 2>/dev/null && { fail "the recorder did not stop when the target died"; return; }
-	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	rec_wait || return
 	f=$(ls "$out"/*.data | head -1)
 	[ -f "$f" ] || { cat "$TMP/rec.err"; fail "no dump"; return; }
 	how=$(info_json "$f" "j['target_exit']")
@@ -190,7 +197,7 @@ t_rotate_keeps_within_max_total_and_runs_on_segment_once_each() {
 		sleep 0.1
 	done
 	kill -INT "$REC"
-	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	rec_wait || return
 	total=$(find "$out" -name '*.d9' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
 	((total > peak)) && peak=$total
 	n=$(sed -n 's/.*rotated \([0-9]*\) segment files.*/\1/p' "$TMP/rec.err")
@@ -207,12 +214,10 @@ t_rotate_keeps_within_max_total_and_runs_on_segment_once_each() {
 t_each_segment_of_a_dump_read_alone_places_every_poll_end() {
 	local out=$TMP/alone f k n off next
 	mkdir -p "$out"
-	start_demo || return 1
-	record -p "$DEMO_PID" --flight=2s -o "$out"
-	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { fail "no attach"; return; }
+	record_demo --flight=2s -o "$out" || return 1
 	sleep 4
 	kill -INT "$REC"
-	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	rec_wait || return
 	f=$(ls "$out"/*.data | head -1)
 	n=$(info_json "$f" "j['segments']['count']")
 	((n >= 4)) || { fail "$n segments in a 2 s window"; return; }

@@ -32,6 +32,14 @@
  *                      rt_pop() the same, taking the lock itself;
  *                      rt_queued_locked() says if a task is queued;
  *                      rt_queue_close() wakes the worker to see *done
+ *   rt_wake_locked(q, task)
+ *                      with q->lock held: the task woken and queued,
+ *                      unless it is queued already (1 if it was woken)
+ *   rt_worker(q, done, poll, polled)
+ *                      the body of the thread "worker-0": each task it
+ *                      pops is polled, poll(task) between d9_poll_begin()
+ *                      and d9_poll_end(), then polled(task) (pending:
+ *                      what becomes of it), until the queue is closed
  *   rt_tick(next, ns)  sleep until *next + ns (CLOCK_MONOTONIC, absolute:
  *                      a timer thread's period without drift)
  *
@@ -182,6 +190,31 @@ static inline int rt_queued_locked(const struct rt_queue *q, uint64_t task)
 		if (q->task[(q->head + i) % RT_QUEUE_LEN] == task)
 			return 1;
 	return 0;
+}
+
+/* with q->lock held */
+static inline int rt_wake_locked(struct rt_queue *q, uint64_t task)
+{
+	if (rt_queued_locked(q, task))
+		return 0;
+	d9_task_wake(task);
+	rt_push_locked(q, task);
+	return 1;
+}
+
+static inline void rt_worker(struct rt_queue *q, volatile int *done,
+			     void (*poll)(uint64_t task), void (*polled)(uint64_t task))
+{
+	uint64_t task;
+
+	rt_thread_start("worker-0");
+	while ((task = rt_pop(q, done))) {
+		d9_poll_begin(task);
+		poll(task);
+		d9_poll_end(task);
+		polled(task);
+	}
+	d9_thread_stop();
 }
 
 /* wake every waiter, once *done is set */

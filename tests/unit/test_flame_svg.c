@@ -247,42 +247,35 @@ static void expect_cut(const char *label, int pct, const char *want)
 	cr_assert_str_eq(text, want, "%s at %d%%", label, pct);
 }
 
-#define CXX "ns::detail::Type<std::vector<int>, Alloc>::method(int, char const*)"
-
-Test(flame_svg, cxx_name_drops_template_arguments_first)
+Test(flame_svg, cxx_name_loses_its_parts_in_order_as_it_narrows)
 {
-	/* 354 px: 49 characters */
-	expect_cut(CXX, 30, "ns::detail::Type&lt;..&gt;::method(int, char const*)");
-}
+	static const struct {
+		int pct;
+		const char *want;
+	} steps[] = {
+		/* 354 px, 49 characters: the template arguments go first */
+		{30, "ns::detail::Type&lt;..&gt;::method(int, char const*)"},
+		/* 236 px, 32: then the parameters */
+		{20, "ns::detail::Type&lt;..&gt;::method(..)"},
+		/* 141.6 px, 19: then the middle scopes */
+		{12, "ns::..::method(..)"},
+		/* 94.4 px, 12: then all but its own name */
+		{8, "method(..)"},
+		/* 70.8 px, 9: then its parameter list */
+		{6, "method"},
+		/* 47.2 px, 5: last, its own name is cut on the right */
+		{4, "met.."},
+	};
 
-Test(flame_svg, cxx_name_then_drops_parameters)
-{
-	/* 236 px: 32 characters */
-	expect_cut(CXX, 20, "ns::detail::Type&lt;..&gt;::method(..)");
-}
-
-Test(flame_svg, cxx_name_then_drops_middle_scopes)
-{
-	/* 141.6 px: 19 characters */
-	expect_cut(CXX, 12, "ns::..::method(..)");
-}
-
-Test(flame_svg, cxx_name_then_keeps_its_own_name_alone)
-{
-	/* 94.4 px: 12 characters */
-	expect_cut(CXX, 8, "method(..)");
-}
-
-Test(flame_svg, cxx_own_name_then_loses_its_parameters)
-{
-	/* 70.8 px: 9 characters */
-	expect_cut(CXX, 6, "method");
-}
-
-Test(flame_svg, cxx_own_name_is_cut_on_the_right_last)
-{
-	/* 47.2 px: 5 characters */
-	expect_cut(CXX, 4, "met..");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (i) { /* a graph of its own */
+			teardown();
+			setup();
+		}
+		expect_cut(
+			"ns::detail::Type<std::vector<int>, Alloc>::method(int, char const*)",
+			steps[i].pct, steps[i].want);
+	}
 }
 
 Test(flame_svg, rust_path_keeps_first_scope_and_function)

@@ -41,6 +41,46 @@ static void tmp_remove(char *path)
 	free(path);
 }
 
+/* A trace a test writes: a temporary file (path: tmp_path()'s, for
+ * tmp_remove()), open, and a writer on it. */
+struct trace_file {
+	char *path;
+	int fd;
+	struct trace_writer *w;
+};
+
+static struct trace_writer *trace_file_open(struct trace_file *f)
+{
+	f->path = tmp_path();
+	f->fd = open(f->path, O_WRONLY | O_TRUNC);
+	f->w = new_writer(f->fd);
+	return f->w;
+}
+
+/* The writer freed and the file closed, as they are. */
+static void trace_file_close(struct trace_file *f)
+{
+	trace_writer__free(f->w);
+	close(f->fd);
+}
+
+/* The trace finished (its frames named by @resolve), then closed. */
+static void trace_file_finish(struct trace_file *f, trace_resolve_fn resolve)
+{
+	cr_assert_eq(trace_writer__finish(f->w, resolve, NULL, NULL), 0);
+	trace_file_close(f);
+}
+
+/* The trace @f wrote, read back whole (trace__read()). */
+static struct trace *trace_file_read(const struct trace_file *f)
+{
+	struct trace *t;
+	const char *msg;
+
+	cr_assert_eq(trace__read(f->path, &t, &msg), 0, "%s", msg);
+	return t;
+}
+
 static void put_file(const char *path, const void *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -273,9 +313,8 @@ TestSuite(trace);
 
 Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 {
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	struct trace_counters c = {.lost_samples = 3, .shim_drops = 5, .end_time = 99999};
 	static const uint64_t ips[3][4] = {
 		{0x401010, 0x401120, 0x401230, 0x7f0000001000},
@@ -285,11 +324,9 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 	static const unsigned depth[3] = {4, 4, 1};
 	uint32_t st[4];
 	struct trace *t;
-	const char *msg;
 	unsigned int calls = 0;
 	size_t i, j;
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__meta(w, "cmd", "demo"), 0);
 	cr_assert_eq(trace_writer__meta(w, "pid", "42"), 0);
 	cr_assert_eq(trace_writer__meta(w, "cmd", "demo2"), 0);
@@ -329,10 +366,9 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 	}
 	cr_assert_eq(trace_writer__finish(w, resolve, &calls, &c), 0);
 	cr_assert_eq(calls, 7, "resolver called once per unique address");
-	trace_writer__free(w);
-	close(fd);
+	trace_file_close(&f);
 
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t = trace_file_read(&f);
 	cr_assert_eq(t->complete, 1);
 
 	cr_assert_eq(t->nmeta, 3);
@@ -362,15 +398,15 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 	cr_assert_str_eq(frame_sym(t, st[0], 1), "fn_401100");
 	cr_assert_null(frame_sym(t, st[2], 0), "unresolvable stays NULL");
 	for (i = 0; i < t->nframes; i++) {
-		const struct trace_frame *f = &t->frames[i];
+		const struct trace_frame *fr = &t->frames[i];
 
-		cr_assert_eq(f->kernel, f->addr >= KADDR);
-		if ((f->addr & 0xf) == 0xf) {
-			cr_assert_null(f->module);
+		cr_assert_eq(fr->kernel, fr->addr >= KADDR);
+		if ((fr->addr & 0xf) == 0xf) {
+			cr_assert_null(fr->module);
 			continue;
 		}
-		cr_assert_str_eq(f->module, f->kernel ? "[kernel]" : "demo");
-		cr_assert_eq(f->offset, f->addr & 0xff);
+		cr_assert_str_eq(fr->module, fr->kernel ? "[kernel]" : "demo");
+		cr_assert_eq(fr->offset, fr->addr & 0xff);
 	}
 
 	cr_assert_eq(t->nsamples, 100);
@@ -400,7 +436,7 @@ Test(trace, round_trip_keeps_meta_threads_tasks_stacks_samples_events_frames)
 		     "start defaults to the earliest record");
 	cr_assert_eq(t->counters.end_time, 99999);
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 Test(trace, identical_callchains_share_a_stack_id)
@@ -633,19 +669,16 @@ Test(trace, missing_file_is_enoent)
 
 Test(trace, switches_round_trip_with_open_and_preempted_intervals)
 {
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	static const uint64_t blk[] = {KADDR + 0x100, KADDR + 0x200, 0x7f0000001234,
 				       0x401230};
 	static const uint64_t pre[] = {KADDR + 0x300, 0x401010};
 	uint32_t sb, sp;
 	struct trace *t;
-	const char *msg;
 	size_t i, n = 70000; /* more than one chunk's worth */
 	uint64_t last_in = 0;
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, blk, 4, &sb), 0);
 	cr_assert_eq(trace_writer__stack(w, pre, 2, &sp), 0);
 	for (i = 0; i < n; i++) {
@@ -662,11 +695,9 @@ Test(trace, switches_round_trip_with_open_and_preempted_intervals)
 			sw.time_in = sw.time;
 		cr_assert_eq(trace_writer__switch(w, &sw), 0);
 	}
-	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
+	trace_file_finish(&f, resolve);
 
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t = trace_file_read(&f);
 	cr_assert_eq(t->complete, 1);
 	cr_assert_eq(t->nswitches, n);
 	cr_assert_eq(t->counters.switches, n);
@@ -694,21 +725,18 @@ Test(trace, switches_round_trip_with_open_and_preempted_intervals)
 	cr_assert_eq(t->counters.start_time, 1000000, "start spans switch times");
 	cr_assert_eq(t->counters.end_time, last_in, "end spans switch times");
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
 {
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	static const uint64_t ips[] = {0x401230};
 	struct trace_switch bad = {.time = 100, .time_in = 200, .runnable = 201};
 	uint32_t st;
 	struct trace *t;
-	const char *msg;
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, ips, 1, &st), 0);
 	/* runnable before the switch-out, or after the switch-in: refused */
 	cr_expect_eq(trace_writer__switch(w, &bad), -EINVAL);
@@ -739,11 +767,9 @@ Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
 	}
 	cr_assert_eq(trace_writer__thread(w, 8, "worker-1"), 0);
 	cr_assert_eq(trace_writer__comm(w, 4567, "stress-ng"), 0);
-	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
+	trace_file_finish(&f, resolve);
 
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t = trace_file_read(&f);
 	cr_assert_eq(t->nswitches, 4);
 	for (size_t i = 0; i < 4; i++) {
 		cr_expect_eq(t->switches[i].runnable, sw[i].runnable, "switch %zu", i);
@@ -755,14 +781,13 @@ Test(trace, switches_carry_their_run_queue_part_and_its_holder_by_name)
 	cr_expect_null(trace__comm(t, 9));
 	cr_expect_null(trace__thread_name(t, 4567), "not a thread of the target");
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
 {
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	static const uint64_t ips[] = {0x401230};
 	static const struct trace_hold h[] = {{.tid = 4567, .ns = 50},
 					      {.tid = TRACE_HOLD_IDLE, .ns = 15},
@@ -775,9 +800,7 @@ Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
 				  .holder = 4567};
 	struct trace_switch open_sw = {.time = 2000, .runnable = 2010, .tid = 7};
 	struct trace *t;
-	const char *msg;
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, ips, 1, &sw.stack), 0);
 	open_sw.stack = sw.stack;
 	/* more than the wait, no wait known, too many: refused */
@@ -787,11 +810,9 @@ Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
 	cr_assert_eq(trace_writer__switch_held(w, &sw, h, 3), 0);
 	cr_assert_eq(trace_writer__switch(w, &open_sw), 0);
 	cr_assert_eq(trace_writer__switch_held(w, &sw, h + 1, 2), 0);
-	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
+	trace_file_finish(&f, resolve);
 
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t = trace_file_read(&f);
 	cr_assert_eq(t->nswitches, 3);
 	cr_assert_eq(t->switches[0].nhold, 3);
 	cr_assert_eq(t->switches[1].nhold, 0);
@@ -805,7 +826,7 @@ Test(trace, switches_carry_who_held_the_cpu_while_they_waited)
 	cr_expect_eq(t->holds[t->switches[2].hold].tid, TRACE_HOLD_IDLE);
 	cr_expect_eq(t->holds[t->switches[2].hold + 1].ns, 5);
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 Test(trace, small_trace_keeps_its_switches_whole_or_not_at_all_when_cut)
@@ -840,9 +861,8 @@ Test(trace, small_trace_keeps_its_switches_whole_or_not_at_all_when_cut)
 
 Test(trace, switch_naming_a_stack_never_defined_is_corruption)
 {
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	struct trace_switch sw = {.time = 10, .time_in = 20, .tid = 1};
 	uint64_t ip = 0x401000;
 	size_t len, ends[16], nch;
@@ -851,25 +871,23 @@ Test(trace, switch_naming_a_stack_never_defined_is_corruption)
 	struct trace *t;
 	const char *msg;
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, &ip, 1, &sw.stack), 0);
 	cr_assert_eq(trace_writer__switch(w, &sw), 0);
 	cr_assert_eq(trace_writer__flush(w), 0);
-	trace_writer__free(w);
-	close(fd);
+	trace_file_close(&f);
 
 	/* STACKS then SWITCHES: drop the STACKS chunk */
-	buf = get_file(path, &len);
+	buf = get_file(f.path, &len);
 	nch = chunk_ends(buf, len, ends, types, 16);
 	cr_assert_eq(nch, 2);
 	cr_assert_eq(types[0], TRACE_CHUNK_STACKS);
 	cr_assert_eq(types[1], TRACE_CHUNK_SWITCHES);
 	memmove(buf + 16, buf + ends[0], len - ends[0]);
-	put_file(path, buf, len - (ends[0] - 16));
-	cr_assert_eq(trace__read(path, &t, &msg), -EBADMSG);
+	put_file(f.path, buf, len - (ends[0] - 16));
+	cr_assert_eq(trace__read(f.path, &t, &msg), -EBADMSG);
 	cr_assert(strstr(msg, "switch refers to an undefined stack"), "%s", msg);
 	free(buf);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 Test(trace, writer_rejects_switches_with_unknown_stacks_or_switch_in_before_out)
@@ -1070,10 +1088,8 @@ Test(trace, event_batches_round_trip_like_single_events_across_chunks)
 	enum { N = 150000 };
 	static const size_t sizes[] = {1, 255, 256, 70000, 3, 0, 65536};
 	struct trace_event *ev = calloc(N, sizeof(*ev));
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
-	const char *msg = NULL;
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	struct trace *t;
 	size_t i, at = 0, k = 0, len, nchunks;
 	size_t ends[64];
@@ -1113,11 +1129,9 @@ Test(trace, event_batches_round_trip_like_single_events_across_chunks)
 			cr_assert_eq(trace_writer__flush(w), 0);
 		at += n;
 	}
-	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
+	trace_file_finish(&f, NULL);
 
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t = trace_file_read(&f);
 	cr_assert_eq(t->complete, 1);
 	cr_assert_eq(t->nevents, N);
 	cr_assert_eq(t->counters.events, N);
@@ -1127,14 +1141,14 @@ Test(trace, event_batches_round_trip_like_single_events_across_chunks)
 		cr_assert_eq(t->events[i].tid, ev[i].tid, "event %zu", i);
 		cr_assert_eq(t->events[i].type, ev[i].type, "event %zu", i);
 	}
-	buf = get_file(path, &len);
+	buf = get_file(f.path, &len);
 	nchunks = chunk_ends(buf, len, ends, types, 64);
 	for (i = 0; i < nchunks; i++)
 		events_chunks += types[i] == TRACE_CHUNK_POLLS;
 	cr_assert_geq(events_chunks, 3, "%u POLLS chunks", events_chunks);
 	free(buf);
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 	free(ev);
 }
 
@@ -1194,19 +1208,16 @@ static double now(void)
 
 Test(trace, large_trace_round_trips_compactly_and_fast)
 {
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	static uint32_t ids[BIG_STACKS];
 	static uint64_t ips[64];
 	uint64_t ttime[BIG_THREADS] = {0}, etime = 0, depth_sum = 0;
 	size_t bytes_by_type[16] = {0}, len, pos, i;
 	struct trace *t;
-	const char *msg;
 	double t0, t1, t2;
 	uint8_t *buf;
 
-	cr_assert_not_null(w);
 	t0 = now();
 	for (i = 0; i < BIG_STACKS; i++) {
 		unsigned n = big_stack((unsigned)i, ips);
@@ -1246,12 +1257,10 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 		e.type = i % 2 ? TRACE_EV_POLL_END : TRACE_EV_POLL_BEGIN;
 		cr_assert_eq(trace_writer__event(w, &e), 0);
 	}
-	cr_assert_eq(trace_writer__finish(w, resolve, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
+	trace_file_finish(&f, resolve);
 	t1 = now();
 
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t = trace_file_read(&f);
 	t2 = now();
 	cr_assert_eq(t->complete, 1);
 	cr_assert_eq(t->nsamples, BIG_SAMPLES);
@@ -1266,7 +1275,7 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 			cr_assert_eq(frame_addr(t, (uint32_t)i, j), ips[j]);
 	}
 
-	buf = get_file(path, &len);
+	buf = get_file(f.path, &len);
 	for (pos = 16; pos + CHUNK_HDR <= len;) {
 		uint32_t type = le32(buf + pos + 4), csize = le32(buf + pos + 8);
 
@@ -1296,7 +1305,7 @@ Test(trace, large_trace_round_trips_compactly_and_fast)
 	}
 	free(buf);
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 /* Whole polls: the writer makes one record of BEGIN, END (or BEGIN, WAKE,
@@ -1321,9 +1330,8 @@ Test(trace, whole_polls_read_back_as_their_events)
 {
 	enum { N = 200000 };
 	struct trace_event *ev = calloc(N + 3, sizeof(*ev));
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	struct ev_walk c = {.want = ev};
 	const char *msg = NULL;
 	struct trace *t;
@@ -1366,11 +1374,9 @@ Test(trace, whole_polls_read_back_as_their_events)
 		cr_assert_eq(trace_writer__events(w, &ev[at], n), 0);
 		at += n;
 	}
-	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
+	trace_file_finish(&f, NULL);
 
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	t = trace_file_read(&f);
 	cr_assert_eq(t->nevents, i);
 	cr_assert_eq(t->counters.events, i);
 	for (size_t j = 0; j < i; j++)
@@ -1378,8 +1384,9 @@ Test(trace, whole_polls_read_back_as_their_events)
 			     j);
 	trace__free(t);
 
-	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
-				      &t, &msg),
+	cr_assert_eq(trace__read_opts(f.path,
+				      TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, &t,
+				      &msg),
 		     0, "%s", msg);
 	cr_assert_eq(t->nevents, i);
 	c.n = i;
@@ -1388,7 +1395,7 @@ Test(trace, whole_polls_read_back_as_their_events)
 	cr_expect_eq(c.bad, 0, "%zu events walked differently", c.bad);
 	trace__free(t);
 
-	tmp_remove(path);
+	tmp_remove(f.path);
 	free(ev);
 }
 
@@ -1413,20 +1420,16 @@ Test(trace, records_read_back_as_events)
 	static const struct trace_event ev[] = {{2600, 9, 43, TRACE_EV_POLL_BEGIN},
 						{2700, 9, 43, TRACE_EV_POLL_END}};
 	static const uint64_t too_long = 5000;
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
-	const char *msg = NULL;
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	struct trace *t;
 
 	cr_assert_eq(trace_writer__records(w, rec, len, 4), 0);
 	cr_assert_eq(trace_writer__records(w, rec, NULL, 1), -EINVAL);
 	cr_assert_eq(trace_writer__records(w, rec, &too_long, 1), -EINVAL);
 	cr_assert_eq(trace_writer__events(w, ev, 2), 0);
-	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
-	cr_assert_eq(trace__read(path, &t, &msg), 0, "%s", msg);
+	trace_file_finish(&f, NULL);
+	t = trace_file_read(&f);
 	cr_assert_eq(t->nevents, sizeof(want) / sizeof(*want));
 	cr_assert_eq(t->counters.events, t->nevents);
 	for (size_t i = 0; i < t->nevents; i++)
@@ -1434,7 +1437,7 @@ Test(trace, records_read_back_as_events)
 			     "event %zu", i);
 	cr_expect_eq(t->counters.start_time, 600);
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 /* The same whole polls as POLLS (one record each) and as STATE (their
@@ -1443,9 +1446,8 @@ Test(trace, whole_polls_take_one_record)
 {
 	enum { N = 20000 };
 	struct trace_event *ev = calloc(2 * N, sizeof(*ev));
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	size_t i, len, nchunks, raw_polls = 0, raw_state = 0, ends[64];
 	uint32_t types[64];
 	uint8_t *buf;
@@ -1460,10 +1462,8 @@ Test(trace, whole_polls_take_one_record)
 	}
 	cr_assert_eq(trace_writer__state(w, ev, 2 * N), 0);
 	cr_assert_eq(trace_writer__events(w, ev, 2 * N), 0);
-	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
-	buf = get_file(path, &len);
+	trace_file_finish(&f, NULL);
+	buf = get_file(f.path, &len);
 	nchunks = chunk_ends(buf, len, ends, types, 64);
 	for (i = 0; i < nchunks; i++) {
 		size_t raw = le32(buf + (i ? ends[i - 1] : 16) + 12);
@@ -1475,7 +1475,7 @@ Test(trace, whole_polls_take_one_record)
 	cr_expect_lt(raw_polls * 4, raw_state * 3, "POLLS %zu bytes, STATE %zu",
 		     raw_polls, raw_state);
 	free(buf);
-	tmp_remove(path);
+	tmp_remove(f.path);
 	free(ev);
 }
 
@@ -1686,22 +1686,18 @@ static int resolve_inl(void *ctx, uint64_t addr, struct trace_frame *out)
 static char *inline_trace(int with_samples)
 {
 	static const uint64_t s0[] = {0x1000, 0x2000, 0x3000}, s1[] = {0x2000, 0x4000};
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	struct trace_sample smp = {.time = 1, .tid = 1, .weight = 1, .sampler = 1};
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, s0, 3, &smp.stack), 0);
 	if (with_samples)
 		cr_assert_eq(trace_writer__sample(w, &smp), 0);
 	cr_assert_eq(trace_writer__stack(w, s1, 2, &smp.stack), 0);
 	if (with_samples)
 		cr_assert_eq(trace_writer__sample(w, &smp), 0);
-	cr_assert_eq(trace_writer__finish(w, resolve_inl, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
-	return path;
+	trace_file_finish(&f, resolve_inl);
+	return f.path;
 }
 
 Test(trace, inline_chains_become_frames_of_their_own)
@@ -1817,19 +1813,15 @@ static int resolve_deep(void *ctx, uint64_t addr, struct trace_frame *out)
 Test(trace, inline_chains_over_the_limit_keep_their_innermost)
 {
 	static const uint64_t ips[] = {0x1000, 0x2000};
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	struct trace *t;
 	uint32_t id;
 	char want[16];
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, ips, 2, &id), 0);
-	cr_assert_eq(trace_writer__finish(w, resolve_deep, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
-	cr_assert_eq(trace__read(path, &t, NULL), 0);
+	trace_file_finish(&f, resolve_deep);
+	cr_assert_eq(trace__read(f.path, &t, NULL), 0);
 	/* the innermost inlined frames, then the frame, then 0x2000 */
 	cr_assert_eq(stack_depth(t, 0), TRACE_MAX_INLINE + 2);
 	cr_expect_str_eq(frame_sym(t, 0, 0), "deep_0");
@@ -1838,7 +1830,7 @@ Test(trace, inline_chains_over_the_limit_keep_their_innermost)
 	cr_expect_str_eq(frame_sym(t, 0, TRACE_MAX_INLINE), "fn_1000");
 	cr_expect_eq(t->frames[frame_id(t, 0, TRACE_MAX_INLINE)].inlined, 0);
 	trace__free(t);
-	tmp_remove(path);
+	tmp_remove(f.path);
 }
 
 /* inline_trace()'s file with its INLINES chunk dropped (@retype 0) or
@@ -2017,18 +2009,14 @@ static int resolve_lines(void *ctx, uint64_t addr, struct trace_frame *out)
 static char *lines_trace(void)
 {
 	static const uint64_t s0[] = {0x1000, 0x2000, 0x3000}, s1[] = {0x2000, 0x4000};
-	char *path = tmp_path();
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	struct trace_writer *w = new_writer(fd);
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
 	uint32_t id;
 
-	cr_assert_not_null(w);
 	cr_assert_eq(trace_writer__stack(w, s0, 3, &id), 0);
 	cr_assert_eq(trace_writer__stack(w, s1, 2, &id), 0);
-	cr_assert_eq(trace_writer__finish(w, resolve_lines, NULL, NULL), 0);
-	trace_writer__free(w);
-	close(fd);
-	return path;
+	trace_file_finish(&f, resolve_lines);
+	return f.path;
 }
 
 static void expect_line(const struct trace *t, unsigned int i, const char *sym,

@@ -38,29 +38,27 @@ __attribute__((noinline)) void lost_forgotten_poll(void)
 	RT_SPIN_ITERS(20000);
 }
 
+static void poll_task(uint64_t task)
+{
+	if (task == TICKER)
+		lost_ticker_poll();
+	else
+		lost_forgotten_poll();
+}
+
+static void after_poll(uint64_t task)
+{
+	if (task == FORGOTTEN) {
+		pthread_mutex_lock(&q.lock);
+		forgotten_state = 2; /* pending: waits for its wake */
+		pthread_mutex_unlock(&q.lock);
+	}
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
-	rt_thread_start("worker-0");
-	for (;;) {
-		uint64_t task = rt_pop(&q, &done);
-
-		if (!task)
-			break;
-
-		d9_poll_begin(task);
-		if (task == TICKER)
-			lost_ticker_poll();
-		else
-			lost_forgotten_poll();
-		d9_poll_end(task);
-		if (task == FORGOTTEN) {
-			pthread_mutex_lock(&q.lock);
-			forgotten_state = 2; /* pending: waits for its wake */
-			pthread_mutex_unlock(&q.lock);
-		}
-	}
-	d9_thread_stop();
+	rt_worker(&q, &done, poll_task, after_poll);
 	return NULL;
 }
 
@@ -80,10 +78,7 @@ static void *timer(void *arg)
 		if (!attached_at && rt_attached())
 			attached_at = ticks;
 		pthread_mutex_lock(&q.lock);
-		if (!rt_queued_locked(&q, TICKER)) {
-			d9_task_wake(TICKER);
-			rt_push_locked(&q, TICKER);
-		}
+		rt_wake_locked(&q, TICKER);
 		/* 300 ms after the recorder attached: spawn it and queue it */
 		if (attached_at && ticks == attached_at + 150 && !forgotten_state) {
 			d9_task_spawn(FORGOTTEN, "forgotten");

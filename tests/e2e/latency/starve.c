@@ -56,35 +56,32 @@ __attribute__((noinline)) void starve_victim_poll(void)
 	RT_SPIN_NS(VICTIM_POLL_NS);
 }
 
+static void poll_task(uint64_t task)
+{
+	if (task == HOG)
+		starve_hog_poll();
+	else
+		starve_victim_poll();
+}
+
+static void after_poll(uint64_t task)
+{
+	if (task == HOG) {
+		n_hog++;
+		/* pending, and runnable again at once: a yield */
+		d9_task_wake(HOG);
+		pthread_mutex_lock(&q.lock);
+		rt_push_locked(&q, HOG);
+		pthread_mutex_unlock(&q.lock);
+	} else {
+		n_victim++; /* pending: the timer wakes it */
+	}
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
-	rt_thread_start("worker-0");
-	for (;;) {
-		uint64_t task = rt_pop(&q, &done);
-
-		if (!task)
-			break;
-
-		d9_poll_begin(task);
-		if (task == HOG)
-			starve_hog_poll();
-		else
-			starve_victim_poll();
-		d9_poll_end(task);
-
-		if (task == HOG) {
-			n_hog++;
-			/* pending, and runnable again at once: a yield */
-			d9_task_wake(HOG);
-			pthread_mutex_lock(&q.lock);
-			rt_push_locked(&q, HOG);
-			pthread_mutex_unlock(&q.lock);
-		} else {
-			n_victim++; /* pending: the timer wakes it */
-		}
-	}
-	d9_thread_stop();
+	rt_worker(&q, &done, poll_task, after_poll);
 	return NULL;
 }
 
@@ -99,11 +96,7 @@ static void *timer(void *arg)
 	while (!done) {
 		rt_tick(&next, TIMER_PERIOD_NS);
 		pthread_mutex_lock(&q.lock);
-		if (!rt_queued_locked(&q, VICTIM)) {
-			n_wakes++;
-			d9_task_wake(VICTIM);
-			rt_push_locked(&q, VICTIM);
-		}
+		n_wakes += rt_wake_locked(&q, VICTIM);
 		pthread_mutex_unlock(&q.lock);
 	}
 	d9_thread_stop();

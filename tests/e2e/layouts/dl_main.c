@@ -8,20 +8,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "hot.h"
-
-volatile uint32_t layout_sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "run.h"
 
 int main(int argc, char **argv)
 {
@@ -39,8 +28,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
+	say_ready();
 	if (sigwait(&set, &sig))
 		return 1;
 	if (!(lib = dlopen(argv[1], RTLD_NOW))) {

@@ -6,10 +6,9 @@
  *   hot_cpp [SECS]   print "ready PID", then spin for SECS (default 30) s
  */
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <unistd.h>
+
+#include "run.h"
 
 #if defined(__clang__)
 #define HOT_NOINLINE __attribute__((noinline))
@@ -49,23 +48,12 @@ template <typename T> HOT_NOINLINE T caller(T seed, unsigned n)
 
 } // namespace ns
 
-volatile std::uint32_t layout_sink;
-
-static double now()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? std::atof(argv[1]) : 30, end = now() + secs;
 	std::uint32_t h = 1;
 
-	std::printf("ready %d\n", (int)getpid());
-	std::fflush(stdout);
+	say_ready();
 	do {
 		h = ns::caller<std::uint32_t>(h, 10);
 		layout_sink = h;

@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "run.h"
 
 #if defined(__clang__)
 #define HOT_NOINLINE __attribute__((noinline))
@@ -40,8 +41,6 @@ static const unsigned char code[] = {
 
 typedef uint32_t (*jit_fn)(uint32_t);
 
-volatile uint32_t layout_sink;
-
 HOT_NOINLINE uint32_t jit_caller(jit_fn fn, uint32_t seed, unsigned n)
 {
 	uint32_t h = seed;
@@ -49,14 +48,6 @@ HOT_NOINLINE uint32_t jit_caller(jit_fn fn, uint32_t seed, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		h = fn(h + i) ^ (h >> 3);
 	return h;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -88,8 +79,7 @@ int main(int argc, char **argv)
 	fprintf(map, "%lx %zx jit_leaf\n", (unsigned long)(uintptr_t)(mem + 64),
 		sizeof(code));
 	fclose(map);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
+	say_ready();
 	do {
 		h = jit_caller((jit_fn)(void *)(mem + 64), h, 10);
 		layout_sink = h;

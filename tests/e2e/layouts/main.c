@@ -5,28 +5,16 @@
  * Built with -DLAYOUT_SHIM it links the d9prof shim and runs each call of
  * layout_caller as a poll of task 1 (the ctimer sampler needs markers).
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "hot.h"
+#include "run.h"
 #ifdef LAYOUT_SHIM
 #include <d9prof.h>
 #else
 #define d9_poll_begin(t) ((void)0)
 #define d9_poll_end(t)	 ((void)0)
 #endif
-
-volatile uint32_t layout_sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {
@@ -37,8 +25,7 @@ int main(int argc, char **argv)
 	d9_thread_start("layout");
 	d9_task_spawn(1, "hot");
 #endif
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
+	say_ready();
 	do {
 		d9_poll_begin(1);
 		h = layout_caller(h, 10); /* ~1 ms */
