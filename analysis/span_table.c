@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/search.h"
 
 #define MAX_CAUSES 16 /* per enter, and kept per instance */
 #define MAX_TASKS  8  /* tasks named per instance */
@@ -348,7 +349,7 @@ static void explain(const struct spans *sp, const struct offcpu *oc,
 		const struct span_enter *x = &sp->enters[e];
 		struct delay_cause c[MAX_CAUSES];
 		const uint32_t *ids = NULL;
-		size_t k, m, lo, hi;
+		size_t k, m, lo;
 
 		if (x->span != in->span)
 			continue;
@@ -358,14 +359,7 @@ static void explain(const struct spans *sp, const struct offcpu *oc,
 			tids[ntids++] = x->tid;
 		/* the polls it was entered in */
 		m = join__thread_polls(j, x->tid, &ids);
-		for (lo = 0, hi = m; lo < hi;) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (j->polls[ids[mid]].end < x->start)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = LIB_PARTITION_POINT(0, m, i, j->polls[ids[i]].end < x->start);
 		for (k = lo; k < m && j->polls[ids[k]].start <= x->end; k++) {
 			const struct poll *p = &j->polls[ids[k]];
 			const struct delay *dl;

@@ -13,6 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/search.h"
 
 #define NONE UINT32_MAX
 
@@ -255,44 +256,20 @@ static struct tkey *by_time(const struct trace *t)
 /* The first enter of thread @tid in sp->enters, and how many it has. */
 static size_t thread_enters(const struct spans *sp, uint32_t tid, size_t *first)
 {
-	size_t lo = 0, hi = sp->nenters, a;
+	size_t a = LIB_PARTITION_POINT(0, sp->nenters, i, sp->enters[i].tid < tid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sp->enters[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	a = lo;
-	for (hi = sp->nenters; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sp->enters[mid].tid <= tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*first = a;
-	return lo - a;
+	return LIB_PARTITION_POINT(a, sp->nenters, i, sp->enters[i].tid <= tid) - a;
 }
 
 /* The innermost enter of @tid holding @time, or NONE; its enclosing ones
  * follow through .up. */
 static uint32_t enter_at(const struct spans *sp, uint32_t tid, uint64_t time)
 {
-	size_t first, n = thread_enters(sp, tid, &first), lo = first, hi = first + n;
+	size_t first, n = thread_enters(sp, tid, &first), lo;
 	uint32_t k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sp->enters[mid].start <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = LIB_PARTITION_POINT(first, first + n, i, sp->enters[i].start <= time);
 	if (lo == first)
 		return NONE;
 	for (k = (uint32_t)(lo - 1); k != NONE && sp->enters[k].end < time;
@@ -336,18 +313,13 @@ static void span_offcpu(struct spans *sp, const struct offcpu *oc)
 		const struct span_enter *e = &sp->enters[i];
 		struct span *s = &sp->v[e->span];
 		const uint32_t *sw = NULL;
-		size_t m = offcpu__thread_switches(oc, e->tid, &sw), lo = 0, hi = m;
+		size_t m = offcpu__thread_switches(oc, e->tid, &sw), lo;
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct trace_switch *x = &t->switches[sw[mid]];
-			uint64_t in = x->time_in ? x->time_in : oc->end_time;
-
-			if (in < e->start)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		/* the first still off-CPU at the enter's start */
+		lo = LIB_PARTITION_POINT(0, m, w,
+					 (t->switches[sw[w]].time_in
+						  ? t->switches[sw[w]].time_in
+						  : oc->end_time) < e->start);
 		for (; lo < m && t->switches[sw[lo]].time <= e->end; lo++) {
 			const struct trace_switch *x = &t->switches[sw[lo]];
 			uint64_t in = x->time_in ? x->time_in : oc->end_time;
