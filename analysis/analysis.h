@@ -1019,6 +1019,15 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin);
  * unsorted. 0 or -ENOMEM; live_snap_release() frees it. */
 int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_snap *out);
 void live_snap_release(struct live_snap *s);
+/* Feed @l (1, what live__new() does) or not (0: the tap returns at once,
+ * for a recorder nobody watches; enabling again starts from nothing). */
+void live__enable(struct live *l, int on);
+/* A snapshot as bytes for another process of this build (`d9prof top`
+ * beside a recorder): *@buf (the caller frees it) of *@len bytes; 0 or
+ * -ENOMEM. And back: 0, -ENOMEM, or -EBADMSG if @buf is not one of this
+ * build's (its sizes, counts and enums are checked; names end inside). */
+int live_snap_pack(const struct live_snap *s, void **buf, size_t *len);
+int live_snap_unpack(const void *buf, size_t len, struct live_snap *s);
 
 /* Report's red-flag thresholds, which top's warnings share. */
 #define ANALYSIS_FLAG_LONG_POLL_NS (10 * 1000000ULL)

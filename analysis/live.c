@@ -85,7 +85,15 @@ struct live {
 	int have_last; /* ... there was one */
 	uint64_t refused, samples, outside;
 	double period_ns;
+	int off; /* live__enable(0): the tap drops everything */
 };
+
+/* Is @l fed? (a relaxed load: the tap of a recorder nobody watches costs
+ * a call and this) */
+static inline int live_on(const struct live *l)
+{
+	return !__atomic_load_n(&l->off, __ATOMIC_RELAXED);
+}
 
 /* ---- feeding (the recorder's thread) --------------------------------- */
 
@@ -330,6 +338,8 @@ static void tap_records(void *ctx, const struct trace_event *rec, const uint64_t
 {
 	struct live *l = ctx;
 
+	if (!live_on(l))
+		return;
 	pthread_mutex_lock(&l->lock);
 	for (size_t i = 0; i < n; i++)
 		event(l, &rec[i], len && trace_rec_events(rec[i].type) > 1 ? len[i] : 0);
@@ -372,6 +382,8 @@ static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *
 	int64_t at;
 
 	(void)ips, (void)n;
+	if (!live_on(l))
+		return;
 	pthread_mutex_lock(&l->lock);
 	l->samples += w;
 	t = thread_of(l, s->tid);
@@ -410,6 +422,8 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 	struct ltask *k = NULL;
 	int64_t at;
 
+	if (!live_on(l))
+		return;
 	pthread_mutex_lock(&l->lock);
 	t = thread_of(l, s->tid);
 	if (!t)
@@ -460,6 +474,8 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin)
 {
 	struct lthread *t;
 
+	if (!live_on(l))
+		return;
 	pthread_mutex_lock(&l->lock);
 	t = thread_of(l, tid);
 	if (t && (!t->task || t->from_header)) {
@@ -499,15 +515,35 @@ const struct trace_tap *live__tap(const struct live *l)
 	return &l->tap;
 }
 
+/* Forget every thread and task (names stay with the recorder: they come
+ * again only as the writer hears them, so a fresh viewer may see some
+ * unnamed). */
+static void forget(struct live *l)
+{
+	for (size_t i = 0; i < l->nth; i++)
+		free(l->th[i].hist);
+	l->nth = l->ntk = 0;
+	lib_map_release(&l->thread_ix);
+	lib_map_release(&l->task_ix);
+	l->have_last = 0;
+	l->refused = l->samples = l->outside = 0;
+}
+
+void live__enable(struct live *l, int on)
+{
+	pthread_mutex_lock(&l->lock);
+	if (on && l->off)
+		forget(l);
+	__atomic_store_n(&l->off, !on, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&l->lock);
+}
+
 void live__free(struct live *l)
 {
 	if (!l)
 		return;
 	pthread_mutex_destroy(&l->lock);
-	lib_map_release(&l->thread_ix);
-	lib_map_release(&l->task_ix);
-	for (size_t i = 0; i < l->nth; i++)
-		free(l->th[i].hist);
+	forget(l);
 	free(l->th);
 	free(l->tk);
 	free(l);
@@ -704,4 +740,99 @@ void live_snap_release(struct live_snap *s)
 	free(s->rows);
 	free(s->workers);
 	memset(s, 0, sizeof(*s));
+}
+
+/* ---- a snapshot as bytes -------------------------------------------------- */
+
+#define PACK_MAGIC   0x564c3944u /* "D9LV" */
+#define PACK_VERSION 1
+#define PACK_MAX     (1u << 20) /* rows, and workers, at most */
+
+struct pack_hdr {
+	uint32_t magic, version;
+	uint32_t row_size, worker_size;
+	uint64_t nrows, nworkers;
+	uint64_t time, interval_ns, samples, outside, refused;
+	double period_ns;
+	int32_t by, pad_;
+};
+
+int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
+{
+	struct pack_hdr h = {
+		.magic = PACK_MAGIC,
+		.version = PACK_VERSION,
+		.row_size = sizeof(struct live_row),
+		.worker_size = sizeof(struct live_worker),
+		.nrows = s->nrows,
+		.nworkers = s->nworkers,
+		.time = s->time,
+		.interval_ns = s->interval_ns,
+		.samples = s->samples,
+		.outside = s->outside,
+		.refused = s->refused,
+		.period_ns = s->period_ns,
+		.by = (int32_t)s->by,
+	};
+	size_t rows = s->nrows * sizeof(*s->rows),
+	       workers = s->nworkers * sizeof(*s->workers);
+	char *p;
+
+	*len = sizeof(h) + rows + workers;
+	p = *buf = malloc(*len);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, &h, sizeof(h));
+	if (rows)
+		memcpy(p + sizeof(h), s->rows, rows);
+	if (workers)
+		memcpy(p + sizeof(h) + rows, s->workers, workers);
+	return 0;
+}
+
+int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
+{
+	const char *p = buf;
+	struct pack_hdr h;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, p, sizeof(h));
+	if (h.magic != PACK_MAGIC || h.version != PACK_VERSION ||
+	    h.row_size != sizeof(struct live_row) ||
+	    h.worker_size != sizeof(struct live_worker) || h.nrows > PACK_MAX ||
+	    h.nworkers > PACK_MAX ||
+	    len != sizeof(h) + h.nrows * sizeof(struct live_row) +
+			    h.nworkers * sizeof(struct live_worker) ||
+	    h.by < GROUP_AUTO || h.by > GROUP_SPAN || !(h.period_ns >= 0))
+		return -EBADMSG;
+	s->rows = calloc(h.nrows + 1, sizeof(*s->rows));
+	s->workers = calloc(h.nworkers + 1, sizeof(*s->workers));
+	if (!s->rows || !s->workers) {
+		live_snap_release(s);
+		return -ENOMEM;
+	}
+	memcpy(s->rows, p + sizeof(h), h.nrows * sizeof(*s->rows));
+	memcpy(s->workers, p + sizeof(h) + h.nrows * sizeof(*s->rows),
+	       h.nworkers * sizeof(*s->workers));
+	s->nrows = h.nrows;
+	s->nworkers = h.nworkers;
+	s->time = h.time;
+	s->interval_ns = h.interval_ns;
+	s->samples = h.samples;
+	s->outside = h.outside;
+	s->refused = h.refused;
+	s->period_ns = h.period_ns;
+	s->by = (enum group_by)h.by;
+	/* another process wrote it: names end inside, states are states */
+	for (i = 0; i < s->nrows; i++) {
+		s->rows[i].name[sizeof(s->rows[i].name) - 1] = '\0';
+		if ((unsigned int)s->rows[i].state > LIVE_ENDED)
+			s->rows[i].state = LIVE_IDLE;
+	}
+	for (i = 0; i < s->nworkers; i++)
+		s->workers[i].name[sizeof(s->workers[i].name) - 1] = '\0';
+	return 0;
 }

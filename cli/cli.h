@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "analysis/analysis.h"
 #include "trace/trace.h"
@@ -286,6 +287,23 @@ size_t terminal_width(FILE *f);
 FILE *open_output(const char *path);
 /* Close an output from open_output, reporting write errors. 0 or -1. */
 int close_output(FILE *f, const char *path);
+
+/* ---- the live view a recording serves (live_sock.c) --------------------- */
+
+/* A recording's live state for `d9prof top` beside it: a socket of target
+ * @pid (/run/d9prof/PID.sock as root, else /tmp/d9prof-UID/PID.sock, in a
+ * directory of this user alone), one viewer at a time, this user or root;
+ * @l is fed only while one is connected. 0, -EADDRINUSE (another
+ * recording of @pid serves one), -EPERM (the directory is not ours alone)
+ * or -errno. */
+struct live_server;
+int live_server__start(pid_t pid, struct live *l, struct live_server **out);
+void live_server__stop(struct live_server *s);
+/* The viewer: the socket of @pid's recording in *@fd (0, -ENOENT: none,
+ * -EPERM: not this user's or root's), then a snapshot grouped @by at each
+ * call (0, or -errno: the recording is gone, -EBADMSG). */
+int live_client__connect(pid_t pid, int *fd);
+int live_client__snapshot(int fd, enum group_by by, struct live_snap *out);
 
 int cmd_record(int argc, char **argv);
 int cmd_flame(int argc, char **argv);

@@ -1059,6 +1059,31 @@ static int finish(const struct record_opts *o, struct rec_ctx *x,
 	return child_exit(x, status);
 }
 
+static void live_polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin)
+{
+	live__polling(ctx, tid, task, begin);
+}
+
+/* record__run() with the live view `d9prof top` reads beside it (a socket
+ * of the target's pid, fed only while a viewer is connected); without it
+ * where the socket cannot be made. The exit status. */
+static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_stats *st)
+{
+	struct live *l = NULL;
+	struct live_server *srv = NULL;
+	int ret;
+
+	if (!live__new(1e9 / o->freq, &l) && !live_server__start(o->pid, l, &srv)) {
+		o->tap = live__tap(l);
+		o->polling = live_polling;
+		o->polling_ctx = l;
+	}
+	ret = finish(o, x, st, record__run(o, st));
+	live_server__stop(srv);
+	live__free(l);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct rec_ctx x = {.cmd = {.pid = -1, .go_fd = -1, .err_fd = -1}, .fd = -1};
@@ -1080,5 +1105,5 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if (setup(&o, &x, argc, argv))
 		return EXIT_FAIL;
-	return finish(&o, &x, &st, record__run(&o, &st));
+	return serve_live(&o, &x, &st);
 }

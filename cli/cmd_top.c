@@ -89,6 +89,7 @@ struct top {
 	char lost[160];	      /* what it lost so far */
 	int done, err;	      /* it returned, with err */
 	char title[160];
+	int fd; /* beside a recording: its live socket, else -1 */
 };
 
 static volatile sig_atomic_t stop_rec, stop_ui;
@@ -159,6 +160,23 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The interval now ending, from our recording or the one beside us (gone:
+ * its end, as our recorder's). 0 or -errno. */
+static int take(struct top *x, struct live_snap *s)
+{
+	int err;
+
+	if (x->fd < 0)
+		return live__snapshot(x->live, mono_ns(), x->by, s);
+	err = live_client__snapshot(x->fd, x->by, s);
+	if (err == -EPIPE || err == -ECONNRESET) {
+		pthread_mutex_lock(&x->lock);
+		x->done = 1;
+		pthread_mutex_unlock(&x->lock);
+	}
+	return err;
+}
+
 /* "pid N (comm) - HH:MM:SS" */
 static void set_title(struct top *x)
 {
@@ -177,8 +195,8 @@ static void set_title(struct top *x)
 	text_clean(comm, clean, sizeof(clean));
 	if (!localtime_r(&now, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
 		snprintf(when, sizeof(when), "?");
-	snprintf(x->title, sizeof(x->title), "pid %d (%s) - %s", (int)x->pid, clean,
-		 when);
+	snprintf(x->title, sizeof(x->title), "pid %d (%s)%s - %s", (int)x->pid, clean,
+		 x->fd >= 0 ? " beside its recorder" : "", when);
 }
 
 /* One frame of @s into a string (the caller frees it); NULL on -ENOMEM. */
@@ -193,7 +211,8 @@ static char *frame(struct top *x, const struct live_snap *s, size_t width)
 		return NULL;
 	set_title(x);
 	pthread_mutex_lock(&x->lock);
-	x->v.lost = x->lost;
+	/* beside a recording, its losses are its own to say */
+	x->v.lost = x->fd >= 0 ? "(said by the recorder beside)" : x->lost;
 	x->v.title = x->title;
 	x->v.width = width;
 	err = analysis__top(s, &x->v, m);
@@ -229,6 +248,7 @@ static int batch_loop(struct top *x)
 {
 	uint64_t next = mono_ns();
 	unsigned long i;
+	int err;
 
 	for (i = 0; !x->frames || i < x->frames; i++) {
 		struct live_snap s;
@@ -237,8 +257,8 @@ static int batch_loop(struct top *x)
 		next += (uint64_t)(x->interval * 1e9);
 		if (wait_until(x, next))
 			break;
-		if (live__snapshot(x->live, mono_ns(), x->by, &s))
-			return -ENOMEM;
+		if ((err = take(x, &s)))
+			return x->done ? 0 : err;
 		f = frame(x, &s, 0);
 		live_snap_release(&s);
 		if (!f)
@@ -323,7 +343,7 @@ static int screen_loop(struct top *x)
 			struct live_snap s;
 
 			next = now + (uint64_t)(x->interval * 1e9);
-			if (live__snapshot(x->live, now, x->by, &s))
+			if (take(x, &s))
 				break;
 			if (!paused) {
 				free(text);
@@ -501,6 +521,30 @@ static int parse(struct top *x, int argc, char **argv)
 	return -1;
 }
 
+/* Beside a running recording of x->pid: its frames, until it ends. */
+static int beside(struct top *x)
+{
+	struct live_snap s;
+	int err;
+
+	if (x->batch)
+		info("beside the recording of pid %d that runs now", (int)x->pid);
+	err = take(x, &s);
+	if (!err) {
+		live_snap_release(&s);
+		err = x->batch ? batch_loop(x) : screen_loop(x);
+	}
+	close(x->fd);
+	if (err) {
+		error("cannot watch pid %d beside its recording: %s", (int)x->pid,
+		      strerror(-err));
+		return EXIT_FAIL;
+	}
+	if (x->done && !stop_ui)
+		info("the recording of pid %d ended", (int)x->pid);
+	return EXIT_OK;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct top x = {.interval = 1.0, .by = GROUP_TASK, .v = {.selected = -1}};
@@ -508,16 +552,23 @@ int cmd_top(int argc, char **argv)
 	int ret, err, devnull;
 
 	x.o.freq = 999;
+	x.fd = -1;
 	if ((ret = parse(&x, argc, argv)) >= 0)
 		return ret;
 	x.v.json = x.json;
 	setlocale(LC_ALL, "");
+	pthread_mutex_init(&x.lock, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* a recording serves its live view: beside it (only one recorder
+	 * may attach to the shim) */
+	if (!live_client__connect(x.pid, &x.fd))
+		return beside(&x);
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (devnull < 0 || live__new(1e9 / x.o.freq, &x.live)) {
 		error("cannot start: %s", strerror(devnull < 0 ? errno : ENOMEM));
 		return EXIT_FAIL;
 	}
-	pthread_mutex_init(&x.lock, NULL);
 	x.o.pid = x.pid;
 	x.o.out_fd = devnull;
 	x.o.stop = &stop_rec;
@@ -527,8 +578,6 @@ int cmd_top(int argc, char **argv)
 	x.o.tap = live__tap(x.live);
 	x.o.polling = polling;
 	x.o.polling_ctx = x.live;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	if (pthread_create(&x.th, NULL, recorder, &x)) {
 		error("cannot start the recording thread");
 		return EXIT_FAIL;

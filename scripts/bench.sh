@@ -40,7 +40,8 @@
 # BIG_SAMPLES [1000000], SAMPLE_HZ [25000], SPIN_US [8], DEMO_WORK_NS
 # [8000], KEEP=1 keeps the traces in $B/bench/run, BENCH_ONLY=2 runs only
 # sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table,
-# BENCH_ONLY=1 section 1 alone (the markers and spans, ~20 s), BENCH_ONLY=2h
+# BENCH_ONLY=1 section 1 alone (the markers and spans, ~20 s), BENCH_ONLY=top
+# row 2j alone (top's cost, ~2 minutes), BENCH_ONLY=2h
 # row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes).
 set -u
 
@@ -396,6 +397,83 @@ switches_row() {
 if [ "$BENCH_ONLY" = 2i ]; then
 	switches_row
 	note "BENCH_ONLY=2i: row 2i only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
+# CPU seconds of pid $1 so far
+top_cpu() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
+		awk -v t="$(getconf CLK_TCK)" '{ printf "%.3f", ($12 + $13) / t }'
+}
+# `d9prof top` (issue 28): its CPU beside a flight recorder (the usual
+# case: it reads the recording's live view, which the recorder feeds only
+# then) and alone (a recording of its own), next to the recorder alone,
+# PAIRS rounds of PAIR_SECS on the demo at ~200k polls/s, the order
+# reversed every other round. CPU % of one core of the d9prof processes.
+top_row() {
+	local wpid i arm order rpid tpid c0 c1 t0 t1 fl="" bes="" add="" alone="" plain=""
+	bg top-demo "$DEMO" --bench-polls --bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d 100000
+	wpid=$BG
+	wait_line "$RUN/top-demo.out" '^pid' 30
+	for i in $(seq "$PAIRS"); do
+		order="flight beside alone plain"
+		[ $((i % 2)) = 0 ] && order="plain alone beside flight"
+		for arm in $order; do
+			rpid="" tpid=""
+			case $arm in
+			flight | beside)
+				mkdir -p "$RUN/top-fl"
+				bg "top-$arm-$i" "$D9" record -p "$wpid" --flight=30s -o "$RUN/top-fl"
+				rpid=$BG
+				wait_line "$RUN/top-$arm-$i.err" 'attached to the d9prof shim' 30
+				;;
+			plain)
+				bg "top-$arm-$i" "$D9" record -p "$wpid" -o "$RUN/top-plain.d9"
+				rpid=$BG
+				wait_line "$RUN/top-$arm-$i.err" 'attached to the d9prof shim' 30
+				;;
+			esac
+			if [ "$arm" = beside ] || [ "$arm" = alone ]; then
+				bg "top-ui-$arm-$i" "$D9" top -p "$wpid" -b -d 1
+				tpid=$BG
+			fi
+			sleep 2
+			c0=$([ -n "$rpid" ] && top_cpu "$rpid" || echo 0)
+			t0=$([ -n "$tpid" ] && top_cpu "$tpid" || echo 0)
+			sleep "$PAIR_SECS"
+			c1=$([ -n "$rpid" ] && top_cpu "$rpid" || echo 0)
+			t1=$([ -n "$tpid" ] && top_cpu "$tpid" || echo 0)
+			for p in $tpid $rpid; do
+				kill -INT "$p" 2>/dev/null
+				wait "$p" 2>/dev/null
+				reaped "$p"
+			done
+			rm -rf "$RUN/top-fl" "$RUN/top-plain.d9"
+			v=$(calc "100 * ($c1 - $c0 + $t1 - $t0) / $PAIR_SECS")
+			case $arm in
+			flight) fl="$fl $v" ;;
+			beside) bes="$bes $v" ;;
+			alone) alone="$alone $v" ;;
+			plain) plain="$plain $v" ;;
+			esac
+		done
+		add="$add $(calc "$(echo $bes | awk '{ print $NF }') - $(echo $fl | awk '{ print $NF }')")"
+	done
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	reaped "$wpid"
+	row 2j "d9prof top, demo ~200k polls/s, CPU % of a core" "" "" "" "" ""
+	row "" "  beside a flight recorder: added CPU" "$(med 1 "$add")" \
+		"flight alone $(med 1 "$fl")" "-" "<= 3 (a few %)" \
+		"$(spread_verdict "$add" 3) ($(span "$add"))"
+	row "" "  alone (its own recording) / record alone" "$(med 1 "$alone")" \
+		"record $(med 1 "$plain")" "$(calc "$(median $alone) / $(median $plain)")" \
+		"<= record + 3" "$(verdict "$(median $alone) <= $(median $plain) + 3")"
+}
+
+if [ "$BENCH_ONLY" = top ]; then
+	top_row
+	note "BENCH_ONLY=top: row 2j only; total bench time $(($(date +%s) - T_START)) s"
 	print_table
 	exit 0
 fi
@@ -967,6 +1045,9 @@ EOF2
 }
 say "2/4 flight recorder: $FLIGHT_SECS s of --flight=30s between two ${FLIGHT_CMP_SECS} s plain recordings"
 flight_row
+say "2/4 d9prof top: beside a flight recorder and alone, $PAIRS rounds"
+top_row
+
 
 
 # ---- 3. analysis speed -------------------------------------------------------------

@@ -13,7 +13,11 @@
 #                    (/cpu), a 60-column terminal drops columns and cuts
 #                    lines, q quits with 0 and the terminal is sane again
 #   sigterm_restores SIGTERM to top on its screen: exit 0, terminal sane
-#   bad_input        a wrong pid, no -p, -n on a terminal: one line each,
+#   beside_flight    top beside a running `record --flight` (only one
+#                    recorder may attach to the shim): it reads the
+#                    recording's live view, both keep working, and the
+#                    flight dump asked for afterwards is still written
+#   bad_input        a wrong pid, no -p, a bad sort key: one line each,
 #                    exit 1 or 2
 #
 #   B=build      build directory (d9prof, examples/demo, e2e/latency/starve)
@@ -184,6 +188,37 @@ t_sigterm_restores() {
 	wait_pane '^EXIT=' 10 || fail "SIGTERM did not end it: $(pane | tail -5)" || return 1
 	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
 		fail "after SIGTERM: $(pane | tail -5)" || return 1
+}
+
+t_beside_flight() {
+	need_perf || return
+	local rec f
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	mkdir -p "$TMP/fl"
+	"$D9" record -p "$SPID" --flight=3s -o "$TMP/fl" 2>"$TMP/fl.err" &
+	rec=$!
+	PIDS+=("$rec")
+	wait_for "$TMP/fl.err" 'attached to the d9prof shim' 15 ||
+		fail "the flight recorder did not attach: $(cat "$TMP/fl.err")" || return 1
+	"$D9" top -p "$SPID" --format json -n 2 >"$TMP/b.json" 2>"$TMP/b.err" ||
+		fail "top beside it failed: $(cat "$TMP/b.err")" || return 1
+	grep -q 'beside the recording of pid' "$TMP/b.err" ||
+		fail "top did not read the recording's view: $(cat "$TMP/b.err")" || return 1
+	python3 - "$TMP/b.json" <<PY || return 1
+$FRAMES_PY
+f = frames(sys.argv[1])
+names = {r["name"] for r in f[-1]["rows"]}
+print(f"    {len(f)} frames beside the recorder; last: {sorted(names)[:5]}")
+sys.exit(0 if len(f) == 2 and "cpu_hog" in names and f[-1]["samples"] > 0 else 1)
+PY
+	"$D9" dump "$rec" 2>>"$TMP/fl.err" || fail "d9prof dump failed" || return 1
+	wait_for "$TMP/fl.err" 'dump: .*SIGUSR1' 15 ||
+		fail "no dump: $(tail -3 "$TMP/fl.err")" || return 1
+	f=$(ls "$TMP"/fl/*.data | head -1)
+	[ "$(info_json "$f" "j['counts']['samples'] > 0 and j['counts']['tasks'] > 3")" = True ] ||
+		fail "the dump: $(info_json "$f" "j['counts']")" || return 1
+	kill -INT "$rec"
+	wait "$rec" || fail "the flight recorder failed at the end: $(tail -3 "$TMP/fl.err")"
 }
 
 t_bad_input() {
