@@ -48,11 +48,11 @@ struct lthread {
 		uint64_t time;
 		uint32_t weight;
 	} pend[LIVE_PEND];
-	unsigned int npend;
+	unsigned int p0, npend; /* pend[p0 .. npend): in arrival order */
 	struct {
 		uint64_t time, blocked, runq;
-	} pend_sw[LIVE_PEND_SW]; /* off-CPU intervals waiting likewise */
-	unsigned int npend_sw;
+	} pend_sw[LIVE_PEND_SW];   /* off-CPU intervals waiting likewise */
+	unsigned int s0, npend_sw; /* likewise */
 	/* this interval */
 	uint64_t poll_ns, parked_ns, blocked_ns, runq_ns, samples, samples_in;
 	int seen; /* a record this interval, or something open */
@@ -86,6 +86,12 @@ struct live {
 	uint64_t refused, samples, outside;
 	double period_ns;
 	int off; /* live__enable(0): the tap drops everything */
+	/* the last thread and task looked up (a batch of records is one
+	 * thread's, a poll's records one task's): index + 1, 0 none */
+	uint32_t c_tid;
+	size_t c_th;
+	uint64_t c_task;
+	size_t c_tk;
 };
 
 /* Is @l fed? (a relaxed load: the tap of a recorder nobody watches costs
@@ -100,13 +106,19 @@ static inline int live_on(const struct live *l)
 static struct lthread *thread_of(struct live *l, uint32_t tid)
 {
 	int created;
-	uint64_t *v = lib_map_get(&l->thread_ix, tid, &created);
+	uint64_t *v;
 	struct lthread *t;
 
+	if (l->c_th && l->c_tid == tid)
+		return &l->th[l->c_th - 1];
+	v = lib_map_get(&l->thread_ix, tid, &created);
 	if (!v)
 		return NULL;
-	if (!created)
+	if (!created) {
+		l->c_tid = tid;
+		l->c_th = *v;
 		return &l->th[*v - 1];
+	}
 	if (l->nth >= LIVE_MAX || LIB_GROW(l->th, l->th_cap, l->nth + 1)) {
 		lib_map_del(&l->thread_ix, tid);
 		l->refused++;
@@ -127,11 +139,16 @@ static struct ltask *task_of(struct live *l, uint64_t id)
 
 	if (!id)
 		return NULL;
+	if (l->c_tk && l->c_task == id)
+		return &l->tk[l->c_tk - 1];
 	v = lib_map_get(&l->task_ix, id, &created);
 	if (!v)
 		return NULL;
-	if (!created)
+	if (!created) {
+		l->c_task = id;
+		l->c_tk = *v;
 		return &l->tk[*v - 1];
+	}
 	if (l->ntk >= LIVE_MAX || LIB_GROW(l->tk, l->tk_cap, l->ntk + 1)) {
 		lib_map_del(&l->task_ix, id);
 		l->refused++;
@@ -173,30 +190,45 @@ static uint64_t bucket_ns(unsigned int b)
 static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t end,
 		    struct ltask *k)
 {
-	unsigned int i, n = 0;
+	/* a thread's polls come in time order, and its samples nearly so:
+	 * what waits before @start was in no poll, what waits up to @end
+	 * was in this one; the first after @end waits on */
+	for (; t->p0 < t->npend && t->pend[t->p0].time <= end; t->p0++) {
+		uint32_t w = t->pend[t->p0].weight;
 
-	for (i = 0; i < t->npend; i++) {
-		if (t->pend[i].time >= start && t->pend[i].time <= end) {
-			t->samples_in += t->pend[i].weight;
+		if (t->pend[t->p0].time < start) {
+			l->outside += w;
+		} else {
+			t->samples_in += w;
 			if (k)
-				k->samples += t->pend[i].weight;
-		} else {
-			t->pend[n++] = t->pend[i];
+				k->samples += w;
 		}
 	}
-	t->npend = n;
-	for (i = n = 0; i < t->npend_sw; i++) {
-		if (t->pend_sw[i].time >= start && t->pend_sw[i].time <= end) {
-			if (k) {
-				k->blocked_ns += t->pend_sw[i].blocked;
-				k->runq_ns += t->pend_sw[i].runq;
-			}
-		} else {
-			t->pend_sw[n++] = t->pend_sw[i];
+	for (; t->s0 < t->npend_sw && t->pend_sw[t->s0].time <= end; t->s0++)
+		if (k && t->pend_sw[t->s0].time >= start) {
+			k->blocked_ns += t->pend_sw[t->s0].blocked;
+			k->runq_ns += t->pend_sw[t->s0].runq;
 		}
-	}
-	t->npend_sw = n;
-	(void)l;
+	if (t->p0 == t->npend)
+		t->p0 = t->npend = 0;
+	if (t->s0 == t->npend_sw)
+		t->s0 = t->npend_sw = 0;
+}
+
+/* Room at the end of a wait list of @cap entries of @size bytes at @v,
+ * holding [*first, *n): 1, after moving what waits to its start if need
+ * be; 0 when it is full. */
+static int wait_room(void *v, size_t size, unsigned int cap, unsigned int *first,
+		     unsigned int *n)
+{
+	if (*n < cap)
+		return 1;
+	if (!*first)
+		return 0;
+	memmove(v, (char *)v + (size_t)*first * size, (size_t)(*n - *first) * size);
+	*n -= *first;
+	*first = 0;
+	return 1;
 }
 
 /* [start, end] of @task into @t's recent polls: the oldest go once they
@@ -397,7 +429,8 @@ static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *
 		t->samples_in += w;
 		if (k)
 			k->samples += w;
-	} else if (at < 0 && t->npend < LIVE_PEND) {
+	} else if (at < 0 &&
+		   wait_room(t->pend, sizeof(t->pend[0]), LIVE_PEND, &t->p0, &t->npend)) {
 		t->pend[t->npend].time = s->time;
 		t->pend[t->npend++].weight = w;
 	} else {
@@ -442,7 +475,8 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 	if (k) {
 		k->blocked_ns += blocked;
 		k->runq_ns += runq;
-	} else if (at < 0 && t->npend_sw < LIVE_PEND_SW) {
+	} else if (at < 0 && wait_room(t->pend_sw, sizeof(t->pend_sw[0]), LIVE_PEND_SW,
+				       &t->s0, &t->npend_sw)) {
 		t->pend_sw[t->npend_sw].time = s->time;
 		t->pend_sw[t->npend_sw].blocked = blocked;
 		t->pend_sw[t->npend_sw++].runq = runq;
@@ -527,6 +561,7 @@ static void forget(struct live *l)
 	lib_map_release(&l->task_ix);
 	l->have_last = 0;
 	l->refused = l->samples = l->outside = 0;
+	l->c_th = l->c_tk = 0;
 }
 
 void live__enable(struct live *l, int on)
@@ -624,14 +659,12 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		struct live_worker *w = &out->workers[out->nworkers];
 
 		/* samples no poll came for: outside polls */
-		for (unsigned int p = 0; p < t->npend; p++)
-			if (t->pend[p].time + LIVE_PEND_NS < now) {
-				l->outside += t->pend[p].weight;
-				t->pend[p--] = t->pend[--t->npend];
-			}
-		for (unsigned int p = 0; p < t->npend_sw; p++)
-			if (t->pend_sw[p].time + LIVE_PEND_NS < now)
-				t->pend_sw[p--] = t->pend_sw[--t->npend_sw];
+		for (; t->p0 < t->npend && t->pend[t->p0].time + LIVE_PEND_NS < now;
+		     t->p0++)
+			l->outside += t->pend[t->p0].weight;
+		for (; t->s0 < t->npend_sw && t->pend_sw[t->s0].time + LIVE_PEND_NS < now;
+		     t->s0++)
+			;
 		w->tid = t->tid;
 		snprintf(w->name, sizeof(w->name), "%s", t->name);
 		w->poll_ns = t->poll_ns;
@@ -721,6 +754,7 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		n++;
 	}
 	l->ntk = n;
+	l->c_tk = 0; /* tasks moved */
 	out->outside = l->outside;
 	out->samples = l->samples;
 	l->outside = l->samples = 0;
