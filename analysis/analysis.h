@@ -993,6 +993,17 @@ struct live_worker {
 	uint64_t in_poll_ns; /* ... for this long */
 };
 
+/* A hot stack of the task live__want_stacks() names: its addresses (leaf
+ * first, at most LIVE_STACK_DEPTH) and its samples, halved at each
+ * snapshot (so recent intervals weigh most). */
+#define LIVE_STACKS	 5
+#define LIVE_STACK_DEPTH 16
+struct live_stack {
+	uint64_t ips[LIVE_STACK_DEPTH];
+	uint32_t n;
+	uint32_t samples;
+};
+
 struct live_snap {
 	uint64_t time;	      /* CLOCK_MONOTONIC ns */
 	uint64_t interval_ns; /* since the last snapshot (0: the first) */
@@ -1004,6 +1015,9 @@ struct live_snap {
 	size_t nworkers;
 	uint64_t samples, outside; /* CPU samples, and outside polls */
 	uint64_t refused;	   /* threads and tasks not kept */
+	uint64_t stacks_task;	   /* whose hottest stacks follow (0: none) */
+	struct live_stack stacks[LIVE_STACKS];
+	size_t nstacks; /* hottest first */
 };
 
 /* A sample stands for @period_ns of CPU. 0 or -ENOMEM. */
@@ -1013,7 +1027,8 @@ void live__free(struct live *l);
 const struct trace_tap *live__tap(const struct live *l);
 /* Thread @tid polls @task since @begin (ns), not written yet (task 0:
  * none): record_opts.polling. */
-void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin);
+void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
+		   uint64_t now);
 /* What happened since the last snapshot (the first: since the start), at
  * @now, one row per task, task name or thread (@by; GROUP_AUTO as task),
  * unsorted. 0 or -ENOMEM; live_snap_release() frees it. */
@@ -1022,6 +1037,9 @@ void live_snap_release(struct live_snap *s);
 /* Feed @l (1, what live__new() does) or not (0: the tap returns at once,
  * for a recorder nobody watches; enabling again starts from nothing). */
 void live__enable(struct live *l, int on);
+/* Snapshots from now on carry the hottest stacks of task @task (0: none),
+ * counted from now on. */
+void live__want_stacks(struct live *l, uint64_t task);
 /* A snapshot as bytes for another process of this build (`d9prof top`
  * beside a recorder): *@buf (the caller frees it) of *@len bytes; 0 or
  * -ENOMEM. And back: 0, -ENOMEM, or -EBADMSG if @buf is not one of this
@@ -1064,6 +1082,10 @@ struct top_opts {
  * something: CPU%, POLLS/S, MEAN and MAX poll, DELAY-P99, BLOCKED, RUNQ,
  * STATE. 0, -ENOMEM or -EIO. */
 int analysis__top(const struct live_snap *s, const struct top_opts *o, FILE *out);
+/* The task of row @row (0: the first) of the table analysis__top() shows,
+ * by task; 0 for none, or rows by name or thread. */
+uint64_t analysis__top_row_id(const struct live_snap *s, const struct top_opts *o,
+			      int row);
 
 /* ---- the one-page report (report.c) ---------------------------------- */
 

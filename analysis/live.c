@@ -36,23 +36,33 @@ struct lpoll {
 	uint64_t start, end, task;
 };
 
+/* What waits in a thread for the poll that holds it, in arrival order:
+ * CPU samples (with their callchains while a task's stacks are wanted)
+ * at pend[p0 .. npend), off-CPU intervals at sw[s0 .. nsw). */
+struct lwait {
+	struct {
+		uint64_t time;
+		uint32_t weight, n;
+		uint64_t *ips; /* NULL unless stacks are wanted */
+	} pend[LIVE_PEND];
+	unsigned int p0, npend;
+	struct {
+		uint64_t time, blocked, runq;
+	} sw[LIVE_PEND_SW];
+	unsigned int s0, nsw;
+};
+
 struct lthread {
 	uint32_t tid;
 	char name[32];
 	uint64_t task, begin; /* the poll in progress (task 0: none) */
 	int from_header;      /* ... known from the ring header only */
+	uint64_t open_seen;   /* ... known to run up to here: a sample
+			       * later than that may be the next poll's */
 	uint64_t park;	      /* parked since (0: not) */
 	struct lpoll *hist;   /* a ring, oldest at hpos once full */
 	unsigned int nhist, hpos, hcap;
-	struct {
-		uint64_t time;
-		uint32_t weight;
-	} pend[LIVE_PEND];
-	unsigned int p0, npend; /* pend[p0 .. npend): in arrival order */
-	struct {
-		uint64_t time, blocked, runq;
-	} pend_sw[LIVE_PEND_SW];   /* off-CPU intervals waiting likewise */
-	unsigned int s0, npend_sw; /* likewise */
+	struct lwait *w; /* what waits for its poll; made when first needed */
 	/* this interval */
 	uint64_t poll_ns, parked_ns, blocked_ns, runq_ns, samples, samples_in;
 	int seen; /* a record this interval, or something open */
@@ -92,6 +102,10 @@ struct live {
 	size_t c_th;
 	uint64_t c_task;
 	size_t c_tk;
+	/* the hot stacks of task want (live__want_stacks()) */
+	uint64_t want;
+	struct live_stack hot[4 * LIVE_STACKS];
+	size_t nhot;
 };
 
 /* Is @l fed? (a relaxed load: the tap of a recorder nobody watches costs
@@ -187,32 +201,51 @@ static uint64_t bucket_ns(unsigned int b)
 }
 
 /* The samples @t holds that [start, end] (a poll of @k) takes. */
+static void hot_add(struct live *l, const uint64_t *ips, unsigned int n, uint32_t w);
+
+/* Sample @p of a wait list taken by task @task (0: none, outside polls):
+ * counted, its callchain let go. */
+static void take_sample(struct live *l, struct lthread *t, unsigned int p, uint64_t task,
+			struct ltask *k)
+{
+	struct lwait *wt = t->w;
+	uint32_t w = wt->pend[p].weight;
+
+	if (!task) {
+		l->outside += w;
+	} else {
+		t->samples_in += w;
+		if (k)
+			k->samples += w;
+		if (task == l->want && wt->pend[p].ips)
+			hot_add(l, wt->pend[p].ips, wt->pend[p].n, w);
+	}
+	free(wt->pend[p].ips);
+	wt->pend[p].ips = NULL;
+}
+
 static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t end,
 		    struct ltask *k)
 {
+	struct lwait *w = t->w;
+
+	if (!w)
+		return;
 	/* a thread's polls come in time order, and its samples nearly so:
 	 * what waits before @start was in no poll, what waits up to @end
 	 * was in this one; the first after @end waits on */
-	for (; t->p0 < t->npend && t->pend[t->p0].time <= end; t->p0++) {
-		uint32_t w = t->pend[t->p0].weight;
-
-		if (t->pend[t->p0].time < start) {
-			l->outside += w;
-		} else {
-			t->samples_in += w;
-			if (k)
-				k->samples += w;
+	for (; w->p0 < w->npend && w->pend[w->p0].time <= end; w->p0++)
+		take_sample(l, t, w->p0,
+			    w->pend[w->p0].time < start ? 0 : (k ? k->id : 1), k);
+	for (; w->s0 < w->nsw && w->sw[w->s0].time <= end; w->s0++)
+		if (k && w->sw[w->s0].time >= start) {
+			k->blocked_ns += w->sw[w->s0].blocked;
+			k->runq_ns += w->sw[w->s0].runq;
 		}
-	}
-	for (; t->s0 < t->npend_sw && t->pend_sw[t->s0].time <= end; t->s0++)
-		if (k && t->pend_sw[t->s0].time >= start) {
-			k->blocked_ns += t->pend_sw[t->s0].blocked;
-			k->runq_ns += t->pend_sw[t->s0].runq;
-		}
-	if (t->p0 == t->npend)
-		t->p0 = t->npend = 0;
-	if (t->s0 == t->npend_sw)
-		t->s0 = t->npend_sw = 0;
+	if (w->p0 == w->npend)
+		w->p0 = w->npend = 0;
+	if (w->s0 == w->nsw)
+		w->s0 = w->nsw = 0;
 }
 
 /* Room at the end of a wait list of @cap entries of @size bytes at @v,
@@ -332,6 +365,7 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		poll_begins(k, e->time);
 		t->task = e->task;
 		t->begin = e->time;
+		t->open_seen = e->time;
 		t->from_header = 0;
 		if (k)
 			k->polled_on = t->tid;
@@ -395,13 +429,54 @@ static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t *task)
 		if (p->end < time)
 			break;
 	}
-	if (t->task && time >= t->begin) {
+	if (t->task && time >= t->begin && time <= t->open_seen) {
 		*task = t->task;
 		return 1;
 	}
 	*task = 0;
 	/* parked, or after the last poll it wrote with nothing open since */
 	return t->park || (latest && time > latest && !t->task) ? 0 : -1;
+}
+
+/* A sample of the wanted task with callchain @ips: counted with its
+ * stack, which takes the place of the least counted one when all are
+ * taken. */
+static void hot_add(struct live *l, const uint64_t *ips, unsigned int n, uint32_t w)
+{
+	size_t i, least = 0;
+
+	if (n > LIVE_STACK_DEPTH)
+		n = LIVE_STACK_DEPTH;
+	for (i = 0; i < l->nhot; i++) {
+		if (l->hot[i].n == n && !memcmp(l->hot[i].ips, ips, n * sizeof(*ips))) {
+			l->hot[i].samples += w;
+			return;
+		}
+		if (l->hot[i].samples < l->hot[least].samples)
+			least = i;
+	}
+	if (l->nhot < sizeof(l->hot) / sizeof(l->hot[0]))
+		least = l->nhot++;
+	memcpy(l->hot[least].ips, ips, n * sizeof(*ips));
+	l->hot[least].n = n;
+	l->hot[least].samples = w;
+}
+
+static int hot_cmp(const void *a, const void *b)
+{
+	const struct live_stack *x = a, *y = b;
+
+	return x->samples > y->samples ? -1 : x->samples < y->samples;
+}
+
+void live__want_stacks(struct live *l, uint64_t task)
+{
+	pthread_mutex_lock(&l->lock);
+	if (task != l->want) {
+		l->want = task;
+		l->nhot = 0;
+	}
+	pthread_mutex_unlock(&l->lock);
 }
 
 static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *ips,
@@ -413,7 +488,6 @@ static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *
 	uint32_t w = s->weight ? s->weight : 1;
 	int64_t at;
 
-	(void)ips, (void)n;
 	if (!live_on(l))
 		return;
 	pthread_mutex_lock(&l->lock);
@@ -429,10 +503,24 @@ static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *
 		t->samples_in += w;
 		if (k)
 			k->samples += w;
-	} else if (at < 0 &&
-		   wait_room(t->pend, sizeof(t->pend[0]), LIVE_PEND, &t->p0, &t->npend)) {
-		t->pend[t->npend].time = s->time;
-		t->pend[t->npend++].weight = w;
+		if (task == l->want)
+			hot_add(l, ips, n, w);
+	} else if (at < 0 && (t->w || (t->w = calloc(1, sizeof(*t->w)))) &&
+		   wait_room(t->w->pend, sizeof(t->w->pend[0]), LIVE_PEND, &t->w->p0,
+			     &t->w->npend)) {
+		struct lwait *wt = t->w;
+		unsigned int k = n < LIVE_STACK_DEPTH ? n : LIVE_STACK_DEPTH;
+
+		wt->pend[wt->npend].time = s->time;
+		wt->pend[wt->npend].weight = w;
+		wt->pend[wt->npend].n = 0;
+		wt->pend[wt->npend].ips = NULL;
+		if (l->want && k &&
+		    (wt->pend[wt->npend].ips = malloc(k * sizeof(*ips)))) {
+			memcpy(wt->pend[wt->npend].ips, ips, k * sizeof(*ips));
+			wt->pend[wt->npend].n = k;
+		}
+		wt->npend++;
 	} else {
 		l->outside += w;
 	}
@@ -475,11 +563,12 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 	if (k) {
 		k->blocked_ns += blocked;
 		k->runq_ns += runq;
-	} else if (at < 0 && wait_room(t->pend_sw, sizeof(t->pend_sw[0]), LIVE_PEND_SW,
-				       &t->s0, &t->npend_sw)) {
-		t->pend_sw[t->npend_sw].time = s->time;
-		t->pend_sw[t->npend_sw].blocked = blocked;
-		t->pend_sw[t->npend_sw++].runq = runq;
+	} else if (at < 0 && (t->w || (t->w = calloc(1, sizeof(*t->w)))) &&
+		   wait_room(t->w->sw, sizeof(t->w->sw[0]), LIVE_PEND_SW, &t->w->s0,
+			     &t->w->nsw)) {
+		t->w->sw[t->w->nsw].time = s->time;
+		t->w->sw[t->w->nsw].blocked = blocked;
+		t->w->sw[t->w->nsw++].runq = runq;
 	}
 out:
 	pthread_mutex_unlock(&l->lock);
@@ -504,7 +593,8 @@ static void tap_name(void *ctx, int task, uint64_t id, const char *name)
 	pthread_mutex_unlock(&l->lock);
 }
 
-void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin)
+void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
+		   uint64_t now)
 {
 	struct lthread *t;
 
@@ -519,6 +609,7 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin)
 			poll_begins(k, begin);
 		t->task = task;
 		t->begin = begin;
+		t->open_seen = now;
 		t->from_header = task != 0;
 		if (k)
 			k->polled_on = tid;
@@ -554,8 +645,14 @@ const struct trace_tap *live__tap(const struct live *l)
  * unnamed). */
 static void forget(struct live *l)
 {
-	for (size_t i = 0; i < l->nth; i++)
+	for (size_t i = 0; i < l->nth; i++) {
+		struct lwait *w = l->th[i].w;
+
+		for (unsigned int p = 0; w && p < w->npend; p++)
+			free(w->pend[p].ips);
+		free(w);
 		free(l->th[i].hist);
+	}
 	l->nth = l->ntk = 0;
 	lib_map_release(&l->thread_ix);
 	lib_map_release(&l->task_ix);
@@ -659,11 +756,13 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		struct live_worker *w = &out->workers[out->nworkers];
 
 		/* samples no poll came for: outside polls */
-		for (; t->p0 < t->npend && t->pend[t->p0].time + LIVE_PEND_NS < now;
-		     t->p0++)
-			l->outside += t->pend[t->p0].weight;
-		for (; t->s0 < t->npend_sw && t->pend_sw[t->s0].time + LIVE_PEND_NS < now;
-		     t->s0++)
+		for (; t->w && t->w->p0 < t->w->npend &&
+		       t->w->pend[t->w->p0].time + LIVE_PEND_NS < now;
+		     t->w->p0++)
+			take_sample(l, t, t->w->p0, 0, NULL);
+		for (; t->w && t->w->s0 < t->w->nsw &&
+		       t->w->sw[t->w->s0].time + LIVE_PEND_NS < now;
+		     t->w->s0++)
 			;
 		w->tid = t->tid;
 		snprintf(w->name, sizeof(w->name), "%s", t->name);
@@ -755,6 +854,15 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 	}
 	l->ntk = n;
 	l->c_tk = 0; /* tasks moved */
+	/* the wanted task's hottest stacks; then their counts halve */
+	qsort(l->hot, l->nhot, sizeof(l->hot[0]), hot_cmp);
+	out->stacks_task = l->want;
+	for (i = 0; i < l->nhot && i < LIVE_STACKS; i++)
+		out->stacks[out->nstacks++] = l->hot[i];
+	for (i = n = 0; i < l->nhot; i++)
+		if ((l->hot[i].samples /= 2))
+			l->hot[n++] = l->hot[i];
+	l->nhot = n;
 	out->outside = l->outside;
 	out->samples = l->samples;
 	l->outside = l->samples = 0;
@@ -789,6 +897,8 @@ struct pack_hdr {
 	uint64_t time, interval_ns, samples, outside, refused;
 	double period_ns;
 	int32_t by, pad_;
+	uint64_t stacks_task, nstacks;
+	struct live_stack stacks[LIVE_STACKS];
 };
 
 int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
@@ -807,11 +917,14 @@ int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
 		.refused = s->refused,
 		.period_ns = s->period_ns,
 		.by = (int32_t)s->by,
+		.stacks_task = s->stacks_task,
+		.nstacks = s->nstacks,
 	};
 	size_t rows = s->nrows * sizeof(*s->rows),
 	       workers = s->nworkers * sizeof(*s->workers);
 	char *p;
 
+	memcpy(h.stacks, s->stacks, sizeof(h.stacks));
 	*len = sizeof(h) + rows + workers;
 	p = *buf = malloc(*len);
 	if (!p)
@@ -840,8 +953,12 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	    h.nworkers > PACK_MAX ||
 	    len != sizeof(h) + h.nrows * sizeof(struct live_row) +
 			    h.nworkers * sizeof(struct live_worker) ||
-	    h.by < GROUP_AUTO || h.by > GROUP_SPAN || !(h.period_ns >= 0))
+	    h.by < GROUP_AUTO || h.by > GROUP_SPAN || !(h.period_ns >= 0) ||
+	    h.nstacks > LIVE_STACKS)
 		return -EBADMSG;
+	for (i = 0; i < h.nstacks; i++)
+		if (h.stacks[i].n > LIVE_STACK_DEPTH)
+			return -EBADMSG;
 	s->rows = calloc(h.nrows + 1, sizeof(*s->rows));
 	s->workers = calloc(h.nworkers + 1, sizeof(*s->workers));
 	if (!s->rows || !s->workers) {
@@ -860,6 +977,9 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	s->refused = h.refused;
 	s->period_ns = h.period_ns;
 	s->by = (enum group_by)h.by;
+	s->stacks_task = h.stacks_task;
+	s->nstacks = h.nstacks;
+	memcpy(s->stacks, h.stacks, sizeof(s->stacks));
 	/* another process wrote it: names end inside, states are states */
 	for (i = 0; i < s->nrows; i++) {
 		s->rows[i].name[sizeof(s->rows[i].name) - 1] = '\0';

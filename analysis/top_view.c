@@ -445,6 +445,17 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 	lib_json_object_end(w);
 }
 
+uint64_t analysis__top_row_id(const struct live_snap *s, const struct top_opts *o,
+			      int row)
+{
+	uint32_t *ix = NULL;
+	size_t n = shown_rows(s, o, &ix);
+	uint64_t id = row >= 0 && (size_t)row < n ? s->rows[ix[row]].id : 0;
+
+	free(ix);
+	return s->by == GROUP_TASK ? id : 0;
+}
+
 int analysis__top(const struct live_snap *s, const struct top_opts *o, FILE *out)
 {
 	uint32_t *ix = NULL;

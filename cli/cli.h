@@ -301,9 +301,11 @@ int live_server__start(pid_t pid, struct live *l, struct live_server **out);
 void live_server__stop(struct live_server *s);
 /* The viewer: the socket of @pid's recording in *@fd (0, -ENOENT: none,
  * -EPERM: not this user's or root's), then a snapshot grouped @by at each
- * call (0, or -errno: the recording is gone, -EBADMSG). */
+ * call, with the hottest stacks of task @stacks_of (0: none) (0, or
+ * -errno: the recording is gone, -EBADMSG). */
 int live_client__connect(pid_t pid, int *fd);
-int live_client__snapshot(int fd, enum group_by by, struct live_snap *out);
+int live_client__snapshot(int fd, enum group_by by, uint64_t stacks_of,
+			  struct live_snap *out);
 
 int cmd_record(int argc, char **argv);
 int cmd_flame(int argc, char **argv);

@@ -1059,9 +1059,10 @@ static int finish(const struct record_opts *o, struct rec_ctx *x,
 	return child_exit(x, status);
 }
 
-static void live_polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin)
+static void live_polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin,
+			 uint64_t now)
 {
-	live__polling(ctx, tid, task, begin);
+	live__polling(ctx, tid, task, begin, now);
 }
 
 /* record__run() with the live view `d9prof top` reads beside it (a socket

@@ -24,6 +24,7 @@
 #include "cli/cli.h"
 #include "lib/text.h"
 #include "record/record.h"
+#include "symbol/symbolize.h"
 
 enum { OPT_SORT = 256, OPT_FILTER };
 
@@ -89,7 +90,9 @@ struct top {
 	char lost[160];	      /* what it lost so far */
 	int done, err;	      /* it returned, with err */
 	char title[160];
-	int fd; /* beside a recording: its live socket, else -1 */
+	int fd;			/* beside a recording: its live socket, else -1 */
+	uint64_t want;		/* the selected task: its hottest stacks */
+	struct symbolizer *sym; /* for them, made when first needed */
 };
 
 static volatile sig_atomic_t stop_rec, stop_ui;
@@ -135,9 +138,9 @@ static void progress(void *ctx, const struct record_stats *st, double seconds)
 	pthread_mutex_unlock(&x->lock);
 }
 
-static void polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin)
+static void polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin, uint64_t now)
 {
-	live__polling(ctx, tid, task, begin);
+	live__polling(ctx, tid, task, begin, now);
 }
 
 static void *recorder(void *arg)
@@ -166,9 +169,11 @@ static int take(struct top *x, struct live_snap *s)
 {
 	int err;
 
-	if (x->fd < 0)
+	if (x->fd < 0) {
+		live__want_stacks(x->live, x->want);
 		return live__snapshot(x->live, mono_ns(), x->by, s);
-	err = live_client__snapshot(x->fd, x->by, s);
+	}
+	err = live_client__snapshot(x->fd, x->by, x->want, s);
 	if (err == -EPIPE || err == -ECONNRESET) {
 		pthread_mutex_lock(&x->lock);
 		x->done = 1;
@@ -199,6 +204,81 @@ static void set_title(struct top *x)
 		 x->fd >= 0 ? " beside its recorder" : "", when);
 }
 
+static void memswap(void *a, void *b, size_t n)
+{
+	char tmp[600];
+
+	memcpy(tmp, a, n);
+	memcpy(a, b, n);
+	memcpy(b, tmp, n);
+}
+
+/* Frame @addr of a stack (@leaf: the interrupted pc, else a return
+ * address) as its function's name, cleaned, into @buf. */
+static void frame_name(struct top *x, uint64_t addr, int leaf, char *buf, size_t len)
+{
+	struct trace_frame f = {0};
+
+	if (!x->sym && symbolizer__new(x->pid, &x->sym))
+		x->sym = NULL;
+	if (x->sym && !symbolizer__resolve(x->sym, leaf ? addr : addr - 1, &f) && f.sym)
+		text_clean(f.sym, buf, len);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+}
+
+/* The selected task's hottest stacks below the frame: their innermost
+ * frames by function, leaf first (stacks that read the same, at other
+ * addresses in the same functions, are one line). */
+static void stacks_text(struct top *x, const struct live_snap *s, FILE *out)
+{
+	struct {
+		char text[512];
+		uint32_t samples;
+	} line[LIVE_STACKS];
+	size_t n = 0, i, k;
+
+	if (!s->stacks_task)
+		return;
+	for (i = 0; i < s->nstacks; i++) {
+		const struct live_stack *st = &s->stacks[i];
+		char name[160];
+		size_t len = 0;
+
+		line[n].text[0] = '\0';
+		for (uint32_t f = 0; f < st->n && f < 5 && len < sizeof(line[n].text);
+		     f++) {
+			frame_name(x, st->ips[f], !f, name, sizeof(name));
+			len += (size_t)snprintf(line[n].text + len,
+						sizeof(line[n].text) - len, "%s%s",
+						f ? " <- " : "", name);
+		}
+		for (k = 0; k < n && strcmp(line[k].text, line[n].text); k++)
+			;
+		if (k < n) {
+			line[k].samples += st->samples;
+			continue;
+		}
+		line[n++].samples = st->samples;
+	}
+	fprintf(out,
+		"\ntask %llu, hottest stacks of the last intervals (samples, leaf first):\n",
+		(unsigned long long)s->stacks_task);
+	if (!n)
+		fprintf(out, "  (no sample yet)\n");
+	for (i = 0; i < n; i++) { /* most samples first */
+		size_t best = i;
+
+		for (k = i + 1; k < n; k++)
+			if (line[k].samples > line[best].samples)
+				best = k;
+		if (best != i) {
+			memswap(&line[i], &line[best], sizeof(line[i]));
+		}
+		fprintf(out, "%6u  %s\n", line[i].samples, line[i].text);
+	}
+}
+
 /* One frame of @s into a string (the caller frees it); NULL on -ENOMEM. */
 static char *frame(struct top *x, const struct live_snap *s, size_t width)
 {
@@ -217,6 +297,8 @@ static char *frame(struct top *x, const struct live_snap *s, size_t width)
 	x->v.width = width;
 	err = analysis__top(s, &x->v, m);
 	pthread_mutex_unlock(&x->lock);
+	if (!err && !x->batch)
+		stacks_text(x, s, m);
 	if (fclose(m) || err) {
 		free(buf);
 		return NULL;
@@ -346,10 +428,19 @@ static int screen_loop(struct top *x)
 			if (take(x, &s))
 				break;
 			if (!paused) {
+				/* the rows that fit: the header and warnings
+				 * above, the stacks of the selected task below */
+				int rows = LINES - 10 - (x->want ? 2 + LIVE_STACKS : 0);
+
 				free(text);
 				x->v.filter = filter;
+				x->v.limit = rows > 3 ? (size_t)rows : 3;
 				text = frame(x, &s, (size_t)COLS);
 			}
+			/* the selected row's stacks, from the next interval on */
+			x->want = x->v.selected >= 0
+					  ? analysis__top_row_id(&s, &x->v, x->v.selected)
+					  : 0;
 			live_snap_release(&s);
 			redraw = 1;
 		}
@@ -535,6 +626,7 @@ static int beside(struct top *x)
 		err = x->batch ? batch_loop(x) : screen_loop(x);
 	}
 	close(x->fd);
+	symbolizer__free(x->sym);
 	if (err) {
 		error("cannot watch pid %d beside its recording: %s", (int)x->pid,
 		      strerror(-err));
@@ -608,5 +700,6 @@ int cmd_top(int argc, char **argv)
 		info("pid %d exited", (int)x.pid);
 	}
 	live__free(x.live);
+	symbolizer__free(x.sym);
 	return ret;
 }

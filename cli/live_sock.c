@@ -10,7 +10,8 @@
  * One viewer at a time: while one is connected the recording feeds its
  * live state (live__enable()), otherwise the tap returns at once. The
  * viewer asks, the recorder answers:
- *   request  4 bytes: 'S', then the grouping (enum group_by), then 0, 0
+ *   request  12 bytes: 'S', then the grouping (enum group_by), then 0, 0,
+ *            then the task whose hottest stacks to carry (u64, 0: none)
  *   answer   u32 length (native order), then live_snap_pack()'s bytes
  */
 #include <errno.h>
@@ -111,7 +112,8 @@ static uint64_t mono_ns(void)
 /* Answer the viewer's request; -errno when it is gone or wrong. */
 static int answer(struct live_server *s)
 {
-	uint8_t req[4];
+	uint8_t req[12];
+	uint64_t want;
 	struct live_snap snap;
 	void *buf = NULL;
 	size_t len = 0;
@@ -122,6 +124,8 @@ static int answer(struct live_server *s)
 		return err;
 	if (req[0] != 'S' || req[1] > GROUP_THREAD)
 		return -EBADMSG;
+	memcpy(&want, req + 4, sizeof(want));
+	live__want_stacks(s->live, want);
 	err = live__snapshot(s->live, mono_ns(), (enum group_by)req[1], &snap);
 	if (!err)
 		err = live_snap_pack(&snap, &buf, &len);
@@ -268,14 +272,16 @@ int live_client__connect(pid_t pid, int *out)
 	return 0;
 }
 
-int live_client__snapshot(int fd, enum group_by by, struct live_snap *out)
+int live_client__snapshot(int fd, enum group_by by, uint64_t stacks_of,
+			  struct live_snap *out)
 {
-	uint8_t req[4] = {'S', (uint8_t)by, 0, 0};
+	uint8_t req[12] = {'S', (uint8_t)by, 0, 0};
 	uint32_t n;
 	void *buf;
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	memcpy(req + 4, &stacks_of, sizeof(stacks_of));
 	err = full_io(fd, req, sizeof(req), 1);
 	if (!err)
 		err = full_io(fd, &n, sizeof(n), 0);

@@ -127,9 +127,11 @@ struct record_opts {
 	const struct trace_tap *tap;
 	/* At each drain, per thread of the shim: the poll it has in
 	 * progress and not yet in any record (the shim writes a poll at its
-	 * end), @task 0 for none, @begin_ns its start (CLOCK_MONOTONIC).
-	 * In the recording loop's thread; NULL: not called. */
-	void (*polling)(void *ctx, uint32_t tid, uint64_t task, uint64_t begin_ns);
+	 * end), @task 0 for none, @begin_ns its start, @now_ns when the
+	 * header said so (CLOCK_MONOTONIC). In the recording loop's thread;
+	 * NULL: not called. */
+	void (*polling)(void *ctx, uint32_t tid, uint64_t task, uint64_t begin_ns,
+			uint64_t now_ns);
 	void *polling_ctx;
 	/* Off-CPU collection (sched switches with stacks, record/offcpu.h):
 	 * on by default, from the sched_switch tracepoint where tracefs is

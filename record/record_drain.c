@@ -683,7 +683,7 @@ static void tell_polling(struct rec *r, uint32_t i, struct d9_ring_hdr *ring)
 	if (!d9_ring_open_poll(ring, attach, &task, &begin, &end) || end ||
 	    !task_real(task) || !in_span(&b, begin, &t0))
 		task = t0 = 0;
-	r->o->polling(r->o->polling_ctx, seen->tid, task, t0);
+	r->o->polling(r->o->polling_ctx, seen->tid, task, t0, record_now_ns());
 }
 
 void record_drain_shim(struct rec *r)

@@ -10,9 +10,11 @@
 #                    victim's delay p99 >= 10 ms, and a frame warns of the
 #                    long poll or the victim's wait in report's words
 #   batch_text       -b -n 2: two text frames with the header and table
-#   screen_keys      under tmux: sort by name (n), by task name (b), filter
-#                    (/cpu), a 60-column terminal drops columns and cuts
-#                    lines, q quits with 0 and the terminal is sane again
+#   screen_keys      under tmux: the selected row's (down: cpu_hog) hottest
+#                    stacks name demo_hot_spin, sort by name (n), by task
+#                    name (b), filter (/cpu), a 60-column terminal drops
+#                    columns and cuts lines, q quits with 0 and the
+#                    terminal is sane again
 #   sigterm_restores SIGTERM to top on its screen: exit 0, terminal sane
 #   beside_flight    top beside a running `record --flight` (only one
 #                    recorder may attach to the shim): it reads the
@@ -167,7 +169,12 @@ t_screen_keys() {
 	command -v tmux >/dev/null || { say "    skip: no tmux"; return 2; }
 	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
 	tmux_top 110 30 "$D9" top -p "$SPID"
-	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+		wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+	# the first row by CPU is cpu_hog: selected, its hottest stacks show
+	tmux -L d9top send-keys -t top Down
+	wait_pane '^ +[0-9]+  demo_hot_spin <- cpu_hog_poll' 8 ||
+		fail "no stacks of the selected task: $(pane | tail -9)" || return 1
+	tmux -L d9top send-keys -t top Up
 	tmux -L d9top send-keys -t top n
 	sleep 1.5
 	# by name: the first row is the first name (blocker, cpu_hog, ...)

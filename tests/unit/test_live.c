@@ -130,7 +130,7 @@ Test(live, the_poll_in_progress_and_the_warnings_of_report)
 	name(1, "hog");
 	name(2, "victim");
 	rec(1 * MS, 11, TRACE_EV_WAKE, 2, 0);
-	live__polling(L, 10, 1, 2 * MS); /* from the ring header */
+	live__polling(L, 10, 1, 2 * MS, 60 * MS); /* from the ring header */
 	sample(50 * MS, 10);
 	cr_assert_eq(live__snapshot(L, 100 * MS, GROUP_TASK, &S), 0);
 	cr_expect_eq(row(1)->state, LIVE_POLLED);
