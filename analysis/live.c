@@ -269,9 +269,9 @@ static int wait_room(void *v, size_t size, unsigned int cap, unsigned int *first
 static void hist_add(struct lthread *t, uint64_t start, uint64_t end, uint64_t task)
 {
 	if (t->nhist == t->hcap) {
-		const struct lpoll *old = &t->hist[t->hpos % (t->hcap ? t->hcap : 1)];
-
-		if (t->hcap < LIVE_HIST && (!t->nhist || old->end + LIVE_PEND_NS > end)) {
+		/* grow while the oldest is recent */
+		if (t->hcap < LIVE_HIST &&
+		    (!t->nhist || t->hist[t->hpos].end + LIVE_PEND_NS > end)) {
 			unsigned int cap = t->hcap ? t->hcap * 2 : 64;
 			struct lpoll *h = malloc(cap * sizeof(*h));
 

@@ -371,7 +371,8 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 			sp->v[i].closed = end > sp->v[i].created ? end : sp->v[i].created;
 			sp->v[i].open_end = 1;
 		}
-	qsort(sp->enters, sp->nenters, sizeof(*sp->enters), enter_cmp);
+	if (sp->nenters)
+		qsort(sp->enters, sp->nenters, sizeof(*sp->enters), enter_cmp);
 	err = nest(sp);
 	if (err)
 		goto fail;
