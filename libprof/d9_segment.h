@@ -823,4 +823,45 @@ static inline void d9_event_text(const struct d9_event *ev, uint32_t k, char *bu
 	buf[n] = '\0';
 }
 
+/* The payload of a span or event record @ev (D9_EV_SPAN_NEW, _FIELD,
+ * D9_EV_EVENT; see their comments): its @k records after @ev copied into
+ * @buf (D9_PAYLOAD_BYTES), its number in *@num (NEW, FIELD; 0 otherwise),
+ * its first string in *@a and, for FIELD and EVENT, its second in *@b,
+ * both pointing into @buf (NULL for an empty one). 0, or -1 if the
+ * records cannot be such a payload: none or more than D9_PAYLOAD_RECORDS,
+ * too short for the number, or a string that does not end inside it (the
+ * target wrote them). */
+static inline int d9_payload(const struct d9_event *ev, uint32_t k,
+			     char buf[D9_PAYLOAD_BYTES], uint64_t *num, const char **a,
+			     const char **b)
+{
+	size_t n = (size_t)k * sizeof(*ev), off = 0, l;
+	int has_num = ev->type == D9_EV_SPAN_NEW || ev->type == D9_EV_SPAN_FIELD;
+	int two = ev->type == D9_EV_SPAN_FIELD || ev->type == D9_EV_EVENT;
+
+	*num = 0;
+	*a = *b = NULL;
+	if (!k || k > D9_PAYLOAD_RECORDS)
+		return -1;
+	memcpy(buf, ev + 1, n);
+	if (has_num) {
+		if (n < sizeof(*num))
+			return -1;
+		memcpy(num, buf, sizeof(*num));
+		off = sizeof(*num);
+	}
+	l = strnlen(buf + off, n - off);
+	if (off + l == n)
+		return -1;
+	*a = l ? buf + off : NULL;
+	off += l + 1;
+	if (two) {
+		l = strnlen(buf + off, n - off);
+		if (off + l == n)
+			return -1;
+		*b = l ? buf + off : NULL;
+	}
+	return 0;
+}
+
 #endif /* D9_SEGMENT_H */

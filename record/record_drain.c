@@ -426,35 +426,16 @@ static int span_record(struct rec *r, const struct d9_event *ev, uint32_t k, uin
 	};
 	struct trace_span s = {.time = t, .id = ev->task, .tid = tid};
 	char buf[D9_PAYLOAD_BYTES];
-	size_t n = (size_t)k * sizeof(*ev), off = 0, l;
-	int num = ev->type == D9_EV_SPAN_NEW || ev->type == D9_EV_SPAN_FIELD;
-	int two = ev->type == D9_EV_SPAN_FIELD || ev->type == D9_EV_EVENT;
+	uint64_t num;
 
 	s.type = type[ev->type - D9_EV_SPAN_NEW];
 	if (r->span_triggers && s.type == TRACE_SPAN_CLOSE)
 		record_span_close(r, s.id, t);
 	if (!continuations(ev, 1))
 		return trace_writer__span(r->w, &s);
-	if (!k || k > D9_PAYLOAD_RECORDS)
+	if (d9_payload(ev, k, buf, &num, &s.name, &s.text))
 		return 1;
-	memcpy(buf, ev + 1, n);
-	if (num) {
-		if (n < sizeof(uint64_t))
-			return 1;
-		memcpy(&s.value, buf, sizeof(uint64_t));
-		off = sizeof(uint64_t);
-	}
-	l = strnlen(buf + off, n - off);
-	if (off + l == n)
-		return 1;
-	s.name = l ? buf + off : NULL;
-	off += l + 1;
-	if (two) {
-		l = strnlen(buf + off, n - off);
-		if (off + l == n)
-			return 1;
-		s.text = l ? buf + off : NULL;
-	}
+	s.value = (int64_t)num;
 	if (ev->type == D9_EV_EVENT) {
 		s.id = 0;
 		s.value = (int64_t)ev->task;

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: what the recorder does with a shim segment the target
  * controls: the header check, then, on an accepted layout, every ring's
- * owner, records, text continuations and drop counters, and every ctimer
+ * owner, records, text continuations, span payloads and drop counters,
+ * and every ctimer
  * sample area, as record.c and ctimer_rec.c drain them. The input is the
  * segment's first bytes; the rest of the segment repeats it. The segment
  * is as long as its header claims (the recorder maps the file's size and
@@ -63,10 +64,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = d9_ring_consume(r, l.ring_events, evbuf, 4096);
 		for (size_t k = 0; k < n; k++) {
 			uint32_t m = evbuf[k].arg;
+			char payload[D9_PAYLOAD_BYTES];
+			const char *a, *b;
+			uint64_t num;
 
 			if (m > n - k - 1)
 				m = (uint32_t)(n - k - 1);
 			d9_event_text(&evbuf[k] + 1, m, text, sizeof(text));
+			if (evbuf[k].type >= D9_EV_SPAN_NEW &&
+			    evbuf[k].type <= D9_EV_EVENT &&
+			    !d9_payload(&evbuf[k], m, payload, &num, &a, &b))
+				(void)(strlen(a ? a : "") + strlen(b ? b : "") + num);
 		}
 		(void)d9_ring_drops(r);
 		while (budget-- && d9_sample_take(r, words, l.sample_words, &sample))

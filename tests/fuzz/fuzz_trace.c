@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the trace reader and every analysis over what it
- * accepts (tasks, polls, delays, report, flame and offcpu folded).
+ * accepts (tasks, polls, delays, report, flame and offcpu folded, the
+ * application's spans and events).
  * The first byte picks the read flags (and JSON for the report); the rest
  * is the file: seeds are a flags byte and a trace.
  *
@@ -55,6 +56,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fo.by = GROUP_THREAD;
 		analysis__flame(j, &fo, out);
 		analysis__offcpu(oc, &oo, out);
+		/* the application's spans and events */
+		struct spans *sp = NULL;
+
+		if (!spans__new(j, oc, &sp)) {
+			struct spans_opts so = {.limit = 3, .json = data[0] & 4};
+
+			analysis__spans(sp, oc, d, &so, out);
+			so.instances = 1;
+			analysis__spans(sp, oc, d, &so, out);
+			analysis__events(sp, &(struct events_opts){.json = data[0] & 4},
+					 out);
+			if (!spans__select(sp, NULL, 0)) {
+				fo.span.spans = sp;
+				fo.by = GROUP_SPAN;
+				analysis__flame(j, &fo, out);
+				fo.span.spans = NULL;
+			}
+			analysis__report(oc, d, sp, data[0] & 4, out);
+			spans__free(sp);
+		}
 		if (j->npolls) {
 			struct poll_flame_opts pf = {.poll = 0, .format = FLAME_SVG};
 

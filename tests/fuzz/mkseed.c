@@ -56,7 +56,13 @@ int main(int argc, char **argv)
 			ev[i].task = 7;
 			ev[i].type = i % 2 ? D9_EV_POLL_END : D9_EV_POLL_BEGIN;
 		}
-		r->head = 8;
+		/* a span: NEW with its payload (parent 0, "req"), ENTER */
+		ev[8] = (struct d9_event){
+			.time = 1010, .task = 3, .type = D9_EV_SPAN_NEW, .arg = 1};
+		memcpy((char *)&ev[9] + 8, "req", 4);
+		ev[10] = (struct d9_event){
+			.time = 1011, .task = 3, .type = D9_EV_SPAN_ENTER};
+		r->head = 11;
 		w[0] = (uint64_t)1 << 32 | 1; /* weight 1, 1 frame */
 		w[1] = 5000;
 		w[2] = 7;
