@@ -23,6 +23,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "lib/text.h"
+#include "record/command.h"
 #include "record/record.h"
 #include "symbol/symbolize.h"
 
@@ -37,7 +38,8 @@ static const char *const sort_keys[] = {
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof top -p PID [-d SECS] [--by task|name|thread] [--sort KEY]\n"
+		"usage: d9prof top -p PID | -- CMD [ARGS...] [-d SECS] [--by task|name|thread]\n"
+		"                  [--sort KEY]\n"
 		"                  [--filter TEXT] [-F HZ] [-b [-n COUNT]] [--format text|json]\n\n"
 		"The running process's tasks as they are now, refreshed every interval: a\n"
 		"recording of its own runs meanwhile (CPU samples, the shim's records,\n"
@@ -55,6 +57,9 @@ static void help(FILE *f)
 		"options:\n"
 		"  -p, --pid PID         the process (it links the d9prof shim; without\n"
 		"                        it: threads and CPU only)\n"
+		"  -- CMD [ARGS...]      or run CMD (its output to /dev/null on the\n"
+		"                        screen) and watch it until it ends; it is\n"
+		"                        stopped (SIGTERM) when top quits\n"
 		"  -d, --interval SECS   seconds between frames (default 1)\n"
 		"      --by KEY          task (default), name or thread\n"
 		"      --sort KEY        cpu (default), polls, max, delay, blocked, runq\n"
@@ -70,6 +75,7 @@ static void help(FILE *f)
 		"and only one recorder may attach to a process's shim.\n\n"
 		"examples:\n"
 		"  d9prof top -p 4242\n"
+		"  d9prof top -- ./server --port 8080\n"
 		"  d9prof top -p 4242 -b -n 3 --sort delay\n"
 		"  d9prof top -p 4242 --format json -n 10 | jq '.rows[0]'\n");
 }
@@ -92,6 +98,8 @@ struct top {
 	char title[160];
 	int fd;			/* beside a recording: its live socket, else -1 */
 	uint64_t want;		/* the selected task: its hottest stacks */
+	struct record_cmd cmd;	/* -- CMD: started here, stopped at the end */
+	char **argv;		/* ... its argv, NULL for -p */
 	struct symbolizer *sym; /* for them, made when first needed */
 };
 
@@ -141,6 +149,40 @@ static void progress(void *ctx, const struct record_stats *st, double seconds)
 static void polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin, uint64_t now)
 {
 	live__polling(ctx, tid, task, begin, now);
+}
+
+/* -- CMD: it may exec now that the recorder is attached. */
+static int release_cmd(void *ctx)
+{
+	struct top *x = ctx;
+
+	return x->cmd.pid > 0 ? record_cmd__release(&x->cmd) : 0;
+}
+
+/* Start -- CMD stopped before its exec, its standard input and, on the
+ * screen, its output on /dev/null. 0 or -errno. */
+static int start_cmd(struct top *x, int devnull)
+{
+	int saved[3] = {-1, -1, -1}, n = x->batch ? 1 : 3, err;
+
+	/* stdin (the screen's keys), and stdout and stderr on the screen */
+	for (int fd = 0; fd < n; fd++) {
+		saved[fd] = dup(fd);
+		dup2(devnull, fd);
+	}
+	err = record_cmd__start(&x->cmd, x->argv, 1);
+	for (int fd = 0; fd < n; fd++)
+		if (saved[fd] >= 0) {
+			dup2(saved[fd], fd);
+			close(saved[fd]);
+		}
+	if (!err) {
+		x->pid = x->cmd.pid;
+		x->o.fresh_target = 1;
+		x->o.exe = x->argv[0];
+		x->o.on_attached = release_cmd;
+	}
+	return err;
 }
 
 static void *recorder(void *arg)
@@ -601,10 +643,16 @@ static int parse(struct top *x, int argc, char **argv)
 			return usage_error("top ", "bad option '%s'", argv[optind - 1]);
 		}
 	}
+	if (optind < argc && strcmp(argv[optind - 1], "--"))
+		return usage_error("top ",
+				   "unexpected argument '%s' (a command goes after --)",
+				   argv[optind]);
 	if (optind < argc)
-		return usage_error("top ", "unexpected argument '%s'", argv[optind]);
-	if (!x->pid)
-		return usage_error("top ", "no -p PID: which process?");
+		x->argv = argv + optind;
+	if (!x->pid == !x->argv)
+		return usage_error("top ",
+				   x->pid ? "-p PID or -- CMD, not both"
+					  : "no -p PID or -- CMD: which process?");
 	if (!x->batch && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
 		x->batch = 1; /* no terminal: frames as text */
 	if (x->frames && !x->batch)
@@ -645,6 +693,8 @@ int cmd_top(int argc, char **argv)
 
 	x.o.freq = 999;
 	x.fd = -1;
+	x.cmd.pid = -1;
+	x.cmd.go_fd = x.cmd.err_fd = -1;
 	if ((ret = parse(&x, argc, argv)) >= 0)
 		return ret;
 	x.v.json = x.json;
@@ -654,11 +704,15 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	/* a recording serves its live view: beside it (only one recorder
 	 * may attach to the shim) */
-	if (!live_client__connect(x.pid, &x.fd))
+	if (!x.argv && !live_client__connect(x.pid, &x.fd))
 		return beside(&x);
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (devnull < 0 || live__new(1e9 / x.o.freq, &x.live)) {
 		error("cannot start: %s", strerror(devnull < 0 ? errno : ENOMEM));
+		return EXIT_FAIL;
+	}
+	if (x.argv && (err = start_cmd(&x, devnull))) {
+		error("cannot start '%s': %s", x.argv[0], strerror(-err));
 		return EXIT_FAIL;
 	}
 	x.o.pid = x.pid;
@@ -684,6 +738,8 @@ int cmd_top(int argc, char **argv)
 	err = x.batch ? batch_loop(&x) : screen_loop(&x);
 	stop_rec = 1;
 	pthread_join(x.th, NULL);
+	if (x.argv)
+		record_cmd__reap(&x.cmd);
 	close(devnull);
 	ret = EXIT_OK;
 	if (x.err == -ESRCH) {

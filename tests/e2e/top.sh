@@ -9,7 +9,8 @@
 #   starved_flagged  starve (a victim behind a hog's 20 ms polls): the
 #                    victim's delay p99 >= 10 ms, and a frame warns of the
 #                    long poll or the victim's wait in report's words
-#   batch_text       -b -n 2: two text frames with the header and table
+#   batch_text       -b -n 2 -- demo: two text frames with the header and
+#                    table, the demo started by top and stopped at its end
 #   screen_keys      under tmux: the selected row's (down: cpu_hog) hottest
 #                    stacks name demo_hot_spin, sort by name (n), by task
 #                    name (b), filter (/cpu), a 60-column terminal drops
@@ -124,9 +125,10 @@ PY
 
 t_batch_text() {
 	need_perf || return
-	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
-	"$D9" top -p "$SPID" -b -n 2 -d 0.5 >"$TMP/top.txt" 2>"$TMP/top.err" ||
-		fail "top -b failed: $(tail -3 "$TMP/top.err")" || return 1
+	# the command top starts itself, stopped when top ends
+	"$D9" top -b -n 2 -d 0.5 -- "$DEMO" -w 2 -q >"$TMP/top.txt" 2>"$TMP/top.err" ||
+		fail "top -b -- demo failed: $(tail -3 "$TMP/top.err")" || return 1
+	! pgrep -f "^$DEMO -w 2 -q" >/dev/null || fail "the demo outlived top" || return 1
 	[ "$(grep -c '^d9prof top - pid ' "$TMP/top.txt")" = 2 ] &&
 		[ "$(grep -c '^ *TASK  NAME  *CPU%' "$TMP/top.txt")" = 2 ] &&
 		grep -q ' cpu_hog ' "$TMP/top.txt" ||
