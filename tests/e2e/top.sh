@@ -166,32 +166,39 @@ wait_pane() {
 	return 1
 }
 
+# until_ok SECS CMD: until the shell condition CMD holds (1 if not in SECS)
+until_ok() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		eval "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 t_screen_keys() {
 	need_perf || return
 	command -v tmux >/dev/null || { say "    skip: no tmux"; return 2; }
 	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
-	tmux_top 110 30 "$D9" top -p "$SPID"
-		wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+	tmux_top 110 30 "$D9" top -p "$SPID" -d 0.5
+	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
 	# the first row by CPU is cpu_hog: selected, its hottest stacks show
 	tmux -L d9top send-keys -t top Down
 	wait_pane '^ +[0-9]+  demo_hot_spin <- cpu_hog_poll' 8 ||
 		fail "no stacks of the selected task: $(pane | tail -9)" || return 1
-	tmux -L d9top send-keys -t top Up
+		tmux -L d9top send-keys -t top Up
 	tmux -L d9top send-keys -t top n
-	sleep 1.5
 	# by name: the first row is the first name (blocker, cpu_hog, ...)
-	pane | grep -A1 -E '^ +TASK +NAME' | tail -1 | grep -q ' blocker ' ||
+	until_ok 4 "pane | grep -A1 -E '^ +TASK +NAME' | tail -1 | grep -q ' blocker '" ||
 		fail "sorted by name: $(pane | head -12)" || return 1
 	tmux -L d9top send-keys -t top b
 	wait_pane '^ +TASKS +NAME' 5 || fail "by task name: $(pane | head -12)" || return 1
-	tmux -L d9top send-keys -t top / c p u Enter
-	sleep 1.5
-	[ "$(pane | grep -cE '^.? +[0-9]+  [a-z_]+ ')" = 1 ] && pane | grep -q ' cpu_hog ' ||
+		tmux -L d9top send-keys -t top / c p u Enter
+	until_ok 4 "[ \"\$(pane | grep -cE '^.? +[0-9]+  [a-z_]+ ')\" = 1 ] && pane | grep -q ' cpu_hog '" ||
 		fail "filtered on cpu: $(pane | head -12)" || return 1
 	tmux -L d9top resize-window -t top -x 60 -y 30
-	sleep 2
-	pane | awk 'length > 60 { bad = 1 } END { exit bad }' &&
-		pane | grep -qE '^ +TASKS +NAME +CPU%' ||
+	until_ok 4 "pane | awk 'length > 60 { bad = 1 } END { exit bad }' &&
+		pane | grep -qE '^ +TASKS +NAME +CPU%'" ||
 		fail "at 60 columns: $(pane | head -12)" || return 1
 	tmux -L d9top send-keys -t top q
 	wait_pane '^EXIT=' 10 || fail "q did not quit: $(pane | tail -5)" || return 1
@@ -204,7 +211,7 @@ t_sigterm_restores() {
 	command -v tmux >/dev/null || { say "    skip: no tmux"; return 2; }
 	local tpid
 	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
-	tmux_top 100 30 "$D9" top -p "$SPID"
+	tmux_top 100 30 "$D9" top -p "$SPID" -d 0.5
 	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
 	tpid=$(pgrep -f "^$D9 top -p $SPID" | head -1)
 	[ -n "$tpid" ] || fail "no top process" || return 1
