@@ -60,6 +60,14 @@ int parse_size(const char *s, uint64_t *out);
  * none. PARSE_WORD(s, words) for an array. */
 int parse_word(const char *s, const char *const *words, size_t n);
 #define PARSE_WORD(s, words) parse_word((s), (words), sizeof(words) / sizeof((words)[0]))
+/* An option whose value is one of @words (NULL ones skipped), for command
+ * @cmd ("tasks "): its index in *@out and 0, or after "bad WHAT 'ARG':
+ * want a, b or c" (usage_error()) EXIT_USAGE. WORD_OPTION() for an
+ * array. */
+int word_option(const char *cmd, const char *what, const char *arg,
+		const char *const *words, size_t n, int *out);
+#define WORD_OPTION(cmd, what, arg, words, out)                                          \
+	word_option((cmd), (what), (arg), (words), sizeof(words) / sizeof((words)[0]), (out))
 
 struct inputs;
 /* The task filter, once for every view of @j (join__select()): 0 if

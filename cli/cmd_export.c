@@ -104,10 +104,8 @@ static int export_option(void *ctx, int c, const char *arg)
 
 	switch (c) {
 	case 'f':
-		if ((k = PARSE_WORD(arg, formats)) < 0)
-			return usage_error(
-				"export ",
-				"bad format '%s': want pprof, speedscope or chrome", arg);
+		if (WORD_OPTION("export ", "format", arg, formats, &k))
+			return EXIT_USAGE;
 		eo->format = (enum export_format)k;
 		return 0;
 	case OPT_OFFCPU:

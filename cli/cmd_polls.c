@@ -58,9 +58,8 @@ static int polls_option(void *ctx, int c, const char *arg)
 
 	if (c != OPT_SORT)
 		return VIEW_NOT_MINE;
-	if ((k = PARSE_WORD(arg, keys)) < 0)
-		return usage_error("polls ", "bad sort key '%s': want duration or start",
-				   arg);
+	if (WORD_OPTION("polls ", "sort key", arg, keys, &k))
+		return EXIT_USAGE;
 	po->sort = (enum polls_sort)k;
 	return 0;
 }

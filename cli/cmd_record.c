@@ -869,11 +869,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			o->event = optarg;
 			break;
 		case OPT_SAMPLER:
-			if ((k = PARSE_WORD(optarg, samplers)) < 0)
-				return usage_error("record ",
-						   "bad sampler '%s': want auto, perf "
-						   "or ctimer",
-						   optarg);
+			if (WORD_OPTION("record ", "sampler", optarg, samplers, &k))
+				return EXIT_USAGE;
 			o->sampler = (enum record_sampler)k;
 			break;
 		case OPT_NO_OFFCPU:
@@ -889,11 +886,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			o->no_shim = 1;
 			break;
 		case OPT_OFFCPU_SOURCE:
-			if ((k = PARSE_WORD(optarg, sources)) < 0)
-				return usage_error("record ",
-						   "bad off-CPU source '%s': want "
-						   "auto, tracepoint or switch",
-						   optarg);
+			if (WORD_OPTION("record ", "off-CPU source", optarg, sources, &k))
+				return EXIT_USAGE;
 			o->offcpu = (enum record_offcpu)k;
 			break;
 		case OPT_CALL_GRAPH:

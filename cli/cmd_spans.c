@@ -77,12 +77,8 @@ static int spans_option(void *ctx, int c, const char *arg)
 		o->instances = 1;
 		return 0;
 	case OPT_SORT:
-		if ((k = PARSE_WORD(arg, keys)) < 0)
-			return usage_error(
-				"spans ",
-				"bad sort key '%s': want p99, count, max, total, "
-				"cpu, blocked or name",
-				arg);
+		if (WORD_OPTION("spans ", "sort key", arg, keys, &k))
+			return EXIT_USAGE;
 		o->sort = (enum spans_sort)k;
 		return 0;
 	default:

@@ -55,11 +55,8 @@ static int tasks_option(void *ctx, int c, const char *arg)
 		o->by = (enum group_by)k;
 		return 0;
 	case 's':
-		if ((k = PARSE_WORD(arg, keys)) < 0)
-			return usage_error("tasks ",
-					   "bad sort key '%s': want cpu, polls, "
-					   "longest, delay or name",
-					   arg);
+		if (WORD_OPTION("tasks ", "sort key", arg, keys, &k))
+			return EXIT_USAGE;
 		o->sort = (enum tasks_sort)k;
 		return 0;
 	default:

@@ -600,12 +600,8 @@ static int parse(struct top *x, int argc, char **argv)
 			x->by = (enum group_by)k;
 			break;
 		case OPT_SORT:
-			if ((k = PARSE_WORD(optarg, sort_keys)) < 0)
-				return usage_error(
-					"top ",
-					"bad sort key '%s': want cpu, polls, max, delay, "
-					"blocked, runq or name",
-					optarg);
+			if (WORD_OPTION("top ", "sort key", optarg, sort_keys, &k))
+				return EXIT_USAGE;
 			x->v.sort = (enum top_sort)k;
 			break;
 		case OPT_FILTER:

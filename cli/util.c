@@ -257,6 +257,27 @@ int parse_task_sel(const char *s, struct task_sel *sel)
 	return 0;
 }
 
+int word_option(const char *cmd, const char *what, const char *arg,
+		const char *const *words, size_t n, int *out)
+{
+	char want[256];
+	size_t len = 0, left = 0, i;
+
+	*out = parse_word(arg, words, n);
+	if (*out >= 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		left += words[i] != NULL;
+	for (i = 0; i < n && len < sizeof(want); i++)
+		if (words[i])
+			len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s",
+						words[i],
+						--left > 1 ? ", "
+						: left	   ? " or "
+							   : "");
+	return usage_error(cmd, "bad %s '%s': want %s", what, arg, want);
+}
+
 int parse_group_by(const char *s)
 {
 	static const char *const by[] = {
@@ -282,13 +303,8 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 	}
 	if (c == OPT_FRAME) {
 		static const char *const frame[] = {"app", "leaf"};
-		int k = PARSE_WORD(arg, frame);
 
-		if (k < 0)
-			return usage_error(cmd, "bad --frame '%s': want app or leaf",
-					   arg);
-		in->raw_leaf = k;
-		return 0;
+		return WORD_OPTION(cmd, "--frame", arg, frame, &in->raw_leaf);
 	}
 	if (c == 'i') {
 		if (in->n == INPUTS_MAX)
