@@ -67,7 +67,8 @@ int parse_word(const char *s, const char *const *words, size_t n);
 int word_option(const char *cmd, const char *what, const char *arg,
 		const char *const *words, size_t n, int *out);
 #define WORD_OPTION(cmd, what, arg, words, out)                                          \
-	word_option((cmd), (what), (arg), (words), sizeof(words) / sizeof((words)[0]), (out))
+	word_option((cmd), (what), (arg), (words), sizeof(words) / sizeof((words)[0]),   \
+		    (out))
 
 struct inputs;
 /* The task filter, once for every view of @j (join__select()): 0 if

@@ -592,7 +592,8 @@ void record_seg_snapshot(struct rec *r, struct seg_base *b)
 		.shim_drops = st->shim_drops,
 		.shim_garbage = st->shim_garbage,
 		.no_ring = st->no_ring_threads,
-		.state_refused = r->ls ? livestate__refused(r->ls) : 0,
+		.state_refused = (r->ls ? livestate__refused(r->ls) : 0) +
+				 (r->ss ? spanstate__refused(r->ss) : 0),
 		.child_samples = st->child_samples,
 		.ctimer_drops = st->ctimer_drops,
 		.ctimer_refused = st->ctimer_garbage + st->ctimer_refused,
@@ -1100,6 +1101,7 @@ static void run_free(struct rec *r)
 	trace_writer__free(r->w);
 	flight__free(r->fl);
 	livestate__free(r->ls);
+	spanstate__free(r->ss);
 	lib_map_release(&r->span_open);
 	symcache__free(r->sc);
 	symbolizer__free(r->sym);

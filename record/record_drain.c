@@ -431,8 +431,12 @@ static int span_record(struct rec *r, const struct d9_event *ev, uint32_t k, uin
 	s.type = type[ev->type - D9_EV_SPAN_NEW];
 	if (r->span_triggers && s.type == TRACE_SPAN_CLOSE)
 		record_span_close(r, s.id, t);
-	if (!continuations(ev, 1))
+	if (!continuations(ev, 1)) {
+		/* ENTER, EXIT, CLOSE: what the next segment finds open */
+		if (r->ss)
+			record_note_err(r, spanstate__feed(r->ss, &s));
 		return trace_writer__span(r->w, &s);
+	}
 	if (d9_payload(ev, k, buf, &num, &s.name, &s.text))
 		return 1;
 	s.value = (int64_t)num;
@@ -442,6 +446,8 @@ static int span_record(struct rec *r, const struct d9_event *ev, uint32_t k, uin
 	}
 	if (r->span_triggers && s.type == TRACE_SPAN_NEW)
 		record_span_new(r, s.id, s.name, t);
+	if (r->ss)
+		record_note_err(r, spanstate__feed(r->ss, &s));
 	return trace_writer__span(r->w, &s);
 }
 

@@ -19,6 +19,7 @@
 #include "record/exitwatch.h"
 #include "record/flight.h"
 #include "record/livestate.h"
+#include "record/spanstate.h"
 #include "record/offcpu.h"
 #include "record/perf.h"
 #include "record/record.h"
@@ -109,6 +110,7 @@ struct rec {
 	/* segments (all modes write at least one) */
 	struct flight *fl;    /* NULL: one trace into out_fd */
 	struct livestate *ls; /* what is open: each segment's STATE */
+	struct spanstate *ss; /* ... of the application's spans */
 	struct symcache *sc;  /* symbols once per recording */
 	struct exitwatch *ew; /* how the target ends (segmented) */
 	struct seg_base base;

@@ -116,7 +116,7 @@ int record_seg_first(struct rec *r)
 				 why[0] ? why : strerror(-err));
 			return err;
 		}
-		if ((err = livestate__new(&r->ls)) ||
+		if ((err = livestate__new(&r->ls)) || (err = spanstate__new(&r->ss)) ||
 		    (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
 			return err;
 		/* a flight recorder's last dump says how its target ended */
@@ -216,6 +216,12 @@ static void seg_next(struct rec *r, uint64_t now)
 	name_threads(r);
 	n = livestate__open(r->ls, &open);
 	record_note_err(r, trace_writer__state(r->w, open, n));
+	if (r->ss) {
+		const struct trace_span *sp;
+
+		n = spanstate__open(r->ss, &sp);
+		record_note_err(r, trace_writer__span_state(r->w, sp, n));
+	}
 	/* switch-outs waiting for their switch-in move over with their
 	 * stacks (the old writer still knows them) */
 	if (r->oc) {

@@ -47,21 +47,24 @@ enum trace_chunk_type {
 	TRACE_CHUNK_TASKS = 3,	 /* task id, name */
 	TRACE_CHUNK_STACKS = 4,	 /* new stacks: frame ids (new frames: addrs) */
 	TRACE_CHUNK_SAMPLES = 5,
-	TRACE_CHUNK_EVENTS = 6,	  /* shim events */
-	TRACE_CHUNK_FRAMES = 7,	  /* symbols for frames */
-	TRACE_CHUNK_END = 8,	  /* counters; marks a complete trace */
-	TRACE_CHUNK_SWITCHES = 9, /* off-CPU intervals (sched switches) */
-	TRACE_CHUNK_INLINES = 10, /* functions inlined at frames' addresses */
-	TRACE_CHUNK_COMMS = 11,	  /* tid, name of threads outside the target */
-	TRACE_CHUNK_STATE = 12,	  /* events as EVENTS: what was open at the
-				   * segment's start (the BEGIN of a poll in
-				   * progress, a park, a pending wake, a live
-				   * task's spawn), at their own earlier times */
-	TRACE_CHUNK_POLLS = 13,	  /* shim events as EVENTS, a whole poll one
-				   * record (version 2; read as its events) */
-	TRACE_CHUNK_LINES = 14,	  /* source file and line of frames, and of
-				   * their inline chains' call sites */
-	TRACE_CHUNK_SPANS = 15,	  /* the application's spans and events */
+	TRACE_CHUNK_EVENTS = 6,	     /* shim events */
+	TRACE_CHUNK_FRAMES = 7,	     /* symbols for frames */
+	TRACE_CHUNK_END = 8,	     /* counters; marks a complete trace */
+	TRACE_CHUNK_SWITCHES = 9,    /* off-CPU intervals (sched switches) */
+	TRACE_CHUNK_INLINES = 10,    /* functions inlined at frames' addresses */
+	TRACE_CHUNK_COMMS = 11,	     /* tid, name of threads outside the target */
+	TRACE_CHUNK_STATE = 12,	     /* events as EVENTS: what was open at the
+				      * segment's start (the BEGIN of a poll in
+				      * progress, a park, a pending wake, a live
+				      * task's spawn), at their own earlier times */
+	TRACE_CHUNK_POLLS = 13,	     /* shim events as EVENTS, a whole poll one
+				      * record (version 2; read as its events) */
+	TRACE_CHUNK_LINES = 14,	     /* source file and line of frames, and of
+				      * their inline chains' call sites */
+	TRACE_CHUNK_SPANS = 15,	     /* the application's spans and events */
+	TRACE_CHUNK_SPAN_STATE = 16, /* spans as SPANS: those open at the
+				      * segment's start, at their own
+				      * earlier times (as STATE) */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -398,6 +401,13 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 /* Queue a span record (strings copied; type within enum
  * trace_span_type, else -EINVAL). Written in time order per thread. */
 int trace_writer__span(struct trace_writer *w, const struct trace_span *s);
+/* Write @n span records as a SPAN_STATE chunk now: the spans open when
+ * this segment started (their NEW and FIELD records, and the enters not
+ * exited), at their own times. Once, before the segment's first span
+ * record; a reader uses them only when it did not read the segment
+ * before (as STATE). */
+int trace_writer__span_state(struct trace_writer *w, const struct trace_span *s,
+			     size_t n);
 /* An off-CPU interval; its stack must come from trace_writer__stack(), its
  * time_in must be 0 or at least its time, and its runnable 0 or between
  * the two (else -EINVAL). Switch chunks

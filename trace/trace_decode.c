@@ -1249,7 +1249,8 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 		return err;
 	/* what was open at the segment's start: the segment before it, when
 	 * read, has the same events at their own place */
-	if (type == TRACE_CHUNK_STATE && !r->use_state)
+	if ((type == TRACE_CHUNK_STATE || type == TRACE_CHUNK_SPAN_STATE) &&
+	    !r->use_state)
 		return 0;
 	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
 		r->t->nsamples += count;
@@ -1303,6 +1304,7 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 		err = decode_lines(r, &c, count);
 		break;
 	case TRACE_CHUNK_SPANS:
+	case TRACE_CHUNK_SPAN_STATE:
 		err = decode_spans(r, &c, count);
 		break;
 	case TRACE_CHUNK_END:

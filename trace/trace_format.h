@@ -87,6 +87,9 @@
  *            the application's spans and events in time order per
  *            thread; a string table per chunk (span names repeat).
  *            Readers from before it skip it.
+ *   SPAN_STATE count = n   as SPANS: the spans open at the segment's
+ *                          start (at most one, before its SPANS), read
+ *                          only as STATE is
  *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
  *                          n x v stack, n x v preempted (0 or 1),
  *                          n x v blocked, n x v holder

@@ -98,6 +98,8 @@ struct trace_writer {
 	} * spans;
 	size_t nspans, spans_cap;
 	struct strtab *span_str;
+	int span_state; /* trace_writer__span_state() queues: a full chunk is
+			 * SPAN_STATE too */
 
 	struct bytes raw; /* payload being encoded */
 	struct bytes out; /* chunk header + compressed payload */
@@ -110,6 +112,7 @@ struct trace_writer {
 /* ---- byte buffers ------------------------------------------------------- */
 
 static int write_spans(struct trace_writer *w);
+static int write_spans_as(struct trace_writer *w, uint32_t type);
 static void strtab_free(struct strtab *st);
 
 static __attribute__((noinline)) uint8_t *reserve_grow(struct bytes *b, size_t n)
@@ -1206,11 +1209,38 @@ int trace_writer__span(struct trace_writer *w, const struct trace_span *s)
 		w->tap.span(w->tap.ctx, s);
 	note_time(w, s->time);
 	if (w->nspans >= CHUNK_RECORDS || w->span_str->enc.len >= CHUNK_BYTES)
-		return write_spans(w);
+		return write_spans_as(w, w->span_state ? TRACE_CHUNK_SPAN_STATE
+						       : TRACE_CHUNK_SPANS);
 	return 0;
 }
 
 static int write_spans(struct trace_writer *w)
+{
+	return write_spans_as(w, TRACE_CHUNK_SPANS);
+}
+
+int trace_writer__span_state(struct trace_writer *w, const struct trace_span *s, size_t n)
+{
+	void (*tap)(void *ctx, const struct trace_span *s);
+	int err = check_writable(w);
+
+	/* what is queued first: the segment's meta leads it */
+	if (err || (err = trace_writer__flush(w)))
+		return err;
+	tap = w->tap.span;
+	/* queued as spans, not tapped (they were when they came) */
+	w->tap.span = NULL;
+	w->span_state = 1;
+	for (size_t i = 0; !err && i < n; i++)
+		err = trace_writer__span(w, &s[i]);
+	if (!err)
+		err = write_spans_as(w, TRACE_CHUNK_SPAN_STATE);
+	w->span_state = 0;
+	w->tap.span = tap;
+	return err;
+}
+
+static int write_spans_as(struct trace_writer *w, uint32_t type)
 {
 	const struct span_row *s = w->spans;
 	size_t i, n = w->nspans;
@@ -1235,7 +1265,7 @@ static int write_spans(struct trace_writer *w)
 	PUT_COLUMN(p, i, n, zigzag(s[i].value));
 	PUT_COLUMN(p, i, n, s[i].name);
 	PUT_COLUMN(p, i, n, s[i].text);
-	err = payload_write(w, p, TRACE_CHUNK_SPANS, n);
+	err = payload_write(w, p, type, n);
 	if (!err) {
 		w->nspans = 0;
 		strtab_reset(w->span_str);

@@ -27,6 +27,10 @@
 #                   that request within 2% (or 300 us), the slowest ones
 #                   name both tasks, burn_slow and db_read, and flame
 #                   --span --min keeps the slow requests' CPU only
+#   span_segments   each segment of a --rotate 1s recording of request,
+#                   read alone, has no span longer than the longest request
+#                   the program measured (the spans open at its start come
+#                   from its SPAN_STATE, none it saw closed stays open)
 #   span_trigger    a flight recorder with --trigger 'span:request>15ms'
 #                   dumps for a slow request: the span its reason names
 #                   lasted over 15 ms by the program's own measure, and
@@ -282,6 +286,30 @@ PY
 		fail "the slow requests' profile is not theirs" || return 1
 	"$D9" spans -i "$TMP/req.data" >"$TMP/req.txt" || return 1
 	grep -q "^request " "$TMP/req.txt" || fail "spans: $(cat "$TMP/req.txt")" || return 1
+}
+
+# each segment of a rotated recording read alone knows the spans open at
+# its start (SPAN_STATE) and no span it saw closed: no span there lasts
+# longer than the longest request the program measured
+t_span_segments() {
+	need_perf || return
+	start_ready -t 10 "$TMP/seg.out" "$ANS/request" 120 || return 1
+	mkdir -p "$TMP/rot"
+	"$D9" record -p "$SPID" --rotate 1s -d 3 -o "$TMP/rot" 2>"$TMP/rot.err" ||
+		fail "record --rotate failed: $(tail -3 "$TMP/rot.err")" || return 1
+	local f n=0 worst truth
+	truth=$(awk '$1 == "req" && $4 > m { m = $4 } END { print m + 0 }' "$TMP/seg.out")
+	for f in "$TMP"/rot/*.d9; do
+		worst=$("$D9" spans -i "$f" --format json |
+			python3 -c 'import json, sys; print(max(r["max_ns"] for r in json.load(sys.stdin)["spans"]))') ||
+			fail "spans of $f" || return 1
+		n=$((n + 1))
+		[ "$worst" -le $((truth + truth / 5 + 2000000)) ] ||
+			fail "$(basename "$f") alone: a span of $worst ns, the longest request $truth ns" ||
+			return 1
+	done
+	say "    $n segments alone: no span longer than the longest request ($truth ns)"
+	[ "$n" -ge 3 ] || fail "only $n segments" || return 1
 }
 
 t_span_trigger() {

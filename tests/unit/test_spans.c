@@ -117,6 +117,72 @@ Test(spans, records_are_written_and_read_back)
 	unlink(path);
 }
 
+/* Segment @index of recording "r" into @fd: its meta, then @n records. */
+static void segment(int fd, int index, const struct trace_span *state, size_t nstate,
+		    const struct trace_span *rec, size_t n)
+{
+	struct trace_writer *w = new_writer(fd);
+	char v[8];
+
+	snprintf(v, sizeof(v), "%d", index);
+	trace_writer__meta(w, TRACE_META_RECORDING, "r");
+	trace_writer__meta(w, TRACE_META_SEGMENT, v);
+	snprintf(v, sizeof(v), "%d", index * 100);
+	trace_writer__meta(w, TRACE_META_SEGMENT_START, v);
+	cr_assert_eq(trace_writer__span_state(w, state, nstate), 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(trace_writer__span(w, &rec[i]), 0);
+	cr_assert_eq(trace_writer__finish(
+			     w, NULL, NULL,
+			     &(struct trace_counters){.start_time = index * 100,
+						      .end_time = index * 100 + 100}),
+		     0);
+	trace_writer__free(w);
+}
+
+Test(spans, a_segment_read_alone_knows_the_spans_open_at_its_start)
+{
+	/* a span created and entered in segment 0, exited and closed in 1 */
+	static const struct trace_span s0[] = {
+		{10, 5, 0, "request", NULL, 100, TRACE_SPAN_NEW},
+		{20, 5, 0, NULL, NULL, 101, TRACE_SPAN_ENTER},
+	};
+	static const struct trace_span s1[] = {
+		{130, 5, 0, NULL, NULL, 101, TRACE_SPAN_EXIT},
+		{140, 5, 0, NULL, NULL, 100, TRACE_SPAN_CLOSE},
+	};
+	char a[] = "/tmp/d9spans-aXXXXXX", b[] = "/tmp/d9spans-bXXXXXX";
+	const char *err = NULL, *both[] = {a, b}, *alone[] = {b};
+	struct trace *t;
+	int fa = mkstemp(a), fb = mkstemp(b);
+
+	cr_assert(fa >= 0 && fb >= 0);
+	segment(fa, 0, NULL, 0, s0, 2);
+	segment(fb, 1, s0, 2, s1, 2); /* its state: what was open */
+	close(fa);
+	close(fb);
+	/* alone: the state names the span and its enter */
+	cr_assert_eq(trace__read_paths(alone, 1, NULL, &t, &err), 0, "%s", err);
+	cr_expect_eq(t->nspans, 4);
+	cr_assert_eq(join__new(t, JOIN_POLL_LIST, &J), 0);
+	cr_assert_eq(spans__new(J, NULL, &SP), 0);
+	cr_assert_eq(SP->n, 1);
+	cr_expect_str_eq(spans_name(&SP->v[0]), "request");
+	cr_expect_eq(SP->v[0].entered_ns, 110);
+	cr_expect_eq(SP->v[0].closed - SP->v[0].created, 130);
+	spans__free(SP);
+	SP = NULL;
+	join__free(J);
+	J = NULL;
+	trace__free(t);
+	/* both: the state is not read again (one span, one enter) */
+	cr_assert_eq(trace__read_paths(both, 2, NULL, &t, &err), 0, "%s", err);
+	cr_expect_eq(t->nspans, 4);
+	trace__free(t);
+	unlink(a);
+	unlink(b);
+}
+
 /* ---- accounting ------------------------------------------------------------ */
 
 /* A request created on the client thread 30, served by task 1 on thread 10
