@@ -1035,8 +1035,12 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
 int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_snap *out);
 void live_snap_release(struct live_snap *s);
 /* Feed @l (1, what live__new() does) or not (0: the tap returns at once,
- * for a recorder nobody watches; enabling again starts from nothing). */
+ * for a recorder nobody watches; enabling again starts from nothing,
+ * names too). */
 void live__enable(struct live *l, int on);
+/* 1 once after @ctx (a struct live) was enabled again: the recorder
+ * should name every task and thread again (record_opts.names_wanted). */
+int live__names_wanted(void *ctx);
 /* Snapshots from now on carry the hottest stacks of task @task (0: none),
  * counted from now on. */
 void live__want_stacks(struct live *l, uint64_t task);

@@ -54,12 +54,12 @@ struct lwait {
 
 struct lthread {
 	uint32_t tid;
-	char name[32];
 	uint64_t task, begin; /* the poll in progress (task 0: none) */
 	int from_header;      /* ... known from the ring header only */
 	uint64_t open_seen;   /* ... known to run up to here: a sample
 			       * later than that may be the next poll's */
 	uint64_t park;	      /* parked since (0: not) */
+	int idle;	      /* snapshots in a row with nothing of it */
 	struct lpoll *hist;   /* a ring, oldest at hpos once full */
 	unsigned int nhist, hpos, hcap;
 	struct lwait *w; /* what waits for its poll; made when first needed */
@@ -95,7 +95,13 @@ struct live {
 	int have_last; /* ... there was one */
 	uint64_t refused, samples, outside;
 	double period_ns;
-	int off; /* live__enable(0): the tap drops everything */
+	int off;	  /* live__enable(0): the tap drops everything */
+	int names_wanted; /* enabled again: names come again (live__names_wanted()) */
+	/* thread names, apart from the threads: an idle thread goes, its
+	 * name stays (tid -> index + 1 into tname) */
+	struct lib_map tname_ix;
+	char (*tname)[32];
+	size_t ntname, tname_cap;
 	/* the last thread and task looked up (a batch of records is one
 	 * thread's, a poll's records one task's): index + 1, 0 none */
 	uint32_t c_tid;
@@ -203,15 +209,15 @@ static uint64_t bucket_ns(unsigned int b)
 /* The samples @t holds that [start, end] (a poll of @k) takes. */
 static void hot_add(struct live *l, const uint64_t *ips, unsigned int n, uint32_t w);
 
-/* Sample @p of a wait list taken by task @task (0: none, outside polls):
- * counted, its callchain let go. */
-static void take_sample(struct live *l, struct lthread *t, unsigned int p, uint64_t task,
-			struct ltask *k)
+/* Sample @p of a wait list taken by a poll of @task (@in 0: by none,
+ * outside polls): counted, its callchain let go. */
+static void take_sample(struct live *l, struct lthread *t, unsigned int p, int in,
+			uint64_t task, struct ltask *k)
 {
 	struct lwait *wt = t->w;
 	uint32_t w = wt->pend[p].weight;
 
-	if (!task) {
+	if (!in) {
 		l->outside += w;
 	} else {
 		t->samples_in += w;
@@ -224,8 +230,10 @@ static void take_sample(struct live *l, struct lthread *t, unsigned int p, uint6
 	wt->pend[p].ips = NULL;
 }
 
+/* What waits in @t up to @end, now that a poll of @task (@k when
+ * counted) is known to hold [start, end]. */
 static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t end,
-		    struct ltask *k)
+		    uint64_t task, struct ltask *k)
 {
 	struct lwait *w = t->w;
 
@@ -235,8 +243,7 @@ static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t 
 	 * what waits before @start was in no poll, what waits up to @end
 	 * was in this one; the first after @end waits on */
 	for (; w->p0 < w->npend && w->pend[w->p0].time <= end; w->p0++)
-		take_sample(l, t, w->p0,
-			    w->pend[w->p0].time < start ? 0 : (k ? k->id : 1), k);
+		take_sample(l, t, w->p0, w->pend[w->p0].time >= start, task, k);
 	for (; w->s0 < w->nsw && w->sw[w->s0].time <= end; w->s0++)
 		if (k && w->sw[w->s0].time >= start) {
 			k->blocked_ns += w->sw[w->s0].blocked;
@@ -262,6 +269,14 @@ static int wait_room(void *v, size_t size, unsigned int cap, unsigned int *first
 	*n -= *first;
 	*first = 0;
 	return 1;
+}
+
+/* How much of [a, b] is in [from, to]. */
+static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
+{
+	uint64_t lo = a > from ? a : from, hi = b < to ? b : to;
+
+	return hi > lo ? hi - lo : 0;
 }
 
 /* [start, end] of @task into @t's recent polls: the oldest go once they
@@ -305,9 +320,11 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 	struct ltask *k = task_of(l, task);
 
 	hist_add(t, start, end, task);
-	t->poll_ns += end - start;
+	/* the threads' time is this interval's: what an earlier snapshot
+	 * showed open is not counted twice */
+	t->poll_ns += clip(start, end, l->last, end);
 	t->seen = 1;
-	resolve(l, t, start, end, k);
+	resolve(l, t, start, end, task, k);
 	if (!k)
 		return;
 	k->polls++;
@@ -392,8 +409,8 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		t->park = e->time;
 		break;
 	case TRACE_EV_UNPARK:
-		if (t->park && e->time > t->park)
-			t->parked_ns += e->time - t->park;
+		if (t->park)
+			t->parked_ns += clip(t->park, e->time, l->last, e->time);
 		t->park = 0;
 		break;
 	}
@@ -412,11 +429,17 @@ static void tap_records(void *ctx, const struct trace_event *rec, const uint64_t
 	pthread_mutex_unlock(&l->lock);
 }
 
+/* The end of @t's latest poll written, 0 if none. */
+static uint64_t last_end(const struct lthread *t)
+{
+	return t->nhist ? t->hist[(t->hpos + t->nhist - 1) % t->hcap].end : 0;
+}
+
 /* The task whose poll on @t held @time, 0 if none; -1 if not known yet
  * (no poll of @t has reached @time). */
 static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t *task)
 {
-	uint64_t latest = t->nhist ? t->hist[(t->hpos + t->nhist - 1) % t->hcap].end : 0;
+	uint64_t latest = last_end(t);
 
 	/* newest first: a thread's polls are in time order */
 	for (unsigned int i = t->nhist; i-- > 0;) {
@@ -528,13 +551,6 @@ out:
 	pthread_mutex_unlock(&l->lock);
 }
 
-static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
-{
-	uint64_t lo = a > from ? a : from, hi = b < to ? b : to;
-
-	return hi > lo ? hi - lo : 0;
-}
-
 static void tap_switch(void *ctx, const struct trace_switch *s)
 {
 	struct live *l = ctx;
@@ -553,8 +569,9 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 	r = s->preempted ? s->time : s->runnable;
 	if (!r || r > in)
 		r = in;
-	blocked = clip(s->time, r, s->time, in);
-	runq = clip(r, in, s->time, in);
+	/* this interval's part: it is known only at the switch-in */
+	blocked = clip(s->time, r, l->last, in);
+	runq = clip(r, in, l->last, in);
 	t->blocked_ns += blocked;
 	t->runq_ns += runq;
 	at = poll_at(t, s->time, &task);
@@ -578,6 +595,8 @@ static void tap_name(void *ctx, int task, uint64_t id, const char *name)
 {
 	struct live *l = ctx;
 
+	if (!live_on(l))
+		return;
 	pthread_mutex_lock(&l->lock);
 	if (task) {
 		struct ltask *k = task_of(l, id);
@@ -585,12 +604,30 @@ static void tap_name(void *ctx, int task, uint64_t id, const char *name)
 		if (k)
 			snprintf(k->name, sizeof(k->name), "%s", name);
 	} else if (id <= UINT32_MAX) {
-		struct lthread *t = thread_of(l, (uint32_t)id);
+		int created;
+		uint64_t *v = lib_map_get(&l->tname_ix, id, &created);
 
-		if (t)
-			snprintf(t->name, sizeof(t->name), "%s", name);
+		if (v && created &&
+		    (l->ntname >= LIVE_MAX ||
+		     LIB_GROW(l->tname, l->tname_cap, l->ntname + 1))) {
+			lib_map_del(&l->tname_ix, id);
+			l->refused++;
+			v = NULL;
+		} else if (v && created) {
+			*v = ++l->ntname;
+		}
+		if (v)
+			snprintf(l->tname[*v - 1], sizeof(l->tname[0]), "%s", name);
 	}
 	pthread_mutex_unlock(&l->lock);
+}
+
+/* Thread @tid's name, "" if none came. */
+static const char *thread_name(const struct live *l, uint32_t tid)
+{
+	const uint64_t *v = lib_map_find(&l->tname_ix, tid);
+
+	return v ? l->tname[*v - 1] : "";
 }
 
 void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
@@ -602,7 +639,14 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
 		return;
 	pthread_mutex_lock(&l->lock);
 	t = thread_of(l, tid);
-	if (t && (!t->task || t->from_header)) {
+	if (!t)
+		goto out;
+	if (t->task && !t->from_header) {
+		/* begun in a record (something was recorded inside it), its
+		 * end not drained: it runs up to @now */
+		if (now > t->open_seen)
+			t->open_seen = now;
+	} else {
 		struct ltask *k = task ? task_of(l, task) : NULL;
 
 		if (task && t->task != task)
@@ -614,6 +658,10 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
 		if (k)
 			k->polled_on = tid;
 	}
+	/* what waits up to now is in this poll (or before it, in none) */
+	if (t->task)
+		resolve(l, t, t->begin, t->open_seen, t->task, task_of(l, t->task));
+out:
 	pthread_mutex_unlock(&l->lock);
 }
 
@@ -640,22 +688,28 @@ const struct trace_tap *live__tap(const struct live *l)
 	return &l->tap;
 }
 
-/* Forget every thread and task (names stay with the recorder: they come
- * again only as the writer hears them, so a fresh viewer may see some
- * unnamed). */
+/* Let go of what @t holds. */
+static void thread_release(struct lthread *t)
+{
+	struct lwait *w = t->w;
+
+	for (unsigned int p = 0; w && p < w->npend; p++)
+		free(w->pend[p].ips);
+	free(w);
+	free(t->hist);
+}
+
+/* Forget every thread and task, and their names (the recorder names
+ * them again: live__names_wanted()). */
 static void forget(struct live *l)
 {
-	for (size_t i = 0; i < l->nth; i++) {
-		struct lwait *w = l->th[i].w;
-
-		for (unsigned int p = 0; w && p < w->npend; p++)
-			free(w->pend[p].ips);
-		free(w);
-		free(l->th[i].hist);
-	}
+	for (size_t i = 0; i < l->nth; i++)
+		thread_release(&l->th[i]);
 	l->nth = l->ntk = 0;
 	lib_map_release(&l->thread_ix);
 	lib_map_release(&l->task_ix);
+	lib_map_release(&l->tname_ix);
+	l->ntname = 0;
 	l->have_last = 0;
 	l->refused = l->samples = l->outside = 0;
 	l->c_th = l->c_tk = 0;
@@ -664,10 +718,19 @@ static void forget(struct live *l)
 void live__enable(struct live *l, int on)
 {
 	pthread_mutex_lock(&l->lock);
-	if (on && l->off)
+	if (on && l->off) {
 		forget(l);
+		__atomic_store_n(&l->names_wanted, 1, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&l->off, !on, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&l->lock);
+}
+
+int live__names_wanted(void *ctx)
+{
+	struct live *l = ctx;
+
+	return __atomic_exchange_n(&l->names_wanted, 0, __ATOMIC_RELAXED);
 }
 
 void live__free(struct live *l)
@@ -678,6 +741,7 @@ void live__free(struct live *l)
 	forget(l);
 	free(l->th);
 	free(l->tk);
+	free(l->tname);
 	free(l);
 }
 
@@ -759,13 +823,13 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		for (; t->w && t->w->p0 < t->w->npend &&
 		       t->w->pend[t->w->p0].time + LIVE_PEND_NS < now;
 		     t->w->p0++)
-			take_sample(l, t, t->w->p0, 0, NULL);
+			take_sample(l, t, t->w->p0, 0, 0, NULL);
 		for (; t->w && t->w->s0 < t->w->nsw &&
 		       t->w->sw[t->w->s0].time + LIVE_PEND_NS < now;
 		     t->w->s0++)
 			;
 		w->tid = t->tid;
-		snprintf(w->name, sizeof(w->name), "%s", t->name);
+		snprintf(w->name, sizeof(w->name), "%s", thread_name(l, t->tid));
 		w->poll_ns = t->poll_ns;
 		w->parked_ns = t->parked_ns;
 		w->blocked_ns = t->blocked_ns;
@@ -774,6 +838,7 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		if (t->task && now > t->begin) {
 			w->task = t->task;
 			w->in_poll_ns = now - t->begin;
+			w->poll_ns += clip(t->begin, now, l->last, now);
 		}
 		if (t->park && now > t->park)
 			w->parked_ns += now - (t->park > l->last ? t->park : l->last);
@@ -784,9 +849,9 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 
 			r->tid = t->tid;
 			r->id = t->tid;
-			snprintf(r->name, sizeof(r->name), "%s", t->name);
+			snprintf(r->name, sizeof(r->name), "%s", w->name);
 			r->samples = t->samples;
-			r->poll_ns = t->poll_ns;
+			r->poll_ns = w->poll_ns;
 			r->blocked_ns = t->blocked_ns;
 			r->runq_ns = t->runq_ns;
 			r->state = t->task   ? LIVE_POLLED
@@ -795,6 +860,11 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 			r->state_ns = t->task ? w->in_poll_ns : 0;
 			r->task = t->task;
 		}
+		if (t->task || t->park || t->seen || t->samples ||
+		    (t->w && (t->w->p0 < t->w->npend || t->w->s0 < t->w->nsw)))
+			t->idle = 0;
+		else
+			t->idle++;
 		t->poll_ns = t->parked_ns = t->blocked_ns = t->runq_ns = 0;
 		t->samples = t->samples_in = 0;
 		t->seen = 0;
@@ -819,7 +889,8 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		}
 		add_task(r, k, now);
 		if (k->polled_on) {
-			struct lthread *t = thread_of(l, k->polled_on);
+			const uint64_t *v = lib_map_find(&l->thread_ix, k->polled_on);
+			const struct lthread *t = v ? &l->th[*v - 1] : NULL;
 
 			if (t && t->task == k->id && now > t->begin &&
 			    now - t->begin > r->state_ns) {
@@ -854,6 +925,24 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 	}
 	l->ntk = n;
 	l->c_tk = 0; /* tasks moved */
+	/* threads with nothing for two snapshots, and no poll a late sample
+	 * may still fall in (their names stay) */
+	for (i = n = 0; i < l->nth; i++) {
+		struct lthread *t = &l->th[i];
+
+		if (t->idle >= 2 && last_end(t) + LIVE_PEND_NS < now) {
+			lib_map_del(&l->thread_ix, t->tid);
+			thread_release(t);
+			continue;
+		}
+		if (n != i) {
+			l->th[n] = *t;
+			*lib_map_find(&l->thread_ix, t->tid) = n + 1;
+		}
+		n++;
+	}
+	l->nth = n;
+	l->c_th = 0; /* threads moved */
 	/* the wanted task's hottest stacks; then their counts halve */
 	qsort(l->hot, l->nhot, sizeof(l->hot[0]), hot_cmp);
 	out->stacks_task = l->want;

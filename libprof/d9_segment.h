@@ -553,13 +553,35 @@ static inline void d9_seg_detach(void *seg)
 /*
  * Move up to @max records from ring @r (@ring_events records, a power of
  * two) to @out, oldest first, and free their space. A record group (a
- * THREAD_START or SPAWN and its text) is never split when @max is at least
- * D9_TEXT_RECORDS + 1, so fewer than @max records does not mean the ring
+ * THREAD_START or SPAWN and its text, a span or event record and its
+ * payload) is never split when @max is at least D9_GROUP_MAX, so fewer
+ * than @max records does not mean the ring
  * is empty (with @max >= @ring_events it does). Returns the number of
  * records copied, 0 once the ring is empty. A ring whose
  * indices make no sense (more than @ring_events records pending) is reset
  * to empty.
  */
+/* The records that follow @ev in its group (a SPAWN's or THREAD_START's
+ * text, a span's or event's payload), 0 for none or an @arg no writer of
+ * ours would write (then they are records of their own). */
+#define D9_GROUP_MAX                                                                     \
+	(D9_PAYLOAD_RECORDS > D9_TEXT_RECORDS ? D9_PAYLOAD_RECORDS + 1                   \
+					      : D9_TEXT_RECORDS + 1)
+static inline uint32_t d9_group_more(const struct d9_event *ev)
+{
+	switch (ev->type) {
+	case D9_EV_SPAWN:
+	case D9_EV_THREAD_START:
+		return ev->arg <= D9_TEXT_RECORDS ? ev->arg : 0;
+	case D9_EV_SPAN_NEW:
+	case D9_EV_SPAN_FIELD:
+	case D9_EV_EVENT:
+		return ev->arg <= D9_PAYLOAD_RECORDS ? ev->arg : 0;
+	default:
+		return 0;
+	}
+}
+
 static inline size_t d9_ring_consume(struct d9_ring_hdr *r, uint32_t ring_events,
 				     struct d9_event *out, size_t max)
 {
@@ -576,15 +598,12 @@ static inline size_t d9_ring_consume(struct d9_ring_hdr *r, uint32_t ring_events
 	n = head - tail < max ? (size_t)(head - tail) : max;
 	for (i = 0; i < n; i++)
 		out[i] = ev[(tail + i) & mask];
-	if (n < head - tail && max > D9_TEXT_RECORDS) {
+	if (n < head - tail && max >= D9_GROUP_MAX) {
 		/* @max cut the batch: walk it group by group (tail is always at
 		 * a group start) and leave a cut group for next time */
 		for (i = 0; i < n; i++) {
-			uint32_t t = out[i].type, k = out[i].arg;
+			uint32_t k = d9_group_more(&out[i]);
 
-			if ((t != D9_EV_SPAWN && t != D9_EV_THREAD_START) ||
-			    k > D9_TEXT_RECORDS)
-				continue;
 			if (i + 1 + k > n) {
 				n = i;
 				break;

@@ -948,6 +948,8 @@ static void run_loop(struct rec *r)
 		/* renew first: it also takes the clock pair that what is
 		 * drained next is converted against */
 		lapsed = r->seg && shim_seg__renew(r->seg) == -ETIMEDOUT;
+		if (o->names_wanted && o->names_wanted(o->polling_ctx))
+			record_name_all(r);
 		record_drain_shim(r);
 		if (lapsed) {
 			/* the shim let go: the polls it kept from before are

@@ -132,6 +132,11 @@ struct record_opts {
 	 * NULL: not called. */
 	void (*polling)(void *ctx, uint32_t tid, uint64_t task, uint64_t begin_ns,
 			uint64_t now_ns);
+	/* At each drain: nonzero asks for every task's and thread's name
+	 * again, to the writer and so to the tap (a viewer came and its
+	 * state starts from nothing). NULL: not called. Both with
+	 * @polling_ctx. */
+	int (*names_wanted)(void *ctx);
 	void *polling_ctx;
 	/* Off-CPU collection (sched switches with stacks, record/offcpu.h):
 	 * on by default, from the sched_switch tracepoint where tracefs is

@@ -397,16 +397,9 @@ static int type_known(uint32_t type)
 /* How many records after @ev are its text or payload (at most @left). */
 static uint32_t continuations(const struct d9_event *ev, size_t left)
 {
-	switch (ev->type) {
-	case D9_EV_SPAWN:
-	case D9_EV_THREAD_START:
-	case D9_EV_SPAN_NEW:
-	case D9_EV_SPAN_FIELD:
-	case D9_EV_EVENT:
-		return ev->arg < left ? ev->arg : (uint32_t)left;
-	default:
-		return 0;
-	}
+	uint32_t k = d9_group_more(ev);
+
+	return k < left ? k : (uint32_t)left;
 }
 
 /* A span record or an application event (D9_EV_SPAN_*, D9_EV_EVENT) at
@@ -554,9 +547,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		case D9_EV_THREAD_START: {
 			char text[D9_NAME_MAX + 1];
 
-			k = ev->arg;
-			if (k > n - i - 1)
-				k = (uint32_t)(n - i - 1);
+			k = continuations(ev, n - i - 1);
 			d9_event_text(ev + 1, k, text, sizeof(text));
 			if (ev->type == D9_EV_SPAWN && text[0])
 				record_note_err(r,

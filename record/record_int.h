@@ -160,6 +160,8 @@ void record_seal_meta(struct rec *r);
 
 /* The shim's task names into the trace (each segment has them all). */
 void record_shim_names(struct rec *r);
+/* Name every task the shim knows and every thread of the target again. */
+void record_name_all(struct rec *r);
 /* Name the poll sites the rings gave so far in the open segment's meta
  * (TRACE_META_POLL_SITE), symbolized with @resolve(@ctx). */
 void record_poll_sites(struct rec *r, trace_resolve_fn resolve, void *ctx);

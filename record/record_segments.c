@@ -31,10 +31,13 @@
 
 /* ---- segments ------------------------------------------------------------ */
 
-/* Every thread of the target by name, from /proc (a new segment names
- * its own threads; perf's COMM records came in earlier ones). */
-static void name_threads(struct rec *r)
+/* Every task the shim names and every thread of the target by name,
+ * from /proc (a new segment names its own; perf's COMM records came in
+ * earlier ones). */
+void record_name_all(struct rec *r)
 {
+	if (r->seg)
+		record_shim_names(r);
 	proc_for_each_tid(r->o->pid, record_thread_added, r);
 }
 
@@ -211,9 +214,7 @@ static void seg_next(struct rec *r, uint64_t now)
 	r->w = w;
 	seg_head(r, now);
 	record_write_meta(r);
-	if (r->seg)
-		record_shim_names(r);
-	name_threads(r);
+	record_name_all(r);
 	n = livestate__open(r->ls, &open);
 	record_note_err(r, trace_writer__state(r->w, open, n));
 	if (r->ss) {

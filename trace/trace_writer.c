@@ -896,8 +896,6 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 		return err;
 	if (n && (!rec || !len))
 		return -EINVAL;
-	if (w->tap.records && n)
-		w->tap.records(w->tap.ctx, rec, len, n);
 	while (n) {
 		size_t k = CHUNK_RECORDS - w->nrecs, i, events = 0;
 		uint64_t lo = w->min_time, hi = w->max_time;
@@ -927,6 +925,9 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 		w->ev_len.len = (size_t)(pl - w->ev_len.p);
 		w->min_time = lo;
 		w->max_time = hi;
+		/* the tap gets what the trace takes: after the checks */
+		if (w->tap.records)
+			w->tap.records(w->tap.ctx, rec, len, k);
 		encode_columns(w, rec, k, 1);
 		w->nrecs += k;
 		w->nevents += events;

@@ -177,6 +177,93 @@ Test(live, rows_by_name_and_by_thread)
 			cr_expect_eq(S.workers[i].parked_ns, 10 * MS);
 }
 
+/* The worker's time in polls, parked and off-CPU in an interval is that
+ * interval's: a poll or a park over three snapshots is never more than
+ * 100% of one, and what an open one showed is not counted again. */
+static const struct live_worker *worker(uint32_t tid)
+{
+	for (size_t i = 0; i < S.nworkers; i++)
+		if (S.workers[i].tid == tid)
+			return &S.workers[i];
+	cr_assert_fail("no worker %u", tid);
+	return NULL;
+}
+
+Test(live, a_long_poll_is_shared_among_the_intervals_it_spans)
+{
+	const struct trace_tap *t = live__tap(L);
+	struct trace_switch sw = {.time = 120 * MS, .time_in = 260 * MS, .tid = 11};
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	/* thread 10 polls task 1 over [50, 250] ms, thread 11 parks over
+	 * [20, 280] and is blocked [120, 260] */
+	rec(50 * MS, 10, TRACE_EV_POLL_BEGIN, 1, 0);
+	rec(20 * MS, 11, TRACE_EV_PARK, 0, 0);
+	cr_assert_eq(live__snapshot(L, 100 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(worker(10)->poll_ns, 50 * MS);
+	cr_expect_eq(worker(11)->parked_ns, 80 * MS);
+	live_snap_release(&S);
+	cr_assert_eq(live__snapshot(L, 200 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(worker(10)->poll_ns, 100 * MS);
+	cr_expect_eq(worker(11)->parked_ns, 100 * MS);
+	live_snap_release(&S);
+	rec(250 * MS, 10, TRACE_EV_POLL_END, 1, 0);
+	rec(280 * MS, 11, TRACE_EV_UNPARK, 0, 0);
+	t->sw(t->ctx, &sw);
+	cr_assert_eq(live__snapshot(L, 300 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(worker(10)->poll_ns, 50 * MS);
+	cr_expect_eq(worker(11)->parked_ns, 80 * MS);
+	cr_expect_eq(worker(11)->blocked_ns, 60 * MS); /* [200, 260] */
+	/* the task's own poll is whole: its mean and max */
+	cr_expect_eq(row(1)->polls, 1);
+	cr_expect_eq(row(1)->max_poll_ns, 200 * MS);
+}
+
+/* A poll the shim wrote a BEGIN for (something was recorded inside it)
+ * holds the samples up to where the recorder drained its ring, before its
+ * END comes: they are the task's in the frame they fall in. */
+Test(live, samples_in_a_poll_begun_in_a_record_count_before_its_end)
+{
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	rec(10 * MS, 10, TRACE_EV_POLL_BEGIN, 7, 0);
+	for (uint64_t ms = 20; ms < 90; ms += 10)
+		sample(ms * MS, 10);	     /* 7 samples, drained before the ring */
+	live__polling(L, 10, 0, 0, 95 * MS); /* the header: none written */
+	sample(96 * MS, 10);		     /* after the drain: waits */
+	cr_assert_eq(live__snapshot(L, 100 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(row(7)->samples, 7);
+	cr_expect_eq(row(7)->state, LIVE_POLLED);
+	cr_expect_eq(S.outside, 0);
+	live_snap_release(&S);
+	live__polling(L, 10, 0, 0, 150 * MS);
+	cr_assert_eq(live__snapshot(L, 200 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(row(7)->samples, 1);
+}
+
+/* A viewer that comes back finds the state new and asks the recorder for
+ * names again; a thread idle for a while goes, its name stays. */
+Test(live, names_come_again_and_outlive_idle_threads)
+{
+	const struct trace_tap *t = live__tap(L);
+
+	cr_expect_eq(live__names_wanted(L), 0);
+	t->name(t->ctx, 0, 10, "worker-0");
+	rec(2 * MS, 10, TRACE_REC_POLL, 1, 1 * MS);
+	for (uint64_t s = 1; s <= 5; s++) {
+		cr_assert_eq(live__snapshot(L, s * 3000 * MS, GROUP_THREAD, &S), 0);
+		live_snap_release(&S);
+	}
+	rec(16000 * MS, 10, TRACE_REC_POLL, 1, 1 * MS);
+	cr_assert_eq(live__snapshot(L, 17000 * MS, GROUP_THREAD, &S), 0);
+	cr_expect_str_eq(row(10)->name, "worker-0");
+	live__enable(L, 0);
+	live__enable(L, 1);
+	cr_expect_eq(live__names_wanted(L), 1);
+	cr_expect_eq(live__names_wanted(L), 0);
+}
+
 Test(live, a_narrow_frame_drops_columns_and_keeps_its_width)
 {
 	const char *text, *line;

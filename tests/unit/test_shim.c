@@ -692,15 +692,28 @@ Test(ring, consume_never_splits_a_group)
 	struct d9_seg_hdr *h = seg();
 	struct d9_event ev[8];
 
+	char longname[80];
+
 	d9_thread_start(NULL);
 	attach(h);
 	d9_task_wake(5);
 	d9_task_wake(6);
+	d9_task_wake(7);
 	d9_task_spawn(2, "thirty characters long, really");
-	cr_expect_eq(drain(h, my_ring(h), ev, 4), 2);
-	cr_assert_eq(drain(h, my_ring(h), ev, 4), 3);
+	cr_expect_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 3);
+	cr_assert_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 3);
 	cr_expect_eq(ev[0].type, D9_EV_SPAWN);
 	cr_expect_eq(ev[0].arg, 2);
+	/* a span's payload is a group too: 8 bytes of parent and a name
+	 * that takes the rest of four records */
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	d9_task_wake(8);
+	d9_span_new(9, 0, longname);
+	cr_expect_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 1);
+	cr_assert_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 1 + D9_PAYLOAD_RECORDS);
+	cr_expect_eq(ev[0].type, D9_EV_SPAN_NEW);
+	cr_expect_eq(ev[0].arg, D9_PAYLOAD_RECORDS);
 }
 
 Test(ring, nonsense_indices_do_not_hurt_the_producer)
