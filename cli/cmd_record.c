@@ -1071,6 +1071,7 @@ static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_st
 	if (!live__new(1e9 / o->freq, &l) && !live_server__start(o->pid, l, &srv)) {
 		o->tap = live__tap(l);
 		o->polling = live_polling;
+		o->names_wanted = live__names_wanted;
 		o->polling_ctx = l;
 	}
 	ret = finish(o, x, st, record__run(o, st));
