@@ -1,0 +1,1801 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * s3.c - store/s3.h on libcurl: the AWS CLI's configuration (the
+ * environment, then the shared credentials and config files, each checked
+ * before it is read), requests signed by libcurl's SigV4 on one easy
+ * handle per struct s3 (so its connection is reused), and the two XML
+ * answers read here (ListBucketResult and Error) by a small parser of our
+ * own: no entity but the five predefined ones and character references,
+ * no DOCTYPE, bounded depth and size.
+ *
+ * libcurl 7.88 puts the request's path and query string into the
+ * canonical request as they are sent, so both are built here already in
+ * S3's canonical form: every byte but A-Za-z0-9-._~ as %XX (upper case),
+ * '/' kept in the path only, the query's parameters sorted by name. A key
+ * with spaces, '+' or '%' then signs as S3 computes it (CURLOPT_PATH_AS_IS
+ * keeps "." and ".." segments as they are, which keys may hold). It signs
+ * every header we add, even an empty one that only removes a header of
+ * its own ("Expect:"), so none such is added. It trims and collapses
+ * blanks in header values as S3 does.
+ *
+ * Secrets: the key id, the secret and the session token live in the
+ * config (struct s3 keeps a copy) and in libcurl's option strings. No URL,
+ * message or log holds them: there is no CURLOPT_VERBOSE and no debug
+ * callback, an endpoint with a user@ part is refused without being quoted,
+ * and what we allocate around them (file contents, the header list, the
+ * copies) is wiped before it is freed. libcurl frees its own copies of
+ * the option strings without wiping them; that is out of our reach.
+ */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/grow.h"
+#include "lib/text.h"
+#include "store/s3.h"
+
+#define CONFIG_FILE_MAX (1u << 20)
+#define LIST_PAGE_MAX	(8u << 20) /* 1000 keys of 1024 bytes, escaped: < 6 MiB */
+#define ERROR_BODY_MAX	(64u << 10)
+#define KEY_MAX		1024	    /* S3's limit on a key, in bytes */
+#define TOKEN_MAX	(16u << 10) /* a continuation token */
+#define META_VALUE_MAX	256
+#define XML_DEPTH	16
+#define XML_NAME	64
+
+__attribute__((format(printf, 3, 4))) static void say(char *why, size_t len,
+						      const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* @s made safe to quote in a message (text_clean()), cut to fit @buf. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+	text_clean(s ? s : "", buf, len);
+	return buf;
+}
+
+/* ASCII only, whatever the locale says */
+static bool lower_digit(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool alnum(char c)
+{
+	return lower_digit(c) || (c >= 'A' && c <= 'Z');
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+static bool copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= len)
+		return false;
+	memcpy(dst, src, n + 1);
+	return true;
+}
+
+/* ---- configuration files ------------------------------------------------ */
+
+/* What one file says of the profile looked for. */
+struct profile_vals {
+	char key_id[sizeof(((struct s3_config *)0)->key_id_)];
+	char secret[sizeof(((struct s3_config *)0)->secret_)];
+	char token[sizeof(((struct s3_config *)0)->token_)];
+	char region[sizeof(((struct s3_config *)0)->region)];
+	char endpoint[sizeof(((struct s3_config *)0)->endpoint)];
+	bool section; /* the profile's section is there */
+};
+
+#define FIELD(f) offsetof(struct profile_vals, f), sizeof(((struct profile_vals *)0)->f)
+static const struct {
+	const char *name;
+	size_t off, size;
+} profile_keys[] = {
+	{"aws_access_key_id", FIELD(key_id)}, {"aws_secret_access_key", FIELD(secret)},
+	{"aws_session_token", FIELD(token)},  {"region", FIELD(region)},
+	{"endpoint_url", FIELD(endpoint)},
+};
+#undef FIELD
+
+static char *trim(char *s, char *end)
+{
+	while (s < end && isspace((unsigned char)*s))
+		s++;
+	while (end > s && isspace((unsigned char)end[-1]))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+/* Does section header @name (trimmed) name @profile? Credentials files
+ * say "[NAME]"; config files "[profile NAME]" and "[default]", as
+ * botocore reads them ("profile" and the name split on blanks, the name
+ * possibly quoted). */
+static bool section_is(char *name, const char *profile, bool config)
+{
+	size_t n;
+
+	if (!config || !strcmp(name, "default"))
+		return !strcmp(name, profile);
+	if (strncmp(name, "profile", 7) || !isspace((unsigned char)name[7]))
+		return false;
+	name = trim(name + 7, name + strlen(name));
+	n = strlen(name);
+	if (n >= 2 && (name[0] == '"' || name[0] == '\'') && name[n - 1] == name[0]) {
+		name[n - 1] = '\0';
+		name++;
+	}
+	return !strcmp(name, profile);
+}
+
+/* Parse @text (@n bytes, NUL-terminated, modified) the way the AWS CLI
+ * (configparser) does: "[section]" lines, "key = value" or "key: value"
+ * lines (key case-insensitive, blanks around both trimmed), whole-line
+ * comments starting with '#' or ';', indented lines continuing the value
+ * before them (nested settings such as "s3 =\n  addressing_style = path",
+ * never taken for the profile's own keys). */
+static int parse_ini(char *text, size_t n, const char *path, const char *profile,
+		     bool config, struct profile_vals *pv, char *why, size_t len)
+{
+	char *line = text, *end = text + n, *lend, pbuf[200];
+	bool in_section = false, in_profile = false, have_key = false, ours = false;
+	unsigned lineno = 0;
+
+	if (n >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		line += 3;
+	if (memchr(text, '\0', n)) {
+		say(why, len, "%s: not a text file", shown(path, pbuf, sizeof(pbuf)));
+		return -EINVAL;
+	}
+	for (; line < end; line++) {
+		char *eol = memchr(line, '\n', (size_t)(end - line)), *s, *delim, *key,
+		     *val;
+		size_t i;
+
+		if (!eol)
+			eol = end;
+		lineno++;
+		*eol = '\0';
+		s = trim(line, eol);
+		lend = s + strlen(s);
+		if (!*s || *s == '#' || *s == ';')
+			goto next;
+		if (s != line && have_key) {
+			/* a continuation of the value before */
+			if (ours) {
+				say(why, len,
+				    "%s:%u: a value of the profile continues on an indented line",
+				    shown(path, pbuf, sizeof(pbuf)), lineno);
+				return -EINVAL;
+			}
+			goto next;
+		}
+		if (*s == '[') {
+			char *close = strchr(s, ']'), *rest;
+
+			if (!close || close == s + 1) {
+				say(why, len, "%s:%u: a section header without its ']'",
+				    shown(path, pbuf, sizeof(pbuf)), lineno);
+				return -EINVAL;
+			}
+			rest = close + 1;
+			while (isspace((unsigned char)*rest))
+				rest++;
+			if (*rest && *rest != '#' && *rest != ';') {
+				say(why, len, "%s:%u: text after a section header",
+				    shown(path, pbuf, sizeof(pbuf)), lineno);
+				return -EINVAL;
+			}
+			in_section = true;
+			in_profile = section_is(trim(s + 1, close), profile, config);
+			pv->section |= in_profile;
+			have_key = ours = false;
+			goto next;
+		}
+		delim = s + strcspn(s, "=:");
+		if (!*delim) {
+			say(why, len,
+			    "%s:%u: neither a section, a comment nor key = value",
+			    shown(path, pbuf, sizeof(pbuf)), lineno);
+			return -EINVAL;
+		}
+		if (!in_section) {
+			say(why, len, "%s:%u: a setting before any [section]",
+			    shown(path, pbuf, sizeof(pbuf)), lineno);
+			return -EINVAL;
+		}
+		key = trim(s, delim);
+		val = trim(delim + 1, lend);
+		have_key = true;
+		ours = false;
+		if (!in_profile)
+			goto next;
+		for (i = 0; i < sizeof(profile_keys) / sizeof(profile_keys[0]); i++) {
+			if (strcasecmp(key, profile_keys[i].name))
+				continue;
+			ours = true;
+			if (!copy((char *)pv + profile_keys[i].off, profile_keys[i].size,
+				  val)) {
+				say(why, len, "%s:%u: %s is longer than %zu bytes",
+				    shown(path, pbuf, sizeof(pbuf)), lineno,
+				    profile_keys[i].name, profile_keys[i].size - 1);
+				return -EINVAL;
+			}
+		}
+	next:
+		line = eol;
+	}
+	return 0;
+}
+
+/* Read @path into *@out (NUL-terminated, *@n bytes; the caller wipes and
+ * frees it). 0 with *@out NULL if there is no such file; -EPERM if it is
+ * there but refused. @var names the variable that could point elsewhere. */
+static int read_checked(const char *path, const char *var, char **out, size_t *n,
+			char *why, size_t len)
+{
+	char pbuf[200], *buf = NULL;
+	struct stat st;
+	size_t got = 0;
+	int fd, err;
+
+	*out = NULL;
+	*n = 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		err = errno;
+		if (err == ENOENT || err == ENOTDIR)
+			return 0;
+		shown(path, pbuf, sizeof(pbuf));
+		if (err == ELOOP) {
+			say(why, len,
+			    "%s is a symbolic link: not followed (set %s to the file itself)",
+			    pbuf, var);
+			return -EPERM;
+		}
+		say(why, len, "cannot open %s: %s", pbuf, strerror(err));
+		return err == EACCES ? -EPERM : -err;
+	}
+	shown(path, pbuf, sizeof(pbuf));
+	if (fstat(fd, &st)) {
+		err = -errno;
+		say(why, len, "cannot stat %s: %s", pbuf, strerror(-err));
+		goto out;
+	}
+	err = -EPERM;
+	if (!S_ISREG(st.st_mode)) {
+		say(why, len, "%s is not a regular file: not read", pbuf);
+		goto out;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		say(why, len,
+		    "%s belongs to uid %u, neither to uid %u nor root: not read (chown it)",
+		    pbuf, (unsigned)st.st_uid, (unsigned)geteuid());
+		goto out;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		say(why, len,
+		    "%s is writable by group or others: not read (chmod go-w %s)", pbuf,
+		    pbuf);
+		goto out;
+	}
+	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
+		say(why, len, "%s is larger than 1 MiB: not read", pbuf);
+		goto out;
+	}
+	err = -ENOMEM;
+	buf = malloc(CONFIG_FILE_MAX + 2);
+	if (!buf)
+		goto out;
+	for (;;) {
+		ssize_t r = read(fd, buf + got, CONFIG_FILE_MAX + 1 - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			say(why, len, "cannot read %s: %s", pbuf, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+		if (got > CONFIG_FILE_MAX) {
+			err = -EPERM;
+			say(why, len, "%s is larger than 1 MiB: not read", pbuf);
+			goto out;
+		}
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*n = got;
+	buf = NULL;
+	err = 0;
+out:
+	if (buf) {
+		explicit_bzero(buf, got);
+		free(buf);
+	}
+	close(fd);
+	return err;
+}
+
+/* The profile's values in the file @var names, else ~/.aws/@name.
+ * @path receives the path (for messages); "" if none could be made. */
+static int read_profile(const char *var, const char *name, const char *profile,
+			bool config, struct profile_vals *pv, char *path, size_t plen,
+			char *why, size_t len)
+{
+	const char *p = env(var), *home = env("HOME");
+	char *text;
+	size_t n;
+	int err, w;
+
+	if (!home) {
+		struct passwd *pw = getpwuid(geteuid());
+
+		home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
+	}
+	if (p && p[0] == '~' && p[1] == '/')
+		w = home ? snprintf(path, plen, "%s%s", home, p + 1) : -1;
+	else if (p)
+		w = snprintf(path, plen, "%s", p);
+	else
+		w = home ? snprintf(path, plen, "%s/.aws/%s", home, name) : -1;
+	if (w < 0 || (size_t)w >= plen) {
+		path[0] = '\0';
+		if (w < 0 && !p)
+			return 0; /* no home: no default file */
+		say(why, len, "%s: the path is too long or has no home", var);
+		return -EINVAL;
+	}
+	err = read_checked(path, var, &text, &n, why, len);
+	if (err || !text)
+		return err;
+	err = parse_ini(text, n, path, profile, config, pv, why, len);
+	explicit_bzero(text, n);
+	free(text);
+	return err;
+}
+
+static int check_region(const char *r, char *why, size_t len)
+{
+	char buf[80];
+	size_t i, n = strlen(r);
+
+	for (i = 0; i < n; i++)
+		if (!lower_digit(r[i]) && r[i] != '-')
+			break;
+	if (n && n < 64 && i == n)
+		return 0;
+	say(why, len, "region '%s' is not a region name (a-z, 0-9 and '-')",
+	    shown(r, buf, sizeof(buf)));
+	return -EINVAL;
+}
+
+/* @url ("http[s]://host[:port][/path]") into @out without its trailing
+ * '/'. The URL is not quoted in @why: it might carry a password. */
+static int check_endpoint(const char *url, const char *from, char *out, size_t olen,
+			  char *why, size_t len)
+{
+	size_t n = strlen(url), scheme, i;
+
+	if (!strncasecmp(url, "https://", 8))
+		scheme = 8;
+	else if (!strncasecmp(url, "http://", 7))
+		scheme = 7;
+	else {
+		say(why, len, "the endpoint URL of %s is not http:// or https://", from);
+		return -EINVAL;
+	}
+	while (n > scheme && url[n - 1] == '/')
+		n--;
+	if (n == scheme || url[scheme] == '/' || url[scheme] == ':') {
+		say(why, len, "the endpoint URL of %s has no host", from);
+		return -EINVAL;
+	}
+	for (i = scheme; i < n; i++) {
+		unsigned char ch = (unsigned char)url[i];
+
+		if (ch <= ' ' || ch >= 0x7f || strchr("@?#\\\"<>`{}|^", ch)) {
+			say(why, len,
+			    "the endpoint URL of %s is not scheme://host[:port] (a user@, a query or a "
+			    "character that needs escaping)",
+			    from);
+			return -EINVAL;
+		}
+	}
+	if (n >= olen) {
+		say(why, len, "the endpoint URL of %s is longer than %zu bytes", from,
+		    olen - 1);
+		return -EINVAL;
+	}
+	memcpy(out, url, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, size_t len)
+{
+	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
+	const char *profile = env("AWS_PROFILE"), *region, *ep, *ep_from = NULL;
+	struct profile_vals *pv = NULL; /* [0] credentials file, [1] config file */
+	char paths[2][512] = {"", ""}, pbuf[200];
+	bool have_creds = false;
+	int err, i;
+
+	memset(c, 0, sizeof(*c));
+	if (!profile)
+		profile = "default";
+	if (!copy(c->profile, sizeof(c->profile), profile)) {
+		say(why, len, "AWS_PROFILE is longer than %zu bytes",
+		    sizeof(c->profile) - 1);
+		return -EINVAL;
+	}
+	if (id || secret) {
+		const char *token = env("AWS_SESSION_TOKEN");
+
+		if (!id || !secret) {
+			say(why, len, "%s is set but %s is not",
+			    id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+			    id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
+			return -ENOKEY;
+		}
+		if (!copy(c->key_id_, sizeof(c->key_id_), id) ||
+		    !copy(c->secret_, sizeof(c->secret_), secret) ||
+		    (token && !copy(c->token_, sizeof(c->token_), token))) {
+			say(why, len, "an AWS_* credential variable is too long");
+			err = -EINVAL;
+			goto out;
+		}
+		snprintf(c->source, sizeof(c->source), "environment");
+		have_creds = true;
+	}
+	region = env("AWS_REGION");
+	if (!region)
+		region = env("AWS_DEFAULT_REGION");
+	if ((ep = endpoint_url) && *ep)
+		ep_from = "--endpoint-url";
+	else if ((ep = env("AWS_ENDPOINT_URL_S3")))
+		ep_from = "AWS_ENDPOINT_URL_S3";
+	else if ((ep = env("AWS_ENDPOINT_URL")))
+		ep_from = "AWS_ENDPOINT_URL";
+
+	/* The files only when they may decide something: a file another user
+	 * could change is refused even for its region. */
+	if (!have_creds || !region || !ep) {
+		err = -ENOMEM;
+		pv = calloc(2, sizeof(*pv));
+		if (!pv)
+			goto out;
+		err = read_profile("AWS_SHARED_CREDENTIALS_FILE", "credentials",
+				   c->profile, false, &pv[0], paths[0], sizeof(paths[0]),
+				   why, len);
+		if (!err)
+			err = read_profile("AWS_CONFIG_FILE", "config", c->profile, true,
+					   &pv[1], paths[1], sizeof(paths[1]), why, len);
+		if (err)
+			goto out;
+		for (i = 0; i < 2 && !have_creds; i++) {
+			if (!pv[i].key_id[0] && !pv[i].secret[0])
+				continue;
+			if (!pv[i].key_id[0] || !pv[i].secret[0]) {
+				say(why, len, "profile %s in %s has %s but not %s",
+				    shown(c->profile, pbuf, 64),
+				    shown(paths[i], pbuf + 64, 136),
+				    pv[i].key_id[0] ? "aws_access_key_id"
+						    : "aws_secret_access_key",
+				    pv[i].key_id[0] ? "aws_secret_access_key"
+						    : "aws_access_key_id");
+				err = -ENOKEY;
+				goto out;
+			}
+			memcpy(c->key_id_, pv[i].key_id, sizeof(c->key_id_));
+			memcpy(c->secret_, pv[i].secret, sizeof(c->secret_));
+			memcpy(c->token_, pv[i].token, sizeof(c->token_));
+			say(c->source, sizeof(c->source), "profile %s in %s",
+			    shown(c->profile, pbuf, 64), shown(paths[i], pbuf + 64, 136));
+			have_creds = true;
+		}
+		/* the credentials file's settings override the config file's */
+		if (!region)
+			region = pv[0].region[0]   ? pv[0].region
+				 : pv[1].region[0] ? pv[1].region
+						   : NULL;
+		for (i = 0; i < 2 && !ep; i++) {
+			if (pv[i].endpoint[0]) {
+				ep = pv[i].endpoint;
+				ep_from = i ? "the config file's profile"
+					    : "the credentials file's profile";
+			}
+		}
+	}
+	if (!have_creds) {
+		char p0[160], p1[160];
+
+		say(why, len,
+		    "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
+		    "aws_access_key_id and aws_secret_access_key in profile %s of %s or %s",
+		    shown(c->profile, pbuf, sizeof(pbuf)),
+		    paths[0][0] ? shown(paths[0], p0, sizeof(p0)) : "~/.aws/credentials",
+		    paths[1][0] ? shown(paths[1], p1, sizeof(p1)) : "~/.aws/config");
+		err = -ENOKEY;
+		goto out;
+	}
+	if (!region)
+		region = "us-east-1";
+	err = check_region(region, why, len);
+	if (err)
+		goto out;
+	copy(c->region, sizeof(c->region), region);
+	if (ep)
+		err = check_endpoint(ep, ep_from, c->endpoint, sizeof(c->endpoint), why,
+				     len);
+	else
+		snprintf(c->endpoint, sizeof(c->endpoint), "https://s3.%s.amazonaws.com",
+			 c->region);
+out:
+	if (pv) {
+		explicit_bzero(pv, 2 * sizeof(*pv));
+		free(pv);
+	}
+	if (err)
+		s3_config__clear(c);
+	return err;
+}
+
+void s3_config__clear(struct s3_config *c)
+{
+	if (!c)
+		return;
+	explicit_bzero(c->key_id_, sizeof(c->key_id_));
+	explicit_bzero(c->secret_, sizeof(c->secret_));
+	explicit_bzero(c->token_, sizeof(c->token_));
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/* 3 to 63 of a-z 0-9 . -, starting and ending with a letter or digit, no
+ * "..": what S3 accepts as a new bucket's name. */
+static bool bucket_ok(const char *b, size_t n)
+{
+	size_t i;
+
+	if (n < 3 || n > 63 || !lower_digit(b[0]) || !lower_digit(b[n - 1]))
+		return false;
+	for (i = 0; i < n; i++) {
+		if (!lower_digit(b[i]) && b[i] != '.' && b[i] != '-')
+			return false;
+		if (b[i] == '.' && b[i + 1] == '.')
+			return false;
+	}
+	return true;
+}
+
+int s3_parse_url(const char *url, char *bucket, size_t blen, char *prefix, size_t plen)
+{
+	const char *b, *slash, *p, *e;
+
+	if (!url || strncmp(url, "s3://", 5))
+		return -EINVAL;
+	b = url + 5;
+	slash = strchr(b, '/');
+	if (!slash)
+		slash = b + strlen(b);
+	if (!bucket_ok(b, (size_t)(slash - b)) || (size_t)(slash - b) >= blen)
+		return -EINVAL;
+	for (p = slash; *p == '/'; p++)
+		;
+	for (e = p + strlen(p); e > p && e[-1] == '/'; e--)
+		;
+	if ((size_t)(e - p) >= plen)
+		return -EINVAL;
+	memcpy(bucket, b, (size_t)(slash - b));
+	bucket[slash - b] = '\0';
+	memcpy(prefix, p, (size_t)(e - p));
+	prefix[e - p] = '\0';
+	return 0;
+}
+
+/* ---- strings built for requests ------------------------------------------ */
+
+struct sbuf {
+	char *s;
+	size_t n, cap;
+	int err;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->err)
+		return;
+	if (LIB_GROW(b->s, b->cap, b->n + n + 1)) {
+		b->err = -ENOMEM;
+		return;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* S3's URI encoding: A-Za-z0-9-._~ as they are, '/' too if @path, every
+ * other byte %XX in upper case. */
+static void sb_esc(struct sbuf *b, const char *s, bool path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+
+		if (alnum((char)ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~' ||
+		    (path && ch == '/'))
+			sb_add(b, (const char *)s, 1);
+		else
+			sb_add(b, e, 3);
+	}
+}
+
+/* ---- the connection ------------------------------------------------------ */
+
+struct s3 {
+	CURL *curl;
+	struct s3_config cfg;
+	char bucket[64];
+	char sigv4[96];
+	long status;
+	char curl_err[CURL_ERROR_SIZE];
+};
+
+/* One request's state, for the callbacks. */
+struct xfer {
+	struct s3 *s;
+	/* the answer: into @fd from offset 0 when 2xx and @fd >= 0, else
+	 * into @body (at most @body_max bytes for a 2xx answer) */
+	int fd;
+	uint64_t off;
+	char *body;
+	size_t blen, bcap, body_max;
+	bool too_big;
+	int err;	      /* -errno of our side of the transfer (the files) */
+	const char *err_what; /* and what failed */
+	/* the upload */
+	int in_fd;
+	uint64_t in_off, in_size;
+	/* headers */
+	const char *meta_key; /* its value is wanted */
+	char meta[META_VALUE_MAX * 2];
+	bool have_meta, have_length;
+	uint64_t length;
+	char bucket_region[32];
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct xfer *x = arg;
+	size_t n = size * nmemb, max;
+	long code = 0;
+
+	curl_easy_getinfo(x->s->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 200 && code < 300 && x->fd >= 0) {
+		size_t done = 0;
+
+		while (done < n) {
+			ssize_t w = pwrite(x->fd, p + done, n - done, (off_t)x->off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				x->err = w < 0 ? -errno : -EIO;
+				x->err_what = "cannot write the object to its file";
+				return 0;
+			}
+			done += (size_t)w;
+			x->off += (uint64_t)w;
+		}
+		return n;
+	}
+	max = code >= 200 && code < 300 ? x->body_max : ERROR_BODY_MAX;
+	if (x->blen + n > max) {
+		if (code >= 200 && code < 300) {
+			x->too_big = true;
+			return 0;
+		}
+		/* an error's body: what fits is enough to read its code */
+		if (x->blen >= max)
+			return n;
+		return on_body(p, 1, max - x->blen, arg) ? n : 0;
+	}
+	if (LIB_GROW(x->body, x->bcap, x->blen + n + 1)) {
+		x->err = -ENOMEM;
+		x->err_what = "cannot keep the answer";
+		return 0;
+	}
+	memcpy(x->body + x->blen, p, n);
+	x->blen += n;
+	x->body[x->blen] = '\0';
+	return n;
+}
+
+static size_t on_read(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct xfer *x = arg;
+	size_t n = size * nmemb;
+	ssize_t r;
+
+	if (n > x->in_size - x->in_off)
+		n = (size_t)(x->in_size - x->in_off);
+	if (!n)
+		return 0;
+	do
+		r = pread(x->in_fd, p, n, (off_t)x->in_off);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		x->err = r < 0 ? -errno : -EIO;
+		x->err_what = r < 0 ? "cannot read the file to put"
+				    : "the file to put is shorter than its size";
+		return CURL_READFUNC_ABORT;
+	}
+	x->in_off += (uint64_t)r;
+	return (size_t)r;
+}
+
+static int on_seek(void *arg, curl_off_t off, int origin)
+{
+	struct xfer *x = arg;
+
+	if (origin != SEEK_SET || off < 0 || (uint64_t)off > x->in_size)
+		return CURL_SEEKFUNC_FAIL;
+	x->in_off = (uint64_t)off;
+	return CURL_SEEKFUNC_OK;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct xfer *x = arg;
+	size_t n = size * nmemb, nlen, vlen;
+	const char *colon = memchr(p, ':', n), *v, *end = p + n;
+	char val[sizeof(x->meta)];
+
+	if (n >= 5 && !memcmp(p, "HTTP/", 5)) {
+		/* a new answer (after a 100 Continue): forget the last one's */
+		x->have_meta = x->have_length = false;
+		x->bucket_region[0] = '\0';
+		return n;
+	}
+	if (!colon)
+		return n;
+	nlen = (size_t)(colon - p);
+	for (v = colon + 1; v < end && (*v == ' ' || *v == '\t'); v++)
+		;
+	while (end > v && isspace((unsigned char)end[-1]))
+		end--;
+	vlen = (size_t)(end - v);
+	if (vlen >= sizeof(val))
+		vlen = sizeof(val) - 1;
+	memcpy(val, v, vlen);
+	val[vlen] = '\0';
+	if (nlen == 14 && !strncasecmp(p, "content-length", 14)) {
+		char *e;
+		unsigned long long l;
+
+		errno = 0;
+		l = strtoull(val, &e, 10);
+		if (!errno && e != val && !*e && isdigit((unsigned char)val[0])) {
+			x->length = l;
+			x->have_length = true;
+		}
+	} else if (nlen == 19 && !strncasecmp(p, "x-amz-bucket-region", 19)) {
+		size_t i;
+
+		for (i = 0; i < vlen && i + 1 < sizeof(x->bucket_region); i++)
+			x->bucket_region[i] =
+				lower_digit(val[i]) || val[i] == '-' ? val[i] : '?';
+		x->bucket_region[i] = '\0';
+	} else if (x->meta_key && nlen == 11 + strlen(x->meta_key) &&
+		   !strncasecmp(p, "x-amz-meta-", 11) &&
+		   !strncasecmp(p + 11, x->meta_key, nlen - 11)) {
+		text_clean(val, x->meta, sizeof(x->meta));
+		x->have_meta = true;
+	}
+	return n;
+}
+
+int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
+	    struct s3 **out)
+{
+	long ms, connect_ms;
+	struct s3 *s;
+	int err = -EINVAL;
+
+	*out = NULL;
+	if (!c || !bucket || !bucket_ok(bucket, strlen(bucket)) || !(timeout_s >= 0) ||
+	    timeout_s > 86400 * 7 || !c->key_id_[0] || !c->secret_[0] ||
+	    !c->endpoint[0] || !c->region[0] || strchr(c->region, ':'))
+		return -EINVAL;
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc)
+		return -ENOMEM;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cfg = *c;
+	copy(s->bucket, sizeof(s->bucket), bucket);
+	snprintf(s->sigv4, sizeof(s->sigv4), "aws:amz:%s:s3", c->region);
+	s->curl = curl_easy_init();
+	if (!s->curl) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	ms = timeout_s > 0 ? (long)(timeout_s * 1000) : 60000;
+	if (ms < 1)
+		ms = 1;
+	connect_ms = ms < 10000 ? ms : 10000;
+#define SET(opt, val)                                                                    \
+	do {                                                                             \
+		CURLcode rc_ = curl_easy_setopt(s->curl, opt, val);                      \
+		if (rc_) {                                                               \
+			err = rc_ == CURLE_OUT_OF_MEMORY ? -ENOMEM : -ENOTSUP;           \
+			goto fail;                                                       \
+		}                                                                        \
+	} while (0)
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_NOPROGRESS, 1L);
+	SET(CURLOPT_ERRORBUFFER, s->curl_err);
+	SET(CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+		/* stalled, not slow: a big file on a slow link takes its time */
+	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	SET(CURLOPT_LOW_SPEED_TIME, (ms + 999) / 1000);
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	SET(CURLOPT_PATH_AS_IS, 1L);
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+#ifdef D9_VERSION
+	SET(CURLOPT_USERAGENT, "d9prof/" D9_VERSION);
+#else
+	SET(CURLOPT_USERAGENT, "d9prof");
+#endif
+	SET(CURLOPT_AWS_SIGV4, s->sigv4);
+	SET(CURLOPT_USERNAME, s->cfg.key_id_);
+	SET(CURLOPT_PASSWORD, s->cfg.secret_);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_READFUNCTION, on_read);
+	SET(CURLOPT_SEEKFUNCTION, on_seek);
+#undef SET
+	*out = s;
+	return 0;
+fail:
+	s3__free(s);
+	return err;
+}
+
+void s3__free(struct s3 *s)
+{
+	if (!s)
+		return;
+	if (s->curl)
+		curl_easy_cleanup(s->curl);
+	explicit_bzero(&s->cfg, sizeof(s->cfg));
+	free(s);
+}
+
+long s3__last_status(const struct s3 *s)
+{
+	return s ? s->status : 0;
+}
+
+static void free_headers(struct curl_slist *h)
+{
+	struct curl_slist *i;
+
+	for (i = h; i; i = i->next)
+		explicit_bzero(i->data, strlen(i->data));
+	curl_slist_free_all(h);
+}
+
+/* The headers every request carries, then @extra (NULL-terminated). */
+static struct curl_slist *headers(const struct s3 *s, const char *const *extra)
+{
+	struct curl_slist *h = NULL, *t;
+	struct sbuf b = {0};
+
+	h = curl_slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+	if (h && s->cfg.token_[0]) {
+		sb_str(&b, "x-amz-security-token: ");
+		sb_str(&b, s->cfg.token_);
+		t = b.err ? NULL : curl_slist_append(h, b.s);
+		if (b.s) {
+			explicit_bzero(b.s, b.cap);
+			free(b.s);
+		}
+		if (!t) {
+			free_headers(h);
+			return NULL;
+		}
+	}
+	for (; h && extra && *extra; extra++) {
+		t = curl_slist_append(h, *extra);
+		if (!t) {
+			free_headers(h);
+			return NULL;
+		}
+	}
+	return h;
+}
+
+/* The S3 error in @body: its Code (letters and digits) and Message
+ * (cleaned, no trailing full stop). */
+static void error_body(const char *body, size_t n, char *code, size_t clen, char *msg,
+		       size_t mlen);
+
+/* The -errno and @why for an answer that was not 2xx. @key: the key asked
+ * for, NULL for the bucket. */
+static int answer_error(struct s3 *s, struct xfer *x, const char *key, char *why,
+			size_t len)
+{
+	char code[64] = "", msg[256] = "", kbuf[160], ep[160], hint[128] = "", said[400];
+	long st = s->status;
+	int err;
+
+	error_body(x->body, x->blen, code, sizeof(code), msg, sizeof(msg));
+	if (st >= 500 || st == 429 || !strcmp(code, "SlowDown") ||
+	    !strcmp(code, "RequestTimeout") || !strcmp(code, "InternalError") ||
+	    !strcmp(code, "ServiceUnavailable"))
+		err = -EAGAIN;
+	else if (st == 401 || st == 403 || !strcmp(code, "ExpiredToken") ||
+		 !strcmp(code, "InvalidToken") || !strcmp(code, "AccessDenied"))
+		err = -EACCES;
+	else if (st == 404 || !strcmp(code, "NoSuchBucket") || !strcmp(code, "NoSuchKey"))
+		err = -ENOENT;
+	else
+		err = -EIO;
+	if (x->bucket_region[0] && strcmp(x->bucket_region, s->cfg.region))
+		snprintf(hint, sizeof(hint), " (the bucket is in %s: set AWS_REGION=%s)",
+			 x->bucket_region, x->bucket_region);
+	if (code[0])
+		snprintf(said, sizeof(said), "S3 said %ld %s%s%s", st, code,
+			 msg[0] ? ": " : "", msg);
+	else
+		snprintf(said, sizeof(said), "S3 said %ld%s", st,
+			 x->blen || err == -ENOENT
+				 ? ""
+				 : " (an answer without a body to say why)");
+	shown(s->cfg.endpoint, ep, sizeof(ep));
+	if (!strcmp(code, "NoSuchBucket") || (err == -ENOENT && !code[0] && !key))
+		say(why, len, "no bucket '%s' at %s: %s%s", s->bucket, ep, said, hint);
+	else if (!strcmp(code, "NoSuchKey"))
+		say(why, len, "no key '%s' in bucket '%s': %s%s",
+		    shown(key, kbuf, sizeof(kbuf)), s->bucket, said, hint);
+	else if (err == -ENOENT && !code[0])
+		say(why, len,
+		    "no key '%s' in bucket '%s' (or no such bucket at %s): %s%s",
+		    shown(key, kbuf, sizeof(kbuf)), s->bucket, ep, said, hint);
+	else
+		say(why, len, "%s%s", said, hint);
+	return err;
+}
+
+static int transport_error(struct s3 *s, CURLcode rc, char *why, size_t len)
+{
+	char ep[160], detail[CURL_ERROR_SIZE];
+
+	shown(s->cfg.endpoint, ep, sizeof(ep));
+	shown(s->curl_err, detail, sizeof(detail));
+	if (detail[0] && strcmp(detail, curl_easy_strerror(rc)))
+		say(why, len, "%s: %s (%s)", ep, curl_easy_strerror(rc), detail);
+	else
+		say(why, len, "%s: %s", ep, curl_easy_strerror(rc));
+	switch (rc) {
+	case CURLE_OUT_OF_MEMORY:
+		return -ENOMEM;
+	case CURLE_URL_MALFORMAT:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		return -EINVAL;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+		return -EIO; /* a certificate refused: trying again will not help */
+	default:
+		return -EAGAIN;
+	}
+}
+
+/* Run the request set up on s->curl: 0 for a 2xx answer, else -errno. */
+static int perform(struct s3 *s, const char *url, struct curl_slist *hdr, struct xfer *x,
+		   const char *key, char *why, size_t len)
+{
+	CURLcode rc;
+
+	s->curl_err[0] = '\0';
+	s->status = 0;
+	if (curl_easy_setopt(s->curl, CURLOPT_URL, url) ||
+	    curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, hdr) ||
+	    curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, x) ||
+	    curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, x) ||
+	    curl_easy_setopt(s->curl, CURLOPT_READDATA, x) ||
+	    curl_easy_setopt(s->curl, CURLOPT_SEEKDATA, x)) {
+		say(why, len, "cannot set up the request");
+		return -ENOMEM;
+	}
+	rc = curl_easy_perform(s->curl);
+	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->status);
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
+	if (x->err) {
+		say(why, len, "%s: %s", x->err_what, strerror(-x->err));
+		return x->err;
+	}
+	if (x->too_big) {
+		say(why, len, "an answer larger than %zu MiB", x->body_max >> 20);
+		return -EBADMSG;
+	}
+	if (rc != CURLE_OK)
+		return transport_error(s, rc, why, len);
+	if (s->status >= 200 && s->status < 300)
+		return 0;
+	return answer_error(s, x, key, why, len);
+}
+
+static bool key_ok(const char *key, char *why, size_t len)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	if (n && n <= KEY_MAX)
+		return true;
+	say(why, len, "an object key must be 1 to %d bytes", KEY_MAX);
+	return false;
+}
+
+/* ENDPOINT/BUCKET/KEY, the key escaped */
+static int object_url(const struct s3 *s, const char *key, struct sbuf *b)
+{
+	sb_str(b, s->cfg.endpoint);
+	sb_str(b, "/");
+	sb_str(b, s->bucket);
+	sb_str(b, "/");
+	sb_esc(b, key, true);
+	return b->err;
+}
+
+static void xfer_init(struct xfer *x, struct s3 *s)
+{
+	memset(x, 0, sizeof(*x));
+	x->s = s;
+	x->fd = x->in_fd = -1;
+}
+
+int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
+	       const struct s3_meta *meta, size_t nmeta, char *why, size_t len)
+{
+	const char **extra = NULL;
+	struct curl_slist *hdr = NULL;
+	struct sbuf url = {0};
+	struct xfer x;
+	size_t i, k = 0;
+	int err = -EINVAL;
+
+	if (!key_ok(key, why, len))
+		return -EINVAL;
+	if (size > INT64_MAX) {
+		say(why, len, "the file is too large");
+		return -EFBIG;
+	}
+	extra = calloc(nmeta + 1, sizeof(*extra));
+	if (!extra)
+		return -ENOMEM;
+	for (i = 0; i < nmeta; i++) {
+		const char *mk = meta[i].key, *mv = meta[i].value;
+		size_t j, kl = mk ? strlen(mk) : 0, vl = mv ? strlen(mv) : 0;
+		char *h;
+
+		for (j = 0; j < kl; j++)
+			if (!lower_digit(mk[j]) && mk[j] != '-')
+				break;
+		if (!kl || j < kl || kl > 128) {
+			say(why, len,
+			    "metadata key %zu is not 1 to 128 of a-z, 0-9 and '-'", i);
+			goto out;
+		}
+		for (j = 0; j < vl; j++)
+			if (mv[j] < ' ' || mv[j] > '~')
+				break;
+		if (vl > META_VALUE_MAX || j < vl) {
+			say(why, len,
+			    "metadata value of '%s' is not at most %d bytes of printable ASCII",
+			    mk, META_VALUE_MAX);
+			goto out;
+		}
+		/* An empty (or blank) header is one libcurl would drop, yet sign:
+		 * not sent, it reads back as absent, which is "" too. Blanks
+		 * inside a value are signed as S3 reads them (trimmed,
+		 * runs of them as one). */
+		if (!vl || strspn(mv, " ") == vl)
+			continue;
+		h = malloc(11 + kl + 2 + vl + 1);
+		if (!h) {
+			err = -ENOMEM;
+			goto out;
+		}
+		sprintf(h, "x-amz-meta-%s: %s", mk, mv);
+		extra[k++] = h;
+	}
+	err = -ENOMEM;
+	hdr = headers(s, extra);
+	if (!hdr || object_url(s, key, &url))
+		goto out;
+	xfer_init(&x, s);
+	x.in_fd = fd;
+	x.in_size = size;
+	if (curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
+	    curl_easy_setopt(s->curl, CURLOPT_UPLOAD, 1L) ||
+	    curl_easy_setopt(s->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size))
+		goto out;
+	err = perform(s, url.s, hdr, &x, key, why, len);
+	free(x.body);
+	curl_easy_setopt(s->curl, CURLOPT_UPLOAD, 0L);
+out:
+	if (extra) {
+		for (i = 0; i < k; i++)
+			free((char *)extra[i]);
+		free(extra);
+	}
+	free_headers(hdr);
+	free(url.s);
+	return err;
+}
+
+int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t *size, char *why,
+	       size_t len)
+{
+	struct curl_slist *hdr = NULL;
+	struct sbuf url = {0};
+	struct xfer x;
+	int err;
+
+	if (!key_ok(key, why, len))
+		return -EINVAL;
+	if (ftruncate(fd, 0)) {
+		err = -errno;
+		say(why, len, "cannot truncate the file to get into: %s",
+		    strerror(errno));
+		return err;
+	}
+	err = -ENOMEM;
+	hdr = headers(s, NULL);
+	if (!hdr || object_url(s, key, &url))
+		goto out;
+	xfer_init(&x, s);
+	x.fd = fd;
+	if (curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L))
+		goto out;
+	err = perform(s, url.s, hdr, &x, key, why, len);
+	free(x.body);
+	if (!err && size)
+		*size = x.off;
+out:
+	free_headers(hdr);
+	free(url.s);
+	return err;
+}
+
+int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key,
+	     char *value, size_t vlen, char *why, size_t len)
+{
+	struct curl_slist *hdr = NULL;
+	struct sbuf url = {0};
+	struct xfer x;
+	int err;
+
+	if (!key_ok(key, why, len))
+		return -EINVAL;
+	if (value && vlen)
+		value[0] = '\0';
+	err = -ENOMEM;
+	hdr = headers(s, NULL);
+	if (!hdr || object_url(s, key, &url))
+		goto out;
+	xfer_init(&x, s);
+	x.meta_key = meta_key && value && vlen ? meta_key : NULL;
+	if (curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
+	    curl_easy_setopt(s->curl, CURLOPT_NOBODY, 1L))
+		goto out;
+	err = perform(s, url.s, hdr, &x, key, why, len);
+	free(x.body);
+	curl_easy_setopt(s->curl, CURLOPT_NOBODY, 0L);
+	if (err)
+		goto out;
+	if (!x.have_length) {
+		curl_off_t cl = -1;
+
+		if (!curl_easy_getinfo(s->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+				       &cl) &&
+		    cl >= 0) {
+			x.length = (uint64_t)cl;
+			x.have_length = true;
+		}
+	}
+	if (!x.have_length) {
+		say(why, len, "S3 said %ld without a Content-Length", s->status);
+		err = -EBADMSG;
+		goto out;
+	}
+	if (size)
+		*size = x.length;
+	if (x.meta_key && x.have_meta) {
+		if (strlen(x.meta) >= vlen) {
+			say(why, len,
+			    "the value of x-amz-meta-%s is longer than %zu bytes",
+			    meta_key, vlen - 1);
+			err = -ERANGE;
+			goto out;
+		}
+		strcpy(value, x.meta);
+	}
+out:
+	free_headers(hdr);
+	free(url.s);
+	return err;
+}
+
+/* ---- XML ------------------------------------------------------------------ */
+
+enum xml_ev { XML_START, XML_END };
+
+struct xml {
+	char names[XML_DEPTH][XML_NAME]; /* the open elements, local names */
+	int depth;
+	char *text; /* the current element's text, decoded */
+	size_t tlen, tcap;
+	/* called at each start and end tag; @text is the element's text at its end */
+	int (*fn)(struct xml *x, enum xml_ev ev, const char *text, size_t tlen);
+	void *ctx;
+	char *why;
+	size_t len;
+};
+
+static int xml_bad(struct xml *x, const char *what)
+{
+	say(x->why, x->len, "malformed XML from S3: %s", what);
+	return -EBADMSG;
+}
+
+static int text_add(struct xml *x, const char *s, size_t n)
+{
+	if (LIB_GROW(x->text, x->tcap, x->tlen + n + 1))
+		return -ENOMEM;
+	memcpy(x->text + x->tlen, s, n);
+	x->tlen += n;
+	x->text[x->tlen] = '\0';
+	return 0;
+}
+
+static bool name_char(char ch)
+{
+	return alnum(ch) || ch == '_' || ch == '-' || ch == '.' || ch == ':';
+}
+
+/* The element name at @p (advanced past it), its local part into @out. */
+static int xml_name(struct xml *x, const char **p, const char *end, char *out)
+{
+	const char *s = *p, *local;
+
+	while (*p < end && name_char(**p))
+		(*p)++;
+	if (*p == s)
+		return xml_bad(x, "a tag without a name");
+	for (local = *p; local > s && local[-1] != ':'; local--)
+		;
+	if (*p - local >= XML_NAME || *p == local)
+		return xml_bad(x, "an element name too long");
+	memcpy(out, local, (size_t)(*p - local));
+	out[*p - local] = '\0';
+	return 0;
+}
+
+/* &...; at @p: the character it stands for, appended to the text. */
+static int xml_entity(struct xml *x, const char **p, const char *end)
+{
+	static const struct {
+		const char *name;
+		char ch;
+	} named[] = {{"amp;", '&'},
+		     {"lt;", '<'},
+		     {"gt;", '>'},
+		     {"quot;", '"'},
+		     {"apos;", '\''}};
+	const char *s = *p + 1,
+		   *semi = memchr(s, ';',
+				  (size_t)(end - s) < 12 ? (size_t)(end - s) : 12);
+	unsigned long cp;
+	char u[4], *e;
+	size_t i, n;
+
+	if (!semi)
+		return xml_bad(x, "an '&' that starts no entity");
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		if ((size_t)(semi + 1 - s) == strlen(named[i].name) &&
+		    !memcmp(s, named[i].name, strlen(named[i].name))) {
+			*p = semi + 1;
+			return text_add(x, &named[i].ch, 1);
+		}
+	}
+	if (*s != '#' || semi == s + 1)
+		return xml_bad(x, "an entity other than the five of XML");
+	if (s[1] == 'x')
+		cp = strtoul(s + 2, &e, 16);
+	else
+		cp = strtoul(s + 1, &e, 10);
+	if (e != semi || !isxdigit((unsigned char)s[s[1] == 'x' ? 2 : 1]) || cp == 0 ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return xml_bad(x, "a character reference to no character");
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | cp >> 12);
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | cp >> 18);
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	*p = semi + 1;
+	return text_add(x, u, n);
+}
+
+static const char *find(const char *p, const char *end, const char *what)
+{
+	size_t n = strlen(what);
+
+	for (; p + n <= end; p++)
+		if (!memcmp(p, what, n))
+			return p;
+	return NULL;
+}
+
+/* Walk the document @doc (@n bytes), calling x->fn; 0 or -EBADMSG (with
+ * x->why) or the callback's error. */
+static int xml_walk(struct xml *x, const char *doc, size_t n)
+{
+	const char *p = doc, *end = doc + n, *q;
+	bool root_seen = false;
+	int err = 0;
+
+	x->depth = 0;
+	x->tlen = 0;
+	if (memchr(doc, '\0', n))
+		return xml_bad(x, "a NUL byte");
+	while (p < end && !err) {
+		if (*p != '<') {
+			if (x->depth == 0) {
+				if (!isspace((unsigned char)*p))
+					return xml_bad(x,
+						       "text outside the root element");
+				p++;
+			} else if (*p == '&') {
+				err = xml_entity(x, &p, end);
+			} else {
+				for (q = p; q < end && *q != '<' && *q != '&'; q++)
+					;
+				err = text_add(x, p, (size_t)(q - p));
+				p = q;
+			}
+			continue;
+		}
+		if (end - p >= 2 && p[1] == '?') {
+			q = find(p, end, "?>");
+			if (!q || x->depth)
+				return xml_bad(x, "a processing instruction");
+			p = q + 2;
+		} else if (end - p >= 4 && !memcmp(p, "<!--", 4)) {
+			q = find(p + 4, end, "-->");
+			if (!q)
+				return xml_bad(x, "an unterminated comment");
+			p = q + 3;
+		} else if (end - p >= 9 && !memcmp(p, "<![CDATA[", 9)) {
+			q = find(p + 9, end, "]]>");
+			if (!q || !x->depth)
+				return xml_bad(x, "a CDATA section");
+			err = text_add(x, p + 9, (size_t)(q - p - 9));
+			p = q + 3;
+		} else if (end - p >= 2 && p[1] == '!') {
+			return xml_bad(x, "a DOCTYPE or declaration");
+		} else if (end - p >= 2 && p[1] == '/') {
+			char name[XML_NAME];
+
+			p += 2;
+			if ((err = xml_name(x, &p, end, name)))
+				return err;
+			while (p < end && isspace((unsigned char)*p))
+				p++;
+			if (p == end || *p != '>' || !x->depth ||
+			    strcmp(name, x->names[x->depth - 1]))
+				return xml_bad(x,
+					       "an end tag that closes no open element");
+			p++;
+			err = x->fn(x, XML_END, x->text ? x->text : "", x->tlen);
+			x->depth--;
+			x->tlen = 0;
+		} else {
+			bool empty = false;
+
+			p++;
+			if (x->depth == XML_DEPTH)
+				return xml_bad(x, "elements nested too deep");
+			if (!x->depth && root_seen)
+				return xml_bad(x, "a second root element");
+			if ((err = xml_name(x, &p, end, x->names[x->depth])))
+				return err;
+			/* attributes: skipped, quotes respected */
+			for (;;) {
+				while (p < end && isspace((unsigned char)*p))
+					p++;
+				if (p == end)
+					return xml_bad(x, "an unterminated start tag");
+				if (*p == '>') {
+					p++;
+					break;
+				}
+				if (*p == '/' && end - p >= 2 && p[1] == '>') {
+					p += 2;
+					empty = true;
+					break;
+				}
+				while (p < end && name_char(*p))
+					p++;
+				while (p < end && isspace((unsigned char)*p))
+					p++;
+				if (p == end || *p != '=')
+					return xml_bad(x, "an attribute without a value");
+				p++;
+				while (p < end && isspace((unsigned char)*p))
+					p++;
+				if (p == end || (*p != '"' && *p != '\''))
+					return xml_bad(
+						x, "an attribute value without quotes");
+				q = memchr(p + 1, *p, (size_t)(end - p - 1));
+				if (!q)
+					return xml_bad(x,
+						       "an unterminated attribute value");
+				p = q + 1;
+			}
+			root_seen = true;
+			x->depth++;
+			x->tlen = 0;
+			err = x->fn(x, XML_START, "", 0);
+			if (!err && empty) {
+				err = x->fn(x, XML_END, "", 0);
+				x->depth--;
+			}
+			x->tlen = 0;
+		}
+	}
+	if (!err && (x->depth || !root_seen))
+		return xml_bad(x, "the document ends inside an element");
+	return err;
+}
+
+struct error_ctx {
+	char *code, *msg;
+	size_t clen, mlen;
+};
+
+static int error_fn(struct xml *x, enum xml_ev ev, const char *text, size_t tlen)
+{
+	struct error_ctx *c = x->ctx;
+
+	if (ev != XML_END || x->depth != 2 || strcmp(x->names[0], "Error"))
+		return 0;
+	if (!strcmp(x->names[1], "Code")) {
+		size_t i, n = 0;
+
+		for (i = 0; i < tlen && n + 1 < c->clen; i++)
+			if (alnum(text[i]) || text[i] == '.')
+				c->code[n++] = text[i];
+		c->code[n] = '\0';
+	} else if (!strcmp(x->names[1], "Message")) {
+		size_t n = text_clean(text, c->msg, c->mlen);
+
+		while (n && (c->msg[n - 1] == '.' || c->msg[n - 1] == ' '))
+			c->msg[--n] = '\0';
+	}
+	return 0;
+}
+
+static void error_body(const char *body, size_t n, char *code, size_t clen, char *msg,
+		       size_t mlen)
+{
+	struct error_ctx c = {code, msg, clen, mlen};
+	struct xml x = {.fn = error_fn, .ctx = &c};
+
+	code[0] = msg[0] = '\0';
+	if (body && n && xml_walk(&x, body, n))
+		code[0] = msg[0] = '\0'; /* not S3's: nothing from it is shown */
+	free(x.text);
+}
+
+/* ---- listing ------------------------------------------------------------- */
+
+struct list_ctx {
+	struct s3_list *l;
+	size_t max, added; /* this call's */
+	bool more;	   /* a key past @max */
+	struct s3_object cur;
+	bool have_size, truncated, have_truncated;
+	char *next;
+};
+
+/* "2023-01-02T03:04:05[.123]Z" (or "+HH:MM") into unix seconds */
+static int parse_time(const char *s, int64_t *out)
+{
+	struct tm tm = {0};
+	int y, mo, d, h, mi, sec, n = 0, off = 0;
+	time_t t;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
+	    n != 19)
+		return -1;
+	s += n;
+	if (*s == '.')
+		for (s++; isdigit((unsigned char)*s); s++)
+			;
+	if ((s[0] == '+' || s[0] == '-') && isdigit((unsigned char)s[1]) &&
+	    isdigit((unsigned char)s[2]) && s[3] == ':' && isdigit((unsigned char)s[4]) &&
+	    isdigit((unsigned char)s[5]) && !s[6]) {
+		off = ((s[1] - '0') * 10 + (s[2] - '0')) * 3600 +
+		      ((s[4] - '0') * 10 + (s[5] - '0')) * 60;
+		if (s[0] == '-')
+			off = -off;
+	} else if (strcmp(s, "Z")) {
+		return -1;
+	}
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return -1;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	t = timegm(&tm);
+	*out = (int64_t)t - off;
+	return 0;
+}
+
+static int list_fn(struct xml *x, enum xml_ev ev, const char *text, size_t tlen)
+{
+	struct list_ctx *c = x->ctx;
+	const char *el = x->names[x->depth - 1];
+
+	if (x->depth == 1 && strcmp(el, "ListBucketResult"))
+		return xml_bad(x, "the answer is not a ListBucketResult");
+	if (x->depth == 2 && !strcmp(el, "Contents")) {
+		if (ev == XML_START) {
+			free(c->cur.key);
+			memset(&c->cur, 0, sizeof(c->cur));
+			c->have_size = false;
+			return 0;
+		}
+		if (!c->cur.key || !c->have_size)
+			return xml_bad(x, "a Contents without its Key or Size");
+		if (c->max && c->added >= c->max) {
+			c->more = true;
+			free(c->cur.key);
+			c->cur.key = NULL;
+			return 0;
+		}
+		if (LIB_GROW(c->l->v, c->l->cap, c->l->n + 1))
+			return -ENOMEM;
+		c->l->v[c->l->n++] = c->cur;
+		c->cur.key = NULL;
+		c->added++;
+		return 0;
+	}
+	if (ev != XML_END)
+		return 0;
+	if (x->depth == 2 && !strcmp(el, "IsTruncated")) {
+		if (strcmp(text, "true") && strcmp(text, "false"))
+			return xml_bad(x, "IsTruncated neither true nor false");
+		c->truncated = !strcmp(text, "true");
+		c->have_truncated = true;
+	} else if (x->depth == 2 && !strcmp(el, "NextContinuationToken")) {
+		if (!tlen || tlen > TOKEN_MAX || strlen(text) != tlen)
+			return xml_bad(x, "a NextContinuationToken empty or too long");
+		free(c->next);
+		c->next = strdup(text);
+		if (!c->next)
+			return -ENOMEM;
+	} else if (x->depth == 3 && !strcmp(x->names[1], "Contents")) {
+		if (!strcmp(el, "Key")) {
+			if (!tlen || tlen > KEY_MAX || strlen(text) != tlen)
+				return xml_bad(x,
+					       "a Key empty or longer than 1024 bytes");
+			free(c->cur.key);
+			c->cur.key = strdup(text);
+			if (!c->cur.key)
+				return -ENOMEM;
+		} else if (!strcmp(el, "Size")) {
+			char *e;
+
+			errno = 0;
+			c->cur.size = strtoull(text, &e, 10);
+			if (errno || !isdigit((unsigned char)text[0]) || *e)
+				return xml_bad(x, "a Size that is not a number");
+			c->have_size = true;
+		} else if (!strcmp(el, "ETag")) {
+			const char *t = text;
+			size_t n = tlen;
+
+			if (n >= 2 && t[0] == '"' && t[n - 1] == '"') {
+				t++;
+				n -= 2;
+			}
+			c->cur.etag[0] = '\0';
+			if (n < sizeof(c->cur.etag)) {
+				memcpy(c->cur.etag, t, n);
+				c->cur.etag[n] = '\0';
+				text_clean(c->cur.etag, c->cur.etag, sizeof(c->cur.etag));
+			}
+		} else if (!strcmp(el, "LastModified")) {
+			if (parse_time(text, &c->cur.mtime))
+				return xml_bad(
+					x, "a LastModified that is not an ISO 8601 time");
+		}
+	}
+	return 0;
+}
+
+void s3_list_release(struct s3_list *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].key);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, char *why,
+	     size_t len)
+{
+	struct list_ctx c = {.l = l, .max = max};
+	struct xml xp = {.fn = list_fn, .ctx = &c, .why = why, .len = len};
+	struct curl_slist *hdr;
+	char *token = NULL, pbuf[160];
+	int err = -ENOMEM;
+
+	if (!prefix)
+		prefix = "";
+	hdr = headers(s, NULL);
+	if (!hdr)
+		return -ENOMEM;
+	for (;;) {
+		struct sbuf url = {0};
+		struct xfer x;
+		char num[32];
+
+		/* the parameters sorted by name: libcurl 7.88 signs the query as it is */
+		sb_str(&url, s->cfg.endpoint);
+		sb_str(&url, "/");
+		sb_str(&url, s->bucket);
+		sb_str(&url, "?");
+		if (token) {
+			sb_str(&url, "continuation-token=");
+			sb_esc(&url, token, false);
+			sb_str(&url, "&");
+		}
+		sb_str(&url, "list-type=2");
+		if (max) {
+			size_t want = max - c.added + 1;
+
+			snprintf(num, sizeof(num), "&max-keys=%zu",
+				 want < 1000 ? want : 1000);
+			sb_str(&url, num);
+		}
+		sb_str(&url, "&prefix=");
+		sb_esc(&url, prefix, false);
+		if (url.err) {
+			free(url.s);
+			err = -ENOMEM;
+			break;
+		}
+		xfer_init(&x, s);
+		x.body_max = LIST_PAGE_MAX;
+		err = curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L)
+			      ? -ENOMEM
+			      : perform(s, url.s, hdr, &x, NULL, why, len);
+		free(url.s);
+		if (!err) {
+			c.truncated = c.have_truncated = false;
+			free(c.next);
+			c.next = NULL;
+			err = x.blen ? xml_walk(&xp, x.body, x.blen)
+				     : xml_bad(&xp, "an empty answer to a listing");
+		}
+		free(x.body);
+		if (err)
+			break;
+		if (c.more) {
+			say(why, len, "more than %zu keys under '%s' in bucket '%s'", max,
+			    shown(prefix, pbuf, sizeof(pbuf)), s->bucket);
+			err = -E2BIG;
+			break;
+		}
+		if (!c.have_truncated || !c.truncated)
+			break;
+		if (!c.next) {
+			err = xml_bad(&xp, "IsTruncated without a NextContinuationToken");
+			break;
+		}
+		if (token && !strcmp(token, c.next)) {
+			err = xml_bad(&xp, "the same continuation token twice");
+			break;
+		}
+		free(token);
+		token = c.next;
+		c.next = NULL;
+	}
+	free(c.cur.key);
+	free(c.next);
+	free(token);
+	free(xp.text);
+	free_headers(hdr);
+	return err;
+}

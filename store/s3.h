@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * s3.h - an S3 (or S3-compatible) bucket through libcurl: put a file, list
+ * keys under a prefix, get an object into a file, head an object. Requests
+ * are signed by libcurl's AWS SigV4 (CURLOPT_AWS_SIGV4), addressed
+ * path-style (ENDPOINT/BUCKET/KEY), payloads unsigned
+ * (x-amz-content-sha256: UNSIGNED-PAYLOAD; TLS protects them on https).
+ *
+ * Configuration, as the AWS CLI reads it (s3_config__load()):
+ *   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+
+ *                AWS_SESSION_TOKEN), else the profile AWS_PROFILE (else
+ *                "default") of AWS_SHARED_CREDENTIALS_FILE (else
+ *                ~/.aws/credentials) and of AWS_CONFIG_FILE (else
+ *                ~/.aws/config, "[profile NAME]" sections):
+ *                aws_access_key_id, aws_secret_access_key,
+ *                aws_session_token. Nothing else (no SSO, no instance
+ *                metadata, no credential_process): none found is -ENOKEY.
+ *   region       AWS_REGION, AWS_DEFAULT_REGION, the profile's region,
+ *                else us-east-1.
+ *   endpoint     the caller's (--endpoint-url), AWS_ENDPOINT_URL_S3,
+ *                AWS_ENDPOINT_URL, the profile's endpoint_url, else
+ *                https://s3.REGION.amazonaws.com.
+ * A file is read only if it is a regular file, opened without following
+ * a final symlink, owned by the caller's effective uid or root, and not
+ * writable by group or others (the recorder runs as root: a file another
+ * user can change is not a source of where its data goes); else -EPERM
+ * and why. Secrets never leave this module: no message, error or URL
+ * holds them.
+ *
+ * Every function returns 0 or -errno, with a one-line reason in @why for a
+ * person (the S3 error code and message when the store said no) and the
+ * HTTP status in the object's last_status. -EAGAIN: worth retrying (no
+ * connection, a timeout, 5xx, 429/SlowDown); other errors are not
+ * (-EACCES: credentials or permission refused, -ENOENT: no such bucket
+ * or key, -EINVAL: a bad URL).
+ */
+#ifndef D9_STORE_S3_H
+#define D9_STORE_S3_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct s3_config {
+	char region[64];
+		char endpoint[512]; /* scheme://host[:port][/path], no trailing '/' */
+	char profile[128];
+	char source[160]; /* where the credentials came from ("environment",
+			   * "profile default in /root/.aws/credentials"),
+			   * never what they are */
+	/* private: the secrets */
+	char key_id_[128], secret_[256], token_[2048];
+};
+
+/* @endpoint_url: NULL or --endpoint-url. 0; -ENOKEY (no credentials),
+ * -EPERM (a file refused), -EINVAL (a malformed file or URL), with why. */
+int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, size_t len);
+/* Wipe the secrets. */
+void s3_config__clear(struct s3_config *c);
+
+/* "s3://BUCKET[/PREFIX]" into @bucket and @prefix (no leading or
+ * trailing '/'; "" for none). 0 or -EINVAL (not s3://, no bucket, a
+ * bucket name S3 would refuse). */
+int s3_parse_url(const char *url, char *bucket, size_t blen, char *prefix, size_t plen);
+
+struct s3;
+
+/* A connection to @bucket with @c (copied): a request fails (-EAGAIN) when
+ * it moves nothing for @timeout_s seconds (0: 60), however long it takes
+ * otherwise (connecting: at most 10 s). One thread at a time per struct
+ * s3. 0 or -errno. */
+int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
+	    struct s3 **out);
+void s3__free(struct s3 *s);
+/* The HTTP status of the last request (0: none reached the server). */
+long s3__last_status(const struct s3 *s);
+
+/* A user metadata pair of an object (x-amz-meta-KEY: VALUE); both
+ * printable ASCII, the key [a-z0-9-], the value at most 256 bytes. */
+struct s3_meta {
+	const char *key, *value;
+};
+
+/* Put the file open at @fd (read from offset 0, @size bytes) as @key with
+ * @meta (@nmeta pairs). */
+int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
+	       const struct s3_meta *meta, size_t nmeta, char *why, size_t len);
+
+struct s3_object {
+	char *key;
+	uint64_t size;
+		char etag[72]; /* without its quotes ("" if longer) */
+	int64_t mtime; /* unix seconds */
+};
+
+struct s3_list {
+	struct s3_object *v;
+	size_t n, cap;
+};
+
+/* Every key under @prefix (a plain prefix: "a/b/" lists under a/b/),
+ * in the store's order (UTF-8 binary, so the time-ordered layout comes
+ * in time order), appended to @l, following continuation tokens; at most
+ * @max keys (0: no limit; past it -E2BIG). Whatever it returns, @l may
+ * hold keys: s3_list_release() it. */
+int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, char *why,
+	     size_t len);
+void s3_list_release(struct s3_list *l);
+
+/* Get @key into the file open at @fd (truncated first); its size in
+ * *@size if non-NULL. */
+int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t *size, char *why,
+	       size_t len);
+
+/* @key's size and its metadata value for @meta_key (without
+ * "x-amz-meta-") into @value ("" if absent; -ERANGE if it does not fit). */
+int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key,
+	     char *value, size_t vlen, char *why, size_t len);
+
+#endif /* D9_STORE_S3_H */

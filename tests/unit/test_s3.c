@@ -1,0 +1,847 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store/s3: the configuration as the AWS CLI reads it (environment,
+ * profiles of the credentials and config files, the files' checks,
+ * precedence of region and endpoint), s3:// URLs, and the requests
+ * against a scripted HTTP server on loopback (what is sent, how answers
+ * and errors are read). End-to-end tests get a real one (s3rver) from
+ * tests/e2e/s3lib.sh.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "store/s3.h"
+
+extern char **environ;
+
+static char home[64];
+static char why[512];
+
+/* every AWS_* variable out of the way, and a fresh HOME with ~/.aws */
+static void setup(void)
+{
+	char dir[128];
+	size_t i, n = 0;
+	char *names[64];
+
+	for (i = 0; environ[i] && n < 64; i++) {
+		if (!strncmp(environ[i], "AWS_", 4)) {
+			names[n] = strndup(environ[i], strcspn(environ[i], "="));
+			n++;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		unsetenv(names[i]);
+		free(names[i]);
+	}
+	snprintf(home, sizeof(home), "/tmp/d9s3.XXXXXX");
+	cr_assert_not_null(mkdtemp(home));
+	setenv("HOME", home, 1);
+	snprintf(dir, sizeof(dir), "%s/.aws", home);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	why[0] = '\0';
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+	cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(s3, .init = setup, .fini = teardown);
+
+/* HOME/@name with @text, mode @mode; its path in a static buffer */
+static const char *put_file(const char *name, const char *text, mode_t mode)
+{
+	static char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", home, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	cr_assert_eq(chmod(path, mode), 0);
+	return path;
+}
+
+static void env_creds(void)
+{
+	setenv("AWS_ACCESS_KEY_ID", "AKIAENV", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "envsecret", 1);
+}
+
+Test(s3, environment_credentials_and_the_defaults)
+{
+	struct s3_config c;
+
+	env_creds();
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "AKIAENV");
+	cr_expect_str_eq(c.secret_, "envsecret");
+	cr_expect_str_eq(c.token_, "");
+	cr_expect_str_eq(c.source, "environment");
+	cr_expect_str_eq(c.profile, "default");
+	cr_expect_str_eq(c.region, "us-east-1");
+	cr_expect_str_eq(c.endpoint, "https://s3.us-east-1.amazonaws.com");
+	s3_config__clear(&c);
+}
+
+Test(s3, session_token_from_the_environment_and_from_a_profile)
+{
+	struct s3_config c;
+
+	env_creds();
+	setenv("AWS_SESSION_TOKEN", "envtoken", 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.token_, "envtoken");
+	s3_config__clear(&c);
+
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("AWS_SESSION_TOKEN");
+	put_file(".aws/credentials",
+		 "[default]\naws_access_key_id = AKIAF\naws_secret_access_key = fs\n"
+		 "aws_session_token = filetoken\n",
+		 0600);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.token_, "filetoken");
+	s3_config__clear(&c);
+}
+
+Test(s3, profile_from_the_credentials_file_region_and_endpoint_from_the_config)
+{
+	struct s3_config c;
+	char src[200];
+
+	put_file(".aws/credentials",
+		 "# a comment\n"
+		 "[default]\n"
+		 "aws_access_key_id = AKIADEFAULT\n"
+		 "aws_secret_access_key = defaultsecret\n"
+		 "\n"
+		 "[work]\n"
+		 "  ; indented comment\n"
+		 "AWS_Access_Key_ID=AKIAWORK   \n"
+		 "aws_secret_access_key:   work/secret+x==  \r\n",
+		 0600);
+	put_file(".aws/config",
+		 "[default]\nregion = eu-west-1\n"
+		 "[work]\nregion = ap-south-1\n" /* not a config profile: no "profile" */
+		 "[profile   work]\n"
+		 "region = eu-central-1\n"
+		 "endpoint_url = http://minio.local:9000/\n",
+		 0600);
+	setenv("AWS_PROFILE", "work", 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "AKIAWORK",
+			 "keys are case-insensitive, blanks trimmed");
+	cr_expect_str_eq(c.secret_, "work/secret+x==", "':' delimits too, CR trimmed");
+	cr_expect_str_eq(c.profile, "work");
+	cr_expect_str_eq(c.region, "eu-central-1");
+	cr_expect_str_eq(c.endpoint, "http://minio.local:9000", "no trailing '/'");
+	snprintf(src, sizeof(src), "profile work in %s/.aws/credentials", home);
+	cr_expect_str_eq(c.source, src);
+	cr_expect_null(strstr(c.source, "secret"), "the source never holds the secret");
+	s3_config__clear(&c);
+
+	unsetenv("AWS_PROFILE");
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "AKIADEFAULT");
+	cr_expect_str_eq(c.region, "eu-west-1", "[default] in the config file");
+	cr_expect_str_eq(c.endpoint, "https://s3.eu-west-1.amazonaws.com");
+	s3_config__clear(&c);
+}
+
+Test(s3, credentials_in_the_config_file_and_files_named_by_the_environment)
+{
+	struct s3_config c;
+	char path[200];
+
+	put_file("conf",
+		 "[profile p]\naws_access_key_id = AKIACONF\naws_secret_access_key = cs\n"
+		 "s3 =\n  endpoint_url = http://nested.example\n" /* nested: not the
+								     profile's */
+		 "region = us-west-2\n",
+		 0600);
+	snprintf(path, sizeof(path), "%s/conf", home);
+	setenv("AWS_CONFIG_FILE", path, 1);
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "~/nothing-here", 1);
+	setenv("AWS_PROFILE", "p", 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "AKIACONF");
+	cr_expect_str_eq(c.region, "us-west-2");
+	cr_expect_str_eq(c.endpoint, "https://s3.us-west-2.amazonaws.com");
+	snprintf(path, sizeof(path), "profile p in %s/conf", home);
+	cr_expect_str_eq(c.source, path);
+	s3_config__clear(&c);
+}
+
+Test(s3, region_and_endpoint_precedence)
+{
+	struct s3_config c;
+
+	env_creds();
+	put_file(".aws/config",
+		 "[default]\nregion = eu-west-3\nendpoint_url = http://profile\n", 0600);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.region, "eu-west-3");
+	cr_expect_str_eq(c.endpoint, "http://profile");
+
+	setenv("AWS_DEFAULT_REGION", "ca-central-1", 1);
+	setenv("AWS_ENDPOINT_URL", "http://generic:1", 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.region, "ca-central-1");
+	cr_expect_str_eq(c.endpoint, "http://generic:1");
+
+	setenv("AWS_REGION", "sa-east-1", 1);
+	setenv("AWS_ENDPOINT_URL_S3", "https://s3only:2/", 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.region, "sa-east-1");
+	cr_expect_str_eq(c.endpoint, "https://s3only:2");
+
+	cr_assert_eq(s3_config__load(&c, "http://caller:3//", why, sizeof(why)), 0, "%s",
+		     why);
+	cr_expect_str_eq(c.endpoint, "http://caller:3");
+	s3_config__clear(&c);
+}
+
+Test(s3, a_file_others_can_write_is_refused)
+{
+	struct s3_config c;
+	const char *path;
+	char want[300];
+
+	path = put_file(".aws/credentials",
+			"[default]\naws_access_key_id = A\naws_secret_access_key = S\n",
+			0620);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EPERM);
+	snprintf(want, sizeof(want), "chmod go-w %s", path);
+	cr_expect_not_null(strstr(why, want), "%s", why);
+	cr_expect_not_null(strstr(why, "writable by group or others"), "%s", why);
+	cr_expect_str_eq(c.secret_, "", "nothing kept from a refused load");
+
+	chmod(path, 0602);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EPERM);
+	chmod(path, 0644);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	s3_config__clear(&c);
+
+	/* the config file is checked as well: it says where the data goes */
+	put_file(".aws/config", "[default]\nendpoint_url = http://evil\n", 0666);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EPERM);
+	cr_expect_not_null(strstr(why, "/.aws/config"), "%s", why);
+}
+
+Test(s3, a_symlink_or_a_directory_is_refused)
+{
+	struct s3_config c;
+	char link[200];
+	const char *target;
+
+	target = put_file("real-credentials",
+			  "[default]\naws_access_key_id = A\naws_secret_access_key = S\n",
+			  0600);
+	snprintf(link, sizeof(link), "%s/.aws/credentials", home);
+	cr_assert_eq(symlink(target, link), 0);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EPERM);
+	cr_expect_not_null(strstr(why, "symbolic link"), "%s", why);
+	cr_expect_not_null(strstr(why, "AWS_SHARED_CREDENTIALS_FILE"), "%s", why);
+
+	/* named directly, it is read */
+	setenv("AWS_SHARED_CREDENTIALS_FILE", target, 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	s3_config__clear(&c);
+
+	setenv("AWS_SHARED_CREDENTIALS_FILE", home, 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EPERM);
+	cr_expect_not_null(strstr(why, "not a regular file"), "%s", why);
+}
+
+Test(s3, files_are_not_needed_when_the_environment_decides_everything)
+{
+	struct s3_config c;
+
+	env_creds();
+	setenv("AWS_REGION", "eu-north-1", 1);
+	put_file(".aws/config", "[default]\nregion = us-east-2\n", 0666);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EPERM,
+		     "the endpoint could come from it");
+	cr_expect_eq(s3_config__load(&c, "http://127.0.0.1:9", why, sizeof(why)), 0, "%s",
+		     why);
+	cr_expect_str_eq(c.region, "eu-north-1");
+	s3_config__clear(&c);
+}
+
+Test(s3, no_credentials_is_enokey)
+{
+	struct s3_config c;
+
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	cr_expect_not_null(strstr(why, "AWS_ACCESS_KEY_ID"), "%s", why);
+
+	put_file(".aws/credentials",
+		 "[other]\naws_access_key_id = A\naws_secret_access_key = S\n", 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY,
+		     "not the profile");
+	cr_expect_not_null(strstr(why, "profile default"), "%s", why);
+
+	setenv("AWS_PROFILE", "other", 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	s3_config__clear(&c);
+
+	put_file(".aws/credentials", "[other]\naws_access_key_id = A\n", 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY, "half a pair");
+	cr_expect_not_null(strstr(why, "aws_secret_access_key"), "%s", why);
+
+	unsetenv("AWS_PROFILE");
+	setenv("AWS_ACCESS_KEY_ID", "AKIAONLY", 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	cr_expect_not_null(strstr(why, "AWS_SECRET_ACCESS_KEY"), "%s", why);
+}
+
+Test(s3, malformed_files_and_urls_are_einval_and_say_nothing_secret)
+{
+	struct s3_config c;
+
+	put_file(".aws/credentials", "aws_access_key_id = A\n[default]\n", 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EINVAL);
+	cr_expect_not_null(strstr(why, "/.aws/credentials:1:"), "%s", why);
+
+	put_file(".aws/credentials", "[default]\njust words\n", 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EINVAL);
+	cr_expect_not_null(strstr(why, ":2:"), "%s", why);
+
+	put_file(".aws/credentials", "[default\n", 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EINVAL);
+
+	put_file(".aws/credentials",
+		 "[default]\naws_access_key_id = A\naws_secret_access_key = S\n", 0600);
+	cr_expect_eq(s3_config__load(&c, "ftp://host", why, sizeof(why)), -EINVAL);
+	cr_expect_eq(s3_config__load(&c, "http://", why, sizeof(why)), -EINVAL);
+	cr_expect_eq(s3_config__load(&c, "https://user:hunter2@host", why, sizeof(why)),
+		     -EINVAL);
+	cr_expect_null(strstr(why, "hunter2"), "%s", why);
+	cr_expect_eq(s3_config__load(&c, "http://host/a b", why, sizeof(why)), -EINVAL);
+	setenv("AWS_REGION", "us-east-1\x1b[2J", 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EINVAL);
+	cr_expect_null(strchr(why, '\x1b'), "%s", why);
+}
+
+Test(s3, clear_wipes_the_secrets)
+{
+	struct s3_config c;
+
+	env_creds();
+	setenv("AWS_SESSION_TOKEN", "tok", 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	s3_config__clear(&c);
+	cr_expect_str_eq(c.key_id_, "");
+	cr_expect_str_eq(c.secret_, "");
+	cr_expect_str_eq(c.token_, "");
+	cr_expect_str_eq(c.region, "us-east-1", "what is not secret stays");
+	s3_config__clear(NULL);
+}
+
+Test(s3, urls)
+{
+	static const struct {
+		const char *url, *bucket, *prefix;
+	} good[] = {
+		{"s3://bucket", "bucket", ""},
+		{"s3://bucket/", "bucket", ""},
+		{"s3://my.bucket-1/some/prefix/", "my.bucket-1", "some/prefix"},
+		{"s3://abc//a b+c//", "abc", "a b+c"},
+		{"s3://0ab/x", "0ab", "x"},
+	};
+	static const char *const bad[] = {
+		NULL,
+		"",
+		"s3:/bucket",
+		"http://bucket/x",
+		"S3://bucket",
+		"s3://",
+		"s3:///x",
+		"s3://ab",
+		"s3://Bucket",
+		"s3://-bucket",
+		"s3://bucket-",
+		"s3://a..b",
+		"s3://a_b/x",
+		"s3://a b",
+		"s3://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	char b[64], p[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_assert_eq(s3_parse_url(good[i].url, b, sizeof(b), p, sizeof(p)), 0,
+			     "%s", good[i].url);
+		cr_expect_str_eq(b, good[i].bucket);
+		cr_expect_str_eq(p, good[i].prefix);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(s3_parse_url(bad[i], b, sizeof(b), p, sizeof(p)), -EINVAL,
+			     "%s", bad[i] ? bad[i] : "(null)");
+	cr_expect_eq(s3_parse_url("s3://bucket/a-long-prefix", b, sizeof(b), p, 8),
+		     -EINVAL, "a prefix too long for its buffer");
+}
+
+/* ---- requests, against a scripted server on loopback --------------------- */
+
+#define FAKE_MAX 8
+
+struct fake_answer {
+	int status;
+	const char *headers; /* extra lines, each ending "\r\n" */
+	const char *body;
+	int no_body; /* HEAD: Content-Length from headers, nothing sent */
+};
+
+struct fake {
+	int lfd, port, n, served;
+	struct fake_answer answers[FAKE_MAX];
+	char head[FAKE_MAX][4096]; /* each request's line and headers */
+	char body[FAKE_MAX][4096];
+	size_t body_len[FAKE_MAX];
+	pthread_t thread;
+};
+
+static void *fake_serve(void *arg)
+{
+	struct fake *f = arg;
+
+	for (f->served = 0; f->served < f->n; f->served++) {
+		int i = f->served, fd = accept(f->lfd, NULL, NULL);
+		char buf[8192], out[8192], *end = NULL, *cl;
+		size_t got = 0, want = 0;
+		const struct fake_answer *a = &f->answers[i];
+
+		if (fd < 0)
+			break;
+		while (got < sizeof(buf) - 1) {
+			ssize_t r = read(fd, buf + got, sizeof(buf) - 1 - got);
+
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+			buf[got] = '\0';
+			if (!end && (end = strstr(buf, "\r\n\r\n"))) {
+				cl = strcasestr(buf, "\r\ncontent-length:");
+				want = (size_t)(end + 4 - buf) +
+				       (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
+				if (strcasestr(buf, "\r\nexpect: 100-continue\r\n"))
+					send(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25,
+					     MSG_NOSIGNAL);
+			}
+			if (end && got >= want)
+				break;
+		}
+		if (end) {
+			size_t h = (size_t)(end + 4 - buf);
+
+			snprintf(f->head[i], sizeof(f->head[i]), "%.*s", (int)h, buf);
+			f->body_len[i] = got - h < sizeof(f->body[i])
+						 ? got - h
+						 : sizeof(f->body[i]);
+			memcpy(f->body[i], buf + h, f->body_len[i]);
+		}
+		if (a->no_body)
+			snprintf(out, sizeof(out),
+				 "HTTP/1.1 %d X\r\nConnection: close\r\n%s\r\n",
+				 a->status, a->headers ? a->headers : "");
+		else
+			snprintf(
+				out, sizeof(out),
+				"HTTP/1.1 %d X\r\nConnection: close\r\nContent-Length: %zu\r\n%s\r\n%s",
+				a->status, a->body ? strlen(a->body) : 0,
+				a->headers ? a->headers : "", a->body ? a->body : "");
+		send(fd, out, strlen(out), MSG_NOSIGNAL); /* the client may be gone */
+		close(fd);
+	}
+	return NULL;
+}
+
+static void fake_start(struct fake *f)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {.tv_sec = 10};
+	socklen_t sl = sizeof(sa);
+
+	f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(f->lfd, 0);
+	cr_assert_eq(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(f->lfd, 8), 0);
+	setsockopt(f->lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cr_assert_eq(getsockname(f->lfd, (struct sockaddr *)&sa, &sl), 0);
+	f->port = ntohs(sa.sin_port);
+	cr_assert_eq(pthread_create(&f->thread, NULL, fake_serve, f), 0);
+}
+
+static void fake_stop(struct fake *f)
+{
+	pthread_join(f->thread, NULL);
+	close(f->lfd);
+}
+
+/* a struct s3 on bucket "bkt" of the fake server */
+static struct s3 *fake_s3(struct fake *f, const char *token)
+{
+	struct s3_config c;
+	struct s3 *s;
+	char ep[64];
+
+	env_creds();
+	if (token)
+		setenv("AWS_SESSION_TOKEN", token, 1);
+	setenv("AWS_REGION", "eu-west-1", 1);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d/", f->port);
+	cr_assert_eq(s3_config__load(&c, ep, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(s3__new(&c, "bkt", 5, &s), 0);
+	s3_config__clear(&c);
+	return s;
+}
+
+static int temp_file(const char *content)
+{
+	char path[] = "/tmp/d9s3f.XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	cr_assert_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	return fd;
+}
+
+Test(s3, put_sends_the_file_signed_with_its_metadata)
+{
+	struct fake f = {.n = 1, .answers = {{200, "ETag: \"x\"\r\n", ""}}};
+	struct s3_meta meta[] = {{"trace-id", "abc 123"},
+				 {"empty", ""},
+				 {"blank", "  "},
+				 {"spaced", " a  b "}};
+	struct s3 *s;
+	int fd = temp_file("hello, store");
+
+	fake_start(&f);
+	s = fake_s3(&f, "TOKEN/1+2=");
+	cr_assert_eq(s3__put_fd(s, "dir/a b+c%.d9", fd, 5, meta, 4, why, sizeof(why)), 0,
+		     "%s", why);
+	fake_stop(&f);
+	cr_expect_eq(s3__last_status(s), 200);
+	cr_expect_eq(strncmp(f.head[0], "PUT /bkt/dir/a%20b%2Bc%25.d9 HTTP/1.1\r\n", 39),
+		     0, "%s", f.head[0]);
+	cr_expect_eq(f.body_len[0], 5, "size bytes from offset 0");
+	cr_expect_eq(memcmp(f.body[0], "hello", 5), 0);
+	cr_expect_not_null(strcasestr(f.head[0], "\r\nx-amz-meta-trace-id: abc 123\r\n"));
+	cr_expect_null(strcasestr(f.head[0], "x-amz-meta-empty"),
+		       "an empty value is not sent");
+	cr_expect_null(strcasestr(f.head[0], "x-amz-meta-blank"), "nor a blank one");
+	cr_expect_not_null(strcasestr(f.head[0], "\r\nx-amz-meta-spaced:  a  b \r\n"),
+			   "blanks are any value's");
+	cr_expect_not_null(
+		strcasestr(f.head[0], "\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\n"));
+	cr_expect_not_null(
+		strcasestr(f.head[0], "\r\nx-amz-security-token: TOKEN/1+2=\r\n"));
+	cr_expect_not_null(
+		strstr(f.head[0], "Authorization: AWS4-HMAC-SHA256 Credential=AKIAENV/"));
+	cr_expect_not_null(strstr(f.head[0], "/eu-west-1/s3/aws4_request"));
+	cr_expect_null(strstr(f.head[0], "envsecret"), "the secret is never sent");
+
+	meta[0].key = "Upper";
+	cr_expect_eq(s3__put_fd(s, "k", fd, 5, meta, 1, why, sizeof(why)), -EINVAL);
+	meta[0].key = "ok";
+	meta[0].value = "tab\there";
+	cr_expect_eq(s3__put_fd(s, "k", fd, 5, meta, 1, why, sizeof(why)), -EINVAL);
+	cr_expect_eq(s3__put_fd(s, "", fd, 5, NULL, 0, why, sizeof(why)), -EINVAL);
+	s3__free(s);
+	close(fd);
+}
+
+Test(s3, put_of_a_file_shorter_than_its_size_fails)
+{
+	struct fake f = {.n = 1, .answers = {{200, NULL, ""}}};
+	struct s3 *s;
+	int fd = temp_file("abc");
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_expect_eq(s3__put_fd(s, "k", fd, 10, NULL, 0, why, sizeof(why)), -EIO);
+	cr_expect_not_null(strstr(why, "shorter"), "%s", why);
+	fake_stop(&f);
+	s3__free(s);
+	close(fd);
+}
+
+static const char page1[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+	"<Name>bkt</Name><Prefix>p/</Prefix><KeyCount>2</KeyCount>"
+	"<IsTruncated>true</IsTruncated>"
+	"<NextContinuationToken>tok/1+=</NextContinuationToken>"
+	"<Contents><Key>p/a &amp; b&lt;&#233;&#x1F600;</Key>"
+	"<LastModified>2024-02-29T12:34:56.789Z</LastModified>"
+	"<ETag>&quot;0123456789abcdef0123456789abcdef&quot;</ETag><Size>42</Size>"
+	"<Owner><ID>x</ID></Owner><StorageClass>STANDARD</StorageClass></Contents>"
+	"<!-- a comment -->"
+	"<Contents><Key>p/b</Key><Size>0</Size><ETag>\"e-2\"</ETag>"
+	"<LastModified>1970-01-01T00:00:10Z</LastModified></Contents>"
+	"</ListBucketResult>";
+static const char page2[] =
+	"<ListBucketResult><IsTruncated>false</IsTruncated>"
+	"<Contents><Key>p/c</Key><Size>18446744073709551615</Size></Contents>"
+	"<Contents/>" /* a Contents without a Key: refused */
+	"</ListBucketResult>";
+static const char page2_ok[] =
+	"<ListBucketResult><IsTruncated>false</IsTruncated>"
+	"<Contents><Key>p/c</Key><Size>18446744073709551615</Size></Contents>"
+	"</ListBucketResult>";
+
+Test(s3, list_follows_continuation_tokens_and_decodes_the_xml)
+{
+	struct fake f = {.n = 2, .answers = {{200, NULL, page1}, {200, NULL, page2_ok}}};
+	struct s3_list l = {0};
+	struct s3 *s;
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_assert_eq(s3__list(s, "p/", 0, &l, why, sizeof(why)), 0, "%s", why);
+	fake_stop(&f);
+	cr_assert_eq(l.n, 3);
+	cr_expect_str_eq(l.v[0].key, "p/a & b<\xc3\xa9\xf0\x9f\x98\x80");
+	cr_expect_eq(l.v[0].size, 42);
+	cr_expect_str_eq(l.v[0].etag, "0123456789abcdef0123456789abcdef");
+	cr_expect_eq(l.v[0].mtime, 1709210096);
+	cr_expect_str_eq(l.v[1].key, "p/b");
+	cr_expect_str_eq(l.v[1].etag, "e-2");
+	cr_expect_eq(l.v[1].mtime, 10);
+	cr_expect_eq(l.v[2].size, UINT64_MAX);
+	/* the query in S3's canonical form: sorted, escaped */
+	cr_expect_eq(
+		strncmp(f.head[0], "GET /bkt?list-type=2&prefix=p%2F HTTP/1.1\r\n", 43),
+		0, "%s", f.head[0]);
+	cr_expect_eq(
+		strncmp(f.head[1],
+			"GET /bkt?continuation-token=tok%2F1%2B%3D&list-type=2&prefix=p%2F "
+			"HTTP/1.1\r\n",
+			76),
+		0, "%s", f.head[1]);
+	s3_list_release(&l);
+	cr_expect_null(l.v);
+	cr_expect_eq(l.n, 0);
+	s3__free(s);
+}
+
+Test(s3, list_stops_past_max_with_e2big_and_keeps_what_it_listed)
+{
+	struct fake f = {.n = 1, .answers = {{200, NULL, page1}}};
+	struct s3_list l = {0};
+	struct s3 *s;
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_expect_eq(s3__list(s, "p/", 1, &l, why, sizeof(why)), -E2BIG);
+	fake_stop(&f);
+	cr_expect_eq(l.n, 1);
+	cr_expect_not_null(strstr(f.head[0], "max-keys=2&prefix"), "%s", f.head[0]);
+	s3_list_release(&l);
+	s3__free(s);
+}
+
+Test(s3, malformed_listings_are_ebadmsg)
+{
+	static const char *const bad[] = {
+		page2,
+		"<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents>",
+		"<ListBucketResult><Contents><Key>a &bogus; b</Key><Size>1</Size></Contents>"
+		"</ListBucketResult>",
+		"<ListBucketResult><Contents><Key>a</Key><Size>x</Size></Contents></ListBucketResult>",
+		"<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contentz></ListBucketResult>",
+		"<!DOCTYPE x [<!ENTITY a \"b\">]><ListBucketResult/>",
+		"<Other/>",
+		"",
+		"<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
+		"<ListBucketResult><Contents><Key>a&#0;</Key><Size>1</Size></Contents></ListBucketResult>",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fake f = {.n = 1, .answers = {{200, NULL, bad[i]}}};
+		struct s3_list l = {0};
+		struct s3 *s;
+
+		fake_start(&f);
+		s = fake_s3(&f, NULL);
+		why[0] = '\0';
+		cr_expect_eq(s3__list(s, "", 0, &l, why, sizeof(why)), -EBADMSG, "%s",
+			     bad[i]);
+		cr_expect_not_null(strstr(why, "XML"), "%s", why);
+		fake_stop(&f);
+		s3_list_release(&l);
+		s3__free(s);
+	}
+}
+
+static const char denied[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<Error><Code>InvalidAccessKeyId</Code><Message>The AWS Access Key Id you provided does "
+	"not exist in our records.\x1b[2J</Message><AWSAccessKeyId>AKIAENV</AWSAccessKeyId>"
+	"<RequestId>1</RequestId></Error>";
+
+Test(s3, errors_map_to_errno_with_what_s3_said)
+{
+	static const struct {
+		struct fake_answer a;
+		int err;
+		const char *says;
+	} cases[] = {
+		{{403, NULL, denied},
+		 -EACCES,
+		 "S3 said 403 InvalidAccessKeyId: The AWS Access Key Id you provided does not exist "
+		 "in our records.?[2J"},
+		{{404, NULL,
+		  "<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not "
+		  "exist</Message></Error>"},
+		 -ENOENT,
+		 "no bucket 'bkt' at http://127.0.0.1:"},
+		{{503, NULL,
+		  "<Error><Code>SlowDown</Code><Message>Reduce your request rate."
+		  "</Message></Error>"},
+		 -EAGAIN,
+		 "S3 said 503 SlowDown: Reduce your request rate"},
+		{{500, NULL, "<html>oops</html>"}, -EAGAIN, "S3 said 500"},
+		{{429, NULL, ""}, -EAGAIN, "S3 said 429"},
+		{{400, NULL, "<Error><Code>RequestTimeout</Code></Error>"},
+		 -EAGAIN,
+		 "RequestTimeout"},
+		{{400, NULL, "<Error><Code>ExpiredToken</Code></Error>"},
+		 -EACCES,
+		 "ExpiredToken"},
+		{{301, "x-amz-bucket-region: eu-central-1\r\n",
+		  "<Error><Code>PermanentRedirect</Code><Message>Use the right endpoint.</Message>"
+		  "</Error>"},
+		 -EIO,
+		 "S3 said 301 PermanentRedirect: Use the right endpoint (the bucket is in "
+		 "eu-central-1: set AWS_REGION=eu-central-1)"},
+		{{400, NULL, "not xml <Code>Sneaky</Code>"}, -EIO, "S3 said 400"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fake f = {.n = 1, .answers = {cases[i].a}};
+		struct s3_list l = {0};
+		struct s3 *s;
+
+		fake_start(&f);
+		s = fake_s3(&f, NULL);
+		why[0] = '\0';
+		cr_expect_eq(s3__list(s, "", 0, &l, why, sizeof(why)), cases[i].err,
+			     "case %zu: %s", i, why);
+		cr_expect_not_null(strstr(why, cases[i].says), "case %zu: %s", i, why);
+		cr_expect_null(strstr(why, "Sneaky"), "only S3's Error is read");
+		cr_expect_eq(s3__last_status(s), cases[i].a.status);
+		fake_stop(&f);
+		s3__free(s);
+	}
+}
+
+Test(s3, get_truncates_and_fills_the_file)
+{
+	struct fake f = {
+		.n = 2,
+		.answers = {{200, NULL, "new content"},
+			    {404, NULL,
+			     "<Error><Code>NoSuchKey</Code><Message>The specified key "
+			     "does not exist.</Message></Error>"}}};
+	struct s3 *s;
+	uint64_t size = 0;
+	char buf[64] = "";
+	int fd = temp_file("old content that is longer");
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_assert_eq(s3__get_fd(s, "a/b", fd, &size, why, sizeof(why)), 0, "%s", why);
+	cr_expect_eq(size, 11);
+	cr_expect_eq(pread(fd, buf, sizeof(buf) - 1, 0), 11);
+	cr_expect_str_eq(buf, "new content");
+	cr_expect_eq(s3__get_fd(s, "gone", fd, &size, why, sizeof(why)), -ENOENT);
+	cr_expect_not_null(strstr(why, "no key 'gone' in bucket 'bkt'"), "%s", why);
+	cr_expect_eq(lseek(fd, 0, SEEK_END), 0, "the error body is not the file's");
+	fake_stop(&f);
+	s3__free(s);
+	close(fd);
+}
+
+Test(s3, head_reads_the_size_and_one_metadata_value)
+{
+	struct fake f = {
+		.n = 2,
+		.answers = {
+			{200,
+			 "Content-Length: 123456\r\nX-Amz-Meta-Trace-Id: abc\x01 123 \r\n"
+			 "x-amz-meta-other: no\r\n",
+			 NULL, 1},
+			{200, "Content-Length: 7\r\n", NULL, 1}}};
+	struct s3 *s;
+	uint64_t size = 0;
+	char v[64];
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_assert_eq(s3__head(s, "k", &size, "trace-id", v, sizeof(v), why, sizeof(why)),
+		     0, "%s", why);
+	cr_expect_eq(size, 123456);
+	cr_expect_str_eq(v, "abc? 123", "cleaned, trimmed");
+	cr_expect_eq(strncmp(f.head[0], "HEAD /bkt/k HTTP/1.1", 20), 0, "%s", f.head[0]);
+	cr_assert_eq(s3__head(s, "k", &size, "trace-id", v, sizeof(v), why, sizeof(why)),
+		     0, "%s", why);
+	cr_expect_eq(size, 7);
+	cr_expect_str_eq(v, "", "absent");
+	fake_stop(&f);
+	s3__free(s);
+}
+
+Test(s3, no_server_is_eagain_with_status_0)
+{
+	struct fake f = {0};
+	struct s3 *s;
+	uint64_t size;
+
+	fake_start(&f); /* n = 0: the thread ends at once */
+	fake_stop(&f);	/* and the port is closed: refused */
+	s = fake_s3(&f, NULL);
+	cr_expect_eq(s3__head(s, "k", &size, NULL, NULL, 0, why, sizeof(why)), -EAGAIN);
+	cr_expect_not_null(strstr(why, "onnect"), "%s", why);
+	cr_expect_eq(s3__last_status(s), 0);
+	s3__free(s);
+}
+
+Test(s3, new_refuses_what_s3_would)
+{
+	struct s3_config c;
+	struct s3 *s = (struct s3 *)1;
+
+	env_creds();
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_eq(s3__new(&c, "Bad_Bucket", 0, &s), -EINVAL);
+	cr_expect_null(s);
+	cr_expect_eq(s3__new(&c, "ok-bucket", -1, &s), -EINVAL);
+	cr_expect_eq(s3__new(&c, "ok-bucket", 0, &s), 0);
+	cr_expect_eq(s3__last_status(s), 0);
+	s3__free(s);
+	s3__free(NULL);
+	s3_config__clear(&c);
+}
