@@ -35,7 +35,7 @@ BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
 # WERROR=1 (CI sets it): every warning of every build of ours fails it
 BASE_CFLAGS += $(if $(filter 1,$(WERROR)),-Werror)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
-CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lpthread -lm
+CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lcurl -lpthread -lm
 CRITERION_LIBS := -lcriterion
 # the CLI alone: `d9prof top`'s screen
 CLI_LIBS := -lncursesw
@@ -49,7 +49,8 @@ CLI_LIBS := -lncursesw
 
 # ---- sources -------------------------------------------------------------
 SHIM_SRCS := $(wildcard libprof/*.c)
-CORE_SRCS := $(wildcard lib/*.c kallsyms/*.c trace/*.c symbol/*.c record/*.c analysis/*.c)
+CORE_SRCS := $(wildcard lib/*.c kallsyms/*.c trace/*.c symbol/*.c record/*.c analysis/*.c \
+	store/*.c)
 CLI_SRCS  := $(wildcard cli/*.c)
 EX_SRCS   := $(wildcard examples/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -305,7 +306,7 @@ check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/answers.sh tests/e2e/layouts.sh \
 	tests/e2e/tokio.sh tests/e2e/latency.sh tests/e2e/flight.sh tests/e2e/svg.sh \
 		tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh \
-	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/load.sh
+	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/fleet.sh tests/e2e/load.sh
 E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 

@@ -305,6 +305,18 @@ int close_output(FILE *f, const char *path);
  * @l is fed only while one is connected. 0, -EADDRINUSE (another
  * recording of @pid serves one), -EPERM (the directory is not ours alone)
  * or -errno. */
+/* record --upload (record_upload.c): 0, or after saying why EXIT_USAGE
+ * or EXIT_FAIL. The callbacks queue a file; finish waits a while for the
+ * queue, says what was uploaded and frees. */
+struct record_upload;
+struct record_sealed;
+struct record_dump;
+int record_upload__start(const char *url, const char *endpoint,
+			 struct record_upload **out);
+void record_upload__sealed(struct record_upload *ru, const struct record_sealed *s);
+void record_upload__dump(struct record_upload *ru, const struct record_dump *d);
+void record_upload__finish(struct record_upload *ru);
+
 struct live_server;
 int live_server__start(pid_t pid, struct live *l, struct live_server **out);
 void live_server__stop(struct live_server *s);
@@ -324,6 +336,7 @@ int cmd_polls(int argc, char **argv);
 int cmd_delays(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_spans(int argc, char **argv);
 int cmd_events(int argc, char **argv);

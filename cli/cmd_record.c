@@ -44,7 +44,11 @@ enum {
 	OPT_MAX_TOTAL,
 	OPT_KEY_PREFIX,
 	OPT_ON_SEGMENT,
-	OPT_HOOK_TIMEOUT
+	OPT_HOOK_TIMEOUT,
+	OPT_UPLOAD,
+	OPT_ENDPOINT_URL,
+	OPT_SERVICE,
+	OPT_HOST
 };
 
 static void on_signal(int sig)
@@ -135,6 +139,15 @@ static void help(FILE *f)
 		"                        4 at once; failures counted, never fatal\n"
 		"      --hook-timeout DUR  kill an --on-segment command running longer\n"
 		"                        (default 10m; 0: never)\n"
+		"      --upload s3://BUCKET[/PREFIX]  put each sealed segment (--rotate)\n"
+		"                        or dump (--flight) in S3 under PREFIX/DATE/\n"
+		"                        HHMM/SERVICE/HOST/BOOT/, from a background\n"
+		"                        thread (retried, never blocking the recording;\n"
+		"                        local files kept as without it); credentials,\n"
+		"                        region and endpoint as the AWS CLI finds them\n"
+		"      --endpoint-url URL  an S3-compatible store (path-style)\n"
+		"      --service NAME    the layout's SERVICE (default: the target's name)\n"
+		"      --host NAME       the layout's HOST (default: the host name)\n"
 		"  -h, --help            this help\n\n"
 		"Stops on SIGINT/SIGTERM, at -d, when the target exits or when CMD\n"
 		"ends, and writes what it has. A summary goes to stderr, and on a\n"
@@ -147,7 +160,7 @@ static void help(FILE *f)
 		"  d9prof record -F 499 -o api.d9 -- ./my-server --port 8080\n"
 		"  d9prof record -p 4242 --flight=30s --trigger 'poll>50ms' -o /var/tmp/d9\n"
 		"  d9prof record -p 4242 --rotate 60s --max-total 500M -o /var/tmp/d9 \\\n"
-		"      --on-segment 'aws s3 cp {} s3://traces/'\n");
+		"      --upload s3://traces/prod\n");
 }
 
 /* What a recording with a command needs between the option parsing and
@@ -168,7 +181,9 @@ struct rec_ctx {
 	/* the status line on a terminal */
 	pid_t target;
 	double duration;
-	int forever;	    /* no -d and no command: say how to stop */
+	int forever;		       /* no -d and no command: say how to stop */
+	const char *upload, *endpoint; /* --upload, --endpoint-url */
+	struct record_upload *up;
 	int line;	    /* a status line is showing */
 	char cmdline[1024]; /* a command's, for the trace */
 };
@@ -439,6 +454,15 @@ static void on_dump(void *ctx, const struct record_dump *d)
 	info("dump: %s (%.1f s, %s-%s, %u segment%s, %s): %s", d->path,
 	     (double)(d->to - d->from) / 1e9, a, b, d->segments, plural(d->segments),
 	     text_size((double)d->bytes, sz, sizeof(sz)), d->why);
+	if (x->up)
+		record_upload__dump(x->up, d);
+}
+
+static void on_sealed(void *ctx, const struct record_sealed *s)
+{
+	struct rec_ctx *x = ctx;
+
+	record_upload__sealed(x->up, s);
 }
 
 /* The off-CPU and run-queue lines of the summary. */
@@ -735,6 +759,14 @@ static int segment_option(struct record_opts *o, int c, const char *arg,
 	case OPT_ON_SEGMENT:
 		o->on_segment = arg;
 		return 0;
+	case OPT_SERVICE:
+	case OPT_HOST:
+		if (!*arg || strchr(arg, '/') || !strcmp(arg, ".") || !strcmp(arg, ".."))
+			return usage_error("record ",
+					   "bad --%s '%s': want a name without '/'",
+					   c == OPT_SERVICE ? "service" : "host", arg);
+		*(c == OPT_SERVICE ? &o->service : &o->host) = arg;
+		return 0;
 	case OPT_HOOK_TIMEOUT:
 		if (!strcmp(arg, "0"))
 			o->hook_timeout = 0;
@@ -771,6 +803,12 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 				   "not with --no-shim");
 	if (o->segments != RECORD_FLIGHT && (o->ntriggers || o->cooldown > 0))
 		return usage_error("record ", "--trigger and --cooldown need --flight");
+	if (o->segments == RECORD_ONE_TRACE && (x->upload || o->service || o->host))
+		return usage_error(
+			"record ",
+			"--upload, --service and --host need --rotate or --flight");
+	if (x->endpoint && !x->upload)
+		return usage_error("record ", "--endpoint-url is for --upload");
 	if (o->segments == RECORD_ONE_TRACE &&
 	    (o->max_total || o->key_prefix || o->on_segment || hook_timeout_given))
 		return usage_error("record ",
@@ -815,6 +853,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"key-prefix", required_argument, NULL, OPT_KEY_PREFIX},
 		{"on-segment", required_argument, NULL, OPT_ON_SEGMENT},
 		{"hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT},
+		{"upload", required_argument, NULL, OPT_UPLOAD},
+		{"endpoint-url", required_argument, NULL, OPT_ENDPOINT_URL},
+		{"service", required_argument, NULL, OPT_SERVICE},
+		{"host", required_argument, NULL, OPT_HOST},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -919,6 +961,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
+		case OPT_UPLOAD:
+			x->upload = optarg;
+			break;
+		case OPT_ENDPOINT_URL:
+			x->endpoint = optarg;
+			break;
 		default:
 			err = segment_option(o, c, optarg, &hook_timeout_given);
 			if (err < 0)
@@ -1099,7 +1147,17 @@ int cmd_record(int argc, char **argv)
 	ret = parse_args(argc, argv, &o, &x);
 	if (ret >= 0)
 		return ret;
-	if (setup(&o, &x, argc, argv))
+	if (x.upload) {
+		ret = record_upload__start(x.upload, x.endpoint, &x.up);
+		if (ret)
+			return ret;
+		o.on_sealed = on_sealed;
+	}
+	if (setup(&o, &x, argc, argv)) {
+		record_upload__finish(x.up);
 		return EXIT_FAIL;
-	return serve_live(&o, &x, &st);
+	}
+	ret = serve_live(&o, &x, &st);
+	record_upload__finish(x.up);
+	return ret;
 }

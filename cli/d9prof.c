@@ -24,6 +24,7 @@ static const struct cmd {
 	{"export", cmd_export, "pprof, speedscope or Chrome trace (Perfetto) files"},
 	{"info", cmd_info, "what a trace holds: target, time span, segments, losses"},
 	{"dump", cmd_dump, "make a flight recorder write its window now"},
+	{"ls", cmd_ls, "what a store of recordings holds: services, hosts, times"},
 };
 
 static void help(FILE *f)

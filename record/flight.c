@@ -49,6 +49,7 @@ struct flight {
 	/* the open segment: in segdir (under DIR), as tmp until sealed */
 	int fd, segdir;
 	uint64_t index, start;
+	time_t start_wall;
 	char rel[4096], tmp[64], final[64];
 	/* dumps written */
 	struct dumped *dumps;
@@ -223,7 +224,7 @@ int flight__new(const struct flight_opts *o, struct flight **out, char *why, siz
 	if (gethostname(host, sizeof(host)))
 		host[0] = '\0';
 	host[sizeof(host) - 1] = '\0';
-	safe_component(host, f->host, sizeof(f->host));
+	safe_component(o->host ? o->host : host, f->host, sizeof(f->host));
 	/* the boot: the first 8 hex digits of its id */
 	read_line("/proc/sys/kernel/random/boot_id", f->boot, sizeof(f->boot));
 	f->boot[8] = '\0';
@@ -319,22 +320,42 @@ static int tmp_create(int dir, const char *name, char *tmp, size_t len)
 	return -EEXIST;
 }
 
-/* Where rotate mode puts segment files, relative to DIR: "" or the
- * object-store layout under it (ending in '/'). */
-static int segment_rel(struct flight *f, time_t wall, char *buf, size_t len)
+/* The object-store layout of a file made at @wall:
+ * "DATE/HHMM/SERVICE/HOST/BOOT/" then @name ("" for the directory). */
+static int layout_key(const struct flight *f, time_t wall, const char *name, char *buf,
+		      size_t len)
 {
 	struct tm tm;
 	int n;
+
+	gmtime_r(&wall, &tm);
+	n = snprintf(buf, len, "%04d-%02d-%02d/%02d%02d/%s/%s/%s/%s", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, f->service,
+		     f->host, f->boot, name);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Where rotate mode puts segment files, relative to DIR: "" or the
+ * object-store layout under --key-prefix (ending in '/'). */
+static int segment_rel(struct flight *f, time_t wall, char *buf, size_t len)
+{
+	size_t n;
 
 	if (!f->key_prefix) {
 		buf[0] = '\0';
 		return 0;
 	}
-	gmtime_r(&wall, &tm);
-	n = snprintf(buf, len, "%s/%04d-%02d-%02d/%02d%02d/%s/%s/%s/", f->key_prefix,
-		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		     f->service, f->host, f->boot);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	n = (size_t)snprintf(buf, len, "%s/", f->key_prefix);
+	return n >= len ? -ENAMETOOLONG : layout_key(f, wall, "", buf + n, len - n);
+}
+
+/* A read-only fd of @name in @dirfd, never through a link, when the
+ * caller asked for one (flight_opts.open_sealed); else -1. */
+static int open_sealed(const struct flight *f, int dirfd, const char *name)
+{
+	if (!f->o.open_sealed)
+		return -1;
+	return openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 }
 
 int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t start_wall,
@@ -346,6 +367,7 @@ int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t sta
 		return -EBUSY;
 	f->index = index;
 	f->start = start_ns;
+	f->start_wall = start_wall;
 	f->tmp[0] = '\0';
 	if (f->o.mode == FLIGHT_MEMORY) {
 		f->fd = memfd_create("d9prof-flight", MFD_CLOEXEC);
@@ -558,6 +580,7 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->fd = -1;
 	if (f->fd < 0)
 		return -EBADF;
 	if (fstat(f->fd, &st))
@@ -590,6 +613,8 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out)
 	if ((size_t)snprintf(out->path, sizeof(out->path), "%s/%s", f->dir, rel) >=
 	    sizeof(out->path))
 		err = -ENAMETOOLONG;
+	if (!err)
+		err = layout_key(f, f->start_wall, f->final, out->key, sizeof(out->key));
 	k.rel = strdup(rel);
 	k.path = strdup(out->path);
 	k.hook_wait = f->on_segment != NULL;
@@ -598,6 +623,7 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out)
 		free(k.path);
 		return err ? err : -ENOMEM;
 	}
+	out->fd = open_sealed(f, f->segdir, f->final);
 	start_hooks(f);
 	out->dropped = enforce_total(f);
 	return 0;
@@ -677,6 +703,7 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
 	int fd, err = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->fd = -1;
 	if (f->o.mode != FLIGHT_MEMORY)
 		return -EINVAL;
 	for (size_t i = 0; i < f->n; i++)
@@ -726,6 +753,9 @@ int flight__dump(struct flight *f, uint64_t to, time_t wall, struct flight_dump 
 		return err;
 	}
 	(void)push_dump(f, name, out->bytes); /* (no memory: not deleted later) */
+	if (layout_key(f, wall, name, out->key, sizeof(out->key)))
+		out->key[0] = '\0';
+	out->fd = open_sealed(f, f->dirfd, name);
 	out->deleted = enforce_dumps(f);
 	out->from = f->v[first].start;
 	out->to = f->v[f->n - 1].end;

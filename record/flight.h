@@ -53,6 +53,9 @@ struct flight_opts {
 	const char *key_prefix;	  /* rotate: NULL, or files under
 				   * PREFIX/YYYY-MM-DD/HHMM/SERVICE/HOST/BOOT/ */
 	const char *service;	  /* ... SERVICE: the target's name */
+	const char *host;	  /* ... HOST: NULL, the host's name */
+	int open_sealed;	  /* 1: each sealed file and dump comes with
+				   * a read-only fd of it (its uploader's) */
 	const char *on_segment;	  /* rotate: "CMD {}", run by /bin/sh with
 				   * $D9PROF_SEGMENT the sealed file's path
 				   * and {} a reference to it */
@@ -75,8 +78,14 @@ void flight__free(struct flight *f);
 int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t start_wall,
 		 int *fd);
 
+/* Where a file goes in an object store: its object-store layout key,
+ * DATE/HHMM/SERVICE/HOST/BOOT/NAME (UTC; without --key-prefix's PREFIX),
+ * and, with flight_opts.open_sealed, a read-only fd of the file (the
+ * caller closes it; -1 otherwise or if it could not be opened). */
 struct flight_sealed {
 	char path[4096];  /* rotate: the file sealed */
+	char key[512];	  /* rotate: its layout key */
+	int fd;		  /* rotate: see above */
 	uint64_t bytes;	  /* its size */
 	uint64_t dropped; /* segments dropped (memory) or files deleted
 			   * (rotate) to stay within bounds */
@@ -88,6 +97,8 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out);
 
 struct flight_dump {
 	char path[4096];   /* the file written */
+	char key[512];	   /* its layout key (above) */
+	int fd;		   /* see above */
 	uint64_t from, to; /* the time it covers (ns) */
 	unsigned int segments;
 	uint64_t bytes;

@@ -73,6 +73,20 @@ struct record_dump {
 	unsigned int segments;
 	uint64_t bytes;
 	const char *why;
+	const char *key; /* its object-store layout key (flight.h) */
+	int fd;		 /* with record_opts.on_sealed: a read-only fd of
+			  * it, valid during the call (dup it to keep); -1 */
+};
+
+/* A segment file sealed (rotate). */
+struct record_sealed {
+	const char *path;
+	const char *key; /* its object-store layout key (flight.h) */
+	int fd;		 /* a read-only fd of it, valid during the call (dup
+			  * it to keep); -1 if it could not be opened */
+	uint64_t bytes;
+	uint64_t index;
+	uint64_t from, to; /* CLOCK_MONOTONIC ns */
 };
 
 /* Segmented recording (record_opts.segments). */
@@ -186,6 +200,9 @@ struct record_opts {
 				 * of this recording's dumps (the
 				 * oldest deleted); 0 = all */
 	const char *key_prefix; /* rotate: object-store layout */
+	const char *service;	/* the layout's SERVICE: NULL, the target's
+				 * comm */
+	const char *host;	/* ... HOST: NULL, the host name */
 	const char *on_segment; /* rotate: "CMD {}" per sealed file,
 				 * RECORD_MAX_HOOKS at once */
 	double hook_timeout;	/* rotate: seconds an on-segment command
@@ -200,6 +217,9 @@ struct record_opts {
 	volatile sig_atomic_t *dump_now;
 	/* Each dump, as written (flight); may be NULL. */
 	void (*on_dump)(void *ctx, const struct record_dump *d);
+	/* Each segment file sealed (rotate); may be NULL. Set, dumps come
+	 * with an fd too. */
+	void (*on_sealed)(void *ctx, const struct record_sealed *s);
 };
 
 struct record_stats {

@@ -99,7 +99,9 @@ int record_seg_first(struct rec *r)
 			.max_bytes = FLIGHT_KEPT(o->max_size),
 			.max_total = o->max_total,
 			.key_prefix = o->key_prefix,
-			.service = comm,
+			.service = o->service ? o->service : comm,
+			.host = o->host,
+			.open_sealed = o->on_sealed != NULL,
 			.on_segment = o->on_segment,
 			.max_hooks = RECORD_MAX_HOOKS,
 			.hook_timeout_ns = (uint64_t)(o->hook_timeout * 1e9),
@@ -193,6 +195,19 @@ void record_seg_seal(struct rec *r, uint64_t now)
 	if (sealed.path[0])
 		record_log(r, RECORD_INFO, "segment %s (%s)", sealed.path,
 			   text_size((double)sealed.bytes, sz, sizeof(sz)));
+	if (sealed.path[0] && r->o->on_sealed) {
+		struct record_sealed rs = {.path = sealed.path,
+					   .key = sealed.key,
+					   .fd = sealed.fd,
+					   .bytes = sealed.bytes,
+					   .index = r->seg_index,
+					   .from = r->seg_start,
+					   .to = now};
+
+		r->o->on_sealed(r->o->ctx, &rs);
+	}
+	if (sealed.fd >= 0)
+		close(sealed.fd);
 }
 
 /* The next segment, from @now: its own head, names and what is open. */
@@ -306,10 +321,14 @@ void record_dump(struct rec *r, uint64_t now, const char *why, int last)
 					 .to = d.to,
 					 .segments = d.segments,
 					 .bytes = d.bytes,
-					 .why = why};
+					 .why = why,
+					 .key = d.key,
+					 .fd = d.fd};
 
 		r->o->on_dump(r->o->ctx, &rd);
 	}
+	if (d.fd >= 0)
+		close(d.fd);
 }
 
 static const char *trigger_name(enum record_trigger_kind k)

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/* d9prof ls: what a store of segments holds, from its keys (store/catalog.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "store/catalog.h"
+#include "store/s3.h"
+
+#define REASONS_MAX 200 /* dumps whose reason is asked for, at most */
+
+enum { LS_FROM = 256, LS_TO, LS_SERVICE, LS_HOST, LS_FORMAT, LS_ENDPOINT };
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof ls s3://BUCKET[/PREFIX] | DIR [options]\n\n"
+		"What a store of recordings holds, from the names of its files alone\n"
+		"(the layout 'record --upload' and '--key-prefix' write, PREFIX/DATE/\n"
+		"HHMM/SERVICE/HOST/BOOT/): the time range, each service's hosts and\n"
+		"boots with their segments and dumps, how many segments each period\n"
+		"holds (quiet and busy times), and the dumps with their reasons. No\n"
+		"segment is downloaded; a dump's reason is one HEAD request.\n\n"
+		"options:\n"
+		"      --from T, --to T  only [T, T): unix seconds, YYYY-MM-DD,\n"
+		"                        YYYY-MM-DDTHH:MM[:SS] (UTC), or -DUR before now\n"
+		"                        (-90s, -15m, -2h, -1d); the segment running\n"
+		"                        into --from is kept\n"
+		"      --service NAME    only this service\n"
+		"      --host NAME       only this host\n"
+		"      --format F        text (default) or json\n"
+		"      --endpoint-url URL  an S3-compatible store (as for record)\n"
+		"  -h, --help            this help\n\n"
+		"S3 credentials, region and endpoint are found as the AWS CLI finds them\n"
+		"(man d9prof, FLEET).\n\n"
+		"examples:\n"
+		"  d9prof ls s3://traces/prod --from -2h\n"
+		"  d9prof ls /var/tmp/d9 --service api --format json\n");
+}
+
+/* The catalog of @store (s3://... or a directory) in @c; the title in
+ * @title. EXIT_* after saying why, or -1. */
+static int read_store(const char *store, const char *endpoint,
+		      const struct catalog_filter *f, struct catalog *c,
+		      unsigned char **keep, int *nkept)
+{
+	char bucket[64], prefix[512], why[400] = "";
+	struct s3_config cfg;
+	struct s3 *s = NULL;
+	int err;
+
+	if (strncmp(store, "s3://", 5)) {
+		if (endpoint)
+			return usage_error("ls ", "--endpoint-url is for s3:// stores");
+		err = catalog__add_dir(c, store);
+		if (err) {
+			error("cannot read '%s': %s", store, strerror(-err));
+			return EXIT_FAIL;
+		}
+	} else {
+		if (s3_parse_url(store, bucket, sizeof(bucket), prefix, sizeof(prefix)))
+			return usage_error("ls ",
+					   "bad store '%s': want s3://BUCKET[/PREFIX] or "
+					   "a directory",
+					   store);
+		err = s3_config__load(&cfg, endpoint, why, sizeof(why));
+		if (!err) {
+			err = s3__new(&cfg, bucket, 0, &s);
+			s3_config__clear(&cfg);
+		}
+		if (!err)
+			err = catalog__add_s3(c, s, prefix, f->from, f->to, why,
+					      sizeof(why));
+		if (err) {
+			error("cannot list %s: %s", store, why[0] ? why : strerror(-err));
+			s3__free(s);
+			return EXIT_FAIL;
+		}
+	}
+	catalog__sort(c);
+	*keep = calloc(c->n + 1, 1);
+	if (!*keep) {
+		s3__free(s);
+		error("out of memory");
+		return EXIT_FAIL;
+	}
+	*nkept = (int)catalog__select(c, f, *keep);
+	if (s && catalog__reasons(c, s, prefix, *keep, REASONS_MAX, why, sizeof(why)))
+		warning("some dumps' reasons are unknown: %s", why);
+	s3__free(s);
+	return -1;
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"from", required_argument, NULL, LS_FROM},
+		{"to", required_argument, NULL, LS_TO},
+		{"service", required_argument, NULL, LS_SERVICE},
+		{"host", required_argument, NULL, LS_HOST},
+		{"format", required_argument, NULL, LS_FORMAT},
+		{"endpoint-url", required_argument, NULL, LS_ENDPOINT},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	static const char *const formats[] = {"text", "json"};
+	struct catalog_filter f = {0};
+	struct catalog c = {0};
+	const char *endpoint = NULL;
+	unsigned char *keep = NULL;
+	int json = 0, nkept = 0, ret, opt;
+	time_t now = time(NULL);
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (opt) {
+		case LS_FROM:
+		case LS_TO:
+			if (catalog_parse_time(optarg, now,
+					       opt == LS_FROM ? &f.from : &f.to))
+				return usage_error(
+					"ls ",
+					"bad --%s '%s': want unix seconds, "
+					"YYYY-MM-DD[THH:MM[:SS]] (UTC) or -DUR "
+					"(-15m, -2h)",
+					opt == LS_FROM ? "from" : "to", optarg);
+			break;
+		case LS_SERVICE:
+			f.service = optarg;
+			break;
+		case LS_HOST:
+			f.host = optarg;
+			break;
+		case LS_FORMAT:
+			ret = WORD_OPTION("ls ", "format", optarg, formats, &json);
+			if (ret)
+				return ret;
+			break;
+		case LS_ENDPOINT:
+			endpoint = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error(
+				"ls ", "bad option '%s' (unknown, or it needs a value)",
+				argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("ls ",
+				   "want one store: s3://BUCKET[/PREFIX] or a directory");
+	if (f.from && f.to && f.to <= f.from)
+		return usage_error("ls ", "--to must be after --from");
+	ret = read_store(argv[optind], endpoint, &f, &c, &keep, &nkept);
+	if (ret < 0) {
+		ret = catalog__print(&c, keep, argv[optind], json, stdout) ? EXIT_FAIL
+									   : EXIT_OK;
+		if (ret)
+			error("cannot write the listing: %s", strerror(errno));
+	}
+	free(keep);
+	catalog__release(&c);
+	return ret;
+}

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# A fleet's store: `record --upload` into a real S3-compatible server on
+# 127.0.0.1 (s3rver from npm, tests/e2e/s3lib.sh), read back by an
+# independent client (Debian's AWS CLI) and by `d9prof ls`:
+#   - --rotate --upload puts every sealed segment under the layout, byte
+#     for byte what is on disk, and says so in its summary;
+#   - the server stopped mid-recording and started again: nothing lost,
+#     the retries counted;
+#   - a wrong access key or bucket: one clear line, the recording goes on
+#     locally;
+#   - three recorders as three hosts, a flight dump with its reason: `ls`
+#     shows each host's segments (as the AWS CLI lists them), the dump's
+#     reason, and a window that cuts through segments.
+#
+#   B=build    build directory
+#   ONLY=REGEX run only the matching tests
+NAME=fleet
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/s3lib.sh"
+DEMO=$ROOT/$B/examples/demo
+
+need_perf >/dev/null || e2e_skip_all "perf_event does not record here"
+
+# s3_up NAME: a fresh server with bucket bkt for this test (the harness
+# kills what a test started), or its status (2: skipped, said why)
+s3_up() { s3_start "$TMP/s3-$1" bkt; }
+
+# record ARGS...: a recorder in the background, its stderr in $TMP/rec.err
+record() {
+	"$D9" record "$@" 2>"$TMP/rec.err" &
+	PIDS+=($!)
+	REC=$!
+}
+
+# start_demo: the demo, DEMO_PID once it said ready
+start_demo() {
+	start_ready "$TMP/demo$1.out" "$DEMO" || return 1
+	DEMO_PID=$SPID
+}
+
+# sealed FILE: segment files the recorder said it sealed
+sealed() { local n; n=$(grep -c "^d9prof: segment " "$1" 2>/dev/null); echo "${n:-0}"; }
+
+# until_sealed FILE N: wait (up to 60 s) for N sealed segments
+until_sealed() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		(($(sealed "$1") >= $2)) && return 0
+		sleep 0.1
+	done
+	cat "$1"
+	fail "fewer than $2 segments sealed in 60 s"
+}
+
+# summary FILE WORD: the count before WORD in the upload summary line
+summary() { sed -n "s/.*upload to .*[ (]\([0-9][0-9]*\) $2.*/\1/p" "$1" | tail -1; }
+
+# keys PREFIX: the keys the AWS CLI lists under PREFIX, one per line
+keys() {
+	awscli s3api list-objects-v2 --bucket bkt --prefix "$1" \
+		--query 'Contents[].Key' --output text | tr '\t' '\n' | grep -v '^None$' | sort
+}
+
+t_rotate_uploads_every_segment_as_it_is_on_disk() {
+	local out=$TMP/rot n up k f
+	mkdir -p "$out"
+	s3_up rot || return
+	start_demo 1 || return 1
+	record -p "$DEMO_PID" --rotate 1s -o "$out" --key-prefix local \
+		--upload s3://bkt/rot --host h1 --service demo
+	until_sealed "$TMP/rec.err" 3 || return 1
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	n=$(find "$out" -name '*.d9' | wc -l)
+	up=$(summary "$TMP/rec.err" uploaded)
+	keys rot/ >"$TMP/keys"
+	say "    $n segment files, $up uploaded, $(wc -l <"$TMP/keys") keys"
+	[ "$up" = "$n" ] && [ "$(wc -l <"$TMP/keys")" = "$n" ] ||
+		{ cat "$TMP/rec.err"; fail "uploaded $up of $n"; return; }
+	[ "$(summary "$TMP/rec.err" 'given up')" = 0 ] || { fail "some given up"; return; }
+	# the layout, and each object byte for byte the local file under
+	# --key-prefix's copy of the same layout
+	while read -r k; do
+		[[ $k =~ ^rot/[0-9]{4}-[0-9]{2}-[0-9]{2}/[0-9]{4}/demo/h1/[0-9a-z]+/[0-9]+-[0-9]+\.d9$ ]] ||
+			{ fail "key '$k' is not the layout"; return; }
+		f=$out/local/${k#rot/}
+		awscli s3 cp "s3://bkt/$k" "$TMP/got.d9" >/dev/null || { fail "aws cannot get $k"; return; }
+		cmp -s "$f" "$TMP/got.d9" || { fail "$k differs from $f"; return; }
+	done <"$TMP/keys"
+	"$D9" info -i "$TMP/got.d9" >/dev/null || { fail "an uploaded segment does not read"; return; }
+}
+
+t_server_down_and_back_loses_nothing_and_counts_retries() {
+	local out=$TMP/down n up retried
+	mkdir -p "$out"
+	s3_up down || return
+	start_demo 2 || return 1
+	record -p "$DEMO_PID" --rotate 1s -o "$out" --upload s3://bkt/down --host h2
+	until_sealed "$TMP/rec.err" 1 || return 1
+	s3_stop
+	until_sealed "$TMP/rec.err" 3 || return 1
+	s3_restart || { fail "the S3 server did not start again"; return; }
+	until_sealed "$TMP/rec.err" 5 || return 1
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	n=$(find "$out" -name '*.d9' | wc -l)
+	up=$(summary "$TMP/rec.err" uploaded)
+	retried=$(summary "$TMP/rec.err" retried)
+	say "    $n segments, $up uploaded, $retried retried, $(keys down/ | wc -l) keys"
+	grep -q 'warning: upload: .*failure' "$TMP/rec.err" || { cat "$TMP/rec.err"; fail "no failure said"; return; }
+	[ "$up" = "$n" ] && [ "$(keys down/ | wc -l)" = "$n" ] && ((retried > 0)) ||
+		{ cat "$TMP/rec.err"; fail "lost some, or no retry counted"; return; }
+}
+
+t_wrong_credentials_or_bucket_say_one_line_and_record_on() {
+	local out=$TMP/wrong n lines
+	mkdir -p "$out"
+	s3_up wrong || return
+	start_demo 3 || return 1
+	AWS_ACCESS_KEY_ID=NOSUCHKEY record -p "$DEMO_PID" --rotate 1s -o "$out" \
+		--upload s3://bkt/wrong
+	until_sealed "$TMP/rec.err" 3 || return 1
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	n=$(find "$out" -name '*.d9' | wc -l)
+	lines=$(grep -c 'warning: upload' "$TMP/rec.err")
+	say "    $(grep -m1 'warning: upload' "$TMP/rec.err")"
+	((n >= 3)) || { fail "$n local segments"; return; }
+	[ "$lines" = 1 ] || { cat "$TMP/rec.err"; fail "$lines warnings, want one"; return; }
+	grep -q 'InvalidAccessKeyId' "$TMP/rec.err" || { cat "$TMP/rec.err"; fail "no reason said"; return; }
+	grep -q "$AWS_SECRET_ACCESS_KEY" "$TMP/rec.err" && { fail "the secret was said"; return; }
+	[ "$(summary "$TMP/rec.err" 'given up')" = "$n" ] || { cat "$TMP/rec.err"; fail "not all given up"; return; }
+	# no such bucket: said once, the files stay
+	rm -rf "$out"/*
+	record -p "$DEMO_PID" --rotate 1s -o "$out" --upload s3://nosuchbucket/x
+	until_sealed "$TMP/rec.err" 2 || return 1
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	grep -c 'warning: upload' "$TMP/rec.err" | grep -qx 1 &&
+		grep -q 'NoSuchBucket\|nosuchbucket' "$TMP/rec.err" ||
+		{ cat "$TMP/rec.err"; fail "no one line for the bucket"; return; }
+}
+
+t_three_hosts_and_a_dump_as_ls_shows_them() {
+	local h pids=() i n from
+	s3_up fleet || return
+	for h in 1 2 3; do
+		mkdir -p "$TMP/h$h"
+		start_demo "h$h" || return 1
+		"$D9" record -p "$DEMO_PID" --rotate 2s -o "$TMP/h$h" --upload s3://bkt/fleet \
+			--host "host$h" --service api 2>"$TMP/h$h.err" &
+		pids+=($!)
+		PIDS+=($!)
+	done
+	for h in 1 2 3; do until_sealed "$TMP/h$h.err" 3 || return 1; done
+	# a flight recorder's dump, with its reason
+	start_demo dump || return 1
+	record -p "$DEMO_PID" --flight=2s -o "$TMP" --upload s3://bkt/fleet --host host4 \
+		--service api
+	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { cat "$TMP/rec.err"; fail "no attach"; return; }
+	sleep 1
+	"$D9" dump "$REC" >/dev/null
+	wait_for "$TMP/rec.err" '^d9prof: dump: ' 10 || { cat "$TMP/rec.err"; fail "no dump"; return; }
+	for i in "${pids[@]}" "$REC"; do kill -INT "$i"; done
+	for i in "${pids[@]}" "$REC"; do wait "$i" || { fail "a recorder failed"; return; }; done
+	"$D9" ls s3://bkt/fleet >"$TMP/ls.txt" || { cat "$TMP/ls.txt"; fail "ls failed"; return; }
+	cat "$TMP/ls.txt" | sed 's/^/    /' | head -12
+	"$D9" ls s3://bkt/fleet --format json >"$TMP/ls.json" || { fail "ls --format json failed"; return; }
+	keys fleet/ >"$TMP/keys"
+	python3 - "$TMP/ls.json" "$TMP/keys" <<'EOF' || { fail "ls and the AWS CLI disagree"; return; }
+import collections, json, sys
+j = json.load(open(sys.argv[1]))
+keys = [k for k in open(sys.argv[2]).read().split() if k]
+want = collections.Counter(k.split('/')[4] for k in keys if k.endswith('.d9'))
+got = {r['host']: r['segments'] for r in j['runs']}
+assert set(got) == {'host1', 'host2', 'host3', 'host4'}, got
+for h, n in want.items():
+    assert got[h] == n, (h, got[h], n)
+assert sum(b['segments'] for b in j['buckets']) == sum(want.values())
+# the one asked for, and the one at the stop, with their reasons
+assert sorted(d['reason'] for d in j['dumps']) == ['SIGUSR1', 'recorder stopped'], j['dumps']
+assert all(d['host'] == 'host4' for d in j['dumps']), j['dumps']
+EOF
+	grep -q 'dumps:' "$TMP/ls.txt" || { fail "no dumps in ls"; return; }
+	# one host, and a window starting inside a segment (2 s long): that
+	# segment is in
+	n=$("$D9" ls s3://bkt/fleet --host host2 --format json |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(len(j["runs"]), j["runs"][0]["segments"])')
+	say "    --host host2: $n"
+	[ "${n%% *}" = 1 ] || { fail "--host kept $n"; return; }
+	from=$(grep -o 'fleet/[^ ]*/host2/[^ ]*/[0-9]*-1\.d9' "$TMP/keys" | sed 's|.*/\([0-9]*\)-1\.d9|\1|')
+	n=$("$D9" ls s3://bkt/fleet --host host2 --from "$((from + 1))" --format json |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["runs"][0]["first"])')
+	[ "$n" = "$from" ] || { fail "the window from $((from + 1)) starts at $n, want the segment begun at $from"; return; }
+	# the same layout on disk
+	"$D9" record --help | grep -q -- '--upload' || { fail "no --upload in the help"; return; }
+}
+
+e2e_run_tests

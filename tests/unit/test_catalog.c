@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_catalog.c - a store's keys read back as the object-store layout
+ * (store/catalog.c): what is in it, what is not, the window that cuts
+ * through a segment, the times --from/--to take, and `d9prof ls`'s view.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "store/catalog.h"
+#include "tests/unit/memout.h"
+
+static struct catalog C;
+
+static void setup(void)
+{
+	memset(&C, 0, sizeof(C));
+	memout_open();
+}
+
+static void teardown(void)
+{
+	memout_close();
+	catalog__release(&C);
+}
+
+TestSuite(catalog, .init = setup, .fini = teardown);
+
+/* 2026-11-26 21:40:00 UTC */
+#define T0 1795729200
+
+Test(catalog, keys_in_the_layout_and_the_others)
+{
+	cr_assert_eq(catalog__add(&C,
+				  "2026-11-26/2140/api/host-a/1a2b3c4d/1795729205-3.d9",
+				  100),
+		     0);
+	cr_assert_eq(catalog__add(&C,
+				  "fleet/2026-11-26/2141/api/host-a/1a2b3c4d/"
+				  "d9prof-42-20261126-224130.data",
+				  50),
+		     0);
+	/* not the layout: a flat file, a bad date, an epoch outside its
+	 * minute, a name that is neither */
+	cr_assert_eq(catalog__add(&C, "1795729205-3.d9", 1), 0);
+	cr_assert_eq(catalog__add(&C, "2026-13-26/2140/api/h/b/1795729205-3.d9", 1), 0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/1795729305-3.d9", 1), 0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/notes.txt", 1), 0);
+	cr_assert_eq(C.n, 2);
+	cr_expect_eq(C.others, 4);
+	cr_expect_str_eq(C.v[0].service, "api");
+	cr_expect_str_eq(C.v[0].host, "host-a");
+	cr_expect_str_eq(C.v[0].boot, "1a2b3c4d");
+	cr_expect_eq(C.v[0].wall, T0 + 5);
+	cr_expect_eq(C.v[0].dump, 0);
+	cr_expect_eq(C.v[1].dump, 1);
+	cr_expect_eq(C.v[1].wall, T0 + 60);
+}
+
+/* Segments every 60 s on two hosts; a window from 21:42:30 keeps each
+ * host's segment begun at 21:42 (it runs into the window), not the
+ * earlier ones. */
+Test(catalog, a_window_keeps_the_segment_that_runs_into_it)
+{
+	char key[128];
+	unsigned char keep[16];
+	struct catalog_filter f = {.from = T0 + 150, .to = T0 + 240};
+
+	for (int h = 0; h < 2; h++)
+		for (int i = 0; i < 5; i++) {
+			snprintf(key, sizeof(key), "2026-11-26/214%d/api/h%d/b/%d-%d.d9",
+				 i, h, T0 + 60 * i, i);
+			cr_assert_eq(catalog__add(&C, key, 10), 0);
+		}
+	catalog__sort(&C);
+	cr_assert_eq(catalog__select(&C, &f, keep), 4);
+	for (size_t i = 0; i < C.n; i++)
+		cr_expect_eq(keep[i], C.v[i].wall >= T0 + 120 && C.v[i].wall < T0 + 240,
+			     "%s", C.v[i].key);
+	f.host = "h1";
+	cr_expect_eq(catalog__select(&C, &f, keep), 2);
+	f.service = "web";
+	cr_expect_eq(catalog__select(&C, &f, keep), 0);
+}
+
+Test(catalog, times_for_from_and_to)
+{
+	time_t t;
+
+	cr_expect_eq(catalog_parse_time("2026-11-26", 0, &t), 0);
+	cr_expect_eq(t, T0 - 21 * 3600 - 40 * 60);
+	cr_expect_eq(catalog_parse_time("2026-11-26T21:40", 0, &t), 0);
+	cr_expect_eq(t, T0);
+	cr_expect_eq(catalog_parse_time("2026-11-26 21:40:05Z", 0, &t), 0);
+	cr_expect_eq(t, T0 + 5);
+	cr_expect_eq(catalog_parse_time("1795729200", 0, &t), 0);
+	cr_expect_eq(t, T0);
+	cr_expect_eq(catalog_parse_time("-2h", T0, &t), 0);
+	cr_expect_eq(t, T0 - 7200);
+	cr_expect_eq(catalog_parse_time("-15m", T0, &t), 0);
+	cr_expect_eq(t, T0 - 900);
+	cr_expect_eq(catalog_parse_time("yesterday", 0, &t), -EINVAL);
+	cr_expect_eq(catalog_parse_time("2026-11-26T25:00", 0, &t), -EINVAL);
+	cr_expect_eq(catalog_parse_time("-2y", 0, &t), -EINVAL);
+}
+
+Test(catalog, the_days_a_window_lists)
+{
+	char days[4][16];
+	size_t n;
+
+	cr_assert_eq(catalog_days(T0, T0 + 2 * 86400, days, 4, &n), 0);
+	cr_assert_eq(n, 3);
+	cr_expect_str_eq(days[0], "2026-11-26/");
+	cr_expect_str_eq(days[2], "2026-11-28/");
+	cr_expect_eq(catalog_days(T0, T0 + 9 * 86400, days, 4, &n), -E2BIG);
+}
+
+/* The view: one row per service/host/boot, the density, the dumps with
+ * their reasons; names the target chose shown clean. */
+Test(catalog, what_ls_shows)
+{
+	unsigned char keep[8];
+	struct catalog_filter f = {0};
+	const char *text;
+
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/a/b1/1795729200-0.d9", 1000),
+		     0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2141/api/a/b1/1795729260-1.d9", 3000),
+		     0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2141/api/a/b1/d9prof-7-x.data", 500),
+		     0);
+	cr_assert_eq(
+		catalog__add(&C, "2026-11-26/2150/w\x1b[2Jeb/z/b2/1795729800-0.d9", 10),
+		0);
+	catalog__sort(&C);
+	cr_assert_eq(catalog__select(&C, &f, keep), 4);
+	for (size_t i = 0; i < C.n; i++)
+		if (C.v[i].dump)
+			C.v[i].reason = strdup("trigger poll>50ms: task 3 polled 80 ms");
+	cr_assert_eq(catalog__print(&C, keep, "s3://b/p", 0, out), 0);
+	text = output();
+	cr_expect(strstr(text, "s3://b/p: 3 segments and 1 dump"), "%s", text);
+	cr_expect(strstr(text, "2026-11-26 21:40 to 2026-11-26 21:50 UTC"), "%s", text);
+	cr_expect(strstr(text, "api                  a                    b1"), "%s",
+		  text);
+	cr_expect(!strchr(text, '\x1b'), "%s", text);
+	cr_expect(strstr(text, "(per 1 min)"), "%s", text);
+	cr_expect(strstr(text, "d9prof-7-x.data (500 B): trigger poll>50ms"), "%s", text);
+	memout_close();
+	memout_open();
+	cr_assert_eq(catalog__print(&C, keep, "s3://b/p", 1, out), 0);
+	text = output();
+	cr_expect(strstr(text, "\"service\":\"api\",\"host\":\"a\",\"boot\":\"b1\","
+			       "\"segments\":2,\"dumps\":1,\"bytes\":4500"),
+		  "%s", text);
+	cr_expect(strstr(text, "\"bucket_seconds\":60"), "%s", text);
+}
