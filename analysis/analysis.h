@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "trace/trace.h"
 
@@ -408,6 +409,8 @@ enum time_kind {
 			       * recording started (the next day if that
 			       * is before the start and it ran past
 			       * midnight) */
+	TIME_WALL = 3,	      /* unix ns (CLOCK_REALTIME): a UTC date and
+			       * time, or a duration before now */
 };
 
 struct time_spec {
@@ -417,12 +420,17 @@ struct time_spec {
 };
 
 /* Parse seconds from the start ("12.5", or with a unit as
- * duration_parse() reads it: "12.5s", "500ms") or a time of day
- * "HH:MM:SS[.frac]" (H 0-23). 0, or -EINVAL (@out->text still set). */
+ * duration_parse() reads it: "12.5s", "500ms"), a time of day
+ * "HH:MM:SS[.frac]" (H 0-23), a UTC date and time "YYYY-MM-DD",
+ * "YYYY-MM-DDTHH:MM[:SS][Z]" (or a space for the T), or a duration before
+ * @now (unix seconds) "-DUR" ("-15m", "-2h", "-1d"; h and d are hours and
+ * days here). 0, or -EINVAL (@out->text still set). */
+int time_spec_parse_at(const char *s, time_t now, struct time_spec *out);
+/* time_spec_parse_at() now. */
 int time_spec_parse(const char *s, struct time_spec *out);
 /* -1, 0 or 1 as @a is before, at or after @b; -2 when they cannot be
- * compared without the trace (either is not TIME_SINCE_START: a time of
- * day may fall on the next day). */
+ * compared without the trace (a time of day may fall on the next day;
+ * seconds from the start and wall-clock times are on different axes). */
 int time_spec_cmp(const struct time_spec *a, const struct time_spec *b);
 /* @ts for a message: "12.5 s", or a time of day as typed. Returns @buf or
  * @ts->text. */

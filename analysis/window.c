@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -52,7 +53,57 @@ static int parse_clock(const char *s, uint64_t *ns)
 	return 0;
 }
 
+/* "YYYY-MM-DD[(T| )HH:MM[:SS]][Z]" (UTC) into unix ns. 0 or -EINVAL. */
+static int parse_utc(const char *s, uint64_t *ns)
+{
+	struct tm tm;
+	const char *end;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && (*end == 'T' || *end == ' ')) {
+		const char *hms = strptime(end + 1, "%H:%M:%S", &tm);
+
+		end = hms ? hms : strptime(end + 1, "%H:%M", &tm);
+	}
+	if (end && *end == 'Z')
+		end++;
+	if (!end || *end)
+		return -EINVAL;
+	t = timegm(&tm);
+	if (t < 0)
+		return -EINVAL;
+	*ns = (uint64_t)t * NS;
+	return 0;
+}
+
+/* "-DUR" before @now: s, m, h or d. 0 or -EINVAL. */
+static int parse_ago(const char *s, time_t now, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(s + 1, &end);
+	uint64_t ago;
+
+	if (end == s + 1 || !(v >= 0))
+		return -EINVAL;
+	if (!strcmp(end, "d") || !strcmp(end, "h") || !strcmp(end, "m"))
+		v *= *end == 'd' ? 86400 : *end == 'h' ? 3600 : 60;
+	else if (strcmp(end, "s")) /* a unit: "-1" is a typo more often */
+		return -EINVAL;
+	ago = (uint64_t)(v * 1e9);
+	if (now < 0 || ago > (uint64_t)now * NS)
+		return -EINVAL;
+	*ns = (uint64_t)now * NS - ago;
+	return 0;
+}
+
 int time_spec_parse(const char *s, struct time_spec *out)
+{
+	return time_spec_parse_at(s, time(NULL), out);
+}
+
+int time_spec_parse_at(const char *s, time_t now, struct time_spec *out)
 {
 	char buf[64];
 
@@ -60,6 +111,14 @@ int time_spec_parse(const char *s, struct time_spec *out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->text = s;
+	if (s[0] == '-') {
+		out->kind = TIME_WALL;
+		return parse_ago(s, now, &out->ns);
+	}
+	if (strlen(s) >= 10 && s[4] == '-' && s[7] == '-') {
+		out->kind = TIME_WALL;
+		return parse_utc(s, &out->ns);
+	}
 	if (strchr(s, ':')) {
 		out->kind = TIME_OF_DAY;
 		return parse_clock(s, &out->ns);
@@ -76,7 +135,7 @@ int time_spec_parse(const char *s, struct time_spec *out)
 int time_spec_cmp(const struct time_spec *a, const struct time_spec *b)
 {
 	/* times of day may fall on either side of midnight */
-	if (a->kind != TIME_SINCE_START || b->kind != TIME_SINCE_START)
+	if (a->kind != b->kind || a->kind == TIME_OF_DAY || a->kind == TIME_NONE)
 		return -2;
 	return a->ns < b->ns ? -1 : a->ns > b->ns;
 }
@@ -231,10 +290,15 @@ static int resolve(struct trace_window *w, const struct extent *x, const char *o
 	if (!x->wall) {
 		snprintf(
 			w->why, sizeof(w->why),
-			"%s %s is a time of day, but the trace does not carry the wall "
-			"clock (recorded by an older d9prof): give seconds from its start",
+			"%s %s is a wall-clock time, but the trace does not carry the "
+			"wall clock (recorded by an older d9prof): give seconds from its "
+			"start",
 			opt, ts->text);
 		return -EINVAL;
+	}
+	if (ts->kind == TIME_WALL) {
+		target = ts->ns > INT64_MAX ? INT64_MAX : (int64_t)ts->ns;
+		goto place;
 	}
 	start_wall = to_wall(x, x->start);
 	if (wall_on_day(start_wall, ts->ns, 0, &target))
@@ -243,6 +307,7 @@ static int resolve(struct trace_window *w, const struct extent *x, const char *o
 	if (target < start_wall && day_of(to_wall(x, x->end)) != day_of(start_wall) &&
 	    wall_on_day(start_wall, ts->ns, 1, &target))
 		goto range;
+place:
 	/* the segment holding @target says which offset turns it back */
 	m = target - x->wall0;
 	m = target - offset_at(x, m > 0 ? (uint64_t)m : 0);

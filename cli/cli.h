@@ -94,7 +94,8 @@ void folded_losses(const struct trace *t, enum flame_format format, unsigned int
 int parse_task_sel(const char *s, struct task_sel *sel);
 #define TASK_WANT "want a task id > 0 or a task name"
 #define TIME_WANT                                                                        \
-	"want seconds from the start (12.5, 500ms) or a time of day HH:MM:SS[.frac]"
+	"want seconds from the start (12.5, 500ms), a time of day HH:MM:SS[.frac], "     \
+	"a UTC date and time YYYY-MM-DDTHH:MM[:SS] or a duration before now (-15m)"
 /* --by task|name|thread: enum group_by, or -EINVAL. */
 int parse_group_by(const char *s);
 #define TASK_HELP "  -t, --task ID|NAME    only task ID, or every task named NAME\n"
@@ -121,19 +122,25 @@ enum {
 	OPT_MIN,
 	OPT_WIDE,
 	OPT_FULL_STACKS,
+	OPT_STORE_SERVICE,
+	OPT_STORE_HOST,
 };
 
 struct inputs {
 	const char *path[INPUTS_MAX]; /* -i, in order (files or
 				       * directories); none: DEFAULT_TRACE */
 	size_t n;
-	struct trace_window win; /* --from/--to (analysis/window.c) */
-	int quiet;		 /* the command lists the segments
-				  * itself: no note of gaps and copies */
-	int raw_leaf;		 /* --frame leaf (OFFCPU_RAW_LEAF) */
-	unsigned int jflags;	 /* --full-stacks: JOIN_WHOLE_STACKS */
-	char name[256];		 /* inputs_name() */
-	char args[768];		 /* inputs_args() */
+	struct trace_window win;    /* --from/--to (analysis/window.c) */
+	int quiet;		    /* the command lists the segments
+				     * itself: no note of gaps and copies */
+	int raw_leaf;		    /* --frame leaf (OFFCPU_RAW_LEAF) */
+	const char *service, *host; /* -i s3://: --service, --host */
+	const char **all;	    /* open_trace(): what it read, fetched */
+	char **fetched;		    /* ... files included; the command's */
+	size_t nfetched;	    /* whole life */
+	unsigned int jflags;	    /* --full-stacks: JOIN_WHOLE_STACKS */
+	char name[256];		    /* inputs_name() */
+	char args[768];		    /* inputs_args() */
 };
 
 #define FRAME_HELP                                                                       \
@@ -249,13 +256,18 @@ const char *inputs_args(struct inputs *in);
 #define INPUT_FILE_HELP                                                                  \
 	"  -i, --input FILE|DIR  trace (default ./" DEFAULT_TRACE "); again for more\n"  \
 	"                        files, read as one; a directory: its *.d9 and\n"        \
-	"                        *.data files\n"
+	"                        *.data files; s3://BUCKET[/PREFIX]: a host's\n"         \
+	"                        segments in the window, fetched\n"
 #define INPUT_HELP                                                                       \
 	INPUT_FILE_HELP                                                                  \
 	"      --from TIME       only what was recorded from TIME on\n"                  \
 	"      --to TIME         ... and up to TIME; TIME is seconds from the start\n"   \
-	"                        (12.5, 500ms) or a time of day HH:MM:SS[.frac]\n"       \
-	"                        (local, on the day the recording started)\n"
+	"                        (12.5, 500ms), a time of day HH:MM:SS[.frac]\n"         \
+	"                        (local, on the day the recording started), a\n"         \
+	"                        UTC date and time YYYY-MM-DDTHH:MM[:SS], or a\n"        \
+	"                        duration before now (-15m, -2h, -1d)\n"                 \
+	"      --service S, --host H  with -i s3://BUCKET[/PREFIX]: the host whose\n"    \
+	"                        segments to fetch (man d9prof, FLEET)\n"
 
 /* Read @in for analysis with trace__read_paths(@flags) and its window,
  * saying what is wrong on failure (a missing, empty or special file, a
@@ -263,6 +275,10 @@ const char *inputs_args(struct inputs *in);
  * once copies skipped and gaps between segments (unless @in->quiet). NULL
  * on failure. */
 struct trace *open_trace(struct inputs *in, unsigned int flags);
+/* -i s3://... (inputs_s3.c): the local paths of the files @url holds for
+ * @in's window, service and host, fetched into the cache; 0, or -1 after
+ * saying why. store_fetch_free() frees *@paths. */
+int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npaths);
 /* A trace read for analysis and what the commands build on it. */
 struct session {
 	struct trace *t;

@@ -26,10 +26,10 @@ static void help(FILE *f)
 		"holds (quiet and busy times), and the dumps with their reasons. No\n"
 		"segment is downloaded; a dump's reason is one HEAD request.\n\n"
 		"options:\n"
-		"      --from T, --to T  only [T, T): unix seconds, YYYY-MM-DD,\n"
-		"                        YYYY-MM-DDTHH:MM[:SS] (UTC), or -DUR before now\n"
-		"                        (-90s, -15m, -2h, -1d); the segment running\n"
-		"                        into --from is kept\n"
+		"      --from T, --to T  only [T, T): YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS]\n"
+		"                        (UTC), or a duration before now (-90s, -15m,\n"
+		"                        -2h, -1d); the segment running into --from is\n"
+		"                        kept\n"
 		"      --service NAME    only this service\n"
 		"      --host NAME       only this host\n"
 		"      --format F        text (default) or json\n"
@@ -109,6 +109,7 @@ int cmd_ls(int argc, char **argv)
 	};
 	static const char *const formats[] = {"text", "json"};
 	struct catalog_filter f = {0};
+	struct time_spec ts;
 	struct catalog c = {0};
 	const char *endpoint = NULL;
 	unsigned char *keep = NULL;
@@ -121,14 +122,15 @@ int cmd_ls(int argc, char **argv)
 		switch (opt) {
 		case LS_FROM:
 		case LS_TO:
-			if (catalog_parse_time(optarg, now,
-					       opt == LS_FROM ? &f.from : &f.to))
+			if (time_spec_parse_at(optarg, now, &ts) || ts.kind != TIME_WALL)
 				return usage_error(
 					"ls ",
-					"bad --%s '%s': want unix seconds, "
-					"YYYY-MM-DD[THH:MM[:SS]] (UTC) or -DUR "
-					"(-15m, -2h)",
+					"bad --%s '%s': want a UTC date and time "
+					"YYYY-MM-DD[THH:MM[:SS]] or a duration "
+					"before now (-15m, -2h, -1d)",
 					opt == LS_FROM ? "from" : "to", optarg);
+			*(opt == LS_FROM ? &f.from : &f.to) =
+				(time_t)(ts.ns / 1000000000ULL);
 			break;
 		case LS_SERVICE:
 			f.service = optarg;

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "lib/text.h"
+#include "store/fetch.h"
 
 /* One message line. Messages name paths and what the target is called
  * (its comm, files named after it, what a trace says): all of it shown
@@ -301,6 +302,10 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 		in->jflags |= JOIN_WHOLE_STACKS;
 		return 0;
 	}
+	if (c == OPT_STORE_SERVICE || c == OPT_STORE_HOST) {
+		*(c == OPT_STORE_SERVICE ? &in->service : &in->host) = arg;
+		return 0;
+	}
 	if (c == OPT_FRAME) {
 		static const char *const frame[] = {"app", "leaf"};
 
@@ -343,6 +348,8 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
 	case OPT_TO:
 	case OPT_FRAME:
 	case OPT_FULL_STACKS:
+	case OPT_STORE_SERVICE:
+	case OPT_STORE_HOST:
 		return inputs_option(in, cmd, c, arg);
 	case 't':
 		if (parse_task_sel(arg, &v->sel))
@@ -423,7 +430,9 @@ static const struct shared_opt {
 } shared_opts[] = {
 	{VIEW_FILES,     {"input", required_argument, NULL, 'i'}, "i:"},
 	{VIEW_WINDOW,    {"from", required_argument, NULL, OPT_FROM}, NULL},
-	{VIEW_WINDOW,    {"to", required_argument, NULL, OPT_TO}, NULL},
+		{VIEW_WINDOW,    {"to", required_argument, NULL, OPT_TO}, NULL},
+	{VIEW_WINDOW,    {"service", required_argument, NULL, OPT_STORE_SERVICE}, NULL},
+	{VIEW_WINDOW,    {"host", required_argument, NULL, OPT_STORE_HOST}, NULL},
 	{VIEW_FRAME,     {"frame", required_argument, NULL, OPT_FRAME}, NULL},
 	{VIEW_STACKS,    {"full-stacks", no_argument, NULL, OPT_FULL_STACKS}, NULL},
 	{VIEW_TASK,      {"task", required_argument, NULL, 't'}, "t:"},
@@ -573,25 +582,76 @@ static void warn_cut(struct inputs *in, const struct trace *t)
 	}
 }
 
-struct trace *open_trace(struct inputs *in, unsigned int flags)
+/* @in's paths, each s3:// one replaced by the files it fetched (*@owned:
+ * what to free with store_fetch_free(), *@nowned of them). NULL after
+ * saying why. */
+static const char **expand_inputs(struct inputs *in, size_t *n, char ***owned,
+				  size_t *nowned)
 {
 	static const char *const dflt[] = {DEFAULT_TRACE};
+	const char *const *given = in->n ? in->path : dflt;
+	size_t ngiven = in->n ? in->n : 1, cap = ngiven;
+	const char **all = malloc(cap * sizeof(*all));
+
+	*n = *nowned = 0;
+	*owned = NULL;
+	for (size_t i = 0; all && i < ngiven; i++) {
+		char **got;
+		size_t ngot;
+		const char **more;
+
+		if (strncmp(given[i], "s3://", 5)) {
+			if (check_input(given[i]))
+				goto fail;
+			all[(*n)++] = given[i];
+			continue;
+		}
+		if (*owned || inputs_fetch(in, given[i], &got, &ngot))
+			goto fail; /* (one store per command) */
+		*owned = got;
+		*nowned = ngot;
+		cap += ngot;
+		more = realloc(all, cap * sizeof(*all));
+		if (!more)
+			goto fail;
+		all = more;
+		for (size_t k = 0; k < ngot; k++)
+			all[(*n)++] = got[k];
+	}
+	if (all)
+		return all;
+	error("out of memory");
+fail:
+	free(all);
+	store_fetch_free(*owned, *nowned);
+	*owned = NULL;
+	return NULL;
+}
+
+struct trace *open_trace(struct inputs *in, unsigned int flags)
+{
 	struct trace_read_opts o = {.flags = flags};
-	const char *const *paths = in->n ? in->path : dflt;
-	size_t n = in->n ? in->n : 1, i;
+	const char **paths;
+	char **owned;
+	size_t n, nowned;
 	const char *why = NULL;
 	struct trace *t = NULL;
 	char note[256];
 	int err;
 
-	for (i = 0; i < n; i++)
-		if (check_input(paths[i]))
-			return NULL;
+	paths = expand_inputs(in, &n, &owned, &nowned);
+	if (!paths)
+		return NULL;
 	if (in->win.from.kind || in->win.to.kind) {
 		o.window = trace_window_resolve;
 		o.ctx = &in->win;
 	}
 	err = trace__read_paths(paths, n, &o, &t, &why);
+	/* the trace names its segments' files by these strings: they live
+	 * as long as the command */
+	in->all = paths;
+	in->fetched = owned;
+	in->nfetched = nowned;
 	if (err) {
 		if (o.window && in->win.why[0])
 			error("%s", in->win.why);

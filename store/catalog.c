@@ -229,51 +229,6 @@ size_t catalog__select(const struct catalog *c, const struct catalog_filter *f,
 	return n;
 }
 
-int catalog_parse_time(const char *s, time_t now, time_t *out)
-{
-	struct tm tm;
-	const char *end;
-	char *p;
-	double v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (s[0] == '-') {
-		v = strtod(s + 1, &p);
-		if (p == s + 1 || !(v >= 0))
-			return -EINVAL;
-		if (!strcmp(p, "s") || !*p)
-			;
-		else if (!strcmp(p, "m"))
-			v *= 60;
-		else if (!strcmp(p, "h"))
-			v *= 3600;
-		else if (!strcmp(p, "d"))
-			v *= 86400;
-		else
-			return -EINVAL;
-		*out = now - (time_t)v;
-		return 0;
-	}
-	if (digits(s, strlen(s)) && strlen(s) >= 9 && strlen(s) <= 11) {
-		*out = (time_t)strtoll(s, NULL, 10);
-		return 0;
-	}
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (end && (*end == 'T' || *end == ' ')) {
-		const char *t = strptime(end + 1, "%H:%M:%S", &tm);
-
-		end = t ? t : strptime(end + 1, "%H:%M", &tm);
-	}
-	if (end && *end == 'Z')
-		end++;
-	if (!end || *end)
-		return -EINVAL;
-	*out = timegm(&tm);
-	return 0;
-}
-
 int catalog_days(time_t from, time_t to, char (*days)[16], size_t max, size_t *n)
 {
 	*n = 0;

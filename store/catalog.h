@@ -57,10 +57,6 @@ struct catalog_filter {
 size_t catalog__select(const struct catalog *c, const struct catalog_filter *f,
 		       unsigned char *keep);
 
-/* A time for --from/--to: unix seconds, YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS]
- * or "YYYY-MM-DD HH:MM[:SS]" (UTC, a trailing Z allowed), or -DUR before
- * @now (-90s, -15m, -2h, -1d). 0 or -EINVAL. */
-int catalog_parse_time(const char *s, time_t now, time_t *out);
 /* The UTC date prefixes ("YYYY-MM-DD/") from @from to @to, to list only
  * those days: *@n of them into @days (room for @max); -E2BIG if more (then
  * list everything). */

@@ -85,27 +85,6 @@ Test(catalog, a_window_keeps_the_segment_that_runs_into_it)
 	cr_expect_eq(catalog__select(&C, &f, keep), 0);
 }
 
-Test(catalog, times_for_from_and_to)
-{
-	time_t t;
-
-	cr_expect_eq(catalog_parse_time("2026-11-26", 0, &t), 0);
-	cr_expect_eq(t, T0 - 21 * 3600 - 40 * 60);
-	cr_expect_eq(catalog_parse_time("2026-11-26T21:40", 0, &t), 0);
-	cr_expect_eq(t, T0);
-	cr_expect_eq(catalog_parse_time("2026-11-26 21:40:05Z", 0, &t), 0);
-	cr_expect_eq(t, T0 + 5);
-	cr_expect_eq(catalog_parse_time("1795729200", 0, &t), 0);
-	cr_expect_eq(t, T0);
-	cr_expect_eq(catalog_parse_time("-2h", T0, &t), 0);
-	cr_expect_eq(t, T0 - 7200);
-	cr_expect_eq(catalog_parse_time("-15m", T0, &t), 0);
-	cr_expect_eq(t, T0 - 900);
-	cr_expect_eq(catalog_parse_time("yesterday", 0, &t), -EINVAL);
-	cr_expect_eq(catalog_parse_time("2026-11-26T25:00", 0, &t), -EINVAL);
-	cr_expect_eq(catalog_parse_time("-2y", 0, &t), -EINVAL);
-}
-
 Test(catalog, the_days_a_window_lists)
 {
 	char days[4][16];

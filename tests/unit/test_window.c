@@ -66,6 +66,27 @@ Test(window, refuses_what_is_not_a_time)
 			      bad[i]);
 }
 
+/* A UTC date and time, or a duration before now: the wall clock. */
+Test(window, reads_a_date_and_time_or_a_time_ago)
+{
+	struct time_spec ts;
+
+	cr_assert_eq(time_spec_parse_at("2026-11-20T23:59:59.8", 0, &ts), -EINVAL);
+	cr_assert_eq(time_spec_parse_at("2026-11-21T00:00:01Z", 0, &ts), 0);
+	cr_assert_eq(ts.kind, TIME_WALL);
+	cr_assert_eq(ts.ns, 1795219201 * S);
+	cr_assert_eq(time_spec_parse_at("2026-11-21 00:00", 0, &ts), 0);
+	cr_assert_eq(ts.ns, 1795219200 * S);
+	cr_assert_eq(time_spec_parse_at("2026-11-21", 0, &ts), 0);
+	cr_assert_eq(ts.ns, 1795219200 * S);
+	cr_assert_eq(time_spec_parse_at("-2h", 1795219200, &ts), 0);
+	cr_assert_eq(ts.ns, (1795219200 - 7200) * S);
+	cr_assert_eq(time_spec_parse_at("-1.5m", 1795219200, &ts), 0);
+	cr_assert_eq(ts.ns, (1795219200 - 90) * S);
+	cr_assert_eq(time_spec_parse_at("2026-11-21T25:00", 0, &ts), -EINVAL);
+	cr_assert_eq(time_spec_parse_at("-2y", 0, &ts), -EINVAL);
+}
+
 Test(window, compares_only_seconds_without_the_trace)
 {
 	struct time_spec a = parse("2"), b = parse("1"), c = parse("23:00:00"),
@@ -181,4 +202,12 @@ Test(window, prints_seconds_short)
 	cr_assert_str_eq(window_secs(12300 * MS, b, sizeof(b)), "12.3");
 	cr_assert_str_eq(window_secs(0, b, sizeof(b)), "0");
 	cr_assert_str_eq(window_secs(1234567 * 1000, b, sizeof(b)), "1.235");
+}
+
+Test(window, places_a_wall_clock_time_through_the_segments)
+{
+	two_segments(0);
+	cr_assert_eq(window("2026-11-21T00:00:00", "2026-11-21T00:00:01"), 0);
+	cr_assert_eq(from_ns, T0 + 200 * MS);
+	cr_assert_eq(to_ns, T0 + 1200 * MS);
 }
