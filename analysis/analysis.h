@@ -1113,6 +1113,21 @@ uint64_t analysis__top_row_id(const struct live_snap *s, const struct top_opts *
 int analysis__report(const struct offcpu *oc, const struct delays *d,
 		     const struct spans *sp, int json, FILE *out);
 
+/* The report in one row, for a fleet's table (`d9prof fleet`). */
+struct report_row {
+	uint64_t span_ns; /* recorded */
+	uint64_t polls, samples;
+	double cpu_pct;		 /* sampled CPU, % of one CPU over the span */
+	uint64_t worst_poll_ns;	 /* the longest poll */
+	uint64_t worst_delay_ns; /* the worst wake-to-poll delay */
+	double runq_pct;	 /* the workers' time waiting for a CPU, % */
+	size_t nflags;		 /* red flags */
+	char flags[256];	 /* their names, worst first, ", " between */
+};
+/* What analysis__report() says, as one row. 0 or -ENOMEM. */
+int analysis__report_row(const struct offcpu *oc, const struct delays *d,
+			 const struct spans *sp, struct report_row *out);
+
 /* ---- what a trace holds (info.c) ------------------------------------- */
 
 struct info_opts {

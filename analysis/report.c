@@ -1090,6 +1090,82 @@ static int json_page(const struct page *pg, FILE *out)
 	return lib_json_finish(&w);
 }
 
+/* What the page says, computed into @pg (page_release() it). */
+static int page_make(struct page *pg)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct delays *d = pg->d;
+	int err;
+
+	pg->span = oc->end_time > oc->start_time ? oc->end_time - oc->start_time : 0;
+	err = hot_init(&pg->h);
+	if (!err)
+		err = workers(pg);
+	if (!err)
+		err = longest_polls(pg);
+	/* the worst delay's flag names the hottest frame behind it */
+	pg->worst_poll = -1;
+	if (!err && d->n) {
+		struct delay_cause c[1];
+
+		if (delays__causes(oc, d->v[0].poller, d->v[0].wake, d->v[0].begin, c,
+				   1) &&
+		    c[0].kind == CAUSE_POLL)
+			pg->worst_poll = c[0].poll;
+		err = hot_want(&pg->h, pg->worst_poll);
+	}
+	if (!err)
+		err = hot_walk(&pg->h, oc->join);
+	if (!err)
+		err = hot_tasks(pg);
+	if (!err)
+		flags(pg);
+	return err;
+}
+
+static void page_release(struct page *pg)
+{
+	hot_release(&pg->h);
+	free(pg->w);
+}
+
+int analysis__report_row(const struct offcpu *oc, const struct delays *d,
+			 const struct spans *sp, struct report_row *out)
+{
+	struct page pg = {.oc = oc, .d = d, .sp = sp};
+	double period;
+	uint64_t all = 0, runq = 0;
+	size_t at = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!oc || !d)
+		return -EINVAL;
+	err = page_make(&pg);
+	if (err)
+		goto out;
+	period = analysis_period_ns(oc->trace);
+	out->span_ns = pg.span;
+	out->polls = oc->join->npolls;
+	out->samples = oc->join->samples;
+	out->cpu_pct =
+		pg.span ? 100.0 * (double)out->samples * period / (double)pg.span : 0;
+	out->worst_poll_ns = pg.nlongest ? pg.longest[0]->end - pg.longest[0]->start : 0;
+	out->worst_delay_ns = d->n ? d->v[0].begin - d->v[0].wake : 0;
+	for (size_t i = 0; i < pg.nw; i++) {
+		runq += pg.w[i].runq;
+		all += pg.span;
+	}
+	out->runq_pct = all ? 100.0 * (double)runq / (double)all : 0;
+	out->nflags = pg.nflags;
+	for (size_t i = 0; i < pg.nflags && at < sizeof(out->flags); i++)
+		at += (size_t)snprintf(out->flags + at, sizeof(out->flags) - at, "%s%s",
+				       i ? ", " : "", pg.flags[i].what);
+out:
+	page_release(&pg);
+	return err;
+}
+
 int analysis__report(const struct offcpu *oc, const struct delays *d,
 		     const struct spans *sp, int json, FILE *out)
 {
@@ -1099,30 +1175,9 @@ int analysis__report(const struct offcpu *oc, const struct delays *d,
 
 	if (!oc || !d || !out)
 		return -EINVAL;
-	pg.span = oc->end_time > oc->start_time ? oc->end_time - oc->start_time : 0;
-	err = hot_init(&pg.h);
-	if (!err)
-		err = workers(&pg);
-	if (!err)
-		err = longest_polls(&pg);
-	/* the worst delay's flag names the hottest frame behind it */
-	pg.worst_poll = -1;
-	if (!err && d->n) {
-		struct delay_cause c[1];
-
-		if (delays__causes(oc, d->v[0].poller, d->v[0].wake, d->v[0].begin, c,
-				   1) &&
-		    c[0].kind == CAUSE_POLL)
-			pg.worst_poll = c[0].poll;
-		err = hot_want(&pg.h, pg.worst_poll);
-	}
-	if (!err)
-		err = hot_walk(&pg.h, oc->join);
-	if (!err)
-		err = hot_tasks(&pg);
+	err = page_make(&pg);
 	if (err)
 		goto out;
-	flags(&pg);
 	if (json) {
 		err = json_page(&pg, out);
 	} else {
@@ -1143,7 +1198,6 @@ int analysis__report(const struct offcpu *oc, const struct delays *d,
 	if (!err && ferror(out))
 		err = -EIO;
 out:
-	hot_release(&pg.h);
-	free(pg.w);
+	page_release(&pg);
 	return err;
 }

@@ -279,6 +279,12 @@ struct trace *open_trace(struct inputs *in, unsigned int flags);
  * @in's window, service and host, fetched into the cache; 0, or -1 after
  * saying why. store_fetch_free() frees *@paths. */
 int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npaths);
+/* The catalog of @url for @in's window, service and host (sorted), the
+ * entries kept in *@keep (*@n of them, at least one); 0, or -1 after
+ * saying why (then nothing to free). */
+struct catalog;
+int inputs_catalog(struct inputs *in, const char *url, struct catalog *c,
+		   unsigned char **keep, size_t *n);
 /* A trace read for analysis and what the commands build on it. */
 struct session {
 	struct trace *t;
@@ -353,6 +359,7 @@ int cmd_delays(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_spans(int argc, char **argv);
 int cmd_events(int argc, char **argv);

@@ -25,6 +25,7 @@ static const struct cmd {
 	{"info", cmd_info, "what a trace holds: target, time span, segments, losses"},
 	{"dump", cmd_dump, "make a flight recorder write its window now"},
 	{"ls", cmd_ls, "what a store of recordings holds: services, hosts, times"},
+	{"fleet", cmd_fleet, "every host of a store's window in one row, worst first"},
 };
 
 static void help(FILE *f)

@@ -58,25 +58,18 @@ static size_t hosts_of(const struct catalog *c, const unsigned char *keep, char 
 	return n;
 }
 
-int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npaths)
+int inputs_catalog(struct inputs *in, const char *url, struct catalog *c,
+		   unsigned char **keep, size_t *n)
 {
-	char bucket[64], prefix[512], why[400] = "", cache[4096], hosts[300], sz[32];
+	char bucket[64], prefix[512], why[400] = "";
 	struct catalog_filter f = {.service = in->service, .host = in->host};
-	struct fetch_opts fo = {.cache = cache, .max_bytes = CACHE_MAX_BYTES};
-	const char **keys = NULL;
-	uint64_t *sizes = NULL;
-	struct fetch_stats st;
-	struct catalog c = {0};
-	unsigned char *keep = NULL;
 	struct s3_config cfg;
 	struct s3 *s = NULL;
-	const char *max = getenv("D9PROF_CACHE_MAX");
-	size_t n = 0;
-	int err, ret = -1;
+	int err;
 
-	*paths = NULL;
-	*npaths = 0;
-	memset(&cfg, 0, sizeof(cfg));
+	memset(c, 0, sizeof(*c));
+	*keep = NULL;
+	*n = 0;
 	if (s3_parse_url(url, bucket, sizeof(bucket), prefix, sizeof(prefix))) {
 		error("bad input '%s': want s3://BUCKET[/PREFIX]", url);
 		return -1;
@@ -84,6 +77,60 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 	if ((f.from = wall_bound(&in->win.from, "--from", url)) < 0 ||
 	    (f.to = wall_bound(&in->win.to, "--to", url)) < 0)
 		return -1;
+	memset(&cfg, 0, sizeof(cfg));
+	err = s3_config__load(&cfg, NULL, why, sizeof(why));
+	if (!err) {
+		err = s3__new(&cfg, bucket, 0, &s);
+		if (!err)
+			err = catalog__add_s3(c, s, prefix, f.from, f.to, why,
+					      sizeof(why));
+		s3__free(s);
+	}
+	s3_config__clear(&cfg);
+	if (err) {
+		error("cannot list %s: %s", url, why[0] ? why : strerror(-err));
+		catalog__release(c);
+		return -1;
+	}
+	catalog__sort(c);
+	*keep = calloc(c->n + 1, 1);
+	if (!*keep) {
+		error("out of memory");
+		catalog__release(c);
+		return -1;
+	}
+	*n = catalog__select(c, &f, *keep);
+	if (!*n) {
+		error("%s holds no segment%s%s%s%s%s: 'd9prof ls %s' shows what it holds",
+		      url, in->service || in->host ? " of " : "",
+		      in->service ? in->service : "", in->service && in->host ? "/" : "",
+		      in->host ? in->host : "", f.from || f.to ? " in this window" : "",
+		      url);
+		free(*keep);
+		*keep = NULL;
+		catalog__release(c);
+		return -1;
+	}
+	return 0;
+}
+
+int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npaths)
+{
+	char bucket[64], prefix[512], why[400] = "", cache[4096], hosts[300], sz[32];
+	struct fetch_opts fo = {.cache = cache, .max_bytes = CACHE_MAX_BYTES};
+	const char **keys = NULL;
+	uint64_t *sizes = NULL;
+	struct fetch_stats st;
+	struct catalog c = {0};
+	unsigned char *keep = NULL;
+	struct s3_config cfg;
+	const char *max = getenv("D9PROF_CACHE_MAX");
+	size_t n = 0;
+	int err, ret = -1;
+
+	*paths = NULL;
+	*npaths = 0;
+	memset(&cfg, 0, sizeof(cfg));
 	if (max && parse_size(max, &fo.max_bytes)) {
 		error("bad D9PROF_CACHE_MAX '%s': " SIZE_WANT, max);
 		return -1;
@@ -92,35 +139,14 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 		error("no cache directory for -i %s: set D9PROF_CACHE or HOME", url);
 		return -1;
 	}
-	err = s3_config__load(&cfg, NULL, why, sizeof(why));
-	if (!err) {
-		err = s3__new(&cfg, bucket, 0, &s);
-		if (!err)
-			err = catalog__add_s3(&c, s, prefix, f.from, f.to, why,
-					      sizeof(why));
-		s3__free(s);
-	}
-	if (err) {
-		error("cannot list %s: %s", url, why[0] ? why : strerror(-err));
-		goto out;
-	}
-	catalog__sort(&c);
-	keep = calloc(c.n + 1, 1);
-	if (!keep)
-		goto nomem;
-	n = catalog__select(&c, &f, keep);
-	if (!n) {
-		error("%s holds no segment%s%s%s%s%s: 'd9prof ls %s' shows what it holds",
-		      url, in->service || in->host ? " of " : "",
-		      in->service ? in->service : "", in->service && in->host ? "/" : "",
-		      in->host ? in->host : "", f.from || f.to ? " in this window" : "",
-		      url);
-		goto out;
-	}
+	if (inputs_catalog(in, url, &c, &keep, &n))
+		return -1;
+	s3_parse_url(url, bucket, sizeof(bucket), prefix, sizeof(prefix));
 	if (hosts_of(&c, keep, hosts, sizeof(hosts)) > 1) {
 		error("%s holds several hosts%s (%s): choose one with --service and --host "
 		      "('d9prof ls %s' lists them)",
-		      url, f.from || f.to ? " in this window" : "", hosts, url);
+		      url, in->win.from.kind || in->win.to.kind ? " in this window" : "",
+		      hosts, url);
 		goto out;
 	}
 	if (n > FETCH_MAX) {
@@ -139,8 +165,10 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 			keys[n] = c.v[i].key;
 			sizes[n++] = c.v[i].size;
 		}
-	err = store_fetch(&cfg, bucket, prefix, keys, sizes, n, &fo, paths, &st, why,
-			  sizeof(why));
+	err = s3_config__load(&cfg, NULL, why, sizeof(why));
+	if (!err)
+		err = store_fetch(&cfg, bucket, prefix, keys, sizes, n, &fo, paths, &st,
+				  why, sizeof(why));
 	if (err) {
 		error("cannot fetch from %s: %s", url, why[0] ? why : strerror(-err));
 		goto out;

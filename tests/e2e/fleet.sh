@@ -211,6 +211,31 @@ EOF
 	cmp -s <(grep -v '^#' "$TMP/s3.txt") <(grep -v '^#' "$TMP/local.txt") || { diff "$TMP/s3.txt" "$TMP/local.txt" | head -5; fail "the bucket's answer differs from the local files'"; return; }
 	"$D9" tasks -i s3://bkt/fleet --service api --host host2 --from "$t0" \
 		--to "$t1" 2>&1 >/dev/null | grep -q '(0 fetched' || { fail "the cache was not reused"; return; }
+	# the fleet at a glance: every host of the window, each read, worst
+	# first, each with the command that opens its report
+	local s0 s1
+	s0=$(date +%s.%N)
+	"$D9" fleet -i s3://bkt/fleet --from "$t0" --to "$t1" >"$TMP/fleet.txt" 2>"$TMP/fleet.err" ||
+		{ cat "$TMP/fleet.err"; fail "fleet failed"; return; }
+	s1=$(date +%s.%N)
+	sed 's/^/    /' "$TMP/fleet.txt" | head -9
+	say "    fleet: first answer in $(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.2f", b - a }') s"
+	"$D9" fleet -i s3://bkt/fleet --from "$t0" --to "$t1" --format json >"$TMP/fleet.json" 2>/dev/null ||
+		{ fail "fleet --format json failed"; return; }
+	python3 - "$TMP/fleet.json" <<'PY' || { fail "the fleet's rows are not what the store holds"; return; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+hosts = {h['host'] for h in j['hosts']}
+assert {'host1', 'host2', 'host3'} <= hosts, hosts
+for h in j['hosts']:
+    if h['host'] != 'host4':
+        assert h['read'] and h['polls'] > 0 and h['span_ns'] > 0, h
+flags = [h['nflags'] for h in j['hosts']]
+assert flags == sorted(flags, reverse=True), flags
+PY
+	cmd=$(grep -m1 '^  d9prof report' "$TMP/fleet.txt" | sed 's/^  d9prof //')
+	# shellcheck disable=SC2086
+	"$D9" $cmd >/dev/null 2>&1 || { fail "its report command failed: $cmd"; return; }
 	"$D9" report -i s3://bkt/fleet --from "$t0" >/dev/null 2>"$TMP/many.err" && { fail "several hosts read as one"; return; }
 	[ "$(wc -l <"$TMP/many.err")" = 1 ] && grep -q 'several hosts.*api/host1, api/host2' "$TMP/many.err" ||
 		{ cat "$TMP/many.err"; fail "not one line naming the hosts"; return; }

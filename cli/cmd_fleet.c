@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/* d9prof fleet: one row per service and host of a store's window, worst
+ * first, each the report in one line (analysis__report_row()). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "lib/json.h"
+#include "lib/text.h"
+#include "store/catalog.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: d9prof fleet -i s3://BUCKET[/PREFIX] [--from T] [--to T]\n"
+		"                    [--service S] [--host H] [--format text|json]\n\n"
+		"The fleet at a glance: for each service and host that the store holds\n"
+		"in the window, its segments are fetched (into the cache, as -i s3://\n"
+		"does) and reported in one row: time recorded, polls, CPU, the longest\n"
+		"poll, the worst wake-to-poll delay, the workers' run-queue share and\n"
+		"the report's red flags; worst first (most flags, then the worst\n"
+		"delay), each with the command that opens its report.\n\n"
+		"options:\n" INPUT_HELP "  -f, --format F        text (default) or json\n"
+		"  -h, --help            this help\n\n"
+		"examples:\n"
+		"  d9prof fleet -i s3://traces/prod --from -1h\n"
+		"  d9prof fleet -i s3://traces/prod --from 2026-11-26T14:00 --to "
+		"2026-11-26T14:10\n");
+}
+
+struct host_row {
+	const struct catalog_entry *e; /* its service and host */
+	struct report_row r;
+	int failed; /* it could not be read (said) */
+};
+
+static int worse(const void *a, const void *b)
+{
+	const struct host_row *x = a, *y = b;
+
+	if (x->failed != y->failed)
+		return x->failed - y->failed;
+	if (x->r.nflags != y->r.nflags)
+		return x->r.nflags > y->r.nflags ? -1 : 1;
+	if (x->r.worst_delay_ns != y->r.worst_delay_ns)
+		return x->r.worst_delay_ns > y->r.worst_delay_ns ? -1 : 1;
+	return (x->r.worst_poll_ns < y->r.worst_poll_ns) -
+	       (x->r.worst_poll_ns > y->r.worst_poll_ns);
+}
+
+/* The report row of one host: its window read as -i s3:// reads it. */
+static int host_report(const struct inputs *all, const struct catalog_entry *e,
+		       struct report_row *r)
+{
+	struct inputs in = *all;
+	struct session se;
+	int err;
+
+	in.service = e->service;
+	in.host = e->host;
+	in.quiet = 1;
+	if (session_open(&se, &in, TRACE_READ_NO_EVENTS, 0,
+			 SESSION_OFFCPU | SESSION_DELAYS))
+		return -1;
+	err = analysis__report_row(se.oc, se.d, NULL, r);
+	if (err)
+		analysis_failed(&in, se.t, err);
+	session_close(&se);
+	return err ? -1 : 0;
+}
+
+/* The command that opens @h's report over the same window. */
+static void report_cmd(const struct inputs *in, const struct host_row *h, char *buf,
+		       size_t len)
+{
+	int n = snprintf(buf, len, "d9prof report -i %s --service %s --host %s",
+			 in->path[0], h->e->service, h->e->host);
+
+	if (in->win.from.kind && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " --from %s", in->win.from.text);
+	if (in->win.to.kind && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " --to %s", in->win.to.text);
+}
+
+static void print_text(const struct inputs *in, const struct host_row *v, size_t n)
+{
+	char a[32], b[32], c[32], cmd[1200];
+
+	printf("%-16s %-20s %9s %9s %6s %11s %11s %5s  %s\n", "SERVICE", "HOST",
+	       "RECORDED", "POLLS", "CPU%", "WORST-POLL", "WORST-DELAY", "RUNQ%",
+	       "FLAGS");
+	for (size_t i = 0; i < n; i++) {
+		const struct report_row *r = &v[i].r;
+		char svc[64], host[64];
+
+		text_clean(v[i].e->service, svc, sizeof(svc));
+		text_clean(v[i].e->host, host, sizeof(host));
+		if (v[i].failed) {
+			printf("%-16s %-20s (not read: said above)\n", svc, host);
+			continue;
+		}
+		printf("%-16s %-20s %9s %9llu %6.1f %11s %11s %5.1f  %s\n", svc, host,
+		       analysis_fmt_duration(r->span_ns, a, sizeof(a)),
+		       (unsigned long long)r->polls, r->cpu_pct,
+		       analysis_fmt_duration(r->worst_poll_ns, b, sizeof(b)),
+		       analysis_fmt_duration(r->worst_delay_ns, c, sizeof(c)),
+		       r->runq_pct, r->nflags ? r->flags : "-");
+		report_cmd(in, &v[i], cmd, sizeof(cmd));
+		printf("  ");
+		text_put(stdout, cmd);
+		printf("\n");
+	}
+}
+
+static void print_json(const struct inputs *in, const struct host_row *v, size_t n)
+{
+	struct lib_json w;
+	char cmd[1200];
+
+	lib_json_init(&w, stdout);
+	lib_json_object_begin(&w);
+	lib_json_str_field(&w, "store", in->path[0]);
+	lib_json_name(&w, "hosts");
+	lib_json_array_begin(&w);
+	for (size_t i = 0; i < n; i++) {
+		const struct report_row *r = &v[i].r;
+
+		lib_json_object_begin(&w);
+		lib_json_str_field(&w, "service", v[i].e->service);
+		lib_json_str_field(&w, "host", v[i].e->host);
+		lib_json_bool_field(&w, "read", !v[i].failed);
+		lib_json_uint_field(&w, "span_ns", r->span_ns);
+		lib_json_uint_field(&w, "polls", r->polls);
+		lib_json_uint_field(&w, "samples", r->samples);
+		lib_json_name(&w, "cpu_pct");
+		lib_json_double(&w, "%.2f", r->cpu_pct);
+		lib_json_uint_field(&w, "worst_poll_ns", r->worst_poll_ns);
+		lib_json_uint_field(&w, "worst_delay_ns", r->worst_delay_ns);
+		lib_json_name(&w, "runq_pct");
+		lib_json_double(&w, "%.2f", r->runq_pct);
+		lib_json_uint_field(&w, "nflags", r->nflags);
+		lib_json_str_field(&w, "flags", r->flags);
+		report_cmd(in, &v[i], cmd, sizeof(cmd));
+		lib_json_str_field(&w, "report", cmd);
+		lib_json_object_end(&w);
+	}
+	lib_json_array_end(&w);
+	lib_json_object_end(&w);
+	lib_json_finish(&w);
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	static const struct view_cmd cmd = {
+		.name = "fleet ",
+		.shared = VIEW_INPUTS | VIEW_FORMAT,
+		.help = help,
+	};
+	struct inputs in = {.n = 0};
+	struct view_args va = {.text_json = 1};
+	struct host_row *v = NULL;
+	struct catalog c;
+	unsigned char *keep;
+	size_t n = 0, kept, failed = 0;
+	int err, ret = EXIT_OK;
+
+	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
+		return err;
+	if (in.n != 1 || strncmp(in.path[0], "s3://", 5))
+		return usage_error("fleet ", "want one -i s3://BUCKET[/PREFIX]");
+	if (inputs_catalog(&in, in.path[0], &c, &keep, &kept))
+		return EXIT_FAIL;
+	v = calloc(c.n + 1, sizeof(*v));
+	if (!v) {
+		error("out of memory");
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	/* one row per service/host (the catalog is sorted by them) */
+	for (size_t i = 0; i < c.n; i++) {
+		const struct catalog_entry *e = &c.v[i];
+
+		if (!keep[i] || (n && !strcmp(v[n - 1].e->service, e->service) &&
+				 !strcmp(v[n - 1].e->host, e->host)))
+			continue;
+		v[n++].e = e;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (host_report(&in, v[i].e, &v[i].r)) {
+			v[i].failed = 1;
+			failed++;
+		}
+	qsort(v, n, sizeof(*v), worse);
+	if (va.json)
+		print_json(&in, v, n);
+	else
+		print_text(&in, v, n);
+	if (failed == n)
+		ret = EXIT_FAIL;
+	if (close_output(stdout, NULL))
+		ret = EXIT_FAIL;
+out:
+	free(v);
+	free(keep);
+	catalog__release(&c);
+	return ret;
+}
