@@ -319,14 +319,6 @@ FILE *open_output(const char *path);
 /* Close an output from open_output, reporting write errors. 0 or -1. */
 int close_output(FILE *f, const char *path);
 
-/* ---- the live view a recording serves (live_sock.c) --------------------- */
-
-/* A recording's live state for `d9prof top` beside it: a socket of target
- * @pid (/run/d9prof/PID.sock as root, else /tmp/d9prof-UID/PID.sock, in a
- * directory of this user alone), one viewer at a time, this user or root;
- * @l is fed only while one is connected. 0, -EADDRINUSE (another
- * recording of @pid serves one), -EPERM (the directory is not ours alone)
- * or -errno. */
 /* record --upload (record_upload.c): 0, or after saying why EXIT_USAGE
  * or EXIT_FAIL. The callbacks queue a file; finish waits a while for the
  * queue, says what was uploaded and frees. */
@@ -339,16 +331,36 @@ void record_upload__sealed(struct record_upload *ru, const struct record_sealed 
 void record_upload__dump(struct record_upload *ru, const struct record_dump *d);
 void record_upload__finish(struct record_upload *ru);
 
+/* ---- the live view a recording serves (live_sock.c) --------------------- */
+
+/* A recording's live state for `d9prof top` beside it: a socket of target
+ * @pid (/run/d9prof/PID.sock as root, else $XDG_RUNTIME_DIR/d9prof/ or
+ * /tmp/d9prof-UID/, in a directory of this user alone), one viewer at a
+ * time (another is refused and told so), this user or root; a viewer
+ * that does not finish its request or take its answer within 1.5 s is
+ * dropped, and the stop never waits for one. @l is fed only while one is
+ * connected. 0, -EADDRINUSE (another recording of @pid serves one),
+ * -EPERM (no directory is ours alone) or -errno. */
 struct live_server;
 int live_server__start(pid_t pid, struct live *l, struct live_server **out);
 void live_server__stop(struct live_server *s);
 /* The viewer: the socket of @pid's recording in *@fd (0, -ENOENT: none,
- * -EPERM: not this user's or root's), then a snapshot grouped @by at each
- * call, with the hottest stacks of task @stacks_of (0: none) (0, or
- * -errno: the recording is gone, -EBADMSG). */
+ * -ECONNREFUSED: one left by a recorder that died, -EPERM: not this
+ * user's or root's, -ETIMEDOUT: the recorder accepts no one), then a
+ * snapshot grouped @by at each call, with the hottest stacks of task
+ * @stacks_of (0: none) (0, or -errno: the recording is gone, -EBADMSG,
+ * -ETIMEDOUT: no answer within a few seconds, -EBUSY: it serves another
+ * viewer; -EPIPE at once once the viewer's signal handler shut its socket
+ * down). */
 int live_client__connect(pid_t pid, int *fd);
 int live_client__snapshot(int fd, enum group_by by, uint64_t stacks_of,
 			  struct live_snap *out);
+/* Why live_server__start() or live_client__connect() for @pid failed with
+ * @err, as a phrase into @buf (cut to fit): which directory is not this
+ * user's alone and why, "another recording of pid N serves its live
+ * view", or the socket's path and strerror(-@err). It looks at the
+ * directories again, as the failed call did; it never fails. */
+void live_sock__why(pid_t pid, int err, char *buf, size_t len);
 
 int cmd_record(int argc, char **argv);
 int cmd_flame(int argc, char **argv);

@@ -1108,15 +1108,21 @@ static void live_polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin,
 }
 
 /* record__run() with the live view `d9prof top` reads beside it (a socket
- * of the target's pid, fed only while a viewer is connected); without it
- * where the socket cannot be made. The exit status. */
+ * of the target's pid, fed only while a viewer is connected); without it,
+ * after a warning that says why, where the socket cannot be made. The
+ * exit status. */
 static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_stats *st)
 {
 	struct live *l = NULL;
 	struct live_server *srv = NULL;
+	char why[256];
 	int ret;
 
-	if (!live__new(1e9 / o->freq, &l) && !live_server__start(o->pid, l, &srv)) {
+	if ((ret = live__new(1e9 / o->freq, &l)) ||
+	    (ret = live_server__start(o->pid, l, &srv))) {
+		live_sock__why(o->pid, ret, why, sizeof(why));
+		warning("'d9prof top' cannot watch this recording: %s", why);
+	} else {
 		o->tap = live__tap(l);
 		o->polling = live_polling;
 		o->names_wanted = live__names_wanted;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,7 +95,8 @@ struct top {
 	pthread_mutex_t lock; /* what the recorder's thread says */
 	char msg[256];	      /* its last message */
 	char lost[160];	      /* what it lost so far */
-	int done, err;	      /* it returned, with err */
+	int done, err;	      /* it returned, with err (or the one beside
+			       * ended); done only under the lock */
 	char title[160];
 	int fd;			/* beside a recording: its live socket, else -1 */
 	uint64_t want;		/* the selected task: its hottest stacks */
@@ -104,11 +106,19 @@ struct top {
 };
 
 static volatile sig_atomic_t stop_rec, stop_ui;
+/* Beside a recording: its socket, shut down by a signal so that a wait
+ * for the recorder ends at once (-1: none). */
+static volatile sig_atomic_t live_fd = -1;
 
 static void on_signal(int sig)
 {
+	int saved = errno;
+
 	(void)sig;
 	stop_ui = 1;
+	if (live_fd >= 0)
+		shutdown(live_fd, SHUT_RDWR); /* async-signal-safe */
+	errno = saved;
 }
 
 static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
@@ -197,6 +207,40 @@ static void *recorder(void *arg)
 	return NULL;
 }
 
+/* Has the recording ended (ours, or the one beside)? */
+static int is_done(struct top *x)
+{
+	int done;
+
+	pthread_mutex_lock(&x->lock);
+	done = x->done;
+	pthread_mutex_unlock(&x->lock);
+	return done;
+}
+
+static void set_done(struct top *x)
+{
+	pthread_mutex_lock(&x->lock);
+	x->done = 1;
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* Beside a recording, a connection lost: the recorder drops a viewer that
+ * stalls (stopped with ^Z in the middle of an answer), so connect again;
+ * none that answers: the recording ended. 0 or -errno. */
+static int reconnect(struct top *x)
+{
+	int fd, err = live_client__connect(x->pid, &fd);
+
+	if (err)
+		return err;
+	live_fd = -1;
+	close(x->fd);
+	x->fd = fd;
+	live_fd = fd;
+	return stop_ui ? -EINTR : 0; /* a signal meanwhile found no socket */
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -206,7 +250,9 @@ static uint64_t mono_ns(void)
 }
 
 /* The interval now ending, from our recording or the one beside us (gone:
- * its end, as our recorder's). 0 or -errno. */
+ * its end, as our recorder's). 0 or -errno: -EINTR after a signal,
+ * -ETIMEDOUT (the recorder beside does not answer), -EBUSY (it serves
+ * another viewer). */
 static int take(struct top *x, struct live_snap *s)
 {
 	int err;
@@ -215,12 +261,15 @@ static int take(struct top *x, struct live_snap *s)
 		live__want_stacks(x->live, x->want);
 		return live__snapshot(x->live, mono_ns(), x->by, s);
 	}
+	if (stop_ui) /* before live_fd was set: no shutdown ends the wait */
+		return -EINTR;
 	err = live_client__snapshot(x->fd, x->by, x->want, s);
-	if (err == -EPIPE || err == -ECONNRESET) {
-		pthread_mutex_lock(&x->lock);
-		x->done = 1;
-		pthread_mutex_unlock(&x->lock);
-	}
+	if ((err == -EPIPE || err == -ECONNRESET) && !stop_ui && !reconnect(x))
+		err = live_client__snapshot(x->fd, x->by, x->want, s);
+	if (stop_ui && err)
+		return -EINTR;
+	if (err == -EPIPE || err == -ECONNRESET)
+		set_done(x);
 	return err;
 }
 
@@ -354,12 +403,8 @@ static int wait_until(struct top *x, uint64_t until)
 {
 	for (;;) {
 		uint64_t now = mono_ns();
-		int done;
 
-		pthread_mutex_lock(&x->lock);
-		done = x->done;
-		pthread_mutex_unlock(&x->lock);
-		if (stop_ui || done)
+		if (stop_ui || is_done(x))
 			return 1;
 		if (now >= until)
 			return 0;
@@ -382,7 +427,7 @@ static int batch_loop(struct top *x)
 		if (wait_until(x, next))
 			break;
 		if ((err = take(x, &s)))
-			return x->done ? 0 : err;
+			return is_done(x) || stop_ui ? 0 : err;
 		f = frame(x, &s, 0);
 		live_snap_release(&s);
 		if (!f)
@@ -441,7 +486,7 @@ static int screen_loop(struct top *x)
 {
 	char filter[64] = "", status[320], *text = NULL;
 	uint64_t next = mono_ns() + (uint64_t)(x->interval * 1e9);
-	int paused = 0, redraw = 0;
+	int paused = 0, redraw = 0, err = 0;
 
 	if (!initscr())
 		return -EIO;
@@ -467,8 +512,12 @@ static int screen_loop(struct top *x)
 			struct live_snap s;
 
 			next = now + (uint64_t)(x->interval * 1e9);
-			if (take(x, &s))
+			if ((err = take(x, &s))) {
+				/* said after endwin(): an end is no failure */
+				if (is_done(x) || stop_ui)
+					err = 0;
 				break;
+			}
 			if (!paused) {
 				/* the rows that fit: the header and warnings
 				 * above, the stacks of the selected task below */
@@ -549,7 +598,7 @@ static int screen_loop(struct top *x)
 	}
 	free(text);
 	endwin();
-	return 0;
+	return err;
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -656,27 +705,46 @@ static int parse(struct top *x, int argc, char **argv)
 	return -1;
 }
 
+/* Beside the recorder of x->pid: -ETIMEDOUT (it does not answer), -EBUSY
+ * (another viewer) or another error, said in one line. EXIT_FAIL. */
+static int beside_failed(struct top *x, int err)
+{
+	if (err == -ETIMEDOUT)
+		error("the recorder beside pid %d does not answer (stopped or stuck?): "
+		      "try again once it runs",
+		      (int)x->pid);
+	else if (err == -EBUSY)
+		error("another viewer is watching pid %d beside its recorder; one at a "
+		      "time: quit that top first",
+		      (int)x->pid);
+	else
+		error("cannot watch pid %d beside its recording: %s", (int)x->pid,
+		      strerror(-err));
+	return EXIT_FAIL;
+}
+
 /* Beside a running recording of x->pid: its frames, until it ends. */
 static int beside(struct top *x)
 {
 	struct live_snap s;
 	int err;
 
-	if (x->batch)
-		info("beside the recording of pid %d that runs now", (int)x->pid);
+	live_fd = x->fd;
 	err = take(x, &s);
 	if (!err) {
 		live_snap_release(&s);
+		if (x->batch)
+			info("beside the recording of pid %d that runs now", (int)x->pid);
 		err = x->batch ? batch_loop(x) : screen_loop(x);
 	}
+	live_fd = -1;
 	close(x->fd);
 	symbolizer__free(x->sym);
-	if (err) {
-		error("cannot watch pid %d beside its recording: %s", (int)x->pid,
-		      strerror(-err));
-		return EXIT_FAIL;
-	}
-	if (x->done && !stop_ui)
+	if (stop_ui) /* ^C, or q: whatever the recorder did meanwhile */
+		return EXIT_OK;
+	if (err)
+		return beside_failed(x, err);
+	if (is_done(x))
 		info("the recording of pid %d ended", (int)x->pid);
 	return EXIT_OK;
 }
@@ -700,8 +768,20 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	/* a recording serves its live view: beside it (only one recorder
 	 * may attach to the shim) */
-	if (!x.argv && !live_client__connect(x.pid, &x.fd))
-		return beside(&x);
+	if (!x.argv) {
+		char why[256];
+
+		err = live_client__connect(x.pid, &x.fd);
+		if (!err)
+			return beside(&x);
+		if (err == -ETIMEDOUT)
+			return beside_failed(&x, err);
+		if (err == -EPERM) { /* a recording could not serve, nor we look */
+			live_sock__why(x.pid, err, why, sizeof(why));
+			warning("cannot look for a recording of pid %d to watch beside: %s",
+				(int)x.pid, why);
+		}
+	}
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (devnull < 0 || live__new(1e9 / x.o.freq, &x.live)) {
 		error("cannot start: %s", strerror(devnull < 0 ? errno : ENOMEM));

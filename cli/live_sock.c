@@ -3,16 +3,28 @@
  * live_sock.c - the live view a recording serves, so that `d9prof top`
  * works beside it (only one recorder may attach to a target's shim): a
  * UNIX stream socket per target pid, PID.sock in a directory only the
- * recorder's user may enter (/run/d9prof for root, else
- * /tmp/d9prof-UID, mode 0700, checked, never followed as a link). A peer
- * must be that user or root (SO_PEERCRED), both ways.
+ * recorder's user may enter, mode 0700, checked, never followed as a link:
+ * /run/d9prof for root; else $XDG_RUNTIME_DIR/d9prof where that is set
+ * (and this user's), or /tmp/d9prof-UID. The recorder serves in the first
+ * of them that is its user's alone, the viewer looks in each, in the same
+ * order. A peer must be that user or root (SO_PEERCRED), both ways.
  *
  * One viewer at a time: while one is connected the recording feeds its
- * live state (live__enable()), otherwise the tap returns at once. The
+ * live state (live__enable()), otherwise the tap returns at once. Another
+ * that connects meanwhile is answered ANSWER_REFUSED and closed. The
  * viewer asks, the recorder answers:
  *   request  12 bytes: 'S', then the grouping (enum group_by), then 0, 0,
  *            then the task whose hottest stacks to carry (u64, 0: none)
  *   answer   u32 length (native order), then live_snap_pack()'s bytes
+ *
+ * Neither side waits on the other for long. The recorder's thread does
+ * its I/O non-blocking, polling the stop pipe too, and drops a viewer that
+ * does not finish its request or read the whole answer within VIEWER_MS
+ * (a stalled or stopped `top`); live_server__stop() shuts the viewer's
+ * socket down before it joins, so the recording never waits for a viewer.
+ * The viewer gives up on a recorder that has not answered within
+ * ANSWER_MS (-ETIMEDOUT: stopped, or stuck); a viewer that must stop at
+ * once (a signal) shuts its own socket down, which ends any wait here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,46 +42,107 @@
 
 #include "cli/cli.h"
 
-#define ANSWER_MAX (256u << 20) /* bytes of one snapshot, at most */
+#define ANSWER_MAX     (256u << 20) /* bytes of one snapshot, at most */
+#define ANSWER_REFUSED UINT32_MAX   /* the length that says: another watches */
+#define VIEWER_MS      1500	    /* a request or an answer, at most */
+#define ANSWER_MS      4000	    /* the recorder's answer, at most */
+#define DIR_MAX	       92	    /* a directory, "/4194304.sock" must fit */
+#define NDIRS	       2
 
 struct live_server {
 	struct live *live;
 	int lfd, cfd, stop_fd[2];
+	pthread_mutex_t lock; /* cfd's open and close, against stop's shutdown */
 	pthread_t th;
 	char path[108];
 };
 
-/* The directory: made if missing; 0 if it is ours alone, else -errno. */
-static int sock_dir(char *buf, size_t len)
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- where the socket is ---------------------------------------------------- */
+
+/* The directories a socket of this user's may be in, in the order both
+ * sides try them; their number. $XDG_RUNTIME_DIR only where it is an
+ * absolute path short enough, and (not as root) this user's. */
+static int sock_dirs(char dirs[NDIRS][DIR_MAX])
 {
 	uid_t uid = geteuid();
+	const char *x = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
+	int n = 0;
 
-	if (uid == 0)
-		snprintf(buf, len, "/run/d9prof");
-	else
-		snprintf(buf, len, "/tmp/d9prof-%u", (unsigned int)uid);
-	if (mkdir(buf, 0700) && errno != EEXIST)
+	if (uid == 0) {
+		snprintf(dirs[n++], DIR_MAX, "/run/d9prof");
+		return n;
+	}
+	if (x && x[0] == '/' && strlen(x) + sizeof("/d9prof") <= DIR_MAX &&
+	    !stat(x, &st) && S_ISDIR(st.st_mode) && st.st_uid == uid)
+		snprintf(dirs[n++], DIR_MAX, "%s/d9prof", x);
+	snprintf(dirs[n++], DIR_MAX, "/tmp/d9prof-%u", (unsigned int)uid);
+	return n;
+}
+
+/* @dir, made 0700 where missing if @make: 0 if it is a directory of this
+ * user alone; -EPERM if not (a link, another's, one others may enter),
+ * with its stat in @st; else -errno. */
+static int check_dir(const char *dir, int make, struct stat *st)
+{
+	if (make && mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
-	if (lstat(buf, &st))
+	if (lstat(dir, st))
 		return -errno;
-	/* a link, another's directory, or one others may write: not ours */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
+	if (!S_ISDIR(st->st_mode) || st->st_uid != geteuid() || (st->st_mode & 077))
 		return -EPERM;
 	return 0;
 }
 
-static int sock_addr(pid_t pid, struct sockaddr_un *a)
+static void sock_addr(const char *dir, pid_t pid, struct sockaddr_un *a)
 {
-	char dir[64];
-	int err = sock_dir(dir, sizeof(dir));
-
-	if (err)
-		return err;
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
-	snprintf(a->sun_path, sizeof(a->sun_path), "%s/%d.sock", dir, (int)pid);
-	return 0;
+	snprintf(a->sun_path, sizeof(a->sun_path), "%.*s/%d.sock", DIR_MAX - 1, dir,
+		 (int)pid);
+}
+
+void live_sock__why(pid_t pid, int err, char *buf, size_t len)
+{
+	char dirs[NDIRS][DIR_MAX];
+	int n = sock_dirs(dirs), i, ours = -1;
+	struct stat st;
+
+	if (err == -EADDRINUSE) {
+		snprintf(buf, len, "another recording of pid %d serves its live view",
+			 (int)pid);
+		return;
+	}
+	for (i = 0; i < n && ours < 0; i++)
+		if (!check_dir(dirs[i], 0, &st))
+			ours = i;
+	/* none of them ours: the first that is not */
+	for (i = 0; err == -EPERM && ours < 0 && i < n; i++) {
+		if (check_dir(dirs[i], 0, &st) != -EPERM)
+			continue;
+		if (!S_ISDIR(st.st_mode))
+			snprintf(buf, len, "%s is not a directory (remove it)", dirs[i]);
+		else if (st.st_uid != geteuid())
+			snprintf(buf, len,
+				 "%s is uid %u's, not this user's (remove it as root%s)",
+				 dirs[i], (unsigned int)st.st_uid,
+				 geteuid() ? ", or set XDG_RUNTIME_DIR" : "");
+		else
+			snprintf(buf, len,
+				 "%s is open to others (mode %04o; chmod 700 it)",
+				 dirs[i], (unsigned int)(st.st_mode & 07777));
+		return;
+	}
+	snprintf(buf, len, "%s/%d.sock: %s", dirs[ours >= 0 ? ours : n - 1], (int)pid,
+		 err == -EPERM ? "not this user's or root's" : strerror(-err));
 }
 
 /* Is the peer of @fd this user or root? */
@@ -82,34 +155,49 @@ static int peer_ok(int fd)
 	       (c.uid == geteuid() || c.uid == 0);
 }
 
-static int full_io(int fd, void *buf, size_t len, int wr)
+/* All @len bytes to or from the non-blocking @fd before @deadline
+ * (CLOCK_MONOTONIC ns), unless @stop_fd (-1: none) becomes readable
+ * first: 0, -ETIMEDOUT, -ECANCELED (stopped), -EPIPE (the peer is gone
+ * or the socket shut down) or -errno. */
+static int full_io(int fd, void *buf, size_t len, int wr, uint64_t deadline, int stop_fd)
 {
 	char *p = buf;
 
 	while (len) {
-		ssize_t n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+		struct pollfd pf[2] = {{fd, wr ? POLLOUT : POLLIN, 0},
+				       {stop_fd, POLLIN, 0}};
+		ssize_t n = wr ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+			       : recv(fd, p, len, MSG_DONTWAIT);
+		uint64_t now;
 
-		if (n < 0 && errno == EINTR)
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
 			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		p += n;
-		len -= (size_t)n;
+		}
+		if (n == 0)
+			return -EPIPE;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		now = mono_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		/* a signal ends the wait early: the loop sees why */
+		if (poll(pf, stop_fd >= 0 ? 2 : 1,
+			 (int)((deadline - now + 999999) / 1000000)) < 0 &&
+		    errno != EINTR)
+			return -errno;
+		if (pf[1].revents)
+			return -ECANCELED;
 	}
 	return 0;
 }
 
 /* ---- the recorder's side -------------------------------------------------- */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Answer the viewer's request; -errno when it is gone or wrong. */
+/* Answer the viewer's request; -errno when it is gone, wrong or too slow. */
 static int answer(struct live_server *s)
 {
 	uint8_t req[12];
@@ -118,7 +206,8 @@ static int answer(struct live_server *s)
 	void *buf = NULL;
 	size_t len = 0;
 	uint32_t n;
-	int err = full_io(s->cfd, req, sizeof(req), 0);
+	int err = full_io(s->cfd, req, sizeof(req), 0, mono_ns() + VIEWER_MS * 1000000ULL,
+			  s->stop_fd[0]);
 
 	if (err)
 		return err;
@@ -130,14 +219,59 @@ static int answer(struct live_server *s)
 	if (!err)
 		err = live_snap_pack(&snap, &buf, &len);
 	live_snap_release(&snap);
-	if (err)
-		return err;
-	n = (uint32_t)len;
-	err = full_io(s->cfd, &n, sizeof(n), 1);
-	if (!err)
-		err = full_io(s->cfd, buf, len, 1);
+	if (!err && len >= ANSWER_MAX)
+		err = -EMSGSIZE;
+	if (!err) {
+		uint64_t deadline = mono_ns() + VIEWER_MS * 1000000ULL;
+
+		n = (uint32_t)len;
+		err = full_io(s->cfd, &n, sizeof(n), 1, deadline, s->stop_fd[0]);
+		if (!err)
+			err = full_io(s->cfd, buf, len, 1, deadline, s->stop_fd[0]);
+	}
 	free(buf);
 	return err;
+}
+
+static void set_viewer(struct live_server *s, int fd)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->cfd >= 0)
+		close(s->cfd);
+	s->cfd = fd;
+	pthread_mutex_unlock(&s->lock);
+	live__enable(s->live, fd >= 0);
+}
+
+/* Has the viewer left (its end closed, nothing more to read)? */
+static int viewer_gone(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+static void take_viewer(struct live_server *s)
+{
+	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	uint32_t no = ANSWER_REFUSED;
+
+	if (fd < 0)
+		return;
+	if (!peer_ok(fd)) { /* this user or root only; others hear nothing */
+		close(fd);
+		return;
+	}
+	if (s->cfd >= 0 && viewer_gone(s->cfd))
+		set_viewer(s, -1);
+	if (s->cfd < 0) {
+		set_viewer(s, fd);
+		return;
+	}
+	/* one viewer at a time: the other is told so (a fresh socket's
+	 * buffer takes 4 bytes; one gone already hears nothing) */
+	send(fd, &no, sizeof(no), MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
 }
 
 static void *serve(void *arg)
@@ -153,42 +287,35 @@ static void *serve(void *arg)
 			break;
 		if (p[0].revents)
 			break;
-		if (p[1].revents & POLLIN) {
-			int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-
-			/* one viewer at a time, this user or root */
-			if (fd >= 0 && (s->cfd >= 0 || !peer_ok(fd))) {
-				close(fd);
-			} else if (fd >= 0) {
-				s->cfd = fd;
-				live__enable(s->live, 1);
-			}
-		}
+		/* the viewer first: one that left makes room for the next */
 		if (s->cfd >= 0 && (p[2].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    answer(s)) {
-			close(s->cfd);
-			s->cfd = -1;
-			live__enable(s->live, 0);
-		}
+		    answer(s))
+			set_viewer(s, -1);
+		if (p[1].revents & POLLIN)
+			take_viewer(s);
 	}
 	return NULL;
 }
 
 int live_server__start(pid_t pid, struct live *l, struct live_server **out)
 {
+	char dirs[NDIRS][DIR_MAX];
+	int n = sock_dirs(dirs), i, err = -ENOENT, fd;
 	struct live_server *s;
 	struct sockaddr_un a;
-	int err, fd;
+	struct stat st;
 
 	*out = NULL;
-	err = sock_addr(pid, &a);
+	for (i = 0; i < n && (err = check_dir(dirs[i], 1, &st)); i++)
+		;
 	if (err)
 		return err;
-	/* one that answers is another recorder's: leave it */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sock_addr(dirs[i], pid, &a);
+	/* one that answers (or would: its queue full) is another recorder's */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+	if (!connect(fd, (struct sockaddr *)&a, sizeof(a)) || errno == EAGAIN) {
 		close(fd);
 		return -EADDRINUSE;
 	}
@@ -200,10 +327,11 @@ int live_server__start(pid_t pid, struct live *l, struct live_server **out)
 	s->live = l;
 	s->cfd = -1;
 	s->stop_fd[0] = s->stop_fd[1] = -1;
+	pthread_mutex_init(&s->lock, NULL);
 	snprintf(s->path, sizeof(s->path), "%s", a.sun_path);
-	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&a, sizeof(a)) ||
-	    chmod(a.sun_path, 0600) || listen(s->lfd, 2) ||
+	    chmod(a.sun_path, 0600) || listen(s->lfd, 4) ||
 	    pipe2(s->stop_fd, O_CLOEXEC)) {
 		err = -errno;
 		goto fail;
@@ -222,22 +350,34 @@ fail:
 		close(s->stop_fd[0]);
 		close(s->stop_fd[1]);
 	}
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return err;
 }
 
 void live_server__stop(struct live_server *s)
 {
+	ssize_t n;
+
 	if (!s)
 		return;
-	if (write(s->stop_fd[1], "x", 1) == 1)
+	unlink(s->path); /* no new viewer finds it */
+	do
+		n = write(s->stop_fd[1], "x", 1);
+	while (n < 0 && errno == EINTR);
+	/* whatever the thread waits for on the viewer ends now */
+	pthread_mutex_lock(&s->lock);
+	if (s->cfd >= 0)
+		shutdown(s->cfd, SHUT_RDWR);
+	pthread_mutex_unlock(&s->lock);
+	if (n == 1)
 		pthread_join(s->th, NULL);
 	close(s->lfd);
-	unlink(s->path);
 	if (s->cfd >= 0)
 		close(s->cfd);
 	close(s->stop_fd[0]);
 	close(s->stop_fd[1]);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -245,54 +385,73 @@ void live_server__stop(struct live_server *s)
 
 int live_client__connect(pid_t pid, int *out)
 {
+	char dirs[NDIRS][DIR_MAX];
+	int n = sock_dirs(dirs), i, fd, err, ours = 0, bad = 0, none = -ENOENT;
 	struct sockaddr_un a;
 	struct stat st;
-	int fd, err = sock_addr(pid, &a);
 
 	*out = -1;
-	if (err)
-		return err;
-	if (lstat(a.sun_path, &st))
-		return -errno;
-	if (!S_ISSOCK(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0))
-		return -EPERM;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		err = -errno;
-		close(fd);
-		return err;
+	for (i = 0; i < n; i++) {
+		if ((err = check_dir(dirs[i], 0, &st))) {
+			bad |= err == -EPERM;
+			continue;
+		}
+		ours = 1;
+		sock_addr(dirs[i], pid, &a);
+		if (lstat(a.sun_path, &st))
+			continue;
+		if (!S_ISSOCK(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0))
+			return -EPERM;
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+			err = errno == EAGAIN ? -ETIMEDOUT : -errno;
+			close(fd);
+			/* left by a recorder that died: look on */
+			if (err == -ECONNREFUSED || err == -ENOENT) {
+				none = -ECONNREFUSED;
+				continue;
+			}
+			return err; /* -ETIMEDOUT: its queue full, nobody accepts */
+		}
+		if (!peer_ok(fd)) {
+			close(fd);
+			return -EPERM;
+		}
+		*out = fd;
+		return 0;
 	}
-	if (!peer_ok(fd)) {
-		close(fd);
-		return -EPERM;
-	}
-	*out = fd;
-	return 0;
+	/* none of ours, and one that is not: a recording could not serve */
+	return !ours && bad ? -EPERM : none;
 }
 
 int live_client__snapshot(int fd, enum group_by by, uint64_t stacks_of,
 			  struct live_snap *out)
 {
 	uint8_t req[12] = {'S', (uint8_t)by, 0, 0};
+	uint64_t deadline = mono_ns() + ANSWER_MS * 1000000ULL;
 	uint32_t n;
 	void *buf;
-	int err;
+	int err, rerr;
 
 	memset(out, 0, sizeof(*out));
 	memcpy(req + 4, &stacks_of, sizeof(stacks_of));
-	err = full_io(fd, req, sizeof(req), 1);
-	if (!err)
-		err = full_io(fd, &n, sizeof(n), 0);
-	if (err)
+	err = full_io(fd, req, sizeof(req), 1, deadline, -1);
+	/* one turned away may find why even where its request found no one */
+	if (err && err != -EPIPE && err != -ECONNRESET)
+		return err;
+	rerr = full_io(fd, &n, sizeof(n), 0, deadline, -1);
+	if (!rerr && n == ANSWER_REFUSED)
+		return -EBUSY;
+	if (err || (err = rerr))
 		return err;
 	if (n > ANSWER_MAX)
 		return -EBADMSG;
 	buf = malloc(n ? n : 1);
 	if (!buf)
 		return -ENOMEM;
-	err = full_io(fd, buf, n, 0);
+	err = full_io(fd, buf, n, 0, deadline, -1);
 	if (!err)
 		err = live_snap_unpack(buf, n, out);
 	free(buf);

@@ -917,7 +917,7 @@ static void run_loop(struct rec *r)
 	uint64_t last_flush, last_look, last_maps, last_drain, last_progress;
 
 	last_flush = last_look = last_maps = last_drain = last_progress = r->start_ns;
-	while (!*o->stop) {
+	while (!__atomic_load_n(o->stop, __ATOMIC_RELAXED)) {
 		/* the target's pidfd (or none: kill(0) below), until's, and
 		 * the perf rings, which wake us once a quarter full */
 		struct timespec ts = {.tv_sec = (time_t)(tick / 1000000000ULL),

@@ -23,6 +23,24 @@
 #                    flight dump asked for afterwards is still written
 #   bad_input        a wrong pid, no -p, a bad sort key: one line each,
 #                    exit 1 or 2
+#   stalled_viewer   a viewer that asks and never reads (its answers fill
+#                    the socket) is dropped by the recorder after ~1.5 s
+#                    and top watches beside it then; one that sent a
+#                    byte of its request and stalls does not hold the
+#                    recorder's end: it exits as soon as it has written
+#   stopped_recorder beside a recorder stopped (SIGSTOP): SIGINT ends
+#                    top -b at once with 0; without it top says in one
+#                    line that the recorder does not answer, exit 1;
+#                    continued, the recorder serves top again
+#   screen_stopped   the same on the screen: SIGINT while top waits for
+#                    the stopped recorder: exit 0, terminal sane
+#   second_viewer    a second top while one watches: one line "another
+#                    viewer is watching pid N", exit 1; once the first
+#                    quits, the next one watches
+#   live_dir_taken   as a user whose /tmp/d9prof-UID another user made:
+#                    record says in one warning line that top cannot
+#                    watch it and why; with $XDG_RUNTIME_DIR its live
+#                    view is served there and top finds it
 #
 #   B=build      build directory (d9prof, examples/demo, e2e/latency/starve)
 #   ONLY=REGEX   only the tests whose names match
@@ -135,6 +153,8 @@ t_batch_text() {
 		fail "frames: $(head -12 "$TMP/top.txt")" || return 1
 }
 
+# this run's tmux server (another run of this script beside keeps its own)
+TMUX_L=d9top-$$
 # tmux_top W H CMD...: top in a detached tmux session "top" of W x H
 # running CMD (after it exits, the pane runs `stty -a` and says its
 # status, then waits)
@@ -142,17 +162,17 @@ tmux_top() {
 	local w=$1 h=$2
 	shift 2
 		cleanup_tmux
-	tmux -L d9top new-session -d -s top -x "$w" -y "$h" \
+	tmux -L "$TMUX_L" new-session -d -s top -x "$w" -y "$h" \
 		"$* ; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo; sleep 60" ||
 		fail "tmux new-session failed"
 }
-pane() { tmux -L d9top capture-pane -p -t top 2>/dev/null; }
+pane() { tmux -L "$TMUX_L" capture-pane -p -t top 2>/dev/null; }
 # the tmux server of these tests gone, its socket too
 cleanup_tmux() {
 	local i
-	tmux -L d9top kill-server 2>/dev/null
+	tmux -L "$TMUX_L" kill-server 2>/dev/null
 	for ((i = 0; i < 50; i++)); do
-		tmux -L d9top has-session 2>/dev/null || return 0
+		tmux -L "$TMUX_L" has-session 2>/dev/null || return 0
 		sleep 0.1
 	done
 }
@@ -183,24 +203,24 @@ t_screen_keys() {
 	tmux_top 110 30 "$D9" top -p "$SPID" -d 0.5
 	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
 	# the first row by CPU is cpu_hog: selected, its hottest stacks show
-	tmux -L d9top send-keys -t top Down
+	tmux -L "$TMUX_L" send-keys -t top Down
 	wait_pane '^ +[0-9]+  demo_hot_spin <- cpu_hog_poll' 8 ||
 		fail "no stacks of the selected task: $(pane | tail -9)" || return 1
-		tmux -L d9top send-keys -t top Up
-	tmux -L d9top send-keys -t top n
+		tmux -L "$TMUX_L" send-keys -t top Up
+	tmux -L "$TMUX_L" send-keys -t top n
 	# by name: the first row is the first name (blocker, cpu_hog, ...)
 	until_ok 4 "pane | grep -A1 -E '^ +TASK +NAME' | tail -1 | grep -q ' blocker '" ||
 		fail "sorted by name: $(pane | head -12)" || return 1
-	tmux -L d9top send-keys -t top b
+	tmux -L "$TMUX_L" send-keys -t top b
 	wait_pane '^ +TASKS +NAME' 5 || fail "by task name: $(pane | head -12)" || return 1
-		tmux -L d9top send-keys -t top / c p u Enter
+		tmux -L "$TMUX_L" send-keys -t top / c p u Enter
 	until_ok 4 "[ \"\$(pane | grep -cE '^.? +[0-9]+  [a-z_]+ ')\" = 1 ] && pane | grep -q ' cpu_hog '" ||
 		fail "filtered on cpu: $(pane | head -12)" || return 1
-	tmux -L d9top resize-window -t top -x 60 -y 30
+	tmux -L "$TMUX_L" resize-window -t top -x 60 -y 30
 	until_ok 4 "pane | awk 'length > 60 { bad = 1 } END { exit bad }' &&
 		pane | grep -qE '^ +TASKS +NAME +CPU%'" ||
 		fail "at 60 columns: $(pane | head -12)" || return 1
-	tmux -L d9top send-keys -t top q
+	tmux -L "$TMUX_L" send-keys -t top q
 	wait_pane '^EXIT=' 10 || fail "q did not quit: $(pane | tail -5)" || return 1
 	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
 		fail "after q: $(pane | tail -5)" || return 1
@@ -226,7 +246,7 @@ t_beside_flight() {
 	local rec f
 	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
 	mkdir -p "$TMP/fl"
-	"$D9" record -p "$SPID" --flight=3s -o "$TMP/fl" 2>"$TMP/fl.err" &
+	"$D9" record -p "$SPID" --flight=30s -o "$TMP/fl" 2>"$TMP/fl.err" &
 	rec=$!
 	PIDS+=("$rec")
 	wait_for "$TMP/fl.err" 'attached to the d9prof shim' 15 ||
@@ -240,7 +260,11 @@ $FRAMES_PY
 f = frames(sys.argv[1])
 names = {r["name"] for r in f[-1]["rows"]}
 print(f"    {len(f)} frames beside the recorder; last: {sorted(names)[:5]}")
-sys.exit(0 if len(f) == 2 and "cpu_hog" in names and f[-1]["samples"] > 0 else 1)
+# the long-lived tasks were named before top came: named again for it
+unnamed = [r["id"] for r in f[-1]["rows"] if r["name"] in ("", "-")]
+print(f"    unnamed rows: {unnamed}")
+sys.exit(0 if len(f) == 2 and "cpu_hog" in names and "blocker" in names and not unnamed
+         and f[-1]["samples"] > 0 else 1)
 PY
 	"$D9" dump "$rec" 2>>"$TMP/fl.err" || fail "d9prof dump failed" || return 1
 	wait_for "$TMP/fl.err" 'dump: .*SIGUSR1' 15 ||
@@ -265,6 +289,237 @@ t_bad_input() {
 	rc=$?
 	[ "$rc" = 2 ] && grep -q "bad sort key 'color'" "$TMP/e3" ||
 		fail "bad sort: exit $rc" || return 1
+}
+
+# live_sock PID: the socket of PID's recording, where d9prof puts it
+live_sock() {
+	local d
+	if [ "$(id -u)" = 0 ]; then
+		echo "/run/d9prof/$1.sock"
+		return
+	fi
+	for d in ${XDG_RUNTIME_DIR:+"$XDG_RUNTIME_DIR/d9prof"} "/tmp/d9prof-$(id -u)"; do
+		[ -S "$d/$1.sock" ] && break
+	done
+	echo "$d/$1.sock"
+}
+
+# start_rec NAME [ARGS...]: `d9prof record -p $SPID ARGS` in the background
+# (RPID), its trace $TMP/NAME.data and stderr $TMP/NAME.err, until it has
+# attached to the shim
+start_rec() {
+	local name=$1
+	shift
+	"$D9" record -p "$SPID" -o "$TMP/$name.data" "$@" 2>"$TMP/$name.err" &
+	RPID=$!
+	PIDS+=("$RPID")
+	wait_for "$TMP/$name.err" 'attached to the d9prof shim' 15 ||
+		fail "the recorder did not attach: $(tail -3 "$TMP/$name.err")"
+}
+
+# gone_within SECS PID: until PID has exited (1 if not in SECS); the
+# seconds it took in GONE_SECS
+gone_within() {
+	local t0 i
+	t0=$(date +%s.%N)
+	for ((i = 0; i < $1 * 50; i++)); do
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.02
+	done
+	GONE_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	! kill -0 "$2" 2>/dev/null
+}
+
+# A viewer of the live socket $1 by hand: "greedy" asks 1000 times at once
+# and never reads, then says "dropped after S" when the recorder closes
+# it; "stall" asks once and reads the answer (says "answered"), then sends
+# one byte of the next request, says "stalled" and holds on
+PEER_PY='
+import select, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+req = b"S\x01\x00\x00" + bytes(8)
+if sys.argv[2] == "greedy":
+    s.sendall(req * 1000)
+    t0 = time.monotonic()
+    p = select.poll()
+    p.register(s, select.POLLHUP)
+    if p.poll(10000):
+        print(f"dropped after {time.monotonic() - t0:.2f}", flush=True)
+    time.sleep(30)
+else:
+    s.sendall(req)
+    n = struct.unpack("=I", s.recv(4))[0]
+    while n:
+        n -= len(s.recv(n))
+    print("answered", flush=True)
+    s.sendall(b"S")
+    print("stalled", flush=True)
+    time.sleep(30)
+'
+
+t_stalled_viewer() {
+	need_perf || return
+	local secs
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	start_rec sv || return 1
+	python3 -c "$PEER_PY" "$(live_sock "$SPID")" greedy >"$TMP/greedy.out" 2>&1 &
+	PIDS+=($!)
+	wait_for "$TMP/greedy.out" '^dropped after' 12 ||
+		fail "the viewer that never reads was not dropped: $(cat "$TMP/greedy.out")" ||
+		return 1
+	secs=$(awk '{ print $3 }' "$TMP/greedy.out")
+	say "    the viewer that never reads: $(cat "$TMP/greedy.out") s"
+	awk -v s="$secs" 'BEGIN { exit !(s >= 1 && s <= 4) }' ||
+		fail "dropped after $secs s, not about 1.5 s" || return 1
+	"$D9" top -p "$SPID" -b -n 1 -d 0.2 >/dev/null 2>"$TMP/sv.top" &&
+		grep -q 'beside the recording' "$TMP/sv.top" ||
+		fail "top after it: $(cat "$TMP/sv.top")" || return 1
+	python3 -c "$PEER_PY" "$(live_sock "$SPID")" stall >"$TMP/stall.out" 2>&1 &
+	PIDS+=($!)
+	wait_for "$TMP/stall.out" '^stalled' 10 ||
+		fail "the stalling viewer: $(cat "$TMP/stall.out")" || return 1
+	kill -INT "$RPID"
+	wait_for "$TMP/sv.err" '^d9prof: wrote ' 15 ||
+		fail "the recorder did not write: $(tail -3 "$TMP/sv.err")" || return 1
+	gone_within 5 "$RPID"
+	say "    the recorder exited ${GONE_SECS}s after writing, beside a stalled viewer"
+	awk -v s="$GONE_SECS" 'BEGIN { exit !(s < 1) }' ||
+		fail "a stalled viewer held the recorder's end" || return 1
+	wait "$RPID" || fail "the recorder failed: $(tail -3 "$TMP/sv.err")"
+}
+
+t_stopped_recorder() {
+	need_perf || return
+	local tp rc
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	start_rec sr || return 1
+	kill -STOP "$RPID"
+	"$D9" top -p "$SPID" -b -d 0.2 >/dev/null 2>"$TMP/sr1.err" &
+	tp=$!
+	PIDS+=("$tp")
+	# it has connected and waits for the answer
+	until_ok 5 "ls -l /proc/$tp/fd 2>/dev/null | grep -q socket:" ||
+		fail "top did not connect" || return 1
+	kill -INT "$tp"
+	gone_within 2 "$tp" || fail "SIGINT did not end top beside a stopped recorder" ||
+		return 1
+	wait "$tp"
+	rc=$?
+	say "    SIGINT: top exited $rc after ${GONE_SECS}s"
+	[ "$rc" = 0 ] && [ ! -s "$TMP/sr1.err" ] ||
+		fail "after SIGINT: exit $rc, $(cat "$TMP/sr1.err")" || return 1
+	"$D9" top -p "$SPID" -b -n 1 -d 0.2 >/dev/null 2>"$TMP/sr2.err"
+	rc=$?
+	[ "$rc" = 1 ] && [ "$(wc -l <"$TMP/sr2.err")" = 1 ] &&
+		grep -q "the recorder beside pid $SPID does not answer" "$TMP/sr2.err" ||
+		fail "beside a stopped recorder: exit $rc, $(cat "$TMP/sr2.err")" || return 1
+	kill -CONT "$RPID"
+	"$D9" top -p "$SPID" -b -n 1 -d 0.2 >/dev/null 2>"$TMP/sr3.err" &&
+		grep -q 'beside the recording' "$TMP/sr3.err" ||
+		fail "once continued: $(cat "$TMP/sr3.err")" || return 1
+	kill -INT "$RPID"
+	wait "$RPID" || fail "the recorder failed: $(tail -3 "$TMP/sr.err")"
+}
+
+t_screen_stopped() {
+	need_perf || return
+	command -v tmux >/dev/null || { say "    skip: no tmux"; return 2; }
+	local tpid
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	start_rec ss || return 1
+	tmux_top 100 30 "$D9" top -p "$SPID" -d 0.2
+	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+	tpid=$(pgrep -f "^$D9 top -p $SPID" | head -1)
+	[ -n "$tpid" ] || fail "no top process" || return 1
+	kill -STOP "$RPID"
+	sleep 0.5 # top asks for its next frame and waits
+	kill -INT "$tpid"
+	# before top's own timeout (4 s) would end it
+	wait_pane '^EXIT=' 2 || fail "SIGINT did not end it: $(pane | tail -5)" || return 1
+	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
+		fail "after SIGINT: $(pane | tail -5)" || return 1
+	kill -CONT "$RPID"
+	kill -INT "$RPID"
+	wait "$RPID" || fail "the recorder failed: $(tail -3 "$TMP/ss.err")"
+}
+
+t_second_viewer() {
+	need_perf || return
+	local tp rc
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	start_rec sv2 || return 1
+	"$D9" top -p "$SPID" -b -d 0.2 >/dev/null 2>"$TMP/v1.err" &
+	tp=$!
+	PIDS+=("$tp")
+	wait_for "$TMP/v1.err" 'beside the recording' 10 ||
+		fail "the first viewer: $(cat "$TMP/v1.err")" || return 1
+	"$D9" top -p "$SPID" -b -n 1 -d 0.2 >/dev/null 2>"$TMP/v2.err"
+	rc=$?
+	say "    the second: $(cat "$TMP/v2.err")"
+	[ "$rc" = 1 ] && [ "$(wc -l <"$TMP/v2.err")" = 1 ] &&
+		grep -q "another viewer is watching pid $SPID" "$TMP/v2.err" ||
+		fail "the second viewer: exit $rc" || return 1
+	kill -INT "$tp"
+	wait "$tp" || fail "the first viewer failed: $(cat "$TMP/v1.err")" || return 1
+	"$D9" top -p "$SPID" -b -n 1 -d 0.2 >/dev/null 2>"$TMP/v3.err" &&
+		grep -q 'beside the recording' "$TMP/v3.err" ||
+		fail "the next viewer: $(cat "$TMP/v3.err")" || return 1
+	kill -INT "$RPID"
+	wait "$RPID" || fail "the recorder failed: $(tail -3 "$TMP/sv2.err")"
+}
+
+# As a user of its own (a uid nobody uses, whose /tmp/d9prof-UID root
+# makes first): root only, and where perf_event lets a user record.
+t_live_dir_taken() {
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+		say "    skip: needs root and setpriv to act as another user"
+		return 2
+	fi
+	local u x rc as
+	for ((u = 60000 + $$ % 5000; ; u++)); do
+		getent passwd "$u" >/dev/null || [ -e "/tmp/d9prof-$u" ] || break
+	done
+	x=$(mktemp -d /tmp/d9xdg.XXXXXX) && chown "$u:$u" "$x" && chmod 700 "$x" &&
+		mkdir -m 755 "/tmp/d9prof-$u" || fail "cannot set up uid $u" || return 1
+	as=(setpriv --reuid="$u" --regid="$u" --clear-groups)
+	live_dir_taken "$u" "$x"
+	rc=$?
+	rmdir "/tmp/d9prof-$u"
+	rm -rf "$x"
+	return $rc
+}
+
+live_dir_taken() {
+	local u=$1 x=$2 rp n
+	"${as[@]}" "$DEMO" -w 2 -q >"$TMP/u.out" 2>&1 &
+	SPID=$!
+	PIDS+=("$SPID")
+	wait_for "$TMP/u.out" '^ready' 5 || fail "the demo: $(cat "$TMP/u.out")" || return 1
+	"${as[@]}" env -u XDG_RUNTIME_DIR "$D9" record -p "$SPID" -d 0.5 -o "$x/a.data" \
+		2>"$TMP/u1.err"
+	if grep -q 'perf_event_open refused' "$TMP/u1.err"; then
+		say "    skip: $(grep -m1 refused "$TMP/u1.err")"
+		return 2
+	fi
+	n=$(grep -c "cannot watch this recording" "$TMP/u1.err")
+	say "    $(grep "cannot watch this recording" "$TMP/u1.err")"
+	[ "$n" = 1 ] && grep -q "/tmp/d9prof-$u is uid 0's" "$TMP/u1.err" ||
+		fail "no warning that top cannot watch: $(cat "$TMP/u1.err")" || return 1
+	"${as[@]}" env XDG_RUNTIME_DIR="$x" "$D9" record -p "$SPID" -o "$x/b.data" \
+		2>"$TMP/u2.err" &
+	rp=$!
+	PIDS+=("$rp")
+	wait_for "$TMP/u2.err" 'attached to the d9prof shim' 15 ||
+		fail "the recorder did not attach: $(tail -3 "$TMP/u2.err")" || return 1
+	! grep -q "cannot watch" "$TMP/u2.err" && [ -S "$x/d9prof/$SPID.sock" ] ||
+		fail "with XDG_RUNTIME_DIR: $(ls -la "$x" "$x/d9prof"; cat "$TMP/u2.err")" ||
+		return 1
+	"${as[@]}" env XDG_RUNTIME_DIR="$x" "$D9" top -p "$SPID" -b -n 1 -d 0.2 \
+		>/dev/null 2>"$TMP/u.top" && grep -q 'beside the recording' "$TMP/u.top" ||
+		fail "top with XDG_RUNTIME_DIR: $(cat "$TMP/u.top")" || return 1
+	kill -INT "$rp"
+	wait "$rp" || fail "the recorder failed: $(tail -3 "$TMP/u2.err")"
 }
 
 trap 'cleanup_tmux; e2e_cleanup' EXIT
