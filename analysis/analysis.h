@@ -889,8 +889,10 @@ struct spans {
 
 /* Instances, enters and events of @j's trace (trace.spans), with their
  * CPU samples (one walk) and, if @oc is not NULL, their off-CPU time.
- * Names point into the trace. O((R + S) log) for R span records and S
- * samples. 0, -ENOMEM or a walk's error. */
+ * With a window: spans closed before it are left out; those overlapping
+ * it keep their whole life (created to closed) and enters, their CPU and
+ * off-CPU counted inside it. Names point into the trace. O((R + S) log)
+ * for R span records and S samples. 0, -ENOMEM or a walk's error. */
 int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out);
 void spans__free(struct spans *sp);
 /* Keep the instances named @name (NULL: all) that lasted at least

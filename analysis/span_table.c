@@ -672,9 +672,36 @@ struct erow {
 	const char *name;
 	uint64_t n;
 	int64_t min, p50, p99, max, sum;
+	int sum_over;	  /* sum saturated: -1 below INT64_MIN, 1 above
+			   * INT64_MAX (the values are the target's) */
 	const char *text; /* the most frequent */
 	uint64_t text_n;
 };
+
+/* The sum of the values of events @ix[0..n) (ascending by value) into
+ * @x: exact, or the bound it passes (sum_over). Each step adds a value
+ * of the sign opposite to the sum's while there is one, which cannot
+ * overflow; an overflow then means all the values left have the sum's
+ * sign, so the total is past that bound. */
+static void sum_values(const struct spans *sp, const uint32_t *ix, size_t n,
+		       struct erow *x)
+{
+	size_t lo = 0, hi = n; /* [lo, hi): not added yet */
+	int64_t sum = 0;
+
+	while (lo < hi) {
+		int64_t v = sum >= 0 && sp->events[ix[lo]].value < 0
+				    ? sp->events[ix[lo++]].value
+				    : sp->events[ix[--hi]].value;
+
+		if (__builtin_add_overflow(sum, v, &sum)) {
+			x->sum_over = v < 0 ? -1 : 1;
+			x->sum = v < 0 ? INT64_MIN : INT64_MAX;
+			return;
+		}
+	}
+	x->sum = sum;
+}
 
 static int ev_cmp(const void *a, const void *b, void *ctx)
 {
@@ -730,7 +757,7 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 	struct erow *r;
 	size_t i, n = 0, nr = 0, w = 5;
 	struct lib_json jw;
-	int err = 0;
+	int err = 0, over = 0;
 
 	if (!sp->nevents)
 		return -ENODATA;
@@ -762,7 +789,6 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 
 			if (strcmp(nk ? nk : "", name ? name : ""))
 				break;
-			x->sum += sp->events[ix[k]].value;
 		}
 		m = k - i;
 		x->n = m;
@@ -770,6 +796,7 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 		x->max = sp->events[ix[k - 1]].value;
 		x->p50 = sp->events[ix[i + (m * 50 + 99) / 100 - 1]].value;
 		x->p99 = sp->events[ix[i + (m * 99 + 99) / 100 - 1]].value;
+		sum_values(sp, ix + i, m, x);
 		x->text_n = top_text(sp, ix + i, m, tmp, &x->text);
 		i = k;
 	}
@@ -788,6 +815,8 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 			lib_json_int_field(&jw, "p99", r[i].p99);
 			lib_json_int_field(&jw, "max", r[i].max);
 			lib_json_int_field(&jw, "sum", r[i].sum);
+			if (r[i].sum_over)
+				lib_json_bool_field(&jw, "sum_saturated", 1);
 			lib_json_str_field(&jw, "top_text", r[i].text);
 			lib_json_uint_field(&jw, "top_text_count", r[i].text_n);
 			lib_json_object_end(&jw);
@@ -807,16 +836,22 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 	fprintf(out, "%-*s  %8s  %12s  %12s  %12s  %12s  %14s  %s\n", (int)w, "EVENT",
 		"COUNT", "MIN", "P50", "P99", "MAX", "SUM", "TOP-TEXT");
 	for (i = 0; i < nr; i++) {
-		char lab[NAME_W * 4 + 8], text[NAME_W * 4 + 8];
+		char lab[NAME_W * 4 + 8], text[NAME_W * 4 + 8], sum[32];
 
 		analysis_fit_name(r[i].name, NAME_W, lab, sizeof(lab));
 		if (r[i].text)
 			analysis_fit_name(r[i].text, NAME_W, text, sizeof(text));
+		if (r[i].sum_over)
+			snprintf(sum, sizeof(sum), "%s",
+				 r[i].sum_over > 0 ? ">9.2e18" : "<-9.2e18");
+		else
+			snprintf(sum, sizeof(sum), "%" PRId64, r[i].sum);
+		over |= r[i].sum_over != 0;
 		fprintf(out,
 			"%s%*s  %8" PRIu64 "  %12" PRId64 "  %12" PRId64 "  %12" PRId64
-			"  %12" PRId64 "  %14" PRId64 "  ",
+			"  %12" PRId64 "  %14s  ",
 			lab, (int)(w - analysis_u8_width(lab)), "", r[i].n, r[i].min,
-			r[i].p50, r[i].p99, r[i].max, r[i].sum);
+			r[i].p50, r[i].p99, r[i].max, sum);
 		if (r[i].text)
 			fprintf(out, "%s (%" PRIu64 ")\n", text, r[i].text_n);
 		else
@@ -825,6 +860,9 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 	fprintf(out,
 		"# %zu event names, %zu events; values as the application gave them\n",
 		nr, n);
+	if (over)
+		fprintf(out, "# a SUM of >9.2e18 or <-9.2e18 is past what a 64-bit "
+			     "integer holds (INT64_MAX or INT64_MIN)\n");
 	err = ferror(out) ? -EIO : 0;
 out:
 	free(ix);

@@ -5,6 +5,13 @@
  * CPU samples, blocked and run-queue time, polls of which tasks. What
  * `d9prof spans` and `events` print, and the span filter of `flame
  * --span` (spans__kept_at()).
+ *
+ * Read with a window (trace.from/to), the trace holds the records of the
+ * spans' lives from before it too (trace_decode.c): an instance closed
+ * before the window is left out; one that overlaps it keeps its whole
+ * life as the trace has it (its creation, its enters before the window),
+ * so that its duration and entered time are its own, while its CPU
+ * samples and off-CPU time are those inside the window.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -60,33 +67,73 @@ static uint32_t instance(struct builder *b, uint64_t id, uint64_t time, int crea
 	return (uint32_t)(sp->n - 1);
 }
 
-static int enter_close(struct builder *b, size_t k, uint64_t end, int open_end)
+/* Open enter @o ended at @end: one of sp->enters. */
+static int enter_add(struct builder *b, const struct open_enter *o, uint64_t end,
+		     int open_end)
 {
 	struct spans *sp = b->sp;
-	struct open_enter *o = &b->open[k];
-	struct span_enter *e;
 
 	if (LIB_GROW(sp->enters, b->enters_cap, sp->nenters + 1))
 		return -ENOMEM;
-	e = &sp->enters[sp->nenters++];
-	*e = (struct span_enter){.start = o->start,
-				 .end = end > o->start ? end : o->start,
-				 .tid = o->tid,
-				 .span = o->span,
-				 .up = NONE,
-				 .open_start = o->open_start,
-				 .open_end = (uint8_t)open_end};
-	b->open[k] = b->open[--b->nopen];
+	sp->enters[sp->nenters++] =
+		(struct span_enter){.start = o->start,
+				    .end = end > o->start ? end : o->start,
+				    .tid = o->tid,
+				    .span = o->span,
+				    .up = NONE,
+				    .open_start = o->open_start,
+				    .open_end = (uint8_t)open_end};
 	return 0;
 }
 
-/* The open enter of @span on @tid, the latest; SIZE_MAX if none. */
+/* b->open stays in ENTER order, as open_find() needs it to take the
+ * latest enter of a span re-entered on its thread: what is closed is
+ * taken out, not swapped with the last. */
+static int enter_close(struct builder *b, size_t k, uint64_t end, int open_end)
+{
+	int err = enter_add(b, &b->open[k], end, open_end);
+
+	if (err)
+		return err;
+	memmove(&b->open[k], &b->open[k + 1], (b->nopen - k - 1) * sizeof(*b->open));
+	b->nopen--;
+	return 0;
+}
+
+/* Every open enter of @span ends at @end (its CLOSE), in one pass. */
+static int enters_close(struct builder *b, uint32_t span, uint64_t end)
+{
+	size_t k, m = 0;
+	int err;
+
+	for (k = 0; k < b->nopen; k++) {
+		if (b->open[k].span != span)
+			b->open[m++] = b->open[k];
+		else if ((err = enter_add(b, &b->open[k], end, 1)))
+			return err;
+	}
+	b->nopen = m;
+	return 0;
+}
+
+/* The open enter of @span on @tid, the latest; SIZE_MAX if none (b->open
+ * is in ENTER order). */
 static size_t open_find(const struct builder *b, uint32_t tid, uint32_t span)
 {
 	for (size_t k = b->nopen; k-- > 0;)
 		if (b->open[k].tid == tid && (span == NONE || b->open[k].span == span))
 			return k;
 	return SIZE_MAX;
+}
+
+/* Where an enter of @s whose ENTER the trace lacks began, for its EXIT at
+ * @exit: its creation or where the records begin, not after @exit. */
+static uint64_t entered_since(const struct builder *b, const struct span *s,
+			      uint64_t exit)
+{
+	uint64_t t = s->created > b->from ? s->created : b->from;
+
+	return t < exit ? t : exit;
 }
 
 /* "key=value" appended to @s's fields (at most SPAN_FIELDS_MAX bytes:
@@ -158,11 +205,11 @@ static int record(struct builder *b, const struct trace_span *r)
 		/* entered before the records began (or its ENTER was lost) */
 		if (LIB_GROW(b->open, b->open_cap, b->nopen + 1))
 			return -ENOMEM;
-		b->open[b->nopen++] = (struct open_enter){
-			.tid = r->tid,
-			.span = i,
-			.start = sp->v[i].created > b->from ? sp->v[i].created : b->from,
-			.open_start = 1};
+		b->open[b->nopen++] =
+			(struct open_enter){.tid = r->tid,
+					    .span = i,
+					    .start = entered_since(b, &sp->v[i], r->time),
+					    .open_start = 1};
 		sp->unmatched_exits++;
 		return enter_close(b, b->nopen - 1, r->time, 0);
 	case TRACE_SPAN_CLOSE:
@@ -171,10 +218,7 @@ static int record(struct builder *b, const struct trace_span *r)
 			return -ENOMEM;
 		sp->v[i].closed = r->time;
 		/* what is still entered of it ends here */
-		for (k = b->nopen; k-- > 0;)
-			if (b->open[k].span == i && enter_close(b, k, r->time, 1))
-				return -ENOMEM;
-		return 0;
+		return enters_close(b, i, r->time);
 	case TRACE_SPAN_FIELD:
 		i = instance(b, r->id, r->time, 0);
 		return i == NONE ? -ENOMEM : add_field(&sp->v[i], r);
@@ -249,6 +293,70 @@ static struct tkey *by_time(const struct trace *t)
 		k[i] = (struct tkey){.time = t->spans[i].time, .i = (uint32_t)i};
 	qsort(k, t->nspans, sizeof(*k), tkey_cmp);
 	return k;
+}
+
+/* Where the records read begin: the shim's first (join.events_from),
+ * which with a window is the window's start or later; but the span
+ * records before the window are read too, from the first segment read's
+ * start, or the shim's attach if that came later. */
+static uint64_t records_from(const struct join *j)
+{
+	const struct trace *t = j->trace;
+	uint64_t from = j->events_from ? j->events_from : j->start_time, seg, v;
+	const char *a;
+
+	if (!t->from || !t->nsegments || !(seg = t->segments[0].start) || seg >= from)
+		return from;
+	a = trace__meta(t, TRACE_META_SHIM_ATTACHED);
+	v = a ? strtoull(a, NULL, 10) : 0;
+	return v > seg ? v : seg; /* (v <= from: events_from counts it) */
+}
+
+/* Leave out the instances closed before @from, and their enters; the
+ * others keep their order (creation) and their parents if kept. 0 or
+ * -ENOMEM. */
+static int drop_closed_before(struct spans *sp, uint64_t from)
+{
+	uint32_t *map;
+	size_t i, n = 0, m = 0;
+
+	for (i = 0; i < sp->n && sp->v[i].closed >= from; i++)
+		;
+	if (i == sp->n)
+		return 0;
+	map = malloc(sp->n * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	for (i = 0; i < sp->n; i++) {
+		struct span *s = &sp->v[i];
+
+		if (s->closed < from) {
+			free(s->fields);
+			map[i] = NONE;
+			continue;
+		}
+		map[i] = (uint32_t)n;
+		sp->v[n++] = *s;
+	}
+	sp->n = n;
+	for (i = 0; i < n; i++) {
+		struct span *s = &sp->v[i];
+
+		if (s->parent)
+			s->parent =
+				map[s->parent - 1] == NONE ? 0 : map[s->parent - 1] + 1;
+	}
+	for (i = 0; i < sp->nenters; i++) {
+		struct span_enter *e = &sp->enters[i];
+
+		if (map[e->span] == NONE)
+			continue;
+		e->span = map[e->span];
+		sp->enters[m++] = *e;
+	}
+	sp->nenters = m;
+	free(map);
+	return 0;
 }
 
 /* ---- accounting ----------------------------------------------------------- */
@@ -336,7 +444,7 @@ static void span_offcpu(struct spans *sp, const struct offcpu *oc)
 int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out)
 {
 	const struct trace *t = j->trace;
-	struct builder b = {.from = j->events_from ? j->events_from : j->start_time};
+	struct builder b = {.from = records_from(j)};
 	struct spans *sp;
 	struct tkey *ix = NULL;
 	uint64_t end = j->end_time;
@@ -371,6 +479,8 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 			sp->v[i].closed = end > sp->v[i].created ? end : sp->v[i].created;
 			sp->v[i].open_end = 1;
 		}
+	if (t->from && (err = drop_closed_before(sp, t->from)))
+		goto fail;
 	if (sp->nenters)
 		qsort(sp->enters, sp->nenters, sizeof(*sp->enters), enter_cmp);
 	err = nest(sp);

@@ -533,9 +533,10 @@ struct trace {
 				     * switches; sorted by tid */
 	size_t ncomms;
 	struct trace_span *spans; /* in file order, always loaded; with a
-				   * window, NEW and FIELD records before
-				   * it are kept too (they name the spans
-				   * entered in it) */
+				   * window, the spans' records before it
+				   * are kept too (NEW, FIELD, ENTER, EXIT,
+				   * CLOSE: what was open at its start, and
+				   * what closed before it), not events */
 	size_t nspans;
 	struct trace_counters counters;
 	int complete;  /* 1 if every segment's END chunk

@@ -749,15 +749,25 @@ static int get_strtab_hdr(struct reader *r, struct cursor *c, size_t count, size
 	return get_strtab(r, c, *nstr, strs);
 }
 
-/* A span record is kept in a window if it is in it, or names a span
- * before its end (a span created before the window is entered in it). */
+/* Is a record of type @type about a span's life (not an event)? */
+static int span_life(uint32_t type)
+{
+	return type == TRACE_SPAN_NEW || type == TRACE_SPAN_FIELD ||
+	       type == TRACE_SPAN_ENTER || type == TRACE_SPAN_EXIT ||
+	       type == TRACE_SPAN_CLOSE;
+}
+
+/* A span record is kept in a window if it is in it, or is about a span's
+ * life before it (NEW, FIELD, ENTER, EXIT, CLOSE: not an EVENT): a span
+ * created before the window may be entered or closed in it, and one
+ * closed before it must be seen closed there (analysis leaves it out)
+ * rather than open into the window. Records after the window are not. */
 static size_t spans_in_window(const struct reader *r, struct trace_span *s, size_t n)
 {
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++)
-		if (((s[i].type == TRACE_SPAN_NEW || s[i].type == TRACE_SPAN_FIELD) &&
-		     (!r->to || s[i].time <= r->to)) ||
+		if ((span_life(s[i].type) && (!r->to || s[i].time <= r->to)) ||
 		    trace_in_window(r, &s[i], 1, sizeof(s[i])))
 			s[k++] = s[i];
 	return k;

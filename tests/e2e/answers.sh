@@ -30,7 +30,11 @@
 #   span_segments   each segment of a --rotate 1s recording of request,
 #                   read alone, has no span longer than the longest request
 #                   the program measured (the spans open at its start come
-#                   from its SPAN_STATE, none it saw closed stays open)
+#                   from its SPAN_STATE, none it saw closed stays open); a
+#                   segment in which no span was alive has none to judge
+#   span_window     spans --from 1 --to 1.5 of a recording of request: the
+#                   spans alive in that window, no span closed before it,
+#                   each closed in it as long as the whole trace says
 #   span_trigger    a flight recorder with --trigger 'span:request>15ms'
 #                   dumps for a slow request: the span its reason names
 #                   lasted over 15 ms by the program's own measure, and
@@ -300,9 +304,13 @@ t_span_segments() {
 	local f n=0 worst truth
 	truth=$(awk '$1 == "req" && $4 > m { m = $4 } END { print m + 0 }' "$TMP/seg.out")
 	for f in "$TMP"/rot/*.d9; do
-		worst=$("$D9" spans -i "$f" --format json |
-			python3 -c 'import json, sys; print(max(r["max_ns"] for r in json.load(sys.stdin)["spans"]))') ||
-			fail "spans of $f" || return 1
+		"$D9" spans -i "$f" --format json >"$TMP/seg.json" 2>"$TMP/seg.err" || {
+			# a second with no request alive, or the last sliver
+			grep -q "has no application spans" "$TMP/seg.err" && continue
+			fail "spans of $f: $(cat "$TMP/seg.err")" || return 1
+		}
+		worst=$(python3 -c 'import json, sys; print(max(r["max_ns"] for r in json.load(open(sys.argv[1]))["spans"]))' \
+			"$TMP/seg.json") || fail "spans of $f" || return 1
 		n=$((n + 1))
 		[ "$worst" -le $((truth + truth / 5 + 2000000)) ] ||
 			fail "$(basename "$f") alone: a span of $worst ns, the longest request $truth ns" ||
@@ -310,6 +318,56 @@ t_span_segments() {
 	done
 	say "    $n segments alone: no span longer than the longest request ($truth ns)"
 	[ "$n" -ge 3 ] || fail "only $n segments" || return 1
+}
+
+# --from/--to: the spans alive in the window (created before its end,
+# closed at or after its start), each with the duration the whole trace
+# gives it unless it is still open at the window's end
+t_span_window() {
+	need_perf || return
+	start_ready -t 10 "$TMP/win.out" "$ANS/request" 120 || return 1
+	"$D9" record -p "$SPID" -d 2 -o "$TMP/win.data" 2>"$TMP/win.err" ||
+		fail "record failed: $(tail -3 "$TMP/win.err")" || return 1
+	"$D9" spans -i "$TMP/win.data" --instances --limit 0 --format json >"$TMP/whole.json" ||
+		fail "spans --instances failed" || return 1
+	"$D9" spans -i "$TMP/win.data" --from 1 --to 1.5 --instances --limit 0 --format json \
+		>"$TMP/win.json" || fail "spans --from 1 --to 1.5 failed" || return 1
+	"$D9" spans -i "$TMP/win.data" --from 1 --to 1.5 >"$TMP/win.txt" ||
+		fail "spans --from 1 --to 1.5 (text) failed" || return 1
+	python3 - "$TMP/whole.json" "$TMP/win.json" <<'PY' || return 1
+import json, sys
+whole = {s["id"]: s for s in json.load(open(sys.argv[1]))["instances"]}
+win = json.load(open(sys.argv[2]))["instances"]
+lo, hi, ms = 1_000_000_000, 1_500_000_000, 1_000_000
+# the window counts from the first segment's start, which may not be
+# where the whole trace's times count from: align them on the spans both
+# saw created
+d = sorted(s["start_ns"] - whole[s["id"]]["start_ns"] for s in win
+           if s["id"] in whole and not s["open_start"])
+d = d[len(d) // 2] if d else 0
+for s in whole.values():
+    s["start_ns"] += d
+end = lambda s: s["start_ns"] + s["duration_ns"]
+# alive in the window, clear of its edges by 1 ms either way
+must = {i for i, s in whole.items() if s["start_ns"] <= hi - ms and end(s) >= lo + ms}
+may = {i for i, s in whole.items() if s["start_ns"] <= hi + ms and end(s) >= lo - ms}
+got = {s["id"] for s in win}
+print(f"    {len(got)} spans in the window, {len(must)} alive in it by the whole trace;"
+      f" {sum(s['open_end'] for s in win)} open at its end")
+bad = 0
+for i in sorted(must - got)[:3]:
+    print(f"    span {i} alive in the window is missing: {whole[i]}"); bad += 1
+for i in sorted(got - may)[:3]:
+    s = next(s for s in win if s["id"] == i)
+    print(f"    span {i} is not alive in the window: whole {whole.get(i)}, window {s}"); bad += 1
+for s in win:
+    w = whole.get(s["id"])
+    if w and not s["open_end"] and s["duration_ns"] != w["duration_ns"]:
+        print(f"    span {s['id']}: {s['duration_ns']} ns in the window, {w['duration_ns']} ns whole")
+        bad += 1
+sys.exit(1 if bad or len(must) < 5 else 0)
+PY
+	grep -q "^request " "$TMP/win.txt" || fail "spans: $(cat "$TMP/win.txt")" || return 1
 }
 
 t_span_trigger() {

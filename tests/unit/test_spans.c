@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_spans.c - the application's spans and events: their trace records
- * written and read back (a window keeps what names a span), and span
- * accounting on synthetic traces (a span entered on several threads and
- * tasks, nested spans, one still open at the end, an enter without an
- * exit and an exit without an enter, an id used again), the span filter
- * and the views' numbers.
+ * written and read back (a window keeps the records of the spans' lives
+ * before it), and span accounting on synthetic traces (a span entered on
+ * several threads and tasks, nested spans, a span entered again on its
+ * thread, one still open at the end, an enter without an exit and an exit
+ * without an enter, an id used again, a window that spans end before or
+ * cross), the span filter, the views' numbers (event sums past 64 bits)
+ * and the report's command for the slowest span.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +73,10 @@ Test(spans, records_are_written_and_read_back)
 		{10 * MS, 5, 4, "request", NULL, 100, TRACE_SPAN_NEW},
 		{10 * MS, 5, 0, "route", "/slow", 100, TRACE_SPAN_FIELD},
 		{11 * MS, 5, -42, "id", NULL, 100, TRACE_SPAN_FIELD},
+		{12 * MS, 7, 0, "quick", NULL, 100, TRACE_SPAN_NEW},
 		{20 * MS, 5, 0, NULL, NULL, 101, TRACE_SPAN_ENTER},
+		{25 * MS, 7, 0, NULL, NULL, 100, TRACE_SPAN_CLOSE},
+		{30 * MS, 0, 3, "early", NULL, 101, TRACE_SPAN_EVENT},
 		{50 * MS, 0, -7, "retry", "timeout", 101, TRACE_SPAN_EVENT},
 		{70 * MS, 5, 0, NULL, NULL, 101, TRACE_SPAN_EXIT},
 		{80 * MS, 5, 0, NULL, NULL, 100, TRACE_SPAN_CLOSE},
@@ -108,11 +114,30 @@ Test(spans, records_are_written_and_read_back)
 	}
 	trace__free(t);
 
-	/* a window keeps what is in it, and the NEW and FIELD records
-	 * before it (not those after) */
+	/* a window keeps what is in it, and the records of the spans' lives
+	 * before it (not the events before it, nothing after it): a span
+	 * closed before it is seen closed */
 	cr_assert_eq(trace__read_paths(paths, 1, &o, &t, &err), 0, "%s", err);
-	cr_expect_eq(t->nspans, 4);
-	cr_expect_eq(t->spans[3].type, TRACE_SPAN_EVENT);
+	cr_expect_eq(t->nspans, 7);
+	cr_expect_eq(t->spans[4].type, TRACE_SPAN_ENTER);
+	cr_expect_eq(t->spans[5].type, TRACE_SPAN_CLOSE);
+	cr_expect_eq(t->spans[6].type, TRACE_SPAN_EVENT);
+	cr_expect_str_eq(t->spans[6].name, "retry");
+	/* ... and left out of the spans: the one entered before the window
+	 * and still entered in it counts from its enter */
+	cr_assert_eq(join__new(t, JOIN_POLL_LIST, &J), 0);
+	cr_assert_eq(spans__new(J, NULL, &SP), 0);
+	cr_assert_eq(SP->n, 1);
+	cr_expect_str_eq(spans_name(&SP->v[0]), "request");
+	cr_expect_eq(SP->v[0].created, 10 * MS);
+	cr_expect_eq(SP->v[0].closed, 60 * MS);
+	cr_expect(SP->v[0].open_end);
+	cr_expect_eq(SP->v[0].entered_ns, 40 * MS);
+	cr_expect_eq(SP->unmatched_exits, 0);
+	spans__free(SP);
+	SP = NULL;
+	join__free(J);
+	J = NULL;
 	trace__free(t);
 	unlink(path);
 }
@@ -286,6 +311,141 @@ Test(spans, nested_spans_both_count_a_sample_inside_the_inner)
 	cr_expect_eq(spans__select(SP, "outer", 9 * MS), -ENOENT);
 }
 
+/* Enters of a span re-entered on its thread pair each EXIT with the latest
+ * ENTER of it there, whatever was exited in between on other threads. */
+Test(spans, a_span_entered_again_on_its_thread_pairs_each_exit_with_its_latest_enter)
+{
+	const struct span_enter *a_out = NULL, *a_in = NULL, *c = NULL;
+
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 1, 0, "A", NULL);
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 2, 0, "B", NULL);
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 3, 0, "C", NULL);
+	sy_span(&T, 1 * MS, 11, TRACE_SPAN_ENTER, 2, 0, NULL, NULL);
+	sy_span(&T, 2 * MS, 10, TRACE_SPAN_ENTER, 1, 0, NULL, NULL);
+	sy_span(&T, 3 * MS, 10, TRACE_SPAN_ENTER, 3, 0, NULL, NULL); /* between */
+	sy_span(&T, 4 * MS, 10, TRACE_SPAN_ENTER, 1, 0, NULL, NULL); /* again */
+	sy_span(&T, 5 * MS, 11, TRACE_SPAN_EXIT, 2, 0, NULL, NULL);
+	sy_span(&T, 6 * MS, 10, TRACE_SPAN_EXIT, 1, 0, NULL, NULL);
+	sy_sample(&T, 6500 * US, 10, 0, 1);
+	sy_span(&T, 7 * MS, 10, TRACE_SPAN_EXIT, 3, 0, NULL, NULL);
+	sy_span(&T, 8 * MS, 10, TRACE_SPAN_EXIT, 1, 0, NULL, NULL);
+	sy_span(&T, 9 * MS, 10, TRACE_SPAN_CLOSE, 1, 0, NULL, NULL);
+	sy_span(&T, 9 * MS, 10, TRACE_SPAN_CLOSE, 2, 0, NULL, NULL);
+	sy_span(&T, 9 * MS, 10, TRACE_SPAN_CLOSE, 3, 0, NULL, NULL);
+	sy_stack(&T, 1, sy_frame(&T, 0x401000, "work", "m", 0, 0));
+	build();
+	cr_assert_eq(SP->nenters, 4);
+	for (size_t i = 0; i < SP->nenters; i++) {
+		const struct span_enter *e = &SP->enters[i];
+
+		if (e->tid != 10)
+			continue;
+		if (SP->v[e->span].id == 3)
+			c = e;
+		else if (e->start == 2 * MS)
+			a_out = e;
+		else
+			a_in = e;
+	}
+	cr_assert(a_out && a_in && c);
+	cr_expect_eq(a_out->end, 8 * MS, "the first enter of A exits last");
+	cr_expect_eq(a_in->start, 4 * MS);
+	cr_expect_eq(a_in->end, 6 * MS);
+	cr_expect_eq(c->start, 3 * MS);
+	cr_expect_eq(c->end, 7 * MS);
+	/* A inside C inside A */
+	cr_expect_eq(&SP->enters[a_in->up], c);
+	cr_expect_eq(&SP->enters[c->up], a_out);
+	cr_expect_eq(inst(1, 0)->entered_ns, 8 * MS);
+	/* at 6.5 ms thread 10 is in C (3-7 ms) and in A (2-8 ms) */
+	cr_expect_eq(inst(3, 0)->samples, 1);
+	cr_expect_eq(inst(1, 0)->samples, 1);
+	cr_expect_eq(SP->unmatched_exits, 0);
+}
+
+/* A window from 40 to 60 ms, as trace__read_paths() leaves it: the
+ * records of the spans' lives before it kept, the recording span the
+ * window's, the segment read from 1 ms. */
+static struct trace_segment seg0;
+
+static void window_40_60_read(void)
+{
+	seg0 = (struct trace_segment){.start = 1 * MS, .end = 100 * MS, .complete = 1};
+	T.segments = &seg0;
+	T.nsegments = 1;
+	T.from = 40 * MS;
+	T.to = 60 * MS;
+	T.counters.start_time = 40 * MS;
+	T.counters.end_time = 60 * MS;
+}
+
+Test(spans, a_window_leaves_out_spans_closed_before_it_and_keeps_whole_the_ones_in_it)
+{
+	const struct span *s;
+	const char *text;
+
+	window_40_60_read();
+	/* closed before the window: left out, with its child's link */
+	sy_span(&T, 5 * MS, 10, TRACE_SPAN_NEW, 3, 0, "parent", NULL);
+	sy_span(&T, 6 * MS, 10, TRACE_SPAN_NEW, 4, 3, "child", NULL);
+	sy_span(&T, 8 * MS, 10, TRACE_SPAN_NEW, 5, 0, "outer", NULL);
+	sy_span(&T, 9 * MS, 10, TRACE_SPAN_NEW, 6, 5, "inner", NULL);
+	sy_span(&T, 10 * MS, 10, TRACE_SPAN_NEW, 1, 0, "before", NULL);
+	sy_span(&T, 12 * MS, 10, TRACE_SPAN_ENTER, 1, 0, NULL, NULL);
+	sy_span(&T, 15 * MS, 10, TRACE_SPAN_EXIT, 1, 0, NULL, NULL);
+	sy_span(&T, 20 * MS, 10, TRACE_SPAN_CLOSE, 1, 0, NULL, NULL);
+	sy_span(&T, 20 * MS, 10, TRACE_SPAN_CLOSE, 3, 0, NULL, NULL);
+	/* created and entered before it, exited and closed in it */
+	sy_span(&T, 30 * MS, 11, TRACE_SPAN_NEW, 2, 0, "across", NULL);
+	sy_span(&T, 35 * MS, 11, TRACE_SPAN_ENTER, 2, 0, NULL, NULL);
+	sy_sample(&T, 42 * MS, 11, 0, 1);
+	sy_span(&T, 45 * MS, 11, TRACE_SPAN_EXIT, 2, 0, NULL, NULL);
+	sy_span(&T, 45 * MS, 10, TRACE_SPAN_CLOSE, 4, 0, NULL, NULL);
+	sy_span(&T, 50 * MS, 11, TRACE_SPAN_CLOSE, 2, 0, NULL, NULL);
+	/* created before the recording, entered since the records began */
+	sy_span(&T, 30 * MS, 12, TRACE_SPAN_EXIT, 7, 0, NULL, NULL);
+	sy_span(&T, 50 * MS, 12, TRACE_SPAN_CLOSE, 7, 0, NULL, NULL);
+	/* never closed */
+	sy_span(&T, 38 * MS, 13, TRACE_SPAN_NEW, 8, 0, "open", NULL);
+	sy_span(&T, 55 * MS, 10, TRACE_SPAN_CLOSE, 6, 0, NULL, NULL);
+	sy_span(&T, 55 * MS, 10, TRACE_SPAN_CLOSE, 5, 0, NULL, NULL);
+	sy_stack(&T, 1, sy_frame(&T, 0x401000, "work", "m", 0, 0));
+	build();
+	cr_assert_eq(SP->n, 6);
+	for (size_t i = 0; i < SP->n; i++)
+		cr_expect(SP->v[i].id != 1 && SP->v[i].id != 3, "span %" PRIu64 " kept",
+			  SP->v[i].id);
+	s = inst(2, 0);
+	cr_expect_eq(s->created, 30 * MS);
+	cr_expect_eq(s->closed, 50 * MS, "its own duration, not the window's");
+	cr_expect_eq(s->open_start + s->open_end, 0);
+	cr_expect_eq(s->nenters, 1);
+	cr_expect_eq(s->entered_ns, 10 * MS);
+	cr_expect_eq(s->samples, 1);
+	cr_expect_eq(inst(4, 0)->parent, 0, "its parent is not in the window");
+	cr_assert_neq(inst(6, 0)->parent, 0);
+	cr_expect_eq(SP->v[inst(6, 0)->parent - 1].id, 5);
+	s = inst(7, 0);
+	cr_expect(s->open_start);
+	cr_expect_eq(s->created, 1 * MS, "from where the segment read begins");
+	cr_expect_eq(s->entered_ns, 29 * MS);
+	s = inst(8, 0);
+	cr_expect_eq(s->closed, 60 * MS);
+	cr_expect(s->open_end);
+	/* the filter of flame --span */
+	cr_assert_eq(spans__select(SP, "across", 0), 0);
+	cr_expect(spans__kept_at(SP, 11, 42 * MS));
+	cr_expect_eq(spans__select(SP, "before", 0), -ENOENT);
+	/* the rows: nothing left open that was closed */
+	cr_assert_eq(analysis__spans(SP, OC, D,
+				     &(struct spans_opts){.sort = SPANS_BY_NAME}, out),
+		     0);
+	text = output();
+	cr_expect(!strstr(text, "\nbefore "), "%s", text);
+	cr_expect(strstr(text, "# 6 of 6 span names, 6 spans"), "%s", text);
+	cr_expect(strstr(text, "# 2 still open"), "%s", text);
+}
+
 Test(spans, what_the_trace_does_not_close_ends_at_its_end)
 {
 	const struct span *s;
@@ -397,4 +557,88 @@ Test(spans, a_trace_without_spans_says_so)
 	cr_expect_eq(SP->n, 0);
 	cr_expect_eq(analysis__spans(SP, OC, D, &(struct spans_opts){0}, out), -ENODATA);
 	cr_expect_eq(analysis__events(SP, &(struct events_opts){0}, out), -ENODATA);
+}
+
+Test(spans, event_sums_past_64_bits_saturate_and_say_so)
+{
+	const char *text;
+
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_EVENT, 0, INT64_MAX, "big", NULL);
+	sy_span(&T, 2 * MS, 10, TRACE_SPAN_EVENT, 0, INT64_MAX, "big", NULL);
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_EVENT, 0, INT64_MIN, "low", NULL);
+	sy_span(&T, 2 * MS, 10, TRACE_SPAN_EVENT, 0, -1, "low", NULL);
+	/* in range once added up, though not in the order of the values */
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_EVENT, 0, INT64_MIN, "mixed", NULL);
+	sy_span(&T, 2 * MS, 10, TRACE_SPAN_EVENT, 0, INT64_MIN, "mixed", NULL);
+	sy_span(&T, 3 * MS, 10, TRACE_SPAN_EVENT, 0, -5, "mixed", NULL);
+	sy_span(&T, 4 * MS, 10, TRACE_SPAN_EVENT, 0, INT64_MAX, "mixed", NULL);
+	sy_span(&T, 5 * MS, 10, TRACE_SPAN_EVENT, 0, INT64_MAX, "mixed", NULL);
+	sy_span(&T, 6 * MS, 10, TRACE_SPAN_EVENT, 0, 10, "mixed", NULL);
+	build();
+	cr_assert_eq(analysis__events(SP, &(struct events_opts){0}, out), 0);
+	text = output();
+	cr_expect(strstr(text, "         >9.2e18  -"), "%s", text);
+	cr_expect(strstr(text, "        <-9.2e18  -"), "%s", text);
+	cr_expect(strstr(text, "               3  -"), "%s", text);
+	cr_expect(strstr(text, "# a SUM of >9.2e18 or <-9.2e18 is past"), "%s", text);
+	fseek(out, 0, SEEK_SET);
+	cr_assert_eq(analysis__events(SP, &(struct events_opts){.json = 1}, out), 0);
+	text = output();
+	cr_expect(strstr(text, "\"sum\":9223372036854775807,\"sum_saturated\":true"),
+		  "%s", text);
+	cr_expect(strstr(text, "\"sum\":-9223372036854775808,\"sum_saturated\":true"),
+		  "%s", text);
+	cr_expect(strstr(text, "\"sum\":3,"), "%s", text);
+}
+
+/* The command the report suggests for its slowest span, one named @name
+ * that lasted 200 ms: into *@next (its "next:" line). */
+static void report_next(const char *name, char *next, size_t len)
+{
+	const char *text, *p;
+
+	T.counters.start_time = 0;
+	T.counters.end_time = 300 * MS;
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 1, 0, name, NULL);
+	sy_span(&T, 201 * MS, 10, TRACE_SPAN_CLOSE, 1, 0, NULL, NULL);
+	build();
+	cr_assert_eq(analysis__report(OC, D, SP, 0, out), 0);
+	text = output();
+	p = strstr(text, "slow span");
+	cr_assert(p, "%s", text);
+	p = strstr(p, "next: ");
+	cr_assert(p, "%s", text);
+	p += strlen("next: ");
+	snprintf(next, len, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+Test(spans, the_report_names_the_slowest_span_in_its_command_as_it_is)
+{
+	static const char name[] = "GET:/api/v1/users/by-id/lookup.json_"
+				   "with_a_name_longer_than_sixty_three_bytes";
+	char next[256];
+
+	cr_assert_gt(strlen(name), 63);
+	report_next(name, next, sizeof(next));
+	cr_expect_str_eq(next, "d9prof spans --name GET:/api/v1/users/by-id/lookup.json_"
+			       "with_a_name_longer_than_sixty_three_bytes --min 100ms");
+}
+
+Test(spans, the_report_names_no_span_it_could_not_name_verbatim)
+{
+	char next[256];
+
+	/* cleaned, ';' would read ':': a name no span has */
+	report_next("get;x", next, sizeof(next));
+	cr_expect_str_eq(next, "d9prof spans --min 100ms");
+}
+
+Test(spans, the_report_names_no_span_too_long_for_its_command)
+{
+	char name[120], next[256];
+
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	report_next(name, next, sizeof(next));
+	cr_expect_str_eq(next, "d9prof spans --min 100ms");
 }
