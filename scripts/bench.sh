@@ -22,8 +22,10 @@
 #                        step; 2h a target without frame pointers (d9prof's
 #                        default and fp against perf --call-graph dwarf);
 #                        2f wakeups; 2g flight recorder (FLIGHT_SECS
-#                        of --flight=30s against plain recordings); row 5
-#                        the Tokio binding
+#                        of --flight=30s against plain recordings); 2j
+#                        d9prof top; 2k what --upload costs the recorder
+#                        (--rotate 1s to a local s3rver, with and without);
+#                        row 5 the Tokio binding
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
 #   4. trace size        bytes per sample and per shim event
@@ -42,7 +44,9 @@
 # sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table,
 # BENCH_ONLY=1 section 1 alone (the markers and spans, ~20 s), BENCH_ONLY=top
 # row 2j alone (top's cost, ~2 minutes), BENCH_ONLY=2h
-# row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes).
+# row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes),
+# BENCH_ONLY=upload row 2k alone (~1.5 minutes; s3rver from npm, as the
+# e2e tests install it into $B/node/s3rver, or the row says skipped).
 set -u
 
 B=${B:-build}
@@ -471,6 +475,103 @@ top_row() {
 		"<= record + 3" "$(verdict "$(median $alone) <= $(median $plain) + 3")"
 }
 
+# s3rver for row 2k, by tests/e2e/s3lib.sh (installed from npm into
+# $B/node/s3rver on first use, as the e2e tests do): it wants the e2e
+# harness's TMP, fail and PIDS as an array, whose pids go back to ours.
+# 0; 2 where node, npm or the package cannot be had (said).
+upload_s3_start() {
+	local TMP=$RUN rc all
+	S3RVER_DIR=${S3RVER_DIR:-$(cd "$B" && pwd)/node/s3rver}
+	fail() { say "$*"; return 1; }
+	# shellcheck source=tests/e2e/s3lib.sh
+	. "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/s3lib.sh" || die "no tests/e2e/s3lib.sh"
+	s3_start "$RUN/s3" bkt
+	rc=$?
+	all="${PIDS[*]}"
+	unset PIDS
+	# shellcheck disable=SC2178
+	PIDS=$all
+	return $rc
+}
+# What --upload costs the recorder: `record -p --rotate 1s` of the demo at
+# ~200k polls/s with --upload to s3rver on 127.0.0.1 and without, PAIRS
+# rounds of PAIR_SECS (after 2 s to settle), the order reversed every
+# other round. CPU % of one core of the recorder (/proc: every thread, the
+# uploader's too), the difference and the ratio paired within a round;
+# every segment of each upload arm must be uploaded by its stop.
+upload_row() {
+	local wpid i arm order name rpid c0 c1 v rc n u gu ev secs pps
+	local up="" plain="" add="" rat="" evu="" evp="" nseg=0 nup=0 ngu=0
+	upload_s3_start
+	rc=$?
+	if [ "$rc" = 2 ]; then
+		row 2k "record --upload: recorder CPU" "-" "-" "-" "-" "skipped: no s3rver (node, npm)"
+		return
+	fi
+	[ "$rc" = 0 ] || die "s3rver did not start: $(tail -c 300 "$RUN/s3rver.log" 2>/dev/null)"
+	bg up-demo "$DEMO" --bench-polls --bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d 100000
+	wpid=$BG
+	wait_line "$RUN/up-demo.out" '^pid' 30
+	for i in $(seq "$PAIRS"); do
+		order="upload plain"
+		[ $((i % 2)) = 0 ] && order="plain upload"
+		for arm in $order; do
+			name=up-$arm-$i
+			rm -rf "${RUN:?}/$name"
+			mkdir -p "$RUN/$name"
+			if [ "$arm" = upload ]; then
+				bg "$name" "$D9" record -p "$wpid" --rotate 1s -o "$RUN/$name" \
+					--upload "s3://bkt/$name" --endpoint-url "$S3_URL"
+			else
+				bg "$name" "$D9" record -p "$wpid" --rotate 1s -o "$RUN/$name"
+			fi
+			rpid=$BG
+			wait_line "$RUN/$name.err" 'attached to the d9prof shim' 30
+			sleep 2
+			c0=$(top_cpu "$rpid")
+			sleep "$PAIR_SECS"
+			c1=$(top_cpu "$rpid")
+			kill -INT "$rpid" 2>/dev/null
+			wait_bg "$rpid" "d9prof record --rotate 1s ($name)"
+			v=$(round 1 "100 * ($c1 - $c0) / $PAIR_SECS")
+			ev=$(rec_events "$RUN/$name.err")
+			secs=$(sed -n 's/.*recorded \([0-9.]*\) s of.*/\1/p' "$RUN/$name.err" | tail -1)
+			ev=$(round 0 "${ev:-0} / ${secs:-1}")
+			if [ "$arm" = upload ]; then
+				up="$up $v" evu="$evu $ev"
+				n=$(find "$RUN/$name" -name '*.d9' | wc -l)
+				u=$(sed -n 's/.*upload to .*: \([0-9]*\) uploaded.*/\1/p' "$RUN/$name.err" | tail -1)
+				gu=$(sed -n 's/.*upload to .*, \([0-9]*\) given up.*/\1/p' "$RUN/$name.err" | tail -1)
+				nseg=$((nseg + n)) nup=$((nup + ${u:-0})) ngu=$((ngu + ${gu:-0}))
+			else
+				plain="$plain $v" evp="$evp $ev"
+			fi
+			rm -rf "${RUN:?}/$name"
+		done
+		add="$add $(round 1 "$(echo $up | awk '{ print $NF }') - $(echo $plain | awk '{ print $NF }')")"
+		v=$(echo $plain | awk '{ print ($NF > 0 ? $NF : 0.1) }')
+		rat="$rat $(round 2 "$(echo $up | awk '{ print $NF }') / $v")"
+	done
+	kill -TERM "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	reaped "$wpid"
+	pps=$(awk '$1 == "polls_per_sec" { print $2 }' "$RUN/up-demo.out")
+	kill "$S3_PID" 2>/dev/null
+	wait "$S3_PID" 2>/dev/null
+	reaped "$S3_PID"
+	rm -rf "${RUN:?}/s3"
+	row 2k "record --upload, demo ~200k polls/s, CPU %" "" "" "" "" ""
+	row "" "  recorder with --upload (local s3rver)" "$(med 1 "$up") ($(span "$up"))" \
+		"without $(med 1 "$plain") ($(span "$plain"))" "$(med 2 "$rat")" \
+		"stated" "- ($(span "$rat"))"
+	row "" "  added by --upload, paired per round" "$(med 1 "$add")" "-" "-" \
+		"<= 1" "$(spread_verdict "$add" 1) ($(span "$add"))"
+	row "" "  segments uploaded / sealed (all rounds)" "$nup/$nseg" "-" "-" "all" \
+		"$(verdict "$nup == $nseg && $ngu == 0")"
+	note "2k shim events/s recorded, with --upload / without: $(med 0 "$evu") / $(med 0 "$evp")" \
+		"(demo polls/s over the whole row ${pps:-?})"
+}
+
 if [ "$BENCH_ONLY" = top ]; then
 	top_row
 	note "BENCH_ONLY=top: row 2j only; total bench time $(($(date +%s) - T_START)) s"
@@ -480,6 +581,12 @@ fi
 if [ "$BENCH_ONLY" = 2h ]; then
 	fpless_row
 	note "BENCH_ONLY=2h: row 2h only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
+if [ "$BENCH_ONLY" = upload ]; then
+	upload_row
+	note "BENCH_ONLY=upload: row 2k only; total bench time $(($(date +%s) - T_START)) s"
 	print_table
 	exit 0
 fi
@@ -1047,6 +1154,8 @@ say "2/4 flight recorder: $FLIGHT_SECS s of --flight=30s between two ${FLIGHT_CM
 flight_row
 say "2/4 d9prof top: beside a flight recorder and alone, $PAIRS rounds"
 top_row
+say "2/4 record --upload: with and without, $PAIRS rounds"
+upload_row
 
 
 

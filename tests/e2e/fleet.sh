@@ -11,6 +11,11 @@
 #   - three recorders as three hosts, a flight dump with its reason: `ls`
 #     shows each host's segments (as the AWS CLI lists them), the dump's
 #     reason, and a window that cuts through segments.
+#   - a server that answers slowly (every answer held 2 s by
+#     tests/e2e/fleet/slowproxy.py): the recording is what a recorder
+#     beside it without --upload makes (runtime events per second, losses,
+#     segment lengths, its own CPU; the figures said), and every segment
+#     is uploaded by the end of the stop.
 #
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
@@ -239,6 +244,107 @@ PY
 	"$D9" report -i s3://bkt/fleet --from "$t0" >/dev/null 2>"$TMP/many.err" && { fail "several hosts read as one"; return; }
 	[ "$(wc -l <"$TMP/many.err")" = 1 ] && grep -q 'several hosts.*api/host1, api/host2' "$TMP/many.err" ||
 		{ cat "$TMP/many.err"; fail "not one line naming the hosts"; return; }
+}
+
+# cpu_wall PID: "CPU-SECONDS WALL-SECONDS" of PID so far (utime + stime of
+# all its threads, and the time since it started)
+cpu_wall() {
+	local up
+	up=$(cut -d' ' -f1 /proc/uptime)
+	sed 's/.*) //' "/proc/$1/stat" | awk -v t="$(getconf CLK_TCK)" -v up="$up" \
+		'{ printf "%.2f %.2f", ($12 + $13) / t, up - $20 / t }'
+}
+
+# rec_figures DIR: what `info --json` says of a --rotate recording in DIR:
+# "EVENTS-PER-S LOSSES LONGEST-SEGMENT-S SEGMENTS EVENTS", LOSSES the records lost
+# or dropped (samples, switches, wakeups, shim records, lease lapses, gaps
+# between segments; not stacks cut short, which is unwinding, not load)
+rec_figures() {
+	"$D9" info --json -i "$1" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+l = j["losses"]
+lost = sum(l.get(k, 0) for k in ("samples", "ctimer_samples", "switch_records",
+    "unpaired_switches", "wakeups", "shim_records", "threads_without_ring",
+    "reattached", "shim_garbage", "state_refused", "segment_gaps"))
+segs = j["segments"]["list"]
+# the last segment is cut short by the stop
+longest = max((s["end_ns"] - s["start_ns"]) / 1e9 for s in segs[:-1] or segs)
+ev = j["counts"]["events"]
+print("%.0f %d %.2f %d %d" % (ev * 1e9 / j["span"]["duration_ns"], lost, longest,
+    len(segs), ev))'
+}
+
+t_slow_server_leaves_the_recording_as_it_is_and_gets_every_segment() {
+	local slow=$TMP/slow plain=$TMP/plain pport rs rp ds dp n up keys t0 t1
+	local cs ws cp wp fs fp
+	mkdir -p "$slow" "$plain"
+	s3_up slow || return
+	# every answer of the server held 2 s: slower than a segment a second
+	start_ready "$TMP/proxy.out" python3 "$ROOT/tests/e2e/fleet/slowproxy.py" "$S3_PORT" 2 ||
+		return 1
+	pport=$(awk '/^ready/ { print $2 }' "$TMP/proxy.out")
+	start_demo slow || return 1
+	ds=$DEMO_PID
+	start_demo plain || return 1
+	dp=$DEMO_PID
+	# side by side: the same recording of two demos, one uploading
+	"$D9" record -p "$ds" --rotate 1s -o "$slow" --upload s3://bkt/slow \
+		--endpoint-url "http://127.0.0.1:$pport" --host slow 2>"$TMP/slow.err" &
+	rs=$!
+	PIDS+=("$rs")
+	"$D9" record -p "$dp" --rotate 1s -o "$plain" 2>"$TMP/plain.err" &
+	rp=$!
+	PIDS+=("$rp")
+	until_sealed "$TMP/slow.err" 5 || return 1
+	until_sealed "$TMP/plain.err" 5 || return 1
+	read -r cs ws <<<"$(cpu_wall "$rs")"
+	read -r cp wp <<<"$(cpu_wall "$rp")"
+	t0=$(date +%s.%N)
+	kill -INT "$rs" "$rp"
+	wait "$rp" || { cat "$TMP/plain.err"; fail "the plain recorder failed"; return; }
+	wait "$rs" || { cat "$TMP/slow.err"; fail "the uploading recorder failed"; return; }
+	t1=$(date +%s.%N)
+	n=$(find "$slow" -name '*.d9' | wc -l)
+	up=$(summary "$TMP/slow.err" uploaded)
+	keys=$(keys slow/ | wc -l)
+	read -r -a fs <<<"$(rec_figures "$slow")"
+	read -r -a fp <<<"$(rec_figures "$plain")"
+	say "    uploading through a server 2 s slow / plain:"
+	say "    shim events/s ${fs[0]} / ${fp[0]}; lost ${fs[1]} / ${fp[1]};" \
+		"longest segment ${fs[2]} / ${fp[2]} s; ${fs[3]} / ${fp[3]} segments"
+	say "    recorder CPU ${cs} s of ${ws} s ($(awk -v c="$cs" -v w="$ws" \
+		'BEGIN { printf "%.1f", 100 * c / w }')% of a core) / ${cp} s of ${wp} s" \
+		"($(awk -v c="$cp" -v w="$wp" 'BEGIN { printf "%.1f", 100 * c / w }')%)"
+	say "    $(grep -m1 'upload: waiting' "$TMP/slow.err" | sed 's/^d9prof: //');" \
+		"the stop took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+	say "    $n segment files, $up uploaded, $keys keys," \
+		"$(grep -c '^PUT .* 200 ' "$TMP/proxy.out.err") puts answered 200 by the proxy"
+	# the server was behind when the recording stopped: more waiting
+	# than the last segment, sealed at the stop
+	(($(sed -n 's/.*upload: waiting up to .* for \([0-9]*\) files*$/\1/p' "$TMP/slow.err") >= 2)) ||
+		{ cat "$TMP/slow.err"; fail "the uploads were not behind at the stop: the server was not slow"; return; }
+	# every segment, none given up, none more than once
+	[ "$up" = "$n" ] && [ "$keys" = "$n" ] &&
+		[ "$(summary "$TMP/slow.err" 'given up')" = 0 ] &&
+		[ "$(summary "$TMP/slow.err" retried)" = 0 ] ||
+		{ cat "$TMP/slow.err"; fail "uploaded $up of $n ($keys keys)"; return; }
+	# the recording: nothing more lost than beside it (at most twice as
+	# many, give or take 1 in 10,000 events), the segments as punctual,
+	# and about the same rate of runtime events (what is lost is counted
+	# above: this is the gross check; two demos sharing the CPUs with
+	# their hogs differ by up to a quarter on their own)
+	((fs[1] <= 2 * fp[1] + fs[4] / 10000)) ||
+		{ cat "$TMP/slow.err"; fail "lost ${fs[1]}, the plain recorder ${fp[1]}"; return; }
+	awk -v s="${fs[0]}" -v p="${fp[0]}" 'BEGIN { exit !(s >= 0.6 * p) }' ||
+		{ fail "${fs[0]} shim events/s, beside it ${fp[0]}"; return; }
+	awk -v s="${fs[2]}" -v p="${fp[2]}" 'BEGIN { exit !(s <= p + 0.5) }' ||
+		{ fail "a segment of ${fs[2]} s, beside it ${fp[2]} s at most"; return; }
+	# the recorder's own CPU: the uploads waiting cost nothing to speak of
+	# (a thread spinning on the slow answers would show here)
+	awk -v s="$cs" -v ws="$ws" -v p="$cp" -v wp="$wp" \
+		'BEGIN { exit !(s / ws <= 1.5 * p / wp + 0.02) }' ||
+		{ fail "the uploading recorder's CPU ${cs} s of ${ws} s, beside it ${cp} s of ${wp} s"; return; }
 }
 
 e2e_run_tests
