@@ -275,6 +275,8 @@ const char *inputs_args(struct inputs *in);
  * once copies skipped and gaps between segments (unless @in->quiet). NULL
  * on failure. */
 struct trace *open_trace(struct inputs *in, unsigned int flags);
+/* Free @t (NULL: nothing) and what open_trace() kept in @in for it. */
+void close_trace(struct inputs *in, struct trace *t);
 /* -i s3://... (inputs_s3.c): the local paths of the files @url holds for
  * @in's window, service and host, fetched into the cache; 0, or -1 after
  * saying why. store_fetch_free() frees *@paths. */
@@ -287,6 +289,7 @@ int inputs_catalog(struct inputs *in, const char *url, struct catalog *c,
 		   unsigned char **keep, size_t *n);
 /* A trace read for analysis and what the commands build on it. */
 struct session {
+	struct inputs *in; /* what session_close() closes @t with */
 	struct trace *t;
 	struct join *j;
 	struct offcpu *oc; /* with SESSION_OFFCPU */

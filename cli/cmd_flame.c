@@ -213,8 +213,8 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 out:
 	join__free(bj);
 	join__free(j);
-	trace__free(bt);
-	trace__free(t);
+	close_trace(base, bt);
+	close_trace(in, t);
 	return ret;
 }
 
@@ -346,7 +346,7 @@ int cmd_flame(int argc, char **argv)
 	if (err) {
 		analysis_failed(&in, t, err);
 		join__free(j);
-		trace__free(t);
+		close_trace(&in, t);
 		return EXIT_FAIL;
 	}
 	if (check_task(j, &va.sel, &in) ||
@@ -386,6 +386,6 @@ int cmd_flame(int argc, char **argv)
 out:
 	spans__free(sp);
 	join__free(j);
-	trace__free(t);
+	close_trace(&in, t);
 	return ret;
 }

@@ -66,6 +66,6 @@ int cmd_info(int argc, char **argv)
 		return EXIT_FAIL;
 	o.input = inputs_name(&in);
 	ret = view_done(&in, t, analysis__info(t, &o, stdout));
-	trace__free(t);
+	close_trace(&in, t);
 	return ret;
 }

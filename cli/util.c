@@ -648,7 +648,7 @@ struct trace *open_trace(struct inputs *in, unsigned int flags)
 	}
 	err = trace__read_paths(paths, n, &o, &t, &why);
 	/* the trace names its segments' files by these strings: they live
-	 * as long as the command */
+	 * as long as it does (close_trace()) */
 	in->all = paths;
 	in->fetched = owned;
 	in->nfetched = nowned;
@@ -657,6 +657,7 @@ struct trace *open_trace(struct inputs *in, unsigned int flags)
 			error("%s", in->win.why);
 		else
 			read_failed(inputs_name(in), err, why);
+		close_trace(in, NULL);
 		return NULL;
 	}
 	warn_cut(in, t);
@@ -665,12 +666,23 @@ struct trace *open_trace(struct inputs *in, unsigned int flags)
 	return t;
 }
 
+void close_trace(struct inputs *in, struct trace *t)
+{
+	trace__free(t);
+	free(in->all);
+	store_fetch_free(in->fetched, in->nfetched);
+	in->all = NULL;
+	in->fetched = NULL;
+	in->nfetched = 0;
+}
+
 int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		 unsigned int jflags, unsigned int want)
 {
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->in = in;
 	s->t = open_trace(in, rflags);
 	if (!s->t)
 		return -1;
@@ -699,7 +711,8 @@ void session_close(struct session *s)
 	delays__free(s->d);
 	offcpu__free(s->oc);
 	join__free(s->j);
-	trace__free(s->t);
+	if (s->in)
+		close_trace(s->in, s->t);
 	memset(s, 0, sizeof(*s));
 }
 
