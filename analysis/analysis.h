@@ -395,9 +395,6 @@ double analysis_period_ns(const struct trace *t);
  * guessed). Fractions round to the nearest ns. 0 and *@ns, or -EINVAL
  * (malformed) or -ERANGE (over 2^64 ns). Defined in duration.c. */
 int duration_parse(const char *s, uint64_t *ns);
-/* Human-readable duration with three significant digits: "850ns",
- * "12.3ms", "2.50s". Returns @buf. (labels.c) */
-char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len);
 
 /* ---- time windows: --from/--to (window.c) --------------------------- */
 
@@ -904,6 +901,8 @@ int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time);
 /* The innermost span entered on @tid at @time (index in spans.v), or -1
  * (also for a NULL @sp). */
 int32_t spans__at(const struct spans *sp, uint32_t tid, uint64_t time);
+/* The end of that innermost entry, or UINT64_MAX (none, or a NULL @sp). */
+uint64_t spans__enter_end(const struct spans *sp, uint32_t tid, uint64_t time);
 /* @s's name: SPANS_UNNAMED for one not created in the trace,
  * SPANS_NO_NAME for one created without a name. */
 const char *spans_name(const struct span *s);

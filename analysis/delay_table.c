@@ -10,6 +10,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/text.h"
 
 #define MAX_CAUSES  8 /* per thread and delay */
 #define TEXT_CAUSES 4 /* shown in a text row */
@@ -159,7 +160,7 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h,
 		int pct = all ? (int)(100.0 * (double)x->ns / (double)all + 0.5) : 0;
 		int mine = own && x->task == *own;
 
-		analysis_fmt_duration(x->ns, d, sizeof(d));
+		text_duration(x->ns, d, sizeof(d));
 		if (i)
 			fputs("; ", out);
 		switch (x->kind) {
@@ -312,7 +313,7 @@ static int row_text(const struct offcpu *oc, const struct hot *h, const struct r
 	if (!m)
 		return -ENOMEM;
 	row_cells(oc, d, &c);
-	analysis_fmt_duration(d->begin - d->wake, dur, sizeof(dur));
+	text_duration(d->begin - d->wake, dur, sizeof(dur));
 	fprintf(m, "%-8s  %s%*s  %10.6f  %s%*s  %s%*s  %-7" PRId32 "  ", dur, c.task,
 		pad(c.task, w[0]), "", (double)since_start(oc, d->wake) / 1e9, c.by,
 		pad(c.by, w[1]), "", c.on, pad(c.on, w[2]), "", d->poll);
@@ -432,8 +433,8 @@ static void lost_text(const struct offcpu *oc, const struct delays *dl,
 
 	analysis_task_label(oc->join, d->task, task, sizeof(task));
 	analysis_thread_label(oc->trace, d->waker, by, sizeof(by));
-	analysis_fmt_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur,
-			      sizeof(dur));
+	text_duration(dl->end_time > d->wake ? dl->end_time - d->wake : 0, dur,
+		      sizeof(dur));
 	fprintf(out, "#   %s, woken at %.6f s by %s, waited %s+ to the end\n", task,
 		(double)since_start(oc, d->wake) / 1e9, by, dur);
 }
@@ -523,7 +524,7 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 			char d[32];
 
 			fprintf(out, ", at least %s",
-				analysis_fmt_duration(o->min_ns, d, sizeof(d)));
+				text_duration(o->min_ns, d, sizeof(d)));
 		}
 		if (j->sel.on) {
 			char what[160];

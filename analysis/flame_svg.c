@@ -656,8 +656,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 				char d[32];
 
 				fprintf(out, " (%s",
-					analysis_fmt_duration(e->total * 1000, d,
-							      sizeof(d)));
+					text_duration(e->total * 1000, d, sizeof(d)));
 			} else {
 				fprintf(out, " (%" PRIu64 " ", e->total);
 				xml_put(out, unit, SIZE_MAX);

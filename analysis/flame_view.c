@@ -50,7 +50,7 @@ static int write_svg(const struct join *j, const struct groups *g,
 			     " polls (%.1f%% of all samples), longest poll %s",
 			     ts->task, *name ? " " : "", name, res->weight, ts->polls,
 			     all ? 100.0 * res->weight / all : 0.0,
-			     analysis_fmt_duration(ts->longest_ns, dur, sizeof(dur)));
+			     text_duration(ts->longest_ns, dur, sizeof(dur)));
 	} else if (j->sel.on) {
 		n = snprintf(sub, sizeof(sub),
 			     "%s: %" PRIu64 " samples (%.1f%% of all samples)",
@@ -74,7 +74,7 @@ static int write_svg(const struct join *j, const struct groups *g,
 	if (n >= 0 && (size_t)n < sizeof(sub) && o->min_poll_ns)
 		n += snprintf(sub + n, sizeof(sub) - n,
 			      "; only polls >= %s: %" PRIu64 " samples",
-			      analysis_fmt_duration(o->min_poll_ns, dur, sizeof(dur)),
+			      text_duration(o->min_poll_ns, dur, sizeof(dur)),
 			      res->weight);
 	if (n >= 0 && (size_t)n < sizeof(sub))
 		n += span_filter_note(&o->span, res->weight, "samples", sub + n,

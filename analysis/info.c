@@ -317,9 +317,8 @@ static void text_span(const struct info *in, FILE *out)
 	char a[64], b[64];
 
 	fprintf(out, "span:        %s%s, CLOCK_MONOTONIC %.9f to %.9f s%s\n",
-		in->end > in->start
-			? analysis_fmt_duration(in->end - in->start, a, sizeof(a))
-			: "0ns",
+		in->end > in->start ? text_duration(in->end - in->start, a, sizeof(a))
+				    : "0ns",
 		in->t->complete ? "" : " or more", (double)in->start / 1e9,
 		(double)in->end / 1e9, in->t->complete ? "" : " (its last record)");
 	if (in->wall)
@@ -347,7 +346,7 @@ static void text_seg(const struct info *in, const struct trace_segment *g, FILE 
 		g->start ? fmt_since(in, g->start, a, sizeof(a)) : "-",
 		g->end ? fmt_since(in, g->end, b, sizeof(b)) : "-",
 		g->start && g->end > g->start
-			? analysis_fmt_duration(g->end - g->start, c, sizeof(c))
+			? text_duration(g->end - g->start, c, sizeof(c))
 			: "-");
 	put(out, seg_file(in, g));
 	if (g->offset)
@@ -376,7 +375,7 @@ static void text_segments(const struct info *in, FILE *out)
 	if (in->ngaps)
 		fprintf(out, ", %zu gap%s (%s not recorded)", in->ngaps,
 			in->ngaps == 1 ? "" : "s",
-			analysis_fmt_duration(in->gap_ns, a, sizeof(a)));
+			text_duration(in->gap_ns, a, sizeof(a)));
 	if (in->cut && t->nsegments == 1)
 		fputs(", cut short", out);
 	else if (in->cut)
@@ -391,8 +390,8 @@ static void text_segments(const struct info *in, FILE *out)
 			fprintf(out, "  %-9s %9s %9s %8s  (not recorded)\n", "gap",
 				fmt_since(in, in->gaps[k].start, a, sizeof(a)),
 				fmt_since(in, in->gaps[k].end, b, sizeof(b)),
-				analysis_fmt_duration(in->gaps[k].end - in->gaps[k].start,
-						      c, sizeof(c)));
+				text_duration(in->gaps[k].end - in->gaps[k].start, c,
+					      sizeof(c)));
 		text_seg(in, &t->segments[i], out);
 	}
 }
@@ -724,7 +723,7 @@ char *analysis_segments_text(const struct trace *t, char *buf, size_t len)
 	if (in.ngaps && at < len)
 		snprintf(buf + at, len - at, ", %zu gap%s (%s not recorded)", in.ngaps,
 			 in.ngaps == 1 ? "" : "s",
-			 analysis_fmt_duration(in.gap_ns, a, sizeof(a)));
+			 text_duration(in.gap_ns, a, sizeof(a)));
 out:
 	free(in.gaps);
 	return buf;

@@ -14,31 +14,6 @@
 #include "analysis/analysis_int.h"
 #include "lib/text.h"
 
-char *analysis_fmt_duration(uint64_t ns, char *buf, size_t len)
-{
-	static const char *const unit[] = {"ns", "us", "ms", "s"};
-	double v;
-	int u = 1;
-
-	if (ns < 1000) {
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
-		return buf;
-	}
-	/* choose the unit after rounding, so 999.7us prints as 1.00ms */
-	v = ns / 1000.0;
-	while (u < 3 && v >= 999.5) {
-		v /= 1000;
-		u++;
-	}
-	if (v < 9.995)
-		snprintf(buf, len, "%.2f%s", v, unit[u]);
-	else if (v < 99.95)
-		snprintf(buf, len, "%.1f%s", v, unit[u]);
-	else
-		snprintf(buf, len, "%.0f%s", v, unit[u]);
-	return buf;
-}
-
 const char *analysis_meta(const struct trace *t, const char *key)
 {
 	const char *v = NULL;

@@ -16,6 +16,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/text.h"
 
 #define PREEMPTED_LABEL "[preempted]"
 #define DEFAULT_HZ	999 /* the recorder's default -F */
@@ -277,8 +278,8 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 		sub, sizeof(sub),
 		"microseconds off-CPU, stacks at switch-out: %s in %" PRIu64
 		" intervals (%s waiting for a CPU, marked [runqueue: holder]%s)",
-		analysis_fmt_duration(res->ns, a, sizeof(a)), res->intervals,
-		analysis_fmt_duration(res->runq_ns, b, sizeof(b)),
+		text_duration(res->ns, a, sizeof(a)), res->intervals,
+		text_duration(res->runq_ns, b, sizeof(b)),
 		!oc->runq_split ? ": preempted only, wakeups not recorded"
 		: analysis_runq_holders_missing(oc->trace)
 			? ", the holder approximate: the thread that preempted, else the one before"
@@ -296,14 +297,14 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 	}
 	if (o->min_poll_ns && n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; polls >= %s",
-			      analysis_fmt_duration(o->min_poll_ns, c, sizeof(c)));
+			      text_duration(o->min_poll_ns, c, sizeof(c)));
 	if (o->min_block_ns && n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; intervals >= %s",
-			      analysis_fmt_duration(o->min_block_ns, c, sizeof(c)));
+			      text_duration(o->min_block_ns, c, sizeof(c)));
 	if (!o->idle && !oc->join->sel.on && !o->min_poll_ns && oc->ns[OFFCPU_IDLE] &&
 	    n > 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s parked left out (--idle)",
-			      analysis_fmt_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
+			      text_duration(oc->ns[OFFCPU_IDLE], c, sizeof(c)));
 	if (n > 0 && (size_t)n < sizeof(sub))
 		n += span_filter_note(&o->span, res->weight, "us", sub + n,
 				      sizeof(sub) - n);
@@ -514,9 +515,9 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			res.samples, res.period_us,
 			res.period_guessed ? "frequency unknown: assumed " : "1e6 / ",
 			res.period_guessed ? "999 Hz" : "sampling frequency",
-			analysis_fmt_duration(p->end - p->start, a, sizeof(a)),
-			analysis_fmt_duration(oc->polls[o->poll].ns, b, sizeof(b)),
-			analysis_fmt_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
+			text_duration(p->end - p->start, a, sizeof(a)),
+			text_duration(oc->polls[o->poll].ns, b, sizeof(b)),
+			text_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
 			oc->runq_split ? "" : ": preempted only, wakeups not recorded",
 			p->tid);
 		if (n > 0 && (size_t)n < sizeof(sub))

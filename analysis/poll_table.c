@@ -9,6 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/text.h"
 
 #define NAME_W	  24 /* widest task or thread name column */
 #define LABEL_LEN 512
@@ -206,8 +207,7 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 				      : "tasks",
 		n);
 	if (o->min_ns)
-		fprintf(out, " of at least %s",
-			analysis_fmt_duration(o->min_ns, a, sizeof(a)));
+		fprintf(out, " of at least %s", text_duration(o->min_ns, a, sizeof(a)));
 	if (j->sel.on)
 		fprintf(out, ", %s", task_sel_text(&j->sel, lab, sizeof(lab)));
 	if (shown < nr)
@@ -344,8 +344,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out, " (%zu in the trace)", j->npolls);
 	fprintf(out, ", %s", o->sort == POLLS_BY_START ? "by start" : "longest first");
 	if (o->min_ns)
-		fprintf(out, ", at least %s",
-			analysis_fmt_duration(o->min_ns, a, sizeof(a)));
+		fprintf(out, ", at least %s", text_duration(o->min_ns, a, sizeof(a)));
 	if (j->sel.on) {
 		char what[160];
 

@@ -418,8 +418,7 @@ static void flag_runq(struct page *pg, const struct poll *rq, uint64_t nrq)
 	snprintf(f->detail, sizeof(f->detail),
 		 "%" PRIu64 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
 		 ", behind %s",
-		 nrq, analysis_fmt_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)),
-		 rq->id, h);
+		 nrq, text_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)), rq->id, h);
 	snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
 }
 
@@ -457,8 +456,8 @@ static void flag_imbalance(struct page *pg)
 			f->count = 1;
 			snprintf(f->detail, sizeof(f->detail),
 				 "%s in polls %s, %s %s (%.1fx)", x,
-				 analysis_fmt_duration(bh, a, sizeof(a)), y,
-				 analysis_fmt_duration(bo, b, sizeof(b)),
+				 text_duration(bh, a, sizeof(a)), y,
+				 text_duration(bo, b, sizeof(b)),
 				 bo ? (double)bh / (double)bo : 0.0);
 			snprintf(f->next, sizeof(f->next), "d9prof polls --sort start");
 		}
@@ -488,8 +487,7 @@ static void flag_span(struct page *pg)
 	analysis_clean_name(spans_name(worst), name, sizeof(name));
 	snprintf(f->detail, sizeof(f->detail),
 		 "%zu spans >= 100ms, slowest %s %s (id %" PRIu64 ")", n, name,
-		 analysis_fmt_duration(worst->closed - worst->created, a, sizeof(a)),
-		 worst->id);
+		 text_duration(worst->closed - worst->created, a, sizeof(a)), worst->id);
 	/* a name the target chose goes into a command to paste only as it
 	 * is (not cleaned, not cut: --name matches it whole) and only if no
 	 * shell would read anything but one word in it */
@@ -525,8 +523,7 @@ static void flags(struct page *pg)
 			site_label(t, fr, under, f->function, sizeof(f->function));
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
-			 nlong, analysis_fmt_duration(lp->end - lp->start, a, sizeof(a)),
-			 lp->id);
+			 nlong, text_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
 		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32,
 			 lp->id);
 	}
@@ -543,7 +540,7 @@ static void flags(struct page *pg)
 			snprintf(f->function, sizeof(f->function), "%s", lab[0]);
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64 " delays >= 5ms, worst %s", ndel,
-			 analysis_fmt_duration(d->begin - d->wake, a, sizeof(a)));
+			 text_duration(d->begin - d->wake, a, sizeof(a)));
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
 			 d->task);
 	}
@@ -560,9 +557,8 @@ static void flags(struct page *pg)
 			 "%" PRIu64
 			 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")",
 			 nbl,
-			 analysis_fmt_duration(oc->polls[bl->id].ns -
-						       oc->polls[bl->id].runq_ns,
-					       a, sizeof(a)),
+			 text_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns,
+				       a, sizeof(a)),
 			 bl->id);
 		snprintf(f->next, sizeof(f->next),
 			 "d9prof offcpu --task %" PRIu64 " -o off.svg", bl->task);
@@ -588,7 +584,7 @@ static void flags(struct page *pg)
 		analysis_losses_text(t, LOSS_ALL, what, sizeof(what));
 		if (j->ngaps)
 			snprintf(gap, sizeof(gap), ", %s without runtime events",
-				 analysis_fmt_duration(j->gap_ns, a, sizeof(a)));
+				 text_duration(j->gap_ns, a, sizeof(a)));
 		/* cut to what the line holds (the return value says by how much) */
 		if (snprintf(f->detail, sizeof(f->detail),
 			     "%s%s%" PRIu64 " poll ends unmatched%s", what,
@@ -633,7 +629,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 	fputs("  target: ", out);
 	text_put(out, analysis_meta(t, TRACE_META_CMDLINE) ?: "?");
 	fprintf(out, " (pid %s), %s recorded%s\n", meta_text(t, "pid", m[0]),
-		analysis_fmt_duration(pg->span, a, sizeof(a)),
+		text_duration(pg->span, a, sizeof(a)),
 		t->complete ? "" : ", trace cut short");
 	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
 		meta_text(t, "event", m[0]), meta_text(t, "sampler", m[1]),
@@ -660,7 +656,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 		fprintf(out,
 			"  lost: %s of runtime events in %zu gap%s, the recorder stalled "
 			"past the shim's lease (it attached again)\n",
-			analysis_fmt_duration(j->gap_ns, a, sizeof(a)), j->ngaps,
+			text_duration(j->gap_ns, a, sizeof(a)), j->ngaps,
 			j->ngaps == 1 ? "" : "s");
 }
 
@@ -670,7 +666,7 @@ static void text_workers(const struct page *pg, FILE *out)
 	char a[32], n[128];
 
 	fprintf(out, "\n== Workers: where their time went (%% of %s)\n",
-		analysis_fmt_duration(pg->span, a, sizeof(a)));
+		text_duration(pg->span, a, sizeof(a)));
 	if (!pg->nw) {
 		fprintf(out, "  no thread polled or parked\n");
 		return;
@@ -709,7 +705,7 @@ static void text_longest(const struct page *pg, FILE *out)
 		analysis_task_label(j, p->task, task, sizeof(task));
 		analysis_thread_label(t, p->tid, th, sizeof(th));
 		fprintf(out, "  %s%s  poll %" PRIu32 "  %s on %s: ",
-			analysis_fmt_duration(p->end - p->start, a, sizeof(a)),
+			text_duration(p->end - p->start, a, sizeof(a)),
 			p->open_start || p->open_end ? "+" : "", p->id, task, th);
 		analysis_causes_text(pg->oc, &pg->h, pg->lc[i], pg->nlc[i],
 				     p->end - p->start, &p->task, out);
@@ -734,10 +730,10 @@ static void text_runq(const struct page *pg, FILE *out)
 		any = 1;
 		analysis_thread_label(t, w->tid, n, sizeof(n));
 		fprintf(out, "  %s waited %s for a CPU", n,
-			analysis_fmt_duration(w->runq, a, sizeof(a)));
+			text_duration(w->runq, a, sizeof(a)));
 		for (size_t k = 0; k < MAX_HOLDERS && w->holders[k].ns; k++)
 			fprintf(out, "%s%s of it behind %s", k ? ", " : ", ",
-				analysis_fmt_duration(w->holders[k].ns, b, sizeof(b)),
+				text_duration(w->holders[k].ns, b, sizeof(b)),
 				analysis_holder_label(t, w->holders[k].tid, h,
 						      sizeof(h)));
 		fputc('\n', out);
@@ -753,7 +749,7 @@ static void text_runq(const struct page *pg, FILE *out)
 			fprintf(out, "%s %s %s", k ? "," : "",
 				analysis_holder_label(t, pg->thieves[k].tid, h,
 						      sizeof(h)),
-				analysis_fmt_duration(pg->thieves[k].ns, a, sizeof(a)));
+				text_duration(pg->thieves[k].ns, a, sizeof(a)));
 		fputc('\n', out);
 	}
 }
@@ -781,7 +777,7 @@ static void text_hot(const struct page *pg, FILE *out)
 		/* CPU% as everywhere: of one CPU over the recording */
 		if (period)
 			fprintf(out, "CPU %s (%.1f%% of a CPU), ",
-				analysis_fmt_duration(
+				text_duration(
 					(uint64_t)(period * (double)pg->hot[i]->samples),
 					d, sizeof(d)),
 				pct((uint64_t)(period * (double)pg->hot[i]->samples),
@@ -816,8 +812,7 @@ static void text_task_list(const struct page *pg, const struct delay *v, size_t 
 		analysis_task_label(pg->oc->join, v[i].task, task, sizeof(task));
 		fprintf(out, "  %s: %s at %.3fs, %s %s+ %s\n", task, verb,
 			(double)since_start(pg->oc, v[i].wake) / 1e9, state,
-			analysis_fmt_duration(pg->d->end_time - v[i].wake, a, sizeof(a)),
-			tail);
+			text_duration(pg->d->end_time - v[i].wake, a, sizeof(a)), tail);
 	}
 	if (i < n)
 		fprintf(out, "  ... and %zu more\n", n - i);

@@ -12,6 +12,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 #include "lib/search.h"
+#include "lib/text.h"
 
 #define MAX_CAUSES 16 /* per enter, and kept per instance */
 #define MAX_TASKS  8  /* tasks named per instance */
@@ -400,8 +401,7 @@ static void inst_text(const struct spans *sp, const struct offcpu *oc,
 
 	analysis_fit_name(spans_name(s), 0, name, sizeof(name));
 	fprintf(out, "%s  id %" PRIu64 "  %s%s  at %.6fs", name, s->id,
-		analysis_fmt_duration(dur, a, sizeof(a)),
-		s->open_start || s->open_end ? "+" : "",
+		text_duration(dur, a, sizeof(a)), s->open_start || s->open_end ? "+" : "",
 		(double)since_origin(j, s->created) / 1e9);
 	if (s->parent) {
 		analysis_fit_name(spans_name(&sp->v[s->parent - 1]), NAME_W, lab,
@@ -424,26 +424,24 @@ static void inst_text(const struct spans *sp, const struct offcpu *oc,
 		fprintf(out, " and %" PRIu64 " more", in->more_tasks);
 	fprintf(out, " on %" PRIu32 " thread%s\n", in->threads,
 		in->threads == 1 ? "" : "s");
-	fprintf(out, "  entered %s (%d%%)",
-		analysis_fmt_duration(s->entered_ns, a, sizeof(a)),
+	fprintf(out, "  entered %s (%d%%)", text_duration(s->entered_ns, a, sizeof(a)),
 		dur ? (int)(100.0 * (double)s->entered_ns / (double)dur + 0.5) : 0);
 	if (s->samples)
 		fprintf(out, ", %" PRIu64 " CPU samples (%s)", s->samples,
-			analysis_fmt_duration(cpu_ns(sp, s->samples), b, sizeof(b)));
+			text_duration(cpu_ns(sp, s->samples), b, sizeof(b)));
 	if (in->nc) {
 		fputs(": ", out);
 		analysis_causes_text(oc, h, in->c, in->nc, s->entered_ns, NULL, out);
 	}
 	fputc('\n', out);
-	fprintf(out, "  not entered %s (%d%%)",
-		analysis_fmt_duration(waiting(s), a, sizeof(a)),
+	fprintf(out, "  not entered %s (%d%%)", text_duration(waiting(s), a, sizeof(a)),
 		dur ? (int)(100.0 * (double)waiting(s) / (double)dur + 0.5) : 0);
 	if (waiting(s))
 		fprintf(out,
 			": woken, waiting to be polled %s; waiting for I/O, a timer or "
 			"another task %s",
-			analysis_fmt_duration(in->woken_ns, a, sizeof(a)),
-			analysis_fmt_duration(waiting(s) - in->woken_ns, b, sizeof(b)));
+			text_duration(in->woken_ns, a, sizeof(a)),
+			text_duration(waiting(s) - in->woken_ns, b, sizeof(b)));
 	fputc('\n', out);
 }
 
@@ -564,8 +562,7 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 	if (o->min_ns) {
 		char a[32];
 
-		fprintf(out, " of at least %s",
-			analysis_fmt_duration(o->min_ns, a, sizeof(a)));
+		fprintf(out, " of at least %s", text_duration(o->min_ns, a, sizeof(a)));
 	}
 	fprintf(out, ", slowest first; a duration ending in \"+\" is a lower bound%s\n",
 		shown < n ? "; --limit 0 for all" : "");
@@ -658,12 +655,12 @@ int span_filter_note(const struct span_filter *f, uint64_t weight, const char *u
 	if (!span_filter_on(f))
 		return 0;
 	analysis_clean_name(f->name ? f->name : "", name, sizeof(name));
-	return snprintf(
-		buf, len, "; only while %zu spans%s%s%s%s were entered: %" PRIu64 " %s",
-		f->spans->nkept, f->name ? " named " : "", name,
-		f->min_ns ? " of at least " : "",
-		f->min_ns ? analysis_fmt_duration(f->min_ns, dur, sizeof(dur)) : "",
-		weight, unit);
+	return snprintf(buf, len,
+			"; only while %zu spans%s%s%s%s were entered: %" PRIu64 " %s",
+			f->spans->nkept, f->name ? " named " : "", name,
+			f->min_ns ? " of at least " : "",
+			f->min_ns ? text_duration(f->min_ns, dur, sizeof(dur)) : "",
+			weight, unit);
 }
 
 /* ---- application events ----------------------------------------------------- */

@@ -91,18 +91,17 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 		"%s recorded\n",
 		period ? "sampling periods x 1/frequency"
 		       : "no sampling frequency in the trace",
-		analysis_fmt_duration(span, lab, sizeof(lab)));
+		text_duration(span, lab, sizeof(lab)));
 	/* weights, not samples: a ctimer sample may stand for several periods */
 	if (period) {
 		char a[32], b[32];
 
 		fprintf(out,
 			"# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
-			analysis_fmt_duration(
-				(uint64_t)((double)j->samples_in_polls * period), a,
-				sizeof(a)),
+			text_duration((uint64_t)((double)j->samples_in_polls * period), a,
+				      sizeof(a)),
 			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			analysis_fmt_duration(
+			text_duration(
 				(uint64_t)((double)(j->samples - j->samples_in_polls) *
 					   period),
 				b, sizeof(b)),
@@ -208,22 +207,22 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
 
 		if (period) {
-			analysis_fmt_duration((uint64_t)cpu, cpus, sizeof(cpus));
+			text_duration((uint64_t)cpu, cpus, sizeof(cpus));
 			if (span)
 				snprintf(pct, sizeof(pct), "%.1f%%",
 					 100.0 * cpu / (double)span);
 		}
 		if (r->polls) {
-			analysis_fmt_duration(r->total_ns, tot, sizeof(tot));
-			analysis_fmt_duration(r->total_ns / r->polls, mean, sizeof(mean));
-			analysis_fmt_duration(r->longest_ns, longest, sizeof(longest));
+			text_duration(r->total_ns, tot, sizeof(tot));
+			text_duration(r->total_ns / r->polls, mean, sizeof(mean));
+			text_duration(r->longest_ns, longest, sizeof(longest));
 		}
 		if (ds) {
 			snprintf(wakes, sizeof(wakes), "%" PRIu64, r->ds.n);
 			if (r->ds.n) {
-				analysis_fmt_duration(r->ds.p50, p50, sizeof(p50));
-				analysis_fmt_duration(r->ds.p99, p99, sizeof(p99));
-				analysis_fmt_duration(r->ds.max, max, sizeof(max));
+				text_duration(r->ds.p50, p50, sizeof(p50));
+				text_duration(r->ds.p99, p99, sizeof(p99));
+				text_duration(r->ds.max, max, sizeof(max));
 			}
 		}
 		if (g->by == GROUP_NAME) {

@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/text.h"
 
 #define STUCK_NS (1000 * 1000000ULL) /* a worker in one poll this long */
 #define MAX_WARN 3		     /* warning lines in a text frame */
@@ -143,7 +144,7 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 		w[n].threshold = k->in_poll_ns >= STUCK_NS ? "1s" : "10ms";
 		snprintf(w[n].text, sizeof(w[n].text),
 			 "task %" PRIu64 " polled on %s[%" PRIu32 "] for %s now", k->task,
-			 c, k->tid, analysis_fmt_duration(k->in_poll_ns, a, sizeof(a)));
+			 c, k->tid, text_duration(k->in_poll_ns, a, sizeof(a)));
 		n++;
 	}
 	for (size_t i = 0; s->by != GROUP_THREAD && i < s->nrows && n < max; i++) {
@@ -155,7 +156,7 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 		w[n].threshold = "5ms";
 		snprintf(w[n].text, sizeof(w[n].text), "%s woken %s ago, not polled yet",
 			 who(s, r, b, sizeof(b)),
-			 analysis_fmt_duration(r->state_ns, a, sizeof(a)));
+			 text_duration(r->state_ns, a, sizeof(a)));
 		n++;
 	}
 	return n;
@@ -185,12 +186,10 @@ static void state_text(const struct live_row *r, char *buf, size_t len)
 
 	switch (r->state) {
 	case LIVE_POLLED:
-		snprintf(buf, len, "polled %s",
-			 analysis_fmt_duration(r->state_ns, a, sizeof(a)));
+		snprintf(buf, len, "polled %s", text_duration(r->state_ns, a, sizeof(a)));
 		break;
 	case LIVE_WOKEN:
-		snprintf(buf, len, "woken %s",
-			 analysis_fmt_duration(r->state_ns, a, sizeof(a)));
+		snprintf(buf, len, "woken %s", text_duration(r->state_ns, a, sizeof(a)));
 		break;
 	case LIVE_PARKED:
 		snprintf(buf, len, "parked");
@@ -214,22 +213,22 @@ static void cell(const struct live_snap *s, const struct live_row *r, enum col c
 		snprintf(buf, len, "%.0f", per_sec(s, r->polls));
 		break;
 	case C_MEAN:
-		analysis_fmt_duration(r->mean_poll_ns, buf, len);
+		text_duration(r->mean_poll_ns, buf, len);
 		break;
 	case C_MAX:
-		analysis_fmt_duration(r->max_poll_ns, buf, len);
+		text_duration(r->max_poll_ns, buf, len);
 		break;
 	case C_DELAY:
 		if (r->ndelays)
-			analysis_fmt_duration(r->delay_p99_ns, buf, len);
+			text_duration(r->delay_p99_ns, buf, len);
 		else
 			snprintf(buf, len, "-");
 		break;
 	case C_BLOCKED:
-		analysis_fmt_duration(r->blocked_ns, buf, len);
+		text_duration(r->blocked_ns, buf, len);
 		break;
 	case C_RUNQ:
-		analysis_fmt_duration(r->runq_ns, buf, len);
+		text_duration(r->runq_ns, buf, len);
 		break;
 	case C_STATE:
 		state_text(r, buf, len);
@@ -261,7 +260,7 @@ static void text_head(const struct live_snap *s, const struct top_opts *o, FILE 
 	n = (size_t)snprintf(line, sizeof(line),
 			     "d9prof top - %s - every %s - %zu thread%s",
 			     o->title ? o->title : "",
-			     analysis_fmt_duration(s->interval_ns, secs, sizeof(secs)),
+			     text_duration(s->interval_ns, secs, sizeof(secs)),
 			     s->nworkers, s->nworkers == 1 ? "" : "s");
 	if (all && n < sizeof(line))
 		snprintf(

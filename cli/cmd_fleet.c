@@ -101,11 +101,11 @@ static void print_text(const struct inputs *in, const struct host_row *v, size_t
 			continue;
 		}
 		printf("%-16s %-20s %9s %9llu %6.1f %11s %11s %5.1f  %s\n", svc, host,
-		       analysis_fmt_duration(r->span_ns, a, sizeof(a)),
+		       text_duration(r->span_ns, a, sizeof(a)),
 		       (unsigned long long)r->polls, r->cpu_pct,
-		       analysis_fmt_duration(r->worst_poll_ns, b, sizeof(b)),
-		       analysis_fmt_duration(r->worst_delay_ns, c, sizeof(c)),
-		       r->runq_pct, r->nflags ? r->flags : "-");
+		       text_duration(r->worst_poll_ns, b, sizeof(b)),
+		       text_duration(r->worst_delay_ns, c, sizeof(c)), r->runq_pct,
+		       r->nflags ? r->flags : "-");
 		report_cmd(in, &v[i], cmd, sizeof(cmd));
 		printf("  ");
 		text_put(stdout, cmd);

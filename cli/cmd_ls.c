@@ -7,11 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "store/catalog.h"
 #include "store/s3.h"
 
-#define REASONS_MAX 200 /* dumps whose reason is asked for, at most */
+/* segments whose index, or dumps whose reason, are asked for, at most */
+#define META_MAX 2000
 
 enum { LS_FROM = 256, LS_TO, LS_SERVICE, LS_HOST, LS_FORMAT, LS_ENDPOINT };
 
@@ -24,7 +26,10 @@ static void help(FILE *f)
 		"HHMM/SERVICE/HOST/BOOT/): the time range, each service's hosts and\n"
 		"boots with their segments and dumps, how many segments each period\n"
 		"holds (quiet and busy times), and the dumps with their reasons. No\n"
-		"segment is downloaded; a dump's reason is one HEAD request.\n\n"
+		"segment is downloaded: in s3:// stores that 'record --upload' filled,\n"
+		"each segment's index (polls, the longest poll and wake-to-poll delay,\n"
+		"red flags as report's) and each dump's reason are in its metadata,\n"
+		"one HEAD request each, 8 at once, up to 2000 segments.\n\n"
 		"options:\n"
 		"      --from T, --to T  only [T, T): YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS]\n"
 		"                        (UTC), or a duration before now (-90s, -15m,\n"
@@ -49,9 +54,10 @@ static int read_store(const char *store, const char *endpoint,
 		      unsigned char **keep, int *nkept)
 {
 	char bucket[64], prefix[512], why[400] = "";
-	struct s3_config cfg;
+	struct s3_config cfg = {0};
 	struct s3 *s = NULL;
-	int err;
+	size_t failed;
+	int err, remote = 0;
 
 	if (strncmp(store, "s3://", 5)) {
 		if (endpoint)
@@ -68,30 +74,40 @@ static int read_store(const char *store, const char *endpoint,
 					   "a directory",
 					   store);
 		err = s3_config__load(&cfg, endpoint, why, sizeof(why));
-		if (!err) {
+		if (!err)
 			err = s3__new(&cfg, bucket, 0, &s);
-			s3_config__clear(&cfg);
-		}
 		if (!err)
 			err = catalog__add_s3(c, s, prefix, f->from, f->to, why,
 					      sizeof(why));
+		s3__free(s);
+		remote = 1;
 		if (err) {
 			error("cannot list %s: %s", store, why[0] ? why : strerror(-err));
-			s3__free(s);
+			s3_config__clear(&cfg);
 			return EXIT_FAIL;
 		}
 	}
 	catalog__sort(c);
 	*keep = calloc(c->n + 1, 1);
 	if (!*keep) {
-		s3__free(s);
+		s3_config__clear(&cfg);
 		error("out of memory");
 		return EXIT_FAIL;
 	}
 	*nkept = (int)catalog__select(c, f, *keep);
-	if (s && catalog__reasons(c, s, prefix, *keep, REASONS_MAX, why, sizeof(why)))
-		warning("some dumps' reasons are unknown: %s", why);
-	s3__free(s);
+	if (remote) {
+		c->flag_poll_ns = ANALYSIS_FLAG_LONG_POLL_NS;
+		c->flag_delay_ns = ANALYSIS_FLAG_DELAY_NS;
+		err = catalog__meta(c, &cfg, bucket, prefix, *keep, META_MAX, &failed,
+				    why, sizeof(why));
+		if (err)
+			warning("no index or reason read: %s",
+				why[0] ? why : strerror(-err));
+		else if (failed)
+			warning("the index or reason of %zu object%s is unknown: %s",
+				failed, failed == 1 ? "" : "s", why);
+	}
+	s3_config__clear(&cfg);
 	return -1;
 }
 

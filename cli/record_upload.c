@@ -4,7 +4,8 @@
  * segment (--rotate) and dump (--flight) goes to the store under the
  * object-store layout, PREFIX/DATE/HHMM/SERVICE/HOST/BOOT/NAME, by the
  * background uploader (store/upload.h), with what `d9prof ls` shows in the
- * object's metadata (x-amz-meta-d9prof-*: kind, from, to, reason).
+ * object's metadata (x-amz-meta-d9prof-*: kind, from, to, a dump's reason,
+ * a segment's index: store/catalog.h).
  * Failures are said as they come (at the next file), and counted in the
  * summary; recording goes on locally whatever the store does.
  */
@@ -17,6 +18,7 @@
 #include "lib/text.h"
 #include "record/proc.h"
 #include "record/record.h"
+#include "store/catalog.h"
 #include "store/upload.h"
 
 /* How long the stop waits for what is still queued. */
@@ -88,11 +90,11 @@ static void ascii(const char *s, char *buf, size_t len)
 }
 
 static void put(struct record_upload *ru, int fd, const char *key, const char *kind,
-		uint64_t from, uint64_t to, const char *why)
+		uint64_t from, uint64_t to, const char *why, const char *index)
 {
 	int64_t off = record_realtime_offset_ns();
 	char f[24], t[24], reason[257];
-	struct s3_meta meta[4] = {
+	struct s3_meta meta[5] = {
 		{"d9prof-kind", kind}, {"d9prof-from", f}, {"d9prof-to", t}};
 	size_t n = 3;
 	int err;
@@ -109,6 +111,8 @@ static void put(struct record_upload *ru, int fd, const char *key, const char *k
 		ascii(why, reason, sizeof(reason));
 		meta[n++] = (struct s3_meta){"d9prof-reason", reason};
 	}
+	if (index)
+		meta[n++] = (struct s3_meta){CATALOG_INDEX_META, index};
 	err = upload__put(ru->u, fd, key, meta, n);
 	if (err)
 		warning("upload: %s not queued: %s", key, strerror(-err));
@@ -116,12 +120,20 @@ static void put(struct record_upload *ru, int fd, const char *key, const char *k
 
 void record_upload__sealed(struct record_upload *ru, const struct record_sealed *s)
 {
-	put(ru, s->fd, s->key, "segment", s->from, s->to, NULL);
+	char index[CATALOG_INDEX_LEN];
+
+	catalog_index_format(&(struct catalog_index){.polls = s->polls,
+						     .samples = s->samples,
+						     .lost = s->lost,
+						     .max_poll_ns = s->max_poll_ns,
+						     .max_delay_ns = s->max_delay_ns},
+			     index, sizeof(index));
+	put(ru, s->fd, s->key, "segment", s->from, s->to, NULL, index);
 }
 
 void record_upload__dump(struct record_upload *ru, const struct record_dump *d)
 {
-	put(ru, d->fd, d->key, "dump", d->from, d->to, d->why);
+	put(ru, d->fd, d->key, "dump", d->from, d->to, d->why, NULL);
 }
 
 void record_upload__finish(struct record_upload *ru)

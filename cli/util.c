@@ -211,7 +211,7 @@ int check_spans(struct spans *sp, const char *name, uint64_t min_ns, int events,
 		error("no span%s%s%s%s%s in '%s' (list them with 'd9prof spans %s')",
 		      name ? " named " : "", name ? what : "",
 		      min_ns ? " of at least " : "",
-		      min_ns ? analysis_fmt_duration(min_ns, dur, sizeof(dur)) : "",
+		      min_ns ? text_duration(min_ns, dur, sizeof(dur)) : "",
 		      name ? "" : " at all", inputs_name(in), inputs_args(in));
 		return -1;
 	}

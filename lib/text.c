@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * text.c - the UTF-8 decoder and the cleaner of shown text (text.h).
+ * text.c - the UTF-8 decoder, the cleaner of shown text, sizes and
+ * durations as people read them (text.h).
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "lib/text.h"
@@ -130,5 +132,30 @@ char *text_size(double bytes, char *buf, size_t len)
 		i++;
 	}
 	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", bytes, unit[i]);
+	return buf;
+}
+
+char *text_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const char *const unit[] = {"ns", "us", "ms", "s"};
+	double v;
+	int u = 1;
+
+	if (ns < 1000) {
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+		return buf;
+	}
+	/* choose the unit after rounding, so 999.7us prints as 1.00ms */
+	v = ns / 1000.0;
+	while (u < 3 && v >= 999.5) {
+		v /= 1000;
+		u++;
+	}
+	if (v < 9.995)
+		snprintf(buf, len, "%.2f%s", v, unit[u]);
+	else if (v < 99.95)
+		snprintf(buf, len, "%.1f%s", v, unit[u]);
+	else
+		snprintf(buf, len, "%.0f%s", v, unit[u]);
 	return buf;
 }

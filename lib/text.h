@@ -66,6 +66,9 @@ size_t text_clean(const char *s, char *buf, size_t len);
 /* @bytes as people read a size, "512 B", "24.0 KiB", "1.5 MiB" (powers
  * of 1024, up to GiB), into @buf; returns @buf. */
 char *text_size(double bytes, char *buf, size_t len);
+/* A duration with three significant digits: "850ns", "12.3ms", "2.50s".
+ * Returns @buf. */
+char *text_duration(uint64_t ns, char *buf, size_t len);
 
 /* Write text_clean() of @s, whole, to @out (nothing if @s is NULL). */
 void text_put(FILE *out, const char *s);

@@ -49,6 +49,7 @@ struct livestate {
 	struct table threads, tasks;
 	uint64_t poll_ns, delay_ns;
 	struct livestate_hit hit;
+	struct livestate_summary sum; /* since livestate__summary() */
 	struct trace_event *out;
 	size_t out_cap;
 };
@@ -193,13 +194,29 @@ static void note_hit(struct livestate *ls, int kind, const struct trace_event *e
 		.kind = kind, .task = e->task, .tid = e->tid, .time = e->time, .ns = ns};
 }
 
+/* A poll @ns long ended at @e: counted, and a hit past the limit. */
+static void poll_ended(struct livestate *ls, const struct trace_event *e, uint64_t ns)
+{
+	ls->sum.polls++;
+	if (ns > ls->sum.max_poll_ns)
+		ls->sum.max_poll_ns = ns;
+	if (ls->poll_ns && ns > ls->poll_ns)
+		note_hit(ls, LIVESTATE_POLL, e, ns);
+}
+
 /* Task @s (not ended) is polled, @e its BEGIN: the wake that made it
  * runnable, if any, is taken (a delay past the limit is a hit), a spawn
  * is over, and this is its latest poll. */
 static void task_polled(struct livestate *ls, struct slot *s, const struct trace_event *e)
 {
-	if (ls->delay_ns && s->a && e->time > s->a && e->time - s->a > ls->delay_ns)
-		note_hit(ls, LIVESTATE_DELAY, e, e->time - s->a);
+	if (s->a && e->time > s->a) {
+		uint64_t d = e->time - s->a;
+
+		if (d > ls->sum.max_delay_ns)
+			ls->sum.max_delay_ns = d;
+		if (ls->delay_ns && d > ls->delay_ns)
+			note_hit(ls, LIVESTATE_DELAY, e, d);
+	}
 	/* polled: no wake pending from before, spawned long ago */
 	if (s->a <= e->time)
 		s->a = 0;
@@ -232,8 +249,7 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 		s = find(&ls->threads, e->tid);
 		if (!s || !s->a)
 			return 0;
-		if (ls->poll_ns && e->time > s->a && e->time - s->a > ls->poll_ns)
-			note_hit(ls, LIVESTATE_POLL, e, e->time - s->a);
+		poll_ended(ls, e, e->time > s->a ? e->time - s->a : 0);
 		s->a = 0;
 		s->task = 0;
 		return 0;
@@ -312,8 +328,7 @@ static int feed_poll(struct livestate *ls, const struct trace_event *x, uint64_t
 			s->wtid = x->tid;
 		}
 		/* END */
-		if (ls->poll_ns && len > ls->poll_ns)
-			note_hit(ls, LIVESTATE_POLL, x, len);
+		poll_ended(ls, x, len);
 		s = find(&ls->threads, x->tid);
 		if (s) {
 			s->a = 0;
@@ -345,6 +360,12 @@ int livestate__feed(struct livestate *ls, const struct trace_event *rec,
 			err = r;
 	}
 	return err;
+}
+
+void livestate__summary(struct livestate *ls, struct livestate_summary *s)
+{
+	*s = ls->sum;
+	memset(&ls->sum, 0, sizeof(ls->sum));
 }
 
 int livestate__hit(struct livestate *ls, struct livestate_hit *hit)

@@ -72,6 +72,14 @@ int livestate__feed(struct livestate *ls, const struct trace_event *rec,
  * finds its thread and task where the last one left them. */
 void livestate__purge(struct livestate *ls, uint64_t before);
 
+/* What went by since the last call (a segment's index, for `d9prof ls`):
+ * polls ended, the longest of them, the longest wake-to-poll delay. */
+struct livestate_summary {
+	uint64_t polls;
+	uint64_t max_poll_ns, max_delay_ns;
+};
+void livestate__summary(struct livestate *ls, struct livestate_summary *s);
+
 /* The first event over a limit since the last call, into *@hit: 1, else 0. */
 int livestate__hit(struct livestate *ls, struct livestate_hit *hit);
 

@@ -87,6 +87,9 @@ struct record_sealed {
 	uint64_t bytes;
 	uint64_t index;
 	uint64_t from, to; /* CLOCK_MONOTONIC ns */
+	/* what it holds: CPU samples, samples and runtime events lost, polls
+	 * ended, the longest poll, the longest wake-to-poll delay */
+	uint64_t samples, lost, polls, max_poll_ns, max_delay_ns;
 };
 
 /* Segmented recording (record_opts.segments). */

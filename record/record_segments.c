@@ -159,11 +159,15 @@ void record_seg_seal(struct rec *r, uint64_t now)
 {
 	struct trace_counters c;
 	struct seg_base b;
+	struct livestate_summary sum;
 	struct flight_sealed sealed;
 	char sz[32];
 	int err;
 
 	record_drain_open_polls(r);
+	memset(&sum, 0, sizeof(sum));
+	if (r->ls)
+		livestate__summary(r->ls, &sum);
 	record_seg_snapshot(r, &b);
 	record_seal_meta(r);
 	record_write_build_ids(r);
@@ -202,7 +206,12 @@ void record_seg_seal(struct rec *r, uint64_t now)
 					   .bytes = sealed.bytes,
 					   .index = r->seg_index,
 					   .from = r->seg_start,
-					   .to = now};
+					   .to = now,
+					   .samples = c.samples,
+					   .lost = c.lost_samples + c.shim_drops,
+					   .polls = sum.polls,
+					   .max_poll_ns = sum.max_poll_ns,
+					   .max_delay_ns = sum.max_delay_ns};
 
 		r->o->on_sealed(r->o->ctx, &rs);
 	}

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,9 +16,11 @@
 #include "lib/json.h"
 #include "lib/text.h"
 #include "store/catalog.h"
+#include "store/fetch.h"
 #include "store/s3.h"
 
-#define DIR_DEPTH 16 /* catalog__add_dir(): directories deep, at most */
+#define DIR_DEPTH      16 /* catalog__add_dir(): directories deep, at most */
+#define HEADS_PARALLEL 8  /* catalog__meta(): HEAD requests at once */
 
 static int digits(const char *s, size_t n)
 {
@@ -271,29 +274,127 @@ int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t 
 	return err;
 }
 
-int catalog__reasons(struct catalog *c, struct s3 *s, const char *prefix,
-		     const unsigned char *keep, size_t max, char *why, size_t len)
+void catalog_index_format(const struct catalog_index *ix, char *buf, size_t len)
 {
-	int first = 0;
+	snprintf(buf, len,
+		 "polls=%llu samples=%llu lost=%llu max-poll=%llu max-delay=%llu",
+		 (unsigned long long)ix->polls, (unsigned long long)ix->samples,
+		 (unsigned long long)ix->lost, (unsigned long long)ix->max_poll_ns,
+		 (unsigned long long)ix->max_delay_ns);
+}
 
-	for (size_t i = 0; i < c->n && max; i++) {
-		struct catalog_entry *e = &c->v[i];
-		char key[1200], value[512], scratch[320];
-		uint64_t size;
-		int err;
+int catalog_index_parse(const char *s, struct catalog_index *ix)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} keys[] = {
+		{"polls", offsetof(struct catalog_index, polls)},
+		{"samples", offsetof(struct catalog_index, samples)},
+		{"lost", offsetof(struct catalog_index, lost)},
+		{"max-poll", offsetof(struct catalog_index, max_poll_ns)},
+		{"max-delay", offsetof(struct catalog_index, max_delay_ns)},
+	};
+	int found = 0;
 
-		if (!keep[i] || !e->dump)
-			continue;
-		max--;
-		snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "/" : "", e->key);
-		err = s3__head(s, key, &size, "d9prof-reason", value, sizeof(value),
-			       first ? scratch : why, first ? sizeof(scratch) : len);
-		if (err && !first)
-			first = err;
-		if (!err && value[0] && !(e->reason = strdup(value)))
-			return -ENOMEM;
+	memset(ix, 0, sizeof(*ix));
+	while (s && *s) {
+		size_t n = strcspn(s, "="), w;
+		const char *v = s + n;
+
+		w = strcspn(s, " ");
+		if (*v == '=' && n < w) {
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+				char *end;
+				unsigned long long x;
+
+				if (strlen(keys[k].name) != n ||
+				    strncmp(s, keys[k].name, n))
+					continue;
+				errno = 0;
+				x = strtoull(v + 1, &end, 10);
+				if (errno || end == v + 1 || (*end && *end != ' ') ||
+				    v[1] == '-')
+					return -EINVAL;
+				*(uint64_t *)((char *)ix + keys[k].off) = x;
+				found = 1;
+			}
+		}
+		s += w;
+		s += strspn(s, " ");
 	}
-	return first;
+	return found ? 0 : -EINVAL;
+}
+
+/* The keys of the entries @pick picks among those @keep keeps (at most
+ * @max; -E2BIG past it), into *@keys (*@n of them, c->v's order) and
+ * their entries into *@at. */
+static int pick_keys(const struct catalog *c, const unsigned char *keep, int dump,
+		     size_t max, const char ***keys, size_t **at, size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < c->n; i++)
+		*n += keep[i] && c->v[i].dump == dump;
+	if (*n > max)
+		return -E2BIG;
+	*keys = calloc(*n + 1, sizeof(**keys));
+	*at = calloc(*n + 1, sizeof(**at));
+	if (!*keys || !*at)
+		return -ENOMEM;
+	*n = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (keep[i] && c->v[i].dump == dump) {
+			(*at)[*n] = i;
+			(*keys)[(*n)++] = c->v[i].key;
+		}
+	return 0;
+}
+
+int catalog__meta(struct catalog *c, const struct s3_config *cfg, const char *bucket,
+		  const char *prefix, const unsigned char *keep, size_t max,
+		  size_t *failed, char *why, size_t len)
+{
+	*failed = 0;
+	c->unindexed = 0;
+	c->too_many = 0;
+	for (int dump = 0; dump < 2; dump++) {
+		const char **keys = NULL;
+		size_t *at = NULL, n, nf = 0;
+		char **values = NULL, w[400] = "";
+		int err = pick_keys(c, keep, dump, max, &keys, &at, &n);
+
+		if (!err && n)
+			err = store_heads(cfg, bucket, prefix, keys, n,
+					  dump ? "d9prof-reason" : CATALOG_INDEX_META,
+					  HEADS_PARALLEL, &values, &nf, w, sizeof(w));
+		for (size_t k = 0; !err && k < n; k++) {
+			struct catalog_entry *e = &c->v[at[k]];
+
+			if (!values[k])
+				continue;
+			if (dump && !(e->reason = strdup(values[k])))
+				err = -ENOMEM;
+			else if (!dump)
+				e->indexed = !catalog_index_parse(values[k], &e->ix);
+		}
+		if (nf && !*failed)
+			snprintf(why, len, "%s", w);
+		*failed += nf;
+		store_fetch_free(values, n);
+		free(keys);
+		free(at);
+		if (err == -E2BIG) {
+			c->too_many = 1;
+			continue;
+		}
+		if (err) {
+			snprintf(why, len, "%s", w[0] ? w : strerror(-err));
+			return err;
+		}
+	}
+	for (size_t i = 0; i < c->n; i++)
+		c->unindexed += keep[i] && !c->v[i].dump && !c->v[i].indexed;
+	return 0;
 }
 
 /* ---- the view -------------------------------------------------------------- */
@@ -322,17 +423,42 @@ static time_t bucket_width(time_t lo, time_t hi)
 	return w[i];
 }
 
+/* What the indexes of some segments add up to. */
+struct tally {
+	uint64_t indexed, polls, samples, lost, max_poll_ns, max_delay_ns;
+	uint64_t flagged; /* segments with a red flag */
+};
+
 struct run { /* one service/host/boot */
 	size_t first, n;
 	uint64_t segments, dumps, bytes;
 	time_t lo, hi;
+	struct tally t;
 };
 
 struct bucket {
 	time_t start;
 	uint64_t segments, dumps, bytes;
 	unsigned int hosts;
+	struct tally t;
 };
+
+static void tally_add(struct tally *t, const struct catalog *c,
+		      const struct catalog_entry *e)
+{
+	if (e->dump || !e->indexed)
+		return;
+	t->indexed++;
+	t->polls += e->ix.polls;
+	t->samples += e->ix.samples;
+	t->lost += e->ix.lost;
+	t->max_poll_ns =
+		e->ix.max_poll_ns > t->max_poll_ns ? e->ix.max_poll_ns : t->max_poll_ns;
+	t->max_delay_ns = e->ix.max_delay_ns > t->max_delay_ns ? e->ix.max_delay_ns
+							       : t->max_delay_ns;
+	t->flagged += (c->flag_poll_ns && e->ix.max_poll_ns >= c->flag_poll_ns) ||
+		      (c->flag_delay_ns && e->ix.max_delay_ns >= c->flag_delay_ns);
+}
 
 /* The runs and the buckets of the entries kept. */
 static int summarize(const struct catalog *c, const unsigned char *keep,
@@ -361,6 +487,7 @@ static int summarize(const struct catalog *c, const unsigned char *keep,
 		r = &(*runs)[*nruns - 1];
 		r->n++;
 		r->bytes += e->size;
+		tally_add(&r->t, c, e);
 		*(e->dump ? &r->dumps : &r->segments) += 1;
 		r->lo = e->wall < r->lo ? e->wall : r->lo;
 		r->hi = e->wall > r->hi ? e->wall : r->hi;
@@ -390,6 +517,7 @@ static int summarize(const struct catalog *c, const unsigned char *keep,
 			if (!keep[i])
 				continue;
 			(*bk)[b].bytes += e->size;
+			tally_add(&(*bk)[b].t, c, e);
 			*(e->dump ? &(*bk)[b].dumps : &(*bk)[b].segments) += 1;
 			if (b != last)
 				(*bk)[b].hosts++;
@@ -397,6 +525,21 @@ static int summarize(const struct catalog *c, const unsigned char *keep,
 		}
 	}
 	return 0;
+}
+
+/* "indexed" (segments with an index) and, from them, what they add up
+ * to. */
+static void json_tally(struct lib_json *w, const struct tally *t)
+{
+	lib_json_uint_field(w, "indexed", t->indexed);
+	if (!t->indexed)
+		return;
+	lib_json_uint_field(w, "polls", t->polls);
+	lib_json_uint_field(w, "samples", t->samples);
+	lib_json_uint_field(w, "lost", t->lost);
+	lib_json_uint_field(w, "max_poll_ns", t->max_poll_ns);
+	lib_json_uint_field(w, "max_delay_ns", t->max_delay_ns);
+	lib_json_uint_field(w, "flagged", t->flagged);
 }
 
 static void print_json(const struct catalog *c, const unsigned char *keep,
@@ -409,6 +552,9 @@ static void print_json(const struct catalog *c, const unsigned char *keep,
 	lib_json_object_begin(&w);
 	lib_json_str_field(&w, "store", title);
 	lib_json_uint_field(&w, "others", c->others);
+	lib_json_uint_field(&w, "unindexed", c->unindexed);
+	lib_json_uint_field(&w, "flag_poll_ns", c->flag_poll_ns);
+	lib_json_uint_field(&w, "flag_delay_ns", c->flag_delay_ns);
 	lib_json_name(&w, "runs");
 	lib_json_array_begin(&w);
 	for (size_t r = 0; r < nruns; r++) {
@@ -423,6 +569,7 @@ static void print_json(const struct catalog *c, const unsigned char *keep,
 		lib_json_uint_field(&w, "bytes", runs[r].bytes);
 		lib_json_int_field(&w, "first", runs[r].lo);
 		lib_json_int_field(&w, "last", runs[r].hi);
+		json_tally(&w, &runs[r].t);
 		lib_json_object_end(&w);
 	}
 	lib_json_array_end(&w);
@@ -436,6 +583,7 @@ static void print_json(const struct catalog *c, const unsigned char *keep,
 		lib_json_uint_field(&w, "dumps", bk[b].dumps);
 		lib_json_uint_field(&w, "bytes", bk[b].bytes);
 		lib_json_uint_field(&w, "hosts", bk[b].hosts);
+		json_tally(&w, &bk[b].t);
 		lib_json_object_end(&w);
 	}
 	lib_json_array_end(&w);
@@ -470,6 +618,24 @@ static void put_col(FILE *out, const char *s, int width)
 	(void)n;
 }
 
+/* POLLS, MAX POLL, (MAX DELAY with @delay,) FLAGGED: "-" where no
+ * segment has an index. */
+static void put_tally(FILE *out, const struct tally *t, int delay)
+{
+	char p[32], d[32];
+
+	if (!t->indexed) {
+		fprintf(out, "%9s %8s %*s%s%7s", "-", "-", delay ? 9 : 0,
+			delay ? "-" : "", delay ? " " : "", "-");
+		return;
+	}
+	fprintf(out, "%9llu %8s ", (unsigned long long)t->polls,
+		text_duration(t->max_poll_ns, p, sizeof(p)));
+	if (delay)
+		fprintf(out, "%9s ", text_duration(t->max_delay_ns, d, sizeof(d)));
+	fprintf(out, "%7llu", (unsigned long long)t->flagged);
+}
+
 static void print_text(const struct catalog *c, const unsigned char *keep,
 		       const char *title, const struct run *runs, size_t nruns,
 		       const struct bucket *bk, size_t nbk, time_t width, FILE *out)
@@ -501,8 +667,9 @@ static void print_text(const struct catalog *c, const unsigned char *keep,
 	if (c->others)
 		fprintf(out, "(and %llu key%s not in the layout)\n",
 			(unsigned long long)c->others, c->others == 1 ? "" : "s");
-	fprintf(out, "\n%-20s %-20s %-10s %8s %5s %9s  %-16s  %s\n", "SERVICE", "HOST",
-		"BOOT", "SEGMENTS", "DUMPS", "BYTES", "FIRST", "LAST");
+	fprintf(out, "\n%-20s %-20s %-10s %8s %5s %9s %9s %8s %7s  %-16s  %s\n",
+		"SERVICE", "HOST", "BOOT", "SEGMENTS", "DUMPS", "BYTES", "POLLS",
+		"MAX POLL", "FLAGGED", "FIRST", "LAST");
 	for (size_t r = 0; r < nruns; r++) {
 		const struct catalog_entry *e = &c->v[runs[r].first];
 
@@ -511,25 +678,46 @@ static void print_text(const struct catalog *c, const unsigned char *keep,
 		put_col(out, e->host, 20);
 		fputc(' ', out);
 		put_col(out, e->boot, 10);
-		fprintf(out, " %8llu %5llu %9s  %-16s  %s\n",
-			(unsigned long long)runs[r].segments,
+		fprintf(out, " %8llu %5llu %9s ", (unsigned long long)runs[r].segments,
 			(unsigned long long)runs[r].dumps,
-			text_size((double)runs[r].bytes, sz, sizeof(sz)),
-			when(runs[r].lo, a, sizeof(a)), when(runs[r].hi, b, sizeof(b)));
+			text_size((double)runs[r].bytes, sz, sizeof(sz)));
+		put_tally(out, &runs[r].t, 0);
+		fprintf(out, "  %-16s  %s\n", when(runs[r].lo, a, sizeof(a)),
+			when(runs[r].hi, b, sizeof(b)));
 	}
 	for (size_t i = 0; i < nbk; i++)
 		most = bk[i].segments > most ? bk[i].segments : most;
-	fprintf(out, "\n%-16s %8s %5s %9s %5s  (per %lld min)\n", "WHEN (UTC)",
-		"SEGMENTS", "DUMPS", "BYTES", "HOSTS", (long long)width / 60);
+	fprintf(out, "\n%-16s %8s %5s %9s %5s %9s %8s %9s %7s  (per %lld min)\n",
+		"WHEN (UTC)", "SEGMENTS", "DUMPS", "BYTES", "HOSTS", "POLLS", "MAX POLL",
+		"MAX DELAY", "FLAGGED", (long long)width / 60);
 	for (size_t i = 0; i < nbk; i++) {
 		int bar = (int)((bk[i].segments * 30 + most - 1) / most);
 
-		fprintf(out, "%-16s %8llu %5llu %9s %5u  %.*s\n",
+		fprintf(out, "%-16s %8llu %5llu %9s %5u ",
 			when(bk[i].start, a, sizeof(a)),
 			(unsigned long long)bk[i].segments,
 			(unsigned long long)bk[i].dumps,
-			text_size((double)bk[i].bytes, sz, sizeof(sz)), bk[i].hosts, bar,
-			"##############################");
+			text_size((double)bk[i].bytes, sz, sizeof(sz)), bk[i].hosts);
+		put_tally(out, &bk[i].t, 1);
+		fprintf(out, "  %.*s\n", bar, "##############################");
+	}
+	if (c->too_many)
+		fprintf(out, "\n(the segments' indexes were not read: more than can be "
+			     "asked for at once; narrow with --from/--to, --service or "
+			     "--host)\n");
+	else if (c->unindexed)
+		fprintf(out,
+			"\n(%zu segment%s without an index: uploaded by another "
+			"tool, or not answered)\n",
+			c->unindexed, c->unindexed == 1 ? "" : "s");
+	if (c->flag_poll_ns || c->flag_delay_ns) {
+		char p[32], d[32];
+
+		fprintf(out,
+			"(FLAGGED: segments with a poll of %s or more, or a task "
+			"woken and not polled for %s or more)\n",
+			text_duration(c->flag_poll_ns, p, sizeof(p)),
+			text_duration(c->flag_delay_ns, d, sizeof(d)));
 	}
 	if (!dumps)
 		return;

@@ -9,8 +9,9 @@
  * flight dump), read back into entries, filtered by time, service and
  * host, and shown as `d9prof ls` shows it: the range, the services and
  * their hosts and boots, the density per time bucket, the dumps with
- * their reasons. Keys of an S3 listing or paths under a directory; a key
- * not in the layout is counted, not shown.
+ * their reasons, and from each segment's index in its metadata (when the
+ * store keeps one) its polls and red flags. Keys of an S3 listing or paths under a
+ * directory; a key not in the layout is counted, not shown.
  */
 #ifndef D9_STORE_CATALOG_H
 #define D9_STORE_CATALOG_H
@@ -20,6 +21,21 @@
 #include <stdio.h>
 #include <time.h>
 
+/* A segment's index: what the recorder saw go by while it was open,
+ * uploaded with it as one metadata value (CATALOG_INDEX_META),
+ * "polls=N samples=N lost=N max-poll=NS max-delay=NS": polls ended, CPU
+ * samples, samples and runtime events lost, the longest poll and
+ * wake-to-poll delay (ns). Keys unknown to a reader are skipped. */
+struct catalog_index {
+	uint64_t polls, samples, lost;
+	uint64_t max_poll_ns, max_delay_ns;
+};
+#define CATALOG_INDEX_META "d9prof-index"
+#define CATALOG_INDEX_LEN  160
+void catalog_index_format(const struct catalog_index *ix, char *buf, size_t len);
+/* 0, or -EINVAL if @s holds none of the keys or a bad number. */
+int catalog_index_parse(const char *s, struct catalog_index *ix);
+
 struct catalog_entry {
 	char *key; /* as listed (relative to the listed prefix or DIR) */
 	char service[64], host[64], boot[24];
@@ -28,12 +44,20 @@ struct catalog_entry {
 	uint64_t size;
 	int dump;     /* a flight dump, else a segment */
 	char *reason; /* a dump's, when known (NULL) */
+	int indexed;  /* a segment's index is known: */
+	struct catalog_index ix;
 };
 
 struct catalog {
 	struct catalog_entry *v;
 	size_t n, cap;
 	uint64_t others; /* keys not in the layout */
+	/* a segment's red flags, from its index (report's thresholds): a
+	 * poll or a wake-to-poll delay longer than these; 0: none */
+	uint64_t flag_poll_ns, flag_delay_ns;
+	size_t unindexed; /* segments kept without an index read, */
+	int too_many;	  /* ... and if so as more than catalog__meta()'s
+			   * @max were kept */
 };
 
 /* Add @key (@size bytes) if it is in the layout, else count it. 0 or
@@ -68,10 +92,15 @@ struct s3;
  * -errno with why (s3.h). */
 int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t from,
 		    time_t to, char *why, size_t len);
-/* The reasons of the dumps @keep keeps, from their metadata (one HEAD
- * each, at most @max). 0 or the first error, -errno with why. */
-int catalog__reasons(struct catalog *c, struct s3 *s, const char *prefix,
-		     const unsigned char *keep, size_t max, char *why, size_t len);
+struct s3_config;
+/* What the metadata of the entries @keep keeps says: the dumps' reasons
+ * and the segments' indexes (one HEAD each, several at once), each kind
+ * if at most @max of it are kept (else none is asked for: c->too_many).
+ * 0 with *@failed objects that did not answer (why the first did), or
+ * -errno with why. */
+int catalog__meta(struct catalog *c, const struct s3_config *cfg, const char *bucket,
+		  const char *prefix, const unsigned char *keep, size_t max,
+		  size_t *failed, char *why, size_t len);
 
 /* `d9prof ls`: what the selected entries hold, under @title (the store),
  * as text or one JSON object. 0 or -EIO. */

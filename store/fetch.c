@@ -28,9 +28,10 @@ struct job {
 	const char *const *keys;
 	const uint64_t *sizes;
 	size_t n;
-	int dirfd;	 /* the bucket's directory in the cache */
-	const char *dir; /* ... its path */
-	char **paths;	 /* out */
+	int dirfd;	      /* the bucket's directory in the cache */
+	const char *dir;      /* ... its path */
+	char **paths;	      /* out: the files, or with meta_key the values */
+	const char *meta_key; /* store_heads(): HEAD, not GET */
 	pthread_mutex_t lock;
 	size_t next; /* the next key to take */
 	int err;     /* the first failure */
@@ -156,6 +157,30 @@ static int fetch_one(struct job *j, struct s3 *s, size_t i, char *why, size_t le
 	return 0;
 }
 
+/* Key @i's metadata value into j->paths[i] (NULL if it has none); a
+ * failure is kept as the first one but stops nothing. */
+static int head_one(struct job *j, struct s3 *s, size_t i, char *why, size_t len)
+{
+	char key[2048], value[512];
+	uint64_t size;
+	int err;
+
+	snprintf(key, sizeof(key), "%s%s%s", j->prefix, *j->prefix ? "/" : "",
+		 j->keys[i]);
+	err = s3__head(s, key, &size, j->meta_key, value, sizeof(value), why, len);
+	if (!err && value[0] && !(j->paths[i] = strdup(value)))
+		return -ENOMEM;
+	if (err && err != -ENOMEM) {
+		pthread_mutex_lock(&j->lock);
+		if (!j->st.failed++)
+			snprintf(j->why, sizeof(j->why), "%s",
+				 why[0] ? why : strerror(-err));
+		pthread_mutex_unlock(&j->lock);
+		return 0;
+	}
+	return err;
+}
+
 static void *worker(void *arg)
 {
 	struct job *j = arg;
@@ -177,7 +202,8 @@ static void *worker(void *arg)
 		if (i == (size_t)-1)
 			break;
 		why[0] = '\0';
-		err = fetch_one(j, s, i, why, sizeof(why));
+		err = j->meta_key ? head_one(j, s, i, why, sizeof(why))
+				  : fetch_one(j, s, i, why, sizeof(why));
 	}
 	s3__free(s);
 	return NULL;
@@ -261,6 +287,58 @@ static size_t evict(int top, uint64_t max, time_t since)
 	return gone;
 }
 
+/* @j's keys by @parallel workers (0: 4, at most PARALLEL_MAX), each with
+ * its connection. */
+static void run_job(struct job *j, unsigned int parallel)
+{
+	pthread_t th[PARALLEL_MAX];
+	unsigned int k = parallel ? parallel : 4, started = 0;
+
+	pthread_mutex_init(&j->lock, NULL);
+	if (k > PARALLEL_MAX)
+		k = PARALLEL_MAX;
+	if (k > j->n)
+		k = (unsigned int)j->n;
+	for (; started < k; started++)
+		if (pthread_create(&th[started], NULL, worker, j))
+			break;
+	if (!started && j->n)
+		worker(j);
+	while (started)
+		pthread_join(th[--started], NULL);
+	pthread_mutex_destroy(&j->lock);
+}
+
+int store_heads(const struct s3_config *c, const char *bucket, const char *prefix,
+		const char *const *keys, size_t n, const char *meta_key,
+		unsigned int parallel, char ***values, size_t *failed, char *why,
+		size_t len)
+{
+	struct job j = {.c = c,
+			.bucket = bucket,
+			.prefix = prefix,
+			.keys = keys,
+			.n = n,
+			.dirfd = -1,
+			.meta_key = meta_key};
+
+	*values = NULL;
+	*failed = 0;
+	j.paths = calloc(n + 1, sizeof(*j.paths));
+	if (!j.paths)
+		return -ENOMEM;
+	run_job(&j, parallel);
+	*failed = j.st.failed;
+	if (j.err || j.st.failed)
+		snprintf(why, len, "%s", j.why);
+	if (j.err) {
+		store_fetch_free(j.paths, n);
+		return j.err;
+	}
+	*values = j.paths;
+	return 0;
+}
+
 int store_fetch(const struct s3_config *c, const char *bucket, const char *prefix,
 		const char *const *keys, const uint64_t *sizes, size_t n,
 		const struct fetch_opts *o, char ***paths, struct fetch_stats *st,
@@ -273,8 +351,6 @@ int store_fetch(const struct s3_config *c, const char *bucket, const char *prefi
 			.sizes = sizes,
 			.n = n,
 			.dirfd = -1};
-	pthread_t th[PARALLEL_MAX];
-	unsigned int k = o->parallel ? o->parallel : 4, started = 0;
 	char dir[4200];
 	time_t since = time(NULL) - 1;
 	int top, err = 0;
@@ -296,19 +372,7 @@ int store_fetch(const struct s3_config *c, const char *bucket, const char *prefi
 		err = -ENOMEM;
 		goto out;
 	}
-	pthread_mutex_init(&j.lock, NULL);
-	if (k > PARALLEL_MAX)
-		k = PARALLEL_MAX;
-	if (k > n)
-		k = (unsigned int)n;
-	for (; started < k; started++)
-		if (pthread_create(&th[started], NULL, worker, &j))
-			break;
-	if (!started && n)
-		worker(&j);
-	while (started)
-		pthread_join(th[--started], NULL);
-	pthread_mutex_destroy(&j.lock);
+	run_job(&j, o->parallel);
 	err = j.err;
 	if (err)
 		snprintf(why, len, "%s", j.why);

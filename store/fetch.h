@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fetch.h - objects of a bucket into a local cache, several at once, for
- * the analysis commands' `-i s3://...`.
+ * the analysis commands' `-i s3://...`; and their metadata alone, several
+ * at once, for `d9prof ls`.
  *
  * The cache is a directory of ours (made 0700 if missing; refused if
  * another user owns it or can write it, or it is a symbolic link): one
@@ -30,6 +31,7 @@ struct fetch_stats {
 	size_t fetched, reused; /* objects */
 	uint64_t bytes;		/* fetched */
 	size_t evicted;		/* files deleted for the bound */
+	size_t failed;		/* store_heads(): objects not answered */
 };
 
 /* Fetch PREFIX/@keys[i] (@sizes[i] bytes as listed; @n of them) of
@@ -41,6 +43,17 @@ int store_fetch(const struct s3_config *c, const char *bucket, const char *prefi
 		const struct fetch_opts *o, char ***paths, struct fetch_stats *st,
 		char *why, size_t len);
 void store_fetch_free(char **paths, size_t n);
+
+/* The metadata value for @meta_key (without "x-amz-meta-") of
+ * PREFIX/@keys[i] (@n of them) of @bucket, asked for by @parallel HEAD
+ * requests at once (0: 4, at most 16): *@values gets them in the same
+ * order, NULL where an object has none or did not answer (*@failed of
+ * them; why the first did); store_fetch_free() frees it. 0, or -errno
+ * when nothing could be asked (no memory, no connection), with why. */
+int store_heads(const struct s3_config *c, const char *bucket, const char *prefix,
+		const char *const *keys, size_t n, const char *meta_key,
+		unsigned int parallel, char ***values, size_t *failed, char *why,
+		size_t len);
 
 /* The cache directory as documented: $D9PROF_CACHE, else
  * $XDG_CACHE_HOME/d9prof, else ~/.cache/d9prof, into @buf. 0 or

@@ -173,7 +173,11 @@ t_three_hosts_and_a_dump_as_ls_shows_them() {
 	cat "$TMP/ls.txt" | sed 's/^/    /' | head -12
 	"$D9" ls s3://bkt/fleet --format json >"$TMP/ls.json" || { fail "ls --format json failed"; return; }
 	keys fleet/ >"$TMP/keys"
-	python3 - "$TMP/ls.json" "$TMP/keys" <<'EOF' || { fail "ls and the AWS CLI disagree"; return; }
+	for h in 1 2 3; do
+		"$D9" report -i "$TMP/h$h" --format json >"$TMP/h$h.json" 2>/dev/null ||
+			{ fail "report -i $TMP/h$h failed"; return; }
+	done
+	python3 - "$TMP/ls.json" "$TMP/keys" "$TMP"/h[123].json <<'EOF' || { fail "ls and the AWS CLI, or ls and the local files, disagree"; return; }
 import collections, json, sys
 j = json.load(open(sys.argv[1]))
 keys = [k for k in open(sys.argv[2]).read().split() if k]
@@ -183,6 +187,22 @@ assert set(got) == {'host1', 'host2', 'host3', 'host4'}, got
 for h, n in want.items():
     assert got[h] == n, (h, got[h], n)
 assert sum(b['segments'] for b in j['buckets']) == sum(want.values())
+# each segment's index, added up, is what its host's local files say
+runs = {r['host']: r for r in j['runs']}
+for n, f in enumerate(sys.argv[3:], 1):
+    r, rep = runs['host%d' % n], json.load(open(f))
+    want_polls, want_samples = rep['recorded']['polls'], rep['recorded']['samples']
+    want_max = max(p['duration_ns'] for p in rep['longest_polls'])
+    print('    host%d: index %d polls, %d samples, longest %.2f ms; its files %d, %d, %.2f ms'
+          % (n, r['polls'], r['samples'], r['max_poll_ns'] / 1e6, want_polls,
+             want_samples, want_max / 1e6))
+    assert r['indexed'] == r['segments'], r
+    assert abs(r['polls'] - want_polls) <= 0.01 * want_polls, (r, want_polls)
+    assert abs(r['samples'] - want_samples) <= 0.01 * want_samples + 2, (r, want_samples)
+    assert abs(r['max_poll_ns'] - want_max) <= 0.01 * want_max, (r, want_max)
+    assert r['flagged'] == 0 or r['max_poll_ns'] >= j['flag_poll_ns'] or \
+        r['max_delay_ns'] >= j['flag_delay_ns'], r
+assert j['unindexed'] == 0, j['unindexed']
 # the one asked for, and the one at the stop, with their reasons
 assert sorted(d['reason'] for d in j['dumps']) == ['SIGUSR1', 'recorder stopped'], j['dumps']
 assert all(d['host'] == 'host4' for d in j['dumps']), j['dumps']

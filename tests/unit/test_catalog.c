@@ -137,3 +137,73 @@ Test(catalog, what_ls_shows)
 		  "%s", text);
 	cr_expect(strstr(text, "\"bucket_seconds\":60"), "%s", text);
 }
+
+Test(catalog, a_segments_index_round_trips_and_reads_forward)
+{
+	struct catalog_index ix = {.polls = 123456,
+				   .samples = 789,
+				   .lost = 2,
+				   .max_poll_ns = 12000000,
+				   .max_delay_ns = 450000},
+			     got;
+	char ixs[CATALOG_INDEX_LEN];
+
+	catalog_index_format(&ix, ixs, sizeof(ixs));
+	cr_assert_eq(catalog_index_parse(ixs, &got), 0, "%s", ixs);
+	cr_expect_eq(memcmp(&ix, &got, sizeof(ix)), 0, "%s", ixs);
+	/* the largest values fit */
+	memset(&ix, 0xff, sizeof(ix));
+	catalog_index_format(&ix, ixs, sizeof(ixs));
+	cr_assert_eq(catalog_index_parse(ixs, &got), 0, "%s", ixs);
+	cr_expect_eq(got.max_delay_ns, UINT64_MAX, "%s", ixs);
+	/* a later writer's keys are skipped; order does not matter */
+	cr_assert_eq(catalog_index_parse("spans=9 max-poll=5 polls=7", &got), 0);
+	cr_expect(got.polls == 7 && got.max_poll_ns == 5 && !got.samples);
+	/* nothing known, or a number that is not one */
+	cr_expect_eq(catalog_index_parse("", &got), -EINVAL);
+	cr_expect_eq(catalog_index_parse("spans=9", &got), -EINVAL);
+	cr_expect_eq(catalog_index_parse("polls=-1", &got), -EINVAL);
+	cr_expect_eq(catalog_index_parse("polls=12x", &got), -EINVAL);
+	cr_expect_eq(catalog_index_parse("polls=", &got), -EINVAL);
+	cr_expect_eq(catalog_index_parse("polls=99999999999999999999", &got), -EINVAL);
+}
+
+Test(catalog, ls_adds_up_the_indexes_and_flags_as_report_does)
+{
+	struct catalog_filter f = {0};
+	unsigned char keep[8];
+	const char *text;
+
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/a/b1/1795729200-0.d9", 1000),
+		     0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2141/api/a/b1/1795729260-1.d9", 3000),
+		     0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2141/api/a/b1/1795729270-2.d9", 3000),
+		     0);
+	catalog__sort(&C);
+	cr_assert_eq(catalog__select(&C, &f, keep), 3);
+	C.flag_poll_ns = 10000000;
+	C.flag_delay_ns = 5000000;
+	/* one quiet, one with a poll of exactly the threshold, one unknown */
+	C.v[0].indexed = 1;
+	C.v[0].ix = (struct catalog_index){.polls = 100, .max_poll_ns = 2000};
+	C.v[1].indexed = 1;
+	C.v[1].ix = (struct catalog_index){
+		.polls = 50, .max_poll_ns = 10000000, .max_delay_ns = 30000};
+	C.unindexed = 1;
+	cr_assert_eq(catalog__print(&C, keep, "s3://b", 1, out), 0);
+	text = output();
+	cr_expect(strstr(text, "\"indexed\":2,\"polls\":150,\"samples\":0,\"lost\":0,"
+			       "\"max_poll_ns\":10000000,\"max_delay_ns\":30000,"
+			       "\"flagged\":1"),
+		  "%s", text);
+	/* the second minute: one indexed, flagged */
+	cr_expect(strstr(text, "\"hosts\":1,\"indexed\":1,\"polls\":50"), "%s", text);
+	memout_close();
+	memout_open();
+	cr_assert_eq(catalog__print(&C, keep, "s3://b", 0, out), 0);
+	text = output();
+	cr_expect(strstr(text, "      150   10.0ms       1"), "%s", text);
+	cr_expect(strstr(text, "(1 segment without an index"), "%s", text);
+	cr_expect(strstr(text, "a poll of 10.0ms or more"), "%s", text);
+}
