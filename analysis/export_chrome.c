@@ -352,7 +352,7 @@ static uint64_t park_end(const struct offcpu_park *pk, size_t n, uint32_t tid, u
 								 : UINT64_MAX;
 }
 
-static int write_switches(struct ch *x)
+static int write_switches(struct ch *x, const struct spans *sp)
 {
 	const struct trace *t = x->t;
 	const struct offcpu_park *pk;
@@ -365,6 +365,8 @@ static int write_switches(struct ch *x)
 		const struct trace_switch *s = &t->switches[i];
 		const struct offcpu_switch *o = &x->oc->sw[i];
 		uint64_t len = o->ns, pe = park_end(pk, npk, s->tid, s->time);
+		uint64_t se =
+			x->j->sel.on ? UINT64_MAX : spans__enter_end(sp, s->tid, s->time);
 
 		if (!keep_poll(x, o->poll))
 			continue;
@@ -374,11 +376,13 @@ static int write_switches(struct ch *x)
 				   s->preempted ? "off-CPU (preempted)"
 						: "off-CPU (blocked)");
 		ts(x, "ts", s->time);
-		/* the weight: clipped to its poll, and to the park it began in
-		 * (the unpark marker's clock and the switch-in's can differ by a
-		 * few us), so that it nests in them */
+		/* the weight: clipped to its poll, and to the park or the
+		 * span's entry it began in (the unpark or span exit marker's
+		 * clock and the switch-in's can differ by a few us), so that it
+		 * nests in them */
+		pe = se < pe ? se : pe;
 		if (pe != UINT64_MAX && s->time + len > pe)
-			len = pe - s->time;
+			len = pe > s->time ? pe - s->time : 0;
 		dur(x, len);
 		err = sf(x, s->stack);
 		if (err)
@@ -669,7 +673,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	write_polls(&x);
 	write_parks(&x);
 	write_spans(&x, o->spans);
-	err = write_switches(&x);
+	err = write_switches(&x, o->spans);
 	if (!err)
 		err = join_for_each_sample(x.j, on_sample, &x);
 	if (!err)

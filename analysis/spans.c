@@ -551,6 +551,13 @@ int32_t spans__at(const struct spans *sp, uint32_t tid, uint64_t time)
 	return k == NONE ? -1 : (int32_t)sp->enters[k].span;
 }
 
+uint64_t spans__enter_end(const struct spans *sp, uint32_t tid, uint64_t time)
+{
+	uint32_t k = sp ? enter_at(sp, tid, time) : NONE;
+
+	return k == NONE ? UINT64_MAX : sp->enters[k].end;
+}
+
 int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time)
 {
 	for (uint32_t k = enter_at(sp, tid, time); k != NONE; k = sp->enters[k].up)
