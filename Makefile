@@ -178,17 +178,25 @@ $(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 # built at nice 19, so that the suites after them find it made; load.sh,
 # last of them, waits for it (scripts/check.sh: it needs the machine).
 # Then the suites of CHECK_BACKGROUND run there too, at nice 19 (no
-# timing in them), and their results are read in their turn.
+# timing in them), and their results are read in their turn. Before all
+# that, the e2e suites' own programs (E2E_DEPS: a Tokio build among them)
+# are made beside format and golden, which time nothing; `all` first, so
+# that no two makes build the same files.
 CHECK_SUITES = format golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz
 CHECK_PREBUILD = $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
 CHECK_BACKGROUND = rust fuzz
-check:
-	$(Q)B=$(B) MAKE="$(MAKE)" CHECK_PREBUILD="$(CHECK_PREBUILD)" \
+check: all
+	$(Q)B=$(B) MAKE="$(MAKE)" CHECK_EARLY="$(E2E_DEPS)" CHECK_PREBUILD="$(CHECK_PREBUILD)" \
 		CHECK_BACKGROUND="$(CHECK_BACKGROUND)" scripts/check.sh $(CHECK_SUITES)
 
-# each test binary runs, whatever the one before did; the suite fails after
+# each test binary runs, whatever the others did, two at a time (they
+# hold on a busy machine; half the wall time), each one's output whole and
+# in order; the suite fails after
 check-unit: $(UNIT_BINS)
-	$(Q)r=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs=1 || r=1; done; exit $$r
+	$(Q)d=$$(mktemp -d) && printf '%s\n' $(UNIT_BINS) | xargs -P2 -I{} sh -c \
+		'{ echo "== $$1"; "$$1" --jobs=1 2>&1; echo "rc $$?"; } >"$$2/$${1##*/}.log"' \
+		sh {} "$$d"; r=0; for t in $(UNIT_BINS); do l=$$d/$${t##*/}.log; \
+		grep -v '^rc ' "$$l"; grep -qx 'rc 0' "$$l" || r=1; done; rm -rf "$$d"; exit $$r
 
 check-sanitize: $(SAN_BINS)
 	$(Q)r=0; for t in $(SAN_BINS); do echo "== $$t"; \

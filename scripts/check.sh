@@ -7,6 +7,10 @@
 #
 #   scripts/check.sh unit golden e2e-run ...   (make check passes the list)
 #   CHECK_TIMEOUT=600                          seconds a suite may take
+#   CHECK_EARLY="TARGET..."                    made from the start, beside the
+#                                              suites that time nothing
+#                                              (format, golden); waited for
+#                                              before any other
 #   CHECK_PREBUILD="TARGET..."                 made at nice 19 during the
 #                                              e2e suites (make check passes it)
 #   CHECK_BACKGROUND="SUITE..."                then run at nice 19, still during
@@ -109,17 +113,38 @@ prebuild_wait() {
 	wait "$PB" || printf '(the prebuild failed: the next suite builds and says why)\n'
 	PB="done"
 }
+# early_start / early_wait: CHECK_EARLY in the background (the e2e
+# suites' programs: a Tokio build takes half a minute), beside format and
+# golden, which compare outputs and time nothing
+EP=""
+early_start() {
+	[ -n "${CHECK_EARLY:-}" ] || return 0
+	printf '\n=== building %s meanwhile (log: %s)\n' "$CHECK_EARLY" "$LOGS/early.log"
+	# shellcheck disable=SC2086
+	MAKEFLAGS=$(sed -E 's/(^| )--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-?j[0-9]*( |$)/ /g' \
+		<<<"${MAKEFLAGS:-}") "$MAKE" -j"$(nproc)" --no-print-directory $CHECK_EARLY \
+		>"$LOGS/early.log" 2>&1 </dev/null &
+	EP=$!
+}
+early_wait() {
+	[ -n "$EP" ] || return 0
+	wait "$EP" || printf '(the early build failed: the next suite builds and says why)\n'
+	EP=""
+}
 # in_background SUITE: 0 if the background job runs SUITE (started, and
 # SUITE in CHECK_BACKGROUND)
 in_background() {
 	[ -n "$PB" ] && [[ " ${CHECK_BACKGROUND:-} " == *" $1 "* ]]
 }
-trap '[ -n "$PB" ] && [ "$PB" != "done" ] && kill -TERM -- -"$PB" 2>/dev/null' EXIT
+trap '[ -n "$PB" ] && [ "$PB" != "done" ] && kill -TERM -- -"$PB" 2>/dev/null
+	[ -n "$EP" ] && kill -TERM "$EP" 2>/dev/null' EXIT
 
 npass=0 nfail=0 nskip=0
 summary=()
 t_all=$(date +%s)
+early_start
 for s in "$@"; do
+	case $s in format | golden) ;; *) early_wait ;; esac
 	log=$LOGS/$s.log
 	# The prebuild starts after e2e-run and e2e-answers: the first's
 	# command-mode test missed the demo's first tasks in 3 of 3

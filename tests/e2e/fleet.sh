@@ -2,14 +2,14 @@
 # A fleet's store: `record --upload` into a real S3-compatible server on
 # 127.0.0.1 (s3rver from npm, tests/e2e/s3lib.sh), read back by an
 # independent client (Debian's AWS CLI) and by `d9prof ls`:
-#   - --rotate --upload puts every sealed segment under the layout, byte
-#     for byte what is on disk, and says so in its summary;
 #   - the server stopped mid-recording and started again: nothing lost,
 #     the retries counted;
 #   - a wrong access key or bucket: one clear line, the recording goes on
 #     locally;
-#   - three recorders as three hosts, a flight dump with its reason: `ls`
-#     shows each host's segments (as the AWS CLI lists them), the dump's
+#   - three recorders as three hosts (--rotate --upload: every sealed
+#     segment under the layout, byte for byte what is on disk, and said in
+#     the summary), a flight dump with its reason: `ls` shows each host's
+#     segments (as the AWS CLI lists them) and their indexes, the dump's
 #     reason, and a window that cuts through segments.
 #   - a server that answers slowly (every answer held 2 s by
 #     tests/e2e/fleet/slowproxy.py): the recording is what a recorder
@@ -67,35 +67,6 @@ keys() {
 		--query 'Contents[].Key' --output text | tr '\t' '\n' | grep -v '^None$' | sort
 }
 
-t_rotate_uploads_every_segment_as_it_is_on_disk() {
-	local out=$TMP/rot n up k f
-	mkdir -p "$out"
-	s3_up rot || return
-	start_demo 1 || return 1
-	record -p "$DEMO_PID" --rotate 1s -o "$out" --key-prefix local \
-		--upload s3://bkt/rot --host h1 --service demo
-	until_sealed "$TMP/rec.err" 3 || return 1
-	kill -INT "$REC"
-	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
-	n=$(find "$out" -name '*.d9' | wc -l)
-	up=$(summary "$TMP/rec.err" uploaded)
-	keys rot/ >"$TMP/keys"
-	say "    $n segment files, $up uploaded, $(wc -l <"$TMP/keys") keys"
-	[ "$up" = "$n" ] && [ "$(wc -l <"$TMP/keys")" = "$n" ] ||
-		{ cat "$TMP/rec.err"; fail "uploaded $up of $n"; return; }
-	[ "$(summary "$TMP/rec.err" 'given up')" = 0 ] || { fail "some given up"; return; }
-	# the layout, and each object byte for byte the local file under
-	# --key-prefix's copy of the same layout
-	while read -r k; do
-		[[ $k =~ ^rot/[0-9]{4}-[0-9]{2}-[0-9]{2}/[0-9]{4}/demo/h1/[0-9a-z]+/[0-9]+-[0-9]+\.d9$ ]] ||
-			{ fail "key '$k' is not the layout"; return; }
-		f=$out/local/${k#rot/}
-		awscli s3 cp "s3://bkt/$k" "$TMP/got.d9" >/dev/null || { fail "aws cannot get $k"; return; }
-		cmp -s "$f" "$TMP/got.d9" || { fail "$k differs from $f"; return; }
-	done <"$TMP/keys"
-	"$D9" info -i "$TMP/got.d9" >/dev/null || { fail "an uploaded segment does not read"; return; }
-}
-
 t_server_down_and_back_loses_nothing_and_counts_retries() {
 	local out=$TMP/down n up retried
 	mkdir -p "$out"
@@ -147,14 +118,18 @@ t_wrong_credentials_or_bucket_say_one_line_and_record_on() {
 		{ cat "$TMP/rec.err"; fail "no one line for the bucket"; return; }
 }
 
+# local_inputs N: "-i FILE" for each segment host N wrote under its
+# --key-prefix (one directory per minute)
+local_inputs() { find "$TMP/h$1/local" -name '*.d9' -printf '-i %p\n' | sort -t- -k2 -n; }
+
 t_three_hosts_and_a_dump_as_ls_shows_them() {
-	local h pids=() i n from
+	local h pids=() i n up f k from
 	s3_up fleet || return
 	for h in 1 2 3; do
 		mkdir -p "$TMP/h$h"
 		start_demo "h$h" || return 1
-		"$D9" record -p "$DEMO_PID" --rotate 2s -o "$TMP/h$h" --upload s3://bkt/fleet \
-			--host "host$h" --service api 2>"$TMP/h$h.err" &
+		"$D9" record -p "$DEMO_PID" --rotate 2s -o "$TMP/h$h" --key-prefix local \
+			--upload s3://bkt/fleet --host "host$h" --service api 2>"$TMP/h$h.err" &
 		pids+=($!)
 		PIDS+=($!)
 	done
@@ -169,12 +144,34 @@ t_three_hosts_and_a_dump_as_ls_shows_them() {
 	wait_for "$TMP/rec.err" '^d9prof: dump: ' 10 || { cat "$TMP/rec.err"; fail "no dump"; return; }
 	for i in "${pids[@]}" "$REC"; do kill -INT "$i"; done
 	for i in "${pids[@]}" "$REC"; do wait "$i" || { fail "a recorder failed"; return; }; done
+	keys fleet/ >"$TMP/keys"
+	# every sealed segment uploaded under the layout, byte for byte the
+	# local file under --key-prefix's copy of the same layout, and said so
+	for h in 1 2 3; do
+		n=$(find "$TMP/h$h" -name '*.d9' | wc -l)
+		up=$(summary "$TMP/h$h.err" uploaded)
+		say "    host$h: $n segment files, $up uploaded, $(grep -c "/host$h/" "$TMP/keys") keys"
+		[ "$up" = "$n" ] && [ "$(grep -c "/host$h/" "$TMP/keys")" = "$n" ] ||
+			{ cat "$TMP/h$h.err"; fail "host$h: uploaded $up of $n"; return; }
+		[ "$(summary "$TMP/h$h.err" 'given up')" = 0 ] || { fail "some given up"; return; }
+	done
+	awscli s3 cp --recursive --quiet s3://bkt/fleet "$TMP/got" >/dev/null ||
+		{ fail "aws cannot get the objects"; return; }
+	while read -r k; do
+		[[ $k =~ ^fleet/[0-9]{4}-[0-9]{2}-[0-9]{2}/[0-9]{4}/api/host[1-4]/[0-9a-z]+/([0-9]+-[0-9]+\.d9|d9prof-[0-9]+-.*\.data)$ ]] ||
+			{ fail "key '$k' is not the layout"; return; }
+		[[ $k == */host[123]/* ]] || continue
+		f=$TMP/h$(sed 's|.*/host\([123]\)/.*|\1|' <<<"$k")/local/${k#fleet/}
+		cmp -s "$f" "$TMP/got/${k#fleet/}" || { fail "$k differs from $f"; return; }
+	done <"$TMP/keys"
+	f=$(find "$TMP/got" -name '*.d9' | head -1)
+	"$D9" info -i "$f" >/dev/null || { fail "an uploaded segment does not read"; return; }
 	"$D9" ls s3://bkt/fleet >"$TMP/ls.txt" || { cat "$TMP/ls.txt"; fail "ls failed"; return; }
 	cat "$TMP/ls.txt" | sed 's/^/    /' | head -12
 	"$D9" ls s3://bkt/fleet --format json >"$TMP/ls.json" || { fail "ls --format json failed"; return; }
-	keys fleet/ >"$TMP/keys"
 	for h in 1 2 3; do
-		"$D9" report -i "$TMP/h$h" --format json >"$TMP/h$h.json" 2>/dev/null ||
+		# shellcheck disable=SC2046
+		"$D9" report $(local_inputs "$h") --format json >"$TMP/h$h.json" 2>/dev/null ||
 			{ fail "report -i $TMP/h$h failed"; return; }
 	done
 	python3 - "$TMP/ls.json" "$TMP/keys" "$TMP"/h[123].json <<'EOF' || { fail "ls and the AWS CLI, or ls and the local files, disagree"; return; }
@@ -229,7 +226,8 @@ EOF
 	"$D9" tasks -i s3://bkt/fleet --service api --host host2 --from "$t0" \
 		--to "$t1" >"$TMP/s3.txt" 2>"$TMP/s3.err" || { cat "$TMP/s3.err"; fail "tasks -i s3:// failed"; return; }
 	say "    $(grep 'fetched' "$TMP/s3.err")"
-	"$D9" tasks -i "$TMP/h2" --from "$t0" --to "$t1" >"$TMP/local.txt" 2>/dev/null ||
+	# shellcheck disable=SC2046
+	"$D9" tasks $(local_inputs 2) --from "$t0" --to "$t1" >"$TMP/local.txt" 2>/dev/null ||
 		{ fail "tasks -i DIR failed"; return; }
 	# (the count of tasks known counts those named in segments outside
 	# the window too, which the bucket's read does not fetch)
