@@ -794,28 +794,12 @@ static void add_task(struct live_row *r, const struct ltask *k, uint64_t now)
 	r->ntasks++;
 }
 
-int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_snap *out)
+/* The threads into @out: its workers (in polls, parked, blocked, run
+ * queue this interval, with what is open now up to @now) and, by thread,
+ * its rows; their interval's counts start again. */
+static void snap_threads(struct live *l, uint64_t now, struct live_snap *out)
 {
-	const char **names = NULL;
-	size_t nn = 0, i, n = 0;
-	int err = -ENOMEM;
-
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&l->lock);
-	out->time = now;
-	out->interval_ns = l->have_last && now > l->last ? now - l->last : 0;
-	out->period_ns = l->period_ns;
-	out->refused = l->refused;
-	out->by = by;
-	out->rows =
-		calloc((by == GROUP_THREAD ? l->nth : l->ntk) + 1, sizeof(*out->rows));
-	out->workers = calloc(l->nth + 1, sizeof(*out->workers));
-	names = malloc((l->ntk + 1) * sizeof(*names));
-	if (!out->rows || !out->workers || !names)
-		goto out;
-	/* the threads: in polls, parked, blocked, run queue this interval,
-	 * with what is open now up to @now */
-	for (i = 0; i < l->nth; i++) {
+	for (size_t i = 0; i < l->nth; i++) {
 		struct lthread *t = &l->th[i];
 		struct live_worker *w = &out->workers[out->nworkers];
 
@@ -844,7 +828,8 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 			w->parked_ns += now - (t->park > l->last ? t->park : l->last);
 		if (t->task || t->park || t->seen || t->poll_ns)
 			out->nworkers++;
-		if (by == GROUP_THREAD && (t->seen || t->samples || t->park || t->task)) {
+		if (out->by == GROUP_THREAD &&
+		    (t->seen || t->samples || t->park || t->task)) {
 			struct live_row *r = &out->rows[out->nrows++];
 
 			r->tid = t->tid;
@@ -869,12 +854,21 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		t->samples = t->samples_in = 0;
 		t->seen = 0;
 	}
-	for (i = 0; by != GROUP_THREAD && i < l->ntk; i++) {
+}
+
+/* The tasks into @out's rows, by task or by name (@names: room for one
+ * per task). */
+static void snap_tasks(struct live *l, uint64_t now, const char **names,
+		       struct live_snap *out)
+{
+	size_t nn = 0;
+
+	for (size_t i = 0; i < l->ntk; i++) {
 		struct ltask *k = &l->tk[i];
 		struct live_row *r;
 		size_t ix;
 
-		if (by == GROUP_NAME) {
+		if (out->by == GROUP_NAME) {
 			ix = name_ix(names, &nn, k->name);
 			if (ix == out->nrows) {
 				out->nrows++;
@@ -899,14 +893,15 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 			}
 		}
 	}
-	for (i = 0; i < out->nrows; i++) {
-		struct live_row *r = &out->rows[i];
+}
 
-		r->delay_p99_ns = p99(r->delays_, r->ndelays);
-		r->mean_poll_ns = r->polls ? r->poll_ns / r->polls : 0;
-	}
-	/* the interval's counts start again; tasks that ended go, once shown,
-	 * and so do threads with nothing open and nothing this interval */
+/* The interval's counts start again; tasks that ended go, once shown, and
+ * so do threads with nothing for two snapshots and no poll a late sample
+ * may still fall in (their names stay). */
+static void snap_forget(struct live *l, uint64_t now)
+{
+	size_t i, n;
+
 	for (i = n = 0; i < l->ntk; i++) {
 		struct ltask *k = &l->tk[i];
 
@@ -925,8 +920,6 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 	}
 	l->ntk = n;
 	l->c_tk = 0; /* tasks moved */
-	/* threads with nothing for two snapshots, and no poll a late sample
-	 * may still fall in (their names stay) */
 	for (i = n = 0; i < l->nth; i++) {
 		struct lthread *t = &l->th[i];
 
@@ -943,7 +936,13 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 	}
 	l->nth = n;
 	l->c_th = 0; /* threads moved */
-	/* the wanted task's hottest stacks; then their counts halve */
+}
+
+/* The wanted task's hottest stacks into @out; then their counts halve. */
+static void snap_stacks(struct live *l, struct live_snap *out)
+{
+	size_t i, n;
+
 	qsort(l->hot, l->nhot, sizeof(l->hot[0]), hot_cmp);
 	out->stacks_task = l->want;
 	for (i = 0; i < l->nhot && i < LIVE_STACKS; i++)
@@ -952,6 +951,37 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		if ((l->hot[i].samples /= 2))
 			l->hot[n++] = l->hot[i];
 	l->nhot = n;
+}
+
+int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_snap *out)
+{
+	const char **names = NULL;
+	int err = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&l->lock);
+	out->time = now;
+	out->interval_ns = l->have_last && now > l->last ? now - l->last : 0;
+	out->period_ns = l->period_ns;
+	out->refused = l->refused;
+	out->by = by;
+	out->rows =
+		calloc((by == GROUP_THREAD ? l->nth : l->ntk) + 1, sizeof(*out->rows));
+	out->workers = calloc(l->nth + 1, sizeof(*out->workers));
+	names = malloc((l->ntk + 1) * sizeof(*names));
+	if (!out->rows || !out->workers || !names)
+		goto out;
+	snap_threads(l, now, out);
+	if (by != GROUP_THREAD)
+		snap_tasks(l, now, names, out);
+	for (size_t i = 0; i < out->nrows; i++) {
+		struct live_row *r = &out->rows[i];
+
+		r->delay_p99_ns = p99(r->delays_, r->ndelays);
+		r->mean_poll_ns = r->polls ? r->poll_ns / r->polls : 0;
+	}
+	snap_forget(l, now);
+	snap_stacks(l, out);
 	out->outside = l->outside;
 	out->samples = l->samples;
 	l->outside = l->samples = 0;

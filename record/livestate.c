@@ -362,10 +362,25 @@ int livestate__feed(struct livestate *ls, const struct trace_event *rec,
 	return err;
 }
 
-void livestate__summary(struct livestate *ls, struct livestate_summary *s)
+void livestate__summary(struct livestate *ls, uint64_t now, struct livestate_summary *s)
 {
 	*s = ls->sum;
 	memset(&ls->sum, 0, sizeof(ls->sum));
+	/* what is still open counts as long as it has lasted: a worker stuck
+	 * in one poll, a task woken and not polled, all the segment long */
+	for (size_t i = 0; i < ls->threads.used; i++) {
+		const struct slot *t = &ls->threads.v[i];
+
+		if (t->key && t->a && now > t->a && now - t->a > s->max_poll_ns)
+			s->max_poll_ns = now - t->a;
+	}
+	for (size_t i = 0; i < ls->tasks.used; i++) {
+		const struct slot *k = &ls->tasks.v[i];
+
+		if (k->key && !k->ended && k->a && now > k->a &&
+		    now - k->a > s->max_delay_ns)
+			s->max_delay_ns = now - k->a;
+	}
 }
 
 int livestate__hit(struct livestate *ls, struct livestate_hit *hit)

@@ -73,12 +73,13 @@ int livestate__feed(struct livestate *ls, const struct trace_event *rec,
 void livestate__purge(struct livestate *ls, uint64_t before);
 
 /* What went by since the last call (a segment's index, for `d9prof ls`):
- * polls ended, the longest of them, the longest wake-to-poll delay. */
+ * polls ended, the longest poll and wake-to-poll delay, those still open
+ * at @now counted as long as they have lasted. */
 struct livestate_summary {
 	uint64_t polls;
 	uint64_t max_poll_ns, max_delay_ns;
 };
-void livestate__summary(struct livestate *ls, struct livestate_summary *s);
+void livestate__summary(struct livestate *ls, uint64_t now, struct livestate_summary *s);
 
 /* The first event over a limit since the last call, into *@hit: 1, else 0. */
 int livestate__hit(struct livestate *ls, struct livestate_hit *hit);

@@ -167,7 +167,7 @@ void record_seg_seal(struct rec *r, uint64_t now)
 	record_drain_open_polls(r);
 	memset(&sum, 0, sizeof(sum));
 	if (r->ls)
-		livestate__summary(r->ls, &sum);
+		livestate__summary(r->ls, now, &sum);
 	record_seg_snapshot(r, &b);
 	record_seal_meta(r);
 	record_write_build_ids(r);

@@ -25,7 +25,8 @@
  * uploaded with it as one metadata value (CATALOG_INDEX_META),
  * "polls=N samples=N lost=N max-poll=NS max-delay=NS": polls ended, CPU
  * samples, samples and runtime events lost, the longest poll and
- * wake-to-poll delay (ns). Keys unknown to a reader are skipped. */
+ * wake-to-poll delay (ns; one still open at the segment's end as long as
+ * it had lasted). Keys unknown to a reader are skipped. */
 struct catalog_index {
 	uint64_t polls, samples, lost;
 	uint64_t max_poll_ns, max_delay_ns;

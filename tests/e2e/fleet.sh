@@ -11,7 +11,7 @@
 #     the summary), a flight dump with its reason: `ls` shows each host's
 #     segments (as the AWS CLI lists them) and their indexes, the dump's
 #     reason, and a window that cuts through segments.
-#   - a server that answers slowly (every answer held 2 s by
+#   - a server that answers slowly (every answer held 1.5 s by
 #     tests/e2e/fleet/slowproxy.py): the recording is what a recorder
 #     beside it without --upload makes (runtime events per second, losses,
 #     segment lengths, its own CPU; the figures said), and every segment
@@ -298,8 +298,8 @@ t_slow_server_leaves_the_recording_as_it_is_and_gets_every_segment() {
 	local cs ws cp wp fs fp
 	mkdir -p "$slow" "$plain"
 	s3_up slow || return
-	# every answer of the server held 2 s: slower than a segment a second
-	start_ready "$TMP/proxy.out" python3 "$ROOT/tests/e2e/fleet/slowproxy.py" "$S3_PORT" 2 ||
+	# every answer of the server held 1.5 s: slower than a segment a second
+	start_ready "$TMP/proxy.out" python3 "$ROOT/tests/e2e/fleet/slowproxy.py" "$S3_PORT" 1.5 ||
 		return 1
 	pport=$(awk '/^ready/ { print $2 }' "$TMP/proxy.out")
 	start_demo slow || return 1

@@ -134,9 +134,10 @@ t_delay_trigger_names_the_task_that_waited() {
 	f=$(ls "$out"/*.data | head -1)
 	why=$(info_json "$f" "j['dump_reasons'][0]")
 	say "    $why"
-	# the victim (task 2) waits behind the hog's 20 ms polls, named, at a
-	# wall-clock time (not on the recorder's axis, which no dump shares)
-	grep -qE '^trigger delay>10ms: task 2 victim waited for its poll on thread worker-0\[[0-9]+\] [12][0-9]\.[0-9] ms at [0-2][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9]{3}$' <<<"$why" ||
+	# the victim (task 2) waits behind the hog's 20 ms polls (longer when
+	# the machine is busy: 30.3 ms seen in CI), named, at a wall-clock
+	# time (not on the recorder's axis, which no dump shares)
+	grep -qE '^trigger delay>10ms: task 2 victim waited for its poll on thread worker-0\[[0-9]+\] [1-9][0-9]+(\.[0-9])? ms at [0-2][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9]{3}$' <<<"$why" ||
 		fail "not the victim's wait"
 }
 
@@ -213,18 +214,19 @@ t_rotate_keeps_within_max_total_and_runs_on_segment_once_each() {
 }
 
 t_each_segment_of_a_dump_read_alone_places_every_poll_end() {
-	local out=$TMP/alone f k n off next
+	local out=$TMP/alone f k n off next offs
 	mkdir -p "$out"
 	record_demo --flight=2s -o "$out" || return 1
 	sleep 4
 	kill -INT "$REC"
 	rec_wait || return
 	f=$(ls "$out"/*.data | head -1)
-	n=$(info_json "$f" "j['segments']['count']")
+	# the segments' offsets, and the file's end
+	read -r -a offs <<<"$(info_json "$f" "' '.join(str(s['offset']) for s in j['segments']['list'])") $(stat -c %s "$f")"
+	n=$((${#offs[@]} - 1))
 	((n >= 4)) || { fail "$n segments in a 2 s window"; return; }
 	for ((k = 0; k < n; k++)); do
-		off=$(info_json "$f" "j['segments']['list'][$k]['offset']")
-		next=$(info_json "$f" "([s['offset'] for s in j['segments']['list']] + [$(stat -c %s "$f")])[$k + 1]")
+		off=${offs[k]} next=${offs[k + 1]}
 		tail -c +"$((off + 1))" "$f" | head -c "$((next - off))" >"$TMP/seg$k.d9"
 		"$D9" report --format json -i "$TMP/seg$k.d9" >"$TMP/seg$k.json" 2>"$TMP/seg$k.err" ||
 			{ cat "$TMP/seg$k.err"; fail "segment $k alone does not read"; return; }

@@ -318,15 +318,15 @@ t_values_that_cannot_be_real_reach_no_view() {
 		fail "the ring of no thread not said" || return 1
 }
 
-# a ctimer flood of 10 s (well-formed samples of made-up threads, and of
+# a ctimer flood of 6 s (well-formed samples of made-up threads, and of
 # the area's owner with ever new frames): the recorder takes no more than
 # the sampler could at 999 Hz of the target's CPU time, says what it
 # refused, and stays under 128 MiB (in 20 s it took 414 MiB without ASan, 718
-# with, and 8.3M frames)
+# with, and 8.3M frames: past 128 MiB in 4 s)
 t_a_ctimer_flood_is_refused_past_the_sampler_rate() {
 	local hwm frames
 	start flood 14 || return 1
-	watch ctflood 10 -o "$TMP/ctflood.data" --sampler ctimer || return 1
+	watch ctflood 6 -o "$TMP/ctflood.data" --sampler ctimer || return 1
 	hwm=$(cat "$TMP/ctflood.hwm")
 	frames=$(sed -n 's/.* \([0-9]*\) unique frames.*/\1/p' "$TMP/ctflood.err")
 	say "    $(grep -m1 'recorded' "$TMP/ctflood.err" | cut -c9-)"
@@ -341,14 +341,14 @@ t_a_ctimer_flood_is_refused_past_the_sampler_rate() {
 }
 
 # a flood of poll, wake and spawn markers of ever new tasks (wakes never
-# polled stay open) for 10 s, recorded with --flight --max-size 8M: the
+# polled stay open) for 6 s, recorded with --flight --max-size 8M: the
 # segments in memory (the recorder's memfds, measured from outside, and
 # what it says it held) never pass 8 MiB, the recorder stays under 128 MiB
-# (it took 627 MiB in 15 s, held 8.2-9.6 MiB)
+# (it took 627 MiB in 15 s, past 128 MiB in 4 s, held 8.2-9.6 MiB)
 t_flight_memory_holds_under_a_marker_flood() {
 	local hwm mem held
 	start markers 14 || return 1
-	watch flflood 10 --flight --max-size 8M -o "$TMP/flflood" || return 1
+	watch flflood 6 --flight --max-size 8M -o "$TMP/flflood" || return 1
 	hwm=$(cat "$TMP/flflood.hwm")
 	mem=$(cat "$TMP/flflood.memfd")
 	held=$(sed -n 's/.* \([0-9.]*\) MiB held at most.*/\1/p' "$TMP/flflood.err")

@@ -115,7 +115,7 @@ t_the_targets_name_stays_one_component_and_never_shell() {
 	for n in '../../../../..' '$(touch P)' "$(printf 'a\033[2J\a\302\233b')"; do
 		start "$n" 10 || return 1
 		rm -rf "$w"/*
-		(cd "$w" && "$D9" record -p "$HPID" --rotate 1s -d 2.5 --key-prefix k -o out \
+		(cd "$w" && "$D9" record -p "$HPID" --rotate 1s -d 2 --key-prefix k -o out \
 			--on-segment 'echo "{}" >>log; echo {} >>log; echo '"'"'{}'"'"' >>log; echo "$D9PROF_SEGMENT" >>log' \
 			2>"$TMP/name.err") || fail "record failed: $(tail -2 "$TMP/name.err")" || return 1
 		sleep 0.5 # the last commands

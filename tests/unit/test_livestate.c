@@ -226,3 +226,30 @@ Test(livestate, whole_polls_match_their_events)
 	}
 	livestate__free(sp);
 }
+
+Test(livestate, a_segments_summary_counts_what_is_still_open_as_long_as_it_lasted)
+{
+	struct livestate_summary s;
+	struct trace_event whole = {
+		.time = 30 * MS, .task = 20, .tid = 3, .type = TRACE_REC_POLL};
+	uint64_t len = 4 * MS;
+
+	ev(1, TRACE_EV_WAKE, 10, 1);
+	ev(3, TRACE_EV_POLL_BEGIN, 10, 2); /* woken 2 ms before */
+	ev(5, TRACE_EV_POLL_END, 10, 2);   /* 2 ms */
+	ev(6, TRACE_EV_WAKE, 11, 1);	   /* never polled */
+	ev(10, TRACE_EV_POLL_BEGIN, 12, 2); /* stuck */
+	cr_assert_eq(livestate__feed(ls, &whole, &len, 1), 0); /* 4 ms, whole */
+	livestate__summary(ls, 100 * MS, &s);
+	cr_expect_eq(s.polls, 2);
+	cr_expect_eq(s.max_poll_ns, 90 * MS, "the stuck poll so far: %llu",
+		     (unsigned long long)s.max_poll_ns);
+	cr_expect_eq(s.max_delay_ns, 94 * MS, "the wake never polled so far: %llu",
+		     (unsigned long long)s.max_delay_ns);
+	/* the next segment starts from nothing but what is still open */
+	ev(150, TRACE_EV_POLL_END, 12, 2);
+	livestate__summary(ls, 200 * MS, &s);
+	cr_expect_eq(s.polls, 1);
+	cr_expect_eq(s.max_poll_ns, 140 * MS);
+	cr_expect_eq(s.max_delay_ns, 194 * MS);
+}
