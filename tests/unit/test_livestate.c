@@ -235,10 +235,10 @@ Test(livestate, a_segments_summary_counts_what_is_still_open_as_long_as_it_laste
 	uint64_t len = 4 * MS;
 
 	ev(1, TRACE_EV_WAKE, 10, 1);
-	ev(3, TRACE_EV_POLL_BEGIN, 10, 2); /* woken 2 ms before */
-	ev(5, TRACE_EV_POLL_END, 10, 2);   /* 2 ms */
-	ev(6, TRACE_EV_WAKE, 11, 1);	   /* never polled */
-	ev(10, TRACE_EV_POLL_BEGIN, 12, 2); /* stuck */
+	ev(3, TRACE_EV_POLL_BEGIN, 10, 2);		       /* woken 2 ms before */
+	ev(5, TRACE_EV_POLL_END, 10, 2);		       /* 2 ms */
+	ev(6, TRACE_EV_WAKE, 11, 1);			       /* never polled */
+	ev(10, TRACE_EV_POLL_BEGIN, 12, 2);		       /* stuck */
 	cr_assert_eq(livestate__feed(ls, &whole, &len, 1), 0); /* 4 ms, whole */
 	livestate__summary(ls, 100 * MS, &s);
 	cr_expect_eq(s.polls, 2);
