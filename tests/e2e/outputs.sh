@@ -230,8 +230,10 @@ t_dump_signals_only_the_recorder_of_the_target() {
 	attached "$TMP/honest.err" || return 1
 	"$D9" dump "$HPID" 2>"$TMP/dump2.err" || fail "$(cat "$TMP/dump2.err" "$TMP/honest.err")" ||
 		return 1
-	wait "$rp"
-	grep -q "dump:" "$TMP/honest.err" || fail "its recorder did not dump" || return 1
+	# its dump, said before the stop's own
+	wait_for "$TMP/honest.err" "dump: .*SIGUSR1" 10 || fail "its recorder did not dump" || return 1
+	kill -INT "$rp"
+	wait "$rp" || fail "its recorder failed: $(tail -3 "$TMP/honest.err")" || return 1
 }
 
 e2e_run_tests
