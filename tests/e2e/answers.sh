@@ -284,9 +284,14 @@ PY
 	slow=$(awk '/;burn_slow/ { s += $NF } END { print s + 0 }' "$TMP/slow.folded")
 	fast=$(awk '/;burn_fast/ { s += $NF } END { print s + 0 }' "$TMP/slow.folded")
 	all_fast=$(awk '/;burn_fast/ { s += $NF } END { print s + 0 }' "$TMP/all.folded")
+	# a /fast request the machine held 15 ms or more is a slow request
+	# too (the program's own timing says which): its few samples may be in
+	local late
+	late=$(awk '$1 == "req" && $3 != "/slow" && $4 >= 15000000 { n++ } END { print n + 0 }' "$TMP/req.out")
 	say "    flame --span request --min 15ms: $slow samples in burn_slow, $fast in burn_fast" \
-		"(all requests: $all_fast)"
-	[ "$slow" -ge 50 ] && [ $((100 * fast)) -le "$slow" ] && [ "$all_fast" -gt 0 ] ||
+		"(all requests: $all_fast; /fast requests that took 15 ms or more: $late)"
+	[ "$slow" -ge 50 ] && [ "$all_fast" -gt 0 ] &&
+		{ [ $((100 * fast)) -le "$slow" ] || { [ "$late" -gt 0 ] && [ $((10 * fast)) -le "$slow" ]; }; } ||
 		fail "the slow requests' profile is not theirs" || return 1
 	"$D9" spans -i "$TMP/req.data" >"$TMP/req.txt" || return 1
 	grep -q "^request " "$TMP/req.txt" || fail "spans: $(cat "$TMP/req.txt")" || return 1

@@ -189,14 +189,20 @@ runs = {r['host']: r for r in j['runs']}
 for n, f in enumerate(sys.argv[3:], 1):
     r, rep = runs['host%d' % n], json.load(open(f))
     want_polls, want_samples = rep['recorded']['polls'], rep['recorded']['samples']
-    want_max = max(p['duration_ns'] for p in rep['longest_polls'])
-    print('    host%d: index %d polls, %d samples, longest %.2f ms; its files %d, %d, %.2f ms'
+    # the longest whole poll, and the longest of all: one begun before the
+    # recorder attached is "at least" so long in the files, and unseen by
+    # the recorder's count, which sees a poll still open at the end
+    whole = [p['duration_ns'] for p in rep['longest_polls'] if not p['lower_bound']]
+    want_max = max(whole or [0])
+    most = max(p['duration_ns'] for p in rep['longest_polls'])
+    print('    host%d: index %d polls, %d samples, longest %.2f ms; its files %d, %d, '
+          'longest whole %.2f ms (of all %.2f ms)'
           % (n, r['polls'], r['samples'], r['max_poll_ns'] / 1e6, want_polls,
-             want_samples, want_max / 1e6))
+             want_samples, want_max / 1e6, most / 1e6))
     assert r['indexed'] == r['segments'], r
     assert abs(r['polls'] - want_polls) <= 0.01 * want_polls, (r, want_polls)
     assert abs(r['samples'] - want_samples) <= 0.01 * want_samples + 2, (r, want_samples)
-    assert abs(r['max_poll_ns'] - want_max) <= 0.01 * want_max, (r, want_max)
+    assert 0.99 * want_max <= r['max_poll_ns'] <= 1.01 * most, (r, want_max, most)
     assert r['flagged'] == 0 or r['max_poll_ns'] >= j['flag_poll_ns'] or \
         r['max_delay_ns'] >= j['flag_delay_ns'], r
 assert j['unindexed'] == 0, j['unindexed']
