@@ -19,7 +19,6 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
@@ -91,11 +90,6 @@ struct symbolizer {
 	int same_root;		      /* the target sees our "/" */
 	const struct kallsyms *ksyms; /* NULL if /proc/kallsyms is unusable */
 	struct kallsyms *own_ksyms;   /* ksyms when loaded here, else NULL */
-	/* symbolizer__new() reads /proc/kallsyms in a thread of its own
-	 * (~50 ms, half of a short recording's fixed cost), joined at the
-	 * first kernel frame or the free: the recording starts meanwhile */
-	pthread_t kload;
-	int kloading;
 
 	struct mapping *maps; /* sorted by start, no overlaps */
 	size_t nmaps, capmaps;
@@ -778,16 +772,6 @@ int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len)
 
 /* ---- lifecycle ------------------------------------------------------ */
 
-static void *load_ksyms(void *arg)
-{
-	struct symbolizer *s = arg;
-
-	if (kallsyms__load(NULL, &s->own_ksyms) != 0)
-		s->own_ksyms = NULL;
-	s->ksyms = s->own_ksyms;
-	return NULL;
-}
-
 int symbolizer__new(pid_t pid, struct symbolizer **out)
 {
 	struct symbolizer *s;
@@ -826,25 +810,14 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (err)
 		goto err;
 	/* kernel frames stay unresolved without it */
-	if (pthread_create(&s->kload, NULL, load_ksyms, s) == 0)
-		s->kloading = 1;
-	else
-		load_ksyms(s);
+	if (kallsyms__load(NULL, &s->own_ksyms) != 0)
+		s->own_ksyms = NULL;
+	s->ksyms = s->own_ksyms;
 	*out = s;
 	return 0;
 err:
 	symbolizer__free(s);
 	return err;
-}
-
-/* The kernel's symbols, once loaded (NULL if they cannot be). */
-static const struct kallsyms *ksyms_of(struct symbolizer *s)
-{
-	if (s->kloading) {
-		pthread_join(s->kload, NULL);
-		s->kloading = 0;
-	}
-	return s->ksyms;
 }
 
 int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **out)
@@ -884,7 +857,6 @@ void symbolizer__free(struct symbolizer *s)
 	jit_free(s);
 	free(s->maps);
 	free(s->ucache);
-	ksyms_of(s);
 	kallsyms__free(s->own_ksyms);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
@@ -1068,7 +1040,7 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct trace_fram
 {
 	const char *mod = NULL;
 	uint64_t off = 0;
-	const char *name = kallsyms__lookup(ksyms_of(s), addr, &off, &mod);
+	const char *name = kallsyms__lookup(s->ksyms, addr, &off, &mod);
 
 	if (!name)
 		return -ENOENT;
