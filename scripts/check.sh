@@ -83,6 +83,12 @@ inner() {
 # jobserver) and a log of its own; then, in the same background job, the
 # CHECK_BACKGROUND suites one after another, each into its log with its
 # exit status in $LOGS/SUITE.rc and its seconds in $LOGS/SUITE.secs
+# own_jobs: $MAKEFLAGS without the caller's jobserver and -j, for a make
+# of its own in the background (with -j of its own)
+own_jobs() {
+	sed -E 's/(^| )--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-?j[0-9]*( |$)/ /g' <<<"${MAKEFLAGS:-}"
+}
+
 PB=""
 prebuild_start() {
 	[ -n "${CHECK_PREBUILD:-}" ] && [ -z "$PB" ] || return 0
@@ -92,8 +98,7 @@ prebuild_start() {
 	[ -n "${CHECK_BACKGROUND:-}" ] &&
 		printf '=== then, at nice 19, check-%s\n' $CHECK_BACKGROUND
 	# shellcheck disable=SC2016,SC2086
-	MAKEFLAGS=$(sed -E 's/(^| )--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-?j[0-9]*( |$)/ /g' \
-		<<<"${MAKEFLAGS:-}") setsid nice -n 19 bash -c '
+	MAKEFLAGS=$(own_jobs) setsid nice -n 19 bash -c '
 		"$MAKE" -j"$(nproc)" --no-print-directory $CHECK_PREBUILD >"$LOGS/prebuild.log" 2>&1
 		pb=$?
 		for s in ${CHECK_BACKGROUND:-}; do
@@ -121,8 +126,7 @@ early_start() {
 	[ -n "${CHECK_EARLY:-}" ] || return 0
 	printf '\n=== building %s meanwhile (log: %s)\n' "$CHECK_EARLY" "$LOGS/early.log"
 	# shellcheck disable=SC2086
-	MAKEFLAGS=$(sed -E 's/(^| )--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-?j[0-9]*( |$)/ /g' \
-		<<<"${MAKEFLAGS:-}") "$MAKE" -j"$(nproc)" --no-print-directory $CHECK_EARLY \
+	MAKEFLAGS=$(own_jobs) "$MAKE" -j"$(nproc)" --no-print-directory $CHECK_EARLY \
 		>"$LOGS/early.log" 2>&1 </dev/null &
 	EP=$!
 }

@@ -384,7 +384,7 @@ int catalog__meta(struct catalog *c, const struct s3_config *cfg, const char *bu
 		free(keys);
 		free(at);
 		if (err == -E2BIG) {
-			c->too_many = 1;
+			c->too_many |= !dump;
 			continue;
 		}
 		if (err) {

@@ -96,7 +96,8 @@ int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t 
 struct s3_config;
 /* What the metadata of the entries @keep keeps says: the dumps' reasons
  * and the segments' indexes (one HEAD each, several at once), each kind
- * if at most @max of it are kept (else none is asked for: c->too_many).
+ * if at most @max of it are kept (else none is asked for; for the
+ * segments, c->too_many says so).
  * 0 with *@failed objects that did not answer (why the first did), or
  * -errno with why. */
 int catalog__meta(struct catalog *c, const struct s3_config *cfg, const char *bucket,

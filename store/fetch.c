@@ -162,12 +162,11 @@ static int fetch_one(struct job *j, struct s3 *s, size_t i, char *why, size_t le
 static int head_one(struct job *j, struct s3 *s, size_t i, char *why, size_t len)
 {
 	char key[2048], value[512];
-	uint64_t size;
 	int err;
 
 	snprintf(key, sizeof(key), "%s%s%s", j->prefix, *j->prefix ? "/" : "",
 		 j->keys[i]);
-	err = s3__head(s, key, &size, j->meta_key, value, sizeof(value), why, len);
+	err = s3__head(s, key, NULL, j->meta_key, value, sizeof(value), why, len);
 	if (!err && value[0] && !(j->paths[i] = strdup(value)))
 		return -ENOMEM;
 	if (err && err != -ENOMEM) {

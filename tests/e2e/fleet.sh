@@ -119,8 +119,8 @@ t_wrong_credentials_or_bucket_say_one_line_and_record_on() {
 }
 
 # local_inputs N: "-i FILE" for each segment host N wrote under its
-# --key-prefix (one directory per minute)
-local_inputs() { find "$TMP/h$1/local" -name '*.d9' -printf '-i %p\n' | sort -t- -k2 -n; }
+# --key-prefix (one directory per minute), in the layout's time order
+local_inputs() { find "$TMP/h$1/local" -name '*.d9' -printf '-i %p\n' | sort; }
 
 t_three_hosts_and_a_dump_as_ls_shows_them() {
 	local h pids=() i n up f k from
