@@ -141,6 +141,19 @@ static void rows_json(const struct spans *sp, const struct srow *r, size_t n, in
 	lib_json_array_end(w);
 }
 
+/* The text table's cells of @r: percentiles and maximum, the rest per span. */
+static void row_cells(const struct spans *sp, const struct srow *r, uint64_t m[8])
+{
+	m[0] = r->p50;
+	m[1] = r->p99;
+	m[2] = r->max;
+	m[3] = r->entered / r->n;
+	m[4] = cpu_ns(sp, r->samples) / r->n;
+	m[5] = r->blocked / r->n;
+	m[6] = r->runq / r->n;
+	m[7] = r->waiting / r->n;
+}
+
 static void rows_text(const struct spans *sp, const struct srow *r, size_t shown,
 		      size_t nr, size_t ninst, int off, const struct spans_opts *o,
 		      FILE *out)
@@ -152,15 +165,9 @@ static void rows_text(const struct spans *sp, const struct srow *r, size_t shown
 	size_t i, k, w = 4, open = 0;
 
 	for (i = 0; i < shown; i++) {
-		uint64_t m[8] = {r[i].p50,
-				 r[i].p99,
-				 r[i].max,
-				 r[i].entered / r[i].n,
-				 cpu_ns(sp, r[i].samples) / r[i].n,
-				 r[i].blocked / r[i].n,
-				 r[i].runq / r[i].n,
-				 r[i].waiting / r[i].n};
+		uint64_t m[8];
 
+		row_cells(sp, &r[i], m);
 		analysis_fit_name(r[i].name, NAME_W, lab, sizeof(lab));
 		if (analysis_u8_width(lab) > w)
 			w = analysis_u8_width(lab);
@@ -174,15 +181,9 @@ static void rows_text(const struct spans *sp, const struct srow *r, size_t shown
 		fprintf(out, "  %*s", tc[k].w, titles[k]);
 	fputc('\n', out);
 	for (i = 0; i < shown; i++) {
-		uint64_t m[8] = {r[i].p50,
-				 r[i].p99,
-				 r[i].max,
-				 r[i].entered / r[i].n,
-				 cpu_ns(sp, r[i].samples) / r[i].n,
-				 r[i].blocked / r[i].n,
-				 r[i].runq / r[i].n,
-				 r[i].waiting / r[i].n};
+		uint64_t m[8];
 
+		row_cells(sp, &r[i], m);
 		analysis_fit_name(r[i].name, NAME_W, lab, sizeof(lab));
 		fprintf(out, "%s%*s  %8" PRIu64, lab, (int)(w - analysis_u8_width(lab)),
 			"", r[i].n);

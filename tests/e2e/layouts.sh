@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Layout matrix ("right names on every binary"): one small program, a hot
 # leaf without a frame called through a caller with one
-# (tests/e2e/layouts/), built in many ELF layouts; each is recorded for 1 s
-# with `d9prof record -p` and must fold to CALLER;LEAF (the caller frame
+# (tests/e2e/layouts/), built in many ELF layouts; each is recorded for 0.5 s
+# at 1999 Hz with `d9prof record -p` and must fold to CALLER;LEAF (the caller frame
 # right before the leaf, the leaf the innermost user frame) in >= 95% of at
-# least 500 samples (a case short of them runs again recording 2 s, then
-# 4 s, then 8 s: a busy machine gives the program less CPU, not other stacks). Expected names come from the unstripped build's symbol
+# least 500 samples (a case short of them runs again recording 1 s, then
+# 2 s, and so on up to 8 s: a busy machine gives the program less CPU, not other stacks). Expected names come from the unstripped build's symbol
 # table (nm -C), offsets from its symbols and program headers (readelf),
 # never from hard-coded addresses.
 #
@@ -25,7 +25,8 @@ NAME=layouts
 . "$(dirname "$0")/lib.sh"
 SRC=$ROOT/tests/e2e/layouts
 L=$ROOT/$B/layouts
-SECS=1		# recorded per layout (~1000 samples at the default rate)
+SECS=0.5	# recorded per layout (~1000 samples at $HZ)
+HZ=1999		# twice the default rate: the samples in half the time
 SECS_MAX=8	# ... doubled up to this while a case is short of MIN_SAMPLES
 MIN_PCT=95	# share of the samples that must fold to CALLER;LEAF
 MIN_SAMPLES=500
@@ -168,7 +169,7 @@ stop_now() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 record() {
 	local n=$1
 	shift
-	"$D9" record -p "$PID" "$@" -d "$SECS" -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
+	"$D9" record -p "$PID" -F "$HZ" "$@" -d "$SECS" -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
 		fail "record failed: $(tail -3 "$TMP/$n.rec")" || { stop_now "$PID"; return 1; }
 	stop_now "$PID"
 	fold "$n"
@@ -354,7 +355,9 @@ t_dlopen_during_recording() {
 	cl=$(names "$L/libhot_dl.so" '^layout_caller$' '^layout_leaf$') || return 1
 	start $n "$L/dl_main" "$L/libhot_dl.so" || return 1
 	grep -q libhot_dl "/proc/$PID/maps" && fail "the library is loaded already" && return 1
-	"$D9" record -p "$PID" -d "$SECS" -o "$TMP/$n.data" 2>"$TMP/$n.rec" &
+	# half a second more than the others: the library comes 0.5 s in
+	"$D9" record -p "$PID" -F "$HZ" -d "$(awk -v s="$SECS" 'BEGIN { print s + 0.5 }')" \
+		-o "$TMP/$n.data" 2>"$TMP/$n.rec" &
 	rpid=$!
 	PIDS+=("$rpid")
 	wait_for "$TMP/$n.rec" "d9prof: sampling" 5
@@ -519,8 +522,8 @@ layout() {
 	while "$1" >"$TMP/case.out" 2>&1; rc=$?; cat "$TMP/case.out" >>"$TMP/case.all"
 		[ "$rc" = 3 ]; do
 		e2e_kill_started
-		[ $((SECS * 2)) -le "$SECS_MAX" ] || break
-		SECS=$((SECS * 2))
+		awk -v s="$SECS" -v m="$SECS_MAX" 'BEGIN { exit !(s * 2 <= m) }' || break
+		SECS=$(awk -v s="$SECS" 'BEGIN { print s * 2 }')
 		say "    again, recording $SECS s" >>"$TMP/case.all"
 	done
 	SECS=$secs
