@@ -35,7 +35,7 @@ BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
 # WERROR=1 (CI sets it): every warning of every build of ours fails it
 BASE_CFLAGS += $(if $(filter 1,$(WERROR)),-Werror)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
-CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lcurl -lpthread -lm
+CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lcurl -lbpf -lpthread -lm
 CRITERION_LIBS := -lcriterion
 # the CLI alone: `d9prof top`'s screen
 CLI_LIBS := -lncursesw
@@ -121,6 +121,22 @@ $(B)/gen/%.h: analysis/% scripts/cstring.sh
 	$(Q)scripts/cstring.sh $< > $@
 $(B)/analysis/flame_svg.o: $(B)/gen/flame_svg.css.h $(B)/gen/flame_svg.js.h
 $(B)/analysis/flame_svg.o: ALL_CFLAGS += -I$(B)/gen
+
+# the BPF scheduler programs (record/bpf/): clang's BPF target, CO-RE (no
+# vmlinux.h: the fields they read are declared in the source), and the
+# skeleton that embeds them in the recorder
+BPFTOOL ?= $(firstword $(wildcard /usr/sbin/bpftool /usr/bin/bpftool) bpftool)
+BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+$(B)/bpf/%.bpf.o: record/bpf/%.bpf.c record/bpf/%.h | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  BPF     $<")
+	$(Q)clang -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
+		-I/usr/include/$(shell $(CC) -print-multiarch) -c $< -o $@
+$(B)/gen/%.skel.h: $(B)/bpf/%.bpf.o
+	@mkdir -p $(dir $@)
+	$(Q)$(BPFTOOL) gen skeleton $< name d9_$* > $@
+$(B)/record/sched_bpf.o: $(B)/gen/sched.skel.h
+$(B)/record/sched_bpf.o: ALL_CFLAGS += -I$(B)/gen
 
 $(CORE_A): $(CORE_OBJS)
 	$(if $(Q),@echo "  AR      $@")

@@ -27,6 +27,7 @@ static volatile sig_atomic_t stop, dump_now;
 enum {
 	OPT_NO_OFFCPU = 256,
 	OPT_OFFCPU_SOURCE,
+	OPT_SCHED,
 	OPT_OFFCPU_STACK,
 	OPT_CPU_STACK,
 	OPT_NO_WAKEUPS,
@@ -87,9 +88,14 @@ static void help(FILE *f)
 		"                        per-thread CPU timers inside the target (needs\n"
 		"                        libd9prof in it; user stacks only)\n"
 		"      --no-offcpu       do not record context switches (off-CPU time)\n"
-		"      --offcpu-source SRC  auto (default): the sched_switch tracepoint,\n"
-		"                        else the context-switch event; tracepoint or\n"
-		"                        switch: that one only\n"
+		"      --sched WAY       auto (default): scheduler events filtered and\n"
+		"                        paired in the kernel by BPF where it is allowed\n"
+		"                        (root or CAP_BPF+CAP_PERFMON, a kernel with\n"
+		"                        BTF), else perf_event; bpf or perf: that one\n"
+		"      --offcpu-source SRC  perf_event's source: auto (default): the\n"
+		"                        sched_switch tracepoint, else the context-switch\n"
+		"                        event; tracepoint or switch: that one only\n"
+		"                        (implies --sched perf)\n"
 		"      --children        also the samples of processes the target forks\n"
 		"                        (inherited events follow them; left out and\n"
 		"                        counted by default)\n"
@@ -469,7 +475,7 @@ static void on_sealed(void *ctx, const struct record_sealed *s)
 static void summary_offcpu(const struct record_stats *st)
 {
 	if (st->switches || !strcmp(st->offcpu, "tracepoint") ||
-	    !strcmp(st->offcpu, "context-switch"))
+	    !strcmp(st->offcpu, "context-switch") || !strcmp(st->offcpu, "bpf"))
 		fprintf(stderr,
 			"d9prof: off-CPU (%s): %llu switch%s (%llu blocked, %llu preempted)\n",
 			st->offcpu, (unsigned long long)st->switches,
@@ -838,6 +844,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"sampler", required_argument, NULL, OPT_SAMPLER},
 		{"no-offcpu", no_argument, NULL, OPT_NO_OFFCPU},
 		{"offcpu-source", required_argument, NULL, OPT_OFFCPU_SOURCE},
+		{"sched", required_argument, NULL, OPT_SCHED},
 		{"no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS},
 		{"no-shim", no_argument, NULL, OPT_NO_SHIM},
 		{"children", no_argument, NULL, OPT_CHILDREN},
@@ -864,6 +871,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		[RECORD_SAMPLER_AUTO] = "auto",
 		[RECORD_SAMPLER_PERF] = "perf",
 		[RECORD_SAMPLER_CTIMER] = "ctimer",
+	};
+	static const char *const scheds[] = {
+		[RECORD_SCHED_AUTO] = "auto",
+		[RECORD_SCHED_BPF] = "bpf",
+		[RECORD_SCHED_PERF] = "perf",
 	};
 	static const char *const sources[] = {
 		[RECORD_OFFCPU_AUTO] = "auto",
@@ -931,6 +943,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			if (WORD_OPTION("record ", "off-CPU source", optarg, sources, &k))
 				return EXIT_USAGE;
 			o->offcpu = (enum record_offcpu)k;
+			break;
+		case OPT_SCHED:
+			if (WORD_OPTION("record ", "scheduler event path", optarg, scheds,
+					&k))
+				return EXIT_USAGE;
+			o->sched = (enum record_sched)k;
 			break;
 		case OPT_CALL_GRAPH:
 			if (record_callgraph_parse(optarg, &o->callgraph, &o->cpu_stack))

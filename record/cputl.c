@@ -207,7 +207,7 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 	uint16_t at[2 * HOLD_SLOTS]; /* tid -> index in v + 1, by hash */
 	const struct tl *t;
 	uint64_t others = 0;
-	size_t lo, n = 0, i, k, out = 0;
+	size_t lo, n = 0, i, k;
 
 	if (cpu >= c->ncpu || to <= from)
 		return 0;
@@ -241,6 +241,14 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 		}
 		v[at[k] - 1].ns += b - a;
 	}
+	return cputl__pick_holds(v, n, others, h);
+}
+
+size_t cputl__pick_holds(const struct trace_hold *v, size_t n, uint64_t others,
+			 struct trace_hold *h)
+{
+	size_t k, out = 0;
+
 	/* all of them, sorted, when they fit; else the largest but one
 	 * and "others" for the rest: a selection, not a sort (a wait among
 	 * 400 busy threads has hundreds of holders) */

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "record/offcpu.h"
 #include "record/proc.h"
 #include "record/perf.h"
+#include "record/sched_bpf.h"
 #include "record/tracefs.h"
 #include "record/ustack.h"
 #include "symbol/symbolize.h"
@@ -46,6 +48,8 @@
 #define RING_PAGES_FP	 512
 #define RING_PAGES_WAKE	 512
 #define RING_BYTES_ALL	 (256ULL << 20)
+/* The BPF source's one ring (mapped twice: RSS counts it twice) */
+#define RING_BYTES_BPF (16ULL << 20)
 /* a record stamped this long before a
  * drain began is in its ring by then */
 #define SETTLE_NS 2000000ULL
@@ -146,6 +150,7 @@ struct wake_rec {
 };
 
 struct offcpu_rec {
+	struct sched_bpf *bpf; /* the BPF source, else the perf sets */
 	struct perf_set *ps;
 	struct perf_callbacks cb;
 	struct symbolizer *sym;
@@ -219,6 +224,8 @@ static void push_ev(struct offcpu_rec *oc, uint32_t tid, const struct ev *e)
 #define TL_KEEP_NS 2000000000ULL /* a wait longer is charged for 2 s at most */
 
 static void name_holder(struct offcpu_rec *oc, uint32_t tid, const char *comm);
+static void emit_interval(struct offcpu_rec *oc, struct trace_switch *s,
+			  const struct trace_hold *h, size_t nh);
 
 static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t time_in)
 {
@@ -232,7 +239,6 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 		.stack = out->stack,
 		.preempted = out->preempted,
 	};
-	int err;
 
 	/* runnable from the preemption, or from the wakeup when one came
 	 * between out and in; who had the CPU meanwhile: the thread that
@@ -247,37 +253,50 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 	if (s.runnable && time_in && t->prev_cpu >= 0 && oc->wk.cpus)
 		nh = cputl__holds(oc->wk.cpus, (uint32_t)t->prev_cpu, t->tid, s.runnable,
 				  time_in, h);
-	for (size_t k = 0, top = 0; k < nh; k++) {
+	for (size_t k = 0; k < nh; k++) {
 		const char *comm;
 
+		if (h[k].tid != TRACE_HOLD_UNKNOWN && h[k].tid != TRACE_HOLD_IDLE &&
+		    h[k].tid != TRACE_HOLD_OTHERS &&
+		    (comm = cputl__comm(oc->wk.cpus, h[k].tid)))
+			name_holder(oc, h[k].tid, comm);
+	}
+	emit_interval(oc, &s, h, nh);
+}
+
+/* Write @s with its holds @h (named already): the holder is the largest
+ * that is a thread; the statistics and the run-queue hit follow. */
+static void emit_interval(struct offcpu_rec *oc, struct trace_switch *s,
+			  const struct trace_hold *h, size_t nh)
+{
+	uint64_t time_in = s->time_in;
+	int err;
+
+	for (size_t k = 0, top = 0; k < nh; k++) {
 		if (h[k].tid == TRACE_HOLD_UNKNOWN)
 			continue;
 		oc->st->held_ns += h[k].ns;
 		if (h[k].tid == TRACE_HOLD_IDLE || h[k].tid == TRACE_HOLD_OTHERS)
 			continue;
-		/* the holder: the largest that is a thread; each named in
-		 * this segment, with the last name it had */
 		if (!top++)
-			s.holder = h[k].tid;
-		if ((comm = cputl__comm(oc->wk.cpus, h[k].tid)))
-			name_holder(oc, h[k].tid, comm);
+			s->holder = h[k].tid;
 	}
-	if (s.runnable && time_in) {
+	if (s->runnable && time_in) {
 		oc->st->runnable++;
-		oc->st->runq_ns += time_in - s.runnable;
-		if (oc->runq_limit && time_in - s.runnable > oc->runq_limit &&
+		oc->st->runq_ns += time_in - s->runnable;
+		if (oc->runq_limit && time_in - s->runnable > oc->runq_limit &&
 		    !oc->hit.time) {
-			oc->hit.tid = t->tid;
+			oc->hit.tid = s->tid;
 			oc->hit.time = time_in;
-			oc->hit.ns = time_in - s.runnable;
+			oc->hit.ns = time_in - s->runnable;
 		}
 	}
-	err = trace_writer__switch_held(oc->w, &s, h, nh);
+	err = trace_writer__switch_held(oc->w, s, h, nh);
 
 	if (err && !oc->err)
 		oc->err = err;
 	oc->st->switches++;
-	if (out->preempted)
+	if (s->preempted)
 		oc->st->preempted++;
 	else
 		oc->st->blocked++;
@@ -693,6 +712,111 @@ static void on_lost(void *ctx, uint64_t lost)
 	oc->st->lost += lost;
 }
 
+/* ---- the BPF source ----------------------------------------------------- */
+
+/* A target thread left its CPU: its stack, the switch-out waiting for
+ * its switch-in. */
+static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const void *stack)
+{
+	struct offcpu_rec *oc = ctx;
+	struct tstate *t = tstate_get(oc, o->tid);
+	struct ev e = {.time = o->time,
+		       .kind = EV_OUT,
+		       .holder = o->holder,
+		       .preempted = (uint8_t)o->preempted,
+		       .known = 1};
+	uint64_t ips[MAX_CHAIN];
+	unsigned int n;
+	int err;
+
+	if (!t) {
+		oc->err = oc->err ? oc->err : -ENOMEM;
+		return;
+	}
+	n = ustack_split(oc->sym, (const uint64_t *)o->kips,
+			 o->kbytes > 0 ? (unsigned int)o->kbytes / 8 : 0, o->sp, o->fp,
+			 stack, o->stack_len, (const uint64_t *)o->uips,
+			 o->ubytes > 0 ? (unsigned int)o->ubytes / 8 : 0, ips, MAX_CHAIN,
+			 &oc->st->ustack);
+	err = trace_writer__stack(oc->w, ips, n, &e.stack);
+	if (err) {
+		oc->err = oc->err ? oc->err : err;
+		return;
+	}
+	if (t->open)
+		oc->st->unpaired++;
+	t->out = e;
+	t->open = 1;
+	t->wake = 0;
+	t->prev = 0;
+	t->prev_cpu = -1;
+}
+
+/* ... and got one again: the interval, its run-queue part and who held
+ * the CPU meanwhile, as the kernel summed them. */
+static void on_bpf_in(void *ctx, const struct sched_bpf_in *in)
+{
+	struct offcpu_rec *oc = ctx;
+	struct tstate *t = tstate_find(oc, in->tid);
+	struct trace_hold v[SCHED_BPF_SLOTS + 1], h[TRACE_MAX_HOLDS];
+	struct trace_switch s;
+	size_t nv = 0, nh = 0;
+
+	if (!t || !t->open)
+		return; /* off-CPU since before the recording */
+	t->open = 0;
+	s = (struct trace_switch){.time = t->out.time,
+				  .time_in = in->time,
+				  .tid = t->tid,
+				  .stack = t->out.stack,
+				  .preempted = t->out.preempted};
+	if (in->runnable >= s.time && in->runnable <= s.time_in) {
+		s.runnable = in->runnable;
+		s.holder = s.preempted && t->out.holder ? t->out.holder : in->prev;
+		if (in->unknown)
+			v[nv++] = (struct trace_hold){TRACE_HOLD_UNKNOWN, in->unknown};
+		for (unsigned int k = 0; k < in->nholds && k < SCHED_BPF_SLOTS; k++) {
+			const struct sched_bpf_hold *b = &in->holds[k];
+
+			v[nv++] = (struct trace_hold){b->tid, b->ns};
+			if (b->tid != SCHED_BPF_IDLE)
+				name_holder(oc, b->tid, b->comm);
+		}
+		nh = cputl__pick_holds(v, nv, in->others, h);
+	}
+	emit_interval(oc, &s, h, nh);
+}
+
+/* The BPF source in place of the perf sets: 0, or -errno and @why. */
+static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char *why,
+		    size_t whylen)
+{
+	const struct sched_bpf_opts bo = {
+		.pid = oc->pid,
+		.children = o->children,
+		.stack_bytes = o->stack_bytes,
+		.kernel = !o->exclude_kernel,
+		.wakeups = o->wakeups,
+		.ring_bytes = RING_BYTES_BPF,
+	};
+	const struct sched_bpf_cb cb = {.ctx = oc, .out = on_bpf_out, .in = on_bpf_in};
+	struct offcpu_rec_stats *st = oc->st;
+	int err;
+
+	if (kill(oc->pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	err = sched_bpf__open(&bo, &cb, &oc->bpf, why, whylen);
+	if (err)
+		return err;
+	st->source = "bpf";
+	snprintf(st->holders, sizeof(st->holders), "sched:sched_switch");
+	if (o->wakeups)
+		snprintf(st->wake_source, sizeof(st->wake_source), "sched:sched_waking");
+	else
+		snprintf(st->wake_why, sizeof(st->wake_why), "off (--no-wakeups)");
+	return 0;
+}
+
 /* ---- opening ------------------------------------------------------------ */
 
 static void make_attr(const struct offcpu_rec *oc, const struct offcpu_rec_opts *o,
@@ -777,6 +901,21 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 	oc->st = st;
 	oc->cb = (struct perf_callbacks){
 		.ctx = oc, .sample = on_sample, .ctxsw = on_ctxsw, .lost = on_lost};
+	if (o->sched != OFFCPU_SCHED_PERF) {
+		char bwhy[256];
+
+		err = bpf_open(oc, o, bwhy, sizeof(bwhy));
+		if (!err) {
+			*out = oc;
+			return 0;
+		}
+		if (err == -ESRCH || o->sched == OFFCPU_SCHED_BPF) {
+			snprintf(why, whylen, "%s",
+				 err == -ESRCH ? "no such process" : bwhy);
+			goto fail;
+		}
+		snprintf(st->bpf_why, sizeof(st->bpf_why), "%s", bwhy);
+	}
 	if (o->source != OFFCPU_REC_SWITCH) {
 		char tpwhy[256];
 
@@ -826,6 +965,12 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 {
 	uint64_t start = record_now_ns();
 
+	if (oc->bpf) {
+		int err = sched_bpf__drain(oc->bpf);
+
+		oc->st->lost = sched_bpf__lost(oc->bpf);
+		return oc->err ? oc->err : err;
+	}
 	perf_set__drain(oc->ps, &oc->cb);
 	wake_drain(oc);
 	/* everything stamped before the previous drain began (less a margin
@@ -846,6 +991,12 @@ unsigned int offcpu_rec__pollfds(const struct offcpu_rec *oc, struct pollfd *pfd
 
 	if (!oc)
 		return 0;
+	if (oc->bpf) {
+		if (!max)
+			return 0;
+		pfd[0] = (struct pollfd){.fd = sched_bpf__fd(oc->bpf), .events = POLLIN};
+		return 1;
+	}
 	n = perf_set__pollfds(oc->ps, pfd, max);
 	n += perf_set__pollfds(oc->wk.wake_ps, pfd + n, max - n);
 	return n + perf_set__pollfds(oc->wk.in_ps, pfd + n, max - n);
@@ -863,21 +1014,32 @@ static void each_set(struct offcpu_rec *oc, void (*fn)(struct perf_set *ps))
 
 void offcpu_rec__enable(struct offcpu_rec *oc)
 {
-	each_set(oc, perf_set__enable);
+	if (oc && oc->bpf)
+		sched_bpf__enable(oc->bpf, 1);
+	else
+		each_set(oc, perf_set__enable);
 }
 
 void offcpu_rec__disable(struct offcpu_rec *oc)
 {
-	each_set(oc, perf_set__disable);
+	if (oc && oc->bpf)
+		sched_bpf__enable(oc->bpf, 0);
+	else
+		each_set(oc, perf_set__disable);
 }
 
 int offcpu_rec__finish(struct offcpu_rec *oc)
 {
 	size_t i;
 
-	perf_set__drain(oc->ps, &oc->cb);
-	wake_drain(oc);
-	settle_all(oc, UINT64_MAX);
+	if (oc->bpf) {
+		sched_bpf__drain(oc->bpf);
+		oc->st->lost = sched_bpf__lost(oc->bpf);
+	} else {
+		perf_set__drain(oc->ps, &oc->cb);
+		wake_drain(oc);
+		settle_all(oc, UINT64_MAX);
+	}
 	for (i = 0; i < oc->nts; i++)
 		if (oc->ts[i].open) {
 			write_interval(oc, &oc->ts[i], 0);
@@ -892,6 +1054,7 @@ void offcpu_rec__free(struct offcpu_rec *oc)
 
 	if (!oc)
 		return;
+	sched_bpf__free(oc->bpf);
 	perf_set__free(oc->ps);
 	wake_close(oc);
 	lib_map_release(&oc->wk.named);

@@ -31,6 +31,12 @@
  * need root or CAP_PERFMON: without them off-CPU time is recorded whole,
  * blocked and run-queue time not split (st->wake_why says why).
  *
+ * The BPF source (record/sched_bpf.h, chosen by default where the kernel
+ * allows it) does the same in the kernel: switches and wakeups kept to
+ * the target's threads, intervals paired and holders summed there; only
+ * the target's switch-outs (with the same stacks) and switch-ins reach
+ * user space, through one ring, with no per-thread events.
+ *
  * Each completed interval becomes one struct trace_switch. Records of one
  * thread can sit in different CPU rings (out on one CPU, in on another), so
  * events are kept per thread in time order and paired only once every ring
@@ -59,18 +65,26 @@ enum offcpu_rec_source {
 /* Default bytes of user stack copied per switch: the distance from the SP
  * at a syscall to the first frame-pointer frame is a few hundred bytes in
  * glibc's blocking calls; the rest is headroom for deeper library code. */
+/* Where the scheduler events come from. */
+enum offcpu_rec_sched {
+	OFFCPU_SCHED_AUTO, /* BPF where the kernel allows it, else perf */
+	OFFCPU_SCHED_BPF,  /* record/sched_bpf.h only */
+	OFFCPU_SCHED_PERF, /* perf_event only (the source below) */
+};
+
 #define OFFCPU_STACK_DEFAULT 8192
 #define OFFCPU_STACK_MAX     32768
 
 struct offcpu_rec_opts {
-	enum offcpu_rec_source source;
-	unsigned int stack_bytes; /* user stack copy per switch, a multiple
-				   * of 8 up to OFFCPU_STACK_MAX; 0: no
-				   * copy, frame pointers only */
-	int exclude_kernel;	  /* no kernel callchains */
-	int may_mount;		  /* mount tracefs if it is not mounted */
-	int wakeups;		  /* also record wakeups (run-queue time) */
-	int children;		  /* also forked children's switches */
+	enum offcpu_rec_sched sched;
+	enum offcpu_rec_source source; /* the perf_event source */
+	unsigned int stack_bytes;      /* user stack copy per switch, a multiple
+					* of 8 up to OFFCPU_STACK_MAX; 0: no
+					* copy, frame pointers only */
+	int exclude_kernel;	       /* no kernel callchains */
+	int may_mount;		       /* mount tracefs if it is not mounted */
+	int wakeups;		       /* also record wakeups (run-queue time) */
+	int children;		       /* also forked children's switches */
 };
 
 struct offcpu_rec_stats {
@@ -91,7 +105,8 @@ struct offcpu_rec_stats {
 	char wake_source[32];	    /* "sched:sched_waking", "" if not recorded */
 	char wake_why[256];	    /* why wakeups are not recorded */
 	struct ustack_stats ustack; /* the user stacks of switch-outs */
-	const char *source;	    /* "tracepoint" or "context-switch" */
+	const char *source;	    /* "bpf", "tracepoint" or "context-switch" */
+	char bpf_why[256];	    /* why auto did not take BPF */
 	char tracefs[128];	    /* tracefs used, "" for the software event */
 	int mounted_tracefs;	    /* 1 if this collector mounted it */
 	char fallback_why[256];	    /* why auto fell back to the software event */

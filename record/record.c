@@ -476,6 +476,11 @@ static int sampler_tick(struct rec *r, uint64_t now)
 static int open_offcpu(struct rec *r)
 {
 	struct offcpu_rec_opts oo = {
+		.sched = r->o->sched == RECORD_SCHED_BPF ? OFFCPU_SCHED_BPF
+			 : r->o->sched == RECORD_SCHED_PERF ||
+					 r->o->offcpu != RECORD_OFFCPU_AUTO
+				 ? OFFCPU_SCHED_PERF
+				 : OFFCPU_SCHED_AUTO,
 		.source = r->o->offcpu == RECORD_OFFCPU_TRACEPOINT ? OFFCPU_REC_TRACEPOINT
 			  : r->o->offcpu == RECORD_OFFCPU_SWITCH   ? OFFCPU_REC_SWITCH
 								   : OFFCPU_REC_AUTO,
@@ -498,6 +503,10 @@ static int open_offcpu(struct rec *r)
 	if (r->ocst.mounted_tracefs)
 		record_log(r, RECORD_INFO, "mounted tracefs at %s for sched:sched_switch",
 			   r->ocst.tracefs);
+	if ((err == -EACCES || err == -EPERM) && r->o->sched == RECORD_SCHED_BPF) {
+		snprintf(r->st->why, sizeof(r->st->why), "%.250s", why);
+		return err;
+	}
 	if (err == -EACCES || err == -EPERM) {
 		snprintf(r->st->offcpu, sizeof(r->st->offcpu), "refused");
 		record_log(r, RECORD_WARN,
@@ -534,7 +543,15 @@ static int open_offcpu(struct rec *r)
 	else if (r->ocst.holders_why[0])
 		snprintf(r->st->holders, sizeof(r->st->holders), "refused: %s",
 			 r->ocst.holders_why);
-	if (r->ocst.fallback_why[0])
+	if (r->ocst.bpf_why[0])
+		record_log(r, RECORD_INFO,
+			   "scheduler events from perf_event, not BPF: %s",
+			   r->ocst.bpf_why);
+	if (!strcmp(r->ocst.source, "bpf"))
+		record_log(r, RECORD_INFO,
+			   "off-CPU from BPF on sched_switch%s, paired in the kernel",
+			   r->o->no_wakeups ? "" : " and sched_waking");
+	else if (r->ocst.fallback_why[0])
 		record_log(r, RECORD_INFO, "off-CPU from the context-switch event: %s",
 			   r->ocst.fallback_why);
 	else if (r->ocst.tracefs[0])

@@ -166,6 +166,13 @@ struct record_opts {
 		RECORD_OFFCPU_SWITCH,	  /* only the software event */
 		RECORD_OFFCPU_OFF,
 	} offcpu;
+	/* The scheduler events' path (record/offcpu.h): BPF where allowed
+	 * (auto), else perf_event; a forced --offcpu-source means perf. */
+	enum record_sched {
+		RECORD_SCHED_AUTO = 0,
+		RECORD_SCHED_BPF,
+		RECORD_SCHED_PERF,
+	} sched;
 	unsigned int offcpu_stack; /* bytes of user stack copied per
 				    * switch for CFI unwinding (multiple
 				    * of 8, <= 32768); 0 = 8192 */
@@ -264,7 +271,7 @@ struct record_stats {
 	char sampler[16];	 /* "perf" or "ctimer" */
 	char why[256];		 /* reason, on error */
 	/* off-CPU */
-	char offcpu[16];	    /* trace meta "offcpu": "tracepoint",
+	char offcpu[16];	    /* trace meta "offcpu": "bpf", "tracepoint",
 				     * "context-switch", "off", "refused" */
 	uint64_t switches;	    /* off-CPU intervals written */
 	uint64_t switches_blocked;  /* ... blocked (the rest preempted) */

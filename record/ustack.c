@@ -258,3 +258,16 @@ unsigned int ustack_chain(struct symbolizer *sym, const struct perf_sample *s,
 	mark_returns(out + n, nu);
 	return n + nu;
 }
+
+unsigned int ustack_split(struct symbolizer *sym, const uint64_t *kips, unsigned int nk,
+			  uint64_t sp, uint64_t fpreg, const void *stack, size_t len,
+			  const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			  unsigned int max, struct ustack_stats *st)
+{
+	unsigned int n = nk < max ? nk : max;
+
+	memcpy(out, kips, n * sizeof(*out));
+	mark_returns(out, n);
+	return n + ustack_fp_regs(sp && len ? sym : NULL, sp, fpreg, stack,
+				  (unsigned int)(len / 8), fp, nfp, out + n, max - n, st);
+}

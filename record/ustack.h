@@ -63,6 +63,15 @@ unsigned int ustack_fp_regs(struct symbolizer *sym, uint64_t sp, uint64_t fpreg,
 			    const uint64_t *fp, unsigned int nfp, uint64_t *out,
 			    unsigned int max, struct ustack_stats *st);
 
+/* A chain taken apart (the BPF scheduler programs): the kernel frames
+ * @kips (@nk, [0] the pc) as they are, then the user frames of
+ * ustack_fp_regs() over @len bytes of @stack from @sp (@sp 0 or @len 0:
+ * the frame-pointer chain @fp alone). Returns the count written to @out. */
+unsigned int ustack_split(struct symbolizer *sym, const uint64_t *kips, unsigned int nk,
+			  uint64_t sp, uint64_t fpreg, const void *stack, size_t len,
+			  const uint64_t *fp, unsigned int nfp, uint64_t *out,
+			  unsigned int max, struct ustack_stats *st);
+
 /* The join itself, on return-address chains (leaf first, [0] the pc):
  * the CFI chain @cfi (@cfi_done: it reached the outermost frame) and the
  * frame-pointer chain @fp of the same stack into @out (at most @max).

@@ -11,7 +11,8 @@
 # dpkg that holds the lock (unattended-upgrades on a fresh machine).
 set -eu
 BUILD="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev \
-libiberty-dev pkg-config man-db systemtap-sdt-dev libncurses-dev libcurl4-openssl-dev"
+libiberty-dev pkg-config man-db systemtap-sdt-dev libncurses-dev libcurl4-openssl-dev \
+libbpf-dev bpftool"
 TOKIO="librust-tokio-dev librust-pin-project-lite-dev librust-tracing-dev \
 librust-tracing-subscriber-dev"
 CHECK="clang-format libcriterion-dev linux-perf hyperfine time lld chromium python3 nodejs golang-go \

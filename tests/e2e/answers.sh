@@ -65,7 +65,7 @@ cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat" 2>/dev/null || echo 0; }
 runq_rec() {
 	local h0 w0 b0
 	h0=$(cpu_ns "$TPID") w0=$(cpu_ns "$WPID") b0=$(cpu_ns "$PPID_/task/$BTID")
-	"$D9" record -p "$PPID_" -d "$1" -o "$TMP/rq.data" 2>"$TMP/rq.err" ||
+	"$D9" record -p "$PPID_" --sched "$RQ_SCHED" -d "$1" -o "$TMP/rq.data" 2>"$TMP/rq.err" ||
 		fail "record failed: $(tail -3 "$TMP/rq.err")" || return 1
 	HOG_NS=$(($(cpu_ns "$TPID") - h0)) WAKER_NS=$(($(cpu_ns "$WPID") - w0))
 	BUSY_NS=$(($(cpu_ns "$PPID_/task/$BTID") - b0))
@@ -87,6 +87,20 @@ t_runq_split() {
 	TPID=$(awk '/^pid/ { print $2 }' "$TMP/thief.out")
 	start_ready -t 10 "$TMP/waker.out" taskset -c 0 "$ANS/waker" 120 || return 1
 	WPID=$(awk '/^pid/ { print $2 }' "$TMP/waker.out")
+	# each scheduler path judged against the same ground truth: BPF (the
+	# default where the kernel allows it) and perf_event
+	for RQ_SCHED in bpf perf; do
+		if [ "$RQ_SCHED" = bpf ] && ! "$D9" record --sched bpf -d 0.01 -o "$TMP/rqb.data" \
+			-- true 2>"$TMP/rqb.err"; then
+			say "    bpf: skip: $(tail -1 "$TMP/rqb.err")"
+			continue
+		fi
+		say "    --sched $RQ_SCHED:"
+		runq_judge || return
+	done
+}
+
+runq_judge() {
 	# 1 s of run-queue time to judge: 3 s usually, up to 12 s
 	enough 1000 3 12 runq_rec
 	case $? in 0) ;; 3) fail "too little run-queue time" ;& *) return 1 ;; esac
@@ -94,6 +108,8 @@ t_runq_split() {
 		say "    skip: $(grep -m1 approximated "$TMP/rq.err")"
 		return 2
 	fi
+	grep -q "off-CPU ($([ "$RQ_SCHED" = bpf ] && echo bpf || echo tracepoint))" "$TMP/rq.err" ||
+		fail "not recorded by --sched $RQ_SCHED: $(grep 'off-CPU' "$TMP/rq.err")" || return 1
 	grep -q "charged to" "$TMP/rq.err" ||
 		fail "record does not say how run-queue time was charged: $(cat "$TMP/rq.err")" ||
 		return 1

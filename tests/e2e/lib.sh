@@ -69,6 +69,19 @@ fail() { say "    $*"; return 1; }
 # perf_event_paranoid says), else say why and return 2 (skipped). The
 # probe is one short recording, made on the first call.
 PERF_WHY=unprobed
+# need_bpf: 0 when `record --sched bpf` works here, else 2 and why (once)
+BPF_WHY=unprobed
+need_bpf() {
+	if [ "$BPF_WHY" = unprobed ]; then
+		BPF_WHY=""
+		"$D9" record --sched bpf -d 0.01 -o "$TMP/bprobe.data" -- true \
+			2>"$TMP/bprobe.err" || BPF_WHY=$(tail -1 "$TMP/bprobe.err")
+	fi
+	[ -z "$BPF_WHY" ] && return 0
+	say "    skip: $BPF_WHY"
+	return 2
+}
+
 need_perf() {
 	local probe
 	if [ "$PERF_WHY" = unprobed ]; then

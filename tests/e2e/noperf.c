@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * noperf [--system-wide] CMD [ARGS...] - run CMD under a seccomp filter
- * that makes perf_event_open(2) fail with EPERM, as Docker's default
- * profile does; with --system-wide only events on every task of a CPU
- * (pid -1) fail, with EACCES, as for a user without CAP_PERFMON.
+ * that makes perf_event_open(2) and bpf(2) fail with EPERM, as Docker's
+ * default profile does; with --system-wide only bpf(2) and events on
+ * every task of a CPU (pid -1) fail, with EPERM and EACCES, as for a user
+ * without CAP_BPF and CAP_PERFMON.
  * Everything else is allowed. For the end-to-end tests of the recorder's
- * fallbacks: the ctimer sampler, and off-CPU time without wakeups.
+ * fallbacks: the ctimer sampler, perf_event for the scheduler events, and
+ * off-CPU time without wakeups.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -30,13 +32,16 @@ int main(int argc, char **argv)
 {
 	struct sock_filter all[] = {
 		LOAD_NR,
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	/* pid (args[1], an int: its low 32 bits) == -1 */
 	struct sock_filter cpuwide[] = {
 		LOAD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 3),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, args[1])),

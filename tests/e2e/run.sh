@@ -486,9 +486,14 @@ blocked_weight() { awk '!/\[preempted\]/ { s += $NF } END { print s + 0 }' "$1";
 # offcpu_demo SRC LABEL: the demo recorded from start to exit with off-CPU
 # source SRC; its blocker (task 2) blocks ~3 ms per poll in
 # demo_blocking_read's nanosleep, its hog (task 1) never blocks
+# offcpu_demo SRC LABEL: the demo's off-CPU time recorded with
+# --offcpu-source SRC (perf_event), or with --sched bpf for SRC bpf
 offcpu_demo() {
-	local src=$1 label=$2 d="$TMP/oc-$1"
-	"$D9" record --offcpu-source "$src" -o "$d.data" -- "$DEMO" -d 4 >/dev/null \
+	local src=$1 label=$2 d="$TMP/oc-$1" how
+	how="--offcpu-source $src"
+	[ "$src" = bpf ] && how="--sched bpf"
+	# shellcheck disable=SC2086
+	"$D9" record $how -o "$d.data" -- "$DEMO" -d 4 >/dev/null \
 		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
 	grep -q "off-CPU ($label): [1-9][0-9]* switches" "$d.err" ||
 		fail "no off-CPU summary from $label: $(grep -i off-cpu "$d.err")" || return 1
@@ -522,20 +527,28 @@ t_offcpu_demo_tracepoint() {
 	offcpu_demo tracepoint tracepoint
 }
 
+t_offcpu_demo_bpf() {
+	need_perf && need_bpf || return
+	offcpu_demo bpf bpf
+}
+
 t_offcpu_demo_context_switch_fallback() {
 	need_perf || return
 	offcpu_demo switch context-switch
 }
 
-# offcpu_sleeper SRC: a process of our own whose task sleeps ~3 ms per poll
+# offcpu_sleeper SRC: (SRC as offcpu_demo's) a process of our own whose task sleeps ~3 ms per poll
 # in libc's nanosleep()/usleep() called from sleeper_wait_for_io(), a
 # frame-pointer walk from inside libc skips that function
 offcpu_sleeper() {
-	local src=$1 d="$TMP/sl-$1"
+	local src=$1 d="$TMP/sl-$1" how
 	[ -x "$TMP/sleeper" ] ||
 		cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleeper.c -o "$TMP/sleeper" \
 			"$B/libd9prof.a" -lpthread || fail "cannot build the sleeper" || return 1
-	"$D9" record --offcpu-source "$src" -o "$d.data" -- "$TMP/sleeper" 5 >"$d.out" \
+	how="--offcpu-source $src"
+	[ "$src" = bpf ] && how="--sched bpf"
+	# shellcheck disable=SC2086
+	"$D9" record $how -o "$d.data" -- "$TMP/sleeper" 5 >"$d.out" \
 		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
 	local slept w wcall
 	slept=$(awk '$1 == "slept_us" { print $2 }' "$d.out")
@@ -562,6 +575,29 @@ t_offcpu_own_sleeper_tracepoint() {
 	offcpu_sleeper tracepoint
 }
 
+t_offcpu_own_sleeper_bpf() {
+	need_perf && need_bpf || return
+	offcpu_sleeper bpf
+}
+
+# BPF refused (a seccomp filter on bpf(2), as a container's): auto says
+# why and records with perf_event; --sched bpf is one clear line and fails
+t_bpf_refused_falls_back_to_perf() {
+	need_perf || return
+	local d="$TMP/nobpf"
+	cc -O1 tests/e2e/noperf.c -o "$TMP/noperf" || fail "cannot build noperf" || return 1
+	"$TMP/noperf" --system-wide "$D9" record -o "$d.data" -- sleep 0.3 >/dev/null \
+		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
+	grep -q "scheduler events from perf_event, not BPF: BPF refused" "$d.err" ||
+		fail "no word of BPF refused: $(cat "$d.err")" || return 1
+	grep -q "off-CPU (tracepoint): [1-9]" "$d.err" ||
+		fail "no perf_event off-CPU: $(grep off-CPU "$d.err")" || return 1
+	grep -m1 "not BPF" "$d.err" | sed 's/^/    /'
+	expect 1 "BPF refused" "$TMP/noperf" --system-wide "$D9" record --sched bpf \
+		-o "$d.2.data" -- sleep 0.1 || return 1
+	expect 2 "bad scheduler event path 'ebpf'" "$D9" record --sched ebpf -p 1 || return 1
+}
+
 t_offcpu_own_sleeper_context_switch() {
 	need_perf || return
 	offcpu_sleeper switch
@@ -580,7 +616,7 @@ t_offcpu_mounts_tracefs_when_missing() {
 			umount "$m" || exit 3
 		done
 		! grep -q " tracefs " /proc/mounts || exit 3
-		"$1" record -o "$2" -- sleep 0.5' sh "$D9" "$TMP/mnt.data" >/dev/null \
+		"$1" record --sched perf -o "$2" -- sleep 0.5' sh "$D9" "$TMP/mnt.data" >/dev/null \
 		2>"$TMP/mnt.err" || fail "record failed: $(cat "$TMP/mnt.err")" || return 1
 	grep -q "mounted tracefs at /sys/kernel/tracing" "$TMP/mnt.err" ||
 		fail "no word about mounting tracefs: $(cat "$TMP/mnt.err")" || return 1
@@ -963,8 +999,9 @@ e2e_run_tests t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized 
 	t_ctimer_and_perf_agree_on_the_demo t_ctimer_fallback_under_seccomp \
 	t_ctimer_needs_the_shim t_killed_ctimer_recorder_leaves_target_as_before \
 	t_bad_input_is_one_clear_line t_help_and_man \
-	t_offcpu_demo_tracepoint t_offcpu_demo_context_switch_fallback \
-	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_context_switch \
+	t_offcpu_demo_tracepoint t_offcpu_demo_bpf t_offcpu_demo_context_switch_fallback \
+	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_bpf \
+	t_offcpu_own_sleeper_context_switch t_bpf_refused_falls_back_to_perf \
 	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal \
 	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll \
 	t_usdt_probes_count_the_demos_polls

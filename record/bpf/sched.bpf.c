@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * sched.bpf.c - the scheduler events of `d9prof record --sched bpf`, in
+ * the kernel: sched_switch and sched_waking kept to the target's threads,
+ * blocked and run-queue time paired here, and who held a CPU while a
+ * target thread waited for it summed here from the CPU's last switches.
+ * What reaches user space is one record per switch-out (with its stacks)
+ * and one per switch-in (record/bpf/sched.h), through one ring buffer;
+ * the rest of the machine's switches and wakeups never leave the kernel.
+ *
+ * CO-RE: the few kernel fields read are declared below with
+ * preserve_access_index and relocated by libbpf against the running
+ * kernel's BTF, so no vmlinux.h is needed to build. Needs a kernel with
+ * BTF, tp_btf and sched_switch's prev_state argument (5.18 or later);
+ * elsewhere the load fails and the recorder uses perf_event.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "sched.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct task_struct {
+	int pid;
+	int tgid;
+	char comm[16];
+	struct task_struct *real_parent;
+} __attribute__((preserve_access_index));
+
+struct pt_regs {
+#if defined(__TARGET_ARCH_x86)
+	unsigned long bp;
+	unsigned long sp;
+#elif defined(__TARGET_ARCH_arm64)
+	unsigned long regs[31];
+	unsigned long sp;
+#endif
+} __attribute__((preserve_access_index));
+
+#define TASK_DEAD 0x80 /* include/linux/sched.h */
+
+const volatile struct sched_bpf_cfg cfg = {0};
+/* set by the recorder: 1 from enable to disable */
+volatile __u32 enabled = 0;
+/* records the ring had no room for */
+volatile __u64 lost = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24); /* resized before load */
+} ring SEC(".maps");
+
+/* the processes followed: the target's children, with cfg.children */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} children SEC(".maps");
+
+struct tstate {
+	__u64 out;	/* switched out at; 0: on a CPU */
+	__u64 runnable; /* runnable since (0: still blocked) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct tstate);
+} threads SEC(".maps");
+
+struct hist_ent {
+	__u64 time;
+	__u32 tid; /* SCHED_BPF_IDLE for the idle task */
+	__u32 pad;
+	char comm[16];
+};
+
+struct hist {
+	__u32 head; /* next slot */
+	__u32 n;
+	struct hist_ent e[SCHED_BPF_HIST];
+};
+
+/* each CPU's last switches: what ran there, from when */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hist);
+} hists SEC(".maps");
+
+/* scratch for a switch-out record, one per CPU (too big for the BPF
+ * stack and for a per-CPU map's value): indexed by the CPU, max_entries
+ * set to the possible CPUs before load */
+struct out_buf {
+	struct sched_bpf_out h;
+	unsigned char stack[SCHED_BPF_STACK_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct out_buf);
+} outs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sched_bpf_in);
+} ins SEC(".maps");
+
+/* Wake the recorder only once the ring is a quarter full: a wakeup per
+ * record would have it preempt the target at every switch (and so make
+ * more switches) */
+static __always_inline __u64 wake_flag(void)
+{
+	return bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= cfg.wake_at
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline int is_target(struct task_struct *t)
+{
+	__u32 tgid = (__u32)t->tgid;
+
+	if (!t->pid)
+		return 0;
+	if (tgid == cfg.tgid)
+		return 1;
+	return cfg.children && bpf_map_lookup_elem(&children, &tgid);
+}
+
+/* add @ns of @tid to the wait's holders */
+static __always_inline void charge(struct sched_bpf_in *in, const struct hist_ent *e,
+				   __u64 ns)
+{
+	__u32 k;
+
+	for (k = 0; k < SCHED_BPF_SLOTS; k++) {
+		if (k >= in->nholds)
+			break;
+		if (in->holds[k].tid == e->tid) {
+			in->holds[k].ns += ns;
+			return;
+		}
+	}
+	if (k >= SCHED_BPF_SLOTS) {
+		in->others += ns;
+		return;
+	}
+	in->holds[k].tid = e->tid;
+	in->holds[k].ns = ns;
+	__builtin_memcpy(in->holds[k].comm, e->comm, 16);
+	in->nholds = k + 1;
+}
+
+struct walk {
+	struct sched_bpf_in *in;
+	struct hist *h;
+	__u32 self, n;
+	__u64 from, end;
+};
+
+/* one switch of the walk, the @i-th newest: 1 to stop */
+static long walk_one(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	const struct hist_ent *e;
+	__u64 a;
+
+	if (i >= w->n)
+		return 1;
+	e = &w->h->e[(w->h->head + SCHED_BPF_HIST - 1 - i) % SCHED_BPF_HIST];
+	a = e->time > w->from ? e->time : w->from;
+	if (w->end > a && e->tid != w->self)
+		charge(w->in, e, w->end - a);
+	if (e->time <= w->from) {
+		w->end = w->from;
+		return 1;
+	}
+	w->end = e->time;
+	return 0;
+}
+
+/* Who ran on this CPU from @from to @to (its switches newest first),
+ * @self left out; a bpf_loop, so that the verifier walks one switch. */
+static __always_inline void holders(struct sched_bpf_in *in, struct hist *h, __u32 self,
+				    __u64 from, __u64 to)
+{
+	struct walk w = {.in = in, .h = h, .self = self, .from = from, .end = to};
+
+	w.n = h->n < SCHED_BPF_HIST ? h->n : SCHED_BPF_HIST;
+	bpf_loop(SCHED_BPF_HIST, walk_one, &w, 0);
+	/* the CPU's oldest switch kept is after @from */
+	if (w.end > from)
+		in->unknown = w.end - from;
+}
+
+static __always_inline void switch_in(struct task_struct *prev, struct task_struct *next,
+				      struct hist *h, __u64 now)
+{
+	__u32 tid = (__u32)next->pid, zero = 0;
+	struct tstate *ts = bpf_map_lookup_elem(&threads, &tid);
+	struct sched_bpf_in *in;
+
+	if (!ts || !ts->out)
+		return; /* off-CPU since before the recording */
+	in = bpf_map_lookup_elem(&ins, &zero);
+	if (!in)
+		return;
+	in->type = SCHED_BPF_IN;
+	in->tid = tid;
+	in->time = now;
+	in->runnable = ts->runnable;
+	in->prev = (__u32)prev->pid;
+	in->nholds = 0;
+	in->others = 0;
+	in->unknown = 0;
+	if (ts->runnable && ts->runnable < now && h)
+		holders(in, h, tid, ts->runnable, now);
+	ts->out = 0;
+	ts->runnable = 0;
+	if (bpf_ringbuf_output(&ring, in, sizeof(*in), wake_flag()))
+		__sync_fetch_and_add(&lost, 1);
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+				       struct task_struct *next, int runnable, __u64 now)
+{
+	__u32 tid = (__u32)prev->pid, cpu = bpf_get_smp_processor_id(), len;
+	struct tstate ts = {.out = now, .runnable = runnable ? now : 0};
+	struct pt_regs *regs;
+	struct out_buf *b;
+	int err = -1;
+
+	bpf_map_update_elem(&threads, &tid, &ts, BPF_ANY);
+	b = bpf_map_lookup_elem(&outs, &cpu);
+	if (!b)
+		return;
+	b->h.type = SCHED_BPF_OUT;
+	b->h.tid = tid;
+	b->h.time = now;
+	b->h.holder = (__u32)next->pid;
+	b->h.preempted = runnable;
+	b->h.kbytes =
+		cfg.kernel ? bpf_get_stack(ctx, b->h.kips, sizeof(b->h.kips), 0) : 0;
+	b->h.ubytes = bpf_get_stack(ctx, b->h.uips, sizeof(b->h.uips), BPF_F_USER_STACK);
+	b->h.sp = 0;
+	b->h.fp = 0;
+	b->h.stack_len = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(
+		(struct task_struct *)bpf_get_current_task_btf());
+	if (regs) {
+		b->h.sp = BPF_CORE_READ(regs, sp);
+#if defined(__TARGET_ARCH_x86)
+		b->h.fp = BPF_CORE_READ(regs, bp);
+#elif defined(__TARGET_ARCH_arm64)
+		b->h.fp = BPF_CORE_READ(regs, regs[29]);
+#endif
+	}
+	/* as much of the copy as is mapped: halved until it reads */
+	len = cfg.stack_bytes;
+	for (int i = 0; i < 8 && b->h.sp && len >= 256; i++) {
+		if (len > SCHED_BPF_STACK_MAX)
+			len = SCHED_BPF_STACK_MAX;
+		err = bpf_probe_read_user(b->stack, len, (void *)b->h.sp);
+		if (!err)
+			break;
+		len /= 2;
+	}
+	if (err)
+		len = 0;
+	/* bounded where the verifier sees it */
+	barrier_var(len);
+	if (len > SCHED_BPF_STACK_MAX)
+		len = SCHED_BPF_STACK_MAX;
+	b->h.stack_len = len;
+	if (bpf_ringbuf_output(&ring, b, sizeof(b->h) + len, wake_flag()))
+		__sync_fetch_and_add(&lost, 1);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(d9_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now;
+	__u32 zero = 0;
+	struct hist *h;
+
+	if (!enabled)
+		return 0;
+	now = bpf_ktime_get_ns();
+	h = bpf_map_lookup_elem(&hists, &zero);
+	if (is_target(next))
+		switch_in(prev, next, h, now);
+	/* still runnable: preempted, or yielded (no sleep state bit); a
+	 * thread's last switch (TASK_DEAD) is forgotten, not an interval */
+	if (is_target(prev) && (prev_state & TASK_DEAD)) {
+		__u32 tid = (__u32)prev->pid;
+
+		bpf_map_delete_elem(&threads, &tid);
+	} else if (is_target(prev)) {
+		switch_out(ctx, prev, next, preempt || !(prev_state & 0xff), now);
+	}
+	if (h) {
+		__u32 at = h->head % SCHED_BPF_HIST;
+
+		h->e[at].time = now;
+		h->e[at].tid = next->pid ? (__u32)next->pid : SCHED_BPF_IDLE;
+		__builtin_memcpy(h->e[at].comm, next->comm, 16);
+		h->head = (at + 1) % SCHED_BPF_HIST;
+		if (h->n < SCHED_BPF_HIST)
+			h->n++;
+	}
+	return 0;
+}
+
+/* a target thread off its CPU is runnable from its first wakeup */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(d9_waking, struct task_struct *p)
+{
+	__u32 tid;
+	struct tstate *ts;
+
+	if (!enabled || !is_target(p))
+		return 0;
+	tid = (__u32)p->pid;
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	if (ts && ts->out && !ts->runnable)
+		ts->runnable = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* the target's children, when followed */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(d9_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = (__u32)child->tgid;
+	__u8 one = 1;
+
+	if (cfg.children && child->tgid != parent->tgid && is_target(parent))
+		bpf_map_update_elem(&children, &tgid, &one, BPF_ANY);
+	return 0;
+}

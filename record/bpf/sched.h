@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched.h - what the BPF scheduler programs (record/bpf/sched.bpf.c) hand
+ * the recorder (record/offcpu_bpf.c) through their ring buffer, and how
+ * they are set up: shared by both sides, so plain fixed-size C types only.
+ *
+ * Records, in the order the kernel reserved them (one ring for all CPUs:
+ * a thread's switch-out always comes before its switch-in):
+ *   SCHED_BPF_OUT  a target thread left its CPU: when, whether it was
+ *                  still runnable (preempted or yielded), who took the CPU,
+ *                  its kernel and user frame-pointer chains, and its user
+ *                  SP, frame pointer and the top of its user stack for the
+ *                  recorder's CFI step;
+ *   SCHED_BPF_IN   it got a CPU again: when, when it became runnable (the
+ *                  first wakeup after it blocked, or the switch-out when
+ *                  it never blocked; 0 when wakeups are off), who ran
+ *                  before it on that CPU, and who held that CPU while it
+ *                  waited, summed in the kernel from the CPU's last
+ *                  SCHED_BPF_HIST switches.
+ */
+#ifndef D9_SCHED_BPF_H
+#define D9_SCHED_BPF_H
+
+#define SCHED_BPF_OUT 1
+#define SCHED_BPF_IN  2
+
+#define SCHED_BPF_FRAMES    127		/* per chain, perf's default maximum */
+#define SCHED_BPF_STACK_MAX 32768	/* bytes of user stack, at most */
+#define SCHED_BPF_HIST	    64		/* switches kept per CPU */
+#define SCHED_BPF_SLOTS	    16		/* holders per wait; the rest summed */
+#define SCHED_BPF_IDLE	    0xffffffffu /* the idle task held the CPU */
+
+struct sched_bpf_out {
+	unsigned int type, tid;
+	unsigned long long time;
+	unsigned int holder;	   /* next on the CPU, 0 for idle */
+	unsigned int preempted;	   /* 1: runnable as it left */
+	int kbytes, ubytes;	   /* bytes of kips, uips; < 0 an error */
+	unsigned long long sp, fp; /* user registers (0: none, a kthread) */
+	unsigned int stack_len;	   /* bytes of stack[] */
+	unsigned int pad;
+	unsigned long long kips[SCHED_BPF_FRAMES];
+	unsigned long long uips[SCHED_BPF_FRAMES];
+	/* then stack_len bytes: the top of the user stack, from sp up */
+};
+
+struct sched_bpf_hold {
+	unsigned int tid; /* or SCHED_BPF_IDLE */
+	unsigned int pad;
+	unsigned long long ns;
+	char comm[16];
+};
+
+struct sched_bpf_in {
+	unsigned int type, tid;
+	unsigned long long time;
+	unsigned long long runnable; /* 0: not known */
+	unsigned int prev;	     /* the thread that ran before, 0 idle */
+	unsigned int nholds;	     /* of holds[] */
+	unsigned long long others;   /* held by threads past the slots */
+	unsigned long long unknown;  /* before the CPU's oldest switch kept */
+	struct sched_bpf_hold holds[SCHED_BPF_SLOTS];
+};
+
+/* The programs' settings (.rodata, set before load) */
+struct sched_bpf_cfg {
+	unsigned int tgid;	    /* the target */
+	unsigned int children;	    /* and the processes it forks */
+	unsigned int stack_bytes;   /* user stack copied per switch-out */
+	unsigned int kernel;	    /* kernel chains wanted */
+	unsigned long long wake_at; /* bytes in the ring that wake the
+				     * recorder (it polls anyway) */
+};
+
+#endif /* D9_SCHED_BPF_H */

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sched_bpf.c - load, filter and read the BPF scheduler programs
+ * (sched_bpf.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record/sched_bpf.h"
+#include "sched.skel.h"
+
+struct sched_bpf {
+	struct d9_sched *skel;
+	struct ring_buffer *rb;
+	struct sched_bpf_cb cb;
+};
+
+/* libbpf's messages: the last warning kept for the reason, none printed
+ * (the recorder says what happened in one line of its own) */
+static __thread char last_msg[200];
+
+static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[sizeof(last_msg)];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (n)
+		memcpy(last_msg, buf, n + 1);
+	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sched_bpf *sb = ctx;
+	const unsigned int *type = data;
+
+	if (size < sizeof(*type))
+		return 0;
+	if (*type == SCHED_BPF_OUT && size >= sizeof(struct sched_bpf_out)) {
+		const struct sched_bpf_out *o = data;
+
+		if (o->stack_len > size - sizeof(*o))
+			return 0; /* cannot be: the kernel wrote both */
+		sb->cb.out(sb->cb.ctx, o, o + 1);
+	} else if (*type == SCHED_BPF_IN && size >= sizeof(struct sched_bpf_in)) {
+		sb->cb.in(sb->cb.ctx, data);
+	}
+	return 0;
+}
+
+static int fail(int err, const char *what, char *why, size_t whylen)
+{
+	if (err == -EPERM)
+		snprintf(why, whylen,
+			 "BPF refused (%s): needs CAP_BPF and CAP_PERFMON, or root, and "
+			 "no seccomp filter or lockdown against bpf(2)",
+			 what);
+	else if (err == -EACCES) /* the verifier's answer: this kernel */
+		snprintf(why, whylen,
+			 "BPF: this kernel's verifier refused the programs%s%s",
+			 last_msg[0] ? ": " : "", last_msg);
+	else
+		snprintf(why, whylen, "BPF: cannot %s: %s%s%s", what, strerror(-err),
+			 last_msg[0] ? "; " : "", last_msg);
+	return err;
+}
+
+int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *cb,
+		    struct sched_bpf **out, char *why, size_t whylen)
+{
+	struct sched_bpf *sb;
+	libbpf_print_fn_t old;
+	int ncpu, err;
+
+	*out = NULL;
+	why[0] = '\0';
+	last_msg[0] = '\0';
+	sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return -ENOMEM;
+	sb->cb = *cb;
+	old = libbpf_set_print(on_libbpf);
+	sb->skel = d9_sched__open();
+	if (!sb->skel) {
+		err = fail(-errno, "open the programs", why, whylen);
+		goto out;
+	}
+	sb->skel->rodata->cfg.tgid = (unsigned int)o->pid;
+	sb->skel->rodata->cfg.children = !!o->children;
+	sb->skel->rodata->cfg.stack_bytes = o->stack_bytes > SCHED_BPF_STACK_MAX
+						    ? SCHED_BPF_STACK_MAX
+						    : o->stack_bytes;
+	sb->skel->rodata->cfg.kernel = !!o->kernel;
+	sb->skel->rodata->cfg.wake_at = o->ring_bytes / 4;
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		err = fail(ncpu ? ncpu : -EINVAL, "count the CPUs", why, whylen);
+		goto out;
+	}
+	if ((err = bpf_map__set_max_entries(sb->skel->maps.outs, (unsigned int)ncpu)) ||
+	    (err = bpf_map__set_max_entries(sb->skel->maps.ring,
+					    (unsigned int)o->ring_bytes))) {
+		fail(err, "size the maps", why, whylen);
+		goto out;
+	}
+	bpf_program__set_autoattach(sb->skel->progs.d9_waking, !!o->wakeups);
+	bpf_program__set_autoattach(sb->skel->progs.d9_fork, !!o->children);
+	if ((err = d9_sched__load(sb->skel))) {
+		fail(err, "load the programs", why, whylen);
+		goto out;
+	}
+	if ((err = d9_sched__attach(sb->skel))) {
+		fail(err, "attach to sched_switch", why, whylen);
+		goto out;
+	}
+	sb->rb = ring_buffer__new(bpf_map__fd(sb->skel->maps.ring), on_record, sb, NULL);
+	if (!sb->rb) {
+		err = fail(-errno, "map the ring buffer", why, whylen);
+		goto out;
+	}
+	*out = sb;
+	sb = NULL;
+	err = 0;
+out:
+	libbpf_set_print(old);
+	sched_bpf__free(sb);
+	return err;
+}
+
+int sched_bpf__fd(const struct sched_bpf *sb)
+{
+	return ring_buffer__epoll_fd(sb->rb);
+}
+
+void sched_bpf__enable(struct sched_bpf *sb, int on)
+{
+	__atomic_store_n(&sb->skel->bss->enabled, on ? 1u : 0u, __ATOMIC_RELEASE);
+}
+
+int sched_bpf__drain(struct sched_bpf *sb)
+{
+	int n = ring_buffer__consume(sb->rb);
+
+	return n < 0 ? n : 0;
+}
+
+uint64_t sched_bpf__lost(const struct sched_bpf *sb)
+{
+	return __atomic_load_n(&sb->skel->bss->lost, __ATOMIC_RELAXED);
+}
+
+void sched_bpf__free(struct sched_bpf *sb)
+{
+	if (!sb)
+		return;
+	ring_buffer__free(sb->rb);
+	d9_sched__destroy(sb->skel);
+	free(sb);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched_bpf.h - the BPF source of the off-CPU collector (internal to
+ * record/): loads record/bpf/sched.bpf.c (CO-RE, libbpf, a skeleton made
+ * at build time), keeps it to one process, and hands each record of its
+ * ring buffer (record/bpf/sched.h) to the caller. The pairing of switches,
+ * the wakeups and who held a CPU meanwhile happen in the kernel; see
+ * record/offcpu.h for what becomes of the records.
+ *
+ * Needs CAP_BPF and CAP_PERFMON (or root), a kernel with BTF and
+ * sched_switch's prev_state (5.18+); a seccomp filter, lockdown or an
+ * older kernel refuses it, and sched_bpf__open() says why.
+ */
+#ifndef D9_SCHED_BPF_USER_H
+#define D9_SCHED_BPF_USER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/bpf/sched.h"
+
+struct sched_bpf;
+
+struct sched_bpf_opts {
+	pid_t pid;
+	int children;		  /* also the processes it forks */
+	unsigned int stack_bytes; /* user stack per switch-out (<=
+				   * SCHED_BPF_STACK_MAX) */
+	int kernel;		  /* kernel chains */
+	int wakeups;		  /* sched_waking: run-queue time */
+	size_t ring_bytes;	  /* the ring buffer, a power of 2 of pages */
+};
+
+struct sched_bpf_cb {
+	void *ctx;
+	/* @o and its @o->stack_len bytes of @stack: valid in the call */
+	void (*out)(void *ctx, const struct sched_bpf_out *o, const void *stack);
+	void (*in)(void *ctx, const struct sched_bpf_in *in);
+};
+
+/* Load and attach the programs (disabled: nothing recorded before
+ * sched_bpf__enable). 0, or -errno with a one-line reason in @why:
+ * -EPERM/-EACCES refused (privilege, seccomp, lockdown), -ENOENT or
+ * -EINVAL the kernel lacks what they need (BTF, tp_btf, prev_state). */
+int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *cb,
+		    struct sched_bpf **out, char *why, size_t whylen);
+/* The fd to poll for POLLIN: readable when the ring holds records. */
+int sched_bpf__fd(const struct sched_bpf *sb);
+void sched_bpf__enable(struct sched_bpf *sb, int on);
+/* Hand every record in the ring to the callbacks. 0 or -errno. */
+int sched_bpf__drain(struct sched_bpf *sb);
+/* Records the ring had no room for, so far. */
+uint64_t sched_bpf__lost(const struct sched_bpf *sb);
+void sched_bpf__free(struct sched_bpf *sb);
+
+#endif /* D9_SCHED_BPF_USER_H */
