@@ -716,7 +716,9 @@ static void on_lost(void *ctx, uint64_t lost)
 
 /* A target thread left its CPU: its stack, the switch-out waiting for
  * its switch-in. */
-static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const void *stack)
+static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
+		       unsigned int nk, const uint64_t *uips, unsigned int nu,
+		       const void *stack)
 {
 	struct offcpu_rec *oc = ctx;
 	struct tstate *t = tstate_get(oc, o->tid);
@@ -733,11 +735,8 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const void *sta
 		oc->err = oc->err ? oc->err : -ENOMEM;
 		return;
 	}
-	n = ustack_split(oc->sym, (const uint64_t *)o->kips,
-			 o->kbytes > 0 ? (unsigned int)o->kbytes / 8 : 0, o->sp, o->fp,
-			 stack, o->stack_len, (const uint64_t *)o->uips,
-			 o->ubytes > 0 ? (unsigned int)o->ubytes / 8 : 0, ips, MAX_CHAIN,
-			 &oc->st->ustack);
+	n = ustack_split(oc->sym, kips, nk, o->sp, o->fp, stack, o->stack_len, uips, nu,
+			 ips, MAX_CHAIN, &oc->st->ustack);
 	err = trace_writer__stack(oc->w, ips, n, &e.stack);
 	if (err) {
 		oc->err = oc->err ? oc->err : err;

@@ -49,10 +49,16 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	if (*type == SCHED_BPF_OUT && size >= sizeof(struct sched_bpf_out)) {
 		const struct sched_bpf_out *o = data;
+		const uint64_t *chains = (const void *)(o + 1);
+		uint64_t kb = o->kbytes > 0 ? (uint64_t)o->kbytes : 0;
+		uint64_t ub = o->ubytes > 0 ? (uint64_t)o->ubytes : 0;
 
-		if (o->stack_len > size - sizeof(*o))
-			return 0; /* cannot be: the kernel wrote both */
-		sb->cb.out(sb->cb.ctx, o, o + 1);
+		/* cannot be: the kernel wrote them all */
+		if (kb % 8 || ub % 8 || kb + ub + o->stack_len > size - sizeof(*o))
+			return 0;
+		sb->cb.out(sb->cb.ctx, o, chains, (unsigned int)(kb / 8), chains + kb / 8,
+			   (unsigned int)(ub / 8),
+			   (const unsigned char *)chains + kb + ub);
 	} else if (*type == SCHED_BPF_IN && size >= sizeof(struct sched_bpf_in)) {
 		sb->cb.in(sb->cb.ctx, data);
 	}

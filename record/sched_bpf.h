@@ -34,8 +34,11 @@ struct sched_bpf_opts {
 
 struct sched_bpf_cb {
 	void *ctx;
-	/* @o and its @o->stack_len bytes of @stack: valid in the call */
-	void (*out)(void *ctx, const struct sched_bpf_out *o, const void *stack);
+	/* @o, its kernel chain @kips (@nk), user frame-pointer chain @uips
+	 * (@nu) and @o->stack_len bytes of @stack: valid in the call */
+	void (*out)(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
+		    unsigned int nk, const uint64_t *uips, unsigned int nu,
+		    const void *stack);
 	void (*in)(void *ctx, const struct sched_bpf_in *in);
 };
 

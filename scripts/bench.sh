@@ -5,7 +5,8 @@
 #   1. shim markers      bench_shim, detached and with `d9prof record -p`
 #   2. recording cost    2a-2c: PAIRS rounds, each one run per arm, the
 #                        order rotating: no recorder (det), d9prof record -p
-#                        (d9), the same with --no-shim (d9ns), perf
+#                        (d9: BPF scheduler events), the same with --sched
+#                        perf (d9perf), with --no-shim (d9ns), perf
 #                        recording the same data, cpu-clock -g at 999 Hz and
 #                        every sched_switch (perfsame), perf -g alone
 #                        (perfg); of demo --bench-polls (2a, ~1.2M polls/s),
@@ -13,7 +14,8 @@
 #                        (2c, ~200k). Headline: CPU ns per poll, workload +
 #                        recorder; targets decided on each round's paired
 #                        ratios: d9 <= perfsame, d9 <= d9ns + 1% (+3% on
-#                        2a), recorder <= 3% of a core on 2a; a breakdown
+#                        2a), recorder <= 3% of a core on 2a, what d9 adds
+#                        over det <= 0.5 x what perfsame adds; a breakdown
 #                        (interrupts and switches, markers and rings, the
 #                        recorders), and for 2a where the recorder's CPU
 #                        goes (perf record -g of the recorder, untimed)
@@ -32,16 +34,16 @@
 #
 # Peers' figures are their published constants unless measured here (perf).
 # A MISSED target is a result, not a failure; the script exits non-zero only
-# when a step cannot run. On 2 cores: 2a-2c take ~8 minutes (5 arms x PAIRS
+# when a step cannot run. On 2 cores: 2a-2c take ~10 minutes (6 arms x PAIRS
 # x PAIR_SECS x 3 workloads, plus start-up), the whole bench ~25 minutes
 # (2g alone is FLIGHT_SECS + 2 x FLIGHT_CMP_SECS).
 #
 # Environment (defaults in brackets): B [build], PAIRS [5] rounds of the
-# interleaved runs (2a-2c: five arms; 2e, 2f, 5: two) of PAIR_SECS [5]
+# interleaved runs (2a-2c: six arms; 2e, 2f, 5: two) of PAIR_SECS [5]
 # seconds, RSS_SECS [60], FLIGHT_SECS [600], FLIGHT_CMP_SECS [60],
 # BIG_SAMPLES [1000000], SAMPLE_HZ [25000], SPIN_US [8], DEMO_WORK_NS
 # [8000], KEEP=1 keeps the traces in $B/bench/run, BENCH_ONLY=2 runs only
-# sections 1 and 2a-2c (the overhead table, ~8 minutes) and prints the table,
+# sections 1 and 2a-2c (the overhead table, ~10 minutes) and prints the table,
 # BENCH_ONLY=1 section 1 alone (the markers and spans, ~20 s), BENCH_ONLY=top
 # row 2j alone (top's cost, ~2 minutes), BENCH_ONLY=2h
 # row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes),
@@ -664,6 +666,8 @@ fi
 #   d9fp      the same with --cpu-stack 0 (frame pointers only)
 #   d9nw      the same with --no-wakeups
 #   d9ns      the same with --no-shim (samples and switches; markers detached)
+#   d9perf    the same with --sched perf (scheduler events by perf_event, not
+#             BPF: the BPF path's peer in one build)
 #   perfg     perf record -g of cpu-clock at 999 Hz (the peer, samples only)
 #   perfsame  perf recording the same data as d9prof: cpu-clock at 999 Hz
 #             with stacks, and every sched:sched_switch. (Not `-F 999 -e
@@ -678,6 +682,7 @@ sampled_run() {
 	d9fp) extra=(--cpu-stack 0) kind=d9 ;;
 	d9nw) extra=(--no-wakeups) kind=d9 ;;
 	d9ns) extra=(--no-shim) kind=d9 ;;
+	d9perf) extra=(--sched perf) kind=d9 ;;
 	perfsame) pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch) kind=perf ;;
 	perfg | perf) kind=perf ;;
 	esac
@@ -718,9 +723,10 @@ polls() {
 }
 
 # The arms of an overhead round: no recorder, d9prof record -p at its
-# defaults, the same with --no-shim, perf recording the same data, perf -g
+# defaults (BPF scheduler events where allowed), the same with --sched
+# perf, the same with --no-shim, perf recording the same data, perf -g
 # (see sampled_run).
-OH_ARMS=(det d9 d9ns perfsame perfg)
+OH_ARMS=(det d9 d9perf d9ns perfsame perfg)
 # oh_fig NAME: one run's "workload-CPU-s recorder-CPU-s recorder-wall-s
 # recorder-peak-RSS-KiB polls polls/s" (recorder figures 0 without one)
 oh_fig() {
@@ -743,7 +749,7 @@ overhead() {
 	local id=$1 label=$2 nslim=$3 reclim=$4 i k arm n=${#OH_ARMS[@]}
 	local w r e m p t name
 	local -A cpp=() wpp=() C=() W=() R=() T=()
-	local vpeer="" vns="" vgdet="" vddet="" loss="" ploss="" irq="" pirq="" mark=""
+	local vpeer="" vpp="" vadd="" vaddp="" rdp="" vns="" vgdet="" vddet="" loss="" ploss="" irq="" pirq="" mark=""
 	local rd="" rns="" rps="" rpct="" ppct="" rss="" drops=0 ev=0 odd=""
 	shift 4
 	for i in $(seq "$PAIRS"); do
@@ -774,6 +780,13 @@ overhead() {
 		done
 		# the targets, on this round's pairs
 		vpeer="$vpeer $(calc "${C[d9]} / ${C[perfsame]}")"
+		vpp="$vpp $(calc "${C[d9perf]} / ${C[perfsame]}")"
+		# what recording adds to the workload's CPU per poll, against
+		# what perf recording the same data adds (a floor on the
+		# denominator: perf adding nothing measurable)
+		vadd="$vadd $(calc "(${C[d9]} - ${C[det]}) / ((${C[perfsame]} - ${C[det]}) > 1 ? (${C[perfsame]} - ${C[det]}) : 1)")"
+		vaddp="$vaddp $(calc "(${C[d9perf]} - ${C[det]}) / ((${C[perfsame]} - ${C[det]}) > 1 ? (${C[perfsame]} - ${C[det]}) : 1)")"
+		rdp="$rdp ${R[d9perf]}"
 		vns="$vns $(calc "${C[d9]} / ${C[d9ns]}")"
 		vddet="$vddet $(calc "${C[d9]} / ${C[det]}")"
 		vgdet="$vgdet $(calc "${C[perfg]} / ${C[det]}")"
@@ -791,7 +804,8 @@ overhead() {
 		drops=$((drops + $(rec_drops "$RUN/$id-d9-$i-rec.err")))
 		ev=$((ev + $(rec_events "$RUN/$id-d9-$i-rec.err")))
 		rm -f "$RUN/$id-perfsame-$i.data" "$RUN/$id-perfg-$i.data"
-		[ "$i" = "$PAIRS" ] || rm -f "$RUN/$id-d9-$i.d9" "$RUN/$id-d9ns-$i.d9"
+		[ "$i" = "$PAIRS" ] ||
+			rm -f "$RUN/$id-d9-$i.d9" "$RUN/$id-d9ns-$i.d9" "$RUN/$id-d9perf-$i.d9"
 	done
 	# The workloads calibrate their work per poll at start-up: a run that
 	# calibrated under load does less work per poll. Name any run whose
@@ -817,6 +831,12 @@ overhead() {
 	row "" "  CPU/poll d9 / perfsame, paired rounds" "$(med 0 "${cpp[d9]}")" \
 		"perfsame $(med 0 "${cpp[perfsame]}")" "$(med 3 "$vpeer")" "<= 1.000" \
 		"$(spread_verdict "$vpeer" 1) ($(span "$vpeer"))"
+	row "" "  CPU/poll d9 --sched perf / perfsame" "$(med 0 "${cpp[d9perf]}")" \
+		"perfsame $(med 0 "${cpp[perfsame]}")" "$(med 3 "$vpp")" "reference" \
+		"($(span "$vpp"))"
+	row "" "  CPU/poll added over det: d9 / perfsame's" "$(med 3 "$vadd")" \
+		"perf-path $(med 3 "$vaddp")" "$(med 3 "$vadd")" "<= 0.500" \
+		"$(spread_verdict "$vadd" 0.5) ($(span "$vadd") / $(span "$vaddp"))"
 	row "" "  CPU/poll d9 / d9ns (shim + recorder add)" \
 		"$(med 0 "${cpp[d9]}")/$(med 0 "${cpp[d9ns]}")" "-" "$(med 3 "$vns")" \
 		"<= $nslim (+$(round 0 "($nslim - 1) * 100")%)" \
@@ -838,9 +858,10 @@ overhead() {
 		"perfsame $(med 3 "$pirq")" "-" "stated" "($(span "$irq") / $(span "$pirq"))"
 	row "" "  markers+ring: workload CPU/poll d9 / d9ns" "$(med 3 "$mark")" "-" "-" \
 		"stated" "($(span "$mark"))"
-	row "" "  recorder CPU ns/poll: d9 / d9ns" "$(med 0 "$rd")/$(med 0 "$rns")" \
+	row "" "  recorder CPU ns/poll: d9 / d9perf / d9ns" \
+		"$(med 0 "$rd")/$(med 0 "$rdp")/$(med 0 "$rns")" \
 		"perfsame $(med 0 "$rps")" "-" "stated" \
-		"($(span "$rd") / $(span "$rns") / $(span "$rps"))"
+		"($(span "$rd") / $(span "$rdp") / $(span "$rns") / $(span "$rps"))"
 	row "" "  recorder peak RSS, KiB (d9, max of runs)" "$(maxof $rss)" "-" "-" "-" "-"
 	row "" "  shim records dropped / recorded (d9)" "$drops/$ev" "-" \
 		"$(calc "$drops / ($drops + $ev + 0.000001)")" "0 dropped" "$(verdict "$drops == 0")"

@@ -98,9 +98,11 @@ struct {
 /* scratch for a switch-out record, one per CPU (too big for the BPF
  * stack and for a per-CPU map's value): indexed by the CPU, max_entries
  * set to the possible CPUs before load */
+#define CHAIN_BYTES (SCHED_BPF_FRAMES * 8)
+
 struct out_buf {
 	struct sched_bpf_out h;
-	unsigned char stack[SCHED_BPF_STACK_MAX];
+	unsigned char data[2 * CHAIN_BYTES + SCHED_BPF_STACK_MAX];
 };
 
 struct {
@@ -235,10 +237,11 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       struct task_struct *next, int runnable, __u64 now)
 {
-	__u32 tid = (__u32)prev->pid, cpu = bpf_get_smp_processor_id(), len;
+	__u32 tid = (__u32)prev->pid, cpu = bpf_get_smp_processor_id();
 	struct tstate ts = {.out = now, .runnable = runnable ? now : 0};
 	struct pt_regs *regs;
 	struct out_buf *b;
+	long kb = 0, ub, len, at;
 	int err = -1;
 
 	bpf_map_update_elem(&threads, &tid, &ts, BPF_ANY);
@@ -250,12 +253,22 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	b->h.time = now;
 	b->h.holder = (__u32)next->pid;
 	b->h.preempted = runnable;
-	b->h.kbytes =
-		cfg.kernel ? bpf_get_stack(ctx, b->h.kips, sizeof(b->h.kips), 0) : 0;
-	b->h.ubytes = bpf_get_stack(ctx, b->h.uips, sizeof(b->h.uips), BPF_F_USER_STACK);
 	b->h.sp = 0;
 	b->h.fp = 0;
-	b->h.stack_len = 0;
+	/* the two chains and the stack copy packed after the header; every
+	 * length bounded where the verifier sees it */
+	if (cfg.kernel)
+		kb = bpf_get_stack(ctx, b->data, CHAIN_BYTES, 0);
+	barrier_var(kb);
+	if (kb < 0 || kb > CHAIN_BYTES)
+		kb = 0;
+	ub = bpf_get_stack(ctx, b->data + kb, CHAIN_BYTES, BPF_F_USER_STACK);
+	barrier_var(ub);
+	if (ub < 0 || ub > CHAIN_BYTES)
+		ub = 0;
+	b->h.kbytes = (int)kb;
+	b->h.ubytes = (int)ub;
+	at = kb + ub;
 	regs = (struct pt_regs *)bpf_task_pt_regs(
 		(struct task_struct *)bpf_get_current_task_btf());
 	if (regs) {
@@ -269,21 +282,27 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	/* as much of the copy as is mapped: halved until it reads */
 	len = cfg.stack_bytes;
 	for (int i = 0; i < 8 && b->h.sp && len >= 256; i++) {
+		barrier_var(len);
 		if (len > SCHED_BPF_STACK_MAX)
 			len = SCHED_BPF_STACK_MAX;
-		err = bpf_probe_read_user(b->stack, len, (void *)b->h.sp);
+		barrier_var(at);
+		if (at < 0 || at > 2 * CHAIN_BYTES)
+			break;
+		err = bpf_probe_read_user(b->data + at, len, (void *)b->h.sp);
 		if (!err)
 			break;
-		len /= 2;
+		len >>= 1;
 	}
 	if (err)
 		len = 0;
-	/* bounded where the verifier sees it */
 	barrier_var(len);
-	if (len > SCHED_BPF_STACK_MAX)
-		len = SCHED_BPF_STACK_MAX;
-	b->h.stack_len = len;
-	if (bpf_ringbuf_output(&ring, b, sizeof(b->h) + len, wake_flag()))
+	if (len < 0 || len > SCHED_BPF_STACK_MAX)
+		len = 0;
+	b->h.stack_len = (__u32)len;
+	barrier_var(at);
+	if (at < 0 || at > 2 * CHAIN_BYTES)
+		at = 0;
+	if (bpf_ringbuf_output(&ring, b, sizeof(b->h) + at + len, wake_flag()))
 		__sync_fetch_and_add(&lost, 1);
 }
 

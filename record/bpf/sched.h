@@ -37,11 +37,11 @@ struct sched_bpf_out {
 	unsigned int preempted;	   /* 1: runnable as it left */
 	int kbytes, ubytes;	   /* bytes of kips, uips; < 0 an error */
 	unsigned long long sp, fp; /* user registers (0: none, a kthread) */
-	unsigned int stack_len;	   /* bytes of stack[] */
+	unsigned int stack_len;	   /* bytes of stack copy */
 	unsigned int pad;
-	unsigned long long kips[SCHED_BPF_FRAMES];
-	unsigned long long uips[SCHED_BPF_FRAMES];
-	/* then stack_len bytes: the top of the user stack, from sp up */
+	/* then, packed: kbytes of kernel chain, ubytes of user frame-pointer
+	 * chain (8 bytes a frame, [0] the pc), stack_len bytes of the top of
+	 * the user stack from sp up */
 };
 
 struct sched_bpf_hold {

@@ -493,7 +493,7 @@ offcpu_demo() {
 	how="--offcpu-source $src"
 	[ "$src" = bpf ] && how="--sched bpf"
 	# shellcheck disable=SC2086
-	"$D9" record $how -o "$d.data" -- "$DEMO" -d 4 >/dev/null \
+	"$D9" record $how -o "$d.data" -- "$DEMO" -d 3 >/dev/null \
 		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
 	grep -q "off-CPU ($label): [1-9][0-9]* switches" "$d.err" ||
 		fail "no off-CPU summary from $label: $(grep -i off-cpu "$d.err")" || return 1
@@ -537,9 +537,10 @@ t_offcpu_demo_context_switch_fallback() {
 	offcpu_demo switch context-switch
 }
 
-# offcpu_sleeper SRC: (SRC as offcpu_demo's) a process of our own whose task sleeps ~3 ms per poll
-# in libc's nanosleep()/usleep() called from sleeper_wait_for_io(), a
-# frame-pointer walk from inside libc skips that function
+# offcpu_sleeper SRC: (SRC as offcpu_demo's) a process of our own whose
+# task sleeps ~3 ms per poll in libc's nanosleep()/usleep() called from
+# sleeper_wait_for_io(), a frame-pointer walk from inside libc skips that
+# function
 offcpu_sleeper() {
 	local src=$1 d="$TMP/sl-$1" how
 	[ -x "$TMP/sleeper" ] ||
@@ -548,7 +549,7 @@ offcpu_sleeper() {
 	how="--offcpu-source $src"
 	[ "$src" = bpf ] && how="--sched bpf"
 	# shellcheck disable=SC2086
-	"$D9" record $how -o "$d.data" -- "$TMP/sleeper" 5 >"$d.out" \
+	"$D9" record $how -o "$d.data" -- "$TMP/sleeper" 3 >"$d.out" \
 		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
 	local slept w wcall
 	slept=$(awk '$1 == "slept_us" { print $2 }' "$d.out")
