@@ -238,13 +238,25 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       struct task_struct *next, int runnable, __u64 now)
 {
 	__u32 tid = (__u32)prev->pid, cpu = bpf_get_smp_processor_id();
-	struct tstate ts = {.out = now, .runnable = runnable ? now : 0};
+	struct tstate *ts = bpf_map_lookup_elem(&threads, &tid);
 	struct pt_regs *regs;
 	struct out_buf *b;
 	long kb = 0, ub, len, at;
 	int err = -1;
 
-	bpf_map_update_elem(&threads, &tid, &ts, BPF_ANY);
+	/* in place when the thread is known: an update of a hash map can
+	 * fail (-EBUSY, no free element), a store cannot */
+	if (ts) {
+		ts->out = now;
+		ts->runnable = runnable ? now : 0;
+	} else {
+		struct tstate n = {.out = now, .runnable = runnable ? now : 0};
+
+		if (bpf_map_update_elem(&threads, &tid, &n, BPF_NOEXIST)) {
+			__sync_fetch_and_add(&lost, 1);
+			return;
+		}
+	}
 	b = bpf_map_lookup_elem(&outs, &cpu);
 	if (!b)
 		return;

@@ -34,14 +34,16 @@ else
 	FIFO="" OTHER=""
 fi
 
-# rec N: record the load for 3 s as a user would start it; its stderr in
+# rec N: record the load for 3 s as a user would start it (LOAD_SCHED=perf
+# or bpf: that scheduler event path); its stderr in
 # $TMP/load.N.err, with "rc RC wall SECONDS" last. Losses at most 1% of
 # samples and of switches.
 rec() {
 	# shellcheck disable=SC2016
 	$FIFO bash -c 's=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N)
 		echo "rc $rc wall $(awk -v s="$s" -v e="$e" "BEGIN { printf \"%.3f\", e - s }")" >&2' _ \
-		$OTHER "$D9" record -p "$LPID" -d 3 -o "$TMP/load.data" 2>"$TMP/load.$1.err"
+		$OTHER "$D9" record -p "$LPID" ${LOAD_SCHED:+--sched "$LOAD_SCHED"} -d 3 \
+		-o "$TMP/load.data" 2>"$TMP/load.$1.err"
 	grep -q "^rc 0 " "$TMP/load.$1.err" || fail "record failed: $(cat "$TMP/load.$1.err")" ||
 		return 1
 	awk -v lim=0.01 '

@@ -497,6 +497,9 @@ offcpu_demo() {
 		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
 	grep -q "off-CPU ($label): [1-9][0-9]* switches" "$d.err" ||
 		fail "no off-CPU summary from $label: $(grep -i off-cpu "$d.err")" || return 1
+	# the kernel pairs them: every switch-out has its switch-in
+	[ "$src" != bpf ] || ! grep -q "without a switch-in" "$d.err" ||
+		fail "$(grep "without a switch-in" "$d.err")" || return 1
 	local polls expect_us
 	polls=$(awk '$1 == "demo:" && $2 == "blocker" { print $NF }' "$d.err")
 	[ -n "$polls" ] && [ "$polls" -gt 100 ] || fail "demo blocker polls: '$polls'" || return 1
