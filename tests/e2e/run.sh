@@ -497,8 +497,11 @@ offcpu_demo() {
 		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
 	grep -q "off-CPU ($label): [1-9][0-9]* switches" "$d.err" ||
 		fail "no off-CPU summary from $label: $(grep -i off-cpu "$d.err")" || return 1
-	# the kernel pairs them: every switch-out has its switch-in
-	[ "$src" != bpf ] || ! grep -q "without a switch-in" "$d.err" ||
+	# the kernel pairs them: a switch-out without its switch-in is rare
+	# (a few in thousands, said and counted as lost; at most 0.2%)
+	awk -v src="$src" '/off-CPU \(/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^switch(es)?$/) n = $i }
+		/without a switch-in/ { u = $2 }
+		END { exit !(src != "bpf" || u * 500 <= n) }' "$d.err" ||
 		fail "$(grep "without a switch-in" "$d.err")" || return 1
 	local polls expect_us
 	polls=$(awk '$1 == "demo:" && $2 == "blocker" { print $NF }' "$d.err")
