@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "kallsyms/kallsyms.h"
 #include "lib/grow.h"
 #include "lib/map.h"
 #include "record/cputl.h"
@@ -151,6 +152,7 @@ struct wake_rec {
 
 struct offcpu_rec {
 	struct sched_bpf *bpf; /* the BPF source, else the perf sets */
+	uint64_t bpf_run_ip;   /* its kernel chains' frame in bpf_trace_runN */
 	struct perf_set *ps;
 	struct perf_callbacks cb;
 	struct symbolizer *sym;
@@ -714,6 +716,33 @@ static void on_lost(void *ctx, uint64_t lost)
 
 /* ---- the BPF source ----------------------------------------------------- */
 
+/* Where a BPF switch-out's kernel chain meets perf's: it starts in the
+ * program and in the kernel's bpf_trace_runN that called it, above the
+ * tracepoint, where perf's starts; those frames are left out, so that both
+ * paths give the same stacks. The frame's address is the same every time:
+ * named once (kallsyms), then compared. */
+static unsigned int bpf_frames(struct offcpu_rec *oc, const uint64_t *kips,
+			       unsigned int nk)
+{
+	for (unsigned int i = 0; i < nk && i < 4; i++) {
+		const char *name;
+		uint64_t off;
+
+		if (oc->bpf_run_ip) {
+			if (kips[i] == oc->bpf_run_ip)
+				return i + 1;
+			continue;
+		}
+		name = kallsyms__lookup(symbolizer__kallsyms(oc->sym), kips[i], &off,
+					NULL);
+		if (name && !strncmp(name, "bpf_trace_run", 13)) {
+			oc->bpf_run_ip = kips[i];
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
 /* A target thread left its CPU: its stack, the switch-out waiting for
  * its switch-in. */
 static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
@@ -728,15 +757,16 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 		       .preempted = (uint8_t)o->preempted,
 		       .known = 1};
 	uint64_t ips[MAX_CHAIN];
-	unsigned int n;
+	unsigned int n, skip;
 	int err;
 
 	if (!t) {
 		oc->err = oc->err ? oc->err : -ENOMEM;
 		return;
 	}
-	n = ustack_split(oc->sym, kips, nk, o->sp, o->fp, stack, o->stack_len, uips, nu,
-			 ips, MAX_CHAIN, &oc->st->ustack);
+	skip = bpf_frames(oc, kips, nk);
+	n = ustack_split(oc->sym, kips + skip, nk - skip, o->sp, o->fp, stack,
+			 o->stack_len, uips, nu, ips, MAX_CHAIN, &oc->st->ustack);
 	err = trace_writer__stack(oc->w, ips, n, &e.stack);
 	if (err) {
 		oc->err = oc->err ? oc->err : err;

@@ -835,6 +835,11 @@ int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **ou
 	return 0;
 }
 
+const struct kallsyms *symbolizer__kallsyms(const struct symbolizer *s)
+{
+	return s ? s->ksyms : NULL;
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	uint64_t raw, *out;

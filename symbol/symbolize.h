@@ -34,6 +34,7 @@
 
 #include "trace/trace.h"
 
+struct kallsyms;
 struct symbolizer;
 
 /* A symbolizer for @pid: reads /proc/@pid/maps and /proc/kallsyms now, and
@@ -94,6 +95,10 @@ int symbolizer__module_map(const struct symbolizer *s, size_t i, size_t k,
 /* Why module @i's file is not used for names (e.g. "replaced on disk, and
  * /proc/PID/map_files is not readable"), or NULL if it is read. */
 const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i);
+
+/* The kernel symbol snapshot @s names kernel addresses with (NULL when
+ * /proc/kallsyms could not be read); it lives as long as @s. */
+const struct kallsyms *symbolizer__kallsyms(const struct symbolizer *s);
 
 void symbolizer__free(struct symbolizer *s);
 

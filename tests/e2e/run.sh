@@ -522,6 +522,11 @@ offcpu_demo() {
 		"hog blocked ${b1} us, preempted $(($(weight "$d.t1") - b1)) us"
 	within "$w2" "$expect_us" 15 || fail "blocker off-CPU $w2 us, want $expect_us +-15%" ||
 		return 1
+	# the kernel part starts at the tracepoint on either path: no frame of
+	# the BPF program or of the kernel code that ran it
+	! grep -q "bpf_trace_run\|bpf_prog_" "$d.t2" "$d.t1" ||
+		fail "BPF's own frames in the stacks: $(grep -o '[^;]*bpf_[^;]*' "$d.t2" | sort -u | head -3)" ||
+		return 1
 	[ "$wsys" -gt $((w2 * 9 / 10)) ] ||
 		fail "only $wsys of $w2 us under demo_blocking_read -> nanosleep" || return 1
 	[ "$wcall" -ge "$wsys" ] || return 1
