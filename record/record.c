@@ -476,7 +476,8 @@ static int sampler_tick(struct rec *r, uint64_t now)
 static int open_offcpu(struct rec *r)
 {
 	struct offcpu_rec_opts oo = {
-		.sched = r->o->sched == RECORD_SCHED_BPF ? OFFCPU_SCHED_BPF
+		.sched = r->o->sched == RECORD_SCHED_BPF || r->perf_fds_why[0]
+				 ? OFFCPU_SCHED_BPF
 			 : r->o->sched == RECORD_SCHED_PERF ||
 					 r->o->offcpu != RECORD_OFFCPU_AUTO
 				 ? OFFCPU_SCHED_PERF
@@ -506,6 +507,12 @@ static int open_offcpu(struct rec *r)
 	if ((err == -EACCES || err == -EPERM) && r->o->sched == RECORD_SCHED_BPF) {
 		snprintf(r->st->why, sizeof(r->st->why), "%.250s", why);
 		return err;
+	}
+	if (err && err != -ESRCH && r->perf_fds_why[0]) {
+		snprintf(r->st->why, sizeof(r->st->why),
+			 "%.100s; %.110s: raise it (ulimit -n) or use --no-offcpu", why,
+			 r->perf_fds_why);
+		return -EMFILE;
 	}
 	if (err == -EACCES || err == -EPERM) {
 		snprintf(r->st->offcpu, sizeof(r->st->offcpu), "refused");
@@ -810,7 +817,7 @@ static void raise_fd_limit(void)
 static int fd_budget(struct rec *r)
 {
 	const struct record_opts *o = r->o;
-	uint64_t threads, per = 0, need;
+	uint64_t threads, per = 0, perf_oc, need;
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	struct rlimit rl;
 	int n = proc_for_each_tid(o->pid, NULL, NULL);
@@ -819,10 +826,24 @@ static int fd_budget(struct rec *r)
 		return 0;
 	threads = (uint64_t)n;
 	per += o->sampler != RECORD_SAMPLER_CTIMER;
-	per += o->offcpu != RECORD_OFFCPU_OFF;
-	need = threads * per * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64;
+	/* off-CPU by perf_event: one more per thread and CPU; by BPF, none */
+	perf_oc = o->offcpu != RECORD_OFFCPU_OFF && o->sched != RECORD_SCHED_BPF;
+	need = threads * (per + perf_oc) * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64;
 	if (rl.rlim_cur == RLIM_INFINITY || need <= rl.rlim_cur)
 		return 0;
+	/* auto: BPF needs none of them; perf_event, should BPF be refused,
+	 * would not fit (open_offcpu says so then) */
+	if (perf_oc && o->sched == RECORD_SCHED_AUTO && o->offcpu == RECORD_OFFCPU_AUTO &&
+	    threads * per * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64 <= rl.rlim_cur) {
+		snprintf(
+			r->perf_fds_why, sizeof(r->perf_fds_why),
+			"perf_event would need about %llu open files for %llu threads, over the "
+			"limit of %llu",
+			(unsigned long long)need, (unsigned long long)threads,
+			(unsigned long long)rl.rlim_cur);
+		return 0;
+	}
+	per += perf_oc;
 	snprintf(
 		r->st->why, sizeof(r->st->why),
 		"pid %d has %llu threads: %llu x %ld CPUs x %llu events needs about %llu open "

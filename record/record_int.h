@@ -133,6 +133,8 @@ struct rec {
 	int until_ended;	  /* until_pid ended the recording */
 	int close_go;		  /* perf_close_later()'s; -1 */
 	size_t state_max;	  /* livestate__set_max() */
+	char perf_fds_why[160];	  /* off-CPU must be BPF: perf_event's per-thread
+				   * events would pass the fd limit (fd_budget) */
 };
 
 /* ---- record.c ------------------------------------------------------------ */

@@ -69,9 +69,8 @@ static int fail(int err, const char *what, char *why, size_t whylen)
 {
 	if (err == -EPERM)
 		snprintf(why, whylen,
-			 "BPF refused (%s): needs CAP_BPF and CAP_PERFMON, or root, and "
-			 "no seccomp filter or lockdown against bpf(2)",
-			 what);
+			 "BPF refused: needs root or CAP_BPF+CAP_PERFMON, and bpf(2) not "
+			 "blocked (seccomp, lockdown)");
 	else if (err == -EACCES) /* the verifier's answer: this kernel */
 		snprintf(why, whylen,
 			 "BPF: this kernel's verifier refused the programs%s%s",

@@ -107,6 +107,28 @@ t_too_few_fds_is_said_before_recording() {
 	grep -q "401 threads: 401 x $(nproc) CPUs x 2 events needs about [0-9]* open files, over the limit of 512" \
 		"$TMP/fd.err" || fail "not said clearly" || return 1
 	[ ! -e "$TMP/fd.data" ] || fail "a trace file was left behind" || return 1
+	# room for the sampler's events, not for perf_event's off-CPU ones:
+	# BPF needs none of them and records; refused BPF is said, with why
+	# (40 threads: 400 busy ones make each recording take seconds)
+	kill -KILL "$LPID" 2>/dev/null
+	start 40 || return 1
+	local lim=$(( $(nproc) * 41 + 130 ))
+	(ulimit -n "$lim" && "$D9" record -p "$LPID" -d 0.3 -o "$TMP/fd2.data") \
+		2>"$TMP/fd2.err" || {
+		grep -q "BPF" "$TMP/fd2.err" && say "    skip (BPF here): $(tail -1 "$TMP/fd2.err")" &&
+			return 0
+		fail "record with $lim fds failed: $(tail -1 "$TMP/fd2.err")"
+		return 1
+	}
+	grep -q "off-CPU (bpf)" "$TMP/fd2.err" ||
+		fail "with $lim fds: $(grep off-CPU "$TMP/fd2.err")" || return 1
+	say "    with $lim fds: $(grep -m1 'off-CPU (bpf)' "$TMP/fd2.err" | sed 's/^d9prof: //')"
+	cc -O1 tests/e2e/noperf.c -o "$TMP/noperf" || fail "cannot build noperf" || return 1
+	(ulimit -n "$lim" && "$TMP/noperf" --system-wide "$D9" record -p "$LPID" -d 0.3 \
+		-o "$TMP/fd3.data") 2>"$TMP/fd3.err" && fail "recorded without BPF in $lim fds" && return 1
+	grep -q "BPF refused.*perf_event would need about [0-9]* open files for 41 threads" \
+		"$TMP/fd3.err" || fail "not said clearly: $(cat "$TMP/fd3.err")" || return 1
+	sed 's/^/    /' "$TMP/fd3.err"
 }
 
 e2e_run_tests
