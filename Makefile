@@ -35,7 +35,7 @@ BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
 # WERROR=1 (CI sets it): every warning of every build of ours fails it
 BASE_CFLAGS += $(if $(filter 1,$(WERROR)),-Werror)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
-CORE_LIBS := -lpfm -ldw -lelf -lzstd -lz -liberty -lcurl -lbpf -lpthread -lm
+CORE_LIBS := -lpfm -lbpf -ldw -lelf -lzstd -lz -liberty -lcurl -lpthread -lm
 CRITERION_LIBS := -lcriterion
 # the CLI alone: `d9prof top`'s screen
 CLI_LIBS := -lncursesw
@@ -130,7 +130,8 @@ BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
 $(B)/bpf/%.bpf.o: record/bpf/%.bpf.c record/bpf/%.h | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  BPF     $<")
-	$(Q)clang -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
+	$(Q)clang -g -O2 -Wall $(if $(filter 1,$(WERROR)),-Werror) -target bpf \
+		-D__TARGET_ARCH_$(BPF_ARCH) \
 		-I/usr/include/$(shell $(CC) -print-multiarch) -c $< -o $@
 $(B)/gen/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(dir $@)

@@ -795,6 +795,11 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 {
 	if (!o->pid && optind >= argc)
 		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
+	if (o->sched == RECORD_SCHED_BPF &&
+	    (o->offcpu == RECORD_OFFCPU_TRACEPOINT || o->offcpu == RECORD_OFFCPU_SWITCH))
+		return usage_error(
+			"record ",
+			"--offcpu-source chooses perf_event's source: not with --sched bpf");
 	if (o->segments == RECORD_FLIGHT &&
 	    (o->rotate > 0 || o->key_prefix || o->on_segment || hook_timeout_given))
 		return usage_error(

@@ -46,7 +46,6 @@ void cputl__prune(struct cputl *c, uint64_t cut);
 size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t from,
 		    uint64_t to, struct trace_hold *h);
 
-/* The last name seen of @tid (NUL-terminated), or NULL. */
 /* The holds of one wait from @n distinct holders @v (any order) and
  * @others ns of threads past them, into @h as cputl__holds() gives them:
  * largest first, past TRACE_MAX_HOLDS - 1 threads the rest as
@@ -54,6 +53,7 @@ size_t cputl__holds(const struct cputl *c, uint32_t cpu, uint32_t self, uint64_t
 size_t cputl__pick_holds(const struct trace_hold *v, size_t n, uint64_t others,
 			 struct trace_hold *h);
 
+/* The last name seen of @tid (NUL-terminated), or NULL. */
 const char *cputl__comm(const struct cputl *c, uint32_t tid);
 
 #endif /* D9_CPUTL_H */

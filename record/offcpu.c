@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -774,6 +775,8 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 	}
 	if (t->open)
 		oc->st->unpaired++;
+	if (o->preempted && o->holder)
+		name_holder(oc, o->holder, o->holder_comm); /* who took the CPU */
 	t->out = e;
 	t->open = 1;
 	t->wake = 0;
@@ -793,6 +796,13 @@ static void on_bpf_in(void *ctx, const struct sched_bpf_in *in)
 
 	if (!t || !t->open)
 		return; /* off-CPU since before the recording */
+	if (in->out != t->out.time) {
+		/* the switch-in of a switch-out that was lost (or of one
+		 * before it): not this interval */
+		oc->st->unpaired++;
+		t->open = 0;
+		return;
+	}
 	t->open = 0;
 	s = (struct trace_switch){.time = t->out.time,
 				  .time_in = in->time,
@@ -816,6 +826,9 @@ static void on_bpf_in(void *ctx, const struct sched_bpf_in *in)
 	emit_interval(oc, &s, h, nh);
 }
 
+/* The initial pid namespace's inode (include/linux/proc_ns.h) */
+#define PROC_PID_INIT_INO 0xEFFFFFFCU
+
 /* The BPF source in place of the perf sets: 0, or -errno and @why. */
 static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char *why,
 		    size_t whylen)
@@ -830,10 +843,18 @@ static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char
 	};
 	const struct sched_bpf_cb cb = {.ctx = oc, .out = on_bpf_out, .in = on_bpf_in};
 	struct offcpu_rec_stats *st = oc->st;
+	struct stat ns;
 	int err;
 
 	if (kill(oc->pid, 0) && errno == ESRCH)
 		return -ESRCH;
+	/* the programs see the kernel's own pid numbers: from inside another
+	 * pid namespace, the target's pid would name another process */
+	if (!stat("/proc/self/ns/pid", &ns) && ns.st_ino != PROC_PID_INIT_INO) {
+		snprintf(why, whylen,
+			 "BPF: this recorder runs in a pid namespace of its own");
+		return -EPERM;
+	}
 	err = sched_bpf__open(&bo, &cb, &oc->bpf, why, whylen);
 	if (err)
 		return err;
@@ -998,7 +1019,7 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 		int err = sched_bpf__drain(oc->bpf);
 
 		oc->st->lost = sched_bpf__lost(oc->bpf);
-		return oc->err ? oc->err : err;
+		return oc->err ? oc->err : err < 0 ? err : 0;
 	}
 	perf_set__drain(oc->ps, &oc->cb);
 	wake_drain(oc);
@@ -1062,7 +1083,8 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 	size_t i;
 
 	if (oc->bpf) {
-		sched_bpf__drain(oc->bpf);
+		while (sched_bpf__drain(oc->bpf) == 1) /* all of it, at the end */
+			;
 		oc->st->lost = sched_bpf__lost(oc->bpf);
 	} else {
 		perf_set__drain(oc->ps, &oc->cb);

@@ -62,9 +62,6 @@ enum offcpu_rec_source {
 	OFFCPU_REC_SWITCH,
 };
 
-/* Default bytes of user stack copied per switch: the distance from the SP
- * at a syscall to the first frame-pointer frame is a few hundred bytes in
- * glibc's blocking calls; the rest is headroom for deeper library code. */
 /* Where the scheduler events come from. */
 enum offcpu_rec_sched {
 	OFFCPU_SCHED_AUTO, /* BPF where the kernel allows it, else perf */
@@ -72,6 +69,9 @@ enum offcpu_rec_sched {
 	OFFCPU_SCHED_PERF, /* perf_event only (the source below) */
 };
 
+/* Default bytes of user stack copied per switch: the distance from the SP
+ * at a syscall to the first frame-pointer frame is a few hundred bytes in
+ * glibc's blocking calls; the rest is headroom for deeper library code. */
 #define OFFCPU_STACK_DEFAULT 8192
 #define OFFCPU_STACK_MAX     32768
 

@@ -18,10 +18,17 @@ struct sched_bpf {
 	struct d9_sched *skel;
 	struct ring_buffer *rb;
 	struct sched_bpf_cb cb;
+	unsigned int budget; /* records left to read in this drain */
 };
 
-/* libbpf's messages: the last warning kept for the reason, none printed
- * (the recorder says what happened in one line of its own) */
+/* Records read per drain at most: libbpf 1.1's consume reads for as long
+ * as the programs write, and the recorder has a lease, segments and -d
+ * to see to (the rest is read at the next drain) */
+#define DRAIN_BUDGET 8192
+
+/* libbpf's messages: the first warning kept for the reason (the later
+ * ones only say that loading failed), none printed (the recorder says
+ * what happened in one line of its own) */
 static __thread char last_msg[200];
 
 static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -29,14 +36,16 @@ static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 	char buf[sizeof(last_msg)];
 	size_t n;
 
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || last_msg[0])
 		return 0;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+	/* its first line, without libbpf's prefix */
+	n = strcspn(buf, "\n");
+	buf[n] = '\0';
+	while (n && buf[n - 1] == ' ')
 		buf[--n] = '\0';
-	if (n)
-		memcpy(last_msg, buf, n + 1);
+	snprintf(last_msg, sizeof(last_msg), "%s",
+		 strncmp(buf, "libbpf: ", 8) ? buf : buf + 8);
 	return 0;
 }
 
@@ -62,21 +71,26 @@ static int on_record(void *ctx, void *data, size_t size)
 	} else if (*type == SCHED_BPF_IN && size >= sizeof(struct sched_bpf_in)) {
 		sb->cb.in(sb->cb.ctx, data);
 	}
-	return 0;
+	/* this record is read either way; a negative return stops there */
+	return --sb->budget ? 0 : -EAGAIN;
 }
 
 static int fail(int err, const char *what, char *why, size_t whylen)
 {
+	/* libbpf's -ESRCH: no vmlinux BTF to relocate against, not a
+	 * process gone (which the caller's -ESRCH means) */
+	if (err == -ESRCH)
+		err = -ENOENT;
 	if (err == -EPERM)
 		snprintf(why, whylen,
 			 "BPF refused: needs root or CAP_BPF+CAP_PERFMON, and bpf(2) not "
 			 "blocked (seccomp, lockdown)");
-	else if (err == -EACCES) /* the verifier's answer: this kernel */
-		snprintf(why, whylen,
-			 "BPF: this kernel's verifier refused the programs%s%s",
+	else if (err == -EACCES) /* the verifier's answer, or an LSM's */
+		snprintf(why, whylen, "BPF: the kernel refused the programs%s%s",
 			 last_msg[0] ? ": " : "", last_msg);
 	else
-		snprintf(why, whylen, "BPF: cannot %s: %s%s%s", what, strerror(-err),
+		snprintf(why, whylen, "BPF: cannot %s: %s%s%s", what,
+			 err == -ENOENT ? "no kernel BTF" : strerror(-err),
 			 last_msg[0] ? "; " : "", last_msg);
 	return err;
 }
@@ -155,8 +169,12 @@ void sched_bpf__enable(struct sched_bpf *sb, int on)
 
 int sched_bpf__drain(struct sched_bpf *sb)
 {
-	int n = ring_buffer__consume(sb->rb);
+	int n;
 
+	sb->budget = DRAIN_BUDGET;
+	n = ring_buffer__consume(sb->rb);
+	if (n == -EAGAIN)
+		return 1;
 	return n < 0 ? n : 0;
 }
 

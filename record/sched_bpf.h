@@ -51,7 +51,9 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 /* The fd to poll for POLLIN: readable when the ring holds records. */
 int sched_bpf__fd(const struct sched_bpf *sb);
 void sched_bpf__enable(struct sched_bpf *sb, int on);
-/* Hand every record in the ring to the callbacks. 0 or -errno. */
+/* Hand the records in the ring to the callbacks, at most a budget of
+ * them (the recorder has other work): 0 when the ring was read empty, 1
+ * when the budget ran out first (call again), or -errno. */
 int sched_bpf__drain(struct sched_bpf *sb);
 /* Records the ring had no room for, so far. */
 uint64_t sched_bpf__lost(const struct sched_bpf *sb);

@@ -65,7 +65,13 @@ struct {
 struct tstate {
 	__u64 out;	/* switched out at; 0: on a CPU */
 	__u64 runnable; /* runnable since (0: still blocked) */
+	__u64 early;	/* woken while still on its CPU, at */
 };
+
+/* a wakeup this close before a switch-out came while the thread was on its
+ * way to sleep (after __schedule read its state): it was runnable all
+ * along, as the perf path takes it (record/offcpu.c) */
+#define EARLY_WAKE_NS 100000ULL
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -221,6 +227,7 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 	in->type = SCHED_BPF_IN;
 	in->tid = tid;
 	in->time = now;
+	in->out = ts->out;
 	in->runnable = ts->runnable;
 	in->prev = (__u32)prev->pid;
 	in->nholds = 0;
@@ -247,8 +254,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	/* in place when the thread is known: an update of a hash map can
 	 * fail (-EBUSY, no free element), a store cannot */
 	if (ts) {
+		/* woken on its way to sleep: blocked, but runnable from now */
+		int woke = ts->early && now - ts->early <= EARLY_WAKE_NS;
+
+		ts->early = 0;
 		ts->out = now;
-		ts->runnable = runnable ? now : 0;
+		ts->runnable = runnable || woke ? now : 0;
 	} else {
 		struct tstate n = {.out = now, .runnable = runnable ? now : 0};
 
@@ -265,6 +276,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	b->h.time = now;
 	b->h.holder = (__u32)next->pid;
 	b->h.preempted = runnable;
+	__builtin_memcpy(b->h.holder_comm, next->comm, 16);
 	b->h.sp = 0;
 	b->h.fp = 0;
 	/* the two chains and the stack copy packed after the header; every
@@ -293,7 +305,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	}
 	/* as much of the copy as is mapped: halved until it reads */
 	len = cfg.stack_bytes;
-	for (int i = 0; i < 8 && b->h.sp && len >= 256; i++) {
+	for (int i = 0; i < 8 && b->h.sp && len >= 8; i++) {
 		barrier_var(len);
 		if (len > SCHED_BPF_STACK_MAX)
 			len = SCHED_BPF_STACK_MAX;
@@ -367,6 +379,8 @@ int BPF_PROG(d9_waking, struct task_struct *p)
 	ts = bpf_map_lookup_elem(&threads, &tid);
 	if (ts && ts->out && !ts->runnable)
 		ts->runnable = bpf_ktime_get_ns();
+	else if (ts && !ts->out)
+		ts->early = bpf_ktime_get_ns();
 	return 0;
 }
 

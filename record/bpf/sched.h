@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sched.h - what the BPF scheduler programs (record/bpf/sched.bpf.c) hand
- * the recorder (record/offcpu_bpf.c) through their ring buffer, and how
- * they are set up: shared by both sides, so plain fixed-size C types only.
+ * the recorder (record/sched_bpf.c, then record/offcpu.c) through their ring buffer, and
+ * how they are set up: shared by both sides, so plain fixed-size C types only.
  *
  * Records, in the order the kernel reserved them (one ring for all CPUs:
  * a thread's switch-out always comes before its switch-in):
@@ -13,7 +13,8 @@
  *                  recorder's CFI step;
  *   SCHED_BPF_IN   it got a CPU again: when, when it became runnable (the
  *                  first wakeup after it blocked, or the switch-out when
- *                  it never blocked; 0 when wakeups are off), who ran
+ *                  it never blocked, or was woken on its way to sleep;
+ *                  0 when wakeups are off), who ran
  *                  before it on that CPU, and who held that CPU while it
  *                  waited, summed in the kernel from the CPU's last
  *                  SCHED_BPF_HIST switches.
@@ -35,6 +36,7 @@ struct sched_bpf_out {
 	unsigned long long time;
 	unsigned int holder;	   /* next on the CPU, 0 for idle */
 	unsigned int preempted;	   /* 1: runnable as it left */
+	char holder_comm[16];	   /* its name */
 	int kbytes, ubytes;	   /* bytes of kips, uips; < 0 an error */
 	unsigned long long sp, fp; /* user registers (0: none, a kthread) */
 	unsigned int stack_len;	   /* bytes of stack copy */
@@ -54,6 +56,7 @@ struct sched_bpf_hold {
 struct sched_bpf_in {
 	unsigned int type, tid;
 	unsigned long long time;
+	unsigned long long out;	     /* the switch-out it ends */
 	unsigned long long runnable; /* 0: not known */
 	unsigned int prev;	     /* the thread that ran before, 0 idle */
 	unsigned int nholds;	     /* of holds[] */
