@@ -516,11 +516,13 @@ static int open_offcpu(struct rec *r)
 	}
 	if (err == -EACCES || err == -EPERM) {
 		snprintf(r->st->offcpu, sizeof(r->st->offcpu), "refused");
-		record_log(r, RECORD_WARN,
-			   "off-CPU collection refused (kernel.perf_event_paranoid=%d): "
-			   "recording CPU samples only; set it to -1 (sched_switch "
-			   "tracepoint) or 1 (context-switch event), or run as root",
-			   paranoid_level());
+		record_log(
+			r, RECORD_WARN,
+			"off-CPU collection refused (kernel.perf_event_paranoid=%d%s%s): "
+			"recording CPU samples only; set it to -1 (sched_switch "
+			"tracepoint) or 1 (context-switch event), or run as root",
+			paranoid_level(), r->ocst.bpf_why[0] ? "; " : "",
+			r->ocst.bpf_why);
 		return 0;
 	}
 	if (err == -ESRCH) {
