@@ -55,16 +55,10 @@
 /* a record stamped this long before a
  * drain began is in its ring by then */
 #define SETTLE_NS 2000000ULL
-/* a wakeup this close before a switch-out came
- * while the thread was on its way to sleep */
-#define EARLY_WAKE_NS 100000ULL
-/* prev_state sleep bits (S D T t X Z P I);
- * above them the "preempted" marker */
-#define TASK_STATE_BITS 0xffu
 
 int offcpu_state_is_preempted(uint64_t state)
 {
-	return !(state & TASK_STATE_BITS);
+	return !(state & SCHED_STATE_BITS);
 }
 
 struct tp_info {
@@ -326,10 +320,10 @@ static void settle(struct offcpu_rec *oc, struct tstate *t, uint64_t until)
 			/* woken between setting its sleep state and switching
 			 * out (the wakeup is traced before the switch): it
 			 * was runnable all along */
-			t->wake =
-				t->early_wake && e->time - t->early_wake <= EARLY_WAKE_NS
-					? e->time
-					: 0;
+			t->wake = t->early_wake && e->time - t->early_wake <=
+							   SCHED_EARLY_WAKE_NS
+					  ? e->time
+					  : 0;
 			t->early_wake = 0;
 			break;
 		case EV_WAKE:

@@ -819,7 +819,7 @@ static void raise_fd_limit(void)
 static int fd_budget(struct rec *r)
 {
 	const struct record_opts *o = r->o;
-	uint64_t threads, per = 0, perf_oc, need;
+	uint64_t threads, per = 0, perf_oc, base, need;
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	struct rlimit rl;
 	int n = proc_for_each_tid(o->pid, NULL, NULL);
@@ -830,13 +830,14 @@ static int fd_budget(struct rec *r)
 	per += o->sampler != RECORD_SAMPLER_CTIMER;
 	/* off-CPU by perf_event: one more per thread and CPU; by BPF, none */
 	perf_oc = o->offcpu != RECORD_OFFCPU_OFF && o->sched != RECORD_SCHED_BPF;
-	need = threads * (per + perf_oc) * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64;
+	base = 2 * (uint64_t)ncpus + 64;
+	need = threads * (per + perf_oc) * (uint64_t)ncpus + base;
 	if (rl.rlim_cur == RLIM_INFINITY || need <= rl.rlim_cur)
 		return 0;
 	/* auto: BPF needs none of them; perf_event, should BPF be refused,
 	 * would not fit (open_offcpu says so then) */
 	if (perf_oc && o->sched == RECORD_SCHED_AUTO && o->offcpu == RECORD_OFFCPU_AUTO &&
-	    threads * per * (uint64_t)ncpus + 2 * (uint64_t)ncpus + 64 <= rl.rlim_cur) {
+	    threads * per * (uint64_t)ncpus + base <= rl.rlim_cur) {
 		snprintf(
 			r->perf_fds_why, sizeof(r->perf_fds_why),
 			"perf_event would need about %llu open files for %llu threads, over the "

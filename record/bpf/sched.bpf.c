@@ -68,11 +68,6 @@ struct tstate {
 	__u64 early;	/* woken while still on its CPU, at */
 };
 
-/* a wakeup this close before a switch-out came while the thread was on its
- * way to sleep (after __schedule read its state): it was runnable all
- * along, as the perf path takes it (record/offcpu.c) */
-#define EARLY_WAKE_NS 100000ULL
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -255,7 +250,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	 * fail (-EBUSY, no free element), a store cannot */
 	if (ts) {
 		/* woken on its way to sleep: blocked, but runnable from now */
-		int woke = ts->early && now - ts->early <= EARLY_WAKE_NS;
+		int woke = ts->early && now - ts->early <= SCHED_EARLY_WAKE_NS;
 
 		ts->early = 0;
 		ts->out = now;
@@ -351,7 +346,8 @@ int BPF_PROG(d9_switch, _Bool preempt, struct task_struct *prev, struct task_str
 
 		bpf_map_delete_elem(&threads, &tid);
 	} else if (is_target(prev)) {
-		switch_out(ctx, prev, next, preempt || !(prev_state & 0xff), now);
+		switch_out(ctx, prev, next, preempt || !(prev_state & SCHED_STATE_BITS),
+			   now);
 	}
 	if (h) {
 		__u32 at = h->head % SCHED_BPF_HIST;

@@ -31,6 +31,14 @@
 #define SCHED_BPF_SLOTS	    16		/* holders per wait; the rest summed */
 #define SCHED_BPF_IDLE	    0xffffffffu /* the idle task held the CPU */
 
+/* The pairing rules both paths apply (here and in record/offcpu.c):
+ * sched_switch's prev_state sleep bits (S D T t X Z P I; none set: still
+ * runnable, preempted or yielded), and how close before a switch-out a
+ * wakeup came while the thread was on its way to sleep (it was runnable
+ * all along) */
+#define SCHED_STATE_BITS    0xffu
+#define SCHED_EARLY_WAKE_NS 100000ULL
+
 struct sched_bpf_out {
 	unsigned int type, tid;
 	unsigned long long time;
