@@ -95,7 +95,7 @@ static void help(FILE *f)
 		"      --offcpu-source SRC  perf_event's source: auto (default): the\n"
 		"                        sched_switch tracepoint, else the context-switch\n"
 		"                        event; tracepoint or switch: that one only\n"
-		"                        (implies --sched perf)\n"
+		"                        (implies --sched perf; not with --sched bpf)\n"
 		"      --children        also the samples of processes the target forks\n"
 		"                        (inherited events follow them; left out and\n"
 		"                        counted by default)\n"
