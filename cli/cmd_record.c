@@ -514,6 +514,9 @@ static void summary_offcpu(const struct record_stats *st)
 			plural(st->offcpu_stack_used));
 	else if (st->switches)
 		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
+	lost_line("copied", st->offcpu_cut_short, "off-CPU stack",
+		  "short (1 KiB) while the ring was half full, the recorder behind: CFI "
+		  "recovers less of them");
 }
 
 /* What was lost or refused, one line each, or that nothing was. */
@@ -628,10 +631,10 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 		fprintf(stderr,
 			"d9prof: the recorder used %.2f s of CPU (%.1f%% of a core) and "
 			"%s of memory at most; starting and finishing, it waited %.2f s for a "
-			"CPU\n",
+			"CPU (%.2f s while recording)\n",
 			cpu, st->seconds > 0 ? 100.0 * cpu / st->seconds : 0.0,
 			text_size((double)ru.ru_maxrss * 1024.0, sz, sizeof(sz)),
-			(double)wait / 1e9);
+			(double)wait / 1e9, (double)during / 1e9);
 	}
 	/* (a command's end is said by child_exit()) */
 	/* info(): how it ended may name the sender's comm */

@@ -1013,6 +1013,7 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 		int err = sched_bpf__drain(oc->bpf);
 
 		oc->st->lost = sched_bpf__lost(oc->bpf);
+		oc->st->cut_short = sched_bpf__cut_short(oc->bpf);
 		return oc->err ? oc->err : err < 0 ? err : 0;
 	}
 	perf_set__drain(oc->ps, &oc->cb);
@@ -1080,6 +1081,7 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 		while (sched_bpf__drain(oc->bpf) == 1) /* all of it, at the end */
 			;
 		oc->st->lost = sched_bpf__lost(oc->bpf);
+		oc->st->cut_short = sched_bpf__cut_short(oc->bpf);
 	} else {
 		perf_set__drain(oc->ps, &oc->cb);
 		wake_drain(oc);

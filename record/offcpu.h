@@ -94,6 +94,8 @@ struct offcpu_rec_stats {
 	uint64_t open_at_end;	    /* ... still off-CPU at the end (time_in 0) */
 	uint64_t unpaired;	    /* switch-outs whose switch-in was lost */
 	uint64_t lost;		    /* records lost to full rings */
+	uint64_t cut_short;	    /* stack copies cut short, the ring half
+				     * full (BPF) */
 	uint64_t runnable;	    /* intervals with a known run-queue part */
 	uint64_t runq_ns;	    /* ... its total */
 	uint64_t held_ns;	    /* ... of which charged to what ran on its

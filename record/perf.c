@@ -622,11 +622,13 @@ void perf_set__disable(struct perf_set *ps)
 		ioctl(ps->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
-int perf_close_later(void)
+int perf_close_later(struct perf_closer *c)
 {
 	int go[2];
 	pid_t pid;
 
+	c->go = -1;
+	c->pid = 0;
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
 	pid = fork();
@@ -638,7 +640,7 @@ int perf_close_later(void)
 		return err;
 	}
 	if (pid == 0) {
-		char c;
+		char ch;
 
 		/* a grandchild, reparented to init once this child exits:
 		 * nobody has to reap it. Out of the terminal's process group,
@@ -649,7 +651,7 @@ int perf_close_later(void)
 		close(go[1]);
 		/* until the recorder closed its copies: the last close of an
 		 * event is the slow one, and it must be ours */
-		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+		while (read(go[0], &ch, 1) < 0 && errno == EINTR)
 			;
 		/* A file's last close is finished when the closing call
 		 * returns to user space, the last one first: close stdin,
@@ -661,9 +663,19 @@ int perf_close_later(void)
 		_exit(0);
 	}
 	close(go[0]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	c->go = go[1];
+	c->pid = pid;
+	return 0;
+}
+
+void perf_close_go(struct perf_closer *c)
+{
+	if (c->go >= 0)
+		close(c->go);
+	while (c->pid > 0 && waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	return go[1];
+	c->go = -1;
+	c->pid = 0;
 }
 
 void perf_set__free(struct perf_set *ps)

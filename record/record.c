@@ -594,6 +594,7 @@ static void totals(struct rec *r)
 	r->st->switches_blocked = c->blocked;
 	r->st->offcpu_lost = c->lost;
 	r->st->offcpu_unpaired = c->unpaired;
+	r->st->offcpu_cut_short = c->cut_short;
 	r->st->offcpu_stacks = c->ustack.stacks;
 	r->st->offcpu_complete = c->ustack.complete;
 	r->st->offcpu_stack_used = c->ustack.stack_used_max;
@@ -866,7 +867,7 @@ static int run_start(struct rec *r)
 {
 	const struct record_opts *o = r->o;
 	struct record_stats *st = r->st;
-	uint64_t t0, now;
+	uint64_t t0, rd0, now;
 	int err;
 
 	r->maxpfd = 3 + 5 * (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
@@ -904,11 +905,11 @@ static int run_start(struct rec *r)
 		}
 	}
 	t0 = record_now_ns();
+	rd0 = proc_self_run_delay_ns();
 	err = choose_sampler(r);
 	if (err)
 		return err;
 	r->start_ns = r->seg_start = record_now_ns();
-	st->start_run_delay_ns = proc_self_run_delay_ns();
 	r->cpu0 = proc_cpu_ns(o->pid);
 	if (r->ps)
 		record_log(r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
@@ -925,24 +926,34 @@ static int run_start(struct rec *r)
 	record_shim_try_attach(r, !o->fresh_target && !r->ctimer);
 	if (r->ctimer && !r->seg && !o->fresh_target)
 		return sampler_tick(r, r->start_ns + SHIM_EAGER_NS); /* says why */
+	now = record_now_ns();
+	if ((r->ps || r->oc) && now - t0 > SLOW_OPEN_NS) {
+		uint64_t rd = proc_self_run_delay_ns();
+
+		record_log(
+			r, RECORD_INFO,
+			"opening the events took %.1f s (%.1f s of it waiting for a CPU): "
+			"the kernel waits for RCU grace periods at the first per-thread "
+			"event and the first of a tracepoint, slow while the target keeps "
+			"every CPU busy",
+			(double)(now - t0) / 1e9,
+			rd > rd0 ? (double)(rd - rd0) / 1e9 : 0.0);
+	}
+	/* the kernel's symbols, read meanwhile (symbolizer__new): a drain
+	 * that waited for them would let the rings fill */
+	symbolizer__kallsyms(r->sym);
 	/* every event was opened disabled: start them together, now that
 	 * the loop is about to drain them */
 	perf_set__enable(r->ps);
 	offcpu_rec__enable(r->oc);
 	exitwatch__enable(r->ew);
-	now = record_now_ns();
-	if ((r->ps || r->oc) && now - t0 > SLOW_OPEN_NS)
-		record_log(
-			r, RECORD_INFO,
-			"opening the events took %.1f s: the kernel waits for RCU grace periods "
-			"at the first per-thread event and the first of a tracepoint, slow "
-			"while the target keeps every CPU busy",
-			(double)(now - t0) / 1e9);
 	if (o->on_attached && (err = o->on_attached(o->ctx)))
 		return err;
 	record_write_meta(r);
 	/* -d counts from here: every event is open and enabled (opening
-	 * them can take seconds on a busy machine) */
+	 * them can take seconds on a busy machine); waits for a CPU before
+	 * this were starting's */
+	st->start_run_delay_ns = proc_self_run_delay_ns();
 	if (o->duration > 0)
 		r->end_ns = record_now_ns() + (uint64_t)(o->duration * 1e9);
 	return 0;
@@ -1089,7 +1100,7 @@ static int run_finish(struct rec *r)
 			   "this trace (link libd9prof and call d9_init() in the target)",
 			   (int)o->pid);
 	if (r->ps || r->oc || r->ew)
-		r->close_go = perf_close_later();
+		perf_close_later(&r->closer);
 	if (st->target_exited)
 		target_end(r, r->exit_ns);
 	if (o->segments == RECORD_FLIGHT) {
@@ -1138,8 +1149,7 @@ static void run_free(struct rec *r)
 	offcpu_rec__free(r->oc);
 	perf_set__free(r->ps);
 	exitwatch__free(r->ew);
-	if (r->close_go >= 0)
-		close(r->close_go); /* our copies are closed: go */
+	perf_close_go(&r->closer); /* our copies are closed: go */
 	free(r->pfd);
 	trace_writer__free(r->w);
 	flight__free(r->fl);
@@ -1153,7 +1163,8 @@ static void run_free(struct rec *r)
 
 int record__run(const struct record_opts *o, struct record_stats *st)
 {
-	struct rec r = {.o = o, .st = st, .pidfd = -1, .until_fd = -1, .close_go = -1};
+	struct rec r = {
+		.o = o, .st = st, .pidfd = -1, .until_fd = -1, .closer = {.go = -1}};
 	int err;
 
 	memset(st, 0, sizeof(*st));

@@ -234,9 +234,9 @@ struct record_opts {
 
 struct record_stats {
 	double seconds; /* wall time recorded */
-	/* proc_self_run_delay_ns() at the start and the stop of the
-	 * recording: what a busy machine added to the time taken to start
-	 * and to finish is the rest */
+	/* proc_self_run_delay_ns() where -d starts counting (every event
+	 * open) and at the stop: what a busy machine added to the time
+	 * taken to start and to finish is the rest */
 	uint64_t start_run_delay_ns, stop_run_delay_ns;
 	uint64_t samples;
 	uint64_t lost_samples;	  /* perf ring overflows */
@@ -278,6 +278,8 @@ struct record_stats {
 	uint64_t offcpu_lost;	    /* switch records lost (ring full) */
 	uint64_t offcpu_unpaired;   /* switch-outs whose switch-in was lost:
 				     * their interval is not written */
+	uint64_t offcpu_cut_short;  /* ... whose stack copy was cut short:
+				     * the BPF ring was half full */
 	uint64_t offcpu_stacks;	    /* switch-outs with a user stack */
 	uint64_t offcpu_complete;   /* ... whole: CFI reached the frame-
 				     * pointer chain or the thread's first

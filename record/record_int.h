@@ -129,12 +129,12 @@ struct rec {
 	int pidfd, until_fd; /* the target's, until_pid's; -1 */
 	struct pollfd *pfd;
 	unsigned int maxpfd;
-	uint64_t end_ns, exit_ns; /* -d's end; when the target exited */
-	int until_ended;	  /* until_pid ended the recording */
-	int close_go;		  /* perf_close_later()'s; -1 */
-	size_t state_max;	  /* livestate__set_max() */
-	char perf_fds_why[160];	  /* off-CPU must be BPF: perf_event's per-thread
-				   * events would pass the fd limit (fd_budget) */
+	uint64_t end_ns, exit_ns;  /* -d's end; when the target exited */
+	int until_ended;	   /* until_pid ended the recording */
+	struct perf_closer closer; /* perf_close_later()'s */
+	size_t state_max;	   /* livestate__set_max() */
+	char perf_fds_why[160];	   /* off-CPU must be BPF: perf_event's per-thread
+				    * events would pass the fd limit (fd_budget) */
 };
 
 /* ---- record.c ------------------------------------------------------------ */

@@ -122,6 +122,7 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 						    : o->stack_bytes;
 	sb->skel->rodata->cfg.kernel = !!o->kernel;
 	sb->skel->rodata->cfg.wake_at = o->ring_bytes / 4;
+	sb->skel->rodata->cfg.short_at = o->ring_bytes / 2;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0) {
 		err = fail(ncpu ? ncpu : -EINVAL, "count the CPUs", why, whylen);
@@ -181,6 +182,11 @@ int sched_bpf__drain(struct sched_bpf *sb)
 uint64_t sched_bpf__lost(const struct sched_bpf *sb)
 {
 	return __atomic_load_n(&sb->skel->bss->lost, __ATOMIC_RELAXED);
+}
+
+uint64_t sched_bpf__cut_short(const struct sched_bpf *sb)
+{
+	return __atomic_load_n(&sb->skel->bss->cut_short, __ATOMIC_RELAXED);
 }
 
 void sched_bpf__free(struct sched_bpf *sb)

@@ -57,6 +57,9 @@ void sched_bpf__enable(struct sched_bpf *sb, int on);
 int sched_bpf__drain(struct sched_bpf *sb);
 /* Records the ring had no room for, so far. */
 uint64_t sched_bpf__lost(const struct sched_bpf *sb);
+/* Switch-outs whose stack copy was cut to SCHED_BPF_STACK_SHORT bytes
+ * because the ring was half full, so far. */
+uint64_t sched_bpf__cut_short(const struct sched_bpf *sb);
 void sched_bpf__free(struct sched_bpf *sb);
 
 #endif /* D9_SCHED_BPF_USER_H */

@@ -22,6 +22,8 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +90,11 @@ struct symbolizer {
 	pid_t pid;		      /* 0: of no process (symbolizer__new_offline) */
 	int rootfd;		      /* /proc/PID/root as O_PATH, -1 if unusable */
 	int same_root;		      /* the target sees our "/" */
-	const struct kallsyms *ksyms; /* NULL if /proc/kallsyms is unusable */
+	const struct kallsyms *ksyms; /* NULL if /proc/kallsyms is unusable;
+				       * read through kernel_syms() */
 	struct kallsyms *own_ksyms;   /* ksyms when loaded here, else NULL */
+	pthread_t kloader;	      /* reading own_ksyms, while kloading */
+	int kloading;
 
 	struct mapping *maps; /* sorted by start, no overlaps */
 	size_t nmaps, capmaps;
@@ -772,6 +777,43 @@ int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len)
 
 /* ---- lifecycle ------------------------------------------------------ */
 
+/* /proc/kallsyms is formatted by the kernel as it is read: ~0.1 s of CPU
+ * for 200k lines, the largest fixed cost of a recording. It is read on a
+ * thread of its own, overlapping the rest of the set-up, and joined at the
+ * first kernel address. */
+static void *load_kernel_syms(void *arg)
+{
+	struct symbolizer *s = arg;
+
+	/* kernel frames stay unresolved without it */
+	if (kallsyms__load(NULL, &s->own_ksyms) != 0)
+		s->own_ksyms = NULL;
+	return NULL;
+}
+
+static void kernel_syms_start(struct symbolizer *s)
+{
+	sigset_t all, old;
+
+	/* signals stay the caller's: its poll() must see them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	s->kloading = !pthread_create(&s->kloader, NULL, load_kernel_syms, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!s->kloading)
+		load_kernel_syms(s);
+}
+
+static const struct kallsyms *kernel_syms(struct symbolizer *s)
+{
+	if (s->kloading) {
+		pthread_join(s->kloader, NULL);
+		s->kloading = 0;
+		s->ksyms = s->own_ksyms;
+	}
+	return s->ksyms;
+}
+
 int symbolizer__new(pid_t pid, struct symbolizer **out)
 {
 	struct symbolizer *s;
@@ -806,13 +848,10 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	    a.st_ino == b.st_ino)
 		s->same_root = 1;
 
+	kernel_syms_start(s);
 	err = symbolizer__refresh(s);
 	if (err)
 		goto err;
-	/* kernel frames stay unresolved without it */
-	if (kallsyms__load(NULL, &s->own_ksyms) != 0)
-		s->own_ksyms = NULL;
-	s->ksyms = s->own_ksyms;
 	*out = s;
 	return 0;
 err:
@@ -835,9 +874,9 @@ int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **ou
 	return 0;
 }
 
-const struct kallsyms *symbolizer__kallsyms(const struct symbolizer *s)
+const struct kallsyms *symbolizer__kallsyms(struct symbolizer *s)
 {
-	return s ? s->ksyms : NULL;
+	return s ? kernel_syms(s) : NULL;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -847,6 +886,7 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	kernel_syms(s);
 	for (i = 0; i < s->nobjs; i++) {
 		inline_index__free(s->objs[i].inl_index);
 		dwfl_end(s->objs[i].dwfl);
@@ -1045,7 +1085,7 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct trace_fram
 {
 	const char *mod = NULL;
 	uint64_t off = 0;
-	const char *name = kallsyms__lookup(s->ksyms, addr, &off, &mod);
+	const char *name = kallsyms__lookup(kernel_syms(s), addr, &off, &mod);
 
 	if (!name)
 		return -ENOENT;

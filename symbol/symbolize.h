@@ -37,9 +37,11 @@
 struct kallsyms;
 struct symbolizer;
 
-/* A symbolizer for @pid: reads /proc/@pid/maps and /proc/kallsyms now, and
- * opens every executable file mapped (so later resolution does not depend
- * on the target or its files staying around). Returns 0, or -errno with
+/* A symbolizer for @pid: reads /proc/@pid/maps now, and /proc/kallsyms on
+ * a thread of its own (all signals blocked) that the first kernel address
+ * to resolve waits for, and opens every executable file mapped (so later
+ * resolution does not depend on the target or its files staying around).
+ * One thread at a time uses a symbolizer. Returns 0, or -errno with
  * *@out = NULL (-ESRCH: no such process, -EACCES: maps not readable). A
  * kallsyms that cannot be read is not an error: kernel frames then stay
  * unresolved. Holds one file descriptor per mapped file until freed. */
@@ -97,8 +99,9 @@ int symbolizer__module_map(const struct symbolizer *s, size_t i, size_t k,
 const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i);
 
 /* The kernel symbol snapshot @s names kernel addresses with (NULL when
- * /proc/kallsyms could not be read); it lives as long as @s. */
-const struct kallsyms *symbolizer__kallsyms(const struct symbolizer *s);
+ * /proc/kallsyms could not be read); it lives as long as @s. Waits for it
+ * if it is still being read (see symbolizer__new). */
+const struct kallsyms *symbolizer__kallsyms(struct symbolizer *s);
 
 void symbolizer__free(struct symbolizer *s);
 

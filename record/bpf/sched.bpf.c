@@ -48,6 +48,8 @@ const volatile struct sched_bpf_cfg cfg = {0};
 volatile __u32 enabled = 0;
 /* records the ring had no room for */
 volatile __u64 lost = 0;
+/* switch-outs whose stack copy was cut short (cfg.short_at) */
+volatile __u64 cut_short = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -298,8 +300,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		b->h.fp = BPF_CORE_READ(regs, regs[29]);
 #endif
 	}
-	/* as much of the copy as is mapped: halved until it reads */
+	/* as much of the copy as is mapped: halved until it reads; short
+	 * while the recorder is behind */
 	len = cfg.stack_bytes;
+	if (len > SCHED_BPF_STACK_SHORT &&
+	    bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= cfg.short_at) {
+		len = SCHED_BPF_STACK_SHORT;
+		__sync_fetch_and_add(&cut_short, 1);
+	}
 	for (int i = 0; i < 8 && b->h.sp && len >= 8; i++) {
 		barrier_var(len);
 		if (len > SCHED_BPF_STACK_MAX)

@@ -75,12 +75,21 @@ struct sched_bpf_in {
 
 /* The programs' settings (.rodata, set before load) */
 struct sched_bpf_cfg {
-	unsigned int tgid;	    /* the target */
-	unsigned int children;	    /* and the processes it forks */
-	unsigned int stack_bytes;   /* user stack copied per switch-out */
-	unsigned int kernel;	    /* kernel chains wanted */
-	unsigned long long wake_at; /* bytes in the ring that wake the
-				     * recorder (it polls anyway) */
+	unsigned int tgid;	     /* the target */
+	unsigned int children;	     /* and the processes it forks */
+	unsigned int stack_bytes;    /* user stack copied per switch-out */
+	unsigned int kernel;	     /* kernel chains wanted */
+	unsigned long long wake_at;  /* bytes in the ring that wake the
+				      * recorder (it polls anyway) */
+	unsigned long long short_at; /* bytes in the ring past which stack
+				      * copies are cut to SCHED_BPF_STACK_SHORT:
+				      * a recorder behind loses stack depth
+				      * before it loses records */
 };
+
+/* The stack copy of a switch-out while the ring is over cfg.short_at:
+ * enough for CFI over a libc leaf or two (a blocking call's) before the
+ * frame-pointer chain takes over; an eighth of the 8 KiB default. */
+#define SCHED_BPF_STACK_SHORT 1024
 
 #endif /* D9_SCHED_BPF_H */
