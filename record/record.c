@@ -922,10 +922,6 @@ static int run_start(struct rec *r)
 	err = open_offcpu(r);
 	if (err)
 		return err;
-	record_arm_triggers(r);
-	record_shim_try_attach(r, !o->fresh_target && !r->ctimer);
-	if (r->ctimer && !r->seg && !o->fresh_target)
-		return sampler_tick(r, r->start_ns + SHIM_EAGER_NS); /* says why */
 	now = record_now_ns();
 	if ((r->ps || r->oc) && now - t0 > SLOW_OPEN_NS) {
 		uint64_t rd = proc_self_run_delay_ns();
@@ -939,9 +935,14 @@ static int run_start(struct rec *r)
 			(double)(now - t0) / 1e9,
 			rd > rd0 ? (double)(rd - rd0) / 1e9 : 0.0);
 	}
-	/* the kernel's symbols, read meanwhile (symbolizer__new): a drain
-	 * that waited for them would let the rings fill */
+	/* the kernel's symbols, read meanwhile (symbolizer__new), before the
+	 * shim attaches and the events start: a drain that waited for them
+	 * would let the rings fill, and polls would begin before samples */
 	symbolizer__kallsyms(r->sym);
+	record_arm_triggers(r);
+	record_shim_try_attach(r, !o->fresh_target && !r->ctimer);
+	if (r->ctimer && !r->seg && !o->fresh_target)
+		return sampler_tick(r, r->start_ns + SHIM_EAGER_NS); /* says why */
 	/* every event was opened disabled: start them together, now that
 	 * the loop is about to drain them */
 	perf_set__enable(r->ps);
