@@ -172,18 +172,24 @@ static struct d9_seg_hdr *start(unsigned int hz)
 static volatile uint64_t sink;
 
 /* Burn @ms of this thread's CPU time inside a poll of @task. */
+/* the last burn()'s poll, on the segment's clock: from just after its
+ * begin marker to just before its end marker */
+static uint64_t poll_from, poll_to;
+
 static __attribute__((noinline)) void burn(uint64_t task, unsigned int ms)
 {
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	d9_poll_begin(task);
+	poll_from = seg_now();
 	do {
 		for (int i = 0; i < 10000; i++)
 			sink = sink * 6364136223846793005ULL + 1;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	} while ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) <
 		 (long long)ms * 1000000);
+	poll_to = seg_now();
 	d9_poll_end(task);
 }
 
@@ -204,12 +210,14 @@ static struct d9_ring_hdr *my_ring(struct d9_seg_hdr *h, uint32_t *idx)
 	return NULL;
 }
 
-/* Take every pending sample of our slot; check them; return the weight. */
+/* Take every pending sample of our slot; check them (those taken inside
+ * the last burn()'s poll carry its @task; outside it, between markers,
+ * none); return the weight. */
 static uint64_t take_all(struct d9_seg_hdr *h, uint64_t task, uint64_t t0, uint64_t *n)
 {
 	uint32_t idx;
 	struct d9_ring_hdr *r = my_ring(h, &idx);
-	uint64_t *words = d9_layout_samples(h, lay(h), idx), w = 0;
+	uint64_t *words = d9_layout_samples(h, lay(h), idx), w = 0, inside = 0;
 	static struct d9_sample s;
 
 	*n = 0;
@@ -218,11 +226,20 @@ static uint64_t take_all(struct d9_seg_hdr *h, uint64_t task, uint64_t t0, uint6
 		cr_assert_geq(s.time, t0);
 		cr_assert_leq(s.time, seg_now());
 		cr_assert_geq(s.nframes, 2, "only %u frames", s.nframes);
-		if (task)
-			cr_assert_eq(s.task, task);
+		if (task && s.time >= poll_from && s.time <= poll_to) {
+			cr_assert_eq(s.task, task, "task %llu inside the poll",
+				     (unsigned long long)s.task);
+			inside++;
+		} else if (task) {
+			cr_assert(s.task == task || s.task == 0,
+				  "task %llu outside the poll",
+				  (unsigned long long)s.task);
+		}
 		w += s.weight;
 		(*n)++;
 	}
+	if (task)
+		cr_assert_gt(inside, 0, "no sample inside the poll");
 	return w;
 }
 
