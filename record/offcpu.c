@@ -1005,6 +1005,13 @@ fail:
 	return err;
 }
 
+/* The BPF programs' own counts, into the stats. */
+static void bpf_counts(struct offcpu_rec *oc)
+{
+	oc->st->lost = sched_bpf__lost(oc->bpf);
+	oc->st->cut_short = sched_bpf__cut_short(oc->bpf);
+}
+
 int offcpu_rec__drain(struct offcpu_rec *oc)
 {
 	uint64_t start = record_now_ns();
@@ -1012,8 +1019,7 @@ int offcpu_rec__drain(struct offcpu_rec *oc)
 	if (oc->bpf) {
 		int err = sched_bpf__drain(oc->bpf);
 
-		oc->st->lost = sched_bpf__lost(oc->bpf);
-		oc->st->cut_short = sched_bpf__cut_short(oc->bpf);
+		bpf_counts(oc);
 		return oc->err ? oc->err : err < 0 ? err : 0;
 	}
 	perf_set__drain(oc->ps, &oc->cb);
@@ -1080,8 +1086,7 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 	if (oc->bpf) {
 		while (sched_bpf__drain(oc->bpf) == 1) /* all of it, at the end */
 			;
-		oc->st->lost = sched_bpf__lost(oc->bpf);
-		oc->st->cut_short = sched_bpf__cut_short(oc->bpf);
+		bpf_counts(oc);
 	} else {
 		perf_set__drain(oc->ps, &oc->cb);
 		wake_drain(oc);

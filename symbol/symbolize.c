@@ -800,8 +800,10 @@ static void kernel_syms_start(struct symbolizer *s)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	s->kloading = !pthread_create(&s->kloader, NULL, load_kernel_syms, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!s->kloading)
+	if (!s->kloading) { /* no thread: read it now */
 		load_kernel_syms(s);
+		s->ksyms = s->own_ksyms;
+	}
 }
 
 static const struct kallsyms *kernel_syms(struct symbolizer *s)
