@@ -60,6 +60,19 @@ rec() {
 			if (kept == 0 || sw == 0) exit 1
 			if (lost > lim * (kept + lost) || swlost > lim * sw) exit 1
 		}' "$TMP/load.$1.err" || fail "over 1% lost: $(cat "$TMP/load.$1.err")" || return 1
+	# the workers block only in usleep() (many_threads.c): 99% of the
+	# blocked time is under worker;usleep, the caller CFI recovers over
+	# glibc, whole stack copies or copies cut short (the ring half full);
+	# read at the measuring shell's priority, not starved by the load
+	$FIFO "$D9" offcpu -i "$TMP/load.data" -f folded 2>/dev/null | grep -v '\[runqueue' |
+		awk -v short="$(sed -n 's/^d9prof: copied \([0-9]*\) off-CPU stacks* short.*/\1/p' \
+			"$TMP/load.$1.err")" '
+		{ t += $NF; if ($0 ~ /;worker;usleep;/) w += $NF }
+		END { printf "    blocked time under worker;usleep: %.2f%% (%d stack copies cut short)\n",
+			t ? 100 * w / t : 0, short
+			exit !(t > 0 && w >= 0.99 * t) }' ||
+		fail "blocked time not in usleep's caller: $(grep 'off-CPU stacks' "$TMP/load.$1.err")" ||
+		return 1
 }
 
 # own_wall N: recording N's wall time less the kernel's wait at the first
