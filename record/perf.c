@@ -643,22 +643,24 @@ int perf_close_later(struct perf_closer *c)
 		char ch;
 
 		/* a grandchild, reparented to init once this child exits:
-		 * nobody has to reap it. Out of the terminal's process group,
-		 * so that ^C there does not reach it. */
-		setsid();
+		 * nobody has to reap it */
 		if (fork())
 			_exit(0);
+		/* Whoever reads our output must not wait for the closer: its
+		 * copies of stdin, stdout and stderr go first. Out of the
+		 * terminal's process group, so that ^C there does not reach
+		 * it; not a session of its own: with autogroups (the
+		 * default) a new session is a new scheduling group, which
+		 * EEVDF here left waiting 3.5 s for a CPU beside 400 busy
+		 * threads, its parent waiting to reap it. */
+		for (int fd = 0; fd < 3; fd++)
+			close(fd);
+		setpgid(0, 0);
 		close(go[1]);
 		/* until the recorder closed its copies: the last close of an
 		 * event is the slow one, and it must be ours */
 		while (read(go[0], &ch, 1) < 0 && errno == EINTR)
 			;
-		/* A file's last close is finished when the closing call
-		 * returns to user space, the last one first: close stdin,
-		 * stdout and stderr on their own, or whoever reads our output
-		 * waits for the events' grace periods too. */
-		for (int fd = 0; fd < 3; fd++)
-			close(fd);
 		syscall(SYS_close_range, 3U, ~0U, 0U);
 		_exit(0);
 	}

@@ -124,15 +124,15 @@ void perf_set__free(struct perf_set *ps);
  * (tracepoint_synchronize_unregister()). On a machine saturated by the
  * target's threads the grace-period kthreads starve: one such close took
  * 1 to 5 s here under 400 busy threads. perf_close_later() forks a process
- * that forks the closer (reparented to init, its own session) and exits;
- * the closer shares every fd open at the fork, waits until the go fd is
- * closed, then closes them all, waiting out the grace periods in the
- * background. The caller does not wait for either: on a busy machine each
- * needs a CPU first. So: disable the events (perf_set__disable), call
- * this, close your own copies (fast: not the last ones), then
- * perf_close_go(), which closes the go fd and reaps the first child (gone
- * by then, as a rule). 0, or -errno (then close synchronously; @c is
- * then a no-op for perf_close_go).
+ * that forks the closer (reparented to init, its own process group) and
+ * exits; the closer shares every fd open at the fork (stdio let go at
+ * once), waits until the go fd is closed, then closes them all, waiting
+ * out the grace periods in the background. The caller does not wait
+ * for either: on a busy machine each needs a CPU first. So: disable the
+ * events (perf_set__disable), call this, close your own copies (fast: not
+ * the last ones), then perf_close_go(), which closes the go fd and reaps
+ * the first child (gone by then, as a rule). 0, or -errno (then close
+ * synchronously; @c is then a no-op for perf_close_go).
  */
 struct perf_closer {
 	int go;	   /* the write end the closer waits on; -1: none */
