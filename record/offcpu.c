@@ -1008,8 +1008,12 @@ fail:
 /* The BPF programs' own counts, into the stats. */
 static void bpf_counts(struct offcpu_rec *oc)
 {
-	oc->st->lost = sched_bpf__lost(oc->bpf);
-	oc->st->cut_short = sched_bpf__cut_short(oc->bpf);
+	struct sched_bpf_counts c;
+
+	sched_bpf__counts(oc->bpf, &c);
+	oc->st->lost = c.lost;
+	oc->st->cut_short = c.cut_short;
+	oc->st->unseen_in = c.unseen_in;
 }
 
 int offcpu_rec__drain(struct offcpu_rec *oc)

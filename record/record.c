@@ -594,6 +594,7 @@ static void totals(struct rec *r)
 	r->st->switches_blocked = c->blocked;
 	r->st->offcpu_lost = c->lost;
 	r->st->offcpu_unpaired = c->unpaired;
+	r->st->offcpu_unseen_in = c->unseen_in;
 	r->st->offcpu_cut_short = c->cut_short;
 	r->st->offcpu_stacks = c->ustack.stacks;
 	r->st->offcpu_complete = c->ustack.complete;

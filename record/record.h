@@ -278,6 +278,8 @@ struct record_stats {
 	uint64_t offcpu_lost;	    /* switch records lost (ring full) */
 	uint64_t offcpu_unpaired;   /* switch-outs whose switch-in was lost:
 				     * their interval is not written */
+	uint64_t offcpu_unseen_in;  /* ... of which the kernel did not run
+				     * the BPF program for it */
 	uint64_t offcpu_cut_short;  /* ... whose stack copy was cut short:
 				     * the BPF ring was half full */
 	uint64_t offcpu_stacks;	    /* switch-outs with a user stack */

@@ -179,14 +179,11 @@ int sched_bpf__drain(struct sched_bpf *sb)
 	return n < 0 ? n : 0;
 }
 
-uint64_t sched_bpf__lost(const struct sched_bpf *sb)
+void sched_bpf__counts(const struct sched_bpf *sb, struct sched_bpf_counts *c)
 {
-	return __atomic_load_n(&sb->skel->bss->lost, __ATOMIC_RELAXED);
-}
-
-uint64_t sched_bpf__cut_short(const struct sched_bpf *sb)
-{
-	return __atomic_load_n(&sb->skel->bss->cut_short, __ATOMIC_RELAXED);
+	c->lost = __atomic_load_n(&sb->skel->bss->lost, __ATOMIC_RELAXED);
+	c->cut_short = __atomic_load_n(&sb->skel->bss->cut_short, __ATOMIC_RELAXED);
+	c->unseen_in = __atomic_load_n(&sb->skel->bss->unseen_in, __ATOMIC_RELAXED);
 }
 
 void sched_bpf__free(struct sched_bpf *sb)

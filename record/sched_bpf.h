@@ -55,11 +55,17 @@ void sched_bpf__enable(struct sched_bpf *sb, int on);
  * them (the recorder has other work): 0 when the ring was read empty, 1
  * when the budget ran out first (call again), or -errno. */
 int sched_bpf__drain(struct sched_bpf *sb);
-/* Records the ring had no room for, so far. */
-uint64_t sched_bpf__lost(const struct sched_bpf *sb);
-/* Switch-outs whose stack copy was cut to SCHED_BPF_STACK_SHORT bytes
- * because the ring was half full, so far. */
-uint64_t sched_bpf__cut_short(const struct sched_bpf *sb);
+/* The programs' counts so far. */
+struct sched_bpf_counts {
+	uint64_t lost;	    /* records the ring had no room for */
+	uint64_t cut_short; /* switch-outs whose stack copy was cut to
+			     * SCHED_BPF_STACK_SHORT bytes: the ring was half
+			     * full */
+	uint64_t unseen_in; /* switch-outs after a switch-out of the same
+			     * thread: the kernel did not run the program
+			     * for the switch-in between */
+};
+void sched_bpf__counts(const struct sched_bpf *sb, struct sched_bpf_counts *c);
 void sched_bpf__free(struct sched_bpf *sb);
 
 #endif /* D9_SCHED_BPF_USER_H */

@@ -497,12 +497,15 @@ offcpu_demo() {
 		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
 	grep -q "off-CPU ($label): [1-9][0-9]* switches" "$d.err" ||
 		fail "no off-CPU summary from $label: $(grep -i off-cpu "$d.err")" || return 1
-	# the kernel pairs them: a switch-out without its switch-in is rare
-	# (a few in thousands, said and counted as lost; at most 0.2%)
+	# a switch-out without its switch-in: lost by us at most 0.2%; or
+	# never reported by the kernel (each CPU's chain of prev -> next
+	# breaks at ~0.1% of its switches on this machine's 6.18): said apart,
+	# at most 0.5%
 	awk -v src="$src" '/off-CPU \(/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^switch(es)?$/) n = $i }
 		/without a switch-in/ { u = $2 }
-		END { exit !(src != "bpf" || u * 500 <= n) }' "$d.err" ||
-		fail "$(grep "without a switch-in" "$d.err")" || return 1
+		/the kernel did not report [0-9]+ switch-in/ { k = $6 }
+		END { exit !(src != "bpf" || (u * 500 <= n && k * 200 <= n)) }' "$d.err" ||
+		fail "$(grep "without a switch-in\|did not report" "$d.err")" || return 1
 	local polls expect_us
 	polls=$(awk '$1 == "demo:" && $2 == "blocker" { print $NF }' "$d.err")
 	[ -n "$polls" ] && [ "$polls" -gt 100 ] || fail "demo blocker polls: '$polls'" || return 1
