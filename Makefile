@@ -35,7 +35,8 @@ BASE_CFLAGS := -std=gnu11 -fno-omit-frame-pointer -Wall -Wextra -Wshadow \
 # WERROR=1 (CI sets it): every warning of every build of ours fails it
 BASE_CFLAGS += $(if $(filter 1,$(WERROR)),-Werror)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
-CORE_LIBS := -lpfm -lbpf -ldw -lelf -lzstd -lz -liberty -lcurl -lpthread -lm
+# libcurl is not among them: store/s3.c loads it at its first use
+CORE_LIBS := -lpfm -lbpf -ldw -lelf -lzstd -lz -liberty -lpthread -lm
 CRITERION_LIBS := -lcriterion
 # the CLI alone: `d9prof top`'s screen
 CLI_LIBS := -lncursesw

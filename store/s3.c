@@ -28,11 +28,13 @@
  */
 #include <ctype.h>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -703,12 +705,55 @@ struct xfer {
 	char bucket_region[32];
 };
 
+/* libcurl, loaded at the first s3__new(): the other commands (every
+ * record, every analysis) do not load it and the 30 libraries it pulls in
+ * (TLS, Kerberos, LDAP...), which made 42 shared objects to map and
+ * relocate at every start, each a wait for a CPU on a busy machine. */
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	void (*easy_cleanup)(CURL *c);
+	const char *(*easy_strerror)(CURLcode rc);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} cu;
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
+static int curl_init_err;
 
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	static const struct {
+		const char *name;
+		size_t at;
+	} fns[] = {
+#define FN(f, sym) {#sym, offsetof(typeof(cu), f)}
+		FN(global_init, curl_global_init),
+		FN(easy_init, curl_easy_init),
+		FN(easy_setopt, curl_easy_setopt),
+		FN(easy_getinfo, curl_easy_getinfo),
+		FN(easy_perform, curl_easy_perform),
+		FN(easy_cleanup, curl_easy_cleanup),
+		FN(easy_strerror, curl_easy_strerror),
+		FN(slist_append, curl_slist_append),
+		FN(slist_free_all, curl_slist_free_all),
+#undef FN
+	};
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	curl_init_err = -ELIBACC;
+	if (!h)
+		return;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		void *f = dlsym(h, fns[i].name);
+
+		if (!f)
+			return; /* h stays open: a failed load is not retried */
+		memcpy((char *)&cu + fns[i].at, &f, sizeof(f));
+	}
+	curl_init_err = cu.global_init(CURL_GLOBAL_DEFAULT) ? -ENOMEM : 0;
 }
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
@@ -717,7 +762,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb, max;
 	long code = 0;
 
-	curl_easy_getinfo(x->s->curl, CURLINFO_RESPONSE_CODE, &code);
+	cu.easy_getinfo(x->s->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (code >= 200 && code < 300 && x->fd >= 0) {
 		size_t done = 0;
 
@@ -855,15 +900,15 @@ int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	    !c->endpoint[0] || !c->region[0] || strchr(c->region, ':'))
 		return -EINVAL;
 	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc)
-		return -ENOMEM;
+	if (curl_init_err)
+		return curl_init_err;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *c;
 	copy(s->bucket, sizeof(s->bucket), bucket);
 	snprintf(s->sigv4, sizeof(s->sigv4), "aws:amz:%s:s3", c->region);
-	s->curl = curl_easy_init();
+	s->curl = cu.easy_init();
 	if (!s->curl) {
 		err = -ENOMEM;
 		goto fail;
@@ -874,7 +919,7 @@ int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	connect_ms = ms < 10000 ? ms : 10000;
 #define SET(opt, val)                                                                    \
 	do {                                                                             \
-		CURLcode rc_ = curl_easy_setopt(s->curl, opt, val);                      \
+		CURLcode rc_ = cu.easy_setopt(s->curl, opt, val);                        \
 		if (rc_) {                                                               \
 			err = rc_ == CURLE_OUT_OF_MEMORY ? -ENOMEM : -ENOTSUP;           \
 			goto fail;                                                       \
@@ -884,7 +929,7 @@ int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	SET(CURLOPT_NOPROGRESS, 1L);
 	SET(CURLOPT_ERRORBUFFER, s->curl_err);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
-		/* stalled, not slow: a big file on a slow link takes its time */
+	/* stalled, not slow: a big file on a slow link takes its time */
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
 	SET(CURLOPT_LOW_SPEED_TIME, (ms + 999) / 1000);
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
@@ -920,7 +965,7 @@ void s3__free(struct s3 *s)
 	if (!s)
 		return;
 	if (s->curl)
-		curl_easy_cleanup(s->curl);
+		cu.easy_cleanup(s->curl);
 	explicit_bzero(&s->cfg, sizeof(s->cfg));
 	free(s);
 }
@@ -936,7 +981,7 @@ static void free_headers(struct curl_slist *h)
 
 	for (i = h; i; i = i->next)
 		explicit_bzero(i->data, strlen(i->data));
-	curl_slist_free_all(h);
+	cu.slist_free_all(h);
 }
 
 /* The headers every request carries, then @extra (NULL-terminated). */
@@ -945,11 +990,11 @@ static struct curl_slist *headers(const struct s3 *s, const char *const *extra)
 	struct curl_slist *h = NULL, *t;
 	struct sbuf b = {0};
 
-	h = curl_slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+	h = cu.slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
 	if (h && s->cfg.token_[0]) {
 		sb_str(&b, "x-amz-security-token: ");
 		sb_str(&b, s->cfg.token_);
-		t = b.err ? NULL : curl_slist_append(h, b.s);
+		t = b.err ? NULL : cu.slist_append(h, b.s);
 		if (b.s) {
 			explicit_bzero(b.s, b.cap);
 			free(b.s);
@@ -960,7 +1005,7 @@ static struct curl_slist *headers(const struct s3 *s, const char *const *extra)
 		}
 	}
 	for (; h && extra && *extra; extra++) {
-		t = curl_slist_append(h, *extra);
+		t = cu.slist_append(h, *extra);
 		if (!t) {
 			free_headers(h);
 			return NULL;
@@ -1027,10 +1072,10 @@ static int transport_error(struct s3 *s, CURLcode rc, char *why, size_t len)
 
 	shown(s->cfg.endpoint, ep, sizeof(ep));
 	shown(s->curl_err, detail, sizeof(detail));
-	if (detail[0] && strcmp(detail, curl_easy_strerror(rc)))
-		say(why, len, "%s: %s (%s)", ep, curl_easy_strerror(rc), detail);
+	if (detail[0] && strcmp(detail, cu.easy_strerror(rc)))
+		say(why, len, "%s: %s (%s)", ep, cu.easy_strerror(rc), detail);
 	else
-		say(why, len, "%s: %s", ep, curl_easy_strerror(rc));
+		say(why, len, "%s: %s", ep, cu.easy_strerror(rc));
 	switch (rc) {
 	case CURLE_OUT_OF_MEMORY:
 		return -ENOMEM;
@@ -1056,18 +1101,18 @@ static int perform(struct s3 *s, const char *url, struct curl_slist *hdr, struct
 
 	s->curl_err[0] = '\0';
 	s->status = 0;
-	if (curl_easy_setopt(s->curl, CURLOPT_URL, url) ||
-	    curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, hdr) ||
-	    curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, x) ||
-	    curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, x) ||
-	    curl_easy_setopt(s->curl, CURLOPT_READDATA, x) ||
-	    curl_easy_setopt(s->curl, CURLOPT_SEEKDATA, x)) {
+	if (cu.easy_setopt(s->curl, CURLOPT_URL, url) ||
+	    cu.easy_setopt(s->curl, CURLOPT_HTTPHEADER, hdr) ||
+	    cu.easy_setopt(s->curl, CURLOPT_WRITEDATA, x) ||
+	    cu.easy_setopt(s->curl, CURLOPT_HEADERDATA, x) ||
+	    cu.easy_setopt(s->curl, CURLOPT_READDATA, x) ||
+	    cu.easy_setopt(s->curl, CURLOPT_SEEKDATA, x)) {
 		say(why, len, "cannot set up the request");
 		return -ENOMEM;
 	}
-	rc = curl_easy_perform(s->curl);
-	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->status);
-	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
+	rc = cu.easy_perform(s->curl);
+	cu.easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->status);
+	cu.easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
 	if (x->err) {
 		say(why, len, "%s: %s", x->err_what, strerror(-x->err));
 		return x->err;
@@ -1173,13 +1218,13 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 	xfer_init(&x, s);
 	x.in_fd = fd;
 	x.in_size = size;
-	if (curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
-	    curl_easy_setopt(s->curl, CURLOPT_UPLOAD, 1L) ||
-	    curl_easy_setopt(s->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size))
+	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
+	    cu.easy_setopt(s->curl, CURLOPT_UPLOAD, 1L) ||
+	    cu.easy_setopt(s->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size))
 		goto out;
 	err = perform(s, url.s, hdr, &x, key, why, len);
 	free(x.body);
-	curl_easy_setopt(s->curl, CURLOPT_UPLOAD, 0L);
+	cu.easy_setopt(s->curl, CURLOPT_UPLOAD, 0L);
 out:
 	if (extra) {
 		for (i = 0; i < k; i++)
@@ -1213,7 +1258,7 @@ int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t *size, char *why,
 		goto out;
 	xfer_init(&x, s);
 	x.fd = fd;
-	if (curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L))
+	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L))
 		goto out;
 	err = perform(s, url.s, hdr, &x, key, why, len);
 	free(x.body);
@@ -1243,19 +1288,18 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 		goto out;
 	xfer_init(&x, s);
 	x.meta_key = meta_key && value && vlen ? meta_key : NULL;
-	if (curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
-	    curl_easy_setopt(s->curl, CURLOPT_NOBODY, 1L))
+	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
+	    cu.easy_setopt(s->curl, CURLOPT_NOBODY, 1L))
 		goto out;
 	err = perform(s, url.s, hdr, &x, key, why, len);
 	free(x.body);
-	curl_easy_setopt(s->curl, CURLOPT_NOBODY, 0L);
+	cu.easy_setopt(s->curl, CURLOPT_NOBODY, 0L);
 	if (err)
 		goto out;
 	if (!x.have_length) {
 		curl_off_t cl = -1;
 
-		if (!curl_easy_getinfo(s->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
-				       &cl) &&
+		if (!cu.easy_getinfo(s->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) &&
 		    cl >= 0) {
 			x.length = (uint64_t)cl;
 			x.have_length = true;
@@ -1758,7 +1802,7 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 		}
 		xfer_init(&x, s);
 		x.body_max = LIST_PAGE_MAX;
-		err = curl_easy_setopt(s->curl, CURLOPT_HTTPGET, 1L)
+		err = cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L)
 			      ? -ENOMEM
 			      : perform(s, url.s, hdr, &x, NULL, why, len);
 		free(url.s);

@@ -42,7 +42,7 @@
 
 struct s3_config {
 	char region[64];
-		char endpoint[512]; /* scheme://host[:port][/path], no trailing '/' */
+	char endpoint[512]; /* scheme://host[:port][/path], no trailing '/' */
 	char profile[128];
 	char source[160]; /* where the credentials came from ("environment",
 			   * "profile default in /root/.aws/credentials"),
@@ -67,7 +67,8 @@ struct s3;
 /* A connection to @bucket with @c (copied): a request fails (-EAGAIN) when
  * it moves nothing for @timeout_s seconds (0: 60), however long it takes
  * otherwise (connecting: at most 10 s). One thread at a time per struct
- * s3. 0 or -errno. */
+ * s3. 0 or -errno: -ELIBACC when libcurl (libcurl.so.4, loaded at the
+ * first call) cannot be loaded. */
 int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	    struct s3 **out);
 void s3__free(struct s3 *s);
@@ -88,7 +89,7 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 struct s3_object {
 	char *key;
 	uint64_t size;
-		char etag[72]; /* without its quotes ("" if longer) */
+	char etag[72]; /* without its quotes ("" if longer) */
 	int64_t mtime; /* unix seconds */
 };
 
