@@ -523,13 +523,12 @@ static void summary_offcpu(const struct record_stats *st)
 static void summary_losses(const struct record_stats *st)
 {
 	lost_line("lost", st->offcpu_lost, "context-switch record", "(ring full)");
-	if (st->offcpu_unpaired > st->offcpu_unseen_in)
+	if (st->offcpu_unpaired)
 		fprintf(stderr,
 			"d9prof: %llu switch-out%s without a switch-in (lost): off-CPU "
 			"interval%s left out\n",
-			(unsigned long long)(st->offcpu_unpaired - st->offcpu_unseen_in),
-			plural(st->offcpu_unpaired - st->offcpu_unseen_in),
-			plural(st->offcpu_unpaired - st->offcpu_unseen_in));
+			(unsigned long long)st->offcpu_unpaired,
+			plural(st->offcpu_unpaired), plural(st->offcpu_unpaired));
 	if (st->offcpu_unseen_in)
 		fprintf(stderr,
 			"d9prof: the kernel did not report %llu switch-in%s to the BPF program "

@@ -767,7 +767,9 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 		oc->err = oc->err ? oc->err : err;
 		return;
 	}
-	if (t->open)
+	if (t->open && o->unseen_in)
+		oc->st->unseen_in++; /* the kernel's, not ours */
+	else if (t->open)
 		oc->st->unpaired++;
 	if (o->preempted && o->holder)
 		name_holder(oc, o->holder, o->holder_comm); /* who took the CPU */
@@ -1013,7 +1015,6 @@ static void bpf_counts(struct offcpu_rec *oc)
 	sched_bpf__counts(oc->bpf, &c);
 	oc->st->lost = c.lost;
 	oc->st->cut_short = c.cut_short;
-	oc->st->unseen_in = c.unseen_in;
 }
 
 int offcpu_rec__drain(struct offcpu_rec *oc)

@@ -93,8 +93,8 @@ struct offcpu_rec_stats {
 	uint64_t preempted;	    /* ... was preempted while runnable */
 	uint64_t open_at_end;	    /* ... still off-CPU at the end (time_in 0) */
 	uint64_t unpaired;	    /* switch-outs whose switch-in was lost */
-	uint64_t unseen_in;	    /* ... of which the kernel did not report
-				     * it (BPF) */
+	uint64_t unseen_in;	    /* ... whose switch-in the kernel did not
+				     * report (BPF; not in unpaired) */
 	uint64_t lost;		    /* records lost to full rings */
 	uint64_t cut_short;	    /* stack copies cut short, the ring half
 				     * full (BPF) */

@@ -628,6 +628,7 @@ void record_seg_snapshot(struct rec *r, struct seg_base *b)
 		.oc_switches = r->ocst.switches,
 		.oc_lost = r->ocst.lost,
 		.oc_unpaired = r->ocst.unpaired,
+		.oc_unseen = r->ocst.unseen_in,
 		.oc_stacks = r->ocst.ustack.stacks,
 		.oc_complete = r->ocst.ustack.complete,
 		.wake_lost = r->ocst.wake_lost,
@@ -668,6 +669,7 @@ void record_seal_meta(struct rec *r)
 		meta_count(r, TRACE_META_OFFCPU_LOST, now.oc_lost - b->oc_lost);
 		meta_count(r, TRACE_META_OFFCPU_UNPAIRED,
 			   now.oc_unpaired - b->oc_unpaired);
+		meta_count(r, TRACE_META_OFFCPU_UNREPORTED, now.oc_unseen - b->oc_unseen);
 	}
 	if (now.leaf_stacks > b->leaf_stacks) {
 		snprintf(buf, sizeof(buf), "%llu/%llu",

@@ -278,8 +278,9 @@ struct record_stats {
 	uint64_t offcpu_lost;	    /* switch records lost (ring full) */
 	uint64_t offcpu_unpaired;   /* switch-outs whose switch-in was lost:
 				     * their interval is not written */
-	uint64_t offcpu_unseen_in;  /* ... of which the kernel did not run
-				     * the BPF program for it */
+	uint64_t offcpu_unseen_in;  /* ... whose switch-in the kernel did not
+				     * report to the BPF program (not in
+				     * offcpu_unpaired) */
 	uint64_t offcpu_cut_short;  /* ... whose stack copy was cut short:
 				     * the BPF ring was half full */
 	uint64_t offcpu_stacks;	    /* switch-outs with a user stack */

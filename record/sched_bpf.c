@@ -183,7 +183,6 @@ void sched_bpf__counts(const struct sched_bpf *sb, struct sched_bpf_counts *c)
 {
 	c->lost = __atomic_load_n(&sb->skel->bss->lost, __ATOMIC_RELAXED);
 	c->cut_short = __atomic_load_n(&sb->skel->bss->cut_short, __ATOMIC_RELAXED);
-	c->unseen_in = __atomic_load_n(&sb->skel->bss->unseen_in, __ATOMIC_RELAXED);
 }
 
 void sched_bpf__free(struct sched_bpf *sb)

@@ -61,9 +61,6 @@ struct sched_bpf_counts {
 	uint64_t cut_short; /* switch-outs whose stack copy was cut to
 			     * SCHED_BPF_STACK_SHORT bytes: the ring was half
 			     * full */
-	uint64_t unseen_in; /* switch-outs after a switch-out of the same
-			     * thread: the kernel did not run the program
-			     * for the switch-in between */
 };
 void sched_bpf__counts(const struct sched_bpf *sb, struct sched_bpf_counts *c);
 void sched_bpf__free(struct sched_bpf *sb);

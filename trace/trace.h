@@ -296,6 +296,7 @@ struct trace_thread {
 #define TRACE_META_OFFCPU_STACKS_COMPLETE	"offcpu stacks complete"
 #define TRACE_META_OFFCPU_SWITCHES		"offcpu switches"
 #define TRACE_META_OFFCPU_UNPAIRED		"offcpu unpaired"
+#define TRACE_META_OFFCPU_UNREPORTED		"offcpu unreported"
 #define TRACE_META_OPEN_STATE_REFUSED		"open state refused"
 #define TRACE_META_PID				"pid"
 #define TRACE_META_RECORDER			"recorder"

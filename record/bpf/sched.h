@@ -48,7 +48,9 @@ struct sched_bpf_out {
 	int kbytes, ubytes;	   /* bytes of kips, uips; < 0 an error */
 	unsigned long long sp, fp; /* user registers (0: none, a kthread) */
 	unsigned int stack_len;	   /* bytes of stack copy */
-	unsigned int pad;
+	unsigned int unseen_in;	   /* 1: the thread's last switch-out had no
+				    * switch-in this program saw (the kernel
+				    * did not run it for that one) */
 	/* then, packed: kbytes of kernel chain, ubytes of user frame-pointer
 	 * chain (8 bytes a frame, [0] the pc), stack_len bytes of the top of
 	 * the user stack from sp up */
