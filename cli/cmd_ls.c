@@ -82,7 +82,8 @@ static int read_store(const char *store, const char *endpoint,
 		s3__free(s);
 		remote = 1;
 		if (err) {
-			error("cannot list %s: %s", store, why[0] ? why : strerror(-err));
+			error("cannot list %s: %s", store,
+			      why[0] ? why : s3_strerror(err));
 			s3_config__clear(&cfg);
 			return EXIT_FAIL;
 		}

@@ -88,7 +88,7 @@ int inputs_catalog(struct inputs *in, const char *url, struct catalog *c,
 	}
 	s3_config__clear(&cfg);
 	if (err) {
-		error("cannot list %s: %s", url, why[0] ? why : strerror(-err));
+		error("cannot list %s: %s", url, why[0] ? why : s3_strerror(err));
 		catalog__release(c);
 		return -1;
 	}
@@ -170,7 +170,7 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 		err = store_fetch(&cfg, bucket, prefix, keys, sizes, n, &fo, paths, &st,
 				  why, sizeof(why));
 	if (err) {
-		error("cannot fetch from %s: %s", url, why[0] ? why : strerror(-err));
+		error("cannot fetch from %s: %s", url, why[0] ? why : s3_strerror(err));
 		goto out;
 	}
 	*npaths = n;

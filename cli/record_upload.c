@@ -54,7 +54,7 @@ int record_upload__start(const char *url, const char *endpoint,
 	if (!ru || (err = upload__new(&c, bucket, prefix, &ru->u))) {
 		s3_config__clear(&c);
 		free(ru);
-		error("--upload %s: %s", url, strerror(err ? -err : ENOMEM));
+		error("--upload %s: %s", url, s3_strerror(err ? err : -ENOMEM));
 		return EXIT_FAIL;
 	}
 	snprintf(ru->url, sizeof(ru->url), "%s", url);

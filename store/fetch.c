@@ -194,7 +194,7 @@ static void *worker(void *arg)
 		if (err && !j->err) {
 			j->err = err;
 			snprintf(j->why, sizeof(j->why), "%s",
-				 why[0] ? why : strerror(-err));
+				 why[0] ? why : s3_strerror(err));
 		}
 		i = j->err || j->next >= j->n ? (size_t)-1 : j->next++;
 		pthread_mutex_unlock(&j->lock);

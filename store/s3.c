@@ -960,6 +960,14 @@ fail:
 	return err;
 }
 
+const char *s3_strerror(int err)
+{
+	if (err == -ELIBACC)
+		return "cannot load libcurl (libcurl.so.4), which S3 needs: install it "
+		       "(Debian: apt-get install libcurl4)";
+	return strerror(-err);
+}
+
 void s3__free(struct s3 *s)
 {
 	if (!s)

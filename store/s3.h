@@ -72,6 +72,9 @@ struct s3;
 int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	    struct s3 **out);
 void s3__free(struct s3 *s);
+/* What an error of s3__new() or of a request means, one phrase: for
+ * -ELIBACC what to install, else strerror(-@err). */
+const char *s3_strerror(int err);
 /* The HTTP status of the last request (0: none reached the server). */
 long s3__last_status(const struct s3 *s);
 

@@ -118,6 +118,43 @@ t_wrong_credentials_or_bucket_say_one_line_and_record_on() {
 		{ cat "$TMP/rec.err"; fail "no one line for the bucket"; return; }
 }
 
+# libcurl is loaded where S3 is used (store/s3.c), not linked: without it
+# every other command runs, and S3's say what to install, in one line,
+# before anything is recorded. Hidden by a bind mount in a mount
+# namespace of the test's own.
+t_without_libcurl_s3_says_what_to_install() {
+	local lib out=$TMP/nocurl
+	readelf -d "$D9" | grep -q 'NEEDED.*libcurl' && { fail "d9prof links libcurl"; return; }
+	lib=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64|AArch64/ { print $NF; exit }')
+	[ -n "$lib" ] || { say "    skip: no libcurl.so.4 to hide"; return 2; }
+	lib=$(readlink -f "$lib")
+	unshare -m true 2>/dev/null ||
+		{ say "    skip: cannot make a mount namespace (unshare -m)"; return 2; }
+	start_demo 3 || return 1
+	mkdir -p "$out"
+	# shellcheck disable=SC2016
+	AWS_ACCESS_KEY_ID=K AWS_SECRET_ACCESS_KEY=S AWS_DEFAULT_REGION=us-east-1 \
+		unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@"' sh "$lib" \
+		"$D9" ls s3://bkt/x --endpoint-url http://127.0.0.1:1 >"$out/ls.out" 2>"$out/ls.err"
+	[ $? -ne 0 ] && [ "$(wc -l <"$out/ls.err")" = 1 ] &&
+		grep -q 'cannot list s3://bkt/x: cannot load libcurl (libcurl.so.4).*install' "$out/ls.err" ||
+		{ cat "$out/ls.err"; fail "ls without libcurl: not one line saying what to install"; return; }
+	say "    $(cat "$out/ls.err")"
+	# shellcheck disable=SC2016
+	AWS_ACCESS_KEY_ID=K AWS_SECRET_ACCESS_KEY=S AWS_DEFAULT_REGION=us-east-1 \
+		unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@"' sh "$lib" \
+		"$D9" record -p "$DEMO_PID" -d 1 --rotate 1s -o "$out/segs" --upload s3://bkt/x \
+		--endpoint-url http://127.0.0.1:1 2>"$out/rec.err"
+	[ $? -ne 0 ] && [ -z "$(find "$out/segs" -name '*.d9' 2>/dev/null)" ] &&
+		grep -q -- '--upload s3://bkt/x: cannot load libcurl' "$out/rec.err" ||
+		{ cat "$out/rec.err"; fail "record --upload without libcurl"; return; }
+	# the rest runs without it
+	unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@"' sh "$lib" \
+		"$D9" record -p "$DEMO_PID" -d 0.5 -o "$out/r.d9" 2>"$out/rec2.err" &&
+		"$D9" info -i "$out/r.d9" >/dev/null ||
+		{ cat "$out/rec2.err"; fail "record without libcurl failed"; return; }
+}
+
 # local_inputs N: "-i FILE" for each segment host N wrote under its
 # --key-prefix (one directory per minute), in the layout's time order
 local_inputs() { find "$TMP/h$1/local" -name '*.d9' -printf '-i %p\n' | sort; }
