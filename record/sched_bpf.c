@@ -136,6 +136,7 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	}
 	bpf_program__set_autoattach(sb->skel->progs.d9_waking, !!o->wakeups);
 	bpf_program__set_autoattach(sb->skel->progs.d9_fork, !!o->children);
+	bpf_program__set_autoattach(sb->skel->progs.d9_free, !!o->children);
 	if ((err = d9_sched__load(sb->skel))) {
 		fail(err, "load the programs", why, whylen);
 		goto out;

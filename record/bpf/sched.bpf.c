@@ -404,3 +404,17 @@ int BPF_PROG(d9_fork, struct task_struct *parent, struct task_struct *child)
 		bpf_map_update_elem(&children, &tgid, &one, BPF_ANY);
 	return 0;
 }
+
+/* ... and forgotten when gone: a process's leader is freed last, once its
+ * pid is released (an RCU grace period before a new process could reuse
+ * it, unlikely to have come by then), so the map holds the children alive,
+ * never a stranger that got a dead one's pid, never full of the dead */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(d9_free, struct task_struct *p)
+{
+	__u32 tgid = (__u32)p->tgid;
+
+	if (cfg.children && p->pid == p->tgid && tgid != cfg.tgid)
+		bpf_map_delete_elem(&children, &tgid);
+	return 0;
+}

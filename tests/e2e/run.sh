@@ -595,6 +595,37 @@ t_offcpu_own_sleeper_bpf() {
 	offcpu_sleeper bpf
 }
 
+# --children on the BPF path: a shell that runs 150 sleeps one after
+# another; their blocked time is recorded (each sleep is a child of the
+# target), and each is forgotten once gone: the program's map of followed
+# processes, read with bpftool in the middle of the recording, holds the
+# few alive, not every one that ran (about 100 before d9_free).
+t_children_followed_and_forgotten_bpf() {
+	need_perf && need_bpf || return
+	command -v bpftool >/dev/null || { say "    skip: no bpftool"; return 2; }
+	local d=$TMP/kids ids n=0 id k w
+	# shellcheck disable=SC2016
+	"$D9" record --sched bpf --children -o "$d.data" -- \
+		sh -c 'for i in $(seq 150); do sleep 0.02; done' 2>"$d.err" &
+	local rp=$!
+	PIDS+=("$rp")
+	sleep 2.5
+	ids=$(bpftool map show name children 2>/dev/null | sed -n 's/^\([0-9]*\): hash .*/\1/p')
+	for id in $ids; do
+		k=$(bpftool map dump id "$id" 2>/dev/null | grep -c '"key"\|^key')
+		n=$((n > k ? n : k))
+	done
+	wait "$rp" || fail "record failed: $(cat "$d.err")" || return 1
+	[ -n "$ids" ] || fail "no children map found by bpftool" || return 1
+	w=$("$D9" offcpu -i "$d.data" --by thread --format folded 2>/dev/null |
+		awk '/^sleep\[[0-9]+\];.*nanosleep/ { s += $NF } END { print s + 0 }')
+	say "    children followed: $n in the map after ~100 had run; sleep's processes off-CPU ${w} us"
+	# (a dead one goes an RCU grace period after its exit: a few linger)
+	((n <= 20)) || fail "the map holds $n processes: the dead are kept" || return 1
+	# 150 x 20 ms asleep, all of it in the children
+	((w > 150 * 20000 * 8 / 10)) || fail "the children's sleeps: ${w} us off-CPU" || return 1
+}
+
 # BPF refused (a seccomp filter on bpf(2), as a container's): auto says
 # why and records with perf_event; --sched bpf is one clear line and fails
 t_bpf_refused_falls_back_to_perf() {
@@ -1016,7 +1047,8 @@ e2e_run_tests t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized 
 	t_bad_input_is_one_clear_line t_help_and_man \
 	t_offcpu_demo_tracepoint t_offcpu_demo_bpf t_offcpu_demo_context_switch_fallback \
 	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_bpf \
-	t_offcpu_own_sleeper_context_switch t_bpf_refused_falls_back_to_perf \
+	t_offcpu_own_sleeper_context_switch t_children_followed_and_forgotten_bpf \
+	t_bpf_refused_falls_back_to_perf \
 	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal \
 	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll \
 	t_usdt_probes_count_the_demos_polls
