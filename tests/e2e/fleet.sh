@@ -130,27 +130,28 @@ t_without_libcurl_s3_says_what_to_install() {
 	lib=$(readlink -f "$lib")
 	unshare -m true 2>/dev/null ||
 		{ say "    skip: cannot make a mount namespace (unshare -m)"; return 2; }
+	# nocurl ARGS...: d9prof ARGS with libcurl.so.4 hidden (and credentials
+	# that would do, were there a server)
+	nocurl() {
+		# shellcheck disable=SC2016
+		AWS_ACCESS_KEY_ID=K AWS_SECRET_ACCESS_KEY=S AWS_DEFAULT_REGION=us-east-1 \
+			unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@"' sh \
+			"$lib" "$D9" "$@"
+	}
 	start_demo 3 || return 1
 	mkdir -p "$out"
-	# shellcheck disable=SC2016
-	AWS_ACCESS_KEY_ID=K AWS_SECRET_ACCESS_KEY=S AWS_DEFAULT_REGION=us-east-1 \
-		unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@"' sh "$lib" \
-		"$D9" ls s3://bkt/x --endpoint-url http://127.0.0.1:1 >"$out/ls.out" 2>"$out/ls.err"
+	nocurl ls s3://bkt/x --endpoint-url http://127.0.0.1:1 >"$out/ls.out" 2>"$out/ls.err"
 	[ $? -ne 0 ] && [ "$(wc -l <"$out/ls.err")" = 1 ] &&
 		grep -q 'cannot list s3://bkt/x: cannot load libcurl (libcurl.so.4).*install' "$out/ls.err" ||
 		{ cat "$out/ls.err"; fail "ls without libcurl: not one line saying what to install"; return; }
 	say "    $(cat "$out/ls.err")"
-	# shellcheck disable=SC2016
-	AWS_ACCESS_KEY_ID=K AWS_SECRET_ACCESS_KEY=S AWS_DEFAULT_REGION=us-east-1 \
-		unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@"' sh "$lib" \
-		"$D9" record -p "$DEMO_PID" -d 1 --rotate 1s -o "$out/segs" --upload s3://bkt/x \
+	nocurl record -p "$DEMO_PID" -d 1 --rotate 1s -o "$out/segs" --upload s3://bkt/x \
 		--endpoint-url http://127.0.0.1:1 2>"$out/rec.err"
 	[ $? -ne 0 ] && [ -z "$(find "$out/segs" -name '*.d9' 2>/dev/null)" ] &&
 		grep -q -- '--upload s3://bkt/x: cannot load libcurl' "$out/rec.err" ||
 		{ cat "$out/rec.err"; fail "record --upload without libcurl"; return; }
 	# the rest runs without it
-	unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@"' sh "$lib" \
-		"$D9" record -p "$DEMO_PID" -d 0.5 -o "$out/r.d9" 2>"$out/rec2.err" &&
+	nocurl record -p "$DEMO_PID" -d 0.5 -o "$out/r.d9" 2>"$out/rec2.err" &&
 		"$D9" info -i "$out/r.d9" >/dev/null ||
 		{ cat "$out/rec2.err"; fail "record without libcurl failed"; return; }
 }
