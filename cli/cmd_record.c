@@ -268,6 +268,16 @@ static void lost_line(const char *verb, uint64_t n, const char *noun, const char
 			noun, plural(n), why);
 }
 
+/* "d9prof: BEFORE N NOUN(s) WHY: off-CPU interval(s) left out", if @n is
+ * not 0: switches that could not be paired, one interval each. */
+static void intervals_line(const char *before, uint64_t n, const char *noun,
+			   const char *why)
+{
+	if (n)
+		fprintf(stderr, "d9prof: %s%llu %s%s %s: off-CPU interval%s left out\n",
+			before, (unsigned long long)n, noun, plural(n), why, plural(n));
+}
+
 /* The status line: one write, at most as wide as the terminal. */
 static void progress(void *ctx, const struct record_stats *st, double seconds)
 {
@@ -523,18 +533,10 @@ static void summary_offcpu(const struct record_stats *st)
 static void summary_losses(const struct record_stats *st)
 {
 	lost_line("lost", st->offcpu_lost, "context-switch record", "(ring full)");
-	if (st->offcpu_unpaired)
-		fprintf(stderr,
-			"d9prof: %llu switch-out%s without a switch-in (lost): off-CPU "
-			"interval%s left out\n",
-			(unsigned long long)st->offcpu_unpaired,
-			plural(st->offcpu_unpaired), plural(st->offcpu_unpaired));
-	if (st->offcpu_unseen_in)
-		fprintf(stderr,
-			"d9prof: the kernel did not report %llu switch-in%s to the BPF program "
-			"(a thread switched out twice): off-CPU interval%s left out\n",
-			(unsigned long long)st->offcpu_unseen_in,
-			plural(st->offcpu_unseen_in), plural(st->offcpu_unseen_in));
+	intervals_line("", st->offcpu_unpaired, "switch-out",
+		       "without a switch-in (lost)");
+	intervals_line("the kernel did not report ", st->offcpu_unseen_in, "switch-in",
+		       "to the BPF program (a thread switched out twice)");
 	lost_line("the shim dropped", st->ctimer_drops, "ctimer sample",
 		  "(sample area full)");
 	lost_line("refused", st->ctimer_refused, "ctimer sample",
