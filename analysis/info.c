@@ -292,6 +292,7 @@ static void text_head(const struct info *in, FILE *out)
 {
 	const struct trace *t = in->t;
 	const char *v;
+	uint64_t min;
 
 	for (size_t i = 0; i < sizeof(head_text) / sizeof(head_text[0]); i++) {
 		fputs(head_text[i].text, out);
@@ -303,6 +304,12 @@ static void text_head(const struct info *in, FILE *out)
 		fprintf(out, "none: %s", v);
 	else
 		put(out, analysis_meta(t, TRACE_META_OFFCPU));
+	if (meta_num(t, TRACE_META_OFFCPU_MIN, &min) && min) {
+		char d[32];
+
+		fprintf(out, "; stacks kept for intervals of %s or more (--offcpu-min)",
+			text_duration(min, d, sizeof(d)));
+	}
 	fputs("\nwakeups:     ", out);
 	v = analysis_runq_missing(t);
 	if (v)
@@ -527,6 +534,7 @@ static void json_head(const struct info *in, struct lib_json *w)
 	json_meta(in, TRACE_META_FREQUENCY, 1, w);
 	lib_json_object_end(w);
 	json_meta(in, TRACE_META_OFFCPU, 0, w);
+	json_meta(in, TRACE_META_OFFCPU_MIN, 1, w);
 	json_meta(in, TRACE_META_WAKEUPS, 0, w);
 }
 

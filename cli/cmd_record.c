@@ -33,7 +33,8 @@ enum {
 	OPT_NO_WAKEUPS,
 	OPT_CHILDREN,
 	OPT_NO_SHIM,
-	OPT_CALL_GRAPH
+	OPT_CALL_GRAPH,
+	OPT_OFFCPU_MIN
 };
 enum {
 	OPT_SAMPLER = 300,
@@ -108,6 +109,11 @@ static void help(FILE *f)
 		"      --offcpu-stack BYTES  user stack copied per switch to unwind\n"
 		"                        through code without frame pointers (default\n"
 		"                        8192, at most 32768; 0: frame pointers only)\n"
+		"      --offcpu-min DUR  off-CPU intervals shorter than DUR (100us, 1ms)\n"
+		"                        keep their time but not their stack: with BPF\n"
+		"                        the stacks of those never leave the kernel\n"
+		"                        (and at most 8192 bytes of stack are copied);\n"
+		"                        in the views they are \"[stack not kept ...]\"\n"
 		"      --call-graph MODE  CPU samples' user stacks: fp (frame pointers,\n"
 		"                        and 512 bytes of stack for the caller of a\n"
 		"                        function without a frame), dwarf[,SIZE] (SIZE\n"
@@ -522,8 +528,16 @@ static void summary_offcpu(const struct record_stats *st)
 			(unsigned long long)st->offcpu_stacks, st->offcpu_unwind_s * 1e3,
 			(unsigned long long)st->offcpu_stack_used,
 			plural(st->offcpu_stack_used));
-	else if (st->switches)
+	else if (st->switches && st->offcpu_not_kept < st->switches)
 		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
+	if (st->offcpu_not_kept)
+		fprintf(stderr,
+			"d9prof: off-CPU: %llu of the intervals were under --offcpu-min: "
+			"their time is kept, not their stack%s\n",
+			(unsigned long long)st->offcpu_not_kept,
+			strcmp(st->offcpu, "bpf") ? " (unwound all the same: perf_event "
+						    "copies every stack)"
+						  : "");
 	lost_line("copied", st->offcpu_cut_short, "off-CPU stack",
 		  "short (1 KiB) while the ring was half full, the recorder behind: CFI "
 		  "recovers less of them");
@@ -865,6 +879,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"no-shim", no_argument, NULL, OPT_NO_SHIM},
 		{"children", no_argument, NULL, OPT_CHILDREN},
 		{"offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK},
+		{"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
 		{"cpu-stack", required_argument, NULL, OPT_CPU_STACK},
 		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
 		{"flight", optional_argument, NULL, OPT_FLIGHT},
@@ -975,6 +990,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 					"up to 32768)",
 					optarg);
 			o->cpu_fp_only = 0;
+			break;
+		case OPT_OFFCPU_MIN:
+			if (duration_parse(optarg, &o->offcpu_min_ns))
+				return usage_error(
+					"record ",
+					"bad --offcpu-min '%s': " DURATION_WANT, optarg);
 			break;
 		case OPT_OFFCPU_STACK:
 		case OPT_CPU_STACK:

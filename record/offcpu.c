@@ -164,6 +164,7 @@ struct offcpu_rec {
 	struct wake_rec wk;
 	int err;
 	uint64_t runq_limit; /* a wait on a run queue longer is a hit */
+	uint64_t min_ns;     /* shorter intervals keep no stack */
 	struct {
 		uint32_t tid;
 		uint64_t time, ns; /* time 0: none */
@@ -224,6 +225,18 @@ static void name_holder(struct offcpu_rec *oc, uint32_t tid, const char *comm);
 static void emit_interval(struct offcpu_rec *oc, struct trace_switch *s,
 			  const struct trace_hold *h, size_t nh);
 
+/* The stack of an interval under min_ns: one frame, TRACE_ADDR_NOT_KEPT
+ * (the writer names it). */
+static void not_kept(struct offcpu_rec *oc, uint32_t *stack)
+{
+	const uint64_t ip = TRACE_ADDR_NOT_KEPT;
+	int err = trace_writer__stack(oc->w, &ip, 1, stack);
+
+	if (err && !oc->err)
+		oc->err = err;
+	oc->st->not_kept++;
+}
+
 static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t time_in)
 {
 	struct trace_hold h[TRACE_MAX_HOLDS];
@@ -258,6 +271,8 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 		    (comm = cputl__comm(oc->wk.cpus, h[k].tid)))
 			name_holder(oc, h[k].tid, comm);
 	}
+	if (oc->min_ns && time_in && time_in - s.time < oc->min_ns)
+		not_kept(oc, &s.stack);
 	emit_interval(oc, &s, h, nh);
 }
 
@@ -767,7 +782,7 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 		oc->err = oc->err ? oc->err : err;
 		return;
 	}
-	if (t->open && o->unseen_in)
+	if (o->unseen_in)
 		oc->st->unseen_in++; /* the kernel's, not ours */
 	else if (t->open)
 		oc->st->unpaired++;
@@ -785,11 +800,26 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 static void on_bpf_in(void *ctx, const struct sched_bpf_in *in)
 {
 	struct offcpu_rec *oc = ctx;
-	struct tstate *t = tstate_find(oc, in->tid);
+	struct tstate *t = in->flags & SCHED_BPF_IN_SHORT ? tstate_get(oc, in->tid)
+							  : tstate_find(oc, in->tid);
 	struct trace_hold v[SCHED_BPF_SLOTS + 1], h[TRACE_MAX_HOLDS];
 	struct trace_switch s;
 	size_t nv = 0, nh = 0;
 
+	if (in->flags & SCHED_BPF_IN_UNSEEN)
+		oc->st->unseen_in++;
+	if (t && in->flags & SCHED_BPF_IN_SHORT) {
+		/* under min_ns: its switch-out stayed in the kernel */
+		if (t->open)
+			oc->st->unpaired++;
+		t->out = (struct ev){.time = in->out,
+				     .kind = EV_OUT,
+				     .holder = in->taker,
+				     .preempted = !!(in->flags & SCHED_BPF_IN_PREEMPTED),
+				     .known = 1};
+		not_kept(oc, &t->out.stack);
+		t->open = 1;
+	}
 	if (!t || !t->open)
 		return; /* off-CPU since before the recording */
 	if (in->out != t->out.time) {
@@ -836,6 +866,7 @@ static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char
 		.kernel = !o->exclude_kernel,
 		.wakeups = o->wakeups,
 		.ring_bytes = RING_BYTES_BPF,
+		.min_ns = o->min_ns,
 	};
 	const struct sched_bpf_cb cb = {.ctx = oc, .out = on_bpf_out, .in = on_bpf_in};
 	struct offcpu_rec_stats *st = oc->st;
@@ -942,6 +973,7 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 		return -ENOMEM;
 	oc->pid = pid;
 	oc->children = o->children;
+	oc->min_ns = o->min_ns;
 	oc->sym = sym;
 	oc->w = w;
 	oc->st = st;
@@ -1090,6 +1122,11 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 
 	if (oc->bpf) {
 		while (sched_bpf__drain(oc->bpf) == 1) /* all of it, at the end */
+			;
+		/* with min_ns, the switch-outs still waiting in the kernel */
+		if (!oc->err)
+			oc->err = sched_bpf__send_open(oc->bpf);
+		while (sched_bpf__drain(oc->bpf) == 1)
 			;
 		bpf_counts(oc);
 	} else {

@@ -85,10 +85,15 @@ struct offcpu_rec_opts {
 	int may_mount;		       /* mount tracefs if it is not mounted */
 	int wakeups;		       /* also record wakeups (run-queue time) */
 	int children;		       /* also forked children's switches */
+	uint64_t min_ns;	       /* 0, or intervals shorter than this are
+					* written without their stacks (the
+					* frame TRACE_SYM_NOT_KEPT): on the BPF
+					* path those never leave the kernel */
 };
 
 struct offcpu_rec_stats {
 	uint64_t switches;	    /* intervals written */
+	uint64_t not_kept;	    /* ... of which under min_ns, no stacks */
 	uint64_t blocked;	    /* ... of which the thread had blocked */
 	uint64_t preempted;	    /* ... was preempted while runnable */
 	uint64_t open_at_end;	    /* ... still off-CPU at the end (time_in 0) */

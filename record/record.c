@@ -196,6 +196,11 @@ void record_write_meta(struct rec *r)
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_FREQUENCY, buf));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_CLOCK, "CLOCK_MONOTONIC"));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU, r->st->offcpu));
+	if (r->oc && r->o->offcpu_min_ns) {
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)r->o->offcpu_min_ns);
+		record_note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU_MIN, buf));
+	}
 	if (r->st->wakeups[0])
 		record_note_err(
 			r, trace_writer__meta(r->w, TRACE_META_WAKEUPS, r->st->wakeups));
@@ -491,6 +496,7 @@ static int open_offcpu(struct rec *r)
 		.may_mount = 1,
 		.wakeups = !r->o->no_wakeups,
 		.children = r->o->children,
+		.min_ns = r->o->offcpu_min_ns,
 	};
 	char why[256];
 	int err;
@@ -596,6 +602,7 @@ static void totals(struct rec *r)
 	r->st->offcpu_unpaired = c->unpaired;
 	r->st->offcpu_unseen_in = c->unseen_in;
 	r->st->offcpu_cut_short = c->cut_short;
+	r->st->offcpu_not_kept = c->not_kept;
 	r->st->offcpu_stacks = c->ustack.stacks;
 	r->st->offcpu_complete = c->ustack.complete;
 	r->st->offcpu_stack_used = c->ustack.stack_used_max;
@@ -629,6 +636,7 @@ void record_seg_snapshot(struct rec *r, struct seg_base *b)
 		.oc_lost = r->ocst.lost,
 		.oc_unpaired = r->ocst.unpaired,
 		.oc_unseen = r->ocst.unseen_in,
+		.oc_not_kept = r->ocst.not_kept,
 		.oc_stacks = r->ocst.ustack.stacks,
 		.oc_complete = r->ocst.ustack.complete,
 		.wake_lost = r->ocst.wake_lost,
@@ -670,6 +678,8 @@ void record_seal_meta(struct rec *r)
 		meta_count(r, TRACE_META_OFFCPU_UNPAIRED,
 			   now.oc_unpaired - b->oc_unpaired);
 		meta_count(r, TRACE_META_OFFCPU_UNREPORTED, now.oc_unseen - b->oc_unseen);
+		meta_count(r, TRACE_META_OFFCPU_NOT_KEPT,
+			   now.oc_not_kept - b->oc_not_kept);
 	}
 	if (now.leaf_stacks > b->leaf_stacks) {
 		snprintf(buf, sizeof(buf), "%llu/%llu",

@@ -177,6 +177,9 @@ struct record_opts {
 				    * switch for CFI unwinding (multiple
 				    * of 8, <= 32768); 0 = 8192 */
 	int offcpu_fp_only;	   /* no stack copy: frame pointers only */
+	uint64_t offcpu_min_ns;	   /* 0, or off-CPU intervals shorter keep
+				    * no stack (on the BPF path the stacks
+				    * never leave the kernel) */
 	int children;		   /* keep the samples of forked children
 				    * (inherited events follow them) */
 	int no_shim;		   /* leave the shim detached: samples and
@@ -283,6 +286,7 @@ struct record_stats {
 				     * offcpu_unpaired) */
 	uint64_t offcpu_cut_short;  /* ... whose stack copy was cut short:
 				     * the BPF ring was half full */
+	uint64_t offcpu_not_kept;   /* intervals under offcpu_min_ns: no stack */
 	uint64_t offcpu_stacks;	    /* switch-outs with a user stack */
 	uint64_t offcpu_complete;   /* ... whole: CFI reached the frame-
 				     * pointer chain or the thread's first

@@ -67,7 +67,8 @@ struct seg_base {
 	uint64_t samples, events, lost_samples, shim_drops, shim_garbage, no_ring;
 	uint64_t state_refused;
 	uint64_t child_samples, ctimer_drops, ctimer_refused;
-	uint64_t oc_switches, oc_lost, oc_unpaired, oc_unseen, oc_stacks, oc_complete;
+	uint64_t oc_switches, oc_lost, oc_unpaired, oc_unseen, oc_not_kept, oc_stacks,
+		oc_complete;
 	uint64_t wake_lost;
 	uint64_t leaf_stacks, leaf_recovered;
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -68,8 +69,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		sb->cb.out(sb->cb.ctx, o, chains, (unsigned int)(kb / 8), chains + kb / 8,
 			   (unsigned int)(ub / 8),
 			   (const unsigned char *)chains + kb + ub);
-	} else if (*type == SCHED_BPF_IN && size >= sizeof(struct sched_bpf_in)) {
-		sb->cb.in(sb->cb.ctx, data);
+	} else if (*type == SCHED_BPF_IN && size >= SCHED_BPF_IN_SIZE(0)) {
+		const struct sched_bpf_in *in = data;
+
+		/* only its holders: a variable size */
+		if (in->nholds <= SCHED_BPF_SLOTS &&
+		    size >= SCHED_BPF_IN_SIZE(in->nholds))
+			sb->cb.in(sb->cb.ctx, in);
 	}
 	/* this record is read either way; a negative return stops there */
 	return --sb->budget ? 0 : -EAGAIN;
@@ -123,6 +129,7 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	sb->skel->rodata->cfg.kernel = !!o->kernel;
 	sb->skel->rodata->cfg.wake_at = o->ring_bytes / 4;
 	sb->skel->rodata->cfg.short_at = o->ring_bytes / 2;
+	sb->skel->rodata->cfg.min_ns = o->min_ns;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0) {
 		err = fail(ncpu ? ncpu : -EINVAL, "count the CPUs", why, whylen);
@@ -137,6 +144,9 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	bpf_program__set_autoattach(sb->skel->progs.d9_waking, !!o->wakeups);
 	bpf_program__set_autoattach(sb->skel->progs.d9_fork, !!o->children);
 	bpf_program__set_autoattach(sb->skel->progs.d9_free, !!o->children);
+	/* the iterator is read, not attached, and only needed with min_ns */
+	bpf_program__set_autoattach(sb->skel->progs.d9_open, false);
+	bpf_program__set_autoload(sb->skel->progs.d9_open, o->min_ns > 0);
 	if ((err = d9_sched__load(sb->skel))) {
 		fail(err, "load the programs", why, whylen);
 		goto out;
@@ -178,6 +188,32 @@ int sched_bpf__drain(struct sched_bpf *sb)
 	if (n == -EAGAIN)
 		return 1;
 	return n < 0 ? n : 0;
+}
+
+int sched_bpf__send_open(struct sched_bpf *sb)
+{
+	struct bpf_link *link;
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (!sb->skel->rodata->cfg.min_ns)
+		return 0;
+	link = bpf_program__attach_iter(sb->skel->progs.d9_open, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		n = -errno;
+	} else {
+		/* the program writes nothing here: its records go to the ring */
+		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			;
+		n = n < 0 ? -errno : 0;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return (int)n;
 }
 
 void sched_bpf__counts(const struct sched_bpf *sb, struct sched_bpf_counts *c)

@@ -30,6 +30,9 @@ struct sched_bpf_opts {
 	int kernel;		  /* kernel chains */
 	int wakeups;		  /* sched_waking: run-queue time */
 	size_t ring_bytes;	  /* the ring buffer, a power of 2 of pages */
+	uint64_t min_ns;	  /* 0, or send the stacks only of intervals
+				   * this long (SCHED_BPF_IN_SHORT: the rest;
+				   * at most SCHED_BPF_PEND_STACK of stack) */
 };
 
 struct sched_bpf_cb {
@@ -55,6 +58,11 @@ void sched_bpf__enable(struct sched_bpf *sb, int on);
  * them (the recorder has other work): 0 when the ring was read empty, 1
  * when the budget ran out first (call again), or -errno. */
 int sched_bpf__drain(struct sched_bpf *sb);
+/* With min_ns: send the switch-outs still waiting for their switch-in
+ * (threads off-CPU now) to the ring, as OUT records, once the recording
+ * is disabled and before the last drain. 0 (also without min_ns), or
+ * -errno. */
+int sched_bpf__send_open(struct sched_bpf *sb);
 /* The programs' counts so far. */
 struct sched_bpf_counts {
 	uint64_t lost;	    /* records the ring had no room for */

@@ -198,6 +198,13 @@ struct trace_switch {
 	uint8_t preempted; /* 1: preempted while runnable; 0: blocked */
 };
 
+/* The one frame of a switch's stack when the recorder kept none (an
+ * interval under `record --offcpu-min`, TRACE_META_OFFCPU_MIN): an address
+ * no code has, which trace_writer__finish() names TRACE_SYM_NOT_KEPT
+ * itself, so that every view shows it as a frame. */
+#define TRACE_ADDR_NOT_KEPT 0x1ULL
+#define TRACE_SYM_NOT_KEPT  "[stack not kept: off-CPU under --offcpu-min]"
+
 /* Who held the CPU while a switch's thread waited on its run queue: the
  * threads that ran on the CPU it then ran on, from @runnable to @time_in,
  * and how long each (largest first; their sum is at most time_in -
@@ -293,6 +300,8 @@ struct trace_thread {
 #define TRACE_META_KERNEL			"kernel"
 #define TRACE_META_OFFCPU			"offcpu"
 #define TRACE_META_OFFCPU_LOST			"offcpu lost"
+#define TRACE_META_OFFCPU_MIN			"offcpu_min"
+#define TRACE_META_OFFCPU_NOT_KEPT		"offcpu stacks not kept"
 #define TRACE_META_OFFCPU_STACKS_COMPLETE	"offcpu stacks complete"
 #define TRACE_META_OFFCPU_SWITCHES		"offcpu switches"
 #define TRACE_META_OFFCPU_UNPAIRED		"offcpu unpaired"

@@ -1479,7 +1479,9 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 		int64_t sym, mod;
 		uint32_t nkept = 0;
 
-		if (resolve(ctx, f.addr, &f) < 0) {
+		if (f.addr == TRACE_ADDR_NOT_KEPT) {
+			f.sym = TRACE_SYM_NOT_KEPT;
+		} else if (resolve(ctx, f.addr, &f) < 0) {
 			f.sym = f.module = f.file = NULL;
 			f.offset = 0;
 			f.ninl = f.line = f.start_line = 0;

@@ -7,6 +7,8 @@
  * What reaches user space is one record per switch-out (with its stacks)
  * and one per switch-in (record/bpf/sched.h), through one ring buffer;
  * the rest of the machine's switches and wakeups never leave the kernel.
+ * With cfg.min_ns a switch-out waits in task storage for its switch-in,
+ * and only the intervals at least that long send their stacks.
  *
  * CO-RE: the few kernel fields read are declared below with
  * preserve_access_index and relocated by libbpf against the running
@@ -68,6 +70,9 @@ struct tstate {
 	__u64 out;	/* switched out at; 0: on a CPU */
 	__u64 runnable; /* runnable since (0: still blocked) */
 	__u64 early;	/* woken while still on its CPU, at */
+	__u32 taker;	/* who took its CPU at the switch-out */
+	__u16 preempted;
+	__u16 unseen; /* cfg.min_ns: the switch-out before had no switch-in */
 };
 
 struct {
@@ -121,6 +126,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sched_bpf_in);
 } ins SEC(".maps");
+
+/* with cfg.min_ns: each target thread's last switch-out, until its
+ * switch-in says whether it is sent */
+struct pend_buf {
+	struct sched_bpf_out h;
+	unsigned char data[2 * CHAIN_BYTES + SCHED_BPF_PEND_STACK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pend_buf);
+} pend SEC(".maps");
 
 /* Wake the recorder only once the ring is a quarter full: a wakeup per
  * record would have it preempt the target at every switch (and so make
@@ -209,12 +228,29 @@ static __always_inline void holders(struct sched_bpf_in *in, struct hist *h, __u
 		in->unknown = w.end - from;
 }
 
+/* Send a waiting switch-out (cfg.min_ns) whose interval turned out long,
+ * or was still open at the end: its bytes, as switch_out() filled them. */
+static __always_inline void send_pend(struct pend_buf *p)
+{
+	long at = p->h.kbytes + p->h.ubytes, len = p->h.stack_len;
+
+	barrier_var(at);
+	if (at < 0 || at > 2 * CHAIN_BYTES)
+		at = 0;
+	barrier_var(len);
+	if (len < 0 || len > SCHED_BPF_PEND_STACK)
+		len = 0;
+	if (bpf_ringbuf_output(&ring, p, sizeof(p->h) + at + len, wake_flag()))
+		__sync_fetch_and_add(&lost, 1);
+}
+
 static __always_inline void switch_in(struct task_struct *prev, struct task_struct *next,
 				      struct hist *h, __u64 now)
 {
 	__u32 tid = (__u32)next->pid, zero = 0;
 	struct tstate *ts = bpf_map_lookup_elem(&threads, &tid);
 	struct sched_bpf_in *in;
+	long n;
 
 	if (!ts || !ts->out)
 		return; /* off-CPU since before the recording */
@@ -228,14 +264,116 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 	in->runnable = ts->runnable;
 	in->prev = (__u32)prev->pid;
 	in->nholds = 0;
+	in->flags = 0;
+	in->taker = 0;
 	in->others = 0;
 	in->unknown = 0;
+	if (cfg.min_ns) {
+		if (ts->unseen)
+			in->flags |= SCHED_BPF_IN_UNSEEN;
+		if (now - ts->out < cfg.min_ns) {
+			/* short: its stacks stay here */
+			in->flags |= SCHED_BPF_IN_SHORT;
+			if (ts->preempted)
+				in->flags |= SCHED_BPF_IN_PREEMPTED;
+			in->taker = ts->taker;
+		} else {
+			struct pend_buf *p = bpf_task_storage_get(&pend, next, 0, 0);
+
+			if (p && p->h.time == ts->out)
+				send_pend(p);
+			else
+				__sync_fetch_and_add(&lost, 1);
+		}
+		ts->unseen = 0;
+	}
 	if (ts->runnable && ts->runnable < now && h)
 		holders(in, h, tid, ts->runnable, now);
 	ts->out = 0;
 	ts->runnable = 0;
-	if (bpf_ringbuf_output(&ring, in, sizeof(*in), wake_flag()))
+	n = in->nholds;
+	barrier_var(n);
+	if (n < 0 || n > SCHED_BPF_SLOTS)
+		n = SCHED_BPF_SLOTS;
+	if (bpf_ringbuf_output(&ring, in, SCHED_BPF_IN_SIZE(n), wake_flag()))
 		__sync_fetch_and_add(&lost, 1);
+}
+
+/* Fill the switch-out record at @o (its chains and at most @cap bytes of
+ * stack at @data, right after it) for the current thread @tid; returns its
+ * size. */
+static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
+				     unsigned char *data, long cap, __u32 tid,
+				     struct task_struct *next, int runnable, int unseen,
+				     __u64 now)
+{
+	struct pt_regs *regs;
+	long kb = 0, ub, len, at;
+	int err = -1;
+
+	o->type = SCHED_BPF_OUT;
+	o->tid = tid;
+	o->time = now;
+	o->holder = (__u32)next->pid;
+	o->preempted = runnable;
+	o->unseen_in = unseen;
+	__builtin_memcpy(o->holder_comm, next->comm, 16);
+	o->sp = 0;
+	o->fp = 0;
+	/* the two chains and the stack copy packed after the header; every
+	 * length bounded where the verifier sees it */
+	if (cfg.kernel)
+		kb = bpf_get_stack(ctx, data, CHAIN_BYTES, 0);
+	barrier_var(kb);
+	if (kb < 0 || kb > CHAIN_BYTES)
+		kb = 0;
+	ub = bpf_get_stack(ctx, data + kb, CHAIN_BYTES, BPF_F_USER_STACK);
+	barrier_var(ub);
+	if (ub < 0 || ub > CHAIN_BYTES)
+		ub = 0;
+	o->kbytes = (int)kb;
+	o->ubytes = (int)ub;
+	at = kb + ub;
+	regs = (struct pt_regs *)bpf_task_pt_regs(
+		(struct task_struct *)bpf_get_current_task_btf());
+	if (regs) {
+		o->sp = BPF_CORE_READ(regs, sp);
+#if defined(__TARGET_ARCH_x86)
+		o->fp = BPF_CORE_READ(regs, bp);
+#elif defined(__TARGET_ARCH_arm64)
+		o->fp = BPF_CORE_READ(regs, regs[29]);
+#endif
+	}
+	/* as much of the copy as is mapped: halved until it reads; short
+	 * while the recorder is behind */
+	len = cfg.stack_bytes;
+	if (len > SCHED_BPF_STACK_SHORT &&
+	    bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= cfg.short_at) {
+		len = SCHED_BPF_STACK_SHORT;
+		__sync_fetch_and_add(&cut_short, 1);
+	}
+	for (int i = 0; i < 8 && o->sp && len >= 8; i++) {
+		barrier_var(len);
+		if (len > cap)
+			len = cap;
+		barrier_var(at);
+		if (at < 0 || at > 2 * CHAIN_BYTES)
+			break;
+		err = bpf_probe_read_user(data + at, len, (void *)o->sp);
+		if (!err)
+			break;
+		len >>= 1;
+	}
+	if (err)
+		len = 0;
+	barrier_var(len);
+	if (len < 0 || len > cap)
+		len = 0;
+	o->stack_len = (__u32)len;
+	barrier_var(at);
+	if (at < 0 || at > 2 * CHAIN_BYTES)
+		at = 0;
+	return (long)sizeof(*o) + at + len;
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
@@ -243,10 +381,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 {
 	__u32 tid = (__u32)prev->pid, cpu = bpf_get_smp_processor_id();
 	struct tstate *ts = bpf_map_lookup_elem(&threads, &tid);
-	struct pt_regs *regs;
 	struct out_buf *b;
-	long kb = 0, ub, len, at;
-	int err = -1, unseen = 0;
+	int unseen = 0;
+	long size;
 
 	/* in place when the thread is known: an update of a hash map can
 	 * fail (-EBUSY, no free element), a store cannot */
@@ -261,80 +398,36 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		ts->early = 0;
 		ts->out = now;
 		ts->runnable = runnable || woke ? now : 0;
+		ts->taker = (__u32)next->pid;
+		ts->preempted = (__u16)runnable;
+		ts->unseen = (__u16)(cfg.min_ns && unseen);
 	} else {
-		struct tstate n = {.out = now, .runnable = runnable ? now : 0};
+		struct tstate n = {.out = now,
+				   .runnable = runnable ? now : 0,
+				   .taker = (__u32)next->pid,
+				   .preempted = (__u16)runnable};
 
 		if (bpf_map_update_elem(&threads, &tid, &n, BPF_NOEXIST)) {
 			__sync_fetch_and_add(&lost, 1);
 			return;
 		}
 	}
+	if (cfg.min_ns) {
+		/* kept until the switch-in: the stacks can only be read now */
+		struct pend_buf *p = bpf_task_storage_get(&pend, prev, 0,
+							  BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+		if (p)
+			fill_out(ctx, &p->h, p->data, SCHED_BPF_PEND_STACK, tid, next,
+				 runnable, 0, now);
+		return;
+	}
 	b = bpf_map_lookup_elem(&outs, &cpu);
 	if (!b)
 		return;
-	b->h.type = SCHED_BPF_OUT;
-	b->h.tid = tid;
-	b->h.time = now;
-	b->h.holder = (__u32)next->pid;
-	b->h.preempted = runnable;
-	b->h.unseen_in = unseen;
-	__builtin_memcpy(b->h.holder_comm, next->comm, 16);
-	b->h.sp = 0;
-	b->h.fp = 0;
-	/* the two chains and the stack copy packed after the header; every
-	 * length bounded where the verifier sees it */
-	if (cfg.kernel)
-		kb = bpf_get_stack(ctx, b->data, CHAIN_BYTES, 0);
-	barrier_var(kb);
-	if (kb < 0 || kb > CHAIN_BYTES)
-		kb = 0;
-	ub = bpf_get_stack(ctx, b->data + kb, CHAIN_BYTES, BPF_F_USER_STACK);
-	barrier_var(ub);
-	if (ub < 0 || ub > CHAIN_BYTES)
-		ub = 0;
-	b->h.kbytes = (int)kb;
-	b->h.ubytes = (int)ub;
-	at = kb + ub;
-	regs = (struct pt_regs *)bpf_task_pt_regs(
-		(struct task_struct *)bpf_get_current_task_btf());
-	if (regs) {
-		b->h.sp = BPF_CORE_READ(regs, sp);
-#if defined(__TARGET_ARCH_x86)
-		b->h.fp = BPF_CORE_READ(regs, bp);
-#elif defined(__TARGET_ARCH_arm64)
-		b->h.fp = BPF_CORE_READ(regs, regs[29]);
-#endif
-	}
-	/* as much of the copy as is mapped: halved until it reads; short
-	 * while the recorder is behind */
-	len = cfg.stack_bytes;
-	if (len > SCHED_BPF_STACK_SHORT &&
-	    bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= cfg.short_at) {
-		len = SCHED_BPF_STACK_SHORT;
-		__sync_fetch_and_add(&cut_short, 1);
-	}
-	for (int i = 0; i < 8 && b->h.sp && len >= 8; i++) {
-		barrier_var(len);
-		if (len > SCHED_BPF_STACK_MAX)
-			len = SCHED_BPF_STACK_MAX;
-		barrier_var(at);
-		if (at < 0 || at > 2 * CHAIN_BYTES)
-			break;
-		err = bpf_probe_read_user(b->data + at, len, (void *)b->h.sp);
-		if (!err)
-			break;
-		len >>= 1;
-	}
-	if (err)
-		len = 0;
-	barrier_var(len);
-	if (len < 0 || len > SCHED_BPF_STACK_MAX)
-		len = 0;
-	b->h.stack_len = (__u32)len;
-	barrier_var(at);
-	if (at < 0 || at > 2 * CHAIN_BYTES)
-		at = 0;
-	if (bpf_ringbuf_output(&ring, b, sizeof(b->h) + at + len, wake_flag()))
+	size = fill_out(ctx, &b->h, b->data, SCHED_BPF_STACK_MAX, tid, next, runnable,
+			unseen, now);
+	if (bpf_ringbuf_output(&ring, b, size, wake_flag()))
 		__sync_fetch_and_add(&lost, 1);
 }
 
@@ -416,5 +509,36 @@ int BPF_PROG(d9_free, struct task_struct *p)
 
 	if (cfg.children && p->pid == p->tgid && tgid != cfg.tgid)
 		bpf_map_delete_elem(&children, &tgid);
+	return 0;
+}
+
+struct bpf_iter_meta {
+	void *seq;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
+} __attribute__((preserve_access_index));
+
+/* With cfg.min_ns, read once at the end: the switch-outs still waiting
+ * (threads off-CPU as the recording stops), sent like a long interval's */
+SEC("iter/task")
+int d9_open(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct tstate *ts;
+	struct pend_buf *p;
+	__u32 tid;
+
+	if (!t || !cfg.min_ns || !is_target(t))
+		return 0;
+	tid = (__u32)t->pid;
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	if (!ts || !ts->out)
+		return 0;
+	p = bpf_task_storage_get(&pend, t, 0, 0);
+	if (p && p->h.time == ts->out)
+		send_pend(p);
 	return 0;
 }

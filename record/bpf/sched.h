@@ -17,7 +17,15 @@
  *                  0 when wakeups are off), who ran
  *                  before it on that CPU, and who held that CPU while it
  *                  waited, summed in the kernel from the CPU's last
- *                  SCHED_BPF_HIST switches.
+ *                  SCHED_BPF_HIST switches: nholds of them, the record
+ *                  only as long as those (a variable size).
+ *
+ * With cfg.min_ns, a switch-out waits in the kernel (task storage) for its
+ * switch-in: an interval at least that long sends its OUT just before its
+ * IN; a shorter one sends only its IN, flagged SCHED_BPF_IN_SHORT, and its
+ * stacks never leave the kernel. The switch-outs still waiting when the
+ * recording ends are sent by the task iterator (d9_open) when the
+ * recorder reads it.
  */
 #ifndef D9_SCHED_BPF_H
 #define D9_SCHED_BPF_H
@@ -63,6 +71,13 @@ struct sched_bpf_hold {
 	char comm[16];
 };
 
+/* sched_bpf_in.flags. With cfg.min_ns: SHORT, under it (no OUT was sent);
+ * PREEMPTED, a SHORT one was runnable as it left; UNSEEN, the switch-out
+ * before this one had no switch-in the program saw (an OUT's unseen_in). */
+#define SCHED_BPF_IN_SHORT     1u
+#define SCHED_BPF_IN_PREEMPTED 2u
+#define SCHED_BPF_IN_UNSEEN    4u
+
 struct sched_bpf_in {
 	unsigned int type, tid;
 	unsigned long long time;
@@ -70,10 +85,18 @@ struct sched_bpf_in {
 	unsigned long long runnable; /* 0: not known */
 	unsigned int prev;	     /* the thread that ran before, 0 idle */
 	unsigned int nholds;	     /* of holds[] */
+	unsigned int flags;	     /* SCHED_BPF_IN_* */
+	unsigned int taker;	     /* SHORT: who took the CPU at the
+				      * switch-out (an OUT's holder) */
 	unsigned long long others;   /* held by threads past the slots */
 	unsigned long long unknown;  /* before the CPU's oldest switch kept */
 	struct sched_bpf_hold holds[SCHED_BPF_SLOTS];
 };
+
+/* The bytes of an IN record with @n holders */
+#define SCHED_BPF_IN_SIZE(n)                                                             \
+	(sizeof(struct sched_bpf_in) -                                                   \
+	 (SCHED_BPF_SLOTS - (n)) * sizeof(struct sched_bpf_hold))
 
 /* The programs' settings (.rodata, set before load) */
 struct sched_bpf_cfg {
@@ -87,7 +110,14 @@ struct sched_bpf_cfg {
 				      * copies are cut to SCHED_BPF_STACK_SHORT:
 				      * a recorder behind loses stack depth
 				      * before it loses records */
+	unsigned long long min_ns;   /* 0: every switch-out sent as it
+				      * happens; else only those of intervals
+				      * this long, at their switch-in */
 };
+
+/* The stack copy a waiting switch-out keeps (cfg.min_ns) at most: task
+ * storage is allocated per thread of the target, at its size */
+#define SCHED_BPF_PEND_STACK 8192
 
 /* The stack copy of a switch-out while the ring is over cfg.short_at:
  * enough for CFI over a libc leaf or two (a blocking call's) before the

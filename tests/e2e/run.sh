@@ -595,6 +595,84 @@ t_offcpu_own_sleeper_bpf() {
 	offcpu_sleeper bpf
 }
 
+# offcpu_min SRC: --offcpu-min 2ms on the sleeper with a ~0.4 ms sleep in
+# sleeper_short_wait() after each 3 ms one. Checked against the sleeper's
+# own count and timing: the long sleeps keep their stacks and their time,
+# the short ones keep their time (one interval each) under the frame
+# "[stack not kept ...]"; with BPF their stacks stayed in the kernel.
+# Then a thread still asleep as `record -d` ends (sleeper_final_wait) is
+# written with its stack: on the BPF path its switch-out was still waiting
+# in the kernel.
+offcpu_min() {
+	local src=$1 d="$TMP/min-$1" how="--sched $1"
+	[ "$src" = tracepoint ] && how="--offcpu-source tracepoint"
+	[ -x "$TMP/sleeper" ] ||
+		cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleeper.c -o "$TMP/sleeper" \
+			"$B/libd9prof.a" -lpthread || fail "cannot build the sleeper" || return 1
+	# shellcheck disable=SC2086
+	"$D9" record $how --offcpu-min 2ms -o "$d.data" -- "$TMP/sleeper" 2 200 \
+		>"$d.out" 2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
+	local slept shorts short_us nk wl wnk wsk
+	slept=$(awk '$1 == "slept_us" { print $2 }' "$d.out")
+	shorts=$(awk '$1 == "shorts" { print $2 }' "$d.out")
+	short_us=$(awk '$1 == "short_us" { print $2 }' "$d.out")
+	# the worker's intervals without a stack (the main thread has a few
+	# of its own: page faults as it starts)
+	"$D9" export -i "$d.data" --format chrome -o "$d.json" 2>"$d.json.err" ||
+		fail "export failed: $(cat "$d.json.err")" || return 1
+	read -r nk wnk < <(python3 -c "import json,sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+w = [e['tid'] for e in ev if e.get('name') == 'thread_name' and
+     e['args']['name'] == 'sleeper-worker']
+nk = [e for e in ev if e.get('cat') == 'offcpu' and e.get('tid') in w and
+      e['args'].get('top', '').startswith('[stack not kept')]
+print(len(nk), int(sum(e['dur'] for e in nk)))" "$d.json")
+	"$D9" offcpu -i "$d.data" --format folded >"$d.f" 2>"$d.f.err" ||
+		fail "offcpu failed: $(cat "$d.f.err")" || return 1
+	wl=$(awk '/;sleeper_wait_for_io;/ { s += $NF } END { print s + 0 }' "$d.f")
+	wsk=$(awk '/;sleeper_short_wait;/ { s += $NF } END { print s + 0 }' "$d.f")
+	say "    $src: long sleeps ${wl} us under sleeper_wait_for_io (slept ${slept} us);" \
+		"short ones: ${nk:-0} of the worker's intervals without a stack (${shorts} slept)," \
+		"${wnk} us," \
+		"${wsk} us with a stack (${short_us} us slept)"
+	[ -n "$shorts" ] && ((shorts > 100)) || fail "the sleeper's short sleeps: '$shorts'" ||
+		return 1
+	within "$wl" "$slept" 15 || fail "long sleeps: $wl us off-CPU, slept $slept us" ||
+		return 1
+	# one interval per short sleep, none kept whole (a few over 2 ms
+	# on a busy machine: their stack is kept, and it is sleeper_short_wait)
+	((${nk:-0} >= shorts * 8 / 10 && ${nk:-0} <= shorts + shorts / 10)) ||
+		fail "$nk intervals without a stack for $shorts short sleeps" || return 1
+	((wsk <= (wnk + wsk) / 5)) || fail "short sleeps kept their stack: $wsk of $((wnk + wsk)) us" ||
+		return 1
+	# their time: what the sleeper measured around usleep, less its
+	# on-CPU part (the syscall, the timer)
+	((wnk + wsk >= short_us / 2 && wnk + wsk <= short_us * 11 / 10)) ||
+		fail "short sleeps: $((wnk + wsk)) us off-CPU, slept $short_us us" || return 1
+	# asleep at the end of the recording
+	start_ready "$d.out2" "$TMP/sleeper" 1 200 2500 || return 1
+	# shellcheck disable=SC2086
+	"$D9" record $how --offcpu-min 2ms -p "$SPID" -d 2 -o "$d.2.data" 2>"$d.err2" ||
+		fail "record -p failed: $(cat "$d.err2")" || return 1
+	wait "$SPID"
+	local wf
+	wf=$("$D9" offcpu -i "$d.2.data" --format folded 2>/dev/null |
+		awk '/;sleeper_final_wait;/ { s += $NF } END { print s + 0 }')
+	say "    $src: asleep in sleeper_final_wait at the end: ${wf} us with its stack"
+	((wf > 500000)) || fail "the thread asleep at the end: ${wf} us under sleeper_final_wait" ||
+		return 1
+}
+
+t_offcpu_min_keeps_time_not_stacks_bpf() {
+	need_perf && need_bpf || return
+	offcpu_min bpf
+}
+
+t_offcpu_min_keeps_time_not_stacks_tracepoint() {
+	need_perf || return
+	offcpu_min tracepoint
+}
+
 # --children on the BPF path: a shell that runs 150 sleeps one after
 # another; their blocked time is recorded (each sleep is a child of the
 # target), and each is forgotten once gone: the program's map of followed
@@ -1059,6 +1137,7 @@ e2e_run_tests t_record_demo_pid_task_flamegraphs t_kernel_frames_are_symbolized 
 	t_offcpu_demo_tracepoint t_offcpu_demo_bpf t_offcpu_demo_context_switch_fallback \
 	t_offcpu_own_sleeper_tracepoint t_offcpu_own_sleeper_bpf \
 	t_offcpu_own_sleeper_context_switch t_children_followed_and_forgotten_bpf \
+	t_offcpu_min_keeps_time_not_stacks_bpf t_offcpu_min_keeps_time_not_stacks_tracepoint \
 	t_bpf_refused_falls_back_to_perf \
 	t_offcpu_mounts_tracefs_when_missing t_offcpu_options_and_refusal \
 	t_offcpu_polls_and_poll_flame_on_the_demo t_attach_lands_mid_poll \

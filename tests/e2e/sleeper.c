@@ -6,9 +6,15 @@
  * from sleeper_wait_for_io(), a named noinline function. libc has no frame
  * pointers, so only a CFI unwind of the switch-out stack keeps that frame.
  *
- *   sleeper SECONDS   prints "pid N" and "ready", runs SECONDS, then prints
+ *   sleeper SECONDS [SHORT_US [FINAL_MS]]
+ *                     prints "pid N" and "ready", runs SECONDS, then prints
  *                     "polls N" and "slept_us N" (time spent in the sleeping
  *                     calls, measured around them) and exits 0
+ *
+ * With SHORT_US, every poll also sleeps SHORT_US in sleeper_short_wait(),
+ * measured apart: "shorts N" and "short_us N". With FINAL_MS, the worker
+ * then sleeps FINAL_MS more in sleeper_final_wait() before it exits (a
+ * thread off-CPU when a recording with -d ends).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -21,7 +27,7 @@
 
 #define SLEEP_NS 3000000L
 
-static uint64_t polls, slept_ns;
+static uint64_t polls, slept_ns, short_us, shorts, short_ns, final_ms;
 
 static uint64_t now_ns(void)
 {
@@ -45,6 +51,22 @@ __attribute__((noinline)) void sleeper_wait_for_io(uint64_t n)
 	__asm__ volatile("" ::: "memory");
 }
 
+__attribute__((noinline)) void sleeper_short_wait(void)
+{
+	uint64_t t0 = now_ns();
+
+	usleep((useconds_t)short_us);
+	short_ns += now_ns() - t0;
+	shorts++;
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void sleeper_final_wait(void)
+{
+	usleep((useconds_t)(final_ms * 1000));
+	__asm__ volatile("" ::: "memory");
+}
+
 __attribute__((noinline)) void sleeper_work(void)
 {
 	volatile unsigned long x = 1;
@@ -63,10 +85,14 @@ static void *worker(void *arg)
 		d9_poll_begin(1);
 		sleeper_work();
 		sleeper_wait_for_io(polls);
+		if (short_us)
+			sleeper_short_wait();
 		d9_poll_end(1);
 		polls++;
 		d9_task_wake(1);
 	}
+	if (final_ms)
+		sleeper_final_wait();
 	d9_task_end(1);
 	d9_thread_stop();
 	return NULL;
@@ -80,6 +106,8 @@ int main(int argc, char **argv)
 
 	if (d9_init())
 		fprintf(stderr, "sleeper: d9_init failed\n");
+	short_us = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
+	final_ms = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
 	d9_task_spawn(1, "sleeper");
 	end = now_ns() + (uint64_t)(secs * 1e9);
 	printf("pid %d\nready\n", (int)getpid());
@@ -89,5 +117,8 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 	printf("polls %llu\nslept_us %llu\n", (unsigned long long)polls,
 	       (unsigned long long)(slept_ns / 1000));
+	if (short_us)
+		printf("shorts %llu\nshort_us %llu\n", (unsigned long long)shorts,
+		       (unsigned long long)(short_ns / 1000));
 	return 0;
 }
