@@ -1033,8 +1033,9 @@ static void run_loop(struct rec *r)
 		if (!exited && (r->sampler_err = sampler_tick(r, now)))
 			break;
 		if (!r->seg && !exited &&
-		    (now - r->start_ns < SHIM_EAGER_NS ||
-		     now - last_look >= SHIM_LOOK_NS)) {
+		    now - last_look >= (now - r->start_ns < SHIM_EAGER_NS
+						? SHIM_EAGER_LOOK_NS
+						: SHIM_LOOK_NS)) {
 			last_look = now;
 			record_shim_try_attach(r, 0);
 		}

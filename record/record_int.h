@@ -38,13 +38,15 @@
 #define EV_BATCH     256 /* events per call into the writer */
 #define FLUSH_NS     1000000000ULL
 #define SHIM_LOOK_NS 200000000ULL /* how often to look for a late shim */
-/* ...except every tick at first: a
- * command started by us creates its
- * segment soon after exec */
-#define SHIM_EAGER_NS 2000000000ULL
-#define SLOW_OPEN_NS  500000000ULL  /* opening events took long: say why */
-#define MAPS_NS	      1000000000ULL /* how often to re-read maps */
-#define MAX_CHAIN     512
+/* ...except every SHIM_EAGER_LOOK_NS for the first SHIM_EAGER_NS: a
+ * command started by us creates its segment soon after exec (a look reads
+ * the target's maps: not at every turn of a loop that a busy ring keeps
+ * turning) */
+#define SHIM_EAGER_NS	   2000000000ULL
+#define SHIM_EAGER_LOOK_NS 5000000ULL
+#define SLOW_OPEN_NS	   500000000ULL	 /* opening events took long: say why */
+#define MAPS_NS		   1000000000ULL /* how often to re-read maps */
+#define MAX_CHAIN	   512
 
 struct ring_seen {
 	uint64_t gen;

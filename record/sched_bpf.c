@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -18,6 +19,8 @@
 struct sched_bpf {
 	struct d9_sched *skel;
 	struct ring_buffer *rb;
+	int epfd; /* the ring, edge-triggered: readable at the programs'
+		   * wakeups only (sched_bpf__fd) */
 	struct sched_bpf_cb cb;
 	unsigned int budget; /* records left to read in this drain */
 };
@@ -115,6 +118,7 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	if (!sb)
 		return -ENOMEM;
 	sb->cb = *cb;
+	sb->epfd = -1;
 	old = libbpf_set_print(on_libbpf);
 	sb->skel = d9_sched__open();
 	if (!sb->skel) {
@@ -160,6 +164,17 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 		err = fail(-errno, "map the ring buffer", why, whylen);
 		goto out;
 	}
+	/* A ring buffer polls readable while it holds any record: polled
+	 * as it is, the recorder would wake for every few records the
+	 * programs write, the very wakeups they hold back until a quarter
+	 * full. Edge-triggered, it is readable once per wakeup they send. */
+	sb->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sb->epfd < 0 ||
+	    epoll_ctl(sb->epfd, EPOLL_CTL_ADD, bpf_map__fd(sb->skel->maps.ring),
+		      &(struct epoll_event){.events = EPOLLIN | EPOLLET})) {
+		err = fail(-errno, "poll the ring buffer", why, whylen);
+		goto out;
+	}
 	*out = sb;
 	sb = NULL;
 	err = 0;
@@ -171,7 +186,7 @@ out:
 
 int sched_bpf__fd(const struct sched_bpf *sb)
 {
-	return ring_buffer__epoll_fd(sb->rb);
+	return sb->epfd;
 }
 
 void sched_bpf__enable(struct sched_bpf *sb, int on)
@@ -181,8 +196,11 @@ void sched_bpf__enable(struct sched_bpf *sb, int on)
 
 int sched_bpf__drain(struct sched_bpf *sb)
 {
+	struct epoll_event ev;
 	int n;
 
+	/* the wakeup is taken: the fd is readable again at the next one */
+	epoll_wait(sb->epfd, &ev, 1, 0);
 	sb->budget = DRAIN_BUDGET;
 	n = ring_buffer__consume(sb->rb);
 	if (n == -EAGAIN)
@@ -226,6 +244,8 @@ void sched_bpf__free(struct sched_bpf *sb)
 {
 	if (!sb)
 		return;
+	if (sb->epfd >= 0)
+		close(sb->epfd);
 	ring_buffer__free(sb->rb);
 	d9_sched__destroy(sb->skel);
 	free(sb);

@@ -51,7 +51,9 @@ struct sched_bpf_cb {
  * -EINVAL the kernel lacks what they need (BTF, tp_btf, prev_state). */
 int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *cb,
 		    struct sched_bpf **out, char *why, size_t whylen);
-/* The fd to poll for POLLIN: readable when the ring holds records. */
+/* The fd to poll for POLLIN: readable when the programs wake the
+ * recorder (the ring a quarter full), until the next sched_bpf__drain();
+ * the rest of the time the caller's own period drains the ring. */
 int sched_bpf__fd(const struct sched_bpf *sb);
 void sched_bpf__enable(struct sched_bpf *sb, int on);
 /* Hand the records in the ring to the callbacks, at most a budget of
