@@ -27,7 +27,8 @@
 #                        of --flight=30s against plain recordings); 2j
 #                        d9prof top; 2k what --upload costs the recorder
 #                        (--rotate 1s to a local s3rver, with and without);
-#                        row 5 the Tokio binding
+#                        2l what --offcpu-min saves on a target that
+#                        blocks ~10k times a second; row 5 the Tokio binding
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
 #   4. trace size        bytes per sample and per shim event
@@ -48,7 +49,8 @@
 # row 2j alone (top's cost, ~2 minutes), BENCH_ONLY=2h
 # row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes),
 # BENCH_ONLY=upload row 2k alone (~1.5 minutes; s3rver from npm, as the
-# e2e tests install it into $B/node/s3rver, or the row says skipped).
+# e2e tests install it into $B/node/s3rver, or the row says skipped),
+# BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute), PIPE_LOOPS [20000].
 set -u
 
 B=${B:-build}
@@ -400,6 +402,66 @@ switches_row() {
 	row "" "  recorder CPU per machine switch, ns (over d9nw)" "$(med 0 "$per")" "-" "-" \
 		"stated" "- ($(span "$per"))"
 }
+# A target that blocks ~50k times a second: perf bench sched pipe -T (two
+# threads passing a token through pipes) pinned to CPU 1, recorded with -p
+# for PAIR_SECS, PAIRS rounds, the order rotating: d9prof with BPF
+# scheduler events (d9), the same with --offcpu-min 1ms (d9min: the short
+# intervals' stacks stay in the kernel), and --sched perf (d9perf). The
+# recorder's own CPU (its summary) per off-CPU interval written, and the
+# target's round trips per second over the recording.
+min_row() {
+	local i k arm name pid cpu n ops pd="" pm="" pp="" od="" om="" op="" rat="" t0 t1
+	if ! perf bench sched pipe -T -l 10 >/dev/null 2>&1; then
+		row 2l "record --offcpu-min, perf bench sched pipe" "-" "-" "-" "-" \
+			"skipped: no perf bench"
+		return
+	fi
+	bg 2l-target taskset -c 1 perf bench sched pipe -T -l 2000000000
+	pid=$BG
+	sleep 0.5
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1 2; do
+			arm=$(echo d9 d9min d9perf | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
+			name=2l-$arm-$i
+			t0=$(awk '/^ctxt/ { print $2 }' /proc/stat)
+			# shellcheck disable=SC2046
+			run "$D9" record -p "$pid" -d "$PAIR_SECS" -o "$RUN/$name.d9" $(case $arm in
+				d9) echo --sched bpf ;;
+				d9min) echo --sched bpf --offcpu-min 1ms ;;
+				d9perf) echo --sched perf ;;
+				esac) 2>"$RUN/$name.err" ||
+				die "d9prof record ($name) failed: $(tail -1 "$RUN/$name.err")"
+			t1=$(awk '/^ctxt/ { print $2 }' /proc/stat)
+			cpu=$(sed -n 's/.*recorder used \([0-9.]*\) s of CPU.*/\1/p' "$RUN/$name.err")
+			n=$(sed -n 's/.*off-CPU ([a-z-]*): \([0-9]*\) switch.*/\1/p' "$RUN/$name.err")
+			[ -n "$cpu" ] && [ -n "$n" ] && [ "$n" -gt 0 ] ||
+				die "no recorder CPU or switches in $RUN/$name.err"
+			# a round trip is two intervals
+			ops=$(calc "$n / 2 / $PAIR_SECS")
+			case $arm in
+			d9) pd="$pd $(calc "$cpu * 1e9 / $n")" od="$od $ops" ;;
+			d9min) pm="$pm $(calc "$cpu * 1e9 / $n")" om="$om $ops" ;;
+			d9perf) pp="$pp $(calc "$cpu * 1e9 / $n")" op="$op $ops" ;;
+			esac
+		done
+		rat="$rat $(calc "$(echo $pm | awk '{ print $NF }') / $(echo $pd | awk '{ print $NF }')")"
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	reaped "$pid"
+	row 2l "a blocking target: perf bench sched pipe -T" "" "" "" "" ""
+	row "" "  recorder CPU per interval, ns (bpf; --offcpu-min 1ms)" \
+		"$(med 0 "$pd"); $(med 0 "$pm")" "--sched perf $(med 0 "$pp")" "$(med 3 "$rat")" \
+		"stated" "- ($(span "$rat"))"
+	row "" "  target round trips/s (bpf; --offcpu-min 1ms)" "$(med 0 "$od"); $(med 0 "$om")" \
+		"--sched perf $(med 0 "$op")" "-" "stated" "-"
+}
+if [ "$BENCH_ONLY" = 2l ]; then
+	min_row
+	note "BENCH_ONLY=2l: row 2l only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 if [ "$BENCH_ONLY" = 2i ]; then
 	switches_row
 	note "BENCH_ONLY=2i: row 2i only; total bench time $(($(date +%s) - T_START)) s"
@@ -999,6 +1061,8 @@ leafstep
 say "2/4 no frame pointers: fpless/recurse by d9prof (auto, fp) and perf --call-graph dwarf, $PAIRS x 3 runs"
 fpless_row
 switches_row
+say "2/4 a blocking target: perf bench sched pipe by d9prof (bpf, --offcpu-min 1ms, perf), $PAIRS x 3 runs"
+min_row
 
 # Wakeups (run-queue time): sched_waking, system-wide and filtered to the
 # target's tids, and every CPU's switches (unfiltered, no stacks; row 2i
