@@ -520,15 +520,19 @@ static void summary_offcpu(const struct record_stats *st)
 			"time cannot be split, only preempted time is run-queue time\n",
 			st->wakeups[0] ? st->wakeups : "off");
 	lost_line("lost", st->wake_lost, "wakeup record", "(ring full)");
-	if (st->offcpu_stacks)
+	if (st->offcpu_stacks) {
 		fprintf(stderr,
 			"d9prof: off-CPU stacks: %.1f%% of %llu whole, CFI joined to frame pointers "
-			"(%.0f ms; at most %llu byte%s of stack read)\n",
+			"(%.0f ms; at most %llu byte%s of stack read",
 			100.0 * (double)st->offcpu_complete / (double)st->offcpu_stacks,
 			(unsigned long long)st->offcpu_stacks, st->offcpu_unwind_s * 1e3,
 			(unsigned long long)st->offcpu_stack_used,
 			plural(st->offcpu_stack_used));
-	else if (st->switches && st->offcpu_not_kept < st->switches)
+		if (st->offcpu_copy_min)
+			fprintf(stderr, ", copies adapted down to %u bytes",
+				st->offcpu_copy_min);
+		fputs(")\n", stderr);
+	} else if (st->switches && st->offcpu_not_kept < st->switches)
 		fprintf(stderr, "d9prof: off-CPU stacks: frame pointers only\n");
 	if (st->offcpu_not_kept)
 		fprintf(stderr,

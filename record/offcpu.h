@@ -103,6 +103,8 @@ struct offcpu_rec_stats {
 	uint64_t lost;		    /* records lost to full rings */
 	uint64_t cut_short;	    /* stack copies cut short, the ring half
 				     * full (BPF) */
+	unsigned int copy_min;	    /* the smallest stack copy the BPF path
+				     * adapted to (0: none) */
 	uint64_t runnable;	    /* intervals with a known run-queue part */
 	uint64_t runq_ns;	    /* ... its total */
 	uint64_t held_ns;	    /* ... of which charged to what ran on its

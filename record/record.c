@@ -606,6 +606,7 @@ static void totals(struct rec *r)
 	r->st->offcpu_stacks = c->ustack.stacks;
 	r->st->offcpu_complete = c->ustack.complete;
 	r->st->offcpu_stack_used = c->ustack.stack_used_max;
+	r->st->offcpu_copy_min = c->copy_min;
 	r->st->offcpu_unwind_s = (double)c->ustack.unwind_ns / 1e9;
 	r->st->runnable = c->runnable;
 	r->st->runq_ns = c->runq_ns;

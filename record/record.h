@@ -292,6 +292,8 @@ struct record_stats {
 				     * pointer chain or the thread's first
 				     * frame */
 	uint64_t offcpu_stack_used; /* most stack copy bytes an unwind read */
+	uint32_t offcpu_copy_min;   /* the fewest copied, adapting (BPF; 0:
+				     * it did not adapt) */
 	double offcpu_unwind_s;	    /* recorder CPU spent unwinding */
 	/* wakeups: blocked vs run-queue time (record/offcpu.h) */
 	char wakeups[288];  /* trace meta "wakeups": the source

@@ -65,6 +65,9 @@ int sched_bpf__drain(struct sched_bpf *sb);
  * is disabled and before the last drain. 0 (also without min_ns), or
  * -errno. */
 int sched_bpf__send_open(struct sched_bpf *sb);
+/* Copy @bytes of user stack per switch-out from now on (at most the
+ * stack_bytes opened with). */
+void sched_bpf__set_copy(struct sched_bpf *sb, unsigned int bytes);
 /* The programs' counts so far. */
 struct sched_bpf_counts {
 	uint64_t lost;	    /* records the ring had no room for */

@@ -179,10 +179,14 @@ static unsigned int join_regs(struct symbolizer *sym, const struct unwind_regs *
 	}
 	if (res.stack_used > st->stack_used_max)
 		st->stack_used_max = res.stack_used;
+	if (res.stack_used > st->used_recent)
+		st->used_recent = res.stack_used;
 	n = ustack_join(cfi, res.n, res.end == UNWIND_END_OUTERMOST, fp, nfp, out, max,
 			&joined, &recovered);
 	if (joined || res.end == UNWIND_END_OUTERMOST)
 		st->complete++;
+	else if (res.end == UNWIND_END_MEMORY)
+		st->cut++;
 	if (recovered)
 		st->recovered++;
 	return n;

@@ -37,6 +37,10 @@ struct ustack_stats {
 	uint64_t recovered;	 /* ... where CFI found a caller the
 				  * frame-pointer chain had skipped */
 	uint64_t stack_used_max; /* most bytes of a stack copy read */
+	uint64_t used_recent;	 /* ... since the caller last set it to 0 */
+	uint64_t cut;		 /* ... CFI ran past the end of the copy and
+				  * did not reach the frame-pointer chain:
+				  * a longer copy would have had more */
 	uint64_t unwind_ns;	 /* time spent unwinding */
 };
 

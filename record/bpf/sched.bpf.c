@@ -52,6 +52,9 @@ volatile __u32 enabled = 0;
 volatile __u64 lost = 0;
 /* switch-outs whose stack copy was cut short (cfg.short_at) */
 volatile __u64 cut_short = 0;
+/* set by the recorder as it goes: the stack copy, at most cfg.stack_bytes
+ * (0: cfg.stack_bytes) */
+volatile __u32 copy_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -73,6 +76,7 @@ struct tstate {
 	__u32 taker;	/* who took its CPU at the switch-out */
 	__u16 preempted;
 	__u16 unseen; /* cfg.min_ns: the switch-out before had no switch-in */
+	__u64 top;    /* its stack is readable up to here (0: not known) */
 };
 
 struct {
@@ -305,11 +309,11 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 				     unsigned char *data, long cap, __u32 tid,
 				     struct task_struct *next, int runnable, int unseen,
-				     __u64 now)
+				     __u64 now, struct tstate *ts)
 {
 	struct pt_regs *regs;
 	long kb = 0, ub, len, at;
-	int err = -1;
+	int err = -1, failed = 0;
 
 	o->type = SCHED_BPF_OUT;
 	o->tid = tid;
@@ -344,14 +348,17 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 		o->fp = BPF_CORE_READ(regs, regs[29]);
 #endif
 	}
-	/* as much of the copy as is mapped: halved until it reads; short
-	 * while the recorder is behind */
-	len = cfg.stack_bytes;
+	/* as much of the copy as is mapped: up to where this thread's stack
+	 * last read, else halved until it reads; short while the recorder
+	 * is behind */
+	len = copy_bytes && copy_bytes < cfg.stack_bytes ? copy_bytes : cfg.stack_bytes;
 	if (len > SCHED_BPF_STACK_SHORT &&
 	    bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= cfg.short_at) {
 		len = SCHED_BPF_STACK_SHORT;
 		__sync_fetch_and_add(&cut_short, 1);
 	}
+	if (ts && ts->top > o->sp && ts->top - o->sp < (__u64)len)
+		len = (long)((ts->top - o->sp) & ~7ULL);
 	for (int i = 0; i < 8 && o->sp && len >= 8; i++) {
 		barrier_var(len);
 		if (len > cap)
@@ -362,6 +369,7 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 		err = bpf_probe_read_user(data + at, len, (void *)o->sp);
 		if (!err)
 			break;
+		failed = 1;
 		len >>= 1;
 	}
 	if (err)
@@ -369,6 +377,10 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 	barrier_var(len);
 	if (len < 0 || len > cap)
 		len = 0;
+	/* what read is known readable; a halved copy learns where the stack
+	 * ends */
+	if (ts && len && (failed || o->sp + len > ts->top || o->sp >= ts->top))
+		ts->top = o->sp + len;
 	o->stack_len = (__u32)len;
 	barrier_var(at);
 	if (at < 0 || at > 2 * CHAIN_BYTES)
@@ -419,14 +431,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 
 		if (p)
 			fill_out(ctx, &p->h, p->data, SCHED_BPF_PEND_STACK, tid, next,
-				 runnable, 0, now);
+				 runnable, 0, now, ts);
 		return;
 	}
 	b = bpf_map_lookup_elem(&outs, &cpu);
 	if (!b)
 		return;
 	size = fill_out(ctx, &b->h, b->data, SCHED_BPF_STACK_MAX, tid, next, runnable,
-			unseen, now);
+			unseen, now, ts);
 	if (bpf_ringbuf_output(&ring, b, size, wake_flag()))
 		__sync_fetch_and_add(&lost, 1);
 }
