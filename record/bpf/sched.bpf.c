@@ -76,7 +76,8 @@ struct tstate {
 	__u32 taker;	/* who took its CPU at the switch-out */
 	__u16 preempted;
 	__u16 unseen; /* cfg.min_ns: the switch-out before had no switch-in */
-	__u64 top;    /* its stack is readable up to here (0: not known) */
+	__u64 top;    /* where its stack ends, as far as a copy found
+		       * (0: not known) */
 };
 
 struct {
@@ -377,9 +378,10 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 	barrier_var(len);
 	if (len < 0 || len > cap)
 		len = 0;
-	/* what read is known readable; a halved copy learns where the stack
-	 * ends */
-	if (ts && len && (failed || o->sp + len > ts->top || o->sp >= ts->top))
+	/* a halved copy learns where the stack ends (a lower bound); a
+	 * whole one past it raises it. Never a copy that was only short
+	 * (copy_bytes): the end stays unknown. */
+	if (ts && len && (failed || (ts->top && o->sp + len > ts->top)))
 		ts->top = o->sp + len;
 	o->stack_len = (__u32)len;
 	barrier_var(at);
