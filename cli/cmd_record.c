@@ -824,6 +824,10 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 {
 	if (!o->pid && optind >= argc)
 		return usage_error("record ", "nothing to record: give -p PID or -- CMD");
+	if (o->offcpu_min_ns && o->offcpu == RECORD_OFFCPU_OFF)
+		return usage_error(
+			"record ",
+			"--offcpu-min keeps off-CPU intervals: not with --no-offcpu");
 	if (o->sched == RECORD_SCHED_BPF &&
 	    (o->offcpu == RECORD_OFFCPU_TRACEPOINT || o->offcpu == RECORD_OFFCPU_SWITCH))
 		return usage_error(

@@ -168,6 +168,7 @@ struct offcpu_rec {
 	/* the BPF stack copy, adapted (bpf_copy_size()) */
 	unsigned int stack_bytes, copy;
 	uint64_t copy_from, cut_seen; /* the stacks counted at its last change */
+	uint64_t copy_cut;	      /* stacks cut by an adapted copy's end */
 	struct {
 		uint32_t tid;
 		uint64_t time, ns; /* time 0: none */
@@ -769,7 +770,7 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 		       .holder = o->holder,
 		       .preempted = (uint8_t)o->preempted,
 		       .known = 1};
-	uint64_t ips[MAX_CHAIN];
+	uint64_t ips[MAX_CHAIN], cut;
 	unsigned int n, skip;
 	int err;
 
@@ -778,15 +779,22 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 		return;
 	}
 	skip = bpf_frames(oc, kips, nk);
+	cut = oc->st->ustack.cut;
 	n = ustack_split(oc->sym, kips + skip, nk - skip, o->sp, o->fp, stack,
 			 o->stack_len, uips, nu, ips, MAX_CHAIN, &oc->st->ustack);
+	/* cut by the adapted copy, not by the stack's end or the ring */
+	if (oc->st->ustack.cut > cut && o->stack_len >= oc->copy &&
+	    oc->copy < oc->stack_bytes)
+		oc->copy_cut++;
 	err = trace_writer__stack(oc->w, ips, n, &e.stack);
 	if (err) {
 		oc->err = oc->err ? oc->err : err;
 		return;
 	}
-	if (o->unseen_in)
-		oc->st->unseen_in++; /* the kernel's, not ours */
+	/* the kernel's, not ours: the switch-out before had no switch-in
+	 * (with min_ns only an OUT sent at the end says so, nothing open) */
+	if (o->unseen_in && (t->open || oc->min_ns))
+		oc->st->unseen_in++;
 	else if (t->open)
 		oc->st->unpaired++;
 	if (o->preempted && o->holder)
@@ -1059,7 +1067,7 @@ static void bpf_copy_size(struct offcpu_rec *oc)
 
 	if (!oc->stack_bytes)
 		return;
-	if (u->cut > oc->cut_seen) {
+	if (oc->copy_cut > oc->cut_seen) {
 		want = oc->stack_bytes;
 	} else if (u->stacks - oc->copy_from >= COPY_WINDOW) {
 		while (want < 2 * u->used_recent && want < oc->stack_bytes)
@@ -1069,14 +1077,14 @@ static void bpf_copy_size(struct offcpu_rec *oc)
 	}
 	if (want > oc->stack_bytes)
 		want = oc->stack_bytes;
-	oc->cut_seen = u->cut;
+	oc->cut_seen = oc->copy_cut;
 	oc->copy_from = u->stacks;
 	u->used_recent = 0;
 	if (want != oc->copy) {
 		oc->copy = want;
 		sched_bpf__set_copy(oc->bpf, want);
 	}
-	if (want < oc->st->copy_min || !oc->st->copy_min)
+	if (want < oc->stack_bytes && (want < oc->st->copy_min || !oc->st->copy_min))
 		oc->st->copy_min = want;
 }
 
@@ -1165,9 +1173,10 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 	if (oc->bpf) {
 		while (sched_bpf__drain(oc->bpf) == 1) /* all of it, at the end */
 			;
-		/* with min_ns, the switch-outs still waiting in the kernel */
-		if (!oc->err)
-			oc->err = sched_bpf__send_open(oc->bpf);
+		/* with min_ns, the switch-outs still waiting in the kernel
+		 * (failing, those intervals are not written: not worth the
+		 * recording) */
+		(void)sched_bpf__send_open(oc->bpf);
 		while (sched_bpf__drain(oc->bpf) == 1)
 			;
 		bpf_counts(oc);

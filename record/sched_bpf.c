@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -84,6 +85,19 @@ static int on_record(void *ctx, void *data, size_t size)
 	return --sb->budget ? 0 : -EAGAIN;
 }
 
+/* Task storage is allocated in sched_switch, with the run queue locked:
+ * safe where local storage allocates from the BPF memory allocator (Linux
+ * 6.5), not where it called kmalloc(GFP_ATOMIC), which may wake kswapd. */
+static int storage_safe(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major > 6 || (major == 6 && minor >= 5);
+}
+
 static int fail(int err, const char *what, char *why, size_t whylen)
 {
 	/* libbpf's -ESRCH: no vmlinux BTF to relocate against, not a
@@ -151,6 +165,13 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	/* the iterator is read, not attached, and only needed with min_ns */
 	bpf_program__set_autoattach(sb->skel->progs.d9_open, false);
 	bpf_program__set_autoload(sb->skel->progs.d9_open, o->min_ns > 0);
+	if (o->min_ns && !storage_safe()) {
+		err = -EOPNOTSUPP;
+		snprintf(why, whylen,
+			 "BPF: --offcpu-min keeps switch-outs in task storage, allocated "
+			 "in the scheduler: not before Linux 6.5");
+		goto out;
+	}
 	if ((err = d9_sched__load(sb->skel))) {
 		fail(err, "load the programs", why, whylen);
 		goto out;
@@ -224,9 +245,12 @@ int sched_bpf__send_open(struct sched_bpf *sb)
 	if (fd < 0) {
 		n = -errno;
 	} else {
-		/* the program writes nothing here: its records go to the ring */
+		/* a byte here per record sent to the ring, which is drained
+		 * after each read (a few thousand threads off-CPU would fill
+		 * it in one) */
 		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-			;
+			while (sched_bpf__drain(sb) == 1)
+				;
 		n = n < 0 ? -errno : 0;
 		close(fd);
 	}

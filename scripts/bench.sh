@@ -28,7 +28,7 @@
 #                        d9prof top; 2k what --upload costs the recorder
 #                        (--rotate 1s to a local s3rver, with and without);
 #                        2l what --offcpu-min saves on a target that
-#                        blocks ~10k times a second; row 5 the Tokio binding
+#                        blocks ~70k times a second; row 5 the Tokio binding
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
 #   4. trace size        bytes per sample and per shim event
@@ -50,7 +50,7 @@
 # row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes),
 # BENCH_ONLY=upload row 2k alone (~1.5 minutes; s3rver from npm, as the
 # e2e tests install it into $B/node/s3rver, or the row says skipped),
-# BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute), PIPE_LOOPS [20000].
+# BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute).
 set -u
 
 B=${B:-build}
@@ -402,7 +402,7 @@ switches_row() {
 	row "" "  recorder CPU per machine switch, ns (over d9nw)" "$(med 0 "$per")" "-" "-" \
 		"stated" "- ($(span "$per"))"
 }
-# A target that blocks ~50k times a second: perf bench sched pipe -T (two
+# A target that blocks ~70k times a second: perf bench sched pipe -T (two
 # threads passing a token through pipes) pinned to CPU 1, recorded with -p
 # for PAIR_SECS, PAIRS rounds, the order rotating: d9prof with BPF
 # scheduler events (d9), the same with --offcpu-min 1ms (d9min: the short
@@ -410,7 +410,7 @@ switches_row() {
 # recorder's own CPU (its summary) per off-CPU interval written, and the
 # target's round trips per second over the recording.
 min_row() {
-	local i k arm name pid cpu n ops pd="" pm="" pp="" od="" om="" op="" rat="" t0 t1
+	local i k arm name pid cpu n ops pd="" pm="" pp="" od="" om="" op="" rat=""
 	if ! perf bench sched pipe -T -l 10 >/dev/null 2>&1; then
 		row 2l "record --offcpu-min, perf bench sched pipe" "-" "-" "-" "-" \
 			"skipped: no perf bench"
@@ -423,7 +423,6 @@ min_row() {
 		for k in 0 1 2; do
 			arm=$(echo d9 d9min d9perf | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
 			name=2l-$arm-$i
-			t0=$(awk '/^ctxt/ { print $2 }' /proc/stat)
 			# shellcheck disable=SC2046
 			run "$D9" record -p "$pid" -d "$PAIR_SECS" -o "$RUN/$name.d9" $(case $arm in
 				d9) echo --sched bpf ;;
@@ -431,7 +430,6 @@ min_row() {
 				d9perf) echo --sched perf ;;
 				esac) 2>"$RUN/$name.err" ||
 				die "d9prof record ($name) failed: $(tail -1 "$RUN/$name.err")"
-			t1=$(awk '/^ctxt/ { print $2 }' /proc/stat)
 			cpu=$(sed -n 's/.*recorder used \([0-9.]*\) s of CPU.*/\1/p' "$RUN/$name.err")
 			n=$(sed -n 's/.*off-CPU ([a-z-]*): \([0-9]*\) switch.*/\1/p' "$RUN/$name.err")
 			[ -n "$cpu" ] && [ -n "$n" ] && [ "$n" -gt 0 ] ||

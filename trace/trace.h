@@ -200,9 +200,10 @@ struct trace_switch {
 
 /* The one frame of a switch's stack when the recorder kept none (an
  * interval under `record --offcpu-min`, TRACE_META_OFFCPU_MIN): an address
- * no code has, which trace_writer__finish() names TRACE_SYM_NOT_KEPT
- * itself, so that every view shows it as a frame. */
-#define TRACE_ADDR_NOT_KEPT 0x1ULL
+ * no code has (not canonical: not even a garbage frame-pointer word minus
+ * one is likely to be it), which trace_writer__finish() names
+ * TRACE_SYM_NOT_KEPT itself, so that every view shows it as a frame. */
+#define TRACE_ADDR_NOT_KEPT 0x7fffd9d9d9d9d901ULL
 #define TRACE_SYM_NOT_KEPT  "[stack not kept: off-CPU under --offcpu-min]"
 
 /* Who held the CPU while a switch's thread waited on its run queue: the

@@ -75,10 +75,21 @@ struct tstate {
 	__u64 early;	/* woken while still on its CPU, at */
 	__u32 taker;	/* who took its CPU at the switch-out */
 	__u16 preempted;
-	__u16 unseen; /* cfg.min_ns: the switch-out before had no switch-in */
-	__u64 top;    /* where its stack ends, as far as a copy found
-		       * (0: not known) */
+	__u16 unseen;	/* cfg.min_ns: the switch-out before had no switch-in */
+	__u64 top;	/* where its stack ends, as a copy found (0: not
+			 * known) ... */
+	__u32 top_left; /* ... for this many more copies */
+	__u32 pad;
 };
+
+/* A copy that failed finds where the stack's mapping ends, page by page
+ * (at most this many one-byte reads), and the thread's next TOP_USES
+ * copies stop there: a failed copy of a few KiB costs as much as a good
+ * one, and a shallow thread's stack ends well within 8 KiB. Found again
+ * after that, so that a page out of memory once is not forever. */
+#define TOP_PROBES 8
+#define TOP_USES   64
+#define PAGE	   4096ULL
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -314,7 +325,7 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 {
 	struct pt_regs *regs;
 	long kb = 0, ub, len, at;
-	int err = -1, failed = 0;
+	int err = -1;
 
 	o->type = SCHED_BPF_OUT;
 	o->tid = tid;
@@ -349,44 +360,58 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 		o->fp = BPF_CORE_READ(regs, regs[29]);
 #endif
 	}
-	/* as much of the copy as is mapped: up to where this thread's stack
-	 * last read, else halved until it reads; short while the recorder
-	 * is behind */
+	/* as much of the copy as is mapped (up to where this thread's stack
+	 * ends); short while the recorder is behind (not a copy kept in
+	 * task storage: most never reach the ring) */
 	len = copy_bytes && copy_bytes < cfg.stack_bytes ? copy_bytes : cfg.stack_bytes;
-	if (len > SCHED_BPF_STACK_SHORT &&
+	if (!cfg.min_ns && len > SCHED_BPF_STACK_SHORT &&
 	    bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= cfg.short_at) {
 		len = SCHED_BPF_STACK_SHORT;
 		__sync_fetch_and_add(&cut_short, 1);
 	}
-	if (ts && ts->top > o->sp && ts->top - o->sp < (__u64)len)
-		len = (long)((ts->top - o->sp) & ~7ULL);
-	for (int i = 0; i < 8 && o->sp && len >= 8; i++) {
+	if (ts && ts->top_left) {
+		ts->top_left--;
+		if (ts->top > o->sp && ts->top - o->sp < (__u64)len)
+			len = (long)((ts->top - o->sp) & ~7ULL);
+	}
+	barrier_var(len);
+	if (len > cap)
+		len = cap;
+	barrier_var(at);
+	if (at < 0 || at > 2 * CHAIN_BYTES)
+		at = 0;
+	if (o->sp && len >= 8 && len <= cap)
+		err = bpf_probe_read_user(data + at, len, (void *)o->sp);
+	if (err && o->sp && len >= 8) {
+		/* the mapping ends before sp + len: at which page? (the end
+		 * of sp's own page is readable if sp is) */
+		__u64 end = (o->sp + PAGE) & ~(PAGE - 1);
+		char c;
+
+		for (int i = 0; i < TOP_PROBES && end < o->sp + len; i++) {
+			if (bpf_probe_read_user(&c, 1, (void *)end))
+				break;
+			end += PAGE;
+		}
+		if (end < o->sp + len)
+			len = (long)((end - o->sp) & ~7ULL);
 		barrier_var(len);
 		if (len > cap)
 			len = cap;
-		barrier_var(at);
-		if (at < 0 || at > 2 * CHAIN_BYTES)
-			break;
-		err = bpf_probe_read_user(data + at, len, (void *)o->sp);
-		if (!err)
-			break;
-		failed = 1;
-		len >>= 1;
+		err = len >= 8 && len <= cap
+			      ? bpf_probe_read_user(data + at, len, (void *)o->sp)
+			      : -1;
+		if (!err && ts) {
+			ts->top = o->sp + len;
+			ts->top_left = TOP_USES;
+		}
 	}
 	if (err)
 		len = 0;
 	barrier_var(len);
 	if (len < 0 || len > cap)
 		len = 0;
-	/* a halved copy learns where the stack ends (a lower bound); a
-	 * whole one past it raises it. Never a copy that was only short
-	 * (copy_bytes): the end stays unknown. */
-	if (ts && len && (failed || (ts->top && o->sp + len > ts->top)))
-		ts->top = o->sp + len;
 	o->stack_len = (__u32)len;
-	barrier_var(at);
-	if (at < 0 || at > 2 * CHAIN_BYTES)
-		at = 0;
 	return (long)sizeof(*o) + at + len;
 }
 
@@ -526,8 +551,10 @@ int BPF_PROG(d9_free, struct task_struct *p)
 	return 0;
 }
 
+struct seq_file;
+
 struct bpf_iter_meta {
-	void *seq;
+	struct seq_file *seq;
 } __attribute__((preserve_access_index));
 
 struct bpf_iter__task {
@@ -552,7 +579,14 @@ int d9_open(struct bpf_iter__task *ctx)
 	if (!ts || !ts->out)
 		return 0;
 	p = bpf_task_storage_get(&pend, t, 0, 0);
-	if (p && p->h.time == ts->out)
+	if (p && p->h.time == ts->out) {
+		char c = 0;
+
+		p->h.unseen_in = ts->unseen;
 		send_pend(p);
+		/* a byte read per record: the recorder drains the ring
+		 * between reads, so that it does not fill */
+		bpf_seq_write(ctx->meta->seq, &c, 1);
+	}
 	return 0;
 }

@@ -595,8 +595,8 @@ t_offcpu_own_sleeper_bpf() {
 	offcpu_sleeper bpf
 }
 
-# offcpu_min SRC: --offcpu-min 2ms on the sleeper with a ~0.4 ms sleep in
-# sleeper_short_wait() after each 3 ms one. Checked against the sleeper's
+# offcpu_min SRC: --offcpu-min 2ms on the sleeper with a usleep(200) in
+# sleeper_short_wait() after each 3 ms sleep (~0.4 ms with timer slack). Checked against the sleeper's
 # own count and timing: the long sleeps keep their stacks and their time,
 # the short ones keep their time (one interval each) under the frame
 # "[stack not kept ...]"; with BPF their stacks stayed in the kernel.
@@ -616,8 +616,9 @@ offcpu_min() {
 	slept=$(awk '$1 == "slept_us" { print $2 }' "$d.out")
 	shorts=$(awk '$1 == "shorts" { print $2 }' "$d.out")
 	short_us=$(awk '$1 == "short_us" { print $2 }' "$d.out")
-	# the worker's intervals without a stack (the main thread has a few
-	# of its own: page faults as it starts)
+	# the worker's blocked intervals without a stack (the main thread
+	# has a few of its own, page faults as it starts; preemptions are
+	# the machine's)
 	"$D9" export -i "$d.data" --format chrome -o "$d.json" 2>"$d.json.err" ||
 		fail "export failed: $(cat "$d.json.err")" || return 1
 	read -r nk wnk < <(python3 -c "import json,sys
@@ -625,6 +626,7 @@ ev = json.load(open(sys.argv[1]))['traceEvents']
 w = [e['tid'] for e in ev if e.get('name') == 'thread_name' and
      e['args']['name'] == 'sleeper-worker']
 nk = [e for e in ev if e.get('cat') == 'offcpu' and e.get('tid') in w and
+      e.get('name') == 'off-CPU (blocked)' and
       e['args'].get('top', '').startswith('[stack not kept')]
 print(len(nk), int(sum(e['dur'] for e in nk)))" "$d.json")
 	"$D9" offcpu -i "$d.data" --format folded >"$d.f" 2>"$d.f.err" ||
@@ -650,10 +652,16 @@ print(len(nk), int(sum(e['dur'] for e in nk)))" "$d.json")
 	((wnk + wsk >= short_us / 2 && wnk + wsk <= short_us * 11 / 10)) ||
 		fail "short sleeps: $((wnk + wsk)) us off-CPU, slept $short_us us" || return 1
 	# asleep at the end of the recording
-	start_ready "$d.out2" "$TMP/sleeper" 1 200 2500 || return 1
+	# (the final wait from 1 s to 5 s: a 2 s recording ends in it even
+	# if attaching takes 2 s)
+	start_ready "$d.out2" "$TMP/sleeper" 1 200 4000 || return 1
 	# shellcheck disable=SC2086
 	"$D9" record $how --offcpu-min 2ms -p "$SPID" -d 2 -o "$d.2.data" 2>"$d.err2" ||
 		fail "record -p failed: $(cat "$d.err2")" || return 1
+	"$D9" info -i "$d.2.data" 2>/dev/null |
+		grep -q "stacks kept for intervals of 2.00ms or more" ||
+		fail "info does not show --offcpu-min: $("$D9" info -i "$d.2.data" | grep off-CPU)" ||
+		return 1
 	wait "$SPID"
 	local wf
 	wf=$("$D9" offcpu -i "$d.2.data" --format folded 2>/dev/null |
