@@ -36,7 +36,7 @@
 # Peers' figures are their published constants unless measured here (perf).
 # A MISSED target is a result, not a failure; the script exits non-zero only
 # when a step cannot run. On 2 cores: 2a-2c take ~10 minutes (6 arms x PAIRS
-# x PAIR_SECS x 3 workloads, plus start-up), the whole bench ~25 minutes
+# x PAIR_SECS x 3 workloads, plus start-up), the whole bench ~33 minutes
 # (2g alone is FLIGHT_SECS + 2 x FLIGHT_CMP_SECS).
 #
 # Environment (defaults in brackets): B [build], PAIRS [5] rounds of the
