@@ -352,11 +352,14 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 	at = kb + ub;
 	regs = (struct pt_regs *)bpf_task_pt_regs(
 		(struct task_struct *)bpf_get_current_task_btf());
+	/* elsewhere no registers: no stack copy, frame pointers alone (the
+	 * recorder's CFI step knows these two architectures only) */
 	if (regs) {
-		o->sp = BPF_CORE_READ(regs, sp);
 #if defined(__TARGET_ARCH_x86)
+		o->sp = BPF_CORE_READ(regs, sp);
 		o->fp = BPF_CORE_READ(regs, bp);
 #elif defined(__TARGET_ARCH_arm64)
+		o->sp = BPF_CORE_READ(regs, sp);
 		o->fp = BPF_CORE_READ(regs, regs[29]);
 #endif
 	}
