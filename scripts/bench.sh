@@ -122,6 +122,13 @@ bg() {
 reaped() {
 	PIDS=$(echo " $PIDS " | sed "s/ $1 / /")
 }
+# stop_bg PID [SIGNAL]: stop a pid started in the background (TERM by
+# default), wait for it and forget it.
+stop_bg() {
+	kill -"${2:-TERM}" "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	reaped "$1"
+}
 # run CMD...: like running CMD in the foreground, but an INT or TERM sent
 # to this script interrupts the wait at once (bash defers traps while a
 # foreground child runs) and the cleanup stops CMD.
@@ -248,6 +255,10 @@ maxof() {
 minof() {
 	echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -g | head -1
 }
+# lastof "VALUES": the last one (this round's)
+lastof() {
+	echo "$@" | awk '{ print $NF }'
+}
 # med DECIMALS "VALUES": the median, rounded
 med() {
 	awk -v v="$(median $2)" -v d="$1" 'BEGIN { printf "%.*f", d, v }'
@@ -328,11 +339,9 @@ fpless_row() {
 				END { printf "%.1f", t ? 100 * m / t : 0 }' "$RUN/$name.script")" ;;
 			esac
 		done
-		rat="$rat $(calc "$(echo $ras | awk '{ print $NF }') / $(echo $rps | awk '{ print $NF }')")"
+		rat="$rat $(calc "$(lastof $ras) / $(lastof $rps)")"
 	done
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	reaped "$pid"
+	stop_bg "$pid"
 	row 2h "no frame pointers (fpless/recurse, gcc -O2)" "" "" "" "" ""
 	row "" "  recorder CPU per sample, us (auto; fp)" "$(med 1 "$ras"); $(med 1 "$rfs")" \
 		"perf dwarf $(med 1 "$rps")" "$(med 3 "$rat")" "< 1 (below perf)" \
@@ -389,12 +398,10 @@ switches_row() {
 			none) u0="$u0 $us" ;;
 			esac
 		done
-		rat="$rat $(calc "$(echo $ud | awk '{ print $NF }') / $(echo $un | awk '{ print $NF }')")"
+		rat="$rat $(calc "$(lastof $ud) / $(lastof $un)")"
 		per="$per $(calc "($cd - $cn) * 1e9 / $nsw")"
 	done
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	reaped "$pid"
+	stop_bg "$pid"
 	row 2i "every CPU's switches (who held the CPU)" "" "" "" "" ""
 	row "" "  bystander pipe us/op (d9; --no-wakeups)" "$(med 2 "$ud"); $(med 2 "$un")" \
 		"no recorder $(med 2 "$u0")" "$(med 3 "$rat")" "stated" \
@@ -442,11 +449,9 @@ min_row() {
 			d9perf) pp="$pp $(calc "$cpu * 1e9 / $n")" op="$op $ops" ;;
 			esac
 		done
-		rat="$rat $(calc "$(echo $pm | awk '{ print $NF }') / $(echo $pd | awk '{ print $NF }')")"
+		rat="$rat $(calc "$(lastof $pm) / $(lastof $pd)")"
 	done
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	reaped "$pid"
+	stop_bg "$pid"
 	row 2l "a blocking target: perf bench sched pipe -T" "" "" "" "" ""
 	row "" "  recorder CPU per interval, ns (bpf; --offcpu-min 1ms)" \
 		"$(med 0 "$pd"); $(med 0 "$pm")" "--sched perf $(med 0 "$pp")" "$(med 3 "$rat")" \
@@ -510,9 +515,7 @@ top_row() {
 			c1=$([ -n "$rpid" ] && top_cpu "$rpid" || echo 0)
 			t1=$([ -n "$tpid" ] && top_cpu "$tpid" || echo 0)
 			for p in $tpid $rpid; do
-				kill -INT "$p" 2>/dev/null
-				wait "$p" 2>/dev/null
-				reaped "$p"
+				stop_bg "$p" INT
 			done
 			rm -rf "$RUN/top-fl" "$RUN/top-plain.d9"
 			v=$(calc "100 * ($c1 - $c0 + $t1 - $t0) / $PAIR_SECS")
@@ -523,11 +526,9 @@ top_row() {
 			plain) plain="$plain $v" ;;
 			esac
 		done
-		add="$add $(calc "$(echo $bes | awk '{ print $NF }') - $(echo $fl | awk '{ print $NF }')")"
+		add="$add $(calc "$(lastof $bes) - $(lastof $fl)")"
 	done
-	kill "$wpid" 2>/dev/null
-	wait "$wpid" 2>/dev/null
-	reaped "$wpid"
+	stop_bg "$wpid"
 	row 2j "d9prof top, demo ~200k polls/s, CPU % of a core" "" "" "" "" ""
 	row "" "  beside a flight recorder: added CPU" "$(med 1 "$add")" \
 		"flight alone $(med 1 "$fl")" "-" "<= 3 (a few %)" \
@@ -610,17 +611,13 @@ upload_row() {
 			fi
 			rm -rf "${RUN:?}/$name"
 		done
-		add="$add $(round 1 "$(echo $up | awk '{ print $NF }') - $(echo $plain | awk '{ print $NF }')")"
+		add="$add $(round 1 "$(lastof $up) - $(lastof $plain)")"
 		v=$(echo $plain | awk '{ print ($NF > 0 ? $NF : 0.1) }')
-		rat="$rat $(round 2 "$(echo $up | awk '{ print $NF }') / $v")"
+		rat="$rat $(round 2 "$(lastof $up) / $v")"
 	done
-	kill -TERM "$wpid" 2>/dev/null
-	wait "$wpid" 2>/dev/null
-	reaped "$wpid"
+	stop_bg "$wpid"
 	pps=$(awk '$1 == "polls_per_sec" { print $2 }' "$RUN/up-demo.out")
-	kill "$S3_PID" 2>/dev/null
-	wait "$S3_PID" 2>/dev/null
-	reaped "$S3_PID"
+	stop_bg "$S3_PID"
 	rm -rf "${RUN:?}/s3"
 	row 2k "record --upload, demo ~200k polls/s, CPU %" "" "" "" "" ""
 	row "" "  recorder with --upload (local s3rver)" "$(med 1 "$up") ($(span "$up"))" \
@@ -1213,9 +1210,7 @@ flight_row() {
 		wait_bg "$rpid" "d9prof record ($arm)"
 		rm -f "$RUN/fl-$arm.d9"
 	done
-	kill "$wpid" 2>/dev/null
-	wait "$wpid" 2>/dev/null
-	reaped "$wpid"
+	stop_bg "$wpid"
 	p1=$(cpu_pct fl-plain1)
 	p2=$(cpu_pct fl-plain2)
 	fc=$(cpu_pct fl-flight)
@@ -1289,9 +1284,7 @@ sample_run() {
 		[ $rc = 0 ] || [ $rc = 130 ] ||
 			die "perf record -F $HZ -g failed (exit $rc): $(tail -2 "$RUN/perf-rec.err")"
 	fi
-	kill -TERM "$wpid" 2>/dev/null
-	wait "$wpid" 2>/dev/null
-	reaped "$wpid"
+	stop_bg "$wpid"
 	SECS=$(($(date +%s) - t0))
 }
 
