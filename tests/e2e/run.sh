@@ -551,15 +551,20 @@ t_offcpu_demo_context_switch_fallback() {
 	offcpu_demo switch context-switch
 }
 
+# $TMP/sleeper (tests/e2e/sleeper.c), built once
+sleeper_built() {
+	[ -x "$TMP/sleeper" ] ||
+		cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleeper.c -o "$TMP/sleeper" \
+			"$B/libd9prof.a" -lpthread || fail "cannot build the sleeper"
+}
+
 # offcpu_sleeper SRC: (SRC as offcpu_demo's) a process of our own whose
 # task sleeps ~3 ms per poll in libc's nanosleep()/usleep() called from
 # sleeper_wait_for_io(), a frame-pointer walk from inside libc skips that
 # function
 offcpu_sleeper() {
 	local src=$1 d="$TMP/sl-$1" how
-	[ -x "$TMP/sleeper" ] ||
-		cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleeper.c -o "$TMP/sleeper" \
-			"$B/libd9prof.a" -lpthread || fail "cannot build the sleeper" || return 1
+	sleeper_built || return 1
 	how="--offcpu-source $src"
 	[ "$src" = bpf ] && how="--sched bpf"
 	# shellcheck disable=SC2086
@@ -606,9 +611,7 @@ t_offcpu_own_sleeper_bpf() {
 offcpu_min() {
 	local src=$1 d="$TMP/min-$1" how="--sched $1"
 	[ "$src" = tracepoint ] && how="--offcpu-source tracepoint"
-	[ -x "$TMP/sleeper" ] ||
-		cc -O1 -g -fno-omit-frame-pointer -Iinclude tests/e2e/sleeper.c -o "$TMP/sleeper" \
-			"$B/libd9prof.a" -lpthread || fail "cannot build the sleeper" || return 1
+	sleeper_built || return 1
 	# shellcheck disable=SC2086
 	"$D9" record $how --offcpu-min 2ms -o "$d.data" -- "$TMP/sleeper" 2 200 \
 		>"$d.out" 2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
