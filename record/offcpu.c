@@ -1177,8 +1177,6 @@ int offcpu_rec__finish(struct offcpu_rec *oc)
 		 * (failing, those intervals are not written: not worth the
 		 * recording) */
 		(void)sched_bpf__send_open(oc->bpf);
-		while (sched_bpf__drain(oc->bpf) == 1)
-			;
 		bpf_counts(oc);
 	} else {
 		perf_set__drain(oc->ps, &oc->cb);

@@ -162,6 +162,19 @@ void record_thread_added(void *ctx, pid_t tid)
 
 /* ---- meta -------------------------------------------------------------- */
 
+/* A number in the trace's meta, no key when it is 0: a loss or exclusion
+ * counted (analysis/losses.c reads those), or a setting that is off by
+ * default. */
+static void meta_count(struct rec *r, const char *key, uint64_t n)
+{
+	char buf[32];
+
+	if (!n)
+		return;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n);
+	record_note_err(r, trace_writer__meta(r->w, key, buf));
+}
+
 void record_write_meta(struct rec *r)
 {
 	struct utsname u;
@@ -196,11 +209,8 @@ void record_write_meta(struct rec *r)
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_FREQUENCY, buf));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_CLOCK, "CLOCK_MONOTONIC"));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU, r->st->offcpu));
-	if (r->oc && r->o->offcpu_min_ns) {
-		snprintf(buf, sizeof(buf), "%llu",
-			 (unsigned long long)r->o->offcpu_min_ns);
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_OFFCPU_MIN, buf));
-	}
+	if (r->oc)
+		meta_count(r, TRACE_META_OFFCPU_MIN, r->o->offcpu_min_ns);
 	if (r->st->wakeups[0])
 		record_note_err(
 			r, trace_writer__meta(r->w, TRACE_META_WAKEUPS, r->st->wakeups));
@@ -576,18 +586,6 @@ static int open_offcpu(struct rec *r)
 	else
 		record_log(r, RECORD_INFO, "off-CPU from the context-switch event");
 	return 0;
-}
-
-/* A loss or exclusion counted in the trace (analysis/losses.c reads it);
- * no key when there was none. */
-static void meta_count(struct rec *r, const char *key, uint64_t n)
-{
-	char buf[32];
-
-	if (!n)
-		return;
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n);
-	record_note_err(r, trace_writer__meta(r->w, key, buf));
 }
 
 /* The recording's totals of what the collectors counted. */

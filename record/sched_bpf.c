@@ -234,7 +234,7 @@ int sched_bpf__send_open(struct sched_bpf *sb)
 	struct bpf_link *link;
 	char buf[64];
 	ssize_t n;
-	int fd;
+	int fd, err = 0;
 
 	if (!sb->skel->rodata->cfg.min_ns)
 		return 0;
@@ -242,20 +242,26 @@ int sched_bpf__send_open(struct sched_bpf *sb)
 	if (!link)
 		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		n = -errno;
-	} else {
-		/* a byte here per record sent to the ring, which is drained
-		 * after each read (a few thousand threads off-CPU would fill
-		 * it in one) */
-		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-			while (sched_bpf__drain(sb) == 1)
-				;
-		n = n < 0 ? -errno : 0;
-		close(fd);
+	if (fd < 0)
+		err = -errno;
+	/* a byte here per record sent to the ring, which is drained after
+	 * each read, the last too (a few thousand threads off-CPU would fill
+	 * it in one) */
+	while (fd >= 0) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		while (sched_bpf__drain(sb) == 1)
+			;
+		if (n <= 0)
+			break;
 	}
+	if (fd >= 0)
+		close(fd);
 	bpf_link__destroy(link);
-	return (int)n;
+	return err;
 }
 
 void sched_bpf__set_copy(struct sched_bpf *sb, unsigned int bytes)

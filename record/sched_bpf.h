@@ -62,8 +62,8 @@ void sched_bpf__enable(struct sched_bpf *sb, int on);
 int sched_bpf__drain(struct sched_bpf *sb);
 /* With min_ns: send the switch-outs still waiting for their switch-in
  * (threads off-CPU now) to the ring, as OUT records, once the recording
- * is disabled and before the last drain. 0 (also without min_ns), or
- * -errno. */
+ * is disabled and the ring drained, and hand them to the callbacks (the
+ * ring drained as they come). 0 (also without min_ns), or -errno. */
 int sched_bpf__send_open(struct sched_bpf *sb);
 /* Copy @bytes of user stack per switch-out from now on (at most the
  * stack_bytes opened with). */
