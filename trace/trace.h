@@ -80,7 +80,24 @@ struct trace_sample {
 	uint32_t weight;  /* number of sampling periods it stands for */
 	uint16_t sampler; /* enum trace_sampler */
 	uint16_t flags;	  /* reserved, 0 */
+	uint64_t task;	  /* the task the thread ran then, as the
+			   * recorder read it in the thread itself (a
+			   * TRACE_TASK_TOKIO id); 0: not read */
 };
+
+/* A task id the recorder read from the target's own memory at a sample or
+ * a switch-out, with no shim (zero-code Tokio: the runtime's thread-local
+ * current task id, tokio::task::Id), kept apart from the ids the shim's
+ * events carry by this bit: the two count from 1 each. Views show the
+ * runtime's number (trace_task_number()). */
+#define TRACE_TASK_TOKIO (1ULL << 62)
+
+/* The number a task id stands for: the runtime's own for a
+ * TRACE_TASK_TOKIO id, else the id. */
+static inline uint64_t trace_task_number(uint64_t task)
+{
+	return task & ~TRACE_TASK_TOKIO;
+}
 
 /* What a runtime did, as a trace records it (struct trace_event's type).
  * The trace owns this vocabulary: the shim's ring records are mapped onto
@@ -196,6 +213,8 @@ struct trace_switch {
 	uint32_t hold;	   /* reader: its first entry in trace.holds */
 	uint8_t nhold;	   /* entries there (0: no split recorded) */
 	uint8_t preempted; /* 1: preempted while runnable; 0: blocked */
+	uint64_t task;	   /* the task it left, read in the thread at
+			    * switch-out (trace_sample.task); 0: not read */
 };
 
 /* The one frame of a switch's stack when the recorder kept none (an
@@ -323,6 +342,11 @@ struct trace_thread {
 #define TRACE_META_TARGET_EXIT			"target_exit"
 #define TRACE_META_TARGET_EXIT_TIME		"target_exit_time"
 #define TRACE_META_THREADS_WITHOUT_A_RING	"threads without a ring"
+/* zero-code Tokio: its version (or "unknown"), where the recorder read
+ * task ids in the target's threads (trace_sample.task, trace_switch.task);
+ * and the CPU samples it found no task tag for */
+#define TRACE_META_TOKIO			"tokio"
+#define TRACE_META_TOKIO_UNTAGGED		"tokio samples untagged"
 #define TRACE_META_WAKEUPS			"wakeups"
 #define TRACE_META_WAKEUPS_LOST			"wakeups lost"
 /* One per place the runtime begins polls from (the shim's poll sites):

@@ -396,6 +396,21 @@ int trace_check_samples(struct reader *r, struct cursor *c, size_t count)
 		       : 0;
 }
 
+/* The task column of @count records of @size bytes at @recs (a u64 task at
+ * @off each), if the chunk has one (it is its last): else all 0. */
+static void get_tasks(struct cursor *c, void *recs, size_t size, size_t off, size_t count)
+{
+	char *r = recs;
+	uint64_t prev = 0;
+	int have = cursor_left(c) != 0;
+
+	for (size_t i = 0; i < count; i++, r += size) {
+		if (have)
+			prev += unzigzag(cursor_varint(c));
+		*(uint64_t *)(r + off) = have ? prev : 0;
+	}
+}
+
 /* Decode @count samples into @s (room checked by trace_check_samples()); stack
  * ids must be below @nstacks, and become @smap's. */
 int trace_decode_samples(struct reader *r, struct cursor *c, size_t count,
@@ -440,6 +455,7 @@ int trace_decode_samples(struct reader *r, struct cursor *c, size_t count,
 			return trace_bad(r, "bad sample flags");
 		s[i].flags = (uint16_t)v;
 	}
+	get_tasks(c, s, sizeof(*s), offsetof(struct trace_sample, task), count);
 	if (c->err)
 		return trace_bad(r, "truncated samples");
 	return 0;
@@ -659,6 +675,7 @@ static int decode_switches(struct reader *r, struct cursor *c, size_t count)
 			left -= h->ns;
 		}
 	}
+	get_tasks(c, s, sizeof(*s), offsetof(struct trace_switch, task), count);
 	if (c->err)
 		return trace_bad(r, "truncated switches");
 	t->nswitches += trace_in_window(r, s, count, sizeof(*s));

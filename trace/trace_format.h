@@ -38,7 +38,10 @@
  *            first_frame/first_stack must equal the number of frames and
  *            stacks defined so far (chunks are strictly in sequence).
  *   SAMPLES  count = n     n x z time (delta), n x v tid, n x v stack,
- *                          n x v weight, n x v sampler, n x v flags
+ *                          n x v weight, n x v sampler, n x v flags,
+ *                          then only where a sample of the chunk has a
+ *                          task: n x z task (delta) (readers from before
+ *                          it reject such a chunk; absent: all 0)
  *   EVENTS   count = n     n x z time (delta), n x z task (delta),
  *                          n x v tid, n x v type
  *   POLLS    count = n     v m (records), then EVENTS' columns over the
@@ -103,7 +106,9 @@
  *            Then, also absent in older files (readers from before
  *            them reject the chunk): n x v nhold (<= TRACE_MAX_HOLDS; 0 unless
  *            blocked and dur are known), then per switch nhold x (v tid,
- *            v ns), their ns summing to at most dur - blocked.
+ *            v ns), their ns summing to at most dur - blocked. Then,
+ *            only where a switch of the chunk has a task (as SAMPLES):
+ *            n x z task (delta).
  *   COMMS    count = n     as THREADS: threads outside the target
  *   STATE    count = n     as EVENTS: what was open at the segment's
  *                          start (at most one, before its EVENTS)

@@ -53,6 +53,9 @@ struct trace_writer {
 	int finished;
 	ZSTD_CCtx *cctx;
 
+	/* the tasks samples and switches carry, each put in TASKS once */
+	struct lib_map tasks_seen;
+
 	/* frames: id -> address, address -> id */
 	uint64_t *frame_addr;
 	size_t nframes, frame_cap;
@@ -276,6 +279,29 @@ static int payload_write(struct trace_writer *w, const uint8_t *p, uint32_t type
 	for ((i) = 0; (i) < (n); (i)++)                                                  \
 	(p) = put_varint((p), (expr))
 
+/* The task column of @n records of @size bytes at @recs (each with a u64
+ * task at @off), written only where one of them has a task, as changes
+ * from the record before: a reader from before the column keeps reading
+ * chunks without one. */
+static uint8_t *put_tasks(uint8_t *p, const void *recs, size_t size, size_t off, size_t n)
+{
+	const char *r = recs;
+	uint64_t prev = 0;
+	size_t i;
+
+	for (i = 0; i < n && !*(const uint64_t *)(r + i * size + off); i++)
+		;
+	if (i == n)
+		return p;
+	for (i = 0; i < n; i++, r += size) {
+		uint64_t t = *(const uint64_t *)(r + off);
+
+		p = put_varint(p, zigzag(t - prev));
+		prev = t;
+	}
+	return p;
+}
+
 static int write_stacks(struct trace_writer *w)
 {
 	size_t nf = w->nframes - w->frames_written;
@@ -354,7 +380,7 @@ static int write_samples(struct trace_writer *w)
 
 	if (!n)
 		return 0;
-	err = timed_begin(w, TRACE_VARINT_MAX * 6 * n, &p);
+	err = timed_begin(w, TRACE_VARINT_MAX * 7 * n, &p);
 	if (err)
 		return err;
 	p = put_times(p, s, sizeof(*s), n);
@@ -363,6 +389,7 @@ static int write_samples(struct trace_writer *w)
 	PUT_COLUMN(p, i, n, s[i].weight);
 	PUT_COLUMN(p, i, n, s[i].sampler);
 	PUT_COLUMN(p, i, n, s[i].flags);
+	p = put_tasks(p, s, sizeof(*s), offsetof(struct trace_sample, task), n);
 	err = payload_write(w, p, TRACE_CHUNK_SAMPLES, n);
 	if (!err)
 		w->nsamples = 0;
@@ -422,7 +449,7 @@ static int write_switches(struct trace_writer *w)
 
 	if (!n)
 		return 0;
-	err = timed_begin(w, TRACE_VARINT_MAX * (8 * n + 2 * w->nholds), &p);
+	err = timed_begin(w, TRACE_VARINT_MAX * (9 * n + 2 * w->nholds), &p);
 	if (err)
 		return err;
 	p = put_times(p, s, sizeof(*s), n);
@@ -442,6 +469,7 @@ static int write_switches(struct trace_writer *w)
 			p = put_varint(p, w->holds[s[i].hold + k].tid);
 			p = put_varint(p, w->holds[s[i].hold + k].ns);
 		}
+	p = put_tasks(p, s, sizeof(*s), offsetof(struct trace_switch, task), n);
 	err = payload_write(w, p, TRACE_CHUNK_SWITCHES, n);
 	if (!err)
 		w->nswitches = w->nholds = 0;
@@ -563,6 +591,18 @@ int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name)
 	if (w->tap.name && name)
 		w->tap.name(w->tap.ctx, 1, id, name);
 	return queue_name(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks, id, name);
+}
+
+/* A task a sample or a switch carries: in TASKS the first time, so that a
+ * reader knows every task before it walks the samples. */
+static int see_task(struct trace_writer *w, uint64_t task)
+{
+	int err;
+
+	if (!task || lib_map_find(&w->tasks_seen, task))
+		return 0;
+	err = lib_map_set(&w->tasks_seen, task, 1);
+	return err ? err : queue_name(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks, task, NULL);
 }
 
 static uint64_t hash_callchain(const uint64_t *ips, unsigned int n)
@@ -695,6 +735,9 @@ int trace_writer__sample(struct trace_writer *w, const struct trace_sample *s)
 		return err;
 	if (!s || s->stack >= w->nstacks)
 		return -EINVAL;
+	err = see_task(w, s->task);
+	if (err)
+		return err;
 	if (LIB_GROW(w->samples, w->samples_cap, w->nsamples + 1))
 		return -ENOMEM;
 	w->samples[w->nsamples++] = *s;
@@ -1011,6 +1054,9 @@ int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch 
 			return -EINVAL;
 		sum += h[k].ns;
 	}
+	err = see_task(w, s->task);
+	if (err)
+		return err;
 	if (LIB_GROW(w->switches, w->switches_cap, w->nswitches + 1) ||
 	    LIB_GROW(w->holds, w->holds_cap, w->nholds + n + 1))
 		return -ENOMEM;
@@ -1588,6 +1634,7 @@ void trace_writer__free(struct trace_writer *w)
 	if (!w)
 		return;
 	ZSTD_freeCCtx(w->cctx);
+	lib_map_release(&w->tasks_seen);
 	free(w->frame_addr);
 	lib_map_release(&w->frame_ids);
 	free(w->stack_ips);
