@@ -134,11 +134,14 @@ $(B)/bpf/%.bpf.o: record/bpf/%.bpf.c record/bpf/%.h | $(B)/.deps-ok
 	$(Q)clang -g -O2 -Wall $(if $(filter 1,$(WERROR)),-Werror) -target bpf \
 		-D__TARGET_ARCH_$(BPF_ARCH) \
 		-I/usr/include/$(shell $(CC) -print-multiarch) -c $< -o $@
+$(B)/bpf/sched.bpf.o: record/bpf/tokio_tag.h
 $(B)/gen/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(dir $@)
 	$(Q)$(BPFTOOL) gen skeleton $< name d9_$* > $@
 $(B)/record/sched_bpf.o: $(B)/gen/sched.skel.h
 $(B)/record/sched_bpf.o: ALL_CFLAGS += -I$(B)/gen
+$(B)/record/tokio_rec.o: $(B)/gen/tokio_tag.skel.h
+$(B)/record/tokio_rec.o: ALL_CFLAGS += -I$(B)/gen
 
 $(CORE_A): $(CORE_OBJS)
 	$(if $(Q),@echo "  AR      $@")

@@ -34,7 +34,8 @@ enum {
 	OPT_CHILDREN,
 	OPT_NO_SHIM,
 	OPT_CALL_GRAPH,
-	OPT_OFFCPU_MIN
+	OPT_OFFCPU_MIN,
+	OPT_TOKIO
 };
 enum {
 	OPT_SAMPLER = 300,
@@ -103,6 +104,11 @@ static void help(FILE *f)
 		"      --no-shim         leave the target's d9prof shim detached: CPU\n"
 		"                        samples and switches only, no task ids (as\n"
 		"                        perf records; to see what task awareness costs)\n"
+		"      --tokio MODE      auto (default): where the target is an unmodified\n"
+		"                        Tokio program (1.22+, not stripped), read the\n"
+		"                        task each thread runs at every sample and\n"
+		"                        switch-out (BPF; no probe on its polls): task\n"
+		"                        ids with no code change; off: not\n"
 		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
@@ -547,6 +553,26 @@ static void summary_offcpu(const struct record_stats *st)
 		  "recovers less of them");
 }
 
+/* Zero-code Tokio: what gave the task ids, and what it cannot give. */
+static void summary_tokio(const struct record_stats *st)
+{
+	uint64_t tagged = st->tokio_tagged + st->tokio_no_task;
+
+	if (!st->tokio[0])
+		return;
+	fprintf(stderr,
+		"d9prof: tasks: Tokio %s read from outside (zero-code): %llu of %llu "
+		"sample%s ran a task, %llu of %llu off-CPU interval%s left one; no "
+		"poll boundaries, poll counts or wake-to-poll delays (the d9prof crate "
+		"gives those)\n",
+		st->tokio, (unsigned long long)st->tokio_tagged,
+		(unsigned long long)(tagged + st->tokio_untagged),
+		plural(tagged + st->tokio_untagged), (unsigned long long)st->tokio_switches,
+		(unsigned long long)st->switches, plural(st->switches));
+	lost_line("found no task tag for", st->tokio_untagged, "sample",
+		  "(their tag was lost: they count outside tasks)");
+}
+
 /* What was lost or refused, one line each, or that nothing was. */
 static void summary_losses(const struct record_stats *st)
 {
@@ -639,6 +665,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 			st->callgraph, st->cpu_stack,
 			100.0 * (double)st->cpu_recovered / (double)st->cpu_stacks,
 			st->cpu_unwind_s * 1e3);
+	summary_tokio(st);
 	summary_offcpu(st);
 	summary_losses(st);
 	if (!getrusage(RUSAGE_SELF, &ru)) {
@@ -885,6 +912,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"sched", required_argument, NULL, OPT_SCHED},
 		{"no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS},
 		{"no-shim", no_argument, NULL, OPT_NO_SHIM},
+		{"tokio", required_argument, NULL, OPT_TOKIO},
 		{"children", no_argument, NULL, OPT_CHILDREN},
 		{"offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK},
 		{"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
@@ -910,6 +938,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		[RECORD_SAMPLER_AUTO] = "auto",
 		[RECORD_SAMPLER_PERF] = "perf",
 		[RECORD_SAMPLER_CTIMER] = "ctimer",
+	};
+	static const char *const tokios[] = {
+		[RECORD_TOKIO_AUTO] = "auto",
+		[RECORD_TOKIO_OFF] = "off",
+		NULL,
 	};
 	static const char *const scheds[] = {
 		[RECORD_SCHED_AUTO] = "auto",
@@ -988,6 +1021,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 					&k))
 				return EXIT_USAGE;
 			o->sched = (enum record_sched)k;
+			break;
+		case OPT_TOKIO:
+			if (WORD_OPTION("record ", "Tokio mode", optarg, tokios, &k))
+				return EXIT_USAGE;
+			o->tokio = (enum record_tokio)k;
 			break;
 		case OPT_CALL_GRAPH:
 			if (record_callgraph_parse(optarg, &o->callgraph, &o->cpu_stack))

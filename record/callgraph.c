@@ -21,46 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/proc.h"
 #include "record/record.h"
 #include "symbol/framepointer.h"
-
-/* Where the system's own libraries live: not the target's code. */
-static int system_path(const char *p)
-{
-	static const char *const dirs[] = {"/lib/",	   "/lib32/",	  "/lib64/",
-					   "/usr/lib/",	   "/usr/lib32/", "/usr/lib64/",
-					   "/usr/libexec/"};
-
-	if (strstr(p, "/libd9prof.so"))
-		return 1; /* the shim: built with frame pointers */
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (!strncmp(p, dirs[i], strlen(dirs[i])))
-			return 1;
-	return 0;
-}
-
-/* @name as execvp finds it, into @buf; 0 or -ENOENT. */
-static int which(const char *name, char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(buf, len, "%s", name);
-		return 0;
-	}
-	if (!path)
-		path = "/bin:/usr/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		if ((size_t)snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", name) <
-			    len &&
-		    !access(buf, X_OK))
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	return -ENOENT;
-}
 
 /* Judge @path (the target's view of it through @root), adding its name
  * to @c's list when it lacks frame pointers. */
@@ -98,7 +61,7 @@ int record_callgraph_choose(pid_t pid, const char *exe, struct record_callgraph 
 	c->modules = c->nwithout = 0;
 	c->without[0] = c->unknown[0] = '\0';
 	if (exe) {
-		if (!which(exe, path, sizeof(path)))
+		if (!proc_which(exe, path, sizeof(path)))
 			judge(c, "", path);
 	} else {
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
@@ -118,7 +81,7 @@ int record_callgraph_choose(pid_t pid, const char *exe, struct record_callgraph 
 			snprintf(path, sizeof(path), "%s", line + at);
 			path[strcspn(path, "\n")] = '\0';
 			if (path[0] != '/' || strstr(path, " (deleted)") ||
-			    system_path(path) || !strcmp(path, last))
+			    proc_system_path(path) || !strcmp(path, last))
 				continue;
 			snprintf(last, sizeof(last), "%s", path);
 			judge(c, root, path);

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +28,7 @@
 #include "lib/grow.h"
 #include "lib/map.h"
 #include "record/cputl.h"
+#include "record/bpfload.h"
 #include "record/offcpu.h"
 #include "record/proc.h"
 #include "record/perf.h"
@@ -132,6 +132,8 @@ struct tstate {
 	uint64_t early_wake; /* a wakeup while on-CPU: it was going to sleep */
 	uint32_t prev;
 	int32_t prev_cpu; /* the CPU of its switch-in, -1 not seen */
+	uint64_t task;	  /* the task it left (BPF, zero-code Tokio's
+			   * id), 0: none */
 };
 
 /* The system-wide part: when target threads become runnable, and who ran
@@ -165,6 +167,9 @@ struct offcpu_rec {
 	int err;
 	uint64_t runq_limit; /* a wait on a run queue longer is a hit */
 	uint64_t min_ns;     /* shorter intervals keep no stack */
+	/* zero-code Tokio: an interval's task (offcpu_rec_opts.task) */
+	uint64_t (*task)(void *ctx, uint64_t raw, uint32_t stack);
+	void *task_ctx;
 	/* the BPF stack copy, adapted (bpf_copy_size()) */
 	unsigned int stack_bytes, copy;
 	uint64_t copy_from, cut_seen; /* the stacks counted at its last change */
@@ -226,8 +231,8 @@ static void push_ev(struct offcpu_rec *oc, uint32_t tid, const struct ev *e)
 #define TL_KEEP_NS 2000000000ULL /* a wait longer is charged for 2 s at most */
 
 static void name_holder(struct offcpu_rec *oc, uint32_t tid, const char *comm);
-static void emit_interval(struct offcpu_rec *oc, struct trace_switch *s,
-			  const struct trace_hold *h, size_t nh);
+static void emit_interval(struct offcpu_rec *oc, const struct tstate *t,
+			  struct trace_switch *s, const struct trace_hold *h, size_t nh);
 
 /* The stack of an interval under min_ns: one frame, TRACE_ADDR_NOT_KEPT
  * (the writer names it). */
@@ -277,17 +282,21 @@ static void write_interval(struct offcpu_rec *oc, struct tstate *t, uint64_t tim
 	}
 	if (oc->min_ns && time_in && time_in - s.time < oc->min_ns)
 		not_kept(oc, &s.stack);
-	emit_interval(oc, &s, h, nh);
+	emit_interval(oc, t, &s, h, nh);
 }
 
 /* Write @s with its holds @h (named already): the holder is the largest
  * that is a thread; the statistics and the run-queue hit follow. */
-static void emit_interval(struct offcpu_rec *oc, struct trace_switch *s,
-			  const struct trace_hold *h, size_t nh)
+static void emit_interval(struct offcpu_rec *oc, const struct tstate *t,
+			  struct trace_switch *s, const struct trace_hold *h, size_t nh)
 {
 	uint64_t time_in = s->time_in;
 	int err;
 
+	if (t->task && oc->task)
+		s->task = oc->task(oc->task_ctx, t->task, s->stack);
+	if (s->task)
+		oc->st->tasked++;
 	for (size_t k = 0, top = 0; k < nh; k++) {
 		if (h[k].tid == TRACE_HOLD_UNKNOWN)
 			continue;
@@ -804,6 +813,7 @@ static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t 
 	t->wake = 0;
 	t->prev = 0;
 	t->prev_cpu = -1;
+	t->task = o->task;
 }
 
 /* ... and got one again: the interval, its run-queue part and who held
@@ -830,6 +840,7 @@ static void on_bpf_in(void *ctx, const struct sched_bpf_in *in)
 				     .known = 1};
 		not_kept(oc, &t->out.stack);
 		t->open = 1;
+		t->task = in->task;
 	}
 	if (!t || !t->open)
 		return; /* off-CPU since before the recording */
@@ -860,11 +871,8 @@ static void on_bpf_in(void *ctx, const struct sched_bpf_in *in)
 		}
 		nh = cputl__pick_holds(v, nv, in->others, h);
 	}
-	emit_interval(oc, &s, h, nh);
+	emit_interval(oc, t, &s, h, nh);
 }
-
-/* The initial pid namespace's inode (include/linux/proc_ns.h) */
-#define PROC_PID_INIT_INO 0xEFFFFFFCU
 
 /* The BPF source in place of the perf sets: 0, or -errno and @why. */
 static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char *why,
@@ -878,21 +886,17 @@ static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char
 		.wakeups = o->wakeups,
 		.ring_bytes = RING_BYTES_BPF,
 		.min_ns = o->min_ns,
+		.slot = o->slot,
 	};
 	const struct sched_bpf_cb cb = {.ctx = oc, .out = on_bpf_out, .in = on_bpf_in};
 	struct offcpu_rec_stats *st = oc->st;
-	struct stat ns;
 	int err;
 
 	if (kill(oc->pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	/* the programs see the kernel's own pid numbers: from inside another
-	 * pid namespace, the target's pid would name another process */
-	if (!stat("/proc/self/ns/pid", &ns) && ns.st_ino != PROC_PID_INIT_INO) {
-		snprintf(why, whylen,
-			 "BPF: this recorder runs in a pid namespace of its own");
-		return -EPERM;
-	}
+	err = bpfload_pidns(why, whylen);
+	if (err)
+		return err;
 	err = sched_bpf__open(&bo, &cb, &oc->bpf, why, whylen);
 	if (err)
 		return err;
@@ -985,6 +989,8 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 	oc->pid = pid;
 	oc->children = o->children;
 	oc->min_ns = o->min_ns;
+	oc->task = o->task;
+	oc->task_ctx = o->task_ctx;
 	oc->stack_bytes = oc->copy = o->stack_bytes;
 	oc->sym = sym;
 	oc->w = w;

@@ -50,6 +50,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/bpf/tokio_tag.h"
 #include "record/ustack.h"
 
 struct symbolizer;
@@ -89,11 +90,20 @@ struct offcpu_rec_opts {
 					* written without their stacks (the
 					* frame TRACE_SYM_NOT_KEPT): on the BPF
 					* path those never leave the kernel */
+	struct tokio_bpf_slot slot;    /* zero-code Tokio: where a thread keeps
+					* its task (kind 0: none); the BPF path
+					* reads it at each switch-out ... */
+	/* ... and this makes of Tokio's id @raw, seen on the interval's stack
+	 * @stack, its trace_switch.task (record/tokio_rec.h) */
+	uint64_t (*task)(void *ctx, uint64_t raw, uint32_t stack);
+	void *task_ctx;
 };
 
 struct offcpu_rec_stats {
 	uint64_t switches;	    /* intervals written */
 	uint64_t not_kept;	    /* ... of which under min_ns, no stacks */
+	uint64_t tasked;	    /* ... with the task they left (zero-code
+				     * Tokio, opts.slot) */
 	uint64_t blocked;	    /* ... of which the thread had blocked */
 	uint64_t preempted;	    /* ... was preempted while runnable */
 	uint64_t open_at_end;	    /* ... still off-CPU at the end (time_in 0) */

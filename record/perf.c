@@ -62,6 +62,7 @@ struct perf_set {
 	size_t page;
 	unsigned int pages;
 	int enabled;		/* perf_set__enable() was called */
+	int bpf_prog;		/* run on every event (perf_set__set_bpf), -1 */
 	unsigned char *scratch; /* records that wrap around the ring end */
 };
 
@@ -104,6 +105,7 @@ static struct perf_set *set_alloc(unsigned int ring_pages)
 	}
 	for (i = 0; i < ps->ncpus; i++)
 		ps->rings[i].fd = -1;
+	ps->bpf_prog = -1;
 	ps->page = (size_t)sysconf(_SC_PAGESIZE);
 	ps->pages = ring_pages ? ring_pages : RING_PAGES;
 	return ps;
@@ -218,7 +220,18 @@ static int open_on_cpu(struct perf_set *ps, pid_t pid, unsigned int cpu)
 		err = map_ring(ps, r, fd);
 	else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
 		err = -errno;
+	if (!err && ps->bpf_prog >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, ps->bpf_prog))
+		err = -errno;
 	return err ? err : 1;
+}
+
+int perf_set__set_bpf(struct perf_set *ps, int prog_fd)
+{
+	for (unsigned int i = 0; i < ps->nfds; i++)
+		if (ioctl(ps->fds[i], PERF_EVENT_IOC_SET_BPF, prog_fd))
+			return -errno;
+	ps->bpf_prog = prog_fd;
+	return 0;
 }
 
 /* Close the events from the @first-th on, and unmap a ring mapped on one of

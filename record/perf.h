@@ -101,6 +101,13 @@ int perf_set__set_filter(struct perf_set *ps, const char *filter);
  * threads, or -errno of the first failure (-ESRCH: no thread at all). */
 int perf_set__add_process(struct perf_set *ps, pid_t pid,
 			  void (*added)(void *ctx, pid_t tid), void *ctx);
+/* Run the BPF program @prog_fd (BPF_PROG_TYPE_PERF_EVENT) at every
+ * sample of every event of the set, those opened later too (and, through
+ * inherit, their copies in threads created later): it sees the sample as
+ * it is taken, and perf writes it as before where it returns 1. The
+ * caller keeps @prog_fd open as long as the set. 0 or -errno of the first
+ * refusal (then some events may have it). */
+int perf_set__set_bpf(struct perf_set *ps, int prog_fd);
 /* Threads with an event of their own. */
 unsigned int perf_set__nthreads(const struct perf_set *ps);
 /* Read every ring, calling @cb per record. Returns records read. */

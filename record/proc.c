@@ -201,3 +201,39 @@ int64_t record_realtime_offset_ns(void)
 	return (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000LL +
 	       (rt.tv_nsec - mono.tv_nsec);
 }
+
+int proc_which(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(buf, len, "%s", name);
+		return 0;
+	}
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if ((size_t)snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", name) <
+			    len &&
+		    !access(buf, X_OK))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+int proc_system_path(const char *p)
+{
+	static const char *const dirs[] = {"/lib/",	   "/lib32/",	  "/lib64/",
+					   "/usr/lib/",	   "/usr/lib32/", "/usr/lib64/",
+					   "/usr/libexec/"};
+
+	if (strstr(p, "/libd9prof.so"))
+		return 1; /* the shim: built with frame pointers */
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(p, dirs[i], strlen(dirs[i])))
+			return 1;
+	return 0;
+}

@@ -43,6 +43,15 @@ uint64_t proc_cpu_ns(pid_t pid);
  * (/proc/thread-self/schedstat); 0 if unknown. */
 uint64_t proc_self_run_delay_ns(void);
 
+/* The program file @name names as execvp(3) finds it (PATH searched for
+ * a name without '/'), into @buf; 0 or -ENOENT. */
+int proc_which(const char *name, char *buf, size_t len);
+
+/* Is @path where the system's own libraries live (/lib/, /usr/lib/ and
+ * the like; the shim, built with frame pointers, counts as one), not the
+ * target's own code? */
+int proc_system_path(const char *path);
+
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t record_now_ns(void);
 /* CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns: a monotonic time plus this

@@ -43,6 +43,7 @@
 #include "record/command.h"
 #include "record/proc.h"
 #include "record/record_int.h"
+#include "record/tokio_rec.h"
 #include "record/segment.h"
 #include "record/symcache.h"
 #include "record/tids.h"
@@ -92,6 +93,13 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 	ts.weight = 1;
 	ts.sampler = TRACE_SAMPLER_PERF;
 	record_note_err(r, trace_writer__stack(r->w, ips, n, &ts.stack));
+	if (r->tr) {
+		int err;
+
+		ts.task = tokio_rec__task(r->tr, tokio_rec__tag(r->tr, s->tid, s->time),
+					  ts.stack, &err);
+		record_note_err(r, err);
+	}
 	record_note_err(r, trace_writer__sample(r->w, &ts));
 	r->st->samples++;
 }
@@ -217,6 +225,8 @@ void record_write_meta(struct rec *r)
 	if (r->st->holders[0])
 		record_note_err(r, trace_writer__meta(r->w, TRACE_META_RUNQ_HOLDERS,
 						      r->st->holders));
+	if (r->st->tokio[0])
+		record_note_err(r, trace_writer__meta(r->w, TRACE_META_TOKIO, r->st->tokio));
 	record_note_err(
 		r, trace_writer__meta(r->w, TRACE_META_RECORDER, "d9prof " D9_VERSION));
 }
@@ -483,6 +493,73 @@ static int sampler_tick(struct rec *r, uint64_t now)
 	return 0;
 }
 
+/* ---- zero-code Tokio ---------------------------------------------------- */
+
+/* Where the target is an unmodified Tokio program: its task ids read in
+ * its threads at each CPU sample (the sampler's events run
+ * record/bpf/tokio_tag.bpf.c) and each switch-out (r->slot, for the off-CPU
+ * collector). Anything in the way is a warning: the recording goes on as
+ * a plain CPU profile. */
+static void open_tokio(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	struct record_stats *st = r->st;
+	char version[24], why[256];
+	int err;
+
+	if (o->tokio == RECORD_TOKIO_OFF)
+		return;
+	err = tokio_rec_find(o->pid, o->fresh_target ? o->exe : NULL, &r->slot, version,
+			     sizeof(version), why, sizeof(why));
+	if (err == -ENOENT)
+		return; /* not a Tokio program: nothing to say */
+	if (!err && !r->ps) {
+		err = -EOPNOTSUPP;
+		snprintf(why, sizeof(why), "the ctimer sampler cannot read them");
+	}
+	if (!err)
+		err = tokio_rec__open(o->pid, &r->slot, &r->tr, why, sizeof(why));
+	if (!err && (err = perf_set__set_bpf(r->ps, tokio_rec__prog_fd(r->tr))))
+		snprintf(why, sizeof(why), "BPF: cannot run on the sampler's events: %s",
+			 strerror(-err));
+	if (err) {
+		memset(&r->slot, 0, sizeof(r->slot));
+		tokio_rec__free(r->tr);
+		r->tr = NULL;
+		snprintf(st->tokio_why, sizeof(st->tokio_why), "%s", why);
+		record_log(r, RECORD_WARN,
+			   "Tokio's task ids cannot be read from outside: %s; recording a "
+			   "plain CPU profile",
+			   why);
+		return;
+	}
+	record_tokio_writer(r);
+	snprintf(st->tokio, sizeof(st->tokio), "%s", version[0] ? version : "unknown");
+	record_log(r, RECORD_INFO,
+		   "Tokio %s found: task ids read in its threads at each sample and "
+		   "switch-out (zero-code)",
+		   st->tokio);
+}
+
+void record_tokio_writer(struct rec *r)
+{
+	if (r->tr)
+		tokio_rec__set_writer(r->tr, r->w,
+				      r->sc ? symcache__resolve : symbolizer__resolve,
+				      r->sc ? (void *)r->sc : (void *)r->sym);
+}
+
+/* An off-CPU interval's task: offcpu_rec_opts.task */
+static uint64_t switch_task(void *ctx, uint64_t raw, uint32_t stack)
+{
+	struct rec *r = ctx;
+	int err;
+	uint64_t task = tokio_rec__task(r->tr, raw, stack, &err);
+
+	record_note_err(r, err);
+	return task;
+}
+
 /* ---- off-CPU ------------------------------------------------------------ */
 
 /* Open the off-CPU collector unless it is off. Refused is a warning (CPU
@@ -507,6 +584,9 @@ static int open_offcpu(struct rec *r)
 		.wakeups = !r->o->no_wakeups,
 		.children = r->o->children,
 		.min_ns = r->o->offcpu_min_ns,
+		.slot = r->slot,
+		.task = r->tr ? switch_task : NULL,
+		.task_ctx = r,
 	};
 	char why[256];
 	int err;
@@ -613,6 +693,26 @@ static void totals(struct rec *r)
 	r->st->cpu_stacks = u->stacks;
 	r->st->cpu_recovered = u->recovered;
 	r->st->cpu_unwind_s = (double)u->unwind_ns / 1e9;
+	r->st->tokio_switches = c->tasked;
+	if (r->tr) {
+		struct tokio_rec_counts k;
+
+		tokio_rec__counts(r->tr, &k);
+		r->st->tokio_tagged = k.in_task;
+		r->st->tokio_no_task = k.no_task;
+		r->st->tokio_untagged = k.untagged;
+		r->st->tokio_lost = k.lost;
+	}
+}
+
+/* CPU samples zero-code Tokio found no task tag for so far */
+static uint64_t tokio_untagged(const struct rec *r)
+{
+	struct tokio_rec_counts k = {0};
+
+	if (r->tr)
+		tokio_rec__counts(r->tr, &k);
+	return k.untagged;
 }
 
 void record_seg_snapshot(struct rec *r, struct seg_base *b)
@@ -641,6 +741,7 @@ void record_seg_snapshot(struct rec *r, struct seg_base *b)
 		.wake_lost = r->ocst.wake_lost,
 		.leaf_stacks = r->leaf.stacks,
 		.leaf_recovered = r->leaf.recovered,
+		.tokio_untagged = tokio_untagged(r),
 	};
 }
 
@@ -662,6 +763,7 @@ void record_seal_meta(struct rec *r)
 		   now.ctimer_drops - b->ctimer_drops);
 	meta_count(r, TRACE_META_CTIMER_SAMPLES_REFUSED,
 		   now.ctimer_refused - b->ctimer_refused);
+	meta_count(r, TRACE_META_TOKIO_UNTAGGED, now.tokio_untagged - b->tokio_untagged);
 	if (r->oc) {
 		meta_count(r, TRACE_META_WAKEUPS_LOST, now.wake_lost - b->wake_lost);
 		snprintf(buf, sizeof(buf), "%llu",
@@ -931,6 +1033,7 @@ static int run_start(struct rec *r)
 		record_log(r, RECORD_INFO,
 			   "sampling thread CPU time at %u Hz per thread of pid %d",
 			   o->freq, (int)o->pid);
+	open_tokio(r);
 	err = open_offcpu(r);
 	if (err)
 		return err;
@@ -1006,7 +1109,10 @@ static void run_loop(struct rec *r)
 		if (r->pidfd < 0 && kill(o->pid, 0) && errno == ESRCH)
 			exited = 1;
 		/* the sampler's ring first: its FORK records tell the shim's
-		 * drain which threads are the target's */
+		 * drain which threads are the target's; the samples' tags
+		 * before the samples */
+		if (r->tr)
+			tokio_rec__drain(r->tr);
 		if (r->ps)
 			perf_set__drain(r->ps, &r->cb);
 		exitwatch__drain(r->ew);
@@ -1081,6 +1187,8 @@ static int run_finish(struct rec *r)
 	 * (perf_close_later) */
 	perf_set__disable(r->ps);
 	offcpu_rec__disable(r->oc);
+	if (r->tr)
+		tokio_rec__drain(r->tr);
 	if (r->ps)
 		perf_set__drain(r->ps, &r->cb);
 	if (r->oc)
@@ -1108,7 +1216,7 @@ static int run_finish(struct rec *r)
 	record_drain_open_polls(r);
 	now = record_now_ns();
 	st->seconds = (double)(now - r->start_ns) / 1e9;
-	if (!st->shim && !r->shim_warned)
+	if (!st->shim && !r->shim_warned && !st->tokio[0])
 		record_log(r, RECORD_WARN,
 			   "no d9prof shim found in pid %d: no task ids in "
 			   "this trace (link libd9prof and call d9_init() in the target)",
@@ -1162,6 +1270,7 @@ static void run_free(struct rec *r)
 	free(r->evbuf);
 	offcpu_rec__free(r->oc);
 	perf_set__free(r->ps);
+	tokio_rec__free(r->tr); /* after the events that run its program */
 	exitwatch__free(r->ew);
 	perf_close_go(&r->closer); /* our copies are closed: go */
 	free(r->pfd);

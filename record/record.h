@@ -188,6 +188,14 @@ struct record_opts {
 	int no_wakeups;		   /* do not record wakeups: off-CPU time
 				    * not split into blocked and
 				    * run-queue time */
+	/* Zero-code Tokio (record/tokio_rec.h): where the target's
+	 * executable is a Tokio program (1.22+, with its symbols), read the
+	 * task each thread runs at every CPU sample and switch-out (BPF),
+	 * with no probe on its poll path: task ids with no shim. */
+	enum record_tokio {
+		RECORD_TOKIO_AUTO = 0, /* where found and BPF allows */
+		RECORD_TOKIO_OFF,
+	} tokio;
 	/* CPU samples' user stacks (record/callgraph.c): auto (the
 	 * target's own modules decide), fp (RECORD_LEAF_STACK bytes for the
 	 * CFI step that finds a frameless function's caller, ustack.h) or
@@ -339,6 +347,15 @@ struct record_stats {
 	uint64_t held_max;	   /* flight: most bytes held in segments */
 	char exit_how[96];	   /* the target's end, "exit 3", "signal
 				    * 9 (SIGKILL)"; "" if it did not end */
+	/* zero-code Tokio: the version read task ids (meta "tokio"), or
+	 * "" and why not ("" too: no Tokio there, or off) */
+	char tokio[32];
+	char tokio_why[320];
+	uint64_t tokio_tagged;	 /* CPU samples given a task */
+	uint64_t tokio_no_task;	 /* ... tagged outside any task */
+	uint64_t tokio_untagged; /* ... no tag was found for */
+	uint64_t tokio_lost;	 /* tags the ring had no room for */
+	uint64_t tokio_switches; /* off-CPU intervals given a task */
 };
 
 /* Record opts->pid until *opts->stop, opts->duration, the target's exit or

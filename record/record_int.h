@@ -73,6 +73,7 @@ struct seg_base {
 		oc_complete;
 	uint64_t wake_lost;
 	uint64_t leaf_stacks, leaf_recovered;
+	uint64_t tokio_untagged;
 };
 
 #define RECORD_POLL_SITES 32
@@ -85,6 +86,8 @@ struct rec {
 	struct perf_callbacks cb; /* perf_cb_tmpl with ctx = this */
 	struct symbolizer *sym;
 	struct offcpu_rec *oc; /* off-CPU collector, NULL if off */
+	struct tokio_rec *tr;  /* zero-code Tokio's sample tags, NULL if none */
+	struct tokio_bpf_slot slot; /* ... where its threads keep their task */
 	struct offcpu_rec_stats ocst;
 	struct ustack_stats leaf; /* the CPU samples' user stacks */
 	struct shim_seg *seg;
@@ -155,6 +158,8 @@ void record_thread_added(void *ctx, pid_t tid);
 void record_write_meta(struct rec *r);
 /* Each module's build id, as meta. */
 void record_write_build_ids(struct rec *r);
+/* Zero-code Tokio names its tasks in r->w from now on (a new segment). */
+void record_tokio_writer(struct rec *r);
 /* Sampling with the shim's timers starts, once its segment is attached. */
 void record_ctimer_begin(struct rec *r);
 /* The counts now, where a segment begins (struct seg_base). */

@@ -255,6 +255,7 @@ static void seg_next(struct rec *r, uint64_t now)
 	}
 	if (r->ct)
 		ctimer_rec__forget_names(r->ct);
+	record_tokio_writer(r);
 	trace_writer__free(old);
 	r->next_seal = now + r->seg_period;
 }

@@ -4,7 +4,6 @@
  * (sched_bpf.h).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "record/bpfload.h"
 #include "record/sched_bpf.h"
 #include "sched.skel.h"
 
@@ -30,29 +30,6 @@ struct sched_bpf {
  * as the programs write, and the recorder has a lease, segments and -d
  * to see to (the rest is read at the next drain) */
 #define DRAIN_BUDGET 8192
-
-/* libbpf's messages: the first warning kept for the reason (the later
- * ones only say that loading failed), none printed (the recorder says
- * what happened in one line of its own) */
-static __thread char last_msg[200];
-
-static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char buf[sizeof(last_msg)];
-	size_t n;
-
-	if (level == LIBBPF_DEBUG || last_msg[0])
-		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	/* its first line, without libbpf's prefix */
-	n = strcspn(buf, "\n");
-	buf[n] = '\0';
-	while (n && buf[n - 1] == ' ')
-		buf[--n] = '\0';
-	snprintf(last_msg, sizeof(last_msg), "%s",
-		 strncmp(buf, "libbpf: ", 8) ? buf : buf + 8);
-	return 0;
-}
 
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -98,26 +75,6 @@ static int storage_safe(void)
 	return major > 6 || (major == 6 && minor >= 5);
 }
 
-static int fail(int err, const char *what, char *why, size_t whylen)
-{
-	/* libbpf's -ESRCH: no vmlinux BTF to relocate against, not a
-	 * process gone (which the caller's -ESRCH means) */
-	if (err == -ESRCH)
-		err = -ENOENT;
-	if (err == -EPERM)
-		snprintf(why, whylen,
-			 "BPF refused: needs root or CAP_BPF+CAP_PERFMON, and bpf(2) not "
-			 "blocked (seccomp, lockdown)");
-	else if (err == -EACCES) /* the verifier's answer, or an LSM's */
-		snprintf(why, whylen, "BPF: the kernel refused the programs%s%s",
-			 last_msg[0] ? ": " : "", last_msg);
-	else
-		snprintf(why, whylen, "BPF: cannot %s: %s%s%s", what,
-			 err == -ENOENT ? "no kernel BTF" : strerror(-err),
-			 last_msg[0] ? "; " : "", last_msg);
-	return err;
-}
-
 int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *cb,
 		    struct sched_bpf **out, char *why, size_t whylen)
 {
@@ -127,16 +84,15 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 
 	*out = NULL;
 	why[0] = '\0';
-	last_msg[0] = '\0';
 	sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return -ENOMEM;
 	sb->cb = *cb;
 	sb->epfd = -1;
-	old = libbpf_set_print(on_libbpf);
+	old = bpfload_begin();
 	sb->skel = d9_sched__open();
 	if (!sb->skel) {
-		err = fail(-errno, "open the programs", why, whylen);
+		err = bpfload_fail(-errno, "open the programs", why, whylen);
 		goto out;
 	}
 	sb->skel->rodata->cfg.tgid = (unsigned int)o->pid;
@@ -148,15 +104,16 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	sb->skel->rodata->cfg.wake_at = o->ring_bytes / 4;
 	sb->skel->rodata->cfg.short_at = o->ring_bytes / 2;
 	sb->skel->rodata->cfg.min_ns = o->min_ns;
+	sb->skel->rodata->cfg.slot = o->slot;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0) {
-		err = fail(ncpu ? ncpu : -EINVAL, "count the CPUs", why, whylen);
+		err = bpfload_fail(ncpu ? ncpu : -EINVAL, "count the CPUs", why, whylen);
 		goto out;
 	}
 	if ((err = bpf_map__set_max_entries(sb->skel->maps.outs, (unsigned int)ncpu)) ||
 	    (err = bpf_map__set_max_entries(sb->skel->maps.ring,
 					    (unsigned int)o->ring_bytes))) {
-		fail(err, "size the maps", why, whylen);
+		bpfload_fail(err, "size the maps", why, whylen);
 		goto out;
 	}
 	bpf_program__set_autoattach(sb->skel->progs.d9_waking, !!o->wakeups);
@@ -173,16 +130,16 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 		goto out;
 	}
 	if ((err = d9_sched__load(sb->skel))) {
-		fail(err, "load the programs", why, whylen);
+		bpfload_fail(err, "load the programs", why, whylen);
 		goto out;
 	}
 	if ((err = d9_sched__attach(sb->skel))) {
-		fail(err, "attach to sched_switch", why, whylen);
+		bpfload_fail(err, "attach to sched_switch", why, whylen);
 		goto out;
 	}
 	sb->rb = ring_buffer__new(bpf_map__fd(sb->skel->maps.ring), on_record, sb, NULL);
 	if (!sb->rb) {
-		err = fail(-errno, "map the ring buffer", why, whylen);
+		err = bpfload_fail(-errno, "map the ring buffer", why, whylen);
 		goto out;
 	}
 	/* A ring buffer polls readable while it holds any record: polled
@@ -193,14 +150,14 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	if (sb->epfd < 0 ||
 	    epoll_ctl(sb->epfd, EPOLL_CTL_ADD, bpf_map__fd(sb->skel->maps.ring),
 		      &(struct epoll_event){.events = EPOLLIN | EPOLLET})) {
-		err = fail(-errno, "poll the ring buffer", why, whylen);
+		err = bpfload_fail(-errno, "poll the ring buffer", why, whylen);
 		goto out;
 	}
 	*out = sb;
 	sb = NULL;
 	err = 0;
 out:
-	libbpf_set_print(old);
+	bpfload_end(old);
 	sched_bpf__free(sb);
 	return err;
 }

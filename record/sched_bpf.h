@@ -33,6 +33,8 @@ struct sched_bpf_opts {
 	uint64_t min_ns;	  /* 0, or send the stacks only of intervals
 				   * this long (SCHED_BPF_IN_SHORT: the rest;
 				   * at most SCHED_BPF_PEND_STACK of stack) */
+	struct tokio_bpf_slot slot; /* read the task at each switch-out
+				     * (record/bpf/tokio_tag.h; kind 0: none) */
 };
 
 struct sched_bpf_cb {

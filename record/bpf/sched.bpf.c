@@ -26,11 +26,18 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
+struct thread_struct {
+#if defined(__TARGET_ARCH_x86)
+	unsigned long fsbase;
+#endif
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
 	char comm[16];
 	struct task_struct *real_parent;
+	struct thread_struct thread;
 } __attribute__((preserve_access_index));
 
 struct pt_regs {
@@ -80,6 +87,7 @@ struct tstate {
 			 * known) ... */
 	__u32 top_left; /* ... for this many more copies */
 	__u32 pad;
+	__u64 task;	/* cfg.min_ns: the task it left, at the switch-out */
 };
 
 /* A copy that failed finds where the stack's mapping ends, page by page
@@ -284,6 +292,7 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 	in->taker = 0;
 	in->others = 0;
 	in->unknown = 0;
+	in->task = 0;
 	if (cfg.min_ns) {
 		if (ts->unseen)
 			in->flags |= SCHED_BPF_IN_UNSEEN;
@@ -293,6 +302,7 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 			if (ts->preempted)
 				in->flags |= SCHED_BPF_IN_PREEMPTED;
 			in->taker = ts->taker;
+			in->task = ts->task;
 		} else {
 			struct pend_buf *p = bpf_task_storage_get(&pend, next, 0, 0);
 
@@ -321,7 +331,7 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 				     unsigned char *data, long cap, __u32 tid,
 				     struct task_struct *next, int runnable, int unseen,
-				     __u64 now, struct tstate *ts)
+				     __u64 now, struct tstate *ts, __u64 task)
 {
 	struct pt_regs *regs;
 	long kb = 0, ub, len, at;
@@ -336,6 +346,8 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 	__builtin_memcpy(o->holder_comm, next->comm, 16);
 	o->sp = 0;
 	o->fp = 0;
+	o->pad = 0;
+	o->task = task;
 	/* the two chains and the stack copy packed after the header; every
 	 * length bounded where the verifier sees it */
 	if (cfg.kernel)
@@ -426,6 +438,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	struct out_buf *b;
 	int unseen = 0;
 	long size;
+	__u64 task = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	/* the task it leaves (zero-code Tokio): its thread-local, read while
+	 * it is still current */
+	task = tokio_bpf_task(prev->thread.fsbase, &cfg.slot);
+#endif
 
 	/* in place when the thread is known: an update of a hash map can
 	 * fail (-EBUSY, no free element), a store cannot */
@@ -443,11 +462,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		ts->taker = (__u32)next->pid;
 		ts->preempted = (__u16)runnable;
 		ts->unseen = (__u16)(cfg.min_ns && unseen);
+		ts->task = task;
 	} else {
 		struct tstate n = {.out = now,
 				   .runnable = runnable ? now : 0,
 				   .taker = (__u32)next->pid,
-				   .preempted = (__u16)runnable};
+				   .preempted = (__u16)runnable,
+				   .task = task};
 
 		if (bpf_map_update_elem(&threads, &tid, &n, BPF_NOEXIST)) {
 			__sync_fetch_and_add(&lost, 1);
@@ -461,14 +482,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 
 		if (p)
 			fill_out(ctx, &p->h, p->data, SCHED_BPF_PEND_STACK, tid, next,
-				 runnable, 0, now, ts);
+				 runnable, 0, now, ts, task);
 		return;
 	}
 	b = bpf_map_lookup_elem(&outs, &cpu);
 	if (!b)
 		return;
 	size = fill_out(ctx, &b->h, b->data, SCHED_BPF_STACK_MAX, tid, next, runnable,
-			unseen, now, ts);
+			unseen, now, ts, task);
 	if (bpf_ringbuf_output(&ring, b, size, wake_flag()))
 		__sync_fetch_and_add(&lost, 1);
 }

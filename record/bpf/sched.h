@@ -30,6 +30,8 @@
 #ifndef D9_SCHED_BPF_H
 #define D9_SCHED_BPF_H
 
+#include "tokio_tag.h"
+
 #define SCHED_BPF_OUT 1
 #define SCHED_BPF_IN  2
 
@@ -59,6 +61,8 @@ struct sched_bpf_out {
 	unsigned int unseen_in;	   /* 1: the thread's last switch-out had no
 				    * switch-in this program saw (the kernel
 				    * did not run it for that one) */
+	unsigned int pad;
+	unsigned long long task;   /* the task it left (cfg.slot), 0: none */
 	/* then, packed: kbytes of kernel chain, ubytes of user frame-pointer
 	 * chain (8 bytes a frame, [0] the pc), stack_len bytes of the top of
 	 * the user stack from sp up */
@@ -90,6 +94,7 @@ struct sched_bpf_in {
 				      * switch-out (an OUT's holder) */
 	unsigned long long others;   /* held by threads past the slots */
 	unsigned long long unknown;  /* before the CPU's oldest switch kept */
+	unsigned long long task;     /* SHORT: the task it left (an OUT's) */
 	struct sched_bpf_hold holds[SCHED_BPF_SLOTS];
 };
 
@@ -113,6 +118,8 @@ struct sched_bpf_cfg {
 	unsigned long long min_ns;   /* 0: every switch-out sent as it
 				      * happens; else only those of intervals
 				      * this long, at their switch-in */
+	struct tokio_bpf_slot slot;  /* where a thread keeps its task's id
+				      * (zero-code Tokio; kind 0: none) */
 };
 
 /* The stack copy a waiting switch-out keeps (cfg.min_ns) at most: task

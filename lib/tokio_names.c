@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tokio_names.c - Tokio's task machinery in a stack's function names: where it
+ * polls a task's future, what that future is, where it parks a thread
+ * (lib/tokio_names.h). Strings only: the recorder asks it of the names its
+ * symbolizer gives, the analysis of a trace's frames.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/tokio_names.h"
+
+static const char *const machinery[] = {
+	"tokio::runtime::task::core::Core<T,S>::poll",
+	"tokio::runtime::task::harness::Harness<T,S>::poll",
+	"tokio::runtime::task::raw::poll",
+};
+
+#define STAGE "with_mut<tokio::runtime::task::core::Stage<"
+
+/* Wrappers whose first type argument is what the task is (a
+ * spawn_blocking closure, a future instrumented by tracing) */
+static const char *const wrappers[] = {
+	"tokio::runtime::blocking::task::BlockingTask<",
+	"tracing::instrument::Instrumented<",
+};
+
+static int starts(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/* The end of the generic argument starting at @s (at its ',' or closing
+ * '>' at depth 0, or the string's end) */
+static const char *arg_end(const char *s)
+{
+	int depth = 0;
+
+	for (; *s; s++) {
+		if (*s == '<' || *s == '(' || *s == '[')
+			depth++;
+		else if ((*s == '>' || *s == ')' || *s == ']') && depth-- == 0)
+			return s;
+		else if (*s == ',' && !depth)
+			return s;
+	}
+	return s;
+}
+
+/* Is frame @sym an inlined Harness helper of a Tokio task (its S, the
+ * scheduler, is Tokio's)? "poll_future<T, S>", "poll_inner<T, S>" */
+static int harness_inline(const char *sym)
+{
+	return (starts(sym, "poll_future<") || starts(sym, "poll_inner<")) &&
+	       strstr(sym, "tokio::runtime::");
+}
+
+static int is_machinery(const char *sym)
+{
+	for (size_t i = 0; i < sizeof(machinery) / sizeof(*machinery); i++)
+		if (!strcmp(sym, machinery[i]))
+			return 1;
+	return starts(sym, STAGE) || harness_inline(sym);
+}
+
+/* T, the first generic argument after @open in @sym, into @buf */
+static void first_arg(const char *sym, size_t open, char *buf, size_t len)
+{
+	const char *a = sym + open, *e = arg_end(a);
+
+	snprintf(buf, len, "%.*s", (int)(e - a), a);
+}
+
+/* The type a future's own poll frame @sym is the poll of: "<X as
+ * core::future::future::Future>::poll" -> X; "a::b::{{closure}}" (an async
+ * fn's body) -> a::b; "X::poll" -> X */
+static void future_of(const char *sym, char *buf, size_t len)
+{
+	const char *as = strstr(sym, " as ");
+	size_t n;
+
+	if (sym[0] == '<' && as) {
+		snprintf(buf, len, "%.*s", (int)(as - sym - 1), sym + 1);
+		return;
+	}
+	snprintf(buf, len, "%s", sym);
+	n = strlen(buf);
+	if (n > 14 && !strcmp(buf + n - 13, "::{{closure}}"))
+		buf[n - 13] = '\0';
+	else if (n > 6 && !strcmp(buf + n - 6, "::poll"))
+		buf[n - 6] = '\0';
+}
+
+/* @t as a task's name, in place: a wrapper's inner type, generic
+ * arguments dropped, an async fn's environment as the fn ("a::f::
+ * {async_fn_env#0}" -> "a::f"), other environments as "{closure}" and
+ * "{async block}" */
+static void clean_type(char *t)
+{
+	char out[512];
+	size_t o = 0;
+
+	for (int again = 1; again;) {
+		again = 0;
+		for (size_t i = 0; i < sizeof(wrappers) / sizeof(*wrappers); i++) {
+			size_t w = strlen(wrappers[i]);
+
+			if (!strncmp(t, wrappers[i], w)) {
+				const char *e = arg_end(t + w);
+
+				memmove(t, t + w, (size_t)(e - (t + w)));
+				t[e - (t + w)] = '\0';
+				again = 1;
+			}
+		}
+	}
+	for (const char *p = t; *p && o + 1 < sizeof(out);) {
+		if (*p == '<') {
+			const char *e = arg_end(p + 1);
+
+			while (*e == ',')
+				e = arg_end(e + 1);
+			p = *e ? e + 1 : e;
+			continue;
+		}
+		if (starts(p, "::{async_fn_env#")) {
+			p = strchr(p, '}') ? strchr(p, '}') + 1 : p + strlen(p);
+			continue;
+		}
+		if (starts(p, "{closure_env#") || starts(p, "{async_block_env#")) {
+			const char *rep = p[1] == 'c' ? "{closure}" : "{async block}";
+			size_t r = strlen(rep);
+
+			if (o + r < sizeof(out)) {
+				memcpy(out + o, rep, r);
+				o += r;
+			}
+			p = strchr(p, '}') ? strchr(p, '}') + 1 : p + strlen(p);
+			continue;
+		}
+		out[o++] = *p++;
+	}
+	out[o] = '\0';
+	memcpy(t, out, o + 1);
+}
+
+/* The worker's own launch task: its thread-local id while it polls none */
+static int is_launch(const char *type, const char *next)
+{
+	return strstr(type, "multi_thread::worker::{impl#0}::launch") ||
+	       strstr(next, "tokio::runtime::scheduler::multi_thread::worker::");
+}
+
+size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, size_t len,
+		       int *runtime)
+{
+	char type[512] = "";
+	const char *own = "";
+	size_t k, i;
+
+	if (name && len)
+		name[0] = '\0';
+	*runtime = 0;
+	/* the innermost frame of the machinery (Core::poll's closure counts
+	 * where the UnsafeCell access is right below it) */
+	for (k = 0; k < m; k++) {
+		const char *sym = fn(ctx, k);
+
+		if (is_machinery(sym) ||
+		    (starts(sym, "{closure#0}<") && k + 1 < m && starts(fn(ctx, k + 1), STAGE)))
+			break;
+	}
+	/* none; or the leaf is in it, Tokio entering or leaving the poll,
+	 * where its thread-local may name the task outside it still */
+	if (k == m || k == 0)
+		return SIZE_MAX;
+	/* T from the inlined helpers' names, nearest first */
+	for (i = k; i < m && i < k + 8 && !type[0]; i++) {
+		const char *sym = fn(ctx, i);
+
+		if (starts(sym, STAGE))
+			first_arg(sym, strlen(STAGE), type, sizeof(type));
+		else if (harness_inline(sym) || (i == k && starts(sym, "{closure#0}<")))
+			first_arg(sym, (size_t)(strchr(sym, '<') - sym) + 1, type,
+				  sizeof(type));
+	}
+	own = fn(ctx, k - 1);
+	if (!type[0] && own[0])
+		future_of(own, type, sizeof(type));
+	*runtime = is_launch(type, own);
+	clean_type(type);
+	if (name && len)
+		snprintf(name, len, "%s", type[0] ? type : "[unnamed task]");
+	return k;
+}
+
+/* Where Tokio parks a thread with nothing to run: a worker's park, a
+ * current-thread runtime's or block_on's, the blocking pool's wait */
+static const char *const parks[] = {
+	"tokio::runtime::scheduler::multi_thread::worker::Context::park",
+	"tokio::runtime::scheduler::multi_thread::park::",
+	"tokio::runtime::scheduler::current_thread::Context::park",
+	"tokio::runtime::park::",
+	"wait_timeout<tokio::runtime::blocking::pool::Shared>",
+};
+
+int lib_tokio_parked(lib_tokio_name_fn fn, void *ctx, size_t m)
+{
+	for (size_t k = 0; k < m; k++) {
+		const char *sym = fn(ctx, k);
+
+		for (size_t i = 0; i < sizeof(parks) / sizeof(*parks); i++)
+			if (starts(sym, parks[i]))
+				return 1;
+	}
+	return 0;
+}

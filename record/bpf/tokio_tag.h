@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tokio_tag.h - zero-code Tokio in the kernel: how the BPF programs read the
+ * task a thread of an unmodified Tokio program runs, and what the sampler's
+ * program (record/bpf/tokio_tag.bpf.c) hands the recorder (record/tokio_rec.c).
+ * Shared by both sides and by record/bpf/sched.bpf.c, which reads the same
+ * slot at each switch-out: plain fixed-size C types only.
+ *
+ * Tokio (1.22 and later) keeps the id of the task being polled on a thread
+ * in its thread-local CONTEXT.current_task_id, set around each poll and put
+ * back after it (a worker outside any task's poll holds its own launch
+ * task's id there). symbol/tokio.c finds where from the executable; a
+ * program reads it at fs_base + off of the thread (x86-64: its thread
+ * pointer, task->thread.fsbase, set once by clone() or arch_prctl()).
+ */
+#ifndef D9_TOKIO_TAG_H
+#define D9_TOKIO_TAG_H
+
+/* struct tokio_bpf_slot.kind: Option<Id> as 16 bytes, a u64 tag (1:
+ * Some) then the id; or as 8 bytes, the id, 0 for None */
+#define TOKIO_BPF_TAGGED  1
+#define TOKIO_BPF_NONZERO 2
+
+/* Where a thread keeps its task's id; kind 0: nowhere (read nothing) */
+struct tokio_bpf_slot {
+	long long off;
+	unsigned int kind;
+	unsigned int pad;
+};
+
+/* A CPU sample's tag, written as perf takes the sample (just before it,
+ * in the same overflow): the thread, when, and its task (0: none) */
+struct tokio_bpf_tag {
+	unsigned int tid, pad;
+	unsigned long long time;
+	unsigned long long task;
+};
+
+/* The sampler program's settings (.rodata, set before load) */
+struct tokio_bpf_cfg {
+	unsigned int tgid; /* the target (a child is another program) */
+	unsigned int pad;
+	struct tokio_bpf_slot slot;
+	unsigned long long wake_at; /* bytes in the ring that wake the
+				     * recorder */
+};
+
+#ifdef __bpf__
+/* The task a thread whose thread pointer is @fsbase runs, per @s: 0 for
+ * none, or where its memory cannot be read now (paged out) */
+static __always_inline __u64 tokio_bpf_task(unsigned long fsbase,
+					    const volatile struct tokio_bpf_slot *s)
+{
+	__u64 v[2] = {0, 0};
+
+	if (!s->kind || !fsbase)
+		return 0;
+	if (bpf_probe_read_user(v, s->kind == TOKIO_BPF_TAGGED ? 16 : 8,
+				(void *)(fsbase + s->off)))
+		return 0;
+	if (s->kind == TOKIO_BPF_TAGGED)
+		return v[0] == 1 ? v[1] : 0;
+	return v[0];
+}
+#endif
+
+#endif /* D9_TOKIO_TAG_H */

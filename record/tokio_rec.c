@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tokio_rec.c - zero-code Tokio's sample tags (tokio_rec.h).
+ *
+ * Each thread's tags are kept in time order in a ring of their own (a
+ * thread runs on one CPU at a time, and the program's ring is one for all
+ * CPUs, so a thread's tags come in order), the last TQ_CAP of them: a
+ * thread's samples come from one ring per CPU, read one ring after the
+ * other, so they are not looked up in time order, and a tag stays until
+ * it is pushed out.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lib/grow.h"
+#include "lib/map.h"
+#include "lib/tokio_names.h"
+#include "record/bpfload.h"
+#include "record/proc.h"
+#include "record/tokio_rec.h"
+#include "symbol/tokio.h"
+#include "trace/trace.h"
+#include "tokio_tag.skel.h"
+
+/* tags kept per thread: ~250 ms of samples at 999 Hz (the sampler's rings
+ * hold about that much) */
+#define TQ_CAP 256
+
+/* the tags' ring: a few hundred ms of samples of ~100 busy threads */
+#define TAG_RING_BYTES (4u << 20)
+
+struct tq {
+	uint32_t head; /* oldest */
+	uint32_t n;
+	uint64_t time[TQ_CAP];
+	uint64_t task[TQ_CAP];
+};
+
+/* What a task's votes say of it: its stacks in its own future (named
+ * from the first of them), or in a worker's launch task */
+struct task_votes {
+	uint32_t name; /* index in names + 1; 0: none yet */
+	uint32_t own, launch;
+};
+
+struct tokio_rec {
+	struct d9_tokio_tag *skel;
+	struct ring_buffer *rb;
+	struct lib_map of_tid; /* tid -> index in q */
+	struct tq **q;
+	size_t nq, capq;
+	struct tokio_rec_counts c;
+	int err; /* sticky: no memory for a thread's queue */
+	/* naming */
+	struct trace_writer *w;
+	trace_resolve_fn resolve;
+	void *rctx;
+	struct lib_map kind;	 /* writer stack id -> name index + 3, or
+				  * KIND_NONE, KIND_LAUNCH */
+	struct lib_map in_seg;	 /* tasks named in this writer */
+	struct lib_map of_task;	 /* Tokio's id -> index in votes */
+	struct task_votes *votes;
+	size_t nvotes, capvotes;
+	char **names;
+	size_t nnames, capnames;
+	char *buf; /* a stack's names, NUL-separated */
+	size_t buf_cap;
+	size_t *at; /* ... where each starts */
+	size_t at_cap;
+};
+
+#define KIND_NONE   1 /* no task's poll in the stack */
+#define KIND_LAUNCH 2 /* in a worker's launch task */
+
+static struct tq *queue_of(struct tokio_rec *tr, uint32_t tid, int add)
+{
+	const uint64_t *ix = lib_map_find(&tr->of_tid, tid);
+	struct tq *q;
+
+	if (ix)
+		return tr->q[*ix];
+	if (!add || LIB_GROW(tr->q, tr->capq, tr->nq + 1))
+		return NULL;
+	q = calloc(1, sizeof(*q));
+	if (!q || lib_map_set(&tr->of_tid, tid, tr->nq)) {
+		free(q);
+		return NULL;
+	}
+	tr->q[tr->nq++] = q;
+	return q;
+}
+
+static int on_tag(void *ctx, void *data, size_t size)
+{
+	struct tokio_rec *tr = ctx;
+	const struct tokio_bpf_tag *t = data;
+	struct tq *q;
+	uint32_t at;
+
+	if (size < sizeof(*t))
+		return 0;
+	tr->c.tags++;
+	q = queue_of(tr, t->tid, 1);
+	if (!q) {
+		tr->err = -ENOMEM;
+		return 0;
+	}
+	if (q->n == TQ_CAP) {
+		q->head = (q->head + 1) % TQ_CAP;
+		q->n--;
+		tr->c.overwritten++;
+	}
+	at = (q->head + q->n++) % TQ_CAP;
+	q->time[at] = t->time;
+	q->task[at] = t->task;
+	return 0;
+}
+
+/* The first of @pid's own shared libraries (outside the system's
+ * directories) with a Tokio runtime in it, into @lib; 0 or -ENOENT. */
+static int tokio_library(pid_t pid, char *lib, size_t len)
+{
+	char line[PATH_MAX + 128], path[PATH_MAX], last[PATH_MAX] = "", exe[PATH_MAX];
+	struct tokio_layout l;
+	ssize_t n;
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(line, sizeof(line), "/proc/%d/exe", (int)pid);
+	n = readlink(line, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(line, sizeof(line), "/proc/%d/maps", (int)pid);
+	f = fopen(line, "re");
+	if (!f)
+		return -ENOENT;
+	while (err && fgets(line, sizeof(line), f)) {
+		char perms[8];
+		int at = 0;
+
+		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) < 1 || !at ||
+		    perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (line[at] != '/' || !strcmp(line + at, exe) || !strcmp(line + at, last) ||
+		    proc_system_path(line + at))
+			continue;
+		snprintf(last, sizeof(last), "%s", line + at);
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, last);
+		if (tokio_layout_find(path, &l, NULL, 0) != -ENOENT) {
+			const char *base = strrchr(last, '/');
+
+			snprintf(lib, len, "%s", base ? base + 1 : last);
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int tokio_rec_find(pid_t pid, const char *exe, struct tokio_bpf_slot *slot, char *version,
+		   size_t vlen, char *why, size_t whylen)
+{
+	char path[PATH_MAX], lib[128];
+	struct tokio_layout l;
+	int err;
+
+	memset(slot, 0, sizeof(*slot));
+	version[0] = why[0] = '\0';
+	if (exe)
+		err = proc_which(exe, path, sizeof(path));
+	else
+		err = snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid) < 0;
+	if (err)
+		return -ENOENT;
+	err = tokio_layout_find(path, &l, why, whylen);
+	if (err == -ENOENT && !exe && !tokio_library(pid, lib, sizeof(lib))) {
+		snprintf(why, whylen,
+			 "Tokio is in a shared library (%s): its thread-locals are not at "
+			 "a fixed place from the thread pointer, where BPF could read them",
+			 lib);
+		return -EOPNOTSUPP;
+	}
+	if (err)
+		return err;
+	slot->off = l.task_off;
+	slot->kind = l.kind == TOKIO_ID_TAGGED ? TOKIO_BPF_TAGGED : TOKIO_BPF_NONZERO;
+	snprintf(version, vlen, "%s", l.version);
+	return 0;
+}
+
+int tokio_rec__open(pid_t pid, const struct tokio_bpf_slot *slot, struct tokio_rec **out,
+		    char *why, size_t whylen)
+{
+	struct tokio_rec *tr;
+	libbpf_print_fn_t old;
+	int err;
+
+	*out = NULL;
+	why[0] = '\0';
+	err = bpfload_pidns(why, whylen);
+	if (err)
+		return err;
+	tr = calloc(1, sizeof(*tr));
+	if (!tr || lib_map_init(&tr->of_tid, 64)) {
+		free(tr);
+		return -ENOMEM;
+	}
+	old = bpfload_begin();
+	tr->skel = d9_tokio_tag__open();
+	if (!tr->skel) {
+		err = bpfload_fail(-errno, "open the sampler's program", why, whylen);
+		goto out;
+	}
+	tr->skel->rodata->cfg.tgid = (unsigned int)pid;
+	tr->skel->rodata->cfg.slot = *slot;
+	/* read at every drain of the sampler, never woken for */
+	tr->skel->rodata->cfg.wake_at = TAG_RING_BYTES;
+	if ((err = bpf_map__set_max_entries(tr->skel->maps.tags, TAG_RING_BYTES))) {
+		bpfload_fail(err, "size the tags' ring", why, whylen);
+		goto out;
+	}
+	if ((err = d9_tokio_tag__load(tr->skel))) {
+		bpfload_fail(err, "load the sampler's program", why, whylen);
+		goto out;
+	}
+	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.tags), on_tag, tr, NULL);
+	if (!tr->rb) {
+		err = bpfload_fail(-errno, "map the tags' ring", why, whylen);
+		goto out;
+	}
+	*out = tr;
+	tr = NULL;
+	err = 0;
+out:
+	bpfload_end(old);
+	tokio_rec__free(tr);
+	return err;
+}
+
+int tokio_rec__prog_fd(const struct tokio_rec *tr)
+{
+	return bpf_program__fd(tr->skel->progs.d9_sample);
+}
+
+void tokio_rec__drain(struct tokio_rec *tr)
+{
+	ring_buffer__consume(tr->rb);
+}
+
+/* The latest tag of @q at or before @time, or -1 */
+static int64_t latest(const struct tq *q, uint64_t time)
+{
+	uint32_t lo = 0, hi = q->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (q->time[(q->head + mid) % TQ_CAP] <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (int64_t)lo - 1 : -1;
+}
+
+/* The tag of @q nearest @time, within TOKIO_TAG_WINDOW_NS either way: its
+ * index in the ring, or -1 */
+static int64_t nearest(const struct tq *q, uint64_t time)
+{
+	int64_t k = latest(q, time + TOKIO_TAG_WINDOW_NS), best = -1;
+	uint64_t best_d = UINT64_MAX;
+
+	for (; k >= 0; k--) {
+		uint64_t t = q->time[(q->head + (uint32_t)k) % TQ_CAP];
+		uint64_t d = t > time ? t - time : time - t;
+
+		if (d > TOKIO_TAG_WINDOW_NS && t < time)
+			break;
+		if (d < best_d) {
+			best_d = d;
+			best = (int64_t)((q->head + (uint32_t)k) % TQ_CAP);
+		}
+	}
+	return best_d <= TOKIO_TAG_WINDOW_NS ? best : -1;
+}
+
+uint64_t tokio_rec__tag(struct tokio_rec *tr, uint32_t tid, uint64_t time)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const struct tq *q = queue_of(tr, tid, 0);
+		int64_t at = q ? nearest(q, time) : -1;
+
+		if (at >= 0) {
+			if (q->task[at])
+				tr->c.in_task++;
+			else
+				tr->c.no_task++;
+			return q->task[at];
+		}
+		/* written before the sample, not read yet */
+		if (!pass)
+			tokio_rec__drain(tr);
+	}
+	tr->c.untagged++;
+	return 0;
+}
+
+void tokio_rec__set_writer(struct tokio_rec *tr, struct trace_writer *w,
+			   trace_resolve_fn resolve, void *rctx)
+{
+	tr->w = w;
+	tr->resolve = resolve;
+	tr->rctx = rctx;
+	/* stack ids and names are the writer's */
+	lib_map_release(&tr->kind);
+	lib_map_release(&tr->in_seg);
+}
+
+/* Append @s to the stack's names */
+static int put_name(struct tokio_rec *tr, size_t *len, size_t *n, const char *s)
+{
+	size_t l = strlen(s) + 1;
+
+	if (LIB_GROW(tr->at, tr->at_cap, *n + 1) ||
+	    LIB_GROW(tr->buf, tr->buf_cap, *len + l))
+		return -ENOMEM;
+	tr->at[(*n)++] = *len;
+	memcpy(tr->buf + *len, s, l);
+	*len += l;
+	return 0;
+}
+
+static const char *name_at(void *ctx, size_t k)
+{
+	struct tokio_rec *tr = ctx;
+
+	return tr->buf + tr->at[k];
+}
+
+#define USER_END 0xffff800000000000ULL /* kernel addresses from here */
+
+/* What stack @stack of the writer is: KIND_NONE, KIND_LAUNCH, or a name's
+ * index + 3 */
+static uint64_t stack_kind(struct tokio_rec *tr, uint32_t stack)
+{
+	const uint64_t *ips, *have = lib_map_find(&tr->kind, stack);
+	unsigned int nips = trace_writer__stack_ips(tr->w, stack, &ips);
+	size_t len = 0, n = 0, k;
+	uint64_t kind = KIND_NONE;
+	char name[512];
+	int launch;
+
+	if (have)
+		return *have;
+	/* leaf first, each address's inlined functions before it */
+	for (unsigned int i = 0; i < nips && n < 1024; i++) {
+		struct trace_frame f = {.addr = ips[i]};
+
+		if (ips[i] >= USER_END)
+			continue;
+		if (tr->resolve(tr->rctx, ips[i], &f) || !f.sym)
+			f.sym = "";
+		for (uint32_t j = 0; f.inl && j < f.ninl; j++)
+			if (put_name(tr, &len, &n, f.inl[j] ? f.inl[j] : ""))
+				return KIND_NONE;
+		if (put_name(tr, &len, &n, f.sym))
+			return KIND_NONE;
+	}
+	k = lib_tokio_split(name_at, tr, n, name, sizeof(name), &launch);
+	if (k != SIZE_MAX && launch) {
+		kind = KIND_LAUNCH;
+	} else if (k != SIZE_MAX) {
+		size_t i;
+
+		for (i = 0; i < tr->nnames && strcmp(tr->names[i], name); i++)
+			;
+		if (i == tr->nnames) {
+			if (LIB_GROW(tr->names, tr->capnames, tr->nnames + 1) ||
+			    !(tr->names[i] = strdup(name)))
+				return KIND_NONE;
+			tr->nnames++;
+		}
+		kind = i + 3;
+	}
+	lib_map_set(&tr->kind, stack, kind);
+	return kind;
+}
+
+uint64_t tokio_rec__task(struct tokio_rec *tr, uint64_t raw, uint32_t stack, int *err)
+{
+	const uint64_t *ix;
+	struct task_votes *v;
+	uint64_t kind;
+
+	*err = 0;
+	if (!raw || !tr->w)
+		return 0;
+	ix = lib_map_find(&tr->of_task, raw);
+	if (!ix) {
+		if (LIB_GROW(tr->votes, tr->capvotes, tr->nvotes + 1) ||
+		    lib_map_set(&tr->of_task, raw, tr->nvotes))
+			return TRACE_TASK_TOKIO | raw;
+		memset(&tr->votes[tr->nvotes], 0, sizeof(*tr->votes));
+		ix = lib_map_find(&tr->of_task, raw);
+		tr->nvotes++;
+	}
+	v = &tr->votes[*ix];
+	kind = stack_kind(tr, stack);
+	if (kind == KIND_LAUNCH)
+		v->launch++;
+	else if (kind != KIND_NONE && !v->own++ && !v->name)
+		v->name = (uint32_t)(kind - 3 + 1);
+	/* mostly in a worker's own launch task: the runtime, no task (a
+	 * task's stacks are its own but where a sample came right before
+	 * Tokio set its id, or right after) */
+	if (v->launch > v->own) {
+		tr->c.runtime++;
+		return 0;
+	}
+	if (v->name && !lib_map_find(&tr->in_seg, raw)) {
+		*err = lib_map_set(&tr->in_seg, raw, 1);
+		if (!*err)
+			*err = trace_writer__task(tr->w, TRACE_TASK_TOKIO | raw,
+						  tr->names[v->name - 1]);
+		tr->c.named += !*err;
+	}
+	return TRACE_TASK_TOKIO | raw;
+}
+
+void tokio_rec__counts(const struct tokio_rec *tr, struct tokio_rec_counts *c)
+{
+	*c = tr->c;
+	c->lost = __atomic_load_n(&tr->skel->bss->lost, __ATOMIC_RELAXED);
+}
+
+void tokio_rec__free(struct tokio_rec *tr)
+{
+	if (!tr)
+		return;
+	ring_buffer__free(tr->rb);
+	d9_tokio_tag__destroy(tr->skel);
+	for (size_t i = 0; i < tr->nq; i++)
+		free(tr->q[i]);
+	free(tr->q);
+	lib_map_release(&tr->of_tid);
+	lib_map_release(&tr->kind);
+	lib_map_release(&tr->in_seg);
+	lib_map_release(&tr->of_task);
+	free(tr->votes);
+	for (size_t i = 0; i < tr->nnames; i++)
+		free(tr->names[i]);
+	free(tr->names);
+	free(tr->buf);
+	free(tr->at);
+	free(tr);
+}
