@@ -172,6 +172,11 @@ const struct join_gap *join__gap_from(const struct join *j, uint64_t time);
  * join.sel is a copy, its name pointing into @sel's). 0, or -ENOENT if
  * @sel names no task of @j (then none is kept). */
 int join__select(struct join *j, const struct task_sel *sel);
+/* The first task @j's selection keeps (the one task of a --task ID), NULL
+ * with none. A task's ID is the number views show (trace_task_number()):
+ * in a trace of the shim's tasks and zero-code ones, one ID may name one
+ * of each. */
+const struct task_stat *join__selected(const struct join *j);
 /* Does a view of @j show task @ts (NULL: of no task, kept only when all
  * are)? */
 static inline int join__kept(const struct join *j, const struct task_stat *ts)
@@ -475,7 +480,12 @@ char *window_secs(uint64_t ns, char *buf, size_t len);
  *    gap's start ends there). A parked worker
  *    waits for work: that is not blocking. A poll wins over a park: a
  *    worker that parks inside a poll blocks its task.
- *  - no poll: neither. Weight: the whole interval.
+ *  - in a task, not in a known poll (zero-code Tokio: the trace has no
+ *    polls, the switch-out carries the task it left, read in its
+ *    thread): the task's. Weight: the whole interval. A zero-code
+ *    switch-out of no task of the program whose stack parks the worker
+ *    (Tokio's park, or its blocking pool's wait) is idle.
+ *  - no poll: none of those. Weight: the whole interval.
  * A switch-in time of 0 (still off-CPU at the end) means the recording
  * end. The recording span is counters.start_time/end_time, else the
  * earliest and latest time of any event, sample or switch.
@@ -484,7 +494,9 @@ enum offcpu_where {
 	OFFCPU_IN_POLL = 0,
 	OFFCPU_NO_POLL = 1,
 	OFFCPU_IDLE = 2,
+	OFFCPU_IN_TASK = 3,
 };
+#define OFFCPU_WHERE 4
 
 /* One trace switch as joined. */
 struct offcpu_switch {
@@ -496,6 +508,7 @@ struct offcpu_switch {
 			* (trace_switch.runnable) to the end of ns;
 			* 0 where the wakeup is not known */
 	int32_t poll;  /* index in join.polls, -1 if none */
+	int32_t task;  /* OFFCPU_IN_TASK: index in join.tasks, else -1 */
 	uint8_t where; /* enum offcpu_where */
 };
 
@@ -515,8 +528,8 @@ struct offcpu {
 	uint64_t start_time;	   /* the recording span used */
 	uint64_t end_time;
 	uint64_t parks;	     /* parked intervals found */
-	uint64_t ns[3];	     /* total weight per enum offcpu_where */
-	uint64_t runq_ns[3]; /* ... of which waiting for a CPU */
+	uint64_t ns[OFFCPU_WHERE];	/* total weight per enum offcpu_where */
+	uint64_t runq_ns[OFFCPU_WHERE]; /* ... of which waiting for a CPU */
 	int runq_split;	     /* 1: wakeups were recorded, blocked and
 			      * run-queue time are split; 0: only
 			      * preempted time is known to be

@@ -23,6 +23,9 @@ struct join_hit {
 	uint64_t start, end;
 	uint32_t task; /* index in join.tasks */
 	int32_t id;    /* poll id (JOIN_POLL_LIST), else -1 */
+	int nopoll;    /* 1: the task is known (zero-code Tokio: the
+			* sample's own), not its poll: start = end = the
+			* sample's time, id -1 */
 };
 
 /* Called per sample, with its poll or NULL; nonzero stops the walk. */
@@ -373,6 +376,39 @@ static inline uint32_t stack_canon(const uint32_t *canon, size_t n, uint32_t s)
  * stack's depth (join__keep()), the frames below the @keep nearest the
  * leaf are one, ANALYSIS_RUNTIME_LABEL. 0 or -ENOMEM. */
 #define ANALYSIS_RUNTIME_LABEL "[runtime]"
+
+/* ---- zero-code Tokio (tokio_tasks.c) ---------------------------------------- */
+
+/* Was @t recorded with zero-code Tokio (TRACE_META_TOKIO)? */
+int analysis_is_tokio(const struct trace *t);
+/* A view's line saying so, and that it has no @what ("polls, wakes or
+ * delays"), where @t was; nothing elsewhere */
+void analysis_tokio_note(const struct trace *t, const char *what, FILE *out);
+/* Does stack @s park a Tokio thread with nothing to run (a worker's park,
+ * block_on's, the blocking pool's wait)? */
+int analysis_tokio_parked(const struct trace *t, uint32_t s);
+/* Stack @s at Tokio's task machinery: the number of frames from the leaf
+ * that are the task's own future (the rest, Tokio's poll of it and the
+ * worker below, a per-task view draws as "[runtime]"), or UINT32_MAX
+ * where the stack is in no task's poll; the future's type as the task's
+ * name in @name (may be NULL), and in *@runtime whether the task polled
+ * is a worker's launch task (the runtime itself, not a task of the
+ * program). */
+uint32_t analysis_tokio_split(const struct trace *t, uint32_t s, char *name, size_t len,
+			      int *runtime);
+/* The tasks of a zero-code trace (samples' and switches' TRACE_TASK_TOKIO
+ * ids): each named from its stacks, the name weighing most over its
+ * samples and switches; one whose stacks are mostly a worker's own launch
+ * task is the runtime. One walk of the samples. */
+struct tokio_tasks;
+int tokio_tasks__new(const struct trace *t, struct tokio_tasks **out);
+/* Task @task's name (owned by @z; NULL: none known), and whether it is a
+ * worker's launch task (*@runtime 1: then no task of the program) */
+const char *tokio_tasks__name(const struct tokio_tasks *z, uint64_t task, int *runtime);
+/* analysis_tokio_split() of stack @stack, UINT32_MAX where it has no
+ * task of the program */
+uint32_t tokio_tasks__keep(const struct tokio_tasks *z, uint32_t stack);
+void tokio_tasks__free(struct tokio_tasks *z);
 /* The distinct poll sites @t names (TRACE_META_POLL_SITE values
  * "MODULE\tNAME..."), at most @max (a bound on the work per frame: the
  * recorder writes at most 32 per segment), into @site; their number. */

@@ -236,7 +236,7 @@ void analysis_causes_json(const struct offcpu *oc, const struct hot *h,
 		if (x->kind == CAUSE_POLL || x->in_poll) {
 			const struct task_stat *ts = join__task(oc->join, x->task);
 
-			lib_json_uint_field(w, "task", x->task);
+			lib_json_uint_field(w, "task", trace_task_number(x->task));
 			lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
 		}
 		if (x->kind == CAUSE_POLL) {
@@ -283,7 +283,7 @@ static void row_cells(const struct offcpu *oc, const struct delay *d, struct cel
 
 	if (ts && ts->name)
 		analysis_clean_name(ts->name, name, sizeof(name));
-	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", d->task, *name ? " " : "",
+	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", trace_task_number(d->task), *name ? " " : "",
 		 name);
 	if (d->waker_poll >= 0)
 		analysis_task_label(j, j->polls[d->waker_poll].task, who, sizeof(who));
@@ -349,7 +349,7 @@ static void row_json(const struct offcpu *oc, const struct hot *h, const struct 
 	const struct task_stat *ts = join__task(j, d->task);
 
 	lib_json_object_begin(w);
-	lib_json_uint_field(w, "task", d->task);
+	lib_json_uint_field(w, "task", trace_task_number(d->task));
 	lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
 	lib_json_uint_field(w, "delay_ns", d->begin - d->wake);
 	lib_json_uint_field(w, "woken_ns", since_start(oc, d->wake));
@@ -364,7 +364,7 @@ static void row_json(const struct offcpu *oc, const struct hot *h, const struct 
 		const struct poll *p = &j->polls[d->waker_poll];
 		const struct task_stat *wt = join__task(j, p->task);
 
-		lib_json_uint(w, p->task);
+		lib_json_uint(w, trace_task_number(p->task));
 		lib_json_str_field(w, "task_name", wt ? wt->name : NULL);
 	} else {
 		lib_json_null(w);
@@ -406,7 +406,7 @@ static void table_json(const struct offcpu *oc, const struct delays *dl,
 		if (!join__kept(j, ts))
 			continue;
 		lib_json_object_begin(w);
-		lib_json_uint_field(w, "task", d->task);
+		lib_json_uint_field(w, "task", trace_task_number(d->task));
 		lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
 		lib_json_uint_field(w, "woken_ns", since_start(oc, d->wake));
 		lib_json_uint_field(w, "waited_ns",
@@ -532,6 +532,7 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 			fprintf(out, ", %s", task_sel_text(&j->sel, what, sizeof(what)));
 		}
 		fputc('\n', out);
+		analysis_tokio_note(oc->trace, "wakes", out);
 		if (!oc->trace->nswitches)
 			fprintf(out, "# causes without off-CPU time: %s\n",
 				offcpu_missing(oc->trace));

@@ -225,7 +225,7 @@ static void write_polls(struct ch *x)
 		if (!keep_poll(x, (int64_t)i))
 			continue;
 		ev(x, "X", p->tid);
-		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s", p->task,
+		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s", trace_task_number(p->task),
 			 ts_ && ts_->name ? " " : "", ts_ && ts_->name ? ts_->name : "");
 		lib_json_str_field(&x->w, "cat", "task");
 		lib_json_str_field(&x->w, "name", buf);
@@ -234,7 +234,7 @@ static void write_polls(struct ch *x)
 		lib_json_name(&x->w, "args");
 		lib_json_object_begin(&x->w);
 		lib_json_uint_field(&x->w, "poll", p->id);
-		lib_json_uint_field(&x->w, "task", p->task);
+		lib_json_uint_field(&x->w, "task", trace_task_number(p->task));
 		lib_json_uint_field(&x->w, "samples", p->samples);
 		if (ts_ && ts_->name)
 			lib_json_str_field(&x->w, "task_name", ts_->name);
@@ -583,7 +583,7 @@ static void write_flows(struct ch *x, const struct delays *d)
 		if (wk->poll < 0 || !keep_poll(x, wk->poll))
 			continue;
 		ev(x, "i", wk->waker);
-		snprintf(buf, sizeof(buf), "%s task %" PRIu64, name, wk->task);
+		snprintf(buf, sizeof(buf), "%s task %" PRIu64, name, trace_task_number(wk->task));
 		lib_json_str_field(w, "s", "t");
 		lib_json_str_field(w, "cat", "task");
 		lib_json_str_field(w, "name", buf);

@@ -69,7 +69,7 @@ enum {
 
 /* Where a pprof sample's labels come from. */
 struct lset {
-	uint64_t task; /* task id, 0 outside polls */
+	uint64_t task; /* task id, 0 outside tasks */
 	uint32_t tid;
 	int32_t poll; /* -1 outside polls */
 	int32_t span; /* the innermost span entered (spans.v), -1 none */
@@ -201,7 +201,8 @@ static int on_sample(void *ctx, const struct trace_sample *s, const struct join_
 	if (p) {
 		l.task = x->j->tasks[p->task].task;
 		l.poll = p->id;
-		key = (uint32_t)p->id;
+		/* zero-code: the task's, no poll */
+		key = p->nopoll ? 2ull << 32 | p->task : (uint32_t)p->id;
 	} else {
 		key = 1ull << 32 | s->tid;
 	}
@@ -234,6 +235,13 @@ static int add_switches(struct ex *x, const struct offcpu *oc)
 			l.task = q->task;
 			l.poll = sw->poll;
 			key = (uint32_t)sw->poll;
+		} else if (sw->task >= 0) {
+			const struct task_stat *zt = &x->j->tasks[sw->task];
+
+			if (!join__kept(x->j, zt))
+				continue;
+			l.task = zt->task;
+			key = 2ull << 32 | (uint32_t)sw->task;
 		} else if (x->j->sel.on) {
 			continue;
 		}
@@ -510,15 +518,14 @@ static int write_profile(struct ex *x, double period, FILE *out)
 	for (size_t i = 0; i < x->nsamples && !err; i++) {
 		const struct psample *ps = &x->samples[i];
 		const struct lset *l = &x->sets[ps->set];
-		const char *tn =
-			l->poll >= 0 ? trace__task_name(t, l->task) : "[no poll]";
+		const struct task_stat *ts = l->task ? join__task(x->j, l->task) : NULL;
+		const char *tn = ts ? ts->name : "[no poll]";
 		const char *th = trace__thread_name(t, l->tid);
 		char task[4200], thread[4200];
 
 		err = stack_locations(x, ps->stack,
-				      l->poll >= 0 ? join__keep(x->j, ps->stack)
-						   : UINT32_MAX,
-				      &locs, &cap, &n);
+				      ts ? join__keep(x->j, ps->stack) : UINT32_MAX, &locs,
+				      &cap, &n);
 		if (err)
 			break;
 		vals[0] = ps->v[0];
@@ -528,15 +535,15 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		pbuf_packed(&s, SAMPLE_VALUE, vals, nval, &pk);
 		/* words beside the numbers, for -tags and string filters
 		 * (-tagfocus task=...): "ID NAME" and "NAME[TID]" */
-		if (l->poll >= 0)
-			snprintf(task, sizeof(task), "%" PRIu64 " %s", l->task,
+		if (ts)
+			snprintf(task, sizeof(task), "%" PRIu64 " %s", trace_task_number(l->task),
 				 tn && *tn ? tn : "[unnamed]");
 		else
 			snprintf(task, sizeof(task), "[no poll]");
 		snprintf(thread, sizeof(thread), "%s[%" PRIu32 "]", th && *th ? th : "?",
 			 l->tid);
 		label(x, &s, "task", task, 0);
-		label(x, &s, "task_id", NULL, l->task);
+		label(x, &s, "task_id", NULL, trace_task_number(l->task));
 		label(x, &s, "task_name", tn && *tn ? tn : "[unnamed]", 0);
 		label(x, &s, "thread", thread, 0);
 		label(x, &s, "tid", NULL, l->tid);

@@ -35,8 +35,11 @@ int task_sel_match(const struct join *j, struct join *base)
 		return join__select(base, &out) ? -ENOENT : TASK_MATCH_SAME;
 	/* ids are handed out afresh by each run: the same id is the same
 	 * task only if its name agrees */
-	ts = join__task(j, sel->id);
-	bs = join__task(base, sel->id);
+	ts = join__selected(j);
+	bs = NULL;
+	for (size_t i = 0; !bs && i < base->ntasks; i++)
+		if (trace_task_number(base->tasks[i].task) == sel->id)
+			bs = &base->tasks[i];
 	if (bs && same_name(ts ? ts->name : NULL, bs->name))
 		return join__select(base, &out) ? -ENOENT : TASK_MATCH_SAME;
 	if (ts && ts->name && *ts->name) {

@@ -16,7 +16,7 @@ static int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
 {
 	if (s->name)
 		return ts->name && !strcmp(ts->name, s->name);
-	return ts->task == s->id;
+	return trace_task_number(ts->task) == s->id;
 }
 
 int join__select(struct join *j, const struct task_sel *sel)
@@ -30,6 +30,14 @@ int join__select(struct join *j, const struct task_sel *sel)
 		j->nkept += j->tasks[i].kept;
 	}
 	return join__keeps_none(j) ? -ENOENT : 0;
+}
+
+const struct task_stat *join__selected(const struct join *j)
+{
+	for (size_t i = 0; j->sel.on && i < j->ntasks; i++)
+		if (j->tasks[i].kept)
+			return &j->tasks[i];
+	return NULL;
 }
 
 char *task_sel_text(const struct task_sel *s, char *buf, size_t len)

@@ -317,6 +317,14 @@ static void text_head(const struct info *in, FILE *out)
 	else
 		put(out, analysis_meta(t, TRACE_META_WAKEUPS));
 	fputc('\n', out);
+	v = analysis_meta(t, TRACE_META_TOKIO);
+	if (v) {
+		fputs("tasks:       zero-code, Tokio ", out);
+		put(out, v);
+		fputs(": read in its threads at each sample and switch-out; no polls, "
+		      "wakes or spawns\n",
+		      out);
+	}
 }
 
 static void text_span(const struct info *in, FILE *out)
@@ -536,6 +544,7 @@ static void json_head(const struct info *in, struct lib_json *w)
 	json_meta(in, TRACE_META_OFFCPU, 0, w);
 	json_meta(in, TRACE_META_OFFCPU_MIN, 1, w);
 	json_meta(in, TRACE_META_WAKEUPS, 0, w);
+	json_meta(in, TRACE_META_TOKIO, 0, w);
 }
 
 static void json_span(const struct info *in, struct lib_json *w)

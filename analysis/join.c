@@ -99,6 +99,7 @@ struct join_priv {
 	uint32_t sample_tid;
 	/* samples per (root, stack), root = task index + 1 or 0 */
 	struct join_agg agg;
+	struct tokio_tasks *zc; /* a zero-code trace's tasks, else NULL */
 };
 
 #define JOIN_PRIV(j) ((struct join_priv *)(j))
@@ -485,6 +486,17 @@ static int task_cmp(const void *a, const void *b)
 	return x->task < y->task ? -1 : x->task > y->task;
 }
 
+/* Is @task a zero-code Tokio worker's launch task: the runtime, no task of
+ * the program (its samples and switches are outside tasks)? */
+static int is_runtime(const struct join_priv *jp, uint64_t task)
+{
+	int runtime = 0;
+
+	if (jp->zc && (task & TRACE_TASK_TOKIO))
+		tokio_tasks__name(jp->zc, task, &runtime);
+	return runtime;
+}
+
 /* Every task the trace knows (named, seen in any event, polled), sorted,
  * with its poll statistics; polls get their task's index. */
 static int build_tasks(struct join_priv *jp)
@@ -498,7 +510,8 @@ static int build_tasks(struct join_priv *jp)
 	int err;
 
 	for (i = 0; i < t->ntasks; i++)
-		if ((err = task_slot(jp, t->tasks[i].id, &slot)))
+		if (!is_runtime(jp, t->tasks[i].id) &&
+		    (err = task_slot(jp, t->tasks[i].id, &slot)))
 			return err;
 	j->ntasks = lib_map_count(m);
 	j->tasks = calloc(j->ntasks ? j->ntasks : 1, sizeof(*j->tasks));
@@ -515,11 +528,19 @@ static int build_tasks(struct join_priv *jp)
 	for (i = 0; i < j->ntasks; i++)
 		ix[*lib_map_find(m, j->tasks[i].task)] = (uint32_t)i;
 
-	/* the last name given to a task wins (a task may be renamed) */
+	/* the last name given to a task wins (a task may be renamed); a
+	 * zero-code task is named from its code */
 	for (i = 0; i < t->ntasks; i++)
-		if (t->tasks[i].name)
+		if (t->tasks[i].name && !is_runtime(jp, t->tasks[i].id))
 			j->tasks[ix[*lib_map_find(m, t->tasks[i].id)]].name =
 				t->tasks[i].name;
+	for (i = 0; jp->zc && i < j->ntasks; i++) {
+		int runtime;
+
+		if (!j->tasks[i].name && (j->tasks[i].task & TRACE_TASK_TOKIO))
+			j->tasks[i].name =
+				tokio_tasks__name(jp->zc, j->tasks[i].task, &runtime);
+	}
 
 	for (i = 0; i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];
@@ -806,6 +827,7 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 
 	for (i = 0; i < n; i++) {
 		const struct jblock *b = NULL;
+		const struct task_stat *ts;
 		struct join_hit hit;
 		int64_t g = -1;
 
@@ -820,7 +842,15 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 		}
 		if (w->have_th)
 			g = lookup(jp, w->th, s[i].time, &b, &w->hint[w->th]);
-		if (g < 0) {
+		if (g < 0 && (s[i].task & TRACE_TASK_TOKIO) && jp->zc &&
+		    (ts = join__task(&jp->pub, s[i].task))) {
+			/* zero-code: its task, read in its thread; no poll */
+			hit.start = hit.end = s[i].time;
+			hit.task = (uint32_t)(ts - jp->pub.tasks);
+			hit.id = -1;
+			hit.nopoll = 1;
+			err = w->fn(w->ctx, &s[i], &hit);
+		} else if (g < 0) {
 			err = w->fn(w->ctx, &s[i], NULL);
 		} else {
 			const struct jthread *th = &jp->threads[w->th];
@@ -830,6 +860,7 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 			hit.end = poll_end(jp, w->th, b, (size_t)g);
 			hit.task = p->task;
 			hit.id = th->ids ? (int32_t)th->ids[b->first + g] : -1;
+			hit.nopoll = 0;
 			err = w->fn(w->ctx, &s[i], &hit);
 		}
 		if (err)
@@ -1077,6 +1108,27 @@ const struct join_gap *join__gap_from(const struct join *j, uint64_t time)
 	return lo < j->ngaps ? &j->gaps[lo] : NULL;
 }
 
+/* A zero-code task's stacks are cut where Tokio's task machinery polls
+ * its future (analysis_tokio_split()), those the shim's poll sites did
+ * not cut already. 0 or -ENOMEM. */
+static int cut_tokio(struct join_priv *jp)
+{
+	struct join *j = &jp->pub;
+	size_t n = j->trace->nstacks;
+
+	if (!j->cut) {
+		j->cut = malloc((n + 1) * sizeof(*j->cut));
+		if (!j->cut)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			j->cut[i] = UINT32_MAX;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (j->cut[i] == UINT32_MAX)
+			j->cut[i] = tokio_tasks__keep(jp->zc, (uint32_t)i);
+	return 0;
+}
+
 int join__new(const struct trace *t, unsigned int flags, struct join **out)
 {
 	struct join_priv *jp;
@@ -1134,6 +1186,8 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	jp->pub.end_time = jp->rec_end;
 
 	err = read_gaps(jp);
+	if (!err && analysis_is_tokio(t))
+		err = tokio_tasks__new(t, &jp->zc);
 	if (!err)
 		err = trace__for_each_event(t, on_events, jp);
 	if (!err)
@@ -1148,6 +1202,8 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 		err = join_for_each_sample(&jp->pub, count_sample, jp);
 	if (!err && !(flags & JOIN_WHOLE_STACKS))
 		err = join__cut_stacks(&jp->pub);
+	if (!err && !(flags & JOIN_WHOLE_STACKS) && jp->zc)
+		err = cut_tokio(jp);
 	if (err)
 		goto fail;
 	end_open_polls(jp);
@@ -1198,5 +1254,6 @@ void join__free(struct join *j)
 	lib_map_release(&jp->agg.map);
 	free(jp->agg.weight);
 	free(jp->agg.count);
+	tokio_tasks__free(jp->zc);
 	free(jp);
 }

@@ -520,6 +520,11 @@ static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *
 		goto out;
 	t->samples += w;
 	at = poll_at(t, s->time, &task);
+	if (at <= 0 && (s->task & TRACE_TASK_TOKIO)) {
+		/* zero-code: its task, read in its thread; no poll */
+		at = 1;
+		task = s->task;
+	}
 	if (at > 0) {
 		struct ltask *k = task_of(l, task);
 
@@ -575,6 +580,10 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 	t->blocked_ns += blocked;
 	t->runq_ns += runq;
 	at = poll_at(t, s->time, &task);
+	if (at <= 0 && (s->task & TRACE_TASK_TOKIO)) {
+		at = 1;
+		task = s->task;
+	}
 	if (at > 0)
 		k = task_of(l, task);
 	if (k) {

@@ -291,7 +291,8 @@ static int write_offcpu_svg(const struct offcpu *oc, const struct offcpu_opts *o
 			task_sel_text(&oc->join->sel, what, sizeof(what));
 		else
 			snprintf(what, sizeof(what), "%s",
-				 analysis_task_label(oc->join, oc->join->sel.id, lab,
+				 analysis_task_label(oc->join,
+						     join__selected(oc->join)->task, lab,
 						     sizeof(lab)));
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s", what);
 	}
@@ -364,6 +365,8 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 			if (!ts || p->end - p->start < o->min_poll_ns)
 				continue;
 			ti = (int32_t)(ts - j->tasks);
+		} else if (w->where == OFFCPU_IN_TASK && !o->min_poll_ns) {
+			ti = w->task; /* zero-code: its task, no poll */
 		} else if (j->sel.on || o->min_poll_ns) {
 			continue; /* asked for polls: this was in none */
 		} else if (w->where == OFFCPU_IDLE && !o->idle) {
@@ -506,7 +509,7 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 		else
 			snprintf(title, sizeof(title),
 				 "Poll %" PRIu32 ": task %" PRIu64 "%s%s", o->poll,
-				 p->task, *name ? " " : "", name);
+				 trace_task_number(p->task), *name ? " " : "", name);
 		n = snprintf(
 			sub, sizeof(sub),
 			"microseconds: [cpu] %" PRIu64 " samples x %.0f us (%s%s), "

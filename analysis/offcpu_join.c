@@ -516,7 +516,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 	struct offcpu *oc;
 	const struct trace *t;
 	size_t i;
-	int err = -ENOMEM;
+	int err = -ENOMEM, zc;
 
 	if (!out)
 		return -EINVAL;
@@ -536,6 +536,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 	oc->trace = t;
 	oc->runq_split = !analysis_runq_missing(t);
 	oc->raw_leaf = !!(flags & OFFCPU_RAW_LEAF);
+	zc = analysis_is_tokio(t);
 	span(oc);
 	oc->sw = calloc(t->nswitches ? t->nswitches : 1, sizeof(*oc->sw));
 	oc->polls = calloc(j->npolls ? j->npolls : 1, sizeof(*oc->polls));
@@ -550,12 +551,14 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 		struct offcpu_switch *o = &oc->sw[i];
 		uint64_t in = s->time_in ? s->time_in : oc->end_time;
 		const struct poll *p = join__poll_at(j, s->tid, s->time);
+		const struct task_stat *ts = NULL;
 
 		uint64_t end = in, runnable = s->preempted ? s->time : s->runnable;
 
 		o->len = in > s->time ? in - s->time : 0;
 		o->ns = o->len;
 		o->poll = -1;
+		o->task = -1;
 		if (p && in > p->end) {
 			o->ns = p->end > s->time ? p->end - s->time : 0;
 			end = s->time + o->ns;
@@ -574,7 +577,12 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 			if (s->preempted)
 				po->preempted_ns += o->ns;
 			po->switches++;
-		} else if (parked_at(op, s->tid, s->time)) {
+		} else if (zc && (s->task & TRACE_TASK_TOKIO) &&
+			   (ts = join__task(j, s->task))) {
+			o->where = OFFCPU_IN_TASK;
+			o->task = (int32_t)(ts - j->tasks);
+		} else if (parked_at(op, s->tid, s->time) ||
+			   (zc && analysis_tokio_parked(t, s->stack))) {
 			o->where = OFFCPU_IDLE;
 		} else {
 			o->where = OFFCPU_NO_POLL;

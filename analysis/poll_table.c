@@ -351,6 +351,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		fprintf(out, ", %s", task_sel_text(&j->sel, what, sizeof(what)));
 	}
 	fputc('\n', out);
+	analysis_tokio_note(t, "poll boundaries", out);
 	if (!have_off)
 		fprintf(out, "# OFF-CPU, RUNQ: none, %s\n", offcpu_missing(t));
 	else if (!oc->runq_split)

@@ -11,6 +11,8 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/grow.h"
+#include "lib/map.h"
 #include "lib/text.h"
 
 #define TOP	    5 /* rows per section */
@@ -167,6 +169,112 @@ static int holders(struct page *pg, const uint32_t *tids)
 	lib_map_release(&m);
 	lib_map_release(&all);
 	return 0;
+}
+
+/* Zero-code Tokio: per thread, sample weight in a task and outside one */
+struct zc_walk {
+	struct lib_map of_tid; /* tid -> index */
+	uint32_t *tid;
+	uint64_t *in, *out;
+	size_t n, cap;
+};
+
+static int zc_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct zc_walk *z = ctx;
+	uint64_t *v = lib_map_find(&z->of_tid, s->tid);
+	uint64_t w = s->weight ? s->weight : 1;
+
+	if (!v) {
+		if (LIB_GROW(z->tid, z->cap, z->n + 1) ||
+		    !(z->in = realloc(z->in, z->cap * sizeof(*z->in))) ||
+		    !(z->out = realloc(z->out, z->cap * sizeof(*z->out))) ||
+		    lib_map_set(&z->of_tid, s->tid, z->n))
+			return -ENOMEM;
+		z->tid[z->n] = s->tid;
+		z->in[z->n] = z->out[z->n] = 0;
+		v = lib_map_find(&z->of_tid, s->tid);
+		z->n++;
+	}
+	if (p)
+		z->in[*v] += w;
+	else
+		z->out[*v] += w;
+	return 0;
+}
+
+/* The workers of a zero-code trace: its threads that ran a task or parked
+ * in Tokio, their CPU in tasks and outside from the samples (no polls
+ * bound them), blocked and run-queue time from the switches (in a task:
+ * the one they left), parked from Tokio's park. */
+static int zc_workers(struct page *pg)
+{
+	const struct offcpu *oc = pg->oc;
+	const struct trace *t = oc->trace;
+	double period = analysis_period_ns(t);
+	struct zc_walk z = {0};
+	uint32_t *tids = NULL;
+	size_t i, n = 0, k;
+	int err = -ENOMEM;
+
+	if (lib_map_init(&z.of_tid, 64))
+		return -ENOMEM;
+	err = join_for_each_sample(oc->join, zc_sample, &z);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	tids = malloc((z.n + t->nswitches + 1) * sizeof(*tids));
+	if (!tids)
+		goto out;
+	for (i = 0; i < z.n; i++)
+		if (z.in[i])
+			tids[n++] = z.tid[i];
+	for (i = 0; i < t->nswitches; i++)
+		if (oc->sw[i].where == OFFCPU_IN_TASK || oc->sw[i].where == OFFCPU_IDLE)
+			tids[n++] = t->switches[i].tid;
+	qsort(tids, n, sizeof(*tids), tid_cmp);
+	for (i = k = 0; i < n; i++)
+		if (!k || tids[k - 1] != tids[i])
+			tids[k++] = tids[i];
+	pg->nw = k;
+	pg->w = calloc(k + 1, sizeof(*pg->w));
+	if (!pg->w)
+		goto out;
+	for (i = 0; i < k; i++) {
+		struct worker *w = &pg->w[i];
+		const uint64_t *at = lib_map_find(&z.of_tid, tids[i]);
+		const uint32_t *sw;
+		size_t m = offcpu__thread_switches(oc, tids[i], &sw);
+
+		w->tid = tids[i];
+		w->polls = UINT64_MAX; /* not known */
+		if (at) {
+			w->poll_cpu = (uint64_t)((double)z.in[*at] * period);
+			w->out_cpu = (uint64_t)((double)z.out[*at] * period);
+		}
+		for (size_t q = 0; q < m; q++) {
+			const struct offcpu_switch *o = &oc->sw[sw[q]];
+
+			w->runq += o->runq;
+			if (o->where == OFFCPU_IN_TASK) {
+				w->poll_blocked += o->ns - o->runq;
+				w->poll_runq += o->runq;
+			} else if (o->where == OFFCPU_NO_POLL) {
+				w->out_blocked += o->ns - o->runq;
+				w->out_runq += o->runq;
+			} else if (o->where == OFFCPU_IDLE) {
+				w->parked += o->ns;
+			}
+		}
+	}
+	err = holders(pg, tids);
+out:
+	free(tids);
+	free(z.tid);
+	free(z.in);
+	free(z.out);
+	lib_map_release(&z.of_tid);
+	return err;
 }
 
 static int workers(struct page *pg)
@@ -542,7 +650,7 @@ static void flags(struct page *pg)
 			 "%" PRIu64 " delays >= 5ms, worst %s", ndel,
 			 text_duration(d->begin - d->wake, a, sizeof(a)));
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
-			 d->task);
+			 trace_task_number(d->task));
 	}
 	if (rq)
 		flag_runq(pg, rq, nrq);
@@ -561,7 +669,8 @@ static void flags(struct page *pg)
 				       a, sizeof(a)),
 			 bl->id);
 		snprintf(f->next, sizeof(f->next),
-			 "d9prof offcpu --task %" PRIu64 " -o off.svg", bl->task);
+			 "d9prof offcpu --task %" PRIu64 " -o off.svg",
+			 trace_task_number(bl->task));
 	}
 	flag_imbalance(pg);
 	flag_span(pg);
@@ -573,7 +682,7 @@ static void flags(struct page *pg)
 			"%zu tasks woken and not polled again by the end (lost wake-ups?)",
 			pg->d->nlost);
 		snprintf(f->next, sizeof(f->next), "d9prof delays --task %" PRIu64,
-			 pg->d->lost[0].task);
+			 trace_task_number(pg->d->lost[0].task));
 	}
 	nl = analysis_losses(t, LOSS_ALL, l);
 	if ((nl || j->unmatched_ends) && (f = flag_new(pg, "data lost", "any"))) {
@@ -634,8 +743,16 @@ static void text_recorded(const struct page *pg, FILE *out)
 	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
 		meta_text(t, "event", m[0]), meta_text(t, "sampler", m[1]),
 		meta_text(t, "frequency", m[2]));
-	fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks,
-		j->npolls, pg->nw, j->ntasks ? "" : " (no shim: no task attribution)");
+	if (analysis_is_tokio(t))
+		fprintf(out,
+			"  runtime: %zu tasks, %zu workers (zero-code Tokio %s: tasks read in "
+			"its threads at samples and switch-outs; no polls, wakes or "
+			"spawns)\n",
+			j->ntasks, pg->nw, analysis_meta(t, TRACE_META_TOKIO));
+	else
+		fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks,
+			j->npolls, pg->nw,
+			j->ntasks ? "" : " (no shim: no task attribution)");
 	if (t->nswitches)
 		fprintf(out, "  off-CPU: %zu intervals (%s)\n", t->nswitches,
 			meta_text(t, "offcpu", m[0]));
@@ -663,6 +780,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 static void text_workers(const struct page *pg, FILE *out)
 {
 	const struct trace *t = pg->oc->trace;
+	int zc = analysis_is_tokio(t);
 	char a[32], n[128];
 
 	fprintf(out, "\n== Workers: where their time went (%% of %s)\n",
@@ -671,19 +789,27 @@ static void text_workers(const struct page *pg, FILE *out)
 		fprintf(out, "  no thread polled or parked\n");
 		return;
 	}
-	fprintf(out, "  %-26s %7s  %-23s  %-23s  %6s\n", "", "", "in polls",
-		"outside polls", "");
+	if (zc)
+		fprintf(out, "  %-26s %7s  %-23s  %-23s  %6s\n", "", "", "in tasks",
+			"outside tasks", "");
+	else
+		fprintf(out, "  %-26s %7s  %-23s  %-23s  %6s\n", "", "", "in polls",
+			"outside polls", "");
 	fprintf(out, "  %-26s %7s  %6s %8s %6s  %6s %8s %6s  %6s\n", "THREAD", "POLLS",
 		"CPU", "BLOCKED", "RUNQ", "CPU", "BLOCKED", "RUNQ", "PARKED");
 	for (size_t i = 0; i < pg->nw; i++) {
 		const struct worker *w = &pg->w[i];
 
+		char polls[24] = "-";
+
+		if (w->polls != UINT64_MAX)
+			snprintf(polls, sizeof(polls), "%" PRIu64, w->polls);
 		analysis_thread_label(t, w->tid, n, sizeof(n));
 		fprintf(out,
-			"  %-26s %7" PRIu64
+			"  %-26s %7s"
 			"  %5.1f%% %7.1f%% %5.1f%%  %5.1f%% %7.1f%% %5.1f%%  "
 			"%5.1f%%\n",
-			n, w->polls, pct(w->poll_cpu, pg->span),
+			n, polls, pct(w->poll_cpu, pg->span),
 			pct(w->poll_blocked, pg->span), pct(w->poll_runq, pg->span),
 			pct(w->out_cpu, pg->span), pct(w->out_blocked, pg->span),
 			pct(w->out_runq, pg->span), pct(w->parked, pg->span));
@@ -698,7 +824,8 @@ static void text_longest(const struct page *pg, FILE *out)
 
 	fprintf(out, "\n== Longest polls and what filled them\n");
 	if (!pg->nlongest)
-		fprintf(out, "  no polls\n");
+		fprintf(out, "  no polls%s\n",
+			analysis_is_tokio(t) ? " (zero-code: no poll boundaries)" : "");
 	for (size_t i = 0; i < pg->nlongest; i++) {
 		const struct poll *p = pg->longest[i];
 
@@ -881,7 +1008,7 @@ static void json_task(const struct join *j, uint64_t task, struct lib_json *w)
 {
 	const struct task_stat *ts = join__task(j, task);
 
-	lib_json_uint_field(w, "task", task);
+	lib_json_uint_field(w, "task", trace_task_number(task));
 	lib_json_str_field(w, "task_name", ts ? ts->name : NULL);
 }
 
@@ -931,7 +1058,11 @@ static void json_workers(const struct page *pg, struct lib_json *w)
 		lib_json_object_begin(w);
 		lib_json_uint_field(w, "tid", wk->tid);
 		lib_json_str_field(w, "thread", trace__thread_name(t, wk->tid));
-		lib_json_uint_field(w, "polls", wk->polls);
+		lib_json_name(w, "polls");
+		if (wk->polls == UINT64_MAX)
+			lib_json_null(w);
+		else
+			lib_json_uint(w, wk->polls);
 		lib_json_uint_field(w, "poll_cpu_ns", wk->poll_cpu);
 		lib_json_uint_field(w, "poll_blocked_ns", wk->poll_blocked);
 		lib_json_uint_field(w, "poll_runq_ns", wk->poll_runq);
@@ -1103,7 +1234,7 @@ static int page_make(struct page *pg)
 	pg->span = oc->end_time > oc->start_time ? oc->end_time - oc->start_time : 0;
 	err = hot_init(&pg->h);
 	if (!err)
-		err = workers(pg);
+		err = analysis_is_tokio(pg->oc->trace) ? zc_workers(pg) : workers(pg);
 	if (!err)
 		err = longest_polls(pg);
 	/* the worst delay's flag names the hottest frame behind it */

@@ -480,7 +480,7 @@ static void inst_json(const struct spans *sp, const struct offcpu *oc,
 		const struct task_stat *ts = join__task(j, in->task[k].task);
 
 		lib_json_object_begin(w);
-		lib_json_uint_field(w, "task", in->task[k].task);
+		lib_json_uint_field(w, "task", trace_task_number(in->task[k].task));
 		lib_json_str_field(w, "name", ts ? ts->name : NULL);
 		lib_json_uint_field(w, "polls", in->task[k].polls);
 		lib_json_object_end(w);

@@ -31,6 +31,7 @@ struct trow {
 	uint32_t grp;
 	uint64_t task; /* GROUP_TASK: the task id */
 	uint64_t ntasks, polls, weight, total_ns, longest_ns;
+	uint64_t nzc; /* of its tasks, zero-code ones: no polls known */
 	struct delay_stats ds;
 };
 
@@ -71,6 +72,7 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 			 const struct tasks_opts *o, size_t shown, size_t nr,
 			 double period, uint64_t span, FILE *out)
 {
+	int zc = analysis_is_tokio(j->trace);
 	char lab[32];
 
 	fprintf(out, "# %zu of %zu %s", shown, nr,
@@ -87,34 +89,38 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 		fprintf(out, "; --limit 0 for all");
 	fputc('\n', out);
 	fprintf(out,
-		"# CPU: sampled CPU time inside the polls (%s); CPU%%: of one CPU over the "
+		"# CPU: sampled CPU time inside the %s (%s); CPU%%: of one CPU over the "
 		"%s recorded\n",
+		zc ? "tasks" : "polls",
 		period ? "sampling periods x 1/frequency"
 		       : "no sampling frequency in the trace",
 		text_duration(span, lab, sizeof(lab)));
+	analysis_tokio_note(j->trace, "polls, wakes or delays", out);
 	/* weights, not samples: a ctimer sample may stand for several periods */
 	if (period) {
 		char a[32], b[32];
 
 		fprintf(out,
-			"# sampled CPU: %s in polls (%.1f%%), %s outside polls (%.1f%%)\n",
+			"# sampled CPU: %s in %s (%.1f%%), %s outside %s (%.1f%%)\n",
 			text_duration((uint64_t)((double)j->samples_in_polls * period), a,
 				      sizeof(a)),
+			zc ? "tasks" : "polls",
 			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
 			text_duration(
 				(uint64_t)((double)(j->samples - j->samples_in_polls) *
 					   period),
 				b, sizeof(b)),
+			zc ? "tasks" : "polls",
 			j->samples
 				? 100.0 * (j->samples - j->samples_in_polls) / j->samples
 				: 0.0);
 	} else {
 		fprintf(out,
 			"# %" PRIu64 " sampling periods: %" PRIu64
-			" in polls (%.1f%%), %" PRIu64 " outside polls (%.1f%%)\n",
-			j->samples, j->samples_in_polls,
+			" in %s (%.1f%%), %" PRIu64 " outside %s (%.1f%%)\n",
+			j->samples, j->samples_in_polls, zc ? "tasks" : "polls",
 			j->samples ? 100.0 * j->samples_in_polls / j->samples : 0.0,
-			j->samples - j->samples_in_polls,
+			j->samples - j->samples_in_polls, zc ? "tasks" : "polls",
 			j->samples
 				? 100.0 * (j->samples - j->samples_in_polls) / j->samples
 				: 0.0);
@@ -164,6 +170,7 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 
 		r->task = ts->task;
 		r->ntasks++;
+		r->nzc += !!(ts->task & TRACE_TASK_TOKIO);
 		r->polls += ts->polls;
 		r->weight += ts->samples;
 		r->total_ns += ts->total_ns;
@@ -205,6 +212,7 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		char cpus[32] = "-", pct[16] = "-", tot[32] = "-", mean[32] = "-",
 		     longest[32] = "-";
 		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
+		char polls[24] = "-";
 
 		if (period) {
 			text_duration((uint64_t)cpu, cpus, sizeof(cpus));
@@ -217,7 +225,9 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 			text_duration(r->total_ns / r->polls, mean, sizeof(mean));
 			text_duration(r->longest_ns, longest, sizeof(longest));
 		}
-		if (ds) {
+		if (r->nzc < r->ntasks)
+			snprintf(polls, sizeof(polls), "%" PRIu64, r->polls);
+		if (ds && r->nzc < r->ntasks) {
 			snprintf(wakes, sizeof(wakes), "%" PRIu64, r->ds.n);
 			if (r->ds.n) {
 				text_duration(r->ds.p50, p50, sizeof(p50));
@@ -233,13 +243,11 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		} else {
 			analysis_fit_name(j->tasks[r->grp].name, namew, name,
 					  sizeof(name));
-			fprintf(out, "%-8" PRIu64 "  %s%*s", r->task, name,
+			fprintf(out, "%-8" PRIu64 "  %s%*s", trace_task_number(r->task), name,
 				(int)(namew - analysis_u8_width(name)), "");
 		}
-		fprintf(out,
-			"  %*" PRIu64 "  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n",
-			pw, r->polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99,
-			max);
+		fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
+			polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);
 	}
 	tasks_footer(j, g, o, shown, nr, period, span, out);
 	err = analysis_losses_footer(t, LOSS_CPU | LOSS_POLLS, out);
