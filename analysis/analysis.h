@@ -1003,6 +1003,7 @@ struct live_row {
 	uint32_t delays_[LIVE_DELAY_BUCKETS]; /* (their histogram) */
 	enum live_state state;
 	uint64_t state_ns;
+	uint64_t nzc; /* of its tasks, zero-code ones (no polls known) */
 };
 
 /* A thread of the runtime in the interval. */

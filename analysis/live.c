@@ -801,6 +801,7 @@ static void add_task(struct live_row *r, const struct ltask *k, uint64_t now)
 		r->state = k->ended ? LIVE_ENDED : LIVE_IDLE;
 	}
 	r->ntasks++;
+	r->nzc += !!(k->id & TRACE_TASK_TOKIO);
 }
 
 /* The threads into @out: its workers (in polls, parked, blocked, run

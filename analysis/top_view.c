@@ -122,7 +122,7 @@ static const char *who(const struct live_snap *s, const struct live_row *r, char
 	else if (s->by == GROUP_NAME)
 		snprintf(buf, len, "tasks %s", name);
 	else
-		snprintf(buf, len, "task %" PRIu64 " %s", r->id, name);
+		snprintf(buf, len, "task %" PRIu64 " %s", trace_task_number(r->id), name);
 	return buf;
 }
 
@@ -143,7 +143,8 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 						      : "long poll";
 		w[n].threshold = k->in_poll_ns >= STUCK_NS ? "1s" : "10ms";
 		snprintf(w[n].text, sizeof(w[n].text),
-			 "task %" PRIu64 " polled on %s[%" PRIu32 "] for %s now", k->task,
+			 "task %" PRIu64 " polled on %s[%" PRIu32 "] for %s now",
+			 trace_task_number(k->task),
 			 c, k->tid, text_duration(k->in_poll_ns, a, sizeof(a)));
 		n++;
 	}
@@ -180,6 +181,21 @@ static const struct {
 static const enum col order[NCOLS] = {C_CPU,   C_POLLS,	  C_MEAN, C_MAX,
 				      C_DELAY, C_BLOCKED, C_RUNQ, C_STATE};
 
+/* A row's number: its tasks (by name), the task's as views show it, the
+ * tid */
+static uint64_t row_id(const struct live_snap *s, const struct live_row *r)
+{
+	return s->by == GROUP_NAME	 ? r->ntasks
+	       : s->by == GROUP_THREAD ? r->id
+				       : trace_task_number(r->id);
+}
+
+/* A row of zero-code tasks only: no polls known, nor their state */
+static int zero_code(const struct live_row *r)
+{
+	return r->nzc && r->nzc == r->ntasks;
+}
+
 static void state_text(const struct live_row *r, char *buf, size_t len)
 {
 	char a[32];
@@ -205,6 +221,10 @@ static void state_text(const struct live_row *r, char *buf, size_t len)
 static void cell(const struct live_snap *s, const struct live_row *r, enum col c,
 		 char *buf, size_t len)
 {
+	if (zero_code(r) && (c == C_POLLS || c == C_MEAN || c == C_MAX || c == C_STATE)) {
+		snprintf(buf, len, "-");
+		return;
+	}
 	switch (c) {
 	case C_CPU:
 		snprintf(buf, len, "%.1f", cpu_pct(s, r->samples));
@@ -249,6 +269,7 @@ static void text_head(const struct live_snap *s, const struct top_opts *o, FILE 
 	uint64_t poll = 0, parked = 0, blocked = 0, runq = 0, all;
 	char line[512], secs[32];
 	size_t n;
+	int zc;
 
 	for (size_t i = 0; i < s->nworkers; i++) {
 		poll += s->workers[i].poll_ns;
@@ -273,9 +294,12 @@ static void text_head(const struct live_snap *s, const struct top_opts *o, FILE 
 	if (o->width)
 		analysis_u8_cut(line, o->width);
 	fprintf(out, "%s\n", line);
+	for (zc = 0, n = 0; n < s->nrows && !zc; n++)
+		zc = s->rows[n].nzc != 0;
 	n = (size_t)snprintf(line, sizeof(line),
-			     "CPU: %.1f%% sampled, %.0f%% of it outside polls",
-			     cpu_pct(s, s->samples), share(s->outside, s->samples));
+			     "CPU: %.1f%% sampled, %.0f%% of it outside %s",
+			     cpu_pct(s, s->samples), share(s->outside, s->samples),
+			     zc ? "tasks" : "polls");
 	if (n < sizeof(line))
 		snprintf(line + n, sizeof(line) - n, "; lost: %s",
 			 o->lost && *o->lost ? o->lost : "nothing");
@@ -310,8 +334,7 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 	for (i = 0; i < n; i++) {
 		const struct live_row *r = &s->rows[ix[i]];
 
-		k = (size_t)snprintf(id, sizeof(id), "%" PRIu64,
-				     s->by == GROUP_NAME ? r->ntasks : r->id);
+		k = (size_t)snprintf(id, sizeof(id), "%" PRIu64, row_id(s, r));
 		if (k > idw)
 			idw = k;
 		analysis_fit_name(r->name[0] ? r->name : NULL, 32, name, sizeof(name));
@@ -345,7 +368,7 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 
 		analysis_fit_name(r->name[0] ? r->name : NULL, namew, name, sizeof(name));
 		fprintf(out, "%c%*" PRIu64 "  %s%*s", (int)i == o->selected ? '>' : ' ',
-			(int)idw, s->by == GROUP_NAME ? r->ntasks : r->id, name,
+			(int)idw, row_id(s, r), name,
 			(int)(namew - analysis_u8_width(name)), "");
 		for (k = 0; k < NCOLS; k++) {
 			if (!on[order[k]])
@@ -411,14 +434,23 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 			lib_json_uint_field(w, "tasks", r->ntasks);
 		else
 			lib_json_uint_field(w, s->by == GROUP_THREAD ? "tid" : "task",
-					    r->id);
+					    row_id(s, r));
 		lib_json_str_field(w, "name", r->name[0] ? r->name : NULL);
 		lib_json_name(w, "cpu_pct");
 		lib_json_double(w, "%.3f", cpu_pct(s, r->samples));
 		lib_json_uint_field(w, "samples", r->samples);
-		lib_json_uint_field(w, "polls", r->polls);
-		lib_json_uint_field(w, "mean_poll_ns", r->mean_poll_ns);
-		lib_json_uint_field(w, "max_poll_ns", r->max_poll_ns);
+		if (zero_code(r)) {
+			lib_json_name(w, "polls");
+			lib_json_null(w);
+			lib_json_name(w, "mean_poll_ns");
+			lib_json_null(w);
+			lib_json_name(w, "max_poll_ns");
+			lib_json_null(w);
+		} else {
+			lib_json_uint_field(w, "polls", r->polls);
+			lib_json_uint_field(w, "mean_poll_ns", r->mean_poll_ns);
+			lib_json_uint_field(w, "max_poll_ns", r->max_poll_ns);
+		}
 		lib_json_name(w, "delay_p99_ns");
 		if (r->ndelays)
 			lib_json_uint(w, r->delay_p99_ns);
@@ -426,7 +458,7 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 			lib_json_null(w);
 		lib_json_uint_field(w, "blocked_ns", r->blocked_ns);
 		lib_json_uint_field(w, "runq_ns", r->runq_ns);
-		lib_json_str_field(w, "state", state[r->state]);
+		lib_json_str_field(w, "state", zero_code(r) ? NULL : state[r->state]);
 		lib_json_uint_field(w, "state_ns", r->state_ns);
 		lib_json_object_end(w);
 	}

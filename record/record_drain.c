@@ -53,7 +53,7 @@ void record_shim_try_attach(struct rec *r, int warn)
 			record_log(r, RECORD_WARN,
 				   "refusing the d9prof segment of pid %d: %s",
 				   (int)r->o->pid, why);
-		} else if (warn && !r->shim_warned) {
+		} else if (warn && !r->shim_warned && !r->st->tokio[0]) {
 			r->shim_warned = 1;
 			record_log(
 				r, RECORD_WARN,
