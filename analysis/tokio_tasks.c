@@ -65,8 +65,9 @@ void analysis_tokio_note(const struct trace *t, const char *what, FILE *out)
 
 	if (v)
 		fprintf(out,
-			"# zero-code Tokio %s: tasks read in its threads at each sample and "
-			"switch-out, no %s (the d9prof crate gives those)\n",
+			"# zero-code Tokio %s: tasks seen from outside (read in their "
+			"threads at samples and switch-outs) have no %s; the d9prof "
+			"crate's tasks do\n",
 			v, what);
 }
 

@@ -12,6 +12,8 @@
 #include "lib/tokio_names.h"
 
 static const char *const machinery[] = {
+	/* out of line where inlining is less eager (full debug info) */
+	"tokio::runtime::task::core::Core<T,S>::poll::{{closure}}",
 	"tokio::runtime::task::core::Core<T,S>::poll",
 	"tokio::runtime::task::harness::Harness<T,S>::poll",
 	"tokio::runtime::task::raw::poll",
@@ -152,6 +154,18 @@ static int is_launch(const char *type, const char *next)
 	       strstr(next, "tokio::runtime::scheduler::multi_thread::worker::");
 }
 
+/* A task the d9prof crate marks (its wrapper future polls it): the
+ * crate's own records name it and bound its polls */
+static int marked(lib_tokio_name_fn fn, void *ctx, size_t k, const char *type)
+{
+	if (starts(type, "d9prof::tokio::Marked<"))
+		return 1;
+	for (size_t i = 0; i < k; i++)
+		if (strstr(fn(ctx, i), "d9prof::tokio::Marked<"))
+			return 1;
+	return 0;
+}
+
 size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, size_t len,
 		       int *runtime)
 {
@@ -188,7 +202,7 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	own = fn(ctx, k - 1);
 	if (!type[0] && own[0])
 		future_of(own, type, sizeof(type));
-	*runtime = is_launch(type, own);
+	*runtime = is_launch(type, own) || marked(fn, ctx, k, type);
 	clean_type(type);
 	if (name && len)
 		snprintf(name, len, "%s", type[0] ? type : "[unnamed task]");

@@ -43,7 +43,9 @@ typedef const char *(*lib_tokio_name_fn)(void *ctx, size_t k);
  * task outside, a worker's launch task); the future's type as the task's name in @name
  * (generic arguments dropped, an async fn's body as the fn, a
  * BlockingTask or Instrumented wrapper as what it wraps; may be NULL),
- * and in *@runtime whether the task polled is a worker's launch task. */
+ * and in *@runtime whether the task polled is none of the program's
+ * zero-code tasks: a worker's own launch task (the runtime), or a task
+ * the d9prof crate marks (its records name it and bound its polls). */
 size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t n, char *name, size_t len,
 		       int *runtime);
 /* Does the stack park a Tokio thread with nothing to run (a worker's
