@@ -50,6 +50,8 @@ static const struct {
 	{"cpu_stacks_cut",
 	 "CPU stacks cut short (no thread root: record --call-graph dwarf)",
 	 SRC_CUT_STACKS, NULL, LOSS_CPU},
+	{"tokio_untagged", "samples' zero-code task tags (counted outside tasks)",
+	 SRC_META, TRACE_META_TOKIO_UNTAGGED, LOSS_CPU},
 	{"switch_records", "switch records (ring full)", SRC_META, TRACE_META_OFFCPU_LOST,
 	 LOSS_OFFCPU},
 	{"unpaired_switches", "switch-outs whose switch-in was lost", SRC_META,
