@@ -20,6 +20,9 @@ static const char *const machinery[] = {
 };
 
 #define STAGE "with_mut<tokio::runtime::task::core::Stage<"
+/* Core::poll's access to its stage, out of line where inlining is less
+ * eager (opt-level s) */
+#define CELL "tokio::loom::std::unsafe_cell::UnsafeCell<T>::with_mut"
 
 /* Wrappers whose first type argument is what the task is (a
  * spawn_blocking closure, a future instrumented by tracing) */
@@ -147,11 +150,20 @@ static void clean_type(char *t)
 	memcpy(t, out, o + 1);
 }
 
-/* The worker's own launch task: its thread-local id while it polls none */
-static int is_launch(const char *type, const char *next)
+#define WORKER "tokio::runtime::scheduler::multi_thread::worker::"
+
+/* The worker's own launch task, polled at @k: its thread-local id while it
+ * polls none. Its future is a BlockingTask of the launch closure, which
+ * runs the worker: named so in T, else the frames right above (the
+ * BlockingTask's poll, then the worker's code) say it. */
+static int is_launch(lib_tokio_name_fn fn, void *ctx, size_t k, const char *type)
 {
-	return strstr(type, "multi_thread::worker::{impl#0}::launch") ||
-	       strstr(next, "tokio::runtime::scheduler::multi_thread::worker::");
+	const char *own = fn(ctx, k - 1);
+
+	if (strstr(type, "multi_thread::worker::{impl#0}::launch") || strstr(own, WORKER))
+		return 1;
+	return k >= 2 && strstr(own, "tokio::runtime::blocking::task::BlockingTask<") &&
+	       strstr(fn(ctx, k - 2), WORKER);
 }
 
 /* A task the d9prof crate marks (its wrapper future polls it): the
@@ -182,7 +194,8 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 		const char *sym = fn(ctx, k);
 
 		if (is_machinery(sym) ||
-		    (starts(sym, "{closure#0}<") && k + 1 < m && starts(fn(ctx, k + 1), STAGE)))
+		    (starts(sym, "{closure#0}<") && k + 1 < m && starts(fn(ctx, k + 1), STAGE)) ||
+		    (!strcmp(sym, CELL) && k + 1 < m && !strcmp(fn(ctx, k + 1), machinery[1])))
 			break;
 	}
 	/* none; or the leaf is in it, Tokio entering or leaving the poll,
@@ -202,7 +215,7 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	own = fn(ctx, k - 1);
 	if (!type[0] && own[0])
 		future_of(own, type, sizeof(type));
-	*runtime = is_launch(type, own) || marked(fn, ctx, k, type);
+	*runtime = is_launch(fn, ctx, k, type) || marked(fn, ctx, k, type);
 	clean_type(type);
 	if (name && len)
 		snprintf(name, len, "%s", type[0] ? type : "[unnamed task]");
