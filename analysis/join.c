@@ -486,15 +486,18 @@ static int task_cmp(const void *a, const void *b)
 	return x->task < y->task ? -1 : x->task > y->task;
 }
 
-/* Is @task a zero-code Tokio worker's launch task: the runtime, no task of
- * the program (its samples and switches are outside tasks)? */
-static int is_runtime(const struct join_priv *jp, uint64_t task)
+/* Is zero-code id @task no task of the program: a worker's launch task
+ * (the runtime), a task the crate marks, or one no stack of it and no
+ * name says is one (its samples and switches are then outside tasks)? */
+static int not_a_task(const struct join_priv *jp, uint64_t task)
 {
+	const char *name;
 	int runtime = 0;
 
-	if (jp->zc && (task & TRACE_TASK_TOKIO))
-		tokio_tasks__name(jp->zc, task, &runtime);
-	return runtime;
+	if (!jp->zc || !(task & TRACE_TASK_TOKIO))
+		return 0;
+	name = tokio_tasks__name(jp->zc, task, &runtime);
+	return runtime || (!name && !trace__task_name(jp->pub.trace, task));
 }
 
 /* Every task the trace knows (named, seen in any event, polled), sorted,
@@ -510,7 +513,7 @@ static int build_tasks(struct join_priv *jp)
 	int err;
 
 	for (i = 0; i < t->ntasks; i++)
-		if (!is_runtime(jp, t->tasks[i].id) &&
+		if (!not_a_task(jp, t->tasks[i].id) &&
 		    (err = task_slot(jp, t->tasks[i].id, &slot)))
 			return err;
 	j->ntasks = lib_map_count(m);
@@ -531,7 +534,7 @@ static int build_tasks(struct join_priv *jp)
 	/* the last name given to a task wins (a task may be renamed); a
 	 * zero-code task is named from its code */
 	for (i = 0; i < t->ntasks; i++)
-		if (t->tasks[i].name && !is_runtime(jp, t->tasks[i].id))
+		if (t->tasks[i].name && !not_a_task(jp, t->tasks[i].id))
 			j->tasks[ix[*lib_map_find(m, t->tasks[i].id)]].name =
 				t->tasks[i].name;
 	for (i = 0; jp->zc && i < j->ntasks; i++) {

@@ -172,7 +172,8 @@ int tokio_tasks__new(const struct trace *t, struct tokio_tasks **out)
 		z->keep[s] = analysis_tokio_split(t, s, name, sizeof(name), &runtime);
 		z->stack_name[s] = z->keep[s] == UINT32_MAX ? -1
 				   : runtime		    ? -2
-							    : intern(z, name);
+				   : name[0]		    ? intern(z, name)
+							    : -1;
 		if (z->stack_name[s] < -2)
 			goto fail;
 	}

@@ -11,10 +11,16 @@
 
 #include "lib/tokio_names.h"
 
-static const char *const machinery[] = {
-	/* out of line where inlining is less eager (full debug info) */
-	"tokio::runtime::task::core::Core<T,S>::poll::{{closure}}",
-	"tokio::runtime::task::core::Core<T,S>::poll",
+/* Tokio's poll of a task, from inside: Core::poll, where the task's id is
+ * set around the future's poll (TaskIdGuard) */
+#define CORE_POLL "tokio::runtime::task::core::Core<T,S>::poll"
+/* ... its closure, out of line where inlining is less eager (full debug
+ * info) */
+#define CORE_CLOSURE "tokio::runtime::task::core::Core<T,S>::poll::{{closure}}"
+/* ... and from outside: the harness around it and the vtable's entry,
+ * where the thread-local still holds the task outside (the worker's
+ * launch task): a sample there is that task's */
+static const char *const harness[] = {
 	"tokio::runtime::task::harness::Harness<T,S>::poll",
 	"tokio::runtime::task::raw::poll",
 };
@@ -61,12 +67,23 @@ static int harness_inline(const char *sym)
 	       strstr(sym, "tokio::runtime::");
 }
 
-static int is_machinery(const char *sym)
+/* Is the @k-th of the @m names Tokio's Core::poll, or its own code right
+ * over it (its closure, its access to the stage, inlined or not)? */
+static int core_level(lib_tokio_name_fn fn, void *ctx, size_t k, size_t m)
 {
-	for (size_t i = 0; i < sizeof(machinery) / sizeof(*machinery); i++)
-		if (!strcmp(sym, machinery[i]))
+	const char *sym = fn(ctx, k), *next = k + 1 < m ? fn(ctx, k + 1) : "";
+
+	return !strcmp(sym, CORE_POLL) || !strcmp(sym, CORE_CLOSURE) || starts(sym, STAGE) ||
+	       (starts(sym, "{closure#0}<") && starts(next, STAGE)) ||
+	       (!strcmp(sym, CELL) && !strcmp(next, CORE_POLL));
+}
+
+static int harness_level(const char *sym)
+{
+	for (size_t i = 0; i < sizeof(harness) / sizeof(*harness); i++)
+		if (!strcmp(sym, harness[i]))
 			return 1;
-	return starts(sym, STAGE) || harness_inline(sym);
+	return harness_inline(sym);
 }
 
 /* T, the first generic argument after @open in @sym, into @buf */
@@ -158,7 +175,7 @@ static void clean_type(char *t)
  * BlockingTask's poll, then the worker's code) say it. */
 static int is_launch(lib_tokio_name_fn fn, void *ctx, size_t k, const char *type)
 {
-	const char *own = fn(ctx, k - 1);
+	const char *own = k ? fn(ctx, k - 1) : "";
 
 	if (strstr(type, "multi_thread::worker::{impl#0}::launch") || strstr(own, WORKER))
 		return 1;
@@ -188,19 +205,23 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	if (name && len)
 		name[0] = '\0';
 	*runtime = 0;
-	/* the innermost frame of the machinery (Core::poll's closure counts
-	 * where the UnsafeCell access is right below it) */
-	for (k = 0; k < m; k++) {
-		const char *sym = fn(ctx, k);
-
-		if (is_machinery(sym) ||
-		    (starts(sym, "{closure#0}<") && k + 1 < m && starts(fn(ctx, k + 1), STAGE)) ||
-		    (!strcmp(sym, CELL) && k + 1 < m && !strcmp(fn(ctx, k + 1), machinery[1])))
-			break;
+	/* the innermost Core::poll: the task whose id the thread holds (the
+	 * harness around it, entering and leaving the poll, still holds the
+	 * one outside) */
+	for (k = 0; k < m && !core_level(fn, ctx, k, m); k++)
+		;
+	if (k == m) {
+		/* none named: Core::poll inlined into the harness with no DWARF
+		 * to say so; the harness then, where the frame over it is the
+		 * future's, not Tokio's own code */
+		for (k = 0; k < m && !harness_level(fn(ctx, k)); k++)
+			;
+		if (k == m || k == 0 || starts(fn(ctx, k - 1), "tokio::"))
+			return SIZE_MAX;
 	}
-	/* none; or the leaf is in it, Tokio entering or leaving the poll,
-	 * where its thread-local may name the task outside it still */
-	if (k == m || k == 0)
+	/* the leaf in Core::poll itself, or its stage access: Tokio entering
+	 * or leaving the future's poll (its closure sets the task's id) */
+	if (k == 0 && (!strcmp(fn(ctx, 0), CORE_POLL) || !strcmp(fn(ctx, 0), CELL)))
 		return SIZE_MAX;
 	/* T from the inlined helpers' names, nearest first */
 	for (i = k; i < m && i < k + 8 && !type[0]; i++) {
@@ -212,13 +233,15 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 			first_arg(sym, (size_t)(strchr(sym, '<') - sym) + 1, type,
 				  sizeof(type));
 	}
-	own = fn(ctx, k - 1);
-	if (!type[0] && own[0])
+	/* else the future's own frame over it, where that is not Tokio's
+	 * (storing the output, waking the joiner: no name) */
+	own = k ? fn(ctx, k - 1) : "";
+	if (!type[0] && own[0] && !starts(own, "tokio::"))
 		future_of(own, type, sizeof(type));
 	*runtime = is_launch(fn, ctx, k, type) || marked(fn, ctx, k, type);
 	clean_type(type);
 	if (name && len)
-		snprintf(name, len, "%s", type[0] ? type : "[unnamed task]");
+		snprintf(name, len, "%s", type);
 	return k;
 }
 

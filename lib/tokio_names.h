@@ -36,16 +36,19 @@
 typedef const char *(*lib_tokio_name_fn)(void *ctx, size_t k);
 
 /* The stack of @n names @fn gives at Tokio's task machinery: the number
- * of entries from the leaf that are the task's own future (the rest is
- * Tokio's poll of it and the thread below), or SIZE_MAX where the stack
- * is in no task's poll, or where its leaf is in the machinery itself
- * (entering or leaving the poll: Tokio's thread-local may still name the
- * task outside, a worker's launch task); the future's type as the task's name in @name
- * (generic arguments dropped, an async fn's body as the fn, a
- * BlockingTask or Instrumented wrapper as what it wraps; may be NULL),
- * and in *@runtime whether the task polled is none of the program's
- * zero-code tasks: a worker's own launch task (the runtime), or a task
- * the d9prof crate marks (its records name it and bound its polls). */
+ * of entries from the leaf over the innermost Core::poll, the task whose
+ * id Tokio holds in the thread then (the rest is Tokio's poll of it and
+ * the thread below; a sample in the harness around Core::poll, entering
+ * or leaving a poll, is the task outside's, a worker's launch task), or
+ * SIZE_MAX where the stack is in no task's poll or its leaf is in
+ * Core::poll's own code (around the closure that sets the task's id);
+ * the future's type as the task's name in @name, "" where the names do
+ * not say (Tokio's own code over Core::poll and no DWARF): generic
+ * arguments dropped, an async fn's body as the fn, a BlockingTask or
+ * Instrumented wrapper as what it wraps (@name may be NULL); and in
+ * *@runtime whether the task polled is none of the program's zero-code
+ * tasks: a worker's own launch task (the runtime), or a task the d9prof
+ * crate marks (its records name it and bound its polls). */
 size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t n, char *name, size_t len,
 		       int *runtime);
 /* Does the stack park a Tokio thread with nothing to run (a worker's

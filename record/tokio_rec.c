@@ -375,7 +375,7 @@ static uint64_t stack_kind(struct tokio_rec *tr, uint32_t stack)
 	k = lib_tokio_split(name_at, tr, n, name, sizeof(name), &launch);
 	if (k != SIZE_MAX && launch) {
 		kind = KIND_LAUNCH;
-	} else if (k != SIZE_MAX) {
+	} else if (k != SIZE_MAX && name[0]) {
 		size_t i;
 
 		for (i = 0; i < tr->nnames && strcmp(tr->names[i], name); i++)
