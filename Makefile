@@ -44,7 +44,7 @@ CLI_LIBS := -lncursesw
 .DELETE_ON_ERROR:
 .SECONDARY:
 .SUFFIXES:
-.PHONY: all demo demo-tokio tokio-demo-bin check check-unit check-sanitize check-rust \
+.PHONY: all demo demo-tokio tokio-demo-bin zerocode-bin check check-unit check-sanitize check-rust \
 	check-e2e check-golden check-hostile hostile-bin check-fuzz fuzz bench install \
 	uninstall clean deps format check-format
 
@@ -335,8 +335,9 @@ check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/answers.sh tests/e2e/layouts.sh \
 	tests/e2e/tokio.sh tests/e2e/latency.sh tests/e2e/flight.sh tests/e2e/svg.sh \
 		tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh \
-	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/fleet.sh tests/e2e/load.sh
-E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
+	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/fleet.sh tests/e2e/load.sh \
+	tests/e2e/zerocode.sh
+E2E_DEPS := all tokio-demo-bin zerocode-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 
 # one after the other (never in parallel: they time things), all of them
@@ -360,6 +361,19 @@ tokio-demo-bin:
 		echo "tokio demo: skip: no cargo on PATH"; \
 	else cd examples/tokio && CARGO_TARGET_DIR=$(abspath $(B))/cargo \
 		$(CARGO) build --release --offline $(if $(Q),--quiet); fi
+# Unmodified Tokio programs (tests/e2e/zerocode: no d9prof code) for the
+# zero-code tests (tests/e2e/zerocode.sh), built by cargo offline as users
+# build services: with frame pointers (.cargo/config.toml) in
+# $(B)/zerocode/fp, and without in $(B)/zerocode/nofp (RUSTFLAGS set, even
+# empty, replaces the config's rustflags).
+zerocode-bin:
+	$(Q)if ! $(CARGO) --version >/dev/null 2>&1; then \
+		echo "zerocode: skip: no cargo on PATH"; \
+	else cd tests/e2e/zerocode && \
+		env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS CARGO_TARGET_DIR=$(abspath $(B))/zerocode/fp \
+			$(CARGO) build --release --offline $(if $(Q),--quiet) && \
+		env -u CARGO_ENCODED_RUSTFLAGS RUSTFLAGS= CARGO_TARGET_DIR=$(abspath $(B))/zerocode/nofp \
+			$(CARGO) build --release --offline $(if $(Q),--quiet); fi
 demo-tokio:
 	$(Q)scripts/install-deps.sh tokio
 	$(Q)$(MAKE) --no-print-directory all tokio-demo-bin
