@@ -382,7 +382,7 @@ demo-tokio:
 $(B)/bench/%: bench/%.c $(SHIM_A) $(CORE_A) $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(SHIM_A) $(CORE_A) $(CORE_LIBS) -lm
-bench: all $(BENCH_BINS) tokio-demo-bin $(B)/e2e/fpless/recurse
+bench: all $(BENCH_BINS) tokio-demo-bin zerocode-bin $(B)/e2e/fpless/recurse
 	$(Q)B=$(B) scripts/bench.sh
 
 # ---- install -------------------------------------------------------------

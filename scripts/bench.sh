@@ -28,7 +28,8 @@
 #                        d9prof top; 2k what --upload costs the recorder
 #                        (--rotate 1s to a local s3rver, with and without);
 #                        2l what --offcpu-min saves on a target that
-#                        blocks ~70k times a second; row 5 the Tokio binding
+#                        blocks ~70k times a second; row 5 the Tokio binding;
+#                        row 6 zero-code Tokio against perf -F 999 -g
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
 #   4. trace size        bytes per sample and per shim event
@@ -50,7 +51,8 @@
 # row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes),
 # BENCH_ONLY=upload row 2k alone (~1.5 minutes; s3rver from npm, as the
 # e2e tests install it into $B/node/s3rver, or the row says skipped),
-# BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute).
+# BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute), BENCH_ONLY=zc row 6
+# alone (zero-code Tokio against perf, ~2.5 minutes; ZC_SECS [8]).
 set -u
 
 B=${B:-build}
@@ -64,6 +66,7 @@ BIG_SAMPLES=${BIG_SAMPLES:-1000000}
 SAMPLE_HZ=${SAMPLE_HZ:-25000}
 SPIN_US=${SPIN_US:-8}		# bench_spin poll size for ~200k polls/s on 2 threads
 DEMO_WORK_NS=${DEMO_WORK_NS:-8000}	# demo --bench-work-ns for ~200k polls/s
+ZC_SECS=${ZC_SECS:-8}		# zero-code Tokio's runs (row 6)
 KEEP=${KEEP:-0}
 
 D9=$B/d9prof
@@ -72,6 +75,7 @@ SHIM=$B/bench/bench_shim
 SPIN=$B/bench/bench_spin
 TOKIO=$B/cargo/release/d9demo-tokio
 FPLESS=$B/e2e/fpless/recurse
+ZCAPP=$B/zerocode/fp/release/zcapp
 RUN=$B/bench/run
 RESULTS=$B/bench/results.txt
 TIME=/usr/bin/time
@@ -459,6 +463,60 @@ min_row() {
 	row "" "  target round trips/s (bpf; --offcpu-min 1ms)" "$(med 0 "$od"); $(med 0 "$om")" \
 		"--sched perf $(med 0 "$op")" "-" "stated" "-"
 }
+# Zero-code Tokio's cost (row 6): an unmodified Tokio program doing ~5M
+# short polls a second on one worker (tests/e2e/zerocode: zcapp bench, 8
+# tasks that yield after a little work), ZC_SECS long, run alone (det),
+# under `d9prof record -- CMD` (task ids read at each sample and
+# switch-out) and under `perf record -F 999 -g -- CMD`, PAIRS rounds, the
+# order rotating. CPU per poll: the whole command's user + system time
+# (the program's and the recorder's, /usr/bin/time) over the polls the
+# program counted itself. Target: d9 within 3% of perf, paired per round.
+zerocode_row() {
+	local i k arm name t polls rd="" rp="" rdet="" rat="" add=""
+	if [ ! -x "$ZCAPP" ]; then
+		row 6 "zero-code Tokio: CPU per poll" "-" "-" "-" "-" "skipped: no $ZCAPP (needs cargo)"
+		return
+	fi
+	for i in $(seq "$PAIRS"); do
+		for k in 0 1 2; do
+			arm=$(echo det d9 perf | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
+			name=zc-$arm-$i
+			case $arm in
+			det) run $TIME -f "%U %S" -o "$RUN/$name.time" "$ZCAPP" bench "$ZC_SECS" \
+				>"$RUN/$name.out" 2>"$RUN/$name.err" ;;
+			d9) run $TIME -f "%U %S" -o "$RUN/$name.time" "$D9" record \
+				-o "$RUN/$name.d9" -- "$ZCAPP" bench "$ZC_SECS" \
+				>"$RUN/$name.out" 2>"$RUN/$name.err" ;;
+			perf) run $TIME -f "%U %S" -o "$RUN/$name.time" perf record -F 999 -g \
+				-o "$RUN/$name.perf" -- "$ZCAPP" bench "$ZC_SECS" \
+				>"$RUN/$name.out" 2>"$RUN/$name.err" ;;
+			esac || die "$name failed: $(tail -1 "$RUN/$name.err")"
+			[ "$arm" != d9 ] || grep -q "zero-code" "$RUN/$name.err" ||
+				die "$name: no zero-code task ids: $(grep -m1 Tokio "$RUN/$name.err")"
+			t=$(awk '{ print $1 + $2 }' "$RUN/$name.time")
+			polls=$(kv "$RUN/$name.out" bench_polls)
+			case $arm in
+			det) rdet="$rdet $(calc "$t * 1e9 / $polls")" ;;
+			d9) rd="$rd $(calc "$t * 1e9 / $polls")" ;;
+			perf) rp="$rp $(calc "$t * 1e9 / $polls")" ;;
+			esac
+			rm -f "$RUN/$name.d9" "$RUN/$name.perf"
+		done
+		rat="$rat $(calc "$(lastof $rd) / $(lastof $rp)")"
+		add="$add $(calc "$(lastof $rd) - $(lastof $rdet)")/$(calc "$(lastof $rp) - $(lastof $rdet)")"
+	done
+	row 6 "zero-code Tokio, zcapp bench (1 worker, ${ZC_SECS} s)" "" "" "" "" ""
+	row "" "  CPU ns/poll, program + recorder" "$(med 1 "$rd")" "perf -F 999 -g $(med 1 "$rp")" \
+		"$(med 3 "$rat")" "<= 1.03 x perf" "$(spread_verdict "$rat" 1.03)"
+	row "" "  alone, ns/poll; added by d9/perf per round" "$(med 1 "$rdet")" "$add" "-" \
+		"stated" "- ($(span "$rat"))"
+}
+if [ "$BENCH_ONLY" = zc ]; then
+	zerocode_row
+	note "BENCH_ONLY=zc: row 6 only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 if [ "$BENCH_ONLY" = 2l ]; then
 	min_row
 	note "BENCH_ONLY=2l: row 2l only; total bench time $(($(date +%s) - T_START)) s"
@@ -1141,6 +1199,8 @@ if [ -x "$TOKIO" ]; then
 else
 	row 5 "Tokio: ns added per poll" "-" "-" "-" "-" "skipped: no $TOKIO (needs cargo)"
 fi
+say "2/4 zero-code Tokio: $PAIRS x 3 runs of $ZC_SECS s"
+zerocode_row
 
 # sample_rec NAME PID SECS: VmRSS and CPU of PID every SECS while it runs,
 # as "seconds rss_kib cpu_ticks" lines in $RUN/NAME.samples
