@@ -381,8 +381,11 @@ static inline uint32_t stack_canon(const uint32_t *canon, size_t n, uint32_t s)
 
 /* Was @t recorded with zero-code Tokio (TRACE_META_TOKIO)? */
 int analysis_is_tokio(const struct trace *t);
+/* ... and without its poll probes (TRACE_META_TOKIO_PROBES): its tasks
+ * have no polls, wakes or delays */
+int analysis_tokio_unpolled(const struct trace *t);
 /* A view's line saying so, and that it has no @what ("polls, wakes or
- * delays"), where @t was; nothing elsewhere */
+ * delays"), where @t's zero-code tasks have no polls; nothing elsewhere */
 void analysis_tokio_note(const struct trace *t, const char *what, FILE *out);
 /* Does stack @s park a Tokio thread with nothing to run (a worker's park,
  * block_on's, the blocking pool's wait)? */

@@ -66,7 +66,7 @@ static int write_svg(const struct join *j, const struct groups *g,
 	} else {
 		n = snprintf(sub, sizeof(sub), "%" PRIu64 " samples, %.1f%% inside %s%zu tasks",
 			     all, all ? 100.0 * inpoll / all : 0.0,
-			     analysis_is_tokio(j->trace) ? "" : "polls of ", j->ntasks);
+			     analysis_tokio_unpolled(j->trace) ? "" : "polls of ", j->ntasks);
 	}
 	if (n >= 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s",

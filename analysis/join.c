@@ -1055,7 +1055,8 @@ int analysis_meta_gap(const char *v, uint64_t *start, uint64_t *end)
 
 static int is_gap_key(const char *k)
 {
-	return !strcmp(k, TRACE_META_SHIM_GAP) || !strcmp(k, TRACE_META_SEGMENT_GAP);
+	return !strcmp(k, TRACE_META_SHIM_GAP) || !strcmp(k, TRACE_META_SEGMENT_GAP) ||
+	       !strcmp(k, TRACE_META_TOKIO_PROBES_OFF);
 }
 
 /* The gaps: the shim's (meta "shim_gap" = "START-END") and those between

@@ -59,7 +59,7 @@ static int width_u64(uint64_t v)
 static void id_name(uint64_t id, const char *name, int wide, char *buf, size_t len)
 {
 	char nm[LABEL_LEN - 32];
-	int n = snprintf(buf, len, "%" PRIu64, id);
+	int n = snprintf(buf, len, "%" PRIu64, trace_task_number(id));
 
 	if (!name || !*name || n < 0 || (size_t)n + 2 >= len)
 		return;

@@ -743,7 +743,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 	fprintf(out, "  CPU samples: %" PRIu64 " (%s, %s sampler, %s)\n", j->samples,
 		meta_text(t, "event", m[0]), meta_text(t, "sampler", m[1]),
 		meta_text(t, "frequency", m[2]));
-	if (analysis_is_tokio(t))
+	if (analysis_tokio_unpolled(t))
 		fprintf(out,
 			"  runtime: %zu tasks, %zu workers (zero-code Tokio %s: tasks read in "
 			"its threads at samples and switch-outs; no polls, wakes or "
@@ -780,7 +780,7 @@ static void text_recorded(const struct page *pg, FILE *out)
 static void text_workers(const struct page *pg, FILE *out)
 {
 	const struct trace *t = pg->oc->trace;
-	int zc = analysis_is_tokio(t);
+	int zc = analysis_tokio_unpolled(t);
 	char a[32], n[128];
 
 	fprintf(out, "\n== Workers: where their time went (%% of %s)\n",
@@ -825,7 +825,7 @@ static void text_longest(const struct page *pg, FILE *out)
 	fprintf(out, "\n== Longest polls and what filled them\n");
 	if (!pg->nlongest)
 		fprintf(out, "  no polls%s\n",
-			analysis_is_tokio(t) ? " (zero-code: no poll boundaries)" : "");
+			analysis_tokio_unpolled(t) ? " (zero-code: no poll boundaries)" : "");
 	for (size_t i = 0; i < pg->nlongest; i++) {
 		const struct poll *p = pg->longest[i];
 
@@ -1164,7 +1164,7 @@ static void json_flags(const struct page *pg, struct lib_json *w)
 		lib_json_uint_field(w, "count", f->count);
 		lib_json_name(w, "task");
 		if (f->task)
-			lib_json_uint(w, f->task);
+			lib_json_uint(w, trace_task_number(f->task));
 		else
 			lib_json_null(w);
 		lib_json_str_field(w, "function", f->function[0] ? f->function : NULL);
@@ -1234,7 +1234,7 @@ static int page_make(struct page *pg)
 	pg->span = oc->end_time > oc->start_time ? oc->end_time - oc->start_time : 0;
 	err = hot_init(&pg->h);
 	if (!err)
-		err = analysis_is_tokio(pg->oc->trace) ? zc_workers(pg) : workers(pg);
+		err = analysis_tokio_unpolled(pg->oc->trace) ? zc_workers(pg) : workers(pg);
 	if (!err)
 		err = longest_polls(pg);
 	/* the worst delay's flag names the hottest frame behind it */

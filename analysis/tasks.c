@@ -141,7 +141,7 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 	uint64_t span, lo, hi;
 	double period;
 	size_t i, nr, shown, namew = 4;
-	int err, pw = 5;
+	int err, pw = 5, unpolled;
 	char name[NAME_MAX_W * 4 + 8], lab[300];
 
 	if (!j || !out)
@@ -164,13 +164,14 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		if (ds)
 			rows[i].ds = ds[i];
 	}
+	unpolled = analysis_tokio_unpolled(t);
 	for (i = 0; i < j->ntasks; i++) {
 		const struct task_stat *ts = &j->tasks[i];
 		struct trow *r = &rows[g->of_task[i]];
 
 		r->task = ts->task;
 		r->ntasks++;
-		r->nzc += !!(ts->task & TRACE_TASK_TOKIO);
+		r->nzc += unpolled && (ts->task & TRACE_TASK_TOKIO);
 		r->polls += ts->polls;
 		r->weight += ts->samples;
 		r->total_ns += ts->total_ns;

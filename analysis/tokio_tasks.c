@@ -59,11 +59,16 @@ int analysis_is_tokio(const struct trace *t)
 	return trace__meta(t, TRACE_META_TOKIO) != NULL;
 }
 
+int analysis_tokio_unpolled(const struct trace *t)
+{
+	return analysis_is_tokio(t) && !trace__meta(t, TRACE_META_TOKIO_PROBES);
+}
+
 void analysis_tokio_note(const struct trace *t, const char *what, FILE *out)
 {
 	const char *v = trace__meta(t, TRACE_META_TOKIO);
 
-	if (v)
+	if (v && analysis_tokio_unpolled(t))
 		fprintf(out,
 			"# zero-code Tokio %s: tasks seen from outside (read in their "
 			"threads at samples and switch-outs) have no %s; the d9prof "

@@ -193,7 +193,7 @@ static uint64_t row_id(const struct live_snap *s, const struct live_row *r)
 /* A row of zero-code tasks only: no polls known, nor their state */
 static int zero_code(const struct live_row *r)
 {
-	return r->nzc && r->nzc == r->ntasks;
+	return r->nzc && r->nzc == r->ntasks && !r->polls;
 }
 
 static void state_text(const struct live_row *r, char *buf, size_t len)

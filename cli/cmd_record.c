@@ -62,6 +62,37 @@ static void on_signal(int sig)
 		stop = 1;
 }
 
+/* The poll probes' default cap: ~2 us a probed poll here, so ~4% of one
+ * CPU of the target's at most */
+#define TOKIO_MAX_RATE 20000
+
+/* --tokio auto|off|probes[=RATE] */
+static int parse_tokio(const char *arg, struct record_opts *o)
+{
+	unsigned long long v = TOKIO_MAX_RATE;
+	char *end;
+
+	if (!strcmp(arg, "auto") || !strcmp(arg, "off")) {
+		o->tokio = arg[0] == 'a' ? RECORD_TOKIO_AUTO : RECORD_TOKIO_OFF;
+		return 0;
+	}
+	if (strncmp(arg, "probes", 6) || (arg[6] && arg[6] != '='))
+		return usage_error("record ",
+				   "bad Tokio mode '%s': want auto, off or probes[=RATE]", arg);
+	if (arg[6]) {
+		errno = 0;
+		v = strtoull(arg + 7, &end, 10);
+		if (errno || end == arg + 7 || *end)
+			return usage_error("record ",
+					   "bad --tokio probes rate '%s': want polls a "
+					   "second (0: no cap)",
+					   arg + 7);
+	}
+	o->tokio = RECORD_TOKIO_PROBES;
+	o->tokio_max_rate = v;
+	return 0;
+}
+
 static void help(FILE *f)
 {
 	fprintf(f,
@@ -108,7 +139,12 @@ static void help(FILE *f)
 		"                        Tokio program (1.22+, not stripped), read the\n"
 		"                        task each thread runs at every sample and\n"
 		"                        switch-out (BPF; no probe on its polls): task\n"
-		"                        ids with no code change; off: not\n"
+		"                        ids with no code change; off: not;\n"
+		"                        probes[=RATE]: also uprobes on its polls and\n"
+		"                        wakes (polls, delays; about 2 us of the\n"
+		"                        target's time a poll), off for good once it\n"
+		"                        polls faster than RATE a second (20000; 0:\n"
+		"                        never)\n"
 		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
@@ -562,15 +598,33 @@ static void summary_tokio(const struct record_stats *st)
 		return;
 	fprintf(stderr,
 		"d9prof: tasks: Tokio %s read from outside (zero-code): %llu of %llu "
-		"sample%s ran a task, %llu of %llu off-CPU interval%s left one; no "
-		"poll boundaries, poll counts or wake-to-poll delays (the d9prof crate "
-		"gives those)\n",
+		"sample%s ran a task, %llu of %llu off-CPU interval%s left one%s\n",
 		st->tokio, (unsigned long long)st->tokio_tagged,
 		(unsigned long long)(tagged + st->tokio_untagged),
 		plural(tagged + st->tokio_untagged), (unsigned long long)st->tokio_switches,
-		(unsigned long long)st->switches, plural(st->switches));
+		(unsigned long long)st->switches, plural(st->switches),
+		st->tokio_probes ? ""
+				 : "; no poll boundaries, poll counts or wake-to-poll delays "
+				   "(--tokio probes, or the d9prof crate, gives those)");
 	lost_line("found no task tag for", st->tokio_untagged, "sample",
 		  "(their tag was lost: they count outside tasks)");
+	if (st->tokio_probes) {
+		double cost = (double)st->tokio_polls * (double)st->tokio_pair_ns / 1e9;
+
+		fprintf(stderr,
+			"d9prof: poll probes on %llu raw::poll instances: %llu polls and %llu "
+			"wakes recorded; at %.1f us a probed poll here (timed at the attach), "
+			"they cost the target ~%.3f s of CPU (%.1f%% of one CPU)\n",
+			(unsigned long long)st->tokio_sites,
+			(unsigned long long)st->tokio_polls, (unsigned long long)st->tokio_wakes,
+			(double)st->tokio_pair_ns / 1e3, cost,
+			st->seconds > 0 ? 100.0 * cost / st->seconds : 0.0);
+		if (st->tokio_off_rate)
+			fprintf(stderr,
+				"d9prof: poll probes off at %.1f s: %llu polls a second, over the "
+				"cap: no polls or wakes after it\n",
+				st->tokio_off_s, (unsigned long long)st->tokio_off_rate);
+	}
 }
 
 /* What was lost or refused, one line each, or that nothing was. */
@@ -939,11 +993,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		[RECORD_SAMPLER_PERF] = "perf",
 		[RECORD_SAMPLER_CTIMER] = "ctimer",
 	};
-	static const char *const tokios[] = {
-		[RECORD_TOKIO_AUTO] = "auto",
-		[RECORD_TOKIO_OFF] = "off",
-		NULL,
-	};
 	static const char *const scheds[] = {
 		[RECORD_SCHED_AUTO] = "auto",
 		[RECORD_SCHED_BPF] = "bpf",
@@ -1023,9 +1072,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			o->sched = (enum record_sched)k;
 			break;
 		case OPT_TOKIO:
-			if (WORD_OPTION("record ", "Tokio mode", optarg, tokios, &k))
+			if (parse_tokio(optarg, o))
 				return EXIT_USAGE;
-			o->tokio = (enum record_tokio)k;
 			break;
 		case OPT_CALL_GRAPH:
 			if (record_callgraph_parse(optarg, &o->callgraph, &o->cpu_stack))

@@ -245,6 +245,19 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	return k;
 }
 
+void lib_tokio_poll_name(const char *sym, char *name, size_t len)
+{
+	char type[512] = "";
+
+	if (len)
+		name[0] = '\0';
+	if (!starts(sym, "poll<"))
+		return;
+	first_arg(sym, 5, type, sizeof(type));
+	clean_type(type);
+	snprintf(name, len, "%s", type);
+}
+
 /* Where Tokio parks a thread with nothing to run: a worker's park, a
  * current-thread runtime's or block_on's, the blocking pool's wait */
 static const char *const parks[] = {

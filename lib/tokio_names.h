@@ -51,6 +51,10 @@ typedef const char *(*lib_tokio_name_fn)(void *ctx, size_t k);
  * crate marks (its records name it and bound its polls). */
 size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t n, char *name, size_t len,
 		       int *runtime);
+/* The task name of a raw::poll instance from its DWARF name,
+ * "poll<T, S>" (T as lib_tokio_split() names it), into @name; "" if @sym is
+ * no such name. */
+void lib_tokio_poll_name(const char *sym, char *name, size_t len);
 /* Does the stack park a Tokio thread with nothing to run (a worker's
  * park, block_on's, the blocking pool's wait)? */
 int lib_tokio_parked(lib_tokio_name_fn fn, void *ctx, size_t n);

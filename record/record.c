@@ -44,6 +44,7 @@
 #include "record/proc.h"
 #include "record/record_int.h"
 #include "record/tokio_rec.h"
+#include "symbol/tokio.h"
 #include "record/segment.h"
 #include "record/symcache.h"
 #include "record/tids.h"
@@ -227,6 +228,8 @@ void record_write_meta(struct rec *r)
 						      r->st->holders));
 	if (r->st->tokio[0])
 		record_note_err(r, trace_writer__meta(r->w, TRACE_META_TOKIO, r->st->tokio));
+	if (r->st->tokio_probes)
+		record_note_err(r, trace_writer__meta(r->w, TRACE_META_TOKIO_PROBES, "on"));
 	record_note_err(
 		r, trace_writer__meta(r->w, TRACE_META_RECORDER, "d9prof " D9_VERSION));
 }
@@ -495,6 +498,59 @@ static int sampler_tick(struct rec *r, uint64_t now)
 
 /* ---- zero-code Tokio ---------------------------------------------------- */
 
+/* The poll probes' cap: off for good past the rate, or where the shim
+ * (the d9prof crate) came to mark the polls itself */
+static void tokio_tick(struct rec *r, uint64_t now)
+{
+	struct tokio_probe_counts pc;
+
+	if (r->st->shim && !r->shim_probes_off) {
+		r->shim_probes_off = 1;
+		tokio_rec__off(r->tr, now);
+		record_log(r, RECORD_WARN,
+			   "the d9prof shim marks this target's polls: poll probes off (they "
+			   "would count its polls twice)");
+		return;
+	}
+	if (!tokio_rec__tick(r->tr, now))
+		return;
+	tokio_rec__probe_counts(r->tr, &pc);
+	record_log(r, RECORD_WARN,
+		   "poll probes off at %.1f s: the target polled %llu times a second, over "
+		   "the cap of %llu (--tokio probes=RATE); its polls from then on are not "
+		   "recorded",
+		   (double)(now - r->start_ns) / 1e9, (unsigned long long)pc.rate,
+		   (unsigned long long)r->o->tokio_max_rate);
+}
+
+/* --tokio probes: uprobes on Tokio's polls and wakes, records as the
+ * shim's; what is in the way is a warning (the tasks stay zero-code's) */
+static void open_probes(struct rec *r, const char *path)
+{
+	struct tokio_sites sites;
+	struct tokio_probe_counts pc;
+	char why[320];
+	int err;
+
+	err = tokio_sites_find(path, &sites, why, sizeof(why));
+	if (!err) {
+		err = tokio_rec__probe(r->tr, path, &sites, r->o->tokio_max_rate, why,
+				       sizeof(why));
+		tokio_sites_release(&sites);
+	}
+	if (err) {
+		record_log(r, RECORD_WARN, "no poll probes: %s", why);
+		return;
+	}
+	tokio_rec__probe_counts(r->tr, &pc);
+	r->st->tokio_probes = 1;
+	record_log(r, RECORD_INFO,
+		   "poll probes on %llu raw::poll instances and the wakers: about %.1f us "
+		   "of the target's time a poll here%s",
+		   (unsigned long long)pc.sites, (double)pc.pair_ns / 1e3,
+		   r->o->tokio_max_rate ? ", off past the rate cap" : "");
+}
+
 /* Where the target is an unmodified Tokio program: its task ids read in
  * its threads at each CPU sample (the sampler's events run
  * record/bpf/tokio_tag.bpf.c) and each switch-out (r->slot, for the off-CPU
@@ -504,13 +560,13 @@ static void open_tokio(struct rec *r)
 {
 	const struct record_opts *o = r->o;
 	struct record_stats *st = r->st;
-	char version[24], why[256];
+	char version[24], why[256], path[PATH_MAX];
 	int err;
 
 	if (o->tokio == RECORD_TOKIO_OFF)
 		return;
 	err = tokio_rec_find(o->pid, o->fresh_target ? o->exe : NULL, &r->slot, version,
-			     sizeof(version), why, sizeof(why));
+			     sizeof(version), path, sizeof(path), why, sizeof(why));
 	if (err == -ENOENT)
 		return; /* not a Tokio program: nothing to say */
 	if (!err && !r->ps) {
@@ -518,7 +574,8 @@ static void open_tokio(struct rec *r)
 		snprintf(why, sizeof(why), "the ctimer sampler cannot read them");
 	}
 	if (!err)
-		err = tokio_rec__open(o->pid, &r->slot, &r->tr, why, sizeof(why));
+		err = tokio_rec__open(o->pid, &r->slot, o->tokio == RECORD_TOKIO_PROBES, &r->tr,
+				      why, sizeof(why));
 	if (!err && (err = perf_set__set_bpf(r->ps, tokio_rec__prog_fd(r->tr))))
 		snprintf(why, sizeof(why), "BPF: cannot run on the sampler's events: %s",
 			 strerror(-err));
@@ -539,6 +596,8 @@ static void open_tokio(struct rec *r)
 		   "Tokio %s found: task ids read in its threads at each sample and "
 		   "switch-out (zero-code)",
 		   st->tokio);
+	if (o->tokio == RECORD_TOKIO_PROBES)
+		open_probes(r, path);
 }
 
 void record_tokio_writer(struct rec *r)
@@ -703,6 +762,19 @@ static void totals(struct rec *r)
 		r->st->tokio_untagged = k.untagged;
 		r->st->tokio_lost = k.lost;
 	}
+	if (r->tr && r->st->tokio_probes) {
+		struct tokio_probe_counts pc;
+
+		tokio_rec__probe_counts(r->tr, &pc);
+		r->st->tokio_polls = pc.polls;
+		r->st->tokio_wakes = pc.wakes;
+		r->st->tokio_pair_ns = pc.pair_ns;
+		r->st->tokio_sites = pc.sites;
+		r->st->tokio_off_rate = pc.off_at ? pc.rate : 0;
+		r->st->tokio_off_s =
+			pc.off_at > r->start_ns ? (double)(pc.off_at - r->start_ns) / 1e9 : 0;
+		r->st->tokio_unmatched = pc.unmatched;
+	}
 }
 
 /* CPU samples zero-code Tokio found no task tag for so far */
@@ -764,6 +836,20 @@ void record_seal_meta(struct rec *r)
 	meta_count(r, TRACE_META_CTIMER_SAMPLES_REFUSED,
 		   now.ctimer_refused - b->ctimer_refused);
 	meta_count(r, TRACE_META_TOKIO_UNTAGGED, now.tokio_untagged - b->tokio_untagged);
+	if (r->tr && r->st->tokio_probes) {
+		struct tokio_probe_counts pc;
+
+		tokio_rec__probe_counts(r->tr, &pc);
+		if (pc.off_at) {
+			uint64_t from = pc.off_at > r->seg_start ? pc.off_at : r->seg_start;
+
+			snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
+				 (unsigned long long)record_now_ns());
+			record_note_err(r, trace_writer__meta(
+						   r->w, TRACE_META_TOKIO_PROBES_OFF, buf));
+		}
+		record_note_err(r, tokio_rec__writer_err(r->tr));
+	}
 	if (r->oc) {
 		meta_count(r, TRACE_META_WAKEUPS_LOST, now.wake_lost - b->wake_lost);
 		snprintf(buf, sizeof(buf), "%llu",
@@ -1133,6 +1219,8 @@ static void run_loop(struct rec *r)
 		if (r->oc)
 			record_note_err(r, offcpu_rec__drain(r->oc));
 		now = record_now_ns();
+		if (r->tr && r->st->tokio_probes)
+			tokio_tick(r, now);
 		tick = next_tick(r, tick, now - last_drain);
 		last_drain = now;
 		if (!exited && (r->sampler_err = sampler_tick(r, now)))

@@ -195,7 +195,11 @@ struct record_opts {
 	enum record_tokio {
 		RECORD_TOKIO_AUTO = 0, /* where found and BPF allows */
 		RECORD_TOKIO_OFF,
+		RECORD_TOKIO_PROBES, /* and uprobes on its polls and wakes
+				      * (tier 1: microseconds a poll) */
 	} tokio;
+	uint64_t tokio_max_rate; /* probes: off once the target polls
+				  * faster, polls a second (0: never) */
 	/* CPU samples' user stacks (record/callgraph.c): auto (the
 	 * target's own modules decide), fp (RECORD_LEAF_STACK bytes for the
 	 * CFI step that finds a frameless function's caller, ustack.h) or
@@ -356,6 +360,15 @@ struct record_stats {
 	uint64_t tokio_untagged; /* ... no tag was found for */
 	uint64_t tokio_lost;	 /* tags the ring had no room for */
 	uint64_t tokio_switches; /* off-CPU intervals given a task */
+	int tokio_probes;	 /* the poll probes were on */
+	uint64_t tokio_polls;	 /* ... polls and wakes they wrote */
+	uint64_t tokio_wakes;
+	uint64_t tokio_pair_ns;	 /* ... what one poll cost, calibrated */
+	uint64_t tokio_sites;	 /* ... raw::poll instances probed */
+	uint64_t tokio_off_rate; /* ... off at this poll rate (0: on to the
+				  * end) */
+	double tokio_off_s;	 /* ... at this second of the recording */
+	uint64_t tokio_unmatched; /* ... returns of polls open at the attach */
 };
 
 /* Record opts->pid until *opts->stop, opts->duration, the target's exit or

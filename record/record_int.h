@@ -88,6 +88,7 @@ struct rec {
 	struct offcpu_rec *oc; /* off-CPU collector, NULL if off */
 	struct tokio_rec *tr;  /* zero-code Tokio's sample tags, NULL if none */
 	struct tokio_bpf_slot slot; /* ... where its threads keep their task */
+	int shim_probes_off;	    /* ... the shim came: its probes went */
 	struct offcpu_rec_stats ocst;
 	struct ustack_stats leaf; /* the CPU samples' user stacks */
 	struct shim_seg *seg;

@@ -11,9 +11,11 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -73,6 +75,19 @@ struct tokio_rec {
 	size_t buf_cap;
 	size_t *at; /* ... where each starts */
 	size_t at_cap;
+	/* the poll probes (tier 1) */
+	pid_t pid;
+	struct bpf_link **links;
+	size_t nlinks, capl;
+	uint64_t max_rate;	  /* polls a second past which they go; 0 none */
+	uint64_t rate_from;	  /* the second being counted, from */
+	uint64_t rate_polls;	  /* ... its polls */
+	uint64_t off_at;	  /* they went at (0: on, or never on) */
+	uint64_t *site_kind;	  /* per raw::poll instance: its task's kind
+				   * (KIND_*, a name's), from DWARF */
+	size_t nsites;
+	int wr_err;		  /* the writer's first error */
+	struct tokio_probe_counts pc;
 };
 
 #define KIND_NONE   1 /* no task's poll in the stack */
@@ -96,6 +111,36 @@ static struct tq *queue_of(struct tokio_rec *tr, uint32_t tid, int add)
 	return q;
 }
 
+static uint64_t task_id(struct tokio_rec *tr, uint64_t raw, int *err);
+static uint64_t site_task(struct tokio_rec *tr, uint64_t raw, uint64_t kind, int *err);
+
+/* A poll or a wake the probes wrote: a record of the writer's, as the
+ * shim's are (a whole poll at its end with its length) */
+static void probe_record(struct tokio_rec *tr, const struct tokio_bpf_tag *t)
+{
+	struct trace_event e = {.time = t->time, .tid = t->tid};
+	uint64_t len = t->len;
+	int err = 0;
+
+	if (t->type == TOKIO_BPF_POLL && t->len <= t->time) {
+		e.type = TRACE_REC_POLL;
+		tr->pc.polls++;
+		tr->rate_polls++;
+	} else if (t->type == TOKIO_BPF_WAKE) {
+		e.type = TRACE_EV_WAKE;
+		tr->pc.wakes++;
+	} else {
+		return;
+	}
+	e.task = t->site && t->site <= tr->nsites
+			 ? site_task(tr, t->task, tr->site_kind[t->site - 1], &err)
+			 : task_id(tr, t->task, &err);
+	if (!err && e.task && tr->w)
+		err = trace_writer__records(tr->w, &e, &len, 1);
+	if (err && !tr->wr_err)
+		tr->wr_err = err;
+}
+
 static int on_tag(void *ctx, void *data, size_t size)
 {
 	struct tokio_rec *tr = ctx;
@@ -105,6 +150,10 @@ static int on_tag(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*t))
 		return 0;
+	if (t->type != TOKIO_BPF_TAG) {
+		probe_record(tr, t);
+		return 0;
+	}
 	tr->c.tags++;
 	q = queue_of(tr, t->tid, 1);
 	if (!q) {
@@ -164,18 +213,18 @@ static int tokio_library(pid_t pid, char *lib, size_t len)
 }
 
 int tokio_rec_find(pid_t pid, const char *exe, struct tokio_bpf_slot *slot, char *version,
-		   size_t vlen, char *why, size_t whylen)
+		   size_t vlen, char *path, size_t plen, char *why, size_t whylen)
 {
-	char path[PATH_MAX], lib[128];
+	char lib[128];
 	struct tokio_layout l;
 	int err;
 
 	memset(slot, 0, sizeof(*slot));
 	version[0] = why[0] = '\0';
 	if (exe)
-		err = proc_which(exe, path, sizeof(path));
+		err = proc_which(exe, path, plen);
 	else
-		err = snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid) < 0;
+		err = snprintf(path, plen, "/proc/%d/exe", (int)pid) < 0;
 	if (err)
 		return -ENOENT;
 	err = tokio_layout_find(path, &l, why, whylen);
@@ -194,8 +243,8 @@ int tokio_rec_find(pid_t pid, const char *exe, struct tokio_bpf_slot *slot, char
 	return 0;
 }
 
-int tokio_rec__open(pid_t pid, const struct tokio_bpf_slot *slot, struct tokio_rec **out,
-		    char *why, size_t whylen)
+int tokio_rec__open(pid_t pid, const struct tokio_bpf_slot *slot, int probes,
+		    struct tokio_rec **out, char *why, size_t whylen)
 {
 	struct tokio_rec *tr;
 	libbpf_print_fn_t old;
@@ -225,10 +274,15 @@ int tokio_rec__open(pid_t pid, const struct tokio_bpf_slot *slot, struct tokio_r
 		bpfload_fail(err, "size the tags' ring", why, whylen);
 		goto out;
 	}
+	/* the poll probes only where asked for (tier 1) */
+	bpf_program__set_autoload(tr->skel->progs.d9_poll_enter, !!probes);
+	bpf_program__set_autoload(tr->skel->progs.d9_poll_ret, !!probes);
+	bpf_program__set_autoload(tr->skel->progs.d9_wake, !!probes);
 	if ((err = d9_tokio_tag__load(tr->skel))) {
 		bpfload_fail(err, "load the sampler's program", why, whylen);
 		goto out;
 	}
+	tr->pid = pid;
 	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.tags), on_tag, tr, NULL);
 	if (!tr->rb) {
 		err = bpfload_fail(-errno, "map the tags' ring", why, whylen);
@@ -343,6 +397,23 @@ static const char *name_at(void *ctx, size_t k)
 	return tr->buf + tr->at[k];
 }
 
+/* The kind of task name @name: its index + 3 among the names (added the
+ * first time), KIND_NONE without memory */
+static uint64_t name_kind(struct tokio_rec *tr, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nnames && strcmp(tr->names[i], name); i++)
+		;
+	if (i == tr->nnames) {
+		if (LIB_GROW(tr->names, tr->capnames, tr->nnames + 1) ||
+		    !(tr->names[i] = strdup(name)))
+			return KIND_NONE;
+		tr->nnames++;
+	}
+	return i + 3;
+}
+
 #define USER_END 0xffff800000000000ULL /* kernel addresses from here */
 
 /* What stack @stack of the writer is: KIND_NONE, KIND_LAUNCH, or a name's
@@ -373,49 +444,35 @@ static uint64_t stack_kind(struct tokio_rec *tr, uint32_t stack)
 			return KIND_NONE;
 	}
 	k = lib_tokio_split(name_at, tr, n, name, sizeof(name), &launch);
-	if (k != SIZE_MAX && launch) {
+	if (k != SIZE_MAX && launch)
 		kind = KIND_LAUNCH;
-	} else if (k != SIZE_MAX && name[0]) {
-		size_t i;
-
-		for (i = 0; i < tr->nnames && strcmp(tr->names[i], name); i++)
-			;
-		if (i == tr->nnames) {
-			if (LIB_GROW(tr->names, tr->capnames, tr->nnames + 1) ||
-			    !(tr->names[i] = strdup(name)))
-				return KIND_NONE;
-			tr->nnames++;
-		}
-		kind = i + 3;
-	}
+	else if (k != SIZE_MAX && name[0])
+		kind = name_kind(tr, name);
 	lib_map_set(&tr->kind, stack, kind);
 	return kind;
 }
 
-uint64_t tokio_rec__task(struct tokio_rec *tr, uint64_t raw, uint32_t stack, int *err)
+/* The votes of Tokio's task @raw, made the first time (NULL: no memory) */
+static struct task_votes *votes_of(struct tokio_rec *tr, uint64_t raw)
 {
-	const uint64_t *ix;
-	struct task_votes *v;
-	uint64_t kind;
+	const uint64_t *ix = lib_map_find(&tr->of_task, raw);
 
-	*err = 0;
-	if (!raw || !tr->w)
-		return 0;
-	ix = lib_map_find(&tr->of_task, raw);
 	if (!ix) {
 		if (LIB_GROW(tr->votes, tr->capvotes, tr->nvotes + 1) ||
 		    lib_map_set(&tr->of_task, raw, tr->nvotes))
-			return TRACE_TASK_TOKIO | raw;
+			return NULL;
 		memset(&tr->votes[tr->nvotes], 0, sizeof(*tr->votes));
 		ix = lib_map_find(&tr->of_task, raw);
 		tr->nvotes++;
 	}
-	v = &tr->votes[*ix];
-	kind = stack_kind(tr, stack);
-	if (kind == KIND_LAUNCH)
-		v->launch++;
-	else if (kind != KIND_NONE && !v->own++ && !v->name)
-		v->name = (uint32_t)(kind - 3 + 1);
+	return &tr->votes[*ix];
+}
+
+/* The trace's task for @raw as its votes so far say (0: the runtime),
+ * named in this writer once its name is known */
+static uint64_t decided(struct tokio_rec *tr, uint64_t raw, const struct task_votes *v,
+			int *err)
+{
 	/* mostly in a worker's own launch task: the runtime, no task (a
 	 * task's stacks are its own but where a sample came right before
 	 * Tokio set its id, or right after) */
@@ -433,16 +490,283 @@ uint64_t tokio_rec__task(struct tokio_rec *tr, uint64_t raw, uint32_t stack, int
 	return TRACE_TASK_TOKIO | raw;
 }
 
+/* A poll's task, polled by an instance of @kind: named so where no stack
+ * named it before (a task never sampled) */
+static uint64_t site_task(struct tokio_rec *tr, uint64_t raw, uint64_t kind, int *err)
+{
+	struct task_votes *v;
+
+	*err = 0;
+	if (!raw || !tr->w)
+		return 0;
+	v = votes_of(tr, raw);
+	if (!v)
+		return TRACE_TASK_TOKIO | raw;
+	if (kind == KIND_LAUNCH && !v->launch)
+		v->launch = v->own + 1;
+	else if (kind > KIND_LAUNCH && !v->name)
+		v->name = (uint32_t)(kind - 3 + 1);
+	return decided(tr, raw, v, err);
+}
+
+static uint64_t task_id(struct tokio_rec *tr, uint64_t raw, int *err)
+{
+	struct task_votes *v;
+
+	*err = 0;
+	if (!raw || !tr->w)
+		return 0;
+	v = votes_of(tr, raw);
+	return v ? decided(tr, raw, v, err) : TRACE_TASK_TOKIO | raw;
+}
+
+uint64_t tokio_rec__task(struct tokio_rec *tr, uint64_t raw, uint32_t stack, int *err)
+{
+	struct task_votes *v;
+	uint64_t kind;
+
+	*err = 0;
+	if (!raw || !tr->w)
+		return 0;
+	v = votes_of(tr, raw);
+	if (!v)
+		return TRACE_TASK_TOKIO | raw;
+	kind = stack_kind(tr, stack);
+	if (kind == KIND_LAUNCH)
+		v->launch++;
+	else if (kind != KIND_NONE && !v->own++ && !v->name)
+		v->name = (uint32_t)(kind - 3 + 1);
+	return decided(tr, raw, v, err);
+}
+
 void tokio_rec__counts(const struct tokio_rec *tr, struct tokio_rec_counts *c)
 {
 	*c = tr->c;
 	c->lost = __atomic_load_n(&tr->skel->bss->lost, __ATOMIC_RELAXED);
 }
 
+/* ---- the poll probes (tier 1) ----------------------------------------- */
+
+struct links {
+	struct bpf_link **v;
+	size_t n;
+};
+
+static void *destroy_links(void *arg)
+{
+	struct links *l = arg;
+
+	for (size_t i = 0; i < l->n; i++)
+		bpf_link__destroy(l->v[i]);
+	free(l->v);
+	free(l);
+	return NULL;
+}
+
+/* Take the probes off. The kernel waits for RCU grace periods as it
+ * removes each (seconds on a busy machine): in a thread of its own, so
+ * that the recording goes on meanwhile, unless @now (the recorder's last
+ * words: its closer holds the fds by then, and the closes are quick). */
+static void links_off(struct tokio_rec *tr, int now)
+{
+	struct links *l;
+	pthread_t th;
+
+	if (!tr->nlinks)
+		return;
+	l = malloc(sizeof(*l));
+	if (l) {
+		l->v = tr->links;
+		l->n = tr->nlinks;
+		tr->links = NULL;
+		tr->nlinks = tr->capl = 0;
+		if (now || pthread_create(&th, NULL, destroy_links, l))
+			destroy_links(l);
+		else
+			pthread_detach(th);
+		return;
+	}
+	for (size_t i = 0; i < tr->nlinks; i++)
+		bpf_link__destroy(tr->links[i]);
+	tr->nlinks = 0;
+}
+
+static void detach(struct tokio_rec *tr)
+{
+	links_off(tr, 0);
+}
+
+static int attach1(struct tokio_rec *tr, struct bpf_program *p, int ret, pid_t pid,
+		   const char *path, uint64_t off, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = !!ret, .bpf_cookie = cookie);
+	struct bpf_link *l;
+
+	if (LIB_GROW(tr->links, tr->capl, tr->nlinks + 1))
+		return -ENOMEM;
+	l = bpf_program__attach_uprobe_opts(p, pid, path, (size_t)off, &uo);
+	if (!l)
+		return -errno;
+	tr->links[tr->nlinks++] = l;
+	return 0;
+}
+
+/* Called through a pointer: never inlined, never folded; what the
+ * calibration probes */
+__attribute__((noinline)) static void probe_me(volatile uint64_t *x)
+{
+	*x = *x + 1;
+}
+
+static void (*volatile probe_me_p)(volatile uint64_t *) = probe_me;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The file offset of this process's code at @addr, and its file */
+static int self_offset(uint64_t addr, char *path, size_t len, uint64_t *off)
+{
+	char line[4200];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, pg;
+		int at = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %*u %n", &lo, &hi, &pg, &at) < 3 ||
+		    !at || addr < lo || addr >= hi)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(path, len, "%s", line + at);
+		*off = addr - lo + pg;
+		err = path[0] == '/' ? 0 : -ENOENT;
+	}
+	fclose(f);
+	return err;
+}
+
+/* What a probed poll costs the thread it runs in, on this machine: the
+ * entry and return probes on a function of the recorder's own, which the
+ * programs leave at once (not the target), timed against no probes */
+#define CALIBRATE_CALLS 20000
+
+static void calibrate(struct tokio_rec *tr)
+{
+	char path[4096];
+	uint64_t off = 0, t0, bare, probed;
+	volatile uint64_t x = 0;
+	size_t first = tr->nlinks;
+
+	if (self_offset((uint64_t)(uintptr_t)probe_me_p, path, sizeof(path), &off))
+		return;
+	t0 = mono_ns();
+	for (int i = 0; i < CALIBRATE_CALLS; i++)
+		probe_me_p(&x);
+	bare = mono_ns() - t0;
+	if (attach1(tr, tr->skel->progs.d9_poll_enter, 0, getpid(), path, off, 0) ||
+	    attach1(tr, tr->skel->progs.d9_poll_ret, 1, getpid(), path, off, 0))
+		goto out;
+	t0 = mono_ns();
+	for (int i = 0; i < CALIBRATE_CALLS; i++)
+		probe_me_p(&x);
+	probed = mono_ns() - t0;
+	tr->pc.pair_ns = probed > bare ? (probed - bare) / CALIBRATE_CALLS : 0;
+out:
+	while (tr->nlinks > first)
+		bpf_link__destroy(tr->links[--tr->nlinks]);
+}
+
+int tokio_rec__probe(struct tokio_rec *tr, const char *path, const struct tokio_sites *s,
+		     uint64_t max_rate, char *why, size_t whylen)
+{
+	int err = 0;
+
+	calibrate(tr);
+	tr->site_kind = calloc(s->npoll + 1, sizeof(*tr->site_kind));
+	if (!tr->site_kind)
+		return -ENOMEM;
+	tr->nsites = s->npoll;
+	for (size_t i = 0; i < s->npoll && !err; i++) {
+		/* each instance's task, from its DWARF name */
+		tr->site_kind[i] = strstr(s->name[i], "worker::{impl#0}::launch") ? KIND_LAUNCH
+				   : s->name[i][0] ? name_kind(tr, s->name[i])
+						   : KIND_NONE;
+		err = attach1(tr, tr->skel->progs.d9_poll_enter, 0, tr->pid, path, s->poll[i],
+			      i + 1);
+		if (!err)
+			err = attach1(tr, tr->skel->progs.d9_poll_ret, 1, tr->pid, path,
+				      s->poll[i], i + 1);
+	}
+	if (!err && s->wake_by_val)
+		err = attach1(tr, tr->skel->progs.d9_wake, 0, tr->pid, path, s->wake_by_val,
+			      0);
+	if (!err && s->wake_by_ref)
+		err = attach1(tr, tr->skel->progs.d9_wake, 0, tr->pid, path, s->wake_by_ref,
+			      0);
+	if (err) {
+		snprintf(why, whylen, "cannot put uprobes in '%s': %s", path, strerror(-err));
+		links_off(tr, 1);
+		return err;
+	}
+	tr->pc.sites = s->npoll;
+	tr->max_rate = max_rate;
+	tr->rate_from = mono_ns();
+	return 0;
+}
+
+void tokio_rec__off(struct tokio_rec *tr, uint64_t now)
+{
+	if (!tr->nlinks)
+		return;
+	detach(tr);
+	tr->off_at = now;
+}
+
+uint64_t tokio_rec__tick(struct tokio_rec *tr, uint64_t now)
+{
+	if (!tr->nlinks || now - tr->rate_from < 1000000000ULL)
+		return 0;
+	/* over the cap a whole second: the probes go, for good */
+	if (tr->max_rate &&
+	    tr->rate_polls * 1000000000ULL > tr->max_rate * (now - tr->rate_from)) {
+		tr->pc.rate = tr->rate_polls * 1000000000ULL / (now - tr->rate_from);
+		detach(tr);
+		tr->off_at = now;
+		return now;
+	}
+	tr->rate_from = now;
+	tr->rate_polls = 0;
+	return 0;
+}
+
+int tokio_rec__writer_err(const struct tokio_rec *tr)
+{
+	return tr->wr_err;
+}
+
+void tokio_rec__probe_counts(const struct tokio_rec *tr, struct tokio_probe_counts *c)
+{
+	*c = tr->pc;
+	c->off_at = tr->off_at;
+	c->too_deep = __atomic_load_n(&tr->skel->bss->too_deep, __ATOMIC_RELAXED);
+	c->unmatched = __atomic_load_n(&tr->skel->bss->unmatched, __ATOMIC_RELAXED);
+	c->bad_vtable = __atomic_load_n(&tr->skel->bss->bad_vtable, __ATOMIC_RELAXED);
+}
+
 void tokio_rec__free(struct tokio_rec *tr)
 {
 	if (!tr)
 		return;
+	links_off(tr, 1);
+	free(tr->links);
 	ring_buffer__free(tr->rb);
 	d9_tokio_tag__destroy(tr->skel);
 	for (size_t i = 0; i < tr->nq; i++)
@@ -458,5 +782,6 @@ void tokio_rec__free(struct tokio_rec *tr)
 	free(tr->names);
 	free(tr->buf);
 	free(tr->at);
+	free(tr->site_kind);
 	free(tr);
 }

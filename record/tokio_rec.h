@@ -51,16 +51,18 @@ struct tokio_rec_counts {
 /* Where the threads of process @pid (or of @exe, a command not yet
  * exec'd: that program file, found as execvp does) keep their Tokio
  * task's id: *@slot, and Tokio's version in @version ("" if the binary
- * does not say). 0, or -errno with a one-line reason in @why: those of
+ * does not say); the executable's path as read in @path (/proc/PID/exe
+ * for a running process). 0, or -errno with a one-line reason in @why: those of
  * tokio_layout_find() (symbol/tokio.h; -ENOENT: no Tokio in it, nothing to
  * say), and -EOPNOTSUPP for a Tokio in one of its shared libraries (its
  * thread-locals are not at a fixed place from the thread pointer). */
 int tokio_rec_find(pid_t pid, const char *exe, struct tokio_bpf_slot *slot, char *version,
-		   size_t vlen, char *why, size_t whylen);
-/* Load the program for process @pid's threads, reading @slot. 0, or
- * -errno with a one-line reason in @why (as sched_bpf__open()). */
-int tokio_rec__open(pid_t pid, const struct tokio_bpf_slot *slot, struct tokio_rec **out,
-		    char *why, size_t whylen);
+		   size_t vlen, char *path, size_t plen, char *why, size_t whylen);
+/* Load the program for process @pid's threads, reading @slot, and with
+ * @probes the poll probes' (tier 1). 0, or -errno with a one-line reason
+ * in @why (as sched_bpf__open()). */
+int tokio_rec__open(pid_t pid, const struct tokio_bpf_slot *slot, int probes,
+		    struct tokio_rec **out, char *why, size_t whylen);
 /* The program's fd, for perf_set__set_bpf() */
 int tokio_rec__prog_fd(const struct tokio_rec *tr);
 /* Read the tags written so far. */
@@ -83,6 +85,40 @@ void tokio_rec__set_writer(struct tokio_rec *tr, struct trace_writer *w,
  * writer in *@err. */
 uint64_t tokio_rec__task(struct tokio_rec *tr, uint64_t raw, uint32_t stack, int *err);
 void tokio_rec__counts(const struct tokio_rec *tr, struct tokio_rec_counts *c);
+
+/* ---- tier 1: the poll probes ---- */
+struct tokio_sites;
+
+/* What the poll probes did */
+struct tokio_probe_counts {
+	uint64_t sites;	     /* raw::poll instances probed */
+	uint64_t polls;	     /* polls written */
+	uint64_t wakes;	     /* wakes written */
+	uint64_t pair_ns;    /* what a probed poll costs its thread here
+			      * (entry and return, calibrated at the attach);
+			      * 0 unknown */
+	uint64_t rate;	     /* the rate that took them off, polls a second */
+	uint64_t off_at;     /* when (0: on to the end) */
+	uint64_t too_deep;   /* polls nested past TOKIO_BPF_DEPTH: not written */
+	uint64_t unmatched;  /* returns with no entry: polls open at the attach */
+	uint64_t bad_vtable; /* tasks whose vtable was not Tokio's as known */
+};
+/* Put uprobes on every raw::poll instance of @s (entry and return) and on
+ * the wake functions, in @path for the target, after timing what a probed
+ * poll costs here; with @max_rate, tokio_rec__tick() takes them off once
+ * the target polls faster (polls a second, over a second). Each poll and
+ * wake becomes a record of the writer, as the shim's (a whole poll, a
+ * WAKE), of its task. 0, or -errno and why. */
+int tokio_rec__probe(struct tokio_rec *tr, const char *path, const struct tokio_sites *s,
+		     uint64_t max_rate, char *why, size_t whylen);
+/* At @now: the probes' rate; the time they were taken off if it is now
+ * (they stay off), else 0. */
+uint64_t tokio_rec__tick(struct tokio_rec *tr, uint64_t now);
+/* Take the probes off now, for good. */
+void tokio_rec__off(struct tokio_rec *tr, uint64_t now);
+void tokio_rec__probe_counts(const struct tokio_rec *tr, struct tokio_probe_counts *c);
+/* The writer's first error on the probes' records, 0 none */
+int tokio_rec__writer_err(const struct tokio_rec *tr);
 void tokio_rec__free(struct tokio_rec *tr);
 
 #endif /* D9_TOKIO_REC_H */

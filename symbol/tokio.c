@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/tokio_names.h"
 #include "symbol/tokio.h"
 
 /* ---- the decoder ------------------------------------------------------- */
@@ -1085,4 +1088,223 @@ int tokio_layout_find(const char *path, struct tokio_layout *out, char *why, siz
 	elf_end(elf);
 	close(fd);
 	return r;
+}
+
+/* ---- tier 1's sites --------------------------------------------------- */
+
+/* @vaddr's offset in the file, through the executable PT_LOAD holding it;
+ * 0 if none does */
+static uint64_t file_offset(Elf *elf, uint64_t vaddr)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz)
+			return vaddr - ph.p_vaddr + ph.p_offset;
+	}
+	return 0;
+}
+
+/* The name DWARF gives @die (through an abstract origin or a
+ * specification), or NULL */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &at));
+}
+
+/* The first function inlined under @die (depth first, at most @budget DIEs
+ * looked at) whose name starts with one of @pfx's, into @buf */
+static int find_inlined(Dwarf_Die *die, const char *const *pfx, size_t npfx, char *buf,
+			size_t len, int *budget)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(die, &c))
+		return 0;
+	do {
+		const char *nm;
+
+		if (--*budget < 0)
+			return 0;
+		if (dwarf_tag(&c) == DW_TAG_inlined_subroutine && (nm = die_name(&c)))
+			for (size_t i = 0; i < npfx; i++)
+				if (!strncmp(nm, pfx[i], strlen(pfx[i]))) {
+					snprintf(buf, len, "%s", nm);
+					return 1;
+				}
+		if (find_inlined(&c, pfx, npfx, buf, len, budget))
+			return 1;
+	} while (!dwarf_siblingof(&c, &c));
+	return 0;
+}
+
+/* The DWARF name of a raw::poll<T,S> instance at @vaddr that says T,
+ * "poll<T, S>" (the instance's own, or, for a thunk that only jumps to
+ * its Harness::poll, what that has inlined: poll_inner<T, S>), into @buf
+ * as "poll<...>"; "" if none */
+static void poll_dwarf_name(Elf *elf, Dwarf *dw, uint64_t vaddr, char *buf, size_t len)
+{
+	static const char *const inl[] = {"poll_inner<", "poll_future<"};
+	const uint8_t *code;
+	size_t start, n, i;
+	Dwarf_Die cu, *scopes = NULL;
+	int k, budget = 4096;
+
+	buf[0] = '\0';
+	if (!dw)
+		return;
+	/* a thunk: jmp rel32 or rel8 to Harness::poll, after a frame
+	 * pointer's push %rbp; mov %rsp,%rbp; pop %rbp */
+	n = code_at(elf, vaddr, &code, &start);
+	i = start;
+	if (i < n && code[i] == 0x55)
+		i++;
+	if (i + 3 <= n && !memcmp(code + i, "\x48\x89\xe5", 3))
+		i += 3;
+	if (i < n && code[i] == 0x5d)
+		i++;
+	if (n > i + 5 && code[i] == 0xe9)
+		vaddr += (i - start) + 5 +
+			 (uint64_t)(int64_t)(int32_t)((uint32_t)code[i + 1] |
+						      (uint32_t)code[i + 2] << 8 |
+						      (uint32_t)code[i + 3] << 16 |
+						      (uint32_t)code[i + 4] << 24);
+	else if (n > i + 2 && code[i] == 0xeb)
+		vaddr += (i - start) + 2 + (uint64_t)(int64_t)(int8_t)code[i + 1];
+	if (!dwarf_addrdie(dw, vaddr, &cu))
+		return;
+	k = dwarf_getscopes(&cu, vaddr, &scopes);
+	for (int j = 0; j < k; j++) {
+		const char *nm;
+		char t[1024];
+
+		if (dwarf_tag(&scopes[j]) != DW_TAG_subprogram)
+			continue;
+		nm = die_name(&scopes[j]);
+		if (nm && !strncmp(nm, "poll<", 5))
+			snprintf(buf, len, "%s", nm);
+		else if (find_inlined(&scopes[j], inl, 2, t, sizeof(t), &budget))
+			snprintf(buf, len, "poll<%s", strchr(t, '<') + 1);
+		break;
+	}
+	free(scopes);
+}
+
+static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw, char *why,
+		 size_t len)
+{
+	struct found f = {0};
+	Elf_Data *d;
+	GElf_Shdr sh;
+	size_t n, cap = 0;
+
+	scan_sections(elf, &f);
+	if (!f.symtab || !(d = elf_getdata(f.symtab, NULL)) || !gelf_getshdr(f.symtab, &sh) ||
+	    !sh.sh_entsize) {
+		say(why, len, "'%s' has no symbol table: no raw::poll to probe", path);
+		return -ENOENT;
+	}
+	n = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		uint64_t off;
+
+		if (!gelf_getsym(d, (int)i, &sym) || !sym.st_name ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !strstr(name, "5tokio") ||
+		    !(off = file_offset(elf, sym.st_value)))
+			continue;
+		if (strstr(name, "4task3raw4poll")) {
+			char dn[1024], task[512];
+
+			if (out->npoll == cap) {
+				uint64_t *v;
+				char **nv;
+
+				cap = cap ? 2 * cap : 16;
+				v = realloc(out->poll, cap * sizeof(*v));
+				if (!v)
+					return -ENOMEM;
+				out->poll = v;
+				nv = realloc(out->name, cap * sizeof(*nv));
+				if (!nv)
+					return -ENOMEM;
+				out->name = nv;
+			}
+			poll_dwarf_name(elf, dw, sym.st_value, dn, sizeof(dn));
+			lib_tokio_poll_name(dn, task, sizeof(task));
+			out->name[out->npoll] = strdup(task);
+			if (!out->name[out->npoll])
+				return -ENOMEM;
+			out->poll[out->npoll++] = off;
+		} else if (strstr(name, "5waker11wake_by_val")) {
+			out->wake_by_val = off;
+		} else if (strstr(name, "5waker11wake_by_ref")) {
+			out->wake_by_ref = off;
+		}
+	}
+	if (!out->npoll) {
+		say(why, len, "no tokio::runtime::task::raw::poll in '%s'", path);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* sites() with the file's DWARF, where it has some, for the names */
+static int sites_dwarf(Elf *elf, const char *path, struct tokio_sites *out, char *why,
+		       size_t len)
+{
+	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	int r = sites(elf, path, out, dw, why, len);
+
+	if (dw)
+		dwarf_end(dw);
+	return r;
+}
+
+int tokio_sites_find(const char *path, struct tokio_sites *out, char *why, size_t len)
+{
+	Elf *elf;
+	int fd, r;
+
+	memset(out, 0, sizeof(*out));
+	if (why && len)
+		why[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		say(why, len, "cannot open '%s': %s", path, strerror(-r));
+		return r;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		say(why, len, "'%s' is not an ELF file", path);
+		r = -ENOEXEC;
+	} else {
+		r = sites_dwarf(elf, path, out, why, len);
+	}
+	if (r)
+		tokio_sites_release(out);
+	elf_end(elf);
+	close(fd);
+	return r;
+}
+
+void tokio_sites_release(struct tokio_sites *s)
+{
+	for (size_t i = 0; s->name && i < s->npoll; i++)
+		free(s->name[i]);
+	free(s->name);
+	free(s->poll);
+	memset(s, 0, sizeof(*s));
 }

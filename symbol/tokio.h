@@ -100,4 +100,25 @@ int tokio_layout_find(const char *path, struct tokio_layout *out, char *why, siz
 int tokio_decode_enter(const uint8_t *code, size_t len, int64_t *task_off,
 		       uint32_t *kind);
 
+/* Where `record --tokio probes` puts its uprobes in the executable @path:
+ * each function's first byte as an offset in the file (what the kernel's
+ * uprobes take), found in .symtab by its mangled path:
+ *   poll         every instance of tokio::runtime::task::raw::poll<T,S>, the
+ *                function a task's vtable calls to poll it (never inlined:
+ *                its address is in the vtable); its first argument is the
+ *                task's Header
+ *   wake_by_val, wake_by_ref  the waker's wake functions (0: not found);
+ *                their first argument is the task's Header too */
+struct tokio_sites {
+	uint64_t *poll;
+	char **name; /* per poll: the task's name from the instance's DWARF
+		      * name, poll<T, S> (lib_tokio_poll_name()); "" none */
+	size_t npoll;
+	uint64_t wake_by_val, wake_by_ref;
+};
+/* 0 and *@out (tokio_sites_release() it), or -errno and why: -ENOENT no
+ * raw::poll in it (stripped, or no Tokio runtime), the file's errors. */
+int tokio_sites_find(const char *path, struct tokio_sites *out, char *why, size_t len);
+void tokio_sites_release(struct tokio_sites *s);
+
 #endif

@@ -347,6 +347,11 @@ struct trace_thread {
  * and the CPU samples it found no task tag for */
 #define TRACE_META_TOKIO			"tokio"
 #define TRACE_META_TOKIO_UNTAGGED		"tokio samples untagged"
+/* ... with its polls and wakes from uprobes (record --tokio probes): "on";
+ * and the stretch of a segment after they went off ("START-END" ns, as
+ * "shim_gap": no runtime events there) */
+#define TRACE_META_TOKIO_PROBES			"tokio probes"
+#define TRACE_META_TOKIO_PROBES_OFF		"tokio probes off"
 #define TRACE_META_WAKEUPS			"wakeups"
 #define TRACE_META_WAKEUPS_LOST			"wakeups lost"
 /* One per place the runtime begins polls from (the shim's poll sites):

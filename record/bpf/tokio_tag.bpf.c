@@ -8,9 +8,15 @@
  * sample, the program's cost on top of perf's.
  *
  * It returns 1: perf writes its sample as it would without it.
+ *
+ * With `record --tokio probes`, uprobes on every raw::poll instance (and
+ * uretprobes), and on the waker's wake functions, write each poll and
+ * wake: microseconds of the target's time per poll (a trap each), capped
+ * and measured by the recorder.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
+#include <linux/ptrace.h> /* the user registers a uprobe sees */
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
@@ -56,11 +62,142 @@ int d9_sample(void *ctx)
 	fs = bpf_get_current_task_btf()->thread.fsbase;
 #endif
 	t->tid = (__u32)id;
-	t->pad = 0;
+	t->type = TOKIO_BPF_TAG;
 	t->time = bpf_ktime_get_ns();
 	t->task = tokio_bpf_task(fs, &cfg.slot);
+	t->len = 0;
+	t->site = 0;
+	t->pad = 0;
 	bpf_ringbuf_submit(t, bpf_ringbuf_query(&tags, BPF_RB_AVAIL_DATA) >= cfg.wake_at
 				      ? BPF_RB_FORCE_WAKEUP
 				      : BPF_RB_NO_WAKEUP);
 	return 1;
+}
+
+/* ---- the poll probes ----------------------------------------------------- */
+
+/* polls the probes saw that their thread had open too deep, returns with
+ * no entry (a poll open at the attach), vtables that were not Tokio's */
+volatile __u64 too_deep = 0, unmatched = 0, bad_vtable = 0;
+
+struct open_poll {
+	__u64 task, start;
+	__u64 site;
+};
+
+struct pstack {
+	__u32 n, pad;
+	struct open_poll p[TOKIO_BPF_DEPTH];
+};
+
+/* each thread's polls open now, innermost last */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct pstack);
+} open_polls SEC(".maps");
+
+/* Task @hdr's id: *(hdr + vtable->id_offset), the offsets checked for the
+ * order Tokio's Cell keeps (the scheduler, then the id, before the
+ * trailer); 0 where they are not */
+static __always_inline __u64 task_of(__u64 hdr)
+{
+	__u64 vt = 0, off[3] = {0, 0, 0}, id = 0;
+
+	if (!hdr || bpf_probe_read_user(&vt, 8, (void *)(hdr + TOKIO_HDR_VTABLE)) || !vt ||
+	    bpf_probe_read_user(off, sizeof(off), (void *)(vt + 8 * TOKIO_VTABLE_OFFSETS)))
+		return 0;
+	/* trailer, scheduler, id */
+	if (!(off[1] < off[2] && off[2] < off[0] && off[0] < 65536 && !(off[2] & 7))) {
+		__sync_fetch_and_add(&bad_vtable, 1);
+		return 0;
+	}
+	if (bpf_probe_read_user(&id, 8, (void *)(hdr + off[2])))
+		return 0;
+	return id;
+}
+
+static __always_inline void put(__u32 tid, __u32 type, __u64 time, __u64 task, __u64 len,
+				__u32 site)
+{
+	struct tokio_bpf_tag *t = bpf_ringbuf_reserve(&tags, sizeof(*t), 0);
+
+	if (!t) {
+		__sync_fetch_and_add(&lost, 1);
+		return;
+	}
+	t->tid = tid;
+	t->type = type;
+	t->time = time;
+	t->task = task;
+	t->len = len;
+	t->site = site;
+	t->pad = 0;
+	bpf_ringbuf_submit(t, BPF_RB_NO_WAKEUP);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(d9_poll_enter, __u64 hdr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct pstack *ps, zero = {0};
+	__u32 n;
+
+	if ((__u32)(id >> 32) != cfg.tgid)
+		return 0;
+	ps = bpf_map_lookup_elem(&open_polls, &tid);
+	if (!ps) {
+		bpf_map_update_elem(&open_polls, &tid, &zero, BPF_NOEXIST);
+		ps = bpf_map_lookup_elem(&open_polls, &tid);
+		if (!ps)
+			return 0;
+	}
+	n = ps->n;
+	if (n < TOKIO_BPF_DEPTH) {
+		ps->p[n].task = task_of(hdr);
+		ps->p[n].start = bpf_ktime_get_ns();
+		ps->p[n].site = bpf_get_attach_cookie(ctx);
+	} else {
+		__sync_fetch_and_add(&too_deep, 1);
+	}
+	if (n < 255)
+		ps->n = n + 1;
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(d9_poll_ret)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)id;
+	struct pstack *ps;
+	__u32 n;
+
+	if ((__u32)(id >> 32) != cfg.tgid)
+		return 0;
+	ps = bpf_map_lookup_elem(&open_polls, &tid);
+	if (!ps || !ps->n) {
+		__sync_fetch_and_add(&unmatched, 1);
+		return 0;
+	}
+	n = --ps->n;
+	if (n < TOKIO_BPF_DEPTH && ps->p[n].task)
+		put(tid, TOKIO_BPF_POLL, now, ps->p[n].task, now - ps->p[n].start,
+		    (__u32)ps->p[n].site);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(d9_wake, __u64 hdr)
+{
+	__u64 id = bpf_get_current_pid_tgid(), task;
+
+	if ((__u32)(id >> 32) != cfg.tgid)
+		return 0;
+	task = task_of(hdr);
+	if (task)
+		put((__u32)id, TOKIO_BPF_WAKE, bpf_ktime_get_ns(), task, 0, 0);
+	return 0;
 }

@@ -28,13 +28,40 @@ struct tokio_bpf_slot {
 	unsigned int pad;
 };
 
-/* A CPU sample's tag, written as perf takes the sample (just before it,
- * in the same overflow): the thread, when, and its task (0: none) */
+/* What the programs write, one ring for all (struct tokio_bpf_tag.type):
+ *   TAG   a CPU sample's tag, written as perf takes the sample (in the
+ *         same overflow, before perf writes it): the thread, when, and
+ *         its task (0: none)
+ *   POLL  with the poll probes (record --tokio probes): a poll of task
+ *         @task on thread @tid, that ended at @time and lasted @len ns
+ *         (uprobe and uretprobe on raw::poll)
+ *   WAKE  ... task @task woken by thread @tid at @time (the waker's
+ *         wake_by_val and wake_by_ref) */
+#define TOKIO_BPF_TAG  0
+#define TOKIO_BPF_POLL 1
+#define TOKIO_BPF_WAKE 2
+
 struct tokio_bpf_tag {
-	unsigned int tid, pad;
+	unsigned int tid, type;
 	unsigned long long time;
 	unsigned long long task;
+	unsigned long long len;
+	unsigned int site; /* POLL: the raw::poll instance (its probes'
+			    * cookie: 1 + its index), 0 unknown */
+	unsigned int pad;
 };
+
+/* Polls open per thread the poll probes keep (a poll nests in another
+ * where a task blocks on a runtime, block_on, or in a blocking task):
+ * deeper ones are counted, not written */
+#define TOKIO_BPF_DEPTH 8
+
+/* Tokio's task Header: its vtable pointer's offset (#[repr(C)] {state,
+ * queue_next, vtable, ...}), and the vtable's words holding the trailer's,
+ * the scheduler's and the id's offsets from the Header (7 function
+ * pointers, then the three: Tokio 1.24's raw.rs) */
+#define TOKIO_HDR_VTABLE    16
+#define TOKIO_VTABLE_OFFSETS 7
 
 /* The sampler program's settings (.rodata, set before load) */
 struct tokio_bpf_cfg {
