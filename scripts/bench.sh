@@ -471,15 +471,18 @@ min_row() {
 # order rotating. CPU per poll: the whole command's user + system time
 # (the program's and the recorder's, /usr/bin/time) over the polls the
 # program counted itself. Target: d9 within 3% of perf, paired per round.
+# And --tokio probes=0 (tier 1, uprobes on every poll, no cap): the ns
+# it adds per poll over the run alone, and what that is at 10k and 100k
+# polls a second.
 zerocode_row() {
-	local i k arm name t polls rd="" rp="" rdet="" rat="" add=""
+	local i k arm name t polls rd="" rp="" rdet="" rat="" add="" rpr="" padd=""
 	if [ ! -x "$ZCAPP" ]; then
 		row 6 "zero-code Tokio: CPU per poll" "-" "-" "-" "-" "skipped: no $ZCAPP (needs cargo)"
 		return
 	fi
 	for i in $(seq "$PAIRS"); do
-		for k in 0 1 2; do
-			arm=$(echo det d9 perf | cut -d' ' -f$(((i - 1 + k) % 3 + 1)))
+		for k in 0 1 2 3; do
+			arm=$(echo det d9 perf d9p | cut -d' ' -f$(((i - 1 + k) % 4 + 1)))
 			name=zc-$arm-$i
 			case $arm in
 			det) run $TIME -f "%U %S" -o "$RUN/$name.time" "$ZCAPP" bench "$ZC_SECS" \
@@ -490,6 +493,9 @@ zerocode_row() {
 			perf) run $TIME -f "%U %S" -o "$RUN/$name.time" perf record -F 999 -g \
 				-o "$RUN/$name.perf" -- "$ZCAPP" bench "$ZC_SECS" \
 				>"$RUN/$name.out" 2>"$RUN/$name.err" ;;
+			d9p) run $TIME -f "%U %S" -o "$RUN/$name.time" "$D9" record \
+				--tokio probes=0 -o "$RUN/$name.d9" -- "$ZCAPP" bench "$ZC_SECS" \
+				>"$RUN/$name.out" 2>"$RUN/$name.err" ;;
 			esac || die "$name failed: $(tail -1 "$RUN/$name.err")"
 			[ "$arm" != d9 ] || grep -q "zero-code" "$RUN/$name.err" ||
 				die "$name: no zero-code task ids: $(grep -m1 Tokio "$RUN/$name.err")"
@@ -499,17 +505,24 @@ zerocode_row() {
 			det) rdet="$rdet $(calc "$t * 1e9 / $polls")" ;;
 			d9) rd="$rd $(calc "$t * 1e9 / $polls")" ;;
 			perf) rp="$rp $(calc "$t * 1e9 / $polls")" ;;
+			d9p) rpr="$rpr $(calc "$t * 1e9 / $polls")" ;;
 			esac
 			rm -f "$RUN/$name.d9" "$RUN/$name.perf"
 		done
 		rat="$rat $(calc "$(lastof $rd) / $(lastof $rp)")"
 		add="$add $(calc "$(lastof $rd) - $(lastof $rdet)")/$(calc "$(lastof $rp) - $(lastof $rdet)")"
+		padd="$padd $(calc "$(lastof $rpr) - $(lastof $rdet)")"
 	done
 	row 6 "zero-code Tokio, zcapp bench (1 worker, ${ZC_SECS} s)" "" "" "" "" ""
 	row "" "  CPU ns/poll, program + recorder" "$(med 1 "$rd")" "perf -F 999 -g $(med 1 "$rp")" \
 		"$(med 3 "$rat")" "<= 1.03 x perf" "$(spread_verdict "$rat" 1.03)"
 	row "" "  alone, ns/poll; added by d9/perf per round" "$(med 1 "$rdet")" "$add" "-" \
 		"stated" "- ($(span "$rat"))"
+	row "" "  --tokio probes: ns/poll added (tier 1)" "$(med 0 "$padd")" "-" "-" "stated" \
+		"- ($(span "$padd"))"
+	row "" "  ... % of a core at 10k; 100k polls/s" \
+		"$(round 1 "$(median $padd) * 1e4 / 1e7"); $(round 1 "$(median $padd) * 1e5 / 1e7")" \
+		"-" "-" "stated" "-"
 }
 if [ "$BENCH_ONLY" = zc ]; then
 	zerocode_row

@@ -413,5 +413,67 @@ t_tokio_off() {
 	[ "${s%% *}" -gt 0 ] && [ "${s##* }" = 0 ] || fail "want samples and no tasks" || return 1
 }
 
+# ---- tier 1: --tokio probes, uprobes on Tokio's polls ----------------------
+
+# polls N NAME: the polls of the tasks named NAME in N's `tasks --by name`
+# (NAME TASKS POLLS ...), and their tasks
+polls_of() { awk -v n="$2" 'NR > 1 && $1 == n { print $3; exit }' "$TMP/$1.names"; }
+tasks_of() { awk -v n="$2" 'NR > 1 && $1 == n { print $2; exit }' "$TMP/$1.names"; }
+
+# Every poll, counted: the probes' polls per task equal what the app's
+# tasks counted themselves (the hog's and the blocker's loops, 2 polls a
+# short task), every task named from its raw::poll instance, and the
+# wakes make wake-to-poll delays. With -- CMD the probes are on from the
+# app's first instruction, no cap (probes=0).
+t_probes() {
+	local bad=0 n want got d
+	need "$FP/zcapp" || return 2
+	"$D9" record --tokio probes=0 -o "$TMP/pr.data" -- "$FP/zcapp" mix 1 >"$TMP/pr.out" \
+		2>"$TMP/pr.rec" || fail "record failed: $(tail -3 "$TMP/pr.rec")" || return 1
+	grep -E 'poll probes on [0-9]+ raw::poll instances:' "$TMP/pr.rec" | sed 's/^d9prof:/   /' |
+		grep . || fail "no probes' summary: $(grep -i probe "$TMP/pr.rec")" || return 1
+	"$D9" tasks -i "$TMP/pr.data" --by name --limit 0 --wide >"$TMP/pr.names" 2>/dev/null ||
+		fail "tasks --by name failed" || return 1
+	for n in hog blocker; do
+		want=$(ctr "${n}_polls" "$TMP/pr.out")
+		got=$(polls_of pr "zcapp::${n}_task")
+		say "    probes: zcapp::${n}_task: ${got:-no} polls, the app counted $want"
+		[ "$got" = "$want" ] || bad=1
+	done
+	want=$(ctr short_polls "$TMP/pr.out")
+	got=$(polls_of pr zcapp::short_task)
+	say "    probes: zcapp::short_task: ${got:-no} polls in $(tasks_of pr zcapp::short_task) tasks;" \
+		"the app counted $want polls in $(ctr short_tasks "$TMP/pr.out") tasks"
+	[ "$got" = "$want" ] && [ "$(tasks_of pr zcapp::short_task)" = "$(ctr short_tasks "$TMP/pr.out")" ] ||
+		bad=1
+	! grep -E '^\[unnamed|^-' "$TMP/pr.names" | sed 's/^/    unnamed: /' | grep . || bad=1
+	# delays: each short task is woken by its spawn and by its yield
+	"$D9" delays -i "$TMP/pr.data" --task zcapp::short_task --limit 1 >"$TMP/pr.delays" 2>&1 ||
+		fail "delays failed: $(cat "$TMP/pr.delays")" || return 1
+	d=$(sed -n 's/^# [0-9]* of \([0-9]*\) delays.*/\1/p' "$TMP/pr.delays")
+	say "    probes: delays of zcapp::short_task: ${d:-none}"
+	[ "${d:-0}" -ge "$(ctr short_tasks "$TMP/pr.out")" ] ||
+		fail "want a delay per short task at least: $(tail -2 "$TMP/pr.delays")" || bad=1
+	return $bad
+}
+
+# The cap: probes off for good once the target polls faster, said in the
+# summary and in the trace (a gap from then on)
+t_probes_cap() {
+	need "$FP/zcapp" || return 2
+	"$D9" record --tokio probes=1000 -o "$TMP/pc.data" -- "$FP/zcapp" mix 2 >"$TMP/pc.out" \
+		2>"$TMP/pc.rec" || fail "record failed: $(tail -3 "$TMP/pc.rec")" || return 1
+	grep -E 'poll probes off at [0-9.]+ s: [0-9]+ polls a second, over the cap' "$TMP/pc.rec" |
+		sed 's/^d9prof:/   /' | grep . ||
+		fail "no probes off: $(grep -i probe "$TMP/pc.rec")" || return 1
+	"$D9" info -i "$TMP/pc.data" --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print("    probes: the trace has", j["counts"]["events"], "runtime events")' ||
+		return 1
+	grep -q . <("$D9" polls -i "$TMP/pc.data" --limit 1 2>/dev/null | grep -v '^#' | sed 1d) ||
+		fail "no polls before the cap" || return 1
+}
+
 e2e_run_tests t_app_cmd t_app_pid t_app_nofp t_hyper t_pid_no_shim_warning t_stripped \
-	t_tokio_off
+	t_tokio_off t_probes t_probes_cap
