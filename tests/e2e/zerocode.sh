@@ -14,8 +14,10 @@
 #                        cpu_reqs, cpu_ns, block_reqs, block_ns
 # Recorded with `record -- CMD` (threads that inherit the event) and with
 # `record -p PID` (threads that exist at the attach), without frame
-# pointers (CFI), stripped (no task ids, said in one line) and with
-# --tokio off. The tasks are found by name in `d9prof tasks`; the flame
+# pointers (CFI), stripped (no task ids, said in one line), as a shared
+# library loaded by dlopen (host.c: refused in one line), with --tokio
+# off, and with --tokio probes (tier 1: every poll counted, as the app
+# counted them). The tasks are found by name in `d9prof tasks`; the flame
 # graphs read with --by task (roots "task ID NAME" whatever the count of
 # tasks); ratios to the programs' counters, recordings as long as it takes
 # to gather the samples a ratio needs (enough.sh).
@@ -398,6 +400,23 @@ t_stripped() {
 	[ "${s%% *}" -gt 0 ] && [ "${s##* }" = 0 ] || fail "want samples and no tasks" || return 1
 }
 
+# Tokio in a shared library a host loads with dlopen: one line says so
+# (its thread-locals are dynamic TLS), and the recording goes on
+t_dlopen() {
+	local n
+	need "$FP/libzerocode.so" || return 2
+	cc -O2 -o "$TMP/host" "$ROOT/tests/e2e/zerocode/host.c" -ldl ||
+		fail "cannot build the host" || return 1
+	start_ready "$TMP/dl.out" "$TMP/host" "$FP/libzerocode.so" 3 || return 1
+	"$D9" record -p "$SPID" -d 0.5 -o "$TMP/dl.data" 2>"$TMP/dl.rec" ||
+		fail "record failed: $(tail -3 "$TMP/dl.rec")" || return 1
+	n=$(grep -c 'Tokio is in a shared library (libzerocode.so)' "$TMP/dl.rec")
+	say "    dlopen: $n line saying so: $(grep -m1 'shared library' "$TMP/dl.rec" | cut -c1-200)"
+	[ "$n" = 1 ] || fail "want one line: $(grep -i tokio "$TMP/dl.rec")" || return 1
+	[ "$(info_json "$TMP/dl.data" 'j["counts"]["samples"]')" -gt 0 ] ||
+		fail "no samples" || return 1
+}
+
 # --tokio off: no task ids
 t_tokio_off() {
 	local s
@@ -476,4 +495,4 @@ print("    probes: the trace has", j["counts"]["events"], "runtime events")' ||
 }
 
 e2e_run_tests t_app_cmd t_app_pid t_app_nofp t_hyper t_pid_no_shim_warning t_stripped \
-	t_tokio_off t_probes t_probes_cap
+	t_dlopen t_tokio_off t_probes t_probes_cap
