@@ -527,15 +527,15 @@ struct offcpu {
 	struct poll_offcpu *polls; /* per join poll (join.npolls) */
 	uint64_t start_time;	   /* the recording span used */
 	uint64_t end_time;
-	uint64_t parks;	     /* parked intervals found */
+	uint64_t parks;			/* parked intervals found */
 	uint64_t ns[OFFCPU_WHERE];	/* total weight per enum offcpu_where */
 	uint64_t runq_ns[OFFCPU_WHERE]; /* ... of which waiting for a CPU */
-	int runq_split;	     /* 1: wakeups were recorded, blocked and
-			      * run-queue time are split; 0: only
-			      * preempted time is known to be
-			      * run-queue time (analysis_runq_missing()) */
-	int raw_leaf;	     /* OFFCPU_RAW_LEAF: views name raw
-			      * leaves, not analysis_site()'s */
+	int runq_split;			/* 1: wakeups were recorded, blocked and
+					 * run-queue time are split; 0: only
+					 * preempted time is known to be
+					 * run-queue time (analysis_runq_missing()) */
+	int raw_leaf;			/* OFFCPU_RAW_LEAF: views name raw
+					 * leaves, not analysis_site()'s */
 };
 
 /* offcpu__new() flags */

@@ -283,8 +283,8 @@ static void row_cells(const struct offcpu *oc, const struct delay *d, struct cel
 
 	if (ts && ts->name)
 		analysis_clean_name(ts->name, name, sizeof(name));
-	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", trace_task_number(d->task), *name ? " " : "",
-		 name);
+	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", trace_task_number(d->task),
+		 *name ? " " : "", name);
 	if (d->waker_poll >= 0)
 		analysis_task_label(j, j->polls[d->waker_poll].task, who, sizeof(who));
 	else

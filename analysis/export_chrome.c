@@ -225,8 +225,9 @@ static void write_polls(struct ch *x)
 		if (!keep_poll(x, (int64_t)i))
 			continue;
 		ev(x, "X", p->tid);
-		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s", trace_task_number(p->task),
-			 ts_ && ts_->name ? " " : "", ts_ && ts_->name ? ts_->name : "");
+		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s",
+			 trace_task_number(p->task), ts_ && ts_->name ? " " : "",
+			 ts_ && ts_->name ? ts_->name : "");
 		lib_json_str_field(&x->w, "cat", "task");
 		lib_json_str_field(&x->w, "name", buf);
 		ts(x, "ts", p->start);
@@ -583,7 +584,8 @@ static void write_flows(struct ch *x, const struct delays *d)
 		if (wk->poll < 0 || !keep_poll(x, wk->poll))
 			continue;
 		ev(x, "i", wk->waker);
-		snprintf(buf, sizeof(buf), "%s task %" PRIu64, name, trace_task_number(wk->task));
+		snprintf(buf, sizeof(buf), "%s task %" PRIu64, name,
+			 trace_task_number(wk->task));
 		lib_json_str_field(w, "s", "t");
 		lib_json_str_field(w, "cat", "task");
 		lib_json_str_field(w, "name", buf);

@@ -524,8 +524,8 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		char task[4200], thread[4200];
 
 		err = stack_locations(x, ps->stack,
-				      ts ? join__keep(x->j, ps->stack) : UINT32_MAX, &locs,
-				      &cap, &n);
+				      ts ? join__keep(x->j, ps->stack) : UINT32_MAX,
+				      &locs, &cap, &n);
 		if (err)
 			break;
 		vals[0] = ps->v[0];
@@ -536,7 +536,8 @@ static int write_profile(struct ex *x, double period, FILE *out)
 		/* words beside the numbers, for -tags and string filters
 		 * (-tagfocus task=...): "ID NAME" and "NAME[TID]" */
 		if (ts)
-			snprintf(task, sizeof(task), "%" PRIu64 " %s", trace_task_number(l->task),
+			snprintf(task, sizeof(task), "%" PRIu64 " %s",
+				 trace_task_number(l->task),
 				 tn && *tn ? tn : "[unnamed]");
 		else
 			snprintf(task, sizeof(task), "[no poll]");

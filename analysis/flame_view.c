@@ -20,9 +20,11 @@ int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id
 
 	if (ts->name && *ts->name) {
 		analysis_clean_name(ts->name, name, sizeof(name));
-		n = snprintf(buf, sizeof(buf), "task %" PRIu64 " %s", trace_task_number(ts->task), name);
+		n = snprintf(buf, sizeof(buf), "task %" PRIu64 " %s",
+			     trace_task_number(ts->task), name);
 	} else {
-		n = snprintf(buf, sizeof(buf), "task %" PRIu64, trace_task_number(ts->task));
+		n = snprintf(buf, sizeof(buf), "task %" PRIu64,
+			     trace_task_number(ts->task));
 	}
 	return flame_intern(f, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
 			    id);
@@ -46,17 +48,19 @@ static int write_svg(const struct join *j, const struct groups *g,
 		if (ts->name)
 			analysis_clean_name(ts->name, name, sizeof(name));
 		if (ts->task & TRACE_TASK_TOKIO)
-			n = snprintf(sub, sizeof(sub),
-				     "task %" PRIu64 "%s%s: %" PRIu64
-				     " samples (%.1f%% of all samples; zero-code: no polls)",
-				     trace_task_number(ts->task), *name ? " " : "", name,
-				     res->weight, all ? 100.0 * res->weight / all : 0.0);
+			n = snprintf(
+				sub, sizeof(sub),
+				"task %" PRIu64 "%s%s: %" PRIu64
+				" samples (%.1f%% of all samples; zero-code: no polls)",
+				trace_task_number(ts->task), *name ? " " : "", name,
+				res->weight, all ? 100.0 * res->weight / all : 0.0);
 		else
 			n = snprintf(sub, sizeof(sub),
-				     "task %" PRIu64 "%s%s: %" PRIu64 " samples in %" PRIu64
+				     "task %" PRIu64 "%s%s: %" PRIu64
+				     " samples in %" PRIu64
 				     " polls (%.1f%% of all samples), longest poll %s",
-				     ts->task, *name ? " " : "", name, res->weight, ts->polls,
-				     all ? 100.0 * res->weight / all : 0.0,
+				     ts->task, *name ? " " : "", name, res->weight,
+				     ts->polls, all ? 100.0 * res->weight / all : 0.0,
 				     text_duration(ts->longest_ns, dur, sizeof(dur)));
 	} else if (j->sel.on) {
 		n = snprintf(sub, sizeof(sub),
@@ -64,9 +68,11 @@ static int write_svg(const struct join *j, const struct groups *g,
 			     task_sel_text(&j->sel, what, sizeof(what)), res->weight,
 			     all ? 100.0 * res->weight / all : 0.0);
 	} else {
-		n = snprintf(sub, sizeof(sub), "%" PRIu64 " samples, %.1f%% inside %s%zu tasks",
-			     all, all ? 100.0 * inpoll / all : 0.0,
-			     analysis_tokio_unpolled(j->trace) ? "" : "polls of ", j->ntasks);
+		n = snprintf(sub, sizeof(sub),
+			     "%" PRIu64 " samples, %.1f%% inside %s%zu tasks", all,
+			     all ? 100.0 * inpoll / all : 0.0,
+			     analysis_tokio_unpolled(j->trace) ? "" : "polls of ",
+			     j->ntasks);
 	}
 	if (n >= 0 && (size_t)n < sizeof(sub))
 		n += snprintf(sub + n, sizeof(sub) - n, "; %s",

@@ -58,7 +58,8 @@ char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t
 
 	if (ts && ts->name)
 		analysis_clean_name(ts->name, name, sizeof(name));
-	snprintf(buf, len, "task %" PRIu64 "%s%s", trace_task_number(task), *name ? " " : "", name);
+	snprintf(buf, len, "task %" PRIu64 "%s%s", trace_task_number(task),
+		 *name ? " " : "", name);
 	return buf;
 }
 

@@ -750,8 +750,8 @@ static void text_recorded(const struct page *pg, FILE *out)
 			"spawns)\n",
 			j->ntasks, pg->nw, analysis_meta(t, TRACE_META_TOKIO));
 	else
-		fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n", j->ntasks,
-			j->npolls, pg->nw,
+		fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n",
+			j->ntasks, j->npolls, pg->nw,
 			j->ntasks ? "" : " (no shim: no task attribution)");
 	if (t->nswitches)
 		fprintf(out, "  off-CPU: %zu intervals (%s)\n", t->nswitches,
@@ -825,7 +825,8 @@ static void text_longest(const struct page *pg, FILE *out)
 	fprintf(out, "\n== Longest polls and what filled them\n");
 	if (!pg->nlongest)
 		fprintf(out, "  no polls%s\n",
-			analysis_tokio_unpolled(t) ? " (zero-code: no poll boundaries)" : "");
+			analysis_tokio_unpolled(t) ? " (zero-code: no poll boundaries)"
+						   : "");
 	for (size_t i = 0; i < pg->nlongest; i++) {
 		const struct poll *p = pg->longest[i];
 
@@ -1234,7 +1235,8 @@ static int page_make(struct page *pg)
 	pg->span = oc->end_time > oc->start_time ? oc->end_time - oc->start_time : 0;
 	err = hot_init(&pg->h);
 	if (!err)
-		err = analysis_tokio_unpolled(pg->oc->trace) ? zc_workers(pg) : workers(pg);
+		err = analysis_tokio_unpolled(pg->oc->trace) ? zc_workers(pg)
+							     : workers(pg);
 	if (!err)
 		err = longest_polls(pg);
 	/* the worst delay's flag names the hottest frame behind it */

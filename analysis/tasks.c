@@ -100,8 +100,7 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 	if (period) {
 		char a[32], b[32];
 
-		fprintf(out,
-			"# sampled CPU: %s in %s (%.1f%%), %s outside %s (%.1f%%)\n",
+		fprintf(out, "# sampled CPU: %s in %s (%.1f%%), %s outside %s (%.1f%%)\n",
 			text_duration((uint64_t)((double)j->samples_in_polls * period), a,
 				      sizeof(a)),
 			zc ? "tasks" : "polls",
@@ -244,8 +243,8 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		} else {
 			analysis_fit_name(j->tasks[r->grp].name, namew, name,
 					  sizeof(name));
-			fprintf(out, "%-8" PRIu64 "  %s%*s", trace_task_number(r->task), name,
-				(int)(namew - analysis_u8_width(name)), "");
+			fprintf(out, "%-8" PRIu64 "  %s%*s", trace_task_number(r->task),
+				name, (int)(namew - analysis_u8_width(name)), "");
 		}
 		fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
 			polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);

@@ -20,8 +20,9 @@
 
 static const char *sym_of(const struct trace *t, uint32_t f)
 {
-	return f < t->nframes && t->frames[f].sym && !t->frames[f].kernel ? t->frames[f].sym
-									  : "";
+	return f < t->nframes && t->frames[f].sym && !t->frames[f].kernel
+		       ? t->frames[f].sym
+		       : "";
 }
 
 struct frames {
@@ -90,8 +91,8 @@ struct tokio_tasks {
 	const struct trace *t;
 	char **names;
 	size_t nnames, capnames;
-	int32_t *stack_name; /* per stack: a name, -1 none, -2 the runtime */
-	uint32_t *keep;	     /* per stack: analysis_tokio_split() */
+	int32_t *stack_name;	/* per stack: a name, -1 none, -2 the runtime */
+	uint32_t *keep;		/* per stack: analysis_tokio_split() */
 	struct lib_map of_task; /* task id -> index in tally */
 	struct ztally *tally;
 	size_t ntally, captally;
@@ -222,7 +223,7 @@ const char *tokio_tasks__name(const struct tokio_tasks *z, uint64_t task, int *r
 uint32_t tokio_tasks__keep(const struct tokio_tasks *z, uint32_t stack)
 {
 	return z && stack < z->t->nstacks && z->stack_name[stack] >= 0 ? z->keep[stack]
-									 : UINT32_MAX;
+								       : UINT32_MAX;
 }
 
 void tokio_tasks__free(struct tokio_tasks *z)

@@ -144,8 +144,8 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 		w[n].threshold = k->in_poll_ns >= STUCK_NS ? "1s" : "10ms";
 		snprintf(w[n].text, sizeof(w[n].text),
 			 "task %" PRIu64 " polled on %s[%" PRIu32 "] for %s now",
-			 trace_task_number(k->task),
-			 c, k->tid, text_duration(k->in_poll_ns, a, sizeof(a)));
+			 trace_task_number(k->task), c, k->tid,
+			 text_duration(k->in_poll_ns, a, sizeof(a)));
 		n++;
 	}
 	for (size_t i = 0; s->by != GROUP_THREAD && i < s->nrows && n < max; i++) {
@@ -185,7 +185,7 @@ static const enum col order[NCOLS] = {C_CPU,   C_POLLS,	  C_MEAN, C_MAX,
  * tid */
 static uint64_t row_id(const struct live_snap *s, const struct live_row *r)
 {
-	return s->by == GROUP_NAME	 ? r->ntasks
+	return s->by == GROUP_NAME     ? r->ntasks
 	       : s->by == GROUP_THREAD ? r->id
 				       : trace_task_number(r->id);
 }

@@ -142,7 +142,8 @@ int cmd_offcpu(int argc, char **argv)
 		if (va.sel.on)
 			warning("%s spent no time off-CPU%s%s",
 				task_sel_text(&va.sel, what, sizeof(what)),
-				trace__meta(se.t, TRACE_META_TOKIO) ? "" : " inside polls",
+				trace__meta(se.t, TRACE_META_TOKIO) ? ""
+								    : " inside polls",
 				oo.min_poll_ns || oo.min_block_ns
 					? " (with these filters)"
 					: "");

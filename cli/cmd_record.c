@@ -78,7 +78,8 @@ static int parse_tokio(const char *arg, struct record_opts *o)
 	}
 	if (strncmp(arg, "probes", 6) || (arg[6] && arg[6] != '='))
 		return usage_error("record ",
-				   "bad Tokio mode '%s': want auto, off or probes[=RATE]", arg);
+				   "bad Tokio mode '%s': want auto, off or probes[=RATE]",
+				   arg);
 	if (arg[6]) {
 		errno = 0;
 		v = strtoull(arg + 7, &end, 10);
@@ -601,11 +602,13 @@ static void summary_tokio(const struct record_stats *st)
 		"sample%s ran a task, %llu of %llu off-CPU interval%s left one%s\n",
 		st->tokio, (unsigned long long)st->tokio_tagged,
 		(unsigned long long)(tagged + st->tokio_untagged),
-		plural(tagged + st->tokio_untagged), (unsigned long long)st->tokio_switches,
-		(unsigned long long)st->switches, plural(st->switches),
-		st->tokio_probes ? ""
-				 : "; no poll boundaries, poll counts or wake-to-poll delays "
-				   "(--tokio probes, or the d9prof crate, gives those)");
+		plural(tagged + st->tokio_untagged),
+		(unsigned long long)st->tokio_switches, (unsigned long long)st->switches,
+		plural(st->switches),
+		st->tokio_probes
+			? ""
+			: "; no poll boundaries, poll counts or wake-to-poll delays "
+			  "(--tokio probes, or the d9prof crate, gives those)");
 	lost_line("found no task tag for", st->tokio_untagged, "sample",
 		  "(their tag was lost: they count outside tasks)");
 	if (st->tokio_probes) {
@@ -616,7 +619,8 @@ static void summary_tokio(const struct record_stats *st)
 			"wakes recorded; at %.1f us a probed poll here (timed at the attach), "
 			"they cost the target ~%.3f s of CPU (%.1f%% of one CPU)\n",
 			(unsigned long long)st->tokio_sites,
-			(unsigned long long)st->tokio_polls, (unsigned long long)st->tokio_wakes,
+			(unsigned long long)st->tokio_polls,
+			(unsigned long long)st->tokio_wakes,
 			(double)st->tokio_pair_ns / 1e3, cost,
 			st->seconds > 0 ? 100.0 * cost / st->seconds : 0.0);
 		if (st->tokio_off_rate)

@@ -73,7 +73,8 @@ static int core_level(lib_tokio_name_fn fn, void *ctx, size_t k, size_t m)
 {
 	const char *sym = fn(ctx, k), *next = k + 1 < m ? fn(ctx, k + 1) : "";
 
-	return !strcmp(sym, CORE_POLL) || !strcmp(sym, CORE_CLOSURE) || starts(sym, STAGE) ||
+	return !strcmp(sym, CORE_POLL) || !strcmp(sym, CORE_CLOSURE) ||
+	       starts(sym, STAGE) ||
 	       (starts(sym, "{closure#0}<") && starts(next, STAGE)) ||
 	       (!strcmp(sym, CELL) && !strcmp(next, CORE_POLL));
 }

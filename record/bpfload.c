@@ -73,7 +73,8 @@ int bpfload_pidns(char *why, size_t whylen)
 	struct stat ns;
 
 	if (!stat("/proc/self/ns/pid", &ns) && ns.st_ino != PROC_PID_INIT_INO) {
-		snprintf(why, whylen, "BPF: this recorder runs in a pid namespace of its own");
+		snprintf(why, whylen,
+			 "BPF: this recorder runs in a pid namespace of its own");
 		return -EPERM;
 	}
 	return 0;

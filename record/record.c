@@ -227,9 +227,11 @@ void record_write_meta(struct rec *r)
 		record_note_err(r, trace_writer__meta(r->w, TRACE_META_RUNQ_HOLDERS,
 						      r->st->holders));
 	if (r->st->tokio[0])
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_TOKIO, r->st->tokio));
+		record_note_err(r,
+				trace_writer__meta(r->w, TRACE_META_TOKIO, r->st->tokio));
 	if (r->st->tokio_probes)
-		record_note_err(r, trace_writer__meta(r->w, TRACE_META_TOKIO_PROBES, "on"));
+		record_note_err(r,
+				trace_writer__meta(r->w, TRACE_META_TOKIO_PROBES, "on"));
 	record_note_err(
 		r, trace_writer__meta(r->w, TRACE_META_RECORDER, "d9prof " D9_VERSION));
 }
@@ -507,20 +509,22 @@ static void tokio_tick(struct rec *r, uint64_t now)
 	if (r->st->shim && !r->shim_probes_off) {
 		r->shim_probes_off = 1;
 		tokio_rec__off(r->tr, now);
-		record_log(r, RECORD_WARN,
-			   "the d9prof shim marks this target's polls: poll probes off (they "
-			   "would count its polls twice)");
+		record_log(
+			r, RECORD_WARN,
+			"the d9prof shim marks this target's polls: poll probes off (they "
+			"would count its polls twice)");
 		return;
 	}
 	if (!tokio_rec__tick(r->tr, now))
 		return;
 	tokio_rec__probe_counts(r->tr, &pc);
-	record_log(r, RECORD_WARN,
-		   "poll probes off at %.1f s: the target polled %llu times a second, over "
-		   "the cap of %llu (--tokio probes=RATE); its polls from then on are not "
-		   "recorded",
-		   (double)(now - r->start_ns) / 1e9, (unsigned long long)pc.rate,
-		   (unsigned long long)r->o->tokio_max_rate);
+	record_log(
+		r, RECORD_WARN,
+		"poll probes off at %.1f s: the target polled %llu times a second, over "
+		"the cap of %llu (--tokio probes=RATE); its polls from then on are not "
+		"recorded",
+		(double)(now - r->start_ns) / 1e9, (unsigned long long)pc.rate,
+		(unsigned long long)r->o->tokio_max_rate);
 }
 
 /* --tokio probes: uprobes on Tokio's polls and wakes, records as the
@@ -544,11 +548,12 @@ static void open_probes(struct rec *r, const char *path)
 	}
 	tokio_rec__probe_counts(r->tr, &pc);
 	r->st->tokio_probes = 1;
-	record_log(r, RECORD_INFO,
-		   "poll probes on %llu raw::poll instances and the wakers: about %.1f us "
-		   "of the target's time a poll here%s",
-		   (unsigned long long)pc.sites, (double)pc.pair_ns / 1e3,
-		   r->o->tokio_max_rate ? ", off past the rate cap" : "");
+	record_log(
+		r, RECORD_INFO,
+		"poll probes on %llu raw::poll instances and the wakers: about %.1f us "
+		"of the target's time a poll here%s",
+		(unsigned long long)pc.sites, (double)pc.pair_ns / 1e3,
+		r->o->tokio_max_rate ? ", off past the rate cap" : "");
 }
 
 /* Where the target is an unmodified Tokio program: its task ids read in
@@ -574,8 +579,8 @@ static void open_tokio(struct rec *r)
 		snprintf(why, sizeof(why), "the ctimer sampler cannot read them");
 	}
 	if (!err)
-		err = tokio_rec__open(o->pid, &r->slot, o->tokio == RECORD_TOKIO_PROBES, &r->tr,
-				      why, sizeof(why));
+		err = tokio_rec__open(o->pid, &r->slot, o->tokio == RECORD_TOKIO_PROBES,
+				      &r->tr, why, sizeof(why));
 	if (!err && (err = perf_set__set_bpf(r->ps, tokio_rec__prog_fd(r->tr))))
 		snprintf(why, sizeof(why), "BPF: cannot run on the sampler's events: %s",
 			 strerror(-err));
@@ -584,10 +589,11 @@ static void open_tokio(struct rec *r)
 		tokio_rec__free(r->tr);
 		r->tr = NULL;
 		snprintf(st->tokio_why, sizeof(st->tokio_why), "%s", why);
-		record_log(r, RECORD_WARN,
-			   "Tokio's task ids cannot be read from outside: %s; recording a "
-			   "plain CPU profile",
-			   why);
+		record_log(
+			r, RECORD_WARN,
+			"Tokio's task ids cannot be read from outside: %s; recording a "
+			"plain CPU profile",
+			why);
 		return;
 	}
 	record_tokio_writer(r);
@@ -771,8 +777,9 @@ static void totals(struct rec *r)
 		r->st->tokio_pair_ns = pc.pair_ns;
 		r->st->tokio_sites = pc.sites;
 		r->st->tokio_off_rate = pc.off_at ? pc.rate : 0;
-		r->st->tokio_off_s =
-			pc.off_at > r->start_ns ? (double)(pc.off_at - r->start_ns) / 1e9 : 0;
+		r->st->tokio_off_s = pc.off_at > r->start_ns
+					     ? (double)(pc.off_at - r->start_ns) / 1e9
+					     : 0;
 		r->st->tokio_unmatched = pc.unmatched;
 	}
 }
@@ -841,12 +848,14 @@ void record_seal_meta(struct rec *r)
 
 		tokio_rec__probe_counts(r->tr, &pc);
 		if (pc.off_at) {
-			uint64_t from = pc.off_at > r->seg_start ? pc.off_at : r->seg_start;
+			uint64_t from =
+				pc.off_at > r->seg_start ? pc.off_at : r->seg_start;
 
 			snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
 				 (unsigned long long)record_now_ns());
-			record_note_err(r, trace_writer__meta(
-						   r->w, TRACE_META_TOKIO_PROBES_OFF, buf));
+			record_note_err(r, trace_writer__meta(r->w,
+							      TRACE_META_TOKIO_PROBES_OFF,
+							      buf));
 		}
 		record_note_err(r, tokio_rec__writer_err(r->tr));
 	}

@@ -363,11 +363,11 @@ struct record_stats {
 	int tokio_probes;	 /* the poll probes were on */
 	uint64_t tokio_polls;	 /* ... polls and wakes they wrote */
 	uint64_t tokio_wakes;
-	uint64_t tokio_pair_ns;	 /* ... what one poll cost, calibrated */
-	uint64_t tokio_sites;	 /* ... raw::poll instances probed */
-	uint64_t tokio_off_rate; /* ... off at this poll rate (0: on to the
-				  * end) */
-	double tokio_off_s;	 /* ... at this second of the recording */
+	uint64_t tokio_pair_ns;	  /* ... what one poll cost, calibrated */
+	uint64_t tokio_sites;	  /* ... raw::poll instances probed */
+	uint64_t tokio_off_rate;  /* ... off at this poll rate (0: on to the
+				   * end) */
+	double tokio_off_s;	  /* ... at this second of the recording */
 	uint64_t tokio_unmatched; /* ... returns of polls open at the attach */
 };
 

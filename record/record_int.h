@@ -85,8 +85,8 @@ struct rec {
 	struct perf_set *ps;
 	struct perf_callbacks cb; /* perf_cb_tmpl with ctx = this */
 	struct symbolizer *sym;
-	struct offcpu_rec *oc; /* off-CPU collector, NULL if off */
-	struct tokio_rec *tr;  /* zero-code Tokio's sample tags, NULL if none */
+	struct offcpu_rec *oc;	    /* off-CPU collector, NULL if off */
+	struct tokio_rec *tr;	    /* zero-code Tokio's sample tags, NULL if none */
 	struct tokio_bpf_slot slot; /* ... where its threads keep their task */
 	int shim_probes_off;	    /* ... the shim came: its probes went */
 	struct offcpu_rec_stats ocst;

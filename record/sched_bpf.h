@@ -24,15 +24,15 @@ struct sched_bpf;
 
 struct sched_bpf_opts {
 	pid_t pid;
-	int children;		  /* also the processes it forks */
-	unsigned int stack_bytes; /* user stack per switch-out (<=
-				   * SCHED_BPF_STACK_MAX) */
-	int kernel;		  /* kernel chains */
-	int wakeups;		  /* sched_waking: run-queue time */
-	size_t ring_bytes;	  /* the ring buffer, a power of 2 of pages */
-	uint64_t min_ns;	  /* 0, or send the stacks only of intervals
-				   * this long (SCHED_BPF_IN_SHORT: the rest;
-				   * at most SCHED_BPF_PEND_STACK of stack) */
+	int children;		    /* also the processes it forks */
+	unsigned int stack_bytes;   /* user stack per switch-out (<=
+				     * SCHED_BPF_STACK_MAX) */
+	int kernel;		    /* kernel chains */
+	int wakeups;		    /* sched_waking: run-queue time */
+	size_t ring_bytes;	    /* the ring buffer, a power of 2 of pages */
+	uint64_t min_ns;	    /* 0, or send the stacks only of intervals
+				     * this long (SCHED_BPF_IN_SHORT: the rest;
+				     * at most SCHED_BPF_PEND_STACK of stack) */
 	struct tokio_bpf_slot slot; /* read the task at each switch-out
 				     * (record/bpf/tokio_tag.h; kind 0: none) */
 };

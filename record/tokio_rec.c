@@ -63,10 +63,10 @@ struct tokio_rec {
 	struct trace_writer *w;
 	trace_resolve_fn resolve;
 	void *rctx;
-	struct lib_map kind;	 /* writer stack id -> name index + 3, or
-				  * KIND_NONE, KIND_LAUNCH */
-	struct lib_map in_seg;	 /* tasks named in this writer */
-	struct lib_map of_task;	 /* Tokio's id -> index in votes */
+	struct lib_map kind;	/* writer stack id -> name index + 3, or
+				 * KIND_NONE, KIND_LAUNCH */
+	struct lib_map in_seg;	/* tasks named in this writer */
+	struct lib_map of_task; /* Tokio's id -> index in votes */
 	struct task_votes *votes;
 	size_t nvotes, capvotes;
 	char **names;
@@ -79,14 +79,14 @@ struct tokio_rec {
 	pid_t pid;
 	struct bpf_link **links;
 	size_t nlinks, capl;
-	uint64_t max_rate;	  /* polls a second past which they go; 0 none */
-	uint64_t rate_from;	  /* the second being counted, from */
-	uint64_t rate_polls;	  /* ... its polls */
-	uint64_t off_at;	  /* they went at (0: on, or never on) */
-	uint64_t *site_kind;	  /* per raw::poll instance: its task's kind
-				   * (KIND_*, a name's), from DWARF */
+	uint64_t max_rate;   /* polls a second past which they go; 0 none */
+	uint64_t rate_from;  /* the second being counted, from */
+	uint64_t rate_polls; /* ... its polls */
+	uint64_t off_at;     /* they went at (0: on, or never on) */
+	uint64_t *site_kind; /* per raw::poll instance: its task's kind
+			      * (KIND_*, a name's), from DWARF */
 	size_t nsites;
-	int wr_err;		  /* the writer's first error */
+	int wr_err; /* the writer's first error */
 	struct tokio_probe_counts pc;
 };
 
@@ -175,7 +175,8 @@ static int on_tag(void *ctx, void *data, size_t size)
  * directories) with a Tokio runtime in it, into @lib; 0 or -ENOENT. */
 static int tokio_library(pid_t pid, char *lib, size_t len)
 {
-	char line[PATH_MAX + 128], path[PATH_MAX], last[PATH_MAX] = "", exe[PATH_MAX];
+	char line[PATH_MAX + 128], path[PATH_MAX + 32], last[PATH_MAX] = "",
+							exe[PATH_MAX];
 	struct tokio_layout l;
 	ssize_t n;
 	FILE *f;
@@ -192,12 +193,12 @@ static int tokio_library(pid_t pid, char *lib, size_t len)
 		char perms[8];
 		int at = 0;
 
-		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) < 1 || !at ||
-		    perms[2] != 'x')
+		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) < 1 ||
+		    !at || perms[2] != 'x')
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		if (line[at] != '/' || !strcmp(line + at, exe) || !strcmp(line + at, last) ||
-		    proc_system_path(line + at))
+		if (line[at] != '/' || !strcmp(line + at, exe) ||
+		    !strcmp(line + at, last) || proc_system_path(line + at))
 			continue;
 		snprintf(last, sizeof(last), "%s", line + at);
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, last);
@@ -229,10 +230,11 @@ int tokio_rec_find(pid_t pid, const char *exe, struct tokio_bpf_slot *slot, char
 		return -ENOENT;
 	err = tokio_layout_find(path, &l, why, whylen);
 	if (err == -ENOENT && !exe && !tokio_library(pid, lib, sizeof(lib))) {
-		snprintf(why, whylen,
-			 "Tokio is in a shared library (%s): its thread-locals are not at "
-			 "a fixed place from the thread pointer, where BPF could read them",
-			 lib);
+		snprintf(
+			why, whylen,
+			"Tokio is in a shared library (%s): its thread-locals are not at "
+			"a fixed place from the thread pointer, where BPF could read them",
+			lib);
 		return -EOPNOTSUPP;
 	}
 	if (err)
@@ -641,7 +643,8 @@ static int self_offset(uint64_t addr, char *path, size_t len, uint64_t *off)
 		unsigned long long lo, hi, pg;
 		int at = 0;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %*u %n", &lo, &hi, &pg, &at) < 3 ||
+		if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %*u %n", &lo, &hi, &pg,
+			   &at) < 3 ||
 		    !at || addr < lo || addr >= hi)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
@@ -696,23 +699,25 @@ int tokio_rec__probe(struct tokio_rec *tr, const char *path, const struct tokio_
 	tr->nsites = s->npoll;
 	for (size_t i = 0; i < s->npoll && !err; i++) {
 		/* each instance's task, from its DWARF name */
-		tr->site_kind[i] = strstr(s->name[i], "worker::{impl#0}::launch") ? KIND_LAUNCH
+		tr->site_kind[i] = strstr(s->name[i], "worker::{impl#0}::launch")
+					   ? KIND_LAUNCH
 				   : s->name[i][0] ? name_kind(tr, s->name[i])
 						   : KIND_NONE;
-		err = attach1(tr, tr->skel->progs.d9_poll_enter, 0, tr->pid, path, s->poll[i],
-			      i + 1);
+		err = attach1(tr, tr->skel->progs.d9_poll_enter, 0, tr->pid, path,
+			      s->poll[i], i + 1);
 		if (!err)
 			err = attach1(tr, tr->skel->progs.d9_poll_ret, 1, tr->pid, path,
 				      s->poll[i], i + 1);
 	}
 	if (!err && s->wake_by_val)
-		err = attach1(tr, tr->skel->progs.d9_wake, 0, tr->pid, path, s->wake_by_val,
-			      0);
+		err = attach1(tr, tr->skel->progs.d9_wake, 0, tr->pid, path,
+			      s->wake_by_val, 0);
 	if (!err && s->wake_by_ref)
-		err = attach1(tr, tr->skel->progs.d9_wake, 0, tr->pid, path, s->wake_by_ref,
-			      0);
+		err = attach1(tr, tr->skel->progs.d9_wake, 0, tr->pid, path,
+			      s->wake_by_ref, 0);
 	if (err) {
-		snprintf(why, whylen, "cannot put uprobes in '%s': %s", path, strerror(-err));
+		snprintf(why, whylen, "cannot put uprobes in '%s': %s", path,
+			 strerror(-err));
 		links_off(tr, 1);
 		return err;
 	}

@@ -1198,8 +1198,8 @@ static void poll_dwarf_name(Elf *elf, Dwarf *dw, uint64_t vaddr, char *buf, size
 	free(scopes);
 }
 
-static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw, char *why,
-		 size_t len)
+static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw,
+		 char *why, size_t len)
 {
 	struct found f = {0};
 	Elf_Data *d;
@@ -1207,8 +1207,8 @@ static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw,
 	size_t n, cap = 0;
 
 	scan_sections(elf, &f);
-	if (!f.symtab || !(d = elf_getdata(f.symtab, NULL)) || !gelf_getshdr(f.symtab, &sh) ||
-	    !sh.sh_entsize) {
+	if (!f.symtab || !(d = elf_getdata(f.symtab, NULL)) ||
+	    !gelf_getshdr(f.symtab, &sh) || !sh.sh_entsize) {
 		say(why, len, "'%s' has no symbol table: no raw::poll to probe", path);
 		return -ENOENT;
 	}
@@ -1220,8 +1220,8 @@ static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw,
 
 		if (!gelf_getsym(d, (int)i, &sym) || !sym.st_name ||
 		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !strstr(name, "5tokio") ||
-		    !(off = file_offset(elf, sym.st_value)))
+		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
+		    !strstr(name, "5tokio") || !(off = file_offset(elf, sym.st_value)))
 			continue;
 		if (strstr(name, "4task3raw4poll")) {
 			char dn[1024], task[512];

@@ -345,15 +345,15 @@ struct trace_thread {
 /* zero-code Tokio: its version (or "unknown"), where the recorder read
  * task ids in the target's threads (trace_sample.task, trace_switch.task);
  * and the CPU samples it found no task tag for */
-#define TRACE_META_TOKIO			"tokio"
-#define TRACE_META_TOKIO_UNTAGGED		"tokio samples untagged"
+#define TRACE_META_TOKIO	  "tokio"
+#define TRACE_META_TOKIO_UNTAGGED "tokio samples untagged"
 /* ... with its polls and wakes from uprobes (record --tokio probes): "on";
  * and the stretch of a segment after they went off ("START-END" ns, as
  * "shim_gap": no runtime events there) */
-#define TRACE_META_TOKIO_PROBES			"tokio probes"
-#define TRACE_META_TOKIO_PROBES_OFF		"tokio probes off"
-#define TRACE_META_WAKEUPS			"wakeups"
-#define TRACE_META_WAKEUPS_LOST			"wakeups lost"
+#define TRACE_META_TOKIO_PROBES	    "tokio probes"
+#define TRACE_META_TOKIO_PROBES_OFF "tokio probes off"
+#define TRACE_META_WAKEUPS	    "wakeups"
+#define TRACE_META_WAKEUPS_LOST	    "wakeups lost"
 /* One per place the runtime begins polls from (the shim's poll sites):
  * "MODULE\tNAME..." tab-separated, the functions at the call to
  * d9_poll_begin, innermost (inlined) first, the symbol last. Per-task

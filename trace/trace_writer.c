@@ -602,7 +602,8 @@ static int see_task(struct trace_writer *w, uint64_t task)
 	if (!task || lib_map_find(&w->tasks_seen, task))
 		return 0;
 	err = lib_map_set(&w->tasks_seen, task, 1);
-	return err ? err : queue_name(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks, task, NULL);
+	return err ? err
+		   : queue_name(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks, task, NULL);
 }
 
 static uint64_t hash_callchain(const uint64_t *ips, unsigned int n)

@@ -87,7 +87,7 @@ struct tstate {
 			 * known) ... */
 	__u32 top_left; /* ... for this many more copies */
 	__u32 pad;
-	__u64 task;	/* cfg.min_ns: the task it left, at the switch-out */
+	__u64 task; /* cfg.min_ns: the task it left, at the switch-out */
 };
 
 /* A copy that failed finds where the stack's mapping ends, page by page

@@ -62,7 +62,7 @@ struct sched_bpf_out {
 				    * switch-in this program saw (the kernel
 				    * did not run it for that one) */
 	unsigned int pad;
-	unsigned long long task;   /* the task it left (cfg.slot), 0: none */
+	unsigned long long task; /* the task it left (cfg.slot), 0: none */
 	/* then, packed: kbytes of kernel chain, ubytes of user frame-pointer
 	 * chain (8 bytes a frame, [0] the pc), stack_len bytes of the top of
 	 * the user stack from sp up */

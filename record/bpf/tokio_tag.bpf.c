@@ -105,8 +105,10 @@ static __always_inline __u64 task_of(__u64 hdr)
 {
 	__u64 vt = 0, off[3] = {0, 0, 0}, id = 0;
 
-	if (!hdr || bpf_probe_read_user(&vt, 8, (void *)(hdr + TOKIO_HDR_VTABLE)) || !vt ||
-	    bpf_probe_read_user(off, sizeof(off), (void *)(vt + 8 * TOKIO_VTABLE_OFFSETS)))
+	if (!hdr || bpf_probe_read_user(&vt, 8, (void *)(hdr + TOKIO_HDR_VTABLE)) ||
+	    !vt ||
+	    bpf_probe_read_user(off, sizeof(off),
+				(void *)(vt + 8 * TOKIO_VTABLE_OFFSETS)))
 		return 0;
 	/* trailer, scheduler, id */
 	if (!(off[1] < off[2] && off[2] < off[0] && off[0] < 65536 && !(off[2] & 7))) {

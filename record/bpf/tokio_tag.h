@@ -60,7 +60,7 @@ struct tokio_bpf_tag {
  * queue_next, vtable, ...}), and the vtable's words holding the trailer's,
  * the scheduler's and the id's offsets from the Header (7 function
  * pointers, then the three: Tokio 1.24's raw.rs) */
-#define TOKIO_HDR_VTABLE    16
+#define TOKIO_HDR_VTABLE     16
 #define TOKIO_VTABLE_OFFSETS 7
 
 /* The sampler program's settings (.rodata, set before load) */

@@ -200,7 +200,8 @@ Test(tokio_names, a_worker_parked_in_tokio_is_told)
 		"tokio::runtime::scheduler::multi_thread::worker::Context::park_timeout",
 	};
 	static const char *const pool[] = {
-		"futex_wait", "wait_timeout<tokio::runtime::blocking::pool::Shared> [inlined]",
+		"futex_wait",
+		"wait_timeout<tokio::runtime::blocking::pool::Shared> [inlined]",
 		"tokio::runtime::blocking::pool::Inner::run"};
 
 	cr_assert(lib_tokio_parked(at, (void *)parked, N(parked)));
