@@ -171,6 +171,28 @@ static int holders(struct page *pg, const uint32_t *tids)
 	return 0;
 }
 
+/* A worker's @m off-CPU intervals (oc->sw indices @sw): blocked and on a
+ * run queue in its polls (a zero-code task's), outside them, parked
+ * (the parks a trace of polls has are counted from its events) */
+static void add_switches(struct worker *w, const struct offcpu *oc, const uint32_t *sw,
+			 size_t m)
+{
+	for (size_t q = 0; q < m; q++) {
+		const struct offcpu_switch *o = &oc->sw[sw[q]];
+
+		w->runq += o->runq;
+		if (o->where == OFFCPU_IN_POLL || o->where == OFFCPU_IN_TASK) {
+			w->poll_blocked += o->ns - o->runq;
+			w->poll_runq += o->runq;
+		} else if (o->where == OFFCPU_NO_POLL) {
+			w->out_blocked += o->ns - o->runq;
+			w->out_runq += o->runq;
+		} else if (o->where == OFFCPU_IDLE) {
+			w->parked += o->ns;
+		}
+	}
+}
+
 /* Zero-code Tokio: per thread, sample weight in a task and outside one */
 struct zc_walk {
 	struct lib_map of_tid; /* tid -> index */
@@ -252,20 +274,7 @@ static int zc_workers(struct page *pg)
 			w->poll_cpu = (uint64_t)((double)z.in[*at] * period);
 			w->out_cpu = (uint64_t)((double)z.out[*at] * period);
 		}
-		for (size_t q = 0; q < m; q++) {
-			const struct offcpu_switch *o = &oc->sw[sw[q]];
-
-			w->runq += o->runq;
-			if (o->where == OFFCPU_IN_TASK) {
-				w->poll_blocked += o->ns - o->runq;
-				w->poll_runq += o->runq;
-			} else if (o->where == OFFCPU_NO_POLL) {
-				w->out_blocked += o->ns - o->runq;
-				w->out_runq += o->runq;
-			} else if (o->where == OFFCPU_IDLE) {
-				w->parked += o->ns;
-			}
-		}
+		add_switches(w, oc, sw, m);
 	}
 	err = holders(pg, tids);
 out:
@@ -316,18 +325,7 @@ static int workers(struct page *pg)
 		for (q = 0; q < m; q++)
 			in_polls += j->polls[ids[q]].end - j->polls[ids[q]].start;
 		m = offcpu__thread_switches(oc, tids[i], &sw);
-		for (q = 0; q < m; q++) {
-			const struct offcpu_switch *o = &oc->sw[sw[q]];
-
-			w->runq += o->runq;
-			if (o->where == OFFCPU_IN_POLL) {
-				w->poll_blocked += o->ns - o->runq;
-				w->poll_runq += o->runq;
-			} else if (o->where == OFFCPU_NO_POLL) {
-				w->out_blocked += o->ns - o->runq;
-				w->out_runq += o->runq;
-			}
-		}
+		add_switches(w, oc, sw, m);
 		w->parked = offcpu__parked_ns(oc, tids[i], oc->start_time, oc->end_time);
 		w->poll_cpu = in_polls - w->poll_blocked - w->poll_runq;
 		used = in_polls + w->out_blocked + w->out_runq + w->parked;

@@ -1061,12 +1061,14 @@ static int layout(Elf *elf, const char *path, struct tokio_layout *out, char *wh
 	return 0;
 }
 
-int tokio_layout_find(const char *path, struct tokio_layout *out, char *why, size_t len)
+/* @fn on the ELF file @path, opened and closed around it: its return, or
+ * -errno (and why) where the file cannot be opened or is not ELF */
+static int with_elf(const char *path, int (*fn)(Elf *, const char *, void *, char *, size_t),
+		    void *out, char *why, size_t len)
 {
 	Elf *elf;
 	int fd, r;
 
-	memset(out, 0, sizeof(*out));
 	if (why && len)
 		why[0] = '\0';
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1081,12 +1083,26 @@ int tokio_layout_find(const char *path, struct tokio_layout *out, char *why, siz
 		say(why, len, "'%s' is not an ELF file", path);
 		r = -ENOEXEC;
 	} else {
-		r = layout(elf, path, out, why, len);
+		r = fn(elf, path, out, why, len);
 	}
-	if (r)
-		memset(out, 0, sizeof(*out));
 	elf_end(elf);
 	close(fd);
+	return r;
+}
+
+static int layout_fn(Elf *elf, const char *path, void *out, char *why, size_t len)
+{
+	return layout(elf, path, out, why, len);
+}
+
+int tokio_layout_find(const char *path, struct tokio_layout *out, char *why, size_t len)
+{
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = with_elf(path, layout_fn, out, why, len);
+	if (r)
+		memset(out, 0, sizeof(*out));
 	return r;
 }
 
@@ -1260,8 +1276,7 @@ static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw,
 }
 
 /* sites() with the file's DWARF, where it has some, for the names */
-static int sites_dwarf(Elf *elf, const char *path, struct tokio_sites *out, char *why,
-		       size_t len)
+static int sites_dwarf(Elf *elf, const char *path, void *out, char *why, size_t len)
 {
 	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	int r = sites(elf, path, out, dw, why, len);
@@ -1273,30 +1288,12 @@ static int sites_dwarf(Elf *elf, const char *path, struct tokio_sites *out, char
 
 int tokio_sites_find(const char *path, struct tokio_sites *out, char *why, size_t len)
 {
-	Elf *elf;
-	int fd, r;
+	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (why && len)
-		why[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		say(why, len, "cannot open '%s': %s", path, strerror(-r));
-		return r;
-	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		say(why, len, "'%s' is not an ELF file", path);
-		r = -ENOEXEC;
-	} else {
-		r = sites_dwarf(elf, path, out, why, len);
-	}
+	r = with_elf(path, sites_dwarf, out, why, len);
 	if (r)
 		tokio_sites_release(out);
-	elf_end(elf);
-	close(fd);
 	return r;
 }
 
