@@ -1063,8 +1063,9 @@ static int layout(Elf *elf, const char *path, struct tokio_layout *out, char *wh
 
 /* @fn on the ELF file @path, opened and closed around it: its return, or
  * -errno (and why) where the file cannot be opened or is not ELF */
-static int with_elf(const char *path, int (*fn)(Elf *, const char *, void *, char *, size_t),
-		    void *out, char *why, size_t len)
+static int with_elf(const char *path,
+		    int (*fn)(Elf *, const char *, void *, char *, size_t), void *out,
+		    char *why, size_t len)
 {
 	Elf *elf;
 	int fd, r;
