@@ -596,6 +596,10 @@ static void open_tokio(struct rec *r)
 			why);
 		return;
 	}
+	/* its tasks are named from their stacks as they come: each address
+	 * resolved once, and once only for the seal too */
+	if (!r->sc && (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
+		record_note_err(r, err);
 	record_tokio_writer(r);
 	snprintf(st->tokio, sizeof(st->tokio), "%s", version[0] ? version : "unknown");
 	record_log(r, RECORD_INFO,
