@@ -79,6 +79,16 @@ static int core_level(lib_tokio_name_fn fn, void *ctx, size_t k, size_t m)
 	       (!strcmp(sym, CELL) && !strcmp(next, CORE_POLL));
 }
 
+/* A function's full path ("a::b::f", "<X as T>::poll"), as a symbol
+ * table names it, not the short name DWARF gives an inlined function
+ * ("transition_to_running", "poll_inner<a::T, S>") */
+static int full_path(const char *sym)
+{
+	const char *lt = strchr(sym, '<'), *sep = strstr(sym, "::");
+
+	return sep && (!lt || sep < lt || sym[0] == '<');
+}
+
 static int harness_level(const char *sym)
 {
 	for (size_t i = 0; i < sizeof(harness) / sizeof(*harness); i++)
@@ -201,7 +211,7 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 {
 	char type[512] = "";
 	const char *own = "";
-	size_t k, i;
+	size_t k, h, i;
 
 	if (name && len)
 		name[0] = '\0';
@@ -211,15 +221,19 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	 * one outside) */
 	for (k = 0; k < m && !core_level(fn, ctx, k, m); k++)
 		;
-	if (k == m) {
-		/* none named: Core::poll inlined into the harness with no DWARF
-		 * to say so; the harness then, where the frame over it is the
-		 * future's, not Tokio's own code */
-		for (k = 0; k < m && !harness_level(fn(ctx, k)); k++)
-			;
-		if (k == m || k == 0 || starts(fn(ctx, k - 1), "tokio::"))
-			return SIZE_MAX;
-	}
+	/* where Core::poll was inlined into the harness with no inline
+	 * frames to say so (no DWARF, or a reader that left them out), a
+	 * harness nearer the leaf than any Core::poll named polls the task:
+	 * the one named is an outer task's (a worker's launch task). Then
+	 * the harness, where the frame over it is the future's own (a
+	 * function's full path, not Tokio's code) */
+	for (h = 0; h < k && !harness_level(fn(ctx, h)); h++)
+		;
+	if (h < k && h > 0 && full_path(fn(ctx, h - 1)) &&
+	    !starts(fn(ctx, h - 1), "tokio::"))
+		k = h;
+	else if (k == m)
+		return SIZE_MAX;
 	/* the leaf in Core::poll itself, or its stage access: Tokio entering
 	 * or leaving the future's poll (its closure sets the task's id) */
 	if (k == 0 && (!strcmp(fn(ctx, 0), CORE_POLL) || !strcmp(fn(ctx, 0), CELL)))

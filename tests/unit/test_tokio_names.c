@@ -192,6 +192,29 @@ Test(tokio_names, no_machinery_or_a_leaf_in_it_names_nothing)
 	cr_assert_eq(lib_tokio_split(at, (void *)plain, 0, NULL, 0, &runtime), SIZE_MAX);
 }
 
+/* the recorded frames only (a reader that left the inline frames out):
+ * the task's Core::poll inlined into its raw::poll, the worker's launch
+ * task's Core::poll out of line further down */
+static const char *const recorded[] = {
+	"d9demo_tokio::library_work",
+	"d9demo_tokio::library_flush::{{closure}}",
+	"tokio::runtime::task::raw::poll",
+	"tokio::runtime::scheduler::multi_thread::worker::Context::run_task",
+	"tokio::runtime::scheduler::multi_thread::worker::run",
+	"tokio::runtime::task::core::Core<T,S>::poll",
+	"tokio::runtime::blocking::pool::Inner::run",
+};
+
+Test(tokio_names, a_harness_nearer_the_leaf_than_any_core_poll_polls_the_task)
+{
+	char name[256];
+	int runtime = -1;
+
+	cr_assert_eq(split(recorded, N(recorded), name, &runtime), 2);
+	cr_assert_str_eq(name, "d9demo_tokio::library_flush");
+	cr_assert_eq(runtime, 0, "the launch task's Core::poll is further down");
+}
+
 Test(tokio_names, a_worker_parked_in_tokio_is_told)
 {
 	static const char *const parked[] = {
