@@ -95,10 +95,32 @@ need_demo() {
 	return 2
 }
 
+# Beside the crate: library_flush, spawned with plain tokio::spawn (as a
+# library spawns its tasks), unmarked, is seen from outside (zero-code: a
+# task of its own, its polls not known) with >= 90% of library_work's
+# samples; the crate's tasks keep their polls, and none is counted twice
+# (no zero-code task for a marked one: only library_flush has none)
+check_beside_crate() {
+	local n=$1 z s
+	grep -q 'zero-code' "$TMP/$n.rec" ||
+		fail "no zero-code tasks: $(grep -i tokio "$TMP/$n.rec")" || return 1
+	z=$(awk 'NR > 1 && !/^#/ && $3 == "-"' "$TMP/$n.tasks")
+	say "    $n: zero-code tasks: $(awk '{ print $1, $2 }' <<<"$z" | tr '\n' ' ')"
+	[ "$(wc -l <<<"$z")" = 1 ] && grep -q ' d9demo_tokio::library_flush ' <<<"$z" ||
+		fail "want library_flush alone: $z" || return 1
+	"$D9" flame -i "$TMP/$n.data" --by task --format folded >"$TMP/$n.lib" || return 1
+	s=$(pct <(grep -E ';d9demo_tokio::library_work(;| )' "$TMP/$n.lib") \
+		'^task [0-9]+ d9demo_tokio::library_flush;')
+	say "    $n: library_flush holds $s% of library_work's samples"
+	[ "$s" -ge 90 ] || fail "only $s%" || return 1
+	[ "$(awk '$2 == "cpu_handler" { print $3 }' "$TMP/$n.tasks")" -gt 0 ] ||
+		fail "cpu_handler lost its polls: $(grep cpu_handler "$TMP/$n.tasks")" || return 1
+}
+
 t_perf_sampler() {
 	need_demo || return 2
 	record_demo perf || return 1
-	check_cpu_task perf && check_blocking_and_names perf
+	check_cpu_task perf && check_blocking_and_names perf && check_beside_crate perf
 }
 
 t_ctimer_sampler() {
