@@ -172,32 +172,39 @@ static int holders(struct page *pg, const uint32_t *tids)
 }
 
 /* A worker's @m off-CPU intervals (oc->sw indices @sw): blocked and on a
- * run queue in its polls (a zero-code task's), outside them, parked
- * (the parks a trace of polls has are counted from its events) */
+ * run queue in its polls (with @in_task, its zero-code tasks too: a trace
+ * with no polls of theirs; else those count outside polls, which they
+ * are), outside them, parked (the parks a trace of polls has are counted
+ * from its events: the caller's) */
 static void add_switches(struct worker *w, const struct offcpu *oc, const uint32_t *sw,
-			 size_t m)
+			 size_t m, int in_task)
 {
 	for (size_t q = 0; q < m; q++) {
 		const struct offcpu_switch *o = &oc->sw[sw[q]];
 
 		w->runq += o->runq;
-		if (o->where == OFFCPU_IN_POLL || o->where == OFFCPU_IN_TASK) {
+		if (o->where == OFFCPU_IN_POLL ||
+		    (in_task && o->where == OFFCPU_IN_TASK)) {
 			w->poll_blocked += o->ns - o->runq;
 			w->poll_runq += o->runq;
-		} else if (o->where == OFFCPU_NO_POLL) {
+		} else if (o->where == OFFCPU_NO_POLL || o->where == OFFCPU_IN_TASK) {
 			w->out_blocked += o->ns - o->runq;
 			w->out_runq += o->runq;
-		} else if (o->where == OFFCPU_IDLE) {
+		} else if (o->where == OFFCPU_IDLE && in_task) {
 			w->parked += o->ns;
 		}
 	}
 }
 
 /* Zero-code Tokio: per thread, sample weight in a task and outside one */
+struct zc_thread {
+	uint32_t tid;
+	uint64_t in, out;
+};
+
 struct zc_walk {
 	struct lib_map of_tid; /* tid -> index */
-	uint32_t *tid;
-	uint64_t *in, *out;
+	struct zc_thread *v;
 	size_t n, cap;
 };
 
@@ -208,20 +215,17 @@ static int zc_sample(void *ctx, const struct trace_sample *s, const struct join_
 	uint64_t w = s->weight ? s->weight : 1;
 
 	if (!v) {
-		if (LIB_GROW(z->tid, z->cap, z->n + 1) ||
-		    !(z->in = realloc(z->in, z->cap * sizeof(*z->in))) ||
-		    !(z->out = realloc(z->out, z->cap * sizeof(*z->out))) ||
+		if (LIB_GROW(z->v, z->cap, z->n + 1) ||
 		    lib_map_set(&z->of_tid, s->tid, z->n))
 			return -ENOMEM;
-		z->tid[z->n] = s->tid;
-		z->in[z->n] = z->out[z->n] = 0;
+		z->v[z->n] = (struct zc_thread){.tid = s->tid};
 		v = lib_map_find(&z->of_tid, s->tid);
 		z->n++;
 	}
 	if (p)
-		z->in[*v] += w;
+		z->v[*v].in += w;
 	else
-		z->out[*v] += w;
+		z->v[*v].out += w;
 	return 0;
 }
 
@@ -249,8 +253,8 @@ static int zc_workers(struct page *pg)
 	if (!tids)
 		goto out;
 	for (i = 0; i < z.n; i++)
-		if (z.in[i])
-			tids[n++] = z.tid[i];
+		if (z.v[i].in)
+			tids[n++] = z.v[i].tid;
 	for (i = 0; i < t->nswitches; i++)
 		if (oc->sw[i].where == OFFCPU_IN_TASK || oc->sw[i].where == OFFCPU_IDLE)
 			tids[n++] = t->switches[i].tid;
@@ -271,17 +275,15 @@ static int zc_workers(struct page *pg)
 		w->tid = tids[i];
 		w->polls = UINT64_MAX; /* not known */
 		if (at) {
-			w->poll_cpu = (uint64_t)((double)z.in[*at] * period);
-			w->out_cpu = (uint64_t)((double)z.out[*at] * period);
+			w->poll_cpu = (uint64_t)((double)z.v[*at].in * period);
+			w->out_cpu = (uint64_t)((double)z.v[*at].out * period);
 		}
-		add_switches(w, oc, sw, m);
+		add_switches(w, oc, sw, m, 1);
 	}
 	err = holders(pg, tids);
 out:
 	free(tids);
-	free(z.tid);
-	free(z.in);
-	free(z.out);
+	free(z.v);
 	lib_map_release(&z.of_tid);
 	return err;
 }
@@ -325,9 +327,13 @@ static int workers(struct page *pg)
 		for (q = 0; q < m; q++)
 			in_polls += j->polls[ids[q]].end - j->polls[ids[q]].start;
 		m = offcpu__thread_switches(oc, tids[i], &sw);
-		add_switches(w, oc, sw, m);
+		add_switches(w, oc, sw, m, 0);
 		w->parked = offcpu__parked_ns(oc, tids[i], oc->start_time, oc->end_time);
-		w->poll_cpu = in_polls - w->poll_blocked - w->poll_runq;
+		/* the switches in a poll are within it, but a lost switch-in
+		 * clipped otherwise must not make a negative */
+		w->poll_cpu = in_polls > w->poll_blocked + w->poll_runq
+				      ? in_polls - w->poll_blocked - w->poll_runq
+				      : 0;
 		used = in_polls + w->out_blocked + w->out_runq + w->parked;
 		w->out_cpu = pg->span > used ? pg->span - used : 0;
 	}
@@ -768,11 +774,13 @@ static void text_recorded(const struct page *pg, FILE *out)
 	for (size_t i = 0; i < nl; i++)
 		fprintf(out, "  lost: %" PRIu64 " %s\n", l[i].count, l[i].what);
 	if (j->ngaps)
-		fprintf(out,
-			"  lost: %s of runtime events in %zu gap%s, the recorder stalled "
-			"past the shim's lease (it attached again)\n",
+		fprintf(out, "  lost: %s of runtime events in %zu gap%s (%s)\n",
 			text_duration(j->gap_ns, a, sizeof(a)), j->ngaps,
-			j->ngaps == 1 ? "" : "s");
+			j->ngaps == 1 ? "" : "s",
+			analysis_meta(t, TRACE_META_TOKIO_PROBES_OFF)
+				? "the poll probes came off past their rate cap"
+				: "the recorder stalled past the shim's lease, or between "
+				  "segments");
 }
 
 static void text_workers(const struct page *pg, FILE *out)

@@ -94,7 +94,9 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 	ts.weight = 1;
 	ts.sampler = TRACE_SAMPLER_PERF;
 	record_note_err(r, trace_writer__stack(r->w, ips, n, &ts.stack));
-	if (r->tr) {
+	/* the target's own threads carry tags (its children may run
+	 * another program) */
+	if (r->tr && (!s->pid || s->pid == (uint32_t)r->o->pid)) {
 		int err;
 
 		ts.task = tokio_rec__task(r->tr, tokio_rec__tag(r->tr, s->tid, s->time),

@@ -442,8 +442,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 
 #if defined(__TARGET_ARCH_x86)
 	/* the task it leaves (zero-code Tokio): its thread-local, read while
-	 * it is still current */
-	task = tokio_bpf_task(prev->thread.fsbase, &cfg.slot);
+	 * it is still current; the target's own threads only (a child may
+	 * run another program, or hold its parent's ids) */
+	if ((__u32)prev->tgid == cfg.tgid)
+		task = tokio_bpf_task(prev->thread.fsbase, &cfg.slot);
 #endif
 
 	/* in place when the thread is known: an update of a hash map can
