@@ -321,8 +321,11 @@ static void text_head(const struct info *in, FILE *out)
 	if (v) {
 		fputs("tasks:       zero-code, Tokio ", out);
 		put(out, v);
-		fputs(": read in its threads at each sample and switch-out; no polls, "
-		      "wakes or spawns\n",
+		fputs(analysis_tokio_unpolled(t)
+			      ? ": read in its threads at each sample and switch-out; no "
+				"polls, wakes or spawns\n"
+			      : ": read in its threads at each sample and switch-out; polls "
+				"and wakes from uprobes (--tokio probes), no spawns\n",
 		      out);
 	}
 }

@@ -70,6 +70,10 @@ static const struct {
 	 "shim_reattached", LOSS_POLLS},
 	{"shim_garbage", "shim records that could not be real (dropped)", SRC_META,
 	 "shim garbage", LOSS_POLLS},
+	{"tokio_polls_unwritten",
+	 "polls and wakes the poll probes did not write (nested in another, "
+	 "not Tokio's layout, or ring full)",
+	 SRC_META, TRACE_META_TOKIO_POLLS_UNWRITTEN, LOSS_POLLS},
 	{"state_refused",
 	 "threads' and tasks' open state (too much open to carry into the "
 	 "next segment's STATE)",

@@ -142,10 +142,10 @@ static void help(FILE *f)
 		"                        switch-out (BPF; no probe on its polls): task\n"
 		"                        ids with no code change; off: not;\n"
 		"                        probes[=RATE]: also uprobes on its polls and\n"
-		"                        wakes (polls, delays; about 2 us of the\n"
-		"                        target's time a poll), off for good once it\n"
-		"                        polls faster than RATE a second (20000; 0:\n"
-		"                        never)\n"
+		"                        wakes (polls, delays; 2 to 5 us of the\n"
+		"                        target's time a poll), off for good once\n"
+		"                        hit faster than RATE a second (polls and\n"
+		"                        wakes; 20000; 0: never)\n"
 		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
@@ -623,11 +623,25 @@ static void summary_tokio(const struct record_stats *st)
 			(unsigned long long)st->tokio_wakes,
 			(double)st->tokio_pair_ns / 1e3, cost,
 			st->seconds > 0 ? 100.0 * cost / st->seconds : 0.0);
-		if (st->tokio_off_rate)
+		if (st->tokio_off_why == RECORD_PROBES_OFF_RATE)
 			fprintf(stderr,
-				"d9prof: poll probes off at %.1f s: %llu polls a second, over the "
-				"cap: no polls or wakes after it\n",
+				"d9prof: poll probes off at %.1f s: hit %llu times a second, "
+				"over the cap: no polls or wakes after it\n",
 				st->tokio_off_s, (unsigned long long)st->tokio_off_rate);
+		else if (st->tokio_off_why == RECORD_PROBES_OFF_LAYOUT)
+			fprintf(stderr,
+				"d9prof: poll probes off at %.1f s: tasks not laid out as Tokio "
+				"%s's: no polls or wakes after it\n",
+				st->tokio_off_s, st->tokio);
+		lost_line("did not write", st->tokio_nested, "poll",
+			  "with another poll inside (the inner one is written; their "
+			  "samples stay the tasks')");
+		lost_line("did not write", st->tokio_too_deep, "poll",
+			  "nested past the probes' depth");
+		lost_line("did not write", st->tokio_bad_vtable, "poll",
+			  "of a task not laid out as Tokio's");
+		lost_line("the ring had no room for", st->tokio_dropped,
+			  "poll probe record", "(polls and wakes lost)");
 	}
 }
 
@@ -669,7 +683,9 @@ static void summary_losses(const struct record_stats *st)
 	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
 	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->gap_ns &&
 	    !st->ctimer_refused && !st->ctimer_garbage && !st->no_ring_threads &&
-	    !st->offcpu_unpaired)
+	    !st->offcpu_unpaired && !st->tokio_untagged && !st->tokio_off_why &&
+	    !st->tokio_nested && !st->tokio_too_deep && !st->tokio_bad_vtable &&
+	    !st->tokio_dropped)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 	if (st->shim_garbage)
 		fprintf(stderr,

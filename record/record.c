@@ -502,31 +502,41 @@ static int sampler_tick(struct rec *r, uint64_t now)
 
 /* ---- zero-code Tokio ---------------------------------------------------- */
 
-/* The poll probes' cap: off for good past the rate, or where the shim
- * (the d9prof crate) came to mark the polls itself */
+/* The poll probes' cap: off for good past the rate or on a layout not
+ * Tokio's (a gap from then on), or where the shim (the d9prof crate) came
+ * to mark the polls itself (its records take over: no gap) */
 static void tokio_tick(struct rec *r, uint64_t now)
 {
 	struct tokio_probe_counts pc;
+	int why;
 
 	if (r->st->shim && !r->shim_probes_off) {
 		r->shim_probes_off = 1;
-		tokio_rec__off(r->tr, now);
+		tokio_rec__off(r->tr, now, 0);
 		record_log(
 			r, RECORD_WARN,
 			"the d9prof shim marks this target's polls: poll probes off (they "
 			"would count its polls twice)");
 		return;
 	}
-	if (!tokio_rec__tick(r->tr, now))
+	if (!tokio_rec__tick(r->tr, now, &why))
 		return;
 	tokio_rec__probe_counts(r->tr, &pc);
-	record_log(
-		r, RECORD_WARN,
-		"poll probes off at %.1f s: the target polled %llu times a second, over "
-		"the cap of %llu (--tokio probes=RATE); its polls from then on are not "
-		"recorded",
-		(double)(now - r->start_ns) / 1e9, (unsigned long long)pc.rate,
-		(unsigned long long)r->o->tokio_max_rate);
+	r->st->tokio_off_why = why;
+	if (why == RECORD_PROBES_OFF_LAYOUT)
+		record_log(
+			r, RECORD_WARN,
+			"poll probes off at %.1f s: most polls' tasks are not laid out "
+			"as Tokio %s's; its polls from then on are not recorded",
+			(double)(now - r->start_ns) / 1e9, r->st->tokio);
+	else
+		record_log(
+			r, RECORD_WARN,
+			"poll probes off at %.1f s: hit %llu times a second (polls and "
+			"wakes), over the cap of %llu (--tokio probes=RATE); its polls "
+			"from then on are not recorded",
+			(double)(now - r->start_ns) / 1e9, (unsigned long long)pc.rate,
+			(unsigned long long)r->o->tokio_max_rate);
 }
 
 /* --tokio probes: uprobes on Tokio's polls and wakes, records as the
@@ -786,18 +796,26 @@ static void totals(struct rec *r)
 		r->st->tokio_off_s = pc.off_at > r->start_ns
 					     ? (double)(pc.off_at - r->start_ns) / 1e9
 					     : 0;
-		r->st->tokio_unmatched = pc.unmatched;
+		r->st->tokio_nested = pc.nested;
+		r->st->tokio_too_deep = pc.too_deep;
+		r->st->tokio_bad_vtable = pc.bad_vtable;
+		r->st->tokio_dropped = pc.dropped;
 	}
 }
 
-/* CPU samples zero-code Tokio found no task tag for so far */
-static uint64_t tokio_untagged(const struct rec *r)
+/* CPU samples zero-code Tokio found no task tag for so far, and polls its
+ * probes did not write, into @b */
+static void tokio_losses(const struct rec *r, struct seg_base *b)
 {
 	struct tokio_rec_counts k = {0};
+	struct tokio_probe_counts pc = {0};
 
 	if (r->tr)
 		tokio_rec__counts(r->tr, &k);
-	return k.untagged;
+	if (r->tr && r->st->tokio_probes)
+		tokio_rec__probe_counts(r->tr, &pc);
+	b->tokio_untagged = k.untagged;
+	b->tokio_unwritten = pc.nested + pc.too_deep + pc.bad_vtable + pc.dropped;
 }
 
 void record_seg_snapshot(struct rec *r, struct seg_base *b)
@@ -826,8 +844,8 @@ void record_seg_snapshot(struct rec *r, struct seg_base *b)
 		.wake_lost = r->ocst.wake_lost,
 		.leaf_stacks = r->leaf.stacks,
 		.leaf_recovered = r->leaf.recovered,
-		.tokio_untagged = tokio_untagged(r),
 	};
+	tokio_losses(r, b);
 }
 
 /* The open segment's part of every count, as meta (one segment: all). */
@@ -849,6 +867,8 @@ void record_seal_meta(struct rec *r)
 	meta_count(r, TRACE_META_CTIMER_SAMPLES_REFUSED,
 		   now.ctimer_refused - b->ctimer_refused);
 	meta_count(r, TRACE_META_TOKIO_UNTAGGED, now.tokio_untagged - b->tokio_untagged);
+	meta_count(r, TRACE_META_TOKIO_POLLS_UNWRITTEN,
+		   now.tokio_unwritten - b->tokio_unwritten);
 	if (r->tr && r->st->tokio_probes) {
 		struct tokio_probe_counts pc;
 

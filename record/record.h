@@ -247,6 +247,12 @@ struct record_opts {
 	void (*on_sealed)(void *ctx, const struct record_sealed *s);
 };
 
+/* Why the poll probes (record --tokio probes) came off before the end */
+enum {
+	RECORD_PROBES_OFF_RATE = 1, /* hit over the rate cap a whole second */
+	RECORD_PROBES_OFF_LAYOUT,   /* most polls' tasks not laid out as Tokio's */
+};
+
 struct record_stats {
 	double seconds; /* wall time recorded */
 	/* proc_self_run_delay_ns() where -d starts counting (every event
@@ -363,12 +369,16 @@ struct record_stats {
 	int tokio_probes;	 /* the poll probes were on */
 	uint64_t tokio_polls;	 /* ... polls and wakes they wrote */
 	uint64_t tokio_wakes;
-	uint64_t tokio_pair_ns;	  /* ... what one poll cost, calibrated */
-	uint64_t tokio_sites;	  /* ... raw::poll instances probed */
-	uint64_t tokio_off_rate;  /* ... off at this poll rate (0: on to the
-				   * end) */
-	double tokio_off_s;	  /* ... at this second of the recording */
-	uint64_t tokio_unmatched; /* ... returns of polls open at the attach */
+	uint64_t tokio_pair_ns;	   /* ... what one poll cost, calibrated */
+	uint64_t tokio_sites;	   /* ... raw::poll instances probed */
+	int tokio_off_why;	   /* ... off for (RECORD_PROBES_OFF_*; 0: on to the end,
+				    * or the shim took over) */
+	uint64_t tokio_off_rate;   /* ... at this rate (hits a second) */
+	double tokio_off_s;	   /* ... at this second of the recording */
+	uint64_t tokio_nested;	   /* ... polls not written: nested in another */
+	uint64_t tokio_too_deep;   /* ... nested too deep */
+	uint64_t tokio_bad_vtable; /* ... not Tokio's layout */
+	uint64_t tokio_dropped;	   /* ... polls and wakes, ring full */
 };
 
 /* Record opts->pid until *opts->stop, opts->duration, the target's exit or

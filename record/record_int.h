@@ -73,7 +73,7 @@ struct seg_base {
 		oc_complete;
 	uint64_t wake_lost;
 	uint64_t leaf_stacks, leaf_recovered;
-	uint64_t tokio_untagged;
+	uint64_t tokio_untagged, tokio_unwritten;
 };
 
 #define RECORD_POLL_SITES 32

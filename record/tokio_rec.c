@@ -81,8 +81,9 @@ struct tokio_rec {
 	size_t nlinks, capl;
 	uint64_t max_rate;   /* polls a second past which they go; 0 none */
 	uint64_t rate_from;  /* the second being counted, from */
-	uint64_t rate_polls; /* ... its polls */
-	uint64_t off_at;     /* they went at (0: on, or never on) */
+	uint64_t rate_hits;  /* ... the probes' hits before it */
+	uint64_t off_at;     /* they went at, their records stopping (0: on,
+			      * or the shim's records took over) */
 	uint64_t *site_kind; /* per raw::poll instance: its task's kind
 			      * (KIND_*, a name's), from DWARF */
 	size_t nsites;
@@ -125,7 +126,6 @@ static void probe_record(struct tokio_rec *tr, const struct tokio_bpf_tag *t)
 	if (t->type == TOKIO_BPF_POLL && t->len <= t->time) {
 		e.type = TRACE_REC_POLL;
 		tr->pc.polls++;
-		tr->rate_polls++;
 	} else if (t->type == TOKIO_BPF_WAKE) {
 		e.type = TRACE_EV_WAKE;
 		tr->pc.wakes++;
@@ -544,7 +544,6 @@ uint64_t tokio_rec__task(struct tokio_rec *tr, uint64_t raw, uint32_t stack, int
 void tokio_rec__counts(const struct tokio_rec *tr, struct tokio_rec_counts *c)
 {
 	*c = tr->c;
-	c->lost = __atomic_load_n(&tr->skel->bss->lost, __ATOMIC_RELAXED);
 }
 
 /* ---- the poll probes (tier 1) ----------------------------------------- */
@@ -593,11 +592,6 @@ static void links_off(struct tokio_rec *tr, int now)
 	tr->nlinks = 0;
 }
 
-static void detach(struct tokio_rec *tr)
-{
-	links_off(tr, 0);
-}
-
 static int attach1(struct tokio_rec *tr, struct bpf_program *p, int ret, pid_t pid,
 		   const char *path, uint64_t off, uint64_t cookie)
 {
@@ -621,14 +615,6 @@ __attribute__((noinline)) static void probe_me(volatile uint64_t *x)
 }
 
 static void (*volatile probe_me_p)(volatile uint64_t *) = probe_me;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The file offset of this process's code at @addr, and its file */
 static int self_offset(uint64_t addr, char *path, size_t len, uint64_t *off)
@@ -670,26 +656,35 @@ static void calibrate(struct tokio_rec *tr)
 
 	if (self_offset((uint64_t)(uintptr_t)probe_me_p, path, sizeof(path), &off))
 		return;
-	t0 = mono_ns();
+	t0 = record_now_ns();
 	for (int i = 0; i < CALIBRATE_CALLS; i++)
 		probe_me_p(&x);
-	bare = mono_ns() - t0;
+	bare = record_now_ns() - t0;
 	if (attach1(tr, tr->skel->progs.d9_poll_enter, 0, getpid(), path, off, 0) ||
 	    attach1(tr, tr->skel->progs.d9_poll_ret, 1, getpid(), path, off, 0))
 		goto out;
-	t0 = mono_ns();
+	t0 = record_now_ns();
 	for (int i = 0; i < CALIBRATE_CALLS; i++)
 		probe_me_p(&x);
-	probed = mono_ns() - t0;
+	probed = record_now_ns() - t0;
 	tr->pc.pair_ns = probed > bare ? (probed - bare) / CALIBRATE_CALLS : 0;
 out:
 	while (tr->nlinks > first)
 		bpf_link__destroy(tr->links[--tr->nlinks]);
 }
 
+/* The probes' hits so far: polls entered and wakes, counted in the
+ * kernel whether a record came of them or not */
+static uint64_t hits(const struct tokio_rec *tr)
+{
+	return __atomic_load_n(&tr->skel->bss->entries, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&tr->skel->bss->wakes, __ATOMIC_RELAXED);
+}
+
 int tokio_rec__probe(struct tokio_rec *tr, const char *path, const struct tokio_sites *s,
 		     uint64_t max_rate, char *why, size_t whylen)
 {
+	uint64_t cookie;
 	int err = 0;
 
 	calibrate(tr);
@@ -703,11 +698,13 @@ int tokio_rec__probe(struct tokio_rec *tr, const char *path, const struct tokio_
 					   ? KIND_LAUNCH
 				   : s->name[i][0] ? name_kind(tr, s->name[i])
 						   : KIND_NONE;
+		cookie = (i + 1) |
+			 (tr->site_kind[i] == KIND_LAUNCH ? TOKIO_SITE_RUNTIME : 0);
 		err = attach1(tr, tr->skel->progs.d9_poll_enter, 0, tr->pid, path,
-			      s->poll[i], i + 1);
+			      s->poll[i], cookie);
 		if (!err)
 			err = attach1(tr, tr->skel->progs.d9_poll_ret, 1, tr->pid, path,
-				      s->poll[i], i + 1);
+				      s->poll[i], cookie);
 	}
 	if (!err && s->wake_by_val)
 		err = attach1(tr, tr->skel->progs.d9_wake, 0, tr->pid, path,
@@ -723,32 +720,50 @@ int tokio_rec__probe(struct tokio_rec *tr, const char *path, const struct tokio_
 	}
 	tr->pc.sites = s->npoll;
 	tr->max_rate = max_rate;
-	tr->rate_from = mono_ns();
+	tr->rate_from = record_now_ns();
+	tr->rate_hits = hits(tr);
 	return 0;
 }
 
-void tokio_rec__off(struct tokio_rec *tr, uint64_t now)
+void tokio_rec__off(struct tokio_rec *tr, uint64_t now, int gap)
 {
 	if (!tr->nlinks)
 		return;
-	detach(tr);
-	tr->off_at = now;
+	__atomic_store_n(&tr->skel->bss->probes_off, 1, __ATOMIC_RELAXED);
+	links_off(tr, 0);
+	if (gap)
+		tr->off_at = now;
 }
 
-uint64_t tokio_rec__tick(struct tokio_rec *tr, uint64_t now)
+/* Not Tokio's layout: most polls' vtables not as known (judged once a
+ * thousand polls are in) */
+static int bad_layout(const struct tokio_rec *tr)
 {
+	uint64_t e = __atomic_load_n(&tr->skel->bss->entries, __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&tr->skel->bss->bad_vtable, __ATOMIC_RELAXED);
+
+	return e >= 1000 && b > e / 2;
+}
+
+uint64_t tokio_rec__tick(struct tokio_rec *tr, uint64_t now, int *why)
+{
+	uint64_t h, ms;
+
+	*why = 0;
 	if (!tr->nlinks || now - tr->rate_from < 1000000000ULL)
 		return 0;
-	/* over the cap a whole second: the probes go, for good */
-	if (tr->max_rate &&
-	    tr->rate_polls * 1000000000ULL > tr->max_rate * (now - tr->rate_from)) {
-		tr->pc.rate = tr->rate_polls * 1000000000ULL / (now - tr->rate_from);
-		detach(tr);
-		tr->off_at = now;
+	h = hits(tr) - tr->rate_hits;
+	ms = (now - tr->rate_from) / 1000000;
+	/* over the cap a whole second, or not Tokio's layout: the probes go,
+	 * for good */
+	if ((tr->max_rate && h * 1000 > tr->max_rate * ms) || bad_layout(tr)) {
+		*why = bad_layout(tr) ? RECORD_PROBES_OFF_LAYOUT : RECORD_PROBES_OFF_RATE;
+		tr->pc.rate = h * 1000 / ms;
+		tokio_rec__off(tr, now, 1);
 		return now;
 	}
 	tr->rate_from = now;
-	tr->rate_polls = 0;
+	tr->rate_hits += h;
 	return 0;
 }
 
@@ -762,8 +777,9 @@ void tokio_rec__probe_counts(const struct tokio_rec *tr, struct tokio_probe_coun
 	*c = tr->pc;
 	c->off_at = tr->off_at;
 	c->too_deep = __atomic_load_n(&tr->skel->bss->too_deep, __ATOMIC_RELAXED);
-	c->unmatched = __atomic_load_n(&tr->skel->bss->unmatched, __ATOMIC_RELAXED);
+	c->nested = __atomic_load_n(&tr->skel->bss->nested, __ATOMIC_RELAXED);
 	c->bad_vtable = __atomic_load_n(&tr->skel->bss->bad_vtable, __ATOMIC_RELAXED);
+	c->dropped = __atomic_load_n(&tr->skel->bss->dropped, __ATOMIC_RELAXED);
 }
 
 void tokio_rec__free(struct tokio_rec *tr)

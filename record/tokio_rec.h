@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include "record/bpf/tokio_tag.h"
+#include "record/record.h"
 #include "trace/trace.h"
 
 struct tokio_rec;
@@ -91,31 +92,38 @@ struct tokio_sites;
 
 /* What the poll probes did */
 struct tokio_probe_counts {
-	uint64_t sites;	     /* raw::poll instances probed */
-	uint64_t polls;	     /* polls written */
-	uint64_t wakes;	     /* wakes written */
-	uint64_t pair_ns;    /* what a probed poll costs its thread here
-			      * (entry and return, calibrated at the attach);
-			      * 0 unknown */
-	uint64_t rate;	     /* the rate that took them off, polls a second */
-	uint64_t off_at;     /* when (0: on to the end) */
-	uint64_t too_deep;   /* polls nested past TOKIO_BPF_DEPTH: not written */
-	uint64_t unmatched;  /* returns with no entry: polls open at the attach */
-	uint64_t bad_vtable; /* tasks whose vtable was not Tokio's as known */
+	uint64_t sites;	  /* raw::poll instances probed */
+	uint64_t polls;	  /* polls written */
+	uint64_t wakes;	  /* wakes written */
+	uint64_t pair_ns; /* what a probed poll costs its thread here
+			   * (entry and return, calibrated at the attach);
+			   * 0 unknown */
+	uint64_t rate;	  /* the rate that took them off, polls and wakes
+			   * a second */
+	uint64_t off_at;  /* when their records stopped (0: on to the end,
+			   * or the shim's records took over) */
+	/* polls not written (their samples stay the tasks' by tag): */
+	uint64_t too_deep;   /* nested past TOKIO_BPF_DEPTH */
+	uint64_t nested;     /* with another poll begun inside (the inner
+			      * one is written: a thread's polls never overlap) */
+	uint64_t bad_vtable; /* of tasks whose vtable was not Tokio's as known */
+	uint64_t dropped;    /* polls and wakes the ring had no room for */
 };
+
 /* Put uprobes on every raw::poll instance of @s (entry and return) and on
  * the wake functions, in @path for the target, after timing what a probed
  * poll costs here; with @max_rate, tokio_rec__tick() takes them off once
- * the target polls faster (polls a second, over a second). Each poll and
+ * they are hit faster (polls begun and wakes a second, over a second). Each poll and
  * wake becomes a record of the writer, as the shim's (a whole poll, a
  * WAKE), of its task. 0, or -errno and why. */
 int tokio_rec__probe(struct tokio_rec *tr, const char *path, const struct tokio_sites *s,
 		     uint64_t max_rate, char *why, size_t whylen);
-/* At @now: the probes' rate; the time they were taken off if it is now
- * (they stay off), else 0. */
-uint64_t tokio_rec__tick(struct tokio_rec *tr, uint64_t now);
-/* Take the probes off now, for good. */
-void tokio_rec__off(struct tokio_rec *tr, uint64_t now);
+/* At @now: the probes' rate and layout; the time they were taken off if
+ * it is now (for good; why in *@why, RECORD_PROBES_OFF_*), else 0. */
+uint64_t tokio_rec__tick(struct tokio_rec *tr, uint64_t now, int *why);
+/* Take the probes off now, for good; with @gap their records stop here
+ * (off_at), else others take over (the shim's). */
+void tokio_rec__off(struct tokio_rec *tr, uint64_t now, int gap);
 void tokio_rec__probe_counts(const struct tokio_rec *tr, struct tokio_probe_counts *c);
 /* The writer's first error on the probes' records, 0 none */
 int tokio_rec__writer_err(const struct tokio_rec *tr);

@@ -347,6 +347,9 @@ struct trace_thread {
  * and the CPU samples it found no task tag for */
 #define TRACE_META_TOKIO	  "tokio"
 #define TRACE_META_TOKIO_UNTAGGED "tokio samples untagged"
+/* polls the poll probes saw but did not write (nested in another, past
+ * their depth, not Tokio's layout), in this segment */
+#define TRACE_META_TOKIO_POLLS_UNWRITTEN "tokio polls not written"
 /* ... with its polls and wakes from uprobes (record --tokio probes): "on";
  * and the stretch of a segment after they went off ("START-END" ns, as
  * "shim_gap": no runtime events there) */

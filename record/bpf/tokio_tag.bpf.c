@@ -76,13 +76,22 @@ int d9_sample(void *ctx)
 
 /* ---- the poll probes ----------------------------------------------------- */
 
-/* polls the probes saw that their thread had open too deep, returns with
- * no entry (a poll open at the attach), vtables that were not Tokio's */
-volatile __u64 too_deep = 0, unmatched = 0, bad_vtable = 0;
+/* the probes' hits (what they cost the target: the recorder caps on
+ * them); polls not written: nested past TOKIO_BPF_DEPTH, with a poll
+ * nested inside (written: the inner one; the trace's polls of a thread
+ * never overlap), of a task whose vtable was not Tokio's as known; polls
+ * and wakes the ring had no room for. A return with no entry (a poll
+ * open at the attach) writes nothing. */
+volatile __u64 entries = 0, wakes = 0;
+volatile __u64 too_deep = 0, nested = 0, bad_vtable = 0, dropped = 0;
+/* set by the recorder: the probes are going (their links come off
+ * slowly, on another thread), write nothing from now on */
+volatile __u32 probes_off = 0;
 
 struct open_poll {
 	__u64 task, start;
-	__u64 site;
+	__u32 site;
+	__u32 nested; /* a poll began inside it */
 };
 
 struct pstack {
@@ -110,8 +119,9 @@ static __always_inline __u64 task_of(__u64 hdr)
 	    bpf_probe_read_user(off, sizeof(off),
 				(void *)(vt + 8 * TOKIO_VTABLE_OFFSETS)))
 		return 0;
-	/* trailer, scheduler, id */
-	if (!(off[1] < off[2] && off[2] < off[0] && off[0] < 65536 && !(off[2] & 7))) {
+	/* trailer, scheduler, id: both before the trailer (a zero-sized
+	 * scheduler, a blocking task's, can be anywhere up to it) */
+	if (!(off[2] < off[0] && off[1] <= off[0] && off[0] < 65536 && !(off[2] & 7))) {
 		__sync_fetch_and_add(&bad_vtable, 1);
 		return 0;
 	}
@@ -126,7 +136,7 @@ static __always_inline void put(__u32 tid, __u32 type, __u64 time, __u64 task, _
 	struct tokio_bpf_tag *t = bpf_ringbuf_reserve(&tags, sizeof(*t), 0);
 
 	if (!t) {
-		__sync_fetch_and_add(&lost, 1);
+		__sync_fetch_and_add(&dropped, 1);
 		return;
 	}
 	t->tid = tid;
@@ -145,9 +155,9 @@ int BPF_KPROBE(d9_poll_enter, __u64 hdr)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct pstack *ps, zero = {0};
-	__u32 n;
+	__u32 n, site;
 
-	if ((__u32)(id >> 32) != cfg.tgid)
+	if ((__u32)(id >> 32) != cfg.tgid || probes_off)
 		return 0;
 	ps = bpf_map_lookup_elem(&open_polls, &tid);
 	if (!ps) {
@@ -156,11 +166,16 @@ int BPF_KPROBE(d9_poll_enter, __u64 hdr)
 		if (!ps)
 			return 0;
 	}
+	__sync_fetch_and_add(&entries, 1);
 	n = ps->n;
+	if (n > 0 && n - 1 < TOKIO_BPF_DEPTH)
+		ps->p[n - 1].nested = 1;
 	if (n < TOKIO_BPF_DEPTH) {
-		ps->p[n].task = task_of(hdr);
+		site = (__u32)bpf_get_attach_cookie(ctx);
+		ps->p[n].task = site & TOKIO_SITE_RUNTIME ? 0 : task_of(hdr);
 		ps->p[n].start = bpf_ktime_get_ns();
-		ps->p[n].site = bpf_get_attach_cookie(ctx);
+		ps->p[n].site = site;
+		ps->p[n].nested = 0;
 	} else {
 		__sync_fetch_and_add(&too_deep, 1);
 	}
@@ -177,17 +192,19 @@ int BPF_KRETPROBE(d9_poll_ret)
 	struct pstack *ps;
 	__u32 n;
 
-	if ((__u32)(id >> 32) != cfg.tgid)
+	if ((__u32)(id >> 32) != cfg.tgid || probes_off)
 		return 0;
 	ps = bpf_map_lookup_elem(&open_polls, &tid);
-	if (!ps || !ps->n) {
-		__sync_fetch_and_add(&unmatched, 1);
+	if (!ps || !ps->n)
 		return 0;
-	}
 	n = --ps->n;
-	if (n < TOKIO_BPF_DEPTH && ps->p[n].task)
+	if (n >= TOKIO_BPF_DEPTH || !ps->p[n].task)
+		return 0;
+	if (ps->p[n].nested)
+		__sync_fetch_and_add(&nested, 1);
+	else
 		put(tid, TOKIO_BPF_POLL, now, ps->p[n].task, now - ps->p[n].start,
-		    (__u32)ps->p[n].site);
+		    ps->p[n].site);
 	return 0;
 }
 
@@ -196,8 +213,9 @@ int BPF_KPROBE(d9_wake, __u64 hdr)
 {
 	__u64 id = bpf_get_current_pid_tgid(), task;
 
-	if ((__u32)(id >> 32) != cfg.tgid)
+	if ((__u32)(id >> 32) != cfg.tgid || probes_off)
 		return 0;
+	__sync_fetch_and_add(&wakes, 1);
 	task = task_of(hdr);
 	if (task)
 		put((__u32)id, TOKIO_BPF_WAKE, bpf_ktime_get_ns(), task, 0, 0);

@@ -51,6 +51,11 @@ struct tokio_bpf_tag {
 	unsigned int pad;
 };
 
+/* A probe's cookie: the raw::poll instance's 1 + index, with this bit for
+ * an instance of a worker's launch task (the runtime, polled once for the
+ * worker's life: its poll is neither written nor a loss) */
+#define TOKIO_SITE_RUNTIME 0x80000000u
+
 /* Polls open per thread the poll probes keep (a poll nests in another
  * where a task blocks on a runtime, block_on, or in a blocking task):
  * deeper ones are counted, not written */
