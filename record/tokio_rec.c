@@ -37,9 +37,17 @@
 /* the tags' ring: a few hundred ms of samples of ~100 busy threads */
 #define TAG_RING_BYTES (4u << 20)
 
+/* Each second the threads and tasks not seen for IDLE_S are forgotten (a
+ * thread gone, a task done): what is held is what the target shows in
+ * that time, however long the recording. A task seen again is voted on
+ * and named anew. */
+#define PRUNE_NS 1000000000ULL
+#define IDLE_S	 10
+
 struct tq {
 	uint32_t head; /* oldest */
 	uint32_t n;
+	uint32_t seen; /* the epoch of its last tag */
 	uint64_t time[TQ_CAP];
 	uint64_t task[TQ_CAP];
 };
@@ -49,6 +57,7 @@ struct tq {
 struct task_votes {
 	uint32_t name; /* index in names + 1; 0: none yet */
 	uint32_t own, launch;
+	uint32_t seen; /* the epoch it was last seen in */
 };
 
 struct tokio_rec {
@@ -58,7 +67,9 @@ struct tokio_rec {
 	struct tq **q;
 	size_t nq, capq;
 	struct tokio_rec_counts c;
-	int err; /* sticky: no memory for a thread's queue */
+	int err;	   /* sticky: no memory for a thread's queue */
+	uint32_t epoch;	   /* seconds of pruning */
+	uint64_t prune_at; /* the next, CLOCK_MONOTONIC */
 	/* naming */
 	struct trace_writer *w;
 	trace_resolve_fn resolve;
@@ -165,6 +176,7 @@ static int on_tag(void *ctx, void *data, size_t size)
 		q->n--;
 		tr->c.overwritten++;
 	}
+	q->seen = tr->epoch;
 	at = (q->head + q->n++) % TQ_CAP;
 	q->time[at] = t->time;
 	q->task[at] = t->task;
@@ -304,9 +316,66 @@ int tokio_rec__prog_fd(const struct tokio_rec *tr)
 	return bpf_program__fd(tr->skel->progs.d9_sample);
 }
 
+/* Forget the threads and tasks idle IDLE_S (new maps and arrays: the
+ * old ones shrink to what is kept). -ENOMEM leaves all as it was. */
+static int prune(struct tokio_rec *tr)
+{
+	struct lib_map of_tid = {0}, of_task = {0};
+	struct tq **q = NULL;
+	struct task_votes *v = NULL;
+	size_t nq = 0, nv = 0, capq = 0, capv = 0, it = 0;
+	uint64_t key, *val;
+
+	while (lib_map_next(&tr->of_tid, &it, &key, &val)) {
+		if (tr->epoch - tr->q[*val]->seen > IDLE_S)
+			continue;
+		if (LIB_GROW(q, capq, nq + 1) || lib_map_set(&of_tid, key, nq))
+			goto nomem;
+		q[nq++] = tr->q[*val];
+	}
+	for (it = 0; lib_map_next(&tr->of_task, &it, &key, &val);) {
+		if (tr->epoch - tr->votes[*val].seen > IDLE_S)
+			continue;
+		if (LIB_GROW(v, capv, nv + 1) || lib_map_set(&of_task, key, nv))
+			goto nomem;
+		v[nv++] = tr->votes[*val];
+	}
+	/* the queues not kept */
+	for (it = 0; lib_map_next(&tr->of_tid, &it, &key, &val);)
+		if (!lib_map_find(&of_tid, key))
+			free(tr->q[*val]);
+	lib_map_release(&tr->of_tid);
+	lib_map_release(&tr->of_task);
+	free(tr->q);
+	free(tr->votes);
+	tr->of_tid = of_tid;
+	tr->of_task = of_task;
+	tr->q = q;
+	tr->nq = nq;
+	tr->capq = capq;
+	tr->votes = v;
+	tr->nvotes = nv;
+	tr->capvotes = capv;
+	return 0;
+nomem:
+	lib_map_release(&of_tid);
+	lib_map_release(&of_task);
+	free(q);
+	free(v);
+	return -ENOMEM;
+}
+
 void tokio_rec__drain(struct tokio_rec *tr)
 {
+	uint64_t now;
+
 	ring_buffer__consume(tr->rb);
+	now = record_now_ns();
+	if (now < tr->prune_at)
+		return;
+	tr->prune_at = now + PRUNE_NS;
+	tr->epoch++;
+	prune(tr);
 }
 
 /* The latest tag of @q at or before @time, or -1 */
@@ -467,6 +536,7 @@ static struct task_votes *votes_of(struct tokio_rec *tr, uint64_t raw)
 		ix = lib_map_find(&tr->of_task, raw);
 		tr->nvotes++;
 	}
+	tr->votes[*ix].seen = tr->epoch;
 	return &tr->votes[*ix];
 }
 
