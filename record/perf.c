@@ -63,6 +63,7 @@ struct perf_set {
 	unsigned int pages;
 	int enabled;		/* perf_set__enable() was called */
 	int bpf_prog;		/* run on every event (perf_set__set_bpf), -1 */
+	int bpf_err;		/* the first event it could not run on */
 	unsigned char *scratch; /* records that wrap around the ring end */
 };
 
@@ -220,8 +221,9 @@ static int open_on_cpu(struct perf_set *ps, pid_t pid, unsigned int cpu)
 		err = map_ring(ps, r, fd);
 	else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
 		err = -errno;
-	if (!err && ps->bpf_prog >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, ps->bpf_prog))
-		err = -errno;
+	if (!err && ps->bpf_prog >= 0 &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_BPF, ps->bpf_prog) && !ps->bpf_err)
+		ps->bpf_err = -errno;
 	return err ? err : 1;
 }
 
@@ -232,6 +234,11 @@ int perf_set__set_bpf(struct perf_set *ps, int prog_fd)
 			return -errno;
 	ps->bpf_prog = prog_fd;
 	return 0;
+}
+
+int perf_set__bpf_err(const struct perf_set *ps)
+{
+	return ps->bpf_err;
 }
 
 /* Close the events from the @first-th on, and unmap a ring mapped on one of

@@ -105,9 +105,13 @@ int perf_set__add_process(struct perf_set *ps, pid_t pid,
  * sample of every event of the set, those opened later too (and, through
  * inherit, their copies in threads created later): it sees the sample as
  * it is taken, and perf writes it as before where it returns 1. The
- * caller keeps @prog_fd open as long as the set. 0 or -errno of the first
- * refusal (then some events may have it). */
+ * caller keeps @prog_fd open as long as the set; set it before the first
+ * event opens, or a thread the target starts meanwhile inherits an event
+ * without it. 0 or -errno of the first refusal (then some events may have
+ * it); an event opened later that refuses it opens all the same: */
 int perf_set__set_bpf(struct perf_set *ps, int prog_fd);
+/* ... the first such refusal, -errno, or 0 */
+int perf_set__bpf_err(const struct perf_set *ps);
 /* Threads with an event of their own. */
 unsigned int perf_set__nthreads(const struct perf_set *ps);
 /* Read every ring, calling @cb per record. Returns records read. */

@@ -341,6 +341,9 @@ static int open_sampler(struct rec *r)
 		err = perf_set__new_attr(&a, 0, &r->ps);
 		if (err)
 			return err;
+		/* no event open yet: each gets the program as it opens */
+		if (r->tr)
+			perf_set__set_bpf(r->ps, tokio_rec__prog_fd(r->tr));
 		err = perf_set__add_process(r->ps, r->o->pid, record_thread_added, r);
 		if (err > 0)
 			break;
@@ -568,44 +571,70 @@ static void open_probes(struct rec *r, const char *path)
 		r->o->tokio_max_rate ? ", off past the rate cap" : "");
 }
 
+/* Zero-code Tokio is off: why, said once */
+static void tokio_drop(struct rec *r, const char *why)
+{
+	memset(&r->slot, 0, sizeof(r->slot));
+	tokio_rec__free(r->tr);
+	r->tr = NULL;
+	snprintf(r->st->tokio_why, sizeof(r->st->tokio_why), "%s", why);
+	record_log(r, RECORD_WARN,
+		   "Tokio's task ids cannot be read from outside: %s; recording a "
+		   "plain CPU profile",
+		   why);
+}
+
 /* Where the target is an unmodified Tokio program: its task ids read in
  * its threads at each CPU sample (the sampler's events run
- * record/bpf/tokio_tag.bpf.c) and each switch-out (r->slot, for the off-CPU
- * collector). Anything in the way is a warning: the recording goes on as
- * a plain CPU profile. */
-static void open_tokio(struct rec *r)
+ * record/bpf/tokio_tag.bpf.c, given to each as it opens: open_sampler())
+ * and each switch-out (r->slot, for the off-CPU collector). Loaded before
+ * the sampler: an event opened without the program would pass it on to
+ * the threads the target starts. Anything in the way is a warning: the
+ * recording goes on as a plain CPU profile. */
+static void load_tokio(struct rec *r)
 {
 	const struct record_opts *o = r->o;
-	struct record_stats *st = r->st;
-	char version[24], why[256], path[PATH_MAX];
+	char why[256];
 	int err;
 
 	if (o->tokio == RECORD_TOKIO_OFF)
 		return;
-	err = tokio_rec_find(o->pid, o->fresh_target ? o->exe : NULL, &r->slot, version,
-			     sizeof(version), path, sizeof(path), why, sizeof(why));
+	err = tokio_rec_find(o->pid, o->fresh_target ? o->exe : NULL, &r->slot,
+			     r->tokio_version, sizeof(r->tokio_version), r->tokio_path,
+			     sizeof(r->tokio_path), why, sizeof(why));
 	if (err == -ENOENT)
 		return; /* not a Tokio program: nothing to say */
-	if (!err && !r->ps) {
+	if (!err && o->sampler == RECORD_SAMPLER_CTIMER) {
 		err = -EOPNOTSUPP;
 		snprintf(why, sizeof(why), "the ctimer sampler cannot read them");
 	}
 	if (!err)
 		err = tokio_rec__open(o->pid, &r->slot, o->tokio == RECORD_TOKIO_PROBES,
 				      &r->tr, why, sizeof(why));
-	if (!err && (err = perf_set__set_bpf(r->ps, tokio_rec__prog_fd(r->tr))))
+	if (err)
+		tokio_drop(r, why);
+}
+
+/* With the sampler open: the tags on, or off where it is ctimer; the
+ * names, the poll probes */
+static void open_tokio(struct rec *r)
+{
+	struct record_stats *st = r->st;
+	int err;
+
+	if (!r->tr)
+		return;
+	if (!r->ps) {
+		tokio_drop(r, "the ctimer sampler cannot read them");
+		return;
+	}
+	err = perf_set__bpf_err(r->ps);
+	if (err) {
+		char why[128];
+
 		snprintf(why, sizeof(why), "BPF: cannot run on the sampler's events: %s",
 			 strerror(-err));
-	if (err) {
-		memset(&r->slot, 0, sizeof(r->slot));
-		tokio_rec__free(r->tr);
-		r->tr = NULL;
-		snprintf(st->tokio_why, sizeof(st->tokio_why), "%s", why);
-		record_log(
-			r, RECORD_WARN,
-			"Tokio's task ids cannot be read from outside: %s; recording a "
-			"plain CPU profile",
-			why);
+		tokio_drop(r, why);
 		return;
 	}
 	/* its tasks are named from their stacks as they come: each address
@@ -613,13 +642,14 @@ static void open_tokio(struct rec *r)
 	if (!r->sc && (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
 		record_note_err(r, err);
 	record_tokio_writer(r);
-	snprintf(st->tokio, sizeof(st->tokio), "%s", version[0] ? version : "unknown");
+	snprintf(st->tokio, sizeof(st->tokio), "%s",
+		 r->tokio_version[0] ? r->tokio_version : "unknown");
 	record_log(r, RECORD_INFO,
 		   "Tokio %s found: task ids read in its threads at each sample and "
 		   "switch-out (zero-code)",
 		   st->tokio);
-	if (o->tokio == RECORD_TOKIO_PROBES)
-		open_probes(r, path);
+	if (r->o->tokio == RECORD_TOKIO_PROBES)
+		open_probes(r, r->tokio_path);
 }
 
 void record_tokio_writer(struct rec *r)
@@ -1141,6 +1171,7 @@ static int run_start(struct rec *r)
 	}
 	t0 = record_now_ns();
 	rd0 = proc_self_run_delay_ns();
+	load_tokio(r);
 	err = choose_sampler(r);
 	if (err)
 		return err;

@@ -9,6 +9,7 @@
 #ifndef D9_RECORD_INT_H
 #define D9_RECORD_INT_H
 
+#include <limits.h>
 #include <poll.h>
 #include <sys/types.h>
 #include <stdint.h>
@@ -88,6 +89,8 @@ struct rec {
 	struct offcpu_rec *oc;	    /* off-CPU collector, NULL if off */
 	struct tokio_rec *tr;	    /* zero-code Tokio's sample tags, NULL if none */
 	struct tokio_bpf_slot slot; /* ... where its threads keep their task */
+	char tokio_version[24];	    /* ... Tokio's, "" not said */
+	char tokio_path[PATH_MAX];  /* ... the executable, for the probes */
 	int shim_probes_off;	    /* ... the shim came: its probes went */
 	struct offcpu_rec_stats ocst;
 	struct ustack_stats leaf; /* the CPU samples' user stacks */
