@@ -229,6 +229,25 @@ static int zc_sample(void *ctx, const struct trace_sample *s, const struct join_
 	return 0;
 }
 
+/* The workers the @n thread ids of @tids name (left sorted, each once, in
+ * its first pg->nw): pg->w with their tids. -ENOMEM */
+static int workers_of(struct page *pg, uint32_t *tids, size_t n)
+{
+	size_t i, k;
+
+	qsort(tids, n, sizeof(*tids), tid_cmp);
+	for (i = k = 0; i < n; i++)
+		if (!k || tids[k - 1] != tids[i])
+			tids[k++] = tids[i];
+	pg->nw = k;
+	pg->w = calloc(k + 1, sizeof(*pg->w));
+	if (!pg->w)
+		return -ENOMEM;
+	for (i = 0; i < k; i++)
+		pg->w[i].tid = tids[i];
+	return 0;
+}
+
 /* The workers of a zero-code trace: its threads that ran a task or parked
  * in Tokio, their CPU in tasks and outside from the samples (no polls
  * bound them), blocked and run-queue time from the switches (in a task:
@@ -240,7 +259,7 @@ static int zc_workers(struct page *pg)
 	double period = analysis_period_ns(t);
 	struct zc_walk z = {0};
 	uint32_t *tids = NULL;
-	size_t i, n = 0, k;
+	size_t i, n = 0;
 	int err = -ENOMEM;
 
 	if (lib_map_init(&z.of_tid, 64))
@@ -258,21 +277,15 @@ static int zc_workers(struct page *pg)
 	for (i = 0; i < t->nswitches; i++)
 		if (oc->sw[i].where == OFFCPU_IN_TASK || oc->sw[i].where == OFFCPU_IDLE)
 			tids[n++] = t->switches[i].tid;
-	qsort(tids, n, sizeof(*tids), tid_cmp);
-	for (i = k = 0; i < n; i++)
-		if (!k || tids[k - 1] != tids[i])
-			tids[k++] = tids[i];
-	pg->nw = k;
-	pg->w = calloc(k + 1, sizeof(*pg->w));
-	if (!pg->w)
+	err = workers_of(pg, tids, n);
+	if (err)
 		goto out;
-	for (i = 0; i < k; i++) {
+	for (i = 0; i < pg->nw; i++) {
 		struct worker *w = &pg->w[i];
 		const uint64_t *at = lib_map_find(&z.of_tid, tids[i]);
 		const uint32_t *sw;
 		size_t m = offcpu__thread_switches(oc, tids[i], &sw);
 
-		w->tid = tids[i];
 		w->polls = UINT64_MAX; /* not known */
 		if (at) {
 			w->poll_cpu = (uint64_t)((double)z.v[*at].in * period);
@@ -294,7 +307,7 @@ static int workers(struct page *pg)
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
 	uint32_t *tids;
-	size_t i, n = 0, k;
+	size_t i, n = 0;
 	int err;
 
 	tids = malloc((j->npolls + t->nthreads + 1) * sizeof(*tids));
@@ -306,23 +319,16 @@ static int workers(struct page *pg)
 		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time,
 				      oc->end_time))
 			tids[n++] = t->threads[i].tid;
-	qsort(tids, n, sizeof(*tids), tid_cmp);
-	for (i = k = 0; i < n; i++)
-		if (!k || tids[k - 1] != tids[i])
-			tids[k++] = tids[i];
-	pg->nw = k;
-	pg->w = calloc(k + 1, sizeof(*pg->w));
-	if (!pg->w) {
+	if (workers_of(pg, tids, n)) {
 		free(tids);
 		return -ENOMEM;
 	}
-	for (i = 0; i < k; i++) {
+	for (i = 0; i < pg->nw; i++) {
 		struct worker *w = &pg->w[i];
 		const uint32_t *ids, *sw;
 		size_t m = join__thread_polls(j, tids[i], &ids), q;
 		uint64_t in_polls = 0, used;
 
-		w->tid = tids[i];
 		w->polls = m;
 		for (q = 0; q < m; q++)
 			in_polls += j->polls[ids[q]].end - j->polls[ids[q]].start;
@@ -820,6 +826,11 @@ static void text_workers(const struct page *pg, FILE *out)
 			pct(w->out_cpu, pg->span), pct(w->out_blocked, pg->span),
 			pct(w->out_runq, pg->span), pct(w->parked, pg->span));
 	}
+	if (!zc && pg->oc->join->ngaps)
+		fprintf(out,
+			"  (%s in gaps with no runtime events counts outside polls: "
+			"see What was recorded)\n",
+			text_duration(pg->oc->join->gap_ns, a, sizeof(a)));
 }
 
 static void text_longest(const struct page *pg, FILE *out)
