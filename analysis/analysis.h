@@ -79,7 +79,10 @@ struct task_stat {
  * of that name). */
 struct task_sel {
 	int on;		  /* 0: all tasks */
-	uint64_t id;	  /* the task, when name is NULL */
+	uint64_t id;	  /* the task, when name is NULL: the number views
+			   * show (trace_task_number()), or with
+			   * TRACE_TASK_TOKIO the one read from outside
+			   * (--task tokio:N) */
 	const char *name; /* every task named so */
 };
 
@@ -170,7 +173,9 @@ const struct join_gap *join__gap_from(const struct join *j, uint64_t time);
 /* The task filter (--task), applied once: every view of @j shows only
  * what fell inside polls of the tasks @sel names (all with !sel->on;
  * join.sel is a copy, its name pointing into @sel's). 0, or -ENOENT if
- * @sel names no task of @j (then none is kept). */
+ * @sel names no task of @j (then none is kept); 1 where its ID is two
+ * tasks' (one the shim marked, one read from outside, zero-code Tokio's:
+ * the marked one is kept, and the caller says so). */
 int join__select(struct join *j, const struct task_sel *sel);
 /* The first task @j's selection keeps (the one task of a --task ID), NULL
  * with none. A task's ID is the number views show (trace_task_number()):
@@ -204,6 +209,8 @@ static inline uint32_t join__keep(const struct join *j, uint32_t s)
 {
 	return j->cut && s < j->trace->nstacks ? j->cut[s] : UINT32_MAX;
 }
+/* Does @s keep task @ts? */
+int task_sel_has(const struct task_sel *s, const struct task_stat *ts);
 /* "task 42", "tasks named short" or "all tasks" into @buf. */
 char *task_sel_text(const struct task_sel *s, char *buf, size_t len);
 /* @by with GROUP_AUTO decided for @j. */

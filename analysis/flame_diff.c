@@ -32,21 +32,21 @@ int task_sel_match(const struct join *j, struct join *base)
 	const struct task_stat *ts, *bs;
 
 	if (!sel->on || sel->name)
-		return join__select(base, &out) ? -ENOENT : TASK_MATCH_SAME;
+		return join__select(base, &out) < 0 ? -ENOENT : TASK_MATCH_SAME;
 	/* ids are handed out afresh by each run: the same id is the same
 	 * task only if its name agrees */
 	ts = join__selected(j);
 	bs = NULL;
 	for (size_t i = 0; !bs && i < base->ntasks; i++)
-		if (trace_task_number(base->tasks[i].task) == sel->id)
+		if (task_sel_has(sel, &base->tasks[i]))
 			bs = &base->tasks[i];
 	if (bs && same_name(ts ? ts->name : NULL, bs->name))
-		return join__select(base, &out) ? -ENOENT : TASK_MATCH_SAME;
+		return join__select(base, &out) < 0 ? -ENOENT : TASK_MATCH_SAME;
 	if (ts && ts->name && *ts->name) {
 		out.id = 0;
 		out.name = ts->name;
 	}
-	return join__select(base, &out) || !out.name ? -ENOENT : TASK_MATCH_NAME;
+	return join__select(base, &out) < 0 || !out.name ? -ENOENT : TASK_MATCH_NAME;
 }
 
 struct diff_paint {

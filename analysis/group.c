@@ -11,11 +11,12 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
-/* Does @s name task @ts? */
-static int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
+int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
 {
 	if (s->name)
 		return ts->name && !strcmp(ts->name, s->name);
+	if (s->id & TRACE_TASK_TOKIO)
+		return ts->task == s->id;
 	return trace_task_number(ts->task) == s->id;
 }
 
@@ -28,6 +29,15 @@ int join__select(struct join *j, const struct task_sel *sel)
 	for (i = 0; i < j->ntasks; i++) {
 		j->tasks[i].kept = !sel->on || task_sel_has(sel, &j->tasks[i]);
 		j->nkept += j->tasks[i].kept;
+	}
+	if (j->nkept > 1 && sel->on && !sel->name) {
+		/* N is a marked task's and one read from outside: the marked */
+		for (i = 0; i < j->ntasks; i++)
+			if (j->tasks[i].kept && (j->tasks[i].task & TRACE_TASK_TOKIO)) {
+				j->tasks[i].kept = 0;
+				j->nkept--;
+			}
+		return 1;
 	}
 	return join__keeps_none(j) ? -ENOENT : 0;
 }
@@ -50,7 +60,9 @@ char *task_sel_text(const struct task_sel *s, char *buf, size_t len)
 		analysis_clean_name(s->name, name, sizeof(name));
 		snprintf(buf, len, "tasks named %s", name);
 	} else {
-		snprintf(buf, len, "task %" PRIu64, s->id);
+		snprintf(buf, len, "task %s%" PRIu64,
+			 s->id & TRACE_TASK_TOKIO ? "tokio:" : "",
+			 trace_task_number(s->id));
 	}
 	return buf;
 }

@@ -184,9 +184,25 @@ int parse_word(const char *s, const char *const *words, size_t n)
 
 int check_task(struct join *j, const struct task_sel *sel, struct inputs *in)
 {
-	char what[160];
+	const struct task_stat *ts;
+	char what[160], name[2][160] = {"", ""};
+	int err = join__select(j, sel);
 
-	if (!join__select(j, sel))
+	if (err == 1) {
+		/* the marked task is kept; say which other has its number */
+		for (size_t i = 0; i < j->ntasks; i++)
+			if ((j->tasks[i].task & TRACE_TASK_TOKIO) && j->tasks[i].name &&
+			    trace_task_number(j->tasks[i].task) == sel->id)
+				text_clean(j->tasks[i].name, name[1], sizeof(name[1]));
+		ts = join__selected(j);
+		text_clean(ts && ts->name ? ts->name : "", name[0], sizeof(name[0]));
+		info("task %llu is the one the shim marked ('%s'); Tokio's task %llu "
+		     "read from outside ('%s') is --task tokio:%llu",
+		     (unsigned long long)sel->id, name[0], (unsigned long long)sel->id,
+		     name[1], (unsigned long long)sel->id);
+		return 0;
+	}
+	if (!err)
 		return 0;
 	if (!j->trace->nevents && !j->trace->ntasks)
 		error("'%s' has no task ids: the target had no d9prof shim (link "
@@ -252,6 +268,10 @@ int parse_task_sel(const char *s, struct task_sel *sel)
 		if (!id)
 			return -EINVAL;
 		sel->id = id;
+	} else if (!strncmp(s, "tokio:", 6) && !parse_u64(s + 6, &id)) {
+		if (!id || (id & TRACE_TASK_TOKIO))
+			return -EINVAL;
+		sel->id = TRACE_TASK_TOKIO | id;
 	} else {
 		sel->name = s;
 	}

@@ -101,7 +101,7 @@ need_demo() {
 # samples; the crate's tasks keep their polls, and none is counted twice
 # (no zero-code task for a marked one: only library_flush has none)
 check_beside_crate() {
-	local n=$1 z s
+	local n=$1 z s id
 	grep -q 'zero-code' "$TMP/$n.rec" ||
 		fail "no zero-code tasks: $(grep -i tokio "$TMP/$n.rec")" || return 1
 	z=$(awk 'NR > 1 && !/^#/ && $3 == "-"' "$TMP/$n.tasks")
@@ -113,6 +113,12 @@ check_beside_crate() {
 		'^task [0-9]+ d9demo_tokio::library_flush;')
 	say "    $n: library_flush holds $s% of library_work's samples"
 	[ "$s" -ge 90 ] || fail "only $s%" || return 1
+	# its number may be a marked task's too: tokio:N is the one from outside
+	id=$(awk '{ print $1 }' <<<"$z")
+	"$D9" flame -i "$TMP/$n.data" --task "tokio:$id" --format folded >"$TMP/$n.tk" ||
+		fail "flame --task tokio:$id failed" || return 1
+	grep -q . "$TMP/$n.tk" && ! grep -v "^task $id d9demo_tokio::library_flush;" "$TMP/$n.tk" |
+		head -2 | grep . || fail "--task tokio:$id is not library_flush alone" || return 1
 	[ "$(awk '$2 == "cpu_handler" { print $3 }' "$TMP/$n.tasks")" -gt 0 ] ||
 		fail "cpu_handler lost its polls: $(grep cpu_handler "$TMP/$n.tasks")" || return 1
 }
