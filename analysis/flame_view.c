@@ -47,7 +47,7 @@ static int write_svg(const struct join *j, const struct groups *g,
 
 		if (ts->name)
 			analysis_clean_name(ts->name, name, sizeof(name));
-		if (ts->task & TRACE_TASK_TOKIO)
+		if ((ts->task & TRACE_TASK_TOKIO) && !ts->polls)
 			n = snprintf(
 				sub, sizeof(sub),
 				"task %" PRIu64 "%s%s: %" PRIu64
@@ -59,8 +59,9 @@ static int write_svg(const struct join *j, const struct groups *g,
 				     "task %" PRIu64 "%s%s: %" PRIu64
 				     " samples in %" PRIu64
 				     " polls (%.1f%% of all samples), longest poll %s",
-				     ts->task, *name ? " " : "", name, res->weight,
-				     ts->polls, all ? 100.0 * res->weight / all : 0.0,
+				     trace_task_number(ts->task), *name ? " " : "", name,
+				     res->weight, ts->polls,
+				     all ? 100.0 * res->weight / all : 0.0,
 				     text_duration(ts->longest_ns, dur, sizeof(dur)));
 	} else if (j->sel.on) {
 		n = snprintf(sub, sizeof(sub),

@@ -416,7 +416,7 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		lib_json_uint_field(w, "samples", k->samples);
 		lib_json_name(w, "polling");
 		if (k->task)
-			lib_json_uint(w, k->task);
+			lib_json_uint(w, trace_task_number(k->task));
 		else
 			lib_json_null(w);
 		lib_json_uint_field(w, "in_poll_ns", k->in_poll_ns);
