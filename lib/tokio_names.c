@@ -26,6 +26,13 @@ static const char *const harness[] = {
 };
 
 #define STAGE "with_mut<tokio::runtime::task::core::Stage<"
+/* Core::set_stage, where the harness stores a future's output or drops it
+ * (store_output, drop_future_or_output): under the task's id too, but its
+ * code is the same for many futures and the linker folds the copies into
+ * one (lld's identical code folding), so the names of its own frames, its
+ * stage access's T among them, may be another task's: T comes from its
+ * callers in the harness, which are the task's own */
+#define SET_STAGE "tokio::runtime::task::core::Core<T,S>::set_stage"
 /* Core::poll's access to its stage, out of line where inlining is less
  * eager (opt-level s) */
 #define CELL "tokio::loom::std::unsafe_cell::UnsafeCell<T>::with_mut"
@@ -67,15 +74,27 @@ static int harness_inline(const char *sym)
 	       strstr(sym, "tokio::runtime::");
 }
 
+/* ... or one that calls set_stage */
+static int stage_caller(const char *sym)
+{
+	return (starts(sym, "store_output<") || starts(sym, "drop_future_or_output<")) &&
+	       strstr(sym, "tokio::runtime::");
+}
+
+/* Core::poll's access to its stage (not set_stage's) */
+static int poll_stage(const char *sym)
+{
+	return starts(sym, STAGE) && !strstr(sym, "::set_stage::");
+}
+
 /* Is the @k-th of the @m names Tokio's Core::poll, or its own code right
  * over it (its closure, its access to the stage, inlined or not)? */
 static int core_level(lib_tokio_name_fn fn, void *ctx, size_t k, size_t m)
 {
 	const char *sym = fn(ctx, k), *next = k + 1 < m ? fn(ctx, k + 1) : "";
 
-	return !strcmp(sym, CORE_POLL) || !strcmp(sym, CORE_CLOSURE) ||
-	       starts(sym, STAGE) ||
-	       (starts(sym, "{closure#0}<") && starts(next, STAGE)) ||
+	return !strcmp(sym, CORE_POLL) || !strcmp(sym, CORE_CLOSURE) || poll_stage(sym) ||
+	       (starts(sym, "{closure#0}<") && poll_stage(next)) ||
 	       (!strcmp(sym, CELL) && !strcmp(next, CORE_POLL));
 }
 
@@ -221,6 +240,23 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	 * one outside) */
 	for (k = 0; k < m && !core_level(fn, ctx, k, m); k++)
 		;
+	/* set_stage nearer the leaf: the task whose output is stored or
+	 * dropped, named by set_stage's callers (not the leaf in set_stage
+	 * itself: entering or leaving its guard) */
+	for (h = 0; h < k && strcmp(fn(ctx, h), SET_STAGE); h++)
+		;
+	if (h < k) {
+		if (h == 0)
+			return SIZE_MAX;
+		for (i = h + 1; i < m && i < h + 8 && !type[0]; i++)
+			if (stage_caller(fn(ctx, i)) || harness_inline(fn(ctx, i)))
+				first_arg(fn(ctx, i),
+					  (size_t)(strchr(fn(ctx, i), '<') - fn(ctx, i)) +
+						  1,
+					  type, sizeof(type));
+		k = h;
+		goto named;
+	}
 	/* where Core::poll was inlined into the harness with no inline
 	 * frames to say so (no DWARF, or a reader that left them out), a
 	 * harness nearer the leaf than any Core::poll named polls the task:
@@ -242,7 +278,7 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	for (i = k; i < m && i < k + 8 && !type[0]; i++) {
 		const char *sym = fn(ctx, i);
 
-		if (starts(sym, STAGE))
+		if (poll_stage(sym))
 			first_arg(sym, strlen(STAGE), type, sizeof(type));
 		else if (harness_inline(sym) || (i == k && starts(sym, "{closure#0}<")))
 			first_arg(sym, (size_t)(strchr(sym, '<') - sym) + 1, type,
@@ -253,6 +289,7 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	own = k ? fn(ctx, k - 1) : "";
 	if (!type[0] && own[0] && !starts(own, "tokio::"))
 		future_of(own, type, sizeof(type));
+named:
 	*runtime = is_launch(fn, ctx, k, type) || marked(fn, ctx, k, type);
 	clean_type(type);
 	if (name && len)

@@ -40,8 +40,11 @@ typedef const char *(*lib_tokio_name_fn)(void *ctx, size_t k);
  * id Tokio holds in the thread then (the rest is Tokio's poll of it and
  * the thread below; a sample in the harness around Core::poll, entering
  * or leaving a poll, is the task outside's, a worker's launch task), or
- * SIZE_MAX where the stack is in no task's poll or its leaf is in
- * Core::poll's own code (around the closure that sets the task's id);
+ * over a Core::set_stage nearer the leaf (storing or dropping the task's
+ * future, under its id too; named by its callers: its own code may be
+ * folded with another task's), or SIZE_MAX where the stack is in no
+ * task's poll or its leaf is in Core::poll's or set_stage's own code
+ * (around what sets the task's id);
  * the future's type as the task's name in @name, "" where the names do
  * not say (Tokio's own code over Core::poll and no DWARF): generic
  * arguments dropped, an async fn's body as the fn, a BlockingTask or

@@ -215,6 +215,66 @@ Test(tokio_names, a_harness_nearer_the_leaf_than_any_core_poll_polls_the_task)
 	cr_assert_eq(runtime, 0, "the launch task's Core::poll is further down");
 }
 
+#define ARC_HANDLE                                                                       \
+	"alloc::sync::Arc<tokio::runtime::scheduler::multi_thread::handle::Handle, "     \
+	"alloc::alloc::Global>"
+#define LAUNCH_T                                                                         \
+	"tokio::runtime::blocking::task::BlockingTask<tokio::runtime::scheduler::"       \
+	"multi_thread::worker::{impl#0}::launch::{closure_env#0}>"
+
+/* a short task's future dropped as it completes, in set_stage, which lld
+ * folded with bench_task's (the same code): its own frames name the other
+ * task; its caller in the harness names this one. The worker's launch
+ * task polls further down. */
+static const char *const folded_drop[] = {
+	"with_mut<tokio::runtime::task::core::Stage<zcapp::bench_task::{async_fn_env#0}>, (), "
+	"tokio::runtime::task::core::{impl#6}::set_stage::{closure_env#0}<zcapp::bench_task::"
+	"{async_fn_env#0}, " ARC_HANDLE ">> [inlined]",
+	"tokio::runtime::task::core::Core<T,S>::set_stage",
+	"drop_future_or_output<zcapp::short_task::{async_fn_env#0}, " ARC_HANDLE
+	"> [inlined]",
+	"poll_future<zcapp::short_task::{async_fn_env#0}, " ARC_HANDLE "> [inlined]",
+	"poll_inner<zcapp::short_task::{async_fn_env#0}, " ARC_HANDLE "> [inlined]",
+	"tokio::runtime::task::harness::Harness<T,S>::poll",
+	"tokio::runtime::scheduler::multi_thread::worker::Context::run_task",
+	"tokio::runtime::scheduler::multi_thread::worker::run",
+	"with_mut<tokio::runtime::task::core::Stage<" LAUNCH_T
+	">, core::task::poll::Poll<()>, "
+	"tokio::runtime::task::core::{impl#6}::poll::{closure_env#0}<" LAUNCH_T ", "
+	"tokio::runtime::blocking::schedule::BlockingSchedule>> [inlined]",
+	"tokio::runtime::task::core::Core<T,S>::poll",
+};
+
+Test(tokio_names, set_stage_is_named_by_its_caller_not_its_folded_code)
+{
+	char name[256];
+	int runtime = -1;
+
+	cr_assert_eq(split(folded_drop, N(folded_drop), name, &runtime), 1);
+	cr_assert_str_eq(name, "zcapp::short_task");
+	cr_assert_eq(runtime, 0);
+}
+
+Test(tokio_names, a_leaf_in_set_stage_itself_names_nothing)
+{
+	/* entering or leaving its guard: the id may be the launch task's */
+	static const char *const leaf[] = {
+		"tokio::runtime::task::core::Core<T,S>::set_stage",
+		"store_output<zcapp::short_task::{async_fn_env#0}, " ARC_HANDLE
+		"> [inlined]",
+		"poll_future<zcapp::short_task::{async_fn_env#0}, " ARC_HANDLE
+		"> [inlined]",
+		"tokio::runtime::task::harness::Harness<T,S>::poll",
+		"tokio::runtime::scheduler::multi_thread::worker::run",
+		"tokio::runtime::task::core::Core<T,S>::poll",
+	};
+	char name[256];
+	int runtime = -1;
+
+	cr_assert_eq(split(leaf, N(leaf), name, &runtime), SIZE_MAX);
+	cr_assert_eq(runtime, 0);
+}
+
 Test(tokio_names, a_worker_parked_in_tokio_is_told)
 {
 	static const char *const parked[] = {
