@@ -779,14 +779,28 @@ static void text_recorded(const struct page *pg, FILE *out)
 		fprintf(out, "  lost: nothing\n");
 	for (size_t i = 0; i < nl; i++)
 		fprintf(out, "  lost: %" PRIu64 " %s\n", l[i].count, l[i].what);
-	if (j->ngaps)
-		fprintf(out, "  lost: %s of runtime events in %zu gap%s (%s)\n",
+	if (j->ngaps) {
+		/* what made them, each kind the trace has */
+		static const struct {
+			const char *key, *why;
+		} kinds[] = {
+			{TRACE_META_SHIM_GAP,
+			 "the recorder stalled past the shim's lease"},
+			{TRACE_META_SEGMENT_GAP, "segments not recorded"},
+			{TRACE_META_TOKIO_PROBES_OFF, "the poll probes came off"},
+		};
+		const char *sep = " (";
+
+		fprintf(out, "  lost: %s of runtime events in %zu gap%s",
 			text_duration(j->gap_ns, a, sizeof(a)), j->ngaps,
-			j->ngaps == 1 ? "" : "s",
-			analysis_meta(t, TRACE_META_TOKIO_PROBES_OFF)
-				? "the poll probes came off past their rate cap"
-				: "the recorder stalled past the shim's lease, or between "
-				  "segments");
+			j->ngaps == 1 ? "" : "s");
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
+			if (analysis_meta(t, kinds[i].key)) {
+				fprintf(out, "%s%s", sep, kinds[i].why);
+				sep = "; ";
+			}
+		fputs(*sep == ';' ? ")\n" : "\n", out);
+	}
 }
 
 static void text_workers(const struct page *pg, FILE *out)
