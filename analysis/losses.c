@@ -31,6 +31,7 @@ enum loss_source {
 	SRC_META_COUNT,	  /* how many times the key is there */
 	SRC_META_UNDONE,  /* "done/all": all - done, summed */
 	SRC_CUT_STACKS,	  /* samples whose stack analysis_stack_cut() */
+	SRC_SKIPPED,	  /* trace.nskipped: files left out */
 };
 
 static const struct {
@@ -78,6 +79,8 @@ static const struct {
 	 "threads' and tasks' open state (too much open to carry into the "
 	 "next segment's STATE)",
 	 SRC_META, TRACE_META_OPEN_STATE_REFUSED, LOSS_POLLS},
+	{"unreadable_files", "files left out (corrupt, or cut before their first chunk)",
+	 SRC_SKIPPED, NULL, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
 	{"segment_gaps", "gaps between segments (nothing recorded)", SRC_META_COUNT,
 	 TRACE_META_SEGMENT_GAP, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
 };
@@ -286,6 +289,9 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 			break;
 		case SRC_CUT_STACKS:
 			c = cpu_stacks_cut(t);
+			break;
+		case SRC_SKIPPED:
+			c = t->nskipped;
 			break;
 		}
 		if (!c)

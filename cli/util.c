@@ -154,6 +154,8 @@ static void read_failed(const char *path, int err, const char *why)
 	else if (err == -EPROTONOSUPPORT)
 		error("cannot read '%s': %s; use a matching d9prof", path,
 		      why ? why : "unsupported trace version");
+	else if (err == -ENODATA)
+		error("cannot read '%s': %s", path, why ? why : "nothing recorded in it");
 	else if (why && err == -ENOENT)
 		error("cannot read '%s': %s", path, why);
 	else if (why)
@@ -681,6 +683,8 @@ struct trace *open_trace(struct inputs *in, unsigned int flags)
 		return NULL;
 	}
 	warn_cut(in, t);
+	for (size_t i = 0; i < t->nskipped; i++)
+		warning("left out '%s': %s", t->skipped[i].file, t->skipped[i].why);
 	if (!in->quiet && *analysis_segments_text(t, note, sizeof(note)))
 		info("%s", note);
 	return t;

@@ -595,6 +595,13 @@ struct trace {
 	struct trace_segment *segments;
 	size_t nsegments;
 	size_t dup_segments;
+	/* Of several files, those that could not be read (corrupt, not a
+	 * trace, or cut before their first chunk: a dump half written), left
+	 * out, each with why; the read fails only where none is left */
+	struct trace_skipped {
+		const char *file, *why;
+	} * skipped;
+	size_t nskipped;
 	uint64_t from, to;	   /* the window read (see
 				    * trace__read_paths), 0 = none */
 	struct trace_arena *arena; /* private: the strings; NULL in a

@@ -69,7 +69,7 @@ void trace_arena_free(struct trace_arena *a)
 /* The message buffer is per thread so that concurrent readers do not
  * overwrite each other's errors; *errmsg stays valid until the thread's
  * next trace__read(). */
-static __thread char errbuf[192];
+static __thread char errbuf[512];
 
 int trace_fail(struct reader *r, int err, const char *fmt, ...)
 {

@@ -616,8 +616,34 @@ static int input_fd(struct reader *r, int *fds, char *const *names, uint32_t i, 
 	return fd;
 }
 
+/* Leave file @path out, saying why (r->msg): one of several that cannot
+ * be read. -ENOMEM, else 0. */
+static int skip_file(struct reader *r, const char *path)
+{
+	struct trace *t = r->t;
+	const char *why = r->msg ? r->msg : "unreadable";
+	size_t cap = t->nskipped;
+	struct trace_skipped *v;
+
+	/* the message names the file first: the rest is why */
+	if (!strncmp(why, path, strlen(path)) && !strncmp(why + strlen(path), ": ", 2))
+		why += strlen(path) + 2;
+	v = realloc(t->skipped, (cap + 1) * sizeof(*v));
+	if (!v)
+		return trace_nomem(r);
+	t->skipped = v;
+	v[cap].file = path;
+	v[cap].why = trace_arena_strdup(t->arena, (const uint8_t *)why, strlen(why));
+	if (!v[cap].why)
+		return trace_nomem(r);
+	t->nskipped++;
+	r->msg = NULL;
+	return 0;
+}
+
 /* Read the inputs: scan every file for its segments, order them by time,
- * then read each once. */
+ * then read each once. Of several, a file that cannot be read is left
+ * out (skip_file()). */
 static int read_inputs(struct reader *r, const struct inputs *in,
 		       const struct trace_read_opts *o, int multi)
 {
@@ -639,11 +665,15 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	for (i = 0; i < in->n && !err; i++) {
 		int reg = 0, fd;
 
+		size_t before = l.n;
+
 		r->file = multi ? in->v[i] : NULL;
 		fd = open_trace_file(r, in->v[i], &reg, &sizes[i]);
 		if (fd < 0) {
 			err = fd;
-			break;
+			if (multi && err != -ENOMEM)
+				err = skip_file(r, in->v[i]);
+			continue;
 		}
 		/* a pipe cannot be read twice: load everything from it, in
 		 * order */
@@ -658,11 +688,25 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 					 "several inputs must all be regular files");
 		else
 			err = scan_file(r, fd, (uint32_t)i, sizes[i], &l);
+		/* a header and no whole chunk: nothing recorded in it */
+		if (!err && l.n > before &&
+		    l.v[before].end == l.v[before].info.offset + TRACE_FILE_HDR_SIZE)
+			err = fail_file(r, -ENODATA,
+					"no whole chunk after its header: its recorder "
+					"stopped before writing any");
 		if (in->n == 1)
 			fds[i] = fd;
 		else
 			close(fd);
+		if (err && multi && err != -ENOMEM) {
+			l.n = before;
+			err = skip_file(r, in->v[i]);
+		}
 	}
+	if (!err && !l.n && t->nskipped)
+		err = trace_fail(r, -ENODATA, "no readable trace file: %s: %s%s",
+				 t->skipped[0].file, t->skipped[0].why,
+				 t->nskipped > 1 ? " (and the others)" : "");
 	if (err)
 		goto out;
 	qsort(l.v, l.n, sizeof(*l.v), seg_cmp);
@@ -876,6 +920,7 @@ void trace__free(struct trace *t)
 	free(t->holds);
 	free(t->spans);
 	free(t->segments);
+	free(t->skipped);
 	trace_arena_free(t->arena);
 	src_free(t->src);
 	free(t);

@@ -12,7 +12,9 @@
 #   - --rotate with a tiny --max-total never keeps more, and runs
 #     --on-segment once per sealed segment;
 #   - every segment of a dump read alone joins without a poll end it cannot
-#     place.
+#     place;
+#   - a half-written, a corrupt and an empty file in a directory of
+#     segments are left out, one line each, counted, the rest read whole.
 #
 #   B=build    build directory
 #   LONG=20    seconds of the long flight recording of a 2 s window: RSS
@@ -28,6 +30,14 @@ SLOW=$ROOT/$B/e2e/latency/slowpoll
 LONG=${LONG:-20}
 
 now() { date +%s.%N; }
+
+# info_json_files FILE...: samples, events, switches and tasks of FILEs
+info_json_files() {
+	local a=()
+	for f in "$@"; do a+=(-i "$f"); done
+	"$D9" info --json "${a[@]}" 2>/dev/null | python3 -c "import json,sys; c=json.load(sys.stdin)['counts']
+print(c['samples'], c['events'], c['switches'], c['tasks'])"
+}
 
 # rss_kib PID
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
@@ -234,6 +244,53 @@ t_each_segment_of_a_dump_read_alone_places_every_poll_end() {
 			{ fail "segment $k alone has poll ends it cannot place"; return; }
 	done
 	say "    $n segments, each alone: every poll end placed"
+}
+
+# A directory of segments with a half-written file, a corrupt one and an
+# empty one beside them: each is left out with one line and counted, and
+# the rest reads as the good files alone do; a directory of bad files
+# only, or one file cut before its first chunk, is one line and exit 1
+t_a_half_written_file_is_left_out_of_its_directory() {
+	local out=$TMP/halfw good bad want got n f sz
+	mkdir -p "$out"
+	start_demo || return 1
+	record -p "$DEMO_PID" --rotate 1s -o "$out"
+	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || return 1
+	sleep 3.5
+	kill -INT "$REC"
+	rec_wait || return
+	good=("$out"/*.d9)
+	((${#good[@]} >= 3)) || { fail "${#good[@]} segment files"; return; }
+	f=${good[1]}
+	sz=$(stat -c %s "$f")
+	head -c 40 "$f" >"$out/half.d9" # the header and part of the first chunk
+	cp "$f" "$out/corrupt.d9" # a byte flipped mid-file
+	printf '\x5a' | dd of="$out/corrupt.d9" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+	: >"$out/empty.data"
+	want=$(info_json_files "${good[@]}")
+	"$D9" info --json -i "$out" >"$TMP/hw.json" 2>"$TMP/hw.err" ||
+		{ cat "$TMP/hw.err"; fail "info -i DIR failed"; return; }
+	got=$(python3 -c "import json; j=json.load(open('$TMP/hw.json')); c=j['counts']
+print(c['samples'], c['events'], c['switches'], c['tasks'])")
+	n=$(grep -c "warning: left out" "$TMP/hw.err")
+	sed 's/^/    /' "$TMP/hw.err"
+	say "    good files alone: $want; the directory: $got"
+	[ "$got" = "$want" ] || { fail "the directory reads other than its good files"; return; }
+	[ "$n" = 3 ] && [ "$(wc -l <"$TMP/hw.err")" = 3 ] ||
+		{ fail "want one line per bad file, 3"; return; }
+	python3 -c "import json,sys; j=json.load(open('$TMP/hw.json')); sys.exit(j['losses'].get('unreadable_files') != 3)" ||
+		{ fail "losses do not count 3 files left out"; return; }
+	# nothing readable: one line, exit 1
+	mkdir -p "$TMP/allbad"
+	cp "$out/half.d9" "$out/corrupt.d9" "$out/empty.data" "$TMP/allbad/"
+	for bad in "$TMP/allbad" "$out/half.d9"; do
+		if "$D9" tasks -i "$bad" >"$TMP/bad.out" 2>"$TMP/bad.err"; then
+			fail "tasks -i $bad exited 0"; return
+		fi
+		[ "$(wc -l <"$TMP/bad.err")" = 1 ] && [ ! -s "$TMP/bad.out" ] ||
+			{ cat "$TMP/bad.err" "$TMP/bad.out"; fail "want one line for $bad"; return; }
+		sed 's/^/    /' "$TMP/bad.err"
+	done
 }
 
 e2e_run_tests
