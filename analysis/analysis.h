@@ -1195,6 +1195,9 @@ struct loss {
 			       * full)" (static) */
 	uint64_t count;	      /* > 0 */
 	unsigned int affects; /* enum loss_data bits */
+	const char *advice;   /* the recording that would lose less of it
+			       * ("d9prof record -F 499 (fewer samples)"),
+			       * NULL where none would */
 };
 
 /* The losses recorded in @t that leave short any of the data in @affects

@@ -39,50 +39,56 @@ static const struct {
 	enum loss_source src;
 	const char *meta;
 	unsigned int affects;
+	const char *advice; /* struct loss.advice */
 } kinds[LOSS_KINDS] = {
-	{"samples", "samples (perf ring full)", SRC_LOST_SAMPLES, NULL, LOSS_CPU},
+	{"samples", "samples (perf ring full)", SRC_LOST_SAMPLES, NULL, LOSS_CPU,
+	 "d9prof record -F 499 (fewer samples)"},
 	{"ctimer_samples", "ctimer samples (shim sample area full)", SRC_META,
-	 "ctimer samples dropped", LOSS_CPU},
+	 "ctimer samples dropped", LOSS_CPU, "d9prof record -F 499 (fewer samples)"},
 	{"ctimer_refused",
 	 "ctimer samples refused (not real, or faster than the sampler)", SRC_META,
-	 TRACE_META_CTIMER_SAMPLES_REFUSED, LOSS_CPU},
+	 TRACE_META_CTIMER_SAMPLES_REFUSED, LOSS_CPU, NULL},
 	{"child_samples", "samples of forked children (left out)", SRC_META,
-	 "child samples left out", LOSS_CPU},
+	 "child samples left out", LOSS_CPU, "d9prof record --children (keeps them)"},
 	{"cpu_stacks_cut",
 	 "CPU stacks cut short (no thread root: record --call-graph dwarf)",
-	 SRC_CUT_STACKS, NULL, LOSS_CPU},
+	 SRC_CUT_STACKS, NULL, LOSS_CPU, "d9prof record --call-graph dwarf"},
 	{"tokio_untagged", "samples' zero-code task tags (counted outside tasks)",
-	 SRC_META, TRACE_META_TOKIO_UNTAGGED, LOSS_CPU},
+	 SRC_META, TRACE_META_TOKIO_UNTAGGED, LOSS_CPU,
+	 "d9prof record -F 499 (fewer samples)"},
 	{"switch_records", "switch records (ring full)", SRC_META, TRACE_META_OFFCPU_LOST,
-	 LOSS_OFFCPU},
+	 LOSS_OFFCPU, "d9prof record --offcpu-min 1ms (fewer switches kept)"},
 	{"unpaired_switches", "switch-outs whose switch-in was lost", SRC_META,
-	 TRACE_META_OFFCPU_UNPAIRED, LOSS_OFFCPU},
+	 TRACE_META_OFFCPU_UNPAIRED, LOSS_OFFCPU,
+	 "d9prof record --offcpu-min 1ms (fewer switches kept)"},
 	{"unreported_switch_ins", "switch-ins the kernel did not report", SRC_META,
-	 TRACE_META_OFFCPU_UNREPORTED, LOSS_OFFCPU},
+	 TRACE_META_OFFCPU_UNREPORTED, LOSS_OFFCPU, NULL},
 	{"offcpu_stacks_cut", "off-CPU stacks cut short (unwind failed)", SRC_META_UNDONE,
-	 "offcpu stacks complete", LOSS_OFFCPU},
+	 "offcpu stacks complete", LOSS_OFFCPU,
+	 "d9prof record --offcpu-stack 16384 (a bigger copy)"},
 	{"wakeups", "wakeups (ring full)", SRC_META, TRACE_META_WAKEUPS_LOST,
-	 LOSS_WAKEUPS},
+	 LOSS_WAKEUPS, NULL},
 	{"shim_records", "shim records (shim ring full)", SRC_SHIM_DROPS, NULL,
-	 LOSS_POLLS},
+	 LOSS_POLLS, NULL},
 	{"threads_without_ring", "threads' runtime events (no ring slot in the shim)",
-	 SRC_META, "threads without a ring", LOSS_POLLS},
+	 SRC_META, "threads without a ring", LOSS_POLLS, NULL},
 	{"reattached", "lease lapses (runtime events of the gap)", SRC_META_COUNT,
-	 "shim_reattached", LOSS_POLLS},
+	 "shim_reattached", LOSS_POLLS, NULL},
 	{"shim_garbage", "shim records that could not be real (dropped)", SRC_META,
-	 "shim garbage", LOSS_POLLS},
+	 "shim garbage", LOSS_POLLS, NULL},
 	{"tokio_polls_unwritten",
 	 "polls and wakes the poll probes did not write (nested in another, "
 	 "not Tokio's layout, or ring full)",
-	 SRC_META, TRACE_META_TOKIO_POLLS_UNWRITTEN, LOSS_POLLS},
+	 SRC_META, TRACE_META_TOKIO_POLLS_UNWRITTEN, LOSS_POLLS, NULL},
 	{"state_refused",
 	 "threads' and tasks' open state (too much open to carry into the "
 	 "next segment's STATE)",
-	 SRC_META, TRACE_META_OPEN_STATE_REFUSED, LOSS_POLLS},
+	 SRC_META, TRACE_META_OPEN_STATE_REFUSED, LOSS_POLLS, NULL},
 	{"unreadable_files", "files left out (corrupt, or cut before their first chunk)",
-	 SRC_SKIPPED, NULL, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
+	 SRC_SKIPPED, NULL, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS, NULL},
 	{"segment_gaps", "gaps between segments (nothing recorded)", SRC_META_COUNT,
-	 TRACE_META_SEGMENT_GAP, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS},
+	 TRACE_META_SEGMENT_GAP, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS,
+	 NULL},
 };
 
 static uint64_t meta_u64(const char *v)
@@ -299,13 +305,16 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 		out[n] = (struct loss){.key = kinds[i].key,
 				       .what = kinds[i].what,
 				       .count = c,
-				       .affects = kinds[i].affects};
+				       .affects = kinds[i].affects,
+				       .advice = kinds[i].advice};
 		/* recorded with the big copy already: no option to point to */
 		if (kinds[i].src == SRC_CUT_STACKS &&
 		    trace__meta(t, TRACE_META_CALL_GRAPH) &&
-		    !strncmp(trace__meta(t, TRACE_META_CALL_GRAPH), "dwarf", 5))
+		    !strncmp(trace__meta(t, TRACE_META_CALL_GRAPH), "dwarf", 5)) {
 			out[n].what =
 				"CPU stacks cut short (no thread root, though unwound by CFI)";
+			out[n].advice = NULL;
+		}
 		n++;
 	}
 	return n;

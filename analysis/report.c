@@ -696,21 +696,27 @@ static void flags(struct page *pg)
 	}
 	nl = analysis_losses(t, LOSS_ALL, l);
 	if ((nl || j->unmatched_ends) && (f = flag_new(pg, "data lost", "any"))) {
-		char what[LOSS_TEXT_MAX], gap[80] = "";
+		char what[LOSS_TEXT_MAX], ends[48] = "", gap[80] = "";
+		const struct loss *most = NULL;
 
-		for (i = 0; i < nl; i++)
+		for (i = 0; i < nl; i++) {
 			f->count += l[i].count;
+			if (l[i].advice && (!most || l[i].count > most->count))
+				most = &l[i];
+		}
 		analysis_losses_text(t, LOSS_ALL, what, sizeof(what));
+		if (j->unmatched_ends)
+			snprintf(ends, sizeof(ends), "%s%" PRIu64 " poll ends unmatched",
+				 *what ? ", " : "", j->unmatched_ends);
 		if (j->ngaps)
 			snprintf(gap, sizeof(gap), ", %s without runtime events",
 				 text_duration(j->gap_ns, a, sizeof(a)));
 		/* cut to what the line holds (the return value says by how much) */
-		if (snprintf(f->detail, sizeof(f->detail),
-			     "%s%s%" PRIu64 " poll ends unmatched%s", what,
-			     *what ? ", " : "", j->unmatched_ends, gap) < 0)
+		if (snprintf(f->detail, sizeof(f->detail), "%s%s%s", what, ends, gap) < 0)
 			*f->detail = '\0';
-		snprintf(f->next, sizeof(f->next),
-			 "d9prof record -F 499 (fewer samples) or a shorter -d");
+		/* the recording that loses less of the largest loss one would */
+		snprintf(f->next, sizeof(f->next), "%s",
+			 most ? most->advice : "d9prof info (each loss, and where)");
 	}
 }
 

@@ -308,13 +308,19 @@ static const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
+/* Lines of the summary that said something was lost or refused: "nothing
+ * lost" follows none */
+static unsigned int said_lost;
+
 /* "d9prof: VERB N NOUN(s) WHY" on stderr, if @n is not 0: one line of
  * what the recording lost or refused. */
 static void lost_line(const char *verb, uint64_t n, const char *noun, const char *why)
 {
-	if (n)
-		fprintf(stderr, "d9prof: %s %llu %s%s %s\n", verb, (unsigned long long)n,
-			noun, plural(n), why);
+	if (!n)
+		return;
+	fprintf(stderr, "d9prof: %s %llu %s%s %s\n", verb, (unsigned long long)n, noun,
+		plural(n), why);
+	said_lost++;
 }
 
 /* "d9prof: BEFORE N NOUN(s) WHY: off-CPU interval(s) left out", if @n is
@@ -322,9 +328,11 @@ static void lost_line(const char *verb, uint64_t n, const char *noun, const char
 static void intervals_line(const char *before, uint64_t n, const char *noun,
 			   const char *why)
 {
-	if (n)
-		fprintf(stderr, "d9prof: %s%llu %s%s %s: off-CPU interval%s left out\n",
-			before, (unsigned long long)n, noun, plural(n), why, plural(n));
+	if (!n)
+		return;
+	fprintf(stderr, "d9prof: %s%llu %s%s %s: off-CPU interval%s left out\n", before,
+		(unsigned long long)n, noun, plural(n), why, plural(n));
+	said_lost++;
 }
 
 /* The status line: one write, at most as wide as the terminal. */
@@ -660,38 +668,35 @@ static void summary_losses(const struct record_stats *st)
 	lost_line("refused", st->ctimer_garbage, "ctimer sample",
 		  "that could not be real (of another thread than their area's, or at a "
 		  "time outside the recording)");
-	if (st->lost_samples || st->shim_drops)
-		fprintf(stderr,
-			"d9prof: lost %llu sample%s (perf ring full), dropped %llu "
-			"shim event%s (shim ring full)\n",
-			(unsigned long long)st->lost_samples, plural(st->lost_samples),
-			(unsigned long long)st->shim_drops, plural(st->shim_drops));
+	lost_line("lost", st->lost_samples, "sample", "(perf ring full)");
+	lost_line("dropped", st->shim_drops, "shim event", "(shim ring full)");
 	lost_line("left out", st->child_samples, "sample",
 		  "of forked children (--children keeps them)");
-	if (st->no_ring_threads)
+	if (st->no_ring_threads) {
 		fprintf(stderr,
 			"d9prof: %llu thread%s of the target found no free ring slot in the "
 			"shim: their runtime events are lost\n",
 			(unsigned long long)st->no_ring_threads,
 			plural(st->no_ring_threads));
-	if (st->reattaches || st->gap_ns)
+		said_lost++;
+	}
+	if (st->reattaches || st->gap_ns) {
 		fprintf(stderr,
 			"d9prof: the recorder stalled past the shim's lease (attached again "
 			"%llu time%s): runtime events of those gaps (%.3f s) are lost\n",
 			(unsigned long long)st->reattaches, plural(st->reattaches),
 			(double)st->gap_ns / 1e9);
-	if (!st->lost_samples && !st->shim_drops && !st->offcpu_lost && !st->wake_lost &&
-	    !st->ctimer_drops && !st->shim_garbage && !st->reattaches && !st->gap_ns &&
-	    !st->ctimer_refused && !st->ctimer_garbage && !st->no_ring_threads &&
-	    !st->offcpu_unpaired && !st->tokio_untagged && !st->tokio_off_why &&
-	    !st->tokio_nested && !st->tokio_too_deep && !st->tokio_bad_vtable &&
-	    !st->tokio_dropped)
-		fprintf(stderr, "d9prof: nothing lost or dropped\n");
-	if (st->shim_garbage)
+		said_lost++;
+	}
+	if (st->shim_garbage) {
 		fprintf(stderr,
 			"d9prof: dropped %llu records or counters of the shim segment "
 			"that could not be real (the target wrote over it)\n",
 			(unsigned long long)st->shim_garbage);
+		said_lost++;
+	}
+	if (!said_lost && !st->tokio_off_why)
+		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 }
 
 static void summary(const struct record_stats *st, pid_t pid, const char *out,

@@ -506,6 +506,8 @@ t_probes_cap() {
 	grep -E 'poll probes off at [0-9.]+ s: hit [0-9]+ times a second, over the cap' "$TMP/pc.rec" |
 		sed 's/^d9prof:/   /' | grep . ||
 		fail "no probes off: $(grep -i probe "$TMP/pc.rec")" || return 1
+	! grep 'nothing lost' "$TMP/pc.rec" | sed 's/^/    after the probes came off: /' | grep . ||
+		fail "the summary says nothing was lost" || return 1
 	"$D9" report -i "$TMP/pc.data" >"$TMP/pc.report" 2>&1 ||
 		fail "report failed: $(tail -3 "$TMP/pc.report")" || return 1
 	grep 'gap (the poll probes came off)' "$TMP/pc.report" |
