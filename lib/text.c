@@ -4,6 +4,8 @@
  * durations as people read them (text.h).
  */
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/text.h"
@@ -158,4 +160,15 @@ char *text_duration(uint64_t ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.0f%s", v, unit[u]);
 	return buf;
+}
+
+void text_say(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
 }

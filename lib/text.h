@@ -73,4 +73,9 @@ char *text_duration(uint64_t ns, char *buf, size_t len);
 /* Write text_clean() of @s, whole, to @out (nothing if @s is NULL). */
 void text_put(FILE *out, const char *s);
 
+/* printf @fmt into @why, a caller's buffer for a one-line reason (nothing
+ * if it is NULL or @len is 0). */
+void text_say(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* D9_LIB_TEXT_H */

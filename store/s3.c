@@ -33,7 +33,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,18 +55,6 @@
 #define META_VALUE_MAX	256
 #define XML_DEPTH	16
 #define XML_NAME	64
-
-__attribute__((format(printf, 3, 4))) static void say(char *why, size_t len,
-						      const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 /* @s made safe to quote in a message (text_clean()), cut to fit @buf. */
 static const char *shown(const char *s, char *buf, size_t len)
@@ -174,7 +161,7 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 	if (n >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
 		line += 3;
 	if (memchr(text, '\0', n)) {
-		say(why, len, "%s: not a text file", shown(path, pbuf, sizeof(pbuf)));
+		text_say(why, len, "%s: not a text file", shown(path, pbuf, sizeof(pbuf)));
 		return -EINVAL;
 	}
 	for (; line < end; line++) {
@@ -193,7 +180,7 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 		if (s != line && have_key) {
 			/* a continuation of the value before */
 			if (ours) {
-				say(why, len,
+				text_say(why, len,
 				    "%s:%u: a value of the profile continues on an indented line",
 				    shown(path, pbuf, sizeof(pbuf)), lineno);
 				return -EINVAL;
@@ -204,7 +191,7 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 			char *close = strchr(s, ']'), *rest;
 
 			if (!close || close == s + 1) {
-				say(why, len, "%s:%u: a section header without its ']'",
+				text_say(why, len, "%s:%u: a section header without its ']'",
 				    shown(path, pbuf, sizeof(pbuf)), lineno);
 				return -EINVAL;
 			}
@@ -212,7 +199,7 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 			while (isspace((unsigned char)*rest))
 				rest++;
 			if (*rest && *rest != '#' && *rest != ';') {
-				say(why, len, "%s:%u: text after a section header",
+				text_say(why, len, "%s:%u: text after a section header",
 				    shown(path, pbuf, sizeof(pbuf)), lineno);
 				return -EINVAL;
 			}
@@ -224,13 +211,13 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 		}
 		delim = s + strcspn(s, "=:");
 		if (!*delim) {
-			say(why, len,
+			text_say(why, len,
 			    "%s:%u: neither a section, a comment nor key = value",
 			    shown(path, pbuf, sizeof(pbuf)), lineno);
 			return -EINVAL;
 		}
 		if (!in_section) {
-			say(why, len, "%s:%u: a setting before any [section]",
+			text_say(why, len, "%s:%u: a setting before any [section]",
 			    shown(path, pbuf, sizeof(pbuf)), lineno);
 			return -EINVAL;
 		}
@@ -246,7 +233,7 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 			ours = true;
 			if (!copy((char *)pv + profile_keys[i].off, profile_keys[i].size,
 				  val)) {
-				say(why, len, "%s:%u: %s is longer than %zu bytes",
+				text_say(why, len, "%s:%u: %s is longer than %zu bytes",
 				    shown(path, pbuf, sizeof(pbuf)), lineno,
 				    profile_keys[i].name, profile_keys[i].size - 1);
 				return -EINVAL;
@@ -278,39 +265,39 @@ static int read_checked(const char *path, const char *var, char **out, size_t *n
 			return 0;
 		shown(path, pbuf, sizeof(pbuf));
 		if (err == ELOOP) {
-			say(why, len,
+			text_say(why, len,
 			    "%s is a symbolic link: not followed (set %s to the file itself)",
 			    pbuf, var);
 			return -EPERM;
 		}
-		say(why, len, "cannot open %s: %s", pbuf, strerror(err));
+		text_say(why, len, "cannot open %s: %s", pbuf, strerror(err));
 		return err == EACCES ? -EPERM : -err;
 	}
 	shown(path, pbuf, sizeof(pbuf));
 	if (fstat(fd, &st)) {
 		err = -errno;
-		say(why, len, "cannot stat %s: %s", pbuf, strerror(-err));
+		text_say(why, len, "cannot stat %s: %s", pbuf, strerror(-err));
 		goto out;
 	}
 	err = -EPERM;
 	if (!S_ISREG(st.st_mode)) {
-		say(why, len, "%s is not a regular file: not read", pbuf);
+		text_say(why, len, "%s is not a regular file: not read", pbuf);
 		goto out;
 	}
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		say(why, len,
+		text_say(why, len,
 		    "%s belongs to uid %u, neither to uid %u nor root: not read (chown it)",
 		    pbuf, (unsigned)st.st_uid, (unsigned)geteuid());
 		goto out;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		say(why, len,
+		text_say(why, len,
 		    "%s is writable by group or others: not read (chmod go-w %s)", pbuf,
 		    pbuf);
 		goto out;
 	}
 	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
-		say(why, len, "%s is larger than 1 MiB: not read", pbuf);
+		text_say(why, len, "%s is larger than 1 MiB: not read", pbuf);
 		goto out;
 	}
 	err = -ENOMEM;
@@ -324,7 +311,7 @@ static int read_checked(const char *path, const char *var, char **out, size_t *n
 			continue;
 		if (r < 0) {
 			err = -errno;
-			say(why, len, "cannot read %s: %s", pbuf, strerror(errno));
+			text_say(why, len, "cannot read %s: %s", pbuf, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -332,7 +319,7 @@ static int read_checked(const char *path, const char *var, char **out, size_t *n
 		got += (size_t)r;
 		if (got > CONFIG_FILE_MAX) {
 			err = -EPERM;
-			say(why, len, "%s is larger than 1 MiB: not read", pbuf);
+			text_say(why, len, "%s is larger than 1 MiB: not read", pbuf);
 			goto out;
 		}
 	}
@@ -376,7 +363,7 @@ static int read_profile(const char *var, const char *name, const char *profile,
 		path[0] = '\0';
 		if (w < 0 && !p)
 			return 0; /* no home: no default file */
-		say(why, len, "%s: the path is too long or has no home", var);
+		text_say(why, len, "%s: the path is too long or has no home", var);
 		return -EINVAL;
 	}
 	err = read_checked(path, var, &text, &n, why, len);
@@ -398,7 +385,7 @@ static int check_region(const char *r, char *why, size_t len)
 			break;
 	if (n && n < 64 && i == n)
 		return 0;
-	say(why, len, "region '%s' is not a region name (a-z, 0-9 and '-')",
+	text_say(why, len, "region '%s' is not a region name (a-z, 0-9 and '-')",
 	    shown(r, buf, sizeof(buf)));
 	return -EINVAL;
 }
@@ -415,20 +402,20 @@ static int check_endpoint(const char *url, const char *from, char *out, size_t o
 	else if (!strncasecmp(url, "http://", 7))
 		scheme = 7;
 	else {
-		say(why, len, "the endpoint URL of %s is not http:// or https://", from);
+		text_say(why, len, "the endpoint URL of %s is not http:// or https://", from);
 		return -EINVAL;
 	}
 	while (n > scheme && url[n - 1] == '/')
 		n--;
 	if (n == scheme || url[scheme] == '/' || url[scheme] == ':') {
-		say(why, len, "the endpoint URL of %s has no host", from);
+		text_say(why, len, "the endpoint URL of %s has no host", from);
 		return -EINVAL;
 	}
 	for (i = scheme; i < n; i++) {
 		unsigned char ch = (unsigned char)url[i];
 
 		if (ch <= ' ' || ch >= 0x7f || strchr("@?#\\\"<>`{}|^", ch)) {
-			say(why, len,
+			text_say(why, len,
 			    "the endpoint URL of %s is not scheme://host[:port] (a user@, a query or a "
 			    "character that needs escaping)",
 			    from);
@@ -436,7 +423,7 @@ static int check_endpoint(const char *url, const char *from, char *out, size_t o
 		}
 	}
 	if (n >= olen) {
-		say(why, len, "the endpoint URL of %s is longer than %zu bytes", from,
+		text_say(why, len, "the endpoint URL of %s is longer than %zu bytes", from,
 		    olen - 1);
 		return -EINVAL;
 	}
@@ -458,7 +445,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 	if (!profile)
 		profile = "default";
 	if (!copy(c->profile, sizeof(c->profile), profile)) {
-		say(why, len, "AWS_PROFILE is longer than %zu bytes",
+		text_say(why, len, "AWS_PROFILE is longer than %zu bytes",
 		    sizeof(c->profile) - 1);
 		return -EINVAL;
 	}
@@ -466,7 +453,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 		const char *token = env("AWS_SESSION_TOKEN");
 
 		if (!id || !secret) {
-			say(why, len, "%s is set but %s is not",
+			text_say(why, len, "%s is set but %s is not",
 			    id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
 			    id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
 			return -ENOKEY;
@@ -474,7 +461,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 		if (!copy(c->key_id_, sizeof(c->key_id_), id) ||
 		    !copy(c->secret_, sizeof(c->secret_), secret) ||
 		    (token && !copy(c->token_, sizeof(c->token_), token))) {
-			say(why, len, "an AWS_* credential variable is too long");
+			text_say(why, len, "an AWS_* credential variable is too long");
 			err = -EINVAL;
 			goto out;
 		}
@@ -510,7 +497,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 			if (!pv[i].key_id[0] && !pv[i].secret[0])
 				continue;
 			if (!pv[i].key_id[0] || !pv[i].secret[0]) {
-				say(why, len, "profile %s in %s has %s but not %s",
+				text_say(why, len, "profile %s in %s has %s but not %s",
 				    shown(c->profile, pbuf, 64),
 				    shown(paths[i], pbuf + 64, 136),
 				    pv[i].key_id[0] ? "aws_access_key_id"
@@ -523,7 +510,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 			memcpy(c->key_id_, pv[i].key_id, sizeof(c->key_id_));
 			memcpy(c->secret_, pv[i].secret, sizeof(c->secret_));
 			memcpy(c->token_, pv[i].token, sizeof(c->token_));
-			say(c->source, sizeof(c->source), "profile %s in %s",
+			text_say(c->source, sizeof(c->source), "profile %s in %s",
 			    shown(c->profile, pbuf, 64), shown(paths[i], pbuf + 64, 136));
 			have_creds = true;
 		}
@@ -543,7 +530,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 	if (!have_creds) {
 		char p0[160], p1[160];
 
-		say(why, len,
+		text_say(why, len,
 		    "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
 		    "aws_access_key_id and aws_secret_access_key in profile %s of %s or %s",
 		    shown(c->profile, pbuf, sizeof(pbuf)),
@@ -1061,16 +1048,16 @@ static int answer_error(struct s3 *s, struct xfer *x, const char *key, char *why
 				 : " (an answer without a body to say why)");
 	shown(s->cfg.endpoint, ep, sizeof(ep));
 	if (!strcmp(code, "NoSuchBucket") || (err == -ENOENT && !code[0] && !key))
-		say(why, len, "no bucket '%s' at %s: %s%s", s->bucket, ep, said, hint);
+		text_say(why, len, "no bucket '%s' at %s: %s%s", s->bucket, ep, said, hint);
 	else if (!strcmp(code, "NoSuchKey"))
-		say(why, len, "no key '%s' in bucket '%s': %s%s",
+		text_say(why, len, "no key '%s' in bucket '%s': %s%s",
 		    shown(key, kbuf, sizeof(kbuf)), s->bucket, said, hint);
 	else if (err == -ENOENT && !code[0])
-		say(why, len,
+		text_say(why, len,
 		    "no key '%s' in bucket '%s' (or no such bucket at %s): %s%s",
 		    shown(key, kbuf, sizeof(kbuf)), s->bucket, ep, said, hint);
 	else
-		say(why, len, "%s%s", said, hint);
+		text_say(why, len, "%s%s", said, hint);
 	return err;
 }
 
@@ -1081,9 +1068,9 @@ static int transport_error(struct s3 *s, CURLcode rc, char *why, size_t len)
 	shown(s->cfg.endpoint, ep, sizeof(ep));
 	shown(s->curl_err, detail, sizeof(detail));
 	if (detail[0] && strcmp(detail, cu.easy_strerror(rc)))
-		say(why, len, "%s: %s (%s)", ep, cu.easy_strerror(rc), detail);
+		text_say(why, len, "%s: %s (%s)", ep, cu.easy_strerror(rc), detail);
 	else
-		say(why, len, "%s: %s", ep, cu.easy_strerror(rc));
+		text_say(why, len, "%s: %s", ep, cu.easy_strerror(rc));
 	switch (rc) {
 	case CURLE_OUT_OF_MEMORY:
 		return -ENOMEM;
@@ -1115,18 +1102,18 @@ static int perform(struct s3 *s, const char *url, struct curl_slist *hdr, struct
 	    cu.easy_setopt(s->curl, CURLOPT_HEADERDATA, x) ||
 	    cu.easy_setopt(s->curl, CURLOPT_READDATA, x) ||
 	    cu.easy_setopt(s->curl, CURLOPT_SEEKDATA, x)) {
-		say(why, len, "cannot set up the request");
+		text_say(why, len, "cannot set up the request");
 		return -ENOMEM;
 	}
 	rc = cu.easy_perform(s->curl);
 	cu.easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->status);
 	cu.easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
 	if (x->err) {
-		say(why, len, "%s: %s", x->err_what, strerror(-x->err));
+		text_say(why, len, "%s: %s", x->err_what, strerror(-x->err));
 		return x->err;
 	}
 	if (x->too_big) {
-		say(why, len, "an answer larger than %zu MiB", x->body_max >> 20);
+		text_say(why, len, "an answer larger than %zu MiB", x->body_max >> 20);
 		return -EBADMSG;
 	}
 	if (rc != CURLE_OK)
@@ -1142,7 +1129,7 @@ static bool key_ok(const char *key, char *why, size_t len)
 
 	if (n && n <= KEY_MAX)
 		return true;
-	say(why, len, "an object key must be 1 to %d bytes", KEY_MAX);
+	text_say(why, len, "an object key must be 1 to %d bytes", KEY_MAX);
 	return false;
 }
 
@@ -1177,7 +1164,7 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 	if (!key_ok(key, why, len))
 		return -EINVAL;
 	if (size > INT64_MAX) {
-		say(why, len, "the file is too large");
+		text_say(why, len, "the file is too large");
 		return -EFBIG;
 	}
 	extra = calloc(nmeta + 1, sizeof(*extra));
@@ -1192,7 +1179,7 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 			if (!lower_digit(mk[j]) && mk[j] != '-')
 				break;
 		if (!kl || j < kl || kl > 128) {
-			say(why, len,
+			text_say(why, len,
 			    "metadata key %zu is not 1 to 128 of a-z, 0-9 and '-'", i);
 			goto out;
 		}
@@ -1200,7 +1187,7 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 			if (mv[j] < ' ' || mv[j] > '~')
 				break;
 		if (vl > META_VALUE_MAX || j < vl) {
-			say(why, len,
+			text_say(why, len,
 			    "metadata value of '%s' is not at most %d bytes of printable ASCII",
 			    mk, META_VALUE_MAX);
 			goto out;
@@ -1256,7 +1243,7 @@ int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t *size, char *why,
 		return -EINVAL;
 	if (ftruncate(fd, 0)) {
 		err = -errno;
-		say(why, len, "cannot truncate the file to get into: %s",
+		text_say(why, len, "cannot truncate the file to get into: %s",
 		    strerror(errno));
 		return err;
 	}
@@ -1314,7 +1301,7 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 		}
 	}
 	if (!x.have_length) {
-		say(why, len, "S3 said %ld without a Content-Length", s->status);
+		text_say(why, len, "S3 said %ld without a Content-Length", s->status);
 		err = -EBADMSG;
 		goto out;
 	}
@@ -1322,7 +1309,7 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 		*size = x.length;
 	if (x.meta_key && x.have_meta) {
 		if (strlen(x.meta) >= vlen) {
-			say(why, len,
+			text_say(why, len,
 			    "the value of x-amz-meta-%s is longer than %zu bytes",
 			    meta_key, vlen - 1);
 			err = -ERANGE;
@@ -1354,7 +1341,7 @@ struct xml {
 
 static int xml_bad(struct xml *x, const char *what)
 {
-	say(x->why, x->len, "malformed XML from S3: %s", what);
+	text_say(x->why, x->len, "malformed XML from S3: %s", what);
 	return -EBADMSG;
 }
 
@@ -1825,7 +1812,7 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 		if (err)
 			break;
 		if (c.more) {
-			say(why, len, "more than %zu keys under '%s' in bucket '%s'", max,
+			text_say(why, len, "more than %zu keys under '%s' in bucket '%s'", max,
 			    shown(prefix, pbuf, sizeof(pbuf)), s->bucket);
 			err = -E2BIG;
 			break;

@@ -18,13 +18,13 @@
 #include <gelf.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/text.h"
 #include "lib/tokio_names.h"
 #include "symbol/tokio.h"
 
@@ -81,20 +81,6 @@ struct path {
 	struct store st[DEC_MAX_STORES];
 	unsigned int nst;
 };
-
-static void say(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 static int64_t le(const uint8_t *p, unsigned int n)
 {
@@ -638,15 +624,17 @@ static int judge(const struct path *s, const struct store *id, unsigned int now,
 				tag = t;
 				continue;
 			}
-			say(why, len,
-			    "the tag 1 at fs%c%#llx is stored %u instructions away from the id",
-			    FS_OFF(t->addr), apart);
+			text_say(
+				why, len,
+				"the tag 1 at fs%c%#llx is stored %u instructions away from the id",
+				FS_OFF(t->addr), apart);
 			return -1;
 		}
-		say(why, len,
-		    "a store of %u bytes at fs%c%#llx next to the id at fs%c%#llx is not the tag 1 "
-		    "of a tagged Option",
-		    t->width, FS_OFF(t->addr), FS_OFF(id->addr));
+		text_say(
+			why, len,
+			"a store of %u bytes at fs%c%#llx next to the id at fs%c%#llx is not the tag 1 "
+			"of a tagged Option",
+			t->width, FS_OFF(t->addr), FS_OFF(id->addr));
 		return -1;
 	}
 	if (tag) {
@@ -681,19 +669,20 @@ static int decode(const uint8_t *code, size_t len, size_t start, int64_t *task_o
 		if (n == DEC_MAX_INSNS) {
 			if (id && (r = judge(&s, id, n, 1, &off, &k, why, wlen)))
 				break;
-			say(why, wlen, "no store of the id into TLS in %u instructions",
-			    DEC_MAX_INSNS);
+			text_say(why, wlen,
+				 "no store of the id into TLS in %u instructions",
+				 DEC_MAX_INSNS);
 			return -EPROTONOSUPPORT;
 		}
 		if (pc >= len) {
 			/* not a ret: what follows might have been the tag */
-			say(why, wlen, "the code ends at %+lld before a ret", at);
+			text_say(why, wlen, "the code ends at %+lld before a ret", at);
 			return -EPROTONOSUPPORT;
 		}
 		err = decode1(code + pc, len - pc, &in);
 		if (err == -ENODATA) {
-			say(why, wlen, "the code ends inside the instruction at %+lld",
-			    at);
+			text_say(why, wlen,
+				 "the code ends inside the instruction at %+lld", at);
 			return -EPROTONOSUPPORT;
 		}
 		if (err) {
@@ -703,7 +692,8 @@ static int decode(const uint8_t *code, size_t len, size_t start, int64_t *task_o
 			for (size_t i = 0; i < 4 && pc + i < len; i++)
 				bn += snprintf(b + bn, sizeof(b) - (size_t)bn, "%s%02x",
 					       i ? " " : "", code[pc + i]);
-			say(why, wlen, "instruction not understood at %+lld (%s)", at, b);
+			text_say(why, wlen, "instruction not understood at %+lld (%s)",
+				 at, b);
 			return -EPROTONOSUPPORT;
 		}
 		step(&in, &s, n);
@@ -718,20 +708,23 @@ static int decode(const uint8_t *code, size_t len, size_t start, int64_t *task_o
 		switch (in.flow) {
 		case F_END:
 			if (!s.saw_tp && s.calls)
-				say(why, wlen,
-				    "no TLS access before the ret at %+lld, only calls (an "
-				    "unoptimised build? profile a release build)",
-				    at);
+				text_say(
+					why, wlen,
+					"no TLS access before the ret at %+lld, only calls (an "
+					"unoptimised build? profile a release build)",
+					at);
 			else
-				say(why, wlen,
-				    "no store of the id (%%rdi) into TLS before the ret at %+lld",
-				    at);
+				text_say(
+					why, wlen,
+					"no store of the id (%%rdi) into TLS before the ret at %+lld",
+					at);
 			return -EPROTONOSUPPORT;
 		case F_JMP: {
 			int64_t to = (int64_t)(pc + in.len) + in.rel;
 
 			if (to < 0 || (uint64_t)to >= len) {
-				say(why, wlen, "the jump at %+lld leaves the code", at);
+				text_say(why, wlen, "the jump at %+lld leaves the code",
+					 at);
 				return -EPROTONOSUPPORT;
 			}
 			pc = (size_t)to;
@@ -956,12 +949,12 @@ static int layout(Elf *elf, const char *path, struct tokio_layout *out, char *wh
 	char dwhy[160];
 
 	if (!gelf_getehdr(elf, &eh)) {
-		say(why, len, "'%s' is not an ELF file", path);
+		text_say(why, len, "'%s' is not an ELF file", path);
 		return -ENOEXEC;
 	}
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
-		say(why, len, "'%s' is not an x86-64 ELF file (machine %u)", path,
-		    (unsigned int)eh.e_machine);
+		text_say(why, len, "'%s' is not an x86-64 ELF file (machine %u)", path,
+			 (unsigned int)eh.e_machine);
 		return -ENOTSUP;
 	}
 	scan_sections(elf, &f);
@@ -970,61 +963,65 @@ static int layout(Elf *elf, const char *path, struct tokio_layout *out, char *wh
 			 f.ver.patch);
 	tv = ver[0] ? ver : "(version unknown)";
 	if (f.ver.count && older(&f.ver, 1, 22)) {
-		say(why, len,
-		    "tokio %s in '%s' is older than 1.22 and keeps no per-thread task id: "
-		    "upgrade tokio",
-		    ver, path);
+		text_say(
+			why, len,
+			"tokio %s in '%s' is older than 1.22 and keeps no per-thread task id: "
+			"upgrade tokio",
+			ver, path);
 		return -EPROTONOSUPPORT;
 	}
 	if (!f.symtab) {
 		if (!f.ver.count) {
-			say(why, len,
-			    "no tokio in '%s': no .symtab and no tokio source path",
-			    path);
+			text_say(why, len,
+				 "no tokio in '%s': no .symtab and no tokio source path",
+				 path);
 			return -ENOENT;
 		}
-		say(why, len,
-		    "'%s' (tokio %s) is stripped, no .symtab: rebuild without `strip` "
-		    "(cargo's default keeps .symtab)",
-		    path, ver);
+		text_say(
+			why, len,
+			"'%s' (tokio %s) is stripped, no .symtab: rebuild without `strip` "
+			"(cargo's default keeps .symtab)",
+			path, ver);
 		return -ENODATA;
 	}
 	find_symbols(elf, &f);
 	if (!f.nctx) {
 		if (f.ver.count)
-			say(why, len,
-			    "'%s' has tokio %s but not its runtime (no thread-local "
-			    "tokio::runtime::context::CONTEXT)",
-			    path, ver);
+			text_say(why, len,
+				 "'%s' has tokio %s but not its runtime (no thread-local "
+				 "tokio::runtime::context::CONTEXT)",
+				 path, ver);
 		else
-			say(why, len,
-			    "no tokio in '%s': no tokio::runtime::context::CONTEXT",
-			    path);
+			text_say(why, len,
+				 "no tokio in '%s': no tokio::runtime::context::CONTEXT",
+				 path);
 		return -ENOENT;
 	}
 	if (!f.have_enter) {
-		say(why, len,
-		    "tokio %s in '%s' has no TaskIdGuard::enter in .symtab: tokio older than "
-		    "1.22, or enter was inlined",
-		    tv, path);
+		text_say(
+			why, len,
+			"tokio %s in '%s' has no TaskIdGuard::enter in .symtab: tokio older than "
+			"1.22, or enter was inlined",
+			tv, path);
 		return -EPROTONOSUPPORT;
 	}
 	if (tls_block(elf, &block)) {
-		say(why, len, "'%s' has tokio's CONTEXT but no usable PT_TLS segment",
-		    path);
+		text_say(why, len,
+			 "'%s' has tokio's CONTEXT but no usable PT_TLS segment", path);
 		return -EPROTONOSUPPORT;
 	}
 	n = code_at(elf, f.enter, &code, &start);
 	if (!n) {
-		say(why, len,
-		    "TaskIdGuard::enter at 0x%llx in '%s' is not in a code section",
-		    (unsigned long long)f.enter, path);
+		text_say(why, len,
+			 "TaskIdGuard::enter at 0x%llx in '%s' is not in a code section",
+			 (unsigned long long)f.enter, path);
 		return -EPROTONOSUPPORT;
 	}
 	dwhy[0] = '\0';
 	if (decode(code, n, start, &slot, &kind, dwhy, sizeof(dwhy))) {
-		say(why, len, "tokio %s: TaskIdGuard::enter at 0x%llx not recognised: %s",
-		    tv, (unsigned long long)f.enter, dwhy);
+		text_say(why, len,
+			 "tokio %s: TaskIdGuard::enter at 0x%llx not recognised: %s", tv,
+			 (unsigned long long)f.enter, dwhy);
 		return -EPROTONOSUPPORT;
 	}
 	/* the ELF's own arithmetic must agree: the slot inside CONTEXT */
@@ -1038,20 +1035,23 @@ static int layout(Elf *elf, const char *path, struct tokio_layout *out, char *wh
 	if (!ctx) {
 		int64_t at = -block + (int64_t)f.ctx[0].value;
 
-		say(why, len,
-		    "tokio %s: TaskIdGuard::enter stores the task id at fs%c%#llx, outside "
-		    "CONTEXT at fs%c%#llx (%llu bytes): layout not trusted",
-		    tv, FS_OFF(slot), FS_OFF(at), (unsigned long long)f.ctx[0].size);
+		text_say(
+			why, len,
+			"tokio %s: TaskIdGuard::enter stores the task id at fs%c%#llx, outside "
+			"CONTEXT at fs%c%#llx (%llu bytes): layout not trusted",
+			tv, FS_OFF(slot), FS_OFF(at), (unsigned long long)f.ctx[0].size);
 		return -EPROTONOSUPPORT;
 	}
 	if (f.ver.count && f.ver.major == 1 &&
 	    (kind == TOKIO_ID_TAGGED) != older(&f.ver, 1, 40)) {
-		say(why, len,
-		    "tokio %s: TaskIdGuard::enter stores a %s id, but tokio %s 1.40 keeps a %s "
-		    "one: layout not trusted",
-		    ver, kind == TOKIO_ID_TAGGED ? "tagged 16-byte" : "non-zero 8-byte",
-		    kind == TOKIO_ID_TAGGED ? "since" : "before",
-		    kind == TOKIO_ID_TAGGED ? "non-zero 8-byte" : "tagged 16-byte");
+		text_say(
+			why, len,
+			"tokio %s: TaskIdGuard::enter stores a %s id, but tokio %s 1.40 keeps a %s "
+			"one: layout not trusted",
+			ver,
+			kind == TOKIO_ID_TAGGED ? "tagged 16-byte" : "non-zero 8-byte",
+			kind == TOKIO_ID_TAGGED ? "since" : "before",
+			kind == TOKIO_ID_TAGGED ? "non-zero 8-byte" : "tagged 16-byte");
 		return -EPROTONOSUPPORT;
 	}
 	out->task_off = slot;
@@ -1075,13 +1075,13 @@ static int with_elf(const char *path,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		say(why, len, "cannot open '%s': %s", path, strerror(-r));
+		text_say(why, len, "cannot open '%s': %s", path, strerror(-r));
 		return r;
 	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		say(why, len, "'%s' is not an ELF file", path);
+		text_say(why, len, "'%s' is not an ELF file", path);
 		r = -ENOEXEC;
 	} else {
 		r = fn(elf, path, out, why, len);
@@ -1226,7 +1226,8 @@ static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw,
 	scan_sections(elf, &f);
 	if (!f.symtab || !(d = elf_getdata(f.symtab, NULL)) ||
 	    !gelf_getshdr(f.symtab, &sh) || !sh.sh_entsize) {
-		say(why, len, "'%s' has no symbol table: no raw::poll to probe", path);
+		text_say(why, len, "'%s' has no symbol table: no raw::poll to probe",
+			 path);
 		return -ENOENT;
 	}
 	n = sh.sh_size / sh.sh_entsize;
@@ -1270,7 +1271,7 @@ static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw,
 		}
 	}
 	if (!out->npoll) {
-		say(why, len, "no tokio::runtime::task::raw::poll in '%s'", path);
+		text_say(why, len, "no tokio::runtime::task::raw::poll in '%s'", path);
 		return -ENOENT;
 	}
 	return 0;
