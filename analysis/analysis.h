@@ -166,6 +166,10 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t ti
  * number returned (0 without JOIN_POLL_LIST). */
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);
 const struct task_stat *join__task(const struct join *j, uint64_t task);
+/* Zero-code id @task (a sample's or a switch's, read in its thread) as a
+ * task of the program; NULL where it is none (no TRACE_TASK_TOKIO, or the
+ * runtime: join__task() has no such id) */
+const struct task_stat *join__tokio_task(const struct join *j, uint64_t task);
 /* The first gap of @j that starts at or after @time, or NULL: what a
  * thread or a task did between @time and a later time t is known only if
  * there is none, or it starts at or after t. */

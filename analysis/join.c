@@ -793,6 +793,11 @@ size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **i
 	return jp->threads[*th].n;
 }
 
+const struct task_stat *join__tokio_task(const struct join *j, uint64_t task)
+{
+	return (task & TRACE_TASK_TOKIO) && JOIN_PRIV(j)->zc ? join__task(j, task) : NULL;
+}
+
 const struct task_stat *join__task(const struct join *j, uint64_t task)
 {
 	size_t lo = 0, hi = j ? j->ntasks : 0;
@@ -845,8 +850,7 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 		}
 		if (w->have_th)
 			g = lookup(jp, w->th, s[i].time, &b, &w->hint[w->th]);
-		if (g < 0 && (s[i].task & TRACE_TASK_TOKIO) && jp->zc &&
-		    (ts = join__task(&jp->pub, s[i].task))) {
+		if (g < 0 && (ts = join__tokio_task(&jp->pub, s[i].task))) {
 			/* zero-code: its task, read in its thread; no poll */
 			hit.start = hit.end = s[i].time;
 			hit.task = (uint32_t)(ts - jp->pub.tasks);

@@ -436,8 +436,11 @@ static uint64_t last_end(const struct lthread *t)
 }
 
 /* The task whose poll on @t held @time, 0 if none; -1 if not known yet
- * (no poll of @t has reached @time). */
-static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t *task)
+ * (no poll of @t has reached @time). Where no poll held it, a zero-code
+ * task id @tagged (the sample's or switch's, read in the thread) is the
+ * task, with no poll. */
+static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t tagged,
+		       uint64_t *task)
 {
 	uint64_t latest = last_end(t);
 
@@ -454,6 +457,10 @@ static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t *task)
 	}
 	if (t->task && time >= t->begin && time <= t->open_seen) {
 		*task = t->task;
+		return 1;
+	}
+	if (tagged & TRACE_TASK_TOKIO) {
+		*task = tagged;
 		return 1;
 	}
 	*task = 0;
@@ -519,12 +526,7 @@ static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *
 	if (!t)
 		goto out;
 	t->samples += w;
-	at = poll_at(t, s->time, &task);
-	if (at <= 0 && (s->task & TRACE_TASK_TOKIO)) {
-		/* zero-code: its task, read in its thread; no poll */
-		at = 1;
-		task = s->task;
-	}
+	at = poll_at(t, s->time, s->task, &task);
 	if (at > 0) {
 		struct ltask *k = task_of(l, task);
 
@@ -579,11 +581,7 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 	runq = clip(r, in, l->last, in);
 	t->blocked_ns += blocked;
 	t->runq_ns += runq;
-	at = poll_at(t, s->time, &task);
-	if (at <= 0 && (s->task & TRACE_TASK_TOKIO)) {
-		at = 1;
-		task = s->task;
-	}
+	at = poll_at(t, s->time, s->task, &task);
 	if (at > 0)
 		k = task_of(l, task);
 	if (k) {

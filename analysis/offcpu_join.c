@@ -577,8 +577,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 			if (s->preempted)
 				po->preempted_ns += o->ns;
 			po->switches++;
-		} else if (zc && (s->task & TRACE_TASK_TOKIO) &&
-			   (ts = join__task(j, s->task))) {
+		} else if ((ts = join__tokio_task(j, s->task))) {
 			o->where = OFFCPU_IN_TASK;
 			o->task = (int32_t)(ts - j->tasks);
 		} else if (parked_at(op, s->tid, s->time) ||
