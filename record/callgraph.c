@@ -53,10 +53,24 @@ static void judge(struct record_callgraph *c, const char *root, const char *path
 	}
 }
 
+struct judge_ctx {
+	struct record_callgraph *c;
+	char root[64];
+};
+
+static int judge_file(void *ctx, const char *path)
+{
+	struct judge_ctx *j = ctx;
+
+	judge(j->c, j->root, path);
+	return 0;
+}
+
 int record_callgraph_choose(pid_t pid, const char *exe, struct record_callgraph *c)
 {
-	char path[PATH_MAX], root[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
-	FILE *f;
+	char path[PATH_MAX];
+	struct judge_ctx j = {.c = c};
+	int err;
 
 	c->modules = c->nwithout = 0;
 	c->without[0] = c->unknown[0] = '\0';
@@ -64,29 +78,10 @@ int record_callgraph_choose(pid_t pid, const char *exe, struct record_callgraph 
 		if (!proc_which(exe, path, sizeof(path)))
 			judge(c, "", path);
 	} else {
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-		snprintf(line, sizeof(line), "/proc/%d/maps", (int)pid);
-		f = fopen(line, "re");
-		if (!f)
-			return -errno;
-		while (fgets(line, sizeof(line), f)) {
-			char perms[8];
-			int at = 0;
-
-			/* start-end perms offset dev inode path */
-			if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) <
-				    1 ||
-			    !at || perms[2] != 'x')
-				continue;
-			snprintf(path, sizeof(path), "%s", line + at);
-			path[strcspn(path, "\n")] = '\0';
-			if (path[0] != '/' || strstr(path, " (deleted)") ||
-			    proc_system_path(path) || !strcmp(path, last))
-				continue;
-			snprintf(last, sizeof(last), "%s", path);
-			judge(c, root, path);
-		}
-		fclose(f);
+		snprintf(j.root, sizeof(j.root), "/proc/%d/root", (int)pid);
+		err = proc_for_each_own_file(pid, judge_file, &j);
+		if (err)
+			return err;
 	}
 	c->mode = c->nwithout ? RECORD_CALLGRAPH_DWARF : RECORD_CALLGRAPH_FP;
 	c->bytes = c->nwithout ? RECORD_DWARF_STACK : RECORD_LEAF_STACK;

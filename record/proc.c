@@ -224,6 +224,36 @@ int proc_which(const char *name, char *buf, size_t len)
 	return -ENOENT;
 }
 
+int proc_for_each_own_file(pid_t pid, int (*fn)(void *ctx, const char *path), void *ctx)
+{
+	char line[PATH_MAX + 128], last[PATH_MAX] = "";
+	int ret = 0;
+	FILE *f;
+
+	snprintf(line, sizeof(line), "/proc/%d/maps", (int)pid);
+	f = fopen(line, "re");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char perms[8], *path;
+		int at = 0;
+
+		/* start-end perms offset dev inode path */
+		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) < 1 ||
+		    !at || perms[2] != 'x')
+			continue;
+		path = line + at;
+		path[strcspn(path, "\n")] = '\0';
+		if (path[0] != '/' || strstr(path, " (deleted)") ||
+		    proc_system_path(path) || !strcmp(path, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", path);
+		ret = fn(ctx, path);
+	}
+	fclose(f);
+	return ret;
+}
+
 int proc_system_path(const char *p)
 {
 	static const char *const dirs[] = {"/lib/",	   "/lib32/",	  "/lib64/",

@@ -51,6 +51,12 @@ int proc_which(const char *name, char *buf, size_t len);
  * the like; the shim, built with frame pointers, counts as one), not the
  * target's own code? */
 int proc_system_path(const char *path);
+/* Call @fn with each file @pid maps executable that is its own code (a
+ * path, not deleted, not proc_system_path()'s), once per run of its
+ * mappings, in address order: its program file and its own libraries.
+ * Stops at @fn's nonzero return and returns it; 0, or -errno where the
+ * maps cannot be read. */
+int proc_for_each_own_file(pid_t pid, int (*fn)(void *ctx, const char *path), void *ctx);
 
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t record_now_ns(void);

@@ -183,46 +183,40 @@ static int on_tag(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+struct lib_walk {
+	pid_t pid;
+	char exe[PATH_MAX];
+	char *lib;
+	size_t len;
+};
+
+/* 1 (and its name) where @path, not the program file, holds Tokio */
+static int tokio_in(void *ctx, const char *path)
+{
+	struct lib_walk *w = ctx;
+	char at[PATH_MAX + 32];
+	struct tokio_layout l;
+	const char *base = strrchr(path, '/');
+
+	snprintf(at, sizeof(at), "/proc/%d/root%s", (int)w->pid, path);
+	if (!strcmp(path, w->exe) || tokio_layout_find(at, &l, NULL, 0) == -ENOENT)
+		return 0;
+	snprintf(w->lib, w->len, "%s", base ? base + 1 : path);
+	return 1;
+}
+
 /* The first of @pid's own shared libraries (outside the system's
  * directories) with a Tokio runtime in it, into @lib; 0 or -ENOENT. */
 static int tokio_library(pid_t pid, char *lib, size_t len)
 {
-	char line[PATH_MAX + 128], path[PATH_MAX + 32], last[PATH_MAX] = "",
-							exe[PATH_MAX];
-	struct tokio_layout l;
+	struct lib_walk w = {.pid = pid, .lib = lib, .len = len};
+	char link[64];
 	ssize_t n;
-	FILE *f;
-	int err = -ENOENT;
 
-	snprintf(line, sizeof(line), "/proc/%d/exe", (int)pid);
-	n = readlink(line, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	snprintf(line, sizeof(line), "/proc/%d/maps", (int)pid);
-	f = fopen(line, "re");
-	if (!f)
-		return -ENOENT;
-	while (err && fgets(line, sizeof(line), f)) {
-		char perms[8];
-		int at = 0;
-
-		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &at) < 1 ||
-		    !at || perms[2] != 'x')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (line[at] != '/' || !strcmp(line + at, exe) ||
-		    !strcmp(line + at, last) || proc_system_path(line + at))
-			continue;
-		snprintf(last, sizeof(last), "%s", line + at);
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, last);
-		if (tokio_layout_find(path, &l, NULL, 0) != -ENOENT) {
-			const char *base = strrchr(last, '/');
-
-			snprintf(lib, len, "%s", base ? base + 1 : last);
-			err = 0;
-		}
-	}
-	fclose(f);
-	return err;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, w.exe, sizeof(w.exe) - 1);
+	w.exe[n > 0 ? n : 0] = '\0';
+	return proc_for_each_own_file(pid, tokio_in, &w) == 1 ? 0 : -ENOENT;
 }
 
 int tokio_rec_find(pid_t pid, const char *exe, struct tokio_bpf_slot *slot, char *version,
