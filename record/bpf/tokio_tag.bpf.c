@@ -25,12 +25,6 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-struct thread_struct {
-#if defined(__TARGET_ARCH_x86)
-	unsigned long fsbase;
-#endif
-} __attribute__((preserve_access_index));
-
 struct task_struct {
 	struct thread_struct thread;
 } __attribute__((preserve_access_index));

@@ -78,6 +78,14 @@ struct tokio_bpf_cfg {
 };
 
 #ifdef __bpf__
+/* Where the kernel keeps a thread's thread pointer (CO-RE: the running
+ * kernel's offset); each program's task_struct holds it as `thread` */
+struct thread_struct {
+#if defined(__TARGET_ARCH_x86)
+	unsigned long fsbase;
+#endif
+} __attribute__((preserve_access_index));
+
 /* The task a thread whose thread pointer is @fsbase runs, per @s: 0 for
  * none, or where its memory cannot be read now (paged out) */
 static __always_inline __u64 tokio_bpf_task(unsigned long fsbase,
