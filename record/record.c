@@ -186,6 +186,15 @@ static void meta_count(struct rec *r, const char *key, uint64_t n)
 	record_note_err(r, trace_writer__meta(r->w, key, buf));
 }
 
+void record_meta_gap(struct rec *r, const char *key, uint64_t from, uint64_t to)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
+		 (unsigned long long)to);
+	record_note_err(r, trace_writer__meta(r->w, key, buf));
+}
+
 void record_write_meta(struct rec *r)
 {
 	struct utsname u;
@@ -903,16 +912,11 @@ void record_seal_meta(struct rec *r)
 		struct tokio_probe_counts pc;
 
 		tokio_rec__probe_counts(r->tr, &pc);
-		if (pc.off_at) {
-			uint64_t from =
-				pc.off_at > r->seg_start ? pc.off_at : r->seg_start;
-
-			snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
-				 (unsigned long long)record_now_ns());
-			record_note_err(r, trace_writer__meta(r->w,
-							      TRACE_META_TOKIO_PROBES_OFF,
-							      buf));
-		}
+		if (pc.off_at)
+			record_meta_gap(r, TRACE_META_TOKIO_PROBES_OFF,
+					pc.off_at > r->seg_start ? pc.off_at
+								 : r->seg_start,
+					record_now_ns());
 		record_note_err(r, tokio_rec__writer_err(r->tr));
 	}
 	if (r->oc) {

@@ -131,14 +131,11 @@ void record_shim_try_attach(struct rec *r, int warn)
 uint64_t record_shim_gap(struct rec *r, uint64_t to)
 {
 	uint64_t from = shim_seg__lapsed_ns(r->seg);
-	char buf[48];
 
 	if (from > to)
 		from = to;
 	r->st->gap_ns += to - from;
-	snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)from,
-		 (unsigned long long)to);
-	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SHIM_GAP, buf));
+	record_meta_gap(r, TRACE_META_SHIM_GAP, from, to);
 	return to - from;
 }
 

@@ -170,6 +170,9 @@ void record_ctimer_begin(struct rec *r);
 void record_seg_snapshot(struct rec *r, struct seg_base *b);
 /* The open segment's part of every count, as meta (one segment: all). */
 void record_seal_meta(struct rec *r);
+/* Meta @key = "FROM-TO" (ns): a gap of the runtime events (shim_gap,
+ * tokio probes off), which the analysis joins around. */
+void record_meta_gap(struct rec *r, const char *key, uint64_t from, uint64_t to);
 
 /* ---- record_drain.c: the shim -------------------------------------------- */
 
