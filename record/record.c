@@ -821,7 +821,6 @@ static void totals(struct rec *r)
 		r->st->tokio_tagged = k.in_task;
 		r->st->tokio_no_task = k.no_task;
 		r->st->tokio_untagged = k.untagged;
-		r->st->tokio_lost = k.lost;
 	}
 	if (r->tr && r->st->tokio_probes) {
 		struct tokio_probe_counts pc;

@@ -364,7 +364,6 @@ struct record_stats {
 	uint64_t tokio_tagged;	 /* CPU samples given a task */
 	uint64_t tokio_no_task;	 /* ... tagged outside any task */
 	uint64_t tokio_untagged; /* ... no tag was found for */
-	uint64_t tokio_lost;	 /* tags the ring had no room for */
 	uint64_t tokio_switches; /* off-CPU intervals given a task */
 	int tokio_probes;	 /* the poll probes were on */
 	uint64_t tokio_polls;	 /* ... polls and wakes they wrote */

@@ -67,7 +67,6 @@ struct tokio_rec {
 	struct tq **q;
 	size_t nq, capq;
 	struct tokio_rec_counts c;
-	int err;	   /* sticky: no memory for a thread's queue */
 	uint32_t epoch;	   /* seconds of pruning */
 	uint64_t prune_at; /* the next, CLOCK_MONOTONIC */
 	/* naming */
@@ -165,16 +164,12 @@ static int on_tag(void *ctx, void *data, size_t size)
 		probe_record(tr, t);
 		return 0;
 	}
-	tr->c.tags++;
 	q = queue_of(tr, t->tid, 1);
-	if (!q) {
-		tr->err = -ENOMEM;
-		return 0;
-	}
+	if (!q)
+		return 0; /* its sample goes untagged */
 	if (q->n == TQ_CAP) {
 		q->head = (q->head + 1) % TQ_CAP;
 		q->n--;
-		tr->c.overwritten++;
 	}
 	q->seen = tr->epoch;
 	at = (q->head + q->n++) % TQ_CAP;
@@ -542,16 +537,13 @@ static uint64_t decided(struct tokio_rec *tr, uint64_t raw, const struct task_vo
 	/* mostly in a worker's own launch task: the runtime, no task (a
 	 * task's stacks are its own but where a sample came right before
 	 * Tokio set its id, or right after) */
-	if (v->launch > v->own) {
-		tr->c.runtime++;
+	if (v->launch > v->own)
 		return 0;
-	}
 	if (v->name && !lib_map_find(&tr->in_seg, raw)) {
 		*err = lib_map_set(&tr->in_seg, raw, 1);
 		if (!*err)
 			*err = trace_writer__task(tr->w, TRACE_TASK_TOKIO | raw,
 						  tr->names[v->name - 1]);
-		tr->c.named += !*err;
 	}
 	return TRACE_TASK_TOKIO | raw;
 }

@@ -38,15 +38,11 @@ struct tokio_rec;
 #define TOKIO_TAG_WINDOW_NS 100000ULL
 
 struct tokio_rec_counts {
-	uint64_t tags;	      /* tags read */
-	uint64_t lost;	      /* tags the ring had no room for */
-	uint64_t in_task;     /* samples given a task */
-	uint64_t no_task;     /* samples tagged outside any task */
-	uint64_t untagged;    /* samples no tag was found for */
-	uint64_t overwritten; /* tags dropped unused: a thread's queue full */
-	uint64_t runtime;     /* samples and switches in a worker's launch
-			       * task: outside tasks */
-	uint64_t named;	      /* tasks named */
+	uint64_t in_task;  /* samples given a task */
+	uint64_t no_task;  /* samples tagged outside any task */
+	uint64_t untagged; /* samples no tag was found for (the ring had no
+			    * room for it, a thread's queue pushed it out,
+			    * or no memory for the queue) */
 };
 
 /* Where the threads of process @pid (or of @exe, a command not yet
