@@ -641,6 +641,7 @@ static void summary_tokio(const struct record_stats *st)
 				"d9prof: poll probes off at %.1f s: tasks not laid out as Tokio "
 				"%s's: no polls or wakes after it\n",
 				st->tokio_off_s, st->tokio);
+		said_lost += !!st->tokio_off_why;
 		lost_line("did not write", st->tokio_nested, "poll",
 			  "with another poll inside (the inner one is written; their "
 			  "samples stay the tasks')");
@@ -695,7 +696,7 @@ static void summary_losses(const struct record_stats *st)
 			(unsigned long long)st->shim_garbage);
 		said_lost++;
 	}
-	if (!said_lost && !st->tokio_off_why)
+	if (!said_lost)
 		fprintf(stderr, "d9prof: nothing lost or dropped\n");
 }
 
