@@ -98,7 +98,12 @@ int parse_task_sel(const char *s, struct task_sel *sel);
 	"a UTC date and time YYYY-MM-DDTHH:MM[:SS] or a duration before now (-15m)"
 /* --by task|name|thread: enum group_by, or -EINVAL. */
 int parse_group_by(const char *s);
-#define TASK_HELP "  -t, --task ID|NAME    only task ID, or every task named NAME\n"
+/* --task tokio:ID, in every view's --task */
+#define TASK_TOKIO_HELP                                                                  \
+	"                        (tokio:ID: Tokio's task ID seen from outside,\n"        \
+	"                        where a task the crate marks has that ID too)\n"
+#define TASK_HELP                                                                        \
+	"  -t, --task ID|NAME    only task ID, or every task named NAME\n" TASK_TOKIO_HELP
 #define BY_HELP                                                                          \
 	"      --by KEY          task, name (all tasks of one name together) or\n"       \
 	"                        thread\n"

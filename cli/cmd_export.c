@@ -43,7 +43,7 @@ static void help(FILE *f)
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
 		"                        every task named NAME); chrome: their polls,\n"
 		"                        the samples and off-CPU time in them and the\n"
-		"                        wakes that led to them\n"
+		"                        wakes that led to them\n" TASK_TOKIO_HELP
 		"      --offcpu          also the off-CPU time in polls and outside them\n"
 		"                        (not parked time), from its switch-out stacks\n"
 		"                        (pprof only)\n"

@@ -40,7 +40,7 @@ static void help(FILE *f)
 		"writes difffolded.pl's \"stack base new\" lines, raw counts.\n\n"
 		"options:\n" INPUT_HELP
 		"  -t, --task ID|NAME    only samples taken while task ID (or any task\n"
-		"                        named NAME) was polled\n" BY_HELP
+		"                        named NAME) was polled\n" TASK_TOKIO_HELP BY_HELP
 		"                        or span (the innermost span of the application\n"
 		"                        entered then; \"[no span]\" outside spans)\n"
 		"      --min-poll DUR    only samples inside polls that lasted at least\n"

@@ -32,7 +32,7 @@ static void help(FILE *f)
 		"only preempted time is run-queue time.\n\n"
 		"options:\n" INPUT_HELP
 		"  -t, --task ID|NAME    only time off-CPU inside polls of task ID (or of\n"
-		"                        every task named NAME)\n" BY_HELP
+		"                        every task named NAME)\n" TASK_TOKIO_HELP BY_HELP
 		"      --min-poll DUR    only time off-CPU inside polls that lasted at\n"
 		"                        least DUR (leaves out [no poll] and [idle])\n"
 		"      --min-block DUR   only intervals off-CPU for at least DUR\n"
