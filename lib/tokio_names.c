@@ -287,7 +287,12 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 	/* else the future's own frame over it, where that is not Tokio's
 	 * (storing the output, waking the joiner: no name) */
 	own = k ? fn(ctx, k - 1) : "";
-	if (!type[0] && own[0] && !starts(own, "tokio::"))
+	/* never drop glue: no future's poll, it is a stack cut at a callee's
+	 * first instruction (its frame pointer not yet pushed, so the poll
+	 * that called it is lost), which would name a task after the value
+	 * its poll dropped */
+	if (!type[0] && own[0] && !starts(own, "tokio::") &&
+	    !starts(own, "core::ptr::drop_in_place"))
 		future_of(own, type, sizeof(type));
 named:
 	*runtime = is_launch(fn, ctx, k, type) || marked(fn, ctx, k, type);

@@ -215,6 +215,26 @@ Test(tokio_names, a_harness_nearer_the_leaf_than_any_core_poll_polls_the_task)
 	cr_assert_eq(runtime, 0, "the launch task's Core::poll is further down");
 }
 
+/* a sample at the first instruction of drop glue a task's poll called:
+ * no frame pointer pushed yet, so the poll's own frame is lost and the
+ * glue sits right over Core::poll. It names no task (a marked task's
+ * sample named so was a task of its own). */
+Test(tokio_names, drop_glue_over_core_poll_names_no_task)
+{
+	static const char *const cut[] = {
+		"core::ptr::drop_in_place<tokio::time::sleep::Sleep>",
+		"tokio::runtime::task::core::Core<T,S>::poll",
+		"tokio::runtime::task::harness::Harness<T,S>::poll",
+		"start_thread",
+	};
+	char name[256];
+	int runtime = -1;
+
+	cr_assert_eq(split(cut, N(cut), name, &runtime), 1);
+	cr_assert_str_eq(name, "");
+	cr_assert_eq(runtime, 0);
+}
+
 #define ARC_HANDLE                                                                       \
 	"alloc::sync::Arc<tokio::runtime::scheduler::multi_thread::handle::Handle, "     \
 	"alloc::alloc::Global>"
