@@ -129,6 +129,7 @@ enum {
 	OPT_FULL_STACKS,
 	OPT_STORE_SERVICE,
 	OPT_STORE_HOST,
+	OPT_PID,
 };
 
 struct inputs {
@@ -140,6 +141,8 @@ struct inputs {
 				     * itself: no note of gaps and copies */
 	int raw_leaf;		    /* --frame leaf (OFFCPU_RAW_LEAF) */
 	const char *service, *host; /* -i s3://: --service, --host */
+	uint32_t pid;		    /* --pid (trace_read_opts.pid) */
+	int last_process;	    /* trace_read_opts.last */
 	const char **all;	    /* open_trace(): what it read, fetched */
 	char **fetched;		    /* ... files included; the command's */
 	size_t nfetched;	    /* whole life */
@@ -262,7 +265,9 @@ const char *inputs_args(struct inputs *in);
 	"  -i, --input FILE|DIR  trace (default ./" DEFAULT_TRACE "); again for more\n"  \
 	"                        files, read as one; a directory: its *.d9 and\n"        \
 	"                        *.data files; s3://BUCKET[/PREFIX]: a host's\n"         \
-	"                        segments in the window, fetched\n"
+	"                        segments in the window, fetched\n"                      \
+	"      --pid PID         of inputs that recorded several processes (never\n"     \
+	"                        read as one), the one of PID\n"
 #define INPUT_HELP                                                                       \
 	INPUT_FILE_HELP                                                                  \
 	"      --from TIME       only what was recorded from TIME on\n"                  \

@@ -32,7 +32,9 @@ static void help(FILE *f)
 struct host_row {
 	const struct catalog_entry *e; /* its service and host */
 	struct report_row r;
-	int failed; /* it could not be read (said) */
+	int failed;   /* it could not be read (said) */
+	uint32_t pid; /* restarted in the window: the process read (the
+		       * last), else 0 */
 };
 
 static int worse(const void *a, const void *b)
@@ -50,20 +52,24 @@ static int worse(const void *a, const void *b)
 }
 
 /* The report row of one host: its window read as -i s3:// reads it. */
-static int host_report(const struct inputs *all, const struct catalog_entry *e,
-		       struct report_row *r)
+static int host_report(const struct inputs *all, struct host_row *h)
 {
 	struct inputs in = *all;
 	struct session se;
 	int err;
 
-	in.service = e->service;
-	in.host = e->host;
+	in.service = h->e->service;
+	in.host = h->e->host;
 	in.quiet = 1;
+	/* a service restarted in the window: its last process (two are
+	 * never read as one) */
+	in.last_process = 1;
 	if (session_open(&se, &in, TRACE_READ_NO_EVENTS, 0,
 			 SESSION_OFFCPU | SESSION_DELAYS))
 		return -1;
-	err = analysis__report_row(se.oc, se.d, NULL, r);
+	if (se.t->other_segments && se.t->nsegments)
+		h->pid = se.t->segments[0].pid;
+	err = analysis__report_row(se.oc, se.d, NULL, &h->r);
 	if (err)
 		analysis_failed(&in, se.t, err);
 	session_close(&se);
@@ -76,6 +82,9 @@ static void report_cmd(const struct inputs *in, const struct host_row *h, char *
 {
 	int n = snprintf(buf, len, "d9prof report -i %s --service %s --host %s",
 			 in->path[0], h->e->service, h->e->host);
+
+	if (h->pid && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " --pid %u", h->pid);
 
 	if (in->win.from.kind && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " --from %s", in->win.from.text);
@@ -106,6 +115,9 @@ static void print_text(const struct inputs *in, const struct host_row *v, size_t
 		       text_duration(r->worst_poll_ns, b, sizeof(b)),
 		       text_duration(r->worst_delay_ns, c, sizeof(c)), r->runq_pct,
 		       r->nflags ? r->flags : "-");
+		if (v[i].pid)
+			printf("  (restarted in the window: its last process, pid %u)\n",
+			       v[i].pid);
 		report_cmd(in, &v[i], cmd, sizeof(cmd));
 		printf("  ");
 		text_put(stdout, cmd);
@@ -141,6 +153,8 @@ static void print_json(const struct inputs *in, const struct host_row *v, size_t
 		lib_json_double(&w, "%.2f", r->runq_pct);
 		lib_json_uint_field(&w, "nflags", r->nflags);
 		lib_json_str_field(&w, "flags", r->flags);
+		if (v[i].pid)
+			lib_json_uint_field(&w, "restarted_pid", v[i].pid);
 		report_cmd(in, &v[i], cmd, sizeof(cmd));
 		lib_json_str_field(&w, "report", cmd);
 		lib_json_object_end(&w);
@@ -187,7 +201,7 @@ int cmd_fleet(int argc, char **argv)
 		v[n++].e = e;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (host_report(&in, v[i].e, &v[i].r)) {
+		if (host_report(&in, &v[i])) {
 			v[i].failed = 1;
 			failed++;
 		}

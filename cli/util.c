@@ -156,6 +156,8 @@ static void read_failed(const char *path, int err, const char *why)
 		      why ? why : "unsupported trace version");
 	else if (err == -ENODATA)
 		error("cannot read '%s': %s", path, why ? why : "nothing recorded in it");
+	else if (err == -ENOTUNIQ && why)
+		error("cannot read '%s': %s", path, why);
 	else if (why && err == -ENOENT)
 		error("cannot read '%s': %s", path, why);
 	else if (why)
@@ -328,6 +330,14 @@ static int inputs_option(struct inputs *in, const char *cmd, int c, const char *
 		*(c == OPT_STORE_SERVICE ? &in->service : &in->host) = arg;
 		return 0;
 	}
+	if (c == OPT_PID) {
+		uint64_t pid;
+
+		if (parse_u64(arg, &pid) || !pid || pid > INT32_MAX)
+			return usage_error(cmd, "bad --pid '%s': want a process id", arg);
+		in->pid = (uint32_t)pid;
+		return 0;
+	}
 	if (c == OPT_FRAME) {
 		static const char *const frame[] = {"app", "leaf"};
 
@@ -372,6 +382,7 @@ int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
 	case OPT_FULL_STACKS:
 	case OPT_STORE_SERVICE:
 	case OPT_STORE_HOST:
+	case OPT_PID:
 		return inputs_option(in, cmd, c, arg);
 	case 't':
 		if (parse_task_sel(arg, &v->sel))
@@ -451,6 +462,7 @@ static const struct shared_opt {
 	const char *sopt;
 } shared_opts[] = {
 	{VIEW_FILES,     {"input", required_argument, NULL, 'i'}, "i:"},
+	{VIEW_FILES,     {"pid", required_argument, NULL, OPT_PID}, NULL},
 	{VIEW_WINDOW,    {"from", required_argument, NULL, OPT_FROM}, NULL},
 		{VIEW_WINDOW,    {"to", required_argument, NULL, OPT_TO}, NULL},
 	{VIEW_WINDOW,    {"service", required_argument, NULL, OPT_STORE_SERVICE}, NULL},
@@ -539,6 +551,9 @@ const char *inputs_args(struct inputs *in)
 	for (i = 0; i < (in->n ? in->n : 1) && at < sizeof(in->args); i++)
 		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, "%s-i %s",
 				       i ? " " : "", in->n ? in->path[i] : DEFAULT_TRACE);
+	if (in->pid && at < sizeof(in->args))
+		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --pid %u",
+				       in->pid);
 	if (in->win.from.kind && at < sizeof(in->args))
 		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --from %s",
 				       in->win.from.text);
@@ -652,7 +667,8 @@ fail:
 
 struct trace *open_trace(struct inputs *in, unsigned int flags)
 {
-	struct trace_read_opts o = {.flags = flags};
+	struct trace_read_opts o = {
+		.flags = flags, .pid = in->pid, .last = in->last_process};
 	const char **paths;
 	char **owned;
 	size_t n, nowned;

@@ -149,6 +149,24 @@ uint64_t proc_self_run_delay_ns(void)
 	return wait;
 }
 
+int proc_identity(pid_t pid, char *buf, size_t len)
+{
+	struct timespec real, boot;
+	char id[64];
+	long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	buf[0] = '\0';
+	if (hz <= 0 || proc_stat(pid, NULL, &ticks, 22, 1) || ticks < 0 ||
+	    !record_read_file("/proc/sys/kernel/random/boot_id", id, sizeof(id), 0) ||
+	    clock_gettime(CLOCK_REALTIME, &real) || clock_gettime(CLOCK_BOOTTIME, &boot))
+		return -1;
+	/* the start in ticks since boot (CLOCK_BOOTTIME), as a wall time */
+	snprintf(buf, len, "%s %d %lld %lld", id, (int)pid, ticks,
+		 (long long)real.tv_sec - ((long long)boot.tv_sec - ticks / hz));
+	return 0;
+}
+
 uint64_t proc_cpu_ns(pid_t pid)
 {
 	long long t[2];

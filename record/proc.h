@@ -37,6 +37,11 @@ int proc_for_each_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx);
  * container's), found through each thread's NSpid: a walk of
  * /proc/@pid/task. 1 or 0. */
 int proc_has_thread(pid_t pid, pid_t tid, int inner);
+/* Which process @pid is, for meta "process" (trace.h): "BOOT PID TICKS
+ * UNIX", the boot's id, the pid, its start in clock ticks since boot and
+ * in Unix seconds; a pid is reused, the three first never together. 0, or
+ * -1 (and "") where /proc cannot say. */
+int proc_identity(pid_t pid, char *buf, size_t len);
 /* CPU time (user + system) @pid has used, in ns; 0 if unknown. */
 uint64_t proc_cpu_ns(pid_t pid);
 /* How long the calling thread has been runnable without a CPU, in ns

@@ -202,6 +202,8 @@ void record_write_meta(struct rec *r)
 
 	snprintf(buf, sizeof(buf), "%d", (int)r->o->pid);
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_PID, buf));
+	if (!proc_identity(r->o->pid, buf, sizeof(buf)))
+		record_note_err(r, trace_writer__meta(r->w, TRACE_META_PROCESS, buf));
 	if (r->o->cmdline) {
 		record_note_err(
 			r, trace_writer__meta(r->w, TRACE_META_CMDLINE, r->o->cmdline));

@@ -328,6 +328,7 @@ struct trace_thread {
 #define TRACE_META_OFFCPU_UNREPORTED		"offcpu unreported"
 #define TRACE_META_OPEN_STATE_REFUSED		"open state refused"
 #define TRACE_META_PID				"pid"
+#define TRACE_META_PROCESS			"process"
 #define TRACE_META_RECORDER			"recorder"
 #define TRACE_META_RECORDING			"recording"
 #define TRACE_META_RUNQ_HOLDERS			"runq_holders"
@@ -534,6 +535,14 @@ struct trace_segment {
 	int64_t wall_offset;   /* meta "clock_realtime": CLOCK_REALTIME -
 				* CLOCK_MONOTONIC ns when it started; 0 if
 				* absent */
+	const char *process;   /* which process it recorded: meta "process"
+				* ("BOOT PID TICKS UNIX", record/proc.h)
+				* but its Unix start, else "hostname pid";
+				* NULL if neither is in it */
+	uint32_t pid;	       /* meta "pid"; 0 if unknown */
+	const char *comm;      /* meta "comm"; NULL if unknown */
+	int64_t started;       /* when that process started, in Unix
+				* seconds; 0 if unknown */
 	int complete;	       /* its END chunk was read */
 	int state_used;	       /* its STATE chunk was applied: the segment
 				* before it in its recording was not read */
@@ -595,6 +604,8 @@ struct trace {
 	struct trace_segment *segments;
 	size_t nsegments;
 	size_t dup_segments;
+	size_t other_segments; /* of the processes not read
+				* (trace_read_opts.pid, .last) */
 	/* Of several files, those that could not be read (corrupt, not a
 	 * trace, or cut before their first chunk: a dump half written), left
 	 * out, each with why; the read fails only where none is left */
@@ -663,6 +674,14 @@ int trace__read_opts(const char *path, unsigned int flags, struct trace **out,
  * message naming the file. */
 struct trace_read_opts {
 	unsigned int flags; /* TRACE_READ_* */
+	/* Several processes are never one trace (task and thread ids would
+	 * collide): inputs that recorded more than one (two pids, or one pid
+	 * on two boots; trace_segment.process) fail with -ENOTUNIQ and a
+	 * message naming each (pid, command, start, files), unless @pid
+	 * picks the one of that pid or @last the one recorded last (a
+	 * service restarted); the others' segments are left out */
+	uint32_t pid;
+	int last;
 	int (*window)(void *ctx, const struct trace_segment *seg, size_t n,
 		      uint64_t *from, uint64_t *to);
 	void *ctx;

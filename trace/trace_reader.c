@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -178,7 +179,8 @@ struct seg_at {
 	uint64_t end; /* past its last whole chunk */
 	size_t chunk; /* index of its first chunk in the file */
 	struct trace_segment info;
-	int dup; /* a copy of one read instead */
+	int dup;   /* a copy of one read instead */
+	int other; /* another process's (one_process()) */
 };
 
 struct seg_list {
@@ -186,11 +188,41 @@ struct seg_list {
 	size_t n, cap;
 };
 
-/* What the segment's first META chunk (in r->cbuf) says about it. */
+/* @v as a string of the trace's arena into *@out, unless set */
+static int seg_str(struct reader *r, const char **out, const char *v, size_t n)
+{
+	if (*out)
+		return 0;
+	*out = trace_arena_strdup(r->t->arena, (const uint8_t *)v, n);
+	return *out ? 0 : trace_nomem(r);
+}
+
+/* Which process the segment recorded, from its meta "process" (its Unix
+ * start apart), else its host and pid */
+static int seg_process(struct reader *r, struct trace_segment *g, const char *process,
+		       const char *host)
+{
+	char buf[160];
+	const char *last = process ? strrchr(process, ' ') : NULL;
+
+	if (last) {
+		g->started = strtoll(last + 1, NULL, 10);
+		return seg_str(r, &g->process, process, (size_t)(last - process));
+	}
+	if (!g->pid)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s %u", host ? host : "", g->pid);
+	return seg_str(r, &g->process, buf, strlen(buf));
+}
+
+/* What a META chunk of the segment (in r->cbuf) says about it: its first
+ * one which recording and segment, from when; the one with the target's
+ * meta which process. What a segment knew stays. */
 static int seg_meta(struct reader *r, struct trace_segment *g)
 {
 	struct trace *real = r->t, scratch = {0};
 	struct trace_arena arena = {0};
+	const char *process = NULL, *host = NULL;
 	size_t cap = r->meta_cap;
 	struct cursor c;
 	int err;
@@ -207,10 +239,15 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 		const char *k = scratch.meta[i].key, *v = scratch.meta[i].value;
 
 		if (!strcmp(k, TRACE_META_RECORDING)) {
-			g->recording = trace_arena_strdup(real->arena, (const uint8_t *)v,
-							  strlen(v));
-			if (!g->recording)
-				err = trace_nomem(r);
+			err = seg_str(r, &g->recording, v, strlen(v));
+		} else if (!strcmp(k, TRACE_META_PROCESS)) {
+			process = v;
+		} else if (!strcmp(k, TRACE_META_HOSTNAME)) {
+			host = v;
+		} else if (!strcmp(k, TRACE_META_PID) && !g->pid) {
+			g->pid = (uint32_t)strtoul(v, NULL, 10);
+		} else if (!strcmp(k, TRACE_META_COMM)) {
+			err = seg_str(r, &g->comm, v, strlen(v));
 		} else if (!strcmp(k, TRACE_META_SEGMENT)) {
 			g->index = strtoull(v, NULL, 10);
 		} else if (!strcmp(k, TRACE_META_SEGMENT_START)) {
@@ -219,6 +256,8 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 			g->wall_offset = strtoll(v, NULL, 10);
 		}
 	}
+	if (!err && !g->process)
+		err = seg_process(r, g, process, host);
 	free(scratch.meta);
 	trace_arena_free_blocks(&arena);
 	return err;
@@ -261,8 +300,10 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size,
 				break;
 			type = get_le32(r->cbuf + 4);
 			err = trace_check_chunk(r, r->cbuf);
+			/* the first META, and the next until one says which
+			 * process (the target's meta follows the head) */
 			if (!err && type == TRACE_CHUNK_META &&
-			    p == pos + TRACE_FILE_HDR_SIZE)
+			    (p == pos + TRACE_FILE_HDR_SIZE || !g.info.process))
 				err = seg_meta(r, &g.info);
 			if (!err && type == TRACE_CHUNK_END) {
 				struct cursor c;
@@ -332,6 +373,122 @@ static void mark_dups(struct seg_list *l)
 			else
 				y->dup = 1;
 		}
+}
+
+/* The processes of @l's segments (not copies), in the order they were
+ * first recorded: each one's first segment */
+static size_t processes(const struct seg_list *l, const struct seg_at **v, size_t cap)
+{
+	size_t n = 0, k;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].dup || !l->v[i].info.process)
+			continue;
+		for (k = 0; k < n && strcmp(v[k]->info.process, l->v[i].info.process);
+		     k++)
+			;
+		if (k == n && n < cap)
+			v[n++] = &l->v[i];
+	}
+	return n;
+}
+
+/* "pid 4242 'demo' started 2026-11-29 04:01:02 (3 files)" for each
+ * process of @v[0 .. @n), into @buf */
+static void name_processes(const struct seg_list *l, const struct seg_at *const *v,
+			   size_t n, size_t nfiles, char *buf, size_t len)
+{
+	uint8_t *seen = calloc(nfiles ? nfiles : 1, 1);
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < n && at < len; k++) {
+		const struct trace_segment *g = &v[k]->info;
+		time_t when = (time_t)g->started;
+		char day[32] = "", comm[48] = "";
+		struct tm tm;
+		size_t files = 0;
+
+		if (g->started && localtime_r(&when, &tm))
+			strftime(day, sizeof(day), " started %Y-%m-%d %H:%M:%S", &tm);
+		if (g->comm)
+			snprintf(comm, sizeof(comm), " '%s'", g->comm);
+		/* the files holding its segments */
+		for (size_t i = 0; seen && i < l->n; i++)
+			if (!l->v[i].dup && l->v[i].info.process &&
+			    !strcmp(l->v[i].info.process, g->process) &&
+			    seen[l->v[i].file] != k + 1) {
+				seen[l->v[i].file] = (uint8_t)(k + 1);
+				files++;
+			}
+		at += (size_t)snprintf(buf + at, len - at, "%spid %u%s%s (%zu file%s)",
+				       k ? ", " : "", g->pid, comm, day, files,
+				       files == 1 ? "" : "s");
+	}
+	free(seen);
+}
+
+/* Keep one process: of several, the one @o picks (the others' segments
+ * left out), else fail naming each. Segments that do not say which
+ * process they recorded go with it. */
+static int one_process(struct reader *r, struct seg_list *l, size_t nfiles,
+		       const struct trace_read_opts *o)
+{
+	enum { SHOWN = 4 };
+	const struct seg_at *v[SHOWN + 1], *keep = NULL;
+	char names[400];
+	size_t n = processes(l, v, SHOWN + 1), same = 0;
+
+	if (n == 1 && o && o->pid && v[0]->info.pid != o->pid) {
+		name_processes(l, v, 1, nfiles, names, sizeof(names));
+		return trace_fail(r, -ENOTUNIQ, "no recording of pid %u here: %s", o->pid,
+				  names);
+	}
+	if (n <= 1)
+		return 0;
+	if (o && o->last) {
+		for (size_t i = 0; i < l->n; i++)
+			if (!l->v[i].dup && l->v[i].info.process)
+				keep = &l->v[i];
+	} else if (o && o->pid) {
+		for (size_t k = 0; k < n; k++)
+			if (v[k]->info.pid == o->pid) {
+				keep = v[k];
+				same++;
+			}
+		if (same != 1) {
+			name_processes(l, v, n > SHOWN ? SHOWN : n, nfiles, names,
+				       sizeof(names));
+			if (!same)
+				return trace_fail(r, -ENOTUNIQ,
+						  "no recording of pid %u here: %s",
+						  o->pid, names);
+			return trace_fail(
+				r, -ENOTUNIQ,
+				"pid %u is %zu processes here (a reboot between): "
+				"%s; read one by giving -i its files",
+				o->pid, same, names);
+		}
+	}
+	if (!keep) {
+		name_processes(l, v, n > SHOWN ? SHOWN : n, nfiles, names, sizeof(names));
+		return trace_fail(r, -ENOTUNIQ,
+				  "recordings of %s%zu processes, which are never merged "
+				  "(their task ids would collide): %s%s; read one with "
+				  "--pid PID",
+				  n > SHOWN ? "over " : "", n > SHOWN ? SHOWN : n, names,
+				  n > SHOWN ? ", ..." : "");
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		struct seg_at *g = &l->v[i];
+
+		if (!g->dup && g->info.process &&
+		    strcmp(g->info.process, keep->info.process)) {
+			g->other = 1;
+			r->t->other_segments++;
+		}
+	}
+	return 0;
 }
 
 static int add_meta(struct reader *r, const char *key, const char *value)
@@ -711,15 +868,16 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 		goto out;
 	qsort(l.v, l.n, sizeof(*l.v), seg_cmp);
 	mark_dups(&l);
-	kept = calloc(l.n ? l.n : 1, sizeof(*kept));
+	err = one_process(r, &l, in->n, o);
+	kept = err ? NULL : calloc(l.n ? l.n : 1, sizeof(*kept));
 	if (!kept) {
-		err = trace_nomem(r);
+		err = err ? err : trace_nomem(r);
 		goto out;
 	}
 	for (i = 0; i < l.n; i++)
-		if (!l.v[i].dup)
+		if (!l.v[i].dup && !l.v[i].other)
 			kept[nkept++] = l.v[i].info;
-	t->dup_segments = l.n - nkept;
+	t->dup_segments = l.n - nkept - t->other_segments;
 	if (o && o->window && nkept) {
 		err = o->window(o->ctx, kept, nkept, &r->from, &r->to);
 		if (err) {
@@ -739,7 +897,7 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 	for (i = 0; i < l.n && !err; i++) {
 		struct seg_at *g = &l.v[i];
 
-		if (g->dup)
+		if (g->dup || g->other)
 			continue;
 		/* wholly before the window: the next segment read brings
 		 * its own state */

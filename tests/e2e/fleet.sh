@@ -409,4 +409,45 @@ t_slow_server_leaves_the_recording_as_it_is_and_gets_every_segment() {
 		{ fail "the uploading recorder's CPU ${cs} s of ${ws} s, beside it ${cp} s of ${wp} s"; return; }
 }
 
+# A service restarted in the window: two processes under one service and
+# host, never read as one. fleet reads its last process and says so, its
+# report command picks that pid (and reads what that process's own files
+# say); -i s3:// without --pid names both pids in one line
+t_a_restarted_service_is_read_as_its_last_process() {
+	local a b p want cmd
+	s3_up restart || return
+	for p in a b; do
+		mkdir -p "$TMP/r$p"
+		start_demo "r$p" || return 1
+		"$D9" record -p "$DEMO_PID" -d 2 --rotate 1s -o "$TMP/r$p" --key-prefix local \
+			--upload s3://bkt/rs --host hr --service api 2>"$TMP/r$p.err" ||
+			{ cat "$TMP/r$p.err"; fail "record of $p failed"; return; }
+		stop "$DEMO_PID"
+		eval "$p=\$DEMO_PID"
+	done
+	"$D9" fleet -i s3://bkt/rs >"$TMP/rs.txt" 2>"$TMP/rs.err" ||
+		{ cat "$TMP/rs.err"; fail "fleet failed"; return; }
+	sed 's/^/    /' "$TMP/rs.txt"
+	[ "$(grep -c '^api ' "$TMP/rs.txt")" = 1 ] || { fail "want one row"; return; }
+	grep -q "restarted in the window: its last process, pid $b)" "$TMP/rs.txt" ||
+		{ fail "no restart said (pids $a, $b)"; return; }
+	cmd=$(grep -m1 '^  d9prof report' "$TMP/rs.txt" | sed 's/^  d9prof //')
+	[[ $cmd == *" --pid $b"* ]] || { fail "its report command does not pick pid $b: $cmd"; return; }
+	# shellcheck disable=SC2086
+	"$D9" $cmd --format json >"$TMP/rs.json" 2>/dev/null || { fail "its report command failed: $cmd"; return; }
+	# shellcheck disable=SC2046
+	"$D9" report $(find "$TMP/rb/local" -name '*.d9' -printf '-i %p\n') --format json \
+		>"$TMP/rb.json" 2>/dev/null ||
+		{ fail "report of b's files failed"; return; }
+	want=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['recorded']['polls'])" "$TMP/rb.json")
+	p=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['recorded']['polls'])" "$TMP/rs.json")
+	say "    report --pid $b: $p polls; pid $b's own files: $want"
+	[ "$p" = "$want" ] || { fail "the bucket's pid $b reads other than its files"; return; }
+	"$D9" tasks -i s3://bkt/rs --service api --host hr >/dev/null 2>"$TMP/rs2.err" &&
+		{ fail "two processes read as one"; return; }
+	sed 's/^/    /' "$TMP/rs2.err"
+	grep -q "pid $a 'demo'.*pid $b 'demo'" "$TMP/rs2.err" && [ "$(grep -vc fetched "$TMP/rs2.err")" = 1 ] ||
+		{ fail "want one line naming pids $a and $b"; return; }
+}
+
 e2e_run_tests

@@ -293,4 +293,65 @@ print(c['samples'], c['events'], c['switches'], c['tasks'])")
 	done
 }
 
+# started_at PID: when the process started, "YYYY-MM-DD HH:MM:SS" local,
+# from /proc (btime + its start in clock ticks); $2 seconds later
+started_at() {
+	local t hz bt
+	t=$(awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$1/stat")
+	hz=$(getconf CLK_TCK)
+	bt=$(awk '/^btime/ { print $2 }' /proc/stat)
+	date -d "@$((bt + t / hz + ${2:-0}))" '+%Y-%m-%d %H:%M:%S'
+}
+
+# Two processes in one directory (or two -i) are never read as one: one
+# line names each (pid, command, start as /proc says), exit 1; --pid reads
+# one, as its own file alone reads; two recordings of one process merge
+t_two_processes_are_refused_and_picked_by_pid() {
+	local out=$TMP/twoproc a b sa s1 s2 want got f
+	mkdir -p "$out"
+	start_demo || return 1
+	a=$DEMO_PID
+	"$D9" record -p "$a" -d 1 -o "$out/a.data" 2>"$TMP/ra.err" &&
+		"$D9" record -p "$a" -d 1 -o "$out/a2.data" 2>>"$TMP/ra.err" ||
+		{ cat "$TMP/ra.err"; fail "record of $a failed"; return; }
+	sa=("$(started_at "$a" -1)" "$(started_at "$a")" "$(started_at "$a" 1)")
+	start_demo || return 1
+	b=$DEMO_PID
+	"$D9" record -p "$b" -d 1 -o "$out/b.data" 2>"$TMP/rb.err" ||
+		{ cat "$TMP/rb.err"; fail "record of $b failed"; return; }
+	for f in "-i $out" "-i $out/a.data -i $out/b.data"; do
+		# shellcheck disable=SC2086
+		if "$D9" tasks $f >"$TMP/two.out" 2>"$TMP/two.err"; then
+			fail "tasks $f exited 0"; return
+		fi
+		sed 's/^/    /' "$TMP/two.err"
+		[ "$(wc -l <"$TMP/two.err")" = 1 ] && [ ! -s "$TMP/two.out" ] ||
+			{ fail "want one line, nothing on stdout"; return; }
+		grep -q "pid $a 'demo' started \(${sa[0]}\|${sa[1]}\|${sa[2]}\) " "$TMP/two.err" &&
+			grep -q "pid $b 'demo' started " "$TMP/two.err" &&
+			grep -q -- '--pid PID' "$TMP/two.err" ||
+			{ fail "want both pids, their command and start (pid $a: ${sa[1]})"; return; }
+	done
+	grep -q "pid $a 'demo' started [-0-9: ]* (2 files)" "$TMP/two.err" ||
+		grep -q "pid $a 'demo' started [-0-9: ]* (1 file)" "$TMP/two.err" ||
+		{ fail "no file count"; return; }
+	"$D9" tasks -i "$out/b.data" --limit 0 >"$TMP/b.alone" 2>/dev/null &&
+		"$D9" tasks -i "$out" --pid "$b" --limit 0 >"$TMP/b.pid" 2>/dev/null ||
+		{ fail "tasks --pid $b failed"; return; }
+	cmp -s "$TMP/b.alone" "$TMP/b.pid" ||
+		{ diff "$TMP/b.alone" "$TMP/b.pid" | head -5; fail "--pid $b reads other than its file"; return; }
+	# the two recordings of a: one trace, each one's records in it
+	want=$(python3 -c "import sys; a=sys.argv[1].split(); b=sys.argv[2].split()
+print(int(a[0]) + int(b[0]), int(a[1]) + int(b[1]))" \
+		"$(info_json_files "$out/a.data")" "$(info_json_files "$out/a2.data")")
+	got=$("$D9" info --json -i "$out" --pid "$a" 2>/dev/null | python3 -c "import json,sys
+c=json.load(sys.stdin)['counts']; print(c['samples'], c['events'])")
+	say "    pid $a's two recordings: $want samples and events; --pid $a: $got"
+	[ "$got" = "$want" ] || { fail "the recordings of one process do not merge whole"; return; }
+	if "$D9" tasks -i "$out" --pid 1 >/dev/null 2>"$TMP/p1.err" ||
+		[ "$(wc -l <"$TMP/p1.err")" != 1 ] || ! grep -q 'no recording of pid 1' "$TMP/p1.err"; then
+		cat "$TMP/p1.err"; fail "--pid 1: want one line, exit 1"; return
+	fi
+}
+
 e2e_run_tests
