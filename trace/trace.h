@@ -537,9 +537,10 @@ struct trace_segment {
 				* absent */
 	const char *process;   /* which process it recorded: meta "process"
 				* ("BOOT PID TICKS UNIX", record/proc.h)
-				* but its Unix start, else "hostname pid";
+				* but its Unix start, else "HOST PID";
 				* NULL if neither is in it */
 	uint32_t pid;	       /* meta "pid"; 0 if unknown */
+	const char *host;      /* meta "hostname"; NULL if unknown */
 	const char *comm;      /* meta "comm"; NULL if unknown */
 	int64_t started;       /* when that process started, in Unix
 				* seconds; 0 if unknown */

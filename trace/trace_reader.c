@@ -197,21 +197,26 @@ static int seg_str(struct reader *r, const char **out, const char *v, size_t n)
 	return *out ? 0 : trace_nomem(r);
 }
 
-/* Which process the segment recorded, from its meta "process" (its Unix
- * start apart), else its host and pid */
-static int seg_process(struct reader *r, struct trace_segment *g, const char *process,
-		       const char *host)
+/* Which process the segment recorded: its meta "process" (its Unix start
+ * apart) */
+static int seg_process(struct reader *r, struct trace_segment *g, const char *process)
+{
+	const char *last = strrchr(process, ' ');
+
+	if (!last)
+		return 0;
+	g->started = strtoll(last + 1, NULL, 10);
+	return seg_str(r, &g->process, process, (size_t)(last - process));
+}
+
+/* ... else (a trace of an older d9prof) its host and pid */
+static int seg_process_old(struct reader *r, struct trace_segment *g)
 {
 	char buf[160];
-	const char *last = process ? strrchr(process, ' ') : NULL;
 
-	if (last) {
-		g->started = strtoll(last + 1, NULL, 10);
-		return seg_str(r, &g->process, process, (size_t)(last - process));
-	}
-	if (!g->pid)
+	if (g->process || !g->pid)
 		return 0;
-	snprintf(buf, sizeof(buf), "%s %u", host ? host : "", g->pid);
+	snprintf(buf, sizeof(buf), "%s %u", g->host ? g->host : "", g->pid);
 	return seg_str(r, &g->process, buf, strlen(buf));
 }
 
@@ -222,7 +227,6 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 {
 	struct trace *real = r->t, scratch = {0};
 	struct trace_arena arena = {0};
-	const char *process = NULL, *host = NULL;
 	size_t cap = r->meta_cap;
 	struct cursor c;
 	int err;
@@ -241,9 +245,9 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 		if (!strcmp(k, TRACE_META_RECORDING)) {
 			err = seg_str(r, &g->recording, v, strlen(v));
 		} else if (!strcmp(k, TRACE_META_PROCESS)) {
-			process = v;
+			err = g->process ? 0 : seg_process(r, g, v);
 		} else if (!strcmp(k, TRACE_META_HOSTNAME)) {
-			host = v;
+			err = seg_str(r, &g->host, v, strlen(v));
 		} else if (!strcmp(k, TRACE_META_PID) && !g->pid) {
 			g->pid = (uint32_t)strtoul(v, NULL, 10);
 		} else if (!strcmp(k, TRACE_META_COMM)) {
@@ -256,8 +260,6 @@ static int seg_meta(struct reader *r, struct trace_segment *g)
 			g->wall_offset = strtoll(v, NULL, 10);
 		}
 	}
-	if (!err && !g->process)
-		err = seg_process(r, g, process, host);
 	free(scratch.meta);
 	trace_arena_free_blocks(&arena);
 	return err;
@@ -301,7 +303,8 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size,
 			type = get_le32(r->cbuf + 4);
 			err = trace_check_chunk(r, r->cbuf);
 			/* the first META, and the next until one says which
-			 * process (the target's meta follows the head) */
+			 * process (the target's meta follows the head; in an
+			 * older trace, every one) */
 			if (!err && type == TRACE_CHUNK_META &&
 			    (p == pos + TRACE_FILE_HDR_SIZE || !g.info.process))
 				err = seg_meta(r, &g.info);
@@ -319,6 +322,9 @@ static int scan_file(struct reader *r, int fd, uint32_t file, uint64_t size,
 			if (r->seen_end)
 				break;
 		}
+		err = seg_process_old(r, &g.info);
+		if (err)
+			return err;
 		g.end = p;
 		g.info.complete = r->seen_end;
 		if (!g.info.start)
