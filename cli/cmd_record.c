@@ -654,8 +654,32 @@ static void summary_tokio(const struct record_stats *st)
 	}
 }
 
-/* What was lost or refused, one line each, or that nothing was. */
-static void summary_losses(const struct record_stats *st)
+/* CPU stacks cut short (no thread root) in the trace file @out, as every
+ * view counts them (the recorder sees addresses; the symbols written at
+ * the end say which frame is a thread's root): one line, if any */
+static void stacks_cut_line(const char *out)
+{
+	struct loss l[LOSS_KINDS];
+	struct trace *t;
+	const char *why;
+	size_t n;
+
+	if (!out ||
+	    trace__read_opts(out, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, &t, &why))
+		return;
+	n = analysis_losses(t, LOSS_CPU, l);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(l[i].key, "cpu_stacks_cut")) {
+			fprintf(stderr, "d9prof: lost: %llu %s\n",
+				(unsigned long long)l[i].count, l[i].what);
+			said_lost++;
+		}
+	trace__free(t);
+}
+
+/* What was lost or refused, one line each, or that nothing was; @out: the
+ * one trace file written, else NULL */
+static void summary_losses(const struct record_stats *st, const char *out)
 {
 	lost_line("lost", st->offcpu_lost, "context-switch record", "(ring full)");
 	intervals_line("", st->offcpu_unpaired, "switch-out",
@@ -689,6 +713,7 @@ static void summary_losses(const struct record_stats *st)
 			(double)st->gap_ns / 1e9);
 		said_lost++;
 	}
+	stacks_cut_line(out);
 	if (st->shim_garbage) {
 		fprintf(stderr,
 			"d9prof: dropped %llu records or counters of the shim segment "
@@ -701,7 +726,7 @@ static void summary_losses(const struct record_stats *st)
 }
 
 static void summary(const struct record_stats *st, pid_t pid, const char *out,
-		    int own_cmd)
+		    int one_file, int own_cmd)
 {
 	char sz[32];
 	struct rusage ru;
@@ -747,7 +772,7 @@ static void summary(const struct record_stats *st, pid_t pid, const char *out,
 			st->cpu_unwind_s * 1e3);
 	summary_tokio(st);
 	summary_offcpu(st);
-	summary_losses(st);
+	summary_losses(st, one_file ? out : NULL);
 	if (!getrusage(RUSAGE_SELF, &ru)) {
 		double cpu =
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
@@ -1270,7 +1295,7 @@ static int finish(const struct record_opts *o, struct rec_ctx *x,
 		child_exit(x, status);
 		return EXIT_FAIL;
 	}
-	summary(st, o->pid, x->out, o->fresh_target);
+	summary(st, o->pid, x->out, o->segments == RECORD_ONE_TRACE, o->fresh_target);
 	if (o->segments != RECORD_ONE_TRACE)
 		summary_segments(o, st);
 	return child_exit(x, status);
