@@ -19,25 +19,23 @@ echo
 demo_record
 echo
 echo "\$ d9prof tasks -i $OUT/d9prof.data   (unnamed tasks: their spawn location)"
-"$D9" tasks -i "$OUT/d9prof.data" | head -10
+view tasks -i "$OUT/d9prof.data" | head -10
 # task ids by name, from the table
 tid() { "$D9" tasks -i "$OUT/d9prof.data" | awk -v n="$1" '$2 == n { print $1; exit }'; }
 CPU=$(tid cpu_handler)
 BLK=$(tid blocking_handler)
-"$D9" flame -i "$OUT/d9prof.data" -o "$OUT/all-tasks.svg"
-"$D9" flame -i "$OUT/d9prof.data" --task "$CPU" -o "$OUT/cpu_handler.svg"
-# (what was lost: said once, by the SVGs' subtitles and record's summary)
-"$D9" flame -i "$OUT/d9prof.data" --task "$CPU" --format folded >"$OUT/cpu_handler.folded" \
-	2>/dev/null
+view flame -i "$OUT/d9prof.data" -o "$OUT/all-tasks.svg"
+view flame -i "$OUT/d9prof.data" --task "$CPU" -o "$OUT/cpu_handler.svg"
+view flame -i "$OUT/d9prof.data" --task "$CPU" --format folded >"$OUT/cpu_handler.folded"
 echo
 echo "task $CPU (cpu_handler), hottest stacks:"
 hottest_stacks "$OUT/cpu_handler.folded" 3
 echo
 echo "\$ d9prof polls -i $OUT/d9prof.data --min 1ms --limit 5"
-"$D9" polls -i "$OUT/d9prof.data" --min 1ms --limit 5
-"$D9" offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms -o "$OUT/blocking_handler-offcpu.svg"
-"$D9" offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms --format folded \
-	>"$OUT/blocking_handler-offcpu.folded" 2>/dev/null
+view polls -i "$OUT/d9prof.data" --min 1ms --limit 5
+view offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms -o "$OUT/blocking_handler-offcpu.svg"
+view offcpu -i "$OUT/d9prof.data" --task "$BLK" --min-poll 1ms --format folded \
+	>"$OUT/blocking_handler-offcpu.folded"
 echo
 echo "task $BLK (blocking_handler) blocked its worker in (us off-CPU, slow polls):"
 # (stacks that meet in the same application frame and call are one path)
@@ -48,10 +46,10 @@ awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";");
 		sort -n -r | head -2 | awk -F'\t' '{ printf "  %9d  %s\n", $1, $2 }'
 echo
 echo "\$ d9prof spans -i $OUT/d9prof.data   # tracing's spans, through d9prof::tracing"
-"$D9" spans -i "$OUT/d9prof.data"
+view spans -i "$OUT/d9prof.data"
 echo
 echo "\$ d9prof spans -i $OUT/d9prof.data --name slow_route --instances --limit 1"
-"$D9" spans -i "$OUT/d9prof.data" --name slow_route --instances --limit 1
+view spans -i "$OUT/d9prof.data" --name slow_route --instances --limit 1
 echo
 echo "flamegraphs (open in a browser):"
 echo "  $OUT/all-tasks.svg                  every sample, one root frame per task"

@@ -333,4 +333,37 @@ t_new_app() {
 		fail "a panic: $(grep -m1 panicked "$TMP/app.bad")" || return 1
 }
 
-e2e_run_tests t_perf_sampler t_ctimer_sampler t_new_app t_tracing_spans
+# make demo-tokio's page says each loss once: record's summary line, no
+# view's "# lost:" footer or "data lost" flag again, each loss that the
+# trace holds (info --json) said, and no "nothing lost" beside it
+t_demo_says_each_loss_once() {
+	local out=$TMP/demo
+	need_demo || return
+	OUT=$out SECS=2 B=$B "$ROOT/scripts/demo-tokio.sh" >"$TMP/demo.log" 2>&1 ||
+		{ tail -5 "$TMP/demo.log"; fail "demo-tokio.sh failed"; return; }
+	"$D9" info --json -i "$out/d9prof.data" 2>/dev/null | python3 -c "import json,sys
+print(' '.join('%s=%d' % kv for kv in sorted(json.load(sys.stdin)['losses'].items())))" \
+		>"$TMP/demo.losses" || { fail "info failed"; return; }
+	say "    the trace's losses: $(cat "$TMP/demo.losses")"
+	grep -E 'lost|cut short' "$TMP/demo.log" | sed 's/^/    page: /'
+	python3 - "$TMP/demo.losses" "$TMP/demo.log" <<'PY' || { fail "a loss said other than once"; return; }
+import re, sys
+losses = dict(kv.split('=') for kv in open(sys.argv[1]).read().split())
+page = open(sys.argv[2]).read().splitlines()
+def lines(pat):
+    return sum(1 for l in page if re.search(pat, l))
+assert lines(r'^# lost: ') == 0 and lines(r'! data lost') == 0, 'a view said it again'
+for key, pat in (('cpu_stacks_cut', r'CPU stacks cut short'),
+                 ('tokio_untagged', r'found no task tag for'),
+                 ('unreported_switch_ins', r'did not report \d+ switch-in')):
+    n = int(losses.get(key, 0))
+    want = 1 if n else 0
+    assert lines(pat) == want, (key, n, lines(pat))
+    assert not n or [l for l in page if re.search(pat, l) and
+                     re.search(r'\b%d\b' % n, l)], (key, n, 'not its count')
+assert not losses or lines(r'nothing lost') == 0, 'nothing lost beside a loss'
+PY
+}
+
+e2e_run_tests t_perf_sampler t_ctimer_sampler t_new_app t_tracing_spans \
+	t_demo_says_each_loss_once
