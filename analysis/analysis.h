@@ -448,6 +448,10 @@ int time_spec_cmp(const struct time_spec *a, const struct time_spec *b);
 /* @ts for a message: "12.5 s", or a time of day as typed. Returns @buf or
  * @ts->text. */
 const char *time_spec_text(const struct time_spec *ts, char *buf, size_t len);
+/* @ts as a command line gives it again later: as typed, but a time
+ * before now ("-5m") as the UTC time it named ("2026-11-29T04:35:12Z").
+ * Returns @buf or @ts->text. */
+const char *time_spec_arg(const struct time_spec *ts, char *buf, size_t len);
 
 /* A window to read: the ctx of trace_window_resolve(). */
 struct trace_window {
@@ -1134,10 +1138,11 @@ uint64_t analysis__top_row_id(const struct live_snap *s, const struct top_opts *
  * NULL or empty: none), slowest first, and the slowest explained
  * (analysis__spans()); each busy task's hottest stack; tasks woken and
  * never polled again, and spawned and never ended; red flags with their
- * thresholds and the next command to run. @json: the same as one JSON
- * object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
+ * thresholds and the next command to run, given the inputs' options @args
+ * ("-i FILE --from 2.5", NULL: none) so that it can be pasted. @json: the
+ * same as one JSON object (schema in d9prof(1)). 0, -ENOMEM, -EIO. */
 int analysis__report(const struct offcpu *oc, const struct delays *d,
-		     const struct spans *sp, int json, FILE *out);
+		     const struct spans *sp, const char *args, int json, FILE *out);
 
 /* The report in one row, for a fleet's table (`d9prof fleet`). */
 struct report_row {
@@ -1200,7 +1205,8 @@ struct loss {
 	uint64_t count;	      /* > 0 */
 	unsigned int affects; /* enum loss_data bits */
 	const char *advice;   /* the recording that would lose less of it
-			       * ("d9prof record -F 499 (fewer samples)"),
+			       * ("d9prof record -F 499  # fewer samples": a
+			       * command, then why as a shell comment),
 			       * NULL where none would */
 };
 

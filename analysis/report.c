@@ -57,6 +57,7 @@ struct page {
 	const struct offcpu *oc;
 	const struct delays *d;
 	const struct spans *sp; /* NULL, or with no span: no section */
+	const char *args;	/* the inputs as options, for the next commands */
 	struct worker *w;
 	size_t nw;
 	uint64_t span;
@@ -716,7 +717,7 @@ static void flags(struct page *pg)
 			*f->detail = '\0';
 		/* the recording that loses less of the largest loss one would */
 		snprintf(f->next, sizeof(f->next), "%s",
-			 most ? most->advice : "d9prof info (each loss, and where)");
+			 most ? most->advice : "d9prof info  # each loss, and where");
 	}
 }
 
@@ -1018,9 +1019,30 @@ static int text_spans(const struct page *pg, FILE *out)
 	return err;
 }
 
+/* @f's next command as one can paste it: a view's with the inputs read
+ * (pg->args: "-i FILE --pid N --service S --host H --from T --to T"),
+ * info's with its files alone (it reads no window or store), record's as
+ * it is */
+static const char *next_cmd(const struct page *pg, const struct flag *f, char *buf,
+			    size_t len)
+{
+	static const char *const window[] = {" --service ", " --from ", " --to "};
+	const char *cmd = f->next + 7, *rest = cmd + strcspn(cmd, " "), *w;
+	size_t n = pg->args ? strlen(pg->args) : 0;
+
+	if (!n || strncmp(f->next, "d9prof ", 7) || !strncmp(cmd, "record ", 7))
+		return f->next;
+	for (size_t i = 0; !strncmp(cmd, "info", 4) && i < 3; i++)
+		if ((w = strstr(pg->args, window[i])) && (size_t)(w - pg->args) < n)
+			n = (size_t)(w - pg->args);
+	snprintf(buf, len, "%.*s %.*s%s", (int)(rest - f->next), f->next, (int)n,
+		 pg->args, rest);
+	return buf;
+}
+
 static void text_flags(const struct page *pg, FILE *out)
 {
-	char task[160];
+	char task[160], next[1024];
 
 	fprintf(out, "\n== Red flags\n");
 	if (!pg->nflags)
@@ -1038,7 +1060,7 @@ static void text_flags(const struct page *pg, FILE *out)
 		}
 		if (f->function[0])
 			fprintf(out, " in %s", f->function);
-		fprintf(out, "\n      next: %s\n", f->next);
+		fprintf(out, "\n      next: %s\n", next_cmd(pg, f, next, sizeof(next)));
 	}
 }
 
@@ -1195,6 +1217,7 @@ static void json_flags(const struct page *pg, struct lib_json *w)
 	lib_json_array_begin(w);
 	for (size_t i = 0; i < pg->nflags; i++) {
 		const struct flag *f = &pg->flags[i];
+		char next[1024];
 
 		lib_json_object_begin(w);
 		lib_json_str_field(w, "flag", f->what);
@@ -1207,7 +1230,7 @@ static void json_flags(const struct page *pg, struct lib_json *w)
 			lib_json_null(w);
 		lib_json_str_field(w, "function", f->function[0] ? f->function : NULL);
 		lib_json_str_field(w, "detail", f->detail);
-		lib_json_str_field(w, "next", f->next);
+		lib_json_str_field(w, "next", next_cmd(pg, f, next, sizeof(next)));
 		lib_json_object_end(w);
 	}
 	lib_json_array_end(w);
@@ -1340,9 +1363,9 @@ out:
 }
 
 int analysis__report(const struct offcpu *oc, const struct delays *d,
-		     const struct spans *sp, int json, FILE *out)
+		     const struct spans *sp, const char *args, int json, FILE *out)
 {
-	struct page pg = {.oc = oc, .d = d, .sp = sp};
+	struct page pg = {.oc = oc, .d = d, .sp = sp, .args = args};
 	struct delays_opts dopts = {.limit = TOP, .no_lost = 1, .no_losses = 1};
 	int err;
 

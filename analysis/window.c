@@ -150,6 +150,17 @@ const char *time_spec_text(const struct time_spec *ts, char *buf, size_t len)
 	return buf;
 }
 
+const char *time_spec_arg(const struct time_spec *ts, char *buf, size_t len)
+{
+	time_t t = (time_t)(ts->ns / NS);
+	struct tm tm;
+
+	if (ts->kind != TIME_WALL || ts->text[0] != '-' || !gmtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return ts->text;
+	return buf;
+}
+
 /* ---- the trace's extent -------------------------------------------------- */
 
 struct extent {

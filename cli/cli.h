@@ -257,8 +257,9 @@ int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v,
 
 /* The inputs for a message: "d9prof.data", "a.d9 and 2 more". */
 const char *inputs_name(struct inputs *in);
-/* The options that name them, to repeat in a suggested command:
- * "-i a.d9 -i b.d9 --from 12". */
+/* The options that name them, to repeat in a suggested command, in this
+ * order: "-i a.d9 -i b.d9 --pid 42 --service S --host H --from 12 --to
+ * 20", a time before now ("-5m") as the UTC time it named. */
 const char *inputs_args(struct inputs *in);
 #define INPUT_USAGE "[-i FILE|DIR ...] [--from TIME] [--to TIME]"
 #define INPUT_FILE_HELP                                                                  \

@@ -82,14 +82,16 @@ static void report_cmd(const struct inputs *in, const struct host_row *h, char *
 {
 	int n = snprintf(buf, len, "d9prof report -i %s --service %s --host %s",
 			 in->path[0], h->e->service, h->e->host);
+	char t[32];
 
 	if (h->pid && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " --pid %u", h->pid);
-
 	if (in->win.from.kind && n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n, " --from %s", in->win.from.text);
+		n += snprintf(buf + n, len - (size_t)n, " --from %s",
+			      time_spec_arg(&in->win.from, t, sizeof(t)));
 	if (in->win.to.kind && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " --to %s", in->win.to.text);
+		snprintf(buf + n, len - (size_t)n, " --to %s",
+			 time_spec_arg(&in->win.to, t, sizeof(t)));
 }
 
 static void print_text(const struct inputs *in, const struct host_row *v, size_t n)

@@ -49,7 +49,9 @@ int cmd_report(int argc, char **argv)
 	if (session_open(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
 			 SESSION_OFFCPU | SESSION_DELAYS | SESSION_SPANS))
 		return EXIT_FAIL;
-	ret = view_done(&in, se.t, analysis__report(se.oc, se.d, se.sp, va.json, stdout));
+	ret = view_done(
+		&in, se.t,
+		analysis__report(se.oc, se.d, se.sp, inputs_args(&in), va.json, stdout));
 	session_close(&se);
 	return ret;
 }

@@ -543,23 +543,33 @@ const char *inputs_name(struct inputs *in)
 	return in->name;
 }
 
+/* " --NAME VALUE" at @at of @in->args, if @value; where it ends */
+static size_t put_arg(struct inputs *in, size_t at, const char *name, const char *value)
+{
+	if (!value || at >= sizeof(in->args))
+		return at;
+	return at + (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --%s %s",
+				     name, value);
+}
+
 const char *inputs_args(struct inputs *in)
 {
+	char from[32], to[32], pid[16];
 	size_t at = 0, i;
 
 	in->args[0] = '\0';
 	for (i = 0; i < (in->n ? in->n : 1) && at < sizeof(in->args); i++)
 		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, "%s-i %s",
 				       i ? " " : "", in->n ? in->path[i] : DEFAULT_TRACE);
-	if (in->pid && at < sizeof(in->args))
-		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --pid %u",
-				       in->pid);
-	if (in->win.from.kind && at < sizeof(in->args))
-		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --from %s",
-				       in->win.from.text);
-	if (in->win.to.kind && at < sizeof(in->args))
-		snprintf(in->args + at, sizeof(in->args) - at, " --to %s",
-			 in->win.to.text);
+	snprintf(pid, sizeof(pid), "%u", in->pid);
+	at = put_arg(in, at, "pid", in->pid ? pid : NULL);
+	at = put_arg(in, at, "service", in->service);
+	at = put_arg(in, at, "host", in->host);
+	at = put_arg(in, at, "from",
+		     in->win.from.kind ? time_spec_arg(&in->win.from, from, sizeof(from))
+				       : NULL);
+	put_arg(in, at, "to",
+		in->win.to.kind ? time_spec_arg(&in->win.to, to, sizeof(to)) : NULL);
 	return in->args;
 }
 

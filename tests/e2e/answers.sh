@@ -205,6 +205,25 @@ t_report_flame() {
 	[ -n "$report" ] || fail "no hot spot line: $(grep -A3 'hot spots' "$TMP/demo.report")" ||
 		return 1
 	[ "$report" = "$flame" ] || fail "they differ" || return 1
+	# each flag's next command pastes: it names the input and the window
+	# (a time before now as the UTC time it was), and runs from elsewhere
+	local n=0 cmd
+	"$D9" report -i "$TMP/demo.data" --from -1h --format json >"$TMP/next.json" || return 1
+	while read -r cmd; do
+		[[ $cmd == 'd9prof record '* ]] && continue
+		n=$((n + 1))
+		say "    next: $cmd"
+		[[ $cmd == *" -i $TMP/demo.data "* ]] || fail "no -i in it" || return 1
+		[[ $cmd == 'd9prof info '* || $cmd =~ \ --from\ 20[0-9-]+T[0-9:]+Z ]] ||
+			fail "no absolute --from in it" || return 1
+		cmd=${cmd%%  #*}
+		# shellcheck disable=SC2086
+		(cd / && "$D9" ${cmd#d9prof } >/dev/null 2>"$TMP/next.err") ||
+			fail "it does not run: $(cat "$TMP/next.err")" || return 1
+	done < <(python3 -c "import json,sys
+for f in json.load(open(sys.argv[1]))['flags']: print(f['next'].replace(' -o off.svg', ' -o $TMP/off.svg'))" \
+		"$TMP/next.json")
+	[ "$n" -ge 1 ] || fail "no red flag to follow: $(cat "$TMP/next.json")" || return 1
 }
 
 # ---- callers of frameless middle functions ------------------------------

@@ -411,8 +411,9 @@ t_slow_server_leaves_the_recording_as_it_is_and_gets_every_segment() {
 
 # A service restarted in the window: two processes under one service and
 # host, never read as one. fleet reads its last process and says so, its
-# report command picks that pid (and reads what that process's own files
-# say); -i s3:// without --pid names both pids in one line
+# report command picks that pid and the window's start as a UTC time (and
+# reads what that process's own files say); -i s3:// without --pid names
+# both pids in one line
 t_a_restarted_service_is_read_as_its_last_process() {
 	local a b p want cmd
 	s3_up restart || return
@@ -425,7 +426,7 @@ t_a_restarted_service_is_read_as_its_last_process() {
 		stop "$DEMO_PID"
 		eval "$p=\$DEMO_PID"
 	done
-	"$D9" fleet -i s3://bkt/rs >"$TMP/rs.txt" 2>"$TMP/rs.err" ||
+	"$D9" fleet -i s3://bkt/rs --from -10m >"$TMP/rs.txt" 2>"$TMP/rs.err" ||
 		{ cat "$TMP/rs.err"; fail "fleet failed"; return; }
 	sed 's/^/    /' "$TMP/rs.txt"
 	[ "$(grep -c '^api ' "$TMP/rs.txt")" = 1 ] || { fail "want one row"; return; }
@@ -433,6 +434,8 @@ t_a_restarted_service_is_read_as_its_last_process() {
 		{ fail "no restart said (pids $a, $b)"; return; }
 	cmd=$(grep -m1 '^  d9prof report' "$TMP/rs.txt" | sed 's/^  d9prof //')
 	[[ $cmd == *" --pid $b"* ]] || { fail "its report command does not pick pid $b: $cmd"; return; }
+	# --from -10m: the time it named, to mean the same when pasted later
+	[[ $cmd =~ \ --from\ 20[0-9-]+T[0-9:]+Z ]] || { fail "no absolute --from in: $cmd"; return; }
 	# shellcheck disable=SC2086
 	"$D9" $cmd --format json >"$TMP/rs.json" 2>/dev/null || { fail "its report command failed: $cmd"; return; }
 	# shellcheck disable=SC2046

@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (ro.window)
 			j->origin = t->segments ? t->segments[0].start : 0;
-		analysis__report(oc, d, NULL, json, out);
+		analysis__report(oc, d, NULL, NULL, json, out);
 		analysis__polls(oc, &po, out);
 		analysis__flame(j, &fo, out);
 	}

@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		po.by = GROUP_THREAD;
 		analysis__polls(oc, &po, out);
 		analysis__delays(oc, d, &dop, out);
-		analysis__report(oc, d, NULL, data[0] & 4, out);
+		analysis__report(oc, d, NULL, "-i x", data[0] & 4, out);
 		analysis__info(t, &(struct info_opts){.json = data[0] & 4}, out);
 		analysis__flame(j, &fo, out);
 		fo.by = GROUP_THREAD;
@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				analysis__flame(j, &fo, out);
 				fo.span.spans = NULL;
 			}
-			analysis__report(oc, d, sp, data[0] & 4, out);
+			analysis__report(oc, d, sp, NULL, data[0] & 4, out);
 			spans__free(sp);
 		}
 		if (j->npolls) {

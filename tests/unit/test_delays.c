@@ -427,13 +427,13 @@ Test(delays, the_report_states_the_runtime_time_lost_in_gaps)
 	T.counters.start_time = 1;
 	T.counters.end_time = 10 * MS;
 	do_join();
-	cr_assert_eq(analysis__report(OC, D, NULL, 0, out), 0);
+	cr_assert_eq(analysis__report(OC, D, NULL, NULL, 0, out), 0);
 	cr_assert(strstr(output(), "lost: 2.50ms of runtime events in 2 gaps"), "%s",
 		  output());
 	cr_assert(strstr(output(), ", 2.50ms without runtime events"), "%s", output());
 	fflush(out);
 	rewind(out);
-	cr_assert_eq(analysis__report(OC, D, NULL, 1, out), 0);
+	cr_assert_eq(analysis__report(OC, D, NULL, NULL, 1, out), 0);
 	cr_assert(strstr(output(), "\"shim_gap_ns\":2500000,"), "%s", output());
 	cr_assert(strstr(output(), "\"reattached\":"), "%s", output());
 }

@@ -602,7 +602,7 @@ static void report_next(const char *name, char *next, size_t len)
 	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 1, 0, name, NULL);
 	sy_span(&T, 201 * MS, 10, TRACE_SPAN_CLOSE, 1, 0, NULL, NULL);
 	build();
-	cr_assert_eq(analysis__report(OC, D, SP, 0, out), 0);
+	cr_assert_eq(analysis__report(OC, D, SP, NULL, 0, out), 0);
 	text = output();
 	p = strstr(text, "slow span");
 	cr_assert(p, "%s", text);
