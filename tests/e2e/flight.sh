@@ -84,11 +84,19 @@ t_long_flight_holds_rss_flat_and_dumps_the_window_at_the_signal() {
 	((max <= rss0 * 110 / 100 + 2048)) ||
 		{ fail "RSS grew from $rss0 KiB to $max KiB"; return; }
 	sig=$(now)
-	"$D9" dump "$REC" 2>>"$TMP/dump.err" || { cat "$TMP/dump.err"; fail "d9prof dump failed"; return; }
+	# (run from elsewhere: the recorder's -o is relative to its own
+	# directory)
+	(cd / && "$D9" dump "$REC") >"$TMP/dump.path" 2>>"$TMP/dump.err" ||
+		{ cat "$TMP/dump.err"; fail "d9prof dump failed"; return; }
 	wait_for "$TMP/rec.err" 'dump: .*SIGUSR1' 10 ||
 		{ cat "$TMP/rec.err"; fail "no dump line"; return; }
 	f=$(ls "$out"/d9prof-"$DEMO_PID"-*.data | head -1)
 	[ -f "$f" ] || { fail "no dump file in $out"; return; }
+	# dump printed the file: the one the recorder named, the one there
+	say "    d9prof dump printed: $(cat "$TMP/dump.path")"
+	[ "$(wc -l <"$TMP/dump.path")" = 1 ] && [ "$(realpath "$(cat "$TMP/dump.path")")" = "$(realpath "$f")" ] &&
+		grep -q "dump: .*$(basename "$f") .*SIGUSR1" "$TMP/rec.err" ||
+		{ fail "dump printed '$(cat "$TMP/dump.path")', the recorder wrote $f"; return; }
 	span=$(info_json "$f" "j['span']['duration_ns']/1e9")
 	end=$(info_json "$f" "j['span']['end_wall_ns']/1e9")
 	say "    dump: $span s, ending $(awk -v a="$end" -v b="$sig" 'BEGIN{printf "%.3f", a-b}') s after the signal"
