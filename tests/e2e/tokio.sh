@@ -339,7 +339,7 @@ t_new_app() {
 t_demo_says_each_loss_once() {
 	local out=$TMP/demo
 	need_demo || return
-	OUT=$out SECS=2 B=$B "$ROOT/scripts/demo-tokio.sh" >"$TMP/demo.log" 2>&1 ||
+	OUT=$out SECS=1 B=$B "$ROOT/scripts/demo-tokio.sh" >"$TMP/demo.log" 2>&1 ||
 		{ tail -5 "$TMP/demo.log"; fail "demo-tokio.sh failed"; return; }
 	"$D9" info --json -i "$out/d9prof.data" 2>/dev/null | python3 -c "import json,sys
 print(' '.join('%s=%d' % kv for kv in sorted(json.load(sys.stdin)['losses'].items())))" \
