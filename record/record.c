@@ -1222,13 +1222,18 @@ static int run_start(struct rec *r)
 	exitwatch__enable(r->ew);
 	if (o->on_attached && (err = o->on_attached(o->ctx)))
 		return err;
-	record_write_meta(r);
 	/* -d counts from here: every event is open and enabled (opening
 	 * them can take seconds on a busy machine); waits for a CPU before
-	 * this were starting's */
+	 * this were starting's. So does the window the trace states: not
+	 * from before opening them (tens of ms with no record, whose
+	 * requests a user would look for in vain); what the shim said since
+	 * its attach, just before, is kept */
 	st->start_run_delay_ns = proc_self_run_delay_ns();
+	r->start_ns = record_now_ns();
+	record_seg_started(r, r->start_ns);
+	record_write_meta(r);
 	if (o->duration > 0)
-		r->end_ns = record_now_ns() + (uint64_t)(o->duration * 1e9);
+		r->end_ns = r->start_ns + (uint64_t)(o->duration * 1e9);
 	return 0;
 }
 

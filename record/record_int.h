@@ -216,6 +216,10 @@ void record_drain_shim(struct rec *r);
 
 /* Open the first segment (all modes write at least one). 0 or -errno. */
 int record_seg_first(struct rec *r);
+/* The first segment starts at @now, when every source is live (opening
+ * them takes tens of ms, which the trace must not state as recorded): its
+ * meta "segment_start", in the META chunk that names the target. */
+void record_seg_started(struct rec *r, uint64_t now);
 /* Close the open segment at @now: its part of the counts, its symbols,
  * its END; then keep it (flight) or seal its file (rotate). */
 void record_seg_seal(struct rec *r, uint64_t now);

@@ -41,8 +41,17 @@ void record_name_all(struct rec *r)
 	proc_for_each_tid(r->o->pid, record_thread_added, r);
 }
 
+static void seg_start_meta(struct rec *r, uint64_t now)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)now);
+	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SEGMENT_START, buf));
+}
+
 /* The first chunk of a segment: which recording, which segment, from
- * when (trace.h), and the clocks' offset for wall-clock times. */
+ * when (trace.h; the first segment's when comes later,
+ * record_seg_started()), and the clocks' offset for wall-clock times. */
 static void seg_head(struct rec *r, uint64_t now)
 {
 	char buf[48];
@@ -50,8 +59,8 @@ static void seg_head(struct rec *r, uint64_t now)
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->seg_index);
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_RECORDING, r->recording));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SEGMENT, buf));
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)now);
-	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SEGMENT_START, buf));
+	if (r->seg_index)
+		seg_start_meta(r, now);
 	snprintf(buf, sizeof(buf), "%lld", (long long)record_realtime_offset_ns());
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_CLOCK_REALTIME, buf));
 	record_note_err(r, trace_writer__flush(r->w));
@@ -74,6 +83,12 @@ static int seg_writer(struct rec *r, uint64_t now, struct trace_writer **w)
 	if (!err)
 		trace_writer__set_tap(*w, r->o->tap);
 	return err;
+}
+
+void record_seg_started(struct rec *r, uint64_t now)
+{
+	r->seg_start = now;
+	seg_start_meta(r, now);
 }
 
 int record_seg_first(struct rec *r)

@@ -276,6 +276,35 @@ print(sum(1 for s in json.load(open(sys.argv[1]))["instances"]
 		"$TMP/req.json") || return 1
 }
 
+# Attach mode states the window it holds: every request the program
+# created and closed inside it (its own CLOCK_MONOTONIC log) is in the
+# trace, whole (a window stated from before the sources were live held
+# ~60 ms with nothing in it, and the requests of that time were missing)
+t_attach_window_holds_every_request() {
+	need_perf || return
+	start_ready -t 10 "$TMP/win.out" "$ANS/request" 120 || return 1
+	"$D9" record -p "$SPID" -d 1 -o "$TMP/win.data" 2>"$TMP/win.err" ||
+		fail "record failed: $(tail -3 "$TMP/win.err")" || return 1
+	sleep 0.1 # (the requests closed by the end, printed)
+	"$D9" info --json -i "$TMP/win.data" >"$TMP/win.info" &&
+		"$D9" spans -i "$TMP/win.data" --instances --limit 0 --format json >"$TMP/win.json" ||
+		fail "info or spans failed" || return 1
+	python3 - "$TMP/win.info" "$TMP/win.json" "$TMP/win.out" <<'PY'
+import json, sys
+span = json.load(open(sys.argv[1]))["span"]
+got = {s["id"] for s in json.load(open(sys.argv[2]))["instances"]
+       if not s["open_start"] and not s["open_end"]}
+inside = [int(f[1]) for f in (l.split() for l in open(sys.argv[3]))
+          if f and f[0] == "req" and int(f[4]) >= span["start_ns"] and int(f[5]) <= span["end_ns"]]
+missing = [i for i in inside if i not in got]
+print(f"    {len(inside) - len(missing)} of the {len(inside)} requests created and closed in the "
+      f"stated {span['duration_ns'] / 1e9:.3f} s are in the trace, whole")
+if missing:
+    print(f"    missing: {missing[:10]}")
+sys.exit(1 if missing or len(inside) < 20 else 0)
+PY
+}
+
 t_span_request() {
 	need_perf || return
 	start_ready -t 10 "$TMP/req.out" "$ANS/request" 120 || return 1

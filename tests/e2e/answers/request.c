@@ -13,10 +13,11 @@
  * created but not closed.
  *
  *   request SECONDS   prints "pid N", "task handler 1", "task db 2" and
- *                     "ready", then per request closed "req ID ROUTE NS"
- *                     (NS: its creation to its close, measured here on
- *                     CLOCK_MONOTONIC, the ground truth), runs SECONDS,
- *                     exits 0
+ *                     "ready", then per request closed "req ID ROUTE NS
+ *                     CREATED CLOSED" (NS: its creation to its close;
+ *                     CREATED before its span's, CLOSED after the close:
+ *                     CLOCK_MONOTONIC, measured here, the ground truth),
+ *                     runs SECONDS, exits 0
  */
 #include "../rt.h"
 
@@ -78,6 +79,7 @@ static void wake(struct rt_queue *q, uint64_t task)
 static void handler_poll(void)
 {
 	struct req *r = current();
+	uint64_t now;
 
 	if (!r)
 		return;
@@ -94,9 +96,10 @@ static void handler_poll(void)
 	}
 	d9_span_exit(r->id);
 	d9_span_close(r->id);
-	printf("req %llu %s %llu\n", (unsigned long long)r->id,
-	       r->slow ? "/slow" : "/fast",
-	       (unsigned long long)(rt_now_ns() - r->created));
+	now = rt_now_ns();
+	printf("req %llu %s %llu %llu %llu\n", (unsigned long long)r->id,
+	       r->slow ? "/slow" : "/fast", (unsigned long long)(now - r->created),
+	       (unsigned long long)r->created, (unsigned long long)now);
 	fflush(stdout);
 	pthread_mutex_lock(&lock);
 	head = (head + 1) % REQS;
