@@ -1180,7 +1180,7 @@ static int run_start(struct rec *r)
 	err = choose_sampler(r);
 	if (err)
 		return err;
-	r->start_ns = r->seg_start = record_now_ns();
+	r->opening_ns = r->start_ns = r->seg_start = record_now_ns();
 	r->cpu0 = proc_cpu_ns(o->pid);
 	if (r->ps)
 		record_log(r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",

@@ -229,11 +229,12 @@ struct ev_batch {
 /* What the conversion of a segment time may be off by. */
 #define TIME_SLACK_NS 10000000ULL
 
-/* The times a record or sample drained now may carry, ns: from the
- * recording's start (the shim writes from the attach on, later) to now. */
+/* The times a record or sample drained now may carry, ns: from before
+ * the sources were opened (the shim writes from the attach on, later) to
+ * now. */
 static void span_now(const struct rec *r, uint64_t *lo, uint64_t *hi)
 {
-	*lo = r->start_ns > TIME_SLACK_NS ? r->start_ns - TIME_SLACK_NS : 0;
+	*lo = r->opening_ns > TIME_SLACK_NS ? r->opening_ns - TIME_SLACK_NS : 0;
 	*hi = record_now_ns() + TIME_SLACK_NS;
 }
 
@@ -619,7 +620,7 @@ void record_drain_open_polls(struct rec *r)
 			r->st->shim_garbage++;
 			continue;
 		}
-		if (t0 < r->start_ns)
+		if (t0 < r->opening_ns)
 			continue;
 		if (seen->open_task == task && seen->open_time == begin) {
 			/* written at an earlier look: its end, if it came */

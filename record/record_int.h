@@ -105,9 +105,13 @@ struct rec {
 	size_t npoll_sites;
 	struct d9_event *evbuf;
 	size_t evbuf_len;
-	size_t fill_max; /* most records one ring held at a drain
-			  * since next_tick() last looked */
-	uint64_t start_ns;
+	size_t fill_max;       /* most records one ring held at a drain
+				* since next_tick() last looked */
+	uint64_t start_ns;     /* every source live: -d and the trace's
+				* window count from here */
+	uint64_t opening_ns;   /* before opening them: records from here on
+				* may be real (the shim attaches before
+				* start_ns) */
 	int err;	       /* first write error */
 	int ctimer;	       /* sampling with the shim's timers */
 	struct ctimer_rec *ct; /* ...once its segment is attached */
