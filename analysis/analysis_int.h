@@ -182,6 +182,12 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
  * module); Rust's std/core/alloc, tokio, mio, futures' executors, the
  * d9prof crate, glibc's internal names (by symbol). A bad id is. */
 int analysis_frame_is_system(const struct trace *t, uint32_t id);
+/* Is frame @id the d9prof shim's own code (libd9prof, its d9_ functions,
+ * or code from its sources linked into the program)? Views draw it and
+ * what it called (a page fault in its shared segment) as one frame,
+ * ANALYSIS_SHIM_LABEL, so that no one reads it as the program's. */
+int analysis_frame_is_shim(const struct trace *t, uint32_t id);
+#define ANALYSIS_SHIM_LABEL "[d9prof shim]"
 /* What a view names for stack @s: the innermost application frame in
  * *@frame and the call it made under it (the function of the leaf-most
  * user frame: the system call's wrapper) in *@under, or, where the call is
@@ -370,11 +376,6 @@ static inline uint32_t stack_canon(const uint32_t *canon, size_t n, uint32_t s)
 {
 	return canon && s < n ? canon[s] : s;
 }
-/* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids (*cap
- * entries); the number of labels in *@n. @flab caches a label id per frame
- * id (t->nframes entries, UINT32_MAX = not yet). With @keep less than the
- * stack's depth (join__keep()), the frames below the @keep nearest the
- * leaf are one, ANALYSIS_RUNTIME_LABEL. 0 or -ENOMEM. */
 #define ANALYSIS_RUNTIME_LABEL "[runtime]"
 
 /* ---- zero-code Tokio (tokio_tasks.c) ---------------------------------------- */
@@ -417,6 +418,19 @@ void tokio_tasks__free(struct tokio_tasks *z);
  * recorder writes at most 32 per segment), into @site; their number. */
 #define ANALYSIS_POLL_SITES_MAX 64
 size_t analysis_poll_sites(const struct trace *t, const char **site, size_t max);
+/* The labels of stack @s (UINT32_MAX: none) leaf first into @lab, at
+ * most @max: the shim's frames as one ANALYSIS_SHIM_LABEL, a label equal
+ * to the one before it left out (inlined frames of one function); how
+ * many. */
+size_t analysis_stack_labels(const struct trace *t, uint32_t s, char (*lab)[256],
+			     size_t max);
+/* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids (*cap
+ * entries); the number of labels in *@n. @flab caches a label id per frame
+ * id (t->nframes entries, UINT32_MAX = not yet). With @keep less than the
+ * stack's depth (join__keep()), the frames below the @keep nearest the
+ * leaf are one, ANALYSIS_RUNTIME_LABEL; from the first of the shim's
+ * (analysis_frame_is_shim()) to the leaf, one ANALYSIS_SHIM_LABEL. 0 or
+ * -ENOMEM. */
 int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 			uint32_t s, uint32_t keep, uint32_t **ids, size_t *cap, size_t at,
 			size_t *n);

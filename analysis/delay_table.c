@@ -109,18 +109,8 @@ size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
 		  char lab[HOT_FRAMES][256])
 {
 	const uint64_t *ix = poll >= 0 ? lib_map_find(&h->want, (uint64_t)poll) : NULL;
-	const uint32_t *fr = NULL;
-	size_t m, k, n = 0;
 
-	if (!ix || h->best[*ix - 1] == UINT32_MAX)
-		return 0;
-	m = analysis_stack_frames(t, h->best[*ix - 1], &fr);
-	for (k = 0; k < m && n < HOT_FRAMES; k++) {
-		analysis_frame_label(t, fr[k], lab[n], sizeof(lab[n]));
-		if (!n || strcmp(lab[n], lab[n - 1]))
-			n++;
-	}
-	return n;
+	return ix ? analysis_stack_labels(t, h->best[*ix - 1], lab, HOT_FRAMES) : 0;
 }
 
 /* ---- one delay ---------------------------------------------------------- */

@@ -925,18 +925,13 @@ static void text_hot(const struct page *pg, FILE *out)
 	const struct trace *t = pg->oc->trace;
 	const struct join *j = pg->oc->join;
 	double period = analysis_period_ns(t);
-	char task[160], lab[256], d[32];
+	char task[160], lab[HOT_FRAMES][256], d[32];
 
 	fprintf(out, "\n== CPU hot spots per task\n");
 	if (!pg->nhot)
 		fprintf(out, "  no CPU samples inside polls\n");
 	for (size_t i = 0; i < pg->nhot; i++) {
-		const uint32_t *fr = NULL;
-		size_t m = pg->hot_stack[i] == UINT32_MAX
-				   ? 0
-				   : analysis_stack_frames(t, pg->hot_stack[i], &fr);
-		char prev[256] = "";
-		int shown = 0;
+		size_t n = analysis_stack_labels(t, pg->hot_stack[i], lab, HOT_FRAMES);
 
 		analysis_task_label(j, pg->hot[i]->task, task, sizeof(task));
 		fprintf(out, "  %s: ", task);
@@ -951,14 +946,8 @@ static void text_hot(const struct page *pg, FILE *out)
 		fprintf(out, "%.1f%% of all samples, hottest stack %.0f%%:",
 			pct(pg->hot[i]->samples, j->samples),
 			pct(pg->hot_w[i], pg->hot[i]->samples));
-		for (size_t k = 0; k < m && shown < HOT_FRAMES; k++) {
-			analysis_frame_label(t, fr[k], lab, sizeof(lab));
-			if (!strcmp(lab, prev))
-				continue;
-			fprintf(out, "%s%s", shown ? " <- " : " ", lab);
-			snprintf(prev, sizeof(prev), "%s", lab);
-			shown++;
-		}
+		for (size_t k = 0; k < n; k++)
+			fprintf(out, "%s%s", k ? " <- " : " ", lab[k]);
 		fputc('\n', out);
 	}
 }
@@ -1176,11 +1165,8 @@ static void json_hot(const struct page *pg, struct lib_json *w)
 	lib_json_name(w, "hot");
 	lib_json_array_begin(w);
 	for (i = 0; i < pg->nhot; i++) {
-		const uint32_t *fr = NULL;
-		size_t m = pg->hot_stack[i] == UINT32_MAX
-				   ? 0
-				   : analysis_stack_frames(t, pg->hot_stack[i], &fr);
-		char lab[256];
+		char lab[8][256];
+		size_t n = analysis_stack_labels(t, pg->hot_stack[i], lab, 8);
 
 		lib_json_object_begin(w);
 		json_task(oc->join, pg->hot[i]->task, w);
@@ -1191,10 +1177,8 @@ static void json_hot(const struct page *pg, struct lib_json *w)
 		lib_json_uint_field(w, "stack_samples", pg->hot_w[i]);
 		lib_json_name(w, "stack");
 		lib_json_array_begin(w);
-		for (size_t k = 0; k < m && k < 8; k++) {
-			analysis_frame_label(t, fr[k], lab, sizeof(lab));
-			lib_json_str(w, lab);
-		}
+		for (size_t k = 0; k < n; k++)
+			lib_json_str(w, lab[k]);
 		lib_json_array_end(w);
 		lib_json_object_end(w);
 	}

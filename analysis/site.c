@@ -83,6 +83,26 @@ static int starts(const char *s, const char *const *v, size_t n)
 
 #define NV(v) (sizeof(v) / sizeof(*(v)))
 
+int analysis_frame_is_shim(const struct trace *t, uint32_t id)
+{
+	const struct trace_frame *f;
+	const char *m;
+
+	if (id >= t->nframes || t->frames[id].kernel)
+		return 0;
+	f = &t->frames[id];
+	if (f->module) {
+		m = strrchr(f->module, '/');
+		if (!strncmp(m ? m + 1 : f->module, "libd9prof.so", 12))
+			return 1;
+	}
+	if (f->sym && !strncmp(f->sym, "d9_", 3))
+		return 1;
+	/* linked in: its helpers have plain names, their source says */
+	return f->file &&
+	       (strstr(f->file, "libprof/shim") || strstr(f->file, "libprof/ctimer"));
+}
+
 int analysis_frame_is_system(const struct trace *t, uint32_t id)
 {
 	const struct trace_frame *f;

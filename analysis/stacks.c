@@ -49,24 +49,51 @@ size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t *
 	return b - a;
 }
 
+/* How many frames of @fr (@m, leaf first) from the leaf are the shim's:
+ * up to its first frame from the root, with what it called */
+static size_t shim_frames(const struct trace *t, const uint32_t *fr, size_t m)
+{
+	for (size_t k = m; k-- > 0;)
+		if (analysis_frame_is_shim(t, fr[k]))
+			return k + 1;
+	return 0;
+}
+
+size_t analysis_stack_labels(const struct trace *t, uint32_t s, char (*lab)[256],
+			     size_t max)
+{
+	const uint32_t *fr = NULL;
+	size_t m = s == UINT32_MAX ? 0 : analysis_stack_frames(t, s, &fr), k, n = 0;
+	size_t shim = shim_frames(t, fr, m);
+
+	if (shim && max)
+		snprintf(lab[n++], sizeof(*lab), "%s", ANALYSIS_SHIM_LABEL);
+	for (k = shim; k < m && n < max; k++) {
+		analysis_frame_label(t, fr[k], lab[n], sizeof(*lab));
+		if (!n || strcmp(lab[n], lab[n - 1]))
+			n++;
+	}
+	return n;
+}
+
 /* Label ids of stack @s root to leaf at (*ids)[at..], growing *ids; the
- * number of frames in *@n. With @keep < its depth: "[runtime]", then the
- * @keep frames nearest the leaf. */
+ * number of labels in *@n. With @keep < its depth: "[runtime]", then the
+ * @keep frames nearest the leaf; the shim's frames as one label. */
 int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 			uint32_t s, uint32_t keep, uint32_t **ids, size_t *cap, size_t at,
 			size_t *n)
 {
 	const uint32_t *fr = NULL;
-	size_t k, m = analysis_stack_frames(t, s, &fr), skip = 0;
+	size_t k, m = analysis_stack_frames(t, s, &fr), skip = 0, shim, at0 = at;
 	int err;
 
-	if (at + m + 1 > *cap) {
-		uint32_t *tmp = realloc(*ids, (at + m + 65) * sizeof(**ids));
+	if (at + m + 2 > *cap) {
+		uint32_t *tmp = realloc(*ids, (at + m + 66) * sizeof(**ids));
 
 		if (!tmp)
 			return -ENOMEM;
 		*ids = tmp;
-		*cap = at + m + 65;
+		*cap = at + m + 66;
 	}
 	if (keep < m) {
 		err = flame_intern(f, ANALYSIS_RUNTIME_LABEL,
@@ -75,12 +102,20 @@ int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 			return err;
 		skip = m - keep;
 	}
-	for (k = skip; k < m; k++) {
-		err = frame_ids(f, t, flab, fr[m - 1 - k], &(*ids)[at + k - skip]);
+	shim = shim_frames(t, fr, m);
+	/* root to leaf: fr[m - 1 - skip] .. fr[shim] */
+	for (k = m - skip; k-- > shim;) {
+		err = frame_ids(f, t, flab, fr[k], &(*ids)[at++]);
 		if (err)
 			return err;
 	}
-	*n = m - skip + (skip ? 1 : 0);
+	if (shim) {
+		err = flame_intern(f, ANALYSIS_SHIM_LABEL, strlen(ANALYSIS_SHIM_LABEL),
+				   &(*ids)[at++]);
+		if (err)
+			return err;
+	}
+	*n = at - at0;
 	return 0;
 }
 

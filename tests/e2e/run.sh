@@ -69,6 +69,17 @@ t_record_demo_pid_task_flamegraphs() {
 	grep -q '^cpu_hog;' "$TMP/all.folded" && grep -q '^short;' "$TMP/all.folded" ||
 		fail "no 'cpu_hog' and 'short' name roots" || return 1
 	! grep -q '^task [0-9]' "$TMP/all.folded" || fail "task roots past 100 tasks" || return 1
+	# the shim's own code (the functions libd9prof.a defines, linked into
+	# the demo) is one frame, "[d9prof shim]", never read as the demo's
+	local shim n
+	shim=$(nm --defined-only "$ROOT/$B/libd9prof.a" | awk '$2 ~ /^[tT]$/ { sub(/\..*/, "", $3); print $3 }' |
+		sort -u | paste -sd'|')
+	n=$(tr ';' '\n' <"$TMP/all.folded" | sed 's/ [0-9]*$//; s/ \[inlined\]$//' |
+		grep -cxE "$shim")
+	say "    $(grep -c '\[d9prof shim\]' "$TMP/all.folded") stacks end in [d9prof shim]; frames named as the shim's functions: $n"
+	[ "$n" = 0 ] || fail "the shim's functions drawn as frames: $(tr ';' '\n' <"$TMP/all.folded" |
+		sed 's/ [0-9]*$//; s/ \[inlined\]$//' | grep -xE "$shim" | sort -u | head -3 | tr '\n' ' ')" ||
+		return 1
 	"$D9" flame -i "$TMP/demo.data" --by task --format folded >"$TMP/bytask.folded" ||
 		return 1
 	grep -q '^task 1 cpu_hog;' "$TMP/bytask.folded" ||
