@@ -1042,18 +1042,30 @@ struct live_stack {
 	uint32_t samples;
 };
 
+#define LIVE_AUTO_ENDED 20
+
+/* What the recording lost so far (record_stats' counts) */
+struct live_lost {
+	uint64_t samples, shim, offcpu, wakeups, ctimer;
+};
+
 struct live_snap {
 	uint64_t time;	      /* CLOCK_MONOTONIC ns */
 	uint64_t interval_ns; /* since the last snapshot (0: the first) */
 	double period_ns;     /* a sample's worth */
-	enum group_by by;
+	enum group_by by;     /* the rows' (GROUP_AUTO asked: chosen) */
+	int auto_by;	      /* ... chosen so: by task, by name once
+			       * LIVE_AUTO_ENDED tasks ended in a frame */
 	struct live_row *rows;
 	size_t nrows;
 	struct live_worker *workers;
 	size_t nworkers;
-	uint64_t samples, outside; /* CPU samples, and outside polls */
-	uint64_t refused;	   /* threads and tasks not kept */
-	uint64_t stacks_task;	   /* whose hottest stacks follow (0: none) */
+	uint64_t samples;	  /* CPU samples that came in it */
+	uint64_t inside, outside; /* ... placed in it: in a poll (a
+				   * task), or in none */
+	struct live_lost lost;	  /* live__set_lost()'s */
+	uint64_t refused;	  /* threads and tasks not kept */
+	uint64_t stacks_task;	  /* whose hottest stacks follow (0: none) */
 	struct live_stack stacks[LIVE_STACKS];
 	size_t nstacks; /* hottest first */
 };
@@ -1068,7 +1080,8 @@ const struct trace_tap *live__tap(const struct live *l);
 void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
 		   uint64_t now);
 /* What happened since the last snapshot (the first: since the start), at
- * @now, one row per task, task name or thread (@by; GROUP_AUTO as task),
+ * @now, one row per task, task name or thread (@by; GROUP_AUTO: by task
+ * until a frame shows LIVE_AUTO_ENDED tasks ended, by name from then on),
  * unsorted. 0 or -ENOMEM; live_snap_release() frees it. */
 int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_snap *out);
 void live_snap_release(struct live_snap *s);
@@ -1082,6 +1095,9 @@ int live__names_wanted(void *ctx);
 /* Snapshots from now on carry the hottest stacks of task @task (0: none),
  * counted from now on. */
 void live__want_stacks(struct live *l, uint64_t task);
+/* The recording's losses so far, for the snapshots (the recorder's
+ * progress hook: once a second) */
+void live__set_lost(struct live *l, const struct live_lost *lost);
 /* A snapshot as bytes for another process of this build (`d9prof top`
  * beside a recorder): *@buf (the caller frees it) of *@len bytes; 0 or
  * -ENOMEM. And back: 0, -ENOMEM, or -EBADMSG if @buf is not one of this
@@ -1112,7 +1128,6 @@ struct top_opts {
 	int json;	    /* one JSON object (schema in d9prof(1)) */
 	int selected;	    /* text: the row marked '>' (-1: none) */
 	const char *title;  /* "pid 4242 (demo) - 14:02:03" */
-	const char *lost;   /* what was lost so far, or NULL: nothing */
 };
 
 /* One frame of `d9prof top` from @s: a header (the threads' time in the

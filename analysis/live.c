@@ -65,6 +65,7 @@ struct lthread {
 	struct lwait *w; /* what waits for its poll; made when first needed */
 	/* this interval */
 	uint64_t poll_ns, parked_ns, blocked_ns, runq_ns, samples, samples_in;
+	uint64_t polls, polls_ns, max_poll; /* the polls that ended in it */
 	int seen; /* a record this interval, or something open */
 };
 
@@ -93,7 +94,9 @@ struct live {
 	size_t ntk, tk_cap;
 	uint64_t last; /* the last snapshot, ns */
 	int have_last; /* ... there was one */
-	uint64_t refused, samples, outside;
+	uint64_t refused, samples, inside, outside;
+	struct live_lost lost; /* live__set_lost() */
+	int auto_names;	       /* GROUP_AUTO chose by name (for good) */
 	double period_ns;
 	int off;	  /* live__enable(0): the tap drops everything */
 	int names_wanted; /* enabled again: names come again (live__names_wanted()) */
@@ -220,6 +223,7 @@ static void take_sample(struct live *l, struct lthread *t, unsigned int p, int i
 	if (!in) {
 		l->outside += w;
 	} else {
+		l->inside += w;
 		t->samples_in += w;
 		if (k)
 			k->samples += w;
@@ -244,10 +248,14 @@ static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t 
 	 * was in this one; the first after @end waits on */
 	for (; w->p0 < w->npend && w->pend[w->p0].time <= end; w->p0++)
 		take_sample(l, t, w->p0, w->pend[w->p0].time >= start, task, k);
+	/* (one in no poll: parked, or idle, not blocked) */
 	for (; w->s0 < w->nsw && w->sw[w->s0].time <= end; w->s0++)
-		if (k && w->sw[w->s0].time >= start) {
-			k->blocked_ns += w->sw[w->s0].blocked;
-			k->runq_ns += w->sw[w->s0].runq;
+		if (w->sw[w->s0].time >= start) {
+			t->blocked_ns += w->sw[w->s0].blocked;
+			if (k) {
+				k->blocked_ns += w->sw[w->s0].blocked;
+				k->runq_ns += w->sw[w->s0].runq;
+			}
 		}
 	if (w->p0 == w->npend)
 		w->p0 = w->npend = 0;
@@ -323,6 +331,10 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 	/* the threads' time is this interval's: what an earlier snapshot
 	 * showed open is not counted twice */
 	t->poll_ns += clip(start, end, l->last, end);
+	t->polls++;
+	t->polls_ns += end - start;
+	if (end - start > t->max_poll)
+		t->max_poll = end - start;
 	t->seen = 1;
 	resolve(l, t, start, end, task, k);
 	if (!k)
@@ -499,6 +511,13 @@ static int hot_cmp(const void *a, const void *b)
 	return x->samples > y->samples ? -1 : x->samples < y->samples;
 }
 
+void live__set_lost(struct live *l, const struct live_lost *lost)
+{
+	pthread_mutex_lock(&l->lock);
+	l->lost = *lost;
+	pthread_mutex_unlock(&l->lock);
+}
+
 void live__want_stacks(struct live *l, uint64_t task)
 {
 	pthread_mutex_lock(&l->lock);
@@ -530,6 +549,7 @@ static void tap_sample(void *ctx, const struct trace_sample *s, const uint64_t *
 	if (at > 0) {
 		struct ltask *k = task_of(l, task);
 
+		l->inside += w;
 		t->samples_in += w;
 		if (k)
 			k->samples += w;
@@ -579,11 +599,14 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 	/* this interval's part: it is known only at the switch-in */
 	blocked = clip(s->time, r, l->last, in);
 	runq = clip(r, in, l->last, in);
-	t->blocked_ns += blocked;
 	t->runq_ns += runq;
 	at = poll_at(t, s->time, s->task, &task);
 	if (at > 0)
 		k = task_of(l, task);
+	/* off-CPU while parked is parked time (counted from the markers),
+	 * not blocked; one not placed yet counts once a poll takes it */
+	if (at > 0 || (at == 0 && !t->park))
+		t->blocked_ns += blocked;
 	if (k) {
 		k->blocked_ns += blocked;
 		k->runq_ns += runq;
@@ -845,6 +868,9 @@ static void snap_threads(struct live *l, uint64_t now, struct live_snap *out)
 			snprintf(r->name, sizeof(r->name), "%s", w->name);
 			r->samples = t->samples;
 			r->poll_ns = w->poll_ns;
+			r->polls = t->polls;
+			r->max_poll_ns = t->max_poll;
+			r->mean_poll_ns = t->polls ? t->polls_ns / t->polls : 0;
 			r->blocked_ns = t->blocked_ns;
 			r->runq_ns = t->runq_ns;
 			r->state = t->task   ? LIVE_POLLED
@@ -859,6 +885,7 @@ static void snap_threads(struct live *l, uint64_t now, struct live_snap *out)
 		else
 			t->idle++;
 		t->poll_ns = t->parked_ns = t->blocked_ns = t->runq_ns = 0;
+		t->polls = t->polls_ns = t->max_poll = 0;
 		t->samples = t->samples_in = 0;
 		t->seen = 0;
 	}
@@ -972,6 +999,18 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 	out->interval_ns = l->have_last && now > l->last ? now - l->last : 0;
 	out->period_ns = l->period_ns;
 	out->refused = l->refused;
+	/* by task, until many short tasks make a column of ended rows that
+	 * change every frame: by name from then on */
+	if (by == GROUP_AUTO) {
+		size_t ended = 0;
+
+		for (size_t i = 0; i < l->ntk; i++)
+			ended += l->tk[i].ended;
+		if (ended >= LIVE_AUTO_ENDED)
+			l->auto_names = 1;
+		by = l->auto_names ? GROUP_NAME : GROUP_TASK;
+		out->auto_by = 1;
+	}
 	out->by = by;
 	out->rows =
 		calloc((by == GROUP_THREAD ? l->nth : l->ntk) + 1, sizeof(*out->rows));
@@ -986,13 +1025,17 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		struct live_row *r = &out->rows[i];
 
 		r->delay_p99_ns = p99(r->delays_, r->ndelays);
-		r->mean_poll_ns = r->polls ? r->poll_ns / r->polls : 0;
+		/* (a thread's: of its polls, set above) */
+		if (by != GROUP_THREAD)
+			r->mean_poll_ns = r->polls ? r->poll_ns / r->polls : 0;
 	}
 	snap_forget(l, now);
 	snap_stacks(l, out);
+	out->inside = l->inside;
 	out->outside = l->outside;
 	out->samples = l->samples;
-	l->outside = l->samples = 0;
+	out->lost = l->lost;
+	l->inside = l->outside = l->samples = 0;
 	l->last = now;
 	l->have_last = 1;
 	err = 0;
@@ -1014,16 +1057,17 @@ void live_snap_release(struct live_snap *s)
 /* ---- a snapshot as bytes -------------------------------------------------- */
 
 #define PACK_MAGIC   0x564c3944u /* "D9LV" */
-#define PACK_VERSION 1
+#define PACK_VERSION 2
 #define PACK_MAX     (1u << 20) /* rows, and workers, at most */
 
 struct pack_hdr {
 	uint32_t magic, version;
 	uint32_t row_size, worker_size;
 	uint64_t nrows, nworkers;
-	uint64_t time, interval_ns, samples, outside, refused;
+	uint64_t time, interval_ns, samples, inside, outside, refused;
+	struct live_lost lost;
 	double period_ns;
-	int32_t by, pad_;
+	int32_t by, auto_by;
 	uint64_t stacks_task, nstacks;
 	struct live_stack stacks[LIVE_STACKS];
 };
@@ -1040,10 +1084,13 @@ int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
 		.time = s->time,
 		.interval_ns = s->interval_ns,
 		.samples = s->samples,
+		.inside = s->inside,
 		.outside = s->outside,
+		.lost = s->lost,
 		.refused = s->refused,
 		.period_ns = s->period_ns,
 		.by = (int32_t)s->by,
+		.auto_by = s->auto_by,
 		.stacks_task = s->stacks_task,
 		.nstacks = s->nstacks,
 	};
@@ -1100,10 +1147,13 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	s->time = h.time;
 	s->interval_ns = h.interval_ns;
 	s->samples = h.samples;
+	s->inside = h.inside;
 	s->outside = h.outside;
+	s->lost = h.lost;
 	s->refused = h.refused;
 	s->period_ns = h.period_ns;
 	s->by = (enum group_by)h.by;
+	s->auto_by = !!h.auto_by;
 	s->stacks_task = h.stacks_task;
 	s->nstacks = h.nstacks;
 	memcpy(s->stacks, h.stacks, sizeof(s->stacks));

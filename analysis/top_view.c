@@ -263,11 +263,34 @@ static double share(uint64_t ns, uint64_t all)
 	return all ? 100.0 * (double)ns / (double)all : 0;
 }
 
+/* What the recording lost so far, "" for nothing: "12 samples, 3 shim
+ * records" */
+static char *lost_text(const struct live_lost *l, char *buf, size_t len)
+{
+	const struct {
+		uint64_t n;
+		const char *what;
+	} v[] = {{l->samples, "samples"},
+		 {l->shim, "shim records"},
+		 {l->offcpu, "off-CPU records"},
+		 {l->wakeups, "wakeups"},
+		 {l->ctimer, "ctimer samples"}};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v) && n < len; i++)
+		if (v[i].n)
+			n += (size_t)snprintf(buf + n, len - n, "%s%llu %s",
+					      n ? ", " : "", (unsigned long long)v[i].n,
+					      v[i].what);
+	return buf;
+}
+
 /* The header: the workers' time in the interval, samples and losses. */
 static void text_head(const struct live_snap *s, const struct top_opts *o, FILE *out)
 {
 	uint64_t poll = 0, parked = 0, blocked = 0, runq = 0, all;
-	char line[512], secs[32];
+	char line[512], secs[32], lost[160];
 	size_t n;
 	int zc;
 
@@ -296,16 +319,50 @@ static void text_head(const struct live_snap *s, const struct top_opts *o, FILE 
 	fprintf(out, "%s\n", line);
 	for (zc = 0, n = 0; n < s->nrows && !zc; n++)
 		zc = s->rows[n].nzc != 0;
-	n = (size_t)snprintf(line, sizeof(line),
-			     "CPU: %.1f%% sampled, %.0f%% of it outside %s",
-			     cpu_pct(s, s->samples), share(s->outside, s->samples),
-			     zc ? "tasks" : "polls");
+	/* of the samples placed in the interval (one waits up to
+	 * LIVE_PEND_NS for its poll's end) */
+	n = (size_t)snprintf(
+		line, sizeof(line), "CPU: %.1f%% sampled, %.0f%% of it outside %s",
+		cpu_pct(s, s->samples), share(s->outside, s->inside + s->outside),
+		zc ? "tasks" : "polls");
 	if (n < sizeof(line))
 		snprintf(line + n, sizeof(line) - n, "; lost: %s",
-			 o->lost && *o->lost ? o->lost : "nothing");
+			 *lost_text(&s->lost, lost, sizeof(lost)) ? lost : "nothing");
 	if (o->width)
 		analysis_u8_cut(line, o->width);
 	fprintf(out, "%s\n", line);
+}
+
+/* The sort keys' column titles (enum top_sort) */
+static const char *const sort_title[] = {
+	[TOP_BY_CPU] = "CPU%",	      [TOP_BY_POLLS] = "POLLS/S",
+	[TOP_BY_MAX] = "MAX",	      [TOP_BY_DELAY] = "DELAY-P99",
+	[TOP_BY_BLOCKED] = "BLOCKED", [TOP_BY_RUNQ] = "RUNQ",
+	[TOP_BY_NAME] = "NAME",
+};
+
+/* What the rows are: their grouping (and why, where automatic), the
+ * column that sorts them, the filter on */
+static void text_rows_line(const struct live_snap *s, const struct top_opts *o, FILE *out)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "rows: by %s%s; sorted by %s; filter: %s%s%s",
+		 s->by == GROUP_THREAD ? "thread"
+		 : s->by == GROUP_NAME ? "name"
+				       : "task",
+		 !s->auto_by	       ? ""
+		 : s->by == GROUP_NAME ? " (auto: many short tasks)"
+				       : " (auto)",
+		 (size_t)o->sort < sizeof(sort_title) / sizeof(*sort_title)
+			 ? sort_title[o->sort]
+			 : "?",
+		 o->filter ? "'" : "", o->filter ? o->filter : "none",
+		 o->filter ? "'" : "");
+	if (o->width)
+		analysis_u8_cut(line, o->width);
+	text_put(out, line);
+	fputc('\n', out);
 }
 
 static void text_frame(const struct live_snap *s, const struct top_opts *o,
@@ -320,6 +377,7 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 						: "TASK";
 
 	text_head(s, o, out);
+	text_rows_line(s, o, out);
 	for (i = 0; i < nw && i < MAX_WARN; i++) {
 		snprintf(name, sizeof(name), "! %s (>= %s): %s", w[i].flag,
 			 w[i].threshold, w[i].text);
@@ -388,6 +446,7 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		       const uint32_t *ix, size_t n, struct lib_json *w)
 {
 	static const char *const state[] = {"idle", "polled", "woken", "parked", "ended"};
+	char lost[160];
 	struct warn wn[16];
 	size_t nw = warnings(s, wn, 16);
 
@@ -398,9 +457,17 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 			   s->by == GROUP_THREAD ? "thread"
 			   : s->by == GROUP_NAME ? "name"
 						 : "task");
+	lib_json_bool_field(w, "by_auto", s->auto_by);
+	lib_json_str_field(w, "sort",
+			   (size_t)o->sort < sizeof(sort_title) / sizeof(*sort_title)
+				   ? sort_title[o->sort]
+				   : NULL);
+	lib_json_str_field(w, "filter", o->filter);
 	lib_json_uint_field(w, "samples", s->samples);
+	lib_json_uint_field(w, "samples_in_polls", s->inside);
 	lib_json_uint_field(w, "samples_outside_polls", s->outside);
-	lib_json_str_field(w, "lost", o->lost && *o->lost ? o->lost : NULL);
+	lib_json_str_field(w, "lost",
+			   *lost_text(&s->lost, lost, sizeof(lost)) ? lost : NULL);
 	lib_json_name(w, "workers");
 	lib_json_array_begin(w);
 	for (size_t i = 0; i < s->nworkers; i++) {

@@ -392,4 +392,9 @@ int cmd_events(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
+/* The recording's losses so far (@st) into the live view @l's snapshots
+ * (NULL: none), as top beside it and top's own recording show them. */
+struct record_stats;
+void live_set_lost(struct live *l, const struct record_stats *st);
+
 #endif /* D9_CLI_H */

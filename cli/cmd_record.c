@@ -240,6 +240,8 @@ struct rec_ctx {
 	const char *upload, *endpoint; /* --upload, --endpoint-url */
 	struct record_upload *up;
 	int line;	    /* a status line is showing */
+	int status;	    /* ... is wanted (a terminal) */
+	struct live *live;  /* `top` beside: fed the losses too */
 	char cmdline[1024]; /* a command's, for the trace */
 };
 
@@ -345,6 +347,9 @@ static void progress(void *ctx, const struct record_stats *st, double seconds)
 	struct winsize ws;
 	int n;
 
+	live_set_lost(x->live, st);
+	if (!x->status)
+		return;
 	if (x->duration > 0)
 		snprintf(of, sizeof(of), " of %g s", x->duration);
 	n = snprintf(
@@ -1256,7 +1261,7 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 		const char *term = getenv("TERM");
 
 		if (!term || strcmp(term, "dumb"))
-			o->progress = progress;
+			x->status = 1;
 	}
 	return 0;
 }
@@ -1327,8 +1332,12 @@ static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_st
 		o->polling = live_polling;
 		o->names_wanted = live__names_wanted;
 		o->polling_ctx = l;
+		x->live = l;
 	}
+	if (x->status || x->live)
+		o->progress = progress;
 	ret = finish(o, x, st, record__run(o, st));
+	x->live = NULL;
 	live_server__stop(srv);
 	live__free(l);
 	return ret;

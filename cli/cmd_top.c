@@ -39,7 +39,8 @@ static const char *const sort_keys[] = {
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: d9prof top -p PID | -- CMD [ARGS...] [-d SECS] [--by task|name|thread]\n"
+		"usage: d9prof top -p PID | -- CMD [ARGS...] [-d SECS]\n"
+		"                  [--by auto|task|name|thread]\n"
 		"                  [--sort KEY]\n"
 		"                  [--filter TEXT] [-F HZ] [-b [-n COUNT]] [--format text|json]\n\n"
 		"The running process's tasks as they are now, refreshed every interval: a\n"
@@ -49,10 +50,11 @@ static void help(FILE *f)
 		"and MAX poll, DELAY-P99 (wake to poll), BLOCKED and RUNQ (off-CPU inside\n"
 		"its polls: blocked, or waiting for a CPU) and STATE (polled now, woken\n"
 		"and waiting, idle, parked). Above: the threads' time (in polls, outside,\n"
-		"parked; blocked, run queue), what was lost, and the red flags of\n"
+		"parked; blocked off-CPU outside parking, run queue), what was lost, what\n"
+		"the rows are (grouping, sort column, filter), and the red flags of\n"
 		"'d9prof report' as they hold now (a poll running past 10ms, a task woken\n"
 		"5ms ago and not polled, a worker in one poll for a second).\n\n"
-		"keys: q quit, space pause, b task/name/thread, < > sort column,\n"
+		"keys: q quit, space pause, b auto/task/name/thread, < > sort column,\n"
 		"      c cpu, p polls, m max, d delay, k blocked, r runq, n name,\n"
 		"      / filter by name (empty: all), up/down select\n\n"
 		"options:\n"
@@ -62,7 +64,8 @@ static void help(FILE *f)
 		"                        screen) and watch it until it ends; it is\n"
 		"                        stopped (SIGTERM) when top quits\n"
 		"  -d, --interval SECS   seconds between frames (default 1)\n"
-		"      --by KEY          task (default), name or thread\n"
+		"      --by KEY          auto (default: by task, by name once 20 tasks\n"
+		"                        end in a frame), task, name or thread\n"
 		"      --sort KEY        cpu (default), polls, max, delay, blocked, runq\n"
 		"                        or name\n"
 		"      --filter TEXT     only rows whose name holds TEXT\n"
@@ -94,7 +97,6 @@ struct top {
 	pthread_t th;
 	pthread_mutex_t lock; /* what the recorder's thread says */
 	char msg[256];	      /* its last message */
-	char lost[160];	      /* what it lost so far */
 	int done, err;	      /* it returned, with err (or the one beside
 			       * ended); done only under the lock */
 	char title[160];
@@ -136,24 +138,9 @@ static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
 static void progress(void *ctx, const struct record_stats *st, double seconds)
 {
 	struct top *x = ctx;
-	char buf[160];
-	size_t n = 0;
 
 	(void)seconds;
-	buf[0] = '\0';
-#define LOST(v, what)                                                                    \
-	if ((v) && n < sizeof(buf))                                                      \
-	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%llu %s", n ? ", " : "",      \
-			      (unsigned long long)(v), (what))
-	LOST(st->lost_samples, "samples");
-	LOST(st->shim_drops, "shim records");
-	LOST(st->offcpu_lost, "off-CPU records");
-	LOST(st->wake_lost, "wakeups");
-	LOST(st->ctimer_drops, "ctimer samples");
-#undef LOST
-	pthread_mutex_lock(&x->lock);
-	snprintf(x->lost, sizeof(x->lost), "%s", buf);
-	pthread_mutex_unlock(&x->lock);
+	live_set_lost(x->live, st);
 }
 
 static void polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin, uint64_t now)
@@ -382,8 +369,6 @@ static char *frame(struct top *x, const struct live_snap *s, size_t width)
 		return NULL;
 	set_title(x);
 	pthread_mutex_lock(&x->lock);
-	/* beside a recording, its losses are its own to say */
-	x->v.lost = x->fd >= 0 ? "(said by the recorder beside)" : x->lost;
 	x->v.title = x->title;
 	x->v.width = width;
 	err = analysis__top(s, &x->v, m);
@@ -550,9 +535,10 @@ static int screen_loop(struct top *x)
 			redraw = 1;
 			break;
 		case 'b':
-			x->by = x->by == GROUP_TASK   ? GROUP_NAME
+			x->by = x->by == GROUP_AUTO   ? GROUP_TASK
+				: x->by == GROUP_TASK ? GROUP_NAME
 				: x->by == GROUP_NAME ? GROUP_THREAD
-						      : GROUP_TASK;
+						      : GROUP_AUTO;
 			next = 0;
 			break;
 		case '<':
@@ -641,10 +627,12 @@ static int parse(struct top *x, int argc, char **argv)
 					optarg);
 			break;
 		case 'B':
-			if ((k = parse_group_by(optarg)) < 0 || k == GROUP_SPAN)
+			if (!strcmp(optarg, "auto"))
+				k = GROUP_AUTO;
+			else if ((k = parse_group_by(optarg)) < 0 || k == GROUP_SPAN)
 				return usage_error(
 					"top ",
-					"bad --by '%s': want task, name or thread",
+					"bad --by '%s': want auto, task, name or thread",
 					optarg);
 			x->by = (enum group_by)k;
 			break;
@@ -751,7 +739,7 @@ static int beside(struct top *x)
 
 int cmd_top(int argc, char **argv)
 {
-	struct top x = {.interval = 1.0, .by = GROUP_TASK, .v = {.selected = -1}};
+	struct top x = {.interval = 1.0, .by = GROUP_AUTO, .v = {.selected = -1}};
 	struct sigaction sa = {.sa_handler = on_signal};
 	int ret, err, devnull;
 

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "lib/text.h"
+#include "record/record.h"
 #include "store/fetch.h"
 
 /* One message line. Messages name paths and what the target is called
@@ -812,4 +813,16 @@ int close_output(FILE *f, const char *path)
 		return -1;
 	}
 	return 0;
+}
+
+void live_set_lost(struct live *l, const struct record_stats *st)
+{
+	struct live_lost lost = {.samples = st->lost_samples,
+				 .shim = st->shim_drops,
+				 .offcpu = st->offcpu_lost,
+				 .wakeups = st->wake_lost,
+				 .ctimer = st->ctimer_drops};
+
+	if (l)
+		live__set_lost(l, &lost);
 }
