@@ -597,9 +597,9 @@ const char *analysis_runq_missing(const struct trace *t);
 const char *analysis_runq_holders_missing(const struct trace *t);
 
 /* Who had the CPU while a thread waited for one: "comm[tid]" (the name
- * from trace__comm(), cleaned; "?[tid]" if unnamed), "unknown" for
- * @holder 0, "[idle CPU]" and "[others]" for TRACE_HOLD_IDLE and _OTHERS.
- * Returns @buf. */
+ * from trace__comm(), cleaned; "?[tid]" if unnamed), "[earlier than the
+ * CPU's history]" for @holder 0 (TRACE_HOLD_UNKNOWN), "[idle CPU]" and
+ * "[others]" for TRACE_HOLD_IDLE and _OTHERS. Returns @buf. */
 char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf,
 			    size_t len);
 /* Who held the CPU while switch @s waited on its run queue, as shares of

@@ -377,6 +377,9 @@ static inline uint32_t stack_canon(const uint32_t *canon, size_t n, uint32_t s)
 	return canon && s < n ? canon[s] : s;
 }
 #define ANALYSIS_RUNTIME_LABEL "[runtime]"
+/* Run-queue time no switch the recorder kept can name (TRACE_HOLD_UNKNOWN):
+ * older than the CPU's history (record/bpf/sched.h, record/cputl.h) */
+#define ANALYSIS_HOLD_UNKNOWN_LABEL "[earlier than the CPU's history]"
 
 /* ---- zero-code Tokio (tokio_tasks.c) ---------------------------------------- */
 

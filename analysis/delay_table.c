@@ -177,9 +177,7 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h,
 			break;
 		case CAUSE_RUNQ:
 			fprintf(out, "runqueue %s (%d%%) behind %s", d, pct,
-				x->holder ? analysis_holder_label(t, x->holder, b,
-								  sizeof(b))
-					  : "an unknown thread");
+				analysis_holder_label(t, x->holder, b, sizeof(b)));
 			break;
 		case CAUSE_PARKED:
 			fprintf(out, "parked %s (%d%%)", d, pct);

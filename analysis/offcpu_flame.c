@@ -215,7 +215,9 @@ static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 			k = snprintf(
 				lab, sizeof(lab), "[runqueue: %s]",
 				analysis_holder_label(t, ps->holder[x], h, sizeof(h)));
-			if (ps->holder[x] == 0)
+			/* no holder: older than the CPU's history, where the
+			 * trace has them at all */
+			if (ps->holder[x] == 0 && analysis_runq_holders_missing(t))
 				k = snprintf(lab, sizeof(lab), "[runqueue]");
 			err = flame_intern(f, lab,
 					   (size_t)k < sizeof(lab) ? (size_t)k

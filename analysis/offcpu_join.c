@@ -727,7 +727,7 @@ char *analysis_holder_label(const struct trace *t, uint32_t holder, char *buf, s
 {
 	if (!holder || holder == TRACE_HOLD_IDLE || holder == TRACE_HOLD_OTHERS) {
 		snprintf(buf, len, "%s",
-			 !holder		     ? "unknown"
+			 !holder		     ? ANALYSIS_HOLD_UNKNOWN_LABEL
 			 : holder == TRACE_HOLD_IDLE ? "[idle CPU]"
 						     : "[others]");
 		return buf;

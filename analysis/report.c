@@ -508,6 +508,52 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 	}
 }
 
+/* Who held the CPU while poll @p waited for one, summed over its
+ * switches: "stress[999] 6.00ms, kworker/0:1[12] 1.20ms" (the two that
+ * held it longest, "and others" past them), into @buf */
+static void poll_holders(const struct offcpu *oc, const struct poll *p, char *buf,
+			 size_t len)
+{
+	enum { MOST = 8 };
+	const struct trace *t = oc->trace;
+	struct trace_hold sum[MOST], hd[TRACE_MAX_HOLDS];
+	const uint32_t *sw;
+	size_t m = offcpu__thread_switches(oc, p->tid, &sw), ns = 0, at = 0, k, q;
+	char h[96], d[32];
+
+	for (q = 0; q < m; q++) {
+		const struct offcpu_switch *x = &oc->sw[sw[q]];
+		size_t n;
+
+		if (x->poll != (int32_t)p->id || !x->runq)
+			continue;
+		n = analysis_switch_holds(t, &t->switches[sw[q]], x->runq, hd);
+		for (size_t i = 0; i < n; i++) {
+			for (k = 0; k < ns && sum[k].tid != hd[i].tid; k++)
+				;
+			if (k == ns && ns < MOST)
+				sum[ns++] = (struct trace_hold){hd[i].tid, 0};
+			if (k < ns)
+				sum[k].ns += hd[i].ns;
+		}
+	}
+	/* the longest first */
+	for (k = 1; k < ns; k++)
+		for (q = k; q > 0 && sum[q].ns > sum[q - 1].ns; q--) {
+			struct trace_hold tmp = sum[q];
+
+			sum[q] = sum[q - 1];
+			sum[q - 1] = tmp;
+		}
+	buf[0] = '\0';
+	for (k = 0; k < ns && k < 2 && at < len; k++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s %s", k ? ", " : "",
+				       analysis_holder_label(t, sum[k].tid, h, sizeof(h)),
+				       text_duration(sum[k].ns, d, sizeof(d)));
+	if (ns > 2 && at < len)
+		snprintf(buf + at, len - at, " and others");
+}
+
 /* The run-queue flag: @nrq polls waited >= 1ms for a CPU, @rq the worst,
  * and who held the CPU meanwhile. */
 static void flag_runq(struct page *pg, const struct poll *rq, uint64_t nrq)
@@ -519,7 +565,7 @@ static void flag_runq(struct page *pg, const struct poll *rq, uint64_t nrq)
 
 	if (!f)
 		return;
-	char h[96] = "unknown";
+	char h[96] = ANALYSIS_HOLD_UNKNOWN_LABEL;
 	uint64_t best = 0;
 	const uint32_t *sw;
 	size_t m = offcpu__thread_switches(oc, rq->tid, &sw);
@@ -636,13 +682,31 @@ static void flags(struct page *pg)
 	if (lp && (f = flag_new(pg, "long poll", "10ms"))) {
 		uint32_t fr, under;
 
+		uint64_t dur = lp->end - lp->start, runq = oc->polls[lp->id].runq_ns;
+		char who[200], b[32];
+
 		f->count = nlong;
 		f->task = lp->task;
-		if (offcpu__poll_top(oc, lp->id, &fr, &under) > 0)
-			site_label(t, fr, under, f->function, sizeof(f->function));
-		snprintf(f->detail, sizeof(f->detail),
-			 "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32 ")",
-			 nlong, text_duration(lp->end - lp->start, a, sizeof(a)), lp->id);
+		/* mostly on the run queue: not the task's code, the CPU's
+		 * holders */
+		if (2 * runq > dur) {
+			poll_holders(oc, lp, who, sizeof(who));
+			snprintf(f->detail, sizeof(f->detail),
+				 "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32
+				 "): it waited for a CPU %s (%.0f%%), behind %s",
+				 nlong, text_duration(dur, a, sizeof(a)), lp->id,
+				 text_duration(runq, b, sizeof(b)),
+				 100.0 * (double)runq / (double)dur,
+				 who[0] ? who : ANALYSIS_HOLD_UNKNOWN_LABEL);
+		} else {
+			if (offcpu__poll_top(oc, lp->id, &fr, &under) > 0)
+				site_label(t, fr, under, f->function,
+					   sizeof(f->function));
+			snprintf(f->detail, sizeof(f->detail),
+				 "%" PRIu64 " polls >= 10ms, longest %s (poll %" PRIu32
+				 ")",
+				 nlong, text_duration(dur, a, sizeof(a)), lp->id);
+		}
 		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32,
 			 lp->id);
 	}

@@ -111,6 +111,7 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 		goto out;
 	}
 	if ((err = bpf_map__set_max_entries(sb->skel->maps.outs, (unsigned int)ncpu)) ||
+	    (err = bpf_map__set_max_entries(sb->skel->maps.hists, (unsigned int)ncpu)) ||
 	    (err = bpf_map__set_max_entries(sb->skel->maps.ring,
 					    (unsigned int)o->ring_bytes))) {
 		bpfload_fail(err, "size the maps", why, whylen);

@@ -113,9 +113,11 @@ struct hist {
 	struct hist_ent e[SCHED_BPF_HIST];
 };
 
-/* each CPU's last switches: what ran there, from when */
+/* each CPU's last switches: what ran there, from when; indexed by the
+ * CPU (too big for a per-CPU map's value), max_entries set to the
+ * possible CPUs before load */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct hist);
@@ -495,13 +497,13 @@ int BPF_PROG(d9_switch, _Bool preempt, struct task_struct *prev, struct task_str
 	     unsigned int prev_state)
 {
 	__u64 now;
-	__u32 zero = 0;
+	__u32 cpu = bpf_get_smp_processor_id();
 	struct hist *h;
 
 	if (!enabled)
 		return 0;
 	now = bpf_ktime_get_ns();
-	h = bpf_map_lookup_elem(&hists, &zero);
+	h = bpf_map_lookup_elem(&hists, &cpu);
 	if (is_target(next))
 		switch_in(prev, next, h, now);
 	/* still runnable: preempted, or yielded (no sleep state bit); a

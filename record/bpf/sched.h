@@ -17,7 +17,8 @@
  *                  0 when wakeups are off), who ran
  *                  before it on that CPU, and who held that CPU while it
  *                  waited, summed in the kernel from the CPU's last
- *                  SCHED_BPF_HIST switches: nholds of them, the record
+ *                  SCHED_BPF_HIST switches (what is older: unknown):
+ *                  nholds of them, the record
  *                  only as long as those (a variable size).
  *
  * With cfg.min_ns, a switch-out waits in the kernel (task storage) for its
@@ -35,11 +36,16 @@
 #define SCHED_BPF_OUT 1
 #define SCHED_BPF_IN  2
 
-#define SCHED_BPF_FRAMES    127		/* per chain, perf's default maximum */
-#define SCHED_BPF_STACK_MAX 32768	/* bytes of user stack, at most */
-#define SCHED_BPF_HIST	    64		/* switches kept per CPU */
-#define SCHED_BPF_SLOTS	    16		/* holders per wait; the rest summed */
-#define SCHED_BPF_IDLE	    0xffffffffu /* the idle task held the CPU */
+#define SCHED_BPF_FRAMES    127	  /* per chain, perf's default maximum */
+#define SCHED_BPF_STACK_MAX 32768 /* bytes of user stack, at most */
+/* switches kept per CPU (32 bytes each, 256 KiB a CPU; a power of two,
+ * for the verifier to bound the index): a run-queue wait is charged to
+ * what ran in it back to the oldest (82 ms of a CPU switching 100k times
+ * a second, 0.8 s at 10k); the rest of a longer one is
+ * TRACE_HOLD_UNKNOWN */
+#define SCHED_BPF_HIST	8192
+#define SCHED_BPF_SLOTS 16	    /* holders per wait; the rest summed */
+#define SCHED_BPF_IDLE	0xffffffffu /* the idle task held the CPU */
 
 /* The pairing rules both paths apply (here and in record/offcpu.c):
  * sched_switch's prev_state sleep bits (S D T t X Z P I; none set: still

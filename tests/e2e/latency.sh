@@ -577,6 +577,54 @@ t_pinned_offcpu_runqueue_frame() {
 	[ "$wb" -ge 100000 ] || fail "under 100 ms of it in the busy task's polls" || return 1
 }
 
+# On a CPU switching ~120k times a second (2 sleepers of 10 us pinned to
+# CPU 0 beside the thief; pinned's threads at nice 19, so that each wait
+# spans many switches), the busy task's run-queue waits are still
+# charged to what ran (the thief, the sleepers: pids this test started),
+# the rest named "[earlier than the CPU's history]"; and a long poll that
+# mostly waited for a CPU is flagged as that, naming who held it
+t_pinned_runq_holders_past_many_switches() {
+	need_perf || return
+	local sw=() p t f="$RD/sw" i un all named
+	start_ready -2 "$RD/swthief.out" taskset -c 0 "$BIN/thief" 15 || return 1
+	t=$SPID
+	for i in $(seq "${SLEEPERS:-2}"); do
+		taskset -c 0 perl -e 'select(undef, undef, undef, 0.00001) while 1' &
+		sw+=($!)
+		PIDS+=($!)
+	done
+	start pinned "$RD/swpinned.out" 12 || return 1
+	p=$SPID
+	# its threads at nice 19: each wait lasts many of the others' switches
+	for i in /proc/"$p"/task/*; do renice -n 19 -p "${i##*/}" >/dev/null; done
+	record "$p" swpinned 2 || return 1
+	# (the CPU back to it first: at nice 19 it would take seconds to end)
+	for i in "${sw[@]}"; do stop "$i"; done
+	stop "$t"
+	stop "$p"
+	grep -q "off-CPU from BPF" "$RD/swpinned.rec" ||
+		{ say "    skip: scheduler events not from BPF here: $(grep -m1 'off-CPU' "$RD/swpinned.rec")"; return 2; }
+	"$D9" offcpu -i "$RD/swpinned.data" --task "$(task_id "$RD/swpinned.out" busy)" \
+		--format folded -o - >"$f.off" 2>/dev/null || fail "offcpu failed" || return 1
+	all=$(awk 'index($0, "[runqueue") { s += $NF } END { print s + 0 }' "$f.off")
+	un=$(awk 'index($0, "[runqueue: [earlier than the CPU'"'"'s history]]") { s += $NF } END { print s + 0 }' "$f.off")
+	named=$(awk -v re="\\\\[runqueue: (cputhief\\\\[$t\\\\]|perl\\\\[($(IFS='|'; echo "${sw[*]}"))\\\\])\\\\]" \
+		'$0 ~ re { s += $NF } END { print s + 0 }' "$f.off")
+	say "    busy's run-queue time: ${all}us; behind the thief and the sleepers: ${named}us;" \
+		"earlier than the CPU's history: ${un}us"
+	[ "$all" -ge 50000 ] || fail "under 50 ms of run-queue time" || return 1
+	# (at nice 19 a wait can outlast even 8192 switches, 68 ms of this
+	# CPU: 3-16% here; with 64 switches kept, 91%)
+	[ $((100 * un)) -le $((25 * all)) ] && [ $((100 * named)) -ge $((70 * all)) ] ||
+		fail "holders: $(grep -o '\[runqueue: [^;]*' "$f.off" | sort | uniq -c | sort -rn | head -5)" ||
+		return 1
+	"$D9" report -i "$RD/swpinned.data" >"$f.report" 2>/dev/null || fail "report failed" || return 1
+	grep -A1 '! long poll' "$f.report" | sed 's/^/    /'
+	! grep -q '! long poll.*waited for a CPU' "$f.report" ||
+		grep -q "! long poll.*waited for a CPU [0-9.]*m*s ([0-9]*%), behind .*\(cputhief\[$t\]\|perl\[\)" "$f.report" ||
+		fail "the long poll's holders are not named" || return 1
+}
+
 py_pinned_report='
 import json, sys
 try:
@@ -739,7 +787,7 @@ t_lost_delays_json_never_polled() {
 order="t_starve_scenario t_starve_delays_text t_starve_delays_json
 	t_starve_tasks_delay_columns t_starve_report_red_flag
 	t_pinned_scenario t_pinned_polls_runq_column t_pinned_offcpu_runqueue_frame
-	t_pinned_report_runqueue
+	t_pinned_report_runqueue t_pinned_runq_holders_past_many_switches
 	t_lost_scenario t_lost_report_never_polled t_lost_delays_json_never_polled
 	t_wakeups_refused_is_said"
 say "latency e2e: $RUNS run(s), $([ "$LOAD" = 1 ] && echo "loaded: 2 x yes" || echo idle)," \
