@@ -188,6 +188,9 @@ int analysis_frame_is_system(const struct trace *t, uint32_t id);
  * ANALYSIS_SHIM_LABEL, so that no one reads it as the program's. */
 int analysis_frame_is_shim(const struct trace *t, uint32_t id);
 #define ANALYSIS_SHIM_LABEL "[d9prof shim]"
+/* How many frames of @fr (@m, leaf first) from the leaf are the shim's:
+ * up to its first frame from the root, with what it called */
+size_t analysis_shim_frames(const struct trace *t, const uint32_t *fr, size_t m);
 /* What a view names for stack @s: the innermost application frame in
  * *@frame and the call it made under it (the function of the leaf-most
  * user frame: the system call's wrapper) in *@under, or, where the call is

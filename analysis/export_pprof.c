@@ -105,6 +105,7 @@ struct ex {
 	uint32_t *loc_of; /* per frame id: location id, 0 = none yet */
 	uint64_t nlocs;
 	uint64_t runtime_loc;  /* "[runtime]" (join__keep()), 0 = none yet */
+	uint64_t shim_loc;     /* "[d9prof shim]", 0 = none yet */
 	struct lib_map fn_of;  /* name << 32 | file -> function id */
 	struct lib_map map_of; /* module string -> mapping index */
 	struct mapping *maps;
@@ -384,29 +385,31 @@ static int location_id(struct ex *x, const uint32_t *fr, size_t n, uint64_t *id)
 	return 0;
 }
 
-/* The location standing for the runtime's frames below a task's code:
- * a function of that name, no mapping. */
-static uint64_t runtime_location(struct ex *x)
+/* The location standing for frames drawn as one, *@loc once made: the
+ * runtime's below a task's code, the shim's at the leaf; a function of
+ * that name (@label), no mapping. */
+static uint64_t label_location(struct ex *x, uint64_t *loc, const char *label)
 {
-	if (!x->runtime_loc) {
-		uint32_t name = str(x, ANALYSIS_RUNTIME_LABEL);
+	if (!*loc) {
+		uint32_t name = str(x, label);
 
 		pbuf_uint(&x->tmp2, FUNCTION_ID, ++x->res.functions);
 		pbuf_uint(&x->tmp2, FUNCTION_NAME, name);
 		pbuf_uint(&x->tmp2, FUNCTION_SYSTEM_NAME, name);
 		pbuf_msg(&x->fns, PROFILE_FUNCTION, &x->tmp2);
-		x->runtime_loc = ++x->nlocs;
+		*loc = ++x->nlocs;
 		pbuf_uint(&x->tmp, LOCATION_ID, x->nlocs);
 		pbuf_uint(&x->tmp2, LINE_FUNCTION_ID, x->res.functions);
 		pbuf_msg(&x->tmp, LOCATION_LINE, &x->tmp2);
 		pbuf_msg(&x->locs, PROFILE_LOCATION, &x->tmp);
 	}
-	return x->runtime_loc;
+	return *loc;
 }
 
-/* The locations of stack @s, leaf first: with @keep below its depth
- * (join__keep()), the locations of the @keep frames nearest the leaf (an
- * address's inlined frames stay together) then "[runtime]". */
+/* The locations of stack @s, leaf first: the shim's frames as one
+ * "[d9prof shim]"; with @keep below its depth (join__keep()), the
+ * locations of the @keep frames nearest the leaf (an address's inlined
+ * frames stay together) then "[runtime]": as the flame graphs draw it. */
 static int stack_locations(struct ex *x, uint32_t s, uint32_t keep, uint64_t **ids,
 			   size_t *cap, size_t *n)
 {
@@ -416,8 +419,11 @@ static int stack_locations(struct ex *x, uint32_t s, uint32_t keep, uint64_t **i
 	int err;
 
 	*n = 0;
-	if (LIB_GROW(*ids, *cap, m + 2))
+	if (LIB_GROW(*ids, *cap, m + 3))
 		return -ENOMEM;
+	i = analysis_shim_frames(x->t, fr, m);
+	if (i)
+		(*ids)[(*n)++] = label_location(x, &x->shim_loc, ANALYSIS_SHIM_LABEL);
 	while (i < end) {
 		/* inlined frames come first, then the frame they are in */
 		for (k = i; k + 1 < m && x->t->frames[fr[k]].inlined; k++)
@@ -429,7 +435,8 @@ static int stack_locations(struct ex *x, uint32_t s, uint32_t keep, uint64_t **i
 		i = k + 1;
 	}
 	if (i < m)
-		(*ids)[(*n)++] = runtime_location(x);
+		(*ids)[(*n)++] =
+			label_location(x, &x->runtime_loc, ANALYSIS_RUNTIME_LABEL);
 	return 0;
 }
 

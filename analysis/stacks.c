@@ -49,9 +49,7 @@ size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t *
 	return b - a;
 }
 
-/* How many frames of @fr (@m, leaf first) from the leaf are the shim's:
- * up to its first frame from the root, with what it called */
-static size_t shim_frames(const struct trace *t, const uint32_t *fr, size_t m)
+size_t analysis_shim_frames(const struct trace *t, const uint32_t *fr, size_t m)
 {
 	for (size_t k = m; k-- > 0;)
 		if (analysis_frame_is_shim(t, fr[k]))
@@ -64,7 +62,7 @@ size_t analysis_stack_labels(const struct trace *t, uint32_t s, char (*lab)[256]
 {
 	const uint32_t *fr = NULL;
 	size_t m = s == UINT32_MAX ? 0 : analysis_stack_frames(t, s, &fr), k, n = 0;
-	size_t shim = shim_frames(t, fr, m);
+	size_t shim = analysis_shim_frames(t, fr, m);
 
 	if (shim && max)
 		snprintf(lab[n++], sizeof(*lab), "%s", ANALYSIS_SHIM_LABEL);
@@ -102,7 +100,7 @@ int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 			return err;
 		skip = m - keep;
 	}
-	shim = shim_frames(t, fr, m);
+	shim = analysis_shim_frames(t, fr, m);
 	/* root to leaf: fr[m - 1 - skip] .. fr[shim] */
 	for (k = m - skip; k-- > shim;) {
 		err = frame_ids(f, t, flab, fr[k], &(*ids)[at++]);

@@ -345,6 +345,7 @@ static const char *const sort_title[] = {
  * column that sorts them, the filter on */
 static void text_rows_line(const struct live_snap *s, const struct top_opts *o, FILE *out)
 {
+	int on = o->filter && *o->filter;
 	char line[256];
 
 	snprintf(line, sizeof(line), "rows: by %s%s; sorted by %s; filter: %s%s%s",
@@ -357,8 +358,7 @@ static void text_rows_line(const struct live_snap *s, const struct top_opts *o, 
 		 (size_t)o->sort < sizeof(sort_title) / sizeof(*sort_title)
 			 ? sort_title[o->sort]
 			 : "?",
-		 o->filter ? "'" : "", o->filter ? o->filter : "none",
-		 o->filter ? "'" : "");
+		 on ? "'" : "", on ? o->filter : "none", on ? "'" : "");
 	if (o->width)
 		analysis_u8_cut(line, o->width);
 	text_put(out, line);
@@ -462,7 +462,7 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 			   (size_t)o->sort < sizeof(sort_title) / sizeof(*sort_title)
 				   ? sort_title[o->sort]
 				   : NULL);
-	lib_json_str_field(w, "filter", o->filter);
+	lib_json_str_field(w, "filter", o->filter && *o->filter ? o->filter : NULL);
 	lib_json_uint_field(w, "samples", s->samples);
 	lib_json_uint_field(w, "samples_in_polls", s->inside);
 	lib_json_uint_field(w, "samples_outside_polls", s->outside);

@@ -233,7 +233,8 @@ t_screen_keys() {
 	need_perf || return
 	command -v tmux >/dev/null || { say "    skip: no tmux"; return 2; }
 	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
-	tmux_top 110 30 "$D9" top -p "$SPID" -d 0.5
+	# (by task: the demo's short tasks would make it by name)
+	tmux_top 110 30 "$D9" top -p "$SPID" -d 0.5 --by task
 	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
 	# the first row by CPU is cpu_hog: selected, its hottest stacks show
 	tmux -L "$TMUX_L" send-keys -t top Down
@@ -265,7 +266,7 @@ t_sigterm_restores() {
 	local tpid
 	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
 	tmux_top 100 30 "$D9" top -p "$SPID" -d 0.5
-	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+	wait_pane '^ +TASKS? +NAME' 15 || fail "no table: $(pane)" || return 1
 	tpid=$(pgrep -f "^$D9 top -p $SPID" | head -1)
 	[ -n "$tpid" ] || fail "no top process" || return 1
 	kill -TERM "$tpid"
@@ -465,7 +466,7 @@ t_screen_stopped() {
 	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
 	start_rec ss || return 1
 	tmux_top 100 30 "$D9" top -p "$SPID" -d 0.2
-	wait_pane '^ +TASK +NAME' 15 || fail "no table: $(pane)" || return 1
+	wait_pane '^ +TASKS? +NAME' 15 || fail "no table: $(pane)" || return 1
 	tpid=$(pgrep -f "^$D9 top -p $SPID" | head -1)
 	[ -n "$tpid" ] || fail "no top process" || return 1
 	kill -STOP "$RPID"

@@ -214,10 +214,38 @@ Test(live, a_long_poll_is_shared_among_the_intervals_it_spans)
 	cr_assert_eq(live__snapshot(L, 300 * MS, GROUP_TASK, &S), 0);
 	cr_expect_eq(worker(10)->poll_ns, 50 * MS);
 	cr_expect_eq(worker(11)->parked_ns, 80 * MS);
-	cr_expect_eq(worker(11)->blocked_ns, 60 * MS); /* [200, 260] */
+	/* off-CPU over [120, 260] while parked: parked time, not blocked */
+	cr_expect_eq(worker(11)->blocked_ns, 0);
 	/* the task's own poll is whole: its mean and max */
 	cr_expect_eq(row(1)->polls, 1);
 	cr_expect_eq(row(1)->max_poll_ns, 200 * MS);
+}
+
+/* By thread: a worker's row counts the polls it ran (their mean and
+ * max), and off-CPU time inside a poll is blocked, while parked is not */
+Test(live, a_threads_row_counts_its_polls_and_blocked_is_not_parked)
+{
+	const struct trace_tap *t = live__tap(L);
+	struct trace_switch in_poll = {.time = 20 * MS, .time_in = 30 * MS, .tid = 10};
+	struct trace_switch parked = {.time = 70 * MS, .time_in = 90 * MS, .tid = 10};
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_THREAD, &S), 0);
+	live_snap_release(&S);
+	rec(10 * MS, 10, TRACE_EV_POLL_BEGIN, 1, 0);
+	t->sw(t->ctx, &in_poll);
+	rec(40 * MS, 10, TRACE_EV_POLL_END, 1, 0);
+	rec(50 * MS, 10, TRACE_EV_POLL_BEGIN, 2, 0);
+	rec(60 * MS, 10, TRACE_EV_POLL_END, 2, 0);
+	rec(65 * MS, 10, TRACE_EV_PARK, 0, 0);
+	t->sw(t->ctx, &parked);
+	rec(95 * MS, 10, TRACE_EV_UNPARK, 0, 0);
+	cr_assert_eq(live__snapshot(L, 100 * MS, GROUP_THREAD, &S), 0);
+	cr_assert_not_null(row(10));
+	cr_expect_eq(row(10)->polls, 2);
+	cr_expect_eq(row(10)->mean_poll_ns, 20 * MS);
+	cr_expect_eq(row(10)->max_poll_ns, 30 * MS);
+	cr_expect_eq(worker(10)->blocked_ns, 10 * MS);
+	cr_expect_eq(worker(10)->parked_ns, 30 * MS);
 }
 
 /* A poll the shim wrote a BEGIN for (something was recorded inside it)
