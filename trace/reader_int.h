@@ -71,8 +71,9 @@ struct trace_src {
 	/* a walk's buffers, kept between walks */
 	uint8_t *cbuf, *raw;
 	size_t cbuf_cap, raw_cap;
-	void *recs;
-	size_t recs_cap;
+	void *recs;	 /* one chunk's records, samples or events */
+	size_t recs_cap; /* ... its bytes: the two walks share it, and
+			  * their records differ in size */
 	ZSTD_DCtx *dctx;
 	int failed;
 	char msg[192];

@@ -1137,7 +1137,7 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 					  : trace_check_events(r, &c, count, k->type);
 	if (err)
 		return err;
-	if (lib_grow(&s->recs, &s->recs_cap, count ? count : 1, rec_size))
+	if (lib_grow(&s->recs, &s->recs_cap, (count ? count : 1) * rec_size, 1))
 		return trace_nomem(r);
 	err = type == TRACE_CHUNK_SAMPLES
 		      ? trace_decode_samples(r, &c, count, s->recs, k->nstacks,

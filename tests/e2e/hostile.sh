@@ -397,4 +397,19 @@ t_threads_without_a_ring_slot_are_a_loss() {
 		fail "report does not say it" || return 1
 }
 
+# A real recording (the starve program under load, wakeups refused)
+# whose chunks of samples held more bytes than its largest chunk of
+# events: the walks shared one buffer sized in records of the last walk,
+# and the views wrote past it (polls crashed). Under ASan: every view
+# reads it whole, exit 0, no error
+t_a_samples_chunk_larger_than_the_events_chunks_reads_whole() {
+	local f=$ROOT/tests/e2e/fixtures/small-events-big-samples.data c
+	for c in polls report tasks delays; do
+		"$D9" "$c" -i "$f" >/dev/null 2>"$TMP/big.err" ||
+			{ head -5 "$TMP/big.err"; fail "$c failed on $f"; return; }
+		! grep -q 'ERROR: AddressSanitizer' "$TMP/big.err" ||
+			{ head -5 "$TMP/big.err"; fail "$c: ASan"; return; }
+	done
+}
+
 e2e_run_tests
