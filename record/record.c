@@ -171,6 +171,12 @@ void record_thread_added(void *ctx, pid_t tid)
 		tids__add(r->tids, (uint32_t)tid);
 }
 
+void record_source_live(struct rec *r)
+{
+	if (!r->live_ns)
+		r->live_ns = record_now_ns();
+}
+
 /* ---- meta -------------------------------------------------------------- */
 
 /* A number in the trace's meta, no key when it is 0: a loss or exclusion
@@ -564,6 +570,7 @@ static void open_probes(struct rec *r, const char *path)
 
 	err = tokio_sites_find(path, &sites, why, sizeof(why));
 	if (!err) {
+		record_source_live(r);
 		err = tokio_rec__probe(r->tr, path, &sites, r->o->tokio_max_rate, why,
 				       sizeof(why));
 		tokio_sites_release(&sites);
@@ -1217,6 +1224,7 @@ static int run_start(struct rec *r)
 		return sampler_tick(r, r->start_ns + SHIM_EAGER_NS); /* says why */
 	/* every event was opened disabled: start them together, now that
 	 * the loop is about to drain them */
+	record_source_live(r);
 	perf_set__enable(r->ps);
 	offcpu_rec__enable(r->oc);
 	exitwatch__enable(r->ew);
@@ -1224,13 +1232,13 @@ static int run_start(struct rec *r)
 		return err;
 	/* -d counts from here: every event is open and enabled (opening
 	 * them can take seconds on a busy machine); waits for a CPU before
-	 * this were starting's. So does the window the trace states: not
-	 * from before opening them (tens of ms with no record, whose
-	 * requests a user would look for in vain); what the shim said since
-	 * its attach, just before, is kept */
+	 * this were starting's. The window the trace states starts where
+	 * the first source went live (the shim's attach, just before; the
+	 * poll probes, earlier), not before opening them: tens of ms with no
+	 * record, whose requests a user would look for in vain */
 	st->start_run_delay_ns = proc_self_run_delay_ns();
 	r->start_ns = record_now_ns();
-	record_seg_started(r, r->start_ns);
+	record_seg_started(r, r->live_ns ? r->live_ns : r->start_ns);
 	record_write_meta(r);
 	if (o->duration > 0)
 		r->end_ns = r->start_ns + (uint64_t)(o->duration * 1e9);

@@ -112,6 +112,8 @@ struct rec {
 	uint64_t opening_ns;   /* before opening them: records from here on
 				* may be real (the shim attaches before
 				* start_ns) */
+	uint64_t live_ns;      /* the first source that writes records went
+				* live (record_source_live()); 0: none yet */
 	int err;	       /* first write error */
 	int ctimer;	       /* sampling with the shim's timers */
 	struct ctimer_rec *ct; /* ...once its segment is attached */
@@ -217,6 +219,11 @@ void record_drain_open_polls(struct rec *r);
 void record_drain_shim(struct rec *r);
 
 /* ---- record_segments.c: segments and the flight recorder ----------------- */
+
+/* A source that writes records (Tokio's poll probes, the shim's rings,
+ * the perf and scheduler events) goes live now: the trace's window starts
+ * at the first, so that none of its records comes before it. */
+void record_source_live(struct rec *r);
 
 /* Open the first segment (all modes write at least one). 0 or -errno. */
 int record_seg_first(struct rec *r);

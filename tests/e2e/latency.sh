@@ -578,7 +578,7 @@ t_pinned_offcpu_runqueue_frame() {
 }
 
 # On a CPU switching ~120k times a second (2 sleepers of 10 us pinned to
-# CPU 0 beside the thief; pinned's threads at nice 19, so that each wait
+# CPU 0 beside the thief; pinned's threads at nice 10, so that each wait
 # spans many switches), the busy task's run-queue waits are still
 # charged to what ran (the thief, the sleepers: pids this test started),
 # the rest named "[earlier than the CPU's history]"; and a long poll that
@@ -595,8 +595,8 @@ t_pinned_runq_holders_past_many_switches() {
 	done
 	start pinned "$RD/swpinned.out" 12 || return 1
 	p=$SPID
-	# its threads at nice 19: each wait lasts many of the others' switches
-	for i in /proc/"$p"/task/*; do renice -n 19 -p "${i##*/}" >/dev/null; done
+	# its threads at nice 10: each wait lasts many of the others' switches
+	for i in /proc/"$p"/task/*; do renice -n "${NICE:-10}" -p "${i##*/}" >/dev/null; done
 	record "$p" swpinned 2 || return 1
 	# (the CPU back to it first: at nice 19 it would take seconds to end)
 	for i in "${sw[@]}"; do stop "$i"; done
@@ -613,9 +613,9 @@ t_pinned_runq_holders_past_many_switches() {
 	say "    busy's run-queue time: ${all}us; behind the thief and the sleepers: ${named}us;" \
 		"earlier than the CPU's history: ${un}us"
 	[ "$all" -ge 50000 ] || fail "under 50 ms of run-queue time" || return 1
-	# (at nice 19 a wait can outlast even 8192 switches, 68 ms of this
-	# CPU: 3-16% here; with 64 switches kept, 91%)
-	[ $((100 * un)) -le $((25 * all)) ] && [ $((100 * named)) -ge $((70 * all)) ] ||
+	# (0% here, and 29% with 64 switches kept; on a busy machine others
+	# hold CPU 0 too: ours 45% beside 2 `yes`, 95% on an idle machine)
+	[ $((100 * un)) -le $((10 * all)) ] && [ $((100 * named)) -ge $((25 * all)) ] ||
 		fail "holders: $(grep -o '\[runqueue: [^;]*' "$f.off" | sort | uniq -c | sort -rn | head -5)" ||
 		return 1
 	"$D9" report -i "$RD/swpinned.data" >"$f.report" 2>/dev/null || fail "report failed" || return 1
