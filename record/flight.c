@@ -525,11 +525,12 @@ static void start_hooks(struct flight *f)
 		}
 }
 
-/* Rotate mode: delete the oldest files while all of them pass max_total;
- * a file whose command runs waits for it, one whose command waits for a
- * slot is deleted with its command skipped (counted). Without max_total
- * only the files whose command runs or waits are remembered. */
-static uint64_t enforce_total(struct flight *f)
+/* Rotate mode: delete the oldest files while all of them, and @extra
+ * bytes about to join them, pass max_total; a file whose command runs
+ * waits for it, one whose command waits for a slot is deleted with its
+ * command skipped (counted). Without max_total only the files whose
+ * command runs or waits are remembered. */
+static uint64_t enforce_total(struct flight *f, uint64_t extra)
 {
 	uint64_t dropped = 0;
 
@@ -541,7 +542,7 @@ static uint64_t enforce_total(struct flight *f)
 				drop(f, i, 0);
 		return 0;
 	}
-	for (size_t i = 0; i < f->n && f->bytes > f->o.max_total;) {
+	for (size_t i = 0; i < f->n && f->bytes + extra > f->o.max_total;) {
 		if (f->v[i].hook) {
 			i++;
 			continue;
@@ -601,6 +602,9 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out)
 	}
 	close(f->fd);
 	f->fd = -1;
+	/* the oldest go before the new one shows: the files never pass
+	 * max_total, not even between its rename and their deletion */
+	out->dropped = err ? 0 : enforce_total(f, k.bytes);
 	if (!err && renameat(f->segdir, f->tmp, f->segdir, f->final))
 		err = -errno;
 	if (err) {
@@ -625,7 +629,7 @@ int flight__seal(struct flight *f, uint64_t end_ns, struct flight_sealed *out)
 	}
 	out->fd = open_sealed(f, f->segdir, f->final);
 	start_hooks(f);
-	out->dropped = enforce_total(f);
+	out->dropped += enforce_total(f, 0);
 	return 0;
 }
 
@@ -813,7 +817,7 @@ unsigned int flight__reap(struct flight *f, uint64_t now, struct flight_hooks *h
 	if (f->o.mode == FLIGHT_ROTATE) {
 		start_hooks(f);
 		/* files kept for their command may go now */
-		enforce_total(f);
+		enforce_total(f, 0);
 	}
 	failed = f->failed;
 	memset(h, 0, sizeof(*h));

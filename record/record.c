@@ -570,7 +570,6 @@ static void open_probes(struct rec *r, const char *path)
 
 	err = tokio_sites_find(path, &sites, why, sizeof(why));
 	if (!err) {
-		record_source_live(r);
 		err = tokio_rec__probe(r->tr, path, &sites, r->o->tokio_max_rate, why,
 				       sizeof(why));
 		tokio_sites_release(&sites);
@@ -579,6 +578,7 @@ static void open_probes(struct rec *r, const char *path)
 		record_log(r, RECORD_WARN, "no poll probes: %s", why);
 		return;
 	}
+	record_source_live(r);
 	tokio_rec__probe_counts(r->tr, &pc);
 	r->st->tokio_probes = 1;
 	record_log(

@@ -105,8 +105,9 @@ void record_shim_try_attach(struct rec *r, int warn)
 		r->seg = NULL;
 		return;
 	}
-	record_source_live(r);
 	shim_seg__attach(r->seg);
+	/* (after its store: the markers record from there) */
+	record_source_live(r);
 	/* Markers record from the attach's store of attached on: one that
 	 * loaded 0 ran before it, so a poll whose end comes first on a thread
 	 * began before this instant, taken after the store, and was running
