@@ -420,7 +420,7 @@ t_a_restarted_service_is_read_as_its_last_process() {
 	for p in a b; do
 		mkdir -p "$TMP/r$p"
 		start_demo "r$p" || return 1
-		"$D9" record -p "$DEMO_PID" -d 0.5 --rotate 1s -o "$TMP/r$p" --key-prefix local \
+		"$D9" record -p "$DEMO_PID" -d 1 --rotate 1s -o "$TMP/r$p" --key-prefix local \
 			--upload s3://bkt/rs --host hr --service api 2>"$TMP/r$p.err" ||
 			{ cat "$TMP/r$p.err"; fail "record of $p failed"; return; }
 		stop "$DEMO_PID"
