@@ -297,6 +297,10 @@ size_t lib_tokio_split(lib_tokio_name_fn fn, void *ctx, size_t m, char *name, si
 named:
 	*runtime = is_launch(fn, ctx, k, type) || marked(fn, ctx, k, type);
 	clean_type(type);
+	/* Tokio's own machinery (a guard dropped as a poll ends, read off a
+	 * stack cut short) and drop glue are no task's future: no name */
+	if (!strncmp(type, "tokio::runtime::", 16) || !strncmp(type, "core::ptr::", 11))
+		type[0] = '\0';
 	if (name && len)
 		snprintf(name, len, "%s", type);
 	return k;

@@ -235,6 +235,24 @@ Test(tokio_names, drop_glue_over_core_poll_names_no_task)
 	cr_assert_eq(runtime, 0);
 }
 
+/* Tokio's own types are never a task's name, whatever helper names them
+ * (a TaskIdGuard dropped as a poll ends, on a stack cut short: a marked
+ * task was a zero-code task "tokio::runtime::task::core::TaskIdGuard") */
+Test(tokio_names, tokios_own_types_name_no_task)
+{
+	static const char *const guard[] = {
+		"<tokio::runtime::task::core::TaskIdGuard as core::ops::drop::Drop>::drop",
+		"tokio::runtime::task::core::Core<T,S>::poll",
+		"tokio::runtime::task::harness::Harness<T,S>::poll",
+		"start_thread",
+	};
+	char name[256];
+	int runtime = -1;
+
+	split(guard, N(guard), name, &runtime);
+	cr_assert_str_eq(name, "");
+}
+
 #define ARC_HANDLE                                                                       \
 	"alloc::sync::Arc<tokio::runtime::scheduler::multi_thread::handle::Handle, "     \
 	"alloc::alloc::Global>"
