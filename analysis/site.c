@@ -88,7 +88,9 @@ int analysis_frame_is_shim(const struct trace *t, uint32_t id)
 	const struct trace_frame *f;
 	const char *m;
 
-	if (id >= t->nframes || t->frames[id].kernel)
+	/* (not an inlined frame: where a call returns into a marker's
+	 * inline gate, "d9_poll_end [inlined]" is the caller's own code) */
+	if (id >= t->nframes || t->frames[id].kernel || t->frames[id].inlined)
 		return 0;
 	f = &t->frames[id];
 	if (f->module) {
