@@ -333,13 +333,26 @@ static void text_head(const struct live_snap *s, const struct top_opts *o, FILE 
 	fprintf(out, "%s\n", line);
 }
 
-/* The sort keys' column titles (enum top_sort) */
-static const char *const sort_title[] = {
-	[TOP_BY_CPU] = "CPU%",	      [TOP_BY_POLLS] = "POLLS/S",
-	[TOP_BY_MAX] = "MAX",	      [TOP_BY_DELAY] = "DELAY-P99",
-	[TOP_BY_BLOCKED] = "BLOCKED", [TOP_BY_RUNQ] = "RUNQ",
-	[TOP_BY_NAME] = "NAME",
-};
+/* The title of the column that sorts the rows, NULL for none known */
+static const char *sort_title(const struct top_opts *o)
+{
+	static const enum col by[] = {
+		[TOP_BY_CPU] = C_CPU,	      [TOP_BY_POLLS] = C_POLLS,
+		[TOP_BY_MAX] = C_MAX,	      [TOP_BY_DELAY] = C_DELAY,
+		[TOP_BY_BLOCKED] = C_BLOCKED, [TOP_BY_RUNQ] = C_RUNQ,
+	};
+
+	if (o->sort == TOP_BY_NAME)
+		return "NAME";
+	return (size_t)o->sort < sizeof(by) / sizeof(*by) ? cols[by[o->sort]].title
+							  : NULL;
+}
+
+/* The rows' grouping as a word */
+static const char *by_word(const struct live_snap *s)
+{
+	return s->by == GROUP_THREAD ? "thread" : s->by == GROUP_NAME ? "name" : "task";
+}
 
 /* What the rows are: their grouping (and why, where automatic), the
  * column that sorts them, the filter on */
@@ -349,16 +362,12 @@ static void text_rows_line(const struct live_snap *s, const struct top_opts *o, 
 	char line[256];
 
 	snprintf(line, sizeof(line), "rows: by %s%s; sorted by %s; filter: %s%s%s",
-		 s->by == GROUP_THREAD ? "thread"
-		 : s->by == GROUP_NAME ? "name"
-				       : "task",
+		 by_word(s),
 		 !s->auto_by	       ? ""
 		 : s->by == GROUP_NAME ? " (auto: many short tasks)"
 				       : " (auto)",
-		 (size_t)o->sort < sizeof(sort_title) / sizeof(*sort_title)
-			 ? sort_title[o->sort]
-			 : "?",
-		 on ? "'" : "", on ? o->filter : "none", on ? "'" : "");
+		 sort_title(o) ? sort_title(o) : "?", on ? "'" : "",
+		 on ? o->filter : "none", on ? "'" : "");
 	if (o->width)
 		analysis_u8_cut(line, o->width);
 	text_put(out, line);
@@ -453,15 +462,9 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 	lib_json_object_begin(w);
 	lib_json_uint_field(w, "time_ns", s->time);
 	lib_json_uint_field(w, "interval_ns", s->interval_ns);
-	lib_json_str_field(w, "by",
-			   s->by == GROUP_THREAD ? "thread"
-			   : s->by == GROUP_NAME ? "name"
-						 : "task");
+	lib_json_str_field(w, "by", by_word(s));
 	lib_json_bool_field(w, "by_auto", s->auto_by);
-	lib_json_str_field(w, "sort",
-			   (size_t)o->sort < sizeof(sort_title) / sizeof(*sort_title)
-				   ? sort_title[o->sort]
-				   : NULL);
+	lib_json_str_field(w, "sort", sort_title(o));
 	lib_json_str_field(w, "filter", o->filter && *o->filter ? o->filter : NULL);
 	lib_json_uint_field(w, "samples", s->samples);
 	lib_json_uint_field(w, "samples_in_polls", s->inside);
