@@ -262,6 +262,8 @@ static const char *fn_name(const struct trace *t, uint32_t fid, char *buf, size_
 	const struct trace_frame *f = &t->frames[fid];
 	size_t n;
 
+	if (f->full)
+		return f->full;
 	if (f->sym && *f->sym)
 		return f->sym;
 	analysis_frame_label(t, fid, buf, len);

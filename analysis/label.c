@@ -32,7 +32,9 @@ char *analysis_frame_label(const struct trace *t, uint32_t id, char *buf, size_t
 	/* cleaned as every shown name (analysis_clean_name(): no control or
 	 * invalid UTF-8, ';' separates folded frames), cut at whole
 	 * characters so the SVG stays valid XML */
-	if (f->sym && *f->sym) {
+	if (f->full) {
+		analysis_clean_name(f->full, buf, room);
+	} else if (f->sym && *f->sym) {
 		analysis_clean_name(f->sym, buf, room);
 	} else if (f->module && *f->module) {
 		const char *base = strrchr(f->module, '/');

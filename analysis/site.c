@@ -121,7 +121,7 @@ int analysis_frame_is_system(const struct trace *t, uint32_t id)
 		if (starts(m, sys_modules, NV(sys_modules)))
 			return 1;
 	}
-	s = f->sym;
+	s = f->full ? f->full : f->sym;
 	if (!s)
 		return 0;
 	for (size_t i = 0; i < NV(sys_whole); i++)

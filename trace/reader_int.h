@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reader_int.h - private to trace/: the reader's state and what its two
+ * reader_int.h - private to trace/: the reader's state and what its
  * files share. trace_decode.c checks and decodes one chunk at a time (the
  * string arena, the reader's messages, the chunk decoders, zstd);
  * trace_reader.c reads whole files and inputs with them and walks the
- * chunks left on disk. Everything here is prefixed trace_ and follows
- * the reader's rules (trace_reader.c's header): nothing is allocated for a
- * count before the chunk is checked to hold it.
+ * chunks left on disk; trace_rust.c names inlined Rust functions in
+ * full. Everything here is prefixed trace_ and follows the reader's rules
+ * (trace_reader.c's header): nothing is allocated for a count before the
+ * chunk is checked to hold it.
  */
 #ifndef D9_TRACE_READER_INT_H
 #define D9_TRACE_READER_INT_H
@@ -175,6 +176,9 @@ int trace_decode_any_events(struct reader *r, struct cursor *c, uint32_t type,
 /* Every frame with an inline chain becomes, in every stack, the chain's
  * functions as frames of their own, then itself (TRACE_READ_NO_INLINE). */
 int trace_expand_inlines(struct reader *r);
+/* Full names (trace_frame.full) for the inlined Rust functions DWARF named
+ * short, from their stacks (trace_rust.c). 0 or -ENOMEM. */
+int trace_name_rust(struct reader *r);
 /* The END chunk: what the writer counted, checked against what was read. */
 int trace_decode_end(struct reader *r, struct cursor *c);
 /* Check the payload of the chunk at @h (checksum, one zstd frame of the

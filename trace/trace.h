@@ -253,6 +253,11 @@ struct trace_frame {
 	uint8_t inlined;    /* 1: a function inlined at addr into the
 			     * frame that follows it in its stacks (the
 			     * reader makes these; sym is its name) */
+	const char *full;   /* sym as the views show it: NULL where that
+			     * is sym, else an inlined Rust function's full
+			     * name where DWARF gave its last segment alone
+			     * ("{async_fn#0}" -> "app::handle::{{closure}}",
+			     * the reader makes these: trace_rust.c) */
 	/* What a resolve callback may add: the functions inlined at addr,
 	 * innermost first, up to (not including) sym, the function the code
 	 * is in, display-ready (demangled); @inl and its strings owned by the

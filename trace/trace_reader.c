@@ -1008,6 +1008,8 @@ int trace__read_paths(const char *const *paths, size_t npaths,
 		r.t->stack_off[0] = 0;
 	if (!(flags & TRACE_READ_NO_INLINE)) {
 		err = trace_expand_inlines(&r);
+		if (!err)
+			err = trace_name_rust(&r);
 		if (err)
 			goto out;
 	}

@@ -362,6 +362,19 @@ t_hyper() {
 		grep -c "^task $i .*;zchyper::cpu_route(;| )" "$TMP/h.folded"
 	done | awk '{ s += $1 } END { print s + 0 }')
 	[ "$n" = 0 ] || fail "$n cpu_route stacks in the /block connections' tasks" || bad=1
+	# line-tables-only DWARF names the handler's inlined body
+	# "{async_fn#0}": by its path, the async fn that alone calls
+	# cpu_route and block_route (the source); no body unnamed anywhere
+	n=$(pct <(grep -E ';zchyper::cpu_route(;| )' "$TMP/h.folded") \
+		';zchyper::handle::\{\{closure\}\} \[inlined\];zchyper::cpu_route(;| )')
+	inr=$(pct "$TMP/h.blk" ';zchyper::handle::\{\{closure\}\} \[inlined\];zchyper::block_route(;| )')
+	say "    hyper: $n% of cpu_route's samples and $inr% of block_route's off-CPU time" \
+		"right under zchyper::handle::{{closure}} [inlined]"
+	[ "$n" -ge 95 ] && [ "$inr" -ge 95 ] || fail "$(grep -E ';zchyper::cpu_route(;| )' \
+		"$TMP/h.folded" | grep -oE '[^;]*;zchyper::cpu_route' | sort | uniq -c)" || bad=1
+	n=$(cat "$TMP/h.folded" "$TMP/h.off" | grep -cE '(^|;)\{[a-z_]+#[0-9]+\}')
+	[ "$n" = 0 ] || fail "$n stacks with a body unnamed: $(grep -oE '(^|;)\{[a-z_]+#[0-9]+\}[^;]*' \
+		"$TMP/h.folded" "$TMP/h.off" | sort | uniq -c | head -3)" || bad=1
 	say "    hyper: $(in_tasks "$TMP/h.folded")% of the samples in tasks ($(weight "$TMP/h.folded") samples)"
 	return $bad
 }
