@@ -40,7 +40,7 @@ struct dumped {
 
 struct flight {
 	struct flight_opts o;
-	char *dir, *key_prefix, *on_segment;
+	char *dir, *key_prefix, *on_segment, *tag;
 	int dirfd; /* DIR, opened once */
 	char service[64], host[64], boot[16];
 	struct kept *v; /* oldest first */
@@ -200,6 +200,7 @@ int flight__new(const struct flight_opts *o, struct flight **out, char *why, siz
 	f->dir = dup_or_null(o->dir, &err);
 	f->key_prefix = dup_or_null(o->key_prefix, &err);
 	f->on_segment = dup_or_null(o->on_segment, &err);
+	f->tag = dup_or_null(o->tag, &err);
 	if (!err) {
 		char abs[4096], cwd[4096];
 
@@ -288,6 +289,7 @@ void flight__free(struct flight *f)
 		close(f->dirfd);
 	free(f->dir);
 	free(f->key_prefix);
+	free(f->tag);
 	free(f->on_segment);
 	free(f);
 }
@@ -389,9 +391,9 @@ int flight__open(struct flight *f, uint64_t index, uint64_t start_ns, time_t sta
 		f->segdir = -1;
 		return err;
 	}
-	if ((size_t)snprintf(f->final, sizeof(f->final), "%lld-%llu.d9",
-			     (long long)start_wall,
-			     (unsigned long long)index) >= sizeof(f->final))
+	if ((size_t)snprintf(f->final, sizeof(f->final), "%lld-%llu%s%s.d9",
+			     (long long)start_wall, (unsigned long long)index,
+			     f->tag ? "-" : "", f->tag ? f->tag : "") >= sizeof(f->final))
 		return -ENAMETOOLONG;
 	f->fd = tmp_create(f->segdir, f->final, f->tmp, sizeof(f->tmp));
 	if (f->fd < 0) {

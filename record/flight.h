@@ -64,6 +64,10 @@ struct flight_opts {
 	uint64_t hook_timeout_ns; /* rotate: a command running longer is
 				   * killed, with its process group (0: never) */
 	uid_t owner;		  /* the target's owner ((uid_t)-1: none) */
+	const char *tag;	  /* rotate: NULL, or [0-9a-f]{1,16}, the
+				   * recording's own, in each file's name:
+				   * two recordings that start in one second
+				   * (a service restarted) never share one */
 };
 
 struct flight;

@@ -96,6 +96,7 @@ int record_seg_first(struct rec *r)
 	const struct record_opts *o = r->o;
 	uint64_t now = record_now_ns();
 	unsigned char rnd[6] = {0};
+	char tag[13];
 	int err;
 
 	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
@@ -103,6 +104,8 @@ int record_seg_first(struct rec *r)
 	snprintf(r->recording, sizeof(r->recording), "%02x%02x%02x%02x%02x%02x-%d-%llu",
 		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], (int)getpid(),
 		 (unsigned long long)now);
+	/* its random part names its files */
+	snprintf(tag, sizeof(tag), "%.12s", r->recording);
 	if (o->segments != RECORD_ONE_TRACE) {
 		char comm[64], path[64], why[256];
 		struct flight_opts fo = {
@@ -121,6 +124,7 @@ int record_seg_first(struct rec *r)
 			.max_hooks = RECORD_MAX_HOOKS,
 			.hook_timeout_ns = (uint64_t)(o->hook_timeout * 1e9),
 			.owner = (uid_t)-1,
+			.tag = tag,
 		};
 		struct stat sb;
 

@@ -30,6 +30,15 @@ static int digits(const char *s, size_t n)
 	return n > 0;
 }
 
+/* 1 to 16 lowercase hex digits */
+static int hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return n > 0 && n <= 16;
+}
+
 static unsigned int num(const char *s, size_t n)
 {
 	unsigned int v = 0;
@@ -86,11 +95,16 @@ static int parse(const char *key, struct catalog_entry *e)
 		return -1;
 	minute = timegm(&tm);
 	if (len[5] > 3 && !memcmp(c[5] + len[5] - 3, ".d9", 3)) {
-		/* EPOCH-INDEX.d9: its start, in the minute of its directory */
-		const char *dash = memchr(c[5], '-', len[5]);
+		/* EPOCH-INDEX[-TAG].d9: its start, in the minute of its
+		 * directory (TAG, the recording's, is hex) */
+		const char *dash = memchr(c[5], '-', len[5]), *fin = c[5] + len[5] - 3;
+		const char *tag = dash ? memchr(dash + 1, '-', (size_t)(fin - dash - 1)) : NULL;
 
+		if (!tag)
+			tag = fin;
 		if (!dash || !digits(c[5], (size_t)(dash - c[5])) || dash - c[5] > 12 ||
-		    !digits(dash + 1, (size_t)(c[5] + len[5] - 3 - dash - 1)))
+		    !digits(dash + 1, (size_t)(tag - dash - 1)) ||
+		    (tag < fin && !hex(tag + 1, (size_t)(fin - tag - 1))))
 			return -1;
 		e->wall = (time_t)strtoll(c[5], NULL, 10);
 		if (e->wall < minute || e->wall >= minute + 60)

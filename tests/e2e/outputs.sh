@@ -56,7 +56,8 @@ t_dumps_and_segments_never_write_through_a_planted_link() {
 	start attacker 30 || { sysctl -qw fs.protected_symlinks="$ps"; return 1; }
 	# every name the recorder used to write through, for the next 20 s:
 	# dumps' .d9prof-PID-YYYYmmdd-HHMMSS.data.tmp and their final names,
-	# segments' .EPOCH-INDEX.d9.tmp
+	# segments' .EPOCH-INDEX.d9.tmp (their names end in the recording's
+	# random tag now)
 	e=$(date +%s)
 	"${AS_NOBODY[@]}" bash -c 'for ((t = $1; t < $1 + 20; t++)); do
 			d=$(date -d @$t +%Y%m%d-%H%M%S)
@@ -121,7 +122,7 @@ t_the_targets_name_stays_one_component_and_never_shell() {
 		sleep 0.5 # the last commands
 		[ ! -e "$w/P" ] || fail "comm '$n' ran a command" || return 1
 		[ "$(find "$w" -name '*.d9' | wc -l)" -ge 2 ] || fail "no segments: $(find "$w")" || return 1
-		find "$w" -name '*.d9' | grep -v "^$w/out/k/[0-9-]*/[0-9]*/[A-Za-z0-9_][A-Za-z0-9._-]*/[^/]*/[^/]*/[0-9]*-[0-9]*.d9$" |
+		find "$w" -name '*.d9' | grep -v "^$w/out/k/[0-9-]*/[0-9]*/[A-Za-z0-9_][A-Za-z0-9._-]*/[^/]*/[^/]*/[0-9]*-[0-9]*-[0-9a-f]\{12\}.d9$" |
 			sed 's/^/    outside the layout: /' | grep . && return 1
 		# each command saw the sealed file's path four ways
 		awk -v w="$w/" '{ if (system("test -f \"" w $0 "\"")) { print "    not a file: " $0; bad = 1 } }

@@ -48,8 +48,17 @@ Test(catalog, keys_in_the_layout_and_the_others)
 	cr_assert_eq(catalog__add(&C, "2026-13-26/2140/api/h/b/1795729205-3.d9", 1), 0);
 	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/1795729305-3.d9", 1), 0);
 	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/notes.txt", 1), 0);
-	cr_assert_eq(C.n, 2);
-	cr_expect_eq(C.others, 4);
+	/* a recording's tag after the index: hex, 1 to 16 digits */
+	cr_assert_eq(
+		catalog__add(&C, "2026-11-26/2140/api/h/b/1795729205-3-9f3a0c.d9", 1), 0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/1795729205-3-xyz.d9", 1),
+		     0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/1795729205-3-.d9", 1), 0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/1795729205-3-1-2.d9", 1),
+		     0);
+	cr_assert_eq(C.n, 3);
+	cr_expect_eq(C.others, 7);
+	cr_expect_eq(C.v[2].wall, T0 + 5);
 	cr_expect_str_eq(C.v[0].service, "api");
 	cr_expect_str_eq(C.v[0].host, "host-a");
 	cr_expect_str_eq(C.v[0].boot, "1a2b3c4d");
