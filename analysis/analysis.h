@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "lib/hist.h"
 #include "trace/trace.h"
 
 /* ---- the join ------------------------------------------------------- */
@@ -766,10 +767,13 @@ struct delay {
 
 struct delays {
 	const struct join *join;
-	struct delay *v; /* longest first, then by wake time */
+	struct delay *v; /* longest first, then by wake time (NULL with
+			  * DELAYS_STATS) */
 	size_t n;
-	struct delay *lost; /* woken, never polled again, not ended: begin
-			     * = 0, poll = -1; by wake time */
+	struct lib_hist *hist; /* per task (join.tasks order): its delays'
+				* lengths, ns */
+	struct delay *lost;    /* woken, never polled again, not ended: begin
+				* = 0, poll = -1; by wake time */
 	size_t nlost;
 	uint64_t waiting_at_end; /* pending wakes too recent to call lost */
 	struct delay *unended;	 /* spawned while recorded, never ended (wake
@@ -780,16 +784,23 @@ struct delays {
 			    * waited at least */
 };
 
+/* delays__new() flags */
+/* each task's statistics (hist) alone, no list of the delays: what
+ * `tasks` needs, in memory bounded by tasks, not delays */
+#define DELAYS_STATS 0x1u
+
 /* All delays of @j's trace (one walk of the events; memory 16 bytes per
  * wake, spawn, poll begin and task end while sorting). @j needs
  * JOIN_POLL_LIST for poll ids. 0, -ENOMEM or a walk's error. */
-int delays__new(const struct join *j, struct delays **out);
+int delays__new(const struct join *j, unsigned int flags, struct delays **out);
 void delays__free(struct delays *d);
 
 /* Delay statistics of a task, or of a group of tasks. */
 struct delay_stats {
 	uint64_t n;		/* delays */
-	uint64_t p50, p99, max; /* ns (nearest rank) */
+	uint64_t p50, p99, max; /* ns (nearest rank: exact up to
+				 * LIB_HIST_EXACT delays, then within
+				 * lib/hist.h's 1%; max exact) */
 };
 /* The statistics of every group of tasks at once: @st[k] (@ngroups entries)
  * for the tasks i with @group_of[i] == k (join.tasks order; entries of

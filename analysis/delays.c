@@ -133,7 +133,7 @@ static int32_t poll_id(const struct join *j, uint32_t tid, uint64_t time)
 	return p ? (int32_t)p->id : -1;
 }
 
-int delays__new(const struct join *j, struct delays **out)
+int delays__new(const struct join *j, unsigned int flags, struct delays **out)
 {
 	struct dev_vec dv = {.j = j};
 	struct delays *d;
@@ -147,6 +147,11 @@ int delays__new(const struct join *j, struct delays **out)
 	if (!d)
 		return -ENOMEM;
 	d->join = j;
+	d->hist = calloc(j->ntasks + 1, sizeof(*d->hist));
+	if (!d->hist) {
+		free(d);
+		return -ENOMEM;
+	}
 	join_seen(j, &lo, &hi);
 	d->end_time = j->trace->counters.end_time ? j->trace->counters.end_time : hi;
 	err = trace__for_each_event(j->trace, collect, &dv);
@@ -222,7 +227,9 @@ int delays__new(const struct join *j, struct delays **out)
 				tmax = cur.begin - cur.wake;
 			cur.poller = tid;
 			cur.poll = poll_id(j, tid, e->time);
-			err = push(&d->v, &d->n, &cap, &cur);
+			err = lib_hist_add(&d->hist[e->task], cur.begin - cur.wake);
+			if (!err && !(flags & DELAYS_STATS))
+				err = push(&d->v, &d->n, &cap, &cur);
 			pending = 0;
 			break;
 		case DV_END:
@@ -254,62 +261,50 @@ void delays__free(struct delays *d)
 {
 	if (!d)
 		return;
+	for (size_t i = 0; d->hist && i < d->join->ntasks; i++)
+		lib_hist_release(&d->hist[i]);
+	free(d->hist);
 	free(d->v);
 	free(d->lost);
 	free(d->unended);
 	free(d);
 }
 
-struct tdelay {
-	uint32_t task; /* index in join.tasks */
-	uint64_t ns;
-};
-
-static int tdelay_cmp(const void *a, const void *b)
+static void stats_of(struct lib_hist *h, struct delay_stats *s)
 {
-	const struct tdelay *x = a, *y = b;
-
-	if (x->task != y->task)
-		return x->task < y->task ? -1 : 1;
-	return x->ns > y->ns ? -1 : x->ns < y->ns;
+	s->n = h->n;
+	s->max = h->max;
+	s->p99 = lib_hist_quantile(h, 99, 100);
+	s->p50 = lib_hist_quantile(h, 50, 100);
 }
 
 int delays__task_stats(const struct delays *d, const uint32_t *group_of, size_t ngroups,
 		       struct delay_stats *st)
 {
 	const struct join *j = d->join;
-	struct tdelay *v = malloc((d->n + 1) * sizeof(*v));
-	size_t i, a, b, n = 0;
+	struct lib_hist *g;
+	size_t i;
+	int err = 0;
 
-	if (!v)
-		return -ENOMEM;
 	memset(st, 0, ngroups * sizeof(*st));
-	for (i = 0; i < d->n; i++) {
-		uint32_t ti = (uint32_t)(join__task(j, d->v[i].task) - j->tasks);
-		uint32_t grp = group_of ? group_of[ti] : ti;
-
-		if (grp >= ngroups)
-			continue;
-		v[n].task = grp;
-		v[n].ns = d->v[i].begin - d->v[i].wake;
-		n++;
+	if (!group_of) {
+		for (i = 0; i < j->ntasks && i < ngroups; i++)
+			stats_of(&d->hist[i], &st[i]);
+		return 0;
 	}
-	qsort(v, n, sizeof(*v), tdelay_cmp);
-	for (a = 0; a < n; a = b) {
-		struct delay_stats *s = &st[v[a].task];
-		uint64_t m;
-
-		for (b = a; b < n && v[b].task == v[a].task; b++)
-			;
-		m = b - a;
-		/* nearest rank, counted from the longest */
-		s->n = m;
-		s->max = v[a].ns;
-		s->p99 = v[a + m - (m * 99 + 99) / 100].ns;
-		s->p50 = v[a + m - (m * 50 + 99) / 100].ns;
+	g = calloc(ngroups + 1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	for (i = 0; i < j->ntasks && !err; i++)
+		if (group_of[i] < ngroups)
+			err = lib_hist_merge(&g[group_of[i]], &d->hist[i]);
+	for (i = 0; i < ngroups; i++) {
+		if (!err)
+			stats_of(&g[i], &st[i]);
+		lib_hist_release(&g[i]);
 	}
-	free(v);
-	return 0;
+	free(g);
+	return err;
 }
 
 /* ---- what a thread did -------------------------------------------------- */

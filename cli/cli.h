@@ -312,6 +312,9 @@ struct session {
 #define SESSION_SPANS                                                                    \
 	0x4u /* the application's spans (with the off-CPU                                \
 	      * join when SESSION_OFFCPU) */
+#define SESSION_DELAY_STATS                                                              \
+	0x8u /* with SESSION_DELAYS: each task's delay                                   \
+	      * statistics alone (DELAYS_STATS) */
 /* Read @in (open_trace()), join it with @jflags (times shown counting
  * from the start of the whole trace when a window was read) and build
  * what @want asks. 0, or -1 after saying what failed (everything freed). */

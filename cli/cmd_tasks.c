@@ -92,7 +92,7 @@ int cmd_tasks(int argc, char **argv)
 	if (session_open(&se, &in,
 			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS |
 				 TRACE_READ_NO_INLINE,
-			 0, SESSION_DELAYS))
+			 0, SESSION_DELAYS | SESSION_DELAY_STATS))
 		return EXIT_FAIL;
 	if (check_shim(se.j, &in)) {
 		session_close(&se);

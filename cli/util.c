@@ -745,7 +745,8 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 	if (!err && (want & SESSION_OFFCPU))
 		err = offcpu__new(s->j, in->raw_leaf ? OFFCPU_RAW_LEAF : 0, &s->oc);
 	if (!err && (want & SESSION_DELAYS))
-		err = delays__new(s->j, &s->d);
+		err = delays__new(s->j, want & SESSION_DELAY_STATS ? DELAYS_STATS : 0,
+				  &s->d);
 	if (!err && (want & SESSION_SPANS))
 		err = spans__new(s->j, s->oc, &s->sp);
 	if (err) {
