@@ -34,59 +34,40 @@ struct dev {
 	uint32_t tid_ord; /* tid << 2 | DV_* */
 };
 
-struct dev_vec {
+/* How late in the file an event may come after later ones (the recorder
+ * drains every ring each tick, 20 ms at most): the events are replayed in
+ * time order once this far behind the latest seen. One that comes later
+ * than that makes a second walk that sorts them all. */
+#define REORDER_NS 250000000ULL
+
+/* A task's wait being replayed */
+struct tstate {
+	struct delay cur, life; /* its pending wait; its life since spawn */
+	uint64_t tmax, last;	/* its longest delay; its last event */
+	uint8_t seen, pending, spawned;
+};
+
+struct replay {
 	const struct join *j;
-	struct dev *v;
+	struct delays *d;
+	unsigned int flags;
+	struct tstate *ts; /* per task, join.tasks order */
+	struct dev *v;	   /* the events not replayed yet */
 	size_t n, cap;
+	size_t vcap, lcap, ucap;
+	uint64_t window, seen, released; /* replayed: every event before released */
+	int late;
 };
 
 static int dev_cmp(const void *a, const void *b)
 {
 	const struct dev *x = a, *y = b;
 
-	if (x->task != y->task)
-		return x->task < y->task ? -1 : 1;
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return (x->tid_ord & 3) < (y->tid_ord & 3) ? -1
-						   : (x->tid_ord & 3) > (y->tid_ord & 3);
-}
-
-static int collect(void *ctx, const struct trace_event *e, size_t n)
-{
-	struct dev_vec *dv = ctx;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct task_stat *ts;
-		uint32_t ord;
-
-		switch (e[i].type) {
-		case TRACE_EV_SPAWN:
-			ord = DV_SPAWN;
-			break;
-		case TRACE_EV_WAKE:
-			ord = DV_WAKE;
-			break;
-		case TRACE_EV_POLL_BEGIN:
-			ord = DV_BEGIN;
-			break;
-		case TRACE_EV_TASK_END:
-			ord = DV_END;
-			break;
-		default:
-			continue;
-		}
-		ts = join__task(dv->j, e[i].task);
-		if (!ts || e[i].tid > UINT32_MAX >> 2)
-			continue;
-		if (LIB_GROW(dv->v, dv->cap, dv->n + 1))
-			return -ENOMEM;
-		dv->v[dv->n].time = e[i].time;
-		dv->v[dv->n].task = (uint32_t)(ts - dv->j->tasks);
-		dv->v[dv->n].tid_ord = e[i].tid << 2 | ord;
-		dv->n++;
-	}
-	return 0;
+	if ((x->tid_ord & 3) != (y->tid_ord & 3))
+		return (x->tid_ord & 3) < (y->tid_ord & 3) ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
 }
 
 static int delay_cmp(const void *a, const void *b)
@@ -133,111 +114,269 @@ static int32_t poll_id(const struct join *j, uint32_t tid, uint64_t time)
 	return p ? (int32_t)p->id : -1;
 }
 
+/* Event @e of its task, after every earlier one */
+static int replay_one(struct replay *r, const struct dev *e)
+{
+	const struct join *j = r->j;
+	struct delays *d = r->d;
+	struct tstate *s = &r->ts[e->task];
+	uint32_t tid = e->tid_ord >> 2, ord = e->tid_ord & 3;
+	int err = 0;
+
+	/* the shim recorded nothing for a while after the task's last
+	 * event: whether a pending wake was polled in that gap is not
+	 * known. No delay or lost wake is made of that. */
+	if (s->seen && (s->pending || s->spawned) && gap_between(j, s->last, e->time))
+		s->pending = 0;
+	s->seen = 1;
+	s->last = e->time;
+	switch (ord) {
+	case DV_SPAWN:
+	case DV_WAKE:
+		if (ord == DV_SPAWN && !s->spawned) {
+			memset(&s->life, 0, sizeof(s->life));
+			s->life.task = j->tasks[e->task].task;
+			s->life.wake = e->time;
+			s->life.waker = tid;
+			s->life.poll = s->life.waker_poll = -1;
+			s->life.spawn = 1;
+			s->spawned = 1;
+		}
+		if (s->pending) {
+			s->cur.merged++;
+			break;
+		}
+		memset(&s->cur, 0, sizeof(s->cur));
+		s->cur.task = j->tasks[e->task].task;
+		s->cur.wake = e->time;
+		s->cur.waker = tid;
+		s->cur.waker_poll = poll_id(j, tid, e->time);
+		s->cur.poll = -1;
+		s->cur.spawn = ord == DV_SPAWN;
+		s->pending = 1;
+		break;
+	case DV_BEGIN:
+		if (!s->pending)
+			break;
+		s->cur.begin = e->time;
+		if (s->cur.begin - s->cur.wake > s->tmax)
+			s->tmax = s->cur.begin - s->cur.wake;
+		s->cur.poller = tid;
+		s->cur.poll = poll_id(j, tid, e->time);
+		err = lib_hist_add(&d->hist[e->task], s->cur.begin - s->cur.wake);
+		if (!err && !(r->flags & DELAYS_STATS))
+			err = push(&d->v, &d->n, &r->vcap, &s->cur);
+		s->pending = 0;
+		break;
+	case DV_END:
+		s->pending = 0; /* cancelled while ready */
+		s->spawned = 0;
+		break;
+	}
+	return err;
+}
+
+static int dev_before(const struct dev *x, const struct dev *y)
+{
+	return dev_cmp(x, y) < 0;
+}
+
+/* Sort r->v: runs already in order (a thread's events in a chunk, what
+ * the last release kept) merged two by two, O(n log runs) */
+static int sort_runs(struct replay *r)
+{
+	struct dev *a = r->v, *b;
+	size_t n = r->n, i;
+
+	for (i = 1; i < n && !dev_before(&a[i], &a[i - 1]); i++)
+		;
+	if (i >= n)
+		return 0;
+	b = malloc(n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	/* bottom-up over maximal runs: each pass merges neighbours */
+	for (;;) {
+		size_t o = 0, runs = 0;
+		struct dev *t;
+
+		for (i = 0; i < n;) {
+			size_t m = i + 1, e;
+
+			while (m < n && !dev_before(&a[m], &a[m - 1]))
+				m++;
+			e = m;
+			if (m < n)
+				for (e = m + 1; e < n && !dev_before(&a[e], &a[e - 1]); e++)
+					;
+			/* merge a[i, m) and a[m, e) into b[o...] */
+			for (size_t x = i, y = m; x < m || y < e;)
+				b[o++] = y >= e || (x < m && !dev_before(&a[y], &a[x])) ? a[x++]
+											: a[y++];
+			runs++;
+			i = e;
+		}
+		t = a;
+		a = b;
+		b = t;
+		if (runs <= 1)
+			break;
+	}
+	if (a != r->v) {
+		memcpy(r->v, a, n * sizeof(*a));
+		free(a);
+	} else {
+		free(b);
+	}
+	return 0;
+}
+
+/* Replay the events before @until in time order; keep the rest. */
+static int release(struct replay *r, uint64_t until)
+{
+	size_t i, k;
+	int err = sort_runs(r);
+
+	if (err)
+		return err;
+	for (i = 0; i < r->n && r->v[i].time < until && !err; i++)
+		err = replay_one(r, &r->v[i]);
+	for (k = 0; i < r->n; i++, k++)
+		r->v[k] = r->v[i];
+	r->n = k;
+	if (until > r->released)
+		r->released = until;
+	return err;
+}
+
+static int collect(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct replay *r = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct task_stat *ts;
+		uint32_t ord;
+
+		switch (e[i].type) {
+		case TRACE_EV_SPAWN:
+			ord = DV_SPAWN;
+			break;
+		case TRACE_EV_WAKE:
+			ord = DV_WAKE;
+			break;
+		case TRACE_EV_POLL_BEGIN:
+			ord = DV_BEGIN;
+			break;
+		case TRACE_EV_TASK_END:
+			ord = DV_END;
+			break;
+		default:
+			continue;
+		}
+		ts = join__task(r->j, e[i].task);
+		if (!ts || e[i].tid > UINT32_MAX >> 2)
+			continue;
+		if (e[i].time < r->released) {
+			r->late = 1;
+			return -EAGAIN;
+		}
+		if (LIB_GROW(r->v, r->cap, r->n + 1))
+			return -ENOMEM;
+		r->v[r->n].time = e[i].time;
+		r->v[r->n].task = (uint32_t)(ts - r->j->tasks);
+		r->v[r->n].tid_ord = e[i].tid << 2 | ord;
+		r->n++;
+		if (e[i].time > r->seen)
+			r->seen = e[i].time;
+	}
+	/* four windows more than the last replay: replay what is a window
+	 * behind the latest event (each event is sorted about once more
+	 * than it would be whole) */
+	if (r->window != UINT64_MAX && r->seen > r->window &&
+	    r->seen - r->window >= r->released + 4 * r->window)
+		return release(r, r->seen - r->window);
+	return 0;
+}
+
+/* After the last event: each task's wait outlived the recording (a lost
+ * wake, unless the end came too soon to say), or its life did */
+static int finish(struct replay *r)
+{
+	const struct join *j = r->j;
+	struct delays *d = r->d;
+	int err = 0;
+
+	for (size_t i = 0; i < j->ntasks && !err; i++) {
+		struct tstate *s = &r->ts[i];
+		uint64_t waited;
+
+		if (!s->seen)
+			continue;
+		if ((s->pending || s->spawned) && gap_between(j, s->last, d->end_time))
+			s->pending = s->spawned = 0;
+		waited = d->end_time > s->cur.wake ? d->end_time - s->cur.wake : 0;
+		if (s->pending && waited >= LOST_MIN_NS &&
+		    waited >= LOST_FACTOR * s->tmax)
+			err = push(&d->lost, &d->nlost, &r->lcap, &s->cur);
+		else if (s->pending)
+			d->waiting_at_end++;
+		if (s->spawned && !err)
+			err = push(&d->unended, &d->nunended, &r->ucap, &s->life);
+	}
+	return err;
+}
+
+/* One walk of the events, replayed @window behind the latest (UINT64_MAX:
+ * all at the end); -EAGAIN if one came later than that. */
+static int replay_walk(struct replay *r, uint64_t window)
+{
+	struct delays *d = r->d;
+	int err;
+
+	r->window = window;
+	r->n = r->seen = r->released = 0;
+	r->late = 0;
+	memset(r->ts, 0, r->j->ntasks * sizeof(*r->ts));
+	for (size_t i = 0; i < r->j->ntasks; i++) {
+		lib_hist_release(&d->hist[i]);
+		lib_hist_init(&d->hist[i]);
+	}
+	d->n = d->nlost = d->nunended = 0;
+	d->waiting_at_end = 0;
+	err = trace__for_each_event(r->j->trace, collect, r);
+	if (r->late)
+		return -EAGAIN;
+	if (!err)
+		err = release(r, UINT64_MAX);
+	if (!err)
+		err = finish(r);
+	return err;
+}
+
 int delays__new(const struct join *j, unsigned int flags, struct delays **out)
 {
-	struct dev_vec dv = {.j = j};
+	struct replay r = {.j = j, .flags = flags};
 	struct delays *d;
-	struct delay cur = {0}, life = {0};
-	size_t i, cap = 0, lcap = 0, ucap = 0;
-	uint64_t lo, hi, tmax = 0;
-	int pending = 0, spawned = 0, err;
+	uint64_t lo, hi;
+	int err;
 
 	*out = NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->join = j;
+	r.d = d;
 	d->hist = calloc(j->ntasks + 1, sizeof(*d->hist));
-	if (!d->hist) {
-		free(d);
-		return -ENOMEM;
+	r.ts = malloc((j->ntasks + 1) * sizeof(*r.ts));
+	if (!d->hist || !r.ts) {
+		err = -ENOMEM;
+		goto out;
 	}
 	join_seen(j, &lo, &hi);
 	d->end_time = j->trace->counters.end_time ? j->trace->counters.end_time : hi;
-	err = trace__for_each_event(j->trace, collect, &dv);
-	if (err)
-		goto out;
-	if (dv.n)
-		qsort(dv.v, dv.n, sizeof(*dv.v), dev_cmp);
-	for (i = 0; i <= dv.n && !err; i++) {
-		const struct dev *e = i < dv.n ? &dv.v[i] : NULL;
-		const struct dev *prev = i ? &dv.v[i - 1] : NULL;
-		int same = prev && e && e->task == prev->task;
-		uint32_t tid, ord;
-
-		/* the shim recorded nothing for a while after the task's last
-		 * event: whether a pending wake was polled in that gap is not
-		 * known, nor, after its last event, whether it ended there. No
-		 * delay, lost wake or unended task is made of that. */
-		if (prev && (pending || spawned) &&
-		    gap_between(j, prev->time, same ? e->time : d->end_time)) {
-			pending = 0;
-			spawned = spawned && same;
-		}
-		if (prev && !same) {
-			/* the last task's wake outlived the recording: lost,
-			 * unless the end came too soon to say */
-			uint64_t waited =
-				d->end_time > cur.wake ? d->end_time - cur.wake : 0;
-
-			if (pending && waited >= LOST_MIN_NS &&
-			    waited >= LOST_FACTOR * tmax)
-				err = push(&d->lost, &d->nlost, &lcap, &cur);
-			else if (pending)
-				d->waiting_at_end++;
-			tmax = 0;
-			if (spawned && !err)
-				err = push(&d->unended, &d->nunended, &ucap, &life);
-			pending = spawned = 0;
-		}
-		if (!e || err)
-			break;
-		tid = e->tid_ord >> 2;
-		ord = e->tid_ord & 3;
-		switch (ord) {
-		case DV_SPAWN:
-		case DV_WAKE:
-			if (ord == DV_SPAWN && !spawned) {
-				memset(&life, 0, sizeof(life));
-				life.task = j->tasks[e->task].task;
-				life.wake = e->time;
-				life.waker = tid;
-				life.poll = life.waker_poll = -1;
-				life.spawn = 1;
-				spawned = 1;
-			}
-			if (pending) {
-				cur.merged++;
-				break;
-			}
-			memset(&cur, 0, sizeof(cur));
-			cur.task = j->tasks[e->task].task;
-			cur.wake = e->time;
-			cur.waker = tid;
-			cur.waker_poll = poll_id(j, tid, e->time);
-			cur.poll = -1;
-			cur.spawn = ord == DV_SPAWN;
-			pending = 1;
-			break;
-		case DV_BEGIN:
-			if (!pending)
-				break;
-			cur.begin = e->time;
-			if (cur.begin - cur.wake > tmax)
-				tmax = cur.begin - cur.wake;
-			cur.poller = tid;
-			cur.poll = poll_id(j, tid, e->time);
-			err = lib_hist_add(&d->hist[e->task], cur.begin - cur.wake);
-			if (!err && !(flags & DELAYS_STATS))
-				err = push(&d->v, &d->n, &cap, &cur);
-			pending = 0;
-			break;
-		case DV_END:
-			pending = 0; /* cancelled while ready */
-			spawned = 0;
-			break;
-		}
-	}
+	err = replay_walk(&r, REORDER_NS);
+	if (err == -EAGAIN)
+		err = replay_walk(&r, UINT64_MAX);
 	if (err)
 		goto out;
 	/* (qsort wants an array even of none) */
@@ -248,7 +387,8 @@ int delays__new(const struct join *j, unsigned int flags, struct delays **out)
 	if (d->nunended)
 		qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
 out:
-	free(dv.v);
+	free(r.v);
+	free(r.ts);
 	if (err) {
 		delays__free(d);
 		return err;
