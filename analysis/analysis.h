@@ -163,6 +163,14 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out);
 /* The poll running on @tid at @time, or NULL (always NULL without
  * JOIN_POLL_LIST). */
 const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t time);
+/* A cursor over @j's polls (with JOIN_POLL_LIST) for lookups in time
+ * order per thread: join__cursor_poll_at() answers as join__poll_at(),
+ * found where the last lookup on that thread ended, most often without a
+ * search. NULL without memory. */
+struct join_cursor *join__cursor_new(const struct join *j);
+const struct poll *join__cursor_poll_at(struct join_cursor *c, uint32_t tid,
+					uint64_t time);
+void join__cursor_free(struct join_cursor *c);
 /* The polls of thread @tid in start order: their ids in *@ids, their
  * number returned (0 without JOIN_POLL_LIST). */
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);

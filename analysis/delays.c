@@ -51,8 +51,9 @@ struct replay {
 	const struct join *j;
 	struct delays *d;
 	unsigned int flags;
-	struct tstate *ts; /* per task, join.tasks order */
-	struct dev *v;	   /* the events not replayed yet */
+	struct tstate *ts;	 /* per task, join.tasks order */
+	struct join_cursor *cur; /* the polls' lookups, in time order */
+	struct dev *v;		 /* the events not replayed yet */
 	size_t n, cap;
 	size_t vcap, lcap, ucap;
 	uint64_t window, seen, released; /* replayed: every event before released */
@@ -107,9 +108,9 @@ static int gap_between(const struct join *j, uint64_t a, uint64_t b)
 	return g && g->start < b;
 }
 
-static int32_t poll_id(const struct join *j, uint32_t tid, uint64_t time)
+static int32_t poll_id(struct join_cursor *c, uint32_t tid, uint64_t time)
 {
-	const struct poll *p = join__poll_at(j, tid, time);
+	const struct poll *p = join__cursor_poll_at(c, tid, time);
 
 	return p ? (int32_t)p->id : -1;
 }
@@ -150,7 +151,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->cur.task = j->tasks[e->task].task;
 		s->cur.wake = e->time;
 		s->cur.waker = tid;
-		s->cur.waker_poll = poll_id(j, tid, e->time);
+		s->cur.waker_poll = poll_id(r->cur, tid, e->time);
 		s->cur.poll = -1;
 		s->cur.spawn = ord == DV_SPAWN;
 		s->pending = 1;
@@ -162,7 +163,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 		if (s->cur.begin - s->cur.wake > s->tmax)
 			s->tmax = s->cur.begin - s->cur.wake;
 		s->cur.poller = tid;
-		s->cur.poll = poll_id(j, tid, e->time);
+		s->cur.poll = poll_id(r->cur, tid, e->time);
 		err = lib_hist_add(&d->hist[e->task], s->cur.begin - s->cur.wake);
 		if (!err && !(r->flags & DELAYS_STATS))
 			err = push(&d->v, &d->n, &r->vcap, &s->cur);
@@ -207,12 +208,14 @@ static int sort_runs(struct replay *r)
 				m++;
 			e = m;
 			if (m < n)
-				for (e = m + 1; e < n && !dev_before(&a[e], &a[e - 1]); e++)
+				for (e = m + 1; e < n && !dev_before(&a[e], &a[e - 1]);
+				     e++)
 					;
 			/* merge a[i, m) and a[m, e) into b[o...] */
 			for (size_t x = i, y = m; x < m || y < e;)
-				b[o++] = y >= e || (x < m && !dev_before(&a[y], &a[x])) ? a[x++]
-											: a[y++];
+				b[o++] = y >= e || (x < m && !dev_before(&a[y], &a[x]))
+						 ? a[x++]
+						 : a[y++];
 			runs++;
 			i = e;
 		}
@@ -368,7 +371,8 @@ int delays__new(const struct join *j, unsigned int flags, struct delays **out)
 	r.d = d;
 	d->hist = calloc(j->ntasks + 1, sizeof(*d->hist));
 	r.ts = malloc((j->ntasks + 1) * sizeof(*r.ts));
-	if (!d->hist || !r.ts) {
+	r.cur = join__cursor_new(j);
+	if (!d->hist || !r.ts || !r.cur) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -389,6 +393,7 @@ int delays__new(const struct join *j, unsigned int flags, struct delays **out)
 out:
 	free(r.v);
 	free(r.ts);
+	join__cursor_free(r.cur);
 	if (err) {
 		delays__free(d);
 		return err;

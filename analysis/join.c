@@ -782,6 +782,60 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t ti
 	return g < 0 ? NULL : &j->polls[jp->threads[*th].ids[b->first + g]];
 }
 
+struct join_cursor {
+	const struct join *j;
+	struct jpos *hint; /* per thread of the join */
+	uint32_t tid;	   /* the last thread asked of, and its index */
+	uint64_t th;
+	int have_th, have;
+};
+
+struct join_cursor *join__cursor_new(const struct join *j)
+{
+	struct join_cursor *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->j = j;
+	c->hint = calloc(JOIN_PRIV(j)->nthreads + 1, sizeof(*c->hint));
+	if (!c->hint) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void join__cursor_free(struct join_cursor *c)
+{
+	if (!c)
+		return;
+	free(c->hint);
+	free(c);
+}
+
+const struct poll *join__cursor_poll_at(struct join_cursor *c, uint32_t tid,
+					uint64_t time)
+{
+	const struct join_priv *jp = JOIN_PRIV(c->j);
+	const struct jblock *b = NULL;
+	int64_t g;
+
+	if (!c->j->polls)
+		return NULL;
+	if (!c->have || tid != c->tid) {
+		const uint64_t *th = thread_of(jp, tid);
+
+		c->have = 1;
+		c->tid = tid;
+		c->have_th = th != NULL;
+		c->th = th ? *th : 0;
+	}
+	if (!c->have_th)
+		return NULL;
+	g = lookup(jp, c->th, time, &b, &c->hint[c->th]);
+	return g < 0 ? NULL : &c->j->polls[jp->threads[c->th].ids[b->first + g]];
+}
+
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids)
 {
 	const struct join_priv *jp = JOIN_PRIV(j);
