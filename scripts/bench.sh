@@ -52,7 +52,9 @@
 # BENCH_ONLY=upload row 2k alone (~1.5 minutes; s3rver from npm, as the
 # e2e tests install it into $B/node/s3rver, or the row says skipped),
 # BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute), BENCH_ONLY=zc row 6
-# alone (zero-code Tokio against perf, ~2.5 minutes; ZC_SECS [8]).
+# alone (zero-code Tokio against perf, ~2.5 minutes; ZC_SECS [8]),
+# BENCH_ONLY=scale row 7 alone (the views on traces of SCALE_SECS ["10 30"]
+# seconds of the demo's --bench-polls against perf script; a few minutes).
 set -u
 
 B=${B:-build}
@@ -67,6 +69,7 @@ SAMPLE_HZ=${SAMPLE_HZ:-25000}
 SPIN_US=${SPIN_US:-8}		# bench_spin poll size for ~200k polls/s on 2 threads
 DEMO_WORK_NS=${DEMO_WORK_NS:-8000}	# demo --bench-work-ns for ~200k polls/s
 ZC_SECS=${ZC_SECS:-8}		# zero-code Tokio's runs (row 6)
+SCALE_SECS=${SCALE_SECS:-10 30}	# trace lengths of row 7 (analysis scale)
 KEEP=${KEEP:-0}
 
 D9=$B/d9prof
@@ -524,6 +527,63 @@ zerocode_row() {
 		"$(round 1 "$(median $padd) * 1e4 / 1e7"); $(round 1 "$(median $padd) * 1e5 / 1e7")" \
 		"-" "-" "stated" "-"
 }
+# Row 7, analysis at scale: a trace of the demo's --bench-polls (~1.2M
+# polls/s) per length in SCALE_SECS, each view timed on it once (wall
+# time, peak RSS), against `perf script` on a perf.data of the same
+# samples (perf record -F 999 -g of the same run length).
+scale_view() {	# scale_view NAME FILE ARGS...: "SECONDS MiB"
+	local name=$1 f=$2
+	shift 2
+	run $TIME -f "%e %M" -o "$RUN/scale-$name.time" "$D9" "$@" -i "$f" \
+		>/dev/null 2>"$RUN/scale-$name.err" || {
+		echo "failed"
+		return
+	}
+	awk '{ printf "%.2f s %.0f MiB", $1, $2 / 1024 }' "$RUN/scale-$name.time"
+}
+scale_row() {
+	local s f v first=1 out t0 base mem lim
+	for s in $SCALE_SECS; do
+		f=$RUN/scale-$s.d9
+		run "$D9" record -o "$f" -- "$DEMO" --bench-polls -d "$s" -q \
+			>"$RUN/scale-$s.out" 2>"$RUN/scale-$s.rec" ||
+			die "scale: record of $s s failed: $(tail -1 "$RUN/scale-$s.rec")"
+		run perf record -F 999 -g -o "$RUN/scale-$s.perf" -- "$DEMO" --bench-polls -d "$s" -q \
+			>/dev/null 2>&1 || die "scale: perf record of $s s failed"
+		run $TIME -f "%e %M" -o "$RUN/scale-perf.time" perf script -i "$RUN/scale-$s.perf" \
+			>/dev/null 2>&1 || die "scale: perf script failed"
+		base=$(awk '{ printf "%.2f s %.0f MiB", $1, $2 / 1024 }' "$RUN/scale-perf.time")
+		[ $first = 1 ] && row 7 "analysis scale: demo --bench-polls traces" "" "" "" "" ""
+		first=0
+		row "" "  ${s} s: $(kv "$RUN/scale-$s.out" polls_per_sec) polls/s, $(round 1 "$(fsize "$f") / 1048576") MiB" \
+			"" "perf script $base" "" "" ""
+		# (no spans: --bench-polls makes none)
+		for v in report tasks "delays --min 1ms" "polls --min 1ms" \
+			"export --format pprof" "flame --format folded"; do
+			# shellcheck disable=SC2086
+			out=$(scale_view "$(echo "$v" | tr ' ' _)-$s" "$f" $v)
+			t0=${out%% s*}
+			mem=$(echo "$out" | awk '{ print $3 }')
+			case $v in
+			report) lim=5 ;;
+			tasks | delays*) lim=10 ;;
+			*) lim= ;;
+			esac
+			row "" "    $v" "$out" "" "" \
+				"${lim:+<= $lim s at 30 s, }<= 512 MiB" \
+				"$(if [ "$out" = failed ]; then echo MISSED
+				elif [ -n "$lim" ] && [ "$s" = 30 ]; then verdict "$t0 <= $lim && $mem <= 512"
+				else verdict "$mem <= 512"; fi)"
+		done
+		[ "$KEEP" = 1 ] || rm -f "$f" "$RUN/scale-$s.perf"
+	done
+}
+if [ "$BENCH_ONLY" = scale ]; then
+	scale_row
+	note "BENCH_ONLY=scale: row 7 only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 if [ "$BENCH_ONLY" = zc ]; then
 	zerocode_row
 	note "BENCH_ONLY=zc: row 6 only; total bench time $(($(date +%s) - T_START)) s"
@@ -1214,6 +1274,7 @@ else
 fi
 say "2/4 zero-code Tokio: $PAIRS x 3 runs of $ZC_SECS s"
 zerocode_row
+scale_row
 
 # sample_rec NAME PID SECS: VmRSS and CPU of PID every SECS while it runs,
 # as "seconds rss_kib cpu_ticks" lines in $RUN/NAME.samples
