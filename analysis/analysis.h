@@ -775,9 +775,14 @@ struct delay {
 
 struct delays {
 	const struct join *join;
-	struct delay *v; /* longest first, then by wake time (NULL with
-			  * DELAYS_STATS) */
+	struct delay *v; /* longest first, then by wake time: all, or what
+			  * the delays_keep asked */
 	size_t n;
+	uint64_t matched;      /* delays of the tasks kept (join__kept()) at
+				* least delays_keep.min_ns long, listed or not */
+	uint64_t counted;      /* ... at least delays_keep.count_ns long */
+	uint64_t min_ns;       /* delays_keep.min_ns (0: NULL) */
+	uint64_t count_ns;     /* delays_keep.count_ns (0: NULL) */
 	struct lib_hist *hist; /* per task (join.tasks order): its delays'
 				* lengths, ns */
 	struct delay *lost;    /* woken, never polled again, not ended: begin
@@ -792,15 +797,21 @@ struct delays {
 			    * waited at least */
 };
 
-/* delays__new() flags */
-/* each task's statistics (hist) alone, no list of the delays: what
- * `tasks` needs, in memory bounded by tasks, not delays */
-#define DELAYS_STATS 0x1u
+/* What delays__new() lists of the delays (each task's statistics, hist,
+ * are of all of them): a view's answer, in memory bounded by it */
+struct delays_keep {
+	int stats_only;	   /* none: `tasks` */
+	uint64_t min_ns;   /* those of the kept tasks at least this long */
+	size_t top;	   /* ... the longest this many of them (0: all) */
+	uint64_t count_ns; /* counted: those at least this long */
+};
 
-/* All delays of @j's trace (one walk of the events; memory 16 bytes per
- * wake, spawn, poll begin and task end while sorting). @j needs
- * JOIN_POLL_LIST for poll ids. 0, -ENOMEM or a walk's error. */
-int delays__new(const struct join *j, unsigned int flags, struct delays **out);
+/* The delays of @j's trace, replayed in one walk of its events in time
+ * order (memory: each task's state, the events of a quarter of a second,
+ * and what @keep lists; NULL: all of them). @j needs JOIN_POLL_LIST for
+ * poll ids. 0, -ENOMEM or a walk's error. */
+int delays__new(const struct join *j, const struct delays_keep *keep,
+		struct delays **out);
 void delays__free(struct delays *d);
 
 /* Delay statistics of a task, or of a group of tasks. */
@@ -1189,6 +1200,10 @@ struct report_row {
 	size_t nflags;		 /* red flags */
 	char flags[256];	 /* their names, worst first, ", " between */
 };
+/* What the report needs listed of the delays (delays__new()): each one
+ * where @sp has spans (each span's delays), else the worst it shows; and
+ * those over its red flag's threshold counted. */
+struct delays_keep analysis_report_keep(const struct spans *sp);
 /* What analysis__report() says, as one row. 0 or -ENOMEM. */
 int analysis__report_row(const struct offcpu *oc, const struct delays *d,
 			 const struct spans *sp, struct report_row *out);

@@ -446,17 +446,13 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 		hot_release(&h);
 		return -ENOMEM;
 	}
-	for (i = 0; i < dl->n; i++) {
+	for (i = 0; i < dl->n && !(o->limit && n >= o->limit); i++) {
 		const struct delay *d = &dl->v[i];
 		struct row *r;
 
 		if (!join__kept(j, join__task(j, d->task)) ||
 		    d->begin - d->wake < o->min_ns)
 			continue;
-		if (o->limit && n >= o->limit) {
-			n++;
-			continue;
-		}
 		if (LIB_GROW(rows, cap, n + 1))
 			goto out;
 		r = &rows[n++];
@@ -479,7 +475,16 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 			if (r->wc[k].kind == CAUSE_POLL && hot_want(&h, r->wc[k].poll))
 				goto out;
 	}
-	shown = o->limit && o->limit < n ? o->limit : n;
+	shown = n;
+	/* how many match, listed or not: what the delays counted at the
+	 * keep's threshold, else what the list (then whole) holds */
+	if (o->min_ns == dl->min_ns) {
+		n = dl->matched;
+	} else {
+		for (; i < dl->n; i++)
+			n += join__kept(j, join__task(j, dl->v[i].task)) &&
+			     dl->v[i].begin - dl->v[i].wake >= o->min_ns;
+	}
 	err = hot_walk(&h, j);
 	if (err)
 		goto out;

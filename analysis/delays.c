@@ -50,10 +50,10 @@ struct tstate {
 struct replay {
 	const struct join *j;
 	struct delays *d;
-	unsigned int flags;
-	struct tstate *ts;	 /* per task, join.tasks order */
-	struct join_cursor *cur; /* the polls' lookups, in time order */
-	struct dev *v;		 /* the events not replayed yet */
+	const struct delays_keep *keep; /* NULL: list them all */
+	struct tstate *ts;		/* per task, join.tasks order */
+	struct join_cursor *cur;	/* the polls' lookups, in time order */
+	struct dev *v;			/* the events not replayed yet */
 	size_t n, cap;
 	size_t vcap, lcap, ucap;
 	uint64_t window, seen, released; /* replayed: every event before released */
@@ -97,6 +97,78 @@ static int push(struct delay **v, size_t *n, size_t *cap, const struct delay *d)
 	if (LIB_GROW(*v, *cap, *n + 1))
 		return -ENOMEM;
 	(*v)[(*n)++] = *d;
+	return 0;
+}
+
+/* @x listed before @y (longest first, then by wake, then task)? */
+static int delay_before(const struct delay *x, const struct delay *y)
+{
+	return delay_cmp(x, y) < 0;
+}
+
+/* the list as a heap of its last-listed on top */
+static void heap_down(struct delay *v, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct delay t;
+
+		if (l < n && delay_before(&v[m], &v[l]))
+			m = l;
+		if (l + 1 < n && delay_before(&v[m], &v[l + 1]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = v[i];
+		v[i] = v[m];
+		v[m] = t;
+		i = m;
+	}
+}
+
+static void heap_up(struct delay *v, size_t i)
+{
+	while (i) {
+		size_t p = (i - 1) / 2;
+		struct delay t;
+
+		if (!delay_before(&v[p], &v[i]))
+			return;
+		t = v[i];
+		v[i] = v[p];
+		v[p] = t;
+		i = p;
+	}
+}
+
+/* Delay @dl of task @ts: counted, and listed as r->keep asks */
+static int keep(struct replay *r, const struct task_stat *ts, const struct delay *dl)
+{
+	static const struct delays_keep all = {0};
+	const struct delays_keep *k = r->keep ? r->keep : &all;
+	struct delays *d = r->d;
+	uint64_t ns = dl->begin - dl->wake;
+	int kept = join__kept(r->j, ts);
+
+	if (k->stats_only)
+		return 0;
+	d->counted += kept && ns >= k->count_ns;
+	d->matched += kept && ns >= k->min_ns;
+	if (!r->keep)
+		return push(&d->v, &d->n, &r->vcap, dl);
+	if (!kept || ns < k->min_ns)
+		return 0;
+	if (!k->top || d->n < k->top) {
+		int err = push(&d->v, &d->n, &r->vcap, dl);
+
+		if (!err && k->top)
+			heap_up(d->v, d->n - 1);
+		return err;
+	}
+	if (delay_before(dl, &d->v[0])) {
+		d->v[0] = *dl;
+		heap_down(d->v, d->n, 0);
+	}
 	return 0;
 }
 
@@ -165,8 +237,8 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->cur.poller = tid;
 		s->cur.poll = poll_id(r->cur, tid, e->time);
 		err = lib_hist_add(&d->hist[e->task], s->cur.begin - s->cur.wake);
-		if (!err && !(r->flags & DELAYS_STATS))
-			err = push(&d->v, &d->n, &r->vcap, &s->cur);
+		if (!err)
+			err = keep(r, &j->tasks[e->task], &s->cur);
 		s->pending = 0;
 		break;
 	case DV_END:
@@ -345,7 +417,7 @@ static int replay_walk(struct replay *r, uint64_t window)
 		lib_hist_init(&d->hist[i]);
 	}
 	d->n = d->nlost = d->nunended = 0;
-	d->waiting_at_end = 0;
+	d->waiting_at_end = d->matched = d->counted = 0;
 	err = trace__for_each_event(r->j->trace, collect, r);
 	if (r->late)
 		return -EAGAIN;
@@ -356,9 +428,9 @@ static int replay_walk(struct replay *r, uint64_t window)
 	return err;
 }
 
-int delays__new(const struct join *j, unsigned int flags, struct delays **out)
+int delays__new(const struct join *j, const struct delays_keep *keep, struct delays **out)
 {
-	struct replay r = {.j = j, .flags = flags};
+	struct replay r = {.j = j, .keep = keep};
 	struct delays *d;
 	uint64_t lo, hi;
 	int err;
@@ -368,6 +440,8 @@ int delays__new(const struct join *j, unsigned int flags, struct delays **out)
 	if (!d)
 		return -ENOMEM;
 	d->join = j;
+	d->min_ns = keep ? keep->min_ns : 0;
+	d->count_ns = keep ? keep->count_ns : 0;
 	r.d = d;
 	d->hist = calloc(j->ntasks + 1, sizeof(*d->hist));
 	r.ts = malloc((j->ntasks + 1) * sizeof(*r.ts));

@@ -710,9 +710,14 @@ static void flags(struct page *pg)
 		snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32,
 			 lp->id);
 	}
-	for (i = 0; i < pg->d->n && pg->d->v[i].begin - pg->d->v[i].wake >= FLAG_DELAY_NS;
-	     i++)
-		ndel++;
+	/* counted as the delays were made, else from the whole list */
+	if (pg->d->count_ns == FLAG_DELAY_NS)
+		ndel = pg->d->counted;
+	else
+		for (i = 0; i < pg->d->n &&
+			    pg->d->v[i].begin - pg->d->v[i].wake >= FLAG_DELAY_NS;
+		     i++)
+			ndel++;
 	if (ndel && (f = flag_new(pg, "wake-to-poll delay", "5ms"))) {
 		const struct delay *d = &pg->d->v[0];
 		char lab[HOT_FRAMES][256];
@@ -1371,6 +1376,15 @@ static void page_release(struct page *pg)
 {
 	hot_release(&pg->h);
 	free(pg->w);
+}
+
+struct delays_keep analysis_report_keep(const struct spans *sp)
+{
+	struct delays_keep k = {.count_ns = FLAG_DELAY_NS};
+
+	if (!sp || !sp->n)
+		k.top = TOP;
+	return k;
 }
 
 int analysis__report_row(const struct offcpu *oc, const struct delays *d,

@@ -304,22 +304,22 @@ struct session {
 	struct trace *t;
 	struct join *j;
 	struct offcpu *oc; /* with SESSION_OFFCPU */
-	struct delays *d;  /* with SESSION_DELAYS */
+	struct delays *d;  /* after session_delays() */
 	struct spans *sp;  /* with SESSION_SPANS */
 };
 #define SESSION_OFFCPU 0x1u /* the off-CPU join (implies JOIN_POLL_LIST) */
-#define SESSION_DELAYS 0x2u /* the wake-to-poll delays */
 #define SESSION_SPANS                                                                    \
 	0x4u /* the application's spans (with the off-CPU                                \
 	      * join when SESSION_OFFCPU) */
-#define SESSION_DELAY_STATS                                                              \
-	0x8u /* with SESSION_DELAYS: each task's delay                                   \
-	      * statistics alone (DELAYS_STATS) */
 /* Read @in (open_trace()), join it with @jflags (times shown counting
  * from the start of the whole trace when a window was read) and build
  * what @want asks. 0, or -1 after saying what failed (everything freed). */
 int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		 unsigned int jflags, unsigned int want);
+/* The wake-to-poll delays, as @keep asks (delays__new()), once the tasks
+ * the view shows are chosen. 0, or -1 after saying what failed (the
+ * session stays open). */
+int session_delays(struct session *s, const struct delays_keep *keep);
 void session_close(struct session *s);
 /* Report a failed analysis of @t (read from @in): what trace__error()
  * says if a walk of the file found it corrupt, else @err's text. */

@@ -68,9 +68,12 @@ int cmd_delays(int argc, char **argv)
 				 .width = va.wide ? 0 : terminal_width(stdout)};
 	rflags |= va.rflags;
 
-	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_DELAYS))
+	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
 		return EXIT_FAIL;
-	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in)) {
+	/* what the table lists, once the tasks are chosen */
+	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in) ||
+	    session_delays(&se,
+			   &(struct delays_keep){.min_ns = o.min_ns, .top = o.limit})) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

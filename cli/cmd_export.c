@@ -156,15 +156,14 @@ int cmd_export(int argc, char **argv)
 	terminal_svg(&outp, default_file(eo.format));
 
 	if (session_open(&se, &in, rflags, JOIN_POLL_LIST,
-			 (eo.offcpu		       ? SESSION_OFFCPU
-			  : eo.format == EXPORT_CHROME ? SESSION_OFFCPU | SESSION_DELAYS
-						       : 0) |
+			 (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |
 				 (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
 					  ? SESSION_SPANS
 					  : 0)))
 		return EXIT_FAIL;
 	eo.spans = se.sp;
-	if (check_task(se.j, &va.sel, &in)) {
+	if (check_task(se.j, &va.sel, &in) ||
+	    (eo.format == EXPORT_CHROME && session_delays(&se, NULL))) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

@@ -56,6 +56,7 @@ static int host_report(const struct inputs *all, struct host_row *h)
 {
 	struct inputs in = *all;
 	struct session se;
+	struct delays_keep keep;
 	int err;
 
 	in.service = h->e->service;
@@ -64,9 +65,13 @@ static int host_report(const struct inputs *all, struct host_row *h)
 	/* a service restarted in the window: its last process (two are
 	 * never read as one) */
 	in.last_process = 1;
-	if (session_open(&se, &in, TRACE_READ_NO_EVENTS, 0,
-			 SESSION_OFFCPU | SESSION_DELAYS))
+	if (session_open(&se, &in, TRACE_READ_NO_EVENTS, 0, SESSION_OFFCPU))
 		return -1;
+	keep = analysis_report_keep(NULL);
+	if (session_delays(&se, &keep)) {
+		session_close(&se);
+		return -1;
+	}
 	if (se.t->other_segments && se.t->nsegments)
 		h->pid = se.t->segments[0].pid;
 	err = analysis__report_row(se.oc, se.d, NULL, &h->r);

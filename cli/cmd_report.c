@@ -41,14 +41,20 @@ int cmd_report(int argc, char **argv)
 	struct inputs in = {.n = 0};
 	struct view_args va = {.text_json = 1};
 	struct session se;
+	struct delays_keep keep;
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
 
 	if (session_open(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
-			 SESSION_OFFCPU | SESSION_DELAYS | SESSION_SPANS))
+			 SESSION_OFFCPU | SESSION_SPANS))
 		return EXIT_FAIL;
+	keep = analysis_report_keep(se.sp);
+	if (session_delays(&se, &keep)) {
+		session_close(&se);
+		return EXIT_FAIL;
+	}
 	ret = view_done(
 		&in, se.t,
 		analysis__report(se.oc, se.d, se.sp, inputs_args(&in), va.json, stdout));

@@ -92,9 +92,10 @@ int cmd_tasks(int argc, char **argv)
 	if (session_open(&se, &in,
 			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS |
 				 TRACE_READ_NO_INLINE,
-			 0, SESSION_DELAYS | SESSION_DELAY_STATS))
+			 0, 0))
 		return EXIT_FAIL;
-	if (check_shim(se.j, &in)) {
+	if (check_shim(se.j, &in) ||
+	    session_delays(&se, &(struct delays_keep){.stats_only = 1})) {
 		session_close(&se);
 		return EXIT_FAIL;
 	}

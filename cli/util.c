@@ -744,9 +744,6 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		s->j->origin = in->win.origin;
 	if (!err && (want & SESSION_OFFCPU))
 		err = offcpu__new(s->j, in->raw_leaf ? OFFCPU_RAW_LEAF : 0, &s->oc);
-	if (!err && (want & SESSION_DELAYS))
-		err = delays__new(s->j, want & SESSION_DELAY_STATS ? DELAYS_STATS : 0,
-				  &s->d);
 	if (!err && (want & SESSION_SPANS))
 		err = spans__new(s->j, s->oc, &s->sp);
 	if (err) {
@@ -755,6 +752,15 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		return -1;
 	}
 	return 0;
+}
+
+int session_delays(struct session *s, const struct delays_keep *keep)
+{
+	int err = delays__new(s->j, keep, &s->d);
+
+	if (err)
+		analysis_failed(s->in, s->t, err);
+	return err ? -1 : 0;
 }
 
 void session_close(struct session *s)

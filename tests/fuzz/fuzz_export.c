@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!err && (eo.offcpu || eo.format == EXPORT_CHROME))
 		err = offcpu__new(j, !speedscope && (b & 128) ? OFFCPU_RAW_LEAF : 0, &oc);
 	if (!err && eo.format == EXPORT_CHROME)
-		err = delays__new(j, 0, &d);
+		err = delays__new(j, NULL, &d);
 	if (err)
 		goto out;
 	fuzz_pick_task(j, (b >> 4) & 3, size);

@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	analysis__info(t, &(struct info_opts){.json = json}, out);
 	if (!join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, 0, &oc) &&
-	    !delays__new(j, 0, &d)) {
+	    !delays__new(j, NULL, &d)) {
 		struct flame_opts fo = {.format = FLAME_FOLDED};
 		struct polls_opts po = {.limit = 5};
 

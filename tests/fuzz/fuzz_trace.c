@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!trace__read_paths(paths, 1, &ro, &t, &msg) &&
 	    !join__new(t, JOIN_POLL_LIST, &j) && !offcpu__new(j, 0, &oc) &&
-	    !delays__new(j, 0, &d)) {
+	    !delays__new(j, NULL, &d)) {
 		struct flame_opts fo = {.format = FLAME_FOLDED};
 		struct offcpu_opts oo = {.format = FLAME_FOLDED, .idle = 1};
 		struct polls_opts po = {.limit = 20};

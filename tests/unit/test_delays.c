@@ -22,7 +22,7 @@ static void do_join(void)
 {
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
 	cr_assert_eq(offcpu__new(J, 0, &OC), 0);
-	cr_assert_eq(delays__new(J, 0, &D), 0);
+	cr_assert_eq(delays__new(J, NULL, &D), 0);
 }
 
 static uint64_t delay_ns(size_t i)

@@ -373,7 +373,7 @@ Test(tasks, table_lists_polls_and_longest)
 	sy_event(&T, 25000000, 3, TRACE_EV_WAKE, 9);
 	sy_meta(&T, "frequency", "1000");
 	cr_assert_eq(join__new(&T, JOIN_POLL_LIST, &J), 0);
-	cr_assert_eq(delays__new(J, 0, &D), 0);
+	cr_assert_eq(delays__new(J, NULL, &D), 0);
 	cr_assert_eq(analysis__tasks(J, D, NULL, out), 0);
 	o = output();
 	cr_log_info("\n%s", o);
