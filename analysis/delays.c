@@ -361,15 +361,20 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 		r->v[r->n].task = (uint32_t)(ts - r->j->tasks);
 		r->v[r->n].tid_ord = e[i].tid << 2 | ord;
 		r->n++;
-		if (e[i].time > r->seen)
-			r->seen = e[i].time;
+		if (e[i].time <= r->seen)
+			continue;
+		r->seen = e[i].time;
+		/* four windows more than the last replay: replay what is a
+		 * window behind the latest event (each event is sorted
+		 * about once more than it would be whole) */
+		if (r->window != UINT64_MAX && r->seen > r->window &&
+		    r->seen - r->window >= r->released + 4 * r->window) {
+			int err = release(r, r->seen - r->window);
+
+			if (err)
+				return err;
+		}
 	}
-	/* four windows more than the last replay: replay what is a window
-	 * behind the latest event (each event is sorted about once more
-	 * than it would be whole) */
-	if (r->window != UINT64_MAX && r->seen > r->window &&
-	    r->seen - r->window >= r->released + 4 * r->window)
-		return release(r, r->seen - r->window);
 	return 0;
 }
 

@@ -157,6 +157,85 @@ Test(delays, events_out_of_file_order_are_replayed_in_time_order)
 	cr_expect_eq(delay_ns(0), 3 * MS);
 }
 
+Test(delays, an_event_later_than_the_replay_window_is_still_in_order)
+{
+	sy_task(&T, 1, "t");
+	sy_task(&T, 2, "u");
+	/* task 1 polled at 5 s; task 2's polls run on to 7 s; only then
+	 * comes task 1's wake at 4.9 s (a ring drained two seconds late) */
+	sy_poll(&T, 20, 1, 5000 * MS, 5001 * MS);
+	for (int i = 0; i < 200; i++) {
+		uint64_t w = 5000 * MS + (uint64_t)i * 10 * MS;
+
+		sy_event(&T, w, 11, TRACE_EV_WAKE, 2);
+		sy_poll(&T, 21, 2, w + 1 * MS, w + 2 * MS);
+	}
+	sy_event(&T, 4900 * MS, 10, TRACE_EV_WAKE, 1);
+	T.counters.end_time = 8000 * MS;
+	do_join();
+	cr_assert_eq(D->n, 201);
+	cr_expect_eq(delay_ns(0), 100 * MS, "the late wake's delay, longest");
+	cr_expect_eq(D->v[0].task, 1);
+	cr_expect_eq(D->nlost, 0);
+}
+
+/* what a view keeps: the head of the whole list, exact counts */
+Test(delays, a_kept_list_is_the_whole_lists_head_with_exact_counts)
+{
+	struct delays *all;
+	size_t i, k, want_match = 0, want_count = 0;
+
+	for (uint64_t t = 1; t <= 3; t++) {
+		sy_task(&T, t, "t");
+		for (int n = 0; n < 40; n++) {
+			uint64_t w = (uint64_t)n * 10 * MS + t * 100 * US;
+
+			sy_event(&T, w, 10, TRACE_EV_WAKE, t);
+			/* lengths with ties across tasks */
+			sy_poll(&T, 20 + (uint32_t)t, t,
+				w + (uint64_t)(n % 7 + 1) * 10 * US, w + 5 * MS);
+		}
+	}
+	T.counters.end_time = 500 * MS;
+	do_join();
+	all = D;
+	D = NULL;
+	cr_assert_eq(delays__new(J,
+				 &(struct delays_keep){.min_ns = 30 * US,
+						       .top = 5,
+						       .count_ns = 60 * US},
+				 &D),
+		     0);
+	for (i = 0; i < all->n; i++) {
+		uint64_t ns = all->v[i].begin - all->v[i].wake;
+
+		want_match += ns >= 30 * US;
+		want_count += ns >= 60 * US;
+	}
+	cr_expect_eq(D->matched, want_match);
+	cr_expect_eq(D->counted, want_count);
+	cr_assert_eq(D->n, 5);
+	for (i = 0; i < D->n; i++) {
+		cr_expect_eq(D->v[i].task, all->v[i].task, "row %zu", i);
+		cr_expect_eq(D->v[i].wake, all->v[i].wake, "row %zu", i);
+		cr_expect_eq(D->v[i].begin, all->v[i].begin, "row %zu", i);
+	}
+	/* one task chosen: its own head */
+	delays__free(D);
+	D = NULL;
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 2}), 0);
+	cr_assert_eq(delays__new(J, &(struct delays_keep){.top = 3}, &D), 0);
+	cr_expect_eq(D->matched, 40);
+	cr_assert_eq(D->n, 3);
+	for (i = 0, k = 0; i < all->n && k < D->n; i++) {
+		if (all->v[i].task != 2)
+			continue;
+		cr_expect_eq(D->v[k].wake, all->v[i].wake, "row %zu", k);
+		k++;
+	}
+	delays__free(all);
+}
+
 Test(delays, stats_are_nearest_rank_per_task)
 {
 	struct delay_stats st;
