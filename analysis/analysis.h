@@ -163,6 +163,9 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out);
 /* The poll running on @tid at @time, or NULL (always NULL without
  * JOIN_POLL_LIST). */
 const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t time);
+/* The threads that ran polls (with JOIN_POLL_LIST), in no order: an
+ * array of their *@n tids the caller frees; NULL without memory. */
+uint32_t *join__poll_threads(const struct join *j, size_t *n);
 /* A cursor over @j's polls (with JOIN_POLL_LIST) for lookups in time
  * order per thread: join__cursor_poll_at() answers as join__poll_at(),
  * found where the last lookup on that thread ended, most often without a

@@ -782,6 +782,20 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t ti
 	return g < 0 ? NULL : &j->polls[jp->threads[*th].ids[b->first + g]];
 }
 
+uint32_t *join__poll_threads(const struct join *j, size_t *n)
+{
+	const struct join_priv *jp = JOIN_PRIV(j);
+	uint32_t *v = malloc((jp->nthreads + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < jp->nthreads; i++)
+		if (jp->threads[i].n)
+			v[(*n)++] = jp->threads[i].tid;
+	return v;
+}
+
 struct join_cursor {
 	const struct join *j;
 	struct jpos *hint; /* per thread of the join */

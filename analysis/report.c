@@ -307,15 +307,20 @@ static int workers(struct page *pg)
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
-	uint32_t *tids;
-	size_t i, n = 0;
+	uint32_t *tids, *pt;
+	size_t i, n = 0, np;
 	int err;
 
-	tids = malloc((j->npolls + t->nthreads + 1) * sizeof(*tids));
-	if (!tids)
+	pt = join__poll_threads(j, &np);
+	tids = malloc((np + t->nthreads + 1) * sizeof(*tids));
+	if (!pt || !tids) {
+		free(pt);
+		free(tids);
 		return -ENOMEM;
-	for (i = 0; i < j->npolls; i++)
-		tids[n++] = j->polls[i].tid;
+	}
+	for (i = 0; i < np; i++)
+		tids[n++] = pt[i];
+	free(pt);
 	for (i = 0; i < t->nthreads; i++)
 		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time,
 				      oc->end_time))
