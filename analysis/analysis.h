@@ -810,7 +810,7 @@ struct delays_keep {
 };
 
 /* The delays of @j's trace, replayed in one walk of its events in time
- * order (memory: each task's state, the events of a quarter of a second,
+ * order (memory: each task's state, the events of half a second,
  * and what @keep lists; NULL: all of them). @j needs JOIN_POLL_LIST for
  * poll ids. 0, -ENOMEM or a walk's error. */
 int delays__new(const struct join *j, const struct delays_keep *keep,

@@ -40,6 +40,11 @@ struct dev {
  * than that makes a second walk that sorts them all. */
 #define REORDER_NS 250000000ULL
 
+/* A run of the buffer in order: its next event and its end */
+struct dev_run {
+	size_t at, end;
+};
+
 /* A task's wait being replayed */
 struct tstate {
 	struct delay cur, life; /* its pending wait; its life since spawn */
@@ -55,6 +60,8 @@ struct replay {
 	struct join_cursor *cur;	/* the polls' lookups, in time order */
 	struct dev *v;			/* the events not replayed yet */
 	size_t n, cap;
+	struct dev_run *runs, **heap; /* release()'s */
+	size_t runs_cap, heap_cap;
 	size_t vcap, lcap, ucap;
 	uint64_t window, seen, released; /* replayed: every event before released */
 	int late;
@@ -254,71 +261,72 @@ static int dev_before(const struct dev *x, const struct dev *y)
 	return dev_cmp(x, y) < 0;
 }
 
-/* Sort r->v: runs already in order (a thread's events in a chunk, what
- * the last release kept) merged two by two, O(n log runs) */
-static int sort_runs(struct replay *r)
+/* the runs' heap, the run whose next event comes first on top */
+static int run_before(const struct dev *v, const struct dev_run *x,
+		      const struct dev_run *y)
 {
-	struct dev *a = r->v, *b;
-	size_t n = r->n, i;
-
-	for (i = 1; i < n && !dev_before(&a[i], &a[i - 1]); i++)
-		;
-	if (i >= n)
-		return 0;
-	b = malloc(n * sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	/* bottom-up over maximal runs: each pass merges neighbours */
-	for (;;) {
-		size_t o = 0, runs = 0;
-		struct dev *t;
-
-		for (i = 0; i < n;) {
-			size_t m = i + 1, e;
-
-			while (m < n && !dev_before(&a[m], &a[m - 1]))
-				m++;
-			e = m;
-			if (m < n)
-				for (e = m + 1; e < n && !dev_before(&a[e], &a[e - 1]);
-				     e++)
-					;
-			/* merge a[i, m) and a[m, e) into b[o...] */
-			for (size_t x = i, y = m; x < m || y < e;)
-				b[o++] = y >= e || (x < m && !dev_before(&a[y], &a[x]))
-						 ? a[x++]
-						 : a[y++];
-			runs++;
-			i = e;
-		}
-		t = a;
-		a = b;
-		b = t;
-		if (runs <= 1)
-			break;
-	}
-	if (a != r->v) {
-		memcpy(r->v, a, n * sizeof(*a));
-		free(a);
-	} else {
-		free(b);
-	}
-	return 0;
+	return dev_before(&v[x->at], &v[y->at]);
 }
 
-/* Replay the events before @until in time order; keep the rest. */
+static void run_down(const struct dev *v, struct dev_run **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct dev_run *t;
+
+		if (l < n && run_before(v, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && run_before(v, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Replay the events before @until in time order and keep the rest. The
+ * buffer is runs in order (a thread's events in a chunk, what the last
+ * release kept of each run): they are merged as they are replayed, and
+ * what each keeps moved to the front, still a run. */
 static int release(struct replay *r, uint64_t until)
 {
-	size_t i, k;
-	int err = sort_runs(r);
+	struct dev *v = r->v;
+	size_t i, k, nr = 0, nh, o;
+	int err = 0;
 
-	if (err)
-		return err;
-	for (i = 0; i < r->n && r->v[i].time < until && !err; i++)
-		err = replay_one(r, &r->v[i]);
-	for (k = 0; i < r->n; i++, k++)
-		r->v[k] = r->v[i];
-	r->n = k;
+	for (i = 0; i < r->n; nr++) {
+		size_t s = i;
+
+		for (i++; i < r->n && !dev_before(&v[i], &v[i - 1]); i++)
+			;
+		if (LIB_GROW(r->runs, r->runs_cap, nr + 1) ||
+		    LIB_GROW(r->heap, r->heap_cap, nr + 1))
+			return -ENOMEM;
+		r->runs[nr] = (struct dev_run){s, i};
+	}
+	for (k = 0; k < nr; k++)
+		r->heap[k] = &r->runs[k];
+	nh = nr;
+	for (k = nh / 2; k-- > 0;)
+		run_down(v, r->heap, nh, k);
+	while (nh && !err && v[r->heap[0]->at].time < until) {
+		err = replay_one(r, &v[r->heap[0]->at++]);
+		if (r->heap[0]->at == r->heap[0]->end)
+			r->heap[0] = r->heap[--nh];
+		run_down(v, r->heap, nh, 0);
+	}
+	/* the runs' rests to the front, in their order */
+	for (k = 0, o = 0; k < nr; k++) {
+		size_t m = r->runs[k].end - r->runs[k].at;
+
+		if (m && o != r->runs[k].at)
+			memmove(&v[o], &v[r->runs[k].at], m * sizeof(*v));
+		o += m;
+	}
+	r->n = o;
 	if (until > r->released)
 		r->released = until;
 	return err;
@@ -364,11 +372,10 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 		if (e[i].time <= r->seen)
 			continue;
 		r->seen = e[i].time;
-		/* four windows more than the last replay: replay what is a
-		 * window behind the latest event (each event is sorted
-		 * about once more than it would be whole) */
+		/* a window more than the last replay: replay what is a
+		 * window behind the latest event (the buffer holds two) */
 		if (r->window != UINT64_MAX && r->seen > r->window &&
-		    r->seen - r->window >= r->released + 4 * r->window) {
+		    r->seen - r->window >= r->released + r->window) {
 			int err = release(r, r->seen - r->window);
 
 			if (err)
@@ -471,6 +478,8 @@ int delays__new(const struct join *j, const struct delays_keep *keep, struct del
 		qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
 out:
 	free(r.v);
+	free(r.runs);
+	free(r.heap);
 	free(r.ts);
 	join__cursor_free(r.cur);
 	if (err) {
