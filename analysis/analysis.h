@@ -1312,6 +1312,15 @@ struct export_result {
 	uint64_t locations, functions, mappings;
 	uint64_t bytes;	    /* the profile before gzip */
 	int period_guessed; /* no usable meta "frequency": 999 Hz */
+	/* chrome: its size in full, estimated before writing, and past
+	 * export_opts.max_bytes how it was cut down to fit */
+	uint64_t full_bytes;
+	int cut;	      /* 1: polls cut down (what follows) */
+	uint64_t whole_polls; /* polls longer than whole_ns, whole */
+	uint64_t whole_ns;
+	uint64_t merged_polls; /* the others, merged per task ... */
+	uint64_t runs;	       /* ... into this many runs, */
+	uint64_t run_ns;       /* ... each within this long */
 };
 
 struct export_opts {
@@ -1324,6 +1333,8 @@ struct export_opts {
 				       * pprof: the span label; speedscope:
 				       * by GROUP_SPAN) */
 	struct export_result *result; /* out, filled if non-NULL */
+	uint64_t max_bytes;	      /* chrome: what a viewer opens (0: no
+				       * bound; see analysis__export_chrome) */
 };
 
 /* pprof: @j's CPU samples (and with @o->offcpu, @oc's off-CPU intervals
@@ -1390,6 +1401,12 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
  * -> name, parent) too. With a selection (join__select()): only its
  * tasks' polls, the samples and off-CPU intervals in them and the wakes
  * that ended in them (no parks, no spans).
+ * What a viewer opens: the size in full is estimated before writing
+ * (result.full_bytes); past @o->max_bytes the polls are cut down to fit:
+ * the longest whole, as many as half the bound holds (result.whole_polls,
+ * those longer than whole_ns), with their wakes' flows; the others merged
+ * per task into runs on a track of their own per task ("N polls" slices
+ * within run_ns, args polls and busy_ns), as many as a quarter holds.
  * result: samples (trace samples), switches, pprof_samples (poll
  * slices), functions (stack frame nodes). 0, -EINVAL, -ENOENT if no task
  * matches the selection, -ENODATA if no poll and no sample is written (a valid

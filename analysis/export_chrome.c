@@ -41,6 +41,21 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 
+/* About what an event takes in the file, to say its size before writing */
+#define POLL_BYTES  230 /* a poll's slice */
+#define FLOW_BYTES  340 /* a wake: its instant and flow */
+#define RUN_BYTES   200 /* a run of merged polls */
+#define OTHER_BYTES 220 /* an off-CPU interval, a park, a span's slice */
+#define RUN_MIN_NS  1000000ULL
+/* merged runs' tracks: tids of their own, one per task */
+#define RUN_TID 0x7f000000u
+
+/* A task's run of merged polls being built */
+struct run {
+	uint64_t start, end, busy, n, bucket;
+	int named; /* its track's name written */
+};
+
 struct ch {
 	const struct offcpu *oc;
 	const struct join *j;
@@ -58,6 +73,10 @@ struct ch {
 	struct csample *smp; /* the CPU samples, written per thread at the end */
 	size_t nsmp, smpcap;
 	struct export_result *res;
+	int cut;	   /* polls cut down to fit (res->cut) */
+	uint64_t whole_ns; /* ... whole when longer */
+	uint64_t run_ns;
+	struct run *runs; /* ... the others', per task */
 };
 
 /* One CPU sample, kept until the profiles are written. */
@@ -183,6 +202,14 @@ static int keep_poll(const struct ch *x, int64_t i)
 	       join__kept(x->j, join__task(x->j, x->j->polls[i].task));
 }
 
+/* Is kept poll @i written whole (not merged into a run)? */
+static int whole_poll(const struct ch *x, int64_t i)
+{
+	const struct poll *p = &x->j->polls[i];
+
+	return !x->cut || p->end - p->start > x->whole_ns;
+}
+
 /* A metadata event's "name" and {"name": @name} as its args. */
 static void meta_name(struct ch *x, const char *what, const char *name)
 {
@@ -211,6 +238,64 @@ static void write_threads(struct ch *x)
 	}
 }
 
+/* Task @ti's run of merged polls as a slice on its track */
+static void flush_run(struct ch *x, size_t ti)
+{
+	struct run *r = &x->runs[ti];
+	const struct task_stat *ts_ = &x->j->tasks[ti];
+	char buf[256];
+
+	if (!r->n)
+		return;
+	ev(x, "X", RUN_TID + (uint32_t)ti);
+	snprintf(buf, sizeof(buf), "%" PRIu64 " polls", r->n);
+	lib_json_str_field(&x->w, "cat", "task");
+	lib_json_str_field(&x->w, "name", buf);
+	ts(x, "ts", r->start);
+	dur(x, r->end - r->start);
+	lib_json_name(&x->w, "args");
+	lib_json_object_begin(&x->w);
+	lib_json_uint_field(&x->w, "task", trace_task_number(ts_->task));
+	lib_json_uint_field(&x->w, "polls", r->n);
+	lib_json_uint_field(&x->w, "busy_ns", r->busy);
+	lib_json_object_end(&x->w);
+	lib_json_object_end(&x->w);
+	x->res->runs++;
+	r->n = 0;
+}
+
+/* Poll @p of task @ti into its task's run */
+static void merge_poll(struct ch *x, size_t ti, const struct poll *p)
+{
+	struct run *r = &x->runs[ti];
+	uint64_t b = (p->start >= x->origin ? p->start - x->origin : 0) / x->run_ns;
+
+	if (r->n && b != r->bucket)
+		flush_run(x, ti);
+	if (!r->n) {
+		char name[256];
+		const struct task_stat *ts_ = &x->j->tasks[ti];
+
+		if (!r->named) {
+			/* the task's track, named once */
+			r->named = 1;
+			snprintf(name, sizeof(name),
+				 "task %" PRIu64 "%s%s: polls of %" PRIu64 " ns or less",
+				 trace_task_number(ts_->task), ts_->name ? " " : "",
+				 ts_->name ? ts_->name : "", x->whole_ns);
+			ev(x, "M", RUN_TID + (uint32_t)ti);
+			meta_name(x, "thread_name", name);
+		}
+		r->start = p->start;
+		r->busy = 0;
+		r->bucket = b;
+	}
+	r->end = p->end > r->end ? p->end : r->end;
+	r->busy += p->end - p->start;
+	r->n++;
+	x->res->merged_polls++;
+}
+
 static void write_polls(struct ch *x)
 {
 	const struct join *j = x->j;
@@ -224,6 +309,12 @@ static void write_polls(struct ch *x)
 
 		if (!keep_poll(x, (int64_t)i))
 			continue;
+		if (!whole_poll(x, (int64_t)i)) {
+			if (ts_)
+				merge_poll(x, (size_t)(ts_ - j->tasks), p);
+			continue;
+		}
+		x->res->whole_polls++;
 		ev(x, "X", p->tid);
 		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s",
 			 trace_task_number(p->task), ts_ && ts_->name ? " " : "",
@@ -251,6 +342,8 @@ static void write_polls(struct ch *x)
 		lib_json_object_end(&x->w);
 		x->res->pprof_samples++;
 	}
+	for (size_t ti = 0; x->cut && ti < j->ntasks; ti++)
+		flush_run(x, ti);
 }
 
 static void write_parks(struct ch *x)
@@ -581,7 +674,7 @@ static void write_flows(struct ch *x, const struct delays *d)
 		const struct delay *wk = &d->v[i];
 		const char *name = wk->spawn ? "spawn" : "wake";
 
-		if (wk->poll < 0 || !keep_poll(x, wk->poll))
+		if (wk->poll < 0 || !keep_poll(x, wk->poll) || !whole_poll(x, wk->poll))
 			continue;
 		ev(x, "i", wk->waker);
 		snprintf(buf, sizeof(buf), "%s task %" PRIu64, name,
@@ -633,6 +726,54 @@ static void write_frames(struct ch *x)
 	x->res->functions = x->nnodes;
 }
 
+/* The file's size in full, and past @o->max_bytes which polls go whole
+ * and how long the others' runs are (analysis.h) */
+static int plan(struct ch *x, const struct delays *d, const struct export_opts *o)
+{
+	const struct join *j = x->j;
+	const struct offcpu_park *pk;
+	uint64_t polls = 0, flows = 0, other, tasks = 0, budget, span;
+	struct lib_hist h;
+	size_t i;
+
+	for (i = 0; i < j->npolls; i++)
+		polls += keep_poll(x, (int64_t)i);
+	for (i = 0; d && i < d->n; i++)
+		flows += d->v[i].poll >= 0 && keep_poll(x, d->v[i].poll);
+	other = x->t->nswitches + offcpu__parks(x->oc, &pk);
+	if (o->spans)
+		other += o->spans->nenters + 2 * o->spans->n + o->spans->nevents;
+	x->res->full_bytes = polls * POLL_BYTES + flows * FLOW_BYTES +
+			     other * OTHER_BYTES + x->t->nsamples * 10;
+	budget = o->max_bytes / 2 / (POLL_BYTES + FLOW_BYTES);
+	if (!o->max_bytes || x->res->full_bytes <= o->max_bytes || polls <= budget)
+		return 0;
+	/* whole: the longest budget of them */
+	lib_hist_init(&h);
+	for (i = 0; i < j->npolls; i++)
+		if (keep_poll(x, (int64_t)i) &&
+		    lib_hist_add(&h, j->polls[i].end - j->polls[i].start)) {
+			lib_hist_release(&h);
+			return -ENOMEM;
+		}
+	x->whole_ns = lib_hist_quantile(&h, polls - budget, polls);
+	lib_hist_release(&h);
+	/* runs: a quarter of the bound, over the kept tasks that polled */
+	for (i = 0; i < j->ntasks; i++)
+		tasks += j->tasks[i].polls && join__kept(j, &j->tasks[i]);
+	span = j->end_time > j->start_time ? j->end_time - j->start_time : 0;
+	x->run_ns = span / (o->max_bytes / 4 / RUN_BYTES / (tasks ? tasks : 1) + 1) + 1;
+	if (x->run_ns < RUN_MIN_NS)
+		x->run_ns = RUN_MIN_NS;
+	x->runs = calloc(j->ntasks + 1, sizeof(*x->runs));
+	if (!x->runs)
+		return -ENOMEM;
+	x->cut = x->res->cut = 1;
+	x->res->whole_ns = x->whole_ns;
+	x->res->run_ns = x->run_ns;
+	return 0;
+}
+
 int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 			    const struct export_opts *o, FILE *out)
 {
@@ -660,6 +801,9 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 		err = -ENOMEM;
 		goto out;
 	}
+	err = plan(&x, d, o);
+	if (err)
+		goto out;
 	lib_json_init(&x.w, out);
 	lib_json_object_begin(&x.w);
 	lib_json_str_field(&x.w, "displayTimeUnit", "ns");
@@ -700,5 +844,6 @@ out:
 	flame__free(x.lab);
 	free(x.leaf);
 	free(x.smp);
+	free(x.runs);
 	return err;
 }

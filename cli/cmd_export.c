@@ -7,8 +7,12 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "lib/text.h"
 
-enum { OPT_OFFCPU = 256 };
+enum { OPT_OFFCPU = 256, OPT_MAX_SIZE };
+
+/* what a viewer opens, DevTools or Perfetto in a browser tab */
+#define CHROME_MAX_BYTES (96ull << 20)
 
 static void help(FILE *f)
 {
@@ -18,7 +22,7 @@ static void help(FILE *f)
 		"       d9prof export " INPUT_USAGE "\n"
 		"                     --format speedscope [-o OUT] [--task ID|NAME] [--by KEY]\n"
 		"       d9prof export " INPUT_USAGE "\n"
-		"                     --format chrome [-o OUT] [--task ID|NAME]\n\n"
+		"                     --format chrome [-o OUT] [--task ID|NAME] [--max-size SIZE]\n\n"
 		"Write the trace, every CPU sample joined to its poll, in a format other\n"
 		"tools read.\n\n"
 		"pprof: a gzipped profile.proto for 'go tool pprof', Pyroscope, Parca,\n"
@@ -37,7 +41,8 @@ static void help(FILE *f)
 		"track per thread with its polls (named by task), parks and off-CPU\n"
 		"intervals as slices, the CPU samples as call stacks (a Chrome CPU\n"
 		"profile per thread), and an arrow from each wake to the poll it\n"
-		"caused.\n\n"
+		"caused. Past --max-size the longest polls go whole and the others\n"
+		"are merged per task into runs, and a line says so.\n\n"
 		"options:\n" INPUT_HELP FRAME_HELP
 		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
@@ -47,6 +52,8 @@ static void help(FILE *f)
 		"      --offcpu          also the off-CPU time in polls and outside them\n"
 		"                        (not parked time), from its switch-out stacks\n"
 		"                        (pprof only)\n"
+		"      --max-size SIZE   chrome: what a viewer opens (default 96M; 0: no\n"
+		"                        bound): past it, polls are cut down to fit\n"
 		"      --by KEY          speedscope: a profile per task (default), per\n"
 		"                        task name, per thread (samples outside polls\n"
 		"                        too) or per span name of the application\n"
@@ -111,6 +118,14 @@ static int export_option(void *ctx, int c, const char *arg)
 	case OPT_OFFCPU:
 		eo->offcpu = 1;
 		return 0;
+	case OPT_MAX_SIZE:
+		if (parse_size(arg, &eo->max_bytes))
+			return usage_error(
+				"export ",
+				"bad --max-size '%s': want a size (256M, 1G; 0: "
+				"no bound)",
+				arg);
+		return 0;
 	default:
 		return VIEW_NOT_MINE;
 	}
@@ -120,6 +135,7 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{"offcpu", no_argument, NULL, OPT_OFFCPU},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{0},
 	};
 	static const struct view_cmd cmd = {
@@ -131,7 +147,7 @@ int cmd_export(int argc, char **argv)
 		.own = export_option,
 	};
 	struct export_result res = {0};
-	struct export_opts eo = {.result = &res};
+	struct export_opts eo = {.result = &res, .max_bytes = CHROME_MAX_BYTES};
 	struct inputs in = {.n = 0};
 	struct view_args va = {.by_span = 1};
 	const char *outp;
@@ -190,6 +206,20 @@ int cmd_export(int argc, char **argv)
 	} else if (err) {
 		error("cannot export: %s", strerror(-err));
 		ret = EXIT_FAIL;
+	}
+	if (!err && res.cut) {
+		char a[32], b[32], c[32], d[32];
+
+		info("chrome: about %s in full, past --max-size %s: the %llu polls longer than %s "
+		     "whole, with their wakes; the other %llu merged per task into %llu runs of "
+		     "up to %s (their own tracks). All of them: --max-size 0 (or fewer with "
+		     "--task, --from/--to)",
+		     text_size((double)res.full_bytes, a, sizeof(a)),
+		     text_size((double)eo.max_bytes, b, sizeof(b)),
+		     (unsigned long long)res.whole_polls,
+		     text_duration(res.whole_ns, c, sizeof(c)),
+		     (unsigned long long)res.merged_polls, (unsigned long long)res.runs,
+		     text_duration(res.run_ns, d, sizeof(d)));
 	}
 	if (!err && res.period_guessed)
 		warning("'%s' does not say its sampling frequency: a sample counts as "

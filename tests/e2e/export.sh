@@ -463,6 +463,53 @@ t_chrome_loads_in_devtools_performance_panel() {
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "DevTools does not show the chrome export as it should"
 }
 
+# A trace too big for a viewer (a second of the bench's ~1.2M polls, some
+# 600 MB in full) past --max-size: cut to fit, every poll still counted
+# (whole, or in its task's runs), and it opens in DevTools
+t_chrome_past_max_size_fits_and_opens_in_devtools() {
+	local out=$ROOT/$B/e2e/export/out big=$TMP/bench.d9 n sz slices
+	need_decoder || return
+	command -v python3 >/dev/null || { say "skip - no python3 to read the counts"; return 2; }
+	find_chromium || return
+	mkdir -p "$out" || return
+	"$D9" record -o "$big" -- "$DEMO" --bench-polls -d 1 -q >/dev/null 2>"$TMP/big.err" ||
+		{ cat "$TMP/big.err"; fail "record of the bench failed"; return 1; }
+	"$D9" export -i "$big" --format chrome --max-size 16M -o "$TMP/big.json" 2>"$TMP/bigx.err" ||
+		{ cat "$TMP/bigx.err"; fail "export failed"; return 1; }
+	sed 's/^/    /' "$TMP/bigx.err"
+	grep -q "^d9prof: chrome: about .* in full, past --max-size 16.0 MiB" "$TMP/bigx.err" ||
+		{ fail "no line saying it was cut down"; return 1; }
+	sz=$(stat -c %s "$TMP/big.json")
+	[ "$sz" -le $((16 << 20)) ] || { fail "$sz bytes, past 16 MiB"; return 1; }
+	n=$("$D9" polls -i "$big" --limit 0 2>/dev/null | sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
+	slices=$(python3 - "$TMP/big.json" "$n" <<-'PY'
+		import json, sys
+		ev = json.load(open(sys.argv[1]))['traceEvents']
+		whole = [e for e in ev if e['ph'] == 'X' and e.get('cat') == 'task' and 'poll' in e['args']]
+		runs = [e for e in ev if e['ph'] == 'X' and e.get('cat') == 'task' and 'polls' in e['args']]
+		got = len(whole) + sum(e['args']['polls'] for e in runs)
+		if got != int(sys.argv[2]):
+		    sys.exit(f'{len(whole)} whole and {got - len(whole)} merged polls, the trace has {sys.argv[2]}')
+		if not runs:
+		    sys.exit('no runs')
+		# a run track's slices never overlap
+		by = {}
+		for e in runs:
+		    by.setdefault(e['tid'], []).append((e['ts'], e['ts'] + e['dur']))
+		for tid, v in by.items():
+		    v.sort()
+		    if any(b[0] < a[1] for a, b in zip(v, v[1:])):
+		        sys.exit(f'run track {tid} has overlapping slices')
+		print(len(whole) + len(runs))
+	PY
+	) || { fail "$slices"; return 1; }
+	say "    $sz bytes; $n polls: $slices slices"
+	NODE_PATH=$NODE_DIR/node_modules timeout 180 node tests/e2e/export/devtools.js \
+		"$(command -v "$CHROME")" "$TMP/big.json" "$(info_json "$big" "j['counts']['samples']")" \
+		"$slices" "$out/devtools-cut.png" | sed 's/^/    /'
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "DevTools does not show the cut export as it should"
+}
+
 t_chrome_task_keeps_only_that_task() {
 	local task
 	command -v python3 >/dev/null || { say "skip - no python3 for the structural check"; return 2; }
