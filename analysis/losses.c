@@ -78,7 +78,7 @@ static const struct {
 	 "shim garbage", LOSS_POLLS, NULL},
 	{"tokio_polls_unwritten",
 	 "polls and wakes the poll probes did not write (nested in another, "
-	 "not Tokio's layout, or ring full)",
+	 "not Tokio's layout, its task unreadable, or ring full)",
 	 SRC_META, TRACE_META_TOKIO_POLLS_UNWRITTEN, LOSS_POLLS, NULL},
 	{"state_refused",
 	 "threads' and tasks' open state (too much open to carry into the "

@@ -862,7 +862,8 @@ static void tokio_losses(const struct rec *r, struct seg_base *b)
 	if (r->tr && r->st->tokio_probes)
 		tokio_rec__probe_counts(r->tr, &pc);
 	b->tokio_untagged = k.untagged;
-	b->tokio_unwritten = pc.nested + pc.too_deep + pc.bad_vtable + pc.dropped;
+	b->tokio_unwritten =
+		pc.nested + pc.too_deep + pc.bad_vtable + pc.dropped + pc.unread;
 }
 
 void record_seg_snapshot(struct rec *r, struct seg_base *b)

@@ -836,6 +836,7 @@ void tokio_rec__probe_counts(const struct tokio_rec *tr, struct tokio_probe_coun
 	c->nested = __atomic_load_n(&tr->skel->bss->nested, __ATOMIC_RELAXED);
 	c->bad_vtable = __atomic_load_n(&tr->skel->bss->bad_vtable, __ATOMIC_RELAXED);
 	c->dropped = __atomic_load_n(&tr->skel->bss->dropped, __ATOMIC_RELAXED);
+	c->unread = __atomic_load_n(&tr->skel->bss->unread, __ATOMIC_RELAXED);
 }
 
 void tokio_rec__free(struct tokio_rec *tr)

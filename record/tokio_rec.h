@@ -104,6 +104,8 @@ struct tokio_probe_counts {
 			      * one is written: a thread's polls never overlap) */
 	uint64_t bad_vtable; /* of tasks whose vtable was not Tokio's as known */
 	uint64_t dropped;    /* polls and wakes the ring had no room for */
+	uint64_t unread;     /* wakes whose task's id could not be read
+			      * (its memory not readable then) */
 };
 
 /* Put uprobes on every raw::poll instance of @s (entry and return) and on

@@ -74,7 +74,7 @@ int d9_sample(void *ctx)
  * and wakes the ring had no room for. A return with no entry (a poll
  * open at the attach) writes nothing. */
 volatile __u64 entries = 0, wakes = 0;
-volatile __u64 too_deep = 0, nested = 0, bad_vtable = 0, dropped = 0;
+volatile __u64 too_deep = 0, nested = 0, bad_vtable = 0, dropped = 0, unread = 0;
 /* set by the recorder: the probes are going (their links come off
  * slowly, on another thread), write nothing from now on */
 volatile __u32 probes_off = 0;
@@ -210,5 +210,7 @@ int BPF_KPROBE(d9_wake, __u64 hdr)
 	task = task_of(hdr);
 	if (task)
 		put((__u32)id, TOKIO_BPF_WAKE, bpf_ktime_get_ns(), task, 0, 0);
+	else
+		__sync_fetch_and_add(&unread, 1);
 	return 0;
 }
