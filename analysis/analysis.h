@@ -1318,7 +1318,9 @@ struct export_result {
 	int cut;	      /* 1: polls cut down (what follows) */
 	uint64_t whole_polls; /* polls longer than whole_ns, whole */
 	uint64_t whole_ns;
-	uint64_t merged_polls; /* the others, merged per task ... */
+	uint64_t merged_polls; /* the others, merged per run_by (a task,
+				* else a task name, else a thread) ... */
+	int run_by;	       /* ... (enum group_by) ... */
 	uint64_t runs;	       /* ... into this many runs, */
 	uint64_t run_ns;       /* ... each within this long */
 };

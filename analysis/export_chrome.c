@@ -45,6 +45,7 @@
 #define POLL_BYTES  230 /* a poll's slice */
 #define FLOW_BYTES  340 /* a wake: its instant and flow */
 #define RUN_BYTES   200 /* a run of merged polls */
+#define TRACK_BYTES 150 /* a run track's name */
 #define OTHER_BYTES 220 /* an off-CPU interval, a park, a span's slice */
 #define RUN_MIN_NS  1000000ULL
 /* merged runs' tracks: tids of their own, one per task */
@@ -53,7 +54,8 @@
 /* A task's run of merged polls being built */
 struct run {
 	uint64_t start, end, busy, n, bucket;
-	int named; /* its track's name written */
+	uint32_t task; /* GROUP_TASK: its task's index */
+	int named;     /* its track's name written */
 };
 
 struct ch {
@@ -76,7 +78,9 @@ struct ch {
 	int cut;	   /* polls cut down to fit (res->cut) */
 	uint64_t whole_ns; /* ... whole when longer */
 	uint64_t run_ns;
-	struct run *runs; /* ... the others', per task */
+	struct groups *rg; /* ... the others', merged per group: task, else
+			    * task name, else thread, as many as fit */
+	struct run *runs;  /* ... per group */
 };
 
 /* One CPU sample, kept until the profiles are written. */
@@ -238,16 +242,15 @@ static void write_threads(struct ch *x)
 	}
 }
 
-/* Task @ti's run of merged polls as a slice on its track */
-static void flush_run(struct ch *x, size_t ti)
+/* Slot @k's run of merged polls as a slice on its track */
+static void flush_run(struct ch *x, uint32_t k)
 {
-	struct run *r = &x->runs[ti];
-	const struct task_stat *ts_ = &x->j->tasks[ti];
-	char buf[256];
+	struct run *r = &x->runs[k];
+	char buf[64];
 
 	if (!r->n)
 		return;
-	ev(x, "X", RUN_TID + (uint32_t)ti);
+	ev(x, "X", RUN_TID + k);
 	snprintf(buf, sizeof(buf), "%" PRIu64 " polls", r->n);
 	lib_json_str_field(&x->w, "cat", "task");
 	lib_json_str_field(&x->w, "name", buf);
@@ -255,7 +258,9 @@ static void flush_run(struct ch *x, size_t ti)
 	dur(x, r->end - r->start);
 	lib_json_name(&x->w, "args");
 	lib_json_object_begin(&x->w);
-	lib_json_uint_field(&x->w, "task", trace_task_number(ts_->task));
+	if (x->rg->by == GROUP_TASK)
+		lib_json_uint_field(&x->w, "task",
+				    trace_task_number(x->j->tasks[r->task].task));
 	lib_json_uint_field(&x->w, "polls", r->n);
 	lib_json_uint_field(&x->w, "busy_ns", r->busy);
 	lib_json_object_end(&x->w);
@@ -264,31 +269,50 @@ static void flush_run(struct ch *x, size_t ti)
 	r->n = 0;
 }
 
-/* Poll @p of task @ti into its task's run */
+/* Slot @k's track's name: what its runs merge */
+static void name_track(struct ch *x, uint32_t k, size_t ti, uint32_t tid)
+{
+	const struct groups *g = x->rg;
+	const struct task_stat *ts_ = &x->j->tasks[ti];
+	char name[320], what[256];
+
+	if (g->by == GROUP_TASK)
+		snprintf(what, sizeof(what), "task %" PRIu64 "%s%s",
+			 trace_task_number(ts_->task), ts_->name ? " " : "",
+			 ts_->name ? ts_->name : "");
+	else if (g->by == GROUP_NAME)
+		snprintf(what, sizeof(what), "tasks %s",
+			 g->names[k] ? g->names[k] : "[unnamed]");
+	else
+		snprintf(what, sizeof(what), "thread %" PRIu32, tid);
+	snprintf(name, sizeof(name), "%s: polls of %" PRIu64 " ns or less", what,
+		 x->whole_ns);
+	ev(x, "M", RUN_TID + k);
+	meta_name(x, "thread_name", name);
+}
+
+/* Poll @p of task @ti into its slot's run */
 static void merge_poll(struct ch *x, size_t ti, const struct poll *p)
 {
-	struct run *r = &x->runs[ti];
+	uint32_t k = groups__of(x->rg, (int32_t)ti, p->tid);
+	struct run *r;
 	uint64_t b = (p->start >= x->origin ? p->start - x->origin : 0) / x->run_ns;
 
+	if (k >= x->rg->ngroups)
+		return;
+	r = &x->runs[k];
 	if (r->n && b != r->bucket)
-		flush_run(x, ti);
+		flush_run(x, k);
+	if (!r->named) {
+		r->named = 1;
+		name_track(x, k, ti, p->tid);
+	}
 	if (!r->n) {
-		char name[256];
-		const struct task_stat *ts_ = &x->j->tasks[ti];
-
-		if (!r->named) {
-			/* the task's track, named once */
-			r->named = 1;
-			snprintf(name, sizeof(name),
-				 "task %" PRIu64 "%s%s: polls of %" PRIu64 " ns or less",
-				 trace_task_number(ts_->task), ts_->name ? " " : "",
-				 ts_->name ? ts_->name : "", x->whole_ns);
-			ev(x, "M", RUN_TID + (uint32_t)ti);
-			meta_name(x, "thread_name", name);
-		}
 		r->start = p->start;
+		r->end = p->end;
 		r->busy = 0;
 		r->bucket = b;
+		r->task = (uint32_t)ti;
 	}
 	r->end = p->end > r->end ? p->end : r->end;
 	r->busy += p->end - p->start;
@@ -342,8 +366,8 @@ static void write_polls(struct ch *x)
 		lib_json_object_end(&x->w);
 		x->res->pprof_samples++;
 	}
-	for (size_t ti = 0; x->cut && ti < j->ntasks; ti++)
-		flush_run(x, ti);
+	for (uint32_t k = 0; x->cut && k < x->rg->ngroups; k++)
+		flush_run(x, k);
 }
 
 static void write_parks(struct ch *x)
@@ -727,14 +751,16 @@ static void write_frames(struct ch *x)
 }
 
 /* The file's size in full, and past @o->max_bytes which polls go whole
- * and how long the others' runs are (analysis.h) */
+ * and how the others are merged (analysis.h) */
 static int plan(struct ch *x, const struct delays *d, const struct export_opts *o)
 {
+	static const enum group_by by[] = {GROUP_TASK, GROUP_NAME, GROUP_THREAD};
 	const struct join *j = x->j;
 	const struct offcpu_park *pk;
-	uint64_t polls = 0, flows = 0, other, tasks = 0, budget, span;
+	uint64_t polls = 0, flows = 0, other, budget, quarter = o->max_bytes / 4, span;
 	struct lib_hist h;
-	size_t i;
+	size_t i, k;
+	int err;
 
 	for (i = 0; i < j->npolls; i++)
 		polls += keep_poll(x, (int64_t)i);
@@ -748,7 +774,7 @@ static int plan(struct ch *x, const struct delays *d, const struct export_opts *
 	budget = o->max_bytes / 2 / (POLL_BYTES + FLOW_BYTES);
 	if (!o->max_bytes || x->res->full_bytes <= o->max_bytes || polls <= budget)
 		return 0;
-	/* whole: the longest budget of them */
+	/* whole: those longer than a bound at most budget of them pass */
 	lib_hist_init(&h);
 	for (i = 0; i < j->npolls; i++)
 		if (keep_poll(x, (int64_t)i) &&
@@ -756,21 +782,40 @@ static int plan(struct ch *x, const struct delays *d, const struct export_opts *
 			lib_hist_release(&h);
 			return -ENOMEM;
 		}
-	x->whole_ns = lib_hist_quantile(&h, polls - budget, polls);
+	x->whole_ns = lib_hist_above(&h, budget);
 	lib_hist_release(&h);
-	/* runs: a quarter of the bound, over the kept tasks that polled */
-	for (i = 0; i < j->ntasks; i++)
-		tasks += j->tasks[i].polls && join__kept(j, &j->tasks[i]);
+	/* the others merged per task, else per task name, else per thread:
+	 * the first whose tracks leave room for runs in a quarter */
+	for (k = 0; k < sizeof(by) / sizeof(*by); k++) {
+		uint64_t used = 0;
+
+		groups__free(x->rg);
+		x->rg = NULL;
+		err = groups__new(j, by[k], NULL, &x->rg);
+		if (err)
+			return err;
+		for (i = 0; i < j->ntasks && by[k] == GROUP_TASK; i++)
+			used += j->tasks[i].polls && join__kept(j, &j->tasks[i]);
+		if (by[k] != GROUP_TASK)
+			used = x->rg->ngroups;
+		if (used * (TRACK_BYTES + 4 * RUN_BYTES) <= quarter)
+			break;
+	}
+	if (k == sizeof(by) / sizeof(*by))
+		k--;
 	span = j->end_time > j->start_time ? j->end_time - j->start_time : 0;
-	x->run_ns = span / (o->max_bytes / 4 / RUN_BYTES / (tasks ? tasks : 1) + 1) + 1;
+	x->run_ns =
+		span / (quarter / RUN_BYTES / (x->rg->ngroups ? x->rg->ngroups : 1) + 1) +
+		1;
 	if (x->run_ns < RUN_MIN_NS)
 		x->run_ns = RUN_MIN_NS;
-	x->runs = calloc(j->ntasks + 1, sizeof(*x->runs));
+	x->runs = calloc(x->rg->ngroups + 1, sizeof(*x->runs));
 	if (!x->runs)
 		return -ENOMEM;
 	x->cut = x->res->cut = 1;
 	x->res->whole_ns = x->whole_ns;
 	x->res->run_ns = x->run_ns;
+	x->res->run_by = by[k];
 	return 0;
 }
 
@@ -832,7 +877,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	write_frames(&x);
 	lib_json_object_end(&x.w);
 	err = lib_json_finish(&x.w);
-	if (!err && !res.samples && !res.pprof_samples)
+	if (!err && !res.samples && !res.pprof_samples && !res.runs)
 		err = -ENODATA;
 out:
 	if (o && o->result)
@@ -845,5 +890,6 @@ out:
 	free(x.leaf);
 	free(x.smp);
 	free(x.runs);
+	groups__free(x.rg);
 	return err;
 }

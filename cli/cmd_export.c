@@ -42,7 +42,8 @@ static void help(FILE *f)
 		"intervals as slices, the CPU samples as call stacks (a Chrome CPU\n"
 		"profile per thread), and an arrow from each wake to the poll it\n"
 		"caused. Past --max-size the longest polls go whole and the others\n"
-		"are merged per task into runs, and a line says so.\n\n"
+		"are merged into runs (per task, else per task name, else per thread),\n"
+		"and a line says so.\n\n"
 		"options:\n" INPUT_HELP FRAME_HELP
 		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
@@ -211,14 +212,18 @@ int cmd_export(int argc, char **argv)
 		char a[32], b[32], c[32], d[32];
 
 		info("chrome: about %s in full, past --max-size %s: the %llu polls longer than %s "
-		     "whole, with their wakes; the other %llu merged per task into %llu runs of "
+		     "whole, with their wakes; the other %llu merged per %s into %llu runs of "
 		     "up to %s (their own tracks). All of them: --max-size 0 (or fewer with "
 		     "--task, --from/--to)",
 		     text_size((double)res.full_bytes, a, sizeof(a)),
 		     text_size((double)eo.max_bytes, b, sizeof(b)),
 		     (unsigned long long)res.whole_polls,
 		     text_duration(res.whole_ns, c, sizeof(c)),
-		     (unsigned long long)res.merged_polls, (unsigned long long)res.runs,
+		     (unsigned long long)res.merged_polls,
+		     res.run_by == GROUP_TASK	? "task"
+		     : res.run_by == GROUP_NAME ? "task name"
+						: "thread",
+		     (unsigned long long)res.runs,
 		     text_duration(res.run_ns, d, sizeof(d)));
 	}
 	if (!err && res.period_guessed)

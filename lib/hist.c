@@ -55,13 +55,44 @@ static int bin(struct lib_hist *h, uint64_t v, uint64_t k)
 	return 0;
 }
 
+/* The exact values of @h (not binned): its array, or for one or two
+ * values (kept as min and max alone, no array) @tmp filled with them */
+static const uint64_t *values(const struct lib_hist *h, uint64_t tmp[2])
+{
+	if (h->exact)
+		return h->exact;
+	tmp[0] = h->min;
+	tmp[1] = h->max;
+	return tmp;
+}
+
+/* The exact values in an array of their own, room for @more */
+static int materialize(struct lib_hist *h, size_t more)
+{
+	uint64_t tmp[2];
+	const uint64_t *v = values(h, tmp);
+
+	if (h->exact && h->n + more <= h->exact_cap)
+		return 0;
+	if (!h->exact) {
+		if (LIB_GROW(h->exact, h->exact_cap, h->n + more))
+			return -ENOMEM;
+		memcpy(h->exact, v, h->n * sizeof(*v));
+		return 0;
+	}
+	return LIB_GROW(h->exact, h->exact_cap, h->n + more);
+}
+
 /* From exact values to buckets */
 static int to_bins(struct lib_hist *h)
 {
+	uint64_t tmp[2];
+	const uint64_t *v = values(h, tmp);
+
 	if (!h->oct && !(h->oct = calloc(LIB_HIST_OCTAVES, sizeof(*h->oct))))
 		return -ENOMEM;
 	for (size_t i = 0; i < h->n; i++) {
-		if (bin(h, h->exact[i], 1)) {
+		if (bin(h, v[i], 1)) {
 			/* as it was: the exact values alone */
 			for (size_t o = 0; o < LIB_HIST_OCTAVES; o++) {
 				free(h->oct[o]);
@@ -95,8 +126,9 @@ int lib_hist_add(struct lib_hist *h, uint64_t v)
 	if (h->binned) {
 		if (bin(h, v, 1))
 			return -ENOMEM;
-	} else {
-		if (LIB_GROW(h->exact, h->exact_cap, h->n + 1))
+	} else if (h->n >= 2 || h->exact) {
+		/* one or two values are min and max alone (a short task's) */
+		if (materialize(h, 1))
 			return -ENOMEM;
 		h->exact[h->n] = v;
 	}
@@ -106,19 +138,22 @@ int lib_hist_add(struct lib_hist *h, uint64_t v)
 
 int lib_hist_merge(struct lib_hist *into, const struct lib_hist *from)
 {
+	uint64_t tmp[2];
+
 	if (!from->n)
 		return 0;
 	if (!into->binned && !from->binned && into->n + from->n <= LIB_HIST_EXACT) {
-		if (LIB_GROW(into->exact, into->exact_cap, into->n + from->n))
+		if (materialize(into, from->n))
 			return -ENOMEM;
-		memcpy(into->exact + into->n, from->exact,
-		       from->n * sizeof(*from->exact));
+		memcpy(into->exact + into->n, values(from, tmp), from->n * sizeof(*tmp));
 	} else {
 		if (!into->binned && to_bins(into))
 			return -ENOMEM;
 		if (!from->binned) {
+			const uint64_t *v = values(from, tmp);
+
 			for (size_t i = 0; i < from->n; i++)
-				if (bin(into, from->exact[i], 1))
+				if (bin(into, v[i], 1))
 					return -ENOMEM;
 		} else {
 			for (unsigned int o = 0; o < LIB_HIST_OCTAVES; o++)
@@ -150,12 +185,15 @@ uint64_t lib_hist_quantile(struct lib_hist *h, uint64_t num, uint64_t den)
 	if (num >= den)
 		return h->max;
 	/* ceil(n * num / den), without overflow */
-	rank = h->n / den * num + ((h->n % den) * num + den - 1) / den;
+	rank = h->n / den * num +
+	       (uint64_t)(((unsigned __int128)(h->n % den) * num + den - 1) / den);
 	if (!rank)
 		return h->min;
 	if (rank >= h->n)
 		return h->max;
 	if (!h->binned) {
+		if (!h->exact) /* two values, the first */
+			return h->min;
 		qsort(h->exact, h->n, sizeof(*h->exact), u64_cmp);
 		return h->exact[rank - 1];
 	}
@@ -173,4 +211,37 @@ uint64_t lib_hist_quantile(struct lib_hist *h, uint64_t num, uint64_t den)
 		}
 	}
 	return h->max;
+}
+
+uint64_t lib_hist_above(struct lib_hist *h, uint64_t k)
+{
+	uint64_t seen = 0;
+
+	if (k >= h->n)
+		return 0;
+	if (!h->binned) {
+		uint64_t tmp[2];
+		const uint64_t *v = values(h, tmp);
+
+		if (h->exact)
+			qsort(h->exact, h->n, sizeof(*h->exact), u64_cmp);
+		/* the (k+1)-th largest: only the k above it may exceed it */
+		return v[h->n - k - 1];
+	}
+	/* from the top, the buckets that k holds whole; the next one's
+	 * upper end */
+	for (unsigned int o = LIB_HIST_OCTAVES; o-- > 0;) {
+		for (unsigned int b = SUB; h->oct[o] && b-- > 0;) {
+			uint64_t lo, w;
+
+			if (seen + h->oct[o][b] <= k) {
+				seen += h->oct[o][b];
+				continue;
+			}
+			lo = o ? (uint64_t)(SUB + b) << (o - 1) : b;
+			w = o ? 1ull << (o - 1) : 1;
+			return lo + (w - 1);
+		}
+	}
+	return 0;
 }

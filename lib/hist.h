@@ -8,7 +8,8 @@
  * Mergeable: the histograms of two sets merged are the histogram of their
  * union, so a task's, a group's and a fleet's quantiles are one code.
  *
- * Memory: 64 bytes, 8 more a value up to LIB_HIST_EXACT values, then
+ * Memory: 64 bytes (one or two values are its min and max), 8 more a
+ * value from the third up to LIB_HIST_EXACT values, then
  * 1 KiB per power of two the values span (a few tens of KiB for
  * durations), whatever the count. Not thread-safe; allocates (lib_grow()).
  */
@@ -27,7 +28,8 @@
 
 struct lib_hist {
 	uint64_t n, sum, min, max; /* sum wraps past 2^64 ns (584 years) */
-	uint64_t *exact;	   /* the values while n <= LIB_HIST_EXACT */
+	uint64_t *exact;	   /* the values while n <= LIB_HIST_EXACT
+				    * (NULL for one or two: min, max) */
 	size_t exact_cap;
 	uint64_t **oct; /* then: LIB_HIST_OCTAVES arrays of counts, each
 			 * allocated when first used */
@@ -50,5 +52,10 @@ int lib_hist_merge(struct lib_hist *into, const struct lib_hist *from);
  * while @h holds its values, else its bucket's middle within [min, max];
  * 0 if @h is empty. Sorts the exact values in place (hence not const). */
 uint64_t lib_hist_quantile(struct lib_hist *h, uint64_t num, uint64_t den);
+
+/* The least value, exact or a bucket's upper end, that at most @k of
+ * @h's values exceed (0 if @k >= n): a threshold that lets through no
+ * more than @k. Sorts the exact values in place. */
+uint64_t lib_hist_above(struct lib_hist *h, uint64_t k);
 
 #endif /* D9_LIB_HIST_H */

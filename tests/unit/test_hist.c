@@ -123,6 +123,67 @@ Test(hist, merged_parts_are_the_whole)
 		lib_hist_release(&part[p]);
 }
 
+/* a short task's one or two delays: no array, the same answers */
+Test(hist, one_or_two_values_and_their_merges)
+{
+	struct lib_hist a, b, c;
+
+	lib_hist_init(&a);
+	lib_hist_init(&b);
+	lib_hist_init(&c);
+	cr_assert_eq(lib_hist_add(&a, 70), 0);
+	cr_assert_null(a.exact);
+	cr_assert_eq(lib_hist_quantile(&a, 1, 2), 70);
+	cr_assert_eq(lib_hist_add(&a, 30), 0);
+	cr_assert_null(a.exact);
+	cr_assert_eq(lib_hist_quantile(&a, 1, 2), 30);
+	cr_assert_eq(lib_hist_quantile(&a, 99, 100), 70);
+	cr_assert_eq(lib_hist_add(&a, 50), 0);
+	cr_assert_eq(lib_hist_quantile(&a, 1, 2), 50);
+	cr_assert_eq(lib_hist_add(&b, 10), 0);
+	cr_assert_eq(lib_hist_add(&b, 90), 0);
+	cr_assert_eq(lib_hist_merge(&c, &b), 0);
+	cr_assert_eq(lib_hist_merge(&c, &a), 0);
+	/* 10 30 50 70 90 */
+	cr_assert_eq(c.n, 5);
+	cr_assert_eq(lib_hist_quantile(&c, 1, 2), 50);
+	cr_assert_eq(lib_hist_quantile(&c, 1, 5), 10);
+	cr_assert_eq(lib_hist_quantile(&c, 2, 5), 30);
+	cr_assert_eq(c.sum, 250);
+	lib_hist_release(&a);
+	lib_hist_release(&b);
+	lib_hist_release(&c);
+}
+
+/* a threshold that lets through at most k values, exact or binned */
+Test(hist, above_lets_through_at_most_k)
+{
+	struct lib_hist h;
+	uint64_t *v = malloc(50000 * sizeof(*v));
+
+	cr_assert_not_null(v);
+	for (size_t n = 5; n <= 50000; n *= 10) {
+		lib_hist_init(&h);
+		srand((unsigned int)n);
+		for (size_t i = 0; i < n; i++) {
+			v[i] = duration() % 1000; /* ties */
+			cr_assert_eq(lib_hist_add(&h, v[i]), 0);
+		}
+		for (uint64_t k = 0; k < n; k += n / 5 + 1) {
+			uint64_t t = lib_hist_above(&h, k), over = 0;
+
+			for (size_t i = 0; i < n; i++)
+				over += v[i] > t;
+			cr_assert_leq(over, k, "n %zu k %lu: %lu over %lu", n,
+				      (unsigned long)k, (unsigned long)over,
+				      (unsigned long)t);
+		}
+		cr_assert_eq(lib_hist_above(&h, n), 0);
+		lib_hist_release(&h);
+	}
+	free(v);
+}
+
 Test(hist, the_extremes)
 {
 	struct lib_hist h;
