@@ -47,8 +47,10 @@ struct dev_run {
 
 /* A task's wait being replayed */
 struct tstate {
-	struct delay cur, life; /* its pending wait; its life since spawn */
-	uint64_t tmax, last;	/* its longest delay; its last event */
+	struct delay cur;    /* its pending wait */
+	uint64_t spawned_at; /* its life since spawn: when, */
+	uint32_t spawner;    /* ... by which thread */
+	uint64_t tmax, last; /* its longest delay; its last event */
 	uint8_t seen, pending, spawned;
 };
 
@@ -214,12 +216,8 @@ static int replay_one(struct replay *r, const struct dev *e)
 	case DV_SPAWN:
 	case DV_WAKE:
 		if (ord == DV_SPAWN && !s->spawned) {
-			memset(&s->life, 0, sizeof(s->life));
-			s->life.task = j->tasks[e->task].task;
-			s->life.wake = e->time;
-			s->life.waker = tid;
-			s->life.poll = s->life.waker_poll = -1;
-			s->life.spawn = 1;
+			s->spawned_at = e->time;
+			s->spawner = tid;
 			s->spawned = 1;
 		}
 		if (s->pending) {
@@ -287,10 +285,10 @@ static void run_down(const struct dev *v, struct dev_run **h, size_t n, size_t i
 	}
 }
 
-/* Replay the events before @until in time order and keep the rest. The
- * buffer is runs in order (a thread's events in a chunk, what the last
- * release kept of each run): they are merged as they are replayed, and
- * what each keeps moved to the front, still a run. */
+/* Replay the events before @until (UINT64_MAX: all) in time order and
+ * keep the rest. The buffer is runs in order (a thread's events in a
+ * chunk, what the last release kept of each run): they are merged as they
+ * are replayed, and what each keeps moved to the front, still a run. */
 static int release(struct replay *r, uint64_t until)
 {
 	struct dev *v = r->v;
@@ -312,7 +310,8 @@ static int release(struct replay *r, uint64_t until)
 	nh = nr;
 	for (k = nh / 2; k-- > 0;)
 		run_down(v, r->heap, nh, k);
-	while (nh && !err && v[r->heap[0]->at].time < until) {
+	/* (UINT64_MAX: all, an event at that very time too) */
+	while (nh && !err && (v[r->heap[0]->at].time < until || until == UINT64_MAX)) {
 		err = replay_one(r, &v[r->heap[0]->at++]);
 		if (r->heap[0]->at == r->heap[0]->end)
 			r->heap[0] = r->heap[--nh];
@@ -408,7 +407,13 @@ static int finish(struct replay *r)
 		else if (s->pending)
 			d->waiting_at_end++;
 		if (s->spawned && !err)
-			err = push(&d->unended, &d->nunended, &r->ucap, &s->life);
+			err = push(&d->unended, &d->nunended, &r->ucap,
+				   &(struct delay){.task = j->tasks[i].task,
+						   .wake = s->spawned_at,
+						   .waker = s->spawner,
+						   .poll = -1,
+						   .waker_poll = -1,
+						   .spawn = 1});
 	}
 	return err;
 }

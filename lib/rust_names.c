@@ -71,31 +71,38 @@ static int same_body(const struct lib_rust_body *a, const struct lib_rust_body *
 }
 
 /* "P::{{closure}}" into @out, P's bodies as a symbol names them */
-static void legacy_body(const char *p, size_t n, char *out, size_t len)
+/* "P::{{closure}}" into @out, P's bodies as a symbol names them: 1, or 0
+ * (@out untouched) where it does not fit: a name cut short is another's */
+static int legacy_body(const char *p, size_t n, char *out, size_t len)
 {
-	size_t o = 0, i = 0;
+	size_t o = 0, i, need = 0;
 	struct lib_rust_body b;
 
-	if (!len)
-		return;
-	while (i < n) {
-		const char *e = p + i, *x = e;
-		size_t sn;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass && need + strlen(CLOSURE) >= len)
+			return 0;
+		for (i = 0; i < n;) {
+			const char *e = p + i, *x = e;
+			size_t sn;
 
-		while (x < p + n && !(x[0] == ':' && x + 1 < p + n && x[1] == ':'))
-			x++;
-		sn = (size_t)(x - e);
-		if (segment(e, sn, &b) == SEG_BODY)
-			e = CLOSURE, sn = strlen(CLOSURE);
-		if (o + sn + 2 < len) {
-			memcpy(out + o, e, sn);
-			o += sn;
-			memcpy(out + o, "::", 2);
-			o += 2;
+			while (x < p + n &&
+			       !(x[0] == ':' && x + 1 < p + n && x[1] == ':'))
+				x++;
+			sn = (size_t)(x - e);
+			if (segment(e, sn, &b) == SEG_BODY)
+				e = CLOSURE, sn = strlen(CLOSURE);
+			if (pass) {
+				memcpy(out + o, e, sn);
+				memcpy(out + o + sn, "::", 2);
+				o += sn + 2;
+			} else {
+				need += sn + 2;
+			}
+			i = (size_t)(x - p) + 2;
 		}
-		i = (size_t)(x - p) + 2;
 	}
-	snprintf(out + o, len - o, "%s", CLOSURE);
+	memcpy(out + o, CLOSURE, strlen(CLOSURE) + 1);
+	return 1;
 }
 
 /* A walk over a name's paths, each byte read a bounded number of times
@@ -170,10 +177,7 @@ int lib_rust_body_from_env(const char *name, const struct lib_rust_body *b, char
 				keep(&pk, r.start, i - 2 - r.start, r.depth);
 		}
 	}
-	if (!pk.found)
-		return 0;
-	legacy_body(name + pk.start, pk.len, out, len);
-	return 1;
+	return pk.found && legacy_body(name + pk.start, pk.len, out, len);
 }
 
 int lib_rust_body_from_inner(const char *name, const struct lib_rust_body *b, char *out,
@@ -202,10 +206,7 @@ int lib_rust_body_from_inner(const char *name, const struct lib_rust_body *b, ch
 		if (match)
 			keep(&pk, r.start, lastlen, r.depth);
 	}
-	if (!pk.found)
-		return 0;
-	legacy_body(name + pk.start, pk.len, out, len);
-	return 1;
+	return pk.found && legacy_body(name + pk.start, pk.len, out, len);
 }
 
 int lib_rust_body(const char *sym, struct lib_rust_body *b)
@@ -282,11 +283,12 @@ int lib_rust_module(const char *file, char *out, size_t len)
 	}
 	if (!rest || ce == crate)
 		return 0;
+	if ((size_t)(ce - crate) + 1 > len)
+		return 0;
 	for (p = crate; p < ce; p++) {
 		if (!ident_char(*p) && *p != '-')
 			return 0;
-		if (o + 1 < len)
-			out[o++] = *p == '-' ? '_' : *p;
+		out[o++] = *p == '-' ? '_' : *p;
 	}
 	for (p = rest; *p; p = *q ? q + 1 : q) {
 		size_t sn;
@@ -302,7 +304,9 @@ int lib_rust_module(const char *file, char *out, size_t len)
 			    (sn == 4 && !memcmp(p, "main", 4)) ||
 			    (sn >= 6 && !memcmp(p + sn - 6, "macros", 6))))
 			break;
-		if (sn && o + sn + 3 < len) {
+		if (sn && o + sn + 3 > len)
+			return 0; /* a module cut short is another */
+		if (sn) {
 			memcpy(out + o, "::", 2);
 			memcpy(out + o + 2, p, sn);
 			o += sn + 2;

@@ -44,14 +44,16 @@ int lib_rust_is_body(const char *sym);
 
 /* Body @b as a function name @name mentions its future or closure type,
  * "PATH::{KIND_env#NUM}" (the least nested mention, the last of those):
- * "PATH::{{closure}}" into @out (@len bytes, cut at @len); 1 if @name
- * mentions it, else 0 and @out untouched. */
+ * "PATH::{{closure}}" into @out (@len bytes); 1 if @name mentions it,
+ * else 0 and @out untouched (also where it does not fit: a name cut
+ * short would be another's). */
 int lib_rust_body_from_env(const char *name, const struct lib_rust_body *b, char *out,
 			   size_t len);
 
 /* Body @b as a function name @name mentions something defined in it,
  * "PATH::{KIND#NUM}::X" (DWARF's words) or "PATH::{{closure}}::X" (a
- * symbol's): "PATH::{{closure}}" into @out; 1 if found, else 0. */
+ * symbol's): "PATH::{{closure}}" into @out; 1 if found and it fits, else
+ * 0 and @out untouched. */
 int lib_rust_body_from_inner(const char *name, const struct lib_rust_body *b, char *out,
 			     size_t len);
 
@@ -59,7 +61,8 @@ int lib_rust_body_from_inner(const char *name, const struct lib_rust_body *b, ch
  * ".../library/core/src/num/uint_macros.rs" (std's crates), "tokio::task"
  * for ".../tokio-1.24.2/src/task/mod.rs" (a registry's crate: NAME-VERSION):
  * into @out, 1; 0 where the path names no crate (the program's own
- * sources, a crate by path). A file of macros is the module that holds it. */
+ * sources, a crate by path) or the module does not fit in @len. A file of
+ * macros is the module that holds it. */
 int lib_rust_module(const char *file, char *out, size_t len);
 
 #endif /* D9_LIB_RUST_NAMES_H */

@@ -99,8 +99,14 @@ int record_seg_first(struct rec *r)
 	char tag[13];
 	int err;
 
-	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
-		memset(rnd, 0, sizeof(rnd));
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) < 0) {
+		/* no entropy yet: the recorder's pid and the time still tell
+		 * two recordings of one second apart (the files' tag) */
+		uint64_t v = now ^ (uint64_t)getpid() << 40;
+
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			rnd[i] = (unsigned char)(v >> (8 * i));
+	}
 	snprintf(r->recording, sizeof(r->recording), "%02x%02x%02x%02x%02x%02x-%d-%llu",
 		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], (int)getpid(),
 		 (unsigned long long)now);

@@ -29,6 +29,10 @@
 /* stacks searched for one body at most (its callers are the same in
  * each, its callees the leaf's: a few stacks say what they can) */
 #define RUST_TRIES 16
+/* a trace's names are untrusted: a longer one is read as saying nothing,
+ * and the bytes read in all for bodies are bounded (a second or so) */
+#define RUST_NAME_MAX 4096
+#define RUST_SCAN_MAX (512ull << 20)
 
 static const char *name_of(const struct trace *t, uint32_t f)
 {
@@ -62,24 +66,38 @@ static int set_full(struct trace *t, uint32_t f, const char *s)
 	return 0;
 }
 
+/* The name of frame @f to read, or NULL where it is too long to (what is
+ * read is taken off *@left) */
+static const char *readable(const struct trace *t, uint32_t f, uint64_t *left)
+{
+	const char *s = name_of(t, f);
+	size_t n = strnlen(s, RUST_NAME_MAX + 1);
+
+	if (n > RUST_NAME_MAX)
+		return NULL;
+	*left = *left > 2 * n ? *left - 2 * n : 0;
+	return s;
+}
+
 /* Body frame fr[i] of a stack of @m frames (leaf first) by its
  * neighbours: 1 and its name in @out, else 0. */
 static int body_name(const struct trace *t, const uint32_t *fr, size_t m, size_t i,
-		     const struct lib_rust_body *b, char *out, size_t len)
+		     const struct lib_rust_body *b, char *out, size_t len, uint64_t *left)
 {
 	size_t j, end = i + RUST_REACH < m ? i + RUST_REACH : m;
+	const char *s;
 
-	for (j = i + 1; j < end; j++) {
-		const char *s = name_of(t, fr[j]);
-
+	for (j = i + 1; j < end && *left; j++) {
+		if (fr[j] >= t->nframes || !(s = readable(t, fr[j], left)))
+			continue;
 		if (lib_rust_body_from_env(s, b, out, len))
 			return 1;
 		if (lib_rust_is_body(s))
 			break;
 	}
-	for (j = i; j-- > 0 && i - j <= RUST_REACH;) {
-		const char *s = name_of(t, fr[j]);
-
+	for (j = i; j-- > 0 && i - j <= RUST_REACH && *left;) {
+		if (fr[j] >= t->nframes || !(s = readable(t, fr[j], left)))
+			continue;
 		if (lib_rust_body_from_inner(s, b, out, len))
 			return 1;
 		if (lib_rust_is_body(s))
@@ -91,23 +109,24 @@ static int body_name(const struct trace *t, const uint32_t *fr, size_t m, size_t
 int trace_name_rust(struct reader *r)
 {
 	struct trace *t = r->t;
-	uint8_t *left; /* a body's stacks yet to search, 0 when named */
+	uint8_t *tries; /* a body's stacks yet to search, 0 when named */
 	char buf[1024], mod[512];
 	size_t i, k, nbody = 0;
+	uint64_t left = RUST_SCAN_MAX;
 	int err = 0;
 
-	left = calloc(t->nframes ? t->nframes : 1, 1);
-	if (!left)
+	tries = calloc(t->nframes ? t->nframes : 1, 1);
+	if (!tries)
 		return trace_nomem(r);
 	for (k = 0; k < t->nframes; k++) {
 		struct lib_rust_body b;
 
 		if (t->frames[k].inlined && lib_rust_body(t->frames[k].sym, &b)) {
-			left[k] = RUST_TRIES;
+			tries[k] = RUST_TRIES;
 			nbody++;
 		}
 	}
-	for (i = 0; i < t->nstacks && nbody && !err; i++) {
+	for (i = 0; i < t->nstacks && nbody && left && !err; i++) {
 		const uint32_t *fr = t->stack_frames + t->stack_off[i];
 		size_t m = t->stack_off[i + 1] - t->stack_off[i];
 
@@ -115,14 +134,14 @@ int trace_name_rust(struct reader *r)
 		for (k = m; k-- > 0 && !err;) {
 			struct lib_rust_body b;
 
-			if (fr[k] >= t->nframes || !left[fr[k]])
+			if (fr[k] >= t->nframes || !tries[fr[k]])
 				continue;
 			lib_rust_body(t->frames[fr[k]].sym, &b);
-			if (body_name(t, fr, m, k, &b, buf, sizeof(buf))) {
+			if (body_name(t, fr, m, k, &b, buf, sizeof(buf), &left)) {
 				err = set_full(t, fr[k], buf);
-				left[fr[k]] = 1;
+				tries[fr[k]] = 1;
 			}
-			if (!--left[fr[k]])
+			if (!--tries[fr[k]])
 				nbody--;
 		}
 	}
@@ -141,6 +160,6 @@ int trace_name_rust(struct reader *r)
 		strcpy(buf + n + 2, x->sym);
 		err = set_full(t, (uint32_t)k, buf);
 	}
-	free(left);
+	free(tries);
 	return err ? trace_nomem(r) : 0;
 }

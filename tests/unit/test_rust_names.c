@@ -2,6 +2,7 @@
 /* lib/rust_names.h: names as rustc 1.95's line-tables-only DWARF and
  * symbol tables give them (the README's app and Tokio 1.24). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,20 @@ Test(rust_names, a_body_is_named_by_the_future_polled_around_it)
 	env("poll<app::compute_report::{async_fn_env#0}>", "{closure#0}", NULL);
 	/* no path before it */
 	env("poll<{async_fn_env#0}>", "{async_fn#0}", NULL);
+	/* a path that does not fit is none: cut short it would be another's */
+	{
+		char big[2048], out[64] = "untouched";
+		struct lib_rust_body b = body("{async_fn#0}");
+
+		snprintf(big, sizeof(big), "poll<app::%01500d::handle::{async_fn_env#0}>",
+			 0);
+		cr_assert_not(lib_rust_body_from_env(big, &b, out, sizeof(out)));
+		cr_assert_str_eq(out, "untouched");
+		cr_assert_not(
+			lib_rust_module("/usr/share/cargo/registry/tokio-1.24.2/src/"
+					"a_long_module_name/another_one.rs",
+					out, 20));
+	}
 	/* "->" is no bracket: the least nested mention is still found */
 	env("call<fn() -> u8, app::a::{closure_env#0}<app::b::{closure_env#0}>>",
 	    "{closure#0}", "app::a::{{closure}}");
