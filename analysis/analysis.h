@@ -1407,8 +1407,9 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
  * (result.full_bytes); past @o->max_bytes the polls are cut down to fit:
  * the longest whole, as many as half the bound holds (result.whole_polls,
  * those longer than whole_ns), with their wakes' flows; the others merged
- * per task into runs on a track of their own per task ("N polls" slices
- * within run_ns, args polls and busy_ns), as many as a quarter holds.
+ * into runs on tracks of their own, per task, else per task name, else
+ * per thread (run_by: the first whose tracks fit), "N polls" slices
+ * within run_ns, args polls and busy_ns, as many as a quarter holds.
  * result: samples (trace samples), switches, pprof_samples (poll
  * slices), functions (stack frame nodes). 0, -EINVAL, -ENOENT if no task
  * matches the selection, -ENODATA if no poll and no sample is written (a valid
