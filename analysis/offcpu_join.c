@@ -23,8 +23,12 @@ struct offcpu_priv {
 	struct offcpu pub;
 	struct offcpu_park *parks;
 	size_t nparks;
-	uint32_t *top_leaf; /* per poll: leaf frame with the most sample
-			     * weight, UINT32_MAX if none */
+	/* the polls that have samples, by id: the leaf frame with the most
+	 * sample weight (memory by sampled polls, not polls) */
+	struct poll_leaf {
+		uint32_t poll, leaf;
+	} * leaves;
+	size_t nleaves;
 	/* switches grouped by poll: poll p's are ix[off[p] .. off[p + 1]) */
 	uint32_t *switch_ix;
 	size_t *switch_off;
@@ -295,11 +299,19 @@ static void span(struct offcpu *oc)
  */
 #define RUN_LEAVES 32
 
+/* A sampled poll's state in the walk */
+struct leaf_at {
+	uint64_t best; /* the top leaf's weight */
+	uint32_t poll, leaf;
+	uint8_t state; /* LEAF_* */
+};
+
 struct leaf_walk {
 	const struct trace *t;
 	struct offcpu_priv *op;
-	uint64_t *best;	  /* per poll: the top leaf's weight */
-	uint8_t *state;	  /* per poll: LEAF_* */
+	struct lib_map at; /* poll -> index + 1 in v */
+	struct leaf_at *v;
+	size_t n, cap;
 	int exact;	  /* second walk: marked polls into @w */
 	struct lib_map w; /* poll << 32 | frame -> weight */
 	int32_t run_poll; /* the run's poll, -1 if none */
@@ -310,29 +322,52 @@ struct leaf_walk {
 
 enum { LEAF_NONE = 0, LEAF_DONE = 1, LEAF_AGAIN = 2 };
 
-static void settle(struct leaf_walk *lw, uint32_t p, uint32_t f, uint64_t w)
+/* Poll @p's state, made if new; NULL without memory */
+static struct leaf_at *leaf_of(struct leaf_walk *lw, uint32_t p)
 {
-	if (w > lw->best[p] || (w == lw->best[p] && f < lw->op->top_leaf[p])) {
-		lw->best[p] = w;
-		lw->op->top_leaf[p] = f;
+	int created = 0;
+	uint64_t *ix = lib_map_get(&lw->at, p, &created);
+
+	if (!ix)
+		return NULL;
+	if (created) {
+		if (LIB_GROW(lw->v, lw->cap, lw->n + 1)) {
+			lib_map_del(&lw->at, p);
+			return NULL;
+		}
+		lw->v[lw->n] = (struct leaf_at){.poll = p, .leaf = UINT32_MAX};
+		*ix = ++lw->n;
+	}
+	return &lw->v[*ix - 1];
+}
+
+static void settle(struct leaf_at *a, uint32_t f, uint64_t w)
+{
+	if (w > a->best || (w == a->best && f < a->leaf)) {
+		a->best = w;
+		a->leaf = f;
 	}
 }
 
-static void end_run(struct leaf_walk *lw)
+static int end_run(struct leaf_walk *lw)
 {
-	uint32_t p = (uint32_t)lw->run_poll;
+	struct leaf_at *a;
 
 	if (lw->run_poll < 0)
-		return;
-	if (lw->state[p] == LEAF_NONE) {
+		return 0;
+	a = leaf_of(lw, (uint32_t)lw->run_poll);
+	if (!a)
+		return -ENOMEM;
+	if (a->state == LEAF_NONE) {
 		for (size_t i = 0; i < lw->nrun; i++)
-			settle(lw, p, lw->run_frame[i], lw->run_w[i]);
-		lw->state[p] = LEAF_DONE;
+			settle(a, lw->run_frame[i], lw->run_w[i]);
+		a->state = LEAF_DONE;
 	} else {
-		lw->state[p] = LEAF_AGAIN;
+		a->state = LEAF_AGAIN;
 	}
 	lw->run_poll = -1;
 	lw->nrun = 0;
+	return 0;
 }
 
 static int leaf_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
@@ -346,7 +381,9 @@ static int leaf_sample(void *ctx, const struct trace_sample *s, const struct joi
 	    !analysis_site(lw->t, s->stack, lw->op->pub.raw_leaf, 1, &f, &under))
 		return 0;
 	if (lw->exact) {
-		if (lw->state[p->id] != LEAF_AGAIN)
+		const uint64_t *ix = lib_map_find(&lw->at, (uint64_t)p->id);
+
+		if (!ix || lw->v[*ix - 1].state != LEAF_AGAIN)
 			return 0;
 		v = lib_map_get(&lw->w, (uint64_t)p->id << 32 | f, NULL);
 		if (!v)
@@ -355,14 +392,19 @@ static int leaf_sample(void *ctx, const struct trace_sample *s, const struct joi
 		return 0;
 	}
 	if (p->id != lw->run_poll) {
-		end_run(lw);
+		if (end_run(lw))
+			return -ENOMEM;
 		lw->run_poll = p->id;
 	}
 	for (i = 0; i < lw->nrun && lw->run_frame[i] != f; i++)
 		;
 	if (i == lw->nrun) {
 		if (i == RUN_LEAVES) { /* too varied for the run: exactly */
-			lw->state[p->id] = LEAF_AGAIN;
+			struct leaf_at *a = leaf_of(lw, (uint32_t)p->id);
+
+			if (!a)
+				return -ENOMEM;
+			a->state = LEAF_AGAIN;
 			lw->run_poll = -1;
 			lw->nrun = 0;
 			return 0;
@@ -375,42 +417,58 @@ static int leaf_sample(void *ctx, const struct trace_sample *s, const struct joi
 	return 0;
 }
 
+static int leaf_cmp(const void *a, const void *b)
+{
+	const struct poll_leaf *x = a, *y = b;
+
+	return x->poll < y->poll ? -1 : x->poll > y->poll;
+}
+
 static int top_leaves(struct offcpu_priv *op)
 {
 	const struct join *j = op->pub.join;
 	struct leaf_walk lw = {.t = op->pub.trace, .op = op, .run_poll = -1};
-	size_t i, again = 0;
+	size_t i, k, again = 0;
 	uint64_t key, *w;
-	int err = -ENOMEM;
+	int err;
 
-	lw.best = calloc(j->npolls + 1, sizeof(*lw.best));
-	lw.state = calloc(j->npolls + 1, 1);
-	op->top_leaf = malloc((j->npolls + 1) * sizeof(*op->top_leaf));
-	if (!lw.best || !lw.state || !op->top_leaf || lib_map_init(&lw.w, 64))
-		goto out;
-	memset(op->top_leaf, 0xff, (j->npolls + 1) * sizeof(*op->top_leaf));
 	err = join_for_each_sample(j, leaf_sample, &lw);
+	if (!err)
+		err = end_run(&lw);
 	if (err)
 		goto out;
-	end_run(&lw);
-	for (i = 0; i < j->npolls; i++)
-		if (lw.state[i] == LEAF_AGAIN) {
-			lw.best[i] = 0;
-			op->top_leaf[i] = UINT32_MAX;
+	for (i = 0; i < lw.n; i++)
+		if (lw.v[i].state == LEAF_AGAIN) {
+			lw.v[i].best = 0;
+			lw.v[i].leaf = UINT32_MAX;
 			again++;
 		}
-	if (!again)
+	if (again) {
+		lw.exact = 1;
+		err = join_for_each_sample(j, leaf_sample, &lw);
+		if (err)
+			goto out;
+		for (i = 0; lib_map_next(&lw.w, &i, &key, &w);) {
+			const uint64_t *ix = lib_map_find(&lw.at, key >> 32);
+
+			if (ix)
+				settle(&lw.v[*ix - 1], (uint32_t)key, *w);
+		}
+	}
+	err = -ENOMEM;
+	op->leaves = malloc((lw.n + 1) * sizeof(*op->leaves));
+	if (!op->leaves)
 		goto out;
-	lw.exact = 1;
-	err = join_for_each_sample(j, leaf_sample, &lw);
-	if (err)
-		goto out;
-	for (i = 0; lib_map_next(&lw.w, &i, &key, &w);)
-		settle(&lw, (uint32_t)(key >> 32), (uint32_t)key, *w);
+	for (i = k = 0; i < lw.n; i++)
+		if (lw.v[i].leaf != UINT32_MAX)
+			op->leaves[k++] = (struct poll_leaf){lw.v[i].poll, lw.v[i].leaf};
+	op->nleaves = k;
+	qsort(op->leaves, k, sizeof(*op->leaves), leaf_cmp);
+	err = 0;
 out:
 	lib_map_release(&lw.w);
-	free(lw.best);
-	free(lw.state);
+	lib_map_release(&lw.at);
+	free(lw.v);
 	return err;
 }
 
@@ -615,7 +673,7 @@ void offcpu__free(struct offcpu *oc)
 	free(oc->sw);
 	free(oc->polls);
 	free(op->parks);
-	free(op->top_leaf);
+	free(op->leaves);
 	free(op->switch_ix);
 	free(op->switch_off);
 	free(op->by_tid);
@@ -832,9 +890,13 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 static int top_cpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame,
 		   uint32_t *under)
 {
-	if (op->top_leaf[poll] == UINT32_MAX)
+	const struct poll_leaf key = {.poll = poll}, *l;
+
+	l = op->nleaves ? bsearch(&key, op->leaves, op->nleaves, sizeof(key), leaf_cmp)
+			: NULL;
+	if (!l)
 		return POLL_TOP_NONE;
-	*frame = op->top_leaf[poll];
+	*frame = l->leaf;
 	*under = UINT32_MAX;
 	return POLL_TOP_CPU;
 }
