@@ -18,6 +18,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/search.h"
 
 struct offcpu_priv {
 	struct offcpu pub;
@@ -29,9 +30,12 @@ struct offcpu_priv {
 		uint32_t poll, leaf;
 	} * leaves;
 	size_t nleaves;
-	/* switches grouped by poll: poll p's are ix[off[p] .. off[p + 1]) */
-	uint32_t *switch_ix;
-	size_t *switch_off;
+	/* the switches in polls, by (poll, switch): a poll's are a range
+	 * (memory by those switches, not by polls) */
+	struct poll_switch {
+		uint32_t poll, k;
+	} * in_polls;
+	size_t nin_polls;
 	/* switches by (tid, time): a thread's are by_tid[tid_off[k] ..] */
 	uint32_t *by_tid;
 };
@@ -472,34 +476,42 @@ out:
 	return err;
 }
 
-/* Group @n records by poll (@poll_of(i) = poll index or -1) into *@ix and
- * *@off (npolls + 1 entries). */
-static int group_by_poll(size_t npolls, size_t n, const int32_t *poll_of, size_t stride,
-			 uint32_t **ix, size_t **off)
+static int poll_switch_cmp(const void *a, const void *b)
 {
-	size_t i, p;
+	const struct poll_switch *x = a, *y = b;
 
-	*off = calloc(npolls + 2, sizeof(**off));
-	*ix = malloc((n ? n : 1) * sizeof(**ix));
-	if (!*off || !*ix)
+	if (x->poll != y->poll)
+		return x->poll < y->poll ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The switches in polls, sorted by poll (then file order) */
+static int group_by_poll(struct offcpu_priv *op)
+{
+	const struct offcpu *oc = &op->pub;
+	size_t i, n = 0;
+
+	for (i = 0; i < oc->trace->nswitches; i++)
+		n += oc->sw[i].poll >= 0;
+	op->in_polls = malloc((n ? n : 1) * sizeof(*op->in_polls));
+	if (!op->in_polls)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		int32_t v = *(const int32_t *)((const char *)poll_of + i * stride);
-
-		if (v >= 0)
-			(*off)[v + 2]++;
-	}
-	for (p = 0; p < npolls; p++)
-		(*off)[p + 2] += (*off)[p + 1];
-	/* off[p + 1] is now where poll p's records go; filling moves it to
-	 * the start of poll p + 1, i.e. off[p] ends up poll p's start */
-	for (i = 0; i < n; i++) {
-		int32_t v = *(const int32_t *)((const char *)poll_of + i * stride);
-
-		if (v >= 0)
-			(*ix)[(*off)[v + 1]++] = (uint32_t)i;
-	}
+	for (i = 0; i < oc->trace->nswitches; i++)
+		if (oc->sw[i].poll >= 0)
+			op->in_polls[op->nin_polls++] = (struct poll_switch){
+				(uint32_t)oc->sw[i].poll, (uint32_t)i};
+	qsort(op->in_polls, op->nin_polls, sizeof(*op->in_polls), poll_switch_cmp);
 	return 0;
+}
+
+/* Poll @poll's switches: in_polls[*a .. *b) */
+static void poll_switches(const struct offcpu_priv *op, uint32_t poll, size_t *a,
+			  size_t *b)
+{
+	const struct poll_switch *v = op->in_polls;
+
+	*a = LIB_PARTITION_POINT(0, op->nin_polls, m, v[m].poll < poll);
+	*b = LIB_PARTITION_POINT(*a, op->nin_polls, m, v[m].poll <= poll);
 }
 
 struct tid_key {
@@ -652,9 +664,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 	if (!err)
 		err = index_by_tid(op);
 	if (!err)
-		err = group_by_poll(j->npolls, t->nswitches, &oc->sw[0].poll,
-				    sizeof(struct offcpu_switch), &op->switch_ix,
-				    &op->switch_off);
+		err = group_by_poll(op);
 	if (err)
 		goto fail;
 	*out = oc;
@@ -674,8 +684,7 @@ void offcpu__free(struct offcpu *oc)
 	free(oc->polls);
 	free(op->parks);
 	free(op->leaves);
-	free(op->switch_ix);
-	free(op->switch_off);
+	free(op->in_polls);
 	free(op->by_tid);
 	free(op);
 }
@@ -852,15 +861,17 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 		      uint32_t *under)
 {
 	const struct trace *t = op->pub.trace;
-	size_t a = op->switch_off[poll], b = op->switch_off[poll + 1], i, n = 0;
-	struct fw *v = malloc((b - a + 1) * sizeof(*v));
+	size_t a, b, i, n = 0;
+	struct fw *v;
 	uint64_t all = 0, pre = 0;
 	int found;
 
+	poll_switches(op, poll, &a, &b);
+	v = malloc((b - a + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (i = a; i < b; i++) {
-		uint32_t k = op->switch_ix[i];
+		uint32_t k = op->in_polls[i].k;
 
 		if (analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0,
 				  &v[n].frame, &v[n].under)) {
@@ -875,7 +886,7 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 		return POLL_TOP_NONE;
 	/* was the time at that frame mostly waiting for a CPU? */
 	for (i = a; i < b; i++) {
-		uint32_t k = op->switch_ix[i], f, u;
+		uint32_t k = op->in_polls[i].k, f, u;
 
 		if (!analysis_site(t, t->switches[k].stack, op->pub.raw_leaf, 0, &f,
 				   &u) ||
