@@ -550,9 +550,8 @@ struct poll_offcpu {
 struct offcpu {
 	const struct join *join;
 	const struct trace *trace;
-	struct offcpu_switch *sw;  /* per trace switch, in file order */
-	struct poll_offcpu *polls; /* per join poll (join.npolls) */
-	uint64_t start_time;	   /* the recording span used */
+	struct offcpu_switch *sw; /* per trace switch, in file order */
+	uint64_t start_time;	  /* the recording span used */
 	uint64_t end_time;
 	uint64_t parks;			/* parked intervals found */
 	uint64_t ns[OFFCPU_WHERE];	/* total weight per enum offcpu_where */
@@ -589,6 +588,9 @@ struct offcpu_park {
 /* Every parked interval, sorted by (tid, start), in *@parks (owned by
  * @oc); their number returned. */
 size_t offcpu__parks(const struct offcpu *oc, const struct offcpu_park **parks);
+/* Poll @poll's off-CPU time (all zero where it had none). O(log polls
+ * with a switch); kept for those only. */
+const struct poll_offcpu *offcpu__poll(const struct offcpu *oc, uint32_t poll);
 /* Time thread @tid was parked within [@from, @to], ns. */
 uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from,
 			   uint64_t to);

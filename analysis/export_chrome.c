@@ -328,7 +328,7 @@ static void write_polls(struct ch *x)
 	for (size_t i = 0; i < j->npolls; i++) {
 		const struct poll *p = &j->polls[i];
 		const struct task_stat *ts_ = join__task(j, p->task);
-		const struct poll_offcpu *po = x->oc->polls ? &x->oc->polls[i] : NULL;
+		const struct poll_offcpu *po = offcpu__poll(x->oc, (uint32_t)i);
 		uint32_t top, under;
 
 		if (!keep_poll(x, (int64_t)i))

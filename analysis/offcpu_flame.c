@@ -521,15 +521,15 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 			res.period_guessed ? "frequency unknown: assumed " : "1e6 / ",
 			res.period_guessed ? "999 Hz" : "sampling frequency",
 			text_duration(p->end - p->start, a, sizeof(a)),
-			text_duration(oc->polls[o->poll].ns, b, sizeof(b)),
-			text_duration(oc->polls[o->poll].runq_ns, c, sizeof(c)),
+			text_duration(offcpu__poll(oc, o->poll)->ns, b, sizeof(b)),
+			text_duration(offcpu__poll(oc, o->poll)->runq_ns, c, sizeof(c)),
 			oc->runq_split ? "" : ": preempted only, wakeups not recorded",
 			p->tid);
 		if (n > 0 && (size_t)n < sizeof(sub))
 			losses_note(oc->trace, LOSS_ALL, sub + n, sizeof(sub) - n);
 		err = flame__write_svg(f, out, title, sub, "us");
 	}
-	if (!err && !res.samples && !oc->polls[o->poll].switches)
+	if (!err && !res.samples && !offcpu__poll(oc, o->poll)->switches)
 		err = -ENODATA;
 out:
 	if (o->result)

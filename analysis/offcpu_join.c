@@ -36,6 +36,12 @@ struct offcpu_priv {
 		uint32_t poll, k;
 	} * in_polls;
 	size_t nin_polls;
+	/* the polls with a switch, by id: their off-CPU time */
+	struct poll_total {
+		uint32_t poll;
+		struct poll_offcpu v;
+	} * totals;
+	size_t ntotals;
 	/* switches by (tid, time): a thread's are by_tid[tid_off[k] ..] */
 	uint32_t *by_tid;
 };
@@ -504,6 +510,42 @@ static int group_by_poll(struct offcpu_priv *op)
 	return 0;
 }
 
+/* Each poll's off-CPU time, from its switches (in_polls) */
+static int poll_totals(struct offcpu_priv *op)
+{
+	const struct offcpu *oc = &op->pub;
+	size_t i;
+
+	op->totals = malloc((op->nin_polls + 1) * sizeof(*op->totals));
+	if (!op->totals)
+		return -ENOMEM;
+	for (i = 0; i < op->nin_polls; i++) {
+		const struct poll_switch *ps = &op->in_polls[i];
+		const struct offcpu_switch *o = &oc->sw[ps->k];
+		struct poll_total *pt;
+
+		if (!op->ntotals || op->totals[op->ntotals - 1].poll != ps->poll)
+			op->totals[op->ntotals++] = (struct poll_total){.poll = ps->poll};
+		pt = &op->totals[op->ntotals - 1];
+		pt->v.ns += o->ns;
+		pt->v.runq_ns += o->runq;
+		if (oc->trace->switches[ps->k].preempted)
+			pt->v.preempted_ns += o->ns;
+		pt->v.switches++;
+	}
+	return 0;
+}
+
+const struct poll_offcpu *offcpu__poll(const struct offcpu *oc, uint32_t poll)
+{
+	static const struct poll_offcpu none;
+	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
+	const struct poll_total *v = op->totals;
+	size_t k = LIB_PARTITION_POINT(0, op->ntotals, m, v[m].poll < poll);
+
+	return k < op->ntotals && v[k].poll == poll ? &v[k].v : &none;
+}
+
 /* Poll @poll's switches: in_polls[*a .. *b) */
 static void poll_switches(const struct offcpu_priv *op, uint32_t poll, size_t *a,
 			  size_t *b)
@@ -609,8 +651,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 	zc = analysis_is_tokio(t);
 	span(oc);
 	oc->sw = calloc(t->nswitches ? t->nswitches : 1, sizeof(*oc->sw));
-	oc->polls = calloc(j->npolls ? j->npolls : 1, sizeof(*oc->polls));
-	if (!oc->sw || !oc->polls)
+	if (!oc->sw)
 		goto fail;
 	err = build_parks(op);
 	if (err)
@@ -638,15 +679,8 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 		if (o->runq > o->ns)
 			o->runq = o->ns;
 		if (p) {
-			struct poll_offcpu *po = &oc->polls[p->id];
-
 			o->where = OFFCPU_IN_POLL;
 			o->poll = (int32_t)p->id;
-			po->ns += o->ns;
-			po->runq_ns += o->runq;
-			if (s->preempted)
-				po->preempted_ns += o->ns;
-			po->switches++;
 		} else if ((ts = join__tokio_task(j, s->task))) {
 			o->where = OFFCPU_IN_TASK;
 			o->task = (int32_t)(ts - j->tasks);
@@ -665,6 +699,8 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 		err = index_by_tid(op);
 	if (!err)
 		err = group_by_poll(op);
+	if (!err)
+		err = poll_totals(op);
 	if (err)
 		goto fail;
 	*out = oc;
@@ -681,7 +717,7 @@ void offcpu__free(struct offcpu *oc)
 	if (!oc)
 		return;
 	free(oc->sw);
-	free(oc->polls);
+	free(op->totals);
 	free(op->parks);
 	free(op->leaves);
 	free(op->in_polls);
@@ -916,6 +952,7 @@ int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame,
 		     uint32_t *under)
 {
 	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
+	const struct poll_offcpu *po;
 	const struct poll *p;
 	uint64_t blocked;
 	uint32_t u = UINT32_MAX;
@@ -929,7 +966,8 @@ int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame,
 	/* mostly blocked: what it waited on says more than what it ran.
 	 * Preempted time does not count: the poll was runnable, its code is
 	 * what its samples show, and the kernel's choice is not its doing. */
-	blocked = oc->polls[poll].ns - oc->polls[poll].runq_ns;
+	po = offcpu__poll(oc, poll);
+	blocked = po->ns - po->runq_ns;
 	if (blocked && blocked > (p->end - p->start) / 2) {
 		r = top_offcpu(op, poll, frame, under);
 		if (r)
@@ -938,7 +976,6 @@ int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame,
 	r = top_cpu(op, poll, frame, under);
 	if (r)
 		return r;
-	return oc->polls[poll].ns || oc->polls[poll].switches
-		       ? top_offcpu(op, poll, frame, under)
-		       : POLL_TOP_NONE;
+	return po->ns || po->switches ? top_offcpu(op, poll, frame, under)
+				      : POLL_TOP_NONE;
 }

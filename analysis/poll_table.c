@@ -151,8 +151,9 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 		r->grp = v[i].grp;
 		for (; k < n && v[k].grp == v[i].grp; k++) {
 			r->total += v[k].dur;
-			r->off += oc->polls[v[k].id].ns - oc->polls[v[k].id].runq_ns;
-			r->runq += oc->polls[v[k].id].runq_ns;
+			r->off += offcpu__poll(oc, v[k].id)->ns -
+				  offcpu__poll(oc, v[k].id)->runq_ns;
+			r->runq += offcpu__poll(oc, v[k].id)->runq_ns;
 		}
 		m = k - i;
 		r->n = m;
@@ -304,8 +305,9 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		const struct poll *p = rows[i].p;
 
 		tcol_see(&tc[0], p->end - p->start);
-		tcol_see(&tc[1], oc->polls[p->id].ns - oc->polls[p->id].runq_ns);
-		tcol_see(&tc[2], oc->polls[p->id].runq_ns);
+		tcol_see(&tc[1],
+			 offcpu__poll(oc, p->id)->ns - offcpu__poll(oc, p->id)->runq_ns);
+		tcol_see(&tc[2], offcpu__poll(oc, p->id)->runq_ns);
 	}
 	tcol_fix(&tc[0], "DURATION", 1);
 	tcol_fix(&tc[1], "OFF-CPU", 0);
@@ -322,9 +324,10 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 		if (p->open_start || p->open_end)
 			strcat(a, "+");
 		if (have_off) {
-			analysis_fmt_in(oc->polls[p->id].ns - oc->polls[p->id].runq_ns,
+			analysis_fmt_in(offcpu__poll(oc, p->id)->ns -
+						offcpu__poll(oc, p->id)->runq_ns,
 					tc[1].unit, b, sizeof(b));
-			analysis_fmt_in(oc->polls[p->id].runq_ns, tc[2].unit, d,
+			analysis_fmt_in(offcpu__poll(oc, p->id)->runq_ns, tc[2].unit, d,
 					sizeof(d));
 		} else {
 			strcpy(b, "-");

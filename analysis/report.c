@@ -491,7 +491,7 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 	memset(w, 0, sizeof(*w));
 	for (size_t i = 0; i < j->npolls; i++) {
 		const struct poll *p = &j->polls[i];
-		const struct poll_offcpu *po = &oc->polls[i];
+		const struct poll_offcpu *po = offcpu__poll(oc, (uint32_t)i);
 
 		if (p->end - p->start >= FLAG_LONG_POLL_NS) {
 			w->nlong++;
@@ -500,14 +500,15 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 		}
 		if (po->runq_ns >= FLAG_RUNQ_NS) {
 			w->nrq++;
-			if (!w->rq || po->runq_ns > oc->polls[w->rq->id].runq_ns)
+			if (!w->rq || po->runq_ns > offcpu__poll(oc, w->rq->id)->runq_ns)
 				w->rq = p;
 		}
 		if (po->ns - po->runq_ns >= FLAG_BLOCKED_NS) {
 			w->nbl++;
 			if (!w->bl ||
-			    po->ns - po->runq_ns > oc->polls[w->bl->id].ns -
-							   oc->polls[w->bl->id].runq_ns)
+			    po->ns - po->runq_ns >
+				    offcpu__poll(oc, w->bl->id)->ns -
+					    offcpu__poll(oc, w->bl->id)->runq_ns)
 				w->bl = p;
 		}
 	}
@@ -588,7 +589,8 @@ static void flag_runq(struct page *pg, const struct poll *rq, uint64_t nrq)
 	snprintf(f->detail, sizeof(f->detail),
 		 "%" PRIu64 " polls waited >= 1ms for a CPU, worst %s in poll %" PRIu32
 		 ", behind %s",
-		 nrq, text_duration(oc->polls[rq->id].runq_ns, a, sizeof(a)), rq->id, h);
+		 nrq, text_duration(offcpu__poll(oc, rq->id)->runq_ns, a, sizeof(a)),
+		 rq->id, h);
 	snprintf(f->next, sizeof(f->next), "d9prof flame --poll %" PRIu32, rq->id);
 }
 
@@ -687,7 +689,8 @@ static void flags(struct page *pg)
 	if (lp && (f = flag_new(pg, "long poll", "10ms"))) {
 		uint32_t fr, under;
 
-		uint64_t dur = lp->end - lp->start, runq = oc->polls[lp->id].runq_ns;
+		uint64_t dur = lp->end - lp->start,
+			 runq = offcpu__poll(oc, lp->id)->runq_ns;
 		char who[200], b[32];
 
 		f->count = nlong;
@@ -750,7 +753,8 @@ static void flags(struct page *pg)
 			 "%" PRIu64
 			 " polls blocked >= 1ms off-CPU, worst %s (poll %" PRIu32 ")",
 			 nbl,
-			 text_duration(oc->polls[bl->id].ns - oc->polls[bl->id].runq_ns,
+			 text_duration(offcpu__poll(oc, bl->id)->ns -
+					       offcpu__poll(oc, bl->id)->runq_ns,
 				       a, sizeof(a)),
 			 bl->id);
 		snprintf(f->next, sizeof(f->next),

@@ -305,10 +305,10 @@ static void starve(void)
 Test(delays, a_poll_spanning_a_preemption_and_a_wakeup_splits_blocked_and_runq)
 {
 	starve();
-	cr_expect_eq(OC->polls[0].ns, 5 * MS);
-	cr_expect_eq(OC->polls[0].runq_ns, 4 * MS,
+	cr_expect_eq(offcpu__poll(OC, 0)->ns, 5 * MS);
+	cr_expect_eq(offcpu__poll(OC, 0)->runq_ns, 4 * MS,
 		     "3 ms preempted + 1 ms after the wakeup");
-	cr_expect_eq(OC->polls[0].preempted_ns, 3 * MS);
+	cr_expect_eq(offcpu__poll(OC, 0)->preempted_ns, 3 * MS);
 	cr_expect_eq(OC->sw[1].runq, 1 * MS);
 	cr_expect(OC->runq_split);
 }
@@ -471,7 +471,7 @@ Test(delays, a_wakeup_with_no_switch_in_before_the_end_counts_to_the_end)
 	do_join();
 	cr_expect_eq(OC->sw[0].ns, 2 * MS);
 	cr_expect_eq(OC->sw[0].runq, 1 * MS);
-	cr_expect_eq(OC->polls[0].runq_ns, 1 * MS);
+	cr_expect_eq(offcpu__poll(OC, 0)->runq_ns, 1 * MS);
 }
 
 Test(delays, without_wakeups_only_preemption_is_run_queue_and_the_table_says_so)
@@ -487,7 +487,7 @@ Test(delays, without_wakeups_only_preemption_is_run_queue_and_the_table_says_so)
 	T.counters.end_time = 10 * MS;
 	do_join();
 	cr_expect(!OC->runq_split);
-	cr_expect_eq(OC->polls[0].runq_ns, 1 * MS);
+	cr_expect_eq(offcpu__poll(OC, 0)->runq_ns, 1 * MS);
 	cr_assert_eq(analysis__polls(OC, &po, out), 0);
 	cr_expect(strstr(output(), "blocked and run-queue time cannot be split, refused: "
 				   "cannot open sched:sched_waking"),

@@ -118,10 +118,10 @@ Test(offcpu, intervals_go_to_their_poll_to_parked_time_or_to_no_poll)
 	cr_assert_eq(OC->sw[2].where, OFFCPU_IDLE);
 	cr_assert_eq(OC->sw[2].poll, -1);
 	cr_assert_eq(OC->sw[3].where, OFFCPU_NO_POLL);
-	cr_assert_eq(OC->polls[0].ns, 3 * MS);
-	cr_assert_eq(OC->polls[0].switches, 1);
-	cr_assert_eq(OC->polls[1].ns, 50 * US);
-	cr_assert_eq(OC->polls[1].preempted_ns, 50 * US);
+	cr_assert_eq(offcpu__poll(OC, 0)->ns, 3 * MS);
+	cr_assert_eq(offcpu__poll(OC, 0)->switches, 1);
+	cr_assert_eq(offcpu__poll(OC, 1)->ns, 50 * US);
+	cr_assert_eq(offcpu__poll(OC, 1)->preempted_ns, 50 * US);
 	cr_assert_eq(OC->ns[OFFCPU_IDLE], 1900 * US);
 	cr_assert_eq(OC->ns[OFFCPU_NO_POLL], 100 * US);
 	cr_assert_eq(OC->parks, 1);
@@ -138,8 +138,8 @@ Test(offcpu, time_off_cpu_is_clipped_to_a_poll_whose_end_was_lost)
 	cr_assert(J->polls[0].open_end);
 	cr_assert_eq(OC->sw[0].len, 1400 * US, "--min-block sees the whole interval");
 	cr_assert_eq(OC->sw[0].ns, 1 * MS, "the weight stops at the poll's end");
-	cr_assert_eq(OC->polls[0].ns, 1 * MS);
-	cr_assert_eq(OC->polls[1].ns, 0, "nothing spills into the next poll");
+	cr_assert_eq(offcpu__poll(OC, 0)->ns, 1 * MS);
+	cr_assert_eq(offcpu__poll(OC, 1)->ns, 0, "nothing spills into the next poll");
 }
 
 Test(offcpu, still_off_cpu_at_the_end_counts_to_the_recording_end)
