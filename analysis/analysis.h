@@ -147,6 +147,10 @@ struct join {
  * (--full-stacks): join__cut_stacks() is
  * not called */
 #define JOIN_WHOLE_STACKS 0x4u
+/* number the polls as JOIN_POLL_LIST does (join_hit.id, the poll ids of
+ * `d9prof polls`) without the list itself: 16 bytes a poll, not 56.
+ * Implies JOIN_KEEP_POLLS. */
+#define JOIN_POLL_IDS 0x8u
 
 /* Build polls from the trace's events (one walk) and assign every sample
  * (one walk) to the poll whose [start, end] on the sample's thread contains
@@ -1358,7 +1362,8 @@ struct export_opts {
  * "buildid PATH"), address range of its frames and, where a frame at its
  * lowest address was left unresolved, its file offset. time_nanos from
  * the first segment's clock_realtime, duration_nanos the span joined.
- * @j needs JOIN_POLL_LIST. Returns 0, -EINVAL (bad arguments, or offcpu
+ * @j needs JOIN_POLL_IDS (with offcpu JOIN_POLL_LIST: the off-CPU join's).
+ * Returns 0, -EINVAL (bad arguments, or offcpu
  * without @oc), -ENOENT if the selection keeps no task (nothing written), -ENODATA
  * if nothing matched (a valid empty profile is still written), -ENOMEM,
  * -EIO, or a walk's error (-EBADMSG: trace__error()). */

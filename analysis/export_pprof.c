@@ -646,7 +646,7 @@ int analysis__export_pprof(const struct join *j, const struct offcpu *oc,
 	int err;
 
 	if (!j || !o || !out || o->format != EXPORT_PPROF || (o->offcpu && !oc) ||
-	    (j->npolls && !j->polls))
+	    (o->offcpu && j->npolls && !j->polls))
 		return -EINVAL;
 	x.t = j->trace;
 	if (join__keeps_none(j))

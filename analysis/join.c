@@ -623,9 +623,14 @@ static int list_polls(struct join_priv *jp)
 	struct mhead *heap;
 	size_t nh = 0, i, rank = 0;
 
-	j->polls = malloc((j->npolls ? j->npolls : 1) * sizeof(*j->polls));
+	/* JOIN_POLL_IDS alone: the numbering, not the list */
+	if (jp->flags & JOIN_POLL_LIST) {
+		j->polls = malloc((j->npolls ? j->npolls : 1) * sizeof(*j->polls));
+		if (!j->polls)
+			return -ENOMEM;
+	}
 	heap = malloc((jp->nthreads + 1) * sizeof(*heap));
-	if (!j->polls || !heap)
+	if (!heap)
 		goto nomem;
 	for (i = 0; i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];
@@ -649,16 +654,19 @@ static int list_polls(struct join_priv *jp)
 		const struct jblock *b = th->b[heap[0].b];
 		const struct jpoll *q = &b->p[heap[0].i];
 		size_t g = b->first + heap[0].i;
-		struct poll *p = &j->polls[rank];
 
-		memset(p, 0, sizeof(*p));
-		p->start = b->base + q->off;
-		p->end = poll_end(jp, ti, b, heap[0].i);
-		p->task = j->tasks[q->task].task;
-		p->tid = th->tid;
-		p->id = rank;
-		p->open_start = q->open_start;
-		p->open_end = q->open_end;
+		if (j->polls) {
+			struct poll *p = &j->polls[rank];
+
+			memset(p, 0, sizeof(*p));
+			p->start = b->base + q->off;
+			p->end = poll_end(jp, ti, b, heap[0].i);
+			p->task = j->tasks[q->task].task;
+			p->tid = th->tid;
+			p->id = rank;
+			p->open_start = q->open_start;
+			p->open_end = q->open_end;
+		}
 		th->ids[g] = rank;
 		rank++;
 		if (++heap[0].i == b->n) {
@@ -993,7 +1001,7 @@ static int count_sample(void *ctx, const struct trace_sample *s, const struct jo
 		root = (uint64_t)p->task + 1;
 		jp->pub.samples_in_polls += w;
 		jp->pub.tasks[p->task].samples += w;
-		if (p->id >= 0) {
+		if (p->id >= 0 && jp->pub.polls) {
 			struct poll *q = &jp->pub.polls[p->id];
 			uint64_t n = (uint64_t)q->samples + w;
 
@@ -1076,7 +1084,7 @@ static void end_open_polls(struct join_priv *jp)
 		else if ((v = lib_map_find(&jp->long_end,
 					   (uint64_t)i << 32 | (th->n - 1))))
 			*v = end; /* still long, as it was */
-		if (th->ids)
+		if (th->ids && jp->pub.polls)
 			jp->pub.polls[th->ids[th->n - 1]].end = end;
 	}
 }
@@ -1272,7 +1280,7 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 		err = finish_threads(jp);
 	if (!err)
 		err = build_tasks(jp);
-	if (!err && (flags & JOIN_POLL_LIST))
+	if (!err && (flags & (JOIN_POLL_LIST | JOIN_POLL_IDS)))
 		err = list_polls(jp);
 	if (!err)
 		err = join_for_each_sample(&jp->pub, count_sample, jp);
@@ -1286,7 +1294,7 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	task_stats(jp);
 	/* nothing will look a poll up again: its memory need not stay for
 	 * what the caller builds next */
-	if (!(flags & (JOIN_POLL_LIST | JOIN_KEEP_POLLS)))
+	if (!(flags & (JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS)))
 		drop_polls(jp);
 	*out = &jp->pub;
 	return 0;

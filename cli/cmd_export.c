@@ -172,7 +172,10 @@ int cmd_export(int argc, char **argv)
 	/* a binary format is not for a terminal */
 	terminal_svg(&outp, default_file(eo.format));
 
-	if (session_open(&se, &in, rflags, JOIN_POLL_LIST,
+	/* pprof labels samples with their polls' ids: the numbering, not
+	 * the list (the off-CPU join and chrome build on the list) */
+	if (session_open(&se, &in, rflags,
+			 eo.format == EXPORT_PPROF ? JOIN_POLL_IDS : JOIN_KEEP_POLLS,
 			 (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |
 				 (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
 					  ? SESSION_SPANS
