@@ -595,6 +595,10 @@ size_t offcpu__parks(const struct offcpu *oc, const struct offcpu_park **parks);
 /* Poll @poll's off-CPU time (all zero where it had none). O(log polls
  * with a switch); kept for those only. */
 const struct poll_offcpu *offcpu__poll(const struct offcpu *oc, uint32_t poll);
+/* The polls with off-CPU time in id order: from *@it = 0, 1 with the
+ * next one's id and totals, then 0. */
+int offcpu__next_poll(const struct offcpu *oc, size_t *it, uint32_t *poll,
+		      const struct poll_offcpu **po);
 /* Time thread @tid was parked within [@from, @to], ns. */
 uint64_t offcpu__parked_ns(const struct offcpu *oc, uint32_t tid, uint64_t from,
 			   uint64_t to);

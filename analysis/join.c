@@ -90,7 +90,9 @@ struct join_priv {
 	size_t nthreads, threads_cap;
 	struct lib_map long_end; /* thread << 32 | poll index -> end, for
 				  * polls of DUR_LONG or more */
-	struct lib_map taskslot; /* task id -> slot while building */
+	struct lib_map taskslot; /* task id -> slot while building, then its
+				  * index in join.tasks (join__task()) */
+	int tasks_indexed;	 /* ... the latter */
 	uint64_t rec_start, rec_end;
 	uint64_t lo, hi;	   /* earliest and latest event or sample time */
 	uint64_t nevents;	   /* events fed so far (file order) */
@@ -553,7 +555,11 @@ static int build_tasks(struct join_priv *jp)
 				th->b[bi]->p[k].task = ix[th->b[bi]->p[k].task];
 	}
 	free(ix);
-	lib_map_release(m);
+	/* the map finds a task's index from now on: join__task() is asked
+	 * for every event of every walk */
+	for (i = 0; i < j->ntasks; i++)
+		*lib_map_find(m, j->tasks[i].task) = i;
+	jp->tasks_indexed = 1;
 	return 0;
 }
 
@@ -877,6 +883,12 @@ const struct task_stat *join__tokio_task(const struct join *j, uint64_t task)
 const struct task_stat *join__task(const struct join *j, uint64_t task)
 {
 	size_t lo = 0, hi = j ? j->ntasks : 0;
+
+	if (j && JOIN_PRIV(j)->tasks_indexed) {
+		const uint64_t *v = lib_map_find(&JOIN_PRIV(j)->taskslot, task);
+
+		return v ? &j->tasks[*v] : NULL;
+	}
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

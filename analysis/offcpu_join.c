@@ -546,6 +546,19 @@ const struct poll_offcpu *offcpu__poll(const struct offcpu *oc, uint32_t poll)
 	return k < op->ntotals && v[k].poll == poll ? &v[k].v : &none;
 }
 
+int offcpu__next_poll(const struct offcpu *oc, size_t *it, uint32_t *poll,
+		      const struct poll_offcpu **po)
+{
+	const struct offcpu_priv *op = OFFCPU_PRIV(oc);
+
+	if (*it >= op->ntotals)
+		return 0;
+	*poll = op->totals[*it].poll;
+	*po = &op->totals[*it].v;
+	++*it;
+	return 1;
+}
+
 /* Poll @poll's switches: in_polls[*a .. *b) */
 static void poll_switches(const struct offcpu_priv *op, uint32_t poll, size_t *a,
 			  size_t *b)

@@ -487,17 +487,24 @@ struct worst {
 static void worst_polls(const struct offcpu *oc, struct worst *w)
 {
 	const struct join *j = oc->join;
+	const struct poll_offcpu *po;
+	uint32_t id;
 
 	memset(w, 0, sizeof(*w));
 	for (size_t i = 0; i < j->npolls; i++) {
 		const struct poll *p = &j->polls[i];
-		const struct poll_offcpu *po = offcpu__poll(oc, (uint32_t)i);
 
 		if (p->end - p->start >= FLAG_LONG_POLL_NS) {
 			w->nlong++;
 			if (!w->lp || p->end - p->start > w->lp->end - w->lp->start)
 				w->lp = p;
 		}
+	}
+	/* the polls with off-CPU time, in id order (the first of the worst
+	 * wins, as over every poll) */
+	for (size_t it = 0; offcpu__next_poll(oc, &it, &id, &po);) {
+		const struct poll *p = &j->polls[id];
+
 		if (po->runq_ns >= FLAG_RUNQ_NS) {
 			w->nrq++;
 			if (!w->rq || po->runq_ns > offcpu__poll(oc, w->rq->id)->runq_ns)
