@@ -47,6 +47,18 @@ struct join_agg {
 };
 
 const struct join_agg *join_agg(const struct join *j);
+/* An event parks are made of (park, unpark, a thread's start and stop),
+ * as the join's walk of the events met it: the off-CPU join's parks come
+ * from these, with no walk of their own */
+struct join_pev {
+	uint64_t time;
+	uint32_t tid;
+	uint32_t type;
+	size_t idx; /* its place among all the events: the tie-break */
+};
+
+/* The join's park events in file order: their number, *@v the array. */
+size_t join_park_events(const struct join *j, const struct join_pev **v);
 /* Earliest and latest event or sample time (UINT64_MAX, 0 if none); only
  * looked for when the trace lacks counters.start_time or end_time. */
 void join_seen(const struct join *j, uint64_t *lo, uint64_t *hi);

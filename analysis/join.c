@@ -102,6 +102,8 @@ struct join_priv {
 	/* samples per (root, stack), root = task index + 1 or 0 */
 	struct join_agg agg;
 	struct tokio_tasks *zc; /* a zero-code trace's tasks, else NULL */
+	struct join_pev *pev;	/* the park events (join_park_events()) */
+	size_t npev, pev_cap;
 };
 
 #define JOIN_PRIV(j) ((struct join_priv *)(j))
@@ -349,6 +351,18 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 	for (i = 0; i < n; i++, jp->nevents++) {
 		struct jthread *th;
 
+		if (e[i].type == TRACE_EV_PARK || e[i].type == TRACE_EV_UNPARK ||
+		    e[i].type == TRACE_EV_THREAD_START ||
+		    e[i].type == TRACE_EV_THREAD_STOP) {
+			if (LIB_GROW(jp->pev, jp->pev_cap, jp->npev + 1))
+				return -ENOMEM;
+			jp->pev[jp->npev++] = (struct join_pev){
+				.time = e[i].time,
+				.tid = e[i].tid,
+				.type = e[i].type,
+				.idx = jp->nevents,
+			};
+		}
 		if (carries_task(e[i].type) && (err = task_slot(jp, e[i].task, &slot)))
 			return err;
 		err = thread_get(jp, e[i].tid, &th_ix);
@@ -1315,6 +1329,12 @@ fail:
 	return err;
 }
 
+size_t join_park_events(const struct join *j, const struct join_pev **v)
+{
+	*v = JOIN_PRIV(j)->pev;
+	return JOIN_PRIV(j)->npev;
+}
+
 const struct join_agg *join_agg(const struct join *j)
 {
 	return &JOIN_PRIV(j)->agg;
@@ -1351,5 +1371,6 @@ void join__free(struct join *j)
 	free(jp->agg.weight);
 	free(jp->agg.count);
 	tokio_tasks__free(jp->zc);
+	free(jp->pev);
 	free(jp);
 }

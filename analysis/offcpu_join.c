@@ -50,16 +50,9 @@ struct offcpu_priv {
 
 /* ---- parked intervals --------------------------------------------------- */
 
-struct pev {
-	uint64_t time;
-	uint32_t tid;
-	uint32_t type;
-	size_t idx; /* file order: the tie-break */
-};
-
 static int pev_cmp(const void *a, const void *b)
 {
-	const struct pev *x = a, *y = b;
+	const struct join_pev *x = a, *y = b;
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
@@ -87,39 +80,6 @@ static int add_park(struct offcpu_priv *op, size_t *cap, uint32_t tid, uint64_t 
 	return 0;
 }
 
-/* The events that parks are made of, collected in one walk. */
-struct pev_vec {
-	struct pev *v;
-	size_t n, cap, seen;
-};
-
-static int collect_pev(void *ctx, const struct trace_event *e, size_t n)
-{
-	struct pev_vec *pv = ctx;
-
-	for (size_t i = 0; i < n; i++, pv->seen++) {
-		if (e[i].type != TRACE_EV_PARK && e[i].type != TRACE_EV_UNPARK &&
-		    e[i].type != TRACE_EV_THREAD_START &&
-		    e[i].type != TRACE_EV_THREAD_STOP)
-			continue;
-		if (pv->n == pv->cap) {
-			size_t cap = pv->cap ? pv->cap * 2 : 256;
-			struct pev *v = realloc(pv->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			pv->v = v;
-			pv->cap = cap;
-		}
-		pv->v[pv->n].time = e[i].time;
-		pv->v[pv->n].tid = e[i].tid;
-		pv->v[pv->n].type = e[i].type;
-		pv->v[pv->n].idx = pv->seen;
-		pv->n++;
-	}
-	return 0;
-}
-
 /* Where a park still open after the events of its thread ends: at the gap
  * @gi if there is one (the shim recorded nothing from there on), else at
  * the recording end. */
@@ -134,23 +94,23 @@ static uint64_t park_end(const struct offcpu_priv *op, size_t gi)
 static int build_parks(struct offcpu_priv *op)
 {
 	const struct join *j = op->pub.join;
-	struct pev_vec pv = {0};
-	struct pev *ev;
-	size_t i, n, cap = 0, gi = 0;
+	const struct join_pev *jv;
+	struct join_pev *ev;
+	size_t i, n = join_park_events(j, &jv), cap = 0, gi = 0;
 	uint64_t floor = 0, pstart = 0;
 	uint32_t tid = 0;
 	int parked = 0, seen = 0, err = 0;
 
-	err = trace__for_each_event(op->pub.trace, collect_pev, &pv);
-	if (err || !pv.n) {
-		free(pv.v);
-		return err;
-	}
-	ev = pv.v;
-	n = pv.n;
+	/* the join's walk met them (no walk of the events here) */
+	if (!n)
+		return 0;
+	ev = malloc(n * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	memcpy(ev, jv, n * sizeof(*ev));
 	qsort(ev, n, sizeof(*ev), pev_cmp);
 	for (i = 0; i < n && !err; i++) {
-		const struct pev *e = &ev[i];
+		const struct join_pev *e = &ev[i];
 		const struct join_gap *g;
 		size_t k;
 
