@@ -123,6 +123,18 @@ static void ev(struct ch *x, const char *ph, uint32_t tid)
 	lib_json_uint_field(&x->w, "tid", tid);
 }
 
+/* Start a complete slice ("X") on @tid: `{"ph":"X",...,"cat":CAT,
+ * "name":NAME,"ts":..,"dur":..`; its args, if any, and its end follow. */
+static void slice(struct ch *x, uint32_t tid, const char *cat, const char *name,
+		  uint64_t start, uint64_t ns)
+{
+	ev(x, "X", tid);
+	lib_json_str_field(&x->w, "cat", cat);
+	lib_json_str_field(&x->w, "name", name);
+	ts(x, "ts", start);
+	dur(x, ns);
+}
+
 /* Frame @fr's label id (frames of one function at different addresses
  * are one node, as in the flamegraph); UINT32_MAX on -ENOMEM. */
 static uint32_t frame_lab(struct ch *x, uint32_t fr)
@@ -250,12 +262,8 @@ static void flush_run(struct ch *x, uint32_t k)
 
 	if (!r->n)
 		return;
-	ev(x, "X", RUN_TID + k);
 	snprintf(buf, sizeof(buf), "%" PRIu64 " polls", r->n);
-	lib_json_str_field(&x->w, "cat", "task");
-	lib_json_str_field(&x->w, "name", buf);
-	ts(x, "ts", r->start);
-	dur(x, r->end - r->start);
+	slice(x, RUN_TID + k, "task", buf, r->start, r->end - r->start);
 	lib_json_name(&x->w, "args");
 	lib_json_object_begin(&x->w);
 	if (x->rg->by == GROUP_TASK)
@@ -339,14 +347,10 @@ static void write_polls(struct ch *x)
 			continue;
 		}
 		x->res->whole_polls++;
-		ev(x, "X", p->tid);
 		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s",
 			 trace_task_number(p->task), ts_ && ts_->name ? " " : "",
 			 ts_ && ts_->name ? ts_->name : "");
-		lib_json_str_field(&x->w, "cat", "task");
-		lib_json_str_field(&x->w, "name", buf);
-		ts(x, "ts", p->start);
-		dur(x, p->end - p->start);
+		slice(x, p->tid, "task", buf, p->start, p->end - p->start);
 		lib_json_name(&x->w, "args");
 		lib_json_object_begin(&x->w);
 		lib_json_uint_field(&x->w, "poll", p->id);
@@ -376,11 +380,8 @@ static void write_parks(struct ch *x)
 	size_t n = x->j->sel.on ? 0 : offcpu__parks(x->oc, &pk);
 
 	for (size_t i = 0; i < n; i++) {
-		ev(x, "X", pk[i].tid);
-		lib_json_str_field(&x->w, "cat", "park");
-		lib_json_str_field(&x->w, "name", "parked");
-		ts(x, "ts", pk[i].start);
-		dur(x, pk[i].end - pk[i].start);
+		slice(x, pk[i].tid, "park", "parked", pk[i].start,
+		      pk[i].end - pk[i].start);
 		lib_json_object_end(&x->w);
 	}
 }
@@ -397,11 +398,7 @@ static void write_spans(struct ch *x, const struct spans *sp)
 		const struct span_enter *e = &sp->enters[i];
 		const struct span *s = &sp->v[e->span];
 
-		ev(x, "X", e->tid);
-		lib_json_str_field(w, "cat", "span");
-		lib_json_str_field(w, "name", spans_name(s));
-		ts(x, "ts", e->start);
-		dur(x, e->end - e->start);
+		slice(x, e->tid, "span", spans_name(s), e->start, e->end - e->start);
 		lib_json_name(w, "args");
 		lib_json_object_begin(w);
 		lib_json_uint_field(w, "span", s->id);
@@ -488,12 +485,6 @@ static int write_switches(struct ch *x, const struct spans *sp)
 
 		if (!keep_poll(x, o->poll))
 			continue;
-		ev(x, "X", s->tid);
-		lib_json_str_field(&x->w, "cat", "offcpu");
-		lib_json_str_field(&x->w, "name",
-				   s->preempted ? "off-CPU (preempted)"
-						: "off-CPU (blocked)");
-		ts(x, "ts", s->time);
 		/* the weight: clipped to its poll, and to the park or the
 		 * span's entry it began in (the unpark or span exit marker's
 		 * clock and the switch-in's can differ by a few us), so that it
@@ -501,7 +492,9 @@ static int write_switches(struct ch *x, const struct spans *sp)
 		pe = se < pe ? se : pe;
 		if (pe != UINT64_MAX && s->time + len > pe)
 			len = pe > s->time ? pe - s->time : 0;
-		dur(x, len);
+		slice(x, s->tid, "offcpu",
+		      s->preempted ? "off-CPU (preempted)" : "off-CPU (blocked)", s->time,
+		      len);
 		err = sf(x, s->stack);
 		if (err)
 			return err;
