@@ -910,13 +910,12 @@ static int top_offcpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *fra
 static int top_cpu(const struct offcpu_priv *op, uint32_t poll, uint32_t *frame,
 		   uint32_t *under)
 {
-	const struct poll_leaf key = {.poll = poll}, *l;
+	const struct poll_leaf *v = op->leaves;
+	size_t k = LIB_PARTITION_POINT(0, op->nleaves, m, v[m].poll < poll);
 
-	l = op->nleaves ? bsearch(&key, op->leaves, op->nleaves, sizeof(key), leaf_cmp)
-			: NULL;
-	if (!l)
+	if (k == op->nleaves || v[k].poll != poll)
 		return POLL_TOP_NONE;
-	*frame = l->leaf;
+	*frame = v[k].leaf;
 	*under = UINT32_MAX;
 	return POLL_TOP_CPU;
 }
