@@ -307,20 +307,17 @@ static int workers(struct page *pg)
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
-	uint32_t *tids, *pt;
-	size_t i, n = 0, np;
+	uint32_t *tids;
+	size_t i, n = 0, cap;
 	int err;
 
-	pt = join__poll_threads(j, &np);
-	tids = malloc((np + t->nthreads + 1) * sizeof(*tids));
-	if (!pt || !tids) {
-		free(pt);
+	/* the threads that polled, then those that parked */
+	tids = join__poll_threads(j, &n);
+	cap = n;
+	if (!tids || LIB_GROW(tids, cap, n + t->nthreads)) {
 		free(tids);
 		return -ENOMEM;
 	}
-	for (i = 0; i < np; i++)
-		tids[n++] = pt[i];
-	free(pt);
 	for (i = 0; i < t->nthreads; i++)
 		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time,
 				      oc->end_time))
@@ -487,7 +484,7 @@ struct worst {
 static void worst_polls(const struct offcpu *oc, struct worst *w)
 {
 	const struct join *j = oc->join;
-	const struct poll_offcpu *po;
+	const struct poll_offcpu *po, *rq = NULL, *bl = NULL; /* the worst's */
 	uint32_t id;
 
 	memset(w, 0, sizeof(*w));
@@ -507,16 +504,17 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 
 		if (po->runq_ns >= FLAG_RUNQ_NS) {
 			w->nrq++;
-			if (!w->rq || po->runq_ns > offcpu__poll(oc, w->rq->id)->runq_ns)
+			if (!rq || po->runq_ns > rq->runq_ns) {
 				w->rq = p;
+				rq = po;
+			}
 		}
 		if (po->ns - po->runq_ns >= FLAG_BLOCKED_NS) {
 			w->nbl++;
-			if (!w->bl ||
-			    po->ns - po->runq_ns >
-				    offcpu__poll(oc, w->bl->id)->ns -
-					    offcpu__poll(oc, w->bl->id)->runq_ns)
+			if (!bl || po->ns - po->runq_ns > bl->ns - bl->runq_ns) {
 				w->bl = p;
+				bl = po;
+			}
 		}
 	}
 }
