@@ -43,6 +43,13 @@ static void where(uint64_t v, unsigned int *o, unsigned int *b)
 	*b = (unsigned int)(v >> s) - SUB;
 }
 
+/* Bucket @b of octave @o: its lowest value, its width in *@w */
+static uint64_t bucket(unsigned int o, unsigned int b, uint64_t *w)
+{
+	*w = o ? 1ull << (o - 1) : 1;
+	return o ? (uint64_t)(SUB + b) << (o - 1) : b;
+}
+
 /* Count @k values in @v's bucket */
 static int bin(struct lib_hist *h, uint64_t v, uint64_t k)
 {
@@ -69,18 +76,14 @@ static const uint64_t *values(const struct lib_hist *h, uint64_t tmp[2])
 /* The exact values in an array of their own, room for @more */
 static int materialize(struct lib_hist *h, size_t more)
 {
-	uint64_t tmp[2];
-	const uint64_t *v = values(h, tmp);
+	uint64_t tmp[2] = {h->min, h->max}; /* one or two values, no array */
+	int had = h->exact != NULL;
 
-	if (h->exact && h->n + more <= h->exact_cap)
-		return 0;
-	if (!h->exact) {
-		if (LIB_GROW(h->exact, h->exact_cap, h->n + more))
-			return -ENOMEM;
-		memcpy(h->exact, v, h->n * sizeof(*v));
-		return 0;
-	}
-	return LIB_GROW(h->exact, h->exact_cap, h->n + more);
+	if (LIB_GROW(h->exact, h->exact_cap, h->n + more))
+		return -ENOMEM;
+	if (!had)
+		memcpy(h->exact, tmp, h->n * sizeof(*tmp));
+	return 0;
 }
 
 /* From exact values to buckets */
@@ -156,12 +159,12 @@ int lib_hist_merge(struct lib_hist *into, const struct lib_hist *from)
 				if (bin(into, v[i], 1))
 					return -ENOMEM;
 		} else {
+			uint64_t w;
+
 			for (unsigned int o = 0; o < LIB_HIST_OCTAVES; o++)
 				for (unsigned int b = 0; from->oct[o] && b < SUB; b++)
 					if (from->oct[o][b] &&
-					    bin(into,
-						o ? (uint64_t)(SUB + b) << (o - 1) : b,
-						from->oct[o][b]))
+					    bin(into, bucket(o, b, &w), from->oct[o][b]))
 						return -ENOMEM;
 		}
 	}
@@ -204,8 +207,7 @@ uint64_t lib_hist_quantile(struct lib_hist *h, uint64_t num, uint64_t den)
 			seen += h->oct[o][b];
 			if (seen < rank)
 				continue;
-			lo = o ? (uint64_t)(SUB + b) << (o - 1) : b;
-			w = o ? 1ull << (o - 1) : 1;
+			lo = bucket(o, b, &w);
 			mid = lo + (w - 1) / 2;
 			return mid < h->min ? h->min : mid > h->max ? h->max : mid;
 		}
@@ -238,8 +240,7 @@ uint64_t lib_hist_above(struct lib_hist *h, uint64_t k)
 				seen += h->oct[o][b];
 				continue;
 			}
-			lo = o ? (uint64_t)(SUB + b) << (o - 1) : b;
-			w = o ? 1ull << (o - 1) : 1;
+			lo = bucket(o, b, &w);
 			return lo + (w - 1);
 		}
 	}
