@@ -151,6 +151,9 @@ struct join {
  * `d9prof polls`) without the list itself: 16 bytes a poll, not 56.
  * Implies JOIN_KEEP_POLLS. */
 #define JOIN_POLL_IDS 0x8u
+/* keep every poll to the end of the join, as a join that keeps them does,
+ * instead of streaming (what tests compare a streamed join with) */
+#define JOIN_NO_STREAM 0x10u
 
 /* Build polls from the trace's events (one walk) and assign every sample
  * (one walk) to the poll whose [start, end] on the sample's thread contains

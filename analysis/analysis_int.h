@@ -59,6 +59,9 @@ struct join_pev {
 
 /* The join's park events in file order: their number, *@v the array. */
 size_t join_park_events(const struct join *j, const struct join_pev **v);
+/* 1 if @j was joined streaming (join_priv.stream): its polls were freed
+ * as the walk passed them, none came too late for that. */
+int join_streamed(const struct join *j);
 /* Earliest and latest event or sample time (UINT64_MAX, 0 if none); only
  * looked for when the trace lacks counters.start_time or end_time. */
 void join_seen(const struct join *j, uint64_t *lo, uint64_t *hi);

@@ -74,6 +74,13 @@ struct jthread {
 	int unordered;	  /* an event went back in time: replay sorted */
 	struct evref *ev; /* its events, while replaying it sorted */
 	size_t nev, ev_cap;
+	/* streaming: its polls that ended before this were freed (folded
+	 * into their tasks' totals); where its last sample lookup ended */
+	uint64_t freed_to;
+	int freed_any;
+	struct jpos {
+		size_t b, i;
+	} hint;
 	/* polls */
 	struct jblock **b;
 	size_t nb, b_cap;
@@ -104,7 +111,32 @@ struct join_priv {
 	struct tokio_tasks *zc; /* a zero-code trace's tasks, else NULL */
 	struct join_pev *pev;	/* the park events (join_park_events()) */
 	size_t npev, pev_cap;
+	/* Streaming, where no poll is kept past join__new(): events and
+	 * samples are walked together in file order (the order they were
+	 * recorded in), and the polls that ended before the horizon, the
+	 * latest time both kinds have reached less STREAM_MARGIN, are
+	 * folded into their tasks and freed. A record older than what was
+	 * freed (a file merged oddly) makes the join start over with the
+	 * two walks, keeping every poll to the end: exact either way. */
+	int stream;
+	uint64_t horizon;
+	uint64_t max_ev, max_smp; /* latest event, sample time walked */
+	size_t nev_seen, nsmp_seen;
+	struct trace_sample *held; /* samples ahead of their thread's
+				    * events and of the horizon */
+	size_t nheld, held_cap;
+	struct slot_stat { /* per task slot, of the polls freed */
+		uint64_t polls, total_ns, longest_ns, samples;
+	} * slots;
+	size_t slots_cap;
 };
+
+/* How late a record may come after later ones of the other kind: the
+ * recorder writes what it drained about once a second. */
+#define STREAM_MARGIN 1000000000ull
+/* What a walk's callback returns to have the join start over without
+ * streaming (never an errno). */
+#define JOIN_RESTART 1
 
 #define JOIN_PRIV(j) ((struct join_priv *)(j))
 
@@ -269,8 +301,12 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 			th->open = 0;
 		} else if (!th->open && !th->seen_poll) {
 			/* began before we were there */
-			err = emit(jp, th_ix, task, th->floor < time ? th->floor : time,
-				   time, 1, 0);
+			uint64_t start = th->floor < time ? th->floor : time;
+
+			/* ... where samples may have been joined already */
+			if (jp->stream && start < jp->horizon)
+				return JOIN_RESTART;
+			err = emit(jp, th_ix, task, start, time, 1, 0);
 		} else {
 			th->unmatched++;
 		}
@@ -339,8 +375,10 @@ static int task_slot(struct join_priv *jp, uint64_t task, uint32_t *slot)
 	return 0;
 }
 
+static int stream_advance(struct join_priv *jp);
+
 /* First walk of the events: tasks, and polls of the threads whose events
- * come in time order. */
+ * come in time order (streaming: the walk of both kinds). */
 static int on_events(void *ctx, const struct trace_event *e, size_t n)
 {
 	struct join_priv *jp = ctx;
@@ -351,9 +389,10 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 	for (i = 0; i < n; i++, jp->nevents++) {
 		struct jthread *th;
 
-		if (e[i].type == TRACE_EV_PARK || e[i].type == TRACE_EV_UNPARK ||
-		    e[i].type == TRACE_EV_THREAD_START ||
-		    e[i].type == TRACE_EV_THREAD_STOP) {
+		if ((jp->flags & JOIN_POLL_LIST) &&
+		    (e[i].type == TRACE_EV_PARK || e[i].type == TRACE_EV_UNPARK ||
+		     e[i].type == TRACE_EV_THREAD_START ||
+		     e[i].type == TRACE_EV_THREAD_STOP)) {
 			if (LIB_GROW(jp->pev, jp->pev_cap, jp->npev + 1))
 				return -ENOMEM;
 			jp->pev[jp->npev++] = (struct join_pev){
@@ -371,8 +410,12 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 		th = &jp->threads[th_ix];
 		if (e[i].time > th->last_rec)
 			th->last_rec = e[i].time;
+		if (e[i].time > jp->max_ev)
+			jp->max_ev = e[i].time;
 		if (!joins_thread_state(e[i].type) || th->unordered)
 			continue;
+		if (jp->stream && (e[i].time < th->last || e[i].time < jp->horizon))
+			return JOIN_RESTART;
 		if (e[i].time < th->last) {
 			th->unordered = 1;
 			continue;
@@ -382,7 +425,8 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 		if (err)
 			return err;
 	}
-	return 0;
+	jp->nev_seen += n;
+	return jp->stream ? stream_advance(jp) : 0;
 }
 
 /* Second walk, only if some thread's events went back in time: collect
@@ -516,6 +560,44 @@ static int not_a_task(const struct join_priv *jp, uint64_t task)
 	return runtime || (!name && !trace__task_name(jp->pub.trace, task));
 }
 
+/* Streaming: the freed polls' totals and the samples counted per task
+ * slot, given to the tasks (slot @s is task index @ix[s]). */
+static int stream_tasks(struct join_priv *jp, const uint32_t *ix)
+{
+	struct join_agg *a = &jp->agg;
+	struct lib_map m;
+	uint64_t key, *v;
+	size_t i = 0, nslots = lib_map_count(&jp->taskslot);
+	int err;
+
+	for (size_t s = 0; s < jp->slots_cap && s < nslots; s++) {
+		const struct slot_stat *st = &jp->slots[s];
+		struct task_stat *ts = &jp->pub.tasks[ix[s]];
+
+		ts->polls += st->polls;
+		ts->total_ns += st->total_ns;
+		ts->samples += st->samples;
+		if (st->longest_ns > ts->longest_ns)
+			ts->longest_ns = st->longest_ns;
+	}
+	/* (slot + 1, stack) -> (index + 1, stack), a one-to-one map */
+	err = lib_map_init(&m, lib_map_count(&a->map) + 1);
+	while (!err && lib_map_next(&a->map, &i, &key, &v)) {
+		uint64_t root = key >> 32;
+
+		if (root)
+			root = (uint64_t)ix[root - 1] + 1;
+		err = lib_map_set(&m, root << 32 | (key & UINT32_MAX), *v);
+	}
+	if (err) {
+		lib_map_release(&m);
+		return err;
+	}
+	lib_map_release(&a->map);
+	a->map = m;
+	return 0;
+}
+
 /* Every task the trace knows (named, seen in any event, polled), sorted,
  * with its poll statistics; polls get their task's index. */
 static int build_tasks(struct join_priv *jp)
@@ -568,7 +650,10 @@ static int build_tasks(struct join_priv *jp)
 			for (k = 0; k < th->b[bi]->n; k++)
 				th->b[bi]->p[k].task = ix[th->b[bi]->p[k].task];
 	}
+	err = jp->stream ? stream_tasks(jp, ix) : 0;
 	free(ix);
+	if (err)
+		return err;
 	/* the map finds a task's index from now on: join__task() is asked
 	 * for every event of every walk */
 	for (i = 0; i < j->ntasks; i++)
@@ -706,11 +791,6 @@ nomem:
 	free(heap);
 	return -ENOMEM;
 }
-
-/* A place in a thread's polls: block, index in it. */
-struct jpos {
-	size_t b, i;
-};
 
 static uint64_t start_at(const struct jthread *th, size_t b, size_t i)
 {
@@ -1005,36 +1085,12 @@ static void drop_polls(struct join_priv *jp)
 	jp->dropped = 1;
 }
 
-/* The join's own walk: counts per poll, task and (root, stack). */
-static int count_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+/* Weight @w more for (root, stack) @key. 0 or -ENOMEM. */
+static int agg_add(struct join_agg *a, uint64_t key, uint64_t w)
 {
-	struct join_priv *jp = ctx;
-	struct join_agg *a = &jp->agg;
-	uint64_t w = sample_weight(s), root = 0, *v;
 	int created;
+	uint64_t *v = lib_map_get(&a->map, key, &created);
 
-	/* samples come in per-thread runs: one lookup per run */
-	if (!jp->sample_th || s->tid != jp->sample_tid) {
-		const uint64_t *th = thread_of(jp, s->tid);
-
-		jp->sample_th = th ? &jp->threads[*th] : NULL;
-		jp->sample_tid = s->tid;
-	}
-	if (jp->sample_th && s->time > jp->sample_th->last_rec)
-		jp->sample_th->last_rec = s->time;
-	jp->pub.samples += w;
-	if (p) {
-		root = (uint64_t)p->task + 1;
-		jp->pub.samples_in_polls += w;
-		jp->pub.tasks[p->task].samples += w;
-		if (p->id >= 0 && jp->pub.polls) {
-			struct poll *q = &jp->pub.polls[p->id];
-			uint64_t n = (uint64_t)q->samples + w;
-
-			q->samples = n > UINT32_MAX ? UINT32_MAX : n;
-		}
-	}
-	v = lib_map_get(&a->map, root << 32 | s->stack, &created);
 	if (!v)
 		return -ENOMEM;
 	if (created) {
@@ -1059,6 +1115,202 @@ static int count_sample(void *ctx, const struct trace_sample *s, const struct jo
 	a->weight[*v] += w;
 	a->count[*v]++;
 	return 0;
+}
+
+/* The join's own walk: counts per poll, task and (root, stack). */
+static int count_sample(void *ctx, const struct trace_sample *s, const struct join_hit *p)
+{
+	struct join_priv *jp = ctx;
+	uint64_t w = sample_weight(s), root = 0;
+
+	/* samples come in per-thread runs: one lookup per run */
+	if (!jp->sample_th || s->tid != jp->sample_tid) {
+		const uint64_t *th = thread_of(jp, s->tid);
+
+		jp->sample_th = th ? &jp->threads[*th] : NULL;
+		jp->sample_tid = s->tid;
+	}
+	if (jp->sample_th && s->time > jp->sample_th->last_rec)
+		jp->sample_th->last_rec = s->time;
+	jp->pub.samples += w;
+	if (p) {
+		root = (uint64_t)p->task + 1;
+		jp->pub.samples_in_polls += w;
+		jp->pub.tasks[p->task].samples += w;
+		if (p->id >= 0 && jp->pub.polls) {
+			struct poll *q = &jp->pub.polls[p->id];
+			uint64_t n = (uint64_t)q->samples + w;
+
+			q->samples = n > UINT32_MAX ? UINT32_MAX : n;
+		}
+	}
+	return agg_add(&jp->agg, root << 32 | s->stack, w);
+}
+
+/* ---- streaming (join_priv.stream) --------------------------------------- */
+
+/* Task slot @slot's totals of freed polls; NULL without memory. */
+static struct slot_stat *slot_stat(struct join_priv *jp, uint32_t slot)
+{
+	size_t old = jp->slots_cap;
+
+	if (slot >= old) {
+		if (LIB_GROW(jp->slots, jp->slots_cap, (size_t)slot + 1))
+			return NULL;
+		memset(jp->slots + old, 0, (jp->slots_cap - old) * sizeof(*jp->slots));
+	}
+	return &jp->slots[slot];
+}
+
+/* Count sample @s in the poll of its thread then, which the thread's
+ * events have reached (or the horizon has). */
+static int stream_place(struct join_priv *jp, const struct trace_sample *s)
+{
+	const uint64_t *v = thread_of(jp, s->tid);
+	struct jthread *th = v ? &jp->threads[*v] : NULL;
+	uint64_t w = sample_weight(s), root = 0;
+	const struct join_gap *g;
+	const struct jblock *b;
+	int64_t k;
+
+	if (th) {
+		/* its poll may have been freed */
+		if (th->freed_any && s->time <= th->freed_to)
+			return JOIN_RESTART;
+		if (s->time > th->last_rec)
+			th->last_rec = s->time;
+		/* the open poll first: it wins a tie with the one before;
+		 * it ends at the next gap not crossed yet */
+		g = th->gap < jp->pub.ngaps ? &jp->pub.gaps[th->gap] : NULL;
+		if (th->open && th->open_start <= s->time && !(g && g->start < s->time))
+			root = (uint64_t)th->open_task + 1;
+		else if ((k = lookup(jp, *v, s->time, &b, &th->hint)) >= 0)
+			root = (uint64_t)b->p[k].task + 1;
+	}
+	jp->pub.samples += w;
+	if (root) {
+		struct slot_stat *st = slot_stat(jp, (uint32_t)(root - 1));
+
+		if (!st)
+			return -ENOMEM;
+		st->samples += w;
+		jp->pub.samples_in_polls += w;
+	}
+	return agg_add(&jp->agg, root << 32 | s->stack, w);
+}
+
+/* Fold thread @th_ix's polls that ended before @h into their tasks and
+ * free them, whole blocks at a time. */
+static int stream_free(struct join_priv *jp, size_t th_ix, uint64_t h)
+{
+	struct jthread *th = &jp->threads[th_ix];
+	size_t nb = 0;
+
+	for (; nb < th->nb; nb++) {
+		struct jblock *b = th->b[nb];
+		uint64_t end = poll_end(jp, th_ix, b, b->n - 1);
+
+		if (end >= h)
+			break;
+		for (size_t k = 0; k < b->n; k++) {
+			const struct jpoll *p = &b->p[k];
+			uint64_t d = poll_end(jp, th_ix, b, k) - (b->base + p->off);
+			struct slot_stat *st = slot_stat(jp, p->task);
+
+			if (!st)
+				return -ENOMEM;
+			st->polls++;
+			st->total_ns += d;
+			if (d > st->longest_ns)
+				st->longest_ns = d;
+			if (p->dur == DUR_LONG)
+				lib_map_del(&jp->long_end,
+					    (uint64_t)th_ix << 32 | (b->first + k));
+		}
+		th->freed_to = end;
+		th->freed_any = 1;
+		free(b);
+	}
+	if (!nb)
+		return 0;
+	memmove(th->b, th->b + nb, (th->nb - nb) * sizeof(*th->b));
+	th->nb -= nb;
+	if (th->hint.b >= nb)
+		th->hint.b -= nb;
+	else
+		th->hint = (struct jpos){0, 0};
+	return 0;
+}
+
+/* The horizon after a chunk: samples held back to it joined, polls
+ * ended before it freed. */
+static int stream_advance(struct join_priv *jp)
+{
+	const struct trace *t = jp->pub.trace;
+	uint64_t e = jp->nev_seen >= t->nevents ? UINT64_MAX : jp->max_ev;
+	uint64_t sm = jp->nsmp_seen >= t->nsamples ? UINT64_MAX : jp->max_smp;
+	uint64_t h = e < sm ? e : sm;
+	size_t i, k = 0;
+	int err = 0;
+
+	/* both walked to their end: the end of the join does the rest */
+	if (h == UINT64_MAX)
+		return 0;
+	h = h > STREAM_MARGIN ? h - STREAM_MARGIN : 0;
+	if (h <= jp->horizon)
+		return 0;
+	jp->horizon = h;
+	for (i = 0; i < jp->nheld && !err; i++) {
+		if (jp->held[i].time < h)
+			err = stream_place(jp, &jp->held[i]);
+		else
+			jp->held[k++] = jp->held[i];
+	}
+	jp->nheld = k;
+	for (i = 0; i < jp->nthreads && !err; i++)
+		err = stream_free(jp, i, h);
+	return err;
+}
+
+/* The samples of the walk of both kinds: joined now where their thread's
+ * events are there (or the horizon is past them), else held. */
+static int on_stream_samples(void *ctx, const struct trace_sample *s, size_t n)
+{
+	struct join_priv *jp = ctx;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *v = thread_of(jp, s[i].tid);
+
+		if (s[i].time > jp->max_smp)
+			jp->max_smp = s[i].time;
+		if ((!v || s[i].time > jp->threads[*v].last) &&
+		    s[i].time >= jp->horizon) {
+			if (LIB_GROW(jp->held, jp->held_cap, jp->nheld + 1))
+				return -ENOMEM;
+			jp->held[jp->nheld++] = s[i];
+			continue;
+		}
+		err = stream_place(jp, &s[i]);
+		if (err)
+			return err;
+	}
+	jp->nsmp_seen += n;
+	return stream_advance(jp);
+}
+
+/* After the walk: every sample still held joined (the events are all
+ * there). */
+static int stream_finish(struct join_priv *jp)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < jp->nheld && !err; i++)
+		err = stream_place(jp, &jp->held[i]);
+	free(jp->held);
+	jp->held = NULL;
+	jp->nheld = jp->held_cap = 0;
+	return err;
 }
 
 /* A poll open at the end ends at its thread's last record, not later: for
@@ -1239,18 +1491,17 @@ static int cut_tokio(struct join_priv *jp)
 	return 0;
 }
 
-int join__new(const struct trace *t, unsigned int flags, struct join **out)
+/* join__new(), streaming if @stream and the trace allows: 0 and the join
+ * in *@out, or an error (JOIN_RESTART: a record came too late to
+ * stream). */
+static int join_run(const struct trace *t, unsigned int flags, int stream,
+		    struct join_priv **out)
 {
 	struct join_priv *jp;
 	const struct trace_counters *c;
 	const char *attached;
 	int err;
 
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	if (!t)
-		return -EINVAL;
 	jp = calloc(1, sizeof(*jp));
 	if (!jp)
 		return -ENOMEM;
@@ -1298,8 +1549,16 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	err = read_gaps(jp);
 	if (!err && analysis_is_tokio(t))
 		err = tokio_tasks__new(t, &jp->zc);
-	if (!err)
+	/* a zero-code sample's own task is known only once all events are */
+	jp->stream = stream && !jp->zc;
+	if (err)
+		goto fail;
+	if (jp->stream)
+		err = trace__for_each_record(t, on_stream_samples, on_events, jp);
+	else
 		err = trace__for_each_event(t, on_events, jp);
+	if (!err && jp->stream)
+		err = stream_finish(jp);
 	if (!err)
 		err = replay_unordered(jp);
 	if (!err)
@@ -1308,7 +1567,7 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 		err = build_tasks(jp);
 	if (!err && (flags & (JOIN_POLL_LIST | JOIN_POLL_IDS)))
 		err = list_polls(jp);
-	if (!err)
+	if (!err && !jp->stream)
 		err = join_for_each_sample(&jp->pub, count_sample, jp);
 	if (!err && !(flags & JOIN_WHOLE_STACKS))
 		err = join__cut_stacks(&jp->pub);
@@ -1322,10 +1581,32 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	 * what the caller builds next */
 	if (!(flags & (JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS)))
 		drop_polls(jp);
-	*out = &jp->pub;
+	*out = jp;
 	return 0;
 fail:
 	join__free(&jp->pub);
+	return err;
+}
+
+int join__new(const struct trace *t, unsigned int flags, struct join **out)
+{
+	struct join_priv *jp = NULL;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!t)
+		return -EINVAL;
+	/* a join that keeps no poll streams */
+	err = join_run(t, flags,
+		       !(flags & (JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS |
+				  JOIN_NO_STREAM)),
+		       &jp);
+	if (err == JOIN_RESTART)
+		err = join_run(t, flags, 0, &jp);
+	if (!err)
+		*out = &jp->pub;
 	return err;
 }
 
@@ -1333,6 +1614,11 @@ size_t join_park_events(const struct join *j, const struct join_pev **v)
 {
 	*v = JOIN_PRIV(j)->pev;
 	return JOIN_PRIV(j)->npev;
+}
+
+int join_streamed(const struct join *j)
+{
+	return JOIN_PRIV(j)->stream;
 }
 
 const struct join_agg *join_agg(const struct join *j)
@@ -1372,5 +1658,7 @@ void join__free(struct join *j)
 	free(jp->agg.count);
 	tokio_tasks__free(jp->zc);
 	free(jp->pev);
+	free(jp->held);
+	free(jp->slots);
 	free(jp);
 }

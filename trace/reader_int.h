@@ -51,6 +51,7 @@ struct src_chunk {
 	uint32_t type;	  /* its chunk type (EVENTS, STATE or POLLS for events) */
 	uint32_t file;	  /* index in trace_src.fds */
 	uint32_t seg;	  /* index in trace_src.smap: its stack ids */
+	uint64_t seq;	  /* its place among the chunks of both lists */
 };
 
 struct src_list {

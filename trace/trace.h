@@ -712,6 +712,14 @@ typedef int (*trace_event_fn)(void *ctx, const struct trace_event *e, size_t n);
  * on one trace (the walk reuses the trace's buffers). */
 int trace__for_each_sample(const struct trace *t, trace_sample_fn fn, void *ctx);
 int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx);
+/* Walk every sample and every event of @t, one chunk at a time as the
+ * two walks above do, in the order the chunks are in the file: as the
+ * recorder wrote them, so records of any time come at about the same
+ * point of the walk (a second or so apart in a recording), which lets a
+ * join of the two keep only that much. Records in memory come first, all
+ * of them (events, then samples). Returns as the walks above. */
+int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_event_fn efn,
+			   void *ctx);
 /* Why the last walk of @t failed, like trace__read()'s *errmsg (e.g.
  * "chunk 12 at offset 40960: sample refers to an undefined stack"); NULL
  * if it did not fail. Valid until the next walk or trace__free(). */

@@ -1258,6 +1258,7 @@ static int defer(struct reader *r, struct src_list *l, const uint8_t *h)
 	k->type = get_le32(h + 4);
 	k->file = r->file_ix;
 	k->seg = (uint32_t)(r->nsmaps - 1);
+	k->seq = r->t->src->samples.n + r->t->src->events.n - 1;
 	return 0;
 }
 

@@ -1153,15 +1153,15 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 	return 0;
 }
 
-/* Walk the chunks of @l through @sfn (samples) or @efn (events). */
-static int walk(const struct trace *t, const struct src_list *l, trace_sample_fn sfn,
-		trace_event_fn efn, void *ctx)
+/* Walk the chunks of @ls through @sfn (samples) and those of @le through
+ * @efn (events), either list may be NULL, the two merged in file order. */
+static int walk(const struct trace *t, const struct src_list *ls,
+		const struct src_list *le, trace_sample_fn sfn, trace_event_fn efn,
+		void *ctx)
 {
-	size_t rec_size = sfn ? sizeof(struct trace_sample) : sizeof(struct trace_event);
-	uint32_t type = sfn ? TRACE_CHUNK_SAMPLES : TRACE_CHUNK_EVENTS;
 	struct trace_src *s = t->src;
 	struct reader r = {0};
-	size_t i, n = 0;
+	size_t i = 0, k = 0, ns = ls ? ls->n : 0, ne = le ? le->n : 0, n = 0;
 	int err = 0;
 
 	s->failed = 0;
@@ -1174,12 +1174,19 @@ static int walk(const struct trace *t, const struct src_list *l, trace_sample_fn
 	r.dctx = s->dctx;
 	r.raw = s->raw;
 	r.raw_cap = s->raw_cap;
-	for (i = 0; i < l->n && !err; i++) {
-		err = walk_chunk(s, &r, &l->v[i], rec_size, type, &n);
+	while ((i < ns || k < ne) && !err) {
+		int smp = k == ne || (i < ns && ls->v[i].seq < le->v[k].seq);
+
+		if (smp)
+			err = walk_chunk(s, &r, &ls->v[i++], sizeof(struct trace_sample),
+					 TRACE_CHUNK_SAMPLES, &n);
+		else
+			err = walk_chunk(s, &r, &le->v[k++], sizeof(struct trace_event),
+					 TRACE_CHUNK_EVENTS, &n);
 		s->raw = r.raw;
 		s->raw_cap = r.raw_cap;
 		if (!err && n)
-			err = sfn ? sfn(ctx, s->recs, n) : efn(ctx, s->recs, n);
+			err = smp ? sfn(ctx, s->recs, n) : efn(ctx, s->recs, n);
 		else if (err && r.msg) {
 			s->failed = 1;
 			snprintf(s->msg, sizeof(s->msg), "%s", r.msg);
@@ -1203,7 +1210,7 @@ static int for_each(const struct trace *t, const struct src_list *l, const void 
 	int err;
 
 	if (l && l->n)
-		return walk(t, l, sfn, efn, ctx);
+		return walk(t, sfn ? l : NULL, efn ? l : NULL, sfn, efn, ctx);
 	if (t->src)
 		t->src->failed = 0;
 	for (i = 0; mem && i < n; i += k) {
@@ -1231,6 +1238,28 @@ int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx)
 		return -EINVAL;
 	return for_each(t, t->src ? &t->src->events : NULL, t->events, t->nevents, NULL,
 			fn, ctx);
+}
+
+int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_event_fn efn,
+			   void *ctx)
+{
+	const struct trace_src *s;
+	int err;
+
+	if (!t || !sfn || !efn)
+		return -EINVAL;
+	s = t->src;
+	if (!s || !s->events.n)
+		err = for_each(t, NULL, t->events, t->nevents, NULL, efn, ctx);
+	else if (!s->samples.n)
+		err = for_each(t, NULL, t->samples, t->nsamples, sfn, NULL, ctx);
+	else
+		return walk(t, &s->samples, &s->events, sfn, efn, ctx);
+	if (err)
+		return err;
+	if (!s || !s->events.n)
+		return trace__for_each_sample(t, sfn, ctx);
+	return trace__for_each_event(t, efn, ctx);
 }
 
 const char *trace__error(const struct trace *t)

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "analysis/analysis.h"
+#include "analysis/analysis_int.h"
 #include "tests/unit/writer.h"
 #include "tests/unit/synth_trace.h"
 
@@ -773,4 +774,146 @@ Test(join, a_poll_open_where_a_trace_was_cut_ends_at_its_threads_last_record)
 			cr_expect(!p->open_end);
 		}
 	}
+}
+
+/* A recording as the recorder writes one: each second's events, then its
+ * samples, then a flush; 6 s of 2 threads polling (0.4 ms every 1 ms, 5
+ * tasks), samples every 0.7 ms on them and on a thread without events,
+ * a poll open across each flush. @late adds, in the 5th second's
+ * chunks: 1 a sample of the 2nd second, 2 a poll of the 2nd second on a
+ * new thread, 3 a sample 0.5 s late (within what streaming waits for). */
+static void write_seconds(const char *path, int late)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0600);
+	const uint64_t s0 = 5000000000ULL, sec = 1000000000ULL;
+	struct trace_counters c = {.start_time = s0, .end_time = s0 + 6 * sec};
+	struct trace_writer *w;
+	uint32_t st[3];
+
+	cr_assert(fd >= 0);
+	w = new_writer(fd);
+	for (unsigned k = 0; k < 3; k++) {
+		uint64_t ips[2] = {0x400100 + k, 0x400200};
+
+		cr_assert_eq(trace_writer__stack(w, ips, 1 + k % 2, &st[k]), 0);
+	}
+	for (uint64_t k = 1; k <= 5; k++)
+		cr_assert_eq(trace_writer__task(w, k, k == 2 ? "two" : NULL), 0);
+	for (uint64_t s = 0; s < 6; s++) {
+		uint64_t a = s0 + s * sec;
+
+		for (uint64_t t = a; t < a + sec; t += 1000000)
+			for (uint32_t tid = 21; tid <= 22; tid++) {
+				/* thread 22 runs late: its polls cross the
+				 * flushes */
+				uint64_t b = t + (tid == 22 ? 800000 : 0);
+				struct trace_event e = {.time = b,
+							.task = 1 +
+								(t / 1000000 + tid) % 5,
+							.tid = tid,
+							.type = TRACE_EV_POLL_BEGIN};
+
+				cr_assert_eq(trace_writer__event(w, &e), 0);
+				e.time = b + 400000;
+				e.type = TRACE_EV_POLL_END;
+				cr_assert_eq(trace_writer__event(w, &e), 0);
+			}
+		if (s == 4 && late == 2) {
+			struct trace_event e = {.time = s0 + sec + 300,
+						.task = 3,
+						.tid = 24,
+						.type = TRACE_EV_POLL_BEGIN};
+
+			cr_assert_eq(trace_writer__event(w, &e), 0);
+			e.time += 500000;
+			e.type = TRACE_EV_POLL_END;
+			cr_assert_eq(trace_writer__event(w, &e), 0);
+		}
+		for (uint64_t t = a; t < a + sec; t += 700000)
+			for (uint32_t tid = 21; tid <= 23; tid++) {
+				struct trace_sample x = {
+					.time = t + tid,
+					.tid = tid,
+					.stack = st[(t / 700000 + tid) % 3],
+					.weight = 1,
+					.sampler = TRACE_SAMPLER_PERF};
+
+				cr_assert_eq(trace_writer__sample(w, &x), 0);
+			}
+		if (s == 4 && (late == 1 || late == 3)) {
+			struct trace_sample x = {.time = late == 1
+								 ? s0 + sec + 100100
+								 : s0 + 4 * sec + 500100,
+						 .tid = 21,
+						 .stack = st[2],
+						 .weight = 5,
+						 .sampler = TRACE_SAMPLER_PERF};
+
+			cr_assert_eq(trace_writer__sample(w, &x), 0);
+		}
+		cr_assert_eq(trace_writer__flush(w), 0);
+	}
+	cr_assert_eq(trace_writer__finish(w, name_frame, NULL, &c), 0);
+	trace_writer__free(w);
+	close(fd);
+}
+
+/* The join's answers that do not keep polls: tasks, flame, totals. */
+static char *light_outputs(const struct trace *t, unsigned int flags, int *streamed)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct join *j = NULL;
+	struct flame_opts fo = {.format = FLAME_FOLDED};
+
+	cr_assert_not_null(f);
+	cr_assert_eq(join__new(t, flags, &j), 0);
+	*streamed = join_streamed(j);
+	fprintf(f, "rc %d\n", analysis__tasks(j, NULL, NULL, f));
+	fprintf(f, "rc %d\n", analysis__flame(j, &fo, f));
+	fprintf(f, "polls %zu tasks %zu samples %" PRIu64 "/%" PRIu64 "\n", j->npolls,
+		j->ntasks, j->samples_in_polls, j->samples);
+	for (size_t i = 0; i < j->ntasks; i++)
+		fprintf(f,
+			"%" PRIu64 ": %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			j->tasks[i].task, j->tasks[i].polls, j->tasks[i].samples,
+			j->tasks[i].total_ns, j->tasks[i].longest_ns);
+	fclose(f);
+	join__free(j);
+	return buf;
+}
+
+Test(join, a_join_that_keeps_no_poll_streams_and_answers_as_one_that_keeps_them)
+{
+	char path[] = "/tmp/d9join-stream-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	for (int late = 0; late <= 3; late++) {
+		struct trace *t;
+		const char *msg;
+		char *a, *b;
+		int sa, sb;
+
+		write_seconds(path, late);
+		cr_assert_eq(trace__read_opts(
+				     path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+				     &t, &msg),
+			     0);
+		a = light_outputs(t, 0, &sa);
+		b = light_outputs(t, JOIN_NO_STREAM, &sb);
+		cr_assert_str_eq(a, b, "late %d", late);
+		cr_assert_eq(sb, 0);
+		/* a record older than what was freed: joined again, whole */
+		cr_assert_eq(sa, late == 0 || late == 3, "late %d streamed %d", late, sa);
+		cr_assert(strstr(a, "polls 12000 ") || late == 2, "%s", a);
+		cr_assert(strstr(a, "samples 6857/25722") || late, "%s",
+			  strstr(a, "polls"));
+		free(a);
+		free(b);
+		trace__free(t);
+	}
+	unlink(path);
 }
