@@ -104,8 +104,12 @@ enum group_by {
 struct join {
 	const struct trace *trace;
 	struct poll *polls;	 /* with JOIN_POLL_LIST: sorted by
-				  * (start, tid); else NULL */
+				  * (start, tid); with a keep, those it
+				  * lists, by id; else NULL */
 	size_t npolls;		 /* polls, listed or not */
+	size_t nlisted;		 /* in polls (npolls with JOIN_POLL_LIST) */
+	size_t nmatched;	 /* with a keep: the polls it matched, the
+				  * longest listed of them or not */
 	struct task_stat *tasks; /* sorted by task id */
 	size_t ntasks;
 	uint64_t unmatched_ends;   /* POLL_END with no matching begin */
@@ -154,6 +158,32 @@ struct join {
 /* keep every poll to the end of the join, as a join that keeps them does,
  * instead of streaming (what tests compare a streamed join with) */
 #define JOIN_NO_STREAM 0x10u
+
+/* What a join lists in join.polls instead of every poll: the polls a
+ * view shows. The join then streams, keeping in memory the polls it
+ * lists and those of the last second or so, not every poll. */
+struct join_keep {
+	struct task_sel sel; /* of these tasks only (join__select() is
+			      * still the views' filter) */
+	uint64_t min_ns;     /* at least this long ("matched") */
+	size_t n;	     /* and of those the first @n (start order)
+			      * or the @n longest; 0: all */
+	int longest;	     /* 1: the longest (ties: the first) */
+	int switches;	     /* and every poll an off-CPU interval began
+			      * in (what offcpu__new() needs) */
+};
+
+/* join__new() listing what @keep says (NULL: as join__new()); @flags must
+ * not ask for JOIN_POLL_LIST, JOIN_POLL_IDS or JOIN_KEEP_POLLS. Polls keep
+ * their ids (their place in (start, tid) order among all). */
+int join__new_keep(const struct trace *t, unsigned int flags,
+		   const struct join_keep *keep, struct join **out);
+/* Poll @id if listed, else NULL. */
+const struct poll *join__poll(const struct join *j, uint32_t id);
+/* The poll of the off-CPU interval trace.switches[@i] (the one running on
+ * its thread when it began), -1 if none; with JOIN_POLL_LIST or a keep
+ * that lists switches' polls, else -1. */
+int32_t join__switch_poll(const struct join *j, size_t i);
 
 /* Build polls from the trace's events (one walk) and assign every sample
  * (one walk) to the poll whose [start, end] on the sample's thread contains

@@ -24,6 +24,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/search.h"
 
 /* A poll as the lookup keeps it: 12 bytes. */
 struct jpoll {
@@ -41,6 +42,7 @@ struct jpoll {
 struct jblock {
 	uint64_t base; /* start of its first poll */
 	size_t first;  /* index of its first poll in the thread */
+	uint32_t *smp; /* streaming: each poll's sample weight, else NULL */
 	uint32_t n, cap;
 	struct jpoll p[];
 };
@@ -65,6 +67,7 @@ struct jthread {
 	int open, seen_poll;
 	uint32_t open_task; /* slot */
 	uint64_t open_start;
+	uint32_t open_smp; /* streaming: sample weight in the open poll */
 	uint64_t floor;	   /* earliest a poll whose BEGIN we never saw began */
 	size_t gap;	   /* the next gap not yet crossed */
 	uint64_t last;	   /* time of the last event fed */
@@ -74,10 +77,14 @@ struct jthread {
 	int unordered;	  /* an event went back in time: replay sorted */
 	struct evref *ev; /* its events, while replaying it sorted */
 	size_t nev, ev_cap;
-	/* streaming: its polls that ended before this were freed (folded
-	 * into their tasks' totals); where its last sample lookup ended */
-	uint64_t freed_to;
-	int freed_any;
+	/* streaming: its polls that ended by this were delivered (numbered,
+	 * folded into their tasks' totals); the next to deliver (block,
+	 * index); its off-CPU intervals, sw_order[sw_lo .. sw_hi), and the
+	 * first not given a poll; where its last sample lookup ended */
+	uint64_t delivered_to;
+	int delivered_any;
+	size_t dl_b, dl_i;
+	size_t sw_lo, sw_hi, sw_cur;
 	struct jpos {
 		size_t b, i;
 	} hint;
@@ -85,8 +92,13 @@ struct jthread {
 	struct jblock **b;
 	size_t nb, b_cap;
 	size_t n;      /* polls in all blocks */
-	uint32_t *ids; /* JOIN_POLL_LIST: poll id of each, by index */
+	uint32_t *ids; /* JOIN_POLL_LIST: poll id of each, by index;
+			* streaming, the listed ones: their indices in
+			* join.polls, nlst of them */
+	size_t nlst;
 };
+
+struct mhead;
 
 /* struct join as handed out, plus what the lookups and the renderers use. */
 struct join_priv {
@@ -125,10 +137,24 @@ struct join_priv {
 	struct trace_sample *held; /* samples ahead of their thread's
 				    * events and of the horizon */
 	size_t nheld, held_cap;
-	struct slot_stat { /* per task slot, of the polls freed */
+	struct slot_stat { /* per task slot, of the polls delivered */
 		uint64_t polls, total_ns, longest_ns, samples;
 	} * slots;
 	size_t slots_cap;
+	uint64_t *slot_task; /* task id of each slot */
+	size_t slot_task_cap;
+	struct mhead *heap; /* delivering: a thread each */
+	size_t heap_cap;
+	/* the off-CPU intervals in (tid, time) order, and each one's poll */
+	uint32_t *sw_order;
+	int32_t *sw_poll;
+	/* what the keep lists: the polls it matched (the longest: a heap),
+	 * those an interval began in */
+	uint32_t ndelivered; /* the next poll's id */
+	int has_keep;
+	struct join_keep keep;
+	struct poll *top, *swp;
+	size_t ntop, top_cap, nswp, swp_cap;
 };
 
 /* How late a record may come after later ones of the other kind: the
@@ -176,7 +202,7 @@ static uint64_t poll_end(const struct join_priv *jp, size_t th, const struct jbl
 }
 
 static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t start,
-		uint64_t end, int open_start, int open_end)
+		uint64_t end, int open_start, int open_end, uint32_t smp)
 {
 	struct jthread *th = &jp->threads[th_ix];
 	struct jblock *b = th->nb ? th->b[th->nb - 1] : NULL;
@@ -201,15 +227,19 @@ static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t star
 			th->b = v;
 			th->b_cap = n;
 		}
-		b = malloc(sizeof(*b) + cap * sizeof(b->p[0]));
+		b = malloc(sizeof(*b) + cap * sizeof(b->p[0]) +
+			   (jp->stream ? cap * sizeof(*b->smp) : 0));
 		if (!b)
 			return -ENOMEM;
+		b->smp = jp->stream ? (uint32_t *)&b->p[cap] : NULL;
 		b->base = start;
 		b->first = th->n;
 		b->n = 0;
 		b->cap = cap;
 		th->b[th->nb++] = b;
 	}
+	if (b->smp)
+		b->smp[b->n] = smp;
 	p = &b->p[b->n++];
 	p->off = (uint32_t)(start - b->base);
 	p->task = task;
@@ -230,6 +260,16 @@ static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t star
 	return 0;
 }
 
+/* Thread @th_ix's open poll, ended at @end, with the samples it has. */
+static int emit_open(struct join_priv *jp, size_t th_ix, uint64_t end, int open_end)
+{
+	struct jthread *th = &jp->threads[th_ix];
+	uint32_t smp = th->open_smp;
+
+	th->open_smp = 0;
+	return emit(jp, th_ix, th->open_task, th->open_start, end, 0, open_end, smp);
+}
+
 /* The gaps before @time that thread @th_ix has not crossed yet: the shim
  * recorded nothing in them. A poll open at the first one's start ends
  * there; after the last one the thread starts afresh from its end, as
@@ -244,7 +284,7 @@ static int cross_gaps(struct join_priv *jp, size_t th_ix, uint64_t time)
 	if (lo == hi || g[lo].start >= time)
 		return 0;
 	if (th->open)
-		err = emit(jp, th_ix, th->open_task, th->open_start, g[lo].start, 0, 1);
+		err = emit_open(jp, th_ix, g[lo].start, 1);
 	th->open = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -274,14 +314,14 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 		/* a new thread on this tid: whatever the old one left open
 		 * ended by now */
 		if (th->open)
-			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 1);
+			err = emit_open(jp, th_ix, time, 1);
 		th->open = 0;
 		th->floor = time;
 		th->seen_poll = 0;
 		break;
 	case TRACE_EV_THREAD_STOP:
 		if (th->open)
-			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 1);
+			err = emit_open(jp, th_ix, time, 1);
 		th->open = 0;
 		th->seen_poll = 1;
 		break;
@@ -289,7 +329,7 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 		/* nested or missing END (dropped record): the poll that was
 		 * open cannot run past this point */
 		if (th->open)
-			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 1);
+			err = emit_open(jp, th_ix, time, 1);
 		th->open = 1;
 		th->open_task = task;
 		th->open_start = time;
@@ -297,7 +337,7 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 		break;
 	case TRACE_EV_POLL_END:
 		if (th->open && th->open_task == task) {
-			err = emit(jp, th_ix, th->open_task, th->open_start, time, 0, 0);
+			err = emit_open(jp, th_ix, time, 0);
 			th->open = 0;
 		} else if (!th->open && !th->seen_poll) {
 			/* began before we were there */
@@ -306,7 +346,7 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 			/* ... where samples may have been joined already */
 			if (jp->stream && start < jp->horizon)
 				return JOIN_RESTART;
-			err = emit(jp, th_ix, task, start, time, 1, 0);
+			err = emit(jp, th_ix, task, start, time, 1, 0, 0);
 		} else {
 			th->unmatched++;
 		}
@@ -319,6 +359,7 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 static void thread_reset(struct join_priv *jp, struct jthread *th)
 {
 	th->open = th->seen_poll = 0;
+	th->open_smp = 0;
 	th->floor = jp->pub.events_from;
 	th->gap = 0;
 	th->last = 0;
@@ -352,6 +393,16 @@ static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 		memset(th, 0, sizeof(*th));
 		th->tid = tid;
 		thread_reset(jp, th);
+		if (jp->sw_order) {
+			const struct trace_switch *sw = jp->pub.trace->switches;
+			const uint32_t *o = jp->sw_order;
+			size_t n = jp->pub.trace->nswitches;
+
+			th->sw_lo = LIB_PARTITION_POINT(0, n, i, sw[o[i]].tid < tid);
+			th->sw_hi =
+				LIB_PARTITION_POINT(th->sw_lo, n, i, sw[o[i]].tid <= tid);
+			th->sw_cur = th->sw_lo;
+		}
 	}
 	*ix = *v;
 	return 0;
@@ -370,6 +421,11 @@ static int task_slot(struct join_priv *jp, uint64_t task, uint32_t *slot)
 		if (n >= TASKS_MAX)
 			return -EOVERFLOW;
 		*v = n;
+		if (jp->stream) {
+			if (LIB_GROW(jp->slot_task, jp->slot_task_cap, n + 1))
+				return -ENOMEM;
+			jp->slot_task[n] = task;
+		}
 	}
 	*slot = (uint32_t)*v;
 	return 0;
@@ -524,7 +580,7 @@ static int finish_threads(struct join_priv *jp)
 			uint64_t end =
 				g && g->start < jp->rec_end ? g->start : jp->rec_end;
 
-			err = emit(jp, i, th->open_task, th->open_start, end, 0, 1);
+			err = emit_open(jp, i, end, 1);
 			if (err)
 				return err;
 			th->open = 0;
@@ -874,6 +930,18 @@ static const uint64_t *thread_of(const struct join_priv *jp, uint32_t tid)
 	return lib_map_find(&jp->tidmap, tid);
 }
 
+/* A streaming join's listed poll on thread @th_ix containing @time, or
+ * NULL (th->ids: the thread's listed polls, indices in join.polls). */
+static const struct poll *listed_at(const struct join_priv *jp, size_t th_ix,
+				    uint64_t time)
+{
+	const struct jthread *th = &jp->threads[th_ix];
+	const struct poll *v = jp->pub.polls;
+	size_t k = LIB_PARTITION_POINT(0, th->nlst, i, v[th->ids[i]].start <= time);
+
+	return k && v[th->ids[k - 1]].end >= time ? &v[th->ids[k - 1]] : NULL;
+}
+
 const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t time)
 {
 	const struct join_priv *jp = JOIN_PRIV(j);
@@ -886,6 +954,8 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t ti
 	th = thread_of(jp, tid);
 	if (!th)
 		return NULL;
+	if (jp->stream)
+		return listed_at(jp, *th, time);
 	g = lookup(jp, *th, time, &b, NULL);
 	return g < 0 ? NULL : &j->polls[jp->threads[*th].ids[b->first + g]];
 }
@@ -954,6 +1024,8 @@ const struct poll *join__cursor_poll_at(struct join_cursor *c, uint32_t tid,
 	}
 	if (!c->have_th)
 		return NULL;
+	if (jp->stream)
+		return listed_at(jp, c->th, time);
 	g = lookup(jp, c->th, time, &b, &c->hint[c->th]);
 	return g < 0 ? NULL : &c->j->polls[jp->threads[c->th].ids[b->first + g]];
 }
@@ -963,7 +1035,8 @@ size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **i
 	const struct join_priv *jp = JOIN_PRIV(j);
 	const uint64_t *th;
 
-	if (!j || !j->polls || !(th = thread_of(jp, tid)) || !jp->threads[*th].ids)
+	if (!j || !j->polls || jp->stream || !(th = thread_of(jp, tid)) ||
+	    !jp->threads[*th].ids)
 		return 0;
 	*ids = jp->threads[*th].ids;
 	return jp->threads[*th].n;
@@ -1030,6 +1103,24 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 			w->last_tid = s[i].tid;
 			w->have_last = 1;
 		}
+		if (w->have_th && jp->stream) {
+			const struct poll *p = listed_at(jp, w->th, s[i].time);
+
+			if (p) {
+				hit.start = p->start;
+				hit.end = p->end;
+				hit.task = (uint32_t)(join__task(&jp->pub, p->task) -
+						      jp->pub.tasks);
+				hit.id = (int32_t)p->id;
+				hit.nopoll = 0;
+				err = w->fn(w->ctx, &s[i], &hit);
+			} else {
+				err = w->fn(w->ctx, &s[i], NULL);
+			}
+			if (err)
+				return err;
+			continue;
+		}
 		if (w->have_th)
 			g = lookup(jp, w->th, s[i].time, &b, &w->hint[w->th]);
 		if (g < 0 && (ts = join__tokio_task(&jp->pub, s[i].task))) {
@@ -1063,7 +1154,7 @@ int join_for_each_sample(const struct join *j, join_sample_fn fn, void *ctx)
 	struct sample_walk w = {.jp = JOIN_PRIV(j), .fn = fn, .ctx = ctx};
 	int err;
 
-	if (JOIN_PRIV(j)->dropped)
+	if (JOIN_PRIV(j)->dropped && !(JOIN_PRIV(j)->stream && j->polls))
 		return -EINVAL;
 	w.hint = calloc(JOIN_PRIV(j)->nthreads + 1, sizeof(*w.hint));
 	if (!w.hint)
@@ -1171,21 +1262,30 @@ static int stream_place(struct join_priv *jp, const struct trace_sample *s)
 	uint64_t w = sample_weight(s), root = 0;
 	const struct join_gap *g;
 	const struct jblock *b;
+	uint32_t *smp = NULL;
 	int64_t k;
 
 	if (th) {
 		/* its poll may have been freed */
-		if (th->freed_any && s->time <= th->freed_to)
+		if (th->delivered_any && s->time <= th->delivered_to)
 			return JOIN_RESTART;
 		if (s->time > th->last_rec)
 			th->last_rec = s->time;
 		/* the open poll first: it wins a tie with the one before;
 		 * it ends at the next gap not crossed yet */
 		g = th->gap < jp->pub.ngaps ? &jp->pub.gaps[th->gap] : NULL;
-		if (th->open && th->open_start <= s->time && !(g && g->start < s->time))
+		if (th->open && th->open_start <= s->time && !(g && g->start < s->time)) {
 			root = (uint64_t)th->open_task + 1;
-		else if ((k = lookup(jp, *v, s->time, &b, &th->hint)) >= 0)
+			smp = &th->open_smp;
+		} else if ((k = lookup(jp, *v, s->time, &b, &th->hint)) >= 0) {
 			root = (uint64_t)b->p[k].task + 1;
+			smp = &b->smp[k];
+		}
+	}
+	if (smp) {
+		uint64_t n = (uint64_t)*smp + w;
+
+		*smp = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 	}
 	jp->pub.samples += w;
 	if (root) {
@@ -1199,42 +1299,195 @@ static int stream_place(struct join_priv *jp, const struct trace_sample *s)
 	return agg_add(&jp->agg, root << 32 | s->stack, w);
 }
 
-/* Fold thread @th_ix's polls that ended before @h into their tasks and
- * free them, whole blocks at a time. */
-static int stream_free(struct join_priv *jp, size_t th_ix, uint64_t h)
+/* The task id of slot @slot (or, once build_tasks() ran, of index @slot). */
+static uint64_t slot_task_id(const struct join_priv *jp, uint32_t slot)
+{
+	return jp->tasks_indexed ? jp->pub.tasks[slot].task : jp->slot_task[slot];
+}
+
+/* Is @a a better pick than @b for keep->longest (longer; ties: first)? */
+static int longer(const struct poll *a, const struct poll *b)
+{
+	uint64_t x = a->end - a->start, y = b->end - b->start;
+
+	return x != y ? x > y : a->id < b->id;
+}
+
+/* The longest kept so far are a heap, the least long on top. */
+static void top_down(struct poll *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct poll tmp;
+
+		if (l < n && longer(&h[m], &h[l]))
+			m = l;
+		if (l + 1 < n && longer(&h[m], &h[l + 1]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+/* What the keep does with poll @p: count it, list it or not. */
+static int keep_poll(struct join_priv *jp, const struct poll *p, int had_switch)
+{
+	const struct join_keep *k = &jp->keep;
+	struct task_stat ts = {.task = p->task};
+
+	if (had_switch && k->switches) {
+		if (LIB_GROW(jp->swp, jp->swp_cap, jp->nswp + 1))
+			return -ENOMEM;
+		jp->swp[jp->nswp++] = *p;
+	}
+	if (p->end - p->start < k->min_ns)
+		return 0;
+	ts.name = trace__task_name(jp->pub.trace, p->task);
+	if (k->sel.on && !task_sel_has(&k->sel, &ts))
+		return 0;
+	jp->pub.nmatched++;
+	if (!k->n || (!k->longest && jp->ntop < k->n)) {
+		if (LIB_GROW(jp->top, jp->top_cap, jp->ntop + 1))
+			return -ENOMEM;
+		jp->top[jp->ntop++] = *p;
+	} else if (k->longest && jp->ntop < k->n) {
+		if (LIB_GROW(jp->top, jp->top_cap, jp->ntop + 1))
+			return -ENOMEM;
+		jp->top[jp->ntop++] = *p;
+		for (size_t i = jp->ntop / 2; i-- > 0;)
+			top_down(jp->top, jp->ntop, i);
+	} else if (k->longest && longer(p, &jp->top[0])) {
+		jp->top[0] = *p;
+		top_down(jp->top, jp->ntop, 0);
+	}
+	return 0;
+}
+
+/* Poll @k of block @b of thread @th_ix, the next in (start, tid) order:
+ * numbered, given the off-CPU intervals that began in it, folded into its
+ * task's totals and kept or not. */
+static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, size_t k)
 {
 	struct jthread *th = &jp->threads[th_ix];
-	size_t nb = 0;
+	const struct jpoll *q = &b->p[k];
+	const struct trace_switch *sw = jp->pub.trace->switches;
+	uint32_t id = jp->ndelivered++;
+	struct poll p = {
+		.start = b->base + q->off,
+		.end = poll_end(jp, th_ix, b, k),
+		.task = slot_task_id(jp, q->task),
+		.tid = th->tid,
+		.id = id,
+		.samples = b->smp[k],
+		.open_start = q->open_start,
+		.open_end = q->open_end,
+	};
+	struct slot_stat *st = slot_stat(jp, q->task);
+	uint64_t d = p.end - p.start;
+	size_t c = th->sw_cur;
+	int had = 0;
 
-	for (; nb < th->nb; nb++) {
-		struct jblock *b = th->b[nb];
-		uint64_t end = poll_end(jp, th_ix, b, b->n - 1);
+	if (!st)
+		return -ENOMEM;
+	st->polls++;
+	st->total_ns += d;
+	if (d > st->longest_ns)
+		st->longest_ns = d;
+	/* an interval beginning where the poll before ended and this one
+	 * began is this one's: the later poll wins a tie */
+	for (; c > th->sw_lo && sw[jp->sw_order[c - 1]].time == p.start &&
+	       jp->sw_poll[jp->sw_order[c - 1]] == (int32_t)id - 1;
+	     c--)
+		;
+	for (; c < th->sw_hi && sw[jp->sw_order[c]].time <= p.end; c++)
+		if (sw[jp->sw_order[c]].time >= p.start) {
+			jp->sw_poll[jp->sw_order[c]] = (int32_t)id;
+			had = 1;
+		}
+	th->sw_cur = c;
+	th->delivered_to = p.end;
+	th->delivered_any = 1;
+	return jp->has_keep ? keep_poll(jp, &p, had) : 0;
+}
 
-		if (end >= h)
+static int free_delivered(struct join_priv *jp, size_t th_ix);
+
+/* Deliver every poll that precedes (in (start, tid) order) any poll not
+ * final yet: one that ends at or after @h, or is still open; with @h
+ * UINT64_MAX all of them. Blocks delivered whole are freed. */
+static int stream_deliver(struct join_priv *jp, uint64_t h)
+{
+	struct mhead *heap, open = {.start = UINT64_MAX};
+	size_t nh = 0, i;
+	int err = 0;
+
+	if (LIB_GROW(jp->heap, jp->heap_cap, jp->nthreads + 1))
+		return -ENOMEM;
+	heap = jp->heap;
+
+	for (i = 0; i < jp->nthreads; i++) {
+		struct jthread *th = &jp->threads[i];
+
+		if (th->open && h != UINT64_MAX &&
+		    mh_less(&(struct mhead){.start = th->open_start, .tid = th->tid},
+			    &open))
+			open = (struct mhead){.start = th->open_start, .tid = th->tid};
+		if (th->dl_b < th->nb) {
+			heap[nh].start = start_at(th, th->dl_b, th->dl_i);
+			heap[nh].tid = th->tid;
+			heap[nh].th = (uint32_t)i;
+			nh++;
+		}
+	}
+	for (i = nh; i-- > 0;)
+		mh_down(heap, nh, i);
+	while (nh && !err && mh_less(&heap[0], &open)) {
+		size_t ti = heap[0].th;
+		struct jthread *th = &jp->threads[ti];
+		const struct jblock *b = th->b[th->dl_b];
+
+		if (h != UINT64_MAX && poll_end(jp, ti, b, th->dl_i) >= h)
 			break;
-		for (size_t k = 0; k < b->n; k++) {
-			const struct jpoll *p = &b->p[k];
-			uint64_t d = poll_end(jp, th_ix, b, k) - (b->base + p->off);
-			struct slot_stat *st = slot_stat(jp, p->task);
+		err = deliver(jp, ti, b, th->dl_i);
+		if (++th->dl_i == b->n) {
+			th->dl_i = 0;
+			th->dl_b++;
+		}
+		if (th->dl_b < th->nb)
+			heap[0].start = start_at(th, th->dl_b, th->dl_i);
+		else
+			heap[0] = heap[--nh];
+		mh_down(heap, nh, 0);
+	}
+	for (i = 0; i < jp->nthreads && !err; i++)
+		err = free_delivered(jp, i);
+	return err;
+}
 
-			if (!st)
-				return -ENOMEM;
-			st->polls++;
-			st->total_ns += d;
-			if (d > st->longest_ns)
-				st->longest_ns = d;
-			if (p->dur == DUR_LONG)
+/* Free thread @th_ix's blocks delivered whole. */
+static int free_delivered(struct join_priv *jp, size_t th_ix)
+{
+	struct jthread *th = &jp->threads[th_ix];
+	size_t nb = th->dl_b;
+
+	for (size_t i = 0; i < nb; i++) {
+		struct jblock *b = th->b[i];
+
+		for (size_t k = 0; k < b->n; k++)
+			if (b->p[k].dur == DUR_LONG)
 				lib_map_del(&jp->long_end,
 					    (uint64_t)th_ix << 32 | (b->first + k));
-		}
-		th->freed_to = end;
-		th->freed_any = 1;
 		free(b);
 	}
 	if (!nb)
 		return 0;
 	memmove(th->b, th->b + nb, (th->nb - nb) * sizeof(*th->b));
 	th->nb -= nb;
+	th->dl_b = 0;
 	if (th->hint.b >= nb)
 		th->hint.b -= nb;
 	else
@@ -1267,9 +1520,7 @@ static int stream_advance(struct join_priv *jp)
 			jp->held[k++] = jp->held[i];
 	}
 	jp->nheld = k;
-	for (i = 0; i < jp->nthreads && !err; i++)
-		err = stream_free(jp, i, h);
-	return err;
+	return err ? err : stream_deliver(jp, h);
 }
 
 /* The samples of the walk of both kinds: joined now where their thread's
@@ -1491,11 +1742,148 @@ static int cut_tokio(struct join_priv *jp)
 	return 0;
 }
 
+/* Not streaming: the list is every poll (JOIN_POLL_LIST); a keep's
+ * count of those it matches, and the intervals' polls. */
+static void list_all(struct join_priv *jp)
+{
+	struct join *j = &jp->pub;
+	const struct trace *t = j->trace;
+
+	if (!j->polls)
+		return;
+	j->nlisted = j->npolls;
+	for (size_t i = 0; jp->has_keep && i < j->npolls; i++) {
+		const struct poll *p = &j->polls[i];
+		struct task_stat ts = {.task = p->task,
+				       .name = trace__task_name(t, p->task)};
+
+		j->nmatched += p->end - p->start >= jp->keep.min_ns &&
+			       (!jp->keep.sel.on || task_sel_has(&jp->keep.sel, &ts));
+	}
+	for (size_t i = 0; jp->sw_poll && i < t->nswitches; i++) {
+		const struct poll *p =
+			join__poll_at(j, t->switches[i].tid, t->switches[i].time);
+
+		jp->sw_poll[i] = p ? (int32_t)p->id : -1;
+	}
+}
+
+static int poll_id_cmp(const void *a, const void *b)
+{
+	const struct poll *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* A streaming join's list: what the keep kept, in id order, once each;
+ * each thread's listed polls for the lookups. */
+static int list_kept(struct join_priv *jp)
+{
+	struct join *j = &jp->pub;
+	size_t a = 0, b = 0, n = 0;
+
+	qsort(jp->top, jp->ntop, sizeof(*jp->top), poll_id_cmp);
+	j->polls = malloc((jp->ntop + jp->nswp + 1) * sizeof(*j->polls));
+	if (!j->polls)
+		return -ENOMEM;
+	while (a < jp->ntop || b < jp->nswp) {
+		const struct poll *p;
+
+		if (b == jp->nswp || (a < jp->ntop && jp->top[a].id <= jp->swp[b].id))
+			p = &jp->top[a++];
+		else
+			p = &jp->swp[b++];
+		if (!n || j->polls[n - 1].id != p->id)
+			j->polls[n++] = *p;
+	}
+	j->nlisted = n;
+	free(jp->top);
+	free(jp->swp);
+	jp->top = jp->swp = NULL;
+	for (size_t i = 0; i < n; i++)
+		jp->threads[*thread_of(jp, j->polls[i].tid)].nlst++;
+	for (size_t i = 0; i < jp->nthreads; i++) {
+		struct jthread *th = &jp->threads[i];
+
+		th->ids = malloc((th->nlst + 1) * sizeof(*th->ids));
+		if (!th->ids)
+			return -ENOMEM;
+		th->nlst = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct jthread *th = &jp->threads[*thread_of(jp, j->polls[i].tid)];
+
+		th->ids[th->nlst++] = (uint32_t)i;
+	}
+	return 0;
+}
+
+const struct poll *join__poll(const struct join *j, uint32_t id)
+{
+	size_t k;
+
+	if (!j->polls || id >= j->npolls)
+		return NULL;
+	if (j->nlisted == j->npolls)
+		return &j->polls[id];
+	k = LIB_PARTITION_POINT(0, j->nlisted, i, j->polls[i].id < id);
+	return k < j->nlisted && j->polls[k].id == id ? &j->polls[k] : NULL;
+}
+
+int32_t join__switch_poll(const struct join *j, size_t i)
+{
+	const struct join_priv *jp = JOIN_PRIV(j);
+
+	return jp->sw_poll && i < j->trace->nswitches ? jp->sw_poll[i] : -1;
+}
+
+/* Streaming: the off-CPU intervals in (tid, time) order, for deliver(). */
+struct swkey {
+	uint32_t tid;
+	uint32_t ix;
+	uint64_t time;
+};
+
+static int swkey_cmp(const void *a, const void *b)
+{
+	const struct swkey *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+static int order_switches(struct join_priv *jp)
+{
+	const struct trace *t = jp->pub.trace;
+	size_t n = t->nswitches;
+	struct swkey *k = malloc((n + 1) * sizeof(*k));
+
+	jp->sw_order = malloc((n + 1) * sizeof(*jp->sw_order));
+	jp->sw_poll = malloc((n + 1) * sizeof(*jp->sw_poll));
+	if (!k || !jp->sw_order || !jp->sw_poll) {
+		free(k);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		k[i] = (struct swkey){t->switches[i].tid, (uint32_t)i,
+				      t->switches[i].time};
+		jp->sw_poll[i] = -1;
+	}
+	qsort(k, n, sizeof(*k), swkey_cmp);
+	for (size_t i = 0; i < n; i++)
+		jp->sw_order[i] = k[i].ix;
+	free(k);
+	return 0;
+}
+
 /* join__new(), streaming if @stream and the trace allows: 0 and the join
  * in *@out, or an error (JOIN_RESTART: a record came too late to
  * stream). */
 static int join_run(const struct trace *t, unsigned int flags, int stream,
-		    struct join_priv **out)
+		    const struct join_keep *keep, struct join_priv **out)
 {
 	struct join_priv *jp;
 	const struct trace_counters *c;
@@ -1506,7 +1894,14 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 	if (!jp)
 		return -ENOMEM;
 	jp->pub.trace = t;
+	/* not streaming, a keep lists every poll */
+	if (keep && !stream)
+		flags |= JOIN_POLL_LIST;
 	jp->flags = flags;
+	if (keep) {
+		jp->has_keep = 1;
+		jp->keep = *keep;
+	}
 	jp->lo = UINT64_MAX;
 	err = lib_map_init(&jp->tidmap, 64);
 	if (!err)
@@ -1551,32 +1946,50 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 		err = tokio_tasks__new(t, &jp->zc);
 	/* a zero-code sample's own task is known only once all events are */
 	jp->stream = stream && !jp->zc;
+	if (!err && (jp->stream || (flags & JOIN_POLL_LIST)))
+		err = order_switches(jp);
 	if (err)
 		goto fail;
-	if (jp->stream)
+	if (jp->stream) {
+		/* polls are delivered (numbered, counted, kept) as the walk
+		 * passes them, the rest at its end, all as they end */
 		err = trace__for_each_record(t, on_stream_samples, on_events, jp);
-	else
+		if (!err)
+			err = stream_finish(jp);
+		if (!err)
+			err = finish_threads(jp);
+		if (!err) {
+			end_open_polls(jp);
+			err = stream_deliver(jp, UINT64_MAX);
+		}
+		if (!err)
+			err = build_tasks(jp);
+		if (!err && jp->has_keep)
+			err = list_kept(jp);
+	} else {
 		err = trace__for_each_event(t, on_events, jp);
-	if (!err && jp->stream)
-		err = stream_finish(jp);
-	if (!err)
-		err = replay_unordered(jp);
-	if (!err)
-		err = finish_threads(jp);
-	if (!err)
-		err = build_tasks(jp);
-	if (!err && (flags & (JOIN_POLL_LIST | JOIN_POLL_IDS)))
-		err = list_polls(jp);
-	if (!err && !jp->stream)
-		err = join_for_each_sample(&jp->pub, count_sample, jp);
+		if (!err)
+			err = replay_unordered(jp);
+		if (!err)
+			err = finish_threads(jp);
+		if (!err)
+			err = build_tasks(jp);
+		if (!err && (flags & (JOIN_POLL_LIST | JOIN_POLL_IDS)))
+			err = list_polls(jp);
+		if (!err)
+			err = join_for_each_sample(&jp->pub, count_sample, jp);
+		if (!err) {
+			end_open_polls(jp);
+			task_stats(jp);
+			list_all(jp);
+		}
+	}
 	if (!err && !(flags & JOIN_WHOLE_STACKS))
 		err = join__cut_stacks(&jp->pub);
 	if (!err && !(flags & JOIN_WHOLE_STACKS) && jp->zc)
 		err = cut_tokio(jp);
 	if (err)
 		goto fail;
-	end_open_polls(jp);
-	task_stats(jp);
 	/* nothing will look a poll up again: its memory need not stay for
 	 * what the caller builds next */
 	if (!(flags & (JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS)))
@@ -1588,26 +2001,30 @@ fail:
 	return err;
 }
 
-int join__new(const struct trace *t, unsigned int flags, struct join **out)
+int join__new_keep(const struct trace *t, unsigned int flags,
+		   const struct join_keep *keep, struct join **out)
 {
+	const unsigned int keeps = JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS;
 	struct join_priv *jp = NULL;
 	int err;
 
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!t)
+	if (!t || (keep && (flags & keeps)))
 		return -EINVAL;
-	/* a join that keeps no poll streams */
-	err = join_run(t, flags,
-		       !(flags & (JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS |
-				  JOIN_NO_STREAM)),
-		       &jp);
+	/* a join that keeps no poll, or only some, streams */
+	err = join_run(t, flags, !(flags & (keeps | JOIN_NO_STREAM)), keep, &jp);
 	if (err == JOIN_RESTART)
-		err = join_run(t, flags, 0, &jp);
+		err = join_run(t, flags, 0, keep, &jp);
 	if (!err)
 		*out = &jp->pub;
 	return err;
+}
+
+int join__new(const struct trace *t, unsigned int flags, struct join **out)
+{
+	return join__new_keep(t, flags, NULL, out);
 }
 
 size_t join_park_events(const struct join *j, const struct join_pev **v)
@@ -1660,5 +2077,11 @@ void join__free(struct join *j)
 	free(jp->pev);
 	free(jp->held);
 	free(jp->slots);
+	free(jp->slot_task);
+	free(jp->heap);
+	free(jp->sw_order);
+	free(jp->sw_poll);
+	free(jp->top);
+	free(jp->swp);
 	free(jp);
 }

@@ -814,10 +814,21 @@ static void write_seconds(const char *path, int late)
 							.type = TRACE_EV_POLL_BEGIN};
 
 				cr_assert_eq(trace_writer__event(w, &e), 0);
-				e.time = b + 400000;
+				e.time = b + 400000 + (t / 1000000 % 7) * 50000;
 				e.type = TRACE_EV_POLL_END;
 				cr_assert_eq(trace_writer__event(w, &e), 0);
 			}
+		/* off-CPU: at a poll's start, its end, inside, outside */
+		for (uint64_t k = 0; k < 4; k++) {
+			uint64_t t = a + 1000000 * (100 + 200 * k);
+			uint64_t at[] = {t, t + 400000 + (t / 1000000 % 7) * 50000,
+					 t + 1000, t + 950000};
+			struct trace_switch sw = {.time = at[k],
+						  .time_in = at[k] + 20000,
+						  .tid = 21 + k % 2};
+
+			cr_assert_eq(trace_writer__switch(w, &sw), 0);
+		}
 		if (s == 4 && late == 2) {
 			struct trace_event e = {.time = s0 + sec + 300,
 						.task = 3,
@@ -909,10 +920,109 @@ Test(join, a_join_that_keeps_no_poll_streams_and_answers_as_one_that_keeps_them)
 		/* a record older than what was freed: joined again, whole */
 		cr_assert_eq(sa, late == 0 || late == 3, "late %d streamed %d", late, sa);
 		cr_assert(strstr(a, "polls 12000 ") || late == 2, "%s", a);
-		cr_assert(strstr(a, "samples 6857/25722") || late, "%s",
+		cr_assert(strstr(a, "samples 9856/25722") || late, "%s",
 			  strstr(a, "polls"));
 		free(a);
 		free(b);
+		trace__free(t);
+	}
+	unlink(path);
+}
+
+/* Poll @p of a join that lists every poll, as a keep lists it. */
+static void same_poll(const struct poll *k, const struct poll *p)
+{
+	cr_assert_not_null(k, "poll %u not listed", p->id);
+	cr_assert(k->id == p->id && k->start == p->start && k->end == p->end &&
+			  k->task == p->task && k->tid == p->tid &&
+			  k->samples == p->samples && k->open_start == p->open_start &&
+			  k->open_end == p->open_end,
+		  "poll %u differs", p->id);
+}
+
+Test(join, a_keep_lists_the_polls_a_view_shows_as_the_whole_list_has_them)
+{
+	char path[] = "/tmp/d9join-keep-XXXXXX";
+	int fd = mkstemp(path);
+	static const struct join_keep keeps[] = {
+		{.min_ns = 650000},
+		{.n = 5, .longest = 1},
+		{.min_ns = 500000, .n = 7},
+		{.switches = 1},
+		{.sel = {.on = 1, .id = 2}, .min_ns = 600000, .n = 3, .longest = 1},
+		{.sel = {.on = 1, .name = "two"}, .switches = 1},
+	};
+
+	cr_assert(fd >= 0);
+	close(fd);
+	for (int late = 0; late <= 1; late++) {
+		struct trace *t;
+		struct join *all;
+		const char *msg;
+
+		write_seconds(path, late);
+		cr_assert_eq(trace__read_opts(
+				     path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+				     &t, &msg),
+			     0);
+		cr_assert_eq(join__new(t, JOIN_POLL_LIST, &all), 0);
+		cr_assert_eq(all->nlisted, all->npolls);
+		for (size_t q = 0; q < sizeof(keeps) / sizeof(keeps[0]); q++) {
+			const struct join_keep *k = &keeps[q];
+			struct join *j;
+			size_t matched = 0, listed = 0;
+			const struct poll *worst[8];
+			size_t nw = 0;
+
+			cr_assert_eq(join__new_keep(t, 0, k, &j), 0);
+			cr_assert_eq(join_streamed(j), !late, "keep %zu late %d", q,
+				     late);
+			cr_assert_eq(j->npolls, all->npolls);
+			cr_assert_eq(j->samples, all->samples);
+			for (size_t i = 0; i < all->npolls; i++) {
+				const struct poll *p = &all->polls[i];
+				const struct task_stat *ts = join__task(all, p->task);
+				int m = p->end - p->start >= k->min_ns &&
+					(!k->sel.on || task_sel_has(&k->sel, ts));
+
+				matched += m;
+				if (m && !k->n)
+					same_poll(join__poll(j, p->id), p);
+				if (m && k->n && !k->longest && matched <= k->n)
+					same_poll(join__poll(j, p->id), p);
+				if (m &&
+				    k->longest) { /* insertion: longest, then first */
+					size_t at = nw < k->n ? nw++ : k->n;
+
+					while (at > 0 &&
+					       worst[at - 1]->end - worst[at - 1]->start <
+						       p->end - p->start) {
+						if (at < k->n)
+							worst[at] = worst[at - 1];
+						at--;
+					}
+					if (at < k->n)
+						worst[at] = p;
+				}
+			}
+			for (size_t i = 0; i < nw; i++)
+				same_poll(join__poll(j, worst[i]->id), worst[i]);
+			cr_assert_eq(j->nmatched, matched, "keep %zu", q);
+			for (size_t i = 0; i < t->nswitches; i++) {
+				int32_t id = join__switch_poll(all, i);
+
+				if (k->switches)
+					cr_assert_eq(join__switch_poll(j, i), id,
+						     "switch %zu", i);
+				if (k->switches && id >= 0)
+					same_poll(join__poll(j, (uint32_t)id),
+						  &all->polls[id]);
+				listed += id >= 0;
+			}
+			cr_assert_gt(listed, 8, "switches fall in polls");
+			join__free(j);
+		}
+		join__free(all);
 		trace__free(t);
 	}
 	unlink(path);
