@@ -607,7 +607,8 @@ struct offcpu {
  * application's frame over it (--frame leaf) */
 #define OFFCPU_RAW_LEAF 0x1u
 
-/* Join @j's trace's switches to @j's polls and parked intervals. Works on
+/* Join @j's trace's switches to @j's polls (@j has JOIN_POLL_LIST or a
+ * keep that lists switches' polls) and parked intervals. Works on
  * a trace without switches too (all zero). @j and its trace must outlive
  * the result. O((W + E) log) for W switches, E events. 0 or -ENOMEM. */
 int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out);

@@ -1894,9 +1894,6 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 	if (!jp)
 		return -ENOMEM;
 	jp->pub.trace = t;
-	/* not streaming, a keep lists every poll */
-	if (keep && !stream)
-		flags |= JOIN_POLL_LIST;
 	jp->flags = flags;
 	if (keep) {
 		jp->has_keep = 1;
@@ -1946,6 +1943,9 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 		err = tokio_tasks__new(t, &jp->zc);
 	/* a zero-code sample's own task is known only once all events are */
 	jp->stream = stream && !jp->zc;
+	/* not streaming, a keep lists every poll */
+	if (keep && !jp->stream)
+		jp->flags = flags |= JOIN_POLL_LIST;
 	if (!err && (jp->stream || (flags & JOIN_POLL_LIST)))
 		err = order_switches(jp);
 	if (err)

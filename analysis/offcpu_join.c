@@ -610,7 +610,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 		return -EINVAL;
 	t = j->trace;
 	if (j->npolls && !j->polls)
-		return -EINVAL; /* joined without JOIN_POLL_LIST */
+		return -EINVAL; /* joined without JOIN_POLL_LIST or a keep */
 	if (t->nswitches > INT32_MAX)
 		return -EOVERFLOW;
 	op = calloc(1, sizeof(*op));
@@ -634,7 +634,8 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 		const struct trace_switch *s = &t->switches[i];
 		struct offcpu_switch *o = &oc->sw[i];
 		uint64_t in = s->time_in ? s->time_in : oc->end_time;
-		const struct poll *p = join__poll_at(j, s->tid, s->time);
+		int32_t id = join__switch_poll(j, i);
+		const struct poll *p = id >= 0 ? join__poll(j, (uint32_t)id) : NULL;
 		const struct task_stat *ts = NULL;
 
 		uint64_t end = in, runnable = s->preempted ? s->time : s->runnable;
@@ -930,11 +931,10 @@ int offcpu__poll_top(const struct offcpu *oc, uint32_t poll, uint32_t *frame,
 	uint32_t u = UINT32_MAX;
 	int r;
 
-	if (!oc || !frame || poll >= oc->join->npolls)
+	if (!oc || !frame || !(p = join__poll(oc->join, poll)))
 		return -EINVAL;
 	if (!under)
 		under = &u;
-	p = &oc->join->polls[poll];
 	/* mostly blocked: what it waited on says more than what it ran.
 	 * Preempted time does not count: the poll was runnable, its code is
 	 * what its samples show, and the kernel's choice is not its doing. */

@@ -244,10 +244,11 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	if (o->by != GROUP_AUTO)
 		return polls_by_group(oc, o, out);
 	have_off = t->nswitches > 0;
-	sel = malloc((j->npolls + 1) * sizeof(*sel));
+	sel = malloc((j->nlisted + 1) * sizeof(*sel));
 	if (!sel)
 		goto out;
-	for (i = 0; i < j->npolls; i++) {
+	/* a join that lists only some polls lists these and more */
+	for (i = 0; i < j->nlisted; i++) {
 		const struct poll *p = &j->polls[i];
 
 		if (p->end - p->start < o->min_ns ||
@@ -257,6 +258,8 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	}
 	qsort(sel, n, sizeof(*sel), o->sort == POLLS_BY_START ? by_start : by_duration);
 	shown = o->limit && o->limit < n ? o->limit : n;
+	if (j->nlisted < j->npolls)
+		n = j->nmatched;
 
 	rows = calloc(shown + 1, sizeof(*rows));
 	if (!rows)

@@ -307,7 +307,9 @@ struct session {
 	struct delays *d;  /* after session_delays() */
 	struct spans *sp;  /* with SESSION_SPANS */
 };
-#define SESSION_OFFCPU 0x1u /* the off-CPU join (implies JOIN_POLL_LIST) */
+#define SESSION_OFFCPU                                                                   \
+	0x1u /* the off-CPU join (implies JOIN_POLL_LIST                                 \
+	      * without a keep) */
 #define SESSION_SPANS                                                                    \
 	0x4u /* the application's spans (with the off-CPU                                \
 	      * join when SESSION_OFFCPU) */
@@ -316,6 +318,11 @@ struct session {
  * what @want asks. 0, or -1 after saying what failed (everything freed). */
 int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		 unsigned int jflags, unsigned int want);
+/* session_open() listing only the polls @keep says (join__new_keep()):
+ * the join streams (SESSION_OFFCPU adds the polls off-CPU time began in). */
+int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
+		      unsigned int jflags, unsigned int want,
+		      const struct join_keep *keep);
 /* The wake-to-poll delays, as @keep asks (delays__new()), once the tasks
  * the view shows are chosen. 0, or -1 after saying what failed (the
  * session stays open). */

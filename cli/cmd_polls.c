@@ -93,7 +93,16 @@ int cmd_polls(int argc, char **argv)
 	po.limit = va.limit;
 	rflags |= va.rflags;
 
-	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
+	/* one poll a row: only those shown are listed, the join streams */
+	if (session_open_keep(&se, &in, rflags, 0, SESSION_OFFCPU,
+			      po.by == GROUP_AUTO ? &(struct join_keep){
+							    .sel = va.sel,
+							    .min_ns = po.min_ns,
+							    .n = po.limit,
+							    .longest = po.sort ==
+								       POLLS_BY_DURATION,
+						    }
+						  : NULL))
 		return EXIT_FAIL;
 	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in)) {
 		ret = EXIT_FAIL;

@@ -730,6 +730,14 @@ void close_trace(struct inputs *in, struct trace *t)
 int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 		 unsigned int jflags, unsigned int want)
 {
+	return session_open_keep(s, in, rflags, jflags, want, NULL);
+}
+
+int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
+		      unsigned int jflags, unsigned int want,
+		      const struct join_keep *keep)
+{
+	struct join_keep k;
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -737,9 +745,14 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 	s->t = open_trace(in, rflags);
 	if (!s->t)
 		return -1;
-	if (want & SESSION_OFFCPU)
+	if (keep) {
+		k = *keep;
+		k.switches |= !!(want & SESSION_OFFCPU);
+		keep = &k;
+	} else if (want & SESSION_OFFCPU) {
 		jflags |= JOIN_POLL_LIST;
-	err = join__new(s->t, join_flags(in, jflags), &s->j);
+	}
+	err = join__new_keep(s->t, join_flags(in, jflags), keep, &s->j);
 	if (!err)
 		s->j->origin = in->win.origin;
 	if (!err && (want & SESSION_OFFCPU))
