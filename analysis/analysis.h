@@ -110,6 +110,7 @@ struct join {
 	size_t nlisted;		 /* in polls (npolls with JOIN_POLL_LIST) */
 	size_t nmatched;	 /* with a keep: the polls it matched, the
 				  * longest listed of them or not */
+	size_t ncounted;	 /* ... and those of keep.count_ns */
 	struct task_stat *tasks; /* sorted by task id */
 	size_t ntasks;
 	uint64_t unmatched_ends;   /* POLL_END with no matching begin */
@@ -162,15 +163,24 @@ struct join {
 /* What a join lists in join.polls instead of every poll: the polls a
  * view shows. The join then streams, keeping in memory the polls it
  * lists and those of the last second or so, not every poll. */
+struct join_window {
+	uint32_t tid;
+	uint64_t from, to; /* [from, to]: the polls of @tid overlapping */
+};
+
 struct join_keep {
 	struct task_sel sel; /* of these tasks only (join__select() is
 			      * still the views' filter) */
+	uint64_t count_ns;   /* count those at least this long
+			      * (join.ncounted), listed or not */
 	uint64_t min_ns;     /* at least this long ("matched") */
 	size_t n;	     /* and of those the first @n (start order)
 			      * or the @n longest; 0: all */
 	int longest;	     /* 1: the longest (ties: the first) */
 	int switches;	     /* and every poll an off-CPU interval began
 			      * in (what offcpu__new() needs) */
+	const struct join_window *win; /* and every poll (of any task) */
+	size_t nwin;		       /* overlapping one of these */
 };
 
 /* join__new() listing what @keep says (NULL: as join__new()); @flags must
@@ -178,6 +188,13 @@ struct join_keep {
  * their ids (their place in (start, tid) order among all). */
 int join__new_keep(const struct trace *t, unsigned int flags,
 		   const struct join_keep *keep, struct join **out);
+/* List also the polls of @j overlapping the @n windows @win (a keep's
+ * win), found by joining @j's trace again: what a view asks of polls once
+ * it knows which, e.g. those around its worst delays. A join that lists
+ * every poll has them already. 0, -ENOMEM or a walk's error. */
+int join__list_more(struct join *j, const struct join_window *win, size_t n);
+/* Thread @tid's polls: their number returned, their total time in *@ns. */
+uint64_t join__thread_totals(const struct join *j, uint32_t tid, uint64_t *ns);
 /* Poll @id if listed, else NULL. */
 const struct poll *join__poll(const struct join *j, uint32_t id);
 /* The poll of the off-CPU interval trace.switches[@i] (the one running on
@@ -211,8 +228,9 @@ struct join_cursor *join__cursor_new(const struct join *j);
 const struct poll *join__cursor_poll_at(struct join_cursor *c, uint32_t tid,
 					uint64_t time);
 void join__cursor_free(struct join_cursor *c);
-/* The polls of thread @tid in start order: their ids in *@ids, their
- * number returned (0 without JOIN_POLL_LIST). */
+/* The polls of thread @tid in start order, listed ones only (with a
+ * keep): their places in join.polls in *@ids, their number returned (0
+ * without JOIN_POLL_LIST or a keep). */
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);
 const struct task_stat *join__task(const struct join *j, uint64_t task);
 /* Zero-code id @task (a sample's or a switch's, read in its thread) as a

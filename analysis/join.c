@@ -85,13 +85,15 @@ struct jthread {
 	int delivered_any;
 	size_t dl_b, dl_i;
 	size_t sw_lo, sw_hi, sw_cur;
+	size_t win_lo, win_hi; /* its windows of the keep's */
 	struct jpos {
 		size_t b, i;
 	} hint;
 	/* polls */
 	struct jblock **b;
 	size_t nb, b_cap;
-	size_t n;      /* polls in all blocks */
+	uint64_t polls, poll_ns; /* its polls and their total time */
+	size_t n;		 /* polls in all blocks */
 	uint32_t *ids; /* JOIN_POLL_LIST: poll id of each, by index;
 			* streaming, the listed ones: their indices in
 			* join.polls, nlst of them */
@@ -153,6 +155,8 @@ struct join_priv {
 	uint32_t ndelivered; /* the next poll's id */
 	int has_keep;
 	struct join_keep keep;
+	struct join_window *win; /* the keep's, sorted by (tid, from) */
+	uint64_t *win_reach;	 /* the latest end up to each, per thread */
 	struct poll *top, *swp;
 	size_t ntop, top_cap, nswp, swp_cap;
 };
@@ -402,6 +406,13 @@ static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 			th->sw_hi =
 				LIB_PARTITION_POINT(th->sw_lo, n, i, sw[o[i]].tid <= tid);
 			th->sw_cur = th->sw_lo;
+		}
+		if (jp->win) {
+			const struct join_window *w = jp->win;
+			size_t n = jp->keep.nwin;
+
+			th->win_lo = LIB_PARTITION_POINT(0, n, i, w[i].tid < tid);
+			th->win_hi = LIB_PARTITION_POINT(th->win_lo, n, i, w[i].tid <= tid);
 		}
 	}
 	*ix = *v;
@@ -737,6 +748,8 @@ static void task_stats(struct join_priv *jp)
 				ts->total_ns += d;
 				if (d > ts->longest_ns)
 					ts->longest_ns = d;
+				th->polls++;
+				th->poll_ns += d;
 			}
 		}
 	}
@@ -969,9 +982,17 @@ uint32_t *join__poll_threads(const struct join *j, size_t *n)
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < jp->nthreads; i++)
-		if (jp->threads[i].n)
+		if (jp->threads[i].polls)
 			v[(*n)++] = jp->threads[i].tid;
 	return v;
+}
+
+uint64_t join__thread_totals(const struct join *j, uint32_t tid, uint64_t *ns)
+{
+	const uint64_t *th = thread_of(JOIN_PRIV(j), tid);
+
+	*ns = th ? JOIN_PRIV(j)->threads[*th].poll_ns : 0;
+	return th ? JOIN_PRIV(j)->threads[*th].polls : 0;
 }
 
 struct join_cursor {
@@ -1035,11 +1056,10 @@ size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **i
 	const struct join_priv *jp = JOIN_PRIV(j);
 	const uint64_t *th;
 
-	if (!j || !j->polls || jp->stream || !(th = thread_of(jp, tid)) ||
-	    !jp->threads[*th].ids)
+	if (!j || !j->polls || !(th = thread_of(jp, tid)) || !jp->threads[*th].ids)
 		return 0;
 	*ids = jp->threads[*th].ids;
-	return jp->threads[*th].n;
+	return jp->stream ? jp->threads[*th].nlst : jp->threads[*th].n;
 }
 
 const struct task_stat *join__tokio_task(const struct join *j, uint64_t task)
@@ -1333,8 +1353,21 @@ static void top_down(struct poll *h, size_t n, size_t i)
 	}
 }
 
+/* Does poll @p of thread @th overlap one of its windows: does one that
+ * begins by the poll's end reach its start (win_reach: the latest end
+ * among the windows up to each)? */
+static int in_window(const struct join_priv *jp, const struct jthread *th,
+		     const struct poll *p)
+{
+	const struct join_window *w = jp->win;
+	size_t k = LIB_PARTITION_POINT(th->win_lo, th->win_hi, i, w[i].from <= p->end);
+
+	return k > th->win_lo && jp->win_reach[k - 1] >= p->start;
+}
+
 /* What the keep does with poll @p: count it, list it or not. */
-static int keep_poll(struct join_priv *jp, const struct poll *p, int had_switch)
+static int keep_poll(struct join_priv *jp, const struct jthread *th, const struct poll *p,
+		     int had_switch)
 {
 	const struct join_keep *k = &jp->keep;
 	struct task_stat ts = {.task = p->task};
@@ -1344,10 +1377,19 @@ static int keep_poll(struct join_priv *jp, const struct poll *p, int had_switch)
 			return -ENOMEM;
 		jp->swp[jp->nswp++] = *p;
 	}
-	if (p->end - p->start < k->min_ns)
+	if (th->win_hi > th->win_lo && in_window(jp, th, p)) {
+		if (LIB_GROW(jp->swp, jp->swp_cap, jp->nswp + 1))
+			return -ENOMEM;
+		jp->swp[jp->nswp++] = *p;
+	}
+	if (p->end - p->start < k->min_ns && p->end - p->start < k->count_ns)
 		return 0;
 	ts.name = trace__task_name(jp->pub.trace, p->task);
 	if (k->sel.on && !task_sel_has(&k->sel, &ts))
+		return 0;
+	if (k->count_ns && p->end - p->start >= k->count_ns)
+		jp->pub.ncounted++;
+	if (p->end - p->start < k->min_ns)
 		return 0;
 	jp->pub.nmatched++;
 	if (!k->n || (!k->longest && jp->ntop < k->n)) {
@@ -1397,6 +1439,8 @@ static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, s
 	st->total_ns += d;
 	if (d > st->longest_ns)
 		st->longest_ns = d;
+	th->polls++;
+	th->poll_ns += d;
 	/* an interval beginning where the poll before ended and this one
 	 * began is this one's: the later poll wins a tie */
 	for (; c > th->sw_lo && sw[jp->sw_order[c - 1]].time == p.start &&
@@ -1411,7 +1455,7 @@ static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, s
 	th->sw_cur = c;
 	th->delivered_to = p.end;
 	th->delivered_any = 1;
-	return jp->has_keep ? keep_poll(jp, &p, had) : 0;
+	return jp->has_keep ? keep_poll(jp, th, &p, had) : 0;
 }
 
 static int free_delivered(struct join_priv *jp, size_t th_ix);
@@ -1757,8 +1801,10 @@ static void list_all(struct join_priv *jp)
 		struct task_stat ts = {.task = p->task,
 				       .name = trace__task_name(t, p->task)};
 
-		j->nmatched += p->end - p->start >= jp->keep.min_ns &&
-			       (!jp->keep.sel.on || task_sel_has(&jp->keep.sel, &ts));
+		if (jp->keep.sel.on && !task_sel_has(&jp->keep.sel, &ts))
+			continue;
+		j->nmatched += p->end - p->start >= jp->keep.min_ns;
+		j->ncounted += jp->keep.count_ns && p->end - p->start >= jp->keep.count_ns;
 	}
 	for (size_t i = 0; jp->sw_poll && i < t->nswitches; i++) {
 		const struct poll *p =
@@ -1774,6 +1820,8 @@ static int poll_id_cmp(const void *a, const void *b)
 
 	return x->id < y->id ? -1 : x->id > y->id;
 }
+
+static int index_listed(struct join_priv *jp);
 
 /* A streaming join's list: what the keep kept, in id order, once each;
  * each thread's listed polls for the lookups. */
@@ -1800,7 +1848,20 @@ static int list_kept(struct join_priv *jp)
 	free(jp->top);
 	free(jp->swp);
 	jp->top = jp->swp = NULL;
-	for (size_t i = 0; i < n; i++)
+	return index_listed(jp);
+}
+
+/* Each thread's listed polls, for the lookups. */
+static int index_listed(struct join_priv *jp)
+{
+	const struct join *j = &jp->pub;
+
+	for (size_t i = 0; i < jp->nthreads; i++) {
+		free(jp->threads[i].ids);
+		jp->threads[i].ids = NULL;
+		jp->threads[i].nlst = 0;
+	}
+	for (size_t i = 0; i < j->nlisted; i++)
 		jp->threads[*thread_of(jp, j->polls[i].tid)].nlst++;
 	for (size_t i = 0; i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];
@@ -1810,7 +1871,7 @@ static int list_kept(struct join_priv *jp)
 			return -ENOMEM;
 		th->nlst = 0;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < j->nlisted; i++) {
 		struct jthread *th = &jp->threads[*thread_of(jp, j->polls[i].tid)];
 
 		th->ids[th->nlst++] = (uint32_t)i;
@@ -1876,6 +1937,34 @@ static int order_switches(struct join_priv *jp)
 	for (size_t i = 0; i < n; i++)
 		jp->sw_order[i] = k[i].ix;
 	free(k);
+	return 0;
+}
+
+static int window_cmp(const void *a, const void *b)
+{
+	const struct join_window *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* The keep's windows sorted, and how far each thread's reach. */
+static int order_windows(struct join_priv *jp)
+{
+	size_t n = jp->keep.nwin;
+
+	jp->win = malloc(n * sizeof(*jp->win));
+	jp->win_reach = malloc(n * sizeof(*jp->win_reach));
+	if (!jp->win || !jp->win_reach)
+		return -ENOMEM;
+	memcpy(jp->win, jp->keep.win, n * sizeof(*jp->win));
+	qsort(jp->win, n, sizeof(*jp->win), window_cmp);
+	for (size_t i = 0; i < n; i++)
+		jp->win_reach[i] = i && jp->win[i - 1].tid == jp->win[i].tid &&
+						   jp->win_reach[i - 1] > jp->win[i].to
+					   ? jp->win_reach[i - 1]
+					   : jp->win[i].to;
 	return 0;
 }
 
@@ -1948,6 +2037,8 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 		jp->flags = flags |= JOIN_POLL_LIST;
 	if (!err && (jp->stream || (flags & JOIN_POLL_LIST)))
 		err = order_switches(jp);
+	if (!err && keep && keep->nwin)
+		err = order_windows(jp);
 	if (err)
 		goto fail;
 	if (jp->stream) {
@@ -2027,6 +2118,43 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	return join__new_keep(t, flags, NULL, out);
 }
 
+int join__list_more(struct join *j, const struct join_window *win, size_t n)
+{
+	struct join_priv *jp = JOIN_PRIV(j), *more = NULL;
+	const struct join_keep k = {.min_ns = UINT64_MAX, .win = win, .nwin = n};
+	const struct poll *a = j->polls, *b;
+	struct poll *v;
+	size_t x = 0, y = 0, m = 0, na = j->nlisted, nb;
+	int err;
+
+	if (!jp->stream || !n)
+		return 0; /* every poll is listed, or none asked for */
+	err = join_run(j->trace, jp->flags, 1, &k, &more);
+	if (err == JOIN_RESTART)
+		err = join_run(j->trace, jp->flags, 0, &k, &more);
+	if (err)
+		return err;
+	b = more->pub.polls;
+	nb = more->pub.nlisted;
+	v = malloc((na + nb + 1) * sizeof(*v));
+	if (!v) {
+		join__free(&more->pub);
+		return -ENOMEM;
+	}
+	while (x < na || y < nb) {
+		const struct poll *p = y == nb || (x < na && a[x].id <= b[y].id) ? &a[x++]
+										 : &b[y++];
+
+		if (!m || v[m - 1].id != p->id)
+			v[m++] = *p;
+	}
+	join__free(&more->pub);
+	free(j->polls);
+	j->polls = v;
+	j->nlisted = m;
+	return index_listed(jp);
+}
+
 size_t join_park_events(const struct join *j, const struct join_pev **v)
 {
 	*v = JOIN_PRIV(j)->pev;
@@ -2083,5 +2211,7 @@ void join__free(struct join *j)
 	free(jp->sw_poll);
 	free(jp->top);
 	free(jp->swp);
+	free(jp->win);
+	free(jp->win_reach);
 	free(jp);
 }

@@ -1022,6 +1022,39 @@ Test(join, a_keep_lists_the_polls_a_view_shows_as_the_whole_list_has_them)
 			cr_assert_gt(listed, 8, "switches fall in polls");
 			join__free(j);
 		}
+		{
+			/* and more, once a view knows which: windows */
+			static const struct join_window win[] = {
+				{22, 5300000000ULL, 5302000000ULL},
+				{21, 7000000000ULL, 7000000001ULL},
+				{21, 6999000000ULL, 6999000000ULL},
+				{23, 5000000000ULL, 9000000000ULL},
+				{22, 5301000000ULL, 5301000000ULL},
+			};
+			struct join_keep k = {.n = 2, .longest = 1};
+			struct join *j;
+			size_t want = 0;
+
+			cr_assert_eq(join__new_keep(t, 0, &k, &j), 0);
+			cr_assert_eq(join__list_more(j, win, 5), 0);
+			for (size_t i = 0; i < all->npolls; i++) {
+				const struct poll *p = &all->polls[i];
+				int in = 0;
+
+				for (size_t w = 0; w < 5; w++)
+					in |= win[w].tid == p->tid && p->end >= win[w].from &&
+					      p->start <= win[w].to;
+				want += in;
+				if (in)
+					same_poll(join__poll(j, p->id), p);
+				if (join__poll(j, p->id))
+					same_poll(join__poll(j, p->id), p);
+			}
+			cr_assert_eq(want, 5, "3 polls in the first window, 1, 1");
+			if (!late)
+				cr_assert_eq(j->nlisted, 7, "%zu", j->nlisted);
+			join__free(j);
+		}
 		join__free(all);
 		trace__free(t);
 	}
