@@ -169,16 +169,16 @@ struct join_window {
 };
 
 struct join_keep {
-	struct task_sel sel; /* of these tasks only (join__select() is
-			      * still the views' filter) */
-	uint64_t count_ns;   /* count those at least this long
-			      * (join.ncounted), listed or not */
-	uint64_t min_ns;     /* at least this long ("matched") */
-	size_t n;	     /* and of those the first @n (start order)
-			      * or the @n longest; 0: all */
-	int longest;	     /* 1: the longest (ties: the first) */
-	int switches;	     /* and every poll an off-CPU interval began
-			      * in (what offcpu__new() needs) */
+	struct task_sel sel;	       /* of these tasks only (join__select() is
+					* still the views' filter) */
+	uint64_t count_ns;	       /* count those at least this long
+					* (join.ncounted), listed or not */
+	uint64_t min_ns;	       /* at least this long ("matched") */
+	size_t n;		       /* and of those the first @n (start order)
+					* or the @n longest; 0: all */
+	int longest;		       /* 1: the longest (ties: the first) */
+	int switches;		       /* and every poll an off-CPU interval began
+					* in (what offcpu__new() needs) */
 	const struct join_window *win; /* and every poll (of any task) */
 	size_t nwin;		       /* overlapping one of these */
 };
@@ -832,7 +832,8 @@ struct delay {
 	uint32_t waker;	    /* tid that woke (spawned) it */
 	uint32_t poller;    /* tid that polled it */
 	int32_t waker_poll; /* poll running on the waker then, -1: none
-			     * (always -1 without JOIN_POLL_LIST) */
+			     * (always -1 without JOIN_POLL_LIST or a keep;
+			     * see delays__list_polls()) */
 	int32_t poll;	    /* the poll that ended it, -1 if unknown */
 	uint32_t merged;    /* further wakes merged into it */
 	uint8_t spawn;	    /* 1: made ready by its spawn */
@@ -877,6 +878,12 @@ struct delays_keep {
  * poll ids. 0, -ENOMEM or a walk's error. */
 int delays__new(const struct join *j, const struct delays_keep *keep,
 		struct delays **out);
+/* With a join that lists only some polls (a keep): list those the first
+ * @n delays of the kept tasks (0: all) show, the poller's and the
+ * waker's from the wake to the poll, and find those delays' polls again
+ * (waker_poll and poll: -1 before, for a poll not listed). 0, -ENOMEM or
+ * a walk's error. */
+int delays__list_polls(struct delays *d, struct join *j, size_t n);
 void delays__free(struct delays *d);
 
 /* Delay statistics of a task, or of a group of tasks. */

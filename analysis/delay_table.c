@@ -126,11 +126,10 @@ struct row {
 
 static int busy_elsewhere(const struct offcpu *oc, const struct row *r)
 {
-	const uint32_t *ids;
-	uint64_t idle = 0, all = r->d->begin - r->d->wake;
+	uint64_t idle = 0, all = r->d->begin - r->d->wake, ns;
 
 	if (r->d->waker == r->d->poller ||
-	    !join__thread_polls(oc->join, r->d->waker, &ids))
+	    !join__thread_totals(oc->join, r->d->waker, &ns))
 		return 0;
 	for (size_t i = 0; i < r->nc; i++)
 		if (r->c[i].kind == CAUSE_PARKED || r->c[i].kind == CAUSE_RUNNING)
@@ -274,7 +273,8 @@ static void row_cells(const struct offcpu *oc, const struct delay *d, struct cel
 	snprintf(c->task, sizeof(c->task), "%" PRIu64 "%s%s", trace_task_number(d->task),
 		 *name ? " " : "", name);
 	if (d->waker_poll >= 0)
-		analysis_task_label(j, j->polls[d->waker_poll].task, who, sizeof(who));
+		analysis_task_label(j, join__poll(j, (uint32_t)d->waker_poll)->task, who,
+				    sizeof(who));
 	else
 		analysis_thread_label(oc->trace, d->waker, who, sizeof(who));
 	snprintf(c->by, sizeof(c->by), "%s%s", d->spawn ? "spawn " : "", who);
@@ -349,7 +349,7 @@ static void row_json(const struct offcpu *oc, const struct hot *h, const struct 
 	lib_json_str_field(w, "thread", trace__thread_name(oc->trace, d->waker));
 	lib_json_name(w, "task");
 	if (d->waker_poll >= 0) {
-		const struct poll *p = &j->polls[d->waker_poll];
+		const struct poll *p = join__poll(j, (uint32_t)d->waker_poll);
 		const struct task_stat *wt = join__task(j, p->task);
 
 		lib_json_uint(w, trace_task_number(p->task));

@@ -189,9 +189,16 @@ static int gap_between(const struct join *j, uint64_t a, uint64_t b)
 	return g && g->start < b;
 }
 
-static int32_t poll_id(struct join_cursor *c, uint32_t tid, uint64_t time)
+static int32_t poll_id(const struct join *j, struct join_cursor *c, uint32_t tid,
+		       uint64_t time)
 {
-	const struct poll *p = join__cursor_poll_at(c, tid, time);
+	const struct poll *p;
+
+	/* listing some polls, the join finds these later
+	 * (delays__list_polls()) */
+	if (j->nlisted < j->npolls)
+		return -1;
+	p = join__cursor_poll_at(c, tid, time);
 
 	return p ? (int32_t)p->id : -1;
 }
@@ -228,7 +235,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->cur.task = j->tasks[e->task].task;
 		s->cur.wake = e->time;
 		s->cur.waker = tid;
-		s->cur.waker_poll = poll_id(r->cur, tid, e->time);
+		s->cur.waker_poll = poll_id(j, r->cur, tid, e->time);
 		s->cur.poll = -1;
 		s->cur.spawn = ord == DV_SPAWN;
 		s->pending = 1;
@@ -240,7 +247,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 		if (s->cur.begin - s->cur.wake > s->tmax)
 			s->tmax = s->cur.begin - s->cur.wake;
 		s->cur.poller = tid;
-		s->cur.poll = poll_id(r->cur, tid, e->time);
+		s->cur.poll = poll_id(j, r->cur, tid, e->time);
 		err = lib_hist_add(&d->hist[e->task], s->cur.begin - s->cur.wake);
 		if (!err)
 			err = keep(r, &j->tasks[e->task], &s->cur);
@@ -495,6 +502,39 @@ out:
 	return 0;
 }
 
+int delays__list_polls(struct delays *d, struct join *j, size_t n)
+{
+	struct join_window *w;
+	size_t k = 0, m = 0;
+	int err;
+
+	if (!j->polls || j->nlisted == j->npolls)
+		return 0; /* none listed, or every one */
+	w = malloc((2 * d->n + 1) * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n && (!n || m < n); i++) {
+		const struct delay *x = &d->v[i];
+
+		if (!join__kept(j, join__task(j, x->task)))
+			continue;
+		m++;
+		w[k++] = (struct join_window){x->poller, x->wake, x->begin};
+		w[k++] = (struct join_window){x->waker, x->wake, x->begin};
+	}
+	err = join__list_more(j, w, k);
+	free(w);
+	for (size_t i = 0; !err && i < d->n; i++) {
+		struct delay *x = &d->v[i];
+		const struct poll *p = join__poll_at(j, x->waker, x->wake);
+
+		x->waker_poll = p ? (int32_t)p->id : -1;
+		p = join__poll_at(j, x->poller, x->begin);
+		x->poll = p ? (int32_t)p->id : -1;
+	}
+	return err;
+}
+
 void delays__free(struct delays *d)
 {
 	if (!d)
@@ -649,7 +689,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 		c.frame = c.under = UINT32_MAX;
 		if (o->where == OFFCPU_IN_POLL) {
 			c.in_poll = 1;
-			c.task = j->polls[o->poll].task;
+			c.task = join__poll(j, (uint32_t)o->poll)->task;
 			for (i = 0; i < np; i++)
 				if (pid[i] == o->poll)
 					poff[i] += blocked + runq;
@@ -683,7 +723,7 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 	/* on-CPU in polls: each poll's time less its off-CPU time; a task's
 	 * entry keeps the poll with the most of it (for its hot stack) */
 	for (i = 0; i < np; i++) {
-		const struct poll *p = &j->polls[pid[i]];
+		const struct poll *p = join__poll(j, (uint32_t)pid[i]);
 		uint64_t ns = pover[i] > poff[i] ? pover[i] - poff[i] : 0;
 		size_t at;
 

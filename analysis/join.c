@@ -94,9 +94,9 @@ struct jthread {
 	size_t nb, b_cap;
 	uint64_t polls, poll_ns; /* its polls and their total time */
 	size_t n;		 /* polls in all blocks */
-	uint32_t *ids; /* JOIN_POLL_LIST: poll id of each, by index;
-			* streaming, the listed ones: their indices in
-			* join.polls, nlst of them */
+	uint32_t *ids;		 /* JOIN_POLL_LIST: poll id of each, by index;
+				  * streaming, the listed ones: their indices in
+				  * join.polls, nlst of them */
 	size_t nlst;
 };
 
@@ -412,7 +412,8 @@ static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 			size_t n = jp->keep.nwin;
 
 			th->win_lo = LIB_PARTITION_POINT(0, n, i, w[i].tid < tid);
-			th->win_hi = LIB_PARTITION_POINT(th->win_lo, n, i, w[i].tid <= tid);
+			th->win_hi =
+				LIB_PARTITION_POINT(th->win_lo, n, i, w[i].tid <= tid);
 		}
 	}
 	*ix = *v;
@@ -456,7 +457,7 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 	for (i = 0; i < n; i++, jp->nevents++) {
 		struct jthread *th;
 
-		if ((jp->flags & JOIN_POLL_LIST) &&
+		if (((jp->flags & JOIN_POLL_LIST) || jp->has_keep) &&
 		    (e[i].type == TRACE_EV_PARK || e[i].type == TRACE_EV_UNPARK ||
 		     e[i].type == TRACE_EV_THREAD_START ||
 		     e[i].type == TRACE_EV_THREAD_STOP)) {
@@ -1384,7 +1385,8 @@ static int keep_poll(struct join_priv *jp, const struct jthread *th, const struc
 	}
 	if (p->end - p->start < k->min_ns && p->end - p->start < k->count_ns)
 		return 0;
-	ts.name = trace__task_name(jp->pub.trace, p->task);
+	if (k->sel.name)
+		ts.name = trace__task_name(jp->pub.trace, p->task);
 	if (k->sel.on && !task_sel_has(&k->sel, &ts))
 		return 0;
 	if (k->count_ns && p->end - p->start >= k->count_ns)
@@ -1804,7 +1806,8 @@ static void list_all(struct join_priv *jp)
 		if (jp->keep.sel.on && !task_sel_has(&jp->keep.sel, &ts))
 			continue;
 		j->nmatched += p->end - p->start >= jp->keep.min_ns;
-		j->ncounted += jp->keep.count_ns && p->end - p->start >= jp->keep.count_ns;
+		j->ncounted +=
+			jp->keep.count_ns && p->end - p->start >= jp->keep.count_ns;
 	}
 	for (size_t i = 0; jp->sw_poll && i < t->nswitches; i++) {
 		const struct poll *p =
@@ -2142,8 +2145,8 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 		return -ENOMEM;
 	}
 	while (x < na || y < nb) {
-		const struct poll *p = y == nb || (x < na && a[x].id <= b[y].id) ? &a[x++]
-										 : &b[y++];
+		const struct poll *p =
+			y == nb || (x < na && a[x].id <= b[y].id) ? &a[x++] : &b[y++];
 
 		if (!m || v[m - 1].id != p->id)
 			v[m++] = *p;

@@ -68,7 +68,9 @@ int cmd_delays(int argc, char **argv)
 				 .width = va.wide ? 0 : terminal_width(stdout)};
 	rflags |= va.rflags;
 
-	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU))
+	/* no poll but those of the delays shown (session_delays()) */
+	if (session_open_keep(&se, &in, rflags, 0, SESSION_OFFCPU,
+			      &(struct join_keep){.min_ns = UINT64_MAX}))
 		return EXIT_FAIL;
 	/* what the table lists, once the tasks are chosen */
 	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in) ||

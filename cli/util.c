@@ -771,6 +771,10 @@ int session_delays(struct session *s, const struct delays_keep *keep)
 {
 	int err = delays__new(s->j, keep, &s->d);
 
+	/* a join listing some polls: those of the delays shown too */
+	if (!err)
+		err = delays__list_polls(s->d, s->j, keep ? keep->top : 0);
+
 	if (err)
 		analysis_failed(s->in, s->t, err);
 	return err ? -1 : 0;

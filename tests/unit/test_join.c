@@ -1042,7 +1042,8 @@ Test(join, a_keep_lists_the_polls_a_view_shows_as_the_whole_list_has_them)
 				int in = 0;
 
 				for (size_t w = 0; w < 5; w++)
-					in |= win[w].tid == p->tid && p->end >= win[w].from &&
+					in |= win[w].tid == p->tid &&
+					      p->end >= win[w].from &&
 					      p->start <= win[w].to;
 				want += in;
 				if (in)
