@@ -870,6 +870,9 @@ struct delays_keep {
 	uint64_t min_ns;   /* those of the kept tasks at least this long */
 	size_t top;	   /* ... the longest this many of them (0: all) */
 	uint64_t count_ns; /* counted: those at least this long */
+	/* delays__list_polls(): the polls of these windows too */
+	const struct join_window *also;
+	size_t nalso;
 };
 
 /* The delays of @j's trace, replayed in one walk of its events in time
@@ -879,11 +882,12 @@ struct delays_keep {
 int delays__new(const struct join *j, const struct delays_keep *keep,
 		struct delays **out);
 /* With a join that lists only some polls (a keep): list those the first
- * @n delays of the kept tasks (0: all) show, the poller's and the
- * waker's from the wake to the poll, and find those delays' polls again
- * (waker_poll and poll: -1 before, for a poll not listed). 0, -ENOMEM or
- * a walk's error. */
-int delays__list_polls(struct delays *d, struct join *j, size_t n);
+ * @keep->top delays of the kept tasks (0: all) show, the poller's and
+ * the waker's from the wake to the poll, and those of @keep->also, in one
+ * join of the trace; then find those delays' polls again (waker_poll and
+ * poll: -1 before, for a poll not listed). 0, -ENOMEM or a walk's
+ * error. */
+int delays__list_polls(struct delays *d, struct join *j, const struct delays_keep *keep);
 void delays__free(struct delays *d);
 
 /* Delay statistics of a task, or of a group of tasks. */
@@ -1021,6 +1025,10 @@ struct spans {
  * off-CPU counted inside it. Names point into the trace. O((R + S) log)
  * for R span records and S samples. 0, -ENOMEM or a walk's error. */
 int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out);
+/* With a join that lists only some polls (a keep): list those the spans
+ * were entered in, which their views explain. 0, -ENOMEM or a walk's
+ * error. */
+int spans__list_polls(const struct spans *sp, struct join *j);
 void spans__free(struct spans *sp);
 /* Keep the instances named @name (NULL: all) that lasted at least
  * @min_ns. 0, or -ENOENT if none is kept. */
@@ -1272,6 +1280,13 @@ struct report_row {
 	size_t nflags;		 /* red flags */
 	char flags[256];	 /* their names, worst first, ", " between */
 };
+/* The polls report lists (join__new_keep()): the longest, and a count
+ * of the long ones its flag says. */
+struct join_keep analysis_report_join_keep(void);
+/* The windows of the polls report explains beyond its delays' (the
+ * longest: their threads from their start to their end), from @j's
+ * listed polls, in @w (room for 8); their number returned. */
+size_t analysis_report_windows(const struct join *j, struct join_window *w);
 /* What the report needs listed of the delays (delays__new()): each one
  * where @sp has spans (each span's delays), else the worst it shows; and
  * those over its red flag's threshold counted. */

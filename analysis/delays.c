@@ -502,17 +502,19 @@ out:
 	return 0;
 }
 
-int delays__list_polls(struct delays *d, struct join *j, size_t n)
+int delays__list_polls(struct delays *d, struct join *j, const struct delays_keep *keep)
 {
+	size_t k = 0, m = 0, n = keep ? keep->top : 0, na = keep ? keep->nalso : 0;
 	struct join_window *w;
-	size_t k = 0, m = 0;
 	int err;
 
 	if (!j->polls || j->nlisted == j->npolls)
 		return 0; /* none listed, or every one */
-	w = malloc((2 * d->n + 1) * sizeof(*w));
+	w = malloc((2 * d->n + na + 1) * sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	for (size_t i = 0; i < na; i++)
+		w[k++] = keep->also[i];
 	for (size_t i = 0; i < d->n && (!n || m < n); i++) {
 		const struct delay *x = &d->v[i];
 

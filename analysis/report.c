@@ -328,13 +328,11 @@ static int workers(struct page *pg)
 	}
 	for (i = 0; i < pg->nw; i++) {
 		struct worker *w = &pg->w[i];
-		const uint32_t *ids, *sw;
-		size_t m = join__thread_polls(j, tids[i], &ids), q;
-		uint64_t in_polls = 0, used;
+		const uint32_t *sw;
+		uint64_t in_polls, used;
+		size_t m;
 
-		w->polls = m;
-		for (q = 0; q < m; q++)
-			in_polls += j->polls[ids[q]].end - j->polls[ids[q]].start;
+		w->polls = join__thread_totals(j, tids[i], &in_polls);
 		m = offcpu__thread_switches(oc, tids[i], &sw);
 		add_switches(w, oc, sw, m, 0);
 		w->parked = offcpu__parked_ns(oc, tids[i], oc->start_time, oc->end_time);
@@ -362,14 +360,13 @@ static int poll_dur_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int longest_polls(struct page *pg)
+/* The TOP longest polls in *@top, their number returned: a running top
+ * five, as polls can be millions (a join listing some lists these). */
+static size_t top_longest(const struct join *j, const struct poll *top[TOP])
 {
-	const struct join *j = pg->oc->join;
-	const struct poll *top[TOP];
-	size_t i, n = 0;
+	size_t n = 0;
 
-	/* a running top five: polls can be millions */
-	for (i = 0; i < j->npolls; i++) {
+	for (size_t i = 0; i < j->nlisted; i++) {
 		const struct poll *p = &j->polls[i];
 		size_t k;
 
@@ -381,6 +378,24 @@ static int longest_polls(struct page *pg)
 			top[k] = top[k - 1];
 		top[k] = p;
 	}
+	return n;
+}
+
+size_t analysis_report_windows(const struct join *j, struct join_window *w)
+{
+	const struct poll *top[TOP];
+	size_t n = top_longest(j, top);
+
+	for (size_t i = 0; i < n; i++)
+		w[i] = (struct join_window){top[i]->tid, top[i]->start, top[i]->end};
+	return n;
+}
+
+static int longest_polls(struct page *pg)
+{
+	const struct poll *top[TOP];
+	size_t i, n = top_longest(pg->oc->join, top);
+
 	pg->nlongest = n;
 	for (i = 0; i < n; i++) {
 		pg->longest[i] = top[i];
@@ -488,7 +503,7 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 	uint32_t id;
 
 	memset(w, 0, sizeof(*w));
-	for (size_t i = 0; i < j->npolls; i++) {
+	for (size_t i = 0; i < j->nlisted; i++) {
 		const struct poll *p = &j->polls[i];
 
 		if (p->end - p->start >= FLAG_LONG_POLL_NS) {
@@ -497,10 +512,13 @@ static void worst_polls(const struct offcpu *oc, struct worst *w)
 				w->lp = p;
 		}
 	}
+	/* listing some (the longest), the join counted them all */
+	if (j->nlisted < j->npolls)
+		w->nlong = j->ncounted;
 	/* the polls with off-CPU time, in id order (the first of the worst
 	 * wins, as over every poll) */
 	for (size_t it = 0; offcpu__next_poll(oc, &it, &id, &po);) {
-		const struct poll *p = &j->polls[id];
+		const struct poll *p = join__poll(j, id);
 
 		if (po->runq_ns >= FLAG_RUNQ_NS) {
 			w->nrq++;
@@ -1390,6 +1408,11 @@ static void page_release(struct page *pg)
 {
 	hot_release(&pg->h);
 	free(pg->w);
+}
+
+struct join_keep analysis_report_join_keep(void)
+{
+	return (struct join_keep){.n = TOP, .longest = 1, .count_ns = FLAG_LONG_POLL_NS};
 }
 
 struct delays_keep analysis_report_keep(const struct spans *sp)

@@ -339,7 +339,7 @@ static void served_by(struct inst *in, uint64_t task)
 /* Where instance @in's time went: its enters' threads, polls and causes,
  * and the wake-to-poll delays of those polls while it was alive. */
 static void explain(const struct spans *sp, const struct offcpu *oc,
-		    const uint32_t *pdelay, const struct delays *d, struct inst *in)
+		    const struct lib_map *pdelay, const struct delays *d, struct inst *in)
 {
 	const struct join *j = sp->join;
 	const struct span *s = &sp->v[in->span];
@@ -364,6 +364,7 @@ static void explain(const struct spans *sp, const struct offcpu *oc,
 		lo = LIB_PARTITION_POINT(0, m, i, j->polls[ids[i]].end < x->start);
 		for (k = lo; k < m && j->polls[ids[k]].start <= x->end; k++) {
 			const struct poll *p = &j->polls[ids[k]];
+			const uint64_t *at;
 			const struct delay *dl;
 			uint64_t from;
 
@@ -372,9 +373,9 @@ static void explain(const struct spans *sp, const struct offcpu *oc,
 			last_poll = (int32_t)p->id;
 			in->polls++;
 			served_by(in, p->task);
-			if (!pdelay || pdelay[p->id] == UINT32_MAX)
+			if (!(at = lib_map_find(pdelay, p->id)))
 				continue;
-			dl = &d->v[pdelay[p->id]];
+			dl = &d->v[*at];
 			from = dl->wake > s->created ? dl->wake : s->created;
 			if (dl->begin > from)
 				in->woken_ns += dl->begin - from;
@@ -493,22 +494,16 @@ static void inst_json(const struct spans *sp, const struct offcpu *oc,
 	lib_json_object_end(w);
 }
 
-/* The delay that ended each poll: pdelay[poll id] = index in d->v, or
- * UINT32_MAX. NULL without delays (or memory). */
-static uint32_t *poll_delays(const struct join *j, const struct delays *d)
+/* The delay that ended each poll: poll id -> index in d->v. 0 or
+ * -ENOMEM. */
+static int poll_delays(const struct delays *d, struct lib_map *m)
 {
-	uint32_t *p;
+	int err = lib_map_init(m, d ? d->n + 1 : 1);
 
-	if (!d || !j->npolls)
-		return NULL;
-	p = malloc(j->npolls * sizeof(*p));
-	if (!p)
-		return NULL;
-	memset(p, 0xff, j->npolls * sizeof(*p));
-	for (size_t i = 0; i < d->n && i < UINT32_MAX; i++)
-		if (d->v[i].poll >= 0 && (size_t)d->v[i].poll < j->npolls)
-			p[d->v[i].poll] = (uint32_t)i;
-	return p;
+	for (size_t i = 0; !err && d && i < d->n && i < UINT32_MAX; i++)
+		if (d->v[i].poll >= 0)
+			err = lib_map_set(m, (uint64_t)d->v[i].poll, i);
+	return err;
 }
 
 /* The slowest instances of @o, explained, as text on @out, or as the
@@ -519,19 +514,20 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 {
 	size_t shown = o->limit && o->limit < n ? o->limit : n, i;
 	struct inst *in = calloc(shown + 1, sizeof(*in));
-	uint32_t *pdelay = poll_delays(sp->join, d);
-	struct hot h;
+	struct lib_map pdelay = {0};
+	struct hot h = {0};
 	int err = -ENOMEM;
 
-	if (!in || hot_init(&h)) {
+	if (!in || hot_init(&h) || poll_delays(d, &pdelay)) {
 		free(in);
-		free(pdelay);
+		hot_release(&h);
+		lib_map_release(&pdelay);
 		return -ENOMEM;
 	}
 	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
 	for (i = 0; i < shown; i++) {
 		in[i].span = ix[i];
-		explain(sp, oc, pdelay, d, &in[i]);
+		explain(sp, oc, &pdelay, d, &in[i]);
 		for (size_t k = 0; k < in[i].nc; k++)
 			if (in[i].c[k].kind == CAUSE_POLL &&
 			    hot_want(&h, in[i].c[k].poll))
@@ -570,7 +566,7 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 	err = ferror(out) ? -EIO : 0;
 out:
 	hot_release(&h);
-	free(pdelay);
+	lib_map_release(&pdelay);
 	free(in);
 	return err;
 }

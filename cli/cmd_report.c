@@ -42,15 +42,21 @@ int cmd_report(int argc, char **argv)
 	struct view_args va = {.text_json = 1};
 	struct session se;
 	struct delays_keep keep;
+	struct join_keep jkeep;
+	struct join_window win[8];
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
 
-	if (session_open(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
-			 SESSION_OFFCPU | SESSION_SPANS))
+	/* the polls it shows only: the join streams */
+	jkeep = analysis_report_join_keep();
+	if (session_open_keep(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
+			      SESSION_OFFCPU | SESSION_SPANS, &jkeep))
 		return EXIT_FAIL;
 	keep = analysis_report_keep(se.sp);
+	keep.also = win;
+	keep.nalso = analysis_report_windows(se.j, win);
 	if (session_delays(&se, &keep)) {
 		session_close(&se);
 		return EXIT_FAIL;

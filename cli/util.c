@@ -759,6 +759,8 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 		err = offcpu__new(s->j, in->raw_leaf ? OFFCPU_RAW_LEAF : 0, &s->oc);
 	if (!err && (want & SESSION_SPANS))
 		err = spans__new(s->j, s->oc, &s->sp);
+	if (!err && s->sp)
+		err = spans__list_polls(s->sp, s->j);
 	if (err) {
 		analysis_failed(in, s->t, err);
 		session_close(s);
@@ -773,7 +775,7 @@ int session_delays(struct session *s, const struct delays_keep *keep)
 
 	/* a join listing some polls: those of the delays shown too */
 	if (!err)
-		err = delays__list_polls(s->d, s->j, keep ? keep->top : 0);
+		err = delays__list_polls(s->d, s->j, keep);
 
 	if (err)
 		analysis_failed(s->in, s->t, err);
