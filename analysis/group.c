@@ -160,13 +160,19 @@ int groups__new(const struct join *j, enum group_by by, const struct spans *sp,
 		g->ngroups = n;
 	} else if (g->by == GROUP_THREAD) {
 		/* the threads that ran polls, plus any seen by a caller later */
-		g->tids = malloc((j->npolls + j->trace->nthreads + 1) * sizeof(*g->tids));
-		if (!g->tids)
+		size_t np;
+		uint32_t *pt = join__poll_threads(j, &np);
+
+		g->tids = malloc((np + j->trace->nthreads + 1) * sizeof(*g->tids));
+		if (!pt || !g->tids) {
+			free(pt);
 			goto fail;
+		}
 		for (i = 0; i < j->trace->nthreads; i++)
 			g->tids[g->ntids++] = j->trace->threads[i].tid;
-		for (i = 0; j->polls && i < j->npolls; i++)
-			g->tids[g->ntids++] = j->polls[i].tid;
+		for (i = 0; i < np; i++)
+			g->tids[g->ntids++] = pt[i];
+		free(pt);
 		qsort(g->tids, g->ntids, sizeof(*g->tids), u32_cmp);
 		for (i = n = 0; i < g->ntids; i++)
 			if (!n || g->tids[n - 1] != g->tids[i])

@@ -1833,7 +1833,8 @@ static int list_kept(struct join_priv *jp)
 	struct join *j = &jp->pub;
 	size_t a = 0, b = 0, n = 0;
 
-	qsort(jp->top, jp->ntop, sizeof(*jp->top), poll_id_cmp);
+	if (jp->ntop) /* (NULL without any) */
+		qsort(jp->top, jp->ntop, sizeof(*jp->top), poll_id_cmp);
 	j->polls = malloc((jp->ntop + jp->nswp + 1) * sizeof(*j->polls));
 	if (!j->polls)
 		return -ENOMEM;

@@ -361,7 +361,7 @@ int analysis__offcpu(const struct offcpu *oc, const struct offcpu_opts *o, FILE 
 		    !spans__kept_at(o->span.spans, s->tid, s->time))
 			continue;
 		if (w->where == OFFCPU_IN_POLL) {
-			const struct poll *p = &j->polls[w->poll];
+			const struct poll *p = join__poll(j, (uint32_t)w->poll);
 			const struct task_stat *ts = join__task(j, p->task);
 
 			if (!ts || p->end - p->start < o->min_poll_ns)
@@ -451,9 +451,8 @@ int analysis__poll_flame(const struct offcpu *oc, const struct poll_flame_opts *
 		return -EINVAL;
 	j = oc->join;
 	t = oc->trace;
-	if (o->poll >= j->npolls)
+	if (o->poll >= j->npolls || !(p = join__poll(j, o->poll)))
 		return -ENOENT;
-	p = &j->polls[o->poll];
 	period = analysis_period_ns(t);
 	res.period_guessed = period == 0;
 	if (!period)

@@ -123,11 +123,11 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 	if (err)
 		return err;
 	err = -ENOMEM;
-	v = malloc((j->npolls + 1) * sizeof(*v));
-	rows = malloc((j->npolls + 1) * sizeof(*rows));
+	v = malloc((j->nlisted + 1) * sizeof(*v));
+	rows = malloc((j->nlisted + 1) * sizeof(*rows));
 	if (!v || !rows)
 		goto out;
-	for (i = 0; i < j->npolls; i++) {
+	for (i = 0; i < j->nlisted; i++) {
 		const struct poll *p = &j->polls[i];
 		const struct task_stat *ts = join__task(j, p->task);
 		uint32_t grp;

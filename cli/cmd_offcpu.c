@@ -112,8 +112,10 @@ int cmd_offcpu(int argc, char **argv)
 
 	if (oo.format == FLAME_SVG)
 		terminal_svg(&outp, "d9prof-offcpu.svg");
-	if (session_open(&se, &in, rflags, 0,
-			 SESSION_OFFCPU | (oo.span.name ? SESSION_SPANS : 0)))
+	/* the intervals' polls only: the join streams */
+	if (session_open_keep(&se, &in, rflags, 0,
+			      SESSION_OFFCPU | (oo.span.name ? SESSION_SPANS : 0),
+			      &(struct join_keep){.min_ns = UINT64_MAX}))
 		return EXIT_FAIL;
 	why = offcpu_missing(se.t);
 	if (why) {
