@@ -16,6 +16,12 @@
  * cut off. Neither events nor samples are kept: memory grows with polls
  * (12 bytes each, 56 with JOIN_POLL_LIST), threads, tasks and distinct
  * (task, stack) pairs. O((S + E) log P + W), W switches.
+ *
+ * A join that keeps no poll, or only those a struct join_keep lists,
+ * streams instead (join_priv.stream): one walk of both kinds in file
+ * order, polls delivered in id order once no record can change them and
+ * freed, so memory grows with what is listed and the last second or so
+ * of polls, not with the trace.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -86,6 +92,7 @@ struct jthread {
 	size_t dl_b, dl_i;
 	size_t sw_lo, sw_hi, sw_cur;
 	size_t win_lo, win_hi; /* its windows of the keep's */
+	int32_t last_id;       /* its last poll delivered, -1 none */
 	struct jpos {
 		size_t b, i;
 	} hint;
@@ -115,8 +122,14 @@ struct join_priv {
 				  * index in join.tasks (join__task()) */
 	int tasks_indexed;	 /* ... the latter */
 	uint64_t rec_start, rec_end;
-	uint64_t lo, hi;	   /* earliest and latest event or sample time */
-	uint64_t nevents;	   /* events fed so far (file order) */
+	uint64_t lo, hi;    /* earliest and latest event or sample time */
+	uint64_t nevents;   /* events fed so far (file order) */
+	uint64_t last_task; /* the last task met, and its slot */
+	uint32_t last_slot;
+	int have_last;
+	uint32_t last_tid; /* the last thread met, and its index */
+	size_t last_th;
+	int have_tid;
 	int dropped;		   /* polls freed after the join (no JOIN_KEEP_POLLS) */
 	struct jthread *sample_th; /* thread of the last sample counted */
 	uint32_t sample_tid;
@@ -396,6 +409,7 @@ static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 		th = &jp->threads[jp->nthreads++];
 		memset(th, 0, sizeof(*th));
 		th->tid = tid;
+		th->last_id = -1;
 		thread_reset(jp, th);
 		if (jp->sw_order) {
 			const struct trace_switch *sw = jp->pub.trace->switches;
@@ -470,11 +484,29 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 				.idx = jp->nevents,
 			};
 		}
-		if (carries_task(e[i].type) && (err = task_slot(jp, e[i].task, &slot)))
+		/* a poll's END follows its BEGIN: one lookup for both */
+		if (carries_task(e[i].type) && jp->have_last &&
+		    e[i].task == jp->last_task)
+			slot = jp->last_slot;
+		else if (carries_task(e[i].type) &&
+			 (err = task_slot(jp, e[i].task, &slot)))
 			return err;
-		err = thread_get(jp, e[i].tid, &th_ix);
-		if (err)
-			return err;
+		else if (carries_task(e[i].type)) {
+			jp->last_task = e[i].task;
+			jp->last_slot = slot;
+			jp->have_last = 1;
+		}
+		/* events come in per-thread runs: one lookup per run */
+		if (jp->have_tid && e[i].tid == jp->last_tid) {
+			th_ix = jp->last_th;
+		} else {
+			err = thread_get(jp, e[i].tid, &th_ix);
+			if (err)
+				return err;
+			jp->last_tid = e[i].tid;
+			jp->last_th = th_ix;
+			jp->have_tid = 1;
+		}
 		th = &jp->threads[th_ix];
 		if (e[i].time > th->last_rec)
 			th->last_rec = e[i].time;
@@ -1419,58 +1451,82 @@ static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, s
 	struct jthread *th = &jp->threads[th_ix];
 	const struct jpoll *q = &b->p[k];
 	const struct trace_switch *sw = jp->pub.trace->switches;
-	uint32_t id = jp->ndelivered++;
-	struct poll p = {
-		.start = b->base + q->off,
-		.end = poll_end(jp, th_ix, b, k),
-		.task = slot_task_id(jp, q->task),
-		.tid = th->tid,
-		.id = id,
-		.samples = b->smp[k],
-		.open_start = q->open_start,
-		.open_end = q->open_end,
-	};
+	uint64_t start = b->base + q->off, end = poll_end(jp, th_ix, b, k);
 	struct slot_stat *st = slot_stat(jp, q->task);
-	uint64_t d = p.end - p.start;
+	struct poll p;
 	size_t c = th->sw_cur;
 	int had = 0;
 
 	if (!st)
 		return -ENOMEM;
 	st->polls++;
-	st->total_ns += d;
-	if (d > st->longest_ns)
-		st->longest_ns = d;
+	st->total_ns += end - start;
+	if (end - start > st->longest_ns)
+		st->longest_ns = end - start;
 	th->polls++;
-	th->poll_ns += d;
-	/* an interval beginning where the poll before ended and this one
-	 * began is this one's: the later poll wins a tie */
-	for (; c > th->sw_lo && sw[jp->sw_order[c - 1]].time == p.start &&
-	       jp->sw_poll[jp->sw_order[c - 1]] == (int32_t)id - 1;
+	th->poll_ns += end - start;
+	th->delivered_to = end;
+	th->delivered_any = 1;
+	if (!jp->has_keep)
+		return 0; /* no poll is listed by id */
+	p = (struct poll){
+		.start = start,
+		.end = end,
+		.task = slot_task_id(jp, q->task),
+		.tid = th->tid,
+		.id = jp->ndelivered++,
+		.samples = b->smp[k],
+		.open_start = q->open_start,
+		.open_end = q->open_end,
+	};
+	/* an interval beginning where the thread's poll before ended and
+	 * this one began is this one's: the later poll wins a tie */
+	for (; c > th->sw_lo && sw[jp->sw_order[c - 1]].time == start &&
+	       jp->sw_poll[jp->sw_order[c - 1]] == th->last_id;
 	     c--)
 		;
-	for (; c < th->sw_hi && sw[jp->sw_order[c]].time <= p.end; c++)
-		if (sw[jp->sw_order[c]].time >= p.start) {
-			jp->sw_poll[jp->sw_order[c]] = (int32_t)id;
+	for (; c < th->sw_hi && sw[jp->sw_order[c]].time <= end; c++)
+		if (sw[jp->sw_order[c]].time >= start) {
+			jp->sw_poll[jp->sw_order[c]] = (int32_t)p.id;
 			had = 1;
 		}
 	th->sw_cur = c;
-	th->delivered_to = p.end;
-	th->delivered_any = 1;
-	return jp->has_keep ? keep_poll(jp, th, &p, had) : 0;
+	th->last_id = (int32_t)p.id;
+	return keep_poll(jp, th, &p, had);
 }
 
 static int free_delivered(struct join_priv *jp, size_t th_ix);
 
 /* Deliver every poll that precedes (in (start, tid) order) any poll not
  * final yet: one that ends at or after @h, or is still open; with @h
- * UINT64_MAX all of them. Blocks delivered whole are freed. */
+ * UINT64_MAX all of them (with no keep, in no order: nothing is listed
+ * by id). Blocks delivered whole are freed. */
 static int stream_deliver(struct join_priv *jp, uint64_t h)
 {
 	struct mhead *heap, open = {.start = UINT64_MAX};
 	size_t nh = 0, i;
 	int err = 0;
 
+	/* nothing listed: no ids wanted, no order to keep */
+	for (i = 0; !jp->has_keep && i < jp->nthreads && !err; i++) {
+		struct jthread *th = &jp->threads[i];
+
+		while (th->dl_b < th->nb && !err) {
+			const struct jblock *b = th->b[th->dl_b];
+
+			if (h != UINT64_MAX && poll_end(jp, i, b, th->dl_i) >= h)
+				break;
+			err = deliver(jp, i, b, th->dl_i);
+			if (++th->dl_i == b->n) {
+				th->dl_i = 0;
+				th->dl_b++;
+			}
+		}
+		if (!err)
+			err = free_delivered(jp, i);
+	}
+	if (!jp->has_keep || err)
+		return err;
 	if (LIB_GROW(jp->heap, jp->heap_cap, jp->nthreads + 1))
 		return -ENOMEM;
 	heap = jp->heap;

@@ -57,6 +57,8 @@ static int host_report(const struct inputs *all, struct host_row *h)
 	struct inputs in = *all;
 	struct session se;
 	struct delays_keep keep;
+	struct join_keep jkeep = analysis_report_join_keep();
+	struct join_window win[8];
 	int err;
 
 	in.service = h->e->service;
@@ -65,9 +67,12 @@ static int host_report(const struct inputs *all, struct host_row *h)
 	/* a service restarted in the window: its last process (two are
 	 * never read as one) */
 	in.last_process = 1;
-	if (session_open(&se, &in, TRACE_READ_NO_EVENTS, 0, SESSION_OFFCPU))
+	/* the polls report shows only: the join streams */
+	if (session_open_keep(&se, &in, TRACE_READ_NO_EVENTS, 0, SESSION_OFFCPU, &jkeep))
 		return -1;
 	keep = analysis_report_keep(NULL);
+	keep.also = win;
+	keep.nalso = analysis_report_windows(se.j, win);
 	if (session_delays(&se, &keep)) {
 		session_close(&se);
 		return -1;

@@ -559,7 +559,9 @@ scale_row() {
 			"" "perf script $base" "" "" ""
 		# (no spans: --bench-polls makes none)
 		for v in report tasks "delays --min 1ms" "polls --min 1ms" \
-			"export --format pprof" "flame --format folded"; do
+			"offcpu --format folded" "flame --format folded" \
+			"export --format pprof -o -" "export --format speedscope -o -" \
+			"export --format chrome -o -"; do
 			# shellcheck disable=SC2086
 			out=$(scale_view "$(echo "$v" | tr ' ' _)-$s" "$f" $v)
 			t0=${out%% s*}
