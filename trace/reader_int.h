@@ -44,14 +44,16 @@ void trace_arena_free(struct trace_arena *a);
 
 /* A chunk left on disk: where it is and what it may refer to. */
 struct src_chunk {
-	uint64_t pos;	  /* file offset of its header */
-	size_t index;	  /* chunk number, for messages */
-	uint32_t csize;	  /* payload bytes */
-	uint32_t nstacks; /* stacks its segment defined before it */
-	uint32_t type;	  /* its chunk type (EVENTS, STATE or POLLS for events) */
-	uint32_t file;	  /* index in trace_src.fds */
-	uint32_t seg;	  /* index in trace_src.smap: its stack ids */
-	uint64_t seq;	  /* its place among the chunks of both lists */
+	uint64_t pos;	     /* file offset of its header */
+	size_t index;	     /* chunk number, for messages */
+	uint32_t csize;	     /* payload bytes */
+	uint32_t nstacks;    /* stacks its segment defined before it */
+	uint32_t type;	     /* its chunk type (EVENTS, STATE or POLLS for events) */
+	uint32_t file;	     /* index in trace_src.fds */
+	uint32_t seg;	     /* index in trace_src.smap: its stack ids */
+	uint64_t seq;	     /* its place among the chunks of both lists */
+	uint64_t tmin, tmax; /* its records' times, if timed (INDEX) */
+	int timed;
 };
 
 struct src_list {
@@ -125,6 +127,14 @@ struct reader {
 	struct lib_map addr_ix;	 /* address -> frame id */
 	struct lib_map stack_ix; /* hash of frame ids -> stack id */
 	uint64_t from, to;	 /* the window kept (0 = unbounded) */
+	/* the samples and events chunks since the segment's last INDEX
+	 * chunk: which list holds each (0 samples, 1 events, -1 none: read
+	 * into memory or left out) and where */
+	struct ixq {
+		int list;
+		size_t ix;
+	} * ixq;
+	size_t nixq, ixq_cap;
 	const char *msg;
 	/* INLINES, turned into frames once the whole file is read */
 	struct inl_chain {	       /* per chain */

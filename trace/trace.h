@@ -65,6 +65,9 @@ enum trace_chunk_type {
 	TRACE_CHUNK_SPAN_STATE = 16, /* spans as SPANS: those open at the
 				      * segment's start, at their own
 				      * earlier times (as STATE) */
+	TRACE_CHUNK_INDEX = 17,	     /* the times of the samples and events
+				      * chunks before it: a window skips the
+				      * chunks outside it */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */

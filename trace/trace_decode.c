@@ -1259,7 +1259,65 @@ static int defer(struct reader *r, struct src_list *l, const uint8_t *h)
 	k->file = r->file_ix;
 	k->seg = (uint32_t)(r->nsmaps - 1);
 	k->seq = r->t->src->samples.n + r->t->src->events.n - 1;
+	k->timed = 0;
 	return 0;
+}
+
+/* A samples or events chunk went by: in @list (0 samples, 1 events, -1
+ * none) at its end, for the next INDEX chunk. */
+static int ixq_push(struct reader *r, int list)
+{
+	const struct trace_src *s = r->t->src;
+
+	if (LIB_GROW(r->ixq, r->ixq_cap, r->nixq + 1))
+		return trace_nomem(r);
+	r->ixq[r->nixq++] = (struct ixq){list, list == 0   ? s->samples.n - 1
+					       : list == 1 ? s->events.n - 1
+							   : 0};
+	return 0;
+}
+
+/* INDEX: the times of the chunks since the last one, given to those left
+ * on disk (a count that is not theirs: none). */
+static int decode_index(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace_src *s = r->t->src;
+	uint64_t lo = 0, *v;
+	size_t i, n = r->nixq;
+	int err = 0;
+
+	r->nixq = 0;
+	if (count > cursor_left(c) / 2)
+		return trace_bad(r, "record count exceeds chunk size");
+	v = malloc((2 * count + 1) * sizeof(*v));
+	if (!v)
+		return trace_nomem(r);
+	for (i = 0; i < count; i++) {
+		lo += unzigzag(cursor_varint(c));
+		v[2 * i] = lo;
+	}
+	for (i = 0; i < count; i++) {
+		uint64_t d = cursor_varint(c);
+
+		if (v[2 * i] + d < v[2 * i])
+			err = trace_bad(r, "index time past 2^64");
+		v[2 * i + 1] = v[2 * i] + d;
+	}
+	if (!err && c->err)
+		err = trace_bad(r, "truncated index");
+	for (i = 0; !err && s && count == n && i < n; i++) {
+		struct src_chunk *k = r->ixq[i].list == 0   ? &s->samples.v[r->ixq[i].ix]
+				      : r->ixq[i].list == 1 ? &s->events.v[r->ixq[i].ix]
+							    : NULL;
+
+		if (k) {
+			k->tmin = v[2 * i];
+			k->tmax = v[2 * i + 1];
+			k->timed = 1;
+		}
+	}
+	free(v);
+	return err;
 }
 
 /* Check, decompress and decode the chunk at @h, whose header and payload are
@@ -1269,6 +1327,8 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 {
 	uint32_t type = get_le32(h + 4);
 	uint32_t count = get_le32(h + 16);
+	int data = type == TRACE_CHUNK_SAMPLES || type == TRACE_CHUNK_EVENTS ||
+		   type == TRACE_CHUNK_STATE || type == TRACE_CHUNK_POLLS;
 	struct cursor c;
 	int err;
 
@@ -1279,17 +1339,21 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 	 * read, has the same events at their own place */
 	if ((type == TRACE_CHUNK_STATE || type == TRACE_CHUNK_SPAN_STATE) &&
 	    !r->use_state)
-		return 0;
+		return data ? ixq_push(r, -1) : 0;
 	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
 		r->t->nsamples += count;
-		return defer(r, &r->t->src->samples, h);
+		err = defer(r, &r->t->src->samples, h);
+		return err ? err : ixq_push(r, 0);
 	}
 	if ((type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_STATE ||
 	     type == TRACE_CHUNK_POLLS) &&
 	    (r->flags & TRACE_READ_NO_EVENTS)) {
 		r->t->nevents += count;
-		return defer(r, &r->t->src->events, h);
+		err = defer(r, &r->t->src->events, h);
+		return err ? err : ixq_push(r, 1);
 	}
+	if (data && (err = ixq_push(r, -1)))
+		return err;
 	err = trace_inflate(r, h, &c);
 	if (err)
 		return err;
@@ -1337,6 +1401,9 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 		break;
 	case TRACE_CHUNK_END:
 		err = trace_decode_end(r, &c);
+		break;
+	case TRACE_CHUNK_INDEX:
+		err = decode_index(r, &c, count);
 		break;
 	default:
 		/* a newer writer's chunk type, checked and skipped */

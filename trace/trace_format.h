@@ -93,6 +93,15 @@
  *   SPAN_STATE count = n   as SPANS: the spans open at the segment's
  *                          start (at most one, before its SPANS), read
  *                          only as STATE is
+ *   INDEX    count = n     n x z first (delta, the first to 0), n x v
+ *                          (last - first): the earliest and the latest
+ *                          time of the records of each SAMPLES, POLLS,
+ *                          EVENTS and STATE chunk written since the last
+ *                          INDEX chunk of the segment (or its start), in
+ *                          file order, a whole poll from its begin. The
+ *                          writer adds one at each flush. A count that
+ *                          differs from the chunks read is read as none;
+ *                          readers from before it skip it.
  *   SWITCHES count = n     n x z time (delta), n x v dur, n x v tid,
  *                          n x v stack, n x v preempted (0 or 1),
  *                          n x v blocked, n x v holder

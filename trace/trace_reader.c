@@ -542,6 +542,7 @@ static int seg_begin(struct reader *r, const struct trace_segment *g,
 	r->inl_seq.any = 0;
 	r->lines_seq.any = 0;
 	r->seen_end = 0;
+	r->nixq = 0;
 	memset(&r->segc, 0, sizeof(r->segc));
 	if (LIB_GROW(r->smaps, r->smaps_cap, r->nsmaps + 1) ||
 	    LIB_GROW(t->segments, r->segs_cap, t->nsegments + 1))
@@ -1031,6 +1032,7 @@ out:
 	lib_map_release(&r.addr_ix);
 	lib_map_release(&r.stack_ix);
 	free(r.inl);
+	free(r.ixq);
 	free(r.inl_names);
 	free(r.lsite);
 	free(r.sites);
@@ -1176,7 +1178,15 @@ static int walk(const struct trace *t, const struct src_list *ls,
 	r.raw_cap = s->raw_cap;
 	while ((i < ns || k < ne) && !err) {
 		int smp = k == ne || (i < ns && ls->v[i].seq < le->v[k].seq);
+		const struct src_chunk *ck = smp ? &ls->v[i] : &le->v[k];
 
+		/* a window skips what its index says lies outside it */
+		if (ck->timed &&
+		    ((t->from && ck->tmax < t->from) || (t->to && ck->tmin > t->to))) {
+			i += smp;
+			k += !smp;
+			continue;
+		}
 		if (smp)
 			err = walk_chunk(s, &r, &ls->v[i++], sizeof(struct trace_sample),
 					 TRACE_CHUNK_SAMPLES, &n);

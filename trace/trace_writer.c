@@ -109,6 +109,13 @@ struct trace_writer {
 
 	uint64_t total_samples, total_events, total_switches;
 	uint64_t min_time, max_time;
+	uint64_t ev_lo, ev_hi; /* times of the events chunk being filled */
+	/* the times of the samples and events chunks written since the
+	 * last INDEX chunk, in order */
+	struct idx_ent {
+		uint64_t lo, hi;
+	} * idx;
+	size_t nidx, idx_cap;
 	struct trace_tap tap; /* all NULL: none */
 };
 
@@ -371,6 +378,41 @@ static inline uint8_t *put_times(uint8_t *p, const void *recs, size_t size, size
 	return p;
 }
 
+/* A samples or events chunk of records from @lo to @hi was written: its
+ * entry for the next INDEX chunk. */
+static int idx_add(struct trace_writer *w, uint64_t lo, uint64_t hi)
+{
+	if (LIB_GROW(w->idx, w->idx_cap, w->nidx + 1))
+		return -ENOMEM;
+	w->idx[w->nidx++] = (struct idx_ent){lo, hi};
+	return 0;
+}
+
+/* The INDEX chunk of the chunks written since the last one. */
+static int write_index(struct trace_writer *w)
+{
+	uint64_t prev = 0;
+	size_t i, n = w->nidx;
+	uint8_t *p;
+	int err;
+
+	if (!n)
+		return 0;
+	p = payload_begin(w, 2 * TRACE_VARINT_MAX * n);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		p = put_varint(p, zigzag(w->idx[i].lo - prev));
+		prev = w->idx[i].lo;
+	}
+	for (i = 0; i < n; i++)
+		p = put_varint(p, w->idx[i].hi - w->idx[i].lo);
+	err = payload_write(w, p, TRACE_CHUNK_INDEX, n);
+	if (!err)
+		w->nidx = 0;
+	return err;
+}
+
 static int write_samples(struct trace_writer *w)
 {
 	const struct trace_sample *s = w->samples;
@@ -391,8 +433,16 @@ static int write_samples(struct trace_writer *w)
 	PUT_COLUMN(p, i, n, s[i].flags);
 	p = put_tasks(p, s, sizeof(*s), offsetof(struct trace_sample, task), n);
 	err = payload_write(w, p, TRACE_CHUNK_SAMPLES, n);
-	if (!err)
+	if (!err) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+
+		for (i = 0; i < n; i++) {
+			lo = s[i].time < lo ? s[i].time : lo;
+			hi = s[i].time > hi ? s[i].time : hi;
+		}
 		w->nsamples = 0;
+		err = idx_add(w, lo, hi);
+	}
 	return err;
 }
 
@@ -403,6 +453,8 @@ static void events_reset(struct trace_writer *w)
 	w->ev_prev_time = w->ev_prev_task = 0;
 	w->ev_prev_tid = 0;
 	w->nevents = w->nrecs = 0;
+	w->ev_lo = UINT64_MAX;
+	w->ev_hi = 0;
 }
 
 /* The columns are the payload: concatenate them and write the chunk
@@ -430,6 +482,8 @@ static int write_events_as(struct trace_writer *w, uint32_t type)
 		p += col[i]->len;
 	}
 	err = payload_write(w, p, type, w->nevents);
+	if (!err)
+		err = idx_add(w, w->ev_lo, w->ev_hi);
 	if (!err)
 		events_reset(w);
 	return err;
@@ -492,6 +546,7 @@ int trace_writer__new(int fd, struct trace_writer **out)
 		return -ENOMEM;
 	w->fd = fd;
 	w->min_time = UINT64_MAX;
+	w->ev_lo = UINT64_MAX;
 	w->cctx = ZSTD_createCCtx();
 	w->stack_off = malloc(16 * sizeof(*w->stack_off));
 	if (!w->cctx || !w->stack_off) {
@@ -839,15 +894,18 @@ static void encode_columns(struct trace_writer *w, const struct trace_event *e, 
 /* The batch's first and last times into the writer's span. */
 static void note_times(struct trace_writer *w, const struct trace_event *e, size_t n)
 {
-	uint64_t lo = w->min_time, hi = w->max_time;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		lo = e[i].time < lo ? e[i].time : lo;
 		hi = e[i].time > hi ? e[i].time : hi;
 	}
-	w->min_time = lo;
-	w->max_time = hi;
+	w->min_time = lo < w->min_time ? lo : w->min_time;
+	w->max_time = hi > w->max_time ? hi : w->max_time;
+	/* and the chunk's: these records go into it */
+	w->ev_lo = lo < w->ev_lo ? lo : w->ev_lo;
+	w->ev_hi = hi > w->ev_hi ? hi : w->ev_hi;
 }
 
 /* @n events as records into w->crec (which has room), a whole poll as one:
@@ -965,6 +1023,9 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 			events += trace_rec_events(rec[i].type);
 			lo = b < lo ? b : lo;
 			hi = t > hi ? t : hi;
+			/* the chunk's own times */
+			w->ev_lo = b < w->ev_lo ? b : w->ev_lo;
+			w->ev_hi = t > w->ev_hi ? t : w->ev_hi;
 		}
 		w->ev_len.len = (size_t)(pl - w->ev_len.p);
 		w->min_time = lo;
@@ -1010,6 +1071,10 @@ int trace_writer__state(struct trace_writer *w, const struct trace_event *e, siz
 			return -ENOMEM;
 		/* records as they are: STATE has no whole polls */
 		encode_columns(w, e, k, 0);
+		for (size_t i = 0; i < k; i++) {
+			w->ev_lo = e[i].time < w->ev_lo ? e[i].time : w->ev_lo;
+			w->ev_hi = e[i].time > w->ev_hi ? e[i].time : w->ev_hi;
+		}
 		w->nrecs = w->nevents = k;
 		err = write_events_as(w, TRACE_CHUNK_STATE);
 		e += k;
@@ -1099,7 +1164,7 @@ int trace_writer__flush(struct trace_writer *w)
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_COMMS, &w->comms, &w->ncomms)) ||
 	    (err = write_stacks(w)) || (err = write_samples(w)) ||
 	    (err = write_events(w)) || (err = write_switches(w)) ||
-	    (err = write_spans(w)))
+	    (err = write_spans(w)) || (err = write_index(w)))
 		return err;
 	return 0;
 }
@@ -1643,6 +1708,7 @@ void trace_writer__free(struct trace_writer *w)
 	free(w->stack_tab);
 	free(w->pend_ids);
 	free(w->samples);
+	free(w->idx);
 	bytes_release(&w->ev_time);
 	bytes_release(&w->ev_task);
 	bytes_release(&w->ev_tid);

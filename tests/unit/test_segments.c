@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "trace/reader_int.h"
 #include "trace/trace.h"
 #include "tests/unit/writer.h"
 
@@ -367,4 +368,101 @@ Test(segments, a_segment_read_alone_joins_as_the_whole)
 	trace__free(t1);
 	free(whole);
 	free(one);
+}
+
+/* Ten flushes a 100 ms apart, each with its samples and events (a poll
+ * crossing each flush), as the recorder writes a trace. */
+static char *file_of_flushes(void)
+{
+	char *p = malloc(256);
+	struct trace_counters c = {.start_time = T0, .end_time = T0 + 1000 * MS};
+	struct trace_writer *w;
+	uint32_t st;
+	int fd;
+
+	cr_assert_not_null(p);
+	snprintf(p, 256, "%s/flushes.data", dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert(fd >= 0);
+	w = new_writer(fd);
+	cr_assert_eq(trace_writer__stack(w, cs_a, 3, &st), 0);
+	for (uint64_t f = 0; f < 10; f++) {
+		uint64_t a = T0 + f * 100 * MS;
+
+		for (uint64_t k = 0; k < 10; k++) {
+			struct trace_sample x = {.time = a + k * 10 * MS + 1,
+						 .tid = 7,
+						 .stack = st,
+						 .weight = 1,
+						 .sampler = TRACE_SAMPLER_PERF};
+			struct trace_event e = {.time = a + k * 10 * MS + 95 * MS / 10,
+						.task = 1 + k % 3,
+						.tid = 7,
+						.type = TRACE_EV_POLL_BEGIN};
+
+			cr_assert_eq(trace_writer__sample(w, &x), 0);
+			cr_assert_eq(trace_writer__event(w, &e), 0);
+			e.time += MS;
+			e.type = TRACE_EV_POLL_END;
+			cr_assert_eq(trace_writer__event(w, &e), 0);
+		}
+		cr_assert_eq(trace_writer__flush(w), 0);
+	}
+	cr_assert_eq(trace_writer__finish(w, resolve, NULL, &c), 0);
+	trace_writer__free(w);
+	close(fd);
+	return p;
+}
+
+static int see_events(void *ctx, const struct trace_event *e, size_t n)
+{
+	struct seen *x = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		x->lo = x->n ? (e[i].time < x->lo ? e[i].time : x->lo) : e[i].time;
+		x->hi = e[i].time > x->hi ? e[i].time : x->hi;
+		x->n++;
+	}
+	return 0;
+}
+
+Test(segments, a_window_skips_the_chunks_the_index_puts_outside_it)
+{
+	char *p = file_of_flushes();
+	const uint64_t ms[2] = {330, 520};
+	struct trace_read_opts o = {.window = window_ms, .ctx = (void *)ms};
+	const char *path = p;
+	struct trace *t = NULL;
+	struct seen ls = {0}, le = {0}, ws = {0}, we = {0};
+	size_t timed = 0, outside = 0;
+
+	/* loaded, the window read record by record */
+	cr_assert_eq(trace__read_paths(&path, 1, &o, &t, NULL), 0);
+	cr_assert_eq(trace__for_each_sample(t, see, &ls), 0);
+	cr_assert_eq(trace__for_each_event(t, see_events, &le), 0);
+	trace__free(t);
+	/* walked: the same records, most chunks never read */
+	o.flags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
+	cr_assert_eq(trace__read_paths(&path, 1, &o, &t, NULL), 0);
+	cr_assert_eq(trace__for_each_sample(t, see, &ws), 0);
+	cr_assert_eq(trace__for_each_event(t, see_events, &we), 0);
+	cr_assert(ls.n == ws.n && ls.lo == ws.lo && ls.hi == ws.hi, "samples %zu %zu",
+		  ls.n, ws.n);
+	cr_assert(le.n == we.n && le.lo == we.lo && le.hi == we.hi, "events %zu %zu",
+		  le.n, we.n);
+	cr_assert_eq(ws.n, 19, "330 .. 520 ms: a sample each 10 ms");
+	cr_assert_eq(we.lo, T0 + 3305 * MS / 10, "the end of a poll begun before");
+	for (size_t i = 0; i < t->src->samples.n + t->src->events.n; i++) {
+		const struct src_chunk *k =
+			i < t->src->samples.n ? &t->src->samples.v[i]
+					      : &t->src->events.v[i - t->src->samples.n];
+
+		timed += k->timed;
+		outside +=
+			k->timed && (k->tmax < T0 + 330 * MS || k->tmin > T0 + 520 * MS);
+	}
+	cr_assert_eq(timed, 20, "every samples and events chunk has its times");
+	cr_assert_eq(outside, 14, "7 flushes of 10 lie outside the window");
+	trace__free(t);
+	free(p);
 }
