@@ -54,13 +54,17 @@ struct lwait {
 
 struct lthread {
 	uint32_t tid;
-	uint64_t task, begin; /* the poll in progress (task 0: none) */
-	int from_header;      /* ... known from the ring header only */
-	uint64_t open_seen;   /* ... known to run up to here: a sample
-			       * later than that may be the next poll's */
-	uint64_t park;	      /* parked since (0: not) */
-	int idle;	      /* snapshots in a row with nothing of it */
-	struct lpoll *hist;   /* a ring, oldest at hpos once full */
+	uint64_t task, begin;	/* the poll in progress (task 0: none) */
+	int from_header;	/* ... known from the ring header only */
+	uint64_t open_seen;	/* ... known to run up to here: a sample
+				 * later than that may be the next poll's */
+	uint64_t park;		/* parked since (0: not) */
+	uint64_t was_parked[2]; /* its last park ended: [from, to] */
+	uint64_t known_to;	/* its polls up to here are all written: the
+				 * latest poll, park or thread record (not a
+				 * wake or spawn, which a poll may hold) */
+	int idle;		/* snapshots in a row with nothing of it */
+	struct lpoll *hist;	/* a ring, oldest at hpos once full */
 	unsigned int nhist, hpos, hcap;
 	struct lwait *w; /* what waits for its poll; made when first needed */
 	/* this interval */
@@ -378,6 +382,9 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 	if (!t)
 		return;
 	t->seen = 1;
+	if (e->type != TRACE_EV_WAKE && e->type != TRACE_EV_SPAWN &&
+	    e->type != TRACE_EV_TASK_END && e->time > t->known_to)
+		t->known_to = e->time;
 	switch (e->type) {
 	case TRACE_REC_POLL:
 	case TRACE_REC_POLL_WOKEN:
@@ -423,9 +430,23 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 	case TRACE_EV_UNPARK:
 		if (t->park)
 			t->parked_ns += clip(t->park, e->time, l->last, e->time);
+		t->was_parked[0] = t->park;
+		t->was_parked[1] = e->time;
 		t->park = 0;
 		break;
 	}
+	/* what waits before a park, or a poll's begin, was in no poll */
+	if (e->type == TRACE_EV_PARK || e->type == TRACE_EV_UNPARK ||
+	    e->type == TRACE_EV_POLL_BEGIN || e->type == TRACE_EV_THREAD_START ||
+	    e->type == TRACE_EV_THREAD_STOP)
+		resolve(l, t, UINT64_MAX, e->time ? e->time - 1 : 0, 0, NULL);
+}
+
+/* Was @t parked at @time (now, or in its last park)? */
+static int parked_at(const struct lthread *t, uint64_t time)
+{
+	return (t->park && time >= t->park) ||
+	       (t->was_parked[0] && time >= t->was_parked[0] && time <= t->was_parked[1]);
 }
 
 static void tap_records(void *ctx, const struct trace_event *rec, const uint64_t *len,
@@ -454,8 +475,6 @@ static uint64_t last_end(const struct lthread *t)
 static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t tagged,
 		       uint64_t *task)
 {
-	uint64_t latest = last_end(t);
-
 	/* newest first: a thread's polls are in time order */
 	for (unsigned int i = t->nhist; i-- > 0;) {
 		const struct lpoll *p = &t->hist[(t->hpos + i) % t->hcap];
@@ -476,8 +495,9 @@ static int64_t poll_at(const struct lthread *t, uint64_t time, uint64_t tagged,
 		return 1;
 	}
 	*task = 0;
-	/* parked, or after the last poll it wrote with nothing open since */
-	return t->park || (latest && time > latest && !t->task) ? 0 : -1;
+	/* in no poll where the thread's records went past it; past them, a
+	 * poll under way may hold it (written whole at its end): wait */
+	return time < t->known_to ? 0 : -1;
 }
 
 /* A sample of the wanted task with callchain @ips: counted with its
@@ -605,7 +625,7 @@ static void tap_switch(void *ctx, const struct trace_switch *s)
 		k = task_of(l, task);
 	/* off-CPU while parked is parked time (counted from the markers),
 	 * not blocked; one not placed yet counts once a poll takes it */
-	if (at > 0 || (at == 0 && !t->park))
+	if (at > 0 || (at == 0 && !parked_at(t, s->time)))
 		t->blocked_ns += blocked;
 	if (k) {
 		k->blocked_ns += blocked;

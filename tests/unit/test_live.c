@@ -85,7 +85,11 @@ Test(live, polls_samples_and_delays_of_an_interval)
 	rec(21 * MS, 10, TRACE_REC_POLL, 2, 1 * MS);	    /* victim woken at 1 */
 	rec(40 * MS, 10, TRACE_REC_POLL_WOKEN, 1, 10 * MS); /* [30, 40], woken */
 	sample(35 * MS, 10);
-	sample(45 * MS, 10); /* after its last poll, nothing open: outside */
+	sample(45 * MS, 10); /* after its last poll, before it parks: outside */
+	rec(50 * MS, 10, TRACE_EV_PARK, 0, 0);
+	/* past the thread's records: a poll under way may hold it, written
+	 * only at its end (not outside, as it was once taken for) */
+	sample(60 * MS, 10);
 	t->sw(t->ctx, &sw);
 	cr_assert_eq(live__snapshot(L, 1000 * MS, GROUP_TASK, &S), 0);
 	cr_expect_eq(S.interval_ns, 1000 * MS);
@@ -100,13 +104,18 @@ Test(live, polls_samples_and_delays_of_an_interval)
 	/* 19 ms waited: the bucket holding it, 16.4..24.6 ms, says its top */
 	cr_expect(row(2)->delay_p99_ns >= 19 * MS && row(2)->delay_p99_ns <= 25 * MS,
 		  "%llu", (unsigned long long)row(2)->delay_p99_ns);
-	cr_expect_eq(S.samples, 3);
+	cr_expect_eq(S.samples, 4);
 	cr_expect_eq(S.outside, 1);
-	/* the next interval starts from nothing */
+	/* the next interval starts from nothing; the poll that held the
+	 * sample at 60 ms comes */
 	live_snap_release(&S);
+	rec(55 * MS, 10, TRACE_EV_UNPARK, 0, 0);
+	rec(70 * MS, 10, TRACE_REC_POLL, 2, 15 * MS); /* victim [55, 70] */
 	cr_assert_eq(live__snapshot(L, 2000 * MS, GROUP_TASK, &S), 0);
 	cr_expect_eq(row(1)->polls, 0);
+	cr_expect_eq(row(2)->samples, 1);
 	cr_expect_eq(S.samples, 0);
+	cr_expect_eq(S.outside, 0);
 }
 
 Test(live, a_wake_drained_late_does_not_outlive_the_poll_after_it)
