@@ -29,6 +29,7 @@
 #define LIVE_PEND    512		/* samples waiting for their poll, per thread */
 #define LIVE_PEND_NS 2000000000ULL	/* ... at most this long */
 #define LIVE_PEND_SW 128		/* off-CPU intervals waiting, per thread */
+#define LIVE_PARKS   16		/* parks remembered, per thread */
 #define LIVE_MAX     65536		/* threads, and tasks, at most */
 #define LIVE_BUCKETS LIVE_DELAY_BUCKETS /* delay histogram (bucket()) */
 
@@ -59,7 +60,10 @@ struct lthread {
 	uint64_t open_seen;	/* ... known to run up to here: a sample
 				 * later than that may be the next poll's */
 	uint64_t park;		/* parked since (0: not) */
-	uint64_t was_parked[2]; /* its last park ended: [from, to] */
+	struct {
+		uint64_t from, to;
+	} parks[LIVE_PARKS]; /* its last parks ended, a ring at pk */
+	unsigned int pk;
 	uint64_t known_to;	/* its polls up to here are all written: the
 				 * latest poll, park or thread record (not a
 				 * wake or spawn, which a poll may hold) */
@@ -430,8 +434,11 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 	case TRACE_EV_UNPARK:
 		if (t->park)
 			t->parked_ns += clip(t->park, e->time, l->last, e->time);
-		t->was_parked[0] = t->park;
-		t->was_parked[1] = e->time;
+		if (t->park) {
+			t->parks[t->pk].from = t->park;
+			t->parks[t->pk].to = e->time;
+			t->pk = (t->pk + 1) % LIVE_PARKS;
+		}
 		t->park = 0;
 		break;
 	}
@@ -442,11 +449,16 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		resolve(l, t, UINT64_MAX, e->time ? e->time - 1 : 0, 0, NULL);
 }
 
-/* Was @t parked at @time (now, or in its last park)? */
+/* Was @t parked at @time (now, or in one of its last parks)? An
+ * off-CPU interval comes at its end, parks may have come and gone. */
 static int parked_at(const struct lthread *t, uint64_t time)
 {
-	return (t->park && time >= t->park) ||
-	       (t->was_parked[0] && time >= t->was_parked[0] && time <= t->was_parked[1]);
+	if (t->park && time >= t->park)
+		return 1;
+	for (unsigned int i = 0; i < LIVE_PARKS; i++)
+		if (t->parks[i].to && time >= t->parks[i].from && time <= t->parks[i].to)
+			return 1;
+	return 0;
 }
 
 static void tap_records(void *ctx, const struct trace_event *rec, const uint64_t *len,
