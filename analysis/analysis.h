@@ -179,6 +179,9 @@ struct join_keep {
 	int longest;		       /* 1: the longest (ties: the first) */
 	int switches;		       /* and every poll an off-CPU interval began
 					* in (what offcpu__new() needs) */
+	int sampled;		       /* and every poll a CPU sample fell in
+					* (a walk of the samples with their
+					* polls' ids: pprof) */
 	const struct join_window *win; /* and every poll (of any task) */
 	size_t nwin;		       /* overlapping one of these */
 };

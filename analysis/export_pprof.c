@@ -229,7 +229,7 @@ static int add_switches(struct ex *x, const struct offcpu *oc)
 		if (sw->where == OFFCPU_IDLE || !sw->ns)
 			continue;
 		if (sw->poll >= 0) {
-			const struct poll *q = &x->j->polls[sw->poll];
+			const struct poll *q = join__poll(x->j, (uint32_t)sw->poll);
 
 			if (!join__kept(x->j, join__task(x->j, q->task)))
 				continue;

@@ -1405,7 +1405,7 @@ static int keep_poll(struct join_priv *jp, const struct jthread *th, const struc
 	const struct join_keep *k = &jp->keep;
 	struct task_stat ts = {.task = p->task};
 
-	if (had_switch && k->switches) {
+	if ((had_switch && k->switches) || (p->samples && k->sampled)) {
 		if (LIB_GROW(jp->swp, jp->swp_cap, jp->nswp + 1))
 			return -ENOMEM;
 		jp->swp[jp->nswp++] = *p;

@@ -29,7 +29,7 @@
 #define LIVE_PEND    512		/* samples waiting for their poll, per thread */
 #define LIVE_PEND_NS 2000000000ULL	/* ... at most this long */
 #define LIVE_PEND_SW 128		/* off-CPU intervals waiting, per thread */
-#define LIVE_PARKS   16		/* parks remembered, per thread */
+#define LIVE_PARKS   16			/* parks remembered, per thread */
 #define LIVE_MAX     65536		/* threads, and tasks, at most */
 #define LIVE_BUCKETS LIVE_DELAY_BUCKETS /* delay histogram (bucket()) */
 
@@ -55,20 +55,20 @@ struct lwait {
 
 struct lthread {
 	uint32_t tid;
-	uint64_t task, begin;	/* the poll in progress (task 0: none) */
-	int from_header;	/* ... known from the ring header only */
-	uint64_t open_seen;	/* ... known to run up to here: a sample
-				 * later than that may be the next poll's */
-	uint64_t park;		/* parked since (0: not) */
+	uint64_t task, begin; /* the poll in progress (task 0: none) */
+	int from_header;      /* ... known from the ring header only */
+	uint64_t open_seen;   /* ... known to run up to here: a sample
+			       * later than that may be the next poll's */
+	uint64_t park;	      /* parked since (0: not) */
 	struct {
 		uint64_t from, to;
 	} parks[LIVE_PARKS]; /* its last parks ended, a ring at pk */
 	unsigned int pk;
-	uint64_t known_to;	/* its polls up to here are all written: the
-				 * latest poll, park or thread record (not a
-				 * wake or spawn, which a poll may hold) */
-	int idle;		/* snapshots in a row with nothing of it */
-	struct lpoll *hist;	/* a ring, oldest at hpos once full */
+	uint64_t known_to;  /* its polls up to here are all written: the
+			     * latest poll, park or thread record (not a
+			     * wake or spawn, which a poll may hold) */
+	int idle;	    /* snapshots in a row with nothing of it */
+	struct lpoll *hist; /* a ring, oldest at hpos once full */
 	unsigned int nhist, hpos, hcap;
 	struct lwait *w; /* what waits for its poll; made when first needed */
 	/* this interval */

@@ -155,6 +155,8 @@ int cmd_export(int argc, char **argv)
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	struct session se;
 	FILE *out;
+	const struct join_keep pkeep = {.min_ns = UINT64_MAX, .sampled = 1};
+	unsigned int jflags = 0;
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, &eo, &va, &in, argc, argv)) != VIEW_RUN)
@@ -172,14 +174,20 @@ int cmd_export(int argc, char **argv)
 	/* a binary format is not for a terminal */
 	terminal_svg(&outp, default_file(eo.format));
 
-	/* pprof labels samples with their polls' ids: the numbering, not
-	 * the list (the off-CPU join and chrome build on the list) */
-	if (session_open(&se, &in, rflags,
-			 eo.format == EXPORT_PPROF ? JOIN_POLL_IDS : JOIN_KEEP_POLLS,
-			 (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |
-				 (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
-					  ? SESSION_SPANS
-					  : 0)))
+	/* pprof labels samples with their polls' ids: it lists the polls
+	 * samples fell in, the join streaming; speedscope draws what the
+	 * join counts, by thread or span from the samples walked again;
+	 * chrome builds on every poll */
+	if (eo.format == EXPORT_SPEEDSCOPE &&
+	    (eo.by == GROUP_THREAD || eo.by == GROUP_SPAN))
+		jflags = JOIN_KEEP_POLLS;
+	if (session_open_keep(
+		    &se, &in, rflags, jflags,
+		    (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |
+			    (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
+				     ? SESSION_SPANS
+				     : 0),
+		    eo.format == EXPORT_PPROF ? &pkeep : NULL))
 		return EXIT_FAIL;
 	eo.spans = se.sp;
 	if (check_task(se.j, &va.sel, &in) ||
