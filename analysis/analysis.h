@@ -152,10 +152,6 @@ struct join {
  * (--full-stacks): join__cut_stacks() is
  * not called */
 #define JOIN_WHOLE_STACKS 0x4u
-/* number the polls as JOIN_POLL_LIST does (join_hit.id, the poll ids of
- * `d9prof polls`) without the list itself: 16 bytes a poll, not 56.
- * Implies JOIN_KEEP_POLLS. */
-#define JOIN_POLL_IDS 0x8u
 /* keep every poll to the end of the join, as a join that keeps them does,
  * instead of streaming (what tests compare a streamed join with) */
 #define JOIN_NO_STREAM 0x10u
@@ -187,7 +183,7 @@ struct join_keep {
 };
 
 /* join__new() listing what @keep says (NULL: as join__new()); @flags must
- * not ask for JOIN_POLL_LIST, JOIN_POLL_IDS or JOIN_KEEP_POLLS. Polls keep
+ * not ask for JOIN_POLL_LIST or JOIN_KEEP_POLLS. Polls keep
  * their ids (their place in (start, tid) order among all). */
 int join__new_keep(const struct trace *t, unsigned int flags,
 		   const struct join_keep *keep, struct join **out);
@@ -1443,7 +1439,8 @@ struct export_opts {
  * "buildid PATH"), address range of its frames and, where a frame at its
  * lowest address was left unresolved, its file offset. time_nanos from
  * the first segment's clock_realtime, duration_nanos the span joined.
- * @j needs JOIN_POLL_IDS (with offcpu JOIN_POLL_LIST: the off-CPU join's).
+ * @j lists the polls samples fell in (join_keep.sampled) or every poll
+ * (JOIN_POLL_LIST), and with offcpu those off-CPU time began in.
  * Returns 0, -EINVAL (bad arguments, or offcpu
  * without @oc), -ENOENT if the selection keeps no task (nothing written), -ENODATA
  * if nothing matched (a valid empty profile is still written), -ENOMEM,

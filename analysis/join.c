@@ -830,12 +830,9 @@ static int list_polls(struct join_priv *jp)
 	struct mhead *heap;
 	size_t nh = 0, i, rank = 0;
 
-	/* JOIN_POLL_IDS alone: the numbering, not the list */
-	if (jp->flags & JOIN_POLL_LIST) {
-		j->polls = malloc((j->npolls ? j->npolls : 1) * sizeof(*j->polls));
-		if (!j->polls)
-			return -ENOMEM;
-	}
+	j->polls = malloc((j->npolls ? j->npolls : 1) * sizeof(*j->polls));
+	if (!j->polls)
+		return -ENOMEM;
 	heap = malloc((jp->nthreads + 1) * sizeof(*heap));
 	if (!heap)
 		goto nomem;
@@ -862,18 +859,15 @@ static int list_polls(struct join_priv *jp)
 		const struct jpoll *q = &b->p[heap[0].i];
 		size_t g = b->first + heap[0].i;
 
-		if (j->polls) {
-			struct poll *p = &j->polls[rank];
-
-			memset(p, 0, sizeof(*p));
-			p->start = b->base + q->off;
-			p->end = poll_end(jp, ti, b, heap[0].i);
-			p->task = j->tasks[q->task].task;
-			p->tid = th->tid;
-			p->id = rank;
-			p->open_start = q->open_start;
-			p->open_end = q->open_end;
-		}
+		j->polls[rank] = (struct poll){
+			.start = b->base + q->off,
+			.end = poll_end(jp, ti, b, heap[0].i),
+			.task = j->tasks[q->task].task,
+			.tid = th->tid,
+			.id = (uint32_t)rank,
+			.open_start = q->open_start,
+			.open_end = q->open_end,
+		};
 		th->ids[g] = rank;
 		rank++;
 		if (++heap[0].i == b->n) {
@@ -2125,7 +2119,7 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 			err = finish_threads(jp);
 		if (!err)
 			err = build_tasks(jp);
-		if (!err && (flags & (JOIN_POLL_LIST | JOIN_POLL_IDS)))
+		if (!err && (flags & JOIN_POLL_LIST))
 			err = list_polls(jp);
 		if (!err)
 			err = join_for_each_sample(&jp->pub, count_sample, jp);
@@ -2143,7 +2137,7 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 		goto fail;
 	/* nothing will look a poll up again: its memory need not stay for
 	 * what the caller builds next */
-	if (!(flags & (JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS)))
+	if (!(flags & (JOIN_POLL_LIST | JOIN_KEEP_POLLS)))
 		drop_polls(jp);
 	*out = jp;
 	return 0;
@@ -2155,7 +2149,7 @@ fail:
 int join__new_keep(const struct trace *t, unsigned int flags,
 		   const struct join_keep *keep, struct join **out)
 {
-	const unsigned int keeps = JOIN_POLL_LIST | JOIN_POLL_IDS | JOIN_KEEP_POLLS;
+	const unsigned int keeps = JOIN_POLL_LIST | JOIN_KEEP_POLLS;
 	struct join_priv *jp = NULL;
 	int err;
 
