@@ -165,16 +165,18 @@ struct join_window {
 };
 
 struct join_keep {
-	struct task_sel sel;	       /* of these tasks only (join__select() is
-					* still the views' filter) */
-	uint64_t count_ns;	       /* count those at least this long
-					* (join.ncounted), listed or not */
-	uint64_t min_ns;	       /* at least this long ("matched") */
-	size_t n;		       /* and of those the first @n (start order)
-					* or the @n longest; 0: all */
-	int longest;		       /* 1: the longest (ties: the first) */
-	int switches;		       /* and every poll an off-CPU interval began
-					* in (what offcpu__new() needs) */
+	struct task_sel sel; /* of these tasks only (join__select() is
+			      * still the views' filter) */
+	uint64_t count_ns;   /* count those at least this long
+			      * (join.ncounted), listed or not */
+	uint64_t min_ns;     /* at least this long ("matched") */
+	size_t n;	     /* and of those the first @n (start order)
+			      * or the @n longest; 0: all */
+	int longest;	     /* 1: the longest (ties: the first) */
+	int switches;	     /* and every poll an off-CPU interval began
+			      * in (what offcpu__new() needs) */
+	int one;	     /* and poll @id */
+	uint32_t id;
 	int sampled;		       /* and every poll a CPU sample fell in
 					* (a walk of the samples with their
 					* polls' ids: pprof) */

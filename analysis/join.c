@@ -1399,7 +1399,8 @@ static int keep_poll(struct join_priv *jp, const struct jthread *th, const struc
 	const struct join_keep *k = &jp->keep;
 	struct task_stat ts = {.task = p->task};
 
-	if ((had_switch && k->switches) || (p->samples && k->sampled)) {
+	if ((had_switch && k->switches) || (p->samples && k->sampled) ||
+	    (k->one && p->id == k->id)) {
 		if (LIB_GROW(jp->swp, jp->swp_cap, jp->nswp + 1))
 			return -ENOMEM;
 		jp->swp[jp->nswp++] = *p;

@@ -85,7 +85,12 @@ static int poll_flame(struct inputs *in, unsigned int rflags, uint64_t id,
 	FILE *out;
 	int err, ret = EXIT_OK;
 
-	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU))
+	/* that poll only (and those off-CPU time began in): the join
+	 * streams */
+	if (session_open_keep(&se, in, rflags, 0, SESSION_OFFCPU,
+			      &(struct join_keep){.min_ns = UINT64_MAX,
+						  .one = id <= UINT32_MAX,
+						  .id = (uint32_t)id}))
 		return EXIT_FAIL;
 	if (id >= se.j->npolls) {
 		error("no poll %llu in '%s' (it has %zu; list them with 'd9prof polls %s')",
@@ -142,6 +147,9 @@ static const char *side_name(struct inputs *in, char *buf, size_t len)
 	return buf;
 }
 
+/* The keep of a flame that walks the samples with their polls. */
+static const struct join_keep sampled_polls = {.min_ns = UINT64_MAX, .sampled = 1};
+
 /* flame --diff: the input against a base, both of the tasks @sel keeps. */
 static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflags,
 		      const struct task_sel *sel, const struct flame_opts *fo,
@@ -149,9 +157,10 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 {
 	struct flame_diff_opts d = {.cur = *fo};
 	struct flame_diff_result res;
-	unsigned int jflags = fo->min_poll_ns	       ? JOIN_KEEP_POLLS
-			      : fo->by == GROUP_THREAD ? JOIN_POLL_LIST
-						       : 0;
+	/* --min-poll and --by thread walk the samples again with their
+	 * polls: the polls samples fell in are listed */
+	const struct join_keep *keep =
+		fo->min_poll_ns || fo->by == GROUP_THREAD ? &sampled_polls : NULL;
 	struct trace *t = NULL, *bt = NULL;
 	struct join *j = NULL, *bj = NULL;
 	char what[160], bwhat[160], cn[512], bn[512];
@@ -161,7 +170,7 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	t = open_trace(in, rflags);
 	if (!t)
 		goto out;
-	err = join__new(t, join_flags(in, jflags), &j);
+	err = join__new_keep(t, join_flags(in, 0), keep, &j);
 	if (err) {
 		analysis_failed(in, t, err);
 		goto out;
@@ -169,7 +178,7 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	bt = open_trace(base, rflags);
 	if (!bt)
 		goto out;
-	err = join__new(bt, join_flags(in, jflags), &bj);
+	err = join__new_keep(bt, join_flags(in, 0), keep, &bj);
 	if (err) {
 		analysis_failed(base, bt, err);
 		goto out;
@@ -333,14 +342,14 @@ int cmd_flame(int argc, char **argv)
 	t = open_trace(&in, rflags);
 	if (!t)
 		return EXIT_FAIL;
-	/* --min-poll walks the samples again, looking their polls up; --by
-	 * thread needs the threads that polled */
-	err = join__new(t,
-			join_flags(&in, fo.by == GROUP_THREAD ? JOIN_POLL_LIST
-					: fo.min_poll_ns || fa.span || fo.by == GROUP_SPAN
-						? JOIN_KEEP_POLLS
-						: 0),
-			&j);
+	/* --min-poll, --by thread or span and --span walk the samples again,
+	 * looking their polls up: the polls samples fell in are listed */
+	err = join__new_keep(t, join_flags(&in, 0),
+			     fo.by == GROUP_THREAD || fo.min_poll_ns || fa.span ||
+					     fo.by == GROUP_SPAN
+				     ? &sampled_polls
+				     : NULL,
+			     &j);
 	if (!err && (fa.span || fo.by == GROUP_SPAN))
 		err = spans__new(j, NULL, &sp);
 	if (err) {
