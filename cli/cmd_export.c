@@ -156,7 +156,6 @@ int cmd_export(int argc, char **argv)
 	struct session se;
 	FILE *out;
 	const struct join_keep pkeep = {.min_ns = UINT64_MAX, .sampled = 1};
-	unsigned int jflags = 0;
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, &eo, &va, &in, argc, argv)) != VIEW_RUN)
@@ -174,20 +173,21 @@ int cmd_export(int argc, char **argv)
 	/* a binary format is not for a terminal */
 	terminal_svg(&outp, default_file(eo.format));
 
-	/* pprof labels samples with their polls' ids: it lists the polls
-	 * samples fell in, the join streaming; speedscope draws what the
-	 * join counts, by thread or span from the samples walked again;
-	 * chrome builds on every poll */
-	if (eo.format == EXPORT_SPEEDSCOPE &&
-	    (eo.by == GROUP_THREAD || eo.by == GROUP_SPAN))
-		jflags = JOIN_KEEP_POLLS;
+	/* pprof labels samples with their polls' ids, speedscope by thread
+	 * or span walks the samples again: the polls samples fell in are
+	 * listed, the join streaming (else speedscope draws what the join
+	 * counts); chrome builds on every poll */
 	if (session_open_keep(
-		    &se, &in, rflags, jflags,
+		    &se, &in, rflags, 0,
 		    (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |
 			    (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
 				     ? SESSION_SPANS
 				     : 0),
-		    eo.format == EXPORT_PPROF ? &pkeep : NULL))
+		    eo.format == EXPORT_PPROF ||
+				    (eo.format == EXPORT_SPEEDSCOPE &&
+				     (eo.by == GROUP_THREAD || eo.by == GROUP_SPAN))
+			    ? &pkeep
+			    : NULL))
 		return EXIT_FAIL;
 	eo.spans = se.sp;
 	if (check_task(se.j, &va.sel, &in) ||

@@ -33,7 +33,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 static int open_side(const char *p, unsigned int flags, const struct fuzz_part *w,
-		     unsigned int jflags, struct trace **t, struct join **j)
+		     const struct join_keep *keep, struct trace **t, struct join **j)
 {
 	struct trace_read_opts ro = {.flags = flags};
 	const char *paths[] = {p};
@@ -46,7 +46,7 @@ static int open_side(const char *p, unsigned int flags, const struct fuzz_part *
 	}
 	err = trace__read_paths(paths, 1, &ro, t, &msg);
 	if (!err)
-		err = join__new(*t, jflags, j);
+		err = join__new_keep(*t, 0, keep, j);
 	/* times count from the whole trace's start, as with --from */
 	if (!err && w)
 		(*j)->origin = (*t)->segments ? (*t)->segments[0].start : 0;
@@ -64,7 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct flame_opts *fo = &d.cur;
 	const uint8_t *part[2];
 	size_t len[2];
-	unsigned int b, rflags, jflags;
+	static const struct join_keep sampled = {.min_ns = UINT64_MAX, .sampled = 1};
+	const struct join_keep *keep;
+	unsigned int b, rflags;
 	int one;
 
 	if (!size)
@@ -87,11 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (b & 64)
 		fo->min_poll_ns = 1000 * (1 + size % 2000);
 	/* as cmd_flame.c's diff_flame() joins them */
-	jflags = fo->by == GROUP_THREAD ? JOIN_POLL_LIST : 0;
-	if (fo->min_poll_ns)
-		jflags = JOIN_KEEP_POLLS;
-	if (open_side(path[0], rflags, one ? &new_w : NULL, jflags, &t, &j) ||
-	    open_side(path[one ? 0 : 1], rflags, one ? &base_w : NULL, jflags, &bt, &bj))
+	keep = fo->by == GROUP_THREAD || fo->min_poll_ns ? &sampled : NULL;
+	if (open_side(path[0], rflags, one ? &new_w : NULL, keep, &t, &j) ||
+	    open_side(path[one ? 0 : 1], rflags, one ? &base_w : NULL, keep, &bt, &bj))
 		goto out;
 	fuzz_pick_task(j, (b >> 4) & 3, size);
 	/* the command stops where this fails; the library must not care */
