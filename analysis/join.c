@@ -149,6 +149,10 @@ struct join_priv {
 	uint64_t horizon;
 	uint64_t max_ev, max_smp; /* latest event, sample time walked */
 	size_t nev_seen, nsmp_seen;
+	/* samples ahead of their thread's events and of the horizon,
+	 * held[held_at .. nheld), in time order unless held_unsorted */
+	size_t held_at;
+	int held_unsorted;
 	struct trace_sample *held; /* samples ahead of their thread's
 				    * events and of the horizon */
 	size_t nheld, held_cap;
@@ -1592,6 +1596,13 @@ static int free_delivered(struct join_priv *jp, size_t th_ix)
 	return 0;
 }
 
+static int sample_time_cmp(const void *a, const void *b)
+{
+	const struct trace_sample *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
 /* The horizon after a chunk: samples held back to it joined, polls
  * ended before it freed. */
 static int stream_advance(struct join_priv *jp)
@@ -1610,13 +1621,22 @@ static int stream_advance(struct join_priv *jp)
 	if (h <= jp->horizon)
 		return 0;
 	jp->horizon = h;
-	for (i = 0; i < jp->nheld && !err; i++) {
-		if (jp->held[i].time < h)
-			err = stream_place(jp, &jp->held[i]);
-		else
-			jp->held[k++] = jp->held[i];
+	/* the held in time order: those before the horizon are a prefix
+	 * (samples come nearly in time order: seldom sorted) */
+	if (jp->held_unsorted) {
+		qsort(jp->held + jp->held_at, jp->nheld - jp->held_at, sizeof(*jp->held),
+		      sample_time_cmp);
+		jp->held_unsorted = 0;
 	}
-	jp->nheld = k;
+	for (i = jp->held_at; i < jp->nheld && jp->held[i].time < h && !err; i++)
+		err = stream_place(jp, &jp->held[i]);
+	jp->held_at = i;
+	if (jp->held_at > jp->nheld / 2) {
+		k = jp->nheld - jp->held_at;
+		memmove(jp->held, jp->held + jp->held_at, k * sizeof(*jp->held));
+		jp->nheld = k;
+		jp->held_at = 0;
+	}
 	return err ? err : stream_deliver(jp, h);
 }
 
@@ -1636,6 +1656,9 @@ static int on_stream_samples(void *ctx, const struct trace_sample *s, size_t n)
 		    s[i].time >= jp->horizon) {
 			if (LIB_GROW(jp->held, jp->held_cap, jp->nheld + 1))
 				return -ENOMEM;
+			if (jp->nheld > jp->held_at &&
+			    s[i].time < jp->held[jp->nheld - 1].time)
+				jp->held_unsorted = 1;
 			jp->held[jp->nheld++] = s[i];
 			continue;
 		}
@@ -1653,11 +1676,11 @@ static int stream_finish(struct join_priv *jp)
 {
 	int err = 0;
 
-	for (size_t i = 0; i < jp->nheld && !err; i++)
+	for (size_t i = jp->held_at; i < jp->nheld && !err; i++)
 		err = stream_place(jp, &jp->held[i]);
 	free(jp->held);
 	jp->held = NULL;
-	jp->nheld = jp->held_cap = 0;
+	jp->nheld = jp->held_cap = jp->held_at = 0;
 	return err;
 }
 

@@ -939,6 +939,23 @@ Test(join, a_join_that_keeps_no_poll_streams_and_answers_as_one_that_keeps_them)
 		a = light_outputs(t, 0, &sa);
 		b = light_outputs(t, JOIN_NO_STREAM, &sb);
 		cr_assert_str_eq(a, b, "late %d", late);
+		{
+			/* the samples in memory: all come first, held until
+			 * the events reach them */
+			struct trace *tm;
+			char *c;
+			int sc;
+
+			cr_assert_eq(
+				trace__read_opts(path, TRACE_READ_NO_EVENTS, &tm, &msg),
+				0);
+			c = light_outputs(tm, 0, &sc);
+			cr_assert_str_eq(a, c, "late %d, samples in memory", late);
+			/* a late sample is not: they all came first */
+			cr_assert_eq(sc, late != 2);
+			free(c);
+			trace__free(tm);
+		}
 		cr_assert_eq(sb, 0);
 		/* a record older than what was freed: joined again, whole */
 		cr_assert_eq(sa, late == 0 || late == 3, "late %d streamed %d", late, sa);
