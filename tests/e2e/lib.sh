@@ -117,6 +117,9 @@ start_ready() {
 	done
 	out=$1
 	shift
+	# emptied here, not in the child: a "ready" left by an earlier run
+	# into the same file must not be read before the child truncates it
+	: >"$out"
 	if [ "$merge" = 1 ]; then
 		"$@" >"$out" 2>&1 &
 	else
