@@ -1900,29 +1900,38 @@ static int poll_id_cmp(const void *a, const void *b)
 
 static int index_listed(struct join_priv *jp);
 
+/* Polls @a and @b (@na, @nb of them, each in id order) merged in id
+ * order, each once: a new array, its length in *@n; NULL without memory. */
+static struct poll *merge_polls(const struct poll *a, size_t na, const struct poll *b,
+				size_t nb, size_t *n)
+{
+	struct poll *v = malloc((na + nb + 1) * sizeof(*v));
+	size_t x = 0, y = 0, m = 0;
+
+	if (!v)
+		return NULL;
+	while (x < na || y < nb) {
+		const struct poll *p =
+			y == nb || (x < na && a[x].id <= b[y].id) ? &a[x++] : &b[y++];
+
+		if (!m || v[m - 1].id != p->id)
+			v[m++] = *p;
+	}
+	*n = m;
+	return v;
+}
+
 /* A streaming join's list: what the keep kept, in id order, once each;
  * each thread's listed polls for the lookups. */
 static int list_kept(struct join_priv *jp)
 {
 	struct join *j = &jp->pub;
-	size_t a = 0, b = 0, n = 0;
 
 	if (jp->ntop) /* (NULL without any) */
 		qsort(jp->top, jp->ntop, sizeof(*jp->top), poll_id_cmp);
-	j->polls = malloc((jp->ntop + jp->nswp + 1) * sizeof(*j->polls));
+	j->polls = merge_polls(jp->top, jp->ntop, jp->swp, jp->nswp, &j->nlisted);
 	if (!j->polls)
 		return -ENOMEM;
-	while (a < jp->ntop || b < jp->nswp) {
-		const struct poll *p;
-
-		if (b == jp->nswp || (a < jp->ntop && jp->top[a].id <= jp->swp[b].id))
-			p = &jp->top[a++];
-		else
-			p = &jp->swp[b++];
-		if (!n || j->polls[n - 1].id != p->id)
-			j->polls[n++] = *p;
-	}
-	j->nlisted = n;
 	free(jp->top);
 	free(jp->swp);
 	jp->top = jp->swp = NULL;
@@ -2200,9 +2209,8 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 {
 	struct join_priv *jp = JOIN_PRIV(j), *more = NULL;
 	const struct join_keep k = {.min_ns = UINT64_MAX, .win = win, .nwin = n};
-	const struct poll *a = j->polls, *b;
 	struct poll *v;
-	size_t x = 0, y = 0, m = 0, na = j->nlisted, nb;
+	size_t m;
 	int err;
 
 	if (!jp->stream || !n)
@@ -2212,21 +2220,10 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 		err = join_run(j->trace, jp->flags, 0, &k, &more);
 	if (err)
 		return err;
-	b = more->pub.polls;
-	nb = more->pub.nlisted;
-	v = malloc((na + nb + 1) * sizeof(*v));
-	if (!v) {
-		join__free(&more->pub);
-		return -ENOMEM;
-	}
-	while (x < na || y < nb) {
-		const struct poll *p =
-			y == nb || (x < na && a[x].id <= b[y].id) ? &a[x++] : &b[y++];
-
-		if (!m || v[m - 1].id != p->id)
-			v[m++] = *p;
-	}
+	v = merge_polls(j->polls, j->nlisted, more->pub.polls, more->pub.nlisted, &m);
 	join__free(&more->pub);
+	if (!v)
+		return -ENOMEM;
 	free(j->polls);
 	j->polls = v;
 	j->nlisted = m;
