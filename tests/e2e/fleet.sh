@@ -32,7 +32,10 @@ need_perf >/dev/null || e2e_skip_all "perf_event does not record here"
 s3_up() { s3_start "$TMP/s3-$1" bkt; }
 
 # record ARGS...: a recorder in the background, its stderr in $TMP/rec.err
+# (emptied here, not in the child: what an earlier recorder said there
+# must not be read as this one's)
 record() {
+	: >"$TMP/rec.err"
 	"$D9" record "$@" 2>"$TMP/rec.err" &
 	PIDS+=($!)
 	REC=$!

@@ -49,7 +49,10 @@ start_demo() {
 }
 
 # record ARGS...: a recorder in the background, its stderr in $TMP/rec.err
+# (emptied here, not in the child: what an earlier recorder said there
+# must not be read as this one's)
 record() {
+	: >"$TMP/rec.err"
 	"$D9" record "$@" 2>"$TMP/rec.err" &
 	PIDS+=($!)
 	REC=$!
