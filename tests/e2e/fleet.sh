@@ -71,7 +71,7 @@ keys() {
 }
 
 t_server_down_and_back_loses_nothing_and_counts_retries() {
-	local out=$TMP/down n up retried
+	local out=$TMP/down n up retried k
 	mkdir -p "$out"
 	s3_up down || return
 	start_demo 2 || return 1
@@ -86,9 +86,10 @@ t_server_down_and_back_loses_nothing_and_counts_retries() {
 	n=$(find "$out" -name '*.d9' | wc -l)
 	up=$(summary "$TMP/rec.err" uploaded)
 	retried=$(summary "$TMP/rec.err" retried)
-	say "    $n segments, $up uploaded, $retried retried, $(keys down/ | wc -l) keys"
+	k=$(keys down/ | wc -l)
+	say "    $n segments, $up uploaded, $retried retried, $k keys"
 	grep -q 'warning: upload: .*failure' "$TMP/rec.err" || { cat "$TMP/rec.err"; fail "no failure said"; return; }
-	[ "$up" = "$n" ] && [ "$(keys down/ | wc -l)" = "$n" ] && ((retried > 0)) ||
+	[ "$up" = "$n" ] && [ "$k" = "$n" ] && ((retried > 0)) ||
 		{ cat "$TMP/rec.err"; fail "lost some, or no retry counted"; return; }
 }
 
@@ -99,6 +100,14 @@ t_wrong_credentials_or_bucket_say_one_line_and_record_on() {
 	start_demo 3 || return 1
 	AWS_ACCESS_KEY_ID=NOSUCHKEY record -p "$DEMO_PID" --rotate 1s -o "$out" \
 		--upload s3://bkt/wrong
+	# no such bucket (checked below): meanwhile, of a demo of its own
+	local rb out2=$TMP/wrong2
+	mkdir -p "$out2"
+	start_demo 3b || return 1
+	"$D9" record -p "$DEMO_PID" --rotate 1s -o "$out2" --upload s3://nosuchbucket/x \
+		2>"$TMP/rec2.err" &
+	rb=$!
+	PIDS+=("$rb")
 	until_sealed "$TMP/rec.err" 2 || return 1
 	kill -INT "$REC"
 	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
@@ -111,14 +120,12 @@ t_wrong_credentials_or_bucket_say_one_line_and_record_on() {
 	grep -q "$AWS_SECRET_ACCESS_KEY" "$TMP/rec.err" && { fail "the secret was said"; return; }
 	[ "$(summary "$TMP/rec.err" 'given up')" = "$n" ] || { cat "$TMP/rec.err"; fail "not all given up"; return; }
 	# no such bucket: said once, the files stay
-	rm -rf "$out"/*
-	record -p "$DEMO_PID" --rotate 1s -o "$out" --upload s3://nosuchbucket/x
-	until_sealed "$TMP/rec.err" 1 || return 1
-	kill -INT "$REC"
-	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
-	grep -c 'warning: upload' "$TMP/rec.err" | grep -qx 1 &&
-		grep -q 'NoSuchBucket\|nosuchbucket' "$TMP/rec.err" ||
-		{ cat "$TMP/rec.err"; fail "no one line for the bucket"; return; }
+	until_sealed "$TMP/rec2.err" 1 || return 1
+	kill -INT "$rb"
+	wait "$rb" || { cat "$TMP/rec2.err"; fail "the recorder failed"; return; }
+	grep -c 'warning: upload' "$TMP/rec2.err" | grep -qx 1 &&
+		grep -q 'NoSuchBucket\|nosuchbucket' "$TMP/rec2.err" ||
+		{ cat "$TMP/rec2.err"; fail "no one line for the bucket"; return; }
 }
 
 # libcurl is loaded where S3 is used (store/s3.c), not linked: without it
@@ -164,7 +171,7 @@ t_without_libcurl_s3_says_what_to_install() {
 local_inputs() { find "$TMP/h$1/local" -name '*.d9' -printf '-i %p\n' | sort; }
 
 t_three_hosts_and_a_dump_as_ls_shows_them() {
-	local h pids=() i n up f k from
+	local h pids=() i n up f k from att
 	s3_up fleet || return
 	for h in 1 2 3; do
 		mkdir -p "$TMP/h$h"
@@ -174,13 +181,15 @@ t_three_hosts_and_a_dump_as_ls_shows_them() {
 		pids+=($!)
 		PIDS+=($!)
 	done
-	for h in 1 2 3; do until_sealed "$TMP/h$h.err" 3 || return 1; done
-	# a flight recorder's dump, with its reason
+	# a flight recorder beside them, for a dump with its reason
 	start_demo dump || return 1
 	record -p "$DEMO_PID" --flight=2s -o "$TMP" --upload s3://bkt/fleet --host host4 \
 		--service api
 	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || { cat "$TMP/rec.err"; fail "no attach"; return; }
-	sleep 1
+	att=$(date +%s.%N)
+	for h in 1 2 3; do until_sealed "$TMP/h$h.err" 3 || return 1; done
+	# its dump, a second or more after it attached
+	sleep "$(awk -v a="$att" -v b="$(date +%s.%N)" 'BEGIN { d = 1 - (b - a); print (d > 0 ? d : 0) }')"
 	"$D9" dump "$REC" >/dev/null
 	wait_for "$TMP/rec.err" '^d9prof: dump: ' 10 || { cat "$TMP/rec.err"; fail "no dump"; return; }
 	for i in "${pids[@]}" "$REC"; do kill -INT "$i"; done
