@@ -111,15 +111,24 @@ t_a_directory_of_the_targets_owner_is_refused() {
 }
 
 t_the_targets_name_stays_one_component_and_never_shell() {
-	local w=$TMP/work n
-	mkdir "$w"
-	for n in '../../../../..' '$(touch P)' "$(printf 'a\033[2J\a\302\233b')"; do
-		start "$n" 10 || return 1
-		rm -rf "$w"/*
-		(cd "$w" && "$D9" record -p "$HPID" --rotate 1s -d 2 --key-prefix k -o out \
+	local w n i rps=() names=('../../../../..' '$(touch P)' "$(printf 'a\033[2J\a\302\233b')")
+	# the three names at once, each its own target, recorder and directory
+	for i in 0 1 2; do
+		w=$TMP/work$i
+		mkdir "$w"
+		start "${names[i]}" 10 || return 1
+		(cd "$w" && exec "$D9" record -p "$HPID" --rotate 1s -d 2 --key-prefix k -o out \
 			--on-segment 'echo "{}" >>log; echo {} >>log; echo '"'"'{}'"'"' >>log; echo "$D9PROF_SEGMENT" >>log' \
-			2>"$TMP/name.err") || fail "record failed: $(tail -2 "$TMP/name.err")" || return 1
-		sleep 0.5 # the last commands
+			2>"$TMP/name$i.err") &
+		rps+=($!)
+		PIDS+=($!)
+	done
+	for i in 0 1 2; do
+		wait "${rps[i]}" || fail "record failed: $(tail -2 "$TMP/name$i.err")" || return 1
+	done
+	sleep 0.5 # the last commands
+	for i in 0 1 2; do
+		n=${names[i]} w=$TMP/work$i
 		[ ! -e "$w/P" ] || fail "comm '$n' ran a command" || return 1
 		[ "$(find "$w" -name '*.d9' | wc -l)" -ge 2 ] || fail "no segments: $(find "$w")" || return 1
 		find "$w" -name '*.d9' | grep -v "^$w/out/k/[0-9-]*/[0-9]*/[A-Za-z0-9_][A-Za-z0-9._-]*/[^/]*/[^/]*/[0-9]*-[0-9]*-[0-9a-f]\{12\}.d9$" |
@@ -127,9 +136,8 @@ t_the_targets_name_stays_one_component_and_never_shell() {
 		# each command saw the sealed file's path four ways
 		awk -v w="$w/" '{ if (system("test -f \"" w $0 "\"")) { print "    not a file: " $0; bad = 1 } }
 			END { exit bad || NR < 8 }' "$w/log" || fail "the paths the commands saw" || return 1
-		no_controls "$TMP/name.err" || return 1
+		no_controls "$TMP/name$i.err" || return 1
 		say "    comm $(printf %q "$n") -> $(find "$w/out/k" -mindepth 3 -maxdepth 3 -printf '%f\n' | head -1)"
-		e2e_kill_started
 	done
 }
 
