@@ -571,18 +571,40 @@ sleeper_built() {
 			"$B/libd9prof.a" -lpthread || fail "cannot build the sleeper"
 }
 
+# sleepers_recorded: the sleeper (3 s) recorded by each off-CPU source
+# (SRC as offcpu_demo's; bpf where need_bpf passes) at once, into
+# $TMP/sl-SRC.data, .out, .err and .rc (record's exit status), the first
+# time a test needs one: three processes that sleep, recorded apart
+SLEEPERS_RECORDED=0
+sleepers_recorded() {
+	local src how p pids=()
+	[ "$SLEEPERS_RECORDED" = 1 ] && return 0
+	SLEEPERS_RECORDED=1
+	sleeper_built || return 1
+	for src in tracepoint bpf switch; do
+		how="--offcpu-source $src"
+		if [ "$src" = bpf ]; then
+			need_bpf >/dev/null || continue
+			how="--sched bpf"
+		fi
+		# shellcheck disable=SC2086
+		("$D9" record $how -o "$TMP/sl-$src.data" -- "$TMP/sleeper" 3 >"$TMP/sl-$src.out" \
+			2>"$TMP/sl-$src.err"
+		echo $? >"$TMP/sl-$src.rc") &
+		pids+=($!)
+		PIDS+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+}
+
 # offcpu_sleeper SRC: (SRC as offcpu_demo's) a process of our own whose
 # task sleeps ~3 ms per poll in libc's nanosleep()/usleep() called from
 # sleeper_wait_for_io(), a frame-pointer walk from inside libc skips that
 # function
 offcpu_sleeper() {
-	local src=$1 d="$TMP/sl-$1" how
-	sleeper_built || return 1
-	how="--offcpu-source $src"
-	[ "$src" = bpf ] && how="--sched bpf"
-	# shellcheck disable=SC2086
-	"$D9" record $how -o "$d.data" -- "$TMP/sleeper" 3 >"$d.out" \
-		2>"$d.err" || fail "record failed: $(cat "$d.err")" || return 1
+	local src=$1 d="$TMP/sl-$1"
+	sleepers_recorded || return 1
+	[ "$(cat "$d.rc" 2>/dev/null)" = 0 ] || fail "record failed: $(cat "$d.err")" || return 1
 	local slept w wcall
 	slept=$(awk '$1 == "slept_us" { print $2 }' "$d.out")
 	[ -n "$slept" ] && [ "$slept" -gt 1000000 ] || fail "sleeper slept '$slept' us" || return 1
