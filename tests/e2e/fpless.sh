@@ -4,8 +4,8 @@
 # without force-frame-pointers), each spinning at the bottom. By default
 # record sees that the program lacks frame pointers, says so naming it, and
 # copies enough stack for CFI to reach main: at least 95% of the samples
-# must (a ratio, so each recording runs until it holds 500 samples, 2 s
-# doubling up to 16 s). With --call-graph fp the chains are cut in the
+# must (a ratio, so each recording runs until it holds 500 samples, 1 s
+# doubling up to 16 s: some 1000 in 1 s). With --call-graph fp the chains are cut in the
 # recursion, and every view's loss line counts them.
 #
 #   B=build    build directory
@@ -40,7 +40,7 @@ reach() {
 # and names it in the summary as lacking frame pointers
 default_reaches_main() {
 	local prog=$1 name=$2 r
-	enough "$NEED" 2 16 rec "$prog" "$name"
+	enough "$NEED" 1 16 rec "$prog" "$name"
 	case $? in 0) ;; 1) return 1 ;; *) fail "too few samples (machine busy?)"; return 1 ;; esac
 	grep -q "call graph: dwarf,8192 (no frame pointers in $(basename "$prog")" "$TMP/$name.err" ||
 		{ cat "$TMP/$name.err"; fail "the summary does not name $(basename "$prog")"; return 1; }
@@ -54,7 +54,7 @@ default_reaches_main() {
 # flame's loss line, info's text and its JSON all count them
 fp_counts_cut() {
 	local prog=$1 name=$2 n
-	enough "$NEED" 2 16 rec "$prog" "$name" --call-graph fp
+	enough "$NEED" 1 16 rec "$prog" "$name" --call-graph fp
 	case $? in 0) ;; 1) return 1 ;; *) fail "too few samples (machine busy?)"; return 1 ;; esac
 	grep -q "CPU stacks (fp, 512 bytes copied)" "$TMP/$name.err" ||
 		{ cat "$TMP/$name.err"; fail "record did not say fp"; return 1; }
