@@ -326,18 +326,21 @@ started_at() {
 # line names each (pid, command, start as /proc says), exit 1; --pid reads
 # one, as its own file alone reads; two recordings of one process merge
 t_two_processes_are_refused_and_picked_by_pid() {
-	local out=$TMP/twoproc a b sa s1 s2 want got f
+	local out=$TMP/twoproc a b sa s1 s2 want got f rb
 	mkdir -p "$out"
 	start_demo || return 1
 	a=$DEMO_PID
+	start_demo || return 1
+	b=$DEMO_PID
+	# b's recording beside a's two
+	"$D9" record -p "$b" -d 1 -o "$out/b.data" 2>"$TMP/rb.err" &
+	rb=$!
+	PIDS+=("$rb")
 	"$D9" record -p "$a" -d 1 -o "$out/a.data" 2>"$TMP/ra.err" &&
 		"$D9" record -p "$a" -d 1 -o "$out/a2.data" 2>>"$TMP/ra.err" ||
 		{ cat "$TMP/ra.err"; fail "record of $a failed"; return; }
 	sa=("$(started_at "$a" -1)" "$(started_at "$a")" "$(started_at "$a" 1)")
-	start_demo || return 1
-	b=$DEMO_PID
-	"$D9" record -p "$b" -d 1 -o "$out/b.data" 2>"$TMP/rb.err" ||
-		{ cat "$TMP/rb.err"; fail "record of $b failed"; return; }
+	wait "$rb" || { cat "$TMP/rb.err"; fail "record of $b failed"; return; }
 	for f in "-i $out" "-i $out/a.data -i $out/b.data"; do
 		# shellcheck disable=SC2086
 		if "$D9" tasks $f >"$TMP/two.out" 2>"$TMP/two.err"; then
