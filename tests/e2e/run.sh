@@ -1036,10 +1036,14 @@ t_killed_ctimer_recorder_leaves_target_as_before() {
 	cc -O1 -g -fno-omit-frame-pointer -I. -Iinclude tests/e2e/marker_probe.c \
 		-o "$TMP/probe" "$B/libd9prof.a" -lpthread || fail "cannot build probe" || return 1
 	"$TMP/probe" >"$TMP/probe.out" &
-	local ppid=$!; PIDS+=("$ppid")
-	sleep 2
+	local ppid=$! i; PIDS+=("$ppid")
+	# its first three measurements (t < 2), never attached
+	for i in $(seq 200); do
+		[ "$(grep -c '^t ' "$TMP/probe.out")" -ge 3 ] && break
+		sleep 0.05
+	done
 	"$D9" record --sampler ctimer -F 4999 -p "$ppid" -o "$TMP/pk.data" 2>"$TMP/pk.err" &
-	local rpid=$! i
+	local rpid=$!
 	# the recorder attaches after its off-CPU setup, whose tracepoint
 	# opens can take the kernel seconds under load: wait for its word,
 	# then for the probe to report armed timers
