@@ -23,15 +23,43 @@ pct() {
 		END { if (!t) print 0; else printf "%d\n", 100 * h / t }' "$1"
 }
 
-# record_demo NAME [ARGS]: start the service, record it 4 s with ARGS
+# record_demo NAME [ARGS]: start the service (its pid in SPID), record it
+# 4 s with ARGS (in the background: its exit status in NAME.rc, RD_PID
+# the recorder's)
 record_demo() {
-	local n=$1 pid
+	local n=$1
 	shift
 	start_ready "$TMP/$n.out" "$BIN" -d 30 || return 1
-	pid=$SPID
-	"$D9" record -p "$pid" "$@" -d 4 -o "$TMP/$n.data" 2>"$TMP/$n.rec" ||
+	("$D9" record -p "$SPID" "$@" -d 4 -o "$TMP/$n.data" 2>"$TMP/$n.rec"
+	echo $? >"$TMP/$n.rc") &
+	RD_PID=$!
+	PIDS+=("$RD_PID")
+}
+
+# demos_recorded: two services recorded at once, one by perf_event (NAME
+# perf), one by the ctimer sampler (ctimer), the first time a test needs
+# one
+DEMOS_RECORDED=0
+demos_recorded() {
+	local p s
+	[ "$DEMOS_RECORDED" = 1 ] && return 0
+	DEMOS_RECORDED=1
+	record_demo perf || return 1
+	p=$RD_PID s=$SPID
+	record_demo ctimer --sampler ctimer || return 1
+	wait "$p"
+	wait "$RD_PID"
+	stop "$s"
+	stop "$SPID"
+	return 0
+}
+
+# demo_recorded NAME: NAME's recording (demos_recorded) and its tasks
+demo_recorded() {
+	local n=$1
+	demos_recorded || return 1
+	[ "$(cat "$TMP/$n.rc" 2>/dev/null)" = 0 ] ||
 		fail "record failed: $(tail -3 "$TMP/$n.rec")" || return 1
-	stop "$pid"
 	"$D9" tasks -i "$TMP/$n.data" --limit 0 --wide >"$TMP/$n.tasks" ||
 		fail "tasks failed" || return 1
 }
@@ -125,13 +153,13 @@ check_beside_crate() {
 
 t_perf_sampler() {
 	need_demo || return 2
-	record_demo perf || return 1
+	demo_recorded perf || return 1
 	check_cpu_task perf && check_blocking_and_names perf && check_beside_crate perf
 }
 
 t_ctimer_sampler() {
 	need_demo || return 2
-	record_demo ctimer --sampler ctimer || return 1
+	demo_recorded ctimer || return 1
 	grep -q "sampler: ctimer" "$TMP/ctimer.rec" || fail "did not use ctimer" || return 1
 	check_cpu_task ctimer && check_blocking_and_names ctimer
 }
