@@ -168,8 +168,9 @@ starve_rec() {
 
 # starve_trace: $RD/starve.data; sets HID VID
 starve_trace() {
-	# the hog's 500 samples (t_starve_scenario): 3 s, else 6 s
-	recorded_once starve enough 500 3 6 starve_rec || return 1
+	# the hog's 500 samples (t_starve_scenario): 2 s (some 1600 of them,
+	# and some 100 victim polls, over 50), else 4 s
+	recorded_once starve enough 500 2 6 starve_rec || return 1
 	HID=$(task_id "$RD/starve.out" hog)
 	VID=$(task_id "$RD/starve.out" victim)
 	[ -n "$HID" ] && [ -n "$VID" ] || fail "starve printed no task ids" || return 1
@@ -177,8 +178,9 @@ starve_trace() {
 
 # pinned_trace: $RD/pinned.data, thief on CPU 0 beside it; sets BID TPID
 pinned_trace() {
-	# the busy task's 500 samples (t_pinned_scenario): 3 s, else 6 s
-	recorded_once pinned enough 500 3 6 pinned_rec || return 1
+	# the busy task's 500 samples (t_pinned_scenario): 2 s (some 1000 of
+	# them), else 4 s
+	recorded_once pinned enough 500 2 6 pinned_rec || return 1
 	BID=$(task_id "$RD/pinned.out" busy)
 	TPID=$(cat "$RD/thief.pid")
 	[ -n "$BID" ] && [ -n "$TPID" ] || fail "no task id or thief pid" || return 1
