@@ -45,12 +45,14 @@ PROFILE=$TMP
 
 "$GEN" "$OUT" || { say "not ok - gen failed"; exit 1; }
 
-# browser WIDTH ARGS...: headless Chromium, a WIDTH x 400 window
+# browser WIDTH ARGS...: headless Chromium, a WIDTH x 400 window (a
+# profile of its own per width: the widths are drawn at once)
 browser() {
 	local w=$1; shift
 	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
 		--disable-background-networking --no-first-run --disable-dev-shm-usage \
-		--user-data-dir="$PROFILE" --window-size="$w,400" "$@" 2>>"$OUT/chromium.log"
+		--user-data-dir="$PROFILE/chromium-$w" --window-size="$w,400" "$@" \
+		2>>"$OUT/chromium-$w.log"
 }
 
 # A copy of the graph whose init() goes on, once the SVG's own script has
@@ -91,12 +93,17 @@ EOF
 }
 probe_svg >"$OUT/probe.svg"
 
+# the widths at once, each its four pages one after the other
+BPIDS=()
 for w in $WIDTHS; do
-	browser "$w" --dump-dom "file://$OUT/cpu.svg" >"$OUT/cpu-$w.dom"
+	(browser "$w" --dump-dom "file://$OUT/cpu.svg" >"$OUT/cpu-$w.dom"
 	browser "$w" --dump-dom "file://$OUT/probe.svg" >"$OUT/probe-$w.dom"
 	browser "$w" --screenshot="$OUT/cpu-$w.png" "file://$OUT/cpu.svg" >/dev/null
-	browser "$w" --screenshot="$OUT/icicle-$w.png" "file://$OUT/icicle.svg" >/dev/null
+	browser "$w" --screenshot="$OUT/icicle-$w.png" "file://$OUT/icicle.svg" >/dev/null) &
+	BPIDS+=($!)
+	PIDS+=($!)
 done
+for p in "${BPIDS[@]}"; do wait "$p"; done
 
 # The checks, one line each: "ok - ..." or "not ok - ..." with the reason.
 python3 - "$OUT" $WIDTHS <<'EOF' | tee "$OUT/result.txt"
