@@ -871,6 +871,8 @@ struct delays_keep {
 	uint64_t min_ns;   /* those of the kept tasks at least this long */
 	size_t top;	   /* ... the longest this many of them (0: all) */
 	uint64_t count_ns; /* counted: those at least this long */
+	int listed;	   /* ... only those a poll the join lists ended
+			    * (poll: its id; waker_poll -1): chrome's flows */
 	/* delays__list_polls(): the polls of these windows too */
 	const struct join_window *also;
 	size_t nalso;
@@ -1497,6 +1499,9 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
  * into runs on tracks of their own, per task, else per task name, else
  * per thread (run_by: the first whose tracks fit), "N polls" slices
  * within run_ns, args polls and busy_ns, as many as a quarter holds.
+ * @oc's join lists what analysis_chrome_keep() says (or every poll);
+ * the runs come from a second streamed join (join_for_each_poll()). @d
+ * lists the delays those listed polls ended (delays_keep.listed), or all.
  * result: samples (trace samples), switches, pprof_samples (poll
  * slices), functions (stack frame nodes). 0, -EINVAL, -ENOENT if no task
  * matches the selection, -ENODATA if no poll and no sample is written (a valid
@@ -1504,5 +1509,11 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
 struct delays;
 int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 			    const struct export_opts *o, FILE *out);
+/* What the chrome export of @o and the tasks @sel keeps needs its join to
+ * list: the longest polls, as many as could be written uncut (a bound
+ * of @o->max_bytes; all of them with none), and the polls samples fell
+ * in, for a selection. */
+struct join_keep analysis_chrome_keep(const struct export_opts *o,
+				      const struct task_sel *sel);
 
 #endif /* D9_ANALYSIS_H */

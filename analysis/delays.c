@@ -165,7 +165,7 @@ static int keep(struct replay *r, const struct task_stat *ts, const struct delay
 	d->matched += kept && ns >= k->min_ns;
 	if (!r->keep)
 		return push(&d->v, &d->n, &r->vcap, dl);
-	if (!kept || ns < k->min_ns)
+	if (!kept || ns < k->min_ns || (k->listed && dl->poll < 0))
 		return 0;
 	if (!k->top || d->n < k->top) {
 		int err = push(&d->v, &d->n, &r->vcap, dl);
@@ -247,7 +247,13 @@ static int replay_one(struct replay *r, const struct dev *e)
 		if (s->cur.begin - s->cur.wake > s->tmax)
 			s->tmax = s->cur.begin - s->cur.wake;
 		s->cur.poller = tid;
-		s->cur.poll = poll_id(j, r->cur, tid, e->time);
+		if (r->keep && r->keep->listed) {
+			const struct poll *p = join__cursor_poll_at(r->cur, tid, e->time);
+
+			s->cur.poll = p ? (int32_t)p->id : -1;
+		} else {
+			s->cur.poll = poll_id(j, r->cur, tid, e->time);
+		}
 		err = lib_hist_add(&d->hist[e->task], s->cur.begin - s->cur.wake);
 		if (!err)
 			err = keep(r, &j->tasks[e->task], &s->cur);
@@ -508,8 +514,8 @@ int delays__list_polls(struct delays *d, struct join *j, const struct delays_kee
 	struct join_window *w;
 	int err;
 
-	if (!j->polls || j->nlisted == j->npolls)
-		return 0; /* none listed, or every one */
+	if (!j->polls || j->nlisted == j->npolls || (keep && keep->listed))
+		return 0; /* none listed, or every one, or theirs known */
 	w = malloc((2 * d->n + na + 1) * sizeof(*w));
 	if (!w)
 		return -ENOMEM;

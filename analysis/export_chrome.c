@@ -51,10 +51,12 @@
 /* merged runs' tracks: tids of their own, one per task */
 #define RUN_TID 0x7f000000u
 
-/* A task's run of merged polls being built */
+/* A task's run of merged polls */
 struct run {
 	uint64_t start, end, busy, n, bucket;
 	uint32_t task; /* GROUP_TASK: its task's index */
+	uint32_t tid;  /* GROUP_THREAD: its thread */
+	uint32_t k;    /* its group */
 	int named;     /* its track's name written */
 };
 
@@ -80,7 +82,9 @@ struct ch {
 	uint64_t run_ns;
 	struct groups *rg; /* ... the others', merged per group: task, else
 			    * task name, else thread, as many as fit */
-	struct run *runs;  /* ... per group */
+	struct run *runs;  /* ... per group: the one being built */
+	struct run *done;  /* ... and those built, to be written */
+	size_t ndone, done_cap;
 };
 
 /* One CPU sample, kept until the profiles are written. */
@@ -209,20 +213,16 @@ static int sf(struct ch *x, uint32_t s)
 	return 0;
 }
 
-/* Is poll @i kept (no --task, or a poll of a chosen task)? */
-static int keep_poll(const struct ch *x, int64_t i)
+/* Is what fell in poll @p (NULL: in none) kept: no --task, or a poll
+ * of a chosen task? */
+static int keep_poll(const struct ch *x, const struct poll *p)
 {
-	if (!x->j->sel.on)
-		return 1;
-	return i >= 0 && (size_t)i < x->j->npolls &&
-	       join__kept(x->j, join__task(x->j, x->j->polls[i].task));
+	return !x->j->sel.on || (p && join__kept(x->j, join__task(x->j, p->task)));
 }
 
-/* Is kept poll @i written whole (not merged into a run)? */
-static int whole_poll(const struct ch *x, int64_t i)
+/* Is poll @p written whole (not merged into a run)? */
+static int whole_poll(const struct ch *x, const struct poll *p)
 {
-	const struct poll *p = &x->j->polls[i];
-
 	return !x->cut || p->end - p->start > x->whole_ns;
 }
 
@@ -254,14 +254,12 @@ static void write_threads(struct ch *x)
 	}
 }
 
-/* Slot @k's run of merged polls as a slice on its track */
-static void flush_run(struct ch *x, uint32_t k)
+/* Run @r of merged polls as a slice on its group's track */
+static void write_run(struct ch *x, const struct run *r)
 {
-	struct run *r = &x->runs[k];
+	uint32_t k = r->k;
 	char buf[64];
 
-	if (!r->n)
-		return;
 	snprintf(buf, sizeof(buf), "%" PRIu64 " polls", r->n);
 	slice(x, RUN_TID + k, "task", buf, r->start, r->end - r->start);
 	lib_json_name(&x->w, "args");
@@ -273,8 +271,6 @@ static void flush_run(struct ch *x, uint32_t k)
 	lib_json_uint_field(&x->w, "busy_ns", r->busy);
 	lib_json_object_end(&x->w);
 	lib_json_object_end(&x->w);
-	x->res->runs++;
-	r->n = 0;
 }
 
 /* Slot @k's track's name: what its runs merge */
@@ -299,33 +295,69 @@ static void name_track(struct ch *x, uint32_t k, size_t ti, uint32_t tid)
 	meta_name(x, "thread_name", name);
 }
 
-/* Poll @p of task @ti into its slot's run */
-static void merge_poll(struct ch *x, size_t ti, const struct poll *p)
+/* Group @k's run built so far, to be written. 0 or -ENOMEM. */
+static int end_run(struct ch *x, uint32_t k)
 {
-	uint32_t k = groups__of(x->rg, (int32_t)ti, p->tid);
-	struct run *r;
-	uint64_t b = (p->start >= x->origin ? p->start - x->origin : 0) / x->run_ns;
+	struct run *r = &x->runs[k];
 
+	if (!r->n)
+		return 0;
+	if (LIB_GROW(x->done, x->done_cap, x->ndone + 1))
+		return -ENOMEM;
+	x->done[x->ndone++] = *r;
+	r->n = 0;
+	return 0;
+}
+
+/* Every poll in id order (join_for_each_poll()): those not written
+ * whole, merged into their group's runs. 0 or -ENOMEM. */
+static int merge_poll(void *ctx, const struct poll *p)
+{
+	struct ch *x = ctx;
+	const struct task_stat *ts_;
+	struct run *r;
+	uint64_t b;
+	uint32_t k;
+
+	if (!p) { /* from the first poll again */
+		memset(x->runs, 0, (x->rg->ngroups + 1) * sizeof(*x->runs));
+		x->ndone = 0;
+		x->res->merged_polls = 0;
+		return 0;
+	}
+	ts_ = join__task(x->j, p->task);
+	if (!ts_ || !keep_poll(x, p) || whole_poll(x, p))
+		return 0;
+	k = groups__of(x->rg, (int32_t)(ts_ - x->j->tasks), p->tid);
 	if (k >= x->rg->ngroups)
-		return;
+		return 0;
 	r = &x->runs[k];
-	if (r->n && b != r->bucket)
-		flush_run(x, k);
-	if (!r->named) {
-		r->named = 1;
-		name_track(x, k, ti, p->tid);
-	}
-	if (!r->n) {
-		r->start = p->start;
-		r->end = p->end;
-		r->busy = 0;
-		r->bucket = b;
-		r->task = (uint32_t)ti;
-	}
+	b = (p->start >= x->origin ? p->start - x->origin : 0) / x->run_ns;
+	if (r->n && b != r->bucket && end_run(x, k))
+		return -ENOMEM;
+	if (!r->n)
+		*r = (struct run){.start = p->start,
+				  .end = p->end,
+				  .bucket = b,
+				  .task = (uint32_t)(ts_ - x->j->tasks),
+				  .tid = p->tid,
+				  .k = k};
 	r->end = p->end > r->end ? p->end : r->end;
 	r->busy += p->end - p->start;
 	r->n++;
 	x->res->merged_polls++;
+	return 0;
+}
+
+/* The runs of every poll not written whole. 0, -ENOMEM or a walk's
+ * error. */
+static int build_runs(struct ch *x)
+{
+	int err = join_for_each_poll(x->j, merge_poll, x);
+
+	for (uint32_t k = 0; !err && k < x->rg->ngroups; k++)
+		err = end_run(x, k);
+	return err;
 }
 
 static void write_polls(struct ch *x)
@@ -333,19 +365,14 @@ static void write_polls(struct ch *x)
 	const struct join *j = x->j;
 	char buf[512];
 
-	for (size_t i = 0; i < j->npolls; i++) {
+	for (size_t i = 0; i < j->nlisted; i++) {
 		const struct poll *p = &j->polls[i];
 		const struct task_stat *ts_ = join__task(j, p->task);
-		const struct poll_offcpu *po = offcpu__poll(x->oc, (uint32_t)i);
+		const struct poll_offcpu *po = offcpu__poll(x->oc, p->id);
 		uint32_t top, under;
 
-		if (!keep_poll(x, (int64_t)i))
+		if (!keep_poll(x, p) || !whole_poll(x, p))
 			continue;
-		if (!whole_poll(x, (int64_t)i)) {
-			if (ts_)
-				merge_poll(x, (size_t)(ts_ - j->tasks), p);
-			continue;
-		}
 		x->res->whole_polls++;
 		snprintf(buf, sizeof(buf), "task %" PRIu64 "%s%s",
 			 trace_task_number(p->task), ts_ && ts_->name ? " " : "",
@@ -370,8 +397,16 @@ static void write_polls(struct ch *x)
 		lib_json_object_end(&x->w);
 		x->res->pprof_samples++;
 	}
-	for (uint32_t k = 0; x->cut && k < x->rg->ngroups; k++)
-		flush_run(x, k);
+	for (size_t i = 0; i < x->ndone; i++) {
+		struct run *g = &x->runs[x->done[i].k];
+
+		if (!g->named) {
+			g->named = 1;
+			name_track(x, x->done[i].k, x->done[i].task, x->done[i].tid);
+		}
+		write_run(x, &x->done[i]);
+	}
+	x->res->runs = x->ndone;
 }
 
 static void write_parks(struct ch *x)
@@ -483,7 +518,8 @@ static int write_switches(struct ch *x, const struct spans *sp)
 		uint64_t se =
 			x->j->sel.on ? UINT64_MAX : spans__enter_end(sp, s->tid, s->time);
 
-		if (!keep_poll(x, o->poll))
+		if (!keep_poll(x,
+			       o->poll >= 0 ? join__poll(x->j, (uint32_t)o->poll) : NULL))
 			continue;
 		/* the weight: clipped to its poll, and to the park or the
 		 * span's entry it began in (the unpark or span exit marker's
@@ -690,8 +726,10 @@ static void write_flows(struct ch *x, const struct delays *d)
 	for (size_t i = 0; i < d->n; i++) {
 		const struct delay *wk = &d->v[i];
 		const char *name = wk->spawn ? "spawn" : "wake";
+		const struct poll *p =
+			wk->poll >= 0 ? join__poll(x->j, (uint32_t)wk->poll) : NULL;
 
-		if (wk->poll < 0 || !keep_poll(x, wk->poll) || !whole_poll(x, wk->poll))
+		if (!p || !keep_poll(x, p) || !whole_poll(x, p))
 			continue;
 		ev(x, "i", wk->waker);
 		snprintf(buf, sizeof(buf), "%s task %" PRIu64, name,
@@ -743,6 +781,46 @@ static void write_frames(struct ch *x)
 	x->res->functions = x->nnodes;
 }
 
+static int u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* The length the longest @budget kept polls are longer than: the
+ * (@budget + 1)th longest listed (analysis_chrome_keep() lists the
+ * longest, more than @budget of them), 0 if fewer. 0 or -ENOMEM. */
+static int whole_bound(struct ch *x, uint64_t budget, uint64_t *ns)
+{
+	const struct join *j = x->j;
+	uint64_t *v = malloc((j->nlisted + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < j->nlisted; i++)
+		if (keep_poll(x, &j->polls[i]))
+			v[n++] = j->polls[i].end - j->polls[i].start;
+	qsort(v, n, sizeof(*v), u64_desc);
+	*ns = n > budget ? v[budget] : 0;
+	free(v);
+	return 0;
+}
+
+struct join_keep analysis_chrome_keep(const struct export_opts *o,
+				      const struct task_sel *sel)
+{
+	/* the longest as many as could go uncut: past that many the file
+	 * is cut, and the whole ones are the longest of them */
+	return (struct join_keep){
+		.sel = *sel,
+		.n = o->max_bytes ? o->max_bytes / POLL_BYTES + 1 : 0,
+		.longest = 1,
+		.sampled = sel->on, /* their tasks */
+	};
+}
+
 /* The file's size in full, and past @o->max_bytes which polls go whole
  * and how the others are merged (analysis.h) */
 static int plan(struct ch *x, const struct delays *d, const struct export_opts *o)
@@ -751,14 +829,15 @@ static int plan(struct ch *x, const struct delays *d, const struct export_opts *
 	const struct join *j = x->j;
 	const struct offcpu_park *pk;
 	uint64_t polls = 0, flows = 0, other, budget, quarter = o->max_bytes / 4, span;
-	struct lib_hist h;
 	size_t i, k;
 	int err;
 
-	for (i = 0; i < j->npolls; i++)
-		polls += keep_poll(x, (int64_t)i);
-	for (i = 0; d && i < d->n; i++)
-		flows += d->v[i].poll >= 0 && keep_poll(x, d->v[i].poll);
+	/* every poll of the tasks kept, every delay they ended */
+	for (i = 0; i < j->ntasks; i++)
+		if (join__kept(j, &j->tasks[i])) {
+			polls += j->tasks[i].polls;
+			flows += d ? d->hist[i].n : 0;
+		}
 	other = x->t->nswitches + offcpu__parks(x->oc, &pk);
 	if (o->spans)
 		other += o->spans->nenters + 2 * o->spans->n + o->spans->nevents;
@@ -767,16 +846,10 @@ static int plan(struct ch *x, const struct delays *d, const struct export_opts *
 	budget = o->max_bytes / 2 / (POLL_BYTES + FLOW_BYTES);
 	if (!o->max_bytes || x->res->full_bytes <= o->max_bytes || polls <= budget)
 		return 0;
-	/* whole: those longer than a bound at most budget of them pass */
-	lib_hist_init(&h);
-	for (i = 0; i < j->npolls; i++)
-		if (keep_poll(x, (int64_t)i) &&
-		    lib_hist_add(&h, j->polls[i].end - j->polls[i].start)) {
-			lib_hist_release(&h);
-			return -ENOMEM;
-		}
-	x->whole_ns = lib_hist_above(&h, budget);
-	lib_hist_release(&h);
+	/* whole: the longest, at most budget of them */
+	err = whole_bound(x, budget, &x->whole_ns);
+	if (err)
+		return err;
 	/* the others merged per task, else per task name, else per thread:
 	 * the first whose tracks leave room for runs in a quarter */
 	for (k = 0; k < sizeof(by) / sizeof(*by); k++) {
@@ -809,7 +882,7 @@ static int plan(struct ch *x, const struct delays *d, const struct export_opts *
 	x->res->whole_ns = x->whole_ns;
 	x->res->run_ns = x->run_ns;
 	x->res->run_by = by[k];
-	return 0;
+	return build_runs(x);
 }
 
 int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
@@ -883,6 +956,7 @@ out:
 	free(x.leaf);
 	free(x.smp);
 	free(x.runs);
+	free(x.done);
 	groups__free(x.rg);
 	return err;
 }

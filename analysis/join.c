@@ -176,6 +176,8 @@ struct join_priv {
 	uint64_t *win_reach;	 /* the latest end up to each, per thread */
 	struct poll *top, *swp;
 	size_t ntop, top_cap, nswp, swp_cap;
+	join_poll_fn each; /* join_for_each_poll(): given every poll */
+	void *each_ctx;
 };
 
 /* How late a record may come after later ones of the other kind: the
@@ -975,14 +977,27 @@ static const uint64_t *thread_of(const struct join_priv *jp, uint32_t tid)
 }
 
 /* A streaming join's listed poll on thread @th_ix containing @time, or
- * NULL (th->ids: the thread's listed polls, indices in join.polls). */
+ * NULL (th->ids: the thread's listed polls, indices in join.polls).
+ * @hint (may be NULL): hint->i, how many of them the last lookup found
+ * starting by its time; asked in time order, the answer is there or a
+ * few on, found without a search. */
 static const struct poll *listed_at(const struct join_priv *jp, size_t th_ix,
-				    uint64_t time)
+				    uint64_t time, struct jpos *hint)
 {
 	const struct jthread *th = &jp->threads[th_ix];
 	const struct poll *v = jp->pub.polls;
-	size_t k = LIB_PARTITION_POINT(0, th->nlst, i, v[th->ids[i]].start <= time);
+	size_t k = 0;
 
+#define STARTS_BY(x) (v[th->ids[x]].start <= time)
+	if (hint && hint->i <= th->nlst && (!hint->i || STARTS_BY(hint->i - 1))) {
+		k = hint->i;
+		for (int step = 0; step < 4 && k < th->nlst && STARTS_BY(k); step++)
+			k++;
+	}
+	k = LIB_PARTITION_POINT(k, th->nlst, i, STARTS_BY(i));
+#undef STARTS_BY
+	if (hint)
+		hint->i = k;
 	return k && v[th->ids[k - 1]].end >= time ? &v[th->ids[k - 1]] : NULL;
 }
 
@@ -999,7 +1014,7 @@ const struct poll *join__poll_at(const struct join *j, uint32_t tid, uint64_t ti
 	if (!th)
 		return NULL;
 	if (jp->stream)
-		return listed_at(jp, *th, time);
+		return listed_at(jp, *th, time, NULL);
 	g = lookup(jp, *th, time, &b, NULL);
 	return g < 0 ? NULL : &j->polls[jp->threads[*th].ids[b->first + g]];
 }
@@ -1077,7 +1092,7 @@ const struct poll *join__cursor_poll_at(struct join_cursor *c, uint32_t tid,
 	if (!c->have_th)
 		return NULL;
 	if (jp->stream)
-		return listed_at(jp, c->th, time);
+		return listed_at(jp, c->th, time, &c->hint[c->th]);
 	g = lookup(jp, c->th, time, &b, &c->hint[c->th]);
 	return g < 0 ? NULL : &c->j->polls[jp->threads[c->th].ids[b->first + g]];
 }
@@ -1155,7 +1170,8 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 			w->have_last = 1;
 		}
 		if (w->have_th && jp->stream) {
-			const struct poll *p = listed_at(jp, w->th, s[i].time);
+			const struct poll *p =
+				listed_at(jp, w->th, s[i].time, &w->hint[w->th]);
 
 			if (p) {
 				hit.start = p->start;
@@ -1384,6 +1400,22 @@ static void top_down(struct poll *h, size_t n, size_t i)
 	}
 }
 
+/* ... and the one at @i just added, moved up to its place */
+static void top_up(struct poll *h, size_t i)
+{
+	while (i) {
+		size_t up = (i - 1) / 2;
+		struct poll tmp;
+
+		if (!longer(&h[up], &h[i]))
+			return;
+		tmp = h[i];
+		h[i] = h[up];
+		h[up] = tmp;
+		i = up;
+	}
+}
+
 /* Does poll @p of thread @th overlap one of its windows: does one that
  * begins by the poll's end reach its start (win_reach: the latest end
  * among the windows up to each)? */
@@ -1433,8 +1465,7 @@ static int keep_poll(struct join_priv *jp, const struct jthread *th, const struc
 		if (LIB_GROW(jp->top, jp->top_cap, jp->ntop + 1))
 			return -ENOMEM;
 		jp->top[jp->ntop++] = *p;
-		for (size_t i = jp->ntop / 2; i-- > 0;)
-			top_down(jp->top, jp->ntop, i);
+		top_up(jp->top, jp->ntop - 1);
 	} else if (k->longest && longer(p, &jp->top[0])) {
 		jp->top[0] = *p;
 		top_down(jp->top, jp->ntop, 0);
@@ -1491,6 +1522,12 @@ static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, s
 		}
 	th->sw_cur = c;
 	th->last_id = (int32_t)p.id;
+	if (jp->each) {
+		int err = jp->each(jp->each_ctx, &p);
+
+		if (err)
+			return err;
+	}
 	return keep_poll(jp, th, &p, had);
 }
 
@@ -2059,7 +2096,8 @@ static int order_windows(struct join_priv *jp)
  * in *@out, or an error (JOIN_RESTART: a record came too late to
  * stream). */
 static int join_run(const struct trace *t, unsigned int flags, int stream,
-		    const struct join_keep *keep, struct join_priv **out)
+		    const struct join_keep *keep, join_poll_fn each, void *ctx,
+		    struct join_priv **out)
 {
 	struct join_priv *jp;
 	const struct trace_counters *c;
@@ -2075,6 +2113,8 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 		jp->has_keep = 1;
 		jp->keep = *keep;
 	}
+	jp->each = each;
+	jp->each_ctx = ctx;
 	jp->lo = UINT64_MAX;
 	err = lib_map_init(&jp->tidmap, 64);
 	if (!err)
@@ -2192,9 +2232,10 @@ int join__new_keep(const struct trace *t, unsigned int flags,
 	if (!t || (keep && (flags & keeps)))
 		return -EINVAL;
 	/* a join that keeps no poll, or only some, streams */
-	err = join_run(t, flags, !(flags & (keeps | JOIN_NO_STREAM)), keep, &jp);
+	err = join_run(t, flags, !(flags & (keeps | JOIN_NO_STREAM)), keep, NULL, NULL,
+		       &jp);
 	if (err == JOIN_RESTART)
-		err = join_run(t, flags, 0, keep, &jp);
+		err = join_run(t, flags, 0, keep, NULL, NULL, &jp);
 	if (!err)
 		*out = &jp->pub;
 	return err;
@@ -2215,9 +2256,9 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 
 	if (!jp->stream || !n)
 		return 0; /* every poll is listed, or none asked for */
-	err = join_run(j->trace, jp->flags, 1, &k, &more);
+	err = join_run(j->trace, jp->flags, 1, &k, NULL, NULL, &more);
 	if (err == JOIN_RESTART)
-		err = join_run(j->trace, jp->flags, 0, &k, &more);
+		err = join_run(j->trace, jp->flags, 0, &k, NULL, NULL, &more);
 	if (err)
 		return err;
 	v = merge_polls(j->polls, j->nlisted, more->pub.polls, more->pub.nlisted, &m);
@@ -2228,6 +2269,33 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 	j->polls = v;
 	j->nlisted = m;
 	return index_listed(jp);
+}
+
+int join_for_each_poll(const struct join *j, join_poll_fn fn, void *ctx)
+{
+	const struct join_priv *jp = JOIN_PRIV(j);
+	const struct join_keep k = {.min_ns = UINT64_MAX};
+	struct join_priv *again = NULL;
+	int err = 0;
+
+	if (j->polls && j->nlisted == j->npolls) {
+		for (size_t i = 0; i < j->nlisted && !err; i++)
+			err = fn(ctx, &j->polls[i]);
+		return err;
+	}
+	/* the stream gives them as it delivers them; a join that does not
+	 * stream (a zero-code trace's) or starts over lists them all, given
+	 * after */
+	err = join_run(j->trace, jp->flags, 1, &k, fn, ctx, &again);
+	if (err == JOIN_RESTART) {
+		err = fn(ctx, NULL);
+		if (!err)
+			err = join_run(j->trace, jp->flags, 0, &k, NULL, NULL, &again);
+	}
+	for (size_t i = 0; !err && !again->stream && i < again->pub.nlisted; i++)
+		err = fn(ctx, &again->pub.polls[i]);
+	join__free(again ? &again->pub : NULL);
+	return err;
 }
 
 size_t join_park_events(const struct join *j, const struct join_pev **v)

@@ -156,6 +156,7 @@ int cmd_export(int argc, char **argv)
 	struct session se;
 	FILE *out;
 	const struct join_keep pkeep = {.min_ns = UINT64_MAX, .sampled = 1};
+	struct join_keep ckeep;
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, &eo, &va, &in, argc, argv)) != VIEW_RUN)
@@ -176,14 +177,17 @@ int cmd_export(int argc, char **argv)
 	/* pprof labels samples with their polls' ids, speedscope by thread
 	 * or span walks the samples again: the polls samples fell in are
 	 * listed, the join streaming (else speedscope draws what the join
-	 * counts); chrome builds on every poll */
+	 * counts); chrome lists the polls it may write whole, with the wakes
+	 * that ended them */
+	ckeep = analysis_chrome_keep(&eo, &va.sel);
 	if (session_open_keep(
 		    &se, &in, rflags, 0,
 		    (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |
 			    (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
 				     ? SESSION_SPANS
 				     : 0),
-		    eo.format == EXPORT_PPROF ||
+		    eo.format == EXPORT_CHROME ? &ckeep
+		    : eo.format == EXPORT_PPROF ||
 				    (eo.format == EXPORT_SPEEDSCOPE &&
 				     (eo.by == GROUP_THREAD || eo.by == GROUP_SPAN))
 			    ? &pkeep
@@ -191,7 +195,8 @@ int cmd_export(int argc, char **argv)
 		return EXIT_FAIL;
 	eo.spans = se.sp;
 	if (check_task(se.j, &va.sel, &in) ||
-	    (eo.format == EXPORT_CHROME && session_delays(&se, NULL))) {
+	    (eo.format == EXPORT_CHROME &&
+	     session_delays(&se, &(struct delays_keep){.listed = 1}))) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

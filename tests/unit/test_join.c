@@ -980,6 +980,29 @@ static void same_poll(const struct poll *k, const struct poll *p)
 		  "poll %u differs", p->id);
 }
 
+/* join_for_each_poll()'s polls, checked against a whole list */
+struct each_seen {
+	const struct join *all;
+	size_t n;
+	int restarts;
+};
+
+static int each_poll(void *ctx, const struct poll *p)
+{
+	struct each_seen *e = ctx;
+
+	if (!p) {
+		e->n = 0;
+		e->restarts++;
+		return 0;
+	}
+	cr_assert_lt(e->n, e->all->npolls);
+	cr_assert_eq(p->id, e->n, "in id order");
+	same_poll(p, &e->all->polls[e->n]);
+	e->n++;
+	return 0;
+}
+
 Test(join, a_keep_lists_the_polls_a_view_shows_as_the_whole_list_has_them)
 {
 	char path[] = "/tmp/d9join-keep-XXXXXX";
@@ -1095,6 +1118,24 @@ Test(join, a_keep_lists_the_polls_a_view_shows_as_the_whole_list_has_them)
 			if (!late)
 				cr_assert_eq(j->nlisted, 7, "%zu", j->nlisted);
 			join__free(j);
+		}
+		{
+			/* every poll again, from a join that lists few */
+			struct join_keep k = {.n = 2, .longest = 1};
+			struct each_seen e = {.all = all};
+			struct join *j;
+
+			cr_assert_eq(join__new_keep(t, 0, &k, &j), 0);
+			cr_assert_eq(join_for_each_poll(j, each_poll, &e), 0);
+			cr_assert_eq(e.n, all->npolls, "late %d", late);
+			/* a late record: the join lists them all already */
+			cr_assert_eq(join_streamed(j), !late);
+			cr_assert_eq(e.restarts, 0, "late %d", late);
+			join__free(j);
+			e = (struct each_seen){.all = all};
+			cr_assert_eq(join_for_each_poll(all, each_poll, &e), 0);
+			cr_assert_eq(e.n, all->npolls);
+			cr_assert_eq(e.restarts, 0);
 		}
 		join__free(all);
 		trace__free(t);
