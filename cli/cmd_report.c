@@ -52,7 +52,7 @@ int cmd_report(int argc, char **argv)
 	/* the polls it shows only: the join streams */
 	jkeep = analysis_report_join_keep();
 	if (session_open_keep(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
-			      SESSION_OFFCPU | SESSION_SPANS, &jkeep))
+			      SESSION_OFFCPU | SESSION_SPAN_POLLS, &jkeep))
 		return EXIT_FAIL;
 	keep = analysis_report_keep(se.sp);
 	keep.also = win;

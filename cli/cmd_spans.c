@@ -119,7 +119,7 @@ int cmd_spans(int argc, char **argv)
 	o.limit = va.limit != SIZE_MAX ? va.limit : o.instances ? DEFAULT_INSTANCES : 0;
 	rflags |= va.rflags;
 
-	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_SPANS))
+	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_SPAN_POLLS))
 		return EXIT_FAIL;
 	if (check_spans(se.sp, o.name, o.min_ns, 0, &in) || session_delays(&se, NULL)) {
 		ret = EXIT_FAIL;
