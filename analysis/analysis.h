@@ -182,6 +182,11 @@ struct join_keep {
 					* polls' ids: pprof) */
 	const struct join_window *win; /* and every poll (of any task) */
 	size_t nwin;		       /* overlapping one of these */
+	/* and give every poll of the tasks of @sel to @each in id order, as
+	 * the join delivers it; with NULL first where the join starts
+	 * over. A negative return stops the join with it. */
+	int (*each)(void *ctx, const struct poll *p);
+	void *ctx;
 };
 
 /* join__new() listing what @keep says (NULL: as join__new()); @flags must
@@ -784,18 +789,31 @@ enum polls_sort {
 	POLLS_BY_START = 1,    /* earliest first */
 };
 
+struct polls_by;
 struct polls_opts {
 	uint64_t min_ns;  /* only polls at least this long */
 	enum group_by by; /* GROUP_AUTO: one poll a row; else one row
 			   * per task, name or thread: polls, total,
-			   * p50, p99 and longest duration */
+			   * p50, p99 (nearest rank, exact up to
+			   * LIB_HIST_EXACT polls, then within
+			   * lib/hist.h's 1%) and longest duration */
 	enum polls_sort sort;
-	size_t limit;  /* at most this many rows; 0 = all */
-	int wide;      /* never cut names (else TASK and THREAD
-			* names to 24 characters, TOP-FRAME to 64,
-			* keeping a function's own name) */
-	size_t *shown; /* out: rows printed, if non-NULL */
+	size_t limit;		   /* at most this many rows; 0 = all */
+	int wide;		   /* never cut names (else TASK and THREAD
+				    * names to 24 characters, TOP-FRAME to 64,
+				    * keeping a function's own name) */
+	size_t *shown;		   /* out: rows printed, if non-NULL */
+	struct polls_by *polls_by; /* --by: what the join gave, or NULL:
+				    * the polls walked again */
 };
+
+/* polls --by in the join's own walk: polls_by__poll() as its keep's
+ * each (of the tasks shown), with the @ctx polls_by__new() made for @o;
+ * then analysis__polls() reads it (polls_opts.polls_by). */
+struct polls_by;
+int polls_by__new(const struct polls_opts *o, struct polls_by **out);
+int polls_by__poll(void *ctx, const struct poll *p);
+void polls_by__free(struct polls_by *pb);
 
 /* The poll table: POLL (id), TASK (id name), THREAD (tid name), START
  * (seconds since the recording start), DURATION (ending in "+" when it is

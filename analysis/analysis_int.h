@@ -37,14 +37,15 @@ typedef int (*join_sample_fn)(void *ctx, const struct trace_sample *s,
  * trace__for_each_sample()'s error. */
 int join_for_each_sample(const struct join *j, join_sample_fn fn, void *ctx);
 
-/* Called per poll in id order; with NULL: start again, forget the polls
- * given so far. Nonzero stops the walk. */
+/* join_keep.each: called per poll in id order; with NULL: start again,
+ * forget the polls given so far. A negative return stops the walk. */
 typedef int (*join_poll_fn)(void *ctx, const struct poll *p);
 
-/* Give @fn every poll of @j's trace in id order: @j's own list if it
- * lists them all, else from a join of the trace again that streams,
- * keeping none of them (what a view that sums up every poll and writes
- * only some walks). 0, @fn's nonzero return or a walk's error. */
+/* Give @fn every poll of the tasks @j shows (join__select()) in id
+ * order: @j's own list if it lists them all, else from a join of the
+ * trace again that streams, keeping none of them (what a view that sums
+ * up every poll and writes only some walks). 0, @fn's nonzero return or
+ * a walk's error. */
 int join_for_each_poll(const struct join *j, join_poll_fn fn, void *ctx);
 
 /* Samples per (root, stack), as join__new() counted them: root = task

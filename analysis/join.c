@@ -176,8 +176,6 @@ struct join_priv {
 	uint64_t *win_reach;	 /* the latest end up to each, per thread */
 	struct poll *top, *swp;
 	size_t ntop, top_cap, nswp, swp_cap;
-	join_poll_fn each; /* join_for_each_poll(): given every poll */
-	void *each_ctx;
 };
 
 /* How late a record may come after later ones of the other kind: the
@@ -1428,12 +1426,24 @@ static int in_window(const struct join_priv *jp, const struct jthread *th,
 	return k > th->win_lo && jp->win_reach[k - 1] >= p->start;
 }
 
+/* Is task @task one of those of the keep's selection? */
+static int sel_keeps(const struct join_priv *jp, uint64_t task)
+{
+	const struct join_keep *k = &jp->keep;
+	struct task_stat ts = {.task = task};
+
+	if (!k->sel.on)
+		return 1;
+	if (k->sel.name)
+		ts.name = trace__task_name(jp->pub.trace, task);
+	return task_sel_has(&k->sel, &ts);
+}
+
 /* What the keep does with poll @p: count it, list it or not. */
 static int keep_poll(struct join_priv *jp, const struct jthread *th, const struct poll *p,
 		     int had_switch)
 {
 	const struct join_keep *k = &jp->keep;
-	struct task_stat ts = {.task = p->task};
 
 	if ((had_switch && k->switches) || (p->samples && k->sampled) ||
 	    (k->one && p->id == k->id)) {
@@ -1448,9 +1458,7 @@ static int keep_poll(struct join_priv *jp, const struct jthread *th, const struc
 	}
 	if (p->end - p->start < k->min_ns && p->end - p->start < k->count_ns)
 		return 0;
-	if (k->sel.name)
-		ts.name = trace__task_name(jp->pub.trace, p->task);
-	if (k->sel.on && !task_sel_has(&k->sel, &ts))
+	if (!sel_keeps(jp, p->task))
 		return 0;
 	if (k->count_ns && p->end - p->start >= k->count_ns)
 		jp->pub.ncounted++;
@@ -1522,8 +1530,8 @@ static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, s
 		}
 	th->sw_cur = c;
 	th->last_id = (int32_t)p.id;
-	if (jp->each) {
-		int err = jp->each(jp->each_ctx, &p);
+	if (jp->keep.each && sel_keeps(jp, p.task)) {
+		int err = jp->keep.each(jp->keep.ctx, &p);
 
 		if (err)
 			return err;
@@ -2096,8 +2104,7 @@ static int order_windows(struct join_priv *jp)
  * in *@out, or an error (JOIN_RESTART: a record came too late to
  * stream). */
 static int join_run(const struct trace *t, unsigned int flags, int stream,
-		    const struct join_keep *keep, join_poll_fn each, void *ctx,
-		    struct join_priv **out)
+		    const struct join_keep *keep, struct join_priv **out)
 {
 	struct join_priv *jp;
 	const struct trace_counters *c;
@@ -2113,8 +2120,6 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 		jp->has_keep = 1;
 		jp->keep = *keep;
 	}
-	jp->each = each;
-	jp->each_ctx = ctx;
 	jp->lo = UINT64_MAX;
 	err = lib_map_init(&jp->tidmap, 64);
 	if (!err)
@@ -2219,6 +2224,34 @@ fail:
 	return err;
 }
 
+/* join_run() streaming if @stream and it can, else (or where it must
+ * start over) listing every poll: @keep->each is given every poll
+ * either way. */
+static int join_keep_run(const struct trace *t, unsigned int flags, int stream,
+			 const struct join_keep *keep, struct join_priv **out)
+{
+	join_poll_fn each = keep ? keep->each : NULL;
+	int err;
+
+	*out = NULL;
+	err = join_run(t, flags, stream, keep, out);
+	if (err == JOIN_RESTART) {
+		err = each ? each(keep->ctx, NULL) : 0;
+		if (!err)
+			err = join_run(t, flags, 0, keep, out);
+	}
+	/* not streamed, its polls were listed, not delivered */
+	for (size_t i = 0; !err && each && !(*out)->stream && i < (*out)->pub.nlisted;
+	     i++)
+		if (sel_keeps(*out, (*out)->pub.polls[i].task))
+			err = each(keep->ctx, &(*out)->pub.polls[i]);
+	if (err && *out) {
+		join__free(&(*out)->pub);
+		*out = NULL;
+	}
+	return err;
+}
+
 int join__new_keep(const struct trace *t, unsigned int flags,
 		   const struct join_keep *keep, struct join **out)
 {
@@ -2232,10 +2265,7 @@ int join__new_keep(const struct trace *t, unsigned int flags,
 	if (!t || (keep && (flags & keeps)))
 		return -EINVAL;
 	/* a join that keeps no poll, or only some, streams */
-	err = join_run(t, flags, !(flags & (keeps | JOIN_NO_STREAM)), keep, NULL, NULL,
-		       &jp);
-	if (err == JOIN_RESTART)
-		err = join_run(t, flags, 0, keep, NULL, NULL, &jp);
+	err = join_keep_run(t, flags, !(flags & (keeps | JOIN_NO_STREAM)), keep, &jp);
 	if (!err)
 		*out = &jp->pub;
 	return err;
@@ -2256,9 +2286,7 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 
 	if (!jp->stream || !n)
 		return 0; /* every poll is listed, or none asked for */
-	err = join_run(j->trace, jp->flags, 1, &k, NULL, NULL, &more);
-	if (err == JOIN_RESTART)
-		err = join_run(j->trace, jp->flags, 0, &k, NULL, NULL, &more);
+	err = join_keep_run(j->trace, jp->flags, 1, &k, &more);
 	if (err)
 		return err;
 	v = merge_polls(j->polls, j->nlisted, more->pub.polls, more->pub.nlisted, &m);
@@ -2273,28 +2301,20 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 
 int join_for_each_poll(const struct join *j, join_poll_fn fn, void *ctx)
 {
-	const struct join_priv *jp = JOIN_PRIV(j);
-	const struct join_keep k = {.min_ns = UINT64_MAX};
-	struct join_priv *again = NULL;
+	const struct join_keep k = {
+		.sel = j->sel, .min_ns = UINT64_MAX, .each = fn, .ctx = ctx};
+	struct join_priv *again;
 	int err = 0;
 
 	if (j->polls && j->nlisted == j->npolls) {
 		for (size_t i = 0; i < j->nlisted && !err; i++)
-			err = fn(ctx, &j->polls[i]);
+			if (join__kept(j, join__task(j, j->polls[i].task)))
+				err = fn(ctx, &j->polls[i]);
 		return err;
 	}
-	/* the stream gives them as it delivers them; a join that does not
-	 * stream (a zero-code trace's) or starts over lists them all, given
-	 * after */
-	err = join_run(j->trace, jp->flags, 1, &k, fn, ctx, &again);
-	if (err == JOIN_RESTART) {
-		err = fn(ctx, NULL);
-		if (!err)
-			err = join_run(j->trace, jp->flags, 0, &k, NULL, NULL, &again);
-	}
-	for (size_t i = 0; !err && !again->stream && i < again->pub.nlisted; i++)
-		err = fn(ctx, &again->pub.polls[i]);
-	join__free(again ? &again->pub : NULL);
+	err = join_keep_run(j->trace, JOIN_PRIV(j)->flags, 1, &k, &again);
+	if (!err)
+		join__free(&again->pub);
 	return err;
 }
 

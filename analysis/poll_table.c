@@ -76,24 +76,82 @@ struct row {
 
 /* ---- one row per task, name or thread ------------------------------------ */
 
-struct gpoll {
-	uint32_t grp;
-	uint32_t id;
-	uint64_t dur;
+/* polls --by: every poll's duration, as the join gives them
+ * (join_keep.each), into a distribution per task (per thread with
+ * GROUP_THREAD), merged per group once the join is done. */
+struct polls_by {
+	uint64_t min_ns;
+	int by_thread;
+	struct lib_map ix; /* task id (tid by thread) -> index in v + 1 */
+	struct pb_row {
+		uint64_t key;
+		uint64_t total;
+		struct lib_hist h;
+	} * v;
+	size_t n, cap;
 };
 
-static int gpoll_cmp(const void *a, const void *b)
+int polls_by__new(const struct polls_opts *o, struct polls_by **out)
 {
-	const struct gpoll *x = a, *y = b;
+	struct polls_by *pb = calloc(1, sizeof(*pb));
 
-	if (x->grp != y->grp)
-		return x->grp < y->grp ? -1 : 1;
-	return x->dur < y->dur ? -1 : x->dur > y->dur;
+	*out = NULL;
+	if (!pb || lib_map_init(&pb->ix, 64)) {
+		free(pb);
+		return -ENOMEM;
+	}
+	pb->min_ns = o->min_ns;
+	pb->by_thread = o->by == GROUP_THREAD;
+	*out = pb;
+	return 0;
+}
+
+void polls_by__free(struct polls_by *pb)
+{
+	if (!pb)
+		return;
+	for (size_t i = 0; i < pb->n; i++)
+		lib_hist_release(&pb->v[i].h);
+	free(pb->v);
+	lib_map_release(&pb->ix);
+	free(pb);
+}
+
+int polls_by__poll(void *ctx, const struct poll *p)
+{
+	struct polls_by *pb = ctx;
+	uint64_t *slot;
+	struct pb_row *r;
+	int created = 0;
+
+	if (!p) { /* the join starts over */
+		for (size_t i = 0; i < pb->n; i++)
+			lib_hist_release(&pb->v[i].h);
+		pb->n = 0;
+		lib_map_release(&pb->ix);
+		return lib_map_init(&pb->ix, 64);
+	}
+	if (p->end - p->start < pb->min_ns)
+		return 0;
+	slot = lib_map_get(&pb->ix, pb->by_thread ? p->tid : p->task, &created);
+	if (!slot)
+		return -ENOMEM;
+	if (created) {
+		if (LIB_GROW(pb->v, pb->cap, pb->n + 1))
+			return -ENOMEM;
+		memset(&pb->v[pb->n], 0, sizeof(*pb->v));
+		pb->v[pb->n].key = pb->by_thread ? p->tid : p->task;
+		*slot = ++pb->n;
+	}
+	r = &pb->v[*slot - 1];
+	r->total += p->end - p->start;
+	return lib_hist_add(&r->h, p->end - p->start);
 }
 
 struct grow_ {
 	uint32_t grp;
 	uint64_t n, total, p50, p99, max, off, runq;
+	struct lib_hist h;
 };
 
 static int grow_cmp(const void *a, const void *b)
@@ -105,62 +163,109 @@ static int grow_cmp(const void *a, const void *b)
 	return x->grp < y->grp ? -1 : x->grp > y->grp;
 }
 
+/* The group of a row of @pb (a task's, a thread's), UINT32_MAX if none */
+static uint32_t pb_group(const struct groups *g, const struct join *j, uint64_t key,
+			 int by_thread)
+{
+	const struct task_stat *ts;
+	const uint32_t *at;
+	uint32_t tid = (uint32_t)key;
+
+	if (by_thread) {
+		at = bsearch(&tid, g->tids, g->ntids, sizeof(*g->tids), u32_cmp);
+		return at ? (uint32_t)(at - g->tids) : UINT32_MAX;
+	}
+	ts = join__task(j, key);
+	return ts ? groups__of(g, (int32_t)(ts - j->tasks), 0) : UINT32_MAX;
+}
+
+/* @pb's rows merged into the groups of @g: the rows in @rows (one per
+ * group, grp UINT32_MAX where none), with the off-CPU time of the polls
+ * @oc has it for. The polls counted returned in *@n. 0 or -ENOMEM. */
+static int group_rows(const struct offcpu *oc, const struct polls_by *pb,
+		      const struct groups *g, struct grow_ *rows, size_t nrows, size_t *n)
+{
+	const struct join *j = oc->join;
+	const struct poll_offcpu *po;
+	uint32_t id;
+	size_t it = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < pb->n; i++) {
+		uint32_t k = pb_group(g, j, pb->v[i].key, pb->by_thread);
+
+		if (k >= nrows)
+			continue;
+		rows[k].grp = k;
+		rows[k].total += pb->v[i].total;
+		rows[k].n += pb->v[i].h.n;
+		*n += pb->v[i].h.n;
+		if (lib_hist_merge(&rows[k].h, &pb->v[i].h))
+			return -ENOMEM;
+	}
+	/* every poll with off-CPU time is listed (the keep's switches) */
+	while (offcpu__next_poll(oc, &it, &id, &po)) {
+		const struct poll *p = join__poll(j, id);
+		const struct task_stat *ts = p ? join__task(j, p->task) : NULL;
+		uint32_t k;
+
+		if (!ts || p->end - p->start < pb->min_ns)
+			continue;
+		k = groups__of(g, (int32_t)(ts - j->tasks), p->tid);
+		if (k >= nrows || !rows[k].n)
+			continue;
+		rows[k].off += po->ns - po->runq_ns;
+		rows[k].runq += po->runq_ns;
+	}
+	return 0;
+}
+
 /* polls --by: poll durations per group (dial9's "poll duration by spawn
- * location", with task names for spawn sites). */
+ * location", with task names for spawn sites); percentiles from
+ * lib/hist.h (exact up to LIB_HIST_EXACT polls a group). */
 static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, FILE *out)
 {
 	const struct join *j = oc->join;
 	struct groups *g = NULL;
-	struct gpoll *v = NULL;
+	struct polls_by *pb = o->polls_by, *own = NULL;
 	struct grow_ *rows = NULL;
 	static const char *const titles[] = {"TOTAL",	"P50",	   "P99",
 					     "LONGEST", "OFF-CPU", "RUNQ"};
 	struct tcol tc[6] = {{0}};
-	size_t i, n = 0, nr = 0, shown, w = 5;
+	size_t i, n = 0, nr = 0, nslots = 0, shown, w = 5;
 	char a[32], b[32], c[32], d[32], e[32], f[32], lab[300];
 	int err = groups__new(j, o->by, NULL, &g);
 
 	if (err)
 		return err;
-	err = -ENOMEM;
-	v = malloc((j->nlisted + 1) * sizeof(*v));
-	rows = malloc((j->nlisted + 1) * sizeof(*rows));
-	if (!v || !rows)
-		goto out;
-	for (i = 0; i < j->nlisted; i++) {
-		const struct poll *p = &j->polls[i];
-		const struct task_stat *ts = join__task(j, p->task);
-		uint32_t grp;
-
-		if (!ts || p->end - p->start < o->min_ns)
-			continue;
-		grp = groups__of(g, (int32_t)(ts - j->tasks), p->tid);
-		if (grp == UINT32_MAX)
-			continue;
-		v[n].grp = grp;
-		v[n].id = p->id;
-		v[n].dur = p->end - p->start;
-		n++;
+	/* not given the join's: every poll walked again */
+	if (!pb) {
+		err = polls_by__new(o, &own);
+		if (!err)
+			err = join_for_each_poll(j, polls_by__poll, own);
+		if (err)
+			goto out;
+		pb = own;
 	}
-	qsort(v, n, sizeof(*v), gpoll_cmp);
-	for (i = 0; i < n;) {
-		size_t k = i, m;
-		struct grow_ *r = &rows[nr++];
+	err = -ENOMEM;
+	nslots = g->by == GROUP_THREAD ? g->ntids : g->ngroups;
+	rows = calloc(nslots + 1, sizeof(*rows));
+	if (!rows)
+		goto out;
+	err = group_rows(oc, pb, g, rows, nslots, &n);
+	if (err)
+		goto out;
+	for (i = 0; i < nslots; i++) {
+		struct grow_ *r = &rows[i];
 
-		memset(r, 0, sizeof(*r));
-		r->grp = v[i].grp;
-		for (; k < n && v[k].grp == v[i].grp; k++) {
-			r->total += v[k].dur;
-			r->off += offcpu__poll(oc, v[k].id)->ns -
-				  offcpu__poll(oc, v[k].id)->runq_ns;
-			r->runq += offcpu__poll(oc, v[k].id)->runq_ns;
-		}
-		m = k - i;
-		r->n = m;
-		r->max = v[k - 1].dur;
-		r->p50 = v[i + (m * 50 + 99) / 100 - 1].dur;
-		r->p99 = v[i + (m * 99 + 99) / 100 - 1].dur;
-		i = k;
+		if (!r->n)
+			continue;
+		r->max = r->h.max;
+		r->p50 = lib_hist_quantile(&r->h, 50, 100);
+		r->p99 = lib_hist_quantile(&r->h, 99, 100);
+		lib_hist_release(&r->h);
+		lib_hist_init(&r->h);
+		rows[nr++] = *r;
 	}
 	qsort(rows, nr, sizeof(*rows), grow_cmp);
 	shown = o->limit && o->limit < nr ? o->limit : nr;
@@ -218,8 +323,10 @@ static int polls_by_group(const struct offcpu *oc, const struct polls_opts *o, F
 	if (o->shown)
 		*o->shown = shown;
 out:
-	free(v);
+	for (i = 0; rows && i < nslots; i++)
+		lib_hist_release(&rows[i].h);
 	free(rows);
+	polls_by__free(own);
 	groups__free(g);
 	return err;
 }
