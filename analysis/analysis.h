@@ -1046,10 +1046,6 @@ struct spans {
  * off-CPU counted inside it. Names point into the trace. O((R + S) log)
  * for R span records and S samples. 0, -ENOMEM or a walk's error. */
 int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out);
-/* With a join that lists only some polls (a keep): list those the spans
- * were entered in, which their views explain. 0, -ENOMEM or a walk's
- * error. */
-int spans__list_polls(const struct spans *sp, struct join *j);
 void spans__free(struct spans *sp);
 /* Keep the instances named @name (NULL: all) that lasted at least
  * @min_ns. 0, or -ENOENT if none is kept. */
@@ -1098,6 +1094,11 @@ struct spans_opts {
  * that served it was woken and not yet polled (@d's delays). 0, -ENOENT
  * (no span matches: nothing written), -ENODATA (the trace has no spans),
  * -ENOMEM, -EIO. */
+/* With a join that lists only some polls (a keep): list also those the
+ * instances analysis__spans() explains for @o were entered in (none for
+ * rows). Their wakes then need only delays_keep.listed. 0, -ENOMEM or a
+ * walk's error. */
+int spans__list_polls(const struct spans *sp, struct join *j, const struct spans_opts *o);
 int analysis__spans(const struct spans *sp, const struct offcpu *oc,
 		    const struct delays *d, const struct spans_opts *o, FILE *out);
 

@@ -506,6 +506,39 @@ static int poll_delays(const struct delays *d, struct lib_map *m)
 	return err;
 }
 
+int spans__list_polls(const struct spans *sp, struct join *j, const struct spans_opts *o)
+{
+	struct join_window *w = NULL;
+	size_t n, shown, k = 0;
+	uint32_t *ix;
+	int err = -ENOMEM;
+
+	if (!o->instances || !j->polls || j->nlisted == j->npolls || !sp->n)
+		return 0; /* none explained, or every poll listed */
+	ix = malloc(sp->n * sizeof(*ix));
+	if (!ix)
+		return -ENOMEM;
+	n = chosen(sp, o, ix);
+	shown = o->limit && o->limit < n ? o->limit : n;
+	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
+	/* the enters of those shown: ix sorted by index for a lookup */
+	qsort(ix, shown, sizeof(*ix), u32_cmp);
+	w = malloc((sp->nenters + 1) * sizeof(*w));
+	if (!w)
+		goto out;
+	for (size_t e = 0; e < sp->nenters; e++) {
+		const struct span_enter *x = &sp->enters[e];
+
+		if (bsearch(&x->span, ix, shown, sizeof(*ix), u32_cmp))
+			w[k++] = (struct join_window){x->tid, x->start, x->end};
+	}
+	err = join__list_more(j, w, k);
+out:
+	free(w);
+	free(ix);
+	return err;
+}
+
 /* The slowest instances of @o, explained, as text on @out, or as the
  * value of "instances" into @w if it is not NULL. */
 static int span_instances(const struct spans *sp, const struct offcpu *oc,

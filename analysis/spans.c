@@ -511,24 +511,6 @@ fail:
 	return err;
 }
 
-int spans__list_polls(const struct spans *sp, struct join *j)
-{
-	struct join_window *w;
-	int err;
-
-	if (!j->polls || j->nlisted == j->npolls || !sp->nenters)
-		return 0; /* none listed, or every one */
-	w = malloc(sp->nenters * sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	for (size_t i = 0; i < sp->nenters; i++)
-		w[i] = (struct join_window){sp->enters[i].tid, sp->enters[i].start,
-					    sp->enters[i].end};
-	err = join__list_more(j, w, sp->nenters);
-	free(w);
-	return err;
-}
-
 void spans__free(struct spans *sp)
 {
 	if (!sp)

@@ -313,9 +313,6 @@ struct session {
 #define SESSION_SPANS                                                                    \
 	0x4u /* the application's spans (with the off-CPU                                \
 	      * join when SESSION_OFFCPU) */
-#define SESSION_SPAN_POLLS                                                               \
-	0xcu /* ... and the join lists the polls inside                                  \
-	      * them (the span table's tasks) */
 /* Read @in (open_trace()), join it with @jflags (times shown counting
  * from the start of the whole trace when a window was read) and build
  * what @want asks. 0, or -1 after saying what failed (everything freed). */

@@ -52,8 +52,17 @@ int cmd_report(int argc, char **argv)
 	/* the polls it shows only: the join streams */
 	jkeep = analysis_report_join_keep();
 	if (session_open_keep(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
-			      SESSION_OFFCPU | SESSION_SPAN_POLLS, &jkeep))
+			      SESSION_OFFCPU | SESSION_SPANS, &jkeep))
 		return EXIT_FAIL;
+	/* the slowest span, explained: the polls it was entered in */
+	err = se.sp ? spans__list_polls(se.sp, se.j,
+					&(struct spans_opts){.instances = 1, .limit = 1})
+		    : 0;
+	if (err) {
+		analysis_failed(&in, se.t, err);
+		session_close(&se);
+		return EXIT_FAIL;
+	}
 	keep = analysis_report_keep(se.sp);
 	keep.also = win;
 	keep.nalso = analysis_report_windows(se.j, win);

@@ -119,11 +119,26 @@ int cmd_spans(int argc, char **argv)
 	o.limit = va.limit != SIZE_MAX ? va.limit : o.instances ? DEFAULT_INSTANCES : 0;
 	rflags |= va.rflags;
 
-	if (session_open(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_SPAN_POLLS))
+	/* rows need no poll; the instances explained, the polls they were
+	 * entered in and the wakes those ended: the join streams */
+	if (session_open_keep(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_SPANS,
+			      &(struct join_keep){.min_ns = UINT64_MAX}))
 		return EXIT_FAIL;
-	if (check_spans(se.sp, o.name, o.min_ns, 0, &in) || session_delays(&se, NULL)) {
+	if (check_spans(se.sp, o.name, o.min_ns, 0, &in)) {
 		ret = EXIT_FAIL;
 		goto out;
+	}
+	if (o.instances) {
+		err = spans__list_polls(se.sp, se.j, &o);
+		if (err) {
+			analysis_failed(&in, se.t, err);
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		if (session_delays(&se, &(struct delays_keep){.listed = 1})) {
+			ret = EXIT_FAIL;
+			goto out;
+		}
 	}
 	ret = view_done(&in, se.t, analysis__spans(se.sp, se.oc, se.d, &o, stdout));
 out:

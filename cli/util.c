@@ -759,8 +759,6 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 		err = offcpu__new(s->j, in->raw_leaf ? OFFCPU_RAW_LEAF : 0, &s->oc);
 	if (!err && (want & SESSION_SPANS))
 		err = spans__new(s->j, s->oc, &s->sp);
-	if (!err && s->sp && (want & SESSION_SPAN_POLLS) == SESSION_SPAN_POLLS)
-		err = spans__list_polls(s->sp, s->j);
 	if (err) {
 		analysis_failed(in, s->t, err);
 		session_close(s);
