@@ -34,7 +34,10 @@
  * at each poll.
  * In --bench-polls mode tasks 1..N are "bench" tasks that yield after
  * ~1.5 us of work in demo_bench_work() per poll (--bench-work-ns NS: NS
- * nanoseconds, e.g. 8000 for about 200k polls/s on 2 idle workers).
+ * nanoseconds, e.g. 8000 for about 200k polls/s on 2 idle workers); with
+ * --bench-spans N each task's polls are requests of N polls: a span
+ * "request" made at the first, entered around each and closed after the
+ * last (what a traced service's spans look like to the views, at scale).
  *
  * Threads: workers "d9demo-worker-<K>", K from 0 (d9_thread_start() and
  * the thread name), and one "d9demo-timer" that runs no task. Markers:
@@ -151,6 +154,7 @@ struct task {
 	unsigned polls_left;  /* short tasks */
 	uint64_t work_iters;  /* short tasks: per poll */
 	struct batch *batch;  /* short tasks: the spawner poll's span */
+	uint64_t span;	      /* bench tasks with --bench-spans: the request's */
 	struct task *next;    /* injector link */
 };
 
@@ -214,6 +218,7 @@ static struct env {
 	bool quiet;
 	bool bench;
 	long bench_work_ns; /* -1: not given */
+	long bench_spans;   /* polls a request span (0: none) */
 } env = {
 	.workers = 2,
 	.bench_work_ns = -1,
@@ -822,9 +827,26 @@ static DEMO_FRAME enum poll_result short_poll(struct worker *w, struct task *t)
 
 static DEMO_FRAME enum poll_result bench_poll(struct worker *w, struct task *t)
 {
-	if (is_stopping(w))
+	if (is_stopping(w)) {
+		if (t->span)
+			d9_span_close(t->span);
 		return POLL_READY;
+	}
+	if (env.bench_spans && !t->span) {
+		t->span = atomic_fetch_add(&w->rt->next_span, 1);
+		d9_span_new(t->span, 0, "request");
+		t->polls_left = (unsigned)env.bench_spans;
+	}
+	if (t->span)
+		d9_span_enter(t->span);
 	demo_bench_work();
+	if (t->span) {
+		d9_span_exit(t->span);
+		if (--t->polls_left == 0) {
+			d9_span_close(t->span);
+			t->span = 0;
+		}
+	}
 	t->resched = RESCHED_YIELD;
 	return POLL_PENDING;
 }
@@ -1038,7 +1060,8 @@ static void summary(struct runtime *rt, double elapsed)
 static void usage(FILE *f)
 {
 	fputs("usage: demo [-w WORKERS] [-d SECONDS] [-q]\n"
-	      "       demo --bench-polls [--bench-work-ns NS] [-w WORKERS] [-d SECONDS] [-q]\n"
+	      "       demo --bench-polls [--bench-work-ns NS] [--bench-spans N] [-w WORKERS]\n"
+	      "                          [-d SECONDS] [-q]\n"
 	      "\n"
 	      "A small async runtime instrumented with the d9prof shim.\n"
 	      "\n"
@@ -1050,6 +1073,8 @@ static void usage(FILE *f)
 	      "      --bench-work-ns NS\n"
 	      "                      work per benchmark poll, ns (default 1500:\n"
 	      "                      ~1M polls/s on 2 workers; 8000: ~200k)\n"
+	      "      --bench-spans N each task's polls as requests of N polls: a span\n"
+	      "                      \"request\" entered around each, closed after the last\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "stdout: 'pid PID', then 'task ID NAME FUNCTION' for tasks 1-4,\n"
@@ -1071,6 +1096,7 @@ static void parse_args(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{"bench-polls", no_argument, NULL, 'B'},
 		{"bench-work-ns", required_argument, NULL, 'W'},
+		{"bench-spans", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -1116,6 +1142,17 @@ static void parse_args(int argc, char **argv)
 			}
 			env.bench_work_ns = n;
 			break;
+		case 'S':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || n < 1 || n > 1000000L) {
+				fprintf(stderr,
+					"demo: invalid polls a span '%s' (1 to 1000000)\n",
+					optarg);
+				exit(2);
+			}
+			env.bench_spans = n;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -1129,8 +1166,9 @@ static void parse_args(int argc, char **argv)
 		usage(stderr);
 		exit(2);
 	}
-	if (env.bench_work_ns >= 0 && !env.bench) {
-		fprintf(stderr, "demo: --bench-work-ns needs --bench-polls\n");
+	if ((env.bench_work_ns >= 0 || env.bench_spans) && !env.bench) {
+		fprintf(stderr,
+			"demo: --bench-work-ns and --bench-spans need --bench-polls\n");
 		usage(stderr);
 		exit(2);
 	}

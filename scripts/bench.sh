@@ -557,7 +557,6 @@ scale_row() {
 		first=0
 		row "" "  ${s} s: $(kv "$RUN/scale-$s.out" polls_per_sec) polls/s, $(round 1 "$(fsize "$f") / 1048576") MiB" \
 			"" "perf script $base" "" "" ""
-		# (no spans: --bench-polls makes none)
 		for v in report tasks "delays --min 1ms" "polls --min 1ms" \
 			"offcpu --format folded" "flame --format folded" \
 			"export --format pprof -o -" "export --format speedscope -o -" \
@@ -578,6 +577,24 @@ scale_row() {
 				else verdict "$mem <= 512"; fi)"
 		done
 		[ "$KEEP" = 1 ] || rm -f "$f" "$RUN/scale-$s.perf"
+		# the spans view on a trace with spans: requests of 10 polls
+		f=$RUN/scale-spans-$s.d9
+		run "$D9" record -o "$f" -- "$DEMO" --bench-polls --bench-spans 10 -d "$s" -q \
+			>"$RUN/scale-spans-$s.out" 2>"$RUN/scale-spans-$s.rec" ||
+			die "scale: record of $s s with spans failed: $(tail -1 "$RUN/scale-spans-$s.rec")"
+		row "" "  ${s} s with --bench-spans 10: $(kv "$RUN/scale-spans-$s.out" polls_per_sec) polls/s, $(round 1 "$(fsize "$f") / 1048576") MiB" \
+			"" "" "" "" ""
+		for v in spans "spans --instances"; do
+			# shellcheck disable=SC2086
+			out=$(scale_view "$(echo "$v" | tr ' ' _)-$s" "$f" $v)
+			t0=${out%% s*}
+			mem=$(echo "$out" | awk '{ print $3 }')
+			row "" "    $v" "$out" "" "" "<= 10 s at 30 s, <= 512 MiB" \
+				"$(if [ "$out" = failed ]; then echo MISSED
+				elif [ "$s" = 30 ]; then verdict "$t0 <= 10 && $mem <= 512"
+				else verdict "$mem <= 512"; fi)"
+		done
+		[ "$KEEP" = 1 ] || rm -f "$f"
 	done
 }
 if [ "$BENCH_ONLY" = scale ]; then
