@@ -67,6 +67,9 @@ struct replay {
 	size_t vcap, lcap, ucap;
 	uint64_t window, seen, released; /* replayed: every event before released */
 	int late;
+	uint64_t last_task; /* the last task met, and its stat */
+	const struct task_stat *last_ts;
+	int have_last;
 };
 
 static int dev_cmp(const void *a, const void *b)
@@ -368,7 +371,13 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 		default:
 			continue;
 		}
-		ts = join__task(r->j, e[i].task);
+		/* a task's events come in runs: one lookup a run */
+		if (!r->have_last || r->last_task != e[i].task) {
+			r->last_ts = join__task(r->j, e[i].task);
+			r->last_task = e[i].task;
+			r->have_last = 1;
+		}
+		ts = r->last_ts;
 		if (!ts || e[i].tid > UINT32_MAX >> 2)
 			continue;
 		if (e[i].time < r->released) {
