@@ -167,7 +167,7 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 	int err, ret = EXIT_FAIL;
 	FILE *out;
 
-	t = open_trace(in, rflags);
+	t = open_trace(in, rflags | TRACE_READ_NO_SPANS);
 	if (!t)
 		goto out;
 	err = join__new_keep(t, join_flags(in, 0), keep, &j);
@@ -175,7 +175,7 @@ static int diff_flame(struct inputs *in, struct inputs *base, unsigned int rflag
 		analysis_failed(in, t, err);
 		goto out;
 	}
-	bt = open_trace(base, rflags);
+	bt = open_trace(base, rflags | TRACE_READ_NO_SPANS);
 	if (!bt)
 		goto out;
 	err = join__new_keep(bt, join_flags(in, 0), keep, &bj);
@@ -339,7 +339,8 @@ int cmd_flame(int argc, char **argv)
 	if (have_poll)
 		return poll_flame(&in, rflags, fa.poll, fo.format, outp);
 
-	t = open_trace(&in, rflags);
+	t = open_trace(
+		&in, rflags | (fa.span || fo.by == GROUP_SPAN ? 0 : TRACE_READ_NO_SPANS));
 	if (!t)
 		return EXIT_FAIL;
 	/* --min-poll, --by thread or span and --span walk the samples again,

@@ -669,8 +669,10 @@ static void stacks_cut_line(const char *out)
 	const char *why;
 	size_t n;
 
-	if (!out ||
-	    trace__read_opts(out, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, &t, &why))
+	if (!out || trace__read_opts(out,
+				     TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS |
+					     TRACE_READ_NO_SPANS,
+				     &t, &why))
 		return;
 	n = analysis_losses(t, LOSS_CPU, l);
 	for (size_t i = 0; i < n; i++)

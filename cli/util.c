@@ -742,7 +742,8 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 
 	memset(s, 0, sizeof(*s));
 	s->in = in;
-	s->t = open_trace(in, rflags);
+	/* a view that shows no span reads none: they can be millions */
+	s->t = open_trace(in, rflags | (want & SESSION_SPANS ? 0 : TRACE_READ_NO_SPANS));
 	if (!s->t)
 		return -1;
 	if (keep) {

@@ -659,6 +659,10 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
  * (the INLINES chunks are still checked). Readers older than INLINES
  * chunks skip them and read the file as with this flag. */
 #define TRACE_READ_NO_INLINE 0x4u
+/* The application's spans and events (SPANS and SPAN_STATE chunks) are
+ * checked and left out (nspans 0): what a reader that shows none reads
+ * in memory bounded by its answer, however many the service made. */
+#define TRACE_READ_NO_SPANS 0x8u
 
 /* trace__read() with @flags (TRACE_READ_*). The chunks left out are still
  * checked (header and payload checksums, one zstd frame of the declared

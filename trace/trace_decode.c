@@ -1340,6 +1340,9 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 	if ((type == TRACE_CHUNK_STATE || type == TRACE_CHUNK_SPAN_STATE) &&
 	    !r->use_state)
 		return data ? ixq_push(r, -1) : 0;
+	if ((type == TRACE_CHUNK_SPANS || type == TRACE_CHUNK_SPAN_STATE) &&
+	    (r->flags & TRACE_READ_NO_SPANS))
+		return 0;
 	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
 		r->t->nsamples += count;
 		err = defer(r, &r->t->src->samples, h);

@@ -979,7 +979,8 @@ int trace__read_paths(const char *const *paths, size_t npaths,
 		err = trace_nomem(&r);
 		goto out;
 	}
-	r.flags = flags & (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS);
+	r.flags = flags &
+		  (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_SPANS);
 	for (i = 0; i < npaths && !err; i++)
 		err = expand(&r, &in, paths[i]);
 	if (err)
