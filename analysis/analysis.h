@@ -889,8 +889,10 @@ struct delays_keep {
 	uint64_t min_ns;   /* those of the kept tasks at least this long */
 	size_t top;	   /* ... the longest this many of them (0: all) */
 	uint64_t count_ns; /* counted: those at least this long */
-	int listed;	   /* ... only those a poll the join lists ended
-			    * (poll: its id; waker_poll -1): chrome's flows */
+	int listed;	   /* and every one a poll the join lists ended
+			    * (poll: its id): chrome's flows, the span
+			    * table's waits (with min_ns UINT64_MAX:
+			    * those only, waker_poll -1) */
 	/* delays__list_polls(): the polls of these windows too */
 	const struct join_window *also;
 	size_t nalso;
@@ -1309,9 +1311,10 @@ struct join_keep analysis_report_join_keep(void);
  * longest: their threads from their start to their end), from @j's
  * listed polls, in @w (room for 8); their number returned. */
 size_t analysis_report_windows(const struct join *j, struct join_window *w);
-/* What the report needs listed of the delays (delays__new()): each one
- * where @sp has spans (each span's delays), else the worst it shows; and
- * those over its red flag's threshold counted. */
+/* What the report needs listed of the delays (delays__new()): the worst
+ * it shows, and where @sp has spans those the polls of the span it
+ * explains ended (listed first: spans__list_polls()); those over its red
+ * flag's threshold counted. */
 struct delays_keep analysis_report_keep(const struct spans *sp);
 /* What analysis__report() says, as one row. 0 or -ENOMEM. */
 int analysis__report_row(const struct offcpu *oc, const struct delays *d,

@@ -67,6 +67,8 @@ struct replay {
 	size_t vcap, lcap, ucap;
 	uint64_t window, seen, released; /* replayed: every event before released */
 	int late;
+	struct delay *extra; /* keep->listed: those listed polls ended */
+	size_t nextra, extra_cap;
 	uint64_t last_task; /* the last task met, and its stat */
 	const struct task_stat *last_ts;
 	int have_last;
@@ -168,7 +170,15 @@ static int keep(struct replay *r, const struct task_stat *ts, const struct delay
 	d->matched += kept && ns >= k->min_ns;
 	if (!r->keep)
 		return push(&d->v, &d->n, &r->vcap, dl);
-	if (!kept || ns < k->min_ns || (k->listed && dl->poll < 0))
+	if (!kept)
+		return 0;
+	if (k->listed && dl->poll >= 0) {
+		int err = push(&r->extra, &r->nextra, &r->extra_cap, dl);
+
+		if (err)
+			return err;
+	}
+	if (ns < k->min_ns)
 		return 0;
 	if (!k->top || d->n < k->top) {
 		int err = push(&d->v, &d->n, &r->vcap, dl);
@@ -457,6 +467,7 @@ static int replay_walk(struct replay *r, uint64_t window)
 	}
 	d->n = d->nlost = d->nunended = 0;
 	d->waiting_at_end = d->matched = d->counted = 0;
+	r->nextra = 0;
 	err = trace__for_each_event(r->j->trace, collect, r);
 	if (r->late)
 		return -EAGAIN;
@@ -465,6 +476,29 @@ static int replay_walk(struct replay *r, uint64_t window)
 	if (!err)
 		err = finish(r);
 	return err;
+}
+
+/* The delays listed polls ended into the list, each once (uniq()). */
+static int add_extra(struct replay *r)
+{
+	struct delays *d = r->d;
+
+	for (size_t i = 0; i < r->nextra; i++)
+		if (push(&d->v, &d->n, &r->vcap, &r->extra[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* @v[0..n) sorted, each delay once (one a task's poll began): the new n */
+static size_t uniq(struct delay *v, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!m || v[m - 1].task != v[i].task || v[m - 1].begin != v[i].begin ||
+		    v[m - 1].poller != v[i].poller)
+			v[m++] = v[i];
+	return m;
 }
 
 int delays__new(const struct join *j, const struct delays_keep *keep, struct delays **out)
@@ -496,15 +530,20 @@ int delays__new(const struct join *j, const struct delays_keep *keep, struct del
 		err = replay_walk(&r, UINT64_MAX);
 	if (err)
 		goto out;
+	err = add_extra(&r);
+	if (err)
+		goto out;
 	/* (qsort wants an array even of none) */
 	if (d->n)
 		qsort(d->v, d->n, sizeof(*d->v), delay_cmp);
+	d->n = uniq(d->v, d->n);
 	if (d->nlost)
 		qsort(d->lost, d->nlost, sizeof(*d->lost), lost_cmp);
 	if (d->nunended)
 		qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
 out:
 	free(r.v);
+	free(r.extra);
 	free(r.runs);
 	free(r.heap);
 	free(r.ts);
@@ -523,14 +562,18 @@ int delays__list_polls(struct delays *d, struct join *j, const struct delays_kee
 	struct join_window *w;
 	int err;
 
-	if (!j->polls || j->nlisted == j->npolls || (keep && keep->listed))
-		return 0; /* none listed, or every one, or theirs known */
+	if (!j->polls || j->nlisted == j->npolls)
+		return 0; /* none listed, or every one */
+	/* those listed polls ended (keep->listed) have theirs */
+	if (keep && keep->listed && !n && !na)
+		return 0;
 	w = malloc((2 * d->n + na + 1) * sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	for (size_t i = 0; i < na; i++)
 		w[k++] = keep->also[i];
-	for (size_t i = 0; i < d->n && (!n || m < n); i++) {
+	for (size_t i = 0; i < d->n && (!n || m < n) && !(keep && keep->listed && !n);
+	     i++) {
 		const struct delay *x = &d->v[i];
 
 		if (!join__kept(j, join__task(j, x->task)))

@@ -1417,11 +1417,9 @@ struct join_keep analysis_report_join_keep(void)
 
 struct delays_keep analysis_report_keep(const struct spans *sp)
 {
-	struct delays_keep k = {.count_ns = FLAG_DELAY_NS};
-
-	if (!sp || !sp->n)
-		k.top = TOP;
-	return k;
+	/* the worst, and the waits of the span it explains */
+	return (struct delays_keep){
+		.count_ns = FLAG_DELAY_NS, .top = TOP, .listed = sp && sp->n};
 }
 
 int analysis__report_row(const struct offcpu *oc, const struct delays *d,

@@ -196,7 +196,8 @@ int cmd_export(int argc, char **argv)
 	eo.spans = se.sp;
 	if (check_task(se.j, &va.sel, &in) ||
 	    (eo.format == EXPORT_CHROME &&
-	     session_delays(&se, &(struct delays_keep){.listed = 1}))) {
+	     session_delays(&se,
+			    &(struct delays_keep){.min_ns = UINT64_MAX, .listed = 1}))) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

@@ -135,7 +135,8 @@ int cmd_spans(int argc, char **argv)
 			ret = EXIT_FAIL;
 			goto out;
 		}
-		if (session_delays(&se, &(struct delays_keep){.listed = 1})) {
+		if (session_delays(&se, &(struct delays_keep){.min_ns = UINT64_MAX,
+							      .listed = 1})) {
 			ret = EXIT_FAIL;
 			goto out;
 		}
