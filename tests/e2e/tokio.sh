@@ -190,7 +190,9 @@ t_tracing_spans() {
 	need_perf || return
 	start_ready -t 10 "$TMP/sp.out" "$BIN" -d 120 || return 1
 	# 60 slow requests (one in four, ~15 a second): ~90 ms of render_report
-	enough 60 2 16 spans_rec
+	# (3 s: 2 s held 50 to 62 whole slow_route spans, and 60 or more only
+	# now and then, so that most runs recorded 2 s, then 4 s)
+	enough 60 3 16 spans_rec
 	case $? in 0) ;; 3) fail "too few slow requests" ;& *) return 1 ;; esac
 	stop "$SPID"
 	"$D9" spans -i "$TMP/sp.data" --instances --name request --limit 0 --format json \
