@@ -20,20 +20,32 @@ SLOW=$ROOT/$B/e2e/latency/slowpoll
 # samples come in a quarter of the time
 HZ=3999
 
-# rec NAME QUICK_US STEADY_US SECS: SECS s of slowpoll into $TMP/NAME.data
+# rec NAME QUICK_US STEADY_US SECS: SECS s of slowpoll into $TMP/NAME.data,
+# in the background (REC_PID; record's exit status in NAME.rc)
 rec() {
 	start_ready "$TMP/$1.out" "$SLOW" $(($4 + 2)) 99 0 "$2" "$3" || return 1
-	"$D9" record -p "$SPID" -F "$HZ" -d "$4" -o "$TMP/$1.data" 2>"$TMP/$1.err" ||
-		{ cat "$TMP/$1.err"; return 1; }
-	stop "$SPID"
-	return 0
+	("$D9" record -p "$SPID" -F "$HZ" -d "$4" -o "$TMP/$1.data" 2>"$TMP/$1.err"
+	echo $? >"$TMP/$1.rc"
+	kill "$SPID" 2>/dev/null) &
+	REC_PID=$!
+	PIDS+=("$REC_PID")
 }
 
-# rec_both SECS: base and new, SECS s each; GOT: the base's samples of
-# slowpoll_quick (the smallest count of the four)
+# rec_both SECS: base and new, SECS s each, at once (two processes: the
+# ratios are each one's own); GOT: the base's samples of slowpoll_quick
+# (the smallest count of the four)
 rec_both() {
-	rec base 100 200 "$1" || { fail "the base recording failed"; return 1; }
-	rec new 300 200 "$1" || { fail "the new recording failed"; return 1; }
+	local n p=()
+	rec base 100 200 "$1" || { fail "the base program did not start"; return 1; }
+	p+=("$REC_PID")
+	rec new 300 200 "$1" || { fail "the new program did not start"; return 1; }
+	p+=("$REC_PID")
+	wait "${p[0]}"
+	wait "${p[1]}"
+	for n in base new; do
+		[ "$(cat "$TMP/$n.rc" 2>/dev/null)" = 0 ] ||
+			{ cat "$TMP/$n.err"; fail "the $n recording failed"; return 1; }
+	done
 	"$D9" flame -i "$TMP/new.data" --diff "$TMP/base.data" --task quick --format folded \
 		>"$TMP/diff.folded" 2>"$TMP/diff.err" || { cat "$TMP/diff.err"; fail "flame --diff failed"; return 1; }
 	GOT=$(count "$TMP/diff.folded" slowpoll_quick 2)
