@@ -599,3 +599,109 @@ Test(offcpu, cpu_flame_min_poll_keeps_samples_of_long_polls_only)
 	cr_assert_null(strstr(output(), "[no poll]"));
 	cr_assert_eq(res.weight, 1);
 }
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A column of polls --by's row starting @label as ns (its unit: us, ms, s) */
+static double by_cell(const char *label, int col)
+{
+	const char *p = strstr(output(), label);
+	char cell[64], unit[8];
+	double v;
+
+	cr_assert_not_null(p, "%s", output());
+	p += strlen(label);
+	for (int c = 0; c <= col; c++) {
+		int n = 0;
+
+		cr_assert_eq(sscanf(p, " %63s%n", cell, &n), 1);
+		p += n;
+	}
+	unit[0] = 0;
+	if (sscanf(cell, "%lf%7s", &v, unit) < 1)
+		return -1;
+	return v * (!strcmp(unit, "s")	  ? 1e9
+		    : !strcmp(unit, "ms") ? 1e6
+		    : !strcmp(unit, "us") ? 1e3
+					  : 1);
+}
+
+/* Nearest rank @num/100 of @v[0..n) sorted */
+static uint64_t rank(const uint64_t *v, size_t n, unsigned num)
+{
+	return v[(n * num + 99) / 100 - 1];
+}
+
+Test(offcpu, polls_by_percentiles_are_exact_to_1024_polls_then_within_1_percent)
+{
+	enum { MANY = 5000, FEW = 300 };
+	static uint64_t many[MANY], few[FEW];
+	uint64_t t = 1 * MS, t2 = 1 * MS;
+	struct polls_by *pb;
+	struct join *sj;
+	char *whole;
+
+	frames();
+	sy_task(&T, 1, "many");
+	sy_task(&T, 2, "few");
+	/* durations spread over 1 us .. 2.5 ms, in a shuffled order */
+	for (size_t i = 0; i < MANY; i++) {
+		many[i] = 1 * US + (i * 7919 % MANY) * 500;
+		sy_poll(&T, 10, 1, t, t + many[i]);
+		t += many[i] + 2 * US;
+		if (i < FEW) {
+			few[i] = 3 * US + (i * 101 % FEW) * 1000;
+			sy_poll(&T, 11, 2, t2, t2 + few[i]);
+			t2 += few[i] + 2 * US;
+		}
+	}
+	T.counters.end_time = (t > t2 ? t : t2) + 1 * MS;
+	qsort(many, MANY, sizeof(*many), u64_cmp);
+	qsort(few, FEW, sizeof(*few), u64_cmp);
+	do_join();
+	/* the whole list walked again */
+	cr_assert_eq(analysis__polls(OC, &(struct polls_opts){.by = GROUP_TASK}, out), 0);
+	/* POLLS TOTAL P50 P99 LONGEST: few's exact, many's within 1% */
+	cr_assert_eq(by_cell("task 2 few", 0), FEW, "%s", output());
+	cr_assert_float_eq(by_cell("task 2 few", 2), (double)rank(few, FEW, 50), 1, "%s",
+			   output());
+	cr_assert_float_eq(by_cell("task 2 few", 3), (double)rank(few, FEW, 99), 1, "%s",
+			   output());
+	cr_assert_eq(by_cell("task 1 many", 0), MANY, "%s", output());
+	cr_assert_float_eq(by_cell("task 1 many", 2), (double)rank(many, MANY, 50),
+			   0.01 * (double)rank(many, MANY, 50), "%s", output());
+	cr_assert_float_eq(by_cell("task 1 many", 3), (double)rank(many, MANY, 99),
+			   0.01 * (double)rank(many, MANY, 99), "%s", output());
+	/* (shown to the us: exact is within half of one) */
+	cr_assert_float_eq(by_cell("task 1 many", 4), (double)many[MANY - 1], 500, "%s",
+			   output());
+	whole = strdup(output());
+	/* the same from a join that lists none, each poll given as it goes */
+	cr_assert_eq(polls_by__new(&(struct polls_opts){.by = GROUP_TASK}, &pb), 0);
+	cr_assert_eq(join__new_keep(&T, 0,
+				    &(struct join_keep){.min_ns = UINT64_MAX,
+							.switches = 1,
+							.each = polls_by__poll,
+							.ctx = pb},
+				    &sj),
+		     0);
+	offcpu__free(OC);
+	cr_assert_eq(offcpu__new(sj, 0, &OC), 0);
+	memout_close();
+	memout_open();
+	cr_assert_eq(
+		analysis__polls(
+			OC, &(struct polls_opts){.by = GROUP_TASK, .polls_by = pb}, out),
+		0);
+	cr_assert_str_eq(output(), whole);
+	offcpu__free(OC);
+	OC = NULL;
+	join__free(sj);
+	polls_by__free(pb);
+	free(whole);
+}
