@@ -267,32 +267,95 @@ static int nest(struct spans *sp)
 	return 0;
 }
 
-struct tkey {
-	uint64_t time;
-	uint32_t i;
+/* The records in time order (file order for equal times), without an
+ * index of them all: they come in runs already in order (what a thread
+ * said, drained), merged through a heap of the runs' heads. */
+struct run_at {
+	size_t at, end;
 };
 
-static int tkey_cmp(const void *a, const void *b)
-{
-	const struct tkey *x = a, *y = b;
+struct merge {
+	const struct trace_span *v;
+	struct run_at *runs;
+	uint32_t *heap; /* runs by their next record's time, the first on top */
+	size_t nh;
+};
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+/* Does run @x's next record come before run @y's (ties: the earlier run,
+ * which is earlier in the file)? */
+static int run_first(const struct merge *m, uint32_t x, uint32_t y)
+{
+	uint64_t a = m->v[m->runs[x].at].time, b = m->v[m->runs[y].at].time;
+
+	return a != b ? a < b : x < y;
 }
 
-/* Records in time order (file order for equal times): indices into
- * t->spans, or NULL on -ENOMEM. */
-static struct tkey *by_time(const struct trace *t)
+static void merge_down(struct merge *m, size_t i)
 {
-	struct tkey *k = t->nspans <= UINT32_MAX ? malloc(t->nspans * sizeof(*k)) : NULL;
+	for (;;) {
+		size_t l = 2 * i + 1, f = i;
+		uint32_t t;
 
-	if (!k)
+		if (l < m->nh && run_first(m, m->heap[l], m->heap[f]))
+			f = l;
+		if (l + 1 < m->nh && run_first(m, m->heap[l + 1], m->heap[f]))
+			f = l + 1;
+		if (f == i)
+			return;
+		t = m->heap[i];
+		m->heap[i] = m->heap[f];
+		m->heap[f] = t;
+		i = f;
+	}
+}
+
+/* @t's records split into runs in time order, their heap made. 0 or
+ * -ENOMEM. */
+static int merge_init(struct merge *m, const struct trace *t)
+{
+	size_t nr = 0, cap = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->v = t->spans;
+	for (size_t i = 0; i < t->nspans; i++) {
+		if (i && t->spans[i].time >= t->spans[i - 1].time)
+			continue;
+		if (nr >= UINT32_MAX || LIB_GROW(m->runs, cap, nr + 1))
+			return -ENOMEM;
+		if (nr)
+			m->runs[nr - 1].end = i;
+		m->runs[nr++] = (struct run_at){i, t->nspans};
+	}
+	m->heap = malloc((nr + 1) * sizeof(*m->heap));
+	if (!m->heap)
+		return -ENOMEM;
+	for (m->nh = 0; m->nh < nr; m->nh++)
+		m->heap[m->nh] = (uint32_t)m->nh;
+	for (size_t i = m->nh / 2; i-- > 0;)
+		merge_down(m, i);
+	return 0;
+}
+
+/* The next record in time order, NULL after the last. */
+static const struct trace_span *merge_next(struct merge *m)
+{
+	struct run_at *r;
+	const struct trace_span *s;
+
+	if (!m->nh)
 		return NULL;
-	for (size_t i = 0; i < t->nspans; i++)
-		k[i] = (struct tkey){.time = t->spans[i].time, .i = (uint32_t)i};
-	qsort(k, t->nspans, sizeof(*k), tkey_cmp);
-	return k;
+	r = &m->runs[m->heap[0]];
+	s = &m->v[r->at++];
+	if (r->at == r->end)
+		m->heap[0] = m->heap[--m->nh];
+	merge_down(m, 0);
+	return s;
+}
+
+static void merge_release(struct merge *m)
+{
+	free(m->runs);
+	free(m->heap);
 }
 
 /* Where the records read begin: the shim's first (join.events_from),
@@ -446,7 +509,8 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 	const struct trace *t = j->trace;
 	struct builder b = {.from = records_from(j)};
 	struct spans *sp;
-	struct tkey *ix = NULL;
+	struct merge m = {0};
+	const struct trace_span *r;
 	uint64_t end = j->end_time;
 	size_t i;
 	int err = -ENOMEM;
@@ -460,15 +524,14 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 	b.sp = sp;
 	if (!t->nspans)
 		goto done;
-	ix = by_time(t);
-	if (!ix || lib_map_init(&b.cur, 64))
+	if (merge_init(&m, t) || lib_map_init(&b.cur, 64))
 		goto fail;
-	for (i = 0; i < t->nspans; i++) {
-		err = record(&b, &t->spans[ix[i].i]);
+	while ((r = merge_next(&m))) {
+		err = record(&b, r);
 		if (err)
 			goto fail;
-		if (ix[i].time > end)
-			end = ix[i].time;
+		if (r->time > end)
+			end = r->time;
 	}
 	/* still entered at the end, or never closed: to the recording end */
 	while (b.nopen)
@@ -498,13 +561,13 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 	if (oc)
 		span_offcpu(sp, oc);
 done:
-	free(ix);
+	merge_release(&m);
 	free(b.open);
 	lib_map_release(&b.cur);
 	*out = sp;
 	return 0;
 fail:
-	free(ix);
+	merge_release(&m);
 	free(b.open);
 	lib_map_release(&b.cur);
 	spans__free(sp);
