@@ -522,8 +522,8 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 	sp->join = j;
 	sp->period_ns = analysis_period_ns(t);
 	b.sp = sp;
-	if (!t->nspans)
-		goto done;
+	if (!t->nspans || !t->spans)
+		goto done; /* none, or not read (TRACE_READ_NO_SPANS) */
 	if (merge_init(&m, t) || lib_map_init(&b.cur, 64))
 		goto fail;
 	while ((r = merge_next(&m))) {

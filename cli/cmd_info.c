@@ -61,7 +61,7 @@ int cmd_info(int argc, char **argv)
 		return err;
 	/* counts only: no inline frames, nothing loaded that a walk can do */
 	t = open_trace(&in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS |
-				    TRACE_READ_NO_INLINE);
+				    TRACE_READ_NO_INLINE | TRACE_READ_NO_SPANS);
 	if (!t)
 		return EXIT_FAIL;
 	o.input = inputs_name(&in);

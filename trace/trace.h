@@ -660,8 +660,10 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
  * chunks skip them and read the file as with this flag. */
 #define TRACE_READ_NO_INLINE 0x4u
 /* The application's spans and events (SPANS and SPAN_STATE chunks) are
- * checked and left out (nspans 0): what a reader that shows none reads
- * in memory bounded by its answer, however many the service made. */
+ * checked and left out (spans NULL; nspans counts the SPANS chunks'
+ * records, unfiltered by a window): what a reader that shows none, or
+ * only counts them, reads in memory bounded by its answer, however many
+ * the service made. */
 #define TRACE_READ_NO_SPANS 0x8u
 
 /* trace__read() with @flags (TRACE_READ_*). The chunks left out are still

@@ -1341,8 +1341,11 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 	    !r->use_state)
 		return data ? ixq_push(r, -1) : 0;
 	if ((type == TRACE_CHUNK_SPANS || type == TRACE_CHUNK_SPAN_STATE) &&
-	    (r->flags & TRACE_READ_NO_SPANS))
+	    (r->flags & TRACE_READ_NO_SPANS)) {
+		/* counted, as their chunks say (no window filters them) */
+		r->t->nspans += count;
 		return 0;
+	}
 	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
 		r->t->nsamples += count;
 		err = defer(r, &r->t->src->samples, h);
