@@ -204,12 +204,9 @@ $(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 # them twice as slow, e2e-layouts 20 s to 41 s: a loss.) Before all
 # that, the e2e suites' own programs (E2E_DEPS: a Tokio build among them)
 # are made beside format and golden, which time nothing; `all` first, so
-# that no two makes build the same files. The zero-code programs (two
-# more Tokio and hyper builds, some 46 s of CPU that format and golden
-# waited for) are only e2e-zerocode's, the last e2e suite, after
-# e2e-load's wait for the prebuild: they are made in it.
+# that no two makes build the same files.
 CHECK_SUITES = format golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz
-CHECK_PREBUILD = zerocode-bin $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
+CHECK_PREBUILD = $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
 CHECK_BACKGROUND = fuzz rust
 check: all
 	$(Q)B=$(B) MAKE="$(MAKE)" CHECK_EARLY="$(E2E_DEPS)" CHECK_PREBUILD="$(CHECK_PREBUILD)" \
@@ -342,17 +339,14 @@ E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/answers.sh tests/e2e/layouts.sh \
 		tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh \
 	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/fleet.sh tests/e2e/load.sh \
 	tests/e2e/zerocode.sh
-# (E2E_DEPS: what every e2e suite needs; zerocode-bin, zerocode.sh's
-# alone, see CHECK_PREBUILD)
-E2E_DEPS := all tokio-demo-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
+E2E_DEPS := all tokio-demo-bin zerocode-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 
 # one after the other (never in parallel: they time things), all of them
-check-e2e: $(E2E_DEPS) zerocode-bin
+check-e2e: $(E2E_DEPS)
 	$(Q)r=0; for s in $(E2E_SCRIPTS); do B=$(B) $$s || r=1; done; exit $$r
 check-e2e-%: $(E2E_DEPS)
 	$(Q)B=$(B) tests/e2e/$*.sh
-check-e2e-zerocode: zerocode-bin
 
 # ---- demo and benchmarks -------------------------------------------------
 demo:

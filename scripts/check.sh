@@ -21,8 +21,7 @@
 # "skip: WHY" (or "NAME: skip: WHY") at the start of a line, or a summary
 # "0 passed, 0 failed, N skipped", and no "N passed" with N > 0.
 # The e2e suites spend much of their time asleep or waiting on a recording;
-# CHECK_PREBUILD (the zero-code programs of e2e-zerocode, the last e2e
-# suite; the unit and sanitizer tests, the ASan recorder, the fuzz
+# CHECK_PREBUILD (the unit and sanitizer tests, the ASan recorder, the fuzz
 # targets) is made meanwhile at nice 19, where it takes only CPU the tests
 # leave, then the CHECK_BACKGROUND suites run there too (the Rust crate's
 # checks, the fuzz smoke runs: no timing in them); the first suite after
