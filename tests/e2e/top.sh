@@ -214,7 +214,7 @@ tmux_top() {
 	shift 2
 		cleanup_tmux
 	tmux -L "$TMUX_L" new-session -d -s top -x "$w" -y "$h" \
-		"$* ; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo; sleep 60" ||
+		"$* ; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo; echo STTY-DONE; sleep 60" ||
 		fail "tmux new-session failed"
 }
 pane() { tmux -L "$TMUX_L" capture-pane -p -t top 2>/dev/null; }
@@ -273,9 +273,9 @@ t_screen_keys() {
 		pane | grep -qE '^ +TASKS +NAME +CPU%'" ||
 		fail "at 60 columns: $(pane | head -12)" || return 1
 	tmux -L "$TMUX_L" send-keys -t top q
-	wait_pane '^EXIT=' 10 || fail "q did not quit: $(pane | tail -5)" || return 1
+	wait_pane '^STTY-DONE' 10 || fail "q did not quit: $(pane | grep .)" || return 1
 	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
-		fail "after q: $(pane | tail -5)" || return 1
+		fail "after q: $(pane | grep . | tail -5)" || return 1
 }
 
 t_sigterm_restores() {
@@ -288,9 +288,9 @@ t_sigterm_restores() {
 	tpid=$(pgrep -f "^$D9 top -p $SPID" | head -1)
 	[ -n "$tpid" ] || fail "no top process" || return 1
 	kill -TERM "$tpid"
-	wait_pane '^EXIT=' 10 || fail "SIGTERM did not end it: $(pane | tail -5)" || return 1
+	wait_pane '^STTY-DONE' 10 || fail "SIGTERM did not end it: $(pane | grep .)" || return 1
 	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
-		fail "after SIGTERM: $(pane | tail -5)" || return 1
+		fail "after SIGTERM: $(pane | grep . | tail -5)" || return 1
 }
 
 t_beside_flight() {
@@ -491,9 +491,9 @@ t_screen_stopped() {
 	sleep 0.5 # top asks for its next frame and waits
 	kill -INT "$tpid"
 	# before top's own timeout (4 s) would end it
-	wait_pane '^EXIT=' 2 || fail "SIGINT did not end it: $(pane | tail -5)" || return 1
+	wait_pane '^STTY-DONE' 2 || fail "SIGINT did not end it: $(pane | grep .)" || return 1
 	pane | grep -qx 'EXIT=0' && pane | grep -qx icanon && pane | grep -qx echo ||
-		fail "after SIGINT: $(pane | tail -5)" || return 1
+		fail "after SIGINT: $(pane | grep . | tail -5)" || return 1
 	kill -CONT "$RPID"
 	kill -INT "$RPID"
 	wait "$RPID" || fail "the recorder failed: $(tail -3 "$TMP/ss.err")"
