@@ -1427,11 +1427,15 @@ struct export_result {
 	int cut;	      /* 1: polls cut down (what follows) */
 	uint64_t whole_polls; /* polls longer than whole_ns, whole */
 	uint64_t whole_ns;
-	uint64_t merged_polls; /* the others, merged per run_by (a task,
-				* else a task name, else a thread) ... */
-	int run_by;	       /* ... (enum group_by) ... */
-	uint64_t runs;	       /* ... into this many runs, */
-	uint64_t run_ns;       /* ... each within this long */
+	uint64_t merged_polls;	    /* the others, merged per run_by (a task,
+				     * else a task name, else a thread) ... */
+	int run_by;		    /* ... (enum group_by) ... */
+	uint64_t runs;		    /* ... into this many runs, */
+	uint64_t run_ns;	    /* ... each within this long */
+	uint64_t span_enters;	    /* span enters written, */
+	uint64_t spans;		    /* ... span lives written: */
+	int span_cut;		    /* 1: only those longer than these, */
+	uint64_t enter_ns, life_ns; /* ... the others left out */
 };
 
 struct export_opts {
@@ -1520,7 +1524,11 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
  * those longer than whole_ns), with their wakes' flows; the others merged
  * into runs on tracks of their own, per task, else per task name, else
  * per thread (run_by: the first whose tracks fit), "N polls" slices
- * within run_ns, args polls and busy_ns, as many as a quarter holds.
+ * within run_ns, args polls and busy_ns, as many as a quarter holds;
+ * spans that take more than an eighth of it are cut to that: the enters
+ * longer than enter_ns and the lives longer than life_ns (the longest
+ * that a sixteenth, a thirty-second hold), the first events that a
+ * thirty-second holds (span_cut).
  * @oc's join lists what analysis_chrome_keep() says (or every poll);
  * the runs come from a second streamed join (join_for_each_poll()). @d
  * lists the delays those listed polls ended (delays_keep.listed), or all.

@@ -77,8 +77,11 @@ struct ch {
 	struct csample *smp; /* the CPU samples, written per thread at the end */
 	size_t nsmp, smpcap;
 	struct export_result *res;
-	int cut;	   /* polls cut down to fit (res->cut) */
-	uint64_t whole_ns; /* ... whole when longer */
+	int cut;		    /* polls cut down to fit (res->cut) */
+	uint64_t whole_ns;	    /* ... whole when longer */
+	int span_cut;		    /* spans cut down to fit (res->span_cut) */
+	uint64_t enter_ns, life_ns; /* ... enters, lives written when longer */
+	size_t max_events;	    /* ... and the first this many events */
 	uint64_t run_ns;
 	struct groups *rg; /* ... the others', merged per group: task, else
 			    * task name, else thread, as many as fit */
@@ -433,6 +436,9 @@ static void write_spans(struct ch *x, const struct spans *sp)
 		const struct span_enter *e = &sp->enters[i];
 		const struct span *s = &sp->v[e->span];
 
+		if (x->span_cut && e->end - e->start <= x->enter_ns)
+			continue;
+		x->res->span_enters++;
 		slice(x, e->tid, "span", spans_name(s), e->start, e->end - e->start);
 		lib_json_name(w, "args");
 		lib_json_object_begin(w);
@@ -445,6 +451,9 @@ static void write_spans(struct ch *x, const struct spans *sp)
 	for (size_t i = 0; i < sp->n; i++) {
 		const struct span *s = &sp->v[i];
 
+		if (x->span_cut && s->closed - s->created <= x->life_ns)
+			continue;
+		x->res->spans++;
 		for (int end = 0; end < 2; end++) {
 			ev(x, end ? "e" : "b", 0);
 			lib_json_str_field(w, "cat", "span");
@@ -466,7 +475,7 @@ static void write_spans(struct ch *x, const struct spans *sp)
 			lib_json_object_end(w);
 		}
 	}
-	for (size_t i = 0; i < sp->nevents; i++) {
+	for (size_t i = 0; i < sp->nevents && (!x->span_cut || i < x->max_events); i++) {
 		const struct trace_span *e = &sp->events[i];
 
 		ev(x, "i", e->tid);
@@ -821,6 +830,40 @@ struct join_keep analysis_chrome_keep(const struct export_opts *o,
 	};
 }
 
+/* The least length that at most @k of @n lengths @len(i) exceed. */
+#define LONGEST_BOUND(h, n, k, len)                                                      \
+	({                                                                               \
+		int err_ = 0;                                                            \
+		uint64_t b_;                                                             \
+		lib_hist_init(h);                                                        \
+		for (size_t i = 0; i < (n) && !err_; i++)                                \
+			err_ = lib_hist_add(h, len);                                     \
+		b_ = err_ ? UINT64_MAX : lib_hist_above(h, k);                           \
+		lib_hist_release(h);                                                     \
+		b_;                                                                      \
+	})
+
+/* Past the bound, the application's spans cut down to an eighth of it:
+ * the longest enters (a sixteenth), the longest lives (a thirty-second)
+ * and the first events (a thirty-second); the others left out. 0 or
+ * -ENOMEM. */
+static int cut_spans(struct ch *x, const struct spans *sp, uint64_t max)
+{
+	struct lib_hist h;
+
+	x->enter_ns = LONGEST_BOUND(&h, sp->nenters, max / 16 / OTHER_BYTES,
+				    sp->enters[i].end - sp->enters[i].start);
+	x->life_ns = LONGEST_BOUND(&h, sp->n, max / 32 / (2 * OTHER_BYTES),
+				   sp->v[i].closed - sp->v[i].created);
+	if (x->enter_ns == UINT64_MAX || x->life_ns == UINT64_MAX)
+		return -ENOMEM;
+	x->max_events = max / 32 / OTHER_BYTES;
+	x->span_cut = x->res->span_cut = 1;
+	x->res->enter_ns = x->enter_ns;
+	x->res->life_ns = x->life_ns;
+	return 0;
+}
+
 /* The file's size in full, and past @o->max_bytes which polls go whole
  * and how the others are merged (analysis.h) */
 static int plan(struct ch *x, const struct delays *d, const struct export_opts *o)
@@ -844,7 +887,15 @@ static int plan(struct ch *x, const struct delays *d, const struct export_opts *
 	x->res->full_bytes = polls * POLL_BYTES + flows * FLOW_BYTES +
 			     other * OTHER_BYTES + x->t->nsamples * 10;
 	budget = o->max_bytes / 2 / (POLL_BYTES + FLOW_BYTES);
-	if (!o->max_bytes || x->res->full_bytes <= o->max_bytes || polls <= budget)
+	if (!o->max_bytes || x->res->full_bytes <= o->max_bytes)
+		return 0;
+	/* a selection writes no span */
+	if (o->spans && !j->sel.on &&
+	    (o->spans->nenters + 2 * o->spans->n + o->spans->nevents) * OTHER_BYTES >
+		    o->max_bytes / 8 &&
+	    (err = cut_spans(x, o->spans, o->max_bytes)))
+		return err;
+	if (polls <= budget)
 		return 0;
 	/* whole: the longest, at most budget of them */
 	err = whole_bound(x, budget, &x->whole_ns);

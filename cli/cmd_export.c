@@ -243,6 +243,17 @@ int cmd_export(int argc, char **argv)
 		     (unsigned long long)res.runs,
 		     text_duration(res.run_ns, d, sizeof(d)));
 	}
+	if (!err && res.span_cut) {
+		char a[32], b[32];
+
+		info("chrome: spans past --max-size: the %llu span enters longer than %s and "
+		     "the %llu spans longer than %s written, the others left out ('d9prof "
+		     "spans' for them)",
+		     (unsigned long long)res.span_enters,
+		     text_duration(res.enter_ns, a, sizeof(a)),
+		     (unsigned long long)res.spans,
+		     text_duration(res.life_ns, b, sizeof(b)));
+	}
 	if (!err && res.period_guessed)
 		warning("'%s' does not say its sampling frequency: a sample counts as "
 			"%.0f ns (999 Hz)",

@@ -483,22 +483,25 @@ t_chrome_loads_in_devtools_performance_panel() {
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "DevTools does not show the chrome export as it should"
 }
 
-# A trace too big for a viewer (ten seconds of the bench's ~1.2M polls a
-# second, some 6 GB in full) past --max-size: cut to fit, every poll
-# still counted (whole, or in its task's runs), and it opens in DevTools
+# A trace too big for a viewer (ten seconds of the bench's ~1.1M polls a
+# second, each entering a span, some 8 GB in full) past --max-size: cut to
+# fit, every poll still counted (whole, or in its task's runs), the
+# longest spans kept, and it opens in DevTools
 t_chrome_past_max_size_fits_and_opens_in_devtools() {
 	local out=$ROOT/$B/e2e/export/out big=$TMP/bench.d9 n sz slices
 	need_decoder || return
 	command -v python3 >/dev/null || { say "skip - no python3 to read the counts"; return 2; }
 	find_chromium || return
 	mkdir -p "$out" || return
-	"$D9" record -o "$big" -- "$DEMO" --bench-polls -d 10 -q >/dev/null 2>"$TMP/big.err" ||
+	"$D9" record -o "$big" -- "$DEMO" --bench-polls --bench-spans 10 -d 10 -q >/dev/null 2>"$TMP/big.err" ||
 		{ cat "$TMP/big.err"; fail "record of the bench failed"; return 1; }
 	"$D9" export -i "$big" --format chrome --max-size 16M -o "$TMP/big.json" 2>"$TMP/bigx.err" ||
 		{ cat "$TMP/bigx.err"; fail "export failed"; return 1; }
 	sed 's/^/    /' "$TMP/bigx.err"
 	grep -q "^d9prof: chrome: about .* in full, past --max-size 16.0 MiB" "$TMP/bigx.err" ||
 		{ fail "no line saying it was cut down"; return 1; }
+	grep -q "^d9prof: chrome: spans past --max-size: the [1-9][0-9]* span enters" "$TMP/bigx.err" ||
+		{ fail "no line saying the spans were cut down"; return 1; }
 	sz=$(stat -c %s "$TMP/big.json")
 	[ "$sz" -le $((16 << 20)) ] || { fail "$sz bytes, past 16 MiB"; return 1; }
 	n=$("$D9" polls -i "$big" --limit 1 2>/dev/null | sed -n 's/^# [0-9]* of \([0-9]*\) polls.*/\1/p')
@@ -512,6 +515,8 @@ t_chrome_past_max_size_fits_and_opens_in_devtools() {
 		    sys.exit(f'{len(whole)} whole and {got - len(whole)} merged polls, the trace has {sys.argv[2]}')
 		if not runs:
 		    sys.exit('no runs')
+		if not any(e['ph'] == 'X' and e.get('cat') == 'span' for e in ev):
+		    sys.exit('no span slices')
 		# a run track's slices never overlap
 		by = {}
 		for e in runs:
