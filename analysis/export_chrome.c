@@ -790,31 +790,31 @@ static void write_frames(struct ch *x)
 	x->res->functions = x->nnodes;
 }
 
-static int u64_desc(const void *a, const void *b)
+/* The least of the values added to @h that at most @k exceed (@h
+ * released after); UINT64_MAX if one could not be added (@err). */
+static uint64_t above(struct lib_hist *h, uint64_t k, int err)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t b = err ? UINT64_MAX : lib_hist_above(h, k);
 
-	return (x < y) - (x > y);
+	lib_hist_release(h);
+	return b;
 }
 
-/* The length the longest @budget kept polls are longer than: the
- * (@budget + 1)th longest listed (analysis_chrome_keep() lists the
- * longest, more than @budget of them), 0 if fewer. 0 or -ENOMEM. */
+/* The length the longest @budget kept polls are longer than, at most
+ * @budget of them (analysis_chrome_keep() lists the longest, more than
+ * @budget of them: those are all listed). 0 or -ENOMEM. */
 static int whole_bound(struct ch *x, uint64_t budget, uint64_t *ns)
 {
 	const struct join *j = x->j;
-	uint64_t *v = malloc((j->nlisted + 1) * sizeof(*v));
-	size_t n = 0;
+	struct lib_hist h;
+	int err = 0;
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < j->nlisted; i++)
+	lib_hist_init(&h);
+	for (size_t i = 0; i < j->nlisted && !err; i++)
 		if (keep_poll(x, &j->polls[i]))
-			v[n++] = j->polls[i].end - j->polls[i].start;
-	qsort(v, n, sizeof(*v), u64_desc);
-	*ns = n > budget ? v[budget] : 0;
-	free(v);
-	return 0;
+			err = lib_hist_add(&h, j->polls[i].end - j->polls[i].start);
+	*ns = above(&h, budget, err);
+	return *ns == UINT64_MAX ? -ENOMEM : 0;
 }
 
 struct join_keep analysis_chrome_keep(const struct export_opts *o,
@@ -830,19 +830,6 @@ struct join_keep analysis_chrome_keep(const struct export_opts *o,
 	};
 }
 
-/* The least length that at most @k of @n lengths @len(i) exceed. */
-#define LONGEST_BOUND(h, n, k, len)                                                      \
-	({                                                                               \
-		int err_ = 0;                                                            \
-		uint64_t b_;                                                             \
-		lib_hist_init(h);                                                        \
-		for (size_t i = 0; i < (n) && !err_; i++)                                \
-			err_ = lib_hist_add(h, len);                                     \
-		b_ = err_ ? UINT64_MAX : lib_hist_above(h, k);                           \
-		lib_hist_release(h);                                                     \
-		b_;                                                                      \
-	})
-
 /* Past the bound, the application's spans cut down to an eighth of it:
  * the longest enters (a sixteenth), the longest lives (a thirty-second)
  * and the first events (a thirty-second); the others left out. 0 or
@@ -850,11 +837,16 @@ struct join_keep analysis_chrome_keep(const struct export_opts *o,
 static int cut_spans(struct ch *x, const struct spans *sp, uint64_t max)
 {
 	struct lib_hist h;
+	int err = 0;
 
-	x->enter_ns = LONGEST_BOUND(&h, sp->nenters, max / 16 / OTHER_BYTES,
-				    sp->enters[i].end - sp->enters[i].start);
-	x->life_ns = LONGEST_BOUND(&h, sp->n, max / 32 / (2 * OTHER_BYTES),
-				   sp->v[i].closed - sp->v[i].created);
+	lib_hist_init(&h);
+	for (size_t i = 0; i < sp->nenters && !err; i++)
+		err = lib_hist_add(&h, sp->enters[i].end - sp->enters[i].start);
+	x->enter_ns = above(&h, max / 16 / OTHER_BYTES, err);
+	lib_hist_init(&h);
+	for (size_t i = 0; i < sp->n && !err; i++)
+		err = lib_hist_add(&h, sp->v[i].closed - sp->v[i].created);
+	x->life_ns = above(&h, max / 32 / (2 * OTHER_BYTES), err);
 	if (x->enter_ns == UINT64_MAX || x->life_ns == UINT64_MAX)
 		return -ENOMEM;
 	x->max_events = max / 32 / OTHER_BYTES;
