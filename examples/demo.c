@@ -1088,6 +1088,22 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* Option @s as a whole number in [@lo, @hi], else a line "demo: invalid
+ * WHAT 's'" (and @why after it) and exit 2. */
+static long long_arg(const char *s, long lo, long hi, const char *what, const char *why)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || *end || end == s || n < lo || n > hi) {
+		fprintf(stderr, "demo: invalid %s '%s'%s\n", what, s, why);
+		exit(2);
+	}
+	return n;
+}
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1101,20 +1117,13 @@ static void parse_args(int argc, char **argv)
 		{0},
 	};
 	char *end;
-	long n;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "w:d:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 || n > MAX_WORKERS) {
-				fprintf(stderr, "demo: invalid worker count '%s'\n",
-					optarg);
-				exit(2);
-			}
-			env.workers = n;
+			env.workers = (unsigned)long_arg(optarg, 1, MAX_WORKERS,
+							 "worker count", "");
 			break;
 		case 'd':
 			errno = 0;
@@ -1132,26 +1141,12 @@ static void parse_args(int argc, char **argv)
 			env.bench = true;
 			break;
 		case 'W':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 0 || n > 1000000000L) {
-				fprintf(stderr,
-					"demo: invalid work per poll '%s' (ns, 0 to 1e9)\n",
-					optarg);
-				exit(2);
-			}
-			env.bench_work_ns = n;
+			env.bench_work_ns = long_arg(optarg, 0, 1000000000L,
+						     "work per poll", " (ns, 0 to 1e9)");
 			break;
 		case 'S':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 || n > 1000000L) {
-				fprintf(stderr,
-					"demo: invalid polls a span '%s' (1 to 1000000)\n",
-					optarg);
-				exit(2);
-			}
-			env.bench_spans = n;
+			env.bench_spans = long_arg(optarg, 1, 1000000L, "polls a span",
+						   " (1 to 1000000)");
 			break;
 		case 'h':
 			usage(stdout);
