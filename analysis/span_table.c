@@ -506,6 +506,15 @@ static int poll_delays(const struct delays *d, struct lib_map *m)
 	return err;
 }
 
+/* The instances @o explains, of the @n in @ix (chosen()): the slowest
+ * first, @o->limit of them (0: all); their number. */
+static size_t slowest(const struct spans *sp, const struct spans_opts *o, uint32_t *ix,
+		      size_t n)
+{
+	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
+	return o->limit && o->limit < n ? o->limit : n;
+}
+
 int spans__list_polls(const struct spans *sp, struct join *j, const struct spans_opts *o)
 {
 	struct join_window *w = NULL;
@@ -519,8 +528,7 @@ int spans__list_polls(const struct spans *sp, struct join *j, const struct spans
 	if (!ix)
 		return -ENOMEM;
 	n = chosen(sp, o, ix);
-	shown = o->limit && o->limit < n ? o->limit : n;
-	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
+	shown = slowest(sp, o, ix, n);
 	/* the enters of those shown: ix sorted by index for a lookup */
 	qsort(ix, shown, sizeof(*ix), u32_cmp);
 	w = malloc((sp->nenters + 1) * sizeof(*w));
@@ -545,7 +553,7 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 			  const struct delays *d, const struct spans_opts *o,
 			  uint32_t *ix, size_t n, FILE *out, struct lib_json *w)
 {
-	size_t shown = o->limit && o->limit < n ? o->limit : n, i;
+	size_t shown = slowest(sp, o, ix, n), i;
 	struct inst *in = calloc(shown + 1, sizeof(*in));
 	struct lib_map pdelay = {0};
 	struct hot h = {0};
@@ -557,7 +565,6 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 		lib_map_release(&pdelay);
 		return -ENOMEM;
 	}
-	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
 	for (i = 0; i < shown; i++) {
 		in[i].span = ix[i];
 		explain(sp, oc, &pdelay, d, &in[i]);
