@@ -185,6 +185,9 @@ int groups__new(const struct join *j, enum group_by by, const struct spans *sp,
  * no poll) on thread @tid: UINT32_MAX if not kept, GROUP_NONE for "[no
  * poll]". */
 uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid);
+/* GROUP_THREAD: the group of thread @tid, whatever the task (UINT32_MAX -
+ * 1: a thread with no group). */
+uint32_t groups__of_thread(const struct groups *g, uint32_t tid);
 /* The same for something at @time (GROUP_SPAN: by the span entered on
  * @tid then, GROUP_NONE for none). */
 uint32_t groups__of_at(const struct groups *g, int32_t task_ix, uint32_t tid,

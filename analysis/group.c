@@ -188,18 +188,21 @@ fail:
 	return err;
 }
 
+uint32_t groups__of_thread(const struct groups *g, uint32_t tid)
+{
+	const uint32_t *at = bsearch(&tid, g->tids, g->ntids, sizeof(*g->tids), u32_cmp);
+
+	return at ? (uint32_t)(at - g->tids) : UINT32_MAX - 1;
+}
+
 uint32_t groups__of(const struct groups *g, int32_t task_ix, uint32_t tid)
 {
-	const uint32_t *at;
-
 	if (task_ix >= 0 && g->of_task[task_ix] == UINT32_MAX)
 		return UINT32_MAX; /* a task not selected */
 	if (task_ix < 0 && g->j->sel.on)
 		return UINT32_MAX; /* outside polls, but polls were asked for */
-	if (g->by == GROUP_THREAD) {
-		at = bsearch(&tid, g->tids, g->ntids, sizeof(*g->tids), u32_cmp);
-		return at ? (uint32_t)(at - g->tids) : UINT32_MAX - 1;
-	}
+	if (g->by == GROUP_THREAD)
+		return groups__of_thread(g, tid);
 	return task_ix < 0 ? GROUP_NONE : g->of_task[task_ix];
 }
 

@@ -163,18 +163,14 @@ static int grow_cmp(const void *a, const void *b)
 	return x->grp < y->grp ? -1 : x->grp > y->grp;
 }
 
-/* The group of a row of @pb (a task's, a thread's), UINT32_MAX if none */
+/* The group of a row of @pb (a task's, a thread's), past the groups if none */
 static uint32_t pb_group(const struct groups *g, const struct join *j, uint64_t key,
 			 int by_thread)
 {
 	const struct task_stat *ts;
-	const uint32_t *at;
-	uint32_t tid = (uint32_t)key;
 
-	if (by_thread) {
-		at = bsearch(&tid, g->tids, g->ntids, sizeof(*g->tids), u32_cmp);
-		return at ? (uint32_t)(at - g->tids) : UINT32_MAX;
-	}
+	if (by_thread)
+		return groups__of_thread(g, (uint32_t)key);
 	ts = join__task(j, key);
 	return ts ? groups__of(g, (int32_t)(ts - j->tasks), 0) : UINT32_MAX;
 }
