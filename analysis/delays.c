@@ -202,14 +202,15 @@ static int gap_between(const struct join *j, uint64_t a, uint64_t b)
 	return g && g->start < b;
 }
 
+/* The poll running on @tid at @time, -1 if none; with a join listing
+ * some polls, -1 unless @listed asks for those (else the join finds
+ * them later: delays__list_polls()) */
 static int32_t poll_id(const struct join *j, struct join_cursor *c, uint32_t tid,
-		       uint64_t time)
+		       uint64_t time, int listed)
 {
 	const struct poll *p;
 
-	/* listing some polls, the join finds these later
-	 * (delays__list_polls()) */
-	if (j->nlisted < j->npolls)
+	if (j->nlisted < j->npolls && !listed)
 		return -1;
 	p = join__cursor_poll_at(c, tid, time);
 
@@ -248,7 +249,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->cur.task = j->tasks[e->task].task;
 		s->cur.wake = e->time;
 		s->cur.waker = tid;
-		s->cur.waker_poll = poll_id(j, r->cur, tid, e->time);
+		s->cur.waker_poll = poll_id(j, r->cur, tid, e->time, 0);
 		s->cur.poll = -1;
 		s->cur.spawn = ord == DV_SPAWN;
 		s->pending = 1;
@@ -260,13 +261,8 @@ static int replay_one(struct replay *r, const struct dev *e)
 		if (s->cur.begin - s->cur.wake > s->tmax)
 			s->tmax = s->cur.begin - s->cur.wake;
 		s->cur.poller = tid;
-		if (r->keep && r->keep->listed) {
-			const struct poll *p = join__cursor_poll_at(r->cur, tid, e->time);
-
-			s->cur.poll = p ? (int32_t)p->id : -1;
-		} else {
-			s->cur.poll = poll_id(j, r->cur, tid, e->time);
-		}
+		s->cur.poll =
+			poll_id(j, r->cur, tid, e->time, r->keep && r->keep->listed);
 		err = lib_hist_add(&d->hist[e->task], s->cur.begin - s->cur.wake);
 		if (!err)
 			err = keep(r, &j->tasks[e->task], &s->cur);
@@ -559,21 +555,22 @@ out:
 int delays__list_polls(struct delays *d, struct join *j, const struct delays_keep *keep)
 {
 	size_t k = 0, m = 0, n = keep ? keep->top : 0, na = keep ? keep->nalso : 0;
+	/* the delays whose windows are listed: the first n (0: all), none
+	 * of those listed polls ended (keep->listed) alone: theirs are */
+	size_t nd = keep && keep->listed && !n ? 0 : d->n;
 	struct join_window *w;
 	int err;
 
 	if (!j->polls || j->nlisted == j->npolls)
 		return 0; /* none listed, or every one */
-	/* those listed polls ended (keep->listed) have theirs */
-	if (keep && keep->listed && !n && !na)
+	if (!nd && !na)
 		return 0;
 	w = malloc((2 * d->n + na + 1) * sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	for (size_t i = 0; i < na; i++)
 		w[k++] = keep->also[i];
-	for (size_t i = 0; i < d->n && (!n || m < n) && !(keep && keep->listed && !n);
-	     i++) {
+	for (size_t i = 0; i < nd && (!n || m < n); i++) {
 		const struct delay *x = &d->v[i];
 
 		if (!join__kept(j, join__task(j, x->task)))
