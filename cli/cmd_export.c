@@ -43,7 +43,7 @@ static void help(FILE *f)
 		"profile per thread), and an arrow from each wake to the poll it\n"
 		"caused. Past --max-size the longest polls go whole and the others\n"
 		"are merged into runs (per task, else per task name, else per thread),\n"
-		"and a line says so.\n\n"
+		"many spans are cut to the longest, and a line says so.\n\n"
 		"options:\n" INPUT_HELP FRAME_HELP
 		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
@@ -54,7 +54,8 @@ static void help(FILE *f)
 		"                        (not parked time), from its switch-out stacks\n"
 		"                        (pprof only)\n"
 		"      --max-size SIZE   chrome: what a viewer opens (default 96M; 0: no\n"
-		"                        bound): past it, polls are cut down to fit\n"
+		"                        bound): past it, polls and spans are cut down\n"
+		"                        to fit\n"
 		"      --by KEY          speedscope: a profile per task (default), per\n"
 		"                        task name, per thread (samples outside polls\n"
 		"                        too) or per span name of the application\n"
