@@ -222,6 +222,14 @@ check_app() {
 	say "    $n: ${short:-no} zcapp::short_task tasks seen (the app spawned" \
 		"$(ctr short_tasks "$TMP/$n.out"))"
 	[ "${short:-0}" -ge 20 ] || fail "want >= 20: $(head -6 "$TMP/$n.names")" || bad=1
+	# a short task lives ~20 us, so two samples in one are rare: the
+	# samples in short tasks should name about as many distinct ids
+	read -r ss si < <(awk '$1 == "task" && index($3, "zcapp::short_task;") == 1 {
+		s += $NF; if (!($2 in id)) { id[$2]; n++ } } END { print s + 0, n + 0 }' \
+		"$TMP/$n.folded")
+	say "    $n: $ss samples in zcapp::short_task name $si distinct tasks"
+	[ "$ss" -ge 20 ] && [ "$((si * 10))" -ge "$((ss * 8))" ] ||
+		fail "want >= 20 samples and >= 80% of them distinct tasks" || bad=1
 	# no task named after the runtime's own launch (a worker is no task)
 	! grep -E 'launch|BlockingTask' "$TMP/$n.tasks" | sed 's/^/    a runtime task: /' | grep . ||
 		bad=1

@@ -5,7 +5,7 @@
 //!   zcapp mix SECS    a CPU hog (hog_task: ~200 us of hog_work, then a
 //!                     yield), a task that blocks its worker in
 //!                     std::thread::sleep (blocker_task, 3 ms each), and
-//!                     a spawner of short tasks (8 a ms, 2 polls each),
+//!                     a spawner of short tasks (8 a ms, 2 polls of ~8 us),
 //!                     on 2 workers
 //!   zcapp bench SECS  8 tasks that yield after ~0.3 us of work, on one
 //!                     worker: the shortest polls, as many as it can
@@ -79,7 +79,7 @@ fn hog_work(ns: u64) -> u64 {
 #[inline(never)]
 fn short_work() -> u64 {
     let mut x = 1u64;
-    for i in 0..2000u64 {
+    for i in 0..8000u64 {
         x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
     }
     x
