@@ -40,10 +40,14 @@ struct dev {
  * than that makes a second walk that sorts them all. */
 #define REORDER_NS 250000000ULL
 
-/* A run of the buffer in order: its next event and its end */
+/* A run of the buffer in order, one thread's: its next event, its end,
+ * and the run of its thread that follows it (a later chunk's), if in
+ * order after it (else RUN_NONE) */
 struct dev_run {
-	size_t at, end;
+	size_t at, end, next;
+	int chained; /* a run's next: not in the heap */
 };
+#define RUN_NONE SIZE_MAX
 
 /* A task's wait being replayed */
 struct tstate {
@@ -64,6 +68,7 @@ struct replay {
 	size_t n, cap;
 	struct dev_run *runs, **heap; /* release()'s */
 	size_t runs_cap, heap_cap;
+	struct lib_map tail; /* release()'s: tid -> its last run, + 1 */
 	size_t vcap, lcap, ucap;
 	uint64_t window, seen, released; /* replayed: every event before released */
 	int late;
@@ -82,7 +87,10 @@ static int dev_cmp(const void *a, const void *b)
 		return x->time < y->time ? -1 : 1;
 	if ((x->tid_ord & 3) != (y->tid_ord & 3))
 		return (x->tid_ord & 3) < (y->tid_ord & 3) ? -1 : 1;
-	return x->task < y->task ? -1 : x->task > y->task;
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	/* a total order: the merge of the runs is one however made */
+	return x->tid_ord < y->tid_ord ? -1 : x->tid_ord > y->tid_ord;
 }
 
 static int delay_cmp(const void *a, const void *b)
@@ -317,25 +325,43 @@ static int release(struct replay *r, uint64_t until)
 	size_t i, k, nr = 0, nh, o;
 	int err = 0;
 
-	for (i = 0; i < r->n; nr++) {
+	/* runs of one thread each, a thread's chained where in order: the
+	 * heap holds a chain each, as many as threads, not chunks */
+	lib_map_release(&r->tail); /* (empty, as a zeroed map) */
+	for (i = 0, nh = 0; i < r->n; nr++) {
 		size_t s = i;
+		uint32_t tid = v[i].tid_ord >> 2;
+		uint64_t *last;
+		int created;
 
-		for (i++; i < r->n && !dev_before(&v[i], &v[i - 1]); i++)
+		for (i++; i < r->n && !dev_before(&v[i], &v[i - 1]) &&
+			  v[i].tid_ord >> 2 == tid;
+		     i++)
 			;
 		if (LIB_GROW(r->runs, r->runs_cap, nr + 1) ||
-		    LIB_GROW(r->heap, r->heap_cap, nr + 1))
+		    LIB_GROW(r->heap, r->heap_cap, nr + 1) ||
+		    !(last = lib_map_get(&r->tail, tid, &created)))
 			return -ENOMEM;
-		r->runs[nr] = (struct dev_run){s, i};
+		r->runs[nr] = (struct dev_run){s, i, RUN_NONE, 0};
+		if (!created && !dev_before(&v[s], &v[r->runs[*last - 1].end - 1])) {
+			r->runs[*last - 1].next = nr;
+			r->runs[nr].chained = 1;
+		}
+		*last = nr + 1;
 	}
 	for (k = 0; k < nr; k++)
-		r->heap[k] = &r->runs[k];
-	nh = nr;
+		if (!r->runs[k].chained)
+			r->heap[nh++] = &r->runs[k];
 	for (k = nh / 2; k-- > 0;)
 		run_down(v, r->heap, nh, k);
 	/* (UINT64_MAX: all, an event at that very time too) */
 	while (nh && !err && (v[r->heap[0]->at].time < until || until == UINT64_MAX)) {
-		err = replay_one(r, &v[r->heap[0]->at++]);
-		if (r->heap[0]->at == r->heap[0]->end)
+		struct dev_run *h = r->heap[0];
+
+		err = replay_one(r, &v[h->at++]);
+		if (h->at == h->end && h->next != RUN_NONE)
+			r->heap[0] = &r->runs[h->next];
+		else if (h->at == h->end)
 			r->heap[0] = r->heap[--nh];
 		run_down(v, r->heap, nh, 0);
 	}
@@ -542,6 +568,7 @@ out:
 	free(r.extra);
 	free(r.runs);
 	free(r.heap);
+	lib_map_release(&r.tail);
 	free(r.ts);
 	join__cursor_free(r.cur);
 	if (err) {
