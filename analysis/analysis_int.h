@@ -37,6 +37,12 @@ typedef int (*join_sample_fn)(void *ctx, const struct trace_sample *s,
  * trace__for_each_sample()'s error. */
 int join_for_each_sample(const struct join *j, join_sample_fn fn, void *ctx);
 
+/* A streamed join that lists polls marks one every this much of the
+ * trace, at most (24 bytes: 1.2 kB a second), where join__list_more()
+ * can start a walk: at the first poll (in id order) to begin this long
+ * after the mark before, and later than the poll before it. */
+#define JOIN_MARK_NS 20000000ull
+
 /* join_keep.each: called per poll in id order; with NULL: start again,
  * forget the polls given so far. A negative return stops the walk. */
 typedef int (*join_poll_fn)(void *ctx, const struct poll *p);

@@ -87,7 +87,7 @@ struct jthread {
 	 * folded into their tasks' totals); the next to deliver (block,
 	 * index); its off-CPU intervals, sw_order[sw_lo .. sw_hi), and the
 	 * first not given a poll; where its last sample lookup ended */
-	uint64_t delivered_to;
+	uint64_t delivered_to, delivered_start; /* its last delivered */
 	int delivered_any;
 	size_t dl_b, dl_i;
 	size_t sw_lo, sw_hi, sw_cur;
@@ -170,6 +170,17 @@ struct join_priv {
 	/* what the keep lists: the polls it matched (the longest: a heap),
 	 * those an interval began in */
 	uint32_t ndelivered; /* the next poll's id */
+	uint64_t last_start; /* the last delivered poll's start */
+	/* a mark every JOIN_MARK_NS or so of the polls delivered: where a later
+	 * walk can start (join__list_more()) */
+	struct join_mark *mark;
+	size_t nmark, mark_cap;
+	/* a walk from a mark (join__list_more()): the records from
+	 * @from.start on, the polls numbered from @from's, up to a poll
+	 * beginning after @stop */
+	const struct join_mark *from;
+	uint64_t stop;
+	int numbered;
 	int has_keep;
 	struct join_keep keep;
 	struct join_window *win; /* the keep's, sorted by (tid, from) */
@@ -184,6 +195,21 @@ struct join_priv {
 /* What a walk's callback returns to have the join start over without
  * streaming (never an errno). */
 #define JOIN_RESTART 1
+/* ... and a walk from a mark: it is past what it was for; its polls are
+ * not numbered as from the start (the mark is wrong: walk it all) */
+#define JOIN_DONE   2
+#define JOIN_ASTRAY 3
+
+/* A poll delivered, numbered @id, the first to begin at @start (no poll
+ * of another thread began then too, before it), and the earliest start
+ * @running of the polls running then: a walk of the records from @start
+ * on makes every poll beginning from @start on as the whole walk did, the
+ * polls at and after any time after @start (not before @running) among
+ * them (join__list_more()). */
+struct join_mark {
+	uint64_t start, running;
+	uint32_t tid, id;
+};
 
 #define JOIN_PRIV(j) ((struct join_priv *)(j))
 
@@ -364,10 +390,14 @@ static int replay(struct join_priv *jp, size_t th_ix, uint32_t type, uint64_t ti
 			/* began before we were there */
 			uint64_t start = th->floor < time ? th->floor : time;
 
+			/* (a walk from a mark: began before it, not listed) */
+			if (jp->from && start < jp->from->start)
+				;
 			/* ... where samples may have been joined already */
-			if (jp->stream && start < jp->horizon)
+			else if (jp->stream && start < jp->horizon)
 				return JOIN_RESTART;
-			err = emit(jp, th_ix, task, start, time, 1, 0, 0);
+			else
+				err = emit(jp, th_ix, task, start, time, 1, 0, 0);
 		} else {
 			th->unmatched++;
 		}
@@ -1481,6 +1511,26 @@ static int keep_poll(struct join_priv *jp, const struct jthread *th, const struc
 	return 0;
 }
 
+/* A mark at the poll beginning at @start on @th, about to be delivered */
+static int mark(struct join_priv *jp, const struct jthread *th, uint64_t start)
+{
+	uint64_t running = start;
+
+	/* a poll running then began before: its thread's last delivered */
+	for (size_t i = 0; i < jp->nthreads; i++) {
+		const struct jthread *o = &jp->threads[i];
+
+		if (o->delivered_any && o->delivered_to >= start &&
+		    o->delivered_start < running)
+			running = o->delivered_start;
+	}
+	if (LIB_GROW(jp->mark, jp->mark_cap, jp->nmark + 1))
+		return -ENOMEM;
+	jp->mark[jp->nmark++] = (struct join_mark){
+		.start = start, .running = running, .tid = th->tid, .id = jp->ndelivered};
+	return 0;
+}
+
 /* Poll @k of block @b of thread @th_ix, the next in (start, tid) order:
  * numbered, given the off-CPU intervals that began in it, folded into its
  * task's totals and kept or not. */
@@ -1503,10 +1553,36 @@ static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, s
 		st->longest_ns = end - start;
 	th->polls++;
 	th->poll_ns += end - start;
-	th->delivered_to = end;
-	th->delivered_any = 1;
-	if (!jp->has_keep)
+	if (!jp->has_keep) {
+		th->delivered_to = end;
+		th->delivered_any = 1;
 		return 0; /* no poll is listed by id */
+	}
+	if (jp->from && !jp->numbered) {
+		/* from a mark: those before it are not numbered (a poll
+		 * that began earlier, ended in the walk), it is */
+		if (start < jp->from->start ||
+		    (start == jp->from->start && th->tid < jp->from->tid))
+			return 0;
+		if (start != jp->from->start || th->tid != jp->from->tid)
+			return JOIN_ASTRAY;
+		jp->ndelivered = jp->from->id;
+		jp->numbered = 1;
+	}
+	if (jp->from && start > jp->stop)
+		return JOIN_DONE;
+	if (!jp->from &&
+	    (!jp->nmark || start >= jp->mark[jp->nmark - 1].start + JOIN_MARK_NS) &&
+	    (!jp->ndelivered || start > jp->last_start)) {
+		int err = mark(jp, th, start);
+
+		if (err)
+			return err;
+	}
+	th->delivered_to = end;
+	th->delivered_start = start;
+	th->delivered_any = 1;
+	jp->last_start = start;
 	p = (struct poll){
 		.start = start,
 		.end = end,
@@ -2104,7 +2180,8 @@ static int order_windows(struct join_priv *jp)
  * in *@out, or an error (JOIN_RESTART: a record came too late to
  * stream). */
 static int join_run(const struct trace *t, unsigned int flags, int stream,
-		    const struct join_keep *keep, struct join_priv **out)
+		    const struct join_keep *keep, const struct join_mark *from,
+		    uint64_t stop, struct join_priv **out)
 {
 	struct join_priv *jp;
 	const struct trace_counters *c;
@@ -2120,6 +2197,8 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 		jp->has_keep = 1;
 		jp->keep = *keep;
 	}
+	jp->from = from;
+	jp->stop = stop;
 	jp->lo = UINT64_MAX;
 	err = lib_map_init(&jp->tidmap, 64);
 	if (!err)
@@ -2176,7 +2255,8 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 	if (jp->stream) {
 		/* polls are delivered (numbered, counted, kept) as the walk
 		 * passes them, the rest at its end, all as they end */
-		err = trace__for_each_record(t, on_stream_samples, on_events, jp);
+		err = trace__for_each_record_from(t, from ? from->start : 0,
+						  on_stream_samples, on_events, jp);
 		if (!err)
 			err = stream_finish(jp);
 		if (!err)
@@ -2185,7 +2265,10 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 			end_open_polls(jp);
 			err = stream_deliver(jp, UINT64_MAX);
 		}
-		if (!err)
+		/* (from a mark, walked as far as asked) */
+		if (err == JOIN_DONE)
+			err = 0;
+		if (!err && !from)
 			err = build_tasks(jp);
 		if (!err && jp->has_keep)
 			err = list_kept(jp);
@@ -2234,11 +2317,11 @@ static int join_keep_run(const struct trace *t, unsigned int flags, int stream,
 	int err;
 
 	*out = NULL;
-	err = join_run(t, flags, stream, keep, out);
+	err = join_run(t, flags, stream, keep, NULL, 0, out);
 	if (err == JOIN_RESTART) {
 		err = each ? each(keep->ctx, NULL) : 0;
 		if (!err)
-			err = join_run(t, flags, 0, keep, out);
+			err = join_run(t, flags, 0, keep, NULL, 0, out);
 	}
 	/* not streamed, its polls were listed, not delivered */
 	for (size_t i = 0; !err && each && !(*out)->stream && i < (*out)->pub.nlisted;
@@ -2276,25 +2359,110 @@ int join__new(const struct trace *t, unsigned int flags, struct join **out)
 	return join__new_keep(t, flags, NULL, out);
 }
 
+/* @*v (*@n of them) and the polls @more lists, merged */
+static int merge_more(struct poll **v, size_t *n, struct join_priv *more)
+{
+	struct poll *m = merge_polls(*v, *n, more->pub.polls, more->pub.nlisted, n);
+
+	join__free(&more->pub);
+	if (!m)
+		return -ENOMEM;
+	free(*v);
+	*v = m;
+	return 0;
+}
+
+/* A walk from a mark, for the windows from @w on: mark @m, and where
+ * the walk can stop */
+struct mark_walk {
+	size_t m;
+	uint64_t stop;
+};
+
+static int mark_walk_cmp(const void *a, const void *b)
+{
+	const struct mark_walk *x = a, *y = b;
+
+	if (x->m != y->m)
+		return x->m < y->m ? -1 : 1;
+	return x->stop < y->stop ? -1 : x->stop > y->stop;
+}
+
+/* The last mark of @jp beginning at or before @time; the first if none */
+static size_t mark_at(const struct join_priv *jp, uint64_t time)
+{
+	size_t k = LIB_PARTITION_POINT(0, jp->nmark, i, jp->mark[i].start <= time);
+
+	return k ? k - 1 : 0;
+}
+
+/* join__list_more() by walks from the marks before the windows, as few
+ * as cover them: the polls found in *@v (*@n); JOIN_ASTRAY if a walk
+ * numbered its polls otherwise than the whole walk did. */
+static int list_from_marks(struct join_priv *jp, const struct join_keep *k,
+			   struct poll **v, size_t *n)
+{
+	struct mark_walk *w = malloc((k->nwin + 1) * sizeof(*w));
+	size_t nw = 0;
+	int err = 0;
+
+	if (!w)
+		return -ENOMEM;
+	/* each window's: the mark before the polls running at its start */
+	for (size_t i = 0; i < k->nwin; i++) {
+		const struct join_mark *m = &jp->mark[mark_at(jp, k->win[i].from)];
+
+		w[i] = (struct mark_walk){mark_at(jp, m->running), k->win[i].to};
+	}
+	qsort(w, k->nwin, sizeof(*w), mark_walk_cmp);
+	/* one walk for the windows it passes anyway */
+	for (size_t i = 0; i < k->nwin; i++) {
+		if (nw && jp->mark[w[i].m].start <= w[nw - 1].stop) {
+			if (w[i].stop > w[nw - 1].stop)
+				w[nw - 1].stop = w[i].stop;
+			continue;
+		}
+		w[nw++] = w[i];
+	}
+	for (size_t i = 0; i < nw && !err; i++) {
+		struct join_priv *more = NULL;
+
+		err = join_run(jp->pub.trace, jp->flags, 1, k, &jp->mark[w[i].m],
+			       w[i].stop, &more);
+		if (!err)
+			err = merge_more(v, n, more);
+	}
+	free(w);
+	return err;
+}
+
 int join__list_more(struct join *j, const struct join_window *win, size_t n)
 {
 	struct join_priv *jp = JOIN_PRIV(j), *more = NULL;
 	const struct join_keep k = {.min_ns = UINT64_MAX, .win = win, .nwin = n};
-	struct poll *v;
-	size_t m;
+	struct poll *v = NULL, *all;
+	size_t m = 0;
 	int err;
 
 	if (!jp->stream || !n)
 		return 0; /* every poll is listed, or none asked for */
-	err = join_keep_run(j->trace, jp->flags, 1, &k, &more);
-	if (err)
-		return err;
-	v = merge_polls(j->polls, j->nlisted, more->pub.polls, more->pub.nlisted, &m);
-	join__free(&more->pub);
-	if (!v)
-		return -ENOMEM;
+	/* from the marks before the windows; else (a walk from one started
+	 * over, or went astray: never, unless the trace is odd) all of it */
+	err = jp->nmark ? list_from_marks(jp, &k, &v, &m) : JOIN_ASTRAY;
+	if (err == JOIN_RESTART || err == JOIN_ASTRAY) {
+		free(v);
+		v = NULL;
+		m = 0;
+		err = join_keep_run(j->trace, jp->flags, 1, &k, &more);
+		if (!err)
+			err = merge_more(&v, &m, more);
+	}
+	all = err ? NULL : merge_polls(j->polls, j->nlisted, v, m, &m);
+	free(v);
+	if (err || !all)
+		return err ? err : -ENOMEM;
 	free(j->polls);
-	j->polls = v;
+	j->polls = all;
 	j->nlisted = m;
 	return index_listed(jp);
 }
@@ -2370,6 +2538,7 @@ void join__free(struct join *j)
 	free(jp->slots);
 	free(jp->slot_task);
 	free(jp->heap);
+	free(jp->mark);
 	free(jp->sw_order);
 	free(jp->sw_poll);
 	free(jp->top);

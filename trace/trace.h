@@ -729,6 +729,11 @@ int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx);
  * of them (events, then samples). Returns as the walks above. */
 int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_event_fn efn,
 			   void *ctx);
+/* The same, the records before @from left out where they are read from
+ * the file (those in memory all come), and the chunks whose index says
+ * they end before it not read at all: a walk from a point of the trace. */
+int trace__for_each_record_from(const struct trace *t, uint64_t from, trace_sample_fn sfn,
+				trace_event_fn efn, void *ctx);
 /* Why the last walk of @t failed, like trace__read()'s *errmsg (e.g.
  * "chunk 12 at offset 40960: sample refers to an undefined stack"); NULL
  * if it did not fail. Valid until the next walk or trace__free(). */

@@ -1157,10 +1157,11 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 }
 
 /* Walk the chunks of @ls through @sfn (samples) and those of @le through
- * @efn (events), either list may be NULL, the two merged in file order. */
+ * @efn (events), either list may be NULL, the two merged in file order;
+ * the records before @from (0: none) left out too. */
 static int walk(const struct trace *t, const struct src_list *ls,
 		const struct src_list *le, trace_sample_fn sfn, trace_event_fn efn,
-		void *ctx)
+		void *ctx, uint64_t from)
 {
 	struct trace_src *s = t->src;
 	struct reader r = {0};
@@ -1172,7 +1173,7 @@ static int walk(const struct trace *t, const struct src_list *ls,
 		err = trace_nomem(&r);
 	/* the reader borrows the walk's buffers */
 	r.t = (struct trace *)t;
-	r.from = t->from;
+	r.from = from > t->from ? from : t->from;
 	r.to = t->to;
 	r.dctx = s->dctx;
 	r.raw = s->raw;
@@ -1183,7 +1184,7 @@ static int walk(const struct trace *t, const struct src_list *ls,
 
 		/* a window skips what its index says lies outside it */
 		if (ck->timed &&
-		    ((t->from && ck->tmax < t->from) || (t->to && ck->tmin > t->to))) {
+		    ((r.from && ck->tmax < r.from) || (t->to && ck->tmin > t->to))) {
 			i += smp;
 			k += !smp;
 			continue;
@@ -1221,7 +1222,7 @@ static int for_each(const struct trace *t, const struct src_list *l, const void 
 	int err;
 
 	if (l && l->n)
-		return walk(t, sfn ? l : NULL, efn ? l : NULL, sfn, efn, ctx);
+		return walk(t, sfn ? l : NULL, efn ? l : NULL, sfn, efn, ctx, 0);
 	if (t->src)
 		t->src->failed = 0;
 	for (i = 0; mem && i < n; i += k) {
@@ -1251,8 +1252,8 @@ int trace__for_each_event(const struct trace *t, trace_event_fn fn, void *ctx)
 			fn, ctx);
 }
 
-int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_event_fn efn,
-			   void *ctx)
+int trace__for_each_record_from(const struct trace *t, uint64_t from, trace_sample_fn sfn,
+				trace_event_fn efn, void *ctx)
 {
 	const struct trace_src *s;
 	int err;
@@ -1265,12 +1266,20 @@ int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_eve
 	else if (!s->samples.n)
 		err = for_each(t, NULL, t->samples, t->nsamples, sfn, NULL, ctx);
 	else
-		return walk(t, &s->samples, &s->events, sfn, efn, ctx);
+		return walk(t, &s->samples, &s->events, sfn, efn, ctx, from);
 	if (err)
 		return err;
 	if (!s || !s->events.n)
-		return trace__for_each_sample(t, sfn, ctx);
-	return trace__for_each_event(t, efn, ctx);
+		return s && s->samples.n
+			       ? walk(t, &s->samples, NULL, sfn, NULL, ctx, from)
+			       : trace__for_each_sample(t, sfn, ctx);
+	return walk(t, NULL, &s->events, NULL, efn, ctx, from);
+}
+
+int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_event_fn efn,
+			   void *ctx)
+{
+	return trace__for_each_record_from(t, 0, sfn, efn, ctx);
 }
 
 const char *trace__error(const struct trace *t)

@@ -1124,6 +1124,57 @@ Test(join, a_keep_lists_the_polls_a_view_shows_as_the_whole_list_has_them)
 			join__free(j);
 		}
 		{
+			/* many windows, a walk from a mark each or for some
+			 * together: each starting inside a poll (on its thread
+			 * or the other) that began before the mark */
+			struct join_window win[128];
+			struct join_keep k = {.n = 2, .longest = 1};
+			struct join *j;
+			size_t nw = 0, want = 0, nmark = 0;
+			uint64_t mark = 0;
+
+			for (size_t i = 5; i < all->npolls && nw < 64;
+			     i += all->npolls / 61) {
+				const struct poll *p = &all->polls[i];
+				uint64_t mid = p->start + (p->end - p->start) / 2;
+
+				win[nw++] = (struct join_window){
+					nw % 2 ? p->tid : 43 - p->tid, mid,
+					mid + (nw % 3) * 1500000};
+			}
+			/* and at a mark (every 9th: a walk each), on the other
+			 * thread, whose poll then began before it */
+			for (size_t i = 0; i < all->npolls && nw < 128; i++) {
+				const struct poll *p = &all->polls[i];
+
+				if (i && (p->start < mark + JOIN_MARK_NS ||
+					  p->start == all->polls[i - 1].start))
+					continue;
+				mark = p->start;
+				if (nmark++ % 9 == 4 && p->tid <= 22)
+					win[nw++] = (struct join_window){43 - p->tid,
+									 mark, mark};
+			}
+			cr_assert_eq(join__new_keep(t, 0, &k, &j), 0);
+			cr_assert_eq(join__list_more(j, win, nw), 0);
+			for (size_t i = 0; i < all->npolls; i++) {
+				const struct poll *p = &all->polls[i];
+				int in = 0;
+
+				for (size_t w = 0; w < nw; w++)
+					in |= win[w].tid == p->tid &&
+					      p->end >= win[w].from &&
+					      p->start <= win[w].to;
+				want += in;
+				if (in)
+					same_poll(join__poll(j, p->id), p);
+				if (join__poll(j, p->id))
+					same_poll(join__poll(j, p->id), p);
+			}
+			cr_assert_gt(want, 100, "%zu polls in %zu windows", want, nw);
+			join__free(j);
+		}
+		{
 			/* every poll again, from a join that lists few */
 			struct join_keep k = {.n = 2, .longest = 1};
 			struct each_seen e = {.all = all};
