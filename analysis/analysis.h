@@ -187,6 +187,13 @@ struct join_keep {
 	 * over. A negative return stops the join with it. */
 	int (*each)(void *ctx, const struct poll *p);
 	void *ctx;
+	/* and hand @events each batch of events the join's walk takes, as
+	 * it takes it, with the join being made (its gaps known); (NULL,
+	 * NULL, 0) where it starts over. A nonzero return stops the join
+	 * with it. (A delays_feed: the delays without a walk of their own.) */
+	int (*events)(void *ctx, const struct join *j, const struct trace_event *e,
+		      size_t n);
+	void *events_ctx;
 };
 
 /* join__new() listing what @keep says (NULL: as join__new()); @flags must
@@ -904,6 +911,20 @@ struct delays_keep {
  * poll ids. 0, -ENOMEM or a walk's error. */
 int delays__new(const struct join *j, const struct delays_keep *keep,
 		struct delays **out);
+/* The same replay, fed by the join's own walk instead of a walk of its
+ * own: give the join delays_feed__events() as its keep's events with
+ * the feed as their ctx, then ask delays__from_feed() once it is made.
+ * It answers -EAGAIN where the feed cannot know the answer (a late
+ * event, tasks a view chose, poll ids, @keep->listed or another keep
+ * than the feed's): delays__new() then. The feed is freed by
+ * delays_feed__free(), the delays it gave by delays__free(). */
+struct delays_feed;
+int delays_feed__new(const struct delays_keep *keep, struct delays_feed **out);
+int delays_feed__events(void *ctx, const struct join *j, const struct trace_event *e,
+			size_t n);
+int delays__from_feed(struct delays_feed *f, const struct join *j,
+		      const struct delays_keep *keep, struct delays **out);
+void delays_feed__free(struct delays_feed *f);
 /* With a join that lists only some polls (a keep): list those the first
  * @keep->top delays of the kept tasks (0: all) show, the poller's and
  * the waker's from the wake to the poll, and those of @keep->also, in one

@@ -28,11 +28,17 @@
 /* Sort order of events at one time: ready before begin, end last. */
 enum { DV_SPAWN = 0, DV_WAKE = 1, DV_BEGIN = 2, DV_END = 3 };
 
+/* An event at @time; @key is DV_* << 62 | task << 30 | tid (task: its
+ * index in replay.t; tid: < 2^30), in the order they replay at one time */
 struct dev {
 	uint64_t time;
-	uint32_t task;	  /* index in join.tasks */
-	uint32_t tid_ord; /* tid << 2 | DV_* */
+	uint64_t key;
 };
+
+#define DEV_KEY(ord, task, tid) ((uint64_t)(ord) << 62 | (uint64_t)(task) << 30 | (tid))
+#define DEV_ORD(e)		((uint32_t)((e)->key >> 62))
+#define DEV_TASK(e)		((uint32_t)((e)->key >> 30))
+#define DEV_TID(e)		((uint32_t)((e)->key & ((1u << 30) - 1)))
 
 /* How late in the file an event may come after later ones (the recorder
  * drains every ring each tick, 20 ms at most): the events are replayed in
@@ -58,13 +64,32 @@ struct tstate {
 	uint8_t seen, pending, spawned;
 };
 
+/* A task met: its wait, its delays, whether the view keeps it */
+struct rtask {
+	struct tstate s;
+	struct lib_hist hist;
+	uint64_t id;
+	int kept;
+};
+
+#define NO_TASK UINT32_MAX /* an event's task the join has not */
+#define TCACHE	256	   /* task lookups remembered, by id */
+
 struct replay {
-	const struct join *j;
+	const struct join *j; /* fed: the join being made (its gaps) */
+	int fed;	      /* by a join's walk (struct delays_feed) */
 	struct delays *d;
 	const struct delays_keep *keep; /* NULL: list them all */
-	struct tstate *ts;		/* per task, join.tasks order */
-	struct join_cursor *cur;	/* the polls' lookups, in time order */
-	struct dev *v;			/* the events not replayed yet */
+	struct rtask *t;		/* the tasks, in the order met */
+	size_t nt, t_cap;
+	struct lib_map tix; /* task id -> index in t (NO_TASK: none) */
+	struct tcache {
+		uint64_t id;
+		uint32_t ix;
+		int valid;
+	} tcache[TCACHE];
+	struct join_cursor *cur; /* the polls' lookups, in time order */
+	struct dev *v;		 /* the events not replayed yet */
 	size_t n, cap;
 	struct dev_run *runs, **heap; /* release()'s */
 	size_t runs_cap, heap_cap;
@@ -74,24 +99,7 @@ struct replay {
 	int late;
 	struct delay *extra; /* keep->listed: those listed polls ended */
 	size_t nextra, extra_cap;
-	uint64_t last_task; /* the last task met, and its stat */
-	const struct task_stat *last_ts;
-	int have_last;
 };
-
-static int dev_cmp(const void *a, const void *b)
-{
-	const struct dev *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	if ((x->tid_ord & 3) != (y->tid_ord & 3))
-		return (x->tid_ord & 3) < (y->tid_ord & 3) ? -1 : 1;
-	if (x->task != y->task)
-		return x->task < y->task ? -1 : 1;
-	/* a total order: the merge of the runs is one however made */
-	return x->tid_ord < y->tid_ord ? -1 : x->tid_ord > y->tid_ord;
-}
 
 static int delay_cmp(const void *a, const void *b)
 {
@@ -163,14 +171,13 @@ static void heap_up(struct delay *v, size_t i)
 	}
 }
 
-/* Delay @dl of task @ts: counted, and listed as r->keep asks */
-static int keep(struct replay *r, const struct task_stat *ts, const struct delay *dl)
+/* Delay @dl of a task @kept or not: counted, and listed as r->keep asks */
+static int keep(struct replay *r, int kept, const struct delay *dl)
 {
 	static const struct delays_keep all = {0};
 	const struct delays_keep *k = r->keep ? r->keep : &all;
 	struct delays *d = r->d;
 	uint64_t ns = dl->begin - dl->wake;
-	int kept = join__kept(r->j, ts);
 
 	if (k->stats_only)
 		return 0;
@@ -212,15 +219,14 @@ static int gap_between(const struct join *j, uint64_t a, uint64_t b)
 
 /* The poll running on @tid at @time, -1 if none; with a join listing
  * some polls, -1 unless @listed asks for those (else the join finds
- * them later: delays__list_polls()) */
-static int32_t poll_id(const struct join *j, struct join_cursor *c, uint32_t tid,
-		       uint64_t time, int listed)
+ * them later: delays__list_polls()); fed, -1 (delays__from_feed()) */
+static int32_t poll_id(const struct replay *r, uint32_t tid, uint64_t time, int listed)
 {
 	const struct poll *p;
 
-	if (j->nlisted < j->npolls && !listed)
+	if (r->fed || (r->j->nlisted < r->j->npolls && !listed))
 		return -1;
-	p = join__cursor_poll_at(c, tid, time);
+	p = join__cursor_poll_at(r->cur, tid, time);
 
 	return p ? (int32_t)p->id : -1;
 }
@@ -229,9 +235,9 @@ static int32_t poll_id(const struct join *j, struct join_cursor *c, uint32_t tid
 static int replay_one(struct replay *r, const struct dev *e)
 {
 	const struct join *j = r->j;
-	struct delays *d = r->d;
-	struct tstate *s = &r->ts[e->task];
-	uint32_t tid = e->tid_ord >> 2, ord = e->tid_ord & 3;
+	struct rtask *t = &r->t[DEV_TASK(e)];
+	struct tstate *s = &t->s;
+	uint32_t tid = DEV_TID(e), ord = DEV_ORD(e);
 	int err = 0;
 
 	/* the shim recorded nothing for a while after the task's last
@@ -254,10 +260,10 @@ static int replay_one(struct replay *r, const struct dev *e)
 			break;
 		}
 		memset(&s->cur, 0, sizeof(s->cur));
-		s->cur.task = j->tasks[e->task].task;
+		s->cur.task = t->id;
 		s->cur.wake = e->time;
 		s->cur.waker = tid;
-		s->cur.waker_poll = poll_id(j, r->cur, tid, e->time, 0);
+		s->cur.waker_poll = poll_id(r, tid, e->time, 0);
 		s->cur.poll = -1;
 		s->cur.spawn = ord == DV_SPAWN;
 		s->pending = 1;
@@ -269,11 +275,10 @@ static int replay_one(struct replay *r, const struct dev *e)
 		if (s->cur.begin - s->cur.wake > s->tmax)
 			s->tmax = s->cur.begin - s->cur.wake;
 		s->cur.poller = tid;
-		s->cur.poll =
-			poll_id(j, r->cur, tid, e->time, r->keep && r->keep->listed);
-		err = lib_hist_add(&d->hist[e->task], s->cur.begin - s->cur.wake);
+		s->cur.poll = poll_id(r, tid, e->time, r->keep && r->keep->listed);
+		err = lib_hist_add(&t->hist, s->cur.begin - s->cur.wake);
 		if (!err)
-			err = keep(r, &j->tasks[e->task], &s->cur);
+			err = keep(r, t->kept, &s->cur);
 		s->pending = 0;
 		break;
 	case DV_END:
@@ -284,9 +289,10 @@ static int replay_one(struct replay *r, const struct dev *e)
 	return err;
 }
 
-static int dev_before(const struct dev *x, const struct dev *y)
+/* (a total order: the merge of the runs is one however made) */
+static inline int dev_before(const struct dev *x, const struct dev *y)
 {
-	return dev_cmp(x, y) < 0;
+	return x->time < y->time || (x->time == y->time && x->key < y->key);
 }
 
 /* the runs' heap, the run whose next event comes first on top */
@@ -330,12 +336,12 @@ static int release(struct replay *r, uint64_t until)
 	lib_map_release(&r->tail); /* (empty, as a zeroed map) */
 	for (i = 0, nh = 0; i < r->n; nr++) {
 		size_t s = i;
-		uint32_t tid = v[i].tid_ord >> 2;
+		uint32_t tid = DEV_TID(&v[i]);
 		uint64_t *last;
 		int created;
 
-		for (i++; i < r->n && !dev_before(&v[i], &v[i - 1]) &&
-			  v[i].tid_ord >> 2 == tid;
+		for (i++;
+		     i < r->n && !dev_before(&v[i], &v[i - 1]) && DEV_TID(&v[i]) == tid;
 		     i++)
 			;
 		if (LIB_GROW(r->runs, r->runs_cap, nr + 1) ||
@@ -379,13 +385,48 @@ static int release(struct replay *r, uint64_t until)
 	return err;
 }
 
+/* Task @id's index in r->t (NO_TASK: not one of the join's), added if
+ * new: in *@ix */
+static int task_of(struct replay *r, uint64_t id, uint32_t *ix)
+{
+	struct tcache *c = &r->tcache[id % TCACHE];
+	const struct task_stat *ts = NULL;
+	uint64_t *v;
+	int created;
+
+	if (c->valid && c->id == id) {
+		*ix = c->ix;
+		return 0;
+	}
+	v = lib_map_get(&r->tix, id, &created);
+	if (!v)
+		return -ENOMEM;
+	if (created && !r->fed && !(ts = join__task(r->j, id))) {
+		*v = NO_TASK;
+	} else if (created) {
+		if (r->nt >= NO_TASK || LIB_GROW(r->t, r->t_cap, r->nt + 1))
+			return -ENOMEM;
+		memset(&r->t[r->nt], 0, sizeof(r->t[r->nt]));
+		lib_hist_init(&r->t[r->nt].hist);
+		r->t[r->nt].id = id;
+		/* (fed: no task is chosen yet; the feed holds for none) */
+		r->t[r->nt].kept = r->fed || join__kept(r->j, ts);
+		*v = r->nt++;
+	}
+	*c = (struct tcache){id, (uint32_t)*v, 1};
+	*ix = c->ix;
+	return 0;
+}
+
 static int collect(void *ctx, const struct trace_event *e, size_t n)
 {
 	struct replay *r = ctx;
 
+	if (LIB_GROW(r->v, r->cap, r->n + n))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct task_stat *ts;
-		uint32_t ord;
+		uint32_t ord, ix;
+		int err;
 
 		switch (e[i].type) {
 		case TRACE_EV_SPAWN:
@@ -403,24 +444,16 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 		default:
 			continue;
 		}
-		/* a task's events come in runs: one lookup a run */
-		if (!r->have_last || r->last_task != e[i].task) {
-			r->last_ts = join__task(r->j, e[i].task);
-			r->last_task = e[i].task;
-			r->have_last = 1;
-		}
-		ts = r->last_ts;
-		if (!ts || e[i].tid > UINT32_MAX >> 2)
+		if ((err = task_of(r, e[i].task, &ix)))
+			return err;
+		if (ix == NO_TASK || e[i].tid >= 1u << 30)
 			continue;
 		if (e[i].time < r->released) {
 			r->late = 1;
 			return -EAGAIN;
 		}
-		if (LIB_GROW(r->v, r->cap, r->n + 1))
-			return -ENOMEM;
 		r->v[r->n].time = e[i].time;
-		r->v[r->n].task = (uint32_t)(ts - r->j->tasks);
-		r->v[r->n].tid_ord = e[i].tid << 2 | ord;
+		r->v[r->n].key = DEV_KEY(ord, ix, e[i].tid);
 		r->n++;
 		if (e[i].time <= r->seen)
 			continue;
@@ -429,8 +462,7 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 		 * window behind the latest event (the buffer holds two) */
 		if (r->window != UINT64_MAX && r->seen > r->window &&
 		    r->seen - r->window >= r->released + r->window) {
-			int err = release(r, r->seen - r->window);
-
+			err = release(r, r->seen - r->window);
 			if (err)
 				return err;
 		}
@@ -446,8 +478,8 @@ static int finish(struct replay *r)
 	struct delays *d = r->d;
 	int err = 0;
 
-	for (size_t i = 0; i < j->ntasks && !err; i++) {
-		struct tstate *s = &r->ts[i];
+	for (size_t i = 0; i < r->nt && !err; i++) {
+		struct tstate *s = &r->t[i].s;
 		uint64_t waited;
 
 		if (!s->seen)
@@ -462,7 +494,7 @@ static int finish(struct replay *r)
 			d->waiting_at_end++;
 		if (s->spawned && !err)
 			err = push(&d->unended, &d->nunended, &r->ucap,
-				   &(struct delay){.task = j->tasks[i].task,
+				   &(struct delay){.task = r->t[i].id,
 						   .wake = s->spawned_at,
 						   .waker = s->spawner,
 						   .poll = -1,
@@ -472,32 +504,35 @@ static int finish(struct replay *r)
 	return err;
 }
 
+/* Nothing replayed yet, to replay @window behind the latest event */
+static void replay_reset(struct replay *r, uint64_t window)
+{
+	struct delays *d = r->d;
+
+	for (size_t i = 0; i < r->nt; i++)
+		lib_hist_release(&r->t[i].hist);
+	r->nt = 0;
+	lib_map_release(&r->tix);
+	memset(r->tcache, 0, sizeof(r->tcache));
+	r->window = window;
+	r->n = r->seen = r->released = 0;
+	r->late = 0;
+	r->nextra = 0;
+	if (d) {
+		d->n = d->nlost = d->nunended = 0;
+		d->waiting_at_end = d->matched = d->counted = 0;
+	}
+}
+
 /* One walk of the events, replayed @window behind the latest (UINT64_MAX:
  * all at the end); -EAGAIN if one came later than that. */
 static int replay_walk(struct replay *r, uint64_t window)
 {
-	struct delays *d = r->d;
 	int err;
 
-	r->window = window;
-	r->n = r->seen = r->released = 0;
-	r->late = 0;
-	memset(r->ts, 0, r->j->ntasks * sizeof(*r->ts));
-	for (size_t i = 0; i < r->j->ntasks; i++) {
-		lib_hist_release(&d->hist[i]);
-		lib_hist_init(&d->hist[i]);
-	}
-	d->n = d->nlost = d->nunended = 0;
-	d->waiting_at_end = d->matched = d->counted = 0;
-	r->nextra = 0;
+	replay_reset(r, window);
 	err = trace__for_each_event(r->j->trace, collect, r);
-	if (r->late)
-		return -EAGAIN;
-	if (!err)
-		err = release(r, UINT64_MAX);
-	if (!err)
-		err = finish(r);
-	return err;
+	return r->late ? -EAGAIN : err;
 }
 
 /* The delays listed polls ended into the list, each once (uniq()). */
@@ -523,38 +558,50 @@ static size_t uniq(struct delay *v, size_t n)
 	return m;
 }
 
-int delays__new(const struct join *j, const struct delays_keep *keep, struct delays **out)
+/* A replay's delays, empty, as @keep asks */
+static struct delays *delays_alloc(const struct delays_keep *keep)
 {
-	struct replay r = {.j = j, .keep = keep};
-	struct delays *d;
+	struct delays *d = calloc(1, sizeof(*d));
+
+	if (d) {
+		d->min_ns = keep ? keep->min_ns : 0;
+		d->count_ns = keep ? keep->count_ns : 0;
+	}
+	return d;
+}
+
+/* After the last event, the delays of @r->d for join @j: the replay's
+ * end, each task's delays in join.tasks order, the list sorted.
+ * -EAGAIN where a task is not one of @j's (fed: then a walk of its own). */
+static int conclude(struct replay *r, const struct join *j)
+{
+	struct delays *d = r->d;
 	uint64_t lo, hi;
 	int err;
 
-	*out = NULL;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
+	r->j = j;
 	d->join = j;
-	d->min_ns = keep ? keep->min_ns : 0;
-	d->count_ns = keep ? keep->count_ns : 0;
-	r.d = d;
-	d->hist = calloc(j->ntasks + 1, sizeof(*d->hist));
-	r.ts = malloc((j->ntasks + 1) * sizeof(*r.ts));
-	r.cur = join__cursor_new(j);
-	if (!d->hist || !r.ts || !r.cur) {
-		err = -ENOMEM;
-		goto out;
-	}
 	join_seen(j, &lo, &hi);
 	d->end_time = j->trace->counters.end_time ? j->trace->counters.end_time : hi;
-	err = replay_walk(&r, REORDER_NS);
-	if (err == -EAGAIN)
-		err = replay_walk(&r, UINT64_MAX);
+	err = release(r, UINT64_MAX);
+	if (!err)
+		err = finish(r);
+	if (!err && !(d->hist = calloc(j->ntasks + 1, sizeof(*d->hist))))
+		err = -ENOMEM;
+	for (size_t i = 0; i < r->nt && !err; i++) {
+		const struct task_stat *ts = join__task(j, r->t[i].id);
+
+		if (!ts) {
+			err = -EAGAIN;
+			break;
+		}
+		d->hist[ts - j->tasks] = r->t[i].hist;
+		lib_hist_init(&r->t[i].hist);
+	}
+	if (!err)
+		err = add_extra(r);
 	if (err)
-		goto out;
-	err = add_extra(&r);
-	if (err)
-		goto out;
+		return err;
 	/* (qsort wants an array even of none) */
 	if (d->n)
 		qsort(d->v, d->n, sizeof(*d->v), delay_cmp);
@@ -563,20 +610,122 @@ int delays__new(const struct join *j, const struct delays_keep *keep, struct del
 		qsort(d->lost, d->nlost, sizeof(*d->lost), lost_cmp);
 	if (d->nunended)
 		qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
-out:
-	free(r.v);
-	free(r.extra);
-	free(r.runs);
-	free(r.heap);
-	lib_map_release(&r.tail);
-	free(r.ts);
-	join__cursor_free(r.cur);
-	if (err) {
-		delays__free(d);
-		return err;
-	}
-	*out = d;
 	return 0;
+}
+
+/* A replay's memory, its delays (unless handed out) too */
+static void replay_free(struct replay *r)
+{
+	replay_reset(r, 0);
+	free(r->t);
+	free(r->v);
+	free(r->extra);
+	free(r->runs);
+	free(r->heap);
+	lib_map_release(&r->tail);
+	join__cursor_free(r->cur);
+	delays__free(r->d);
+}
+
+int delays__new(const struct join *j, const struct delays_keep *keep, struct delays **out)
+{
+	struct replay r = {.j = j, .keep = keep};
+	int err = -ENOMEM;
+
+	*out = NULL;
+	r.d = delays_alloc(keep);
+	r.cur = join__cursor_new(j);
+	if (r.d && r.cur) {
+		r.d->join = j;
+		err = replay_walk(&r, REORDER_NS);
+	}
+	if (err == -EAGAIN)
+		err = replay_walk(&r, UINT64_MAX);
+	if (!err)
+		err = conclude(&r, j);
+	if (!err) {
+		*out = r.d;
+		r.d = NULL;
+	}
+	replay_free(&r);
+	return err;
+}
+
+/* ---- the delays, fed by a join's walk ----------------------------------- */
+
+struct delays_feed {
+	struct replay r;
+	struct delays_keep keep; /* r.keep */
+};
+
+int delays_feed__new(const struct delays_keep *keep, struct delays_feed **out)
+{
+	struct delays_feed *f = calloc(1, sizeof(*f));
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->keep = *keep;
+	f->keep.also = NULL;
+	f->keep.nalso = 0;
+	f->r.keep = &f->keep;
+	f->r.fed = 1;
+	f->r.d = delays_alloc(keep);
+	if (!f->r.d) {
+		free(f);
+		return -ENOMEM;
+	}
+	replay_reset(&f->r, REORDER_NS);
+	*out = f;
+	return 0;
+}
+
+int delays_feed__events(void *ctx, const struct join *j, const struct trace_event *e,
+			size_t n)
+{
+	struct delays_feed *f = ctx;
+	int err;
+
+	if (!e) { /* the join starts over */
+		replay_reset(&f->r, REORDER_NS);
+		return 0;
+	}
+	if (f->r.late)
+		return 0;
+	f->r.j = j; /* (its gaps, known from its start) */
+	err = collect(&f->r, e, n);
+	/* a late event: delays__from_feed() says a walk of their own */
+	return err == -EAGAIN ? 0 : err;
+}
+
+int delays__from_feed(struct delays_feed *f, const struct join *j,
+		      const struct delays_keep *keep, struct delays **out)
+{
+	const struct delays_keep *k = &f->keep;
+	int err;
+
+	*out = NULL;
+	/* what the feed could not know: a late event, the tasks a view
+	 * chose, polls it lists, poll ids (a join listing them all) */
+	if (!f->r.d || f->r.late || j->sel.on || keep->listed ||
+	    keep->stats_only != k->stats_only || keep->min_ns != k->min_ns ||
+	    keep->top != k->top || keep->count_ns != k->count_ns ||
+	    j->nlisted >= j->npolls)
+		return -EAGAIN;
+	err = conclude(&f->r, j);
+	if (!err) {
+		*out = f->r.d;
+		f->r.d = NULL;
+	}
+	return err;
+}
+
+void delays_feed__free(struct delays_feed *f)
+{
+	if (!f)
+		return;
+	replay_free(&f->r);
+	free(f);
 }
 
 int delays__list_polls(struct delays *d, struct join *j, const struct delays_keep *keep)

@@ -109,6 +109,8 @@ struct jthread {
 
 struct mhead;
 
+#define SLOT_CACHE 256
+
 /* struct join as handed out, plus what the lookups and the renderers use. */
 struct join_priv {
 	struct join pub;
@@ -120,7 +122,12 @@ struct join_priv {
 				  * polls of DUR_LONG or more */
 	struct lib_map taskslot; /* task id -> slot while building, then its
 				  * index in join.tasks (join__task()) */
-	int tasks_indexed;	 /* ... the latter */
+	struct slot_cache {	 /* task_slot()'s last answers, by id */
+		uint64_t task;
+		uint32_t slot;
+		int valid;
+	} slot_cache[SLOT_CACHE];
+	int tasks_indexed; /* ... the latter */
 	uint64_t rec_start, rec_end;
 	uint64_t lo, hi;    /* earliest and latest event or sample time */
 	uint64_t nevents;   /* events fed so far (file order) */
@@ -470,9 +477,16 @@ static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 
 static int task_slot(struct join_priv *jp, uint64_t task, uint32_t *slot)
 {
+	struct slot_cache *c = &jp->slot_cache[task % SLOT_CACHE];
 	int created;
-	uint64_t *v = lib_map_get(&jp->taskslot, task, &created);
+	uint64_t *v;
 
+	/* (tasks take turns: the map's last answers, by id) */
+	if (c->valid && c->task == task) {
+		*slot = c->slot;
+		return 0;
+	}
+	v = lib_map_get(&jp->taskslot, task, &created);
 	if (!v)
 		return -ENOMEM;
 	if (created) {
@@ -488,6 +502,7 @@ static int task_slot(struct join_priv *jp, uint64_t task, uint32_t *slot)
 		}
 	}
 	*slot = (uint32_t)*v;
+	*c = (struct slot_cache){task, *slot, 1};
 	return 0;
 }
 
@@ -502,6 +517,9 @@ static int on_events(void *ctx, const struct trace_event *e, size_t n)
 	uint32_t slot = 0;
 	int err;
 
+	if (jp->has_keep && jp->keep.events &&
+	    (err = jp->keep.events(jp->keep.events_ctx, &jp->pub, e, n)))
+		return err;
 	for (i = 0; i < n; i++, jp->nevents++) {
 		struct jthread *th;
 
@@ -792,6 +810,7 @@ static int build_tasks(struct join_priv *jp)
 	 * for every event of every walk */
 	for (i = 0; i < j->ntasks; i++)
 		*lib_map_find(m, j->tasks[i].task) = i;
+	memset(jp->slot_cache, 0, sizeof(jp->slot_cache));
 	jp->tasks_indexed = 1;
 	return 0;
 }
@@ -2320,6 +2339,8 @@ static int join_keep_run(const struct trace *t, unsigned int flags, int stream,
 	err = join_run(t, flags, stream, keep, NULL, 0, out);
 	if (err == JOIN_RESTART) {
 		err = each ? each(keep->ctx, NULL) : 0;
+		if (!err && keep && keep->events)
+			err = keep->events(keep->events_ctx, NULL, NULL, 0);
 		if (!err)
 			err = join_run(t, flags, 0, keep, NULL, 0, out);
 	}

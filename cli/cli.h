@@ -303,9 +303,10 @@ struct session {
 	struct inputs *in; /* what session_close() closes @t with */
 	struct trace *t;
 	struct join *j;
-	struct offcpu *oc; /* with SESSION_OFFCPU */
-	struct delays *d;  /* after session_delays() */
-	struct spans *sp;  /* with SESSION_SPANS */
+	struct offcpu *oc;	  /* with SESSION_OFFCPU */
+	struct delays *d;	  /* after session_delays() */
+	struct spans *sp;	  /* with SESSION_SPANS */
+	struct delays_feed *feed; /* session_open_fed()'s */
 };
 #define SESSION_OFFCPU                                                                   \
 	0x1u /* the off-CPU join (implies JOIN_POLL_LIST                                 \
@@ -323,6 +324,12 @@ int session_open(struct session *s, struct inputs *in, unsigned int rflags,
 int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 		      unsigned int jflags, unsigned int want,
 		      const struct join_keep *keep);
+/* session_open_keep() replaying the delays as @dkeep asks during the
+ * join's walk (a delays_feed): session_delays() with the same keep then
+ * needs no walk of its own (where the feed could not know, it walks). */
+int session_open_fed(struct session *s, struct inputs *in, unsigned int rflags,
+		     unsigned int jflags, unsigned int want, const struct join_keep *keep,
+		     const struct delays_keep *dkeep);
 /* The wake-to-poll delays, as @keep asks (delays__new()), once the tasks
  * the view shows are chosen. 0, or -1 after saying what failed (the
  * session stays open). */

@@ -57,6 +57,7 @@ int cmd_delays(int argc, char **argv)
 	struct inputs in = {.n = 0};
 	struct view_args va = {.limit = DEFAULT_LIMIT, .text_json = 1};
 	struct session se;
+	struct delays_keep keep;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int err, ret = EXIT_OK;
 
@@ -67,15 +68,16 @@ int cmd_delays(int argc, char **argv)
 				 .json = va.json,
 				 .width = va.wide ? 0 : terminal_width(stdout)};
 	rflags |= va.rflags;
+	keep = (struct delays_keep){.min_ns = o.min_ns, .top = o.limit};
 
-	/* no poll but those of the delays shown (session_delays()) */
-	if (session_open_keep(&se, &in, rflags, 0, SESSION_OFFCPU,
-			      &(struct join_keep){.min_ns = UINT64_MAX}))
+	/* no poll but those of the delays shown (session_delays()); the
+	 * delays replayed in the join's walk unless tasks are chosen */
+	if (session_open_fed(&se, &in, rflags, 0, SESSION_OFFCPU,
+			     &(struct join_keep){.min_ns = UINT64_MAX}, &keep))
 		return EXIT_FAIL;
 	/* what the table lists, once the tasks are chosen */
 	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in) ||
-	    session_delays(&se,
-			   &(struct delays_keep){.min_ns = o.min_ns, .top = o.limit})) {
+	    session_delays(&se, &keep)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

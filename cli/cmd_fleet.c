@@ -68,9 +68,10 @@ static int host_report(const struct inputs *all, struct host_row *h)
 	 * never read as one) */
 	in.last_process = 1;
 	/* the polls report shows only: the join streams */
-	if (session_open_keep(&se, &in, TRACE_READ_NO_EVENTS, 0, SESSION_OFFCPU, &jkeep))
-		return -1;
 	keep = analysis_report_keep(NULL);
+	if (session_open_fed(&se, &in, TRACE_READ_NO_EVENTS, 0, SESSION_OFFCPU, &jkeep,
+			     &keep))
+		return -1;
 	keep.also = win;
 	keep.nalso = analysis_report_windows(se.j, win);
 	if (session_delays(&se, &keep)) {

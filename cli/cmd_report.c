@@ -51,8 +51,11 @@ int cmd_report(int argc, char **argv)
 
 	/* the polls it shows only: the join streams */
 	jkeep = analysis_report_join_keep();
-	if (session_open_keep(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
-			      SESSION_OFFCPU | SESSION_SPANS, &jkeep))
+	/* the delays replayed in the join's walk: those of a report without
+	 * a span to explain (with one, they are walked again) */
+	keep = analysis_report_keep(NULL);
+	if (session_open_fed(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
+			     SESSION_OFFCPU | SESSION_SPANS, &jkeep, &keep))
 		return EXIT_FAIL;
 	/* the slowest span, explained: the polls it was entered in */
 	err = se.sp ? spans__list_polls(se.sp, se.j,

@@ -737,8 +737,15 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 		      unsigned int jflags, unsigned int want,
 		      const struct join_keep *keep)
 {
+	return session_open_fed(s, in, rflags, jflags, want, keep, NULL);
+}
+
+int session_open_fed(struct session *s, struct inputs *in, unsigned int rflags,
+		     unsigned int jflags, unsigned int want, const struct join_keep *keep,
+		     const struct delays_keep *dkeep)
+{
 	struct join_keep k;
-	int err;
+	int err = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->in = in;
@@ -753,7 +760,14 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 	} else if (want & SESSION_OFFCPU) {
 		jflags |= JOIN_POLL_LIST;
 	}
-	err = join__new_keep(s->t, join_flags(in, jflags), keep, &s->j);
+	/* (a feed rides a keep's join: one that streams) */
+	if (keep && dkeep && !dkeep->listed) {
+		err = delays_feed__new(dkeep, &s->feed);
+		k.events = delays_feed__events;
+		k.events_ctx = s->feed;
+	}
+	if (!err)
+		err = join__new_keep(s->t, join_flags(in, jflags), keep, &s->j);
 	if (!err)
 		s->j->origin = in->win.origin;
 	if (!err && (want & SESSION_OFFCPU))
@@ -770,7 +784,10 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 
 int session_delays(struct session *s, const struct delays_keep *keep)
 {
-	int err = delays__new(s->j, keep, &s->d);
+	int err = s->feed ? delays__from_feed(s->feed, s->j, keep, &s->d) : -EAGAIN;
+
+	if (err == -EAGAIN)
+		err = delays__new(s->j, keep, &s->d);
 
 	/* a join listing some polls: those of the delays shown too */
 	if (!err)
@@ -785,6 +802,7 @@ void session_close(struct session *s)
 {
 	spans__free(s->sp);
 	delays__free(s->d);
+	delays_feed__free(s->feed);
 	offcpu__free(s->oc);
 	join__free(s->j);
 	if (s->in)

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 
@@ -234,6 +235,130 @@ Test(delays, a_kept_list_is_the_whole_lists_head_with_exact_counts)
 		k++;
 	}
 	delays__free(all);
+}
+
+/* The delays of a join's walk (a feed) against @want's of a walk of their
+ * own, on the same join */
+static void same_delays(const struct delays *d, const struct delays *want)
+{
+	cr_assert_eq(d->n, want->n);
+	cr_expect_eq(d->matched, want->matched);
+	cr_expect_eq(d->counted, want->counted);
+	cr_expect_eq(d->waiting_at_end, want->waiting_at_end);
+	for (size_t i = 0; i < d->n; i++)
+		cr_expect_eq(memcmp(&d->v[i], &want->v[i], sizeof(d->v[i])), 0, "row %zu",
+			     i);
+	cr_assert_eq(d->nlost, want->nlost);
+	for (size_t i = 0; i < d->nlost; i++)
+		cr_expect_eq(memcmp(&d->lost[i], &want->lost[i], sizeof(d->lost[i])), 0);
+	cr_assert_eq(d->nunended, want->nunended);
+	for (size_t i = 0; i < d->nunended; i++)
+		cr_expect_eq(
+			memcmp(&d->unended[i], &want->unended[i], sizeof(d->unended[i])),
+			0);
+	for (size_t i = 0; i < J->ntasks; i++) {
+		cr_expect_eq(d->hist[i].n, want->hist[i].n, "task %zu", i);
+		cr_expect_eq(d->hist[i].sum, want->hist[i].sum, "task %zu", i);
+		cr_expect_eq(d->hist[i].max, want->hist[i].max, "task %zu", i);
+	}
+}
+
+/* A join fed @keep's replay: 0 and its delays in D, or from_feed's no */
+static int fed_join(const struct delays_keep *keep)
+{
+	struct delays_feed *f;
+	int err;
+
+	cr_assert_eq(delays_feed__new(keep, &f), 0);
+	cr_assert_eq(join__new_keep(&T, 0,
+				    &(struct join_keep){.min_ns = UINT64_MAX,
+							.events = delays_feed__events,
+							.events_ctx = f},
+				    &J),
+		     0);
+	err = delays__from_feed(f, J, keep, &D);
+	delays_feed__free(f);
+	return err;
+}
+
+Test(delays, a_join_fed_replay_answers_as_a_walk_of_its_own)
+{
+	static const struct delays_keep keeps[] = {
+		{.min_ns = 30 * US, .top = 5, .count_ns = 60 * US},
+		{.stats_only = 1},
+		{.min_ns = 0},
+	};
+	struct delays *want;
+
+	for (uint64_t t = 1; t <= 3; t++) {
+		sy_task(&T, t, "t");
+		sy_event(&T, t * US, 10, TRACE_EV_SPAWN, t);
+		for (int n = 0; n < 40; n++) {
+			uint64_t w = (uint64_t)n * 10 * MS + t * 100 * US;
+
+			sy_event(&T, w, 10 + (uint32_t)n % 2, TRACE_EV_WAKE, t);
+			sy_poll(&T, 20 + (uint32_t)t, t,
+				w + (uint64_t)(n % 7 + 1) * 10 * US, w + 5 * MS);
+		}
+	}
+	/* task 3 ends; task 4 is woken and never polled (lost) */
+	sy_event(&T, 450 * MS, 10, TRACE_EV_TASK_END, 3);
+	sy_task(&T, 4, "lost");
+	sy_poll(&T, 24, 4, 1 * MS, 2 * MS);
+	sy_event(&T, 100 * MS, 10, TRACE_EV_WAKE, 4);
+	T.counters.end_time = 900 * MS;
+	for (size_t k = 0; k < sizeof(keeps) / sizeof(keeps[0]); k++) {
+		cr_assert_eq(fed_join(&keeps[k]), 0, "keep %zu", k);
+		cr_assert_eq(delays__new(J, &keeps[k], &want), 0);
+		same_delays(D, want);
+		cr_expect_eq(D->nlost, 1);
+		cr_expect_eq(D->nunended, 2, "tasks 1 and 2");
+		delays__free(want);
+		delays__free(D);
+		join__free(J);
+		D = NULL;
+		J = NULL;
+	}
+}
+
+Test(delays, a_feed_says_where_it_cannot_know_and_a_walk_answers)
+{
+	struct delays_feed *f;
+	const struct delays_keep keep = {.top = 3};
+
+	/* a wake two seconds late in the file: past the feed's window */
+	sy_task(&T, 1, "t");
+	sy_task(&T, 2, "u");
+	sy_poll(&T, 20, 1, 5000 * MS, 5001 * MS);
+	for (int i = 0; i < 200; i++) {
+		uint64_t w = 5000 * MS + (uint64_t)i * 10 * MS;
+
+		sy_event(&T, w, 11, TRACE_EV_WAKE, 2);
+		sy_poll(&T, 21, 2, w + 1 * MS, w + 2 * MS);
+	}
+	sy_event(&T, 4900 * MS, 10, TRACE_EV_WAKE, 1);
+	T.counters.end_time = 8000 * MS;
+	cr_assert_eq(fed_join(&keep), -EAGAIN);
+	cr_assert_null(D);
+	cr_assert_eq(delays__new(J, &keep, &D), 0);
+	cr_expect_eq(D->v[0].begin - D->v[0].wake, 100 * MS);
+	/* another keep than the feed's, a task chosen: no either */
+	cr_assert_eq(delays_feed__new(&keep, &f), 0);
+	join__free(J);
+	cr_assert_eq(join__new_keep(&T, 0,
+				    &(struct join_keep){.min_ns = UINT64_MAX,
+							.events = delays_feed__events,
+							.events_ctx = f},
+				    &J),
+		     0);
+	delays__free(D);
+	D = NULL;
+	cr_expect_eq(delays__from_feed(f, J, &(struct delays_keep){.top = 4}, &D),
+		     -EAGAIN);
+	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 2}), 0);
+	cr_expect_eq(delays__from_feed(f, J, &keep, &D), -EAGAIN);
+	cr_assert_null(D);
+	delays_feed__free(f);
 }
 
 Test(delays, stats_are_nearest_rank_per_task)
