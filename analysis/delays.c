@@ -10,12 +10,14 @@
  * on-CPU outside polls.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/search.h"
 
 /* ---- the delays --------------------------------------------------------- */
 
@@ -64,30 +66,38 @@ struct tstate {
 	uint8_t seen, pending, spawned;
 };
 
-/* A task met: its wait, its delays, whether the view keeps it */
+/* A task met: its wait, its delays, whether the view keeps it (none:
+ * not one of the join's, its events left out) */
 struct rtask {
 	struct tstate s;
 	struct lib_hist hist;
 	uint64_t id;
-	int kept;
+	int kept, none;
 };
 
-#define NO_TASK UINT32_MAX /* an event's task the join has not */
-#define TCACHE	256	   /* task lookups remembered, by id */
+#define TCACHE 256 /* task lookups remembered, by id */
 
-struct replay {
-	const struct join *j; /* fed: the join being made (its gaps) */
-	int fed;	      /* by a join's walk (struct delays_feed) */
-	struct delays *d;
-	const struct delays_keep *keep; /* NULL: list them all */
-	struct rtask *t;		/* the tasks, in the order met */
-	size_t nt, t_cap;
-	struct lib_map tix; /* task id -> index in t (NO_TASK: none) */
+/* Tasks numbered as met */
+struct tasks_met {
+	struct lib_map ix; /* task id -> its number */
+	uint32_t n;
 	struct tcache {
 		uint64_t id;
 		uint32_t ix;
 		int valid;
-	} tcache[TCACHE];
+	} cache[TCACHE];
+};
+
+struct replay {
+	const struct join *j;	     /* the join (fed: at the end only) */
+	int fed;		     /* by a join's walk (struct delays_feed) */
+	const struct join_gap *gaps; /* the join's */
+	size_t ngaps;
+	struct delays *d;
+	const struct delays_keep *keep; /* NULL: list them all */
+	struct tasks_met met;		/* (not fed: fed, the feed numbers them) */
+	struct rtask *t;		/* the tasks, by number */
+	size_t nt, t_cap;
 	struct join_cursor *cur; /* the polls' lookups, in time order */
 	struct dev *v;		 /* the events not replayed yet */
 	size_t n, cap;
@@ -210,11 +220,11 @@ static int keep(struct replay *r, int kept, const struct delay *dl)
 }
 
 /* Did the shim stop recording in [@a, @b) (a gap starts there)? */
-static int gap_between(const struct join *j, uint64_t a, uint64_t b)
+static int gap_between(const struct replay *r, uint64_t a, uint64_t b)
 {
-	const struct join_gap *g = join__gap_from(j, a);
+	size_t k = LIB_PARTITION_POINT(0, r->ngaps, i, r->gaps[i].start < a);
 
-	return g && g->start < b;
+	return k < r->ngaps && r->gaps[k].start < b;
 }
 
 /* The poll running on @tid at @time, -1 if none; with a join listing
@@ -234,7 +244,6 @@ static int32_t poll_id(const struct replay *r, uint32_t tid, uint64_t time, int 
 /* Event @e of its task, after every earlier one */
 static int replay_one(struct replay *r, const struct dev *e)
 {
-	const struct join *j = r->j;
 	struct rtask *t = &r->t[DEV_TASK(e)];
 	struct tstate *s = &t->s;
 	uint32_t tid = DEV_TID(e), ord = DEV_ORD(e);
@@ -243,7 +252,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 	/* the shim recorded nothing for a while after the task's last
 	 * event: whether a pending wake was polled in that gap is not
 	 * known. No delay or lost wake is made of that. */
-	if (s->seen && (s->pending || s->spawned) && gap_between(j, s->last, e->time))
+	if (s->seen && (s->pending || s->spawned) && gap_between(r, s->last, e->time))
 		s->pending = 0;
 	s->seen = 1;
 	s->last = e->time;
@@ -385,36 +394,89 @@ static int release(struct replay *r, uint64_t until)
 	return err;
 }
 
-/* Task @id's index in r->t (NO_TASK: not one of the join's), added if
- * new: in *@ix */
-static int task_of(struct replay *r, uint64_t id, uint32_t *ix)
+/* Task @id's number in @m: *@fresh if just given */
+static int met(struct tasks_met *m, uint64_t id, uint32_t *ix, int *fresh)
 {
-	struct tcache *c = &r->tcache[id % TCACHE];
-	const struct task_stat *ts = NULL;
+	struct tcache *c = &m->cache[id % TCACHE];
 	uint64_t *v;
-	int created;
 
-	if (c->valid && c->id == id) {
-		*ix = c->ix;
-		return 0;
-	}
-	v = lib_map_get(&r->tix, id, &created);
-	if (!v)
-		return -ENOMEM;
-	if (created && !r->fed && !(ts = join__task(r->j, id))) {
-		*v = NO_TASK;
-	} else if (created) {
-		if (r->nt >= NO_TASK || LIB_GROW(r->t, r->t_cap, r->nt + 1))
+	*fresh = 0;
+	if (!c->valid || c->id != id) {
+		if (!(v = lib_map_get(&m->ix, id, fresh)))
 			return -ENOMEM;
+		if (*fresh && m->n == UINT32_MAX >> 2) {
+			lib_map_del(&m->ix, id);
+			return -EOVERFLOW; /* (DEV_KEY: 32 bits, 2^30 is plenty) */
+		}
+		if (*fresh)
+			*v = m->n++;
+		*c = (struct tcache){id, (uint32_t)*v, 1};
+	}
+	*ix = c->ix;
+	return 0;
+}
+
+static void met_release(struct tasks_met *m)
+{
+	lib_map_release(&m->ix);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Task @id, numbered @ix: its state (fed, every task is one) */
+static int add_task(struct replay *r, uint32_t ix, uint64_t id)
+{
+	const struct task_stat *ts = r->fed ? NULL : join__task(r->j, id);
+	struct rtask *t;
+
+	if (LIB_GROW(r->t, r->t_cap, (size_t)ix + 1))
+		return -ENOMEM;
+	for (; r->nt <= ix; r->nt++) {
 		memset(&r->t[r->nt], 0, sizeof(r->t[r->nt]));
 		lib_hist_init(&r->t[r->nt].hist);
-		r->t[r->nt].id = id;
-		/* (fed: no task is chosen yet; the feed holds for none) */
-		r->t[r->nt].kept = r->fed || join__kept(r->j, ts);
-		*v = r->nt++;
+		r->t[r->nt].none = 1;
 	}
-	*c = (struct tcache){id, (uint32_t)*v, 1};
-	*ix = c->ix;
+	t = &r->t[ix];
+	t->id = id;
+	t->none = !r->fed && !ts;
+	/* (fed: no task is chosen yet; the feed holds for none) */
+	t->kept = r->fed || join__kept(r->j, ts);
+	return 0;
+}
+
+/* The order of @e's kind at one time, or -1 if it makes or ends no wait */
+static int dev_ord(const struct trace_event *e)
+{
+	switch (e->type) {
+	case TRACE_EV_SPAWN:
+		return DV_SPAWN;
+	case TRACE_EV_WAKE:
+		return DV_WAKE;
+	case TRACE_EV_POLL_BEGIN:
+		return DV_BEGIN;
+	case TRACE_EV_TASK_END:
+		return DV_END;
+	}
+	return -1;
+}
+
+/* Event @e, after those before it in the file: kept to replay in time
+ * order, what is a window behind the latest replayed. -EAGAIN (late)
+ * if it comes after its time was replayed. */
+static int absorb(struct replay *r, const struct dev *e)
+{
+	if (e->time < r->released) {
+		r->late = 1;
+		return -EAGAIN;
+	}
+	r->v[r->n++] = *e;
+	if (e->time <= r->seen)
+		return 0;
+	r->seen = e->time;
+	/* a window more than the last replay: replay what is a window
+	 * behind the latest event (the buffer holds two) */
+	if (r->window != UINT64_MAX && r->seen > r->window &&
+	    r->seen - r->window >= r->released + r->window)
+		return release(r, r->seen - r->window);
 	return 0;
 }
 
@@ -425,47 +487,19 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 	if (LIB_GROW(r->v, r->cap, r->n + n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t ord, ix;
-		int err;
+		int ord = dev_ord(&e[i]), fresh, err;
+		uint32_t ix;
 
-		switch (e[i].type) {
-		case TRACE_EV_SPAWN:
-			ord = DV_SPAWN;
-			break;
-		case TRACE_EV_WAKE:
-			ord = DV_WAKE;
-			break;
-		case TRACE_EV_POLL_BEGIN:
-			ord = DV_BEGIN;
-			break;
-		case TRACE_EV_TASK_END:
-			ord = DV_END;
-			break;
-		default:
+		if (ord < 0 || e[i].tid >= 1u << 30)
 			continue;
-		}
-		if ((err = task_of(r, e[i].task, &ix)))
+		if ((err = met(&r->met, e[i].task, &ix, &fresh)) ||
+		    (fresh && (err = add_task(r, ix, e[i].task))))
 			return err;
-		if (ix == NO_TASK || e[i].tid >= 1u << 30)
+		if (r->t[ix].none)
 			continue;
-		if (e[i].time < r->released) {
-			r->late = 1;
-			return -EAGAIN;
-		}
-		r->v[r->n].time = e[i].time;
-		r->v[r->n].key = DEV_KEY(ord, ix, e[i].tid);
-		r->n++;
-		if (e[i].time <= r->seen)
-			continue;
-		r->seen = e[i].time;
-		/* a window more than the last replay: replay what is a
-		 * window behind the latest event (the buffer holds two) */
-		if (r->window != UINT64_MAX && r->seen > r->window &&
-		    r->seen - r->window >= r->released + r->window) {
-			err = release(r, r->seen - r->window);
-			if (err)
-				return err;
-		}
+		err = absorb(r, &(struct dev){e[i].time, DEV_KEY(ord, ix, e[i].tid)});
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -474,7 +508,6 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
  * wake, unless the end came too soon to say), or its life did */
 static int finish(struct replay *r)
 {
-	const struct join *j = r->j;
 	struct delays *d = r->d;
 	int err = 0;
 
@@ -484,7 +517,7 @@ static int finish(struct replay *r)
 
 		if (!s->seen)
 			continue;
-		if ((s->pending || s->spawned) && gap_between(j, s->last, d->end_time))
+		if ((s->pending || s->spawned) && gap_between(r, s->last, d->end_time))
 			s->pending = s->spawned = 0;
 		waited = d->end_time > s->cur.wake ? d->end_time - s->cur.wake : 0;
 		if (s->pending && waited >= LOST_MIN_NS &&
@@ -512,8 +545,7 @@ static void replay_reset(struct replay *r, uint64_t window)
 	for (size_t i = 0; i < r->nt; i++)
 		lib_hist_release(&r->t[i].hist);
 	r->nt = 0;
-	lib_map_release(&r->tix);
-	memset(r->tcache, 0, sizeof(r->tcache));
+	met_release(&r->met);
 	r->window = window;
 	r->n = r->seen = r->released = 0;
 	r->late = 0;
@@ -580,6 +612,8 @@ static int conclude(struct replay *r, const struct join *j)
 	int err;
 
 	r->j = j;
+	r->gaps = j->gaps;
+	r->ngaps = j->ngaps;
 	d->join = j;
 	join_seen(j, &lo, &hi);
 	d->end_time = j->trace->counters.end_time ? j->trace->counters.end_time : hi;
@@ -589,8 +623,11 @@ static int conclude(struct replay *r, const struct join *j)
 	if (!err && !(d->hist = calloc(j->ntasks + 1, sizeof(*d->hist))))
 		err = -ENOMEM;
 	for (size_t i = 0; i < r->nt && !err; i++) {
-		const struct task_stat *ts = join__task(j, r->t[i].id);
+		const struct task_stat *ts =
+			r->t[i].none ? NULL : join__task(j, r->t[i].id);
 
+		if (r->t[i].none)
+			continue;
 		if (!ts) {
 			err = -EAGAIN;
 			break;
@@ -637,6 +674,8 @@ int delays__new(const struct join *j, const struct delays_keep *keep, struct del
 	r.cur = join__cursor_new(j);
 	if (r.d && r.cur) {
 		r.d->join = j;
+		r.gaps = j->gaps;
+		r.ngaps = j->ngaps;
 		err = replay_walk(&r, REORDER_NS);
 	}
 	if (err == -EAGAIN)
@@ -653,10 +692,145 @@ int delays__new(const struct join *j, const struct delays_keep *keep, struct del
 
 /* ---- the delays, fed by a join's walk ----------------------------------- */
 
-struct delays_feed {
-	struct replay r;
-	struct delays_keep keep; /* r.keep */
+/*
+ * The join's walk hands the feed each batch of events; the feed numbers
+ * their tasks and passes them on, as struct dev, to a thread of its own
+ * that replays them (the replay costs about what the join does: on two
+ * cores the two overlap). At most FEED_QUEUE batches wait: the join waits
+ * for room. The replay thread owns the replay until it is joined.
+ */
+#define FEED_QUEUE 4
+
+struct feed_batch {
+	struct feed_batch *next;
+	int reset;	       /* the join starts over: all again */
+	struct join_gap *gaps; /* with a new join: its gaps, else NULL */
+	size_t ngaps;
+	struct fresh_task { /* the tasks met first in it */
+		uint32_t ix;
+		uint64_t id;
+	} * fresh;
+	size_t nfresh;
+	size_t n;
+	struct dev v[];
 };
+
+struct delays_feed {
+	struct replay r;	 /* the replay thread's */
+	struct delays_keep keep; /* r.keep */
+	struct join_gap *gaps;	 /* the replay's copy of the join's */
+	int err;		 /* the replay's: -EAGAIN late, or an error */
+	int stop;		 /* (atomic) feed it no more: late, failed */
+	/* the join's side */
+	struct tasks_met met;
+	const struct join *last_j;
+	/* between them */
+	pthread_t thread;
+	int started, done;
+	pthread_mutex_t lock;
+	pthread_cond_t more, room;
+	struct feed_batch *head, **tail;
+	size_t queued;
+};
+
+/* One batch, replayed on the replay thread */
+static void feed_take(struct delays_feed *f, struct feed_batch *b)
+{
+	struct replay *r = &f->r;
+
+	if (b->reset) {
+		replay_reset(r, REORDER_NS);
+		f->err = 0;
+	}
+	if (b->gaps) {
+		free(f->gaps);
+		f->gaps = b->gaps;
+		r->gaps = f->gaps;
+		r->ngaps = b->ngaps;
+		b->gaps = NULL;
+	}
+	for (size_t i = 0; i < b->nfresh && !f->err; i++)
+		f->err = add_task(r, b->fresh[i].ix, b->fresh[i].id);
+	if (!f->err && LIB_GROW(r->v, r->cap, r->n + b->n))
+		f->err = -ENOMEM;
+	for (size_t i = 0; i < b->n && !f->err; i++)
+		f->err = absorb(r, &b->v[i]);
+	if (f->err)
+		__atomic_store_n(&f->stop, 1, __ATOMIC_RELAXED);
+}
+
+static void batch_free(struct feed_batch *b)
+{
+	if (b) {
+		free(b->gaps);
+		free(b->fresh);
+		free(b);
+	}
+}
+
+static void *feed_thread(void *arg)
+{
+	struct delays_feed *f = arg;
+
+	for (;;) {
+		struct feed_batch *b;
+
+		pthread_mutex_lock(&f->lock);
+		while (!f->head && !f->done)
+			pthread_cond_wait(&f->more, &f->lock);
+		b = f->head;
+		if (b) {
+			f->head = b->next;
+			if (!f->head)
+				f->tail = &f->head;
+			f->queued--;
+			pthread_cond_signal(&f->room);
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (!b)
+			return NULL;
+		feed_take(f, b);
+		batch_free(b);
+	}
+}
+
+/* Hand batch @b to the replay thread (started with the first) */
+static int feed_give(struct delays_feed *f, struct feed_batch *b)
+{
+	if (!f->started) {
+		if (pthread_create(&f->thread, NULL, feed_thread, f)) {
+			/* no thread: the views walk (delays__from_feed()) */
+			batch_free(b);
+			f->err = -EAGAIN;
+			f->stop = 1;
+			return 0;
+		}
+		f->started = 1;
+	}
+	b->next = NULL;
+	pthread_mutex_lock(&f->lock);
+	while (f->queued >= FEED_QUEUE)
+		pthread_cond_wait(&f->room, &f->lock);
+	*f->tail = b;
+	f->tail = &b->next;
+	f->queued++;
+	pthread_cond_signal(&f->more);
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/* The replay thread, done with every batch */
+static void feed_stop(struct delays_feed *f)
+{
+	if (!f->started)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->done = 1;
+	pthread_cond_signal(&f->more);
+	pthread_mutex_unlock(&f->lock);
+	pthread_join(f->thread, NULL);
+	f->started = 0;
+}
 
 int delays_feed__new(const struct delays_keep *keep, struct delays_feed **out)
 {
@@ -671,10 +845,14 @@ int delays_feed__new(const struct delays_keep *keep, struct delays_feed **out)
 	f->r.keep = &f->keep;
 	f->r.fed = 1;
 	f->r.d = delays_alloc(keep);
-	if (!f->r.d) {
+	f->tail = &f->head;
+	if (!f->r.d || pthread_mutex_init(&f->lock, NULL)) {
+		delays__free(f->r.d);
 		free(f);
 		return -ENOMEM;
 	}
+	pthread_cond_init(&f->more, NULL);
+	pthread_cond_init(&f->room, NULL);
 	replay_reset(&f->r, REORDER_NS);
 	*out = f;
 	return 0;
@@ -684,18 +862,56 @@ int delays_feed__events(void *ctx, const struct join *j, const struct trace_even
 			size_t n)
 {
 	struct delays_feed *f = ctx;
-	int err;
+	struct feed_batch *b;
+	size_t cap = 0;
+	int err = 0;
 
-	if (!e) { /* the join starts over */
-		replay_reset(&f->r, REORDER_NS);
+	/* the join starts over (NULL), or goes on: not if the replay
+	 * cannot (late, or failed: delays__from_feed() says) */
+	if (e && __atomic_load_n(&f->stop, __ATOMIC_RELAXED))
+		return 0;
+	b = malloc(sizeof(*b) + n * sizeof(b->v[0]));
+	if (!b)
+		return -ENOMEM;
+	memset(b, 0, sizeof(*b));
+	if (!e) {
+		met_release(&f->met);
+		f->last_j = NULL;
+		b->reset = 1;
+		if (f->started)
+			return feed_give(f, b);
+		batch_free(b); /* (nothing replayed yet) */
 		return 0;
 	}
-	if (f->r.late)
-		return 0;
-	f->r.j = j; /* (its gaps, known from its start) */
-	err = collect(&f->r, e, n);
-	/* a late event: delays__from_feed() says a walk of their own */
-	return err == -EAGAIN ? 0 : err;
+	if (j != f->last_j) {
+		/* a new join: its gaps, a copy the replay owns */
+		b->gaps = malloc((j->ngaps + 1) * sizeof(*b->gaps));
+		if (!b->gaps) {
+			batch_free(b);
+			return -ENOMEM;
+		}
+		memcpy(b->gaps, j->gaps, j->ngaps * sizeof(*b->gaps));
+		b->ngaps = j->ngaps;
+		f->last_j = j;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		int ord = dev_ord(&e[i]), fresh;
+		uint32_t ix;
+
+		if (ord < 0 || e[i].tid >= 1u << 30)
+			continue;
+		err = met(&f->met, e[i].task, &ix, &fresh);
+		if (!err && fresh && !LIB_GROW(b->fresh, cap, b->nfresh + 1))
+			b->fresh[b->nfresh++] = (struct fresh_task){ix, e[i].task};
+		else if (!err && fresh)
+			err = -ENOMEM;
+		b->v[b->n++] = (struct dev){e[i].time, DEV_KEY(ord, ix, e[i].tid)};
+	}
+	if (err) {
+		batch_free(b);
+		return err;
+	}
+	return feed_give(f, b);
 }
 
 int delays__from_feed(struct delays_feed *f, const struct join *j,
@@ -705,9 +921,12 @@ int delays__from_feed(struct delays_feed *f, const struct join *j,
 	int err;
 
 	*out = NULL;
+	feed_stop(f);
 	/* what the feed could not know: a late event, the tasks a view
 	 * chose, polls it lists, poll ids (a join listing them all) */
-	if (!f->r.d || f->r.late || j->sel.on || keep->listed ||
+	if (f->err && f->err != -EAGAIN)
+		return f->err;
+	if (!f->r.d || f->err || j->sel.on || keep->listed ||
 	    keep->stats_only != k->stats_only || keep->min_ns != k->min_ns ||
 	    keep->top != k->top || keep->count_ns != k->count_ns ||
 	    j->nlisted >= j->npolls)
@@ -724,7 +943,19 @@ void delays_feed__free(struct delays_feed *f)
 {
 	if (!f)
 		return;
+	feed_stop(f);
+	while (f->head) {
+		struct feed_batch *b = f->head;
+
+		f->head = b->next;
+		batch_free(b);
+	}
+	met_release(&f->met);
 	replay_free(&f->r);
+	free(f->gaps);
+	pthread_cond_destroy(&f->more);
+	pthread_cond_destroy(&f->room);
+	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
 

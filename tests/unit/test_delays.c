@@ -344,6 +344,8 @@ Test(delays, a_feed_says_where_it_cannot_know_and_a_walk_answers)
 	cr_expect_eq(D->v[0].begin - D->v[0].wake, 100 * MS);
 	/* another keep than the feed's, a task chosen: no either */
 	cr_assert_eq(delays_feed__new(&keep, &f), 0);
+	delays__free(D);
+	D = NULL;
 	join__free(J);
 	cr_assert_eq(join__new_keep(&T, 0,
 				    &(struct join_keep){.min_ns = UINT64_MAX,
@@ -351,8 +353,6 @@ Test(delays, a_feed_says_where_it_cannot_know_and_a_walk_answers)
 							.events_ctx = f},
 				    &J),
 		     0);
-	delays__free(D);
-	D = NULL;
 	cr_expect_eq(delays__from_feed(f, J, &(struct delays_keep){.top = 4}, &D),
 		     -EAGAIN);
 	cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = 2}), 0);

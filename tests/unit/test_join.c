@@ -1175,6 +1175,33 @@ Test(join, a_keep_lists_the_polls_a_view_shows_as_the_whole_list_has_them)
 			join__free(j);
 		}
 		{
+			/* the delays replayed in the join's walk say no here
+			 * (no crash, nothing kept): thread 25's events come a
+			 * second late in the file (and with a late record, the
+			 * join starts over, the feed too): a walk answers */
+			const struct delays_keep dk = {.top = 3, .count_ns = 1000};
+			struct delays_feed *f;
+			struct delays *fed = NULL, *own;
+			struct join *j;
+
+			cr_assert_eq(delays_feed__new(&dk, &f), 0);
+			cr_assert_eq(join__new_keep(t, 0,
+						    &(struct join_keep){
+							    .min_ns = UINT64_MAX,
+							    .events = delays_feed__events,
+							    .events_ctx = f},
+						    &j),
+				     0);
+			cr_assert_eq(delays__from_feed(f, j, &dk, &fed), -EAGAIN,
+				     "late %d", late);
+			cr_assert_null(fed);
+			cr_assert_eq(delays__new(j, &dk, &own), 0);
+			delays__free(fed);
+			delays__free(own);
+			delays_feed__free(f);
+			join__free(j);
+		}
+		{
 			/* every poll again, from a join that lists few */
 			struct join_keep k = {.n = 2, .longest = 1};
 			struct each_seen e = {.all = all};
