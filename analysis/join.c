@@ -2436,9 +2436,11 @@ static int list_from_marks(struct join_priv *jp, const struct join_keep *k,
 		w[i] = (struct mark_walk){mark_at(jp, m->running), k->win[i].to};
 	}
 	qsort(w, k->nwin, sizeof(*w), mark_walk_cmp);
-	/* one walk for the windows it passes anyway */
+	/* one walk for the windows it passes anyway (all of them where a
+	 * walk from a mark decodes all before it: one walk, as before) */
 	for (size_t i = 0; i < k->nwin; i++) {
-		if (nw && jp->mark[w[i].m].start <= w[nw - 1].stop) {
+		if (nw && (jp->mark[w[i].m].start <= w[nw - 1].stop ||
+			   !trace__seekable(jp->pub.trace))) {
 			if (w[i].stop > w[nw - 1].stop)
 				w[nw - 1].stop = w[i].stop;
 			continue;

@@ -734,6 +734,10 @@ int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_eve
  * they end before it not read at all: a walk from a point of the trace. */
 int trace__for_each_record_from(const struct trace *t, uint64_t from, trace_sample_fn sfn,
 				trace_event_fn efn, void *ctx);
+/* 1 if such a walk skips what lies before @from: the records are left on
+ * disk (a TRACE_READ_NO_* read) and the file indexes every chunk of them
+ * (a trace written before the INDEX chunk has none): else 0. */
+int trace__seekable(const struct trace *t);
 /* Why the last walk of @t failed, like trace__read()'s *errmsg (e.g.
  * "chunk 12 at offset 40960: sample refers to an undefined stack"); NULL
  * if it did not fail. Valid until the next walk or trace__free(). */

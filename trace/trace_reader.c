@@ -1276,6 +1276,20 @@ int trace__for_each_record_from(const struct trace *t, uint64_t from, trace_samp
 	return walk(t, NULL, &s->events, NULL, efn, ctx, from);
 }
 
+int trace__seekable(const struct trace *t)
+{
+	const struct src_list *l[2] = {t && t->src ? &t->src->samples : NULL,
+				       t && t->src ? &t->src->events : NULL};
+
+	if (!l[0] || (!l[0]->n && !l[1]->n))
+		return 0;
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < l[k]->n; i++)
+			if (!l[k]->v[i].timed)
+				return 0;
+	return 1;
+}
+
 int trace__for_each_record(const struct trace *t, trace_sample_fn sfn, trace_event_fn efn,
 			   void *ctx)
 {
