@@ -890,7 +890,8 @@ int delays_feed__events(void *ctx, const struct join *j, const struct trace_even
 			batch_free(b);
 			return -ENOMEM;
 		}
-		memcpy(b->gaps, j->gaps, j->ngaps * sizeof(*b->gaps));
+		if (j->ngaps) /* (j->gaps: NULL without any) */
+			memcpy(b->gaps, j->gaps, j->ngaps * sizeof(*b->gaps));
 		b->ngaps = j->ngaps;
 		f->last_j = j;
 	}
