@@ -1570,6 +1570,55 @@ Test(trace, walks_from_the_file_see_what_trace_read_loads)
 	tmp_remove(path);
 }
 
+static int collect_record_samples(void *ctx, const struct trace_sample *s, size_t n)
+{
+	struct collected *c = ctx;
+
+	c->calls++;
+	for (size_t i = 0; i < n && c->ns < 64; i++)
+		c->s[c->ns++] = s[i];
+	return 0;
+}
+
+Test(trace, a_walk_from_a_time_gives_the_records_from_it_on)
+{
+	size_t n;
+	char *path = small_trace_file(1, &n);
+	struct trace *full, *t;
+	const char *msg;
+
+	cr_assert_eq(trace__read(path, &full, &msg), 0);
+	cr_assert_eq(trace__read_opts(path, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS,
+				      &t, &msg),
+		     0, "%s", msg);
+	cr_assert_eq(trace__seekable(t), 1, "its chunks are indexed, on disk");
+	cr_assert_eq(trace__seekable(full), 0, "all in memory");
+	for (size_t k = 0; k <= full->nsamples; k++) {
+		uint64_t from = k < full->nsamples ? full->samples[k].time : UINT64_MAX;
+		struct collected c = {0};
+		size_t want = 0, ne = 0;
+
+		cr_assert_eq(trace__for_each_record_from(t, from, collect_record_samples,
+							 collect_events, &c),
+			     0);
+		for (size_t i = 0; i < full->nsamples; i++)
+			if (full->samples[i].time >= from)
+				cr_assert_eq(memcmp(&c.s[want++], &full->samples[i],
+						    sizeof(c.s[0])),
+					     0, "from %" PRIu64 ": sample %zu", from, i);
+		cr_assert_eq(c.ns, want, "from %" PRIu64, from);
+		for (size_t i = 0; i < full->nevents; i++)
+			if (full->events[i].time >= from)
+				cr_assert_eq(memcmp(&c.e[ne++], &full->events[i],
+						    sizeof(c.e[0])),
+					     0);
+		cr_assert_eq(c.ne, ne, "from %" PRIu64, from);
+	}
+	trace__free(full);
+	trace__free(t);
+	tmp_remove(path);
+}
+
 Test(trace, walks_of_a_cut_file_stop_at_its_last_whole_chunk)
 {
 	struct small_file sf;
