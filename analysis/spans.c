@@ -267,9 +267,14 @@ static int nest(struct spans *sp)
 	return 0;
 }
 
-/* The records in time order (file order for equal times), without an
- * index of them all: they come in runs already in order (what a thread
- * said, drained), merged through a heap of the runs' heads. */
+/* The records in time order (file order for equal times), as a walk
+ * gives them in file order: they come in runs already in order (what a
+ * thread said, drained); those a window behind the latest are merged
+ * through a heap of the runs' heads and built, the rest kept for the
+ * next (memory: the records of two windows). A record later than that
+ * makes a second walk that keeps them all to the end. */
+#define SPAN_REORDER_NS 250000000ULL
+
 struct run_at {
 	size_t at, end;
 };
@@ -309,35 +314,34 @@ static void merge_down(struct merge *m, size_t i)
 	}
 }
 
-/* @t's records split into runs in time order, their heap made. 0 or
- * -ENOMEM. */
-static int merge_init(struct merge *m, const struct trace *t)
+/* @v[0..@n) split into runs in time order, their heap made (the
+ * arrays reused: *@nr runs). 0 or -ENOMEM. */
+static int merge_init(struct merge *m, const struct trace_span *v, size_t n,
+		      size_t *runs_cap, size_t *heap_cap, size_t *nr)
 {
-	size_t nr = 0, cap = 0;
-
-	memset(m, 0, sizeof(*m));
-	m->v = t->spans;
-	for (size_t i = 0; i < t->nspans; i++) {
-		if (i && t->spans[i].time >= t->spans[i - 1].time)
+	*nr = 0;
+	m->v = v;
+	for (size_t i = 0; i < n; i++) {
+		if (i && v[i].time >= v[i - 1].time)
 			continue;
-		if (nr >= UINT32_MAX || LIB_GROW(m->runs, cap, nr + 1))
+		if (*nr >= UINT32_MAX || LIB_GROW(m->runs, *runs_cap, *nr + 1))
 			return -ENOMEM;
-		if (nr)
-			m->runs[nr - 1].end = i;
-		m->runs[nr++] = (struct run_at){i, t->nspans};
+		if (*nr)
+			m->runs[*nr - 1].end = i;
+		m->runs[(*nr)++] = (struct run_at){i, n};
 	}
-	m->heap = malloc((nr + 1) * sizeof(*m->heap));
-	if (!m->heap)
+	if (LIB_GROW(m->heap, *heap_cap, *nr + 1))
 		return -ENOMEM;
-	for (m->nh = 0; m->nh < nr; m->nh++)
+	for (m->nh = 0; m->nh < *nr; m->nh++)
 		m->heap[m->nh] = (uint32_t)m->nh;
 	for (size_t i = m->nh / 2; i-- > 0;)
 		merge_down(m, i);
 	return 0;
 }
 
-/* The next record in time order, NULL after the last. */
-static const struct trace_span *merge_next(struct merge *m)
+/* The next record in time order if before @until (UINT64_MAX: any),
+ * else NULL. */
+static const struct trace_span *merge_next(struct merge *m, uint64_t until)
 {
 	struct run_at *r;
 	const struct trace_span *s;
@@ -345,17 +349,86 @@ static const struct trace_span *merge_next(struct merge *m)
 	if (!m->nh)
 		return NULL;
 	r = &m->runs[m->heap[0]];
-	s = &m->v[r->at++];
+	s = &m->v[r->at];
+	if (until != UINT64_MAX && s->time >= until)
+		return NULL;
+	r->at++;
 	if (r->at == r->end)
 		m->heap[0] = m->heap[--m->nh];
 	merge_down(m, 0);
 	return s;
 }
 
-static void merge_release(struct merge *m)
+/* The walk of the records, built in time order */
+struct order {
+	struct builder *b;
+	struct trace_span *v; /* not built yet, in file order */
+	size_t n, cap;
+	struct merge m;
+	size_t runs_cap, heap_cap;
+	uint64_t window, seen, released, end;
+	int late;
+};
+
+/* Build the records before @until (UINT64_MAX: all), keep the rest. */
+static int order_release(struct order *o, uint64_t until)
 {
-	free(m->runs);
-	free(m->heap);
+	const struct trace_span *r;
+	size_t nr, k, at = 0;
+	int err = merge_init(&o->m, o->v, o->n, &o->runs_cap, &o->heap_cap, &nr);
+
+	while (!err && (r = merge_next(&o->m, until))) {
+		err = record(o->b, r);
+		if (r->time > o->end)
+			o->end = r->time;
+	}
+	/* the runs' rests to the front, in their order */
+	for (k = 0; k < nr && !err; k++) {
+		size_t m = o->m.runs[k].end - o->m.runs[k].at;
+
+		if (m && at != o->m.runs[k].at)
+			memmove(&o->v[at], &o->v[o->m.runs[k].at], m * sizeof(*o->v));
+		at += m;
+	}
+	o->n = at;
+	if (until > o->released)
+		o->released = until;
+	return err;
+}
+
+static int order_take(void *ctx, const struct trace_span *s, size_t n)
+{
+	struct order *o = ctx;
+
+	if (LIB_GROW(o->v, o->cap, o->n + n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].time < o->released) {
+			o->late = 1;
+			return -EAGAIN;
+		}
+		o->v[o->n++] = s[i];
+		if (s[i].time <= o->seen)
+			continue;
+		o->seen = s[i].time;
+		/* a window more than the last build: build what is a window
+		 * behind the latest record (the buffer holds two) */
+		if (o->window != UINT64_MAX && o->seen > o->window &&
+		    o->seen - o->window >= o->released + o->window) {
+			int err = order_release(o, o->seen - o->window);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static void order_free(struct order *o)
+{
+	free(o->v);
+	free(o->m.runs);
+	free(o->m.heap);
 }
 
 /* Where the records read begin: the shim's first (join.events_from),
@@ -504,15 +577,15 @@ static void span_offcpu(struct spans *sp, const struct offcpu *oc)
 	}
 }
 
-int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out)
+/* @j's trace's span records built into *@out, a window of @window
+ * behind the latest in time order (UINT64_MAX: all at the end): 0,
+ * -EAGAIN if one came later than that, -ENOMEM or a walk's error. */
+static int build(const struct join *j, uint64_t window, struct spans **out)
 {
 	const struct trace *t = j->trace;
 	struct builder b = {.from = records_from(j)};
+	struct order o = {.b = &b, .window = window, .end = j->end_time};
 	struct spans *sp;
-	struct merge m = {0};
-	const struct trace_span *r;
-	uint64_t end = j->end_time;
-	size_t i;
 	int err = -ENOMEM;
 
 	*out = NULL;
@@ -522,26 +595,47 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 	sp->join = j;
 	sp->period_ns = analysis_period_ns(t);
 	b.sp = sp;
-	if (!t->nspans || !t->spans)
-		goto done; /* none, or not read (TRACE_READ_NO_SPANS) */
-	if (merge_init(&m, t) || lib_map_init(&b.cur, 64))
-		goto fail;
-	while ((r = merge_next(&m))) {
-		err = record(&b, r);
-		if (err)
-			goto fail;
-		if (r->time > end)
-			end = r->time;
+	/* none, or not read (TRACE_READ_NO_SPANS): no walk */
+	if (t->nspans && !lib_map_init(&b.cur, 64)) {
+		err = trace__for_each_span(t, order_take, &o);
+		if (!err)
+			err = order_release(&o, UINT64_MAX);
+	} else if (!t->nspans) {
+		err = 0;
 	}
 	/* still entered at the end, or never closed: to the recording end */
-	while (b.nopen)
-		if ((err = enter_close(&b, b.nopen - 1, end, 1)))
-			goto fail;
-	for (i = 0; i < sp->n; i++)
+	while (!err && b.nopen)
+		err = enter_close(&b, b.nopen - 1, o.end, 1);
+	for (size_t i = 0; !err && i < sp->n; i++)
 		if (!sp->v[i].closed) {
-			sp->v[i].closed = end > sp->v[i].created ? end : sp->v[i].created;
+			sp->v[i].closed =
+				o.end > sp->v[i].created ? o.end : sp->v[i].created;
 			sp->v[i].open_end = 1;
 		}
+	order_free(&o);
+	free(b.open);
+	lib_map_release(&b.cur);
+	if (err) {
+		spans__free(sp);
+		return o.late ? -EAGAIN : err;
+	}
+	*out = sp;
+	return 0;
+}
+
+int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out)
+{
+	const struct trace *t = j->trace;
+	struct spans *sp;
+	size_t i;
+	int err;
+
+	*out = NULL;
+	err = build(j, SPAN_REORDER_NS, &sp);
+	if (err == -EAGAIN)
+		err = build(j, UINT64_MAX, &sp);
+	if (err)
+		return err;
 	if (t->from && (err = drop_closed_before(sp, t->from)))
 		goto fail;
 	if (sp->nenters)
@@ -560,16 +654,9 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 		goto fail;
 	if (oc)
 		span_offcpu(sp, oc);
-done:
-	merge_release(&m);
-	free(b.open);
-	lib_map_release(&b.cur);
 	*out = sp;
 	return 0;
 fail:
-	merge_release(&m);
-	free(b.open);
-	lib_map_release(&b.cur);
 	spans__free(sp);
 	return err;
 }

@@ -339,8 +339,9 @@ int cmd_flame(int argc, char **argv)
 	if (have_poll)
 		return poll_flame(&in, rflags, fa.poll, fo.format, outp);
 
-	t = open_trace(
-		&in, rflags | (fa.span || fo.by == GROUP_SPAN ? 0 : TRACE_READ_NO_SPANS));
+	t = open_trace(&in,
+		       rflags | (fa.span || fo.by == GROUP_SPAN ? TRACE_READ_SPANS_LATER
+								: TRACE_READ_NO_SPANS));
 	if (!t)
 		return EXIT_FAIL;
 	/* --min-poll, --by thread or span and --span walk the samples again,

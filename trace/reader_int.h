@@ -72,6 +72,7 @@ struct trace_src {
 	uint32_t **smap; /* per segment: its stack ids -> the trace's */
 	size_t nsmap;
 	struct src_list samples, events;
+	struct src_list spans; /* TRACE_READ_SPANS_LATER */
 	/* a walk's buffers, kept between walks */
 	uint8_t *cbuf, *raw;
 	size_t cbuf_cap, raw_cap;
@@ -171,6 +172,10 @@ int trace_decode_meta(struct reader *r, struct cursor *c, size_t count);
 /* Keep the @n records of @size bytes at @v (each starting with its u64
  * time) that are in the window; how many. */
 size_t trace_in_window(const struct reader *r, void *v, size_t n, size_t size);
+/* A SPANS (or SPAN_STATE) chunk's @count records decoded into @out, their
+ * strings in the trace's arena; those the window keeps in *@n. */
+int trace_decode_spans(struct reader *r, struct cursor *c, size_t count,
+		       struct trace_span *out, size_t *n);
 /* Check a SAMPLES chunk's @count against the chunk before anything is
  * allocated for it. */
 int trace_check_samples(struct reader *r, struct cursor *c, size_t count);

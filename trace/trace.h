@@ -665,6 +665,10 @@ int trace__read(const char *path, struct trace **out, const char **errmsg);
  * only counts them, reads in memory bounded by its answer, however many
  * the service made. */
 #define TRACE_READ_NO_SPANS 0x8u
+/* ... or left on disk (spans NULL, nspans counted as above), to be walked
+ * by trace__for_each_span(): what a reader of the spans does in memory
+ * bounded by what it keeps of them, not by their records. */
+#define TRACE_READ_SPANS_LATER 0x10u
 
 /* trace__read() with @flags (TRACE_READ_*). The chunks left out are still
  * checked (header and payload checksums, one zstd frame of the declared
@@ -738,6 +742,13 @@ int trace__for_each_record_from(const struct trace *t, uint64_t from, trace_samp
  * disk (a TRACE_READ_NO_* read) and the file indexes every chunk of them
  * (a trace written before the INDEX chunk has none): else 0. */
 int trace__seekable(const struct trace *t);
+/* The application's span records (struct trace_span), as trace.spans
+ * holds them when loaded (file order; with a window, those about the
+ * life of a span from before it too), in batches: from memory, or from
+ * the file one chunk at a time (TRACE_READ_SPANS_LATER). Their strings
+ * live as long as the trace. Returns as the walks above. */
+typedef int (*trace_span_fn)(void *ctx, const struct trace_span *s, size_t n);
+int trace__for_each_span(const struct trace *t, trace_span_fn fn, void *ctx);
 /* Why the last walk of @t failed, like trace__read()'s *errmsg (e.g.
  * "chunk 12 at offset 40960: sample refers to an undefined stack"); NULL
  * if it did not fail. Valid until the next walk or trace__free(). */

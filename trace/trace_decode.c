@@ -790,24 +790,19 @@ static size_t spans_in_window(const struct reader *r, struct trace_span *s, size
 	return k;
 }
 
-static int decode_spans(struct reader *r, struct cursor *c, size_t count)
+int trace_decode_spans(struct reader *r, struct cursor *c, size_t count,
+		       struct trace_span *s, size_t *n)
 {
-	struct trace *t = r->t;
-	struct trace_span *s;
 	uint64_t nstr, v, prev = 0;
 	const char *what = NULL;
 	char **strs;
 	size_t i;
 	int err;
 
+	*n = 0;
 	err = get_strtab_hdr(r, c, count, 7, "truncated SPANS header", &nstr, &strs);
 	if (err)
 		goto out;
-	if (LIB_GROW(t->spans, r->spans_cap, t->nspans + count)) {
-		err = trace_nomem(r);
-		goto out;
-	}
-	s = t->spans + t->nspans;
 	memset(s, 0, count * sizeof(*s));
 	for (i = 0; i < count; i++) {
 		prev += unzigzag(cursor_varint(c));
@@ -851,9 +846,25 @@ static int decode_spans(struct reader *r, struct cursor *c, size_t count)
 	if (what)
 		err = trace_bad(r, what);
 	else
-		t->nspans += spans_in_window(r, s, count);
+		*n = spans_in_window(r, s, count);
 out:
 	free(strs);
+	return err;
+}
+
+static int decode_spans(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	size_t n;
+	int err;
+
+	/* (count was checked against the chunk's size: get_strtab_hdr()) */
+	if (count > SIZE_MAX / sizeof(*t->spans) - t->nspans ||
+	    LIB_GROW(t->spans, r->spans_cap, t->nspans + count))
+		return trace_nomem(r);
+	err = trace_decode_spans(r, c, count, t->spans + t->nspans, &n);
+	if (!err)
+		t->nspans += n;
 	return err;
 }
 
@@ -1341,10 +1352,11 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 	    !r->use_state)
 		return data ? ixq_push(r, -1) : 0;
 	if ((type == TRACE_CHUNK_SPANS || type == TRACE_CHUNK_SPAN_STATE) &&
-	    (r->flags & TRACE_READ_NO_SPANS)) {
+	    (r->flags & (TRACE_READ_NO_SPANS | TRACE_READ_SPANS_LATER))) {
 		/* counted, as their chunks say (no window filters them) */
 		r->t->nspans += count;
-		return 0;
+		return r->flags & TRACE_READ_SPANS_LATER ? defer(r, &r->t->src->spans, h)
+							 : 0;
 	}
 	if (type == TRACE_CHUNK_SAMPLES && (r->flags & TRACE_READ_NO_SAMPLES)) {
 		r->t->nsamples += count;

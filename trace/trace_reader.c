@@ -643,6 +643,7 @@ static void src_free(struct trace_src *s)
 	free(s->smap);
 	free(s->samples.v);
 	free(s->events.v);
+	free(s->spans.v);
 	free(s->cbuf);
 	free(s->raw);
 	free(s->recs);
@@ -934,7 +935,8 @@ static int read_inputs(struct reader *r, const struct inputs *in,
 out:
 	/* the walks read the files again: keep them (a cut file's segment
 	 * may be all there is) */
-	if (!err && t->src && (t->src->samples.n || t->src->events.n) &&
+	if (!err && t->src &&
+	    (t->src->samples.n || t->src->events.n || t->src->spans.n) &&
 	    !(t->src->names = calloc(in->n, sizeof(char *))))
 		err = trace_nomem(r);
 	if (!err && t->src && t->src->names) {
@@ -979,8 +981,8 @@ int trace__read_paths(const char *const *paths, size_t npaths,
 		err = trace_nomem(&r);
 		goto out;
 	}
-	r.flags = flags &
-		  (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS | TRACE_READ_NO_SPANS);
+	r.flags = flags & (TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS |
+			   TRACE_READ_NO_SPANS | TRACE_READ_SPANS_LATER);
 	for (i = 0; i < npaths && !err; i++)
 		err = expand(&r, &in, paths[i]);
 	if (err)
@@ -1097,8 +1099,11 @@ void trace__free(struct trace *t)
 
 /* ---- walks -------------------------------------------------------------- */
 
+/* In-memory records go in batches too, so that callers see one shape. */
+#define MEM_BATCH 65536
+
 /* Read chunk @k of @s again, check it and decode its @rec_size-byte records
- * (samples or events, by @type) into s->recs; their number in *@n. */
+ * (samples, events or spans, by @type) into s->recs; their number in *@n. */
 static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_chunk *k,
 		      size_t rec_size, uint32_t type, size_t *n)
 {
@@ -1139,11 +1144,21 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 		return err;
 	count = get_le32(s->cbuf + 16);
 	err = type == TRACE_CHUNK_SAMPLES ? trace_check_samples(r, &c, count)
+	      : type == TRACE_CHUNK_SPANS ? 0 /* (trace_decode_spans() does) */
 					  : trace_check_events(r, &c, count, k->type);
 	if (err)
 		return err;
+	/* (a span record takes 7 bytes at least: its count is bounded) */
+	if (type == TRACE_CHUNK_SPANS && count > cursor_left(&c))
+		return trace_bad(r, "record count exceeds chunk size");
 	if (lib_grow(&s->recs, &s->recs_cap, (count ? count : 1) * rec_size, 1))
 		return trace_nomem(r);
+	if (type == TRACE_CHUNK_SPANS) {
+		err = trace_decode_spans(r, &c, count, s->recs, n);
+		if (!err && c.p != c.end)
+			err = trace_bad(r, "trailing bytes in chunk");
+		return err;
+	}
 	err = type == TRACE_CHUNK_SAMPLES
 		      ? trace_decode_samples(r, &c, count, s->recs, k->nstacks,
 					     s->smap[k->seg])
@@ -1159,25 +1174,45 @@ static int walk_chunk(struct trace_src *s, struct reader *r, const struct src_ch
 /* Walk the chunks of @ls through @sfn (samples) and those of @le through
  * @efn (events), either list may be NULL, the two merged in file order;
  * the records before @from (0: none) left out too. */
+/* A walk's reader of @t, borrowing the trace's buffers, from @from (and
+ * the trace's window); 0 or -ENOMEM */
+static int walk_begin(const struct trace *t, struct reader *r, uint64_t from)
+{
+	struct trace_src *s = t->src;
+
+	memset(r, 0, sizeof(*r));
+	s->failed = 0;
+	r->t = (struct trace *)t;
+	r->from = from > t->from ? from : t->from;
+	r->to = t->to;
+	if (!s->dctx && !(s->dctx = trace_dctx_get()))
+		return trace_nomem(r);
+	r->dctx = s->dctx;
+	r->raw = s->raw;
+	r->raw_cap = s->raw_cap;
+	return 0;
+}
+
+/* After a chunk of the walk of @r: its buffer kept, its error said */
+static void walk_chunk_done(struct trace_src *s, struct reader *r, int err)
+{
+	s->raw = r->raw;
+	s->raw_cap = r->raw_cap;
+	if (err && r->msg) {
+		s->failed = 1;
+		snprintf(s->msg, sizeof(s->msg), "%s", r->msg);
+	}
+}
+
 static int walk(const struct trace *t, const struct src_list *ls,
 		const struct src_list *le, trace_sample_fn sfn, trace_event_fn efn,
 		void *ctx, uint64_t from)
 {
 	struct trace_src *s = t->src;
-	struct reader r = {0};
+	struct reader r;
 	size_t i = 0, k = 0, ns = ls ? ls->n : 0, ne = le ? le->n : 0, n = 0;
-	int err = 0;
+	int err = walk_begin(t, &r, from);
 
-	s->failed = 0;
-	if (!s->dctx && !(s->dctx = trace_dctx_get()))
-		err = trace_nomem(&r);
-	/* the reader borrows the walk's buffers */
-	r.t = (struct trace *)t;
-	r.from = from > t->from ? from : t->from;
-	r.to = t->to;
-	r.dctx = s->dctx;
-	r.raw = s->raw;
-	r.raw_cap = s->raw_cap;
 	while ((i < ns || k < ne) && !err) {
 		int smp = k == ne || (i < ns && ls->v[i].seq < le->v[k].seq);
 		const struct src_chunk *ck = smp ? &ls->v[i] : &le->v[k];
@@ -1195,22 +1230,43 @@ static int walk(const struct trace *t, const struct src_list *ls,
 		else
 			err = walk_chunk(s, &r, &le->v[k++], sizeof(struct trace_event),
 					 TRACE_CHUNK_EVENTS, &n);
-		s->raw = r.raw;
-		s->raw_cap = r.raw_cap;
+		walk_chunk_done(s, &r, err);
 		if (!err && n)
 			err = smp ? sfn(ctx, s->recs, n) : efn(ctx, s->recs, n);
-		else if (err && r.msg) {
-			s->failed = 1;
-			snprintf(s->msg, sizeof(s->msg), "%s", r.msg);
-		}
 	}
-	s->raw = r.raw;
-	s->raw_cap = r.raw_cap;
 	return err;
 }
 
-/* In-memory records go in batches too, so that callers see one shape. */
-#define MEM_BATCH 65536
+int trace__for_each_span(const struct trace *t, trace_span_fn fn, void *ctx)
+{
+	struct trace_src *s;
+	struct reader r;
+	size_t n = 0;
+	int err;
+
+	if (!t || !fn)
+		return -EINVAL;
+	s = t->src;
+	if (!s || !s->spans.n) {
+		if (s)
+			s->failed = 0;
+		for (size_t i = 0; i < t->nspans && t->spans; i += n) {
+			n = t->nspans - i < MEM_BATCH ? t->nspans - i : MEM_BATCH;
+			if ((err = fn(ctx, t->spans + i, n)))
+				return err;
+		}
+		return 0;
+	}
+	err = walk_begin(t, &r, 0);
+	for (size_t i = 0; i < s->spans.n && !err; i++) {
+		err = walk_chunk(s, &r, &s->spans.v[i], sizeof(struct trace_span),
+				 TRACE_CHUNK_SPANS, &n);
+		walk_chunk_done(s, &r, err);
+		if (!err && n)
+			err = fn(ctx, s->recs, n);
+	}
+	return err;
+}
 
 /* Hand @sfn (samples) or @efn (events) the records: those of the chunks
  * @l left on disk, if any, else the @n in memory at @mem (in batches). */

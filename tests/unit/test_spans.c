@@ -142,6 +142,163 @@ Test(spans, records_are_written_and_read_back)
 	unlink(path);
 }
 
+/* Each span record, as the walk gives them */
+struct walked {
+	struct trace_span *v;
+	size_t n;
+};
+
+static int walk_spans(void *ctx, const struct trace_span *s, size_t n)
+{
+	struct walked *w = ctx;
+
+	w->v = realloc(w->v, (w->n + n) * sizeof(*w->v));
+	cr_assert_not_null(w->v);
+	memcpy(w->v + w->n, s, n * sizeof(*s));
+	w->n += n;
+	return 0;
+}
+
+/* The spans of @path read with @flags, windowed by @o's */
+static struct spans *spans_of(const char *path, unsigned int flags, struct trace **t,
+			      struct join **j, int window)
+{
+	struct trace_read_opts o = {.flags = flags,
+				    .window = window ? window_40_60 : NULL};
+	const char *err = NULL, *paths[] = {path};
+	struct spans *sp;
+
+	cr_assert_eq(trace__read_paths(paths, 1, &o, t, &err), 0, "%s", err);
+	cr_assert_eq(join__new(*t, JOIN_POLL_LIST, j), 0);
+	cr_assert_eq(spans__new(*j, NULL, &sp), 0);
+	return sp;
+}
+
+/* 3000 spans over 3 s on four threads, each entered and exited twice, a
+ * chunk each 100 ms, thread 103's records a chunk late (in the walk's
+ * window: it builds a window at a time); with @late, an EXIT 3 s late too
+ * (past it: the walk starts over keeping all) */
+static void write_spans_file(const char *path, int late)
+{
+	static struct trace_span held[3000 * 8];
+	size_t nheld = 0;
+	struct trace_writer *w;
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	cr_assert(fd >= 0);
+	w = new_writer(fd);
+	for (uint64_t k = 0; k < 3000; k++) {
+		uint64_t t0 = k * MS, id = 1000 + k % 500;
+		uint32_t tid = 100 + (uint32_t)(k % 4);
+		struct trace_span r[] = {
+			{t0, id, 0, "req", NULL, tid, TRACE_SPAN_NEW},
+			{t0, id, (int64_t)k, "n", NULL, tid, TRACE_SPAN_FIELD},
+			{t0 + 1 * US, id, 0, NULL, NULL, tid, TRACE_SPAN_ENTER},
+			{t0 + 5 * US, id, 0, NULL, NULL, tid, TRACE_SPAN_EXIT},
+			{t0 + 9 * US, id, 0, NULL, NULL, tid, TRACE_SPAN_ENTER},
+			{t0 + 20 * US, id, 0, NULL, NULL, tid, TRACE_SPAN_EXIT},
+			{t0 + 25 * US, 0, 7, "ev", "x", tid, TRACE_SPAN_EVENT},
+			{t0 + 30 * US, id, 0, NULL, NULL, tid, TRACE_SPAN_CLOSE},
+		};
+
+		for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+			if (tid == 103)
+				held[nheld++] = r[i];
+			else
+				cr_assert_eq(trace_writer__span(w, &r[i]), 0);
+		if (k % 100 == 99) {
+			cr_assert_eq(trace_writer__flush(w), 0);
+			/* the chunk before's, drained late */
+			for (size_t i = 0; i < nheld; i++)
+				cr_assert_eq(trace_writer__span(w, &held[i]), 0);
+			nheld = 0;
+		}
+	}
+	cr_assert_eq(
+		trace_writer__span(w, &(struct trace_span){3500 * MS, 77, 0, "late", NULL,
+							   104, TRACE_SPAN_NEW}),
+		0);
+	cr_assert_eq(trace_writer__flush(w), 0);
+	if (late)
+		cr_assert_eq(trace_writer__span(w, &(struct trace_span){1 * MS, 1000, 0,
+									NULL, NULL, 104,
+									TRACE_SPAN_EXIT}),
+			     0);
+	cr_assert_eq(trace_writer__finish(w, NULL, NULL, NULL), 0);
+	trace_writer__free(w);
+	close(fd);
+}
+
+Test(spans, spans_walked_from_the_file_are_those_of_the_loaded_records)
+{
+	char path[] = "/tmp/d9spans-walk-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	for (int late = 0; late <= 1; late++) {
+		write_spans_file(path, late);
+		for (int window = 0; window <= 1; window++) {
+			struct trace *tl, *tw;
+			struct join *jl, *jw;
+			struct spans *a = spans_of(path, 0, &tl, &jl, window);
+			struct spans *b = spans_of(
+				path, TRACE_READ_NO_EVENTS | TRACE_READ_SPANS_LATER, &tw,
+				&jw, window);
+			struct walked got = {0};
+
+			cr_assert_null(tw->spans);
+			cr_assert_eq(trace__for_each_span(tw, walk_spans, &got), 0);
+			cr_assert_eq(got.n, tl->nspans, "window %d", window);
+			for (size_t i = 0; i < got.n; i++) {
+				cr_assert_eq(got.v[i].time, tl->spans[i].time,
+					     "record %zu", i);
+				cr_assert_eq(got.v[i].type, tl->spans[i].type,
+					     "record %zu", i);
+				cr_assert_eq(got.v[i].id, tl->spans[i].id, "record %zu",
+					     i);
+			}
+			cr_assert_gt(a->n, window ? 15 : 2900);
+			cr_assert_eq(b->n, a->n, "window %d", window);
+			cr_assert_eq(b->nenters, a->nenters);
+			cr_assert_eq(b->nevents, a->nevents);
+			cr_expect_eq(b->unmatched_exits, a->unmatched_exits);
+			for (size_t i = 0; i < a->n; i++) {
+				cr_expect_eq(b->v[i].id, a->v[i].id, "span %zu", i);
+				cr_expect_eq(b->v[i].created, a->v[i].created, "span %zu",
+					     i);
+				cr_expect_eq(b->v[i].closed, a->v[i].closed, "span %zu",
+					     i);
+				cr_expect_eq(b->v[i].entered_ns, a->v[i].entered_ns,
+					     "span %zu", i);
+				cr_expect_str_eq(spans_name(&b->v[i]),
+						 spans_name(&a->v[i]));
+				cr_expect_str_eq(b->v[i].fields ? b->v[i].fields : "-",
+						 a->v[i].fields ? a->v[i].fields : "-");
+			}
+			for (size_t i = 0; i < a->nenters; i++) {
+				const struct span_enter *x = &a->enters[i],
+							*y = &b->enters[i];
+
+				cr_expect(x->start == y->start && x->end == y->end &&
+						  x->tid == y->tid &&
+						  x->span == y->span && x->up == y->up &&
+						  x->open_start == y->open_start &&
+						  x->open_end == y->open_end,
+					  "enter %zu", i);
+			}
+			free(got.v);
+			spans__free(a);
+			spans__free(b);
+			join__free(jl);
+			join__free(jw);
+			trace__free(tl);
+			trace__free(tw);
+		}
+	}
+	unlink(path);
+}
+
 /* Segment @index of recording "r" into @fd: its meta, then @n records. */
 static void segment(int fd, int index, const struct trace_span *state, size_t nstate,
 		    const struct trace_span *rec, size_t n)
