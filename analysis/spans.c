@@ -552,12 +552,17 @@ static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
 static void span_offcpu(struct spans *sp, const struct offcpu *oc)
 {
 	const struct trace *t = oc->trace;
+	const uint32_t *sw = NULL;
+	size_t m = 0;
 
 	for (size_t i = 0; i < sp->nenters; i++) {
 		const struct span_enter *e = &sp->enters[i];
 		struct span *s = &sp->v[e->span];
-		const uint32_t *sw = NULL;
-		size_t m = offcpu__thread_switches(oc, e->tid, &sw), lo;
+		size_t lo;
+
+		/* (enters come by thread: its switches once a thread) */
+		if (!i || e->tid != sp->enters[i - 1].tid)
+			m = offcpu__thread_switches(oc, e->tid, &sw);
 
 		/* the first still off-CPU at the enter's start */
 		lo = LIB_PARTITION_POINT(0, m, w,
