@@ -11,6 +11,9 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
+#include "lib/hash.h"
+#include "lib/hist.h"
+#include "lib/map.h"
 #include "lib/search.h"
 #include "lib/text.h"
 
@@ -66,20 +69,6 @@ struct srow {
 	uint64_t entered, samples, blocked, runq, waiting; /* sums */
 	uint64_t open;					   /* never closed */
 };
-
-static int by_name_dur(const void *a, const void *b, void *ctx)
-{
-	const struct spans *sp = ctx;
-	const struct span *x = &sp->v[*(const uint32_t *)a],
-			  *y = &sp->v[*(const uint32_t *)b];
-	int c = strcmp(spans_name(x), spans_name(y));
-
-	if (c)
-		return c;
-	if (duration(x) != duration(y))
-		return duration(x) < duration(y) ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
 
 static int srow_cmp(const void *a, const void *b, void *ctx)
 {
@@ -216,43 +205,87 @@ static void rows_text(const struct spans *sp, const struct srow *r, size_t shown
 	(void)o;
 }
 
+/* The row of span name @name in @r (*@nr of them, room for one more),
+ * added if new: its index in *@k. @at maps a hash of the name to its row
+ * + 1 (the next hash on a clash). 0 or -ENOMEM. */
+static int row_of(struct lib_map *at, struct srow *r, size_t *nr, const char *name,
+		  size_t *k)
+{
+	uint64_t key = 0xcbf29ce484222325ULL; /* FNV-1a, then mixed */
+	uint64_t *v;
+	int created;
+
+	for (const char *c = name; *c; c++)
+		key = (key ^ (uint8_t)*c) * 0x100000001b3ULL;
+	for (key = lib_hash64(key);; key++) {
+		if (!(v = lib_map_get(at, key, &created)))
+			return -ENOMEM;
+		if (created) {
+			*k = (*nr)++;
+			*v = *k + 1;
+			memset(&r[*k], 0, sizeof(r[*k]));
+			r[*k].name = name;
+			return 0;
+		}
+		if (!strcmp(r[*v - 1].name, name)) {
+			*k = *v - 1;
+			return 0;
+		}
+	}
+}
+
 /* The rows of @o as text on @out, or as the value of "spans" into @w if
  * it is not NULL. */
 static int span_rows(const struct spans *sp, const struct offcpu *oc,
 		     const struct spans_opts *o, uint32_t *ix, size_t n, FILE *out,
 		     struct lib_json *w)
 {
-	struct srow *r = malloc((n + 1) * sizeof(*r));
+	struct srow *r = NULL;
+	struct lib_hist *h = NULL;
 	int off = oc && !offcpu_missing(sp->join->trace);
-	size_t i, nr = 0, shown;
+	struct lib_map at = {0};
+	size_t i, nr = 0, rcap = 0, hcap = 0, new_row, shown;
+	int err = 0;
 
-	if (!r)
-		return -ENOMEM;
-	qsort_r(ix, n, sizeof(*ix), by_name_dur, (void *)sp);
-	for (i = 0; i < n;) {
-		const char *name = spans_name(&sp->v[ix[i]]);
-		struct srow *x = &r[nr++];
-		size_t k, m;
+	/* a row per name: its spans' durations in a distribution (exact to
+	 * LIB_HIST_EXACT, then within 1%), no sort of them all */
+	for (i = 0; i < n && !err; i++) {
+		const struct span *s = &sp->v[ix[i]];
+		const char *name = spans_name(s);
+		struct srow *x;
+		size_t k;
 
-		memset(x, 0, sizeof(*x));
-		x->name = name;
-		for (k = i; k < n && !strcmp(spans_name(&sp->v[ix[k]]), name); k++) {
-			const struct span *s = &sp->v[ix[k]];
-
-			x->total += duration(s);
-			x->entered += s->entered_ns;
-			x->samples += s->samples;
-			x->blocked += s->blocked_ns;
-			x->runq += s->runq_ns;
-			x->waiting += waiting(s);
-			x->open += s->open_start || s->open_end;
+		if (LIB_GROW(r, rcap, nr + 1) || LIB_GROW(h, hcap, nr + 1)) {
+			err = -ENOMEM;
+			break;
 		}
-		m = k - i;
-		x->n = m;
-		x->max = duration(&sp->v[ix[k - 1]]);
-		x->p50 = duration(&sp->v[ix[i + (m * 50 + 99) / 100 - 1]]);
-		x->p99 = duration(&sp->v[ix[i + (m * 99 + 99) / 100 - 1]]);
-		i = k;
+		new_row = nr;
+		if ((err = row_of(&at, r, &nr, name, &k)))
+			break;
+		if (nr > new_row)
+			lib_hist_init(&h[k]);
+		x = &r[k];
+		x->total += duration(s);
+		x->entered += s->entered_ns;
+		x->samples += s->samples;
+		x->blocked += s->blocked_ns;
+		x->runq += s->runq_ns;
+		x->waiting += waiting(s);
+		x->open += s->open_start || s->open_end;
+		err = lib_hist_add(&h[k], duration(s));
+	}
+	for (i = 0; i < nr; i++) {
+		r[i].n = h[i].n;
+		r[i].max = h[i].max;
+		r[i].p50 = lib_hist_quantile(&h[i], 50, 100);
+		r[i].p99 = lib_hist_quantile(&h[i], 99, 100);
+		lib_hist_release(&h[i]);
+	}
+	free(h);
+	lib_map_release(&at);
+	if (err || !nr) {
+		free(r);
+		return err ? err : -ENOENT;
 	}
 	qsort_r(r, nr, sizeof(*r), srow_cmp, (void *)&o->sort);
 	shown = o->limit && o->limit < nr ? o->limit : nr;
@@ -506,13 +539,43 @@ static int poll_delays(const struct delays *d, struct lib_map *m)
 	return err;
 }
 
+/* ix[0..@k) as a heap, the one dur_desc() puts last on top, from @i down */
+static void last_down(const struct spans *sp, uint32_t *ix, size_t k, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		uint32_t t;
+
+		if (l < k && dur_desc(&ix[l], &ix[m], (void *)sp) > 0)
+			m = l;
+		if (l + 1 < k && dur_desc(&ix[l + 1], &ix[m], (void *)sp) > 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		t = ix[i];
+		ix[i] = ix[m];
+		ix[m] = t;
+		i = m;
+	}
+}
+
 /* The instances @o explains, of the @n in @ix (chosen()): the slowest
- * first, @o->limit of them (0: all); their number. */
+ * first, @o->limit of them (0: all), kept in a heap as @ix is read, not
+ * all sorted; their number. */
 static size_t slowest(const struct spans *sp, const struct spans_opts *o, uint32_t *ix,
 		      size_t n)
 {
-	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
-	return o->limit && o->limit < n ? o->limit : n;
+	size_t k = o->limit && o->limit < n ? o->limit : n;
+
+	for (size_t i = k / 2; k < n && i-- > 0;)
+		last_down(sp, ix, k, i);
+	for (size_t i = k; i < n; i++)
+		if (dur_desc(&ix[i], &ix[0], (void *)sp) < 0) {
+			ix[0] = ix[i];
+			last_down(sp, ix, k, 0);
+		}
+	qsort_r(ix, k, sizeof(*ix), dur_desc, (void *)sp);
+	return k;
 }
 
 int spans__list_polls(const struct spans *sp, struct join *j, const struct spans_opts *o)

@@ -689,6 +689,58 @@ Test(spans, rows_give_each_name_its_percentiles)
 	cr_expect(strstr(text, "get") < strstr(text, "put"), "%s", text);
 }
 
+/* The number after "@key": in the JSON object of row @name in @text */
+static uint64_t row_field(const char *text, const char *name, const char *key)
+{
+	char want[64];
+	const char *row, *at, *next;
+	unsigned long long v;
+
+	snprintf(want, sizeof(want), "\"name\":\"%s\"", name);
+	row = strstr(text, want);
+	cr_assert_not_null(row, "no row %s: %s", name, text);
+	next = strstr(row + 1, "\"name\":");
+	snprintf(want, sizeof(want), "\"%s\":", key);
+	at = strstr(row, want);
+	cr_assert(at && (!next || at < next), "no %s in row %s: %s", key, name, text);
+	cr_assert_eq(sscanf(at + strlen(want), "%llu", &v), 1);
+	return v;
+}
+
+Test(spans, rows_past_1024_spans_a_name_are_within_1_percent)
+{
+	const char *text;
+	uint64_t p50, p99;
+
+	T.counters.start_time = 0;
+	T.counters.end_time = 60000 * MS;
+	/* 5000 "get" of 1..5000 us (p50 2500 us, p99 4950 us, max 5000);
+	 * "a" and "b", 3 each, two rows however their names hash */
+	for (uint64_t i = 1; i <= 5000; i++) {
+		sy_span(&T, i * 10 * MS, 10, TRACE_SPAN_NEW, i, 0, "get", NULL);
+		sy_span(&T, i * 10 * MS + i * US, 10, TRACE_SPAN_CLOSE, i, 0, NULL, NULL);
+	}
+	for (uint64_t i = 1; i <= 6; i++) {
+		sy_span(&T, 55000 * MS + i * MS, 11, TRACE_SPAN_NEW, 9000 + i, 0,
+			i % 2 ? "a" : "b", NULL);
+		sy_span(&T, 55000 * MS + i * MS + i, 11, TRACE_SPAN_CLOSE, 9000 + i, 0,
+			NULL, NULL);
+	}
+	build();
+	cr_assert_eq(analysis__spans(SP, OC, D, &(struct spans_opts){.json = 1}, out), 0);
+	text = output();
+	cr_expect_eq(row_field(text, "get", "count"), 5000);
+	cr_expect_eq(row_field(text, "get", "max_ns"), 5000 * US);
+	p50 = row_field(text, "get", "p50_ns");
+	p99 = row_field(text, "get", "p99_ns");
+	cr_expect(p50 >= 2475 * US && p50 <= 2525 * US, "p50 %" PRIu64, p50);
+	cr_expect(p99 >= 4900 * US && p99 <= 5000 * US, "p99 %" PRIu64, p99);
+	/* exact below 1024: "a" lasted 1, 3, 5 ns, "b" 2, 4, 6 */
+	cr_expect_eq(row_field(text, "a", "count"), 3);
+	cr_expect_eq(row_field(text, "a", "p50_ns"), 3);
+	cr_expect_eq(row_field(text, "b", "max_ns"), 6);
+}
+
 Test(spans, events_have_counts_and_a_distribution)
 {
 	const char *text;
