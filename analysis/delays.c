@@ -10,8 +10,8 @@
  * on-CPU outside polls.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -459,6 +459,23 @@ static int dev_ord(const struct trace_event *e)
 	return -1;
 }
 
+/* Event @e as the dev *@out, its task numbered in @m (*@fresh if new):
+ * 1, 0 if it makes or ends no wait (or its tid is out of range), or
+ * -errno */
+static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *out,
+		  int *fresh)
+{
+	int ord = dev_ord(e), err;
+	uint32_t ix;
+
+	if (ord < 0 || e->tid >= 1u << 30)
+		return 0;
+	if ((err = met(m, e->task, &ix, fresh)))
+		return err;
+	*out = (struct dev){e->time, DEV_KEY(ord, ix, e->tid)};
+	return 1;
+}
+
 /* Event @e, after those before it in the file: kept to replay in time
  * order, what is a window behind the latest replayed. -EAGAIN (late)
  * if it comes after its time was replayed. */
@@ -487,18 +504,16 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 	if (LIB_GROW(r->v, r->cap, r->n + n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		int ord = dev_ord(&e[i]), fresh, err;
-		uint32_t ix;
+		struct dev v;
+		int fresh, err = to_dev(&r->met, &e[i], &v, &fresh);
 
-		if (ord < 0 || e[i].tid >= 1u << 30)
-			continue;
-		if ((err = met(&r->met, e[i].task, &ix, &fresh)) ||
-		    (fresh && (err = add_task(r, ix, e[i].task))))
+		if (err < 0)
 			return err;
-		if (r->t[ix].none)
+		if (!err)
 			continue;
-		err = absorb(r, &(struct dev){e[i].time, DEV_KEY(ord, ix, e[i].tid)});
-		if (err)
+		if (fresh && (err = add_task(r, DEV_TASK(&v), e[i].task)))
+			return err;
+		if (!r->t[DEV_TASK(&v)].none && (err = absorb(r, &v)))
 			return err;
 	}
 	return 0;
@@ -623,12 +638,11 @@ static int conclude(struct replay *r, const struct join *j)
 	if (!err && !(d->hist = calloc(j->ntasks + 1, sizeof(*d->hist))))
 		err = -ENOMEM;
 	for (size_t i = 0; i < r->nt && !err; i++) {
-		const struct task_stat *ts =
-			r->t[i].none ? NULL : join__task(j, r->t[i].id);
+		const struct task_stat *ts;
 
 		if (r->t[i].none)
 			continue;
-		if (!ts) {
+		if (!(ts = join__task(j, r->t[i].id))) {
 			err = -EAGAIN;
 			break;
 		}
@@ -703,7 +717,6 @@ int delays__new(const struct join *j, const struct delays_keep *keep, struct del
 
 struct feed_batch {
 	struct feed_batch *next;
-	int reset;	       /* the join starts over: all again */
 	struct join_gap *gaps; /* with a new join: its gaps, else NULL */
 	size_t ngaps;
 	struct fresh_task { /* the tasks met first in it */
@@ -738,10 +751,6 @@ static void feed_take(struct delays_feed *f, struct feed_batch *b)
 {
 	struct replay *r = &f->r;
 
-	if (b->reset) {
-		replay_reset(r, REORDER_NS);
-		f->err = 0;
-	}
 	if (b->gaps) {
 		free(f->gaps);
 		f->gaps = b->gaps;
@@ -829,7 +838,7 @@ static void feed_stop(struct delays_feed *f)
 	pthread_cond_signal(&f->more);
 	pthread_mutex_unlock(&f->lock);
 	pthread_join(f->thread, NULL);
-	f->started = 0;
+	f->started = f->done = 0;
 }
 
 int delays_feed__new(const struct delays_keep *keep, struct delays_feed **out)
@@ -866,23 +875,24 @@ int delays_feed__events(void *ctx, const struct join *j, const struct trace_even
 	size_t cap = 0;
 	int err = 0;
 
-	/* the join starts over (NULL), or goes on: not if the replay
-	 * cannot (late, or failed: delays__from_feed() says) */
-	if (e && __atomic_load_n(&f->stop, __ATOMIC_RELAXED))
+	/* the join starts over: the replay thread done with the walk
+	 * before, all again (the next batch starts it anew) */
+	if (!e) {
+		feed_stop(f);
+		met_release(&f->met);
+		f->last_j = NULL;
+		replay_reset(&f->r, REORDER_NS);
+		f->err = f->stop = 0;
+		return 0;
+	}
+	/* not if the replay cannot go on (late, or failed:
+	 * delays__from_feed() says) */
+	if (__atomic_load_n(&f->stop, __ATOMIC_RELAXED))
 		return 0;
 	b = malloc(sizeof(*b) + n * sizeof(b->v[0]));
 	if (!b)
 		return -ENOMEM;
 	memset(b, 0, sizeof(*b));
-	if (!e) {
-		met_release(&f->met);
-		f->last_j = NULL;
-		b->reset = 1;
-		if (f->started)
-			return feed_give(f, b);
-		batch_free(b); /* (nothing replayed yet) */
-		return 0;
-	}
 	if (j != f->last_j) {
 		/* a new join: its gaps, a copy the replay owns */
 		b->gaps = malloc((j->ngaps + 1) * sizeof(*b->gaps));
@@ -895,20 +905,18 @@ int delays_feed__events(void *ctx, const struct join *j, const struct trace_even
 		b->ngaps = j->ngaps;
 		f->last_j = j;
 	}
-	for (size_t i = 0; i < n && !err; i++) {
-		int ord = dev_ord(&e[i]), fresh;
-		uint32_t ix;
+	for (size_t i = 0; i < n && err >= 0; i++) {
+		int fresh;
 
-		if (ord < 0 || e[i].tid >= 1u << 30)
-			continue;
-		err = met(&f->met, e[i].task, &ix, &fresh);
-		if (!err && fresh && !LIB_GROW(b->fresh, cap, b->nfresh + 1))
-			b->fresh[b->nfresh++] = (struct fresh_task){ix, e[i].task};
-		else if (!err && fresh)
+		err = to_dev(&f->met, &e[i], &b->v[b->n], &fresh);
+		if (err > 0 && fresh && LIB_GROW(b->fresh, cap, b->nfresh + 1))
 			err = -ENOMEM;
-		b->v[b->n++] = (struct dev){e[i].time, DEV_KEY(ord, ix, e[i].tid)};
+		else if (err > 0 && fresh)
+			b->fresh[b->nfresh++] =
+				(struct fresh_task){DEV_TASK(&b->v[b->n]), e[i].task};
+		b->n += err > 0;
 	}
-	if (err) {
+	if (err < 0) {
 		batch_free(b);
 		return err;
 	}

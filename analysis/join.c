@@ -2424,6 +2424,7 @@ static int list_from_marks(struct join_priv *jp, const struct join_keep *k,
 			   struct poll **v, size_t *n)
 {
 	struct mark_walk *w = malloc((k->nwin + 1) * sizeof(*w));
+	int seekable = trace__seekable(jp->pub.trace);
 	size_t nw = 0;
 	int err = 0;
 
@@ -2439,8 +2440,7 @@ static int list_from_marks(struct join_priv *jp, const struct join_keep *k,
 	/* one walk for the windows it passes anyway (all of them where a
 	 * walk from a mark decodes all before it: one walk, as before) */
 	for (size_t i = 0; i < k->nwin; i++) {
-		if (nw && (jp->mark[w[i].m].start <= w[nw - 1].stop ||
-			   !trace__seekable(jp->pub.trace))) {
+		if (nw && (jp->mark[w[i].m].start <= w[nw - 1].stop || !seekable)) {
 			if (w[i].stop > w[nw - 1].stop)
 				w[nw - 1].stop = w[i].stop;
 			continue;
