@@ -1031,29 +1031,66 @@ struct span_enter {
 #define SPAN_FIELDS_MAX 200		 /* bytes of "key=value ..." kept per span */
 
 struct span {
-	uint64_t id;	     /* the application's */
-	const char *name;    /* NULL: not created in the trace */
-	char *fields;	     /* "key=value key=text", NULL if none */
-	uint32_t parent;     /* index in spans.v + 1; 0: none or not in the
-			      * trace */
-	uint64_t created;    /* ns */
-	uint64_t closed;     /* ns (the end, open_end) */
-	uint8_t open_start;  /* created before the trace: a lower bound */
-	uint8_t open_end;    /* never closed in it: a lower bound */
-	int kept;	     /* spans__select() */
-	uint32_t nenters;    /* enters */
-	uint64_t entered_ns; /* sum of its enters' lengths */
-	uint64_t samples;    /* CPU sample weight inside its enters */
-	uint64_t blocked_ns; /* off-CPU inside its enters: blocked */
-	uint64_t runq_ns;    /* ... runnable, waiting for a CPU */
+	uint64_t id;		 /* the application's */
+	const char *name;	 /* NULL: not created in the trace */
+	char *fields;		 /* "key=value key=text", NULL if none */
+	uint64_t parent;	 /* the parent's id; 0: none, or not alive
+				  * in the trace when this one was created */
+	const char *parent_name; /* its spans_name() */
+	uint64_t seq;		 /* creation order */
+	uint64_t created;	 /* ns */
+	uint64_t closed;	 /* ns (the end, open_end) */
+	uint8_t open_start;	 /* created before the trace: a lower bound */
+	uint8_t open_end;	 /* never closed in it: a lower bound */
+	int kept;		 /* spans__select() */
+	uint32_t nenters;	 /* enters */
+	uint64_t entered_ns;	 /* sum of its enters' lengths */
+	uint64_t samples;	 /* CPU sample weight inside its enters */
+	uint64_t blocked_ns;	 /* off-CPU inside its enters: blocked */
+	uint64_t runq_ns;	 /* ... runnable, waiting for a CPU */
+};
+
+/* The instances of one name, summed: COUNT, duration P50, P99 (nearest
+ * rank, exact to LIB_HIST_EXACT instances, then within 1%), MAX and
+ * TOTAL, and the sums of their struct span figures. */
+struct span_row {
+	const char *name; /* spans_name() */
+	uint64_t n, p50, p99, max, total;
+	uint64_t entered, samples, blocked, runq, waiting;
+	uint64_t open; /* never closed, or created before the trace */
+};
+
+/* What spans__new_keep() keeps whole of the instances (the rows, the
+ * counts and the events it always keeps): every instance and enter
+ * (@all: what spans__at() and the span filter need), or the slowest
+ * @top instances (SIZE_MAX: every one) named @name (NULL: any) that
+ * lasted at least @min_ns, with their enters. The rest of each instance
+ * is summed into its row as it closes, so that memory is bounded by the
+ * instances alive at once, not by those in the trace. */
+struct spans_keep {
+	int all;
+	const char *name;
+	uint64_t min_ns;
+	size_t top;
+	uint64_t over_ns; /* count the instances at least this long
+			   * (spans.nover); 0: none */
 };
 
 struct spans {
 	const struct join *join;
-	struct span *v; /* in creation order */
+	struct span *v; /* those kept (all, or spans_keep's), in creation
+			 * order */
 	size_t n;
-	struct span_enter *enters; /* sorted by (tid, start), outer first */
+	struct span_enter *enters; /* theirs, sorted by (tid, start), outer
+				    * first */
 	size_t nenters;
+	struct span_row *rows; /* one per name, of every instance */
+	size_t nrows;
+	uint64_t ninstances;	   /* in the trace (with a window: not closed
+				    * before it) */
+	uint64_t nmatched;	   /* of them, spans_keep.name and min_ns's */
+	uint64_t nover;		   /* at least spans_keep.over_ns long */
+	struct spans_keep keep;	   /* what v holds */
 	struct trace_span *events; /* the application's events, by time */
 	size_t nevents;
 	uint64_t unmatched_exits; /* EXITs with no ENTER on their thread */
@@ -1063,18 +1100,22 @@ struct spans {
 };
 
 /* Instances, enters and events of @j's trace (trace.spans), with their
- * CPU samples (one walk) and, if @oc is not NULL, their off-CPU time.
- * With a window: spans closed before it are left out; those overlapping
- * it keep their whole life (created to closed) and enters, their CPU and
- * off-CPU counted inside it. Names point into the trace. O((R + S) log)
- * for R span records and S samples. 0, -ENOMEM or a walk's error. */
+ * CPU samples and, if @oc is not NULL, their off-CPU time, all of them
+ * kept (spans_keep.all). With a window: spans closed before it are left
+ * out; those overlapping it keep their whole life (created to closed)
+ * and enters, their CPU and off-CPU counted inside it. One walk of the
+ * span records, one of the samples. 0, -ENOMEM or a walk's error. */
 int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out);
+/* spans__new() keeping whole only what @keep says. */
+int spans__new_keep(const struct join *j, const struct offcpu *oc,
+		    const struct spans_keep *keep, struct spans **out);
 void spans__free(struct spans *sp);
 /* Keep the instances named @name (NULL: all) that lasted at least
- * @min_ns. 0, or -ENOENT if none is kept. */
+ * @min_ns. 0, or -ENOENT if none is kept. Without spans_keep.all, only
+ * the @name and @min_ns it was built with: -EINVAL for others. */
 int spans__select(struct spans *sp, const char *name, uint64_t min_ns);
 /* Was thread @tid inside a kept span (all before spans__select()) at
- * @time? */
+ * @time? These three need spans_keep.all. */
 int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time);
 /* The innermost span entered on @tid at @time (index in spans.v), or -1
  * (also for a NULL @sp). */
@@ -1337,6 +1378,9 @@ size_t analysis_report_windows(const struct join *j, struct join_window *w);
  * explains ended (listed first: spans__list_polls()); those over its red
  * flag's threshold counted. */
 struct delays_keep analysis_report_keep(const struct spans *sp);
+/* What the report needs kept of the spans (spans__new_keep()): the
+ * slowest, explained, and a count of the slow ones its flag says. */
+struct spans_keep analysis_report_spans_keep(void);
 /* What analysis__report() says, as one row. 0 or -ENOMEM. */
 int analysis__report_row(const struct offcpu *oc, const struct delays *d,
 			 const struct spans *sp, struct report_row *out);

@@ -349,7 +349,8 @@ const char *analysis_meta(const struct trace *t, const char *key);
 /* analysis__spans()'s JSON, its members ("spans", or "instances" and
  * "matched") into the open object of @w (the report's); @o->json aside.
  * The spans that lasted at least @min_ns: how many, the slowest in
- * *@worst (NULL: none). (span_table.c) */
+ * *@worst (NULL: none); without spans_keep.all, @min_ns is its over_ns
+ * and the slowest is of those it kept. (span_table.c) */
 int analysis_spans_json(const struct spans *sp, const struct offcpu *oc,
 			const struct delays *d, const struct spans_opts *o,
 			struct lib_json *w);

@@ -465,8 +465,7 @@ static void write_spans(struct ch *x, const struct spans *sp)
 				lib_json_object_begin(w);
 				lib_json_uint_field(w, "span", s->id);
 				if (s->parent)
-					lib_json_uint_field(w, "parent",
-							    sp->v[s->parent - 1].id);
+					lib_json_uint_field(w, "parent", s->parent);
 				if (s->fields)
 					lib_json_str_field(w, "fields", s->fields);
 				lib_json_uint_field(w, "entered_ns", s->entered_ns);

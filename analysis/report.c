@@ -1095,7 +1095,7 @@ static int text_spans(const struct page *pg, FILE *out)
 {
 	int err;
 
-	if (!pg->sp || !pg->sp->n)
+	if (!pg->sp || !pg->sp->ninstances)
 		return 0;
 	fprintf(out, "\n== Application spans, slowest (p99) first\n");
 	err = analysis__spans(pg->sp, pg->oc, pg->d, &(struct spans_opts){.limit = TOP},
@@ -1328,7 +1328,7 @@ static int json_spans(const struct page *pg, struct lib_json *w)
 	int err;
 
 	lib_json_name(w, "spans");
-	if (!pg->sp || !pg->sp->n) {
+	if (!pg->sp || !pg->sp->ninstances) {
 		lib_json_null(w);
 		return 0;
 	}
@@ -1419,7 +1419,12 @@ struct delays_keep analysis_report_keep(const struct spans *sp)
 {
 	/* the worst, and the waits of the span it explains */
 	return (struct delays_keep){
-		.count_ns = FLAG_DELAY_NS, .top = TOP, .listed = sp && sp->n};
+		.count_ns = FLAG_DELAY_NS, .top = TOP, .listed = sp && sp->ninstances};
+}
+
+struct spans_keep analysis_report_spans_keep(void)
+{
+	return (struct spans_keep){.top = 1, .over_ns = FLAG_SPAN_NS};
 }
 
 int analysis__report_row(const struct offcpu *oc, const struct delays *d,

@@ -63,16 +63,9 @@ static size_t chosen(const struct spans *sp, const struct spans_opts *o, uint32_
 
 /* ---- one row per name ------------------------------------------------------ */
 
-struct srow {
-	const char *name;
-	uint64_t n, p50, p99, max, total;
-	uint64_t entered, samples, blocked, runq, waiting; /* sums */
-	uint64_t open;					   /* never closed */
-};
-
 static int srow_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct srow *x = a, *y = b;
+	const struct span_row *x = a, *y = b;
 	uint64_t kx, ky;
 
 	switch (*(const enum spans_sort *)ctx) {
@@ -103,7 +96,7 @@ static int srow_cmp(const void *a, const void *b, void *ctx)
 	return strcmp(x->name, y->name);
 }
 
-static void rows_json(const struct spans *sp, const struct srow *r, size_t n, int off,
+static void rows_json(const struct spans *sp, const struct span_row *r, size_t n, int off,
 		      struct lib_json *w)
 {
 	lib_json_array_begin(w);
@@ -131,7 +124,7 @@ static void rows_json(const struct spans *sp, const struct srow *r, size_t n, in
 }
 
 /* The text table's cells of @r: percentiles and maximum, the rest per span. */
-static void row_cells(const struct spans *sp, const struct srow *r, uint64_t m[8])
+static void row_cells(const struct spans *sp, const struct span_row *r, uint64_t m[8])
 {
 	m[0] = r->p50;
 	m[1] = r->p99;
@@ -143,7 +136,7 @@ static void row_cells(const struct spans *sp, const struct srow *r, uint64_t m[8
 	m[7] = r->waiting / r->n;
 }
 
-static void rows_text(const struct spans *sp, const struct srow *r, size_t shown,
+static void rows_text(const struct spans *sp, const struct span_row *r, size_t shown,
 		      size_t nr, size_t ninst, int off, const struct spans_opts *o,
 		      FILE *out)
 {
@@ -205,87 +198,25 @@ static void rows_text(const struct spans *sp, const struct srow *r, size_t shown
 	(void)o;
 }
 
-/* The row of span name @name in @r (*@nr of them, room for one more),
- * added if new: its index in *@k. @at maps a hash of the name to its row
- * + 1 (the next hash on a clash). 0 or -ENOMEM. */
-static int row_of(struct lib_map *at, struct srow *r, size_t *nr, const char *name,
-		  size_t *k)
-{
-	uint64_t key = 0xcbf29ce484222325ULL; /* FNV-1a, then mixed */
-	uint64_t *v;
-	int created;
-
-	for (const char *c = name; *c; c++)
-		key = (key ^ (uint8_t)*c) * 0x100000001b3ULL;
-	for (key = lib_hash64(key);; key++) {
-		if (!(v = lib_map_get(at, key, &created)))
-			return -ENOMEM;
-		if (created) {
-			*k = (*nr)++;
-			*v = *k + 1;
-			memset(&r[*k], 0, sizeof(r[*k]));
-			r[*k].name = name;
-			return 0;
-		}
-		if (!strcmp(r[*v - 1].name, name)) {
-			*k = *v - 1;
-			return 0;
-		}
-	}
-}
-
 /* The rows of @o as text on @out, or as the value of "spans" into @w if
  * it is not NULL. */
 static int span_rows(const struct spans *sp, const struct offcpu *oc,
-		     const struct spans_opts *o, uint32_t *ix, size_t n, FILE *out,
-		     struct lib_json *w)
+		     const struct spans_opts *o, FILE *out, struct lib_json *w)
 {
-	struct srow *r = NULL;
-	struct lib_hist *h = NULL;
+	struct span_row *r = malloc((sp->nrows + 1) * sizeof(*r));
 	int off = oc && !offcpu_missing(sp->join->trace);
-	struct lib_map at = {0};
-	size_t i, nr = 0, rcap = 0, hcap = 0, new_row, shown;
-	int err = 0;
+	size_t nr = 0, shown, ninst = 0;
 
-	/* a row per name: its spans' durations in a distribution (exact to
-	 * LIB_HIST_EXACT, then within 1%), no sort of them all */
-	for (i = 0; i < n && !err; i++) {
-		const struct span *s = &sp->v[ix[i]];
-		const char *name = spans_name(s);
-		struct srow *x;
-		size_t k;
-
-		if (LIB_GROW(r, rcap, nr + 1) || LIB_GROW(h, hcap, nr + 1)) {
-			err = -ENOMEM;
-			break;
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->nrows; i++)
+		if (!o->name || !strcmp(sp->rows[i].name, o->name)) {
+			r[nr++] = sp->rows[i];
+			ninst += sp->rows[i].n;
 		}
-		new_row = nr;
-		if ((err = row_of(&at, r, &nr, name, &k)))
-			break;
-		if (nr > new_row)
-			lib_hist_init(&h[k]);
-		x = &r[k];
-		x->total += duration(s);
-		x->entered += s->entered_ns;
-		x->samples += s->samples;
-		x->blocked += s->blocked_ns;
-		x->runq += s->runq_ns;
-		x->waiting += waiting(s);
-		x->open += s->open_start || s->open_end;
-		err = lib_hist_add(&h[k], duration(s));
-	}
-	for (i = 0; i < nr; i++) {
-		r[i].n = h[i].n;
-		r[i].max = h[i].max;
-		r[i].p50 = lib_hist_quantile(&h[i], 50, 100);
-		r[i].p99 = lib_hist_quantile(&h[i], 99, 100);
-		lib_hist_release(&h[i]);
-	}
-	free(h);
-	lib_map_release(&at);
-	if (err || !nr) {
+	if (!nr) {
 		free(r);
-		return err ? err : -ENOENT;
+		return -ENOENT;
 	}
 	qsort_r(r, nr, sizeof(*r), srow_cmp, (void *)&o->sort);
 	shown = o->limit && o->limit < nr ? o->limit : nr;
@@ -294,7 +225,7 @@ static int span_rows(const struct spans *sp, const struct offcpu *oc,
 		free(r);
 		return lib_json_error(w);
 	}
-	rows_text(sp, r, shown, nr, n, off, o, out);
+	rows_text(sp, r, shown, nr, ninst, off, o, out);
 	free(r);
 	return ferror(out) ? -EIO : 0;
 }
@@ -439,9 +370,8 @@ static void inst_text(const struct spans *sp, const struct offcpu *oc,
 		text_duration(dur, a, sizeof(a)), s->open_start || s->open_end ? "+" : "",
 		(double)since_origin(j, s->created) / 1e9);
 	if (s->parent) {
-		analysis_fit_name(spans_name(&sp->v[s->parent - 1]), NAME_W, lab,
-				  sizeof(lab));
-		fprintf(out, "  in %s id %" PRIu64, lab, sp->v[s->parent - 1].id);
+		analysis_fit_name(s->parent_name, NAME_W, lab, sizeof(lab));
+		fprintf(out, "  in %s id %" PRIu64, lab, s->parent);
 	}
 	if (s->fields) {
 		analysis_clean_name(s->fields, f, sizeof(f));
@@ -491,7 +421,7 @@ static void inst_json(const struct spans *sp, const struct offcpu *oc,
 	lib_json_str_field(w, "name", s->name);
 	lib_json_uint_field(w, "id", s->id);
 	if (s->parent)
-		lib_json_uint_field(w, "parent", sp->v[s->parent - 1].id);
+		lib_json_uint_field(w, "parent", s->parent);
 	lib_json_str_field(w, "fields", s->fields);
 	lib_json_uint_field(w, "start_ns", since_origin(j, s->created));
 	lib_json_uint_field(w, "duration_ns", duration(s));
@@ -614,7 +544,8 @@ out:
  * value of "instances" into @w if it is not NULL. */
 static int span_instances(const struct spans *sp, const struct offcpu *oc,
 			  const struct delays *d, const struct spans_opts *o,
-			  uint32_t *ix, size_t n, FILE *out, struct lib_json *w)
+			  uint32_t *ix, size_t n, size_t matched, FILE *out,
+			  struct lib_json *w)
 {
 	size_t shown = slowest(sp, o, ix, n), i;
 	struct inst *in = calloc(shown + 1, sizeof(*in));
@@ -652,7 +583,7 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 			fputc('\n', out);
 		inst_text(sp, oc, &h, &in[i], out);
 	}
-	fprintf(out, "# %zu of %zu spans", shown, n);
+	fprintf(out, "# %zu of %zu spans", shown, matched);
 	if (o->name) {
 		char lab[NAME_W * 4 + 8];
 
@@ -665,7 +596,7 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 		fprintf(out, " of at least %s", text_duration(o->min_ns, a, sizeof(a)));
 	}
 	fprintf(out, ", slowest first; a duration ending in \"+\" is a lower bound%s\n",
-		shown < n ? "; --limit 0 for all" : "");
+		shown < matched ? "; --limit 0 for all" : "");
 	err = ferror(out) ? -EIO : 0;
 out:
 	hot_release(&h);
@@ -682,25 +613,29 @@ static int spans_view(const struct spans *sp, const struct offcpu *oc,
 		      struct lib_json *w)
 {
 	uint32_t *ix;
-	size_t n;
+	size_t n, matched;
 	int err;
 
-	if (!sp->n)
+	if (!sp->ninstances)
 		return -ENODATA;
-	ix = malloc(sp->n * sizeof(*ix));
+	if (w)
+		lib_json_name(w, o->instances ? "instances" : "spans");
+	if (!o->instances)
+		return span_rows(sp, oc, o, out, w);
+	/* without keep.all, those kept are o's: the others were counted */
+	if (!sp->keep.all &&
+	    (o->min_ns != sp->keep.min_ns || !o->name != !sp->keep.name ||
+	     (o->name && strcmp(o->name, sp->keep.name)) ||
+	     (o->limit ? o->limit : SIZE_MAX) > sp->keep.top))
+		return -EINVAL;
+	ix = malloc((sp->n + 1) * sizeof(*ix));
 	if (!ix)
 		return -ENOMEM;
 	n = chosen(sp, o, ix);
-	if (w)
-		lib_json_name(w, o->instances ? "instances" : "spans");
-	if (!n)
-		err = -ENOENT;
-	else if (o->instances)
-		err = span_instances(sp, oc, d, o, ix, n, out, w);
-	else
-		err = span_rows(sp, oc, o, ix, n, out, w);
-	if (!err && w && o->instances)
-		lib_json_uint_field(w, "matched", n);
+	matched = sp->keep.all ? n : sp->nmatched;
+	err = n ? span_instances(sp, oc, d, o, ix, n, matched, out, w) : -ENOENT;
+	if (!err && w)
+		lib_json_uint_field(w, "matched", matched);
 	free(ix);
 	return err;
 }
@@ -744,7 +679,8 @@ size_t analysis_spans_over(const struct spans *sp, uint64_t min_ns,
 		if (!*worst || duration(s) > duration(*worst))
 			*worst = s;
 	}
-	return n;
+	/* (without keep.all: counted as they closed) */
+	return sp->keep.all ? n : sp->nover;
 }
 
 int span_filter_note(const struct span_filter *f, uint64_t weight, const char *unit,

@@ -6,6 +6,11 @@
  * `d9prof spans` and `events` print, and the span filter of `flame
  * --span` (spans__kept_at()).
  *
+ * The records are walked once, in time order, and each instance summed
+ * into its name's row as it ends: memory holds the instances alive at
+ * once and what spans_keep asks to keep whole (every one for
+ * spans__at() and the filter; the slowest N for the views).
+ *
  * Read with a window (trace.from/to), the trace holds the records of the
  * spans' lives from before it too (trace_decode.c): an instance closed
  * before the window is left out; one that overlaps it keeps its whole
@@ -26,64 +31,336 @@
 
 /* ---- building ----------------------------------------------------------- */
 
-/* An enter not exited yet: the thread, the span, where it began. */
+/*
+ * The records are built in time order (struct order, below). An instance
+ * lives in a slot of the builder from its first record until it is
+ * closed and none of its enters is open; then it is finished: summed
+ * into its name's row, counted, and kept whole in spans.v if spans_keep
+ * says so, else let go. Each enter is accounted as it ends: its length,
+ * the samples of its thread inside it, and that thread's off-CPU time
+ * inside it. Memory: the slots alive at once, the enters open, those of
+ * the instances that may be kept, and what spans_keep keeps.
+ */
+
+/* An enter not exited yet: the thread, the instance's slot, where it
+ * began. */
 struct open_enter {
 	uint32_t tid;
-	uint32_t span;
+	uint32_t slot;
 	uint64_t start;
 	uint8_t open_start;
 };
 
-struct builder {
-	struct spans *sp;
-	struct lib_map cur; /* application id -> instance index + 1 */
-	struct open_enter *open;
-	size_t nopen, open_cap;
-	size_t spans_cap, enters_cap, events_cap;
-	uint64_t from; /* where records begin: the shim's first */
+/* An instance being built. */
+struct live {
+	struct span s;
+	uint32_t open;	 /* its enters open */
+	uint32_t enters; /* its enters ended, in builder.pool (NONE: none) */
+	int used;
+	/* with a window: its parent's slot and seq, and its children alive */
+	uint32_t parent_slot, kids;
+	uint64_t parent_seq;
 };
 
+/* An ended enter of a live instance, chained in builder.pool. */
+struct pooled {
+	struct span_enter e;
+	uint32_t next;
+};
+
+/* The samples of the trace by (tid, time), their weights summed: the
+ * weight of samples [a, b) is cum[b] - cum[a]. */
+struct tsample {
+	uint64_t time;
+	uint32_t tid, weight;
+};
+
+struct samples_by_tid {
+	struct tsample *v;
+	uint64_t *cum; /* n + 1 */
+	size_t n, cap;
+};
+
+/* A thread seen ending an enter: its samples and switches, and
+ * cursors in them (ends come in time order, starts nearly). */
+struct tstate {
+	size_t first, n, at;
+	const uint32_t *sw;
+	size_t nsw, sw_at; /* switches; the first off-CPU at the last
+			    * enter's start */
+};
+
+struct builder {
+	struct spans *sp;
+	const struct samples_by_tid *smp;
+	const struct offcpu *oc;
+	struct lib_map cur; /* application id -> slot + 1 */
+	struct live *live;
+	size_t nlive, live_cap;
+	uint32_t *free;
+	size_t nfree, free_cap;
+	struct open_enter *open;
+	size_t nopen, open_cap;
+	struct pooled *pool;
+	size_t npool, pool_cap;
+	uint32_t pool_free;
+	struct lib_map threads; /* tid -> index in ts + 1 */
+	struct tstate *ts;
+	size_t nts, ts_cap;
+	struct lib_map row_at; /* a name's hash -> row + 1 */
+	struct lib_hist *hist; /* the rows' durations */
+	size_t rows_cap, hist_cap;
+	/* spans_keep.top: sp->v as a heap, the one kept last on top, each
+	 * one's enters in kent[] */
+	uint32_t *heap;
+	size_t nheap, heap_cap;
+	struct kept_enters {
+		struct span_enter *v;
+		size_t n, cap;
+	} * kent;
+	size_t kent_cap;
+	size_t spans_cap, enters_cap, events_cap;
+	uint64_t seq;
+	uint64_t from;	     /* where records begin: the shim's first */
+	uint64_t win_from;   /* a window's start: instances closed before it
+			      * are left out */
+	struct lib_map gone; /* seq of one left out -> its children alive */
+};
+
+/* ---- samples and switches inside an enter ---- */
+
+static int sample_take(void *ctx, const struct trace_sample *s, size_t n)
+{
+	struct samples_by_tid *x = ctx;
+
+	if (LIB_GROW(x->v, x->cap, x->n + n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		x->v[x->n++] = (struct tsample){.time = s[i].time,
+						.tid = s[i].tid,
+						.weight = (uint32_t)sample_weight(&s[i])};
+	return 0;
+}
+
+static int tsample_cmp(const void *a, const void *b)
+{
+	const struct tsample *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The trace's samples by thread and time (the order of equal ones does
+ * not matter: an enter holds all or none of them). 0, -ENOMEM or the
+ * walk's error. */
+static int samples_load(const struct trace *t, struct samples_by_tid *x)
+{
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	err = trace__for_each_sample(t, sample_take, x);
+	if (err)
+		return err;
+	if (x->n)
+		qsort(x->v, x->n, sizeof(*x->v), tsample_cmp);
+	x->cum = malloc((x->n + 1) * sizeof(*x->cum));
+	if (!x->cum)
+		return -ENOMEM;
+	x->cum[0] = 0;
+	for (size_t i = 0; i < x->n; i++)
+		x->cum[i + 1] = x->cum[i] + x->v[i].weight;
+	return 0;
+}
+
+static void samples_release(struct samples_by_tid *x)
+{
+	free(x->v);
+	free(x->cum);
+}
+
+/* Thread @tid's state, made when first seen. NULL on -ENOMEM. */
+static struct tstate *thread_of(struct builder *b, uint32_t tid)
+{
+	const struct samples_by_tid *x = b->smp;
+	uint64_t *v = lib_map_get(&b->threads, tid, NULL);
+	struct tstate *t;
+
+	if (!v)
+		return NULL;
+	if (*v)
+		return &b->ts[*v - 1];
+	if (LIB_GROW(b->ts, b->ts_cap, b->nts + 1))
+		return NULL;
+	t = &b->ts[b->nts];
+	*v = ++b->nts;
+	t->first = LIB_PARTITION_POINT(0, x->n, i, x->v[i].tid < tid);
+	t->n = LIB_PARTITION_POINT(t->first, x->n, i, x->v[i].tid <= tid) - t->first;
+	t->at = t->first;
+	t->sw = NULL;
+	t->nsw = b->oc ? offcpu__thread_switches(b->oc, tid, &t->sw) : 0;
+	t->sw_at = 0;
+	return t;
+}
+
+/* The weight of @t's samples in [@start, @end]. Ends come in time order:
+ * the thread's cursor moves on past @end, and an enter holds a few
+ * samples before it, else they are searched. */
+static uint64_t samples_in(const struct samples_by_tid *x, struct tstate *t,
+			   uint64_t start, uint64_t end)
+{
+	size_t last = t->first + t->n, hi = t->at, lo, k;
+
+	if (hi > t->first && x->v[hi - 1].time > end) {
+		hi = LIB_PARTITION_POINT(t->first, hi, i, x->v[i].time <= end);
+	} else {
+		while (hi < last && x->v[hi].time <= end)
+			hi++;
+		t->at = hi;
+	}
+	for (lo = hi, k = 0; lo > t->first && x->v[lo - 1].time >= start; lo--)
+		if (++k == 8) {
+			lo = LIB_PARTITION_POINT(t->first, lo, i, x->v[i].time < start);
+			break;
+		}
+	return x->cum[hi] - x->cum[lo];
+}
+
+static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
+{
+	uint64_t lo = a > from ? a : from, hi = b < to ? b : to;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/* Blocked and run-queue time of @t's thread in [@start, @end], to @s. */
+static void offcpu_in(const struct builder *b, struct tstate *t, struct span *s,
+		      uint64_t start, uint64_t end)
+{
+	const struct trace_switch *sw = b->oc->trace->switches;
+	uint64_t oend = b->oc->end_time;
+	size_t lo = t->sw_at;
+
+#define SW_END(w) (sw[t->sw[w]].time_in ? sw[t->sw[w]].time_in : oend)
+	/* the first still off-CPU at the start: near where the thread's
+	 * last enter found it */
+	if (lo > 0 && SW_END(lo - 1) >= start)
+		lo = LIB_PARTITION_POINT(0, lo, w, SW_END(w) < start);
+	else
+		while (lo < t->nsw && SW_END(lo) < start)
+			lo++;
+#undef SW_END
+	t->sw_at = lo;
+	for (; lo < t->nsw && sw[t->sw[lo]].time <= end; lo++) {
+		const struct trace_switch *x = &sw[t->sw[lo]];
+		uint64_t in = x->time_in ? x->time_in : oend;
+		uint64_t r = x->preempted ? x->time : x->runnable;
+
+		if (!r || r > in)
+			r = in;
+		s->blocked_ns += clip(x->time, r, start, end);
+		s->runq_ns += clip(r, in, start, end);
+	}
+}
+
+/* ---- instances ---- */
+
 /* The instance of id @id now: the one created last with that id, or a new
- * one named by nothing (created before the recording) at @time. Its
- * index, or NONE on -ENOMEM. */
+ * one named by nothing (created before the recording) at @time; with
+ * @create, a new one. Its slot, or NONE on -ENOMEM. */
 static uint32_t instance(struct builder *b, uint64_t id, uint64_t time, int create)
 {
-	struct spans *sp = b->sp;
 	uint64_t *v = lib_map_get(&b->cur, id, NULL);
-	struct span *s;
+	struct live *l;
+	uint32_t slot;
 
 	if (!v)
 		return NONE;
 	if (*v && !create)
 		return (uint32_t)(*v - 1);
-	if (sp->n >= NONE - 1 || LIB_GROW(sp->v, b->spans_cap, sp->n + 1))
-		return NONE;
-	s = &sp->v[sp->n];
-	memset(s, 0, sizeof(*s));
-	s->id = id;
-	s->created = create ? time : (b->from < time ? b->from : time);
-	s->open_start = !create;
-	*v = ++sp->n;
-	return (uint32_t)(sp->n - 1);
+	if (b->nfree) {
+		slot = b->free[--b->nfree];
+	} else {
+		if (b->nlive >= NONE - 1 || LIB_GROW(b->live, b->live_cap, b->nlive + 1))
+			return NONE;
+		slot = (uint32_t)b->nlive++;
+	}
+	l = &b->live[slot];
+	memset(l, 0, sizeof(*l));
+	l->used = 1;
+	l->enters = NONE;
+	l->s.id = id;
+	l->s.seq = b->seq++;
+	l->s.created = create ? time : (b->from < time ? b->from : time);
+	l->s.open_start = !create;
+	*v = (uint64_t)slot + 1;
+	return slot;
 }
 
-/* Open enter @o ended at @end: one of sp->enters. */
-static int enter_add(struct builder *b, const struct open_enter *o, uint64_t end,
-		     int open_end)
+/* Is @s named @name (NULL: any name)? */
+static int named(const struct span *s, const char *name)
 {
-	struct spans *sp = b->sp;
+	const char *n = spans_name(s);
 
-	if (LIB_GROW(sp->enters, b->enters_cap, sp->nenters + 1))
+	return !name || n == name || !strcmp(n, name);
+}
+
+/* Might @s be kept whole (its enters too)? */
+static int may_keep(const struct spans *sp, const struct span *s)
+{
+	return sp->keep.all || (sp->keep.top && named(s, sp->keep.name));
+}
+
+/* Enter @o of a live instance ended at @end: its length, samples and
+ * off-CPU time to the instance, and the enter to its chain if the
+ * instance may be kept. @dup: an enter of the same instance on the same
+ * thread holds this one (its samples count once). */
+static int enter_done(struct builder *b, const struct open_enter *o, uint64_t end,
+		      int open_end, int dup)
+{
+	struct tstate *t = thread_of(b, o->tid);
+	struct live *l = &b->live[o->slot];
+	struct span_enter e = {.start = o->start,
+			       .end = end > o->start ? end : o->start,
+			       .tid = o->tid,
+			       .span = o->slot,
+			       .up = NONE,
+			       .open_start = o->open_start,
+			       .open_end = (uint8_t)open_end};
+	uint32_t k;
+
+	if (!t)
 		return -ENOMEM;
-	sp->enters[sp->nenters++] =
-		(struct span_enter){.start = o->start,
-				    .end = end > o->start ? end : o->start,
-				    .tid = o->tid,
-				    .span = o->span,
-				    .up = NONE,
-				    .open_start = o->open_start,
-				    .open_end = (uint8_t)open_end};
+	l->open--;
+	l->s.nenters++;
+	l->s.entered_ns += e.end - e.start;
+	if (!dup)
+		l->s.samples += samples_in(b->smp, t, e.start, e.end);
+	if (b->oc)
+		offcpu_in(b, t, &l->s, e.start, e.end);
+	if (!may_keep(b->sp, &l->s))
+		return 0;
+	if (b->pool_free != NONE) {
+		k = b->pool_free;
+		b->pool_free = b->pool[k].next;
+	} else {
+		if (b->npool >= NONE - 1 || LIB_GROW(b->pool, b->pool_cap, b->npool + 1))
+			return -ENOMEM;
+		k = (uint32_t)b->npool++;
+	}
+	b->pool[k] = (struct pooled){.e = e, .next = l->enters};
+	l->enters = k;
 	return 0;
+}
+
+/* The open enter of slot @slot on @tid, the latest; SIZE_MAX if none
+ * (b->open is in ENTER order). */
+static size_t open_find(const struct builder *b, uint32_t tid, uint32_t slot)
+{
+	for (size_t k = b->nopen; k-- > 0;)
+		if (b->open[k].tid == tid && b->open[k].slot == slot)
+			return k;
+	return SIZE_MAX;
 }
 
 /* b->open stays in ENTER order, as open_find() needs it to take the
@@ -91,39 +368,23 @@ static int enter_add(struct builder *b, const struct open_enter *o, uint64_t end
  * taken out, not swapped with the last. */
 static int enter_close(struct builder *b, size_t k, uint64_t end, int open_end)
 {
-	int err = enter_add(b, &b->open[k], end, open_end);
+	struct open_enter o = b->open[k];
 
-	if (err)
-		return err;
 	memmove(&b->open[k], &b->open[k + 1], (b->nopen - k - 1) * sizeof(*b->open));
 	b->nopen--;
-	return 0;
+	return enter_done(b, &o, end, open_end, open_find(b, o.tid, o.slot) != SIZE_MAX);
 }
 
-/* Every open enter of @span ends at @end (its CLOSE), in one pass. */
-static int enters_close(struct builder *b, uint32_t span, uint64_t end)
+/* Every open enter of @slot ends at @end (its CLOSE): the latest first,
+ * so that one held by another counts its samples once. */
+static int enters_close(struct builder *b, uint32_t slot, uint64_t end)
 {
-	size_t k, m = 0;
-	int err;
+	int err = 0;
 
-	for (k = 0; k < b->nopen; k++) {
-		if (b->open[k].span != span)
-			b->open[m++] = b->open[k];
-		else if ((err = enter_add(b, &b->open[k], end, 1)))
-			return err;
-	}
-	b->nopen = m;
-	return 0;
-}
-
-/* The open enter of @span on @tid, the latest; SIZE_MAX if none (b->open
- * is in ENTER order). */
-static size_t open_find(const struct builder *b, uint32_t tid, uint32_t span)
-{
-	for (size_t k = b->nopen; k-- > 0;)
-		if (b->open[k].tid == tid && (span == NONE || b->open[k].span == span))
-			return k;
-	return SIZE_MAX;
+	for (size_t k = b->nopen; !err && k-- > 0;)
+		if (b->open[k].slot == slot)
+			err = enter_close(b, k, end, 1);
+	return err;
 }
 
 /* Where an enter of @s whose ENTER the trace lacks began, for its EXIT at
@@ -134,6 +395,245 @@ static uint64_t entered_since(const struct builder *b, const struct span *s,
 	uint64_t t = s->created > b->from ? s->created : b->from;
 
 	return t < exit ? t : exit;
+}
+
+/* ---- finished instances: rows, counts, the kept ---- */
+
+/* The row of @name, added if new: its index in *@k. builder.row_at maps
+ * a hash of the name to its row + 1 (the next hash on a clash). 0 or
+ * -ENOMEM. */
+static int row_of(struct builder *b, const char *name, size_t *k)
+{
+	struct spans *sp = b->sp;
+	uint64_t key = 0xcbf29ce484222325ULL; /* FNV-1a, then mixed */
+	uint64_t *v;
+	int created;
+
+	for (const char *c = name; *c; c++)
+		key = (key ^ (uint8_t)*c) * 0x100000001b3ULL;
+	for (key = lib_hash64(key);; key++) {
+		if (!(v = lib_map_get(&b->row_at, key, &created)))
+			return -ENOMEM;
+		if (created) {
+			if (LIB_GROW(sp->rows, b->rows_cap, sp->nrows + 1) ||
+			    LIB_GROW(b->hist, b->hist_cap, sp->nrows + 1)) {
+				lib_map_del(&b->row_at, key);
+				return -ENOMEM;
+			}
+			*k = sp->nrows++;
+			*v = *k + 1;
+			memset(&sp->rows[*k], 0, sizeof(sp->rows[*k]));
+			sp->rows[*k].name = name;
+			lib_hist_init(&b->hist[*k]);
+			return 0;
+		}
+		if (!strcmp(sp->rows[*v - 1].name, name)) {
+			*k = *v - 1;
+			return 0;
+		}
+	}
+}
+
+static uint64_t duration(const struct span *s)
+{
+	return s->closed - s->created;
+}
+
+/* @s summed into its name's row (the durations in a histogram: exact to
+ * LIB_HIST_EXACT, then within 1%, no sort of them all). 0 or -ENOMEM. */
+static int row_add(struct builder *b, const struct span *s)
+{
+	const char *name = spans_name(s);
+	uint64_t d = duration(s);
+	struct span_row *x;
+	size_t k;
+	int err = row_of(b, name, &k);
+
+	if (err)
+		return err;
+	x = &b->sp->rows[k];
+	x->total += d;
+	x->entered += s->entered_ns;
+	x->samples += s->samples;
+	x->blocked += s->blocked_ns;
+	x->runq += s->runq_ns;
+	x->waiting += d > s->entered_ns ? d - s->entered_ns : 0;
+	x->open += s->open_start || s->open_end;
+	return lib_hist_add(&b->hist[k], d);
+}
+
+/* Is @x slower than @y (the same: created first)? The order instances
+ * are shown in. */
+static int slower(const struct span *x, const struct span *y)
+{
+	return duration(x) != duration(y) ? duration(x) > duration(y) : x->seq < y->seq;
+}
+
+/* b->heap (indexes in sp->v) from @i: the one kept last on top */
+static void top_down(struct builder *b, size_t i)
+{
+	const struct span *v = b->sp->v;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		uint32_t t;
+
+		if (l < b->nheap && slower(&v[b->heap[m]], &v[b->heap[l]]))
+			m = l;
+		if (l + 1 < b->nheap && slower(&v[b->heap[m]], &v[b->heap[l + 1]]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = b->heap[i];
+		b->heap[i] = b->heap[m];
+		b->heap[m] = t;
+		i = m;
+	}
+}
+
+static void top_up(struct builder *b, size_t i)
+{
+	const struct span *v = b->sp->v;
+
+	while (i) {
+		size_t p = (i - 1) / 2;
+		uint32_t t;
+
+		if (!slower(&v[b->heap[p]], &v[b->heap[i]]))
+			return;
+		t = b->heap[i];
+		b->heap[i] = b->heap[p];
+		b->heap[p] = t;
+		i = p;
+	}
+}
+
+/* @l kept at sp->v[@at], its enters to *@e (span: @at): its fields are
+ * taken. 0 or -ENOMEM. */
+static int keep_at(struct builder *b, struct live *l, size_t at, struct span_enter **e,
+		   size_t *n, size_t *cap)
+{
+	struct spans *sp = b->sp;
+
+	sp->v[at] = l->s;
+	l->s.fields = NULL;
+	for (uint32_t k = l->enters; k != NONE; k = b->pool[k].next) {
+		if (LIB_GROW(*e, *cap, *n + 1))
+			return -ENOMEM;
+		(*e)[*n] = b->pool[k].e;
+		(*e)[(*n)++].span = (uint32_t)at;
+	}
+	return 0;
+}
+
+/* @l kept: appended, or among the spans_keep.top slowest. 0 or
+ * -ENOMEM. */
+static int keep(struct builder *b, struct live *l)
+{
+	struct spans *sp = b->sp;
+	struct kept_enters *ke;
+	size_t at;
+	int err, added = sp->n < sp->keep.top;
+
+	if (sp->n >= NONE - 1)
+		return -ENOMEM;
+	if (sp->keep.all || sp->keep.top == SIZE_MAX) {
+		if (LIB_GROW(sp->v, b->spans_cap, sp->n + 1))
+			return -ENOMEM;
+		at = sp->n++;
+		return keep_at(b, l, at, &sp->enters, &sp->nenters, &b->enters_cap);
+	}
+	if (added) {
+		if (LIB_GROW(sp->v, b->spans_cap, sp->n + 1) ||
+		    LIB_GROW(b->kent, b->kent_cap, sp->n + 1) ||
+		    LIB_GROW(b->heap, b->heap_cap, sp->n + 1))
+			return -ENOMEM;
+		at = sp->n++;
+		b->kent[at] = (struct kept_enters){0};
+		b->heap[b->nheap++] = (uint32_t)at;
+	} else {
+		at = b->heap[0];
+		if (!slower(&l->s, &sp->v[at]))
+			return 0;
+		free(sp->v[at].fields);
+		b->kent[at].n = 0;
+	}
+	ke = &b->kent[at];
+	err = keep_at(b, l, at, &ke->v, &ke->n, &ke->cap);
+	if (added)
+		top_up(b, b->nheap - 1);
+	else
+		top_down(b, 0);
+	return err;
+}
+
+/* With a window: @l's parent link let go if its parent was left out
+ * (closed before the window), and that parent told one child less if it
+ * is alive; @l's children told if @l is left out. 0 or -ENOMEM. */
+static int parent_left_out(struct builder *b, struct live *l)
+{
+	const struct live *p = &b->live[l->parent_slot];
+	uint64_t *v;
+
+	if (!l->s.parent) {
+	} else if (p->used && p->s.seq == l->parent_seq) {
+		b->live[l->parent_slot].kids--;
+	} else if ((v = lib_map_find(&b->gone, l->parent_seq))) {
+		l->s.parent = 0;
+		l->s.parent_name = NULL;
+		if (!--*v)
+			lib_map_del(&b->gone, l->parent_seq);
+	}
+	if (l->kids && l->s.closed < b->win_from)
+		return lib_map_set(&b->gone, l->s.seq, l->kids);
+	return 0;
+}
+
+/* Slot @slot's instance is done (closed, no enter open): summed, counted,
+ * kept if spans_keep says so, and its slot let go. 0 or -ENOMEM. */
+static int finish(struct builder *b, uint32_t slot)
+{
+	struct spans *sp = b->sp;
+	struct live *l = &b->live[slot];
+	const struct span *s = &l->s;
+	uint64_t *v = lib_map_find(&b->cur, s->id);
+	int err = 0;
+
+	if (v && *v == (uint64_t)slot + 1)
+		lib_map_del(&b->cur, s->id);
+	if (b->win_from)
+		err = parent_left_out(b, l);
+	/* (with a window: one closed before it is left out) */
+	if (!err && (!b->win_from || s->closed >= b->win_from)) {
+		int matched = named(s, sp->keep.name) && duration(s) >= sp->keep.min_ns;
+
+		sp->ninstances++;
+		sp->nover += sp->keep.over_ns && duration(s) >= sp->keep.over_ns;
+		sp->nmatched += matched;
+		err = row_add(b, s);
+		if (!err && (sp->keep.all || (matched && sp->keep.top)))
+			err = keep(b, l);
+	}
+	free(l->s.fields);
+	for (uint32_t k = l->enters, next; k != NONE; k = next) {
+		next = b->pool[k].next;
+		b->pool[k].next = b->pool_free;
+		b->pool_free = k;
+	}
+	l->used = 0;
+	if (!err && LIB_GROW(b->free, b->free_cap, b->nfree + 1))
+		err = -ENOMEM;
+	if (!err)
+		b->free[b->nfree++] = slot;
+	return err;
+}
+
+/* Finish slot @slot's instance if it is done. */
+static int maybe_finish(struct builder *b, uint32_t slot)
+{
+	const struct live *l = &b->live[slot];
+
+	return l->used && l->s.closed && !l->open ? finish(b, slot) : 0;
 }
 
 /* "key=value" appended to @s's fields (at most SPAN_FIELDS_MAX bytes:
@@ -164,64 +664,80 @@ static int add_field(struct span *s, const struct trace_span *r)
 static int record(struct builder *b, const struct trace_span *r)
 {
 	struct spans *sp = b->sp;
-	uint32_t i;
+	uint32_t i, old = NONE;
+	uint64_t *v;
 	size_t k;
+	int err;
 
 	switch (r->type) {
 	case TRACE_SPAN_NEW: {
 		uint64_t *pv =
 			r->value ? lib_map_find(&b->cur, (uint64_t)r->value) : NULL;
-		uint32_t parent = pv ? (uint32_t)*pv : 0;
+		const char *pname = pv && *pv ? spans_name(&b->live[*pv - 1].s) : NULL;
 
 		/* an id created again: the one before it ended unseen */
-		if (lib_map_find(&b->cur, r->id)) {
-			i = instance(b, r->id, r->time, 0);
-			if (!sp->v[i].closed) {
-				sp->v[i].closed = r->time;
-				sp->v[i].open_end = 1;
+		if ((v = lib_map_find(&b->cur, r->id)) && *v) {
+			old = (uint32_t)(*v - 1);
+			if (!b->live[old].s.closed) {
+				b->live[old].s.closed = r->time;
+				b->live[old].s.open_end = 1;
 			}
 		}
 		i = instance(b, r->id, r->time, 1);
 		if (i == NONE)
 			return -ENOMEM;
-		sp->v[i].name = r->name;
-		sp->v[i].parent = parent;
-		return 0;
+		b->live[i].s.name = r->name;
+		b->live[i].s.parent = pname ? (uint64_t)r->value : 0;
+		b->live[i].s.parent_name = pname;
+		if (pname && b->win_from) {
+			struct live *p = &b->live[*pv - 1];
+
+			b->live[i].parent_slot = (uint32_t)(*pv - 1);
+			b->live[i].parent_seq = p->s.seq;
+			p->kids++;
+		}
+		return old != NONE ? maybe_finish(b, old) : 0;
 	}
 	case TRACE_SPAN_ENTER:
 		i = instance(b, r->id, r->time, 0);
 		if (i == NONE || LIB_GROW(b->open, b->open_cap, b->nopen + 1))
 			return -ENOMEM;
 		b->open[b->nopen++] =
-			(struct open_enter){.tid = r->tid, .span = i, .start = r->time};
+			(struct open_enter){.tid = r->tid, .slot = i, .start = r->time};
+		b->live[i].open++;
 		return 0;
 	case TRACE_SPAN_EXIT:
 		i = instance(b, r->id, r->time, 0);
 		if (i == NONE)
 			return -ENOMEM;
 		k = open_find(b, r->tid, i);
-		if (k != SIZE_MAX)
-			return enter_close(b, k, r->time, 0);
-		/* entered before the records began (or its ENTER was lost) */
-		if (LIB_GROW(b->open, b->open_cap, b->nopen + 1))
-			return -ENOMEM;
-		b->open[b->nopen++] =
-			(struct open_enter){.tid = r->tid,
-					    .span = i,
-					    .start = entered_since(b, &sp->v[i], r->time),
-					    .open_start = 1};
-		sp->unmatched_exits++;
-		return enter_close(b, b->nopen - 1, r->time, 0);
+		if (k != SIZE_MAX) {
+			err = enter_close(b, k, r->time, 0);
+		} else {
+			/* entered before the records began (or its ENTER was
+			 * lost) */
+			struct open_enter o = {
+				.tid = r->tid,
+				.slot = i,
+				.start = entered_since(b, &b->live[i].s, r->time),
+				.open_start = 1};
+
+			b->live[i].open++;
+			sp->unmatched_exits++;
+			err = enter_done(b, &o, r->time, 0, 0);
+		}
+		return err ? err : maybe_finish(b, i);
 	case TRACE_SPAN_CLOSE:
 		i = instance(b, r->id, r->time, 0);
 		if (i == NONE)
 			return -ENOMEM;
-		sp->v[i].closed = r->time;
+		b->live[i].s.closed = r->time;
 		/* what is still entered of it ends here */
-		return enters_close(b, i, r->time);
+		err = enters_close(b, i, r->time);
+		return err ? err : maybe_finish(b, i);
 	case TRACE_SPAN_FIELD:
 		i = instance(b, r->id, r->time, 0);
-		return i == NONE ? -ENOMEM : add_field(&sp->v[i], r);
+		return i == NONE ? -ENOMEM : add_field(&b->live[i].s, r);
 	case TRACE_SPAN_EVENT:
 		if (LIB_GROW(sp->events, b->events_cap, sp->nevents + 1))
 			return -ENOMEM;
@@ -230,7 +746,6 @@ static int record(struct builder *b, const struct trace_span *r)
 	}
 	return 0;
 }
-
 static int enter_cmp(const void *a, const void *b)
 {
 	const struct span_enter *x = a, *y = b;
@@ -279,39 +794,43 @@ struct run_at {
 	size_t at, end;
 };
 
+/* A run in the heap: the time of its next record (kept here: a
+ * comparison reads no record). */
+struct head {
+	uint64_t time;
+	uint32_t run;
+};
+
 struct merge {
 	const struct trace_span *v;
 	struct run_at *runs;
-	uint32_t *heap; /* runs by their next record's time, the first on top */
+	struct head *heap; /* runs by their next record's time, the first on top */
 	size_t nh;
 };
 
-/* Does run @x's next record come before run @y's (ties: the earlier run,
- * which is earlier in the file)? */
-static int run_first(const struct merge *m, uint32_t x, uint32_t y)
+/* Does head @x come before head @y (ties: the earlier run, which is
+ * earlier in the file)? */
+static int run_first(const struct head *x, const struct head *y)
 {
-	uint64_t a = m->v[m->runs[x].at].time, b = m->v[m->runs[y].at].time;
-
-	return a != b ? a < b : x < y;
+	return x->time != y->time ? x->time < y->time : x->run < y->run;
 }
 
 static void merge_down(struct merge *m, size_t i)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, f = i;
-		uint32_t t;
+	struct head h = m->heap[i];
 
-		if (l < m->nh && run_first(m, m->heap[l], m->heap[f]))
-			f = l;
-		if (l + 1 < m->nh && run_first(m, m->heap[l + 1], m->heap[f]))
-			f = l + 1;
-		if (f == i)
-			return;
-		t = m->heap[i];
+	for (;;) {
+		size_t l = 2 * i + 1, f;
+
+		if (l >= m->nh)
+			break;
+		f = l + 1 < m->nh && run_first(&m->heap[l + 1], &m->heap[l]) ? l + 1 : l;
+		if (!run_first(&m->heap[f], &h))
+			break;
 		m->heap[i] = m->heap[f];
-		m->heap[f] = t;
 		i = f;
 	}
+	m->heap[i] = h;
 }
 
 /* @v[0..@n) split into runs in time order, their heap made (the
@@ -333,7 +852,8 @@ static int merge_init(struct merge *m, const struct trace_span *v, size_t n,
 	if (LIB_GROW(m->heap, *heap_cap, *nr + 1))
 		return -ENOMEM;
 	for (m->nh = 0; m->nh < *nr; m->nh++)
-		m->heap[m->nh] = (uint32_t)m->nh;
+		m->heap[m->nh] = (struct head){.time = v[m->runs[m->nh].at].time,
+					       .run = (uint32_t)m->nh};
 	for (size_t i = m->nh / 2; i-- > 0;)
 		merge_down(m, i);
 	return 0;
@@ -348,13 +868,15 @@ static const struct trace_span *merge_next(struct merge *m, uint64_t until)
 
 	if (!m->nh)
 		return NULL;
-	r = &m->runs[m->heap[0]];
+	r = &m->runs[m->heap[0].run];
 	s = &m->v[r->at];
 	if (until != UINT64_MAX && s->time >= until)
 		return NULL;
 	r->at++;
 	if (r->at == r->end)
 		m->heap[0] = m->heap[--m->nh];
+	else
+		m->heap[0].time = m->v[r->at].time;
 	merge_down(m, 0);
 	return s;
 }
@@ -448,51 +970,181 @@ static uint64_t records_from(const struct join *j)
 	return v > seg ? v : seg; /* (v <= from: events_from counts it) */
 }
 
-/* Leave out the instances closed before @from, and their enters; the
- * others keep their order (creation) and their parents if kept. 0 or
- * -ENOMEM. */
-static int drop_closed_before(struct spans *sp, uint64_t from)
+static int seq_cmp(const void *a, const void *b, void *ctx)
 {
-	uint32_t *map;
-	size_t i, n = 0, m = 0;
+	const struct span *v = ctx;
+	uint64_t x = v[*(const uint32_t *)a].seq, y = v[*(const uint32_t *)b].seq;
 
-	for (i = 0; i < sp->n && sp->v[i].closed >= from; i++)
-		;
-	if (i == sp->n)
-		return 0;
-	map = malloc(sp->n * sizeof(*map));
-	if (!map)
+	return x < y ? -1 : x > y;
+}
+
+static void builder_release(struct builder *b)
+{
+	for (size_t i = 0; i < b->nlive; i++)
+		if (b->live[i].used)
+			free(b->live[i].s.fields);
+	free(b->live);
+	free(b->free);
+	free(b->open);
+	free(b->pool);
+	lib_map_release(&b->cur);
+	lib_map_release(&b->threads);
+	free(b->ts);
+	lib_map_release(&b->row_at);
+	lib_map_release(&b->gone);
+	for (size_t i = 0; i < b->sp->nrows; i++)
+		lib_hist_release(&b->hist[i]);
+	free(b->hist);
+	free(b->heap);
+	for (size_t i = 0; b->kent && i < b->sp->n; i++)
+		free(b->kent[i].v);
+	free(b->kent);
+}
+
+/* The rows' figures from their histograms; the top kept's enters
+ * gathered; v in creation order, the enters sorted and nested. 0 or
+ * -ENOMEM. */
+static int conclude(struct builder *b)
+{
+	struct spans *sp = b->sp;
+	uint32_t *ix, *at;
+	struct span *v;
+	size_t i;
+
+	for (i = 0; i < sp->nrows; i++) {
+		struct span_row *r = &sp->rows[i];
+
+		r->n = b->hist[i].n;
+		r->max = b->hist[i].max;
+		r->p50 = lib_hist_quantile(&b->hist[i], 50, 100);
+		r->p99 = lib_hist_quantile(&b->hist[i], 99, 100);
+	}
+	for (i = 0; b->kent && i < sp->n; i++) {
+		const struct kept_enters *ke = &b->kent[i];
+
+		if (LIB_GROW(sp->enters, b->enters_cap, sp->nenters + ke->n))
+			return -ENOMEM;
+		memcpy(&sp->enters[sp->nenters], ke->v, ke->n * sizeof(*ke->v));
+		sp->nenters += ke->n;
+	}
+	/* kept as they finished: in creation order again */
+	ix = malloc((sp->n + 1) * sizeof(*ix));
+	at = malloc((sp->n + 1) * sizeof(*at));
+	v = malloc((sp->n + 1) * sizeof(*v));
+	if (!ix || !at || !v) {
+		free(ix);
+		free(at);
+		free(v);
 		return -ENOMEM;
+	}
+	for (i = 0; i < sp->n; i++)
+		ix[i] = (uint32_t)i;
+	qsort_r(ix, sp->n, sizeof(*ix), seq_cmp, sp->v);
 	for (i = 0; i < sp->n; i++) {
-		struct span *s = &sp->v[i];
+		v[i] = sp->v[ix[i]];
+		at[ix[i]] = (uint32_t)i;
+	}
+	for (i = 0; i < sp->nenters; i++)
+		sp->enters[i].span = at[sp->enters[i].span];
+	free(sp->v);
+	sp->v = v;
+	b->spans_cap = sp->n + 1;
+	free(ix);
+	free(at);
+	if (sp->nenters)
+		qsort(sp->enters, sp->nenters, sizeof(*sp->enters), enter_cmp);
+	return nest(sp);
+}
 
-		if (s->closed < from) {
-			free(s->fields);
-			map[i] = NONE;
+/* @j's trace's span records built into *@out, a window of @window
+ * behind the latest in time order (UINT64_MAX: all at the end): 0,
+ * -EAGAIN if one came later than that, -ENOMEM or a walk's error. */
+static int build(const struct join *j, const struct offcpu *oc,
+		 const struct samples_by_tid *smp, const struct spans_keep *keep,
+		 uint64_t window, struct spans **out)
+{
+	const struct trace *t = j->trace;
+	struct builder b = {.smp = smp,
+			    .oc = oc,
+			    .pool_free = NONE,
+			    .from = records_from(j),
+			    .win_from = t->from};
+	struct order o = {.b = &b, .window = window, .end = j->end_time};
+	struct spans *sp;
+	int err = 0;
+
+	*out = NULL;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	sp->join = j;
+	sp->period_ns = analysis_period_ns(t);
+	sp->keep = *keep;
+	b.sp = sp;
+	/* none, or not read (TRACE_READ_NO_SPANS): no walk */
+	if (t->nspans) {
+		err = trace__for_each_span(t, order_take, &o);
+		if (!err)
+			err = order_release(&o, UINT64_MAX);
+	}
+	/* still entered at the end, or never closed: to the recording end */
+	while (!err && b.nopen)
+		err = enter_close(&b, b.nopen - 1, o.end, 1);
+	for (size_t i = 0; !err && i < b.nlive; i++) {
+		struct live *l = &b.live[i];
+
+		if (!l->used)
 			continue;
+		if (!l->s.closed) {
+			l->s.closed = o.end > l->s.created ? o.end : l->s.created;
+			l->s.open_end = 1;
 		}
-		map[i] = (uint32_t)n;
-		sp->v[n++] = *s;
+		err = finish(&b, (uint32_t)i);
 	}
-	sp->n = n;
-	for (i = 0; i < n; i++) {
-		struct span *s = &sp->v[i];
-
-		if (s->parent)
-			s->parent =
-				map[s->parent - 1] == NONE ? 0 : map[s->parent - 1] + 1;
+	if (!err)
+		err = conclude(&b);
+	order_free(&o);
+	builder_release(&b);
+	if (err) {
+		spans__free(sp);
+		return o.late ? -EAGAIN : err;
 	}
-	for (i = 0; i < sp->nenters; i++) {
-		struct span_enter *e = &sp->enters[i];
-
-		if (map[e->span] == NONE)
-			continue;
-		e->span = map[e->span];
-		sp->enters[m++] = *e;
-	}
-	sp->nenters = m;
-	free(map);
+	*out = sp;
 	return 0;
+}
+
+int spans__new_keep(const struct join *j, const struct offcpu *oc,
+		    const struct spans_keep *keep, struct spans **out)
+{
+	struct samples_by_tid smp;
+	int err;
+
+	*out = NULL;
+	err = samples_load(j->trace, &smp);
+	if (!err)
+		err = build(j, oc, &smp, keep, SPAN_REORDER_NS, out);
+	if (err == -EAGAIN)
+		err = build(j, oc, &smp, keep, UINT64_MAX, out);
+	samples_release(&smp);
+	return err;
+}
+
+int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out)
+{
+	return spans__new_keep(j, oc, &(struct spans_keep){.all = 1}, out);
+}
+
+void spans__free(struct spans *sp)
+{
+	if (!sp)
+		return;
+	for (size_t i = 0; i < sp->n; i++)
+		free(sp->v[i].fields);
+	free(sp->v);
+	free(sp->enters);
+	free(sp->rows);
+	free(sp->events);
+	free(sp);
 }
 
 /* ---- accounting ----------------------------------------------------------- */
@@ -522,162 +1174,6 @@ static uint32_t enter_at(const struct spans *sp, uint32_t tid, uint64_t time)
 	return k;
 }
 
-static int span_samples(void *ctx, const struct trace_sample *s, size_t n)
-{
-	struct spans *sp = ctx;
-
-	for (size_t m = 0; m < n; m++) {
-		uint32_t last = NONE;
-
-		for (uint32_t k = enter_at(sp, s[m].tid, s[m].time); k != NONE;
-		     k = sp->enters[k].up) {
-			uint32_t i = sp->enters[k].span;
-
-			if (i != last) /* a span entered again inside itself: once */
-				sp->v[i].samples += sample_weight(&s[m]);
-			last = i;
-		}
-	}
-	return 0;
-}
-
-static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
-{
-	uint64_t lo = a > from ? a : from, hi = b < to ? b : to;
-
-	return hi > lo ? hi - lo : 0;
-}
-
-/* Blocked and run-queue time of each enter's thread inside it. */
-static void span_offcpu(struct spans *sp, const struct offcpu *oc)
-{
-	const struct trace *t = oc->trace;
-	const uint32_t *sw = NULL;
-	size_t m = 0;
-
-	for (size_t i = 0; i < sp->nenters; i++) {
-		const struct span_enter *e = &sp->enters[i];
-		struct span *s = &sp->v[e->span];
-		size_t lo;
-
-		/* (enters come by thread: its switches once a thread) */
-		if (!i || e->tid != sp->enters[i - 1].tid)
-			m = offcpu__thread_switches(oc, e->tid, &sw);
-
-		/* the first still off-CPU at the enter's start */
-		lo = LIB_PARTITION_POINT(0, m, w,
-					 (t->switches[sw[w]].time_in
-						  ? t->switches[sw[w]].time_in
-						  : oc->end_time) < e->start);
-		for (; lo < m && t->switches[sw[lo]].time <= e->end; lo++) {
-			const struct trace_switch *x = &t->switches[sw[lo]];
-			uint64_t in = x->time_in ? x->time_in : oc->end_time;
-			uint64_t r = x->preempted ? x->time : x->runnable;
-
-			if (!r || r > in)
-				r = in;
-			s->blocked_ns += clip(x->time, r, e->start, e->end);
-			s->runq_ns += clip(r, in, e->start, e->end);
-		}
-	}
-}
-
-/* @j's trace's span records built into *@out, a window of @window
- * behind the latest in time order (UINT64_MAX: all at the end): 0,
- * -EAGAIN if one came later than that, -ENOMEM or a walk's error. */
-static int build(const struct join *j, uint64_t window, struct spans **out)
-{
-	const struct trace *t = j->trace;
-	struct builder b = {.from = records_from(j)};
-	struct order o = {.b = &b, .window = window, .end = j->end_time};
-	struct spans *sp;
-	int err = -ENOMEM;
-
-	*out = NULL;
-	sp = calloc(1, sizeof(*sp));
-	if (!sp)
-		return -ENOMEM;
-	sp->join = j;
-	sp->period_ns = analysis_period_ns(t);
-	b.sp = sp;
-	/* none, or not read (TRACE_READ_NO_SPANS): no walk */
-	if (t->nspans && !lib_map_init(&b.cur, 64)) {
-		err = trace__for_each_span(t, order_take, &o);
-		if (!err)
-			err = order_release(&o, UINT64_MAX);
-	} else if (!t->nspans) {
-		err = 0;
-	}
-	/* still entered at the end, or never closed: to the recording end */
-	while (!err && b.nopen)
-		err = enter_close(&b, b.nopen - 1, o.end, 1);
-	for (size_t i = 0; !err && i < sp->n; i++)
-		if (!sp->v[i].closed) {
-			sp->v[i].closed =
-				o.end > sp->v[i].created ? o.end : sp->v[i].created;
-			sp->v[i].open_end = 1;
-		}
-	order_free(&o);
-	free(b.open);
-	lib_map_release(&b.cur);
-	if (err) {
-		spans__free(sp);
-		return o.late ? -EAGAIN : err;
-	}
-	*out = sp;
-	return 0;
-}
-
-int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out)
-{
-	const struct trace *t = j->trace;
-	struct spans *sp;
-	size_t i;
-	int err;
-
-	*out = NULL;
-	err = build(j, SPAN_REORDER_NS, &sp);
-	if (err == -EAGAIN)
-		err = build(j, UINT64_MAX, &sp);
-	if (err)
-		return err;
-	if (t->from && (err = drop_closed_before(sp, t->from)))
-		goto fail;
-	if (sp->nenters)
-		qsort(sp->enters, sp->nenters, sizeof(*sp->enters), enter_cmp);
-	err = nest(sp);
-	if (err)
-		goto fail;
-	for (i = 0; i < sp->nenters; i++) {
-		struct span *s = &sp->v[sp->enters[i].span];
-
-		s->entered_ns += sp->enters[i].end - sp->enters[i].start;
-		s->nenters++;
-	}
-	err = trace__for_each_sample(t, span_samples, sp);
-	if (err)
-		goto fail;
-	if (oc)
-		span_offcpu(sp, oc);
-	*out = sp;
-	return 0;
-fail:
-	spans__free(sp);
-	return err;
-}
-
-void spans__free(struct spans *sp)
-{
-	if (!sp)
-		return;
-	for (size_t i = 0; i < sp->n; i++)
-		free(sp->v[i].fields);
-	free(sp->v);
-	free(sp->enters);
-	free(sp->events);
-	free(sp);
-}
-
 /* ---- selection ------------------------------------------------------------ */
 
 const char *spans_name(const struct span *s)
@@ -687,13 +1183,20 @@ const char *spans_name(const struct span *s)
 
 int spans__select(struct spans *sp, const char *name, uint64_t min_ns)
 {
-	sp->nkept = 0;
-	for (size_t i = 0; i < sp->n; i++) {
-		struct span *s = &sp->v[i];
+	if (!sp->keep.all) {
+		/* what it was built with only */
+		if (min_ns != sp->keep.min_ns ||
+		    (!name != !sp->keep.name || (name && strcmp(name, sp->keep.name))))
+			return -EINVAL;
+		sp->nkept = sp->nmatched;
+	} else {
+		sp->nkept = 0;
+		for (size_t i = 0; i < sp->n; i++) {
+			struct span *s = &sp->v[i];
 
-		s->kept = (!name || !strcmp(spans_name(s), name)) &&
-			  s->closed - s->created >= min_ns;
-		sp->nkept += s->kept;
+			s->kept = named(s, name) && duration(s) >= min_ns;
+			sp->nkept += s->kept;
+		}
 	}
 	sp->selected = 1;
 	return sp->nkept ? 0 : -ENOENT;

@@ -326,10 +326,11 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 		      const struct join_keep *keep);
 /* session_open_keep() replaying the delays as @dkeep asks during the
  * join's walk (a delays_feed): session_delays() with the same keep then
- * needs no walk of its own (where the feed could not know, it walks). */
+ * needs no walk of its own (where the feed could not know, it walks).
+ * With SESSION_SPANS, the spans kept whole are @skeep's (NULL: all). */
 int session_open_fed(struct session *s, struct inputs *in, unsigned int rflags,
 		     unsigned int jflags, unsigned int want, const struct join_keep *keep,
-		     const struct delays_keep *dkeep);
+		     const struct delays_keep *dkeep, const struct spans_keep *skeep);
 /* The wake-to-poll delays, as @keep asks (delays__new()), once the tasks
  * the view shows are chosen. 0, or -1 after saying what failed (the
  * session stays open). */

@@ -73,7 +73,7 @@ int cmd_delays(int argc, char **argv)
 	/* no poll but those of the delays shown (session_delays()); the
 	 * delays replayed in the join's walk unless tasks are chosen */
 	if (session_open_fed(&se, &in, rflags, 0, SESSION_OFFCPU,
-			     &(struct join_keep){.min_ns = UINT64_MAX}, &keep))
+			     &(struct join_keep){.min_ns = UINT64_MAX}, &keep, NULL))
 		return EXIT_FAIL;
 	/* what the table lists, once the tasks are chosen */
 	if (check_shim(se.j, &in) || check_task(se.j, &va.sel, &in) ||

@@ -57,7 +57,10 @@ int cmd_events(int argc, char **argv)
 	if ((err = view_parse(&cmd, &o, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
 	o.json = va.json;
-	if (session_open(&se, &in, rflags, 0, SESSION_SPANS))
+	/* the events only: no poll listed, no span kept whole */
+	if (session_open_fed(&se, &in, rflags, 0, SESSION_SPANS,
+			     &(struct join_keep){.min_ns = UINT64_MAX}, NULL,
+			     &(struct spans_keep){0}))
 		return EXIT_FAIL;
 	if (check_spans(se.sp, NULL, 0, 1, &in)) {
 		ret = EXIT_FAIL;

@@ -70,7 +70,7 @@ static int host_report(const struct inputs *all, struct host_row *h)
 	/* the polls report shows only: the join streams */
 	keep = analysis_report_keep(NULL);
 	if (session_open_fed(&se, &in, TRACE_READ_NO_EVENTS, 0, SESSION_OFFCPU, &jkeep,
-			     &keep))
+			     &keep, NULL))
 		return -1;
 	keep.also = win;
 	keep.nalso = analysis_report_windows(se.j, win);

@@ -43,6 +43,7 @@ int cmd_report(int argc, char **argv)
 	struct session se;
 	struct delays_keep keep;
 	struct join_keep jkeep;
+	struct spans_keep skeep;
 	struct join_window win[8];
 	int err, ret = EXIT_OK;
 
@@ -54,8 +55,9 @@ int cmd_report(int argc, char **argv)
 	/* the delays replayed in the join's walk: those of a report without
 	 * a span to explain (with one, they are walked again) */
 	keep = analysis_report_keep(NULL);
+	skeep = analysis_report_spans_keep();
 	if (session_open_fed(&se, &in, TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS, 0,
-			     SESSION_OFFCPU | SESSION_SPANS, &jkeep, &keep))
+			     SESSION_OFFCPU | SESSION_SPANS, &jkeep, &keep, &skeep))
 		return EXIT_FAIL;
 	/* the slowest span, explained: the polls it was entered in */
 	err = se.sp ? spans__list_polls(se.sp, se.j,

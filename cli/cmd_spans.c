@@ -109,6 +109,7 @@ int cmd_spans(int argc, char **argv)
 	struct inputs in = {.n = 0};
 	struct view_args va = {.limit = SIZE_MAX, .text_json = 1};
 	struct session se;
+	struct spans_keep skeep;
 	unsigned int rflags = TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS;
 	int err, ret;
 
@@ -122,8 +123,14 @@ int cmd_spans(int argc, char **argv)
 
 	/* rows need no poll; the instances explained, the polls they were
 	 * entered in and the wakes those ended: the join streams */
-	if (session_open_keep(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_SPANS,
-			      &(struct join_keep){.min_ns = UINT64_MAX}))
+	/* of the spans, the rows, and the instances shown kept whole */
+	skeep = (struct spans_keep){.name = o.name,
+				    .min_ns = o.min_ns,
+				    .top = !o.instances ? 0
+					   : o.limit	? o.limit
+							: SIZE_MAX};
+	if (session_open_fed(&se, &in, rflags, 0, SESSION_OFFCPU | SESSION_SPANS,
+			     &(struct join_keep){.min_ns = UINT64_MAX}, NULL, &skeep))
 		return EXIT_FAIL;
 	if (check_spans(se.sp, o.name, o.min_ns, 0, &in)) {
 		ret = EXIT_FAIL;

@@ -225,7 +225,7 @@ int check_spans(struct spans *sp, const char *name, uint64_t min_ns, int events,
 {
 	char what[300], dur[32];
 
-	if (events ? sp->nevents > 0 : sp->n > 0) {
+	if (events ? sp->nevents > 0 : sp->ninstances > 0) {
 		if (events || !spans__select(sp, name, min_ns))
 			return 0;
 		text_clean(name ? name : "", what, sizeof(what));
@@ -737,12 +737,12 @@ int session_open_keep(struct session *s, struct inputs *in, unsigned int rflags,
 		      unsigned int jflags, unsigned int want,
 		      const struct join_keep *keep)
 {
-	return session_open_fed(s, in, rflags, jflags, want, keep, NULL);
+	return session_open_fed(s, in, rflags, jflags, want, keep, NULL, NULL);
 }
 
 int session_open_fed(struct session *s, struct inputs *in, unsigned int rflags,
 		     unsigned int jflags, unsigned int want, const struct join_keep *keep,
-		     const struct delays_keep *dkeep)
+		     const struct delays_keep *dkeep, const struct spans_keep *skeep)
 {
 	struct join_keep k;
 	int err = 0;
@@ -775,7 +775,8 @@ int session_open_fed(struct session *s, struct inputs *in, unsigned int rflags,
 	if (!err && (want & SESSION_OFFCPU))
 		err = offcpu__new(s->j, in->raw_leaf ? OFFCPU_RAW_LEAF : 0, &s->oc);
 	if (!err && (want & SESSION_SPANS))
-		err = spans__new(s->j, s->oc, &s->sp);
+		err = skeep ? spans__new_keep(s->j, s->oc, skeep, &s->sp)
+			    : spans__new(s->j, s->oc, &s->sp);
 	if (err) {
 		analysis_failed(in, s->t, err);
 		session_close(s);
