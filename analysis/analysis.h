@@ -1062,13 +1062,18 @@ struct span_row {
 
 /* What spans__new_keep() keeps whole of the instances (the rows, the
  * counts and the events it always keeps): every instance and enter
- * (@all: what spans__at() and the span filter need), or the slowest
- * @top instances (SIZE_MAX: every one) named @name (NULL: any) that
- * lasted at least @min_ns, with their enters. The rest of each instance
- * is summed into its row as it closes, so that memory is bounded by the
- * instances alive at once, not by those in the trace. */
+ * (@all); or those entered where a sample or, with off-CPU data, a
+ * switch out fell, with those enters only (@at: what spans__at() and
+ * the span filter answer there, for the samples and off-CPU intervals,
+ * bounded by their number); or the slowest @top instances (SIZE_MAX:
+ * every one) named @name (NULL: any) that lasted at least @min_ns, with
+ * their enters. The rest of each instance is summed into its row as it
+ * closes, so that memory is bounded by the instances alive at once, not
+ * by those in the trace. Instances named @name of at least @min_ns are
+ * counted (spans.nmatched). */
 struct spans_keep {
 	int all;
+	int at;
 	const char *name;
 	uint64_t min_ns;
 	size_t top;
@@ -1115,7 +1120,8 @@ void spans__free(struct spans *sp);
  * the @name and @min_ns it was built with: -EINVAL for others. */
 int spans__select(struct spans *sp, const char *name, uint64_t min_ns);
 /* Was thread @tid inside a kept span (all before spans__select()) at
- * @time? These three need spans_keep.all. */
+ * @time? These three need spans_keep.all, or with spans_keep.at, a
+ * @time of a sample or switch out of @tid. */
 int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time);
 /* The innermost span entered on @tid at @time (index in spans.v), or -1
  * (also for a NULL @sp). */

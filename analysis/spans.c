@@ -233,10 +233,13 @@ static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
 	return hi > lo ? hi - lo : 0;
 }
 
-/* Blocked and run-queue time of @t's thread in [@start, @end], to @s. */
-static void offcpu_in(const struct builder *b, struct tstate *t, struct span *s,
-		      uint64_t start, uint64_t end)
+/* Blocked and run-queue time of @t's thread in [@start, @end], to @s.
+ * Does a switch out fall in it? */
+static int offcpu_in(const struct builder *b, struct tstate *t, struct span *s,
+		     uint64_t start, uint64_t end)
 {
+	int held = 0;
+
 	const struct trace_switch *sw = b->oc->trace->switches;
 	uint64_t oend = b->oc->end_time;
 	size_t lo = t->sw_at;
@@ -260,7 +263,9 @@ static void offcpu_in(const struct builder *b, struct tstate *t, struct span *s,
 			r = in;
 		s->blocked_ns += clip(x->time, r, start, end);
 		s->runq_ns += clip(r, in, start, end);
+		held |= x->time >= start;
 	}
+	return held;
 }
 
 /* ---- instances ---- */
@@ -305,10 +310,11 @@ static int named(const struct span *s, const char *name)
 	return !name || n == name || !strcmp(n, name);
 }
 
-/* Might @s be kept whole (its enters too)? */
+/* Might @s be kept whole (its enters too; with keep.at, those that hold
+ * a sample or a switch out)? */
 static int may_keep(const struct spans *sp, const struct span *s)
 {
-	return sp->keep.all || (sp->keep.top && named(s, sp->keep.name));
+	return sp->keep.all || sp->keep.at || (sp->keep.top && named(s, sp->keep.name));
 }
 
 /* Enter @o of a live instance ended at @end: its length, samples and
@@ -327,18 +333,22 @@ static int enter_done(struct builder *b, const struct open_enter *o, uint64_t en
 			       .up = NONE,
 			       .open_start = o->open_start,
 			       .open_end = (uint8_t)open_end};
+	uint64_t w;
 	uint32_t k;
+	int held;
 
 	if (!t)
 		return -ENOMEM;
 	l->open--;
 	l->s.nenters++;
 	l->s.entered_ns += e.end - e.start;
+	w = samples_in(b->smp, t, e.start, e.end);
 	if (!dup)
-		l->s.samples += samples_in(b->smp, t, e.start, e.end);
+		l->s.samples += w;
+	held = w > 0;
 	if (b->oc)
-		offcpu_in(b, t, &l->s, e.start, e.end);
-	if (!may_keep(b->sp, &l->s))
+		held |= offcpu_in(b, t, &l->s, e.start, e.end);
+	if (!may_keep(b->sp, &l->s) || (!b->sp->keep.all && b->sp->keep.at && !held))
 		return 0;
 	if (b->pool_free != NONE) {
 		k = b->pool_free;
@@ -537,7 +547,7 @@ static int keep(struct builder *b, struct live *l)
 
 	if (sp->n >= NONE - 1)
 		return -ENOMEM;
-	if (sp->keep.all || sp->keep.top == SIZE_MAX) {
+	if (sp->keep.all || sp->keep.at || sp->keep.top == SIZE_MAX) {
 		if (LIB_GROW(sp->v, b->spans_cap, sp->n + 1))
 			return -ENOMEM;
 		at = sp->n++;
@@ -611,7 +621,8 @@ static int finish(struct builder *b, uint32_t slot)
 		sp->nover += sp->keep.over_ns && duration(s) >= sp->keep.over_ns;
 		sp->nmatched += matched;
 		err = row_add(b, s);
-		if (!err && (sp->keep.all || (matched && sp->keep.top)))
+		if (!err && (sp->keep.all || (sp->keep.at && l->enters != NONE) ||
+			     (matched && sp->keep.top)))
 			err = keep(b, l);
 	}
 	free(l->s.fields);
@@ -1183,21 +1194,19 @@ const char *spans_name(const struct span *s)
 
 int spans__select(struct spans *sp, const char *name, uint64_t min_ns)
 {
-	if (!sp->keep.all) {
-		/* what it was built with only */
-		if (min_ns != sp->keep.min_ns ||
-		    (!name != !sp->keep.name || (name && strcmp(name, sp->keep.name))))
-			return -EINVAL;
-		sp->nkept = sp->nmatched;
-	} else {
-		sp->nkept = 0;
-		for (size_t i = 0; i < sp->n; i++) {
-			struct span *s = &sp->v[i];
+	size_t n = 0;
 
-			s->kept = named(s, name) && duration(s) >= min_ns;
-			sp->nkept += s->kept;
-		}
+	/* (without keep.all, what it was built with only) */
+	if (!sp->keep.all && (min_ns != sp->keep.min_ns || !name != !sp->keep.name ||
+			      (name && strcmp(name, sp->keep.name))))
+		return -EINVAL;
+	for (size_t i = 0; i < sp->n; i++) {
+		struct span *s = &sp->v[i];
+
+		s->kept = named(s, name) && duration(s) >= min_ns;
+		n += s->kept;
 	}
+	sp->nkept = sp->keep.all ? n : sp->nmatched;
 	sp->selected = 1;
 	return sp->nkept ? 0 : -ENOENT;
 }

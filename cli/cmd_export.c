@@ -158,6 +158,7 @@ int cmd_export(int argc, char **argv)
 	FILE *out;
 	const struct join_keep pkeep = {.min_ns = UINT64_MAX, .sampled = 1};
 	struct join_keep ckeep;
+	struct spans_keep skeep;
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, &eo, &va, &in, argc, argv)) != VIEW_RUN)
@@ -181,7 +182,11 @@ int cmd_export(int argc, char **argv)
 	 * counts); chrome lists the polls it may write whole, with the wakes
 	 * that ended them */
 	ckeep = analysis_chrome_keep(&eo, &va.sel);
-	if (session_open_keep(
+	/* pprof and speedscope ask the spans at samples and switches only;
+	 * chrome draws them */
+	skeep = (struct spans_keep){.all = eo.format == EXPORT_CHROME,
+				    .at = eo.format != EXPORT_CHROME};
+	if (session_open_fed(
 		    &se, &in, rflags, 0,
 		    (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |
 			    (eo.format != EXPORT_SPEEDSCOPE || eo.by == GROUP_SPAN
@@ -192,7 +197,8 @@ int cmd_export(int argc, char **argv)
 				    (eo.format == EXPORT_SPEEDSCOPE &&
 				     (eo.by == GROUP_THREAD || eo.by == GROUP_SPAN))
 			    ? &pkeep
-			    : NULL))
+			    : NULL,
+		    NULL, &skeep))
 		return EXIT_FAIL;
 	eo.spans = se.sp;
 	if (check_task(se.j, &va.sel, &in) ||

@@ -353,7 +353,12 @@ int cmd_flame(int argc, char **argv)
 				     : NULL,
 			     &j);
 	if (!err && (fa.span || fo.by == GROUP_SPAN))
-		err = spans__new(j, NULL, &sp);
+		/* of the spans, those entered where a sample fell */
+		err = spans__new_keep(j, NULL,
+				      &(struct spans_keep){.at = 1,
+							   .name = fa.span,
+							   .min_ns = va.min_ns},
+				      &sp);
 	if (err) {
 		analysis_failed(&in, t, err);
 		join__free(j);

@@ -113,9 +113,13 @@ int cmd_offcpu(int argc, char **argv)
 	if (oo.format == FLAME_SVG)
 		terminal_svg(&outp, "d9prof-offcpu.svg");
 	/* the intervals' polls only: the join streams */
-	if (session_open_keep(&se, &in, rflags, 0,
-			      SESSION_OFFCPU | (oo.span.name ? SESSION_SPANS : 0),
-			      &(struct join_keep){.min_ns = UINT64_MAX}))
+	/* of the spans, those entered where a switch out fell */
+	if (session_open_fed(&se, &in, rflags, 0,
+			     SESSION_OFFCPU | (oo.span.name ? SESSION_SPANS : 0),
+			     &(struct join_keep){.min_ns = UINT64_MAX}, NULL,
+			     &(struct spans_keep){.at = 1,
+						  .name = oo.span.name,
+						  .min_ns = oo.span.min_ns}))
 		return EXIT_FAIL;
 	why = offcpu_missing(se.t);
 	if (why) {

@@ -493,7 +493,7 @@ Test(spans, overlapping_enters_each_count_the_samples_they_hold)
 }
 
 /* Three names, @n spans each entered once on one of two threads, of
- * durations that repeat (ties), samples every 0.5 ms. */
+ * durations that repeat (ties), samples every 2.3 ms. */
 static void many_spans(size_t n)
 {
 	static const char *const names[] = {"get", "put", "del"};
@@ -509,8 +509,8 @@ static void many_spans(size_t n)
 		sy_span(&T, at + dur / 2, tid, TRACE_SPAN_EXIT, i, 0, NULL, NULL);
 		sy_span(&T, at + dur, tid, TRACE_SPAN_CLOSE, i, 0, NULL, NULL);
 	}
-	for (uint64_t t = 0; t < (n + 100) * MS; t += 500 * US)
-		sy_sample(&T, t, 10 + (uint32_t)(t / (500 * US) % 2), 0, 1);
+	for (uint64_t t = 0; t < (n + 100) * MS; t += 2300 * US)
+		sy_sample(&T, t, 10 + (uint32_t)(t / (2300 * US) % 2), 0, 1);
 	sy_stack(&T, 1, sy_frame(&T, 0x401000, "work", "m", 0, 0));
 }
 
@@ -591,6 +591,44 @@ Test(spans, what_is_kept_whole_is_the_slowest_and_rows_and_counts_are_of_all)
 		cr_expect_eq(spans__select(sp, "nope", 0), -EINVAL);
 		spans__free(sp);
 	}
+}
+
+Test(spans, kept_at_samples_the_spans_answer_there_as_with_all_kept)
+{
+	struct spans *sp;
+	size_t inside = 0;
+
+	many_spans(3000);
+	/* nested in a long one on thread 10 */
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_NEW, 9999, 0, "conn", NULL);
+	sy_span(&T, 1 * MS, 10, TRACE_SPAN_ENTER, 9999, 0, NULL, NULL);
+	sy_span(&T, 2000 * MS, 10, TRACE_SPAN_EXIT, 9999, 0, NULL, NULL);
+	sy_span(&T, 2000 * MS, 10, TRACE_SPAN_CLOSE, 9999, 0, NULL, NULL);
+	build();
+	cr_assert_eq(spans__new_keep(J, OC,
+				     &(struct spans_keep){
+					     .at = 1, .name = "get", .min_ns = 5 * MS},
+				     &sp),
+		     0);
+	cr_expect_lt(sp->n, SP->n * 3 / 4, "only those entered at a sample: %zu of %zu",
+		     sp->n, SP->n);
+	cr_assert_eq(spans__select(SP, "get", 5 * MS), 0);
+	cr_assert_eq(spans__select(sp, "get", 5 * MS), 0);
+	cr_expect_eq(sp->nkept, SP->nkept, "counted, kept or not");
+	for (size_t i = 0; i < T.nsamples; i++) {
+		const struct trace_sample *x = &T.samples[i];
+		int32_t a = spans__at(SP, x->tid, x->time),
+			b = spans__at(sp, x->tid, x->time);
+
+		cr_assert_eq(a < 0, b < 0, "sample %zu", i);
+		if (a >= 0)
+			cr_assert_eq(SP->v[a].id, sp->v[b].id, "sample %zu", i);
+		cr_assert_eq(spans__kept_at(SP, x->tid, x->time),
+			     spans__kept_at(sp, x->tid, x->time), "sample %zu", i);
+		inside += spans__kept_at(sp, x->tid, x->time);
+	}
+	cr_expect_gt(inside, 50, "%zu", inside);
+	spans__free(sp);
 }
 
 Test(spans, a_span_entered_again_on_its_thread_pairs_each_exit_with_its_latest_enter)
