@@ -1029,6 +1029,7 @@ struct span_enter {
 #define SPANS_UNNAMED	"[span created before the recording]"
 #define SPANS_NO_NAME	"[unnamed span]" /* created with no name */
 #define SPAN_FIELDS_MAX 200		 /* bytes of "key=value ..." kept per span */
+#define SPANS_OPEN_MAX	4096		 /* enters open at once on a thread */
 
 struct span {
 	uint64_t id;		 /* the application's */
@@ -1099,6 +1100,8 @@ struct spans {
 	struct trace_span *events; /* the application's events, by time */
 	size_t nevents;
 	uint64_t unmatched_exits; /* EXITs with no ENTER on their thread */
+	uint64_t enters_refused;  /* ENTERs left out: a thread had
+				   * SPANS_OPEN_MAX open */
 	double period_ns;	  /* one sample's worth (0: unknown) */
 	int selected;		  /* spans__select() was called */
 	size_t nkept;

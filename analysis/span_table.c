@@ -123,6 +123,16 @@ static void rows_json(const struct spans *sp, const struct span_row *r, size_t n
 	lib_json_array_end(w);
 }
 
+/* What the rows and instances leave out of the enters, said. */
+static void refused_note(const struct spans *sp, FILE *out)
+{
+	if (sp->enters_refused)
+		fprintf(out,
+			"# %" PRIu64 " enters left out: more than %d open at once on one "
+			"thread\n",
+			sp->enters_refused, SPANS_OPEN_MAX);
+}
+
 /* The text table's cells of @r: percentiles and maximum, the rest per span. */
 static void row_cells(const struct spans *sp, const struct span_row *r, uint64_t m[8])
 {
@@ -195,6 +205,7 @@ static void rows_text(const struct spans *sp, const struct span_row *r, size_t s
 		fprintf(out, "# no off-CPU data: %s\n", offcpu_missing(sp->join->trace));
 	if (shown < nr)
 		fprintf(out, "# --limit 0 for all\n");
+	refused_note(sp, out);
 	(void)o;
 }
 
@@ -597,6 +608,7 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 	}
 	fprintf(out, ", slowest first; a duration ending in \"+\" is a lower bound%s\n",
 		shown < matched ? "; --limit 0 for all" : "");
+	refused_note(sp, out);
 	err = ferror(out) ? -EIO : 0;
 out:
 	hot_release(&h);

@@ -43,11 +43,17 @@
  */
 
 /* An enter not exited yet: the thread, the instance's slot, where it
- * began. */
+ * began. Open enters are nodes of builder.open, each on the stack of its
+ * (thread, instance) (builder.top maps tid << 32 | slot to the top node
+ * + 1) and in its instance's list, so that an EXIT and a CLOSE find
+ * theirs at once, however many are open. */
 struct open_enter {
 	uint32_t tid;
 	uint32_t slot;
 	uint64_t start;
+	uint64_t seq;	     /* ENTER order */
+	uint32_t below;	     /* the one under it on its stack (NONE: none) */
+	uint32_t prev, next; /* in its instance's list, in ENTER order */
 	uint8_t open_start;
 };
 
@@ -56,6 +62,7 @@ struct live {
 	struct span s;
 	uint32_t open;	 /* its enters open */
 	uint32_t enters; /* its enters ended, in builder.pool (NONE: none) */
+	uint32_t first_open, last_open; /* its open enters (NONE: none) */
 	int used;
 	/* with a window: its parent's slot and seq, and its children alive */
 	uint32_t parent_slot, kids;
@@ -85,6 +92,7 @@ struct samples_by_tid {
  * cursors in them (ends come in time order, starts nearly). */
 struct tstate {
 	size_t first, n, at;
+	uint32_t nopen, refused; /* enters open; ENTERs left out, unpaired */
 	const uint32_t *sw;
 	size_t nsw, sw_at; /* switches; the first off-CPU at the last
 			    * enter's start */
@@ -99,8 +107,11 @@ struct builder {
 	size_t nlive, live_cap;
 	uint32_t *free;
 	size_t nfree, free_cap;
-	struct open_enter *open;
-	size_t nopen, open_cap;
+	struct open_enter *open; /* the nodes */
+	size_t nodes, open_cap, nopen;
+	uint32_t open_free; /* nodes let go, through .below */
+	struct lib_map top;
+	uint64_t open_seq;
 	struct pooled *pool;
 	size_t npool, pool_cap;
 	uint32_t pool_free;
@@ -197,6 +208,7 @@ static struct tstate *thread_of(struct builder *b, uint32_t tid)
 	t->first = LIB_PARTITION_POINT(0, x->n, i, x->v[i].tid < tid);
 	t->n = LIB_PARTITION_POINT(t->first, x->n, i, x->v[i].tid <= tid) - t->first;
 	t->at = t->first;
+	t->nopen = t->refused = 0;
 	t->sw = NULL;
 	t->nsw = b->oc ? offcpu__thread_switches(b->oc, tid, &t->sw) : 0;
 	t->sw_at = 0;
@@ -294,6 +306,7 @@ static uint32_t instance(struct builder *b, uint64_t id, uint64_t time, int crea
 	memset(l, 0, sizeof(*l));
 	l->used = 1;
 	l->enters = NONE;
+	l->first_open = l->last_open = NONE;
 	l->s.id = id;
 	l->s.seq = b->seq++;
 	l->s.created = create ? time : (b->from < time ? b->from : time);
@@ -363,37 +376,120 @@ static int enter_done(struct builder *b, const struct open_enter *o, uint64_t en
 	return 0;
 }
 
-/* The open enter of slot @slot on @tid, the latest; SIZE_MAX if none
- * (b->open is in ENTER order). */
-static size_t open_find(const struct builder *b, uint32_t tid, uint32_t slot)
+/* Thread @tid entered slot @slot at @start: its open enter pushed, or
+ * past SPANS_OPEN_MAX open on the thread counted and left out (and the
+ * EXIT it pairs with). 0 or -ENOMEM. */
+static int enter_open(struct builder *b, uint32_t tid, uint32_t slot, uint64_t start)
 {
-	for (size_t k = b->nopen; k-- > 0;)
-		if (b->open[k].tid == tid && b->open[k].slot == slot)
-			return k;
-	return SIZE_MAX;
+	struct tstate *t = thread_of(b, tid);
+	struct live *l = &b->live[slot];
+	struct open_enter *o;
+	uint64_t *top;
+	uint32_t k;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->nopen >= SPANS_OPEN_MAX) {
+		t->refused++;
+		b->sp->enters_refused++;
+		return 0;
+	}
+	if (!(top = lib_map_get(&b->top, (uint64_t)tid << 32 | slot, NULL)))
+		return -ENOMEM;
+	if (b->open_free != NONE) {
+		k = b->open_free;
+		b->open_free = b->open[k].below;
+	} else {
+		if (b->nodes >= NONE - 1 || LIB_GROW(b->open, b->open_cap, b->nodes + 1))
+			return -ENOMEM;
+		k = (uint32_t)b->nodes++;
+	}
+	o = &b->open[k];
+	*o = (struct open_enter){.tid = tid,
+				 .slot = slot,
+				 .start = start,
+				 .seq = b->open_seq++,
+				 .below = *top ? (uint32_t)(*top - 1) : NONE,
+				 .prev = l->last_open,
+				 .next = NONE};
+	*top = (uint64_t)k + 1;
+	if (l->last_open != NONE)
+		b->open[l->last_open].next = k;
+	else
+		l->first_open = k;
+	l->last_open = k;
+	l->open++;
+	t->nopen++;
+	b->nopen++;
+	return 0;
 }
 
-/* b->open stays in ENTER order, as open_find() needs it to take the
- * latest enter of a span re-entered on its thread: what is closed is
- * taken out, not swapped with the last. */
-static int enter_close(struct builder *b, size_t k, uint64_t end, int open_end)
+/* Open enter @k, the top of its stack, ends at @end. An enter of the same
+ * instance under it on its thread holds it: its samples count once. */
+static int enter_close(struct builder *b, uint32_t k, uint64_t end, int open_end)
 {
 	struct open_enter o = b->open[k];
+	struct live *l = &b->live[o.slot];
+	uint64_t key = (uint64_t)o.tid << 32 | o.slot;
+	struct tstate *t = thread_of(b, o.tid);
 
-	memmove(&b->open[k], &b->open[k + 1], (b->nopen - k - 1) * sizeof(*b->open));
+	if (!t)
+		return -ENOMEM;
+	if (o.below != NONE)
+		*lib_map_find(&b->top, key) = (uint64_t)o.below + 1;
+	else
+		lib_map_del(&b->top, key);
+	if (o.prev != NONE)
+		b->open[o.prev].next = o.next;
+	else
+		l->first_open = o.next;
+	if (o.next != NONE)
+		b->open[o.next].prev = o.prev;
+	else
+		l->last_open = o.prev;
+	b->open[k].below = b->open_free;
+	b->open[k].slot = NONE;
+	b->open_free = k;
+	t->nopen--;
 	b->nopen--;
-	return enter_done(b, &o, end, open_end, open_find(b, o.tid, o.slot) != SIZE_MAX);
+	return enter_done(b, &o, end, open_end, o.below != NONE);
 }
 
 /* Every open enter of @slot ends at @end (its CLOSE): the latest first,
- * so that one held by another counts its samples once. */
+ * each the top of its stack then. */
 static int enters_close(struct builder *b, uint32_t slot, uint64_t end)
 {
 	int err = 0;
 
-	for (size_t k = b->nopen; !err && k-- > 0;)
-		if (b->open[k].slot == slot)
-			err = enter_close(b, k, end, 1);
+	while (!err && b->live[slot].last_open != NONE)
+		err = enter_close(b, b->live[slot].last_open, end, 1);
+	return err;
+}
+
+static int open_seq_desc(const void *a, const void *b, void *ctx)
+{
+	const struct open_enter *v = ctx;
+	uint64_t x = v[*(const uint32_t *)a].seq, y = v[*(const uint32_t *)b].seq;
+
+	return x > y ? -1 : x < y;
+}
+
+/* What is still entered at the end ends there: the latest first. */
+static int enters_close_all(struct builder *b, uint64_t end)
+{
+	uint32_t *ix = malloc((b->nopen + 1) * sizeof(*ix));
+	size_t n = 0;
+	int err = 0;
+
+	if (!ix)
+		return -ENOMEM;
+	for (size_t k = 0; k < b->nodes; k++)
+		if (b->open[k].slot != NONE)
+			ix[n++] = (uint32_t)k;
+	qsort_r(ix, n, sizeof(*ix), open_seq_desc, b->open);
+	for (size_t i = 0; !err && i < n; i++)
+		err = enter_close(b, ix[i], end, 1);
+	free(ix);
 	return err;
 }
 
@@ -676,8 +772,8 @@ static int record(struct builder *b, const struct trace_span *r)
 {
 	struct spans *sp = b->sp;
 	uint32_t i, old = NONE;
+	struct tstate *t;
 	uint64_t *v;
-	size_t k;
 	int err;
 
 	switch (r->type) {
@@ -711,19 +807,18 @@ static int record(struct builder *b, const struct trace_span *r)
 	}
 	case TRACE_SPAN_ENTER:
 		i = instance(b, r->id, r->time, 0);
-		if (i == NONE || LIB_GROW(b->open, b->open_cap, b->nopen + 1))
-			return -ENOMEM;
-		b->open[b->nopen++] =
-			(struct open_enter){.tid = r->tid, .slot = i, .start = r->time};
-		b->live[i].open++;
-		return 0;
+		return i == NONE ? -ENOMEM : enter_open(b, r->tid, i, r->time);
 	case TRACE_SPAN_EXIT:
 		i = instance(b, r->id, r->time, 0);
-		if (i == NONE)
+		if (i == NONE || !(t = thread_of(b, r->tid)))
 			return -ENOMEM;
-		k = open_find(b, r->tid, i);
-		if (k != SIZE_MAX) {
-			err = enter_close(b, k, r->time, 0);
+		v = lib_map_find(&b->top, (uint64_t)r->tid << 32 | i);
+		if (v) {
+			err = enter_close(b, (uint32_t)(*v - 1), r->time, 0);
+		} else if (t->refused) {
+			/* (the pair of an ENTER left out) */
+			t->refused--;
+			err = 0;
 		} else {
 			/* entered before the records began (or its ENTER was
 			 * lost) */
@@ -1002,6 +1097,7 @@ static void builder_release(struct builder *b)
 	lib_map_release(&b->threads);
 	free(b->ts);
 	lib_map_release(&b->row_at);
+	lib_map_release(&b->top);
 	lib_map_release(&b->gone);
 	for (size_t i = 0; i < b->sp->nrows; i++)
 		lib_hist_release(&b->hist[i]);
@@ -1078,6 +1174,7 @@ static int build(const struct join *j, const struct offcpu *oc,
 	struct builder b = {.smp = smp,
 			    .oc = oc,
 			    .pool_free = NONE,
+			    .open_free = NONE,
 			    .from = records_from(j),
 			    .win_from = t->from};
 	struct order o = {.b = &b, .window = window, .end = j->end_time};
@@ -1099,8 +1196,8 @@ static int build(const struct join *j, const struct offcpu *oc,
 			err = order_release(&o, UINT64_MAX);
 	}
 	/* still entered at the end, or never closed: to the recording end */
-	while (!err && b.nopen)
-		err = enter_close(&b, b.nopen - 1, o.end, 1);
+	if (!err)
+		err = enters_close_all(&b, o.end);
 	for (size_t i = 0; !err && i < b.nlive; i++) {
 		struct live *l = &b.live[i];
 

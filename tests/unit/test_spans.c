@@ -631,6 +631,37 @@ Test(spans, kept_at_samples_the_spans_answer_there_as_with_all_kept)
 	spans__free(sp);
 }
 
+/* 200k spans entered on one thread and exited oldest first: each EXIT
+ * found at once (it was a scan and a move of all those open: minutes),
+ * past SPANS_OPEN_MAX open the rest counted and left out. */
+Test(spans, many_open_enters_on_a_thread_cost_no_square_and_are_capped, .timeout = 20)
+{
+	const uint64_t n = 200000;
+
+	T.counters.start_time = 0;
+	T.counters.end_time = 10 * n * US;
+	for (uint64_t i = 1; i <= n; i++) {
+		sy_span(&T, i * US, 10, TRACE_SPAN_NEW, i, 0, "ws", NULL);
+		sy_span(&T, i * US, 10, TRACE_SPAN_ENTER, i, 0, NULL, NULL);
+	}
+	for (uint64_t i = 1; i <= n; i++)
+		sy_span(&T, (n + i) * US, 10, TRACE_SPAN_EXIT, i, 0, NULL, NULL);
+	for (uint64_t i = 1; i <= n; i++)
+		sy_span(&T, (2 * n + i) * US, 10, TRACE_SPAN_CLOSE, i, 0, NULL, NULL);
+	build();
+	cr_assert_eq(SP->n, n);
+	cr_expect_eq(SP->enters_refused, n - SPANS_OPEN_MAX);
+	cr_expect_eq(SP->unmatched_exits, 0, "the EXITs of those left out too");
+	cr_expect_eq(SP->nenters, SPANS_OPEN_MAX);
+	cr_expect_eq(inst(1, 0)->entered_ns, n * US);
+	cr_expect_eq(inst(SPANS_OPEN_MAX + 1, 0)->nenters, 0);
+	cr_assert_eq(analysis__spans(SP, OC, D, &(struct spans_opts){0}, out), 0);
+	cr_expect(strstr(output(),
+			 "# 195904 enters left out: more than 4096 open at once "
+			 "on one thread"),
+		  "%s", output());
+}
+
 Test(spans, a_span_entered_again_on_its_thread_pairs_each_exit_with_its_latest_enter)
 {
 	const struct span_enter *a_out = NULL, *a_in = NULL, *c = NULL;
