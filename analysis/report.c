@@ -659,14 +659,6 @@ static void flag_imbalance(struct page *pg)
 	}
 }
 
-/* Is @s, whole, one word that every shell reads as itself (not empty;
- * only letters, digits and _.:/-: nothing to quote, glob or expand)? */
-static int shell_word(const char *s)
-{
-	return *s && !s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				  "0123456789_.:/-")];
-}
-
 /* The slow-span flag: spans of the application that lasted FLAG_SPAN_NS
  * or more, the slowest named. */
 static void flag_span(struct page *pg)
@@ -686,7 +678,7 @@ static void flag_span(struct page *pg)
 	/* a name the target chose goes into a command to paste only as it
 	 * is (not cleaned, not cut: --name matches it whole) and only if no
 	 * shell would read anything but one word in it */
-	if (!shell_word(spans_name(worst)) ||
+	if (!text_shell_word(spans_name(worst)) ||
 	    (size_t)snprintf(f->next, sizeof(f->next),
 			     "d9prof spans --name %s --min 100ms",
 			     spans_name(worst)) >= sizeof(f->next))

@@ -87,27 +87,56 @@ static int host_report(const struct inputs *all, struct host_row *h)
 	return err ? -1 : 0;
 }
 
-/* The command that opens @h's report over the same window. */
-static void report_cmd(const struct inputs *in, const struct host_row *h, char *buf,
-		       size_t len)
+/* The command that opens @h's report over the same window, as its
+ * arguments (in @argv, at most 14, their text in @text) and as one line
+ * to paste into @buf, each argument quoted as a shell needs it: SERVICE
+ * and HOST come from the bucket's keys. Returns how many arguments. */
+static size_t report_cmd(const struct inputs *in, const struct host_row *h, char *buf,
+			 size_t len, const char **argv, char (*text)[32])
 {
-	int n = snprintf(buf, len, "d9prof report -i %s --service %s --host %s",
-			 in->path[0], h->e->service, h->e->host);
-	char t[32];
+	size_t n = 0, at = 0;
 
-	if (h->pid && n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n, " --pid %u", h->pid);
-	if (in->win.from.kind && n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n, " --from %s",
-			      time_spec_arg(&in->win.from, t, sizeof(t)));
-	if (in->win.to.kind && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " --to %s",
-			 time_spec_arg(&in->win.to, t, sizeof(t)));
+	argv[n++] = "d9prof";
+	argv[n++] = "report";
+	argv[n++] = "-i";
+	argv[n++] = in->path[0];
+	argv[n++] = "--service";
+	argv[n++] = h->e->service;
+	argv[n++] = "--host";
+	argv[n++] = h->e->host;
+	if (h->pid) {
+		snprintf(text[0], sizeof(text[0]), "%u", h->pid);
+		argv[n++] = "--pid";
+		argv[n++] = text[0];
+	}
+	if (in->win.from.kind) {
+		argv[n++] = "--from";
+		argv[n++] = time_spec_arg(&in->win.from, text[1], sizeof(text[1]));
+	}
+	if (in->win.to.kind) {
+		argv[n++] = "--to";
+		argv[n++] = time_spec_arg(&in->win.to, text[2], sizeof(text[2]));
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (i && at + 1 < len) {
+			buf[at++] = ' ';
+			buf[at] = '\0';
+		}
+		if (text_shell_arg(argv[i], buf, len, &at)) {
+			/* (a path too long to paste: the argv has it) */
+			snprintf(buf, len,
+				 "d9prof report --service ... (see report_argv)");
+			break;
+		}
+	}
+	return n;
 }
 
 static void print_text(const struct inputs *in, const struct host_row *v, size_t n)
 {
-	char a[32], b[32], c[32], cmd[1200];
+	char a[32], b[32], c[32], cmd[1200], text[3][32];
+	const char *argv[16];
 
 	printf("%-16s %-20s %9s %9s %6s %11s %11s %5s  %s\n", "SERVICE", "HOST",
 	       "RECORDED", "POLLS", "CPU%", "WORST-POLL", "WORST-DELAY", "RUNQ%",
@@ -131,7 +160,7 @@ static void print_text(const struct inputs *in, const struct host_row *v, size_t
 		if (v[i].pid)
 			printf("  (restarted in the window: its last process, pid %u)\n",
 			       v[i].pid);
-		report_cmd(in, &v[i], cmd, sizeof(cmd));
+		report_cmd(in, &v[i], cmd, sizeof(cmd), argv, text);
 		printf("  ");
 		text_put(stdout, cmd);
 		printf("\n");
@@ -141,7 +170,9 @@ static void print_text(const struct inputs *in, const struct host_row *v, size_t
 static void print_json(const struct inputs *in, const struct host_row *v, size_t n)
 {
 	struct lib_json w;
-	char cmd[1200];
+	char cmd[1200], text[3][32];
+	const char *argv[16];
+	size_t k;
 
 	lib_json_init(&w, stdout);
 	lib_json_object_begin(&w);
@@ -168,8 +199,13 @@ static void print_json(const struct inputs *in, const struct host_row *v, size_t
 		lib_json_str_field(&w, "flags", r->flags);
 		if (v[i].pid)
 			lib_json_uint_field(&w, "restarted_pid", v[i].pid);
-		report_cmd(in, &v[i], cmd, sizeof(cmd));
+		k = report_cmd(in, &v[i], cmd, sizeof(cmd), argv, text);
 		lib_json_str_field(&w, "report", cmd);
+		lib_json_name(&w, "report_argv");
+		lib_json_array_begin(&w);
+		for (size_t m = 0; m < k; m++)
+			lib_json_str(&w, argv[m]);
+		lib_json_array_end(&w);
 		lib_json_object_end(&w);
 	}
 	lib_json_array_end(&w);

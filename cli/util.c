@@ -544,13 +544,22 @@ const char *inputs_name(struct inputs *in)
 	return in->name;
 }
 
-/* " --NAME VALUE" at @at of @in->args, if @value; where it ends */
+/* " --NAME VALUE" at @at of @in->args, if @value, VALUE quoted as a
+ * shell needs it (a SERVICE or HOST may come from a bucket's keys);
+ * where it ends */
 static size_t put_arg(struct inputs *in, size_t at, const char *name, const char *value)
 {
+	size_t end = at;
+
 	if (!value || at >= sizeof(in->args))
 		return at;
-	return at + (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --%s %s",
-				     name, value);
+	end += (size_t)snprintf(in->args + at, sizeof(in->args) - at, " --%s ", name);
+	if (end >= sizeof(in->args) ||
+	    text_shell_arg(value, in->args, sizeof(in->args), &end)) {
+		in->args[at] = '\0'; /* (not cut: left out) */
+		return at;
+	}
+	return end;
 }
 
 const char *inputs_args(struct inputs *in)
@@ -559,9 +568,16 @@ const char *inputs_args(struct inputs *in)
 	size_t at = 0, i;
 
 	in->args[0] = '\0';
-	for (i = 0; i < (in->n ? in->n : 1) && at < sizeof(in->args); i++)
-		at += (size_t)snprintf(in->args + at, sizeof(in->args) - at, "%s-i %s",
-				       i ? " " : "", in->n ? in->path[i] : DEFAULT_TRACE);
+	for (i = 0; i < (in->n ? in->n : 1) && at < sizeof(in->args); i++) {
+		size_t k = at + (size_t)snprintf(in->args + at, sizeof(in->args) - at,
+						 "%s-i ", i ? " " : "");
+
+		if (k >= sizeof(in->args) ||
+		    text_shell_arg(in->n ? in->path[i] : DEFAULT_TRACE, in->args,
+				   sizeof(in->args), &k))
+			break;
+		at = k;
+	}
 	snprintf(pid, sizeof(pid), "%u", in->pid);
 	at = put_arg(in, at, "pid", in->pid ? pid : NULL);
 	at = put_arg(in, at, "service", in->service);

@@ -124,6 +124,43 @@ void text_put(FILE *out, const char *s)
 	}
 }
 
+int text_shell_word(const char *s)
+{
+	return *s && !s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				  "0123456789_.:/-=,+@%")];
+}
+
+int text_shell_arg(const char *s, char *buf, size_t len, size_t *at)
+{
+	size_t n = 0, k = *at;
+
+	if (text_shell_word(s)) {
+		n = strlen(s);
+		if (k + n >= len)
+			return -1;
+		memcpy(buf + k, s, n + 1);
+		*at = k + n;
+		return 0;
+	}
+	for (const char *c = s; *c; c++)
+		n += *c == '\'' ? 4 : 1;
+	if (k + n + 2 >= len)
+		return -1;
+	buf[k++] = '\'';
+	for (const char *c = s; *c; c++) {
+		if (*c == '\'') {
+			memcpy(buf + k, "'\\''", 4);
+			k += 4;
+		} else {
+			buf[k++] = *c;
+		}
+	}
+	buf[k++] = '\'';
+	buf[k] = '\0';
+	*at = k;
+	return 0;
+}
+
 char *text_size(double bytes, char *buf, size_t len)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB"};

@@ -73,6 +73,17 @@ char *text_duration(uint64_t ns, char *buf, size_t len);
 /* Write text_clean() of @s, whole, to @out (nothing if @s is NULL). */
 void text_put(FILE *out, const char *s);
 
+/* Is @s, whole, one word that every shell reads as itself (not empty;
+ * only letters, digits and _.:/-=,+@%: nothing to quote, glob or
+ * expand)? */
+int text_shell_word(const char *s);
+/* @s as one shell word at @buf + *@at (@len bytes in all), *@at moved
+ * past it: as it is if text_shell_word(), else in single quotes (each '
+ * as '\''), so that pasting a command d9prof suggests runs nothing a
+ * name or key put in it. Returns -1 (and writes nothing) if it does not
+ * fit, else 0. */
+int text_shell_arg(const char *s, char *buf, size_t len, size_t *at);
+
 /* printf @fmt into @why, a caller's buffer for a one-line reason (nothing
  * if it is NULL or @len is 0). */
 void text_say(char *why, size_t len, const char *fmt, ...)

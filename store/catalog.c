@@ -52,8 +52,16 @@ static unsigned int num(const char *s, size_t n)
  * '/'. 0 or -1. */
 static int component(const char *s, size_t n, char *buf, size_t len)
 {
-	if (!n || n >= len || memchr(s, '\0', n))
+	/* what the recorder writes (flight.c: safe_component()) and nothing
+	 * else: a key is anyone's with PutObject, and a SERVICE or HOST goes
+	 * into commands d9prof suggests */
+	if (!n || n >= len || s[0] == '.')
 		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' ||
+		      s[i] == '.'))
+			return -1;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
 	return 0;

@@ -312,9 +312,28 @@ for h in j['hosts']:
 flags = [h['nflags'] for h in j['hosts']]
 assert flags == sorted(flags, reverse=True), flags
 PY
-	cmd=$(grep -m1 '^  d9prof report' "$TMP/fleet.txt" | sed 's/^  d9prof //')
-	# shellcheck disable=SC2086
-	"$D9" $cmd >/dev/null 2>&1 || { fail "its report command failed: $cmd"; return; }
+	# the row's command, pasted into a shell, runs the report
+	cmd=$(grep -m1 '^  d9prof report' "$TMP/fleet.txt" | sed "s|^  d9prof |'$D9' |")
+	(cd "$TMP" && sh -c "$cmd") >/dev/null 2>&1 || { fail "its report command failed: $cmd"; return; }
+	# a key anyone with PutObject can write, its SERVICE and HOST shell:
+	# counted, read by no view, in no command (and the commands are the
+	# argv JSON gives, quoted)
+	k=$(grep -m1 '/host1/.*\.d9$' "$TMP/keys")
+	awscli s3 cp --quiet "s3://bkt/$k" \
+		"s3://bkt/${k%%/api/*}/api\$(id>PWNED)/web-1;touch\${IFS}PWNED2;#/b1/${k##*/}" ||
+		{ fail "aws cannot put the hostile key"; return; }
+	(cd "$TMP" && "$D9" fleet -i s3://bkt/fleet --from "$t0" --to "$t1" --format json) \
+		>"$TMP/hostile.json" 2>"$TMP/hostile.err" || { cat "$TMP/hostile.err"; fail "fleet failed on a hostile key"; return; }
+	"$D9" ls s3://bkt/fleet >"$TMP/hostile.ls" 2>&1 || { fail "ls failed on a hostile key"; return; }
+	grep -q 'and 1 key not in the layout' "$TMP/hostile.ls" || { cat "$TMP/hostile.ls"; fail "the hostile key not counted"; return; }
+	! grep -q 'PWNED' "$TMP/hostile.json" "$TMP/hostile.ls" || { fail "the hostile key was read"; return; }
+	python3 - "$TMP/hostile.json" <<'PY' || { fail "a report command is not its argv"; return; }
+import json, shlex, sys
+for h in json.load(open(sys.argv[1]))['hosts']:
+    assert shlex.split(h['report']) == h['report_argv'], h
+PY
+	[ ! -e "$TMP/PWNED" ] && [ ! -e "$TMP/PWNED2" ] || { fail "a command ran what a key said"; return; }
+	say "    a hostile key: counted as not in the layout, in no command"
 	"$D9" report -i s3://bkt/fleet --from "$t0" >/dev/null 2>"$TMP/many.err" && { fail "several hosts read as one"; return; }
 	[ "$(wc -l <"$TMP/many.err")" = 1 ] && grep -q 'several hosts.*api/host1, api/host2' "$TMP/many.err" ||
 		{ cat "$TMP/many.err"; fail "not one line naming the hosts"; return; }

@@ -107,7 +107,9 @@ Test(catalog, the_days_a_window_lists)
 }
 
 /* The view: one row per service/host/boot, the density, the dumps with
- * their reasons; names the target chose shown clean. */
+ * their reasons; a key whose service or host the recorder would not have
+ * written (a terminal escape, shell syntax: anyone with PutObject can
+ * write one) counted, not read. */
 Test(catalog, what_ls_shows)
 {
 	unsigned char keep[8];
@@ -123,15 +125,28 @@ Test(catalog, what_ls_shows)
 	cr_assert_eq(
 		catalog__add(&C, "2026-11-26/2150/w\x1b[2Jeb/z/b2/1795729800-0.d9", 10),
 		0);
+	cr_assert_eq(
+		catalog__add(&C,
+			     "2026-11-26/2150/api$(id>PWNED)/web-1;touch${IFS}PWNED2;#/"
+			     "b2/1795729800-0.d9",
+			     10),
+		0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2150/api/web 1/b2/1795729800-0.d9", 10),
+		     0);
+	cr_assert_eq(catalog__add(&C, "2026-11-26/2150/api/../b2/1795729800-0.d9", 10),
+		     0);
+	cr_expect_eq(C.others, 4);
 	catalog__sort(&C);
-	cr_assert_eq(catalog__select(&C, &f, keep), 4);
+	cr_assert_eq(catalog__select(&C, &f, keep), 3);
 	for (size_t i = 0; i < C.n; i++)
 		if (C.v[i].dump)
 			C.v[i].reason = strdup("trigger poll>50ms: task 3 polled 80 ms");
 	cr_assert_eq(catalog__print(&C, keep, "s3://b/p", 0, out), 0);
 	text = output();
-	cr_expect(strstr(text, "s3://b/p: 3 segments and 1 dump"), "%s", text);
-	cr_expect(strstr(text, "2026-11-26 21:40 to 2026-11-26 21:50 UTC"), "%s", text);
+	cr_expect(strstr(text, "s3://b/p: 2 segments and 1 dump"), "%s", text);
+	cr_expect(strstr(text, "2026-11-26 21:40 to 2026-11-26 21:41 UTC"), "%s", text);
+	cr_expect(strstr(text, "(and 4 keys not in the layout)"), "%s", text);
+	cr_expect(!strstr(text, "PWNED"), "%s", text);
 	cr_expect(strstr(text, "api                  a                    b1"), "%s",
 		  text);
 	cr_expect(!strchr(text, '\x1b'), "%s", text);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -192,4 +193,62 @@ Test(text, put_writes_what_clean_makes_whatever_the_length)
 	free(buf);
 	free(big);
 	free(want);
+}
+
+/* A word d9prof puts into a command to paste is read back by a real
+ * shell as itself, and runs nothing. */
+Test(text, shell_arg_is_read_back_as_itself_and_runs_nothing)
+{
+	static const char *const words[] = {
+		"api",
+		"s3://bkt/p",
+		"api$(id>PWNED)",
+		"web-1;touch${IFS}PWNED2;#",
+		"a'b",
+		"'",
+		"``",
+		"a b\tc",
+		"$HOME",
+		"*",
+		"~root",
+		"x\\'y",
+		"--from=1s",
+		"",
+		"!!",
+		"a\"b",
+	};
+	char cmd[512], got[256];
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t at;
+		FILE *p;
+
+		size_t from = at =
+			(size_t)snprintf(cmd, sizeof(cmd), "cd /tmp && printf '%%s|' ");
+
+		cr_assert_eq(text_shell_arg(words[i], cmd, sizeof(cmd), &at), 0);
+		/* a plain word as it is, anything else quoted */
+		cr_expect_eq(text_shell_word(words[i]), !strcmp(cmd + from, words[i]),
+			     "%s", cmd);
+		p = popen(cmd, "r");
+		cr_assert_not_null(p);
+		memset(got, 0, sizeof(got));
+		cr_assert_neq(fgets(got, sizeof(got), p), NULL, "%s", cmd);
+		pclose(p);
+		cr_expect(strlen(got) > 0 && got[strlen(got) - 1] == '|', "%s: %s", cmd,
+			  got);
+		got[strlen(got) - 1] = '\0';
+		cr_expect_str_eq(got, words[i], "%s", cmd);
+	}
+	cr_expect_eq(access("/tmp/PWNED", F_OK), -1);
+	cr_expect_eq(access("/tmp/PWNED2", F_OK), -1);
+	/* what does not fit is not written */
+	{
+		char small[8] = "abc";
+		size_t at = 3;
+
+		cr_expect_eq(text_shell_arg("a b c d e", small, sizeof(small), &at), -1);
+		cr_expect_eq(at, 3);
+		cr_expect_str_eq(small, "abc");
+	}
 }
