@@ -1102,6 +1102,8 @@ struct spans {
 	uint64_t unmatched_exits; /* EXITs with no ENTER on their thread */
 	uint64_t enters_refused;  /* ENTERs left out: a thread had
 				   * SPANS_OPEN_MAX open */
+	uint64_t late_records;	  /* records that came more than 2 s after
+				   * later ones: built out of order */
 	double period_ns;	  /* one sample's worth (0: unknown) */
 	int selected;		  /* spans__select() was called */
 	size_t nkept;

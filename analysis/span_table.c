@@ -123,7 +123,7 @@ static void rows_json(const struct spans *sp, const struct span_row *r, size_t n
 	lib_json_array_end(w);
 }
 
-/* What the rows and instances leave out of the enters, said. */
+/* What the rows and instances leave out or build out of order, said. */
 static void refused_note(const struct spans *sp, FILE *out)
 {
 	if (sp->enters_refused)
@@ -131,6 +131,13 @@ static void refused_note(const struct spans *sp, FILE *out)
 			"# %" PRIu64 " enters left out: more than %d open at once on one "
 			"thread\n",
 			sp->enters_refused, SPANS_OPEN_MAX);
+	if (sp->late_records)
+		fprintf(out,
+			"# %" PRIu64
+			" span records came 2 s or more after later ones (the "
+			"recorder drained their thread late): taken as they came, so a "
+			"span of theirs may count as two\n",
+			sp->late_records);
 }
 
 /* The text table's cells of @r: percentiles and maximum, the rest per span. */

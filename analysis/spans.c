@@ -893,8 +893,11 @@ static int nest(struct spans *sp)
  * thread said, drained); those a window behind the latest are merged
  * through a heap of the runs' heads and built, the rest kept for the
  * next (memory: the records of two windows). A record later than that
- * makes a second walk that keeps them all to the end. */
-#define SPAN_REORDER_NS 250000000ULL
+ * makes another walk with a window that holds it (a recorder short of
+ * CPU drains a thread late), up to SPAN_REORDER_MAX; past that, a record
+ * that late is built where it comes, and counted (spans.late_records). */
+#define SPAN_REORDER_NS	 250000000ULL
+#define SPAN_REORDER_MAX 2000000000ULL
 
 struct run_at {
 	size_t at, end;
@@ -995,6 +998,7 @@ struct order {
 	struct merge m;
 	size_t runs_cap, heap_cap;
 	uint64_t window, seen, released, end;
+	uint64_t late_by; /* the lateness of the record that came too late */
 	int late;
 };
 
@@ -1032,8 +1036,17 @@ static int order_take(void *ctx, const struct trace_span *s, size_t n)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i].time < o->released) {
-			o->late = 1;
-			return -EAGAIN;
+			int err;
+
+			if (o->window < SPAN_REORDER_MAX) {
+				o->late = 1;
+				o->late_by = o->seen - s[i].time;
+				return -EAGAIN;
+			}
+			o->b->sp->late_records++;
+			if ((err = record(o->b, &s[i])))
+				return err;
+			continue;
 		}
 		o->v[o->n++] = s[i];
 		if (s[i].time <= o->seen)
@@ -1165,10 +1178,11 @@ static int conclude(struct builder *b)
 
 /* @j's trace's span records built into *@out, a window of @window
  * behind the latest in time order (UINT64_MAX: all at the end): 0,
- * -EAGAIN if one came later than that, -ENOMEM or a walk's error. */
+ * -EAGAIN if one came later than that (by *@late_by), -ENOMEM or a
+ * walk's error. */
 static int build(const struct join *j, const struct offcpu *oc,
 		 const struct samples_by_tid *smp, const struct spans_keep *keep,
-		 uint64_t window, struct spans **out)
+		 uint64_t window, uint64_t *late_by, struct spans **out)
 {
 	const struct trace *t = j->trace;
 	struct builder b = {.smp = smp,
@@ -1215,6 +1229,7 @@ static int build(const struct join *j, const struct offcpu *oc,
 	builder_release(&b);
 	if (err) {
 		spans__free(sp);
+		*late_by = o.late_by;
 		return o.late ? -EAGAIN : err;
 	}
 	*out = sp;
@@ -1224,15 +1239,23 @@ static int build(const struct join *j, const struct offcpu *oc,
 int spans__new_keep(const struct join *j, const struct offcpu *oc,
 		    const struct spans_keep *keep, struct spans **out)
 {
+	uint64_t window = SPAN_REORDER_NS, late_by = 0;
 	struct samples_by_tid smp;
 	int err;
 
 	*out = NULL;
 	err = samples_load(j->trace, &smp);
-	if (!err)
-		err = build(j, oc, &smp, keep, SPAN_REORDER_NS, out);
-	if (err == -EAGAIN)
-		err = build(j, oc, &smp, keep, UINT64_MAX, out);
+	while (!err) {
+		err = build(j, oc, &smp, keep, window, &late_by, out);
+		if (err != -EAGAIN)
+			break;
+		/* a window that holds the late record, and more: up to the
+		 * most, which takes every record */
+		window = window * 4 > late_by * 2 ? window * 4 : late_by * 2;
+		if (window > SPAN_REORDER_MAX)
+			window = SPAN_REORDER_MAX;
+		err = 0;
+	}
 	samples_release(&smp);
 	return err;
 }
