@@ -271,6 +271,9 @@ int catalog_days(time_t from, time_t to, char (*days)[16], size_t max, size_t *n
 /* ---- from S3 ---------------------------------------------------------------- */
 
 #define DAYS_MAX 62 /* list day by day up to this many days, else all */
+/* keys a listing takes at most, all days together (a 500-host fleet
+ * sealing a segment a minute writes 720k a day) */
+#define LIST_KEYS_MAX 2000000
 
 int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t from,
 		    time_t to, char *why, size_t len)
@@ -286,7 +289,13 @@ int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t 
 	}
 	for (size_t d = 0; d < ndays && !err; d++) {
 		snprintf(p, sizeof(p), "%s%s%s", prefix, *prefix ? "/" : "", days[d]);
-		err = s3__list(s, p, 0, &l, why, len);
+		err = l.n < LIST_KEYS_MAX ? s3__list(s, p, LIST_KEYS_MAX - l.n, &l, why, len)
+					  : -E2BIG;
+		if (err == -E2BIG)
+			text_say(why, len,
+				 "more than %d keys to list: narrow it with --from and --to "
+				 "(or a longer prefix)",
+				 LIST_KEYS_MAX);
 	}
 	for (size_t i = 0; i < l.n && !err; i++)
 		err = catalog__add(c,

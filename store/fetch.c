@@ -56,11 +56,18 @@ int store_cache_dir(char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* The file that marks a cache directory d9prof made: eviction deletes
+ * only in one (D9PROF_CACHE may name any directory, ~/.cache under sudo
+ * -E), and only the names cache_name() makes. */
+#define CACHE_MARK ".d9prof-cache"
+
 /* @path's directory, made (0700, with its missing parents) if need be,
- * opened without following a link, and ours alone. The fd or -errno, with
- * why. */
-static int cache_open(const char *path, char *why, size_t len)
+ * opened without following a link, and ours alone; marked if @mark is 1
+ * and it is made now, or @mark is 2 (d9prof's own default place). The fd
+ * or -errno, with why. */
+static int cache_open(const char *path, int mark, char *why, size_t len)
 {
+	int made, m;
 	char p[4096];
 	struct stat sb;
 	int fd;
@@ -72,7 +79,7 @@ static int cache_open(const char *path, char *why, size_t len)
 		mkdir(p, 0700);
 		*s = '/';
 	}
-	mkdir(p, 0700);
+	made = !mkdir(p, 0700);
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, len, "cannot use the cache '%s': %s", path,
@@ -87,7 +94,30 @@ static int cache_open(const char *path, char *why, size_t len)
 			 path);
 		return -EPERM;
 	}
+	if ((mark > 1 || (mark && made)) &&
+	    (m = openat(fd, CACHE_MARK, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600)) >= 0)
+		close(m);
 	return fd;
+}
+
+/* Is the cache at @top one d9prof made (its mark a regular file of
+ * ours)? */
+static int cache_marked(int top)
+{
+	struct stat sb;
+
+	return !fstatat(top, CACHE_MARK, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode) &&
+	       sb.st_uid == geteuid();
+}
+
+/* Is @name one cache_name() makes (16 hex digits, '-', the rest)? */
+static int cache_named(const char *name)
+{
+	for (int i = 0; i < 16; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return 0;
+	return name[16] == '-' && name[17];
 }
 
 /* The cache file of @key: a hash of the whole key, then its last part. */
@@ -139,7 +169,7 @@ static int fetch_one(struct job *j, struct s3 *s, size_t i, char *why, size_t le
 	}
 	snprintf(key, sizeof(key), "%s%s%s", j->prefix, *j->prefix ? "/" : "",
 		 j->keys[i]);
-	err = s3__get_fd(s, key, fd, &got, why, len);
+	err = s3__get_fd(s, key, fd, j->sizes[i], &got, why, len);
 	if (!err && close(fd))
 		err = -errno;
 	else if (err)
@@ -252,7 +282,7 @@ static size_t evict(int top, uint64_t max, time_t since)
 		while (bd && (f = readdir(bd))) {
 			struct stat sb;
 
-			if (f->d_name[0] == '.' ||
+			if (!cache_named(f->d_name) ||
 			    fstatat(b, f->d_name, &sb, AT_SYMLINK_NOFOLLOW) ||
 			    !S_ISREG(sb.st_mode))
 				continue;
@@ -351,16 +381,32 @@ int store_fetch(const struct s3_config *c, const char *bucket, const char *prefi
 			.n = n,
 			.dirfd = -1};
 	char dir[4200];
+	const char *env;
 	time_t since = time(NULL) - 1;
 	int top, err = 0;
 
 	*paths = NULL;
 	memset(st, 0, sizeof(*st));
-	top = cache_open(o->cache, why, len);
+	/* what does not fit the cache is not fetched */
+	for (size_t i = 0, all = 0; o->max_bytes && i < n; i++) {
+		all += sizes[i];
+		if (sizes[i] > o->max_bytes || all > o->max_bytes) {
+			snprintf(why, len,
+				 "%s%s%s is listed at %llu bytes: the objects asked for "
+				 "pass the cache's %llu (D9PROF_CACHE_MAX; or fewer, "
+				 "with --from/--to)",
+				 prefix, *prefix ? "/" : "", keys[i],
+				 (unsigned long long)sizes[i],
+				 (unsigned long long)o->max_bytes);
+			return -EFBIG;
+		}
+	}
+	env = getenv("D9PROF_CACHE");
+	top = cache_open(o->cache, env && *env ? 1 : 2, why, len);
 	if (top < 0)
 		return top;
 	snprintf(dir, sizeof(dir), "%s/%s", o->cache, bucket);
-	j.dirfd = cache_open(dir, why, len);
+	j.dirfd = cache_open(dir, 0, why, len);
 	if (j.dirfd < 0) {
 		close(top);
 		return j.dirfd;
@@ -376,7 +422,7 @@ int store_fetch(const struct s3_config *c, const char *bucket, const char *prefi
 	if (err)
 		snprintf(why, len, "%s", j.why);
 	*st = j.st;
-	if (!err && o->max_bytes)
+	if (!err && o->max_bytes && cache_marked(top))
 		st->evicted = evict(top, o->max_bytes, since);
 out:
 	close(j.dirfd);

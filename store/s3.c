@@ -44,6 +44,8 @@
 #include <unistd.h>
 
 #include "lib/grow.h"
+#include "lib/hash.h"
+#include "lib/map.h"
 #include "lib/text.h"
 #include "store/s3.h"
 
@@ -53,6 +55,12 @@
 #define KEY_MAX		1024	    /* S3's limit on a key, in bytes */
 #define TOKEN_MAX	(16u << 10) /* a continuation token */
 #define META_VALUE_MAX	256
+/* A request moving fewer than S3_FLOOR bytes a second for its timeout
+ * fails; none lasts past S3_DEADLINE_STALLS timeouts, a GET that plus its
+ * size at S3_GET_FLOOR bytes a second. */
+#define S3_FLOOR	   1024
+#define S3_DEADLINE_STALLS 10
+#define S3_GET_FLOOR	   (64u << 10)
 #define XML_DEPTH	16
 #define XML_NAME	64
 
@@ -666,6 +674,7 @@ struct s3 {
 	char bucket[64];
 	char sigv4[96];
 	long status;
+	long deadline_ms; /* a request's */
 	char curl_err[CURL_ERROR_SIZE];
 };
 
@@ -675,7 +684,7 @@ struct xfer {
 	/* the answer: into @fd from offset 0 when 2xx and @fd >= 0, else
 	 * into @body (at most @body_max bytes for a 2xx answer) */
 	int fd;
-	uint64_t off;
+	uint64_t off, fd_max; /* (into @fd: at most @fd_max bytes) */
 	char *body;
 	size_t blen, bcap, body_max;
 	bool too_big;
@@ -753,6 +762,11 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 	if (code >= 200 && code < 300 && x->fd >= 0) {
 		size_t done = 0;
 
+		/* never more than the object was listed at */
+		if (n > x->fd_max - x->off) {
+			x->too_big = true;
+			return 0;
+		}
 		while (done < n) {
 			ssize_t w = pwrite(x->fd, p + done, n - done, (off_t)x->off);
 
@@ -877,6 +891,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	    struct s3 **out)
 {
+	const char *env;
 	long ms, connect_ms;
 	struct s3 *s;
 	int err = -EINVAL;
@@ -900,6 +915,9 @@ int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 		err = -ENOMEM;
 		goto fail;
 	}
+	/* (D9PROF_S3_TIMEOUT: the tests' hostile endpoints) */
+	if ((env = getenv("D9PROF_S3_TIMEOUT")) && atof(env) > 0 && atof(env) < 86400)
+		timeout_s = atof(env);
 	ms = timeout_s > 0 ? (long)(timeout_s * 1000) : 60000;
 	if (ms < 1)
 		ms = 1;
@@ -916,9 +934,13 @@ int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	SET(CURLOPT_NOPROGRESS, 1L);
 	SET(CURLOPT_ERRORBUFFER, s->curl_err);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
-	/* stalled, not slow: a big file on a slow link takes its time */
-	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	/* a floor, not a stall: an endpoint trickling bytes is dropped after
+	 * @timeout_s below S3_FLOOR bytes a second, and no request lasts
+	 * past its deadline, however it goes */
+	SET(CURLOPT_LOW_SPEED_LIMIT, (long)S3_FLOOR);
 	SET(CURLOPT_LOW_SPEED_TIME, (ms + 999) / 1000);
+	s->deadline_ms = ms * S3_DEADLINE_STALLS;
+	SET(CURLOPT_TIMEOUT_MS, s->deadline_ms);
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
@@ -1112,6 +1134,11 @@ static int perform(struct s3 *s, const char *url, struct curl_slist *hdr, struct
 		text_say(why, len, "%s: %s", x->err_what, strerror(-x->err));
 		return x->err;
 	}
+	if (x->too_big && x->fd >= 0) {
+		text_say(why, len, "%s is larger than listed (%llu bytes): not kept", key,
+			 (unsigned long long)x->fd_max);
+		return -EBADMSG;
+	}
 	if (x->too_big) {
 		text_say(why, len, "an answer larger than %zu MiB", x->body_max >> 20);
 		return -EBADMSG;
@@ -1231,8 +1258,8 @@ out:
 	return err;
 }
 
-int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t *size, char *why,
-	       size_t len)
+int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t max, uint64_t *size,
+	       char *why, size_t len)
 {
 	struct curl_slist *hdr = NULL;
 	struct sbuf url = {0};
@@ -1253,10 +1280,22 @@ int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t *size, char *why,
 		goto out;
 	xfer_init(&x, s);
 	x.fd = fd;
-	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L))
+	x.fd_max = max;
+	/* its deadline: the usual, and the time its size takes at
+	 * S3_GET_FLOOR bytes a second */
+	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
+	    cu.easy_setopt(s->curl, CURLOPT_TIMEOUT_MS,
+			   (long)(s->deadline_ms +
+				  (max == UINT64_MAX ? 0 : max / S3_GET_FLOOR * 1000))))
 		goto out;
 	err = perform(s, url.s, hdr, &x, key, why, len);
+	cu.easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, s->deadline_ms);
 	free(x.body);
+	if (!err && max != UINT64_MAX && x.off != max) {
+		text_say(why, len, "%s came as %llu bytes, listed as %llu: not kept", key,
+			 (unsigned long long)x.off, (unsigned long long)max);
+		err = -EBADMSG;
+	}
 	if (!err && size)
 		*size = x.off;
 out:
@@ -1751,10 +1790,23 @@ void s3_list_release(struct s3_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* A continuation token's 64-bit hash (FNV-1a, mixed): tokens told apart
+ * by it. */
+static uint64_t token_hash(const char *t)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *t; t++)
+		h = (h ^ (uint8_t)*t) * 0x100000001b3ULL;
+	return lib_hash64(h);
+}
+
 int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, char *why,
 	     size_t len)
 {
 	struct list_ctx c = {.l = l, .max = max};
+	struct lib_map seen = {0};
+	int created;
 	struct xml xp = {.fn = list_fn, .ctx = &c, .why = why, .len = len};
 	struct curl_slist *hdr;
 	char *token = NULL, pbuf[160];
@@ -1823,8 +1875,14 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 			err = xml_bad(&xp, "IsTruncated without a NextContinuationToken");
 			break;
 		}
-		if (token && !strcmp(token, c.next)) {
-			err = xml_bad(&xp, "the same continuation token twice");
+		/* a token seen before, the last or any: a listing that would
+		 * never end */
+		if (!lib_map_get(&seen, token_hash(c.next), &created)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!created) {
+			err = xml_bad(&xp, "a continuation token seen before");
 			break;
 		}
 		free(token);
@@ -1836,5 +1894,6 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 	free(token);
 	free(xp.text);
 	free_headers(hdr);
+	lib_map_release(&seen);
 	return err;
 }

@@ -65,9 +65,10 @@ int s3_parse_url(const char *url, char *bucket, size_t blen, char *prefix, size_
 struct s3;
 
 /* A connection to @bucket with @c (copied): a request fails (-EAGAIN) when
- * it moves nothing for @timeout_s seconds (0: 60), however long it takes
- * otherwise (connecting: at most 10 s). One thread at a time per struct
- * s3. 0 or -errno: -ELIBACC when libcurl (libcurl.so.4, loaded at the
+ * it moves less than 1 KiB a second for @timeout_s seconds (0: 60;
+ * D9PROF_S3_TIMEOUT in the environment overrides it), or lasts ten times
+ * that (a GET, plus its size at 64 KiB a second); connecting takes at
+ * most 10 s. One thread at a time per struct s3. 0 or -errno: -ELIBACC when libcurl (libcurl.so.4, loaded at the
  * first call) cannot be loaded. */
 int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	    struct s3 **out);
@@ -111,9 +112,11 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 void s3_list_release(struct s3_list *l);
 
 /* Get @key into the file open at @fd (truncated first); its size in
- * *@size if non-NULL. */
-int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t *size, char *why,
-	       size_t len);
+ * *@size if non-NULL. With @max (UINT64_MAX: any size), the size it was
+ * listed at: more, or fewer, is -EBADMSG (the file then holds part of
+ * it). */
+int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t max, uint64_t *size,
+	       char *why, size_t len);
 
 /* @key's size and its metadata value for @meta_key (without
  * "x-amz-meta-") into @value ("" if absent; -ERANGE if it does not fit). */

@@ -290,6 +290,22 @@ EOF
 	cmp -s <(grep -v '^#' "$TMP/s3.txt") <(grep -v '^#' "$TMP/local.txt") || { diff "$TMP/s3.txt" "$TMP/local.txt" | head -5; fail "the bucket's answer differs from the local files'"; return; }
 	"$D9" tasks -i s3://bkt/fleet --service api --host host2 --from "$t0" \
 		--to "$t1" 2>&1 >/dev/null | grep -q '(0 fetched' || { fail "the cache was not reused"; return; }
+	# objects past the cache's bound are not fetched at all
+	D9PROF_CACHE=$TMP/small D9PROF_CACHE_MAX=1024 "$D9" tasks -i s3://bkt/fleet --service api \
+		--host host2 --from "$t0" --to "$t1" >/dev/null 2>"$TMP/small.err" &&
+		{ fail "fetched past the cache's bound"; return; }
+	grep -q "pass the cache's 1024 (D9PROF_CACHE_MAX" "$TMP/small.err" ||
+		{ cat "$TMP/small.err"; fail "no line on the cache's bound"; return; }
+	[ -z "$(find "$TMP/small" -type f 2>/dev/null)" ] || { fail "kept past the cache's bound"; return; }
+	# eviction deletes only what d9prof put in a cache it made: a
+	# directory D9PROF_CACHE names (~/.cache under sudo -E) keeps its own
+	mkdir -p "$TMP/foreign/bkt"
+	head -c 3000000 /dev/zero >"$TMP/foreign/bkt/fonts.cache"
+	touch -d '1 hour ago' "$TMP/foreign/bkt/fonts.cache"
+	D9PROF_CACHE=$TMP/foreign D9PROF_CACHE_MAX=2000000 "$D9" tasks -i s3://bkt/fleet \
+		--service api --host host2 --from "$t0" --to "$t1" >/dev/null 2>"$TMP/foreign.err" ||
+		{ cat "$TMP/foreign.err"; fail "tasks with a foreign cache failed"; return; }
+	[ -f "$TMP/foreign/bkt/fonts.cache" ] || { fail "evicted a file d9prof did not make"; return; }
 	# the fleet at a glance: every host of the window, each read, worst
 	# first, each with the command that opens its report
 	local s0 s1

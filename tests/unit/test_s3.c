@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/s3.h"
@@ -408,6 +409,8 @@ struct fake_answer {
 	const char *headers; /* extra lines, each ending "\r\n" */
 	const char *body;
 	int no_body; /* HEAD: Content-Length from headers, nothing sent */
+	int endless; /* a body of 1 GB said, sent fast until the client goes */
+	int trickle; /* a body of 1 GB said, 2 bytes a second (30 s at most) */
 };
 
 struct fake {
@@ -457,6 +460,26 @@ static void *fake_serve(void *arg)
 						 ? got - h
 						 : sizeof(f->body[i]);
 			memcpy(f->body[i], buf + h, f->body_len[i]);
+		}
+		if (a->endless || a->trickle) {
+			char chunk[65536];
+			size_t k = 0;
+
+			snprintf(out, sizeof(out),
+				 "HTTP/1.1 %d X\r\nConnection: close\r\n"
+				 "Content-Length: 1000000000\r\n\r\n",
+				 a->status);
+			memset(chunk, 'x', sizeof(chunk));
+			if (send(fd, out, strlen(out), MSG_NOSIGNAL) > 0)
+				while (a->endless ? send(fd, chunk, sizeof(chunk),
+							 MSG_NOSIGNAL) > 0
+						  : k++ < 60 &&
+							    send(fd, chunk, 1,
+								 MSG_NOSIGNAL) > 0 &&
+							    !usleep(500000))
+					;
+			close(fd);
+			continue;
 		}
 		if (a->no_body)
 			snprintf(out, sizeof(out),
@@ -645,6 +668,33 @@ Test(s3, list_follows_continuation_tokens_and_decodes_the_xml)
 	s3__free(s);
 }
 
+/* Tokens that alternate (A, B, A, ...) listed forever (4633 requests
+ * and 738 MB in 15 s): any token seen before ends the listing. */
+Test(s3, list_refuses_a_continuation_token_seen_before)
+{
+	static const char a[] = "<ListBucketResult><IsTruncated>true</IsTruncated>"
+				"<NextContinuationToken>A</NextContinuationToken>"
+				"<Contents><Key>p/a</Key><Size>1</Size></Contents>"
+				"</ListBucketResult>";
+	static const char b[] = "<ListBucketResult><IsTruncated>true</IsTruncated>"
+				"<NextContinuationToken>B</NextContinuationToken>"
+				"<Contents><Key>p/b</Key><Size>1</Size></Contents>"
+				"</ListBucketResult>";
+	struct fake f = {.n = 3,
+			 .answers = {{200, NULL, a}, {200, NULL, b}, {200, NULL, a}}};
+	struct s3_list l = {0};
+	struct s3 *s;
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_expect_eq(s3__list(s, "p/", 0, &l, why, sizeof(why)), -EBADMSG);
+	cr_expect_not_null(strstr(why, "a continuation token seen before"), "%s", why);
+	fake_stop(&f);
+	cr_expect_eq(f.served, 3, "three pages, not more");
+	s3_list_release(&l);
+	s3__free(s);
+}
+
 Test(s3, list_stops_past_max_with_e2big_and_keeps_what_it_listed)
 {
 	struct fake f = {.n = 1, .answers = {{200, NULL, page1}}};
@@ -773,16 +823,64 @@ Test(s3, get_truncates_and_fills_the_file)
 
 	fake_start(&f);
 	s = fake_s3(&f, NULL);
-	cr_assert_eq(s3__get_fd(s, "a/b", fd, &size, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(s3__get_fd(s, "a/b", fd, UINT64_MAX, &size, why, sizeof(why)), 0,
+		     "%s", why);
 	cr_expect_eq(size, 11);
 	cr_expect_eq(pread(fd, buf, sizeof(buf) - 1, 0), 11);
 	cr_expect_str_eq(buf, "new content");
-	cr_expect_eq(s3__get_fd(s, "gone", fd, &size, why, sizeof(why)), -ENOENT);
+	cr_expect_eq(s3__get_fd(s, "gone", fd, UINT64_MAX, &size, why, sizeof(why)),
+		     -ENOENT);
 	cr_expect_not_null(strstr(why, "no key 'gone' in bucket 'bkt'"), "%s", why);
 	cr_expect_eq(lseek(fd, 0, SEEK_END), 0, "the error body is not the file's");
 	fake_stop(&f);
 	s3__free(s);
 	close(fd);
+}
+
+/* An object that comes larger or smaller than listed is not kept: one
+ * that never ends stops at its listed size, not at the disk's. */
+Test(s3, a_get_is_its_listed_size_or_fails)
+{
+	struct fake f = {
+		.n = 2, .answers = {{200, NULL, NULL, 0, 1}, {200, NULL, "new content"}}};
+	struct s3 *s;
+	uint64_t size = 0;
+	int fd = temp_file("");
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_expect_eq(s3__get_fd(s, "a/b", fd, 4489, &size, why, sizeof(why)), -EBADMSG);
+	cr_expect_not_null(strstr(why, "a/b is larger than listed (4489 bytes)"), "%s",
+			   why);
+	cr_expect_leq(lseek(fd, 0, SEEK_END), 4489);
+	cr_expect_eq(s3__get_fd(s, "a/c", fd, 20, &size, why, sizeof(why)), -EBADMSG);
+	cr_expect_not_null(strstr(why, "a/c came as 11 bytes, listed as 20"), "%s", why);
+	fake_stop(&f);
+	s3__free(s);
+	close(fd);
+}
+
+/* An endpoint that trickles (2 bytes a second) is dropped after the
+ * timeout below the floor (it held ls forever at 1 byte a second). */
+Test(s3, a_trickle_is_dropped_after_its_timeout)
+{
+	struct fake f = {.n = 1, .answers = {{200, NULL, NULL, 0, 0, 1}}};
+	struct s3_list l = {0};
+	struct timespec a, b;
+	struct s3 *s;
+
+	setenv("D9PROF_S3_TIMEOUT", "1", 1);
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	unsetenv("D9PROF_S3_TIMEOUT");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cr_expect_eq(s3__list(s, "", 0, &l, why, sizeof(why)), -EAGAIN, "%s", why);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_expect_lt(b.tv_sec - a.tv_sec, 10, "dropped after %ld s",
+		     (long)(b.tv_sec - a.tv_sec));
+	s3_list_release(&l);
+	s3__free(s);
+	fake_stop(&f);
 }
 
 Test(s3, head_reads_the_size_and_one_metadata_value)
