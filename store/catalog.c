@@ -98,8 +98,10 @@ static int parse(const char *key, struct catalog_entry *e)
 	tm.tm_mday = (int)num(c[0] + 8, 2);
 	tm.tm_hour = (int)num(c[1], 2);
 	tm.tm_min = (int)num(c[1] + 2, 2);
-	if (tm.tm_mon > 11 || !tm.tm_mday || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-	    tm.tm_min > 59)
+	/* (a plausible date: 0000-01-01 and 9999-12-31 made ls print half a
+	 * million buckets) */
+	if (tm.tm_year < 2000 - 1900 || tm.tm_year >= 2200 - 1900 || tm.tm_mon > 11 ||
+	    !tm.tm_mday || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59)
 		return -1;
 	minute = timegm(&tm);
 	if (len[5] > 3 && !memcmp(c[5] + len[5] - 3, ".d9", 3)) {
@@ -441,17 +443,22 @@ static char *when(time_t t, char *buf, size_t len)
 }
 
 /* A width of the density's time buckets that makes at most 24 of them
- * over [lo, hi]. */
+ * over [lo, hi] (past 24 weeks, whole weeks). */
 static time_t bucket_width(time_t lo, time_t hi)
 {
 	static const time_t w[] = {60,	 300,	600,   900,   1800,  3600,
 				   7200, 10800, 21600, 43200, 86400, 7 * 86400};
-	size_t i;
 
-	for (i = 0; i + 1 < sizeof(w) / sizeof(w[0]); i++)
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 		if ((hi - lo) / w[i] < 24)
-			break;
-	return w[i];
+			return w[i];
+	return ((hi - lo) / 23 / (7 * 86400) + 1) * 7 * 86400;
+}
+
+/* @a + @b, at most UINT64_MAX: index values are the bucket's writers' */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
 }
 
 /* What the indexes of some segments add up to. */
@@ -480,9 +487,9 @@ static void tally_add(struct tally *t, const struct catalog *c,
 	if (e->dump || !e->indexed)
 		return;
 	t->indexed++;
-	t->polls += e->ix.polls;
-	t->samples += e->ix.samples;
-	t->lost += e->ix.lost;
+	t->polls = sat_add(t->polls, e->ix.polls);
+	t->samples = sat_add(t->samples, e->ix.samples);
+	t->lost = sat_add(t->lost, e->ix.lost);
 	t->max_poll_ns =
 		e->ix.max_poll_ns > t->max_poll_ns ? e->ix.max_poll_ns : t->max_poll_ns;
 	t->max_delay_ns = e->ix.max_delay_ns > t->max_delay_ns ? e->ix.max_delay_ns
@@ -517,7 +524,7 @@ static int summarize(const struct catalog *c, const unsigned char *keep,
 		}
 		r = &(*runs)[*nruns - 1];
 		r->n++;
-		r->bytes += e->size;
+		r->bytes = sat_add(r->bytes, e->size);
 		tally_add(&r->t, c, e);
 		*(e->dump ? &r->dumps : &r->segments) += 1;
 		r->lo = e->wall < r->lo ? e->wall : r->lo;
@@ -547,7 +554,7 @@ static int summarize(const struct catalog *c, const unsigned char *keep,
 
 			if (!keep[i])
 				continue;
-			(*bk)[b].bytes += e->size;
+			(*bk)[b].bytes = sat_add((*bk)[b].bytes, e->size);
 			tally_add(&(*bk)[b].t, c, e);
 			*(e->dump ? &(*bk)[b].dumps : &(*bk)[b].segments) += 1;
 			if (b != last)
@@ -678,7 +685,7 @@ static void print_text(const struct catalog *c, const unsigned char *keep,
 	for (size_t r = 0; r < nruns; r++) {
 		segs += runs[r].segments;
 		dumps += runs[r].dumps;
-		bytes += runs[r].bytes;
+		bytes = sat_add(bytes, runs[r].bytes);
 		lo = !r || runs[r].lo < lo ? runs[r].lo : lo;
 		hi = !r || runs[r].hi > hi ? runs[r].hi : hi;
 	}

@@ -120,19 +120,30 @@ static int cache_named(const char *name)
 	return name[16] == '-' && name[17];
 }
 
-/* The cache file of @key: a hash of the whole key, then its last part. */
-static void cache_name(const char *prefix, const char *key, char *buf, size_t len)
+/* The cache file of @key at @endpoint: a hash of the endpoint and the
+ * whole key, then its last part made a safe name (what is not
+ * [A-Za-z0-9._-] becomes '_': a key is anyone's with PutObject). */
+static void cache_name(const char *endpoint, const char *prefix, const char *key,
+		       char *buf, size_t len)
 {
 	const char *base = strrchr(key, '/');
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	int n;
 
+	for (const char *s = endpoint; *s; s++)
+		h = lib_hash64(h ^ (unsigned char)*s);
+	h = lib_hash64(h ^ ' ');
 	for (const char *s = prefix; *s; s++)
 		h = lib_hash64(h ^ (unsigned char)*s);
 	h = lib_hash64(h ^ '/');
 	for (const char *s = key; *s; s++)
 		h = lib_hash64(h ^ (unsigned char)*s);
-	snprintf(buf, len, "%016llx-%.180s", (unsigned long long)h,
-		 base ? base + 1 : key);
+	n = snprintf(buf, len, "%016llx-%.180s", (unsigned long long)h,
+		     base ? base + 1 : key);
+	for (char *c = buf + 17; n > 0 && *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
+			*c = '_';
 }
 
 /* Key @i into the cache: reused, or fetched under a hidden name and
@@ -144,7 +155,7 @@ static int fetch_one(struct job *j, struct s3 *s, size_t i, char *why, size_t le
 	uint64_t got = 0;
 	int fd, err;
 
-	cache_name(j->prefix, j->keys[i], name, sizeof(name));
+	cache_name(j->c->endpoint, j->prefix, j->keys[i], name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", j->dir, name);
 	j->paths[i] = strdup(path);
 	if (!j->paths[i])

@@ -231,3 +231,36 @@ Test(catalog, ls_adds_up_the_indexes_and_flags_as_report_does)
 	cr_expect(strstr(text, "(1 segment without an index"), "%s", text);
 	cr_expect(strstr(text, "a poll of 10.0ms or more"), "%s", text);
 }
+
+/* Keys dated 0000-01-01 and 9999-12-31 made ls print 521,786 bucket
+ * lines, and index sums wrapped at 2^64: dates are plausible ones, the
+ * buckets at most 24 (and one), the sums saturate. */
+Test(catalog, ls_stays_bounded_whatever_the_keys_say)
+{
+	struct catalog_filter f = {0};
+	unsigned char keep[8];
+	const char *text, *p;
+	size_t lines = 0;
+
+	cr_assert_eq(catalog__add(&C, "0000-01-01/0000/api/a/b1/1-0.d9", 10), 0);
+	cr_assert_eq(catalog__add(&C, "9999-12-31/2359/api/a/b1/253402300740-0.d9", 10),
+		     0);
+	cr_expect_eq(C.others, 2);
+	cr_assert_eq(catalog__add(&C, "2001-01-01/0000/api/a/b1/978307200-0.d9", 10), 0);
+	cr_assert_eq(catalog__add(&C, "2190-12-31/2359/api/a/b1/6974121540-0.d9", 10), 0);
+	catalog__sort(&C);
+	cr_assert_eq(catalog__select(&C, &f, keep), 2);
+	C.v[0].indexed = C.v[1].indexed = 1;
+	C.v[0].ix = (struct catalog_index){.polls = UINT64_MAX - 1};
+	C.v[1].ix = (struct catalog_index){.polls = 5};
+	cr_assert_eq(catalog__print(&C, keep, "s3://b", 0, out), 0);
+	text = output();
+	for (p = text; (p = strchr(p, '\n')); p++)
+		lines++;
+	cr_expect_lt(lines, 40, "%zu lines", lines);
+	memout_close();
+	memout_open();
+	cr_assert_eq(catalog__print(&C, keep, "s3://b", 1, out), 0);
+	text = output();
+	cr_expect(strstr(text, "\"polls\":18446744073709551615"), "%s", text);
+}
