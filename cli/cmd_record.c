@@ -51,8 +51,16 @@ enum {
 	OPT_UPLOAD,
 	OPT_ENDPOINT_URL,
 	OPT_SERVICE,
-	OPT_HOST
+	OPT_HOST,
+	OPT_KEEP_AWS_ENV
 };
+
+/* What --upload takes out of the command's environment: the recorder's
+ * credentials are not a command's that may drop to another user keeping
+ * its environment (setpriv, gosu, an entrypoint). A service that calls
+ * AWS with its own role finds none of these set. */
+static const char *const aws_secrets[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+					  "AWS_SESSION_TOKEN", NULL};
 
 static void on_signal(int sig)
 {
@@ -201,6 +209,9 @@ static void help(FILE *f)
 		"                        local files kept as without it); credentials,\n"
 		"                        region and endpoint as the AWS CLI finds them\n"
 		"      --endpoint-url URL  an S3-compatible store (path-style)\n"
+		"      --keep-aws-env    with --upload, leave AWS_ACCESS_KEY_ID,\n"
+		"                        AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN in\n"
+		"                        CMD's environment (taken out by default)\n"
 		"      --service NAME    the layout's SERVICE (default: the target's name)\n"
 		"      --host NAME       the layout's HOST (default: the host name)\n"
 		"  -h, --help            this help\n\n"
@@ -238,6 +249,7 @@ struct rec_ctx {
 	double duration;
 	int forever;		       /* no -d and no command: say how to stop */
 	const char *upload, *endpoint; /* --upload, --endpoint-url */
+	int keep_aws_env;	       /* --keep-aws-env */
 	struct record_upload *up;
 	int line;	    /* a status line is showing */
 	int status;	    /* ... is wanted (a terminal) */
@@ -992,6 +1004,8 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 			"--upload, --service and --host need --rotate or --flight");
 	if (x->endpoint && !x->upload)
 		return usage_error("record ", "--endpoint-url is for --upload");
+	if (x->keep_aws_env && !x->upload)
+		return usage_error("record ", "--keep-aws-env is for --upload");
 	if (o->segments == RECORD_ONE_TRACE &&
 	    (o->max_total || o->key_prefix || o->on_segment || hook_timeout_given))
 		return usage_error("record ",
@@ -1040,6 +1054,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"on-segment", required_argument, NULL, OPT_ON_SEGMENT},
 		{"hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT},
 		{"upload", required_argument, NULL, OPT_UPLOAD},
+		{"keep-aws-env", no_argument, NULL, OPT_KEEP_AWS_ENV},
 		{"endpoint-url", required_argument, NULL, OPT_ENDPOINT_URL},
 		{"service", required_argument, NULL, OPT_SERVICE},
 		{"host", required_argument, NULL, OPT_HOST},
@@ -1174,6 +1189,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		case OPT_ENDPOINT_URL:
 			x->endpoint = optarg;
 			break;
+		case OPT_KEEP_AWS_ENV:
+			x->keep_aws_env = 1;
+			break;
 		default:
 			err = segment_option(o, c, optarg, &hook_timeout_given);
 			if (err < 0)
@@ -1234,7 +1252,8 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 	}
 	o->out_fd = x->fd;
 	if (optind < argc) {
-		err = record_cmd__start(&x->cmd, argv + optind, !o->pid);
+		err = record_cmd__start(&x->cmd, argv + optind, !o->pid,
+					x->upload && !x->keep_aws_env ? aws_secrets : NULL);
 		if (err) {
 			error("cannot start '%s': %s", argv[optind], strerror(-err));
 			close(x->fd);

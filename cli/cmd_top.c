@@ -167,7 +167,7 @@ static int start_cmd(struct top *x, int devnull)
 		saved[fd] = dup(fd);
 		dup2(devnull, fd);
 	}
-	err = record_cmd__start(&x->cmd, x->argv, 1);
+	err = record_cmd__start(&x->cmd, x->argv, 1, NULL);
 	for (int fd = 0; fd < n; fd++)
 		if (saved[fd] >= 0) {
 			dup2(saved[fd], fd);

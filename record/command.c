@@ -21,7 +21,8 @@
 #include "record/proc.h"
 #include "trace/trace.h"
 
-int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach)
+int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach,
+		      const char *const *unset)
 {
 	int go[2], err_pipe[2];
 	char b;
@@ -60,6 +61,8 @@ int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach)
 				 RECORD_ATTACH_WAIT_MS);
 			setenv(D9_ATTACH_WAIT_ENV, v, 1);
 		}
+		for (; unset && *unset; unset++)
+			unsetenv(*unset);
 		record_unboost(); /* the command runs as it would alone */
 		execvp(argv[0], argv);
 		e = errno;

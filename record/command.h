@@ -26,8 +26,11 @@ struct record_cmd {
 
 /* Fork @argv stopped at a pipe read; with @wait_attach (it is the target)
  * its shim waits up to RECORD_ATTACH_WAIT_MS at init for the recorder, so
- * that its first polls are recorded. 0 or -errno (fork, pipe). */
-int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach);
+ * that its first polls are recorded; the variables named in @unset (NULL
+ * ended; NULL: none) taken out of its environment. 0 or -errno (fork,
+ * pipe). */
+int record_cmd__start(struct record_cmd *c, char **argv, int wait_attach,
+		      const char *const *unset);
 /* Let it exec: 0 once it did, else -errno of execvp. */
 int record_cmd__release(struct record_cmd *c);
 /* Reap it (killed first if never released, asked to stop with SIGTERM if

@@ -461,6 +461,27 @@ t_slow_server_leaves_the_recording_as_it_is_and_gets_every_segment() {
 # report command picks that pid and the window's start as a UTC time (and
 # reads what that process's own files say); -i s3:// without --pid names
 # both pids in one line
+# --upload takes the recorder's keys out of the recorded command's
+# environment (a command that dropped to nobody keeping its environment
+# kept them); --keep-aws-env leaves them; the rest stays
+t_the_recorded_command_does_not_get_the_uploads_keys() {
+	local k
+	s3_up envk || return
+	for k in 0 1; do
+		# shellcheck disable=SC2016
+		MINE=kept "$D9" record --rotate 1s -o "$TMP/envk$k" --upload s3://bkt/envk \
+			$([ $k = 1 ] && echo --keep-aws-env) -- \
+			sh -c 'env >"$0"; sleep 1.2' "$TMP/env$k.txt" >/dev/null 2>"$TMP/envk$k.err" ||
+			{ cat "$TMP/envk$k.err"; fail "record --upload -- CMD failed"; return; }
+		grep -q '^MINE=kept$' "$TMP/env$k.txt" || { fail "the command lost its own environment"; return; }
+	done
+	! grep -q '^AWS_SECRET_ACCESS_KEY=\|^AWS_ACCESS_KEY_ID=' "$TMP/env0.txt" ||
+		{ fail "the command got the recorder's keys"; return; }
+	grep -q '^AWS_SECRET_ACCESS_KEY=S3RVER$' "$TMP/env1.txt" ||
+		{ fail "--keep-aws-env did not leave them"; return; }
+	say "    the command's environment: no AWS keys, its own variables kept"
+}
+
 t_a_restarted_service_is_read_as_its_last_process() {
 	local a b p want cmd
 	s3_up restart || return
