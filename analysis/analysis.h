@@ -1432,7 +1432,7 @@ enum loss_data {
 	LOSS_ALL = 0xf,
 };
 
-#define LOSS_KINDS    19  /* kinds of loss a trace can record */
+#define LOSS_KINDS    20  /* kinds of loss a trace can record */
 #define LOSS_TEXT_MAX 768 /* room for analysis_losses_text() */
 
 struct loss {

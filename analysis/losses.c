@@ -29,6 +29,8 @@ enum loss_source {
 	SRC_META,	  /* the key's values (numbers), summed: one
 			   * per segment of a trace */
 	SRC_META_COUNT,	  /* how many times the key is there */
+	SRC_META_FIRST,	  /* the first segment's value (the one whose
+			   * start a read uses) */
 	SRC_META_UNDONE,  /* "done/all": all - done, summed */
 	SRC_CUT_STACKS,	  /* samples whose stack analysis_stack_cut() */
 	SRC_SKIPPED,	  /* trace.nskipped: files left out */
@@ -81,9 +83,14 @@ static const struct {
 	 "not Tokio's layout, its task unreadable, or ring full)",
 	 SRC_META, TRACE_META_TOKIO_POLLS_UNWRITTEN, LOSS_POLLS, NULL},
 	{"state_refused",
-	 "threads' and tasks' open state (too much open to carry into the "
-	 "next segment's STATE)",
+	 "threads', tasks' and spans' open state (too much open to carry "
+	 "into the next segment's start)",
 	 SRC_META, TRACE_META_OPEN_STATE_REFUSED, LOSS_POLLS, NULL},
+	{"spans_left_out",
+	 "open spans the first segment read starts without (too many to carry: "
+	 "--max-size bounds them)",
+	 SRC_META_FIRST, TRACE_META_SPANS_LEFT_OUT, LOSS_POLLS,
+	 "d9prof record --flight=... --max-size 64M  # room for them"},
 	{"unreadable_files", "files left out (corrupt, or cut before their first chunk)",
 	 SRC_SKIPPED, NULL, LOSS_CPU | LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS, NULL},
 	{"segment_gaps", "gaps between segments (nothing recorded)", SRC_META_COUNT,
@@ -289,6 +296,14 @@ size_t analysis_losses(const struct trace *t, unsigned int affects, struct loss 
 			break;
 		case SRC_META_COUNT:
 			c = meta_sum(t, kinds[i].meta, NULL);
+			break;
+		case SRC_META_FIRST:
+			for (size_t m = 0; m < t->nmeta; m++)
+				if (t->meta[m].key &&
+				    !strcmp(t->meta[m].key, kinds[i].meta)) {
+					c = meta_u64(t->meta[m].value);
+					break;
+				}
 			break;
 		case SRC_META_UNDONE:
 			c = meta_sum(t, kinds[i].meta, meta_undone);

@@ -1253,7 +1253,8 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 	o->out_fd = x->fd;
 	if (optind < argc) {
 		err = record_cmd__start(&x->cmd, argv + optind, !o->pid,
-					x->upload && !x->keep_aws_env ? aws_secrets : NULL);
+					x->upload && !x->keep_aws_env ? aws_secrets
+								      : NULL);
 		if (err) {
 			error("cannot start '%s': %s", argv[optind], strerror(-err));
 			close(x->fd);

@@ -475,7 +475,8 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 							    .tid = s->wtid,
 							    .type = TRACE_EV_WAKE};
 	}
-	qsort(ls->out, n, sizeof(*ls->out), ev_cmp);
+	if (n) /* (ls->out is NULL while nothing was ever open) */
+		qsort(ls->out, n, sizeof(*ls->out), ev_cmp);
 	*ev = ls->out;
 	return n;
 }

@@ -908,6 +908,13 @@ void record_seal_meta(struct rec *r)
 	meta_count(r, TRACE_META_THREADS_WITHOUT_A_RING, now.no_ring - b->no_ring);
 	meta_count(r, TRACE_META_OPEN_STATE_REFUSED,
 		   now.state_refused - b->state_refused);
+	/* the open spans its start lacks, 0 too: a reader takes the first
+	 * segment's, the one whose start it uses */
+	if (r->ss && r->fl) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->seg_left_out);
+		record_note_err(r,
+				trace_writer__meta(r->w, TRACE_META_SPANS_LEFT_OUT, buf));
+	}
 	meta_count(r, TRACE_META_CHILD_SAMPLES_LEFT_OUT,
 		   now.child_samples - b->child_samples);
 	meta_count(r, TRACE_META_CTIMER_SAMPLES_DROPPED,

@@ -150,6 +150,10 @@ struct rec {
 	int until_ended;	   /* until_pid ended the recording */
 	struct perf_closer closer; /* perf_close_later()'s */
 	size_t state_max;	   /* livestate__set_max() */
+	uint64_t seg_left_out;	   /* open spans its start state lacks */
+	uint64_t seg_base;	   /* the open segment's bytes when it began:
+				    * its start state, not counted against the
+				    * seal threshold */
 	char perf_fds_why[160];	   /* off-CPU must be BPF: perf_event's per-thread
 				    * events would pass the fd limit (fd_budget) */
 };

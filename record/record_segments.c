@@ -271,7 +271,13 @@ static void seg_next(struct rec *r, uint64_t now)
 
 		n = spanstate__open(r->ss, &sp);
 		record_note_err(r, trace_writer__span_state(r->w, sp, n));
+		r->seg_left_out = spanstate__left_out(r->ss);
 	}
+	/* what the segment starts with does not count to seal it: a
+	 * start state near the threshold would seal every segment at once */
+	r->seg_base = 0;
+	if (r->fl)
+		flight__bytes(r->fl, &r->seg_base);
 	/* switch-outs waiting for their switch-in move over with their
 	 * stacks (the old writer still knows them) */
 	if (r->oc) {
@@ -292,13 +298,18 @@ static void seg_roll(struct rec *r, uint64_t now)
 	seg_next(r, now);
 }
 
-/* A flight recorder's memory: the livestate as large as its segments
- * allow (each segment's STATE carries what is open, 48 bytes an entry
- * before compression, in under a tenth of the open segment's share). */
+/* A flight recorder's memory: the livestate and the open spans as large
+ * as its segments allow (each segment's STATE and SPAN_STATE carry what
+ * is open, 48 bytes an entry before compression, in under a tenth of
+ * the open segment's share each). */
 void record_bound_memory(struct rec *r)
 {
 	const struct record_opts *o = r->o;
+	int bounded = o->segments == RECORD_FLIGHT && o->max_size;
 
+	if (r->ss)
+		spanstate__set_max_bytes(
+			r->ss, bounded ? (size_t)(FLIGHT_OPEN(o->max_size) / 10) : 0);
 	r->state_max = LIVESTATE_MAX;
 	if (!r->ls)
 		return;
@@ -324,7 +335,7 @@ void record_bound_open(struct rec *r)
 	held = flight__bytes(r->fl, &open);
 	if (held > r->st->held_max)
 		r->st->held_max = held;
-	if (open > FLIGHT_OPEN(r->o->max_size))
+	if (open > r->seg_base + FLIGHT_OPEN(r->o->max_size))
 		seg_roll(r, record_now_ns());
 }
 
@@ -350,6 +361,15 @@ void record_dump(struct rec *r, uint64_t now, const char *why, int last)
 	}
 	r->st->dumps++;
 	r->st->dumps_deleted += d.deleted;
+	/* a window shorter than asked, said: what fits --max-size is less */
+	if (r->o->segments == RECORD_FLIGHT && d.to > d.from && d.to > r->start_ns &&
+	    (double)(d.to - r->start_ns) > r->o->window * 1e9 &&
+	    (double)(d.to - d.from) < r->o->window * 0.8e9)
+		record_log(
+			r, RECORD_WARN,
+			"the dump holds %.2f s, not the %.1f s of --flight: --max-size "
+			"holds no more at this rate (raise it)",
+			(double)(d.to - d.from) / 1e9, r->o->window);
 	if (r->o->on_dump) {
 		struct record_dump rd = {.path = d.path,
 					 .from = d.from,
@@ -575,7 +595,8 @@ void record_segments_tick(struct rec *r, uint64_t now)
 	} else if (r->dump_at && now >= r->dump_at) {
 		r->dump_at = 0;
 		record_dump(r, now, r->dump_why, 0);
-	} else if (now >= r->next_seal || (o->max_size && open > o->max_size / 5)) {
+	} else if (now >= r->next_seal ||
+		   (o->max_size && open > r->seg_base + FLIGHT_OPEN(o->max_size))) {
 		seg_roll(r, now);
 	}
 	if (flight__reap(r->fl, now, &h))

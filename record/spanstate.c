@@ -14,6 +14,7 @@
 struct open_span {
 	struct trace_span rec[1 + SPANSTATE_FIELDS + SPANSTATE_ENTERS];
 	unsigned int nfields, nenters;
+	size_t bytes; /* its share of spanstate.bytes */
 };
 
 /* How long a CLOSE drained before its NEW is remembered: the rings of two
@@ -30,7 +31,49 @@ struct spanstate {
 	struct trace_span *out; /* spanstate__open()'s */
 	size_t out_cap;
 	uint64_t refused;
+	size_t bytes, max_bytes; /* of what is open, about as written; the
+				  * most (0: no bound but SPANSTATE_MAX) */
+	struct lib_map left_out; /* ids refused, not closed yet (at most
+				  * LEFT_OUT_MAX) */
 };
+
+/* Refused spans remembered until they close: how many a segment's start
+ * lacks (past this many, the count stops growing). */
+#define LEFT_OUT_MAX (4 * SPANSTATE_MAX)
+
+/* A record's bytes in a SPAN_STATE chunk, about: its fields and its
+ * strings (a bound, not an account: the chunk is compressed). */
+static size_t rec_bytes(const struct trace_span *r)
+{
+	return 48 + (r->name ? strlen(r->name) : 0) + (r->text ? strlen(r->text) : 0);
+}
+
+/* Room for @n more bytes? Else one more refused. */
+static int room(struct spanstate *ss, size_t n)
+{
+	if (!ss->max_bytes || ss->bytes + n <= ss->max_bytes)
+		return 1;
+	ss->refused++;
+	return 0;
+}
+
+/* Span @id refused: remembered as open and not carried. */
+static int left_out(struct spanstate *ss, uint64_t id)
+{
+	if (lib_map_count(&ss->left_out) >= LEFT_OUT_MAX)
+		return 0;
+	return lib_map_set(&ss->left_out, id, 1);
+}
+
+size_t spanstate__left_out(const struct spanstate *ss)
+{
+	return lib_map_count(&ss->left_out);
+}
+
+void spanstate__set_max_bytes(struct spanstate *ss, size_t max)
+{
+	ss->max_bytes = max;
+}
 
 int spanstate__new(struct spanstate **out)
 {
@@ -56,6 +99,7 @@ void spanstate__free(struct spanstate *ss)
 	free(ss->out);
 	lib_map_release(&ss->ix);
 	lib_map_release(&ss->closed);
+	lib_map_release(&ss->left_out);
 	free(ss);
 }
 
@@ -78,6 +122,7 @@ static int copy(struct trace_span *to, const struct trace_span *r)
 static void drop(struct spanstate *ss, size_t i)
 {
 	lib_map_del(&ss->ix, ss->v[i].rec[0].id);
+	ss->bytes -= ss->v[i].bytes;
 	release(&ss->v[i]);
 	if (i != --ss->n) {
 		ss->v[i] = ss->v[ss->n];
@@ -104,10 +149,13 @@ int spanstate__feed(struct spanstate *ss, const struct trace_span *s)
 			lib_map_del(&ss->closed, s->id);
 			return 0;
 		}
+		lib_map_del(&ss->left_out, s->id);
 		if (ss->n >= SPANSTATE_MAX) {
 			ss->refused++;
-			return 0;
+			return left_out(ss, s->id);
 		}
+		if (!room(ss, rec_bytes(s)))
+			return left_out(ss, s->id);
 		if (LIB_GROW(ss->v, ss->cap, ss->n + 1))
 			return -ENOMEM;
 		o = &ss->v[ss->n];
@@ -120,21 +168,28 @@ int spanstate__feed(struct spanstate *ss, const struct trace_span *s)
 			return -ENOMEM;
 		}
 		*v = ++ss->n;
+		o->bytes = rec_bytes(s);
+		ss->bytes += o->bytes;
 		return 0;
 	case TRACE_SPAN_FIELD:
-		if (!o || o->nfields >= SPANSTATE_FIELDS)
+		if (!o || o->nfields >= SPANSTATE_FIELDS || !room(ss, rec_bytes(s)))
 			return 0;
 		if (copy(&o->rec[1 + o->nfields], s))
 			return -ENOMEM;
 		o->nfields++;
+		o->bytes += rec_bytes(s);
+		ss->bytes += rec_bytes(s);
 		return 0;
 	case TRACE_SPAN_ENTER:
-		if (o && o->nenters < SPANSTATE_ENTERS)
+		if (o && o->nenters < SPANSTATE_ENTERS && room(ss, 48)) {
 			o->rec[1 + SPANSTATE_FIELDS + o->nenters++] =
 				(struct trace_span){.time = s->time,
 						    .id = s->id,
 						    .tid = s->tid,
 						    .type = s->type};
+			o->bytes += 48;
+			ss->bytes += 48;
+		}
 		return 0;
 	case TRACE_SPAN_EXIT:
 		/* the latest enter of it on that thread */
@@ -143,11 +198,14 @@ int spanstate__feed(struct spanstate *ss, const struct trace_span *s)
 
 			if (e[i].tid == s->tid) {
 				e[i] = e[--o->nenters];
+				o->bytes -= 48;
+				ss->bytes -= 48;
 				break;
 			}
 		}
 		return 0;
 	case TRACE_SPAN_CLOSE:
+		lib_map_del(&ss->left_out, s->id);
 		if (o) {
 			drop(ss, *v - 1);
 		} else if (lib_map_count(&ss->closed) < SPANSTATE_MAX) {

@@ -33,7 +33,14 @@ int spanstate__feed(struct spanstate *ss, const struct trace_span *s);
 /* What is open now, as span records (each span's NEW and FIELDs, then its
  * enters), in *@out (owned by @ss, valid until the next call); how many. */
 size_t spanstate__open(struct spanstate *ss, const struct trace_span **out);
-/* Spans refused for want of room. */
+/* Spans refused for want of room (and fields and enters, past
+ * spanstate__set_max_bytes()). */
 uint64_t spanstate__refused(const struct spanstate *ss);
+/* At most @max bytes of open spans, about as a SPAN_STATE chunk holds
+ * them (0: no bound but SPANSTATE_MAX): a flight recorder's segments
+ * each start with them. */
+void spanstate__set_max_bytes(struct spanstate *ss, size_t max);
+/* Spans open now that spanstate__open() lacks (refused, not closed). */
+size_t spanstate__left_out(const struct spanstate *ss);
 
 #endif /* D9_SPANSTATE_H */

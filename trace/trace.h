@@ -335,6 +335,7 @@ struct trace_thread {
 #define TRACE_META_OFFCPU_UNPAIRED		"offcpu unpaired"
 #define TRACE_META_OFFCPU_UNREPORTED		"offcpu unreported"
 #define TRACE_META_OPEN_STATE_REFUSED		"open state refused"
+#define TRACE_META_SPANS_LEFT_OUT		"open spans left out"
 #define TRACE_META_PID				"pid"
 #define TRACE_META_PROCESS			"process"
 #define TRACE_META_RECORDER			"recorder"

@@ -246,6 +246,47 @@ static int many_threads(double secs)
 	return 0;
 }
 
+/* 65536 spans, each named and with four text fields, opened once the
+ * recorder is there and never closed (a server holding that many
+ * websockets), then polls for @secs: every flight segment starts with
+ * what is open. */
+static int open_spans(double secs)
+{
+	char name[96], text[96];
+	struct d9_seg_hdr *h;
+	size_t len = 0;
+	double t0;
+
+	d9_thread_start("hostile");
+	printf("ready\n");
+	t0 = now();
+	while (!(h = (struct d9_seg_hdr *)own_segment(&len)) ||
+	       !__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE)) {
+		if (now() - t0 > 10)
+			return 1;
+		usleep(10000);
+	}
+	for (uint64_t i = 1; i <= 65536; i++) {
+		snprintf(name, sizeof(name),
+			 "websocket %06llu of a server that holds them",
+			 (unsigned long long)i);
+		d9_span_new(i, 0, name);
+		for (int f = 0; f < 4; f++) {
+			snprintf(text, sizeof(text),
+				 "peer 10.%d.%d.%d:%d, field %d of it", f,
+				 (int)(i >> 8 & 255), (int)(i & 255), 40000 + f, f);
+			d9_span_field(i, "peer", f, text);
+		}
+		if (!(i % 512))
+			usleep(5000); /* (the recorder drains them) */
+	}
+	while (now() - t0 < secs) {
+		markers(100);
+		usleep(1000);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "scribble";
@@ -291,6 +332,8 @@ int main(int argc, char **argv)
 		pthread_join(b, NULL);
 		return 0;
 	}
+	if (!strcmp(mode, "openspans"))
+		return open_spans(secs);
 	d9_thread_start("hostile");
 	d9_task_spawn(1, "victim-of-the-scribble");
 	printf("ready\n");

@@ -369,6 +369,27 @@ t_flight_memory_holds_under_a_marker_flood() {
 	[ "$hwm" -lt $((128 * 1024)) ] || fail "the recorder took $((hwm / 1024)) MiB" || return 1
 }
 
+# 65536 open spans, each named and with four fields, never closed (a
+# server holding that many websockets): each flight segment started with
+# ~18 MB of span state and was sealed at once, --flight=10s kept 0.13 s and
+# info said "lost: nothing". The span state is sized to the segment
+# budget now, what it refuses is a loss, and the window holds
+t_open_spans_leave_the_flight_window_whole() {
+	local f span held refused
+	start openspans 16 || return 1
+	watch flspans 9 --flight=4s --max-size 8M -o "$TMP/flspans" || return 1
+	held=$(sed -n 's/.* \([0-9.]*\) MiB held at most.*/\1/p' "$TMP/flspans.err")
+	f=$(ls -t "$TMP"/flspans/d9prof-*.data 2>/dev/null | head -1)
+	[ -f "$f" ] || { cat "$TMP/flspans.err"; fail "no dump"; return 1; }
+	span=$("$D9" info --json -i "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["span"]["duration_ns"] / 1e9)')
+	refused=$("$D9" info --json -i "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["losses"].get("spans_left_out", 0))')
+	say "    $(grep -m1 'flight recorder:' "$TMP/flspans.err" | cut -c9-)"
+	say "    the last dump: $span s of the 4 s window; $refused open spans its start lacks (a loss)"
+	awk -v s="$span" 'BEGIN { exit !(s >= 3.2) }' || fail "the dump holds $span s of a 4 s window" || return 1
+	awk -v h="${held:-99}" 'BEGIN { exit !(h <= 8) }' || fail "held $held MiB" || return 1
+	[ "${refused:-0}" -gt 0 ] || fail "nothing refused said" || return 1
+}
+
 # the same flood for 10 s with --rotate 1s: sealing a segment and opening
 # the next never holds the lease past its end, and what is open, which
 # each new segment's STATE carries, stays bounded (it grew to 4M tasks,
