@@ -398,6 +398,20 @@ static int check_region(const char *r, char *why, size_t len)
 	return -EINVAL;
 }
 
+/* Is the host at @h (@n bytes: host[:port][/path]) this machine's
+ * loopback (127.0.0.0/8, localhost, [::1])? */
+static bool loopback(const char *h, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && h[k] != '/' && (h[k] != ':' || (k && h[0] == '[')) && h[k] != ']')
+		k++;
+	if (h[0] == '[')
+		return k == 4 && !memcmp(h, "[::1", 4);
+	return (k == 9 && !strncasecmp(h, "localhost", 9)) ||
+	       (k >= 9 && !memcmp(h, "127.", 4) && strspn(h, "0123456789.") >= k);
+}
+
 /* @url ("http[s]://host[:port][/path]") into @out without its trailing
  * '/'. The URL is not quoted in @why: it might carry a password. */
 static int check_endpoint(const char *url, const char *from, char *out, size_t olen,
@@ -433,6 +447,16 @@ static int check_endpoint(const char *url, const char *from, char *out, size_t o
 	if (n >= olen) {
 		text_say(why, len, "the endpoint URL of %s is longer than %zu bytes", from,
 		    olen - 1);
+		return -EINVAL;
+	}
+	/* in clear past this machine: its session token readable and its
+	 * payloads (not signed) changeable by anyone on the path */
+	if (scheme == 7 && !loopback(url + scheme, n - scheme) && !env("D9PROF_S3_ALLOW_HTTP")) {
+		text_say(why, len,
+		    "the endpoint URL of %s is http:// to another machine: credentials and "
+		    "traces would cross the network in clear (use https://, or set "
+		    "D9PROF_S3_ALLOW_HTTP=1 to send them anyway)",
+		    from);
 		return -EINVAL;
 	}
 	memcpy(out, url, n);

@@ -45,6 +45,8 @@ static void setup(void)
 		unsetenv(names[i]);
 		free(names[i]);
 	}
+	/* (the config tests name made-up hosts over http://) */
+	setenv("D9PROF_S3_ALLOW_HTTP", "1", 1);
 	snprintf(home, sizeof(home), "/tmp/d9s3.XXXXXX");
 	cr_assert_not_null(mkdtemp(home));
 	setenv("HOME", home, 1);
@@ -835,6 +837,38 @@ Test(s3, get_truncates_and_fills_the_file)
 	fake_stop(&f);
 	s3__free(s);
 	close(fd);
+}
+
+/* http:// to another machine sent the session token in clear, and
+ * payloads anyone on the path could change, silently: refused unless
+ * asked for; loopback (a local MinIO, s3rver) needs nothing. */
+Test(s3, http_past_loopback_needs_an_opt_in)
+{
+	static const char *const local[] = {"http://127.0.0.1:9000",
+					    "http://localhost:4569/", "http://[::1]:9000",
+					    "https://s3.example.com"};
+	static const char *const far[] = {
+		"http://s3.example.com", "http://127.evil.com:80", "http://10.0.0.7:9000",
+		"http://localhost.evil"};
+	struct s3_config c;
+
+	env_creds();
+	setenv("AWS_REGION", "eu-west-1", 1);
+	unsetenv("D9PROF_S3_ALLOW_HTTP");
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++) {
+		cr_expect_eq(s3_config__load(&c, local[i], why, sizeof(why)), 0, "%s: %s",
+			     local[i], why);
+		s3_config__clear(&c);
+	}
+	for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		cr_expect_eq(s3_config__load(&c, far[i], why, sizeof(why)), -EINVAL, "%s",
+			     far[i]);
+		cr_expect_not_null(strstr(why, "D9PROF_S3_ALLOW_HTTP=1"), "%s", why);
+		s3_config__clear(&c);
+	}
+	setenv("D9PROF_S3_ALLOW_HTTP", "1", 1);
+	cr_expect_eq(s3_config__load(&c, far[0], why, sizeof(why)), 0, "%s", why);
+	s3_config__clear(&c);
 }
 
 /* An object that comes larger or smaller than listed is not kept: one
