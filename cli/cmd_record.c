@@ -1252,6 +1252,12 @@ static int setup(struct record_opts *o, struct rec_ctx *x, int argc, char **argv
 	}
 	o->out_fd = x->fd;
 	if (optind < argc) {
+		/* the layout's SERVICE: the command's name (its comm is still
+		 * d9prof's until it execs) */
+		if (!o->service && o->segments != RECORD_ONE_TRACE)
+			o->service = strrchr(argv[optind], '/')
+					     ? strrchr(argv[optind], '/') + 1
+					     : argv[optind];
 		err = record_cmd__start(&x->cmd, argv + optind, !o->pid,
 					x->upload && !x->keep_aws_env ? aws_secrets
 								      : NULL);

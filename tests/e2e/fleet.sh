@@ -479,6 +479,11 @@ t_the_recorded_command_does_not_get_the_uploads_keys() {
 		{ fail "the command got the recorder's keys"; return; }
 	grep -q '^AWS_SECRET_ACCESS_KEY=S3RVER$' "$TMP/env1.txt" ||
 		{ fail "--keep-aws-env did not leave them"; return; }
+	# the layout's SERVICE is the command's name (it was d9prof, the
+	# child's comm before its exec)
+	keys envk/ >"$TMP/envk.keys"
+	grep -q '^envk/[0-9-]*/[0-9]*/sh/' "$TMP/envk.keys" ||
+		{ cat "$TMP/envk.keys"; fail "SERVICE is not the command's name"; return; }
 	say "    the command's environment: no AWS keys, its own variables kept"
 }
 
