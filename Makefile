@@ -309,7 +309,7 @@ check-hostile: all hostile-bin
 FUZZ_B := $(B)-fuzz
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_BINS := $(addprefix $(FUZZ_B)/fuzz_,trace kallsyms maps segment inputs export diff) \
+FUZZ_BINS := $(addprefix $(FUZZ_B)/fuzz_,trace kallsyms maps segment inputs export diff store) \
 	$(FUZZ_B)/mkseed
 FUZZ_SECS ?= 60
 

@@ -1075,6 +1075,12 @@ struct span_row {
 struct spans_keep {
 	int all;
 	int at;
+	/* with @at and @longer, also the enters longer than @enter_longer_ns
+	 * and the instances that lasted longer than @longer_ns: the chrome
+	 * export's cut */
+	int longer;
+	uint64_t enter_longer_ns, longer_ns;
+	int hists; /* fill spans.enter_hist, life_hist, nenters_all */
 	const char *name;
 	uint64_t min_ns;
 	size_t top;
@@ -1092,10 +1098,14 @@ struct spans {
 	size_t nenters;
 	struct span_row *rows; /* one per name, of every instance */
 	size_t nrows;
-	uint64_t ninstances;	   /* in the trace (with a window: not closed
-				    * before it) */
-	uint64_t nmatched;	   /* of them, spans_keep.name and min_ns's */
-	uint64_t nover;		   /* at least spans_keep.over_ns long */
+	uint64_t ninstances;  /* in the trace (with a window: not closed
+			       * before it) */
+	uint64_t nmatched;    /* of them, spans_keep.name and min_ns's */
+	uint64_t nover;	      /* at least spans_keep.over_ns long */
+	uint64_t nenters_all; /* with spans_keep.hists: every enter, and
+			       * the distributions of their lengths and of
+			       * the instances' lives */
+	struct lib_hist enter_hist, life_hist;
 	struct spans_keep keep;	   /* what v holds */
 	struct trace_span *events; /* the application's events, by time */
 	size_t nevents;

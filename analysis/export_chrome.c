@@ -83,10 +83,12 @@ struct ch {
 	uint64_t enter_ns, life_ns; /* ... enters, lives written when longer */
 	size_t max_events;	    /* ... and the first this many events */
 	uint64_t run_ns;
-	struct groups *rg; /* ... the others', merged per group: task, else
-			    * task name, else thread, as many as fit */
-	struct run *runs;  /* ... per group: the one being built */
-	struct run *done;  /* ... and those built, to be written */
+	const struct spans *sp; /* the spans written: export_opts.spans, or */
+	struct spans *own_sp;	/* ... those built again for what is written */
+	struct groups *rg;	/* ... the others', merged per group: task, else
+				 * task name, else thread, as many as fit */
+	struct run *runs;	/* ... per group: the one being built */
+	struct run *done;	/* ... and those built, to be written */
 	size_t ndone, done_cap;
 };
 
@@ -458,7 +460,7 @@ static void write_spans(struct ch *x, const struct spans *sp)
 			ev(x, end ? "e" : "b", 0);
 			lib_json_str_field(w, "cat", "span");
 			lib_json_str_field(w, "name", spans_name(s));
-			lib_json_uint_field(w, "id", i + 1);
+			lib_json_uint_field(w, "id", s->seq + 1);
 			ts(x, "ts", end ? s->closed : s->created);
 			if (!end) {
 				lib_json_name(w, "args");
@@ -829,6 +831,14 @@ struct join_keep analysis_chrome_keep(const struct export_opts *o,
 	};
 }
 
+/* @sp's enters and instances: all of them (spans_keep.all), or counted
+ * as it was built (spans_keep.hists). */
+static uint64_t span_records(const struct spans *sp)
+{
+	return sp->keep.all ? sp->nenters + 2 * sp->n + sp->nevents
+			    : sp->nenters_all + 2 * sp->ninstances + sp->nevents;
+}
+
 /* Past the bound, the application's spans cut down to an eighth of it:
  * the longest enters (a sixteenth), the longest lives (a thirty-second)
  * and the first events (a thirty-second); the others left out. 0 or
@@ -839,11 +849,15 @@ static int cut_spans(struct ch *x, const struct spans *sp, uint64_t max)
 	int err = 0;
 
 	lib_hist_init(&h);
-	for (size_t i = 0; i < sp->nenters && !err; i++)
+	if (!sp->keep.all)
+		err = lib_hist_merge(&h, &sp->enter_hist);
+	for (size_t i = 0; sp->keep.all && i < sp->nenters && !err; i++)
 		err = lib_hist_add(&h, sp->enters[i].end - sp->enters[i].start);
 	x->enter_ns = above(&h, max / 16 / OTHER_BYTES, err);
 	lib_hist_init(&h);
-	for (size_t i = 0; i < sp->n && !err; i++)
+	if (!sp->keep.all)
+		err = lib_hist_merge(&h, &sp->life_hist);
+	for (size_t i = 0; sp->keep.all && i < sp->n && !err; i++)
 		err = lib_hist_add(&h, sp->v[i].closed - sp->v[i].created);
 	x->life_ns = above(&h, max / 32 / (2 * OTHER_BYTES), err);
 	if (x->enter_ns == UINT64_MAX || x->life_ns == UINT64_MAX)
@@ -874,18 +888,30 @@ static int plan(struct ch *x, const struct delays *d, const struct export_opts *
 		}
 	other = x->t->nswitches + offcpu__parks(x->oc, &pk);
 	if (o->spans)
-		other += o->spans->nenters + 2 * o->spans->n + o->spans->nevents;
+		other += span_records(o->spans);
 	x->res->full_bytes = polls * POLL_BYTES + flows * FLOW_BYTES +
 			     other * OTHER_BYTES + x->t->nsamples * 10;
 	budget = o->max_bytes / 2 / (POLL_BYTES + FLOW_BYTES);
-	if (!o->max_bytes || x->res->full_bytes <= o->max_bytes)
-		return 0;
 	/* a selection writes no span */
-	if (o->spans && !j->sel.on &&
-	    (o->spans->nenters + 2 * o->spans->n + o->spans->nevents) * OTHER_BYTES >
-		    o->max_bytes / 8 &&
+	if (o->spans && !j->sel.on && o->max_bytes && x->res->full_bytes > o->max_bytes &&
+	    span_records(o->spans) * OTHER_BYTES > o->max_bytes / 8 &&
 	    (err = cut_spans(x, o->spans, o->max_bytes)))
 		return err;
+	/* spans built counted, not kept: again, keeping what is written */
+	if (o->spans && !j->sel.on && !o->spans->keep.all) {
+		struct spans_keep sk = {.all = !x->span_cut,
+					.at = 1,
+					.longer = 1,
+					.enter_longer_ns = x->enter_ns,
+					.longer_ns = x->life_ns};
+
+		err = spans__new_keep(j, x->oc, &sk, &x->own_sp);
+		if (err)
+			return err;
+		x->sp = x->own_sp;
+	}
+	if (!o->max_bytes || x->res->full_bytes <= o->max_bytes)
+		return 0;
 	if (polls <= budget)
 		return 0;
 	/* whole: the longest, at most budget of them */
@@ -938,6 +964,7 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 		return -EINVAL;
 	x.j = oc->join;
 	x.t = oc->trace;
+	x.sp = o->spans;
 	if (join__keeps_none(x.j))
 		return -ENOENT;
 	x.origin = x.j->origin ? x.j->origin : x.j->start_time;
@@ -971,8 +998,8 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
 	write_threads(&x);
 	write_polls(&x);
 	write_parks(&x);
-	write_spans(&x, o->spans);
-	err = write_switches(&x, o->spans);
+	write_spans(&x, x.sp);
+	err = write_switches(&x, x.sp);
 	if (!err)
 		err = join_for_each_sample(x.j, on_sample, &x);
 	if (!err)
@@ -1000,5 +1027,6 @@ out:
 	free(x.runs);
 	free(x.done);
 	groups__free(x.rg);
+	spans__free(x.own_sp);
 	return err;
 }

@@ -361,6 +361,13 @@ static int enter_done(struct builder *b, const struct open_enter *o, uint64_t en
 	held = w > 0;
 	if (b->oc)
 		held |= offcpu_in(b, t, &l->s, e.start, e.end);
+	if (b->sp->keep.hists) {
+		b->sp->nenters_all++;
+		if (lib_hist_add(&b->sp->enter_hist, e.end - e.start))
+			return -ENOMEM;
+	}
+	if (b->sp->keep.longer && e.end - e.start > b->sp->keep.enter_longer_ns)
+		held = 1;
 	if (!may_keep(b->sp, &l->s) || (!b->sp->keep.all && b->sp->keep.at && !held))
 		return 0;
 	if (b->pool_free != NONE) {
@@ -717,7 +724,12 @@ static int finish(struct builder *b, uint32_t slot)
 		sp->nover += sp->keep.over_ns && duration(s) >= sp->keep.over_ns;
 		sp->nmatched += matched;
 		err = row_add(b, s);
-		if (!err && (sp->keep.all || (sp->keep.at && l->enters != NONE) ||
+		if (!err && sp->keep.hists)
+			err = lib_hist_add(&sp->life_hist, duration(s));
+		if (!err && (sp->keep.all ||
+			     (sp->keep.at &&
+			      (l->enters != NONE ||
+			       (sp->keep.longer && duration(s) > sp->keep.longer_ns))) ||
 			     (matched && sp->keep.top)))
 			err = keep(b, l);
 	}
@@ -1202,6 +1214,8 @@ static int build(const struct join *j, const struct offcpu *oc,
 	sp->join = j;
 	sp->period_ns = analysis_period_ns(t);
 	sp->keep = *keep;
+	lib_hist_init(&sp->enter_hist);
+	lib_hist_init(&sp->life_hist);
 	b.sp = sp;
 	/* none, or not read (TRACE_READ_NO_SPANS): no walk */
 	if (t->nspans) {
@@ -1275,6 +1289,8 @@ void spans__free(struct spans *sp)
 	free(sp->enters);
 	free(sp->rows);
 	free(sp->events);
+	lib_hist_release(&sp->enter_hist);
+	lib_hist_release(&sp->life_hist);
 	free(sp);
 }
 

@@ -183,9 +183,9 @@ int cmd_export(int argc, char **argv)
 	 * that ended them */
 	ckeep = analysis_chrome_keep(&eo, &va.sel);
 	/* pprof and speedscope ask the spans at samples and switches only;
-	 * chrome draws them */
-	skeep = (struct spans_keep){.all = eo.format == EXPORT_CHROME,
-				    .at = eo.format != EXPORT_CHROME};
+	 * chrome draws them: counted first, then built again keeping what it
+	 * writes */
+	skeep = (struct spans_keep){.at = 1, .hists = eo.format == EXPORT_CHROME};
 	if (session_open_fed(
 		    &se, &in, rflags, 0,
 		    (eo.offcpu || eo.format == EXPORT_CHROME ? SESSION_OFFCPU : 0) |

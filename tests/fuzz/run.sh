@@ -13,7 +13,7 @@ set -u
 B=${B:-build}
 FUZZ_B=${FUZZ_B:-$B-fuzz}
 FUZZ_SECS=${FUZZ_SECS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-trace kallsyms maps segment inputs export diff}
+FUZZ_TARGETS=${FUZZ_TARGETS:-trace kallsyms maps segment inputs export diff store}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 TMP=$(mktemp -d /tmp/d9fuzz.XXXXXX)
@@ -25,7 +25,7 @@ if [ "${1:-}" = --seeds ]; then
 	S=$2
 fi
 
-for t in trace kallsyms maps segment inputs export diff; do
+for t in trace kallsyms maps segment inputs export diff store; do
 	mkdir -p "$S/$t"
 	cp tests/fuzz/corpus/$t/* "$S/$t/" 2>/dev/null
 done

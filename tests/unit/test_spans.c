@@ -662,6 +662,55 @@ Test(spans, many_open_enters_on_a_thread_cost_no_square_and_are_capped, .timeout
 		  "%s", output());
 }
 
+/* The chrome export's cut: counted first (hists), then built again
+ * keeping the enters and lives longer than its thresholds, and those at
+ * samples: every one of them, as with all kept. */
+Test(spans, the_longer_enters_and_lives_are_kept_and_counted)
+{
+	const struct spans_keep k = {
+		.at = 1, .longer = 1, .enter_longer_ns = 2 * MS, .longer_ns = 5 * MS};
+	struct spans *sp, *counted;
+	size_t longer = 0, lives = 0;
+
+	many_spans(3000);
+	build();
+	cr_assert_eq(spans__new_keep(J, OC, &(struct spans_keep){.at = 1, .hists = 1},
+				     &counted),
+		     0);
+	cr_expect_eq(counted->nenters_all, SP->nenters);
+	cr_expect_eq(counted->enter_hist.n, SP->nenters);
+	cr_expect_eq(counted->life_hist.n, SP->n);
+	spans__free(counted);
+	cr_assert_eq(spans__new_keep(J, OC, &k, &sp), 0);
+	for (size_t i = 0; i < SP->nenters; i++) {
+		const struct span_enter *e = &SP->enters[i];
+		int found = 0;
+
+		if (e->end - e->start <= k.enter_longer_ns)
+			continue;
+		longer++;
+		for (size_t m = 0; m < sp->nenters && !found; m++)
+			found = sp->enters[m].start == e->start &&
+				sp->enters[m].tid == e->tid &&
+				sp->v[sp->enters[m].span].id == SP->v[e->span].id;
+		cr_expect(found, "enter %zu", i);
+	}
+	for (size_t i = 0; i < SP->n; i++) {
+		int found = 0;
+
+		if (SP->v[i].closed - SP->v[i].created <= k.longer_ns)
+			continue;
+		lives++;
+		for (size_t m = 0; m < sp->n && !found; m++)
+			found = sp->v[m].id == SP->v[i].id;
+		cr_expect(found, "span %" PRIu64, SP->v[i].id);
+	}
+	cr_expect_gt(longer, 100);
+	cr_expect_gt(lives, 100);
+	cr_expect_lt(sp->n, SP->n);
+	spans__free(sp);
+}
+
 Test(spans, a_span_entered_again_on_its_thread_pairs_each_exit_with_its_latest_enter)
 {
 	const struct span_enter *a_out = NULL, *a_in = NULL, *c = NULL;

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: what a bucket, an endpoint or a config file says. The
+ * first byte picks the reader: a listing page (S3's XML, its continuation
+ * token and keys), an error answer's XML, an AWS config or credentials
+ * file (its profile's keys), S3's timestamps, or keys and index metadata
+ * as ls and fleet read them (the catalog, drawn as ls draws it). The
+ * readers are static in store/s3.c: it is included whole, and the
+ * archive's s3.o is not linked (every symbol it has is this file's).
+ */
+#include "store/s3.c"
+
+#include <stdio.h>
+
+#include "store/catalog.h"
+
+static void list_page(const char *p, size_t n)
+{
+	struct s3_list l = {0};
+	struct list_ctx c = {.l = &l, .max = 50};
+	char why[256];
+	struct xml x = {.fn = list_fn, .ctx = &c, .why = why, .len = sizeof(why)};
+
+	xml_walk(&x, p, n);
+	free(c.cur.key);
+	free(c.next);
+	free(x.text);
+	s3_list_release(&l);
+}
+
+static void catalog_keys(const char *p, size_t n)
+{
+	struct catalog c = {0};
+	unsigned char *keep;
+	struct catalog_filter f = {0};
+	char line[1200];
+	FILE *out = fopen("/dev/null", "w");
+
+	/* a key per line; a line with a tab: its index metadata after it */
+	for (const char *s = p, *e = p + n; s < e;) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s)), *tab;
+		size_t k = (size_t)((nl ? nl : e) - s);
+
+		if (k < sizeof(line)) {
+			struct catalog_index ix;
+			size_t before = c.n;
+			int indexed = 0;
+
+			memcpy(line, s, k);
+			line[k] = '\0';
+			if ((tab = strchr(line, '\t'))) {
+				indexed = !catalog_index_parse(tab + 1, &ix);
+				line[tab - line] = '\0';
+			}
+			catalog__add(&c, line, k);
+			if (indexed && c.n > before) {
+				c.v[c.n - 1].ix = ix;
+				c.v[c.n - 1].indexed = 1;
+			}
+		}
+		s = nl ? nl + 1 : e;
+	}
+	catalog__sort(&c);
+	keep = calloc(c.n + 1, 1);
+	if (keep && out) {
+		catalog__select(&c, &f, keep);
+		catalog__print(&c, keep, "s3://b", 0, out);
+		catalog__print(&c, keep, "s3://b", 1, out);
+	}
+	free(keep);
+	if (out)
+		fclose(out);
+	catalog__release(&c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *p, code[64], msg[256], why[256];
+	struct profile_vals pv;
+	int64_t t;
+
+	if (!size)
+		return 0;
+	p = malloc(size);
+	if (!p)
+		return 0;
+	memcpy(p, data + 1, size - 1);
+	p[size - 1] = '\0';
+	switch (data[0] % 5) {
+	case 0:
+		list_page(p, size - 1);
+		break;
+	case 1:
+		error_body(p, size - 1, code, sizeof(code), msg, sizeof(msg));
+		break;
+	case 2:
+		memset(&pv, 0, sizeof(pv));
+		parse_ini(p, size - 1, "config", "default", data[0] & 8, &pv, why,
+			  sizeof(why));
+		break;
+	case 3:
+		parse_time(p, &t);
+		break;
+	default:
+		catalog_keys(p, size - 1);
+		break;
+	}
+	free(p);
+	return 0;
+}
