@@ -518,13 +518,10 @@ static uint64_t entered_since(const struct builder *b, const struct span *s,
 static int row_of(struct builder *b, const char *name, size_t *k)
 {
 	struct spans *sp = b->sp;
-	uint64_t key = 0xcbf29ce484222325ULL; /* FNV-1a, then mixed */
-	uint64_t *v;
+	uint64_t key, *v;
 	int created;
 
-	for (const char *c = name; *c; c++)
-		key = (key ^ (uint8_t)*c) * 0x100000001b3ULL;
-	for (key = lib_hash64(key);; key++) {
+	for (key = lib_hash_str(name);; key++) {
 		if (!(v = lib_map_get(&b->row_at, key, &created)))
 			return -ENOMEM;
 		if (created) {

@@ -27,4 +27,15 @@ static inline uint64_t lib_hash64(uint64_t x)
 	return x;
 }
 
+/* A string's hash: FNV-1a over its bytes, then lib_hash64() (names and
+ * tokens keyed in a lib_map, their clashes told apart by the caller). */
+static inline uint64_t lib_hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	return lib_hash64(h);
+}
+
 #endif /* D9_LIB_HASH_H */

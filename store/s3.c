@@ -1814,17 +1814,6 @@ void s3_list_release(struct s3_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* A continuation token's 64-bit hash (FNV-1a, mixed): tokens told apart
- * by it. */
-static uint64_t token_hash(const char *t)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *t; t++)
-		h = (h ^ (uint8_t)*t) * 0x100000001b3ULL;
-	return lib_hash64(h);
-}
-
 int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, char *why,
 	     size_t len)
 {
@@ -1901,7 +1890,7 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 		}
 		/* a token seen before, the last or any: a listing that would
 		 * never end */
-		if (!lib_map_get(&seen, token_hash(c.next), &created)) {
+		if (!lib_map_get(&seen, lib_hash_str(c.next), &created)) {
 			err = -ENOMEM;
 			break;
 		}
