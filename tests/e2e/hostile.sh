@@ -377,15 +377,15 @@ t_flight_memory_holds_under_a_marker_flood() {
 t_open_spans_leave_the_flight_window_whole() {
 	local f span held refused
 	start openspans 16 || return 1
-	watch flspans 9 --flight=4s --max-size 8M -o "$TMP/flspans" || return 1
+	watch flspans 7 --flight=3s --max-size 8M -o "$TMP/flspans" || return 1
 	held=$(sed -n 's/.* \([0-9.]*\) MiB held at most.*/\1/p' "$TMP/flspans.err")
 	f=$(ls -t "$TMP"/flspans/d9prof-*.data 2>/dev/null | head -1)
 	[ -f "$f" ] || { cat "$TMP/flspans.err"; fail "no dump"; return 1; }
 	span=$("$D9" info --json -i "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["span"]["duration_ns"] / 1e9)')
 	refused=$("$D9" info --json -i "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["losses"].get("spans_left_out", 0))')
 	say "    $(grep -m1 'flight recorder:' "$TMP/flspans.err" | cut -c9-)"
-	say "    the last dump: $span s of the 4 s window; $refused open spans its start lacks (a loss)"
-	awk -v s="$span" 'BEGIN { exit !(s >= 3.2) }' || fail "the dump holds $span s of a 4 s window" || return 1
+	say "    the last dump: $span s of the 3 s window; $refused open spans its start lacks (a loss)"
+	awk -v s="$span" 'BEGIN { exit !(s >= 2.4) }' || fail "the dump holds $span s of a 3 s window" || return 1
 	awk -v h="${held:-99}" 'BEGIN { exit !(h <= 8) }' || fail "held $held MiB" || return 1
 	[ "${refused:-0}" -gt 0 ] || fail "nothing refused said" || return 1
 }
