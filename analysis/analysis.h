@@ -1130,6 +1130,10 @@ int spans__new(const struct join *j, const struct offcpu *oc, struct spans **out
 int spans__new_keep(const struct join *j, const struct offcpu *oc,
 		    const struct spans_keep *keep, struct spans **out);
 void spans__free(struct spans *sp);
+/* Were @sp's kept instances and counts built for the instances named
+ * @name (NULL: all) that lasted at least @min_ns (spans_keep.all: for
+ * any)? */
+int spans__built_for(const struct spans *sp, const char *name, uint64_t min_ns);
 /* Keep the instances named @name (NULL: all) that lasted at least
  * @min_ns. 0, or -ENOENT if none is kept. Without spans_keep.all, only
  * the @name and @min_ns it was built with: -EINVAL for others. */

@@ -11,8 +11,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
-#include "lib/hash.h"
-#include "lib/hist.h"
 #include "lib/map.h"
 #include "lib/search.h"
 #include "lib/text.h"
@@ -487,43 +485,15 @@ static int poll_delays(const struct delays *d, struct lib_map *m)
 	return err;
 }
 
-/* ix[0..@k) as a heap, the one dur_desc() puts last on top, from @i down */
-static void last_down(const struct spans *sp, uint32_t *ix, size_t k, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		uint32_t t;
-
-		if (l < k && dur_desc(&ix[l], &ix[m], (void *)sp) > 0)
-			m = l;
-		if (l + 1 < k && dur_desc(&ix[l + 1], &ix[m], (void *)sp) > 0)
-			m = l + 1;
-		if (m == i)
-			return;
-		t = ix[i];
-		ix[i] = ix[m];
-		ix[m] = t;
-		i = m;
-	}
-}
-
 /* The instances @o explains, of the @n in @ix (chosen()): the slowest
- * first, @o->limit of them (0: all), kept in a heap as @ix is read, not
- * all sorted; their number. */
+ * first, @o->limit of them (0: all); their number. (Without
+ * spans_keep.all, @ix holds the slowest already: spans__new_keep() keeps
+ * them in a heap as the instances end.) */
 static size_t slowest(const struct spans *sp, const struct spans_opts *o, uint32_t *ix,
 		      size_t n)
 {
-	size_t k = o->limit && o->limit < n ? o->limit : n;
-
-	for (size_t i = k / 2; k < n && i-- > 0;)
-		last_down(sp, ix, k, i);
-	for (size_t i = k; i < n; i++)
-		if (dur_desc(&ix[i], &ix[0], (void *)sp) < 0) {
-			ix[0] = ix[i];
-			last_down(sp, ix, k, 0);
-		}
-	qsort_r(ix, k, sizeof(*ix), dur_desc, (void *)sp);
-	return k;
+	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
+	return o->limit && o->limit < n ? o->limit : n;
 }
 
 int spans__list_polls(const struct spans *sp, struct join *j, const struct spans_opts *o)
@@ -642,10 +612,8 @@ static int spans_view(const struct spans *sp, const struct offcpu *oc,
 	if (!o->instances)
 		return span_rows(sp, oc, o, out, w);
 	/* without keep.all, those kept are o's: the others were counted */
-	if (!sp->keep.all &&
-	    (o->min_ns != sp->keep.min_ns || !o->name != !sp->keep.name ||
-	     (o->name && strcmp(o->name, sp->keep.name)) ||
-	     (o->limit ? o->limit : SIZE_MAX) > sp->keep.top))
+	if (!spans__built_for(sp, o->name, o->min_ns) ||
+	    (!sp->keep.all && (o->limit ? o->limit : SIZE_MAX) > sp->keep.top))
 		return -EINVAL;
 	ix = malloc((sp->n + 1) * sizeof(*ix));
 	if (!ix)

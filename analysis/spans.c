@@ -60,7 +60,6 @@ struct open_enter {
 /* An instance being built. */
 struct live {
 	struct span s;
-	uint32_t open;	 /* its enters open */
 	uint32_t enters; /* its enters ended, in builder.pool (NONE: none) */
 	uint32_t first_open, last_open; /* its open enters (NONE: none) */
 	int used;
@@ -250,11 +249,10 @@ static uint64_t clip(uint64_t a, uint64_t b, uint64_t from, uint64_t to)
 static int offcpu_in(const struct builder *b, struct tstate *t, struct span *s,
 		     uint64_t start, uint64_t end)
 {
-	int held = 0;
-
 	const struct trace_switch *sw = b->oc->trace->switches;
 	uint64_t oend = b->oc->end_time;
 	size_t lo = t->sw_at;
+	int held = 0;
 
 #define SW_END(w) (sw[t->sw[w]].time_in ? sw[t->sw[w]].time_in : oend)
 	/* the first still off-CPU at the start: near where the thread's
@@ -352,7 +350,6 @@ static int enter_done(struct builder *b, const struct open_enter *o, uint64_t en
 
 	if (!t)
 		return -ENOMEM;
-	l->open--;
 	l->s.nenters++;
 	l->s.entered_ns += e.end - e.start;
 	w = samples_in(b->smp, t, e.start, e.end);
@@ -425,7 +422,6 @@ static int enter_open(struct builder *b, uint32_t tid, uint32_t slot, uint64_t s
 	else
 		l->first_open = k;
 	l->last_open = k;
-	l->open++;
 	t->nopen++;
 	b->nopen++;
 	return 0;
@@ -749,7 +745,7 @@ static int maybe_finish(struct builder *b, uint32_t slot)
 {
 	const struct live *l = &b->live[slot];
 
-	return l->used && l->s.closed && !l->open ? finish(b, slot) : 0;
+	return l->used && l->s.closed && l->last_open == NONE ? finish(b, slot) : 0;
 }
 
 /* "key=value" appended to @s's fields (at most SPAN_FIELDS_MAX bytes:
@@ -837,7 +833,6 @@ static int record(struct builder *b, const struct trace_span *r)
 				.start = entered_since(b, &b->live[i].s, r->time),
 				.open_start = 1};
 
-			b->live[i].open++;
 			sp->unmatched_exits++;
 			err = enter_done(b, &o, r->time, 0, 0);
 		}
@@ -861,6 +856,7 @@ static int record(struct builder *b, const struct trace_span *r)
 	}
 	return 0;
 }
+
 static int enter_cmp(const void *a, const void *b)
 {
 	const struct span_enter *x = a, *y = b;
@@ -1063,7 +1059,7 @@ static int order_take(void *ctx, const struct trace_span *s, size_t n)
 		o->seen = s[i].time;
 		/* a window more than the last build: build what is a window
 		 * behind the latest record (the buffer holds two) */
-		if (o->window != UINT64_MAX && o->seen > o->window &&
+		if (o->seen > o->window &&
 		    o->seen - o->window >= o->released + o->window) {
 			int err = order_release(o, o->seen - o->window);
 
@@ -1186,9 +1182,8 @@ static int conclude(struct builder *b)
 }
 
 /* @j's trace's span records built into *@out, a window of @window
- * behind the latest in time order (UINT64_MAX: all at the end): 0,
- * -EAGAIN if one came later than that (by *@late_by), -ENOMEM or a
- * walk's error. */
+ * behind the latest in time order: 0, -EAGAIN if one came later than
+ * that (by *@late_by), -ENOMEM or a walk's error. */
 static int build(const struct join *j, const struct offcpu *oc,
 		 const struct samples_by_tid *smp, const struct spans_keep *keep,
 		 uint64_t window, uint64_t *late_by, struct spans **out)
@@ -1325,13 +1320,17 @@ const char *spans_name(const struct span *s)
 	return s->name ? s->name : s->open_start ? SPANS_UNNAMED : SPANS_NO_NAME;
 }
 
+int spans__built_for(const struct spans *sp, const char *name, uint64_t min_ns)
+{
+	return sp->keep.all || (min_ns == sp->keep.min_ns && !name == !sp->keep.name &&
+				(!name || !strcmp(name, sp->keep.name)));
+}
+
 int spans__select(struct spans *sp, const char *name, uint64_t min_ns)
 {
 	size_t n = 0;
 
-	/* (without keep.all, what it was built with only) */
-	if (!sp->keep.all && (min_ns != sp->keep.min_ns || !name != !sp->keep.name ||
-			      (name && strcmp(name, sp->keep.name))))
+	if (!spans__built_for(sp, name, min_ns))
 		return -EINVAL;
 	for (size_t i = 0; i < sp->n; i++) {
 		struct span *s = &sp->v[i];
