@@ -73,6 +73,14 @@ char *text_duration(uint64_t ns, char *buf, size_t len);
 /* Write text_clean() of @s, whole, to @out (nothing if @s is NULL). */
 void text_put(FILE *out, const char *s);
 
+/* Is @c one of [A-Za-z0-9._-]: what a name d9prof makes a path component
+ * of keeps (the layout's SERVICE, HOST and BOOT, a cache file's name)? */
+static inline int text_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
 /* Is @s, whole, one word that every shell reads as itself (not empty;
  * only letters, digits and _.:/-=,+@%: nothing to quote, glob or
  * expand)? */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/grow.h"
+#include "lib/text.h"
 #include "record/flight.h"
 #include "record/proc.h"
 
@@ -156,14 +157,8 @@ static void safe_component(const char *s, char *buf, size_t len)
 {
 	size_t n = 0;
 
-	for (; s && *s && n + 1 < len; s++) {
-		char c = *s;
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			 (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-			 (c == '.' && n);
-
-		buf[n++] = ok ? c : '_';
-	}
+	for (; s && *s && n + 1 < len; s++, n++)
+		buf[n] = text_name_char(*s) && (*s != '.' || n) ? *s : '_';
 	buf[n] = '\0';
 	if (!n)
 		snprintf(buf, len, "unknown");

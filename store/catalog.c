@@ -58,9 +58,7 @@ static int component(const char *s, size_t n, char *buf, size_t len)
 	if (!n || n >= len || s[0] == '.')
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' ||
-		      s[i] == '.'))
+		if (!text_name_char(s[i]))
 			return -1;
 	memcpy(buf, s, n);
 	buf[n] = '\0';

@@ -17,6 +17,7 @@
 
 #include "lib/grow.h"
 #include "lib/hash.h"
+#include "lib/text.h"
 #include "store/fetch.h"
 
 #define PARALLEL_MAX 16
@@ -141,8 +142,7 @@ static void cache_name(const char *endpoint, const char *prefix, const char *key
 	n = snprintf(buf, len, "%016llx-%.180s", (unsigned long long)h,
 		     base ? base + 1 : key);
 	for (char *c = buf + 17; n > 0 && *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
+		if (!text_name_char(*c))
 			*c = '_';
 }
 

@@ -915,7 +915,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	    struct s3 **out)
 {
-	const char *env;
+	const char *e;
+	double v;
 	long ms, connect_ms;
 	struct s3 *s;
 	int err = -EINVAL;
@@ -940,8 +941,8 @@ int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 		goto fail;
 	}
 	/* (D9PROF_S3_TIMEOUT: the tests' hostile endpoints) */
-	if ((env = getenv("D9PROF_S3_TIMEOUT")) && atof(env) > 0 && atof(env) < 86400)
-		timeout_s = atof(env);
+	if ((e = env("D9PROF_S3_TIMEOUT")) && (v = atof(e)) > 0 && v < 86400)
+		timeout_s = v;
 	ms = timeout_s > 0 ? (long)(timeout_s * 1000) : 60000;
 	if (ms < 1)
 		ms = 1;
