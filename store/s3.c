@@ -46,6 +46,7 @@
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/map.h"
+#include "lib/sha256.h"
 #include "lib/text.h"
 #include "store/s3.h"
 
@@ -1026,13 +1027,21 @@ static void free_headers(struct curl_slist *h)
 	cu.slist_free_all(h);
 }
 
-/* The headers every request carries, then @extra (NULL-terminated). */
-static struct curl_slist *headers(const struct s3 *s, const char *const *extra)
+/* The SHA-256 of the empty body, which a request without one signs */
+#define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+/* The headers every request carries, with @sha, the hex SHA-256 of its
+ * body (NULL: it has none), which libcurl signs with the rest; then
+ * @extra (NULL-terminated). */
+static struct curl_slist *headers(const struct s3 *s, const char *sha,
+				  const char *const *extra)
 {
+	char line[24 + 2 * SHA256_LEN + 1];
 	struct curl_slist *h = NULL, *t;
 	struct sbuf b = {0};
 
-	h = cu.slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+	snprintf(line, sizeof(line), "x-amz-content-sha256: %s", sha ? sha : EMPTY_SHA256);
+	h = cu.slist_append(NULL, line);
 	if (h && s->cfg.token_[0]) {
 		sb_str(&b, "x-amz-security-token: ");
 		sb_str(&b, s->cfg.token_);
@@ -1203,9 +1212,47 @@ static void xfer_init(struct xfer *x, struct s3 *s)
 	x->fd = x->in_fd = -1;
 }
 
+/* The hex SHA-256 of @fd's first @size bytes into @hex: what a PUT signs,
+ * so that no one on the path can change the payload (S3 refuses a body
+ * whose hash is not the signed one). 0 or -errno, with why. */
+static int payload_sha256(int fd, uint64_t size, char hex[2 * SHA256_LEN + 1], char *why,
+			  size_t len)
+{
+	enum { CHUNK = 1 << 16 };
+	uint8_t *buf = malloc(CHUNK), d[SHA256_LEN];
+	struct sha256 c;
+	uint64_t off = 0;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	sha256_init(&c);
+	while (off < size) {
+		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+
+		do
+			r = pread(fd, buf, n, (off_t)off);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0) {
+			free(buf);
+			text_say(why, len, "%s",
+				 r < 0 ? "cannot read the file to put"
+				       : "the file to put is shorter than its size");
+			return r < 0 ? -errno : -EIO;
+		}
+		sha256_update(&c, buf, (size_t)r);
+		off += (uint64_t)r;
+	}
+	free(buf);
+	sha256_final(&c, d);
+	sha256_hex(d, hex);
+	return 0;
+}
+
 int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 	       const struct s3_meta *meta, size_t nmeta, char *why, size_t len)
 {
+	char sha[2 * SHA256_LEN + 1];
 	const char **extra = NULL;
 	struct curl_slist *hdr = NULL;
 	struct sbuf url = {0};
@@ -1258,8 +1305,11 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 		sprintf(h, "x-amz-meta-%s: %s", mk, mv);
 		extra[k++] = h;
 	}
+	err = payload_sha256(fd, size, sha, why, len);
+	if (err)
+		goto out;
 	err = -ENOMEM;
-	hdr = headers(s, extra);
+	hdr = headers(s, sha, (const char *const *)extra);
 	if (!hdr || object_url(s, key, &url))
 		goto out;
 	xfer_init(&x, s);
@@ -1300,7 +1350,7 @@ int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t max, uint64_t *si
 		return err;
 	}
 	err = -ENOMEM;
-	hdr = headers(s, NULL);
+	hdr = headers(s, NULL, NULL);
 	if (!hdr || object_url(s, key, &url))
 		goto out;
 	xfer_init(&x, s);
@@ -1342,7 +1392,7 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 	if (value && vlen)
 		value[0] = '\0';
 	err = -ENOMEM;
-	hdr = headers(s, NULL);
+	hdr = headers(s, NULL, NULL);
 	if (!hdr || object_url(s, key, &url))
 		goto out;
 	xfer_init(&x, s);
@@ -1828,7 +1878,7 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 
 	if (!prefix)
 		prefix = "";
-	hdr = headers(s, NULL);
+	hdr = headers(s, NULL, NULL);
 	if (!hdr)
 		return -ENOMEM;
 	for (;;) {

@@ -577,8 +577,14 @@ Test(s3, put_sends_the_file_signed_with_its_metadata)
 	cr_expect_null(strcasestr(f.head[0], "x-amz-meta-blank"), "nor a blank one");
 	cr_expect_not_null(strcasestr(f.head[0], "\r\nx-amz-meta-spaced:  a  b \r\n"),
 			   "blanks are any value's");
+	/* sha256sum of "hello": the payload is signed */
 	cr_expect_not_null(
-		strcasestr(f.head[0], "\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\n"));
+		strcasestr(
+			f.head[0],
+			"\r\nx-amz-content-sha256: "
+			"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\r\n"),
+		"%s", f.head[0]);
+	cr_expect_not_null(strstr(f.head[0], ";x-amz-content-sha256;"), "%s", f.head[0]);
 	cr_expect_not_null(
 		strcasestr(f.head[0], "\r\nx-amz-security-token: TOKEN/1+2=\r\n"));
 	cr_expect_not_null(
