@@ -118,7 +118,7 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 {
 	char bucket[64], prefix[512], why[400] = "", cache[4096], hosts[300], sz[32];
 	struct fetch_opts fo = {.cache = cache, .max_bytes = CACHE_MAX_BYTES};
-	const char **keys = NULL;
+	const char **keys = NULL, **etags = NULL;
 	uint64_t *sizes = NULL;
 	struct fetch_stats st;
 	struct catalog c = {0};
@@ -157,18 +157,20 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 	}
 	keys = calloc(n, sizeof(*keys));
 	sizes = calloc(n, sizeof(*sizes));
-	if (!keys || !sizes)
+	etags = calloc(n, sizeof(*etags));
+	if (!keys || !sizes || !etags)
 		goto nomem;
 	n = 0;
 	for (size_t i = 0; i < c.n; i++)
 		if (keep[i]) {
 			keys[n] = c.v[i].key;
+			etags[n] = c.v[i].etag;
 			sizes[n++] = c.v[i].size;
 		}
 	err = s3_config__load(&cfg, NULL, why, sizeof(why));
 	if (!err)
-		err = store_fetch(&cfg, bucket, prefix, keys, sizes, n, &fo, paths, &st,
-				  why, sizeof(why));
+		err = store_fetch(&cfg, bucket, prefix, keys, sizes, etags, n, &fo, paths,
+				  &st, why, sizeof(why));
 	if (err) {
 		error("cannot fetch from %s: %s", url, why[0] ? why : s3_strerror(err));
 		goto out;
@@ -185,6 +187,7 @@ nomem:
 out:
 	s3_config__clear(&cfg);
 	free(keys);
+	free(etags);
 	free(sizes);
 	free(keep);
 	catalog__release(&c);

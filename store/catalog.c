@@ -297,10 +297,15 @@ int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t 
 				 "(or a longer prefix)",
 				 LIST_KEYS_MAX);
 	}
-	for (size_t i = 0; i < l.n && !err; i++)
+	for (size_t i = 0; i < l.n && !err; i++) {
+		size_t before = c->n;
+
 		err = catalog__add(c,
 				   l.v[i].key + (strlen(l.v[i].key) >= plen ? plen : 0),
 				   l.v[i].size);
+		if (c->n > before)
+			memcpy(c->v[c->n - 1].etag, l.v[i].etag, sizeof(l.v[i].etag));
+	}
 	s3_list_release(&l);
 	return err;
 }

@@ -43,7 +43,8 @@ struct catalog_entry {
 	time_t wall; /* unix seconds: a segment's start (EPOCH), a dump's
 		      * minute (HHMM) */
 	uint64_t size;
-	int dump;     /* a flight dump, else a segment */
+	char etag[72]; /* S3's, as listed ("" from a directory) */
+	int dump;      /* a flight dump, else a segment */
 	char *reason; /* a dump's, when known (NULL) */
 	int indexed;  /* a segment's index is known: */
 	struct catalog_index ix;

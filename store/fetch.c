@@ -28,6 +28,7 @@ struct job {
 	const char *bucket, *prefix;
 	const char *const *keys;
 	const uint64_t *sizes;
+	const char *const *etags;
 	size_t n;
 	int dirfd;	      /* the bucket's directory in the cache */
 	const char *dir;      /* ... its path */
@@ -121,11 +122,12 @@ static int cache_named(const char *name)
 	return name[16] == '-' && name[17];
 }
 
-/* The cache file of @key at @endpoint: a hash of the endpoint and the
- * whole key, then its last part made a safe name (what is not
- * [A-Za-z0-9._-] becomes '_': a key is anyone's with PutObject). */
+/* The cache file of @key at @endpoint as @etag: a hash of the endpoint,
+ * the whole key and the ETag (an object written again is another file),
+ * then its last part made a safe name (what is not [A-Za-z0-9._-]
+ * becomes '_': a key is anyone's with PutObject). */
 static void cache_name(const char *endpoint, const char *prefix, const char *key,
-		       char *buf, size_t len)
+		       const char *etag, char *buf, size_t len)
 {
 	const char *base = strrchr(key, '/');
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -138,6 +140,9 @@ static void cache_name(const char *endpoint, const char *prefix, const char *key
 		h = lib_hash64(h ^ (unsigned char)*s);
 	h = lib_hash64(h ^ '/');
 	for (const char *s = key; *s; s++)
+		h = lib_hash64(h ^ (unsigned char)*s);
+	h = lib_hash64(h ^ '"');
+	for (const char *s = etag; *s; s++)
 		h = lib_hash64(h ^ (unsigned char)*s);
 	n = snprintf(buf, len, "%016llx-%.180s", (unsigned long long)h,
 		     base ? base + 1 : key);
@@ -155,7 +160,7 @@ static int fetch_one(struct job *j, struct s3 *s, size_t i, char *why, size_t le
 	uint64_t got = 0;
 	int fd, err;
 
-	cache_name(j->c->endpoint, j->prefix, j->keys[i], name, sizeof(name));
+	cache_name(j->c->endpoint, j->prefix, j->keys[i], j->etags[i], name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", j->dir, name);
 	j->paths[i] = strdup(path);
 	if (!j->paths[i])
@@ -380,7 +385,8 @@ int store_heads(const struct s3_config *c, const char *bucket, const char *prefi
 }
 
 int store_fetch(const struct s3_config *c, const char *bucket, const char *prefix,
-		const char *const *keys, const uint64_t *sizes, size_t n,
+		const char *const *keys, const uint64_t *sizes, const char *const *etags,
+		size_t n,
 		const struct fetch_opts *o, char ***paths, struct fetch_stats *st,
 		char *why, size_t len)
 {
@@ -389,6 +395,7 @@ int store_fetch(const struct s3_config *c, const char *bucket, const char *prefi
 			.prefix = prefix,
 			.keys = keys,
 			.sizes = sizes,
+			.etags = etags,
 			.n = n,
 			.dirfd = -1};
 	char dir[4200];

@@ -6,8 +6,8 @@
  *
  * The cache is a directory of ours (made 0700 if missing; refused if
  * another user owns it or can write it, or it is a symbolic link): one
- * subdirectory per bucket, one file per object, named by a hash of its key
- * and its last component. An object already there with the listed size is
+ * subdirectory per bucket, one file per object, named by a hash of the
+ * endpoint, its key and ETag, and its key's last component. An object already there with the listed size is
  * not fetched again (and counts as just used); a new one is written under
  * a hidden name and renamed when whole. After a fetch the least recently
  * used files go until the cache holds at most its bound, never one of
@@ -34,12 +34,14 @@ struct fetch_stats {
 	size_t failed;		/* store_heads(): objects not answered */
 };
 
-/* Fetch PREFIX/@keys[i] (@sizes[i] bytes as listed; @n of them) of
- * @bucket into the cache; *@paths gets their local paths in the same order
- * (store_fetch_free() frees it). 0 or -errno, with why (the first failure
- * stops the rest). */
+/* Fetch PREFIX/@keys[i] (@sizes[i] bytes and ETag @etags[i] as listed;
+ * @n of them) of @bucket into the cache; *@paths gets their local paths in
+ * the same order (store_fetch_free() frees it). A file is cached under its
+ * ETag too: an object written again is fetched again. 0 or -errno, with
+ * why (the first failure stops the rest). */
 int store_fetch(const struct s3_config *c, const char *bucket, const char *prefix,
-		const char *const *keys, const uint64_t *sizes, size_t n,
+		const char *const *keys, const uint64_t *sizes, const char *const *etags,
+		size_t n,
 		const struct fetch_opts *o, char ***paths, struct fetch_stats *st,
 		char *why, size_t len);
 void store_fetch_free(char **paths, size_t n);

@@ -290,6 +290,21 @@ EOF
 	cmp -s <(grep -v '^#' "$TMP/s3.txt") <(grep -v '^#' "$TMP/local.txt") || { diff "$TMP/s3.txt" "$TMP/local.txt" | head -5; fail "the bucket's answer differs from the local files'"; return; }
 	"$D9" tasks -i s3://bkt/fleet --service api --host host2 --from "$t0" \
 		--to "$t1" 2>&1 >/dev/null | grep -q '(0 fetched' || { fail "the cache was not reused"; return; }
+	# an object written again (same key, same size, another ETag) is
+	# fetched again, not served from the cache; then put back
+	local k0
+	k0=$(grep "/host2/.*/$from-[0-9]*-[0-9a-f]*\.d9\$" "$TMP/keys" | head -1)
+	[ -n "$k0" ] || { fail "no key of host2 begun at $from"; return; }
+	awscli s3 cp --quiet "s3://bkt/$k0" "$TMP/k0.d9" || { fail "cannot get $k0"; return; }
+	cp "$TMP/k0.d9" "$TMP/k0x.d9"
+	printf '\x5a' | dd of="$TMP/k0x.d9" bs=1 seek=$(($(stat -c %s "$TMP/k0.d9") - 1)) conv=notrunc 2>/dev/null
+	cmp -s "$TMP/k0.d9" "$TMP/k0x.d9" && printf '\xa5' |
+		dd of="$TMP/k0x.d9" bs=1 seek=$(($(stat -c %s "$TMP/k0.d9") - 1)) conv=notrunc 2>/dev/null
+	awscli s3 cp --quiet "$TMP/k0x.d9" "s3://bkt/$k0" || { fail "cannot put $k0"; return; }
+	"$D9" tasks -i s3://bkt/fleet --service api --host host2 --from "$t0" \
+		--to "$t1" 2>&1 >/dev/null | grep -q '(1 fetched' ||
+		{ fail "an object written again was served from the cache"; return; }
+	awscli s3 cp --quiet "$TMP/k0.d9" "s3://bkt/$k0" || { fail "cannot put $k0 back"; return; }
 	# objects past the cache's bound are not fetched at all
 	D9PROF_CACHE=$TMP/small D9PROF_CACHE_MAX=1024 "$D9" tasks -i s3://bkt/fleet --service api \
 		--host host2 --from "$t0" --to "$t1" >/dev/null 2>"$TMP/small.err" &&
