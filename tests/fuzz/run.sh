@@ -13,7 +13,7 @@ set -u
 B=${B:-build}
 FUZZ_B=${FUZZ_B:-$B-fuzz}
 FUZZ_SECS=${FUZZ_SECS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-trace kallsyms maps segment inputs export diff store}
+FUZZ_TARGETS=${FUZZ_TARGETS:-trace kallsyms maps segment inputs export diff store live}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 TMP=$(mktemp -d /tmp/d9fuzz.XXXXXX)
@@ -25,7 +25,7 @@ if [ "${1:-}" = --seeds ]; then
 	S=$2
 fi
 
-for t in trace kallsyms maps segment inputs export diff store; do
+for t in trace kallsyms maps segment inputs export diff store live; do
 	mkdir -p "$S/$t"
 	cp tests/fuzz/corpus/$t/* "$S/$t/" 2>/dev/null
 done
@@ -64,6 +64,8 @@ seed trace golden-lazy 1 golden
 seed trace segments 0 segs
 seed trace segments-lazy 3 segs
 "$FUZZ_B/mkseed" "$S/segment" || exit 1
+# live: snapshots packed by this build (fuzz_live.c says how)
+D9FUZZ_SEEDS="$S/live" "$FUZZ_B/fuzz_live" || exit 1
 # inputs: bits 0-1 read flags, 2 window, 3 a directory, 4 a copy, 5 JSON
 seed inputs four 0 seg0-0 seg1-1 seg2-2 seg3-3
 seed inputs four-lazy 1 seg0-0 seg1-1 seg2-2 seg3-3
