@@ -25,6 +25,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2578,4 +2579,18 @@ void join__free(struct join *j)
 	free(jp->win);
 	free(jp->win_reach);
 	free(jp);
+}
+
+/* ---- naming ----------------------------------------------------------------- */
+
+char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t len)
+{
+	const struct task_stat *ts = join__task(j, task);
+	char name[128] = "";
+
+	if (ts && ts->name)
+		analysis_clean_name(ts->name, name, sizeof(name));
+	snprintf(buf, len, "task %" PRIu64 "%s%s", trace_task_number(task),
+		 *name ? " " : "", name);
+	return buf;
 }

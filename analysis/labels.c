@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * labels.c - how the views name and format what they show: durations, the task
- * and thread labels, cleaned names and column widths, the trace's meta
- * values and command (JSON strings: lib/json.h).
+ * labels.c - how the views name and format what they show: frames (as
+ * flamegraphs name them), durations, thread labels, cleaned names and
+ * column widths, the trace's meta values and command (JSON strings:
+ * lib/json.h). A task's label is the join's (join.c): this floor stands
+ * below it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,18 +50,6 @@ char *analysis_thread_label(const struct trace *t, uint32_t tid, char *buf, size
 
 	analysis_clean_name(n && *n ? n : "?", name, sizeof(name));
 	snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
-	return buf;
-}
-
-char *analysis_task_label(const struct join *j, uint64_t task, char *buf, size_t len)
-{
-	const struct task_stat *ts = join__task(j, task);
-	char name[128] = "";
-
-	if (ts && ts->name)
-		analysis_clean_name(ts->name, name, sizeof(name));
-	snprintf(buf, len, "task %" PRIu64 "%s%s", trace_task_number(task),
-		 *name ? " " : "", name);
 	return buf;
 }
 
@@ -172,4 +162,50 @@ void tcol_fix(struct tcol *c, const char *title, int extra)
 	c->w = (int)strlen(analysis_fmt_in(c->max, c->unit, v, sizeof(v))) + extra;
 	if (c->w < (int)strlen(title))
 		c->w = (int)strlen(title);
+}
+
+char *analysis_frame_label(const struct trace *t, uint32_t id, char *buf, size_t len)
+{
+	const struct trace_frame *f;
+	const char *suffix;
+	size_t slen, room, n;
+
+	if (!buf || !len)
+		return buf;
+	if (!t || id >= t->nframes) {
+		snprintf(buf, len, "[bad frame %" PRIu32 "]", id);
+		return buf;
+	}
+	f = &t->frames[id];
+	/* "_[k]" tells kernel apart, " [inlined]" code inlined into the frame
+	 * below (perf --inline and dial9 mark them alike) */
+	suffix = f->inlined ? " [inlined]" : f->kernel ? "_[k]" : "";
+	slen = strlen(suffix);
+	/* keep room for the suffix */
+	room = len > slen + 1 ? len - slen : len;
+
+	/* cleaned as every shown name (analysis_clean_name(): no control or
+	 * invalid UTF-8, ';' separates folded frames), cut at whole
+	 * characters so the SVG stays valid XML */
+	if (f->full) {
+		analysis_clean_name(f->full, buf, room);
+	} else if (f->sym && *f->sym) {
+		analysis_clean_name(f->sym, buf, room);
+	} else if (f->module && *f->module) {
+		const char *base = strrchr(f->module, '/');
+		char off[24];
+		size_t olen;
+
+		base = base && base[1] ? base + 1 : f->module;
+		olen = (size_t)snprintf(off, sizeof(off), "+0x%" PRIx64, f->offset);
+		analysis_clean_name(base, buf, room > olen + 1 ? room - olen : 1);
+		n = strlen(buf);
+		snprintf(buf + n, room - n, "%s", off);
+	} else {
+		snprintf(buf, room, "0x%" PRIx64, f->addr);
+	}
+	n = strlen(buf);
+	if (n + slen < len)
+		memcpy(buf + n, suffix, slen + 1);
+	return buf;
 }
