@@ -204,7 +204,7 @@ void groups__free(struct groups *g);
 /* The tree analysis__flame() draws, built for @o (its format, title and
  * result left aside): the groups in *@gp and the tree in *@fp, both the
  * caller's to free; what it holds in *@rp (also on failure). 0, -ENOENT
- * (@o->sel keeps no task), -ENOMEM or a walk's error. (flame_view.c) */
+ * (@o->sel keeps no task), -ENOMEM or a walk's error. (flame_build.c) */
 int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 			 struct groups **gp, struct flame **fp, struct flame_result *rp);
 
@@ -239,7 +239,7 @@ int analysis_site(const struct trace *t, uint32_t s, int raw_leaf, int cpu,
 char *site_label(const struct trace *t, uint32_t frame, uint32_t under, char *buf,
 		 size_t len);
 
-/* ---- the hottest stack of chosen polls (delay_table.c) --------------- */
+/* ---- the hottest stack of chosen polls (causes.c) -------------------- */
 
 #define HOT_FRAMES 3 /* innermost distinct frames shown of a hot stack */
 
@@ -263,7 +263,7 @@ size_t hot_frames(const struct hot *h, const struct trace *t, int32_t poll,
 		  char lab[HOT_FRAMES][256]);
 void hot_release(struct hot *h);
 
-/* ---- causes as text and JSON (delay_table.c) ------------------------- */
+/* ---- causes as text and JSON (causes.c) ------------------------------- */
 
 /* Causes @c (@n of them; the text shows the first 4) of an interval of
  * @all ns, as "polling task N name 1.2ms (40%) in a <- b <- c; blocked
@@ -278,8 +278,8 @@ void analysis_causes_json(const struct offcpu *oc, const struct hot *h,
 /* analysis__delays()'s JSON object as a value in @w (the report's
  * "delays"), @o->json aside. 0, -ENOENT (no such task), -ENOMEM, or
  * lib_json_error(@w). */
-int analysis_delays_json(const struct offcpu *oc, const struct delays *dl,
-			 const struct delays_opts *o, struct lib_json *w);
+int analysis__delays_json(const struct offcpu *oc, const struct delays *dl,
+			  const struct delays_opts *o, struct lib_json *w);
 
 /* ns from the recording's start (join.origin) to @t (0 before it). */
 static inline uint64_t since_start(const struct offcpu *oc, uint64_t t)
@@ -350,16 +350,23 @@ const char *analysis_meta(const struct trace *t, const char *key);
  * "matched") into the open object of @w (the report's); @o->json aside.
  * The spans that lasted at least @min_ns: how many, the slowest in
  * *@worst (NULL: none); without spans_keep.all, @min_ns is its over_ns
- * and the slowest is of those it kept. (span_table.c) */
-int analysis_spans_json(const struct spans *sp, const struct offcpu *oc,
-			const struct delays *d, const struct spans_opts *o,
-			struct lib_json *w);
+ * and the slowest is of those it kept. (spans.c) */
+int analysis__spans_json(const struct spans *sp, const struct offcpu *oc,
+			 const struct delays *d, const struct spans_opts *o,
+			 struct lib_json *w);
+/* The instances @o keeps (its name; with --instances, its minimum), in
+ * *@ix (room for sp->n); their number. */
+size_t spans__chosen(const struct spans *sp, const struct spans_opts *o, uint32_t *ix);
+/* Of the @n in @ix (spans__chosen()), the slowest first, @o->limit of them
+ * (0: all); their number. */
+size_t spans__slowest(const struct spans *sp, const struct spans_opts *o, uint32_t *ix,
+		      size_t n);
 size_t analysis_spans_over(const struct spans *sp, uint64_t min_ns,
 			   const struct span **worst);
 
 /* "; only while N spans named NAME of at least DUR were entered: W UNIT"
  * for a flamegraph's subtitle at @buf, nothing without a span filter; the
- * characters written (snprintf()'s). (span_table.c) */
+ * characters written (snprintf()'s). (spans.c) */
 int span_filter_note(const struct span_filter *f, uint64_t weight, const char *unit,
 		     char *buf, size_t len);
 /* Does @f keep only some spans' time (spans__select() was called)? Its

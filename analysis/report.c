@@ -1325,10 +1325,10 @@ static int json_spans(const struct page *pg, struct lib_json *w)
 		return 0;
 	}
 	lib_json_object_begin(w);
-	err = analysis_spans_json(pg->sp, pg->oc, pg->d,
-				  &(struct spans_opts){.limit = TOP}, w);
+	err = analysis__spans_json(pg->sp, pg->oc, pg->d,
+				   &(struct spans_opts){.limit = TOP}, w);
 	if (!err)
-		err = analysis_spans_json(
+		err = analysis__spans_json(
 			pg->sp, pg->oc, pg->d,
 			&(struct spans_opts){.instances = 1, .limit = 1}, w);
 	lib_json_object_end(w);
@@ -1347,7 +1347,7 @@ static int json_page(const struct page *pg, FILE *out)
 	json_workers(pg, &w);
 	json_longest(pg, &w);
 	lib_json_name(&w, "delays");
-	err = analysis_delays_json(pg->oc, pg->d, &dopts, &w);
+	err = analysis__delays_json(pg->oc, pg->d, &dopts, &w);
 	if (err)
 		return err;
 	/* the delays' own document ends its line there: kept, so that the

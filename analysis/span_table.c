@@ -42,23 +42,6 @@ static uint64_t cpu_ns(const struct spans *sp, uint64_t samples)
 	return (uint64_t)((double)samples * sp->period_ns);
 }
 
-/* The instances @o keeps, in *@ix; their number. */
-static size_t chosen(const struct spans *sp, const struct spans_opts *o, uint32_t *ix)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < sp->n; i++) {
-		const struct span *s = &sp->v[i];
-
-		if (o->name && strcmp(spans_name(s), o->name))
-			continue;
-		if (o->instances && duration(s) < o->min_ns)
-			continue;
-		ix[n++] = (uint32_t)i;
-	}
-	return n;
-}
-
 /* ---- one row per name ------------------------------------------------------ */
 
 static int srow_cmp(const void *a, const void *b, void *ctx)
@@ -263,17 +246,6 @@ struct inst {
 	struct delay_cause c[MAX_CAUSES];
 	size_t nc;
 };
-
-static int dur_desc(const void *a, const void *b, void *ctx)
-{
-	const struct spans *sp = ctx;
-	uint64_t x = duration(&sp->v[*(const uint32_t *)a]);
-	uint64_t y = duration(&sp->v[*(const uint32_t *)b]);
-
-	if (x != y)
-		return x > y ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
 
 static int cause_desc(const void *a, const void *b)
 {
@@ -485,49 +457,6 @@ static int poll_delays(const struct delays *d, struct lib_map *m)
 	return err;
 }
 
-/* The instances @o explains, of the @n in @ix (chosen()): the slowest
- * first, @o->limit of them (0: all); their number. (Without
- * spans_keep.all, @ix holds the slowest already: spans__new_keep() keeps
- * them in a heap as the instances end.) */
-static size_t slowest(const struct spans *sp, const struct spans_opts *o, uint32_t *ix,
-		      size_t n)
-{
-	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
-	return o->limit && o->limit < n ? o->limit : n;
-}
-
-int spans__list_polls(const struct spans *sp, struct join *j, const struct spans_opts *o)
-{
-	struct join_window *w = NULL;
-	size_t n, shown, k = 0;
-	uint32_t *ix;
-	int err = -ENOMEM;
-
-	if (!o->instances || !j->polls || j->nlisted == j->npolls || !sp->n)
-		return 0; /* none explained, or every poll listed */
-	ix = malloc(sp->n * sizeof(*ix));
-	if (!ix)
-		return -ENOMEM;
-	n = chosen(sp, o, ix);
-	shown = slowest(sp, o, ix, n);
-	/* the enters of those shown: ix sorted by index for a lookup */
-	qsort(ix, shown, sizeof(*ix), u32_cmp);
-	w = malloc((sp->nenters + 1) * sizeof(*w));
-	if (!w)
-		goto out;
-	for (size_t e = 0; e < sp->nenters; e++) {
-		const struct span_enter *x = &sp->enters[e];
-
-		if (bsearch(&x->span, ix, shown, sizeof(*ix), u32_cmp))
-			w[k++] = (struct join_window){x->tid, x->start, x->end};
-	}
-	err = join__list_more(j, w, k);
-out:
-	free(w);
-	free(ix);
-	return err;
-}
-
 /* The slowest instances of @o, explained, as text on @out, or as the
  * value of "instances" into @w if it is not NULL. */
 static int span_instances(const struct spans *sp, const struct offcpu *oc,
@@ -535,7 +464,7 @@ static int span_instances(const struct spans *sp, const struct offcpu *oc,
 			  uint32_t *ix, size_t n, size_t matched, FILE *out,
 			  struct lib_json *w)
 {
-	size_t shown = slowest(sp, o, ix, n), i;
+	size_t shown = spans__slowest(sp, o, ix, n), i;
 	struct inst *in = calloc(shown + 1, sizeof(*in));
 	struct lib_map pdelay = {0};
 	struct hot h = {0};
@@ -618,7 +547,7 @@ static int spans_view(const struct spans *sp, const struct offcpu *oc,
 	ix = malloc((sp->n + 1) * sizeof(*ix));
 	if (!ix)
 		return -ENOMEM;
-	n = chosen(sp, o, ix);
+	n = spans__chosen(sp, o, ix);
 	matched = sp->keep.all ? n : sp->nmatched;
 	err = n ? span_instances(sp, oc, d, o, ix, n, matched, out, w) : -ENOENT;
 	if (!err && w)
@@ -644,46 +573,11 @@ int analysis__spans(const struct spans *sp, const struct offcpu *oc,
 	return lib_json_finish(&w);
 }
 
-int analysis_spans_json(const struct spans *sp, const struct offcpu *oc,
-			const struct delays *d, const struct spans_opts *o,
-			struct lib_json *w)
+int analysis__spans_json(const struct spans *sp, const struct offcpu *oc,
+			 const struct delays *d, const struct spans_opts *o,
+			 struct lib_json *w)
 {
 	return spans_view(sp, oc, d, o, NULL, w);
-}
-
-size_t analysis_spans_over(const struct spans *sp, uint64_t min_ns,
-			   const struct span **worst)
-{
-	size_t n = 0;
-
-	*worst = NULL;
-	for (size_t i = 0; i < sp->n; i++) {
-		const struct span *s = &sp->v[i];
-
-		if (duration(s) < min_ns)
-			continue;
-		n++;
-		if (!*worst || duration(s) > duration(*worst))
-			*worst = s;
-	}
-	/* (without keep.all: counted as they closed) */
-	return sp->keep.all ? n : sp->nover;
-}
-
-int span_filter_note(const struct span_filter *f, uint64_t weight, const char *unit,
-		     char *buf, size_t len)
-{
-	char name[256], dur[32];
-
-	if (!span_filter_on(f))
-		return 0;
-	analysis_clean_name(f->name ? f->name : "", name, sizeof(name));
-	return snprintf(buf, len,
-			"; only while %zu spans%s%s%s%s were entered: %" PRIu64 " %s",
-			f->spans->nkept, f->name ? " named " : "", name,
-			f->min_ns ? " of at least " : "",
-			f->min_ns ? text_duration(f->min_ns, dur, sizeof(dur)) : "",
-			weight, unit);
 }
 
 /* ---- application events ----------------------------------------------------- */

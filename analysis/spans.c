@@ -26,6 +26,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_int.h"
 #include "lib/search.h"
+#include "lib/text.h"
 
 #define NONE UINT32_MAX
 
@@ -1363,4 +1364,112 @@ int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time)
 		if (!sp->selected || sp->v[sp->enters[k].span].kept)
 			return 1;
 	return 0;
+}
+
+/* ---- what the views choose and say of the spans --------------------------- */
+
+/* The instances @o keeps, in *@ix; their number. */
+size_t spans__chosen(const struct spans *sp, const struct spans_opts *o, uint32_t *ix)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sp->n; i++) {
+		const struct span *s = &sp->v[i];
+
+		if (o->name && strcmp(spans_name(s), o->name))
+			continue;
+		if (o->instances && duration(s) < o->min_ns)
+			continue;
+		ix[n++] = (uint32_t)i;
+	}
+	return n;
+}
+
+static int dur_desc(const void *a, const void *b, void *ctx)
+{
+	const struct spans *sp = ctx;
+	uint64_t x = duration(&sp->v[*(const uint32_t *)a]);
+	uint64_t y = duration(&sp->v[*(const uint32_t *)b]);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The instances @o explains, of the @n in @ix (spans__chosen()): the slowest
+ * first, @o->limit of them (0: all); their number. (Without
+ * spans_keep.all, @ix holds the slowest already: spans__new_keep() keeps
+ * them in a heap as the instances end.) */
+size_t spans__slowest(const struct spans *sp, const struct spans_opts *o, uint32_t *ix,
+		      size_t n)
+{
+	qsort_r(ix, n, sizeof(*ix), dur_desc, (void *)sp);
+	return o->limit && o->limit < n ? o->limit : n;
+}
+
+int spans__list_polls(const struct spans *sp, struct join *j, const struct spans_opts *o)
+{
+	struct join_window *w = NULL;
+	size_t n, shown, k = 0;
+	uint32_t *ix;
+	int err = -ENOMEM;
+
+	if (!o->instances || !j->polls || j->nlisted == j->npolls || !sp->n)
+		return 0; /* none explained, or every poll listed */
+	ix = malloc(sp->n * sizeof(*ix));
+	if (!ix)
+		return -ENOMEM;
+	n = spans__chosen(sp, o, ix);
+	shown = spans__slowest(sp, o, ix, n);
+	/* the enters of those shown: ix sorted by index for a lookup */
+	qsort(ix, shown, sizeof(*ix), u32_cmp);
+	w = malloc((sp->nenters + 1) * sizeof(*w));
+	if (!w)
+		goto out;
+	for (size_t e = 0; e < sp->nenters; e++) {
+		const struct span_enter *x = &sp->enters[e];
+
+		if (bsearch(&x->span, ix, shown, sizeof(*ix), u32_cmp))
+			w[k++] = (struct join_window){x->tid, x->start, x->end};
+	}
+	err = join__list_more(j, w, k);
+out:
+	free(w);
+	free(ix);
+	return err;
+}
+
+size_t analysis_spans_over(const struct spans *sp, uint64_t min_ns,
+			   const struct span **worst)
+{
+	size_t n = 0;
+
+	*worst = NULL;
+	for (size_t i = 0; i < sp->n; i++) {
+		const struct span *s = &sp->v[i];
+
+		if (duration(s) < min_ns)
+			continue;
+		n++;
+		if (!*worst || duration(s) > duration(*worst))
+			*worst = s;
+	}
+	/* (without keep.all: counted as they closed) */
+	return sp->keep.all ? n : sp->nover;
+}
+
+int span_filter_note(const struct span_filter *f, uint64_t weight, const char *unit,
+		     char *buf, size_t len)
+{
+	char name[256], dur[32];
+
+	if (!span_filter_on(f))
+		return 0;
+	analysis_clean_name(f->name ? f->name : "", name, sizeof(name));
+	return snprintf(buf, len,
+			"; only while %zu spans%s%s%s%s were entered: %" PRIu64 " %s",
+			f->spans->nkept, f->name ? " named " : "", name,
+			f->min_ns ? " of at least " : "",
+			f->min_ns ? text_duration(f->min_ns, dur, sizeof(dur)) : "",
+			weight, unit);
 }
