@@ -51,6 +51,7 @@ CLI_LIBS := -lncursesw
 # ---- sources -------------------------------------------------------------
 SHIM_SRCS := $(wildcard libprof/*.c)
 CORE_SRCS := $(wildcard lib/*.c kallsyms/*.c trace/*.c symbol/*.c record/*.c analysis/*.c \
+	analysis/views/*.c \
 	store/*.c)
 CLI_SRCS  := $(wildcard cli/*.c)
 EX_SRCS   := $(wildcard examples/*.c)

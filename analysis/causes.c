@@ -10,8 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/causes.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/offcpu.h"
+#include "analysis/stacks.h"
+#include "lib/grow.h"
+#include "lib/json.h"
+#include "lib/map.h"
 #include "lib/text.h"
 
 #define TEXT_CAUSES 4 /* shown in a text row */

@@ -15,8 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/stacks.h"
+#include "lib/grow.h"
+#include "lib/hist.h"
+#include "lib/map.h"
 #include "lib/search.h"
 
 /* ---- the delays --------------------------------------------------------- */

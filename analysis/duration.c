@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/labels.h"
 
 static const struct unit {
 	const char *name;

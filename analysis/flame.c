@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "lib/map.h"
 
 static uint32_t str_hash(const char *s, size_t len)
 {

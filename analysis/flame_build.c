@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/spans.h"
+#include "analysis/stacks.h"
 #include "lib/map.h"
 
 int analysis_task_root(struct flame *f, const struct task_stat *ts, uint32_t *id)

@@ -26,8 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "analysis/labels.h"
+#include "lib/grow.h"
 #include "lib/text.h"
 
 #define IMG_W	    1200 /* the width text is fitted to when written */

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/spans.h"
 
 int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
 {

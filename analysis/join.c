@@ -29,8 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/tokio.h"
+#include "lib/grow.h"
+#include "lib/map.h"
 #include "lib/search.h"
 
 /* A poll as the lookup keeps it: 12 bytes. */

@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/labels.h"
 #include "lib/text.h"
 
 const char *analysis_meta(const struct trace *t, const char *key)

@@ -22,8 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/join.h"
+#include "analysis/live.h"
+#include "lib/grow.h"
+#include "lib/map.h"
 
 #define LIVE_HIST    4096		/* recent polls kept per thread, at most */
 #define LIVE_PEND    512		/* samples waiting for their poll, per thread */

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/losses.h"
+#include "lib/json.h"
 
 enum loss_source {
 	SRC_LOST_SAMPLES, /* counters.lost_samples */

@@ -16,8 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/offcpu.h"
+#include "analysis/stacks.h"
+#include "analysis/tokio.h"
+#include "lib/grow.h"
+#include "lib/json.h"
+#include "lib/map.h"
 #include "lib/search.h"
 
 struct offcpu_priv {

@@ -14,7 +14,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis/analysis_int.h"
+#include "analysis/pbuf.h"
+#include "lib/grow.h"
 
 static int reserve(struct pbuf *b, size_t more)
 {

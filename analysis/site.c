@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/labels.h"
+#include "analysis/stacks.h"
 
 /* Modules of the system, by the start of their file name. */
 static const char *const sys_modules[] = {

@@ -23,8 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "lib/grow.h"
+#include "lib/hash.h"
+#include "lib/hist.h"
+#include "lib/map.h"
 #include "lib/search.h"
 #include "lib/text.h"
 

@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/stacks.h"
+#include "lib/hash.h"
+#include "lib/map.h"
 #include "lib/text.h"
 
 /* Label ids of a stack's frames, cached per frame id: a frame is rendered

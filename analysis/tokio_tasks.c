@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/stacks.h"
+#include "analysis/tokio.h"
 #include "lib/grow.h"
 #include "lib/map.h"
 #include "lib/tokio_names.h"

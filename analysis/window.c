@@ -18,7 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "analysis/analysis.h"
+#include "analysis/labels.h"
+#include "analysis/window.h"
 
 #define NS 1000000000ULL
 

@@ -14,8 +14,18 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/window.h"
 #include "trace/trace.h"
+
+struct delays;
+struct delays_keep;
+struct live;
+struct live_snap;
+struct offcpu;
+struct spans;
+struct spans_keep;
 
 enum {
 	EXIT_OK = 0,

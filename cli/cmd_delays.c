@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 
 #define DEFAULT_LIMIT 20

@@ -4,7 +4,9 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h"
+#include "analysis/join.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 
 enum { OPT_NAME = 256 };

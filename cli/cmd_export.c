@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 #include "lib/text.h"
 

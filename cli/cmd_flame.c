@@ -5,7 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/losses.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
+#include "analysis/window.h"
 #include "cli/cli.h"
 
 enum { OPT_POLL = 256, OPT_DIFF, OPT_BASE_FROM, OPT_BASE_TO, OPT_SPAN };

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/views.h"
+#include "analysis/window.h"
 #include "cli/cli.h"
 #include "lib/json.h"
 #include "lib/text.h"

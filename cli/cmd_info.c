@@ -3,7 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 
 enum { OPT_JSON = 256 };

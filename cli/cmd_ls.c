@@ -7,7 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "analysis/analysis.h"
+#include "analysis/views.h"
+#include "analysis/window.h"
 #include "cli/cli.h"
 #include "store/catalog.h"
 #include "store/s3.h"

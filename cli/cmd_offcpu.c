@@ -5,7 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/losses.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 
 enum { OPT_MIN_BLOCK = 256, OPT_IDLE, OPT_SPAN };

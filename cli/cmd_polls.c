@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/join.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 
 #define DEFAULT_LIMIT 30

@@ -15,12 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/labels.h"
+#include "analysis/live.h"
+#include "analysis/losses.h"
 #include "cli/cli.h"
+#include "lib/text.h"
 #include "libprof/d9_segment.h"
 #include "record/command.h"
 #include "record/proc.h"
 #include "record/record.h"
-#include "lib/text.h"
 
 static volatile sig_atomic_t stop, dump_now;
 

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 
 static void help(FILE *f)

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 
 #define DEFAULT_INSTANCES 10

@@ -21,7 +21,9 @@
 
 #include <ncurses.h>
 
-#include "analysis/analysis.h"
+#include "analysis/join.h"
+#include "analysis/live.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 #include "lib/text.h"
 #include "record/command.h"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/window.h"
 #include "cli/cli.h"
 #include "lib/text.h"
 #include "store/catalog.h"

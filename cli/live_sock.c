@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/join.h"
+#include "analysis/live.h"
 #include "cli/cli.h"
 
 #define ANSWER_MAX     (256u << 20) /* bytes of one snapshot, at most */

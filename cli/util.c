@@ -9,6 +9,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/delays.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/live.h"
+#include "analysis/losses.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
+#include "analysis/window.h"
 #include "cli/cli.h"
 #include "lib/text.h"
 #include "record/record.h"

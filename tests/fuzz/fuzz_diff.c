@@ -16,7 +16,9 @@
  */
 #include "tests/fuzz/fuzz_io.h" /* first: it defines _GNU_SOURCE */
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/views.h"
 
 static int fd[2] = {-1, -1};
 static char path[2][64];

@@ -24,7 +24,11 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/views.h"
 
 #define NFILES 4
 

@@ -24,7 +24,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
 #include "trace/trace.h"
 
 #define FUZZ_NEXT     "\n--d9fuzz-next--\n"

@@ -15,7 +15,11 @@
  * this build) and exits: the packing is this build's, so seeds are made
  * by it, not kept in the repository.
  */
-#include "tests/fuzz/fuzz_io.h"
+#include "tests/fuzz/fuzz_io.h" /* first: it defines _GNU_SOURCE */
+
+#include "analysis/join.h"
+#include "analysis/live.h"
+#include "analysis/views.h"
 
 #define MS 1000000ULL
 

@@ -12,7 +12,12 @@
  */
 #include "tests/fuzz/fuzz_io.h" /* first: it defines _GNU_SOURCE */
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
 
 FUZZ_ONE_FILE("fuzz-trace")
 

@@ -11,7 +11,10 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/views.h"
 #include "tests/unit/view_fixture.h"
 
 #define MS 1000000ULL

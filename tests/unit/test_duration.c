@@ -7,7 +7,7 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/labels.h"
 
 TestSuite(duration);
 

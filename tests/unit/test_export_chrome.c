@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* analysis/export_chrome.c past export_opts.max_bytes: what is written
+/* analysis/views/export_chrome.c past export_opts.max_bytes: what is written
  * fits the bound, and every poll is in it once, whole or in a run. */
 #include <errno.h>
 
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/views.h"
 #include "tests/unit/view_fixture.h"
 
 #define US 1000ULL

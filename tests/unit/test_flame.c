@@ -12,8 +12,11 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/delays.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/views.h"
 #include "tests/unit/view_fixture.h"
 #include "tests/unit/xmllint.h"
 

@@ -7,7 +7,9 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/views.h"
 #include "tests/unit/memout.h"
 #include "tests/unit/synth_trace.h"
 

@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
 #include "tests/unit/memout.h"
 #include "tests/unit/xmllint.h"
 

@@ -11,10 +11,13 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
-#include "tests/unit/writer.h"
+#include "analysis/delays.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/views.h"
 #include "tests/unit/synth_trace.h"
+#include "tests/unit/writer.h"
 
 static struct trace T;
 static struct join *J;

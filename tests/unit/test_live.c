@@ -10,7 +10,9 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/join.h"
+#include "analysis/live.h"
+#include "analysis/views.h"
 #include "tests/unit/memout.h"
 
 #define MS 1000000ULL

@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/losses.h"
 #include "lib/json.h"
 #include "synth_trace.h"
 

@@ -11,7 +11,11 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/offcpu.h"
+#include "analysis/views.h"
 #include "tests/unit/view_fixture.h"
 
 TestSuite(offcpu, .init = setup, .fini = teardown);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis/analysis_int.h"
+#include "analysis/pbuf.h"
 
 TestSuite(pbuf);
 

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
+#include "analysis/join.h"
+#include "tests/unit/writer.h"
 #include "trace/reader_int.h"
 #include "trace/trace.h"
-#include "tests/unit/writer.h"
 
 #define MS     1000000ULL
 #define T0     (1000 * MS)

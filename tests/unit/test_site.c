@@ -8,8 +8,7 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/stacks.h"
 #include "synth_trace.h"
 
 TestSuite(site);

@@ -20,7 +20,11 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
 #include "tests/unit/view_fixture.h"
 #include "tests/unit/writer.h"
 

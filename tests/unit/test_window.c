@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/window.h"
 
 #define MS 1000000ULL
 #define S  1000000000ULL

@@ -16,7 +16,9 @@
 
 #include <criterion/criterion.h>
 
-#include "analysis/analysis.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/offcpu.h"
 #include "tests/unit/memout.h"
 #include "tests/unit/synth_trace.h"
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/flame.h"
 
 #define CXX_NAME "ns::detail::Type<std::vector<int>, Alloc>::method(int, char const*)"
 #define C_NAME	 "a_very_long_c_function_name_that_is_cut_on_the_right"

@@ -17,8 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/offcpu.h"
+#include "analysis/pbuf.h"
+#include "analysis/spans.h"
+#include "analysis/stacks.h"
+#include "analysis/views.h"
+#include "lib/grow.h"
+#include "lib/map.h"
 #include "lib/text.h"
 
 /* profile.proto field numbers */

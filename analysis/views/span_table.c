@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/causes.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/views.h"
+#include "lib/json.h"
 #include "lib/map.h"
 #include "lib/search.h"
 #include "lib/text.h"

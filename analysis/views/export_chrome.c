@@ -38,8 +38,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/delays.h"
+#include "analysis/flame.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/offcpu.h"
+#include "analysis/spans.h"
+#include "analysis/stacks.h"
+#include "analysis/views.h"
+#include "lib/grow.h"
+#include "lib/hist.h"
+#include "lib/json.h"
+#include "lib/map.h"
 
 /* About what an event takes in the file, to say its size before writing */
 #define POLL_BYTES  230 /* a poll's slice */

@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/live.h"
+#include "analysis/views.h"
+#include "lib/json.h"
 #include "lib/text.h"
 
 #define STUCK_NS (1000 * 1000000ULL) /* a worker in one poll this long */

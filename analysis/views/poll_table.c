@@ -7,8 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/losses.h"
+#include "analysis/offcpu.h"
+#include "analysis/stacks.h"
+#include "analysis/tokio.h"
+#include "analysis/views.h"
+#include "lib/grow.h"
+#include "lib/hist.h"
+#include "lib/map.h"
 #include "lib/text.h"
 
 #define NAME_W	  24 /* widest task or thread name column */

@@ -12,8 +12,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/losses.h"
+#include "analysis/offcpu.h"
+#include "analysis/stacks.h"
+#include "analysis/tokio.h"
+#include "analysis/views.h"
+#include "lib/grow.h"
+#include "lib/json.h"
 #include "lib/text.h"
 
 #define NS	    1000000000ULL

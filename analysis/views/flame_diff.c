@@ -17,8 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/losses.h"
+#include "analysis/views.h"
 
 static int same_name(const char *a, const char *b)
 {

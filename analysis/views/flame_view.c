@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/losses.h"
+#include "analysis/spans.h"
+#include "analysis/tokio.h"
+#include "analysis/views.h"
 #include "lib/text.h"
 
 static int write_svg(const struct join *j, const struct groups *g,

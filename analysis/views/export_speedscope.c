@@ -18,8 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/flame.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/views.h"
+#include "lib/grow.h"
+#include "lib/json.h"
 
 #define EXPORTER "d9prof " D9_VERSION /* the Makefile's VERSION */
 

@@ -9,8 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/delays.h"
+#include "analysis/group.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/losses.h"
+#include "analysis/tokio.h"
+#include "analysis/views.h"
 #include "lib/text.h"
 
 static int digits(uint64_t v)

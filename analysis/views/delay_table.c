@@ -8,8 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/analysis_int.h"
+#include "analysis/causes.h"
+#include "analysis/delays.h"
+#include "analysis/join.h"
+#include "analysis/labels.h"
+#include "analysis/losses.h"
+#include "analysis/offcpu.h"
+#include "analysis/tokio.h"
+#include "analysis/views.h"
+#include "lib/grow.h"
+#include "lib/json.h"
 #include "lib/text.h"
 
 #define MAX_CAUSES 8 /* per thread and delay */
