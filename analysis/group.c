@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * group.c - which tasks a view keeps (--task ID or NAME) and the root
- * frames of a split view (--by task, name or thread).
+ * group.c - the root frames of a split view (--by task, name, thread or
+ * span name).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,62 +12,6 @@
 #include "analysis/join.h"
 #include "analysis/labels.h"
 #include "analysis/spans.h"
-
-int task_sel_has(const struct task_sel *s, const struct task_stat *ts)
-{
-	if (s->name)
-		return ts->name && !strcmp(ts->name, s->name);
-	if (s->id & TRACE_TASK_TOKIO)
-		return ts->task == s->id;
-	return trace_task_number(ts->task) == s->id;
-}
-
-int join__select(struct join *j, const struct task_sel *sel)
-{
-	size_t i;
-
-	j->sel = *sel;
-	j->nkept = 0;
-	for (i = 0; i < j->ntasks; i++) {
-		j->tasks[i].kept = !sel->on || task_sel_has(sel, &j->tasks[i]);
-		j->nkept += j->tasks[i].kept;
-	}
-	if (j->nkept > 1 && sel->on && !sel->name) {
-		/* N is a marked task's and one read from outside: the marked */
-		for (i = 0; i < j->ntasks; i++)
-			if (j->tasks[i].kept && (j->tasks[i].task & TRACE_TASK_TOKIO)) {
-				j->tasks[i].kept = 0;
-				j->nkept--;
-			}
-		return 1;
-	}
-	return join__keeps_none(j) ? -ENOENT : 0;
-}
-
-const struct task_stat *join__selected(const struct join *j)
-{
-	for (size_t i = 0; j->sel.on && i < j->ntasks; i++)
-		if (j->tasks[i].kept)
-			return &j->tasks[i];
-	return NULL;
-}
-
-char *task_sel_text(const struct task_sel *s, char *buf, size_t len)
-{
-	char name[128];
-
-	if (!s || !s->on) {
-		snprintf(buf, len, "all tasks");
-	} else if (s->name) {
-		analysis_clean_name(s->name, name, sizeof(name));
-		snprintf(buf, len, "tasks named %s", name);
-	} else {
-		snprintf(buf, len, "task %s%" PRIu64,
-			 s->id & TRACE_TASK_TOKIO ? "tokio:" : "",
-			 trace_task_number(s->id));
-	}
-	return buf;
-}
 
 static int name_cmp(const void *a, const void *b)
 {

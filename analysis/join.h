@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * join.h - polls from the runtime's events, and CPU samples to polls (join.c;
- * the task selection: group.c; stacks cut to the kept: stacks.c).
+ * join.h - polls from the runtime's events, CPU samples to polls, and the
+ * tasks a view keeps (join.c; stacks cut to the kept: stacks.c).
  */
 #ifndef D9_ANALYSIS_JOIN_H
 #define D9_ANALYSIS_JOIN_H

@@ -142,6 +142,22 @@ int analysis_frame_is_system(const struct trace *t, uint32_t id)
 	return starts(s, sys_names, NV(sys_names));
 }
 
+/* Frames of stack @s (leaf first in the trace), or 0 frames if the id or
+ * its bounds are bad. */
+size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr)
+{
+	uint32_t a, b;
+
+	if (s >= t->nstacks || !t->stack_off)
+		return 0;
+	a = t->stack_off[s];
+	b = t->stack_off[s + 1];
+	if (b < a || b > t->stack_off[t->nstacks])
+		return 0;
+	*fr = t->stack_frames + a;
+	return b - a;
+}
+
 int analysis_site(const struct trace *t, uint32_t stack, int raw_leaf, int cpu,
 		  uint32_t *frame, uint32_t *under)
 {

@@ -37,22 +37,6 @@ static int frame_ids(struct flame *f, const struct trace *t, uint32_t *cache,
 	return err;
 }
 
-/* Frames of stack @s (leaf first in the trace), or 0 frames if the id or
- * its bounds are bad. */
-size_t analysis_stack_frames(const struct trace *t, uint32_t s, const uint32_t **fr)
-{
-	uint32_t a, b;
-
-	if (s >= t->nstacks || !t->stack_off)
-		return 0;
-	a = t->stack_off[s];
-	b = t->stack_off[s + 1];
-	if (b < a || b > t->stack_off[t->nstacks])
-		return 0;
-	*fr = t->stack_frames + a;
-	return b - a;
-}
-
 size_t analysis_shim_frames(const struct trace *t, const uint32_t *fr, size_t m)
 {
 	for (size_t k = m; k-- > 0;)
