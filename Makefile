@@ -46,6 +46,7 @@ CLI_LIBS := -lncursesw
 .SUFFIXES:
 .PHONY: all demo demo-tokio tokio-demo-bin zerocode-bin check check-unit check-sanitize check-rust \
 	check-e2e check-golden check-hostile hostile-bin check-fuzz fuzz bench install \
+	check-house \
 	uninstall clean deps format check-format
 
 # ---- sources -------------------------------------------------------------
@@ -206,7 +207,7 @@ $(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 # that, the e2e suites' own programs (E2E_DEPS: a Tokio build among them)
 # are made beside format and golden, which time nothing; `all` first, so
 # that no two makes build the same files.
-CHECK_SUITES = format golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz
+CHECK_SUITES = format house golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz
 CHECK_PREBUILD = $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
 CHECK_BACKGROUND = fuzz rust
 check: all
@@ -417,6 +418,11 @@ FORMAT_SRCS = $(shell find include lib libprof kallsyms trace symbol record anal
 	examples tests bench -name '*.[ch]' -not -path '*/corpus/*' | sort)
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_SRCS)
+# the house rules (docs/DESIGN.md) as numbers, from the objects and the
+# sources: scripts/house.sh says each and its ceiling
+check-house: all
+	$(Q)B=$(B) scripts/house.sh
+
 check-format:
 	$(Q)if ! $(CLANG_FORMAT) --version >/dev/null 2>&1; then \
 		echo "check-format: skip: no clang-format on PATH"; \
