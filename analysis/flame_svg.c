@@ -497,15 +497,8 @@ static int lay_out(const struct flame *f, struct layout *L)
 				one = c;
 				continue;
 			}
-			if (nk == kids_cap) {
-				size_t cap = kids_cap ? kids_cap * 2 : 64;
-				struct kid *k = realloc(kids, cap * sizeof(*k));
-
-				if (!k)
-					goto out;
-				kids = k;
-				kids_cap = cap;
-			}
+			if (LIB_GROW(kids, kids_cap, nk + 1))
+				goto out;
 			kids[nk].label = flame_label_str(f, f->nodes[c].label);
 			kids[nk].parent = cur.node;
 			kids[nk].node = c;

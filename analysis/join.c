@@ -282,15 +282,8 @@ static int emit(struct join_priv *jp, size_t th_ix, uint32_t task, uint64_t star
 		uint32_t cap =
 			b ? (b->cap < BLOCK_MAX ? b->cap * 2 : BLOCK_MAX) : BLOCK_MIN;
 
-		if (th->nb == th->b_cap) {
-			size_t n = th->b_cap ? th->b_cap * 2 : 4;
-			struct jblock **v = realloc(th->b, n * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			th->b = v;
-			th->b_cap = n;
-		}
+		if (LIB_GROW(th->b, th->b_cap, th->nb + 1))
+			return -ENOMEM;
 		b = malloc(sizeof(*b) + cap * sizeof(b->p[0]) +
 			   (jp->stream ? cap * sizeof(*b->smp) : 0));
 		if (!b)
@@ -447,15 +440,8 @@ static int thread_get(struct join_priv *jp, uint32_t tid, size_t *ix)
 	if (!v)
 		return -ENOMEM;
 	if (created) {
-		if (jp->nthreads == jp->threads_cap) {
-			size_t cap = jp->threads_cap ? jp->threads_cap * 2 : 16;
-
-			th = realloc(jp->threads, cap * sizeof(*th));
-			if (!th)
-				return -ENOMEM;
-			jp->threads = th;
-			jp->threads_cap = cap;
-		}
+		if (LIB_GROW(jp->threads, jp->threads_cap, jp->nthreads + 1))
+			return -ENOMEM;
 		*v = jp->nthreads;
 		th = &jp->threads[jp->nthreads++];
 		memset(th, 0, sizeof(*th));
@@ -613,15 +599,8 @@ static int on_events_sort(void *ctx, const struct trace_event *e, size_t n)
 		th = &jp->threads[*v];
 		if (!th->unordered)
 			continue;
-		if (th->nev == th->ev_cap) {
-			size_t cap = th->ev_cap ? th->ev_cap * 2 : 256;
-
-			r = realloc(th->ev, cap * sizeof(*r));
-			if (!r)
-				return -ENOMEM;
-			th->ev = r;
-			th->ev_cap = cap;
-		}
+		if (LIB_GROW(th->ev, th->ev_cap, th->nev + 1))
+			return -ENOMEM;
 		r = &th->ev[th->nev++];
 		r->time = e[i].time;
 		r->task = e[i].task;
@@ -1313,19 +1292,13 @@ static int agg_add(struct join_agg *a, uint64_t key, uint64_t w)
 	if (!v)
 		return -ENOMEM;
 	if (created) {
-		if (a->n == a->cap) {
-			size_t cap = a->cap ? a->cap * 2 : 1024;
-			uint64_t *wt = realloc(a->weight, cap * sizeof(*wt)), *ct;
+		/* two arrays on one count: each grows the same way from it */
+		size_t wcap = a->cap, ccap = a->cap;
 
-			if (!wt)
-				return -ENOMEM;
-			a->weight = wt;
-			ct = realloc(a->count, cap * sizeof(*ct));
-			if (!ct)
-				return -ENOMEM;
-			a->count = ct;
-			a->cap = cap;
-		}
+		if (LIB_GROW(a->weight, wcap, a->n + 1) ||
+		    LIB_GROW(a->count, ccap, a->n + 1))
+			return -ENOMEM;
+		a->cap = wcap;
 		*v = a->n;
 		a->weight[a->n] = 0;
 		a->count[a->n] = 0;

@@ -70,15 +70,8 @@ static int pev_cmp(const void *a, const void *b)
 static int add_park(struct offcpu_priv *op, size_t *cap, uint32_t tid, uint64_t start,
 		    uint64_t end)
 {
-	if (op->nparks == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct offcpu_park *p = realloc(op->parks, ncap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		op->parks = p;
-		*cap = ncap;
-	}
+	if (LIB_GROW(op->parks, *cap, op->nparks + 1))
+		return -ENOMEM;
 	op->parks[op->nparks].tid = tid;
 	op->parks[op->nparks].start = start;
 	op->parks[op->nparks].end = end < start ? start : end;

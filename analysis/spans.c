@@ -760,9 +760,8 @@ static int maybe_finish(struct builder *b, uint32_t slot)
 static int add_field(struct span *s, const struct trace_span *r)
 {
 	char buf[256];
-	size_t have = s->fields ? strlen(s->fields) : 0;
+	size_t have = s->fields ? strlen(s->fields) : 0, cap;
 	int n;
-	char *f;
 
 	if (r->text)
 		n = snprintf(buf, sizeof(buf), "%s%s=%s", have ? " " : "",
@@ -772,11 +771,12 @@ static int add_field(struct span *s, const struct trace_span *r)
 			     r->name ? r->name : "?", r->value);
 	if (n < 0 || have + (size_t)n > SPAN_FIELDS_MAX)
 		return 0;
-	f = realloc(s->fields, have + (size_t)n + 1);
-	if (!f)
+	/* a string: its capacity is at least its length + 1, and growing
+	 * from that is growing from less than it may hold */
+	cap = s->fields ? have + 1 : 0;
+	if (LIB_GROW(s->fields, cap, have + (size_t)n + 1))
 		return -ENOMEM;
-	memcpy(f + have, buf, (size_t)n + 1);
-	s->fields = f;
+	memcpy(s->fields + have, buf, (size_t)n + 1);
 	return 0;
 }
 

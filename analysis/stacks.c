@@ -14,6 +14,7 @@
 #include "analysis/join.h"
 #include "analysis/labels.h"
 #include "analysis/stacks.h"
+#include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/map.h"
 #include "lib/text.h"
@@ -73,14 +74,8 @@ int analysis_stack_path(struct flame *f, const struct trace *t, uint32_t *flab,
 	size_t k, m = analysis_stack_frames(t, s, &fr), skip = 0, shim, at0 = at;
 	int err;
 
-	if (at + m + 2 > *cap) {
-		uint32_t *tmp = realloc(*ids, (at + m + 66) * sizeof(**ids));
-
-		if (!tmp)
-			return -ENOMEM;
-		*ids = tmp;
-		*cap = at + m + 66;
-	}
+	if (LIB_GROW(*ids, *cap, at + m + 2))
+		return -ENOMEM;
 	if (keep < m) {
 		err = flame_intern(f, ANALYSIS_RUNTIME_LABEL,
 				   strlen(ANALYSIS_RUNTIME_LABEL), &(*ids)[at++]);

@@ -144,13 +144,11 @@ int cputl__add(struct cputl *c, uint32_t cpu, uint64_t time, uint32_t tid,
 	if (cpu >= CPUTL_CPUS)
 		return -ERANGE;
 	if (cpu >= c->ncpu) {
-		size_t n = cpu + 1 > 2 * c->ncpu ? cpu + 1 : 2 * c->ncpu;
-		struct tl *v = realloc(c->cpu, n * sizeof(*v));
+		size_t n = c->ncpu;
 
-		if (!v)
+		if (LIB_GROW(c->cpu, n, (size_t)cpu + 1))
 			return -ENOMEM;
-		memset(v + c->ncpu, 0, (n - c->ncpu) * sizeof(*v));
-		c->cpu = v;
+		memset(c->cpu + c->ncpu, 0, (n - c->ncpu) * sizeof(*c->cpu));
 		c->ncpu = n;
 	}
 	t = &c->cpu[cpu];

@@ -436,14 +436,8 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 	size_t n = 0, need = 2 * (ls->threads.n + ls->tasks.n);
 
 	*ev = NULL;
-	if (need > ls->out_cap) {
-		struct trace_event *v = realloc(ls->out, need * sizeof(*v));
-
-		if (!v)
-			return 0;
-		ls->out = v;
-		ls->out_cap = need;
-	}
+	if (LIB_GROW(ls->out, ls->out_cap, need))
+		return 0;
 	for (size_t i = 0; i < ls->threads.used; i++) {
 		const struct slot *s = &ls->threads.v[i];
 

@@ -36,7 +36,7 @@ cd "$ROOT" || exit 1
 
 # the ceilings: lower them as the numbers fall
 declare -A CEIL=(
-	[views]=0 [core]=0 [circles]=1 [realloc]=33 [umbrella]=0 [strhash]=3
+	[views]=0 [core]=0 [circles]=1 [realloc]=15 [umbrella]=0 [strhash]=3
 	[clock]=4 [copies]=0 [long]=1 [format]=1 [duplicates]=15
 )
 fail=0 TMP=$(mktemp -d /tmp/d9house.XXXXXX)

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/grow.h"
 #include "lib/text.h"
 #include "lib/tokio_names.h"
 #include "symbol/tokio.h"
@@ -1244,20 +1245,12 @@ static int sites(Elf *elf, const char *path, struct tokio_sites *out, Dwarf *dw,
 		if (strstr(name, "4task3raw4poll")) {
 			char dn[1024], task[512];
 
-			if (out->npoll == cap) {
-				uint64_t *v;
-				char **nv;
+			/* two arrays on one count: each grows the same way */
+			size_t ncap = cap;
 
-				cap = cap ? 2 * cap : 16;
-				v = realloc(out->poll, cap * sizeof(*v));
-				if (!v)
-					return -ENOMEM;
-				out->poll = v;
-				nv = realloc(out->name, cap * sizeof(*nv));
-				if (!nv)
-					return -ENOMEM;
-				out->name = nv;
-			}
+			if (LIB_GROW(out->poll, cap, out->npoll + 1) ||
+			    LIB_GROW(out->name, ncap, out->npoll + 1))
+				return -ENOMEM;
 			poll_dwarf_name(elf, dw, sym.st_value, dn, sizeof(dn));
 			lib_tokio_poll_name(dn, task, sizeof(task));
 			out->name[out->npoll] = strdup(task);

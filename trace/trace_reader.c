@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "lib/grow.h"
+#include "lib/map.h"
 #include "trace/reader_int.h"
 
 /* ---- whole file --------------------------------------------------------- */
@@ -787,19 +789,20 @@ static int skip_file(struct reader *r, const char *path)
 {
 	struct trace *t = r->t;
 	const char *why = r->msg ? r->msg : "unreadable";
+	/* (it holds at least nskipped: growing from that is growing from
+	 * less than it may hold, on a path taken once per bad file) */
 	size_t cap = t->nskipped;
 	struct trace_skipped *v;
 
 	/* the message names the file first: the rest is why */
 	if (!strncmp(why, path, strlen(path)) && !strncmp(why + strlen(path), ": ", 2))
 		why += strlen(path) + 2;
-	v = realloc(t->skipped, (cap + 1) * sizeof(*v));
-	if (!v)
+	if (LIB_GROW(t->skipped, cap, t->nskipped + 1))
 		return trace_nomem(r);
-	t->skipped = v;
-	v[cap].file = path;
-	v[cap].why = trace_arena_strdup(t->arena, (const uint8_t *)why, strlen(why));
-	if (!v[cap].why)
+	v = &t->skipped[t->nskipped];
+	v->file = path;
+	v->why = trace_arena_strdup(t->arena, (const uint8_t *)why, strlen(why));
+	if (!v->why)
 		return trace_nomem(r);
 	t->nskipped++;
 	r->msg = NULL;

@@ -195,18 +195,12 @@ static uint32_t stack_node(struct ch *x, uint32_t s)
 		if (!v)
 			return UINT32_MAX;
 		if (created) {
-			size_t old = x->cap;
+			/* parent has the same capacity: grown alongside */
+			size_t pcap = x->cap;
 
-			if (LIB_GROW(x->label, x->cap, x->nnodes + 2))
+			if (LIB_GROW(x->label, x->cap, x->nnodes + 2) ||
+			    LIB_GROW(x->parent, pcap, x->nnodes + 2))
 				return UINT32_MAX;
-			/* parent has the same capacity: grow it alongside */
-			if (x->cap != old) {
-				uint32_t *p = realloc(x->parent, x->cap * sizeof(*p));
-
-				if (!p)
-					return UINT32_MAX;
-				x->parent = p;
-			}
 			*v = ++x->nnodes;
 			x->label[*v] = lab;
 			x->parent[*v] = node;

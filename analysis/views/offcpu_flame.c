@@ -23,6 +23,7 @@
 #include "analysis/spans.h"
 #include "analysis/stacks.h"
 #include "analysis/views.h"
+#include "lib/grow.h"
 #include "lib/map.h"
 #include "lib/text.h"
 
@@ -84,19 +85,13 @@ static int parts_add(struct parts *ps, uint64_t root, enum part_kind kind, uint3
 		if (!v)
 			return -ENOMEM;
 		if (created) {
-			if (ps->n == ps->cap) {
-				size_t cap = ps->cap ? 2 * ps->cap : 64;
-				uint32_t *a = realloc(ps->stack, cap * sizeof(*a));
-				uint32_t *b =
-					a ? realloc(ps->holder, cap * sizeof(*b)) : NULL;
+			/* two arrays on one count: each grows the same way */
+			size_t scap = ps->cap, hcap = ps->cap;
 
-				if (a)
-					ps->stack = a;
-				if (!b)
-					return -ENOMEM;
-				ps->holder = b;
-				ps->cap = cap;
-			}
+			if (LIB_GROW(ps->stack, scap, ps->n + 1) ||
+			    LIB_GROW(ps->holder, hcap, ps->n + 1))
+				return -ENOMEM;
+			ps->cap = scap;
 			ps->stack[ps->n] = stack;
 			ps->holder[ps->n] = holder;
 			*v = ps->n++;
@@ -242,15 +237,9 @@ static int fill(struct flame *f, const struct join *j, const struct parts *ps,
 			goto out;
 		ids[0] = rootlab;
 		if (kind != PART_STACK) {
-			if (n + 3 > cap) {
-				uint32_t *tmp = realloc(ids, (n + 3) * sizeof(*ids));
-
-				err = -ENOMEM;
-				if (!tmp)
-					goto out;
-				ids = tmp;
-				cap = n + 3;
-			}
+			err = -ENOMEM;
+			if (LIB_GROW(ids, cap, n + 3))
+				goto out;
 			if (kind == PART_PREEMPTED)
 				ids[++n] = pre;
 			ids[++n] = rq;
