@@ -142,7 +142,7 @@ function collapse(s, pf) {
  * its own name: templates, then parameters, then middle scopes become
  * "..": "ns::detail::Type<..>::method(int)", "ns::..::method(..)", then
  * "method(..)", "method", "met..". Others are cut on the right. The same
- * rule as analysis_shorten() in flame_svg.c. */
+ * rule as analysis_shorten() in labels.c. */
 function shorten(s, n) {
 	var sp, a, b, own, j, c;
 	if (n < 3) return "";

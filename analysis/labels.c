@@ -6,6 +6,7 @@
  * lib/json.h). A task's label is the join's (join.c): this floor stands
  * below it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -207,4 +208,211 @@ char *analysis_frame_label(const struct trace *t, uint32_t id, char *buf, size_t
 	if (n + slen < len)
 		memcpy(buf + n, suffix, slen + 1);
 	return buf;
+}
+
+/* ---- cutting names to fit ------------------------------------------- */
+
+/* A C++ or Rust name is read as tokens: "::" scopes, brackets (<...>
+ * templates, (...) parameters), and text; "operator<<", "operator()" and
+ * "->" are text, not brackets. analysis_shorten() here and the flamegraph
+ * SVG's script (flame_svg.js) must agree: they cut the same way. */
+enum { TK_END, TK_TEXT, TK_OPEN, TK_CLOSE, TK_SEP };
+
+static int is_ident(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The token at @s[i], its length in *@len. */
+static int name_token(const char *s, size_t i, size_t *len)
+{
+	static const char ops[] = "<>=!+-*/%^&|~,[]";
+	size_t j;
+
+	if (!s[i])
+		return TK_END;
+	if (!strncmp(s + i, "operator", 8) && (i == 0 || !is_ident(s[i - 1]))) {
+		j = i + 8;
+		if (s[j] == '(' && s[j + 1] == ')')
+			j += 2;
+		else
+			while (s[j] && strchr(ops, s[j]))
+				j++;
+		*len = j - i;
+		return TK_TEXT;
+	}
+	*len = 2;
+	if (s[i] == '-' && s[i + 1] == '>')
+		return TK_TEXT;
+	if (s[i] == ':' && s[i + 1] == ':')
+		return TK_SEP;
+	*len = 1;
+	if (strchr("<([{", s[i]))
+		return TK_OPEN;
+	if (strchr(">)]}", s[i]))
+		return TK_CLOSE;
+	return TK_TEXT;
+}
+
+/* Offsets of the top-level "::" of @s into @sep (room for strlen(s) / 2
+ * + 1); their number. */
+static size_t scope_seps(const char *s, size_t *sep)
+{
+	size_t i = 0, n = 0, len;
+	int kind, depth = 0;
+
+	while ((kind = name_token(s, i, &len)) != TK_END) {
+		if (kind == TK_OPEN)
+			depth++;
+		else if (kind == TK_CLOSE && depth)
+			depth--;
+		else if (kind == TK_SEP && !depth)
+			sep[n++] = i;
+		i += len;
+	}
+	return n;
+}
+
+/* @s into @out with what is inside each top-level <...>, and each
+ * top-level (...) at offset @par_from or later (SIZE_MAX: none), replaced
+ * by "..". @out needs room for strlen(s) * 3 / 2 + 3. */
+static void collapse(const char *s, size_t par_from, char *out)
+{
+	size_t i = 0, len;
+	int kind, depth = 0, cut = 0, skipped = 0;
+
+	while ((kind = name_token(s, i, &len)) != TK_END) {
+		if (kind == TK_OPEN) {
+			if (!depth && (s[i] == '<' || (s[i] == '(' && i >= par_from))) {
+				*out++ = s[i];
+				cut = 1;
+				skipped = 0;
+				depth++;
+				i += len;
+				continue;
+			}
+			depth++;
+		} else if (kind == TK_CLOSE) {
+			if (depth)
+				depth--;
+			if (!depth && cut) {
+				if (skipped)
+					out = stpcpy(out, "..");
+				*out++ = s[i];
+				cut = 0;
+				i += len;
+				continue;
+			}
+		}
+		if (cut) {
+			skipped = 1;
+		} else {
+			memcpy(out, s + i, len);
+			out += len;
+		}
+		i += len;
+	}
+	if (cut && skipped)
+		out = stpcpy(out, "..");
+	*out = '\0';
+}
+
+/* The first @n - 2 characters of @s and "..", into @out. */
+static void cut_right(const char *s, size_t n, char *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p && n > 2; n--) {
+		size_t l = text_utf8((const char *)p, 4, NULL);
+
+		l = l ? l : 1;
+		memcpy(out, p, l);
+		out += l;
+		p += l;
+	}
+	strcpy(out, "..");
+}
+
+/* Cut @s before its parameters: "method(..) const" is "method". */
+static void drop_params(char *s)
+{
+	size_t i = 0, len;
+	int kind, depth = 0;
+
+	while ((kind = name_token(s, i, &len)) != TK_END) {
+		if (kind == TK_OPEN && !depth && i && s[i] == '(') {
+			s[i] = '\0';
+			return;
+		}
+		if (kind == TK_OPEN)
+			depth++;
+		else if (kind == TK_CLOSE && depth)
+			depth--;
+		i += len;
+	}
+}
+
+/* @s as shown in at most @n characters (as text_chars() counts), into
+ * @out (room for strlen(s) * 3 / 2 + 16). Names with a scope ("::") are
+ * cut in the middle, to keep the function's own name: first what is
+ * inside templates becomes "..", then its parameters, then the scopes
+ * between the first and the last: "ns::detail::Type<..>::method(int)",
+ * "ns::detail::Type<..>::method(..)", "ns::..::method(..)", then the own
+ * name alone, "method(..)", without its parameters, "method", and cut on
+ * the right, "met..". Other names are cut on the right: "a_very_lo..".
+ * Under 3 characters, nothing. 0 or -ENOMEM. Also the tables' rule
+ * (analysis_fit_name()). */
+int analysis_shorten(const char *s, size_t n, char *out)
+{
+	size_t len = strlen(s), *sep, k, j;
+	char *b = NULL, *own;
+
+	*out = '\0';
+	if (n < 3)
+		return 0;
+	if (text_chars(s) <= n) {
+		strcpy(out, s);
+		return 0;
+	}
+	sep = malloc((len / 2 + 1) * sizeof(*sep));
+	b = malloc(len * 3 / 2 + 3);
+	if (!sep || !b) {
+		free(sep);
+		free(b);
+		return -ENOMEM;
+	}
+	k = scope_seps(s, sep);
+	if (!k) {
+		cut_right(s, n, out);
+		goto out;
+	}
+	collapse(s, SIZE_MAX, out);
+	if (text_chars(out) <= n)
+		goto out;
+	collapse(s, sep[k - 1] + 2, b);
+	if (text_chars(b) <= n) {
+		strcpy(out, b);
+		goto out;
+	}
+	k = scope_seps(b, sep);
+	own = k ? b + sep[k - 1] + 2 : b;
+	for (j = k; j-- > 1;) {
+		memcpy(out, b, sep[j - 1]);
+		strcpy(stpcpy(out + sep[j - 1], "::..::"), own);
+		if (text_chars(out) <= n)
+			goto out;
+	}
+	if (text_chars(own) <= n) {
+		strcpy(out, own);
+		goto out;
+	}
+	drop_params(own);
+	if (text_chars(own) <= n)
+		strcpy(out, own);
+	else
+		cut_right(own, n, out);
+out:
+	free(sep);
+	free(b);
+	return 0;
 }

@@ -95,7 +95,7 @@ char *analysis_svg_title(const struct trace *t, const char *title, const char *w
 /* @s shown in at most @n characters into @out (room for strlen(s) * 3 / 2
  * + 16): templates, then parameters, then middle scopes become "..", so a
  * qualified name keeps its own name; others are cut on the right. Under 3
- * characters, nothing. 0 or -ENOMEM. (flame_svg.c, where the SVG's script
+ * characters, nothing. 0 or -ENOMEM. (The SVG's script, flame_svg.js,
  * mirrors it.) */
 int analysis_shorten(const char *s, size_t n, char *out);
 

@@ -56,6 +56,15 @@ size_t text_utf8(const char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+size_t text_chars(const char *s)
+{
+	size_t n = 0, l;
+
+	for (; *s; s += l ? l : 1, n++)
+		l = text_utf8(s, 4, NULL);
+	return n;
+}
+
 int text_printable(uint32_t cp)
 {
 	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))

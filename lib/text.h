@@ -44,6 +44,10 @@
  * may be passed with @n = 4 whatever its length. */
 size_t text_utf8(const char *s, size_t n, uint32_t *cp);
 
+/* Characters in NUL-terminated @s as text_utf8() reads them: a character,
+ * or a byte that starts none, counts one (as a view shows it: one '?'). */
+size_t text_chars(const char *s);
+
 /* 1 if code point @cp is shown as itself, 0 for what a terminal acts on
  * or that changes how a line reads: the C0 controls U+0000..U+001F (tab
  * and line feed included: a shown name is one line), DEL U+007F, the C1

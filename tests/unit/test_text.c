@@ -252,3 +252,12 @@ Test(text, shell_arg_is_read_back_as_itself_and_runs_nothing)
 		cr_expect_str_eq(small, "abc");
 	}
 }
+
+Test(text, chars_counts_a_character_or_a_stray_byte_as_one)
+{
+	cr_expect_eq(text_chars(""), 0);
+	cr_expect_eq(text_chars("abc"), 3);
+	cr_expect_eq(text_chars("caf\xc3\xa9"), 4, "a two-byte character is one");
+	cr_expect_eq(text_chars("\xff\x80x"), 3, "each byte that starts none is one");
+	cr_expect_eq(text_chars("\xe2\x82"), 2, "a sequence cut short: each byte");
+}
