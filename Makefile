@@ -414,7 +414,7 @@ uninstall:
 # source and header in it, check-format (a suite of make check) fails
 # naming those that differ. clang-format 14 is Debian 12's.
 CLANG_FORMAT ?= clang-format
-FORMAT_SRCS = $(shell find include lib libprof kallsyms trace symbol record analysis cli \
+FORMAT_SRCS = $(shell find include lib libprof kallsyms trace symbol record analysis store cli \
 	examples tests bench -name '*.[ch]' -not -path '*/corpus/*' | sort)
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_SRCS)

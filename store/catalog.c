@@ -106,7 +106,8 @@ static int parse(const char *key, struct catalog_entry *e)
 		/* EPOCH-INDEX[-TAG].d9: its start, in the minute of its
 		 * directory (TAG, the recording's, is hex) */
 		const char *dash = memchr(c[5], '-', len[5]), *fin = c[5] + len[5] - 3;
-		const char *tag = dash ? memchr(dash + 1, '-', (size_t)(fin - dash - 1)) : NULL;
+		const char *tag =
+			dash ? memchr(dash + 1, '-', (size_t)(fin - dash - 1)) : NULL;
 
 		if (!tag)
 			tag = fin;
@@ -289,13 +290,15 @@ int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t 
 	}
 	for (size_t d = 0; d < ndays && !err; d++) {
 		snprintf(p, sizeof(p), "%s%s%s", prefix, *prefix ? "/" : "", days[d]);
-		err = l.n < LIST_KEYS_MAX ? s3__list(s, p, LIST_KEYS_MAX - l.n, &l, why, len)
-					  : -E2BIG;
+		err = l.n < LIST_KEYS_MAX
+			      ? s3__list(s, p, LIST_KEYS_MAX - l.n, &l, why, len)
+			      : -E2BIG;
 		if (err == -E2BIG)
-			text_say(why, len,
-				 "more than %d keys to list: narrow it with --from and --to "
-				 "(or a longer prefix)",
-				 LIST_KEYS_MAX);
+			text_say(
+				why, len,
+				"more than %d keys to list: narrow it with --from and --to "
+				"(or a longer prefix)",
+				LIST_KEYS_MAX);
 	}
 	for (size_t i = 0; i < l.n && !err; i++) {
 		size_t before = c->n;

@@ -45,8 +45,8 @@ struct catalog_entry {
 	uint64_t size;
 	char etag[72]; /* S3's, as listed ("" from a directory) */
 	int dump;      /* a flight dump, else a segment */
-	char *reason; /* a dump's, when known (NULL) */
-	int indexed;  /* a segment's index is known: */
+	char *reason;  /* a dump's, when known (NULL) */
+	int indexed;   /* a segment's index is known: */
 	struct catalog_index ix;
 };
 

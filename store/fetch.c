@@ -97,8 +97,8 @@ static int cache_open(const char *path, int mark, char *why, size_t len)
 		return -EPERM;
 	}
 	if ((mark > 1 || (mark && made)) &&
-	    (m = openat(fd, CACHE_MARK, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			0600)) >= 0)
+	    (m = openat(fd, CACHE_MARK,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
 		close(m);
 	return fd;
 }
@@ -109,15 +109,16 @@ static int cache_marked(int top)
 {
 	struct stat sb;
 
-	return !fstatat(top, CACHE_MARK, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode) &&
-	       sb.st_uid == geteuid();
+	return !fstatat(top, CACHE_MARK, &sb, AT_SYMLINK_NOFOLLOW) &&
+	       S_ISREG(sb.st_mode) && sb.st_uid == geteuid();
 }
 
 /* Is @name one cache_name() makes (16 hex digits, '-', the rest)? */
 static int cache_named(const char *name)
 {
 	for (int i = 0; i < 16; i++)
-		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		      (name[i] >= 'a' && name[i] <= 'f')))
 			return 0;
 	return name[16] == '-' && name[17];
 }
@@ -160,7 +161,8 @@ static int fetch_one(struct job *j, struct s3 *s, size_t i, char *why, size_t le
 	uint64_t got = 0;
 	int fd, err;
 
-	cache_name(j->c->endpoint, j->prefix, j->keys[i], j->etags[i], name, sizeof(name));
+	cache_name(j->c->endpoint, j->prefix, j->keys[i], j->etags[i], name,
+		   sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", j->dir, name);
 	j->paths[i] = strdup(path);
 	if (!j->paths[i])
@@ -386,9 +388,8 @@ int store_heads(const struct s3_config *c, const char *bucket, const char *prefi
 
 int store_fetch(const struct s3_config *c, const char *bucket, const char *prefix,
 		const char *const *keys, const uint64_t *sizes, const char *const *etags,
-		size_t n,
-		const struct fetch_opts *o, char ***paths, struct fetch_stats *st,
-		char *why, size_t len)
+		size_t n, const struct fetch_opts *o, char ***paths,
+		struct fetch_stats *st, char *why, size_t len)
 {
 	struct job j = {.c = c,
 			.bucket = bucket,

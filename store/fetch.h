@@ -7,11 +7,11 @@
  * The cache is a directory of ours (made 0700 if missing; refused if
  * another user owns it or can write it, or it is a symbolic link): one
  * subdirectory per bucket, one file per object, named by a hash of the
- * endpoint, its key and ETag, and its key's last component. An object already there with the listed size is
- * not fetched again (and counts as just used); a new one is written under
- * a hidden name and renamed when whole. After a fetch the least recently
- * used files go until the cache holds at most its bound, never one of
- * this fetch.
+ * endpoint, its key and ETag, and its key's last component. An object
+ * already there with the listed size is not fetched again (and counts as
+ * just used); a new one is written under a hidden name and renamed when
+ * whole. After a fetch the least recently used files go until the cache
+ * holds at most its bound, never one of this fetch.
  */
 #ifndef D9_STORE_FETCH_H
 #define D9_STORE_FETCH_H
@@ -41,9 +41,8 @@ struct fetch_stats {
  * why (the first failure stops the rest). */
 int store_fetch(const struct s3_config *c, const char *bucket, const char *prefix,
 		const char *const *keys, const uint64_t *sizes, const char *const *etags,
-		size_t n,
-		const struct fetch_opts *o, char ***paths, struct fetch_stats *st,
-		char *why, size_t len);
+		size_t n, const struct fetch_opts *o, char ***paths,
+		struct fetch_stats *st, char *why, size_t len);
 void store_fetch_free(char **paths, size_t n);
 
 /* The metadata value for @meta_key (without "x-amz-meta-") of

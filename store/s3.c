@@ -62,8 +62,8 @@
 #define S3_FLOOR	   1024
 #define S3_DEADLINE_STALLS 10
 #define S3_GET_FLOOR	   (64u << 10)
-#define XML_DEPTH	16
-#define XML_NAME	64
+#define XML_DEPTH	   16
+#define XML_NAME	   64
 
 /* @s made safe to quote in a message (text_clean()), cut to fit @buf. */
 static const char *shown(const char *s, char *buf, size_t len)
@@ -170,7 +170,8 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 	if (n >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
 		line += 3;
 	if (memchr(text, '\0', n)) {
-		text_say(why, len, "%s: not a text file", shown(path, pbuf, sizeof(pbuf)));
+		text_say(why, len, "%s: not a text file",
+			 shown(path, pbuf, sizeof(pbuf)));
 		return -EINVAL;
 	}
 	for (; line < end; line++) {
@@ -189,9 +190,10 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 		if (s != line && have_key) {
 			/* a continuation of the value before */
 			if (ours) {
-				text_say(why, len,
-				    "%s:%u: a value of the profile continues on an indented line",
-				    shown(path, pbuf, sizeof(pbuf)), lineno);
+				text_say(
+					why, len,
+					"%s:%u: a value of the profile continues on an indented line",
+					shown(path, pbuf, sizeof(pbuf)), lineno);
 				return -EINVAL;
 			}
 			goto next;
@@ -200,8 +202,9 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 			char *close = strchr(s, ']'), *rest;
 
 			if (!close || close == s + 1) {
-				text_say(why, len, "%s:%u: a section header without its ']'",
-				    shown(path, pbuf, sizeof(pbuf)), lineno);
+				text_say(why, len,
+					 "%s:%u: a section header without its ']'",
+					 shown(path, pbuf, sizeof(pbuf)), lineno);
 				return -EINVAL;
 			}
 			rest = close + 1;
@@ -209,7 +212,7 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 				rest++;
 			if (*rest && *rest != '#' && *rest != ';') {
 				text_say(why, len, "%s:%u: text after a section header",
-				    shown(path, pbuf, sizeof(pbuf)), lineno);
+					 shown(path, pbuf, sizeof(pbuf)), lineno);
 				return -EINVAL;
 			}
 			in_section = true;
@@ -221,13 +224,13 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 		delim = s + strcspn(s, "=:");
 		if (!*delim) {
 			text_say(why, len,
-			    "%s:%u: neither a section, a comment nor key = value",
-			    shown(path, pbuf, sizeof(pbuf)), lineno);
+				 "%s:%u: neither a section, a comment nor key = value",
+				 shown(path, pbuf, sizeof(pbuf)), lineno);
 			return -EINVAL;
 		}
 		if (!in_section) {
 			text_say(why, len, "%s:%u: a setting before any [section]",
-			    shown(path, pbuf, sizeof(pbuf)), lineno);
+				 shown(path, pbuf, sizeof(pbuf)), lineno);
 			return -EINVAL;
 		}
 		key = trim(s, delim);
@@ -243,8 +246,8 @@ static int parse_ini(char *text, size_t n, const char *path, const char *profile
 			if (!copy((char *)pv + profile_keys[i].off, profile_keys[i].size,
 				  val)) {
 				text_say(why, len, "%s:%u: %s is longer than %zu bytes",
-				    shown(path, pbuf, sizeof(pbuf)), lineno,
-				    profile_keys[i].name, profile_keys[i].size - 1);
+					 shown(path, pbuf, sizeof(pbuf)), lineno,
+					 profile_keys[i].name, profile_keys[i].size - 1);
 				return -EINVAL;
 			}
 		}
@@ -274,9 +277,10 @@ static int read_checked(const char *path, const char *var, char **out, size_t *n
 			return 0;
 		shown(path, pbuf, sizeof(pbuf));
 		if (err == ELOOP) {
-			text_say(why, len,
-			    "%s is a symbolic link: not followed (set %s to the file itself)",
-			    pbuf, var);
+			text_say(
+				why, len,
+				"%s is a symbolic link: not followed (set %s to the file itself)",
+				pbuf, var);
 			return -EPERM;
 		}
 		text_say(why, len, "cannot open %s: %s", pbuf, strerror(err));
@@ -294,15 +298,16 @@ static int read_checked(const char *path, const char *var, char **out, size_t *n
 		goto out;
 	}
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		text_say(why, len,
-		    "%s belongs to uid %u, neither to uid %u nor root: not read (chown it)",
-		    pbuf, (unsigned)st.st_uid, (unsigned)geteuid());
+		text_say(
+			why, len,
+			"%s belongs to uid %u, neither to uid %u nor root: not read (chown it)",
+			pbuf, (unsigned)st.st_uid, (unsigned)geteuid());
 		goto out;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		text_say(why, len,
-		    "%s is writable by group or others: not read (chmod go-w %s)", pbuf,
-		    pbuf);
+			 "%s is writable by group or others: not read (chmod go-w %s)",
+			 pbuf, pbuf);
 		goto out;
 	}
 	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
@@ -395,7 +400,7 @@ static int check_region(const char *r, char *why, size_t len)
 	if (n && n < 64 && i == n)
 		return 0;
 	text_say(why, len, "region '%s' is not a region name (a-z, 0-9 and '-')",
-	    shown(r, buf, sizeof(buf)));
+		 shown(r, buf, sizeof(buf)));
 	return -EINVAL;
 }
 
@@ -425,7 +430,8 @@ static int check_endpoint(const char *url, const char *from, char *out, size_t o
 	else if (!strncasecmp(url, "http://", 7))
 		scheme = 7;
 	else {
-		text_say(why, len, "the endpoint URL of %s is not http:// or https://", from);
+		text_say(why, len, "the endpoint URL of %s is not http:// or https://",
+			 from);
 		return -EINVAL;
 	}
 	while (n > scheme && url[n - 1] == '/')
@@ -438,26 +444,29 @@ static int check_endpoint(const char *url, const char *from, char *out, size_t o
 		unsigned char ch = (unsigned char)url[i];
 
 		if (ch <= ' ' || ch >= 0x7f || strchr("@?#\\\"<>`{}|^", ch)) {
-			text_say(why, len,
-			    "the endpoint URL of %s is not scheme://host[:port] (a user@, a query or a "
-			    "character that needs escaping)",
-			    from);
+			text_say(
+				why, len,
+				"the endpoint URL of %s is not scheme://host[:port] (a user@, a query or a "
+				"character that needs escaping)",
+				from);
 			return -EINVAL;
 		}
 	}
 	if (n >= olen) {
-		text_say(why, len, "the endpoint URL of %s is longer than %zu bytes", from,
-		    olen - 1);
+		text_say(why, len, "the endpoint URL of %s is longer than %zu bytes",
+			 from, olen - 1);
 		return -EINVAL;
 	}
 	/* in clear past this machine: its session token readable and its
 	 * payloads (not signed) changeable by anyone on the path */
-	if (scheme == 7 && !loopback(url + scheme, n - scheme) && !env("D9PROF_S3_ALLOW_HTTP")) {
-		text_say(why, len,
-		    "the endpoint URL of %s is http:// to another machine: credentials and "
-		    "traces would cross the network in clear (use https://, or set "
-		    "D9PROF_S3_ALLOW_HTTP=1 to send them anyway)",
-		    from);
+	if (scheme == 7 && !loopback(url + scheme, n - scheme) &&
+	    !env("D9PROF_S3_ALLOW_HTTP")) {
+		text_say(
+			why, len,
+			"the endpoint URL of %s is http:// to another machine: credentials and "
+			"traces would cross the network in clear (use https://, or set "
+			"D9PROF_S3_ALLOW_HTTP=1 to send them anyway)",
+			from);
 		return -EINVAL;
 	}
 	memcpy(out, url, n);
@@ -479,7 +488,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 		profile = "default";
 	if (!copy(c->profile, sizeof(c->profile), profile)) {
 		text_say(why, len, "AWS_PROFILE is longer than %zu bytes",
-		    sizeof(c->profile) - 1);
+			 sizeof(c->profile) - 1);
 		return -EINVAL;
 	}
 	if (id || secret) {
@@ -487,8 +496,8 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 
 		if (!id || !secret) {
 			text_say(why, len, "%s is set but %s is not",
-			    id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
-			    id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
+				 id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+				 id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
 			return -ENOKEY;
 		}
 		if (!copy(c->key_id_, sizeof(c->key_id_), id) ||
@@ -531,12 +540,12 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 				continue;
 			if (!pv[i].key_id[0] || !pv[i].secret[0]) {
 				text_say(why, len, "profile %s in %s has %s but not %s",
-				    shown(c->profile, pbuf, 64),
-				    shown(paths[i], pbuf + 64, 136),
-				    pv[i].key_id[0] ? "aws_access_key_id"
-						    : "aws_secret_access_key",
-				    pv[i].key_id[0] ? "aws_secret_access_key"
-						    : "aws_access_key_id");
+					 shown(c->profile, pbuf, 64),
+					 shown(paths[i], pbuf + 64, 136),
+					 pv[i].key_id[0] ? "aws_access_key_id"
+							 : "aws_secret_access_key",
+					 pv[i].key_id[0] ? "aws_secret_access_key"
+							 : "aws_access_key_id");
 				err = -ENOKEY;
 				goto out;
 			}
@@ -544,7 +553,8 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 			memcpy(c->secret_, pv[i].secret, sizeof(c->secret_));
 			memcpy(c->token_, pv[i].token, sizeof(c->token_));
 			text_say(c->source, sizeof(c->source), "profile %s in %s",
-			    shown(c->profile, pbuf, 64), shown(paths[i], pbuf + 64, 136));
+				 shown(c->profile, pbuf, 64),
+				 shown(paths[i], pbuf + 64, 136));
 			have_creds = true;
 		}
 		/* the credentials file's settings override the config file's */
@@ -563,12 +573,14 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 	if (!have_creds) {
 		char p0[160], p1[160];
 
-		text_say(why, len,
-		    "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
-		    "aws_access_key_id and aws_secret_access_key in profile %s of %s or %s",
-		    shown(c->profile, pbuf, sizeof(pbuf)),
-		    paths[0][0] ? shown(paths[0], p0, sizeof(p0)) : "~/.aws/credentials",
-		    paths[1][0] ? shown(paths[1], p1, sizeof(p1)) : "~/.aws/config");
+		text_say(
+			why, len,
+			"no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
+			"aws_access_key_id and aws_secret_access_key in profile %s of %s or %s",
+			shown(c->profile, pbuf, sizeof(pbuf)),
+			paths[0][0] ? shown(paths[0], p0, sizeof(p0))
+				    : "~/.aws/credentials",
+			paths[1][0] ? shown(paths[1], p1, sizeof(p1)) : "~/.aws/config");
 		err = -ENOKEY;
 		goto out;
 	}
@@ -1040,7 +1052,8 @@ static struct curl_slist *headers(const struct s3 *s, const char *sha,
 	struct curl_slist *h = NULL, *t;
 	struct sbuf b = {0};
 
-	snprintf(line, sizeof(line), "x-amz-content-sha256: %s", sha ? sha : EMPTY_SHA256);
+	snprintf(line, sizeof(line), "x-amz-content-sha256: %s",
+		 sha ? sha : EMPTY_SHA256);
 	h = cu.slist_append(NULL, line);
 	if (h && s->cfg.token_[0]) {
 		sb_str(&b, "x-amz-security-token: ");
@@ -1104,14 +1117,15 @@ static int answer_error(struct s3 *s, struct xfer *x, const char *key, char *why
 				 : " (an answer without a body to say why)");
 	shown(s->cfg.endpoint, ep, sizeof(ep));
 	if (!strcmp(code, "NoSuchBucket") || (err == -ENOENT && !code[0] && !key))
-		text_say(why, len, "no bucket '%s' at %s: %s%s", s->bucket, ep, said, hint);
+		text_say(why, len, "no bucket '%s' at %s: %s%s", s->bucket, ep, said,
+			 hint);
 	else if (!strcmp(code, "NoSuchKey"))
 		text_say(why, len, "no key '%s' in bucket '%s': %s%s",
-		    shown(key, kbuf, sizeof(kbuf)), s->bucket, said, hint);
+			 shown(key, kbuf, sizeof(kbuf)), s->bucket, said, hint);
 	else if (err == -ENOENT && !code[0])
 		text_say(why, len,
-		    "no key '%s' in bucket '%s' (or no such bucket at %s): %s%s",
-		    shown(key, kbuf, sizeof(kbuf)), s->bucket, ep, said, hint);
+			 "no key '%s' in bucket '%s' (or no such bucket at %s): %s%s",
+			 shown(key, kbuf, sizeof(kbuf)), s->bucket, ep, said, hint);
 	else
 		text_say(why, len, "%s%s", said, hint);
 	return err;
@@ -1279,16 +1293,18 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 				break;
 		if (!kl || j < kl || kl > 128) {
 			text_say(why, len,
-			    "metadata key %zu is not 1 to 128 of a-z, 0-9 and '-'", i);
+				 "metadata key %zu is not 1 to 128 of a-z, 0-9 and '-'",
+				 i);
 			goto out;
 		}
 		for (j = 0; j < vl; j++)
 			if (mv[j] < ' ' || mv[j] > '~')
 				break;
 		if (vl > META_VALUE_MAX || j < vl) {
-			text_say(why, len,
-			    "metadata value of '%s' is not at most %d bytes of printable ASCII",
-			    mk, META_VALUE_MAX);
+			text_say(
+				why, len,
+				"metadata value of '%s' is not at most %d bytes of printable ASCII",
+				mk, META_VALUE_MAX);
 			goto out;
 		}
 		/* An empty (or blank) header is one libcurl would drop, yet sign:
@@ -1346,7 +1362,7 @@ int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t max, uint64_t *si
 	if (ftruncate(fd, 0)) {
 		err = -errno;
 		text_say(why, len, "cannot truncate the file to get into: %s",
-		    strerror(errno));
+			 strerror(errno));
 		return err;
 	}
 	err = -ENOMEM;
@@ -1424,8 +1440,8 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 	if (x.meta_key && x.have_meta) {
 		if (strlen(x.meta) >= vlen) {
 			text_say(why, len,
-			    "the value of x-amz-meta-%s is longer than %zu bytes",
-			    meta_key, vlen - 1);
+				 "the value of x-amz-meta-%s is longer than %zu bytes",
+				 meta_key, vlen - 1);
 			err = -ERANGE;
 			goto out;
 		}
@@ -1928,8 +1944,8 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 		if (err)
 			break;
 		if (c.more) {
-			text_say(why, len, "more than %zu keys under '%s' in bucket '%s'", max,
-			    shown(prefix, pbuf, sizeof(pbuf)), s->bucket);
+			text_say(why, len, "more than %zu keys under '%s' in bucket '%s'",
+				 max, shown(prefix, pbuf, sizeof(pbuf)), s->bucket);
 			err = -E2BIG;
 			break;
 		}

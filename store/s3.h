@@ -68,8 +68,8 @@ struct s3;
  * it moves less than 1 KiB a second for @timeout_s seconds (0: 60;
  * D9PROF_S3_TIMEOUT in the environment overrides it), or lasts ten times
  * that (a GET, plus its size at 64 KiB a second); connecting takes at
- * most 10 s. One thread at a time per struct s3. 0 or -errno: -ELIBACC when libcurl (libcurl.so.4, loaded at the
- * first call) cannot be loaded. */
+ * most 10 s. One thread at a time per struct s3. 0 or -errno: -ELIBACC
+ * when libcurl (libcurl.so.4, loaded at the first call) cannot be loaded. */
 int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	    struct s3 **out);
 void s3__free(struct s3 *s);
