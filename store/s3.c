@@ -4,9 +4,9 @@
  * environment, then the shared credentials and config files, each checked
  * before it is read), requests signed by libcurl's SigV4 on one easy
  * handle per struct s3 (so its connection is reused), and the two XML
- * answers read here (ListBucketResult and Error) by a small parser of our
- * own: no entity but the five predefined ones and character references,
- * no DOCTYPE, bounded depth and size.
+ * answers read here (ListBucketResult and Error) through store/xml.h's
+ * bounded reader: no entity but the five predefined ones and character
+ * references, no DOCTYPE, bounded depth; their size is bounded here.
  *
  * libcurl 7.88 puts the request's path and query string into the
  * canonical request as they are sent, so both are built here already in
@@ -49,6 +49,7 @@
 #include "lib/sha256.h"
 #include "lib/text.h"
 #include "store/s3.h"
+#include "store/xml.h"
 
 #define CONFIG_FILE_MAX (1u << 20)
 #define LIST_PAGE_MAX	(8u << 20) /* 1000 keys of 1024 bytes, escaped: < 6 MiB */
@@ -62,8 +63,6 @@
 #define S3_FLOOR	   1024
 #define S3_DEADLINE_STALLS 10
 #define S3_GET_FLOOR	   (64u << 10)
-#define XML_DEPTH	   16
-#define XML_NAME	   64
 
 /* @s made safe to quote in a message (text_clean()), cut to fit @buf. */
 static const char *shown(const char *s, char *buf, size_t len)
@@ -1078,10 +1077,46 @@ static struct curl_slist *headers(const struct s3 *s, const char *sha,
 	return h;
 }
 
+struct error_ctx {
+	char *code, *msg;
+	size_t clen, mlen;
+};
+
+static int error_fn(struct xml *x, enum xml_ev ev, const char *text, size_t tlen)
+{
+	struct error_ctx *c = x->ctx;
+
+	if (ev != XML_END || x->depth != 2 || strcmp(x->names[0], "Error"))
+		return 0;
+	if (!strcmp(x->names[1], "Code")) {
+		size_t i, n = 0;
+
+		for (i = 0; i < tlen && n + 1 < c->clen; i++)
+			if (alnum(text[i]) || text[i] == '.')
+				c->code[n++] = text[i];
+		c->code[n] = '\0';
+	} else if (!strcmp(x->names[1], "Message")) {
+		size_t n = text_clean(text, c->msg, c->mlen);
+
+		while (n && (c->msg[n - 1] == '.' || c->msg[n - 1] == ' '))
+			c->msg[--n] = '\0';
+	}
+	return 0;
+}
+
 /* The S3 error in @body: its Code (letters and digits) and Message
  * (cleaned, no trailing full stop). */
 static void error_body(const char *body, size_t n, char *code, size_t clen, char *msg,
-		       size_t mlen);
+		       size_t mlen)
+{
+	struct error_ctx c = {code, msg, clen, mlen};
+	struct xml x = {.fn = error_fn, .ctx = &c};
+
+	code[0] = msg[0] = '\0';
+	if (body && n && xml_walk(&x, body, n))
+		code[0] = msg[0] = '\0'; /* not S3's: nothing from it is shown */
+	free(x.text);
+}
 
 /* The -errno and @why for an answer that was not 2xx. @key: the key asked
  * for, NULL for the bucket. */
@@ -1451,291 +1486,6 @@ out:
 	free_headers(hdr);
 	free(url.s);
 	return err;
-}
-
-/* ---- XML ------------------------------------------------------------------ */
-
-enum xml_ev { XML_START, XML_END };
-
-struct xml {
-	char names[XML_DEPTH][XML_NAME]; /* the open elements, local names */
-	int depth;
-	char *text; /* the current element's text, decoded */
-	size_t tlen, tcap;
-	/* called at each start and end tag; @text is the element's text at its end */
-	int (*fn)(struct xml *x, enum xml_ev ev, const char *text, size_t tlen);
-	void *ctx;
-	char *why;
-	size_t len;
-};
-
-static int xml_bad(struct xml *x, const char *what)
-{
-	text_say(x->why, x->len, "malformed XML from S3: %s", what);
-	return -EBADMSG;
-}
-
-static int text_add(struct xml *x, const char *s, size_t n)
-{
-	if (LIB_GROW(x->text, x->tcap, x->tlen + n + 1))
-		return -ENOMEM;
-	memcpy(x->text + x->tlen, s, n);
-	x->tlen += n;
-	x->text[x->tlen] = '\0';
-	return 0;
-}
-
-static bool name_char(char ch)
-{
-	return alnum(ch) || ch == '_' || ch == '-' || ch == '.' || ch == ':';
-}
-
-/* The element name at @p (advanced past it), its local part into @out. */
-static int xml_name(struct xml *x, const char **p, const char *end, char *out)
-{
-	const char *s = *p, *local;
-
-	while (*p < end && name_char(**p))
-		(*p)++;
-	if (*p == s)
-		return xml_bad(x, "a tag without a name");
-	for (local = *p; local > s && local[-1] != ':'; local--)
-		;
-	if (*p - local >= XML_NAME || *p == local)
-		return xml_bad(x, "an element name too long");
-	memcpy(out, local, (size_t)(*p - local));
-	out[*p - local] = '\0';
-	return 0;
-}
-
-/* &...; at @p: the character it stands for, appended to the text. */
-static int xml_entity(struct xml *x, const char **p, const char *end)
-{
-	static const struct {
-		const char *name;
-		char ch;
-	} named[] = {{"amp;", '&'},
-		     {"lt;", '<'},
-		     {"gt;", '>'},
-		     {"quot;", '"'},
-		     {"apos;", '\''}};
-	const char *s = *p + 1,
-		   *semi = memchr(s, ';',
-				  (size_t)(end - s) < 12 ? (size_t)(end - s) : 12);
-	unsigned long cp;
-	char u[4], *e;
-	size_t i, n;
-
-	if (!semi)
-		return xml_bad(x, "an '&' that starts no entity");
-	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
-		if ((size_t)(semi + 1 - s) == strlen(named[i].name) &&
-		    !memcmp(s, named[i].name, strlen(named[i].name))) {
-			*p = semi + 1;
-			return text_add(x, &named[i].ch, 1);
-		}
-	}
-	if (*s != '#' || semi == s + 1)
-		return xml_bad(x, "an entity other than the five of XML");
-	if (s[1] == 'x')
-		cp = strtoul(s + 2, &e, 16);
-	else
-		cp = strtoul(s + 1, &e, 10);
-	if (e != semi || !isxdigit((unsigned char)s[s[1] == 'x' ? 2 : 1]) || cp == 0 ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return xml_bad(x, "a character reference to no character");
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xc0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | cp >> 12);
-		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | cp >> 18);
-		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	*p = semi + 1;
-	return text_add(x, u, n);
-}
-
-static const char *find(const char *p, const char *end, const char *what)
-{
-	size_t n = strlen(what);
-
-	for (; p + n <= end; p++)
-		if (!memcmp(p, what, n))
-			return p;
-	return NULL;
-}
-
-/* Walk the document @doc (@n bytes), calling x->fn; 0 or -EBADMSG (with
- * x->why) or the callback's error. */
-static int xml_walk(struct xml *x, const char *doc, size_t n)
-{
-	const char *p = doc, *end = doc + n, *q;
-	bool root_seen = false;
-	int err = 0;
-
-	x->depth = 0;
-	x->tlen = 0;
-	if (memchr(doc, '\0', n))
-		return xml_bad(x, "a NUL byte");
-	while (p < end && !err) {
-		if (*p != '<') {
-			if (x->depth == 0) {
-				if (!isspace((unsigned char)*p))
-					return xml_bad(x,
-						       "text outside the root element");
-				p++;
-			} else if (*p == '&') {
-				err = xml_entity(x, &p, end);
-			} else {
-				for (q = p; q < end && *q != '<' && *q != '&'; q++)
-					;
-				err = text_add(x, p, (size_t)(q - p));
-				p = q;
-			}
-			continue;
-		}
-		if (end - p >= 2 && p[1] == '?') {
-			q = find(p, end, "?>");
-			if (!q || x->depth)
-				return xml_bad(x, "a processing instruction");
-			p = q + 2;
-		} else if (end - p >= 4 && !memcmp(p, "<!--", 4)) {
-			q = find(p + 4, end, "-->");
-			if (!q)
-				return xml_bad(x, "an unterminated comment");
-			p = q + 3;
-		} else if (end - p >= 9 && !memcmp(p, "<![CDATA[", 9)) {
-			q = find(p + 9, end, "]]>");
-			if (!q || !x->depth)
-				return xml_bad(x, "a CDATA section");
-			err = text_add(x, p + 9, (size_t)(q - p - 9));
-			p = q + 3;
-		} else if (end - p >= 2 && p[1] == '!') {
-			return xml_bad(x, "a DOCTYPE or declaration");
-		} else if (end - p >= 2 && p[1] == '/') {
-			char name[XML_NAME];
-
-			p += 2;
-			if ((err = xml_name(x, &p, end, name)))
-				return err;
-			while (p < end && isspace((unsigned char)*p))
-				p++;
-			if (p == end || *p != '>' || !x->depth ||
-			    strcmp(name, x->names[x->depth - 1]))
-				return xml_bad(x,
-					       "an end tag that closes no open element");
-			p++;
-			err = x->fn(x, XML_END, x->text ? x->text : "", x->tlen);
-			x->depth--;
-			x->tlen = 0;
-		} else {
-			bool empty = false;
-
-			p++;
-			if (x->depth == XML_DEPTH)
-				return xml_bad(x, "elements nested too deep");
-			if (!x->depth && root_seen)
-				return xml_bad(x, "a second root element");
-			if ((err = xml_name(x, &p, end, x->names[x->depth])))
-				return err;
-			/* attributes: skipped, quotes respected */
-			for (;;) {
-				while (p < end && isspace((unsigned char)*p))
-					p++;
-				if (p == end)
-					return xml_bad(x, "an unterminated start tag");
-				if (*p == '>') {
-					p++;
-					break;
-				}
-				if (*p == '/' && end - p >= 2 && p[1] == '>') {
-					p += 2;
-					empty = true;
-					break;
-				}
-				while (p < end && name_char(*p))
-					p++;
-				while (p < end && isspace((unsigned char)*p))
-					p++;
-				if (p == end || *p != '=')
-					return xml_bad(x, "an attribute without a value");
-				p++;
-				while (p < end && isspace((unsigned char)*p))
-					p++;
-				if (p == end || (*p != '"' && *p != '\''))
-					return xml_bad(
-						x, "an attribute value without quotes");
-				q = memchr(p + 1, *p, (size_t)(end - p - 1));
-				if (!q)
-					return xml_bad(x,
-						       "an unterminated attribute value");
-				p = q + 1;
-			}
-			root_seen = true;
-			x->depth++;
-			x->tlen = 0;
-			err = x->fn(x, XML_START, "", 0);
-			if (!err && empty) {
-				err = x->fn(x, XML_END, "", 0);
-				x->depth--;
-			}
-			x->tlen = 0;
-		}
-	}
-	if (!err && (x->depth || !root_seen))
-		return xml_bad(x, "the document ends inside an element");
-	return err;
-}
-
-struct error_ctx {
-	char *code, *msg;
-	size_t clen, mlen;
-};
-
-static int error_fn(struct xml *x, enum xml_ev ev, const char *text, size_t tlen)
-{
-	struct error_ctx *c = x->ctx;
-
-	if (ev != XML_END || x->depth != 2 || strcmp(x->names[0], "Error"))
-		return 0;
-	if (!strcmp(x->names[1], "Code")) {
-		size_t i, n = 0;
-
-		for (i = 0; i < tlen && n + 1 < c->clen; i++)
-			if (alnum(text[i]) || text[i] == '.')
-				c->code[n++] = text[i];
-		c->code[n] = '\0';
-	} else if (!strcmp(x->names[1], "Message")) {
-		size_t n = text_clean(text, c->msg, c->mlen);
-
-		while (n && (c->msg[n - 1] == '.' || c->msg[n - 1] == ' '))
-			c->msg[--n] = '\0';
-	}
-	return 0;
-}
-
-static void error_body(const char *body, size_t n, char *code, size_t clen, char *msg,
-		       size_t mlen)
-{
-	struct error_ctx c = {code, msg, clen, mlen};
-	struct xml x = {.fn = error_fn, .ctx = &c};
-
-	code[0] = msg[0] = '\0';
-	if (body && n && xml_walk(&x, body, n))
-		code[0] = msg[0] = '\0'; /* not S3's: nothing from it is shown */
-	free(x.text);
 }
 
 /* ---- listing ------------------------------------------------------------- */

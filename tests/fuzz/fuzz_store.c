@@ -6,7 +6,8 @@
  * file (its profile's keys), S3's timestamps, or keys and index metadata
  * as ls and fleet read them (the catalog, drawn as ls draws it). The
  * readers are static in store/s3.c: it is included whole, and the
- * archive's s3.o is not linked (every symbol it has is this file's).
+ * archive's s3.o is not linked (every symbol it has is this file's); the
+ * XML reader under them (store/xml.c) is the archive's.
  */
 #include "store/s3.c"
 
