@@ -24,8 +24,8 @@
  * a final symlink, owned by the caller's effective uid or root, and not
  * writable by group or others (the recorder runs as root: a file another
  * user can change is not a source of where its data goes); else -EPERM
- * and why. Secrets never leave this module: no message, error or URL
- * holds them.
+ * and why. Secrets never leave this module (s3_config.c, s3.c): no
+ * message, error or URL holds them.
  *
  * Every function returns 0 or -errno, with a one-line reason in @why for a
  * person (the S3 error code and message when the store said no) and the

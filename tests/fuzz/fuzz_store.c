@@ -5,10 +5,13 @@
  * token and keys), an error answer's XML, an AWS config or credentials
  * file (its profile's keys), S3's timestamps, or keys and index metadata
  * as ls and fleet read them (the catalog, drawn as ls draws it). The
- * readers are static in store/s3.c: it is included whole, and the
- * archive's s3.o is not linked (every symbol it has is this file's); the
- * XML reader under them (store/xml.c) is the archive's.
+ * readers are static in store/s3_config.c (the files) and store/s3.c (the
+ * answers, the timestamps): both are included whole, and the archive's
+ * s3_config.o and s3.o are not linked (every symbol they have is this
+ * file's); the XML reader under the answers (store/xml.c) is the
+ * archive's.
  */
+#include "store/s3_config.c"
 #include "store/s3.c"
 
 #include <stdio.h>
