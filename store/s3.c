@@ -686,14 +686,11 @@ static int perform(struct s3 *s, const char *url, struct curl_slist *hdr, struct
 	return answer_error(s, x, key, why, len);
 }
 
-static bool key_ok(const char *key, char *why, size_t len)
+static void xfer_init(struct xfer *x, struct s3 *s)
 {
-	size_t n = key ? strlen(key) : 0;
-
-	if (n && n <= KEY_MAX)
-		return true;
-	text_say(why, len, "an object key must be 1 to %d bytes", KEY_MAX);
-	return false;
+	memset(x, 0, sizeof(*x));
+	x->s = s;
+	x->fd = x->in_fd = -1;
 }
 
 /* ENDPOINT/BUCKET/KEY, the key escaped */
@@ -707,11 +704,60 @@ static int object_url(const struct s3 *s, const char *key, struct sbuf *b)
 	return b->err;
 }
 
-static void xfer_init(struct xfer *x, struct s3 *s)
+/* The skeleton of a request on one object, in two steps around what is a
+ * verb's own (its checks, its fields of @x): object_begin() first, before
+ * anything else the verb does, then object_request(). */
+
+/* @key checked (-EINVAL, with why) and @x set up for a request on it */
+static int object_begin(struct s3 *s, const char *key, struct xfer *x, char *why,
+			size_t len)
 {
-	memset(x, 0, sizeof(*x));
-	x->s = s;
-	x->fd = x->in_fd = -1;
+	size_t n = key ? strlen(key) : 0;
+
+	if (!n || n > KEY_MAX) {
+		text_say(why, len, "an object key must be 1 to %d bytes", KEY_MAX);
+		return -EINVAL;
+	}
+	xfer_init(x, s);
+	return 0;
+}
+
+/* What sets a verb's request apart: the hash of its body and the headers
+ * it adds (as headers() takes them), and its option on the handle, @on
+ * for the request (after CURLOPT_HTTPGET, so each verb starts from a GET)
+ * and @off after it, so the next request finds the handle as it was. */
+struct object_req {
+	const char *sha;
+	const char *const *extra;
+	CURLoption opt;
+	long on, off;
+};
+
+/* @r on @key with @x: the headers, the URL, the options (an upload's
+ * size from @x), perform(). 0 or -errno, with why; x->body is freed. */
+static int object_request(struct s3 *s, const char *key, const struct object_req *r,
+			  struct xfer *x, char *why, size_t len)
+{
+	struct curl_slist *hdr;
+	struct sbuf url = {0};
+	int err = -ENOMEM;
+
+	hdr = headers(s, r->sha, r->extra);
+	if (!hdr || object_url(s, key, &url))
+		goto out;
+	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
+	    cu.easy_setopt(s->curl, r->opt, r->on) ||
+	    (x->in_fd >= 0 &&
+	     cu.easy_setopt(s->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->in_size)))
+		goto out;
+	err = perform(s, url.s, hdr, x, key, why, len);
+	cu.easy_setopt(s->curl, r->opt, r->off);
+out:
+	free(x->body);
+	x->body = NULL;
+	free_headers(hdr);
+	free(url.s);
+	return err;
 }
 
 /* The hex SHA-256 of @fd's first @size bytes into @hex: what a PUT signs,
@@ -755,15 +801,15 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 	       const struct s3_meta *meta, size_t nmeta, char *why, size_t len)
 {
 	char sha[2 * SHA256_LEN + 1];
-	const char **extra = NULL;
-	struct curl_slist *hdr = NULL;
-	struct sbuf url = {0};
+	const char **extra;
+	struct object_req r = {.sha = sha, .opt = CURLOPT_UPLOAD, .on = 1, .off = 0};
 	struct xfer x;
 	size_t i, k = 0;
-	int err = -EINVAL;
+	int err;
 
-	if (!key_ok(key, why, len))
-		return -EINVAL;
+	err = object_begin(s, key, &x, why, len);
+	if (err)
+		return err;
 	if (size > INT64_MAX) {
 		text_say(why, len, "the file is too large");
 		return -EFBIG;
@@ -783,6 +829,7 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 			text_say(why, len,
 				 "metadata key %zu is not 1 to 128 of a-z, 0-9 and '-'",
 				 i);
+			err = -EINVAL;
 			goto out;
 		}
 		for (j = 0; j < vl; j++)
@@ -793,6 +840,7 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 				why, len,
 				"metadata value of '%s' is not at most %d bytes of printable ASCII",
 				mk, META_VALUE_MAX);
+			err = -EINVAL;
 			goto out;
 		}
 		/* An empty (or blank) header is one libcurl would drop, yet sign:
@@ -812,64 +860,43 @@ int s3__put_fd(struct s3 *s, const char *key, int fd, uint64_t size,
 	err = payload_sha256(fd, size, sha, why, len);
 	if (err)
 		goto out;
-	err = -ENOMEM;
-	hdr = headers(s, sha, (const char *const *)extra);
-	if (!hdr || object_url(s, key, &url))
-		goto out;
-	xfer_init(&x, s);
+	r.extra = extra;
 	x.in_fd = fd;
 	x.in_size = size;
-	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
-	    cu.easy_setopt(s->curl, CURLOPT_UPLOAD, 1L) ||
-	    cu.easy_setopt(s->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size))
-		goto out;
-	err = perform(s, url.s, hdr, &x, key, why, len);
-	free(x.body);
-	cu.easy_setopt(s->curl, CURLOPT_UPLOAD, 0L);
+	err = object_request(s, key, &r, &x, why, len);
 out:
-	if (extra) {
-		for (i = 0; i < k; i++)
-			free((char *)extra[i]);
-		free(extra);
-	}
-	free_headers(hdr);
-	free(url.s);
+	for (i = 0; i < k; i++)
+		free((char *)extra[i]);
+	free(extra);
 	return err;
 }
 
 int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t max, uint64_t *size,
 	       char *why, size_t len)
 {
-	struct curl_slist *hdr = NULL;
-	struct sbuf url = {0};
+	/* its deadline: the usual, and the time its size takes at
+	 * S3_GET_FLOOR bytes a second */
+	struct object_req r = {
+		.opt = CURLOPT_TIMEOUT_MS,
+		.on = (long)(s->deadline_ms +
+			     (max == UINT64_MAX ? 0 : max / S3_GET_FLOOR * 1000)),
+		.off = s->deadline_ms,
+	};
 	struct xfer x;
 	int err;
 
-	if (!key_ok(key, why, len))
-		return -EINVAL;
+	err = object_begin(s, key, &x, why, len);
+	if (err)
+		return err;
 	if (ftruncate(fd, 0)) {
 		err = -errno;
 		text_say(why, len, "cannot truncate the file to get into: %s",
 			 strerror(errno));
 		return err;
 	}
-	err = -ENOMEM;
-	hdr = headers(s, NULL, NULL);
-	if (!hdr || object_url(s, key, &url))
-		goto out;
-	xfer_init(&x, s);
 	x.fd = fd;
 	x.fd_max = max;
-	/* its deadline: the usual, and the time its size takes at
-	 * S3_GET_FLOOR bytes a second */
-	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
-	    cu.easy_setopt(s->curl, CURLOPT_TIMEOUT_MS,
-			   (long)(s->deadline_ms +
-				  (max == UINT64_MAX ? 0 : max / S3_GET_FLOOR * 1000))))
-		goto out;
-	err = perform(s, url.s, hdr, &x, key, why, len);
-	cu.easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, s->deadline_ms);
-	free(x.body);
+	err = object_request(s, key, &r, &x, why, len);
 	if (!err && max != UINT64_MAX && x.off != max) {
 		text_say(why, len, "%s came as %llu bytes, listed as %llu: not kept", key,
 			 (unsigned long long)x.off, (unsigned long long)max);
@@ -877,38 +904,25 @@ int s3__get_fd(struct s3 *s, const char *key, int fd, uint64_t max, uint64_t *si
 	}
 	if (!err && size)
 		*size = x.off;
-out:
-	free_headers(hdr);
-	free(url.s);
 	return err;
 }
 
 int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key,
 	     char *value, size_t vlen, char *why, size_t len)
 {
-	struct curl_slist *hdr = NULL;
-	struct sbuf url = {0};
+	struct object_req r = {.opt = CURLOPT_NOBODY, .on = 1, .off = 0};
 	struct xfer x;
 	int err;
 
-	if (!key_ok(key, why, len))
-		return -EINVAL;
+	err = object_begin(s, key, &x, why, len);
+	if (err)
+		return err;
 	if (value && vlen)
 		value[0] = '\0';
-	err = -ENOMEM;
-	hdr = headers(s, NULL, NULL);
-	if (!hdr || object_url(s, key, &url))
-		goto out;
-	xfer_init(&x, s);
 	x.meta_key = meta_key && value && vlen ? meta_key : NULL;
-	if (cu.easy_setopt(s->curl, CURLOPT_HTTPGET, 1L) ||
-	    cu.easy_setopt(s->curl, CURLOPT_NOBODY, 1L))
-		goto out;
-	err = perform(s, url.s, hdr, &x, key, why, len);
-	free(x.body);
-	cu.easy_setopt(s->curl, CURLOPT_NOBODY, 0L);
+	err = object_request(s, key, &r, &x, why, len);
 	if (err)
-		goto out;
+		return err;
 	if (!x.have_length) {
 		curl_off_t cl = -1;
 
@@ -920,8 +934,7 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 	}
 	if (!x.have_length) {
 		text_say(why, len, "S3 said %ld without a Content-Length", s->status);
-		err = -EBADMSG;
-		goto out;
+		return -EBADMSG;
 	}
 	if (size)
 		*size = x.length;
@@ -930,15 +943,11 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 			text_say(why, len,
 				 "the value of x-amz-meta-%s is longer than %zu bytes",
 				 meta_key, vlen - 1);
-			err = -ERANGE;
-			goto out;
+			return -ERANGE;
 		}
 		strcpy(value, x.meta);
 	}
-out:
-	free_headers(hdr);
-	free(url.s);
-	return err;
+	return 0;
 }
 
 /* ---- listing ------------------------------------------------------------- */
