@@ -9,10 +9,14 @@
  * the target exits or the file is replaced on disk before the addresses are
  * resolved at the end of a recording.
  *
- * Every object gets its own Dwfl holding one module reported at its link-time
- * addresses (bias 0). A user address is first turned into a link-time address
- * with the bias of the mapping it falls in, then looked up in that module.
- * Keeping the bias per mapping rather than per module is what lets one file
+ * Every object gets its own Dwfl holding one module reported at its
+ * link-time addresses (bias 0). A user address becomes a file offset
+ * through the mapping it falls in (addr - start + pgoff), then a link-time
+ * address through the PT_LOAD of the object that holds that offset
+ * (symbol_load_vaddr), and is looked up in that module. There is never one
+ * bias per mapping: lld packs two segments into one file page, so a
+ * mapping can span segments whose biases differ. Translating per mapping
+ * rather than placing the module at a runtime base is what lets one file
  * be mapped twice (dlclose + dlopen at another address), and lets stale
  * mappings stay around without ever overlapping in a shared Dwfl.
  */
@@ -204,8 +208,9 @@ static void set_build_id(struct object *o)
 }
 
 /* Reports @fd (consumed) as the single module of a new Dwfl, at its
- * link-time addresses, and records its PT_LOADs for the bias computation.
- * Returns 0 or -errno; on failure the object stays unresolvable. */
+ * link-time addresses, and records its PT_LOADs for the address
+ * translation (symbol_load_vaddr). Returns 0 or -errno; on failure the
+ * object stays unresolvable. */
 static int report_object(struct object *o, int fd, const char *file_name)
 {
 	GElf_Addr elfbias;

@@ -13,8 +13,9 @@
  * one Dwfl with every module at its runtime address; the symbolizer keeps
  * one Dwfl per file at link-time addresses instead (see symbolize.c), so
  * this steps frames itself: per frame, the mapping gives the object and
- * its bias, dwarf_cfi_addrframe() the rules, and a small DWARF expression
- * evaluator applies them to the registers and the stack copy.
+ * (through its PT_LOADs) the bias at the pc, dwarf_cfi_addrframe() the
+ * rules, and a small DWARF expression evaluator applies them to the
+ * registers and the stack copy.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
