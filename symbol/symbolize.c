@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * symbolize.c - addresses of a process -> (symbol, offset, module).
+ * symbolize.c - addresses of a process -> (symbol, offset, module): the
+ * objects (one per distinct file, and the vDSO's images), their symbol
+ * indexes, names and resolving. The table of mappings is maps.c's, JIT
+ * code's names perfmap.c's (symbolize_int.h holds the state they share).
  *
- * The symbolizer keeps its own table of the target's executable mappings
- * (sorted, binary-searched) and one "object" per distinct file. Each object
- * is opened as soon as its first mapping is seen, while the target is still
- * alive: the file descriptor held by libdwfl keeps the right file even if
- * the target exits or the file is replaced on disk before the addresses are
- * resolved at the end of a recording.
+ * Each object is opened as soon as its first mapping is seen, while the
+ * target is still alive: the file descriptor held by libdwfl keeps the
+ * right file even if the target exits or the file is replaced on disk
+ * before the addresses are resolved at the end of a recording.
  *
  * Every object gets its own Dwfl holding one module reported at its
  * link-time addresses (bias 0). A user address becomes a file offset
@@ -35,9 +36,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
@@ -55,80 +54,6 @@ struct sym {		  /* one symbol of an object's index */
 	uint32_t ndx;	  /* symbol table index: last tie-break */
 	uint8_t pref;	  /* smaller is preferred among aliases */
 };
-
-struct object {
-	char *path;		   /* as in /proc/PID/maps ("[vdso]" for the vdso) */
-	uint64_t dev, ino;	   /* of the mapped file, 0 if unknown */
-	char build_id[2 * 64 + 1]; /* lowercase hex, "" if none */
-	Dwfl *dwfl;		   /* NULL if the file could not be opened */
-	Dwfl_Module *mod;
-	struct symbol_load *loads;
-	size_t nloads;
-	const char *unreadable; /* why the file is not used, NULL if it is */
-	struct sym *syms;	/* sorted by addr, best alias first */
-	size_t nsyms;
-	int indexed;			/* syms built (possibly empty) */
-	struct inline_index *inl_index; /* its DWARF functions, built on the
-					 * first inline lookup (inline.h) */
-	uint64_t image_len;		/* a vDSO's: its mapping's length; 0 for files */
-	uint64_t image_hash;		/* a vDSO's: image_hash() of its image, 0 if
-					 * there is none (unreadable) */
-};
-
-struct mapping {
-	uint64_t start, end, pgoff;
-	uint32_t obj; /* index into objects */
-};
-
-/* Inlined functions named at one address, at most (deeper chains keep
- * their innermost). */
-#define SYMBOL_MAX_INLINE 32
-
-struct jit_sym { /* one line of /tmp/perf-PID.map */
-	uint64_t start, size;
-	const char *name; /* inside jit_text */
-	uint32_t line;	  /* later lines win over earlier overlapping ones */
-};
-
-struct symbolizer {
-	pid_t pid;		      /* 0: of no process (symbolizer__new_offline) */
-	int rootfd;		      /* /proc/PID/root as O_PATH, -1 if unusable */
-	int same_root;		      /* the target sees our "/" */
-	const struct kallsyms *ksyms; /* NULL if /proc/kallsyms is unusable;
-				       * read through kernel_syms() */
-	struct kallsyms *own_ksyms;   /* ksyms when loaded here, else NULL */
-	pthread_t kloader;	      /* reading own_ksyms, while kloading */
-	int kloading;
-
-	struct mapping *maps; /* sorted by start, no overlaps */
-	size_t nmaps, capmaps;
-	struct object *objs;
-	size_t nobjs, capobjs;
-
-	struct lib_map names; /* raw ELF name -> its display name: raw
-			       * itself, or an owned demangled copy
-			       * (pointers) */
-
-	uint64_t miss_refresh_ns;    /* when a miss last re-read the maps */
-	int gone;		     /* the maps can no longer be read */
-	uint64_t maps_gen;	     /* bumped by every new mapping */
-	struct unwind_cache *ucache; /* unwind.c's rules by pc */
-
-	/* the inline chain of the last resolve (trace_frame.inl, inl_src) */
-	const char *inl[SYMBOL_MAX_INLINE];
-	struct trace_inline_src inl_src[SYMBOL_MAX_INLINE];
-
-	/* JIT code named by the perf map convention, read on the first
-	 * address no file mapping holds (and again after a refresh) */
-	int jit_state;	   /* 0 unread, 1 read (possibly empty) */
-	char jit_path[64]; /* "/tmp/perf-NSPID.map", as the target sees it */
-	uid_t uid;	   /* the target's owner (0 if unknown): the map's */
-	char *jit_text;
-	struct jit_sym *jit; /* sorted by start, then line */
-	size_t njit, jit_cap;
-};
-
-static void jit_free(struct symbolizer *s);
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	/* never called: every module is reported with an open file */
@@ -150,12 +75,11 @@ int symbol_is_kernel(uint64_t addr)
 
 /* ---- opening files -------------------------------------------------- */
 
-/* Opens @path as the target sees it, a regular file only (else -1), the
- * last component not a link if @nofollow. With RESOLVE_IN_ROOT even
- * absolute symlinks inside a container resolve inside it, and the root fd
- * taken at symbolizer__new keeps working after the target has exited. */
-static int open_in_root(struct symbolizer *s, const char *path, int nofollow, char *used,
-			size_t usedsz)
+/* With RESOLVE_IN_ROOT even absolute symlinks inside a container resolve
+ * inside it, and the root fd taken at symbolizer__new keeps working after
+ * the target has exited. */
+int symbolizer_open(struct symbolizer *s, const char *path, int nofollow, char *used,
+		    size_t usedsz)
 {
 	/* never blocks (a FIFO planted at the path would hold the recorder
 	 * forever), and only a regular file is read */
@@ -189,6 +113,52 @@ static int open_in_root(struct symbolizer *s, const char *path, int nofollow, ch
 		return -1;
 	}
 	return fd;
+}
+
+int symbol_read_fd(int fd, size_t max, char **out, size_t *outlen)
+{
+	size_t len = 0, cap = 16384;
+	char *buf = malloc(cap);
+	int err = 0;
+
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < max) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len,
+			 cap - len - 1 < max - len ? cap - len - 1 : max - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	return 0;
 }
 
 static void set_build_id(struct object *o)
@@ -453,11 +423,7 @@ static long vdso_object(struct symbolizer *s, uint64_t start, uint64_t end)
 	return (long)(s->nobjs - 1);
 }
 
-/* The object for the file @path (@dev, @ino: 0 if unknown), opened now if
- * new: by its path if that still names the mapped file, else through
- * map_files (@deleted: the path is known to be gone); for "[vdso]", the
- * image mapped at [@start, @end). Returns its index or -errno. */
-static long get_object(struct symbolizer *s, const char *path, uint64_t dev, uint64_t ino,
+long symbolizer_object(struct symbolizer *s, const char *path, uint64_t dev, uint64_t ino,
 		       int deleted, uint64_t start, uint64_t end)
 {
 	struct object *o;
@@ -479,7 +445,7 @@ static long get_object(struct symbolizer *s, const char *path, uint64_t dev, uin
 
 	if (s->pid) {
 		if (!deleted) {
-			fd = open_in_root(s, path, 0, used, sizeof(used));
+			fd = symbolizer_open(s, path, 0, used, sizeof(used));
 			if (fd >= 0 && !same_file(fd, dev, ino)) {
 				close(fd);
 				fd = -1;
@@ -538,248 +504,6 @@ static int map_vaddr(const struct object *o, const struct mapping *m, uint64_t a
 	return symbol_load_vaddr(o->loads, o->nloads, addr - m->start + m->pgoff, vaddr);
 }
 
-/* ---- mappings ------------------------------------------------------- */
-
-/* 1 if the symbolizer keeps a mapping of @path: a file, or the vDSO; not
- * [vsyscall] (a fixed legacy page), [heap], [stack], nor anonymous code,
- * "" in maps and "//anon" in a PERF_RECORD_MMAP2 (a JIT's code is named
- * by its perf map, in no mapping). */
-static int kept_path(const char *path)
-{
-	return (path[0] == '/' && path[1] != '/') || !strcmp(path, "[vdso]");
-}
-
-/* Index of the first mapping with end > @addr. */
-static size_t map_search(const struct symbolizer *s, uint64_t addr)
-{
-	return LIB_PARTITION_POINT(0, s->nmaps, m, s->maps[m].end <= addr);
-}
-
-/* How often an address in no known mapping may re-read the maps. */
-#define MISS_REFRESH_NS 50000000ull
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The mapping holding user address @addr, or NULL. A miss re-reads the
- * maps (at most every MISS_REFRESH_NS, while the target lives): a process
- * that has just exec'd under `record -- CMD`, or a library it loaded since,
- * is found while its samples are being unwound, not only at the next
- * periodic refresh. */
-static const struct mapping *find_map(struct symbolizer *s, uint64_t addr)
-{
-	size_t i = map_search(s, addr);
-	uint64_t now;
-
-	if (i < s->nmaps && s->maps[i].start <= addr)
-		return &s->maps[i];
-	if (s->gone || (now = now_ns()) - s->miss_refresh_ns < MISS_REFRESH_NS)
-		return NULL;
-	s->miss_refresh_ns = now;
-	if (symbolizer__refresh(s) == -ESRCH)
-		s->gone = 1;
-	i = map_search(s, addr);
-	return i < s->nmaps && s->maps[i].start <= addr ? &s->maps[i] : NULL;
-}
-
-int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
-			    uint64_t pgoff, uint64_t dev, uint64_t ino, const char *path)
-{
-	static const char deleted_sfx[] = " (deleted)";
-	const size_t sfx = sizeof(deleted_sfx) - 1;
-	char name[PATH_MAX];
-	struct mapping m;
-	size_t i, j, len;
-	int deleted = 0;
-	long obj;
-
-	if (!s || !path || !*path || end <= start)
-		return -EINVAL;
-	if (!kept_path(path))
-		return -ENOENT;
-	len = strlen(path);
-	if (len >= sizeof(name))
-		return -EINVAL;
-	memcpy(name, path, len + 1);
-	if (len > sfx && !strcmp(name + len - sfx, deleted_sfx)) {
-		name[len - sfx] = '\0';
-		deleted = 1;
-	}
-	path = name;
-	i = map_search(s, start);
-	/* already known (refresh sees the same mappings again) */
-	if (i < s->nmaps && s->maps[i].start == start && s->maps[i].end == end &&
-	    s->maps[i].pgoff == pgoff && !strcmp(s->objs[s->maps[i].obj].path, path) &&
-	    (!ino || s->objs[s->maps[i].obj].ino == ino))
-		return 0;
-
-	obj = get_object(s, path, dev, ino, deleted, start, end);
-	if (obj < 0)
-		return (int)obj;
-	m = (struct mapping){
-		.start = start,
-		.end = end,
-		.pgoff = pgoff,
-		.obj = (uint32_t)obj,
-	};
-
-	/* a new mapping over old ones replaces them: the address space
-	 * was reused (munmap/dlclose then mmap) and the newest wins */
-	j = i;
-	while (j < s->nmaps && s->maps[j].start < end)
-		j++;
-	if (j == i && s->nmaps == s->capmaps) {
-		size_t ncap = s->capmaps ? 2 * s->capmaps : 64;
-		struct mapping *nm = realloc(s->maps, ncap * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		s->maps = nm;
-		s->capmaps = ncap;
-	}
-	if (j == i) {
-		memmove(&s->maps[i + 1], &s->maps[i], (s->nmaps - i) * sizeof(m));
-		s->nmaps++;
-	} else if (j > i + 1) {
-		memmove(&s->maps[i + 1], &s->maps[j], (s->nmaps - j) * sizeof(m));
-		s->nmaps -= j - i - 1;
-	}
-	s->maps[i] = m;
-	s->maps_gen++;
-	return 0;
-}
-
-/* Read all of @fd (consumed: closed), at most @max bytes (the rest is
- * left unread), into a malloc'd NUL-terminated buffer. 0 or -errno. */
-static int read_fd(int fd, size_t max, char **out, size_t *outlen)
-{
-	size_t len = 0, cap = 16384;
-	char *buf = malloc(cap);
-	int err = 0;
-
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (len < max) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len,
-			 cap - len - 1 < max - len ? cap - len - 1 : max - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*outlen = len;
-	return 0;
-}
-
-static int read_file(const char *path, char **out, size_t *outlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	return fd < 0 ? -errno : read_fd(fd, SIZE_MAX, out, outlen);
-}
-
-int symbolizer__refresh(struct symbolizer *s)
-{
-	char path[64], *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (!s->pid)
-		return -ESRCH;
-	jit_free(s); /* the JIT may have written more: read again on need */
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
-	err = read_file(path, &buf, &len);
-	if (err == -ENOENT)
-		return -ESRCH;
-	if (err)
-		return err;
-	err = symbolizer_parse_maps(s, buf, len);
-	free(buf);
-	return err;
-}
-
-int symbol_maps_line(const char *line, struct symbol_maps_line *out)
-{
-	unsigned long long start, end, pgoff, ino;
-	unsigned int major, minor;
-	char perms[8];
-	int n = 0;
-
-	/* "start-end perms offset dev inode   path" */
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-		   &major, &minor, &ino, &n) < 7 ||
-	    !n)
-		return -EINVAL;
-	*out = (struct symbol_maps_line){
-		.start = start,
-		.end = end,
-		.pgoff = pgoff,
-		.dev = makedev(major, minor),
-		.ino = ino,
-		.path = line + n,
-	};
-	if (strlen(perms) < 3 || perms[2] != 'x')
-		return -ENOENT;
-	if (!kept_path(out->path))
-		return -ENOENT;
-	return 0;
-}
-
-int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len)
-{
-	char *line, *next;
-	int err = 0;
-
-	for (line = buf; line < buf + len; line = next) {
-		struct symbol_maps_line m;
-
-		next = memchr(line, '\n', (size_t)(buf + len - line));
-		if (next)
-			*next++ = '\0';
-		else
-			next = buf + len;
-		if (symbol_maps_line(line, &m))
-			continue;
-		err = symbolizer__add_mapping(s, m.start, m.end, m.pgoff, m.dev, m.ino,
-					      m.path);
-		if (err == -ENOMEM)
-			break;
-		err = 0;
-	}
-	return err;
-}
-
 /* ---- lifecycle ------------------------------------------------------ */
 
 /* /proc/kallsyms is formatted by the kernel as it is read: ~0.1 s of CPU
@@ -835,10 +559,7 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
-	snprintf(s->jit_path, sizeof(s->jit_path), "/tmp/perf-%d.map",
-		 (int)symbol_inner_pid(pid));
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	s->uid = stat(path, &a) ? 0 : a.st_uid;
+	perfmap_init(&s->perfmap, pid);
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	s->rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd < 0 && errno == ENOENT) {
@@ -874,8 +595,8 @@ int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **ou
 	if (!s)
 		return -ENOMEM;
 	s->rootfd = -1;
-	s->gone = 1;	  /* no maps to read again on a miss */
-	s->jit_state = 1; /* nor a perf map */
+	s->gone = 1;	      /* no maps to read again on a miss */
+	s->perfmap.state = 1; /* nor a perf map */
 	s->ksyms = ksyms;
 	*out = s;
 	return 0;
@@ -906,7 +627,7 @@ void symbolizer__free(struct symbolizer *s)
 			free((char *)(uintptr_t)*out);
 	lib_map_release(&s->names);
 	free(s->objs);
-	jit_free(s);
+	perfmap_release(&s->perfmap);
 	free(s->maps);
 	free(s->ucache);
 	kallsyms__free(s->own_ksyms);
@@ -1102,143 +823,6 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct trace_fram
 	return 0;
 }
 
-/* ---- JIT code: the perf map convention --------------------------------- */
-
-/*
- * A JIT (V8, JVM agents, LuaJIT, ...) that wants its code named writes
- * /tmp/perf-PID.map, one line per code region: "START SIZE name", START
- * and SIZE in hex (with or without 0x), PID as the process sees itself
- * (its pid in its own namespace: the last NSpid). Regions may be reused:
- * a later line wins over an earlier one it overlaps.
- */
-
-static int cmp_jit(const void *pa, const void *pb)
-{
-	const struct jit_sym *a = pa, *b = pb;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->line < b->line ? -1 : a->line > b->line;
-}
-
-pid_t symbol_inner_pid(pid_t pid)
-{
-	char path[64], line[256];
-	long v, last = pid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 6, *e;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (;; p = e) {
-			v = strtol(p, &e, 10);
-			if (e == p)
-				break;
-			last = v;
-		}
-		break;
-	}
-	fclose(f);
-	return (pid_t)last;
-}
-
-/* Bytes of /tmp/perf-PID.map read at most. */
-#define JIT_MAP_MAX (256u << 20)
-
-static void jit_free(struct symbolizer *s)
-{
-	free(s->jit_text);
-	free(s->jit);
-	s->jit_text = NULL;
-	s->jit = NULL;
-	s->njit = s->jit_cap = 0;
-	s->jit_state = 0;
-}
-
-static void jit_load(struct symbolizer *s)
-{
-	char used[PATH_MAX + 32], *text, *line, *next;
-	struct stat st;
-	size_t len;
-	uint32_t lineno = 0;
-	int fd;
-
-	s->jit_state = 1;
-	/* perf's rule: not through a link, a regular file of the target's
-	 * owner or root (anyone may have put it in /tmp) */
-	fd = open_in_root(s, s->jit_path, 1, used, sizeof(used));
-	if (fd >= 0 && (fstat(fd, &st) || (st.st_uid && st.st_uid != s->uid))) {
-		close(fd);
-		return;
-	}
-	/* a runaway map: the regions of its first JIT_MAP_MAX bytes */
-	if (fd < 0 || read_fd(fd, JIT_MAP_MAX, &text, &len))
-		return;
-	s->jit_text = text;
-	for (line = text; line < text + len; line = next) {
-		unsigned long long start, size;
-		char *e, *name;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = text + len;
-		lineno++;
-		start = strtoull(line, &e, 16);
-		if (e == line || *e != ' ')
-			continue;
-		size = strtoull(e, &name, 16);
-		if (name == e || *name != ' ' || !size || start + size < start)
-			continue;
-		while (*name == ' ')
-			name++;
-		if (!*name)
-			continue;
-		if (s->njit == s->jit_cap) {
-			size_t ncap = s->jit_cap ? 2 * s->jit_cap : 256;
-			struct jit_sym *nj = realloc(s->jit, ncap * sizeof(*nj));
-
-			if (!nj)
-				break;
-			s->jit = nj;
-			s->jit_cap = ncap;
-		}
-		s->jit[s->njit++] = (struct jit_sym){
-			.start = start, .size = size, .name = name, .line = lineno};
-	}
-	if (s->njit)
-		qsort(s->jit, s->njit, sizeof(*s->jit), cmp_jit);
-}
-
-/* How many regions before the last one starting at or below an address are
- * checked for one that covers it (overlaps are rare: reused code). */
-#define JIT_LOOKBACK 64
-
-static const struct jit_sym *jit_find(struct symbolizer *s, uint64_t addr)
-{
-	const struct jit_sym *best = NULL;
-	size_t lo, k, stop;
-
-	if (!s->jit_state)
-		jit_load(s);
-	lo = LIB_PARTITION_POINT(0, s->njit, m, s->jit[m].start <= addr);
-	stop = lo > JIT_LOOKBACK ? lo - JIT_LOOKBACK : 0;
-	for (k = lo; k-- > stop;) {
-		const struct jit_sym *j = &s->jit[k];
-
-		if (addr - j->start < j->size && (!best || j->line > best->line))
-			best = j;
-	}
-	return best;
-}
-
 /* ---- inline frames ---------------------------------------------------- */
 
 /* The functions inlined at link-time address @vaddr of @o, innermost first,
@@ -1321,14 +905,14 @@ int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 		out->kernel = 1;
 		return resolve_kernel(s, addr, out);
 	}
-	m = find_map(s, addr);
+	m = symbolizer_find_map(s, addr);
 	if (!m) {
-		const struct jit_sym *j = jit_find(s, addr);
+		const struct perfmap_sym *j = perfmap_find(&s->perfmap, s, addr);
 
 		if (!j)
 			return -ENOENT;
 		out->sym = j->name;
-		out->module = s->jit_path;
+		out->module = s->perfmap.path;
 		out->offset = addr - j->start;
 		return 0;
 	}
@@ -1370,23 +954,6 @@ int symbolizer__module(const struct symbolizer *s, size_t i, const char **path,
 	return 0;
 }
 
-int symbolizer__module_map(const struct symbolizer *s, size_t i, size_t k,
-			   uint64_t *start, uint64_t *end, uint64_t *pgoff)
-{
-	size_t m;
-
-	if (!s || i >= s->nobjs)
-		return -EINVAL;
-	for (m = 0; m < s->nmaps; m++) /* sorted by start */
-		if (s->maps[m].obj == i && !k--) {
-			*start = s->maps[m].start;
-			*end = s->maps[m].end;
-			*pgoff = s->maps[m].pgoff;
-			return 0;
-		}
-	return -ENOENT;
-}
-
 const char *symbolizer__module_unreadable(const struct symbolizer *s, size_t i)
 {
 	return s && i < s->nobjs ? s->objs[i].unreadable : NULL;
@@ -1409,7 +976,7 @@ int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *o
 
 	memset(out, 0, sizeof(*out));
 	out->obj = UINT32_MAX;
-	m = find_map(s, addr);
+	m = symbolizer_find_map(s, addr);
 	if (!m)
 		return -ENOENT;
 	o = &s->objs[m->obj];

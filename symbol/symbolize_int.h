@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbolize_int.h - what the unwinder (unwind.c) needs from the
- * symbolizer's mappings; internal to symbol/, the only place libdw types
- * may appear.
+ * symbolize_int.h - internal to symbol/, the only place libdw types may
+ * appear: what the unwinder (unwind.c) needs from the symbolizer's
+ * mappings, the maps text and a symbolizer of no process (tests,
+ * fuzzing), and at the end the symbolizer's own state, shared by its
+ * three files: symbolize.c (objects, names, resolving), maps.c (the
+ * mapping table, /proc/PID/maps) and perfmap.c (/tmp/perf-PID.map).
  */
 #ifndef D9_SYMBOLIZE_INT_H
 #define D9_SYMBOLIZE_INT_H
 
-#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
+#include "lib/map.h"
 #include "symbol/symbolize.h"
 
 struct symbol_cfi {
@@ -93,5 +99,128 @@ int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **ou
  * with it), and the mappings' generation it is valid for (*@gen). */
 struct unwind_cache;
 struct unwind_cache **symbolizer_ucache(struct symbolizer *s, uint64_t *gen);
+
+/* ---- the symbolizer's state: symbolize.c, maps.c, perfmap.c ---------- */
+
+/* Only these three files touch the fields below; the unwinder and the
+ * tests go through the functions above. */
+
+struct sym;
+struct inline_index;
+
+struct object {
+	char *path;		   /* as in /proc/PID/maps ("[vdso]" for the vdso) */
+	uint64_t dev, ino;	   /* of the mapped file, 0 if unknown */
+	char build_id[2 * 64 + 1]; /* lowercase hex, "" if none */
+	Dwfl *dwfl;		   /* NULL if the file could not be opened */
+	Dwfl_Module *mod;
+	struct symbol_load *loads;
+	size_t nloads;
+	const char *unreadable; /* why the file is not used, NULL if it is */
+	struct sym *syms;	/* sorted by addr, best alias first */
+	size_t nsyms;
+	int indexed;			/* syms built (possibly empty) */
+	struct inline_index *inl_index; /* its DWARF functions, built on the
+					 * first inline lookup (inline.h) */
+	uint64_t image_len;		/* a vDSO's: its mapping's length; 0 for files */
+	uint64_t image_hash;		/* a vDSO's: image_hash() of its image, 0 if
+					 * there is none (unreadable) */
+};
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	uint32_t obj; /* index into objects */
+};
+
+/* Inlined functions named at one address, at most (deeper chains keep
+ * their innermost). */
+#define SYMBOL_MAX_INLINE 32
+
+struct perfmap_sym { /* one line of /tmp/perf-PID.map */
+	uint64_t start, size;
+	const char *name; /* inside perfmap.text */
+	uint32_t line;	  /* later lines win over earlier overlapping ones */
+};
+
+/* JIT code named by the perf map convention, read on the first address
+ * no file mapping holds (and again after a refresh). */
+struct perfmap {
+	int state;     /* 0 unread, 1 read (possibly empty) */
+	char path[64]; /* "/tmp/perf-NSPID.map", as the target sees it */
+	uid_t uid;     /* the target's owner (0 if unknown): the map's */
+	char *text;
+	struct perfmap_sym *syms; /* sorted by start, then line */
+	size_t n, cap;
+};
+
+struct symbolizer {
+	pid_t pid;		      /* 0: of no process (symbolizer__new_offline) */
+	int rootfd;		      /* /proc/PID/root as O_PATH, -1 if unusable */
+	int same_root;		      /* the target sees our "/" */
+	const struct kallsyms *ksyms; /* NULL if /proc/kallsyms is unusable;
+				       * read through kernel_syms() */
+	struct kallsyms *own_ksyms;   /* ksyms when loaded here, else NULL */
+	pthread_t kloader;	      /* reading own_ksyms, while kloading */
+	int kloading;
+
+	struct mapping *maps; /* sorted by start, no overlaps */
+	size_t nmaps, capmaps;
+	struct object *objs;
+	size_t nobjs, capobjs;
+
+	struct lib_map names; /* raw ELF name -> its display name: raw
+			       * itself, or an owned demangled copy
+			       * (pointers) */
+
+	uint64_t miss_refresh_ns;    /* when a miss last re-read the maps */
+	int gone;		     /* the maps can no longer be read */
+	uint64_t maps_gen;	     /* bumped by every new mapping */
+	struct unwind_cache *ucache; /* unwind.c's rules by pc */
+
+	/* the inline chain of the last resolve (trace_frame.inl, inl_src) */
+	const char *inl[SYMBOL_MAX_INLINE];
+	struct trace_inline_src inl_src[SYMBOL_MAX_INLINE];
+
+	struct perfmap perfmap;
+};
+
+/* symbolize.c: files and objects */
+
+/* Opens @path as the target of @s sees it, a regular file only (else -1,
+ * errno set), the last component not a link if @nofollow; the path
+ * actually opened goes to @used (@usedsz bytes). */
+int symbolizer_open(struct symbolizer *s, const char *path, int nofollow, char *used,
+		    size_t usedsz);
+
+/* Read all of @fd (consumed: closed), at most @max bytes (the rest is
+ * left unread), into a malloc'd NUL-terminated buffer. 0 or -errno. */
+int symbol_read_fd(int fd, size_t max, char **out, size_t *outlen);
+
+/* The object for the file @path (@dev, @ino: 0 if unknown), opened now if
+ * new: by its path if that still names the mapped file, else through
+ * map_files (@deleted: the path is known to be gone); for "[vdso]", the
+ * image mapped at [@start, @end). Returns its index or -errno. */
+long symbolizer_object(struct symbolizer *s, const char *path, uint64_t dev, uint64_t ino,
+		       int deleted, uint64_t start, uint64_t end);
+
+/* maps.c: the mapping table */
+
+/* The mapping holding user address @addr, or NULL. A miss re-reads the
+ * maps (rate-limited, while the target lives). */
+const struct mapping *symbolizer_find_map(struct symbolizer *s, uint64_t addr);
+
+/* perfmap.c: /tmp/perf-PID.map */
+
+/* Names the perf map of @pid (its innermost pid) and its owner; unread. */
+void perfmap_init(struct perfmap *pm, pid_t pid);
+
+/* Frees what was read; the map is read again on the next lookup. */
+void perfmap_release(struct perfmap *pm);
+
+/* The region of @pm holding @addr (the latest line of those that do), or
+ * NULL; reads the map first if unread, opening it through @s. The name
+ * lives until perfmap_release(). */
+const struct perfmap_sym *perfmap_find(struct perfmap *pm, struct symbolizer *s,
+				       uint64_t addr);
 
 #endif /* D9_SYMBOLIZE_INT_H */
