@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
@@ -338,13 +337,10 @@ static int tps_open(struct exitwatch *ew, unsigned int flags, char *why, size_t 
 			   &mounted, why, whylen);
 	if (err)
 		return err;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
+	perf_attr_init(&a);
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
+	a.sample_type |= PERF_SAMPLE_RAW;
 	err = perf_set__new_attr(&a, RING_PAGES, &ew->ps);
 	if (err)
 		return err;

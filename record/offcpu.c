@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -503,15 +502,11 @@ static int wake_set(uint64_t id, struct perf_set **out)
 {
 	struct perf_event_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
+	perf_attr_init(&a);
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.config = id;
 	a.sample_period = 1;
-	a.sample_type =
-		PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
+	a.sample_type |= PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
 	/* 2 MiB per CPU: 80 bytes a record, 100 ms of 250,000 a second */
 	return perf_set__new_attr(&a, RING_PAGES_WAKE, out);
 }
@@ -914,8 +909,7 @@ static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char
 static void make_attr(const struct offcpu_rec *oc, const struct offcpu_rec_opts *o,
 		      struct perf_event_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
+	perf_attr_init(a);
 	if (oc->tracepoint) {
 		a->type = PERF_TYPE_TRACEPOINT;
 		a->config = oc->tp.id;
@@ -924,12 +918,10 @@ static void make_attr(const struct offcpu_rec *oc, const struct offcpu_rec_opts 
 		a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
 	}
 	a->sample_period = 1;
-	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (oc->tracepoint)
 		a->sample_type |= PERF_SAMPLE_RAW;
 	ustack_attr(a, o->stack_bytes);
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
 	a->inherit = 1;
 	a->sample_id_all = 1;
 	a->context_switch = 1;

@@ -137,21 +137,28 @@ int perf_set__new_attr(const struct perf_event_attr *attr, unsigned int ring_pag
 	return 0;
 }
 
-void perf_sampler_attr(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
-		       struct perf_event_attr *a)
+void perf_attr_init(struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
+	/* every record is placed by thread and time, on the clock the shim
+	 * stamps too: the trace has one clock (DESIGN.md) */
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+void perf_sampler_attr(const struct event_spec *ev, unsigned int freq, int exclude_kernel,
+		       struct perf_event_attr *a)
+{
+	perf_attr_init(a);
 	a->type = ev->type;
 	a->config = ev->config;
 	a->config1 = ev->config1;
 	a->config2 = ev->config2;
 	a->sample_freq = freq;
 	a->freq = 1;
-	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
+	a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 	a->inherit = 1;
 	a->sample_id_all = 1;
 	a->comm = 1;

@@ -11,9 +11,10 @@
  * callchain; COMM, FORK/EXIT and MMAP2 records come along.
  *
  * A set opens one attr: the sampler's (perf_sampler_attr(), with
- * ustack_attr() for user stacks) or one its caller built (the off-CPU
- * collector: a tracepoint or the context-switch event, with raw data, user
- * registers and a user stack copy, and PERF_RECORD_SWITCH records).
+ * ustack_attr() for user stacks) or one its caller built on
+ * perf_attr_init() (the off-CPU collector: a tracepoint or the
+ * context-switch event, with raw data, user registers and a user stack
+ * copy, and PERF_RECORD_SWITCH records; the exit watcher's tracepoints).
  */
 #ifndef D9_PERF_H
 #define D9_PERF_H
@@ -64,6 +65,11 @@ struct perf_callbacks {
 	void (*ctxsw)(void *ctx, uint32_t tid, uint64_t time, int out, int preempted);
 };
 
+/* Zero @a and fill what every perf_event_attr of the recorder shares: its
+ * size, samples placed by thread and time (PERF_SAMPLE_TID | TIME), and
+ * the trace's one clock (use_clockid, CLOCK_MONOTONIC). Callers add to
+ * sample_type with |=. */
+void perf_attr_init(struct perf_event_attr *a);
 /* The attr of a sampler of @ev at @freq Hz (inherited, CLOCK_MONOTONIC,
  * with COMM, FORK/EXIT and MMAP2 records) with kernel callchains unless
  * @exclude_kernel, into @a; ustack_attr() adds the user registers and
