@@ -8,9 +8,11 @@
  * (take the low bits) instead of clustering under linear probing. A
  * sequence hashes as h = lib_hash64(h ^ v) per element.
  *
- * The shim does not link lib/: its task-name table in the segment
- * (d9_segment.h) hashes with its own copy, d9_name_hash(), the same
- * function, which the recorder reading that table must agree with.
+ * The shim links nothing of lib/ and keeps no copy of this: its task-name
+ * table in the segment hashes with d9_name_hash() (d9_segment.h), which is
+ * not lib_hash64() (one multiplier differs) and need not be: the shim
+ * writing that table and the recorder reading it both take it from
+ * d9_segment.h. Its values are segment ABI, pinned by a test.
  */
 #ifndef D9_LIB_HASH_H
 #define D9_LIB_HASH_H

@@ -360,7 +360,12 @@ static inline struct d9_event *d9_ring_events(struct d9_ring_hdr *r)
  * copy of the header and passes its own @ring_events).
  */
 
-/* 64-bit mix (murmur3 finaliser): task ids are often pointers or counters. */
+/* The name table's slot hash, a 64-bit mix (task ids are often pointers or
+ * counters): murmur3's finaliser but for its second multiplier (murmur3,
+ * and lib_hash64(), have 0xc4ceb9fe1a85ec53), which mixes as well. Its
+ * values are segment ABI (where the shim puts a name is where a recorder
+ * looks): changing them is a D9_SEG_VERSION change. tests/unit/test_shim.c
+ * pins them. */
 static inline uint64_t d9_name_hash(uint64_t task)
 {
 	task ^= task >> 33;

@@ -773,6 +773,43 @@ static uint32_t walk_slots(struct d9_seg_hdr *h, uint64_t *task, char *buf, size
 	return n;
 }
 
+/* Where a name goes is segment ABI: a recorder of another build looks for
+ * it at d9_name_hash(task), so these values only change with
+ * D9_SEG_VERSION. (Not lib_hash64(), whose values are nobody's ABI.) */
+Test(names, slot_hash_is_the_segment_abi)
+{
+	static const uint64_t want[][2] = {
+		{1, 0xc433d8fc0cf0792cULL},
+		{2, 0x5a795c205565b8e7ULL},
+		{42, 0x224a0160dfe365ccULL},
+		{0x7f3a5c001000ULL, 0x87fe8842817eead5ULL},
+		{0xffffffffULL, 0xc6c236da2ff151c6ULL},
+		{1ULL << 63, 0x8f4e7210af2a9993ULL},
+		{UINT64_MAX - 1, 0x10b2d588794e032bULL},
+	};
+	uint64_t acc = 0, i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		cr_expect_eq(d9_name_hash(want[i][0]), want[i][1],
+			     "d9_name_hash(%#" PRIx64 ")", want[i][0]);
+	/* and over many: a digest of 100000 spread keys */
+	for (i = 0; i < 100000; i++)
+		acc = acc * 31 + d9_name_hash(i * 0x9e3779b97f4a7c15ULL);
+	cr_expect_eq(acc, 0x043653615dfd1a21ULL, "digest %#" PRIx64, acc);
+}
+
+/* ... and the shim puts a name there, the first probe of an empty table. */
+Test(names, spawn_puts_the_name_at_its_slot_hash)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_name_slot *slots = d9_layout_names(h, lay(h));
+	uint64_t task = 0x7f3a5c001000ULL;
+
+	d9_task_spawn(task, "at-its-slot");
+	cr_expect_eq(slots[d9_name_hash(task) & (h->names_count - 1)].task, task);
+	expect_name(h, task, "at-its-slot");
+}
+
 Test(names, spawn_before_attach_is_visible_in_table)
 {
 	struct d9_seg_hdr *h = seg();
