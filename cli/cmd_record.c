@@ -20,7 +20,6 @@
 #include "analysis/losses.h"
 #include "cli/cli.h"
 #include "lib/text.h"
-#include "libprof/d9_segment.h"
 #include "record/command.h"
 #include "record/proc.h"
 #include "record/record.h"
