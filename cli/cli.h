@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.h - what the subcommands share: messages, exit codes, option parsing.
+ * cli.h - what the subcommands share: the exit codes, then a section per
+ * file that owns it: messages and option values (msg.c); what an
+ * analysis command reads and builds on it (session.c, inputs_s3.c); the
+ * options, filters and outputs of the views (view.c); record's upload
+ * (record_upload.c); the live view's socket (live_sock.c).
  *
  * Messages follow one shape: "d9prof: <what failed>: <why>", lowercase, no
  * full stop, with what to do when there is something to do. Primary output
@@ -35,6 +39,8 @@ enum {
 
 #define DEFAULT_TRACE "d9prof.data"
 
+/* ---- messages and option values (msg.c) ---------------------------------- */
+
 /* One message line on stderr: "d9prof: " @prefix, then @fmt's text shown
  * through text_put(); error(), warning() ("warning: ") and info() are it. */
 void cli_msg(const char *prefix, const char *fmt, ...)
@@ -58,13 +64,6 @@ int parse_size(const char *s, uint64_t *out);
  * duration_parse() in analysis/). */
 #define DURATION_WANT "want a number and a unit: ns, us, ms or s (e.g. 500us, 1ms, 2.5s)"
 
-/* --help line of --no-inline (TRACE_READ_NO_INLINE), for every command
- * that prints stacks. */
-#define NO_INLINE_HELP                                                                   \
-	"      --no-inline       no frames for inlined functions (by default\n"          \
-	"                        code inlined into a function shows as\n"                \
-	"                        \"name [inlined]\" frames above it)\n"
-
 /* The index in @words (@n of them; NULL ones match nothing) of the word
  * @s is, e.g. an enum's value named by a table indexed by it; -EINVAL if
  * none. PARSE_WORD(s, words) for an array. */
@@ -80,45 +79,7 @@ int word_option(const char *cmd, const char *what, const char *arg,
 	word_option((cmd), (what), (arg), (words), sizeof(words) / sizeof((words)[0]),   \
 		    (out))
 
-struct inputs;
-/* The task filter, once for every view of @j (join__select()): 0 if
- * @sel keeps a task of the trace @j joined; else say why on stderr (a
- * trace of a target without the shim has no task ids at all) and return
- * -1. */
-int check_task(struct join *j, const struct task_sel *sel, struct inputs *in);
-/* The span filter (--span NAME, --min DUR; NULL and 0: all), once for
- * every view of @sp (spans__select()); with @events, only whether @sp has
- * application events. 0, or -1 after saying on stderr that the trace has
- * none, or none that matches. */
-struct spans;
-int check_spans(struct spans *sp, const char *name, uint64_t min_ns, int events,
-		struct inputs *in);
-/* 0 if the trace has tasks; else say that the target had no shim, -1. */
-int check_shim(const struct join *j, struct inputs *in);
-/* Folded output stays pure: "d9prof: lost: ..." on stderr for what
- * @format = FLAME_FOLDED leaves out of the data in @affects (enum
- * loss_data); the SVG says it in its subtitle. */
-void folded_losses(const struct trace *t, enum flame_format format, unsigned int affects);
-/* --task ID or NAME: a number > 0 is an id, anything else a name. 0 or
- * -EINVAL (empty, or 0). */
-int parse_task_sel(const char *s, struct task_sel *sel);
-#define TASK_WANT "want a task id > 0 or a task name"
-#define TIME_WANT                                                                        \
-	"want seconds from the start (12.5, 500ms), a time of day HH:MM:SS[.frac], "     \
-	"a UTC date and time YYYY-MM-DDTHH:MM[:SS] or a duration before now (-15m)"
-/* --by task|name|thread: enum group_by, or -EINVAL. */
-int parse_group_by(const char *s);
-/* --task tokio:ID, in every view's --task */
-#define TASK_TOKIO_HELP                                                                  \
-	"                        (tokio:ID: Tokio's task ID seen from outside,\n"        \
-	"                        where a task the crate marks has that ID too)\n"
-#define TASK_HELP                                                                        \
-	"  -t, --task ID|NAME    only task ID, or every task named NAME\n" TASK_TOKIO_HELP
-#define BY_HELP                                                                          \
-	"      --by KEY          task, name (all tasks of one name together) or\n"       \
-	"                        thread\n"
-
-/* ---- what an analysis command reads: -i, --from, --to ---------------- */
+/* ---- what an analysis command reads: -i, --from, --to (session.c) -------- */
 
 /* -i given more often is a usage error: give
  * their directory */
@@ -178,92 +139,14 @@ static inline unsigned int join_flags(const struct inputs *in, unsigned int flag
 	return flags | in->jflags;
 }
 
-/* ---- the options the views share -------------------------------------- */
-
-/* What they set. A command initialises it with its defaults (e.g. .format
- * = FLAME_SVG, .limit = DEFAULT_LIMIT, .text_json = 1), lists the ones it
- * takes in its option table (the VIEW_OPT_* entries below) and reads what
- * it uses after parsing. */
-struct view_args {
-	struct task_sel sel;	  /* -t, --task ID|NAME */
-	enum group_by by;	  /* --by task|name|thread (|span where the
-				   * command sets .by_span) */
-	int by_span;		  /* set by the command: --by span too */
-	int reverse;		  /* --reverse */
-	const char *title;	  /* --title */
-	uint64_t min_poll_ns;	  /* --min-poll DUR */
-	uint64_t min_ns;	  /* --min DUR */
-	size_t limit;		  /* -n, --limit N (0: all) */
-	int wide;		  /* --wide */
-	int text_json;		  /* set by the command: -f is text|json */
-	int json;		  /* -f json (with .text_json) */
-	enum flame_format format; /* -f svg|folded (without .text_json) */
-	const char *out;	  /* -o, --output FILE */
-	unsigned int rflags;	  /* --no-inline: TRACE_READ_NO_INLINE */
-};
-/* The options the views share, each taken by a view that names it in
- * struct view_cmd.shared (view_parse() builds getopt's tables from them):
- * -i, --input FILE|DIR; --from, --to TIME; --frame app|leaf; --full-stacks;
- * -t, --task; --by; --reverse; --title; --min-poll DUR; --min DUR;
- * -n, --limit N; --wide; -f, --format; -o, --output; --no-inline. */
-#define VIEW_FILES     0x0001u
-#define VIEW_WINDOW    0x0002u
-#define VIEW_FRAME     0x0004u
-#define VIEW_STACKS    0x0008u
-#define VIEW_TASK      0x0010u
-#define VIEW_BY	       0x0020u
-#define VIEW_REVERSE   0x0040u
-#define VIEW_TITLE     0x0080u
-#define VIEW_MIN_POLL  0x0100u
-#define VIEW_MIN       0x0200u
-#define VIEW_LIMIT     0x0400u
-#define VIEW_WIDE      0x0800u
-#define VIEW_FORMAT    0x1000u
-#define VIEW_OUTPUT    0x2000u
-#define VIEW_NO_INLINE 0x4000u
-#define VIEW_INPUTS    (VIEW_FILES | VIEW_WINDOW)
-/* the options of the flamegraphs (flame, offcpu) */
-#define VIEW_FLAMES                                                                      \
-	(VIEW_INPUTS | VIEW_TASK | VIEW_BY | VIEW_REVERSE | VIEW_TITLE | VIEW_MIN_POLL | \
-	 VIEW_FORMAT | VIEW_OUTPUT | VIEW_NO_INLINE | VIEW_STACKS)
-/* The flamegraph options of @va into @o, a struct flame_opts or
- * offcpu_opts (the same field names). */
-#define VIEW_FLAME_OPTS(o, va)                                                           \
-	((o).by = (va).by, (o).reverse = (va).reverse, (o).title = (va).title,           \
-	 (o).min_poll_ns = (va).min_poll_ns, (o).format = (va).format)
-/* Take option @c with @arg for command @cmd ("flame ", for usage_error()):
- * one of the above, or -i, --from, --to or --frame into @in (a bad TIME,
- * --from not before --to, -i more than INPUTS_MAX times). 0 if taken,
- * else EXIT_USAGE after saying why: a bad value, or "bad option" for
- * anything else. */
-int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
-		const char *arg);
-
-/* An analysis command's command line. Its own options (and its own -f or
- * --by where they mean something else) go to @own first, which returns 0
- * when it took one, EXIT_USAGE after usage_error(), or VIEW_NOT_MINE for
- * view_option() to take it. */
-#define VIEW_NOT_MINE (-1)
-struct view_cmd {
-	const char *name;	       /* "flame ", as usage_error() wants it */
-	unsigned int shared;	       /* VIEW_* options it takes */
-	const char *sopts;	       /* its own short options ("s:"), or NULL */
-	const struct option *own_opts; /* its own long ones ({0}-ended),
-					* or NULL */
-	void (*help)(FILE *f);
-	int (*own)(void *ctx, int c, const char *arg); /* NULL: none */
-};
-/* The end of a view printed to stdout: @err from the analysis of @t
- * said (analysis_failed()), stdout closed; the exit code. */
-int view_done(struct inputs *in, const struct trace *t, int err);
-
-/* Parse @argv for @cmd into @v and @in (and @ctx through cmd->own): -h
- * prints the help to stdout, an argument that is no option is a usage
- * error. VIEW_RUN to go on, else the exit code to return (EXIT_OK after
- * the help, EXIT_USAGE after saying what is wrong). */
-#define VIEW_RUN (-1)
-int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v,
-	       struct inputs *in, int argc, char **argv);
+#define TIME_WANT                                                                        \
+	"want seconds from the start (12.5, 500ms), a time of day HH:MM:SS[.frac], "     \
+	"a UTC date and time YYYY-MM-DDTHH:MM[:SS] or a duration before now (-15m)"
+/* Take option @c (view_option() hands them over) with @arg for command
+ * @cmd: -i, --pid, --service, --host, --from, --to, --frame or
+ * --full-stacks into @in. 0, or EXIT_USAGE after saying why (a bad TIME
+ * or pid, --from not before --to, -i more than INPUTS_MAX times). */
+int inputs_option(struct inputs *in, const char *cmd, int c, const char *arg);
 
 /* The inputs for a message: "d9prof.data", "a.d9 and 2 more". */
 const char *inputs_name(struct inputs *in);
@@ -350,6 +233,134 @@ void session_close(struct session *s);
  * says if a walk of the file found it corrupt, else @err's text. */
 void analysis_failed(struct inputs *in, const struct trace *t, int err);
 
+/* ---- the views' options, filters and outputs (view.c) -------------------- */
+
+/* What they set. A command initialises it with its defaults (e.g. .format
+ * = FLAME_SVG, .limit = DEFAULT_LIMIT, .text_json = 1), lists the ones it
+ * takes in its option table (the VIEW_OPT_* entries below) and reads what
+ * it uses after parsing. */
+struct view_args {
+	struct task_sel sel;	  /* -t, --task ID|NAME */
+	enum group_by by;	  /* --by task|name|thread (|span where the
+				   * command sets .by_span) */
+	int by_span;		  /* set by the command: --by span too */
+	int reverse;		  /* --reverse */
+	const char *title;	  /* --title */
+	uint64_t min_poll_ns;	  /* --min-poll DUR */
+	uint64_t min_ns;	  /* --min DUR */
+	size_t limit;		  /* -n, --limit N (0: all) */
+	int wide;		  /* --wide */
+	int text_json;		  /* set by the command: -f is text|json */
+	int json;		  /* -f json (with .text_json) */
+	enum flame_format format; /* -f svg|folded (without .text_json) */
+	const char *out;	  /* -o, --output FILE */
+	unsigned int rflags;	  /* --no-inline: TRACE_READ_NO_INLINE */
+};
+/* The options the views share, each taken by a view that names it in
+ * struct view_cmd.shared (view_parse() builds getopt's tables from them):
+ * -i, --input FILE|DIR; --from, --to TIME; --frame app|leaf; --full-stacks;
+ * -t, --task; --by; --reverse; --title; --min-poll DUR; --min DUR;
+ * -n, --limit N; --wide; -f, --format; -o, --output; --no-inline. */
+#define VIEW_FILES     0x0001u
+#define VIEW_WINDOW    0x0002u
+#define VIEW_FRAME     0x0004u
+#define VIEW_STACKS    0x0008u
+#define VIEW_TASK      0x0010u
+#define VIEW_BY	       0x0020u
+#define VIEW_REVERSE   0x0040u
+#define VIEW_TITLE     0x0080u
+#define VIEW_MIN_POLL  0x0100u
+#define VIEW_MIN       0x0200u
+#define VIEW_LIMIT     0x0400u
+#define VIEW_WIDE      0x0800u
+#define VIEW_FORMAT    0x1000u
+#define VIEW_OUTPUT    0x2000u
+#define VIEW_NO_INLINE 0x4000u
+#define VIEW_INPUTS    (VIEW_FILES | VIEW_WINDOW)
+/* the options of the flamegraphs (flame, offcpu) */
+#define VIEW_FLAMES                                                                      \
+	(VIEW_INPUTS | VIEW_TASK | VIEW_BY | VIEW_REVERSE | VIEW_TITLE | VIEW_MIN_POLL | \
+	 VIEW_FORMAT | VIEW_OUTPUT | VIEW_NO_INLINE | VIEW_STACKS)
+/* The flamegraph options of @va into @o, a struct flame_opts or
+ * offcpu_opts (the same field names). */
+#define VIEW_FLAME_OPTS(o, va)                                                           \
+	((o).by = (va).by, (o).reverse = (va).reverse, (o).title = (va).title,           \
+	 (o).min_poll_ns = (va).min_poll_ns, (o).format = (va).format)
+/* Take option @c with @arg for command @cmd ("flame ", for usage_error()):
+ * one of the above, or -i, --from, --to or --frame into @in (a bad TIME,
+ * --from not before --to, -i more than INPUTS_MAX times). 0 if taken,
+ * else EXIT_USAGE after saying why: a bad value, or "bad option" for
+ * anything else. */
+int view_option(struct view_args *v, struct inputs *in, const char *cmd, int c,
+		const char *arg);
+
+/* An analysis command's command line. Its own options (and its own -f or
+ * --by where they mean something else) go to @own first, which returns 0
+ * when it took one, EXIT_USAGE after usage_error(), or VIEW_NOT_MINE for
+ * view_option() to take it. */
+#define VIEW_NOT_MINE (-1)
+struct view_cmd {
+	const char *name;	       /* "flame ", as usage_error() wants it */
+	unsigned int shared;	       /* VIEW_* options it takes */
+	const char *sopts;	       /* its own short options ("s:"), or NULL */
+	const struct option *own_opts; /* its own long ones ({0}-ended),
+					* or NULL */
+	void (*help)(FILE *f);
+	int (*own)(void *ctx, int c, const char *arg); /* NULL: none */
+};
+/* The end of a view printed to stdout: @err from the analysis of @t
+ * said (analysis_failed()), stdout closed; the exit code. */
+int view_done(struct inputs *in, const struct trace *t, int err);
+
+/* Parse @argv for @cmd into @v and @in (and @ctx through cmd->own): -h
+ * prints the help to stdout, an argument that is no option is a usage
+ * error. VIEW_RUN to go on, else the exit code to return (EXIT_OK after
+ * the help, EXIT_USAGE after saying what is wrong). */
+#define VIEW_RUN (-1)
+int view_parse(const struct view_cmd *cmd, void *ctx, struct view_args *v,
+	       struct inputs *in, int argc, char **argv);
+
+/* --help line of --no-inline (TRACE_READ_NO_INLINE), for every command
+ * that prints stacks. */
+#define NO_INLINE_HELP                                                                   \
+	"      --no-inline       no frames for inlined functions (by default\n"          \
+	"                        code inlined into a function shows as\n"                \
+	"                        \"name [inlined]\" frames above it)\n"
+/* --task ID or NAME: a number > 0 is an id, anything else a name. 0 or
+ * -EINVAL (empty, or 0). */
+int parse_task_sel(const char *s, struct task_sel *sel);
+#define TASK_WANT "want a task id > 0 or a task name"
+/* --by task|name|thread: enum group_by, or -EINVAL. */
+int parse_group_by(const char *s);
+/* --task tokio:ID, in every view's --task */
+#define TASK_TOKIO_HELP                                                                  \
+	"                        (tokio:ID: Tokio's task ID seen from outside,\n"        \
+	"                        where a task the crate marks has that ID too)\n"
+#define TASK_HELP                                                                        \
+	"  -t, --task ID|NAME    only task ID, or every task named NAME\n" TASK_TOKIO_HELP
+#define BY_HELP                                                                          \
+	"      --by KEY          task, name (all tasks of one name together) or\n"       \
+	"                        thread\n"
+
+/* The task filter, once for every view of @j (join__select()): 0 if
+ * @sel keeps a task of the trace @j joined; else say why on stderr (a
+ * trace of a target without the shim has no task ids at all) and return
+ * -1. */
+int check_task(struct join *j, const struct task_sel *sel, struct inputs *in);
+/* The span filter (--span NAME, --min DUR; NULL and 0: all), once for
+ * every view of @sp (spans__select()); with @events, only whether @sp has
+ * application events. 0, or -1 after saying on stderr that the trace has
+ * none, or none that matches. */
+struct spans;
+int check_spans(struct spans *sp, const char *name, uint64_t min_ns, int events,
+		struct inputs *in);
+/* 0 if the trace has tasks; else say that the target had no shim, -1. */
+int check_shim(const struct join *j, struct inputs *in);
+/* Folded output stays pure: "d9prof: lost: ..." on stderr for what
+ * @format = FLAME_FOLDED leaves out of the data in @affects (enum
+ * loss_data); the SVG says it in its subtitle. */
+void folded_losses(const struct trace *t, enum flame_format format, unsigned int affects);
+
 /* With no -o and stdout a terminal, an SVG goes to the file @file
  * instead, and says so: *@outp = @file. */
 void terminal_svg(const char **outp, const char *file);
@@ -404,6 +415,13 @@ int live_client__snapshot(int fd, enum group_by by, uint64_t stacks_of,
  * directories again, as the failed call did; it never fails. */
 void live_sock__why(pid_t pid, int err, char *buf, size_t len);
 
+/* The recording's losses so far (@st) into the live view @l's snapshots
+ * (NULL: none), as top beside it and top's own recording show them. */
+struct record_stats;
+void live_set_lost(struct live *l, const struct record_stats *st);
+
+/* ---- the subcommands (cmd_*.c) ------------------------------------------- */
+
 int cmd_record(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
@@ -419,10 +437,5 @@ int cmd_spans(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
-
-/* The recording's losses so far (@st) into the live view @l's snapshots
- * (NULL: none), as top beside it and top's own recording show them. */
-struct record_stats;
-void live_set_lost(struct live *l, const struct record_stats *st);
 
 #endif /* D9_CLI_H */

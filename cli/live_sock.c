@@ -25,6 +25,9 @@
  * The viewer gives up on a recorder that has not answered within
  * ANSWER_MS (-ETIMEDOUT: stopped, or stuck); a viewer that must stop at
  * once (a signal) shuts its own socket down, which ends any wait here.
+ *
+ * The recording's losses reach the live view through live_set_lost(),
+ * for record beside a `top` and for top's own recording alike.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +46,7 @@
 #include "analysis/join.h"
 #include "analysis/live.h"
 #include "cli/cli.h"
+#include "record/record.h"
 
 #define ANSWER_MAX     (256u << 20) /* bytes of one snapshot, at most */
 #define ANSWER_REFUSED UINT32_MAX   /* the length that says: another watches */
@@ -458,4 +462,16 @@ int live_client__snapshot(int fd, enum group_by by, uint64_t stacks_of,
 		err = live_snap_unpack(buf, n, out);
 	free(buf);
 	return err;
+}
+
+void live_set_lost(struct live *l, const struct record_stats *st)
+{
+	struct live_lost lost = {.samples = st->lost_samples,
+				 .shim = st->shim_drops,
+				 .offcpu = st->offcpu_lost,
+				 .wakeups = st->wake_lost,
+				 .ctimer = st->ctimer_drops};
+
+	if (l)
+		live__set_lost(l, &lost);
 }
