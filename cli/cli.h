@@ -4,7 +4,8 @@
  * file that owns it: messages and option values (msg.c); what an
  * analysis command reads and builds on it (session.c, inputs_s3.c); the
  * options, filters and outputs of the views (view.c); record's upload
- * (record_upload.c); the live view's socket (live_sock.c).
+ * and summary (record_upload.c, record_summary.c); the live view's socket
+ * (live_sock.c).
  *
  * Messages follow one shape: "d9prof: <what failed>: <why>", lowercase, no
  * full stop, with what to do when there is something to do. Primary output
@@ -78,6 +79,11 @@ int word_option(const char *cmd, const char *what, const char *arg,
 #define WORD_OPTION(cmd, what, arg, words, out)                                          \
 	word_option((cmd), (what), (arg), (words), sizeof(words) / sizeof((words)[0]),   \
 		    (out))
+/* The "s" of a message's noun after the count @n: "" for 1. */
+static inline const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /* ---- what an analysis command reads: -i, --from, --to (session.c) -------- */
 
@@ -383,6 +389,18 @@ int record_upload__start(const char *url, const char *endpoint,
 void record_upload__sealed(struct record_upload *ru, const struct record_sealed *s);
 void record_upload__dump(struct record_upload *ru, const struct record_dump *d);
 void record_upload__finish(struct record_upload *ru);
+/* record's summary on stderr once the recording of @pid ended
+ * (record_summary.c): what it recorded, how stacks were unwound, every
+ * loss (with @one_file, those the trace @out tells too) or "nothing lost
+ * or dropped", what the recorder cost, how the target ended unless it was
+ * record's own command (@own_cmd: child_exit() says that) and the file
+ * written (@out; NULL: none). The segments' part, for --flight and
+ * --rotate, follows it. */
+struct record_stats;
+struct record_opts;
+void record_summary(const struct record_stats *st, pid_t pid, const char *out,
+		    int one_file, int own_cmd);
+void record_summary_segments(const struct record_opts *o, const struct record_stats *st);
 
 /* ---- the live view a recording serves (live_sock.c) --------------------- */
 
