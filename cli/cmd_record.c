@@ -524,8 +524,6 @@ static void on_sealed(void *ctx, const struct record_sealed *s)
 	record_upload__sealed(x->up, s);
 }
 
-/* The options into @o and @x: -1 to go on, else the exit status (after
- * saying what is wrong, or the help). */
 /* The options of the segmented modes (--flight, --rotate and theirs)
  * into @o: 0 if @c is one, EXIT_USAGE after saying what is wrong, -1 if
  * it is none. */
@@ -665,6 +663,8 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 	return -1;
 }
 
+/* The options into @o and @x: -1 to go on, else the exit status (after
+ * saying what is wrong, or the help). */
 static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_ctx *x)
 {
 	static const struct option lopts[] = {
