@@ -665,6 +665,105 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 
 /* The options into @o and @x: -1 to go on, else the exit status (after
  * saying what is wrong, or the help). */
+/* The options of what is sampled and how (-F, -e, the sampler, off-CPU
+ * and its sources, stacks, --tokio) into @o: 0 if @c is one, EXIT_USAGE
+ * after saying what is wrong, -1 if it is none. */
+static int source_option(struct record_opts *o, int c, const char *arg)
+{
+	static const char *const samplers[] = {
+		[RECORD_SAMPLER_AUTO] = "auto",
+		[RECORD_SAMPLER_PERF] = "perf",
+		[RECORD_SAMPLER_CTIMER] = "ctimer",
+	};
+	static const char *const scheds[] = {
+		[RECORD_SCHED_AUTO] = "auto",
+		[RECORD_SCHED_BPF] = "bpf",
+		[RECORD_SCHED_PERF] = "perf",
+	};
+	static const char *const sources[] = {
+		[RECORD_OFFCPU_AUTO] = "auto",
+		[RECORD_OFFCPU_TRACEPOINT] = "tracepoint",
+		[RECORD_OFFCPU_SWITCH] = "switch",
+	};
+	uint64_t v;
+	int k;
+
+	switch (c) {
+	case 'F':
+		if (parse_u64(arg, &v) || v == 0 || v > 100000)
+			return usage_error("record ",
+					   "bad frequency '%s': want 1 to 100000 Hz",
+					   arg);
+		o->freq = (unsigned int)v;
+		return 0;
+	case 'e':
+		o->event = arg;
+		return 0;
+	case OPT_SAMPLER:
+		if (WORD_OPTION("record ", "sampler", arg, samplers, &k))
+			return EXIT_USAGE;
+		o->sampler = (enum record_sampler)k;
+		return 0;
+	case OPT_NO_OFFCPU:
+		o->offcpu = RECORD_OFFCPU_OFF;
+		return 0;
+	case OPT_CHILDREN:
+		o->children = 1;
+		return 0;
+	case OPT_NO_WAKEUPS:
+		o->no_wakeups = 1;
+		return 0;
+	case OPT_NO_SHIM:
+		o->no_shim = 1;
+		return 0;
+	case OPT_OFFCPU_SOURCE:
+		if (WORD_OPTION("record ", "off-CPU source", arg, sources, &k))
+			return EXIT_USAGE;
+		o->offcpu = (enum record_offcpu)k;
+		return 0;
+	case OPT_SCHED:
+		if (WORD_OPTION("record ", "scheduler event path", arg, scheds, &k))
+			return EXIT_USAGE;
+		o->sched = (enum record_sched)k;
+		return 0;
+	case OPT_TOKIO:
+		if (parse_tokio(arg, o))
+			return EXIT_USAGE;
+		return 0;
+	case OPT_CALL_GRAPH:
+		if (record_callgraph_parse(arg, &o->callgraph, &o->cpu_stack))
+			return usage_error("record ",
+					   "bad call graph '%s': want auto, fp, "
+					   "dwarf or dwarf,SIZE (bytes, a multiple of 8 "
+					   "up to 32768)",
+					   arg);
+		o->cpu_fp_only = 0;
+		return 0;
+	case OPT_OFFCPU_MIN:
+		if (duration_parse(arg, &o->offcpu_min_ns))
+			return usage_error("record ",
+					   "bad --offcpu-min '%s': " DURATION_WANT, arg);
+		return 0;
+	case OPT_OFFCPU_STACK:
+	case OPT_CPU_STACK:
+		if (parse_u64(arg, &v) || v % 8 || v > 32768)
+			return usage_error("record ",
+					   "bad stack size '%s': want bytes, "
+					   "a multiple of 8 up to 32768",
+					   arg);
+		if (c == OPT_CPU_STACK) {
+			o->callgraph = RECORD_CALLGRAPH_DWARF;
+			o->cpu_stack = (unsigned int)v;
+			o->cpu_fp_only = v == 0;
+		} else {
+			o->offcpu_stack = (unsigned int)v;
+			o->offcpu_fp_only = v == 0;
+		}
+		return 0;
+	}
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_ctx *x)
 {
 	static const struct option lopts[] = {
@@ -702,22 +801,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	static const char *const samplers[] = {
-		[RECORD_SAMPLER_AUTO] = "auto",
-		[RECORD_SAMPLER_PERF] = "perf",
-		[RECORD_SAMPLER_CTIMER] = "ctimer",
-	};
-	static const char *const scheds[] = {
-		[RECORD_SCHED_AUTO] = "auto",
-		[RECORD_SCHED_BPF] = "bpf",
-		[RECORD_SCHED_PERF] = "perf",
-	};
-	static const char *const sources[] = {
-		[RECORD_OFFCPU_AUTO] = "auto",
-		[RECORD_OFFCPU_TRACEPOINT] = "tracepoint",
-		[RECORD_OFFCPU_SWITCH] = "switch",
-	};
-	int hook_timeout_given = 0, out_given = 0, c, k, err;
+	int hook_timeout_given = 0, out_given = 0, c, err;
 	uint64_t v;
 
 	x->out = DEFAULT_TRACE;
@@ -746,81 +830,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 					"and a unit, e.g. 10, 2.5, 500ms or 2s",
 					optarg);
 			break;
-		case 'F':
-			if (parse_u64(optarg, &v) || v == 0 || v > 100000)
-				return usage_error(
-					"record ",
-					"bad frequency '%s': want 1 to 100000 Hz",
-					optarg);
-			o->freq = (unsigned int)v;
-			break;
-		case 'e':
-			o->event = optarg;
-			break;
-		case OPT_SAMPLER:
-			if (WORD_OPTION("record ", "sampler", optarg, samplers, &k))
-				return EXIT_USAGE;
-			o->sampler = (enum record_sampler)k;
-			break;
-		case OPT_NO_OFFCPU:
-			o->offcpu = RECORD_OFFCPU_OFF;
-			break;
-		case OPT_CHILDREN:
-			o->children = 1;
-			break;
-		case OPT_NO_WAKEUPS:
-			o->no_wakeups = 1;
-			break;
-		case OPT_NO_SHIM:
-			o->no_shim = 1;
-			break;
-		case OPT_OFFCPU_SOURCE:
-			if (WORD_OPTION("record ", "off-CPU source", optarg, sources, &k))
-				return EXIT_USAGE;
-			o->offcpu = (enum record_offcpu)k;
-			break;
-		case OPT_SCHED:
-			if (WORD_OPTION("record ", "scheduler event path", optarg, scheds,
-					&k))
-				return EXIT_USAGE;
-			o->sched = (enum record_sched)k;
-			break;
-		case OPT_TOKIO:
-			if (parse_tokio(optarg, o))
-				return EXIT_USAGE;
-			break;
-		case OPT_CALL_GRAPH:
-			if (record_callgraph_parse(optarg, &o->callgraph, &o->cpu_stack))
-				return usage_error(
-					"record ",
-					"bad call graph '%s': want auto, fp, "
-					"dwarf or dwarf,SIZE (bytes, a multiple of 8 "
-					"up to 32768)",
-					optarg);
-			o->cpu_fp_only = 0;
-			break;
-		case OPT_OFFCPU_MIN:
-			if (duration_parse(optarg, &o->offcpu_min_ns))
-				return usage_error(
-					"record ",
-					"bad --offcpu-min '%s': " DURATION_WANT, optarg);
-			break;
-		case OPT_OFFCPU_STACK:
-		case OPT_CPU_STACK:
-			if (parse_u64(optarg, &v) || v % 8 || v > 32768)
-				return usage_error("record ",
-						   "bad stack size '%s': want bytes, "
-						   "a multiple of 8 up to 32768",
-						   optarg);
-			if (c == OPT_CPU_STACK) {
-				o->callgraph = RECORD_CALLGRAPH_DWARF;
-				o->cpu_stack = (unsigned int)v;
-				o->cpu_fp_only = v == 0;
-			} else {
-				o->offcpu_stack = (unsigned int)v;
-				o->offcpu_fp_only = v == 0;
-			}
-			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
@@ -834,6 +843,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			x->keep_aws_env = 1;
 			break;
 		default:
+			err = source_option(o, c, optarg);
+			if (err >= 0) {
+				if (err)
+					return err;
+				break;
+			}
 			err = segment_option(o, c, optarg, &hook_timeout_given);
 			if (err < 0)
 				return bad_option(c, argv, lopts);
