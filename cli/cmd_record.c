@@ -18,6 +18,7 @@
 #include "analysis/labels.h"
 #include "analysis/live.h"
 #include "cli/cli.h"
+#include "lib/grow.h"
 #include "lib/text.h"
 #include "record/command.h"
 #include "record/proc.h"
@@ -238,7 +239,7 @@ struct rec_ctx {
 	struct record_cmd cmd;
 	char *held; /* messages held until it runs (nothing but
 		     * "cannot run" is said if it cannot) */
-	size_t nheld;
+	size_t nheld, held_cap;
 	/* the output */
 	const char *out;
 	int fd;	     /* the trace's: a memfd until out is opened */
@@ -287,7 +288,7 @@ static void flush_held(struct rec_ctx *x, int say)
 		fwrite(x->held, 1, x->nheld, stderr);
 	free(x->held);
 	x->held = NULL;
-	x->nheld = 0;
+	x->nheld = x->held_cap = 0;
 }
 
 static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
@@ -298,12 +299,10 @@ static void log_msg(void *ctx, enum record_log_level lvl, const char *msg)
 	char *p;
 
 	if (x->cmd.pid > 0 && !x->cmd.released) {
-		p = realloc(x->held, x->nheld + n + 1);
-		if (p) {
+		if (!LIB_GROW(x->held, x->held_cap, x->nheld + n + 1)) {
 			/* cleaned as warning() and info() clean what they say:
 			 * the engine's messages name the target's files */
-			x->held = p;
-			p = stpcpy(p + x->nheld, pfx);
+			p = stpcpy(x->held + x->nheld, pfx);
 			p += text_clean(msg, p, strlen(msg) + 1);
 			*p++ = '\n';
 			*p = '\0';

@@ -22,6 +22,7 @@
 #include "analysis/views.h"
 #include "analysis/window.h"
 #include "cli/cli.h"
+#include "lib/grow.h"
 #include "lib/text.h"
 #include "store/fetch.h"
 
@@ -245,7 +246,6 @@ static const char **expand_inputs(struct inputs *in, size_t *n, char ***owned,
 	for (size_t i = 0; all && i < ngiven; i++) {
 		char **got;
 		size_t ngot;
-		const char **more;
 
 		if (strncmp(given[i], "s3://", 5)) {
 			if (check_input(given[i]))
@@ -257,11 +257,8 @@ static const char **expand_inputs(struct inputs *in, size_t *n, char ***owned,
 			goto fail; /* (one store per command) */
 		*owned = got;
 		*nowned = ngot;
-		cap += ngot;
-		more = realloc(all, cap * sizeof(*all));
-		if (!more)
+		if (LIB_GROW(all, cap, *n + ngiven + ngot))
 			goto fail;
-		all = more;
 		for (size_t k = 0; k < ngot; k++)
 			all[(*n)++] = got[k];
 	}
