@@ -209,16 +209,9 @@ static int64_t raw_field(const struct tp *t, const struct perf_sample *s, unsign
 
 static void push(struct exitwatch *ew, const struct ev *e)
 {
-	if (ew->evs.n == ew->evs.cap) {
-		size_t cap = ew->evs.cap ? ew->evs.cap * 2 : 64;
-		struct ev *n;
-
-		if (cap > MAX_EVENTS || !(n = realloc(ew->evs.v, cap * sizeof(*n)))) {
-			ew->dropped++;
-			return;
-		}
-		ew->evs.v = n;
-		ew->evs.cap = cap;
+	if (ew->evs.n >= MAX_EVENTS || LIB_GROW(ew->evs.v, ew->evs.cap, ew->evs.n + 1)) {
+		ew->dropped++;
+		return;
 	}
 	ew->evs.v[ew->evs.n++] = *e;
 }

@@ -122,7 +122,8 @@ struct ev {
 struct tstate {
 	uint32_t tid;
 	struct ev *ev; /* unprocessed, time order */
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 	/* the switch-out waiting for its switch-in, its wakeup and the
 	 * thread that ran before it */
 	int open;
@@ -209,16 +210,9 @@ static void push_ev(struct offcpu_rec *oc, uint32_t tid, const struct ev *e)
 		oc->err = oc->err ? oc->err : -ENOMEM;
 		return;
 	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? 2 * t->cap : 8;
-		struct ev *n = realloc(t->ev, cap * sizeof(*n));
-
-		if (!n) {
-			oc->err = oc->err ? oc->err : -ENOMEM;
-			return;
-		}
-		t->ev = n;
-		t->cap = cap;
+	if (LIB_GROW(t->ev, t->cap, (size_t)t->n + 1)) {
+		oc->err = oc->err ? oc->err : -ENOMEM;
+		return;
 	}
 	for (i = t->n; i > 0 && t->ev[i - 1].time > e->time; i--)
 		;
