@@ -4,8 +4,9 @@
  * appear: what the unwinder (unwind.c) needs from the symbolizer's
  * mappings, the maps text and a symbolizer of no process (tests,
  * fuzzing), and at the end the symbolizer's own state, shared by its
- * three files: symbolize.c (objects, names, resolving), maps.c (the
- * mapping table, /proc/PID/maps) and perfmap.c (/tmp/perf-PID.map).
+ * files: symbolize.c (objects, names, resolving), maps.c (the mapping
+ * table, /proc/PID/maps), perfmap.c (/tmp/perf-PID.map) and files.c
+ * (opening and reading the target's files).
  */
 #ifndef D9_SYMBOLIZE_INT_H
 #define D9_SYMBOLIZE_INT_H
@@ -100,9 +101,9 @@ int symbolizer__new_offline(const struct kallsyms *ksyms, struct symbolizer **ou
 struct unwind_cache;
 struct unwind_cache **symbolizer_ucache(struct symbolizer *s, uint64_t *gen);
 
-/* ---- the symbolizer's state: symbolize.c, maps.c, perfmap.c ---------- */
+/* ---- the symbolizer's state: symbolize.c, maps.c, perfmap.c, files.c */
 
-/* Only these three files touch the fields below; the unwinder and the
+/* Only these four files touch the fields below; the unwinder and the
  * tests go through the functions above. */
 
 struct sym;
@@ -184,7 +185,7 @@ struct symbolizer {
 	struct perfmap perfmap;
 };
 
-/* symbolize.c: files and objects */
+/* files.c: the target's files */
 
 /* Opens @path as the target of @s sees it, a regular file only (else -1,
  * errno set), the last component not a link if @nofollow; the path
@@ -195,6 +196,8 @@ int symbolizer_open(struct symbolizer *s, const char *path, int nofollow, char *
 /* Read all of @fd (consumed: closed), at most @max bytes (the rest is
  * left unread), into a malloc'd NUL-terminated buffer. 0 or -errno. */
 int symbol_read_fd(int fd, size_t max, char **out, size_t *outlen);
+
+/* symbolize.c: objects */
 
 /* The object for the file @path (@dev, @ino: 0 if unknown), opened now if
  * new: by its path if that still names the mapped file, else through
