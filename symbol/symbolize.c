@@ -2,9 +2,13 @@
 /*
  * symbolize.c - addresses of a process -> (symbol, offset, module): the
  * objects (one per distinct file, and the vDSO's images), their symbol
- * indexes, names and resolving. The table of mappings is maps.c's, JIT
- * code's names perfmap.c's, opening and reading the target's files
- * files.c's (symbolize_int.h holds the state they share).
+ * indexes, names and resolving, and the mappings learned (each given its
+ * object): /proc/PID/maps read at creation, by symbolizer__refresh() and
+ * again on a miss (rate-limited), and PERF_RECORD_MMAP2s through
+ * symbolizer__add_mapping(). The table of mappings and the maps line's
+ * parser are maps.c's, JIT code's names perfmap.c's, opening and reading
+ * the target's files files.c's, all below this file (symbolize_int.h
+ * holds the state they share).
  *
  * Each object is opened as soon as its first mapping is seen, while the
  * target is still alive: the file descriptor held by libdwfl keeps the
@@ -36,6 +40,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
@@ -413,6 +418,110 @@ static int map_vaddr(const struct object *o, const struct mapping *m, uint64_t a
 		     uint64_t *vaddr)
 {
 	return symbol_load_vaddr(o->loads, o->nloads, addr - m->start + m->pgoff, vaddr);
+}
+
+/* ---- the target's mappings ------------------------------------------ */
+
+int symbolizer__add_mapping(struct symbolizer *s, uint64_t start, uint64_t end,
+			    uint64_t pgoff, uint64_t dev, uint64_t ino, const char *path)
+{
+	char name[PATH_MAX];
+	int deleted, err;
+	long obj;
+
+	if (!s || !path || !*path || end <= start)
+		return -EINVAL;
+	err = symbol_map_path(path, name, sizeof(name), &deleted);
+	if (err)
+		return err;
+	/* already known (refresh sees the same mappings again) */
+	if (symbolizer_has_map(s, start, end, pgoff, ino, name))
+		return 0;
+	obj = symbolizer_object(s, name, dev, ino, deleted, start, end);
+	if (obj < 0)
+		return (int)obj;
+	return symbolizer_insert_map(s, start, end, pgoff, (uint32_t)obj);
+}
+
+int symbolizer_parse_maps(struct symbolizer *s, char *buf, size_t len)
+{
+	char *line, *next;
+	int err = 0;
+
+	for (line = buf; line < buf + len; line = next) {
+		struct symbol_maps_line m;
+
+		next = memchr(line, '\n', (size_t)(buf + len - line));
+		if (next)
+			*next++ = '\0';
+		else
+			next = buf + len;
+		if (symbol_maps_line(line, &m))
+			continue;
+		err = symbolizer__add_mapping(s, m.start, m.end, m.pgoff, m.dev, m.ino,
+					      m.path);
+		if (err == -ENOMEM)
+			break;
+		err = 0;
+	}
+	return err;
+}
+
+static int read_file(const char *path, char **out, size_t *outlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : symbol_read_fd(fd, SIZE_MAX, out, outlen);
+}
+
+int symbolizer__refresh(struct symbolizer *s)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!s->pid)
+		return -ESRCH;
+	/* the JIT may have written more: read again on need */
+	perfmap_release(&s->perfmap);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	err = read_file(path, &buf, &len);
+	if (err == -ENOENT)
+		return -ESRCH;
+	if (err)
+		return err;
+	err = symbolizer_parse_maps(s, buf, len);
+	free(buf);
+	return err;
+}
+
+/* How often an address in no known mapping may re-read the maps. */
+#define MISS_REFRESH_NS 50000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The mapping holding user address @addr, or NULL. A miss re-reads the
+ * maps, at most every MISS_REFRESH_NS and while the target lives: a
+ * process that has just exec'd under `record -- CMD`, or a library it
+ * loaded since, is found while its samples are being unwound, not only
+ * at the next periodic refresh. */
+static const struct mapping *find_map(struct symbolizer *s, uint64_t addr)
+{
+	const struct mapping *m = symbolizer_map_at(s, addr);
+	uint64_t now;
+
+	if (m || s->gone || (now = now_ns()) - s->miss_refresh_ns < MISS_REFRESH_NS)
+		return m;
+	s->miss_refresh_ns = now;
+	if (symbolizer__refresh(s) == -ESRCH)
+		s->gone = 1;
+	return symbolizer_map_at(s, addr);
 }
 
 /* ---- lifecycle ------------------------------------------------------ */
@@ -816,7 +925,7 @@ int symbolizer__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 		out->kernel = 1;
 		return resolve_kernel(s, addr, out);
 	}
-	m = symbolizer_find_map(s, addr);
+	m = find_map(s, addr);
 	if (!m) {
 		const struct perfmap_sym *j = perfmap_find(&s->perfmap, s, addr);
 
@@ -887,7 +996,7 @@ int symbolizer__cfi_at(struct symbolizer *s, uint64_t addr, struct symbol_cfi *o
 
 	memset(out, 0, sizeof(*out));
 	out->obj = UINT32_MAX;
-	m = symbolizer_find_map(s, addr);
+	m = find_map(s, addr);
 	if (!m)
 		return -ENOENT;
 	o = &s->objs[m->obj];

@@ -5,7 +5,7 @@
  * mappings, the maps text and a symbolizer of no process (tests,
  * fuzzing), and at the end the symbolizer's own state, shared by its
  * files: symbolize.c (objects, names, resolving), maps.c (the mapping
- * table, /proc/PID/maps), perfmap.c (/tmp/perf-PID.map) and files.c
+ * table, a maps line's parser), perfmap.c (/tmp/perf-PID.map) and files.c
  * (opening and reading the target's files).
  */
 #ifndef D9_SYMBOLIZE_INT_H
@@ -206,11 +206,27 @@ int symbol_read_fd(int fd, size_t max, char **out, size_t *outlen);
 long symbolizer_object(struct symbolizer *s, const char *path, uint64_t dev, uint64_t ino,
 		       int deleted, uint64_t start, uint64_t end);
 
-/* maps.c: the mapping table */
+/* maps.c: the mapping table (it reads nothing, opens no object) */
 
-/* The mapping holding user address @addr, or NULL. A miss re-reads the
- * maps (rate-limited, while the target lives). */
-const struct mapping *symbolizer_find_map(struct symbolizer *s, uint64_t addr);
+/* The mapping holding user address @addr, or NULL. */
+const struct mapping *symbolizer_map_at(const struct symbolizer *s, uint64_t addr);
+
+/* The name of the object a mapping of @path is of, into @name (@namesz
+ * bytes): @path without its " (deleted)" (then *@deleted = 1, else 0).
+ * 0, -ENOENT for a mapping the symbolizer does not keep (anonymous,
+ * [vsyscall], [heap], ...: see symbol_maps_line), -EINVAL for a path
+ * longer than @name holds. */
+int symbol_map_path(const char *path, char *name, size_t namesz, int *deleted);
+
+/* 1 if the table already holds [@start, @end) at @pgoff of the object
+ * named @path (and of inode @ino, unless 0), else 0. */
+int symbolizer_has_map(const struct symbolizer *s, uint64_t start, uint64_t end,
+		       uint64_t pgoff, uint64_t ino, const char *path);
+
+/* Puts [@start, @end) at @pgoff of object @obj into the table, in place
+ * of the mappings it overlaps, and bumps maps_gen. 0 or -ENOMEM. */
+int symbolizer_insert_map(struct symbolizer *s, uint64_t start, uint64_t end,
+			  uint64_t pgoff, uint32_t obj);
 
 /* perfmap.c: /tmp/perf-PID.map */
 
