@@ -24,6 +24,7 @@
 #include <zstd.h>
 
 #include "lib/map.h"
+#include "lib/strset.h"
 #include "trace/trace.h"
 #include "trace/trace_format.h"
 
@@ -1191,95 +1192,60 @@ uint64_t trace_writer__frame_addr(const struct trace_writer *w, size_t i)
 
 /* ---- FRAMES ------------------------------------------------------------- */
 
-/* The string table of one FRAMES chunk, deduplicating by content. */
+/* The string table of a FRAMES, INLINES or LINES chunk, or of a SPANS
+ * chunk: each string once, in the order they came. */
 struct strtab {
-	struct bytes enc; /* v len, bytes; as in the chunk */
-	struct strref {
-		size_t off; /* the bytes at enc.p + off */
-		size_t len;
-	} * refs;
-	size_t n, cap;
-	struct stack_slot *tab; /* hash, index + 1 */
-	size_t tab_cap;
+	struct lib_strset set;
+	size_t enc_len; /* its bytes in the chunk: v len, bytes per string */
 };
 
 static void strtab_reset(struct strtab *st)
 {
-	st->enc.len = 0;
-	st->n = 0;
-	if (st->tab)
-		memset(st->tab, 0, st->tab_cap * sizeof(*st->tab));
+	lib_strset_clear(&st->set);
+	st->enc_len = 0;
 }
 
 static void strtab_release(struct strtab *st)
 {
-	bytes_release(&st->enc);
-	free(st->refs);
-	free(st->tab);
+	lib_strset_release(&st->set);
 }
 
-static int strtab_rehash(struct strtab *st)
-{
-	size_t ncap = st->tab_cap ? st->tab_cap * 2 : 1024;
-	struct stack_slot *nt = calloc(ncap, sizeof(*nt));
-	size_t i;
-
-	if (!nt)
-		return -ENOMEM;
-	for (i = 0; i < st->tab_cap; i++) {
-		size_t j = st->tab[i].hash & (ncap - 1);
-
-		if (!st->tab[i].id1)
-			continue;
-		while (nt[j].id1)
-			j = (j + 1) & (ncap - 1);
-		nt[j] = st->tab[i];
-	}
-	free(st->tab);
-	st->tab = nt;
-	st->tab_cap = ncap;
-	return 0;
-}
-
-/* The table index + 1 of @s (added if new), 0 for NULL, or -ENOMEM. */
+/* The table index + 1 of @s (added if new), 0 for NULL, or -errno. */
 static int64_t strtab_add(struct strtab *st, const char *s)
 {
-	size_t len, mask, i;
-	uint32_t h;
+	uint8_t v[TRACE_VARINT_MAX];
+	size_t len;
+	uint32_t id;
+	int added;
 
 	if (!s)
 		return 0;
 	len = strlen(s);
 	if (len > MAX_STRING)
 		return 0; /* absurd symbol: store the frame unnamed */
-	if ((st->n + 1) * 2 > st->tab_cap && strtab_rehash(st))
-		return -ENOMEM;
-	h = trace_xxh32(s, len, 0);
-	mask = st->tab_cap - 1;
-	for (i = h & mask; st->tab[i].id1; i = (i + 1) & mask) {
-		size_t k = st->tab[i].id1 - 1;
-
-		if (st->tab[i].hash == h && st->refs[k].len == len &&
-		    !memcmp(st->enc.p + st->refs[k].off, s, len))
-			return (int64_t)k + 1;
-	}
-	if (LIB_GROW(st->refs, st->cap, st->n + 1) || put_string(&st->enc, s, len))
-		return -ENOMEM;
-	st->refs[st->n].off = st->enc.len - len;
-	st->refs[st->n].len = len;
-	st->tab[i].hash = h;
-	st->tab[i].id1 = (uint32_t)++st->n;
-	return (int64_t)st->n;
+	added = lib_strset_add(&st->set, s, len, &id);
+	if (added < 0)
+		return added;
+	if (added)
+		st->enc_len += (size_t)(put_varint(v, len) - v) + len;
+	return (int64_t)id + 1;
 }
 
-/* The string table at the start of a FRAMES, INLINES or LINES payload:
- * the count, then the strings. */
+/* The string table at the start of a FRAMES, INLINES, LINES or SPANS
+ * payload: the count, then the strings. */
 static uint8_t *put_strtab(uint8_t *p, const struct strtab *st)
 {
-	p = put_varint(p, st->n);
-	if (st->enc.len)
-		memcpy(p, st->enc.p, st->enc.len);
-	return p + st->enc.len;
+	uint32_t i, n = (uint32_t)lib_strset_count(&st->set);
+
+	p = put_varint(p, n);
+	for (i = 0; i < n; i++) {
+		size_t len = lib_strset_len(&st->set, i);
+
+		p = put_varint(p, len);
+		memcpy(p, lib_strset_str(&st->set, i), len);
+		p += len;
+	}
+	return p;
 }
 
 static void strtab_free(struct strtab *st)
@@ -1321,7 +1287,7 @@ int trace_writer__span(struct trace_writer *w, const struct trace_span *s)
 	if (w->tap.span)
 		w->tap.span(w->tap.ctx, s);
 	note_time(w, s->time);
-	if (w->nspans >= CHUNK_RECORDS || w->span_str->enc.len >= CHUNK_BYTES)
+	if (w->nspans >= CHUNK_RECORDS || w->span_str->enc_len >= CHUNK_BYTES)
 		return write_spans_as(w, w->span_state ? TRACE_CHUNK_SPAN_STATE
 						       : TRACE_CHUNK_SPANS);
 	return 0;
@@ -1363,8 +1329,9 @@ static int write_spans_as(struct trace_writer *w, uint32_t type)
 
 	if (!n)
 		return 0;
-	p = payload_begin(w, TRACE_VARINT_MAX * (1 + w->span_str->n + 7 * n) +
-				     w->span_str->enc.len);
+	p = payload_begin(
+		w, TRACE_VARINT_MAX * (1 + lib_strset_count(&w->span_str->set) + 7 * n) +
+			   w->span_str->enc_len);
 	if (!p)
 		return -ENOMEM;
 	p = put_strtab(p, w->span_str);
@@ -1447,7 +1414,7 @@ static int write_inlines_chunk(struct trace_writer *w, struct inl_cols *ic)
 	if (!ic->n)
 		return 0;
 	p = payload_begin(w, TRACE_VARINT_MAX * (1 + 2 * ic->n + ic->nnames) +
-				     ic->st.enc.len);
+				     ic->st.enc_len);
 	if (!p)
 		return -ENOMEM;
 	p = put_strtab(p, &ic->st);
@@ -1523,7 +1490,7 @@ static int write_lines_chunk(struct trace_writer *w, struct line_cols *lc)
 	if (!lc->n)
 		return 0;
 	p = payload_begin(w, TRACE_VARINT_MAX * (1 + 5 * lc->n + 3 * lc->nsite) +
-				     lc->st.enc.len);
+				     lc->st.enc_len);
 	if (!p)
 		return -ENOMEM;
 	p = put_strtab(p, &lc->st);
@@ -1551,7 +1518,7 @@ static int write_frames_chunk(struct trace_writer *w, size_t first, size_t n,
 	uint8_t *p;
 	size_t i;
 
-	p = payload_begin(w, TRACE_VARINT_MAX * (2 + 4 * n) + st->enc.len);
+	p = payload_begin(w, TRACE_VARINT_MAX * (2 + 4 * n) + st->enc_len);
 	if (!p)
 		return -ENOMEM;
 	p = put_varint(p, first);
@@ -1617,9 +1584,9 @@ static int write_frames(struct trace_writer *w, trace_resolve_fn resolve, void *
 		c.mod[n] = (uint32_t)mod;
 		c.off[n] = f.offset;
 		c.kernel[n] = f.kernel != 0;
-		if (++n == CHUNK_RECORDS || st.enc.len >= FRAMES_STR_BYTES ||
-		    ic.st.enc.len >= FRAMES_STR_BYTES ||
-		    lc.st.enc.len >= FRAMES_STR_BYTES) {
+		if (++n == CHUNK_RECORDS || st.enc_len >= FRAMES_STR_BYTES ||
+		    ic.st.enc_len >= FRAMES_STR_BYTES ||
+		    lc.st.enc_len >= FRAMES_STR_BYTES) {
 			err = write_frames_chunk(w, first, n, &st, &c);
 			if (!err)
 				err = write_inlines_chunk(w, &ic);
