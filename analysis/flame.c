@@ -2,9 +2,9 @@
 /*
  * flame.c - the flamegraph tree and its folded output.
  *
- * Labels are interned once; a node is found by the (parent, label) edge in
- * one hash map, so adding a path costs one probe per frame and memory grows
- * with distinct paths only.
+ * Labels are interned once (a lib_strset); a node is found by the
+ * (parent, label) edge in one hash map, so adding a path costs one probe
+ * per frame and memory grows with distinct paths only.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,19 +13,6 @@
 
 #include "analysis/flame.h"
 #include "lib/map.h"
-
-static uint32_t str_hash(const char *s, size_t len)
-{
-	/* FNV-1a: labels are short and this runs once per distinct label
-	 * in analysis__flame, once per frame in flame__add */
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
-	}
-	return h;
-}
 
 static int node_new(struct flame *f, uint32_t parent, uint32_t label, uint32_t *id)
 {
@@ -64,10 +51,8 @@ struct flame *flame__new(void)
 
 	if (!f)
 		return NULL;
-	f->lab_tab_cap = 256;
-	f->lab_tab = calloc(f->lab_tab_cap, sizeof(*f->lab_tab));
-	if (!f->lab_tab || lib_map_init(&f->edges, 256) ||
-	    flame_intern(f, "all", 3, &all) || node_new(f, FNODE_NONE, all, &root)) {
+	if (lib_map_init(&f->edges, 256) || flame_intern(f, "all", 3, &all) ||
+	    node_new(f, FNODE_NONE, all, &root)) {
 		flame__free(f);
 		errno = ENOMEM;
 		return NULL;
@@ -75,85 +60,11 @@ struct flame *flame__new(void)
 	return f;
 }
 
-static int lab_tab_grow(struct flame *f)
-{
-	size_t cap = f->lab_tab_cap * 2, mask = cap - 1;
-	uint32_t *tab = calloc(cap, sizeof(*tab));
-
-	if (!tab)
-		return -ENOMEM;
-	for (size_t id = 0; id < f->nlabels; id++) {
-		size_t i = f->lab_hash[id] & mask;
-
-		while (tab[i])
-			i = (i + 1) & mask;
-		tab[i] = id + 1;
-	}
-	free(f->lab_tab);
-	f->lab_tab = tab;
-	f->lab_tab_cap = cap;
-	return 0;
-}
-
 int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id)
 {
-	uint32_t h = str_hash(s, len);
-	size_t mask = f->lab_tab_cap - 1, i = h & mask;
+	int err = lib_strset_add(&f->labels, s, len, id);
 
-	while (f->lab_tab[i]) {
-		uint32_t c = f->lab_tab[i] - 1;
-
-		if (f->lab_hash[c] == h && f->lab_len[c] == len &&
-		    !memcmp(f->text + f->lab_off[c], s, len)) {
-			*id = c;
-			return 0;
-		}
-		i = (i + 1) & mask;
-	}
-	if (len > UINT32_MAX || f->nlabels >= UINT32_MAX - 1)
-		return -EOVERFLOW;
-	if (f->nlabels == f->labels_cap) {
-		size_t cap = f->labels_cap ? f->labels_cap * 2 : 256;
-		size_t *off = realloc(f->lab_off, cap * sizeof(*off));
-		uint32_t *ln, *hs;
-
-		if (!off)
-			return -ENOMEM;
-		f->lab_off = off;
-		ln = realloc(f->lab_len, cap * sizeof(*ln));
-		if (!ln)
-			return -ENOMEM;
-		f->lab_len = ln;
-		hs = realloc(f->lab_hash, cap * sizeof(*hs));
-		if (!hs)
-			return -ENOMEM;
-		f->lab_hash = hs;
-		f->labels_cap = cap;
-	}
-	if (f->text_len + len + 1 > f->text_cap) {
-		size_t cap = f->text_cap ? f->text_cap : 4096;
-		char *text;
-
-		while (cap < f->text_len + len + 1)
-			cap *= 2;
-		text = realloc(f->text, cap);
-		if (!text)
-			return -ENOMEM;
-		f->text = text;
-		f->text_cap = cap;
-	}
-	memcpy(f->text + f->text_len, s, len);
-	f->text[f->text_len + len] = '\0';
-	*id = f->nlabels;
-	f->lab_off[*id] = f->text_len;
-	f->lab_len[*id] = len;
-	f->lab_hash[*id] = h;
-	f->text_len += len + 1;
-	f->nlabels++;
-	f->lab_tab[i] = *id + 1;
-	if (f->nlabels * 2 > f->lab_tab_cap)
-		return lab_tab_grow(f);
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 static int reindex(struct flame *f)
@@ -237,7 +148,8 @@ int flame_merge_base(struct flame *f, const struct flame *b)
 	for (i = 1; i < b->nnodes && !err; i++) {
 		uint32_t l = b->nodes[i].label, lab;
 
-		err = flame_intern(f, flame_label_str(b, l), b->lab_len[l], &lab);
+		err = flame_intern(f, flame_label_str(b, l),
+				   lib_strset_len(&b->labels, l), &lab);
 		if (!err)
 			err = flame_child(f, map[b->nodes[i].parent], lab, &map[i]);
 	}
@@ -357,7 +269,7 @@ int flame__write_folded(const struct flame *f, FILE *out)
 		if (!f->nodes[i].self && !(f->base && f->base[i].self))
 			continue;
 		for (n = i; n != 0; n = f->nodes[n].parent) {
-			len += f->lab_len[f->nodes[n].label] + 1;
+			len += lib_strset_len(&f->labels, f->nodes[n].label) + 1;
 			d++;
 		}
 		if (d > depth_max)
@@ -385,8 +297,10 @@ int flame__write_folded(const struct flame *f, FILE *out)
 		while (d--) {
 			uint32_t l = f->nodes[path[d]].label;
 
-			memcpy(p, flame_label_str(f, l), f->lab_len[l]);
-			p += f->lab_len[l];
+			size_t len = lib_strset_len(&f->labels, l);
+
+			memcpy(p, flame_label_str(f, l), len);
+			p += len;
 			*p++ = d ? ';' : ' ';
 		}
 		/* difffolded.pl's form: "stack base new" */
@@ -428,11 +342,7 @@ void flame__free(struct flame *f)
 		return;
 	free(f->nodes);
 	free(f->base);
-	free(f->text);
-	free(f->lab_off);
-	free(f->lab_len);
-	free(f->lab_hash);
-	free(f->lab_tab);
+	lib_strset_release(&f->labels);
 	lib_map_release(&f->edges);
 	free(f);
 }

@@ -12,6 +12,8 @@
 
 #include "analysis/join.h"
 #include "analysis/spans.h"
+#include "lib/map.h"
+#include "lib/strset.h"
 
 struct groups;
 
@@ -91,15 +93,7 @@ struct flame {
 	struct fnode *nodes; /* nodes[0] is the root ("all") */
 	size_t nnodes, nodes_cap;
 
-	/* interned labels: NUL-terminated strings packed in text */
-	char *text;
-	size_t text_len, text_cap;
-	size_t *lab_off;
-	uint32_t *lab_len;
-	uint32_t *lab_hash; /* full hash per label, for rehashing */
-	size_t nlabels, labels_cap;
-	uint32_t *lab_tab; /* open addressing: label id + 1, 0 = free */
-	size_t lab_tab_cap;
+	struct lib_strset labels; /* each label once; fnode.label is an id */
 
 	struct lib_map edges; /* (parent << 32 | label) -> child node */
 
@@ -136,10 +130,10 @@ struct flame_run {
 
 static inline const char *flame_label_str(const struct flame *f, uint32_t id)
 {
-	return f->text + f->lab_off[id];
+	return lib_strset_str(&f->labels, id);
 }
 
-/* Intern @s (of @len bytes): its label id in *@id. 0 or -ENOMEM. */
+/* Intern @s (of @len bytes): its label id in *@id. 0, -ENOMEM or -EOVERFLOW. */
 int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id);
 /* flame__add() with interned label ids; the path's last node in *@leaf
  * (0 = the root, for n == 0) if @leaf is non-NULL. */

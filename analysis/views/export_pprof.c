@@ -612,9 +612,9 @@ static int write_profile(struct ex *x, double period, FILE *out)
 	pbuf_append(&p, &x->fns);
 	/* every string is interned by now: the table, "" first */
 	pbuf_bytes(&p, PROFILE_STRING_TABLE, "", 0);
-	for (size_t i = 0; i < x->str->nlabels; i++)
-		pbuf_bytes(&p, PROFILE_STRING_TABLE, flame_label_str(x->str, (uint32_t)i),
-			   x->str->lab_len[i]);
+	for (uint32_t i = 0; i < lib_strset_count(&x->str->labels); i++)
+		pbuf_bytes(&p, PROFILE_STRING_TABLE, flame_label_str(x->str, i),
+			   lib_strset_len(&x->str->labels, i));
 	lo = x->j->start_time;
 	hi = x->j->end_time;
 	if (lo && wall_offset(t))

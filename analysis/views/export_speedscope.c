@@ -116,7 +116,7 @@ static const char **frame_files(const struct join *j, struct flame *f)
 	const struct trace *t = j->trace;
 	const char **file;
 	char buf[4096];
-	size_t nlab = f->nlabels;
+	size_t nlab = lib_strset_count(&f->labels);
 	uint32_t id;
 
 	file = calloc(nlab + 1, sizeof(*file));
@@ -143,20 +143,21 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 {
 	const struct join *j = x->j;
 	size_t nn = f->nnodes, nroots = 0, i, *at = NULL;
+	size_t nlab = lib_strset_count(&f->labels);
 	uint32_t *roots = NULL, *order = NULL;
 	const char **file = NULL;
 	struct lib_json w;
 	int err = -ENOMEM;
 
 	x->top = malloc((nn + 1) * sizeof(*x->top));
-	x->frame_of = malloc((f->nlabels + 1) * sizeof(*x->frame_of));
-	x->frames = malloc((f->nlabels + 1) * sizeof(*x->frames));
+	x->frame_of = malloc((nlab + 1) * sizeof(*x->frame_of));
+	x->frames = malloc((nlab + 1) * sizeof(*x->frames));
 	roots = malloc((nn + 1) * sizeof(*roots));
 	order = malloc((nn + 1) * sizeof(*order));
 	at = calloc(nn + 1, sizeof(*at));
 	if (!x->top || !x->frame_of || !x->frames || !roots || !order || !at)
 		goto out;
-	memset(x->frame_of, 0xff, (f->nlabels + 1) * sizeof(*x->frame_of));
+	memset(x->frame_of, 0xff, (nlab + 1) * sizeof(*x->frame_of));
 	/* a node comes after its parent: one pass finds every node's profile */
 	x->top[0] = 0;
 	for (i = 1; i < nn; i++) {
