@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * symcache.c - remembered symbolizations (symcache.h): the answers in an
- * array, found by address through a lib_map, and their strings interned in
- * a table of their own (keyed by the string).
+ * array, found by address through a lib_map, their strings once each in a
+ * lib_strset (an answer keeps their ids), and the arrays of the last
+ * answer made from them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,17 +11,23 @@
 
 #include "lib/grow.h"
 #include "lib/map.h"
+#include "lib/strset.h"
 #include "record/symcache.h"
 
+/* Strings below are ids + 1 in symcache.strs, 0 for NULL. */
+struct inl {
+	uint32_t name;
+	uint32_t call_file, call_line, decl_line; /* with has_src */
+};
+
 struct entry {
-	const char *sym, *module; /* interned; NULL as answered */
+	uint32_t sym, module, file;
 	uint64_t offset;
-	const char **inl; /* interned names, ninl of them */
+	struct inl *inl; /* ninl of them */
 	uint32_t ninl;
 	uint8_t kernel;
-	const char *file; /* interned */
+	uint8_t has_src; /* the answer had inl_src */
 	uint32_t line, start_line;
-	struct trace_inline_src *inl_src; /* files interned; ninl or NULL */
 };
 
 struct symcache {
@@ -29,8 +36,11 @@ struct symcache {
 	struct lib_map at; /* address -> index in v */
 	struct entry *v;
 	size_t cap, n;
-	char **strs; /* interned strings, open addressing */
-	size_t scap, sn;
+	struct lib_strset strs;
+	/* the last answer's inl and inl_src, room for any entry's ninl */
+	const char **inl;
+	struct trace_inline_src *src;
+	size_t inl_cap, src_cap;
 	uint64_t resolved, lookups;
 };
 
@@ -50,84 +60,63 @@ void symcache__free(struct symcache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].inl);
-		free(c->v[i].inl_src);
-	}
 	lib_map_release(&c->at);
-	for (size_t i = 0; i < c->scap; i++)
-		free(c->strs[i]);
+	lib_strset_release(&c->strs);
 	free(c->v);
-	free(c->strs);
+	free(c->inl);
+	free(c->src);
 	free(c);
 }
 
-static uint64_t hash_str(const char *s)
+/* @s interned into *@out (NULL: 0). 0 or -errno. */
+static int intern(struct symcache *c, const char *s, uint32_t *out)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint32_t id;
+	int err;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
-static int grow_strs(struct symcache *c)
-{
-	size_t cap = c->scap ? c->scap * 2 : 1024;
-	char **v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->scap; i++) {
-		size_t j;
-
-		if (!c->strs[i])
-			continue;
-		for (j = hash_str(c->strs[i]) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
-			;
-		v[j] = c->strs[i];
-	}
-	free(c->strs);
-	c->strs = v;
-	c->scap = cap;
-	return 0;
-}
-
-/* @s interned (NULL stays NULL); -ENOMEM leaves *@out NULL. */
-static int intern(struct symcache *c, const char *s, const char **out)
-{
-	size_t i;
-
-	*out = NULL;
+	*out = 0;
 	if (!s)
 		return 0;
-	if ((c->sn + 1) * 2 > c->scap && grow_strs(c))
-		return -ENOMEM;
-	for (i = hash_str(s) & (c->scap - 1); c->strs[i]; i = (i + 1) & (c->scap - 1))
-		if (!strcmp(c->strs[i], s)) {
-			*out = c->strs[i];
-			return 0;
-		}
-	c->strs[i] = strdup(s);
-	if (!c->strs[i])
-		return -ENOMEM;
-	c->sn++;
-	*out = c->strs[i];
+	err = lib_strset_add(&c->strs, s, strlen(s), &id);
+	if (err < 0)
+		return err;
+	*out = id + 1;
 	return 0;
 }
 
-static void answer(const struct entry *e, struct trace_frame *out)
+static const char *str(const struct symcache *c, uint32_t s)
 {
-	out->sym = e->sym;
-	out->module = e->module;
+	return s ? lib_strset_str(&c->strs, s - 1) : NULL;
+}
+
+static void answer(struct symcache *c, const struct entry *e, struct trace_frame *out)
+{
+	out->sym = str(c, e->sym);
+	out->module = str(c, e->module);
 	out->offset = e->offset;
 	out->kernel = e->kernel;
-	out->inl = e->inl;
+	out->inl = NULL;
 	out->ninl = e->ninl;
-	out->file = e->file;
+	out->file = str(c, e->file);
 	out->line = e->line;
 	out->start_line = e->start_line;
-	out->inl_src = e->inl_src;
+	out->inl_src = NULL;
+	if (!e->ninl)
+		return;
+	for (uint32_t k = 0; k < e->ninl; k++) {
+		c->inl[k] = str(c, e->inl[k].name);
+		if (e->has_src)
+			c->src[k] = (struct trace_inline_src){
+				.call_file = str(c, e->inl[k].call_file),
+				.call_line = e->inl[k].call_line,
+				.decl_line = e->inl[k].decl_line,
+			};
+	}
+	out->inl = c->inl;
+	if (e->has_src)
+		out->inl_src = c->src;
 }
 
 int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
@@ -141,7 +130,7 @@ int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	c->lookups++;
 	ix = lib_map_find(&c->at, addr);
 	if (ix) {
-		answer(&c->v[*ix], out);
+		answer(c, &c->v[*ix], out);
 		return 0;
 	}
 	c->resolved++;
@@ -164,20 +153,23 @@ int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	    intern(c, f.file, &e->file))
 		return 0;
 	if (f.ninl) {
+		/* answers never allocate: the room for this one now */
+		if (LIB_GROW(c->inl, c->inl_cap, f.ninl) ||
+		    LIB_GROW(c->src, c->src_cap, f.ninl))
+			return 0;
 		e->inl = calloc(f.ninl, sizeof(*e->inl));
 		if (!e->inl)
 			return 0;
 		for (uint32_t k = 0; k < f.ninl; k++)
-			if (intern(c, f.inl[k], &e->inl[k]))
+			if (intern(c, f.inl[k], &e->inl[k].name))
 				goto uncached;
 		if (f.inl_src) {
-			e->inl_src = calloc(f.ninl, sizeof(*e->inl_src));
-			if (!e->inl_src)
-				goto uncached;
+			e->has_src = 1;
 			for (uint32_t k = 0; k < f.ninl; k++) {
-				e->inl_src[k] = f.inl_src[k];
+				e->inl[k].call_line = f.inl_src[k].call_line;
+				e->inl[k].decl_line = f.inl_src[k].decl_line;
 				if (intern(c, f.inl_src[k].call_file,
-					   &e->inl_src[k].call_file))
+					   &e->inl[k].call_file))
 					goto uncached;
 			}
 		}
@@ -186,13 +178,11 @@ int symcache__resolve(void *ctx, uint64_t addr, struct trace_frame *out)
 	if (lib_map_set(&c->at, addr, c->n))
 		goto uncached;
 	c->n++;
-	answer(e, out);
+	answer(c, e, out);
 	return 0;
 uncached:
 	free(e->inl);
-	free(e->inl_src);
 	e->inl = NULL;
-	e->inl_src = NULL;
 	return 0;
 }
 

@@ -23,7 +23,8 @@ struct symcache;
 /* Answers come from @resolve(@ctx, ...) the first time. 0 or -ENOMEM. */
 int symcache__new(trace_resolve_fn resolve, void *ctx, struct symcache **out);
 void symcache__free(struct symcache *c);
-/* A trace_resolve_fn: @c is the struct symcache. */
+/* A trace_resolve_fn: @c is the struct symcache. An answer (its strings,
+ * inl and inl_src) is valid until the next call. */
 int symcache__resolve(void *c, uint64_t addr, struct trace_frame *out);
 /* Addresses resolved through the underlying function, and answered. */
 void symcache__stats(const struct symcache *c, uint64_t *resolved, uint64_t *lookups);
