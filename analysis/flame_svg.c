@@ -29,6 +29,7 @@
 #include "analysis/flame.h"
 #include "analysis/labels.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 #include "lib/text.h"
 
 #define IMG_W	    1200 /* the width text is fitted to when written */
@@ -135,13 +136,9 @@ static int ends_with(const char *s, const char *suffix)
 static void frame_colour(const char *label, int depth, int task_roots, int offcpu,
 			 int rgb[3])
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = lib_hash_fnv1a32(label);
 	double v1, v2, v3;
 
-	for (const char *p = label; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 16777619u;
-	}
 	h ^= h >> 15;
 	h *= 0x2c1b3c6du;
 	h ^= h >> 12;

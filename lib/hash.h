@@ -14,6 +14,10 @@
  * in two lanes, then lib_hash64(). Its values are no format: nothing
  * written or shown may depend on them.
  *
+ * lib_hash_fnv1a32() is FNV-1a 32 of a string, kept for the flamegraph
+ * SVG's colours alone (flame_svg.c): they are made of its values, and a
+ * function keeps its colour across graphs and versions. Not for tables.
+ *
  * The shim links nothing of lib/ and keeps no copy of this: its task-name
  * table in the segment hashes with d9_name_hash() (d9_segment.h), which is
  * not lib_hash64() (one multiplier differs) and need not be: the shim
@@ -82,6 +86,16 @@ static inline uint64_t lib_hash_mem(const void *p, size_t len)
 static inline uint64_t lib_hash_str(const char *s)
 {
 	return lib_hash_mem(s, strlen(s));
+}
+
+/* FNV-1a 32 of the bytes of @s up to its NUL (see above: colours). */
+static inline uint32_t lib_hash_fnv1a32(const char *s)
+{
+	uint32_t h = 0x811c9dc5u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x01000193u;
+	return h;
 }
 
 #endif /* D9_LIB_HASH_H */

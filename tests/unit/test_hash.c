@@ -43,3 +43,11 @@ Test(hash, a_c_string_hashes_as_its_bytes)
 		     lib_hash_mem("tokio::runtime::task", 20));
 	cr_assert_eq(lib_hash_str(""), lib_hash_mem("", 0));
 }
+
+Test(hash, the_colours_hash_is_fnv1a_32)
+{
+	/* FNV-1a 32's published values: the SVG colours are made of them */
+	cr_assert_eq(lib_hash_fnv1a32(""), 0x811c9dc5u);
+	cr_assert_eq(lib_hash_fnv1a32("a"), 0xe40c292cu);
+	cr_assert_eq(lib_hash_fnv1a32("foobar"), 0xbf9cf968u);
+}
