@@ -14,6 +14,9 @@
  * in two lanes, then lib_hash64(). Its values are no format: nothing
  * written or shown may depend on them.
  *
+ * lib_xxh32() is XXH32, the trace chunks' checksum (trace_format.h):
+ * every trace file holds its values. Not for tables either.
+ *
  * lib_hash_fnv1a32() is FNV-1a 32 of a string, kept for the flamegraph
  * SVG's colours alone (flame_svg.c): they are made of its values, and a
  * function keeps its colour across graphs and versions. Not for tables.
@@ -87,6 +90,9 @@ static inline uint64_t lib_hash_str(const char *s)
 {
 	return lib_hash_mem(s, strlen(s));
 }
+
+/* XXH32 of the @len bytes at @buf with @seed (see above: checksums). */
+uint32_t lib_xxh32(const void *buf, size_t len, uint32_t seed);
 
 /* FNV-1a 32 of the bytes of @s up to its NUL (see above: colours). */
 static inline uint32_t lib_hash_fnv1a32(const char *s)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "lib/hash.h"
 #include "trace/reader_int.h"
 
 /* ---- string arena: every string of a trace, freed at once ------------- */
@@ -1203,7 +1204,7 @@ int trace_check_chunk(struct reader *r, const uint8_t *h)
 	uint32_t rsize = get_le32(h + 12);
 	const uint8_t *payload = h + TRACE_CHUNK_HDR_SIZE;
 
-	if (trace_xxh32(payload, csize, 0) != get_le32(h + 20))
+	if (lib_xxh32(payload, csize, 0) != get_le32(h + 20))
 		return trace_bad(r, "checksum mismatch");
 	if (r->seen_end)
 		return trace_bad(r, "data after the END chunk");

@@ -157,8 +157,6 @@ static inline int trace_addr_is_kernel(uint64_t addr)
 	return addr >= TRACE_KERNEL_START;
 }
 
-uint32_t trace_xxh32(const void *buf, size_t len, uint32_t seed);
-
 static inline void put_le32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;

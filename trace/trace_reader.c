@@ -27,6 +27,7 @@
 #include <zstd.h>
 
 #include "lib/grow.h"
+#include "lib/hash.h"
 #include "lib/map.h"
 #include "trace/reader_int.h"
 
@@ -68,7 +69,7 @@ static int check_header(struct reader *r, uint32_t *csize)
 
 	if (get_le32(h) != TRACE_CHUNK_MAGIC)
 		return trace_bad(r, "bad chunk magic");
-	if (trace_xxh32(h, 24, 0) != get_le32(h + 24))
+	if (lib_xxh32(h, 24, 0) != get_le32(h + 24))
 		return trace_bad(r, "header checksum mismatch");
 	*csize = get_le32(h + 8);
 	rsize = get_le32(h + 12);

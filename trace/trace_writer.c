@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "lib/hash.h"
 #include "lib/map.h"
 #include "lib/strset.h"
 #include "trace/trace.h"
@@ -233,8 +234,8 @@ static int write_chunk(struct trace_writer *w, uint32_t type, size_t count)
 	put_le32(h + 8, (uint32_t)csize);
 	put_le32(h + 12, (uint32_t)w->raw.len);
 	put_le32(h + 16, (uint32_t)count);
-	put_le32(h + 20, trace_xxh32(h + TRACE_CHUNK_HDR_SIZE, csize, 0));
-	put_le32(h + 24, trace_xxh32(h, 24, 0));
+	put_le32(h + 20, lib_xxh32(h + TRACE_CHUNK_HDR_SIZE, csize, 0));
+	put_le32(h + 24, lib_xxh32(h, 24, 0));
 	err = write_all(w->fd, h, TRACE_CHUNK_HDR_SIZE + csize);
 	if (err)
 		w->err = err;

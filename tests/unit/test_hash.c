@@ -51,3 +51,14 @@ Test(hash, the_colours_hash_is_fnv1a_32)
 	cr_assert_eq(lib_hash_fnv1a32("a"), 0xe40c292cu);
 	cr_assert_eq(lib_hash_fnv1a32("foobar"), 0xbf9cf968u);
 }
+
+Test(hash, the_chunk_checksum_is_xxh32)
+{
+	/* XXH32's published values: every trace file holds them */
+	const char *s = "Nobody inspects the spammish repetition";
+
+	cr_assert_eq(lib_xxh32("", 0, 0), 0x02cc5d05u);
+	cr_assert_eq(lib_xxh32("a", 1, 0), 0x550d7456u);
+	cr_assert_eq(lib_xxh32("abc", 3, 0), 0x32d153ffu);
+	cr_assert_eq(lib_xxh32(s, strlen(s), 0), 0xe2293b2fu, "16 bytes a round");
+}

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/hash.h"
 #include "trace/trace.h"
 #include "trace/trace_format.h"
 #include "tests/unit/writer.h"
@@ -928,7 +929,6 @@ Test(trace, writer_rejects_switches_with_unknown_stacks_or_switch_in_before_out)
  * uncompressed payload; the chunk is appended to @f.
  */
 #include <zstd.h>
-uint32_t trace_xxh32(const void *buf, size_t len, uint32_t seed);
 
 static void put_chunk(FILE *f, uint32_t type, uint32_t count, const uint8_t *raw,
 		      size_t rlen)
@@ -942,10 +942,10 @@ static void put_chunk(FILE *f, uint32_t type, uint32_t count, const uint8_t *raw
 	for (int i = 0; i < 5; i++)
 		for (int k = 0; k < 4; k++)
 			h[i * 4 + k] = (uint8_t)(v[i] >> (8 * k));
-	v[0] = trace_xxh32(out, c, 0);
+	v[0] = lib_xxh32(out, c, 0);
 	for (int k = 0; k < 4; k++)
 		h[20 + k] = (uint8_t)(v[0] >> (8 * k));
-	v[0] = trace_xxh32(h, 24, 0);
+	v[0] = lib_xxh32(h, 24, 0);
 	for (int k = 0; k < 4; k++)
 		h[24 + k] = (uint8_t)(v[0] >> (8 * k));
 	cr_assert_eq(fwrite(h, 1, CHUNK_HDR, f), CHUNK_HDR);
@@ -1823,7 +1823,7 @@ static char *retype_chunk(char *path, uint32_t type, uint32_t retype)
 
 			for (int k = 0; k < 4; k++)
 				h[4 + k] = (uint8_t)(retype >> (8 * k));
-			check = trace_xxh32(h, 24, 0);
+			check = lib_xxh32(h, 24, 0);
 			for (int k = 0; k < 4; k++)
 				h[24 + k] = (uint8_t)(check >> (8 * k));
 		}
