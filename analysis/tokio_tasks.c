@@ -16,6 +16,7 @@
 #include "analysis/tokio.h"
 #include "lib/grow.h"
 #include "lib/map.h"
+#include "lib/strset.h"
 #include "lib/tokio_names.h"
 
 static const char *sym_of(const struct trace *t, uint32_t f)
@@ -82,32 +83,31 @@ void analysis_tokio_note(const struct trace *t, const char *what, FILE *out)
 #define NAMES_PER_TASK 4
 
 struct ztally {
-	uint32_t name[NAMES_PER_TASK]; /* indices in tokio_tasks.names */
+	uint32_t name[NAMES_PER_TASK]; /* ids in tokio_tasks.names */
 	uint64_t w[NAMES_PER_TASK];
 	uint64_t runtime; /* weight of stacks in a worker's launch task */
 };
 
 struct tokio_tasks {
 	const struct trace *t;
-	char **names;
-	size_t nnames, capnames;
-	int32_t *stack_name;	/* per stack: a name, -1 none, -2 the runtime */
-	uint32_t *keep;		/* per stack: analysis_tokio_split() */
-	struct lib_map of_task; /* task id -> index in tally */
+	struct lib_strset names; /* the tasks' names, each once */
+	int32_t *stack_name;	 /* per stack: a name, -1 none, -2 the runtime */
+	uint32_t *keep;		 /* per stack: analysis_tokio_split() */
+	struct lib_map of_task;	 /* task id -> index in tally */
 	struct ztally *tally;
 	size_t ntally, captally;
 	int err;
 };
 
+/* @name's id in names, or -errno. */
 static int32_t intern(struct tokio_tasks *z, const char *name)
 {
-	for (size_t i = z->nnames; i-- > 0;)
-		if (!strcmp(z->names[i], name))
-			return (int32_t)i;
-	if (LIB_GROW(z->names, z->capnames, z->nnames + 1) ||
-	    !(z->names[z->nnames] = strdup(name)))
-		return -ENOMEM;
-	return (int32_t)z->nnames++;
+	uint32_t id;
+	int err = lib_strset_add(&z->names, name, strlen(name), &id);
+
+	if (err < 0)
+		return err;
+	return id > INT32_MAX ? -EOVERFLOW : (int32_t)id;
 }
 
 static void tally(struct tokio_tasks *z, uint64_t task, uint32_t stack, uint64_t w)
@@ -217,7 +217,7 @@ const char *tokio_tasks__name(const struct tokio_tasks *z, uint64_t task, int *r
 		*runtime = 1;
 		return NULL;
 	}
-	return y->w[best] ? z->names[y->name[best]] : NULL;
+	return y->w[best] ? lib_strset_str(&z->names, y->name[best]) : NULL;
 }
 
 uint32_t tokio_tasks__keep(const struct tokio_tasks *z, uint32_t stack)
@@ -230,9 +230,7 @@ void tokio_tasks__free(struct tokio_tasks *z)
 {
 	if (!z)
 		return;
-	for (size_t i = 0; i < z->nnames; i++)
-		free(z->names[i]);
-	free(z->names);
+	lib_strset_release(&z->names);
 	free(z->stack_name);
 	free(z->keep);
 	free(z->tally);
