@@ -32,6 +32,7 @@
 #include "lib/hist.h"
 #include "lib/map.h"
 #include "lib/search.h"
+#include "lib/strset.h"
 #include "lib/text.h"
 
 #define NONE UINT32_MAX
@@ -124,8 +125,8 @@ struct builder {
 	struct lib_map threads; /* tid -> index in ts + 1 */
 	struct tstate *ts;
 	size_t nts, ts_cap;
-	struct lib_map row_at; /* a name's hash -> row + 1 */
-	struct lib_hist *hist; /* the rows' durations */
+	struct lib_strset row_names; /* a row's id is its name's */
+	struct lib_hist *hist;	     /* the rows' durations */
 	size_t rows_cap, hist_cap;
 	/* spans_keep.top: sp->v as a heap, the one kept last on top, each
 	 * one's enters in kent[] */
@@ -515,36 +516,28 @@ static uint64_t entered_since(const struct builder *b, const struct span *s,
 
 /* ---- finished instances: rows, counts, the kept ---- */
 
-/* The row of @name, added if new: its index in *@k. builder.row_at maps
- * a hash of the name to its row + 1 (the next hash on a clash). 0 or
- * -ENOMEM. */
+/* The row of @name, added if new: its index in *@k, the id of @name in
+ * builder.row_names (a name whose row could not be made has the next
+ * row's id). 0 or -errno. */
 static int row_of(struct builder *b, const char *name, size_t *k)
 {
 	struct spans *sp = b->sp;
-	uint64_t key, *v;
-	int created;
+	uint32_t id;
+	int err = lib_strset_add(&b->row_names, name, strlen(name), &id);
 
-	for (key = lib_hash_str(name);; key++) {
-		if (!(v = lib_map_get(&b->row_at, key, &created)))
+	if (err < 0)
+		return err;
+	if (id == sp->nrows) {
+		if (LIB_GROW(sp->rows, b->rows_cap, sp->nrows + 1) ||
+		    LIB_GROW(b->hist, b->hist_cap, sp->nrows + 1))
 			return -ENOMEM;
-		if (created) {
-			if (LIB_GROW(sp->rows, b->rows_cap, sp->nrows + 1) ||
-			    LIB_GROW(b->hist, b->hist_cap, sp->nrows + 1)) {
-				lib_map_del(&b->row_at, key);
-				return -ENOMEM;
-			}
-			*k = sp->nrows++;
-			*v = *k + 1;
-			memset(&sp->rows[*k], 0, sizeof(sp->rows[*k]));
-			sp->rows[*k].name = name;
-			lib_hist_init(&b->hist[*k]);
-			return 0;
-		}
-		if (!strcmp(sp->rows[*v - 1].name, name)) {
-			*k = *v - 1;
-			return 0;
-		}
+		sp->nrows++;
+		memset(&sp->rows[id], 0, sizeof(sp->rows[id]));
+		sp->rows[id].name = name;
+		lib_hist_init(&b->hist[id]);
 	}
+	*k = id;
+	return 0;
 }
 
 static uint64_t duration(const struct span *s)
@@ -1121,7 +1114,7 @@ static void builder_release(struct builder *b)
 	lib_map_release(&b->cur);
 	lib_map_release(&b->threads);
 	free(b->ts);
-	lib_map_release(&b->row_at);
+	lib_strset_release(&b->row_names);
 	lib_map_release(&b->top);
 	lib_map_release(&b->gone);
 	for (size_t i = 0; i < b->sp->nrows; i++)
