@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hash.h - the one hash of the tree's open-addressing tables, and the one
- * hash of strings.
+ * hash.h - the tree's hashes: the one of its open-addressing tables, the
+ * one of strings, and two whose values are written down (a checksum in
+ * every trace, the flamegraph's colours).
  *
  * lib_hash64() is murmur3's 64-bit finalizer: every bit of @x reaches
  * every bit of the result, so dense small keys (ids, tids, task ids) and
@@ -10,12 +11,12 @@
  * sequence hashes as h = lib_hash64(h ^ v) per element.
  *
  * lib_hash_mem() hashes a string of bytes (lib_hash_str() one up to its
- * NUL) for a table (strset.h, a lib_map keyed by names): 16 bytes a round
+ * NUL) for a table (strset.h, a lib_map keyed by strings): 16 bytes a round
  * in two lanes, then lib_hash64(). Its values are no format: nothing
  * written or shown may depend on them.
  *
  * lib_xxh32() is XXH32, the trace chunks' checksum (trace_format.h):
- * every trace file holds its values. Not for tables either.
+ * every trace file holds its values. Not for tables.
  *
  * lib_hash_fnv1a32() is FNV-1a 32 of a string, kept for the flamegraph
  * SVG's colours alone (flame_svg.c): they are made of its values, and a
