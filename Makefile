@@ -104,7 +104,12 @@ $(B)/pic/%.o: %.c $(B)/.flags | $(B)/.deps-ok
 $(B)/%.o: %.c $(B)/.flags | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(BANNED) -c $< -o $@
+
+# outside lib/ and kallsyms/ (and the shim, built apart), what lib/banned.h
+# bans does not compile
+$(filter-out $(B)/lib/% $(B)/kallsyms/%,$(CORE_OBJS) $(CLI_OBJS)): BANNED = -include lib/banned.h \
+	-Werror=implicit-function-declaration
 
 # ---- the shim: shared (explicit export list) and static ------------------
 $(SHIM_SO): $(SHIM_PIC) libprof/libd9prof.map

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/flame.h"
+#include "lib/grow.h"
 #include "lib/map.h"
 
 static int node_new(struct flame *f, uint32_t parent, uint32_t label, uint32_t *id)
@@ -20,15 +21,8 @@ static int node_new(struct flame *f, uint32_t parent, uint32_t label, uint32_t *
 
 	if (f->nnodes >= FNODE_NONE)
 		return -EOVERFLOW;
-	if (f->nnodes == f->nodes_cap) {
-		size_t cap = f->nodes_cap ? f->nodes_cap * 2 : 256;
-
-		n = realloc(f->nodes, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		f->nodes = n;
-		f->nodes_cap = cap;
-	}
+	if (LIB_GROW(f->nodes, f->nodes_cap, f->nnodes + 1))
+		return -ENOMEM;
 	*id = f->nnodes;
 	n = &f->nodes[f->nnodes++];
 	n->label = label;
@@ -178,17 +172,12 @@ int flame_run_add(struct flame *f, struct flame_run *r, const uint32_t *ids, siz
 	if (!weight)
 		return 0;
 	if (n > r->cap) {
-		size_t cap = n + 64;
-		uint32_t *a = realloc(r->ids, cap * sizeof(*a));
+		/* two arrays on one count: each grows the same way */
+		size_t icap = r->cap, ncap = r->cap;
 
-		if (!a)
+		if (LIB_GROW(r->ids, icap, n) || LIB_GROW(r->nodes, ncap, n))
 			return -ENOMEM;
-		r->ids = a;
-		a = realloc(r->nodes, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		r->nodes = a;
-		r->cap = cap;
+		r->cap = icap;
 	}
 	while (k < n && k < r->n && r->ids[k] == ids[k])
 		k++;

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/grow.h"
 #include "symbol/symbolize_int.h"
 
 /* With RESOLVE_IN_ROOT even absolute symlinks inside a container resolve
@@ -71,15 +72,9 @@ int symbol_read_fd(int fd, size_t max, char **out, size_t *outlen)
 	while (len < max) {
 		ssize_t n;
 
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
+		if (LIB_GROW(buf, cap, len + 4096)) {
+			err = -ENOMEM;
+			break;
 		}
 		n = read(fd, buf + len,
 			 cap - len - 1 < max - len ? cap - len - 1 : max - len);

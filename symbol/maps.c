@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "lib/grow.h"
 #include "lib/search.h"
 #include "symbol/symbolize.h"
 #include "symbol/symbolize_int.h"
@@ -86,15 +87,8 @@ int symbolizer_insert_map(struct symbolizer *s, uint64_t start, uint64_t end,
 	j = i;
 	while (j < s->nmaps && s->maps[j].start < end)
 		j++;
-	if (j == i && s->nmaps == s->capmaps) {
-		size_t ncap = s->capmaps ? 2 * s->capmaps : 64;
-		struct mapping *nm = realloc(s->maps, ncap * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		s->maps = nm;
-		s->capmaps = ncap;
-	}
+	if (j == i && LIB_GROW(s->maps, s->capmaps, s->nmaps + 1))
+		return -ENOMEM;
 	if (j == i) {
 		memmove(&s->maps[i + 1], &s->maps[i], (s->nmaps - i) * sizeof(m));
 		s->nmaps++;

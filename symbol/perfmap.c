@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/grow.h"
 #include "lib/search.h"
 #include "symbol/symbolize.h"
 #include "symbol/symbolize_int.h"
@@ -120,15 +121,8 @@ static void load(struct perfmap *pm, struct symbolizer *s)
 			name++;
 		if (!*name)
 			continue;
-		if (pm->n == pm->cap) {
-			size_t ncap = pm->cap ? 2 * pm->cap : 256;
-			struct perfmap_sym *nj = realloc(pm->syms, ncap * sizeof(*nj));
-
-			if (!nj)
-				break;
-			pm->syms = nj;
-			pm->cap = ncap;
-		}
+		if (LIB_GROW(pm->syms, pm->cap, pm->n + 1))
+			break;
 		pm->syms[pm->n++] = (struct perfmap_sym){
 			.start = start, .size = size, .name = name, .line = lineno};
 	}

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "kallsyms/kallsyms.h"
+#include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/map.h"
 #include "lib/search.h"
@@ -178,15 +179,8 @@ static struct object *add_object(struct symbolizer *s, const char *path, uint64_
 {
 	struct object *o;
 
-	if (s->nobjs == s->capobjs) {
-		size_t ncap = s->capobjs ? 2 * s->capobjs : 16;
-		struct object *no = realloc(s->objs, ncap * sizeof(*no));
-
-		if (!no)
-			return NULL;
-		s->objs = no;
-		s->capobjs = ncap;
-	}
+	if (LIB_GROW(s->objs, s->capobjs, s->nobjs + 1))
+		return NULL;
 	o = &s->objs[s->nobjs];
 	memset(o, 0, sizeof(*o));
 	o->path = strdup(path);
