@@ -214,7 +214,7 @@ $(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 # that no two makes build the same files.
 CHECK_SUITES = format house golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz
 CHECK_PREBUILD = $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
-CHECK_BACKGROUND = fuzz rust
+CHECK_BACKGROUND = fuzz rust house
 check: all
 	$(Q)B=$(B) MAKE="$(MAKE)" CHECK_EARLY="$(E2E_DEPS)" CHECK_PREBUILD="$(CHECK_PREBUILD)" \
 		CHECK_BACKGROUND="$(CHECK_BACKGROUND)" scripts/check.sh $(CHECK_SUITES)
