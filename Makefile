@@ -212,7 +212,7 @@ $(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 # that, the e2e suites' own programs (E2E_DEPS: a Tokio build among them)
 # are made beside format and golden, which time nothing; `all` first, so
 # that no two makes build the same files.
-CHECK_SUITES = format house golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz
+CHECK_SUITES = format golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz house
 CHECK_PREBUILD = $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
 CHECK_BACKGROUND = fuzz rust house
 check: all
