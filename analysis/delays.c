@@ -35,17 +35,21 @@
 /* Sort order of events at one time: ready before begin, end last. */
 enum { DV_SPAWN = 0, DV_WAKE = 1, DV_BEGIN = 2, DV_END = 3 };
 
-/* An event at @time; @key is DV_* << 62 | task << 30 | tid (task: its
- * index in replay.t; tid: < 2^30), in the order they replay at one time */
+/* An event at @time; @key is DV_* << 62 | task << 30 | self << 29 | tid
+ * (task: its index in replay.t; tid: < 2^29; self: a wake by the thread
+ * polling the task then, a yield or a requeue of its own), in the order
+ * they replay at one time */
 struct dev {
 	uint64_t time;
 	uint64_t key;
 };
 
+#define DEV_SELF		(1u << 29)
 #define DEV_KEY(ord, task, tid) ((uint64_t)(ord) << 62 | (uint64_t)(task) << 30 | (tid))
 #define DEV_ORD(e)		((uint32_t)((e)->key >> 62))
 #define DEV_TASK(e)		((uint32_t)((e)->key >> 30))
-#define DEV_TID(e)		((uint32_t)((e)->key & ((1u << 30) - 1)))
+#define DEV_TID(e)		((uint32_t)((e)->key & (DEV_SELF - 1)))
+#define DEV_IS_SELF(e)		(((e)->key & DEV_SELF) != 0)
 
 /* How late in the file an event may come after later ones (the recorder
  * drains every ring each tick, 20 ms at most): the events are replayed in
@@ -64,11 +68,14 @@ struct dev_run {
 
 /* A task's wait being replayed */
 struct tstate {
-	struct delay cur;    /* its pending wait */
-	uint64_t spawned_at; /* its life since spawn: when, */
-	uint32_t spawner;    /* ... by which thread */
-	uint64_t tmax, last; /* its longest delay; its last event */
-	uint8_t seen, pending, spawned;
+	struct delay cur;	    /* its pending wait */
+	uint64_t spawned_at;	    /* its life since spawn: when, */
+	uint32_t spawner;	    /* ... by which thread */
+	uint64_t tmax, last;	    /* its longest delay; its last event */
+	uint64_t wakes, self_wakes; /* every wake of it; by its own polls */
+	uint64_t polls, last_poll;  /* polls begun; the last one's begin */
+	uint32_t last_poller;
+	uint8_t seen, pending, spawned, ended, born; /* born: its spawn seen */
 };
 
 /* A task met: its wait, its delays, whether the view keeps it (none:
@@ -82,9 +89,10 @@ struct rtask {
 
 #define TCACHE 256 /* task lookups remembered, by id */
 
-/* Tasks numbered as met */
+/* Tasks numbered as met, and the task each thread polls now */
 struct tasks_met {
-	struct lib_map ix; /* task id -> its number */
+	struct lib_map ix;	/* task id -> its number */
+	struct lib_map polling; /* tid -> number + 1 of the task it polls */
 	uint32_t n;
 	struct tcache {
 		uint64_t id;
@@ -109,8 +117,9 @@ struct replay {
 	struct dev_run *runs, **heap; /* release()'s */
 	size_t runs_cap, heap_cap;
 	struct lib_map tail; /* release()'s: tid -> its last run, + 1 */
-	size_t vcap, lcap, ucap;
+	size_t vcap, lcap, ucap, icap, scap;
 	uint64_t window, seen, released; /* replayed: every event before released */
+	uint64_t ends;			 /* tasks that ended */
 	int late;
 	struct delay *extra; /* keep->listed: those listed polls ended */
 	size_t nextra, extra_cap;
@@ -125,6 +134,16 @@ static int delay_cmp(const void *a, const void *b)
 		return dx > dy ? -1 : 1;
 	if (x->wake != y->wake)
 		return x->wake < y->wake ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+/* Most self-wakes first, then by id */
+static int self_cmp(const void *a, const void *b)
+{
+	const struct delays_self *x = a, *y = b;
+
+	if (x->self_wakes != y->self_wakes)
+		return x->self_wakes > y->self_wakes ? -1 : 1;
 	return x->task < y->task ? -1 : x->task > y->task;
 }
 
@@ -264,6 +283,11 @@ static int replay_one(struct replay *r, const struct dev *e)
 	switch (ord) {
 	case DV_SPAWN:
 	case DV_WAKE:
+		if (ord == DV_WAKE) {
+			s->wakes++;
+			s->self_wakes += DEV_IS_SELF(e);
+		}
+		s->born |= ord == DV_SPAWN;
 		if (ord == DV_SPAWN && !s->spawned) {
 			s->spawned_at = e->time;
 			s->spawner = tid;
@@ -283,6 +307,9 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->pending = 1;
 		break;
 	case DV_BEGIN:
+		s->polls++;
+		s->last_poll = e->time;
+		s->last_poller = tid;
 		if (!s->pending)
 			break;
 		s->cur.begin = e->time;
@@ -298,6 +325,8 @@ static int replay_one(struct replay *r, const struct dev *e)
 	case DV_END:
 		s->pending = 0; /* cancelled while ready */
 		s->spawned = 0;
+		s->ended = 1;
+		r->ends++;
 		break;
 	}
 	return err;
@@ -424,6 +453,7 @@ static int met(struct tasks_met *m, uint64_t id, uint32_t *ix, int *fresh)
 static void met_release(struct tasks_met *m)
 {
 	lib_map_release(&m->ix);
+	lib_map_release(&m->polling);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -471,13 +501,32 @@ static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *
 		  int *fresh)
 {
 	int ord = dev_ord(e), err;
-	uint32_t ix;
+	uint32_t ix, self = 0;
+	uint64_t *v;
 
-	if (ord < 0 || e->tid >= 1u << 30)
+	*fresh = 0;
+	if (e->tid >= DEV_SELF)
+		return 0;
+	if (e->type == TRACE_EV_POLL_END) {
+		/* (a thread's events come in its order: its poll ends here) */
+		v = lib_map_find(&m->polling, e->tid);
+		if (v)
+			*v = 0;
+		return 0;
+	}
+	if (ord < 0)
 		return 0;
 	if ((err = met(m, e->task, &ix, fresh)))
 		return err;
-	*out = (struct dev){e->time, DEV_KEY(ord, ix, e->tid)};
+	if (ord == DV_BEGIN || ord == DV_WAKE) {
+		if (!(v = lib_map_get(&m->polling, e->tid, NULL)))
+			return -ENOMEM;
+		if (ord == DV_BEGIN)
+			*v = (uint64_t)ix + 1;
+		else if (*v == (uint64_t)ix + 1)
+			self = DEV_SELF;
+	}
+	*out = (struct dev){e->time, DEV_KEY(ord, ix, e->tid | self)};
 	return 1;
 }
 
@@ -545,6 +594,25 @@ static int finish(struct replay *r)
 			err = push(&d->lost, &d->nlost, &r->lcap, &s->cur);
 		else if (s->pending)
 			d->waiting_at_end++;
+		/* a task not seen to end finished, unless the runtime says
+		 * when its tasks end: this trace shows it did (its spawn, or
+		 * any task's end; zero-code Tokio tells neither) */
+		if (!err && (s->born || r->ends) && s->polls && !s->ended &&
+		    !s->pending && d->end_time >= s->last_poll + DELAYS_IDLE_NS &&
+		    !gap_between(r, s->last_poll, d->end_time))
+			err = push(&d->idle, &d->nidle, &r->icap,
+				   &(struct delay){.task = r->t[i].id,
+						   .wake = s->last_poll,
+						   .poller = s->last_poller,
+						   .poll = -1,
+						   .waker_poll = -1});
+		if (!err && s->wakes >= DELAYS_SELF_MIN && s->self_wakes * 2 > s->wakes) {
+			if (LIB_GROW(d->selfwoken, r->scap, d->nself + 1))
+				err = -ENOMEM;
+			else
+				d->selfwoken[d->nself++] = (struct delays_self){
+					r->t[i].id, s->wakes, s->self_wakes};
+		}
 		if (s->spawned && !err)
 			err = push(&d->unended, &d->nunended, &r->ucap,
 				   &(struct delay){.task = r->t[i].id,
@@ -567,11 +635,11 @@ static void replay_reset(struct replay *r, uint64_t window)
 	r->nt = 0;
 	met_release(&r->met);
 	r->window = window;
-	r->n = r->seen = r->released = 0;
+	r->n = r->seen = r->released = r->ends = 0;
 	r->late = 0;
 	r->nextra = 0;
 	if (d) {
-		d->n = d->nlost = d->nunended = 0;
+		d->n = d->nlost = d->nunended = d->nidle = d->nself = 0;
 		d->waiting_at_end = d->matched = d->counted = 0;
 	}
 }
@@ -666,6 +734,10 @@ static int conclude(struct replay *r, const struct join *j)
 		qsort(d->lost, d->nlost, sizeof(*d->lost), lost_cmp);
 	if (d->nunended)
 		qsort(d->unended, d->nunended, sizeof(*d->unended), lost_cmp);
+	if (d->nidle)
+		qsort(d->idle, d->nidle, sizeof(*d->idle), lost_cmp);
+	if (d->nself)
+		qsort(d->selfwoken, d->nself, sizeof(*d->selfwoken), self_cmp);
 	return 0;
 }
 
@@ -1023,6 +1095,8 @@ void delays__free(struct delays *d)
 	free(d->v);
 	free(d->lost);
 	free(d->unended);
+	free(d->idle);
+	free(d->selfwoken);
 	free(d);
 }
 
@@ -1241,5 +1315,76 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 	add_cause(v, &n, MAX_TRACKED, &found, &c);
 	qsort(v, n, sizeof(*v), cause_cmp);
 	memcpy(out, v, (n < max ? n : max) * sizeof(*v));
+	return found;
+}
+
+/* ---- leaks ---------------------------------------------------------------- */
+
+struct leak_ix {
+	const char *name;
+	const struct delay *d;
+};
+
+static int leak_cmp(const void *a, const void *b)
+{
+	const struct leak_ix *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->d->wake < y->d->wake ? -1 : x->d->wake > y->d->wake;
+}
+
+/* Does group @v (@n of one name, by spawn time) leak: at least
+ * DELAYS_LEAK_MIN, spawned all along the recording [@from, @to) (each
+ * quarter of it holds an eighth of them)? */
+static int leaks(const struct leak_ix *v, size_t n, uint64_t from, uint64_t to)
+{
+	size_t q[4] = {0};
+
+	if (n < DELAYS_LEAK_MIN || to <= from)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = v[i].d->wake > from ? v[i].d->wake - from : 0;
+		size_t k = (size_t)((double)at / (double)(to - from) * 4);
+
+		q[k > 3 ? 3 : k]++;
+	}
+	for (size_t k = 0; k < 4; k++)
+		if (q[k] * 8 < n)
+			return 0;
+	return 1;
+}
+
+size_t delays__leaks(const struct delays *d, struct delays_leak *out, size_t max)
+{
+	const struct join *j = d->join;
+	struct leak_ix *v;
+	size_t n = 0, found = 0;
+
+	if (!d->nunended || !j)
+		return 0;
+	v = malloc(d->nunended * sizeof(*v));
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < d->nunended; i++) {
+		const struct task_stat *ts = join__task(j, d->unended[i].task);
+
+		if (ts && !join__kept(j, ts))
+			continue;
+		v[n++] = (struct leak_ix){ts && ts->name ? ts->name : "", &d->unended[i]};
+	}
+	qsort(v, n, sizeof(*v), leak_cmp);
+	for (size_t i = 0, e; i < n; i = e) {
+		for (e = i + 1; e < n && !strcmp(v[e].name, v[i].name); e++)
+			;
+		if (!leaks(v + i, e - i, j->start_time, d->end_time))
+			continue;
+		if (found < max)
+			out[found] = (struct delays_leak){v[i].name, v[i].d->task, e - i,
+							  v[i].d->wake, v[e - 1].d->wake};
+		found++;
+	}
+	free(v);
 	return found;
 }

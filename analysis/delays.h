@@ -40,6 +40,20 @@ struct delay {
 	uint8_t spawn;	    /* 1: made ready by its spawn */
 };
 
+/* A task that woke itself: its wakes, and those by its own polls (a
+ * yield, a requeue: the thread polling it woke it) */
+struct delays_self {
+	uint64_t task;
+	uint64_t wakes, self_wakes;
+};
+
+/* Report's and top's thresholds for what the delays say of a task: no
+ * wake for DELAYS_IDLE_NS after its last poll (a lost waker), and more
+ * than half of its DELAYS_SELF_MIN or more wakes its own (d9prof(1)) */
+#define DELAYS_IDLE_NS	(2 * 1000000000ULL)
+#define DELAYS_SELF_MIN 20
+#define DELAYS_LEAK_MIN 16
+
 struct delays {
 	const struct join *join;
 	struct delay *v; /* longest first, then by wake time: all, or what
@@ -60,6 +74,18 @@ struct delays {
 				  * = spawn time, waker = spawning thread);
 				  * by spawn time */
 	size_t nunended;
+	struct delay *idle; /* polled, pending and not woken since its last
+			     * poll for DELAYS_IDLE_NS or more by the end,
+			     * not ended, where the trace says when tasks
+			     * end (its spawn recorded, or some task's end)
+			     * (wake = that poll's begin, poller its
+			     * thread): a lost waker, where the runtime
+			     * says nothing of its wakers; by time */
+	size_t nidle;
+	struct delays_self *selfwoken; /* wakes mostly their own (more
+					* than half of DELAYS_SELF_MIN
+					* or more): most first */
+	size_t nself;
 	uint64_t end_time; /* the recording end: how long lost ones
 			    * waited at least */
 };
@@ -107,6 +133,20 @@ void delays_feed__free(struct delays_feed *f);
  * poll: -1 before, for a poll not listed). 0, -ENOMEM or a walk's
  * error. */
 int delays__list_polls(struct delays *d, struct join *j, const struct delays_keep *keep);
+/* Tasks that leak, by name (the spawn site a C runtime gives): of those
+ * d->unended holds that the join keeps, DELAYS_LEAK_MIN or more of one
+ * name spawned all along the recording (each quarter of it holds an
+ * eighth of them), never ended. Into @out (room for @max): the name ("":
+ * unnamed), its first task, how many, the first and last spawn. Returns
+ * how many names (more than @max: the rest not written); 0 without
+ * memory. */
+struct delays_leak {
+	const char *name;
+	uint64_t task;
+	size_t n;
+	uint64_t first, last;
+};
+size_t delays__leaks(const struct delays *d, struct delays_leak *out, size_t max);
 void delays__free(struct delays *d);
 
 /* Delay statistics of a task, or of a group of tasks. */

@@ -35,6 +35,8 @@
 #define FLAG_BLOCKED_NS	  (1 * 1000000ULL)
 #define FLAG_IMBALANCE	  3.0
 #define FLAG_SPAN_NS	  (100 * 1000000ULL)
+#define FLAG_NO_YIELD_NS  ANALYSIS_FLAG_NO_YIELD_NS
+#define FLAG_SELF_POLL_NS (100 * 1000ULL) /* self-wakes: polls shorter */
 
 struct holder_ns {
 	uint32_t tid;
@@ -694,6 +696,117 @@ static void flag_span(struct page *pg)
 		snprintf(f->next, sizeof(f->next), "d9prof spans --min 100ms");
 }
 
+/* "task N name" of @task into @buf */
+static const char *task_of(const struct page *pg, uint64_t task, char *buf, size_t len)
+{
+	return analysis_task_label(pg->oc->join, task, buf, len);
+}
+
+static uint64_t mean_poll(const struct join *j, uint64_t task)
+{
+	const struct task_stat *ts = join__task(j, task);
+
+	return ts && ts->polls ? ts->total_ns / ts->polls : 0;
+}
+
+/* Is @task, whose wakes are mostly its own, kept and busy waiting: its
+ * polls short (a task that works a while and yields is cooperative) */
+static int busy_waits(const struct join *j, uint64_t task)
+{
+	const struct task_stat *ts = join__task(j, task);
+
+	return ts && join__kept(j, ts) && ts->polls &&
+	       mean_poll(j, task) < FLAG_SELF_POLL_NS;
+}
+
+/* What the detectors say of tasks: a poll that never yielded, a lost
+ * waker, self-wakes, a leak (thresholds in d9prof(1)) */
+static void flag_tasks(struct page *pg)
+{
+	const struct join *j = pg->oc->join;
+	const struct delays *d = pg->d;
+	const struct task_stat *worst = NULL;
+	struct delays_leak lk[1];
+	uint64_t n = 0;
+	struct flag *f;
+	char a[160], b[32], c[32];
+	size_t nl, k, w = 0;
+
+	for (size_t i = 0; i < j->ntasks; i++) {
+		const struct task_stat *ts = &j->tasks[i];
+
+		if (!join__kept(j, ts) || ts->longest_ns < FLAG_NO_YIELD_NS)
+			continue;
+		n++;
+		if (!worst || ts->longest_ns > worst->longest_ns)
+			worst = ts;
+	}
+	if (worst && (f = flag_new(pg, "never yielded", "1s"))) {
+		f->count = n;
+		f->task = worst->task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%s ran %s in one poll without yielding%s",
+			 task_of(pg, worst->task, a, sizeof(a)),
+			 text_duration(worst->longest_ns, b, sizeof(b)),
+			 n > 1 ? " (and others)" : "");
+		snprintf(f->next, sizeof(f->next),
+			 "d9prof flame --task %" PRIu64 " -o task.svg",
+			 trace_task_number(worst->task));
+	}
+	for (n = 0, k = 0; k < d->nidle; k++)
+		n += join__kept(j, join__task(j, d->idle[k].task));
+	for (k = 0; n && k < d->nidle && !join__kept(j, join__task(j, d->idle[k].task));
+	     k++)
+		;
+	if (n && (f = flag_new(pg, "lost waker", "2s"))) {
+		f->count = n;
+		f->task = d->idle[k].task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%" PRIu64
+			 " tasks pending and not woken again for 2s or more: %s, "
+			 "since %s before the end (its waker dropped or lost?)",
+			 n, task_of(pg, d->idle[k].task, a, sizeof(a)),
+			 text_duration(d->end_time - d->idle[k].wake, b, sizeof(b)));
+		snprintf(f->next, sizeof(f->next), "d9prof polls --task %" PRIu64,
+			 trace_task_number(d->idle[k].task));
+	}
+	for (n = 0, k = d->nself; k-- > 0;)
+		if (busy_waits(j, d->selfwoken[k].task)) {
+			n++;
+			w = k; /* (most self-wakes first: the last met) */
+		}
+	if (n && (f = flag_new(pg, "self-wakes", "half"))) {
+		const struct delays_self *s = &d->selfwoken[w];
+
+		f->count = n;
+		f->task = s->task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%s woke itself %" PRIu64 " times of its %" PRIu64
+			 " wakes, polls of %s on average (a busy loop?)",
+			 task_of(pg, s->task, a, sizeof(a)), s->self_wakes, s->wakes,
+			 text_duration(mean_poll(j, s->task), b, sizeof(b)));
+		snprintf(f->next, sizeof(f->next),
+			 "d9prof flame --task %" PRIu64 " -o task.svg",
+			 trace_task_number(s->task));
+	}
+	nl = delays__leaks(d, lk, 1);
+	if (nl && (f = flag_new(pg, "task leak", "16"))) {
+		char name[128];
+
+		analysis_clean_name(*lk[0].name ? lk[0].name : "[unnamed]", name,
+				    sizeof(name));
+		f->count = nl;
+		f->task = lk[0].task;
+		snprintf(f->detail, sizeof(f->detail),
+			 "%zu tasks %s spawned all along (%s to %s) and never ended%s",
+			 lk[0].n, name,
+			 text_duration(lk[0].first - j->start_time, b, sizeof(b)),
+			 text_duration(lk[0].last - j->start_time, c, sizeof(c)),
+			 nl > 1 ? " (and other names)" : "");
+		snprintf(f->next, sizeof(f->next), "d9prof tasks --by name");
+	}
+}
+
 static void flags(struct page *pg)
 {
 	const struct offcpu *oc = pg->oc;
@@ -787,6 +900,7 @@ static void flags(struct page *pg)
 	}
 	flag_imbalance(pg);
 	flag_span(pg);
+	flag_tasks(pg);
 	if (pg->d->nlost && (f = flag_new(pg, "woken, never polled", "any"))) {
 		f->count = pg->d->nlost;
 		f->task = pg->d->lost[0].task;
