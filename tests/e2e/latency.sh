@@ -6,6 +6,10 @@
 #   pinned  the worker of task "busy", pinned to CPU 0, shares it with
 #           thief (comm "cputhief"): its polls wait on the run queue
 #   lost    task "forgotten" is woken once and never polled again
+#   bugs    one bug a run, by its MODE (tests/e2e/latency/bugs.c): a dropped
+#           waker, a self-waking busy loop, a 2 s poll, a leaked task a
+#           request; report's detectors name each on its own program, and
+#           none on the demo
 # Each scenario is recorded once per run (`d9prof record -p PID -d 3`); its
 # tests read that trace. starve and pinned, whose tests need 500 samples of
 # one task, are recorded again for 6 s when 3 s gave fewer (a busy machine). *_scenario tests check the programs with the
@@ -53,7 +57,7 @@ build() {
 	cc -O2 -g -fno-omit-frame-pointer -Wall -Wextra -I"$ROOT/include" "$SRC/$n.c" \
 		-o "$BIN/$n" "$ROOT/$B/libd9prof.a" -lpthread
 }
-for n in starve pinned thief lost; do
+for n in starve pinned thief lost bugs; do
 	build $n || { say "latency.sh: cannot build tests/e2e/latency/$n.c"; exit 1; }
 done
 
@@ -784,6 +788,68 @@ t_lost_delays_json_never_polled() {
 	esac
 }
 
+# ---- the detectors --------------------------------------------------------
+
+# detect_start TAG CMD...: CMD started, and a recording of it 2.5 s into
+# $RD/det-TAG.data under way (the programs are recorded side by side)
+detect_start() {
+	local tag=$1
+	shift
+	start_ready -t 10 "$RD/det-$tag.out" "$@" || return 1
+	eval "DET_P_$tag=$SPID"
+	"$D9" record -p "$SPID" -d 2.5 -o "$RD/det-$tag.data" 2>"$RD/det-$tag.rec" &
+	eval "DET_R_$tag=$!"
+}
+
+# detect_end TAG: the recording of TAG done and the program stopped; the
+# report's detector flags into $RD/det-TAG.flags, a line each: FLAG
+# (blanks as _) TASK DETAIL
+detect_end() {
+	local tag=$1 p r
+	eval "p=\$DET_P_$tag r=\$DET_R_$tag"
+	wait "$r" || { stop "$p"; fail "record of $tag failed: $(tail -2 "$RD/det-$tag.rec")"; return 1; }
+	stop "$p"
+	"$D9" report -i "$RD/det-$tag.data" --format json 2>"$RD/det-$tag.err" | python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["flags"]:
+    if f["flag"] in ("never yielded", "lost waker", "self-wakes", "task leak"):
+        print(f["flag"].replace(" ", "_"), f["task"], f["detail"])' >"$RD/det-$tag.flags" ||
+		fail "report of $tag failed: $(tail -2 "$RD/det-$tag.err")"
+}
+
+# Each bug raises its detector's flag, naming its task, and no other
+# detector's; the demo raises none
+t_detectors_name_their_bug_and_no_other() {
+	[ "$JSON" = python3 ] || { say "skip - this test reads the report's JSON with python3"; return 2; }
+	local m mode flag name task bad=0
+	local all="dropwaker:lost_waker:dropped selfwake:self-wakes:spinner
+		spin:never_yielded:stuck leak:task_leak:handler"
+	for m in $all; do
+		detect_start "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
+	done
+	detect_start demo "$ROOT/$B/examples/demo" -d 12 -q || return 1
+	for m in $all demo; do
+		detect_end "${m%%:*}" || return 1
+	done
+	for m in $all; do
+		IFS=: read -r mode flag name <<<"$m"
+		say "    $mode: $(cut -c1-160 "$RD/det-$mode.flags" | tr '\n' ';')"
+		[ "$(awk '{ print $1 }' "$RD/det-$mode.flags" | sort -u)" = "$flag" ] ||
+			{ fail "$mode: want $flag alone, got '$(tr '\n' ';' <"$RD/det-$mode.flags")'"; bad=1; continue; }
+		task=$(awk '{ print $2; exit }' "$RD/det-$mode.flags")
+		# the program's own word: task 2 is the buggy one; the leak's
+		# handlers are 1000 and up
+		if [ "$mode" = leak ]; then
+			[ "$task" -ge 1000 ] 2>/dev/null
+		else
+			[ "$task" = "$(task_id "$RD/det-$mode.out" "$name")" ]
+		fi || { fail "$mode: the flag names task $task"; bad=1; continue; }
+		grep -q " $name" "$RD/det-$mode.flags" || { fail "$mode: no '$name' in the flag"; bad=1; }
+	done
+	[ ! -s "$RD/det-demo.flags" ] || { fail "the demo raised: $(tr '\n' ';' <"$RD/det-demo.flags")"; bad=1; }
+	return "$bad"
+}
+
 # ---- runner ---------------------------------------------------------------
 # in this order: the tests of a scenario read its one recording
 order="t_starve_scenario t_starve_delays_text t_starve_delays_json
@@ -791,7 +857,7 @@ order="t_starve_scenario t_starve_delays_text t_starve_delays_json
 	t_pinned_scenario t_pinned_polls_runq_column t_pinned_offcpu_runqueue_frame
 	t_pinned_report_runqueue t_pinned_runq_holders_past_many_switches
 	t_lost_scenario t_lost_report_never_polled t_lost_delays_json_never_polled
-	t_wakeups_refused_is_said"
+	t_wakeups_refused_is_said t_detectors_name_their_bug_and_no_other"
 say "latency e2e: $RUNS run(s), $([ "$LOAD" = 1 ] && echo "loaded: 2 x yes" || echo idle)," \
 	"JSON checks by $JSON; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 E2E_WRAP=loaded
