@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/delays.h"
 #include "analysis/join.h"
 #include "analysis/live.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 #include "lib/map.h"
 
 #define LIVE_HIST    4096		/* recent polls kept per thread, at most */
@@ -87,12 +89,22 @@ struct ltask {
 			     * drained late (from another thread's ring)
 			     * is over */
 	uint32_t polled_on; /* the thread polling it now, 0 none */
-	int ended;
+	int ended, born;    /* born: its spawn seen */
+	uint64_t last_end;  /* its last poll's end */
 	/* this interval */
 	uint64_t polls, poll_ns, max_poll, samples, blocked_ns, runq_ns;
 	uint32_t delays[LIVE_BUCKETS];
 	uint64_t ndelays;
+	uint64_t wakes, self_wakes; /* ... by the thread polling it */
 };
+
+/* A name's live tasks at the last snapshots, newest first (the leak's) */
+struct lname {
+	char name[64];
+	uint32_t alive[LIVE_LEAK_SNAPS + 1];
+	int seen; /* at this snapshot */
+};
+#define LIVE_NAMES 256
 
 struct live {
 	pthread_mutex_t lock;
@@ -121,6 +133,10 @@ struct live {
 	size_t c_th;
 	uint64_t c_task;
 	size_t c_tk;
+	uint64_t ends;	     /* tasks seen to end */
+	struct lname *names; /* the leak's, LIVE_NAMES at most */
+	size_t nnames, names_cap;
+	struct lib_map name_ix; /* lib_hash_str(name) -> index + 1 */
 	/* the hot stacks of task want (live__want_stacks()) */
 	uint64_t want;
 	struct live_stack hot[4 * LIVE_STACKS];
@@ -355,6 +371,8 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 		k->max_poll = end - start;
 	if (k->polled_on == t->tid)
 		k->polled_on = 0;
+	if (end > k->last_end)
+		k->last_end = end;
 }
 
 /* A poll of @k begins at @start: the wait since its wake is a delay. */
@@ -399,8 +417,11 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		if (t->task == e->task && t->from_header)
 			t->task = 0;
 		poll_done(l, t, e->task, e->time - len, e->time);
-		if (e->type == TRACE_REC_POLL_WOKEN)
+		if (e->type == TRACE_REC_POLL_WOKEN && k) {
+			k->wakes++;
+			k->self_wakes++;
 			woken(k, e->time);
+		}
 		break;
 	case TRACE_EV_POLL_BEGIN:
 		k = task_of(l, e->task);
@@ -420,11 +441,19 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 	case TRACE_EV_WAKE:
 	case TRACE_EV_SPAWN:
 		k = task_of(l, e->task);
-		if (k && k->polled_on != e->tid)
+		if (!k)
+			break;
+		if (e->type == TRACE_EV_SPAWN)
+			k->born = 1;
+		else if (k->polled_on == e->tid)
+			k->self_wakes++;
+		k->wakes += e->type == TRACE_EV_WAKE;
+		if (k->polled_on != e->tid)
 			woken(k, e->time);
 		break;
 	case TRACE_EV_TASK_END:
 		k = task_of(l, e->task);
+		l->ends++;
 		if (k) {
 			k->ended = 1;
 			k->wake = 0;
@@ -774,6 +803,9 @@ static void forget(struct live *l)
 	lib_map_release(&l->task_ix);
 	lib_map_release(&l->tname_ix);
 	l->ntname = 0;
+	lib_map_release(&l->name_ix);
+	l->nnames = 0;
+	l->ends = 0;
 	l->have_last = 0;
 	l->refused = l->samples = l->outside = 0;
 	l->c_th = l->c_tk = 0;
@@ -806,6 +838,7 @@ void live__free(struct live *l)
 	free(l->th);
 	free(l->tk);
 	free(l->tname);
+	free(l->names);
 	free(l);
 }
 
@@ -964,6 +997,78 @@ static void snap_tasks(struct live *l, uint64_t now, const char **names,
 	}
 }
 
+static void find(struct live_snap *out, uint32_t kind, uint64_t task, const char *name,
+		 uint64_t ns, uint64_t a, uint64_t b)
+{
+	struct live_find *f;
+
+	if (out->nfinds == LIVE_FINDS)
+		return;
+	f = &out->finds[out->nfinds++];
+	*f = (struct live_find){.kind = kind, .task = task, .ns = ns, .a = a, .b = b};
+	snprintf(f->name, sizeof(f->name), "%s", name);
+}
+
+/* Name @name's leak history (NULL: LIVE_NAMES are known, or no memory) */
+static struct lname *name_of(struct live *l, const char *name)
+{
+	int created;
+	uint64_t *v = lib_map_get(&l->name_ix, lib_hash_str(name), &created);
+	struct lname *n;
+
+	if (!v)
+		return NULL;
+	if (!created)
+		return strcmp(l->names[*v - 1].name, name) ? NULL : &l->names[*v - 1];
+	if (l->nnames == LIVE_NAMES || LIB_GROW(l->names, l->names_cap, l->nnames + 1)) {
+		lib_map_del(&l->name_ix, lib_hash_str(name));
+		return NULL;
+	}
+	n = &l->names[l->nnames];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	*v = ++l->nnames;
+	return n;
+}
+
+/* What the detectors find at @now (struct live_find), of the interval
+ * that ends: before snap_forget() starts its counts again */
+static void snap_finds(struct live *l, uint64_t now, struct live_snap *out)
+{
+	size_t i;
+
+	for (i = 0; i < l->nnames; i++) {
+		struct lname *n = &l->names[i];
+
+		memmove(n->alive + 1, n->alive, LIVE_LEAK_SNAPS * sizeof(n->alive[0]));
+		n->alive[0] = 0;
+	}
+	for (i = 0; i < l->ntk; i++) {
+		const struct ltask *k = &l->tk[i];
+		struct lname *n;
+
+		if (!k->ended && !k->polled_on && !k->wake && k->last_end &&
+		    (k->born || l->ends) && now >= k->last_end + DELAYS_IDLE_NS)
+			find(out, LIVE_LOST_WAKER, k->id, k->name, now - k->last_end, 0,
+			     0);
+		if (k->wakes >= DELAYS_SELF_MIN && k->self_wakes * 2 > k->wakes &&
+		    k->polls && k->poll_ns / k->polls < LIVE_SELF_POLL_NS)
+			find(out, LIVE_SELF_WAKES, k->id, k->name, k->poll_ns / k->polls,
+			     k->self_wakes, k->wakes);
+		if (k->born && !k->ended && (n = name_of(l, k->name)))
+			n->alive[0]++;
+	}
+	for (i = 0; i < l->nnames; i++) {
+		const struct lname *n = &l->names[i];
+		size_t k;
+
+		for (k = 0; k < LIVE_LEAK_SNAPS && n->alive[k] > n->alive[k + 1]; k++)
+			;
+		if (k == LIVE_LEAK_SNAPS && n->alive[0] >= DELAYS_LEAK_MIN)
+			find(out, LIVE_LEAK, 0, n->name, 0, n->alive[0], 0);
+	}
+}
+
 /* The interval's counts start again; tasks that ended go, once shown, and
  * so do threads with nothing for two snapshots and no poll a late sample
  * may still fall in (their names stay). */
@@ -980,6 +1085,7 @@ static void snap_forget(struct live *l, uint64_t now)
 		}
 		k->polls = k->poll_ns = k->max_poll = k->samples = 0;
 		k->blocked_ns = k->runq_ns = k->ndelays = 0;
+		k->wakes = k->self_wakes = 0;
 		memset(k->delays, 0, sizeof(k->delays));
 		if (n != i) {
 			l->tk[n] = *k;
@@ -1063,6 +1169,7 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		if (by != GROUP_THREAD)
 			r->mean_poll_ns = r->polls ? r->poll_ns / r->polls : 0;
 	}
+	snap_finds(l, now, out);
 	snap_forget(l, now);
 	snap_stacks(l, out);
 	out->inside = l->inside;
@@ -1091,7 +1198,7 @@ void live_snap_release(struct live_snap *s)
 /* ---- a snapshot as bytes -------------------------------------------------- */
 
 #define PACK_MAGIC   0x564c3944u /* "D9LV" */
-#define PACK_VERSION 2
+#define PACK_VERSION 3
 #define PACK_MAX     (1u << 20) /* rows, and workers, at most */
 
 struct pack_hdr {
@@ -1104,6 +1211,8 @@ struct pack_hdr {
 	int32_t by, auto_by;
 	uint64_t stacks_task, nstacks;
 	struct live_stack stacks[LIVE_STACKS];
+	uint64_t nfinds;
+	struct live_find finds[LIVE_FINDS];
 };
 
 int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
@@ -1127,12 +1236,14 @@ int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
 		.auto_by = s->auto_by,
 		.stacks_task = s->stacks_task,
 		.nstacks = s->nstacks,
+		.nfinds = s->nfinds,
 	};
 	size_t rows = s->nrows * sizeof(*s->rows),
 	       workers = s->nworkers * sizeof(*s->workers);
 	char *p;
 
 	memcpy(h.stacks, s->stacks, sizeof(h.stacks));
+	memcpy(h.finds, s->finds, sizeof(h.finds));
 	*len = sizeof(h) + rows + workers;
 	p = *buf = malloc(*len);
 	if (!p)
@@ -1162,8 +1273,11 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	    len != sizeof(h) + h.nrows * sizeof(struct live_row) +
 			    h.nworkers * sizeof(struct live_worker) ||
 	    h.by < GROUP_AUTO || h.by > GROUP_SPAN || !(h.period_ns >= 0) ||
-	    h.nstacks > LIVE_STACKS)
+	    h.nstacks > LIVE_STACKS || h.nfinds > LIVE_FINDS)
 		return -EBADMSG;
+	for (i = 0; i < h.nfinds; i++)
+		if (h.finds[i].kind < LIVE_LOST_WAKER || h.finds[i].kind > LIVE_LEAK)
+			return -EBADMSG;
 	for (i = 0; i < h.nstacks; i++)
 		if (h.stacks[i].n > LIVE_STACK_DEPTH)
 			return -EBADMSG;
@@ -1191,6 +1305,10 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	s->stacks_task = h.stacks_task;
 	s->nstacks = h.nstacks;
 	memcpy(s->stacks, h.stacks, sizeof(s->stacks));
+	s->nfinds = h.nfinds;
+	memcpy(s->finds, h.finds, sizeof(s->finds));
+	for (i = 0; i < s->nfinds; i++)
+		s->finds[i].name[sizeof(s->finds[i].name) - 1] = '\0';
 	/* another process wrote it: names end inside, states are states */
 	for (i = 0; i < s->nrows; i++) {
 		s->rows[i].name[sizeof(s->rows[i].name) - 1] = '\0';

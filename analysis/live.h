@@ -79,6 +79,29 @@ struct live_lost {
 	uint64_t samples, shim, offcpu, wakeups, ctimer;
 };
 
+/* What the detectors find at a snapshot (d9prof(1), report's flags as
+ * they hold now): a task pending and not woken since its last poll for
+ * DELAYS_IDLE_NS (where the runtime says when tasks end: the task's
+ * spawn was seen, or some task's end); one whose wakes in the interval
+ * were mostly its own, DELAYS_SELF_MIN of them or more, its polls short;
+ * a name whose live tasks (spawned while watched, not ended) number
+ * DELAYS_LEAK_MIN or more and grew at each of the last LIVE_LEAK_SNAPS
+ * snapshots. */
+enum live_find_kind {
+	LIVE_LOST_WAKER = 1, /* ns: since its last poll ended */
+	LIVE_SELF_WAKES = 2, /* a: its own wakes, b: all, ns: mean poll */
+	LIVE_LEAK = 3,	     /* a: the name's live tasks (task: one) */
+};
+#define LIVE_FINDS	  8
+#define LIVE_LEAK_SNAPS	  4
+#define LIVE_SELF_POLL_NS (100 * 1000ULL)
+struct live_find {
+	uint32_t kind;
+	uint64_t task;
+	char name[64];
+	uint64_t ns, a, b;
+};
+
 struct live_snap {
 	uint64_t time;	      /* CLOCK_MONOTONIC ns */
 	uint64_t interval_ns; /* since the last snapshot (0: the first) */
@@ -97,7 +120,9 @@ struct live_snap {
 	uint64_t refused;	  /* threads and tasks not kept */
 	uint64_t stacks_task;	  /* whose hottest stacks follow (0: none) */
 	struct live_stack stacks[LIVE_STACKS];
-	size_t nstacks; /* hottest first */
+	size_t nstacks;			    /* hottest first */
+	struct live_find finds[LIVE_FINDS]; /* the first found */
+	size_t nfinds;
 };
 
 /* A sample stands for @period_ns of CPU. 0 or -ENOMEM. */

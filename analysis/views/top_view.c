@@ -111,7 +111,8 @@ static size_t shown_rows(const struct live_snap *s, const struct top_opts *o,
 
 struct warn {
 	const char *flag, *threshold;
-	char text[200];
+	uint64_t task; /* 0: none */
+	char text[256];
 };
 
 static const char *who(const struct live_snap *s, const struct live_row *r, char *buf,
@@ -129,8 +130,31 @@ static const char *who(const struct live_snap *s, const struct live_row *r, char
 	return buf;
 }
 
-/* What holds now of report's flags: polls running past 10 ms, tasks woken
- * 5 ms ago and not polled, a worker in one poll for a second. */
+/* "task N name" of task @task, its name from its row (by task; else
+ * "task N") */
+static const char *task_named(const struct live_snap *s, uint64_t task, char *buf,
+			      size_t len)
+{
+	for (size_t i = 0; s->by == GROUP_TASK && i < s->nrows; i++)
+		if (s->rows[i].id == task)
+			return who(s, &s->rows[i], buf, len);
+	snprintf(buf, len, "task %" PRIu64, trace_task_number(task));
+	return buf;
+}
+
+/* "task N name" of a find */
+static const char *find_task(const struct live_find *f, char *buf, size_t len)
+{
+	char name[64];
+
+	analysis_fit_name(f->name[0] ? f->name : NULL, 32, name, sizeof(name));
+	snprintf(buf, len, "task %" PRIu64 " %s", trace_task_number(f->task), name);
+	return buf;
+}
+
+/* What holds now of report's flags: polls running past 10 ms, a task in
+ * one poll for a second (never yielded), tasks woken 5 ms ago and not
+ * polled, and what the detectors found (struct live_find). */
 static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 {
 	char a[32], b[160], c[64];
@@ -142,12 +166,12 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 		if (!k->task || k->in_poll_ns < ANALYSIS_FLAG_LONG_POLL_NS)
 			continue;
 		analysis_fit_name(k->name[0] ? k->name : "?", 24, c, sizeof(c));
-		w[n].flag = k->in_poll_ns >= STUCK_NS ? "worker stuck in one poll"
-						      : "long poll";
+		w[n].flag = k->in_poll_ns >= STUCK_NS ? "never yielded" : "long poll";
 		w[n].threshold = k->in_poll_ns >= STUCK_NS ? "1s" : "10ms";
+		w[n].task = k->task;
 		snprintf(w[n].text, sizeof(w[n].text),
-			 "task %" PRIu64 " polled on %s[%" PRIu32 "] for %s now",
-			 trace_task_number(k->task), c, k->tid,
+			 "%s polled on %s[%" PRIu32 "] for %s now",
+			 task_named(s, k->task, b, sizeof(b)), c, k->tid,
 			 text_duration(k->in_poll_ns, a, sizeof(a)));
 		n++;
 	}
@@ -158,9 +182,44 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 			continue;
 		w[n].flag = "wake-to-poll delay";
 		w[n].threshold = "5ms";
+		w[n].task = s->by == GROUP_TASK ? r->id : 0;
 		snprintf(w[n].text, sizeof(w[n].text), "%s woken %s ago, not polled yet",
 			 who(s, r, b, sizeof(b)),
 			 text_duration(r->state_ns, a, sizeof(a)));
+		n++;
+	}
+	for (size_t i = 0; i < s->nfinds && n < max; i++) {
+		const struct live_find *f = &s->finds[i];
+
+		w[n].task = f->task;
+		switch (f->kind) {
+		case LIVE_LOST_WAKER:
+			w[n].flag = "lost waker";
+			w[n].threshold = "2s";
+			snprintf(w[n].text, sizeof(w[n].text),
+				 "%s pending, not woken for %s since its last poll",
+				 find_task(f, b, sizeof(b)),
+				 text_duration(f->ns, a, sizeof(a)));
+			break;
+		case LIVE_SELF_WAKES:
+			w[n].flag = "self-wakes";
+			w[n].threshold = "half";
+			snprintf(w[n].text, sizeof(w[n].text),
+				 "%s woke itself %" PRIu64 " of its %" PRIu64
+				 " wakes, polls of %s",
+				 find_task(f, b, sizeof(b)), f->a, f->b,
+				 text_duration(f->ns, a, sizeof(a)));
+			break;
+		default:
+			analysis_fit_name(f->name[0] ? f->name : "[unnamed]", 32, c,
+					  sizeof(c));
+			w[n].flag = "task leak";
+			w[n].threshold = "16";
+			snprintf(w[n].text, sizeof(w[n].text),
+				 "tasks %s: %" PRIu64 " alive, more at each frame", c,
+				 f->a);
+			break;
+		}
 		n++;
 	}
 	return n;
@@ -542,6 +601,11 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		lib_json_object_begin(w);
 		lib_json_str_field(w, "flag", wn[i].flag);
 		lib_json_str_field(w, "threshold", wn[i].threshold);
+		lib_json_name(w, "task");
+		if (wn[i].task)
+			lib_json_uint(w, trace_task_number(wn[i].task));
+		else
+			lib_json_null(w);
 		lib_json_str_field(w, "detail", wn[i].text);
 		lib_json_object_end(w);
 	}

@@ -153,9 +153,10 @@ Test(live, the_poll_in_progress_and_the_warnings_of_report)
 				   out),
 		     0);
 	text = output();
-	cr_expect(strstr(text,
-			 "! long poll (>= 10ms): task 1 polled on ?[10] for 98.0ms now"),
-		  "%s", text);
+	cr_expect(
+		strstr(text,
+		       "! long poll (>= 10ms): task 1 hog polled on ?[10] for 98.0ms now"),
+		"%s", text);
 	cr_expect(strstr(text,
 			 "! wake-to-poll delay (>= 5ms): task 2 victim woken 99.0ms ago, "
 			 "not polled yet"),
