@@ -790,52 +790,36 @@ t_lost_delays_json_never_polled() {
 
 # ---- the detectors --------------------------------------------------------
 
-# detect_start TAG CMD...: CMD started, and a recording of it 2.5 s into
-# $RD/det-TAG.data under way (the programs are recorded side by side)
-detect_start() {
-	local tag=$1
-	shift
-	start_ready -t 10 "$RD/det-$tag.out" "$@" || return 1
-	eval "DET_P_$tag=$SPID"
-	"$D9" record -p "$SPID" -d 2.5 -o "$RD/det-$tag.data" 2>"$RD/det-$tag.rec" &
-	eval "DET_R_$tag=$!"
+# watch_start HOW TAG CMD...: CMD started, and HOW of it under way: rec
+# (a recording of 2.5 s into $RD/rec-TAG.data) or top (`top -b`, 6 frames
+# half a second apart, into $RD/top-TAG.json); the programs are watched
+# side by side
+watch_start() {
+	local how=$1 tag=$2
+	shift 2
+	start_ready -t 10 "$RD/$how-$tag.out" "$@" || return 1
+	eval "W_P_${how}_$tag=$SPID"
+	if [ "$how" = rec ]; then
+		"$D9" record -p "$SPID" -d 2.5 -o "$RD/rec-$tag.data" 2>"$RD/rec-$tag.err" &
+	else
+		"$D9" top -p "$SPID" -b -n 6 -d 0.5 --format json >"$RD/top-$tag.json" \
+			2>"$RD/top-$tag.err" &
+	fi
+	eval "W_R_${how}_$tag=$!"
 }
 
-# detect_end TAG: the recording of TAG done and the program stopped; the
-# report's detector flags into $RD/det-TAG.flags, a line each: FLAG
-# (blanks as _) TASK DETAIL
-detect_end() {
-	local tag=$1 p r
-	eval "p=\$DET_P_$tag r=\$DET_R_$tag"
-	wait "$r" || { stop "$p"; fail "record of $tag failed: $(tail -2 "$RD/det-$tag.rec")"; return 1; }
+# watch_end HOW TAG: HOW of TAG done, the program stopped; the detectors'
+# flags (report's, of the recording) or warnings (top's, of its frames)
+# into $RD/HOW-TAG.flags, a line each: FLAG (blanks as _) TASK DETAIL
+watch_end() {
+	local how=$1 tag=$2 p r
+	eval "p=\$W_P_${how}_$tag r=\$W_R_${how}_$tag"
+	wait "$r" || { stop "$p"; fail "$how of $tag failed: $(tail -2 "$RD/$how-$tag.err")"; return 1; }
 	stop "$p"
-	"$D9" report -i "$RD/det-$tag.data" --format json 2>"$RD/det-$tag.err" | python3 -c '
-import json, sys
-for f in json.load(sys.stdin)["flags"]:
-    if f["flag"] in ("never yielded", "lost waker", "self-wakes", "task leak"):
-        print(f["flag"].replace(" ", "_"), f["task"], f["detail"])' >"$RD/det-$tag.flags" ||
-		fail "report of $tag failed: $(tail -2 "$RD/det-$tag.err")"
-}
-
-# top_start TAG CMD...: CMD started, and `top -b` on it (6 frames, half
-# a second apart) under way
-top_start() {
-	local tag=$1
-	shift
-	start_ready -t 10 "$RD/top-$tag.out" "$@" || return 1
-	eval "TOP_P_$tag=$SPID"
-	"$D9" top -p "$SPID" -b -n 6 -d 0.5 --format json >"$RD/top-$tag.json" \
-		2>"$RD/top-$tag.err" &
-	eval "TOP_R_$tag=$!"
-}
-
-# top_end TAG: top of TAG done, the program stopped; the detectors'
-# warnings of its frames into $RD/top-TAG.flags as detect_end() writes them
-top_end() {
-	local tag=$1 p r
-	eval "p=\$TOP_P_$tag r=\$TOP_R_$tag"
-	wait "$r" || { stop "$p"; fail "top of $tag failed: $(tail -2 "$RD/top-$tag.err")"; return 1; }
-	stop "$p"
+	if [ "$how" = rec ]; then
+		"$D9" report -i "$RD/rec-$tag.data" --format json >"$RD/rec-$tag.json" \
+			2>"$RD/rec-$tag.err" || { fail "report of $tag failed: $(tail -2 "$RD/rec-$tag.err")"; return 1; }
+	fi
 	python3 -c '
 import json, sys
 s, d, i = open(sys.argv[1]).read(), json.JSONDecoder(), 0
@@ -843,10 +827,10 @@ while s[i:].strip():
     while s[i].isspace():
         i += 1
     o, i = d.raw_decode(s, i)
-    for w in o["warnings"]:
+    for w in o.get("flags", []) + o.get("warnings", []):
         if w["flag"] in ("never yielded", "lost waker", "self-wakes", "task leak"):
-            print(w["flag"].replace(" ", "_"), w["task"], w["detail"])' "$RD/top-$tag.json" \
-		>"$RD/top-$tag.flags" || fail "top of $tag: not JSON frames"
+            print(w["flag"].replace(" ", "_"), w["task"], w["detail"])' "$RD/$how-$tag.json" \
+		>"$RD/$how-$tag.flags" || fail "$how of $tag: not JSON"
 }
 
 # check_flags WHAT FILE MODE FLAG NAME: FILE (a flags file) holds FLAG
@@ -860,7 +844,7 @@ check_flags() {
 	# the program's own word: task 2 is the buggy one; the leak's
 	# handlers are 1000 and up (top names the leak's tasks by name)
 	if [ "$mode" != leak ]; then
-		[ "$task" = "$(task_id "$RD/det-$mode.out" "$name")" ] ||
+		[ "$task" = "$(task_id "$RD/rec-$mode.out" "$name")" ] ||
 			{ fail "$what $mode: the flag names task $task"; return 1; }
 	fi
 	grep -q " $name" "$f" || { fail "$what $mode: no '$name' in the flag"; return 1; }
@@ -876,23 +860,23 @@ t_detectors_name_their_bug_and_no_other() {
 	local all="dropwaker:lost_waker:dropped selfwake:self-wakes:spinner
 		spin:never_yielded:stuck leak:task_leak:handler"
 	for m in $all; do
-		detect_start "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
+		watch_start rec "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
 	done
-	detect_start demo "$ROOT/$B/examples/demo" -d 12 -q || return 1
+	watch_start rec demo "$ROOT/$B/examples/demo" -d 12 -q || return 1
 	for m in $all demo; do
-		detect_end "${m%%:*}" || return 1
+		watch_end rec "${m%%:*}" || return 1
 	done
 	for m in $all; do
 		IFS=: read -r mode flag name <<<"$m"
-		check_flags report "$RD/det-$mode.flags" "$mode" "$flag" "$name" || bad=1
+		check_flags report "$RD/rec-$mode.flags" "$mode" "$flag" "$name" || bad=1
 	done
-	[ ! -s "$RD/det-demo.flags" ] || { fail "the demo raised: $(tr '\n' ';' <"$RD/det-demo.flags")"; bad=1; }
+	[ ! -s "$RD/rec-demo.flags" ] || { fail "the demo raised: $(tr '\n' ';' <"$RD/rec-demo.flags")"; bad=1; }
 	# top: the same, as it happens
 	for m in $all; do
-		top_start "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
+		watch_start top "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
 	done
 	for m in $all; do
-		top_end "${m%%:*}" || return 1
+		watch_end top "${m%%:*}" || return 1
 	done
 	for m in $all; do
 		IFS=: read -r mode flag name <<<"$m"
