@@ -483,8 +483,8 @@ t_chrome_loads_in_devtools_performance_panel() {
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "DevTools does not show the chrome export as it should"
 }
 
-# A trace too big for a viewer (ten seconds of the bench's ~1.1M polls a
-# second, each entering a span, some 8 GB in full) past --max-size: cut to
+# A trace too big for a viewer (three seconds of the bench's ~1.1M polls a
+# second, each entering a span, some 2.6 GB in full) past --max-size: cut to
 # fit, every poll still counted (whole, or in its task's runs), the
 # longest spans kept, and it opens in DevTools
 t_chrome_past_max_size_fits_and_opens_in_devtools() {
@@ -493,7 +493,7 @@ t_chrome_past_max_size_fits_and_opens_in_devtools() {
 	command -v python3 >/dev/null || { say "skip - no python3 to read the counts"; return 2; }
 	find_chromium || return
 	mkdir -p "$out" || return
-	"$D9" record -o "$big" -- "$DEMO" --bench-polls --bench-spans 10 -d 10 -q >/dev/null 2>"$TMP/big.err" ||
+	"$D9" record -o "$big" -- "$DEMO" --bench-polls --bench-spans 10 -d 3 -q >/dev/null 2>"$TMP/big.err" ||
 		{ cat "$TMP/big.err"; fail "record of the bench failed"; return 1; }
 	"$D9" export -i "$big" --format chrome --max-size 16M -o "$TMP/big.json" 2>"$TMP/bigx.err" ||
 		{ cat "$TMP/bigx.err"; fail "export failed"; return 1; }
