@@ -696,12 +696,6 @@ static void flag_span(struct page *pg)
 		snprintf(f->next, sizeof(f->next), "d9prof spans --min 100ms");
 }
 
-/* "task N name" of @task into @buf */
-static const char *task_of(const struct page *pg, uint64_t task, char *buf, size_t len)
-{
-	return analysis_task_label(pg->oc->join, task, buf, len);
-}
-
 static uint64_t mean_poll(const struct join *j, uint64_t task)
 {
 	const struct task_stat *ts = join__task(j, task);
@@ -746,31 +740,33 @@ static void flag_tasks(struct page *pg)
 		f->task = worst->task;
 		snprintf(f->detail, sizeof(f->detail),
 			 "%s ran %s in one poll without yielding%s",
-			 task_of(pg, worst->task, a, sizeof(a)),
+			 analysis_task_label(j, worst->task, a, sizeof(a)),
 			 text_duration(worst->longest_ns, b, sizeof(b)),
 			 n > 1 ? " (and others)" : "");
 		snprintf(f->next, sizeof(f->next),
 			 "d9prof flame --task %" PRIu64 " -o task.svg",
 			 trace_task_number(worst->task));
 	}
-	for (n = 0, k = 0; k < d->nidle; k++)
-		n += join__kept(j, join__task(j, d->idle[k].task));
-	for (k = 0; n && k < d->nidle && !join__kept(j, join__task(j, d->idle[k].task));
-	     k++)
-		;
+	for (n = 0, k = d->nidle; k-- > 0;)
+		if (join__kept(j, join__task(j, d->idle[k].task))) {
+			n++;
+			w = k; /* (the longest silent first: the last met) */
+		}
 	if (n && (f = flag_new(pg, "lost waker", "2s"))) {
+		const struct delay *x = &d->idle[w];
+
 		f->count = n;
-		f->task = d->idle[k].task;
+		f->task = x->task;
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64
 			 " tasks pending and not woken again for 2s or more: %s, "
 			 "since %s before the end (its waker dropped or lost?)",
-			 n, task_of(pg, d->idle[k].task, a, sizeof(a)),
-			 text_duration(d->end_time - d->idle[k].wake, b, sizeof(b)));
+			 n, analysis_task_label(j, x->task, a, sizeof(a)),
+			 text_duration(d->end_time - x->wake, b, sizeof(b)));
 		snprintf(f->next, sizeof(f->next), "d9prof polls --task %" PRIu64,
-			 trace_task_number(d->idle[k].task));
+			 trace_task_number(x->task));
 	}
-	for (n = 0, k = d->nself; k-- > 0;)
+	for (n = 0, w = 0, k = d->nself; k-- > 0;)
 		if (busy_waits(j, d->selfwoken[k].task)) {
 			n++;
 			w = k; /* (most self-wakes first: the last met) */
@@ -783,8 +779,8 @@ static void flag_tasks(struct page *pg)
 		snprintf(f->detail, sizeof(f->detail),
 			 "%s woke itself %" PRIu64 " times of its %" PRIu64
 			 " wakes, polls of %s on average (a busy loop?)",
-			 task_of(pg, s->task, a, sizeof(a)), s->self_wakes, s->wakes,
-			 text_duration(mean_poll(j, s->task), b, sizeof(b)));
+			 analysis_task_label(j, s->task, a, sizeof(a)), s->self_wakes,
+			 s->wakes, text_duration(mean_poll(j, s->task), b, sizeof(b)));
 		snprintf(f->next, sizeof(f->next),
 			 "d9prof flame --task %" PRIu64 " -o task.svg",
 			 trace_task_number(s->task));
