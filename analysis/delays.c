@@ -93,6 +93,8 @@ struct rtask {
 struct tasks_met {
 	struct lib_map ix;	/* task id -> its number */
 	struct lib_map polling; /* tid -> number + 1 of the task it polls */
+	uint32_t p_tid;		/* ... the last looked up (a thread's events */
+	uint64_t *p_val;	/* come in runs), NULL: none */
 	uint32_t n;
 	struct tcache {
 		uint64_t id;
@@ -497,6 +499,23 @@ static int dev_ord(const struct trace_event *e)
 /* Event @e as the dev *@out, its task numbered in @m (*@fresh if new):
  * 1, 0 if it makes or ends no wait (or its tid is out of range), or
  * -errno */
+/* The slot in @m->polling of thread @tid, added if @add (NULL: absent,
+ * or no memory). The last one is kept: the pointer holds until an add,
+ * which gives the one kept then. */
+static uint64_t *polling_of(struct tasks_met *m, uint32_t tid, int add)
+{
+	uint64_t *v;
+
+	if (m->p_val && m->p_tid == tid)
+		return m->p_val;
+	v = add ? lib_map_get(&m->polling, tid, NULL) : lib_map_find(&m->polling, tid);
+	if (v) {
+		m->p_tid = tid;
+		m->p_val = v;
+	}
+	return v;
+}
+
 static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *out,
 		  int *fresh)
 {
@@ -509,7 +528,7 @@ static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *
 		return 0;
 	if (e->type == TRACE_EV_POLL_END) {
 		/* (a thread's events come in its order: its poll ends here) */
-		v = lib_map_find(&m->polling, e->tid);
+		v = polling_of(m, e->tid, 0);
 		if (v)
 			*v = 0;
 		return 0;
@@ -518,13 +537,13 @@ static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *
 		return 0;
 	if ((err = met(m, e->task, &ix, fresh)))
 		return err;
-	if (ord == DV_BEGIN || ord == DV_WAKE) {
-		if (!(v = lib_map_get(&m->polling, e->tid, NULL)))
+	if (ord == DV_BEGIN) {
+		if (!(v = polling_of(m, e->tid, 1)))
 			return -ENOMEM;
-		if (ord == DV_BEGIN)
-			*v = (uint64_t)ix + 1;
-		else if (*v == (uint64_t)ix + 1)
-			self = DEV_SELF;
+		*v = (uint64_t)ix + 1;
+	} else if (ord == DV_WAKE && (v = polling_of(m, e->tid, 0)) &&
+		   *v == (uint64_t)ix + 1) {
+		self = DEV_SELF;
 	}
 	*out = (struct dev){e->time, DEV_KEY(ord, ix, e->tid | self)};
 	return 1;
