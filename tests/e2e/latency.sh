@@ -833,7 +833,7 @@ while s[i:].strip():
 		>"$RD/$how-$tag.flags" || fail "$how of $tag: not JSON"
 }
 
-# check_flags WHAT FILE MODE FLAG NAME: FILE (a flags file) holds FLAG
+# check_flags HOW FILE MODE FLAG NAME: FILE (HOW's flags file) holds FLAG
 # alone, naming task NAME (the leak: its name only)
 check_flags() {
 	local what=$1 f=$2 mode=$3 flag=$4 name=$5 task
@@ -844,7 +844,7 @@ check_flags() {
 	# the program's own word: task 2 is the buggy one; the leak's
 	# handlers are 1000 and up (top names the leak's tasks by name)
 	if [ "$mode" != leak ]; then
-		[ "$task" = "$(task_id "$RD/rec-$mode.out" "$name")" ] ||
+		[ "$task" = "$(task_id "$RD/$what-$mode.out" "$name")" ] ||
 			{ fail "$what $mode: the flag names task $task"; return 1; }
 	fi
 	grep -q " $name" "$f" || { fail "$what $mode: no '$name' in the flag"; return 1; }
@@ -856,32 +856,24 @@ check_flags() {
 # programs top watches)
 t_detectors_name_their_bug_and_no_other() {
 	[ "$JSON" = python3 ] || { say "skip - this test reads the report's JSON with python3"; return 2; }
-	local m mode flag name task bad=0
+	local how m mode flag name bad=0
 	local all="dropwaker:lost_waker:dropped selfwake:self-wakes:spinner
 		spin:never_yielded:stuck leak:task_leak:handler"
-	for m in $all; do
-		watch_start rec "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
-	done
-	watch_start rec demo "$ROOT/$B/examples/demo" -d 12 -q || return 1
-	for m in $all demo; do
-		watch_end rec "${m%%:*}" || return 1
-	done
-	for m in $all; do
-		IFS=: read -r mode flag name <<<"$m"
-		check_flags report "$RD/rec-$mode.flags" "$mode" "$flag" "$name" || bad=1
+	# report, of a recording; then top, as it happens (not on the demo)
+	for how in rec top; do
+		for m in $all; do
+			watch_start "$how" "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
+		done
+		[ "$how" = top ] || watch_start rec demo "$ROOT/$B/examples/demo" -d 12 -q || return 1
+		for m in $all $([ "$how" = top ] || echo demo); do
+			watch_end "$how" "${m%%:*}" || return 1
+		done
+		for m in $all; do
+			IFS=: read -r mode flag name <<<"$m"
+			check_flags "$how" "$RD/$how-$mode.flags" "$mode" "$flag" "$name" || bad=1
+		done
 	done
 	[ ! -s "$RD/rec-demo.flags" ] || { fail "the demo raised: $(tr '\n' ';' <"$RD/rec-demo.flags")"; bad=1; }
-	# top: the same, as it happens
-	for m in $all; do
-		watch_start top "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
-	done
-	for m in $all; do
-		watch_end top "${m%%:*}" || return 1
-	done
-	for m in $all; do
-		IFS=: read -r mode flag name <<<"$m"
-		check_flags top "$RD/top-$mode.flags" "$mode" "$flag" "$name" || bad=1
-	done
 	return "$bad"
 }
 
