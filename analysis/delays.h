@@ -47,12 +47,16 @@ struct delays_self {
 	uint64_t wakes, self_wakes;
 };
 
-/* Report's and top's thresholds for what the delays say of a task: no
- * wake for DELAYS_IDLE_NS after its last poll (a lost waker), and more
- * than half of its DELAYS_SELF_MIN or more wakes its own (d9prof(1)) */
-#define DELAYS_IDLE_NS	(2 * 1000000000ULL)
-#define DELAYS_SELF_MIN 20
-#define DELAYS_LEAK_MIN 16
+/* Report's, top's and the flight triggers' thresholds for what the
+ * delays say of a task: no wake for DELAYS_IDLE_NS after its last poll (a
+ * lost waker), more than half of its DELAYS_SELF_MIN or more wakes its own,
+ * DELAYS_LEAK_MIN tasks of a name alive and more, one poll of
+ * DELAYS_NO_YIELD_NS or longer (d9prof(1)) */
+#define DELAYS_IDLE_NS	    (2 * 1000000000ULL)
+#define DELAYS_SELF_MIN	    20
+#define DELAYS_LEAK_MIN	    16
+#define DELAYS_NO_YIELD_NS  (1000 * 1000000ULL)
+#define DELAYS_SELF_POLL_NS (100 * 1000ULL) /* self-wakes: mean poll under */
 
 struct delays {
 	const struct join *join;

@@ -24,10 +24,12 @@
 
 #include "analysis/delays.h"
 #include "analysis/join.h"
+#include "analysis/labels.h"
 #include "analysis/live.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
 #include "lib/map.h"
+#include "lib/text.h"
 
 #define LIVE_HIST    4096		/* recent polls kept per thread, at most */
 #define LIVE_PEND    512		/* samples waiting for their poll, per thread */
@@ -1031,12 +1033,76 @@ static struct lname *name_of(struct live *l, const char *name)
 	return n;
 }
 
+/* "name[tid]" of worker @tid of @s */
+static const char *worker_named(const struct live_snap *s, uint32_t tid, char *buf,
+				size_t len)
+{
+	char name[32];
+
+	for (size_t i = 0; i < s->nworkers; i++)
+		if (s->workers[i].tid == tid) {
+			analysis_fit_name(s->workers[i].name[0] ? s->workers[i].name
+								: "?",
+					  24, name, sizeof(name));
+			snprintf(buf, len, "%s[%" PRIu32 "]", name, tid);
+			return buf;
+		}
+	snprintf(buf, len, "[%" PRIu32 "]", tid);
+	return buf;
+}
+
+const char *live_find_say(const struct live_snap *s, const struct live_find *f, char *buf,
+			  size_t len)
+{
+	char d[32], t[48], name[64], who[96];
+
+	analysis_fit_name(f->name[0] ? f->name
+			  : f->task  ? NULL
+				     : "[unnamed]",
+			  32, name, sizeof(name));
+	snprintf(who, sizeof(who), "task %" PRIu64 " %s", trace_task_number(f->task),
+		 name);
+	text_duration(f->ns, d, sizeof(d));
+	switch (f->kind) {
+	case LIVE_LOST_WAKER:
+		snprintf(buf, len, "%s pending, not woken for %s since its last poll",
+			 who, d);
+		break;
+	case LIVE_SELF_WAKES:
+		snprintf(buf, len,
+			 "%s woke itself %" PRIu64 " of its %" PRIu64
+			 " wakes, polls of %s",
+			 who, f->a, f->b, d);
+		break;
+	case LIVE_NO_YIELD:
+		snprintf(buf, len, "%s in one poll for %s on %s", who, d,
+			 worker_named(s, (uint32_t)f->a, t, sizeof(t)));
+		break;
+	default:
+		snprintf(buf, len, "tasks %s: %" PRIu64 " alive, more each time for %s",
+			 name, f->a,
+			 text_duration(s->interval_ns * LIVE_LEAK_SNAPS, t, sizeof(t)));
+		break;
+	}
+	return buf;
+}
+
 /* What the detectors find at @now (struct live_find), of the interval
  * that ends: before snap_forget() starts its counts again */
 static void snap_finds(struct live *l, uint64_t now, struct live_snap *out)
 {
 	size_t i;
 
+	for (i = 0; i < l->nth; i++) {
+		const struct lthread *t = &l->th[i];
+		const uint64_t *v;
+
+		if (!t->task || now <= t->begin || now - t->begin < DELAYS_NO_YIELD_NS)
+			continue;
+		v = lib_map_find(&l->task_ix, t->task);
+		find(out, LIVE_NO_YIELD, t->task, v ? l->tk[*v - 1].name : "",
+		     now - t->begin, t->tid, 0);
+	}
 	for (i = 0; i < l->nnames; i++) {
 		struct lname *n = &l->names[i];
 
@@ -1052,7 +1118,7 @@ static void snap_finds(struct live *l, uint64_t now, struct live_snap *out)
 			find(out, LIVE_LOST_WAKER, k->id, k->name, now - k->last_end, 0,
 			     0);
 		if (k->wakes >= DELAYS_SELF_MIN && k->self_wakes * 2 > k->wakes &&
-		    k->polls && k->poll_ns / k->polls < LIVE_SELF_POLL_NS)
+		    k->polls && k->poll_ns / k->polls < DELAYS_SELF_POLL_NS)
 			find(out, LIVE_SELF_WAKES, k->id, k->name, k->poll_ns / k->polls,
 			     k->self_wakes, k->wakes);
 		if (k->born && !k->ended && (n = name_of(l, k->name)))
@@ -1198,7 +1264,7 @@ void live_snap_release(struct live_snap *s)
 /* ---- a snapshot as bytes -------------------------------------------------- */
 
 #define PACK_MAGIC   0x564c3944u /* "D9LV" */
-#define PACK_VERSION 3
+#define PACK_VERSION 4
 #define PACK_MAX     (1u << 20) /* rows, and workers, at most */
 
 struct pack_hdr {
@@ -1276,7 +1342,7 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	    h.nstacks > LIVE_STACKS || h.nfinds > LIVE_FINDS)
 		return -EBADMSG;
 	for (i = 0; i < h.nfinds; i++)
-		if (h.finds[i].kind < LIVE_LOST_WAKER || h.finds[i].kind > LIVE_LEAK)
+		if (h.finds[i].kind < LIVE_LOST_WAKER || h.finds[i].kind > LIVE_NO_YIELD)
 			return -EBADMSG;
 	for (i = 0; i < h.nstacks; i++)
 		if (h.stacks[i].n > LIVE_STACK_DEPTH)

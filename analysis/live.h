@@ -86,21 +86,28 @@ struct live_lost {
  * were mostly its own, DELAYS_SELF_MIN of them or more, its polls short;
  * a name whose live tasks (spawned while watched, not ended) number
  * DELAYS_LEAK_MIN or more and grew at each of the last LIVE_LEAK_SNAPS
- * snapshots. */
+ * snapshots; a task in one poll for DELAYS_NO_YIELD_NS or more (never
+ * yielded). */
 enum live_find_kind {
 	LIVE_LOST_WAKER = 1, /* ns: since its last poll ended */
 	LIVE_SELF_WAKES = 2, /* a: its own wakes, b: all, ns: mean poll */
 	LIVE_LEAK = 3,	     /* a: the name's live tasks (task: one) */
+	LIVE_NO_YIELD = 4,   /* ns: in its poll now, a: the thread */
 };
-#define LIVE_FINDS	  8
-#define LIVE_LEAK_SNAPS	  4
-#define LIVE_SELF_POLL_NS (100 * 1000ULL)
+#define LIVE_FINDS	8
+#define LIVE_LEAK_SNAPS 4
 struct live_find {
 	uint32_t kind;
 	uint64_t task;
 	char name[64];
 	uint64_t ns, a, b;
 };
+
+struct live_snap;
+/* What @f (of @s) says, a line into @buf: "task 7 dropped pending, not
+ * woken for 2.10s since its last poll" */
+const char *live_find_say(const struct live_snap *s, const struct live_find *f, char *buf,
+			  size_t len);
 
 struct live_snap {
 	uint64_t time;	      /* CLOCK_MONOTONIC ns */

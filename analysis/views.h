@@ -299,7 +299,6 @@ int analysis__events(const struct spans *sp, const struct events_opts *o, FILE *
 /* Report's red-flag thresholds, which top's warnings share. */
 #define ANALYSIS_FLAG_LONG_POLL_NS (10 * 1000000ULL)
 #define ANALYSIS_FLAG_DELAY_NS	   (5 * 1000000ULL)
-#define ANALYSIS_FLAG_NO_YIELD_NS  (1000 * 1000000ULL) /* one poll this long */
 
 enum top_sort {
 	TOP_BY_CPU = 0, /* default */

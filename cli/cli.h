@@ -438,6 +438,17 @@ void live_sock__why(pid_t pid, int err, char *buf, size_t len);
 struct record_stats;
 void live_set_lost(struct live *l, const struct record_stats *st);
 
+/* ---- the flight recorder's detector triggers (record_detect.c) ----------- */
+
+/* Where @o has triggers of a detector's kind (lost-waker, self-wakes,
+ * never-yielded, task-leak): the detectors' own live state, fed by @o's
+ * tap beside the one @o has (put in front of it), and @o->detect set to
+ * ask it. *@out NULL where none is wanted. 0 or -ENOMEM. */
+struct record_opts;
+struct record_detect;
+int record_detect__start(struct record_opts *o, struct record_detect **out);
+void record_detect__free(struct record_detect *d);
+
 /* ---- the subcommands (cmd_*.c) ------------------------------------------- */
 
 int cmd_record(int argc, char **argv);

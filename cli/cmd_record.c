@@ -186,9 +186,11 @@ static void help(FILE *f)
 		"                        delay>DUR (a woken task waiting longer for its\n"
 		"                        poll), runq>DUR (a thread waiting longer for a\n"
 		"                        CPU), span>DUR or span:NAME>DUR (a span of the\n"
-		"                        application, of that name, lasting longer); half\n"
-		"                        a window later, so the dump holds before and\n"
-		"                        after; may be given more than once\n"
+		"                        application, of that name, lasting longer),\n"
+		"                        or what a detector finds: lost-waker,\n"
+		"                        self-wakes, never-yielded, task-leak (as top\n"
+		"                        warns); half a window later, so the dump holds\n"
+		"                        before and after; may be given more than once\n"
 		"      --cooldown DUR    at most one dump per DUR for each trigger\n"
 		"                        (default: the window)\n"
 		"      --rotate PERIOD   instead: a self-contained segment file every\n"
@@ -447,7 +449,8 @@ static int bad_option(int c, char **argv, const struct option *lopts)
 	return usage_error("record ", "bad option '%s'", arg);
 }
 
-/* --trigger poll>DUR | delay>DUR | runq>DUR | span[:NAME]>DUR. 0 or
+/* --trigger poll>DUR | delay>DUR | runq>DUR | span[:NAME]>DUR, or a
+ * detector: lost-waker | self-wakes | never-yielded | task-leak. 0 or
  * -EINVAL. */
 static int parse_trigger(const char *s, struct record_trigger *t)
 {
@@ -457,28 +460,33 @@ static int parse_trigger(const char *s, struct record_trigger *t)
 	} kinds[] = {{"poll", RECORD_TRIGGER_POLL},
 		     {"delay", RECORD_TRIGGER_DELAY},
 		     {"runq", RECORD_TRIGGER_RUNQ},
-		     {"span", RECORD_TRIGGER_SPAN}};
+		     {"span", RECORD_TRIGGER_SPAN},
+		     {"lost-waker", RECORD_TRIGGER_LOST_WAKER},
+		     {"self-wakes", RECORD_TRIGGER_SELF_WAKES},
+		     {"never-yielded", RECORD_TRIGGER_NO_YIELD},
+		     {"task-leak", RECORD_TRIGGER_LEAK}};
 	const char *gt = strrchr(s, '>'), *colon = strchr(s, ':');
-	size_t klen;
+	size_t klen = gt ? (size_t)((colon && colon < gt ? colon : gt) - s) : strlen(s);
 
-	if (!gt)
-		return -EINVAL;
-	klen = (size_t)((colon && colon < gt ? colon : gt) - s);
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (klen == strlen(kinds[i].name) && !strncmp(s, kinds[i].name, klen)) {
-			t->kind = kinds[i].kind;
-			if (colon && colon < gt) {
-				size_t n = (size_t)(gt - colon - 1);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (klen != strlen(kinds[i].name) || strncmp(s, kinds[i].name, klen))
+			continue;
+		t->kind = kinds[i].kind;
+		if (t->kind >= RECORD_TRIGGER_LOST_WAKER)
+			return gt ? -EINVAL : 0; /* (its threshold is the detector's) */
+		if (!gt)
+			return -EINVAL;
+		if (colon && colon < gt) {
+			size_t n = (size_t)(gt - colon - 1);
 
-				/* a span's name, only for span */
-				if (t->kind != RECORD_TRIGGER_SPAN || !n ||
-				    n >= sizeof(t->span))
-					return -EINVAL;
-				memcpy(t->span, colon + 1, n);
-				t->span[n] = '\0';
-			}
-			return duration_parse(gt + 1, &t->ns) || !t->ns ? -EINVAL : 0;
+			/* a span's name, only for span */
+			if (t->kind != RECORD_TRIGGER_SPAN || !n || n >= sizeof(t->span))
+				return -EINVAL;
+			memcpy(t->span, colon + 1, n);
+			t->span[n] = '\0';
 		}
+		return duration_parse(gt + 1, &t->ns) || !t->ns ? -EINVAL : 0;
+	}
 	return -EINVAL;
 }
 
@@ -562,8 +570,9 @@ static int segment_option(struct record_opts *o, int c, const char *arg,
 		if (parse_trigger(arg, &o->triggers[o->ntriggers]))
 			return usage_error("record ",
 					   "bad trigger '%s': want poll>DUR, "
-					   "delay>DUR, runq>DUR or span[:NAME]>DUR, "
-					   "e.g. 'poll>50ms'",
+					   "delay>DUR, runq>DUR, span[:NAME]>DUR "
+					   "(e.g. 'poll>50ms'), lost-waker, "
+					   "self-wakes, never-yielded or task-leak",
 					   arg);
 		o->ntriggers++;
 		return 0;
@@ -1004,6 +1013,7 @@ static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_st
 {
 	struct live *l = NULL;
 	struct live_server *srv = NULL;
+	struct record_detect *det = NULL;
 	char why[256];
 	int ret;
 
@@ -1020,10 +1030,15 @@ static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_st
 	}
 	if (x->status || x->live)
 		o->progress = progress;
-	ret = finish(o, x, st, record__run(o, st));
+	ret = record_detect__start(o, &det);
+	if (ret)
+		*st = (struct record_stats){
+			.why = "no memory for the detectors of --trigger"};
+	ret = finish(o, x, st, ret ? ret : record__run(o, st));
 	x->live = NULL;
 	live_server__stop(srv);
 	live__free(l);
+	record_detect__free(det);
 	return ret;
 }
 

@@ -314,7 +314,7 @@ void record_summary(const struct record_stats *st, pid_t pid, const char *out,
 
 void record_summary_segments(const struct record_opts *o, const struct record_stats *st)
 {
-	char sz[32], cap[32];
+	char sz[32], cap[32], name[96];
 
 	if (o->segments == RECORD_FLIGHT) {
 		fprintf(stderr,
@@ -335,18 +335,10 @@ void record_summary_segments(const struct record_opts *o, const struct record_st
 		for (unsigned int i = 0; i < o->ntriggers; i++)
 			if (st->trigger_cooled[i])
 				fprintf(stderr,
-					"d9prof: trigger %s%s%s>%gms: %llu dump%s, and held %llu "
+					"d9prof: trigger %s: %llu dump%s, and held %llu "
 					"more time%s in its cooldown (no dump)\n",
-					o->triggers[i].kind == RECORD_TRIGGER_POLL
-						? "poll"
-					: o->triggers[i].kind == RECORD_TRIGGER_DELAY
-						? "delay"
-					: o->triggers[i].kind == RECORD_TRIGGER_SPAN
-						? "span"
-						: "runq",
-					o->triggers[i].span[0] ? ":" : "",
-					o->triggers[i].span,
-					(double)o->triggers[i].ns / 1e6,
+					record_trigger_name(&o->triggers[i], name,
+							    sizeof(name)),
 					(unsigned long long)st->trigger_dumps[i],
 					plural(st->trigger_dumps[i]),
 					(unsigned long long)st->trigger_cooled[i],

@@ -56,6 +56,11 @@ enum record_trigger_kind {
 	RECORD_TRIGGER_SPAN = 4,  /* a span of the application (named span,
 				   * any if "") lasts longer than ns, from
 				   * its creation to its close */
+	/* what the caller's detectors find (record_opts.detect): no ns */
+	RECORD_TRIGGER_LOST_WAKER = 5, /* a task pending, not woken since */
+	RECORD_TRIGGER_SELF_WAKES = 6, /* a task woken mostly by itself */
+	RECORD_TRIGGER_NO_YIELD = 7,   /* a task in one poll too long */
+	RECORD_TRIGGER_LEAK = 8,       /* tasks of a name ever more */
 };
 struct record_trigger {
 	enum record_trigger_kind kind;
@@ -63,7 +68,20 @@ struct record_trigger {
 	char span[64]; /* RECORD_TRIGGER_SPAN: the name, "" any */
 };
 #define RECORD_MAX_TRIGGERS 8
-#define RECORD_MAX_HOOKS    4 /* on-segment commands running at once */
+/* "poll>50ms", "span:request>100ms", "lost-waker": @t as --trigger
+ * names it, into @buf */
+const char *record_trigger_name(const struct record_trigger *t, char *buf, size_t len);
+
+/* A detector's find (record_opts.detect): a trigger of @kind fires for
+ * it, its dump centred on @at (CLOCK_MONOTONIC ns: the moment it holds),
+ * @what its reason ("task 7 dropped pending, not woken for 2.1 s since
+ * its last poll"). */
+struct record_find {
+	enum record_trigger_kind kind;
+	uint64_t at;
+	char what[192];
+};
+#define RECORD_MAX_HOOKS 4 /* on-segment commands running at once */
 
 /* A dump written (record_opts.on_dump): the file, the time it covers
  * (CLOCK_MONOTONIC ns) and why. */
@@ -151,10 +169,14 @@ struct record_opts {
 			uint64_t now_ns);
 	/* At each drain: nonzero asks for every task's and thread's name
 	 * again, to the writer and so to the tap (a viewer came and its
-	 * state starts from nothing). NULL: not called. Both with
-	 * @polling_ctx. */
+	 * state starts from nothing). NULL: not called. */
 	int (*names_wanted)(void *ctx);
-	void *polling_ctx;
+	/* Flight, for the triggers of a detector's kind: every second, what
+	 * the caller's detectors find now and did not find the time before,
+	 * up to @max into @f; their number. In the recording loop's thread
+	 * (quick: no blocking I/O). NULL: not called. */
+	size_t (*detect)(void *ctx, uint64_t now, struct record_find *f, size_t max);
+	void *polling_ctx; /* the ctx of the last three */
 	/* Off-CPU collection (sched switches with stacks, record/offcpu.h):
 	 * on by default, from the sched_switch tracepoint where tracefs is
 	 * (mounted if missing and we are root), else the context-switch

@@ -136,6 +136,7 @@ struct rec {
 	/* flight triggers: a dump due at dump_at for dump_why; each trigger
 	 * cools down on its own */
 	uint64_t dump_at, cooldown_until[RECORD_MAX_TRIGGERS];
+	uint64_t next_detect; /* record_opts.detect: asked again then */
 	char dump_why[256];
 	/* span triggers: each open span one of them may fire for, id ->
 	 * its creation (ns, low 8 bits cleared) | the triggers' bits */

@@ -343,9 +343,20 @@ void record_bound_open(struct rec *r)
 void record_dump(struct rec *r, uint64_t now, const char *why, int last)
 {
 	struct flight_dump d;
+	char both[sizeof(r->dump_why) + 64];
 	int err;
 
-	record_note_err(r, trace_writer__meta(r->w, TRACE_META_DUMP_REASON, why));
+	/* a trigger's dump still due: the last one holds it, and says so */
+	if (last && r->dump_at) {
+		record_note_err(
+			r, trace_writer__meta(r->w, TRACE_META_DUMP_REASON, r->dump_why));
+		record_note_err(r, trace_writer__meta(r->w, TRACE_META_DUMP_REASON, why));
+		snprintf(both, sizeof(both), "%s; %s", why, r->dump_why);
+		why = both;
+		r->dump_at = 0;
+	} else {
+		record_note_err(r, trace_writer__meta(r->w, TRACE_META_DUMP_REASON, why));
+	}
 	if (last)
 		record_seg_seal(r, now);
 	else
@@ -386,16 +397,31 @@ void record_dump(struct rec *r, uint64_t now, const char *why, int last)
 		close(d.fd);
 }
 
-static const char *trigger_name(enum record_trigger_kind k)
+const char *record_trigger_name(const struct record_trigger *t, char *buf, size_t len)
 {
-	return k == RECORD_TRIGGER_POLL	   ? "poll"
-	       : k == RECORD_TRIGGER_DELAY ? "delay"
-	       : k == RECORD_TRIGGER_SPAN  ? "span"
-					   : "runq";
+	static const char *const names[] = {
+		[RECORD_TRIGGER_POLL] = "poll",
+		[RECORD_TRIGGER_DELAY] = "delay",
+		[RECORD_TRIGGER_RUNQ] = "runq",
+		[RECORD_TRIGGER_SPAN] = "span",
+		[RECORD_TRIGGER_LOST_WAKER] = "lost-waker",
+		[RECORD_TRIGGER_SELF_WAKES] = "self-wakes",
+		[RECORD_TRIGGER_NO_YIELD] = "never-yielded",
+		[RECORD_TRIGGER_LEAK] = "task-leak",
+	};
+	const char *name =
+		(unsigned int)t->kind < sizeof(names) / sizeof(names[0]) && names[t->kind]
+			? names[t->kind]
+			: "?";
+
+	if (t->kind >= RECORD_TRIGGER_LOST_WAKER)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%s%s%s>%gms", name, t->span[0] ? ":" : "", t->span,
+			 (double)t->ns / 1e6);
+	return buf;
 }
 
-/* The first trigger of @kind over @ns: schedule a dump half a window
- * later, so that it holds as much before the event as after. */
 /* The wall-clock time of day of CLOCK_MONOTONIC @mono, "14:02:33.120"
  * (local time): what a dump's reason says, on no one recording's axis. */
 static char *wall_time(uint64_t mono, char *buf, size_t len)
@@ -440,21 +466,23 @@ static char *task_label(const struct rec *r, uint64_t task, char *buf, size_t le
 	return buf;
 }
 
-/* The first trigger of @kind (among @mask's bits) that @ns is over: a
- * dump, unless one is due or that trigger cools down. */
+/* The first trigger of @kind (among @mask's bits) that @ns is over (a
+ * detector's: any): a dump half a window after @at, so that it holds as
+ * much before the event as after, unless one is due or that trigger
+ * cools down. @what and @ns (if a length) its reason. */
 static void trigger(struct rec *r, enum record_trigger_kind kind, unsigned int mask,
 		    uint64_t ns, uint64_t at, const char *what)
 {
 	const struct record_opts *o = r->o;
 	uint64_t cool = (uint64_t)((o->cooldown > 0 ? o->cooldown : o->window) * 1e9);
 	unsigned int i, hot = RECORD_MAX_TRIGGERS;
-	char when[32];
+	char when[32], name[96], len[32] = "";
 
 	if (r->dump_at)
 		return; /* the dump due holds this one too */
 	for (i = 0; i < o->ntriggers; i++) {
-		if (o->triggers[i].kind != kind || ns <= o->triggers[i].ns ||
-		    !(mask & 1u << i))
+		if (o->triggers[i].kind != kind || !(mask & 1u << i) ||
+		    (kind < RECORD_TRIGGER_LOST_WAKER && ns <= o->triggers[i].ns))
 			continue;
 		if (hot == RECORD_MAX_TRIGGERS)
 			hot = i;
@@ -466,20 +494,27 @@ static void trigger(struct rec *r, enum record_trigger_kind kind, unsigned int m
 			r->st->trigger_cooled[hot]++;
 		return;
 	}
-	snprintf(r->dump_why, sizeof(r->dump_why),
-		 "trigger %s%s%s>%.3gms: %s %.1f ms at %s", trigger_name(kind),
-		 o->triggers[i].span[0] ? ":" : "", o->triggers[i].span,
-		 (double)o->triggers[i].ns / 1e6, what, (double)ns / 1e6,
+	if (kind < RECORD_TRIGGER_LOST_WAKER)
+		snprintf(len, sizeof(len), " %.1f ms", (double)ns / 1e6);
+	snprintf(r->dump_why, sizeof(r->dump_why), "trigger %s: %s%s at %s",
+		 record_trigger_name(&o->triggers[i], name, sizeof(name)), what, len,
 		 wall_time(at, when, sizeof(when)));
 	r->dump_at = at + (uint64_t)(o->window * 1e9 / 2);
 	r->cooldown_until[i] = at + cool;
 	r->st->trigger_dumps[i]++;
-	record_log(r, RECORD_INFO, "%s: dumping in %.1f s", r->dump_why, o->window / 2);
+	record_log(r, RECORD_INFO, "%s: dumping in %.1f s", r->dump_why,
+		   r->dump_at > record_now_ns()
+			   ? (double)(r->dump_at - record_now_ns()) / 1e9
+			   : 0.0);
 }
 
-static void check_triggers(struct rec *r)
+/* The detectors' finds, once a second */
+#define DETECT_NS 1000000000ULL
+
+static void check_triggers(struct rec *r, uint64_t now)
 {
 	struct livestate_hit h;
+	struct record_find f[4];
 	uint32_t tid;
 	uint64_t at, ns;
 	char what[192], task[96], thr[48];
@@ -500,6 +535,14 @@ static void check_triggers(struct rec *r)
 		snprintf(what, sizeof(what), "thread %s waited for a CPU",
 			 thread_label(r, tid, thr, sizeof(thr)));
 		trigger(r, RECORD_TRIGGER_RUNQ, ~0u, ns, at, what);
+	}
+	if (r->o->detect && now >= r->next_detect) {
+		size_t n =
+			r->o->detect(r->o->polling_ctx, now, f, sizeof(f) / sizeof(f[0]));
+
+		r->next_detect = now + DETECT_NS;
+		for (size_t i = 0; i < n; i++)
+			trigger(r, f[i].kind, ~0u, 0, f[i].at, f[i].what);
 	}
 }
 
@@ -585,7 +628,7 @@ void record_segments_tick(struct rec *r, uint64_t now)
 	held = flight__bytes(r->fl, &open);
 	if (held > r->st->held_max)
 		r->st->held_max = held;
-	check_triggers(r);
+	check_triggers(r, now);
 	if (o->dump_now && *o->dump_now) {
 		*o->dump_now = 0;
 		if (o->segments == RECORD_FLIGHT)

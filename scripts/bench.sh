@@ -28,7 +28,8 @@
 #                        d9prof top; 2k what --upload costs the recorder
 #                        (--rotate 1s to a local s3rver, with and without);
 #                        2l what --offcpu-min saves on a target that
-#                        blocks ~70k times a second; row 5 the Tokio binding;
+#                        blocks ~70k times a second; 2m the detectors as
+#                        flight triggers; row 5 the Tokio binding;
 #                        row 6 zero-code Tokio against perf -F 999 -g
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
@@ -53,7 +54,8 @@
 # e2e tests install it into $B/node/s3rver, or the row says skipped),
 # BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute), BENCH_ONLY=zc row 6
 # alone (zero-code Tokio against perf, ~2.5 minutes; ZC_SECS [8]),
-# BENCH_ONLY=scale row 7 alone (the views on traces of SCALE_SECS ["10 30"]
+# BENCH_ONLY=2m row 2m alone (the detectors as flight triggers, ~2
+# minutes), BENCH_ONLY=scale row 7 alone (the views on traces of SCALE_SECS ["10 30"]
 # seconds of the demo's --bench-polls against perf script; a few minutes).
 set -u
 
@@ -785,6 +787,72 @@ upload_row() {
 		"(demo polls/s over the whole row ${pps:-?})"
 }
 
+# What the detectors cost as flight triggers (issue 45): `record
+# --flight=30s` with the four detector triggers and without, on the demo
+# at ~200k polls/s (--bench-work-ns) and at its most (--bench-polls
+# alone, ~1.2M on 2 workers), PAIRS rounds of PAIR_SECS (after 2 s to
+# settle), the order reversed every other round. CPU % of one core of the
+# recorder, the difference paired within a round, and per poll (the
+# demo's own polls/s over the whole run).
+detect_row() {
+	local rate wpid i arm order name rpid c0 c1 v pps
+	local with without add per
+	for rate in 200k max; do
+		with="" without="" add=""
+		if [ "$rate" = 200k ]; then
+			bg "det-demo-$rate" "$DEMO" --bench-polls --bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d 100000
+		else
+			bg "det-demo-$rate" "$DEMO" --bench-polls -w 2 -q -d 100000
+		fi
+		wpid=$BG
+		wait_line "$RUN/det-demo-$rate.out" '^pid' 30
+		for i in $(seq "$PAIRS"); do
+			order="with without"
+			[ $((i % 2)) = 0 ] && order="without with"
+			for arm in $order; do
+				name=det-$rate-$arm-$i
+				rm -rf "${RUN:?}/$name"
+				mkdir -p "$RUN/$name"
+				if [ "$arm" = with ]; then
+					bg "$name" "$D9" record -p "$wpid" --flight=30s -o "$RUN/$name" \
+						--trigger lost-waker --trigger self-wakes \
+						--trigger never-yielded --trigger task-leak
+				else
+					bg "$name" "$D9" record -p "$wpid" --flight=30s -o "$RUN/$name"
+				fi
+				rpid=$BG
+				wait_line "$RUN/$name.err" 'attached to the d9prof shim' 30
+				sleep 2
+				c0=$(top_cpu "$rpid")
+				sleep "$PAIR_SECS"
+				c1=$(top_cpu "$rpid")
+				stop_bg "$rpid" INT
+				grep -q 'trigger .*dumping' "$RUN/$name.err" &&
+					note "2m $name: a detector fired on the demo: $(grep -m1 'trigger .*dumping' "$RUN/$name.err")"
+				rm -rf "${RUN:?}/$name"
+				v=$(round 2 "100 * ($c1 - $c0) / $PAIR_SECS")
+				if [ "$arm" = with ]; then with="$with $v"; else without="$without $v"; fi
+			done
+			add="$add $(round 2 "$(lastof $with) - $(lastof $without)")"
+		done
+		stop_bg "$wpid"
+		pps=$(awk '$1 == "polls_per_sec" { print $2 }' "$RUN/det-demo-$rate.out")
+		per=$(round 0 "10000000 * $(median $add) / ${pps:-1}")
+		[ "$rate" = 200k ] && row 2m "flight triggers of the 4 detectors, recorder CPU %" "" "" "" "" ""
+		row "" "  demo $rate (${pps:-?} polls/s): with / without" \
+			"$(med 2 "$with") ($(span "$with"))" "without $(med 2 "$without") ($(span "$without"))" \
+			"-" "stated" "-"
+		row "" "  added, paired per round (ns per poll: $per)" "$(med 2 "$add")" "-" "-" \
+			"<= 3" "$(spread_verdict "$add" 3) ($(span "$add"))"
+	done
+}
+
+if [ "$BENCH_ONLY" = 2m ]; then
+	detect_row
+	note "BENCH_ONLY=2m: row 2m only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 if [ "$BENCH_ONLY" = top ]; then
 	top_row
 	note "BENCH_ONLY=top: row 2j only; total bench time $(($(date +%s) - T_START)) s"
@@ -1391,6 +1459,8 @@ say "2/4 d9prof top: beside a flight recorder and alone, $PAIRS rounds"
 top_row
 say "2/4 record --upload: with and without, $PAIRS rounds"
 upload_row
+say "2/4 the detectors as flight triggers: with and without, $PAIRS rounds at two rates"
+detect_row
 
 
 

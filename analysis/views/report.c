@@ -35,8 +35,6 @@
 #define FLAG_BLOCKED_NS	  (1 * 1000000ULL)
 #define FLAG_IMBALANCE	  3.0
 #define FLAG_SPAN_NS	  (100 * 1000000ULL)
-#define FLAG_NO_YIELD_NS  ANALYSIS_FLAG_NO_YIELD_NS
-#define FLAG_SELF_POLL_NS (100 * 1000ULL) /* self-wakes: polls shorter */
 
 struct holder_ns {
 	uint32_t tid;
@@ -710,7 +708,7 @@ static int busy_waits(const struct join *j, uint64_t task)
 	const struct task_stat *ts = join__task(j, task);
 
 	return ts && join__kept(j, ts) && ts->polls &&
-	       mean_poll(j, task) < FLAG_SELF_POLL_NS;
+	       mean_poll(j, task) < DELAYS_SELF_POLL_NS;
 }
 
 /* What the detectors say of tasks: a poll that never yielded, a lost
@@ -729,7 +727,7 @@ static void flag_tasks(struct page *pg)
 	for (size_t i = 0; i < j->ntasks; i++) {
 		const struct task_stat *ts = &j->tasks[i];
 
-		if (!join__kept(j, ts) || ts->longest_ns < FLAG_NO_YIELD_NS)
+		if (!join__kept(j, ts) || ts->longest_ns < DELAYS_NO_YIELD_NS)
 			continue;
 		n++;
 		if (!worst || ts->longest_ns > worst->longest_ns)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/delays.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
 #include "analysis/live.h"
@@ -17,8 +18,7 @@
 #include "lib/json.h"
 #include "lib/text.h"
 
-#define STUCK_NS (1000 * 1000000ULL) /* a worker in one poll this long */
-#define MAX_WARN 3		     /* warning lines in a text frame */
+#define MAX_WARN 3 /* warning lines in a text frame */
 
 /* ---- rows ----------------------------------------------------------------- */
 
@@ -142,16 +142,6 @@ static const char *task_named(const struct live_snap *s, uint64_t task, char *bu
 	return buf;
 }
 
-/* "task N name" of a find */
-static const char *find_task(const struct live_find *f, char *buf, size_t len)
-{
-	char name[64];
-
-	analysis_fit_name(f->name[0] ? f->name : NULL, 32, name, sizeof(name));
-	snprintf(buf, len, "task %" PRIu64 " %s", trace_task_number(f->task), name);
-	return buf;
-}
-
 /* What holds now of report's flags: polls running past 10 ms, a task in
  * one poll for a second (never yielded), tasks woken 5 ms ago and not
  * polled, and what the detectors found (struct live_find). */
@@ -163,11 +153,13 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 	for (size_t i = 0; i < s->nworkers && n < max; i++) {
 		const struct live_worker *k = &s->workers[i];
 
-		if (!k->task || k->in_poll_ns < ANALYSIS_FLAG_LONG_POLL_NS)
+		/* (from a second on, the detectors' never yielded) */
+		if (!k->task || k->in_poll_ns < ANALYSIS_FLAG_LONG_POLL_NS ||
+		    k->in_poll_ns >= DELAYS_NO_YIELD_NS)
 			continue;
 		analysis_fit_name(k->name[0] ? k->name : "?", 24, c, sizeof(c));
-		w[n].flag = k->in_poll_ns >= STUCK_NS ? "never yielded" : "long poll";
-		w[n].threshold = k->in_poll_ns >= STUCK_NS ? "1s" : "10ms";
+		w[n].flag = "long poll";
+		w[n].threshold = "10ms";
 		w[n].task = k->task;
 		snprintf(w[n].text, sizeof(w[n].text),
 			 "%s polled on %s[%" PRIu32 "] for %s now",
@@ -191,35 +183,17 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 	for (size_t i = 0; i < s->nfinds && n < max; i++) {
 		const struct live_find *f = &s->finds[i];
 
+		static const char *const flag[][2] = {
+			[LIVE_LOST_WAKER] = {"lost waker", "2s"},
+			[LIVE_SELF_WAKES] = {"self-wakes", "half"},
+			[LIVE_LEAK] = {"task leak", "16"},
+			[LIVE_NO_YIELD] = {"never yielded", "1s"},
+		};
+
 		w[n].task = f->task;
-		switch (f->kind) {
-		case LIVE_LOST_WAKER:
-			w[n].flag = "lost waker";
-			w[n].threshold = "2s";
-			snprintf(w[n].text, sizeof(w[n].text),
-				 "%s pending, not woken for %s since its last poll",
-				 find_task(f, b, sizeof(b)),
-				 text_duration(f->ns, a, sizeof(a)));
-			break;
-		case LIVE_SELF_WAKES:
-			w[n].flag = "self-wakes";
-			w[n].threshold = "half";
-			snprintf(w[n].text, sizeof(w[n].text),
-				 "%s woke itself %" PRIu64 " of its %" PRIu64
-				 " wakes, polls of %s",
-				 find_task(f, b, sizeof(b)), f->a, f->b,
-				 text_duration(f->ns, a, sizeof(a)));
-			break;
-		default:
-			analysis_fit_name(f->name[0] ? f->name : "[unnamed]", 32, c,
-					  sizeof(c));
-			w[n].flag = "task leak";
-			w[n].threshold = "16";
-			snprintf(w[n].text, sizeof(w[n].text),
-				 "tasks %s: %" PRIu64 " alive, more at each frame", c,
-				 f->a);
-			break;
-		}
+		w[n].flag = flag[f->kind][0];
+		w[n].threshold = flag[f->kind][1];
+		live_find_say(s, f, w[n].text, sizeof(w[n].text));
 		n++;
 	}
 	return n;

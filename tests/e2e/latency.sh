@@ -790,17 +790,20 @@ t_lost_delays_json_never_polled() {
 
 # ---- the detectors --------------------------------------------------------
 
-# watch_start HOW TAG CMD...: CMD started, and HOW of it under way: rec
-# (a recording of 2.5 s into $RD/rec-TAG.data) or top (`top -b`, 6 frames
-# half a second apart, into $RD/top-TAG.json); the programs are watched
-# side by side
+# watch_start HOW TAG CMD...: CMD started, and HOW of it under way:
+# flight (a flight recorder of 6 s, a 4 s window, every detector a
+# trigger, into $RD/flight-TAG/) or top (`top -b`, 6 frames half a second
+# apart, into $RD/top-TAG.json); the programs are watched side by side
 watch_start() {
 	local how=$1 tag=$2
 	shift 2
 	start_ready -t 10 "$RD/$how-$tag.out" "$@" || return 1
 	eval "W_P_${how}_$tag=$SPID"
-	if [ "$how" = rec ]; then
-		"$D9" record -p "$SPID" -d 2.5 -o "$RD/rec-$tag.data" 2>"$RD/rec-$tag.err" &
+	if [ "$how" = flight ]; then
+		mkdir -p "$RD/flight-$tag"
+		"$D9" record -p "$SPID" -d 6 --flight=4s --trigger lost-waker \
+			--trigger self-wakes --trigger never-yielded --trigger task-leak \
+			-o "$RD/flight-$tag" 2>"$RD/flight-$tag.err" &
 	else
 		"$D9" top -p "$SPID" -b -n 6 -d 0.5 --format json >"$RD/top-$tag.json" \
 			2>"$RD/top-$tag.err" &
@@ -809,16 +812,25 @@ watch_start() {
 }
 
 # watch_end HOW TAG: HOW of TAG done, the program stopped; the detectors'
-# flags (report's, of the recording) or warnings (top's, of its frames)
-# into $RD/HOW-TAG.flags, a line each: FLAG (blanks as _) TASK DETAIL
+# flags (report's, of the flight recorder's first dump: a trigger's, if
+# one fired) or warnings (top's, of its frames) into $RD/HOW-TAG.flags, a
+# line each: FLAG (blanks as _) TASK DETAIL; the triggers that fired
+# into $RD/flight-TAG.fired, a line each: FLAG TASK
 watch_end() {
-	local how=$1 tag=$2 p r
+	local how=$1 tag=$2 p r f
 	eval "p=\$W_P_${how}_$tag r=\$W_R_${how}_$tag"
 	wait "$r" || { stop "$p"; fail "$how of $tag failed: $(tail -2 "$RD/$how-$tag.err")"; return 1; }
 	stop "$p"
-	if [ "$how" = rec ]; then
-		"$D9" report -i "$RD/rec-$tag.data" --format json >"$RD/rec-$tag.json" \
-			2>"$RD/rec-$tag.err" || { fail "report of $tag failed: $(tail -2 "$RD/rec-$tag.err")"; return 1; }
+	if [ "$how" = flight ]; then
+		sed -n 's/^d9prof: trigger \([a-z-]*\): task \([0-9]*\).*dumping in.*/\1 \2/p;
+			s/^d9prof: trigger \(task-leak\): .*dumping in.*/\1 0/p' \
+			"$RD/flight-$tag.err" |
+			sed 's/^lost-waker/lost_waker/; s/^never-yielded/never_yielded/;
+			s/^task-leak/task_leak/' >"$RD/flight-$tag.fired"
+		f=$(sed -n 's/^d9prof: dump: \([^ ]*\) .*/\1/p' "$RD/flight-$tag.err" | head -1)
+		[ -f "$f" ] || { fail "flight of $tag: no dump: $(tail -2 "$RD/flight-$tag.err")"; return 1; }
+		"$D9" report -i "$f" --format json >"$RD/flight-$tag.json" \
+			2>"$RD/flight-$tag.rerr" || { fail "report of $f failed: $(tail -2 "$RD/flight-$tag.rerr")"; return 1; }
 	fi
 	python3 -c '
 import json, sys
@@ -859,21 +871,33 @@ t_detectors_name_their_bug_and_no_other() {
 	local how m mode flag name bad=0
 	local all="dropwaker:lost_waker:dropped selfwake:self-wakes:spinner
 		spin:never_yielded:stuck leak:task_leak:handler"
-	# report, of a recording; then top, as it happens (not on the demo)
-	for how in rec top; do
+	# a flight recorder's trigger, and report of the dump it made; then
+	# top, as it happens (not on the demo)
+	for how in flight top; do
 		for m in $all; do
 			watch_start "$how" "${m%%:*}" "$BIN/bugs" "${m%%:*}" 12 || return 1
 		done
-		[ "$how" = top ] || watch_start rec demo "$ROOT/$B/examples/demo" -d 12 -q || return 1
+		[ "$how" = top ] || watch_start flight demo "$ROOT/$B/examples/demo" -d 12 -q ||
+			return 1
 		for m in $all $([ "$how" = top ] || echo demo); do
 			watch_end "$how" "${m%%:*}" || return 1
 		done
 		for m in $all; do
 			IFS=: read -r mode flag name <<<"$m"
 			check_flags "$how" "$RD/$how-$mode.flags" "$mode" "$flag" "$name" || bad=1
+			[ "$how" = flight ] || continue
+			# the trigger of its detector alone fired, for its task
+			say "    fired $mode: $(tr '\n' ';' <"$RD/flight-$mode.fired")"
+			[ "$(awk '{ print $1 }' "$RD/flight-$mode.fired" | sort -u)" = "$flag" ] ||
+				{ fail "flight $mode: want the $flag trigger alone"; bad=1; }
+			[ "$mode" = leak ] ||
+				[ "$(awk '{ print $2 }' "$RD/flight-$mode.fired" | sort -u)" = \
+					"$(task_id "$RD/flight-$mode.out" "$name")" ] ||
+				{ fail "flight $mode: the trigger names another task"; bad=1; }
 		done
 	done
-	[ ! -s "$RD/rec-demo.flags" ] || { fail "the demo raised: $(tr '\n' ';' <"$RD/rec-demo.flags")"; bad=1; }
+	[ ! -s "$RD/flight-demo.fired" ] || { fail "the demo fired: $(tr '\n' ';' <"$RD/flight-demo.fired")"; bad=1; }
+	[ ! -s "$RD/flight-demo.flags" ] || { fail "the demo raised: $(tr '\n' ';' <"$RD/flight-demo.flags")"; bad=1; }
 	return "$bad"
 }
 

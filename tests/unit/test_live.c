@@ -164,6 +164,71 @@ Test(live, the_poll_in_progress_and_the_warnings_of_report)
 	cr_expect(strstr(text, "   1  hog"), "%s", text);
 }
 
+/* The find of @kind in S, or NULL */
+static const struct live_find *found(uint32_t kind)
+{
+	for (size_t i = 0; i < S.nfinds; i++)
+		if (S.finds[i].kind == kind)
+			return &S.finds[i];
+	return NULL;
+}
+
+/* Each detector on the state it reads, at its threshold and not before:
+ * a task in one poll for a second, one pending and not woken for two, one
+ * that wakes itself; and what each says */
+Test(live, the_detectors_find_each_bug_at_its_threshold)
+{
+	const struct trace_tap *t = live__tap(L);
+	const struct live_find *f;
+	char text[256];
+	uint64_t at;
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	name(1, "stuck");
+	name(2, "dropped");
+	name(3, "spinner");
+	t->name(t->ctx, 0, 10, "worker-0");
+	rec(1 * MS, 11, TRACE_EV_SPAWN, 2, 0);
+	rec(10 * MS, 11, TRACE_REC_POLL, 2, 1 * MS); /* pending, never woken */
+	live__polling(L, 10, 1, 100 * MS, 1050 * MS);
+	/* 40 polls of 3 us that woke their own task (the shim's one record),
+	 * 1 wake from elsewhere */
+	for (at = 20 * MS; at < 60 * MS; at += MS)
+		rec(at + 3 * US, 12, TRACE_REC_POLL_WOKEN, 3, 3 * US);
+	rec(70 * MS, 11, TRACE_EV_WAKE, 3, 0);
+	rec(70 * MS + 3 * US, 12, TRACE_REC_POLL, 3, 3 * US);
+	cr_assert_eq(live__snapshot(L, 1050 * MS, GROUP_TASK, &S), 0);
+	cr_expect_null(found(LIVE_NO_YIELD), "950 ms in a poll is not a second");
+	cr_expect_null(found(LIVE_LOST_WAKER), "1.04 s since its poll is not two");
+	cr_assert_not_null(f = found(LIVE_SELF_WAKES));
+	cr_expect_eq(f->task, 3);
+	cr_expect_eq(f->a, 40);
+	cr_expect_eq(f->b, 41);
+	live_find_say(&S, f, text, sizeof(text));
+	cr_expect_str_eq(
+		text, "task 3 spinner woke itself 40 of its 41 wakes, polls of 3.00us");
+	live_snap_release(&S);
+	live__polling(L, 10, 1, 100 * MS, 1100 * MS);
+	cr_assert_eq(live__snapshot(L, 2011 * MS, GROUP_TASK, &S), 0);
+	cr_assert_not_null(f = found(LIVE_NO_YIELD));
+	cr_expect_eq(f->task, 1);
+	cr_expect_eq(f->a, 10);
+	live_find_say(&S, f, text, sizeof(text));
+	cr_expect_str_eq(text, "task 1 stuck in one poll for 1.91s on worker-0[10]");
+	cr_assert_not_null(f = found(LIVE_LOST_WAKER));
+	cr_expect_eq(f->task, 2);
+	live_find_say(&S, f, text, sizeof(text));
+	cr_expect_str_eq(
+		text, "task 2 dropped pending, not woken for 2.00s since its last poll");
+	cr_expect_null(found(LIVE_SELF_WAKES), "no wakes in this interval");
+	/* woken: no longer lost */
+	live_snap_release(&S);
+	rec(2100 * MS, 11, TRACE_EV_WAKE, 2, 0);
+	cr_assert_eq(live__snapshot(L, 2200 * MS, GROUP_TASK, &S), 0);
+	cr_expect_null(found(LIVE_LOST_WAKER));
+}
+
 Test(live, rows_by_name_and_by_thread)
 {
 	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
