@@ -1056,10 +1056,11 @@ const char *live_find_say(const struct live_snap *s, const struct live_find *f, 
 {
 	char d[32], t[48], name[64], who[96];
 
+	/* (whole: a Rust task's TYPE FILE:LINE reads only so) */
 	analysis_fit_name(f->name[0] ? f->name
 			  : f->task  ? NULL
 				     : "[unnamed]",
-			  32, name, sizeof(name));
+			  0, name, sizeof(name));
 	snprintf(who, sizeof(who), "task %" PRIu64 " %s", trace_task_number(f->task),
 		 name);
 	text_duration(f->ns, d, sizeof(d));

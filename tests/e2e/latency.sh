@@ -792,8 +792,9 @@ t_lost_delays_json_never_polled() {
 
 # watch_start HOW TAG CMD...: CMD started, and HOW of it under way:
 # flight (a flight recorder of 6 s, a 4 s window, every detector a
-# trigger, into $RD/flight-TAG/) or top (`top -b`, 6 frames half a second
-# apart, into $RD/top-TAG.json); the programs are watched side by side
+# trigger, into $RD/flight-TAG/) or top (`top -b`, frames half a second
+# apart into $RD/top-TAG.json, 8 once attached: watch_end); the programs
+# are watched side by side
 watch_start() {
 	local how=$1 tag=$2
 	shift 2
@@ -805,10 +806,24 @@ watch_start() {
 			--trigger self-wakes --trigger never-yielded --trigger task-leak \
 			-o "$RD/flight-$tag" 2>"$RD/flight-$tag.err" &
 	else
-		"$D9" top -p "$SPID" -b -n 6 -d 0.5 --format json >"$RD/top-$tag.json" \
+		"$D9" top -p "$SPID" -b -n 60 -d 0.5 --format json >"$RD/top-$tag.json" \
 			2>"$RD/top-$tag.err" &
 	fi
 	eval "W_R_${how}_$tag=$!"
+}
+
+# top_frames TAG N: wait until top's JSON of TAG holds N frames that saw the
+# runtime's threads (its recording attached: on a busy machine that may
+# take seconds) or top ended, then stop top
+top_frames() {
+	local tag=$1 n=$2 r i
+	eval "r=\$W_R_top_$tag"
+	for ((i = 0; i < 120; i++)); do
+		[ "$(grep -c '^{"time_ns".*"workers":\[{' "$RD/top-$tag.json")" -ge "$n" ] && break
+		kill -0 "$r" 2>/dev/null || return 0
+		sleep 0.25
+	done
+	kill -INT "$r" 2>/dev/null
 }
 
 # watch_end HOW TAG: HOW of TAG done, the program stopped; the detectors'
@@ -819,6 +834,7 @@ watch_start() {
 watch_end() {
 	local how=$1 tag=$2 p r f
 	eval "p=\$W_P_${how}_$tag r=\$W_R_${how}_$tag"
+	[ "$how" = flight ] || top_frames "$tag" 8
 	wait "$r" || { stop "$p"; fail "$how of $tag failed: $(tail -2 "$RD/$how-$tag.err")"; return 1; }
 	stop "$p"
 	if [ "$how" = flight ]; then
@@ -845,21 +861,22 @@ while s[i:].strip():
 		>"$RD/$how-$tag.flags" || fail "$how of $tag: not JSON"
 }
 
-# check_flags HOW FILE MODE FLAG NAME: FILE (HOW's flags file) holds FLAG
-# alone, naming task NAME (the leak: its name only)
+# check_flags HOW FILE MODE FLAG NAME [SAYS]: FILE (HOW's flags file)
+# holds FLAG alone, naming task NAME (the leak: its name only) and SAYS
+# (default: NAME)
 check_flags() {
-	local what=$1 f=$2 mode=$3 flag=$4 name=$5 task
+	local what=$1 f=$2 mode=$3 flag=$4 name=$5 says=${6:-$5} task
 	say "    $what $mode: $(sort -u -k1,2 "$f" | cut -c1-150 | tr '\n' ';')"
 	[ "$(awk '{ print $1 }' "$f" | sort -u)" = "$flag" ] ||
 		{ fail "$what $mode: want $flag alone, got '$(sort -u -k1,2 "$f" | tr '\n' ';')'"; return 1; }
 	task=$(awk '{ print $2; exit }' "$f")
 	# the program's own word: task 2 is the buggy one; the leak's
 	# handlers are 1000 and up (top names the leak's tasks by name)
-	if [ "$mode" != leak ]; then
+	if [[ $mode != *leak ]]; then
 		[ "$task" = "$(task_id "$RD/$what-$mode.out" "$name")" ] ||
 			{ fail "$what $mode: the flag names task $task"; return 1; }
 	fi
-	grep -q " $name" "$f" || { fail "$what $mode: no '$name' in the flag"; return 1; }
+	grep -qF " $says" "$f" || { fail "$what $mode: no '$says' in the flag"; return 1; }
 }
 
 # Each bug raises its detector's flag, naming its task, and no other
@@ -901,6 +918,67 @@ t_detectors_name_their_bug_and_no_other() {
 	return "$bad"
 }
 
+# The same on Tokio (examples/tokio/src/bugs.rs, the d9prof crate): each
+# bug raises its detector's flag and trigger, naming its task and spawn
+# site (the crate's TYPE FILE:LINE), and no other detector's; a task
+# starved behind a long poll is report's wake-to-poll delay, for it (not
+# "no other": a busy machine delays a poll 5 ms anywhere); the Tokio demo
+# raises none
+t_detectors_on_tokio() {
+	[ "$JSON" = python3 ] || { say "skip - this test reads the report's JSON with python3"; return 2; }
+	local tb=$ROOT/$B/cargo/release/d9bugs-tokio how m mode flag name site bad=0
+	[ -x "$tb" ] || { say "skip - no $tb (make tokio-demo-bin; needs cargo)"; return 2; }
+	local all="dropwaker:lost_waker:dropped selfwake:self-wakes:spinner
+		spin:never_yielded:stuck leak:task_leak:handler"
+	for how in flight top; do
+		for m in $all starve:-:hog; do
+			watch_start "$how" "tk${m%%:*}" "$tb" "${m%%:*}" 12 || return 1
+		done
+	done
+	watch_start flight tkdemo "$ROOT/$B/cargo/release/d9demo-tokio" -d 12 || return 1
+	for how in flight top; do
+		for m in $all starve:-:hog; do
+			watch_end "$how" "tk${m%%:*}" || return 1
+		done
+	done
+	watch_end flight tkdemo || return 1
+	for how in flight top; do
+		for m in $all; do
+			IFS=: read -r mode flag name <<<"$m"
+			# the spawn site the program says, in the flag's name
+			site=$(awk -v n="$name" '($1 == "task" && $2 == n) { print $4 }
+				($1 == "site" && $2 == n) { print $3 }' "$RD/$how-tk$mode.out")
+			[ -n "$site" ] || { fail "tk$mode said no site: $(cat "$RD/$how-tk$mode.out")"; bad=1; continue; }
+			check_flags "$how" "$RD/$how-tk$mode.flags" "tk$mode" "$flag" "$name" \
+				"$site" || bad=1
+			[ "$how" = flight ] || continue
+			say "    fired tk$mode: $(tr '\n' ';' <"$RD/flight-tk$mode.fired")"
+			[ "$(awk '{ print $1 }' "$RD/flight-tk$mode.fired" | sort -u)" = "$flag" ] ||
+				{ fail "flight tk$mode: want the $flag trigger alone"; bad=1; }
+		done
+	done
+	for f in flight-tkstarve top-tkstarve flight-tkdemo; do
+		[ ! -s "$RD/$f.flags" ] || { fail "$f raised: $(tr '\n' ';' <"$RD/$f.flags")"; bad=1; }
+	done
+	[ ! -s "$RD/flight-tkstarve.fired" ] && [ ! -s "$RD/flight-tkdemo.fired" ] ||
+		{ fail "a trigger fired on starve or the demo: $(cat "$RD"/flight-tk{starve,demo}.fired)"; bad=1; }
+	# the starved task: the victim (or the ticker, whose timer the hog's
+	# worker drives late), 30 ms or more behind the hog's polls of 60 ms
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = [f for f in j["flags"] if f["flag"] == "wake-to-poll delay"]
+assert d and d[0]["task"] in (int(sys.argv[2]), int(sys.argv[3])), d
+w = d[0]["detail"].split("worst ")[1]
+ms = float(w[:-2]) if w.endswith("ms") else float(w[:-1]) * 1000
+assert ms >= 30, d
+print(d[0]["detail"])' "$RD/flight-tkstarve.json" "$(task_id "$RD/flight-tkstarve.out" victim)" \
+		"$(task_id "$RD/flight-tkstarve.out" ticker)" \
+		>"$RD/tkstarve.chk" 2>&1 || { fail "starve: $(tail -1 "$RD/tkstarve.chk")"; bad=1; }
+	say "    starve: $(cut -c1-150 "$RD/tkstarve.chk")"
+	return "$bad"
+}
+
 # ---- runner ---------------------------------------------------------------
 # in this order: the tests of a scenario read its one recording
 order="t_starve_scenario t_starve_delays_text t_starve_delays_json
@@ -908,7 +986,8 @@ order="t_starve_scenario t_starve_delays_text t_starve_delays_json
 	t_pinned_scenario t_pinned_polls_runq_column t_pinned_offcpu_runqueue_frame
 	t_pinned_report_runqueue t_pinned_runq_holders_past_many_switches
 	t_lost_scenario t_lost_report_never_polled t_lost_delays_json_never_polled
-	t_wakeups_refused_is_said t_detectors_name_their_bug_and_no_other"
+	t_wakeups_refused_is_said t_detectors_name_their_bug_and_no_other
+	t_detectors_on_tokio"
 say "latency e2e: $RUNS run(s), $([ "$LOAD" = 1 ] && echo "loaded: 2 x yes" || echo idle)," \
 	"JSON checks by $JSON; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 E2E_WRAP=loaded

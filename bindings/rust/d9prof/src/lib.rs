@@ -136,6 +136,14 @@ pub(crate) fn gate_open() -> bool {
     }
 }
 
+/// True while a recorder is attached (or a tracer to one of the shim's
+/// USDT probes): what the markers' gate reads, e.g. for a test program
+/// that starts its known behaviour only once it is watched. Call
+/// [`init`] first: before the shim has set itself up it says true.
+pub fn recording() -> bool {
+    gate_open()
+}
+
 fn cstring(s: &str) -> CString {
     // an interior NUL cuts the name there rather than losing it
     let end = s.find('\0').unwrap_or(s.len());
