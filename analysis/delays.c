@@ -45,11 +45,13 @@ struct dev {
 };
 
 #define DEV_SELF		(1u << 29)
+#define DEV_DROP		(1u << 28) /* a DV_END that is a waker drop */
 #define DEV_KEY(ord, task, tid) ((uint64_t)(ord) << 62 | (uint64_t)(task) << 30 | (tid))
 #define DEV_ORD(e)		((uint32_t)((e)->key >> 62))
 #define DEV_TASK(e)		((uint32_t)((e)->key >> 30))
-#define DEV_TID(e)		((uint32_t)((e)->key & (DEV_SELF - 1)))
+#define DEV_TID(e)		((uint32_t)((e)->key & (DEV_DROP - 1)))
 #define DEV_IS_SELF(e)		(((e)->key & DEV_SELF) != 0)
+#define DEV_IS_DROP(e)		(((e)->key & DEV_DROP) != 0)
 
 /* How late in the file an event may come after later ones (the recorder
  * drains every ring each tick, 20 ms at most): the events are replayed in
@@ -75,7 +77,9 @@ struct tstate {
 	uint64_t wakes, self_wakes; /* every wake of it; by its own polls */
 	uint64_t polls, last_poll;  /* polls begun; the last one's begin */
 	uint32_t last_poller;
+	uint64_t dropped; /* its last waker dropped then, not woken since */
 	uint8_t seen, pending, spawned, ended, born; /* born: its spawn seen */
+	uint8_t polled_at_end;			     /* in a poll when the trace ends */
 };
 
 /* A task met: its wait, its delays, whether the view keeps it (none:
@@ -282,6 +286,13 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->pending = 0;
 	s->seen = 1;
 	s->last = e->time;
+	if (DEV_IS_DROP(e)) {
+		/* no waker left: lost, unless woken or polled after all */
+		if (!s->pending && !s->ended)
+			s->dropped = e->time;
+		return 0;
+	}
+	s->dropped = 0;
 	switch (ord) {
 	case DV_SPAWN:
 	case DV_WAKE:
@@ -491,6 +502,7 @@ static int dev_ord(const struct trace_event *e)
 	case TRACE_EV_POLL_BEGIN:
 		return DV_BEGIN;
 	case TRACE_EV_TASK_END:
+	case TRACE_EV_WAKER_DROP: /* (DEV_DROP) */
 		return DV_END;
 	}
 	return -1;
@@ -524,7 +536,7 @@ static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *
 	uint64_t *v;
 
 	*fresh = 0;
-	if (e->tid >= DEV_SELF)
+	if (e->tid >= DEV_DROP)
 		return 0;
 	if (e->type == TRACE_EV_POLL_END) {
 		/* (a thread's events come in its order: its poll ends here) */
@@ -544,6 +556,8 @@ static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *
 	} else if (ord == DV_WAKE && (v = polling_of(m, e->tid, 0)) &&
 		   *v == (uint64_t)ix + 1) {
 		self = DEV_SELF;
+	} else if (e->type == TRACE_EV_WAKER_DROP) {
+		self = DEV_DROP;
 	}
 	*out = (struct dev){e->time, DEV_KEY(ord, ix, e->tid | self)};
 	return 1;
@@ -593,11 +607,19 @@ static int collect(void *ctx, const struct trace_event *e, size_t n)
 }
 
 /* After the last event: each task's wait outlived the recording (a lost
- * wake, unless the end came too soon to say), or its life did */
-static int finish(struct replay *r)
+ * wake, unless the end came too soon to say), or its life did. @m: the
+ * tasks met, with the one each thread polls at the end (a task in a poll
+ * then is not waiting) */
+static int finish(struct replay *r, const struct tasks_met *m)
 {
 	struct delays *d = r->d;
+	size_t it = 0;
+	uint64_t tid, *v;
 	int err = 0;
+
+	while (lib_map_next(&m->polling, &it, &tid, &v))
+		if (*v && *v <= r->nt)
+			r->t[*v - 1].s.polled_at_end = 1;
 
 	for (size_t i = 0; i < r->nt && !err; i++) {
 		struct tstate *s = &r->t[i].s;
@@ -613,12 +635,24 @@ static int finish(struct replay *r)
 			err = push(&d->lost, &d->nlost, &r->lcap, &s->cur);
 		else if (s->pending)
 			d->waiting_at_end++;
+		/* a task pending with no waker left: lost for sure (the
+		 * runtime counts its wakers) */
+		if (!err && s->dropped && !s->pending && !s->ended && !s->polled_at_end &&
+		    !gap_between(r, s->dropped, d->end_time))
+			err = push(&d->idle, &d->nidle, &r->icap,
+				   &(struct delay){.task = r->t[i].id,
+						   .wake = s->dropped,
+						   .poller = s->last_poller,
+						   .poll = -1,
+						   .waker_poll = -1,
+						   .dropped = 1});
 		/* a task not seen to end finished, unless the runtime says
 		 * when its tasks end: this trace shows it did (its spawn, or
 		 * any task's end; zero-code Tokio tells neither) */
-		if (!err && (s->born || r->ends) && s->polls && !s->ended &&
-		    !s->pending && d->end_time >= s->last_poll + DELAYS_IDLE_NS &&
-		    !gap_between(r, s->last_poll, d->end_time))
+		else if (!err && (s->born || r->ends) && s->polls && !s->ended &&
+			 !s->polled_at_end && !s->pending &&
+			 d->end_time >= s->last_poll + DELAYS_IDLE_NS &&
+			 !gap_between(r, s->last_poll, d->end_time))
 			err = push(&d->idle, &d->nidle, &r->icap,
 				   &(struct delay){.task = r->t[i].id,
 						   .wake = s->last_poll,
@@ -711,8 +745,9 @@ static struct delays *delays_alloc(const struct delays_keep *keep)
 
 /* After the last event, the delays of @r->d for join @j: the replay's
  * end, each task's delays in join.tasks order, the list sorted.
- * -EAGAIN where a task is not one of @j's (fed: then a walk of its own). */
-static int conclude(struct replay *r, const struct join *j)
+ * -EAGAIN where a task is not one of @j's (fed: then a walk of its own).
+ * @m: the tasks met (fed: the feed's) */
+static int conclude(struct replay *r, const struct tasks_met *m, const struct join *j)
 {
 	struct delays *d = r->d;
 	uint64_t lo, hi;
@@ -726,7 +761,7 @@ static int conclude(struct replay *r, const struct join *j)
 	d->end_time = j->trace->counters.end_time ? j->trace->counters.end_time : hi;
 	err = release(r, UINT64_MAX);
 	if (!err)
-		err = finish(r);
+		err = finish(r, m);
 	if (!err && !(d->hist = calloc(j->ntasks + 1, sizeof(*d->hist))))
 		err = -ENOMEM;
 	for (size_t i = 0; i < r->nt && !err; i++) {
@@ -791,7 +826,7 @@ int delays__new(const struct join *j, const struct delays_keep *keep, struct del
 	if (err == -EAGAIN)
 		err = replay_walk(&r, UINT64_MAX);
 	if (!err)
-		err = conclude(&r, j);
+		err = conclude(&r, &r.met, j);
 	if (!err) {
 		*out = r.d;
 		r.d = NULL;
@@ -1036,7 +1071,7 @@ int delays__from_feed(struct delays_feed *f, const struct join *j,
 	    keep->top != k->top || keep->count_ns != k->count_ns ||
 	    j->nlisted >= j->npolls)
 		return -EAGAIN;
-	err = conclude(&f->r, j);
+	err = conclude(&f->r, &f->met, j);
 	if (!err) {
 		*out = f->r.d;
 		f->r.d = NULL;

@@ -38,6 +38,8 @@ struct delay {
 	int32_t poll;	    /* the poll that ended it, -1 if unknown */
 	uint32_t merged;    /* further wakes merged into it */
 	uint8_t spawn;	    /* 1: made ready by its spawn */
+	uint8_t dropped;    /* delays.idle: its last waker dropped at wake
+			     * (the runtime said so): lost for sure */
 };
 
 /* A task that woke itself: its wakes, and those by its own polls (a
@@ -84,7 +86,9 @@ struct delays {
 			     * end (its spawn recorded, or some task's end)
 			     * (wake = that poll's begin, poller its
 			     * thread): a lost waker, where the runtime
-			     * says nothing of its wakers; by time */
+			     * says nothing of its wakers; or, whatever
+			     * the time, with none left (TRACE_EV_WAKER_
+			     * DROP: dropped, wake = then); by time */
 	size_t nidle;
 	struct delays_self *selfwoken; /* wakes mostly their own (more
 					* than half of DELAYS_SELF_MIN

@@ -93,6 +93,7 @@ struct ltask {
 	uint32_t polled_on; /* the thread polling it now, 0 none */
 	int ended, born;    /* born: its spawn seen */
 	uint64_t last_end;  /* its last poll's end */
+	uint64_t dropped;   /* its last waker dropped then, pending (0: no) */
 	/* this interval */
 	uint64_t polls, poll_ns, max_poll, samples, blocked_ns, runq_ns;
 	uint32_t delays[LIVE_BUCKETS];
@@ -390,6 +391,8 @@ static void poll_begins(struct ltask *k, uint64_t start)
 		k->wake = 0;
 		k->begun = start;
 	}
+	if (start >= k->dropped)
+		k->dropped = 0;
 }
 
 /* @k woken at @time, unless a poll began since or it ended (the rings
@@ -398,6 +401,8 @@ static void woken(struct ltask *k, uint64_t time)
 {
 	if (k && !k->ended && !k->wake && time >= k->begun)
 		k->wake = time;
+	if (k && time >= k->dropped)
+		k->dropped = 0;
 }
 
 static void event(struct live *l, const struct trace_event *e, uint64_t len)
@@ -409,7 +414,8 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		return;
 	t->seen = 1;
 	if (e->type != TRACE_EV_WAKE && e->type != TRACE_EV_SPAWN &&
-	    e->type != TRACE_EV_TASK_END && e->time > t->known_to)
+	    e->type != TRACE_EV_TASK_END && e->type != TRACE_EV_WAKER_DROP &&
+	    e->time > t->known_to)
 		t->known_to = e->time;
 	switch (e->type) {
 	case TRACE_REC_POLL:
@@ -452,6 +458,11 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		k->wakes += e->type == TRACE_EV_WAKE;
 		if (k->polled_on != e->tid)
 			woken(k, e->time);
+		break;
+	case TRACE_EV_WAKER_DROP:
+		k = task_of(l, e->task);
+		if (k && !k->ended && !k->wake && e->time >= k->begun)
+			k->dropped = e->time;
 		break;
 	case TRACE_EV_TASK_END:
 		k = task_of(l, e->task);
@@ -921,7 +932,10 @@ static void snap_threads(struct live *l, uint64_t now, struct live_snap *out)
 		w->samples = t->samples;
 		if (t->task && now > t->begin) {
 			w->task = t->task;
-			w->in_poll_ns = now - t->begin;
+			/* as long as it is known to have run: a recorder late
+			 * to drain (a busy machine) has not seen its end yet */
+			w->in_poll_ns =
+				t->open_seen > t->begin ? t->open_seen - t->begin : 0;
 			w->poll_ns += clip(t->begin, now, l->last, now);
 		}
 		if (t->park && now > t->park)
@@ -990,9 +1004,10 @@ static void snap_tasks(struct live *l, uint64_t now, const char **names,
 			const uint64_t *v = lib_map_find(&l->thread_ix, k->polled_on);
 			const struct lthread *t = v ? &l->th[*v - 1] : NULL;
 
-			if (t && t->task == k->id && now > t->begin &&
-			    now - t->begin > r->state_ns) {
-				r->state_ns = now - t->begin;
+			/* (known to have run so long: see snap_threads()) */
+			if (t && t->task == k->id && t->open_seen > t->begin &&
+			    t->open_seen - t->begin > r->state_ns) {
+				r->state_ns = t->open_seen - t->begin;
 				r->tid = t->tid;
 			}
 		}
@@ -1066,8 +1081,13 @@ const char *live_find_say(const struct live_snap *s, const struct live_find *f, 
 	text_duration(f->ns, d, sizeof(d));
 	switch (f->kind) {
 	case LIVE_LOST_WAKER:
-		snprintf(buf, len, "%s pending, not woken for %s since its last poll",
-			 who, d);
+		if (f->a)
+			snprintf(buf, len, "%s pending, its last waker dropped %s ago",
+				 who, d);
+		else
+			snprintf(buf, len,
+				 "%s pending, not woken for %s since its last poll", who,
+				 d);
 		break;
 	case LIVE_SELF_WAKES:
 		snprintf(buf, len,
@@ -1098,11 +1118,13 @@ static void snap_finds(struct live *l, uint64_t now, struct live_snap *out)
 		const struct lthread *t = &l->th[i];
 		const uint64_t *v;
 
-		if (!t->task || now <= t->begin || now - t->begin < DELAYS_NO_YIELD_NS)
+		/* (known to have run so long: see snap_threads()) */
+		if (!t->task || t->open_seen < t->begin ||
+		    t->open_seen - t->begin < DELAYS_NO_YIELD_NS)
 			continue;
 		v = lib_map_find(&l->task_ix, t->task);
 		find(out, LIVE_NO_YIELD, t->task, v ? l->tk[*v - 1].name : "",
-		     now - t->begin, t->tid, 0);
+		     t->open_seen - t->begin, t->tid, 0);
 	}
 	for (i = 0; i < l->nnames; i++) {
 		struct lname *n = &l->names[i];
@@ -1114,8 +1136,13 @@ static void snap_finds(struct live *l, uint64_t now, struct live_snap *out)
 		const struct ltask *k = &l->tk[i];
 		struct lname *n;
 
-		if (!k->ended && !k->polled_on && !k->wake && k->last_end &&
-		    (k->born || l->ends) && now >= k->last_end + DELAYS_IDLE_NS)
+		/* with no waker left (the runtime counts them), at once */
+		if (!k->ended && !k->polled_on && !k->wake && k->dropped &&
+		    now >= k->dropped)
+			find(out, LIVE_LOST_WAKER, k->id, k->name, now - k->dropped, 1,
+			     0);
+		else if (!k->ended && !k->polled_on && !k->wake && k->last_end &&
+			 (k->born || l->ends) && now >= k->last_end + DELAYS_IDLE_NS)
 			find(out, LIVE_LOST_WAKER, k->id, k->name, now - k->last_end, 0,
 			     0);
 		if (k->wakes >= DELAYS_SELF_MIN && k->self_wakes * 2 > k->wakes &&

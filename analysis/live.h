@@ -82,14 +82,16 @@ struct live_lost {
 /* What the detectors find at a snapshot (d9prof(1), report's flags as
  * they hold now): a task pending and not woken since its last poll for
  * DELAYS_IDLE_NS (where the runtime says when tasks end: the task's
- * spawn was seen, or some task's end); one whose wakes in the interval
+ * spawn was seen, or some task's end), or at once with no waker left
+ * (where the runtime counts them: TRACE_EV_WAKER_DROP); one whose wakes in the interval
  * were mostly its own, DELAYS_SELF_MIN of them or more, its polls short;
  * a name whose live tasks (spawned while watched, not ended) number
  * DELAYS_LEAK_MIN or more and grew at each of the last LIVE_LEAK_SNAPS
  * snapshots; a task in one poll for DELAYS_NO_YIELD_NS or more (never
  * yielded). */
 enum live_find_kind {
-	LIVE_LOST_WAKER = 1, /* ns: since its last poll ended */
+	LIVE_LOST_WAKER = 1, /* ns: since its last poll ended; a: 1 if its
+			      * last waker was dropped (ns: since then) */
 	LIVE_SELF_WAKES = 2, /* a: its own wakes, b: all, ns: mean poll */
 	LIVE_LEAK = 3,	     /* a: the name's live tasks (task: one) */
 	LIVE_NO_YIELD = 4,   /* ns: in its poll now, a: the thread */

@@ -78,6 +78,14 @@ void d9_poll_begin(uint64_t task);
 void d9_poll_end(uint64_t task);
 /* Task @task completed or was dropped. */
 void d9_task_end(uint64_t task);
+/* Task @task is pending and no waker of it is left: the last one was
+ * dropped without waking it, or its poll returned pending keeping none.
+ * Nothing can wake it again: a lost waker, unless it is cancelled. For a
+ * runtime (or binding) that counts a task's wakers: call it when the
+ * count falls to zero while the task waits (d9prof's Rust crate does, for
+ * the wakers its futures see); then the lost waker is known at once, not
+ * guessed after 2 s without a wake. */
+void d9_task_waker_drop(uint64_t task);
 /* The calling worker goes idle / resumes. */
 void d9_park(void);
 void d9_unpark(void);

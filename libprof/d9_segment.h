@@ -177,6 +177,7 @@ enum d9_event_type {
 	D9_EV_POLL = 10,       /* task */
 	D9_EV_POLL_WOKEN = 11, /* task, woken during the poll (by its own
 				* thread): runnable again at its end */
+	D9_EV_WAKER_DROP = 12, /* task: pending, its last waker gone */
 	D9_EV_TEXT = 15,       /* continuation: the record's 24 bytes are text */
 	/* The application's spans and events (d9_span_*, d9_event): the
 	 * record, then arg payload records (at most D9_PAYLOAD_RECORDS, 24

@@ -79,6 +79,7 @@ SEM(task_poll_start);
 SEM(task_poll_end);
 SEM(task_terminate);
 SEM(task_wake);
+SEM(task_waker_drop);
 SEM(worker_thread_start);
 SEM(worker_thread_stop);
 SEM(worker_thread_park);
@@ -937,6 +938,12 @@ API void d9_task_wake(uint64_t task)
 {
 	D9_PROBE1(task_wake, task);
 	MARK(wake_attached(h_, task));
+}
+
+API void d9_task_waker_drop(uint64_t task)
+{
+	D9_PROBE1(task_waker_drop, task);
+	MARK(record(h_, D9_EV_WAKER_DROP, task));
 }
 
 API void d9_park(void)

@@ -11,6 +11,7 @@
  *   task_poll_end         d9_poll_end       arg0 task id
  *   task_terminate        d9_task_end       arg0 task id
  *   task_wake             d9_task_wake      arg0 task id
+ *   task_waker_drop       d9_task_waker_drop arg0 task id
  *   worker_thread_start   d9_thread_start   arg0 thread name (char *, or NULL)
  *   worker_thread_stop    d9_thread_stop    none
  *   worker_thread_park    d9_park           none
@@ -57,6 +58,7 @@ D9_USDT_SEM_(task_poll_start);
 D9_USDT_SEM_(task_poll_end);
 D9_USDT_SEM_(task_terminate);
 D9_USDT_SEM_(task_wake);
+D9_USDT_SEM_(task_waker_drop);
 D9_USDT_SEM_(worker_thread_start);
 D9_USDT_SEM_(worker_thread_stop);
 D9_USDT_SEM_(worker_thread_park);

@@ -21,11 +21,15 @@ struct slot {
 	uint64_t key;	     /* 0: free (tids and task ids are > 0); the
 			      * next free one in @a */
 	uint64_t a, b;	     /* thread: poll begin, park time;
-			      * task: wake time, spawn time (pending) */
+			      * task: wake time (or, dropped, the time its
+			      * last waker went), spawn time (pending) */
 	uint64_t task;	     /* thread: the task in its poll;
 			      * task: its last poll's begin or its end */
-	uint32_t wtid, stid; /* task: who woke it, who spawned it */
-	uint32_t ended;	     /* task: it ended (at @task) */
+	uint32_t wtid, stid; /* task: who woke it (dropped its waker), who
+			      * spawned it */
+	uint16_t ended;	     /* task: it ended (at @task) */
+	uint16_t dropped;    /* task: @a is when its last waker went, no
+			      * wake (TRACE_EV_WAKER_DROP): open until one */
 };
 
 #define NO_SLOT UINT64_MAX
@@ -209,6 +213,10 @@ static void poll_ended(struct livestate *ls, const struct trace_event *e, uint64
  * is over, and this is its latest poll. */
 static void task_polled(struct livestate *ls, struct slot *s, const struct trace_event *e)
 {
+	if (s->dropped && s->a <= e->time) { /* polled after all */
+		s->dropped = 0;
+		s->a = 0;
+	}
 	if (s->a && e->time > s->a) {
 		uint64_t d = e->time - s->a;
 
@@ -281,14 +289,31 @@ static int feed_one(struct livestate *ls, const struct trace_event *e)
 		if (s->ended || e->time <= s->task)
 			return 0;
 		if (e->type == TRACE_EV_WAKE) {
-			if (!s->a) { /* the first wake counts, as in delays */
+			/* the first wake counts, as in delays; one after its
+			 * waker went, too */
+			if (!s->a || (s->dropped && e->time >= s->a)) {
 				s->a = e->time;
 				s->wtid = e->tid;
+				s->dropped = 0;
 			}
 		} else {
 			s->b = e->time;
 			s->stid = e->tid;
 		}
+		return 0;
+	case TRACE_EV_WAKER_DROP:
+		/* pending (not woken since its last poll): open until a wake,
+		 * a poll or its end */
+		if (!e->task)
+			return 0;
+		s = get(&ls->tasks, e->task);
+		if (!s)
+			return -ENOMEM;
+		if (s->ended || s->a || e->time < s->task)
+			return 0;
+		s->a = e->time;
+		s->wtid = e->tid;
+		s->dropped = 1;
 		return 0;
 	case TRACE_EV_TASK_END:
 		if (!e->task)
@@ -323,7 +348,9 @@ static int feed_poll(struct livestate *ls, const struct trace_event *x, uint64_t
 					    .type = TRACE_EV_POLL_BEGIN};
 		task_polled(ls, s, &e[0]);
 		/* WAKE at its end: runnable again, pending until its next poll */
-		if (x->type == TRACE_REC_POLL_WOKEN && x->time > s->task && !s->a) {
+		if (x->type == TRACE_REC_POLL_WOKEN && x->time > s->task &&
+		    (!s->a || s->dropped)) {
+			s->dropped = 0;
 			s->a = x->time;
 			s->wtid = x->tid;
 		}
@@ -377,7 +404,7 @@ void livestate__summary(struct livestate *ls, uint64_t now, struct livestate_sum
 	for (size_t i = 0; i < ls->tasks.used; i++) {
 		const struct slot *k = &ls->tasks.v[i];
 
-		if (k->key && !k->ended && k->a && now > k->a &&
+		if (k->key && !k->ended && !k->dropped && k->a && now > k->a &&
 		    now - k->a > s->max_delay_ns)
 			s->max_delay_ns = now - k->a;
 	}
@@ -464,10 +491,11 @@ size_t livestate__open(struct livestate *ls, const struct trace_event **ev)
 							    .tid = s->stid,
 							    .type = TRACE_EV_SPAWN};
 		if (s->a)
-			ls->out[n++] = (struct trace_event){.time = s->a,
-							    .task = s->key,
-							    .tid = s->wtid,
-							    .type = TRACE_EV_WAKE};
+			ls->out[n++] = (struct trace_event){
+				.time = s->a,
+				.task = s->key,
+				.tid = s->wtid,
+				.type = s->dropped ? TRACE_EV_WAKER_DROP : TRACE_EV_WAKE};
 	}
 	if (n) /* (ls->out is NULL while nothing was ever open) */
 		qsort(ls->out, n, sizeof(*ls->out), ev_cmp);

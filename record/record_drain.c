@@ -211,6 +211,8 @@ static uint32_t trace_type(uint32_t d9)
 		return TRACE_EV_PARK;
 	case D9_EV_UNPARK:
 		return TRACE_EV_UNPARK;
+	case D9_EV_WAKER_DROP:
+		return TRACE_EV_WAKER_DROP;
 	default:
 		return 0;
 	}
@@ -390,7 +392,7 @@ void record_poll_sites(struct rec *r, trace_resolve_fn resolve, void *ctx)
 /* Is @type a record the recorder knows? */
 static int type_known(uint32_t type)
 {
-	return (type >= D9_EV_THREAD_START && type <= D9_EV_POLL_WOKEN) ||
+	return (type >= D9_EV_THREAD_START && type <= D9_EV_WAKER_DROP) ||
 	       (type >= D9_EV_SPAN_NEW && type <= D9_EV_EVENT);
 }
 

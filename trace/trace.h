@@ -115,6 +115,10 @@ enum trace_event_type {
 	TRACE_EV_TASK_END = 7,	   /* ... ended */
 	TRACE_EV_PARK = 8,	   /* the thread parked (idle) */
 	TRACE_EV_UNPARK = 9,	   /* ... and unparked */
+	/* (10, 11: TRACE_REC_POLL, _WOKEN below) */
+	TRACE_EV_WAKER_DROP = 12, /* a task pending with no waker left (the
+				   * runtime counts them:
+				   * d9_task_waker_drop()): lost for sure */
 };
 
 /* A runtime event: type is enum trace_event_type; names (the shim's TEXT

@@ -747,8 +747,10 @@ static void flag_tasks(struct page *pg)
 	}
 	for (n = 0, k = d->nidle; k-- > 0;)
 		if (join__kept(j, join__task(j, d->idle[k].task))) {
-			n++;
-			w = k; /* (the longest silent first: the last met) */
+			/* (the longest silent first: the last met; one whose
+			 * wakers the runtime counted first of all) */
+			if (!n++ || d->idle[k].dropped || !d->idle[w].dropped)
+				w = k;
 		}
 	if (n && (f = flag_new(pg, "lost waker", "2s"))) {
 		const struct delay *x = &d->idle[w];
@@ -757,10 +759,12 @@ static void flag_tasks(struct page *pg)
 		f->task = x->task;
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64
-			 " tasks pending and not woken again for 2s or more: %s, "
-			 "since %s before the end (its waker dropped or lost?)",
+			 " tasks pending and not woken again (for 2s or more, or no "
+			 "waker left): %s, %s %s before the end%s",
 			 n, analysis_task_label(j, x->task, a, sizeof(a)),
-			 text_duration(d->end_time - x->wake, b, sizeof(b)));
+			 x->dropped ? "its last waker dropped" : "since",
+			 text_duration(d->end_time - x->wake, b, sizeof(b)),
+			 x->dropped ? "" : " (its waker dropped or lost?)");
 		snprintf(f->next, sizeof(f->next), "d9prof polls --task %" PRIu64,
 			 trace_task_number(x->task));
 	}

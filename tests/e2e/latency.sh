@@ -957,6 +957,11 @@ t_detectors_on_tokio() {
 				{ fail "flight tk$mode: want the $flag trigger alone"; bad=1; }
 		done
 	done
+	# the crate counts the wakers: the lost one is known, not guessed
+	for f in flight top; do
+		grep -q "its last waker dropped" "$RD/$f-tkdropwaker.flags" ||
+			{ fail "$f tkdropwaker: not the counted waker's loss"; bad=1; }
+	done
 	for f in flight-tkstarve top-tkstarve flight-tkdemo; do
 		[ ! -s "$RD/$f.flags" ] || { fail "$f raised: $(tr '\n' ';' <"$RD/$f.flags")"; bad=1; }
 	done

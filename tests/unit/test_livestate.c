@@ -85,6 +85,35 @@ Test(livestate, a_spawn_or_wake_drained_after_the_poll_or_end_is_not_open)
 	cr_assert_eq(livestate__open(ls, &o), 0);
 }
 
+/* A task left with no waker stays open (its next segment's STATE says
+ * so, for report of that segment alone) until a wake, a poll or its end;
+ * a wake before the drop leaves the wake open */
+Test(livestate, a_dropped_waker_is_open_until_a_wake_a_poll_or_the_end)
+{
+	const struct trace_event *o;
+
+	ev(1, TRACE_EV_POLL_BEGIN, 30, 2);
+	ev(2, TRACE_EV_POLL_END, 30, 2);
+	ev(2, TRACE_EV_WAKER_DROP, 30, 2);
+	livestate__purge(ls, 100 * MS);
+	cr_assert_eq(livestate__open(ls, &o), 1);
+	cr_assert_eq(o[0].type, TRACE_EV_WAKER_DROP);
+	cr_assert_eq(o[0].task, 30);
+	cr_assert_eq(o[0].time, 2 * MS);
+	ev(5, TRACE_EV_WAKE, 30, 3); /* woken after all: pending */
+	cr_assert_eq(livestate__open(ls, &o), 1);
+	cr_assert_eq(o[0].type, TRACE_EV_WAKE);
+	cr_assert_eq(o[0].time, 5 * MS);
+	ev(6, TRACE_EV_WAKER_DROP, 30, 3); /* (its wake pending: not lost) */
+	cr_assert_eq(livestate__open(ls, &o), 1);
+	cr_assert_eq(o[0].type, TRACE_EV_WAKE);
+	ev(7, TRACE_EV_POLL_BEGIN, 30, 2);
+	ev(8, TRACE_EV_POLL_END, 30, 2);
+	ev(8, TRACE_EV_WAKER_DROP, 30, 2);
+	ev(9, TRACE_EV_TASK_END, 30, 2);
+	cr_assert_eq(livestate__open(ls, &o), 0);
+}
+
 Test(livestate, memory_follows_what_is_open_not_what_came_and_went)
 {
 	const struct trace_event *o;

@@ -256,7 +256,8 @@ Test(shim, attached_markers_record_in_order)
 	} want[] = {
 		{D9_EV_THREAD_START, 0},		  /* implicit claim; task = tid */
 		{D9_EV_WAKE, 7},	 {D9_EV_POLL, 7}, /* the whole poll, one record */
-		{D9_EV_PARK, 0},	 {D9_EV_UNPARK, 0}, {D9_EV_TASK_END, 7},
+		{D9_EV_WAKER_DROP, 7},	 {D9_EV_PARK, 0},
+		{D9_EV_UNPARK, 0},	 {D9_EV_TASK_END, 7},
 	};
 
 	attach(h);
@@ -264,6 +265,7 @@ Test(shim, attached_markers_record_in_order)
 	d9_task_wake(7);
 	d9_poll_begin(7);
 	d9_poll_end(7);
+	d9_task_waker_drop(7);
 	d9_park();
 	d9_unpark();
 	d9_task_end(7);

@@ -63,6 +63,7 @@ pub mod ffi {
         #[cold]
         pub fn d9_poll_end(task: u64);
         pub fn d9_task_end(task: u64);
+        pub fn d9_task_waker_drop(task: u64);
         #[cold]
         pub fn d9_park();
         #[cold]
@@ -192,6 +193,17 @@ pub fn task_wake(id: TaskId) {
     if gate_open() {
         // SAFETY: plain value argument.
         unsafe { ffi::d9_task_wake(id) }
+    }
+}
+
+/// Task `id` waits and no waker of it is left (the last one was dropped
+/// without a wake): a lost waker for sure. The crate's [`tokio::Marked`]
+/// counts its wakers and calls it.
+#[inline(always)]
+pub fn task_waker_drop(id: TaskId) {
+    if gate_open() {
+        // SAFETY: plain value argument.
+        unsafe { ffi::d9_task_waker_drop(id) }
     }
 }
 

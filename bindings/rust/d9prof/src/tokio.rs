@@ -29,10 +29,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::panic::Location;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use ::tokio::runtime::Builder;
 use ::tokio::task::JoinHandle;
@@ -54,40 +56,118 @@ pub fn instrument(builder: &mut Builder) -> &mut Builder {
         .on_thread_unpark(crate::unpark)
 }
 
-/// The waker a marked task's future sees: wakes the runtime's waker and
-/// marks the wake. Made again only when the runtime hands the task another
+/// What the wakers a marked task's future sees share: the task, the
+/// runtime's waker they wake, how many of them are out (clones the future
+/// or what it waits on keep: the one the task holds itself is not
+/// counted), and where the task is: [`IDLE`], [`POLLING`], [`WOKEN`] (in
+/// its poll), [`WAITING`] (its last poll pending, no wake since). The
+/// last one out dropped while it waits is `task_waker_drop`: nothing can
+/// wake it again. Made again only when the runtime hands the task another
 /// waker (Tokio's is the same for the task's life), so a poll allocates
 /// nothing.
-struct MarkWaker {
+struct Wakers {
     id: TaskId,
     inner: Waker,
+    out: AtomicUsize,
+    state: AtomicU8,
 }
 
-impl Wake for MarkWaker {
-    fn wake(self: Arc<Self>) {
+const IDLE: u8 = 0;
+const POLLING: u8 = 1;
+const WOKEN: u8 = 2;
+const WAITING: u8 = 3;
+
+impl Wakers {
+    fn wake(&self) {
+        // woken: no longer waiting (a wake in its poll: runnable again)
+        let _ = self
+            .state
+            .compare_exchange(WAITING, IDLE, Ordering::AcqRel, Ordering::Relaxed);
+        let _ = self
+            .state
+            .compare_exchange(POLLING, WOKEN, Ordering::AcqRel, Ordering::Relaxed);
         crate::task_wake(self.id);
         self.inner.wake_by_ref();
     }
-    fn wake_by_ref(self: &Arc<Self>) {
-        crate::task_wake(self.id);
-        self.inner.wake_by_ref();
+
+    /// None of its wakers out and it waits: lost (said once).
+    fn none_left(&self) {
+        if self.out.load(Ordering::Acquire) == 0
+            && self
+                .state
+                .compare_exchange(WAITING, IDLE, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            crate::task_waker_drop(self.id);
+        }
+    }
+}
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
+
+/// A waker of `w` that is not counted: the one the task's poll lends.
+fn lent(w: &Arc<Wakers>) -> ManuallyDrop<Waker> {
+    // SAFETY: the vtable's functions take the pointer as an Arc<Wakers>
+    // that `w` keeps alive while the waker is lent (for one poll); it is
+    // never dropped, so it takes no count of its own.
+    ManuallyDrop::new(unsafe {
+        Waker::from_raw(RawWaker::new(Arc::as_ptr(w).cast::<()>(), &VTABLE))
+    })
+}
+
+unsafe fn clone(p: *const ()) -> RawWaker {
+    // SAFETY: `p` is an Arc<Wakers> kept alive by the waker cloned.
+    unsafe {
+        Arc::increment_strong_count(p.cast::<Wakers>());
+        (*p.cast::<Wakers>()).out.fetch_add(1, Ordering::AcqRel);
+    }
+    RawWaker::new(p, &VTABLE)
+}
+
+unsafe fn wake(p: *const ()) {
+    // SAFETY: as clone's; the waker is consumed
+    unsafe {
+        wake_by_ref(p);
+        drop_waker(p);
+    }
+}
+
+unsafe fn wake_by_ref(p: *const ()) {
+    // SAFETY: as clone's.
+    unsafe { (*p.cast::<Wakers>()).wake() }
+}
+
+unsafe fn drop_waker(p: *const ()) {
+    // SAFETY: a counted clone (the lent one is never dropped): its count
+    // and its share of the Arc go.
+    unsafe {
+        let w = &*p.cast::<Wakers>();
+        if w.out.fetch_sub(1, Ordering::AcqRel) == 1 {
+            w.none_left();
+        }
+        Arc::decrement_strong_count(p.cast::<Wakers>());
     }
 }
 
 pin_project! {
-    /// A future whose polls, wakes and end are marked as task `id`.
+    /// A future whose polls, wakes and end are marked as task `id`, and
+    /// the loss of its last waker while it waits.
     pub struct Marked<F> {
         id: TaskId,
         #[pin]
         fut: F,
-        // the last runtime waker, and our wrapper of it
-        waker: Option<(Waker, Waker)>,
+        // its wakers, for the runtime's last one
+        wakers: Option<Arc<Wakers>>,
     }
 
-    // task_end before `fut` is dropped, as a plain Drop would
+    // task_end before `fut` is dropped, as a plain Drop would; its wakers
+    // still out say nothing more
     impl<F> PinnedDrop for Marked<F> {
         fn drop(this: Pin<&mut Self>) {
             crate::task_end(this.id);
+            if let Some(w) = &this.wakers {
+                w.state.store(IDLE, Ordering::Release);
+            }
         }
     }
 }
@@ -113,7 +193,7 @@ impl<F> Marked<F> {
         Marked {
             id,
             fut,
-            waker: None,
+            wakers: None,
         }
     }
 
@@ -123,20 +203,29 @@ impl<F> Marked<F> {
     }
 }
 
-/// Our wrapper of `runtime` for task `id`, cached in `slot`.
-fn waker_for<'a>(slot: &'a mut Option<(Waker, Waker)>, id: TaskId, runtime: &Waker) -> &'a Waker {
+/// The wakers of task `id` for `runtime`, kept in `slot`: made again when
+/// the runtime's waker changes (the old ones out then say nothing more).
+fn wakers_for<'a>(
+    slot: &'a mut Option<Arc<Wakers>>,
+    id: TaskId,
+    runtime: &Waker,
+) -> &'a Arc<Wakers> {
     let fresh = match slot {
-        Some((inner, _)) => !inner.will_wake(runtime),
+        Some(w) => !w.inner.will_wake(runtime),
         None => true,
     };
     if fresh {
-        let ours = Waker::from(Arc::new(MarkWaker {
+        if let Some(old) = slot {
+            old.state.store(IDLE, Ordering::Release);
+        }
+        *slot = Some(Arc::new(Wakers {
             id,
             inner: runtime.clone(),
+            out: AtomicUsize::new(0),
+            state: AtomicU8::new(IDLE),
         }));
-        *slot = Some((runtime.clone(), ours));
     }
-    &slot.as_ref().unwrap().1
+    slot.as_ref().unwrap()
 }
 
 impl<F: Future> Future for Marked<F> {
@@ -157,15 +246,34 @@ impl<F: Future> Future for Marked<F> {
 }
 
 impl<F: Future> Marked<F> {
-    /// A poll while the gate is open: marked, with our waker. Out of line
-    /// and cold, so that the detached poll keeps no registers for it.
+    /// A poll while the gate is open: marked, with our waker, and, if it
+    /// returns pending keeping no waker and unwoken, the waker's loss.
+    /// Out of line and cold, so that the detached poll keeps no registers
+    /// for it.
     #[cold]
     #[inline(never)]
     fn poll_marked(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let _poll = crate::poll(*this.id);
-        let mut cx = Context::from_waker(waker_for(this.waker, *this.id, cx.waker()));
-        this.fut.poll(&mut cx)
+        let w = wakers_for(this.wakers, *this.id, cx.waker());
+        w.state.store(POLLING, Ordering::Release);
+        let waker = lent(w);
+        let r = this.fut.poll(&mut Context::from_waker(&waker));
+        if r.is_pending() {
+            // waiting, unless woken in the poll; with none of its wakers
+            // out, lost already
+            if w.state
+                .compare_exchange(POLLING, WAITING, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                w.none_left();
+            } else {
+                w.state.store(IDLE, Ordering::Release);
+            }
+        } else {
+            w.state.store(IDLE, Ordering::Release);
+        }
+        r
     }
 }
 
