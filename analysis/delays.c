@@ -642,6 +642,7 @@ static int finish(struct replay *r, const struct tasks_met *m)
 			err = push(&d->idle, &d->nidle, &r->icap,
 				   &(struct delay){.task = r->t[i].id,
 						   .wake = s->dropped,
+						   .begin = s->last_poll,
 						   .poller = s->last_poller,
 						   .poll = -1,
 						   .waker_poll = -1,
@@ -656,6 +657,7 @@ static int finish(struct replay *r, const struct tasks_met *m)
 			err = push(&d->idle, &d->nidle, &r->icap,
 				   &(struct delay){.task = r->t[i].id,
 						   .wake = s->last_poll,
+						   .begin = s->last_poll,
 						   .poller = s->last_poller,
 						   .poll = -1,
 						   .waker_poll = -1});

@@ -88,7 +88,8 @@ struct delays {
 			     * thread): a lost waker, where the runtime
 			     * says nothing of its wakers; or, whatever
 			     * the time, with none left (TRACE_EV_WAKER_
-			     * DROP: dropped, wake = then); by time */
+			     * DROP: dropped, wake = then); begin: its last
+			     * poll's begin in both; by time */
 	size_t nidle;
 	struct delays_self *selfwoken; /* wakes mostly their own (more
 					* than half of DELAYS_SELF_MIN

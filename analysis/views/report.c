@@ -736,6 +736,18 @@ static void flag_tasks(struct page *pg)
 	if (worst && (f = flag_new(pg, "never yielded", "1s"))) {
 		f->count = n;
 		f->task = worst->task;
+		/* where it spun: the top of its longest poll (one of the
+		 * longest of all, by far) */
+		for (k = 0; k < pg->nlongest; k++) {
+			uint32_t fr, under;
+
+			if (pg->longest[k]->task != worst->task)
+				continue;
+			if (offcpu__poll_top(pg->oc, pg->longest[k]->id, &fr, &under) > 0)
+				site_label(pg->oc->trace, fr, under, f->function,
+					   sizeof(f->function));
+			break;
+		}
 		snprintf(f->detail, sizeof(f->detail),
 			 "%s ran %s in one poll without yielding%s",
 			 analysis_task_label(j, worst->task, a, sizeof(a)),
@@ -754,9 +766,15 @@ static void flag_tasks(struct page *pg)
 		}
 	if (n && (f = flag_new(pg, "lost waker", "2s"))) {
 		const struct delay *x = &d->idle[w];
+		const struct poll *p = join__poll_at(j, x->poller, x->begin);
+		uint32_t fr, under;
 
 		f->count = n;
 		f->task = x->task;
+		/* where it last returned pending, if a sample or switch says */
+		if (p && offcpu__poll_top(pg->oc, p->id, &fr, &under) > 0)
+			site_label(pg->oc->trace, fr, under, f->function,
+				   sizeof(f->function));
 		snprintf(f->detail, sizeof(f->detail),
 			 "%" PRIu64
 			 " tasks pending and not woken again (for 2s or more, or no "
