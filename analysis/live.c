@@ -94,6 +94,10 @@ struct ltask {
 	int ended, born;    /* born: its spawn seen */
 	uint64_t last_end;  /* its last poll's end */
 	uint64_t dropped;   /* its last waker dropped then, pending (0: no) */
+	/* its life: met first (its spawn, or the first event seen of it),
+	 * its end; its polls, their time, and its wake-to-poll time */
+	uint64_t first, end_at, polls_life, busy, sched;
+	int gone; /* (snap_forget()) */
 	/* this interval */
 	uint64_t polls, poll_ns, max_poll, samples, blocked_ns, runq_ns;
 	uint32_t delays[LIVE_BUCKETS];
@@ -370,6 +374,8 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 		return;
 	k->polls++;
 	k->poll_ns += end - start;
+	k->polls_life++;
+	k->busy += end - start;
 	if (end - start > k->max_poll)
 		k->max_poll = end - start;
 	if (k->polled_on == t->tid)
@@ -386,6 +392,7 @@ static void poll_begins(struct ltask *k, uint64_t start)
 	if (k->wake && k->wake <= start) {
 		k->delays[bucket(start - k->wake)]++;
 		k->ndelays++;
+		k->sched += start - k->wake;
 	}
 	if (start >= k->begun) {
 		k->wake = 0;
@@ -405,6 +412,13 @@ static void woken(struct ltask *k, uint64_t time)
 		k->dropped = 0;
 }
 
+/* @k met at @time: its life began then, if not before */
+static void met_at(struct ltask *k, uint64_t time)
+{
+	if (k && time && (!k->first || time < k->first))
+		k->first = time;
+}
+
 static void event(struct live *l, const struct trace_event *e, uint64_t len)
 {
 	struct lthread *t = thread_of(l, e->tid);
@@ -412,6 +426,12 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 
 	if (!t)
 		return;
+	if (e->task && e->type != TRACE_EV_THREAD_START &&
+	    e->type != TRACE_EV_THREAD_STOP && e->type != TRACE_EV_PARK &&
+	    e->type != TRACE_EV_UNPARK && e->type != TRACE_EV_POLL_END)
+		met_at(task_of(l, e->task), trace_rec_events(e->type) > 1 && e->time > len
+						    ? e->time - len
+						    : e->time);
 	t->seen = 1;
 	if (e->type != TRACE_EV_WAKE && e->type != TRACE_EV_SPAWN &&
 	    e->type != TRACE_EV_TASK_END && e->type != TRACE_EV_WAKER_DROP &&
@@ -469,6 +489,7 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		l->ends++;
 		if (k) {
 			k->ended = 1;
+			k->end_at = e->time;
 			k->wake = 0;
 		}
 		break;
@@ -755,6 +776,7 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
 	} else {
 		struct ltask *k = task ? task_of(l, task) : NULL;
 
+		met_at(k, begin);
 		if (task && t->task != task)
 			poll_begins(k, begin);
 		t->task = task;
@@ -882,6 +904,14 @@ static size_t name_ix(const char **names, size_t *nn, const char *name)
 
 static void add_task(struct live_row *r, const struct ltask *k, uint64_t now)
 {
+	uint64_t until = k->ended && k->end_at ? k->end_at : now,
+		 life = k->first && until > k->first ? until - k->first : 0;
+
+	r->life_ns += life;
+	r->busy_ns += k->busy;
+	r->sched_ns += k->sched;
+	r->idle_ns += life > k->busy + k->sched ? life - k->busy - k->sched : 0;
+	r->polls_life += k->polls_life;
 	r->polls += k->polls;
 	r->poll_ns += k->poll_ns;
 	if (k->max_poll > r->max_poll_ns)
@@ -900,6 +930,8 @@ static void add_task(struct live_row *r, const struct ltask *k, uint64_t now)
 			r->state_ns = now - k->wake;
 	} else if (!r->state) {
 		r->state = k->ended ? LIVE_ENDED : LIVE_IDLE;
+		if (k->ended && now > k->end_at)
+			r->state_ns = now - k->end_at;
 	}
 	r->ntasks++;
 	r->nzc += !!(k->id & TRACE_TASK_TOKIO);
@@ -986,6 +1018,9 @@ static void snap_tasks(struct live *l, uint64_t now, const char **names,
 		struct live_row *r;
 		size_t ix;
 
+		/* by name, a task counts in the frame it ended, not after */
+		if (out->by == GROUP_NAME && k->ended && k->end_at < l->last)
+			continue;
 		if (out->by == GROUP_NAME) {
 			ix = name_ix(names, &nn, k->name);
 			if (ix == out->nrows) {
@@ -1168,12 +1203,21 @@ static void snap_finds(struct live *l, uint64_t now, struct live_snap *out)
  * may still fall in (their names stay). */
 static void snap_forget(struct live *l, uint64_t now)
 {
-	size_t i, n;
+	size_t i, n, kept = 0;
 
+	/* ended tasks stay LIVE_KEEP_ENDED_NS, the last LIVE_KEEP_ENDED of
+	 * them at most (the newest come last) */
+	for (i = l->ntk; i-- > 0;) {
+		struct ltask *k = &l->tk[i];
+
+		k->gone = k->ended && !k->polled_on &&
+			  (now >= k->end_at + LIVE_KEEP_ENDED_NS ||
+			   kept++ >= LIVE_KEEP_ENDED);
+	}
 	for (i = n = 0; i < l->ntk; i++) {
 		struct ltask *k = &l->tk[i];
 
-		if (k->ended && !k->polled_on) {
+		if (k->gone) {
 			lib_map_del(&l->task_ix, k->id);
 			continue;
 		}
@@ -1239,7 +1283,7 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 		size_t ended = 0;
 
 		for (size_t i = 0; i < l->ntk; i++)
-			ended += l->tk[i].ended;
+			ended += l->tk[i].ended && l->tk[i].end_at >= l->last;
 		if (ended >= LIVE_AUTO_ENDED)
 			l->auto_names = 1;
 		by = l->auto_names ? GROUP_NAME : GROUP_TASK;

@@ -18,7 +18,8 @@
  * snapshot each interval says what each task, task name or thread did in
  * it. Thread-safe: one thread feeds (the recorder's), another snapshots.
  * Memory: at most 65536 threads and as many live tasks (more are refused
- * and counted), a task forgotten once it ended and was shown.
+ * and counted), a task forgotten LIVE_KEEP_ENDED_NS after it ended (the
+ * last LIVE_KEEP_ENDED of those kept).
  */
 struct live;
 
@@ -47,7 +48,11 @@ struct live_row {
 	uint64_t ndelays;
 	uint32_t delays_[LIVE_DELAY_BUCKETS]; /* (their histogram) */
 	enum live_state state;
-	uint64_t state_ns;
+	uint64_t state_ns; /* (LIVE_ENDED: since its end) */
+	/* its life, from its spawn (or the first event seen of it) to now
+	 * or its end, summed over a name's tasks: in its polls (busy),
+	 * woken and waiting for them (sched), the rest (idle); its polls */
+	uint64_t life_ns, busy_ns, sched_ns, idle_ns, polls_life;
 	uint64_t nzc; /* of its tasks, zero-code ones (no polls known) */
 };
 
@@ -73,6 +78,10 @@ struct live_stack {
 };
 
 #define LIVE_AUTO_ENDED 20
+/* Ended tasks are kept as rows this long after their end (by task), the
+ * last LIVE_KEEP_ENDED at most: a short task can be selected at all */
+#define LIVE_KEEP_ENDED_NS (5 * 1000000000ULL)
+#define LIVE_KEEP_ENDED	   1024
 
 /* What the recording lost so far (record_stats' counts) */
 struct live_lost {

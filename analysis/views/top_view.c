@@ -203,7 +203,21 @@ static size_t warnings(const struct live_snap *s, struct warn *w, size_t max)
 
 /* Columns by priority: the first ones are the last to go on a narrow
  * terminal. */
-enum col { C_CPU, C_STATE, C_POLLS, C_MAX, C_DELAY, C_BLOCKED, C_MEAN, C_RUNQ, NCOLS };
+enum col {
+	C_CPU,
+	C_STATE,
+	C_POLLS,
+	C_MAX,
+	C_DELAY,
+	C_BLOCKED,
+	C_MEAN,
+	C_RUNQ,
+	C_TOTAL,
+	C_IDLE,
+	C_BUSY,
+	C_SCHED,
+	NCOLS
+};
 static const struct {
 	const char *title;
 	int w;
@@ -212,10 +226,14 @@ static const struct {
 	[C_POLLS] = {"POLLS/S", 8},   [C_MAX] = {"MAX", 8},
 	[C_DELAY] = {"DELAY-P99", 9}, [C_BLOCKED] = {"BLOCKED", 8},
 	[C_MEAN] = {"MEAN", 8},	      [C_RUNQ] = {"RUNQ", 8},
+	[C_TOTAL] = {"TOTAL", 8},     [C_IDLE] = {"IDLE", 8},
+	[C_BUSY] = {"BUSY", 8},	      [C_SCHED] = {"SCHED", 8},
 };
-/* the order they are printed in */
-static const enum col order[NCOLS] = {C_CPU,   C_POLLS,	  C_MEAN, C_MAX,
-				      C_DELAY, C_BLOCKED, C_RUNQ, C_STATE};
+/* the order they are printed in: the interval's, then the life's
+ * (since its spawn: tokio-console's Total, Busy, Sched, Idle) */
+static const enum col order[NCOLS] = {C_CPU,   C_POLLS,	  C_MEAN,  C_MAX,
+				      C_DELAY, C_BLOCKED, C_RUNQ,  C_STATE,
+				      C_TOTAL, C_BUSY,	  C_SCHED, C_IDLE};
 
 /* A row's number: its tasks (by name), the task's as views show it, the
  * tid */
@@ -247,7 +265,11 @@ static void state_text(const struct live_row *r, char *buf, size_t len)
 		snprintf(buf, len, "parked");
 		break;
 	case LIVE_ENDED:
-		snprintf(buf, len, "ended");
+		if (r->state_ns)
+			snprintf(buf, len, "ended %s ago",
+				 text_duration(r->state_ns, a, sizeof(a)));
+		else
+			snprintf(buf, len, "ended");
 		break;
 	default:
 		snprintf(buf, len, "idle");
@@ -288,6 +310,18 @@ static void cell(const struct live_snap *s, const struct live_row *r, enum col c
 		break;
 	case C_STATE:
 		state_text(r, buf, len);
+		break;
+	case C_TOTAL:
+		text_duration(r->life_ns, buf, len);
+		break;
+	case C_BUSY:
+		text_duration(r->busy_ns, buf, len);
+		break;
+	case C_SCHED:
+		text_duration(r->sched_ns, buf, len);
+		break;
+	case C_IDLE:
+		text_duration(r->idle_ns, buf, len);
 		break;
 	default:
 		*buf = '\0';
@@ -566,6 +600,12 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		lib_json_uint_field(w, "runq_ns", r->runq_ns);
 		lib_json_str_field(w, "state", zero_code(r) ? NULL : state[r->state]);
 		lib_json_uint_field(w, "state_ns", r->state_ns);
+		/* its life since its spawn (or first seen) */
+		lib_json_uint_field(w, "total_ns", r->life_ns);
+		lib_json_uint_field(w, "busy_ns", r->busy_ns);
+		lib_json_uint_field(w, "sched_ns", r->sched_ns);
+		lib_json_uint_field(w, "idle_ns", r->idle_ns);
+		lib_json_uint_field(w, "polls_total", r->polls_life);
 		lib_json_object_end(w);
 	}
 	lib_json_array_end(w);

@@ -169,6 +169,41 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# By task, a short task stays a row some seconds after its end (so that
+# it can be selected), with its life since its spawn: the demo's short
+# tasks are polled 1 to 3 times for 20-50 us (its own word, demo.c) and
+# end, their busy and scheduled time within their total
+t_ended_tasks_stay_with_their_life() {
+	need_perf || return
+	start_ready "$TMP/demo.out" "$DEMO" -w 2 -q || return 1
+	"$D9" top -p "$SPID" --by task --format json -n 8 -d 0.5 >"$TMP/ended.json" \
+		2>"$TMP/ended.err" || fail "top failed: $(tail -3 "$TMP/ended.err")" || return 1
+	python3 - "$TMP/ended.json" <<PY
+$FRAMES_PY
+f = frames(sys.argv[1])
+ended = [(k, r) for k, fr in enumerate(f) for r in fr["rows"]
+         if r["name"] == "short" and r["state"] == "ended"]
+kept = [r for k, r in ended if r["state_ns"] > 1e9]
+old = [r for k, r in ended if r["state_ns"] > 5.6e9]
+# (1 to 3 polls of 20-50 us each: demo.c's word)
+bad = [r for k, r in ended if not (1 <= r["polls_total"] <= 3 and
+       20e3 * r["polls_total"] <= r["busy_ns"] <= r["total_ns"] and r["sched_ns"] <= r["total_ns"])]
+# kept from frames before: at most LIVE_KEEP_ENDED of them (and those
+# whose end was drained after the frame before: a tick's worth)
+most = max(sum(1 for r in fr["rows"] if r["state"] == "ended" and r["state_ns"] > fr["interval_ns"])
+           for fr in f)
+print(f"    {len(ended)} rows of ended short tasks in {len(f)} frames, {len(kept)} of them "
+      f"ended over 1 s before; at most {most} kept from frames before")
+if ended:
+    r = ended[-1][1]
+    print(f"    e.g. task {r['task']}: {r['polls_total']} polls, total {r['total_ns'] / 1e3:.0f} us, "
+          f"busy {r['busy_ns'] / 1e3:.0f} us, sched {r['sched_ns'] / 1e3:.0f} us, idle {r['idle_ns'] / 1e3:.0f} us")
+if not kept or old or bad or most > 1024 + 64:
+    print(f"    kept {len(kept)}, too old {len(old)}, lives that do not add up {bad[:2]}")
+    sys.exit(1)
+PY
+}
+
 t_starved_flagged() {
 	need_perf || return
 	start_ready "$TMP/starve.out" "$STARVE" 60 || return 1

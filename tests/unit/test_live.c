@@ -250,6 +250,45 @@ Test(live, the_detectors_find_each_bug_at_its_threshold)
 	cr_expect_null(found(LIVE_LOST_WAKER));
 }
 
+/* A task's life since its spawn, tokio-console's way (total, busy,
+ * scheduled, idle); an ended task stays a row some seconds, by task, so
+ * that it can be selected, and counts by name only in the frame it ended */
+Test(live, a_tasks_life_and_its_row_kept_after_its_end)
+{
+	const struct live_row *r;
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	name(7, "request");
+	rec(1 * MS, 11, TRACE_EV_SPAWN, 7, 0);
+	rec(5 * MS, 11, TRACE_EV_WAKE, 7, 0);
+	rec(20 * MS, 10, TRACE_REC_POLL, 7, 10 * MS); /* [10, 20] */
+	rec(30 * MS, 11, TRACE_EV_WAKE, 7, 0);
+	rec(36 * MS, 10, TRACE_REC_POLL, 7, 4 * MS); /* [32, 36] */
+	rec(40 * MS, 10, TRACE_EV_TASK_END, 7, 0);
+	cr_assert_eq(live__snapshot(L, 1000 * MS, GROUP_TASK, &S), 0);
+	r = row(7);
+	cr_expect_eq(r->state, LIVE_ENDED);
+	cr_expect_eq(r->state_ns, 960 * MS);
+	cr_expect_eq(r->life_ns, 39 * MS);
+	cr_expect_eq(r->busy_ns, 14 * MS);
+	cr_expect_eq(r->sched_ns, 11 * MS); /* spawned 1 -> 10, woken 30 -> 32 */
+	cr_expect_eq(r->idle_ns, 14 * MS);
+	cr_expect_eq(r->polls_life, 2);
+	live_snap_release(&S);
+	cr_assert_eq(live__snapshot(L, 3000 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(row(7)->state_ns, 2960 * MS, "kept, its life as it was");
+	cr_expect_eq(row(7)->busy_ns, 14 * MS);
+	live_snap_release(&S);
+	cr_assert_eq(live__snapshot(L, 4000 * MS, GROUP_NAME, &S), 0);
+	cr_expect_eq(S.nrows, 0, "by name, not after the frame it ended in");
+	live_snap_release(&S);
+	cr_assert_eq(live__snapshot(L, 5100 * MS, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	cr_assert_eq(live__snapshot(L, 5200 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(S.nrows, 0, "gone 5 s after its end");
+}
+
 Test(live, rows_by_name_and_by_thread)
 {
 	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
