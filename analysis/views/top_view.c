@@ -521,6 +521,22 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 
 /* ---- JSON ------------------------------------------------------------------- */
 
+/* a row's life since its spawn (or first seen): tokio-console's columns */
+static void json_life(struct lib_json *w, const struct live_row *r)
+{
+	const struct {
+		const char *name;
+		uint64_t v;
+	} f[] = {{"total_ns", r->life_ns},
+		 {"busy_ns", r->busy_ns},
+		 {"sched_ns", r->sched_ns},
+		 {"idle_ns", r->idle_ns},
+		 {"polls_total", r->polls_life}};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		lib_json_uint_field(w, f[i].name, f[i].v);
+}
+
 static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		       const uint32_t *ix, size_t n, struct lib_json *w)
 {
@@ -600,12 +616,7 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		lib_json_uint_field(w, "runq_ns", r->runq_ns);
 		lib_json_str_field(w, "state", zero_code(r) ? NULL : state[r->state]);
 		lib_json_uint_field(w, "state_ns", r->state_ns);
-		/* its life since its spawn (or first seen) */
-		lib_json_uint_field(w, "total_ns", r->life_ns);
-		lib_json_uint_field(w, "busy_ns", r->busy_ns);
-		lib_json_uint_field(w, "sched_ns", r->sched_ns);
-		lib_json_uint_field(w, "idle_ns", r->idle_ns);
-		lib_json_uint_field(w, "polls_total", r->polls_life);
+		json_life(w, r);
 		lib_json_object_end(w);
 	}
 	lib_json_array_end(w);
