@@ -111,7 +111,8 @@ struct lname {
 	uint32_t alive[LIVE_LEAK_SNAPS + 1];
 	int seen; /* at this snapshot */
 };
-#define LIVE_NAMES 256
+#define LIVE_NAMES	 256
+#define LIVE_WAKERS_KEPT 32
 
 struct live {
 	pthread_mutex_t lock;
@@ -144,8 +145,12 @@ struct live {
 	struct lname *names; /* the leak's, LIVE_NAMES at most */
 	size_t nnames, names_cap;
 	struct lib_map name_ix; /* lib_hash_str(name) -> index + 1 */
-	/* the hot stacks of task want (live__want_stacks()) */
+	/* the hot stacks and detail of task want (live__want_stacks()): its
+	 * wakers, LIVE_WAKERS_KEPT at most (then others) */
 	uint64_t want;
+	struct live_detail det;
+	struct live_waker wk[LIVE_WAKERS_KEPT];
+	size_t nwk;
 	struct live_stack hot[4 * LIVE_STACKS];
 	size_t nhot;
 };
@@ -231,8 +236,7 @@ static unsigned int bucket(uint64_t ns)
 	return b < LIVE_BUCKETS ? b : LIVE_BUCKETS - 1;
 }
 
-/* The least delay bucket @b holds, ns (its upper bound is the next's). */
-static uint64_t bucket_ns(unsigned int b)
+uint64_t live_bucket_ns(unsigned int b)
 {
 	unsigned int e;
 
@@ -370,6 +374,13 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 		t->max_poll = end - start;
 	t->seen = 1;
 	resolve(l, t, start, end, task, k);
+	if (task && task == l->want) {
+		l->det.polls[bucket(end - start)]++;
+		l->det.npolls++;
+		l->det.poll_ns += end - start;
+		if (end - start > l->det.max_poll_ns)
+			l->det.max_poll_ns = end - start;
+	}
 	if (!k)
 		return;
 	k->polls++;
@@ -412,6 +423,37 @@ static void woken(struct ltask *k, uint64_t time)
 		k->dropped = 0;
 }
 
+/* The wanted task @k woken from thread @t: by itself (its own poll), by
+ * the task @t polls, or by @t outside tasks */
+static void woken_by(struct live *l, const struct ltask *k, const struct lthread *t)
+{
+	uint64_t task = t->task;
+	size_t i;
+
+	if (k->polled_on == t->tid) {
+		l->det.self++;
+		return;
+	}
+	for (i = 0; i < l->nwk; i++)
+		if (l->wk[i].task == task && (task || l->wk[i].tid == t->tid))
+			break;
+	if (i == l->nwk) {
+		if (l->nwk == LIVE_WAKERS_KEPT) {
+			l->det.others++;
+			return;
+		}
+		l->wk[l->nwk++] = (struct live_waker){.task = task, .tid = t->tid};
+	}
+	l->wk[i].wakes++;
+}
+
+static int waker_cmp(const void *a, const void *b)
+{
+	const struct live_waker *x = a, *y = b;
+
+	return x->wakes != y->wakes ? (x->wakes > y->wakes ? -1 : 1) : 0;
+}
+
 /* @k met at @time: its life began then, if not before */
 static void met_at(struct ltask *k, uint64_t time)
 {
@@ -449,6 +491,8 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 			k->wakes++;
 			k->self_wakes++;
 			woken(k, e->time);
+			if (e->task == l->want)
+				l->det.self++;
 		}
 		break;
 	case TRACE_EV_POLL_BEGIN:
@@ -475,6 +519,8 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 			k->born = 1;
 		else if (k->polled_on == e->tid)
 			k->self_wakes++;
+		if (e->type == TRACE_EV_WAKE && e->task == l->want)
+			woken_by(l, k, t);
 		k->wakes += e->type == TRACE_EV_WAKE;
 		if (k->polled_on != e->tid)
 			woken(k, e->time);
@@ -621,6 +667,8 @@ void live__want_stacks(struct live *l, uint64_t task)
 	if (task != l->want) {
 		l->want = task;
 		l->nhot = 0;
+		memset(&l->det, 0, sizeof(l->det));
+		l->nwk = 0;
 	}
 	pthread_mutex_unlock(&l->lock);
 }
@@ -879,14 +927,15 @@ void live__free(struct live *l)
 
 /* ---- snapshots (the viewer's thread) --------------------------------- */
 
-static uint64_t p99(const uint32_t *b, uint64_t n)
+uint64_t live_hist_pct(const uint32_t *b, uint64_t n, unsigned int pct)
 {
-	uint64_t rank = (n * 99 + 99) / 100, seen = 0;
+	uint64_t rank = (n * pct + 99) / 100, seen = 0;
 
 	for (unsigned int i = 0; i < LIVE_BUCKETS; i++) {
 		seen += b[i];
 		if (seen >= rank)
-			return i + 1 < LIVE_BUCKETS ? bucket_ns(i + 1) : bucket_ns(i);
+			return i + 1 < LIVE_BUCKETS ? live_bucket_ns(i + 1)
+						    : live_bucket_ns(i);
 	}
 	return 0;
 }
@@ -1258,6 +1307,15 @@ static void snap_stacks(struct live *l, struct live_snap *out)
 
 	qsort(l->hot, l->nhot, sizeof(l->hot[0]), hot_cmp);
 	out->stacks_task = l->want;
+	/* its detail: the most frequent wakers, the rest among others */
+	qsort(l->wk, l->nwk, sizeof(l->wk[0]), waker_cmp);
+	out->detail = l->det;
+	out->detail.task = l->want;
+	for (i = 0; i < l->nwk; i++)
+		if (i < LIVE_WAKERS)
+			out->detail.wakers[out->detail.nwakers++] = l->wk[i];
+		else
+			out->detail.others += l->wk[i].wakes;
 	for (i = 0; i < l->nhot && i < LIVE_STACKS; i++)
 		out->stacks[out->nstacks++] = l->hot[i];
 	for (i = n = 0; i < l->nhot; i++)
@@ -1302,7 +1360,7 @@ int live__snapshot(struct live *l, uint64_t now, enum group_by by, struct live_s
 	for (size_t i = 0; i < out->nrows; i++) {
 		struct live_row *r = &out->rows[i];
 
-		r->delay_p99_ns = p99(r->delays_, r->ndelays);
+		r->delay_p99_ns = live_hist_pct(r->delays_, r->ndelays, 99);
 		/* (a thread's: of its polls, set above) */
 		if (by != GROUP_THREAD)
 			r->mean_poll_ns = r->polls ? r->poll_ns / r->polls : 0;
@@ -1336,7 +1394,7 @@ void live_snap_release(struct live_snap *s)
 /* ---- a snapshot as bytes -------------------------------------------------- */
 
 #define PACK_MAGIC   0x564c3944u /* "D9LV" */
-#define PACK_VERSION 4
+#define PACK_VERSION 5
 #define PACK_MAX     (1u << 20) /* rows, and workers, at most */
 
 struct pack_hdr {
@@ -1351,6 +1409,7 @@ struct pack_hdr {
 	struct live_stack stacks[LIVE_STACKS];
 	uint64_t nfinds;
 	struct live_find finds[LIVE_FINDS];
+	struct live_detail detail;
 };
 
 int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
@@ -1382,6 +1441,7 @@ int live_snap_pack(const struct live_snap *s, void **buf, size_t *len)
 
 	memcpy(h.stacks, s->stacks, sizeof(h.stacks));
 	memcpy(h.finds, s->finds, sizeof(h.finds));
+	h.detail = s->detail;
 	*len = sizeof(h) + rows + workers;
 	p = *buf = malloc(*len);
 	if (!p)
@@ -1411,7 +1471,8 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	    len != sizeof(h) + h.nrows * sizeof(struct live_row) +
 			    h.nworkers * sizeof(struct live_worker) ||
 	    h.by < GROUP_AUTO || h.by > GROUP_SPAN || !(h.period_ns >= 0) ||
-	    h.nstacks > LIVE_STACKS || h.nfinds > LIVE_FINDS)
+	    h.nstacks > LIVE_STACKS || h.nfinds > LIVE_FINDS ||
+	    h.detail.nwakers > LIVE_WAKERS)
 		return -EBADMSG;
 	for (i = 0; i < h.nfinds; i++)
 		if (h.finds[i].kind < LIVE_LOST_WAKER || h.finds[i].kind > LIVE_NO_YIELD)
@@ -1447,6 +1508,7 @@ int live_snap_unpack(const void *buf, size_t len, struct live_snap *s)
 	memcpy(s->finds, h.finds, sizeof(s->finds));
 	for (i = 0; i < s->nfinds; i++)
 		s->finds[i].name[sizeof(s->finds[i].name) - 1] = '\0';
+	s->detail = h.detail;
 	/* another process wrote it: names end inside, states are states */
 	for (i = 0; i < s->nrows; i++) {
 		s->rows[i].name[sizeof(s->rows[i].name) - 1] = '\0';

@@ -114,6 +114,33 @@ struct live_find {
 	uint64_t ns, a, b;
 };
 
+/* The task live__want_stacks() names, since it was named (a task's
+ * detail, top's selected row): its polls' lengths (buckets as delays_),
+ * and who woke it, most first: the task polling on the waking thread
+ * then (task 0: none, a thread outside tasks: tid), LIVE_WAKERS at most
+ * (the rest in others), and itself (a wake from its own poll). */
+#define LIVE_WAKERS 5
+struct live_waker {
+	uint64_t task;
+	uint32_t tid;
+	uint64_t wakes;
+};
+struct live_detail {
+	uint64_t task; /* 0: none named */
+	uint32_t polls[LIVE_DELAY_BUCKETS];
+	uint64_t npolls, poll_ns, max_poll_ns;
+	struct live_waker wakers[LIVE_WAKERS];
+	uint64_t nwakers, self, others;
+};
+
+/* The least ns bucket @b of a LIVE_DELAY_BUCKETS histogram holds (two
+ * buckets per power of two of microseconds; its upper bound is the next
+ * one's) */
+uint64_t live_bucket_ns(unsigned int b);
+/* The @pct-th percentile of @n values in the LIVE_DELAY_BUCKETS buckets
+ * @b (delays_, live_detail.polls): the upper bound of its bucket, ns */
+uint64_t live_hist_pct(const uint32_t *b, uint64_t n, unsigned int pct);
+
 struct live_snap;
 /* What @f (of @s) says, a line into @buf: "task 7 dropped pending, not
  * woken for 2.10s since its last poll" */
@@ -141,6 +168,7 @@ struct live_snap {
 	size_t nstacks;			    /* hottest first */
 	struct live_find finds[LIVE_FINDS]; /* the first found */
 	size_t nfinds;
+	struct live_detail detail; /* of stacks_task */
 };
 
 /* A sample stands for @period_ns of CPU. 0 or -ENOMEM. */
@@ -165,8 +193,8 @@ void live__enable(struct live *l, int on);
 /* 1 once after @ctx (a struct live) was enabled again: the recorder
  * should name every task and thread again (record_opts.names_wanted). */
 int live__names_wanted(void *ctx);
-/* Snapshots from now on carry the hottest stacks of task @task (0: none),
- * counted from now on. */
+/* Snapshots from now on carry the hottest stacks and the detail (struct
+ * live_detail) of task @task (0: none), counted from now on. */
 void live__want_stacks(struct live *l, uint64_t task);
 /* The recording's losses so far, for the snapshots (the recorder's
  * progress hook: once a second) */

@@ -30,7 +30,7 @@
 #include "record/record.h"
 #include "symbol/symbolize.h"
 
-enum { OPT_SORT = 256, OPT_FILTER };
+enum { OPT_SORT = 256, OPT_FILTER, OPT_TASK };
 
 static const char *const sort_keys[] = {
 	[TOP_BY_CPU] = "cpu",	  [TOP_BY_POLLS] = "polls",	[TOP_BY_MAX] = "max",
@@ -44,7 +44,8 @@ static void help(FILE *f)
 		"usage: d9prof top -p PID | -- CMD [ARGS...] [-d SECS]\n"
 		"                  [--by auto|task|name|thread]\n"
 		"                  [--sort KEY]\n"
-		"                  [--filter TEXT] [-F HZ] [-b [-n COUNT]] [--format text|json]\n\n"
+		"                  [--filter TEXT] [--task ID] [-F HZ] [-b [-n COUNT]]\n"
+		"                  [--format text|json]\n\n"
 		"The running process's tasks as they are now, refreshed every interval: a\n"
 		"recording of its own runs meanwhile (CPU samples, the shim's records,\n"
 		"off-CPU time), kept in memory only. Per task (or task name, or thread):\n"
@@ -72,6 +73,10 @@ static void help(FILE *f)
 		"      --sort KEY        cpu (default), polls, max, delay, blocked, runq\n"
 		"                        or name\n"
 		"      --filter TEXT     only rows whose name holds TEXT\n"
+		"      --task ID         follow task ID from the start: below the table,\n"
+		"                        its polls since (count, mean, percentiles,\n"
+		"                        longest) and who woke it (on the screen, the\n"
+		"                        selected row's, with its hottest stacks)\n"
 		"  -F, --freq HZ         CPU samples per second (default 999)\n"
 		"  -b, --batch           plain text frames on standard output, no screen\n"
 		"  -n, --iterations N    with --batch: N frames, then exit\n"
@@ -105,6 +110,7 @@ struct top {
 	char title[160];
 	int fd;			/* beside a recording: its live socket, else -1 */
 	uint64_t want;		/* the selected task: its hottest stacks */
+	uint64_t follow;	/* --task: the one wanted when none is selected */
 	struct record_cmd cmd;	/* -- CMD: started here, stopped at the end */
 	char **argv;		/* ... its argv, NULL for -p */
 	struct symbolizer *sym; /* for them, made when first needed */
@@ -509,7 +515,7 @@ static int screen_loop(struct top *x)
 			if (!paused) {
 				/* the rows that fit: the header and warnings
 				 * above, the stacks of the selected task below */
-				int rows = LINES - 10 - (x->want ? 2 + LIVE_STACKS : 0);
+				int rows = LINES - 10 - (x->want ? 5 + LIVE_STACKS : 0);
 
 				free(text);
 				x->v.filter = filter;
@@ -519,7 +525,7 @@ static int screen_loop(struct top *x)
 			/* the selected row's stacks, from the next interval on */
 			x->want = x->v.selected >= 0
 					  ? analysis__top_row_id(&s, &x->v, x->v.selected)
-					  : 0;
+					  : x->follow;
 			live_snap_release(&s);
 			redraw = 1;
 		}
@@ -600,6 +606,7 @@ static int parse(struct top *x, int argc, char **argv)
 		{"by", required_argument, NULL, 'B'},
 		{"sort", required_argument, NULL, OPT_SORT},
 		{"filter", required_argument, NULL, OPT_FILTER},
+		{"task", required_argument, NULL, OPT_TASK},
 		{"freq", required_argument, NULL, 'F'},
 		{"batch", no_argument, NULL, 'b'},
 		{"iterations", required_argument, NULL, 'n'},
@@ -646,6 +653,12 @@ static int parse(struct top *x, int argc, char **argv)
 			break;
 		case OPT_FILTER:
 			x->v.filter = optarg;
+			break;
+		case OPT_TASK:
+			if (parse_u64(optarg, &v) || v == 0 || v >= TRACE_TASK_TOKIO)
+				return usage_error(
+					"top ", "bad task '%s': want a task id", optarg);
+			x->want = x->follow = v;
 			break;
 		case 'F':
 			if (parse_u64(optarg, &v) || v == 0 || v > 100000)

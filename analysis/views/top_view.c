@@ -142,6 +142,103 @@ static const char *task_named(const struct live_snap *s, uint64_t task, char *bu
 	return buf;
 }
 
+/* "task N name", "itself", "thread name[tid]" of waker @k of @s */
+static const char *waker_named(const struct live_snap *s, const struct live_waker *k,
+			       char *buf, size_t len)
+{
+	char name[32];
+
+	if (k->task)
+		return task_named(s, k->task, buf, len);
+	for (size_t i = 0; i < s->nworkers; i++)
+		if (s->workers[i].tid == k->tid) {
+			analysis_fit_name(s->workers[i].name[0] ? s->workers[i].name
+								: "?",
+					  24, name, sizeof(name));
+			snprintf(buf, len, "thread %s[%" PRIu32 "]", name, k->tid);
+			return buf;
+		}
+	snprintf(buf, len, "thread [%" PRIu32 "]", k->tid);
+	return buf;
+}
+
+/* The selected task's detail, below the table: its polls since selected
+ * (how many, mean, percentiles, longest) and who woke it */
+static void detail_text(const struct live_snap *s, FILE *out)
+{
+	const struct live_detail *d = &s->detail;
+	char a[32], b[32], c[32], e[32], f[32], who[160];
+
+	if (!d->task)
+		return;
+	fprintf(out, "\n%s, since selected: %" PRIu64 " polls",
+		task_named(s, d->task, who, sizeof(who)), d->npolls);
+	if (d->npolls)
+		fprintf(out, ", mean %s, p50 %s, p90 %s, p99 %s, max %s",
+			text_duration(d->poll_ns / d->npolls, a, sizeof(a)),
+			text_duration(live_hist_pct(d->polls, d->npolls, 50), b,
+				      sizeof(b)),
+			text_duration(live_hist_pct(d->polls, d->npolls, 90), c,
+				      sizeof(c)),
+			text_duration(live_hist_pct(d->polls, d->npolls, 99), e,
+				      sizeof(e)),
+			text_duration(d->max_poll_ns, f, sizeof(f)));
+	fprintf(out, "\n  woken by: itself %" PRIu64, d->self);
+	for (size_t i = 0; i < d->nwakers; i++)
+		fprintf(out, ", %s %" PRIu64,
+			waker_named(s, &d->wakers[i], who, sizeof(who)),
+			d->wakers[i].wakes);
+	if (d->others)
+		fprintf(out, ", others %" PRIu64, d->others);
+	fputc('\n', out);
+}
+
+static void json_detail(const struct live_snap *s, struct lib_json *w)
+{
+	const struct live_detail *d = &s->detail;
+	char who[160];
+
+	lib_json_name(w, "detail");
+	if (!d->task) {
+		lib_json_null(w);
+		return;
+	}
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "task", trace_task_number(d->task));
+	lib_json_uint_field(w, "polls", d->npolls);
+	lib_json_uint_field(w, "poll_ns", d->poll_ns);
+	lib_json_uint_field(w, "max_poll_ns", d->max_poll_ns);
+	lib_json_name(w, "poll_buckets"); /* [its least ns, polls], non-empty ones */
+	lib_json_array_begin(w);
+	for (unsigned int i = 0; i < LIVE_DELAY_BUCKETS; i++)
+		if (d->polls[i]) {
+			lib_json_array_begin(w);
+			lib_json_uint(w, live_bucket_ns(i));
+			lib_json_uint(w, d->polls[i]);
+			lib_json_array_end(w);
+		}
+	lib_json_array_end(w);
+	lib_json_uint_field(w, "self_wakes", d->self);
+	lib_json_name(w, "wakers");
+	lib_json_array_begin(w);
+	for (size_t i = 0; i < d->nwakers; i++) {
+		lib_json_object_begin(w);
+		lib_json_name(w, "task");
+		if (d->wakers[i].task)
+			lib_json_uint(w, trace_task_number(d->wakers[i].task));
+		else
+			lib_json_null(w);
+		lib_json_uint_field(w, "tid", d->wakers[i].tid);
+		lib_json_str_field(w, "name",
+				   waker_named(s, &d->wakers[i], who, sizeof(who)));
+		lib_json_uint_field(w, "wakes", d->wakers[i].wakes);
+		lib_json_object_end(w);
+	}
+	lib_json_array_end(w);
+	lib_json_uint_field(w, "other_wakes", d->others);
+	lib_json_object_end(w);
+}
+
 /* What holds now of report's flags: polls running past 10 ms, a task in
  * one poll for a second (never yielded), tasks woken 5 ms ago and not
  * polled, and what the detectors found (struct live_find). */
@@ -517,6 +614,7 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 		}
 		fputc('\n', out);
 	}
+	detail_text(s, out);
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
@@ -635,6 +733,7 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		lib_json_object_end(w);
 	}
 	lib_json_array_end(w);
+	json_detail(s, w);
 	lib_json_object_end(w);
 }
 

@@ -204,6 +204,35 @@ if not kept or old or bad or most > 1024 + 64:
 PY
 }
 
+# --task: a task's detail below the table, since it was named: its polls
+# and who woke it. The latency suite's bugs program (selfwake) wakes task
+# 1 "ticker" from its thread "timer" every 2 ms (its own word, bugs.c):
+# every wake that timer's, a poll per wake, some 500 a second
+t_a_tasks_detail_says_who_woke_it() {
+	need_perf || return
+	local bugs=$ROOT/$B/e2e/latency/bugs
+	[ -x "$bugs" ] || { say "skip - no $bugs (make build/e2e/latency/bugs)"; return 2; }
+	start_ready "$TMP/bugs.out" "$bugs" selfwake 10 || return 1
+	"$D9" top -p "$SPID" --task 1 --format json -n 4 -d 0.5 >"$TMP/detail.json" \
+		2>"$TMP/detail.err" || fail "top failed: $(tail -3 "$TMP/detail.err")" || return 1
+	python3 - "$TMP/detail.json" <<PY
+$FRAMES_PY
+f = frames(sys.argv[1])
+d0, d = f[0]["detail"], f[-1]["detail"]
+span = (f[-1]["time_ns"] - f[0]["time_ns"]) / 1e9
+polls = d["polls"] - d0["polls"]
+wakes = sum(w["wakes"] for w in d["wakers"]) + d["self_wakes"] + d["other_wakes"]
+top = d["wakers"][0] if d["wakers"] else {"name": None, "wakes": 0}
+print(f"    task {d['task']}: {d['polls']} polls ({polls / span:.0f}/s over the last {span:.1f} s), "
+      f"{wakes} wakes, {top['wakes']} by {top['name']}; buckets {d['poll_buckets'][:3]}")
+ok = (d["task"] == 1 and (top["name"] or "").startswith("thread timer[") and
+      top["wakes"] >= 0.95 * wakes and abs(d["polls"] - wakes) <= 0.05 * wakes + 2 and
+      300 <= polls / span <= 650 and sum(n for _, n in d["poll_buckets"]) == d["polls"] and
+      d["max_poll_ns"] * d["polls"] >= d["poll_ns"])
+sys.exit(0 if ok else 1)
+PY
+}
+
 t_starved_flagged() {
 	need_perf || return
 	start_ready "$TMP/starve.out" "$STARVE" 60 || return 1
