@@ -31,13 +31,15 @@
 #include "lib/map.h"
 #include "lib/text.h"
 
-#define LIVE_HIST    4096		/* recent polls kept per thread, at most */
-#define LIVE_PEND    512		/* samples waiting for their poll, per thread */
-#define LIVE_PEND_NS 2000000000ULL	/* ... at most this long */
-#define LIVE_PEND_SW 128		/* off-CPU intervals waiting, per thread */
-#define LIVE_PARKS   16			/* parks remembered, per thread */
-#define LIVE_MAX     65536		/* threads, and tasks, at most */
-#define LIVE_BUCKETS LIVE_DELAY_BUCKETS /* delay histogram (bucket()) */
+#define LIVE_HIST	 4096	       /* recent polls kept per thread, at most */
+#define LIVE_PEND	 512	       /* samples waiting for their poll, per thread */
+#define LIVE_PEND_ENTERS 8	       /* span enters waiting for theirs */
+#define LIVE_SPANS	 16384	       /* open spans kept (the rest: no label) */
+#define LIVE_PEND_NS	 2000000000ULL /* ... at most this long */
+#define LIVE_PEND_SW	 128	       /* off-CPU intervals waiting, per thread */
+#define LIVE_PARKS	 16	       /* parks remembered, per thread */
+#define LIVE_MAX	 65536	       /* threads, and tasks, at most */
+#define LIVE_BUCKETS	 LIVE_DELAY_BUCKETS /* delay histogram (bucket()) */
 
 struct lpoll {
 	uint64_t start, end, task;
@@ -57,6 +59,17 @@ struct lwait {
 		uint64_t time, blocked, runq;
 	} sw[LIVE_PEND_SW];
 	unsigned int s0, nsw;
+	struct {
+		uint64_t time, span;
+	} ent[LIVE_PEND_ENTERS]; /* spans entered, their poll not known yet */
+	unsigned int e0, nent;
+};
+
+/* A span of the application open now: its name and fields, as a task's
+ * row shows it ("request req=7 route=/checkout") */
+struct lspan {
+	uint64_t id, parent;
+	char label[64];
 };
 
 struct lthread {
@@ -97,7 +110,8 @@ struct ltask {
 	/* its life: met first (its spawn, or the first event seen of it),
 	 * its end; its polls, their time, and its wake-to-poll time */
 	uint64_t first, end_at, polls_life, busy, sched;
-	int gone; /* (snap_forget()) */
+	char span[64]; /* the span its polls entered last (its request) */
+	int gone;      /* (snap_forget()) */
 	/* this interval */
 	uint64_t polls, poll_ns, max_poll, samples, blocked_ns, runq_ns;
 	uint32_t delays[LIVE_BUCKETS];
@@ -145,6 +159,10 @@ struct live {
 	struct lname *names; /* the leak's, LIVE_NAMES at most */
 	size_t nnames, names_cap;
 	struct lib_map name_ix; /* lib_hash_str(name) -> index + 1 */
+	/* open spans (LIVE_SPANS at most): id -> index + 1 */
+	struct lib_map span_ix;
+	struct lspan *sp;
+	size_t nsp, sp_cap;
 	/* the hot stacks and detail of task want (live__want_stacks()): its
 	 * wakers, LIVE_WAKERS_KEPT at most (then others) */
 	uint64_t want;
@@ -273,6 +291,21 @@ static void take_sample(struct live *l, struct lthread *t, unsigned int p, int i
 
 /* What waits in @t up to @end, now that a poll of @task (@k when
  * counted) is known to hold [start, end]. */
+/* Task @k entered span @id in a poll: its row's span, the outermost of
+ * @id's open ancestors (the request, not the route's span within it) */
+static void span_entered(struct live *l, struct ltask *k, uint64_t id)
+{
+	const uint64_t *v = lib_map_find(&l->span_ix, id), *up;
+
+	if (!k || !v)
+		return;
+	for (int depth = 0; depth < 8 && l->sp[*v - 1].parent &&
+			    (up = lib_map_find(&l->span_ix, l->sp[*v - 1].parent));
+	     depth++)
+		v = up;
+	snprintf(k->span, sizeof(k->span), "%s", l->sp[*v - 1].label);
+}
+
 static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t end,
 		    uint64_t task, struct ltask *k)
 {
@@ -294,10 +327,15 @@ static void resolve(struct live *l, struct lthread *t, uint64_t start, uint64_t 
 				k->runq_ns += w->sw[w->s0].runq;
 			}
 		}
+	for (; w->e0 < w->nent && w->ent[w->e0].time <= end; w->e0++)
+		if (w->ent[w->e0].time >= start)
+			span_entered(l, k, w->ent[w->e0].span);
 	if (w->p0 == w->npend)
 		w->p0 = w->npend = 0;
 	if (w->s0 == w->nsw)
 		w->s0 = w->nsw = 0;
+	if (w->e0 == w->nent)
+		w->e0 = w->nent = 0;
 }
 
 /* Room at the end of a wait list of @cap entries of @size bytes at @v,
@@ -841,6 +879,84 @@ out:
 	pthread_mutex_unlock(&l->lock);
 }
 
+/* ---- spans: the request a task serves -------------------------------- */
+
+static void span_close(struct live *l, uint64_t id)
+{
+	uint64_t *v = lib_map_find(&l->span_ix, id), last;
+
+	if (!v)
+		return;
+	last = l->nsp - 1;
+	if (*v - 1 != last) {
+		l->sp[*v - 1] = l->sp[last];
+		*lib_map_find(&l->span_ix, l->sp[last].id) = *v;
+	}
+	lib_map_del(&l->span_ix, id);
+	l->nsp--;
+}
+
+/* Span record @s: a span's name and fields kept while it is open; the
+ * task whose poll entered it (now, or once that poll is known) takes its
+ * label */
+static void tap_span(void *ctx, const struct trace_span *s)
+{
+	struct live *l = ctx;
+	struct lthread *t;
+	uint64_t *v, task;
+	int64_t at;
+	int created;
+
+	if (!live_on(l))
+		return;
+	pthread_mutex_lock(&l->lock);
+	switch (s->type) {
+	case TRACE_SPAN_NEW:
+		if (l->nsp >= LIVE_SPANS || LIB_GROW(l->sp, l->sp_cap, l->nsp + 1) ||
+		    !(v = lib_map_get(&l->span_ix, s->id, &created)))
+			break;
+		if (created)
+			*v = ++l->nsp;
+		l->sp[*v - 1].id = s->id;
+		l->sp[*v - 1].parent = (uint64_t)s->value;
+		snprintf(l->sp[*v - 1].label, sizeof(l->sp[*v - 1].label), "%s",
+			 s->name ? s->name : "?");
+		break;
+	case TRACE_SPAN_FIELD:
+		/* (tracing's target is where, not what: not in the label) */
+		if ((v = lib_map_find(&l->span_ix, s->id)) && s->name &&
+		    strcmp(s->name, "target")) {
+			char *b = l->sp[*v - 1].label;
+			size_t n = strlen(b);
+
+			if (s->text)
+				snprintf(b + n, sizeof(l->sp[0].label) - n, " %s=%s",
+					 s->name, s->text);
+			else
+				snprintf(b + n, sizeof(l->sp[0].label) - n,
+					 " %s=%" PRId64, s->name, s->value);
+		}
+		break;
+	case TRACE_SPAN_ENTER:
+		if (!lib_map_find(&l->span_ix, s->id) || !(t = thread_of(l, s->tid)))
+			break;
+		at = poll_at(t, s->time, 0, &task);
+		if (at > 0)
+			span_entered(l, task_of(l, task), s->id);
+		else if (at < 0 && (t->w || (t->w = calloc(1, sizeof(*t->w)))) &&
+			 wait_room(t->w->ent, sizeof(t->w->ent[0]), LIVE_PEND_ENTERS,
+				   &t->w->e0, &t->w->nent)) {
+			t->w->ent[t->w->nent].time = s->time;
+			t->w->ent[t->w->nent++].span = s->id;
+		}
+		break;
+	case TRACE_SPAN_CLOSE:
+		span_close(l, s->id);
+		break;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
 int live__new(double period_ns, struct live **out)
 {
 	struct live *l = calloc(1, sizeof(*l));
@@ -853,6 +969,7 @@ int live__new(double period_ns, struct live **out)
 	l->tap = (struct trace_tap){.records = tap_records,
 				    .sample = tap_sample,
 				    .sw = tap_switch,
+				    .span = tap_span,
 				    .name = tap_name,
 				    .ctx = l};
 	*out = l;
@@ -888,6 +1005,8 @@ static void forget(struct live *l)
 	l->ntname = 0;
 	lib_map_release(&l->name_ix);
 	l->nnames = 0;
+	lib_map_release(&l->span_ix);
+	l->nsp = 0;
 	l->ends = 0;
 	l->have_last = 0;
 	l->refused = l->samples = l->outside = 0;
@@ -922,6 +1041,7 @@ void live__free(struct live *l)
 	free(l->tk);
 	free(l->tname);
 	free(l->names);
+	free(l->sp);
 	free(l);
 }
 
@@ -1082,6 +1202,7 @@ static void snap_tasks(struct live *l, uint64_t now, const char **names,
 			r = &out->rows[out->nrows++];
 			r->id = k->id;
 			snprintf(r->name, sizeof(r->name), "%s", k->name);
+			snprintf(r->span, sizeof(r->span), "%s", k->span);
 		}
 		add_task(r, k, now);
 		if (k->polled_on) {

@@ -53,7 +53,9 @@ struct live_row {
 	 * or its end, summed over a name's tasks: in its polls (busy),
 	 * woken and waiting for them (sched), the rest (idle); its polls */
 	uint64_t life_ns, busy_ns, sched_ns, idle_ns, polls_life;
-	uint64_t nzc; /* of its tasks, zero-code ones (no polls known) */
+	char span[64]; /* by task: the span its polls entered last, with its
+			* fields ("request req=7 route=/checkout"), "" none */
+	uint64_t nzc;  /* of its tasks, zero-code ones (no polls known) */
 };
 
 /* A thread of the runtime in the interval. */

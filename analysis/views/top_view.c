@@ -309,6 +309,7 @@ enum col {
 	C_BLOCKED,
 	C_MEAN,
 	C_RUNQ,
+	C_SPAN,
 	C_TOTAL,
 	C_IDLE,
 	C_BUSY,
@@ -323,14 +324,15 @@ static const struct {
 	[C_POLLS] = {"POLLS/S", 8},   [C_MAX] = {"MAX", 8},
 	[C_DELAY] = {"DELAY-P99", 9}, [C_BLOCKED] = {"BLOCKED", 8},
 	[C_MEAN] = {"MEAN", 8},	      [C_RUNQ] = {"RUNQ", 8},
-	[C_TOTAL] = {"TOTAL", 8},     [C_IDLE] = {"IDLE", 8},
-	[C_BUSY] = {"BUSY", 8},	      [C_SCHED] = {"SCHED", 8},
+	[C_SPAN] = {"SPAN", 24},      [C_TOTAL] = {"TOTAL", 8},
+	[C_IDLE] = {"IDLE", 8},	      [C_BUSY] = {"BUSY", 8},
+	[C_SCHED] = {"SCHED", 8},
 };
 /* the order they are printed in: the interval's, then the life's
  * (since its spawn: tokio-console's Total, Busy, Sched, Idle) */
-static const enum col order[NCOLS] = {C_CPU,   C_POLLS,	  C_MEAN,  C_MAX,
-				      C_DELAY, C_BLOCKED, C_RUNQ,  C_STATE,
-				      C_TOTAL, C_BUSY,	  C_SCHED, C_IDLE};
+static const enum col order[NCOLS] = {C_CPU,	 C_POLLS, C_MEAN,  C_MAX,  C_DELAY,
+				      C_BLOCKED, C_RUNQ,  C_STATE, C_SPAN, C_TOTAL,
+				      C_BUSY,	 C_SCHED, C_IDLE};
 
 /* A row's number: its tasks (by name), the task's as views show it, the
  * tid */
@@ -407,6 +409,10 @@ static void cell(const struct live_snap *s, const struct live_row *r, enum col c
 		break;
 	case C_STATE:
 		state_text(r, buf, len);
+		break;
+	case C_SPAN:
+		analysis_fit_name(r->span[0] ? r->span : "-", (size_t)cols[C_SPAN].w, buf,
+				  len);
 		break;
 	case C_TOTAL:
 		text_duration(r->life_ns, buf, len);
@@ -575,15 +581,19 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 		if (analysis_u8_width(name) > namew)
 			namew = analysis_u8_width(name);
 	}
-	/* drop columns from the last priority until a line fits */
+	/* drop columns from the last priority until a line fits (SPAN: only
+	 * where a row has one) */
 	for (k = 0; k < NCOLS; k++)
 		on[k] = 1;
+	on[C_SPAN] = 0;
+	for (i = 0; i < n; i++)
+		on[C_SPAN] |= s->rows[ix[i]].span[0] != '\0';
 	used = (int)(1 + idw + 2 + namew);
 	for (k = 0; k < NCOLS; k++)
-		used += 2 + cols[k].w;
+		used += on[k] ? 2 + cols[k].w : 0;
 	for (k = NCOLS; o->width && (size_t)used > o->width && k-- > 1;) {
+		used -= on[k] ? 2 + cols[k].w : 0;
 		on[k] = 0;
-		used -= 2 + cols[k].w;
 	}
 	if (o->width && (size_t)used > o->width && namew > 8) {
 		size_t cut = (size_t)used - o->width;
@@ -594,7 +604,9 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 	for (k = 0; k < NCOLS; k++)
 		if (on[order[k]])
 			fprintf(out, "  %*s",
-				order[k] == C_STATE ? -cols[C_STATE].w : cols[order[k]].w,
+				order[k] == C_STATE || order[k] == C_SPAN
+					? -cols[order[k]].w
+					: cols[order[k]].w,
 				cols[order[k]].title);
 	fputc('\n', out);
 	for (i = 0; i < n && (!o->limit || i < o->limit); i++) {
@@ -609,7 +621,9 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 				continue;
 			cell(s, r, order[k], buf, sizeof(buf));
 			fprintf(out, "  %*s",
-				order[k] == C_STATE ? -cols[C_STATE].w : cols[order[k]].w,
+				order[k] == C_STATE || order[k] == C_SPAN
+					? -cols[order[k]].w
+					: cols[order[k]].w,
 				buf);
 		}
 		fputc('\n', out);
@@ -714,6 +728,7 @@ static void json_frame(const struct live_snap *s, const struct top_opts *o,
 		lib_json_uint_field(w, "runq_ns", r->runq_ns);
 		lib_json_str_field(w, "state", zero_code(r) ? NULL : state[r->state]);
 		lib_json_uint_field(w, "state_ns", r->state_ns);
+		lib_json_str_field(w, "span", r->span[0] ? r->span : NULL);
 		json_life(w, r);
 		lib_json_object_end(w);
 	}

@@ -233,6 +233,39 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# By task, a row names the request its task serves: the outermost span
+# its polls entered, with its fields. The Tokio demo's connection task
+# serves requests traced as spans "request" (fields req, route) and says
+# each one it served ("req N ROUTE SLEPT_NS", its own word): the rows'
+# requests are the demo's
+t_a_tasks_row_names_its_request() {
+	need_perf || return
+	local tokio=$ROOT/$B/cargo/release/d9demo-tokio
+	[ -x "$tokio" ] || { say "skip - no $tokio (make tokio-demo-bin; needs cargo)"; return 2; }
+	start_ready "$TMP/tokio.out" "$tokio" -d 20 || return 1
+	"$D9" top -p "$SPID" --by task --format json -n 4 -d 0.5 >"$TMP/req.json" \
+		2>"$TMP/req.err" || fail "top failed: $(tail -3 "$TMP/req.err")" || return 1
+	stop "$SPID"
+	python3 - "$TMP/req.json" "$TMP/tokio.out" <<PY
+$FRAMES_PY
+import re
+served = set()
+for line in open(sys.argv[2]):
+    m = re.match(r"req (\d+) (\w+) ", line)
+    if m:
+        served.add((m.group(1), "/" + m.group(2)))
+seen = [(r["name"], r["span"]) for fr in frames(sys.argv[1]) for r in fr["rows"] if r["span"]]
+reqs = set()
+for name, span in seen:
+    m = re.match(r"request .*req=(\d+) route=(\S+)", span)
+    if m and name == "req_conn":
+        reqs.add((m.group(1), m.group(2)))
+print(f"    {len(seen)} rows with a span, e.g. {seen[-1] if seen else None}; "
+      f"{len(reqs)} requests named, {len(reqs & served)} of them served as the demo says")
+sys.exit(0 if reqs and reqs <= served else 1)
+PY
+}
+
 t_starved_flagged() {
 	need_perf || return
 	start_ready "$TMP/starve.out" "$STARVE" 60 || return 1
