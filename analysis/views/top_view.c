@@ -115,12 +115,41 @@ struct warn {
 	char text[256];
 };
 
+/* A row's name in @w columns: the tables' rule (analysis_fit_name()),
+ * but a name the Rust crate made of a type and a spawn site ("TYPE
+ * FILE:LINE") keeps its site whole and loses the type's "::{{closure}}"
+ * (an async body) first: "spinner src/bugs.rs:135", not "{{closure}}
+ * src/bugs.rs:135" */
+static void fit_task_name(const char *name, size_t w, char *buf, size_t len)
+{
+	const char *site = strrchr(name, ' '), *colon;
+	char type[64], cut[160];
+	size_t n, sw;
+
+	analysis_fit_name(name[0] ? name : NULL, w, buf, len);
+	if (!w || analysis_u8_width(buf) == strlen(name) || !site ||
+	    !(colon = strrchr(site, ':')) || !colon[1] ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return;
+	sw = strlen(site);
+	n = (size_t)(site - name);
+	if (n >= sizeof(type) || sw + 3 >= w)
+		return;
+	memcpy(type, name, n);
+	type[n] = '\0';
+	while (n > 13 && !strcmp(type + n - 13, "::{{closure}}"))
+		type[n -= 13] = '\0';
+	if (analysis_shorten(type, w - sw, cut) || !cut[0])
+		return;
+	snprintf(buf, len, "%s%s", cut, site);
+}
+
 static const char *who(const struct live_snap *s, const struct live_row *r, char *buf,
 		       size_t len)
 {
 	char name[64];
 
-	analysis_fit_name(r->name[0] ? r->name : NULL, 32, name, sizeof(name));
+	fit_task_name(r->name, 32, name, sizeof(name));
 	if (s->by == GROUP_THREAD)
 		snprintf(buf, len, "%s[%" PRIu64 "]", name, r->id);
 	else if (s->by == GROUP_NAME)
@@ -577,7 +606,7 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 		k = (size_t)snprintf(id, sizeof(id), "%" PRIu64, row_id(s, r));
 		if (k > idw)
 			idw = k;
-		analysis_fit_name(r->name[0] ? r->name : NULL, 32, name, sizeof(name));
+		fit_task_name(r->name, 32, name, sizeof(name));
 		if (analysis_u8_width(name) > namew)
 			namew = analysis_u8_width(name);
 	}
@@ -612,7 +641,7 @@ static void text_frame(const struct live_snap *s, const struct top_opts *o,
 	for (i = 0; i < n && (!o->limit || i < o->limit); i++) {
 		const struct live_row *r = &s->rows[ix[i]];
 
-		analysis_fit_name(r->name[0] ? r->name : NULL, namew, name, sizeof(name));
+		fit_task_name(r->name, namew, name, sizeof(name));
 		fprintf(out, "%c%*" PRIu64 "  %s%*s", (int)i == o->selected ? '>' : ' ',
 			(int)idw, row_id(s, r), name,
 			(int)(namew - analysis_u8_width(name)), "");
