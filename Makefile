@@ -208,10 +208,13 @@ $(foreach s,asan tsan,$(eval $(call SAN_RULE,$(s))))
 # Then the suites of CHECK_BACKGROUND run there too, at nice 19 (no
 # timing in them), and their results are read in their turn. (The unit
 # and sanitizer tests there too made the compile-heavy suites beside
-# them twice as slow, e2e-layouts 20 s to 41 s: a loss.) Before all
-# that, the e2e suites' own programs (E2E_DEPS: a Tokio build among them)
-# are made beside format and golden, which time nothing; `all` first, so
-# that no two makes build the same files.
+# them twice as slow, e2e-layouts 20 s to 41 s: a loss, measured when
+# nice 19 did not hold there, scripts/check.sh says why; where it holds,
+# they would have only the CPU the suites leave, for tests with
+# wall-clock timeouts.) Before all that, the e2e suites' own programs
+# (E2E_DEPS: a Tokio build among them) are made beside format and
+# golden, which time nothing; `all` first, so that no two makes build
+# the same files.
 CHECK_SUITES = format golden $(E2E_CHECKS:check-%=%) unit sanitize rust hostile fuzz house
 CHECK_PREBUILD = $(UNIT_BINS) $(SAN_BINS) hostile-bin $(FUZZ_BINS)
 CHECK_BACKGROUND = fuzz rust house
@@ -345,8 +348,8 @@ check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/answers.sh tests/e2e/layouts.sh \
 	tests/e2e/tokio.sh tests/e2e/latency.sh tests/e2e/flight.sh tests/e2e/svg.sh \
 		tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh \
-	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/fleet.sh tests/e2e/load.sh \
-	tests/e2e/zerocode.sh
+	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/fleet.sh tests/e2e/zerocode.sh \
+	tests/e2e/load.sh
 E2E_DEPS := all tokio-demo-bin zerocode-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 
