@@ -41,10 +41,30 @@ record() {
 	REC=$!
 }
 
-# start_demo: the demo, DEMO_PID once it said ready
+# start_demo: the demo, DEMO_PID once it said ready (and in DEMOS)
+DEMOS=()
 start_demo() {
 	start_ready "$TMP/demo$1.out" "$DEMO" || return 1
 	DEMO_PID=$SPID
+	DEMOS+=("$SPID")
+}
+
+# stop_demos: the demos this test started, stopped once their recorders
+# are done, and reaped (out of PIDS): each burns a core, and what the
+# test does next (the AWS CLI, python, the views) needs the two there are
+stop_demos() {
+	local d p keep ours
+	for d in "${DEMOS[@]}"; do
+		keep=() ours=0
+		for p in "${PIDS[@]}"; do
+			if [ "$p" = "$d" ]; then ours=1; else keep+=("$p"); fi
+		done
+		# (a demo of an earlier test: killed and reaped after it)
+		[ "$ours" = 1 ] || continue
+		stop "$d"
+		PIDS=("${keep[@]}")
+	done
+	DEMOS=()
 }
 
 # sealed FILE: segment files the recorder said it sealed
@@ -90,6 +110,7 @@ t_server_down_and_back_loses_nothing_and_counts_retries() {
 	until_sealed "$TMP/rec.err" 3 || return 1
 	kill -INT "$REC"
 	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	stop_demos
 	n=$(find "$out" -name '*.d9' | wc -l)
 	up=$(summary "$TMP/rec.err" uploaded)
 	retried=$(summary "$TMP/rec.err" retried)
@@ -201,6 +222,7 @@ t_three_hosts_and_a_dump_as_ls_shows_them() {
 	wait_for "$TMP/rec.err" '^d9prof: dump: ' 10 || { cat "$TMP/rec.err"; fail "no dump"; return; }
 	for i in "${pids[@]}" "$REC"; do kill -INT "$i"; done
 	for i in "${pids[@]}" "$REC"; do wait "$i" || { fail "a recorder failed"; return; }; done
+	stop_demos
 	keys fleet/ >"$TMP/keys"
 	# every sealed segment uploaded under the layout, byte for byte the
 	# local file under --key-prefix's copy of the same layout, and said so
@@ -436,6 +458,7 @@ t_slow_server_leaves_the_recording_as_it_is_and_gets_every_segment() {
 	wait "$rp" || { cat "$TMP/plain.err"; fail "the plain recorder failed"; return; }
 	wait "$rs" || { cat "$TMP/slow.err"; fail "the uploading recorder failed"; return; }
 	t1=$(date +%s.%N)
+	stop_demos
 	n=$(find "$slow" -name '*.d9' | wc -l)
 	up=$(summary "$TMP/slow.err" uploaded)
 	keys=$(keys slow/ | wc -l)
