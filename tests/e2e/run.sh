@@ -1058,10 +1058,23 @@ t_killed_ctimer_recorder_leaves_target_as_before() {
 	grep -q "attached 1 timers [1-9]" "$TMP/probe.out" ||
 		fail "timers never armed: $(tail -3 "$TMP/probe.out")" || return 1
 	kill -KILL "$rpid"; wait "$rpid" 2>/dev/null
-	sleep 3.5	# the lease (2 s), then a tick of each thread's timer
-	# lines printed from now on were measured after the lease ran out
-	local seen; seen=$(wc -l <"$TMP/probe.out")
-	sleep 2
+	# the lease (2 s), then a tick of each thread's timer: the first line
+	# printed since the kill that says detached and no timers (up to 10 s;
+	# none, and the lines after the wait say what was left)
+	local killed seen
+	killed=$(wc -l <"$TMP/probe.out")
+	for i in $(seq 100); do
+		tail -n +"$((killed + 1))" "$TMP/probe.out" |
+			grep -q '^t .* attached 0 timers 0 ' && break
+		sleep 0.1
+	done
+	# lines printed from now on were measured after the lease ran out:
+	# four of them (a line each 0.5 s; up to 10 s)
+	seen=$(wc -l <"$TMP/probe.out")
+	for i in $(seq 100); do
+		(($(wc -l <"$TMP/probe.out") >= seen + 4)) && break
+		sleep 0.1
+	done
 	kill -0 "$ppid" || fail "target died with the recorder" || return 1
 	kill "$ppid"; wait "$ppid" 2>/dev/null
 	local before after
