@@ -67,6 +67,17 @@ record_demo() {
 		cat "$TMP/rec.err"; fail "the recorder did not attach"; }
 }
 
+# until_sealed N: until the recorder said it sealed N segments (up to 20 s)
+until_sealed() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		(($(grep -c '^d9prof: segment ' "$TMP/rec.err") >= $1)) && return 0
+		sleep 0.1
+	done
+	cat "$TMP/rec.err"
+	fail "fewer than $1 segments sealed in 20 s"
+}
+
 # rec_wait: the recorder's exit; 1 if it failed, said with its stderr
 rec_wait() { wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; }; }
 
@@ -275,7 +286,9 @@ t_a_half_written_file_is_left_out_of_its_directory() {
 	start_demo || return 1
 	record -p "$DEMO_PID" --rotate 1s -o "$out"
 	wait_for "$TMP/rec.err" 'attached to the d9prof shim' 10 || return 1
-	sleep 3.5
+	# two segments sealed, the third by the stop (3.5 s of it sealed
+	# three, and one more at the stop: none of this needs the fourth)
+	until_sealed 2 || return 1
 	kill -INT "$REC"
 	rec_wait || return
 	good=("$out"/*.d9)
