@@ -35,13 +35,13 @@ struct record_detect {
 
 /* ---- the tee: the detectors' live state, then top's -------------------- */
 
+/* (the detectors read the runtime's records, not samples, switches or
+ * spans: those go to top's alone) */
 static void tee_sample(void *ctx, const struct trace_sample *s, const uint64_t *ips,
 		       unsigned int n)
 {
 	struct record_detect *d = ctx;
-	const struct trace_tap *t = live__tap(d->live);
 
-	t->sample(t->ctx, s, ips, n);
 	if (d->inner.sample)
 		d->inner.sample(d->inner.ctx, s, ips, n);
 }
@@ -60,9 +60,7 @@ static void tee_records(void *ctx, const struct trace_event *rec, const uint64_t
 static void tee_sw(void *ctx, const struct trace_switch *s)
 {
 	struct record_detect *d = ctx;
-	const struct trace_tap *t = live__tap(d->live);
 
-	t->sw(t->ctx, s);
 	if (d->inner.sw)
 		d->inner.sw(d->inner.ctx, s);
 }
@@ -70,10 +68,7 @@ static void tee_sw(void *ctx, const struct trace_switch *s)
 static void tee_span(void *ctx, const struct trace_span *s)
 {
 	struct record_detect *d = ctx;
-	const struct trace_tap *t = live__tap(d->live);
 
-	if (t->span)
-		t->span(t->ctx, s);
 	if (d->inner.span)
 		d->inner.span(d->inner.ctx, s);
 }
