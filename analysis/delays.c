@@ -624,6 +624,7 @@ static int finish(struct replay *r, const struct tasks_met *m)
 	for (size_t i = 0; i < r->nt && !err; i++) {
 		struct tstate *s = &r->t[i].s;
 		uint64_t waited;
+		int idle, sure;
 
 		if (!s->seen)
 			continue;
@@ -635,32 +636,25 @@ static int finish(struct replay *r, const struct tasks_met *m)
 			err = push(&d->lost, &d->nlost, &r->lcap, &s->cur);
 		else if (s->pending)
 			d->waiting_at_end++;
-		/* a task pending with no waker left: lost for sure (the
-		 * runtime counts its wakers) */
-		if (!err && s->dropped && !s->pending && !s->ended && !s->polled_at_end &&
-		    !gap_between(r, s->dropped, d->end_time))
-			err = push(&d->idle, &d->nidle, &r->icap,
-				   &(struct delay){.task = r->t[i].id,
-						   .wake = s->dropped,
-						   .begin = s->last_poll,
-						   .poller = s->last_poller,
-						   .poll = -1,
-						   .waker_poll = -1,
-						   .dropped = 1});
-		/* a task not seen to end finished, unless the runtime says
-		 * when its tasks end: this trace shows it did (its spawn, or
-		 * any task's end; zero-code Tokio tells neither) */
-		else if (!err && (s->born || r->ends) && s->polls && !s->ended &&
-			 !s->polled_at_end && !s->pending &&
-			 d->end_time >= s->last_poll + DELAYS_IDLE_NS &&
-			 !gap_between(r, s->last_poll, d->end_time))
-			err = push(&d->idle, &d->nidle, &r->icap,
-				   &(struct delay){.task = r->t[i].id,
-						   .wake = s->last_poll,
-						   .begin = s->last_poll,
-						   .poller = s->last_poller,
-						   .poll = -1,
-						   .waker_poll = -1});
+		/* waiting (not woken, not ended, not in a poll at the end):
+		 * lost for sure with no waker left (the runtime counts its
+		 * wakers), else guessed after DELAYS_IDLE_NS without a wake
+		 * where the trace says when tasks end (its spawn, or any
+		 * task's end; zero-code Tokio tells neither) */
+		idle = !s->pending && !s->ended && !s->polled_at_end;
+		sure = idle && s->dropped && !gap_between(r, s->dropped, d->end_time);
+		if (!err && (sure || (idle && (s->born || r->ends) && s->polls &&
+				      d->end_time >= s->last_poll + DELAYS_IDLE_NS &&
+				      !gap_between(r, s->last_poll, d->end_time))))
+			err = push(
+				&d->idle, &d->nidle, &r->icap,
+				&(struct delay){.task = r->t[i].id,
+						.wake = sure ? s->dropped : s->last_poll,
+						.begin = s->last_poll,
+						.poller = s->last_poller,
+						.poll = -1,
+						.waker_poll = -1,
+						.dropped = sure});
 		if (!err && s->wakes >= DELAYS_SELF_MIN && s->self_wakes * 2 > s->wakes) {
 			if (LIB_GROW(d->selfwoken, r->scap, d->nself + 1))
 				err = -ENOMEM;
