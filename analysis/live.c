@@ -1253,9 +1253,8 @@ static struct lname *name_of(struct live *l, const char *name)
 	return n;
 }
 
-/* "name[tid]" of worker @tid of @s */
-static const char *worker_named(const struct live_snap *s, uint32_t tid, char *buf,
-				size_t len)
+const char *live_worker_named(const struct live_snap *s, uint32_t tid, char *buf,
+			      size_t len)
 {
 	char name[32];
 
@@ -1302,7 +1301,7 @@ const char *live_find_say(const struct live_snap *s, const struct live_find *f, 
 		break;
 	case LIVE_NO_YIELD:
 		snprintf(buf, len, "%s in one poll for %s on %s", who, d,
-			 worker_named(s, (uint32_t)f->a, t, sizeof(t)));
+			 live_worker_named(s, (uint32_t)f->a, t, sizeof(t)));
 		break;
 	default:
 		snprintf(buf, len, "tasks %s: %" PRIu64 " alive, more each time for %s",

@@ -144,6 +144,10 @@ uint64_t live_bucket_ns(unsigned int b);
 uint64_t live_hist_pct(const uint32_t *b, uint64_t n, unsigned int pct);
 
 struct live_snap;
+/* "name[tid]" of thread @tid of @s (its name from s->workers, cut to 24
+ * columns), "[tid]" if not one of them */
+const char *live_worker_named(const struct live_snap *s, uint32_t tid, char *buf,
+			      size_t len);
 /* What @f (of @s) says, a line into @buf: "task 7 dropped pending, not
  * woken for 2.10s since its last poll" */
 const char *live_find_say(const struct live_snap *s, const struct live_find *f, char *buf,

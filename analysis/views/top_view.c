@@ -171,23 +171,15 @@ static const char *task_named(const struct live_snap *s, uint64_t task, char *bu
 	return buf;
 }
 
-/* "task N name", "itself", "thread name[tid]" of waker @k of @s */
+/* "task N name" or "thread name[tid]" of waker @k of @s */
 static const char *waker_named(const struct live_snap *s, const struct live_waker *k,
 			       char *buf, size_t len)
 {
-	char name[32];
+	char name[48];
 
 	if (k->task)
 		return task_named(s, k->task, buf, len);
-	for (size_t i = 0; i < s->nworkers; i++)
-		if (s->workers[i].tid == k->tid) {
-			analysis_fit_name(s->workers[i].name[0] ? s->workers[i].name
-								: "?",
-					  24, name, sizeof(name));
-			snprintf(buf, len, "thread %s[%" PRIu32 "]", name, k->tid);
-			return buf;
-		}
-	snprintf(buf, len, "thread [%" PRIu32 "]", k->tid);
+	snprintf(buf, len, "thread %s", live_worker_named(s, k->tid, name, sizeof(name)));
 	return buf;
 }
 
