@@ -632,6 +632,16 @@ top_cpu() {
 	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
 		awk -v t="$(getconf CLK_TCK)" '{ printf "%.3f", ($12 + $13) / t }'
 }
+# settled_cpu DIGITS PID: CPU % of one core PID used over PAIR_SECS, after
+# 2 s to settle (its start-up left out), to DIGITS decimals
+settled_cpu() {
+	local c0 c1
+	sleep 2
+	c0=$(top_cpu "$2")
+	sleep "$PAIR_SECS"
+	c1=$(top_cpu "$2")
+	round "$1" "100 * ($c1 - $c0) / $PAIR_SECS"
+}
 # `d9prof top` (issue 28): its CPU beside a flight recorder (the usual
 # case: it reads the recording's live view, which the recorder feeds only
 # then) and alone (a recording of its own), next to the recorder alone,
@@ -719,7 +729,7 @@ upload_s3_start() {
 # uploader's too), the difference and the ratio paired within a round;
 # every segment of each upload arm must be uploaded by its stop.
 upload_row() {
-	local wpid i arm order name rpid c0 c1 v rc n u gu ev secs pps
+	local wpid i arm order name rpid v rc n u gu ev secs pps
 	local up="" plain="" add="" rat="" evu="" evp="" nseg=0 nup=0 ngu=0
 	upload_s3_start
 	rc=$?
@@ -746,13 +756,9 @@ upload_row() {
 			fi
 			rpid=$BG
 			wait_line "$RUN/$name.err" 'attached to the d9prof shim' 30
-			sleep 2
-			c0=$(top_cpu "$rpid")
-			sleep "$PAIR_SECS"
-			c1=$(top_cpu "$rpid")
+			v=$(settled_cpu 1 "$rpid")
 			kill -INT "$rpid" 2>/dev/null
 			wait_bg "$rpid" "d9prof record --rotate 1s ($name)"
-			v=$(round 1 "100 * ($c1 - $c0) / $PAIR_SECS")
 			ev=$(rec_events "$RUN/$name.err")
 			secs=$(sed -n 's/.*recorded \([0-9.]*\) s of.*/\1/p' "$RUN/$name.err" | tail -1)
 			ev=$(round 0 "${ev:-0} / ${secs:-1}")
@@ -795,7 +801,7 @@ upload_row() {
 # recorder, the difference paired within a round, and per poll (the
 # demo's own polls/s over the whole run).
 detect_row() {
-	local rate wpid i arm order name rpid c0 c1 v pps
+	local rate wpid i arm order name rpid v pps
 	local with without add per
 	for rate in 200k max; do
 		with="" without="" add=""
@@ -822,16 +828,12 @@ detect_row() {
 				fi
 				rpid=$BG
 				wait_line "$RUN/$name.err" 'attached to the d9prof shim' 30
-				sleep 2
-				c0=$(top_cpu "$rpid")
-				sleep "$PAIR_SECS"
-				c1=$(top_cpu "$rpid")
+				v=$(settled_cpu 2 "$rpid")
 				stop_bg "$rpid" INT
 				# (--bench-polls tasks only yield: self-wakes, rightly)
 				grep -q 'trigger .*dumping' "$RUN/$name.err" &&
 					note "2m $name: $(grep -m1 'trigger .*dumping' "$RUN/$name.err" | cut -c1-120)"
 				rm -rf "${RUN:?}/$name"
-				v=$(round 2 "100 * ($c1 - $c0) / $PAIR_SECS")
 				if [ "$arm" = with ]; then with="$with $v"; else without="$without $v"; fi
 			done
 			add="$add $(round 2 "$(lastof $with) - $(lastof $without)")"
