@@ -4,7 +4,7 @@
 #     build  build d9prof and record (what 'make' needs)
 #     demo   build + what 'make demo' runs (the same: the C demo is ours)
 #     tokio  demo + the Tokio and tracing crates 'make demo-tokio' builds
-#            offline
+#            offline (and hyper: the zero-code tests' server)
 #     all    tokio + what 'make check' and 'make bench' use (the default)
 #   --check  exit 0 if all are present, else list what is missing
 # Installing needs root; it waits up to 10 minutes for another apt or
@@ -14,7 +14,7 @@ BUILD="build-essential clang libpfm4-dev libdw-dev libelf-dev libzstd-dev zlib1g
 libiberty-dev pkg-config man-db systemtap-sdt-dev libncurses-dev libcurl4-openssl-dev \
 libbpf-dev bpftool"
 TOKIO="librust-tokio-dev librust-pin-project-lite-dev librust-tracing-dev \
-librust-tracing-subscriber-dev"
+librust-tracing-subscriber-dev librust-hyper-dev"
 CHECK="clang-format libcriterion-dev linux-perf hyperfine time lld chromium python3 nodejs golang-go \
 tmux awscli"
 
