@@ -412,6 +412,7 @@ enum export_format {
 	EXPORT_SPEEDSCOPE = 2, /* speedscope's JSON file format */
 	EXPORT_CHROME = 3,     /* Trace Event Format JSON (Perfetto UI,
 				* Chrome DevTools) */
+	EXPORT_PARQUET = 4,    /* Parquet tables (analysis__export_parquet()) */
 };
 
 struct export_result {
@@ -546,5 +547,82 @@ int analysis__export_chrome(const struct offcpu *oc, const struct delays *d,
  * in, for a selection. */
 struct join_keep analysis_chrome_keep(const struct export_opts *o,
 				      const struct task_sel *sel);
+
+/* ---- Parquet tables for SQL engines (export_parquet.c) ----------------- */
+
+enum parquet_table {
+	PARQUET_SAMPLES = 0,
+	PARQUET_STACKS,
+	PARQUET_POLLS,
+	PARQUET_TASKS,
+	PARQUET_DELAYS,
+	PARQUET_SPANS,
+	PARQUET_OFFCPU,
+	PARQUET_TABLES
+};
+
+struct parquet_result {
+	uint64_t rows[PARQUET_TABLES], bytes[PARQUET_TABLES];
+	int utc;	    /* times are UTC (the trace has clock_realtime);
+			     * 0: CLOCK_MONOTONIC, and date=unknown */
+	int period_guessed; /* no usable meta "frequency": 999 Hz */
+};
+
+struct parquet_opts {
+	const char *service; /* the partition's SERVICE; NULL: meta "service",
+			      * else "comm" */
+	const char *host;    /* HOST; NULL: meta "store_host", else
+			      * "hostname" */
+	const char *part;    /* the file name's stem; NULL: PID-UNIX-INDEX
+			      * (the target, the trace's start in Unix
+			      * seconds, its first segment) */
+	/* a new file at @rel ("TABLE/service=S/host=H/date=D/PART.parquet",
+	 * every component [A-Za-z0-9._=-], none starting with '.') open for
+	 * writing, or NULL with errno set; and its close, told the export's
+	 * error (nonzero: remove it), 0 or -errno */
+	FILE *(*open)(void *ctx, const char *rel);
+	int (*close)(void *ctx, FILE *f, int err);
+	void *ctx;
+	struct parquet_result *result; /* out, filled if non-NULL */
+};
+
+/* The name of table @table ("samples", ...; NULL past the last). */
+const char *analysis_parquet_table(int table);
+
+/* @oc's join (listing every poll: JOIN_POLL_LIST) as Parquet tables, one
+ * file each (analysis/parquet.h), in the order of enum parquet_table:
+ *   samples  every CPU sample: time_ns, tid, thread, task, task_name, poll,
+ *            span and span_id (the innermost of @sp entered: its name and
+ *            the application's id), weight_ns (the CPU time it stands for:
+ *            weight x 1e9 / frequency), stack_id, pid;
+ *   offcpu   every off-CPU interval (offcpu_switch): start_ns, duration_ns
+ *            (len), weight_ns (ns: clipped to its poll), runq_ns, where
+ *            ("poll", "no poll", "parked", "task"), preempted, tid, thread,
+ *            task, task_name, poll, stack_id;
+ *   stacks   each stack_id the rows above name, once: frames, root first,
+ *            as analysis_stack_labels() names them (the folded output's
+ *            labels, whole: not cut at the runtime);
+ *   polls    every poll: poll, task, task_name, tid, thread, start_ns,
+ *            duration_ns, cpu_ns (duration less off-CPU time), blocked_ns,
+ *            runq_ns (NULL without off-CPU data), samples, open_start,
+ *            open_end;
+ *   tasks    per task: task, task_name, polls, busy_ns, longest_ns,
+ *            samples, cpu_ns, delays and their p50, p99, max (@d's);
+ *   delays   every wake-to-poll delay of @d (all listed): task, task_name,
+ *            delay_ns, woken_ns, polled_ns, spawn, merged, waker_tid,
+ *            waker_thread, waker_task, tid, thread, poll;
+ *   spans    every instance of @sp (spans_keep.all): name, id, parent,
+ *            fields, start_ns, duration_ns, entered_ns, waiting_ns,
+ *            samples, cpu_ns, blocked_ns, runq_ns, enters, open_start,
+ *            open_end, pid.
+ * Every row carries service and host; times of day are UTC ns, lengths
+ * ns; task is the number views show, stack_id a 63-bit hash of the
+ * stack's labels (equal labels, equal ids, in any file). Names the target
+ * gave are cleaned as views show them. With a selection (join__select())
+ * only its tasks' rows. @d, @sp may be NULL (no rows). 0, -EINVAL (bad
+ * arguments, a join not listing every poll), -ENOENT (the selection keeps
+ * nothing), -ENOMEM, -EIO, a callback's error or a walk's. */
+int analysis__export_parquet(const struct offcpu *oc, const struct delays *d,
+			     const struct spans *sp, const struct parquet_opts *o);
 
 #endif /* D9_ANALYSIS_VIEWS_H */

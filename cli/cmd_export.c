@@ -2,8 +2,11 @@
 /* d9prof export: the joined trace in another tool's format. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/delays.h"
 #include "analysis/join.h"
@@ -26,7 +29,9 @@ static void help(FILE *f)
 		"       d9prof export " INPUT_USAGE "\n"
 		"                     --format speedscope [-o OUT] [--task ID|NAME] [--by KEY]\n"
 		"       d9prof export " INPUT_USAGE "\n"
-		"                     --format chrome [-o OUT] [--task ID|NAME] [--max-size SIZE]\n\n"
+		"                     --format chrome [-o OUT] [--task ID|NAME] [--max-size SIZE]\n"
+		"       d9prof export " INPUT_USAGE "\n"
+		"                     --format parquet -o DIR [--task ID|NAME]\n\n"
 		"Write the trace, every CPU sample joined to its poll, in a format other\n"
 		"tools read.\n\n"
 		"pprof: a gzipped profile.proto for 'go tool pprof', Pyroscope, Parca,\n"
@@ -48,8 +53,15 @@ static void help(FILE *f)
 		"caused. Past --max-size the longest polls go whole and the others\n"
 		"are merged into runs (per task, else per task name, else per thread),\n"
 		"many spans are cut to the longest, and a line says so.\n\n"
+		"parquet: tables for SQL engines (DuckDB, Athena/Trino, Spark,\n"
+		"ClickHouse, BigQuery), every row of the trace: samples, stacks, polls,\n"
+		"tasks, delays, spans and offcpu, each a file\n"
+		"DIR/TABLE/service=S/host=H/date=YYYY-MM-DD/PART.parquet (S the\n"
+		"recording's --service, else the target's name; H its --host, else\n"
+		"the host name). Times of day are UTC ns; d9prof(1) has the columns and\n"
+		"the SQL of common questions.\n\n"
 		"options:\n" INPUT_HELP FRAME_HELP
-		"  -f, --format FMT      pprof, speedscope or chrome (required)\n"
+		"  -f, --format FMT      pprof, speedscope, chrome or parquet (required)\n"
 		"  -t, --task ID|NAME    only what ran inside polls of task ID (or of\n"
 		"                        every task named NAME); chrome: their polls,\n"
 		"                        the samples and off-CPU time in them and the\n"
@@ -74,7 +86,9 @@ static void help(FILE *f)
 		"  d9prof export --format pprof --offcpu --task 42 -o t42.pb.gz\n"
 		"  d9prof export --format speedscope -o d9prof.speedscope.json\n"
 		"  npx speedscope d9prof.speedscope.json\n"
-		"  d9prof export --format chrome -o d9prof.trace.json\n");
+		"  d9prof export --format chrome -o d9prof.trace.json\n"
+		"  d9prof export --format parquet -o tables/\n"
+		"  duckdb -c \"SELECT task_name, count(*) FROM 'tables/polls/**/*.parquet' GROUP BY 1\"\n");
 }
 
 /* Where a terminal's export goes, by format. */
@@ -87,6 +101,8 @@ static const char *default_file(enum export_format fmt)
 		return "d9prof.speedscope.json";
 	case EXPORT_CHROME:
 		return "d9prof.trace.json";
+	case EXPORT_PARQUET:
+		break;
 	}
 	return "d9prof.export";
 }
@@ -100,17 +116,120 @@ static int run(const struct session *se, const struct export_opts *eo, FILE *out
 		return analysis__export_speedscope(se->j, eo, out);
 	case EXPORT_CHROME:
 		return analysis__export_chrome(se->oc, se->d, eo, out);
+	case EXPORT_PARQUET:
+		break;
 	}
 	return -EINVAL;
 }
 
-/* -f pprof|speedscope|chrome, --offcpu */
+/* Where the Parquet tables go: DIR/REL, the directories made as needed;
+ * one file open at a time */
+struct table_dir {
+	const char *dir;
+	char path[PATH_MAX];
+	unsigned int files;
+};
+
+static FILE *table_open(void *ctx, const char *rel)
+{
+	struct table_dir *td = ctx;
+	size_t from = strlen(td->dir) + 1;
+
+	if ((size_t)snprintf(td->path, sizeof(td->path), "%s/%s", td->dir, rel) >=
+	    sizeof(td->path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	for (char *p = td->path + from; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(td->path, 0755) && errno != EEXIST)
+			return NULL;
+		*p = '/';
+	}
+	td->files++;
+	return fopen(td->path, "we");
+}
+
+static int table_close(void *ctx, FILE *f, int err)
+{
+	struct table_dir *td = ctx;
+	int e = fclose(f) ? -errno : 0;
+
+	if (err || e)
+		unlink(td->path);
+	return e;
+}
+
+/* --format parquet -o DIR */
+static int export_tables(struct inputs *in, const struct view_args *va,
+			 unsigned int rflags)
+{
+	struct parquet_result res;
+	struct table_dir td = {.dir = va->out};
+	struct parquet_opts po = {
+		.open = table_open, .close = table_close, .ctx = &td, .result = &res};
+	struct session se;
+	uint64_t bytes = 0;
+	char size[32];
+	int err, ret = EXIT_OK;
+
+	if (!va->out || !strcmp(va->out, "-"))
+		return usage_error("export ",
+				   "--format parquet writes a directory of tables: "
+				   "give -o DIR");
+	if (mkdir(td.dir, 0755) && errno != EEXIST) {
+		error("cannot make '%s': %s", td.dir, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU | SESSION_SPANS))
+		return EXIT_FAIL;
+	if (check_task(se.j, &va->sel, in) || session_delays(&se, NULL)) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	err = analysis__export_parquet(se.oc, se.d, se.sp, &po);
+	if (err && trace__error(se.t)) {
+		analysis_failed(in, se.t, err);
+		ret = EXIT_FAIL;
+		goto out;
+	} else if (err) {
+		error("cannot write the tables under '%s': %s", td.dir, strerror(-err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	for (int i = 0; i < PARQUET_TABLES; i++)
+		bytes += res.bytes[i];
+	info("parquet: %llu samples, %llu polls, %llu delays, %llu spans, %llu off-CPU "
+	     "intervals, %llu stacks, %llu tasks: %u files, %s, under %s",
+	     (unsigned long long)res.rows[PARQUET_SAMPLES],
+	     (unsigned long long)res.rows[PARQUET_POLLS],
+	     (unsigned long long)res.rows[PARQUET_DELAYS],
+	     (unsigned long long)res.rows[PARQUET_SPANS],
+	     (unsigned long long)res.rows[PARQUET_OFFCPU],
+	     (unsigned long long)res.rows[PARQUET_STACKS],
+	     (unsigned long long)res.rows[PARQUET_TASKS], td.files,
+	     text_size((double)bytes, size, sizeof(size)), td.dir);
+	if (!res.utc)
+		warning("'%s' does not say its wall clock (no clock_realtime): times are "
+			"CLOCK_MONOTONIC ns and date=unknown",
+			inputs_name(in));
+	if (res.period_guessed)
+		warning("'%s' does not say its sampling frequency: a sample counts as "
+			"%.0f ns (999 Hz)",
+			inputs_name(in), 1e9 / 999);
+out:
+	session_close(&se);
+	return ret;
+}
+
+/* -f pprof|speedscope|chrome|parquet, --offcpu */
 static int export_option(void *ctx, int c, const char *arg)
 {
 	static const char *const formats[] = {
 		[EXPORT_PPROF] = "pprof",
 		[EXPORT_SPEEDSCOPE] = "speedscope",
 		[EXPORT_CHROME] = "chrome",
+		[EXPORT_PARQUET] = "parquet",
 	};
 	struct export_opts *eo = ctx;
 	int k;
@@ -171,8 +290,11 @@ int cmd_export(int argc, char **argv)
 	outp = va.out;
 	rflags |= va.rflags;
 	if (!eo.format)
-		return usage_error("export ",
-				   "no --format: want pprof, speedscope or chrome");
+		return usage_error(
+			"export ",
+			"no --format: want pprof, speedscope, chrome or parquet");
+	if (eo.format == EXPORT_PARQUET)
+		return export_tables(&in, &va, rflags);
 	if (eo.offcpu && eo.format != EXPORT_PPROF)
 		return usage_error("export ", "--offcpu is for --format pprof only");
 	if (eo.by && eo.format != EXPORT_SPEEDSCOPE)

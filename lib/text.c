@@ -218,3 +218,14 @@ void text_say(char *why, size_t len, const char *fmt, ...)
 	vsnprintf(why, len, fmt, ap);
 	va_end(ap);
 }
+
+void text_name_component(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 1 < len; s++, n++)
+		buf[n] = text_name_char(*s) && (*s != '.' || n) ? *s : '_';
+	buf[n] = '\0';
+	if (!n)
+		snprintf(buf, len, "unknown");
+}

@@ -85,6 +85,13 @@ static inline int text_name_char(char c)
 	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 }
 
+/* @s (NULL: "") made one safe path component (and shell word) into @buf:
+ * each character not text_name_char() as '_', a leading '.' too (so never
+ * "." or ".."), "unknown" if empty: the layout's SERVICE, HOST and BOOT,
+ * the tables' partitions. The target names itself: its name must not
+ * climb out of a directory. */
+void text_name_component(const char *s, char *buf, size_t len);
+
 /* Is @s, whole, one word that every shell reads as itself (not empty;
  * only letters, digits and _.:/-=,+@%: nothing to quote, glob or
  * expand)? */

@@ -150,20 +150,6 @@ static int dir_open(int at, const char *path, int create, uid_t owner, char *why
 	return fd;
 }
 
-/* @s made one safe path component (and shell word): [A-Za-z0-9._-], the
- * rest '_', no leading '.' (so never "." or ".."), "unknown" if empty.
- * The target names itself: its name must not climb out of DIR. */
-static void safe_component(const char *s, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	for (; s && *s && n + 1 < len; s++, n++)
-		buf[n] = text_name_char(*s) && (*s != '.' || n) ? *s : '_';
-	buf[n] = '\0';
-	if (!n)
-		snprintf(buf, len, "unknown");
-}
-
 static void read_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "re");
@@ -216,15 +202,15 @@ int flight__new(const struct flight_opts *o, struct flight **out, char *why, siz
 		flight__free(f);
 		return err;
 	}
-	safe_component(o->service, f->service, sizeof(f->service));
+	text_name_component(o->service, f->service, sizeof(f->service));
 	if (gethostname(host, sizeof(host)))
 		host[0] = '\0';
 	host[sizeof(host) - 1] = '\0';
-	safe_component(o->host ? o->host : host, f->host, sizeof(f->host));
+	text_name_component(o->host ? o->host : host, f->host, sizeof(f->host));
 	/* the boot: the first 8 hex digits of its id */
 	read_line("/proc/sys/kernel/random/boot_id", f->boot, sizeof(f->boot));
 	f->boot[8] = '\0';
-	safe_component(f->boot[0] ? f->boot : "noboot", f->boot, sizeof(f->boot));
+	text_name_component(f->boot[0] ? f->boot : "noboot", f->boot, sizeof(f->boot));
 	*out = f;
 	return 0;
 }

@@ -227,6 +227,13 @@ void record_write_meta(struct rec *r)
 		snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
 		record_note_err(r, trace_writer__meta(r->w, TRACE_META_KERNEL, buf));
 	}
+	/* the store layout's names, for the tables exported from the trace */
+	if (r->o->service)
+		record_note_err(
+			r, trace_writer__meta(r->w, TRACE_META_SERVICE, r->o->service));
+	if (r->o->host)
+		record_note_err(
+			r, trace_writer__meta(r->w, TRACE_META_STORE_HOST, r->o->host));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_EVENT, r->st->event_name));
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_SAMPLER, r->st->sampler));
 	if (r->ps && r->st->callgraph[0]) {

@@ -349,13 +349,17 @@ struct trace_thread {
 #define TRACE_META_SEGMENT			"segment"
 #define TRACE_META_SEGMENT_GAP			"segment_gap"
 #define TRACE_META_SEGMENT_START		"segment_start"
-#define TRACE_META_SHIM_GARBAGE			"shim garbage"
-#define TRACE_META_SHIM_ATTACHED		"shim_attached"
-#define TRACE_META_SHIM_GAP			"shim_gap"
-#define TRACE_META_SHIM_REATTACHED		"shim_reattached"
-#define TRACE_META_TARGET_EXIT			"target_exit"
-#define TRACE_META_TARGET_EXIT_TIME		"target_exit_time"
-#define TRACE_META_THREADS_WITHOUT_A_RING	"threads without a ring"
+/* the store layout's SERVICE and, given --host, HOST (record --rotate,
+ * --flight): what the Parquet tables say */
+#define TRACE_META_SERVICE		  "service"
+#define TRACE_META_SHIM_GARBAGE		  "shim garbage"
+#define TRACE_META_SHIM_ATTACHED	  "shim_attached"
+#define TRACE_META_SHIM_GAP		  "shim_gap"
+#define TRACE_META_SHIM_REATTACHED	  "shim_reattached"
+#define TRACE_META_STORE_HOST		  "store_host"
+#define TRACE_META_TARGET_EXIT		  "target_exit"
+#define TRACE_META_TARGET_EXIT_TIME	  "target_exit_time"
+#define TRACE_META_THREADS_WITHOUT_A_RING "threads without a ring"
 /* zero-code Tokio: its version (or "unknown"), where the recorder read
  * task ids in the target's threads (trace_sample.task, trace_switch.task);
  * and the CPU samples it found no task tag for */
