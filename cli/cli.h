@@ -384,7 +384,7 @@ int close_output(FILE *f, const char *path);
 struct record_upload;
 struct record_sealed;
 struct record_dump;
-int record_upload__start(const char *url, const char *endpoint,
+int record_upload__start(const char *url, const char *endpoint, int tables,
 			 struct record_upload **out);
 void record_upload__sealed(struct record_upload *ru, const struct record_sealed *s);
 void record_upload__dump(struct record_upload *ru, const struct record_dump *d);

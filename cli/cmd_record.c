@@ -51,6 +51,7 @@ enum {
 	OPT_ON_SEGMENT,
 	OPT_HOOK_TIMEOUT,
 	OPT_UPLOAD,
+	OPT_UPLOAD_TABLES,
 	OPT_ENDPOINT_URL,
 	OPT_SERVICE,
 	OPT_HOST,
@@ -212,6 +213,10 @@ static void help(FILE *f)
 		"                        thread (retried, never blocking the recording;\n"
 		"                        local files kept as without it); credentials,\n"
 		"                        region and endpoint as the AWS CLI finds them\n"
+		"      --upload-tables   with --upload and --rotate, each segment's Parquet\n"
+		"                        tables too (as 'export --format parquet' makes\n"
+		"                        them, at the lowest priority), under\n"
+		"                        PREFIX/TABLE/service=S/host=H/date=D/\n"
 		"      --endpoint-url URL  an S3-compatible store (path-style)\n"
 		"      --keep-aws-env    with --upload, leave AWS_ACCESS_KEY_ID,\n"
 		"                        AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN in\n"
@@ -254,6 +259,7 @@ struct rec_ctx {
 	int forever;		       /* no -d and no command: say how to stop */
 	const char *upload, *endpoint; /* --upload, --endpoint-url */
 	int keep_aws_env;	       /* --keep-aws-env */
+	int upload_tables;	       /* --upload-tables */
 	struct record_upload *up;
 	int line;	    /* a status line is showing */
 	int status;	    /* ... is wanted (a terminal) */
@@ -651,6 +657,9 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 			"--upload, --service and --host need --rotate or --flight");
 	if (x->endpoint && !x->upload)
 		return usage_error("record ", "--endpoint-url is for --upload");
+	if (x->upload_tables && (!x->upload || o->segments != RECORD_ROTATE))
+		return usage_error("record ",
+				   "--upload-tables needs --upload and --rotate");
 	if (x->keep_aws_env && !x->upload)
 		return usage_error("record ", "--keep-aws-env is for --upload");
 	if (o->segments == RECORD_ONE_TRACE &&
@@ -802,6 +811,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"on-segment", required_argument, NULL, OPT_ON_SEGMENT},
 		{"hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT},
 		{"upload", required_argument, NULL, OPT_UPLOAD},
+		{"upload-tables", no_argument, NULL, OPT_UPLOAD_TABLES},
 		{"keep-aws-env", no_argument, NULL, OPT_KEEP_AWS_ENV},
 		{"endpoint-url", required_argument, NULL, OPT_ENDPOINT_URL},
 		{"service", required_argument, NULL, OPT_SERVICE},
@@ -843,6 +853,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 			return EXIT_OK;
 		case OPT_UPLOAD:
 			x->upload = optarg;
+			break;
+		case OPT_UPLOAD_TABLES:
+			x->upload_tables = 1;
 			break;
 		case OPT_ENDPOINT_URL:
 			x->endpoint = optarg;
@@ -1062,7 +1075,7 @@ int cmd_record(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (x.upload) {
-		ret = record_upload__start(x.upload, x.endpoint, &x.up);
+		ret = record_upload__start(x.upload, x.endpoint, x.upload_tables, &x.up);
 		if (ret)
 			return ret;
 		o.on_sealed = on_sealed;

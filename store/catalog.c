@@ -130,11 +130,26 @@ static int parse(const char *key, struct catalog_entry *e)
 	return -1;
 }
 
+/* [PREFIX/]TABLE/service=S/host=H/date=D/PART.parquet: a table of the
+ * layout's (see the top) */
+static int is_table(const char *key)
+{
+	const char *s = strstr(key, "/service="), *h = s ? strstr(s, "/host=") : NULL;
+	size_t n = strlen(key);
+
+	return s && s > key && h && strstr(h, "/date=") && n > 8 &&
+	       !strcmp(key + n - 8, ".parquet");
+}
+
 int catalog__add(struct catalog *c, const char *key, uint64_t size)
 {
 	struct catalog_entry e;
 
 	memset(&e, 0, sizeof(e));
+	if (is_table(key)) {
+		c->tables++;
+		return 0;
+	}
 	if (parse(key, &e)) {
 		c->others++;
 		return 0;
@@ -596,6 +611,7 @@ static void print_json(const struct catalog *c, const unsigned char *keep,
 	lib_json_object_begin(&w);
 	lib_json_str_field(&w, "store", title);
 	lib_json_uint_field(&w, "others", c->others);
+	lib_json_uint_field(&w, "tables", c->tables);
 	lib_json_uint_field(&w, "unindexed", c->unindexed);
 	lib_json_uint_field(&w, "flag_poll_ns", c->flag_poll_ns);
 	lib_json_uint_field(&w, "flag_delay_ns", c->flag_delay_ns);
@@ -708,6 +724,9 @@ static void print_text(const struct catalog *c, const unsigned char *keep,
 		(unsigned long long)segs, segs == 1 ? "" : "s", (unsigned long long)dumps,
 		dumps == 1 ? "" : "s", text_size((double)bytes, sz, sizeof(sz)),
 		when(lo, a, sizeof(a)), when(hi, b, sizeof(b)));
+	if (c->tables)
+		fprintf(out, "(and %llu Parquet table file%s beside them)\n",
+			(unsigned long long)c->tables, c->tables == 1 ? "" : "s");
 	if (c->others)
 		fprintf(out, "(and %llu key%s not in the layout)\n",
 			(unsigned long long)c->others, c->others == 1 ? "" : "s");

@@ -6,7 +6,11 @@
  *   [PREFIX/]YYYY-MM-DD/HHMM/SERVICE/HOST/BOOT/NAME
  *
  * (UTC; NAME "EPOCH-INDEX.d9" for a segment, "d9prof-PID-...data" for a
- * flight dump), read back into entries, filtered by time, service and
+ * flight dump), and beside it the segments' Parquet tables,
+ *
+ *   [PREFIX/]TABLE/service=SERVICE/host=HOST/date=YYYY-MM-DD/PART.parquet
+ *
+ * (counted, not listed), read back into entries, filtered by time, service and
  * host, and shown as `d9prof ls` shows it: the range, the services and
  * their hosts and boots, the density per time bucket, the dumps with
  * their reasons, and from each segment's index in its metadata (when the
@@ -54,6 +58,9 @@ struct catalog {
 	struct catalog_entry *v;
 	size_t n, cap;
 	uint64_t others; /* keys not in the layout */
+	uint64_t tables; /* Parquet tables beside the segments
+			  * (TABLE/service=S/host=H/date=D/PART.parquet,
+			  * record --upload-tables) */
 	/* a segment's red flags, from its index (report's thresholds): a
 	 * poll or a wake-to-poll delay longer than these; 0: none */
 	uint64_t flag_poll_ns, flag_delay_ns;

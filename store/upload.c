@@ -23,7 +23,8 @@
 
 struct job {
 	int fd;
-	char *key; /* PREFIX/KEY */
+	unsigned int flags; /* upload__put()'s */
+	char *key;	    /* PREFIX/KEY */
 	size_t nmeta;
 	char *mk[META_MAX], *mv[META_MAX];
 };
@@ -105,7 +106,8 @@ static void put_job(struct uploader *u, struct job *j)
 			give_up(u, j, NULL);
 			return;
 		}
-		if (fstat(j->fd, &sb) || !sb.st_nlink) {
+		if (fstat(j->fd, &sb) ||
+		    (!sb.st_nlink && !(j->flags & UPLOAD_UNLINKED_OK))) {
 			snprintf(msg, sizeof(msg),
 				 "%s: deleted before it was uploaded (--max-total made "
 				 "room)",
@@ -219,9 +221,9 @@ int upload__new(const struct s3_config *c, const char *bucket, const char *prefi
 }
 
 int upload__put(struct uploader *u, int fd, const char *key, const struct s3_meta *meta,
-		size_t nmeta)
+		size_t nmeta, unsigned int flags)
 {
-	struct job j = {.fd = -1};
+	struct job j = {.fd = -1, .flags = flags};
 	size_t n;
 
 	if (fd < 0 || !key || !*key || nmeta > META_MAX)

@@ -39,11 +39,17 @@ struct uploader;
  * its thread starts. 0 or -errno. */
 int upload__new(const struct s3_config *c, const char *bucket, const char *prefix,
 		struct uploader **out);
+/* upload__put() flags */
+/* the caller unlinks the file once it is handed over (a temporary one):
+ * put what the fd holds whatever its link count, where a file deleted
+ * before its put is otherwise given up (--max-total made room) */
+#define UPLOAD_UNLINKED_OK 0x1u
+
 /* Hand over the file open at @fd (dup'ed: the caller keeps its own) as
  * PREFIX/@key with @meta (@nmeta pairs, copied; at most 8). Never blocks
  * on the network. 0, -ENOMEM, -EMFILE (no fd to dup), -EINVAL. */
 int upload__put(struct uploader *u, int fd, const char *key, const struct s3_meta *meta,
-		size_t nmeta);
+		size_t nmeta, unsigned int flags);
 /* The counts so far; *@new_failures the failures since the last call
  * (to report them as they come). */
 void upload__poll(struct uploader *u, struct upload_stats *st, uint64_t *new_failures);

@@ -56,8 +56,22 @@ Test(catalog, keys_in_the_layout_and_the_others)
 	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/1795729205-3-.d9", 1), 0);
 	cr_assert_eq(catalog__add(&C, "2026-11-26/2140/api/h/b/1795729205-3-1-2.d9", 1),
 		     0);
+	/* the segments' tables, beside them: counted apart */
+	cr_assert_eq(
+		catalog__add(
+			&C,
+			"polls/service=api/host=h/date=2026-11-26/42-1795729205-3.parquet",
+			9),
+		0);
+	cr_assert_eq(
+		catalog__add(&C,
+			     "fleet/stacks/service=api/host=h/date=2026-11-26/x.parquet",
+			     9),
+		0);
+	cr_assert_eq(catalog__add(&C, "polls/service=api/x.parquet", 9), 0);
 	cr_assert_eq(C.n, 3);
-	cr_expect_eq(C.others, 7);
+	cr_expect_eq(C.tables, 2);
+	cr_expect_eq(C.others, 8);
 	cr_expect_eq(C.v[2].wall, T0 + 5);
 	cr_expect_str_eq(C.v[0].service, "api");
 	cr_expect_str_eq(C.v[0].host, "host-a");

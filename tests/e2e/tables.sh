@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# The Parquet tables (`export --format parquet`, `record --upload-tables`)
+# read by a real SQL engine, DuckDB (npm's @duckdb/node-api, installed
+# into $B/e2e/tables from tests/e2e/tables/package.json; sql.mjs runs the
+# queries), on real recordings of the demo as three hosts of one service:
+#   - DuckDB's answers over the three hosts' tables (Hive partitions read
+#     from the paths) are d9prof's own views' of each host's recording:
+#     polls per task name (`tasks --by name`), the longest poll (`report`),
+#     CPU per task name (`flame --by name`, within a ns of rounding per
+#     sample), the hot stack of the busiest task (`flame --task`),
+#     span p99 per name (`spans`), polls over 1 ms (`polls --min`);
+#   - every row carries service and host, and the partitions say them too;
+#   - `record --upload --upload-tables` to a local S3 (s3rver) puts each
+#     sealed segment's tables beside it: fetched back by the AWS CLI
+#     (DuckDB has no S3 reader here: its httpfs extension is downloaded
+#     from the internet), they are byte for byte what `export` makes of
+#     each segment, DuckDB reads them, and `ls` still counts the segments;
+#   - bad requests are one clear line.
+# Skips if node, npm, the package, the AWS CLI or python3 cannot be had.
+#   B=build    build directory
+#   ONLY=REGEX run only the matching tests
+NAME=tables
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/s3lib.sh"
+DEMO=$ROOT/$B/examples/demo
+NODE_DIR=$ROOT/$B/e2e/tables
+TABLES=$TMP/tables
+HOSTS=(h1 h2 h3)
+
+need_perf >/dev/null || e2e_skip_all "perf_event does not record here"
+
+# DuckDB installed: 0, or 2 after saying why not
+need_duckdb() {
+	command -v node >/dev/null && command -v npm >/dev/null ||
+		{ say "skip - no node or npm on this machine (apt-get install nodejs npm)"; return 2; }
+	[ -d "$NODE_DIR/node_modules/@duckdb/node-api" ] && return 0
+	mkdir -p "$NODE_DIR" && cp tests/e2e/tables/package.json "$NODE_DIR/" &&
+		(cd "$NODE_DIR" && npm install --no-audit --no-fund --loglevel=error >"$TMP/npm.log" 2>&1) ||
+		{ tail -3 "$TMP/npm.log"; say "skip - cannot install @duckdb/node-api from npm"; return 2; }
+}
+
+# sql QUERY...: DuckDB's rows, tab-separated (sql.mjs)
+sql() {
+	cp tests/e2e/tables/sql.mjs "$NODE_DIR/" && node "$NODE_DIR/sql.mjs" "$@"
+}
+
+# t TABLE: the table as DuckDB reads all its files, with their partitions
+t() { echo "read_parquet('$TABLES/$1/**/*.parquet', hive_partitioning = true)"; }
+
+# recorded: three demos recorded at once for 3 s as hosts h1, h2, h3 of
+# service demo (--rotate 1s: segments in $TMP/HOST), each exported into
+# $TABLES; once
+RECORDED=0
+recorded() {
+	local h i=0 pids=() recs=()
+	[ "$RECORDED" = 1 ] && return 0
+	RECORDED=1
+	for h in "${HOSTS[@]}"; do
+		start_ready "$TMP/demo-$h.out" "$DEMO" || return 1
+		pids+=("$SPID")
+		"$D9" record -p "$SPID" -d 3 --rotate 1s --service demo --host "$h" \
+			-o "$TMP/$h" 2>"$TMP/rec-$h.err" &
+		recs+=($!)
+		PIDS+=($!)
+	done
+	for h in "${HOSTS[@]}"; do
+		wait "${recs[$i]}" || { cat "$TMP/rec-$h.err"; fail "record of $h failed"; return 1; }
+		i=$((i + 1))
+	done
+	kill "${pids[@]}" 2>/dev/null
+	for h in "${HOSTS[@]}"; do
+		"$D9" export -i "$TMP/$h" --format parquet -o "$TABLES" 2>"$TMP/exp-$h.err" ||
+			{ cat "$TMP/exp-$h.err"; fail "export of $h failed"; return 1; }
+	done
+}
+
+ready() { need_duckdb || return; recorded; }
+
+# same WHAT EXPECTED GOT: equal, or say both
+same() {
+	[ "$2" = "$3" ] && return 0
+	fail "$1 differ: d9prof says"
+	printf '%s\n' "$2" | head -20 | sed 's/^/      /'
+	say "    DuckDB says"
+	printf '%s\n' "$3" | head -20 | sed 's/^/      /'
+	return 1
+}
+
+t_export_writes_hive_partitioned_tables_named_for_service_and_host() {
+	local h tab f n
+	ready || return
+	for tab in samples stacks polls tasks delays spans offcpu; do
+		for h in "${HOSTS[@]}"; do
+			n=$(find "$TABLES/$tab/service=demo/host=$h" -name '*.parquet' | wc -l)
+			[ "$n" = 1 ] || { fail "$tab of $h: $n files, want 1"; find "$TABLES" | head; return 1; }
+			f=$(find "$TABLES/$tab/service=demo/host=$h" -name '*.parquet')
+			[[ $f == */date=20[0-9][0-9]-[01][0-9]-[0-3][0-9]/*.parquet ]] ||
+				{ fail "not a UTC date partition: $f"; return 1; }
+		done
+	done
+	grep -q "^d9prof: parquet: [1-9][0-9]* samples, [1-9][0-9]* polls" "$TMP/exp-h1.err" ||
+		{ cat "$TMP/exp-h1.err"; fail "export did not say what it wrote"; return 1; }
+	# every row carries service and host, the partition's
+	same "service and host of the rows" "$(printf 'demo\th1\ndemo\th2\ndemo\th3')" \
+		"$(sql "SELECT DISTINCT service, host FROM read_parquet('$TABLES/polls/**/*.parquet', hive_partitioning = false) ORDER BY 2")"
+}
+
+t_duckdb_counts_polls_per_task_name_as_tasks_does() {
+	local h want got
+	ready || return
+	for h in "${HOSTS[@]}"; do
+		want=$("$D9" tasks -i "$TMP/$h" --by name --limit 0 2>/dev/null |
+			awk 'NR > 1 && !/^#/ && $3 > 0 { print $1 "\t" $3 }' | sort)
+		got=$(sql "SELECT task_name, count(*) FROM $(t polls) WHERE host = '$h' GROUP BY 1" | sort)
+		[ -n "$want" ] || { fail "tasks --by name of $h listed no polls"; return 1; }
+		same "polls per task name of $h" "$want" "$got" || return 1
+	done
+}
+
+t_duckdb_finds_the_longest_poll_as_report_does() {
+	local h want got
+	ready || return
+	for h in "${HOSTS[@]}"; do
+		want=$("$D9" report -i "$TMP/$h" --format json 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["longest_polls"][0]
+print(p["poll"], p["task"], p["duration_ns"], sep="\t")')
+		got=$(sql "SELECT poll, task, duration_ns FROM $(t polls) WHERE host = '$h' ORDER BY duration_ns DESC, poll LIMIT 1")
+		same "the longest poll of $h" "$want" "$got" || return 1
+	done
+}
+
+t_duckdb_sums_cpu_per_task_name_as_flame_does() {
+	local h freq
+	ready || return
+	for h in "${HOSTS[@]}"; do
+		freq=$(info_json "$TMP/$h" 'j["sampling"]["frequency"]')
+		"$D9" flame -i "$TMP/$h" --by name --format folded 2>/dev/null |
+			awk '{ n = split($0, a, ";"); w[a[1]] += $NF } END { for (k in w) print k "\t" w[k] }' |
+			sort >"$TMP/want-$h"
+		sql "SELECT coalesce(task_name, '[no poll]'), sum(weight_ns), count(*) FROM $(t samples)
+			WHERE host = '$h' GROUP BY 1" | sort >"$TMP/got-$h"
+		# each sample's weight_ns is rounded: a ns of it at most
+		python3 - "$TMP/want-$h" "$TMP/got-$h" "$freq" <<-'EOF' || { fail "CPU per task name of $h"; return 1; }
+			import sys
+			want = dict(l.rstrip("\n").split("\t") for l in open(sys.argv[1]))
+			got = {l.split("\t")[0]: l.rstrip("\n").split("\t")[1:] for l in open(sys.argv[2])}
+			period = 1e9 / float(sys.argv[3])
+			bad = set(want) ^ set(got)
+			for k in set(want) & set(got):
+			    ns, n = int(got[k][0]), int(got[k][1])
+			    if abs(int(want[k]) * period - ns) > n:
+			        bad.add(k)
+			for k in sorted(bad):
+			    print("      %s: flame %s samples (%.0f ns), DuckDB %s" % (k, want.get(k), int(want.get(k, 0)) * period, got.get(k)))
+			sys.exit(1 if bad or not want else 0)
+		EOF
+	done
+}
+
+t_duckdb_finds_the_hot_stack_of_the_busiest_task_as_flame_does() {
+	local h task want got
+	ready || return
+	for h in "${HOSTS[@]}"; do
+		task=$(sql "SELECT task FROM $(t samples) WHERE host = '$h' AND task IS NOT NULL
+			GROUP BY 1 ORDER BY sum(weight_ns) DESC, 1 LIMIT 1")
+		[ -n "$task" ] || { fail "no task of $h has samples"; return 1; }
+		# the heaviest stacks, whole (the tables keep the runtime's frames),
+		# the root (the task) left out; ties in the same order on both sides
+		want=$("$D9" flame -i "$TMP/$h" --task "$task" --full-stacks --format folded 2>/dev/null |
+			awk '{ c = $NF; sub(/ [0-9]+$/, ""); sub(/^[^;]*;/, ""); print $0 "\t" c }' |
+			sort -t$'\t' -k2,2nr -k1,1 | head -3)
+		# (a stack is in each file that names it: once each, by its id)
+		got=$(sql "SELECT k.frames, count(*) FROM $(t samples) s
+			JOIN (SELECT DISTINCT stack_id, frames FROM $(t stacks)) k USING (stack_id)
+			WHERE s.host = '$h' AND s.task = $task
+			GROUP BY k.frames" | sort -t$'\t' -k2,2nr -k1,1 | head -3)
+		same "the hot stacks of task $task of $h" "$want" "$got" || return 1
+	done
+}
+
+t_duckdb_gives_span_p99_per_name_as_spans_does() {
+	local h want got
+	ready || return
+	for h in "${HOSTS[@]}"; do
+		want=$("$D9" spans -i "$TMP/$h" --format json 2>/dev/null | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["spans"]:
+    print(r["name"], r["count"], r["p99_ns"], r["max_ns"], sep="\t")' | sort)
+		# nearest rank, as d9prof counts it
+		got=$(sql "SELECT name, count(*), list_sort(list(duration_ns))[ceil(0.99 * count(*))::INT],
+			max(duration_ns) FROM $(t spans) WHERE host = '$h' GROUP BY 1" | sort)
+		[ -n "$want" ] || { fail "the demo of $h made no spans"; return 1; }
+		same "spans of $h" "$want" "$got" || return 1
+	done
+}
+
+t_duckdb_finds_the_hosts_with_polls_over_1ms() {
+	local h n want='' got
+	ready || return
+	for h in "${HOSTS[@]}"; do
+		n=$("$D9" polls -i "$TMP/$h" --min 1ms --limit 0 2>/dev/null | grep -c '^ *[0-9]')
+		want+="$h	$n"$'\n'
+	done
+	got=$(sql "SELECT h, count(p.poll) FROM (VALUES ('h1'), ('h2'), ('h3')) v(h)
+		LEFT JOIN $(t polls) p ON p.host = v.h AND p.duration_ns >= 1000000 GROUP BY 1 ORDER BY 1")
+	same "polls over 1 ms per host" "${want%$'\n'}" "$got"
+}
+
+t_upload_tables_puts_each_segments_tables_beside_it() {
+	local rc h=u1 seg n got want
+	need_duckdb || return
+	command -v python3 >/dev/null || { say "skip - no python3"; return 2; }
+	s3_start "$TMP/s3" bkt; rc=$?
+	[ "$rc" = 0 ] || return "$rc"
+	start_ready "$TMP/demo-up.out" "$DEMO" || return 1
+	"$D9" record -p "$SPID" -d 3 --rotate 1s --service demo --host "$h" -o "$TMP/$h" \
+		--upload s3://bkt/fleet --upload-tables 2>"$TMP/rec-up.err" ||
+		{ cat "$TMP/rec-up.err"; fail "record --upload-tables failed"; return 1; }
+	grep -q "upload-tables: [1-9][0-9]* segments' tables" "$TMP/rec-up.err" ||
+		{ cat "$TMP/rec-up.err"; fail "record did not say what the tables cost"; return 1; }
+	# what the AWS CLI fetches back is what export makes of each segment
+	awscli s3 cp --recursive --quiet s3://bkt/fleet "$TMP/fetched" || return
+	n=0
+	for seg in "$TMP/$h"/*.d9; do
+		"$D9" export -i "$seg" --format parquet -o "$TMP/local" 2>/dev/null ||
+			{ fail "export of $seg failed"; return 1; }
+		n=$((n + 1))
+	done
+	((n >= 2)) || { fail "only $n segments"; return 1; }
+	rm -rf "$TMP/fetched-tables" && mkdir -p "$TMP/fetched-tables" &&
+		for t in samples stacks polls tasks delays spans offcpu; do
+			[ -d "$TMP/fetched/$t" ] && mv "$TMP/fetched/$t" "$TMP/fetched-tables/"
+		done
+	diff -r "$TMP/local" "$TMP/fetched-tables" >"$TMP/diff.out" ||
+		{ head "$TMP/diff.out"; fail "the uploaded tables are not export's"; return 1; }
+	# and DuckDB reads them: a poll per row of each segment's polls
+	want=$(for seg in "$TMP/$h"/*.d9; do "$D9" polls -i "$seg" --limit 0 2>/dev/null | grep -c '^ *[0-9]'; done |
+		awk '{ s += $1 } END { print s }')
+	got=$(sql "SELECT count(*) FROM read_parquet('$TMP/fetched-tables/polls/**/*.parquet', hive_partitioning = true) WHERE host = '$h'")
+	same "polls uploaded" "$want" "$got" || return 1
+	# ls counts the segments, not the tables' keys
+	"$D9" ls s3://bkt/fleet >"$TMP/ls.out" 2>&1 || { cat "$TMP/ls.out"; fail "ls failed"; return 1; }
+	grep -q "not in the layout" "$TMP/ls.out" &&
+		{ cat "$TMP/ls.out"; fail "ls took the tables for strangers"; return 1; }
+	grep -q "^(and [1-9][0-9]* Parquet table files beside them)" "$TMP/ls.out" ||
+		{ cat "$TMP/ls.out"; fail "ls did not count the tables"; return 1; }
+	return 0
+}
+
+t_bad_requests_are_one_clear_line() {
+	local out
+	ready || return
+	out=$("$D9" export -i "$TMP/h1" --format parquet 2>&1)
+	[ $? = 2 ] && [[ $out == *"give -o DIR"* ]] || { say "$out"; fail "no -o: want a usage error"; return 1; }
+	: >"$TMP/afile"
+	out=$("$D9" export -i "$TMP/h1" --format parquet -o "$TMP/afile" 2>&1)
+	[ $? = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && [[ $out == *afile* ]] ||
+		{ say "$out"; fail "-o a file: want one line naming it"; return 1; }
+	out=$("$D9" record -p 1 --upload-tables 2>&1)
+	[ $? = 2 ] && [[ $out == *"--upload-tables needs --upload and --rotate"* ]] ||
+		{ say "$out"; fail "--upload-tables alone: want a usage error"; return 1; }
+}
+
+e2e_run_tests
