@@ -320,7 +320,7 @@ FUZZ_B := $(B)-fuzz
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_BINS := $(addprefix $(FUZZ_B)/fuzz_,trace kallsyms maps segment inputs export diff store \
-	live) \
+	live parquet) \
 	$(FUZZ_B)/mkseed
 FUZZ_SECS ?= 60
 
@@ -336,12 +336,12 @@ $(FUZZ_B)/mkseed: tests/fuzz/mkseed.c
 
 # make fuzz FUZZ_SECS=600: a long run; check-fuzz, a smoke run of every
 # target from the seeds (the long runs are make fuzz's): 5 s per reader
-# target, 2 s for inputs, export, diff, store and live: 30 s in all
+# target, 2 s for inputs, export, diff, store, live and parquet: 32 s in all
 fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=$(FUZZ_SECS) tests/fuzz/run.sh
 check-fuzz: $(FUZZ_BINS) $(B)/tests/golden/mktrace
 	$(Q)B=$(B) FUZZ_B=$(FUZZ_B) FUZZ_SECS=5 FUZZ_SECS_inputs=2 FUZZ_SECS_export=2 FUZZ_SECS_store=2 \
-		FUZZ_SECS_diff=2 FUZZ_SECS_live=2 tests/fuzz/run.sh
+		FUZZ_SECS_diff=2 FUZZ_SECS_live=2 FUZZ_SECS_parquet=2 tests/fuzz/run.sh
 
 # The end-to-end scripts, in the order they run; add yours here (make check
 # runs each as a suite of its own, make check-e2e-NAME alone).

@@ -13,7 +13,7 @@ set -u
 B=${B:-build}
 FUZZ_B=${FUZZ_B:-$B-fuzz}
 FUZZ_SECS=${FUZZ_SECS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-trace kallsyms maps segment inputs export diff store live}
+FUZZ_TARGETS=${FUZZ_TARGETS:-trace kallsyms maps segment inputs export diff store live parquet}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 TMP=$(mktemp -d /tmp/d9fuzz.XXXXXX)
@@ -25,7 +25,7 @@ if [ "${1:-}" = --seeds ]; then
 	S=$2
 fi
 
-for t in trace kallsyms maps segment inputs export diff store live; do
+for t in trace kallsyms maps segment inputs export diff store live parquet; do
 	mkdir -p "$S/$t"
 	cp tests/fuzz/corpus/$t/* "$S/$t/" 2>/dev/null
 done
@@ -34,6 +34,7 @@ done
 # recordings of the demo (less their flags byte)
 mk() { "$B/tests/golden/mktrace" "$@" || exit 1; }
 mk "$TMP/golden.data"
+mk --hostile "$TMP/hostile.data"
 mk --segments 0-3 --cut --dump SIGUSR1 "$TMP/segs.data"
 for s in 0-0 1-1 2-2 3-3 0-1 2-3; do
 	mk --segments $s "$TMP/seg$s.data"
@@ -92,6 +93,13 @@ seed export no-task $((3 | 48)) golden
 seed export window-leaf $((3 | 64 | 128)) segs
 seed export window-segs $((0 | 64)) segs
 seed export by-thread $((2 | 192)) golden
+# parquet: bit 0 lazy; 4-5 --task
+seed parquet golden 0 golden
+seed parquet segs 1 segs
+seed parquet demo-perf 1 demo-perf
+seed parquet demo-ctimer 0 demo-ctimer
+seed parquet task-name 32 golden
+seed parquet hostile 0 hostile
 # diff: bit 0 folded; 1-2 --by; 3 lazy; 4-5 --task; 6 --min-poll; 7 one
 # trace in two windows
 seed diff same 1 golden golden
