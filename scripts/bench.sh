@@ -29,7 +29,10 @@
 #                        (--rotate 1s to a local s3rver, with and without);
 #                        2l what --offcpu-min saves on a target that
 #                        blocks ~70k times a second; 2m the detectors as
-#                        flight triggers; row 5 the Tokio binding;
+#                        flight triggers; 2n the Parquet tables (the
+#                        writer's rows/s, the tables' size against the
+#                        segments', what --upload-tables costs);
+#                        row 5 the Tokio binding;
 #                        row 6 zero-code Tokio against perf -F 999 -g
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
@@ -55,7 +58,8 @@
 # BENCH_ONLY=2l row 2l alone (--offcpu-min, ~1 minute), BENCH_ONLY=zc row 6
 # alone (zero-code Tokio against perf, ~2.5 minutes; ZC_SECS [8]),
 # BENCH_ONLY=2m row 2m alone (the detectors as flight triggers, ~2
-# minutes), BENCH_ONLY=scale row 7 alone (the views on traces of SCALE_SECS ["10 30"]
+# minutes), BENCH_ONLY=tables row 2n alone (the Parquet tables, ~2
+# minutes; s3rver as row 2k), BENCH_ONLY=scale row 7 alone (the views on traces of SCALE_SECS ["10 30"]
 # seconds of the demo's --bench-polls against perf script; a few minutes).
 set -u
 
@@ -78,6 +82,7 @@ D9=$B/d9prof
 DEMO=$B/examples/demo
 SHIM=$B/bench/bench_shim
 SPIN=$B/bench/bench_spin
+PARQUET=$B/bench/bench_parquet
 TOKIO=$B/cargo/release/d9demo-tokio
 FPLESS=$B/e2e/fpless/recurse
 ZCAPP=$B/zerocode/fp/release/zcapp
@@ -850,6 +855,75 @@ detect_row() {
 	done
 }
 
+# The Parquet tables (issue 46): the writer alone (bench_parquet: rows
+# shaped like the samples table's, 3 runs, CPU time); the demo at ~200k
+# polls/s recorded TABLE_SECS with --rotate 10s, each segment exported
+# (export --format parquet): the tables' bytes against the segments', the
+# export's CPU per second of segment; and the same recording with
+# --upload --upload-tables to s3rver: the exporters' CPU as the
+# recorder's summary says it.
+TABLE_SECS=${TABLE_SECS:-30}
+tables_row() {
+	local i v rps="" bpr="" seg tb=0 sb=0 cpu=0 rows=0 wpid rc line
+	for i in 1 2 3; do
+		run "$PARQUET" "$RUN/bench.parquet" >"$RUN/parquet-$i.out" ||
+			die "bench_parquet failed"
+		rps="$rps $(kv "$RUN/parquet-$i.out" rows_per_sec)"
+		bpr="$bpr $(kv "$RUN/parquet-$i.out" bytes_per_row)"
+	done
+	rm -f "$RUN/bench.parquet"
+	row 2n "Parquet tables" "" "" "" "" ""
+	row "" "  writer, rows/s (13 columns, CPU time)" "$(med 0 "$rps") ($(span "$rps"))" \
+		"" "" "stated" "$(med 2 "$bpr") B/row"
+	bg tab-demo "$DEMO" --bench-polls --bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d 100000
+	wpid=$BG
+	wait_line "$RUN/tab-demo.out" '^pid' 30
+	rm -rf "${RUN:?}/tab" "${RUN:?}/tab-tables"
+	mkdir -p "$RUN/tab"
+	run "$D9" record -p "$wpid" --rotate 10s -d "$TABLE_SECS" -o "$RUN/tab" \
+		2>"$RUN/tab-rec.err" || die "tables: record failed: $(tail -1 "$RUN/tab-rec.err")"
+	for seg in "$RUN/tab"/*.d9; do
+		sb=$((sb + $(fsize "$seg")))
+		run $TIME -f "%U %S" -o "$RUN/tab-exp.time" "$D9" export -i "$seg" --format parquet \
+			-o "$RUN/tab-tables" 2>"$RUN/tab-exp.err" ||
+			die "tables: export failed: $(tail -1 "$RUN/tab-exp.err")"
+		cpu=$(awk -v c="$cpu" '{ print c + $1 + $2 }' "$RUN/tab-exp.time")
+		v=$(sed -n 's/.*parquet: \([0-9]*\) samples, \([0-9]*\) polls, \([0-9]*\) delays, \([0-9]*\) spans, \([0-9]*\) off-CPU intervals, \([0-9]*\) stacks, \([0-9]*\) tasks.*/\1+\2+\3+\4+\5+\6+\7/p' "$RUN/tab-exp.err")
+		rows=$(round 0 "$rows + ${v:-0}")
+	done
+	tb=$(find "$RUN/tab-tables" -name '*.parquet' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+	row "" "  tables / segments, bytes ($(kv "$RUN/tab-demo.out" polls_per_sec 2>/dev/null || echo '?') polls/s)" \
+		"$(round 1 "$tb / 1048576") MiB" "segments $(round 1 "$sb / 1048576") MiB" \
+		"$(round 2 "$tb / $sb")" "stated" "$rows rows"
+	row "" "  export --format parquet, CPU per s recorded" \
+		"$(round 1 "100 * $cpu / $TABLE_SECS") %" "" "" "stated" \
+		"$(round 0 "$rows / ($cpu > 0 ? $cpu : 1)") rows/s"
+	rm -rf "${RUN:?}/tab" "${RUN:?}/tab-tables"
+	upload_s3_start
+	rc=$?
+	if [ "$rc" = 2 ]; then
+		row "" "  --upload-tables: exporters' CPU" "-" "-" "-" "-" "skipped: no s3rver (node, npm)"
+	else
+		[ "$rc" = 0 ] || die "s3rver did not start: $(tail -c 300 "$RUN/s3rver.log" 2>/dev/null)"
+		mkdir -p "$RUN/tab"
+		run "$D9" record -p "$wpid" --rotate 10s -d "$TABLE_SECS" -o "$RUN/tab" \
+			--upload s3://bkt/tables --endpoint-url "$S3_URL" --upload-tables \
+			2>"$RUN/tab-up.err" || die "tables: record --upload-tables failed: $(tail -1 "$RUN/tab-up.err")"
+		line=$(grep "upload-tables: [0-9]* segments' tables" "$RUN/tab-up.err" | tail -1)
+		v=$(echo "$line" | sed -n 's/.*(\([0-9.]*\)% of a core.*/\1/p')
+		row "" "  --upload-tables: exporters' CPU, % of a core" "${v:-?}" "" "" "stated" \
+			"$(echo "$line" | sed -n "s/.*: \([0-9]*\) segments' tables (\([0-9]*\) files.*/\1 segments, \2 files/p")"
+		stop_bg "$S3_PID"
+		rm -rf "${RUN:?}/s3" "${RUN:?}/tab"
+	fi
+	stop_bg "$wpid"
+}
+if [ "$BENCH_ONLY" = tables ]; then
+	tables_row
+	note "BENCH_ONLY=tables: row 2n only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 if [ "$BENCH_ONLY" = 2m ]; then
 	detect_row
 	note "BENCH_ONLY=2m: row 2m only; total bench time $(($(date +%s) - T_START)) s"
@@ -1464,6 +1538,8 @@ say "2/4 record --upload: with and without, $PAIRS rounds"
 upload_row
 say "2/4 the detectors as flight triggers: with and without, $PAIRS rounds at two rates"
 detect_row
+say "2/4 the Parquet tables: the writer, their size, --upload-tables"
+tables_row
 
 
 
