@@ -42,6 +42,7 @@
 /* How long the stop waits for what is still queued. */
 #define FINISH_WAIT_S  30
 #define TABLES_PENDING 8
+#define TABLES_WAIT_S  120 /* the stop waits this long for one exporter */
 
 struct tables {
 	char dir[PATH_MAX - 64]; /* the children's output, made at the start */
@@ -189,8 +190,18 @@ static void tables_poll(struct record_upload *ru, int block)
 
 	while (t && (t->pid || t->n)) {
 		if (t->pid) {
-			pid_t r = wait4(t->pid, &status, block ? 0 : WNOHANG, &use);
+			pid_t r = wait4(t->pid, &status, WNOHANG, &use);
 
+			for (int i = 0; block && i < TABLES_WAIT_S * 20 &&
+					(r == 0 || (r < 0 && errno == EINTR));
+			     i++) {
+				nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+				r = wait4(t->pid, &status, WNOHANG, &use);
+			}
+			if (block && r == 0) {
+				kill(t->pid, SIGKILL);
+				r = wait4(t->pid, &status, 0, &use);
+			}
 			if (r == 0 || (r < 0 && errno == EINTR))
 				return;
 			t->pid = 0;
