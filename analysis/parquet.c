@@ -35,7 +35,7 @@
 enum { T_BOOLEAN = 0, T_INT64 = 2, T_BYTE_ARRAY = 6 };
 enum { R_REQUIRED = 0, R_OPTIONAL = 1, R_REPEATED = 2 };
 enum { CT_UTF8 = 0, CT_LIST = 3 };
-enum { E_PLAIN = 0, E_RLE = 3, E_RLE_DICTIONARY = 8 };
+enum { E_PLAIN = 0, E_RLE = 3, E_DELTA_BINARY_PACKED = 5, E_RLE_DICTIONARY = 8 };
 enum { CODEC_ZSTD = 6 };
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
 
@@ -44,6 +44,8 @@ enum { TC_I32 = 5, TC_I64 = 6, TC_BINARY = 8, TC_LIST = 9, TC_STRUCT = 12 };
 
 #define ZSTD_LEVEL   3
 #define STAT_MAX_LEN 64
+#define DELTA_BLOCK  128 /* values per block of DELTA_BINARY_PACKED */
+#define DELTA_MINI   4	 /* ... in miniblocks of 32 */
 #define THRIFT_DEPTH 8
 
 struct col {
@@ -66,6 +68,7 @@ struct chunk {
 	uint64_t values;
 	uint64_t raw, packed; /* sizes with page headers */
 	int dict;
+	int enc; /* the data page's encoding */
 	uint64_t nulls;
 	int have_stats; /* min and max known */
 	uint8_t min[STAT_MAX_LEN], max[STAT_MAX_LEN];
@@ -89,6 +92,7 @@ struct pq_table {
 	struct group *groups;
 	size_t ngroups, gcap;
 	struct pbuf page, body, hdr, zbuf;
+	struct pbuf alt, zalt; /* INT64: the other encoding's page */
 	ZSTD_CCtx *zc;
 	int err;
 };
@@ -246,6 +250,62 @@ static void rle_hybrid(struct pbuf *b, const uint32_t *v, size_t n, int width)
 		bitpack(b, v, bp, n, width);
 }
 
+/* @n values of @width bits (0..64) at @v packed from the least
+ * significant bit, the last group of 32 padded with 0 */
+static void pack64(struct pbuf *b, const uint64_t *v, size_t n, int width)
+{
+	unsigned __int128 acc = 0;
+	int bits = 0;
+
+	for (size_t i = 0; i < (n + 31) / 32 * 32 && width; i++) {
+		acc |= (unsigned __int128)(i < n ? v[i] : 0) << bits;
+		bits += width;
+		while (bits >= 8) {
+			put_byte(b, (uint8_t)acc);
+			acc >>= 8;
+			bits -= 8;
+		}
+	}
+}
+
+/* @n INT64 values as DELTA_BINARY_PACKED: a header (block size, miniblocks
+ * per block, the count, the first value), then per block of DELTA_BLOCK
+ * deltas their minimum (zigzag), each miniblock's bit width, and the
+ * miniblocks: the deltas less the minimum, bit-packed. Times, ids and
+ * counts that grow cost a few bits a row where PLAIN costs 64. */
+static void delta_binary_packed(struct pbuf *b, const int64_t *v, size_t n)
+{
+	pbuf_varint(b, DELTA_BLOCK);
+	pbuf_varint(b, DELTA_MINI);
+	pbuf_varint(b, n);
+	pbuf_varint(b, zigzag(n ? v[0] : 0));
+	for (size_t i = 1; i < n; i += DELTA_BLOCK) {
+		size_t m = n - i < DELTA_BLOCK ? n - i : DELTA_BLOCK;
+		uint64_t d[DELTA_BLOCK];
+		uint8_t w[DELTA_MINI] = {0};
+		int64_t min = INT64_MAX;
+
+		for (size_t k = 0; k < m; k++) {
+			d[k] = (uint64_t)v[i + k] - (uint64_t)v[i + k - 1];
+			min = (int64_t)d[k] < min ? (int64_t)d[k] : min;
+		}
+		for (size_t k = 0; k < m; k++)
+			d[k] -= (uint64_t)min;
+		pbuf_varint(b, zigzag(min));
+		for (size_t j = 0; j < DELTA_MINI; j++) {
+			uint64_t any = 0;
+
+			for (size_t k = j * 32; k < m && k < (j + 1) * 32; k++)
+				any |= d[k];
+			while (w[j] < 64 && any >> w[j])
+				w[j]++;
+		}
+		put(b, w, DELTA_MINI);
+		for (size_t j = 0; j < DELTA_MINI && j * 32 < m; j++)
+			pack64(b, d + j * 32, m - j * 32 < 32 ? m - j * 32 : 32, w[j]);
+	}
+}
+
 static int bit_width(uint64_t max)
 {
 	int w = 1;
@@ -274,23 +334,41 @@ static int write_out(struct pq_table *t, const void *p, size_t n)
 	return 0;
 }
 
-/* t->page, zstd-compressed, as a page of @type after its header; the
- * page's place and sizes added to @c */
+/* t->page zstd-compressed into t->zbuf: its size, or 0 with t->err set */
+static size_t compress_page(struct pq_table *t)
+{
+	size_t bound = ZSTD_compressBound(t->page.len), z;
+
+	if (pbuf_error(&t->page) || t->page.len > INT32_MAX) {
+		t->err = pbuf_error(&t->page) ? -ENOMEM : -EOVERFLOW;
+		return 0;
+	}
+	t->zbuf.len = 0;
+	if (LIB_GROW(t->zbuf.data, t->zbuf.cap, bound)) {
+		t->err = -ENOMEM;
+		return 0;
+	}
+	z = ZSTD_compressCCtx(t->zc, t->zbuf.data, bound, t->page.data, t->page.len,
+			      ZSTD_LEVEL);
+	if (ZSTD_isError(z)) {
+		t->err = -ENOMEM;
+		return 0;
+	}
+	return t->zbuf.len = z;
+}
+
+/* t->page, compressed in t->zbuf (compress_page()), as a page of @type
+ * after its header; the page's place and sizes added to @c */
 static int write_page(struct pq_table *t, struct chunk *c, int type, uint64_t nvalues,
 		      int encoding)
 {
 	struct tc h = {.b = &t->hdr};
-	size_t bound = ZSTD_compressBound(t->page.len), z;
+	size_t z = t->zbuf.len;
 
-	if (pbuf_error(&t->page) || nvalues > INT32_MAX || t->page.len > INT32_MAX)
-		return t->err = pbuf_error(&t->page) ? -ENOMEM : -EOVERFLOW;
-	t->zbuf.len = 0;
-	if (LIB_GROW(t->zbuf.data, t->zbuf.cap, bound))
-		return t->err = -ENOMEM;
-	z = ZSTD_compressCCtx(t->zc, t->zbuf.data, bound, t->page.data, t->page.len,
-			      ZSTD_LEVEL);
-	if (ZSTD_isError(z))
-		return t->err = -ENOMEM;
+	if (t->err)
+		return t->err;
+	if (nvalues > INT32_MAX)
+		return t->err = -EOVERFLOW;
 	t->hdr.len = 0;
 	tc_i32(&h, 1, type);
 	tc_i32(&h, 2, (int32_t)t->page.len);
@@ -320,6 +398,16 @@ static int write_page(struct pq_table *t, struct chunk *c, int type, uint64_t nv
 	if (write_out(t, t->hdr.data, t->hdr.len) || write_out(t, t->zbuf.data, z))
 		return t->err;
 	return 0;
+}
+
+static void swap_pages(struct pq_table *t)
+{
+	struct pbuf p = t->page, z = t->zbuf;
+
+	t->page = t->alt;
+	t->zbuf = t->zalt;
+	t->alt = p;
+	t->zalt = z;
 }
 
 static void stat_set(uint8_t *dst, size_t *len, const void *p, size_t n)
@@ -405,7 +493,7 @@ static int write_chunk(struct pq_table *t, struct col *k, struct chunk *c)
 			put_le(&t->page, lib_strset_len(d, i), 4);
 			put(&t->page, lib_strset_str(d, i), lib_strset_len(d, i));
 		}
-		if (write_page(t, c, PAGE_DICTIONARY, nd, E_PLAIN))
+		if (!compress_page(t) || write_page(t, c, PAGE_DICTIONARY, nd, E_PLAIN))
 			return t->err;
 		enc = E_RLE_DICTIONARY;
 	}
@@ -436,9 +524,27 @@ static int write_chunk(struct pq_table *t, struct col *k, struct chunk *c)
 			}
 		}
 	} else {
+		/* PLAIN and DELTA_BINARY_PACKED both, the smaller kept: deltas
+		 * win on times and ids that grow, zstd over PLAIN on values
+		 * that come and go (durations) */
+		size_t plain, delta;
+
+		t->alt.len = 0;
+		pbuf_append(&t->alt, &t->page);
 		for (size_t i = 0; i < k->nv; i++)
 			put_le(&t->page, (uint64_t)k->v[i], 8);
+		plain = compress_page(t);
+		swap_pages(t);
+		delta_binary_packed(&t->page, k->v, k->nv);
+		delta = compress_page(t);
+		if (plain <= delta)
+			swap_pages(t);
+		else
+			enc = E_DELTA_BINARY_PACKED;
 	}
+	c->enc = enc;
+	if (k->def.kind != PQ_INT64 && !compress_page(t))
+		return t->err;
 	return write_page(t, c, PAGE_DATA, entries, enc);
 }
 
@@ -546,11 +652,11 @@ static void footer_chunk(struct pq_table *t, struct tc *h, size_t i,
 	       d->kind == PQ_INT64  ? T_INT64
 	       : d->kind == PQ_BOOL ? T_BOOLEAN
 				    : T_BYTE_ARRAY);
-	tc_list(h, 2, TC_I32, c->dict ? 3 : 2);
+	tc_list(h, 2, TC_I32, c->enc == E_PLAIN ? 2 : 3);
 	pbuf_varint(h->b, zigzag(E_PLAIN));
 	pbuf_varint(h->b, zigzag(E_RLE));
-	if (c->dict)
-		pbuf_varint(h->b, zigzag(E_RLE_DICTIONARY));
+	if (c->enc != E_PLAIN)
+		pbuf_varint(h->b, zigzag(c->enc));
 	tc_list(h, 3, TC_BINARY, list ? 3 : 1);
 	pbuf_varint(h->b, strlen(d->name));
 	put(h->b, d->name, strlen(d->name));
@@ -838,6 +944,8 @@ void pq__free(struct pq_table *t)
 	pbuf_release(&t->body);
 	pbuf_release(&t->hdr);
 	pbuf_release(&t->zbuf);
+	pbuf_release(&t->alt);
+	pbuf_release(&t->zalt);
 	ZSTD_freeCCtx(t->zc);
 	free(t);
 }

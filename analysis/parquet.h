@@ -9,9 +9,10 @@
  * or optional (NULL allowed; a list column is required, an empty list
  * allowed). Rows are buffered and written as row groups of up to
  * PQ_GROUP_ROWS rows (or PQ_GROUP_BYTES of strings): per column chunk one
- * data page (v1, levels RLE), its values PLAIN, or for strings a
- * dictionary page and RLE_DICTIONARY indices where the distinct strings
- * are at most half the values; pages zstd-compressed (level 3); column
+ * data page (v1, levels RLE), its values PLAIN; for integers
+ * DELTA_BINARY_PACKED where that compresses smaller (both are made); for
+ * strings a dictionary page and RLE_DICTIONARY indices where the distinct
+ * strings are at most half the values; pages zstd-compressed (level 3); column
  * statistics (null count, min and max: signed for INT64, bytewise for
  * strings of up to 64 bytes) for pruning, with TypeDefinedOrder column
  * orders so that readers trust them. Memory: one row group's values and

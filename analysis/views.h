@@ -608,9 +608,10 @@ const char *analysis_parquet_table(int table);
  *            open_end;
  *   tasks    per task: task, task_name, polls, busy_ns, longest_ns,
  *            samples, cpu_ns, delays and their p50, p99, max (@d's);
- *   delays   every wake-to-poll delay of @d (all listed): task, task_name,
- *            delay_ns, woken_ns, polled_ns, spawn, merged, waker_tid,
- *            waker_thread, waker_task, tid, thread, poll;
+ *   delays   every wake-to-poll delay of @d (all listed), by wake time:
+ *            task, task_name, delay_ns, woken_ns (its poll began at
+ *            woken_ns + delay_ns), spawn, merged, waker_tid, waker_thread,
+ *            waker_task, tid, thread, poll;
  *   spans    every instance of @sp (spans_keep.all): name, id, parent,
  *            fields, start_ns, duration_ns, entered_ns, waiting_ns,
  *            samples, cpu_ns, blocked_ns, runq_ns, enters, open_start,

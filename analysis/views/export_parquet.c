@@ -555,7 +555,6 @@ enum {
 	D_TASK_NAME,
 	D_DELAY,
 	D_WOKEN,
-	D_POLLED,
 	D_SPAWN,
 	D_MERGED,
 	D_WAKER_TID,
@@ -574,7 +573,6 @@ static const struct pq_column delay_cols[D_N] = {
 	[D_TASK_NAME] = {"task_name", PQ_STRING, 1},
 	[D_DELAY] = {"delay_ns", PQ_INT64, 0},
 	[D_WOKEN] = {"woken_ns", PQ_INT64, 0},
-	[D_POLLED] = {"polled_ns", PQ_INT64, 0},
 	[D_SPAWN] = {"spawn", PQ_BOOL, 0},
 	[D_MERGED] = {"merged", PQ_INT64, 0},
 	[D_WAKER_TID] = {"waker_tid", PQ_INT64, 0},
@@ -587,12 +585,29 @@ static const struct pq_column delay_cols[D_N] = {
 	[D_HOST] = {"host", PQ_STRING, 0},
 };
 
+/* delays by wake time (the view lists the longest first): rows close in
+ * time compress (deltas) and prune (a group's woken_ns range) together */
+static int by_wake(const void *a, const void *b)
+{
+	const struct delay *p = *(const struct delay *const *)a,
+			   *q = *(const struct delay *const *)b;
+
+	if (p->wake != q->wake)
+		return p->wake < q->wake ? -1 : 1;
+	return (p->task > q->task) - (p->task < q->task);
+}
+
 static int write_delays(struct px *x, const struct delays *d)
 {
-	int err = open_table(x, PARQUET_DELAYS, delay_cols, D_N);
+	const struct delay **v = calloc(d && d->n ? d->n : 1, sizeof(*v));
+	int err = v ? open_table(x, PARQUET_DELAYS, delay_cols, D_N) : -ENOMEM;
 
+	for (size_t i = 0; v && d && i < d->n; i++)
+		v[i] = &d->v[i];
+	if (v && d)
+		qsort(v, d->n, sizeof(*v), by_wake);
 	for (size_t i = 0; !err && d && i < d->n; i++) {
-		const struct delay *e = &d->v[i];
+		const struct delay *e = v[i];
 		const struct task_stat *ts = join__task(x->j, e->task);
 		const struct poll *wp =
 			e->waker_poll >= 0 ? join__poll(x->j, (uint32_t)e->waker_poll)
@@ -603,7 +618,6 @@ static int write_delays(struct px *x, const struct delays *d)
 		task_cols(x, D_TASK, ts);
 		pq_i64(x->tab, D_DELAY, (int64_t)(e->begin - e->wake));
 		pq_i64(x->tab, D_WOKEN, utc(x, e->wake));
-		pq_i64(x->tab, D_POLLED, utc(x, e->begin));
 		pq_bool(x->tab, D_SPAWN, e->spawn);
 		pq_i64(x->tab, D_MERGED, e->merged);
 		pq_i64(x->tab, D_WAKER_TID, e->waker);
@@ -616,6 +630,7 @@ static int write_delays(struct px *x, const struct delays *d)
 		where(x, D_SERVICE);
 		err = pq_row_end(x->tab);
 	}
+	free(v);
 	return x->tab ? close_table(x, err) : err;
 }
 

@@ -15,6 +15,8 @@
 #     (DuckDB has no S3 reader here: its httpfs extension is downloaded
 #     from the internet), they are byte for byte what `export` makes of
 #     each segment, DuckDB reads them, and `ls` still counts the segments;
+#   - random tables of every kind of column (pqrand.c) read back by
+#     DuckDB as written, their statistics true;
 #   - bad requests are one clear line.
 # Skips if node, npm, the package, the AWS CLI or python3 cannot be had.
 #   B=build    build directory
@@ -205,6 +207,34 @@ t_duckdb_finds_the_hosts_with_polls_over_1ms() {
 	got=$(sql "SELECT h, count(p.poll) FROM (VALUES ('h1'), ('h2'), ('h3')) v(h)
 		LEFT JOIN $(t polls) p ON p.host = v.h AND p.duration_ns >= 1000000 GROUP BY 1 ORDER BY 1")
 	same "polls over 1 ms per host" "${want%$'\n'}" "$got"
+}
+
+# The writer against DuckDB on random tables of every kind of column
+# (tests/e2e/tables/pqrand.c: extremes, NULLs, dictionaries and not, long
+# UTF-8 strings, lists), several seeds and sizes across row groups: the
+# rows DuckDB reads are those written, and the statistics it prunes by
+# are the columns' minimum and maximum
+t_duckdb_reads_random_tables_as_written() {
+	local seed rows sizes=(0 1 5000 140000 3000)
+	need_duckdb || return
+	cc -std=gnu11 -O1 -g -I"$ROOT" tests/e2e/tables/pqrand.c -o "$TMP/pqrand" \
+		"$ROOT/$B/libd9core.a" -lzstd -lz -lm || { fail "cannot build pqrand"; return 1; }
+	for seed in 1 2 3 4; do
+		rows=${sizes[$seed]}
+		"$TMP/pqrand" "$TMP/r$seed.parquet" "$TMP/r$seed.txt" "$rows" "$seed" ||
+			{ fail "pqrand $seed failed"; return 1; }
+		sql "SELECT v, b, s, l, t, w FROM '$TMP/r$seed.parquet'" >"$TMP/r$seed.duck" || return 1
+		cmp -s "$TMP/r$seed.txt" "$TMP/r$seed.duck" ||
+			{ diff "$TMP/r$seed.txt" "$TMP/r$seed.duck" | head -5; fail "seed $seed, $rows rows: DuckDB read other rows"; return 1; }
+		same "statistics of seed $seed" \
+			"$(sql "SELECT min(v), max(v) FROM '$TMP/r$seed.parquet'")" \
+			"$(sql "SELECT min(stats_min_value::BIGINT), max(stats_max_value::BIGINT)
+				FROM parquet_metadata('$TMP/r$seed.parquet') WHERE path_in_schema = 'v'")" || return 1
+	done
+	# the growing columns took the deltas (the other path)
+	same "encodings of t and w" "$(printf 't\tPLAIN, RLE, DELTA_BINARY_PACKED\nw\tPLAIN, RLE, DELTA_BINARY_PACKED')" \
+		"$(sql "SELECT DISTINCT path_in_schema, encodings FROM parquet_metadata('$TMP/r3.parquet')
+			WHERE path_in_schema IN ('t', 'w') ORDER BY 1")"
 }
 
 t_upload_tables_puts_each_segments_tables_beside_it() {
