@@ -491,6 +491,104 @@ static void free_headers(struct curl_slist *h)
 	cu.slist_free_all(h);
 }
 
+/* ---- plain requests (the credential sources) ------------------------------ */
+
+static size_t on_plain(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct s3_http *h = arg;
+	size_t n = size * nmemb;
+
+	if (n > h->max - h->alen)
+		return 0; /* (h->alen > h->max says why) */
+	memcpy(h->answer + h->alen, p, n);
+	h->alen += n;
+	h->answer[h->alen] = '\0';
+	return n;
+}
+
+int s3_http(struct s3_http *h, char *why, size_t len)
+{
+	char detail[CURL_ERROR_SIZE] = "", dbuf[CURL_ERROR_SIZE];
+	struct curl_slist *hdr = NULL, *t;
+	CURL *c;
+	CURLcode rc;
+	int err = -ENOMEM;
+
+	h->status = 0;
+	h->alen = 0;
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_err) {
+		text_say(why, len, "%s", s3_strerror(curl_init_err));
+		return curl_init_err;
+	}
+	/* the whole answer's room at once: no copy of a secret left behind
+	 * by a realloc */
+	h->answer = malloc(h->max + 1);
+	c = cu.easy_init();
+	if (!h->answer || !c)
+		goto out;
+	h->answer[0] = '\0';
+	for (const char *const *l = h->headers; l && *l; l++) {
+		t = cu.slist_append(hdr, *l);
+		if (!t)
+			goto out;
+		hdr = t;
+	}
+	if (cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L) ||
+	    cu.easy_setopt(c, CURLOPT_NOPROGRESS, 1L) ||
+	    cu.easy_setopt(c, CURLOPT_ERRORBUFFER, detail) ||
+	    cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms) ||
+	    cu.easy_setopt(c, CURLOPT_TIMEOUT_MS, h->total_ms) ||
+	    cu.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) ||
+#if LIBCURL_VERSION_NUM >= 0x075500
+	    cu.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") ||
+#else
+	    cu.easy_setopt(c, CURLOPT_PROTOCOLS,
+			   (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) ||
+#endif
+	    (h->no_proxy && cu.easy_setopt(c, CURLOPT_NOPROXY, "*")) ||
+	    cu.easy_setopt(c, CURLOPT_URL, h->url) ||
+	    cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr) ||
+	    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_plain) ||
+	    cu.easy_setopt(c, CURLOPT_WRITEDATA, h))
+		goto out;
+	if (strcmp(h->method, "GET") &&
+	    (cu.easy_setopt(c, CURLOPT_POSTFIELDS, h->body ? h->body : "") ||
+	     cu.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->body_len) ||
+	     cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, h->method)))
+		goto out;
+	rc = cu.easy_perform(c);
+	cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h->status);
+	err = 0;
+	if (rc == CURLE_WRITE_ERROR && h->status) {
+		text_say(why, len, "%s: an answer of more than %zu bytes", h->shown,
+			 h->max);
+		err = -EBADMSG;
+	} else if (rc) {
+		shown(detail, dbuf, sizeof(dbuf));
+		text_say(why, len, "%s: %s%s%s%s", h->shown, cu.easy_strerror(rc),
+			 dbuf[0] ? " (" : "", dbuf, dbuf[0] ? ")" : "");
+		err = rc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EAGAIN;
+	}
+out:
+	if (err == -ENOMEM)
+		text_say(why, len, "%s: out of memory", h->shown);
+	free_headers(hdr);
+	if (c)
+		cu.easy_cleanup(c);
+	return err;
+}
+
+void s3_http_release(struct s3_http *h)
+{
+	if (h->answer) {
+		explicit_bzero(h->answer, h->max + 1);
+		free(h->answer);
+	}
+	h->answer = NULL;
+	h->alen = 0;
+}
+
 /* The SHA-256 of the empty body, which a request without one signs */
 #define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -738,10 +836,11 @@ struct object_req {
 static int object_request(struct s3 *s, const char *key, const struct object_req *r,
 			  struct xfer *x, char *why, size_t len)
 {
-	struct curl_slist *hdr;
+	struct curl_slist *hdr = NULL;
 	struct sbuf url = {0};
-	int err = -ENOMEM;
+	int err;
 
+	err = -ENOMEM;
 	hdr = headers(s, r->sha, r->extra);
 	if (!hdr || object_url(s, key, &url))
 		goto out;
@@ -961,8 +1060,7 @@ struct list_ctx {
 	char *next;
 };
 
-/* "2023-01-02T03:04:05[.123]Z" (or "+HH:MM") into unix seconds */
-static int parse_time(const char *s, int64_t *out)
+int s3_parse_time(const char *s, int64_t *out)
 {
 	struct tm tm = {0};
 	int y, mo, d, h, mi, sec, n = 0, off = 0;
@@ -1073,7 +1171,7 @@ static int list_fn(struct xml *x, enum xml_ev ev, const char *text, size_t tlen)
 				text_clean(c->cur.etag, c->cur.etag, sizeof(c->cur.etag));
 			}
 		} else if (!strcmp(el, "LastModified")) {
-			if (parse_time(text, &c->cur.mtime))
+			if (s3_parse_time(text, &c->cur.mtime))
 				return xml_bad(
 					x, "a LastModified that is not an ISO 8601 time");
 		}

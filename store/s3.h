@@ -7,14 +7,41 @@
  * (x-amz-content-sha256: UNSIGNED-PAYLOAD; TLS protects them on https).
  *
  * Configuration, as the AWS CLI reads it (s3_config__load()):
- *   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+
- *                AWS_SESSION_TOKEN), else the profile AWS_PROFILE (else
+ *   credentials  the first source of the AWS SDKs' chain that has them
+ *                (s3_creds.c), of the profile AWS_PROFILE (else
  *                "default") of AWS_SHARED_CREDENTIALS_FILE (else
- *                ~/.aws/credentials) and of AWS_CONFIG_FILE (else
+ *                ~/.aws/credentials) and AWS_CONFIG_FILE (else
  *                ~/.aws/config, "[profile NAME]" sections):
- *                aws_access_key_id, aws_secret_access_key,
- *                aws_session_token. Nothing else (no SSO, no instance
- *                metadata, no credential_process): none found is -ENOKEY.
+ *                1. the environment: AWS_ACCESS_KEY_ID +
+ *                   AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN);
+ *                2. web identity: AWS_ROLE_ARN +
+ *                   AWS_WEB_IDENTITY_TOKEN_FILE (+ AWS_ROLE_SESSION_NAME),
+ *                   else the profile's role_arn + web_identity_token_file,
+ *                   through STS AssumeRoleWithWebIdentity (unsigned POST
+ *                   to AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, else
+ *                   https://sts.REGION.amazonaws.com); a role_arn with a
+ *                   source_profile or credential_source is refused as not
+ *                   supported;
+ *                3. the profile's credential_process (/bin/sh -c, its
+ *                   JSON on stdout, at most 64 KiB in 60 s or
+ *                   D9PROF_S3_TIMEOUT);
+ *                4. SSO (sso_session, sso_start_url): refused as not
+ *                   supported, with the command that exports the keys;
+ *                5. the profile's aws_access_key_id,
+ *                   aws_secret_access_key, aws_session_token;
+ *                6. the container endpoint:
+ *                   AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
+ *                   http://169.254.170.2) or _FULL_URI (https://, or
+ *                   http:// to loopback, 169.254.170.2, 169.254.170.23,
+ *                   [fd00:ec2::23]), with AWS_CONTAINER_AUTHORIZATION_
+ *                   TOKEN_FILE or _TOKEN as its Authorization;
+ *                7. IMDSv2 (a token PUT, the role, its credentials) at
+ *                   AWS_EC2_METADATA_SERVICE_ENDPOINT, else
+ *                   http://169.254.169.254, 1 s to connect; not with
+ *                   AWS_EC2_METADATA_DISABLED=true.
+ *                A source that is set up but fails is an error naming it
+ *                (no later source is tried); none set up is -ENOKEY,
+ *                naming what was tried.
  *   region       AWS_REGION, AWS_DEFAULT_REGION, the profile's region,
  *                else us-east-1.
  *   endpoint     the caller's (--endpoint-url), AWS_ENDPOINT_URL_S3,
@@ -24,8 +51,12 @@
  * a final symlink, owned by the caller's effective uid or root, and not
  * writable by group or others (the recorder runs as root: a file another
  * user can change is not a source of where its data goes); else -EPERM
- * and why. Secrets never leave this module (s3_config.c, s3.c): no
- * message, error or URL holds them.
+ * and why (a web identity or container token file is followed and need
+ * only be a regular file no one else may write: Kubernetes mounts them
+ * as symlinks). Secrets never leave this module (s3_config.c,
+ * s3_creds.c, s3.c): no message, error or URL holds them, and what held
+ * them is wiped.
+
  *
  * Every function returns 0 or -errno, with a one-line reason in @why for a
  * person (the S3 error code and message when the store said no) and the
@@ -44,15 +75,21 @@ struct s3_config {
 	char region[64];
 	char endpoint[512]; /* scheme://host[:port][/path], no trailing '/' */
 	char profile[128];
-	char source[160]; /* where the credentials came from ("environment",
-			   * "profile default in /root/.aws/credentials"),
+	char source[200]; /* where the credentials came from ("environment",
+			   * "profile default in /root/.aws/credentials",
+			   * "IMDSv2 at http://169.254.169.254 (role web)"),
 			   * never what they are */
+	int64_t expires;  /* when they expire (unix seconds), 0: never */
 	/* private: the secrets */
 	char key_id_[128], secret_[256], token_[2048];
 };
 
 /* @endpoint_url: NULL or --endpoint-url. 0; -ENOKEY (no credentials),
- * -EPERM (a file refused), -EINVAL (a malformed file or URL), with why. */
+ * -EPERM (a file refused), -EINVAL (a malformed file or URL), or the
+ * error of the credential source that failed (-EACCES: it refused us,
+ * -EAGAIN: it did not answer, -EBADMSG: its answer is not one), with
+ * why. It may block on the network and run a command (the sources of
+ * the chain). */
 int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, size_t len);
 /* Wipe the secrets. */
 void s3_config__clear(struct s3_config *c);

@@ -31,24 +31,24 @@
 
 #define CONFIG_FILE_MAX (1u << 20)
 
-/* What one file says of the profile looked for. */
-struct profile_vals {
-	char key_id[sizeof(((struct s3_config *)0)->key_id_)];
-	char secret[sizeof(((struct s3_config *)0)->secret_)];
-	char token[sizeof(((struct s3_config *)0)->token_)];
-	char region[sizeof(((struct s3_config *)0)->region)];
-	char endpoint[sizeof(((struct s3_config *)0)->endpoint)];
-	bool section; /* the profile's section is there */
-};
-
-#define FIELD(f) offsetof(struct profile_vals, f), sizeof(((struct profile_vals *)0)->f)
+#define FIELD(f) offsetof(struct s3_profile, f), sizeof(((struct s3_profile *)0)->f)
 static const struct {
 	const char *name;
 	size_t off, size;
 } profile_keys[] = {
-	{"aws_access_key_id", FIELD(key_id)}, {"aws_secret_access_key", FIELD(secret)},
-	{"aws_session_token", FIELD(token)},  {"region", FIELD(region)},
+	{"aws_access_key_id", FIELD(key_id)},
+	{"aws_secret_access_key", FIELD(secret)},
+	{"aws_session_token", FIELD(token)},
+	{"region", FIELD(region)},
 	{"endpoint_url", FIELD(endpoint)},
+	{"credential_process", FIELD(process)},
+	{"role_arn", FIELD(role_arn)},
+	{"web_identity_token_file", FIELD(token_file)},
+	{"role_session_name", FIELD(session_name)},
+	{"source_profile", FIELD(source_profile)},
+	{"credential_source", FIELD(credential_source)},
+	{"sso_session", FIELD(sso_session)},
+	{"sso_start_url", FIELD(sso_start_url)},
 };
 #undef FIELD
 
@@ -90,7 +90,7 @@ static bool section_is(char *name, const char *profile, bool config)
  * before them (nested settings such as "s3 =\n  addressing_style = path",
  * never taken for the profile's own keys). */
 static int parse_ini(char *text, size_t n, const char *path, const char *profile,
-		     bool config, struct profile_vals *pv, char *why, size_t len)
+		     bool config, struct s3_profile *pv, char *why, size_t len)
 {
 	char *line = text, *end = text + n, *lend, pbuf[200];
 	bool in_section = false, in_profile = false, have_key = false, ours = false;
@@ -283,7 +283,7 @@ out:
 /* The profile's values in the file @var names, else ~/.aws/@name.
  * @path receives the path (for messages); "" if none could be made. */
 static int read_profile(const char *var, const char *name, const char *profile,
-			bool config, struct profile_vals *pv, char *path, size_t plen,
+			bool config, struct s3_profile *pv, char *path, size_t plen,
 			char *why, size_t len)
 {
 	const char *p = env(var), *home = env("HOME");
@@ -333,9 +333,7 @@ static int check_region(const char *r, char *why, size_t len)
 	return -EINVAL;
 }
 
-/* Is the host at @h (@n bytes: host[:port][/path]) this machine's
- * loopback (127.0.0.0/8, localhost, [::1])? */
-static bool loopback(const char *h, size_t n)
+bool s3_loopback(const char *h, size_t n)
 {
 	size_t k = 0;
 
@@ -347,10 +345,8 @@ static bool loopback(const char *h, size_t n)
 	       (k >= 9 && !memcmp(h, "127.", 4) && strspn(h, "0123456789.") >= k);
 }
 
-/* @url ("http[s]://host[:port][/path]") into @out without its trailing
- * '/'. The URL is not quoted in @why: it might carry a password. */
-static int check_endpoint(const char *url, const char *from, char *out, size_t olen,
-			  char *why, size_t len)
+int s3_check_endpoint(const char *url, const char *from, bool clear_ok, char *out,
+		      size_t olen, char *why, size_t len)
 {
 	size_t n = strlen(url), scheme, i;
 
@@ -388,7 +384,7 @@ static int check_endpoint(const char *url, const char *from, char *out, size_t o
 	}
 	/* in clear past this machine: its session token readable and its
 	 * payloads (not signed) changeable by anyone on the path */
-	if (scheme == 7 && !loopback(url + scheme, n - scheme) &&
+	if (scheme == 7 && !clear_ok && !s3_loopback(url + scheme, n - scheme) &&
 	    !env("D9PROF_S3_ALLOW_HTTP")) {
 		text_say(
 			why, len,
@@ -405,11 +401,10 @@ static int check_endpoint(const char *url, const char *from, char *out, size_t o
 
 int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, size_t len)
 {
-	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
 	const char *profile = env("AWS_PROFILE"), *region, *ep, *ep_from = NULL;
-	struct profile_vals *pv = NULL; /* [0] credentials file, [1] config file */
-	char paths[2][512] = {"", ""}, pbuf[200];
-	bool have_creds = false;
+	struct s3_profile *pv = NULL; /* [0] credentials file, [1] config file */
+	char paths[2][512] = {"", ""};
+	struct s3_files f = {.paths = {paths[0], paths[1]}};
 	int err, i;
 
 	memset(c, 0, sizeof(*c));
@@ -420,25 +415,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 			 sizeof(c->profile) - 1);
 		return -EINVAL;
 	}
-	if (id || secret) {
-		const char *token = env("AWS_SESSION_TOKEN");
-
-		if (!id || !secret) {
-			text_say(why, len, "%s is set but %s is not",
-				 id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
-				 id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
-			return -ENOKEY;
-		}
-		if (!copy(c->key_id_, sizeof(c->key_id_), id) ||
-		    !copy(c->secret_, sizeof(c->secret_), secret) ||
-		    (token && !copy(c->token_, sizeof(c->token_), token))) {
-			text_say(why, len, "an AWS_* credential variable is too long");
-			err = -EINVAL;
-			goto out;
-		}
-		snprintf(c->source, sizeof(c->source), "environment");
-		have_creds = true;
-	}
+	f.profile = c->profile;
 	region = env("AWS_REGION");
 	if (!region)
 		region = env("AWS_DEFAULT_REGION");
@@ -451,7 +428,8 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 
 	/* The files only when they may decide something: a file another user
 	 * could change is refused even for its region. */
-	if (!have_creds || !region || !ep) {
+	if (!(env("AWS_ACCESS_KEY_ID") && env("AWS_SECRET_ACCESS_KEY")) || !region ||
+	    !ep) {
 		err = -ENOMEM;
 		pv = calloc(2, sizeof(*pv));
 		if (!pv)
@@ -464,28 +442,7 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 					   &pv[1], paths[1], sizeof(paths[1]), why, len);
 		if (err)
 			goto out;
-		for (i = 0; i < 2 && !have_creds; i++) {
-			if (!pv[i].key_id[0] && !pv[i].secret[0])
-				continue;
-			if (!pv[i].key_id[0] || !pv[i].secret[0]) {
-				text_say(why, len, "profile %s in %s has %s but not %s",
-					 shown(c->profile, pbuf, 64),
-					 shown(paths[i], pbuf + 64, 136),
-					 pv[i].key_id[0] ? "aws_access_key_id"
-							 : "aws_secret_access_key",
-					 pv[i].key_id[0] ? "aws_secret_access_key"
-							 : "aws_access_key_id");
-				err = -ENOKEY;
-				goto out;
-			}
-			memcpy(c->key_id_, pv[i].key_id, sizeof(c->key_id_));
-			memcpy(c->secret_, pv[i].secret, sizeof(c->secret_));
-			memcpy(c->token_, pv[i].token, sizeof(c->token_));
-			text_say(c->source, sizeof(c->source), "profile %s in %s",
-				 shown(c->profile, pbuf, 64),
-				 shown(paths[i], pbuf + 64, 136));
-			have_creds = true;
-		}
+		f.pv = pv;
 		/* the credentials file's settings override the config file's */
 		if (!region)
 			region = pv[0].region[0]   ? pv[0].region
@@ -499,20 +456,6 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 			}
 		}
 	}
-	if (!have_creds) {
-		char p0[160], p1[160];
-
-		text_say(
-			why, len,
-			"no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
-			"aws_access_key_id and aws_secret_access_key in profile %s of %s or %s",
-			shown(c->profile, pbuf, sizeof(pbuf)),
-			paths[0][0] ? shown(paths[0], p0, sizeof(p0))
-				    : "~/.aws/credentials",
-			paths[1][0] ? shown(paths[1], p1, sizeof(p1)) : "~/.aws/config");
-		err = -ENOKEY;
-		goto out;
-	}
 	if (!region)
 		region = "us-east-1";
 	err = check_region(region, why, len);
@@ -520,11 +463,13 @@ int s3_config__load(struct s3_config *c, const char *endpoint_url, char *why, si
 		goto out;
 	copy(c->region, sizeof(c->region), region);
 	if (ep)
-		err = check_endpoint(ep, ep_from, c->endpoint, sizeof(c->endpoint), why,
-				     len);
+		err = s3_check_endpoint(ep, ep_from, false, c->endpoint,
+					sizeof(c->endpoint), why, len);
 	else
 		snprintf(c->endpoint, sizeof(c->endpoint), "https://s3.%s.amazonaws.com",
 			 c->region);
+	if (!err)
+		err = s3_creds_find(c, &f, why, len);
 out:
 	if (pv) {
 		explicit_bzero(pv, 2 * sizeof(*pv));
@@ -532,6 +477,25 @@ out:
 	}
 	if (err)
 		s3_config__clear(c);
+	return err;
+}
+
+int s3_config_reload_keys(struct s3_config *c, char *why, size_t len)
+{
+	struct s3_config n;
+	int err;
+
+	/* the endpoint as it was resolved stands for --endpoint-url: the
+	 * chain's own endpoints (STS) do not depend on it */
+	err = s3_config__load(&n, c->endpoint, why, len);
+	if (!err) {
+		memcpy(c->key_id_, n.key_id_, sizeof(c->key_id_));
+		memcpy(c->secret_, n.secret_, sizeof(c->secret_));
+		memcpy(c->token_, n.token_, sizeof(c->token_));
+		memcpy(c->source, n.source, sizeof(c->source));
+		c->expires = n.expires;
+	}
+	s3_config__clear(&n);
 	return err;
 }
 

@@ -52,6 +52,9 @@ pass=0 fail=0 skip=0
 if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
 	mkdir -p "$TMP/bin" && ln -s /usr/bin/python3 "$TMP/bin/python3" && PATH=$TMP/bin:$PATH
 fi
+# S3's credential chain ends with the instance metadata: never asked of
+# 169.254.169.254 here (tests that want it name a fake on loopback)
+export AWS_EC2_METADATA_DISABLED=true
 e2e_kill_started() {
 	local p
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done

@@ -3,15 +3,21 @@
  * libFuzzer target: what a bucket, an endpoint or a config file says. The
  * first byte picks the reader: a listing page (S3's XML, its continuation
  * token and keys), an error answer's XML, an AWS config or credentials
- * file (its profile's keys), S3's timestamps, or keys and index metadata
- * as ls and fleet read them (the catalog, drawn as ls draws it). The
- * readers are static in store/s3_config.c (the files) and store/s3.c (the
- * answers, the timestamps): both are included whole, and the archive's
- * s3_config.o and s3.o are not linked (every symbol they have is this
+ * file (its profile's keys), S3's timestamps, keys and index metadata as
+ * ls and fleet read them (the catalog, drawn as ls draws it), the JSON
+ * of a credential_process or a metadata endpoint, or STS's XML. The
+ * readers are static in store/s3_config.c (the files), store/s3_creds.c
+ * (the credential answers) and store/s3.c (the answers, the timestamps):
+ * the three are included whole, and the archive's s3_config.o,
+ * s3_creds.o and s3.o are not linked (every symbol they have is this
  * file's); the XML reader under the answers (store/xml.c) is the
  * archive's.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* (pipe2(), which the make of the tree defines it for) */
+#endif
 #include "store/s3_config.c"
+#include "store/s3_creds.c"
 #include "store/s3.c"
 
 #include <stdio.h>
@@ -80,7 +86,9 @@ static void catalog_keys(const char *p, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *p, code[64], msg[256], why[256];
-	struct profile_vals pv;
+	struct s3_profile pv;
+	struct s3_config c;
+	struct keys k;
 	int64_t t;
 
 	if (!size)
@@ -90,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(p, data + 1, size - 1);
 	p[size - 1] = '\0';
-	switch (data[0] % 5) {
+	switch (data[0] % 7) {
 	case 0:
 		list_page(p, size - 1);
 		break;
@@ -103,7 +111,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			  sizeof(why));
 		break;
 	case 3:
-		parse_time(p, &t);
+		s3_parse_time(p, &t);
+		break;
+	case 5:
+		memset(&k, 0, sizeof(k));
+		if (!json_keys(p, size - 1, &k, why, sizeof(why)))
+			keys_give(&c, &k, "fuzz", why, sizeof(why));
+		break;
+	case 6:
+		memset(&k, 0, sizeof(k));
+		if (!sts_read(p, size - 1, &k, why, sizeof(why)))
+			keys_give(&c, &k, "fuzz", why, sizeof(why));
 		break;
 	default:
 		catalog_keys(p, size - 1);

@@ -47,6 +47,8 @@ static void setup(void)
 	}
 	/* (the config tests name made-up hosts over http://) */
 	setenv("D9PROF_S3_ALLOW_HTTP", "1", 1);
+	/* the chain's last source: never asked of 169.254.169.254 here */
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
 	snprintf(home, sizeof(home), "/tmp/d9s3.XXXXXX");
 	cr_assert_not_null(mkdtemp(home));
 	setenv("HOME", home, 1);
@@ -982,4 +984,393 @@ Test(s3, new_refuses_what_s3_would)
 	s3__free(s);
 	s3__free(NULL);
 	s3_config__clear(&c);
+}
+
+/* ---- the credential chain ------------------------------------------------- */
+
+/* HOME/@name, an executable shell script of @body */
+static const char *put_script(const char *name, const char *body)
+{
+	static char path[256];
+	char text[4096];
+
+	snprintf(text, sizeof(text), "#!/bin/sh\n%s", body);
+	snprintf(path, sizeof(path), "%s", put_file(name, text, 0700));
+	return path;
+}
+
+/* ~/.aws/config of one [default] profile saying @lines */
+static void config_profile(const char *lines)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), "[default]\nregion = eu-west-1\n%s", lines);
+	put_file(".aws/config", text, 0600);
+}
+
+/* a credential_process printing @json (printf's format, %s the unix time
+ * in @secs from now, as ISO 8601) */
+static void process_says(const char *json, int secs)
+{
+	char body[2048], line[1024];
+
+	snprintf(
+		body, sizeof(body),
+		"exp=$(date -u -d \"@$(( $(date +%%s) + %d ))\" +%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
+		"printf '%s' \"$exp\"\n",
+		secs, json);
+	snprintf(line, sizeof(line), "credential_process = %s\n",
+		 put_script("proc.sh", body));
+	config_profile(line);
+}
+
+Test(s3, credential_process_json_with_its_expiration)
+{
+	struct s3_config c;
+	time_t now = time(NULL);
+
+	process_says(
+		"{\"Version\": 1, \"AccessKeyId\": \"ASIAPROC\",\n"
+		" \"SecretAccessKey\": \"pr/oc+se=cret\", \"SessionToken\": \"t\\u006fk\",\n"
+		" \"Expiration\": \"%s\", \"Extra\": {\"a\": [1, -2.5e3, true, null, \"x\"]}}",
+		3600);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "ASIAPROC");
+	cr_expect_str_eq(c.secret_, "pr/oc+se=cret");
+	cr_expect_str_eq(c.token_, "tok", "escapes decoded");
+	cr_expect_str_eq(c.source, "credential_process of profile default");
+	cr_expect(c.expires >= now + 3599 && c.expires <= time(NULL) + 3600, "%lld",
+		  (long long)c.expires);
+	cr_expect_str_eq(c.region, "eu-west-1");
+	s3_config__clear(&c);
+
+	/* no Expiration: they do not expire */
+	process_says(
+		"{\"Version\":1,\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"S\"}%.0s", 0);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_eq(c.expires, 0);
+	s3_config__clear(&c);
+}
+
+Test(s3, credential_process_failures_name_the_profile_and_say_no_secret)
+{
+	static const struct {
+		const char *json, *says;
+		int err;
+	} cases[] = {
+		{"{\"Version\": 2, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"hunter2\"}",
+		 "its output's Version is not 1", -EBADMSG},
+		{"{\"Version\": 1, \"AccessKeyId\": \"A\"}", "no usable SecretAccessKey",
+		 -EBADMSG},
+		{"{\"Version\": 1, \"AccessKeyId\": \"A\\r\\nX-Evil: 1\", \"SecretAccessKey\": \"S\"}",
+		 "no usable AccessKeyId", -EBADMSG},
+		{"{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"hunter 2\"}",
+		 "no usable SecretAccessKey", -EBADMSG},
+		{"{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"hunter2\", "
+		 "\"Expiration\": \"soon\"}",
+		 "no usable Expiration", -EBADMSG},
+		{"{\"Version\": 1, \"AccessKeyId\": \"A\", \"SecretAccessKey\": \"hunter2\",}",
+		 "its output is not JSON: a member without a quoted name", -EBADMSG},
+		{"{\"Version\": 1, \"SecretAccessKey\": \"hunter2\"} trailing",
+		 "not JSON: text after the object", -EBADMSG},
+		{"[[[[[[[[[[[[[[[[[[[[", "not JSON: not an object", -EBADMSG},
+		{"{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]], \"SecretAccessKey\": "
+		 "\"hunter2\"}",
+		 "not JSON: values nested too deep", -EBADMSG},
+		{"{\"SecretAccessKey\": \"hunter2", "not JSON: a string without its end",
+		 -EBADMSG},
+		{"{\"Version\": 01}", "not JSON: a value that is none", -EBADMSG},
+		{"", "not JSON: not an object", -EBADMSG},
+	};
+	char script[1024], body[2048];
+	struct s3_config c;
+
+	setenv("AWS_PROFILE", "dev", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(body, sizeof(body), "printf '%%s' '%s'\n", cases[i].json);
+		snprintf(script, sizeof(script),
+			 "[profile dev]\ncredential_process = %s\n",
+			 put_script("bad.sh", body));
+		put_file(".aws/config", script, 0600);
+		why[0] = '\0';
+		cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), cases[i].err,
+			     "case %zu: %s", i, why);
+		cr_expect_not_null(strstr(why, "credential_process of profile dev: "),
+				   "case %zu: %s", i, why);
+		cr_expect_not_null(strstr(why, cases[i].says), "case %zu: %s", i, why);
+		cr_expect_null(strstr(why, "hunter"), "case %zu: %s", i, why);
+		cr_expect_str_eq(c.secret_, "", "wiped");
+	}
+
+	snprintf(
+		script, sizeof(script),
+		"[profile dev]\ncredential_process = %s --flag=1\n",
+		put_script(
+			"fail.sh",
+			"echo 'first line' >&2\necho '{\"Version\": 1}'\n"
+			"printf 'token expired:\\033[2J run login\\n\\n' >&2\nexit 3\n"));
+	put_file(".aws/config", script, 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EIO);
+	cr_expect_str_eq(
+		why,
+		"credential_process of profile dev: exit 3: token expired:?[2J run login",
+		"its last line on stderr, cleaned");
+
+	/* past its time: killed, with what it started */
+	setenv("D9PROF_S3_TIMEOUT", "0.3", 1);
+	snprintf(script, sizeof(script), "[profile dev]\ncredential_process = %s\n",
+		 put_script("slow.sh", "sleep 30 &\nsleep 30\n"));
+	put_file(".aws/config", script, 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ETIMEDOUT);
+	cr_expect_str_eq(why,
+			 "credential_process of profile dev: no answer in 0.3 s: killed");
+
+	/* more than it may say */
+	snprintf(script, sizeof(script), "[profile dev]\ncredential_process = %s\n",
+		 put_script("big.sh", "head -c 100000 /dev/zero | tr '\\0' ' '\n"));
+	put_file(".aws/config", script, 0600);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EFBIG);
+	cr_expect_not_null(strstr(why, "more than 64 KiB on its stdout"), "%s", why);
+}
+
+Test(s3, the_chain_takes_the_first_source_set_up)
+{
+	struct s3_config c;
+
+	/* credential_process before the profile's keys */
+	put_file(".aws/credentials",
+		 "[default]\naws_access_key_id = AKIAFILE\naws_secret_access_key = fs\n",
+		 0600);
+	process_says(
+		"{\"Version\": 1, \"AccessKeyId\": \"ASIAPROC\", \"SecretAccessKey\": "
+		"\"s\", \"Expiration\": \"%s\"}",
+		600);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "ASIAPROC");
+	s3_config__clear(&c);
+	/* the environment before all */
+	env_creds();
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "AKIAENV");
+	cr_expect_eq(c.expires, 0);
+	s3_config__clear(&c);
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+
+	/* SSO before the keys: said not supported, with what to do */
+	config_profile("sso_session = corp\nsso_account_id = 1\n");
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	cr_expect_str_eq(
+		why,
+		"profile default uses AWS SSO, which d9prof does not support: run `aws "
+		"configure export-credentials --profile default --format env` and "
+		"export them");
+	config_profile("role_arn = arn:aws:iam::1:role/r\nsource_profile = base\n");
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	cr_expect_not_null(strstr(why, "assumes its role_arn with source_profile"), "%s",
+			   why);
+
+	/* none: what was tried */
+	unlink(put_file(".aws/credentials", "", 0600));
+	config_profile("");
+	setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/r", 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	cr_expect_not_null(
+		strstr(why, "(tried the environment, web identity (AWS_ROLE_ARN "
+			    "without AWS_WEB_IDENTITY_TOKEN_FILE), profile default of "),
+		"%s", why);
+	cr_expect_not_null(strstr(why, "/.aws/config, the container endpoint, IMDSv2 "
+				       "(AWS_EC2_METADATA_DISABLED))"),
+			   "%s", why);
+}
+
+Test(s3, web_identity_through_sts)
+{
+	struct fake f = {
+		.n = 2,
+		.answers = {
+			{200, NULL,
+			 "<AssumeRoleWithWebIdentityResponse "
+			 "xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
+			 "<AssumeRoleWithWebIdentityResult><SubjectFromWebIdentityToken>x"
+			 "</SubjectFromWebIdentityToken><Credentials>"
+			 "<AccessKeyId>ASIASTS</AccessKeyId><SecretAccessKey>sts/secret"
+			 "</SecretAccessKey><SessionToken>ststoken</SessionToken>"
+			 "<Expiration>2030-01-02T03:04:05Z</Expiration></Credentials>"
+			 "</AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>"},
+			{403, NULL,
+			 "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>"
+			 "<Message>Not authorized to perform sts:AssumeRoleWithWebIdentity"
+			 "</Message></Error><RequestId>1</RequestId></ErrorResponse>"}}};
+	struct s3_config c;
+	char ep[64], link[128];
+
+	fake_start(&f);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", f.port);
+	setenv("AWS_ENDPOINT_URL_STS", ep, 1);
+	setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/r", 1);
+	/* (Kubernetes mounts it through a symlink: followed) */
+	put_file("jwt", "eyJ.hunter2.sig\n", 0644);
+	snprintf(link, sizeof(link), "%s/jwt.link", home);
+	cr_assert_eq(symlink("jwt", link), 0);
+	setenv("AWS_WEB_IDENTITY_TOKEN_FILE", link, 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "ASIASTS");
+	cr_expect_str_eq(c.secret_, "sts/secret");
+	cr_expect_str_eq(c.token_, "ststoken");
+	cr_expect_eq(c.expires, 1893553445);
+	cr_expect_str_eq(c.source,
+			 "web identity (AWS_ROLE_ARN=arn:aws:iam::123456789012:role/r)");
+	cr_expect_eq(strncmp(f.head[0], "POST / HTTP/1.1", 15), 0, "%s", f.head[0]);
+	cr_expect_null(strcasestr(f.head[0], "authorization"), "unsigned: %s", f.head[0]);
+	cr_expect_not_null(strstr(f.body[0], "Action=AssumeRoleWithWebIdentity&"), "%s",
+			   f.body[0]);
+	cr_expect_not_null(
+		strstr(f.body[0],
+		       "RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fr&"),
+		"%s", f.body[0]);
+	cr_expect_not_null(strstr(f.body[0], "&RoleSessionName=d9prof-"), "%s",
+			   f.body[0]);
+	cr_expect_not_null(strstr(f.body[0], "&WebIdentityToken=eyJ.hunter2.sig"), "%s",
+			   f.body[0]);
+	s3_config__clear(&c);
+
+	setenv("AWS_ROLE_SESSION_NAME", "ci-run", 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EACCES);
+	cr_expect_not_null(strstr(why,
+				  "web identity (AWS_ROLE_ARN=arn:aws:iam::123456789012:"
+				  "role/r): STS at http://127.0.0.1:"),
+			   "%s", why);
+	cr_expect_not_null(strstr(why,
+				  " said 403 AccessDenied: Not authorized to perform "
+				  "sts:AssumeRoleWithWebIdentity"),
+			   "%s", why);
+	cr_expect_null(strstr(why, "hunter2"), "%s", why);
+	cr_expect_not_null(strstr(f.body[1], "&RoleSessionName=ci-run&"), "%s",
+			   f.body[1]);
+	fake_stop(&f);
+
+	/* a token file that is not there: said, nothing sent */
+	setenv("AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token", 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	cr_expect_not_null(strstr(why,
+				  "web identity (AWS_ROLE_ARN=arn:aws:iam::123456789012:"
+				  "role/r): cannot open /nonexistent/token "
+				  "(AWS_WEB_IDENTITY_TOKEN_FILE)"),
+			   "%s", why);
+}
+
+Test(s3, the_container_endpoint_with_its_token)
+{
+	struct fake f = {
+		.n = 2,
+		.answers = {
+			{200, NULL,
+			 "{\"AccessKeyId\":\"ASIAECS\",\"SecretAccessKey\":\"ecs\","
+			 "\"Token\":\"ecstoken\",\"Expiration\":\"2030-01-02T03:04:05Z\","
+			 "\"RoleArn\":\"arn:aws:iam::1:role/task\"}"},
+			{401, NULL, "{\"code\":\"InvalidToken\",\"message\":\"no\"}"}}};
+	struct s3_config c;
+	char url[128];
+
+	fake_start(&f);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/v2/credentials/hunter2-uuid",
+		 f.port);
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
+	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "ignored", 1);
+	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+	       put_file("pod-token", "podtok\n", 0600), 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "ASIAECS");
+	cr_expect_str_eq(c.token_, "ecstoken");
+	cr_expect_eq(c.expires, 1893553445);
+	snprintf(
+		url, sizeof(url),
+		"the container endpoint http://127.0.0.1:%d (AWS_CONTAINER_CREDENTIALS_FULL_URI)",
+		f.port);
+	cr_expect_str_eq(c.source, url, "the path (it may be secret) not shown");
+	cr_expect_eq(strncmp(f.head[0], "GET /v2/credentials/hunter2-uuid HTTP/1.1", 40),
+		     0, "%s", f.head[0]);
+	cr_expect_not_null(strstr(f.head[0], "\r\nAuthorization: podtok\r\n"),
+			   "the file's "
+			   "first: %s",
+			   f.head[0]);
+	s3_config__clear(&c);
+	unsetenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EACCES);
+	cr_expect_not_null(strstr(why, "(AWS_CONTAINER_CREDENTIALS_FULL_URI) said 401 "
+				       "InvalidToken: no"),
+			   "%s", why);
+	cr_expect_null(strstr(why, "hunter2"), "%s", why);
+	cr_expect_not_null(strstr(f.head[1], "\r\nAuthorization: ignored\r\n"), "%s",
+			   f.head[1]);
+	fake_stop(&f);
+
+	/* http:// only to the hosts the SDKs allow: nothing sent elsewhere */
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://192.0.2.1/creds", 1);
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -EINVAL);
+	cr_expect_not_null(
+		strstr(why, "the container endpoint: AWS_CONTAINER_CREDENTIALS_FULL_"
+			    "URI is http:// to a host other than loopback"),
+		"%s", why);
+}
+
+Test(s3, imdsv2_token_role_and_credentials)
+{
+	struct fake f = {
+		.n = 5,
+		.answers = {
+			{200, NULL, "imds-hunter2-token"},
+			{200, NULL, "web-role\n"},
+			{200, NULL,
+			 "{\n  \"Code\" : \"Success\",\n  \"LastUpdated\" : "
+			 "\"2024-01-01T00:00:00Z\",\n  \"Type\" : \"AWS-HMAC\",\n"
+			 "  \"AccessKeyId\" : \"ASIAIMDS\",\n  \"SecretAccessKey\" : "
+			 "\"imds\",\n  \"Token\" : \"imdstoken\",\n  \"Expiration\" : "
+			 "\"2030-01-02T03:04:05Z\"\n}"},
+			{200, NULL, "tok2"},
+			{404, NULL, ""}}};
+	struct s3_config c;
+	char ep[64], src[128];
+
+	fake_start(&f);
+	unsetenv("AWS_EC2_METADATA_DISABLED");
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d/", f.port);
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", ep, 1);
+	cr_assert_eq(s3_config__load(&c, NULL, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "ASIAIMDS");
+	cr_expect_str_eq(c.token_, "imdstoken");
+	cr_expect_eq(c.expires, 1893553445);
+	snprintf(src, sizeof(src), "IMDSv2 at http://127.0.0.1:%d (role web-role)",
+		 f.port);
+	cr_expect_str_eq(c.source, src);
+	cr_expect_eq(strncmp(f.head[0], "PUT /latest/api/token HTTP/1.1", 30), 0, "%s",
+		     f.head[0]);
+	cr_expect_not_null(
+		strstr(f.head[0], "\r\nX-aws-ec2-metadata-token-ttl-seconds: 21600"),
+		"%s", f.head[0]);
+	cr_expect_eq(strncmp(f.head[1],
+			     "GET /latest/meta-data/iam/security-credentials/ HTTP/1.1",
+			     56),
+		     0, "%s", f.head[1]);
+	cr_expect_not_null(
+		strstr(f.head[1], "\r\nX-aws-ec2-metadata-token: imds-hunter2-token"),
+		"%s", f.head[1]);
+	cr_expect_eq(
+		strncmp(f.head[2],
+			"GET /latest/meta-data/iam/security-credentials/web-role HTTP/1.1",
+			64),
+		0, "%s", f.head[2]);
+	s3_config__clear(&c);
+
+	/* an instance without a role */
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	snprintf(src, sizeof(src), "IMDSv2 at http://127.0.0.1:%d: no role", f.port);
+	cr_expect_not_null(strstr(why, src), "%s", why);
+	fake_stop(&f);
+
+	/* nothing there: one of the sources tried */
+	cr_expect_eq(s3_config__load(&c, NULL, why, sizeof(why)), -ENOKEY);
+	snprintf(src, sizeof(src), "IMDSv2 at http://127.0.0.1:%d (no answer))", f.port);
+	cr_expect_not_null(strstr(why, src), "%s", why);
 }
