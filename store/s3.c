@@ -60,6 +60,12 @@
 #define S3_FLOOR	   1024
 #define S3_DEADLINE_STALLS 10
 #define S3_GET_FLOOR	   (64u << 10)
+/* Credentials that expire are fetched again KEYS_BEFORE seconds before
+ * they do, at most once in KEYS_PAUSE seconds while they still hold
+ * (a source that hands out keys about to expire is not asked at every
+ * request, one that fails is asked again) */
+#define KEYS_BEFORE 300
+#define KEYS_PAUSE  10
 
 /* ASCII only, whatever the locale says */
 static bool alnum(char c)
@@ -163,7 +169,8 @@ struct s3 {
 	char bucket[64];
 	char sigv4[96];
 	long status;
-	long deadline_ms; /* a request's */
+	long deadline_ms;   /* a request's */
+	int64_t next_fetch; /* of its credentials, at the earliest (unix s) */
 	char curl_err[CURL_ERROR_SIZE];
 };
 
@@ -398,6 +405,7 @@ int s3__new(const struct s3_config *c, const char *bucket, double timeout_s,
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *c;
+	s->next_fetch = (int64_t)time(NULL) + KEYS_PAUSE;
 	copy(s->bucket, sizeof(s->bucket), bucket);
 	snprintf(s->sigv4, sizeof(s->sigv4), "aws:amz:%s:s3", c->region);
 	s->curl = cu.easy_init();
@@ -712,6 +720,8 @@ static int answer_error(struct s3 *s, struct xfer *x, const char *key, char *why
 		text_say(why, len,
 			 "no key '%s' in bucket '%s' (or no such bucket at %s): %s%s",
 			 shown(key, kbuf, sizeof(kbuf)), s->bucket, ep, said, hint);
+	else if (err == -EACCES)
+		text_say(why, len, "%s%s (key from %s)", said, hint, s->cfg.source);
 	else
 		text_say(why, len, "%s%s", said, hint);
 	return err;
@@ -784,6 +794,41 @@ static int perform(struct s3 *s, const char *url, struct curl_slist *hdr, struct
 	return answer_error(s, x, key, why, len);
 }
 
+/* The credentials fetched again if they expire soon (KEYS_BEFORE): 0,
+ * else -EAGAIN with why when they have expired (or are about to) and
+ * could not be. */
+static int fresh_keys(struct s3 *s, char *why, size_t len)
+{
+	int64_t now = (int64_t)time(NULL), exp = s->cfg.expires;
+	struct s3_config n;
+	char w[400];
+	int err;
+
+	if (!exp || now + KEYS_BEFORE < exp ||
+	    (now < s->next_fetch && now + KEYS_PAUSE < exp))
+		return 0;
+	s->next_fetch = now + KEYS_PAUSE;
+	n = s->cfg;
+	w[0] = '\0';
+	err = s3_config_reload_keys(&n, w, sizeof(w));
+	if (!err && (cu.easy_setopt(s->curl, CURLOPT_USERNAME, n.key_id_) ||
+		     cu.easy_setopt(s->curl, CURLOPT_PASSWORD, n.secret_))) {
+		err = -ENOMEM;
+		snprintf(w, sizeof(w), "cannot set them on the connection");
+		/* the old ones again */
+		cu.easy_setopt(s->curl, CURLOPT_USERNAME, s->cfg.key_id_);
+		cu.easy_setopt(s->curl, CURLOPT_PASSWORD, s->cfg.secret_);
+	}
+	if (!err)
+		s->cfg = n;
+	explicit_bzero(&n, sizeof(n));
+	if (!err || now + KEYS_PAUSE < exp)
+		return 0; /* (a failure while the old ones hold: tried again later) */
+	text_say(why, len, "the credentials from %s expire%s and cannot be had again: %s",
+		 s->cfg.source, now < exp ? "" : "d", w[0] ? w : strerror(-err));
+	return err == -ENOMEM ? err : -EAGAIN;
+}
+
 static void xfer_init(struct xfer *x, struct s3 *s)
 {
 	memset(x, 0, sizeof(*x));
@@ -840,6 +885,9 @@ static int object_request(struct s3 *s, const char *key, const struct object_req
 	struct sbuf url = {0};
 	int err;
 
+	err = fresh_keys(s, why, len);
+	if (err)
+		goto out;
 	err = -ENOMEM;
 	hdr = headers(s, r->sha, r->extra);
 	if (!hdr || object_url(s, key, &url))
@@ -1204,6 +1252,9 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 
 	if (!prefix)
 		prefix = "";
+	err = fresh_keys(s, why, len);
+	if (err)
+		return err;
 	hdr = headers(s, NULL, NULL);
 	if (!hdr)
 		return -ENOMEM;

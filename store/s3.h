@@ -41,7 +41,11 @@
  *                   AWS_EC2_METADATA_DISABLED=true.
  *                A source that is set up but fails is an error naming it
  *                (no later source is tried); none set up is -ENOKEY,
- *                naming what was tried.
+ *                naming what was tried. Credentials that expire (2, 3,
+ *                6, 7) are fetched again through the chain by the
+ *                struct s3 that signs with them, 5 minutes before they
+ *                expire (and when a fetch fails, again 10 s later while
+ *                the old ones still hold).
  *   region       AWS_REGION, AWS_DEFAULT_REGION, the profile's region,
  *                else us-east-1.
  *   endpoint     the caller's (--endpoint-url), AWS_ENDPOINT_URL_S3,
@@ -56,7 +60,9 @@
  * as symlinks). Secrets never leave this module (s3_config.c,
  * s3_creds.c, s3.c): no message, error or URL holds them, and what held
  * them is wiped.
-
+ *
+ * A 401 or 403 answer's reason ends "(key from SOURCE)": every command
+ * says where the key it was refused came from.
  *
  * Every function returns 0 or -errno, with a one-line reason in @why for a
  * person (the S3 error code and message when the store said no) and the
@@ -101,7 +107,8 @@ int s3_parse_url(const char *url, char *bucket, size_t blen, char *prefix, size_
 
 struct s3;
 
-/* A connection to @bucket with @c (copied): a request fails (-EAGAIN) when
+/* A connection to @bucket with @c (copied, and its credentials fetched
+ * again before they expire): a request fails (-EAGAIN) when
  * it moves less than 1 KiB a second for @timeout_s seconds (0: 60;
  * D9PROF_S3_TIMEOUT in the environment overrides it), or lasts ten times
  * that (a GET, plus its size at 64 KiB a second); connecting takes at

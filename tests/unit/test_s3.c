@@ -1374,3 +1374,62 @@ Test(s3, imdsv2_token_role_and_credentials)
 	snprintf(src, sizeof(src), "IMDSv2 at http://127.0.0.1:%d (no answer))", f.port);
 	cr_expect_not_null(strstr(why, src), "%s", why);
 }
+
+Test(s3, expiring_credentials_are_fetched_again_before_a_request)
+{
+	struct fake f = {.n = 2,
+			 .answers = {{200, "Content-Length: 1\r\n", NULL, 1},
+				     {200, "Content-Length: 2\r\n", NULL, 1}}};
+	char ep[64], line[512], body[1024];
+	struct s3_config c;
+	struct s3 *s;
+	uint64_t size;
+
+	/* keys KEY1, KEY2... at each run, expiring in 5 s: within the 5
+	 * minutes before, and too close to wait */
+	snprintf(
+		body, sizeof(body),
+		"n=$(( $(cat %s/n 2>/dev/null || echo 0) + 1 )); echo $n >%s/n\n"
+		"exp=$(date -u -d \"@$(( $(date +%%s) + 5 ))\" +%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
+		"[ $n -le 3 ] || exit 1\n"
+		"printf '{\"Version\": 1, \"AccessKeyId\": \"KEY%%s\", \"SecretAccessKey\": "
+		"\"s\", \"Expiration\": \"%%s\"}' $n $exp\n",
+		home, home);
+	snprintf(line, sizeof(line), "credential_process = %s\n",
+		 put_script("count.sh", body));
+	config_profile(line);
+	fake_start(&f);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", f.port);
+	cr_assert_eq(s3_config__load(&c, ep, why, sizeof(why)), 0, "%s", why);
+	cr_expect_str_eq(c.key_id_, "KEY1");
+	cr_assert_eq(s3__new(&c, "bkt", 5, &s), 0);
+	s3_config__clear(&c);
+	cr_expect_eq(s3__head(s, "a", &size, NULL, NULL, 0, why, sizeof(why)), 0, "%s",
+		     why);
+	cr_expect_eq(s3__head(s, "b", &size, NULL, NULL, 0, why, sizeof(why)), 0, "%s",
+		     why);
+	fake_stop(&f);
+	cr_expect_not_null(strstr(f.head[0], "Credential=KEY2/"), "%s", f.head[0]);
+	cr_expect_not_null(strstr(f.head[1], "Credential=KEY3/"), "%s", f.head[1]);
+	/* expiring, and the source fails: said, nothing sent, worth retrying */
+	cr_expect_eq(s3__head(s, "c", &size, NULL, NULL, 0, why, sizeof(why)), -EAGAIN);
+	cr_expect_str_eq(
+		why, "the credentials from credential_process of profile default expire "
+		     "and cannot be had again: credential_process of profile default: "
+		     "exit 1");
+	s3__free(s);
+}
+
+Test(s3, a_refused_key_says_where_it_came_from)
+{
+	struct fake f = {.n = 1, .answers = {{403, NULL, denied}}};
+	struct s3_list l = {0};
+	struct s3 *s;
+
+	fake_start(&f);
+	s = fake_s3(&f, NULL);
+	cr_expect_eq(s3__list(s, "", 0, &l, why, sizeof(why)), -EACCES);
+	cr_expect_not_null(strstr(why, "records.?[2J (key from environment)"), "%s", why);
+	fake_stop(&f);
+	s3__free(s);
+}
