@@ -762,6 +762,10 @@ static int run_process(const char *cmd, const char *label, char *out, size_t *n,
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+	/* none of ours (a recorder's perf events, the target's segment) */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
 					      POSIX_SPAWN_SETSIGDEF);
 	posix_spawnattr_setpgroup(&at, 0);
