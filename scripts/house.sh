@@ -93,7 +93,7 @@ rule core "$(wc -l <"$TMP/core")" "$TMP/core"
 awk '{ print $1, $2 }' "$TMP/refs" | sort -u >"$TMP/edges"
 awk '/<!-- circles -->/ { on = 1; next } /<!-- \/circles -->/ { on = 0 } on && /^ *- / {
 	line = ""; s = $0
-	while (match(s, /`[a-z_\/]+\.c`/)) {
+	while (match(s, /`[a-z0-9_\/]+\.c`/)) {
 		f = substr(s, RSTART + 1, RLENGTH - 2); line = line (line == "" ? "" : " ") f
 		s = substr(s, RSTART + RLENGTH)
 	}
