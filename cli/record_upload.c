@@ -308,7 +308,7 @@ int record_upload__start(const char *url, const char *endpoint, int tables,
 {
 	struct record_upload *ru;
 	struct s3_config c;
-	char bucket[64], prefix[512], why[320];
+	char bucket[64], prefix[512], why[512];
 	int err;
 
 	*out = NULL;
@@ -340,8 +340,8 @@ int record_upload__start(const char *url, const char *endpoint, int tables,
 		free(ru);
 		return EXIT_FAIL;
 	}
-	info("uploading to %s (%s, %s, credentials from %s)", url, c.endpoint, c.region,
-	     c.source);
+	info("uploading to %s (%s, %s, credentials from %s%s)", url, c.endpoint, c.region,
+	     c.source, c.expires ? ", fetched again before they expire" : "");
 	s3_config__clear(&c);
 	*out = ru;
 	return 0;
