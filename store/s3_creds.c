@@ -1122,7 +1122,12 @@ static int imds(struct s3_config *c, struct tried *t, char *why, size_t len)
 	h.headers = (const char *const[]){
 		"X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL, NULL};
 	h.max = 4096;
-	if (s3_http(&h, w, sizeof(w))) {
+	err = s3_http(&h, w, sizeof(w));
+	if (err == -ELIBACC || err == -ENOMEM) {
+		text_say(why, len, "%s: %s", label, w);
+		goto out;
+	}
+	if (err) {
 		/* no instance metadata here: not on EC2 */
 		tried(t, "IMDSv2 at %s (no answer)", base);
 		err = 0;
