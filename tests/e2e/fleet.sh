@@ -11,6 +11,8 @@
 #     the summary), a flight dump with its reason: `ls` shows each host's
 #     segments (as the AWS CLI lists them) and their indexes, the dump's
 #     reason, and a window that cuts through segments.
+#   - keys from the instance role that expire in seconds: fetched again
+#     as the recording goes, every segment uploaded;
 #   - a server that answers slowly (every answer held 1.5 s by
 #     tests/e2e/fleet/slowproxy.py): the recording is what a recorder
 #     beside it without --upload makes (runtime events per second, losses,
@@ -154,6 +156,35 @@ t_wrong_credentials_or_bucket_say_one_line_and_record_on() {
 	grep -c 'warning: upload' "$TMP/rec2.err" | grep -qx 1 &&
 		grep -q 'NoSuchBucket\|nosuchbucket' "$TMP/rec2.err" ||
 		{ cat "$TMP/rec2.err"; fail "no one line for the bucket"; return; }
+}
+
+# Keys from the instance role (IMDSv2 faked on loopback by
+# tests/e2e/creds/fakeaws.py) that expire in 5 s: the uploader, one
+# struct s3 for the whole recording, fetches them again before its puts,
+# and every segment is uploaded. (creds.sh tries each source without a
+# recording.)
+t_upload_keys_that_expire_are_fetched_again_as_it_records() {
+	local out=$TMP/imds n up k fetched
+	mkdir -p "$out"
+	s3_up imds || return
+	start_ready "$TMP/fake.out" python3 "$ROOT/tests/e2e/creds/fakeaws.py" S3RVER 5 || return 1
+	start_demo 4 || return 1
+	AWS_ACCESS_KEY_ID='' AWS_SECRET_ACCESS_KEY='' AWS_EC2_METADATA_DISABLED='' \
+		AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:$(sed -n 's/^ready //p' "$TMP/fake.out") \
+		record -p "$DEMO_PID" --rotate 1s -o "$out" --upload s3://bkt/imds --host h4
+	until_sealed "$TMP/rec.err" 3 || return 1
+	kill -INT "$REC"
+	wait "$REC" || { cat "$TMP/rec.err"; fail "the recorder failed"; return; }
+	stop_demos
+	n=$(find "$out" -name '*.d9' | wc -l)
+	up=$(summary "$TMP/rec.err" uploaded)
+	k=$(keys imds/ | wc -l)
+	fetched=$(grep -c 'security-credentials/fleet-role 200 S3RVER' "$TMP/fake.out.err")
+	say "    $n segments, $up uploaded, $k keys; the role's keys fetched $fetched times"
+	grep -q 'credentials from IMDSv2 at http://127.0.0.1:[0-9]* (role fleet-role), fetched again before they expire' \
+		"$TMP/rec.err" || { cat "$TMP/rec.err"; fail "not said where the keys come from"; return; }
+	[ "$up" = "$n" ] && [ "$k" = "$n" ] || { cat "$TMP/rec.err"; fail "not every segment uploaded"; return; }
+	((fetched >= 3)) || { cat "$TMP/fake.out.err"; fail "the keys were not fetched again"; }
 }
 
 # libcurl is loaded where S3 is used (store/s3.c), not linked: without it
