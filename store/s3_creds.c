@@ -616,7 +616,8 @@ static int assume_web(struct s3_config *c, const char *arn, const char *file,
 	}
 	err = -ENOMEM;
 	token = malloc(TOKEN_FILE_MAX);
-	cap = 3 * TOKEN_FILE_MAX + 3 * strlen(arn) + 256;
+	/* every byte escaped at worst, and the fixed text: nothing cut */
+	cap = 128 + 3 * (strlen(arn) + strlen(name) + TOKEN_FILE_MAX);
 	body = malloc(cap);
 	if (!token || !body) {
 		text_say(why, len, "%s: out of memory", label);
