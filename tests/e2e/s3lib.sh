@@ -11,9 +11,12 @@
 #                         (in PIDS: killed after the test), S3_URL,
 #                         AWS_ACCESS_KEY_ID=S3RVER, AWS_SECRET_ACCESS_KEY=
 #                         S3RVER (s3rver's only account: other keys get 403
-#                         InvalidAccessKeyId), AWS_ENDPOINT_URL=$S3_URL and
-#                         AWS_REGION=us-east-1, and unsets the AWS_*
-#                         variables that would take precedence over them.
+#                         InvalidAccessKeyId), AWS_ENDPOINT_URL=$S3_URL,
+#                         AWS_REGION=us-east-1 and
+#                         AWS_EC2_METADATA_DISABLED=true (the credential
+#                         chain never asks 169.254.169.254), and unsets
+#                         the AWS_* variables that would take precedence
+#                         over them.
 #                         0; 2 after saying "skip - ..." where node, npm or
 #                         the package cannot be had; 1 if it did not start.
 #   s3_stop               stops it (the data stays)
@@ -94,7 +97,7 @@ s3_start() {
 	unset AWS_SESSION_TOKEN AWS_PROFILE AWS_ENDPOINT_URL_S3 AWS_DEFAULT_REGION \
 		AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE
 	export S3_PORT S3_URL AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER \
-		AWS_ENDPOINT_URL=$S3_URL AWS_REGION=us-east-1
+		AWS_ENDPOINT_URL=$S3_URL AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 	s3_launch
 }
 
