@@ -287,16 +287,43 @@ int catalog_days(time_t from, time_t to, char (*days)[16], size_t max, size_t *n
 /* ---- from S3 ---------------------------------------------------------------- */
 
 #define DAYS_MAX 62 /* list day by day up to this many days, else all */
-/* keys a listing takes at most, all days together (a 500-host fleet
- * sealing a segment a minute writes 720k a day) */
+/* keys in the layout a listing keeps at most, all days together (a
+ * 500-host fleet sealing a segment a minute writes 720k a day) */
 #define LIST_KEYS_MAX 2000000
+
+struct listing {
+	struct catalog *c;
+	size_t plen; /* the listed prefix's, cut off each key */
+};
+
+static int add_page(void *arg, const struct s3_object *v, size_t n)
+{
+	struct listing *l = arg;
+	struct catalog *c = l->c;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t before = c->n;
+		int err;
+
+		if (c->n >= LIST_KEYS_MAX)
+			return -E2BIG;
+		err = catalog__add(c,
+				   v[i].key + (strlen(v[i].key) >= l->plen ? l->plen : 0),
+				   v[i].size);
+		if (err)
+			return err;
+		if (c->n > before)
+			memcpy(c->v[c->n - 1].etag, v[i].etag, sizeof(v[i].etag));
+	}
+	return 0;
+}
 
 int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t from,
 		    time_t to, char *why, size_t len)
 {
 	char days[DAYS_MAX][16], p[1100];
-	size_t ndays = 0, plen = strlen(prefix) + (*prefix ? 1 : 0);
-	struct s3_list l = {0};
+	struct listing l = {.c = c, .plen = strlen(prefix) + (*prefix ? 1 : 0)};
+	size_t ndays = 0;
 	int err = 0;
 
 	if (!from || !to || catalog_days(from, to, days, DAYS_MAX, &ndays)) {
@@ -305,26 +332,14 @@ int catalog__add_s3(struct catalog *c, struct s3 *s, const char *prefix, time_t 
 	}
 	for (size_t d = 0; d < ndays && !err; d++) {
 		snprintf(p, sizeof(p), "%s%s%s", prefix, *prefix ? "/" : "", days[d]);
-		err = l.n < LIST_KEYS_MAX
-			      ? s3__list(s, p, LIST_KEYS_MAX - l.n, &l, why, len)
-			      : -E2BIG;
+		err = s3__list(s, p, add_page, &l, why, len);
 		if (err == -E2BIG)
 			text_say(
 				why, len,
-				"more than %d keys to list: narrow it with --from and --to "
-				"(or a longer prefix)",
+				"more than %d keys in the layout: narrow it with --from and "
+				"--to (or a longer prefix)",
 				LIST_KEYS_MAX);
 	}
-	for (size_t i = 0; i < l.n && !err; i++) {
-		size_t before = c->n;
-
-		err = catalog__add(c,
-				   l.v[i].key + (strlen(l.v[i].key) >= plen ? plen : 0),
-				   l.v[i].size);
-		if (c->n > before)
-			memcpy(c->v[c->n - 1].etag, l.v[i].etag, sizeof(l.v[i].etag));
-	}
-	s3_list_release(&l);
 	return err;
 }
 

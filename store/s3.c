@@ -1100,13 +1100,20 @@ int s3__head(struct s3 *s, const char *key, uint64_t *size, const char *meta_key
 /* ---- listing ------------------------------------------------------------- */
 
 struct list_ctx {
-	struct s3_list *l;
-	size_t max, added; /* this call's */
-	bool more;	   /* a key past @max */
+	struct s3_object *v; /* the page being read: its objects */
+	size_t n, cap;
 	struct s3_object cur;
 	bool have_size, truncated, have_truncated;
 	char *next;
 };
+
+/* Forget the page's objects (its memory is kept for the next page). */
+static void page_clear(struct list_ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].key);
+	c->n = 0;
+}
 
 int s3_parse_time(const char *s, int64_t *out)
 {
@@ -1160,17 +1167,10 @@ static int list_fn(struct xml *x, enum xml_ev ev, const char *text, size_t tlen)
 		}
 		if (!c->cur.key || !c->have_size)
 			return xml_bad(x, "a Contents without its Key or Size");
-		if (c->max && c->added >= c->max) {
-			c->more = true;
-			free(c->cur.key);
-			c->cur.key = NULL;
-			return 0;
-		}
-		if (LIB_GROW(c->l->v, c->l->cap, c->l->n + 1))
+		if (LIB_GROW(c->v, c->cap, c->n + 1))
 			return -ENOMEM;
-		c->l->v[c->l->n++] = c->cur;
+		c->v[c->n++] = c->cur;
 		c->cur.key = NULL;
-		c->added++;
 		return 0;
 	}
 	if (ev != XML_END)
@@ -1227,27 +1227,15 @@ static int list_fn(struct xml *x, enum xml_ev ev, const char *text, size_t tlen)
 	return 0;
 }
 
-void s3_list_release(struct s3_list *l)
-{
-	size_t i;
-
-	if (!l)
-		return;
-	for (i = 0; i < l->n; i++)
-		free(l->v[i].key);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, char *why,
+int s3__list(struct s3 *s, const char *prefix, s3_page_fn fn, void *arg, char *why,
 	     size_t len)
 {
-	struct list_ctx c = {.l = l, .max = max};
+	struct list_ctx c = {0};
 	struct lib_map seen = {0};
 	int created;
 	struct xml xp = {.fn = list_fn, .ctx = &c, .why = why, .len = len};
 	struct curl_slist *hdr;
-	char *token = NULL, pbuf[160];
+	char *token = NULL;
 	int err = -ENOMEM;
 
 	if (!prefix)
@@ -1261,7 +1249,6 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 	for (;;) {
 		struct sbuf url = {0};
 		struct xfer x;
-		char num[32];
 
 		/* the parameters sorted by name: libcurl 7.88 signs the query as it is */
 		sb_str(&url, s->cfg.endpoint);
@@ -1273,15 +1260,7 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 			sb_esc(&url, token, false);
 			sb_str(&url, "&");
 		}
-		sb_str(&url, "list-type=2");
-		if (max) {
-			size_t want = max - c.added + 1;
-
-			snprintf(num, sizeof(num), "&max-keys=%zu",
-				 want < 1000 ? want : 1000);
-			sb_str(&url, num);
-		}
-		sb_str(&url, "&prefix=");
+		sb_str(&url, "list-type=2&prefix=");
 		sb_esc(&url, prefix, false);
 		if (url.err) {
 			free(url.s);
@@ -1298,18 +1277,17 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 			c.truncated = c.have_truncated = false;
 			free(c.next);
 			c.next = NULL;
+			page_clear(&c);
 			err = x.blen ? xml_walk(&xp, x.body, x.blen)
 				     : xml_bad(&xp, "an empty answer to a listing");
 		}
 		free(x.body);
+		/* the page whole, or none of it (a page cut by a bad answer
+		 * is not half given) */
+		if (!err && c.n)
+			err = fn(arg, c.v, c.n);
 		if (err)
 			break;
-		if (c.more) {
-			text_say(why, len, "more than %zu keys under '%s' in bucket '%s'",
-				 max, shown(prefix, pbuf, sizeof(pbuf)), s->bucket);
-			err = -E2BIG;
-			break;
-		}
 		if (!c.have_truncated || !c.truncated)
 			break;
 		if (!c.next) {
@@ -1330,6 +1308,8 @@ int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, ch
 		token = c.next;
 		c.next = NULL;
 	}
+	page_clear(&c);
+	free(c.v);
 	free(c.cur.key);
 	free(c.next);
 	free(token);

@@ -141,19 +141,21 @@ struct s3_object {
 	int64_t mtime; /* unix seconds */
 };
 
-struct s3_list {
-	struct s3_object *v;
-	size_t n, cap;
-};
+/* One page of a listing: its @n objects (and their keys) valid during
+ * the call only. 0 goes on to the next page; a negative errno stops the
+ * listing, and s3__list() returns it (any reason is the callback's to
+ * say in the @why it was given). */
+typedef int (*s3_page_fn)(void *arg, const struct s3_object *v, size_t n);
 
 /* Every key under @prefix (a plain prefix: "a/b/" lists under a/b/),
  * in the store's order (UTF-8 binary, so the time-ordered layout comes
- * in time order), appended to @l, following continuation tokens; at most
- * @max keys (0: no limit; past it -E2BIG). Whatever it returns, @l may
- * hold keys: s3_list_release() it. */
-int s3__list(struct s3 *s, const char *prefix, size_t max, struct s3_list *l, char *why,
+ * in time order), one page at a time to @fn (as many keys as the store
+ * puts in a page, 1000 for S3), following continuation tokens: what it
+ * holds is one page, whatever the listing's length. A page is given
+ * whole or not at all: one that does not read is -EBADMSG before @fn
+ * sees any of it. */
+int s3__list(struct s3 *s, const char *prefix, s3_page_fn fn, void *arg, char *why,
 	     size_t len);
-void s3_list_release(struct s3_list *l);
 
 /* Get @key into the file open at @fd (truncated first); its size in
  * *@size if non-NULL. With @max (UINT64_MAX: any size), the size it was

@@ -26,16 +26,16 @@
 
 static void list_page(const char *p, size_t n)
 {
-	struct s3_list l = {0};
-	struct list_ctx c = {.l = &l, .max = 50};
+	struct list_ctx c = {0};
 	char why[256];
 	struct xml x = {.fn = list_fn, .ctx = &c, .why = why, .len = sizeof(why)};
 
 	xml_walk(&x, p, n);
+	page_clear(&c);
+	free(c.v);
 	free(c.cur.key);
 	free(c.next);
 	free(x.text);
-	s3_list_release(&l);
 }
 
 static void catalog_keys(const char *p, size_t n)
