@@ -118,6 +118,8 @@ struct inputs {
 				     * itself: no note of gaps and copies */
 	int raw_leaf;		    /* --frame leaf (OFFCPU_RAW_LEAF) */
 	const char *service, *host; /* -i s3://: --service, --host */
+	struct catalog *listed;	    /* -i s3://: the window already listed
+				     * (all its objects' keys), or NULL */
 	uint32_t pid;		    /* --pid (trace_read_opts.pid) */
 	int last_process;	    /* trace_read_opts.last */
 	const char **all;	    /* open_trace(): what it read, fetched */
@@ -191,12 +193,12 @@ void close_trace(struct inputs *in, struct trace *t);
  * @in's window, service and host, fetched into the cache; 0, or -1 after
  * saying why. store_fetch_free() frees *@paths. */
 int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npaths);
-/* The catalog of @url for @in's window, service and host (sorted), the
- * entries kept in *@keep (*@n of them, at least one); 0, or -1 after
- * saying why (then nothing to free). */
+/* The catalog of @url for @in's window, service and host, finished,
+ * with the keys of at most @keys_max of its objects, in *@c (at least one
+ * object); 0, or -1 after saying why (then nothing to free). */
 struct catalog;
-int inputs_catalog(struct inputs *in, const char *url, struct catalog *c,
-		   unsigned char **keep, size_t *n);
+int inputs_catalog(struct inputs *in, const char *url, size_t keys_max,
+		   struct catalog **c);
 /* A trace read for analysis and what the commands build on it. */
 struct session {
 	struct inputs *in; /* what session_close() closes @t with */

@@ -14,6 +14,10 @@
 #include "lib/text.h"
 #include "store/catalog.h"
 
+/* objects of the window kept from fleet's one listing, at most (each
+ * host's read takes its keys from it); past it, each host lists its own */
+#define FLEET_KEYS_MAX 50000
+
 static void help(FILE *f)
 {
 	fprintf(f,
@@ -34,7 +38,7 @@ static void help(FILE *f)
 }
 
 struct host_row {
-	const struct catalog_entry *e; /* its service and host */
+	const struct catalog_run *e; /* its service and host */
 	struct report_row r;
 	int failed;   /* it could not be read (said) */
 	uint32_t pid; /* restarted in the window: the process read (the
@@ -227,29 +231,36 @@ int cmd_fleet(int argc, char **argv)
 	struct inputs in = {.n = 0};
 	struct view_args va = {.text_json = 1};
 	struct host_row *v = NULL;
-	struct catalog c;
-	unsigned char *keep;
-	size_t n = 0, kept, failed = 0;
+	const struct catalog_run *runs;
+	struct catalog_counts cn;
+	struct catalog *c;
+	size_t n = 0, nruns, nobjs, failed = 0;
 	int err, ret = EXIT_OK;
 
 	if ((err = view_parse(&cmd, NULL, &va, &in, argc, argv)) != VIEW_RUN)
 		return err;
 	if (in.n != 1 || strncmp(in.path[0], "s3://", 5))
 		return usage_error("fleet ", "want one -i s3://BUCKET[/PREFIX]");
-	if (inputs_catalog(&in, in.path[0], &c, &keep, &kept))
+	/* listed once: each host's read takes its keys from here */
+	if (inputs_catalog(&in, in.path[0], FLEET_KEYS_MAX, &c))
 		return EXIT_FAIL;
-	v = calloc(c.n + 1, sizeof(*v));
+	catalog__counts(c, &cn);
+	(void)catalog__objects(c, &nobjs);
+	if (nobjs == cn.objects)
+		in.listed = c;
+	nruns = catalog__runs(c, &runs);
+	v = calloc(nruns + 1, sizeof(*v));
 	if (!v) {
 		error("out of memory");
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	/* one row per service/host (the catalog is sorted by them) */
-	for (size_t i = 0; i < c.n; i++) {
-		const struct catalog_entry *e = &c.v[i];
+	/* one row per service/host (the runs are in their order) */
+	for (size_t i = 0; i < nruns; i++) {
+		const struct catalog_run *e = &runs[i];
 
-		if (!keep[i] || (n && !strcmp(v[n - 1].e->service, e->service) &&
-				 !strcmp(v[n - 1].e->host, e->host)))
+		if (n && !strcmp(v[n - 1].e->service, e->service) &&
+		    !strcmp(v[n - 1].e->host, e->host))
 			continue;
 		v[n++].e = e;
 	}
@@ -269,7 +280,6 @@ int cmd_fleet(int argc, char **argv)
 		ret = EXIT_FAIL;
 out:
 	free(v);
-	free(keep);
-	catalog__release(&c);
+	catalog__free(c);
 	return ret;
 }

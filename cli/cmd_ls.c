@@ -13,7 +13,7 @@
 #include "store/catalog.h"
 #include "store/s3.h"
 
-/* segments whose index, or dumps whose reason, are asked for, at most */
+/* segments whose index is asked for, at most: the latest of each run */
 #define META_MAX 2000
 
 enum { LS_FROM = 256, LS_TO, LS_SERVICE, LS_HOST, LS_FORMAT, LS_ENDPOINT };
@@ -48,67 +48,62 @@ static void help(FILE *f)
 		"  d9prof ls /var/tmp/d9 --service api --format json\n");
 }
 
-/* The catalog of @store (s3://... or a directory) in @c; the title in
- * @title. EXIT_* after saying why, or -1. */
+/* The catalog of @store (s3://... or a directory) for @f into *@c. EXIT_*
+ * after saying why, or -1. */
 static int read_store(const char *store, const char *endpoint,
-		      const struct catalog_filter *f, struct catalog *c,
-		      unsigned char **keep, int *nkept)
+		      const struct catalog_filter *f, struct catalog **c)
 {
 	char bucket[64], prefix[512], why[400] = "";
+	struct catalog_opts o = {.f = *f, .index_max = META_MAX};
 	struct s3_config cfg = {0};
 	struct s3 *s = NULL;
 	size_t failed;
-	int err, remote = 0;
+	int err, remote = strncmp(store, "s3://", 5) == 0;
 
-	if (strncmp(store, "s3://", 5)) {
-		if (endpoint)
-			return usage_error("ls ", "--endpoint-url is for s3:// stores");
-		err = catalog__add_dir(c, store);
+	if (!remote && endpoint)
+		return usage_error("ls ", "--endpoint-url is for s3:// stores");
+	if (remote && s3_parse_url(store, bucket, sizeof(bucket), prefix, sizeof(prefix)))
+		return usage_error("ls ",
+				   "bad store '%s': want s3://BUCKET[/PREFIX] or "
+				   "a directory",
+				   store);
+	if (remote) {
+		o.flag_poll_ns = ANALYSIS_FLAG_LONG_POLL_NS;
+		o.flag_delay_ns = ANALYSIS_FLAG_DELAY_NS;
+	}
+	if (catalog__new(&o, c)) {
+		error("out of memory");
+		return EXIT_FAIL;
+	}
+	if (!remote) {
+		err = catalog__add_dir(*c, store);
+		if (!err)
+			err = catalog__finish(*c);
 		if (err) {
 			error("cannot read '%s': %s", store, strerror(-err));
 			return EXIT_FAIL;
 		}
-	} else {
-		if (s3_parse_url(store, bucket, sizeof(bucket), prefix, sizeof(prefix)))
-			return usage_error("ls ",
-					   "bad store '%s': want s3://BUCKET[/PREFIX] or "
-					   "a directory",
-					   store);
-		err = s3_config__load(&cfg, endpoint, why, sizeof(why));
-		if (!err)
-			err = s3__new(&cfg, bucket, 0, &s);
-		if (!err)
-			err = catalog__add_s3(c, s, prefix, f->from, f->to, why,
-					      sizeof(why));
-		s3__free(s);
-		remote = 1;
-		if (err) {
-			error("cannot list %s: %s", store,
-			      why[0] ? why : s3_strerror(err));
-			s3_config__clear(&cfg);
-			return EXIT_FAIL;
-		}
+		return -1;
 	}
-	catalog__sort(c);
-	*keep = calloc(c->n + 1, 1);
-	if (!*keep) {
+	err = s3_config__load(&cfg, endpoint, why, sizeof(why));
+	if (!err)
+		err = s3__new(&cfg, bucket, 0, &s);
+	if (!err)
+		err = catalog__add_s3(*c, s, prefix, why, sizeof(why));
+	s3__free(s);
+	if (!err && (err = catalog__finish(*c)))
+		why[0] = '\0';
+	if (err) {
+		error("cannot list %s: %s", store, why[0] ? why : s3_strerror(err));
 		s3_config__clear(&cfg);
-		error("out of memory");
 		return EXIT_FAIL;
 	}
-	*nkept = (int)catalog__select(c, f, *keep);
-	if (remote) {
-		c->flag_poll_ns = ANALYSIS_FLAG_LONG_POLL_NS;
-		c->flag_delay_ns = ANALYSIS_FLAG_DELAY_NS;
-		err = catalog__meta(c, &cfg, bucket, prefix, *keep, META_MAX, &failed,
-				    why, sizeof(why));
-		if (err)
-			warning("no index or reason read: %s",
-				why[0] ? why : strerror(-err));
-		else if (failed)
-			warning("the index or reason of %zu object%s is unknown: %s",
-				failed, failed == 1 ? "" : "s", why);
-	}
+	err = catalog__meta(*c, &cfg, bucket, prefix, &failed, why, sizeof(why));
+	if (err)
+		warning("no index or reason read: %s", why[0] ? why : strerror(-err));
+	else if (failed)
+		warning("the index or reason of %zu object%s is unknown: %s", failed,
+			failed == 1 ? "" : "s", why);
 	s3_config__clear(&cfg);
 	return -1;
 }
@@ -128,10 +123,9 @@ int cmd_ls(int argc, char **argv)
 	static const char *const formats[] = {"text", "json"};
 	struct catalog_filter f = {0};
 	struct time_spec ts;
-	struct catalog c = {0};
+	struct catalog *c = NULL;
 	const char *endpoint = NULL;
-	unsigned char *keep = NULL;
-	int json = 0, nkept = 0, ret, opt;
+	int json = 0, ret, opt;
 	time_t now = time(NULL);
 
 	optind = 1;
@@ -178,14 +172,12 @@ int cmd_ls(int argc, char **argv)
 				   "want one store: s3://BUCKET[/PREFIX] or a directory");
 	if (f.from && f.to && f.to <= f.from)
 		return usage_error("ls ", "--to must be after --from");
-	ret = read_store(argv[optind], endpoint, &f, &c, &keep, &nkept);
+	ret = read_store(argv[optind], endpoint, &f, &c);
 	if (ret < 0) {
-		ret = catalog__print(&c, keep, argv[optind], json, stdout) ? EXIT_FAIL
-									   : EXIT_OK;
+		ret = catalog__print(c, argv[optind], json, stdout) ? EXIT_FAIL : EXIT_OK;
 		if (ret)
 			error("cannot write the listing: %s", strerror(errno));
 	}
-	free(keep);
-	catalog__release(&c);
+	catalog__free(c);
 	return ret;
 }

@@ -35,84 +35,89 @@ static time_t wall_bound(const struct time_spec *ts, const char *opt, const char
 	return (time_t)(ts->ns / 1000000000ULL);
 }
 
-/* "service/host" of the runs @keep keeps in @c, at most 4; their count. */
-static size_t hosts_of(const struct catalog *c, const unsigned char *keep, char *buf,
+static int is_of(const struct catalog_run *r, const struct inputs *in)
+{
+	return (!in->service || !strcmp(r->service, in->service)) &&
+	       (!in->host || !strcmp(r->host, in->host));
+}
+
+/* "service/host" of the runs of @c that @in picks, at most 4; their
+ * count. */
+static size_t hosts_of(const struct catalog *c, const struct inputs *in, char *buf,
 		       size_t len)
 {
-	const struct catalog_entry *last = NULL;
-	size_t n = 0, at = 0;
+	const struct catalog_run *v, *last = NULL;
+	size_t nr = catalog__runs(c, &v), n = 0, at = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		const struct catalog_entry *e = &c->v[i];
+	for (size_t i = 0; i < nr; i++) {
+		const struct catalog_run *r = &v[i];
 
-		if (!keep[i] || (last && !strcmp(last->service, e->service) &&
-				 !strcmp(last->host, e->host)))
+		if (!is_of(r, in) || (last && !strcmp(last->service, r->service) &&
+				      !strcmp(last->host, r->host)))
 			continue;
-		last = e;
+		last = r;
 		if (n++ < 4 && at < len)
 			at += (size_t)snprintf(buf + at, len - at, "%s%s/%s",
-					       n > 1 ? ", " : "", e->service, e->host);
+					       n > 1 ? ", " : "", r->service, r->host);
 	}
 	if (n > 4 && at < len)
 		snprintf(buf + at, len - at, ", ...");
 	return n;
 }
 
-int inputs_catalog(struct inputs *in, const char *url, struct catalog *c,
-		   unsigned char **keep, size_t *n)
+int inputs_catalog(struct inputs *in, const char *url, size_t keys_max,
+		   struct catalog **c)
 {
 	char bucket[64], prefix[512], why[400] = "";
-	struct catalog_filter f = {.service = in->service, .host = in->host};
+	struct catalog_opts o = {.f = {.service = in->service, .host = in->host},
+				 .keys_max = keys_max};
+	struct catalog_counts n;
 	struct s3_config cfg;
 	struct s3 *s = NULL;
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	*keep = NULL;
-	*n = 0;
+	*c = NULL;
 	if (s3_parse_url(url, bucket, sizeof(bucket), prefix, sizeof(prefix))) {
 		error("bad input '%s': want s3://BUCKET[/PREFIX]", url);
 		return -1;
 	}
-	if ((f.from = wall_bound(&in->win.from, "--from", url)) < 0 ||
-	    (f.to = wall_bound(&in->win.to, "--to", url)) < 0)
+	if ((o.f.from = wall_bound(&in->win.from, "--from", url)) < 0 ||
+	    (o.f.to = wall_bound(&in->win.to, "--to", url)) < 0)
 		return -1;
+	if (catalog__new(&o, c)) {
+		error("out of memory");
+		return -1;
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	err = s3_config__load(&cfg, NULL, why, sizeof(why));
 	if (!err) {
 		err = s3__new(&cfg, bucket, 0, &s);
 		if (!err)
-			err = catalog__add_s3(c, s, prefix, f.from, f.to, why,
-					      sizeof(why));
+			err = catalog__add_s3(*c, s, prefix, why, sizeof(why));
 		s3__free(s);
 	}
 	s3_config__clear(&cfg);
+	if (!err && (err = catalog__finish(*c)))
+		why[0] = '\0';
 	if (err) {
 		error("cannot list %s: %s", url, why[0] ? why : s3_strerror(err));
-		catalog__release(c);
-		return -1;
+		goto fail;
 	}
-	catalog__sort(c);
-	*keep = calloc(c->n + 1, 1);
-	if (!*keep) {
-		error("out of memory");
-		catalog__release(c);
-		return -1;
-	}
-	*n = catalog__select(c, &f, *keep);
-	if (!*n) {
+	catalog__counts(*c, &n);
+	if (!n.objects) {
 		error("%s holds no segment%s%s%s%s%s: 'd9prof ls %s' shows what it holds",
 		      url, in->service || in->host ? " of " : "",
 		      in->service ? in->service : "", in->service && in->host ? "/" : "",
-		      in->host ? in->host : "", f.from || f.to ? " in this window" : "",
-		      url);
-		free(*keep);
-		*keep = NULL;
-		catalog__release(c);
-		return -1;
+		      in->host ? in->host : "",
+		      o.f.from || o.f.to ? " in this window" : "", url);
+		goto fail;
 	}
 	return 0;
+fail:
+	catalog__free(*c);
+	*c = NULL;
+	return -1;
 }
 
 int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npaths)
@@ -120,13 +125,15 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 	char bucket[64], prefix[512], why[400] = "", cache[4096], hosts[300], sz[32];
 	struct fetch_opts fo = {.cache = cache, .max_bytes = CACHE_MAX_BYTES};
 	const char **keys = NULL, **etags = NULL;
+	const struct catalog_obj *v;
+	const struct catalog_run *runs;
+	struct catalog *own = NULL, *c = in->listed;
+	struct catalog_counts cn;
 	uint64_t *sizes = NULL;
 	struct fetch_stats st;
-	struct catalog c = {0};
-	unsigned char *keep = NULL;
 	struct s3_config cfg;
 	const char *max = getenv("D9PROF_CACHE_MAX");
-	size_t n = 0;
+	size_t n = 0, nv;
 	int err, ret = -1;
 
 	*paths = NULL;
@@ -140,33 +147,42 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 		error("no cache directory for -i %s: set D9PROF_CACHE or HOME", url);
 		return -1;
 	}
-	if (inputs_catalog(in, url, &c, &keep, &n))
+	if (!c && inputs_catalog(in, url, FETCH_MAX + 1, &own))
 		return -1;
+	c = c ? c : own;
 	s3_parse_url(url, bucket, sizeof(bucket), prefix, sizeof(prefix));
-	if (hosts_of(&c, keep, hosts, sizeof(hosts)) > 1) {
+	if (hosts_of(c, in, hosts, sizeof(hosts)) > 1) {
 		error("%s holds several hosts%s (%s): choose one with --service and --host "
 		      "('d9prof ls %s' lists them)",
 		      url, in->win.from.kind || in->win.to.kind ? " in this window" : "",
 		      hosts, url);
 		goto out;
 	}
+	/* the objects of the host (all of them, of a catalog of its own) */
+	catalog__counts(c, &cn);
+	catalog__runs(c, &runs);
+	v = catalog__objects(c, &nv);
+	for (size_t i = 0; i < nv; i++)
+		n += is_of(&runs[v[i].run], in);
+	if (own)
+		n = cn.objects;
 	if (n > FETCH_MAX) {
 		error("%s holds %zu segments for this: more than %d; narrow it with --from "
 		      "and --to",
 		      url, n, FETCH_MAX);
 		goto out;
 	}
-	keys = calloc(n, sizeof(*keys));
-	sizes = calloc(n, sizeof(*sizes));
-	etags = calloc(n, sizeof(*etags));
+	keys = calloc(n + 1, sizeof(*keys));
+	sizes = calloc(n + 1, sizeof(*sizes));
+	etags = calloc(n + 1, sizeof(*etags));
 	if (!keys || !sizes || !etags)
 		goto nomem;
 	n = 0;
-	for (size_t i = 0; i < c.n; i++)
-		if (keep[i]) {
-			keys[n] = c.v[i].key;
-			etags[n] = c.v[i].etag;
-			sizes[n++] = c.v[i].size;
+	for (size_t i = 0; i < nv; i++)
+		if (is_of(&runs[v[i].run], in)) {
+			keys[n] = v[i].key;
+			etags[n] = v[i].etag;
+			sizes[n++] = v[i].size;
 		}
 	err = s3_config__load(&cfg, NULL, why, sizeof(why));
 	if (!err)
@@ -190,7 +206,6 @@ out:
 	free(keys);
 	free(etags);
 	free(sizes);
-	free(keep);
-	catalog__release(&c);
+	catalog__free(own);
 	return ret;
 }

@@ -40,12 +40,23 @@ static void list_page(const char *p, size_t n)
 
 static void catalog_keys(const char *p, size_t n)
 {
-	struct catalog c = {0};
-	unsigned char *keep;
-	struct catalog_filter f = {0};
+	/* small bounds, to reach the heaps' and the buckets' limits */
+	struct catalog_opts o = {.index_max = 3, .keys_max = 4, .dumps_max = 2};
+	struct catalog *c;
 	char line[1200];
 	FILE *out = fopen("/dev/null", "w");
 
+	/* input starting with 'w': a window of ten minutes from
+	 * 2026-11-26 21:40 */
+	if (n && p[0] == 'w') {
+		o.f.from = 1795729200;
+		o.f.to = o.f.from + 600;
+	}
+	if (!out || catalog__new(&o, &c)) {
+		if (out)
+			fclose(out);
+		return;
+	}
 	/* a key per line; a line with a tab: its index metadata after it */
 	for (const char *s = p, *e = p + n; s < e;) {
 		const char *nl = memchr(s, '\n', (size_t)(e - s)), *tab;
@@ -53,7 +64,6 @@ static void catalog_keys(const char *p, size_t n)
 
 		if (k < sizeof(line)) {
 			struct catalog_index ix;
-			size_t before = c.n;
 			int indexed = 0;
 
 			memcpy(line, s, k);
@@ -62,25 +72,16 @@ static void catalog_keys(const char *p, size_t n)
 				indexed = !catalog_index_parse(tab + 1, &ix);
 				line[tab - line] = '\0';
 			}
-			catalog__add(&c, line, k);
-			if (indexed && c.n > before) {
-				c.v[c.n - 1].ix = ix;
-				c.v[c.n - 1].indexed = 1;
-			}
+			catalog__add(c, line, k, "e", indexed ? &ix : NULL);
 		}
 		s = nl ? nl + 1 : e;
 	}
-	catalog__sort(&c);
-	keep = calloc(c.n + 1, 1);
-	if (keep && out) {
-		catalog__select(&c, &f, keep);
-		catalog__print(&c, keep, "s3://b", 0, out);
-		catalog__print(&c, keep, "s3://b", 1, out);
+	if (!catalog__finish(c)) {
+		catalog__print(c, "s3://b", 0, out);
+		catalog__print(c, "s3://b", 1, out);
 	}
-	free(keep);
-	if (out)
-		fclose(out);
-	catalog__release(&c);
+	fclose(out);
+	catalog__free(c);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
