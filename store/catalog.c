@@ -7,8 +7,9 @@
  * service/host/boot), into a fine time bucket (with a bit for its host,
  * so that a bucket counts hosts, not runs), and kept only where the
  * output needs it: the latest segments of each run whose index is to be
- * read (a heap of an equal share of index_max), the latest dumps (a heap
- * of dumps_max), each run's segment before the window (the one that may
+ * read (an equal share of index_max, held in an array of twice as many
+ * cut to the newest when full), the latest dumps (dumps_max, the same
+ * way), each run's segment before the window (the one that may
  * run into it: decided at the end), and the objects asked for (keys_max).
  */
 #include <dirent.h>
@@ -167,7 +168,7 @@ struct catalog {
 	size_t per_run;	 /* segments each run keeps for its index */
 	uint32_t *order; /* the runs shown, in order (catalog__finish()) */
 	size_t norder;
-	struct catalog_obj *dumps; /* the latest (a heap until the finish) */
+	struct catalog_obj *dumps; /* the latest (latest_push()) */
 	size_t ndumps, dumps_cap;
 	struct catalog_obj *objs; /* options.keys_max of the kept */
 	size_t nobjs, objs_cap;
@@ -213,73 +214,43 @@ static int older(const struct catalog_obj *a, const struct catalog_obj *b)
 	return strcmp(a->key, b->key) < 0;
 }
 
-/* ---- the heaps of the latest objects (the oldest on top) ----------------- */
+/* ---- the latest objects of a kind --------------------------------------------- */
 
-static void sift_down(struct catalog_obj *h, size_t n, size_t i)
+static int newer_first(const void *a, const void *b)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct catalog_obj t;
-
-		if (l < n && older(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && older(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
+	return older(b, a) - older(a, b);
 }
 
-static void sift_up(struct catalog_obj *h, size_t i)
+/* The newest @max of @v (*@n of them) kept, the rest dropped. */
+static void latest_cut(struct catalog_obj *v, size_t *n, size_t max)
 {
-	while (i && older(&h[i], &h[(i - 1) / 2])) {
-		struct catalog_obj t = h[i];
-
-		h[i] = h[(i - 1) / 2];
-		h[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
+	if (*n <= max)
+		return;
+	qsort(v, *n, sizeof(*v), newer_first);
+	for (size_t i = max; i < *n; i++)
+		obj_release(&v[i]);
+	*n = max;
 }
 
-/* Drop the oldest of the heap until it holds at most @max. */
-static void heap_trim(struct catalog_obj *h, size_t *n, size_t max)
-{
-	while (*n > max) {
-		obj_release(&h[0]);
-		h[0] = h[--*n];
-		sift_down(h, *n, 0);
-	}
-}
-
-/* A copy of @o (its key) in the heap of the @max latest, unless it is
- * older than all of a full one. 0 or -ENOMEM. */
-static int heap_push(struct catalog_obj **h, size_t *n, size_t *cap, size_t max,
-		     const struct catalog_obj *o)
+/* A copy of @o (its key) added to the array that keeps the @max newest:
+ * it holds up to twice as many, cut to the newest @max when full (a sort
+ * every @max objects). 0 or -ENOMEM. */
+static int latest_push(struct catalog_obj **v, size_t *n, size_t *cap, size_t max,
+		       const struct catalog_obj *o)
 {
 	struct catalog_obj c = *o;
 
-	if (!max || (*n >= max && older(o, &(*h)[0])))
+	if (!max)
 		return 0;
+	if (*n >= 2 * max)
+		latest_cut(*v, n, max);
 	c.key = strdup(o->key);
 	c.reason = NULL;
-	if (!c.key)
-		return -ENOMEM;
-	if (*n >= max) {
-		obj_release(&(*h)[0]);
-		(*h)[0] = c;
-		sift_down(*h, *n, 0);
-		return 0;
-	}
-	if (LIB_GROW(*h, *cap, *n + 1)) {
+	if (!c.key || LIB_GROW(*v, *cap, *n + 1)) {
 		free(c.key);
 		return -ENOMEM;
 	}
-	(*h)[(*n)++] = c;
-	sift_up(*h, *n - 1);
+	(*v)[(*n)++] = c;
 	return 0;
 }
 
@@ -494,7 +465,8 @@ static int run_of(struct catalog *c, const struct parsed *e, uint32_t *run)
 	r->service_id = svc;
 	c->per_run = c->nruns <= c->o.index_max ? c->o.index_max / c->nruns : 0;
 	for (size_t i = 0; i < c->nruns; i++)
-		heap_trim(c->runs[i].last, &c->runs[i].nlast, c->per_run);
+		if (c->runs[i].nlast > 2 * c->per_run)
+			latest_cut(c->runs[i].last, &c->runs[i].nlast, c->per_run);
 	return 0;
 }
 
@@ -523,12 +495,13 @@ static int keep(struct catalog *c, struct catalog_obj *o)
 	c->bytes = sat_add(c->bytes, o->size);
 	c->objects++;
 	if (o->dump)
-		err = heap_push(&c->dumps, &c->ndumps, &c->dumps_cap, c->o.dumps_max, o);
+		err = latest_push(&c->dumps, &c->ndumps, &c->dumps_cap, c->o.dumps_max,
+				  o);
 	else if (o->indexed) {
 		fold_index(c, o);
 		c->known++;
 	} else
-		err = heap_push(&r->last, &r->nlast, &r->last_cap, c->per_run, o);
+		err = latest_push(&r->last, &r->nlast, &r->last_cap, c->per_run, o);
 	if (!err && c->nobjs < c->o.keys_max) {
 		struct catalog_obj k = *o;
 
@@ -736,8 +709,12 @@ int catalog__finish(struct catalog *c)
 		free(rn->before);
 		rn->before = NULL;
 	}
-	if (!err)
-		err = order_runs(c);
+	if (err)
+		return err;
+	for (size_t r = 0; r < c->nruns; r++)
+		latest_cut(c->runs[r].last, &c->runs[r].nlast, c->per_run);
+	latest_cut(c->dumps, &c->ndumps, c->o.dumps_max);
+	err = order_runs(c);
 	if (err)
 		return err;
 	qsort_r(c->dumps, c->ndumps, sizeof(*c->dumps), obj_cmp, c);
@@ -880,7 +857,7 @@ int catalog__meta(struct catalog *c, const struct s3_config *cfg, const char *bu
 
 	*failed = 0;
 	c->meta_done = 1;
-	/* the segments picked, the runs' heaps end to end */
+	/* the segments picked, the runs' latest end to end */
 	for (size_t r = 0; r < c->nruns; r++)
 		nsegs += c->runs[r].nlast;
 	segs = calloc(nsegs + 1, sizeof(*segs));

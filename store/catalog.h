@@ -79,7 +79,7 @@ struct catalog_run {
 	uint32_t host_id; /* the same for every run of a host */
 	/* private (catalog.c) */
 	uint32_t service_id;
-	struct catalog_obj *last; /* its latest segments (a heap) */
+	struct catalog_obj *last; /* its latest segments, for their index */
 	size_t nlast, last_cap;
 	struct catalog_obj *before; /* its last segment before the window */
 	int at_from;		    /* one begins at its start */
