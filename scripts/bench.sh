@@ -33,7 +33,10 @@
 #                        writer's rows/s, the tables' size against the
 #                        segments', what --upload-tables costs);
 #                        row 5 the Tokio binding;
-#                        row 6 zero-code Tokio against perf -F 999 -g
+#                        row 6 zero-code Tokio against perf -F 999 -g;
+#                        row 8 ls and fleet of a simulated bucket of
+#                        144,000 keys (100 hosts x a day of one-minute
+#                        segments in a local s3rver)
 #   3. analysis speed    a >= 1M-sample trace recorded by d9prof and perf at
 #                        once; `d9prof flame --format folded` vs `perf script`
 #   4. trace size        bytes per sample and per shim event
@@ -60,7 +63,10 @@
 # BENCH_ONLY=2m row 2m alone (the detectors as flight triggers, ~2
 # minutes), BENCH_ONLY=tables row 2n alone (the Parquet tables, ~2
 # minutes; s3rver as row 2k), BENCH_ONLY=scale row 7 alone (the views on traces of SCALE_SECS ["10 30"]
-# seconds of the demo's --bench-polls against perf script; a few minutes).
+# seconds of the demo's --bench-polls against perf script; a few minutes),
+# BENCH_ONLY=bucket row 8 alone (ls of a simulated bucket of 144,000 keys
+# in s3rver and fleet over a window of BUCKET_WINDOW [10] minutes of it:
+# wall time and peak RSS; ~4 minutes, 3 GB of small files in $B/bench/run).
 set -u
 
 B=${B:-build}
@@ -76,6 +82,9 @@ SPIN_US=${SPIN_US:-8}		# bench_spin poll size for ~200k polls/s on 2 threads
 DEMO_WORK_NS=${DEMO_WORK_NS:-8000}	# demo --bench-work-ns for ~200k polls/s
 ZC_SECS=${ZC_SECS:-8}		# zero-code Tokio's runs (row 6)
 SCALE_SECS=${SCALE_SECS:-10 30}	# trace lengths of row 7 (analysis scale)
+BUCKET_HOSTS=${BUCKET_HOSTS:-100}	# row 8's bucket: hosts,
+BUCKET_MINUTES=${BUCKET_MINUTES:-1440}	# ... one-minute segments each,
+BUCKET_WINDOW=${BUCKET_WINDOW:-10}	# ... and fleet's window, minutes
 KEEP=${KEEP:-0}
 
 D9=$B/d9prof
@@ -924,6 +933,83 @@ if [ "$BENCH_ONLY" = tables ]; then
 	print_table
 	exit 0
 fi
+
+# A simulated fleet's bucket (issue 46's scale): BUCKET_HOSTS [100] hosts
+# sealing a segment a minute for the last BUCKET_MINUTES [1440], 144,000
+# keys in the layout with their index metadata, written into s3rver's own
+# files by tests/e2e/fleet/fake_fleet.py --disk (PUTs through the API
+# take ~4 ms each on s3rver: 8 minutes); the objects of the BUCKET_WINDOW
+# [10] minutes from the recording of a 1 s demo segment (5 minutes before
+# the bucket's end) are that segment, so that fleet reads them. Then
+# `ls` of the whole bucket and `fleet` of that window, each once: wall
+# time and peak RSS (/usr/bin/time), beside Debian's AWS CLI listing the
+# same keys (where it is installed). s3rver answers the listing (its
+# DES continuation tokens, a walk of its files per page): the wall time
+# is mostly its; d9prof's own CPU is said too.
+bucket_row() {
+	local rc start first minute made ls_t fl_t aws_t nrow nread keys
+	upload_s3_start
+	rc=$?
+	if [ "$rc" = 2 ]; then
+		row 8 "ls of a simulated bucket (144,000 keys)" "-" "-" "-" "-" "skipped: no s3rver (node, npm)"
+		return
+	fi
+	[ "$rc" = 0 ] || die "s3rver did not start: $(tail -c 300 "$RUN/s3rver.log" 2>/dev/null)"
+	run "$D9" record -d 1 -o "$RUN/bucket-seg.d9" -- "$DEMO" -q >/dev/null \
+		2>"$RUN/bucket-rec.err" || die "bucket: record failed: $(tail -1 "$RUN/bucket-rec.err")"
+	start=$("$D9" info --json -i "$RUN/bucket-seg.d9" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["span"]["start_wall_ns"] // 10**9)') ||
+		die "bucket: no start time in the segment"
+	# the bucket: the last BUCKET_MINUTES up to 5 minutes past the window
+	first=$((start - start % 60 - 60 * (BUCKET_MINUTES - BUCKET_WINDOW - 5)))
+	minute=$(date -u -d "@$((start - start % 60))" +%Y-%m-%dT%H:%M)
+	run python3 tests/e2e/fleet/fake_fleet.py --disk "$S3_DATA" --hosts "$BUCKET_HOSTS" \
+		--minutes "$BUCKET_MINUTES" --start "$(date -u -d "@$first" +%Y-%m-%dT%H:%M)" \
+		--body "$RUN/bucket-seg.d9" \
+		--body-from "$(date -u -d "@$((start - start % 60 - 60))" +%Y-%m-%dT%H:%M)" \
+		--body-minutes $((BUCKET_WINDOW + 1)) >"$RUN/bucket-made.out" 2>&1 ||
+		die "bucket: fake_fleet.py failed: $(tail -1 "$RUN/bucket-made.out")"
+	made=$(cat "$RUN/bucket-made.out")
+	say "bucket: $made; load average $(loadavg)"
+	run $TIME -f '%e %M %U %S' -o "$RUN/bucket-ls.time" "$D9" ls s3://bkt --format json \
+		>"$RUN/bucket-ls.json" 2>"$RUN/bucket-ls.err" ||
+		die "bucket: ls failed: $(tail -1 "$RUN/bucket-ls.err")"
+	keys=$(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(j["segments"], j["hosts"])' \
+		"$RUN/bucket-ls.json")
+	ls_t=$(awk '{ printf "%.1f s %.0f MiB", $1, $2 / 1024 }' "$RUN/bucket-ls.time")
+	run $TIME -f '%e %M %U %S' -o "$RUN/bucket-fleet.time" "$D9" fleet -i s3://bkt \
+		--from "$minute" --to "$(date -u -d "@$((start - start % 60 + 60 * BUCKET_WINDOW))" +%Y-%m-%dT%H:%M)" \
+		--format json >"$RUN/bucket-fleet.json" 2>"$RUN/bucket-fleet.err" ||
+		die "bucket: fleet failed: $(tail -1 "$RUN/bucket-fleet.err")"
+	read -r nrow nread < <(python3 -c 'import json, sys; h = json.load(open(sys.argv[1]))["hosts"]; print(len(h), sum(x["read"] for x in h))' \
+		"$RUN/bucket-fleet.json")
+	fl_t=$(awk '{ printf "%.1f s %.0f MiB", $1, $2 / 1024 }' "$RUN/bucket-fleet.time")
+	aws_t="-"
+	if [ -x /usr/bin/aws ]; then
+		run $TIME -f '%e %M' -o "$RUN/bucket-aws.time" /usr/bin/aws --endpoint-url "$S3_URL" \
+			s3api list-objects-v2 --bucket bkt --query 'length(Contents)' --output text \
+			>"$RUN/bucket-aws.out" 2>"$RUN/bucket-aws.err" &&
+			aws_t=$(awk '{ printf "%.1f s %.0f MiB", $1, $2 / 1024 }' "$RUN/bucket-aws.time")
+	fi
+	stop_bg "$S3_PID"
+	rm -rf "${RUN:?}/s3" "$RUN/bucket-seg.d9"
+	row 8 "a simulated bucket: $BUCKET_HOSTS hosts x $BUCKET_MINUTES min" "" "" "" "" ""
+	row "" "  ls, all $(echo "$keys" | cut -d' ' -f1) keys ($(echo "$keys" | cut -d' ' -f2) hosts): wall, peak RSS" \
+		"$ls_t" "aws s3api $aws_t" "-" "<= 32 MiB" \
+		"$(verdict "$(awk '{ print $2 / 1024 }' "$RUN/bucket-ls.time") <= 32")"
+	row "" "  fleet, a ${BUCKET_WINDOW}-min window: wall, peak RSS" "$fl_t" "-" "-" \
+		"all $nrow hosts read" "$(verdict "$nread == $nrow && $nrow == $BUCKET_HOSTS")"
+	note "8 $made (s3rver's files, fake_fleet.py --disk); load average after $(loadavg)"
+	note "8 d9prof CPU, user + system: ls $(awk '{ print $3 + $4 }' "$RUN/bucket-ls.time") s," \
+		"fleet $(awk '{ print $3 + $4 }' "$RUN/bucket-fleet.time") s; the rest of the wall time is s3rver's"
+}
+
+if [ "$BENCH_ONLY" = bucket ]; then
+	bucket_row
+	note "BENCH_ONLY=bucket: row 8 only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
 if [ "$BENCH_ONLY" = 2m ]; then
 	detect_row
 	note "BENCH_ONLY=2m: row 2m only; total bench time $(($(date +%s) - T_START)) s"
@@ -1540,6 +1626,8 @@ say "2/4 the detectors as flight triggers: with and without, $PAIRS rounds at tw
 detect_row
 say "2/4 the Parquet tables: the writer, their size, --upload-tables"
 tables_row
+say "2/4 ls and fleet of a simulated bucket of 144,000 keys (~4 minutes)"
+bucket_row
 
 
 

@@ -9,7 +9,9 @@ MINUTES minutes, in the key layout `record --upload` writes
 puts on a segment (x-amz-meta-d9prof-kind, -from, -to and -index, the
 index that `d9prof ls` reads back). Host N runs service svcN%SERVICES;
 the hosts whose number is a multiple of TWO run a second service too
-(svc-side: a host of two services, which ls counts once).
+(svc-side: a host of two services, which ls counts once). An object is
+a few bytes, or with --body a real segment file (the same for all: a
+view that reads them reads that one, its copies skipped).
 
 Two ways to make it:
   --url URL      through the S3 API: signed PUTs (SigV4, as any client
@@ -42,10 +44,21 @@ SECRET = os.environ.get("AWS_SECRET_ACCESS_KEY", "S3RVER")
 REGION = os.environ.get("AWS_REGION", "us-east-1")
 
 
+def utc(s):
+    """unix seconds of "YYYY-MM-DDTHH:MM" (UTC)"""
+    return int(datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M")
+               .replace(tzinfo=datetime.timezone.utc).timestamp())
+
+
 def keys(a):
     """(key, body, metadata) of every object, in time order"""
-    start = int(datetime.datetime.strptime(a.start, "%Y-%m-%dT%H:%M")
-                .replace(tzinfo=datetime.timezone.utc).timestamp())
+    start = utc(a.start)
+    body = None
+    if getattr(a, "body", None):
+        with open(a.body, "rb") as f:
+            body = f.read()
+        body_lo = utc(a.body_from)
+        body_hi = body_lo + 60 * a.body_minutes
     pre = a.prefix.strip("/") + "/" if a.prefix.strip("/") else ""
     for m in range(a.minutes):
         minute = start + 60 * m
@@ -70,7 +83,8 @@ def keys(a):
                                     "max-delay=%d" % (polls, polls // 3, longest,
                                                       20000 + h * 10),
                 }
-                yield key, b"D9 fake segment %d\n" % m, meta
+                real = body is not None and body_lo <= minute < body_hi
+                yield key, body if real else b"D9 fake segment %d\n" % m, meta
 
 
 def sign(method, host, path, query, payload_hash, headers):
@@ -185,6 +199,11 @@ def main():
                    help="hosts numbered a multiple of this run svc-side too")
     p.add_argument("--start", default="2026-11-26T00:00", help="UTC")
     p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--body", help="a segment file: the body of the objects of "
+                   "--body-minutes minutes from --body-from (UTC "
+                   "YYYY-MM-DDTHH:MM), for views that read them")
+    p.add_argument("--body-from")
+    p.add_argument("--body-minutes", type=int, default=10)
     a = p.parse_args()
     if bool(a.url) == bool(a.disk):
         sys.exit("fake_fleet: give --url or --disk")
