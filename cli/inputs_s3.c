@@ -42,20 +42,22 @@ static int is_of(const struct catalog_run *r, const struct inputs *in)
 }
 
 /* "service/host" of the runs of @c that @in picks, at most 4; their
- * count. */
+ * count, and in *@one_host whether they are all of one host. */
 static size_t hosts_of(const struct catalog *c, const struct inputs *in, char *buf,
-		       size_t len)
+		       size_t len, int *one_host)
 {
 	const struct catalog_run *v, *last = NULL;
 	size_t nr = catalog__runs(c, &v), n = 0, at = 0;
 
 	buf[0] = '\0';
+	*one_host = 1;
 	for (size_t i = 0; i < nr; i++) {
 		const struct catalog_run *r = &v[i];
 
 		if (!is_of(r, in) || (last && !strcmp(last->service, r->service) &&
 				      !strcmp(last->host, r->host)))
 			continue;
+		*one_host &= !last || last->host_id == r->host_id;
 		last = r;
 		if (n++ < 4 && at < len)
 			at += (size_t)snprintf(buf + at, len - at, "%s%s/%s",
@@ -134,7 +136,7 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 	struct s3_config cfg;
 	const char *max = getenv("D9PROF_CACHE_MAX");
 	size_t n = 0, nv;
-	int err, ret = -1;
+	int err, ret = -1, one;
 
 	*paths = NULL;
 	*npaths = 0;
@@ -151,11 +153,13 @@ int inputs_fetch(struct inputs *in, const char *url, char ***paths, size_t *npat
 		return -1;
 	c = c ? c : own;
 	s3_parse_url(url, bucket, sizeof(bucket), prefix, sizeof(prefix));
-	if (hosts_of(c, in, hosts, sizeof(hosts)) > 1) {
-		error("%s holds several hosts%s (%s): choose one with --service and --host "
+	if (hosts_of(c, in, hosts, sizeof(hosts), &one) > 1) {
+		/* (a host that runs two services is one host) */
+		error("%s holds several %s%s (%s): choose one with --service%s "
 		      "('d9prof ls %s' lists them)",
-		      url, in->win.from.kind || in->win.to.kind ? " in this window" : "",
-		      hosts, url);
+		      url, one ? "services of one host" : "hosts",
+		      in->win.from.kind || in->win.to.kind ? " in this window" : "",
+		      hosts, one ? "" : " and --host", url);
 		goto out;
 	}
 	/* the objects of the host (all of them, of a catalog of its own) */

@@ -6,7 +6,8 @@
 #     keys lists within 10% of the RSS of one of ~700 with the same
 #     hosts (the keys are folded as the pages come, not held);
 #   - ls counts hosts, not service/host pairs: a host running two
-#     services is one host, in the summary and in each bucket;
+#     services is one host, in the summary and in each bucket (and -i
+#     s3:// of it says it holds two services, not two hosts);
 #   - a window's listing (its day up to its end) keeps exactly the keys
 #     that the generator says are in it, with each run's segment that
 #     runs into its start; the indexes are read for each run's latest
@@ -97,6 +98,13 @@ assert sum(b['segments'] for b in j['buckets']) == 700
 assert j['index_left_out'] == 0 and j['unindexed'] == 0, j
 assert all(r['indexed'] == r['segments'] == 50 for r in j['runs']), j['runs']
 EOF
+	# -i s3:// of that host alone: one host, two services, said so
+	"$D9" tasks -i s3://bkt/small --host host-000 >/dev/null 2>"$TMP/two.err" &&
+		{ fail "two services read as one"; return; }
+	sed 's/^/    /' "$TMP/two.err"
+	[ "$(wc -l <"$TMP/two.err")" = 1 ] &&
+		grep -q 'several services of one host (svc-side/host-000, svc0/host-000): choose one with --service (' \
+			"$TMP/two.err" || { fail "not one line naming the host's services"; return; }
 }
 
 t_a_window_keeps_what_the_generator_put_in_it() {
