@@ -717,8 +717,11 @@ int catalog__finish(struct catalog *c)
 	err = order_runs(c);
 	if (err)
 		return err;
-	qsort_r(c->dumps, c->ndumps, sizeof(*c->dumps), obj_cmp, c);
-	qsort_r(c->objs, c->nobjs, sizeof(*c->objs), obj_cmp, c);
+	/* (NULL while none: qsort_r() wants an array) */
+	if (c->ndumps)
+		qsort_r(c->dumps, c->ndumps, sizeof(*c->dumps), obj_cmp, c);
+	if (c->nobjs)
+		qsort_r(c->objs, c->nobjs, sizeof(*c->objs), obj_cmp, c);
 	return 0;
 }
 
