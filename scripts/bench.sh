@@ -923,10 +923,10 @@ tables_row() {
 		run "$D9" record -p "$wpid" --rotate 10s -d "$TABLE_SECS" -o "$RUN/tab" \
 			--upload s3://bkt/tables --endpoint-url "$S3_URL" --upload-tables \
 			2>"$RUN/tab-up.err" || die "tables: record --upload-tables failed: $(tail -1 "$RUN/tab-up.err")"
-		line=$(grep "upload-tables: [0-9]* segments' tables" "$RUN/tab-up.err" | tail -1)
+		line=$(grep "upload-tables: [0-9]* segments.s tables" "$RUN/tab-up.err" | tail -1)
 		v=$(echo "$line" | sed -n 's/.*(\([0-9.]*\)% of a core.*/\1/p')
 		row "" "  --upload-tables: exporters' CPU, % of a core" "${v:-?}" "" "" "stated" \
-			"$(echo "$line" | sed -n "s/.*: \([0-9]*\) segments' tables (\([0-9]*\) files.*/\1 segments, \2 files/p")"
+			"$(echo "$line" | sed -n "s/.*: \([0-9]*\) segments.s tables (\([0-9]*\) files.*/\1 segments, \2 files/p")"
 		stop_bg "$S3_PID"
 		rm -rf "${RUN:?}/s3" "${RUN:?}/tab"
 	fi
