@@ -1458,13 +1458,14 @@ Test(s3, expiring_credentials_are_fetched_again_before_a_request)
 Test(s3, a_refused_key_says_where_it_came_from)
 {
 	struct fake f = {.n = 1, .answers = {{403, NULL, denied}}};
-	struct s3_list l = {0};
+	struct listed l = {0};
 	struct s3 *s;
 
 	fake_start(&f);
 	s = fake_s3(&f, NULL);
-	cr_expect_eq(s3__list(s, "", 0, &l, why, sizeof(why)), -EACCES);
+	cr_expect_eq(s3__list(s, "", collect, &l, why, sizeof(why)), -EACCES);
 	cr_expect_not_null(strstr(why, "records.?[2J (key from environment)"), "%s", why);
 	fake_stop(&f);
+	listed_release(&l);
 	s3__free(s);
 }
