@@ -22,8 +22,10 @@ cc -O1 -g -fno-omit-frame-pointer -I"$ROOT/include" tests/e2e/many_threads.c \
 need_perf >/dev/null || e2e_skip_all "$PERF_WHY"
 
 # start THREADS: the load, LPID once every thread runs
+# (it lives 180 s, killed after its test: three recordings and their
+# readings took 60 s on a 2026-11 VM, and a third recorded it exiting)
 start() {
-	start_ready -2 -t 10 "$TMP/load.out" "$TMP/many_threads" "$1" 10 1000 60 || return 1
+	start_ready -2 -t 10 "$TMP/load.out" "$TMP/many_threads" "$1" 10 1000 180 || return 1
 	LPID=$SPID
 }
 
