@@ -105,16 +105,9 @@ struct tc {
 	int depth;
 };
 
-static void put(struct pbuf *b, const void *p, size_t n)
-{
-	struct pbuf m = {.data = (uint8_t *)p, .len = n, .cap = n};
-
-	pbuf_append(b, &m);
-}
-
 static void put_byte(struct pbuf *b, uint8_t c)
 {
-	put(b, &c, 1);
+	pbuf_put(b, &c, 1);
 }
 
 static uint64_t zigzag(int64_t v)
@@ -151,7 +144,7 @@ static void tc_bin(struct tc *t, int16_t id, const void *p, size_t n)
 {
 	tc_field(t, id, TC_BINARY);
 	pbuf_varint(t->b, n);
-	put(t->b, p, n);
+	pbuf_put(t->b, p, n);
 }
 
 static void tc_str(struct tc *t, int16_t id, const char *s)
@@ -197,7 +190,7 @@ static void put_le(struct pbuf *b, uint64_t v, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		x[i] = (uint8_t)(v >> (8 * i));
-	put(b, x, n);
+	pbuf_put(b, x, n);
 }
 
 /* values @v[from, to) bit-packed in groups of 8, the last padded with 0 */
@@ -300,7 +293,7 @@ static void delta_binary_packed(struct pbuf *b, const int64_t *v, size_t n)
 			while (w[j] < 64 && any >> w[j])
 				w[j]++;
 		}
-		put(b, w, DELTA_MINI);
+		pbuf_put(b, w, DELTA_MINI);
 		for (size_t j = 0; j < DELTA_MINI && j * 32 < m; j++)
 			pack64(b, d + j * 32, m - j * 32 < 32 ? m - j * 32 : 32, w[j]);
 	}
@@ -491,7 +484,7 @@ static int write_chunk(struct pq_table *t, struct col *k, struct chunk *c)
 		t->page.len = 0;
 		for (uint32_t i = 0; i < nd; i++) {
 			put_le(&t->page, lib_strset_len(d, i), 4);
-			put(&t->page, lib_strset_str(d, i), lib_strset_len(d, i));
+			pbuf_put(&t->page, lib_strset_str(d, i), lib_strset_len(d, i));
 		}
 		if (!compress_page(t) || write_page(t, c, PAGE_DICTIONARY, nd, E_PLAIN))
 			return t->err;
@@ -510,8 +503,8 @@ static int write_chunk(struct pq_table *t, struct col *k, struct chunk *c)
 	} else if (strings) {
 		for (size_t i = 0; i < k->nids; i++) {
 			put_le(&t->page, lib_strset_len(d, k->ids[i]), 4);
-			put(&t->page, lib_strset_str(d, k->ids[i]),
-			    lib_strset_len(d, k->ids[i]));
+			pbuf_put(&t->page, lib_strset_str(d, k->ids[i]),
+				 lib_strset_len(d, k->ids[i]));
 		}
 	} else if (k->def.kind == PQ_BOOL) {
 		uint8_t acc = 0;
@@ -659,12 +652,12 @@ static void footer_chunk(struct pq_table *t, struct tc *h, size_t i,
 		pbuf_varint(h->b, zigzag(c->enc));
 	tc_list(h, 3, TC_BINARY, list ? 3 : 1);
 	pbuf_varint(h->b, strlen(d->name));
-	put(h->b, d->name, strlen(d->name));
+	pbuf_put(h->b, d->name, strlen(d->name));
 	if (list) {
 		pbuf_varint(h->b, 4);
-		put(h->b, "list", 4);
+		pbuf_put(h->b, "list", 4);
 		pbuf_varint(h->b, 7);
-		put(h->b, "element", 7);
+		pbuf_put(h->b, "element", 7);
 	}
 	tc_i32(h, 4, CODEC_ZSTD);
 	tc_i64(h, 5, (int64_t)c->values);
@@ -726,7 +719,7 @@ static int write_footer(struct pq_table *t)
 		return t->err;
 	t->body.len = 0;
 	put_le(&t->body, t->hdr.len, 4);
-	put(&t->body, "PAR1", 4);
+	pbuf_put(&t->body, "PAR1", 4);
 	if (pbuf_error(&t->body))
 		return t->err = -ENOMEM;
 	return write_out(t, t->body.data, t->body.len);

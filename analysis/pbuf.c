@@ -46,14 +46,19 @@ void pbuf_uint(struct pbuf *b, uint32_t field, uint64_t v)
 	pbuf_varint(b, v);
 }
 
-void pbuf_bytes(struct pbuf *b, uint32_t field, const void *p, size_t n)
+void pbuf_put(struct pbuf *b, const void *p, size_t n)
 {
-	pbuf_varint(b, (uint64_t)field << 3 | 2);
-	pbuf_varint(b, n);
 	if (!n || reserve(b, n))
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
+}
+
+void pbuf_bytes(struct pbuf *b, uint32_t field, const void *p, size_t n)
+{
+	pbuf_varint(b, (uint64_t)field << 3 | 2);
+	pbuf_varint(b, n);
+	pbuf_put(b, p, n);
 }
 
 void pbuf_msg(struct pbuf *b, uint32_t field, struct pbuf *m)
@@ -79,10 +84,7 @@ void pbuf_append(struct pbuf *b, const struct pbuf *m)
 {
 	if (m->err && !b->err)
 		b->err = m->err;
-	if (!m->len || reserve(b, m->len))
-		return;
-	memcpy(b->data + b->len, m->data, m->len);
-	b->len += m->len;
+	pbuf_put(b, m->data, m->len);
 }
 
 int pbuf_error(const struct pbuf *b)

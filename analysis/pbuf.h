@@ -30,6 +30,8 @@ void pbuf_msg(struct pbuf *b, uint32_t field, struct pbuf *m);
 /* Field @field as packed varints (repeated scalars), built in @tmp. */
 void pbuf_packed(struct pbuf *b, uint32_t field, const uint64_t *v, size_t n,
 		 struct pbuf *tmp);
+/* @n raw bytes at @p after those of @b (no field header). */
+void pbuf_put(struct pbuf *b, const void *p, size_t n);
 /* The bytes of @m (whole fields) after those of @b. */
 void pbuf_append(struct pbuf *b, const struct pbuf *m);
 /* 0, or -ENOMEM if a growth failed. */
