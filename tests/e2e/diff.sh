@@ -5,11 +5,11 @@
 # 200 us in the new one. Scaled to the new total, slowpoll_quick grew and
 # slowpoll_steady shrank, and the SVG paints them red and blue.
 # The numbers are read as ratios within each recording (quick : steady,
-# 1 : 2 then 3 : 2): the two spin for their own CPU time, so a ratio holds
-# however much CPU a busy machine lends the program, while the number of
-# samples a recording holds follows that CPU, which two recordings need
-# not share; each recording is made long enough for 150 samples of
-# slowpoll_quick in the base (1 s at 3999 Hz, up to 12 s).
+# 1 : 2 then 3 : 2): the two do a fixed amount of work (slowpoll.c), so a
+# ratio holds however much CPU a busy machine lends the program, while the
+# number of samples a recording holds follows that CPU, which two
+# recordings need not share; each recording is made long enough for 150
+# samples of slowpoll_quick in the base (1 s at 3999 Hz, up to 12 s).
 #
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests

@@ -2,10 +2,10 @@
 /*
  * One slow poll among quick ones (tests/e2e/flight.sh: a flight recorder's
  * trigger). One worker thread "worker-0":
- *   task 1 "quick"  polled every 2 ms: QUICK_US (default 50) us of its
- *                   CPU time in slowpoll_quick(), then STEADY_US (default
- *                   0) in slowpoll_steady() (tests/e2e/diff.sh: a known
- *                   change)
+ *   task 1 "quick"  polled every 2 ms: QUICK_US (default 50) us of work
+ *                   (of CPU time at the start) in slowpoll_quick(), then
+ *                   STEADY_US (default 0) in slowpoll_steady()
+ *                   (tests/e2e/diff.sh: a known change)
  *   task 2 "slow"   polled once, SLOW_AT seconds after a recorder attached,
  *                   for SLOW_MS ms spinning in slowpoll_spin() (never with
  *                   SLOW_MS 0)
@@ -28,34 +28,39 @@ static void spin_until(uint64_t end)
 	rt_sink = x;
 }
 
-/* @us of this thread's own CPU time: a fixed amount of work, so that the
- * samples of quick and steady keep their ratio on a busy machine, where a
- * spin by the clock gets whatever CPU the scheduler lends it */
-static void spin_cpu(uint64_t us)
-{
-	struct timespec ts;
-	unsigned long x = rt_sink + 1;
-	uint64_t end;
+/* LCG rounds per us of this thread's CPU time, measured at the start:
+ * quick and steady then do a fixed amount of work each, so that their
+ * samples keep the ratio of their work on a busy machine, where a spin by
+ * the clock gets whatever CPU the scheduler lends it. (A spin to a CPU
+ * time read from the kernel did not: on a 2026-11 VM, perf itself gave
+ * 300 us : 200 us of it 1.16, not 1.5.) */
+static uint64_t rounds_per_us;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + us * 1000;
+static void calibrate(void)
+{
+	struct timespec a, b;
+	uint64_t ns, n = 0;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	do {
-		for (int i = 0; i < 1000; i++)
-			x = RT_LCG(x);
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	} while ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < end);
-	rt_sink = x;
+		RT_SPIN_ITERS(10000);
+		n += 10000;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
+		     (uint64_t)a.tv_nsec;
+	} while (ns < 50000000);
+	rounds_per_us = n * 1000 / ns;
 }
 
 __attribute__((noinline)) void slowpoll_quick(uint64_t us)
 {
-	spin_cpu(us);
+	RT_SPIN_ITERS(us * rounds_per_us);
 	__asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) void slowpoll_steady(uint64_t us)
 {
-	spin_cpu(us);
+	RT_SPIN_ITERS(us * rounds_per_us);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -75,6 +80,7 @@ int main(int argc, char **argv)
 	uint64_t end, attached = 0, slow_time = 0;
 	int slow_done = 0;
 
+	calibrate();
 	d9_init();
 	d9_thread_start("worker-0");
 	d9_task_spawn(1, "quick");
