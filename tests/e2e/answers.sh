@@ -54,21 +54,55 @@ for p in "$LAT/pinned" "$LAT/thief" "$ANS/waker" "$ANS/slowread" "$ANS/midframe"
 	[ -x "$p" ] || { say "answers.sh: no $p (make $p)"; exit 1; }
 done
 
-cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat" 2>/dev/null || echo 0; }
 
 # ---- run-queue time charged to what ran ---------------------------------
 
 # runq_rec SECS: record the pinned worker SECS s; GOT: its run-queue ms.
 # Sets HOG_NS, WAKER_NS, BUSY_NS: the hog's, the waker's and the worker
 # thread's (all of it task busy's polls) CPU time over the recording
-# (ground truth)
+# (ground truth): over the trace's own span, not the recorder's life,
+# whose start and finish took 10% more of the worker's CPU time here
+# (2026-11 VM): their schedstat read every 10 ms on CLOCK_MONOTONIC,
+# which the trace's span is in, and taken between the reads around
+# each end of the span
 runq_rec() {
-	local h0 w0 b0
-	h0=$(cpu_ns "$TPID") w0=$(cpu_ns "$WPID") b0=$(cpu_ns "$PPID_/task/$BTID")
+	local sp
+	python3 - "/proc/$TPID/schedstat" "/proc/$WPID/schedstat" \
+		"/proc/$PPID_/task/$BTID/schedstat" >"$TMP/rq.stat" <<-'EOF' &
+	import sys, time
+	while True:
+	    try:
+	        v = [open(f).read().split()[0] for f in sys.argv[1:]]
+	    except OSError:
+	        break
+	    print(time.monotonic_ns(), *v, flush=True)
+	    time.sleep(0.01)
+	EOF
+	sp=$!
+	PIDS+=("$sp")
+	sleep 0.05
 	"$D9" record -p "$PPID_" --sched "$RQ_SCHED" -d "$1" -o "$TMP/rq.data" 2>"$TMP/rq.err" ||
 		fail "record failed: $(tail -3 "$TMP/rq.err")" || return 1
-	HOG_NS=$(($(cpu_ns "$TPID") - h0)) WAKER_NS=$(($(cpu_ns "$WPID") - w0))
-	BUSY_NS=$(($(cpu_ns "$PPID_/task/$BTID") - b0))
+	sleep 0.05
+	kill "$sp"
+	wait "$sp" 2>/dev/null
+	"$D9" info --json -i "$TMP/rq.data" >"$TMP/rq.info" ||
+		fail "info --json failed" || return 1
+	read -r HOG_NS WAKER_NS BUSY_NS < <(python3 - "$TMP/rq.stat" "$TMP/rq.info" <<-'EOF'
+	import json, sys
+	span = json.load(open(sys.argv[2]))["span"]
+	rows = [[int(x) for x in l.split()] for l in open(sys.argv[1]) if len(l.split()) == 4]
+	def at(t):
+	    # the CPU times at t, between the reads around it
+	    for a, b in zip(rows, rows[1:]):
+	        if a[0] <= t <= b[0]:
+	            f = (t - a[0]) / (b[0] - a[0])
+	            return [x + f * (y - x) for x, y in zip(a[1:], b[1:])]
+	    sys.exit("the schedstat reads do not cover the span")
+	s, e = at(span["start_ns"]), at(span["end_ns"])
+	print(*(int(y - x) for x, y in zip(s, e)))
+	EOF
+	) && [ -n "$BUSY_NS" ] || fail "no schedstat over the trace's span" || return 1
 	"$D9" report -i "$TMP/rq.data" --format json >"$TMP/rq.json" ||
 		fail "report --format json failed" || return 1
 	GOT=$(python3 -c '
