@@ -1070,7 +1070,7 @@ int cmd_record(int argc, char **argv)
 	struct record_stats st;
 	int ret;
 
-	record_boost();
+	record_boost_if_waiting();
 	ret = parse_args(argc, argv, &o, &x);
 	if (ret >= 0)
 		return ret;

@@ -193,11 +193,23 @@ void record_boost(void)
 		nice_before = n;
 }
 
+#define BOOST_WAIT_NS 20000000ULL
+
+static uint64_t waited_before; /* run delay at the start or the unboost */
+
+void record_boost_if_waiting(void)
+{
+	if (nice_before == INT_MIN &&
+	    proc_self_run_delay_ns() >= waited_before + BOOST_WAIT_NS)
+		record_boost();
+}
+
 void record_unboost(void)
 {
 	if (nice_before != INT_MIN)
 		setpriority(PRIO_PROCESS, 0, nice_before);
 	nice_before = INT_MIN;
+	waited_before = proc_self_run_delay_ns();
 }
 
 /* ---- clocks ------------------------------------------------------------- */

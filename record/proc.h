@@ -13,12 +13,19 @@
 /* A target with hundreds of busy threads leaves a recorder of ordinary
  * priority a sliver of a CPU: its rings overflow between drains and every
  * system call waits for a turn (400 threads: 20 s of wall time for -d 3,
- * 7 s of it before record__run() even started). The recorder process
- * calls record_boost() first: nice -20 where it may (root, CAP_SYS_NICE),
- * silently nothing elsewhere. What it then uses is what it needs, a few
- * percent of a core at ordinary rates. record_unboost() puts the nice
- * value back, e.g. in a forked command before its exec. */
+ * 7 s of it before record__run() even started). The recorder drains at
+ * nice -20 where it may (root, CAP_SYS_NICE; silently nothing elsewhere):
+ * record_boost(). What it then uses is what it needs, a few percent of a
+ * core at ordinary rates. Starting and finishing it reads BTF, kallsyms
+ * and ELF files, 100-150 ms of CPU: at nice -20 that CPU was taken from
+ * the target (a request of a 2-CPU target 100 ms late at each start), so
+ * there it keeps its priority, and record_boost_if_waiting() boosts only
+ * once it waited BOOST_WAIT_NS for a CPU since it started or since
+ * record_unboost(): a busy machine, where it would not start otherwise.
+ * record_unboost() puts the nice value back (the finish, a forked command
+ * before its exec). */
 void record_boost(void);
+void record_boost_if_waiting(void);
 void record_unboost(void);
 
 /* Up to @len - 1 bytes of the small file @path into @buf, NUL-terminated:

@@ -1198,7 +1198,9 @@ static int run_start(struct rec *r)
 	}
 	t0 = record_now_ns();
 	rd0 = proc_self_run_delay_ns();
+	record_boost_if_waiting();
 	load_tokio(r);
+	record_boost_if_waiting();
 	err = choose_sampler(r);
 	if (err)
 		return err;
@@ -1212,7 +1214,9 @@ static int run_start(struct rec *r)
 		record_log(r, RECORD_INFO,
 			   "sampling thread CPU time at %u Hz per thread of pid %d",
 			   o->freq, (int)o->pid);
+	record_boost_if_waiting();
 	open_tokio(r);
+	record_boost_if_waiting();
 	err = open_offcpu(r);
 	if (err)
 		return err;
@@ -1232,7 +1236,11 @@ static int run_start(struct rec *r)
 	/* the kernel's symbols, read meanwhile (symbolizer__new), before the
 	 * shim attaches and the events start: a drain that waited for them
 	 * would let the rings fill, and polls would begin before samples */
+	record_boost_if_waiting();
 	symbolizer__kallsyms(r->sym);
+	/* from the shim's attach on, the rings fill: drained at nice -20
+	 * (proc.h says why, and why only now) */
+	record_boost();
 	record_arm_triggers(r);
 	record_shim_try_attach(r, !o->fresh_target && !r->ctimer);
 	if (r->ctimer && !r->seg && !o->fresh_target)
@@ -1401,6 +1409,13 @@ static int run_finish(struct rec *r)
 	record_drain_shim(r);
 	/* detached now: what is open stays so */
 	record_drain_open_polls(r);
+	/* the rings are read: the seal's symbols and writes at the user's
+	 * priority again (proc.h), unless the recorder waited for a CPU 1%
+	 * of the time while recording: a busy machine, where it would wait
+	 * long to finish (400 busy threads: 40 s for -d 3) */
+	if ((proc_self_run_delay_ns() - st->start_run_delay_ns) * 100 <
+	    record_now_ns() - r->start_ns)
+		record_unboost();
 	now = record_now_ns();
 	st->seconds = (double)(now - r->start_ns) / 1e9;
 	if (!st->shim && !r->shim_warned && !st->tokio[0])
