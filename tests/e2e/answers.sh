@@ -374,7 +374,8 @@ t_span_request() {
 	# 8 slow requests: one in four of a request every 30 ms, ~1 s
 	enough 8 2 16 req_rec
 	case $? in 0) ;; 3) fail "too few slow requests" ;& *) return 1 ;; esac
-	python3 - "$TMP/req.json" "$TMP/req.out" <<'PY' || return 1
+	"$D9" info --json -i "$TMP/req.data" >"$TMP/req.info" || fail "info failed" || return 1
+	python3 - "$TMP/req.json" "$TMP/req.out" "$TMP/req.info" <<'PY' || return 1
 import json, sys
 inst = json.load(open(sys.argv[1]))["instances"]
 truth = {}
@@ -392,14 +393,21 @@ if len(whole) < 8 or len(off) * 10 > len(whole):
     sys.exit(1)
 # the slowest seen whole are /slow, served by both tasks, CPU in burn_slow,
 # blocked in db_read (one cut by the recording's start has no fields, and
-# only the part of its polls the recording saw)
-bad = 0
+# only the part of its polls the recording saw). A switch-in the kernel
+# did not report leaves its off-CPU interval out (a loss, said): as many
+# of them, no more, may leave a span without its db_read
+lost = json.load(open(sys.argv[3]))["losses"].get("unreported_switch_ins", 0)
+bad = unblocked = 0
 for s in whole[:4]:
     tasks = {t["name"] for t in s["tasks"]}
     cpu = any(c["what"] == "poll" and "burn_slow" in c["stack"] for c in s["causes"])
     blocked = [c for c in s["causes"] if c["what"] == "blocked" and c["function"] == "db_read"]
-    ok = (s["fields"] == "route=/slow" and tasks == {"handler", "db"} and cpu and blocked
-          and blocked[0]["ns"] >= 7_000_000 and s["blocked_ns"] <= s["duration_ns"])
+    ok = (s["fields"] == "route=/slow" and tasks == {"handler", "db"} and cpu
+          and s["blocked_ns"] <= s["duration_ns"])
+    if ok and not (blocked and blocked[0]["ns"] >= 7_000_000):
+        unblocked += 1
+        ok = unblocked <= lost
+        print(f"    span {s['id']}: no db_read, {lost} switch-ins unreported by the kernel")
     if not ok:
         bad += 1
         print(f"    not explained: {json.dumps(s)[:600]}")
