@@ -12,9 +12,10 @@
 //!   `yield_now` wakes it again at once), then sleeps 10 ms: its wakes are
 //!   mostly its own (a busy loop that yields, napping so that it takes no
 //!   core from the programs beside it);
-//! - `spin`: a task that spins 3 s in one poll without yielding, then ends
+//! - `spin`: a task that spins 5 s in one poll without yielding, then ends
 //!   (top sees a Tokio worker's poll some 0.5 s late: 2 s left it one
-//!   second to be seen past the 1 s threshold, too few on a busy machine);
+//!   second to be seen past the 1 s threshold, too few on a busy machine,
+//!   and 3 s were once too few in CI, whose top saw no long poll);
 //! - `leak`: an acceptor woken every 10 ms (a request) that spawns a
 //!   `handler` task per request, which wakes once a second (a keepalive)
 //!   and never ends: a task leaks per request;
@@ -72,7 +73,7 @@ async fn spinner() {
 }
 
 async fn stuck() {
-    burn(3_000_000);
+    burn(5_000_000);
 }
 
 async fn handler() {
