@@ -328,8 +328,8 @@ t_values_that_cannot_be_real_reach_no_view() {
 # a ctimer flood of 6 s (well-formed samples of made-up threads, and of
 # the area's owner with ever new frames): the recorder takes no more than
 # the sampler could at 999 Hz of the target's CPU time, says what it
-# refused, and stays under 96 MiB of its own (in 20 s it took 414 MiB without ASan, 718
-# with, and 8.3M frames: past 128 MiB in 4 s)
+# refused, and stays under 96 MiB of its own (in 20 s it took 414 MiB
+# without ASan, 718 with, and 8.3M frames: past 128 MiB in 4 s)
 t_a_ctimer_flood_is_refused_past_the_sampler_rate() {
 	local hwm frames
 	start flood 14 || return 1
