@@ -44,7 +44,7 @@
 /* How long the stop waits for what is still queued. */
 #define FINISH_WAIT_S  30
 #define TABLES_PENDING 8
-#define TABLES_WAIT_S  120 /* the stop waits this long for one exporter */
+#define TABLES_WAIT_S  120 /* the stop waits this long for the exporters */
 
 struct tables {
 	char dir[PATH_MAX - 64]; /* the children's output, made at the start */
@@ -53,8 +53,10 @@ struct tables {
 	int fd[TABLES_PENDING];	 /* segments waiting (fds), oldest first */
 	uint64_t ix[TABLES_PENDING];
 	unsigned int n;
-	uint64_t segments, files, bytes, failed, skipped;
+	uint64_t segments, files, bytes, failed, skipped, left;
 	double cpu_s;	   /* the exporters' CPU time */
+	uint64_t deadline; /* the stop's wait ends, CLOCK_MONOTONIC */
+	int ran_out;	   /* ... and did: the rest go without */
 	uint64_t from, to; /* the sealed segments' span, CLOCK_MONOTONIC */
 };
 
@@ -194,15 +196,15 @@ static void tables_poll(struct record_upload *ru, int block)
 		if (t->pid) {
 			pid_t r = wait4(t->pid, &status, WNOHANG, &use);
 
-			for (int i = 0; block && i < TABLES_WAIT_S * 20 &&
-					(r == 0 || (r < 0 && errno == EINTR));
-			     i++) {
+			while (block && record_now_ns() < t->deadline &&
+			       (r == 0 || (r < 0 && errno == EINTR))) {
 				nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
 				r = wait4(t->pid, &status, WNOHANG, &use);
 			}
 			if (block && r == 0) {
 				kill(t->pid, SIGKILL);
 				r = wait4(t->pid, &status, 0, &use);
+				t->ran_out = 1;
 			}
 			if (r == 0 || (r < 0 && errno == EINTR))
 				return;
@@ -216,7 +218,15 @@ static void tables_poll(struct record_upload *ru, int block)
 			if (ok) {
 				t->segments++;
 			} else {
-				last_line(path, why, sizeof(why));
+				if (t->ran_out)
+					snprintf(
+						why, sizeof(why),
+						"unfinished when the stop's %d s for tables ran "
+						"out (at nice 19 it has only the CPU the "
+						"machine leaves)",
+						TABLES_WAIT_S);
+				else
+					last_line(path, why, sizeof(why));
 				t->failed++;
 				warning("upload-tables: no tables for segment %llu: %s",
 					(unsigned long long)t->index,
@@ -236,6 +246,11 @@ static void tables_poll(struct record_upload *ru, int block)
 			memmove(t->fd, t->fd + 1, (t->n - 1) * sizeof(*t->fd));
 			memmove(t->ix, t->ix + 1, (t->n - 1) * sizeof(*t->ix));
 			t->n--;
+			if (t->ran_out) {
+				close(fd);
+				t->left++;
+				continue;
+			}
 			err = tables_spawn(t, fd, ix);
 			close(fd);
 			if (err) {
@@ -284,8 +299,10 @@ static void tables_finish(struct record_upload *ru)
 	if (!t)
 		return;
 	if (t->pid || t->n)
-		info("upload-tables: making the tables of %u segment%s", t->n + !!t->pid,
-		     t->n + !!t->pid == 1 ? "" : "s");
+		info("upload-tables: making the tables of %u segment%s (waiting %d s at "
+		     "most)",
+		     t->n + !!t->pid, t->n + !!t->pid == 1 ? "" : "s", TABLES_WAIT_S);
+	t->deadline = record_now_ns() + (uint64_t)TABLES_WAIT_S * 1000000000ULL;
 	tables_poll(ru, 1);
 	rmdir(t->dir);
 	span = (double)(t->to - t->from) / 1e9;
@@ -294,11 +311,15 @@ static void tables_finish(struct record_upload *ru)
 	     (unsigned long long)t->segments, (unsigned long long)t->files,
 	     text_size((double)t->bytes, sz, sizeof(sz)), t->cpu_s,
 	     span > 0 ? 100 * t->cpu_s / span : 0.0, span,
-	     t->failed || t->skipped ? "; some segments without" : "");
+	     t->failed || t->skipped || t->left ? "; some segments without" : "");
 	if (t->skipped)
 		warning("upload-tables: %llu segments without tables: %d were waiting for "
 			"the exporter",
 			(unsigned long long)t->skipped, TABLES_PENDING);
+	if (t->left)
+		warning("upload-tables: %llu segments without tables: the stop's %d s "
+			"for tables ran out before their turn",
+			(unsigned long long)t->left, TABLES_WAIT_S);
 	free(t);
 	ru->tab = NULL;
 }
