@@ -199,7 +199,8 @@ t_tracing_spans() {
 		>"$TMP/req.json" || fail "spans --name request failed" || return 1
 	"$D9" events -i "$TMP/sp.data" --name "slow route served" --format json \
 		>"$TMP/ev.json" || fail "events failed" || return 1
-	python3 - "$TMP/slow.json" "$TMP/req.json" "$TMP/ev.json" "$TMP/sp.out" <<'PY' || return 1
+	"$D9" info --json -i "$TMP/sp.data" >"$TMP/sp.info" || fail "info failed" || return 1
+	python3 - "$TMP/slow.json" "$TMP/req.json" "$TMP/ev.json" "$TMP/sp.out" "$TMP/sp.info" <<'PY' || return 1
 import json, re, sys
 slow = json.load(open(sys.argv[1]))["instances"]
 reqs = json.load(open(sys.argv[2]))["instances"]
@@ -242,10 +243,19 @@ for s, why in bad[:3]:
     print(f"    span req={req_of(s)}: {'; '.join(why)}: {json.dumps(s)[:400]}")
 if len(whole) < 60 or len(known) * 10 < len(whole) * 9 or len(bad) * 10 > len(known):
     sys.exit(1)
-# blocked in all as the handlers measured it, less the run queue
-b = sum(s["blocked_ns"] for s in known)
-t = sum(truth[req_of(s)] for s in known)
-q = sum(s["runq_ns"] for s in known)
+# blocked in all as the handlers measured it, less the run queue; a
+# switch-in the kernel did not report leaves its off-CPU interval out (a
+# loss, said): as many spans short of their sleep, no more, are left out
+lost = json.load(open(sys.argv[5]))["losses"].get("unreported_switch_ins", 0)
+short = [s for s in known if s["blocked_ns"] <
+         truth[req_of(s)] - s["runq_ns"] - max(300_000, truth[req_of(s)] // 20)]
+out = {s["id"] for s in short[:lost]}
+if out:
+    print(f"    {len(out)} spans short of their sleep left out of the sums:"
+          f" {lost} switch-ins unreported by the kernel")
+b = sum(s["blocked_ns"] for s in known if s["id"] not in out)
+t = sum(truth[req_of(s)] for s in known if s["id"] not in out)
+q = sum(s["runq_ns"] for s in known if s["id"] not in out)
 print(f"    blocked {b / 1e6:.1f} ms in all, the handlers measured {t / 1e6:.1f} ms"
       f" (run queue {q / 1e6:.1f} ms)")
 if not 0.98 * (t - q) <= b <= 1.02 * t:
