@@ -257,18 +257,28 @@ static int gap_between(const struct replay *r, uint64_t a, uint64_t b)
 	return k < r->ngaps && r->gaps[k].start < b;
 }
 
-/* The poll running on @tid at @time, -1 if none; with a join listing
- * some polls, -1 unless @listed asks for those (else the join finds
- * them later: delays__list_polls()); fed, -1 (delays__from_feed()) */
-static int32_t poll_id(const struct replay *r, uint32_t tid, uint64_t time, int listed)
+/* The poll running on @tid at @time, NULL if none; with a join listing
+ * some polls, NULL unless @listed asks for those (else the join finds
+ * them later: delays__list_polls()); fed, NULL (delays__from_feed()) */
+static const struct poll *poll_at(const struct replay *r, uint32_t tid, uint64_t time,
+				  int listed)
 {
-	const struct poll *p;
-
 	if (r->fed || (r->j->nlisted < r->j->npolls && !listed))
-		return -1;
-	p = join__cursor_poll_at(r->cur, tid, time);
+		return NULL;
+	return join__cursor_poll_at(r->cur, tid, time);
+}
 
+static int32_t poll_id(const struct poll *p)
+{
 	return p ? (int32_t)p->id : -1;
+}
+
+/* Is @p the poll that a BEGIN of @task at @time opened? Not so of a
+ * listed poll found there that ended at that very ns, the one begun
+ * being unlisted (a join listing some polls). */
+static int begun_by(const struct poll *p, uint64_t task, uint64_t time)
+{
+	return p && p->start == time && p->task == task;
 }
 
 /* Event @e of its task, after every earlier one */
@@ -277,6 +287,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 	struct rtask *t = &r->t[DEV_TASK(e)];
 	struct tstate *s = &t->s;
 	uint32_t tid = DEV_TID(e), ord = DEV_ORD(e);
+	const struct poll *p;
 	int err = 0;
 
 	/* the shim recorded nothing for a while after the task's last
@@ -314,7 +325,7 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->cur.task = t->id;
 		s->cur.wake = e->time;
 		s->cur.waker = tid;
-		s->cur.waker_poll = poll_id(r, tid, e->time, 0);
+		s->cur.waker_poll = poll_id(poll_at(r, tid, e->time, 0));
 		s->cur.poll = -1;
 		s->cur.spawn = ord == DV_SPAWN;
 		s->pending = 1;
@@ -329,7 +340,8 @@ static int replay_one(struct replay *r, const struct dev *e)
 		if (s->cur.begin - s->cur.wake > s->tmax)
 			s->tmax = s->cur.begin - s->cur.wake;
 		s->cur.poller = tid;
-		s->cur.poll = poll_id(r, tid, e->time, r->keep && r->keep->listed);
+		p = poll_at(r, tid, e->time, r->keep && r->keep->listed);
+		s->cur.poll = begun_by(p, t->id, e->time) ? (int32_t)p->id : -1;
 		err = lib_hist_add(&t->hist, s->cur.begin - s->cur.wake);
 		if (!err)
 			err = keep(r, t->kept, &s->cur);
@@ -1128,9 +1140,9 @@ int delays__list_polls(struct delays *d, struct join *j, const struct delays_kee
 		struct delay *x = &d->v[i];
 		const struct poll *p = join__poll_at(j, x->waker, x->wake);
 
-		x->waker_poll = p ? (int32_t)p->id : -1;
+		x->waker_poll = poll_id(p);
 		p = join__poll_at(j, x->poller, x->begin);
-		x->poll = p ? (int32_t)p->id : -1;
+		x->poll = begun_by(p, x->task, x->begin) ? (int32_t)p->id : -1;
 	}
 	return err;
 }

@@ -266,6 +266,31 @@ static void same_delays(const struct delays *d, const struct delays *want)
 	}
 }
 
+/* chrome's flows: a join listing the longest polls, and the delays each
+ * a listed poll ended. A listed poll that ends at the very ns an unlisted
+ * one begins is not the unlisted one's: its delay is not listed. */
+Test(delays, a_listed_poll_ending_where_an_unlisted_begins_is_not_its_poll)
+{
+	sy_task(&T, 1, "long");
+	sy_task(&T, 2, "short");
+	sy_event(&T, 1 * MS, 10, TRACE_EV_WAKE, 1);
+	sy_poll(&T, 20, 1, 2 * MS, 12 * MS);
+	sy_event(&T, 5 * MS, 10, TRACE_EV_WAKE, 2);
+	sy_poll(&T, 20, 2, 12 * MS, 12 * MS + 10 * US);
+	T.counters.end_time = 20 * MS;
+	cr_assert_eq(join__new_keep(&T, 0, &(struct join_keep){.n = 1, .longest = 1}, &J),
+		     0);
+	cr_assert_eq(J->nlisted, 1);
+	cr_assert_eq(delays__new(J,
+				 &(struct delays_keep){.min_ns = UINT64_MAX, .listed = 1},
+				 &D),
+		     0);
+	cr_assert_eq(D->n, 1);
+	cr_expect_eq(D->v[0].task, 1);
+	cr_expect_eq(D->v[0].poll, (int32_t)J->polls[0].id);
+	cr_expect_eq(J->polls[0].task, 1);
+}
+
 /* A join fed @keep's replay: 0 and its delays in D, or from_feed's no */
 static int fed_join(const struct delays_keep *keep)
 {
