@@ -76,6 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case EXPORT_CHROME:
 		analysis__export_chrome(oc, d, &eo, out);
 		break;
+	case EXPORT_PARQUET: /* (fuzz_parquet's) */
+		break;
 	}
 out:
 	fuzz_views_free(t, j, oc, d, out);
