@@ -38,10 +38,12 @@ enum { DV_SPAWN = 0, DV_WAKE = 1, DV_BEGIN = 2, DV_END = 3 };
 /* An event at @time; @key is DV_* << 62 | task << 30 | self << 29 | tid
  * (task: its index in replay.t; tid: < 2^29; self: a wake by the thread
  * polling the task then, a yield or a requeue of its own), in the order
- * they replay at one time */
+ * they replay at one time; a wake's or spawn's @polling: the index + 1 in
+ * replay.t of the task its thread was polling then, 0: none */
 struct dev {
 	uint64_t time;
 	uint64_t key;
+	uint32_t polling;
 };
 
 #define DEV_SELF		(1u << 29)
@@ -227,6 +229,8 @@ static int keep(struct replay *r, int kept, const struct delay *dl)
 		return push(&d->v, &d->n, &r->vcap, dl);
 	if (!kept)
 		return 0;
+	if (k->each)
+		return k->each(k->each_ctx, dl);
 	if (k->listed && dl->poll >= 0) {
 		int err = push(&r->extra, &r->nextra, &r->extra_cap, dl);
 
@@ -326,6 +330,9 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->cur.wake = e->time;
 		s->cur.waker = tid;
 		s->cur.waker_poll = poll_id(poll_at(r, tid, e->time, 0));
+		s->cur.waker_polling = e->polling != 0;
+		s->cur.waker_task =
+			e->polling && e->polling <= r->nt ? r->t[e->polling - 1].id : 0;
 		s->cur.poll = -1;
 		s->cur.spawn = ord == DV_SPAWN;
 		s->pending = 1;
@@ -544,7 +551,7 @@ static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *
 		  int *fresh)
 {
 	int ord = dev_ord(e), err;
-	uint32_t ix, self = 0;
+	uint32_t ix, self = 0, polling = 0;
 	uint64_t *v;
 
 	*fresh = 0;
@@ -565,13 +572,14 @@ static int to_dev(struct tasks_met *m, const struct trace_event *e, struct dev *
 		if (!(v = polling_of(m, e->tid, 1)))
 			return -ENOMEM;
 		*v = (uint64_t)ix + 1;
-	} else if (ord == DV_WAKE && (v = polling_of(m, e->tid, 0)) &&
-		   *v == (uint64_t)ix + 1) {
-		self = DEV_SELF;
+	} else if ((ord == DV_WAKE || ord == DV_SPAWN) &&
+		   (v = polling_of(m, e->tid, 0))) {
+		polling = (uint32_t)*v;
+		self = ord == DV_WAKE && *v == (uint64_t)ix + 1 ? DEV_SELF : 0;
 	} else if (e->type == TRACE_EV_WAKER_DROP) {
 		self = DEV_DROP;
 	}
-	*out = (struct dev){e->time, DEV_KEY(ord, ix, e->tid | self)};
+	*out = (struct dev){e->time, DEV_KEY(ord, ix, e->tid | self), polling};
 	return 1;
 }
 
@@ -942,9 +950,15 @@ static void *feed_thread(void *arg)
 	}
 }
 
-/* Hand batch @b to the replay thread (started with the first) */
+/* Hand batch @b to the replay thread (started with the first); with
+ * keep.each, replay it here */
 static int feed_give(struct delays_feed *f, struct feed_batch *b)
 {
+	if (f->keep.each) {
+		feed_take(f, b);
+		batch_free(b);
+		return f->err == -EAGAIN ? 0 : f->err;
+	}
 	if (!f->started) {
 		if (pthread_create(&f->thread, NULL, feed_thread, f)) {
 			/* no thread: the views walk (delays__from_feed()) */
@@ -980,6 +994,12 @@ static void feed_stop(struct delays_feed *f)
 	f->started = f->done = 0;
 }
 
+/* How far behind the latest event the feed replays */
+static uint64_t feed_window(const struct delays_feed *f)
+{
+	return f->keep.at_end ? UINT64_MAX : REORDER_NS;
+}
+
 int delays_feed__new(const struct delays_keep *keep, struct delays_feed **out)
 {
 	struct delays_feed *f = calloc(1, sizeof(*f));
@@ -1001,9 +1021,14 @@ int delays_feed__new(const struct delays_keep *keep, struct delays_feed **out)
 	}
 	pthread_cond_init(&f->more, NULL);
 	pthread_cond_init(&f->room, NULL);
-	replay_reset(&f->r, REORDER_NS);
+	replay_reset(&f->r, feed_window(f));
 	*out = f;
 	return 0;
+}
+
+uint64_t delays_feed__replayed(const struct delays_feed *f)
+{
+	return f->r.released;
 }
 
 int delays_feed__events(void *ctx, const struct join *j, const struct trace_event *e,
@@ -1020,7 +1045,7 @@ int delays_feed__events(void *ctx, const struct join *j, const struct trace_even
 		feed_stop(f);
 		met_release(&f->met);
 		f->last_j = NULL;
-		replay_reset(&f->r, REORDER_NS);
+		replay_reset(&f->r, feed_window(f));
 		f->err = f->stop = 0;
 		return 0;
 	}
@@ -1077,7 +1102,7 @@ int delays__from_feed(struct delays_feed *f, const struct join *j,
 	if (!f->r.d || f->err || j->sel.on || keep->listed ||
 	    keep->stats_only != k->stats_only || keep->min_ns != k->min_ns ||
 	    keep->top != k->top || keep->count_ns != k->count_ns ||
-	    j->nlisted >= j->npolls)
+	    (j->nlisted >= j->npolls && !k->each))
 		return -EAGAIN;
 	err = conclude(&f->r, &f->met, j);
 	if (!err) {

@@ -28,18 +28,20 @@
  */
 struct delay {
 	uint64_t task;
-	uint64_t wake;	    /* the first pending wake (or spawn), ns */
-	uint64_t begin;	    /* the poll that ended the wait began */
-	uint32_t waker;	    /* tid that woke (spawned) it */
-	uint32_t poller;    /* tid that polled it */
-	int32_t waker_poll; /* poll running on the waker then, -1: none
-			     * (always -1 without JOIN_POLL_LIST or a keep;
-			     * see delays__list_polls()) */
-	int32_t poll;	    /* the poll that ended it, -1 if unknown */
-	uint32_t merged;    /* further wakes merged into it */
-	uint8_t spawn;	    /* 1: made ready by its spawn */
-	uint8_t dropped;    /* delays.idle: its last waker dropped at wake
-			     * (the runtime said so): lost for sure */
+	uint64_t wake;	       /* the first pending wake (or spawn), ns */
+	uint64_t begin;	       /* the poll that ended the wait began */
+	uint32_t waker;	       /* tid that woke (spawned) it */
+	uint32_t poller;       /* tid that polled it */
+	int32_t waker_poll;    /* poll running on the waker then, -1: none
+				* (always -1 without JOIN_POLL_LIST or a keep;
+				* see delays__list_polls()) */
+	int32_t poll;	       /* the poll that ended it, -1 if unknown */
+	uint32_t merged;       /* further wakes merged into it */
+	uint8_t spawn;	       /* 1: made ready by its spawn */
+	uint8_t dropped;       /* delays.idle: its last waker dropped at wake
+				* (the runtime said so): lost for sure */
+	uint8_t waker_polling; /* 1: the waker was polling a task then: */
+	uint64_t waker_task;   /* ... this one (its id), else 0 */
 };
 
 /* A task that woke itself: its wakes, and those by its own polls (a
@@ -113,6 +115,15 @@ struct delays_keep {
 	/* delays__list_polls(): the polls of these windows too */
 	const struct join_window *also;
 	size_t nalso;
+	/* or give @each every delay of the kept tasks as the replay makes it
+	 * (in begin order, poll -1 where fed), listing none; a nonzero
+	 * return stops the replay with it. A feed with @each replays each
+	 * batch as it is given, on the join's thread; with @at_end, only
+	 * once every event is in (no event is ever late, memory is every
+	 * event's). */
+	int (*each)(void *ctx, const struct delay *d);
+	void *each_ctx;
+	int at_end;
 };
 
 /* The delays of @j's trace, replayed in one walk of its events in time
@@ -134,6 +145,9 @@ int delays_feed__events(void *ctx, const struct join *j, const struct trace_even
 			size_t n);
 int delays__from_feed(struct delays_feed *f, const struct join *j,
 		      const struct delays_keep *keep, struct delays **out);
+/* Every event of @f's before this time is replayed (UINT64_MAX: all, at
+ * the end): no delay that began before it is still to come. */
+uint64_t delays_feed__replayed(const struct delays_feed *f);
 void delays_feed__free(struct delays_feed *f);
 /* With a join that lists only some polls (a keep): list those the first
  * @keep->top delays of the kept tasks (0: all) show, the poller's and

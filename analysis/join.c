@@ -1187,6 +1187,20 @@ struct sample_walk {
 	int have_last, have_th;
 };
 
+/* Sample @s in no poll: in its task where zero-code Tokio read the task
+ * in its thread (no poll), else in none */
+static int sample_outside(struct sample_walk *w, const struct join *j,
+			  const struct trace_sample *s)
+{
+	const struct task_stat *ts = join__tokio_task(j, s->task);
+	struct join_hit hit = {.start = s->time, .end = s->time, .id = -1, .nopoll = 1};
+
+	if (!ts)
+		return w->fn(w->ctx, s, NULL);
+	hit.task = (uint32_t)(ts - j->tasks);
+	return w->fn(w->ctx, s, &hit);
+}
+
 static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 {
 	struct sample_walk *w = ctx;
@@ -1196,7 +1210,6 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 
 	for (i = 0; i < n; i++) {
 		const struct jblock *b = NULL;
-		const struct task_stat *ts;
 		struct join_hit hit;
 		int64_t g = -1;
 
@@ -1209,9 +1222,11 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 			w->last_tid = s[i].tid;
 			w->have_last = 1;
 		}
-		if (w->have_th && jp->stream) {
+		if (jp->stream) {
 			const struct poll *p =
-				listed_at(jp, w->th, s[i].time, &w->hint[w->th]);
+				w->have_th
+					? listed_at(jp, w->th, s[i].time, &w->hint[w->th])
+					: NULL;
 
 			if (p) {
 				hit.start = p->start;
@@ -1222,7 +1237,7 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 				hit.nopoll = 0;
 				err = w->fn(w->ctx, &s[i], &hit);
 			} else {
-				err = w->fn(w->ctx, &s[i], NULL);
+				err = sample_outside(w, &jp->pub, &s[i]);
 			}
 			if (err)
 				return err;
@@ -1230,15 +1245,8 @@ static int on_samples(void *ctx, const struct trace_sample *s, size_t n)
 		}
 		if (w->have_th)
 			g = lookup(jp, w->th, s[i].time, &b, &w->hint[w->th]);
-		if (g < 0 && (ts = join__tokio_task(&jp->pub, s[i].task))) {
-			/* zero-code: its task, read in its thread; no poll */
-			hit.start = hit.end = s[i].time;
-			hit.task = (uint32_t)(ts - jp->pub.tasks);
-			hit.id = -1;
-			hit.nopoll = 1;
-			err = w->fn(w->ctx, &s[i], &hit);
-		} else if (g < 0) {
-			err = w->fn(w->ctx, &s[i], NULL);
+		if (g < 0) {
+			err = sample_outside(w, &jp->pub, &s[i]);
 		} else {
 			const struct jthread *th = &jp->threads[w->th];
 			const struct jpoll *p = &b->p[g];
@@ -2479,12 +2487,22 @@ int join__list_more(struct join *j, const struct join_window *win, size_t n)
 
 int join_for_each_poll(const struct join *j, join_poll_fn fn, void *ctx)
 {
-	const struct join_keep k = {
-		.sel = j->sel, .min_ns = UINT64_MAX, .each = fn, .ctx = ctx};
+	return join_for_each_poll_fed(j, fn, ctx, NULL, NULL);
+}
+
+int join_for_each_poll_fed(const struct join *j, join_poll_fn fn, void *ctx,
+			   join_events_fn events, void *events_ctx)
+{
+	const struct join_keep k = {.sel = j->sel,
+				    .min_ns = UINT64_MAX,
+				    .each = fn,
+				    .ctx = ctx,
+				    .events = events,
+				    .events_ctx = events_ctx};
 	struct join_priv *again;
 	int err = 0;
 
-	if (j->polls && j->nlisted == j->npolls) {
+	if (j->polls && j->nlisted == j->npolls && !events) {
 		for (size_t i = 0; i < j->nlisted && !err; i++)
 			if (join__kept(j, join__task(j, j->polls[i].task)))
 				err = fn(ctx, &j->polls[i]);

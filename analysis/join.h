@@ -155,6 +155,10 @@ struct join_window {
 	uint64_t from, to; /* [from, to]: the polls of @tid overlapping */
 };
 
+/* join_keep.events: a batch of the events the join's walk takes */
+typedef int (*join_events_fn)(void *ctx, const struct join *j,
+			      const struct trace_event *e, size_t n);
+
 struct join_keep {
 	struct task_sel sel; /* of these tasks only (join__select() is
 			      * still the views' filter) */
@@ -182,8 +186,7 @@ struct join_keep {
 	 * it takes it, with the join being made (its gaps known); (NULL,
 	 * NULL, 0) where it starts over. A nonzero return stops the join
 	 * with it. (A delays_feed: the delays without a walk of their own.) */
-	int (*events)(void *ctx, const struct join *j, const struct trace_event *e,
-		      size_t n);
+	join_events_fn events;
 	void *events_ctx;
 };
 
@@ -329,6 +332,10 @@ typedef int (*join_poll_fn)(void *ctx, const struct poll *p);
  * up every poll and writes only some walks). 0, @fn's nonzero return or
  * a walk's error. */
 int join_for_each_poll(const struct join *j, join_poll_fn fn, void *ctx);
+/* ... and, in the same walk, @events (join_keep.events) every batch of
+ * events it takes: always a walk, even of a join listing every poll. */
+int join_for_each_poll_fed(const struct join *j, join_poll_fn fn, void *ctx,
+			   join_events_fn events, void *events_ctx);
 
 /* Samples per (root, stack), as join__new() counted them: root = task
  * index + 1 for samples inside a poll, 0 outside. */

@@ -717,6 +717,8 @@ static int finish(struct builder *b, uint32_t slot)
 		sp->nover += sp->keep.over_ns && duration(s) >= sp->keep.over_ns;
 		sp->nmatched += matched;
 		err = row_add(b, s);
+		if (!err && sp->keep.each)
+			err = sp->keep.each(sp->keep.each_ctx, s);
 		if (!err && sp->keep.hists)
 			err = lib_hist_add(&sp->life_hist, duration(s));
 		if (!err && (sp->keep.all ||
@@ -1209,8 +1211,10 @@ static int build(const struct join *j, const struct offcpu *oc,
 	lib_hist_init(&sp->enter_hist);
 	lib_hist_init(&sp->life_hist);
 	b.sp = sp;
+	if (keep->each)
+		err = keep->each(keep->each_ctx, NULL);
 	/* none, or not read (TRACE_READ_NO_SPANS): no walk */
-	if (t->nspans) {
+	if (!err && t->nspans) {
 		err = trace__for_each_span(t, order_take, &o);
 		if (!err)
 			err = order_release(&o, UINT64_MAX);

@@ -98,6 +98,11 @@ struct spans_keep {
 	size_t top;
 	uint64_t over_ns; /* count the instances at least this long
 			   * (spans.nover); 0: none */
+	/* and give @each every instance (with a window: closed in it) as it
+	 * is done, whole, in the order they are: NULL first where the build
+	 * starts over. A nonzero return stops the build with it. */
+	int (*each)(void *ctx, const struct span *s);
+	void *each_ctx;
 };
 
 struct spans {

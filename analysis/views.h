@@ -589,10 +589,10 @@ struct parquet_opts {
 /* The name of table @table ("samples", ...; NULL past the last). */
 const char *analysis_parquet_table(int table);
 
-/* @oc's join (listing every poll: JOIN_POLL_LIST) as Parquet tables, one
- * file each (analysis/parquet.h), in the order of enum parquet_table:
+/* @oc's join as Parquet tables, one file each (analysis/parquet.h), in
+ * the order of enum parquet_table:
  *   samples  every CPU sample: time_ns, tid, thread, task, task_name, poll,
- *            span and span_id (the innermost of @sp entered: its name and
+ *            span and span_id (the innermost span entered: its name and
  *            the application's id), weight_ns (the CPU time it stands for:
  *            weight x 1e9 / frequency), stack_id, pid;
  *   offcpu   every off-CPU interval (offcpu_switch): start_ns, duration_ns
@@ -602,28 +602,33 @@ const char *analysis_parquet_table(int table);
  *   stacks   each stack_id the rows above name, once: frames, root first,
  *            as analysis_stack_labels() names them (the folded output's
  *            labels, whole: not cut at the runtime);
- *   polls    every poll: poll, task, task_name, tid, thread, start_ns,
+ *   polls    every poll (a walk of the trace again, @oc's join needs
+ *            list none but those of its samples and switches): poll,
+ *            task, task_name, tid, thread, start_ns,
  *            duration_ns, cpu_ns (duration less off-CPU time), blocked_ns,
  *            runq_ns (NULL without off-CPU data), samples, open_start,
  *            open_end;
  *   tasks    per task: task, task_name, polls, busy_ns, longest_ns,
- *            samples, cpu_ns, delays and their p50, p99, max (@d's);
- *   delays   every wake-to-poll delay of @d (all listed), by wake time:
- *            task, task_name, delay_ns, woken_ns (its poll began at
- *            woken_ns + delay_ns), spawn, merged, waker_tid, waker_thread,
- *            waker_task, tid, thread, poll;
- *   spans    every instance of @sp (spans_keep.all): name, id, parent,
- *            fields, start_ns, duration_ns, entered_ns, waiting_ns,
- *            samples, cpu_ns, blocked_ns, runq_ns, enters, open_start,
- *            open_end, pid.
+ *            samples, cpu_ns, delays and their p50, p99, max;
+ *   delays   every wake-to-poll delay, replayed in the polls' walk, in
+ *            the order their polls began: task, task_name, delay_ns,
+ *            woken_ns (its poll began at woken_ns + delay_ns), spawn,
+ *            merged, waker_tid, waker_thread, waker_task, tid, thread,
+ *            poll;
+ *   spans    every instance, as each is done (a walk of the span records:
+ *            the trace read with them), in the order they are: name, id,
+ *            parent, fields, start_ns, duration_ns, entered_ns,
+ *            waiting_ns, samples, cpu_ns, blocked_ns, runq_ns, enters,
+ *            open_start, open_end, pid.
  * Every row carries service and host; times of day are UTC ns, lengths
  * ns; task is the number views show, stack_id a 63-bit hash of the
  * stack's labels (equal labels, equal ids, in any file). Names the target
  * gave are cleaned as views show them. With a selection (join__select())
- * only its tasks' rows. @d, @sp may be NULL (no rows). 0, -EINVAL (bad
- * arguments, a join not listing every poll), -ENOENT (the selection keeps
- * nothing), -ENOMEM, -EIO, a callback's error or a walk's. */
-int analysis__export_parquet(const struct offcpu *oc, const struct delays *d,
-			     const struct spans *sp, const struct parquet_opts *o);
+ * only its tasks' rows. Memory: @oc's join, the stacks, the spans alive
+ * at once, and the lag of the delays' replay behind the join's walk: not
+ * the polls, delays or spans of the trace. 0, -EINVAL (bad arguments),
+ * -ENOENT (the selection keeps nothing), -ENOMEM, -EIO, a callback's
+ * error or a walk's. */
+int analysis__export_parquet(const struct offcpu *oc, const struct parquet_opts *o);
 
 #endif /* D9_ANALYSIS_VIEWS_H */

@@ -215,6 +215,9 @@ struct session {
 #define SESSION_SPANS                                                                    \
 	0x4u /* the application's spans (with the off-CPU                                \
 	      * join when SESSION_OFFCPU) */
+#define SESSION_SPAN_RECORDS                                                             \
+	0x8u /* their records read, the spans left for the                               \
+	      * view to build */
 /* Read @in (open_trace()), join it with @jflags (times shown counting
  * from the start of the whole trace when a window was read) and build
  * what @want asks. 0, or -1 after saying what failed (everything freed). */

@@ -181,13 +181,16 @@ static int export_tables(struct inputs *in, const struct view_args *va,
 		error("cannot make '%s': %s", td.dir, strerror(errno));
 		return EXIT_FAIL;
 	}
-	if (session_open(&se, in, rflags, 0, SESSION_OFFCPU | SESSION_SPANS))
+	/* the polls of the samples (and switches) listed; the export walks
+	 * the trace again for the rest, keeping none */
+	if (session_open_keep(&se, in, rflags, 0, SESSION_OFFCPU | SESSION_SPAN_RECORDS,
+			      &(struct join_keep){.min_ns = UINT64_MAX, .sampled = 1}))
 		return EXIT_FAIL;
-	if (check_task(se.j, &va->sel, in) || session_delays(&se, NULL)) {
+	if (check_task(se.j, &va->sel, in)) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	err = analysis__export_parquet(se.oc, se.d, se.sp, &po);
+	err = analysis__export_parquet(se.oc, &po);
 	if (err && trace__error(se.t)) {
 		analysis_failed(in, se.t, err);
 		ret = EXIT_FAIL;

@@ -347,8 +347,9 @@ int session_open_fed(struct session *s, struct inputs *in, unsigned int rflags,
 	s->in = in;
 	/* a view that shows no span reads none: they can be millions; one
 	 * that does walks them once (spans__new()) */
-	s->t = open_trace(in, rflags | (want & SESSION_SPANS ? TRACE_READ_SPANS_LATER
-							     : TRACE_READ_NO_SPANS));
+	s->t = open_trace(in, rflags | (want & (SESSION_SPANS | SESSION_SPAN_RECORDS)
+						? TRACE_READ_SPANS_LATER
+						: TRACE_READ_NO_SPANS));
 	if (!s->t)
 		return -1;
 	if (keep) {

@@ -41,7 +41,7 @@ struct px {
 	const struct offcpu *oc;
 	const struct join *j;
 	const struct trace *t;
-	const struct spans *sp;
+	struct spans *sp; /* (those kept at the samples and switches) */
 	struct parquet_result *res;
 	char service[64], host[64], date[16], part[64];
 	int64_t pid;
@@ -450,35 +450,29 @@ static const struct pq_column poll_cols[P_N] = {
 	[P_HOST] = {"host", PQ_STRING, 0},
 };
 
-static int write_polls(struct px *x)
+/* Poll @p's row */
+static int poll_row(struct px *x, const struct poll *p)
 {
-	int off = !offcpu_missing(x->t);
-	int err = open_table(x, PARQUET_POLLS, poll_cols, P_N);
+	const struct task_stat *ts = join__task(x->j, p->task);
+	const struct poll_offcpu *po = offcpu__poll(x->oc, p->id);
+	uint64_t len = p->end - p->start, off = po ? po->ns : 0,
+		 runq = po ? po->runq_ns : 0;
+	int have = !offcpu_missing(x->t);
 
-	for (size_t i = 0; !err && i < x->j->nlisted; i++) {
-		const struct poll *p = &x->j->polls[i];
-		const struct task_stat *ts = join__task(x->j, p->task);
-		const struct poll_offcpu *po = offcpu__poll(x->oc, p->id);
-		uint64_t len = p->end - p->start;
-
-		if (!join__kept(x->j, ts))
-			continue;
-		pq_i64(x->tab, P_POLL, p->id);
-		task_cols(x, P_TASK, ts);
-		pq_i64(x->tab, P_TID, p->tid);
-		name(x, P_THREAD, trace__thread_name(x->t, p->tid));
-		pq_i64(x->tab, P_START, utc(x, p->start));
-		pq_i64(x->tab, P_DURATION, (int64_t)len);
-		opt_i64(x, P_CPU, off, (int64_t)(len > po->ns ? len - po->ns : 0));
-		opt_i64(x, P_BLOCKED, off, (int64_t)(po->ns - po->runq_ns));
-		opt_i64(x, P_RUNQ, off, (int64_t)po->runq_ns);
-		pq_i64(x->tab, P_SAMPLES, p->samples);
-		pq_bool(x->tab, P_OPEN_START, p->open_start);
-		pq_bool(x->tab, P_OPEN_END, p->open_end);
-		where(x, P_SERVICE);
-		err = pq_row_end(x->tab);
-	}
-	return x->tab ? close_table(x, err) : err;
+	pq_i64(x->tab, P_POLL, p->id);
+	task_cols(x, P_TASK, ts);
+	pq_i64(x->tab, P_TID, p->tid);
+	name(x, P_THREAD, trace__thread_name(x->t, p->tid));
+	pq_i64(x->tab, P_START, utc(x, p->start));
+	pq_i64(x->tab, P_DURATION, (int64_t)len);
+	opt_i64(x, P_CPU, have, (int64_t)(len > off ? len - off : 0));
+	opt_i64(x, P_BLOCKED, have, (int64_t)(off - runq));
+	opt_i64(x, P_RUNQ, have, (int64_t)runq);
+	pq_i64(x->tab, P_SAMPLES, p->samples);
+	pq_bool(x->tab, P_OPEN_START, p->open_start);
+	pq_bool(x->tab, P_OPEN_END, p->open_end);
+	where(x, P_SERVICE);
+	return pq_row_end(x->tab);
 }
 
 /* ---- tasks ----------------------------------------------------------- */
@@ -585,53 +579,194 @@ static const struct pq_column delay_cols[D_N] = {
 	[D_HOST] = {"host", PQ_STRING, 0},
 };
 
-/* delays by wake time (the view lists the longest first): rows close in
- * time compress (deltas) and prune (a group's woken_ns range) together */
-static int by_wake(const void *a, const void *b)
+/* Delay @e's row, @poll its poll's id (-1: unknown) */
+static int delay_row(struct px *x, const struct delay *e, int32_t poll)
 {
-	const struct delay *p = *(const struct delay *const *)a,
-			   *q = *(const struct delay *const *)b;
+	const struct task_stat *ts = join__task(x->j, e->task);
+	const struct task_stat *wt =
+		e->waker_polling ? join__task(x->j, e->waker_task) : NULL;
 
-	if (p->wake != q->wake)
-		return p->wake < q->wake ? -1 : 1;
-	return (p->task > q->task) - (p->task < q->task);
+	task_cols(x, D_TASK, ts);
+	pq_i64(x->tab, D_DELAY, (int64_t)(e->begin - e->wake));
+	pq_i64(x->tab, D_WOKEN, utc(x, e->wake));
+	pq_bool(x->tab, D_SPAWN, e->spawn);
+	pq_i64(x->tab, D_MERGED, e->merged);
+	pq_i64(x->tab, D_WAKER_TID, e->waker);
+	name(x, D_WAKER_THREAD, trace__thread_name(x->t, e->waker));
+	opt_i64(x, D_WAKER_TASK, wt != NULL,
+		wt ? (int64_t)trace_task_number(wt->task) : 0);
+	pq_i64(x->tab, D_TID, e->poller);
+	name(x, D_THREAD, trace__thread_name(x->t, e->poller));
+	opt_i64(x, D_POLL, poll >= 0, poll);
+	where(x, D_SERVICE);
+	return pq_row_end(x->tab);
 }
 
-static int write_delays(struct px *x, const struct delays *d)
+/* ---- polls and delays, in one walk ------------------------------------ */
+
+/*
+ * One streamed walk of the trace gives the polls in id order (start,
+ * then tid), and hands its events to a delays replay that runs in it,
+ * making the delays in begin order (a wake-to-poll delay ends where its
+ * poll begins). Each poll's row is written as it comes; a delay's row
+ * needs the id of the poll that began at its end on its thread: the two
+ * streams, both in time order, meet in two short queues. A poll waits
+ * until the replay is past its start (no delay of it can come after); a
+ * delay until its poll, or a later one, came. Memory is the lag between
+ * the join and the replay, not the trace.
+ */
+struct pkey {
+	uint64_t start;
+	uint32_t tid, id;
+};
+
+struct pdwalk {
+	struct px *x; /* the polls table */
+	struct px y;  /* the delays table */
+	struct delays_feed *feed;
+	struct pkey *p; /* polls waiting, p[ph..pn) */
+	size_t ph, pn, pcap;
+	struct delay *d; /* delays waiting, d[dh..dn) */
+	size_t dh, dn, dcap;
+	struct pkey last; /* the last poll given */
+	int any;
+};
+
+/* Drop the first @k of queue @v[*h..*n), its room reused once empty */
+#define QUEUE_POP(v, h, n, k)                                                            \
+	do {                                                                             \
+		*(h) += (k);                                                             \
+		if (*(h) == *(n))                                                        \
+			*(h) = *(n) = 0;                                                 \
+		else if (*(h) > 4096 && *(h)*2 > *(n)) {                                 \
+			memmove((v), (v) + *(h), (*(n) - *(h)) * sizeof(*(v)));          \
+			*(n) -= *(h);                                                    \
+			*(h) = 0;                                                        \
+		}                                                                        \
+	} while (0)
+
+/* Write the delays whose poll is known (or known to be none); @end: all */
+static int pd_drain(struct pdwalk *w, int end)
 {
-	const struct delay **v = calloc(d && d->n ? d->n : 1, sizeof(*v));
-	int err = v ? open_table(x, PARQUET_DELAYS, delay_cols, D_N) : -ENOMEM;
+	int err = 0;
 
-	for (size_t i = 0; v && d && i < d->n; i++)
-		v[i] = &d->v[i];
-	if (v && d)
-		qsort(v, d->n, sizeof(*v), by_wake);
-	for (size_t i = 0; !err && d && i < d->n; i++) {
-		const struct delay *e = v[i];
-		const struct task_stat *ts = join__task(x->j, e->task);
-		const struct poll *wp =
-			e->waker_poll >= 0 ? join__poll(x->j, (uint32_t)e->waker_poll)
-					   : NULL;
+	while (!err && w->dh < w->dn) {
+		const struct delay *e = &w->d[w->dh];
+		size_t k = w->ph;
+		int32_t id = -1;
 
-		if (!join__kept(x->j, ts))
-			continue;
-		task_cols(x, D_TASK, ts);
-		pq_i64(x->tab, D_DELAY, (int64_t)(e->begin - e->wake));
-		pq_i64(x->tab, D_WOKEN, utc(x, e->wake));
-		pq_bool(x->tab, D_SPAWN, e->spawn);
-		pq_i64(x->tab, D_MERGED, e->merged);
-		pq_i64(x->tab, D_WAKER_TID, e->waker);
-		name(x, D_WAKER_THREAD, trace__thread_name(x->t, e->waker));
-		opt_i64(x, D_WAKER_TASK, wp != NULL,
-			wp ? (int64_t)trace_task_number(wp->task) : 0);
-		pq_i64(x->tab, D_TID, e->poller);
-		name(x, D_THREAD, trace__thread_name(x->t, e->poller));
-		opt_i64(x, D_POLL, e->poll >= 0, e->poll);
-		where(x, D_SERVICE);
-		err = pq_row_end(x->tab);
+		while (k < w->pn && w->p[k].start < e->begin)
+			k++;
+		QUEUE_POP(w->p, &w->ph, &w->pn, k - w->ph);
+		for (k = w->ph; k < w->pn && w->p[k].start == e->begin; k++)
+			if (w->p[k].tid == e->poller) {
+				id = (int32_t)w->p[k].id;
+				break;
+			}
+		/* not come yet, unless the join is past it */
+		if (id < 0 && !end &&
+		    !(w->any && (w->last.start > e->begin ||
+				 (w->last.start == e->begin && w->last.tid > e->poller))))
+			break;
+		err = delay_row(&w->y, e, id);
+		QUEUE_POP(w->d, &w->dh, &w->dn, 1);
 	}
-	free(v);
-	return x->tab ? close_table(x, err) : err;
+	if (w->dh == w->dn) {
+		/* no delay ends at a poll the replay is past */
+		uint64_t done = delays_feed__replayed(w->feed);
+		size_t k = w->ph;
+
+		while (k < w->pn && w->p[k].start < done)
+			k++;
+		QUEUE_POP(w->p, &w->ph, &w->pn, k - w->ph);
+	}
+	return err;
+}
+
+static int pd_delay(void *ctx, const struct delay *e)
+{
+	struct pdwalk *w = ctx;
+
+	if (!join__kept(w->x->j, join__task(w->x->j, e->task)))
+		return 0;
+	if (LIB_GROW(w->d, w->dcap, w->dn + 1))
+		return -ENOMEM;
+	w->d[w->dn++] = *e;
+	return pd_drain(w, 0);
+}
+
+/* Both tables begun anew, nothing waiting */
+static int pd_open(struct pdwalk *w)
+{
+	int err = open_table(w->x, PARQUET_POLLS, poll_cols, P_N);
+
+	if (!err && (err = open_table(&w->y, PARQUET_DELAYS, delay_cols, D_N)))
+		err = close_table(w->x, -ECANCELED) ?: err;
+	w->ph = w->pn = w->dh = w->dn = 0;
+	w->any = 0;
+	return err;
+}
+
+/* ... ended: kept, or (@err) removed */
+static int pd_close(struct pdwalk *w, int err)
+{
+	int e1 = w->x->tab ? close_table(w->x, err) : err;
+	int e2 = w->y.tab ? close_table(&w->y, err ? err : e1) : e1;
+
+	return err ? err : e1 ? e1 : e2;
+}
+
+static int pd_poll(void *ctx, const struct poll *p)
+{
+	struct pdwalk *w = ctx;
+	int err;
+
+	if (!p) { /* the join starts over: so do the tables */
+		pd_close(w, -ECANCELED);
+		return pd_open(w);
+	}
+	if ((err = poll_row(w->x, p)))
+		return err;
+	if (LIB_GROW(w->p, w->pcap, w->pn + 1))
+		return -ENOMEM;
+	w->last = (struct pkey){p->start, p->tid, p->id};
+	w->p[w->pn++] = w->last;
+	w->any = 1;
+	return pd_drain(w, 0);
+}
+
+/* The polls and delays tables, and the delays' statistics in *@out for
+ * the tasks table: one walk with the replay @at_end or (late) -EAGAIN. */
+static int pd_walk(struct pdwalk *w, int at_end, struct delays **out)
+{
+	const struct delays_keep k = {.each = pd_delay, .each_ctx = w, .at_end = at_end};
+	int err = delays_feed__new(&k, &w->feed);
+
+	if (!err)
+		err = pd_open(w);
+	if (!err)
+		err = join_for_each_poll_fed(w->x->j, pd_poll, w, delays_feed__events,
+					     w->feed);
+	if (!err)
+		err = delays__from_feed(w->feed, w->x->j, &k, out);
+	if (!err)
+		err = pd_drain(w, 1);
+	err = pd_close(w, err);
+	delays_feed__free(w->feed);
+	w->feed = NULL;
+	return err;
+}
+
+static int write_polls_delays(struct px *x, struct delays **out)
+{
+	struct pdwalk w = {.x = x, .y = *x};
+	int err = pd_walk(&w, 0, out);
+
+	if (err == -EAGAIN) /* an event came late for the replay */
+		err = pd_walk(&w, 1, out);
+	free(w.p);
+	free(w.d);
+	return err;
 }
 
 /* ---- spans ----------------------------------------------------------- */
@@ -679,53 +814,67 @@ static const struct pq_column span_cols[N_N] = {
 	[N_HOST] = {"host", PQ_STRING, 0},
 };
 
+/* Instance @s's row; NULL: the build starts over, so does the table */
+static int span_row(void *ctx, const struct span *s)
+{
+	struct px *x = ctx;
+	uint64_t life;
+
+	if (!s) {
+		if (x->tab)
+			close_table(x, -ECANCELED);
+		return open_table(x, PARQUET_SPANS, span_cols, N_N);
+	}
+	life = s->closed > s->created ? s->closed - s->created : 0;
+	name(x, N_NAME, spans_name(s));
+	pq_i64(x->tab, N_ID, (int64_t)s->id);
+	opt_i64(x, N_PARENT, s->parent != 0, (int64_t)s->parent);
+	name(x, N_FIELDS, s->fields);
+	pq_i64(x->tab, N_START, utc(x, s->created));
+	pq_i64(x->tab, N_DURATION, (int64_t)life);
+	pq_i64(x->tab, N_ENTERED, (int64_t)s->entered_ns);
+	pq_i64(x->tab, N_WAITING,
+	       (int64_t)(life > s->entered_ns ? life - s->entered_ns : 0));
+	pq_i64(x->tab, N_SAMPLES, (int64_t)s->samples);
+	pq_i64(x->tab, N_CPU, cpu_of(x, s->samples));
+	pq_i64(x->tab, N_BLOCKED, (int64_t)s->blocked_ns);
+	pq_i64(x->tab, N_RUNQ, (int64_t)s->runq_ns);
+	pq_i64(x->tab, N_ENTERS, s->nenters);
+	pq_bool(x->tab, N_OPEN_START, s->open_start);
+	pq_bool(x->tab, N_OPEN_END, s->open_end);
+	pq_i64(x->tab, N_PID, x->pid);
+	where(x, N_SERVICE);
+	return pq_row_end(x->tab);
+}
+
+/* The spans table, written as the instances are done; in x->sp those
+ * the samples and switches were entered in (spans_keep.at), for them */
 static int write_spans(struct px *x)
 {
-	int err = open_table(x, PARQUET_SPANS, span_cols, N_N);
+	struct spans *sp = NULL;
+	int err = spans__new_keep(
+		x->j, x->oc,
+		&(struct spans_keep){.at = 1, .each = span_row, .each_ctx = x}, &sp);
 
-	for (size_t i = 0; !err && x->sp && i < x->sp->n; i++) {
-		const struct span *s = &x->sp->v[i];
-		uint64_t life = s->closed > s->created ? s->closed - s->created : 0;
-
-		name(x, N_NAME, spans_name(s));
-		pq_i64(x->tab, N_ID, (int64_t)s->id);
-		opt_i64(x, N_PARENT, s->parent != 0, (int64_t)s->parent);
-		name(x, N_FIELDS, s->fields);
-		pq_i64(x->tab, N_START, utc(x, s->created));
-		pq_i64(x->tab, N_DURATION, (int64_t)life);
-		pq_i64(x->tab, N_ENTERED, (int64_t)s->entered_ns);
-		pq_i64(x->tab, N_WAITING,
-		       (int64_t)(life > s->entered_ns ? life - s->entered_ns : 0));
-		pq_i64(x->tab, N_SAMPLES, (int64_t)s->samples);
-		pq_i64(x->tab, N_CPU, cpu_of(x, s->samples));
-		pq_i64(x->tab, N_BLOCKED, (int64_t)s->blocked_ns);
-		pq_i64(x->tab, N_RUNQ, (int64_t)s->runq_ns);
-		pq_i64(x->tab, N_ENTERS, s->nenters);
-		pq_bool(x->tab, N_OPEN_START, s->open_start);
-		pq_bool(x->tab, N_OPEN_END, s->open_end);
-		pq_i64(x->tab, N_PID, x->pid);
-		where(x, N_SERVICE);
-		err = pq_row_end(x->tab);
-	}
+	x->sp = sp;
 	return x->tab ? close_table(x, err) : err;
 }
 
 /* ---- the export ------------------------------------------------------- */
 
-int analysis__export_parquet(const struct offcpu *oc, const struct delays *d,
-			     const struct spans *sp, const struct parquet_opts *o)
+int analysis__export_parquet(const struct offcpu *oc, const struct parquet_opts *o)
 {
+	struct delays *d = NULL;
 	struct parquet_result dummy;
 	struct px x = {
 		.o = o,
 		.oc = oc,
 		.j = oc ? oc->join : NULL,
-		.sp = sp,
 		.res = o && o->result ? o->result : &dummy,
 	};
 	int err = 0;
 
-	if (!o || !oc || !o->open || !o->close || x.j->nlisted != x.j->npolls)
+	if (!o || !oc || !o->open || !o->close)
 		return -EINVAL;
 	if (join__keeps_none(x.j))
 		return -ENOENT;
@@ -743,19 +892,19 @@ int analysis__export_parquet(const struct offcpu *oc, const struct delays *d,
 	if (!x.sid || !x.used || !x.lab)
 		err = -ENOMEM;
 	if (!err)
+		err = write_spans(&x);
+	if (!err)
 		err = write_samples(&x);
 	if (!err)
 		err = write_offcpu(&x);
 	if (!err)
 		err = write_stacks(&x);
 	if (!err)
-		err = write_polls(&x);
+		err = write_polls_delays(&x, &d);
 	if (!err)
 		err = write_tasks(&x, d);
-	if (!err)
-		err = write_delays(&x, d);
-	if (!err)
-		err = write_spans(&x);
+	delays__free(d);
+	spans__free(x.sp);
 	free(x.sid);
 	free(x.used);
 	free(x.lab);

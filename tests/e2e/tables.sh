@@ -137,6 +137,29 @@ print(sys.argv[1], p["poll"], p["task"], p["duration_ns"], sep="\t")' "$h")$'\n'
 			ORDER BY host")"
 }
 
+# the delays table is made in the polls' walk (the two streams meet by
+# time): each delay names the poll that began at its end, on its thread,
+# of its task, as the delays view does for its longest
+t_duckdb_joins_each_delay_to_its_poll_as_delays_does() {
+	local h want=''
+	ready || return
+	for h in "${HOSTS[@]}"; do
+		want+=$("$D9" delays -i "$TMP/$h" --format json --limit 5 2>/dev/null | python3 -c '
+import json, sys
+for d in json.load(sys.stdin)["delays"]:
+    print(sys.argv[1], d["task"], d["delay_ns"], d["poll"], sep="\t")' "$h")$'\n'
+	done
+	same "the 5 longest delays per host and their polls" "${want%$'\n'}" \
+		"$(sql "SELECT host, task, delay_ns, poll FROM $(t delays)
+			QUALIFY row_number() OVER (PARTITION BY host ORDER BY delay_ns DESC, woken_ns) <= 5
+			ORDER BY host, delay_ns DESC, woken_ns")" || return
+	same "delays without their poll, or not of it" "0	0" \
+		"$(sql "SELECT count(*) FILTER (WHERE d.poll IS NULL),
+				count(*) FILTER (WHERE p.task IS DISTINCT FROM d.task OR p.tid <> d.tid
+						 OR p.start_ns <> d.woken_ns + d.delay_ns)
+			FROM $(t delays) d LEFT JOIN $(t polls) p USING (host, poll)")"
+}
+
 t_duckdb_sums_cpu_per_task_name_as_flame_does() {
 	local h
 	ready || return

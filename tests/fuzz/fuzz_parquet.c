@@ -181,31 +181,39 @@ static void check_file(const uint8_t *f, size_t n)
 
 /* ---- the tables, in memory ------------------------------------------ */
 
+/* the files open at once (the polls and delays tables are written
+ * together) */
 struct mem {
-	char *buf;
-	size_t len;
+	struct slot {
+		FILE *f;
+		char *buf;
+		size_t len;
+	} v[2];
 };
 
 static FILE *mem_open(void *ctx, const char *rel)
 {
 	struct mem *m = ctx;
+	struct slot *s = !m->v[0].f ? &m->v[0] : !m->v[1].f ? &m->v[1] : NULL;
 
 	(void)rel;
-	free(m->buf);
-	m->buf = NULL;
-	m->len = 0;
-	return open_memstream(&m->buf, &m->len);
+	if (!s)
+		abort(); /* a third file open at once */
+	s->f = open_memstream(&s->buf, &s->len);
+	return s->f;
 }
 
 static int mem_close(void *ctx, FILE *f, int err)
 {
 	struct mem *m = ctx;
+	struct slot *s = m->v[0].f == f ? &m->v[0] : &m->v[1];
+	int bad = fclose(f);
 
-	if (fclose(f))
-		return -EIO;
-	if (!err)
-		check_file((const uint8_t *)m->buf, m->len);
-	return 0;
+	if (!bad && !err)
+		check_file((const uint8_t *)s->buf, s->len);
+	free(s->buf);
+	*s = (struct slot){0};
+	return bad ? -EIO : 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -214,7 +222,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct join *j = NULL;
 	struct offcpu *oc = NULL;
 	struct delays *d = NULL;
-	struct spans *sp = NULL;
 	struct mem m = {0};
 	struct parquet_opts po = {.open = mem_open, .close = mem_close, .ctx = &m};
 	const char *msg;
@@ -231,20 +238,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (trace__read_paths(paths, 1, &ro, &t, &msg))
 		return 0;
-	/* as session_open() makes them for the export */
-	err = join__new(t, JOIN_POLL_LIST, &j);
+	/* as cmd_export.c makes them for the export */
+	err = join__new_keep(
+		t, 0,
+		&(struct join_keep){.min_ns = UINT64_MAX, .sampled = 1, .switches = 1},
+		&j);
 	if (!err)
 		err = offcpu__new(j, 0, &oc);
-	if (!err)
-		err = spans__new(j, oc, &sp);
-	if (!err)
-		err = delays__new(j, NULL, &d);
 	if (!err) {
 		fuzz_pick_task(j, (b >> 4) & 3, size);
-		analysis__export_parquet(oc, d, sp, &po);
+		analysis__export_parquet(oc, &po);
 	}
-	spans__free(sp);
-	free(m.buf);
 	fuzz_views_free(t, j, oc, d, out);
 	return 0;
 }
