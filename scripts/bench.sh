@@ -875,10 +875,11 @@ detect_row() {
 # (export --format parquet): the tables' bytes against the segments', the
 # export's CPU per second of segment; and the same recording with
 # --upload --upload-tables to s3rver: the exporters' CPU as the
-# recorder's summary says it.
+# recorder's summary says it. The export streams: its peak memory for the
+# whole recording (three segments read as one) against one segment's.
 TABLE_SECS=${TABLE_SECS:-30}
 tables_row() {
-	local i v rps="" bpr="" seg tb=0 sb=0 cpu=0 rows=0 polls=0 wpid rc line
+	local i v rps="" bpr="" seg tb=0 sb=0 cpu=0 rows=0 polls=0 wpid rc line rss1=0 rssn
 	for i in 1 2 3; do
 		run "$PARQUET" "$RUN/bench.parquet" >"$RUN/parquet-$i.out" ||
 			die "bench_parquet failed"
@@ -898,10 +899,11 @@ tables_row() {
 		2>"$RUN/tab-rec.err" || die "tables: record failed: $(tail -1 "$RUN/tab-rec.err")"
 	for seg in "$RUN/tab"/*.d9; do
 		sb=$((sb + $(fsize "$seg")))
-		run $TIME -f "%U %S" -o "$RUN/tab-exp.time" "$D9" export -i "$seg" --format parquet \
+		run $TIME -f "%U %S %M" -o "$RUN/tab-exp.time" "$D9" export -i "$seg" --format parquet \
 			-o "$RUN/tab-tables" 2>"$RUN/tab-exp.err" ||
 			die "tables: export failed: $(tail -1 "$RUN/tab-exp.err")"
 		cpu=$(awk -v c="$cpu" '{ print c + $1 + $2 }' "$RUN/tab-exp.time")
+		rss1=$(awk -v m="$rss1" '{ print ($3 > m ? $3 : m) }' "$RUN/tab-exp.time")
 		v=$(sed -n 's/.*parquet: \([0-9]*\) samples, \([0-9]*\) polls, \([0-9]*\) delays, \([0-9]*\) spans, \([0-9]*\) off-CPU intervals, \([0-9]*\) stacks, \([0-9]*\) tasks.*/\1+\2+\3+\4+\5+\6+\7/p' "$RUN/tab-exp.err")
 		rows=$(round 0 "$rows + ${v:-0}")
 		polls=$(round 0 "$polls + $(echo "${v:-0+0}" | cut -d+ -f2)")
@@ -915,6 +917,15 @@ tables_row() {
 	row "" "  export --format parquet, CPU per s recorded" \
 		"$(round 1 "100 * $cpu / $TABLE_SECS") %" "" "" "stated" \
 		"$(round 0 "$rows / ($cpu > 0 ? $cpu : 1)") rows/s"
+	rm -rf "${RUN:?}/tab-tables"
+	run $TIME -f "%U %S %M" -o "$RUN/tab-exp.time" "$D9" export -i "$RUN/tab" --format parquet \
+		-o "$RUN/tab-tables" 2>"$RUN/tab-exp.err" ||
+		die "tables: export of the whole recording failed: $(tail -1 "$RUN/tab-exp.err")"
+	rssn=$(awk '{ print $3 }' "$RUN/tab-exp.time")
+	row "" "  export peak RSS: ${TABLE_SECS} s whole vs a 10 s segment" \
+		"$(round 0 "$rssn / 1024") MiB" "$(round 0 "$rss1 / 1024") MiB" \
+		"$(round 2 "$rssn / ($rss1 > 0 ? $rss1 : 1)")" "<= 1.5" \
+		"$(verdict "$rssn <= 1.5 * $rss1")"
 	rm -rf "${RUN:?}/tab" "${RUN:?}/tab-tables"
 	upload_s3_start
 	rc=$?
@@ -926,10 +937,10 @@ tables_row() {
 		run "$D9" record -p "$wpid" --rotate 10s -d "$TABLE_SECS" -o "$RUN/tab" \
 			--upload s3://bkt/tables --endpoint-url "$S3_URL" --upload-tables \
 			2>"$RUN/tab-up.err" || die "tables: record --upload-tables failed: $(tail -1 "$RUN/tab-up.err")"
-		line=$(grep "upload-tables: [0-9]* segments.s tables" "$RUN/tab-up.err" | tail -1)
+		line=$(grep "upload-tables: [0-9]* segments. tables" "$RUN/tab-up.err" | tail -1)
 		v=$(echo "$line" | sed -n 's/.*(\([0-9.]*\)% of a core.*/\1/p')
 		row "" "  --upload-tables: exporters' CPU, % of a core" "${v:-?}" "" "" "stated" \
-			"$(echo "$line" | sed -n "s/.*: \([0-9]*\) segments.s tables (\([0-9]*\) files.*/\1 segments, \2 files/p")"
+			"$(echo "$line" | sed -n "s/.*: \([0-9]*\) segments. tables (\([0-9]*\) files.*/\1 segments, \2 files/p")"
 		stop_bg "$S3_PID"
 		rm -rf "${RUN:?}/s3" "${RUN:?}/tab"
 	fi
