@@ -1354,6 +1354,17 @@ int32_t spans__at(const struct spans *sp, uint32_t tid, uint64_t time)
 	return k == NONE ? -1 : (int32_t)sp->enters[k].span;
 }
 
+size_t spans__chain_at(const struct spans *sp, uint32_t tid, uint64_t time, int32_t *v,
+		       size_t max)
+{
+	size_t n = 0;
+
+	for (uint32_t k = sp ? enter_at(sp, tid, time) : NONE; k != NONE && n < max;
+	     k = sp->enters[k].up)
+		v[n++] = (int32_t)sp->enters[k].span;
+	return n;
+}
+
 uint64_t spans__enter_end(const struct spans *sp, uint32_t tid, uint64_t time)
 {
 	uint32_t k = sp ? enter_at(sp, tid, time) : NONE;

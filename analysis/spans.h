@@ -162,6 +162,10 @@ int spans__kept_at(const struct spans *sp, uint32_t tid, uint64_t time);
 /* The innermost span entered on @tid at @time (index in spans.v), or -1
  * (also for a NULL @sp). */
 int32_t spans__at(const struct spans *sp, uint32_t tid, uint64_t time);
+/* ... and those it is nested in: at most @max, innermost first, in @v
+ * (indices in spans.v); how many. */
+size_t spans__chain_at(const struct spans *sp, uint32_t tid, uint64_t time, int32_t *v,
+		       size_t max);
 /* The end of that innermost entry, or UINT64_MAX (none, or a NULL @sp). */
 uint64_t spans__enter_end(const struct spans *sp, uint32_t tid, uint64_t time);
 /* @s's name: SPANS_UNNAMED for one not created in the trace,

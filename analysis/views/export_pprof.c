@@ -79,8 +79,10 @@ enum {
 struct lset {
 	uint64_t task; /* task id, 0 outside tasks */
 	uint32_t tid;
-	int32_t poll; /* -1 outside polls */
-	int32_t span; /* the innermost span entered (spans.v), -1 none */
+	int32_t poll;	 /* -1 outside polls */
+	int32_t span;	 /* the innermost span entered (spans.v), -1 none */
+	uint32_t fields; /* the fields of it and the spans it is in (string
+			  * id, 0: none): each a label */
 };
 
 struct psample {
@@ -169,6 +171,81 @@ static int lset_index(struct ex *x, uint64_t key, const struct lset *l, uint32_t
 	return 0;
 }
 
+/* The labels of our own: a span field of one of these keys is not one */
+static int own_label(const char *key, size_t n)
+{
+	static const char *const own[] = {"task", "task_id", "task_name", "thread",
+					  "tid",  "poll",    "span",	  "span_id"};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strlen(own[i]) == n && !memcmp(own[i], key, n))
+			return 1;
+	return 0;
+}
+
+/* The next "key=value" of span fields @s (SPAN_FIELDS_MAX: "k=v k=v",
+ * a value may hold spaces: up to the next word with '='): its key in
+ * [*k, *k + *kn), value [*v, *v + *vn), and where the rest starts; NULL
+ * at the end */
+static const char *next_field(const char *s, const char **k, size_t *kn, const char **v,
+			      size_t *vn)
+{
+	const char *eq, *end;
+
+	while (*s == ' ')
+		s++;
+	if (!*s || !(eq = strchr(s, '=')))
+		return NULL;
+	*k = s;
+	*kn = (size_t)(eq - s);
+	*v = eq + 1;
+	for (const char *p = *v;;) {
+		const char *w = strchr(p, ' '), *e;
+
+		if (!w) {
+			end = p + strlen(p);
+			break;
+		}
+		e = w + 1 + strcspn(w + 1, " =");
+		if (*e == '=' && e > w + 1) {
+			end = w;
+			break;
+		}
+		p = w + 1;
+	}
+	*vn = (size_t)(end - *v);
+	return end;
+}
+
+/* The fields of the spans entered on @tid at @time, innermost first (a key
+ * once: the innermost span's), as one "k=v k=v" string id; 0: none */
+static uint32_t chain_fields(struct ex *x, uint32_t tid, uint64_t time)
+{
+	int32_t chain[16];
+	size_t n = spans__chain_at(x->o->spans, tid, time, chain, 16), at = 0;
+	char out[1024];
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const char *f = x->o->spans->v[chain[i]].fields, *k, *v;
+		size_t kn, vn;
+
+		while (f && (f = next_field(f, &k, &kn, &v, &vn))) {
+			char key[SPAN_FIELDS_MAX + 2];
+			int dup;
+
+			snprintf(key, sizeof(key), " %.*s=", (int)kn, k);
+			dup = (at && !strncmp(out, key + 1, strlen(key + 1))) ||
+			      strstr(out, key) || own_label(k, kn) || !kn;
+			if (!dup && at + kn + vn + 3 < sizeof(out))
+				at += (size_t)snprintf(out + at, sizeof(out) - at,
+						       "%s%.*s=%.*s", at ? " " : "",
+						       (int)kn, k, (int)vn, v);
+		}
+	}
+	return at ? str(x, out) : 0;
+}
+
 static int add(struct ex *x, uint64_t set_key, struct lset *l, uint32_t stack, int k,
 	       uint64_t v, uint64_t time)
 {
@@ -178,6 +255,9 @@ static int add(struct ex *x, uint64_t set_key, struct lset *l, uint32_t stack, i
 	/* the span is a label: one more set per span a poll ran in */
 	l->span = spans__at(x->o->spans, l->tid, time);
 	set_key |= (uint64_t)(l->span + 1) << 33;
+	l->fields = l->span >= 0 && !lib_map_find(&x->set_of, set_key)
+			    ? chain_fields(x, l->tid, time)
+			    : 0;
 	err = lset_index(x, set_key, l, &set);
 	uint64_t *p;
 
@@ -302,8 +382,10 @@ static int function_id(struct ex *x, uint32_t fid, uint64_t *id)
 	if (created) {
 		*v = ++x->res.functions;
 		pbuf_uint(&x->tmp2, FUNCTION_ID, *v);
+		/* no system_name (the trace keeps no linkage name): pprof
+		 * takes a name unlike it as demangled already and shows it
+		 * whole, where it would cut "<T as Trait>::poll" to "::poll" */
 		pbuf_uint(&x->tmp2, FUNCTION_NAME, name);
-		pbuf_uint(&x->tmp2, FUNCTION_SYSTEM_NAME, name);
 		pbuf_uint(&x->tmp2, FUNCTION_FILENAME, file);
 		if (f->start_line)
 			pbuf_uint(&x->tmp2, FUNCTION_START_LINE, f->start_line);
@@ -404,8 +486,10 @@ static uint64_t label_location(struct ex *x, uint64_t *loc, const char *label)
 		uint32_t name = str(x, label);
 
 		pbuf_uint(&x->tmp2, FUNCTION_ID, ++x->res.functions);
+		/* no system_name (the trace keeps no linkage name): pprof
+		 * takes a name unlike it as demangled already and shows it
+		 * whole, where it would cut "<T as Trait>::poll" to "::poll" */
 		pbuf_uint(&x->tmp2, FUNCTION_NAME, name);
-		pbuf_uint(&x->tmp2, FUNCTION_SYSTEM_NAME, name);
 		pbuf_msg(&x->fns, PROFILE_FUNCTION, &x->tmp2);
 		*loc = ++x->nlocs;
 		pbuf_uint(&x->tmp, LOCATION_ID, x->nlocs);
@@ -523,6 +607,22 @@ static int mapped_at(const char *v, const struct mapping *m, uint64_t *start,
 	return 0;
 }
 
+/* Each "key=value" of fields string @id a string label */
+static int field_labels(struct ex *x, struct pbuf *s, uint32_t id)
+{
+	const char *f = id ? flame_label_str(x->str, id - 1) : NULL, *k, *v;
+	size_t kn, vn;
+
+	while (f && (f = next_field(f, &k, &kn, &v, &vn))) {
+		char key[SPAN_FIELDS_MAX + 1], val[SPAN_FIELDS_MAX + 1];
+
+		snprintf(key, sizeof(key), "%.*s", (int)kn, k);
+		snprintf(val, sizeof(val), "%.*s", (int)vn, v);
+		label(x, s, key, val, 0);
+	}
+	return x->err;
+}
+
 static int write_profile(struct ex *x, double period, FILE *out)
 {
 	const struct trace *t = x->t;
@@ -571,6 +671,7 @@ static int write_profile(struct ex *x, double period, FILE *out)
 			label(x, &s, "span", spans_name(&x->o->spans->v[l->span]), 0);
 			label(x, &s, "span_id", NULL, x->o->spans->v[l->span].id);
 		}
+		err = field_labels(x, &s, l->fields);
 		pbuf_msg(&samples, PROFILE_SAMPLE, &s);
 	}
 	if (err)

@@ -62,18 +62,6 @@ record_demo() {
 HOT_SRC=tests/e2e/export/hot.c
 HOT_PB=$TMP/hot.pb.gz
 
-# need_go: 0 where `go tool pprof` runs, else say why and return 2
-need_go() {
-	command -v go >/dev/null ||
-		{ say "skip - no go on this machine (apt-get install golang-go)"; return 2; }
-	go tool pprof -h >/dev/null 2>&1 ||
-		{ say "skip - 'go tool pprof' does not run here"; return 2; }
-}
-
-# pp ARGS...: go tool pprof ARGS on the known program's export, offline
-pp() {
-	PPROF_TMPDIR=$TMP PPROF_BINARY_PATH=/nonexistent go tool pprof "$@" 2>"$TMP/pp.err"
-}
 
 # hot_recorded: hot.c built as a PIE ($TMP/hot) and not ($TMP/hotnp, for
 # t_gopprof_disasm_and_weblist_count_the_hot_instructions), both run and

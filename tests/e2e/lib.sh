@@ -204,3 +204,16 @@ e2e_skip_all() {
 	say "$NAME: 0 passed, 0 failed, 1 skipped"
 	exit 0
 }
+
+# need_go: 0 where `go tool pprof` runs, else say why and return 2
+need_go() {
+	command -v go >/dev/null ||
+		{ say "skip - no go on this machine (apt-get install golang-go)"; return 2; }
+	go tool pprof -h >/dev/null 2>&1 ||
+		{ say "skip - 'go tool pprof' does not run here"; return 2; }
+}
+
+# pp ARGS...: go tool pprof ARGS, offline (its stderr in $TMP/pp.err)
+pp() {
+	PPROF_TMPDIR=$TMP PPROF_BINARY_PATH=/nonexistent go tool pprof "$@" 2>"$TMP/pp.err"
+}

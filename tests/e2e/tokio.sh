@@ -117,6 +117,45 @@ check_blocking_and_names() {
 		"$(grep -v _handler "$TMP/$n.tasks" | sed -n 2p)" || return 1
 }
 
+# pprof as Rust users read it: `<T as Trait>::method` frames whole (pprof
+# cuts what is in <...> of a name it takes for C++ not yet simplified:
+# "::lt"), in -top, -traces and -list; the tracing fields of a sample's
+# spans (the request's route, of the span around slow_route) as string
+# labels, so -tagfocus route=/slow keeps the slow route's spans and
+# none of the fast one's
+t_pprof_keeps_rust_names_and_span_fields() {
+	local n
+	need_demo || return 2
+	need_go || return
+	demo_recorded perf || return 1
+	"$D9" export -i "$TMP/perf.data" --format pprof -o "$TMP/rs.pb.gz" ||
+		fail "export --format pprof failed" || return 1
+	pp -top -nodefraction=0 -nodecount=100000 "$TMP/rs.pb.gz" >"$TMP/rs.top" ||
+		fail "pprof -top: $(tail -1 "$TMP/pp.err")" || return 1
+	pp -traces "$TMP/rs.pb.gz" >"$TMP/rs.traces" ||
+		fail "pprof -traces: $(tail -1 "$TMP/pp.err")" || return 1
+	n=$(grep -cE '(^|[[:space:]])::[A-Za-z_]' "$TMP/rs.top" "$TMP/rs.traces" | awk -F: '{ s += $2 } END { print s }')
+	[ "$n" = 0 ] || fail "$n frames cut to ::NAME:" \
+		"$(grep -hE '(^|[[:space:]])::[A-Za-z_]' "$TMP/rs.top" "$TMP/rs.traces" | sort -u | head -3)" || return 1
+	n=$(grep -cE ' <[^ ]+ as [^>]+>::[a-z_]+' "$TMP/rs.top")
+	say "    -top: $n trait-impl functions named whole (<T as Trait>::method), none cut"
+	[ "$n" -ge 1 ] || fail "no <T as Trait>::method function in -top" || return 1
+	pp -list '<u64 as core::cmp::PartialOrd>::lt' "$TMP/rs.pb.gz" >"$TMP/rs.list"
+	grep -q '^ROUTINE =* <u64 as core::cmp::PartialOrd>::lt ' "$TMP/rs.list" ||
+		fail "pprof -list finds no <u64 as core::cmp::PartialOrd>::lt: $(head -2 "$TMP/rs.list")" ||
+		return 1
+	for r in slow fast; do
+		pp -tagfocus "route=/$r" -tags "$TMP/rs.pb.gz" >"$TMP/rs.$r.tags" ||
+			fail "pprof -tagfocus route=/$r: $(tail -1 "$TMP/pp.err")" || return 1
+		sed -n '/^ span: /,/^$/p' "$TMP/rs.$r.tags" | sed -n 's/.*): //p' | sort -u >"$TMP/rs.$r.spans"
+		say "    -tagfocus route=/$r: spans $(paste -sd' ' "$TMP/rs.$r.spans")"
+	done
+	[ "$(paste -sd' ' "$TMP/rs.slow.spans")" = "request slow_route" ] ||
+		fail "route=/slow keeps other spans than request and slow_route" || return 1
+	[ "$(paste -sd' ' "$TMP/rs.fast.spans")" = "fast_route request" ] ||
+		fail "route=/fast keeps other spans than fast_route and request" || return 1
+}
+
 need_demo() {
 	[ -x "$BIN" ] && return 0
 	say "    no $BIN (make tokio-demo-bin; needs cargo)"
@@ -405,5 +444,6 @@ assert not losses or lines(r'nothing lost') == 0, 'nothing lost beside a loss'
 PY
 }
 
-e2e_run_tests t_perf_sampler t_ctimer_sampler t_new_app t_tracing_spans \
+e2e_run_tests t_perf_sampler t_ctimer_sampler t_pprof_keeps_rust_names_and_span_fields \
+	t_new_app t_tracing_spans \
 	t_demo_says_each_loss_once
