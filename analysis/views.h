@@ -415,6 +415,10 @@ enum export_format {
 	EXPORT_PARQUET = 4,    /* Parquet tables (analysis__export_parquet()) */
 };
 
+/* speedscope: a profile per task up to this many tasks, else per task
+ * name (export_opts.by GROUP_AUTO) */
+#define SPEEDSCOPE_TASKS 16
+
 struct export_result {
 	uint64_t samples;	/* CPU samples kept */
 	uint64_t weight;	/* their weight */
@@ -423,6 +427,7 @@ struct export_result {
 	uint64_t locations, functions, mappings;
 	uint64_t bytes;	    /* the profile before gzip */
 	int period_guessed; /* no usable meta "frequency": 999 Hz */
+	int by;		    /* speedscope: a profile per (enum group_by) */
 	/* chrome: its size in full, estimated before writing, and past
 	 * export_opts.max_bytes how it was cut down to fit */
 	uint64_t full_bytes;
@@ -444,7 +449,8 @@ struct export_opts {
 	enum export_format format;
 	int offcpu;		      /* also off-CPU time (needs an offcpu join;
 				       * pprof only) */
-	enum group_by by;	      /* speedscope: a profile per group (0: by task) */
+	enum group_by by;	      /* speedscope: a profile per group (GROUP_AUTO:
+				       * by task up to SPEEDSCOPE_TASKS tasks) */
 	const struct spans *spans;    /* the application's spans, NULL: none
 				       * (chrome: their slices and events;
 				       * pprof: the span label; speedscope:

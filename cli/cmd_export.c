@@ -42,9 +42,11 @@ static void help(FILE *f)
 		"'d9prof polls'), and inside a span of the application, span and\n"
 		"span_id: 'pprof -tagfocus task_id=42' shows one task.\n\n"
 		"speedscope: speedscope's JSON for 'npx speedscope FILE' or\n"
-		"https://www.speedscope.app: one sampled profile per task (--by: per\n"
-		"task name, thread or span name), busiest first, the stacks of 'd9prof flame'\n"
-		"in nanoseconds of CPU time. Stacks are summed: no time order.\n\n"
+		"https://www.speedscope.app: one sampled profile per task, per task\n"
+		"name past 16 tasks (--by: per task name, thread or span name), busiest\n"
+		"first, the stacks of 'd9prof flame' in nanoseconds of CPU time, each\n"
+		"frame with its source file and the line its function begins at. Stacks\n"
+		"are summed: no time order.\n\n"
 		"chrome: a timeline in the Trace Event Format (JSON) for\n"
 		"https://ui.perfetto.dev or Chrome DevTools' Performance panel: a\n"
 		"track per thread with its polls (named by task), parks and off-CPU\n"
@@ -72,10 +74,11 @@ static void help(FILE *f)
 		"      --max-size SIZE   chrome: what a viewer opens (default 96M; 0: no\n"
 		"                        bound): past it, polls and spans are cut down\n"
 		"                        to fit\n"
-		"      --by KEY          speedscope: a profile per task (default), per\n"
-		"                        task name, per thread (samples outside polls\n"
-		"                        too) or per span name of the application\n"
-		"                        (\"[no span]\" outside spans)\n"
+		"      --by KEY          speedscope: a profile per task (default up to\n"
+		"                        16 tasks, else per task name), per task name,\n"
+		"                        per thread (samples outside polls too) or per\n"
+		"                        span name of the application (\"[no span]\"\n"
+		"                        outside spans)\n"
 		"  -o, --output OUT      write there (default: stdout, except for a\n"
 		"                        terminal, which gets d9prof.pb.gz,\n"
 		"                        d9prof.speedscope.json or d9prof.trace.json)\n" NO_INLINE_HELP
@@ -379,6 +382,10 @@ int cmd_export(int argc, char **argv)
 		     (unsigned long long)res.runs,
 		     text_duration(res.run_ns, d, sizeof(d)));
 	}
+	if (!err && eo.format == EXPORT_SPEEDSCOPE && !eo.by && res.by == GROUP_NAME)
+		info("speedscope: a profile per task name, past %d tasks (%zu here); one per "
+		     "task: --by task",
+		     SPEEDSCOPE_TASKS, se.j->ntasks);
 	if (!err && res.span_cut) {
 		char a[32], b[32];
 

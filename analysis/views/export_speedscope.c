@@ -110,11 +110,19 @@ static int write_profile(struct ss *x, uint32_t r, const uint32_t *ns, size_t n,
 	return 0;
 }
 
-/* The module of one frame with label @l, for shared.frames' "file". */
-static const char **frame_files(const struct join *j, struct flame *f)
+/* Where a frame's function is: its source file and the line it begins
+ * at (DWARF), else its module and no line */
+struct where {
+	const char *file;
+	uint32_t line;
+};
+
+/* Per label @l, where the function of a frame with that label is, for
+ * shared.frames' "file" and "line" (speedscope shows file:line) */
+static struct where *frame_files(const struct join *j, struct flame *f)
 {
 	const struct trace *t = j->trace;
-	const char **file;
+	struct where *file;
 	char buf[4096];
 	size_t nlab = lib_strset_count(&f->labels);
 	uint32_t id;
@@ -124,8 +132,9 @@ static const char **frame_files(const struct join *j, struct flame *f)
 		return NULL;
 	for (uint32_t i = 0; i < t->nframes; i++) {
 		const struct trace_frame *fr = &t->frames[i];
+		int src = fr->file && *fr->file;
 
-		if (!fr->module || !*fr->module)
+		if (!src && (!fr->module || !*fr->module))
 			continue;
 		analysis_frame_label(t, i, buf, sizeof(buf));
 		/* a label not in the tree gets a new id past nlab: ignored */
@@ -133,8 +142,10 @@ static const char **frame_files(const struct join *j, struct flame *f)
 			free(file);
 			return NULL;
 		}
-		if (id < nlab && !file[id])
-			file[id] = fr->module;
+		/* a source file over a module, for any address of the label */
+		if (id < nlab && (!file[id].file || (src && !file[id].line)))
+			file[id] = (struct where){src ? fr->file : fr->module,
+						  src ? fr->start_line : 0};
 	}
 	return file;
 }
@@ -145,7 +156,7 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 	size_t nn = f->nnodes, nroots = 0, i, *at = NULL;
 	size_t nlab = lib_strset_count(&f->labels);
 	uint32_t *roots = NULL, *order = NULL;
-	const char **file = NULL;
+	struct where *file = NULL;
 	struct lib_json w;
 	int err = -ENOMEM;
 
@@ -220,8 +231,10 @@ static int write_file(struct ss *x, struct flame *f, FILE *out, struct export_re
 
 		lib_json_object_begin(&w);
 		lib_json_str_field(&w, "name", flame_label_str(f, l));
-		if (file[l])
-			lib_json_str_field(&w, "file", file[l]);
+		if (file[l].file)
+			lib_json_str_field(&w, "file", file[l].file);
+		if (file[l].line)
+			lib_json_uint_field(&w, "line", file[l].line);
 		lib_json_object_end(&w);
 	}
 	lib_json_array_end(&w);
@@ -240,7 +253,7 @@ out:
 int analysis__export_speedscope(const struct join *j, const struct export_opts *o,
 				FILE *out)
 {
-	struct flame_opts fo = {.by = o && o->by ? o->by : GROUP_TASK,
+	struct flame_opts fo = {.by = o ? o->by : GROUP_AUTO,
 				.span.spans = o ? o->spans : NULL};
 	struct export_result res = {0};
 	struct flame_result fr = {0};
@@ -251,6 +264,11 @@ int analysis__export_speedscope(const struct join *j, const struct export_opts *
 
 	if (!j || !o || !out || o->format != EXPORT_SPEEDSCOPE || o->offcpu)
 		return -EINVAL;
+	/* a profile a task, speedscope's list of them, up to a few: past
+	 * that (a task a request), one a task name */
+	if (fo.by == GROUP_AUTO)
+		fo.by = j->ntasks > SPEEDSCOPE_TASKS ? GROUP_NAME : GROUP_TASK;
+	res.by = fo.by;
 	x.period = analysis_period_ns(j->trace);
 	if (!(x.period > 0)) {
 		x.period = 1e9 / 999;

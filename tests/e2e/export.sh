@@ -321,6 +321,25 @@ t_speedscope_validates_and_matches_folded_by_task() {
 	speedscope task
 }
 
+# no --by: a profile a task up to 16 tasks; the demo's spawner makes more
+# (a task a request, as a server's): a profile a task name, and it says so
+t_speedscope_groups_by_task_name_past_16_tasks() {
+	local n
+	need_decoder || return
+	record_demo || return
+	n=$(info_json "$TRACE" "j['counts']['tasks']") || return 1
+	[ "$n" -gt 16 ] || { fail "the demo has $n tasks, want more than 16 for this test"; return 1; }
+	"$D9" export -i "$TRACE" --format speedscope -o "$TMP/s-auto.json" 2>"$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export --format speedscope failed"; return 1; }
+	grep -q "speedscope: a profile per task name, past 16 tasks ($n here)" "$TMP/exp.err" ||
+		{ cat "$TMP/exp.err"; fail "export does not say it chose a profile per task name"; return 1; }
+	"$D9" flame -i "$TRACE" --by name --format folded >"$TMP/f-auto.txt" 2>/dev/null ||
+		{ fail "flame failed"; return 1; }
+	NODE_PATH=$NODE_DIR/node_modules node tests/e2e/export/speedscope.js "$TMP/s-auto.json" \
+		"$TMP/f-auto.txt" | sed 's/^/    /'
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "the export by default is not flame --by name's"
+}
+
 t_speedscope_validates_and_matches_folded_by_thread() {
 	need_decoder || return
 	record_demo || return
@@ -406,6 +425,21 @@ t_speedscope_loads_in_speedscope_in_chromium() {
 		{ fail "speedscope does not list demo_hot_spin"; return 1; }
 	[ -s "$out/speedscope-left-heavy.png" ] || { fail "no screenshot"; return 1; }
 	say "    speedscope shows '$busiest' and demo_hot_spin (screenshot in $out)"
+	# each frame's file and line, as speedscope's tooltip shows them: the
+	# line its function begins at in the demo's source
+	NODE_PATH=$NODE_DIR/node_modules timeout 120 node tests/e2e/export/ss_hover.js "$(command -v "$c")" "$url" \
+		>"$TMP/hover.txt" 2>>"$out/chromium.log" || { fail "hovering speedscope failed"; return 1; }
+	python3 - "$TMP/hover.txt" <<-'PY' | sed 's/^/    /'
+		import re, sys
+		rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+		mine = [(n, f, int(k)) for n, f, k in rows if f.endswith("examples/demo.c")]
+		bad = [(n, k) for n, f, k in mine
+		       if n.split(" [")[0] not in open(f).read().splitlines()[k - 1]]
+		print(f"tooltips name {len(rows)} frames, {len(mine)} in demo.c: "
+		      + ", ".join(f"{n} {f.split('/')[-1]}:{k}" for n, f, k in mine))
+		sys.exit(f"not where the function begins: {bad}" if bad or len(mine) < 2 else 0)
+	PY
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "speedscope's frames want the file and line of their function"
 }
 
 # size_and_time FORMAT: the export's size and time against the trace's
