@@ -46,8 +46,10 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 /* How flame__write_svg() draws @f. All zero, as flame__new() leaves it:
  * a flame graph (root at the bottom) in the warm CPU palette. */
 struct flame_style {
-	int offcpu;  /* blue palette, the off-CPU convention */
-	int reverse; /* icicle: root at the top, callees below */
+	int offcpu;	  /* blue palette, the off-CPU convention */
+	int reverse;	  /* icicle: root at the top, callees below */
+	double sample_ns; /* CPU time a sample stands for: tooltips of a
+			   * graph in samples say the time too; 0: not */
 };
 /* Copy @s into @f (NULL: back to the default). Only the SVG reads it. */
 void flame__set_style(struct flame *f, const struct flame_style *s);

@@ -250,7 +250,8 @@ int analysis_flame_build(const struct join *j, const struct flame_opts *o,
 		goto out;
 	memset(flab, 0xff, (t->nframes + 1) * sizeof(*flab));
 	f->task_roots = 1;
-	flame__set_style(f, &(struct flame_style){.reverse = o->reverse});
+	flame__set_style(f, &(struct flame_style){.reverse = o->reverse,
+						  .sample_ns = analysis_period_ns(t)});
 
 	/* 1M samples collapse to a few thousand (task, stack) pairs, which
 	 * the join counted: pick those wanted, then walk the tree once per

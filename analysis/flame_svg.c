@@ -43,7 +43,8 @@
 #define ONE_PX	    1.0		  /* narrower siblings are merged */
 #define MIN_PX	    0.1		  /* narrower merged frames are left out */
 #define YPAD_TOP    40
-#define YPAD_SUB    20
+#define YPAD_SUB    20	/* a line of the subtitle */
+#define SUB_CHARS   150 /* of it: a 1400 px window shows 160 */
 #define YPAD_BOTTOM 34
 
 /* Length of the character at @s if it is shown as it is: well-formed
@@ -312,6 +313,55 @@ out:
 	return err;
 }
 
+/* The end of the next line of subtitle @s (at most SUB_CHARS bytes): after
+ * the last "; " that fits, else the last space, else SUB_CHARS; the whole
+ * rest if it fits */
+static size_t sub_line(const char *s)
+{
+	size_t n = strlen(s), cut = 0;
+
+	if (n <= SUB_CHARS)
+		return n;
+	for (size_t i = 0; i + 1 < SUB_CHARS; i++)
+		if (s[i] == ';' && s[i + 1] == ' ')
+			cut = i + 2;
+	for (size_t i = SUB_CHARS; !cut && i > 0; i--)
+		if (s[i] == ' ')
+			cut = i + 1;
+	/* (no character cut in two where no space came first) */
+	for (cut = cut ? cut : SUB_CHARS; (s[cut] & 0xc0) == 0x80 && cut < SUB_CHARS + 4;)
+		cut++;
+	return cut;
+}
+
+/* The subtitle, centred, in lines that a 1400 px window shows whole (the
+ * text as it was: the lines' tspans together read as the subtitle) */
+static void write_subtitle(FILE *out, const char *s)
+{
+	fputs("<text id=\"subtitle\" x=\"50%\" y=\"44\">", out);
+	for (int first = 1; *s; first = 0) {
+		char line[SUB_CHARS + 8];
+		size_t n = sub_line(s);
+
+		memcpy(line, s, n);
+		line[n] = '\0';
+		fprintf(out, "<tspan x=\"50%%\" dy=\"%d\">", first ? 0 : YPAD_SUB);
+		xml_put(out, line, SIZE_MAX);
+		fputs("</tspan>", out);
+		s += n;
+	}
+	fputs("</text>\n", out);
+}
+
+static int sub_lines(const char *s)
+{
+	int n = 0;
+
+	for (; s && *s; n++)
+		s += sub_line(s);
+	return n;
+}
+
 int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		     const char *subtitle, const char *unit)
 {
@@ -335,7 +385,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		if (err)
 			return err;
 	}
-	ytop = YPAD_TOP + (subtitle ? YPAD_SUB : 0);
+	ytop = YPAD_TOP + sub_lines(subtitle) * YPAD_SUB;
 	height = ytop + ((long)L.max_depth + 1) * FRAME_H + YPAD_BOTTOM;
 
 	/* no viewBox: the width is the window's, and x is in % of it, while
@@ -362,11 +412,8 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 	fputs("<text id=\"title\" x=\"50%\" y=\"24\">", out);
 	xml_put(out, title, SIZE_MAX);
 	fputs("</text>\n", out);
-	if (subtitle) {
-		fputs("<text id=\"subtitle\" x=\"50%\" y=\"44\">", out);
-		xml_put(out, subtitle, SIZE_MAX);
-		fputs("</text>\n", out);
-	}
+	if (subtitle && *subtitle)
+		write_subtitle(out, subtitle);
 	fprintf(out, "<text id=\"details\" x=\"%.4f%%\" y=\"%ld\"> </text>\n", XPAD_PCT,
 		height - 12);
 	fprintf(out,
@@ -428,8 +475,17 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 				fprintf(out, " (%s",
 					text_duration(e->total * 1000, d, sizeof(d)));
 			} else {
+				char d[32];
+
 				fprintf(out, " (%" PRIu64 " ", e->total);
 				xml_put(out, unit, SIZE_MAX);
+				if (f->style.sample_ns > 0)
+					fprintf(out, ", %s",
+						text_duration(
+							(uint64_t)((double)e->total *
+									   f->style.sample_ns +
+								   0.5),
+							d, sizeof(d)));
 			}
 			fprintf(out, ", %.2f%%", 100.0 * e->total / total);
 			if (*tip) {

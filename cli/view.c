@@ -329,6 +329,8 @@ FILE *open_output(const char *path)
 int close_output(FILE *f, const char *path)
 {
 	int bad = ferror(f);
+	off_t size = f == stdout ? -1 : ftello(f);
+	char sz[32];
 
 	if (f == stdout) {
 		bad |= fflush(f) != 0;
@@ -341,5 +343,8 @@ int close_output(FILE *f, const char *path)
 		      strerror(errno ? errno : EIO));
 		return -1;
 	}
+	/* a file: say where it went, as record does */
+	if (f != stdout && size >= 0)
+		info("wrote %s (%s)", path, text_size((double)size, sz, sizeof(sz)));
 	return 0;
 }

@@ -9,7 +9,9 @@
 #  - no frame's text is wider than its frame (measured by the browser);
 #  - search: "METHOD" matches nothing, then with "ignore case" the C++
 #    frame; zooming on that frame gives it the whole width and its full name;
-#  - the icicle/off-CPU style draws the root at the top, in blues.
+#  - the icicle/off-CPU style draws the root at the top, in blues;
+#  - a subtitle longer than a line (off-CPU's, with its filter and losses)
+#    is in lines a 1400 px window shows whole, and reads as it was.
 #
 #   tests/e2e/svg.sh            B=build; gen from $B/e2e/svg/gen
 #   CHROMIUM=/path/to/chrome tests/e2e/svg.sh
@@ -24,7 +26,7 @@ NAME=svg
 . "$(dirname "$0")/lib.sh"
 GEN=$ROOT/$B/e2e/svg/gen
 OUT=$ROOT/$B/e2e/svg/out
-WIDTHS="1920 800"
+WIDTHS="1920 1400 800"
 
 CHROMIUM=${CHROMIUM:-}
 if [ -z "$CHROMIUM" ]; then
@@ -75,6 +77,9 @@ init = function (evt) {
 			over++;
 	}
 	r.push("overflow=" + over);
+	var st = document.getElementById("subtitle"), bb = st.getBBox();
+	r.push("sub=" + Math.floor(bb.x) + "," + Math.ceil(bb.x + bb.width) + "," +
+	       st.children.length + "," + st.textContent);
 	search("METHOD");
 	r.push("case=" + matched.nodeValue);
 	toggle_case();
@@ -112,6 +117,11 @@ import html, re, struct, sys, zlib
 out, widths = sys.argv[1], [int(w) for w in sys.argv[2:]]
 CXX = "ns::detail::Type<std::vector<int>, Alloc>::method(int, char const*)"
 CNAME = "a_very_long_c_function_name_that_is_cut_on_the_right"
+LONG_SUB = ("microseconds off-CPU, stacks at switch-out: 2.09s in 704 intervals (76.8ms "
+            "waiting for a CPU, marked [runqueue: holder], charged to what ran by time); "
+            "polls >= 1.00ms; span slow_route, its enters longer than 10.0ms; lost: 4 "
+            "switch-ins the kernel did not report, 5 off-CPU stacks cut short (unwind "
+            "failed); tests/e2e/svg.sh")
 failed = 0
 
 def check(ok, what, why=""):
@@ -192,6 +202,12 @@ def width(w):
     im = re.match(r"Matched: ([\d.]+)%", p.get("icase", ""))
     check(im and float(im.group(1)) > 20 and p.get("button", "").startswith("[x]"),
           f"{w} px: 'ignore case' finds METHOD: {p.get('icase')!r}")
+    sub = p.get("sub", ",,,").split(",", 3)
+    if w >= 1400:
+        check(sub[0] != "" and int(sub[0]) >= 0 and int(sub[1]) <= w and int(sub[2]) >= 2
+              and sub[3] == LONG_SUB,
+              f"{w} px: the long subtitle is in {sub[2]} lines, all of it in "
+              f"columns {sub[0]}..{sub[1]}", repr(sub[3][:60]))
     check(p.get("zoomed") == "98.3333%" and p.get("zoomtext") == CXX,
           f"{w} px: a zoomed frame fills the width with its full name",
           f"{p.get('zoomed')!r} {p.get('zoomtext')!r}")
