@@ -362,32 +362,10 @@ static int sub_lines(const char *s)
 	return n;
 }
 
-int flame__write_svg(const struct flame *f, FILE *out, const char *title,
-		     const char *subtitle, const char *unit)
+/* The SVG up to its frames: the document, its style and script, the
+ * title and subtitle, the buttons and the lines the script writes */
+static void write_head(FILE *out, const char *title, const char *subtitle, long height)
 {
-	struct layout L = {0};
-	uint64_t total;
-	long height, ytop;
-	int err = 0, reverse;
-	double scale, pct;
-	size_t i;
-
-	if (!f || !out)
-		return -EINVAL;
-	if (!title)
-		title = "Flame Graph";
-	if (!unit)
-		unit = "samples";
-	reverse = f->style.reverse;
-	total = flame__total(f);
-	if (total) {
-		err = lay_out(f, &L);
-		if (err)
-			return err;
-	}
-	ytop = YPAD_TOP + sub_lines(subtitle) * YPAD_SUB;
-	height = ytop + ((long)L.max_depth + 1) * FRAME_H + YPAD_BOTTOM;
-
 	/* no viewBox: the width is the window's, and x is in % of it, while
 	 * text keeps its size */
 	fprintf(out,
@@ -428,6 +406,35 @@ int flame__write_svg(const struct flame *f, FILE *out, const char *title,
 		XPAD_PCT + FRAME_PCT);
 	fprintf(out, "<text id=\"matched\" x=\"%.4f%%\" y=\"%ld\"> </text>\n",
 		XPAD_PCT + FRAME_PCT, height - 12);
+}
+
+int flame__write_svg(const struct flame *f, FILE *out, const char *title,
+		     const char *subtitle, const char *unit)
+{
+	struct layout L = {0};
+	uint64_t total;
+	long height, ytop;
+	int err = 0, reverse;
+	double scale, pct;
+	size_t i;
+
+	if (!f || !out)
+		return -EINVAL;
+	if (!title)
+		title = "Flame Graph";
+	if (!unit)
+		unit = "samples";
+	reverse = f->style.reverse;
+	total = flame__total(f);
+	if (total) {
+		err = lay_out(f, &L);
+		if (err)
+			return err;
+	}
+	ytop = YPAD_TOP + sub_lines(subtitle) * YPAD_SUB;
+	height = ytop + ((long)L.max_depth + 1) * FRAME_H + YPAD_BOTTOM;
+
+	write_head(out, title, subtitle, height);
 	if (!total)
 		fprintf(out,
 			"<text x=\"50%%\" y=\"%ld\" text-anchor=\"middle\">no "
