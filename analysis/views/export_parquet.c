@@ -35,6 +35,8 @@
 
 #define MAX_FRAMES 512
 #define CREATED_BY "d9prof"
+#define NAME_LEN   256 /* of a cleaned name */
+#define NAME_CACHE 64  /* names cleaned once, by where they are */
 
 struct px {
 	const struct parquet_opts *o;
@@ -53,6 +55,11 @@ struct px {
 	struct pq_table *tab;
 	FILE *f;
 	int table; /* enum parquet_table being written */
+	struct cached_name {
+		const char *key; /* the trace's string, NULL: none yet */
+		size_t len;
+		char v[NAME_LEN];
+	} names[NAME_CACHE];
 };
 
 /* ---- names --------------------------------------------------------- */
@@ -167,10 +174,10 @@ static void str(struct px *x, size_t col, const char *s)
 	pq_str(x->tab, col, s, s ? strlen(s) : 0);
 }
 
-/* a name the target gave, cleaned as the views show it; NULL stays NULL */
-static void name(struct px *x, size_t col, const char *s)
+/* text the target gave, cleaned as the views show it; NULL stays NULL */
+static void cleaned(struct px *x, size_t col, const char *s)
 {
-	char buf[256];
+	char buf[NAME_LEN];
 
 	if (!s) {
 		pq_null(x->tab, col);
@@ -178,6 +185,24 @@ static void name(struct px *x, size_t col, const char *s)
 	}
 	analysis_clean_name(s, buf, sizeof(buf));
 	str(x, col, buf);
+}
+
+/* ... a name the trace holds (a thread's, a task's, a span's: the same
+ * string for the export's life), cleaned once: a row has a few */
+static void name(struct px *x, size_t col, const char *s)
+{
+	struct cached_name *c = &x->names[((uintptr_t)s >> 3) % NAME_CACHE];
+
+	if (!s) {
+		pq_null(x->tab, col);
+		return;
+	}
+	if (c->key != s) {
+		analysis_clean_name(s, c->v, sizeof(c->v));
+		c->len = strlen(c->v);
+		c->key = s;
+	}
+	pq_str(x->tab, col, c->v, c->len);
 }
 
 static void opt_i64(struct px *x, size_t col, int have, int64_t v)
@@ -829,7 +854,7 @@ static int span_row(void *ctx, const struct span *s)
 	name(x, N_NAME, spans_name(s));
 	pq_i64(x->tab, N_ID, (int64_t)s->id);
 	opt_i64(x, N_PARENT, s->parent != 0, (int64_t)s->parent);
-	name(x, N_FIELDS, s->fields);
+	cleaned(x, N_FIELDS, s->fields); /* (freed once the span is written) */
 	pq_i64(x->tab, N_START, utc(x, s->created));
 	pq_i64(x->tab, N_DURATION, (int64_t)life);
 	pq_i64(x->tab, N_ENTERED, (int64_t)s->entered_ns);
