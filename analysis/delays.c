@@ -1031,6 +1031,11 @@ uint64_t delays_feed__replayed(const struct delays_feed *f)
 	return f->r.released;
 }
 
+int delays_feed__late(const struct delays_feed *f)
+{
+	return f->err == -EAGAIN;
+}
+
 int delays_feed__events(void *ctx, const struct join *j, const struct trace_event *e,
 			size_t n)
 {
@@ -1099,7 +1104,7 @@ int delays__from_feed(struct delays_feed *f, const struct join *j,
 	 * chose, polls it lists, poll ids (a join listing them all) */
 	if (f->err && f->err != -EAGAIN)
 		return f->err;
-	if (!f->r.d || f->err || j->sel.on || keep->listed ||
+	if (!f->r.d || f->err || (j->sel.on && !k->each) || keep->listed ||
 	    keep->stats_only != k->stats_only || keep->min_ns != k->min_ns ||
 	    keep->top != k->top || keep->count_ns != k->count_ns ||
 	    (j->nlisted >= j->npolls && !k->each))

@@ -118,9 +118,9 @@ struct delays_keep {
 	/* or give @each every delay of the kept tasks as the replay makes it
 	 * (in begin order, poll -1 where fed), listing none; a nonzero
 	 * return stops the replay with it. A feed with @each replays each
-	 * batch as it is given, on the join's thread; with @at_end, only
-	 * once every event is in (no event is ever late, memory is every
-	 * event's). */
+	 * batch as it is given, on the join's thread, for any selection of
+	 * tasks (@each sees them all); with @at_end, only once every event
+	 * is in (no event is ever late, memory is every event's). */
 	int (*each)(void *ctx, const struct delay *d);
 	void *each_ctx;
 	int at_end;
@@ -148,6 +148,9 @@ int delays__from_feed(struct delays_feed *f, const struct join *j,
 /* Every event of @f's before this time is replayed (UINT64_MAX: all, at
  * the end): no delay that began before it is still to come. */
 uint64_t delays_feed__replayed(const struct delays_feed *f);
+/* 1 if an event came too late for @f's window: delays__from_feed() will
+ * say -EAGAIN (a feed with keep.each: stop the walk, replay at_end). */
+int delays_feed__late(const struct delays_feed *f);
 void delays_feed__free(struct delays_feed *f);
 /* With a join that lists only some polls (a keep): list those the first
  * @keep->top delays of the kept tasks (0: all) show, the poller's and

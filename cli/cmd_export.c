@@ -127,40 +127,53 @@ static int run(const struct session *se, const struct export_opts *eo, FILE *out
 }
 
 /* Where the Parquet tables go: DIR/REL, the directories made as needed;
- * one file open at a time */
+ * two files open at once at most (the polls and delays tables are
+ * written together) */
 struct table_dir {
 	const char *dir;
-	char path[PATH_MAX];
+	struct table_file {
+		FILE *f;
+		char path[PATH_MAX];
+	} open[2];
 	unsigned int files;
 };
 
 static FILE *table_open(void *ctx, const char *rel)
 {
 	struct table_dir *td = ctx;
+	struct table_file *tf = !td->open[0].f ? &td->open[0] : &td->open[1];
 	size_t from = strlen(td->dir) + 1;
 
-	if ((size_t)snprintf(td->path, sizeof(td->path), "%s/%s", td->dir, rel) >=
-	    sizeof(td->path)) {
+	if (tf->f) {
+		errno = EMFILE;
+		return NULL;
+	}
+	if ((size_t)snprintf(tf->path, sizeof(tf->path), "%s/%s", td->dir, rel) >=
+	    sizeof(tf->path)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	for (char *p = td->path + from; (p = strchr(p, '/')); p++) {
+	for (char *p = tf->path + from; (p = strchr(p, '/')); p++) {
 		*p = '\0';
-		if (mkdir(td->path, 0755) && errno != EEXIST)
+		if (mkdir(tf->path, 0755) && errno != EEXIST)
 			return NULL;
 		*p = '/';
 	}
-	td->files++;
-	return fopen(td->path, "we");
+	tf->f = fopen(tf->path, "we");
+	return tf->f;
 }
 
 static int table_close(void *ctx, FILE *f, int err)
 {
 	struct table_dir *td = ctx;
+	struct table_file *tf = td->open[0].f == f ? &td->open[0] : &td->open[1];
 	int e = fclose(f) ? -errno : 0;
 
 	if (err || e)
-		unlink(td->path);
+		unlink(tf->path);
+	else
+		td->files++; /* (a table begun again is one file) */
+	tf->f = NULL;
 	return e;
 }
 

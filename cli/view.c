@@ -328,10 +328,11 @@ FILE *open_output(const char *path)
 
 int close_output(FILE *f, const char *path)
 {
-	int bad = ferror(f);
-	off_t size = f == stdout ? -1 : ftello(f);
+	int bad = ferror(f), e = errno;
+	off_t size = f == stdout || bad ? -1 : ftello(f);
 	char sz[32];
 
+	errno = e; /* (ftello on a pipe: ESPIPE, not the write's error) */
 	if (f == stdout) {
 		bad |= fflush(f) != 0;
 	} else {

@@ -641,7 +641,7 @@ static int delay_row(struct px *x, const struct delay *e, int32_t poll)
  * the join and the replay, not the trace.
  */
 struct pkey {
-	uint64_t start;
+	uint64_t start, task;
 	uint32_t tid, id;
 };
 
@@ -683,8 +683,9 @@ static int pd_drain(struct pdwalk *w, int end)
 		while (k < w->pn && w->p[k].start < e->begin)
 			k++;
 		QUEUE_POP(w->p, &w->ph, &w->pn, k - w->ph);
+		/* (a poll of no length may end where the next one begins) */
 		for (k = w->ph; k < w->pn && w->p[k].start == e->begin; k++)
-			if (w->p[k].tid == e->poller) {
+			if (w->p[k].tid == e->poller && w->p[k].task == e->task) {
 				id = (int32_t)w->p[k].id;
 				break;
 			}
@@ -712,6 +713,8 @@ static int pd_delay(void *ctx, const struct delay *e)
 {
 	struct pdwalk *w = ctx;
 
+	if (delays_feed__late(w->feed))
+		return -EAGAIN;
 	if (!join__kept(w->x->j, join__task(w->x->j, e->task)))
 		return 0;
 	if (LIB_GROW(w->d, w->dcap, w->dn + 1))
@@ -726,7 +729,7 @@ static int pd_open(struct pdwalk *w)
 	int err = open_table(w->x, PARQUET_POLLS, poll_cols, P_N);
 
 	if (!err && (err = open_table(&w->y, PARQUET_DELAYS, delay_cols, D_N)))
-		err = close_table(w->x, -ECANCELED) ?: err;
+		close_table(w->x, -ECANCELED);
 	w->ph = w->pn = w->dh = w->dn = 0;
 	w->any = 0;
 	return err;
@@ -750,11 +753,15 @@ static int pd_poll(void *ctx, const struct poll *p)
 		pd_close(w, -ECANCELED);
 		return pd_open(w);
 	}
+	/* an event came late for the replay: all again, replayed at the
+	 * end (pd_walk()), not a walk more for nothing */
+	if (delays_feed__late(w->feed))
+		return -EAGAIN;
 	if ((err = poll_row(w->x, p)))
 		return err;
 	if (LIB_GROW(w->p, w->pcap, w->pn + 1))
 		return -ENOMEM;
-	w->last = (struct pkey){p->start, p->tid, p->id};
+	w->last = (struct pkey){p->start, p->task, p->tid, p->id};
 	w->p[w->pn++] = w->last;
 	w->any = 1;
 	return pd_drain(w, 0);

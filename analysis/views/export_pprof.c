@@ -252,9 +252,10 @@ static int add(struct ex *x, uint64_t set_key, struct lset *l, uint32_t stack, i
 	uint32_t set;
 	int created, err;
 
-	/* the span is a label: one more set per span a poll ran in */
+	/* the span is a label: one more set per span a poll ran in (above
+	 * the key's kind, bits 32-33) */
 	l->span = spans__at(x->o->spans, l->tid, time);
-	set_key |= (uint64_t)(l->span + 1) << 33;
+	set_key |= (uint64_t)(l->span + 1) << 34;
 	l->fields = l->span >= 0 && !lib_map_find(&x->set_of, set_key)
 			    ? chain_fields(x, l->tid, time)
 			    : 0;

@@ -76,7 +76,15 @@ static void polls(size_t n, int late)
 }
 
 /* the export, its tables kept: how many it started over */
+static unsigned int export_sel(struct parquet_result *res, uint64_t task);
+
 static unsigned int export(struct parquet_result *res)
+{
+	return export_sel(res, 0);
+}
+
+/* ... of task @task's rows alone (0: all) */
+static unsigned int export_sel(struct parquet_result *res, uint64_t task)
 {
 	struct files m = {0};
 	struct parquet_opts o = {.open = mem_open,
@@ -93,6 +101,8 @@ static unsigned int export(struct parquet_result *res)
 				    &J),
 		     0);
 	cr_assert_eq(offcpu__new(J, 0, &OC), 0);
+	if (task)
+		cr_assert_eq(join__select(J, &(struct task_sel){.on = 1, .id = task}), 0);
 	cr_assert_eq(analysis__export_parquet(OC, &o), 0);
 	cr_expect_eq(m.kept, PARQUET_TABLES, "%u tables kept", m.kept);
 	return m.dropped;
@@ -118,4 +128,16 @@ Test(export_parquet, a_late_record_starts_the_tables_over_not_twice)
 	cr_expect_eq(res.rows[PARQUET_POLLS], 3000);
 	cr_expect_eq(res.rows[PARQUET_DELAYS], 3000);
 	cr_expect_eq(res.rows[PARQUET_TASKS], 3);
+}
+
+/* --task: that task's polls and delays, the replay still seeing them all */
+Test(export_parquet, a_selection_keeps_its_tasks_rows)
+{
+	struct parquet_result res;
+
+	polls(3000, 0);
+	cr_expect_eq(export_sel(&res, 2), 0);
+	cr_expect_eq(res.rows[PARQUET_POLLS], 1000);
+	cr_expect_eq(res.rows[PARQUET_DELAYS], 1000);
+	cr_expect_eq(res.rows[PARQUET_TASKS], 1);
 }
