@@ -510,7 +510,7 @@ t_wakeups_refused_is_said() {
 	"$D9" delays -i "$f.data" --format json | grep -q '"runq_split":false' ||
 		fail "delays json does not say it" || return 1
 	"$D9" offcpu -i "$f.data" -o "$f.svg" || return 1
-	grep -q "preempted only, wakeups not recorded" "$f.svg" ||
+	svg_subtitle "$f.svg" | grep -q "preempted only, wakeups not recorded" ||
 		fail "the off-CPU graph does not say it" || return 1
 }
 

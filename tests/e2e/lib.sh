@@ -217,3 +217,9 @@ need_go() {
 pp() {
 	PPROF_TMPDIR=$TMP PPROF_BINARY_PATH=/nonexistent go tool pprof "$@" 2>"$TMP/pp.err"
 }
+
+# svg_subtitle FILE: the subtitle of a flame graph SVG, its lines joined
+# as they read (the tags of its lines dropped)
+svg_subtitle() {
+	grep -o '<text id="subtitle".*</text>' "$1" | sed 's/<[^>]*>//g'
+}
