@@ -330,9 +330,8 @@ static int replay_one(struct replay *r, const struct dev *e)
 		s->cur.wake = e->time;
 		s->cur.waker = tid;
 		s->cur.waker_poll = poll_id(poll_at(r, tid, e->time, 0));
-		s->cur.waker_polling = e->polling != 0;
-		s->cur.waker_task =
-			e->polling && e->polling <= r->nt ? r->t[e->polling - 1].id : 0;
+		s->cur.waker_polling = e->polling && e->polling <= r->nt;
+		s->cur.waker_task = s->cur.waker_polling ? r->t[e->polling - 1].id : 0;
 		s->cur.poll = -1;
 		s->cur.spawn = ord == DV_SPAWN;
 		s->pending = 1;

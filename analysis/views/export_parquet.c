@@ -49,6 +49,7 @@ struct px {
 	int64_t pid;
 	int64_t wall;	  /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	double period;	  /* ns a sample stands for */
+	int offcpu;	  /* the trace has off-CPU data (polls' blocked_ns...) */
 	uint64_t *sid;	  /* per trace stack: its stack_id, 0: not yet */
 	uint8_t *used;	  /* per trace stack: written in a row */
 	char (*lab)[256]; /* MAX_FRAMES labels */
@@ -482,7 +483,6 @@ static int poll_row(struct px *x, const struct poll *p)
 	const struct poll_offcpu *po = offcpu__poll(x->oc, p->id);
 	uint64_t len = p->end - p->start, off = po ? po->ns : 0,
 		 runq = po ? po->runq_ns : 0;
-	int have = !offcpu_missing(x->t);
 
 	pq_i64(x->tab, P_POLL, p->id);
 	task_cols(x, P_TASK, ts);
@@ -490,9 +490,9 @@ static int poll_row(struct px *x, const struct poll *p)
 	name(x, P_THREAD, trace__thread_name(x->t, p->tid));
 	pq_i64(x->tab, P_START, utc(x, p->start));
 	pq_i64(x->tab, P_DURATION, (int64_t)len);
-	opt_i64(x, P_CPU, have, (int64_t)(len > off ? len - off : 0));
-	opt_i64(x, P_BLOCKED, have, (int64_t)(off - runq));
-	opt_i64(x, P_RUNQ, have, (int64_t)runq);
+	opt_i64(x, P_CPU, x->offcpu, (int64_t)(len > off ? len - off : 0));
+	opt_i64(x, P_BLOCKED, x->offcpu, (int64_t)(off - runq));
+	opt_i64(x, P_RUNQ, x->offcpu, (int64_t)runq);
 	pq_i64(x->tab, P_SAMPLES, p->samples);
 	pq_bool(x->tab, P_OPEN_START, p->open_start);
 	pq_bool(x->tab, P_OPEN_END, p->open_end);
@@ -670,6 +670,16 @@ struct pdwalk {
 		}                                                                        \
 	} while (0)
 
+/* Drop the polls waiting that began before @t */
+static void pd_drop_before(struct pdwalk *w, uint64_t t)
+{
+	size_t k = w->ph;
+
+	while (k < w->pn && w->p[k].start < t)
+		k++;
+	QUEUE_POP(w->p, &w->ph, &w->pn, k - w->ph);
+}
+
 /* Write the delays whose poll is known (or known to be none); @end: all */
 static int pd_drain(struct pdwalk *w, int end)
 {
@@ -677,12 +687,10 @@ static int pd_drain(struct pdwalk *w, int end)
 
 	while (!err && w->dh < w->dn) {
 		const struct delay *e = &w->d[w->dh];
-		size_t k = w->ph;
 		int32_t id = -1;
+		size_t k;
 
-		while (k < w->pn && w->p[k].start < e->begin)
-			k++;
-		QUEUE_POP(w->p, &w->ph, &w->pn, k - w->ph);
+		pd_drop_before(w, e->begin);
 		/* (a poll of no length may end where the next one begins) */
 		for (k = w->ph; k < w->pn && w->p[k].start == e->begin; k++)
 			if (w->p[k].tid == e->poller && w->p[k].task == e->task) {
@@ -697,15 +705,9 @@ static int pd_drain(struct pdwalk *w, int end)
 		err = delay_row(&w->y, e, id);
 		QUEUE_POP(w->d, &w->dh, &w->dn, 1);
 	}
-	if (w->dh == w->dn) {
-		/* no delay ends at a poll the replay is past */
-		uint64_t done = delays_feed__replayed(w->feed);
-		size_t k = w->ph;
-
-		while (k < w->pn && w->p[k].start < done)
-			k++;
-		QUEUE_POP(w->p, &w->ph, &w->pn, k - w->ph);
-	}
+	/* no delay ends at a poll the replay is past */
+	if (w->dh == w->dn)
+		pd_drop_before(w, delays_feed__replayed(w->feed));
 	return err;
 }
 
@@ -918,6 +920,7 @@ int analysis__export_parquet(const struct offcpu *oc, const struct parquet_opts 
 		x.res->period_guessed = 1;
 	}
 	names(&x);
+	x.offcpu = !offcpu_missing(x.t);
 	x.sid = calloc(x.t->nstacks + 1, sizeof(*x.sid));
 	x.used = calloc(x.t->nstacks + 1, 1);
 	x.lab = malloc(MAX_FRAMES * sizeof(*x.lab));

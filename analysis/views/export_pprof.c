@@ -222,25 +222,28 @@ static const char *next_field(const char *s, const char **k, size_t *kn, const c
 static uint32_t chain_fields(struct ex *x, uint32_t tid, uint64_t time)
 {
 	int32_t chain[16];
-	size_t n = spans__chain_at(x->o->spans, tid, time, chain, 16), at = 0;
+	size_t n = spans__chain_at(x->o->spans, tid, time, chain, 16), at = 0, nseen = 0;
+	struct field_key {
+		const char *k;
+		size_t n;
+	} seen[64]; /* the keys taken */
 	char out[1024];
 
-	out[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		const char *f = x->o->spans->v[chain[i]].fields, *k, *v;
-		size_t kn, vn;
+		size_t kn, vn, j;
 
 		while (f && (f = next_field(f, &k, &kn, &v, &vn))) {
-			char key[SPAN_FIELDS_MAX + 2];
-			int dup;
-
-			snprintf(key, sizeof(key), " %.*s=", (int)kn, k);
-			dup = (at && !strncmp(out, key + 1, strlen(key + 1))) ||
-			      strstr(out, key) || own_label(k, kn) || !kn;
-			if (!dup && at + kn + vn + 3 < sizeof(out))
-				at += (size_t)snprintf(out + at, sizeof(out) - at,
-						       "%s%.*s=%.*s", at ? " " : "",
-						       (int)kn, k, (int)vn, v);
+			for (j = 0;
+			     j < nseen && (seen[j].n != kn || memcmp(seen[j].k, k, kn));
+			     j++)
+				;
+			if (j < nseen || !kn || own_label(k, kn) || nseen == 64 ||
+			    at + kn + vn + 3 >= sizeof(out))
+				continue;
+			seen[nseen++] = (struct field_key){k, kn};
+			at += (size_t)snprintf(out + at, sizeof(out) - at, "%s%.*s=%.*s",
+					       at ? " " : "", (int)kn, k, (int)vn, v);
 		}
 	}
 	return at ? str(x, out) : 0;
@@ -487,9 +490,7 @@ static uint64_t label_location(struct ex *x, uint64_t *loc, const char *label)
 		uint32_t name = str(x, label);
 
 		pbuf_uint(&x->tmp2, FUNCTION_ID, ++x->res.functions);
-		/* no system_name (the trace keeps no linkage name): pprof
-		 * takes a name unlike it as demangled already and shows it
-		 * whole, where it would cut "<T as Trait>::poll" to "::poll" */
+		/* (no system_name: function_id() says why) */
 		pbuf_uint(&x->tmp2, FUNCTION_NAME, name);
 		pbuf_msg(&x->fns, PROFILE_FUNCTION, &x->tmp2);
 		*loc = ++x->nlocs;

@@ -75,16 +75,9 @@ static void polls(size_t n, int late)
 	T.counters.end_time = t0 + n * MS;
 }
 
-/* the export, its tables kept: how many it started over */
-static unsigned int export_sel(struct parquet_result *res, uint64_t task);
-
-static unsigned int export(struct parquet_result *res)
-{
-	return export_sel(res, 0);
-}
-
-/* ... of task @task's rows alone (0: all) */
-static unsigned int export_sel(struct parquet_result *res, uint64_t task)
+/* the export of task @task's rows (0: all), its tables kept: how many it
+ * started over */
+static unsigned int export(struct parquet_result *res, uint64_t task)
 {
 	struct files m = {0};
 	struct parquet_opts o = {.open = mem_open,
@@ -108,15 +101,22 @@ static unsigned int export_sel(struct parquet_result *res, uint64_t task)
 	return m.dropped;
 }
 
+/* the rows of the polls, delays and tasks tables */
+static void expect_rows(const struct parquet_result *res, uint64_t polls, uint64_t delays,
+			uint64_t tasks)
+{
+	cr_expect_eq(res->rows[PARQUET_POLLS], polls);
+	cr_expect_eq(res->rows[PARQUET_DELAYS], delays);
+	cr_expect_eq(res->rows[PARQUET_TASKS], tasks);
+}
+
 Test(export_parquet, every_poll_and_delay_once_in_order)
 {
 	struct parquet_result res;
 
 	polls(3000, 0);
-	cr_expect_eq(export(&res), 0);
-	cr_expect_eq(res.rows[PARQUET_POLLS], 3000);
-	cr_expect_eq(res.rows[PARQUET_DELAYS], 3000);
-	cr_expect_eq(res.rows[PARQUET_TASKS], 3);
+	cr_expect_eq(export(&res, 0), 0);
+	expect_rows(&res, 3000, 3000, 3);
 }
 
 Test(export_parquet, a_late_record_starts_the_tables_over_not_twice)
@@ -124,10 +124,8 @@ Test(export_parquet, a_late_record_starts_the_tables_over_not_twice)
 	struct parquet_result res;
 
 	polls(3000, 1);
-	cr_expect_geq(export(&res), 2, "the polls and delays tables started over");
-	cr_expect_eq(res.rows[PARQUET_POLLS], 3000);
-	cr_expect_eq(res.rows[PARQUET_DELAYS], 3000);
-	cr_expect_eq(res.rows[PARQUET_TASKS], 3);
+	cr_expect_geq(export(&res, 0), 2, "the polls and delays tables started over");
+	expect_rows(&res, 3000, 3000, 3);
 }
 
 /* --task: that task's polls and delays, the replay still seeing them all */
@@ -136,8 +134,6 @@ Test(export_parquet, a_selection_keeps_its_tasks_rows)
 	struct parquet_result res;
 
 	polls(3000, 0);
-	cr_expect_eq(export_sel(&res, 2), 0);
-	cr_expect_eq(res.rows[PARQUET_POLLS], 1000);
-	cr_expect_eq(res.rows[PARQUET_DELAYS], 1000);
-	cr_expect_eq(res.rows[PARQUET_TASKS], 1);
+	cr_expect_eq(export(&res, 2), 0);
+	expect_rows(&res, 1000, 1000, 1);
 }
