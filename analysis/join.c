@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "analysis/join.h"
+#include "analysis/lean.h"
 #include "analysis/labels.h"
 #include "analysis/tokio.h"
 #include "lib/grow.h"
@@ -148,6 +149,7 @@ struct join_priv {
 	/* samples per (root, stack), root = task index + 1 or 0 */
 	struct join_agg agg;
 	struct tokio_tasks *zc; /* a zero-code trace's tasks, else NULL */
+	int lean;		/* a lean trace: samples carry their task */
 	struct join_pev *pev;	/* the park events (join_park_events()) */
 	size_t npev, pev_cap;
 	/* Streaming, where no poll is kept past join__new(): events and
@@ -1148,9 +1150,13 @@ size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **i
 	return jp->stream ? jp->threads[*th].nlst : jp->threads[*th].n;
 }
 
-const struct task_stat *join__tokio_task(const struct join *j, uint64_t task)
+const struct task_stat *join__sample_task(const struct join *j, uint64_t task)
 {
-	return (task & TRACE_TASK_TOKIO) && JOIN_PRIV(j)->zc ? join__task(j, task) : NULL;
+	const struct join_priv *jp = JOIN_PRIV(j);
+
+	if (!task || !(task & TRACE_TASK_TOKIO ? jp->zc != NULL : jp->lean))
+		return NULL;
+	return join__task(j, task);
 }
 
 const struct task_stat *join__task(const struct join *j, uint64_t task)
@@ -1192,7 +1198,7 @@ struct sample_walk {
 static int sample_outside(struct sample_walk *w, const struct join *j,
 			  const struct trace_sample *s)
 {
-	const struct task_stat *ts = join__tokio_task(j, s->task);
+	const struct task_stat *ts = join__sample_task(j, s->task);
 	struct join_hit hit = {.start = s->time, .end = s->time, .id = -1, .nopoll = 1};
 
 	if (!ts)
@@ -2255,8 +2261,10 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 	err = read_gaps(jp);
 	if (!err && analysis_is_tokio(t))
 		err = tokio_tasks__new(t, &jp->zc);
-	/* a zero-code sample's own task is known only once all events are */
-	jp->stream = stream && !jp->zc;
+	jp->lean = analysis_is_lean(t, NULL, NULL, NULL);
+	/* a zero-code or lean sample's own task is known only once all
+	 * events are (a lean trace lists few polls) */
+	jp->stream = stream && !jp->zc && !jp->lean;
 	/* not streaming, a keep lists every poll */
 	if (keep && !jp->stream)
 		jp->flags = flags |= JOIN_POLL_LIST;

@@ -240,10 +240,11 @@ void join__cursor_free(struct join_cursor *c);
  * without JOIN_POLL_LIST or a keep). */
 size_t join__thread_polls(const struct join *j, uint32_t tid, const uint32_t **ids);
 const struct task_stat *join__task(const struct join *j, uint64_t task);
-/* Zero-code id @task (a sample's or a switch's, read in its thread) as a
- * task of the program; NULL where it is none (no TRACE_TASK_TOKIO, or the
- * runtime: join__task() has no such id) */
-const struct task_stat *join__tokio_task(const struct join *j, uint64_t task);
+/* The task a sample or a switch carries (read in its thread: zero-code
+ * Tokio's TRACE_TASK_TOKIO id, or the shim's in a lean trace) as a task of
+ * the program; NULL where it is none (none read, or the runtime:
+ * join__task() has no such id) */
+const struct task_stat *join__sample_task(const struct join *j, uint64_t task);
 /* The first gap of @j that starts at or after @time, or NULL: what a
  * thread or a task did between @time and a later time t is known only if
  * there is none, or it starts at or after t. */

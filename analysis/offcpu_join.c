@@ -654,7 +654,7 @@ int offcpu__new(const struct join *j, unsigned int flags, struct offcpu **out)
 		if (p) {
 			o->where = OFFCPU_IN_POLL;
 			o->poll = (int32_t)p->id;
-		} else if ((ts = join__tokio_task(j, s->task))) {
+		} else if ((ts = join__sample_task(j, s->task))) {
 			o->where = OFFCPU_IN_TASK;
 			o->task = (int32_t)(ts - j->tasks);
 		} else if (parked_at(op, s->tid, s->time) ||

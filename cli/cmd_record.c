@@ -26,6 +26,9 @@
 
 static volatile sig_atomic_t stop, dump_now;
 
+/* --lean's threshold when none is given */
+#define LEAN_DEFAULT_NS 1000000ULL
+
 enum {
 	OPT_NO_OFFCPU = 256,
 	OPT_OFFCPU_SOURCE,
@@ -37,7 +40,8 @@ enum {
 	OPT_NO_SHIM,
 	OPT_CALL_GRAPH,
 	OPT_OFFCPU_MIN,
-	OPT_TOKIO
+	OPT_TOKIO,
+	OPT_LEAN
 };
 enum {
 	OPT_SAMPLER = 300,
@@ -157,6 +161,12 @@ static void help(FILE *f)
 		"                        target's time a poll), off for good once\n"
 		"                        hit faster than RATE a second (polls and\n"
 		"                        wakes; 20000; 0: never)\n"
+		"      --lean[=DUR]      lean mode: the shim writes only the polls that\n"
+		"                        lasted DUR (default 1ms) or whose wake waited\n"
+		"                        DUR, and counts the others per task (counts,\n"
+		"                        totals, histograms); samples and switch-outs\n"
+		"                        carry their task (BPF): a cost that grows\n"
+		"                        with samples, not with polls\n"
 		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
@@ -645,6 +655,9 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 			"--key-prefix, --on-segment and --hook-timeout are for --rotate");
 	if (o->segments == RECORD_FLIGHT && !o->max_total)
 		o->max_total = 8 * (o->max_size ? o->max_size : 64ULL << 20);
+	if (o->no_shim && o->lean_ns)
+		return usage_error("record ",
+				   "--lean is a mode of the shim: not with --no-shim");
 	if (o->no_shim && o->sampler == RECORD_SAMPLER_CTIMER)
 		return usage_error("record ",
 				   "--sampler ctimer samples through the shim: "
@@ -756,6 +769,13 @@ static int source_option(struct record_opts *o, int c, const char *arg)
 					   arg);
 		o->cpu_fp_only = 0;
 		return 0;
+	case OPT_LEAN:
+		o->lean_ns = LEAN_DEFAULT_NS;
+		if (arg && (duration_parse(arg, &o->lean_ns) || !o->lean_ns))
+			return usage_error("record ", "bad --lean '%s': " DURATION_WANT,
+					   arg);
+		o->lean_delay_ns = o->lean_ns;
+		return 0;
 	case OPT_OFFCPU_MIN:
 		if (duration_parse(arg, &o->offcpu_min_ns))
 			return usage_error("record ",
@@ -799,6 +819,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct rec_c
 		{"children", no_argument, NULL, OPT_CHILDREN},
 		{"offcpu-stack", required_argument, NULL, OPT_OFFCPU_STACK},
 		{"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
+		{"lean", optional_argument, NULL, OPT_LEAN},
 		{"cpu-stack", required_argument, NULL, OPT_CPU_STACK},
 		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
 		{"flight", optional_argument, NULL, OPT_FLIGHT},

@@ -20,6 +20,10 @@
  *                                          at ring_offset, ring_stride apart
  *   nrings x uint64_t[sample_words]        at sample_offset, sample_stride
  *                                          apart: ctimer sample areas
+ *   nrings x struct d9_sum_area           at sum_offset, sum_stride
+ *                                          apart: lean mode's poll sums
+ *   uint64_t[wake_slots]                   at wake_offset: lean mode's
+ *                                          pending wakes
  *
  * Rings are single-producer (the owning thread) single-consumer (the
  * recorder). The producer writes records at index head % ring_events, then
@@ -87,7 +91,7 @@
  * waits up to MS ms at initialisation for the recorder (shim.c). */
 #define D9_ATTACH_WAIT_ENV "D9PROF_ATTACH_WAIT"
 #define D9_SEG_MAGIC	   0x3167657339643964ULL /* "d9d9seg1" little-endian */
-#define D9_SEG_VERSION	   3
+#define D9_SEG_VERSION	   4
 #define D9_SEG_HDR_SIZE	   4096
 
 /* What a recorder accepts at most (d9_seg_check()): the target chooses
@@ -178,7 +182,13 @@ enum d9_event_type {
 	D9_EV_POLL_WOKEN = 11, /* task, woken during the poll (by its own
 				* thread): runnable again at its end */
 	D9_EV_WAKER_DROP = 12, /* task: pending, its last waker gone */
-	D9_EV_TEXT = 15,       /* continuation: the record's 24 bytes are text */
+	/* Lean mode (struct d9_sum_slot): what @task's polls on this thread
+	 * did since its last one, time = now, arg = the D9_EV_SUM records
+	 * after it (2 + one per 3 buckets, at most D9_SUM_RECORDS): polls,
+	 * delays, their totals and maxima, then the buckets not zero
+	 * (d9_sum_entry). Additive: two of a task sum. */
+	D9_EV_SUMMARY = 13,
+	D9_EV_TEXT = 15, /* continuation: the record's 24 bytes are text */
 	/* The application's spans and events (d9_span_*, d9_event): the
 	 * record, then arg payload records (at most D9_PAYLOAD_RECORDS, 24
 	 * raw bytes each, known like TEXT continuations by the arg before
@@ -198,6 +208,7 @@ enum d9_event_type {
 };
 #define D9_PAYLOAD_RECORDS 4
 #define D9_PAYLOAD_BYTES   (D9_PAYLOAD_RECORDS * 24)
+#define D9_SUM_RECORDS	   10 /* continuations of a D9_EV_SUMMARY, at most */
 
 /* One ring record, 24 bytes. A D9_EV_TEXT continuation reuses all 24 bytes
  * as NUL-padded text, type field included: continuations are known only by
@@ -235,6 +246,106 @@ struct d9_name_slot {
 };
 
 #define D9_POLL_SITES 4 /* struct d9_ring_hdr.poll_site */
+
+/*
+ * Lean mode (d9prof record --lean: lean_poll != 0 in the header). A poll
+ * is timed (the clock at each end) and written only when it lasted at
+ * least lean_poll or its wake waited at least lean_delay (clock units);
+ * every poll, written or not, is summed per task in its thread's
+ * struct d9_sum_area (D9_SUM_WAYS-way sets chosen by d9_lean_hash(), the
+ * owner its only reader and writer) and the sums go into the ring as
+ * D9_EV_SUMMARY groups: for a slot another task takes (a full set's,
+ * round robin), for a bucket about to overflow, for all of them when the
+ * recorder bumps sum_epoch (at the thread's next poll end) and when the
+ * thread parks or stops. Durations and delays fall in d9_sum_bucket()'s
+ * buckets: 8 exact, then 4 per power of two (each under 1/4 of its
+ * value wide), the last one open.
+ *
+ * Wake-to-poll delays: a wake stores its time in the wake table (one u64
+ * per slot: D9_WAKE_TAG(hash) << 48 | (time >> D9_WAKE_SHIFT) mod 2^48;
+ * 0 is none) unless the slot holds a wake of that task already (the
+ * first wake counts); the task's next poll begin takes it out (relaxed
+ * loads and stores: a wake racing the poll that takes it belongs to
+ * that poll). A task that ends clears its slot. Another task's wake in
+ * the same slot replaces it: that task's poll has no delay (counted as
+ * polls without one).
+ *
+ * What the sampler's BPF programs read: each thread's struct d9_tls at
+ * tls_offset from its thread pointer (x86-64: fs base), the task it
+ * polls now (0: none) and that poll's begin.
+ */
+#define D9_SUM_SETS    128
+#define D9_SUM_WAYS    4
+#define D9_SUM_BUCKETS 144
+#define D9_WAKE_SLOTS  16384 /* power of two */
+#define D9_WAKE_SHIFT  4
+
+struct d9_tls {
+	uint64_t task;
+	uint64_t begin;
+};
+
+struct d9_sum_slot {
+	uint64_t task; /* 0: empty */
+	uint32_t polls;
+	uint32_t delays; /* polls whose wake-to-poll delay is known */
+	uint64_t poll_total, delay_total;
+	uint64_t poll_max, delay_max;
+	uint16_t hist[2][D9_SUM_BUCKETS]; /* [0] poll lengths, [1] delays */
+};
+
+struct d9_sum_area {
+	uint64_t tag[D9_SUM_SETS][D9_SUM_WAYS]; /* each slot's task, 0: none */
+	struct d9_sum_slot slot[D9_SUM_SETS][D9_SUM_WAYS];
+};
+
+/* A D9_EV_SUMMARY's first two continuations; the entries follow, three
+ * to a record (0: none) */
+struct d9_sum_head {
+	uint32_t polls, delays;
+	uint64_t poll_total, delay_total;
+	uint64_t poll_max, delay_max;
+	uint64_t pad;
+};
+#define D9_SUM_ENTRIES ((D9_SUM_RECORDS - 2) * 3) /* a group's, at most */
+
+/* A poll's hash in lean mode: its sum slot is the top bits, its wake
+ * slot the next ones, its wake tag bits below them. */
+static inline uint64_t d9_lean_hash(uint64_t task)
+{
+	return task * 0x9e3779b97f4a7c15ULL;
+}
+#define D9_SUM_SET(h)	 ((uint32_t)((h) >> 57))
+#define D9_WAKE_INDEX(h) ((uint32_t)((h) >> 43) & (D9_WAKE_SLOTS - 1))
+#define D9_WAKE_TAG(h)	 ((((h) >> 20) & 0x7fffULL) | 0x8000ULL)
+#define D9_WAKE_MASK	 ((1ULL << 48) - 1)
+_Static_assert(D9_SUM_SETS == 128 && D9_WAKE_SLOTS <= (1 << 14), "hash bits");
+
+static inline uint32_t d9_sum_bucket(uint64_t v)
+{
+	uint32_t msb, b;
+
+	if (v < 8)
+		return (uint32_t)v;
+	msb = 63 - (uint32_t)__builtin_clzll(v);
+	b = (msb - 1) * 4 + (uint32_t)((v >> (msb - 2)) & 3);
+	return b < D9_SUM_BUCKETS ? b : D9_SUM_BUCKETS - 1;
+}
+
+/* The least value of bucket @b */
+static inline uint64_t d9_sum_bucket_low(uint32_t b)
+{
+	if (b < 8)
+		return b;
+	return (uint64_t)(4 + (b & 3)) << (b / 4 - 1);
+}
+
+/* A summary's bucket entry (a u64 of its continuation records): the
+ * histogram (0 lengths, 1 delays), the bucket, the count */
+static inline uint64_t d9_sum_entry(uint32_t which, uint32_t b, uint32_t count)
+{
+	return (uint64_t)which << 63 | (uint64_t)b << 32 | count;
+}
 
 struct d9_ring_hdr {
 	/* owner-written, read by the recorder */
@@ -296,6 +407,13 @@ struct d9_seg_hdr {
 	uint64_t names_offset;
 	uint64_t sample_offset;
 	uint64_t sample_stride; /* bytes between sample areas */
+	uint64_t sum_offset;
+	uint64_t sum_stride; /* bytes between threads' sum slots */
+	uint64_t wake_offset;
+	uint32_t wake_slots;
+	uint32_t pad_;
+	int64_t tls_offset; /* of a thread's struct d9_tls from its thread
+			     * pointer; 0: not known */
 
 	/* control, written by the recorder (and cleared by markers on lease
 	 * expiry); on its own cache line */
@@ -306,6 +424,9 @@ struct d9_seg_hdr {
 	uint32_t request;	 /* enum d9_request bits */
 	uint32_t request_arg;	 /* D9_REQ_CTIMER: samples per CPU second */
 	uint32_t request_gen;	 /* bumped after each change of request */
+	uint32_t sum_epoch;	 /* lean: bumped to have the sums flushed */
+	uint64_t lean_poll;	 /* lean mode: write polls this long, 0: off */
+	uint64_t lean_delay;	 /* ... and polls whose wake waited this long */
 
 	/* shim-written counters, on their own cache line */
 	uint64_t names_dropped __attribute__((aligned(64)));
@@ -338,9 +459,15 @@ _Static_assert(sizeof(struct d9_ring_hdr) == 320, "ring header keeps its layout"
 #define D9_SEG_SAMPLE_OFFSET                                                             \
 	D9_SEG_ALIGN64(D9_SEG_RING_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_RING_STRIDE)
 #define D9_SEG_SAMPLE_STRIDE ((uint64_t)D9_SEG_SAMPLE_WORDS * sizeof(uint64_t))
+#define D9_SEG_SUM_OFFSET                                                                \
+	D9_SEG_ALIGN64(D9_SEG_SAMPLE_OFFSET +                                            \
+		       (uint64_t)D9_SEG_RINGS * D9_SEG_SAMPLE_STRIDE)
+#define D9_SEG_SUM_STRIDE D9_SEG_ALIGN64(sizeof(struct d9_sum_area))
+#define D9_SEG_WAKE_OFFSET                                                               \
+	D9_SEG_ALIGN64(D9_SEG_SUM_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_SUM_STRIDE)
 /* total size, rounded up to whole 4 KiB pages */
 #define D9_SEG_SIZE                                                                      \
-	((D9_SEG_SAMPLE_OFFSET + (uint64_t)D9_SEG_RINGS * D9_SEG_SAMPLE_STRIDE + 4095) & \
+	((D9_SEG_WAKE_OFFSET + (uint64_t)D9_WAKE_SLOTS * sizeof(uint64_t) + 4095) &      \
 	 ~4095ULL)
 
 static inline struct d9_event *d9_ring_events(struct d9_ring_hdr *r)
@@ -393,6 +520,8 @@ struct d9_seg_layout {
 	uint32_t sample_words;
 	uint64_t sample_offset;
 	uint64_t sample_stride;
+	uint64_t wake_offset;
+	uint32_t wake_slots;
 };
 
 /*
@@ -424,6 +553,8 @@ static inline int d9_seg_check(const void *seg, uint64_t map_size,
 	l.sample_words = __atomic_load_n(&h->sample_words, __ATOMIC_RELAXED);
 	l.sample_offset = __atomic_load_n(&h->sample_offset, __ATOMIC_RELAXED);
 	l.sample_stride = __atomic_load_n(&h->sample_stride, __ATOMIC_RELAXED);
+	l.wake_offset = __atomic_load_n(&h->wake_offset, __ATOMIC_RELAXED);
+	l.wake_slots = __atomic_load_n(&h->wake_slots, __ATOMIC_RELAXED);
 	if (seg_size != map_size || l.nrings == 0 || l.nrings > 65536 ||
 	    l.ring_events == 0 || (l.ring_events & (l.ring_events - 1)) ||
 	    l.ring_events > D9_RING_EVENTS_MAX || map_size > D9_SEG_MAP_MAX ||
@@ -446,6 +577,13 @@ static inline int d9_seg_check(const void *seg, uint64_t map_size,
 	    l.sample_stride < (uint64_t)l.sample_words * sizeof(uint64_t) ||
 	    l.sample_stride > (1ULL << 32) || l.sample_offset > map_size ||
 	    (uint64_t)l.nrings * l.sample_stride > map_size - l.sample_offset)
+		return -EINVAL;
+	/* the sum slots are the shim's alone: only the wake table's place
+	 * matters to a reader (d9_seg_set_lean() clears it) */
+	if (!l.wake_slots || (l.wake_slots & (l.wake_slots - 1)) ||
+	    l.wake_slots > (1U << 24) || l.wake_offset % 64 ||
+	    l.wake_offset < D9_SEG_HDR_SIZE || l.wake_offset > map_size ||
+	    (uint64_t)l.wake_slots * sizeof(uint64_t) > map_size - l.wake_offset)
 		return -EINVAL;
 	if (out)
 		*out = l;
@@ -510,6 +648,34 @@ static inline void d9_seg_attach(void *seg, const struct d9_seg_layout *l,
 }
 
 /*
+ * Lean mode for the next attach (before d9_seg_attach()): polls written
+ * past @poll, or whose wake waited past @delay (the segment's clock unit;
+ * @poll 0: every poll written, lean off), the wake table emptied.
+ */
+static inline void d9_seg_set_lean(void *seg, const struct d9_seg_layout *l,
+				   uint64_t poll, uint64_t delay)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+	uint64_t *wake = (uint64_t *)((char *)seg + l->wake_offset);
+	uint32_t i;
+
+	if (poll)
+		for (i = 0; i < l->wake_slots; i++)
+			__atomic_store_n(&wake[i], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lean_delay, poll ? delay : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lean_poll, poll, __ATOMIC_RELAXED);
+}
+
+/* Lean mode: have every thread put its sums into its ring (at its next
+ * poll's end) */
+static inline void d9_seg_flush_sums(void *seg)
+{
+	struct d9_seg_hdr *h = (struct d9_seg_hdr *)seg;
+
+	__atomic_fetch_add(&h->sum_epoch, 1, __ATOMIC_RELAXED);
+}
+
+/*
  * Ask the shim for @req (enum d9_request bits) with @arg, e.g.
  * D9_REQ_CTIMER with the rate in Hz (1..100000). Each thread that owns a ring
  * applies it at its next attached marker; see ctimer_status for the outcome.
@@ -551,6 +717,7 @@ static inline void d9_seg_detach(void *seg)
 	__atomic_store_n(&h->attached, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->lease_deadline, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->recorder_pid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lean_poll, 0, __ATOMIC_RELAXED);
 	/* timers stop: their handlers and the next markers see the change */
 	__atomic_store_n(&h->request, D9_REQ_NONE, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&h->request_gen, 1, __ATOMIC_RELEASE);
@@ -570,9 +737,9 @@ static inline void d9_seg_detach(void *seg)
 /* The records that follow @ev in its group (a SPAWN's or THREAD_START's
  * text, a span's or event's payload), 0 for none or an @arg no writer of
  * ours would write (then they are records of their own). */
-#define D9_GROUP_MAX                                                                     \
-	(D9_PAYLOAD_RECORDS > D9_TEXT_RECORDS ? D9_PAYLOAD_RECORDS + 1                   \
-					      : D9_TEXT_RECORDS + 1)
+#define D9_GROUP_MAX (D9_SUM_RECORDS + 1)
+_Static_assert(D9_SUM_RECORDS >= D9_PAYLOAD_RECORDS && D9_SUM_RECORDS >= D9_TEXT_RECORDS,
+	       "a summary is the longest group");
 static inline uint32_t d9_group_more(const struct d9_event *ev)
 {
 	switch (ev->type) {
@@ -583,6 +750,8 @@ static inline uint32_t d9_group_more(const struct d9_event *ev)
 	case D9_EV_SPAN_FIELD:
 	case D9_EV_EVENT:
 		return ev->arg <= D9_PAYLOAD_RECORDS ? ev->arg : 0;
+	case D9_EV_SUMMARY:
+		return ev->arg >= 2 && ev->arg <= D9_SUM_RECORDS ? ev->arg : 0;
 	default:
 		return 0;
 	}

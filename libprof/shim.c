@@ -111,7 +111,11 @@ enum {
 	P_PEND = 2,  /* ... whose begin is not in the ring yet */
 	P_HELD = 4,  /* @task's poll ended (@end) and is not in the ring yet */
 	P_WOKEN = 8, /* @task was woken by this thread during or right after it */
+	P_LEAN = 16, /* begun in lean mode: written at its end if long enough */
 };
+
+/* lean mode: a poll whose wake is not known (thread_slot.delay) */
+#define NO_DELAY UINT64_MAX
 
 struct thread_slot {
 	struct d9_ring_hdr *ring; /* valid in T_OWNER */
@@ -140,10 +144,26 @@ struct thread_slot {
 	 * came learns of them at their first marker. */
 	uint64_t tried;
 	uint32_t counted_for;
+	/* lean mode (d9_segment.h): the poll's d9_lean_hash() and its
+	 * wake-to-poll delay (NO_DELAY: not known); the thread's sum slots
+	 * (its ring's: NULL until the first lean poll, when their tasks of a
+	 * previous owner are cleared), those not flushed (a bit per slot),
+	 * the sum_epoch they were last flushed at */
+	uint64_t hash;
+	uint64_t delay;
+	struct d9_sum_area *sums;
+	uint64_t dirty[D9_SUM_SETS / 64]; /* a bit per set */
+	uint32_t epoch;
+	uint32_t victim; /* the way a full set gives up next */
 };
 /* initial-exec: a plain %fs-relative access even in libd9prof.so, no
  * __tls_get_addr() call on the poll path (the shim's TLS is small) */
 static __thread struct thread_slot self __attribute__((tls_model("initial-exec")));
+/* What the recorder's BPF programs read in a thread, at the segment's
+ * tls_offset from its thread pointer: written by the thread, read in its
+ * context (an interrupt, a switch-out), so plain stores in program order
+ * (signal fences) suffice. */
+static __thread struct d9_tls pub __attribute__((tls_model("initial-exec")));
 
 static void atfork_child(void);
 static void thread_exit(void *arg);
@@ -164,6 +184,31 @@ static inline struct d9_ring_hdr *ring_at(struct d9_seg_hdr *h, uint32_t i)
 static inline struct d9_name_slot *names_at(struct d9_seg_hdr *h)
 {
 	return (struct d9_name_slot *)((char *)h + D9_SEG_NAMES_OFFSET);
+}
+
+static inline uint64_t *wakes_at(struct d9_seg_hdr *h)
+{
+	return (uint64_t *)((char *)h + D9_SEG_WAKE_OFFSET);
+}
+
+static inline struct d9_sum_area *sums_at(struct d9_seg_hdr *h, uint32_t i)
+{
+	return (struct d9_sum_area *)((char *)h + D9_SEG_SUM_OFFSET +
+				      (uint64_t)i * D9_SEG_SUM_STRIDE);
+}
+
+/* Where this thread's struct d9_tls is from its thread pointer (the same
+ * for every thread: initial-exec TLS), 0 where not known */
+static int64_t tls_offset(void)
+{
+#if defined(__x86_64__)
+	uintptr_t tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp)); /* the TCB's pointer to itself */
+	return (int64_t)((uintptr_t)&pub - tp);
+#else
+	return 0;
+#endif
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -220,6 +265,11 @@ static int create_segment(struct d9_seg_hdr **out)
 	h->sample_words = D9_SEG_SAMPLE_WORDS;
 	h->sample_offset = D9_SEG_SAMPLE_OFFSET;
 	h->sample_stride = D9_SEG_SAMPLE_STRIDE;
+	h->sum_offset = D9_SEG_SUM_OFFSET;
+	h->sum_stride = D9_SEG_SUM_STRIDE;
+	h->wake_offset = D9_SEG_WAKE_OFFSET;
+	h->wake_slots = D9_WAKE_SLOTS;
+	h->tls_offset = tls_offset();
 	*out = h;
 	return 0;
 fail:
@@ -442,6 +492,7 @@ static struct d9_ring_hdr *claim(struct d9_seg_hdr *h)
 		if (__atomic_compare_exchange_n(&r->state, &st, D9_RING_LIVE, 0,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			take(r);
+			self.sums = NULL;
 			return r;
 		}
 	}
@@ -557,7 +608,7 @@ static inline void write_kept(struct d9_seg_hdr *h, struct d9_ring_hdr *r)
 			append1(r, self.begin, self.task, D9_EV_POLL_BEGIN, 0);
 	}
 	/* a poll whose begin is written goes on, as BEGIN ... END */
-	self.poll = p & P_POLL ? p & (P_POLL | P_WOKEN) : 0;
+	self.poll = p & P_POLL ? p & (P_POLL | P_WOKEN | P_LEAN) : 0;
 }
 
 /* Before any other record: the kept poll goes into the ring, and leaves
@@ -660,6 +711,273 @@ static __attribute__((cold, noinline)) void lapsed(void)
 	self.poll = 0;
 }
 
+/* ---- lean mode (d9_segment.h) ------------------------------------------------ */
+
+static inline uint64_t lean_poll(struct d9_seg_hdr *h)
+{
+	return __atomic_load_n(&h->lean_poll, __ATOMIC_RELAXED);
+}
+
+/* What BPF reads of this thread: the task it polls (0: none) and since */
+static inline void publish(uint64_t task, uint64_t begin)
+{
+	if (task) {
+		pub.begin = begin;
+		__atomic_signal_fence(__ATOMIC_RELEASE);
+	}
+	pub.task = task;
+	__atomic_signal_fence(__ATOMIC_RELEASE);
+}
+
+/* Task @hash's wake at @now into the wake table, unless one is there */
+static inline void wake_put(struct d9_seg_hdr *h, uint64_t hash, uint64_t now)
+{
+	uint64_t *w = &wakes_at(h)[D9_WAKE_INDEX(hash)];
+	uint64_t tag = D9_WAKE_TAG(hash);
+
+	if (__atomic_load_n(w, __ATOMIC_RELAXED) >> 48 != tag)
+		__atomic_store_n(w, tag << 48 | ((now >> D9_WAKE_SHIFT) & D9_WAKE_MASK),
+				 __ATOMIC_RELAXED);
+}
+
+/* Task @hash's wake out of the table: its delay to @now, or NO_DELAY */
+static inline uint64_t wake_take(struct d9_seg_hdr *h, uint64_t hash, uint64_t now)
+{
+	uint64_t *w = &wakes_at(h)[D9_WAKE_INDEX(hash)];
+	uint64_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+
+	if (likely(v >> 48 != D9_WAKE_TAG(hash)))
+		return NO_DELAY;
+	__atomic_store_n(w, 0, __ATOMIC_RELAXED);
+	return (((now >> D9_WAKE_SHIFT) - v) & D9_WAKE_MASK) << D9_WAKE_SHIFT;
+}
+
+static void wake_clear(struct d9_seg_hdr *h, uint64_t task)
+{
+	uint64_t hash = d9_lean_hash(task);
+	uint64_t *w = &wakes_at(h)[D9_WAKE_INDEX(hash)];
+
+	if (__atomic_load_n(w, __ATOMIC_RELAXED) >> 48 == D9_WAKE_TAG(hash))
+		__atomic_store_n(w, 0, __ATOMIC_RELAXED);
+}
+
+/* Slot @s's sums into ring @r as D9_EV_SUMMARY groups at @now, the slot
+ * emptied for its task to go on. A group the ring has no room for is
+ * dropped and counted, like any record. */
+static __attribute__((noinline)) void flush_slot(struct d9_ring_hdr *r,
+						 struct d9_sum_slot *s, uint64_t now)
+{
+	struct d9_event ev[1 + D9_SUM_RECORDS];
+	struct d9_sum_head *head = (struct d9_sum_head *)&ev[1];
+	uint64_t *entry = (uint64_t *)&ev[3];
+	uint32_t which, b, n = 0;
+
+	memset(ev, 0, sizeof(ev));
+	*head = (struct d9_sum_head){
+		.polls = s->polls,
+		.delays = s->delays,
+		.poll_total = s->poll_total,
+		.delay_total = s->delay_total,
+		.poll_max = s->poll_max,
+		.delay_max = s->delay_max,
+	};
+	for (which = 0; which < 2; which++)
+		for (b = 0; b < D9_SUM_BUCKETS; b++) {
+			/* four buckets at once: most are zero */
+			if (!(b & 3)) {
+				uint64_t four;
+
+				memcpy(&four, &s->hist[which][b], sizeof(four));
+				if (!four) {
+					b += 3;
+					continue;
+				}
+			}
+			if (!s->hist[which][b])
+				continue;
+			entry[n++] = d9_sum_entry(which, b, s->hist[which][b]);
+			s->hist[which][b] = 0;
+			if (n < D9_SUM_ENTRIES)
+				continue;
+			/* a full group: the next one sums on it */
+			ev[0] = (struct d9_event){.time = now,
+						  .task = s->task,
+						  .type = D9_EV_SUMMARY,
+						  .arg = D9_SUM_RECORDS};
+			append(r, ev, 1 + D9_SUM_RECORDS);
+			memset(&ev[1], 0, sizeof(ev) - sizeof(ev[0]));
+			n = 0;
+		}
+	if (n || head->polls || head->delays) {
+		ev[0] = (struct d9_event){.time = now,
+					  .task = s->task,
+					  .type = D9_EV_SUMMARY,
+					  .arg = 2 + (n + 2) / 3};
+		append(r, ev, 1 + ev[0].arg);
+	}
+	s->polls = s->delays = 0;
+	s->poll_total = s->delay_total = s->poll_max = s->delay_max = 0;
+}
+
+/* Every slot with sums into ring @r */
+static __attribute__((noinline)) void flush_sums(struct d9_seg_hdr *h,
+						 struct d9_ring_hdr *r, uint64_t now)
+{
+	self.epoch = __atomic_load_n(&h->sum_epoch, __ATOMIC_RELAXED);
+	for (uint32_t k = 0; k < D9_SUM_SETS / 64; k++)
+		while (self.dirty[k]) {
+			uint32_t set = k * 64 + (uint32_t)__builtin_ctzll(self.dirty[k]);
+
+			self.dirty[k] &= self.dirty[k] - 1;
+			for (uint32_t w = 0; w < D9_SUM_WAYS; w++)
+				if (self.sums->slot[set][w].polls)
+					flush_slot(r, &self.sums->slot[set][w], now);
+		}
+}
+
+static inline bool sums_dirty(void)
+{
+	uint64_t any = 0;
+
+	for (uint32_t k = 0; k < D9_SUM_SETS / 64; k++)
+		any |= self.dirty[k];
+	return any != 0;
+}
+
+/* The thread's sum slots, the first time: a previous owner's are not its */
+static __attribute__((cold, noinline)) void sums_init(struct d9_seg_hdr *h,
+						      struct d9_ring_hdr *r)
+{
+	uint32_t i = (uint32_t)(((char *)r - (char *)h - D9_SEG_RING_OFFSET) /
+				D9_SEG_RING_STRIDE);
+
+	self.sums = sums_at(h, i);
+	memset(self.sums->tag, 0, sizeof(self.sums->tag));
+	memset(self.dirty, 0, sizeof(self.dirty));
+	self.epoch = __atomic_load_n(&h->sum_epoch, __ATOMIC_RELAXED);
+}
+
+/* A slot of set @set for @task, not in it: a free one, else the one the
+ * set gives up next, its sums flushed first */
+static __attribute__((noinline)) struct d9_sum_slot *
+sum_take(struct d9_ring_hdr *r, uint32_t set, uint64_t task, uint64_t now)
+{
+	uint64_t *tag = self.sums->tag[set];
+	struct d9_sum_slot *s;
+	uint32_t w;
+
+	for (w = 0; w < D9_SUM_WAYS && tag[w]; w++)
+		;
+	if (w == D9_SUM_WAYS)
+		w = self.victim++ % D9_SUM_WAYS;
+	s = &self.sums->slot[set][w];
+	if (tag[w] && s->polls)
+		flush_slot(r, s, now);
+	else if (!tag[w])
+		memset(s, 0, sizeof(*s));
+	tag[w] = task;
+	s->task = task;
+	return s;
+}
+
+/* A count of a bucket about to overflow: the slot's sums go first */
+static __attribute__((noinline)) void sum_full(struct d9_ring_hdr *r,
+					       struct d9_sum_slot *s, uint64_t now)
+{
+	flush_slot(r, s, now);
+}
+
+/* A poll of @task lasting @len, waited @delay for (NO_DELAY: unknown),
+ * into its sums */
+static inline void sum_add(struct d9_ring_hdr *r, uint64_t task, uint64_t len,
+			   uint64_t delay, uint64_t now)
+{
+	uint32_t set = D9_SUM_SET(self.hash), w, b;
+	const uint64_t *tag = self.sums->tag[set];
+	struct d9_sum_slot *s;
+
+	for (w = 0; w < D9_SUM_WAYS && tag[w] != task; w++)
+		;
+	s = likely(w < D9_SUM_WAYS) ? &self.sums->slot[set][w]
+				    : sum_take(r, set, task, now);
+	b = d9_sum_bucket(len);
+	if (unlikely(s->hist[0][b] == UINT16_MAX))
+		sum_full(r, s, now);
+	s->polls++;
+	s->poll_total += len;
+	if (len > s->poll_max)
+		s->poll_max = len;
+	s->hist[0][b]++;
+	if (delay != NO_DELAY) {
+		b = d9_sum_bucket(delay);
+		if (unlikely(s->hist[1][b] == UINT16_MAX))
+			sum_full(r, s, now);
+		s->delays++;
+		s->delay_total += delay;
+		if (delay > s->delay_max)
+			s->delay_max = delay;
+		s->hist[1][b]++;
+	}
+	self.dirty[set / 64] |= 1ULL << (set % 64);
+}
+
+/* A lean poll begins: timed, its wake taken, published, nothing written */
+static inline void lean_begin(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t now,
+			      uint64_t task)
+{
+	uint64_t hash = d9_lean_hash(task);
+
+	if (unlikely(self.poll & (P_PEND | P_HELD)))
+		flush_poll(h, r); /* a poll of before the mode changed */
+	if (unlikely(!self.sums))
+		sums_init(h, r);
+	self.delay = wake_take(h, hash, now);
+	self.hash = hash;
+	self.task = task;
+	self.begin = now;
+	self.gen = __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
+	self.poll = P_POLL | P_PEND | P_LEAN;
+	publish(task, now);
+}
+
+/* A lean poll ends: written if long, or waited long for, or begun in
+ * the ring already (another record came during it); summed either way;
+ * the sums flushed if the recorder asked. */
+static inline void lean_end(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_t now,
+			    uint64_t task)
+{
+	uint8_t p = self.poll;
+	uint64_t len = now - self.begin, delay = self.delay;
+
+	publish(0, 0);
+	self.poll = 0;
+	if (unlikely(len >= lean_poll(h) ||
+		     (delay != NO_DELAY &&
+		      delay >= __atomic_load_n(&h->lean_delay, __ATOMIC_RELAXED)) ||
+		     !(p & P_PEND)) &&
+	    ours(h)) {
+		if (!(p & P_PEND)) {
+			if (p & P_WOKEN)
+				append1(r, now, task, D9_EV_WAKE, 0);
+			append1(r, now, task, D9_EV_POLL_END, 0);
+		} else if (len <= UINT32_MAX) {
+			append1(r, now, task, p & P_WOKEN ? D9_EV_POLL_WOKEN : D9_EV_POLL,
+				(uint32_t)len);
+		} else {
+			append1(r, self.begin, task, D9_EV_POLL_BEGIN, 0);
+			if (p & P_WOKEN)
+				append1(r, now, task, D9_EV_WAKE, 0);
+			append1(r, now, task, D9_EV_POLL_END, 0);
+		}
+	}
+	sum_add(r, task, len, delay, now);
+	/* runnable again at its end */
+	if (p & P_WOKEN)
+		wake_put(h, self.hash, now);
+	if (unlikely(self.epoch != __atomic_load_n(&h->sum_epoch, __ATOMIC_RELAXED)))
+		flush_sums(h, r, now);
+}
+
 /* The start of every attached marker: the clock, the lease, the calling
  * thread's ring (NULL: record nothing). */
 static inline struct d9_ring_hdr *attached_ring(struct d9_seg_hdr *h, uint64_t *now)
@@ -744,6 +1062,8 @@ static void release(struct d9_seg_hdr *h)
 			self.mode = T_NONE;
 		return;
 	}
+	if (attached(h) && self.sums && sums_dirty())
+		flush_sums(h, r, stamp());
 	if (attached(h))
 		record_named(h, D9_EV_THREAD_STOP, 0, NULL);
 	/* a poll not written (detached) stays with this ring, not the next */
@@ -901,7 +1221,10 @@ static __attribute__((noinline)) void begin_attached(struct d9_seg_hdr *h, uint6
 		return;
 	d9__ctimer_task(task);
 	note_site(r, site);
-	poll_begin(h, r, now, task);
+	if (lean_poll(h))
+		lean_begin(h, r, now, task);
+	else
+		poll_begin(h, r, now, task);
 }
 
 static __attribute__((noinline)) void end_attached(struct d9_seg_hdr *h, uint64_t task)
@@ -913,13 +1236,44 @@ static __attribute__((noinline)) void end_attached(struct d9_seg_hdr *h, uint64_
 	if (!r)
 		return;
 	d9__ctimer_task(0);
-	poll_end(h, r, now, task);
+	if ((self.poll & P_LEAN) && task == self.task)
+		lean_end(h, r, now, task);
+	else
+		poll_end(h, r, now, task);
+}
+
+/* Lean: a wake by this thread of the task it polls makes it runnable at
+ * the poll's end; any other is the wake table's */
+static void lean_wake(struct d9_seg_hdr *h, uint64_t task)
+{
+	uint64_t now;
+
+	if (task && task == self.task && (self.poll & P_POLL) && ours(h)) {
+		self.poll |= P_WOKEN;
+		return;
+	}
+	now = stamp();
+	if (unlikely(!lease_ok(h, now))) {
+		lapsed();
+		return;
+	}
+	wake_put(h, d9_lean_hash(task), now);
 }
 
 static __attribute__((noinline)) void wake_attached(struct d9_seg_hdr *h, uint64_t task)
 {
-	if (!own_wake(h, task))
+	if (lean_poll(h))
+		lean_wake(h, task);
+	else if (!own_wake(h, task))
 		record(h, D9_EV_WAKE, task);
+}
+
+/* A parked thread may not poll again for long: its sums go now */
+static __attribute__((noinline)) void park_attached(struct d9_seg_hdr *h)
+{
+	record(h, D9_EV_PARK, 0);
+	if (self.sums && self.mode == T_OWNER && attached(h) && sums_dirty())
+		flush_sums(h, self.ring, stamp());
 }
 
 API void d9_poll_begin(uint64_t task)
@@ -949,7 +1303,7 @@ API void d9_task_waker_drop(uint64_t task)
 API void d9_park(void)
 {
 	D9_PROBE0(worker_thread_park);
-	MARK(record(h_, D9_EV_PARK, 0));
+	MARK(park_attached(h_));
 }
 
 API void d9_unpark(void)
@@ -970,6 +1324,8 @@ API void d9_task_spawn(uint64_t task, const char *name)
 	/* always, so a recorder that attaches later can name the task */
 	if (name && task && task != D9_NAME_TOMB)
 		name_put(h, task, name);
+	if (attached(h) && lean_poll(h))
+		wake_put(h, d9_lean_hash(task), stamp()); /* waits for its first poll */
 	if (attached(h))
 		record_named(h, D9_EV_SPAWN, task, name);
 }
@@ -985,6 +1341,8 @@ API void d9_task_end(uint64_t task)
 		return;
 	if (task && task != D9_NAME_TOMB)
 		name_del(h, task);
+	if (attached(h) && lean_poll(h))
+		wake_clear(h, task);
 	if (attached(h))
 		record(h, D9_EV_TASK_END, task);
 }

@@ -656,6 +656,14 @@ static int tstate_needed(const struct offcpu_rec *oc, const struct tstate *t)
 	       errno != ESRCH;
 }
 
+int offcpu_rec__set_shim(struct offcpu_rec *oc, int64_t off)
+{
+	if (!oc || !oc->bpf)
+		return -EOPNOTSUPP;
+	sched_bpf__set_shim(oc->bpf, off);
+	return 0;
+}
+
 void offcpu_rec__prune(struct offcpu_rec *oc)
 {
 	size_t j, k = 0;

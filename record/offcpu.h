@@ -173,6 +173,9 @@ int offcpu_rec__set_writer(struct offcpu_rec *oc, struct trace_writer *w);
 /* Note the first interval with a run-queue wait longer than @ns (0: none)
  * since the last look: 1 and its thread, switch-in time and wait, else 0. */
 void offcpu_rec__set_runq_limit(struct offcpu_rec *oc, uint64_t ns);
+/* Lean mode: switch-outs carry the shim's task (its struct d9_tls at @off
+ * from the thread pointer). -EOPNOTSUPP on the perf path. */
+int offcpu_rec__set_shim(struct offcpu_rec *oc, int64_t off);
 int offcpu_rec__runq_hit(struct offcpu_rec *oc, uint32_t *tid, uint64_t *time,
 			 uint64_t *ns);
 

@@ -99,9 +99,14 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 	if (r->tr && (!s->pid || s->pid == (uint32_t)r->o->pid)) {
 		int err;
 
-		ts.task = tokio_rec__task(r->tr, tokio_rec__tag(r->tr, s->tid, s->time),
-					  ts.stack, &err);
-		record_note_err(r, err);
+		uint64_t raw = tokio_rec__tag(r->tr, s->tid, s->time);
+
+		if (raw & TOKIO_BPF_SHIM_TASK) {
+			ts.task = raw & ~TOKIO_BPF_SHIM_TASK; /* lean: the shim's */
+		} else {
+			ts.task = tokio_rec__task(r->tr, raw, ts.stack, &err);
+			record_note_err(r, err);
+		}
 	}
 	record_note_err(r, trace_writer__sample(r->w, &ts));
 	r->st->samples++;
@@ -597,8 +602,24 @@ static void open_probes(struct rec *r, const char *path)
 }
 
 /* Zero-code Tokio is off: why, said once */
+/* Lean mode without the sampler's tags: samples fall in the polls
+ * written only */
+static void lean_untagged(struct rec *r, const char *why)
+{
+	tokio_rec__free(r->tr);
+	r->tr = NULL;
+	record_log(r, RECORD_WARN,
+		   "--lean: CPU samples cannot carry the task their thread polls (%s): "
+		   "those in polls under the threshold count outside polls",
+		   why);
+}
+
 static void tokio_drop(struct rec *r, const char *why)
 {
+	if (!r->slot.kind && r->o->lean_ns) {
+		lean_untagged(r, why);
+		return;
+	}
 	memset(&r->slot, 0, sizeof(r->slot));
 	tokio_rec__free(r->tr);
 	r->tr = NULL;
@@ -622,13 +643,21 @@ static void load_tokio(struct rec *r)
 	char why[256];
 	int err;
 
-	if (o->tokio == RECORD_TOKIO_OFF)
+	err = o->tokio == RECORD_TOKIO_OFF
+		      ? -ENOENT
+		      : tokio_rec_find(o->pid, o->fresh_target ? o->exe : NULL, &r->slot,
+				       r->tokio_version, sizeof(r->tokio_version),
+				       r->tokio_path, sizeof(r->tokio_path), why,
+				       sizeof(why));
+	if (err == -ENOENT) {
+		/* not a Tokio program: nothing to say; lean mode's tags
+		 * carry the shim's tasks alone */
+		memset(&r->slot, 0, sizeof(r->slot));
+		if (o->lean_ns && o->sampler != RECORD_SAMPLER_CTIMER &&
+		    tokio_rec__open(o->pid, &r->slot, 0, &r->tr, why, sizeof(why)))
+			lean_untagged(r, why);
 		return;
-	err = tokio_rec_find(o->pid, o->fresh_target ? o->exe : NULL, &r->slot,
-			     r->tokio_version, sizeof(r->tokio_version), r->tokio_path,
-			     sizeof(r->tokio_path), why, sizeof(why));
-	if (err == -ENOENT)
-		return; /* not a Tokio program: nothing to say */
+	}
 	if (!err && o->sampler == RECORD_SAMPLER_CTIMER) {
 		err = -EOPNOTSUPP;
 		snprintf(why, sizeof(why), "the ctimer sampler cannot read them");
@@ -649,6 +678,12 @@ static void open_tokio(struct rec *r)
 
 	if (!r->tr)
 		return;
+	if (!r->ps && !r->slot.kind) {
+		/* lean: ctimer samples carry their task themselves */
+		tokio_rec__free(r->tr);
+		r->tr = NULL;
+		return;
+	}
 	if (!r->ps) {
 		tokio_drop(r, "the ctimer sampler cannot read them");
 		return;
@@ -662,6 +697,8 @@ static void open_tokio(struct rec *r)
 		tokio_drop(r, why);
 		return;
 	}
+	if (!r->slot.kind)
+		return; /* lean mode's tags alone */
 	/* its tasks are named from their stacks as they come: each address
 	 * resolved once, and once only for the seal too */
 	if (!r->sc && (err = symcache__new(symbolizer__resolve, r->sym, &r->sc)))
@@ -677,6 +714,31 @@ static void open_tokio(struct rec *r)
 		open_probes(r, r->tokio_path);
 }
 
+/* Lean mode, the shim attached: samples and switch-outs carry the task
+ * each thread polls, read by BPF where the shim says it keeps it */
+void record_lean_tags(struct rec *r)
+{
+	const struct d9_seg_hdr *h = shim_seg__base(r->seg);
+	int64_t off = __atomic_load_n(&h->tls_offset, __ATOMIC_RELAXED);
+
+	/* the target's word: a wrong one reads nothing of ours */
+	if (!off || off < -(1LL << 30) || off > (1LL << 30)) {
+		record_log(
+			r, RECORD_WARN,
+			"--lean: the shim does not say where its threads keep their task "
+			"(not x86-64?): samples and switches in polls under the threshold "
+			"count outside polls");
+		return;
+	}
+	if (r->tr)
+		tokio_rec__set_shim(r->tr, off);
+	if (r->oc && offcpu_rec__set_shim(r->oc, off))
+		record_log(
+			r, RECORD_WARN,
+			"--lean: off-CPU intervals carry their task only with --sched bpf: "
+			"those in polls under the threshold count outside polls");
+}
+
 void record_tokio_writer(struct rec *r)
 {
 	if (r->tr)
@@ -690,8 +752,11 @@ static uint64_t switch_task(void *ctx, uint64_t raw, uint32_t stack)
 {
 	struct rec *r = ctx;
 	int err;
-	uint64_t task = tokio_rec__task(r->tr, raw, stack, &err);
+	uint64_t task;
 
+	if (raw & TOKIO_BPF_SHIM_TASK)
+		return raw & ~TOKIO_BPF_SHIM_TASK; /* lean: the shim's */
+	task = tokio_rec__task(r->tr, raw, stack, &err);
 	record_note_err(r, err);
 	return task;
 }
@@ -1346,6 +1411,9 @@ static void run_loop(struct rec *r)
 		if (now - last_flush >= FLUSH_NS) {
 			last_flush = now;
 			record_note_err(r, trace_writer__flush(r->w));
+			/* lean: the threads' sums come at their next poll */
+			if (r->seg && o->lean_ns)
+				d9_seg_flush_sums(shim_seg__base(r->seg));
 		}
 		if (!exited && !until)
 			record_segments_tick(r, now);
@@ -1365,6 +1433,22 @@ static void run_loop(struct rec *r)
 			break;
 		}
 	}
+}
+
+/* Lean: the threads' sums since their last flush, before the detach.
+ * A thread flushes at its next poll's end (one that parked did already):
+ * LEAN_LAST_NS is long enough for a busy one; one blocked in a poll or
+ * gone quiet without parking keeps its last second's sums. */
+#define LEAN_LAST_NS 50000000ULL
+static void lean_last_sums(struct rec *r)
+{
+	struct timespec d = {0, 5000000};
+	uint64_t until = record_now_ns() + LEAN_LAST_NS;
+
+	d9_seg_flush_sums(shim_seg__base(r->seg));
+	while (record_now_ns() < until)
+		nanosleep(&d, NULL);
+	record_drain_shim(r);
 }
 
 /* Last words: what the rings still hold, the shim detached, the last
@@ -1402,6 +1486,8 @@ static int run_finish(struct rec *r)
 			(int)(D9_LEASE_NS / 1000000), (double)gap / 1e9);
 	}
 	record_drain_shim(r);
+	if (r->seg && o->lean_ns)
+		lean_last_sums(r);
 	if (r->seg) {
 		record_count_no_ring(r);
 		shim_seg__detach(r->seg);

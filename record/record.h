@@ -207,9 +207,15 @@ struct record_opts {
 	int no_shim;		   /* leave the shim detached: samples and
 				    * switches only, no task ids (what
 				    * task awareness costs, measured) */
-	int no_wakeups;		   /* do not record wakeups: off-CPU time
-				    * not split into blocked and
-				    * run-queue time */
+	/* Lean mode (record --lean, d9_segment.h): the shim writes a poll
+	 * only this long (ns; 0: every poll, lean off) or whose wake
+	 * waited lean_delay_ns, and sums every poll per thread and task;
+	 * samples and switch-outs carry the task their thread polls (read
+	 * by BPF in its thread). */
+	uint64_t lean_ns, lean_delay_ns;
+	int no_wakeups; /* do not record wakeups: off-CPU time
+			 * not split into blocked and
+			 * run-queue time */
 	/* Zero-code Tokio (record/tokio_rec.h): where the target's
 	 * executable is a Tokio program (1.22+, with its symbols), read the
 	 * task each thread runs at every CPU sample and switch-out (BPF),
@@ -293,6 +299,7 @@ struct record_stats {
 				   * in the shim: their events are lost */
 	uint64_t child_samples;	  /* samples of forked children, left
 				   * out */
+	uint64_t lean_polls;	  /* lean: polls the shim's sums counted */
 	uint64_t shim_records;	  /* ring records the shim wrote (a
 				   * whole poll is one: fewer than
 				   * events) */

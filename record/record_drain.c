@@ -37,6 +37,21 @@ void record_shim_names(struct rec *r)
 	}
 }
 
+/* Meta "lean": the thresholds and the shim's clock unit, which its sums'
+ * buckets are in */
+static void lean_meta(struct rec *r)
+{
+	struct shim_clock c;
+	char buf[96];
+
+	shim_seg__clock(r->seg, &c);
+	snprintf(buf, sizeof(buf), "poll=%llu delay=%llu unit=%.9g",
+		 (unsigned long long)r->o->lean_ns,
+		 (unsigned long long)r->o->lean_delay_ns,
+		 c.ns_per_tick ? c.ns_per_tick : 1.0);
+	record_note_err(r, trace_writer__meta(r->w, TRACE_META_LEAN, buf));
+}
+
 void record_shim_try_attach(struct rec *r, int warn)
 {
 	const struct d9_seg_layout *l;
@@ -105,7 +120,11 @@ void record_shim_try_attach(struct rec *r, int warn)
 		r->seg = NULL;
 		return;
 	}
-	shim_seg__attach(r->seg);
+	shim_seg__attach(r->seg, &(struct shim_lean){r->o->lean_ns, r->o->lean_delay_ns});
+	if (r->o->lean_ns) {
+		lean_meta(r);
+		record_lean_tags(r);
+	}
 	/* (after its store: the markers record from there) */
 	record_source_live(r);
 	/* Markers record from the attach's store of attached on: one that
@@ -168,7 +187,7 @@ void record_shim_reattach(struct rec *r)
 	uint64_t to, gap;
 	char buf[24];
 
-	shim_seg__attach(r->seg);
+	shim_seg__attach(r->seg, &(struct shim_lean){r->o->lean_ns, r->o->lean_delay_ns});
 	to = record_now_ns();
 	gap = record_shim_gap(r, to);
 	r->st->reattaches++;
@@ -392,7 +411,7 @@ void record_poll_sites(struct rec *r, trace_resolve_fn resolve, void *ctx)
 /* Is @type a record the recorder knows? */
 static int type_known(uint32_t type)
 {
-	return (type >= D9_EV_THREAD_START && type <= D9_EV_WAKER_DROP) ||
+	return (type >= D9_EV_THREAD_START && type <= D9_EV_SUMMARY) ||
 	       (type >= D9_EV_SPAN_NEW && type <= D9_EV_EVENT);
 }
 
@@ -446,6 +465,46 @@ static int span_record(struct rec *r, const struct d9_event *ev, uint32_t k, uin
 	return trace_writer__span(r->w, &s);
 }
 
+/* A lean poll sum (D9_EV_SUMMARY and its @k records) of @tid at @t (ns)
+ * into the trace, its times in ns. 1 if it cannot be one (garbage). */
+static int sum_record(struct rec *r, const struct ev_batch *b, const struct d9_event *ev,
+		      uint32_t k, uint64_t t, uint32_t tid)
+{
+	struct trace_sum_ent ent[D9_SUM_ENTRIES];
+	const struct d9_sum_head *h = (const void *)(ev + 1);
+	const uint64_t *e = (const void *)(ev + 3);
+	double u = b->clock.ns_per_tick ? b->clock.ns_per_tick : 1.0;
+	struct trace_sum s = {
+		.time = t,
+		.task = ev->task,
+		.tid = tid,
+		.polls = h->polls,
+		.delays = h->delays,
+		.poll_total = (uint64_t)((double)h->poll_total * u),
+		.delay_total = (uint64_t)((double)h->delay_total * u),
+		.poll_max = (uint64_t)((double)h->poll_max * u),
+		.delay_max = (uint64_t)((double)h->delay_max * u),
+	};
+	uint32_t i;
+
+	if (k < 2 || h->delays > h->polls)
+		return 1;
+	for (i = 0; i < (k - 2) * 3; i++) {
+		uint32_t bucket = (uint32_t)(e[i] >> 32) & 0x7fffffffu;
+
+		if (!e[i])
+			continue;
+		if (bucket >= D9_SUM_BUCKETS || !(uint32_t)e[i])
+			return 1;
+		ent[s.nent++] = (struct trace_sum_ent){.which = (uint8_t)(e[i] >> 63),
+						       .bucket = (uint8_t)bucket,
+						       .count = (uint32_t)e[i]};
+	}
+	r->st->lean_polls += s.polls;
+	record_note_err(r, trace_writer__sum(r->w, &s, ent));
+	return 0;
+}
+
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
@@ -492,7 +551,7 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 	batch_span(r, &b);
 	for (i = 0; i < n; i++) {
 		const struct d9_event *ev = &r->evbuf[i];
-		uint64_t t, t0;
+		uint64_t t, t0 = 0;
 		uint32_t k = 0;
 
 		/* the target wrote this: a record that cannot be one is
@@ -522,6 +581,13 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			continue;
 		}
 		switch (ev->type) {
+		case D9_EV_SUMMARY:
+			k = continuations(ev, n - i - 1);
+			r->st->shim_records++;
+			if (sum_record(r, &b, ev, k, t, tid))
+				r->st->shim_garbage++;
+			i += k;
+			continue;
 		case D9_EV_POLL:
 		case D9_EV_POLL_WOKEN: {
 			/* one record for a whole poll: BEGIN, (WAKE,) END, but

@@ -175,6 +175,7 @@ void record_write_meta(struct rec *r);
 void record_write_build_ids(struct rec *r);
 /* Zero-code Tokio names its tasks in r->w from now on (a new segment). */
 void record_tokio_writer(struct rec *r);
+void record_lean_tags(struct rec *r);
 /* Sampling with the shim's timers starts, once its segment is attached. */
 void record_ctimer_begin(struct rec *r);
 /* The counts now, where a segment begins (struct seg_base). */

@@ -227,6 +227,11 @@ void sched_bpf__set_copy(struct sched_bpf *sb, unsigned int bytes)
 	__atomic_store_n(&sb->skel->bss->copy_bytes, bytes, __ATOMIC_RELAXED);
 }
 
+void sched_bpf__set_shim(struct sched_bpf *sb, int64_t off)
+{
+	__atomic_store_n(&sb->skel->bss->shim_off, off, __ATOMIC_RELAXED);
+}
+
 void sched_bpf__counts(const struct sched_bpf *sb, struct sched_bpf_counts *c)
 {
 	c->lost = __atomic_load_n(&sb->skel->bss->lost, __ATOMIC_RELAXED);

@@ -70,6 +70,9 @@ int sched_bpf__send_open(struct sched_bpf *sb);
 /* Copy @bytes of user stack per switch-out from now on (at most the
  * stack_bytes opened with). */
 void sched_bpf__set_copy(struct sched_bpf *sb, unsigned int bytes);
+/* Lean mode: switch-outs carry the shim's task, read at @off from the
+ * thread pointer (record/bpf/tokio_tag.h) */
+void sched_bpf__set_shim(struct sched_bpf *sb, int64_t off);
 /* The programs' counts so far. */
 struct sched_bpf_counts {
 	uint64_t lost;	    /* records the ring had no room for */

@@ -469,10 +469,21 @@ static uint64_t loop_arm(struct shim_seg *s)
 	return at;
 }
 
-void shim_seg__attach(struct shim_seg *s)
+/* @ns in the segment's unit, at least 1 */
+static uint64_t units_of(const struct shim_seg *s, uint64_t ns)
+{
+	double u = s->tsc ? (double)ns / s->fit.ns_per_tick : (double)ns;
+
+	return u < 1 ? 1 : u > 1e18 ? (uint64_t)1e18 : (uint64_t)u;
+}
+
+void shim_seg__attach(struct shim_seg *s, const struct shim_lean *lean)
 {
 	if (s->tsc)
 		fit_init(&s->fit);
+	d9_seg_set_lean(s->base, &s->layout,
+			lean && lean->poll_ns ? units_of(s, lean->poll_ns) : 0,
+			lean && lean->poll_ns ? units_of(s, lean->delay_ns) : 0);
 	d9_seg_attach(s->base, &s->layout, (uint32_t)getpid(), loop_arm(s));
 	lease_thread_start(s);
 }

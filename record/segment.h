@@ -18,7 +18,12 @@ struct shim_seg;
  * trusted (reason in @why), or another -errno. */
 int shim_seg__open(pid_t pid, struct shim_seg **out, char *why, size_t len);
 /* Attach: arm the lease and set attached. */
-void shim_seg__attach(struct shim_seg *s);
+/* Lean mode (d9_segment.h): polls written past @poll_ns, or whose wake
+ * waited past @delay_ns; the rest summed. poll_ns 0: every poll written */
+struct shim_lean {
+	uint64_t poll_ns, delay_ns;
+};
+void shim_seg__attach(struct shim_seg *s, const struct shim_lean *lean);
 /* Renew the lease (call at least every D9_LEASE_NS / 4). 0, or
  * -ETIMEDOUT if the shim found the lease run out and detached (the
  * recorder stalled): attach again, after draining what the rings hold. */

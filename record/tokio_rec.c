@@ -425,6 +425,11 @@ uint64_t tokio_rec__tag(struct tokio_rec *tr, uint32_t tid, uint64_t time)
 	return 0;
 }
 
+void tokio_rec__set_shim(struct tokio_rec *tr, int64_t off)
+{
+	__atomic_store_n(&tr->skel->bss->shim_off, off, __ATOMIC_RELAXED);
+}
+
 void tokio_rec__set_writer(struct tokio_rec *tr, struct trace_writer *w,
 			   trace_resolve_fn resolve, void *rctx)
 {

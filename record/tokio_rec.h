@@ -67,6 +67,10 @@ void tokio_rec__drain(struct tokio_rec *tr);
 /* The task id (Tokio's, 0: none or not known) thread @tid ran at its
  * sample of @time. */
 uint64_t tokio_rec__tag(struct tokio_rec *tr, uint32_t tid, uint64_t time);
+/* Lean mode: tags carry the shim's task where a thread polls one (its
+ * struct d9_tls at @off from the thread pointer), with
+ * TOKIO_BPF_SHIM_TASK */
+void tokio_rec__set_shim(struct tokio_rec *tr, int64_t off);
 
 /* Names: each task is named from its code, the first stack of it that
  * shows Tokio polling its future (lib/tokio_names.h), symbolized through

@@ -99,7 +99,7 @@ struct reader {
 	struct lib_map task_ix;	  /* task id -> index in t->tasks */
 	size_t meta_cap, threads_cap, comms_cap, tasks_cap, frames_cap;
 	size_t off_cap, sf_cap, samples_cap, events_cap, switches_cap, holds_cap;
-	size_t spans_cap;
+	size_t spans_cap, sums_cap, sum_ents_cap;
 	size_t nstack_frames; /* used entries of t->stack_frames */
 	uint8_t *raw;	      /* decompressed payload */
 	size_t raw_cap;

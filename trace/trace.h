@@ -68,6 +68,8 @@ enum trace_chunk_type {
 	TRACE_CHUNK_INDEX = 17,	     /* the times of the samples and events
 				      * chunks before it: a window skips the
 				      * chunks outside it */
+	TRACE_CHUNK_SUMS = 18,	     /* lean mode: polls summed, per thread
+				      * and task (struct trace_sum) */
 };
 
 /* where a sample came from (struct trace_sample.sampler) */
@@ -129,6 +131,38 @@ struct trace_event {
 	uint32_t tid;
 	uint32_t type;
 };
+
+/*
+ * Lean mode (record --lean, meta TRACE_META_LEAN "poll=NS delay=NS
+ * unit=NS_PER_UNIT"): a poll is written only past a length or a wait
+ * (poll=, delay=); every poll is summed, per thread and task, and the
+ * sums come as these, each what the thread's polls of the task did since
+ * its previous one (several of a task add up). Lengths and waits fall in
+ * buckets of the shim's clock unit (one unit is unit= ns): 8 exact, then
+ * 4 per power of two, trace_sum_bucket_low() the least value of each.
+ */
+#define TRACE_SUM_BUCKETS 144
+struct trace_sum {
+	uint64_t time; /* ns: when they were flushed */
+	uint64_t task;
+	uint32_t tid;
+	uint32_t polls;
+	uint32_t delays; /* polls whose wake-to-poll delay is known */
+	uint32_t nent;	 /* its entries, at trace.sum_ents[ent] */
+	uint64_t ent;
+	uint64_t poll_total, delay_total; /* ns */
+	uint64_t poll_max, delay_max;	  /* ns */
+};
+struct trace_sum_ent {
+	uint8_t which; /* 0 poll lengths, 1 wake-to-poll delays */
+	uint8_t bucket;
+	uint16_t pad;
+	uint32_t count;
+};
+static inline uint64_t trace_sum_bucket_low(uint32_t b)
+{
+	return b < 8 ? b : (uint64_t)(4 + (b & 3)) << (b / 4 - 1);
+}
 
 /* Records (trace_writer__records(), and the POLLS encoding): an event of
  * enum trace_event_type, or a whole poll as one of these two at its end
@@ -330,6 +364,7 @@ struct trace_thread {
 #define TRACE_META_FREQUENCY			"frequency"
 #define TRACE_META_HOSTNAME			"hostname"
 #define TRACE_META_KERNEL			"kernel"
+#define TRACE_META_LEAN				"lean"
 #define TRACE_META_OFFCPU			"offcpu"
 #define TRACE_META_OFFCPU_LOST			"offcpu lost"
 #define TRACE_META_OFFCPU_MIN			"offcpu_min"
@@ -431,6 +466,10 @@ int trace_writer__meta(struct trace_writer *w, const char *key, const char *valu
 int trace_writer__thread(struct trace_writer *w, uint32_t tid, const char *name);
 /* Name a thread outside the target (a switch's holder), the same way. */
 int trace_writer__comm(struct trace_writer *w, uint32_t tid, const char *name);
+/* Lean mode's sums of @s->tid's polls of @s->task (@s->nent entries at
+ * @ent; s->ent is the reader's) */
+int trace_writer__sum(struct trace_writer *w, const struct trace_sum *s,
+		      const struct trace_sum_ent *ent);
 int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name);
 
 /* Intern a callchain of @n addresses (leaf first) and return its stack id
@@ -602,6 +641,10 @@ struct trace {
 	struct trace_thread *comms; /* threads outside the target named by
 				     * switches; sorted by tid */
 	size_t ncomms;
+	struct trace_sum *sums; /* lean mode's, in file order */
+	size_t nsums;
+	struct trace_sum_ent *sum_ents;
+	size_t nsum_ents;
 	struct trace_span *spans; /* in file order, always loaded; with a
 				   * window, the spans' records before it
 				   * are kept too (NEW, FIELD, ENTER, EXIT,

@@ -185,6 +185,59 @@ static int decode_threads(struct reader *r, struct cursor *c, size_t count,
 	return 0;
 }
 
+/* SUMS: lean mode's sums, those in the window */
+static int decode_sums(struct reader *r, struct cursor *c, size_t count)
+{
+	struct trace *t = r->t;
+	size_t i, j;
+
+	/* a sum takes ten bytes at least */
+	if (count > cursor_left(c) / 10)
+		return trace_bad(r, "record count exceeds chunk size");
+	if (LIB_GROW(t->sums, r->sums_cap, t->nsums + count))
+		return trace_nomem(r);
+	for (i = 0; i < count; i++) {
+		struct trace_sum s;
+		uint64_t v[10];
+
+		for (j = 0; j < 10; j++)
+			v[j] = cursor_varint(c);
+		if (c->err || v[2] > UINT32_MAX || v[3] > UINT32_MAX ||
+		    v[4] > UINT32_MAX || v[4] > v[3] || v[9] > 2 * TRACE_SUM_BUCKETS ||
+		    2 * v[9] > cursor_left(c))
+			return trace_bad(r, "bad SUMS record");
+		s = (struct trace_sum){.time = v[0],
+				       .task = v[1],
+				       .tid = (uint32_t)v[2],
+				       .polls = (uint32_t)v[3],
+				       .delays = (uint32_t)v[4],
+				       .poll_total = v[5],
+				       .delay_total = v[6],
+				       .poll_max = v[7],
+				       .delay_max = v[8],
+				       .nent = (uint32_t)v[9],
+				       .ent = t->nsum_ents};
+		if (LIB_GROW(t->sum_ents, r->sum_ents_cap, t->nsum_ents + s.nent))
+			return trace_nomem(r);
+		for (j = 0; j < s.nent; j++) {
+			uint64_t k = cursor_varint(c), n = cursor_varint(c);
+
+			if (c->err || (k >> 8) > 1 || (k & 0xff) >= TRACE_SUM_BUCKETS ||
+			    n > UINT32_MAX)
+				return trace_bad(r, "bad SUMS entry");
+			t->sum_ents[s.ent + j] =
+				(struct trace_sum_ent){.which = (uint8_t)(k >> 8),
+						       .bucket = (uint8_t)(k & 0xff),
+						       .count = (uint32_t)n};
+		}
+		if (!trace_in_window(r, &s, 1, sizeof(s)))
+			continue; /* its entries are overwritten by the next */
+		t->nsum_ents += s.nent;
+		t->sums[t->nsums++] = s;
+	}
+	return 0;
+}
+
 static int decode_tasks(struct reader *r, struct cursor *c, size_t count)
 {
 	struct trace *t = r->t;
@@ -1390,6 +1443,9 @@ int trace_read_chunk(struct reader *r, const uint8_t *h)
 		break;
 	case TRACE_CHUNK_TASKS:
 		err = decode_tasks(r, &c, count);
+		break;
+	case TRACE_CHUNK_SUMS:
+		err = decode_sums(r, &c, count);
 		break;
 	case TRACE_CHUNK_STACKS:
 		err = decode_stacks(r, &c, count);

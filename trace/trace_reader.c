@@ -1085,6 +1085,8 @@ void trace__free(struct trace *t)
 	free(t->meta);
 	free(t->threads);
 	free(t->comms);
+	free(t->sums);
+	free(t->sum_ents);
 	free(t->tasks);
 	free(t->frames);
 	free(t->stack_off);

@@ -92,8 +92,8 @@ struct trace_writer {
 	size_t nswitches, switches_cap;
 	struct trace_hold *holds;
 	size_t nholds, holds_cap;
-	struct bytes meta, threads, tasks, comms;
-	size_t nmeta, nthreads, ntasks, ncomms;
+	struct bytes meta, threads, tasks, comms, sums;
+	size_t nmeta, nthreads, ntasks, ncomms, nsums;
 	/* span records, their strings as indices + 1 (0: NULL) into
 	 * span_str, the string table of the chunk they go into */
 	struct span_row {
@@ -641,6 +641,41 @@ int trace_writer__comm(struct trace_writer *w, uint32_t tid, const char *name)
 	return queue_name(w, TRACE_CHUNK_COMMS, &w->comms, &w->ncomms, tid, name);
 }
 
+static int see_task(struct trace_writer *w, uint64_t task);
+
+int trace_writer__sum(struct trace_writer *w, const struct trace_sum *s,
+		      const struct trace_sum_ent *ent)
+{
+	const uint64_t v[] = {s->time,	    s->task,	   s->tid,	   s->polls,
+			      s->delays,    s->poll_total, s->delay_total, s->poll_max,
+			      s->delay_max, s->nent};
+	uint8_t *p;
+	size_t i;
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	if (s->nent > 2 * TRACE_SUM_BUCKETS)
+		return -EINVAL;
+	/* a task no sample or name made known yet */
+	if ((err = see_task(w, s->task)))
+		return err;
+	p = reserve(&w->sums,
+		    (sizeof(v) / sizeof(v[0]) + 2 * s->nent) * TRACE_VARINT_MAX);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		p = put_varint(p, v[i]);
+	for (i = 0; i < s->nent; i++) {
+		p = put_varint(p, (uint64_t)ent[i].which << 8 | ent[i].bucket);
+		p = put_varint(p, ent[i].count);
+	}
+	w->sums.len = (size_t)(p - w->sums.p);
+	if (++w->nsums >= CHUNK_RECORDS || w->sums.len >= CHUNK_BYTES)
+		return write_bytes_chunk(w, TRACE_CHUNK_SUMS, &w->sums, &w->nsums);
+	return 0;
+}
+
 int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name)
 {
 	if (!w)
@@ -1164,6 +1199,7 @@ int trace_writer__flush(struct trace_writer *w)
 				     &w->nthreads)) ||
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks)) ||
 	    (err = write_bytes_chunk(w, TRACE_CHUNK_COMMS, &w->comms, &w->ncomms)) ||
+	    (err = write_bytes_chunk(w, TRACE_CHUNK_SUMS, &w->sums, &w->nsums)) ||
 	    (err = write_stacks(w)) || (err = write_samples(w)) ||
 	    (err = write_events(w)) || (err = write_switches(w)) ||
 	    (err = write_spans(w)) || (err = write_index(w)))
@@ -1690,6 +1726,7 @@ void trace_writer__free(struct trace_writer *w)
 	bytes_release(&w->meta);
 	bytes_release(&w->threads);
 	bytes_release(&w->comms);
+	bytes_release(&w->sums);
 	bytes_release(&w->tasks);
 	bytes_release(&w->raw);
 	bytes_release(&w->out);

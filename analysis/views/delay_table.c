@@ -12,6 +12,7 @@
 #include "analysis/delays.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
+#include "analysis/lean.h"
 #include "analysis/losses.h"
 #include "analysis/offcpu.h"
 #include "analysis/tokio.h"
@@ -326,6 +327,7 @@ static int delays_table(const struct offcpu *oc, const struct delays *dl,
 		}
 		fputc('\n', out);
 		analysis_tokio_note(oc->trace, "wakes", out);
+		analysis_lean_note(oc->trace, out);
 		if (!oc->trace->nswitches)
 			fprintf(out, "# causes without off-CPU time: %s\n",
 				offcpu_missing(oc->trace));

@@ -14,6 +14,7 @@
 
 #include "analysis/join.h"
 #include "analysis/labels.h"
+#include "analysis/lean.h"
 #include "analysis/losses.h"
 #include "analysis/offcpu.h"
 #include "analysis/stacks.h"
@@ -299,7 +300,7 @@ static void text_head(const struct info *in, FILE *out)
 {
 	const struct trace *t = in->t;
 	const char *v;
-	uint64_t min;
+	uint64_t min, lean_delay;
 
 	for (size_t i = 0; i < sizeof(head_text) / sizeof(head_text[0]); i++) {
 		fputs(head_text[i].text, out);
@@ -324,6 +325,15 @@ static void text_head(const struct info *in, FILE *out)
 	else
 		put(out, analysis_meta(t, TRACE_META_WAKEUPS));
 	fputc('\n', out);
+	if (analysis_is_lean(t, &min, &lean_delay, NULL)) {
+		char a[32], b[32];
+
+		fprintf(out,
+			"polls:       lean (record --lean): written when %s or longer, or "
+			"woken %s or more before; every poll counted per task (%zu sums)\n",
+			text_duration(min, a, sizeof(a)),
+			text_duration(lean_delay, b, sizeof(b)), t->nsums);
+	}
 	v = analysis_meta(t, TRACE_META_TOKIO);
 	if (v) {
 		fputs("tasks:       zero-code, Tokio ", out);
@@ -531,6 +541,23 @@ static void json_meta(const struct info *in, const char *key, int num, struct li
 		lib_json_str_field(w, key, analysis_meta(in->t, key));
 }
 
+/* "lean": its thresholds and sums, or null */
+static void json_lean(const struct trace *t, struct lib_json *w)
+{
+	uint64_t poll, delay;
+
+	lib_json_name(w, "lean");
+	if (!analysis_is_lean(t, &poll, &delay, NULL)) {
+		lib_json_null(w);
+		return;
+	}
+	lib_json_object_begin(w);
+	lib_json_uint_field(w, "poll_ns", poll);
+	lib_json_uint_field(w, "delay_ns", delay);
+	lib_json_uint_field(w, "sums", t->nsums);
+	lib_json_object_end(w);
+}
+
 static void json_head(const struct info *in, struct lib_json *w)
 {
 	lib_json_name(w, "target");
@@ -555,6 +582,7 @@ static void json_head(const struct info *in, struct lib_json *w)
 	json_meta(in, TRACE_META_OFFCPU_MIN, 1, w);
 	json_meta(in, TRACE_META_WAKEUPS, 0, w);
 	json_meta(in, TRACE_META_TOKIO, 0, w);
+	json_lean(in->t, w);
 }
 
 static void json_span(const struct info *in, struct lib_json *w)

@@ -10,6 +10,7 @@
 #include "analysis/group.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
+#include "analysis/lean.h"
 #include "analysis/losses.h"
 #include "analysis/offcpu.h"
 #include "analysis/stacks.h"
@@ -470,6 +471,7 @@ int analysis__polls(const struct offcpu *oc, const struct polls_opts *o, FILE *o
 	}
 	fputc('\n', out);
 	analysis_tokio_note(t, "poll boundaries", out);
+	analysis_lean_note(t, out);
 	if (!have_off)
 		fprintf(out, "# OFF-CPU, RUNQ: none, %s\n", offcpu_missing(t));
 	else if (!oc->runq_split)

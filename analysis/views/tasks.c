@@ -12,6 +12,7 @@
 #include "analysis/delays.h"
 #include "analysis/group.h"
 #include "analysis/join.h"
+#include "analysis/lean.h"
 #include "analysis/labels.h"
 #include "analysis/losses.h"
 #include "analysis/tokio.h"
@@ -38,6 +39,8 @@ struct trow {
 	uint64_t ntasks, polls, weight, total_ns, longest_ns;
 	uint64_t nzc; /* of its tasks, zero-code ones: no polls known */
 	struct delay_stats ds;
+	int lean;
+	struct lean_stat ls; /* a lean trace's sums of its tasks */
 };
 
 static int trow_cmp(const void *a, const void *b, void *key)
@@ -71,6 +74,34 @@ static int trow_cmp(const void *a, const void *b, void *key)
 	return 0;
 }
 
+/* A lean trace: each row's tasks' sums, its delays from them */
+static int lean_rows(const struct join *j, const struct groups *g, struct trow *rows,
+		     size_t nr)
+{
+	struct lean *lean;
+	size_t i;
+	int err = lean__new(j, &lean);
+
+	if (err)
+		return err;
+	for (i = 0; i < j->ntasks && !err; i++)
+		err = lean_stat_add(&rows[g->of_task[i]].ls, lean__task(lean, i));
+	for (i = 0; i < nr; i++) {
+		struct lean_stat *x = &rows[i].ls;
+
+		rows[i].lean = 1;
+		rows[i].ds = (struct delay_stats){
+			.n = x->delays,
+			.p50 = lean__quantile(lean, x, 1, 0.5),
+			.p99 = lean__quantile(lean, x, 1, 0.99),
+			.max = x->delay_max,
+		};
+		lean_stat_release(x); /* its buckets: the row keeps its sums */
+	}
+	lean__free(lean);
+	return err;
+}
+
 /* The lines under the table: what it shows of how many, by what, what
  * CPU means, the CPU in and outside polls, ends without a begin. */
 static void tasks_footer(const struct join *j, const struct groups *g,
@@ -101,6 +132,12 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 		       : "no sampling frequency in the trace",
 		text_duration(span, lab, sizeof(lab)));
 	analysis_tokio_note(j->trace, "polls, wakes or delays", out);
+	analysis_lean_note(j->trace, out);
+	if (analysis_is_lean(j->trace, NULL, NULL, NULL))
+		fprintf(out,
+			"# lean: POLLS, TOTAL-, MEAN- and LONGEST-POLL count every "
+			"poll; WAKES are the polls whose wake was seen, DELAY-P50 and "
+			"-P99 the middle of their histogram bucket (within 12%%)\n");
 	/* weights, not samples: a ctimer sample may stand for several periods */
 	if (period) {
 		char a[32], b[32];
@@ -163,11 +200,14 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		ds = malloc((nr + 1) * sizeof(*ds));
 	if (!rows || (d && (!ds || delays__task_stats(d, g->of_task, nr, ds))))
 		goto out;
+	err = 0;
 	for (i = 0; i < nr; i++) {
 		rows[i].grp = (uint32_t)i;
 		if (ds)
 			rows[i].ds = ds[i];
 	}
+	if (analysis_is_lean(t, NULL, NULL, NULL) && (err = lean_rows(j, g, rows, nr)))
+		goto out;
 	unpolled = analysis_tokio_unpolled(t);
 	for (i = 0; i < j->ntasks; i++) {
 		const struct task_stat *ts = &j->tasks[i];
@@ -182,6 +222,13 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		if (ts->longest_ns > r->longest_ns)
 			r->longest_ns = ts->longest_ns;
 	}
+	for (i = 0; i < nr; i++)
+		if (rows[i].lean) {
+			/* every poll counted, not the few written */
+			rows[i].polls = rows[i].ls.polls;
+			rows[i].total_ns = rows[i].ls.poll_total;
+			rows[i].longest_ns = rows[i].ls.poll_max;
+		}
 	qsort_r(rows, nr, sizeof(*rows), trow_cmp, (void *)&o->sort);
 	shown = o->limit && o->limit < nr ? o->limit : nr;
 	period = analysis_period_ns(t);

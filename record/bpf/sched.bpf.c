@@ -56,6 +56,8 @@ volatile __u64 cut_short = 0;
 /* set by the recorder as it goes: the stack copy, at most cfg.stack_bytes
  * (0: cfg.stack_bytes) */
 volatile __u32 copy_bytes = 0;
+/* lean mode: where the shim's struct d9_tls is (tokio_tag.h) */
+volatile long long shim_off = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -440,8 +442,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	/* the task it leaves (zero-code Tokio): its thread-local, read while
 	 * it is still current; the target's own threads only (a child may
 	 * run another program, or hold its parent's ids) */
-	if ((__u32)prev->tgid == cfg.tgid)
-		task = tokio_bpf_task(prev->thread.fsbase, &cfg.slot);
+	if ((__u32)prev->tgid == cfg.tgid) {
+		task = shim_bpf_task(prev->thread.fsbase, shim_off);
+		if (!task)
+			task = tokio_bpf_task(prev->thread.fsbase, &cfg.slot);
+	}
 #endif
 
 	/* in place when the thread is known: an update of a hash map can

@@ -30,6 +30,8 @@ struct task_struct {
 } __attribute__((preserve_access_index));
 
 const volatile struct tokio_bpf_cfg cfg = {0};
+/* lean mode: where the shim's struct d9_tls is (tokio_tag.h) */
+volatile long long shim_off = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -55,7 +57,9 @@ int d9_sample(void *ctx)
 	t->tid = (__u32)id;
 	t->type = TOKIO_BPF_TAG;
 	t->time = bpf_ktime_get_ns();
-	t->task = tokio_bpf_task(fs, &cfg.slot);
+	t->task = shim_bpf_task(fs, shim_off);
+	if (!t->task)
+		t->task = tokio_bpf_task(fs, &cfg.slot);
 	t->len = 0;
 	t->site = 0;
 	t->pad = 0;

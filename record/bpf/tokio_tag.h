@@ -77,6 +77,14 @@ struct tokio_bpf_cfg {
 				     * recorder */
 };
 
+/* Lean mode (record --lean): the d9prof shim's threads keep the task they
+ * poll (0: none) at shim_off from their thread pointer (libprof/
+ * d9_segment.h's struct d9_tls, the segment's tls_offset, set in each
+ * program's .bss once the shim attaches: 0 until then). What the
+ * programs hand over for a task read there carries this bit (a shim task
+ * id with it set is not read). */
+#define TOKIO_BPF_SHIM_TASK (1ULL << 63)
+
 #ifdef __bpf__
 /* Where the kernel keeps a thread's thread pointer (CO-RE: the running
  * kernel's offset); each program's task_struct holds it as `thread` */
@@ -101,6 +109,17 @@ static __always_inline __u64 tokio_bpf_task(unsigned long fsbase,
 	if (s->kind == TOKIO_BPF_TAGGED)
 		return v[0] == 1 ? v[1] : 0;
 	return v[0];
+}
+
+/* The shim's task a thread whose thread pointer is @fsbase polls, with
+ * TOKIO_BPF_SHIM_TASK; 0 for none */
+static __always_inline __u64 shim_bpf_task(unsigned long fsbase, long long off)
+{
+	__u64 v = 0;
+
+	if (!off || !fsbase || bpf_probe_read_user(&v, 8, (void *)(fsbase + off)))
+		return 0;
+	return v && !(v & TOKIO_BPF_SHIM_TASK) ? v | TOKIO_BPF_SHIM_TASK : 0;
 }
 #endif
 

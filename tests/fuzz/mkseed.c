@@ -37,7 +37,9 @@ int main(int argc, char **argv)
 	h.sample_offset = A64(rings);
 	h.sample_stride = words * 8;
 	samples = h.sample_offset + 4 * h.sample_stride;
-	size = samples;
+	h.wake_slots = 64;
+	h.wake_offset = A64(samples);
+	size = h.wake_offset + 64 * 8;
 	h.seg_size = size;
 	seg = calloc(1, size);
 	if (!seg)
@@ -62,7 +64,18 @@ int main(int argc, char **argv)
 		memcpy((char *)&ev[9] + 8, "req", 4);
 		ev[10] = (struct d9_event){
 			.time = 1011, .task = 3, .type = D9_EV_SPAN_ENTER};
-		r->head = 11;
+		/* lean mode's sums of task 7: 3 polls, 2 delays, two buckets */
+		ev[11] = (struct d9_event){
+			.time = 1012, .task = 7, .type = D9_EV_SUMMARY, .arg = 3};
+		*(struct d9_sum_head *)&ev[12] = (struct d9_sum_head){.polls = 3,
+								      .delays = 2,
+								      .poll_total = 30,
+								      .delay_total = 8,
+								      .poll_max = 12,
+								      .delay_max = 5};
+		((uint64_t *)&ev[14])[0] = d9_sum_entry(0, 9, 3);
+		((uint64_t *)&ev[14])[1] = d9_sum_entry(1, 4, 2);
+		r->head = 15;
 		w[0] = (uint64_t)1 << 32 | 1; /* weight 1, 1 frame */
 		w[1] = 5000;
 		w[2] = 7;

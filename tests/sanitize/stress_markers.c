@@ -13,6 +13,9 @@
  *   - per ring, times never go backwards and each producer's task sequence
  *     never goes backwards;
  *   - SPAWN text and name-table names are exactly the names given;
+ * every other session is lean (d9_segment.h: polls written only past a
+ * threshold, the others summed; the consumer asks for the sums as a
+ * recorder does), and its D9_EV_SUMMARY groups are whole and sane;
  * and at the end: drops were counted, no more records were read than
  * markers were called, every ring is drained and every slot is free again.
  * Exit 0 on success, 1 with a message on failure.
@@ -166,7 +169,7 @@ struct consumer {
 	struct ring_seen *seen;
 	struct d9_event *buf;
 	size_t buflen;
-	uint64_t records, drops, sessions, lapses, names_checked;
+	uint64_t records, drops, sessions, lapses, names_checked, sums;
 };
 
 static int has_task(uint32_t type)
@@ -205,6 +208,33 @@ static void check_task(struct ring_seen *s, uint32_t ring, const struct d9_event
 	s->churn_seq = seq;
 }
 
+/* A lean sum: a task of a producer or a short-lived thread, no more
+ * delays than polls, as many bucket counts of each as they say */
+static void check_sum(uint32_t ring, const struct d9_event *ev, uint32_t k)
+{
+	const struct d9_sum_head *hd = (const void *)(ev + 1);
+	const uint64_t *e = (const void *)(ev + 3);
+	uint64_t id = ev->task >> ID_SHIFT, n[2] = {0, 0};
+
+	if (!id || id > __atomic_load_n(&churn_next, __ATOMIC_RELAXED))
+		FAIL("ring %u: summary of task %#llx", ring,
+		     (unsigned long long)ev->task);
+	if (hd->delays > hd->polls)
+		FAIL("ring %u: %u delays of %u polls", ring, hd->delays, hd->polls);
+	for (uint32_t j = 0; j < (k - 2) * 3; j++) {
+		if (e[j] &&
+		    ((e[j] >> 32 & 0x7fffffff) >= D9_SUM_BUCKETS || !(uint32_t)e[j]))
+			FAIL("ring %u: bad summary entry %#llx", ring,
+			     (unsigned long long)e[j]);
+		n[e[j] >> 63] += (uint32_t)e[j];
+	}
+	/* a group past the first one carries buckets only */
+	if ((hd->polls && n[0] != hd->polls) || (hd->polls && n[1] != hd->delays))
+		FAIL("ring %u: %u polls and %u delays, buckets of %llu and %llu", ring,
+		     hd->polls, hd->delays, (unsigned long long)n[0],
+		     (unsigned long long)n[1]);
+}
+
 static void check_text(uint32_t ring, const struct d9_event *ev)
 {
 	char got[D9_NAME_MAX + 1], want[128];
@@ -232,7 +262,8 @@ static void check(struct consumer *c, uint32_t ring, const struct d9_event *ev, 
 	for (i = 0; i < n; i++) {
 		uint32_t k = 0;
 
-		if (ev[i].type < D9_EV_THREAD_START || ev[i].type > D9_EV_POLL_WOKEN) {
+		if (ev[i].type < D9_EV_THREAD_START || ev[i].type > D9_EV_SUMMARY ||
+		    ev[i].type == D9_EV_WAKER_DROP) {
 			FAIL("ring %u: bad record type %u", ring, ev[i].type);
 			return;
 		}
@@ -256,6 +287,15 @@ static void check(struct consumer *c, uint32_t ring, const struct d9_event *ev, 
 			}
 			if (k)
 				check_text(ring, &ev[i]);
+		} else if (ev[i].type == D9_EV_SUMMARY) {
+			k = d9_group_more(&ev[i]);
+			if (k < 2 || i + k >= n) {
+				FAIL("ring %u: bad or cut summary (%u records)", ring,
+				     ev[i].arg);
+				return;
+			}
+			check_sum(ring, &ev[i], k);
+			c->sums++;
 		} else if (ev[i].arg && ev[i].type != D9_EV_POLL &&
 			   ev[i].type != D9_EV_POLL_WOKEN) {
 			FAIL("ring %u: type %u with arg %u", ring, ev[i].type, ev[i].arg);
@@ -378,6 +418,12 @@ static void *consumer(void *arg)
 		uint64_t until = now_ns() + 40000000;
 		int round = 0;
 
+		/* every other session lean: sums only, or every poll written */
+		d9_seg_set_lean(h, lay(h),
+				c->sessions % 2	  ? 0
+				: c->sessions % 4 ? 1
+						  : UINT64_MAX / 2,
+				c->sessions % 4 ? 1 : UINT64_MAX / 2);
 		d9_seg_attach(h, lay(h), (uint32_t)getpid(), lease());
 		c->sessions++;
 		while (now_ns() < until && !stopping()) {
@@ -389,6 +435,8 @@ static void *consumer(void *arg)
 			}
 			if (++round % 4 == 1)
 				check_names(c);
+			if (round % 8 == 3)
+				d9_seg_flush_sums(h);
 			if (round == 2 && c->sessions % 2)
 				stall(c);
 			else
@@ -483,19 +531,21 @@ int main(void)
 	if (c.records > __atomic_load_n(&calls, __ATOMIC_RELAXED))
 		FAIL("read %llu records from %llu marker calls",
 		     (unsigned long long)c.records, (unsigned long long)calls);
-	if (!c.records || !c.drops || !c.lapses || c.sessions < 3 || !c.names_checked)
+	if (!c.records || !c.drops || !c.lapses || c.sessions < 3 || !c.names_checked ||
+	    !c.sums)
 		FAIL("did not exercise enough: %llu records, %llu drops, %llu sessions, "
-		     "%llu lapses, %llu names",
+		     "%llu lapses, %llu names, %llu sums",
 		     (unsigned long long)c.records, (unsigned long long)c.drops,
 		     (unsigned long long)c.sessions, (unsigned long long)c.lapses,
-		     (unsigned long long)c.names_checked);
+		     (unsigned long long)c.names_checked, (unsigned long long)c.sums);
 
 	printf("stress_markers: %s: %llu marker calls, %llu records read, %llu dropped, "
-	       "%llu sessions (%llu lapsed), %u threads, %llu names checked, "
+	       "%llu sessions (%llu lapsed, %llu sums), %u threads, %llu names checked, "
 	       "%llu names dropped, %llu exhausted\n",
 	       failed ? "FAIL" : "ok", (unsigned long long)calls,
 	       (unsigned long long)c.records, (unsigned long long)c.drops,
 	       (unsigned long long)c.sessions, (unsigned long long)c.lapses,
+	       (unsigned long long)c.sums,
 	       __atomic_load_n(&churn_next, __ATOMIC_RELAXED) - CHURN_BASE + NPROD,
 	       (unsigned long long)c.names_checked,
 	       (unsigned long long)__atomic_load_n(&c.h->names_dropped, __ATOMIC_RELAXED),

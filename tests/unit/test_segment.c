@@ -74,7 +74,7 @@ static int open_child(enum doctor how, char *why, size_t len)
 	int err = shim_seg__open(pid, &s, why, len);
 
 	if (!err) {
-		shim_seg__attach(s);
+		shim_seg__attach(s, NULL);
 		cr_expect_eq(((struct d9_seg_hdr *)shim_seg__base(s))->attached, 1);
 		shim_seg__detach(s);
 	}
@@ -158,7 +158,7 @@ Test(segment, lease_holds_while_the_loop_is_busy)
 
 	cr_assert_eq(shim_seg__open(pid, &s, why, sizeof(why)), 0, "%s", why);
 	h = shim_seg__base(s);
-	shim_seg__attach(s);
+	shim_seg__attach(s, NULL);
 	usleep(D9_LEASE_NS / 1000 + 600000);
 	deadline = shim_seg__ns(s, __atomic_load_n(&h->lease_deadline, __ATOMIC_ACQUIRE));
 	cr_expect_gt(deadline, record_now_ns(), "the lease ran out %.3f s ago",

@@ -692,17 +692,18 @@ Test(ring, names_are_nul_terminated_and_truncated)
 Test(ring, consume_never_splits_a_group)
 {
 	struct d9_seg_hdr *h = seg();
-	struct d9_event ev[8];
-
+	struct d9_event ev[D9_GROUP_MAX];
 	char longname[80];
+	int i;
 
 	d9_thread_start(NULL);
 	attach(h);
-	d9_task_wake(5);
-	d9_task_wake(6);
-	d9_task_wake(7);
+	/* wakes up to two records short of a drain's D9_GROUP_MAX, then a
+	 * group of three that the drain's end would split */
+	for (i = 0; i < D9_GROUP_MAX - 2; i++)
+		d9_task_wake(5 + (uint64_t)i);
 	d9_task_spawn(2, "thirty characters long, really");
-	cr_expect_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 3);
+	cr_expect_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), D9_GROUP_MAX - 2);
 	cr_assert_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 3);
 	cr_expect_eq(ev[0].type, D9_EV_SPAWN);
 	cr_expect_eq(ev[0].arg, 2);
@@ -710,9 +711,10 @@ Test(ring, consume_never_splits_a_group)
 	 * that takes the rest of four records */
 	memset(longname, 'n', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	d9_task_wake(8);
+	for (i = 0; i < D9_GROUP_MAX - 1; i++)
+		d9_task_wake(8);
 	d9_span_new(9, 0, longname);
-	cr_expect_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 1);
+	cr_expect_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), D9_GROUP_MAX - 1);
 	cr_assert_eq(drain(h, my_ring(h), ev, D9_GROUP_MAX), 1 + D9_PAYLOAD_RECORDS);
 	cr_expect_eq(ev[0].type, D9_EV_SPAN_NEW);
 	cr_expect_eq(ev[0].arg, D9_PAYLOAD_RECORDS);
@@ -1152,4 +1154,203 @@ Test(fork, child_gets_its_own_segment)
 	d9_poll_end(1);
 	d9_park();
 	cr_expect_eq(r->head, head + 2); /* the poll, then the park */
+}
+
+/* ---- lean mode ------------------------------------------------------------ */
+
+TestSuite(lean);
+
+/* What the D9_EV_SUMMARY groups among @ev (@n records) say of @task,
+ * summed: polls, delays, and the entries' counts per histogram */
+struct sum_seen {
+	uint64_t polls, delays, hist[2], groups;
+};
+
+static struct sum_seen sums_of(const struct d9_event *ev, size_t n, uint64_t task)
+{
+	struct sum_seen s = {0};
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = d9_group_more(&ev[i]);
+
+		if (ev[i].type == D9_EV_SUMMARY && ev[i].task == task) {
+			const struct d9_sum_head *hd = (const void *)&ev[i + 1];
+			const uint64_t *e = (const void *)&ev[i + 3];
+
+			cr_assert_geq(k, 2);
+			s.groups++;
+			s.polls += hd->polls;
+			s.delays += hd->delays;
+			for (uint32_t j = 0; j < (k - 2) * 3; j++)
+				s.hist[e[j] >> 63] += (uint32_t)e[j];
+		}
+		i += k;
+	}
+	return s;
+}
+
+static size_t count_type(const struct d9_event *ev, size_t n, uint32_t type)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		c += ev[i].type == type;
+		i += d9_group_more(&ev[i]);
+	}
+	return c;
+}
+
+static void attach_lean(struct d9_seg_hdr *h, uint64_t poll, uint64_t delay)
+{
+	d9_seg_set_lean(h, lay(h), poll, delay);
+	attach(h);
+}
+
+Test(lean, short_polls_are_summed_not_written)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event *ev = events(4096);
+	struct sum_seen a, b;
+	size_t n;
+
+	d9_thread_start(NULL);
+	attach_lean(h, UINT64_MAX / 2, UINT64_MAX / 2);
+	for (int i = 0; i < 1000; i++) {
+		d9_poll_begin(7 + (uint64_t)(i % 3 == 0));
+		d9_poll_end(7 + (uint64_t)(i % 3 == 0));
+	}
+	/* nothing written until the recorder asks for the sums */
+	cr_expect_eq(drain(h, my_ring(h), ev, 4096), 0);
+	d9_seg_flush_sums(h);
+	d9_poll_begin(7);
+	d9_poll_end(7);
+	n = drain(h, my_ring(h), ev, 4096);
+	a = sums_of(ev, n, 7);
+	b = sums_of(ev, n, 8);
+	cr_expect_eq(count_type(ev, n, D9_EV_POLL), 0);
+	cr_expect_eq(a.polls, 666 + 1);
+	cr_expect_eq(b.polls, 334);
+	/* every poll in one bucket of lengths, no delays (no wakes) */
+	cr_expect_eq(a.hist[0], a.polls);
+	cr_expect_eq(b.hist[0], b.polls);
+	cr_expect_eq(a.delays + b.delays + a.hist[1] + b.hist[1], 0);
+	free(ev);
+}
+
+Test(lean, long_polls_are_written_and_summed)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event *ev = events(4096);
+	size_t n;
+
+	d9_thread_start(NULL);
+	/* every poll lasts at least a unit of the clock */
+	attach_lean(h, 1, UINT64_MAX / 2);
+	for (int i = 0; i < 10; i++) {
+		d9_poll_begin(3);
+		sleep_us(10);
+		d9_poll_end(3);
+	}
+	d9_park(); /* a parked thread's sums go at once */
+	n = drain(h, my_ring(h), ev, 4096);
+	cr_expect_eq(count_type(ev, n, D9_EV_POLL), 10);
+	cr_expect_eq(count_type(ev, n, D9_EV_PARK), 1);
+	cr_expect_eq(sums_of(ev, n, 3).polls, 10);
+	free(ev);
+}
+
+Test(lean, a_wake_gives_the_next_poll_its_delay)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event *ev = events(4096);
+	struct sum_seen s;
+	size_t n;
+
+	d9_thread_start(NULL);
+	attach_lean(h, UINT64_MAX / 2, UINT64_MAX / 2);
+	d9_task_wake(5); /* one delay */
+	d9_task_wake(5); /* the first wake counts */
+	d9_poll_begin(5);
+	d9_poll_end(5);
+	d9_poll_begin(5); /* no wake: no delay */
+	d9_task_wake(5);  /* its own, during its poll: runnable at its end */
+	d9_poll_end(5);
+	d9_poll_begin(5); /* that delay */
+	d9_poll_end(5);
+	d9_task_wake(6);
+	d9_task_end(6); /* ended: its wake goes */
+	d9_poll_begin(6);
+	d9_poll_end(6);
+	d9_park();
+	n = drain(h, my_ring(h), ev, 4096);
+	s = sums_of(ev, n, 5);
+	cr_expect_eq(s.polls, 3);
+	cr_expect_eq(s.delays, 2);
+	cr_expect_eq(s.hist[1], 2);
+	s = sums_of(ev, n, 6);
+	cr_expect_eq(s.polls, 1);
+	cr_expect_eq(s.delays, 0);
+	/* and no wake was written */
+	cr_expect_eq(count_type(ev, n, D9_EV_WAKE), 0);
+	free(ev);
+}
+
+Test(lean, a_task_taking_a_full_sets_slot_flushes_the_one_before)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event *ev = events(65536);
+	uint64_t polls = 0;
+	size_t n;
+
+	d9_thread_start(NULL);
+	attach_lean(h, UINT64_MAX / 2, UINT64_MAX / 2);
+	/* four times as many tasks as there are slots: every poll counted */
+	for (uint64_t t = 1; t <= 4 * D9_SUM_SETS * D9_SUM_WAYS; t++) {
+		d9_poll_begin(t);
+		d9_poll_end(t);
+	}
+	d9_park();
+	n = drain(h, my_ring(h), ev, 65536);
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].type == D9_EV_SUMMARY)
+			polls += ((const struct d9_sum_head *)&ev[i + 1])->polls;
+		i += d9_group_more(&ev[i]);
+	}
+	cr_expect_eq(polls, 4 * D9_SUM_SETS * D9_SUM_WAYS);
+	free(ev);
+}
+
+Test(lean, the_thread_publishes_its_task_for_bpf)
+{
+	struct d9_seg_hdr *h = seg();
+	const volatile struct d9_tls *pub;
+	uintptr_t tp;
+
+	cr_assert_neq(h->tls_offset, 0);
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	pub = (const volatile struct d9_tls *)(tp + (uintptr_t)h->tls_offset);
+	d9_thread_start(NULL);
+	attach_lean(h, UINT64_MAX / 2, UINT64_MAX / 2);
+	cr_expect_eq(pub->task, 0);
+	d9_poll_begin(42);
+	cr_expect_eq(pub->task, 42);
+	cr_expect_neq(pub->begin, 0);
+	d9_poll_end(42);
+	cr_expect_eq(pub->task, 0);
+}
+
+Test(lean, buckets_hold_their_values)
+{
+	uint64_t v;
+
+	for (v = 0; v < (1ULL << 36); v = v < 64 ? v + 1 : v + v / 7) {
+		uint32_t b = d9_sum_bucket(v);
+
+		cr_assert_leq(d9_sum_bucket_low(b), v);
+		cr_assert_gt(d9_sum_bucket_low(b + 1), v, "v %" PRIu64 " bucket %u", v,
+			     b);
+		/* under a quarter of its value wide */
+		cr_assert_leq((d9_sum_bucket_low(b + 1) - d9_sum_bucket_low(b)) * 4,
+			      d9_sum_bucket_low(b) >= 8 ? d9_sum_bucket_low(b) : 4);
+	}
 }

@@ -2189,3 +2189,58 @@ Test(trace, crafted_lines_payloads_are_checked)
 	cr_assert_eq(read_crafted_lines(&RAW(short_sites, 1), &t, &msg), -EBADMSG);
 	cr_expect(strstr(msg, "truncated lines"), "%s", msg);
 }
+
+Test(trace, lean_sums_round_trip_with_their_entries)
+{
+	struct trace_file f;
+	struct trace_writer *w = trace_file_open(&f);
+	struct trace *t;
+	size_t i, n = 70000; /* more than one chunk's worth */
+
+	for (i = 0; i < n; i++) {
+		struct trace_sum_ent e[3] = {
+			{.which = 0,
+			 .bucket = (uint8_t)(i % TRACE_SUM_BUCKETS),
+			 .count = 5},
+			{.which = 1, .bucket = 143, .count = (uint32_t)i},
+			{.which = 1, .bucket = 0, .count = 1},
+		};
+		struct trace_sum s = {.time = 1000000 + i * 10,
+				      .task = 1 + i % 17,
+				      .tid = 300,
+				      .polls = 5,
+				      .delays = 2,
+				      .nent = i % 4 ? 3 : 1,
+				      .poll_total = i,
+				      .delay_total = 2 * i,
+				      .poll_max = 7,
+				      .delay_max = UINT64_MAX / 3};
+
+		cr_assert_eq(trace_writer__sum(w, &s, e), 0);
+	}
+	trace_file_finish(&f, resolve);
+	t = trace_file_read(&f);
+	cr_assert_eq(t->nsums, n);
+	/* their tasks are known */
+	cr_assert_eq(t->ntasks, 17);
+	for (i = 0; i < n; i++) {
+		const struct trace_sum *s = &t->sums[i];
+		const struct trace_sum_ent *e = &t->sum_ents[s->ent];
+
+		cr_assert_eq(s->time, 1000000 + i * 10);
+		cr_assert_eq(s->task, 1 + i % 17);
+		cr_assert_eq(s->polls, 5);
+		cr_assert_eq(s->delay_total, 2 * i);
+		cr_assert_eq(s->delay_max, UINT64_MAX / 3);
+		cr_assert_eq(s->nent, i % 4 ? 3 : 1);
+		cr_assert_eq(e[0].bucket, i % TRACE_SUM_BUCKETS);
+		cr_assert_eq(e[0].count, 5);
+		if (s->nent > 1) {
+			cr_assert_eq(e[1].which, 1);
+			cr_assert_eq(e[1].bucket, 143);
+			cr_assert_eq(e[1].count, i);
+		}
+	}
+	trace__free(t);
+	tmp_remove(f.path);
+}
