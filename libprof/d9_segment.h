@@ -188,6 +188,10 @@ enum d9_event_type {
 	 * delays, their totals and maxima, then the buckets not zero
 	 * (d9_sum_entry). Additive: two of a task sum. */
 	D9_EV_SUMMARY = 13,
+	/* Lean mode: the poll of @task that begins now (time) was woken arg
+	 * units before (at most UINT32_MAX), by a thread not known; written
+	 * for a wait of lean_delay or more, its poll written too */
+	D9_EV_WOKEN_BEFORE = 14,
 	D9_EV_TEXT = 15, /* continuation: the record's 24 bytes are text */
 	/* The application's spans and events (d9_span_*, d9_event): the
 	 * record, then arg payload records (at most D9_PAYLOAD_RECORDS, 24

@@ -938,6 +938,11 @@ static inline void lean_begin(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint6
 	self.gen = __atomic_load_n(&h->attach_count, __ATOMIC_RELAXED);
 	self.poll = P_POLL | P_PEND | P_LEAN;
 	publish(task, now);
+	/* a long wait is written with its poll (lean_end() writes it) */
+	if (unlikely(self.delay != NO_DELAY &&
+		     self.delay >= __atomic_load_n(&h->lean_delay, __ATOMIC_RELAXED)))
+		append1(r, now, task, D9_EV_WOKEN_BEFORE,
+			self.delay < UINT32_MAX ? (uint32_t)self.delay : UINT32_MAX);
 }
 
 /* A lean poll ends: written if long, or waited long for, or begun in
@@ -956,17 +961,14 @@ static inline void lean_end(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint64_
 		      delay >= __atomic_load_n(&h->lean_delay, __ATOMIC_RELAXED)) ||
 		     !(p & P_PEND)) &&
 	    ours(h)) {
+		/* no wake of its own: the wake table has it, and the next
+		 * poll's wait is written if long (D9_EV_WOKEN_BEFORE) */
 		if (!(p & P_PEND)) {
-			if (p & P_WOKEN)
-				append1(r, now, task, D9_EV_WAKE, 0);
 			append1(r, now, task, D9_EV_POLL_END, 0);
 		} else if (len <= UINT32_MAX) {
-			append1(r, now, task, p & P_WOKEN ? D9_EV_POLL_WOKEN : D9_EV_POLL,
-				(uint32_t)len);
+			append1(r, now, task, D9_EV_POLL, (uint32_t)len);
 		} else {
 			append1(r, self.begin, task, D9_EV_POLL_BEGIN, 0);
-			if (p & P_WOKEN)
-				append1(r, now, task, D9_EV_WAKE, 0);
 			append1(r, now, task, D9_EV_POLL_END, 0);
 		}
 	}

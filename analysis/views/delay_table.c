@@ -76,6 +76,8 @@ static void row_cells(const struct offcpu *oc, const struct delay *d, struct cel
 	if (d->waker_poll >= 0)
 		analysis_task_label(j, join__poll(j, (uint32_t)d->waker_poll)->task, who,
 				    sizeof(who));
+	else if (!d->waker) /* a lean trace's: the wait, not who woke */
+		snprintf(who, sizeof(who), "[not recorded]");
 	else
 		analysis_thread_label(oc->trace, d->waker, who, sizeof(who));
 	snprintf(c->by, sizeof(c->by), "%s%s", d->spawn ? "spawn " : "", who);

@@ -176,7 +176,7 @@ static int has_task(uint32_t type)
 {
 	return type == D9_EV_SPAWN || type == D9_EV_WAKE || type == D9_EV_POLL_BEGIN ||
 	       type == D9_EV_POLL_END || type == D9_EV_TASK_END || type == D9_EV_POLL ||
-	       type == D9_EV_POLL_WOKEN;
+	       type == D9_EV_POLL_WOKEN || type == D9_EV_WOKEN_BEFORE;
 }
 
 static void check_task(struct ring_seen *s, uint32_t ring, const struct d9_event *ev)
@@ -262,7 +262,7 @@ static void check(struct consumer *c, uint32_t ring, const struct d9_event *ev, 
 	for (i = 0; i < n; i++) {
 		uint32_t k = 0;
 
-		if (ev[i].type < D9_EV_THREAD_START || ev[i].type > D9_EV_SUMMARY ||
+		if (ev[i].type < D9_EV_THREAD_START || ev[i].type > D9_EV_WOKEN_BEFORE ||
 		    ev[i].type == D9_EV_WAKER_DROP) {
 			FAIL("ring %u: bad record type %u", ring, ev[i].type);
 			return;
@@ -297,7 +297,8 @@ static void check(struct consumer *c, uint32_t ring, const struct d9_event *ev, 
 			check_sum(ring, &ev[i], k);
 			c->sums++;
 		} else if (ev[i].arg && ev[i].type != D9_EV_POLL &&
-			   ev[i].type != D9_EV_POLL_WOKEN) {
+			   ev[i].type != D9_EV_POLL_WOKEN &&
+			   ev[i].type != D9_EV_WOKEN_BEFORE) {
 			FAIL("ring %u: type %u with arg %u", ring, ev[i].type, ev[i].arg);
 		}
 		if (has_task(ev[i].type))
