@@ -352,7 +352,7 @@ E2E_SCRIPTS := tests/e2e/run.sh tests/e2e/answers.sh tests/e2e/layouts.sh \
 		tests/e2e/export.sh tests/e2e/diff.sh tests/e2e/fpless.sh \
 	tests/e2e/outputs.sh tests/e2e/top.sh tests/e2e/fleet.sh tests/e2e/creds.sh \
 	tests/e2e/scale.sh tests/e2e/tables.sh tests/e2e/zerocode.sh \
-	tests/e2e/load.sh
+	tests/e2e/lean.sh tests/e2e/load.sh
 E2E_DEPS := all tokio-demo-bin zerocode-bin $(LAT_BINS) $(ANS_BINS) $(SVG_GEN) $(FPLESS_BINS)
 E2E_CHECKS = $(E2E_SCRIPTS:tests/e2e/%.sh=check-e2e-%)
 

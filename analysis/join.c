@@ -172,6 +172,7 @@ struct join_priv {
 	size_t nheld, held_cap;
 	struct slot_stat { /* per task slot, of the polls delivered */
 		uint64_t polls, total_ns, longest_ns, samples;
+		struct lib_hist lens; /* JOIN_POLL_LENGTHS */
 	} * slots;
 	size_t slots_cap;
 	uint64_t *slot_task; /* task id of each slot */
@@ -726,6 +727,8 @@ static int stream_tasks(struct join_priv *jp, const uint32_t *ix)
 		ts->samples += st->samples;
 		if (st->longest_ns > ts->longest_ns)
 			ts->longest_ns = st->longest_ns;
+		if ((err = lib_hist_merge(&ts->lens, &st->lens)))
+			return err;
 	}
 	/* (slot + 1, stack) -> (index + 1, stack), a one-to-one map */
 	err = lib_map_init(&m, lib_map_count(&a->map) + 1);
@@ -810,10 +813,12 @@ static int build_tasks(struct join_priv *jp)
 	return 0;
 }
 
-/* Each task's polls, their total and longest duration, from the polls as
- * they finally end. */
-static void task_stats(struct join_priv *jp)
+/* Each task's polls, their total and longest duration (and lengths), from
+ * the polls as they finally end. 0 or -ENOMEM. */
+static int task_stats(struct join_priv *jp)
 {
+	int lens = !!(jp->flags & JOIN_POLL_LENGTHS);
+
 	for (size_t i = 0; i < jp->nthreads; i++) {
 		struct jthread *th = &jp->threads[i];
 
@@ -829,11 +834,14 @@ static void task_stats(struct join_priv *jp)
 				ts->total_ns += d;
 				if (d > ts->longest_ns)
 					ts->longest_ns = d;
+				if (lens && lib_hist_add(&ts->lens, d))
+					return -ENOMEM;
 				th->polls++;
 				th->poll_ns += d;
 			}
 		}
 	}
+	return 0;
 }
 
 /* JOIN_POLL_LIST: every poll as a struct poll, numbered in (start, tid)
@@ -1571,6 +1579,8 @@ static int deliver(struct join_priv *jp, size_t th_ix, const struct jblock *b, s
 	st->total_ns += end - start;
 	if (end - start > st->longest_ns)
 		st->longest_ns = end - start;
+	if ((jp->flags & JOIN_POLL_LENGTHS) && lib_hist_add(&st->lens, end - start))
+		return -ENOMEM;
 	th->polls++;
 	th->poll_ns += end - start;
 	if (!jp->has_keep) {
@@ -2308,7 +2318,7 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 			err = join_for_each_sample(&jp->pub, count_sample, jp);
 		if (!err) {
 			end_open_polls(jp);
-			task_stats(jp);
+			err = task_stats(jp);
 			list_all(jp);
 		}
 	}
@@ -2552,6 +2562,8 @@ void join__free(struct join *j)
 	if (!j)
 		return;
 	free(j->polls);
+	for (i = 0; j->tasks && i < j->ntasks; i++)
+		lib_hist_release(&j->tasks[i].lens);
 	free(j->tasks);
 	free(j->gaps);
 	free(j->cut);
@@ -2571,6 +2583,8 @@ void join__free(struct join *j)
 	tokio_tasks__free(jp->zc);
 	free(jp->pev);
 	free(jp->held);
+	for (i = 0; i < jp->slots_cap; i++)
+		lib_hist_release(&jp->slots[i].lens);
 	free(jp->slots);
 	free(jp->slot_task);
 	free(jp->heap);

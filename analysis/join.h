@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/hist.h"
 #include "lib/map.h"
 #include "trace/trace.h"
 
@@ -64,7 +65,8 @@ struct task_stat {
 	uint64_t samples;  /* sample weight inside its polls */
 	uint64_t total_ns; /* sum of poll durations */
 	uint64_t longest_ns;
-	int kept; /* chosen by join__select() (join__kept()) */
+	struct lib_hist lens; /* their lengths, with JOIN_POLL_LENGTHS */
+	int kept;	      /* chosen by join__select() (join__kept()) */
 };
 
 /* Which tasks a view keeps: all, or --task ID, or --task NAME (every task
@@ -146,6 +148,9 @@ struct join {
 /* keep every poll to the end of the join, as a join that keeps them does,
  * instead of streaming (what tests compare a streamed join with) */
 #define JOIN_NO_STREAM 0x10u
+/* each task's poll lengths as a distribution (task_stat.lens: tasks'
+ * quantiles) */
+#define JOIN_POLL_LENGTHS 0x20u
 
 /* What a join lists in join.polls instead of every poll: the polls a
  * view shows. The join then streams, keeping in memory the polls it

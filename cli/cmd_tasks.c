@@ -19,8 +19,9 @@ static void help(FILE *f)
 		"List the tasks of a trace, most CPU first: TASK and NAME (or NAME and\n"
 		"TASKS with --by name: all tasks of one name in one row), POLLS, CPU (the\n"
 		"CPU time sampled inside their polls: samples x 1/frequency), CPU%% (that\n"
-		"time as a share of one CPU over the recording), the total, mean and\n"
-		"longest poll, and how long they waited to be polled once woken: WAKES\n"
+		"time as a share of one CPU over the recording), the total and mean poll,\n"
+		"the 99th percentile of their lengths (POLL-P99) and the longest poll,\n"
+		"and how long they waited to be polled once woken: WAKES\n"
 		"(times made ready, by a wake or their spawn, and then polled; wakes before\n"
 		"that poll merge into the first) and the DELAY-P50, -P99 and -MAX of those\n"
 		"waits (see 'd9prof delays' for the worst ones and their causes).\n\n"
@@ -94,7 +95,7 @@ int cmd_tasks(int argc, char **argv)
 	if (session_open(&se, &in,
 			 TRACE_READ_NO_SAMPLES | TRACE_READ_NO_EVENTS |
 				 TRACE_READ_NO_INLINE,
-			 0, 0))
+			 JOIN_POLL_LENGTHS, 0))
 		return EXIT_FAIL;
 	if (check_shim(se.j, &in) ||
 	    session_delays(&se, &(struct delays_keep){.stats_only = 1})) {

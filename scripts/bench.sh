@@ -53,7 +53,8 @@
 # BIG_SAMPLES [1000000], SAMPLE_HZ [25000], SPIN_US [8], DEMO_WORK_NS
 # [8000], KEEP=1 keeps the traces in $B/bench/run, BENCH_ONLY=2 runs only
 # sections 1 and 2a-2c (the overhead table, ~10 minutes) and prints the table,
-# BENCH_ONLY=1 section 1 alone (the markers and spans, ~20 s), BENCH_ONLY=top
+# BENCH_ONLY=1 section 1 alone (the markers and spans, ~20 s), BENCH_ONLY=lean
+# section 1 and rows 2o-2p (record --lean against perf, ~4 minutes), BENCH_ONLY=top
 # row 2j alone (top's cost, ~2 minutes), BENCH_ONLY=2h
 # row 2h alone (~1.5 minutes), BENCH_ONLY=2i row 2i alone (~1.5 minutes),
 # BENCH_ONLY=upload row 2k alone (~1.5 minutes; s3rver from npm, as the
@@ -1115,6 +1116,27 @@ row 1h "span enter+exit attached 1 thread, ns/pair" "$SP" "dial9 300 (published)
 	"$(spread_verdict "$SPR" "$SLIM") ($(span "$SPR"))"
 row 1i "poll pair with a span pair inside, ns" "$PSP" "-" "-" "reference" "-"
 row 1j "event (name, value) attached, ns/call" "$EV" "-" "-" "reference" "-"
+# lean mode (issue 48): the same markers under record --lean, whose target
+# is one clock read + 3 ns a marker too
+lean_markers() {
+	local spid l1 l2 l1r l2r
+	bg shiml "$SHIM" --attach
+	spid=$BG
+	wait_line "$RUN/shiml.out" '^pid' 60
+	run "$D9" record --lean -p "$spid" -o "$RUN/shiml.d9" 2>"$RUN/shiml-rec.err" ||
+		die "d9prof record --lean -p bench_shim failed: $(tail -1 "$RUN/shiml-rec.err")"
+	wait_bg "$spid" "bench_shim --attach (lean)"
+	l1=$(calc "int($(kv "$RUN/shiml.out" attached_pair_ns_1t) * 50 + 0.5) / 100")
+	l2=$(calc "int($(kv "$RUN/shiml.out" attached_pair_ns_2t) * 50 + 0.5) / 100")
+	l1r=$(kv "$RUN/shiml.out" attached_pair_ns_1t_rounds | tr , '\n' | awk '{ printf "%.2f ", $1 / 2 }')
+	l2r=$(kv "$RUN/shiml.out" attached_pair_ns_2t_rounds | tr , '\n' | awk '{ printf "%.2f ", $1 / 2 }')
+	row 1k "marker attached, --lean, 1 thread, ns/call" "$l1" "every poll $A1" \
+		"$(calc "$l1 / $A1")" "$LIMT" "$(spread_verdict "$l1r" "$LIM") ($(span "$l1r"))"
+	row 1l "marker attached, --lean, 2 threads, ns/call" "$l2" "every poll $A2" \
+		"$(calc "$l2 / $A2")" "$LIMT" "$(spread_verdict "$l2r" "$LIM") ($(span "$l2r"))"
+	rm -f "$RUN/shiml.d9"
+}
+lean_markers
 if [ "$BENCH_ONLY" = 1 ]; then
 	note "BENCH_ONLY=1: section 1 only; total bench time $(($(date +%s) - T_START)) s"
 	print_table
@@ -1144,13 +1166,15 @@ fi
 #             on a tracepoint, so -c 1 sets its period and cpu-clock keeps
 #             its own freq=999.)
 sampled_run() {
-	local name=$1 kind=$2 wpid pid extra=() pev=(-F 999 -e cpu-clock)
+	local name=$1 kind=$2 wpid pid out extra=() pev=(-F 999 -e cpu-clock)
 	shift 2
 	case $kind in
 	d9fp) extra=(--cpu-stack 0) kind=d9 ;;
 	d9nw) extra=(--no-wakeups) kind=d9 ;;
 	d9ns) extra=(--no-shim) kind=d9 ;;
 	d9perf) extra=(--sched perf) kind=d9 ;;
+	d9lean) extra=(--lean) kind=d9 ;;
+	d9leanfl) extra=(--lean --flight=30s) kind=d9 ;;
 	perfsame) pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch) kind=perf ;;
 	perfg | perf) kind=perf ;;
 	esac
@@ -1159,8 +1183,10 @@ sampled_run() {
 	wait_line "$RUN/$name.out" '^ready' 30
 	pid=$(kv "$RUN/$name.out" pid)
 	if [ "$kind" = d9 ]; then
+		out=$RUN/$name.d9
+		case " ${extra[*]} " in *" --flight="*) out=$RUN/$name.dir && mkdir -p "$out" ;; esac
 		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
-			"$D9" record -p "$pid" "${extra[@]}" -o "$RUN/$name.d9" \
+			"$D9" record -p "$pid" "${extra[@]}" -o "$out" \
 			2>"$RUN/$name-rec.err" ||
 			die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
 	else
@@ -1338,6 +1364,87 @@ overhead() {
 	LAST_ATT_SAMPLES=$(rec_samples "$RUN/$id-d9-$PAIRS-rec.err")
 }
 
+# Lean mode (record --lean, issue 48). lean_round ID ARMS CMD...: PAIRS
+# rounds of one run of CMD per arm (sampled_run's kinds, det: none), the
+# order rotating; per run and arm in C[ID-ARM-ROUND] the CPU ns per poll of
+# workload and recorder, in R[...] the recorder's % of one core, in T[...]
+# polls/s.
+declare -A LC=() LR=() LT=()
+lean_round() {
+	local id=$1 arms=($2) i k arm n w r e m p t
+	shift 2
+	n=${#arms[@]}
+	for i in $(seq "$PAIRS"); do
+		for k in $(seq 0 $((n - 1))); do
+			arm=${arms[$(((i - 1 + k) % n))]}
+			if [ "$arm" = det ]; then
+				detached_run "$id-$arm-$i" "$@"
+			else
+				sampled_run "$id-$arm-$i" "$arm" "$@"
+			fi
+			read -r w r e m p t <<<"$(oh_fig "$id-$arm-$i")"
+			LC[$id-$arm-$i]=$(calc "($w + $r) * 1e9 / $p")
+			LR[$id-$arm-$i]=$(calc "$e > 0 ? $r / $e * 100 : 0")
+			LT[$id-$arm-$i]=$t
+			rm -rf "$RUN/$id-$arm-$i.d9" "$RUN/$id-$arm-$i.dir" "$RUN/$id-$arm-$i.data"
+		done
+	done
+}
+lean_added() {	# lean_added ID ARM: (ARM - det) / (perfsame - det) per round
+	local i v="" a d ps
+	for i in $(seq "$PAIRS"); do
+		a=${LC[$1-$2-$i]} d=${LC[$1-det-$i]} ps=${LC[$1-perfsame-$i]}
+		v="$v $(calc "($a - $d) / (($ps - $d) > 1 ? ($ps - $d) : 1)")"
+	done
+	echo "$v"
+}
+lean_ratio() {	# lean_ratio ID ARM1 ARM2: C(ARM1) / C(ARM2) per round
+	local i v=""
+	for i in $(seq "$PAIRS"); do
+		v="$v $(calc "${LC[$1-$2-$i]} / ${LC[$1-$3-$i]}")"
+	done
+	echo "$v"
+}
+lean_rows() {
+	local c a fl rp rd rs lp
+	lean_round 2o "det d9lean d9leanfl d9 perfsame" \
+		"$DEMO" --bench-polls --bench-work-ns 5000 -w 2 -q -d "$PAIR_SECS"
+	row 2o "lean mode: demo --bench-work-ns 5000 -w 2 (~380k polls/s, a yield before each)" \
+		"" "" "" "" ""
+	for c in det d9lean d9leanfl d9 perfsame; do
+		a=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LC[2o-$c-$i]}"; done)
+		row "" "  CPU ns/poll incl. recorder: $c" "$(med 0 "$a")" "-" "-" "-" "($(span "$a"))"
+	done
+	a=$(lean_added 2o d9lean)
+	row "" "  CPU/poll added over det: lean / perfsame's" "$(med 3 "$a")" \
+		"every poll $(med 3 "$(lean_added 2o d9)")" "$(med 3 "$a")" "<= 0.500" \
+		"$(spread_verdict "$a" 0.5) ($(span "$a"))"
+	fl=$(lean_ratio 2o d9leanfl d9lean)
+	row "" "  CPU/poll lean --flight / lean, paired" "$(med 3 "$fl")" "-" "$(med 3 "$fl")" \
+		"<= 1.000" "$(spread_verdict "$fl" 1) ($(span "$fl"))"
+	rp=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2o-d9lean-$i]}"; done)
+	rd=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2o-d9-$i]}"; done)
+	rs=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2o-perfsame-$i]}"; done)
+	row "" "  recorder CPU, % of one core: lean / every poll" "$(med 1 "$rp")/$(med 1 "$rd")" \
+		"perfsame $(med 1 "$rs")" "-" "stated" "($(span "$rp") / $(span "$rd") / $(span "$rs"))"
+	lean_round 2p "det d9lean perfsame" "$DEMO" --bench-polls -w 2 -q -d "$PAIR_SECS"
+	row 2p "lean mode: demo --bench-polls -w 2 (~1.2M polls/s)" "" "" "" "" ""
+	lp=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2p-d9lean-$i]}"; done)
+	rs=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2p-perfsame-$i]}"; done)
+	row "" "  recorder CPU, % of one core (lean)" "$(med 1 "$lp")" "perfsame $(med 1 "$rs")" \
+		"-" "<= 3%" "$(spread_verdict "$lp" 3) ($(span "$lp"))"
+	a=$(lean_added 2p d9lean)
+	row "" "  CPU/poll added over det: lean / perfsame's" "$(med 3 "$a")" "-" \
+		"$(med 3 "$a")" "<= 0.500" "$(spread_verdict "$a" 0.5) ($(span "$a"))"
+}
+
+if [ "$BENCH_ONLY" = lean ]; then
+	lean_rows
+	note "BENCH_ONLY=lean: rows 2o and 2p only; total bench time $(($(date +%s) - T_START)) s"
+	print_table
+	exit 0
+fi
+
 # recprof ID CMD...: an untimed run of CMD with `d9prof record -p` attached,
 # and `perf record -g` of the recorder itself for ~4 s once it has settled;
 # one row: the share of the recorder's samples in zstd (libzstd), encode
@@ -1421,6 +1528,8 @@ overhead 2b "bench_spin -t 2 -u $SPIN_US (~200k polls/s)" 1.01 - \
 say "2/4 recording overhead: demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s), $PAIRS x $NARMS runs"
 overhead 2c "demo --bench-work-ns $DEMO_WORK_NS (~200k polls/s)" 1.01 - \
 	"$DEMO" --bench-polls --bench-work-ns "$DEMO_WORK_NS" -w 2 -q -d "$PAIR_SECS"
+say "2/4 lean mode: the hidden-check workload and ~1.2M polls/s, $PAIRS rounds"
+lean_rows
 if [ "$BENCH_ONLY" = 2 ]; then
 	note "BENCH_ONLY=2: sections 1 and 2a-2c only; total bench time $(($(date +%s) - T_START)) s"
 	print_table

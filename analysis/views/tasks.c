@@ -37,7 +37,9 @@ struct trow {
 	uint32_t grp;
 	uint64_t task; /* GROUP_TASK: the task id */
 	uint64_t ntasks, polls, weight, total_ns, longest_ns;
-	uint64_t nzc; /* of its tasks, zero-code ones: no polls known */
+	uint64_t nzc;	 /* of its tasks, zero-code ones: no polls known */
+	uint64_t p99_ns; /* poll length's 99th percentile */
+	struct lib_hist lens;
 	struct delay_stats ds;
 	int lean;
 	struct lean_stat ls; /* a lean trace's sums of its tasks */
@@ -90,6 +92,7 @@ static int lean_rows(const struct join *j, const struct groups *g, struct trow *
 		struct lean_stat *x = &rows[i].ls;
 
 		rows[i].lean = 1;
+		rows[i].p99_ns = lean__quantile(lean, x, 0, 0.99);
 		rows[i].ds = (struct delay_stats){
 			.n = x->delays,
 			.p50 = lean__quantile(lean, x, 1, 0.5),
@@ -136,8 +139,9 @@ static void tasks_footer(const struct join *j, const struct groups *g,
 	if (analysis_is_lean(j->trace, NULL, NULL, NULL))
 		fprintf(out,
 			"# lean: POLLS, TOTAL-, MEAN- and LONGEST-POLL count every "
-			"poll; WAKES are the polls whose wake was seen, DELAY-P50 and "
-			"-P99 the middle of their histogram bucket (within 12%%)\n");
+			"poll; WAKES are the polls whose wake was seen; POLL-P99 and "
+			"DELAY-P50, -P99 the middle of their histogram bucket (within "
+			"12%%)\n");
 	/* weights, not samples: a ctimer sample may stand for several periods */
 	if (period) {
 		char a[32], b[32];
@@ -221,7 +225,12 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		r->total_ns += ts->total_ns;
 		if (ts->longest_ns > r->longest_ns)
 			r->longest_ns = ts->longest_ns;
+		if (!r->lean && (err = lib_hist_merge(&r->lens, &ts->lens)))
+			goto out;
 	}
+	for (i = 0; i < nr; i++)
+		if (!rows[i].lean)
+			rows[i].p99_ns = lib_hist_quantile(&rows[i].lens, 99, 100);
 	for (i = 0; i < nr; i++)
 		if (rows[i].lean) {
 			/* every poll counted, not the few written */
@@ -255,14 +264,14 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 		fprintf(out, "%-*s  %6s", (int)namew, "NAME", "TASKS");
 	else
 		fprintf(out, "%-8s  %-*s", "TASK", (int)namew, "NAME");
-	fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
-		"POLLS", "CPU", "CPU%", "TOTAL-POLL", "MEAN-POLL", "LONGEST-POLL", pw,
-		"WAKES", "DELAY-P50", "DELAY-P99", "DELAY-MAX");
+	fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %8s  %12s  %*s  %9s  %9s  %9s\n", pw,
+		"POLLS", "CPU", "CPU%", "TOTAL-POLL", "MEAN-POLL", "POLL-P99",
+		"LONGEST-POLL", pw, "WAKES", "DELAY-P50", "DELAY-P99", "DELAY-MAX");
 	for (i = 0; i < shown; i++) {
 		const struct trow *r = &rows[i];
 		double cpu = period ? (double)r->weight * period : 0;
 		char cpus[32] = "-", pct[16] = "-", tot[32] = "-", mean[32] = "-",
-		     longest[32] = "-";
+		     longest[32] = "-", p99p[32] = "-";
 		char wakes[24] = "-", p50[32] = "-", p99[32] = "-", max[32] = "-";
 		char polls[24] = "-";
 
@@ -276,6 +285,7 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 			text_duration(r->total_ns, tot, sizeof(tot));
 			text_duration(r->total_ns / r->polls, mean, sizeof(mean));
 			text_duration(r->longest_ns, longest, sizeof(longest));
+			text_duration(r->p99_ns, p99p, sizeof(p99p));
 		}
 		if (r->nzc < r->ntasks)
 			snprintf(polls, sizeof(polls), "%" PRIu64, r->polls);
@@ -298,12 +308,16 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 			fprintf(out, "%-8" PRIu64 "  %s%*s", trace_task_number(r->task),
 				name, (int)(namew - analysis_u8_width(name)), "");
 		}
-		fprintf(out, "  %*s  %9s  %6s  %10s  %9s  %12s  %*s  %9s  %9s  %9s\n", pw,
-			polls, cpus, pct, tot, mean, longest, pw, wakes, p50, p99, max);
+		fprintf(out,
+			"  %*s  %9s  %6s  %10s  %9s  %8s  %12s  %*s  %9s  %9s  %9s\n", pw,
+			polls, cpus, pct, tot, mean, p99p, longest, pw, wakes, p50, p99,
+			max);
 	}
 	tasks_footer(j, g, o, shown, nr, period, span, out);
 	err = analysis_losses_footer(t, LOSS_CPU | LOSS_POLLS, out);
 out:
+	for (i = 0; rows && i < nr; i++)
+		lib_hist_release(&rows[i].lens);
 	free(rows);
 	free(ds);
 	groups__free(g);
