@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "analysis/join.h"
-#include "analysis/lean.h"
 #include "analysis/labels.h"
 #include "analysis/tokio.h"
 #include "lib/grow.h"
@@ -2271,7 +2270,7 @@ static int join_run(const struct trace *t, unsigned int flags, int stream,
 	err = read_gaps(jp);
 	if (!err && analysis_is_tokio(t))
 		err = tokio_tasks__new(t, &jp->zc);
-	jp->lean = analysis_is_lean(t, NULL, NULL, NULL);
+	jp->lean = trace__meta(t, TRACE_META_LEAN) != NULL; /* (lean.h) */
 	/* a zero-code or lean sample's own task is known only once all
 	 * events are (a lean trace lists few polls) */
 	jp->stream = stream && !jp->zc && !jp->lean;

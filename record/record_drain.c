@@ -505,6 +505,20 @@ static int sum_record(struct rec *r, const struct ev_batch *b, const struct d9_e
 	return 0;
 }
 
+/* Lean: a long wait (D9_EV_WOKEN_BEFORE) as a WAKE at its time, its waker
+ * not known (thread 0) */
+static void woken_before(struct rec *r, struct ev_batch *b, const struct d9_event *ev)
+{
+	uint64_t w;
+
+	r->st->shim_records++;
+	if (ev->time < ev->arg || !in_span(b, ev->time - ev->arg, &w)) {
+		r->st->shim_garbage++;
+		return;
+	}
+	batch_add(r, b, w, ev->task, 0, TRACE_EV_WAKE);
+}
+
 static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 		       uint32_t ring_events)
 {
@@ -581,18 +595,9 @@ static void drain_ring(struct rec *r, uint32_t idx, struct d9_ring_hdr *ring,
 			continue;
 		}
 		switch (ev->type) {
-		case D9_EV_WOKEN_BEFORE: {
-			/* lean: a long wait, its waker unknown (thread 0) */
-			uint64_t w;
-
-			r->st->shim_records++;
-			if (ev->time < ev->arg || !in_span(&b, ev->time - ev->arg, &w)) {
-				r->st->shim_garbage++;
-				continue;
-			}
-			batch_add(r, &b, w, ev->task, 0, TRACE_EV_WAKE);
+		case D9_EV_WOKEN_BEFORE:
+			woken_before(r, &b, ev);
 			continue;
-		}
 		case D9_EV_SUMMARY:
 			k = continuations(ev, n - i - 1);
 			r->st->shim_records++;

@@ -285,7 +285,8 @@ int analysis__tasks(const struct join *j, const struct delays *d,
 			text_duration(r->total_ns, tot, sizeof(tot));
 			text_duration(r->total_ns / r->polls, mean, sizeof(mean));
 			text_duration(r->longest_ns, longest, sizeof(longest));
-			text_duration(r->p99_ns, p99p, sizeof(p99p));
+			if (r->lean || r->lens.n) /* (kept: JOIN_POLL_LENGTHS) */
+				text_duration(r->p99_ns, p99p, sizeof(p99p));
 		}
 		if (r->nzc < r->ntasks)
 			snprintf(polls, sizeof(polls), "%" PRIu64, r->polls);
