@@ -997,6 +997,17 @@ static inline struct d9_ring_hdr *attached_ring(struct d9_seg_hdr *h, uint64_t *
 	return r;
 }
 
+/* Before a record of @type: the kept poll into the ring, but for a lean
+ * poll under a span's or an event's record (spans are entered inside
+ * nearly every poll of a traced service: writing the poll for them would
+ * write every poll; the trace orders spans apart from the polls) */
+static inline void flush_for(struct d9_seg_hdr *h, struct d9_ring_hdr *r, uint32_t type)
+{
+	if ((self.poll & P_LEAN) && type >= D9_EV_SPAN_NEW)
+		return;
+	flush_poll(h, r);
+}
+
 /* The attached path of the markers other than the poll's. */
 static __attribute__((noinline)) void record(struct d9_seg_hdr *h, uint32_t type,
 					     uint64_t task)
@@ -1007,7 +1018,7 @@ static __attribute__((noinline)) void record(struct d9_seg_hdr *h, uint32_t type
 	r = attached_ring(h, &now);
 	if (!r)
 		return;
-	flush_poll(h, r);
+	flush_for(h, r, type);
 	append1(r, now, task, type, 0);
 }
 
@@ -1402,7 +1413,7 @@ static __attribute__((noinline)) void record_payload(struct d9_seg_hdr *h, uint3
 	r = attached_ring(h, &now);
 	if (!r)
 		return;
-	flush_poll(h, r);
+	flush_for(h, r, type);
 	memset(p, 0, D9_PAYLOAD_BYTES);
 	if (num)
 		memcpy(p, num, sizeof(*num));

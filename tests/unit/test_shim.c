@@ -1354,3 +1354,29 @@ Test(lean, buckets_hold_their_values)
 			      d9_sum_bucket_low(b) >= 8 ? d9_sum_bucket_low(b) : 4);
 	}
 }
+
+Test(lean, spans_inside_a_short_poll_do_not_write_it)
+{
+	struct d9_seg_hdr *h = seg();
+	struct d9_event *ev = events(4096);
+	size_t n;
+
+	d9_thread_start(NULL);
+	attach_lean(h, UINT64_MAX / 2, UINT64_MAX / 2);
+	for (int i = 0; i < 100; i++) {
+		d9_poll_begin(4);
+		d9_span_enter(9);
+		d9_span_exit(9);
+		d9_poll_end(4);
+	}
+	/* a park does write a short poll it interrupts (the join orders
+	 * events per thread), not one that ended */
+	n = drain(h, my_ring(h), ev, 4096);
+	cr_expect_eq(count_type(ev, n, D9_EV_SPAN_ENTER), 100);
+	cr_expect_eq(count_type(ev, n, D9_EV_POLL_BEGIN) + count_type(ev, n, D9_EV_POLL),
+		     0);
+	d9_park();
+	n = drain(h, my_ring(h), ev, 4096);
+	cr_expect_eq(sums_of(ev, n, 4).polls, 100);
+	free(ev);
+}
