@@ -218,6 +218,7 @@ static struct env {
 	bool quiet;
 	bool bench;
 	long bench_work_ns; /* -1: not given */
+	long bench_iters;   /* hash iterations a poll, not calibrated (0: no) */
 	long bench_spans;   /* polls a request span (0: none) */
 } env = {
 	.workers = 2,
@@ -372,8 +373,11 @@ static __attribute__((noinline)) void calibrate(void)
 	iters_per_us = (double)n * 1000.0 / (double)(best ? best : 1);
 	hog_iters = us_to_iters(HOG_POLL_US);
 	tick_iters = us_to_iters(TICK_WORK_US);
-	bench_iters = us_to_iters(
-		(env.bench_work_ns >= 0 ? env.bench_work_ns : BENCH_WORK_NS) / 1000.0);
+	bench_iters = env.bench_iters
+			      ? (uint64_t)env.bench_iters
+			      : us_to_iters((env.bench_work_ns >= 0 ? env.bench_work_ns
+								    : BENCH_WORK_NS) /
+					    1000.0);
 }
 
 /* ---- run queues ------------------------------------------------------- */
@@ -1060,7 +1064,8 @@ static void summary(struct runtime *rt, double elapsed)
 static void usage(FILE *f)
 {
 	fputs("usage: demo [-w WORKERS] [-d SECONDS] [-q]\n"
-	      "       demo --bench-polls [--bench-work-ns NS] [--bench-spans N] [-w WORKERS]\n"
+	      "       demo --bench-polls [--bench-work-ns NS | --bench-iters N] [--bench-spans N]\n"
+	      "                          [-w WORKERS]\n"
 	      "                          [-d SECONDS] [-q]\n"
 	      "\n"
 	      "A small async runtime instrumented with the d9prof shim.\n"
@@ -1073,6 +1078,9 @@ static void usage(FILE *f)
 	      "      --bench-work-ns NS\n"
 	      "                      work per benchmark poll, ns (default 1500:\n"
 	      "                      ~1M polls/s on 2 workers; 8000: ~200k)\n"
+	      "      --bench-iters N work per benchmark poll, hash iterations (the\n"
+	      "                      same work in every run: runs compared side by\n"
+	      "                      side need no calibration of theirs to agree)\n"
 	      "      --bench-spans N each task's polls as requests of N polls: a span\n"
 	      "                      \"request\" entered around each, closed after the last\n"
 	      "  -h, --help          this text\n"
@@ -1113,6 +1121,7 @@ static void parse_args(int argc, char **argv)
 		{"bench-polls", no_argument, NULL, 'B'},
 		{"bench-work-ns", required_argument, NULL, 'W'},
 		{"bench-spans", required_argument, NULL, 'S'},
+		{"bench-iters", required_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -1144,6 +1153,10 @@ static void parse_args(int argc, char **argv)
 			env.bench_work_ns = long_arg(optarg, 0, 1000000000L,
 						     "work per poll", " (ns, 0 to 1e9)");
 			break;
+		case 'I':
+			env.bench_iters = long_arg(optarg, 1, 1000000000L,
+						   "iterations a poll", " (1 to 1e9)");
+			break;
 		case 'S':
 			env.bench_spans = long_arg(optarg, 1, 1000000L, "polls a span",
 						   " (1 to 1000000)");
@@ -1161,9 +1174,11 @@ static void parse_args(int argc, char **argv)
 		usage(stderr);
 		exit(2);
 	}
-	if ((env.bench_work_ns >= 0 || env.bench_spans) && !env.bench) {
+	if ((env.bench_work_ns >= 0 || env.bench_iters || env.bench_spans) &&
+	    !env.bench) {
 		fprintf(stderr,
-			"demo: --bench-work-ns and --bench-spans need --bench-polls\n");
+			"demo: --bench-work-ns, --bench-iters and --bench-spans need "
+			"--bench-polls\n");
 		usage(stderr);
 		exit(2);
 	}

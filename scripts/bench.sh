@@ -1166,15 +1166,13 @@ fi
 #             on a tracepoint, so -c 1 sets its period and cpu-clock keeps
 #             its own freq=999.)
 sampled_run() {
-	local name=$1 kind=$2 wpid pid out extra=() pev=(-F 999 -e cpu-clock)
+	local name=$1 kind=$2 wpid pid extra=() pev=(-F 999 -e cpu-clock)
 	shift 2
 	case $kind in
 	d9fp) extra=(--cpu-stack 0) kind=d9 ;;
 	d9nw) extra=(--no-wakeups) kind=d9 ;;
 	d9ns) extra=(--no-shim) kind=d9 ;;
 	d9perf) extra=(--sched perf) kind=d9 ;;
-	d9lean) extra=(--lean) kind=d9 ;;
-	d9leanfl) extra=(--lean --flight=30s) kind=d9 ;;
 	perfsame) pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch) kind=perf ;;
 	perfg | perf) kind=perf ;;
 	esac
@@ -1183,10 +1181,8 @@ sampled_run() {
 	wait_line "$RUN/$name.out" '^ready' 30
 	pid=$(kv "$RUN/$name.out" pid)
 	if [ "$kind" = d9 ]; then
-		out=$RUN/$name.d9
-		case " ${extra[*]} " in *" --flight="*) out=$RUN/$name.dir && mkdir -p "$out" ;; esac
 		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
-			"$D9" record -p "$pid" "${extra[@]}" -o "$out" \
+			"$D9" record -p "$pid" "${extra[@]}" -o "$RUN/$name.d9" \
 			2>"$RUN/$name-rec.err" ||
 			die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
 	else
@@ -1212,7 +1208,7 @@ polls() {
 	if grep -q '^polls ' "$RUN/$1.out"; then
 		kv "$RUN/$1.out" polls
 	else
-		calc "$(kv "$RUN/$1.out" polls_per_sec) * $PAIR_SECS"
+		calc "$(kv "$RUN/$1.out" polls_per_sec) * ${POLL_SECS:-$PAIR_SECS}"
 	fi
 }
 
@@ -1364,31 +1360,82 @@ overhead() {
 	LAST_ATT_SAMPLES=$(rec_samples "$RUN/$id-d9-$PAIRS-rec.err")
 }
 
-# Lean mode (record --lean, issue 48). lean_round ID ARMS CMD...: PAIRS
-# rounds of one run of CMD per arm (sampled_run's kinds, det: none), the
-# order rotating; per run and arm in C[ID-ARM-ROUND] the CPU ns per poll of
-# workload and recorder, in R[...] the recorder's % of one core, in T[...]
-# polls/s.
-declare -A LC=() LR=() LT=()
+# Lean mode (record --lean, issue 48). The demo's work per poll is fixed
+# in hash iterations (--bench-iters, from one calibration for all runs):
+# each run calibrating its own moved a run's CPU per poll by +-5%, more
+# than what is measured. lean_run NAME KIND CMD...: CMD, then (not for
+# det) the recorder of KIND (sampled_run's kinds) with -p, in the
+# background; its CPU (user + system, /proc) from LEAN_WARM s after its
+# start to LEAN_WARM s before the workload's end: the steady cost, without
+# what any recording costs once to start and finish (recfixed, row 2a)
+LEAN_WARM=${LEAN_WARM:-1.5}
+LEAN_SECS=${LEAN_SECS:-8}
+lean_ticks() {	# lean_ticks PID: its user + system clock ticks so far
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+lean_run() {
+	local name=$1 kind=$2 wpid pid rpid tpid out extra=() c0 c1 t0 t1
+	local pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch)
+	shift 2
+	if [ "$kind" = det ]; then
+		detached_run "$name" "$@"
+		return
+	fi
+	case $kind in
+	d9lean) extra=(--lean) ;;
+	d9leanfl) extra=(--lean --flight=30s) ;;
+	esac
+	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
+	wpid=$BG
+	wait_line "$RUN/$name.out" '^ready' 30
+	pid=$(kv "$RUN/$name.out" pid)
+	out=$RUN/$name.d9
+	[ "$kind" = d9leanfl ] && out=$RUN/$name.dir && mkdir -p "$out"
+	if [ "$kind" = perfsame ]; then
+		$TIME -f '%e %U %S %M' -o "$RUN/$name.time" perf record -N -q -g "${pev[@]}" \
+			-p "$pid" -o "$RUN/$name.data" 2>"$RUN/$name-rec.err" &
+	else
+		$TIME -f '%e %U %S %M' -o "$RUN/$name.time" "$D9" record -p "$pid" \
+			"${extra[@]}" -o "$out" 2>"$RUN/$name-rec.err" &
+	fi
+	tpid=$!
+	sleep 0.2
+	rpid=$(pgrep -P "$tpid" | head -1)
+	sleep "$LEAN_WARM"
+	c0=$(lean_ticks "$rpid") t0=$(date +%s.%N)
+	sleep "$(calc "$LEAN_SECS - 2 * $LEAN_WARM - 0.2")"
+	c1=$(lean_ticks "$rpid") t1=$(date +%s.%N)
+	echo "$(calc "($c1 - $c0) / $TICK_HZ / ($t1 - $t0) * 100")" >"$RUN/$name.steady"
+	wait "$tpid" || die "recorder ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+	wait_bg "$wpid" "$name"
+}
+TICK_HZ=$(getconf CLK_TCK)
+
+# lean_round ID ARMS CMD...: PAIRS rounds of one lean_run of CMD per arm,
+# the order rotating; per run in LC[ID-ARM-ROUND] the CPU ns per poll of
+# workload and recorder (/usr/bin/time), in LW[...] the workload's alone,
+# in LR[...] the recorder's steady % of one core
+declare -A LC=() LW=() LR=()
 lean_round() {
-	local id=$1 arms=($2) i k arm n w r e m p t
+	local id=$1 arms=($2) i k arm n w r e m p t POLL_SECS=$LEAN_SECS
 	shift 2
 	n=${#arms[@]}
 	for i in $(seq "$PAIRS"); do
 		for k in $(seq 0 $((n - 1))); do
 			arm=${arms[$(((i - 1 + k) % n))]}
-			if [ "$arm" = det ]; then
-				detached_run "$id-$arm-$i" "$@"
-			else
-				sampled_run "$id-$arm-$i" "$arm" "$@"
-			fi
+			lean_run "$id-$arm-$i" "$arm" "$@"
 			read -r w r e m p t <<<"$(oh_fig "$id-$arm-$i")"
 			LC[$id-$arm-$i]=$(calc "($w + $r) * 1e9 / $p")
-			LR[$id-$arm-$i]=$(calc "$e > 0 ? $r / $e * 100 : 0")
-			LT[$id-$arm-$i]=$t
+			LW[$id-$arm-$i]=$(calc "$w * 1e9 / $p")
+			LR[$id-$arm-$i]=$(cat "$RUN/$id-$arm-$i.steady" 2>/dev/null || echo 0)
 			rm -rf "$RUN/$id-$arm-$i.d9" "$RUN/$id-$arm-$i.dir" "$RUN/$id-$arm-$i.data"
 		done
 	done
+}
+lean_vals() {	# lean_vals TABLE ID ARM: the rounds' values
+	local -n tab=$1
+	local i
+	for i in $(seq "$PAIRS"); do printf ' %s' "${tab[$2-$3-$i]}"; done
 }
 lean_added() {	# lean_added ID ARM: (ARM - det) / (perfsame - det) per round
 	local i v="" a d ps
@@ -1405,14 +1452,22 @@ lean_ratio() {	# lean_ratio ID ARM1 ARM2: C(ARM1) / C(ARM2) per round
 	done
 	echo "$v"
 }
+# lean_iters US: hash iterations the demo does in US microseconds here
+lean_iters() {
+	local rate
+	rate=$("$DEMO" --bench-polls -w 1 -d 0.2 2>&1 >/dev/null |
+		sed -nE 's/.* ([0-9]+) hash iterations\/us.*/\1/p' | head -1)
+	calc "int($1 * ${rate:-400})"
+}
 lean_rows() {
-	local c a fl rp rd rs lp
+	local c a fl rp rd rs="" lp it i
+	it=$(lean_iters 5)
 	lean_round 2o "det d9lean d9leanfl d9 perfsame" \
-		"$DEMO" --bench-polls --bench-work-ns 5000 -w 2 -q -d "$PAIR_SECS"
-	row 2o "lean mode: demo --bench-work-ns 5000 -w 2 (~380k polls/s, a yield before each)" \
+		"$DEMO" --bench-polls --bench-iters "$it" -w 2 -q -d "$LEAN_SECS"
+	row 2o "lean mode: 2 workers, 5 us polls ($it iterations), a yield before each" \
 		"" "" "" "" ""
 	for c in det d9lean d9leanfl d9 perfsame; do
-		a=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LC[2o-$c-$i]}"; done)
+		a=$(lean_vals LC 2o $c)
 		row "" "  CPU ns/poll incl. recorder: $c" "$(med 0 "$a")" "-" "-" "-" "($(span "$a"))"
 	done
 	a=$(lean_added 2o d9lean)
@@ -1422,17 +1477,35 @@ lean_rows() {
 	fl=$(lean_ratio 2o d9leanfl d9lean)
 	row "" "  CPU/poll lean --flight / lean, paired" "$(med 3 "$fl")" "-" "$(med 3 "$fl")" \
 		"<= 1.000" "$(spread_verdict "$fl" 1) ($(span "$fl"))"
-	rp=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2o-d9lean-$i]}"; done)
-	rd=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2o-d9-$i]}"; done)
-	rs=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2o-perfsame-$i]}"; done)
-	row "" "  recorder CPU, % of one core: lean / every poll" "$(med 1 "$rp")/$(med 1 "$rd")" \
-		"perfsame $(med 1 "$rs")" "-" "stated" "($(span "$rp") / $(span "$rd") / $(span "$rs"))"
-	lean_round 2p "det d9lean perfsame" "$DEMO" --bench-polls -w 2 -q -d "$PAIR_SECS"
-	row 2p "lean mode: demo --bench-polls -w 2 (~1.2M polls/s)" "" "" "" "" ""
-	lp=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2p-d9lean-$i]}"; done)
-	rs=$(for i in $(seq "$PAIRS"); do printf ' %s' "${LR[2p-perfsame-$i]}"; done)
-	row "" "  recorder CPU, % of one core (lean)" "$(med 1 "$lp")" "perfsame $(med 1 "$rs")" \
-		"-" "<= 3%" "$(spread_verdict "$lp" 3) ($(span "$lp"))"
+	# where it goes: in the target (sampling interrupts, the switch
+	# programs, the markers) and in the recorder once started
+	a="" fl=""
+	for i in $(seq "$PAIRS"); do
+		a="$a $(calc "${LW[2o-d9lean-$i]} - ${LW[2o-det-$i]}")"
+		fl="$fl $(calc "${LW[2o-d9-$i]} - ${LW[2o-det-$i]}")"
+		rs="${rs:-} $(calc "${LW[2o-perfsame-$i]} - ${LW[2o-det-$i]}")"
+	done
+	row "" "  in the target, ns/poll over det: lean / every poll" "$(med 0 "$a")/$(med 0 "$fl")" \
+		"perfsame $(med 0 "$rs")" "-" "stated" "($(span "$a") / $(span "$fl") / $(span "$rs"))"
+	rp=$(lean_vals LR 2o d9lean)
+	rd=$(lean_vals LR 2o d9)
+	rs=$(lean_vals LR 2o perfsame)
+	row "" "  recorder CPU steady, % core: lean / every poll" "$(med 2 "$rp")/$(med 2 "$rd")" \
+		"perfsame $(med 2 "$rs")" "-" "stated" "($(span "$rp") / $(span "$rd") / $(span "$rs"))"
+	it=$(lean_iters 1.5)
+	lean_round 2p "det d9lean d9 perfsame" \
+		"$DEMO" --bench-polls --bench-iters "$it" -w 2 -q -d "$LEAN_SECS"
+	row 2p "lean mode: 2 workers, 1.5 us polls ($it iterations, ~1.2M polls/s)" "" "" "" "" ""
+	lp=$(lean_vals LR 2p d9lean)
+	rd=$(lean_vals LR 2p d9)
+	rs=$(lean_vals LR 2p perfsame)
+	row "" "  recorder CPU steady, % of one core (lean)" "$(med 2 "$lp")" \
+		"every poll $(med 2 "$rd"), perfsame $(med 2 "$rs")" "$(calc "$(med 2 "$lp") / $(med 2 "$rd")")" \
+		"<= 3%" "$(spread_verdict "$lp" 3) ($(span "$lp") / $(span "$rd"))"
+	for c in det d9lean d9 perfsame; do
+		a=$(lean_vals LC 2p $c)
+		row "" "  CPU ns/poll incl. recorder: $c" "$(med 0 "$a")" "-" "-" "-" "($(span "$a"))"
+	done
 	a=$(lean_added 2p d9lean)
 	row "" "  CPU/poll added over det: lean / perfsame's" "$(med 3 "$a")" "-" \
 		"$(med 3 "$a")" "<= 0.500" "$(spread_verdict "$a" 0.5) ($(span "$a"))"
