@@ -75,7 +75,7 @@ ns() {
 }
 # cpu_of N ID: the CPU column of task ID's row in N's tasks, in ns
 # (TASK NAME POLLS CPU CPU% and 7 columns more: the 9th from the end)
-cpu_of() { ns "$(awk -v id="$2" 'NR > 1 && $1 == id { print $(NF - 8); exit }' "$TMP/$1.tasks")"; }
+cpu_of() { ns "$(awk -v id="$2" 'NR > 1 && $1 == id { print $(NF - 9); exit }' "$TMP/$1.tasks")"; }
 # in_tasks FOLDED: percent (1 decimal) of the weight under a "task " root
 in_tasks() {
 	awk '{ t += $NF; if (index($0, "task ") == 1) h += $NF }
@@ -218,7 +218,7 @@ check_app() {
 	# many short tasks, each its own id
 	"$D9" tasks -i "$TMP/$n.data" --by name --limit 0 --wide >"$TMP/$n.names" 2>/dev/null ||
 		fail "tasks --by name failed" || bad=1
-	short=$(awk 'NR > 1 && $1 == "zcapp::short_task" { print $(NF - 10); exit }' "$TMP/$n.names")
+	short=$(awk 'NR > 1 && $1 == "zcapp::short_task" { print $(NF - 11); exit }' "$TMP/$n.names")
 	say "    $n: ${short:-no} zcapp::short_task tasks seen (the app spawned" \
 		"$(ctr short_tasks "$TMP/$n.out"))"
 	[ "${short:-0}" -ge 20 ] || fail "want >= 20: $(head -6 "$TMP/$n.names")" || bad=1

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -1379,4 +1380,22 @@ Test(lean, spans_inside_a_short_poll_do_not_write_it)
 	n = drain(h, my_ring(h), ev, 4096);
 	cr_expect_eq(sums_of(ev, n, 4).polls, 100);
 	free(ev);
+}
+
+/* bindings/rust/d9prof's in-process recorder (its tests) reads the header
+ * at these offsets: a change here is a change there */
+Test(shim, header_offsets_the_rust_crate_reads)
+{
+	cr_expect_eq(D9_SEG_VERSION, 4);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, version), 8);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, nrings), 40);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, ring_offset), 48);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, attached), 192);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, recorder_pid), 196);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, lease_deadline), 200);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, attach_count), 208);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, request), 216);
+	cr_expect_eq(offsetof(struct d9_seg_hdr, request_gen), 224);
+	cr_expect_eq(offsetof(struct d9_ring_hdr, head), 64);
+	cr_expect_eq(offsetof(struct d9_ring_hdr, tail), 128);
 }

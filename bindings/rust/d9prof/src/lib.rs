@@ -337,18 +337,18 @@ pub(crate) mod tests {
     // the in-process recorder uses (their offsets; magic and version are
     // checked before any other is used)
     const SEG_MAGIC: u64 = 0x3167_6573_3964_3964;
-    const SEG_VERSION: u32 = 3;
+    const SEG_VERSION: u32 = 4;
     const H_VERSION: usize = 8;
     const H_NRINGS: usize = 40;
     const H_RING_EVENTS: usize = 44;
     const H_RING_OFFSET: usize = 48;
     const H_RING_STRIDE: usize = 56;
-    const H_ATTACHED: usize = 128;
-    const H_RECORDER_PID: usize = 132;
-    const H_LEASE: usize = 136;
-    const H_ATTACH_COUNT: usize = 144;
-    const H_REQUEST: usize = 152;
-    const H_REQUEST_GEN: usize = 160;
+    const H_ATTACHED: usize = 192;
+    const H_RECORDER_PID: usize = 196;
+    const H_LEASE: usize = 200;
+    const H_ATTACH_COUNT: usize = 208;
+    const H_REQUEST: usize = 216;
+    const H_REQUEST_GEN: usize = 224;
     const R_STATE: usize = 0;
     const R_TID: usize = 4;
     const R_HEAD: usize = 64;
