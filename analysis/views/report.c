@@ -13,6 +13,7 @@
 #include "analysis/delays.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
+#include "analysis/lean.h"
 #include "analysis/losses.h"
 #include "analysis/offcpu.h"
 #include "analysis/spans.h"
@@ -978,7 +979,8 @@ static void text_recorded(const struct page *pg, FILE *out)
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
 	struct loss l[LOSS_KINDS];
-	char a[32], m[3][META_W];
+	char a[32], b[32], m[3][META_W];
+	uint64_t lean_poll;
 	size_t nl;
 
 	/* the trace's words, not ours: the target's command line (whole)
@@ -998,6 +1000,12 @@ static void text_recorded(const struct page *pg, FILE *out)
 			"its threads at samples and switch-outs; no polls, wakes or "
 			"spawns)\n",
 			j->ntasks, pg->nw, analysis_meta(t, TRACE_META_TOKIO));
+	else if (analysis_is_lean(t, &lean_poll, NULL, NULL))
+		fprintf(out,
+			"  runtime: %zu tasks, %zu polls of %s or that waited as long (lean: "
+			"the others counted per task, in tasks), %zu workers\n",
+			j->ntasks, j->npolls, text_duration(lean_poll, b, sizeof(b)),
+			pg->nw);
 	else
 		fprintf(out, "  runtime: %zu tasks, %zu polls, %zu workers%s\n",
 			j->ntasks, j->npolls, pg->nw,
