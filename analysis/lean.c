@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "analysis/lean.h"
+#include "lib/grow.h"
+#include "lib/search.h"
 #include "lib/text.h"
 
 struct lean {
@@ -56,44 +58,16 @@ void analysis_lean_note(const struct trace *t, FILE *out)
 /* Bucket @key of @s counted @n more */
 static int stat_count(struct lean_stat *s, uint16_t key, uint64_t n)
 {
-	uint32_t lo = 0, hi = s->nb;
+	size_t at = LIB_PARTITION_POINT(0, s->nb, i, s->b[i].key < key);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (s->key[mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < s->nb && s->key[lo] == key) {
-		s->count[lo] += n;
+	if (at < s->nb && s->b[at].key == key) {
+		s->b[at].count += n;
 		return 0;
 	}
-	if (s->nb == s->capb) {
-		uint32_t cap = s->capb ? 2 * s->capb : 8;
-		uint16_t *k = malloc(cap * sizeof(*k));
-		uint64_t *c = malloc(cap * sizeof(*c));
-
-		if (!k || !c) {
-			free(k);
-			free(c);
-			return -ENOMEM;
-		}
-		if (s->nb) {
-			memcpy(k, s->key, s->nb * sizeof(*k));
-			memcpy(c, s->count, s->nb * sizeof(*c));
-		}
-		free(s->key);
-		free(s->count);
-		s->key = k;
-		s->count = c;
-		s->capb = cap;
-	}
-	memmove(&s->key[lo + 1], &s->key[lo], (s->nb - lo) * sizeof(*s->key));
-	memmove(&s->count[lo + 1], &s->count[lo], (s->nb - lo) * sizeof(*s->count));
-	s->key[lo] = key;
-	s->count[lo] = n;
+	if (LIB_GROW(s->b, s->capb, s->nb + 1))
+		return -ENOMEM;
+	memmove(&s->b[at + 1], &s->b[at], (s->nb - at) * sizeof(*s->b));
+	s->b[at] = (struct lean_bucket){key, n};
 	s->nb++;
 	return 0;
 }
@@ -113,8 +87,8 @@ static void stat_scalars(struct lean_stat *to, const struct lean_stat *from)
 int lean_stat_add(struct lean_stat *to, const struct lean_stat *from)
 {
 	stat_scalars(to, from);
-	for (uint32_t i = 0; i < from->nb; i++) {
-		int err = stat_count(to, from->key[i], from->count[i]);
+	for (size_t i = 0; i < from->nb; i++) {
+		int err = stat_count(to, from->b[i].key, from->b[i].count);
 
 		if (err)
 			return err;
@@ -124,10 +98,8 @@ int lean_stat_add(struct lean_stat *to, const struct lean_stat *from)
 
 void lean_stat_release(struct lean_stat *s)
 {
-	free(s->key);
-	free(s->count);
-	s->key = NULL;
-	s->count = NULL;
+	free(s->b);
+	s->b = NULL;
 	s->nb = s->capb = 0;
 }
 
@@ -200,14 +172,14 @@ uint64_t lean__quantile(const struct lean *l, const struct lean_stat *s, int whi
 	rank = (uint64_t)(q * (double)n + 0.999999);
 	if (rank < 1)
 		rank = 1;
-	for (uint32_t i = 0; i < s->nb; i++) {
-		uint32_t b = s->key[i] & 0xff;
+	for (size_t i = 0; i < s->nb; i++) {
+		uint32_t b = s->b[i].key & 0xff;
 		double lo, hi;
 		uint64_t v;
 
-		if ((uint32_t)(s->key[i] >> 8) != (uint32_t)which)
+		if ((uint32_t)(s->b[i].key >> 8) != (uint32_t)which)
 			continue;
-		seen += s->count[i];
+		seen += s->b[i].count;
 		if (seen < rank)
 			continue;
 		lo = (double)trace_sum_bucket_low(b);
@@ -216,16 +188,6 @@ uint64_t lean__quantile(const struct lean *l, const struct lean_stat *s, int whi
 		return v < max ? v : max;
 	}
 	return max;
-}
-
-uint32_t lean__bucket(const struct lean *l, uint64_t ns)
-{
-	uint64_t u = (uint64_t)((double)ns / l->unit);
-	uint32_t b = 0;
-
-	while (b + 1 < TRACE_SUM_BUCKETS && trace_sum_bucket_low(b + 1) <= u)
-		b++;
-	return b;
 }
 
 void lean__free(struct lean *l)

@@ -27,11 +27,13 @@ void analysis_lean_note(const struct trace *t, FILE *out);
 struct lean_stat {
 	uint64_t polls, delays;
 	uint64_t poll_total, delay_total, poll_max, delay_max; /* ns */
-	/* the buckets not empty, in order: which << 8 | bucket (which 0:
-	 * lengths, 1: waits), and their counts */
-	uint32_t nb, capb;
-	uint16_t *key;
-	uint64_t *count;
+	/* the buckets not empty, in key order: which << 8 | bucket (which
+	 * 0: lengths, 1: waits) and its count */
+	struct lean_bucket {
+		uint16_t key;
+		uint64_t count;
+	} * b;
+	size_t nb, capb;
 };
 struct lean;
 /* The sums of @j's trace per task of @j (join.tasks order); -EINVAL for a
@@ -47,9 +49,6 @@ void lean_stat_release(struct lean_stat *s);
  * none */
 uint64_t lean__quantile(const struct lean *l, const struct lean_stat *s, int which,
 			double q);
-/* The bucket of @ns in @l's unit (to compare a quantile with one of
- * every poll's) */
-uint32_t lean__bucket(const struct lean *l, uint64_t ns);
 void lean__free(struct lean *l);
 
 #endif /* D9_ANALYSIS_LEAN_H */

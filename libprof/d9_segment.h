@@ -336,14 +336,6 @@ static inline uint32_t d9_sum_bucket(uint64_t v)
 	return b < D9_SUM_BUCKETS ? b : D9_SUM_BUCKETS - 1;
 }
 
-/* The least value of bucket @b */
-static inline uint64_t d9_sum_bucket_low(uint32_t b)
-{
-	if (b < 8)
-		return b;
-	return (uint64_t)(4 + (b & 3)) << (b / 4 - 1);
-}
-
 /* A summary's bucket entry (a u64 of its continuation records): the
  * histogram (0 lengths, 1 delays), the bucket, the count */
 static inline uint64_t d9_sum_entry(uint32_t which, uint32_t b, uint32_t count)

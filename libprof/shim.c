@@ -880,11 +880,21 @@ sum_take(struct d9_ring_hdr *r, uint32_t set, uint64_t task, uint64_t now)
 	return s;
 }
 
-/* A count of a bucket about to overflow: the slot's sums go first */
-static __attribute__((noinline)) void sum_full(struct d9_ring_hdr *r,
-					       struct d9_sum_slot *s, uint64_t now)
+/* Value @v into slot @s's histogram @which (0 lengths, 1 waits) and its
+ * count, total and maximum */
+static inline void sum_in(struct d9_ring_hdr *r, struct d9_sum_slot *s, uint32_t which,
+			  uint64_t v, uint32_t *n, uint64_t *total, uint64_t *max,
+			  uint64_t now)
 {
-	flush_slot(r, s, now);
+	uint32_t b = d9_sum_bucket(v);
+
+	if (unlikely(s->hist[which][b] == UINT16_MAX))
+		flush_slot(r, s, now); /* a count about to overflow: the sums go first */
+	++*n;
+	*total += v;
+	if (v > *max)
+		*max = v;
+	s->hist[which][b]++;
 }
 
 /* A poll of @task lasting @len, waited @delay for (NO_DELAY: unknown),
@@ -892,7 +902,7 @@ static __attribute__((noinline)) void sum_full(struct d9_ring_hdr *r,
 static inline void sum_add(struct d9_ring_hdr *r, uint64_t task, uint64_t len,
 			   uint64_t delay, uint64_t now)
 {
-	uint32_t set = D9_SUM_SET(self.hash), w, b;
+	uint32_t set = D9_SUM_SET(self.hash), w;
 	const uint64_t *tag = self.sums->tag[set];
 	struct d9_sum_slot *s;
 
@@ -900,24 +910,9 @@ static inline void sum_add(struct d9_ring_hdr *r, uint64_t task, uint64_t len,
 		;
 	s = likely(w < D9_SUM_WAYS) ? &self.sums->slot[set][w]
 				    : sum_take(r, set, task, now);
-	b = d9_sum_bucket(len);
-	if (unlikely(s->hist[0][b] == UINT16_MAX))
-		sum_full(r, s, now);
-	s->polls++;
-	s->poll_total += len;
-	if (len > s->poll_max)
-		s->poll_max = len;
-	s->hist[0][b]++;
-	if (delay != NO_DELAY) {
-		b = d9_sum_bucket(delay);
-		if (unlikely(s->hist[1][b] == UINT16_MAX))
-			sum_full(r, s, now);
-		s->delays++;
-		s->delay_total += delay;
-		if (delay > s->delay_max)
-			s->delay_max = delay;
-		s->hist[1][b]++;
-	}
+	sum_in(r, s, 0, len, &s->polls, &s->poll_total, &s->poll_max, now);
+	if (delay != NO_DELAY)
+		sum_in(r, s, 1, delay, &s->delays, &s->delay_total, &s->delay_max, now);
 	self.dirty[set / 64] |= 1ULL << (set % 64);
 }
 

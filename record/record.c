@@ -601,7 +601,6 @@ static void open_probes(struct rec *r, const char *path)
 		r->o->tokio_max_rate ? ", off past the rate cap" : "");
 }
 
-/* Zero-code Tokio is off: why, said once */
 /* Lean mode without the sampler's tags: samples fall in the polls
  * written only */
 static void lean_untagged(struct rec *r, const char *why)
@@ -614,6 +613,7 @@ static void lean_untagged(struct rec *r, const char *why)
 		   why);
 }
 
+/* Zero-code Tokio is off: why, said once */
 static void tokio_drop(struct rec *r, const char *why)
 {
 	if (!r->slot.kind && r->o->lean_ns) {

@@ -299,7 +299,6 @@ struct record_stats {
 				   * in the shim: their events are lost */
 	uint64_t child_samples;	  /* samples of forked children, left
 				   * out */
-	uint64_t lean_polls;	  /* lean: polls the shim's sums counted */
 	uint64_t shim_records;	  /* ring records the shim wrote (a
 				   * whole poll is one: fewer than
 				   * events) */

@@ -52,6 +52,12 @@ static void lean_meta(struct rec *r)
 	record_note_err(r, trace_writer__meta(r->w, TRACE_META_LEAN, buf));
 }
 
+/* Attach (again), lean or not as the options say */
+static void seg_attach(struct rec *r)
+{
+	shim_seg__attach(r->seg, &(struct shim_lean){r->o->lean_ns, r->o->lean_delay_ns});
+}
+
 void record_shim_try_attach(struct rec *r, int warn)
 {
 	const struct d9_seg_layout *l;
@@ -120,7 +126,7 @@ void record_shim_try_attach(struct rec *r, int warn)
 		r->seg = NULL;
 		return;
 	}
-	shim_seg__attach(r->seg, &(struct shim_lean){r->o->lean_ns, r->o->lean_delay_ns});
+	seg_attach(r);
 	if (r->o->lean_ns) {
 		lean_meta(r);
 		record_lean_tags(r);
@@ -187,7 +193,7 @@ void record_shim_reattach(struct rec *r)
 	uint64_t to, gap;
 	char buf[24];
 
-	shim_seg__attach(r->seg, &(struct shim_lean){r->o->lean_ns, r->o->lean_delay_ns});
+	seg_attach(r);
 	to = record_now_ns();
 	gap = record_shim_gap(r, to);
 	r->st->reattaches++;
@@ -500,7 +506,6 @@ static int sum_record(struct rec *r, const struct ev_batch *b, const struct d9_e
 						       .bucket = (uint8_t)bucket,
 						       .count = (uint32_t)e[i]};
 	}
-	r->st->lean_polls += s.polls;
 	record_note_err(r, trace_writer__sum(r->w, &s, ent));
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include "libprof/d9_segment.h"
 #include "libprof/shim.h"
 #include "tests/shim_recorder.h"
+#include "trace/trace.h"
 
 TestSuite(shim);
 TestSuite(ring);
@@ -1340,19 +1341,23 @@ Test(lean, the_thread_publishes_its_task_for_bpf)
 	cr_expect_eq(pub->task, 0);
 }
 
+/* the shim's buckets as the trace reads them (trace.h: the trace's own
+ * word for them, the bucket's least value) */
 Test(lean, buckets_hold_their_values)
 {
 	uint64_t v;
 
+	cr_assert_eq(D9_SUM_BUCKETS, TRACE_SUM_BUCKETS);
+
 	for (v = 0; v < (1ULL << 36); v = v < 64 ? v + 1 : v + v / 7) {
 		uint32_t b = d9_sum_bucket(v);
 
-		cr_assert_leq(d9_sum_bucket_low(b), v);
-		cr_assert_gt(d9_sum_bucket_low(b + 1), v, "v %" PRIu64 " bucket %u", v,
+		cr_assert_leq(trace_sum_bucket_low(b), v);
+		cr_assert_gt(trace_sum_bucket_low(b + 1), v, "v %" PRIu64 " bucket %u", v,
 			     b);
 		/* under a quarter of its value wide */
-		cr_assert_leq((d9_sum_bucket_low(b + 1) - d9_sum_bucket_low(b)) * 4,
-			      d9_sum_bucket_low(b) >= 8 ? d9_sum_bucket_low(b) : 4);
+		cr_assert_leq((trace_sum_bucket_low(b + 1) - trace_sum_bucket_low(b)) * 4,
+			      trace_sum_bucket_low(b) >= 8 ? trace_sum_bucket_low(b) : 4);
 	}
 }
 
