@@ -1165,33 +1165,45 @@ fi
 #             too, 999 switches/s at most; perf 6.1 takes no period= term
 #             on a tracepoint, so -c 1 sets its period and cpu-clock keeps
 #             its own freq=999.)
-sampled_run() {
-	local name=$1 kind=$2 wpid pid extra=() pev=(-F 999 -e cpu-clock)
-	shift 2
+# rec_cmd NAME KIND PID: in REC, the recorder of KIND for pid PID (the
+# kinds above; d9lean and d9leanfl: record --lean, and --lean --flight for
+# row 2o), its output under NAME
+rec_cmd() {
+	local name=$1 kind=$2 pid=$3 extra=() pev=(-F 999 -e cpu-clock) out=$RUN/$1.d9
 	case $kind in
 	d9fp) extra=(--cpu-stack 0) kind=d9 ;;
 	d9nw) extra=(--no-wakeups) kind=d9 ;;
 	d9ns) extra=(--no-shim) kind=d9 ;;
 	d9perf) extra=(--sched perf) kind=d9 ;;
+	d9lean) extra=(--lean) kind=d9 ;;
+	d9leanfl) extra=(--lean --flight=30s) kind=d9 out=$RUN/$name.dir && mkdir -p "$out" ;;
 	perfsame) pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch) kind=perf ;;
 	perfg | perf) kind=perf ;;
 	esac
-	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
-	wpid=$BG
-	wait_line "$RUN/$name.out" '^ready' 30
-	pid=$(kv "$RUN/$name.out" pid)
 	if [ "$kind" = d9 ]; then
-		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
-			"$D9" record -p "$pid" "${extra[@]}" -o "$RUN/$name.d9" \
-			2>"$RUN/$name-rec.err" ||
-			die "d9prof record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+		REC=("$D9" record -p "$pid" "${extra[@]}" -o "$out")
 	else
-		run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" \
-			perf record -N -q -g "${pev[@]}" -p "$pid" \
-			-o "$RUN/$name.data" 2>"$RUN/$name-rec.err" ||
-			die "perf record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+		REC=(perf record -N -q -g "${pev[@]}" -p "$pid" -o "$RUN/$name.data")
 	fi
-	wait_bg "$wpid" "$name"
+}
+# start_sampled NAME CMD...: CMD in the background (WPID), timed, and once
+# it said "ready", its pid (PID)
+start_sampled() {
+	local name=$1
+	shift
+	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
+	WPID=$BG
+	wait_line "$RUN/$name.out" '^ready' 30
+	PID=$(kv "$RUN/$name.out" pid)
+}
+sampled_run() {
+	local name=$1 kind=$2
+	shift 2
+	start_sampled "$name" "$@"
+	rec_cmd "$name" "$kind" "$PID"
+	run $TIME -f '%e %U %S %M' -o "$RUN/$name.time" "${REC[@]}" 2>"$RUN/$name-rec.err" ||
+		die "${REC[0]##*/} record -p ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
+	wait_bg "$WPID" "$name"
 }
 detached_run() {
 	local name=$1
@@ -1374,30 +1386,15 @@ lean_ticks() {	# lean_ticks PID: its user + system clock ticks so far
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 lean_run() {
-	local name=$1 kind=$2 wpid pid rpid tpid out extra=() c0 c1 t0 t1
-	local pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch)
+	local name=$1 kind=$2 rpid tpid c0 c1 t0 t1
 	shift 2
 	if [ "$kind" = det ]; then
 		detached_run "$name" "$@"
 		return
 	fi
-	case $kind in
-	d9lean) extra=(--lean) ;;
-	d9leanfl) extra=(--lean --flight=30s) ;;
-	esac
-	bg "$name" $TIME -f '%e %U %S %M' -o "$RUN/$name.wtime" "$@"
-	wpid=$BG
-	wait_line "$RUN/$name.out" '^ready' 30
-	pid=$(kv "$RUN/$name.out" pid)
-	out=$RUN/$name.d9
-	[ "$kind" = d9leanfl ] && out=$RUN/$name.dir && mkdir -p "$out"
-	if [ "$kind" = perfsame ]; then
-		$TIME -f '%e %U %S %M' -o "$RUN/$name.time" perf record -N -q -g "${pev[@]}" \
-			-p "$pid" -o "$RUN/$name.data" 2>"$RUN/$name-rec.err" &
-	else
-		$TIME -f '%e %U %S %M' -o "$RUN/$name.time" "$D9" record -p "$pid" \
-			"${extra[@]}" -o "$out" 2>"$RUN/$name-rec.err" &
-	fi
+	start_sampled "$name" "$@"
+	rec_cmd "$name" "$kind" "$PID"
+	$TIME -f '%e %U %S %M' -o "$RUN/$name.time" "${REC[@]}" 2>"$RUN/$name-rec.err" &
 	tpid=$!
 	sleep 0.2
 	rpid=$(pgrep -P "$tpid" | head -1)
@@ -1407,7 +1404,7 @@ lean_run() {
 	c1=$(lean_ticks "$rpid") t1=$(date +%s.%N)
 	echo "$(calc "($c1 - $c0) / $TICK_HZ / ($t1 - $t0) * 100")" >"$RUN/$name.steady"
 	wait "$tpid" || die "recorder ($name) failed: $(tail -1 "$RUN/$name-rec.err")"
-	wait_bg "$wpid" "$name"
+	wait_bg "$WPID" "$name"
 }
 TICK_HZ=$(getconf CLK_TCK)
 

@@ -37,7 +37,7 @@ cd "$ROOT" || exit 1
 # the ceilings: lower them as the numbers fall
 declare -A CEIL=(
 	[views]=0 [core]=0 [circles]=0 [realloc]=0 [umbrella]=0 [strhash]=0
-	[clock]=1 [copies]=0 [long]=0 [format]=0 [duplicates]=13
+	[clock]=1 [copies]=0 [long]=0 [format]=0 [duplicates]=12
 )
 fail=0 TMP=$(mktemp -d /tmp/d9house.XXXXXX)
 trap '[ -n "${HOUSE_KEEP:-}" ] || rm -rf "$TMP"' EXIT

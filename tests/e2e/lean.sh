@@ -72,7 +72,7 @@ if j["counts"]["events"] > polls / 5:
 EOF
 	# the samples found their tasks without the polls: as many in
 	# polls (tasks) as the workers spend polling
-	inpolls=$("$D9" tasks -i "$TMP/b.d9" | sed -nE 's/^# sampled CPU: .* in polls \(([0-9.]+)%\).*/\1/p')
+	inpolls=$(in_polls "$TMP/b.d9")
 	awk -v p="$inpolls" 'BEGIN { exit !(p >= 90) }' ||
 		fail "only ${inpolls:-?}% of the CPU placed in tasks" || return 1
 	say "    $sum polls counted as the demo counted them; ${inpolls}% of the CPU in tasks"
@@ -140,28 +140,17 @@ t_lean_sums_agree_with_every_poll() {
 	agree "demo --bench-polls" --bench-polls -w 2 --bench-work-ns 5000 -d 0.3
 }
 
-# CPU share of each task of 5% or more, and the share in tasks, of a
-# recording: "TASK SHARE" lines, then "in PCT"
+# in_polls TRACE: the percent of the sampled CPU `tasks` places in polls
+in_polls() {
+	"$D9" tasks -i "$1" | sed -nE 's/^# sampled CPU: .* in polls \(([0-9.]+)%\).*/\1/p'
+}
+
+# shares TRACE: "TASK SHARE" of each task with 5% or more of the CPU in
+# tasks, then "in PCT" (in_polls)
 shares() {
-	"$D9" tasks --limit 0 -i "$1" >"$1.tasks"
-	python3 - "$1.tasks" <<'EOF'
-import re, sys
-unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
-cpu, inpolls = {}, None
-for line in open(sys.argv[1]):
-    m = re.match(r"# sampled CPU: .* in polls \(([0-9.]+)%\)", line)
-    if m:
-        inpolls = float(m.group(1))
-    f = line.split()
-    if len(f) > 4 and f[0].isdigit():
-        m = re.fullmatch(r"([0-9.]+)(ns|us|ms|s)", f[3])
-        cpu[int(f[0])] = float(m.group(1)) * unit[m.group(2)] if m else 0
-total = sum(cpu.values()) or 1
-for t, c in cpu.items():
-    if c / total >= 0.05:
-        print(t, 100 * c / total)
-print("in", inpolls)
-EOF
+	tasks_col "$1" CPU | awk '{ c[$1] = $2; t += $2 }
+		END { for (k in c) if (t && c[k] / t >= 0.05) print k, 100 * c[k] / t }'
+	echo "in $(in_polls "$1")"
 }
 
 t_lean_cpu_per_task_as_every_poll() {
