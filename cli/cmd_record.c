@@ -128,14 +128,20 @@ static void help(FILE *f)
 		"  -d, --duration DUR    stop after DUR: seconds (10, 2.5) or a number\n"
 		"                        and a unit (500ms, 2s; ns, us, ms, s); default:\n"
 		"                        until ^C, the target exits or CMD ends\n"
-		"  -F, --freq HZ         samples per second per thread (default 999)\n"
+		"  -F, --freq HZ         samples per second per thread (default 999;\n"
+		"                        --sampler tick: the kernel's HZ)\n"
 		"  -e, --event EVENT     sampling event, a libpfm4/perf name (default\n"
 		"                        cycles, or cpu-clock without a hardware PMU)\n"
 		"      --sampler S       auto (default): perf_event, falling back to\n"
 		"                        ctimer when perf_event_open is refused or\n"
 		"                        delivers nothing; perf; ctimer: the shim's\n"
 		"                        per-thread CPU timers inside the target (needs\n"
-		"                        libd9prof in it; user stacks only)\n"
+		"                        libd9prof in it; user stacks only); tick: the\n"
+		"                        scheduler's tick, read by BPF with the\n"
+		"                        switches (no interrupt of its own: the\n"
+		"                        cheapest; at HZ, so in step with work the\n"
+		"                        tick's timers drive; needs --sched bpf's\n"
+		"                        privileges)\n"
 		"      --no-offcpu       do not record context switches (off-CPU time)\n"
 		"      --sched WAY       auto (default): scheduler events filtered and\n"
 		"                        paired in the kernel by BPF where it is allowed\n"
@@ -166,7 +172,9 @@ static void help(FILE *f)
 		"                        DUR, and counts the others per task (counts,\n"
 		"                        totals, histograms); samples and switch-outs\n"
 		"                        carry their task (BPF): a cost that grows\n"
-		"                        with samples, not with polls\n"
+		"                        with samples, not with polls; sampled at the\n"
+		"                        tick where BPF may be used, unless -F, -e,\n"
+		"                        --sampler or the off-CPU options say\n"
 		"      --no-wakeups      do not record wakeups (system-wide, filtered to\n"
 		"                        the target's threads): off-CPU time is then\n"
 		"                        not split into blocked and run-queue time\n"
@@ -662,6 +670,26 @@ static int check_args(struct record_opts *o, struct rec_ctx *x, int argc, int ou
 		return usage_error("record ",
 				   "--sampler ctimer samples through the shim: "
 				   "not with --no-shim");
+	/* lean: the tick where BPF may be used (no interrupt of its own),
+	 * unless how to sample was said */
+	if (o->lean_ns && o->sampler == RECORD_SAMPLER_AUTO && !o->freq && !o->event &&
+	    o->offcpu == RECORD_OFFCPU_AUTO && o->sched != RECORD_SCHED_PERF &&
+	    record_tick_usable())
+		o->sampler = RECORD_SAMPLER_TICK;
+	if (o->sampler == RECORD_SAMPLER_TICK &&
+	    (o->freq || o->event || o->offcpu != RECORD_OFFCPU_AUTO ||
+	     o->sched == RECORD_SCHED_PERF))
+		return usage_error(
+			"record ",
+			"--sampler tick samples at the kernel's tick in its scheduler "
+			"programs: not with -F, -e, --no-offcpu, --offcpu-source or "
+			"--sched perf");
+	if (o->sampler == RECORD_SAMPLER_TICK && !(o->freq = record_tick_hz()))
+		return usage_error("record ",
+				   "--sampler tick: cannot tell the kernel's tick rate "
+				   "(clock_getres(CLOCK_MONOTONIC_COARSE))");
+	if (!o->freq)
+		o->freq = 999;
 	if (o->segments != RECORD_FLIGHT && (o->ntriggers || o->cooldown > 0))
 		return usage_error("record ", "--trigger and --cooldown need --flight");
 	if (o->segments == RECORD_ONE_TRACE && (x->upload || o->service || o->host))
@@ -704,6 +732,7 @@ static int source_option(struct record_opts *o, int c, const char *arg)
 		[RECORD_SAMPLER_AUTO] = "auto",
 		[RECORD_SAMPLER_PERF] = "perf",
 		[RECORD_SAMPLER_CTIMER] = "ctimer",
+		[RECORD_SAMPLER_TICK] = "tick",
 	};
 	static const char *const scheds[] = {
 		[RECORD_SCHED_AUTO] = "auto",
@@ -1079,7 +1108,7 @@ static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_st
 int cmd_record(int argc, char **argv)
 {
 	struct rec_ctx x = {.cmd = {.pid = -1, .go_fd = -1, .err_fd = -1}, .fd = -1};
-	struct record_opts o = {.freq = 999,
+	struct record_opts o = {.freq = 0, /* check_args: 999 */
 				.stop = &stop,
 				.log = log_msg,
 				.ctx = &x,

@@ -257,17 +257,17 @@ void record_summary(const struct record_stats *st, pid_t pid, const char *out,
 			(unsigned long long)st->spans, plural(st->spans),
 			plural(st->spans));
 	/* the ctimer sampler copies its own 256 bytes: no call graph to say */
-	if (!strcmp(st->sampler, "perf") && st->callgraph_auto && st->fp_missing[0])
+	if (strcmp(st->sampler, "ctimer") && st->callgraph_auto && st->fp_missing[0])
 		fprintf(stderr,
 			"d9prof: call graph: dwarf,%u (no frame pointers in %s: their frames "
 			"unwound by CFI)\n",
 			st->cpu_stack, st->fp_missing);
-	else if (!strcmp(st->sampler, "perf") && st->callgraph_auto)
+	else if (strcmp(st->sampler, "ctimer") && st->callgraph_auto)
 		fprintf(stderr,
 			"d9prof: call graph: fp (the target's own code keeps frame "
 			"pointers%s%s)\n",
 			st->fp_unknown[0] ? "; could not judge " : "", st->fp_unknown);
-	if (st->cpu_stacks && strcmp(st->sampler, "perf"))
+	if (st->cpu_stacks && !strcmp(st->sampler, "ctimer"))
 		fprintf(stderr,
 			"d9prof: CPU stacks: %.1f%% had a caller frame pointers skip, "
 			"recovered with CFI (%.0f ms)\n",

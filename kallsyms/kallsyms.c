@@ -446,6 +446,14 @@ const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr, uint64_t *
 	return k->buf + s->name;
 }
 
+uint64_t kallsyms__find(const struct kallsyms *k, const char *name)
+{
+	for (size_t i = 0; k && i < k->nsyms; i++)
+		if (!k->syms[i].mod && !strcmp(k->buf + k->syms[i].name, name))
+			return k->syms[i].addr;
+	return 0;
+}
+
 size_t kallsyms__count(const struct kallsyms *k)
 {
 	return k ? k->nsyms : 0;

@@ -35,6 +35,10 @@ int kallsyms__load(const char *path, struct kallsyms **out);
 const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr, uint64_t *offset,
 			     const char **module);
 
+/* The address of the core kernel's text symbol @name, 0 if none (a
+ * linear search: for the few names a program needs once). */
+uint64_t kallsyms__find(const struct kallsyms *k, const char *name);
+
 size_t kallsyms__count(const struct kallsyms *k);
 void kallsyms__free(struct kallsyms *k);
 

@@ -150,6 +150,10 @@ struct wake_rec {
 struct offcpu_rec {
 	struct sched_bpf *bpf; /* the BPF source, else the perf sets */
 	uint64_t bpf_run_ip;   /* its kernel chains' frame in bpf_trace_runN */
+	uint64_t irq_ip;       /* a tick's frame in the interrupt's entry */
+	void (*tick)(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
+		     unsigned int nk, const uint64_t *uips, unsigned int nu,
+		     const void *stack);
 	struct perf_set *ps;
 	struct perf_callbacks cb;
 	struct symbolizer *sym;
@@ -763,6 +767,42 @@ static unsigned int bpf_frames(struct offcpu_rec *oc, const uint64_t *kips,
 	return 0;
 }
 
+/* The frames of a tick's kernel chain that are the tick's own, not the
+ * interrupted code's: the program, its trampoline, the timer interrupt
+ * down to its entry stub (asm_sysvec_apic_timer_interrupt on x86-64),
+ * whose frame is the same every time: named once, then compared. None
+ * found: all (the chain ends in the interrupt). */
+static unsigned int irq_frames(struct offcpu_rec *oc, const uint64_t *kips,
+			       unsigned int nk)
+{
+	for (unsigned int i = 0; i < nk && i < 24; i++) {
+		const char *name;
+		uint64_t off;
+
+		if (kips[i] == oc->irq_ip)
+			return i + 1;
+		if (oc->irq_ip)
+			continue;
+		name = kallsyms__lookup(symbolizer__kallsyms(oc->sym), kips[i], &off,
+					NULL);
+		if (name && !strncmp(name, "asm_", 4)) {
+			oc->irq_ip = kips[i];
+			return i + 1;
+		}
+	}
+	return nk;
+}
+
+static void on_bpf_tick(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
+			unsigned int nk, const uint64_t *uips, unsigned int nu,
+			const void *stack)
+{
+	struct offcpu_rec *oc = ctx;
+	unsigned int skip = irq_frames(oc, kips, nk);
+
+	oc->tick(oc->task_ctx, o, kips + skip, nk - skip, uips, nu, stack);
+}
+
 /* A target thread left its CPU: its stack, the switch-out waiting for
  * its switch-in. */
 static void on_bpf_out(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
@@ -871,6 +911,15 @@ static void on_bpf_in(void *ctx, const struct sched_bpf_in *in)
 	emit_interval(oc, t, &s, h, nh);
 }
 
+/* The tick's hrtimer function, named so since Linux 6.10 and before */
+static uint64_t tick_fn(struct offcpu_rec *oc)
+{
+	const struct kallsyms *k = symbolizer__kallsyms(oc->sym);
+	uint64_t a = kallsyms__find(k, "tick_nohz_handler");
+
+	return a ? a : kallsyms__find(k, "tick_sched_timer");
+}
+
 /* The BPF source in place of the perf sets: 0, or -errno and @why. */
 static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char *why,
 		    size_t whylen)
@@ -884,13 +933,22 @@ static int bpf_open(struct offcpu_rec *oc, const struct offcpu_rec_opts *o, char
 		.ring_bytes = RING_BYTES_BPF,
 		.min_ns = o->min_ns,
 		.slot = o->slot,
+		.tick_fn = o->tick ? tick_fn(oc) : 0,
+		.tick_stack = o->tick_stack,
 	};
-	const struct sched_bpf_cb cb = {.ctx = oc, .out = on_bpf_out, .in = on_bpf_in};
+	const struct sched_bpf_cb cb = {
+		.ctx = oc, .out = on_bpf_out, .in = on_bpf_in, .tick = on_bpf_tick};
 	struct offcpu_rec_stats *st = oc->st;
 	int err;
 
 	if (kill(oc->pid, 0) && errno == ESRCH)
 		return -ESRCH;
+	if (o->tick && !bo.tick_fn) {
+		snprintf(why, whylen,
+			 "the scheduler's tick function (tick_nohz_handler, "
+			 "tick_sched_timer) is not in /proc/kallsyms");
+		return -ENOENT;
+	}
 	err = bpfload_pidns(why, whylen);
 	if (err)
 		return err;
@@ -985,13 +1043,14 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 	oc->min_ns = o->min_ns;
 	oc->task = o->task;
 	oc->task_ctx = o->task_ctx;
+	oc->tick = o->tick;
 	oc->stack_bytes = oc->copy = o->stack_bytes;
 	oc->sym = sym;
 	oc->w = w;
 	oc->st = st;
 	oc->cb = (struct perf_callbacks){
 		.ctx = oc, .sample = on_sample, .ctxsw = on_ctxsw, .lost = on_lost};
-	if (o->sched != OFFCPU_SCHED_PERF) {
+	if (o->sched != OFFCPU_SCHED_PERF || o->tick) {
 		char bwhy[256];
 
 		err = bpf_open(oc, o, bwhy, sizeof(bwhy));
@@ -999,7 +1058,7 @@ int offcpu_rec__open(pid_t pid, const struct offcpu_rec_opts *o, struct symboliz
 			*out = oc;
 			return 0;
 		}
-		if (err == -ESRCH || o->sched == OFFCPU_SCHED_BPF) {
+		if (err == -ESRCH || o->sched == OFFCPU_SCHED_BPF || o->tick) {
 			snprintf(why, whylen, "%s",
 				 err == -ESRCH ? "no such process" : bwhy);
 			goto fail;

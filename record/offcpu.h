@@ -56,6 +56,7 @@
 struct symbolizer;
 struct trace_writer;
 struct offcpu_rec;
+struct sched_bpf_out;
 
 enum offcpu_rec_source {
 	OFFCPU_REC_AUTO, /* the tracepoint, else the software event */
@@ -97,6 +98,15 @@ struct offcpu_rec_opts {
 	 * @stack, its trace_switch.task (record/tokio_rec.h) */
 	uint64_t (*task)(void *ctx, uint64_t raw, uint32_t stack);
 	void *task_ctx;
+	/* --sampler tick: CPU samples at the scheduler's tick, taken by the
+	 * BPF programs (so only with them: no perf_event fallback), each
+	 * given to @tick (and @task_ctx) with its kernel chain from the interrupted frame
+	 * (the tick's own frames left out) and @tick_stack bytes of user
+	 * stack at most */
+	void (*tick)(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
+		     unsigned int nk, const uint64_t *uips, unsigned int nu,
+		     const void *stack);
+	unsigned int tick_stack;
 };
 
 struct offcpu_rec_stats {

@@ -29,6 +29,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include "libprof/d9_segment.h"
@@ -38,6 +39,7 @@
 #include "record/livestate.h"
 #include "record/offcpu.h"
 #include "record/perf.h"
+#include "record/bpf/sched.h"
 #include "record/ustack.h"
 #include "record/pfm_event.h"
 #include "record/command.h"
@@ -74,11 +76,30 @@ void record_note_err(struct rec *r, int err)
 
 /* ---- perf records ---------------------------------------------------- */
 
+/* A CPU sample of thread @tid at @time, its stack @ips (@n); @raw: the
+ * task the sampler's BPF read in the thread (a tag of tokio_rec, or the
+ * tick's; TOKIO_BPF_SHIM_TASK: the shim's, lean mode), 0 none */
+static void put_sample(struct rec *r, uint32_t tid, uint64_t time, const uint64_t *ips,
+		       unsigned int n, uint16_t sampler, uint64_t raw)
+{
+	struct trace_sample ts = {
+		.time = time, .tid = tid, .weight = 1, .sampler = sampler};
+	int err = 0;
+
+	record_note_err(r, trace_writer__stack(r->w, ips, n, &ts.stack));
+	if (raw & TOKIO_BPF_SHIM_TASK)
+		ts.task = raw & ~TOKIO_BPF_SHIM_TASK;
+	else if (r->tr)
+		ts.task = tokio_rec__task(r->tr, raw, ts.stack, &err);
+	record_note_err(r, err);
+	record_note_err(r, trace_writer__sample(r->w, &ts));
+	r->st->samples++;
+}
+
 static void on_sample(void *ctx, const struct perf_sample *s)
 {
 	struct rec *r = ctx;
 	uint64_t ips[MAX_CHAIN];
-	struct trace_sample ts;
 	unsigned int n;
 
 	/* inherited events follow forked children too: their samples are
@@ -88,28 +109,12 @@ static void on_sample(void *ctx, const struct perf_sample *s)
 		return;
 	}
 	n = ustack_chain(r->sym, s, ips, MAX_CHAIN, &r->leaf);
-	memset(&ts, 0, sizeof(ts));
-	ts.time = s->time;
-	ts.tid = s->tid;
-	ts.weight = 1;
-	ts.sampler = TRACE_SAMPLER_PERF;
-	record_note_err(r, trace_writer__stack(r->w, ips, n, &ts.stack));
 	/* the target's own threads carry tags (its children may run
 	 * another program) */
-	if (r->tr && (!s->pid || s->pid == (uint32_t)r->o->pid)) {
-		int err;
-
-		uint64_t raw = tokio_rec__tag(r->tr, s->tid, s->time);
-
-		if (raw & TOKIO_BPF_SHIM_TASK) {
-			ts.task = raw & ~TOKIO_BPF_SHIM_TASK; /* lean: the shim's */
-		} else {
-			ts.task = tokio_rec__task(r->tr, raw, ts.stack, &err);
-			record_note_err(r, err);
-		}
-	}
-	record_note_err(r, trace_writer__sample(r->w, &ts));
-	r->st->samples++;
+	put_sample(r, s->tid, s->time, ips, n, TRACE_SAMPLER_PERF,
+		   r->tr && (!s->pid || s->pid == (uint32_t)r->o->pid)
+			   ? tokio_rec__tag(r->tr, s->tid, s->time)
+			   : 0);
 }
 
 static void on_comm(void *ctx, uint32_t tid, const char *comm)
@@ -453,6 +458,13 @@ static int choose_sampler(struct rec *r)
 		use_ctimer(r, "--sampler ctimer");
 		return 0;
 	}
+	if (r->o->sampler == RECORD_SAMPLER_TICK) {
+		/* taken by the scheduler's programs (open_offcpu) */
+		cpu_stack_bytes(r);
+		snprintf(r->st->sampler, sizeof(r->st->sampler), "tick");
+		snprintf(r->st->event_name, sizeof(r->st->event_name), "tick");
+		return 0;
+	}
 	err = open_sampler(r);
 	if (!err) {
 		snprintf(r->st->sampler, sizeof(r->st->sampler), "perf");
@@ -654,6 +666,7 @@ static void load_tokio(struct rec *r)
 		 * carry the shim's tasks alone */
 		memset(&r->slot, 0, sizeof(r->slot));
 		if (o->lean_ns && o->sampler != RECORD_SAMPLER_CTIMER &&
+		    o->sampler != RECORD_SAMPLER_TICK &&
 		    tokio_rec__open(o->pid, &r->slot, 0, &r->tr, why, sizeof(why)))
 			lean_untagged(r, why);
 		return;
@@ -684,11 +697,12 @@ static void open_tokio(struct rec *r)
 		r->tr = NULL;
 		return;
 	}
-	if (!r->ps) {
+	if (!r->ps && r->o->sampler != RECORD_SAMPLER_TICK) {
 		tokio_drop(r, "the ctimer sampler cannot read them");
 		return;
 	}
-	err = perf_set__bpf_err(r->ps);
+	/* (the tick's samples carry their task as switch-outs do) */
+	err = r->ps ? perf_set__bpf_err(r->ps) : 0;
 	if (err) {
 		char why[128];
 
@@ -763,6 +777,54 @@ static uint64_t switch_task(void *ctx, uint64_t raw, uint32_t stack)
 
 /* ---- off-CPU ------------------------------------------------------------ */
 
+unsigned int record_tick_hz(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec ||
+	    res.tv_nsec <= 0 || res.tv_nsec > 100000000)
+		return 0;
+	return (unsigned int)((1000000000L + res.tv_nsec / 2) / res.tv_nsec);
+}
+
+/* capability @cap in this process's effective set */
+static int cap_effective(unsigned int cap)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return 0;
+	return !!(d[cap / 32].effective & (1u << (cap % 32)));
+}
+
+int record_tick_usable(void)
+{
+	return record_tick_hz() && !access("/sys/kernel/btf/vmlinux", R_OK) &&
+	       (cap_effective(CAP_SYS_ADMIN) ||
+		(cap_effective(CAP_BPF) && cap_effective(CAP_PERFMON)));
+}
+
+/* --sampler tick: a sample the scheduler's tick took (offcpu_rec_opts.tick);
+ * a thread seen first is named */
+static void on_tick(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
+		    unsigned int nk, const uint64_t *uips, unsigned int nu,
+		    const void *stack)
+{
+	struct rec *r = ctx;
+	uint64_t ips[MAX_CHAIN];
+	unsigned int n;
+	int created = 0;
+
+	if (!lib_map_get(&r->tick_named, o->tid, &created))
+		record_note_err(r, -ENOMEM);
+	else if (created)
+		thread_name(r, (pid_t)o->tid);
+	n = ustack_split(r->sym, kips, nk, o->sp, o->fp, stack, o->stack_len, uips, nu,
+			 ips, MAX_CHAIN, &r->leaf);
+	put_sample(r, o->tid, o->time, ips, n, TRACE_SAMPLER_TICK, o->task);
+}
+
 /* Open the off-CPU collector unless it is off. Refused is a warning (CPU
  * samples go on); so is a tracepoint failure in auto mode (the software
  * event takes over). Only a forced source that cannot work is an error. */
@@ -788,6 +850,8 @@ static int open_offcpu(struct rec *r)
 		.slot = r->slot,
 		.task = r->tr ? switch_task : NULL,
 		.task_ctx = r,
+		.tick = r->o->sampler == RECORD_SAMPLER_TICK ? on_tick : NULL,
+		.tick_stack = r->st->cpu_stack,
 	};
 	char why[256];
 	int err;
@@ -801,6 +865,12 @@ static int open_offcpu(struct rec *r)
 	if (r->ocst.mounted_tracefs)
 		record_log(r, RECORD_INFO, "mounted tracefs at %s for sched:sched_switch",
 			   r->ocst.tracefs);
+	if (err && err != -ESRCH && oo.tick) {
+		snprintf(r->st->why, sizeof(r->st->why),
+			 "--sampler tick samples in the scheduler's BPF programs: %.180s",
+			 why);
+		return err;
+	}
 	if ((err == -EACCES || err == -EPERM) && r->o->sched == RECORD_SCHED_BPF) {
 		snprintf(r->st->why, sizeof(r->st->why), "%.250s", why);
 		return err;
@@ -1275,6 +1345,12 @@ static int run_start(struct rec *r)
 		record_log(r, RECORD_INFO, "sampling %s at %u Hz, %u thread%s of pid %d",
 			   st->event_name, o->freq, perf_set__nthreads(r->ps),
 			   perf_set__nthreads(r->ps) == 1 ? "" : "s", (int)o->pid);
+	else if (o->sampler == RECORD_SAMPLER_TICK)
+		record_log(
+			r, RECORD_INFO,
+			"sampling at the scheduler's tick (%u Hz) the threads of pid %d "
+			"on a CPU (BPF)",
+			o->freq, (int)o->pid);
 	else
 		record_log(r, RECORD_INFO,
 			   "sampling thread CPU time at %u Hz per thread of pid %d",
@@ -1567,6 +1643,7 @@ static void run_free(struct rec *r)
 	livestate__free(r->ls);
 	spanstate__free(r->ss);
 	lib_map_release(&r->span_open);
+	lib_map_release(&r->tick_named);
 	symcache__free(r->sc);
 	symbolizer__free(r->sym);
 	tids__free(r->tids);

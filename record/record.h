@@ -31,6 +31,10 @@ enum record_sampler {
 	RECORD_SAMPLER_PERF = 1,
 	RECORD_SAMPLER_CTIMER = 2, /* the shim's per-thread CPU timers;
 				    * needs the shim in the target */
+	RECORD_SAMPLER_TICK = 3,   /* the scheduler's tick, read by BPF in
+				    * the scheduler programs: no interrupt
+				    * of its own, at the kernel's HZ
+				    * (record_tick_hz()); needs those */
 };
 
 /* How CPU samples' user stacks are taken (record_opts.callgraph,
@@ -421,6 +425,14 @@ struct record_stats {
  *   or what opts->on_attached returned (stats->why empty)
  */
 int record__run(const struct record_opts *opts, struct record_stats *stats);
+
+/* The kernel's tick rate (CONFIG_HZ: a coarse clock's resolution is one
+ * tick), the rate of --sampler tick per busy CPU; 0 if not known. */
+unsigned int record_tick_hz(void);
+/* 1 if --sampler tick looks possible here: the rate known, kernel BTF,
+ * and the privileges of BPF tracing (CAP_SYS_ADMIN, or CAP_BPF and
+ * CAP_PERFMON); a seccomp filter or lockdown may still refuse it. */
+int record_tick_usable(void);
 
 /* ---- CPU samples' stack copy: --call-graph (record/callgraph.c) ----- */
 

@@ -93,7 +93,8 @@ struct rec {
 	char tokio_path[PATH_MAX];  /* ... the executable, for the probes */
 	int shim_probes_off;	    /* ... the shim came: its probes went */
 	struct offcpu_rec_stats ocst;
-	struct ustack_stats leaf; /* the CPU samples' user stacks */
+	struct ustack_stats leaf;  /* the CPU samples' user stacks */
+	struct lib_map tick_named; /* --sampler tick: the threads named */
 	struct shim_seg *seg;
 	struct tids *tids;	 /* the target's threads, as the kernel says */
 	int inner;		 /* ... in a pid namespace of its own */

@@ -38,7 +38,8 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*type))
 		return 0;
-	if (*type == SCHED_BPF_OUT && size >= sizeof(struct sched_bpf_out)) {
+	if ((*type == SCHED_BPF_OUT || (*type == SCHED_BPF_TICK && sb->cb.tick)) &&
+	    size >= sizeof(struct sched_bpf_out)) {
 		const struct sched_bpf_out *o = data;
 		const uint64_t *chains = (const void *)(o + 1);
 		uint64_t kb = o->kbytes > 0 ? (uint64_t)o->kbytes : 0;
@@ -47,9 +48,9 @@ static int on_record(void *ctx, void *data, size_t size)
 		/* cannot be: the kernel wrote them all */
 		if (kb % 8 || ub % 8 || kb + ub + o->stack_len > size - sizeof(*o))
 			return 0;
-		sb->cb.out(sb->cb.ctx, o, chains, (unsigned int)(kb / 8), chains + kb / 8,
-			   (unsigned int)(ub / 8),
-			   (const unsigned char *)chains + kb + ub);
+		(*type == SCHED_BPF_OUT ? sb->cb.out : sb->cb.tick)(
+			sb->cb.ctx, o, chains, (unsigned int)(kb / 8), chains + kb / 8,
+			(unsigned int)(ub / 8), (const unsigned char *)chains + kb + ub);
 	} else if (*type == SCHED_BPF_IN && size >= SCHED_BPF_IN_SIZE(0)) {
 		const struct sched_bpf_in *in = data;
 
@@ -105,6 +106,9 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	sb->skel->rodata->cfg.short_at = o->ring_bytes / 2;
 	sb->skel->rodata->cfg.min_ns = o->min_ns;
 	sb->skel->rodata->cfg.slot = o->slot;
+	sb->skel->rodata->cfg.tick_fn = o->tick_fn;
+	sb->skel->rodata->cfg.tick_stack =
+		o->tick_stack > SCHED_BPF_STACK_MAX ? SCHED_BPF_STACK_MAX : o->tick_stack;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0) {
 		err = bpfload_fail(ncpu ? ncpu : -EINVAL, "count the CPUs", why, whylen);
@@ -120,6 +124,7 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	bpf_program__set_autoattach(sb->skel->progs.d9_waking, !!o->wakeups);
 	bpf_program__set_autoattach(sb->skel->progs.d9_fork, !!o->children);
 	bpf_program__set_autoattach(sb->skel->progs.d9_free, !!o->children);
+	bpf_program__set_autoload(sb->skel->progs.d9_tick, !!o->tick_fn);
 	/* the iterator is read, not attached, and only needed with min_ns */
 	bpf_program__set_autoattach(sb->skel->progs.d9_open, false);
 	bpf_program__set_autoload(sb->skel->progs.d9_open, o->min_ns > 0);
@@ -135,7 +140,10 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 		goto out;
 	}
 	if ((err = d9_sched__attach(sb->skel))) {
-		bpfload_fail(err, "attach to sched_switch", why, whylen);
+		bpfload_fail(err,
+			     o->tick_fn ? "attach to sched_switch and the tick"
+					: "attach to sched_switch",
+			     why, whylen);
 		goto out;
 	}
 	sb->rb = ring_buffer__new(bpf_map__fd(sb->skel->maps.ring), on_record, sb, NULL);

@@ -35,6 +35,11 @@ struct sched_bpf_opts {
 				     * at most SCHED_BPF_PEND_STACK of stack) */
 	struct tokio_bpf_slot slot; /* read the task at each switch-out
 				     * (record/bpf/tokio_tag.h; kind 0: none) */
+	uint64_t tick_fn;	    /* CPU samples at the scheduler's tick
+				     * (SCHED_BPF_TICK, to cb.tick): its
+				     * hrtimer's function; 0 none */
+	unsigned int tick_stack;    /* user stack per tick sample (<=
+				     * SCHED_BPF_STACK_MAX) */
 };
 
 struct sched_bpf_cb {
@@ -45,6 +50,10 @@ struct sched_bpf_cb {
 		    unsigned int nk, const uint64_t *uips, unsigned int nu,
 		    const void *stack);
 	void (*in)(void *ctx, const struct sched_bpf_in *in);
+	/* a tick's CPU sample (opts.tick), as out's */
+	void (*tick)(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
+		     unsigned int nk, const uint64_t *uips, unsigned int nu,
+		     const void *stack);
 };
 
 /* Load and attach the programs (disabled: nothing recorded before

@@ -76,6 +76,7 @@ enum trace_chunk_type {
 enum trace_sampler {
 	TRACE_SAMPLER_PERF = 1,	  /* perf_event, kernel-unwound callchain */
 	TRACE_SAMPLER_CTIMER = 2, /* in-process CPU timer (reserved) */
+	TRACE_SAMPLER_TICK = 3,	  /* the scheduler's tick, BPF */
 };
 
 struct trace_sample {

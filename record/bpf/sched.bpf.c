@@ -323,32 +323,33 @@ static __always_inline void switch_in(struct task_struct *prev, struct task_stru
 		__sync_fetch_and_add(&lost, 1);
 }
 
-/* Fill the switch-out record at @o (its chains and at most @cap bytes of
- * stack at @data, right after it) for the current thread @tid; returns its
- * size. */
+/* Fill the record at @o, a switch-out or a tick's sample of @type (its
+ * chains, the kernel's if @kernel, and at most @want, @cap bytes of
+ * stack at @data, right after it) for the current thread @tid; returns
+ * its size. No holder: the switch-out's caller says who. */
 static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
-				     unsigned char *data, long cap, __u32 tid,
-				     struct task_struct *next, int runnable, int unseen,
-				     __u64 now, struct tstate *ts, __u64 task)
+				     unsigned char *data, long cap, __u32 type, __u32 tid,
+				     __u64 now, struct tstate *ts, __u64 task, int kernel,
+				     long want)
 {
 	struct pt_regs *regs;
 	long kb = 0, ub, len, at;
 	int err = -1;
 
-	o->type = SCHED_BPF_OUT;
+	o->type = type;
 	o->tid = tid;
 	o->time = now;
-	o->holder = (__u32)next->pid;
-	o->preempted = runnable;
-	o->unseen_in = unseen;
-	__builtin_memcpy(o->holder_comm, next->comm, 16);
+	o->holder = 0;
+	o->preempted = 0;
+	o->unseen_in = 0;
+	__builtin_memset(o->holder_comm, 0, 16);
 	o->sp = 0;
 	o->fp = 0;
 	o->pad = 0;
 	o->task = task;
 	/* the two chains and the stack copy packed after the header; every
 	 * length bounded where the verifier sees it */
-	if (cfg.kernel)
+	if (kernel)
 		kb = bpf_get_stack(ctx, data, CHAIN_BYTES, 0);
 	barrier_var(kb);
 	if (kb < 0 || kb > CHAIN_BYTES)
@@ -376,7 +377,7 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 	/* as much of the copy as is mapped (up to where this thread's stack
 	 * ends); short while the recorder is behind (not a copy kept in
 	 * task storage: most never reach the ring) */
-	len = copy_bytes && copy_bytes < cfg.stack_bytes ? copy_bytes : cfg.stack_bytes;
+	len = want;
 	if (!cfg.min_ns && len > SCHED_BPF_STACK_SHORT &&
 	    bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >= cfg.short_at) {
 		len = SCHED_BPF_STACK_SHORT;
@@ -428,26 +429,43 @@ static __always_inline long fill_out(void *ctx, struct sched_bpf_out *o,
 	return (long)sizeof(*o) + at + len;
 }
 
+static __always_inline void set_holder(struct sched_bpf_out *o, struct task_struct *next,
+				       int runnable, int unseen)
+{
+	o->holder = (__u32)next->pid;
+	o->preempted = runnable;
+	o->unseen_in = unseen;
+	__builtin_memcpy(o->holder_comm, next->comm, 16);
+}
+
+/* The task @t polls (the shim's, lean mode) or runs (zero-code Tokio):
+ * its thread-local, read while it is current; the target's own threads
+ * only (a child may run another program, or hold its parent's ids) */
+static __always_inline __u64 task_now(struct task_struct *t)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 task;
+
+	if ((__u32)t->tgid != cfg.tgid)
+		return 0;
+	task = shim_bpf_task(t->thread.fsbase, shim_off);
+	return task ? task : tokio_bpf_task(t->thread.fsbase, &cfg.slot);
+#else
+	return 0;
+#endif
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       struct task_struct *next, int runnable, __u64 now)
 {
 	__u32 tid = (__u32)prev->pid, cpu = bpf_get_smp_processor_id();
 	struct tstate *ts = bpf_map_lookup_elem(&threads, &tid);
+	long want =
+		copy_bytes && copy_bytes < cfg.stack_bytes ? copy_bytes : cfg.stack_bytes;
 	struct out_buf *b;
 	int unseen = 0;
 	long size;
-	__u64 task = 0;
-
-#if defined(__TARGET_ARCH_x86)
-	/* the task it leaves (zero-code Tokio): its thread-local, read while
-	 * it is still current; the target's own threads only (a child may
-	 * run another program, or hold its parent's ids) */
-	if ((__u32)prev->tgid == cfg.tgid) {
-		task = shim_bpf_task(prev->thread.fsbase, shim_off);
-		if (!task)
-			task = tokio_bpf_task(prev->thread.fsbase, &cfg.slot);
-	}
-#endif
+	__u64 task = task_now(prev);
 
 	/* in place when the thread is known: an update of a hash map can
 	 * fail (-EBUSY, no free element), a store cannot */
@@ -483,16 +501,19 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		struct pend_buf *p = bpf_task_storage_get(&pend, prev, 0,
 							  BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-		if (p)
-			fill_out(ctx, &p->h, p->data, SCHED_BPF_PEND_STACK, tid, next,
-				 runnable, 0, now, ts, task);
+		if (p) {
+			fill_out(ctx, &p->h, p->data, SCHED_BPF_PEND_STACK, SCHED_BPF_OUT,
+				 tid, now, ts, task, cfg.kernel, want);
+			set_holder(&p->h, next, runnable, 0);
+		}
 		return;
 	}
 	b = bpf_map_lookup_elem(&outs, &cpu);
 	if (!b)
 		return;
-	size = fill_out(ctx, &b->h, b->data, SCHED_BPF_STACK_MAX, tid, next, runnable,
-			unseen, now, ts, task);
+	size = fill_out(ctx, &b->h, b->data, SCHED_BPF_STACK_MAX, SCHED_BPF_OUT, tid, now,
+			ts, task, cfg.kernel, want);
+	set_holder(&b->h, next, runnable, unseen);
 	if (bpf_ringbuf_output(&ring, b, size, wake_flag()))
 		__sync_fetch_and_add(&lost, 1);
 }
@@ -549,6 +570,44 @@ int BPF_PROG(d9_waking, struct task_struct *p)
 		ts->runnable = bpf_ktime_get_ns();
 	else if (ts && !ts->out)
 		ts->early = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* --sampler tick: a CPU sample of the target thread the scheduler's tick
+ * found on this CPU, at the kernel's HZ, an interrupt already paid for
+ * (perf's cpu-clock takes one of its own per sample). The tick is an
+ * hrtimer (cfg.tick_fn its function): its expiry's tracepoint, in the
+ * interrupt, the thread it interrupted current. Never inside d9_switch
+ * (which runs with interrupts off): the CPU's out buffer is its own. */
+struct hrtimer {
+	void *function;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(d9_tick, struct hrtimer *timer, __s64 *now)
+{
+	struct task_struct *cur;
+	__u32 tid, cpu;
+	struct out_buf *b;
+	struct tstate *ts;
+	long size;
+
+	if (!enabled || !cfg.tick_fn || (__u64)timer->function != cfg.tick_fn)
+		return 0;
+	cur = (struct task_struct *)bpf_get_current_task_btf();
+	if (!is_target(cur))
+		return 0;
+	cpu = bpf_get_smp_processor_id();
+	b = bpf_map_lookup_elem(&outs, &cpu);
+	if (!b)
+		return 0;
+	tid = (__u32)cur->pid;
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	size = fill_out(ctx, &b->h, b->data, SCHED_BPF_STACK_MAX, SCHED_BPF_TICK, tid,
+			bpf_ktime_get_ns(), ts, task_now(cur), cfg.kernel,
+			cfg.tick_stack);
+	if (bpf_ringbuf_output(&ring, b, size, wake_flag()))
+		__sync_fetch_and_add(&lost, 1);
 	return 0;
 }
 

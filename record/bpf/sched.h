@@ -6,6 +6,10 @@
  *
  * Records, in the order the kernel reserved them (one ring for all CPUs:
  * a thread's switch-out always comes before its switch-in):
+ *   SCHED_BPF_TICK with cfg.tick_fn: the scheduler's tick found a target
+ *                  thread on its CPU, a CPU sample with an OUT's layout
+ *                  (no holder; its kernel chain from the tick's program
+ *                  down, through the interrupt to what it interrupted);
  *   SCHED_BPF_OUT  a target thread left its CPU: when, whether it was
  *                  still runnable (preempted or yielded), who took the CPU,
  *                  its kernel and user frame-pointer chains, and its user
@@ -33,8 +37,9 @@
 
 #include "tokio_tag.h"
 
-#define SCHED_BPF_OUT 1
-#define SCHED_BPF_IN  2
+#define SCHED_BPF_OUT  1
+#define SCHED_BPF_IN   2
+#define SCHED_BPF_TICK 3 /* a CPU sample (cfg.tick): an OUT's layout */
 
 #define SCHED_BPF_FRAMES    127	  /* per chain, perf's default maximum */
 #define SCHED_BPF_STACK_MAX 32768 /* bytes of user stack, at most */
@@ -126,6 +131,10 @@ struct sched_bpf_cfg {
 				      * this long, at their switch-in */
 	struct tokio_bpf_slot slot;  /* where a thread keeps its task's id
 				      * (zero-code Tokio; kind 0: none) */
+	unsigned long long tick_fn;  /* CPU samples at the tick (TICK): the
+				      * tick's hrtimer function; 0 none */
+	unsigned int tick_stack;     /* user stack copied per tick sample */
+	unsigned int pad;
 };
 
 /* The stack copy a waiting switch-out keeps (cfg.min_ns) at most: task

@@ -183,3 +183,16 @@ Test(kallsyms, resolves_real_kernel_symbols)
 	}
 	kallsyms__free(k);
 }
+
+Test(kallsyms, find_names_the_core_kernel_only, SYNTHETIC)
+{
+	cr_expect_eq(kallsyms__find(syms, "do_thing"), 0xffffffff81000100);
+	cr_expect_eq(kallsyms__find(syms, "alias_global_is_not_this"),
+		     0xffffffff81000400);
+	/* a module's, a data symbol, a marker, none */
+	cr_expect_eq(kallsyms__find(syms, "ext4_read"), 0);
+	cr_expect_eq(kallsyms__find(syms, "some_data"), 0);
+	cr_expect_eq(kallsyms__find(syms, "_etext"), 0);
+	cr_expect_eq(kallsyms__find(syms, "nothing"), 0);
+	cr_expect_eq(kallsyms__find(NULL, "do_thing"), 0);
+}
