@@ -12,6 +12,10 @@
 #     busy task's share of the CPU within 2 points, as much of the CPU
 #     placed in tasks;
 #   - the polls over the threshold: every one listed, with its stacks.
+# Lean mode samples at the scheduler's tick where BPF may be used
+# (--sampler tick, no interrupt of its own); the tick's samples are held
+# to the kernel's own count of each thread's CPU (schedstat), and their
+# kernel stacks to what the thread was doing, not the tick's own frames.
 #
 #   B=build    build directory
 #   ONLY=REGEX run only the matching tests
@@ -23,6 +27,24 @@ DEMO=$ROOT/$B/examples/demo
 need() {
 	need_perf || return 2
 	need_bpf || return 2
+}
+
+TICK_WHY=unprobed
+need_tick() {
+	need_bpf || return 2
+	if [ "$TICK_WHY" = unprobed ]; then
+		TICK_WHY=""
+		"$D9" record --sampler tick -d 0.01 -o "$TMP/tprobe.d9" -- true \
+			2>"$TMP/tprobe.err" || TICK_WHY=$(tail -1 "$TMP/tprobe.err")
+	fi
+	[ -z "$TICK_WHY" ] && return 0
+	say "    skip: $TICK_WHY"
+	return 2
+}
+
+# sampler TRACE: the sampler that took its samples
+sampler() {
+	"$D9" info --json -i "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["sampling"]["sampler"])'
 }
 
 # tasks_col TRACE COLUMN: "TASK VALUE" lines of `d9prof tasks --limit 0`,
@@ -153,15 +175,24 @@ shares() {
 	echo "in $(in_polls "$1")"
 }
 
+# Lean and every poll on the same sampler: what lean mode leaves out is
+# what is compared (the tick and perf_event differ in what they cost the
+# target, which perf_event's samples include; see t_tick_*). Lean takes
+# the tick where it can (its default); 6 s: ~2000 samples at 250 Hz.
 t_lean_cpu_per_task_as_every_poll() {
+	local s
 	need || return 2
-	"$D9" record -o "$TMP/f.d9" -- "$DEMO" -d 3 >/dev/null 2>"$TMP/f.err" ||
-		fail "record: $(tail -1 "$TMP/f.err")" || return 1
-	"$D9" record --lean -o "$TMP/l.d9" -- "$DEMO" -d 3 >/dev/null 2>"$TMP/l.err" ||
+	"$D9" record --lean -o "$TMP/l.d9" -- "$DEMO" -d 6 >/dev/null 2>"$TMP/l.err" ||
 		fail "record --lean: $(tail -1 "$TMP/l.err")" || return 1
+	s=$(sampler "$TMP/l.d9")
+	if need_tick >/dev/null; then
+		[ "$s" = tick ] || fail "lean sampled with '$s', not the tick" || return 1
+	fi
+	"$D9" record --sampler "$s" -o "$TMP/f.d9" -- "$DEMO" -d 6 >/dev/null 2>"$TMP/f.err" ||
+		fail "record: $(tail -1 "$TMP/f.err")" || return 1
 	shares "$TMP/f.d9" >"$TMP/f.shares"
 	shares "$TMP/l.d9" >"$TMP/l.shares"
-	python3 - "$TMP/f.shares" "$TMP/l.shares" <<'EOF'
+	python3 - "$TMP/f.shares" "$TMP/l.shares" "$s" <<'EOF'
 import sys
 def read(p):
     d = dict(l.split() for l in open(p))
@@ -171,7 +202,129 @@ bad = ["%s: %.1f%% lean, %.1f%% every poll" % (k, l.get(k, 0), v)
        for k, v in f.items() if abs(l.get(k, 0) - v) > 2]
 if len(f) < 2 or bad:
     sys.exit("    %d busy tasks; %s" % (len(f) - 1, "; ".join(bad)))
-print("    " + ", ".join("%s %.1f/%.1f" % (k, l[k], v) for k, v in f.items()))
+print("    %s sampler: " % sys.argv[3] + ", ".join("%s %.1f/%.1f" % (k, l[k], v) for k, v in f.items()))
+EOF
+}
+
+# The tick's own path, which no sample's leaf frame may be in: the
+# interrupt, the hrtimer, the program
+TICK_PATH='(hrtimer_interrupt|__hrtimer_run_queues|tick_nohz_handler|tick_sched_timer|update_process_times|__sysvec_apic_timer_interrupt|asm_sysvec_apic_timer_interrupt|bpf_.*|__bpf_trace_.*)_\[k\]$'
+
+# thread_samples TRACE: "TID SAMPLES KERNEL TICK" per thread: its samples,
+# those with a kernel frame, those whose leaf is in TICK_PATH
+thread_samples() {
+	"$D9" flame --by thread --format folded -o - -i "$1" | python3 -c '
+import re, sys
+tick = re.compile(sys.argv[1])
+n = {}
+for line in sys.stdin:
+    stack, c = line.rsplit(" ", 1)
+    m = re.match(r"[^;]*\[(\d+)\];", stack)
+    if not m:
+        continue
+    v = n.setdefault(int(m.group(1)), [0, 0, 0])
+    v[0] += int(c)
+    v[1] += int(c) if "_[k]" in stack else 0
+    v[2] += int(c) if tick.match(stack.split(";")[-1]) else 0
+for t, v in n.items():
+    print(t, *v)
+' "$TICK_PATH"
+}
+
+# cpu_ns PID: "TID NS" of each thread, its CPU time as the kernel counts it
+cpu_ns() {
+	local f
+	for f in /proc/"$1"/task/*/schedstat; do
+		t=${f%/schedstat}
+		echo "${t##*/} $(cut -d' ' -f1 "$f")"
+	done
+}
+
+# The tick's samples of each thread against the kernel's count of its CPU
+# over the recording (three threads busy 80, 45 and 15% of the time, in
+# bursts of random length): as many as its CPU time in ticks, within
+# Poisson's noise; and ticks that came in user mode (a spin) carry no
+# kernel frame, the tick's own left out: a few have some, the ticks that
+# came while the thread went to sleep or woke (more of those the more it
+# sleeps), none ends in the tick's path.
+t_tick_samples_as_the_kernel_counts_cpu() {
+	local pid t0 t1
+	need_tick || return 2
+	cc -O1 -g -fno-omit-frame-pointer tests/e2e/duty.c -o "$TMP/duty" -lpthread ||
+		fail "cannot build duty" || return 1
+	start_ready "$TMP/duty.out" "$TMP/duty" 80 45 15 || return 1
+	pid=$SPID
+	cpu_ns "$pid" >"$TMP/cpu0"
+	t0=$(date +%s%N)
+	"$D9" record --sampler tick -p "$pid" -d 4 -o "$TMP/duty.d9" 2>"$TMP/duty.err" ||
+		fail "record --sampler tick: $(tail -1 "$TMP/duty.err")" || return 1
+	t1=$(date +%s%N)
+	cpu_ns "$pid" >"$TMP/cpu1"
+	kill "$pid"
+	thread_samples "$TMP/duty.d9" >"$TMP/duty.n"
+	"$D9" info --json -i "$TMP/duty.d9" >"$TMP/duty.json"
+	python3 - "$TMP" "$t0" "$t1" <<'EOF'
+import json, math, sys
+d = sys.argv[1]
+wall = (int(sys.argv[3]) - int(sys.argv[2])) / 1e9
+j = json.load(open(d + "/duty.json"))
+hz, span = j["sampling"]["frequency"], j["span"]["duration_ns"] / 1e9
+c0 = dict(map(int, l.split()) for l in open(d + "/cpu0"))
+c1 = dict(map(int, l.split()) for l in open(d + "/cpu1"))
+got = {int(a): (int(b), int(c), int(e)) for a, b, c, e in (l.split() for l in open(d + "/duty.n"))}
+bad, said = [], []
+for t in c1:
+    rate = (c1[t] - c0.get(t, 0)) / 1e9 / wall  # of a CPU
+    want = rate * span * hz
+    if want < 50:
+        continue
+    n, k, e = got.get(t, (0, 0, 0))
+    said.append("%d: %d samples for %.0f ms of CPU (%.0f)" % (t, n, rate * span * 1e3, want))
+    if abs(n - want) > 4 * math.sqrt(want) + 0.05 * want:
+        bad.append(said[-1])
+    if k > 0.15 * n or e:
+        bad.append("%d: of %d samples of a spin %d with kernel frames, %d in the tick's path"
+                   % (t, n, k, e))
+if len(said) != 3 or bad:
+    sys.exit("    %d threads busy enough; %s" % (len(said), "; ".join(bad or said)))
+print("    %d Hz; " % hz + "; ".join(said))
+EOF
+}
+
+# A thread mostly in the kernel (dd copying zeros): the tick's samples
+# carry the kernel frames it was in, down from the syscall, and none ends
+# in the tick's own path (the interrupt, the hrtimer, the program).
+t_tick_kernel_stacks_are_the_threads() {
+	local dpid
+	need_tick || return 2
+	dd if=/dev/zero of=/dev/null bs=1M 2>/dev/null &
+	dpid=$!
+	PIDS+=("$dpid")
+	"$D9" record --sampler tick -p "$dpid" -d 2 -o "$TMP/dd.d9" 2>"$TMP/dd.err" ||
+		fail "record --sampler tick: $(tail -1 "$TMP/dd.err")" || return 1
+	kill "$dpid"
+	"$D9" flame --format folded -o - -i "$TMP/dd.d9" >"$TMP/dd.folded"
+	python3 - "$TMP/dd.folded" "$TICK_PATH" <<'EOF'
+import re, sys
+tick = re.compile(sys.argv[2])
+n = kern = syscall = 0
+bad = []
+for line in open(sys.argv[1]):
+    stack, c = line.rsplit(" ", 1)
+    c = int(c)
+    n += c
+    frames = stack.split(";")
+    if "_[k]" in stack:
+        kern += c
+    if any(f in ("vfs_read_[k]", "vfs_write_[k]") for f in frames):
+        syscall += c
+    if tick.match(frames[-1]):
+        bad.append("%s (%d)" % (stack[-120:], c))
+if n < 200 or kern < 0.5 * n or syscall < 0.3 * n or bad:
+    sys.exit("    %d samples, %d with kernel frames, %d in vfs_read/vfs_write; "
+             "ending in the tick: %s" % (n, kern, syscall, "; ".join(bad[:3]) or "none"))
+print("    %d samples: %.0f%% with kernel frames, %.0f%% in vfs_read/vfs_write, none in the tick's path"
+      % (n, 100 * kern / n, 100 * syscall / n))
 EOF
 }
 
