@@ -459,10 +459,21 @@ static int choose_sampler(struct rec *r)
 		return 0;
 	}
 	if (r->o->sampler == RECORD_SAMPLER_TICK) {
+		char cpus[128];
+
 		/* taken by the scheduler's programs (open_offcpu) */
 		cpu_stack_bytes(r);
 		snprintf(r->st->sampler, sizeof(r->st->sampler), "tick");
 		snprintf(r->st->event_name, sizeof(r->st->event_name), "tick");
+		if (record_read_file("/sys/devices/system/cpu/nohz_full", cpus,
+				     sizeof(cpus), 0) &&
+		    cpus[0] && cpus[0] != '(')
+			record_log(
+				r, RECORD_WARN,
+				"CPUs %s stop their tick while one thread runs there "
+				"(nohz_full): that thread goes unsampled; --sampler perf "
+				"samples it",
+				cpus);
 		return 0;
 	}
 	err = open_sampler(r);
