@@ -1165,9 +1165,12 @@ fi
 #             too, 999 switches/s at most; perf 6.1 takes no period= term
 #             on a tracepoint, so -c 1 sets its period and cpu-clock keeps
 #             its own freq=999.)
+#   perftick  perfsame at the kernel's tick rate (KERNEL_HZ): as many samples
+#             as --sampler tick takes
 # rec_cmd NAME KIND PID: in REC, the recorder of KIND for pid PID (the
 # kinds above; d9lean and d9leanfl: record --lean, and --lean --flight for
-# row 2o), its output under NAME
+# row 2o, at the tick where BPF may be used, as by default; d9leanperf:
+# --lean --sampler perf), its output under NAME
 rec_cmd() {
 	local name=$1 kind=$2 pid=$3 extra=() pev=(-F 999 -e cpu-clock) out=$RUN/$1.d9
 	case $kind in
@@ -1177,7 +1180,9 @@ rec_cmd() {
 	d9perf) extra=(--sched perf) kind=d9 ;;
 	d9lean) extra=(--lean) kind=d9 ;;
 	d9leanfl) extra=(--lean --flight=30s) kind=d9 out=$RUN/$name.dir && mkdir -p "$out" ;;
+	d9leanperf) extra=(--lean --sampler perf) kind=d9 ;;
 	perfsame) pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch) kind=perf ;;
+	perftick) pev=(-c 1 -e "cpu-clock/freq=$KERNEL_HZ/" -e sched:sched_switch) kind=perf ;;
 	perfg | perf) kind=perf ;;
 	esac
 	if [ "$kind" = d9 ]; then
@@ -1407,6 +1412,8 @@ lean_run() {
 	wait_bg "$WPID" "$name"
 }
 TICK_HZ=$(getconf CLK_TCK)
+# the kernel's HZ (a coarse clock's resolution is one tick)
+KERNEL_HZ=$(python3 -c 'import time; print(round(1 / time.clock_getres(6)))') # CLOCK_MONOTONIC_COARSE
 
 # lean_round ID ARMS CMD...: PAIRS rounds of one lean_run of CMD per arm,
 # the order rotating; per run in LC[ID-ARM-ROUND] the CPU ns per poll of
@@ -1434,10 +1441,10 @@ lean_vals() {	# lean_vals TABLE ID ARM: the rounds' values
 	local i
 	for i in $(seq "$PAIRS"); do printf ' %s' "${tab[$2-$3-$i]}"; done
 }
-lean_added() {	# lean_added ID ARM: (ARM - det) / (perfsame - det) per round
+lean_added() {	# lean_added ID ARM [PEER]: (ARM - det) / (PEER - det) per round
 	local i v="" a d ps
 	for i in $(seq "$PAIRS"); do
-		a=${LC[$1-$2-$i]} d=${LC[$1-det-$i]} ps=${LC[$1-perfsame-$i]}
+		a=${LC[$1-$2-$i]} d=${LC[$1-det-$i]} ps=${LC[$1-${3:-perfsame}-$i]}
 		v="$v $(calc "($a - $d) / (($ps - $d) > 1 ? ($ps - $d) : 1)")"
 	done
 	echo "$v"
@@ -1457,13 +1464,13 @@ lean_iters() {
 	calc "int($1 * ${rate:-400})"
 }
 lean_rows() {
-	local c a fl rp rd rs="" lp it i
+	local c a fl rp rd rs="" lp it i arms="det d9lean d9leanfl d9leanperf d9 perfsame perftick"
 	it=$(lean_iters 5)
-	lean_round 2o "det d9lean d9leanfl d9 perfsame" \
+	lean_round 2o "$arms" \
 		"$DEMO" --bench-polls --bench-iters "$it" -w 2 -q -d "$LEAN_SECS"
 	row 2o "lean mode: 2 workers, 5 us polls ($it iterations), a yield before each" \
 		"" "" "" "" ""
-	for c in det d9lean d9leanfl d9 perfsame; do
+	for c in $arms; do
 		a=$(lean_vals LC 2o $c)
 		row "" "  CPU ns/poll incl. recorder: $c" "$(med 0 "$a")" "-" "-" "-" "($(span "$a"))"
 	done
@@ -1471,19 +1478,25 @@ lean_rows() {
 	row "" "  CPU/poll added over det: lean / perfsame's" "$(med 3 "$a")" \
 		"every poll $(med 3 "$(lean_added 2o d9)")" "$(med 3 "$a")" "<= 0.500" \
 		"$(spread_verdict "$a" 0.5) ($(span "$a"))"
+	a=$(lean_added 2o d9lean perftick)
+	row "" "  CPU/poll added over det: lean / perftick's (as many samples)" "$(med 3 "$a")" \
+		"-" "$(med 3 "$a")" "stated" "($(span "$a"))"
+	a=$(lean_added 2o d9leanperf)
+	row "" "  CPU/poll added over det: lean --sampler perf / perfsame's" "$(med 3 "$a")" \
+		"-" "$(med 3 "$a")" "stated" "($(span "$a"))"
 	fl=$(lean_ratio 2o d9leanfl d9lean)
 	row "" "  CPU/poll lean --flight / lean, paired" "$(med 3 "$fl")" "-" "$(med 3 "$fl")" \
 		"<= 1.000" "$(spread_verdict "$fl" 1) ($(span "$fl"))"
 	# where it goes: in the target (sampling interrupts, the switch
 	# programs, the markers) and in the recorder once started
-	a="" fl=""
-	for i in $(seq "$PAIRS"); do
-		a="$a $(calc "${LW[2o-d9lean-$i]} - ${LW[2o-det-$i]}")"
-		fl="$fl $(calc "${LW[2o-d9-$i]} - ${LW[2o-det-$i]}")"
-		rs="${rs:-} $(calc "${LW[2o-perfsame-$i]} - ${LW[2o-det-$i]}")"
+	for c in d9lean d9leanperf d9 perfsame perftick; do
+		a=""
+		for i in $(seq "$PAIRS"); do
+			a="$a $(calc "${LW[2o-$c-$i]} - ${LW[2o-det-$i]}")"
+		done
+		row "" "  in the target, ns/poll over det: $c" "$(med 0 "$a")" "-" "-" "stated" \
+			"($(span "$a"))"
 	done
-	row "" "  in the target, ns/poll over det: lean / every poll" "$(med 0 "$a")/$(med 0 "$fl")" \
-		"perfsame $(med 0 "$rs")" "-" "stated" "($(span "$a") / $(span "$fl") / $(span "$rs"))"
 	rp=$(lean_vals LR 2o d9lean)
 	rd=$(lean_vals LR 2o d9)
 	rs=$(lean_vals LR 2o perfsame)
