@@ -371,6 +371,10 @@ int check_shim(const struct join *j, struct inputs *in);
  * @format = FLAME_FOLDED leaves out of the data in @affects (enum
  * loss_data); the SVG says it in its subtitle. */
 void folded_losses(const struct trace *t, enum flame_format format, unsigned int affects);
+/* On stderr where a lean trace (record --lean) cannot answer a
+ * --min-poll of @min_poll_ns: it keeps only the polls of its threshold
+ * or longer */
+void lean_min_poll(const struct trace *t, uint64_t min_poll_ns);
 
 /* With no -o and stdout a terminal, an SVG goes to the file @file
  * instead, and says so: *@outp = @file. */

@@ -386,6 +386,7 @@ int cmd_flame(int argc, char **argv)
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
 	folded_losses(t, fo.format, LOSS_CPU | LOSS_POLLS);
+	lean_min_poll(t, fo.min_poll_ns);
 	if (err == -ENODATA) {
 		char what[160];
 

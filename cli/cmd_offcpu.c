@@ -148,6 +148,7 @@ int cmd_offcpu(int argc, char **argv)
 	if (close_output(out, outp))
 		ret = EXIT_FAIL;
 	folded_losses(se.t, oo.format, LOSS_OFFCPU | LOSS_POLLS | LOSS_WAKEUPS);
+	lean_min_poll(se.t, oo.min_poll_ns);
 	if (err == -ENODATA) {
 		char what[160];
 

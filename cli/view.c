@@ -15,6 +15,7 @@
 #include "analysis/flame.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
+#include "analysis/lean.h"
 #include "analysis/losses.h"
 #include "analysis/spans.h"
 #include "cli/cli.h"
@@ -294,6 +295,19 @@ void folded_losses(const struct trace *t, enum flame_format format, unsigned int
 
 	if (format == FLAME_FOLDED && *analysis_losses_text(t, affects, buf, sizeof(buf)))
 		info("%s", buf);
+}
+
+void lean_min_poll(const struct trace *t, uint64_t min_poll_ns)
+{
+	uint64_t floor;
+	char a[32], b[32];
+
+	if (min_poll_ns && analysis_is_lean(t, &floor, NULL, NULL) && min_poll_ns < floor)
+		warning("a lean recording keeps only the polls of %s or longer: --min-poll "
+			"%s shows those alone (the shorter are counted per task in "
+			"'d9prof tasks')",
+			text_duration(floor, a, sizeof(a)),
+			text_duration(min_poll_ns, b, sizeof(b)));
 }
 
 void terminal_svg(const char **outp, const char *file)

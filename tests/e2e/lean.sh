@@ -347,6 +347,11 @@ t_lean_lists_every_long_poll_with_stacks() {
 	"$D9" flame --task 1 --min-poll 1ms --format folded -i "$TMP/l.d9" >"$TMP/hog.folded" 2>/dev/null
 	folded=$(grep -c 'cpu_hog_poll' "$TMP/hog.folded")
 	[ "$folded" -gt 0 ] || fail "no stack of the hog's long polls" || return 1
+	# under the threshold the trace cannot answer: said, not silent
+	"$D9" flame --min-poll 500us --format folded -o /dev/null -i "$TMP/l.d9" 2>"$TMP/min.err"
+	grep -q 'keeps only the polls of 1.00ms or longer' "$TMP/min.err" ||
+		fail "flame --min-poll 500us on a lean trace said nothing: $(cat "$TMP/min.err")" ||
+		return 1
 	say "    the hog's $listed polls over 1ms all listed, their stacks in flame --min-poll 1ms"
 }
 
