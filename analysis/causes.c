@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/causes.h"
+#include "analysis/lean.h"
 #include "analysis/delays.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
@@ -126,6 +127,9 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h,
 {
 	const struct trace *t = oc->trace;
 	char d[32], a[256], b[128], lab[HOT_FRAMES][256];
+	/* a lean trace's short polls are not in it: time in them reads as
+	 * no poll's */
+	int lean = analysis_is_lean(t, NULL, NULL, NULL);
 
 	for (size_t i = 0; i < n && i < TEXT_CAUSES; i++) {
 		const struct delay_cause *x = &c[i];
@@ -165,7 +169,10 @@ void analysis_causes_text(const struct offcpu *oc, const struct hot *h,
 			fprintf(out, "parked %s (%d%%)", d, pct);
 			break;
 		case CAUSE_RUNNING:
-			fprintf(out, "running outside polls %s (%d%%)", d, pct);
+			fprintf(out,
+				lean ? "running outside the polls recorded %s (%d%%)"
+				     : "running outside polls %s (%d%%)",
+				d, pct);
 			break;
 		}
 		if ((x->kind == CAUSE_BLOCKED || x->kind == CAUSE_RUNQ) && x->in_poll &&

@@ -124,6 +124,23 @@ static int add_sum(struct lean_stat *ls, const struct trace *t, const struct tra
 	return 0;
 }
 
+uint64_t lean_thread_polls(const struct trace *t, uint32_t tid, uint64_t from,
+			   uint64_t to, uint64_t *ns)
+{
+	uint64_t n = 0;
+
+	*ns = 0;
+	for (size_t i = 0; i < t->nsums; i++) {
+		const struct trace_sum *s = &t->sums[i];
+
+		if (s->tid == tid && s->time >= from && s->time <= to) {
+			n += s->polls;
+			*ns += s->poll_total;
+		}
+	}
+	return n;
+}
+
 int lean__new(const struct join *j, struct lean **out)
 {
 	const struct trace *t = j->trace;

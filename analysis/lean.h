@@ -22,6 +22,12 @@ int analysis_is_lean(const struct trace *t, uint64_t *poll_ns, uint64_t *delay_n
  * nothing for another trace */
 void analysis_lean_note(const struct trace *t, FILE *out);
 
+/* Thread @tid's polls as the shim summed them, those of the sums flushed
+ * from @from to @to (ns; sums are flushed every second): their count,
+ * and their total length in *@ns */
+uint64_t lean_thread_polls(const struct trace *t, uint32_t tid, uint64_t from,
+			   uint64_t to, uint64_t *ns);
+
 /* A task's (or several tasks') polls as the shim summed them: all of
  * them, those written too; lengths and waits in trace_sum buckets */
 struct lean_stat {

@@ -312,11 +312,23 @@ out:
 	return err;
 }
 
+/* A lean trace's threads that polled: those of its sums, after @n in
+ * @tids (room for t->nsums more); the new count */
+static size_t lean_threads(const struct trace *t, uint32_t *tids, size_t n)
+{
+	for (size_t i = 0; i < t->nsums; i++)
+		tids[n++] = t->sums[i].tid;
+	return n;
+}
+
 static int workers(struct page *pg)
 {
 	const struct offcpu *oc = pg->oc;
 	const struct join *j = oc->join;
 	const struct trace *t = oc->trace;
+	/* lean: its polls under the threshold are in its sums, not the
+	 * join, and its switches in them carry their task */
+	int lean = analysis_is_lean(t, NULL, NULL, NULL);
 	uint32_t *tids;
 	size_t i, n = 0, cap;
 	int err;
@@ -324,10 +336,12 @@ static int workers(struct page *pg)
 	/* the threads that polled, then those that parked */
 	tids = join__poll_threads(j, &n);
 	cap = n;
-	if (!tids || LIB_GROW(tids, cap, n + t->nthreads)) {
+	if (!tids || LIB_GROW(tids, cap, n + t->nthreads + (lean ? t->nsums : 0))) {
 		free(tids);
 		return -ENOMEM;
 	}
+	if (lean)
+		n = lean_threads(t, tids, n);
 	for (i = 0; i < t->nthreads; i++)
 		if (offcpu__parked_ns(oc, t->threads[i].tid, oc->start_time,
 				      oc->end_time))
@@ -342,9 +356,11 @@ static int workers(struct page *pg)
 		uint64_t in_polls, used;
 		size_t m;
 
-		w->polls = join__thread_totals(j, tids[i], &in_polls);
+		w->polls = lean ? lean_thread_polls(t, tids[i], oc->start_time,
+						    oc->end_time, &in_polls)
+				: join__thread_totals(j, tids[i], &in_polls);
 		m = offcpu__thread_switches(oc, tids[i], &sw);
-		add_switches(w, oc, sw, m, 0);
+		add_switches(w, oc, sw, m, lean);
 		w->parked = offcpu__parked_ns(oc, tids[i], oc->start_time, oc->end_time);
 		/* the switches in a poll are within it, but a lost switch-in
 		 * clipped otherwise must not make a negative */
