@@ -35,6 +35,7 @@ done
 mk() { "$B/tests/golden/mktrace" "$@" || exit 1; }
 mk "$TMP/golden.data"
 mk --hostile "$TMP/hostile.data"
+mk --lean "$TMP/lean.data"
 mk --segments 0-3 --cut --dump SIGUSR1 "$TMP/segs.data"
 for s in 0-0 1-1 2-2 3-3 0-1 2-3; do
 	mk --segments $s "$TMP/seg$s.data"
@@ -62,6 +63,7 @@ seed() {
 # trace: the first byte picks the read flags
 seed trace golden 0 golden
 seed trace golden-lazy 1 golden
+seed trace lean 0 lean
 seed trace segments 0 segs
 seed trace segments-lazy 3 segs
 "$FUZZ_B/mkseed" "$S/segment" || exit 1
@@ -93,6 +95,7 @@ seed export no-task $((3 | 48)) golden
 seed export window-leaf $((3 | 64 | 128)) segs
 seed export window-segs $((0 | 64)) segs
 seed export by-thread $((2 | 192)) golden
+seed export lean 0 lean
 # parquet: bit 0 lazy; 4-5 --task
 seed parquet golden 0 golden
 seed parquet segs 1 segs
@@ -100,9 +103,11 @@ seed parquet demo-perf 1 demo-perf
 seed parquet demo-ctimer 0 demo-ctimer
 seed parquet task-name 32 golden
 seed parquet hostile 0 hostile
+seed parquet lean 0 lean
 # diff: bit 0 folded; 1-2 --by; 3 lazy; 4-5 --task; 6 --min-poll; 7 one
 # trace in two windows
 seed diff same 1 golden golden
+seed diff lean-full 1 golden lean
 seed diff same-svg 0 golden golden
 seed diff segments 1 seg0-1 seg2-3
 seed diff by-task 3 seg2-3 seg0-1

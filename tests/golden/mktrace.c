@@ -76,6 +76,12 @@ static const struct sym {
 #define GOOD "\xc3\xa9\xe4\xb8\xad\xf0\x9f\xa6\x80" /* é, 中, 🦀 */
 
 static int hostile;
+/* --lean: as record --lean=1ms writes it: polls under 1 ms and their
+ * wakes not written, every poll summed per thread and task (SUMS), the
+ * samples carrying their task, a wait of 1 ms written as its WAKE by
+ * thread 0 */
+static int lean;
+#define LEAN_NS 1000000ULL
 
 /* The hostile symbols and modules of --hostile, by index in syms[]. */
 static const char *const hostile_sym[] = {
@@ -147,13 +153,72 @@ static void ev(uint64_t t, uint32_t tid, uint32_t type, uint64_t task)
 		(struct trace_event){.time = t, .task = task, .tid = tid, .type = type};
 }
 
-static void sample(uint64_t t, uint32_t tid, uint32_t st)
+static void sample(uint64_t t, uint32_t tid, uint32_t st, uint64_t task)
 {
 	sams[nsam++] = (struct trace_sample){.time = t,
 					     .tid = tid,
 					     .stack = st,
 					     .weight = 1,
-					     .sampler = TRACE_SAMPLER_PERF};
+					     .sampler = TRACE_SAMPLER_PERF,
+					     .task = lean ? task : 0};
+}
+
+/* --lean's sums: one per thread and task, its buckets as the shim's */
+struct lsum {
+	struct trace_sum s;
+	uint32_t len[TRACE_SUM_BUCKETS], wait[TRACE_SUM_BUCKETS];
+};
+static struct lsum lsums[256];
+static size_t nlsum;
+
+static uint32_t bucket(uint64_t v)
+{
+	unsigned e = 63 - (unsigned)__builtin_clzll(v | 1);
+
+	return v < 8 ? (uint32_t)v : 4 * (e - 1) + (uint32_t)((v >> (e - 2)) & 3);
+}
+
+static void lean_poll(uint32_t tid, uint64_t task, uint64_t len, uint64_t wait)
+{
+	struct lsum *l = lsums;
+
+	while (l < lsums + nlsum && !(l->s.tid == tid && l->s.task == task))
+		l++;
+	if (l == lsums + nlsum) {
+		nlsum++;
+		l->s.tid = tid;
+		l->s.task = task;
+	}
+	l->s.polls++;
+	l->s.poll_total += len;
+	l->s.poll_max = len > l->s.poll_max ? len : l->s.poll_max;
+	l->len[bucket(len)]++;
+	if (!wait) /* no wake: the disk task's polls */
+		return;
+	l->s.delays++;
+	l->s.delay_total += wait;
+	l->s.delay_max = wait > l->s.delay_max ? wait : l->s.delay_max;
+	l->wait[bucket(wait)]++;
+}
+
+static void lean_sums(struct trace_writer *w, uint64_t at)
+{
+	for (struct lsum *l = lsums; l < lsums + nlsum; l++) {
+		struct trace_sum_ent e[2 * TRACE_SUM_BUCKETS];
+		uint32_t n = 0;
+
+		for (uint32_t b = 0; b < TRACE_SUM_BUCKETS; b++) {
+			if (l->len[b])
+				e[n++] = (struct trace_sum_ent){0, (uint8_t)b, 0,
+								l->len[b]};
+			if (l->wait[b])
+				e[n++] = (struct trace_sum_ent){1, (uint8_t)b, 0,
+								l->wait[b]};
+		}
+		l->s.time = at;
+		l->s.nent = n;
+		trace_writer__sum(w, &l->s, e);
+	}
 }
 
 enum { ST_SHORT, ST_NET, ST_DISK, ST_BLOCK, ST_IDLE, NSTACKS };
@@ -178,11 +243,13 @@ static void make_records(void)
 		uint64_t *now = &t[i % 2], task, dur;
 		uint32_t st;
 
+		uint64_t wait = 0;
+
 		if (i % 25 == 0) {
 			task = 42, dur = 5 * MS, st = ST_DISK;
 		} else if (i % 10 == 0) {
-			task = 7, dur = 1500 * US, st = ST_NET;
-			ev(*now, 102, TRACE_EV_WAKE, 7);
+			task = 7, dur = 1500 * US, st = ST_NET, wait = 1 * MS;
+			ev(*now, lean ? 0 : 102, TRACE_EV_WAKE, 7);
 			span(*now, 102, TRACE_SPAN_NEW, 1000 + (uint64_t)i, 0, req, NULL);
 			span(*now, 102, TRACE_SPAN_FIELD, 1000 + (uint64_t)i, 0, "route",
 			     hostile ? "/api" EVIL : "/api");
@@ -191,13 +258,17 @@ static void make_records(void)
 			task = 1 + (uint64_t)(i % 60), dur = 300 * US, st = ST_SHORT;
 			if (task == 7 || task == 42 || task == 61)
 				task = 2;
-			ev(*now, tid, TRACE_EV_WAKE, task);
-			*now += 20 * US;
+			if (!lean)
+				ev(*now, tid, TRACE_EV_WAKE, task);
+			*now += 20 * US, wait = 20 * US;
 		}
-		ev(*now, tid, TRACE_EV_POLL_BEGIN, task);
+		if (lean)
+			lean_poll(tid, task, dur, wait);
+		if (!lean || dur >= LEAN_NS)
+			ev(*now, tid, TRACE_EV_POLL_BEGIN, task);
 		for (uint64_t k = 100 * US; k < dur; k += 1 * MS)
 			if (task != 42 || k < 1 * MS || k > 4 * MS)
-				sample(*now + k, tid, st);
+				sample(*now + k, tid, st, task);
 		if (task == 7) {
 			span(*now + 10 * US, tid, TRACE_SPAN_ENTER, 1000 + (uint64_t)i, 0,
 			     NULL, NULL);
@@ -220,17 +291,20 @@ static void make_records(void)
 							   .tid = tid,
 							   .stack = ST_BLOCK,
 							   .holder = 999};
-		ev(*now + dur, tid, TRACE_EV_POLL_END, task);
+		if (!lean || dur >= LEAN_NS)
+			ev(*now + dur, tid, TRACE_EV_POLL_END, task);
 		*now += dur + 50 * US;
 		if (i % 100 == 99) { /* a park between bursts */
 			ev(*now, tid, TRACE_EV_PARK, 0);
-			sample(*now + 10 * US, tid, ST_IDLE);
+			sample(*now + 10 * US, tid, ST_IDLE, 0);
 			ev(*now + 400 * US, tid, TRACE_EV_UNPARK, 0);
 			*now += 450 * US;
 		}
 	}
-	ev(T0 + 100 * MS, 102, TRACE_EV_SPAWN, 61);
-	ev(T0 + 200 * MS, 102, TRACE_EV_WAKE, 61);
+	if (!lean) { /* lean mode writes neither (nor does task 61 poll) */
+		ev(T0 + 100 * MS, 102, TRACE_EV_SPAWN, 61);
+		ev(T0 + 200 * MS, 102, TRACE_EV_WAKE, 61);
+	}
 	span(T0 + 400 * MS, 102, TRACE_SPAN_CLOSE, 1, 0, NULL, NULL);
 }
 
@@ -510,6 +584,8 @@ int main(int argc, char **argv)
 			seg = 1;
 		else if (!strcmp(argv[i], "--hostile"))
 			hostile = 1;
+		else if (!strcmp(argv[i], "--lean"))
+			lean = 1;
 		else if (!strcmp(argv[i], "--cut"))
 			cut = 1;
 		else if (!strcmp(argv[i], "--dump") && i + 2 < argc)
@@ -520,8 +596,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc < 2 || i != argc - 1 || path[0] == '-' || (seg && (losses || hostile)) ||
-	    (!seg && (cut || reason || exit_status))) {
-		fprintf(stderr, "usage: mktrace [--losses] [--hostile] FILE\n"
+	    (!seg && (cut || reason || exit_status)) ||
+	    (lean && (seg || hostile || losses))) {
+		fprintf(stderr, "usage: mktrace [--losses] [--hostile] [--lean] FILE\n"
 				"       mktrace --segments A-B [--cut] [--dump REASON] "
 				"[--exit STATUS] FILE\n");
 		return 2;
@@ -545,6 +622,11 @@ int main(int argc, char **argv)
 		c.shim_drops = 9;
 	}
 	head(w, losses, st);
+	if (lean)
+		trace_writer__meta(w, TRACE_META_LEAN,
+				   "poll=1000000 delay=1000000 unit=1");
 	body(w, st, 0, UINT64_MAX);
+	if (lean)
+		lean_sums(w, T0 + 2900 * MS);
 	return finish(w, fd, &c, path);
 }

@@ -20,6 +20,7 @@ mk "$TMP/d9prof.data"
 mk --losses "$TMP/lossy.data"
 mk "$TMP/before.data"					# the base of flame --diff's example
 mk --hostile "$TMP/hostile.data"			# names with escapes, bad UTF-8
+mk --lean "$TMP/lean.data"				# as record --lean writes it
 cp tests/golden/textcheck.py "$TMP/"
 # the same records as a flight recorder's segments (rotated files are
 # named {unix-epoch}-{index}.d9; dumps d9prof-PID-DATE-TIME.data):
