@@ -63,17 +63,31 @@ static int on_record(void *ctx, void *data, size_t size)
 	return --sb->budget ? 0 : -EAGAIN;
 }
 
+/* Whether the running kernel is @major.@minor or later */
+static int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return 0;
+	return a > major || (a == major && b >= minor);
+}
+
 /* Task storage is allocated in sched_switch, with the run queue locked:
  * safe where local storage allocates from the BPF memory allocator (Linux
  * 6.5), not where it called kmalloc(GFP_ATOMIC), which may wake kswapd. */
 static int storage_safe(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0;
+	return kernel_at_least(6, 5);
+}
 
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return 0;
-	return major > 6 || (major == 6 && minor >= 5);
+/* The threads map's elements from the BPF memory allocator as threads
+ * come (hash maps since Linux 6.1: safe in any context) rather than all
+ * 65536 made at load, a tenth of what a recording costs to start */
+static int htab_alloc_safe(void)
+{
+	return kernel_at_least(6, 1);
 }
 
 int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *cb,
@@ -118,6 +132,13 @@ int sched_bpf__open(const struct sched_bpf_opts *o, const struct sched_bpf_cb *c
 	    (err = bpf_map__set_max_entries(sb->skel->maps.hists, (unsigned int)ncpu)) ||
 	    (err = bpf_map__set_max_entries(sb->skel->maps.ring,
 					    (unsigned int)o->ring_bytes))) {
+		bpfload_fail(err, "size the maps", why, whylen);
+		goto out;
+	}
+	if (htab_alloc_safe() &&
+	    (err = bpf_map__set_map_flags(sb->skel->maps.threads,
+					  bpf_map__map_flags(sb->skel->maps.threads) |
+						  BPF_F_NO_PREALLOC))) {
 		bpfload_fail(err, "size the maps", why, whylen);
 		goto out;
 	}
