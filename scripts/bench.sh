@@ -1419,7 +1419,7 @@ KERNEL_HZ=$(python3 -c 'import time; print(round(1 / time.clock_getres(6)))') # 
 # the order rotating; per run in LC[ID-ARM-ROUND] the CPU ns per poll of
 # workload and recorder (/usr/bin/time), in LW[...] the workload's alone,
 # in LR[...] the recorder's steady % of one core
-declare -A LC=() LW=() LR=()
+declare -A LC=() LW=() LR=() LP=()
 lean_round() {
 	local id=$1 arms=($2) i k arm n w r e m p t POLL_SECS=$LEAN_SECS
 	shift 2
@@ -1432,6 +1432,7 @@ lean_round() {
 			LC[$id-$arm-$i]=$(calc "($w + $r) * 1e9 / $p")
 			LW[$id-$arm-$i]=$(calc "$w * 1e9 / $p")
 			LR[$id-$arm-$i]=$(cat "$RUN/$id-$arm-$i.steady" 2>/dev/null || echo 0)
+			LP[$id-$arm-$i]=$t
 			rm -rf "$RUN/$id-$arm-$i.d9" "$RUN/$id-$arm-$i.dir" "$RUN/$id-$arm-$i.data"
 		done
 	done
@@ -1448,6 +1449,11 @@ lean_added() {	# lean_added ID ARM [PEER]: (ARM - det) / (PEER - det) per round
 		v="$v $(calc "($a - $d) / (($ps - $d) > 1 ? ($ps - $d) : 1)")"
 	done
 	echo "$v"
+}
+# lean_steady ID ARM ROUND: the recorder's steady CPU in ns per poll of
+# that run (its steady % of a core over the run's polls a second)
+lean_steady() {
+	calc "${LR[$1-$2-$3]} / 100 * 1e9 / ${LP[$1-$2-$3]}"
 }
 lean_ratio() {	# lean_ratio ID ARM1 ARM2: C(ARM1) / C(ARM2) per round
 	local i v=""
@@ -1502,6 +1508,17 @@ lean_rows() {
 	rs=$(lean_vals LR 2o perfsame)
 	row "" "  recorder CPU steady, % core: lean / every poll" "$(med 2 "$rp")/$(med 2 "$rd")" \
 		"perfsame $(med 2 "$rs")" "-" "stated" "($(span "$rp") / $(span "$rd") / $(span "$rs"))"
+	# steady state, as a recorder left on pays it: the target's added
+	# CPU per poll and the recorder's steady CPU per poll, without what
+	# starting and finishing cost once (both recorders pay that)
+	a=""
+	for i in $(seq "$PAIRS"); do
+		a="$a $(calc "(${LW[2o-d9lean-$i]} - ${LW[2o-det-$i]} + $(lean_steady 2o d9lean $i)) / \
+			((${LW[2o-perfsame-$i]} - ${LW[2o-det-$i]} + $(lean_steady 2o perfsame $i)) > 1 ? \
+			(${LW[2o-perfsame-$i]} - ${LW[2o-det-$i]} + $(lean_steady 2o perfsame $i)) : 1)")"
+	done
+	row "" "  steady CPU/poll added (target + recorder's steady): lean / perfsame's" \
+		"$(med 3 "$a")" "-" "$(med 3 "$a")" "stated" "($(span "$a"))"
 	it=$(lean_iters 1.5)
 	lean_round 2p "det d9lean d9 perfsame" \
 		"$DEMO" --bench-polls --bench-iters "$it" -w 2 -q -d "$LEAN_SECS"
