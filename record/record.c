@@ -1497,14 +1497,7 @@ static void run_loop(struct rec *r)
 		}
 		if (now - last_flush >= FLUSH_NS) {
 			last_flush = now;
-			/* compressing, and naming the new frames (libdw), can
-			 * wait for the target: at nice -20 it runs to its end
-			 * ahead of it (a starved worker waited 6.9 ms behind
-			 * the recorder, 1.1 s in: the first flush); at its own
-			 * priority it takes turns */
-			record_unboost();
 			record_note_err(r, trace_writer__flush(r->w));
-			record_boost();
 			/* lean: the threads' sums come at their next poll */
 			if (r->seg && o->lean_ns)
 				d9_seg_flush_sums(shim_seg__base(r->seg));
