@@ -740,57 +740,52 @@ static void on_lost(void *ctx, uint64_t lost)
 
 /* ---- the BPF source ----------------------------------------------------- */
 
-/* Where a BPF switch-out's kernel chain meets perf's: it starts in the
- * program and in the kernel's bpf_trace_runN that called it, above the
- * tracepoint, where perf's starts; those frames are left out, so that both
- * paths give the same stacks. The frame's address is the same every time:
- * named once (kallsyms), then compared. */
-static unsigned int bpf_frames(struct offcpu_rec *oc, const uint64_t *kips,
-			       unsigned int nk)
+/* The frames down to the first of @kips' first @max whose function's name
+ * starts with @prefix, it included; 0 if none. That frame's address is
+ * the same every time: named once (kallsyms) into *@ip, then compared. */
+static unsigned int frames_to(struct offcpu_rec *oc, const uint64_t *kips,
+			      unsigned int nk, unsigned int max, const char *prefix,
+			      uint64_t *ip)
 {
-	for (unsigned int i = 0; i < nk && i < 4; i++) {
+	for (unsigned int i = 0; i < nk && i < max; i++) {
 		const char *name;
 		uint64_t off;
 
-		if (oc->bpf_run_ip) {
-			if (kips[i] == oc->bpf_run_ip)
+		if (*ip) {
+			if (kips[i] == *ip)
 				return i + 1;
 			continue;
 		}
 		name = kallsyms__lookup(symbolizer__kallsyms(oc->sym), kips[i], &off,
 					NULL);
-		if (name && !strncmp(name, "bpf_trace_run", 13)) {
-			oc->bpf_run_ip = kips[i];
+		if (name && !strncmp(name, prefix, strlen(prefix))) {
+			*ip = kips[i];
 			return i + 1;
 		}
 	}
 	return 0;
 }
 
+/* Where a BPF switch-out's kernel chain meets perf's: it starts in the
+ * program and in the kernel's bpf_trace_runN that called it, above the
+ * tracepoint, where perf's starts; those frames are left out, so that both
+ * paths give the same stacks. */
+static unsigned int bpf_frames(struct offcpu_rec *oc, const uint64_t *kips,
+			       unsigned int nk)
+{
+	return frames_to(oc, kips, nk, 4, "bpf_trace_run", &oc->bpf_run_ip);
+}
+
 /* The frames of a tick's kernel chain that are the tick's own, not the
- * interrupted code's: the program, its trampoline, the timer interrupt
- * down to its entry stub (asm_sysvec_apic_timer_interrupt on x86-64),
- * whose frame is the same every time: named once, then compared. None
- * found: all (the chain ends in the interrupt). */
+ * interrupted code's: the program, the timer interrupt down to its entry
+ * stub (asm_sysvec_apic_timer_interrupt on x86-64). None found: all (the
+ * chain ends in the interrupt). */
 static unsigned int irq_frames(struct offcpu_rec *oc, const uint64_t *kips,
 			       unsigned int nk)
 {
-	for (unsigned int i = 0; i < nk && i < 24; i++) {
-		const char *name;
-		uint64_t off;
+	unsigned int n = frames_to(oc, kips, nk, 24, "asm_", &oc->irq_ip);
 
-		if (kips[i] == oc->irq_ip)
-			return i + 1;
-		if (oc->irq_ip)
-			continue;
-		name = kallsyms__lookup(symbolizer__kallsyms(oc->sym), kips[i], &off,
-					NULL);
-		if (name && !strncmp(name, "asm_", 4)) {
-			oc->irq_ip = kips[i];
-			return i + 1;
-		}
-	}
-	return nk;
+	return n ? n : nk;
 }
 
 static void on_bpf_tick(void *ctx, const struct sched_bpf_out *o, const uint64_t *kips,
