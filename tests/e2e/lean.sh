@@ -32,14 +32,7 @@ need() {
 TICK_WHY=unprobed
 need_tick() {
 	need_bpf || return 2
-	if [ "$TICK_WHY" = unprobed ]; then
-		TICK_WHY=""
-		"$D9" record --sampler tick -d 0.01 -o "$TMP/tprobe.d9" -- true \
-			2>"$TMP/tprobe.err" || TICK_WHY=$(tail -1 "$TMP/tprobe.err")
-	fi
-	[ -z "$TICK_WHY" ] && return 0
-	say "    skip: $TICK_WHY"
-	return 2
+	need_record TICK_WHY --sampler tick
 }
 
 # sampler TRACE: the sampler that took its samples

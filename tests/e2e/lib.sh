@@ -83,17 +83,25 @@ fail() { say "    $*"; return 1; }
 # events are opened, or refused, before it starts; 0.3 s of it cost each
 # suite a quarter of a second more).
 PERF_WHY=unprobed
+# need_record VAR ARG...: 0 when `record ARG...` works here, else 2 and
+# why; probed once, the answer kept in VAR ("unprobed" before)
+need_record() {
+	local -n why=$1
+	shift
+	if [ "$why" = unprobed ]; then
+		why=""
+		"$D9" record "$@" -d 0.01 -o "$TMP/probe-rec.data" -- true \
+			2>"$TMP/probe-rec.err" || why=$(tail -1 "$TMP/probe-rec.err")
+	fi
+	[ -z "$why" ] && return 0
+	say "    skip: $why"
+	return 2
+}
+
 # need_bpf: 0 when `record --sched bpf` works here, else 2 and why (once)
 BPF_WHY=unprobed
 need_bpf() {
-	if [ "$BPF_WHY" = unprobed ]; then
-		BPF_WHY=""
-		"$D9" record --sched bpf -d 0.01 -o "$TMP/bprobe.data" -- true \
-			2>"$TMP/bprobe.err" || BPF_WHY=$(tail -1 "$TMP/bprobe.err")
-	fi
-	[ -z "$BPF_WHY" ] && return 0
-	say "    skip: $BPF_WHY"
-	return 2
+	need_record BPF_WHY --sched bpf
 }
 
 need_perf() {
