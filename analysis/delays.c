@@ -1319,7 +1319,10 @@ size_t delays__causes(const struct offcpu *oc, uint32_t tid, uint64_t from, uint
 	for (k = lo; k < m && t->switches[sw[k]].time <= to; k++) {
 		const struct trace_switch *s = &t->switches[sw[k]];
 		const struct offcpu_switch *o = &oc->sw[sw[k]];
-		uint64_t in = s->time_in ? s->time_in : oc->end_time;
+		/* clipped to its poll, as the off-CPU view counts it: an
+		 * interval past its poll's end (records between lost) would
+		 * count the next polls' time twice */
+		uint64_t in = s->time + o->ns;
 		uint64_t r = s->preempted ? s->time : s->runnable;
 		uint64_t blocked, runq;
 

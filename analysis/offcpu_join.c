@@ -67,9 +67,31 @@ static int pev_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* A park ends, at the latest, where its thread begins a poll: a thread
+ * polling is not parked (its unpark was lost, or came out of order). */
+static uint64_t park_until_poll(const struct join *j, uint32_t tid, uint64_t start,
+				uint64_t end)
+{
+	const uint32_t *ids;
+	size_t m = join__thread_polls(j, tid, &ids), lo = 0, hi = m;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->polls[ids[mid]].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m && j->polls[ids[lo]].start < end)
+		end = j->polls[ids[lo]].start;
+	return end;
+}
+
 static int add_park(struct offcpu_priv *op, size_t *cap, uint32_t tid, uint64_t start,
 		    uint64_t end)
 {
+	end = park_until_poll(op->pub.join, tid, start, end);
 	if (LIB_GROW(op->parks, *cap, op->nparks + 1))
 		return -ENOMEM;
 	op->parks[op->nparks].tid = tid;

@@ -491,6 +491,72 @@ Test(delays, the_victim_waited_behind_the_hogs_poll)
 	cr_expect_eq(T.frames[c[2].under].addr, 0x7f0000001000, "clock_nanosleep");
 }
 
+/* A switch-out paired with a switch-in past its poll's end (the records
+ * between lost): the thread ran the next poll meanwhile. The causes of a
+ * delay in that next poll count its time once, as the off-CPU view does
+ * (the interval clipped to its poll), never twice. */
+Test(delays, a_switch_past_its_polls_end_is_not_counted_again)
+{
+	struct delay_cause c[8];
+	uint64_t sum = 0;
+	size_t n, k;
+
+	frames();
+	sy_task(&T, 1, "hog");
+	sy_task(&T, 2, "victim");
+	sy_thread(&T, 20, "worker-0");
+	sy_thread(&T, 30, "timer");
+	sy_comm(&T, 4567, "stress");
+	sy_meta(&T, "wakeups", "sched:sched_waking");
+	sy_poll(&T, 20, 1, 0, 2 * MS);
+	run_switch(1 * MS, 30 * MS, 20, S_SPIN, 1, 1 * MS, 4567);
+	sy_poll(&T, 20, 1, 3 * MS, 25 * MS);
+	sy_event(&T, 5 * MS, 30, TRACE_EV_WAKE, 2);
+	sy_poll(&T, 20, 2, 25 * MS, 25 * MS + 10 * US);
+	T.counters.end_time = 40 * MS;
+	do_join();
+	cr_assert_eq(D->n, 1);
+	cr_expect_eq(delay_ns(0), 20 * MS);
+	cr_expect_eq(OC->sw[0].ns, 1 * MS, "clipped to its poll");
+	n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
+	for (k = 0; k < n && k < 8; k++)
+		sum += c[k].ns;
+	cr_expect_eq(sum, 20 * MS, "the causes are the delay, once");
+	cr_expect_eq(c[0].kind, CAUSE_POLL);
+	cr_expect_eq(c[0].ns, 20 * MS);
+}
+
+/* A park whose unpark was lost runs on to the next one, over polls the
+ * thread ran meanwhile: a thread in a poll is not parked, and the causes
+ * count that time once. */
+Test(delays, a_park_over_a_poll_is_not_counted_again)
+{
+	struct delay_cause c[8];
+	uint64_t sum = 0;
+	size_t n, k;
+
+	frames();
+	sy_task(&T, 1, "hog");
+	sy_task(&T, 2, "victim");
+	sy_thread(&T, 20, "worker-0");
+	sy_thread(&T, 30, "timer");
+	sy_meta(&T, "wakeups", "sched:sched_waking");
+	sy_event(&T, 1 * MS, 20, TRACE_EV_PARK, 0);
+	sy_poll(&T, 20, 1, 3 * MS, 25 * MS);
+	sy_event(&T, 5 * MS, 30, TRACE_EV_WAKE, 2);
+	sy_poll(&T, 20, 2, 25 * MS, 25 * MS + 10 * US);
+	sy_event(&T, 30 * MS, 20, TRACE_EV_UNPARK, 0);
+	T.counters.end_time = 40 * MS;
+	do_join();
+	cr_assert_eq(D->n, 1);
+	n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
+	for (k = 0; k < n && k < 8; k++)
+		sum += c[k].ns;
+	cr_expect_eq(sum, 20 * MS, "the causes are the delay, once");
+	cr_expect_eq(c[0].kind, CAUSE_POLL);
+	cr_expect_eq(c[0].ns, 20 * MS);
+}
+
 /* The same with what ran on the CPU recorded: the 3 ms preemption was
  * 2.4 ms of stress and 0.6 ms of a kworker (tid 12), the 1 ms wait after
  * the wakeup 0.5 ms of the kworker, 0.25 ms idle, 0.25 ms unseen. */
