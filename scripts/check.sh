@@ -43,7 +43,10 @@ cd "$ROOT" || exit 1
 LOGS=$B/check
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log "$LOGS"/*.rc "$LOGS"/*.rc.tmp "$LOGS"/*.secs
-export B MAKE CHECK_TIMEOUT LOGS
+# an e2e suite that fails leaves its temporary files here (tests/e2e/lib.sh)
+E2E_KEEP_FAILED=$ROOT/$LOGS/failed
+rm -rf "$E2E_KEEP_FAILED"
+export B MAKE CHECK_TIMEOUT LOGS E2E_KEEP_FAILED
 
 # reason LOG: the first failure in LOG, one line (cheap heuristics: a
 # test's "not ok - T" with the indented reason printed before it, a

@@ -2,7 +2,8 @@
 # The harness every e2e script runs on: source it with NAME set, from the
 # repo root's tests/e2e/. It sets B, ROOT (and cd's there), D9 (the
 # recorder under test: D9=path overrides), TMP (removed at exit; KEEP=1
-# keeps it and says where), PIDS (processes a test started: killed after
+# keeps it and says where; a failed suite's goes to $E2E_KEEP_FAILED/NAME
+# when set), PIDS (processes a test started: killed after
 # each test and at exit), CLEAN_FILES (files outside TMP removed at exit),
 # puts /usr/bin/python3 first on PATH (see below), and sources
 # enough.sh. Define tests as t_* functions and end with e2e_run_tests. A
@@ -66,9 +67,18 @@ e2e_cleanup() {
 	e2e_kill_started
 	for f in "${CLEAN_FILES[@]}"; do rm -f "$f"; done
 	case ${KEEP:-0} in
-	0) rm -rf "$TMP" ;;
-	*) printf '%s: kept %s\n' "$NAME" "$TMP" ;;
+	0) ;;
+	*) printf '%s: kept %s\n' "$NAME" "$TMP"; return ;;
 	esac
+	# a failure's traces and outputs, for the post-mortem (make check
+	# names the place: a CI flake seen once is not lost with its trace)
+	if [ "${fail:-0}" -gt 0 ] && [ -n "${E2E_KEEP_FAILED:-}" ] &&
+		mkdir -p "$E2E_KEEP_FAILED" && rm -rf "${E2E_KEEP_FAILED:?}/$NAME" &&
+		mv "$TMP" "$E2E_KEEP_FAILED/$NAME" 2>/dev/null; then
+		printf '%s: kept what the failed tests left in %s\n' "$NAME" "$E2E_KEEP_FAILED/$NAME"
+	else
+		rm -rf "$TMP"
+	fi
 }
 trap e2e_cleanup EXIT
 trap 'exit 130' INT TERM
