@@ -82,6 +82,9 @@ static int seg_writer(struct rec *r, uint64_t now, struct trace_writer **w)
 	err = trace_writer__new(fd, w);
 	if (!err)
 		trace_writer__set_tap(*w, r->o->tap);
+	/* (a writer that cannot warm up flushes all the same) */
+	if (!err)
+		trace_writer__warm(*w);
 	return err;
 }
 

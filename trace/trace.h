@@ -547,6 +547,12 @@ struct trace_tap {
 /* Hand what @w queues from now on to @tap too (copied; NULL: no tap). */
 void trace_writer__set_tap(struct trace_writer *w, const struct trace_tap *tap);
 
+/* Fault in what @w's first flush would touch (zstd's workspace at both
+ * levels, the output buffer) by compressing made-up data: a recorder
+ * calls it before its events start, not in the middle of them. 0 or
+ * -ENOMEM. */
+int trace_writer__warm(struct trace_writer *w);
+
 /* Write everything queued as chunks (called periodically by the recorder
  * so that a killed recorder leaves a readable file). 0 or -errno. */
 int trace_writer__flush(struct trace_writer *w);
