@@ -1170,7 +1170,8 @@ fi
 # rec_cmd NAME KIND PID: in REC, the recorder of KIND for pid PID (the
 # kinds above; d9lean and d9leanfl: record --lean, and --lean --flight for
 # row 2o, at the tick where BPF may be used, as by default; d9leanperf:
-# --lean --sampler perf), its output under NAME
+# --lean --sampler perf; d9tickns: lean's sampler and switch programs,
+# the shim left detached: --sampler tick --no-shim), its output under NAME
 rec_cmd() {
 	local name=$1 kind=$2 pid=$3 extra=() pev=(-F 999 -e cpu-clock) out=$RUN/$1.d9
 	case $kind in
@@ -1181,6 +1182,7 @@ rec_cmd() {
 	d9lean) extra=(--lean) kind=d9 ;;
 	d9leanfl) extra=(--lean --flight=30s) kind=d9 out=$RUN/$name.dir && mkdir -p "$out" ;;
 	d9leanperf) extra=(--lean --sampler perf) kind=d9 ;;
+	d9tickns) extra=(--sampler tick --no-shim) kind=d9 ;;
 	perfsame) pev=(-c 1 -e cpu-clock/freq=999/ -e sched:sched_switch) kind=perf ;;
 	perftick) pev=(-c 1 -e "cpu-clock/freq=$KERNEL_HZ/" -e sched:sched_switch) kind=perf ;;
 	perfg | perf) kind=perf ;;
@@ -1470,7 +1472,7 @@ lean_iters() {
 	calc "int($1 * ${rate:-400})"
 }
 lean_rows() {
-	local c a fl rp rd rs="" lp it i arms="det d9lean d9leanfl d9leanperf d9 perfsame perftick"
+	local c a fl rp rd rs="" lp it i arms="det d9lean d9leanfl d9leanperf d9tickns d9 perfsame perftick"
 	it=$(lean_iters 5)
 	lean_round 2o "$arms" \
 		"$DEMO" --bench-polls --bench-iters "$it" -w 2 -q -d "$LEAN_SECS"
@@ -1495,7 +1497,7 @@ lean_rows() {
 		"<= 1.000" "$(spread_verdict "$fl" 1) ($(span "$fl"))"
 	# where it goes: in the target (sampling interrupts, the switch
 	# programs, the markers) and in the recorder once started
-	for c in d9lean d9leanperf d9 perfsame perftick; do
+	for c in d9lean d9leanperf d9tickns d9 perfsame perftick; do
 		a=""
 		for i in $(seq "$PAIRS"); do
 			a="$a $(calc "${LW[2o-$c-$i]} - ${LW[2o-det-$i]}")"
@@ -1503,6 +1505,17 @@ lean_rows() {
 		row "" "  in the target, ns/poll over det: $c" "$(med 0 "$a")" "-" "-" "stated" \
 			"($(span "$a"))"
 	done
+	# the floor: what the markers alone add in the target (lean less its
+	# sampler and switch programs) against all that perf adds recording
+	# as many samples; over 0.5, no sampler can meet 2o's target against
+	# that peer (the markers read the clock twice a poll)
+	a=""
+	for i in $(seq "$PAIRS"); do
+		a="$a $(calc "(${LW[2o-d9lean-$i]} - ${LW[2o-d9tickns-$i]}) / \
+			((${LC[2o-perftick-$i]} - ${LC[2o-det-$i]}) > 1 ? (${LC[2o-perftick-$i]} - ${LC[2o-det-$i]}) : 1)")"
+	done
+	row "" "  the markers alone (lean - d9tickns, in the target) / perftick's added" \
+		"$(med 3 "$a")" "-" "$(med 3 "$a")" "stated" "($(span "$a"))"
 	rp=$(lean_vals LR 2o d9lean)
 	rd=$(lean_vals LR 2o d9)
 	rs=$(lean_vals LR 2o perfsame)
