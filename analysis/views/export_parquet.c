@@ -23,6 +23,7 @@
 #include "analysis/delays.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
+#include "analysis/lean.h"
 #include "analysis/offcpu.h"
 #include "analysis/parquet.h"
 #include "analysis/spans.h"
@@ -535,27 +536,51 @@ static const struct pq_column task_cols_def[T_N] = {
 	[T_HOST] = {"host", PQ_STRING, 0},
 };
 
+/* A lean trace's task rows count every poll, from the shim's sums (its
+ * polls and delays tables hold the polls it wrote): lean task @i's
+ * polls into *@ts, its delays' statistics into *@st */
+static void lean_task(const struct lean *l, size_t i, struct task_stat *ts,
+		      struct delay_stats *st)
+{
+	const struct lean_stat *ls = lean__task(l, i);
+
+	ts->polls = ls->polls;
+	ts->total_ns = ls->poll_total;
+	ts->longest_ns = ls->poll_max;
+	*st = (struct delay_stats){
+		.n = ls->delays,
+		.p50 = lean__quantile(l, ls, 1, 0.5),
+		.p99 = lean__quantile(l, ls, 1, 0.99),
+		.max = ls->delay_max,
+	};
+}
+
 static int write_tasks(struct px *x, const struct delays *d)
 {
 	struct delay_stats *st = calloc(x->j->ntasks ? x->j->ntasks : 1, sizeof(*st));
+	struct lean *lean = NULL;
 	int err = st ? 0 : -ENOMEM;
 
-	if (!err && d)
+	if (!err && analysis_is_lean(x->t, NULL, NULL, NULL))
+		err = lean__new(x->j, &lean);
+	else if (!err && d)
 		err = delays__task_stats(d, NULL, x->j->ntasks, st);
 	if (!err)
 		err = open_table(x, PARQUET_TASKS, task_cols_def, T_N);
 	for (size_t i = 0; !err && i < x->j->ntasks; i++) {
-		const struct task_stat *ts = &x->j->tasks[i];
+		struct task_stat ts = x->j->tasks[i]; /* the row's figures */
 
-		if (!join__kept(x->j, ts))
+		if (!join__kept(x->j, &x->j->tasks[i]))
 			continue;
-		pq_i64(x->tab, T_TASK, (int64_t)trace_task_number(ts->task));
-		name(x, T_TASK_NAME, ts->name);
-		pq_i64(x->tab, T_POLLS, (int64_t)ts->polls);
-		pq_i64(x->tab, T_BUSY, (int64_t)ts->total_ns);
-		pq_i64(x->tab, T_LONGEST, (int64_t)ts->longest_ns);
-		pq_i64(x->tab, T_SAMPLES, (int64_t)ts->samples);
-		pq_i64(x->tab, T_CPU, cpu_of(x, ts->samples));
+		if (lean)
+			lean_task(lean, i, &ts, &st[i]);
+		pq_i64(x->tab, T_TASK, (int64_t)trace_task_number(ts.task));
+		name(x, T_TASK_NAME, ts.name);
+		pq_i64(x->tab, T_POLLS, (int64_t)ts.polls);
+		pq_i64(x->tab, T_BUSY, (int64_t)ts.total_ns);
+		pq_i64(x->tab, T_LONGEST, (int64_t)ts.longest_ns);
+		pq_i64(x->tab, T_SAMPLES, (int64_t)ts.samples);
+		pq_i64(x->tab, T_CPU, cpu_of(x, ts.samples));
 		pq_i64(x->tab, T_DELAYS, (int64_t)st[i].n);
 		opt_i64(x, T_DELAY_P50, st[i].n > 0, (int64_t)st[i].p50);
 		opt_i64(x, T_DELAY_P99, st[i].n > 0, (int64_t)st[i].p99);
@@ -563,6 +588,7 @@ static int write_tasks(struct px *x, const struct delays *d)
 		where(x, T_SERVICE);
 		err = pq_row_end(x->tab);
 	}
+	lean__free(lean);
 	free(st);
 	return x->tab ? close_table(x, err) : err;
 }

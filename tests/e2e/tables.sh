@@ -314,6 +314,31 @@ t_upload_tables_puts_each_segments_tables_beside_it() {
 	return 0
 }
 
+# A lean trace (record --lean): its tasks table counts every poll from
+# the shim's sums, as the demo counted them and as `tasks` shows them;
+# its polls table holds the polls lean mode wrote, fewer
+t_duckdb_counts_every_poll_of_a_lean_trace() {
+	local polls want got written dir=$TMP/lean-tables
+	need_duckdb || return
+	"$D9" record --lean -o "$TMP/lean.d9" -- "$DEMO" --bench-polls -w 2 \
+		--bench-work-ns 5000 -d 1 >"$TMP/lean.out" 2>"$TMP/lean.err" ||
+		{ fail "record --lean: $(tail -1 "$TMP/lean.err")"; return 1; }
+	polls=$(sed -nE 's/^demo: elapsed .* ([0-9]+) polls .*/\1/p' "$TMP/lean.err" | head -1)
+	[ -n "$polls" ] || { fail "the demo did not say how many polls it made"; return 1; }
+	"$D9" export -i "$TMP/lean.d9" --format parquet -o "$dir" 2>"$TMP/lean-exp.err" ||
+		{ cat "$TMP/lean-exp.err"; fail "export of the lean trace failed"; return 1; }
+	want=$("$D9" tasks -i "$TMP/lean.d9" --limit 0 2>/dev/null |
+		awk '$1 == "TASK" { for (i = 1; i <= NF; i++) { if ($i == "POLLS") c = i; if ($i == "WAKES") w = i }; next }
+			c && w && /^[0-9]/ && $c > 0 { print $1 "\t" $c "\t" $w }' | sort)
+	read -r got written <<<"$(sql "SELECT sum(polls), (SELECT count(*) FROM read_parquet('$dir/polls/**/*.parquet'))
+		FROM read_parquet('$dir/tasks/**/*.parquet')")"
+	say "    the demo made $polls polls; the tasks table counts $got; $written written"
+	same "every poll counted" "$polls" "$got" || return 1
+	[ "$written" -lt "$polls" ] || { fail "$written polls written of $polls: not lean"; return 1; }
+	same "polls and delays per task" "$want" \
+		"$(sql "SELECT task, polls, delays FROM read_parquet('$dir/tasks/**/*.parquet') WHERE polls > 0" | sort)"
+}
+
 t_bad_requests_are_one_clear_line() {
 	local out
 	ready || return
