@@ -880,16 +880,11 @@ sum_take(struct d9_ring_hdr *r, uint32_t set, uint64_t task, uint64_t now)
 	return s;
 }
 
-/* Value @v into slot @s's histogram @which (0 lengths, 1 waits) and its
- * count, total and maximum */
-static inline void sum_in(struct d9_ring_hdr *r, struct d9_sum_slot *s, uint32_t which,
-			  uint64_t v, uint32_t *n, uint64_t *total, uint64_t *max,
-			  uint64_t now)
+/* Value @v (in bucket @b) into slot @s's histogram @which (0 lengths, 1
+ * waits) and its count, total and maximum */
+static inline void sum_in(struct d9_sum_slot *s, uint32_t which, uint32_t b, uint64_t v,
+			  uint32_t *n, uint64_t *total, uint64_t *max)
 {
-	uint32_t b = d9_sum_bucket(v);
-
-	if (unlikely(s->hist[which][b] == UINT16_MAX))
-		flush_slot(r, s, now); /* a count about to overflow: the sums go first */
 	++*n;
 	*total += v;
 	if (v > *max)
@@ -903,6 +898,8 @@ static inline void sum_add(struct d9_ring_hdr *r, uint64_t task, uint64_t len,
 			   uint64_t delay, uint64_t now)
 {
 	uint32_t set = D9_SUM_SET(self.hash), w;
+	uint32_t bl = d9_sum_bucket(len),
+		 bd = delay != NO_DELAY ? d9_sum_bucket(delay) : 0;
 	const uint64_t *tag = self.sums->tag[set];
 	struct d9_sum_slot *s;
 
@@ -910,9 +907,15 @@ static inline void sum_add(struct d9_ring_hdr *r, uint64_t task, uint64_t len,
 		;
 	s = likely(w < D9_SUM_WAYS) ? &self.sums->slot[set][w]
 				    : sum_take(r, set, task, now);
-	sum_in(r, s, 0, len, &s->polls, &s->poll_total, &s->poll_max, now);
+	/* a count about to overflow: the sums go first, before any of this
+	 * poll goes in (one sent between its length and its wait would
+	 * leave the slot more waits than polls) */
+	if (unlikely(s->hist[0][bl] == UINT16_MAX ||
+		     (delay != NO_DELAY && s->hist[1][bd] == UINT16_MAX)))
+		flush_slot(r, s, now);
+	sum_in(s, 0, bl, len, &s->polls, &s->poll_total, &s->poll_max);
 	if (delay != NO_DELAY)
-		sum_in(r, s, 1, delay, &s->delays, &s->delay_total, &s->delay_max, now);
+		sum_in(s, 1, bd, delay, &s->delays, &s->delay_total, &s->delay_max);
 	self.dirty[set / 64] |= 1ULL << (set % 64);
 }
 
