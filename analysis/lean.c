@@ -20,15 +20,12 @@ struct lean {
 	struct lean_stat none;
 };
 
-int analysis_is_lean(const struct trace *t, uint64_t *poll_ns, uint64_t *delay_ns,
-		     double *unit_ns)
+void analysis_lean_parse(const char *v, uint64_t *poll_ns, uint64_t *delay_ns,
+			 double *unit_ns)
 {
-	const char *v = trace__meta(t, TRACE_META_LEAN);
 	unsigned long long p = 0, d = 0;
 	double u = 1;
 
-	if (!v)
-		return 0;
 	if (sscanf(v, "poll=%llu delay=%llu unit=%lf", &p, &d, &u) != 3 || !(u > 0) ||
 	    u > 1e6)
 		u = 1;
@@ -38,7 +35,25 @@ int analysis_is_lean(const struct trace *t, uint64_t *poll_ns, uint64_t *delay_n
 		*delay_ns = d;
 	if (unit_ns)
 		*unit_ns = u;
+}
+
+int analysis_is_lean(const struct trace *t, uint64_t *poll_ns, uint64_t *delay_ns,
+		     double *unit_ns)
+{
+	const char *v = trace__meta(t, TRACE_META_LEAN);
+
+	if (!v)
+		return 0;
+	analysis_lean_parse(v, poll_ns, delay_ns, unit_ns);
 	return 1;
+}
+
+uint64_t lean_bucket_ns(uint32_t b, double unit_ns)
+{
+	double lo = (double)trace_sum_bucket_low(b);
+	double hi = b + 1 < TRACE_SUM_BUCKETS ? (double)trace_sum_bucket_low(b + 1) : lo;
+
+	return (uint64_t)((lo + hi) / 2 * unit_ns);
 }
 
 void analysis_lean_note(const struct trace *t, FILE *out)
@@ -190,8 +205,6 @@ uint64_t lean__quantile(const struct lean *l, const struct lean_stat *s, int whi
 	if (rank < 1)
 		rank = 1;
 	for (size_t i = 0; i < s->nb; i++) {
-		uint32_t b = s->b[i].key & 0xff;
-		double lo, hi;
 		uint64_t v;
 
 		if ((uint32_t)(s->b[i].key >> 8) != (uint32_t)which)
@@ -199,9 +212,7 @@ uint64_t lean__quantile(const struct lean *l, const struct lean_stat *s, int whi
 		seen += s->b[i].count;
 		if (seen < rank)
 			continue;
-		lo = (double)trace_sum_bucket_low(b);
-		hi = b + 1 < TRACE_SUM_BUCKETS ? (double)trace_sum_bucket_low(b + 1) : lo;
-		v = (uint64_t)((lo + hi) / 2 * l->unit);
+		v = lean_bucket_ns(s->b[i].key & 0xff, l->unit);
 		return v < max ? v : max;
 	}
 	return max;

@@ -18,6 +18,11 @@
  * unit its buckets are in (ns), where not NULL. */
 int analysis_is_lean(const struct trace *t, uint64_t *poll_ns, uint64_t *delay_ns,
 		     double *unit_ns);
+/* Meta TRACE_META_LEAN's value @v parsed, as analysis_is_lean() says */
+void analysis_lean_parse(const char *v, uint64_t *poll_ns, uint64_t *delay_ns,
+			 double *unit_ns);
+/* The middle of trace_sum bucket @b, ns (@unit_ns: of the bucket's unit) */
+uint64_t lean_bucket_ns(uint32_t b, double unit_ns);
 /* A view's line saying what a lean trace lists and what it counts only;
  * nothing for another trace */
 void analysis_lean_note(const struct trace *t, FILE *out);

@@ -25,6 +25,7 @@
 #include "analysis/delays.h"
 #include "analysis/join.h"
 #include "analysis/labels.h"
+#include "analysis/lean.h"
 #include "analysis/live.h"
 #include "lib/grow.h"
 #include "lib/hash.h"
@@ -143,7 +144,10 @@ struct live {
 	int auto_names;	       /* GROUP_AUTO chose by name (for good) */
 	double period_ns;
 	int off;	  /* live__enable(0): the tap drops everything */
-	int names_wanted; /* enabled again: names come again (live__names_wanted()) */
+	double lean_unit; /* a lean recording (meta): ns per unit of its
+			   * sums' buckets; its polls counted from the
+			   * sums, not from those written (summed too) */
+	int names_wanted; /* enabled again: names come again (live__wants()) */
 	/* thread names, apart from the threads: an idle thread goes, its
 	 * name stays (tid -> index + 1 into tname) */
 	struct lib_map tname_ix;
@@ -403,6 +407,14 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 	struct ltask *k = task_of(l, task);
 
 	hist_add(t, start, end, task);
+	t->seen = 1;
+	resolve(l, t, start, end, task, k);
+	if (k && k->polled_on == t->tid)
+		k->polled_on = 0;
+	if (k && end > k->last_end)
+		k->last_end = end;
+	if (l->lean_unit)
+		return; /* counted in the sums (tap_sum()) */
 	/* the threads' time is this interval's: what an earlier snapshot
 	 * showed open is not counted twice */
 	t->poll_ns += clip(start, end, l->last, end);
@@ -410,8 +422,6 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 	t->polls_ns += end - start;
 	if (end - start > t->max_poll)
 		t->max_poll = end - start;
-	t->seen = 1;
-	resolve(l, t, start, end, task, k);
 	if (task && task == l->want) {
 		l->det.polls[bucket(end - start)]++;
 		l->det.npolls++;
@@ -427,18 +437,15 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 	k->busy += end - start;
 	if (end - start > k->max_poll)
 		k->max_poll = end - start;
-	if (k->polled_on == t->tid)
-		k->polled_on = 0;
-	if (end > k->last_end)
-		k->last_end = end;
 }
 
-/* A poll of @k begins at @start: the wait since its wake is a delay. */
-static void poll_begins(struct ltask *k, uint64_t start)
+/* A poll of @k begins at @start: the wait since its wake is a delay
+ * (lean: counted in the sums). */
+static void poll_begins(const struct live *l, struct ltask *k, uint64_t start)
 {
 	if (!k)
 		return;
-	if (k->wake && k->wake <= start) {
+	if (k->wake && k->wake <= start && !l->lean_unit) {
 		k->delays[bucket(start - k->wake)]++;
 		k->ndelays++;
 		k->sched += start - k->wake;
@@ -521,7 +528,7 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 	case TRACE_REC_POLL:
 	case TRACE_REC_POLL_WOKEN:
 		k = task_of(l, e->task);
-		poll_begins(k, e->time - len);
+		poll_begins(l, k, e->time - len);
 		if (t->task == e->task && t->from_header)
 			t->task = 0;
 		poll_done(l, t, e->task, e->time - len, e->time);
@@ -535,7 +542,7 @@ static void event(struct live *l, const struct trace_event *e, uint64_t len)
 		break;
 	case TRACE_EV_POLL_BEGIN:
 		k = task_of(l, e->task);
-		poll_begins(k, e->time);
+		poll_begins(l, k, e->time);
 		t->task = e->task;
 		t->begin = e->time;
 		t->open_seen = e->time;
@@ -608,6 +615,71 @@ static int parked_at(const struct lthread *t, uint64_t time)
 		if (t->parks[i].to && time >= t->parks[i].from && time <= t->parks[i].to)
 			return 1;
 	return 0;
+}
+
+/* A lean recording's sums of thread s->tid's polls of task s->task
+ * since their last: the polls' counts, time and longest, the waits'
+ * histogram, in the interval they came in (the recorder has them sent
+ * at the pace of a viewer: a slice of polls may fall in the next one) */
+static void tap_sum(void *ctx, const struct trace_sum *s, const struct trace_sum_ent *ent)
+{
+	struct live *l = ctx;
+	struct lthread *t;
+	struct ltask *k;
+	int want;
+
+	if (!live_on(l))
+		return;
+	pthread_mutex_lock(&l->lock);
+	if (!l->lean_unit)
+		goto out;
+	if ((t = thread_of(l, s->tid))) {
+		t->poll_ns += s->poll_total;
+		t->polls += s->polls;
+		t->polls_ns += s->poll_total;
+		if (s->poll_max > t->max_poll)
+			t->max_poll = s->poll_max;
+		t->seen = 1;
+	}
+	if (!(k = task_of(l, s->task)))
+		goto out;
+	k->polls += s->polls;
+	k->poll_ns += s->poll_total;
+	k->polls_life += s->polls;
+	k->busy += s->poll_total;
+	k->sched += s->delay_total;
+	if (s->poll_max > k->max_poll)
+		k->max_poll = s->poll_max;
+	want = s->task == l->want;
+	if (want) {
+		l->det.npolls += s->polls;
+		l->det.poll_ns += s->poll_total;
+		if (s->poll_max > l->det.max_poll_ns)
+			l->det.max_poll_ns = s->poll_max;
+	}
+	for (uint32_t e = 0; e < s->nent; e++) {
+		unsigned int b = bucket(lean_bucket_ns(ent[e].bucket, l->lean_unit));
+
+		if (ent[e].which) {
+			k->delays[b] += ent[e].count;
+			k->ndelays += ent[e].count;
+		} else if (want) {
+			l->det.polls[b] += ent[e].count;
+		}
+	}
+out:
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* Meta "lean": from now on the polls count from the sums. Taken even
+ * while nobody watches: it comes once, at the start. (lean_unit is the
+ * feeding thread's alone: no lock) */
+static void tap_meta(void *ctx, const char *key, const char *value)
+{
+	struct live *l = ctx;
+
+	if (!strcmp(key, TRACE_META_LEAN))
+		analysis_lean_parse(value, NULL, NULL, &l->lean_unit);
 }
 
 static void tap_records(void *ctx, const struct trace_event *rec, const uint64_t *len,
@@ -864,7 +936,7 @@ void live__polling(struct live *l, uint32_t tid, uint64_t task, uint64_t begin,
 
 		met_at(k, begin);
 		if (task && t->task != task)
-			poll_begins(k, begin);
+			poll_begins(l, k, begin);
 		t->task = task;
 		t->begin = begin;
 		t->open_seen = now;
@@ -972,6 +1044,9 @@ int live__new(double period_ns, struct live **out)
 				    .span = tap_span,
 				    .name = tap_name,
 				    .ctx = l};
+	/* a lean recording's */
+	l->tap.sum = tap_sum;
+	l->tap.meta = tap_meta;
 	*out = l;
 	return 0;
 }
@@ -993,7 +1068,7 @@ static void thread_release(struct lthread *t)
 }
 
 /* Forget every thread and task, and their names (the recorder names
- * them again: live__names_wanted()). */
+ * them again: live__wants()). */
 static void forget(struct live *l)
 {
 	for (size_t i = 0; i < l->nth; i++)
@@ -1024,11 +1099,15 @@ void live__enable(struct live *l, int on)
 	pthread_mutex_unlock(&l->lock);
 }
 
-int live__names_wanted(void *ctx)
+/* (the feeding thread's call: lean_unit is its own) */
+unsigned int live__wants(void *ctx)
 {
 	struct live *l = ctx;
+	unsigned int w = __atomic_exchange_n(&l->names_wanted, 0, __ATOMIC_RELAXED)
+				 ? LIVE_WANT_NAMES
+				 : 0;
 
-	return __atomic_exchange_n(&l->names_wanted, 0, __ATOMIC_RELAXED);
+	return w | (live_on(l) && l->lean_unit > 0 ? LIVE_WANT_SUMS : 0);
 }
 
 void live__free(struct live *l)

@@ -196,9 +196,13 @@ void live_snap_release(struct live_snap *s);
  * for a recorder nobody watches; enabling again starts from nothing,
  * names too). */
 void live__enable(struct live *l, int on);
-/* 1 once after @ctx (a struct live) was enabled again: the recorder
- * should name every task and thread again (record_opts.names_wanted). */
-int live__names_wanted(void *ctx);
+/* What the viewer of @ctx (a struct live) wants of the recorder now
+ * (record_opts.wants): LIVE_WANT_NAMES once after it was enabled again
+ * (every task's and thread's name again), LIVE_WANT_SUMS while it is fed
+ * a lean recording (the shim's sums at a viewer's pace). */
+#define LIVE_WANT_NAMES 1u
+#define LIVE_WANT_SUMS	2u
+unsigned int live__wants(void *ctx);
 /* Snapshots from now on carry the hottest stacks and the detail (struct
  * live_detail) of task @task (0: none), counted from now on. */
 void live__want_stacks(struct live *l, uint64_t task);

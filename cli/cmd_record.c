@@ -1087,7 +1087,10 @@ static int serve_live(struct record_opts *o, struct rec_ctx *x, struct record_st
 	} else {
 		o->tap = live__tap(l);
 		o->polling = live_polling;
-		o->names_wanted = live__names_wanted;
+		_Static_assert(LIVE_WANT_NAMES == RECORD_WANT_NAMES &&
+				       LIVE_WANT_SUMS == RECORD_WANT_SUMS,
+			       "the live state wants in the recorder's words");
+		o->wants = live__wants;
 		o->polling_ctx = l;
 		x->live = l;
 	}

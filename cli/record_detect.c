@@ -22,66 +22,18 @@
 
 struct record_detect {
 	struct live *live;
-	struct trace_tap tap;	/* the recording's: into both */
-	struct trace_tap inner; /* top's, if any (o->tap before) */
+	struct trace_tap tap; /* the recording's: the detectors', then
+			       * top's if any (o->tap before, chained) */
 	void (*polling)(void *ctx, uint32_t tid, uint64_t task, uint64_t begin,
 			uint64_t now);
-	int (*names_wanted)(void *ctx);
+	unsigned int (*wants)(void *ctx);
 	void *polling_ctx;
 	unsigned int kinds; /* the triggers' kinds, bits */
 	uint64_t seen[LIVE_FINDS];
 	size_t nseen; /* the finds of the last look */
 };
 
-/* ---- the tee: the detectors' live state, then top's -------------------- */
-
-/* (the detectors read the runtime's records, not samples, switches or
- * spans: those go to top's alone) */
-static void tee_sample(void *ctx, const struct trace_sample *s, const uint64_t *ips,
-		       unsigned int n)
-{
-	struct record_detect *d = ctx;
-
-	if (d->inner.sample)
-		d->inner.sample(d->inner.ctx, s, ips, n);
-}
-
-static void tee_records(void *ctx, const struct trace_event *rec, const uint64_t *len,
-			size_t n)
-{
-	struct record_detect *d = ctx;
-	const struct trace_tap *t = live__tap(d->live);
-
-	t->records(t->ctx, rec, len, n);
-	if (d->inner.records)
-		d->inner.records(d->inner.ctx, rec, len, n);
-}
-
-static void tee_sw(void *ctx, const struct trace_switch *s)
-{
-	struct record_detect *d = ctx;
-
-	if (d->inner.sw)
-		d->inner.sw(d->inner.ctx, s);
-}
-
-static void tee_span(void *ctx, const struct trace_span *s)
-{
-	struct record_detect *d = ctx;
-
-	if (d->inner.span)
-		d->inner.span(d->inner.ctx, s);
-}
-
-static void tee_name(void *ctx, int task, uint64_t id, const char *name)
-{
-	struct record_detect *d = ctx;
-	const struct trace_tap *t = live__tap(d->live);
-
-	t->name(t->ctx, task, id, name);
-	if (d->inner.name)
-		d->inner.name(d->inner.ctx, task, id, name);
-}
+/* ---- the detectors' live state, beside top's ---------------------------- */
 
 static void tee_polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin,
 			uint64_t now)
@@ -93,11 +45,11 @@ static void tee_polling(void *ctx, uint32_t tid, uint64_t task, uint64_t begin,
 		d->polling(d->polling_ctx, tid, task, begin, now);
 }
 
-static int tee_names_wanted(void *ctx)
+static unsigned int tee_wants(void *ctx)
 {
 	struct record_detect *d = ctx;
 
-	return d->names_wanted ? d->names_wanted(d->polling_ctx) : 0;
+	return d->wants ? d->wants(d->polling_ctx) : 0;
 }
 
 /* ---- the engine's question --------------------------------------------- */
@@ -157,6 +109,7 @@ static size_t detect(void *ctx, uint64_t now, struct record_find *out, size_t ma
 
 int record_detect__start(struct record_opts *o, struct record_detect **out)
 {
+	const struct trace_tap *live;
 	struct record_detect *d;
 	unsigned int kinds = 0;
 	int ret;
@@ -177,21 +130,22 @@ int record_detect__start(struct record_opts *o, struct record_detect **out)
 	}
 	d->kinds = kinds;
 	d->polling = o->polling;
-	d->names_wanted = o->names_wanted;
+	d->wants = o->wants;
 	d->polling_ctx = o->polling_ctx;
-	if (o->tap)
-		d->inner = *o->tap;
-	d->tap = (struct trace_tap){.sample = tee_sample,
-				    .records = tee_records,
-				    .sw = tee_sw,
-				    .span = tee_span,
-				    .name = tee_name,
-				    .ctx = d};
+	/* the detectors read the runtime's records, names and a lean
+	 * recording's sums, not samples, switches or spans */
+	live = live__tap(d->live);
+	d->tap = (struct trace_tap){.records = live->records,
+				    .name = live->name,
+				    .sum = live->sum,
+				    .meta = live->meta,
+				    .ctx = live->ctx,
+				    .next = o->tap};
 	o->tap = &d->tap;
+	o->detect = detect;
 	/* (the hooks of the live state share polling_ctx) */
 	o->polling = tee_polling;
-	o->names_wanted = tee_names_wanted;
-	o->detect = detect;
+	o->wants = tee_wants;
 	o->polling_ctx = d;
 	*out = d;
 	return 0;

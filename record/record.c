@@ -1427,15 +1427,17 @@ static void run_loop(struct rec *r)
 	const struct record_opts *o = r->o;
 	struct record_stats *st = r->st;
 	uint64_t now, tick = TICK_NS;
-	uint64_t last_flush, last_look, last_maps, last_drain, last_progress;
+	uint64_t last_flush, last_look, last_maps, last_drain, last_progress, last_sums;
 
-	last_flush = last_look = last_maps = last_drain = last_progress = r->start_ns;
+	last_flush = last_look = last_maps = last_drain = last_progress = last_sums =
+		r->start_ns;
 	while (!__atomic_load_n(o->stop, __ATOMIC_RELAXED)) {
 		/* the target's pidfd (or none: kill(0) below), until's, and
 		 * the perf rings, which wake us once a quarter full */
 		struct timespec ts = {.tv_sec = (time_t)(tick / 1000000000ULL),
 				      .tv_nsec = (long)(tick % 1000000000ULL)};
 		int exited = 0, until = 0, lapsed;
+		unsigned int want;
 		unsigned int npfd = 0;
 
 		if (r->pidfd >= 0)
@@ -1464,7 +1466,8 @@ static void run_loop(struct rec *r)
 		/* renew first: it also takes the clock pair that what is
 		 * drained next is converted against */
 		lapsed = r->seg && shim_seg__renew(r->seg) == -ETIMEDOUT;
-		if (o->names_wanted && o->names_wanted(o->polling_ctx))
+		want = o->wants ? o->wants(o->polling_ctx) : 0;
+		if (want & RECORD_WANT_NAMES)
 			record_name_all(r);
 		record_drain_shim(r);
 		if (lapsed) {
@@ -1498,9 +1501,14 @@ static void run_loop(struct rec *r)
 		if (now - last_flush >= FLUSH_NS) {
 			last_flush = now;
 			record_note_err(r, trace_writer__flush(r->w));
-			/* lean: the threads' sums come at their next poll */
-			if (r->seg && o->lean_ns)
-				d9_seg_flush_sums(shim_seg__base(r->seg));
+		}
+		/* lean: the threads' sums come at their next poll, once a
+		 * second, or at a viewer's pace while one watches */
+		if (r->seg && o->lean_ns &&
+		    (now - last_sums >= FLUSH_NS ||
+		     (now - last_sums >= LIVE_SUMS_NS && (want & RECORD_WANT_SUMS)))) {
+			last_sums = now;
+			d9_seg_flush_sums(shim_seg__base(r->seg));
 		}
 		if (!exited && !until)
 			record_segments_tick(r, now);

@@ -121,6 +121,10 @@ enum record_segments {
 	RECORD_ROTATE = 2,    /* a file per period into dir */
 };
 
+/* record_opts.wants's bits (analysis/live.h's LIVE_WANT_*) */
+#define RECORD_WANT_NAMES 1u
+#define RECORD_WANT_SUMS  2u
+
 struct record_opts {
 	pid_t pid; /* target process */
 	enum record_sampler sampler;
@@ -171,10 +175,12 @@ struct record_opts {
 	 * NULL: not called. */
 	void (*polling)(void *ctx, uint32_t tid, uint64_t task, uint64_t begin_ns,
 			uint64_t now_ns);
-	/* At each drain: nonzero asks for every task's and thread's name
-	 * again, to the writer and so to the tap (a viewer came and its
-	 * state starts from nothing). NULL: not called. */
-	int (*names_wanted)(void *ctx);
+	/* At each drain: what a viewer wants now, bits: RECORD_WANT_NAMES
+	 * every task's and thread's name again, to the writer and so to the
+	 * tap (a viewer came and its state starts from nothing);
+	 * RECORD_WANT_SUMS a lean recording's sums every 100 ms, not once a
+	 * second. NULL: not called. */
+	unsigned int (*wants)(void *ctx);
 	/* Flight, for the triggers of a detector's kind: every second, what
 	 * the caller's detectors find now and did not find the time before,
 	 * up to @max into @f; their number. In the recording loop's thread

@@ -38,6 +38,7 @@
 #define TICK_MIN_NS  2000000ULL
 #define EV_BATCH     256 /* events per call into the writer */
 #define FLUSH_NS     1000000000ULL
+#define LIVE_SUMS_NS 100000000ULL /* lean sums for a viewer (top: 500 ms frames) */
 #define SHIM_LOOK_NS 200000000ULL /* how often to look for a late shim */
 /* ...except every SHIM_EAGER_LOOK_NS for the first SHIM_EAGER_NS: a
  * command started by us creates its segment soon after exec (a look reads

@@ -542,7 +542,13 @@ struct trace_tap {
 	void (*span)(void *ctx, const struct trace_span *s);
 	/* a task (@task 1) or a thread of the target (@task 0) named */
 	void (*name)(void *ctx, int task, uint64_t id, const char *name);
+	/* a lean recording's sums of a thread's polls of a task (@ent: its
+	 * s->nent bucket counts), and the recording's meta data */
+	void (*sum)(void *ctx, const struct trace_sum *s,
+		    const struct trace_sum_ent *ent);
+	void (*meta)(void *ctx, const char *key, const char *value);
 	void *ctx;
+	const struct trace_tap *next; /* handed the same after (NULL: none) */
 };
 /* Hand what @w queues from now on to @tap too (copied; NULL: no tap). */
 void trace_writer__set_tap(struct trace_writer *w, const struct trace_tap *tap);

@@ -571,6 +571,14 @@ fail:
 	return err;
 }
 
+/* Hand a queued record to @w's tap and to those chained after it */
+/* clang-format off */
+#define TAP(w, fn, ...)                                                            \
+	for (const struct trace_tap *tap_ = &(w)->tap; tap_; tap_ = tap_->next)    \
+		if (tap_->fn)                                                      \
+			tap_->fn(tap_->ctx, __VA_ARGS__)
+/* clang-format on */
+
 #define WARM_BYTES (512u << 10) /* a second of a busy target's chunk */
 
 int trace_writer__warm(struct trace_writer *w)
@@ -621,6 +629,7 @@ int trace_writer__meta(struct trace_writer *w, const char *key, const char *valu
 	vlen = strlen(value);
 	if (klen > MAX_STRING || vlen > MAX_STRING)
 		return -E2BIG;
+	TAP(w, meta, key, value);
 	len0 = w->meta.len;
 	if (put_string(&w->meta, key, klen) || put_string(&w->meta, value, vlen)) {
 		w->meta.len = len0;
@@ -659,8 +668,8 @@ int trace_writer__thread(struct trace_writer *w, uint32_t tid, const char *name)
 {
 	if (!w)
 		return -EINVAL;
-	if (w->tap.name && name)
-		w->tap.name(w->tap.ctx, 0, tid, name);
+	if (name)
+		TAP(w, name, 0, tid, name);
 	return queue_name(w, TRACE_CHUNK_THREADS, &w->threads, &w->nthreads, tid, name);
 }
 
@@ -690,6 +699,7 @@ int trace_writer__sum(struct trace_writer *w, const struct trace_sum *s,
 	/* a task no sample or name made known yet */
 	if ((err = see_task(w, s->task)))
 		return err;
+	TAP(w, sum, s, ent);
 	p = reserve(&w->sums,
 		    (sizeof(v) / sizeof(v[0]) + 2 * s->nent) * TRACE_VARINT_MAX);
 	if (!p)
@@ -710,8 +720,8 @@ int trace_writer__task(struct trace_writer *w, uint64_t id, const char *name)
 {
 	if (!w)
 		return -EINVAL;
-	if (w->tap.name && name)
-		w->tap.name(w->tap.ctx, 1, id, name);
+	if (name)
+		TAP(w, name, 1, id, name);
 	return queue_name(w, TRACE_CHUNK_TASKS, &w->tasks, &w->ntasks, id, name);
 }
 
@@ -865,10 +875,8 @@ int trace_writer__sample(struct trace_writer *w, const struct trace_sample *s)
 		return -ENOMEM;
 	w->samples[w->nsamples++] = *s;
 	w->total_samples++;
-	if (w->tap.sample)
-		w->tap.sample(w->tap.ctx, s, w->stack_ips + w->stack_off[s->stack],
-			      (unsigned int)(w->stack_off[s->stack + 1] -
-					     w->stack_off[s->stack]));
+	TAP(w, sample, s, w->stack_ips + w->stack_off[s->stack],
+	    (unsigned int)(w->stack_off[s->stack + 1] - w->stack_off[s->stack]));
 	note_time(w, s->time);
 	if (w->nsamples >= CHUNK_RECORDS)
 		return write_samples(w);
@@ -1025,8 +1033,8 @@ int trace_writer__events(struct trace_writer *w, const struct trace_event *e, si
 	for (size_t i = 0; i < n; i++)
 		if (trace_rec_events(e[i].type) > 1)
 			return -EINVAL;
-	if (w->tap.records && n)
-		w->tap.records(w->tap.ctx, e, NULL, n);
+	if (n)
+		TAP(w, records, e, NULL, n);
 	while (n) {
 		size_t k = CHUNK_RECORDS - w->nrecs, m;
 
@@ -1098,8 +1106,7 @@ int trace_writer__records(struct trace_writer *w, const struct trace_event *rec,
 		w->min_time = lo;
 		w->max_time = hi;
 		/* the tap gets what the trace takes: after the checks */
-		if (w->tap.records)
-			w->tap.records(w->tap.ctx, rec, len, k);
+		TAP(w, records, rec, len, k);
 		encode_columns(w, rec, k, 1);
 		w->nrecs += k;
 		w->nevents += events;
@@ -1195,8 +1202,7 @@ int trace_writer__switch_held(struct trace_writer *w, const struct trace_switch 
 		return -ENOMEM;
 	if (n)
 		memcpy(w->holds + w->nholds, h, n * sizeof(*h));
-	if (w->tap.sw)
-		w->tap.sw(w->tap.ctx, s);
+	TAP(w, sw, s);
 	w->switches[w->nswitches] = *s;
 	w->switches[w->nswitches].hold = (uint32_t)w->nholds;
 	w->switches[w->nswitches++].nhold = (uint8_t)n;
@@ -1351,8 +1357,9 @@ int trace_writer__span(struct trace_writer *w, const struct trace_span *s)
 		.name = (uint32_t)name,
 		.text = (uint32_t)text,
 	};
-	if (w->tap.span)
-		w->tap.span(w->tap.ctx, s);
+	/* (a segment's open spans were tapped when they came) */
+	if (!w->span_state)
+		TAP(w, span, s);
 	note_time(w, s->time);
 	if (w->nspans >= CHUNK_RECORDS || w->span_str->enc_len >= CHUNK_BYTES)
 		return write_spans_as(w, w->span_state ? TRACE_CHUNK_SPAN_STATE
@@ -1367,22 +1374,18 @@ static int write_spans(struct trace_writer *w)
 
 int trace_writer__span_state(struct trace_writer *w, const struct trace_span *s, size_t n)
 {
-	void (*tap)(void *ctx, const struct trace_span *s);
 	int err = check_writable(w);
 
 	/* what is queued first: the segment's meta leads it */
 	if (err || (err = trace_writer__flush(w)))
 		return err;
-	tap = w->tap.span;
 	/* queued as spans, not tapped (they were when they came) */
-	w->tap.span = NULL;
 	w->span_state = 1;
 	for (size_t i = 0; !err && i < n; i++)
 		err = trace_writer__span(w, &s[i]);
 	if (!err)
 		err = write_spans_as(w, TRACE_CHUNK_SPAN_STATE);
 	w->span_state = 0;
-	w->tap.span = tap;
 	return err;
 }
 

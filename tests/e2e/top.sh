@@ -448,6 +448,43 @@ PY
 	wait "$rec" || fail "the flight recorder failed at the end: $(tail -3 "$TMP/fl.err")"
 }
 
+# top beside a lean recording (record --lean writes only the polls of
+# 1 ms or more): every poll counted, from the shim's sums, which the
+# recorder has sent at top's pace while it watches; as many polls a
+# second as the demo says it made
+t_beside_lean() {
+	need_perf || return
+	local rec
+	start_ready "$TMP/lean.out" "$DEMO" --bench-polls -w 2 --bench-work-ns 5000 -d 5 ||
+		return 1
+	"$D9" record --lean -p "$SPID" -o "$TMP/lean.d9" 2>"$TMP/lean.err" &
+	rec=$!
+	PIDS+=("$rec")
+	wait_for "$TMP/lean.err" 'attached to the d9prof shim' 15 ||
+		fail "the lean recorder did not attach: $(cat "$TMP/lean.err")" || return 1
+	"$D9" top -p "$SPID" --format json --by name -n 6 -d 0.5 >"$TMP/l.json" 2>"$TMP/l.err" ||
+		fail "top beside it failed: $(cat "$TMP/l.err")" || return 1
+	grep -q 'beside the recording of pid' "$TMP/l.err" ||
+		fail "top did not read the recording's view: $(cat "$TMP/l.err")" || return 1
+	wait "$rec" || fail "the lean recorder failed: $(tail -3 "$TMP/lean.err")" || return 1
+	python3 - "$TMP/l.json" "$TMP/lean.out.err" <<PY || return 1
+$FRAMES_PY
+import re
+f = frames(sys.argv[1])
+m = re.search(r"elapsed ([0-9.]+) s, .* ([0-9]+) polls", open(sys.argv[2]).read())
+if not m:
+    sys.exit("    the demo did not say how many polls it made")
+rate = int(m.group(2)) / float(m.group(1))
+# the first frame holds what came before top: the others, a rate
+polls = sum(r["polls"] or 0 for fr in f[1:] for r in fr["rows"])
+secs = sum(fr["interval_ns"] for fr in f[1:]) / 1e9
+got = polls / secs if secs else 0
+print(f"    {len(f)} frames: {got:.0f} polls/s counted beside the lean recording, "
+      f"the demo made {rate:.0f}/s")
+sys.exit(0 if len(f) == 6 and abs(got - rate) <= 0.2 * rate else 1)
+PY
+}
+
 t_bad_input() {
 	local rc
 	"$D9" top -p 4194303 -b -n 1 >/dev/null 2>"$TMP/e1"

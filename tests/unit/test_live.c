@@ -70,6 +70,44 @@ static const struct live_row *row(uint64_t id)
 	return NULL;
 }
 
+/* A lean recording: the polls of 1 ms or more written (summed too), every
+ * poll in the sums. A task's polls count once, from the sums: those
+ * written are in them already; its waits' histogram from the sums'. */
+Test(live, a_lean_recordings_polls_count_from_the_sums)
+{
+	const struct trace_tap *t = live__tap(L);
+	/* buckets 0-7 are exact: 5 and 7 units of the shim's clock, here
+	 * microseconds (unit=1000 ns); the maximum wait 20 ms */
+	const struct trace_sum_ent ent[] = {
+		{0, 5, 0, 900}, {0, 7, 0, 100}, {1, 5, 0, 998}, {1, 7, 0, 2}};
+	struct trace_sum sum = {.time = 50 * MS,
+				.task = 1,
+				.tid = 10,
+				.polls = 1000,
+				.delays = 1000,
+				.nent = 4,
+				.poll_total = 7 * MS,
+				.delay_total = 30 * MS,
+				.poll_max = 2 * MS,
+				.delay_max = 20 * MS};
+
+	cr_assert_eq(live__snapshot(L, 0, GROUP_TASK, &S), 0);
+	live_snap_release(&S);
+	t->meta(t->ctx, "lean", "poll=1000000 delay=1000000 unit=1000");
+	name(1, "conn");
+	/* a long poll written, and in the sums below */
+	rec(20 * MS, 10, TRACE_REC_POLL, 1, 2 * MS);
+	t->sum(t->ctx, &sum, ent);
+	cr_assert_eq(live__wants(L), LIVE_WANT_SUMS, "fed a lean recording's sums");
+	cr_assert_eq(live__snapshot(L, 100 * MS, GROUP_TASK, &S), 0);
+	cr_expect_eq(row(1)->polls, 1000, "the sums' count, the written poll in it");
+	cr_expect_eq(row(1)->max_poll_ns, 2 * MS);
+	cr_expect_eq(row(1)->mean_poll_ns, 7 * US);
+	cr_expect_eq(row(1)->ndelays, 1000);
+	cr_expect_lt(row(1)->delay_p99_ns, 50 * US, "the waits' 99th: 5 or 7 us");
+	cr_expect_gt(row(1)->delay_p99_ns, 1 * US);
+}
+
 Test(live, polls_samples_and_delays_of_an_interval)
 {
 	const struct trace_tap *t = live__tap(L);
@@ -413,7 +451,7 @@ Test(live, names_come_again_and_outlive_idle_threads)
 {
 	const struct trace_tap *t = live__tap(L);
 
-	cr_expect_eq(live__names_wanted(L), 0);
+	cr_expect_eq(live__wants(L), 0);
 	t->name(t->ctx, 0, 10, "worker-0");
 	rec(2 * MS, 10, TRACE_REC_POLL, 1, 1 * MS);
 	for (uint64_t s = 1; s <= 5; s++) {
@@ -425,8 +463,8 @@ Test(live, names_come_again_and_outlive_idle_threads)
 	cr_expect_str_eq(row(10)->name, "worker-0");
 	live__enable(L, 0);
 	live__enable(L, 1);
-	cr_expect_eq(live__names_wanted(L), 1);
-	cr_expect_eq(live__names_wanted(L), 0);
+	cr_expect_eq(live__wants(L), LIVE_WANT_NAMES);
+	cr_expect_eq(live__wants(L), 0);
 }
 
 Test(live, a_narrow_frame_drops_columns_and_keeps_its_width)
