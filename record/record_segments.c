@@ -82,8 +82,10 @@ static int seg_writer(struct rec *r, uint64_t now, struct trace_writer **w)
 	err = trace_writer__new(fd, w);
 	if (!err)
 		trace_writer__set_tap(*w, r->o->tap);
-	/* (a writer that cannot warm up flushes all the same) */
-	if (!err)
+	/* the first, before the events start (a later one is made while
+	 * they run: warming it would only add its cost); a writer that
+	 * cannot warm up flushes all the same */
+	if (!err && !r->seg_index)
 		trace_writer__warm(*w);
 	return err;
 }
