@@ -400,6 +400,35 @@ static void hist_add(struct lthread *t, uint64_t start, uint64_t end, uint64_t t
 	}
 }
 
+/* @n polls of @task (@k; NULL: not kept) on @t (NULL: not kept), @ns in
+ * all, the longest @max, into the interval's counts of the thread, the
+ * task and the followed task's detail: a poll written, or a lean
+ * recording's sums */
+static void count_polls(struct live *l, struct lthread *t, uint64_t task, struct ltask *k,
+			uint64_t n, uint64_t ns, uint64_t max)
+{
+	if (t) {
+		t->polls += n;
+		t->polls_ns += ns;
+		if (max > t->max_poll)
+			t->max_poll = max;
+	}
+	if (task && task == l->want) {
+		l->det.npolls += n;
+		l->det.poll_ns += ns;
+		if (max > l->det.max_poll_ns)
+			l->det.max_poll_ns = max;
+	}
+	if (!k)
+		return;
+	k->polls += n;
+	k->poll_ns += ns;
+	k->polls_life += n;
+	k->busy += ns;
+	if (max > k->max_poll)
+		k->max_poll = max;
+}
+
 /* A poll of @task on @t over [start, end]. */
 static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t start,
 		      uint64_t end)
@@ -418,25 +447,9 @@ static void poll_done(struct live *l, struct lthread *t, uint64_t task, uint64_t
 	/* the threads' time is this interval's: what an earlier snapshot
 	 * showed open is not counted twice */
 	t->poll_ns += clip(start, end, l->last, end);
-	t->polls++;
-	t->polls_ns += end - start;
-	if (end - start > t->max_poll)
-		t->max_poll = end - start;
-	if (task && task == l->want) {
+	count_polls(l, t, task, k, 1, end - start, end - start);
+	if (task && task == l->want)
 		l->det.polls[bucket(end - start)]++;
-		l->det.npolls++;
-		l->det.poll_ns += end - start;
-		if (end - start > l->det.max_poll_ns)
-			l->det.max_poll_ns = end - start;
-	}
-	if (!k)
-		return;
-	k->polls++;
-	k->poll_ns += end - start;
-	k->polls_life++;
-	k->busy += end - start;
-	if (end - start > k->max_poll)
-		k->max_poll = end - start;
 }
 
 /* A poll of @k begins at @start: the wait since its wake is a delay
@@ -626,7 +639,6 @@ static void tap_sum(void *ctx, const struct trace_sum *s, const struct trace_sum
 	struct live *l = ctx;
 	struct lthread *t;
 	struct ltask *k;
-	int want;
 
 	if (!live_on(l))
 		return;
@@ -635,35 +647,19 @@ static void tap_sum(void *ctx, const struct trace_sum *s, const struct trace_sum
 		goto out;
 	if ((t = thread_of(l, s->tid))) {
 		t->poll_ns += s->poll_total;
-		t->polls += s->polls;
-		t->polls_ns += s->poll_total;
-		if (s->poll_max > t->max_poll)
-			t->max_poll = s->poll_max;
 		t->seen = 1;
 	}
-	if (!(k = task_of(l, s->task)))
-		goto out;
-	k->polls += s->polls;
-	k->poll_ns += s->poll_total;
-	k->polls_life += s->polls;
-	k->busy += s->poll_total;
-	k->sched += s->delay_total;
-	if (s->poll_max > k->max_poll)
-		k->max_poll = s->poll_max;
-	want = s->task == l->want;
-	if (want) {
-		l->det.npolls += s->polls;
-		l->det.poll_ns += s->poll_total;
-		if (s->poll_max > l->det.max_poll_ns)
-			l->det.max_poll_ns = s->poll_max;
-	}
+	k = task_of(l, s->task);
+	count_polls(l, t, s->task, k, s->polls, s->poll_total, s->poll_max);
+	if (k)
+		k->sched += s->delay_total;
 	for (uint32_t e = 0; e < s->nent; e++) {
 		unsigned int b = bucket(lean_bucket_ns(ent[e].bucket, l->lean_unit));
 
-		if (ent[e].which) {
+		if (ent[e].which && k) {
 			k->delays[b] += ent[e].count;
 			k->ndelays += ent[e].count;
-		} else if (want) {
+		} else if (!ent[e].which && s->task == l->want) {
 			l->det.polls[b] += ent[e].count;
 		}
 	}
