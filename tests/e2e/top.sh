@@ -454,19 +454,14 @@ PY
 # second as the demo says it made
 t_beside_lean() {
 	need_perf || return
-	local rec
 	start_ready "$TMP/lean.out" "$DEMO" --bench-polls -w 2 --bench-work-ns 5000 -d 5 ||
 		return 1
-	"$D9" record --lean -p "$SPID" -o "$TMP/lean.d9" 2>"$TMP/lean.err" &
-	rec=$!
-	PIDS+=("$rec")
-	wait_for "$TMP/lean.err" 'attached to the d9prof shim' 15 ||
-		fail "the lean recorder did not attach: $(cat "$TMP/lean.err")" || return 1
+	start_rec lean --lean || return 1
 	"$D9" top -p "$SPID" --format json --by name -n 6 -d 0.5 >"$TMP/l.json" 2>"$TMP/l.err" ||
 		fail "top beside it failed: $(cat "$TMP/l.err")" || return 1
 	grep -q 'beside the recording of pid' "$TMP/l.err" ||
 		fail "top did not read the recording's view: $(cat "$TMP/l.err")" || return 1
-	wait "$rec" || fail "the lean recorder failed: $(tail -3 "$TMP/lean.err")" || return 1
+	wait "$RPID" || fail "the lean recorder failed: $(tail -3 "$TMP/lean.err")" || return 1
 	python3 - "$TMP/l.json" "$TMP/lean.out.err" <<PY || return 1
 $FRAMES_PY
 import re

@@ -434,7 +434,9 @@ static void frames(void)
  * waiting for a CPU until 18 ms behind tid 4567. Task 2 "victim" is woken
  * at 2 ms by the timer thread 30 and polled at 20 ms.
  */
-static void starve(void)
+/* The names of the starve scenarios: task 1 hog and 2 victim on thread 20
+ * worker-0, woken by thread 30 timer, stress (4567) beside */
+static void hog_and_victim(void)
 {
 	frames();
 	sy_task(&T, 1, "hog");
@@ -443,6 +445,11 @@ static void starve(void)
 	sy_thread(&T, 30, "timer");
 	sy_comm(&T, 4567, "stress");
 	sy_meta(&T, "wakeups", "sched:sched_waking");
+}
+
+static void starve(void)
+{
+	hog_and_victim();
 	sy_meta(&T, "frequency", "1000");
 	sy_poll(&T, 20, 1, 0, 20 * MS);
 	sy_event(&T, 2 * MS, 30, TRACE_EV_WAKE, 2);
@@ -491,23 +498,28 @@ Test(delays, the_victim_waited_behind_the_hogs_poll)
 	cr_expect_eq(T.frames[c[2].under].addr, 0x7f0000001000, "clock_nanosleep");
 }
 
+/* The causes of the one delay on worker-0: they sum to it, @ns, once,
+ * all of it the hog's poll on the CPU */
+static void expect_the_hogs_poll_once(uint64_t ns)
+{
+	struct delay_cause c[8];
+	uint64_t sum = 0;
+	size_t n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
+
+	for (size_t k = 0; k < n && k < 8; k++)
+		sum += c[k].ns;
+	cr_expect_eq(sum, ns, "the causes are the delay, once");
+	cr_expect_eq(c[0].kind, CAUSE_POLL);
+	cr_expect_eq(c[0].ns, ns);
+}
+
 /* A switch-out paired with a switch-in past its poll's end (the records
  * between lost): the thread ran the next poll meanwhile. The causes of a
  * delay in that next poll count its time once, as the off-CPU view does
  * (the interval clipped to its poll), never twice. */
 Test(delays, a_switch_past_its_polls_end_is_not_counted_again)
 {
-	struct delay_cause c[8];
-	uint64_t sum = 0;
-	size_t n, k;
-
-	frames();
-	sy_task(&T, 1, "hog");
-	sy_task(&T, 2, "victim");
-	sy_thread(&T, 20, "worker-0");
-	sy_thread(&T, 30, "timer");
-	sy_comm(&T, 4567, "stress");
-	sy_meta(&T, "wakeups", "sched:sched_waking");
+	hog_and_victim();
 	sy_poll(&T, 20, 1, 0, 2 * MS);
 	run_switch(1 * MS, 30 * MS, 20, S_SPIN, 1, 1 * MS, 4567);
 	sy_poll(&T, 20, 1, 3 * MS, 25 * MS);
@@ -518,12 +530,7 @@ Test(delays, a_switch_past_its_polls_end_is_not_counted_again)
 	cr_assert_eq(D->n, 1);
 	cr_expect_eq(delay_ns(0), 20 * MS);
 	cr_expect_eq(OC->sw[0].ns, 1 * MS, "clipped to its poll");
-	n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
-	for (k = 0; k < n && k < 8; k++)
-		sum += c[k].ns;
-	cr_expect_eq(sum, 20 * MS, "the causes are the delay, once");
-	cr_expect_eq(c[0].kind, CAUSE_POLL);
-	cr_expect_eq(c[0].ns, 20 * MS);
+	expect_the_hogs_poll_once(20 * MS);
 }
 
 /* A park whose unpark was lost runs on to the next one, over polls the
@@ -531,16 +538,7 @@ Test(delays, a_switch_past_its_polls_end_is_not_counted_again)
  * count that time once. */
 Test(delays, a_park_over_a_poll_is_not_counted_again)
 {
-	struct delay_cause c[8];
-	uint64_t sum = 0;
-	size_t n, k;
-
-	frames();
-	sy_task(&T, 1, "hog");
-	sy_task(&T, 2, "victim");
-	sy_thread(&T, 20, "worker-0");
-	sy_thread(&T, 30, "timer");
-	sy_meta(&T, "wakeups", "sched:sched_waking");
+	hog_and_victim();
 	sy_event(&T, 1 * MS, 20, TRACE_EV_PARK, 0);
 	sy_poll(&T, 20, 1, 3 * MS, 25 * MS);
 	sy_event(&T, 5 * MS, 30, TRACE_EV_WAKE, 2);
@@ -549,12 +547,7 @@ Test(delays, a_park_over_a_poll_is_not_counted_again)
 	T.counters.end_time = 40 * MS;
 	do_join();
 	cr_assert_eq(D->n, 1);
-	n = delays__causes(OC, 20, D->v[0].wake, D->v[0].begin, c, 8);
-	for (k = 0; k < n && k < 8; k++)
-		sum += c[k].ns;
-	cr_expect_eq(sum, 20 * MS, "the causes are the delay, once");
-	cr_expect_eq(c[0].kind, CAUSE_POLL);
-	cr_expect_eq(c[0].ns, 20 * MS);
+	expect_the_hogs_poll_once(20 * MS);
 }
 
 /* The same with what ran on the CPU recorded: the 3 ms preemption was
